@@ -1,0 +1,110 @@
+/**
+ * The extraction pipeline: run every rule in isolation, normalize what it proposes, stamp it
+ * with the dispatch's time and source, and keep only well-formed facts, so extraction never
+ * throws and never produces a fact the store would reject.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { FACT_LIMITS, makeFact, parseNewFact, type SessionFact, type SourceRole } from '../fact.js';
+import { clipEnd, clipStart, collapseWhitespace } from '../text.js';
+import type { ImplementerResult, ReviewerResult } from './contract.js';
+import { readString } from './fields.js';
+import type { ExtractionRule, FactDraft, RuleContext } from './rule.js';
+import { implementerRules as defaultImplementerRules, reviewerRules as defaultReviewerRules } from './rules.js';
+
+/** The facts of one dispatch result, and what went wrong on the way (never an exception). */
+export interface Extraction {
+  readonly facts: ReadonlyArray<SessionFact>;
+  readonly warnings: ReadonlyArray<string>;
+}
+
+/** Extraction functions over a given set of rules. */
+export interface Extractor {
+  readonly extractFromImplementer: (result: ImplementerResult, taskId: string, at: number) => Extraction;
+  readonly extractFromReviewer: (result: ReviewerResult, taskId: string, at: number) => Extraction;
+}
+
+/** A task id as facts carry it: whitespace-collapsed, 1 to 50 characters. */
+export const normalizeTaskId = (taskId: unknown): E.Either<string, string> => {
+  if (typeof taskId !== 'string' && typeof taskId !== 'number') return E.left('task id must be a string');
+  const normalized = collapseWhitespace(String(taskId));
+  if (normalized === '') return E.left('task id is empty');
+  if (normalized.length > FACT_LIMITS.sourceTaskId)
+    return E.left(`task id is longer than ${FACT_LIMITS.sourceTaskId} characters`);
+  return E.right(normalized);
+};
+
+const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+const toFact = (draft: FactDraft, taskId: string, role: SourceRole, at: number): E.Either<string, SessionFact> => {
+  if (typeof draft !== 'object' || draft === null) return E.left('a draft is not an object');
+  const text = (value: unknown): string => (typeof value === 'string' ? collapseWhitespace(value) : '');
+  return parseNewFact(
+    makeFact({
+      subject: clipStart(text(draft.subject), FACT_LIMITS.subject),
+      relation: clipEnd(text(draft.relation), FACT_LIMITS.relation),
+      object: clipEnd(text(draft.object), FACT_LIMITS.object),
+      tags: Array.isArray(draft.tags) ? draft.tags : [],
+      validFrom: at,
+      sourceTaskId: taskId,
+      sourceRole: role,
+      confidence: 1,
+    }),
+  );
+};
+
+const runRules = <Result>(
+  rules: ReadonlyArray<ExtractionRule<Result>>,
+  role: SourceRole,
+  result: Result,
+  rawTaskId: string,
+  at: number,
+): Extraction => {
+  const taskId = normalizeTaskId(rawTaskId);
+  if (E.isLeft(taskId)) return { facts: [], warnings: [`no facts extracted: ${taskId.left}`] };
+  if (typeof at !== 'number' || !Number.isFinite(at))
+    return { facts: [], warnings: ['no facts extracted: the time is not a finite number'] };
+  const warnings: string[] = [];
+  const resultTaskId = readString(result, 'task_id');
+  if (resultTaskId !== undefined && collapseWhitespace(resultTaskId) !== taskId.right)
+    warnings.push(
+      `result task_id "${clipEnd(collapseWhitespace(resultTaskId), 50)}" differs from the dispatch task "${taskId.right}"; facts are bound to the dispatch task`,
+    );
+  const context: RuleContext = { taskId: taskId.right, taskSubject: `task:${taskId.right}` };
+  const facts = new Map<string, SessionFact>();
+  for (const rule of rules) {
+    let drafts: ReadonlyArray<FactDraft>;
+    try {
+      drafts = rule.extract(result, context);
+      if (!Array.isArray(drafts)) throw new Error('the rule did not return an array');
+    } catch (error) {
+      warnings.push(`rule ${String(rule?.name)} failed: ${describe(error)}`);
+      continue;
+    }
+    for (const draft of drafts) {
+      const fact = toFact(draft, taskId.right, role, at);
+      if (E.isLeft(fact)) warnings.push(`rule ${rule.name} proposed a malformed fact: ${fact.left}`);
+      else if (!facts.has(fact.right.id)) facts.set(fact.right.id, fact.right);
+    }
+  }
+  return { facts: [...facts.values()], warnings };
+};
+
+/** Builds an extractor over the given rules (pass the registered ones plus your own). */
+export const createExtractor = (rules: {
+  readonly implementerRules: ReadonlyArray<ExtractionRule<ImplementerResult>>;
+  readonly reviewerRules: ReadonlyArray<ExtractionRule<ReviewerResult>>;
+}): Extractor => ({
+  extractFromImplementer: (result, taskId, at) => runRules(rules.implementerRules, 'implementer', result, taskId, at),
+  extractFromReviewer: (result, taskId, at) => runRules(rules.reviewerRules, 'reviewer', result, taskId, at),
+});
+
+const defaultExtractor = createExtractor({
+  implementerRules: defaultImplementerRules,
+  reviewerRules: defaultReviewerRules,
+});
+
+/** Facts of an implementer result, all stamped `validFrom = at`, bound to `taskId`. */
+export const extractFromImplementer = defaultExtractor.extractFromImplementer;
+
+/** Facts of a reviewer result, all stamped `validFrom = at`, bound to `taskId`. */
+export const extractFromReviewer = defaultExtractor.extractFromReviewer;

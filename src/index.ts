@@ -1,0 +1,57 @@
+/**
+ * session-fact-tracker: facts extracted from dispatch results by deterministic rules, kept in
+ * an immutable valid-time store, and retrieved within a token budget into the next prompt.
+ */
+
+export { createFactId, FACT_LIMITS, FACT_TAGS, isFactTag, isSourceRole, makeFact, parseNewFact, SOURCE_ROLES } from './fact.js';
+export type { FactTag, SessionFact, SourceRole } from './fact.js';
+
+export { DEFAULT_MAX_VALID_FACTS, emptyFactStore } from './store/state.js';
+export type { FactStore, FactStoreOptions, PairLog } from './store/state.js';
+export { addFacts } from './store/addFacts.js';
+export { invalidate } from './store/invalidate.js';
+export { compact, compactWithReport, SUMMARY_RELATION } from './store/compact.js';
+export type { CompactionReport } from './store/compact.js';
+export {
+  selectAllFacts,
+  selectFactsValidAt,
+  selectValidCount,
+  selectValidFacts,
+  selectValidFactsByTags,
+} from './store/selectors.js';
+export { applyEvent, replay } from './store/events.js';
+export type { FactsAddedEvent, FactsInvalidatedEvent, StoreCompactedEvent, TrackerEvent } from './store/events.js';
+
+export {
+  dispatchResultJsonSchema,
+  ImplementerResultSchema,
+  ReviewerResultSchema,
+  validateDispatchResult,
+} from './extract/contract.js';
+export type { DispatchResult, ImplementerResult, ReviewerResult } from './extract/contract.js';
+export { createExtractor, extractFromImplementer, extractFromReviewer } from './extract/extractor.js';
+export type { Extraction, Extractor } from './extract/extractor.js';
+export { implementerRules, mentionsConvention, reviewerRules } from './extract/rules.js';
+export { freeText, isPlaceholder, pathText } from './extract/rule.js';
+export type { ExtractionRule, FactDraft, RuleContext } from './extract/rule.js';
+
+export { explainRetrieval, retrieveFacts } from './retrieve/retrieve.js';
+export type { ExclusionReason, FactQuery, RetrievalDecision } from './retrieve/retrieve.js';
+export { estimateTokens } from './retrieve/tokens.js';
+export type { TokenCounter } from './retrieve/tokens.js';
+
+export { formatFactLine, formatSessionFacts, MAX_LINE_LENGTH, SESSION_CONTEXT_HEADER } from './prompt/format.js';
+export { buildDispatchDynamicTail } from './prompt/tail.js';
+export type { DispatchTailInput } from './prompt/tail.js';
+
+export { BEGIN_MARKER, END_MARKER, parseDispatchOutput, parseDispatchResult } from './runtime/parse.js';
+export type { ContractError } from './runtime/parse.js';
+export { createFactTracker, toStateSnapshotFacts } from './runtime/tracker.js';
+export type {
+  CompiledPrompt,
+  CompilePromptInput,
+  FactTracker,
+  FactTrackerOptions,
+  IngestInput,
+  StoreListener,
+} from './runtime/tracker.js';

@@ -1,0 +1,249 @@
+/**
+ * The stateful shell: one mutable binding holding the current store, a listener set and the
+ * event log. Everything it does is a reducer call over plain data; it only adds the clock,
+ * notification, and the guarantee that no call throws.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import type { DispatchResult, ImplementerResult, ReviewerResult } from '../extract/contract.js';
+import { type Extraction, extractFromImplementer, extractFromReviewer, normalizeTaskId } from '../extract/extractor.js';
+import { type FactTag, isSourceRole, type SessionFact, type SourceRole } from '../fact.js';
+import { formatSessionFacts } from '../prompt/format.js';
+import { buildDispatchDynamicTail } from '../prompt/tail.js';
+import { retrieveFacts } from '../retrieve/retrieve.js';
+import type { TokenCounter } from '../retrieve/tokens.js';
+import { applyEvent, type TrackerEvent } from '../store/events.js';
+import { deepFreeze } from '../store/immer.js';
+import { selectValidFacts } from '../store/selectors.js';
+import { emptyFactStore, type FactStore, pairKey } from '../store/state.js';
+import { type ContractError, parseDispatchOutput, parseDispatchResult } from './parse.js';
+
+/** Options of `createFactTracker`. */
+export interface FactTrackerOptions {
+  /** Epoch milliseconds now (default `Date.now`). */
+  readonly clock?: () => number;
+  readonly maxValidFacts?: number;
+  /** Default facts per prompt (10). */
+  readonly maxFacts?: number;
+  /** Default token budget of the section (500). */
+  readonly maxTokens?: number;
+  readonly countTokens?: TokenCounter;
+}
+
+/** Input of `ingestOutput`: raw agent text, or an already-parsed result object. */
+export interface IngestInput {
+  readonly role: SourceRole;
+  readonly taskId: string;
+  readonly output: string | unknown;
+}
+
+/** Input of `compilePrompt`. */
+export interface CompilePromptInput {
+  readonly taskId: string;
+  readonly taskPrompt: string;
+  readonly tags?: ReadonlyArray<FactTag>;
+  readonly deltaPacket?: Record<string, unknown>;
+  readonly maxOutputTokens?: number;
+  readonly guideCacheKey?: string;
+  readonly guideInstruction?: string;
+}
+
+/** A compiled dispatch tail and what went into its `[Session Context]` section. */
+export interface CompiledPrompt {
+  readonly prompt: string;
+  readonly sessionContext: string;
+  readonly facts: ReadonlyArray<SessionFact>;
+}
+
+/** Called after a public call changed the state. */
+export type StoreListener = (next: FactStore, previous: FactStore) => void;
+
+/** The session's fact memory. No method throws. */
+export interface FactTracker {
+  ingestOutput(input: IngestInput): E.Either<ContractError, Extraction>;
+  compilePrompt(input: CompilePromptInput): CompiledPrompt;
+  getSnapshot(): FactStore;
+  subscribe(listener: StoreListener): () => void;
+  events(): ReadonlyArray<TrackerEvent>;
+}
+
+const DEFAULT_MAX_FACTS = 10;
+const DEFAULT_MAX_TOKENS = 500;
+const DEFAULT_MAX_OUTPUT_TOKENS = 1200;
+
+/** Relations a later review of the same task settles: what it does not repeat is fixed. */
+const REVIEW_OPEN_ITEMS = new Set(['issue', 'must_fix']);
+
+const invalidInput = (message: string): ContractError => ({ code: 'invalid_input', message });
+
+const asText = (value: unknown): string =>
+  typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : '';
+
+const orDefault = (value: unknown, fallback: number): number =>
+  typeof value === 'number' && value >= 0 && !Number.isNaN(value) ? value : fallback;
+
+/**
+ * The invalidations a review implies: the `issue` and `must_fix` facts that earlier reviews of
+ * the same task raised and this one does not repeat are closed at this review's time.
+ */
+export const settledReviewItems = (
+  store: FactStore,
+  taskId: string,
+  newFacts: ReadonlyArray<SessionFact>,
+  at: number,
+): TrackerEvent[] => {
+  const reasserted = new Set(newFacts.map((fact) => pairKey(fact.subject, fact.relation)));
+  const settled = new Map<string, TrackerEvent>();
+  for (const fact of selectValidFacts(store)) {
+    const key = pairKey(fact.subject, fact.relation);
+    if (
+      fact.sourceTaskId === taskId &&
+      fact.sourceRole === 'reviewer' &&
+      REVIEW_OPEN_ITEMS.has(fact.relation) &&
+      !reasserted.has(key) &&
+      !settled.has(key)
+    )
+      settled.set(key, { type: 'facts/invalidated', subject: fact.subject, relation: fact.relation, at });
+  }
+  return [...settled.values()];
+};
+
+const readClock = (clock: () => number): E.Either<ContractError, number> => {
+  try {
+    const now = clock();
+    return typeof now === 'number' && Number.isFinite(now)
+      ? E.right(now)
+      : E.left(invalidInput(`the clock returned ${String(now)}, not a finite number of milliseconds`));
+  } catch (error) {
+    return E.left(invalidInput(`the clock failed: ${error instanceof Error ? error.message : String(error)}`));
+  }
+};
+
+/** Creates a tracker holding an empty store. */
+export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker => {
+  const settings = typeof options === 'object' && options !== null ? options : {};
+  const clock = typeof settings.clock === 'function' ? settings.clock : Date.now;
+  const maxFacts = orDefault(settings.maxFacts, DEFAULT_MAX_FACTS);
+  const maxTokens = orDefault(settings.maxTokens, DEFAULT_MAX_TOKENS);
+  const countTokens = typeof settings.countTokens === 'function' ? settings.countTokens : undefined;
+
+  let state = emptyFactStore(
+    settings.maxValidFacts === undefined ? {} : { maxValidFacts: settings.maxValidFacts },
+  );
+  const log: TrackerEvent[] = [];
+  const listeners = new Set<StoreListener>();
+
+  /** Applies events, keeps those that changed the state, and notifies once. */
+  const commit = (events: ReadonlyArray<TrackerEvent>): void => {
+    const previous = state;
+    for (const event of events) {
+      const next = applyEvent(state, event);
+      if (next === state) continue;
+      log.push(deepFreeze(event));
+      state = next;
+    }
+    if (state === previous) return;
+    for (const listener of [...listeners]) {
+      try {
+        listener(state, previous);
+      } catch {
+        // A failing listener must not break the caller or the other listeners.
+      }
+    }
+  };
+
+  const ingest = (input: IngestInput): E.Either<ContractError, Extraction> => {
+    if (typeof input !== 'object' || input === null) return E.left(invalidInput('the input is not an object'));
+    const { role, output } = input;
+    if (!isSourceRole(role))
+      return E.left(invalidInput(`unknown role ${JSON.stringify(String(role))}: expected implementer or reviewer`));
+    return pipe(
+      normalizeTaskId(input.taskId),
+      E.mapLeft(invalidInput),
+      E.chain((taskId) =>
+        pipe(
+          typeof output === 'string' ? parseDispatchOutput(output, role) : parseDispatchResult(output, role),
+          E.chain((result) => pipe(readClock(clock), E.map((at) => ({ taskId, result, at })))),
+        ),
+      ),
+      E.map(({ taskId, result, at }) => {
+        const extraction = extractFor(role, result, taskId, at);
+        const settled = role === 'reviewer' ? settledReviewItems(state, taskId, extraction.facts, at) : [];
+        commit([...settled, { type: 'facts/added', facts: extraction.facts }]);
+        return extraction;
+      }),
+    );
+  };
+
+  const compile = (input: CompilePromptInput): CompiledPrompt => {
+    const source: Partial<CompilePromptInput> = typeof input === 'object' && input !== null ? input : {};
+    const taskId = asText(source.taskId);
+    const taskPrompt = asText(source.taskPrompt);
+    const facts = retrieveFacts(state, {
+      taskDescription: taskPrompt,
+      taskId,
+      ...(Array.isArray(source.tags) ? { tags: source.tags } : {}),
+      maxFacts,
+      maxTokens,
+      ...(countTokens === undefined ? {} : { countTokens }),
+    });
+    const sessionContext = formatSessionFacts(facts);
+    const deltaPacket =
+      typeof source.deltaPacket === 'object' && source.deltaPacket !== null ? source.deltaPacket : {};
+    const prompt = buildDispatchDynamicTail({
+      taskId,
+      maxOutputTokens: orDefault(source.maxOutputTokens, DEFAULT_MAX_OUTPUT_TOKENS),
+      deltaPacket,
+      ...(typeof source.guideCacheKey === 'string' ? { guideCacheKey: source.guideCacheKey } : {}),
+      ...(typeof source.guideInstruction === 'string' ? { guideInstruction: source.guideInstruction } : {}),
+      sessionContext,
+      taskPrompt,
+    });
+    return { prompt, sessionContext, facts };
+  };
+
+  return {
+    ingestOutput: (input) => {
+      try {
+        return ingest(input);
+      } catch (error) {
+        return E.left(invalidInput(`unexpected failure: ${error instanceof Error ? error.message : String(error)}`));
+      }
+    },
+    compilePrompt: (input) => {
+      try {
+        return compile(input);
+      } catch {
+        const source: Partial<CompilePromptInput> = typeof input === 'object' && input !== null ? input : {};
+        const taskId = asText(source.taskId);
+        const taskPrompt = asText(source.taskPrompt);
+        return {
+          prompt: buildDispatchDynamicTail({ taskId, maxOutputTokens: DEFAULT_MAX_OUTPUT_TOKENS, deltaPacket: {}, taskPrompt }),
+          sessionContext: '',
+          facts: [],
+        };
+      }
+    },
+    getSnapshot: () => state,
+    subscribe: (listener) => {
+      if (typeof listener !== 'function') return () => undefined;
+      const entry: StoreListener = (next, previous) => listener(next, previous);
+      listeners.add(entry);
+      return () => {
+        listeners.delete(entry);
+      };
+    },
+    events: () => Object.freeze([...log]),
+  };
+};
+
+const extractFor = (role: SourceRole, result: DispatchResult, taskId: string, at: number): Extraction =>
+  role === 'implementer'
+    ? extractFromImplementer(result as ImplementerResult, taskId, at)
+    : extractFromReviewer(result as ReviewerResult, taskId, at);
+
+/** Facts in the `{ k, v, confidence }` shape of an orchestrator's state snapshot. */
+export const toStateSnapshotFacts = (
+  facts: ReadonlyArray<SessionFact>,
+): ReadonlyArray<{ k: string; v: string; confidence: number }> =>
+  facts.map((fact) => ({ k: `session_fact:${fact.subject}:${fact.relation}`, v: fact.object, confidence: fact.confidence }));

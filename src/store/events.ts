@@ -1,0 +1,47 @@
+import type { SessionFact } from '../fact.js';
+import { addFacts } from './addFacts.js';
+import { compact } from './compact.js';
+import { invalidate } from './invalidate.js';
+import { emptyFactStore, type FactStore } from './state.js';
+
+/** Facts were asserted (`addFacts`). */
+export interface FactsAddedEvent {
+  readonly type: 'facts/added';
+  readonly facts: ReadonlyArray<SessionFact>;
+}
+
+/** A (subject, relation) pair was invalidated at `at` (`invalidate`). */
+export interface FactsInvalidatedEvent {
+  readonly type: 'facts/invalidated';
+  readonly subject: string;
+  readonly relation: string;
+  readonly at: number;
+}
+
+/** The store was compacted to `maxFacts` valid facts (`compact`). */
+export interface StoreCompactedEvent {
+  readonly type: 'store/compacted';
+  readonly maxFacts: number;
+}
+
+/** Every state change, as serializable data: replaying the events rebuilds the state. */
+export type TrackerEvent = FactsAddedEvent | FactsInvalidatedEvent | StoreCompactedEvent;
+
+/** Applies one event with its reducer; an unknown event leaves the store as it is. */
+export const applyEvent = (store: FactStore, event: TrackerEvent): FactStore => {
+  if (typeof event !== 'object' || event === null) return store;
+  switch (event.type) {
+    case 'facts/added':
+      return addFacts(store, event.facts);
+    case 'facts/invalidated':
+      return invalidate(store, event.subject, event.relation, event.at);
+    case 'store/compacted':
+      return compact(store, event.maxFacts);
+    default:
+      return store;
+  }
+};
+
+/** Folds `events` over `from` (default: an empty store). */
+export const replay = (events: ReadonlyArray<TrackerEvent>, from: FactStore = emptyFactStore()): FactStore =>
+  events.reduce(applyEvent, from);

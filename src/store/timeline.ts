@@ -1,0 +1,76 @@
+/**
+ * The valid-time rules of one (subject, relation) pair, as pure functions of its log.
+ *
+ * Walk the pair's assertion times in order. At each time the pair's valid set becomes exactly
+ * the facts asserted at that time; an invalidation at time t (taken after the assertions of t)
+ * empties it. A fact entering the set opens a record; leaving it closes the record at that
+ * time. So a re-asserted valid fact keeps its `validFrom`, a late assertion lands in history
+ * already closed at the next newer time, and the outcome depends only on the set of assertions.
+ */
+import type { SessionFact } from '../fact.js';
+import type { PairLog } from './state.js';
+
+/** Orders assertions by time, then id. */
+export const byTimeThenId = (a: SessionFact, b: SessionFact): number =>
+  a.validFrom - b.validFrom || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** The pair's records: closed intervals and the facts valid now, in time order. */
+export const deriveRecords = (log: PairLog): SessionFact[] => {
+  const records: SessionFact[] = [];
+  let open = new Map<string, SessionFact>();
+  const close = (fact: SessionFact, at: number): void => {
+    records.push({ ...fact, validTo: at });
+  };
+  const { assertions, clears } = log;
+  let i = 0;
+  let c = 0;
+  while (i < assertions.length || c < clears.length) {
+    const nextAssertion = assertions[i]?.validFrom ?? Infinity;
+    const nextClear = clears[c] ?? Infinity;
+    if (nextAssertion <= nextClear) {
+      const at = nextAssertion;
+      const next = new Map<string, SessionFact>();
+      for (; i < assertions.length && assertions[i]!.validFrom === at; i += 1) {
+        const fact = assertions[i]!;
+        next.set(fact.id, open.get(fact.id) ?? fact);
+      }
+      for (const [id, fact] of open) if (!next.has(id)) close(fact, at);
+      open = next;
+    } else {
+      for (const fact of open.values()) close(fact, nextClear);
+      open = new Map();
+      c += 1;
+    }
+  }
+  records.push(...open.values());
+  return records.sort(byTimeThenId);
+};
+
+/** The latest assertion time of the pair, or -Infinity for an empty log. */
+export const latestAssertionTime = (log: PairLog): number =>
+  log.assertions[log.assertions.length - 1]?.validFrom ?? -Infinity;
+
+/**
+ * The log with `facts` asserted, or the same log when every one of them was already asserted
+ * at its time (the first assertion of an id at a time is the one kept).
+ */
+export const withAssertions = (log: PairLog, facts: ReadonlyArray<SessionFact>): PairLog => {
+  const seen = new Set(log.assertions.map((fact) => `${fact.id}@${fact.validFrom}`));
+  const added: SessionFact[] = [];
+  for (const fact of facts) {
+    const key = `${fact.id}@${fact.validFrom}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    added.push(fact);
+  }
+  if (added.length === 0) return log;
+  return { ...log, assertions: [...log.assertions, ...added].sort(byTimeThenId) };
+};
+
+/** The log with an invalidation at `at` (the caller checks that it closes something). */
+export const withClear = (log: PairLog, at: number): PairLog =>
+  log.clears.includes(at) ? log : { ...log, clears: [...log.clears, at].sort((a, b) => a - b) };
+
+/** The facts of the pair that are valid now. */
+export const validRecords = (records: ReadonlyArray<SessionFact>): SessionFact[] =>
+  records.filter((fact) => fact.validTo === undefined);

@@ -1,0 +1,33 @@
+/**
+ * Text normalization shared by extraction, validation and rendering. Fact text comes from
+ * model output, so every field that reaches a prompt passes through `collapseWhitespace`.
+ */
+
+/** Whitespace, C0/C1 controls, line and paragraph separators and bidi controls: anything that could break or disguise a line. */
+const LINE_BREAKING = /[\s\p{Cc}\p{Zl}\p{Zp}\u202A-\u202E\u2066-\u2069]+/gu;
+
+/** Trims and turns every run of whitespace or control characters into one space. */
+export const collapseWhitespace = (text: string): string => text.replace(LINE_BREAKING, ' ').trim();
+
+const ELLIPSIS = '...';
+
+const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff;
+const isLowSurrogate = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff;
+
+/** Clips to at most `max` UTF-16 units, ending in `...`, never splitting a surrogate pair. */
+export const clipEnd = (text: string, max: number): string => {
+  if (text.length <= max) return text;
+  if (max <= ELLIPSIS.length) return ELLIPSIS.slice(0, Math.max(0, max));
+  let cut = max - ELLIPSIS.length;
+  if (isHighSurrogate(text.charCodeAt(cut - 1))) cut -= 1;
+  return text.slice(0, cut) + ELLIPSIS;
+};
+
+/** Clips to at most `max` UTF-16 units keeping the end and starting with `...` (a path's file name matters most). */
+export const clipStart = (text: string, max: number): string => {
+  if (text.length <= max) return text;
+  if (max <= ELLIPSIS.length) return ELLIPSIS.slice(0, Math.max(0, max));
+  let start = text.length - (max - ELLIPSIS.length);
+  if (isLowSurrogate(text.charCodeAt(start))) start += 1;
+  return ELLIPSIS + text.slice(start);
+};
