@@ -55,3 +55,6 @@ export type {
   IngestInput,
   StoreListener,
 } from './runtime/tracker.js';
+
+export { decodeState, encodeState, STATE_FORMAT, STATE_VERSION } from './store/persist.js';
+export type { SavedState } from './store/persist.js';

@@ -12,6 +12,7 @@ import { formatSessionFacts } from '../prompt/format.js';
 import { buildDispatchDynamicTail } from '../prompt/tail.js';
 import { retrieveFacts } from '../retrieve/retrieve.js';
 import type { TokenCounter } from '../retrieve/tokens.js';
+import { type CompactionReport, compactWithReport } from '../store/compact.js';
 import { applyEvent, type TrackerEvent } from '../store/events.js';
 import { deepFreeze } from '../store/immer.js';
 import { selectValidFacts } from '../store/selectors.js';
@@ -62,6 +63,10 @@ export type StoreListener = (next: FactStore, previous: FactStore) => void;
 export interface FactTracker {
   ingestOutput(input: IngestInput): E.Either<ContractError, Extraction>;
   compilePrompt(input: CompilePromptInput): CompiledPrompt;
+  /** Closes the valid facts of (subject, relation) at `at` (default: the clock). */
+  invalidate(subject: string, relation: string, at?: number): FactStore;
+  /** Compacts to `maxFacts` valid facts and reports what went. */
+  compact(maxFacts: number): CompactionReport;
   getSnapshot(): FactStore;
   subscribe(listener: StoreListener): () => void;
   events(): ReadonlyArray<TrackerEvent>;
@@ -222,6 +227,24 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
           sessionContext: '',
           facts: [],
         };
+      }
+    },
+    invalidate: (subject, relation, at) => {
+      try {
+        const time = at === undefined ? readClock(clock) : E.right(at);
+        if (E.isRight(time)) commit([{ type: 'facts/invalidated', subject, relation, at: time.right }]);
+      } catch {
+        // Bad input leaves the state as it is.
+      }
+      return state;
+    },
+    compact: (maxFacts) => {
+      try {
+        const { store, report } = compactWithReport(state, maxFacts);
+        if (store !== state) commit([{ type: 'store/compacted', maxFacts }]);
+        return report;
+      } catch {
+        return { removedClosed: [], summaries: [], dropped: [] };
       }
     },
     getSnapshot: () => state,
