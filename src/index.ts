@@ -58,3 +58,31 @@ export type {
 
 export { decodeState, encodeState, STATE_FORMAT, STATE_VERSION } from './store/persist.js';
 export type { SavedState } from './store/persist.js';
+
+export { HISTORY_EVENT_TYPES, parseHistory, parseHistoryLine } from './history/events.js';
+export type {
+  HistoryCompactEvent,
+  HistoryDispatchEvent,
+  HistoryEvent,
+  HistoryInvalidateEvent,
+  HistoryLineError,
+  HistoryLineErrorCode,
+  HistoryPromptEvent,
+  ParsedHistory,
+} from './history/events.js';
+export { parseEventTime, parseIsoTime, parseTimeArgument } from './history/time.js';
+export {
+  DEFAULT_PROMPT_MAX_FACTS,
+  DEFAULT_PROMPT_MAX_TOKENS,
+  explainPromptAt,
+  replayHistory,
+} from './history/replay.js';
+export type {
+  PromptReport,
+  PromptRetrieval,
+  ReplayError,
+  ReplayOptions,
+  ReplayReport,
+  ReplayResult,
+  ReplaySummary,
+} from './history/replay.js';

@@ -15,8 +15,9 @@ import type { TokenCounter } from '../retrieve/tokens.js';
 import { type CompactionReport, compactWithReport } from '../store/compact.js';
 import { applyEvent, type TrackerEvent } from '../store/events.js';
 import { deepFreeze } from '../store/immer.js';
-import { selectValidFacts } from '../store/selectors.js';
 import { emptyFactStore, type FactStore, pairKey } from '../store/state.js';
+import { latestAssertionTime } from '../store/timeline.js';
+import { selectPairLogs } from '../store/write.js';
 import { type ContractError, parseDispatchOutput, parseDispatchResult } from './parse.js';
 
 /** Options of `createFactTracker`. */
@@ -89,7 +90,8 @@ const orDefault = (value: unknown, fallback: number): number =>
 
 /**
  * The invalidations a review implies: the `issue` and `must_fix` facts that earlier reviews of
- * the same task raised and this one does not repeat are closed at this review's time.
+ * the same task raised and this one does not repeat are closed at this review's time. A pair
+ * belongs to the task when the task's reviewer made its latest assertion.
  */
 export const settledReviewItems = (
   store: FactStore,
@@ -98,19 +100,19 @@ export const settledReviewItems = (
   at: number,
 ): TrackerEvent[] => {
   const reasserted = new Set(newFacts.map((fact) => pairKey(fact.subject, fact.relation)));
-  const settled = new Map<string, TrackerEvent>();
-  for (const fact of selectValidFacts(store)) {
-    const key = pairKey(fact.subject, fact.relation);
-    if (
-      fact.sourceTaskId === taskId &&
-      fact.sourceRole === 'reviewer' &&
-      REVIEW_OPEN_ITEMS.has(fact.relation) &&
-      !reasserted.has(key) &&
-      !settled.has(key)
-    )
-      settled.set(key, { type: 'facts/invalidated', subject: fact.subject, relation: fact.relation, at });
-  }
-  return [...settled.values()];
+  return selectPairLogs(store)
+    .filter((log) => REVIEW_OPEN_ITEMS.has(log.relation) && !reasserted.has(pairKey(log.subject, log.relation)))
+    .filter((log) => {
+      const latest = latestAssertionTime(log);
+      const stillOpen = !log.clears.some((clear) => clear >= latest);
+      return (
+        stillOpen &&
+        log.assertions.some(
+          (fact) => fact.validFrom === latest && fact.sourceTaskId === taskId && fact.sourceRole === 'reviewer',
+        )
+      );
+    })
+    .map((log): TrackerEvent => ({ type: 'facts/invalidated', subject: log.subject, relation: log.relation, at }));
 };
 
 const readClock = (clock: () => number): E.Either<ContractError, number> => {

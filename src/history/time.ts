@@ -1,0 +1,57 @@
+/**
+ * Event times of a dispatch history: an ISO-8601 string or epoch milliseconds. Parsing is
+ * strict and independent of the machine's time zone, so a replay gives the same times
+ * everywhere: `Date.parse` accepts non-ISO formats, rolls 30 February over into March and
+ * reads a date-time without an offset as local time, and none of that may leak into a replay.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+
+const ISO_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/u;
+
+const EPOCH_MS_TEXT = /^-?\d+$/u;
+
+const daysInMonth = (year: number, month: number): number => new Date(Date.UTC(year, month, 0)).getUTCDate();
+
+const offsetMinutes = (zone: string | undefined): number => {
+  if (zone === undefined || zone === 'Z' || zone === 'z') return 0;
+  const sign = zone.startsWith('-') ? -1 : 1;
+  const digits = zone.slice(1).replace(':', '');
+  return sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || '0'));
+};
+
+/**
+ * Parses an ISO-8601 date or date-time; one without an offset is read as UTC, so the same
+ * history gives the same times on every machine.
+ */
+export const parseIsoTime = (text: string): E.Either<string, number> => {
+  const match = ISO_TIME.exec(text.trim());
+  if (match === null) return E.left(`${JSON.stringify(text)} is not an ISO-8601 time`);
+  const [, y, mo, d, h = '0', mi = '0', s = '0', fraction = '', zone] = match;
+  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number) as [
+    number, number, number, number, number, number,
+  ];
+  const offset = offsetMinutes(zone);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month))
+    return E.left(`${JSON.stringify(text)} has no such date`);
+  if (hour > 23 || minute > 59 || second > 59 || Math.abs(offset) > 18 * 60)
+    return E.left(`${JSON.stringify(text)} has no such time of day`);
+  const millis = Number(`${fraction}000`.slice(0, 3));
+  const utc = new Date(0);
+  // Date.UTC maps years 0..99 to 1900..1999; setUTCFullYear does not.
+  utc.setUTCFullYear(year, month - 1, day);
+  utc.setUTCHours(hour, minute, second, millis);
+  return E.right(utc.getTime() - offset * 60_000);
+};
+
+/** An event's `at`: an ISO-8601 string or a finite number of epoch milliseconds. */
+export const parseEventTime = (value: unknown): E.Either<string, number> => {
+  if (typeof value === 'number')
+    return Number.isFinite(value) ? E.right(value) : E.left(`${String(value)} is not a finite number of milliseconds`);
+  if (typeof value === 'string') return parseIsoTime(value);
+  return E.left('expected an ISO-8601 string or epoch milliseconds');
+};
+
+/** A time given on the command line: epoch milliseconds as digits, or an ISO-8601 string. */
+export const parseTimeArgument = (text: string): E.Either<string, number> =>
+  EPOCH_MS_TEXT.test(text.trim()) ? parseEventTime(Number(text.trim())) : parseIsoTime(text);

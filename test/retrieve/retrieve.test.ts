@@ -1,0 +1,160 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  addFacts,
+  emptyFactStore,
+  explainRetrieval,
+  type FactQuery,
+  type FactStore,
+  formatSessionFacts,
+  invalidate,
+  makeFact,
+  retrieveFacts,
+  selectAllFacts,
+  type SessionFact,
+} from '../../src/index.js';
+import { storeArb } from '../arbitraries.js';
+
+const fact = (subject: string, relation: string, object: string, validFrom: number, extra: Partial<SessionFact> = {}) =>
+  makeFact({
+    subject,
+    relation,
+    object,
+    tags: extra.tags ?? ['file_change'],
+    validFrom,
+    sourceTaskId: extra.sourceTaskId ?? '1',
+    sourceRole: extra.sourceRole ?? 'implementer',
+    confidence: 1,
+  });
+
+const query = (taskDescription: string, overrides: Partial<FactQuery> = {}): FactQuery => ({
+  taskDescription,
+  taskId: '9',
+  maxFacts: 10,
+  maxTokens: 500,
+  ...overrides,
+});
+
+const store: FactStore = addFacts(emptyFactStore(), [
+  fact('src/auth/login.ts', 'modified_by', 'task:1', 1),
+  fact('src/billing/invoice.ts', 'modified_by', 'task:2', 2, { sourceTaskId: '2' }),
+  fact('task:3', 'summary', 'Added rate limiting middleware', 3, { sourceTaskId: '3', tags: ['decision'] }),
+  fact('task:4', 'convention', 'Handlers follow verbNoun naming', 4, { sourceTaskId: '4', tags: ['convention'], sourceRole: 'reviewer' }),
+  fact('task:5', 'tested_by', 'npm test passed', 5, { sourceTaskId: '5', tags: ['test'] }),
+]);
+
+const subjectsOf = (facts: ReadonlyArray<SessionFact>) => facts.map((f) => f.subject);
+
+describe('retrieveFacts', () => {
+  it('keeps facts that share a keyword with the task, plus conventions', () => {
+    expect(subjectsOf(retrieveFacts(store, query('Fix the login flow')))).toEqual(['src/auth/login.ts', 'task:4']);
+  });
+
+  it('ranks by score, then the most recent first', () => {
+    const s = addFacts(emptyFactStore(), [
+      fact('src/a/login.ts', 'modified_by', 'task:1', 1),
+      fact('src/b/login.ts', 'modified_by', 'task:1', 2),
+      fact('src/login/rate.ts', 'modified_by', 'task:1', 3),
+    ]);
+    expect(subjectsOf(retrieveFacts(s, query('login rate limits')))).toEqual([
+      'src/login/rate.ts',
+      'src/b/login.ts',
+      'src/a/login.ts',
+    ]);
+  });
+
+  it('with no keyword overlap gives only the conventions, and an empty store gives nothing', () => {
+    expect(subjectsOf(retrieveFacts(store, query('Paint the bikeshed')))).toEqual(['task:4']);
+    expect(retrieveFacts(emptyFactStore(), query('login'))).toEqual([]);
+  });
+
+  it('filters by any of the query tags; empty tags mean no filter', () => {
+    expect(subjectsOf(retrieveFacts(store, query('login rate limiting invoice', { tags: ['decision'] })))).toEqual(['task:3']);
+    expect(retrieveFacts(store, query('login', { tags: [] }))).toHaveLength(2);
+  });
+
+  it("excludes the query task's own facts", () => {
+    expect(subjectsOf(retrieveFacts(store, query('login', { taskId: '1' })))).toEqual(['task:4']);
+  });
+
+  it('excludes invalidated facts', () => {
+    const s = invalidate(store, 'src/auth/login.ts', 'modified_by', 10);
+    expect(subjectsOf(retrieveFacts(s, query('login')))).toEqual(['task:4']);
+  });
+
+  it('takes at most maxFacts', () => {
+    expect(retrieveFacts(store, query('login invoice rate', { maxFacts: 2 }))).toHaveLength(2);
+    expect(retrieveFacts(store, query('login', { maxFacts: 0 }))).toEqual([]);
+  });
+
+  it('measures the budget on the rendered section, header included, and still tries smaller later facts', () => {
+    const s = addFacts(emptyFactStore(), [
+      fact('src/login/a.ts', 'issue', `login ${'long '.repeat(20)}`.trim(), 3, { tags: ['error'] }),
+      fact('src/login/b.ts', 'modified_by', 'task:1', 2),
+    ]);
+    const countTokens = (text: string) => text.length;
+    const short = selectAllFacts(s).find((f) => f.subject === 'src/login/b.ts')!;
+    const small = formatSessionFacts([short]).length;
+    // The long fact ranks first (more recent, same score) but alone overruns the budget.
+    expect(subjectsOf(retrieveFacts(s, query('login')))[0]).toBe('src/login/a.ts');
+    const facts = retrieveFacts(s, query('login', { maxTokens: small, countTokens }));
+    expect(subjectsOf(facts)).toEqual(['src/login/b.ts']);
+    expect(countTokens(formatSessionFacts(facts))).toBeLessThanOrEqual(small);
+  });
+
+  it('gives [] for bad numbers and never throws', () => {
+    for (const bad of [-1, Number.NaN, undefined, '3']) {
+      expect(retrieveFacts(store, query('login', { maxFacts: bad as number }))).toEqual([]);
+      expect(retrieveFacts(store, query('login', { maxTokens: bad as number }))).toEqual([]);
+    }
+    const throwing = () => {
+      throw new Error('tokenizer down');
+    };
+    expect(retrieveFacts(store, query('login', { countTokens: throwing }))).toEqual([]);
+  });
+
+  it('the rendered section always fits the budget', () => {
+    fc.assert(
+      fc.property(storeArb, fc.string(), fc.integer({ min: 0, max: 200 }), fc.integer({ min: 0, max: 12 }), (s, text, maxTokens, maxFacts) => {
+        const facts = retrieveFacts(s, query(`${text} src a.ts task naming`, { maxTokens, maxFacts }));
+        expect(facts.length).toBeLessThanOrEqual(maxFacts);
+        expect(Math.ceil(formatSessionFacts(facts).length / 4)).toBeLessThanOrEqual(maxTokens);
+      }),
+    );
+  });
+});
+
+describe('explainRetrieval', () => {
+  it('gives one decision per stored fact with the exclusion reasons', () => {
+    const s = invalidate(store, 'src/billing/invoice.ts', 'modified_by', 10);
+    const decisions = explainRetrieval(s, query('login invoice rate', { tags: ['file_change', 'convention', 'test'], taskId: '5', maxFacts: 1 }));
+    const bySubject = Object.fromEntries(decisions.map((d) => [d.fact.subject, [d.decision, d.reason]]));
+    expect(bySubject).toEqual({
+      'src/auth/login.ts': ['included', undefined],
+      'src/billing/invoice.ts': ['excluded', 'invalidated'],
+      'task:3': ['excluded', 'tag'],
+      'task:4': ['excluded', 'max_facts'],
+      'task:5': ['excluded', 'own_task'],
+    });
+    expect(decisions).toHaveLength(selectAllFacts(s).length);
+  });
+
+  it('marks unmatched facts no_match and over-budget ones budget', () => {
+    const decisions = explainRetrieval(store, query('login', { maxTokens: 5 }));
+    const reasons = Object.fromEntries(decisions.map((d) => [d.fact.subject, d.reason]));
+    expect(reasons['src/billing/invoice.ts']).toBe('no_match');
+    expect(reasons['src/auth/login.ts']).toBe('budget');
+  });
+
+  it('its included facts, in order, are exactly what retrieveFacts returns, and a reason is present exactly when excluded', () => {
+    fc.assert(
+      fc.property(storeArb, fc.string(), fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 6 }), (s, text, maxTokens, maxFacts) => {
+        const q = query(`${text} src/a.ts naming task`, { maxTokens, maxFacts, taskId: '2' });
+        const decisions = explainRetrieval(s, q);
+        expect(decisions.filter((d) => d.decision === 'included').map((d) => d.fact)).toEqual(retrieveFacts(s, q));
+        expect(decisions).toHaveLength(selectAllFacts(s).length);
+        for (const d of decisions) expect(d.reason === undefined).toBe(d.decision === 'included');
+      }),
+    );
+  });
+});

@@ -1,0 +1,172 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  addFacts,
+  applyEvent,
+  compact,
+  compactWithReport,
+  emptyFactStore,
+  type FactStore,
+  invalidate,
+  replay,
+  selectAllFacts,
+  selectValidCount,
+  selectValidFacts,
+  type SessionFact,
+} from '../../src/index.js';
+import { canonicalFactArb, eventArb, eventsArb, factArb, relations, storeArb, subjects, timeArb } from '../arbitraries.js';
+import { expectConsistent, isDeepFrozen } from './invariants.js';
+
+const roomy = () => emptyFactStore({ maxValidFacts: 10_000 });
+const addEach = (facts: ReadonlyArray<SessionFact>, from: FactStore = roomy()): FactStore =>
+  facts.reduce((store, fact) => addFacts(store, [fact]), from);
+const intervals = (store: FactStore) => selectAllFacts(store).map((f) => [f.id, f.validFrom, f.validTo ?? null]);
+const newestOf = (facts: ReadonlyArray<SessionFact>): SessionFact | undefined => facts[facts.length - 1];
+
+describe('store properties', () => {
+  it('a store survives a JSON round trip unchanged', () => {
+    fc.assert(
+      fc.property(storeArb, (store) => {
+        expect(JSON.parse(JSON.stringify(store))).toEqual(store);
+      }),
+    );
+  });
+
+  it('every reducer returns a deeply frozen, consistent store and never mutates its input', () => {
+    fc.assert(
+      fc.property(storeArb, eventArb, (store, event) => {
+        const before = JSON.stringify(store);
+        const next = applyEvent(store, event);
+        expect(JSON.stringify(store)).toBe(before);
+        expect(isDeepFrozen(next)).toBe(true);
+        expectConsistent(next);
+      }),
+    );
+  });
+
+  it('the valid facts of each pair are exactly those asserted at its latest assertion time', () => {
+    fc.assert(
+      fc.property(fc.array(factArb, { maxLength: 12 }), (facts) => {
+        const store = addEach(facts);
+        for (const subject of subjects)
+          for (const relation of relations) {
+            const asserted = facts.filter((f) => f.subject === subject && f.relation === relation);
+            const latest = Math.max(...asserted.map((f) => f.validFrom));
+            const expected = [...new Set(asserted.filter((f) => f.validFrom === latest).map((f) => f.id))].sort();
+            const actual = selectValidFacts(store)
+              .filter((f) => f.subject === subject && f.relation === relation)
+              .map((f) => f.id)
+              .sort();
+            expect(actual).toEqual(expected);
+          }
+      }),
+    );
+  });
+
+  it('the valid ids depend only on the set of assertions, not on the order or grouping of addFacts calls', () => {
+    fc.assert(
+      fc.property(
+        fc.array(factArb, { maxLength: 12 }).chain((facts) =>
+          fc.tuple(fc.constant(facts), fc.shuffledSubarray(facts, { minLength: facts.length, maxLength: facts.length })),
+        ),
+        fc.integer({ min: 1, max: 4 }),
+        ([facts, shuffled], batch) => {
+          const oneByOne = addEach(facts);
+          let batched = roomy();
+          for (let i = 0; i < shuffled.length; i += batch) batched = addFacts(batched, shuffled.slice(i, i + batch));
+          const ids = (store: FactStore) => selectValidFacts(store).map((f) => f.id).sort();
+          expect(ids(batched)).toEqual(ids(oneByOne));
+        },
+      ),
+    );
+  });
+
+  it('with the same metadata per assertion, the whole history is independent of arrival order, repeats included', () => {
+    fc.assert(
+      fc.property(
+        fc.array(canonicalFactArb, { maxLength: 14 }).chain((facts) =>
+          fc.tuple(fc.constant(facts), fc.shuffledSubarray([...facts, ...facts], { minLength: 2 * facts.length, maxLength: 2 * facts.length })),
+        ),
+        ([facts, shuffledTwice]) => {
+          expect(selectAllFacts(addEach(shuffledTwice))).toEqual(selectAllFacts(addEach(facts)));
+        },
+      ),
+    );
+  });
+
+  it('adding the same batch twice at the same time equals adding it once (the very same object)', () => {
+    // Over stores within their bound: an automatic compaction that drops facts makes a
+    // re-assertion of those facts new information again.
+    fc.assert(
+      fc.property(eventsArb, fc.array(factArb, { maxLength: 5 }), (events, batch) => {
+        const once = addFacts(replay(events, roomy()), batch);
+        expect(addFacts(once, batch)).toBe(once);
+      }),
+    );
+  });
+
+  it('a late invalidation never closes a fact asserted after it', () => {
+    fc.assert(
+      fc.property(storeArb, fc.constantFrom(...subjects), fc.constantFrom(...relations), timeArb, (store, subject, relation, at) => {
+        const next = invalidate(store, subject, relation, at);
+        const newer = selectValidFacts(store).filter(
+          (f) => f.subject === subject && f.relation === relation && f.validFrom > at,
+        );
+        for (const fact of newer) expect(selectValidFacts(next)).toContainEqual(fact);
+      }),
+    );
+  });
+
+  it('after compact(s, n) the valid count is at most n', () => {
+    fc.assert(
+      fc.property(storeArb, fc.integer({ min: 0, max: 8 }), (store, n) => {
+        const next = compact(store, n);
+        expect(selectValidCount(next)).toBeLessThanOrEqual(n);
+        expectConsistent(next);
+      }),
+    );
+  });
+
+  it('compaction keeps the newest valid fact unchanged', () => {
+    fc.assert(
+      fc.property(storeArb, fc.integer({ min: 1, max: 8 }), (store, n) => {
+        const newest = newestOf(selectValidFacts(store));
+        fc.pre(newest !== undefined);
+        expect(selectValidFacts(compact(store, n))).toContainEqual(newest);
+      }),
+    );
+  });
+
+  it('compact(compact(s, n), n) is the very same object as compact(s, n)', () => {
+    fc.assert(
+      fc.property(storeArb, fc.integer({ min: 0, max: 8 }), (store, n) => {
+        const once = compact(store, n);
+        expect(compact(once, n)).toBe(once);
+      }),
+    );
+  });
+
+  it('every valid fact a compaction removes is named in its report, and every new one is a reported summary', () => {
+    fc.assert(
+      fc.property(storeArb, fc.integer({ min: 0, max: 8 }), (store, n) => {
+        const { store: next, report } = compactWithReport(store, n);
+        const before = new Set(selectValidFacts(store).map((f) => f.id));
+        const after = new Set(selectValidFacts(next).map((f) => f.id));
+        const accounted = new Set([...report.summaries.flatMap((s) => s.merged), ...report.dropped]);
+        for (const id of before) if (!after.has(id)) expect(accounted).toContain(id);
+        const summaries = new Set(report.summaries.map((s) => s.id));
+        for (const id of after) if (!before.has(id)) expect(summaries).toContain(id);
+        if (next !== store) expect(selectAllFacts(next).every((f) => f.validTo === undefined || summaries.has(f.id))).toBe(true);
+      }),
+    );
+  });
+
+  it('replaying the same events always gives the same store', () => {
+    fc.assert(
+      fc.property(fc.array(eventArb, { maxLength: 20 }), (events) => {
+        expect(replay(events)).toEqual(replay(events));
+        expect(intervals(replay(events))).toEqual(intervals(replay([...events])));
+      }),
+    );
+  });
+});
