@@ -21,17 +21,26 @@ export const END_MARKER = 'END_DISPATCH_RESULT';
 
 const contractError = (code: ContractError['code'], message: string): ContractError => ({ code, message });
 
-/** The body of the last complete block, or `marker_missing`. */
+/**
+ * The body of the last complete block, or `marker_missing`. A BEGIN opens a block (a later
+ * BEGIN before any END restarts it); the first END after it closes it; an END outside a
+ * block is prose.
+ */
 const findLastBlock = (raw: string): E.Either<ContractError, string[]> => {
   const lines = raw.split(/\r\n|\r|\n/u);
-  const isMarker = (index: number, marker: string): boolean => lines[index]!.trim() === marker;
-  let end = lines.length - 1;
-  while (end >= 0 && !isMarker(end, END_MARKER)) end -= 1;
-  let begin = end - 1;
-  while (begin >= 0 && !isMarker(begin, BEGIN_MARKER)) begin -= 1;
-  if (end < 0 || begin < 0)
-    return E.left(contractError('marker_missing', `no complete ${BEGIN_MARKER} ... ${END_MARKER} block on lines of their own`));
-  return E.right(lines.slice(begin + 1, end));
+  let open: number | undefined;
+  let last: string[] | undefined;
+  lines.forEach((line, index) => {
+    const marker = line.trim();
+    if (marker === BEGIN_MARKER) open = index;
+    else if (marker === END_MARKER && open !== undefined) {
+      last = lines.slice(open + 1, index);
+      open = undefined;
+    }
+  });
+  return last === undefined
+    ? E.left(contractError('marker_missing', `no complete ${BEGIN_MARKER} ... ${END_MARKER} block on lines of their own`))
+    : E.right(last);
 };
 
 /** The block body without a surrounding Markdown code fence. */
@@ -39,8 +48,8 @@ const stripFence = (body: ReadonlyArray<string>): string => {
   const lines = [...body];
   while (lines.length > 0 && lines[0]!.trim() === '') lines.shift();
   while (lines.length > 0 && lines[lines.length - 1]!.trim() === '') lines.pop();
-  if (lines.length >= 2 && /^```[\w-]*$/u.test(lines[0]!.trim()) && lines[lines.length - 1]!.trim() === '```')
-    return lines.slice(1, -1).join('\n');
+  if (lines.length > 0 && /^```[\w-]*$/u.test(lines[0]!.trim())) lines.shift();
+  if (lines.length > 0 && lines[lines.length - 1]!.trim() === '```') lines.pop();
   return lines.join('\n');
 };
 
