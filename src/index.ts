@@ -10,6 +10,7 @@ export { DEFAULT_MAX_VALID_FACTS, emptyFactStore } from './store/state.js';
 export type { FactStore, FactStoreOptions, PairLog } from './store/state.js';
 export { addFacts } from './store/addFacts.js';
 export { invalidate } from './store/invalidate.js';
+export { recordTaskPrompt } from './store/recordTaskPrompt.js';
 export { compact, compactWithReport, SUMMARY_RELATION } from './store/compact.js';
 export type { CompactionReport } from './store/compact.js';
 export {
@@ -20,7 +21,13 @@ export {
   selectValidFactsByTags,
 } from './store/selectors.js';
 export { applyEvent, replay } from './store/events.js';
-export type { FactsAddedEvent, FactsInvalidatedEvent, StoreCompactedEvent, TrackerEvent } from './store/events.js';
+export type {
+  FactsAddedEvent,
+  FactsInvalidatedEvent,
+  PromptRecordedEvent,
+  StoreCompactedEvent,
+  TrackerEvent,
+} from './store/events.js';
 
 export {
   dispatchResultJsonSchema,

@@ -16,7 +16,7 @@ import {
 } from '../src/index.js';
 
 export const subjects = ['src/a.ts', 'src/b.ts', 'task:1'] as const;
-export const relations = ['modified_by', 'issue'] as const;
+export const relations = ['modified_by', 'issue', 'summary'] as const;
 export const objects = ['task:1', 'task:2', 'naming rule', 'x'] as const;
 export const taskIds = ['1', '2', '3'] as const;
 
@@ -49,7 +49,7 @@ export const canonicalFactArb: fc.Arbitrary<SessionFact> = fc
     object: fc.constantFrom(...objects),
     validFrom: timeArb,
   })
-  .map(({ subject, relation, object, validFrom }) =>
+  .map(({ subject, relation, object, validFrom }): SessionFact =>
     makeFact({
       subject,
       relation,
@@ -71,6 +71,16 @@ export const eventArb: fc.Arbitrary<TrackerEvent> = fc.oneof(
       .map((fields): TrackerEvent => ({ type: 'facts/invalidated', ...fields })),
   },
   { weight: 1, arbitrary: fc.integer({ min: 0, max: 8 }).map((maxFacts): TrackerEvent => ({ type: 'store/compacted', maxFacts })) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .record({
+        taskId: fc.constantFrom(...taskIds),
+        taskPrompt: fc.constantFrom('Fix the naming in src/a.ts', 'Add rate limiting', 'Write docs for b.ts'),
+        at: timeArb,
+      })
+      .map((fields): TrackerEvent => ({ type: 'prompt/recorded', ...fields })),
+  },
 );
 
 export const eventsArb = fc.array(eventArb, { maxLength: 25 });

@@ -2,7 +2,7 @@ import { type FactTag, FACT_LIMITS, makeFact, type SessionFact } from '../fact.j
 import { clipEnd } from '../text.js';
 import { type FactStore, type PairLog, pairKey, recordKey } from './state.js';
 import { byTimeThenId, deriveRecords, validRecords, withAssertions } from './timeline.js';
-import { buildStore, emptyPairLog, selectPairLogs } from './write.js';
+import { buildStore, emptyPairLog, selectPairLogs, selectRecordedPrompts } from './write.js';
 
 /** What a compaction removed, so nothing is lost silently. */
 export interface CompactionReport {
@@ -127,7 +127,7 @@ export const compactWithReport = (
       report.dropped.push(fact.id);
     }
   }
-  return { store: buildStore(store.maxValidFacts, work.logs.values()), report };
+  return { store: buildStore(store.maxValidFacts, work.logs.values(), selectRecordedPrompts(store)), report };
 };
 
 /** `compactWithReport` without the report. */

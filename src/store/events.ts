@@ -2,6 +2,7 @@ import type { SessionFact } from '../fact.js';
 import { addFacts } from './addFacts.js';
 import { compact } from './compact.js';
 import { invalidate } from './invalidate.js';
+import { recordTaskPrompt } from './recordTaskPrompt.js';
 import { emptyFactStore, type FactStore } from './state.js';
 
 /** Facts were asserted (`addFacts`). */
@@ -24,8 +25,16 @@ export interface StoreCompactedEvent {
   readonly maxFacts: number;
 }
 
+/** A task's prompt was recorded for ranking context (`recordTaskPrompt`). */
+export interface PromptRecordedEvent {
+  readonly type: 'prompt/recorded';
+  readonly taskId: string;
+  readonly taskPrompt: string;
+  readonly at: number;
+}
+
 /** Every state change, as serializable data: replaying the events rebuilds the state. */
-export type TrackerEvent = FactsAddedEvent | FactsInvalidatedEvent | StoreCompactedEvent;
+export type TrackerEvent = FactsAddedEvent | FactsInvalidatedEvent | StoreCompactedEvent | PromptRecordedEvent;
 
 /** Applies one event with its reducer; an unknown event leaves the store as it is. */
 export const applyEvent = (store: FactStore, event: TrackerEvent): FactStore => {
@@ -37,6 +46,8 @@ export const applyEvent = (store: FactStore, event: TrackerEvent): FactStore => 
       return invalidate(store, event.subject, event.relation, event.at);
     case 'store/compacted':
       return compact(store, event.maxFacts);
+    case 'prompt/recorded':
+      return recordTaskPrompt(store, event.taskId, event.taskPrompt, event.at);
     default:
       return store;
   }

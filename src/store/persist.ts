@@ -7,7 +7,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { parseNewFact, type SessionFact } from '../fact.js';
 import { normalizeMaxValidFacts, type FactStore, type PairLog } from './state.js';
 import { byTimeThenId } from './timeline.js';
-import { buildStore, selectPairLogs } from './write.js';
+import { buildStore, type RecordedPrompt, selectPairLogs, selectRecordedPrompts } from './write.js';
 
 /** The `format` tag of a saved state. */
 export const STATE_FORMAT = 'session-fact-tracker/state';
@@ -20,6 +20,8 @@ export interface SavedState {
   readonly version: typeof STATE_VERSION;
   readonly maxValidFacts: number;
   readonly pairs: ReadonlyArray<PairLog>;
+  /** The task prompts recorded for ranking context. */
+  readonly prompts: ReadonlyArray<RecordedPrompt>;
 }
 
 const byPairKey = (a: PairLog, b: PairLog): number =>
@@ -31,7 +33,22 @@ export const encodeState = (store: FactStore): SavedState => ({
   version: STATE_VERSION,
   maxValidFacts: store.maxValidFacts,
   pairs: [...selectPairLogs(store)].sort(byPairKey),
+  prompts: selectRecordedPrompts(store),
 });
+
+const decodePrompts = (value: unknown): E.Either<string, RecordedPrompt[]> => {
+  if (value === undefined) return E.right([]);
+  if (!Array.isArray(value)) return E.left('saved state prompts is not an array');
+  const prompts: RecordedPrompt[] = [];
+  for (const [index, entry] of value.entries()) {
+    if (!isRecord(entry)) return E.left(`prompts[${index}] is not an object`);
+    const { taskId, prompt, at } = entry;
+    if (typeof taskId !== 'string' || taskId === '' || typeof prompt !== 'string' || typeof at !== 'number' || !Number.isFinite(at))
+      return E.left(`prompts[${index}] needs a taskId, a prompt and a finite time`);
+    prompts.push({ taskId, prompt, at });
+  }
+  return E.right(prompts);
+};
 
 const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -85,5 +102,7 @@ export const decodeState = (value: unknown): E.Either<string, FactStore> => {
     keys.add(key);
     logs.push(log.right);
   }
-  return E.right(buildStore(normalizeMaxValidFacts(value['maxValidFacts']), logs));
+  const prompts = decodePrompts(value['prompts']);
+  if (E.isLeft(prompts)) return prompts;
+  return E.right(buildStore(normalizeMaxValidFacts(value['maxValidFacts']), logs, prompts.right));
 };

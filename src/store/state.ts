@@ -1,6 +1,7 @@
 import type { SessionFact } from '../fact.js';
 import { fnv1aHex } from '../hash.js';
 import { deepFreeze } from './immer.js';
+import { emptySearchIndex, type SearchIndex } from './searchIndex.js';
 import type { Shards } from './shards.js';
 
 /**
@@ -28,6 +29,8 @@ export interface FactStore {
   readonly pairs: Shards<PairLog>;
   /** Every record (valid and closed facts), sharded by fact id, keyed by `recordKey`. */
   readonly records: Shards<SessionFact>;
+  /** The search index over the valid facts and the recorded task prompts. */
+  readonly index: SearchIndex;
 }
 
 /** Options of `emptyFactStore`. */
@@ -49,6 +52,7 @@ export const emptyFactStore = (options: FactStoreOptions = {}): FactStore =>
     validCount: 0,
     pairs: {},
     records: {},
+    index: emptySearchIndex(),
   });
 
 const PAIR_SEPARATOR = '\u001f';

@@ -7,6 +7,10 @@ import { deepFreeze, produce } from './immer.js';
 import { shardDelete, shardGet, shardPut, shardsFrom, shardValues } from './shards.js';
 import { type FactStore, type PairLog, pairHash, pairKey, recordKey } from './state.js';
 import { deriveRecords } from './timeline.js';
+import { emptySearchIndex, indexFact, indexTaskPrompt, type SearchIndex, unindexFact } from './searchIndex.js';
+import { trieForEach } from './trie.js';
+
+type Draft<T> = { -readonly [K in keyof T]: T[K] };
 
 /** A pair log before and after a reducer's change (`undefined`: no log). */
 export interface PairChange {
@@ -33,7 +37,8 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
   if (effective.length === 0) return store;
   const puts: SessionFact[] = [];
   const deletes: SessionFact[] = [];
-  let validDelta = 0;
+  const becameInvalid: SessionFact[] = [];
+  const becameValid: SessionFact[] = [];
   for (const { before, after } of effective) {
     const oldRecords = before === undefined ? [] : deriveRecords(before);
     const newRecords = after === undefined ? [] : deriveRecords(after);
@@ -43,10 +48,16 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
       const key = recordKey(fact);
       newKeys.add(key);
       const old = oldByKey.get(key);
-      if (old === undefined || !sameRecord(old, fact)) puts.push(fact);
+      if (old !== undefined && sameRecord(old, fact)) continue;
+      puts.push(fact);
+      if (old !== undefined && isOpen(old)) becameInvalid.push(old);
+      if (isOpen(fact)) becameValid.push(fact);
     }
-    for (const [key, fact] of oldByKey) if (!newKeys.has(key)) deletes.push(fact);
-    validDelta += newRecords.filter(isOpen).length - oldRecords.filter(isOpen).length;
+    for (const [key, fact] of oldByKey)
+      if (!newKeys.has(key)) {
+        deletes.push(fact);
+        if (isOpen(fact)) becameInvalid.push(fact);
+      }
   }
   return produce(store, (draft) => {
     for (const { before, after } of effective) {
@@ -57,12 +68,34 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
     }
     for (const fact of deletes) shardDelete(draft.records, fact.id, recordKey(fact));
     for (const fact of puts) shardPut(draft.records, fact.id, recordKey(fact), fact);
-    draft.validCount += validDelta;
+    for (const fact of becameInvalid) unindexFact(draft.index, fact);
+    for (const fact of becameValid) indexFact(draft.index, fact);
+    draft.validCount += becameValid.length - becameInvalid.length;
   });
 };
 
-/** A whole store built from pair logs (used where a reducer rewrites most of the state). */
-export const buildStore = (maxValidFacts: number, logs: Iterable<PairLog>): FactStore => {
+/** A task prompt as recorded in the index. */
+export interface RecordedPrompt {
+  readonly taskId: string;
+  readonly prompt: string;
+  readonly at: number;
+}
+
+/** The task prompts recorded in a store. */
+export const selectRecordedPrompts = (store: FactStore): RecordedPrompt[] => {
+  const out: RecordedPrompt[] = [];
+  trieForEach(store.index.tasks, (doc, taskId) => {
+    if (doc.promptAt !== undefined) out.push({ taskId, prompt: doc.prompt, at: doc.promptAt });
+  });
+  return out.sort((a, b) => (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0));
+};
+
+/** A whole store built from pair logs and recorded prompts (where a reducer rewrites most of the state). */
+export const buildStore = (
+  maxValidFacts: number,
+  logs: Iterable<PairLog>,
+  prompts: ReadonlyArray<RecordedPrompt> = [],
+): FactStore => {
   const pairEntries: Array<readonly [string, string, PairLog]> = [];
   const recordEntries: Array<readonly [string, string, SessionFact]> = [];
   let validCount = 0;
@@ -74,7 +107,10 @@ export const buildStore = (maxValidFacts: number, logs: Iterable<PairLog>): Fact
       if (isOpen(fact)) validCount += 1;
     }
   }
-  return deepFreeze({ maxValidFacts, validCount, pairs: shardsFrom(pairEntries), records: shardsFrom(recordEntries) });
+  const index = emptySearchIndex() as Draft<SearchIndex>;
+  for (const [, , fact] of recordEntries) if (isOpen(fact)) indexFact(index, fact);
+  for (const { taskId, prompt, at } of prompts) indexTaskPrompt(index, taskId, prompt, at);
+  return deepFreeze({ maxValidFacts, validCount, pairs: shardsFrom(pairEntries), records: shardsFrom(recordEntries), index });
 };
 
 /** Every pair log of the store. */

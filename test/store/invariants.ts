@@ -1,12 +1,14 @@
 /**
  * Structural invariants of a store, checked after every reducer in the property tests: the
- * records are exactly those derived from the pair logs, the valid count is right, and the
- * whole value is deeply frozen plain data.
+ * records are exactly those derived from the pair logs, the valid count is right, the search
+ * index holds exactly what a rebuild from scratch holds, and the whole value is deeply frozen
+ * plain data.
  */
 import { expect } from 'vitest';
 import { type FactStore, selectAllFacts } from '../../src/index.js';
-import { buildStore } from '../../src/store/write.js';
-import { selectPairLogs } from '../../src/store/write.js';
+import type { SearchIndex, TermPostings } from '../../src/store/searchIndex.js';
+import { type HexTrie, trieForEach } from '../../src/store/trie.js';
+import { buildStore, selectPairLogs, selectRecordedPrompts } from '../../src/store/write.js';
 
 export const isDeepFrozen = (value: unknown): boolean => {
   if (typeof value !== 'object' || value === null) return true;
@@ -14,10 +16,30 @@ export const isDeepFrozen = (value: unknown): boolean => {
   return Object.values(value).every(isDeepFrozen);
 };
 
+const sortedEntries = <T, U>(trie: HexTrie<T>, map: (value: T) => U): Array<[string, U]> => {
+  const out: Array<[string, U]> = [];
+  trieForEach(trie, (value, key) => out.push([key, map(value)]));
+  return out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+};
+
+const flattenPostings = (postings: TermPostings) => ({ n: postings.n, p: sortedEntries(postings.p, (w) => w) });
+
+/** The index's content, independent of how its tries happen to be split. */
+export const flattenIndex = (index: SearchIndex) => ({
+  terms: sortedEntries(index.terms, flattenPostings),
+  taskTerms: sortedEntries(index.taskTerms, flattenPostings),
+  contextCount: index.contextCount,
+  tasks: sortedEntries(index.tasks, (doc) => ({ ...doc, facts: Object.keys(doc.facts).sort() })),
+  conventions: sortedEntries(index.conventions, (v) => v),
+});
+
 export const expectConsistent = (store: FactStore): void => {
-  const rebuilt = buildStore(store.maxValidFacts, selectPairLogs(store));
+  const rebuilt = buildStore(store.maxValidFacts, selectPairLogs(store), selectRecordedPrompts(store));
   expect(store.records).toEqual(rebuilt.records);
   expect(store.validCount).toBe(rebuilt.validCount);
   expect(store.validCount).toBe(selectAllFacts(store).filter((fact) => fact.validTo === undefined).length);
+  const flat = flattenIndex(store.index);
+  expect(flat).toEqual(flattenIndex(rebuilt.index));
+  for (const [, postings] of flat.terms) expect(postings.n).toBe(postings.p.length);
   expect(isDeepFrozen(store)).toBe(true);
 };

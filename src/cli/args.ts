@@ -1,0 +1,257 @@
+/**
+ * The command line, parsed into one typed `Command` or a usage error. Every value is checked
+ * here, where input enters, so the commands themselves never meet a malformed option.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import { FACT_TAGS, type FactTag, isFactTag, isSourceRole, type SourceRole } from '../fact.js';
+import { parseTimeArgument } from '../history/time.js';
+import { isTokenizerName, TOKENIZER_NAMES, type TokenizerName } from './tokenizer.js';
+
+/** The commands, in the order the help lists them. */
+export const COMMAND_NAMES = ['replay', 'facts', 'explain', 'schema'] as const;
+/** One command name. */
+export type CommandName = (typeof COMMAND_NAMES)[number];
+
+/** Options shared by the commands that retrieve facts for prompts. */
+export interface RetrievalOptions {
+  readonly maxFacts?: number;
+  readonly maxTokens?: number;
+  readonly tokenizer: TokenizerName;
+}
+
+/** `fact-tracker replay FILE`. */
+export interface ReplayCommand extends RetrievalOptions {
+  readonly name: 'replay';
+  readonly file: string;
+  readonly json: boolean;
+  readonly asOf?: number;
+  readonly save?: string;
+}
+
+/** `fact-tracker facts FILE`. */
+export interface FactsCommand {
+  readonly name: 'facts';
+  readonly file: string;
+  readonly json: boolean;
+  readonly all: boolean;
+  readonly tags: ReadonlyArray<FactTag>;
+  readonly subject?: string;
+  readonly asOf?: number;
+}
+
+/** `fact-tracker explain FILE --line N`. */
+export interface ExplainCommand extends RetrievalOptions {
+  readonly name: 'explain';
+  readonly file: string;
+  readonly line: number;
+  readonly json: boolean;
+}
+
+/** `fact-tracker schema implementer|reviewer`. */
+export interface SchemaCommand {
+  readonly name: 'schema';
+  readonly role: SourceRole;
+}
+
+/** `--help` (of a command, or of the whole tool) and `--version`. */
+export type InfoCommand = { readonly name: 'help'; readonly topic?: CommandName } | { readonly name: 'version' };
+
+/** A parsed command line. */
+export type Command = ReplayCommand | FactsCommand | ExplainCommand | SchemaCommand | InfoCommand;
+
+/** A command line that cannot run; `command` says whose help to point to. */
+export interface UsageError {
+  readonly message: string;
+  readonly command?: CommandName;
+}
+
+const isCommandName = (value: string | undefined): value is CommandName =>
+  value !== undefined && (COMMAND_NAMES as ReadonlyArray<string>).includes(value);
+
+const HELP = { help: { type: 'boolean', short: 'h' } } as const;
+const RETRIEVAL = {
+  'max-facts': { type: 'string' },
+  'max-tokens': { type: 'string' },
+  tokenizer: { type: 'string' },
+} as const;
+
+const OPTIONS = {
+  replay: { ...HELP, ...RETRIEVAL, json: { type: 'boolean' }, 'as-of': { type: 'string' }, save: { type: 'string' } },
+  facts: {
+    ...HELP,
+    json: { type: 'boolean' },
+    all: { type: 'boolean' },
+    tag: { type: 'string', multiple: true },
+    subject: { type: 'string' },
+    'as-of': { type: 'string' },
+  },
+  explain: { ...HELP, ...RETRIEVAL, json: { type: 'boolean' }, line: { type: 'string' } },
+  schema: { ...HELP },
+} as const satisfies Record<CommandName, ParseArgsConfig['options']>;
+
+type Values = Readonly<Record<string, unknown>>;
+
+/** Runs `parseArgs` strictly; its messages carry a hint about `--` that does not apply here, so only the first sentence is kept. */
+const tokenize = (command: CommandName, args: ReadonlyArray<string>): E.Either<UsageError, { values: Values; positionals: string[] }> =>
+  E.tryCatch(
+    () => parseArgs({ args: [...args], options: OPTIONS[command], allowPositionals: true, strict: true }),
+    (error) => ({
+      message: (error instanceof Error ? error.message : String(error)).split(/\.\s/u)[0]!.replace(/\.$/u, ''),
+      command,
+    }),
+  );
+
+const usage = (command: CommandName, message: string): UsageError => ({ command, message });
+
+const text = (values: Values, name: string): string | undefined => {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+};
+
+const wholeNumber = (command: CommandName, values: Values, name: string, least: number): E.Either<UsageError, number | undefined> => {
+  const value = text(values, name);
+  if (value === undefined) return E.right(undefined);
+  return /^\d+$/u.test(value) && Number(value) >= least && Number.isSafeInteger(Number(value))
+    ? E.right(Number(value))
+    : E.left(usage(command, `--${name} must be a whole number ${least} or more, not ${JSON.stringify(value)}`));
+};
+
+const time = (command: CommandName, values: Values): E.Either<UsageError, number | undefined> => {
+  const value = text(values, 'as-of');
+  if (value === undefined) return E.right(undefined);
+  return pipe(
+    parseTimeArgument(value),
+    E.mapLeft((reason) => usage(command, `--as-of: ${reason}; give ISO-8601 (2026-03-02T10:00:00Z) or epoch milliseconds`)),
+  );
+};
+
+const tokenizer = (command: CommandName, values: Values): E.Either<UsageError, TokenizerName> => {
+  const value = text(values, 'tokenizer') ?? 'estimate';
+  return isTokenizerName(value)
+    ? E.right(value)
+    : E.left(usage(command, `--tokenizer must be ${TOKENIZER_NAMES.join(' or ')}, not ${JSON.stringify(value)}`));
+};
+
+const onePositional = (command: CommandName, positionals: ReadonlyArray<string>, what: string): E.Either<UsageError, string> =>
+  positionals.length === 1
+    ? E.right(positionals[0]!)
+    : E.left(usage(command, positionals.length === 0 ? `missing ${what}` : `expected one ${what}, got ${positionals.length}: ${positionals.join(' ')}`));
+
+const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
+  (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+
+const retrievalOptions = (command: CommandName, values: Values): E.Either<UsageError, RetrievalOptions> =>
+  pipe(
+    E.Do,
+    E.apS('maxFacts', wholeNumber(command, values, 'max-facts', 0)),
+    E.apS('maxTokens', wholeNumber(command, values, 'max-tokens', 0)),
+    E.apS('tokenizer', tokenizer(command, values)),
+    E.map(({ maxFacts, maxTokens, tokenizer: name }) => ({
+      ...optional('maxFacts', maxFacts),
+      ...optional('maxTokens', maxTokens),
+      tokenizer: name,
+    })),
+  );
+
+const parseReplay = (values: Values, positionals: string[]): E.Either<UsageError, ReplayCommand> =>
+  pipe(
+    E.Do,
+    E.apS('file', onePositional('replay', positionals, 'history FILE (- for standard input)')),
+    E.apS('retrieval', retrievalOptions('replay', values)),
+    E.apS('asOf', time('replay', values)),
+    E.map(({ file, retrieval, asOf }) => ({
+      name: 'replay' as const,
+      file,
+      json: values['json'] === true,
+      ...retrieval,
+      ...optional('asOf', asOf),
+      ...optional('save', text(values, 'save')),
+    })),
+  );
+
+const parseTags = (values: Values): E.Either<UsageError, ReadonlyArray<FactTag>> => {
+  const given: unknown[] = Array.isArray(values['tag']) ? values['tag'] : [];
+  const unknown = given.find((tag) => !isFactTag(tag));
+  return unknown === undefined
+    ? E.right(given.filter(isFactTag))
+    : E.left(usage('facts', `--tag ${JSON.stringify(unknown)} is not a tag: use one of ${FACT_TAGS.join(', ')}`));
+};
+
+const parseFacts = (values: Values, positionals: string[]): E.Either<UsageError, FactsCommand> =>
+  pipe(
+    E.Do,
+    E.apS('file', onePositional('facts', positionals, 'history or saved-state FILE (- for standard input)')),
+    E.apS('tags', parseTags(values)),
+    E.apS('asOf', time('facts', values)),
+    E.map(({ file, tags, asOf }) => ({
+      name: 'facts' as const,
+      file,
+      json: values['json'] === true,
+      all: values['all'] === true,
+      tags,
+      ...optional('subject', text(values, 'subject')),
+      ...optional('asOf', asOf),
+    })),
+  );
+
+const parseExplain = (values: Values, positionals: string[]): E.Either<UsageError, ExplainCommand> =>
+  pipe(
+    E.Do,
+    E.apS('file', onePositional('explain', positionals, 'history FILE (- for standard input)')),
+    E.apS('line', wholeNumber('explain', values, 'line', 1)),
+    E.chain((parsed) =>
+      parsed.line === undefined
+        ? E.left(usage('explain', 'missing --line N: the line of the prompt event to explain'))
+        : E.right({ ...parsed, line: parsed.line }),
+    ),
+    E.apS('retrieval', retrievalOptions('explain', values)),
+    E.map(({ file, line, retrieval }) => ({ name: 'explain' as const, file, line, json: values['json'] === true, ...retrieval })),
+  );
+
+const parseSchema = (positionals: string[]): E.Either<UsageError, SchemaCommand> =>
+  pipe(
+    onePositional('schema', positionals, 'role (implementer or reviewer)'),
+    E.chain((role) =>
+      isSourceRole(role)
+        ? E.right({ name: 'schema' as const, role })
+        : E.left(usage('schema', `unknown role ${JSON.stringify(role)}: expected implementer or reviewer`)),
+    ),
+  );
+
+/** True when `flag` appears before a `--` terminator. */
+const hasFlag = (args: ReadonlyArray<string>, ...flags: string[]): boolean => {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((arg) => flags.includes(arg));
+};
+
+/** Parses the arguments after the program name. `--help` wins over everything else on its line. */
+export const parseCommandLine = (argv: ReadonlyArray<string>): E.Either<UsageError, Command> => {
+  const [first, ...rest] = argv;
+  if (first === undefined) return E.left({ message: `missing command: one of ${COMMAND_NAMES.join(', ')}` });
+  if (first === '--version' || first === '-V') return E.right({ name: 'version' });
+  if (first === '--help' || first === '-h') return E.right({ name: 'help' });
+  if (first === 'help') {
+    const topic = rest[0];
+    if (topic === undefined) return E.right({ name: 'help' });
+    return isCommandName(topic) ? E.right({ name: 'help', topic }) : E.left({ message: `no help for unknown command ${JSON.stringify(topic)}` });
+  }
+  if (!isCommandName(first)) return E.left({ message: `unknown command ${JSON.stringify(first)}: expected one of ${COMMAND_NAMES.join(', ')}` });
+  if (hasFlag(rest, '--help', '-h')) return E.right({ name: 'help', topic: first });
+  return pipe(
+    tokenize(first, rest),
+    E.chain(({ values, positionals }): E.Either<UsageError, Command> => {
+      switch (first) {
+        case 'replay':
+          return parseReplay(values, positionals);
+        case 'facts':
+          return parseFacts(values, positionals);
+        case 'explain':
+          return parseExplain(values, positionals);
+        case 'schema':
+          return parseSchema(positionals);
+      }
+    }),
+  );
+};

@@ -1,0 +1,28 @@
+/**
+ * What the commands may do to the outside world, as one interface. Only `nodeIo.ts` implements
+ * it with `process` and `fs`; the commands receive it, so they never reach for globals.
+ */
+import type * as E from 'fp-ts/lib/Either.js';
+
+/** Every line of the history applied. */
+export const EXIT_OK = 0;
+/** Usage error, unreadable file or unreadable saved state. */
+export const EXIT_FAILURE = 1;
+/** Some history lines were rejected; the full report was still printed. */
+export const EXIT_REJECTED_LINES = 2;
+
+/** The command line's access to files, streams and the terminal. */
+export interface CliIo {
+  /** The text of FILE, or of standard input for `-`; on failure a one-line reason. */
+  readonly readText: (file: string) => Promise<E.Either<string, string>>;
+  /** Writes FILE whole: through a temporary file and a rename, so a failure never leaves half a file. */
+  readonly writeText: (file: string, text: string) => Promise<E.Either<string, void>>;
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  /** Standard output is a terminal and NO_COLOR is not set. */
+  readonly colour: boolean;
+  /** Standard error is a terminal, so progress can be drawn on it. */
+  readonly stderrIsTty: boolean;
+  /** The package version, from package.json. */
+  readonly version: () => E.Either<string, string>;
+}

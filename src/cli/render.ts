@@ -1,0 +1,176 @@
+/**
+ * The human-readable output of each command, as pure functions of the replay data. Fact text
+ * comes from model output, so every field printed outside a `[Session Context]` section (which
+ * `formatSessionFacts` already sanitizes) goes through `collapseWhitespace`: a fact can neither
+ * break a table row nor smuggle terminal escapes.
+ */
+import type { RetrievalDecision } from '../retrieve/retrieve.js';
+import type { FactQuery } from '../retrieve/retrieve.js';
+import type { SessionFact } from '../fact.js';
+import type { ReplayError, ReplayReport } from '../history/replay.js';
+import { clipEnd, clipStart, collapseWhitespace } from '../text.js';
+import type { Style } from './style.js';
+import { type Column, renderTable, type Row } from './table.js';
+
+const SUBJECT_WIDTH = 36;
+const RELATION_WIDTH = 16;
+const OBJECT_WIDTH = 50;
+const SEPARATOR = ' · ';
+
+const safe = (text: string): string => collapseWhitespace(text);
+
+const count = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
+
+/** Thousands grouped with commas, the same on every machine whatever its locale. */
+const number = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/gu, ',');
+
+/** An epoch-ms time as ISO-8601 UTC, without milliseconds when they are zero. */
+export const formatTime = (at: number): string => {
+  const date = new Date(at);
+  return Number.isNaN(date.getTime()) ? String(at) : date.toISOString().replace('.000Z', 'Z');
+};
+
+const formatScore = (score: number): string => (Number.isInteger(score) ? String(score) : score.toFixed(3));
+
+const factCells = (fact: SessionFact): string[] => [
+  clipStart(safe(fact.subject), SUBJECT_WIDTH),
+  clipEnd(safe(fact.relation), RELATION_WIDTH),
+  clipEnd(safe(fact.object), OBJECT_WIDTH),
+  fact.tags.join(','),
+  clipEnd(safe(fact.sourceTaskId), 12),
+];
+
+const FACT_COLUMNS: ReadonlyArray<Column> = [
+  { heading: 'SUBJECT' },
+  { heading: 'RELATION' },
+  { heading: 'OBJECT' },
+  { heading: 'TAGS' },
+  { heading: 'TASK' },
+];
+
+/** Facts as an aligned table; `intervals` adds when each became valid and, for closed ones, when it stopped. */
+export const renderFactTable = (
+  facts: ReadonlyArray<SessionFact>,
+  style: Style,
+  intervals: 'since' | 'since-until' | 'none',
+): string => {
+  if (facts.length === 0) return style.dim('(no facts)');
+  const columns: Column[] = [...FACT_COLUMNS];
+  if (intervals !== 'none') columns.push({ heading: 'VALID FROM' });
+  if (intervals === 'since-until') columns.push({ heading: 'VALID TO' });
+  const rows: Row[] = facts.map((fact) => {
+    const cells = factCells(fact);
+    if (intervals !== 'none') cells.push(formatTime(fact.validFrom));
+    if (intervals === 'since-until') cells.push(fact.validTo === undefined ? 'valid' : formatTime(fact.validTo));
+    return fact.validTo === undefined ? { cells } : { cells, paint: style.dim };
+  });
+  return renderTable(columns, rows, style.bold);
+};
+
+/** One rejected line, on one line. */
+export const renderError = (error: ReplayError, style: Style): string =>
+  style.red(`line ${error.line}${SEPARATOR}rejected (${error.code}): ${safe(error.message)}`);
+
+const renderPrompt = (prompt: ReplayReport['prompts'][number], style: Style): string => {
+  const header = [
+    `line ${prompt.line}`,
+    `task ${safe(prompt.taskId)}`,
+    count(prompt.facts.length, 'fact', 'facts'),
+    `${number(prompt.contextTokens)} context tokens`,
+    `${number(prompt.historyTokens)} history tokens`,
+  ].join(SEPARATOR);
+  const body =
+    prompt.sessionContext === ''
+      ? style.dim('(no section: no relevant fact yet)')
+      : prompt.sessionContext
+          .split('\n')
+          .map((line, index) => (index === 0 ? style.cyan(line) : line))
+          .join('\n');
+  return `${style.bold(header)}\n${body}`;
+};
+
+/** The token summary: what the prompts got against the history they stand in for. */
+const renderSummary = (report: ReplayReport, tokenizer: string, style: Style): string => {
+  const { summary } = report;
+  const carried = report.prompts.reduce((total, prompt) => total + prompt.historyTokens, 0);
+  const figures = [number(summary.historyTokens), number(summary.contextTokens), number(carried)];
+  const width = Math.max(...figures.map((figure) => figure.length));
+  const [history, context, unmasked] = figures.map((figure) => figure.padStart(width));
+  return [
+    style.bold(`Tokens (${tokenizer})`),
+    `  history  ${history}  in ${count(summary.dispatches, 'dispatch output', 'dispatch outputs')}`,
+    `  context  ${context}  injected over ${count(summary.prompts, 'prompt', 'prompts')} (ratio to history ${summary.contextToHistoryRatio})`,
+    `  masked   ${unmasked}  history tokens the prompts would have carried without masking`,
+    [
+      count(summary.events, 'event', 'events'),
+      count(summary.dispatches, 'dispatch', 'dispatches'),
+      count(summary.prompts, 'prompt', 'prompts'),
+      count(summary.validFacts, 'valid fact', 'valid facts'),
+      `${number(summary.allFacts)} in all`,
+      count(report.errors.length, 'rejected line', 'rejected lines'),
+    ].join(SEPARATOR),
+  ].join('\n');
+};
+
+/** The human report of `replay`: prompts and rejected lines in line order, the valid facts, the token summary. */
+export const renderReplay = (report: ReplayReport, tokenizer: string, style: Style): string => {
+  const entries = [
+    ...report.prompts.map((prompt) => ({ line: prompt.line, text: renderPrompt(prompt, style) })),
+    ...report.errors.map((error) => ({ line: error.line, text: renderError(error, style) })),
+  ].sort((a, b) => a.line - b.line);
+  return [
+    ...entries.map((entry) => entry.text),
+    `${style.bold(`Valid facts at the end (${report.facts.length})`)}\n${renderFactTable(report.facts, style, 'none')}`,
+    renderSummary(report, tokenizer, style),
+  ].join('\n\n');
+};
+
+/** The human output of `facts`: the table, then any rejected history lines. */
+export const renderFacts = (
+  facts: ReadonlyArray<SessionFact>,
+  errors: ReadonlyArray<ReplayError>,
+  withClosed: boolean,
+  style: Style,
+): string => {
+  const valid = facts.filter((fact) => fact.validTo === undefined).length;
+  const title = withClosed
+    ? `${count(facts.length, 'fact', 'facts')} (${valid} valid, ${facts.length - valid} closed)`
+    : count(facts.length, 'valid fact', 'valid facts');
+  const parts = [`${style.bold(title)}\n${renderFactTable(facts, style, withClosed ? 'since-until' : 'since')}`];
+  if (errors.length > 0) parts.push(errors.map((error) => renderError(error, style)).join('\n'));
+  return parts.join('\n\n');
+};
+
+/** What `explain` shows about one prompt. */
+export interface ExplainView {
+  readonly line: number;
+  readonly taskPrompt: string;
+  readonly query: FactQuery;
+  readonly decisions: ReadonlyArray<RetrievalDecision>;
+  readonly errors: ReadonlyArray<ReplayError>;
+}
+
+/** The human output of `explain`: the prompt, then every fact with its score and decision, ranked candidates first. */
+export const renderExplain = (view: ExplainView, style: Style): string => {
+  const { query, decisions } = view;
+  const included = decisions.filter((decision) => decision.decision === 'included').length;
+  const header = [
+    `line ${view.line}`,
+    `task ${safe(query.taskId)}`,
+    `${count(included, 'fact', 'facts')} included of ${number(decisions.length)}`,
+    `max ${query.maxFacts} facts`,
+    `${number(query.maxTokens)} tokens`,
+    ...(query.tags === undefined || query.tags.length === 0 ? [] : [`tags ${query.tags.join(',')}`]),
+  ].join(SEPARATOR);
+  const columns: Column[] = [{ heading: 'SCORE', align: 'right' }, { heading: 'DECISION' }, ...FACT_COLUMNS];
+  const rows: Row[] = decisions.map((decision) => ({
+    cells: [formatScore(decision.score), decision.decision === 'included' ? 'included' : (decision.reason ?? 'excluded'), ...factCells(decision.fact)],
+    paint: decision.decision === 'included' ? style.green : style.dim,
+  }));
+  const parts = [
+    `${style.bold(header)}\n${style.dim(`task prompt: ${clipEnd(safe(view.taskPrompt), 200)}`)}`,
+    decisions.length === 0 ? style.dim('(no facts yet)') : renderTable(columns, rows, style.bold),
+  ];
+  if (view.errors.length > 0) parts.push(view.errors.map((error) => renderError(error, style)).join('\n'));
+  return parts.join('\n\n');
+};

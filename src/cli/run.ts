@@ -1,0 +1,66 @@
+/**
+ * The command router: parses the command line, runs one command against a `CliIo`, and folds
+ * every expected failure into one line on stderr and exit status 1. No stack trace reaches the
+ * user for a mistake of theirs.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import { collapseWhitespace } from '../text.js';
+import { type Command, parseCommandLine, type UsageError } from './args.js';
+import { runExplain } from './commands/explain.js';
+import { runFacts } from './commands/facts.js';
+import { runReplay } from './commands/replay.js';
+import { runSchema } from './commands/schema.js';
+import { helpText } from './help.js';
+import { type CliIo, EXIT_FAILURE, EXIT_OK } from './io.js';
+
+const PROGRAM = 'fact-tracker';
+
+const usageLine = (error: UsageError): string =>
+  `${PROGRAM}${error.command === undefined ? '' : ` ${error.command}`}: ${collapseWhitespace(error.message)} (see ${PROGRAM}${error.command === undefined ? '' : ` ${error.command}`} --help)\n`;
+
+const execute = (command: Command, io: CliIo): TE.TaskEither<string, number> => {
+  switch (command.name) {
+    case 'replay':
+      return runReplay(command, io);
+    case 'facts':
+      return runFacts(command, io);
+    case 'explain':
+      return runExplain(command, io);
+    case 'schema':
+      return runSchema(command, io);
+    case 'help':
+      return async () => {
+        io.stdout(helpText(command.topic));
+        return E.right(EXIT_OK);
+      };
+    case 'version':
+      return pipe(
+        TE.fromEither(io.version()),
+        TE.map((version) => {
+          io.stdout(`${version}\n`);
+          return EXIT_OK;
+        }),
+      );
+  }
+};
+
+/** Runs the command line `argv` (without the program name) and resolves to the exit status. */
+export const run = async (argv: ReadonlyArray<string>, io: CliIo): Promise<number> => {
+  const command = parseCommandLine(argv);
+  if (E.isLeft(command)) {
+    io.stderr(usageLine(command.left));
+    return EXIT_FAILURE;
+  }
+  try {
+    const outcome = await execute(command.right, io)();
+    if (E.isRight(outcome)) return outcome.right;
+    io.stderr(`${PROGRAM} ${command.right.name}: ${collapseWhitespace(outcome.left)}\n`);
+    return EXIT_FAILURE;
+  } catch (error) {
+    // A bug, not a user mistake: still one line, so the report stays readable.
+    io.stderr(`${PROGRAM}: internal error: ${collapseWhitespace(error instanceof Error ? error.message : String(error))}\n`);
+    return EXIT_FAILURE;
+  }
+};

@@ -1,0 +1,31 @@
+/**
+ * The token counters `--tokenizer` chooses from. The BPE tables of o200k take a noticeable
+ * moment to load, so they are imported only when asked for, and only that encoding's entry
+ * point, not the whole package.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { estimateTokens, type TokenCounter } from '../retrieve/tokens.js';
+
+/** The names `--tokenizer` accepts. */
+export const TOKENIZER_NAMES = ['estimate', 'o200k'] as const;
+/** A tokenizer name. */
+export type TokenizerName = (typeof TOKENIZER_NAMES)[number];
+
+/** True for a name `--tokenizer` accepts. */
+export const isTokenizerName = (value: string): value is TokenizerName =>
+  (TOKENIZER_NAMES as ReadonlyArray<string>).includes(value);
+
+/** The counter for `name`; o200k is GPT-4o's BPE encoding from gpt-tokenizer. */
+export const loadTokenCounter = async (name: TokenizerName): Promise<E.Either<string, TokenCounter>> => {
+  if (name === 'estimate') return E.right(estimateTokens);
+  try {
+    const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
+    // Agent output may quote special tokens such as <|endoftext|>: count them as the text they are.
+    const noSpecialTokens = { disallowedSpecial: new Set<string>() };
+    return E.right((text) => countTokens(text, noSpecialTokens));
+  } catch (error) {
+    return E.left(
+      `the o200k tokenizer could not be loaded (is gpt-tokenizer installed?): ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+};

@@ -1,0 +1,91 @@
+/**
+ * Code-aware terms for ranking. Text is split the way code is written: paths into segments
+ * with the file name kept whole and split (`src/auth/loginRoute.ts` -> src, auth, loginroute,
+ * login, route, ts), identifiers on camelCase, PascalCase, snake_case and kebab-case (keeping
+ * the joined compound, so `rateLimit` and `rate-limit` meet), lowercased, stopwords dropped and
+ * Porter-stemmed so `validate`, `validation` and `validates` meet.
+ */
+import { stemmer } from 'stemmer';
+import { eng } from 'stopword';
+
+const STOPWORDS = new Set(eng);
+
+/** `task:12` names a task, not a topic: it carries no terms. */
+const TASK_REFERENCE = /^task:\S*$/iu;
+
+/** Runs of characters that can belong to a word, identifier or path. */
+const RAW_TOKEN = /[\p{L}\p{N}_\-./\\:@#]+/gu;
+
+/** Identifier parts: an acronym run, a capitalized or lowercase word, or a number. */
+const IDENTIFIER_PART = /\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+/gu;
+
+const FILE_EXTENSION = /^(.+)\.([\p{L}\p{N}]{1,8})$/u;
+
+const keepTerm = (term: string): boolean => term.length >= 2 && !STOPWORDS.has(term);
+
+/** The words of one identifier or path segment: the compound (when split) and its parts. */
+const identifierWords = (identifier: string, out: string[]): void => {
+  const pieces = identifier.split(/[_\-.:@#]+/u).filter((piece) => piece !== '');
+  const parts = pieces.flatMap((piece) => piece.match(IDENTIFIER_PART) ?? []);
+  if (parts.length > 1) out.push(parts.join('').toLowerCase());
+  for (const part of parts) out.push(part.toLowerCase());
+};
+
+/** The raw words of a path: each directory, the file name's stem (whole and split) and its extension. */
+const pathWords = (path: string, out: string[]): void => {
+  const segments = path.split(/[/\\]+/u).filter((segment) => segment !== '' && segment !== '.' && segment !== '..');
+  segments.forEach((segment, index) => {
+    const file = index === segments.length - 1 ? FILE_EXTENSION.exec(segment) : null;
+    if (file === null) {
+      identifierWords(segment, out);
+      return;
+    }
+    identifierWords(file[1]!, out);
+    out.push(file[2]!.toLowerCase());
+  });
+};
+
+const FILE_NAME = /^[^.]{2,}.*\.\p{L}[\p{L}\p{N}]{0,7}$/u;
+
+const looksLikePath = (token: string): boolean => /[/\\]/u.test(token) || FILE_NAME.test(token);
+
+/** Unstemmed lowercase words of `text`, before stopword removal. */
+export const rawWords = (text: string): string[] => {
+  const out: string[] = [];
+  for (const match of text.matchAll(RAW_TOKEN)) {
+    const token = match[0].replace(/^[.:\-_@#]+|[.:\-_@#]+$/gu, '');
+    if (token === '' || TASK_REFERENCE.test(token)) continue;
+    if (looksLikePath(token)) pathWords(token, out);
+    else identifierWords(token, out);
+  }
+  return out;
+};
+
+const stemCache = new Map<string, string>();
+
+/** The Porter stem of a lowercase word (memoized: vocabularies are small, stemming is not free). */
+const stem = (word: string): string => {
+  let stemmed = stemCache.get(word);
+  if (stemmed === undefined) {
+    stemmed = /^\p{N}+$/u.test(word) ? word : stemmer(word);
+    if (stemCache.size > 50_000) stemCache.clear();
+    stemCache.set(word, stemmed);
+  }
+  return stemmed;
+};
+
+/** The ranking terms of `text`, with repeats (term frequency matters). */
+export const textTerms = (text: string): string[] => rawWords(text).filter(keepTerm).map(stem);
+
+/** The distinct ranking terms of `text`. */
+export const distinctTerms = (text: string): string[] => [...new Set(textTerms(text))];
+
+/** Path-like tokens of a text (with a directory separator or a file extension), as written. */
+export const mentionedPaths = (text: string): string[] => {
+  const out: string[] = [];
+  for (const match of text.matchAll(RAW_TOKEN)) {
+    const token = match[0].replace(/^\.\//u, '').replace(/^[.:\-_@#]+|[.:\-_@#,;]+$/gu, '');
+    if (token !== '' && !TASK_REFERENCE.test(token) && looksLikePath(token) && /\p{L}/u.test(token)) out.push(token);
+  }
+  return out;
+};
