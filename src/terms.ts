@@ -21,27 +21,33 @@ const IDENTIFIER_PART = /\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+/g
 
 const FILE_EXTENSION = /^(.+)\.([\p{L}\p{N}]{1,8})$/u;
 
-const keepTerm = (term: string): boolean => term.length >= 2 && !STOPWORDS.has(term);
+/** A word with where it came from: stopwords are dropped from prose but kept in paths (`up.rs`, `new/`). */
+interface Word {
+  readonly word: string;
+  readonly fromPath: boolean;
+}
+
+const keepTerm = ({ word, fromPath }: Word): boolean => word.length >= 2 && (fromPath || !STOPWORDS.has(word));
 
 /** The words of one identifier or path segment: the compound (when split) and its parts. */
-const identifierWords = (identifier: string, out: string[]): void => {
+const identifierWords = (identifier: string, fromPath: boolean, out: Word[]): void => {
   const pieces = identifier.split(/[_\-.:@#]+/u).filter((piece) => piece !== '');
   const parts = pieces.flatMap((piece) => piece.match(IDENTIFIER_PART) ?? []);
-  if (parts.length > 1) out.push(parts.join('').toLowerCase());
-  for (const part of parts) out.push(part.toLowerCase());
+  if (parts.length > 1) out.push({ word: parts.join('').toLowerCase(), fromPath });
+  for (const part of parts) out.push({ word: part.toLowerCase(), fromPath });
 };
 
 /** The raw words of a path: each directory, the file name's stem (whole and split) and its extension. */
-const pathWords = (path: string, out: string[]): void => {
+const pathWords = (path: string, out: Word[]): void => {
   const segments = path.split(/[/\\]+/u).filter((segment) => segment !== '' && segment !== '.' && segment !== '..');
   segments.forEach((segment, index) => {
     const file = index === segments.length - 1 ? FILE_EXTENSION.exec(segment) : null;
     if (file === null) {
-      identifierWords(segment, out);
+      identifierWords(segment, true, out);
       return;
     }
-    identifierWords(file[1]!, out);
-    out.push(file[2]!.toLowerCase());
+    identifierWords(file[1]!, true, out);
+    out.push({ word: file[2]!.toLowerCase(), fromPath: true });
   });
 };
 
@@ -49,17 +55,20 @@ const FILE_NAME = /^[^.]{2,}.*\.\p{L}[\p{L}\p{N}]{0,7}$/u;
 
 const looksLikePath = (token: string): boolean => /[/\\]/u.test(token) || FILE_NAME.test(token);
 
-/** Unstemmed lowercase words of `text`, before stopword removal. */
-export const rawWords = (text: string): string[] => {
-  const out: string[] = [];
+/** Unstemmed lowercase words of `text`, before stopword removal, marked when they come from a path. */
+const words = (text: string): Word[] => {
+  const out: Word[] = [];
   for (const match of text.matchAll(RAW_TOKEN)) {
     const token = match[0].replace(/^[.:\-_@#]+|[.:\-_@#]+$/gu, '');
     if (token === '' || TASK_REFERENCE.test(token)) continue;
     if (looksLikePath(token)) pathWords(token, out);
-    else identifierWords(token, out);
+    else identifierWords(token, false, out);
   }
   return out;
 };
+
+/** Unstemmed lowercase words of `text`, before stopword removal. */
+export const rawWords = (text: string): string[] => words(text).map(({ word }) => word);
 
 const stemCache = new Map<string, string>();
 
@@ -75,10 +84,19 @@ const stem = (word: string): string => {
 };
 
 /** The ranking terms of `text`, with repeats (term frequency matters). */
-export const textTerms = (text: string): string[] => rawWords(text).filter(keepTerm).map(stem);
+export const textTerms = (text: string): string[] => words(text).filter(keepTerm).map(({ word }) => stem(word));
 
-/** The distinct ranking terms of `text`. */
-export const distinctTerms = (text: string): string[] => [...new Set(textTerms(text))];
+/**
+ * The distinct terms of a query. Stopwords stay in: they are indexed only where a path holds
+ * them, so "make up take a lock" finds `src/commands/up.rs` and matches no prose.
+ */
+export const queryTerms = (text: string): string[] => [
+  ...new Set(
+    words(text)
+      .filter(({ word }) => word.length >= 2)
+      .map(({ word }) => stem(word)),
+  ),
+];
 
 /** Path-like tokens of a text (with a directory separator or a file extension), as written. */
 export const mentionedPaths = (text: string): string[] => {

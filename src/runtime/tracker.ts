@@ -12,6 +12,7 @@ import { formatSessionFacts } from '../prompt/format.js';
 import { buildDispatchDynamicTail } from '../prompt/tail.js';
 import { retrieveFacts } from '../retrieve/retrieve.js';
 import type { TokenCounter } from '../retrieve/tokens.js';
+import type { RankingOverrides } from '../retrieve/rank.js';
 import { type CompactionReport, compactWithReport } from '../store/compact.js';
 import { applyEvent, type TrackerEvent } from '../store/events.js';
 import { deepFreeze } from '../store/immer.js';
@@ -30,6 +31,8 @@ export interface FactTrackerOptions {
   /** Default token budget of the section (500). */
   readonly maxTokens?: number;
   readonly countTokens?: TokenCounter;
+  /** Overrides of the ranking defaults. */
+  readonly ranking?: RankingOverrides;
 }
 
 /** Input of `ingestOutput`: raw agent text, or an already-parsed result object. */
@@ -48,6 +51,10 @@ export interface CompilePromptInput {
   readonly maxOutputTokens?: number;
   readonly guideCacheKey?: string;
   readonly guideInstruction?: string;
+  /** Facts for this prompt, over the tracker's default. */
+  readonly maxFacts?: number;
+  /** Token budget of this prompt's section, over the tracker's default. */
+  readonly maxTokens?: number;
 }
 
 /** A compiled dispatch tail and what went into its `[Session Context]` section. */
@@ -133,6 +140,7 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
   const maxFacts = orDefault(settings.maxFacts, DEFAULT_MAX_FACTS);
   const maxTokens = orDefault(settings.maxTokens, DEFAULT_MAX_TOKENS);
   const countTokens = typeof settings.countTokens === 'function' ? settings.countTokens : undefined;
+  const ranking = settings.ranking;
 
   let state = emptyFactStore(
     settings.maxValidFacts === undefined ? {} : { maxValidFacts: settings.maxValidFacts },
@@ -190,11 +198,17 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
       taskDescription: taskPrompt,
       taskId,
       ...(Array.isArray(source.tags) ? { tags: source.tags } : {}),
-      maxFacts,
-      maxTokens,
+      maxFacts: source.maxFacts === undefined ? maxFacts : source.maxFacts,
+      maxTokens: source.maxTokens === undefined ? maxTokens : source.maxTokens,
       ...(countTokens === undefined ? {} : { countTokens }),
+      ...(ranking === undefined ? {} : { ranking }),
     });
     const sessionContext = formatSessionFacts(facts);
+    // The task's prompt becomes context for the facts its dispatches will produce.
+    const normalizedTaskId = normalizeTaskId(taskId);
+    const now = readClock(clock);
+    if (E.isRight(normalizedTaskId) && E.isRight(now) && taskPrompt.trim() !== '')
+      commit([{ type: 'prompt/recorded', taskId: normalizedTaskId.right, taskPrompt, at: now.right }]);
     const deltaPacket =
       typeof source.deltaPacket === 'object' && source.deltaPacket !== null ? source.deltaPacket : {};
     const prompt = buildDispatchDynamicTail({

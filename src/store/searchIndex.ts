@@ -7,7 +7,8 @@
  *   subject weighted 3, object 1, relation 0.5, saturated with k1 = 1.2. Facts are short
  *   triples of similar length, so there is no length normalization (BM25 with b = 0).
  * - `tasks`: per task, the context a fact inherits from the task that produced it (the task's
- *   recorded prompt and its summary) and the keys of the task's valid facts.
+ *   recorded prompt and its summary), the keys of the task's valid facts and the file pairs
+ *   it asserted (so a file is found by the words of every task that changed it).
  * - `taskTerms`: term -> postings over task contexts, weighted the same way.
  * - `conventions`: the valid facts tagged `convention` (always eligible for retrieval).
  */
@@ -31,6 +32,8 @@ export interface TaskDoc {
   readonly summaries: Readonly<Record<string, string>>;
   /** Keys of the task's valid facts. */
   readonly facts: Readonly<Record<string, true>>;
+  /** Pair keys of the file facts the task ever asserted (a file's history lends it every modifying task's context). */
+  readonly touched: Readonly<Record<string, true>>;
 }
 
 /** The store's search index. */
@@ -116,10 +119,13 @@ const unpostTerm = (terms: HexTrie<TermPostings>, term: string, hash: string, ke
   if (entry.n <= 0 || trieIsEmpty(entry.p)) trieDelete(terms, keyHash(term), term);
 };
 
-const emptyTaskDoc = (): TaskDoc => ({ prompt: '', summaries: {}, facts: {} });
+const emptyTaskDoc = (): TaskDoc => ({ prompt: '', summaries: {}, facts: {}, touched: {} });
 
 const isUnused = (doc: TaskDoc): boolean =>
-  doc.promptAt === undefined && Object.keys(doc.summaries).length === 0 && Object.keys(doc.facts).length === 0;
+  doc.promptAt === undefined &&
+  Object.keys(doc.summaries).length === 0 &&
+  Object.keys(doc.facts).length === 0 &&
+  Object.keys(doc.touched).length === 0;
 
 /** The doc of a task inside a draft index, created when missing. */
 const draftTaskDoc = (index: Draft<SearchIndex>, taskId: string): Draft<TaskDoc> => {
@@ -167,6 +173,12 @@ export const unindexFact = (index: Draft<SearchIndex>, fact: SessionFact): void 
       delete (draft.summaries as Record<string, string>)[key];
     });
   if (isUnused(doc)) trieDelete(index.tasks, keyHash(fact.sourceTaskId), fact.sourceTaskId);
+};
+
+/** Notes in a draft index that a task asserted a file fact of the pair `pairKey`. */
+export const indexFileAssertion = (index: Draft<SearchIndex>, taskId: string, pairKey: string): void => {
+  const doc = draftTaskDoc(index, taskId);
+  if (!(pairKey in doc.touched)) (doc.touched as Record<string, true>)[pairKey] = true;
 };
 
 /** Records a task's prompt in a draft index; an older prompt than the recorded one is ignored. */

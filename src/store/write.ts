@@ -7,7 +7,14 @@ import { deepFreeze, produce } from './immer.js';
 import { shardDelete, shardGet, shardPut, shardsFrom, shardValues } from './shards.js';
 import { type FactStore, type PairLog, pairHash, pairKey, recordKey } from './state.js';
 import { deriveRecords } from './timeline.js';
-import { emptySearchIndex, indexFact, indexTaskPrompt, type SearchIndex, unindexFact } from './searchIndex.js';
+import {
+  emptySearchIndex,
+  indexFact,
+  indexFileAssertion,
+  indexTaskPrompt,
+  type SearchIndex,
+  unindexFact,
+} from './searchIndex.js';
 import { trieForEach } from './trie.js';
 
 type Draft<T> = { -readonly [K in keyof T]: T[K] };
@@ -28,6 +35,9 @@ export const selectPairLog = (store: FactStore, subject: string, relation: strin
 export const emptyPairLog = (subject: string, relation: string): PairLog => ({ subject, relation, assertions: [], clears: [] });
 
 const isOpen = (fact: SessionFact): boolean => fact.validTo === undefined;
+
+/** Facts about files: their history lends them the context of every task that asserted them. */
+export const isFileFact = (fact: SessionFact): boolean => fact.tags.includes('file_change');
 
 const sameRecord = (a: SessionFact, b: SessionFact): boolean => a === b || (a.validTo === b.validTo && a.id === b.id);
 
@@ -70,6 +80,13 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
     for (const fact of puts) shardPut(draft.records, fact.id, recordKey(fact), fact);
     for (const fact of becameInvalid) unindexFact(draft.index, fact);
     for (const fact of becameValid) indexFact(draft.index, fact);
+    for (const { before, after } of effective) {
+      if (after === undefined) continue;
+      const known = new Set(before?.assertions ?? []);
+      for (const fact of after.assertions)
+        if (!known.has(fact) && isFileFact(fact))
+          indexFileAssertion(draft.index, fact.sourceTaskId, pairKey(fact.subject, fact.relation));
+    }
     draft.validCount += becameValid.length - becameInvalid.length;
   });
 };
@@ -109,6 +126,8 @@ export const buildStore = (
   }
   const index = emptySearchIndex() as Draft<SearchIndex>;
   for (const [, , fact] of recordEntries) if (isOpen(fact)) indexFact(index, fact);
+  for (const [, key, log] of pairEntries)
+    for (const fact of log.assertions) if (isFileFact(fact)) indexFileAssertion(index, fact.sourceTaskId, key);
   for (const { taskId, prompt, at } of prompts) indexTaskPrompt(index, taskId, prompt, at);
   return deepFreeze({ maxValidFacts, validCount, pairs: shardsFrom(pairEntries), records: shardsFrom(recordEntries), index });
 };

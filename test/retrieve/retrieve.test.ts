@@ -89,7 +89,7 @@ describe('retrieveFacts', () => {
 
   it('measures the budget on the rendered section, header included, and still tries smaller later facts', () => {
     const s = addFacts(emptyFactStore(), [
-      fact('src/login/a.ts', 'issue', `login ${'long '.repeat(20)}`.trim(), 3, { tags: ['error'] }),
+      fact('src/login/a.ts', 'requires', `login ${'long '.repeat(20)}`.trim(), 3, { tags: ['dependency'] }),
       fact('src/login/b.ts', 'modified_by', 'task:1', 2),
     ]);
     const countTokens = (text: string) => text.length;

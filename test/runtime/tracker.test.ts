@@ -146,12 +146,14 @@ describe('createFactTracker', () => {
     expect(calls[1]![1]).toBe(calls[0]![0]);
     tracker.ingestOutput({ role: 'reviewer', taskId: '3', output: 'garbage' });
     tracker.compilePrompt({ taskId: '4', taskPrompt: 'anything' });
+    expect(calls).toHaveLength(3);
+    tracker.compilePrompt({ taskId: '4', taskPrompt: 'anything' });
     tracker.invalidate('nothing', 'here', 5);
     tracker.compact(1000);
-    expect(calls).toHaveLength(2);
+    expect(calls).toHaveLength(3);
     unsubscribe();
     tracker.ingestOutput({ role: 'implementer', taskId: '5', output: implementer('5', ['x']) });
-    expect(calls).toHaveLength(2);
+    expect(calls).toHaveLength(3);
   });
 
   it('a throwing listener does not break the call or other listeners', () => {
@@ -295,7 +297,10 @@ describe('tracker properties', () => {
       constructor(readonly taskId: string, readonly text: string) {}
       check = () => true;
       run(m: Model, real: Real) {
+        const before = real.tracker.getSnapshot();
+        m.time += 1000;
         const compiled = real.tracker.compilePrompt({ taskId: this.taskId, taskPrompt: this.text });
+        if (real.tracker.getSnapshot() !== before) m.notifications += 1;
         const valid = new Set(selectValidFacts(real.tracker.getSnapshot()).map((f) => f.id));
         for (const f of compiled.facts) {
           expect(valid.has(f.id)).toBe(true);

@@ -29,7 +29,7 @@ export const flattenIndex = (index: SearchIndex) => ({
   terms: sortedEntries(index.terms, flattenPostings),
   taskTerms: sortedEntries(index.taskTerms, flattenPostings),
   contextCount: index.contextCount,
-  tasks: sortedEntries(index.tasks, (doc) => ({ ...doc, facts: Object.keys(doc.facts).sort() })),
+  tasks: sortedEntries(index.tasks, (doc) => ({ ...doc, facts: Object.keys(doc.facts).sort(), touched: Object.keys(doc.touched).sort() })),
   conventions: sortedEntries(index.conventions, (v) => v),
 });
 
