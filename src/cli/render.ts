@@ -98,9 +98,9 @@ const renderSummary = (report: ReplayReport, tokenizer: string, style: Style): s
   const [history, context, unmasked] = figures.map((figure) => figure.padStart(width));
   return [
     style.bold(`Tokens (${tokenizer})`),
-    `  history  ${history}  in ${count(summary.dispatches, 'dispatch output', 'dispatch outputs')}`,
-    `  context  ${context}  injected over ${count(summary.prompts, 'prompt', 'prompts')} (ratio to history ${summary.contextToHistoryRatio})`,
-    `  masked   ${unmasked}  history tokens the prompts would have carried without masking`,
+    `  history   ${history}  in ${count(summary.dispatches, 'dispatch output', 'dispatch outputs')}`,
+    `  context   ${context}  injected over ${count(summary.prompts, 'prompt', 'prompts')} (ratio to history ${summary.contextToHistoryRatio})`,
+    `  unmasked  ${unmasked}  what the same prompts would carry with every earlier output in full`,
     [
       count(summary.events, 'event', 'events'),
       count(summary.dispatches, 'dispatch', 'dispatches'),

@@ -8,10 +8,6 @@ import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { collapseWhitespace } from '../text.js';
 import { type Command, parseCommandLine, type UsageError } from './args.js';
-import { runExplain } from './commands/explain.js';
-import { runFacts } from './commands/facts.js';
-import { runReplay } from './commands/replay.js';
-import { runSchema } from './commands/schema.js';
 import { helpText } from './help.js';
 import { type CliIo, EXIT_FAILURE, EXIT_OK } from './io.js';
 
@@ -20,16 +16,20 @@ const PROGRAM = 'fact-tracker';
 const usageLine = (error: UsageError): string =>
   `${PROGRAM}${error.command === undefined ? '' : ` ${error.command}`}: ${collapseWhitespace(error.message)} (see ${PROGRAM}${error.command === undefined ? '' : ` ${error.command}`} --help)\n`;
 
+/**
+ * The commands are imported on demand: the core and its dependencies (zod, immer, stopwords)
+ * take most of a start-up, and `--help` or `--version` need none of them.
+ */
 const execute = (command: Command, io: CliIo): TE.TaskEither<string, number> => {
   switch (command.name) {
     case 'replay':
-      return runReplay(command, io);
+      return async () => (await import('./commands/replay.js')).runReplay(command, io)();
     case 'facts':
-      return runFacts(command, io);
+      return async () => (await import('./commands/facts.js')).runFacts(command, io)();
     case 'explain':
-      return runExplain(command, io);
+      return async () => (await import('./commands/explain.js')).runExplain(command, io)();
     case 'schema':
-      return runSchema(command, io);
+      return async () => (await import('./commands/schema.js')).runSchema(command, io)();
     case 'help':
       return async () => {
         io.stdout(helpText(command.topic));

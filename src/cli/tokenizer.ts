@@ -4,7 +4,7 @@
  * point, not the whole package.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { estimateTokens, type TokenCounter } from '../retrieve/tokens.js';
+import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
 
 /** The names `--tokenizer` accepts. */
 export const TOKENIZER_NAMES = ['estimate', 'o200k'] as const;
@@ -19,10 +19,8 @@ export const isTokenizerName = (value: string): value is TokenizerName =>
 export const loadTokenCounter = async (name: TokenizerName): Promise<E.Either<string, TokenCounter>> => {
   if (name === 'estimate') return E.right(estimateTokens);
   try {
-    const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
-    // Agent output may quote special tokens such as <|endoftext|>: count them as the text they are.
-    const noSpecialTokens = { disallowedSpecial: new Set<string>() };
-    return E.right((text) => countTokens(text, noSpecialTokens));
+    const { countO200kTokens } = await import('../tokens/o200k.js');
+    return E.right(countO200kTokens);
   } catch (error) {
     return E.left(
       `the o200k tokenizer could not be loaded (is gpt-tokenizer installed?): ${error instanceof Error ? error.message : String(error)}`,

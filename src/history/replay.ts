@@ -1,16 +1,15 @@
 /**
  * Replaying a dispatch history through the runtime shell, exactly as a live orchestrator would
  * have run it: the tracker's clock is the event's time, dispatches go through `ingestOutput`
- * (so a later review of a task settles the issues it does not repeat), and each prompt event
- * retrieves what `compilePrompt` would inject. The result is plain data, the same for the same
- * text and options.
+ * (so a later review of a task settles the issues it does not repeat), and prompt events go
+ * through `compilePrompt` (which also records the task prompt for the facts its dispatches will
+ * produce). The result is plain data, the same for the same text and options.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import type { SessionFact } from '../fact.js';
-import { formatSessionFacts } from '../prompt/format.js';
 import { explainRetrieval, type FactQuery, type RetrievalDecision } from '../retrieve/retrieve.js';
-import { estimateTokens, type TokenCounter } from '../retrieve/tokens.js';
+import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
 import type { ContractError } from '../runtime/parse.js';
 import { createFactTracker } from '../runtime/tracker.js';
 import { selectAllFacts, selectValidCount, selectValidFacts } from '../store/selectors.js';
@@ -22,7 +21,7 @@ export const DEFAULT_PROMPT_MAX_FACTS = 10;
 /** Token budget of a prompt's section when neither the prompt event nor the options say. */
 export const DEFAULT_PROMPT_MAX_TOKENS = 500;
 /** How many events pass between two progress reports. */
-const PROGRESS_STEP = 500;
+const PROGRESS_STEP = 100;
 
 /** Options of `replayHistory`. */
 export interface ReplayOptions {
@@ -32,6 +31,8 @@ export interface ReplayOptions {
   readonly maxTokens?: number;
   /** Counts tokens of sections and dispatch outputs (default: ceil(characters / 4)). */
   readonly countTokens?: TokenCounter;
+  /** Overrides of the ranking defaults, as `createFactTracker` takes them. */
+  readonly ranking?: FactQuery['ranking'];
   /** Stop at the first event whose time is after this (epoch ms). */
   readonly asOf?: number;
   /** Stop after this line (used to explain the prompt on it without replaying the rest). */
@@ -106,6 +107,7 @@ const outputText = (output: string | Readonly<Record<string, unknown>>): string 
 
 const ratio = (part: number, whole: number): number => (whole > 0 ? Math.round((part / whole) * 1000) / 1000 : 0);
 
+/** The query `compilePrompt` runs for this prompt event, so `explainRetrieval` can replay it on the same store. */
 const queryFor = (event: HistoryPromptEvent, options: ReplayOptions, countTokens: TokenCounter): FactQuery => ({
   taskDescription: event.taskPrompt,
   taskId: event.taskId,
@@ -113,10 +115,8 @@ const queryFor = (event: HistoryPromptEvent, options: ReplayOptions, countTokens
   maxFacts: options.maxFacts ?? event.maxFacts ?? DEFAULT_PROMPT_MAX_FACTS,
   maxTokens: options.maxTokens ?? event.maxTokens ?? DEFAULT_PROMPT_MAX_TOKENS,
   countTokens,
+  ...(options.ranking === undefined ? {} : { ranking: options.ranking }),
 });
-
-const includedFacts = (decisions: ReadonlyArray<RetrievalDecision>): SessionFact[] =>
-  decisions.filter((decision) => decision.decision === 'included').map((decision) => decision.fact);
 
 const isPast = (event: HistoryEvent, options: ReplayOptions): boolean =>
   (options.asOf !== undefined && event.at > options.asOf) ||
@@ -131,7 +131,11 @@ export const replayHistory = (text: string, options: ReplayOptions = {}): Replay
   const countTokens = options.countTokens ?? estimateTokens;
   const parsed = parseHistory(text);
   let now = 0;
-  const tracker = createFactTracker({ clock: () => now });
+  const tracker = createFactTracker({
+    clock: () => now,
+    countTokens,
+    ...(options.ranking === undefined ? {} : { ranking: options.ranking }),
+  });
 
   const prompts: PromptReport[] = [];
   const retrievals: PromptRetrieval[] = [];
@@ -160,8 +164,13 @@ export const replayHistory = (text: string, options: ReplayOptions = {}): Replay
       case 'prompt': {
         const store = tracker.getSnapshot();
         const query = queryFor(event, options, countTokens);
-        const facts = includedFacts(explainRetrieval(store, query));
-        const sessionContext = formatSessionFacts(facts);
+        const { sessionContext, facts } = tracker.compilePrompt({
+          taskId: event.taskId,
+          taskPrompt: event.taskPrompt,
+          ...(query.tags === undefined ? {} : { tags: query.tags }),
+          maxFacts: query.maxFacts,
+          maxTokens: query.maxTokens,
+        });
         const tokens = countTokens(sessionContext);
         contextTokens += tokens;
         prompts.push({ line: event.line, taskId: event.taskId, sessionContext, facts, contextTokens: tokens, historyTokens });

@@ -43,12 +43,8 @@ const toJsonView = (view: ExplainView): unknown => ({
   ...(view.query.tags === undefined ? {} : { tags: view.query.tags }),
   maxFacts: view.query.maxFacts,
   maxTokens: view.query.maxTokens,
-  decisions: view.decisions.map(({ score, decision, reason, fact }) => ({
-    score,
-    decision,
-    ...(reason === undefined ? {} : { reason }),
-    fact,
-  })),
+  // Everything a decision carries (score, decision, reason, score parts), with the fact last for reading.
+  decisions: view.decisions.map(({ fact, ...decision }) => ({ ...decision, fact })),
   errors: view.errors,
 });
 

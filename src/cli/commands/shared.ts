@@ -2,7 +2,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import type { TokenCounter } from '../../retrieve/tokens.js';
+import type { TokenCounter } from '../../tokens/estimate.js';
 import type { CommandName } from '../args.js';
 import { type CliIo, EXIT_OK, EXIT_REJECTED_LINES } from '../io.js';
 import { isSavedStateText } from '../source.js';

@@ -1,0 +1,62 @@
+/**
+ * `facts` on a broken state, `explain`, `schema`, `--help` and `--version`, run as a process.
+ * Each process costs about half a second of start-up, so the finer cases run in-process
+ * through the same router in run.test.ts.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, type ExpectStatic, it } from 'vitest';
+import { type CliRun, runCli } from './runCli.js';
+
+const EXAMPLE = 'examples/web-api-session.jsonl';
+const workDir = mkdtempSync(join(tmpdir(), 'fact-tracker-cli-'));
+
+/** A one-line stderr message, nothing on stdout and exit 1: how every failure must look. */
+const expectOneLineFailure = (expect: ExpectStatic, run: CliRun, pattern: RegExp): void => {
+  expect(run.status).toBe(1);
+  expect(run.stdout).toBe('');
+  expect(run.stderr).toMatch(/^fact-tracker[^\n]*\n$/u);
+  expect(run.stderr).toMatch(pattern);
+};
+
+describe.concurrent('fact-tracker commands', () => {
+  it('refuses a truncated state file with one line and exit 1', async ({ expect }) => {
+    const state = {
+      format: 'session-fact-tracker/state',
+      version: 1,
+      maxValidFacts: 500,
+      pairs: [],
+    };
+    const truncated = join(workDir, 'truncated.json');
+    writeFileSync(truncated, JSON.stringify(state, null, 2).slice(0, 60));
+    expectOneLineFailure(expect, await runCli(['facts', truncated]), /truncated\.json: not a readable saved state: the JSON is truncated or corrupt/u);
+  });
+
+  it('explains one prompt fact by fact', async ({ expect }) => {
+    const run = await runCli(['explain', EXAMPLE, '--line', '24']);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^line 24 · task 5 · 10 facts included of \d+/u);
+    expect(run.stdout).toMatch(/^ *SCORE +DECISION +SUBJECT +RELATION +OBJECT +TAGS +TASK$/mu);
+    expect(run.stdout).toMatch(/^ *[\d.]+ +included +/mu);
+    expect(run.stdout).toMatch(/^ *[\d.]+ +own_task +/mu);
+  });
+
+  it('prints the JSON Schema of a role, generated from the validating schema', async ({ expect }) => {
+    const run = await runCli(['schema', 'implementer']);
+    expect(run.status).toBe(0);
+    const schema = JSON.parse(run.stdout) as Record<string, unknown>;
+    expect(schema['$schema']).toBe('https://json-schema.org/draft/2020-12/schema');
+    expect(schema['type']).toBe('object');
+    expect(schema['required']).toEqual(['task_id', 'status', 'summary']);
+  });
+
+  it('answers --help and --version', async ({ expect }) => {
+    const [help, version] = await Promise.all([runCli(['replay', '--help']), runCli(['--version'])]);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: fact-tracker replay FILE/u);
+    const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(version.status).toBe(0);
+    expect(version.stdout).toBe(`${manifest.version}\n`);
+  });
+});

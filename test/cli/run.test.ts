@@ -1,0 +1,261 @@
+/**
+ * The command router in-process, against an in-memory `CliIo`: the many small cases (every
+ * help text, every usage error, colour, progress) without a process start-up each.
+ */
+import { readFileSync } from 'node:fs';
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import type { CliIo } from '../../src/cli/io.js';
+import { run } from '../../src/cli/run.js';
+import { ROOT } from './runCli.js';
+
+const EXAMPLE = 'examples/web-api-session.jsonl';
+const BAD_LINES = 'test/fixtures/bad-lines.jsonl';
+
+interface MemoryRun {
+  readonly status: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly written: ReadonlyMap<string, string>;
+}
+
+/** Runs the router with files from `files`, else from the repository, and captures everything. */
+const runInMemory = async (
+  argv: ReadonlyArray<string>,
+  options: { files?: Readonly<Record<string, string>>; colour?: boolean; stderrIsTty?: boolean } = {},
+): Promise<MemoryRun> => {
+  let stdout = '';
+  let stderr = '';
+  const written = new Map<string, string>();
+  const io: CliIo = {
+    readText: async (file) => {
+      const given = options.files?.[file] ?? written.get(file);
+      if (given !== undefined) return E.right(given);
+      try {
+        return E.right(readFileSync(`${ROOT}${file}`, 'utf8'));
+      } catch {
+        return E.left(`cannot read ${file}: no such file`);
+      }
+    },
+    writeText: async (file, text) => {
+      written.set(file, text);
+      return E.right(undefined);
+    },
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+    colour: options.colour ?? false,
+    stderrIsTty: options.stderrIsTty ?? false,
+    version: () => E.right('9.9.9'),
+  };
+  const status = await run(argv, io);
+  return { status, stdout, stderr, written };
+};
+
+const expectUsageError = (result: MemoryRun, pattern: RegExp): void => {
+  expect(result.status).toBe(1);
+  expect(result.stdout).toBe('');
+  expect(result.stderr).toMatch(/^fact-tracker[^\n]*\n$/u);
+  expect(result.stderr).toMatch(pattern);
+};
+
+describe('help and version', () => {
+  it.each([
+    [['--help'], 'Usage:\n  fact-tracker replay FILE'],
+    [['-h'], 'Usage:\n  fact-tracker replay FILE'],
+    [['help'], 'Usage:\n  fact-tracker replay FILE'],
+    [['help', 'facts'], 'Usage: fact-tracker facts FILE'],
+    [['replay', '--help'], 'Usage: fact-tracker replay FILE'],
+    [['replay', 'whatever.jsonl', '--bogus', '-h'], 'Usage: fact-tracker replay FILE'],
+    [['facts', '--help'], 'Usage: fact-tracker facts FILE'],
+    [['explain', '--help'], 'Usage: fact-tracker explain FILE --line N'],
+    [['schema', '--help'], 'Usage: fact-tracker schema implementer|reviewer'],
+  ])('%j prints help', async (argv, start) => {
+    const result = await runInMemory(argv);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain(start);
+    expect(result.stderr).toBe('');
+  });
+
+  it('prints the version', async () => {
+    expect(await runInMemory(['--version'])).toMatchObject({ status: 0, stdout: '9.9.9\n' });
+  });
+});
+
+describe('usage errors', () => {
+  it.each([
+    [[], /missing command/u],
+    [['deploy'], /unknown command "deploy"/u],
+    [['help', 'deploy'], /no help for unknown command/u],
+    [['replay'], /replay: missing history FILE/u],
+    [['replay', 'a', 'b'], /expected one history FILE .*, got 2: a b/u],
+    [['replay', EXAMPLE, '--bogus'], /Unknown option '--bogus' \(see fact-tracker replay --help\)/u],
+    [['replay', EXAMPLE, '--max-facts'], /--max-facts/u],
+    [['replay', EXAMPLE, '--max-tokens', '-3'], /--max-tokens/u],
+    [['replay', EXAMPLE, '--tokenizer', 'cl100k'], /--tokenizer must be estimate or o200k/u],
+    [['replay', EXAMPLE, '--as-of', 'tomorrow'], /--as-of: "tomorrow" is not an ISO-8601 time/u],
+    [['facts', EXAMPLE, '--tag', 'urgent'], /--tag "urgent" is not a tag/u],
+    [['explain', EXAMPLE], /missing --line N/u],
+    [['explain', EXAMPLE, '--line', '0'], /--line must be a whole number 1 or more/u],
+    [['schema', 'tester'], /unknown role "tester"/u],
+    [['replay', 'missing.jsonl'], /replay: cannot read missing.jsonl: no such file/u],
+  ])('%j fails with one line and exit 1', async (argv, pattern) => {
+    expectUsageError(await runInMemory(argv), pattern);
+  });
+});
+
+describe('replay', () => {
+  it('reports every bad line in line order among the prompts, and exits 2', async () => {
+    const result = await runInMemory(['replay', BAD_LINES]);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toBe('fact-tracker replay: 8 lines were rejected (listed in the report)\n');
+    const rejected = [...result.stdout.matchAll(/^line (\d+) · rejected \((\w+)\): /gmu)].map((match) => [Number(match[1]), match[2]]);
+    expect(rejected).toEqual([
+      [3, 'invalid_json'],
+      [4, 'unknown_type'],
+      [5, 'missing_field'],
+      [6, 'invalid_field'],
+      [7, 'invalid_field'],
+      [8, 'marker_missing'],
+      [9, 'json_parse_failed'],
+      [10, 'schema_invalid'],
+    ]);
+    expect(result.stdout.indexOf('line 10 · rejected')).toBeLessThan(result.stdout.indexOf('line 13 · task 2'));
+    expect(result.stdout).toMatch(/^line 13 · task 2 · \d+ facts · \d+ context tokens · \d+ history tokens\n\[Session Context\]\n- /mu);
+    expect(result.stdout).toMatch(/· 8 rejected lines$/mu);
+  });
+
+  it('uses colour only when the shell says so', async () => {
+    const [plain, coloured] = await Promise.all([runInMemory(['replay', BAD_LINES]), runInMemory(['replay', BAD_LINES], { colour: true })]);
+    expect(plain.stdout).not.toContain('\u001b[');
+    expect(coloured.stdout).toContain('\u001b[1mline 13 · task 2');
+    expect(coloured.stdout.replace(/\u001b\[\d+m/gu, '')).toBe(plain.stdout);
+  });
+
+  it('counts with o200k, overrides the budgets and stops at --as-of', async () => {
+    const [o200k, estimate, early] = await Promise.all([
+      runInMemory(['replay', EXAMPLE, '--json', '--tokenizer', 'o200k', '--max-facts', '3']),
+      runInMemory(['replay', EXAMPLE, '--json', '--max-facts', '3']),
+      runInMemory(['replay', EXAMPLE, '--json', '--as-of', '2026-03-02T09:30:00Z']),
+    ]);
+    const real = JSON.parse(o200k.stdout) as { prompts: { facts: unknown[] }[]; summary: { historyTokens: number } };
+    expect(o200k.status).toBe(0);
+    expect(real.prompts.every((prompt) => prompt.facts.length <= 3)).toBe(true);
+    expect(real.summary.historyTokens).toBeGreaterThan(0);
+    expect(real.summary.historyTokens).not.toBe(JSON.parse(estimate.stdout).summary.historyTokens);
+    expect(o200k.stdout).not.toBe(estimate.stdout);
+    const stopped = JSON.parse(early.stdout) as { prompts: { line: number }[]; summary: { events: number } };
+    expect(stopped.prompts.map((prompt) => prompt.line)).toEqual([1, 4, 7]);
+    expect(stopped.summary.events).toBe(8);
+  });
+
+  it('draws progress on a terminal stderr for long histories only, and clears it', async () => {
+    const long = Array.from({ length: 2100 }, (_, index) => JSON.stringify({ type: 'compact', maxFacts: 10, at: index })).join('\n');
+    const [tty, piped, short] = await Promise.all([
+      runInMemory(['replay', 'long.jsonl', '--json'], { files: { 'long.jsonl': long }, stderrIsTty: true }),
+      runInMemory(['replay', 'long.jsonl', '--json'], { files: { 'long.jsonl': long } }),
+      runInMemory(['replay', BAD_LINES, '--json'], { stderrIsTty: true }),
+    ]);
+    expect(tty.stderr).toContain('replayed 500 of 2100 events');
+    expect(tty.stderr.endsWith('\r\u001b[2K')).toBe(true);
+    expect(tty.stdout).toBe(piped.stdout);
+    expect(piped.stderr).toBe('');
+    expect(short.stderr).not.toContain('replayed');
+  });
+
+  it('refuses a saved state given as a history', async () => {
+    const saved = await runInMemory(['replay', BAD_LINES, '--save', 'state.json']);
+    const state = saved.written.get('state.json')!;
+    expectUsageError(await runInMemory(['replay', 'state.json'], { files: { 'state.json': state } }), /is a saved state/u);
+  });
+});
+
+describe('facts', () => {
+  it('filters a history by tag and subject, with closed facts and their intervals on --all', async () => {
+    const result = await runInMemory(['facts', EXAMPLE, '--json', '--all', '--tag', 'file_change', '--subject', 'SRC/CONFIG.TS']);
+    const { facts } = JSON.parse(result.stdout) as { facts: { subject: string; tags: string[]; validTo?: number }[] };
+    expect(result.status).toBe(0);
+    expect(facts.length).toBeGreaterThan(1);
+    expect(facts.every((fact) => fact.subject === 'src/config.ts' && fact.tags.includes('file_change'))).toBe(true);
+    expect(facts.some((fact) => fact.validTo !== undefined)).toBe(true);
+
+    const table = await runInMemory(['facts', EXAMPLE, '--all', '--subject', 'src/config.ts']);
+    expect(table.stdout).toMatch(/^SUBJECT +RELATION +OBJECT +TAGS +TASK +VALID FROM +VALID TO$/mu);
+    expect(table.stdout).toMatch(/^src\/config\.ts +modified_by +task:1 .* 2026-03-02T09:03:00Z +2026-03-02T09:58:00Z$/mu);
+  });
+
+  it('reads a saved state, valid at --as-of, and lists rejected history lines with exit 2', async () => {
+    const saved = await runInMemory(['replay', EXAMPLE, '--save', 'state.json']);
+    const files = { 'state.json': saved.written.get('state.json')! };
+    const [now, then, fromHistory] = await Promise.all([
+      runInMemory(['facts', 'state.json', '--json'], { files }),
+      runInMemory(['facts', 'state.json', '--json', '--as-of', '2026-03-02T09:10:00Z'], { files }),
+      runInMemory(['facts', EXAMPLE, '--json', '--as-of', '2026-03-02T09:10:00Z']),
+    ]);
+    // The state knows which of those facts closed later (validTo); the stopped replay does not yet.
+    const ids = (result: MemoryRun): string[] => (JSON.parse(result.stdout) as { facts: { id: string }[] }).facts.map((fact) => fact.id);
+    expect(ids(then)).toEqual(ids(fromHistory));
+    expect(ids(then).length).toBeLessThan(ids(now).length);
+
+    const bad = await runInMemory(['facts', BAD_LINES]);
+    expect(bad.status).toBe(2);
+    expect(bad.stdout).toContain('line 3 · rejected (invalid_json)');
+    expect(bad.stderr).toBe('fact-tracker facts: 8 lines were rejected (listed in the report)\n');
+  });
+
+  it('refuses a state file that fails validation or comes from a newer version, without loading half of it', async () => {
+    const saved = await runInMemory(['replay', BAD_LINES, '--save', 'state.json']);
+    const document = JSON.parse(saved.written.get('state.json')!) as { version: number; pairs: { assertions: { id: string }[] }[] };
+    const future = JSON.stringify({ ...document, version: 2 }, null, 2);
+    document.pairs[0]!.assertions[0]!.id = '0000000000000000';
+    const files = { 'corrupt.json': JSON.stringify(document), 'future.json': future };
+    expectUsageError(
+      await runInMemory(['facts', 'corrupt.json'], { files }),
+      /corrupt\.json: pairs\[0\]\.assertions\[0\]: id is not createFactId of the triple/u,
+    );
+    expectUsageError(await runInMemory(['facts', 'future.json'], { files }), /future\.json: saved state version 2 is newer/u);
+  });
+});
+
+describe('explain', () => {
+  it('gives every fact a score and a decision, the included ones being the replayed prompt facts', async () => {
+    const [explained, replayed] = await Promise.all([
+      runInMemory(['explain', EXAMPLE, '--line', '24', '--json']),
+      runInMemory(['replay', EXAMPLE, '--json']),
+    ]);
+    const view = JSON.parse(explained.stdout) as {
+      line: number;
+      taskId: string;
+      maxFacts: number;
+      maxTokens: number;
+      decisions: { decision: string; reason?: string; score: number; fact: { id: string } }[];
+    };
+    expect(view).toMatchObject({ line: 24, taskId: '5', maxFacts: 10, maxTokens: 500 });
+    const prompt = (JSON.parse(replayed.stdout) as { prompts: { line: number; facts: { id: string }[] }[] }).prompts.find((entry) => entry.line === 24)!;
+    expect(view.decisions.filter((decision) => decision.decision === 'included').map((decision) => decision.fact.id)).toEqual(
+      prompt.facts.map((fact) => fact.id),
+    );
+    expect(view.decisions.every((decision) => (decision.decision === 'excluded') === (decision.reason !== undefined))).toBe(true);
+  });
+
+  it.each([
+    ['2', /:2 is a dispatch event; explain needs the line of a prompt event/u, EXAMPLE],
+    ['3', /:3 is not a valid event \(invalid_json/u, BAD_LINES],
+    ['11', /:11 holds no event/u, BAD_LINES],
+    ['999', /:999 holds no event/u, BAD_LINES],
+  ])('refuses line %s, which is no prompt', async (line, pattern, file) => {
+    expectUsageError(await runInMemory(['explain', file, '--line', line]), pattern);
+  });
+});
+
+describe('schema', () => {
+  it('prints the reviewer contract as JSON Schema', async () => {
+    const result = await runInMemory(['schema', 'reviewer']);
+    const schema = JSON.parse(result.stdout) as { required: string[]; properties: Record<string, { enum?: string[] }> };
+    expect(schema.required).toEqual(['task_id', 'assessment']);
+    expect(schema.properties['assessment']?.enum).toEqual(['approved', 'needs_changes', 'blocked']);
+  });
+});

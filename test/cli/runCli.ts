@@ -1,0 +1,32 @@
+/**
+ * Runs the built binary as a user would: `node dist/cli/main.js ...` in a child process, with
+ * stdout and stderr captured (so neither is a terminal: no colour, no progress).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root. */
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** The built entry point the `fact-tracker` bin points to. */
+export const MAIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+/** What one run of the binary did. */
+export interface CliRun {
+  readonly status: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `fact-tracker ...args` from the repository root, feeding `input` on stdin. */
+export const runCli = (args: ReadonlyArray<string>, input?: string): Promise<CliRun> => {
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run "npm run build" first (npm test does it)`);
+  return new Promise((resolve) => {
+    const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
+    const child = execFile(process.execPath, [MAIN, ...args], { cwd: ROOT, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const status = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+      resolve({ status, stdout, stderr });
+    });
+    child.stdin?.end(input ?? '');
+  });
+};

@@ -1,0 +1,42 @@
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import { parseEventTime, parseIsoTime, parseTimeArgument } from '../../src/index.js';
+
+const right = <A>(either: E.Either<string, A>): A => {
+  if (E.isLeft(either)) throw new Error(`expected a time, got: ${either.left}`);
+  return either.right;
+};
+
+describe('parseIsoTime', () => {
+  it('reads UTC, offsets and fractions exactly as Date does for well-formed ISO text', () => {
+    expect(right(parseIsoTime('2026-03-01T10:00:00Z'))).toBe(Date.parse('2026-03-01T10:00:00Z'));
+    expect(right(parseIsoTime('2026-03-01T10:00:00+01:00'))).toBe(Date.parse('2026-03-01T09:00:00Z'));
+    expect(right(parseIsoTime('2026-03-01T10:00:00.57Z'))).toBe(Date.parse('2026-03-01T10:00:00.570Z'));
+    expect(right(parseIsoTime('2026-03-01'))).toBe(Date.parse('2026-03-01T00:00:00Z'));
+  });
+
+  it('reads a date-time without offset as UTC, whatever the machine time zone', () => {
+    expect(right(parseIsoTime('2026-03-01T10:00'))).toBe(Date.parse('2026-03-01T10:00:00Z'));
+  });
+
+  it('rejects dates and times that do not exist instead of rolling them over', () => {
+    expect(E.isLeft(parseIsoTime('2026-02-30T00:00:00Z'))).toBe(true);
+    expect(E.isLeft(parseIsoTime('2026-03-01T24:00:00Z'))).toBe(true);
+    expect(E.isLeft(parseIsoTime('yesterday'))).toBe(true);
+    expect(E.isLeft(parseIsoTime('March 1, 2026'))).toBe(true);
+  });
+});
+
+describe('parseEventTime and parseTimeArgument', () => {
+  it('take epoch milliseconds as a number or as digits', () => {
+    expect(right(parseEventTime(1772359200000))).toBe(1772359200000);
+    expect(right(parseTimeArgument('1772359200000'))).toBe(1772359200000);
+    expect(right(parseTimeArgument('2026-03-01T10:00:00Z'))).toBe(Date.parse('2026-03-01T10:00:00Z'));
+  });
+
+  it('reject anything else', () => {
+    expect(E.isLeft(parseEventTime(true))).toBe(true);
+    expect(E.isLeft(parseEventTime(null))).toBe(true);
+    expect(E.isLeft(parseEventTime(Number.POSITIVE_INFINITY))).toBe(true);
+  });
+});
