@@ -1,5 +1,5 @@
 import * as E from 'fp-ts/lib/Either.js';
-import { sha256Hex } from './hash.js';
+import { sha256HexPrefix } from './hash.js';
 
 /** The categories a fact can carry. */
 export const FACT_TAGS = ['file_change', 'convention', 'decision', 'error', 'dependency', 'test'] as const;
@@ -38,7 +38,7 @@ const ID_SEPARATOR = '\u001f';
 
 /** The first 16 hex characters of SHA-256 over `subject \u001f relation \u001f object`. */
 export const createFactId = (subject: string, relation: string, object: string): string =>
-  sha256Hex(subject + ID_SEPARATOR + relation + ID_SEPARATOR + object).slice(0, 16);
+  sha256HexPrefix(subject + ID_SEPARATOR + relation + ID_SEPARATOR + object, 8);
 
 /** True for one of the six fact tags. */
 export const isFactTag = (value: unknown): value is FactTag =>
@@ -62,7 +62,15 @@ const checkText = (record: Readonly<Record<string, unknown>>, field: string, max
  * Validates one fact as it enters the store and returns a fresh plain copy holding only the
  * known fields, or the reason it is malformed. History (`validTo`) never enters this way.
  */
-export const parseNewFact = (input: unknown): E.Either<string, SessionFact> => {
+export const parseNewFact = (input: unknown): E.Either<string, SessionFact> => validateNewFact(input, true);
+
+/**
+ * `parseNewFact` for a fact whose id was just built by `makeFact` from the same triple, so
+ * the id check (a second SHA-256) would only repeat the work.
+ */
+export const validateBuiltFact = (fact: SessionFact): E.Either<string, SessionFact> => validateNewFact(fact, false);
+
+const validateNewFact = (input: unknown, checkId: boolean): E.Either<string, SessionFact> => {
   if (!isRecord(input)) return E.left('fact is not an object');
   const textProblem =
     checkText(input, 'id', 64) ??
@@ -73,7 +81,7 @@ export const parseNewFact = (input: unknown): E.Either<string, SessionFact> => {
   if (textProblem !== undefined) return E.left(textProblem);
   const { id, subject, relation, object, sourceTaskId, sourceRole, tags, validFrom, validTo, confidence } =
     input as Record<string, unknown> & Record<'id' | 'subject' | 'relation' | 'object' | 'sourceTaskId', string>;
-  if (id !== createFactId(subject, relation, object)) return E.left('id is not createFactId of the triple');
+  if (checkId && id !== createFactId(subject, relation, object)) return E.left('id is not createFactId of the triple');
   if (!Array.isArray(tags) || tags.length < 1 || tags.length > FACT_LIMITS.maxTags)
     return E.left(`tags must hold 1 to ${FACT_LIMITS.maxTags} tags`);
   if (!tags.every(isFactTag)) return E.left('tags hold an unknown tag');

@@ -1,8 +1,19 @@
 import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 
-/** Lowercase hex SHA-256 of the UTF-8 bytes of `text`. */
-export const sha256Hex = (text: string): string => bytesToHex(sha256(utf8ToBytes(text)));
+const encoder = new TextEncoder();
+const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+/** Reused for short inputs: encoding into it avoids an allocation per hash (ids are hashed often). */
+let scratch = new Uint8Array(1024);
+
+/** The first `bytes` bytes of the SHA-256 of the UTF-8 bytes of `text`, as lowercase hex. */
+export const sha256HexPrefix = (text: string, bytes: number): string => {
+  if (text.length * 3 > scratch.length) scratch = new Uint8Array(text.length * 3);
+  const { written } = encoder.encodeInto(text, scratch);
+  const digest = sha256(scratch.subarray(0, written));
+  let hex = '';
+  for (let i = 0; i < bytes; i += 1) hex += HEX[digest[i]!]!;
+  return hex;
+};
 
 /** FNV-1a 32-bit hash as 8 lowercase hex characters: a cheap, stable spread for shard keys. */
 export const fnv1aHex = (text: string): string => {

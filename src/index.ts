@@ -44,10 +44,10 @@ export type { ExtractionRule, FactDraft, RuleContext } from './extract/rule.js';
 
 export { explainRetrieval, retrieveFacts } from './retrieve/retrieve.js';
 export type { ExclusionReason, FactQuery, RetrievalDecision } from './retrieve/retrieve.js';
-export { estimateTokens } from './retrieve/tokens.js';
+export { estimateTokens } from './tokens/estimate.js';
 export { DEFAULT_RANKING, factPriors } from './retrieve/rank.js';
 export type { RankingOptions, RankingOverrides, RankingPriors, ScoreParts } from './retrieve/rank.js';
-export type { TokenCounter } from './retrieve/tokens.js';
+export type { TokenCounter } from './tokens/estimate.js';
 
 export { formatFactLine, formatSessionFacts, MAX_LINE_LENGTH, SESSION_CONTEXT_HEADER } from './prompt/format.js';
 export { buildDispatchDynamicTail } from './prompt/tail.js';

@@ -4,7 +4,7 @@
  * throws and never produces a fact the store would reject.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { FACT_LIMITS, makeFact, parseNewFact, type SessionFact, type SourceRole } from '../fact.js';
+import { FACT_LIMITS, makeFact, type SessionFact, type SourceRole, validateBuiltFact } from '../fact.js';
 import { clipEnd, clipStart, collapseWhitespace } from '../text.js';
 import type { ImplementerResult, ReviewerResult } from './contract.js';
 import { readString } from './fields.js';
@@ -38,7 +38,7 @@ const describe = (error: unknown): string => (error instanceof Error ? error.mes
 const toFact = (draft: FactDraft, taskId: string, role: SourceRole, at: number): E.Either<string, SessionFact> => {
   if (typeof draft !== 'object' || draft === null) return E.left('a draft is not an object');
   const text = (value: unknown): string => (typeof value === 'string' ? collapseWhitespace(value) : '');
-  return parseNewFact(
+  return validateBuiltFact(
     makeFact({
       subject: clipStart(text(draft.subject), FACT_LIMITS.subject),
       relation: clipEnd(text(draft.relation), FACT_LIMITS.relation),

@@ -5,7 +5,7 @@
  * task, plus a boost that puts the facts of a file the query names exactly first.
  */
 import type { SessionFact } from '../fact.js';
-import { type SearchIndex, type TermPostings, factTermWeights, keyHash } from '../store/searchIndex.js';
+import { factTermWeights, keyHash, postingWeight, quantize, type SearchIndex, type TermPostings } from '../store/searchIndex.js';
 import { trieGet } from '../store/trie.js';
 import { mentionedPaths, queryTerms } from '../terms.js';
 
@@ -38,6 +38,8 @@ export interface RankingOptions {
   readonly priors: RankingPriors;
   /** Weight of the match against the producing task's prompt and summary (0 turns it off). */
   readonly contextWeight: number;
+  /** How many of the best-matching tasks lend their context (bounds the cost in long sessions). */
+  readonly contextTasks: number;
   /** Added to the score of a fact whose subject is a file the query names exactly. */
   readonly exactFileBoost: number;
 }
@@ -49,6 +51,7 @@ export type RankingOverrides = Partial<Omit<RankingOptions, 'priors'>> & { reado
 export const DEFAULT_RANKING: RankingOptions = {
   priors: { status: 0.2, test: 0.2, testFile: 0.5, manifest: 0.3, convention: 2, summary: 0.3, issue: 0.6, duplicate: 0.1 },
   contextWeight: 1,
+  contextTasks: 32,
   exactFileBoost: 100,
 };
 
@@ -72,6 +75,7 @@ export const resolveRanking = (overrides: unknown): RankingOptions => {
       duplicate: finiteOr(p['duplicate'], d.priors.duplicate),
     },
     contextWeight: finiteOr(o['contextWeight'], d.contextWeight),
+    contextTasks: Math.floor(finiteOr(o['contextTasks'], d.contextTasks)),
     exactFileBoost: finiteOr(o['exactFileBoost'], d.exactFileBoost),
   };
 };
@@ -126,10 +130,12 @@ const idf = (documents: number, frequency: number): number =>
   Math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5));
 
 /**
- * Terms in more than a quarter of the documents, and in more than 1,000 of them, carry almost
- * no weight (idf below 1.3) and would dominate the cost of a query: they are skipped.
+ * Terms in more than 1,000 documents and more than 2% of them carry little weight (idf below
+ * 4, against 8 to 12 for the words that identify a fact) and would dominate the cost of a
+ * query over a large store: they are skipped. Stores of up to 50,000 facts skip only terms in
+ * more than 1,000 facts.
  */
-const isTooCommon = (documents: number, frequency: number): boolean => frequency > 1000 && frequency * 4 > documents;
+const isTooCommon = (documents: number, frequency: number): boolean => frequency > 1000 && frequency * 50 > documents;
 
 const planTerms = (
   trie: SearchIndex['terms'],
@@ -181,30 +187,38 @@ const namesSubject = (paths: ReadonlyArray<string>, subject: string): boolean =>
 export const contextScore = (plan: QueryPlan, taskId: string): number => {
   let score = 0;
   const hash = keyHash(taskId);
-  for (const { idf: weight, postings } of plan.contextTerms) score += weight * (trieGet(postings?.p, hash, taskId) ?? 0);
+  for (const { idf: weight, postings } of plan.contextTerms) score += weight * postingWeight(trieGet(postings?.p, hash, taskId) ?? 0);
   return score * plan.ranking.contextWeight;
 };
 
-/** Combines the parts of a score. */
-export const combineScore = (
-  plan: QueryPlan,
-  fact: SessionFact,
-  terms: ReadonlyArray<{ term: string; contribution: number }>,
-  context: number,
-  duplicate: boolean,
-): ScoreParts => {
+/** A score without its term breakdown (what ranking needs). */
+export interface Score {
+  readonly total: number;
+  readonly context: number;
+  readonly priors: ReadonlyArray<string>;
+  readonly prior: number;
+  readonly boost: number;
+}
+
+/** Combines a fact's term score (summed in query-term order) with its context, priors and boost. */
+export const combineScore = (plan: QueryPlan, fact: SessionFact, termScore: number, context: number, duplicate: boolean): Score => {
   const { names, value } = factPriors(fact, plan.ranking.priors, duplicate);
-  const relevance = terms.reduce((sum, part) => sum + part.contribution, 0) + context;
+  const relevance = termScore + context;
   const boost = relevance > 0 && namesSubject(plan.paths, fact.subject) ? plan.ranking.exactFileBoost : 0;
-  return { terms, context, priors: names, prior: value, boost, total: relevance * value + boost };
+  return { total: relevance * value + boost, context, priors: names, prior: value, boost };
 };
 
-/** Scores any fact (valid or not) from its own fields and a given context score: the slow path used to explain. */
+/** Scores any fact from its own fields and a given context score, with the term breakdown: the slow path used to explain. */
 export const scoreFact = (plan: QueryPlan, fact: SessionFact, context: number, duplicate: boolean): ScoreParts => {
   const weights = factTermWeights(fact);
-  const terms = plan.terms.flatMap(({ term, idf: weight }) => {
+  const terms: Array<{ term: string; contribution: number }> = [];
+  let termScore = 0;
+  for (const { term, idf: weight } of plan.terms) {
     const w = weights.get(term);
-    return w === undefined ? [] : [{ term, contribution: weight * w }];
-  });
-  return combineScore(plan, fact, terms, context, duplicate);
+    if (w === undefined) continue;
+    const contribution = weight * postingWeight(quantize(w));
+    terms.push({ term, contribution });
+    termScore += contribution;
+  }
+  return { terms, ...combineScore(plan, fact, termScore, context, duplicate) };
 };

@@ -12,14 +12,24 @@ import { createFactId, type FactTag, type SessionFact } from '../fact.js';
 import { formatSessionFacts } from '../prompt/format.js';
 import { selectAllFacts } from '../store/selectors.js';
 import { shardGet } from '../store/shards.js';
-import { keyHash } from '../store/searchIndex.js';
-import { type FactStore, pairHash, recordKey } from '../store/state.js';
+import { keyHash, postingWeight } from '../store/searchIndex.js';
+import { type FactStore, pairHash, pairKey, recordKey } from '../store/state.js';
 import { deriveRecords } from '../store/timeline.js';
 import { isFileFact, selectPairLog } from '../store/write.js';
 import { trieForEach, trieGet } from '../store/trie.js';
+import { queryTerms } from '../terms.js';
 import { collapseWhitespace } from '../text.js';
-import { combineScore, contextScore, planQuery, type QueryPlan, type RankingOverrides, resolveRanking, type ScoreParts, scoreFact } from './rank.js';
-import { estimateTokens, type TokenCounter } from './tokens.js';
+import {
+  combineScore,
+  planQuery,
+  type QueryPlan,
+  type RankingOverrides,
+  resolveRanking,
+  type Score,
+  type ScoreParts,
+  scoreFact,
+} from './rank.js';
+import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
 
 /** What the next task needs facts for. */
 export interface FactQuery {
@@ -72,22 +82,38 @@ const settingsFor = (store: FactStore, query: FactQuery): Settings => {
 };
 
 /**
- * The context score of a fact: the match of its producing task's prompt and summary; for a
- * file fact, the sum over every task that asserted it (a file is described by all the work
- * done on it, and a file many tasks touched is central).
+ * Context scores for one query: per task (its prompt and summary), for the `contextTasks`
+ * best-matching tasks, and per file pair (the sum over those tasks that asserted a fact about
+ * the file: a file is described by all the work done on it, and a file many tasks touched is
+ * central). Tasks are summed in id order, so the fast and the explaining path add the same
+ * numbers in the same order.
  */
-const factContext = (store: FactStore, plan: QueryPlan, fact: SessionFact, cache: Map<string, number>): number => {
-  const scoreOf = (taskId: string): number => {
-    let score = cache.get(taskId);
-    if (score === undefined) cache.set(taskId, (score = contextScore(plan, taskId)));
-    return score;
-  };
-  if (!isFileFact(fact)) return scoreOf(fact.sourceTaskId);
-  const tasks = new Set((selectPairLog(store, fact.subject, fact.relation)?.assertions ?? [fact]).map((a) => a.sourceTaskId));
-  let total = 0;
-  for (const taskId of tasks) total += scoreOf(taskId);
-  return total;
+interface ContextTable {
+  readonly byTask: ReadonlyMap<string, number>;
+  readonly byPair: ReadonlyMap<string, number>;
+}
+
+const contextTable = (store: FactStore, plan: QueryPlan): ContextTable => {
+  // Summed in query-term order, then weighted: exactly contextScore's arithmetic.
+  const sums = new Map<string, number>();
+  for (const { idf, postings } of plan.contextTerms)
+    trieForEach(postings?.p, (weight, taskId) => sums.set(taskId, (sums.get(taskId) ?? 0) + idf * postingWeight(weight)));
+  const ranked = [...sums]
+    .map(([taskId, sum]): [string, number] => [taskId, sum * plan.ranking.contextWeight])
+    .filter(([, score]) => score > 0)
+    .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0))
+    .slice(0, plan.ranking.contextTasks)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const byTask = new Map(ranked);
+  const byPair = new Map<string, number>();
+  for (const [taskId, score] of ranked)
+    for (const pair in trieGet(store.index.tasks, keyHash(taskId), taskId)?.touched ?? {})
+      byPair.set(pair, (byPair.get(pair) ?? 0) + score);
+  return { byTask, byPair };
 };
+
+const factContext = (table: ContextTable, fact: SessionFact): number =>
+  (isFileFact(fact) ? table.byPair.get(pairKey(fact.subject, fact.relation)) : table.byTask.get(fact.sourceTaskId)) ?? 0;
 
 /** True when an `issue` fact's text is also a valid `convention` of its subject, asserted with it. */
 const repeatsConvention = (store: FactStore, fact: SessionFact): boolean => {
@@ -98,7 +124,7 @@ const repeatsConvention = (store: FactStore, fact: SessionFact): boolean => {
 };
 
 /** The first stage a valid fact fails, given its score; undefined when it is a candidate. */
-const filterReason = (settings: Settings, fact: SessionFact, parts: ScoreParts): ExclusionReason | undefined => {
+const filterReason = (settings: Settings, fact: SessionFact, parts: Score): ExclusionReason | undefined => {
   if (fact.validTo !== undefined) return 'invalidated';
   if (settings.wanted.size > 0 && !fact.tags.some((tag) => settings.wanted.has(tag))) return 'tag';
   if (fact.sourceTaskId === settings.taskId) return 'own_task';
@@ -106,9 +132,9 @@ const filterReason = (settings: Settings, fact: SessionFact, parts: ScoreParts):
   return undefined;
 };
 
-interface Scored {
+interface Scored<P extends Score = Score> {
   readonly fact: SessionFact;
-  readonly parts: ScoreParts;
+  readonly parts: P;
 }
 
 const byRank = (a: Scored, b: Scored): number =>
@@ -126,7 +152,7 @@ const fitsBudget = (section: string, maxTokens: number, countTokens: TokenCounte
 };
 
 /** Ranks candidates and applies `maxFacts` and the token budget; returns each candidate's reason (none: included). */
-const selectRanked = (settings: Settings, candidates: Scored[]): Array<Scored & { reason?: ExclusionReason }> => {
+const selectRanked = <P extends Score>(settings: Settings, candidates: Array<Scored<P>>): Array<Scored<P> & { reason?: ExclusionReason }> => {
   candidates.sort(byRank);
   const included: SessionFact[] = [];
   return candidates.map((candidate, rank) => {
@@ -138,40 +164,108 @@ const selectRanked = (settings: Settings, candidates: Scored[]): Array<Scored & 
   });
 };
 
-/** The candidates of a query, scored, found through the index only. */
-const indexedCandidates = (store: FactStore, settings: Settings): Scored[] => {
-  const { plan } = settings;
-  const termParts = new Map<string, Array<{ term: string; contribution: number }>>();
-  for (const { term, idf, postings } of plan.terms)
-    trieForEach(postings?.p, (weight, key) => {
-      const parts = termParts.get(key);
-      const part = { term, contribution: idf * weight };
-      if (parts === undefined) termParts.set(key, [part]);
-      else parts.push(part);
-    });
-  const keys = new Set(termParts.keys());
-  const contextTasks = new Set<string>();
-  for (const { postings } of plan.contextTerms) trieForEach(postings?.p, (_weight, taskId) => contextTasks.add(taskId));
-  for (const taskId of contextTasks) {
-    const doc = trieGet(store.index.tasks, keyHash(taskId), taskId);
-    for (const key in doc?.facts ?? {}) keys.add(key);
-    for (const pair in doc?.touched ?? {}) {
-      const log = shardGet(store.pairs, pairHash(pair), pair);
-      if (log !== undefined) for (const fact of deriveRecords(log)) if (fact.validTo === undefined) keys.add(recordKey(fact));
+/** A max-heap of candidate indices by their upper bound. */
+const popOrder = (bounds: Float64Array): (() => number | undefined) => {
+  const heap = Array.from(bounds.keys());
+  const above = (a: number, b: number): boolean => bounds[heap[a]!]! > bounds[heap[b]!]!;
+  const swap = (a: number, b: number): void => {
+    [heap[a], heap[b]] = [heap[b]!, heap[a]!];
+  };
+  const sink = (from: number): void => {
+    for (let i = from; ; ) {
+      const left = 2 * i + 1;
+      const right = left + 1;
+      let top = i;
+      if (left < heap.length && above(left, top)) top = left;
+      if (right < heap.length && above(right, top)) top = right;
+      if (top === i) return;
+      swap(i, top);
+      i = top;
     }
+  };
+  for (let i = (heap.length >> 1) - 1; i >= 0; i -= 1) sink(i);
+  return () => {
+    if (heap.length === 0) return undefined;
+    const first = heap[0]!;
+    const last = heap.pop()!;
+    if (heap.length > 0) {
+      heap[0] = last;
+      sink(0);
+    }
+    return first;
+  };
+};
+
+/** The largest product of priors any fact can get (priors below 1 only lower a score). */
+const maxPrior = (plan: QueryPlan): number =>
+  Object.values(plan.ranking.priors).reduce((product, prior) => product * Math.max(1, prior), 1);
+
+/**
+ * The best `maxFacts` candidates of a query, exactly as `explainRetrieval` ranks them, found
+ * through the index only. Every candidate gets an upper bound from what the index tells
+ * without reading it (its term score, the best context it can inherit, the largest prior,
+ * and the exact-file boost when it holds every term of a named path); candidates are then
+ * scored exactly in order of that bound, stopping once no bound can reach the last place.
+ */
+const topCandidates = (store: FactStore, settings: Settings): Scored[] => {
+  const { plan } = settings;
+  const canMask = plan.terms.length <= 30;
+  // Term scores summed in query-term order, as scoreFact sums them, and which terms matched.
+  const termScores = new Map<string, number>();
+  const masks = new Map<string, number>();
+  plan.terms.forEach(({ idf, postings }, bit) => {
+    trieForEach(postings?.p, (weight, key) => {
+      termScores.set(key, (termScores.get(key) ?? 0) + idf * postingWeight(weight));
+      if (canMask) masks.set(key, (masks.get(key) ?? 0) | (1 << bit));
+    });
+  });
+  const table = contextTable(store, plan);
+  const contextBound = new Map<string, number>();
+  const raise = (key: string, value: number): void => {
+    if (!(value <= (contextBound.get(key) ?? 0))) contextBound.set(key, value);
+  };
+  for (const [taskId, score] of table.byTask)
+    for (const key in trieGet(store.index.tasks, keyHash(taskId), taskId)?.facts ?? {}) raise(key, score);
+  for (const [pair, score] of table.byPair) {
+    const log = shardGet(store.pairs, pairHash(pair), pair);
+    if (log !== undefined) for (const fact of deriveRecords(log)) if (fact.validTo === undefined) raise(recordKey(fact), score);
   }
+  const keys = new Set([...termScores.keys(), ...contextBound.keys()]);
   trieForEach(store.index.conventions, (_true, key) => keys.add(key));
 
-  const contextByTask = new Map<string, number>();
-  const scored: Scored[] = [];
-  for (const key of keys) {
+  const termIndex = new Map(plan.terms.map(({ term }, bit) => [term, bit]));
+  const pathMasks = plan.paths.map((path) =>
+    queryTerms(path).reduce((mask, term) => (termIndex.has(term) ? mask | (1 << termIndex.get(term)!) : mask), 0),
+  );
+  const mayBeNamed = (key: string): boolean =>
+    pathMasks.length > 0 && (!canMask || pathMasks.some((mask) => ((masks.get(key) ?? 0) & mask) === mask));
+  const prior = maxPrior(plan);
+  const list = [...keys];
+  const bounds = new Float64Array(list.length);
+  list.forEach((key, i) => {
+    const relevance = (termScores.get(key) ?? 0) + (contextBound.get(key) ?? 0);
+    bounds[i] = relevance * prior + (relevance > 0 && mayBeNamed(key) ? plan.ranking.exactFileBoost : 0);
+  });
+
+  const best: Scored[] = [];
+  const next = popOrder(bounds);
+  for (let i = next(); i !== undefined; i = next()) {
+    const last = best[settings.maxFacts - 1];
+    if (last !== undefined && bounds[i]! < last.parts.total) break;
+    const key = list[i]!;
     const fact = shardGet(store.records, key.slice(0, key.indexOf('@')), key);
     if (fact === undefined) continue;
-    const context = factContext(store, plan, fact, contextByTask);
-    const parts = combineScore(plan, fact, termParts.get(key) ?? [], context, repeatsConvention(store, fact));
-    if (filterReason(settings, fact, parts) === undefined) scored.push({ fact, parts });
+    const parts = combineScore(plan, fact, termScores.get(key) ?? 0, factContext(table, fact), repeatsConvention(store, fact));
+    if (filterReason(settings, fact, parts) !== undefined) continue;
+    const candidate = { fact, parts };
+    let at = best.length;
+    while (at > 0 && byRank(candidate, best[at - 1]!) < 0) at -= 1;
+    if (at < settings.maxFacts) {
+      best.splice(at, 0, candidate);
+      if (best.length > settings.maxFacts) best.pop();
+    }
   }
-  return scored;
+  return best;
 };
 
 /** The facts to inject for `query`, in rank order, within `maxFacts` and `maxTokens`; never throws. */
@@ -179,7 +273,7 @@ export const retrieveFacts = (store: FactStore, query: FactQuery): ReadonlyArray
   try {
     const settings = settingsFor(store, query);
     if (settings.maxFacts === 0 || settings.maxTokens < 0) return [];
-    return selectRanked(settings, indexedCandidates(store, settings))
+    return selectRanked(settings, topCandidates(store, settings))
       .filter((candidate) => candidate.reason === undefined)
       .map((candidate) => candidate.fact);
   } catch {
@@ -191,12 +285,11 @@ export const retrieveFacts = (store: FactStore, query: FactQuery): ReadonlyArray
 export const explainRetrieval = (store: FactStore, query: FactQuery): ReadonlyArray<RetrievalDecision> => {
   try {
     const settings = settingsFor(store, query);
-    const candidates: Scored[] = [];
+    const candidates: Array<Scored<ScoreParts>> = [];
     const others: RetrievalDecision[] = [];
-    const contextByTask = new Map<string, number>();
+    const table = contextTable(store, settings.plan);
     for (const fact of selectAllFacts(store)) {
-      const context = factContext(store, settings.plan, fact, contextByTask);
-      const parts = scoreFact(settings.plan, fact, context, repeatsConvention(store, fact));
+      const parts = scoreFact(settings.plan, fact, factContext(table, fact), repeatsConvention(store, fact));
       const reason = filterReason(settings, fact, parts);
       if (reason === undefined) candidates.push({ fact, parts });
       else others.push({ fact, score: parts.total, decision: 'excluded', reason, parts });

@@ -11,7 +11,7 @@ import { type FactTag, isSourceRole, type SessionFact, type SourceRole } from '.
 import { formatSessionFacts } from '../prompt/format.js';
 import { buildDispatchDynamicTail } from '../prompt/tail.js';
 import { retrieveFacts } from '../retrieve/retrieve.js';
-import type { TokenCounter } from '../retrieve/tokens.js';
+import type { TokenCounter } from '../tokens/estimate.js';
 import type { RankingOverrides } from '../retrieve/rank.js';
 import { type CompactionReport, compactWithReport } from '../store/compact.js';
 import { applyEvent, type TrackerEvent } from '../store/events.js';

@@ -1,8 +1,9 @@
 import { type FactTag, FACT_LIMITS, makeFact, type SessionFact } from '../fact.js';
 import { clipEnd } from '../text.js';
-import { type FactStore, type PairLog, pairKey, recordKey } from './state.js';
+import { type FactStore, type PairLog, pairHash, pairKey, recordKey } from './state.js';
 import { byTimeThenId, deriveRecords, validRecords, withAssertions } from './timeline.js';
-import { buildStore, emptyPairLog, selectPairLogs, selectRecordedPrompts } from './write.js';
+import { shardGet, shardValues } from './shards.js';
+import { emptyPairLog, type PairChange, selectPairLog, writePairChanges } from './write.js';
 
 /** What a compaction removed, so nothing is lost silently. */
 export interface CompactionReport {
@@ -19,14 +20,24 @@ export const SUMMARY_RELATION = 'summary_of';
 
 const emptyReport = (): CompactionReport => ({ removedClosed: [], summaries: [], dropped: [] });
 
-/** The log reduced to the runs of its valid facts: history goes, the valid facts stay exactly as they were. */
-const pruneToValidRuns = (log: PairLog, closedIds: Set<string>): PairLog | undefined => {
+/**
+ * The log reduced to the runs of its valid facts (history goes, the valid facts stay exactly
+ * as they were), with those valid facts; undefined when nothing of the pair is valid.
+ */
+const pruneToValidRuns = (log: PairLog, closedIds: Set<string>): { log: PairLog; valid: SessionFact[] } | undefined => {
   const records = deriveRecords(log);
-  for (const fact of records) if (fact.validTo !== undefined) closedIds.add(fact.id);
-  const runStart = new Map(validRecords(records).map((fact) => [fact.id, fact.validFrom]));
-  if (runStart.size === 0) return undefined;
+  let hasHistory = log.clears.length > 0;
+  for (const fact of records)
+    if (fact.validTo !== undefined) {
+      closedIds.add(fact.id);
+      hasHistory = true;
+    }
+  const valid = validRecords(records);
+  if (valid.length === 0) return undefined;
+  if (!hasHistory) return { log, valid };
+  const runStart = new Map(valid.map((fact) => [fact.id, fact.validFrom]));
   const assertions = log.assertions.filter((fact) => fact.validFrom >= (runStart.get(fact.id) ?? Infinity));
-  return { subject: log.subject, relation: log.relation, assertions, clears: [] };
+  return { log: { subject: log.subject, relation: log.relation, assertions, clears: [] }, valid };
 };
 
 /** One summary fact standing for `older` (two or more valid facts of one subject, in time order). */
@@ -45,36 +56,49 @@ const summarize = (subject: string, older: ReadonlyArray<SessionFact>): SessionF
   });
 };
 
-/** Mutable working set of pruned logs with a running count of valid facts. */
+/**
+ * The pair logs a compaction changes, over the store it compacts, with the running count of
+ * valid facts. Pairs it never touches are never derived again, so a compaction costs what it
+ * changes plus one pass over the records.
+ */
 class Workset {
-  readonly logs = new Map<string, PairLog>();
-  count = 0;
+  readonly changed = new Map<string, PairLog | undefined>();
+  count: number;
 
-  constructor(logs: Iterable<PairLog>) {
-    for (const log of logs) {
-      this.logs.set(pairKey(log.subject, log.relation), log);
-      this.count += validRecords(deriveRecords(log)).length;
-    }
+  constructor(private readonly store: FactStore) {
+    this.count = store.validCount;
   }
 
-  validFacts(): SessionFact[] {
-    return [...this.logs.values()].flatMap((log) => validRecords(deriveRecords(log)));
-  }
-
-  update(subject: string, relation: string, change: (log: PairLog) => PairLog): void {
+  log(subject: string, relation: string): PairLog | undefined {
     const key = pairKey(subject, relation);
-    const before = this.logs.get(key) ?? emptyPairLog(subject, relation);
-    const after = change(before);
-    this.count += validRecords(deriveRecords(after)).length - validRecords(deriveRecords(before)).length;
-    if (after.assertions.length === 0) this.logs.delete(key);
-    else this.logs.set(key, after);
+    return this.changed.has(key) ? this.changed.get(key) : selectPairLog(this.store, subject, relation);
+  }
+
+  set(subject: string, relation: string, after: PairLog | undefined): void {
+    const before = this.log(subject, relation);
+    const validIn = (log: PairLog | undefined): number => (log === undefined ? 0 : validRecords(deriveRecords(log)).length);
+    this.count += validIn(after) - validIn(before);
+    this.changed.set(pairKey(subject, relation), after !== undefined && after.assertions.length === 0 ? undefined : after);
   }
 
   remove(fact: SessionFact): void {
-    this.update(fact.subject, fact.relation, (log) => ({
-      ...log,
-      assertions: log.assertions.filter((assertion) => assertion.id !== fact.id),
-    }));
+    const log = this.log(fact.subject, fact.relation);
+    if (log === undefined) return;
+    this.set(fact.subject, fact.relation, { ...log, assertions: log.assertions.filter((assertion) => assertion.id !== fact.id) });
+  }
+
+  /** The valid facts now: the untouched pairs' from `valid`, the changed pairs' derived again. */
+  validFacts(valid: ReadonlyArray<SessionFact>): SessionFact[] {
+    const kept = valid.filter((fact) => !this.changed.has(pairKey(fact.subject, fact.relation)));
+    for (const log of this.changed.values()) if (log !== undefined) kept.push(...validRecords(deriveRecords(log)));
+    return kept;
+  }
+
+  changes(): PairChange[] {
+    return [...this.changed].flatMap(([key, after]) => {
+      const before = shardGet(this.store.pairs, pairHash(key), key);
+      return before === after ? [] : [{ before, after }];
+    });
   }
 }
 
@@ -91,13 +115,20 @@ export const compactWithReport = (
   if (typeof maxFacts !== 'number' || !(maxFacts >= 0) || store.validCount <= maxFacts)
     return { store, report: emptyReport() };
   const limit = Math.floor(maxFacts);
-  const closedIds = new Set<string>();
-  const pruned = selectPairLogs(store).flatMap((log) => pruneToValidRuns(log, closedIds) ?? []);
-  const work = new Workset(pruned);
+  const records = shardValues(store.records);
+  const work = new Workset(store);
   const report = emptyReport();
+  // (a) History goes: the pairs holding closed records keep only the runs of their valid facts.
+  const closedIds = new Set<string>();
+  const withHistory = new Map<string, SessionFact>();
+  for (const fact of records) if (fact.validTo !== undefined) withHistory.set(pairKey(fact.subject, fact.relation), fact);
+  for (const { subject, relation } of withHistory.values()) {
+    const log = selectPairLog(store, subject, relation)!;
+    work.set(subject, relation, pruneToValidRuns(log, closedIds)?.log);
+  }
   report.removedClosed.push(...[...closedIds].sort());
 
-  const valid = work.validFacts().sort(byTimeThenId);
+  const valid = records.filter((fact) => fact.validTo === undefined).sort(byTimeThenId);
   const newest = valid[valid.length - 1];
   const bySubject = new Map<string, SessionFact[]>();
   for (const fact of valid) {
@@ -114,12 +145,12 @@ export const compactWithReport = (
     if (older.length < 2) continue;
     const summary = summarize(subject, older);
     for (const fact of older) work.remove(fact);
-    work.update(subject, SUMMARY_RELATION, (log) => withAssertions(log, [summary]));
+    work.set(subject, SUMMARY_RELATION, withAssertions(work.log(subject, SUMMARY_RELATION) ?? emptyPairLog(subject, SUMMARY_RELATION), [summary]));
     report.summaries.push({ id: summary.id, merged: older.map((fact) => fact.id) });
   }
 
   if (work.count > limit) {
-    const oldestFirst = work.validFacts().sort(byTimeThenId);
+    const oldestFirst = work.validFacts(valid).sort(byTimeThenId);
     for (const fact of oldestFirst) {
       if (work.count <= limit) break;
       if (limit > 0 && newest !== undefined && recordKey(fact) === recordKey(newest)) continue;
@@ -127,7 +158,8 @@ export const compactWithReport = (
       report.dropped.push(fact.id);
     }
   }
-  return { store: buildStore(store.maxValidFacts, work.logs.values(), selectRecordedPrompts(store)), report };
+  const changes = work.changes();
+  return { store: writePairChanges(store, changes), report };
 };
 
 /** `compactWithReport` without the report. */

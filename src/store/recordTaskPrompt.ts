@@ -1,5 +1,5 @@
-import { produce } from './immer.js';
-import { indexTaskPrompt, keyHash } from './searchIndex.js';
+import { deepFreeze, produce } from './immer.js';
+import { indexTaskPrompt, keyHash, writeIndex } from './searchIndex.js';
 import type { FactStore } from './state.js';
 import { trieGet } from './trie.js';
 
@@ -13,5 +13,9 @@ export const recordTaskPrompt = (store: FactStore, taskId: string, prompt: strin
   if (typeof at !== 'number' || !Number.isFinite(at)) return store;
   const doc = trieGet(store.index.tasks, keyHash(taskId), taskId);
   if (doc?.promptAt !== undefined && (prompt === doc.prompt || at < doc.promptAt)) return store;
-  return produce(store, (draft) => indexTaskPrompt(draft.index, taskId, prompt, at));
+  const writer = writeIndex(store.index);
+  indexTaskPrompt(writer, taskId, prompt, at);
+  return produce(store, (draft) => {
+    draft.index = deepFreeze(writer.index) as typeof draft.index;
+  });
 };

@@ -4,7 +4,7 @@
  * to the index rebuilt from the valid facts and recorded task prompts.
  *
  * - `terms`: term -> postings over the valid facts: the BM25 term weight of the fact's fields,
- *   subject weighted 3, object 1, relation 0.5, saturated with k1 = 1.2. Facts are short
+ *   subject weighted 3, object 1 (see FIELD_WEIGHTS), saturated with k1 = 1.2. Facts are short
  *   triples of similar length, so there is no length normalization (BM25 with b = 0).
  * - `tasks`: per task, the context a fact inherits from the task that produced it (the task's
  *   recorded prompt and its summary), the keys of the task's valid facts and the file pairs
@@ -15,7 +15,7 @@
 import type { SessionFact } from '../fact.js';
 import { fnv1aHex } from '../hash.js';
 import { textTerms } from '../terms.js';
-import { type HexTrie, trieDelete, trieGet, trieIsEmpty, triePut } from './trie.js';
+import { type Batch, beginBatch, type HexTrie, own, trieGet, trieRemove, trieSet } from './trie.js';
 
 /** Postings of one term: how many entries hold it (`n`) and their weights by key (`p`). */
 export interface TermPostings {
@@ -46,8 +46,12 @@ export interface SearchIndex {
   readonly conventions: HexTrie<true>;
 }
 
-/** Field weights of a fact's terms. */
-export const FIELD_WEIGHTS = { subject: 3, relation: 0.5, object: 1 } as const;
+/**
+ * Field weights of a fact's terms. The relation is not indexed: a dozen relations name the
+ * kinds of facts, their terms would be the longest posting lists of all, and kinds are ranked
+ * by explicit priors instead.
+ */
+export const FIELD_WEIGHTS = { subject: 3, object: 1 } as const;
 /** BM25 term-frequency saturation. */
 export const BM25_K1 = 1.2;
 
@@ -72,10 +76,9 @@ const saturateAll = (weights: Map<string, number>): Map<string, number> => {
 };
 
 /** The BM25 weight of each term of a fact (the value of its postings). */
-export const factTermWeights = (fact: Pick<SessionFact, 'subject' | 'relation' | 'object'>): Map<string, number> => {
+export const factTermWeights = (fact: Pick<SessionFact, 'subject' | 'object'>): Map<string, number> => {
   const weights = new Map<string, number>();
   addWeighted(weights, fact.subject, FIELD_WEIGHTS.subject);
-  addWeighted(weights, fact.relation, FIELD_WEIGHTS.relation);
   addWeighted(weights, fact.object, FIELD_WEIGHTS.object);
   return saturateAll(weights);
 };
@@ -94,29 +97,67 @@ export const contextTermWeights = (doc: Pick<TaskDoc, 'prompt' | 'summaries'>): 
 /** The record key of a fact (duplicated from state.ts to keep this module free of cycles). */
 const keyOf = (fact: Pick<SessionFact, 'id' | 'validFrom'>): string => `${fact.id}@${fact.validFrom}`;
 
-type Draft<T> = { -readonly [K in keyof T]: T[K] };
+/**
+ * A batch of index updates: `index` is the current (persistent) root, replaced as updates
+ * are made; nodes created by the batch are changed in place.
+ */
+export interface IndexWriter {
+  readonly batch: Batch;
+  index: SearchIndex;
+}
+
+/** Starts updating `index`. */
+export const writeIndex = (index: SearchIndex): IndexWriter => ({ batch: beginBatch(), index });
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+const root = (writer: IndexWriter): Mutable<SearchIndex> => {
+  const index = own(writer.batch, writer.index);
+  writer.index = index;
+  return index;
+};
+
+/**
+ * Posting weights are stored as integers (thousandths): small integers are unboxed in the
+ * engine, so a posting costs no separate number object.
+ */
+export const quantize = (weight: number): number => Math.max(1, Math.round(weight * 1000));
+/** A stored posting weight as a BM25 term weight. */
+export const postingWeight = (stored: number): number => stored / 1000;
 
 const postTerm = (
-  terms: HexTrie<TermPostings>,
+  writer: IndexWriter,
+  field: 'terms' | 'taskTerms',
   term: string,
   hash: string,
   key: string,
   weight: number,
   hashOf: (key: string) => string,
 ): void => {
-  let entry = trieGet(terms, keyHash(term), term) as Draft<TermPostings> | undefined;
-  if (entry === undefined) {
-    triePut(terms, keyHash(term), term, { n: 0, p: {} }, keyHash);
-    entry = trieGet(terms, keyHash(term), term) as Draft<TermPostings>;
-  }
-  if (triePut(entry.p, hash, key, weight, hashOf)) entry.n += 1;
+  const { batch } = writer;
+  const termHash = keyHash(term);
+  const existing = trieGet(writer.index[field], termHash, term);
+  const entry = own(batch, existing ?? { n: 0, p: {} });
+  if (trieGet(entry.p, hash, key) === undefined) entry.n += 1;
+  entry.p = trieSet(batch, entry.p, hash, key, quantize(weight), hashOf);
+  const index = root(writer);
+  index[field] = trieSet(batch, index[field], termHash, term, entry, keyHash);
 };
 
-const unpostTerm = (terms: HexTrie<TermPostings>, term: string, hash: string, key: string): void => {
-  const entry = trieGet(terms, keyHash(term), term) as Draft<TermPostings> | undefined;
-  if (entry === undefined || !trieDelete(entry.p, hash, key)) return;
+const unpostTerm = (writer: IndexWriter, field: 'terms' | 'taskTerms', term: string, hash: string, key: string): void => {
+  const { batch } = writer;
+  const termHash = keyHash(term);
+  const existing = trieGet(writer.index[field], termHash, term);
+  if (existing === undefined || trieGet(existing.p, hash, key) === undefined) return;
+  const index = root(writer);
+  if (existing.n <= 1) {
+    index[field] = trieRemove(batch, index[field], termHash, term);
+    return;
+  }
+  const entry = own(batch, existing);
+  entry.p = trieRemove(batch, entry.p, hash, key);
   entry.n -= 1;
-  if (entry.n <= 0 || trieIsEmpty(entry.p)) trieDelete(terms, keyHash(term), term);
+  index[field] = trieSet(batch, index[field], termHash, term, entry, keyHash);
 };
 
 const emptyTaskDoc = (): TaskDoc => ({ prompt: '', summaries: {}, facts: {}, touched: {} });
@@ -127,63 +168,90 @@ const isUnused = (doc: TaskDoc): boolean =>
   Object.keys(doc.facts).length === 0 &&
   Object.keys(doc.touched).length === 0;
 
-/** The doc of a task inside a draft index, created when missing. */
-const draftTaskDoc = (index: Draft<SearchIndex>, taskId: string): Draft<TaskDoc> => {
-  const existing = trieGet(index.tasks, keyHash(taskId), taskId);
-  if (existing !== undefined) return existing as Draft<TaskDoc>;
-  triePut(index.tasks, keyHash(taskId), taskId, emptyTaskDoc(), keyHash);
-  return trieGet(index.tasks, keyHash(taskId), taskId) as Draft<TaskDoc>;
-};
-
-/** Re-posts a task's context after `change` altered its prompt or summary. */
-const updateTaskContext = (index: Draft<SearchIndex>, taskId: string, change: (doc: Draft<TaskDoc>) => void): void => {
-  const doc = draftTaskDoc(index, taskId);
-  const before = { prompt: doc.prompt, summaries: { ...doc.summaries } };
-  change(doc);
-  if (taskContextText(before) === taskContextText(doc)) return;
+/**
+ * Changes a task's doc (created when missing, dropped when unused); when the change may touch
+ * the task's context (its prompt or summaries), re-posts the context if it changed.
+ */
+const updateTask = (
+  writer: IndexWriter,
+  taskId: string,
+  touchesContext: boolean,
+  change: (doc: Mutable<TaskDoc>, batch: Batch) => void,
+): void => {
+  const { batch } = writer;
   const hash = keyHash(taskId);
-  for (const term of contextTermWeights(before).keys()) unpostTerm(index.taskTerms, term, hash, taskId);
-  for (const [term, weight] of contextTermWeights(doc)) postTerm(index.taskTerms, term, hash, taskId, weight, keyHash);
-  const wasCounted = taskContextText(before) !== '';
-  const isCounted = taskContextText(doc) !== '';
-  index.contextCount += Number(isCounted) - Number(wasCounted);
+  const before = trieGet(writer.index.tasks, hash, taskId) ?? emptyTaskDoc();
+  // Read before changing: a doc this batch created is changed in place.
+  const beforeText = touchesContext ? taskContextText(before) : '';
+  const beforeTerms = touchesContext ? [...contextTermWeights(before).keys()] : [];
+  const doc = own(batch, before);
+  change(doc, batch);
+  const afterText = touchesContext ? taskContextText(doc) : '';
+  if (beforeText !== afterText) {
+    for (const term of beforeTerms) unpostTerm(writer, 'taskTerms', term, hash, taskId);
+    for (const [term, weight] of contextTermWeights(doc)) postTerm(writer, 'taskTerms', term, hash, taskId, weight, keyHash);
+    root(writer).contextCount += Number(afterText !== '') - Number(beforeText !== '');
+  }
+  const index = root(writer);
+  index.tasks = isUnused(doc) ? trieRemove(batch, index.tasks, hash, taskId) : trieSet(batch, index.tasks, hash, taskId, doc, keyHash);
 };
 
-/** Adds a newly valid fact to a draft index. */
-export const indexFact = (index: Draft<SearchIndex>, fact: SessionFact): void => {
+const setEntry = <V>(batch: Batch, record: Readonly<Record<string, V>>, key: string, value: V | undefined): Record<string, V> => {
+  const copy = own(batch, record) as Record<string, V>;
+  if (value === undefined) delete copy[key];
+  else copy[key] = value;
+  return copy;
+};
+
+/** Adds a newly valid fact to the index. */
+export const indexFact = (writer: IndexWriter, fact: SessionFact): void => {
   const key = keyOf(fact);
-  for (const [term, weight] of factTermWeights(fact)) postTerm(index.terms, term, fact.id, key, weight, recordHash);
-  if (fact.tags.includes('convention')) triePut(index.conventions, fact.id, key, true, recordHash);
-  (draftTaskDoc(index, fact.sourceTaskId).facts as Record<string, true>)[key] = true;
-  if (fact.relation === 'summary')
-    updateTaskContext(index, fact.sourceTaskId, (doc) => {
-      (doc.summaries as Record<string, string>)[key] = fact.object;
-    });
+  for (const [term, weight] of factTermWeights(fact)) postTerm(writer, 'terms', term, fact.id, key, weight, recordHash);
+  if (fact.tags.includes('convention')) {
+    const index = root(writer);
+    index.conventions = trieSet(writer.batch, index.conventions, fact.id, key, true, recordHash);
+  }
+  updateTask(writer, fact.sourceTaskId, fact.relation === 'summary', (doc, batch) => {
+    doc.facts = setEntry(batch, doc.facts, key, true);
+    if (fact.relation === 'summary') doc.summaries = setEntry(batch, doc.summaries, key, fact.object);
+  });
 };
 
-/** Removes a fact that stopped being valid from a draft index. */
-export const unindexFact = (index: Draft<SearchIndex>, fact: SessionFact): void => {
+/** Removes a fact that stopped being valid from the index. */
+export const unindexFact = (writer: IndexWriter, fact: SessionFact): void => {
   const key = keyOf(fact);
-  for (const term of factTermWeights(fact).keys()) unpostTerm(index.terms, term, fact.id, key);
-  if (fact.tags.includes('convention')) trieDelete(index.conventions, fact.id, key);
-  const doc = draftTaskDoc(index, fact.sourceTaskId);
-  delete (doc.facts as Record<string, true>)[key];
-  if (fact.relation === 'summary')
-    updateTaskContext(index, fact.sourceTaskId, (draft) => {
-      delete (draft.summaries as Record<string, string>)[key];
-    });
-  if (isUnused(doc)) trieDelete(index.tasks, keyHash(fact.sourceTaskId), fact.sourceTaskId);
+  for (const term of factTermWeights(fact).keys()) unpostTerm(writer, 'terms', term, fact.id, key);
+  if (fact.tags.includes('convention')) {
+    const index = root(writer);
+    index.conventions = trieRemove(writer.batch, index.conventions, fact.id, key);
+  }
+  updateTask(writer, fact.sourceTaskId, fact.relation === 'summary', (doc, batch) => {
+    doc.facts = setEntry(batch, doc.facts, key, undefined);
+    if (key in doc.summaries) doc.summaries = setEntry(batch, doc.summaries, key, undefined);
+  });
 };
 
-/** Notes in a draft index that a task asserted a file fact of the pair `pairKey`. */
-export const indexFileAssertion = (index: Draft<SearchIndex>, taskId: string, pairKey: string): void => {
-  const doc = draftTaskDoc(index, taskId);
-  if (!(pairKey in doc.touched)) (doc.touched as Record<string, true>)[pairKey] = true;
+/** Notes that a task asserted a file fact of the pair `pairKey`. */
+export const indexFileAssertion = (writer: IndexWriter, taskId: string, pairKey: string): void => {
+  const known = trieGet(writer.index.tasks, keyHash(taskId), taskId);
+  if (known !== undefined && pairKey in known.touched) return;
+  updateTask(writer, taskId, false, (doc, batch) => {
+    doc.touched = setEntry(batch, doc.touched, pairKey, true);
+  });
 };
 
-/** Records a task's prompt in a draft index; an older prompt than the recorded one is ignored. */
-export const indexTaskPrompt = (index: Draft<SearchIndex>, taskId: string, prompt: string, at: number): void => {
-  updateTaskContext(index, taskId, (doc) => {
+/** Notes that a task no longer asserts any file fact of the pair `pairKey` (compaction removed it). */
+export const unindexFileAssertion = (writer: IndexWriter, taskId: string, pairKey: string): void => {
+  const known = trieGet(writer.index.tasks, keyHash(taskId), taskId);
+  if (known === undefined || !(pairKey in known.touched)) return;
+  updateTask(writer, taskId, false, (doc, batch) => {
+    doc.touched = setEntry(batch, doc.touched, pairKey, undefined);
+  });
+};
+
+/** Records a task's prompt; an older prompt than the recorded one is ignored. */
+export const indexTaskPrompt = (writer: IndexWriter, taskId: string, prompt: string, at: number): void => {
+  updateTask(writer, taskId, true, (doc) => {
     if (doc.promptAt !== undefined && at < doc.promptAt) return;
     doc.prompt = prompt;
     doc.promptAt = at;

@@ -10,7 +10,13 @@ export type Shards<T> = Readonly<Record<string, Readonly<Record<string, Readonly
 
 type MutableShards<T> = Record<string, Record<string, Record<string, Record<string, T>>>>;
 
-const path = (hash: string): readonly [string, string, string] => [hash[0] ?? '0', hash[1] ?? '0', hash[2] ?? '0'];
+/** Buckets are keyed by a letter per hex digit: integer-like names ('0'..'9') put an object in a slower layout. */
+const LETTER: Readonly<Record<string, string>> = Object.fromEntries(
+  [...'0123456789abcdef'].map((digit, i) => [digit, 'abcdefghijklmnop'[i]!]),
+);
+const letter = (digit: string | undefined): string => LETTER[digit ?? '0'] ?? 'a';
+
+const path = (hash: string): readonly [string, string, string] => [letter(hash[0]), letter(hash[1]), letter(hash[2])];
 
 /** The entry at `key` in the bucket chosen by `hash`. */
 export const shardGet = <T>(shards: Shards<T>, hash: string, key: string): T | undefined => {

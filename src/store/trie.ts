@@ -1,9 +1,14 @@
 /**
  * A keyed collection that grows as a trie on the hex digits of each key's hash: a node holds
  * its entries flat until it has more than LEAF_LIMIT of them, then splits into up to 16
- * children by the next digit. An update inside an immer producer copies one path of small
- * nodes, so its cost does not grow with the collection, and small collections stay one small
- * object (cheap in memory, which matters for the many short posting lists of an index).
+ * children by the next digit. Small collections stay one small object (cheap in memory, which
+ * matters for the many short posting lists of an index), and an update copies one path of
+ * small nodes, so its cost does not grow with the collection.
+ *
+ * Updates are persistent (the input is never changed) and batched: within one `Batch`, nodes
+ * the batch created are changed in place, so a reducer that writes many entries copies each
+ * node at most once. Reads and writes work on plain objects, never on immer drafts: a proxy
+ * per node visited would cost more than the copying it saves.
  */
 
 /** A trie node: flat entries (`e`) or children by the next hex digit (`c`). Plain data. */
@@ -12,30 +17,63 @@ export interface HexTrie<T> {
   readonly c?: Readonly<Record<string, HexTrie<T>>>;
 }
 
-type MutableTrie<T> = { e?: Record<string, T>; c?: Record<string, MutableTrie<T>> };
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+type MutableTrie<T> = { e?: Record<string, T>; c?: Record<string, HexTrie<T>> };
 
-/** Entries a node holds before it splits. */
-const LEAF_LIMIT = 64;
+/**
+ * Entries a node holds before it splits. Engines keep objects of up to about 16 properties in
+ * a fast layout that copies in well under a microsecond; past that, a copy costs ten times
+ * more, and a write copies a leaf.
+ */
+const LEAF_LIMIT = 16;
+
+/**
+ * Child nodes are keyed by a letter per hex digit, and entries by their key behind a `~`:
+ * integer-like property names ('0'..'9', task id '12') put an object in a slower layout.
+ */
+const LETTER: Readonly<Record<string, string>> = Object.fromEntries(
+  [...'0123456789abcdef'].map((digit, i) => [digit, 'abcdefghijklmnop'[i]!]),
+);
+const digitAt = (hash: string, depth: number): string => LETTER[hash[depth] ?? '0'] ?? 'a';
+const ENTRY = '~';
+/** Hash digits available for splitting (the shortest hash used is 8 hex digits). */
+const MAX_DEPTH = 8;
+
+/** The objects created by one batch of updates, which the batch may still change in place. */
+export interface Batch {
+  readonly fresh: WeakSet<object>;
+}
+
+/** Starts a batch of persistent updates. */
+export const beginBatch = (): Batch => ({ fresh: new WeakSet() });
+
+/** `value` itself when this batch created it, else a shallow copy the batch now owns. */
+export const own = <T extends object>(batch: Batch, value: T): Mutable<T> => {
+  if (batch.fresh.has(value)) return value as Mutable<T>;
+  const copy = (Array.isArray(value) ? [...value] : { ...value }) as Mutable<T>;
+  batch.fresh.add(copy);
+  return copy;
+};
+
+/** A new object owned by the batch. */
+export const fresh = <T extends object>(batch: Batch, value: T): T => {
+  batch.fresh.add(value);
+  return value;
+};
 
 /** The entry at `key` (whose hash is `hash`). */
 export const trieGet = <T>(trie: HexTrie<T> | undefined, hash: string, key: string): T | undefined => {
   let node = trie;
-  for (let depth = 0; node?.c !== undefined; depth += 1) node = node.c[hash[depth] ?? '0'];
-  return node?.e?.[key];
+  for (let depth = 0; node?.c !== undefined; depth += 1) node = node.c[digitAt(hash, depth)];
+  return node?.e?.[ENTRY + key];
 };
 
 /** Calls `visit` for every entry. */
 export const trieForEach = <T>(trie: HexTrie<T> | undefined, visit: (value: T, key: string) => void): void => {
   if (trie === undefined) return;
-  if (trie.e !== undefined) for (const key in trie.e) visit(trie.e[key]!, key);
-  if (trie.c !== undefined) for (const digit in trie.c) trieForEach(trie.c[digit], visit);
-};
-
-/** Every value. */
-export const trieValues = <T>(trie: HexTrie<T> | undefined): T[] => {
-  const out: T[] = [];
-  trieForEach(trie, (value) => out.push(value));
-  return out;
+  const { e, c } = trie;
+  if (e !== undefined) for (const key in e) visit(e[key]!, key.slice(ENTRY.length));
+  if (c !== undefined) for (const digit in c) trieForEach(c[digit], visit);
 };
 
 /** Every key. */
@@ -45,64 +83,76 @@ export const trieKeys = <T>(trie: HexTrie<T> | undefined): string[] => {
   return out;
 };
 
+/** True when the trie holds no entry. */
+export const trieIsEmpty = <T>(trie: HexTrie<T> | undefined): boolean =>
+  trie === undefined || (trie.e === undefined && trie.c === undefined);
+
+const split = <T>(batch: Batch, node: MutableTrie<T>, depth: number, hashOf: (key: string) => string): void => {
+  const children: Record<string, MutableTrie<T>> = fresh(batch, {});
+  const entries = node.e!;
+  for (const moved in entries) {
+    const digit = digitAt(hashOf(moved.slice(ENTRY.length)), depth);
+    let child = children[digit];
+    if (child === undefined) children[digit] = child = fresh(batch, { e: fresh(batch, {}) });
+    child.e![moved] = entries[moved]!;
+  }
+  delete node.e;
+  node.c = children;
+};
+
 /**
- * Sets an entry inside a draft (or any mutable trie); `hashOf` recomputes the hash of keys
- * moved by a split. Returns true when the key is new.
+ * The trie with `key` set to `value`; `hashOf` recomputes the hash of keys moved by a split.
+ * Returns the same trie when the entry already holds `value`.
  */
-export const triePut = <T>(
+export const trieSet = <T>(
+  batch: Batch,
   trie: HexTrie<T>,
   hash: string,
   key: string,
   value: T,
   hashOf: (key: string) => string,
-): boolean => {
-  let node = trie as MutableTrie<T>;
-  let depth = 0;
-  while (node.c !== undefined) {
-    const digit = hash[depth] ?? '0';
-    node = node.c[digit] ??= {};
-    depth += 1;
+  depth = 0,
+): HexTrie<T> => {
+  if (trie.c !== undefined) {
+    const digit = digitAt(hash, depth);
+    const child = trie.c[digit] ?? {};
+    const updated = trieSet(batch, child, hash, key, value, hashOf, depth + 1);
+    if (updated === child && trie.c[digit] !== undefined) return trie;
+    const node = own(batch, trie) as MutableTrie<T>;
+    node.c = own(batch, node.c!);
+    node.c[digit] = updated;
+    return node;
   }
-  const entries = (node.e ??= {});
-  const added = !(key in entries);
-  entries[key] = value;
-  if (added && depth < 8 && Object.keys(entries).length > LEAF_LIMIT) {
-    const children: Record<string, MutableTrie<T>> = {};
-    for (const moved of Object.keys(entries)) {
-      const digit = hashOf(moved)[depth] ?? '0';
-      ((children[digit] ??= {}).e ??= {})[moved] = entries[moved]!;
-    }
-    delete node.e;
-    node.c = children;
-  }
-  return added;
+  const stored = ENTRY + key;
+  if (trie.e !== undefined && trie.e[stored] === value) return trie;
+  const node = own(batch, trie) as MutableTrie<T>;
+  const isNew = node.e === undefined || !(stored in node.e);
+  node.e = node.e === undefined ? fresh(batch, {}) : own(batch, node.e);
+  node.e[stored] = value;
+  if (isNew && depth < MAX_DEPTH && Object.keys(node.e).length > LEAF_LIMIT) split(batch, node, depth, hashOf);
+  return node;
 };
 
-/** Deletes an entry inside a draft, pruning emptied nodes. Returns true when it was there. */
-export const trieDelete = <T>(trie: HexTrie<T>, hash: string, key: string): boolean => {
-  const path: Array<[MutableTrie<T>, string]> = [];
-  let node = trie as MutableTrie<T>;
-  for (let depth = 0; node.c !== undefined; depth += 1) {
-    const digit = hash[depth] ?? '0';
-    const child = node.c[digit];
-    if (child === undefined) return false;
-    path.push([node, digit]);
-    node = child;
+/** The trie without `key` (emptied nodes pruned), or the same trie when it had no such key. */
+export const trieRemove = <T>(batch: Batch, trie: HexTrie<T>, hash: string, key: string, depth = 0): HexTrie<T> => {
+  if (trie.c !== undefined) {
+    const digit = digitAt(hash, depth);
+    const child = trie.c[digit];
+    if (child === undefined) return trie;
+    const updated = trieRemove(batch, child, hash, key, depth + 1);
+    if (updated === child) return trie;
+    const node = own(batch, trie) as MutableTrie<T>;
+    node.c = own(batch, node.c!);
+    if (trieIsEmpty(updated)) delete node.c[digit];
+    else node.c[digit] = updated;
+    if (Object.keys(node.c).length === 0) delete node.c;
+    return node;
   }
-  if (node.e === undefined || !(key in node.e)) return false;
-  delete node.e[key];
+  const stored = ENTRY + key;
+  if (trie.e === undefined || !(stored in trie.e)) return trie;
+  const node = own(batch, trie) as MutableTrie<T>;
+  node.e = own(batch, node.e!);
+  delete node.e[stored];
   if (Object.keys(node.e).length === 0) delete node.e;
-  for (let i = path.length - 1; i >= 0; i -= 1) {
-    const [parent, digit] = path[i]!;
-    const child = parent.c![digit]!;
-    if (child.e !== undefined || child.c !== undefined) break;
-    delete parent.c![digit];
-    if (Object.keys(parent.c!).length > 0) break;
-    delete parent.c;
-  }
-  return true;
+  return node;
 };
-
-/** True when the trie holds no entry. */
-export const trieIsEmpty = <T>(trie: HexTrie<T> | undefined): boolean =>
-  trie === undefined || (trie.e === undefined && trie.c === undefined);

@@ -11,9 +11,11 @@ import {
   emptySearchIndex,
   indexFact,
   indexFileAssertion,
+  unindexFileAssertion,
   indexTaskPrompt,
   type SearchIndex,
   unindexFact,
+  writeIndex,
 } from './searchIndex.js';
 import { trieForEach } from './trie.js';
 
@@ -38,6 +40,10 @@ const isOpen = (fact: SessionFact): boolean => fact.validTo === undefined;
 
 /** Facts about files: their history lends them the context of every task that asserted them. */
 export const isFileFact = (fact: SessionFact): boolean => fact.tags.includes('file_change');
+
+/** The tasks that asserted a file fact in a pair log. */
+const fileTasks = (log: PairLog | undefined): Set<string> =>
+  new Set((log?.assertions ?? []).filter(isFileFact).map((fact) => fact.sourceTaskId));
 
 const sameRecord = (a: SessionFact, b: SessionFact): boolean => a === b || (a.validTo === b.validTo && a.id === b.id);
 
@@ -69,6 +75,17 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
         if (isOpen(fact)) becameInvalid.push(fact);
       }
   }
+  const writer = writeIndex(store.index);
+  for (const fact of becameInvalid) unindexFact(writer, fact);
+  for (const fact of becameValid) indexFact(writer, fact);
+  for (const { before, after } of effective) {
+    const log = (after ?? before)!;
+    const key = pairKey(log.subject, log.relation);
+    const tasksBefore = fileTasks(before);
+    const tasksAfter = fileTasks(after);
+    for (const taskId of tasksAfter) if (!tasksBefore.has(taskId)) indexFileAssertion(writer, taskId, key);
+    for (const taskId of tasksBefore) if (!tasksAfter.has(taskId)) unindexFileAssertion(writer, taskId, key);
+  }
   return produce(store, (draft) => {
     for (const { before, after } of effective) {
       const log = (after ?? before)!;
@@ -78,15 +95,8 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
     }
     for (const fact of deletes) shardDelete(draft.records, fact.id, recordKey(fact));
     for (const fact of puts) shardPut(draft.records, fact.id, recordKey(fact), fact);
-    for (const fact of becameInvalid) unindexFact(draft.index, fact);
-    for (const fact of becameValid) indexFact(draft.index, fact);
-    for (const { before, after } of effective) {
-      if (after === undefined) continue;
-      const known = new Set(before?.assertions ?? []);
-      for (const fact of after.assertions)
-        if (!known.has(fact) && isFileFact(fact))
-          indexFileAssertion(draft.index, fact.sourceTaskId, pairKey(fact.subject, fact.relation));
-    }
+    // Frozen before it enters the draft, so immer does not walk the new index nodes again.
+    if (writer.index !== store.index) draft.index = deepFreeze(writer.index) as Draft<SearchIndex>;
     draft.validCount += becameValid.length - becameInvalid.length;
   });
 };
@@ -124,12 +134,18 @@ export const buildStore = (
       if (isOpen(fact)) validCount += 1;
     }
   }
-  const index = emptySearchIndex() as Draft<SearchIndex>;
-  for (const [, , fact] of recordEntries) if (isOpen(fact)) indexFact(index, fact);
+  const writer = writeIndex(emptySearchIndex());
+  for (const [, , fact] of recordEntries) if (isOpen(fact)) indexFact(writer, fact);
   for (const [, key, log] of pairEntries)
-    for (const fact of log.assertions) if (isFileFact(fact)) indexFileAssertion(index, fact.sourceTaskId, key);
-  for (const { taskId, prompt, at } of prompts) indexTaskPrompt(index, taskId, prompt, at);
-  return deepFreeze({ maxValidFacts, validCount, pairs: shardsFrom(pairEntries), records: shardsFrom(recordEntries), index });
+    for (const fact of log.assertions) if (isFileFact(fact)) indexFileAssertion(writer, fact.sourceTaskId, key);
+  for (const { taskId, prompt, at } of prompts) indexTaskPrompt(writer, taskId, prompt, at);
+  return deepFreeze({
+    maxValidFacts,
+    validCount,
+    pairs: shardsFrom(pairEntries),
+    records: shardsFrom(recordEntries),
+    index: writer.index,
+  });
 };
 
 /** Every pair log of the store. */

@@ -1,0 +1,221 @@
+/**
+ * `npm run bench`: this library against a baseline built the way the seed design describes
+ * (bench/seed.ts), side by side in one process, on deterministic synthetic sessions
+ * (bench/generate.ts). It measures the compiled library (dist/), as users run it.
+ *
+ * - extraction per dispatch result;
+ * - addFacts per dispatch at 1,000 / 10,000 / 100,000 valid facts (each sample adds one
+ *   dispatch's facts to the same base store, so the size stays put);
+ * - retrieveFacts at the same sizes, against the seed's linear keyword scan;
+ * - heap bytes per valid fact at 100,000 (index included), after a forced GC;
+ * - a generated 10,000-dispatch history replayed by the `fact-tracker replay` command.
+ *
+ * Figures are medians over repeated samples. Usage: npm run bench [-- --json] [-- --quick]
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  addFacts,
+  emptyFactStore,
+  extractFromImplementer,
+  extractFromReviewer,
+  type FactStore,
+  type ImplementerResult,
+  retrieveFacts,
+  type ReviewerResult,
+  type SessionFact,
+} from '../dist/index.js';
+import { randomImplementerResult, randomPrompt, randomReviewerResult, seeded } from './generate.js';
+import { SeedStore, seedExtractImplementer, seedExtractReviewer, seedRetrieve } from './seed.js';
+
+const quick = process.argv.includes('--quick');
+const asJson = process.argv.includes('--json');
+const SIZES = quick ? [1_000, 10_000] : [1_000, 10_000, 100_000];
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/** Median microseconds per call of `run(i)`, timing batches of `batch` calls. */
+const timeMicros = (samples: number, batch: number, run: (i: number) => void): number => {
+  const perCall: number[] = [];
+  let i = 0;
+  for (let s = 0; s < samples; s += 1) {
+    const start = performance.now();
+    for (let b = 0; b < batch; b += 1) run(i++);
+    perCall.push(((performance.now() - start) * 1000) / batch);
+  }
+  return median(perCall);
+};
+
+const gc = (): void => (globalThis as { gc?: () => void }).gc?.();
+
+interface Dispatch {
+  readonly role: 'implementer' | 'reviewer';
+  readonly taskId: string;
+  readonly result: ImplementerResult | ReviewerResult;
+}
+
+/** Dispatches of a synthetic session: an implementer and a reviewer result per task. */
+const dispatches = (seed: number, count: number, firstTask = 1): Dispatch[] => {
+  const random = seeded(seed);
+  return Array.from({ length: count }, (_, i) => {
+    const taskId = String(firstTask + (i >> 1));
+    return i % 2 === 0
+      ? { role: 'implementer', taskId, result: randomImplementerResult(random, taskId) }
+      : { role: 'reviewer', taskId, result: randomReviewerResult(random, taskId) };
+  });
+};
+
+const extract = (d: Dispatch, at: number): ReadonlyArray<SessionFact> =>
+  d.role === 'implementer'
+    ? extractFromImplementer(d.result as ImplementerResult, d.taskId, at).facts
+    : extractFromReviewer(d.result as ReviewerResult, d.taskId, at).facts;
+
+const seedExtract = (d: Dispatch) =>
+  d.role === 'implementer'
+    ? seedExtractImplementer(d.result as ImplementerResult, d.taskId)
+    : seedExtractReviewer(d.result as ReviewerResult, d.taskId);
+
+/** Stores of both kinds holding at least `size` valid facts, from the same dispatches. */
+const buildStores = (size: number): { store: FactStore; seed: SeedStore; nextTask: number } => {
+  let store = emptyFactStore({ maxValidFacts: 10_000_000 });
+  const seed = new SeedStore();
+  const random = seeded(size);
+  let task = 1;
+  let at = 0;
+  while (store.validCount < size) {
+    const taskId = String(task);
+    for (const d of [
+      { role: 'implementer' as const, taskId, result: randomImplementerResult(random, taskId) },
+      { role: 'reviewer' as const, taskId, result: randomReviewerResult(random, taskId) },
+    ]) {
+      at += 1000;
+      store = addFacts(store, extract(d, at));
+      seed.add(seedExtract(d));
+    }
+    task += 1;
+  }
+  return { store, seed, nextTask: task };
+};
+
+const heapPerFact = (size: number): { library: number; seed: number; facts: number } => {
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  const { store } = buildStores(size);
+  gc();
+  const library = (process.memoryUsage().heapUsed - before) / store.validCount;
+  const facts = store.validCount;
+  gc();
+  const seedBefore = process.memoryUsage().heapUsed;
+  const seed = new SeedStore();
+  for (const d of dispatches(size, Math.ceil((size / 10) * 2))) seed.add(seedExtract(d));
+  gc();
+  const seedBytes = (process.memoryUsage().heapUsed - seedBefore) / Math.max(1, seed.getValid().length);
+  // Keep both alive until measured.
+  if (store.validCount < 0 || seed.facts.size < 0) console.log('');
+  return { library, seed: seedBytes, facts };
+};
+
+const replayCli = (): { dispatches: number; seconds: number } | { skipped: string } => {
+  // 5,000 tasks: a prompt, an implementer and a reviewer result each.
+  const dir = mkdtempSync(join(tmpdir(), 'fact-tracker-bench-'));
+  try {
+    const random = seeded(10_000);
+    const lines: string[] = [];
+    let at = Date.UTC(2026, 2, 1);
+    for (let task = 1; task <= 5_000; task += 1) {
+      const taskId = String(task);
+      lines.push(JSON.stringify({ type: 'prompt', taskId, at: (at += 60_000), taskPrompt: randomPrompt(random) }));
+      lines.push(JSON.stringify({ type: 'dispatch', role: 'implementer', taskId, at: (at += 60_000), result: randomImplementerResult(random, taskId) }));
+      lines.push(JSON.stringify({ type: 'dispatch', role: 'reviewer', taskId, at: (at += 60_000), result: randomReviewerResult(random, taskId) }));
+    }
+    const file = join(dir, 'history.jsonl');
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const cli = new URL('../dist/cli/main.js', import.meta.url).pathname;
+    const start = performance.now();
+    const run = spawnSync(process.execPath, [cli, 'replay', file, '--json'], { encoding: 'utf8', maxBuffer: 1 << 30 });
+    const seconds = (performance.now() - start) / 1000;
+    if (run.status !== 0 && run.status !== 2) return { skipped: `fact-tracker exited ${run.status}: ${run.stderr.trim()}` };
+    return { dispatches: 10_000, seconds };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+};
+
+const main = (): void => {
+  const results: Record<string, unknown> = { node: process.version, quick };
+
+  // Extraction.
+  const sample = dispatches(7, 2_000);
+  for (const d of sample) extract(d, 0), seedExtract(d);
+  const extraction = {
+    libraryMicros: timeMicros(25, 200, (i) => extract(sample[i % sample.length]!, i)),
+    seedMicros: timeMicros(25, 200, (i) => seedExtract(sample[i % sample.length]!)),
+  };
+  results['extraction'] = { ...extraction, ratio: extraction.libraryMicros / extraction.seedMicros };
+
+  const perSize: Array<Record<string, number>> = [];
+  for (const size of SIZES) {
+    const { store, seed, nextTask } = buildStores(size);
+    const fresh = dispatches(size + 1, 200, nextTask).map((d, i) => extract(d, 1e12 + i));
+    const freshSeed = dispatches(size + 1, 200, nextTask).map(seedExtract);
+    const addMicros = timeMicros(40, 5, (i) => addFacts(store, fresh[i % fresh.length]!));
+    const seedAddMicros = timeMicros(40, 5, (i) => seed.add(freshSeed[i % freshSeed.length]!));
+    const random = seeded(99);
+    const queries = Array.from({ length: 60 }, () => randomPrompt(random));
+    for (const q of queries.slice(0, 5)) retrieveFacts(store, { taskDescription: q, taskId: 'x', maxFacts: 10, maxTokens: 500 });
+    const retrieveMicros = timeMicros(30, 2, (i) =>
+      retrieveFacts(store, { taskDescription: queries[i % queries.length]!, taskId: 'x', maxFacts: 10, maxTokens: 500 }),
+    );
+    const seedSamples = size >= 100_000 ? 8 : 20;
+    const seedRetrieveMicros = timeMicros(seedSamples, 1, (i) => seedRetrieve(seed, queries[i % queries.length]!, 'x', 10, 500));
+    perSize.push({
+      validFacts: store.validCount,
+      addMicros,
+      seedAddMicros,
+      retrieveMicros,
+      seedRetrieveMicros,
+      retrieveSpeedup: seedRetrieveMicros / retrieveMicros,
+    });
+  }
+  results['sizes'] = perSize;
+  const first = perSize[0]!;
+  const last = perSize[perSize.length - 1]!;
+  results['addGrowth'] = last['addMicros']! / first['addMicros']!;
+
+  const heapSize = quick ? 10_000 : 100_000;
+  results['heap'] = { atValidFacts: heapSize, ...heapPerFact(heapSize) };
+  results['replay'] = quick ? { skipped: 'quick run' } : replayCli();
+
+  if (asJson) {
+    console.log(JSON.stringify(results, null, 2));
+    return;
+  }
+  const us = (n: number): string => (n >= 1000 ? `${(n / 1000).toFixed(2)} ms` : `${n.toFixed(1)} us`);
+  console.log(`session-fact-tracker benchmark (node ${process.version}; medians)`);
+  console.log('');
+  console.log(`extraction per dispatch result: library ${us(extraction.libraryMicros)}, seed ${us(extraction.seedMicros)}, ratio ${(extraction.libraryMicros / extraction.seedMicros).toFixed(2)}x`);
+  console.log('');
+  console.log('valid facts | addFacts/dispatch | seed add | retrieveFacts | seed scan | retrieval speedup');
+  for (const row of perSize)
+    console.log(
+      [row['validFacts'], us(row['addMicros']!), us(row['seedAddMicros']!), us(row['retrieveMicros']!), us(row['seedRetrieveMicros']!), `${row['retrieveSpeedup']!.toFixed(0)}x`].join(' | '),
+    );
+  console.log('');
+  console.log(`addFacts cost at ${last['validFacts']} vs ${first['validFacts']} valid facts: ${(results['addGrowth'] as number).toFixed(2)}x`);
+  const heap = results['heap'] as { atValidFacts: number; library: number; seed: number; facts: number };
+  console.log(`heap per valid fact at ${heap.facts}: library ${heap.library.toFixed(0)} B (index included), seed ${heap.seed.toFixed(0)} B`);
+  const replay = results['replay'] as { dispatches?: number; seconds?: number; skipped?: string };
+  console.log(
+    replay.skipped === undefined
+      ? `fact-tracker replay of a ${replay.dispatches}-dispatch history: ${replay.seconds!.toFixed(2)} s`
+      : `fact-tracker replay: skipped (${replay.skipped})`,
+  );
+};
+
+main();
