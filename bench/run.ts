@@ -121,6 +121,25 @@ const heapPerFact = (size: number): { library: number; seed: number; facts: numb
   return { library, seed: seedBytes, facts };
 };
 
+/** Heap bytes of one store of 200 valid facts (a 20-task session), averaged over 50 stores. */
+const heapOfSmallStore = (): number => {
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  const stores = Array.from({ length: 50 }, (_, i) => {
+    let store = emptyFactStore();
+    let at = 0;
+    for (const d of dispatches(1000 + i, 400)) {
+      if (store.validCount >= 200) break;
+      store = addFacts(store, extract(d, (at += 1000)));
+    }
+    return store;
+  });
+  gc();
+  const bytes = (process.memoryUsage().heapUsed - before) / stores.length;
+  if (stores.some((store) => store.validCount < 200)) throw new Error('a small store did not reach 200 facts');
+  return bytes;
+};
+
 const replayCli = (): { dispatches: number; seconds: number } | { skipped: string } => {
   // 5,000 tasks: a prompt, an implementer and a reviewer result each.
   const dir = mkdtempSync(join(tmpdir(), 'fact-tracker-bench-'));
@@ -189,7 +208,7 @@ const main = (): void => {
   results['addGrowth'] = last['addMicros']! / first['addMicros']!;
 
   const heapSize = quick ? 10_000 : 100_000;
-  results['heap'] = { atValidFacts: heapSize, ...heapPerFact(heapSize) };
+  results['heap'] = { atValidFacts: heapSize, ...heapPerFact(heapSize), storeOf200Facts: heapOfSmallStore() };
   results['replay'] = quick ? { skipped: 'quick run' } : replayCli();
 
   if (asJson) {
@@ -208,8 +227,9 @@ const main = (): void => {
     );
   console.log('');
   console.log(`addFacts cost at ${last['validFacts']} vs ${first['validFacts']} valid facts: ${(results['addGrowth'] as number).toFixed(2)}x`);
-  const heap = results['heap'] as { atValidFacts: number; library: number; seed: number; facts: number };
+  const heap = results['heap'] as { atValidFacts: number; library: number; seed: number; facts: number; storeOf200Facts: number };
   console.log(`heap per valid fact at ${heap.facts}: library ${heap.library.toFixed(0)} B (index included), seed ${heap.seed.toFixed(0)} B`);
+  console.log(`heap of a 200-fact store: ${(heap.storeOf200Facts / 1024).toFixed(0)} KB`);
   const replay = results['replay'] as { dispatches?: number; seconds?: number; skipped?: string };
   console.log(
     replay.skipped === undefined

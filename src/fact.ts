@@ -48,6 +48,19 @@ export const isFactTag = (value: unknown): value is FactTag =>
 export const isSourceRole = (value: unknown): value is SourceRole =>
   typeof value === 'string' && (SOURCE_ROLES as ReadonlyArray<string>).includes(value);
 
+/**
+ * Tag lists are shared per combination (there are at most 41): a store holds one array per
+ * combination instead of one per fact.
+ */
+const tagLists = new Map<string, ReadonlyArray<FactTag>>();
+const sharedTags = (tags: ReadonlyArray<FactTag>): ReadonlyArray<FactTag> => {
+  const unique = [...new Set(tags)];
+  const key = unique.join(',');
+  let shared = tagLists.get(key);
+  if (shared === undefined) tagLists.set(key, (shared = Object.freeze(unique)));
+  return shared;
+};
+
 const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -95,7 +108,7 @@ const validateNewFact = (input: unknown, checkId: boolean): E.Either<string, Ses
     subject,
     relation,
     object,
-    tags: [...new Set(tags as ReadonlyArray<FactTag>)],
+    tags: sharedTags(tags as ReadonlyArray<FactTag>),
     validFrom,
     sourceTaskId,
     sourceRole,

@@ -130,12 +130,13 @@ const idf = (documents: number, frequency: number): number =>
   Math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5));
 
 /**
- * Terms in more than 1,000 documents and more than 2% of them carry little weight (idf below
- * 4, against 8 to 12 for the words that identify a fact) and would dominate the cost of a
- * query over a large store: they are skipped. Stores of up to 50,000 facts skip only terms in
- * more than 1,000 facts.
+ * Terms too common to tell facts apart are skipped: they would dominate the cost of a query
+ * and barely move a score. That is a term in more than half the documents (idf below 0.7, in
+ * stores of 50 or more), or in more than 1,000 documents and more than 1% of them (idf below
+ * 4.6, against 8 to 12 for the words that identify a fact in a large store).
  */
-const isTooCommon = (documents: number, frequency: number): boolean => frequency > 1000 && frequency * 50 > documents;
+const isTooCommon = (documents: number, frequency: number): boolean =>
+  (frequency > 1000 && frequency * 100 > documents) || (documents >= 50 && frequency * 2 > documents);
 
 const planTerms = (
   trie: SearchIndex['terms'],

@@ -8,7 +8,7 @@
  * store. `explainRetrieval` scores every stored fact the same way and records where each one
  * left the pipeline; its included facts are exactly what `retrieveFacts` returns.
  */
-import { createFactId, type FactTag, type SessionFact } from '../fact.js';
+import type { FactTag, SessionFact } from '../fact.js';
 import { formatSessionFacts } from '../prompt/format.js';
 import { selectAllFacts } from '../store/selectors.js';
 import { shardGet } from '../store/shards.js';
@@ -98,12 +98,20 @@ const contextTable = (store: FactStore, plan: QueryPlan): ContextTable => {
   const sums = new Map<string, number>();
   for (const { idf, postings } of plan.contextTerms)
     trieForEach(postings?.p, (weight, taskId) => sums.set(taskId, (sums.get(taskId) ?? 0) + idf * postingWeight(weight)));
-  const ranked = [...sums]
-    .map(([taskId, sum]): [string, number] => [taskId, sum * plan.ranking.contextWeight])
-    .filter(([, score]) => score > 0)
-    .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0))
-    .slice(0, plan.ranking.contextTasks)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  // The best `contextTasks` tasks, kept in a short sorted list (no sort of every match).
+  const limit = plan.ranking.contextTasks;
+  const best: Array<[string, number]> = [];
+  const better = ([a, x]: [string, number], [b, y]: [string, number]): boolean => x > y || (x === y && a < b);
+  for (const [taskId, sum] of sums) {
+    const entry: [string, number] = [taskId, sum * plan.ranking.contextWeight];
+    if (!(entry[1] > 0) || limit < 1) continue;
+    if (best.length === limit && !better(entry, best[limit - 1]!)) continue;
+    let at = best.length;
+    while (at > 0 && better(entry, best[at - 1]!)) at -= 1;
+    best.splice(at, 0, entry);
+    if (best.length > limit) best.pop();
+  }
+  const ranked = best.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const byTask = new Map(ranked);
   const byPair = new Map<string, number>();
   for (const [taskId, score] of ranked)
@@ -118,9 +126,12 @@ const factContext = (table: ContextTable, fact: SessionFact): number =>
 /** True when an `issue` fact's text is also a valid `convention` of its subject, asserted with it. */
 const repeatsConvention = (store: FactStore, fact: SessionFact): boolean => {
   if (fact.relation !== 'issue') return false;
-  const id = createFactId(fact.subject, 'convention', fact.object);
-  const convention = shardGet(store.records, id, `${id}@${fact.validFrom}`);
-  return convention !== undefined && convention.validTo === undefined;
+  const twin = selectPairLog(store, fact.subject, 'convention')?.assertions.find(
+    (assertion) => assertion.validFrom === fact.validFrom && assertion.object === fact.object,
+  );
+  if (twin === undefined) return false;
+  const record = shardGet(store.records, twin.id, recordKey(twin));
+  return record !== undefined && record.validTo === undefined;
 };
 
 /** The first stage a valid fact fails, given its score; undefined when it is a candidate. */
@@ -211,12 +222,16 @@ const topCandidates = (store: FactStore, settings: Settings): Scored[] => {
   const { plan } = settings;
   const canMask = plan.terms.length <= 30;
   // Term scores summed in query-term order, as scoreFact sums them, and which terms matched.
-  const termScores = new Map<string, number>();
-  const masks = new Map<string, number>();
+  const matches = new Map<string, { score: number; mask: number }>();
   plan.terms.forEach(({ idf, postings }, bit) => {
     trieForEach(postings?.p, (weight, key) => {
-      termScores.set(key, (termScores.get(key) ?? 0) + idf * postingWeight(weight));
-      if (canMask) masks.set(key, (masks.get(key) ?? 0) | (1 << bit));
+      const match = matches.get(key);
+      const contribution = idf * postingWeight(weight);
+      if (match === undefined) matches.set(key, { score: contribution, mask: canMask ? 1 << bit : 0 });
+      else {
+        match.score += contribution;
+        if (canMask) match.mask |= 1 << bit;
+      }
     });
   });
   const table = contextTable(store, plan);
@@ -230,33 +245,28 @@ const topCandidates = (store: FactStore, settings: Settings): Scored[] => {
     const log = shardGet(store.pairs, pairHash(pair), pair);
     if (log !== undefined) for (const fact of deriveRecords(log)) if (fact.validTo === undefined) raise(recordKey(fact), score);
   }
-  const keys = new Set([...termScores.keys(), ...contextBound.keys()]);
-  trieForEach(store.index.conventions, (_true, key) => keys.add(key));
+  const keys = new Set([...matches.keys(), ...contextBound.keys()]);
 
   const termIndex = new Map(plan.terms.map(({ term }, bit) => [term, bit]));
   const pathMasks = plan.paths.map((path) =>
     queryTerms(path).reduce((mask, term) => (termIndex.has(term) ? mask | (1 << termIndex.get(term)!) : mask), 0),
   );
   const mayBeNamed = (key: string): boolean =>
-    pathMasks.length > 0 && (!canMask || pathMasks.some((mask) => ((masks.get(key) ?? 0) & mask) === mask));
+    pathMasks.length > 0 && (!canMask || pathMasks.some((mask) => ((matches.get(key)?.mask ?? 0) & mask) === mask));
   const prior = maxPrior(plan);
   const list = [...keys];
   const bounds = new Float64Array(list.length);
   list.forEach((key, i) => {
-    const relevance = (termScores.get(key) ?? 0) + (contextBound.get(key) ?? 0);
+    const relevance = (matches.get(key)?.score ?? 0) + (contextBound.get(key) ?? 0);
     bounds[i] = relevance * prior + (relevance > 0 && mayBeNamed(key) ? plan.ranking.exactFileBoost : 0);
   });
 
   const best: Scored[] = [];
-  const next = popOrder(bounds);
-  for (let i = next(); i !== undefined; i = next()) {
-    const last = best[settings.maxFacts - 1];
-    if (last !== undefined && bounds[i]! < last.parts.total) break;
-    const key = list[i]!;
+  const consider = (key: string): void => {
     const fact = shardGet(store.records, key.slice(0, key.indexOf('@')), key);
-    if (fact === undefined) continue;
-    const parts = combineScore(plan, fact, termScores.get(key) ?? 0, factContext(table, fact), repeatsConvention(store, fact));
-    if (filterReason(settings, fact, parts) !== undefined) continue;
+    if (fact === undefined) return;
+    const parts = combineScore(plan, fact, matches.get(key)?.score ?? 0, factContext(table, fact), repeatsConvention(store, fact));
+    if (filterReason(settings, fact, parts) !== undefined) return;
     const candidate = { fact, parts };
     let at = best.length;
     while (at > 0 && byRank(candidate, best[at - 1]!) < 0) at -= 1;
@@ -264,7 +274,15 @@ const topCandidates = (store: FactStore, settings: Settings): Scored[] => {
       best.splice(at, 0, candidate);
       if (best.length > settings.maxFacts) best.pop();
     }
+  };
+  const next = popOrder(bounds);
+  for (let i = next(); i !== undefined; i = next()) {
+    const last = best[settings.maxFacts - 1];
+    if (last !== undefined && bounds[i]! < last.parts.total) break;
+    consider(list[i]!);
   }
+  // Conventions are eligible with no match at all; they fill the places left, most recent first.
+  if (best.length < settings.maxFacts) trieForEach(store.index.conventions, (_true, key) => keys.has(key) || consider(key));
   return best;
 };
 

@@ -3,7 +3,7 @@ import { clipEnd } from '../text.js';
 import { type FactStore, type PairLog, pairHash, pairKey, recordKey } from './state.js';
 import { byTimeThenId, deriveRecords, validRecords, withAssertions } from './timeline.js';
 import { shardGet, shardValues } from './shards.js';
-import { emptyPairLog, type PairChange, selectPairLog, writePairChanges } from './write.js';
+import { emptyPairLog, NO_CLEARS, type PairChange, selectPairLog, writePairChanges } from './write.js';
 
 /** What a compaction removed, so nothing is lost silently. */
 export interface CompactionReport {
@@ -37,7 +37,7 @@ const pruneToValidRuns = (log: PairLog, closedIds: Set<string>): { log: PairLog;
   if (!hasHistory) return { log, valid };
   const runStart = new Map(valid.map((fact) => [fact.id, fact.validFrom]));
   const assertions = log.assertions.filter((fact) => fact.validFrom >= (runStart.get(fact.id) ?? Infinity));
-  return { log: { subject: log.subject, relation: log.relation, assertions, clears: [] }, valid };
+  return { log: { subject: log.subject, relation: log.relation, assertions, clears: NO_CLEARS }, valid };
 };
 
 /** One summary fact standing for `older` (two or more valid facts of one subject, in time order). */

@@ -28,14 +28,18 @@ type MutableTrie<T> = { e?: Record<string, T>; c?: Record<string, HexTrie<T>> };
 const LEAF_LIMIT = 16;
 
 /**
- * Child nodes are keyed by a letter per hex digit, and entries by their key behind a `~`:
- * integer-like property names ('0'..'9', task id '12') put an object in a slower layout.
+ * Child nodes are keyed by a letter per hex digit, and integer-like entry keys (task id '12')
+ * are stored behind a `~` (as are keys that start with one): integer-like property names put
+ * an object in a slower layout.
  */
 const LETTER: Readonly<Record<string, string>> = Object.fromEntries(
   [...'0123456789abcdef'].map((digit, i) => [digit, 'abcdefghijklmnop'[i]!]),
 );
 const digitAt = (hash: string, depth: number): string => LETTER[hash[depth] ?? '0'] ?? 'a';
-const ENTRY = '~';
+const ESCAPE = '~';
+const INDEX_LIKE = /^(?:0|[1-9]\d*)$/u;
+const stored = (key: string): string => (INDEX_LIKE.test(key) || key.startsWith(ESCAPE) ? ESCAPE + key : key);
+const unstored = (key: string): string => (key.startsWith(ESCAPE) ? key.slice(1) : key);
 /** Hash digits available for splitting (the shortest hash used is 8 hex digits). */
 const MAX_DEPTH = 8;
 
@@ -65,14 +69,14 @@ export const fresh = <T extends object>(batch: Batch, value: T): T => {
 export const trieGet = <T>(trie: HexTrie<T> | undefined, hash: string, key: string): T | undefined => {
   let node = trie;
   for (let depth = 0; node?.c !== undefined; depth += 1) node = node.c[digitAt(hash, depth)];
-  return node?.e?.[ENTRY + key];
+  return node?.e?.[stored(key)];
 };
 
 /** Calls `visit` for every entry. */
 export const trieForEach = <T>(trie: HexTrie<T> | undefined, visit: (value: T, key: string) => void): void => {
   if (trie === undefined) return;
   const { e, c } = trie;
-  if (e !== undefined) for (const key in e) visit(e[key]!, key.slice(ENTRY.length));
+  if (e !== undefined) for (const key in e) visit(e[key]!, unstored(key));
   if (c !== undefined) for (const digit in c) trieForEach(c[digit], visit);
 };
 
@@ -91,7 +95,7 @@ const split = <T>(batch: Batch, node: MutableTrie<T>, depth: number, hashOf: (ke
   const children: Record<string, MutableTrie<T>> = fresh(batch, {});
   const entries = node.e!;
   for (const moved in entries) {
-    const digit = digitAt(hashOf(moved.slice(ENTRY.length)), depth);
+    const digit = digitAt(hashOf(unstored(moved)), depth);
     let child = children[digit];
     if (child === undefined) children[digit] = child = fresh(batch, { e: fresh(batch, {}) });
     child.e![moved] = entries[moved]!;
@@ -123,12 +127,12 @@ export const trieSet = <T>(
     node.c[digit] = updated;
     return node;
   }
-  const stored = ENTRY + key;
-  if (trie.e !== undefined && trie.e[stored] === value) return trie;
+  const name = stored(key);
+  if (trie.e !== undefined && trie.e[name] === value) return trie;
   const node = own(batch, trie) as MutableTrie<T>;
-  const isNew = node.e === undefined || !(stored in node.e);
+  const isNew = node.e === undefined || !(name in node.e);
   node.e = node.e === undefined ? fresh(batch, {}) : own(batch, node.e);
-  node.e[stored] = value;
+  node.e[name] = value;
   if (isNew && depth < MAX_DEPTH && Object.keys(node.e).length > LEAF_LIMIT) split(batch, node, depth, hashOf);
   return node;
 };
@@ -148,11 +152,11 @@ export const trieRemove = <T>(batch: Batch, trie: HexTrie<T>, hash: string, key:
     if (Object.keys(node.c).length === 0) delete node.c;
     return node;
   }
-  const stored = ENTRY + key;
-  if (trie.e === undefined || !(stored in trie.e)) return trie;
+  const name = stored(key);
+  if (trie.e === undefined || !(name in trie.e)) return trie;
   const node = own(batch, trie) as MutableTrie<T>;
   node.e = own(batch, node.e!);
-  delete node.e[stored];
+  delete node.e[name];
   if (Object.keys(node.e).length === 0) delete node.e;
   return node;
 };

@@ -33,8 +33,11 @@ export const selectPairLog = (store: FactStore, subject: string, relation: strin
   return shardGet(store.pairs, pairHash(key), key);
 };
 
+/** The clears of a pair never invalidated: one shared empty list instead of one per pair. */
+export const NO_CLEARS: ReadonlyArray<number> = Object.freeze([]);
+
 /** An empty log for a pair. */
-export const emptyPairLog = (subject: string, relation: string): PairLog => ({ subject, relation, assertions: [], clears: [] });
+export const emptyPairLog = (subject: string, relation: string): PairLog => ({ subject, relation, assertions: [], clears: NO_CLEARS });
 
 const isOpen = (fact: SessionFact): boolean => fact.validTo === undefined;
 
