@@ -41,15 +41,24 @@ const median = (values: number[]): number => {
 };
 
 /** Median microseconds per call of `run(i)`, timing batches of `batch` calls. */
-const timeMicros = (samples: number, batch: number, run: (i: number) => void): number => {
-  const perCall: number[] = [];
+const timeMicros = (samples: number, batch: number, run: (i: number) => void): number => timePair(samples, batch, run)[0]!;
+
+/**
+ * Median microseconds per call of each function, timed in alternating batches so that both
+ * see the same machine (this one is shared and noisy): a ratio from one run is fair.
+ */
+const timePair = (samples: number, batch: number, ...runs: Array<(i: number) => void>): number[] => {
+  const perCall = runs.map((): number[] => []);
   let i = 0;
   for (let s = 0; s < samples; s += 1) {
-    const start = performance.now();
-    for (let b = 0; b < batch; b += 1) run(i++);
-    perCall.push(((performance.now() - start) * 1000) / batch);
+    runs.forEach((run, r) => {
+      const start = performance.now();
+      for (let b = 0; b < batch; b += 1) run(i + b);
+      perCall[r]!.push(((performance.now() - start) * 1000) / batch);
+    });
+    i += batch;
   }
-  return median(perCall);
+  return perCall.map(median);
 };
 
 const gc = (): void => (globalThis as { gc?: () => void }).gc?.();
@@ -171,11 +180,14 @@ const main = (): void => {
 
   // Extraction.
   const sample = dispatches(7, 2_000);
-  for (const d of sample) extract(d, 0), seedExtract(d);
-  const extraction = {
-    libraryMicros: timeMicros(25, 200, (i) => extract(sample[i % sample.length]!, i)),
-    seedMicros: timeMicros(25, 200, (i) => seedExtract(sample[i % sample.length]!)),
-  };
+  for (let round = 0; round < 5; round += 1) for (const d of sample) extract(d, 0), seedExtract(d);
+  const [libraryMicros, seedMicros] = timePair(
+    41,
+    200,
+    (i) => extract(sample[i % sample.length]!, i),
+    (i) => seedExtract(sample[i % sample.length]!),
+  );
+  const extraction = { libraryMicros: libraryMicros!, seedMicros: seedMicros! };
   results['extraction'] = { ...extraction, ratio: extraction.libraryMicros / extraction.seedMicros };
 
   const perSize: Array<Record<string, number>> = [];
@@ -187,7 +199,8 @@ const main = (): void => {
     const seedAddMicros = timeMicros(40, 5, (i) => seed.add(freshSeed[i % freshSeed.length]!));
     const random = seeded(99);
     const queries = Array.from({ length: 60 }, () => randomPrompt(random));
-    for (const q of queries.slice(0, 5)) retrieveFacts(store, { taskDescription: q, taskId: 'x', maxFacts: 10, maxTokens: 500 });
+    for (let round = 0; round < 3; round += 1)
+      for (const q of queries) retrieveFacts(store, { taskDescription: q, taskId: 'x', maxFacts: 10, maxTokens: 500 });
     const retrieveMicros = timeMicros(30, 2, (i) =>
       retrieveFacts(store, { taskDescription: queries[i % queries.length]!, taskId: 'x', maxFacts: 10, maxTokens: 500 }),
     );

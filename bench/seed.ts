@@ -105,23 +105,55 @@ const words = (text: string): string[] =>
     .split(/[\s/\\.,;:!?()[\]{}"'`<>=+*&|_-]+/u)
     .filter((word) => word !== '' && !STOPWORDS.has(word));
 
-/** The seed design's retriever: a linear keyword-overlap scan. */
-export const seedRetrieve = (store: SeedStore, taskDescription: string, taskId: string, maxFacts: number, maxTokens: number): SeedFact[] => {
-  const query = new Set(words(taskDescription));
-  const scored = store
-    .getValid()
-    .filter((f) => f.sourceTaskId !== taskId)
-    .map((f) => ({ f, score: words(`${f.subject} ${f.relation} ${f.object}`).filter((w) => query.has(w)).length }))
+/** What the seed retriever reads of a fact. */
+export interface KeywordFact {
+  readonly subject: string;
+  readonly relation: string;
+  readonly object: string;
+  readonly tags: ReadonlyArray<string>;
+  readonly sourceTaskId: string;
+}
+
+/** What the seed retriever is asked. */
+export interface KeywordQuery {
+  readonly taskDescription: string;
+  readonly taskId: string;
+  readonly tags?: ReadonlyArray<string>;
+  readonly maxFacts: number;
+  readonly maxTokens: number;
+}
+
+/**
+ * The seed design's retriever, the one implementation both the benchmark and the evaluation
+ * compare against: valid facts -> tag filter -> not the query's own task -> keyword overlap
+ * (re-tokenizing every fact) -> score, then most recent -> top maxFacts -> truncated where
+ * subject + relation + object at 4 characters per token first overruns the budget.
+ */
+export const keywordOverlapRetrieve = <F extends KeywordFact>(
+  validFacts: ReadonlyArray<F>,
+  query: KeywordQuery,
+  timeOf: (fact: F) => number,
+): F[] => {
+  const wanted = new Set(query.tags ?? []);
+  const queryWords = new Set(words(query.taskDescription));
+  const scored = validFacts
+    .filter((f) => wanted.size === 0 || f.tags.some((tag) => wanted.has(tag)))
+    .filter((f) => f.sourceTaskId !== query.taskId)
+    .map((f) => ({ f, score: words(`${f.subject} ${f.relation} ${f.object}`).filter((w) => queryWords.has(w)).length }))
     .filter(({ score }) => score > 0)
-    .sort((a, b) => b.score - a.score || b.f.validFrom.getTime() - a.f.validFrom.getTime())
-    .slice(0, maxFacts);
-  const out: SeedFact[] = [];
+    .sort((a, b) => b.score - a.score || timeOf(b.f) - timeOf(a.f))
+    .slice(0, query.maxFacts);
+  const out: F[] = [];
   let tokens = 0;
   for (const { f } of scored) {
     const cost = Math.ceil((f.subject.length + f.relation.length + f.object.length) / 4);
-    if (tokens + cost > maxTokens) break;
+    if (tokens + cost > query.maxTokens) break;
     tokens += cost;
     out.push(f);
   }
   return out;
 };
+
+/** The seed design's retriever over its own store. */
+export const seedRetrieve = (store: SeedStore, taskDescription: string, taskId: string, maxFacts: number, maxTokens: number): SeedFact[] =>
+  keywordOverlapRetrieve(store.getValid(), { taskDescription, taskId, maxFacts, maxTokens }, (f) => f.validFrom.getTime());

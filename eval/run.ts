@@ -4,7 +4,7 @@
  * Every history is replayed through the tracker exactly as an orchestrator would run it, and
  * at each labeled prompt the injected section (default 10 facts / 500 tokens) is compared
  * with the labels: recall, precision and context tokens, for the library's ranking, for the
- * seed design's keyword-overlap baseline on the same store, and for ablations that switch
+ * seed design's keyword-overlap baseline (bench/seed.ts) on the same store, and for ablations that switch
  * off one ranking prior or feature at a time.
  *
  * Usage: npm run eval [-- --json]
@@ -19,10 +19,11 @@ import {
   type FactQuery,
   type FactStore,
   type RankingOverrides,
+  selectValidFacts,
   type SessionFact,
 } from '../src/index.js';
 import { parseHistory } from '../src/history/events.js';
-import { seedRetrieve } from './baseline.js';
+import { keywordOverlapRetrieve } from '../bench/seed.js';
 
 const MAX_FACTS = 10;
 const MAX_TOKENS = 500;
@@ -87,7 +88,7 @@ const evaluate = (text: string, ranking: RankingOverrides | undefined, baseline:
       const store = tracker.getSnapshot();
       const query: FactQuery = { taskDescription: event.taskPrompt, taskId: event.taskId, maxFacts: MAX_FACTS, maxTokens: MAX_TOKENS };
       const compiled = tracker.compilePrompt({ taskId: event.taskId, taskPrompt: event.taskPrompt, maxFacts: MAX_FACTS, maxTokens: MAX_TOKENS });
-      const facts = baseline ? seedRetrieve(store, query) : compiled.facts;
+      const facts = baseline ? keywordOverlapRetrieve(selectValidFacts(store), query, (fact) => fact.validFrom) : compiled.facts;
       if (raw.expect === undefined) continue;
       const injected = new Set(facts.map(tripleKey));
       tally.prompts += 1;
@@ -144,20 +145,24 @@ const main = (): void => {
   const seed = results['seed baseline']!;
   console.log(`Retrieval quality, ${MAX_FACTS} facts / ${MAX_TOKENS} tokens per prompt`);
   console.log('');
-  console.log(['history', 'prompts', 'labels', 'recall', 'precision', 'tokens', 'seed recall', 'seed precision', 'seed tokens', 'recall x'].join(' | '));
+  const row = (cells: ReadonlyArray<string | number>): string => `| ${cells.join(' | ')} |`;
+  const header = ['history', 'prompts', 'labels', 'recall', 'precision', 'tokens', 'seed recall', 'seed precision', 'seed tokens', 'recall x'];
+  console.log(row(header));
+  console.log(row(header.map(() => '---')));
   for (const history of histories) {
     const t = tracker[history]!;
     const s = seed[history]!;
     console.log(
-      [history, t.prompts, t.labels, fixed(t.recall), fixed(t.precision), fixed(t.meanTokens, 0), fixed(s.recall), fixed(s.precision), fixed(s.meanTokens, 0), s.recall === 0 ? 'inf' : fixed(t.recall / s.recall, 2)].join(' | '),
+      row([history, t.prompts, t.labels, fixed(t.recall), fixed(t.precision), fixed(t.meanTokens, 0), fixed(s.recall), fixed(s.precision), fixed(s.meanTokens, 0), s.recall === 0 ? 'inf' : `${fixed(t.recall / s.recall, 2)}x`]),
     );
   }
   console.log('');
-  console.log('Ablations (overall): what each ranking feature is worth');
-  console.log(['configuration', 'recall', 'precision', 'tokens'].join(' | '));
+  console.log('Ablations (overall): each ranking feature switched off in turn');
+  console.log(row(['configuration', 'recall', 'precision', 'tokens']));
+  console.log(row(['---', '---', '---', '---']));
   for (const config of configurations) {
     const o = results[config.name]!['overall']!;
-    console.log([config.name, fixed(o.recall), fixed(o.precision), fixed(o.meanTokens, 0)].join(' | '));
+    console.log(row([config.name, fixed(o.recall), fixed(o.precision), fixed(o.meanTokens, 0)]));
   }
 };
 

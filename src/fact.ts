@@ -54,10 +54,10 @@ export const isSourceRole = (value: unknown): value is SourceRole =>
  */
 const tagLists = new Map<string, ReadonlyArray<FactTag>>();
 const sharedTags = (tags: ReadonlyArray<FactTag>): ReadonlyArray<FactTag> => {
-  const unique = [...new Set(tags)];
-  const key = unique.join(',');
+  const unique = tags.length === 1 ? tags : [...new Set(tags)];
+  const key = unique.length === 1 ? unique[0]! : unique.join(',');
   let shared = tagLists.get(key);
-  if (shared === undefined) tagLists.set(key, (shared = Object.freeze(unique)));
+  if (shared === undefined) tagLists.set(key, (shared = Object.freeze([...unique])));
   return shared;
 };
 

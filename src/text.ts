@@ -6,8 +6,31 @@
 /** Whitespace, C0/C1 controls, line and paragraph separators and bidi controls: anything that could break or disguise a line. */
 const LINE_BREAKING = /[\s\p{Cc}\p{Zl}\p{Zp}\u202A-\u202E\u2066-\u2069]+/gu;
 
+/** True for a code unit the collapsing pattern may match (anything but a plain visible character). */
+const mayBreakLine = (code: number): boolean =>
+  code <= 0x20 ||
+  (code >= 0x7f && code <= 0xa0) ||
+  code === 0x1680 ||
+  (code >= 0x2000 && code <= 0x200a) ||
+  (code >= 0x2028 && code <= 0x202f) ||
+  code === 0x205f ||
+  (code >= 0x2066 && code <= 0x2069) ||
+  code === 0x3000 ||
+  code === 0xfeff;
+
+/** True when `text` is already collapsed: single spaces between visible characters only. */
+const isCollapsed = (text: string): boolean => {
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (!mayBreakLine(code)) continue;
+    if (code !== 0x20 || i === 0 || i === text.length - 1 || text.charCodeAt(i - 1) === 0x20) return false;
+  }
+  return true;
+};
+
 /** Trims and turns every run of whitespace or control characters into one space. */
-export const collapseWhitespace = (text: string): string => text.replace(LINE_BREAKING, ' ').trim();
+export const collapseWhitespace = (text: string): string =>
+  isCollapsed(text) ? text : text.replace(LINE_BREAKING, ' ').trim();
 
 const ELLIPSIS = '...';
 

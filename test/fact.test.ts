@@ -21,3 +21,14 @@ describe('createFactId', () => {
     );
   });
 });
+
+describe('hashing', () => {
+  it('the portable SHA-256 gives the same id prefix as the native one, for any text', async () => {
+    const { portableSha256HexPrefix, sha256HexPrefix } = await import('../src/hash.js');
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 400 }), (text) => {
+        expect(portableSha256HexPrefix(text, 8)).toBe(sha256HexPrefix(text, 8));
+      }),
+    );
+  });
+});

@@ -51,7 +51,7 @@ export type RankingOverrides = Partial<Omit<RankingOptions, 'priors'>> & { reado
 export const DEFAULT_RANKING: RankingOptions = {
   priors: { status: 0.2, test: 0.2, testFile: 0.5, manifest: 0.3, convention: 2, summary: 0.3, issue: 0.6, duplicate: 0.1 },
   contextWeight: 1,
-  contextTasks: 32,
+  contextTasks: 16,
   exactFileBoost: 100,
 };
 

@@ -241,3 +241,16 @@ describe('formatSessionFacts', () => {
     expect(formatSessionFacts([renamed])).toBe(formatSessionFacts([f]));
   });
 });
+
+describe('collapseWhitespace', () => {
+  it('agrees with collapsing by the full pattern, for any text (the fast path skips only collapsed text)', async () => {
+    const { collapseWhitespace } = await import('../../src/text.js');
+    const pattern = /[\s\p{Cc}\p{Zl}\p{Zp}\u202A-\u202E\u2066-\u2069]+/gu;
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 60 }), fc.constantFrom('', ' ', '  ', '\n', '\u2028', '\u00a0'), (text, pad) => {
+        const input = `${pad}${text}${pad}`;
+        expect(collapseWhitespace(input)).toBe(input.replace(pattern, ' ').trim());
+      }),
+    );
+  });
+});
