@@ -1,5 +1,5 @@
-import { deepFreeze, produce } from './immer.js';
-import { indexTaskPrompt, keyHash, writeIndex } from './searchIndex.js';
+import { produce } from './immer.js';
+import { finishIndex, indexTaskPrompt, keyHash, writeIndex } from './searchIndex.js';
 import type { FactStore } from './state.js';
 import { trieGet } from './trie.js';
 
@@ -16,6 +16,6 @@ export const recordTaskPrompt = (store: FactStore, taskId: string, prompt: strin
   const writer = writeIndex(store.index);
   indexTaskPrompt(writer, taskId, prompt, at);
   return produce(store, (draft) => {
-    draft.index = deepFreeze(writer.index) as typeof draft.index;
+    draft.index = finishIndex(writer) as typeof draft.index;
   });
 };

@@ -15,7 +15,7 @@
 import type { SessionFact } from '../fact.js';
 import { fnv1aHex } from '../hash.js';
 import { textTerms } from '../terms.js';
-import { type Batch, beginBatch, type HexTrie, own, trieGet, trieRemove, trieSet } from './trie.js';
+import { type Batch, beginBatch, EMPTY, type HexTrie, own, sealBatch, trieGet, trieRemove, trieSet } from './trie.js';
 
 /** Postings of one term: how many entries hold it (`n`) and their weights by key (`p`). */
 export interface TermPostings {
@@ -56,7 +56,7 @@ export const FIELD_WEIGHTS = { subject: 3, object: 1 } as const;
 export const BM25_K1 = 1.2;
 
 /** An empty index. */
-export const emptySearchIndex = (): SearchIndex => ({ terms: {}, taskTerms: {}, contextCount: 0, tasks: {}, conventions: {} });
+export const emptySearchIndex = (): SearchIndex => ({ terms: EMPTY, taskTerms: EMPTY, contextCount: 0, tasks: EMPTY, conventions: EMPTY });
 
 /** The hash that places a term or task id in a trie. */
 export const keyHash = (key: string): string => fnv1aHex(key);
@@ -109,6 +109,12 @@ export interface IndexWriter {
 /** Starts updating `index`. */
 export const writeIndex = (index: SearchIndex): IndexWriter => ({ batch: beginBatch(), index });
 
+/** The updated index, deeply frozen. */
+export const finishIndex = (writer: IndexWriter): SearchIndex => {
+  sealBatch(writer.batch);
+  return Object.isFrozen(writer.index) ? writer.index : Object.freeze(writer.index);
+};
+
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 const root = (writer: IndexWriter): Mutable<SearchIndex> => {
@@ -137,7 +143,7 @@ const postTerm = (
   const { batch } = writer;
   const termHash = keyHash(term);
   const existing = trieGet(writer.index[field], termHash, term);
-  const entry = own(batch, existing ?? { n: 0, p: {} });
+  const entry = own(batch, existing ?? NEW_POSTINGS);
   if (trieGet(entry.p, hash, key) === undefined) entry.n += 1;
   entry.p = trieSet(batch, entry.p, hash, key, quantize(weight), hashOf);
   const index = root(writer);
@@ -160,7 +166,8 @@ const unpostTerm = (writer: IndexWriter, field: 'terms' | 'taskTerms', term: str
   index[field] = trieSet(batch, index[field], termHash, term, entry, keyHash);
 };
 
-const emptyTaskDoc = (): TaskDoc => ({ prompt: '', summaries: {}, facts: {}, touched: {} });
+const NEW_POSTINGS: TermPostings = Object.freeze({ n: 0, p: EMPTY });
+const EMPTY_TASK_DOC: TaskDoc = Object.freeze({ prompt: '', summaries: EMPTY, facts: EMPTY, touched: EMPTY });
 
 const isUnused = (doc: TaskDoc): boolean =>
   doc.promptAt === undefined &&
@@ -180,7 +187,7 @@ const updateTask = (
 ): void => {
   const { batch } = writer;
   const hash = keyHash(taskId);
-  const before = trieGet(writer.index.tasks, hash, taskId) ?? emptyTaskDoc();
+  const before = trieGet(writer.index.tasks, hash, taskId) ?? EMPTY_TASK_DOC;
   // Read before changing: a doc this batch created is changed in place.
   const beforeText = touchesContext ? taskContextText(before) : '';
   const beforeTerms = touchesContext ? [...contextTermWeights(before).keys()] : [];

@@ -46,24 +46,35 @@ const MAX_DEPTH = 8;
 /** The objects created by one batch of updates, which the batch may still change in place. */
 export interface Batch {
   readonly fresh: WeakSet<object>;
+  readonly created: object[];
 }
 
 /** Starts a batch of persistent updates. */
-export const beginBatch = (): Batch => ({ fresh: new WeakSet() });
-
-/** `value` itself when this batch created it, else a shallow copy the batch now owns. */
-export const own = <T extends object>(batch: Batch, value: T): Mutable<T> => {
-  if (batch.fresh.has(value)) return value as Mutable<T>;
-  const copy = (Array.isArray(value) ? [...value] : { ...value }) as Mutable<T>;
-  batch.fresh.add(copy);
-  return copy;
-};
+export const beginBatch = (): Batch => ({ fresh: new WeakSet(), created: [] });
 
 /** A new object owned by the batch. */
 export const fresh = <T extends object>(batch: Batch, value: T): T => {
   batch.fresh.add(value);
+  batch.created.push(value);
   return value;
 };
+
+/** `value` itself when this batch created it, else a shallow copy the batch now owns. */
+export const own = <T extends object>(batch: Batch, value: T): Mutable<T> =>
+  batch.fresh.has(value) ? (value as Mutable<T>) : fresh(batch, (Array.isArray(value) ? [...value] : { ...value }) as Mutable<T>);
+
+/**
+ * Freezes what the batch created. Everything else a batch's result holds was frozen before
+ * (it comes from a frozen state, or is a shared frozen constant), so this freezes the result
+ * deeply without walking it.
+ */
+export const sealBatch = (batch: Batch): void => {
+  for (const value of batch.created) Object.freeze(value);
+  batch.created.length = 0;
+};
+
+/** A frozen empty record, to start a collection without creating an unfrozen object. */
+export const EMPTY: Readonly<Record<string, never>> = Object.freeze({});
 
 /** The entry at `key` (whose hash is `hash`). */
 export const trieGet = <T>(trie: HexTrie<T> | undefined, hash: string, key: string): T | undefined => {

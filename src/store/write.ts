@@ -15,6 +15,7 @@ import {
   indexTaskPrompt,
   type SearchIndex,
   unindexFact,
+  finishIndex,
   writeIndex,
 } from './searchIndex.js';
 import { trieForEach } from './trie.js';
@@ -99,7 +100,7 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
     for (const fact of deletes) shardDelete(draft.records, fact.id, recordKey(fact));
     for (const fact of puts) shardPut(draft.records, fact.id, recordKey(fact), fact);
     // Frozen before it enters the draft, so immer does not walk the new index nodes again.
-    if (writer.index !== store.index) draft.index = deepFreeze(writer.index) as Draft<SearchIndex>;
+    if (writer.index !== store.index) draft.index = finishIndex(writer) as Draft<SearchIndex>;
     draft.validCount += becameValid.length - becameInvalid.length;
   });
 };
@@ -147,7 +148,7 @@ export const buildStore = (
     validCount,
     pairs: shardsFrom(pairEntries),
     records: shardsFrom(recordEntries),
-    index: writer.index,
+    index: finishIndex(writer),
   });
 };
 
