@@ -1,68 +1,44 @@
 /**
- * A wide keyed collection split into fixed nested buckets by the leading hex characters of a
- * hash. immer copies every container it touches whole, so an update touches three buckets of
- * at most 16 entries and one small leaf instead of copying one record of every entry: the cost
- * of a write does not grow with the collection.
+ * The store's wide keyed collections (records by fact id, pair logs by the hash of the pair):
+ * hex tries (see trie.ts), so a write copies a few nodes of at most 16 entries whatever the
+ * size of the collection.
  */
+import { type Batch, beginBatch, EMPTY, type HexTrie, sealBatch, trieForEach, trieGet, trieRemove, trieSet } from './trie.js';
 
-/** Nested buckets: three levels of 16, keyed by hex digits, then the entries of a leaf. */
-export type Shards<T> = Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, T>>>>>>>>;
+/** A collection keyed by string, placed by a hex hash of the key. */
+export type Shards<T> = HexTrie<T>;
 
-type MutableShards<T> = Record<string, Record<string, Record<string, Record<string, T>>>>;
-
-/** Buckets are keyed by a letter per hex digit: integer-like names ('0'..'9') put an object in a slower layout. */
-const LETTER: Readonly<Record<string, string>> = Object.fromEntries(
-  [...'0123456789abcdef'].map((digit, i) => [digit, 'abcdefghijklmnop'[i]!]),
-);
-const letter = (digit: string | undefined): string => LETTER[digit ?? '0'] ?? 'a';
-
-const path = (hash: string): readonly [string, string, string] => [letter(hash[0]), letter(hash[1]), letter(hash[2])];
-
-/** The entry at `key` in the bucket chosen by `hash`. */
-export const shardGet = <T>(shards: Shards<T>, hash: string, key: string): T | undefined => {
-  const [a, b, c] = path(hash);
-  return shards[a]?.[b]?.[c]?.[key];
-};
+/** The entry at `key` (whose hash is `hash`). */
+export const shardGet = <T>(shards: Shards<T>, hash: string, key: string): T | undefined => trieGet(shards, hash, key);
 
 /** Every entry, in no particular order. */
 export const shardValues = <T>(shards: Shards<T>): T[] => {
   const out: T[] = [];
-  for (const level1 of Object.values(shards))
-    for (const level2 of Object.values(level1))
-      for (const leaf of Object.values(level2)) for (const value of Object.values(leaf)) out.push(value);
+  trieForEach(shards, (value) => out.push(value));
   return out;
 };
 
-/** Sets an entry inside a draft (or any mutable value). */
-export const shardPut = <T>(shards: Shards<T>, hash: string, key: string, value: T): void => {
-  const mutable = shards as MutableShards<T>;
-  const [a, b, c] = path(hash);
-  const level1 = (mutable[a] ??= {});
-  const level2 = (level1[b] ??= {});
-  const leaf = (level2[c] ??= {});
-  leaf[key] = value;
-};
+/**
+ * The shards with `key` set to `value`, or removed when `value` is undefined; `hashOf` gives
+ * the hash of any key (used when a node splits). The same shards when nothing changes.
+ */
+export const shardWrite = <T>(
+  batch: Batch,
+  shards: Shards<T>,
+  hash: string,
+  key: string,
+  value: T | undefined,
+  hashOf: (key: string) => string,
+): Shards<T> => (value === undefined ? trieRemove(batch, shards, hash, key) : trieSet(batch, shards, hash, key, value, hashOf));
 
-/** Deletes an entry inside a draft, pruning buckets that become empty so equal contents mean equal shapes. */
-export const shardDelete = <T>(shards: Shards<T>, hash: string, key: string): void => {
-  const mutable = shards as MutableShards<T>;
-  const [a, b, c] = path(hash);
-  const level1 = mutable[a];
-  const level2 = level1?.[b];
-  const leaf = level2?.[c];
-  if (leaf === undefined || !(key in leaf)) return;
-  delete leaf[key];
-  if (Object.keys(leaf).length > 0) return;
-  delete level2![c];
-  if (Object.keys(level2!).length > 0) return;
-  delete level1![b];
-  if (Object.keys(level1!).length > 0) return;
-  delete mutable[a];
-};
-
-/** Builds shards from entries in one pass (outside any producer). */
-export const shardsFrom = <T>(entries: Iterable<readonly [hash: string, key: string, value: T]>): Shards<T> => {
-  const out: MutableShards<T> = {};
-  for (const [hash, key, value] of entries) shardPut(out, hash, key, value);
-  return out;
+/** Frozen shards holding `entries` (built in one batch). */
+export const shardsFrom = <T>(
+  entries: Iterable<readonly [hash: string, key: string, value: T]>,
+  hashOf: (key: string) => string,
+): Shards<T> => {
+  const batch = beginBatch();
+  let shards: Shards<T> = EMPTY;
+  for (const [hash, key, value] of entries) shards = trieSet(batch, shards, hash, key, value, hashOf);
+  sealBatch(batch);
+  return shards;
 };

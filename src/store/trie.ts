@@ -28,9 +28,10 @@ type MutableTrie<T> = { e?: Record<string, T>; c?: Record<string, HexTrie<T>> };
 const LEAF_LIMIT = 16;
 
 /**
- * Child nodes are keyed by a letter per hex digit, and integer-like entry keys (task id '12')
- * are stored behind a `~` (as are keys that start with one): integer-like property names put
- * an object in a slower layout.
+ * Child nodes are keyed by a letter per hex digit. Entry keys come from untrusted text (terms,
+ * task ids), so some are stored behind a `~`: integer-like keys (task id '12'), which put an
+ * object in a slower layout, names an empty object already answers (`constructor`,
+ * `toString`, `__proto__`), which would read as entries, and keys that start with `~`.
  */
 const LETTER: Readonly<Record<string, string>> = Object.fromEntries(
   [...'0123456789abcdef'].map((digit, i) => [digit, 'abcdefghijklmnop'[i]!]),
@@ -38,19 +39,21 @@ const LETTER: Readonly<Record<string, string>> = Object.fromEntries(
 const digitAt = (hash: string, depth: number): string => LETTER[hash[depth] ?? '0'] ?? 'a';
 const ESCAPE = '~';
 const INDEX_LIKE = /^(?:0|[1-9]\d*)$/u;
-const stored = (key: string): string => (INDEX_LIKE.test(key) || key.startsWith(ESCAPE) ? ESCAPE + key : key);
+const needsEscape = (key: string): boolean =>
+  key.startsWith(ESCAPE) || INDEX_LIKE.test(key) || key in Object.prototype || key === '__proto__';
+const stored = (key: string): string => (needsEscape(key) ? ESCAPE + key : key);
 const unstored = (key: string): string => (key.startsWith(ESCAPE) ? key.slice(1) : key);
 /** Hash digits available for splitting (the shortest hash used is 8 hex digits). */
 const MAX_DEPTH = 8;
 
 /** The objects created by one batch of updates, which the batch may still change in place. */
 export interface Batch {
-  readonly fresh: WeakSet<object>;
+  readonly fresh: Set<object>;
   readonly created: object[];
 }
 
 /** Starts a batch of persistent updates. */
-export const beginBatch = (): Batch => ({ fresh: new WeakSet(), created: [] });
+export const beginBatch = (): Batch => ({ fresh: new Set(), created: [] });
 
 /** A new object owned by the batch. */
 export const fresh = <T extends object>(batch: Batch, value: T): T => {

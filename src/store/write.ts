@@ -4,7 +4,7 @@
  */
 import type { SessionFact } from '../fact.js';
 import { deepFreeze, produce } from './immer.js';
-import { shardDelete, shardGet, shardPut, shardsFrom, shardValues } from './shards.js';
+import { shardGet, shardsFrom, shardValues, shardWrite } from './shards.js';
 import { type FactStore, type PairLog, pairHash, pairKey, recordKey } from './state.js';
 import { deriveRecords } from './timeline.js';
 import {
@@ -90,19 +90,45 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
     for (const taskId of tasksAfter) if (!tasksBefore.has(taskId)) indexFileAssertion(writer, taskId, key);
     for (const taskId of tasksBefore) if (!tasksAfter.has(taskId)) unindexFileAssertion(writer, taskId, key);
   }
-  return produce(store, (draft) => {
-    for (const { before, after } of effective) {
-      const log = (after ?? before)!;
-      const key = pairKey(log.subject, log.relation);
-      if (after === undefined) shardDelete(draft.pairs, pairHash(key), key);
-      else shardPut(draft.pairs, pairHash(key), key, after);
-    }
-    for (const fact of deletes) shardDelete(draft.records, fact.id, recordKey(fact));
-    for (const fact of puts) shardPut(draft.records, fact.id, recordKey(fact), fact);
-    // Frozen before it enters the draft, so immer does not walk the new index nodes again.
-    if (writer.index !== store.index) draft.index = finishIndex(writer) as Draft<SearchIndex>;
-    draft.validCount += becameValid.length - becameInvalid.length;
+  // The wide collections are copied along one path per change, on plain data (a proxy per
+  // node would cost more than the copy), in the same batch as the index; the batch freezes
+  // what it created, and the new values are frozen before they enter the producer.
+  const { batch } = writer;
+  let pairs = store.pairs;
+  let records = store.records;
+  for (const { before, after } of effective) {
+    const log = (after ?? before)!;
+    const key = pairKey(log.subject, log.relation);
+    pairs = shardWrite(batch, pairs, pairHash(key), key, after === undefined ? undefined : freezeLog(after), pairHash);
+  }
+  for (const fact of deletes) records = shardWrite(batch, records, fact.id, recordKey(fact), undefined, recordHash);
+  for (const fact of puts) records = shardWrite(batch, records, fact.id, recordKey(fact), freezeFact(fact), recordHash);
+  const index = finishIndex(writer);
+  const validCount = store.validCount + becameValid.length - becameInvalid.length;
+  return produce(store, (draft: Draft<FactStore>) => {
+    draft.pairs = pairs;
+    draft.records = records;
+    draft.index = index;
+    draft.validCount = validCount;
   });
+};
+
+/** A record key starts with its fact id, a hex hash already. */
+const recordHash = (key: string): string => key;
+
+/** Freezes a fact and its tag list (shared lists are frozen already). */
+const freezeFact = (fact: SessionFact): SessionFact => {
+  Object.freeze(fact.tags);
+  return Object.freeze(fact);
+};
+
+/** Freezes a pair log built by a reducer: its assertions (fresh copies of input facts), their list and its clears. */
+const freezeLog = (log: PairLog): PairLog => {
+  if (Object.isFrozen(log)) return log;
+  for (const fact of log.assertions) freezeFact(fact);
+  Object.freeze(log.assertions);
+  Object.freeze(log.clears);
+  return Object.freeze(log);
 };
 
 /** A task prompt as recorded in the index. */
@@ -146,8 +172,8 @@ export const buildStore = (
   return deepFreeze({
     maxValidFacts,
     validCount,
-    pairs: shardsFrom(pairEntries),
-    records: shardsFrom(recordEntries),
+    pairs: shardsFrom(pairEntries, pairHash),
+    records: shardsFrom(recordEntries, recordHash),
     index: finishIndex(writer),
   });
 };

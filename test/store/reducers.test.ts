@@ -293,3 +293,20 @@ describe('selectors', () => {
     expect(selectFactsValidAt(s, 20).map((f) => f.object)).toEqual(['Y']);
   });
 });
+
+describe('untrusted keys', () => {
+  it('facts whose words or task ids are names every object has (constructor, toString, __proto__) index and retrieve like any other', async () => {
+    const { retrieveFacts, recordTaskPrompt } = await import('../../src/index.js');
+    const words = ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf', '~tilde', '12'];
+    let store = emptyFactStore();
+    words.forEach((word, i) => {
+      store = addFacts(store, [fact(`${word} handling`, i, { subject: `src/${word}.ts`, sourceTaskId: word })]);
+      store = recordTaskPrompt(store, word, `fix ${word}`, i);
+    });
+    expectConsistent(store);
+    for (const word of words) {
+      const found = retrieveFacts(store, { taskDescription: `the ${word} bug`, taskId: 'other', maxFacts: 10, maxTokens: 500 });
+      expect(found.map((f) => f.subject)).toContain(`src/${word}.ts`);
+    }
+  });
+});
