@@ -67,8 +67,6 @@ const words = (text: string): Word[] => {
   return out;
 };
 
-/** Unstemmed lowercase words of `text`, before stopword removal. */
-export const rawWords = (text: string): string[] => words(text).map(({ word }) => word);
 
 const stemCache = new Map<string, string>();
 

@@ -184,14 +184,6 @@ export interface ScoreParts {
 const namesSubject = (paths: ReadonlyArray<string>, subject: string): boolean =>
   paths.some((path) => subject === path || subject.endsWith(`/${path}`));
 
-/** The context score of a task: the weighted BM25 of its prompt and summary. */
-export const contextScore = (plan: QueryPlan, taskId: string): number => {
-  let score = 0;
-  const hash = keyHash(taskId);
-  for (const { idf: weight, postings } of plan.contextTerms) score += weight * postingWeight(trieGet(postings?.p, hash, taskId) ?? 0);
-  return score * plan.ranking.contextWeight;
-};
-
 /** A score without its term breakdown (what ranking needs). */
 export interface Score {
   readonly total: number;

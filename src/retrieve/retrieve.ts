@@ -94,7 +94,7 @@ interface ContextTable {
 }
 
 const contextTable = (store: FactStore, plan: QueryPlan): ContextTable => {
-  // Summed in query-term order, then weighted: exactly contextScore's arithmetic.
+  // A task's context score: its BM25 against the query, summed in query-term order, then weighted.
   const sums = new Map<string, number>();
   for (const { idf, postings } of plan.contextTerms)
     trieForEach(postings?.p, (weight, taskId) => sums.set(taskId, (sums.get(taskId) ?? 0) + idf * postingWeight(weight)));

@@ -94,13 +94,6 @@ export const trieForEach = <T>(trie: HexTrie<T> | undefined, visit: (value: T, k
   if (c !== undefined) for (const digit in c) trieForEach(c[digit], visit);
 };
 
-/** Every key. */
-export const trieKeys = <T>(trie: HexTrie<T> | undefined): string[] => {
-  const out: string[] = [];
-  trieForEach(trie, (_value, key) => out.push(key));
-  return out;
-};
-
 /** True when the trie holds no entry. */
 export const trieIsEmpty = <T>(trie: HexTrie<T> | undefined): boolean =>
   trie === undefined || (trie.e === undefined && trie.c === undefined);

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { mentionedPaths, queryTerms, textTerms } from '../src/terms.js';
+
+describe('code-aware terms', () => {
+  it('split a path into its segments and keep the file name whole and split', () => {
+    expect(textTerms('src/auth/loginRoute.ts')).toEqual(['src', 'auth', 'loginrout', 'login', 'rout', 'ts']);
+  });
+
+  it('split camelCase, PascalCase, snake_case and kebab-case, keeping the compound so the spellings meet', () => {
+    const spellings = ['rateLimit', 'RateLimit', 'rate_limit', 'rate-limit'].map(textTerms);
+    for (const terms of spellings) expect(terms).toEqual(['ratelimit', 'rate', 'limit']);
+    expect(textTerms('parseJSONBody')).toEqual(['parsejsonbodi', 'pars', 'json', 'bodi']);
+  });
+
+  it('stem so that validate, validation and validates meet, and drop stopwords from prose', () => {
+    expect(new Set(textTerms('validate validation validates'))).toEqual(new Set(['valid']));
+    expect(textTerms('the and of is')).toEqual([]);
+  });
+
+  it('keep stopwords inside paths, and in queries (they match paths only)', () => {
+    expect(textTerms('src/commands/up.rs')).toContain('up');
+    expect(queryTerms('make up take a lock')).toContain('up');
+    expect(textTerms('set up the database')).not.toContain('up');
+  });
+
+  it('carry no terms for task references', () => {
+    expect(textTerms('task:12 modified_by')).toEqual(['modifiedbi', 'modifi']);
+  });
+
+  it('find the paths a query names', () => {
+    expect(mentionedPaths('Update ./src/config.ts, then config.ts and docs/api/ but not e.g. this')).toEqual([
+      'src/config.ts',
+      'config.ts',
+      'docs/api/',
+    ]);
+  });
+});
