@@ -151,7 +151,8 @@ export const trieRemove = <T>(batch: Batch, trie: HexTrie<T>, hash: string, key:
     const child = trie.c[digit];
     if (child === undefined) return trie;
     const updated = trieRemove(batch, child, hash, key, depth + 1);
-    if (updated === child) return trie;
+    // A node this batch created changes in place: the same object may now be empty.
+    if (updated === child && !trieIsEmpty(child)) return trie;
     const node = own(batch, trie) as MutableTrie<T>;
     node.c = own(batch, node.c!);
     if (trieIsEmpty(updated)) delete node.c[digit];
