@@ -16,13 +16,11 @@ import {
   DEFAULT_RANKING,
   estimateTokens,
   formatSessionFacts,
+  parseHistory,
   type FactQuery,
-  type FactStore,
   type RankingOverrides,
   selectValidFacts,
-  type SessionFact,
 } from '../src/index.js';
-import { parseHistory } from '../src/history/events.js';
 import { keywordOverlapRetrieve } from '../bench/seed.js';
 
 const MAX_FACTS = 10;
@@ -41,8 +39,6 @@ interface Tally {
   tokens: number;
   prompts: number;
 }
-
-type Retriever = (store: FactStore, query: FactQuery, tracker: ReturnType<typeof createFactTracker>) => ReadonlyArray<SessionFact>;
 
 const tripleKey = (t: Triple): string => `${t.subject}\u001f${t.relation}\u001f${t.object}`;
 

@@ -148,11 +148,17 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
   const log: TrackerEvent[] = [];
   const listeners = new Set<StoreListener>();
 
-  /** Applies events, keeps those that changed the state, and notifies once. */
-  const commit = (events: ReadonlyArray<TrackerEvent>): void => {
+  /**
+   * Applies events, keeps those that changed the state, and notifies once. `reduce` defaults
+   * to the events' reducers; a caller that already computed the result passes it instead.
+   */
+  const commit = (
+    events: ReadonlyArray<TrackerEvent>,
+    reduce: (store: FactStore, event: TrackerEvent) => FactStore = applyEvent,
+  ): void => {
     const previous = state;
     for (const event of events) {
-      const next = applyEvent(state, event);
+      const next = reduce(state, event);
       if (next === state) continue;
       log.push(deepFreeze(event));
       state = next;
@@ -257,7 +263,7 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
     compact: (maxFacts) => {
       try {
         const { store, report } = compactWithReport(state, maxFacts);
-        if (store !== state) commit([{ type: 'store/compacted', maxFacts }]);
+        commit([{ type: 'store/compacted', maxFacts }], () => store);
         return report;
       } catch {
         return { removedClosed: [], summaries: [], dropped: [] };

@@ -15,7 +15,7 @@
 import type { SessionFact } from '../fact.js';
 import { fnv1aHex } from '../hash.js';
 import { textTerms } from '../terms.js';
-import { type Batch, beginBatch, EMPTY, type HexTrie, own, sealBatch, trieGet, trieRemove, trieSet } from './trie.js';
+import { type Batch, beginBatch, EMPTY, type HexTrie, type Mutable, own, sealBatch, trieGet, trieRemove, trieSet } from './trie.js';
 
 /** Postings of one term: how many entries hold it (`n`) and their weights by key (`p`). */
 export interface TermPostings {
@@ -115,7 +115,6 @@ export const finishIndex = (writer: IndexWriter): SearchIndex => {
   return Object.isFrozen(writer.index) ? writer.index : Object.freeze(writer.index);
 };
 
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 const root = (writer: IndexWriter): Mutable<SearchIndex> => {
   const index = own(writer.batch, writer.index);

@@ -17,7 +17,8 @@ export interface HexTrie<T> {
   readonly c?: Readonly<Record<string, HexTrie<T>>>;
 }
 
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+/** `T` with its own fields writable (for values a batch is still building). */
+export type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 type MutableTrie<T> = { e?: Record<string, T>; c?: Record<string, HexTrie<T>> };
 
 /**

@@ -13,14 +13,13 @@ import {
   indexFileAssertion,
   unindexFileAssertion,
   indexTaskPrompt,
-  type SearchIndex,
   unindexFact,
   finishIndex,
   writeIndex,
 } from './searchIndex.js';
-import { trieForEach } from './trie.js';
+import { type Mutable, trieForEach } from './trie.js';
 
-type Draft<T> = { -readonly [K in keyof T]: T[K] };
+
 
 /** A pair log before and after a reducer's change (`undefined`: no log). */
 export interface PairChange {
@@ -105,7 +104,7 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
   for (const fact of puts) records = shardWrite(batch, records, fact.id, recordKey(fact), freezeFact(fact), recordHash);
   const index = finishIndex(writer);
   const validCount = store.validCount + becameValid.length - becameInvalid.length;
-  return produce(store, (draft: Draft<FactStore>) => {
+  return produce(store, (draft: Mutable<FactStore>) => {
     draft.pairs = pairs;
     draft.records = records;
     draft.index = index;
