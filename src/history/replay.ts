@@ -11,7 +11,7 @@ import type { SessionFact } from '../fact.js';
 import { explainRetrieval, type FactQuery, type RetrievalDecision } from '../retrieve/retrieve.js';
 import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
 import type { ContractError } from '../runtime/parse.js';
-import { createFactTracker } from '../runtime/tracker.js';
+import { createTracker } from '../runtime/tracker.js';
 import { selectAllFacts, selectValidCount, selectValidFacts } from '../store/selectors.js';
 import type { FactStore } from '../store/state.js';
 import { type HistoryEvent, type HistoryLineErrorCode, type HistoryPromptEvent, parseHistory } from './events.js';
@@ -37,6 +37,11 @@ export interface ReplayOptions {
   readonly asOf?: number;
   /** Stop after this line (used to explain the prompt on it without replaying the rest). */
   readonly untilLine?: number;
+  /**
+   * Keep each prompt's store and query in `retrievals`, for `explainRetrieval` (default: off;
+   * a snapshot per prompt makes a long replay several times slower).
+   */
+  readonly keepRetrievals?: boolean;
   /** Told now and then how many of the events have been replayed (for progress displays). */
   readonly onProgress?: (replayed: number, total: number) => void;
 }
@@ -95,7 +100,7 @@ export interface PromptRetrieval {
   readonly query: FactQuery;
 }
 
-/** A replay: the report, the final store, and each prompt's retrieval input (same order as `report.prompts`). */
+/** A replay: the report, the final store, and with `keepRetrievals` each prompt's retrieval input (same order as `report.prompts`). */
 export interface ReplayResult {
   readonly report: ReplayReport;
   readonly store: FactStore;
@@ -131,11 +136,12 @@ export const replayHistory = (text: string, options: ReplayOptions = {}): Replay
   const countTokens = options.countTokens ?? estimateTokens;
   const parsed = parseHistory(text);
   let now = 0;
-  const tracker = createFactTracker({
-    clock: () => now,
-    countTokens,
-    ...(options.ranking === undefined ? {} : { ranking: options.ranking }),
-  });
+  // The replay owns its tracker and reads the state only through it, so the tracker may write
+  // in place between the snapshots it takes (the result is the same frozen store).
+  const tracker = createTracker(
+    { clock: () => now, countTokens, ...(options.ranking === undefined ? {} : { ranking: options.ranking }) },
+    { transient: true },
+  );
 
   const prompts: PromptReport[] = [];
   const retrievals: PromptRetrieval[] = [];
@@ -162,8 +168,9 @@ export const replayHistory = (text: string, options: ReplayOptions = {}): Replay
         break;
       }
       case 'prompt': {
-        const store = tracker.getSnapshot();
         const query = queryFor(event, options, countTokens);
+        if (options.keepRetrievals === true)
+          retrievals.push({ line: event.line, taskPrompt: event.taskPrompt, store: tracker.getSnapshot(), query });
         const { sessionContext, facts } = tracker.compilePrompt({
           taskId: event.taskId,
           taskPrompt: event.taskPrompt,
@@ -174,7 +181,6 @@ export const replayHistory = (text: string, options: ReplayOptions = {}): Replay
         const tokens = countTokens(sessionContext);
         contextTokens += tokens;
         prompts.push({ line: event.line, taskId: event.taskId, sessionContext, facts, contextTokens: tokens, historyTokens });
-        retrievals.push({ line: event.line, taskPrompt: event.taskPrompt, store, query });
         break;
       }
       case 'invalidate':
@@ -212,7 +218,7 @@ export const replayHistory = (text: string, options: ReplayOptions = {}): Replay
   };
 };
 
-/** Every fact's score and decision for the prompt event on `line` of a replay, if that line is a replayed prompt. */
+/** Every fact's score and decision for the prompt event on `line` of a replay run with `keepRetrievals`, if that line is a replayed prompt. */
 export const explainPromptAt = (result: ReplayResult, line: number): O.Option<ReadonlyArray<RetrievalDecision>> => {
   const retrieval = result.retrievals.find((entry) => entry.line === line);
   return retrieval === undefined ? O.none : O.some(explainRetrieval(retrieval.store, retrieval.query));

@@ -13,11 +13,12 @@ import { buildDispatchDynamicTail } from '../prompt/tail.js';
 import { retrieveFacts } from '../retrieve/retrieve.js';
 import type { TokenCounter } from '../tokens/estimate.js';
 import type { RankingOverrides } from '../retrieve/rank.js';
-import { type CompactionReport, compactWithReport } from '../store/compact.js';
-import { applyEvent, type TrackerEvent } from '../store/events.js';
+import { type CompactionReport, compactIn } from '../store/compact.js';
+import { applyEventIn, type TrackerEvent } from '../store/events.js';
 import { deepFreeze } from '../store/immer.js';
 import { emptyFactStore, type FactStore, pairKey } from '../store/state.js';
 import { latestAssertionTime } from '../store/timeline.js';
+import { type Batch, beginTransientBatch, sealTree } from '../store/trie.js';
 import { selectPairLogs } from '../store/write.js';
 import { type ContractError, parseDispatchOutput, parseDispatchResult } from './parse.js';
 
@@ -134,7 +135,22 @@ const readClock = (clock: () => number): E.Either<ContractError, number> => {
 };
 
 /** Creates a tracker holding an empty store. */
-export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker => {
+export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker => createTracker(options, {});
+
+/** How a tracker keeps its state, beyond the public options. */
+export interface TrackerInternals {
+  /**
+   * Write in place between snapshots (see `beginTransientBatch`): the state is sealed only
+   * when it leaves the tracker (`getSnapshot`, `invalidate`, a listener). Only for a caller
+   * that owns the tracker outright, as the replay of a history does: every value it sees is
+   * still frozen and equal to the persistent result, but a reducer failing half-way would
+   * leave the state half-written.
+   */
+  readonly transient?: boolean;
+}
+
+/** `createFactTracker` with internal settings. */
+export const createTracker = (options: FactTrackerOptions, internals: TrackerInternals): FactTracker => {
   const settings = typeof options === 'object' && options !== null ? options : {};
   const clock = typeof settings.clock === 'function' ? settings.clock : Date.now;
   const maxFacts = orDefault(settings.maxFacts, DEFAULT_MAX_FACTS);
@@ -147,6 +163,27 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
   );
   const log: TrackerEvent[] = [];
   const listeners = new Set<StoreListener>();
+  /** The transient batch the unsealed part of `state` belongs to. */
+  let open: Batch | undefined;
+
+  /** The state, sealed: from here on nothing may write to it in place. */
+  const share = (): FactStore => {
+    if (open !== undefined) {
+      sealTree(state);
+      open = undefined;
+    }
+    return state;
+  };
+
+  /** The batch the next write goes to (undefined: a sealed batch per reducer call). */
+  const writeBatch = (): Batch | undefined => {
+    // Listeners receive the previous state too, so it must stay as it is.
+    if (internals.transient !== true || listeners.size > 0) {
+      share();
+      return undefined;
+    }
+    return (open ??= beginTransientBatch());
+  };
 
   /**
    * Applies events, keeps those that changed the state, and notifies once. `reduce` defaults
@@ -154,11 +191,12 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
    */
   const commit = (
     events: ReadonlyArray<TrackerEvent>,
-    reduce: (store: FactStore, event: TrackerEvent) => FactStore = applyEvent,
+    reduce: (store: FactStore, event: TrackerEvent, batch?: Batch) => FactStore = applyEventIn,
   ): void => {
+    const batch = writeBatch();
     const previous = state;
     for (const event of events) {
-      const next = reduce(state, event);
+      const next = reduce(state, event, batch);
       if (next === state) continue;
       log.push(deepFreeze(event));
       state = next;
@@ -258,18 +296,18 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
       } catch {
         // Bad input leaves the state as it is.
       }
-      return state;
+      return share();
     },
     compact: (maxFacts) => {
       try {
-        const { store, report } = compactWithReport(state, maxFacts);
+        const { store, report } = compactIn(state, maxFacts, writeBatch());
         commit([{ type: 'store/compacted', maxFacts }], () => store);
         return report;
       } catch {
         return { removedClosed: [], summaries: [], dropped: [] };
       }
     },
-    getSnapshot: () => state,
+    getSnapshot: share,
     subscribe: (listener) => {
       if (typeof listener !== 'function') return () => undefined;
       const entry: StoreListener = (next, previous) => listener(next, previous);

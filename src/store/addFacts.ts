@@ -1,8 +1,9 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { parseNewFact, type SessionFact } from '../fact.js';
-import { compact } from './compact.js';
+import { compactIn } from './compact.js';
 import { type FactStore, pairKey } from './state.js';
 import { withAssertions } from './timeline.js';
+import type { Batch } from './trie.js';
 import { emptyPairLog, type PairChange, selectPairLog, writePairChanges } from './write.js';
 
 /** The well-formed facts of `input`, as fresh plain copies; malformed ones are skipped. */
@@ -14,7 +15,10 @@ export const keepWellFormedFacts = (input: unknown): SessionFact[] =>
  * on). Per (subject, relation) pair the valid facts are those asserted at the pair's latest
  * assertion time; see `timeline.ts`. Compacts to `maxValidFacts` when that is exceeded.
  */
-export const addFacts = (store: FactStore, facts: ReadonlyArray<SessionFact>): FactStore => {
+export const addFacts = (store: FactStore, facts: ReadonlyArray<SessionFact>): FactStore => addFactsIn(store, facts);
+
+/** `addFacts`, writing in `batch` when given (see `writePairChanges`). */
+export const addFactsIn = (store: FactStore, facts: ReadonlyArray<SessionFact>, batch?: Batch): FactStore => {
   const byPair = new Map<string, SessionFact[]>();
   for (const fact of keepWellFormedFacts(facts)) {
     const key = pairKey(fact.subject, fact.relation);
@@ -29,6 +33,6 @@ export const addFacts = (store: FactStore, facts: ReadonlyArray<SessionFact>): F
     const after = withAssertions(before ?? emptyPairLog(subject, relation), group);
     if (after !== before && after.assertions.length > 0) changes.push({ before, after });
   }
-  const next = writePairChanges(store, changes);
-  return next.validCount > next.maxValidFacts ? compact(next, next.maxValidFacts) : next;
+  const next = writePairChanges(store, changes, batch);
+  return next.validCount > next.maxValidFacts ? compactIn(next, next.maxValidFacts, batch).store : next;
 };

@@ -3,6 +3,7 @@ import { clipEnd } from '../text.js';
 import { type FactStore, type PairLog, pairHash, pairKey, recordKey } from './state.js';
 import { byTimeThenId, deriveRecords, validRecords, withAssertions } from './timeline.js';
 import { shardGet, shardValues } from './shards.js';
+import type { Batch } from './trie.js';
 import { emptyPairLog, NO_CLEARS, type PairChange, selectPairLog, writePairChanges } from './write.js';
 
 /** What a compaction removed, so nothing is lost silently. */
@@ -108,9 +109,14 @@ class Workset {
  * first, until within bounds, (c) drops the oldest valid facts if still over. The newest fact
  * survives unchanged, and a store already within bounds is returned as it is.
  */
-export const compactWithReport = (
+export const compactWithReport = (store: FactStore, maxFacts: number): { store: FactStore; report: CompactionReport } =>
+  compactIn(store, maxFacts);
+
+/** `compactWithReport`, writing in `batch` when given (see `writePairChanges`). */
+export const compactIn = (
   store: FactStore,
   maxFacts: number,
+  batch?: Batch,
 ): { store: FactStore; report: CompactionReport } => {
   if (typeof maxFacts !== 'number' || !(maxFacts >= 0) || store.validCount <= maxFacts)
     return { store, report: emptyReport() };
@@ -159,7 +165,7 @@ export const compactWithReport = (
     }
   }
   const changes = work.changes();
-  return { store: writePairChanges(store, changes), report };
+  return { store: writePairChanges(store, changes, batch), report };
 };
 
 /** `compactWithReport` without the report. */

@@ -1,9 +1,10 @@
 import type { SessionFact } from '../fact.js';
-import { addFacts } from './addFacts.js';
-import { compact } from './compact.js';
-import { invalidate } from './invalidate.js';
-import { recordTaskPrompt } from './recordTaskPrompt.js';
+import { addFactsIn } from './addFacts.js';
+import { compactIn } from './compact.js';
+import { invalidateIn } from './invalidate.js';
+import { recordTaskPromptIn } from './recordTaskPrompt.js';
 import { emptyFactStore, type FactStore } from './state.js';
+import type { Batch } from './trie.js';
 
 /** Facts were asserted (`addFacts`). */
 export interface FactsAddedEvent {
@@ -37,17 +38,20 @@ export interface PromptRecordedEvent {
 export type TrackerEvent = FactsAddedEvent | FactsInvalidatedEvent | StoreCompactedEvent | PromptRecordedEvent;
 
 /** Applies one event with its reducer; an unknown event leaves the store as it is. */
-export const applyEvent = (store: FactStore, event: TrackerEvent): FactStore => {
+export const applyEvent = (store: FactStore, event: TrackerEvent): FactStore => applyEventIn(store, event);
+
+/** `applyEvent`, writing in `batch` when given (see `beginTransientBatch`). */
+export const applyEventIn = (store: FactStore, event: TrackerEvent, batch?: Batch): FactStore => {
   if (typeof event !== 'object' || event === null) return store;
   switch (event.type) {
     case 'facts/added':
-      return addFacts(store, event.facts);
+      return addFactsIn(store, event.facts, batch);
     case 'facts/invalidated':
-      return invalidate(store, event.subject, event.relation, event.at);
+      return invalidateIn(store, event.subject, event.relation, event.at, batch);
     case 'store/compacted':
-      return compact(store, event.maxFacts);
+      return compactIn(store, event.maxFacts, batch).store;
     case 'prompt/recorded':
-      return recordTaskPrompt(store, event.taskId, event.taskPrompt, event.at);
+      return recordTaskPromptIn(store, event.taskId, event.taskPrompt, event.at, batch);
     default:
       return store;
   }

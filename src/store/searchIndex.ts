@@ -15,7 +15,7 @@
 import type { SessionFact } from '../fact.js';
 import { fnv1aHex } from '../hash.js';
 import { textTerms } from '../terms.js';
-import { type Batch, beginBatch, EMPTY, type HexTrie, type Mutable, own, sealBatch, trieGet, trieRemove, trieSet } from './trie.js';
+import { type Batch, beginBatch, EMPTY, type HexTrie, isTransient, type Mutable, own, sealBatch, trieGet, trieRemove, trieSet } from './trie.js';
 
 /** Postings of one term: how many entries hold it (`n`) and their weights by key (`p`). */
 export interface TermPostings {
@@ -106,15 +106,14 @@ export interface IndexWriter {
   index: SearchIndex;
 }
 
-/** Starts updating `index`. */
-export const writeIndex = (index: SearchIndex): IndexWriter => ({ batch: beginBatch(), index });
+/** Starts updating `index` in `batch` (default: a batch of its own). */
+export const writeIndex = (index: SearchIndex, batch: Batch = beginBatch()): IndexWriter => ({ batch, index });
 
-/** The updated index, deeply frozen. */
+/** The updated index, deeply frozen (left open in a transient batch). */
 export const finishIndex = (writer: IndexWriter): SearchIndex => {
   sealBatch(writer.batch);
-  return Object.isFrozen(writer.index) ? writer.index : Object.freeze(writer.index);
+  return Object.isFrozen(writer.index) || isTransient(writer.batch) ? writer.index : Object.freeze(writer.index);
 };
-
 
 const root = (writer: IndexWriter): Mutable<SearchIndex> => {
   const index = own(writer.batch, writer.index);

@@ -47,19 +47,36 @@ const unstored = (key: string): string => (key.startsWith(ESCAPE) ? key.slice(1)
 /** Hash digits available for splitting (the shortest hash used is 8 hex digits). */
 const MAX_DEPTH = 8;
 
-/** The objects created by one batch of updates, which the batch may still change in place. */
+/**
+ * The objects created by one batch of updates, which the batch may still change in place.
+ * A batch ends sealed: every object it created is frozen when the reducer returns. A transient
+ * batch (see `beginTransientBatch`) stays open across reducer calls instead.
+ */
 export interface Batch {
-  readonly fresh: Set<object>;
-  readonly created: object[];
+  readonly fresh: { has(value: object): boolean; add(value: object): unknown };
+  /** What `sealBatch` freezes; undefined for a transient batch, whose values `sealTree` freezes. */
+  readonly created: object[] | undefined;
 }
 
 /** Starts a batch of persistent updates. */
 export const beginBatch = (): Batch => ({ fresh: new Set(), created: [] });
 
+/**
+ * Starts a transient batch: it owns every object it creates until the caller seals the value
+ * holding them with `sealTree`, so a run of reducer calls whose intermediate values nobody
+ * keeps copies each node once instead of once per call. Only a caller that is the sole holder
+ * of every value it passes may use one (the replay of a history does); what it seals is
+ * exactly what the persistent reducers would have returned.
+ */
+export const beginTransientBatch = (): Batch => ({ fresh: new WeakSet(), created: undefined });
+
+/** True for a batch that stays open across reducer calls. */
+export const isTransient = (batch: Batch): boolean => batch.created === undefined;
+
 /** A new object owned by the batch. */
 export const fresh = <T extends object>(batch: Batch, value: T): T => {
   batch.fresh.add(value);
-  batch.created.push(value);
+  batch.created?.push(value);
   return value;
 };
 
@@ -68,13 +85,24 @@ export const own = <T extends object>(batch: Batch, value: T): Mutable<T> =>
   batch.fresh.has(value) ? (value as Mutable<T>) : fresh(batch, (Array.isArray(value) ? [...value] : { ...value }) as Mutable<T>);
 
 /**
- * Freezes what the batch created. Everything else a batch's result holds was frozen before
- * (it comes from a frozen state, or is a shared frozen constant), so this freezes the result
- * deeply without walking it.
+ * Freezes what the batch created (nothing for a transient batch). Everything else a batch's
+ * result holds was frozen before (it comes from a frozen state, or is a shared frozen
+ * constant), so this freezes the result deeply without walking it.
  */
 export const sealBatch = (batch: Batch): void => {
+  if (batch.created === undefined) return;
   for (const value of batch.created) Object.freeze(value);
   batch.created.length = 0;
+};
+
+/**
+ * Deeply freezes `value`, skipping frozen objects: everything a frozen object holds is frozen
+ * already, so this walks only what a transient batch built since the last seal.
+ */
+export const sealTree = (value: unknown): void => {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const key in value) sealTree((value as Readonly<Record<string, unknown>>)[key]);
 };
 
 /** A frozen empty record, to start a collection without creating an unfrozen object. */

@@ -17,7 +17,7 @@ import {
   finishIndex,
   writeIndex,
 } from './searchIndex.js';
-import { type Mutable, trieForEach } from './trie.js';
+import { type Batch, isTransient, type Mutable, trieForEach } from './trie.js';
 
 
 
@@ -50,8 +50,11 @@ const fileTasks = (log: PairLog | undefined): Set<string> =>
 
 const sameRecord = (a: SessionFact, b: SessionFact): boolean => a === b || (a.validTo === b.validTo && a.id === b.id);
 
-/** The store with every change applied, or the same store when nothing differs. */
-export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairChange>): FactStore => {
+/**
+ * The store with every change applied, or the same store when nothing differs. In a transient
+ * batch the result is left unfrozen for the batch's owner to seal (see `beginTransientBatch`).
+ */
+export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairChange>, batch?: Batch): FactStore => {
   const effective = changes.filter((change) => change.before !== change.after);
   if (effective.length === 0) return store;
   const puts: SessionFact[] = [];
@@ -78,7 +81,7 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
         if (isOpen(fact)) becameInvalid.push(fact);
       }
   }
-  const writer = writeIndex(store.index);
+  const writer = writeIndex(store.index, batch);
   for (const fact of becameInvalid) unindexFact(writer, fact);
   for (const fact of becameValid) indexFact(writer, fact);
   for (const { before, after } of effective) {
@@ -92,18 +95,18 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
   // The wide collections are copied along one path per change, on plain data (a proxy per
   // node would cost more than the copy), in the same batch as the index; the batch freezes
   // what it created, and the new values are frozen before they enter the producer.
-  const { batch } = writer;
   let pairs = store.pairs;
   let records = store.records;
   for (const { before, after } of effective) {
     const log = (after ?? before)!;
     const key = pairKey(log.subject, log.relation);
-    pairs = shardWrite(batch, pairs, pairHash(key), key, after === undefined ? undefined : freezeLog(after), pairHash);
+    pairs = shardWrite(writer.batch, pairs, pairHash(key), key, after === undefined ? undefined : freezeLog(after), pairHash);
   }
-  for (const fact of deletes) records = shardWrite(batch, records, fact.id, recordKey(fact), undefined, recordHash);
-  for (const fact of puts) records = shardWrite(batch, records, fact.id, recordKey(fact), freezeFact(fact), recordHash);
+  for (const fact of deletes) records = shardWrite(writer.batch, records, fact.id, recordKey(fact), undefined, recordHash);
+  for (const fact of puts) records = shardWrite(writer.batch, records, fact.id, recordKey(fact), freezeFact(fact), recordHash);
   const index = finishIndex(writer);
   const validCount = store.validCount + becameValid.length - becameInvalid.length;
+  if (isTransient(writer.batch)) return { maxValidFacts: store.maxValidFacts, validCount, pairs, records, index };
   return produce(store, (draft: Mutable<FactStore>) => {
     draft.pairs = pairs;
     draft.records = records;

@@ -176,7 +176,7 @@ describe('replayHistory', () => {
   });
 
   it('explains each prompt consistently with the facts it reported', () => {
-    const result = replayHistory(example);
+    const result = replayHistory(example, { keepRetrievals: true });
     for (const prompt of result.report.prompts) {
       const decisions = explainPromptAt(result, prompt.line);
       expect(O.isSome(decisions)).toBe(true);
@@ -184,6 +184,15 @@ describe('replayHistory', () => {
         expect(decisions.value.filter((decision) => decision.decision === 'included').map((decision) => decision.fact)).toEqual(prompt.facts);
     }
     expect(O.isNone(explainPromptAt(result, 2))).toBe(true);
+  });
+
+  it('keeps no retrievals unless asked, and the same report either way', () => {
+    const plain = replayHistory(example);
+    const kept = replayHistory(example, { keepRetrievals: true });
+    expect(plain.retrievals).toEqual([]);
+    expect(kept.retrievals.map((retrieval) => retrieval.line)).toEqual(kept.report.prompts.map((prompt) => prompt.line));
+    expect(plain.report).toEqual(kept.report);
+    expect(plain.store).toEqual(kept.store);
   });
 
   it('replays an empty history to an empty report', () => {

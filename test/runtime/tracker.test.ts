@@ -13,6 +13,8 @@ import {
   type SessionFact,
   toStateSnapshotFacts,
 } from '../../src/index.js';
+import { createTracker } from '../../src/runtime/tracker.js';
+import { isDeepFrozen } from '../store/invariants.js';
 
 const steppingClock = (start = 1_000, step = 1_000) => {
   let now = start - step;
@@ -255,6 +257,40 @@ describe('tracker properties', () => {
           expect(replay(tracker.events(), emptyFactStore({ maxValidFacts }))).toEqual(tracker.getSnapshot());
         },
       ),
+    );
+  });
+
+  it('a transient tracker behaves exactly like the persistent one, and every snapshot it hands out is deeply frozen and never changes', () => {
+    const stepArb = fc.oneof(
+      { weight: 4, arbitrary: resultArb.map((result) => ({ kind: 'ingest' as const, result })) },
+      { weight: 2, arbitrary: fc.constantFrom('1', '2', '3').map((taskId) => ({ kind: 'prompt' as const, taskId })) },
+      { weight: 1, arbitrary: fc.constant({ kind: 'snapshot' as const }) },
+      { weight: 1, arbitrary: fc.integer({ min: 0, max: 6 }).map((maxFacts) => ({ kind: 'compact' as const, maxFacts })) },
+    );
+    fc.assert(
+      fc.property(fc.array(stepArb, { maxLength: 20 }), fc.integer({ min: 3, max: 12 }), (steps, maxValidFacts) => {
+        let now = 0;
+        const persistent = createFactTracker({ clock: () => now, maxValidFacts });
+        const transient = createTracker({ clock: () => now, maxValidFacts }, { transient: true });
+        const handedOut: Array<{ store: FactStore; json: string }> = [];
+        for (const step of steps) {
+          now += 1_000;
+          if (step.kind === 'ingest') expect(ingest(transient, step.result)).toEqual(ingest(persistent, step.result));
+          else if (step.kind === 'prompt') {
+            const input = { taskId: step.taskId, taskPrompt: 'Fix the naming convention in src/a.ts and add a test' };
+            expect(transient.compilePrompt(input)).toEqual(persistent.compilePrompt(input));
+          } else if (step.kind === 'compact') expect(transient.compact(step.maxFacts)).toEqual(persistent.compact(step.maxFacts));
+          else {
+            const store = transient.getSnapshot();
+            expect(isDeepFrozen(store)).toBe(true);
+            handedOut.push({ store, json: JSON.stringify(store) });
+          }
+        }
+        expect(transient.getSnapshot()).toEqual(persistent.getSnapshot());
+        expect(isDeepFrozen(transient.getSnapshot())).toBe(true);
+        expect(transient.events()).toEqual(persistent.events());
+        for (const { store, json } of handedOut) expect(JSON.stringify(store)).toBe(json);
+      }),
     );
   });
 

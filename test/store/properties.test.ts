@@ -15,6 +15,8 @@ import {
   type SessionFact,
 } from '../../src/index.js';
 import { canonicalFactArb, eventArb, eventsArb, factArb, relations, storeArb, subjects, timeArb } from '../arbitraries.js';
+import { applyEventIn } from '../../src/store/events.js';
+import { beginTransientBatch, sealTree } from '../../src/store/trie.js';
 import { expectConsistent, isDeepFrozen } from './invariants.js';
 
 const roomy = () => emptyFactStore({ maxValidFacts: 10_000 });
@@ -166,6 +168,42 @@ describe('store properties', () => {
       fc.property(fc.array(eventArb, { maxLength: 20 }), (events) => {
         expect(replay(events)).toEqual(replay(events));
         expect(intervals(replay(events))).toEqual(intervals(replay([...events])));
+      }),
+    );
+  });
+});
+
+describe('transient batches', () => {
+  const runArb = fc.tuple(
+    fc.array(fc.tuple(eventArb, fc.boolean()), { maxLength: 25 }),
+    fc.option(fc.integer({ min: 1, max: 10 }), { nil: undefined }),
+  );
+
+  it('writing a run of events in one transient batch gives the same stores as the persistent reducers, and a sealed snapshot never changes afterwards', () => {
+    fc.assert(
+      fc.property(runArb, ([run, maxValidFacts]) => {
+        const empty = emptyFactStore(maxValidFacts === undefined ? {} : { maxValidFacts });
+        let persistent = empty;
+        let transient = empty;
+        let batch = beginTransientBatch();
+        const sealed: Array<{ store: FactStore; json: string; expected: FactStore }> = [];
+        for (const [event, seal] of run) {
+          persistent = applyEvent(persistent, event);
+          transient = applyEventIn(transient, event, batch);
+          if (seal) {
+            sealTree(transient);
+            sealed.push({ store: transient, json: JSON.stringify(transient), expected: persistent });
+            batch = beginTransientBatch();
+          }
+        }
+        sealTree(transient);
+        expect(transient).toEqual(persistent);
+        expect(isDeepFrozen(transient)).toBe(true);
+        expectConsistent(transient);
+        for (const { store, json, expected } of sealed) {
+          expect(JSON.stringify(store)).toBe(json);
+          expect(store).toEqual(expected);
+        }
       }),
     );
   });

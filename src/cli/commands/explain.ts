@@ -59,6 +59,7 @@ export const runExplain = (command: ExplainCommand, io: CliIo): TE.TaskEither<st
       const result = replayHistory(text, {
         countTokens,
         untilLine: command.line,
+        keepRetrievals: true,
         ...(command.maxFacts === undefined ? {} : { maxFacts: command.maxFacts }),
         ...(command.maxTokens === undefined ? {} : { maxTokens: command.maxTokens }),
         ...(progress.onProgress === undefined ? {} : { onProgress: progress.onProgress }),
