@@ -67,7 +67,6 @@ const words = (text: string): Word[] => {
   return out;
 };
 
-
 const stemCache = new Map<string, string>();
 
 /** The Porter stem of a lowercase word (memoized: vocabularies are small, stemming is not free). */
@@ -81,8 +80,22 @@ const stem = (word: string): string => {
   return stemmed;
 };
 
-/** The ranking terms of `text`, with repeats (term frequency matters). */
-export const textTerms = (text: string): string[] => words(text).filter(keepTerm).map(({ word }) => stem(word));
+const termsCache = new Map<string, ReadonlyArray<string>>();
+
+/**
+ * The ranking terms of `text`, with repeats (term frequency matters). Memoized: the store
+ * reads a fact's terms again when the fact leaves the index, and a task's context when it
+ * changes, and a few thousand texts cover everything still indexed in a long session.
+ */
+export const textTerms = (text: string): ReadonlyArray<string> => {
+  let terms = termsCache.get(text);
+  if (terms === undefined) {
+    terms = Object.freeze(words(text).filter(keepTerm).map(({ word }) => stem(word)));
+    if (termsCache.size >= 8_192) termsCache.clear();
+    termsCache.set(text, terms);
+  }
+  return terms;
+};
 
 /**
  * The distinct terms of a query. Stopwords stay in: they are indexed only where a path holds

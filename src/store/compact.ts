@@ -2,8 +2,8 @@ import { type FactTag, FACT_LIMITS, makeFact, type SessionFact } from '../fact.j
 import { clipEnd } from '../text.js';
 import { type FactStore, type PairLog, pairHash, pairKey, recordKey } from './state.js';
 import { byTimeThenId, deriveRecords, validRecords, withAssertions } from './timeline.js';
-import { shardGet, shardValues } from './shards.js';
-import type { Batch } from './trie.js';
+import { shardGet } from './shards.js';
+import { type Batch, trieForEachValue } from './trie.js';
 import { emptyPairLog, NO_CLEARS, type PairChange, selectPairLog, writePairChanges } from './write.js';
 
 /** What a compaction removed, so nothing is lost silently. */
@@ -19,13 +19,13 @@ export interface CompactionReport {
 /** The relation of a compaction's summary facts. */
 export const SUMMARY_RELATION = 'summary_of';
 
-const emptyReport = (): CompactionReport => ({ removedClosed: [], summaries: [], dropped: [] });
+export const emptyReport = (): CompactionReport => ({ removedClosed: [], summaries: [], dropped: [] });
 
 /**
  * The log reduced to the runs of its valid facts (history goes, the valid facts stay exactly
  * as they were), with those valid facts; undefined when nothing of the pair is valid.
  */
-const pruneToValidRuns = (log: PairLog, closedIds: Set<string>): { log: PairLog; valid: SessionFact[] } | undefined => {
+export const pruneToValidRuns = (log: PairLog, closedIds: Set<string>): { log: PairLog; valid: SessionFact[] } | undefined => {
   const records = deriveRecords(log);
   let hasHistory = log.clears.length > 0;
   for (const fact of records)
@@ -42,7 +42,7 @@ const pruneToValidRuns = (log: PairLog, closedIds: Set<string>): { log: PairLog;
 };
 
 /** One summary fact standing for `older` (two or more valid facts of one subject, in time order). */
-const summarize = (subject: string, older: ReadonlyArray<SessionFact>): SessionFact => {
+export const summarize = (subject: string, older: ReadonlyArray<SessionFact>): SessionFact => {
   const newest = older[older.length - 1]!;
   const tags = [...new Set(older.flatMap((fact) => fact.tags))].slice(0, FACT_LIMITS.maxTags) as FactTag[];
   return makeFact({
@@ -62,8 +62,10 @@ const summarize = (subject: string, older: ReadonlyArray<SessionFact>): SessionF
  * valid facts. Pairs it never touches are never derived again, so a compaction costs what it
  * changes plus one pass over the records.
  */
-class Workset {
+export class Workset {
   readonly changed = new Map<string, PairLog | undefined>();
+  /** Subjects of the changed pairs: most facts are of an untouched subject, found without building a key. */
+  private readonly subjects = new Set<string>();
   count: number;
 
   constructor(private readonly store: FactStore) {
@@ -80,6 +82,7 @@ class Workset {
     const validIn = (log: PairLog | undefined): number => (log === undefined ? 0 : validRecords(deriveRecords(log)).length);
     this.count += validIn(after) - validIn(before);
     this.changed.set(pairKey(subject, relation), after !== undefined && after.assertions.length === 0 ? undefined : after);
+    this.subjects.add(subject);
   }
 
   remove(fact: SessionFact): void {
@@ -88,9 +91,13 @@ class Workset {
     this.set(fact.subject, fact.relation, { ...log, assertions: log.assertions.filter((assertion) => assertion.id !== fact.id) });
   }
 
+  private isChanged(fact: SessionFact): boolean {
+    return this.subjects.has(fact.subject) && this.changed.has(pairKey(fact.subject, fact.relation));
+  }
+
   /** The valid facts now: the untouched pairs' from `valid`, the changed pairs' derived again. */
   validFacts(valid: ReadonlyArray<SessionFact>): SessionFact[] {
-    const kept = valid.filter((fact) => !this.changed.has(pairKey(fact.subject, fact.relation)));
+    const kept = valid.filter((fact) => !this.isChanged(fact));
     for (const log of this.changed.values()) if (log !== undefined) kept.push(...validRecords(deriveRecords(log)));
     return kept;
   }
@@ -102,6 +109,32 @@ class Workset {
     });
   }
 }
+
+/**
+ * The `count` first of `facts` in time order, sorted, without sorting them all: compaction
+ * drops a few of hundreds, and a full sort on every dispatch would cost more than the rest.
+ */
+const oldest = (facts: ReadonlyArray<SessionFact>, count: number): SessionFact[] => {
+  const out: SessionFact[] = [];
+  if (count <= 0) return out;
+  for (const fact of facts) {
+    if (out.length === count && byTimeThenId(fact, out[count - 1]!) >= 0) continue;
+    let at = out.length === count ? count - 1 : out.length;
+    while (at > 0 && byTimeThenId(fact, out[at - 1]!) < 0) {
+      out[at] = out[at - 1]!;
+      at -= 1;
+    }
+    out[at] = fact;
+  }
+  return out;
+};
+
+/** The newest of `facts` (latest `validFrom`, then greatest id). */
+const newestOf = (facts: ReadonlyArray<SessionFact>): SessionFact | undefined => {
+  let newest: SessionFact | undefined;
+  for (const fact of facts) if (newest === undefined || byTimeThenId(fact, newest) > 0) newest = fact;
+  return newest;
+};
 
 /**
  * Brings the store within `maxFacts` valid facts: (a) removes history, (b) merges each
@@ -121,44 +154,54 @@ export const compactIn = (
   if (typeof maxFacts !== 'number' || !(maxFacts >= 0) || store.validCount <= maxFacts)
     return { store, report: emptyReport() };
   const limit = Math.floor(maxFacts);
-  const records = shardValues(store.records);
   const work = new Workset(store);
   const report = emptyReport();
+  // One pass over the records: the valid facts, and the pairs holding history.
+  const valid: SessionFact[] = [];
+  const withHistory = new Map<string, SessionFact>();
+  trieForEachValue(store.records, (fact) => {
+    if (fact.validTo === undefined) valid.push(fact);
+    else withHistory.set(pairKey(fact.subject, fact.relation), fact);
+  });
   // (a) History goes: the pairs holding closed records keep only the runs of their valid facts.
   const closedIds = new Set<string>();
-  const withHistory = new Map<string, SessionFact>();
-  for (const fact of records) if (fact.validTo !== undefined) withHistory.set(pairKey(fact.subject, fact.relation), fact);
   for (const { subject, relation } of withHistory.values()) {
     const log = selectPairLog(store, subject, relation)!;
     work.set(subject, relation, pruneToValidRuns(log, closedIds)?.log);
   }
   report.removedClosed.push(...[...closedIds].sort());
 
-  const valid = records.filter((fact) => fact.validTo === undefined).sort(byTimeThenId);
-  const newest = valid[valid.length - 1];
+  // (b) Only subjects with two or more facts besides their newest can merge; the others are
+  // passed over in any order, so only the mergeable ones are sorted.
+  const newest = newestOf(valid);
   const bySubject = new Map<string, SessionFact[]>();
   for (const fact of valid) {
     const facts = bySubject.get(fact.subject);
     if (facts === undefined) bySubject.set(fact.subject, [fact]);
     else facts.push(fact);
   }
-  const subjectsOldestFirst = [...bySubject.entries()].sort(([, a], [, b]) =>
-    byTimeThenId(a[a.length - 1]!, b[b.length - 1]!),
-  );
-  for (const [subject, facts] of subjectsOldestFirst) {
+  const mergeable: SessionFact[][] = [];
+  for (const facts of bySubject.values()) if (facts.length >= 3) mergeable.push(facts.sort(byTimeThenId));
+  mergeable.sort((a, b) => byTimeThenId(a[a.length - 1]!, b[b.length - 1]!));
+  for (const facts of mergeable) {
     if (work.count <= limit) break;
+    const subject = facts[0]!.subject;
     const older = facts.slice(0, -1);
-    if (older.length < 2) continue;
     const summary = summarize(subject, older);
     for (const fact of older) work.remove(fact);
     work.set(subject, SUMMARY_RELATION, withAssertions(work.log(subject, SUMMARY_RELATION) ?? emptyPairLog(subject, SUMMARY_RELATION), [summary]));
     report.summaries.push({ id: summary.id, merged: older.map((fact) => fact.id) });
   }
 
+  // (c) The oldest go, one by one, until within bounds. Usually a removal lowers the count by
+  // one, so the oldest `count - limit` (and a few) are picked first; the full order only when
+  // they run out.
   if (work.count > limit) {
-    const oldestFirst = work.validFacts(valid).sort(byTimeThenId);
-    for (const fact of oldestFirst) {
-      if (work.count <= limit) break;
+    const candidates = work.validFacts(valid);
+    let oldestFirst = oldest(candidates, work.count - limit + 2);
+    for (let i = 0; work.count > limit && i < candidates.length; i += 1) {
+      if (i === oldestFirst.length) oldestFirst = [...candidates].sort(byTimeThenId);
+      const fact = oldestFirst[i]!;
       if (limit > 0 && newest !== undefined && recordKey(fact) === recordKey(newest)) continue;
       work.remove(fact);
       report.dropped.push(fact.id);

@@ -188,13 +188,19 @@ const updateTask = (
   const before = trieGet(writer.index.tasks, hash, taskId) ?? EMPTY_TASK_DOC;
   // Read before changing: a doc this batch created is changed in place.
   const beforeText = touchesContext ? taskContextText(before) : '';
-  const beforeTerms = touchesContext ? [...contextTermWeights(before).keys()] : [];
+  const beforeWeights = touchesContext ? contextTermWeights(before) : undefined;
   const doc = own(batch, before);
   change(doc, batch);
   const afterText = touchesContext ? taskContextText(doc) : '';
   if (beforeText !== afterText) {
-    for (const term of beforeTerms) unpostTerm(writer, 'taskTerms', term, hash, taskId);
-    for (const [term, weight] of contextTermWeights(doc)) postTerm(writer, 'taskTerms', term, hash, taskId, weight, keyHash);
+    // Only the terms that come, go or change weight are posted again.
+    const afterWeights = contextTermWeights(doc);
+    for (const term of beforeWeights!.keys()) if (!afterWeights.has(term)) unpostTerm(writer, 'taskTerms', term, hash, taskId);
+    for (const [term, weight] of afterWeights) {
+      const previous = beforeWeights!.get(term);
+      if (previous === undefined || quantize(previous) !== quantize(weight))
+        postTerm(writer, 'taskTerms', term, hash, taskId, weight, keyHash);
+    }
     root(writer).contextCount += Number(afterText !== '') - Number(beforeText !== '');
   }
   const index = root(writer);

@@ -3,7 +3,7 @@
  * hex tries (see trie.ts), so a write copies a few nodes of at most 16 entries whatever the
  * size of the collection.
  */
-import { type Batch, beginBatch, EMPTY, type HexTrie, sealBatch, trieForEach, trieGet, trieRemove, trieSet } from './trie.js';
+import { type Batch, beginBatch, EMPTY, type HexTrie, sealBatch, trieForEachValue, trieGet, trieRemove, trieSet } from './trie.js';
 
 /** A collection keyed by string, placed by a hex hash of the key. */
 export type Shards<T> = HexTrie<T>;
@@ -14,7 +14,7 @@ export const shardGet = <T>(shards: Shards<T>, hash: string, key: string): T | u
 /** Every entry, in no particular order. */
 export const shardValues = <T>(shards: Shards<T>): T[] => {
   const out: T[] = [];
-  trieForEach(shards, (value) => out.push(value));
+  trieForEachValue(shards, (value) => out.push(value));
   return out;
 };
 

@@ -123,6 +123,14 @@ export const trieForEach = <T>(trie: HexTrie<T> | undefined, visit: (value: T, k
   if (c !== undefined) for (const digit in c) trieForEach(c[digit], visit);
 };
 
+/** Calls `visit` for every value (cheaper than `trieForEach` when the keys are not needed). */
+export const trieForEachValue = <T>(trie: HexTrie<T> | undefined, visit: (value: T) => void): void => {
+  if (trie === undefined) return;
+  const { e, c } = trie;
+  if (e !== undefined) for (const key in e) visit(e[key]!);
+  if (c !== undefined) for (const digit in c) trieForEachValue(c[digit], visit);
+};
+
 /** True when the trie holds no entry. */
 export const trieIsEmpty = <T>(trie: HexTrie<T> | undefined): boolean =>
   trie === undefined || (trie.e === undefined && trie.c === undefined);

@@ -8,6 +8,7 @@ import {
   emptyFactStore,
   type FactStore,
   invalidate,
+  makeFact,
   replay,
   selectAllFacts,
   selectValidCount,
@@ -18,6 +19,7 @@ import { canonicalFactArb, eventArb, eventsArb, factArb, relations, storeArb, su
 import { applyEventIn } from '../../src/store/events.js';
 import { beginTransientBatch, sealTree } from '../../src/store/trie.js';
 import { expectConsistent, isDeepFrozen } from './invariants.js';
+import { referenceCompact } from './referenceCompact.js';
 
 const roomy = () => emptyFactStore({ maxValidFacts: 10_000 });
 const addEach = (facts: ReadonlyArray<SessionFact>, from: FactStore = roomy()): FactStore =>
@@ -206,5 +208,46 @@ describe('transient batches', () => {
         }
       }),
     );
+  });
+});
+
+describe('compaction against its reference', () => {
+  it('compactWithReport decides exactly as the sort-everything reference: same store, same report', () => {
+    fc.assert(
+      fc.property(storeArb, fc.integer({ min: 0, max: 8 }), (store, n) => {
+        const fast = compactWithReport(store, n);
+        const reference = referenceCompact(store, n);
+        expect(fast.report).toEqual(reference.report);
+        expect(fast.store).toEqual(reference.store);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a long session at a small bound compacts exactly as the reference on every dispatch', () => {
+    // Many subjects, re-assertions and summaries: every compaction path, over hundreds of calls.
+    const random = (() => {
+      let state = 7;
+      return (): number => ((state = (state * 48271) % 2147483647) / 2147483647);
+    })();
+    let store = emptyFactStore({ maxValidFacts: 40 });
+    for (let at = 1; at <= 300; at += 1) {
+      const facts = Array.from({ length: 1 + Math.floor(random() * 6) }, () =>
+        makeFact({
+          subject: `src/f${Math.floor(random() * 25)}.ts`,
+          relation: ['modified_by', 'issue', 'summary', 'requires'][Math.floor(random() * 4)]!,
+          object: `o${Math.floor(random() * 6)}`,
+          tags: ['file_change'],
+          validFrom: at,
+          sourceTaskId: String(at),
+          sourceRole: 'implementer',
+          confidence: 1,
+        }),
+      );
+      const added = addFacts({ ...store, maxValidFacts: 1_000 }, facts);
+      const expected = referenceCompact({ ...added, maxValidFacts: 40 }, 40).store;
+      store = addFacts(store, facts);
+      expect(store).toEqual(expected);
+    }
   });
 });

@@ -1,0 +1,66 @@
+/**
+ * Compaction as first written: every valid fact sorted and every subject sorted, on each
+ * call. The store's compaction sorts only what it needs; this slow, obvious version pins down
+ * that it decides exactly the same.
+ */
+import type { SessionFact } from '../../src/fact.js';
+import { type CompactionReport, emptyReport, pruneToValidRuns, SUMMARY_RELATION, summarize, Workset } from '../../src/store/compact.js';
+import { shardValues } from '../../src/store/shards.js';
+import { type FactStore, pairKey, recordKey } from '../../src/store/state.js';
+import { byTimeThenId, withAssertions } from '../../src/store/timeline.js';
+import { emptyPairLog, selectPairLog, writePairChanges } from '../../src/store/write.js';
+
+export const referenceCompact = (
+  store: FactStore,
+  maxFacts: number,
+): { store: FactStore; report: CompactionReport } => {
+  if (typeof maxFacts !== 'number' || !(maxFacts >= 0) || store.validCount <= maxFacts)
+    return { store, report: emptyReport() };
+  const limit = Math.floor(maxFacts);
+  const records = shardValues(store.records);
+  const work = new Workset(store);
+  const report = emptyReport();
+  // (a) History goes: the pairs holding closed records keep only the runs of their valid facts.
+  const closedIds = new Set<string>();
+  const withHistory = new Map<string, SessionFact>();
+  for (const fact of records) if (fact.validTo !== undefined) withHistory.set(pairKey(fact.subject, fact.relation), fact);
+  for (const { subject, relation } of withHistory.values()) {
+    const log = selectPairLog(store, subject, relation)!;
+    work.set(subject, relation, pruneToValidRuns(log, closedIds)?.log);
+  }
+  report.removedClosed.push(...[...closedIds].sort());
+
+  const valid = records.filter((fact) => fact.validTo === undefined).sort(byTimeThenId);
+  const newest = valid[valid.length - 1];
+  const bySubject = new Map<string, SessionFact[]>();
+  for (const fact of valid) {
+    const facts = bySubject.get(fact.subject);
+    if (facts === undefined) bySubject.set(fact.subject, [fact]);
+    else facts.push(fact);
+  }
+  const subjectsOldestFirst = [...bySubject.entries()].sort(([, a], [, b]) =>
+    byTimeThenId(a[a.length - 1]!, b[b.length - 1]!),
+  );
+  for (const [subject, facts] of subjectsOldestFirst) {
+    if (work.count <= limit) break;
+    const older = facts.slice(0, -1);
+    if (older.length < 2) continue;
+    const summary = summarize(subject, older);
+    for (const fact of older) work.remove(fact);
+    work.set(subject, SUMMARY_RELATION, withAssertions(work.log(subject, SUMMARY_RELATION) ?? emptyPairLog(subject, SUMMARY_RELATION), [summary]));
+    report.summaries.push({ id: summary.id, merged: older.map((fact) => fact.id) });
+  }
+
+  if (work.count > limit) {
+    const oldestFirst = work.validFacts(valid).sort(byTimeThenId);
+    for (const fact of oldestFirst) {
+      if (work.count <= limit) break;
+      if (limit > 0 && newest !== undefined && recordKey(fact) === recordKey(newest)) continue;
+      work.remove(fact);
+      report.dropped.push(fact.id);
+    }
+  }
+  const changes = work.changes();
+  return { store: writePairChanges(store, changes), report };
+};
+
