@@ -10,7 +10,8 @@
  * - heap bytes per valid fact at 100,000 (index included), after a forced GC;
  * - a generated 10,000-dispatch history replayed by the `fact-tracker replay` command.
  *
- * Figures are medians over repeated samples. Usage: npm run bench [-- --json] [-- --quick]
+ * Figures are medians over repeated samples.
+ * Usage: npm run bench [-- --json] [-- --quick] [-- --only=extraction,sizes,heap,replay]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,6 +33,14 @@ import { SeedStore, seedExtractImplementer, seedExtractReviewer, seedRetrieve } 
 
 const quick = process.argv.includes('--quick');
 const asJson = process.argv.includes('--json');
+const SECTIONS = ['extraction', 'sizes', 'heap', 'replay'] as const;
+const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',');
+const unknown = only?.filter((name) => !(SECTIONS as ReadonlyArray<string>).includes(name)) ?? [];
+if (unknown.length > 0) {
+  console.error(`bench: unknown section ${unknown.join(', ')}: use ${SECTIONS.join(', ')}`);
+  process.exit(1);
+}
+const runs = (section: (typeof SECTIONS)[number]): boolean => only === undefined || only.includes(section);
 const SIZES = quick ? [1_000, 10_000] : [1_000, 10_000, 100_000];
 
 const median = (values: number[]): number => {
@@ -175,10 +184,7 @@ const replayCli = (): { dispatches: number; seconds: number } | { skipped: strin
   }
 };
 
-const main = (): void => {
-  const results: Record<string, unknown> = { node: process.version, quick };
-
-  // Extraction.
+const measureExtraction = (): { libraryMicros: number; seedMicros: number; ratio: number } => {
   const sample = dispatches(7, 2_000);
   for (let round = 0; round < 5; round += 1) for (const d of sample) extract(d, 0), seedExtract(d);
   const [libraryMicros, seedMicros] = timePair(
@@ -187,68 +193,81 @@ const main = (): void => {
     (i) => extract(sample[i % sample.length]!, i),
     (i) => seedExtract(sample[i % sample.length]!),
   );
-  const extraction = { libraryMicros: libraryMicros!, seedMicros: seedMicros! };
-  results['extraction'] = { ...extraction, ratio: extraction.libraryMicros / extraction.seedMicros };
+  return { libraryMicros: libraryMicros!, seedMicros: seedMicros!, ratio: libraryMicros! / seedMicros! };
+};
 
-  const perSize: Array<Record<string, number>> = [];
-  for (const size of SIZES) {
-    const { store, seed, nextTask } = buildStores(size);
-    const fresh = dispatches(size + 1, 200, nextTask).map((d, i) => extract(d, 1e12 + i));
-    const freshSeed = dispatches(size + 1, 200, nextTask).map(seedExtract);
-    const addMicros = timeMicros(40, 5, (i) => addFacts(store, fresh[i % fresh.length]!));
-    const seedAddMicros = timeMicros(40, 5, (i) => seed.add(freshSeed[i % freshSeed.length]!));
-    const random = seeded(99);
-    const queries = Array.from({ length: 60 }, () => randomPrompt(random));
-    for (let round = 0; round < 3; round += 1)
-      for (const q of queries) retrieveFacts(store, { taskDescription: q, taskId: 'x', maxFacts: 10, maxTokens: 500 });
-    const retrieveMicros = timeMicros(30, 2, (i) =>
-      retrieveFacts(store, { taskDescription: queries[i % queries.length]!, taskId: 'x', maxFacts: 10, maxTokens: 500 }),
-    );
-    const seedSamples = size >= 100_000 ? 8 : 20;
-    const seedRetrieveMicros = timeMicros(seedSamples, 1, (i) => seedRetrieve(seed, queries[i % queries.length]!, 'x', 10, 500));
-    perSize.push({
-      validFacts: store.validCount,
-      addMicros,
-      seedAddMicros,
-      retrieveMicros,
-      seedRetrieveMicros,
-      retrieveSpeedup: seedRetrieveMicros / retrieveMicros,
-    });
+const measureSize = (size: number): Record<string, number> => {
+  const { store, seed, nextTask } = buildStores(size);
+  const fresh = dispatches(size + 1, 200, nextTask).map((d, i) => extract(d, 1e12 + i));
+  const freshSeed = dispatches(size + 1, 200, nextTask).map(seedExtract);
+  const addMicros = timeMicros(40, 5, (i) => addFacts(store, fresh[i % fresh.length]!));
+  const seedAddMicros = timeMicros(40, 5, (i) => seed.add(freshSeed[i % freshSeed.length]!));
+  const random = seeded(99);
+  const queries = Array.from({ length: 60 }, () => randomPrompt(random));
+  for (let round = 0; round < 3; round += 1)
+    for (const q of queries) retrieveFacts(store, { taskDescription: q, taskId: 'x', maxFacts: 10, maxTokens: 500 });
+  const retrieveMicros = timeMicros(30, 2, (i) =>
+    retrieveFacts(store, { taskDescription: queries[i % queries.length]!, taskId: 'x', maxFacts: 10, maxTokens: 500 }),
+  );
+  const seedSamples = size >= 100_000 ? 8 : 20;
+  const seedRetrieveMicros = timeMicros(seedSamples, 1, (i) => seedRetrieve(seed, queries[i % queries.length]!, 'x', 10, 500));
+  return {
+    validFacts: store.validCount,
+    addMicros,
+    seedAddMicros,
+    retrieveMicros,
+    seedRetrieveMicros,
+    retrieveSpeedup: seedRetrieveMicros / retrieveMicros,
+  };
+};
+
+const us = (n: number): string => (n >= 1000 ? `${(n / 1000).toFixed(2)} ms` : `${n.toFixed(1)} us`);
+
+const main = (): void => {
+  const results: Record<string, unknown> = { node: process.version, quick };
+  if (runs('extraction')) results['extraction'] = measureExtraction();
+  if (runs('sizes')) {
+    const perSize = SIZES.map(measureSize);
+    results['sizes'] = perSize;
+    results['addGrowth'] = perSize[perSize.length - 1]!['addMicros']! / perSize[0]!['addMicros']!;
   }
-  results['sizes'] = perSize;
-  const first = perSize[0]!;
-  const last = perSize[perSize.length - 1]!;
-  results['addGrowth'] = last['addMicros']! / first['addMicros']!;
-
   const heapSize = quick ? 10_000 : 100_000;
-  results['heap'] = { atValidFacts: heapSize, ...heapPerFact(heapSize), storeOf200Facts: heapOfSmallStore() };
-  results['replay'] = quick ? { skipped: 'quick run' } : replayCli();
+  if (runs('heap')) results['heap'] = { atValidFacts: heapSize, ...heapPerFact(heapSize), storeOf200Facts: heapOfSmallStore() };
+  if (runs('replay')) results['replay'] = quick ? { skipped: 'quick run' } : replayCli();
 
   if (asJson) {
     console.log(JSON.stringify(results, null, 2));
     return;
   }
-  const us = (n: number): string => (n >= 1000 ? `${(n / 1000).toFixed(2)} ms` : `${n.toFixed(1)} us`);
   console.log(`session-fact-tracker benchmark (node ${process.version}; medians)`);
-  console.log('');
-  console.log(`extraction per dispatch result: library ${us(extraction.libraryMicros)}, seed ${us(extraction.seedMicros)}, ratio ${(extraction.libraryMicros / extraction.seedMicros).toFixed(2)}x`);
-  console.log('');
-  console.log('valid facts | addFacts/dispatch | seed add | retrieveFacts | seed scan | retrieval speedup');
-  for (const row of perSize)
+  const extraction = results['extraction'] as ReturnType<typeof measureExtraction> | undefined;
+  if (extraction !== undefined) {
+    console.log('');
+    console.log(`extraction per dispatch result: library ${us(extraction.libraryMicros)}, seed ${us(extraction.seedMicros)}, ratio ${extraction.ratio.toFixed(2)}x`);
+  }
+  const perSize = results['sizes'] as Array<Record<string, number>> | undefined;
+  if (perSize !== undefined) {
+    console.log('');
+    console.log('valid facts | addFacts/dispatch | seed add | retrieveFacts | seed scan | retrieval speedup');
+    for (const row of perSize)
+      console.log(
+        [row['validFacts'], us(row['addMicros']!), us(row['seedAddMicros']!), us(row['retrieveMicros']!), us(row['seedRetrieveMicros']!), `${row['retrieveSpeedup']!.toFixed(0)}x`].join(' | '),
+      );
+    console.log('');
+    console.log(`addFacts cost at ${perSize[perSize.length - 1]!['validFacts']} vs ${perSize[0]!['validFacts']} valid facts: ${(results['addGrowth'] as number).toFixed(2)}x`);
+  }
+  const heap = results['heap'] as { atValidFacts: number; library: number; seed: number; facts: number; storeOf200Facts: number } | undefined;
+  if (heap !== undefined) {
+    console.log(`heap per valid fact at ${heap.facts}: library ${heap.library.toFixed(0)} B (index included), seed ${heap.seed.toFixed(0)} B`);
+    console.log(`heap of a 200-fact store: ${(heap.storeOf200Facts / 1024).toFixed(0)} KB`);
+  }
+  const replay = results['replay'] as { dispatches?: number; seconds?: number; skipped?: string } | undefined;
+  if (replay !== undefined)
     console.log(
-      [row['validFacts'], us(row['addMicros']!), us(row['seedAddMicros']!), us(row['retrieveMicros']!), us(row['seedRetrieveMicros']!), `${row['retrieveSpeedup']!.toFixed(0)}x`].join(' | '),
+      replay.skipped === undefined
+        ? `fact-tracker replay of a ${replay.dispatches}-dispatch history: ${replay.seconds!.toFixed(2)} s`
+        : `fact-tracker replay: skipped (${replay.skipped})`,
     );
-  console.log('');
-  console.log(`addFacts cost at ${last['validFacts']} vs ${first['validFacts']} valid facts: ${(results['addGrowth'] as number).toFixed(2)}x`);
-  const heap = results['heap'] as { atValidFacts: number; library: number; seed: number; facts: number; storeOf200Facts: number };
-  console.log(`heap per valid fact at ${heap.facts}: library ${heap.library.toFixed(0)} B (index included), seed ${heap.seed.toFixed(0)} B`);
-  console.log(`heap of a 200-fact store: ${(heap.storeOf200Facts / 1024).toFixed(0)} KB`);
-  const replay = results['replay'] as { dispatches?: number; seconds?: number; skipped?: string };
-  console.log(
-    replay.skipped === undefined
-      ? `fact-tracker replay of a ${replay.dispatches}-dispatch history: ${replay.seconds!.toFixed(2)} s`
-      : `fact-tracker replay: skipped (${replay.skipped})`,
-  );
 };
 
 main();

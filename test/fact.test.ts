@@ -23,11 +23,12 @@ describe('createFactId', () => {
 });
 
 describe('hashing', () => {
-  it('the portable SHA-256 gives the same id prefix as the native one, for any text', async () => {
+  it('the portable SHA-256 gives the same hex prefix as the native one, for any text and length', async () => {
     const { portableSha256HexPrefix, sha256HexPrefix } = await import('../src/hash.js');
     fc.assert(
-      fc.property(fc.string({ unit: 'binary', maxLength: 400 }), (text) => {
-        expect(portableSha256HexPrefix(text, 8)).toBe(sha256HexPrefix(text, 8));
+      fc.property(fc.string({ unit: 'binary', maxLength: 400 }), fc.constantFrom(1, 4, 8, 16, 32), (text, bytes) => {
+        expect(sha256HexPrefix(text, bytes)).toHaveLength(bytes * 2);
+        expect(portableSha256HexPrefix(text, bytes)).toBe(sha256HexPrefix(text, bytes));
       }),
     );
   });

@@ -6,7 +6,7 @@
  */
 import type { SessionFact } from '../fact.js';
 import { factTermWeights, keyHash, postingWeight, quantize, type SearchIndex, type TermPostings } from '../store/searchIndex.js';
-import { trieGet } from '../store/trie.js';
+import { trieGet, trieSize } from '../store/trie.js';
 import { mentionedPaths, queryTerms } from '../terms.js';
 
 /**
@@ -145,7 +145,7 @@ const planTerms = (
 ): PlannedTerm[] =>
   terms.flatMap((term) => {
     const postings = trieGet(trie, keyHash(term), term);
-    const frequency = postings?.n ?? 0;
+    const frequency = trieSize(postings);
     return isTooCommon(documents, frequency) ? [] : [{ term, idf: idf(documents, frequency), postings }];
   });
 

@@ -16,7 +16,7 @@ import { keyHash, postingWeight } from '../store/searchIndex.js';
 import { type FactStore, pairHash, pairKey, recordKey } from '../store/state.js';
 import { deriveRecords } from '../store/timeline.js';
 import { isFileFact, selectPairLog } from '../store/write.js';
-import { trieForEach, trieGet } from '../store/trie.js';
+import { trieFind, trieForEach, trieGet } from '../store/trie.js';
 import { queryTerms } from '../terms.js';
 import { collapseWhitespace } from '../text.js';
 import {
@@ -97,7 +97,7 @@ const contextTable = (store: FactStore, plan: QueryPlan): ContextTable => {
   // A task's context score: its BM25 against the query, summed in query-term order, then weighted.
   const sums = new Map<string, number>();
   for (const { idf, postings } of plan.contextTerms)
-    trieForEach(postings?.p, (weight, taskId) => sums.set(taskId, (sums.get(taskId) ?? 0) + idf * postingWeight(weight)));
+    trieForEach(postings, (weight, taskId) => sums.set(taskId, (sums.get(taskId) ?? 0) + idf * postingWeight(weight)));
   // The best `contextTasks` tasks, kept in a short sorted list (no sort of every match).
   const limit = plan.ranking.contextTasks;
   const best: Array<[string, number]> = [];
@@ -115,13 +115,17 @@ const contextTable = (store: FactStore, plan: QueryPlan): ContextTable => {
   const byTask = new Map(ranked);
   const byPair = new Map<string, number>();
   for (const [taskId, score] of ranked)
-    for (const pair in trieGet(store.index.tasks, keyHash(taskId), taskId)?.touched ?? {})
+    for (const pair of trieGet(store.index.tasks, keyHash(taskId), taskId)?.touched ?? [])
       byPair.set(pair, (byPair.get(pair) ?? 0) + score);
   return { byTask, byPair };
 };
 
 const factContext = (table: ContextTable, fact: SessionFact): number =>
   (isFileFact(fact) ? table.byPair.get(pairKey(fact.subject, fact.relation)) : table.byTask.get(fact.sourceTaskId)) ?? 0;
+
+/** The valid record of the fact `id` (records are placed by their fact id, so all of an id's records share a leaf). */
+const validRecord = (store: FactStore, id: string): SessionFact | undefined =>
+  trieFind(store.records, id, (fact) => fact.id === id && fact.validTo === undefined);
 
 /** True when an `issue` fact's text is also a valid `convention` of its subject, asserted with it. */
 const repeatsConvention = (store: FactStore, fact: SessionFact): boolean => {
@@ -224,7 +228,7 @@ const topCandidates = (store: FactStore, settings: Settings): Scored[] => {
   // Term scores summed in query-term order, as scoreFact sums them, and which terms matched.
   const matches = new Map<string, { score: number; mask: number }>();
   plan.terms.forEach(({ idf, postings }, bit) => {
-    trieForEach(postings?.p, (weight, key) => {
+    trieForEach(postings, (weight, key) => {
       const match = matches.get(key);
       const contribution = idf * postingWeight(weight);
       if (match === undefined) matches.set(key, { score: contribution, mask: canMask ? 1 << bit : 0 });
@@ -240,10 +244,10 @@ const topCandidates = (store: FactStore, settings: Settings): Scored[] => {
     if (!(value <= (contextBound.get(key) ?? 0))) contextBound.set(key, value);
   };
   for (const [taskId, score] of table.byTask)
-    for (const key in trieGet(store.index.tasks, keyHash(taskId), taskId)?.facts ?? {}) raise(key, score);
+    for (const key of trieGet(store.index.tasks, keyHash(taskId), taskId)?.facts ?? []) raise(key, score);
   for (const [pair, score] of table.byPair) {
     const log = shardGet(store.pairs, pairHash(pair), pair);
-    if (log !== undefined) for (const fact of deriveRecords(log)) if (fact.validTo === undefined) raise(recordKey(fact), score);
+    if (log !== undefined) for (const fact of deriveRecords(log)) if (fact.validTo === undefined) raise(fact.id, score);
   }
   const keys = new Set([...matches.keys(), ...contextBound.keys()]);
 
@@ -263,7 +267,7 @@ const topCandidates = (store: FactStore, settings: Settings): Scored[] => {
 
   const best: Scored[] = [];
   const consider = (key: string): void => {
-    const fact = shardGet(store.records, key.slice(0, key.indexOf('@')), key);
+    const fact = validRecord(store, key);
     if (fact === undefined) return;
     const parts = combineScore(plan, fact, matches.get(key)?.score ?? 0, factContext(table, fact), repeatsConvention(store, fact));
     if (filterReason(settings, fact, parts) !== undefined) return;

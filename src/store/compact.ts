@@ -37,7 +37,8 @@ export const pruneToValidRuns = (log: PairLog, closedIds: Set<string>): { log: P
   if (valid.length === 0) return undefined;
   if (!hasHistory) return { log, valid };
   const runStart = new Map(valid.map((fact) => [fact.id, fact.validFrom]));
-  const assertions = log.assertions.filter((fact) => fact.validFrom >= (runStart.get(fact.id) ?? Infinity));
+  // A filtered list keeps spare slots; the stored one is copied to its exact length.
+  const assertions = log.assertions.filter((fact) => fact.validFrom >= (runStart.get(fact.id) ?? Infinity)).slice();
   return { log: { subject: log.subject, relation: log.relation, assertions, clears: NO_CLEARS }, valid };
 };
 
@@ -88,7 +89,8 @@ export class Workset {
   remove(fact: SessionFact): void {
     const log = this.log(fact.subject, fact.relation);
     if (log === undefined) return;
-    this.set(fact.subject, fact.relation, { ...log, assertions: log.assertions.filter((assertion) => assertion.id !== fact.id) });
+    const assertions = log.assertions.filter((assertion) => assertion.id !== fact.id).slice();
+    this.set(fact.subject, fact.relation, { subject: log.subject, relation: log.relation, assertions, clears: log.clears });
   }
 
   private isChanged(fact: SessionFact): boolean {

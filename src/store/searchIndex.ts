@@ -3,11 +3,12 @@
  * terms. It is plain data, maintained by the same reducers as the records, and always equal
  * to the index rebuilt from the valid facts and recorded task prompts.
  *
- * - `terms`: term -> postings over the valid facts: the BM25 term weight of the fact's fields,
+ * - `terms`: term -> postings over the valid facts, by fact id (no two valid records share an
+ *   id, and the id is a string the fact holds anyway): the BM25 term weight of the fact's fields,
  *   subject weighted 3, object 1 (see FIELD_WEIGHTS), saturated with k1 = 1.2. Facts are short
  *   triples of similar length, so there is no length normalization (BM25 with b = 0).
  * - `tasks`: per task, the context a fact inherits from the task that produced it (the task's
- *   recorded prompt and its summary), the keys of the task's valid facts and the file pairs
+ *   recorded prompt and its summary), the ids of the task's valid facts and the file pairs
  *   it asserted (so a file is found by the words of every task that changed it).
  * - `taskTerms`: term -> postings over task contexts, weighted the same way.
  * - `conventions`: the valid facts tagged `convention` (always eligible for retrieval).
@@ -15,25 +16,36 @@
 import type { SessionFact } from '../fact.js';
 import { fnv1aHex } from '../hash.js';
 import { textTerms } from '../terms.js';
-import { type Batch, beginBatch, EMPTY, type HexTrie, isTransient, type Mutable, own, sealBatch, trieGet, trieRemove, trieSet } from './trie.js';
+import {
+  type Batch,
+  beginBatch,
+  EMPTY_TRIE,
+  fresh,
+  type HexTrie,
+  isTransient,
+  type Mutable,
+  own,
+  sealBatch,
+  trieGet,
+  trieIsEmpty,
+  trieRemove,
+  trieSet,
+} from './trie.js';
 
-/** Postings of one term: how many entries hold it (`n`) and their weights by key (`p`). */
-export interface TermPostings {
-  readonly n: number;
-  readonly p: HexTrie<number>;
-}
+/** Postings of one term: weights by key (its size, `trieSize`, is the term's document frequency). */
+export type TermPostings = HexTrie<number>;
 
 /** What the store knows of a task beyond its facts. */
 export interface TaskDoc {
   /** The task's latest recorded prompt ('' when none), and when (absent when none). */
   readonly prompt: string;
   readonly promptAt?: number;
-  /** The objects of the task's valid `summary` facts, by record key. */
-  readonly summaries: Readonly<Record<string, string>>;
-  /** Keys of the task's valid facts. */
-  readonly facts: Readonly<Record<string, true>>;
+  /** The task's valid `summary` facts: fact id, then the fact's object, in id order. */
+  readonly summaries: ReadonlyArray<string>;
+  /** Ids of the task's valid facts. */
+  readonly facts: ReadonlyArray<string>;
   /** Pair keys of the file facts the task ever asserted (a file's history lends it every modifying task's context). */
-  readonly touched: Readonly<Record<string, true>>;
+  readonly touched: ReadonlyArray<string>;
 }
 
 /** The store's search index. */
@@ -56,12 +68,18 @@ export const FIELD_WEIGHTS = { subject: 3, object: 1 } as const;
 export const BM25_K1 = 1.2;
 
 /** An empty index. */
-export const emptySearchIndex = (): SearchIndex => ({ terms: EMPTY, taskTerms: EMPTY, contextCount: 0, tasks: EMPTY, conventions: EMPTY });
+export const emptySearchIndex = (): SearchIndex => ({
+  terms: EMPTY_TRIE,
+  taskTerms: EMPTY_TRIE,
+  contextCount: 0,
+  tasks: EMPTY_TRIE,
+  conventions: EMPTY_TRIE,
+});
 
 /** The hash that places a term or task id in a trie. */
 export const keyHash = (key: string): string => fnv1aHex(key);
-/** Record keys start with the fact id, already a hex hash. */
-const recordHash = (key: string): string => key;
+/** Valid facts are indexed by id (no two valid records share one), already a hex hash. */
+const idHash = (id: string): string => id;
 
 const saturate = (weightedFrequency: number): number =>
   (weightedFrequency * (BM25_K1 + 1)) / (weightedFrequency + BM25_K1);
@@ -85,7 +103,7 @@ export const factTermWeights = (fact: Pick<SessionFact, 'subject' | 'object'>): 
 
 /** The text a task lends its facts as context: its prompt and summaries (in record-key order). */
 export const taskContextText = (doc: Pick<TaskDoc, 'prompt' | 'summaries'>): string =>
-  [doc.prompt, ...Object.keys(doc.summaries).sort().map((key) => doc.summaries[key]!)].filter((text) => text !== '').join('\n');
+  [doc.prompt, ...doc.summaries.filter((_, i) => i % 2 === 1)].filter((text) => text !== '').join('\n');
 
 /** The BM25 weight of each term of a task's context. */
 export const contextTermWeights = (doc: Pick<TaskDoc, 'prompt' | 'summaries'>): Map<string, number> => {
@@ -94,8 +112,6 @@ export const contextTermWeights = (doc: Pick<TaskDoc, 'prompt' | 'summaries'>): 
   return saturateAll(weights);
 };
 
-/** The record key of a fact (duplicated from state.ts to keep this module free of cycles). */
-const keyOf = (fact: Pick<SessionFact, 'id' | 'validFrom'>): string => `${fact.id}@${fact.validFrom}`;
 
 /**
  * A batch of index updates: `index` is the current (persistent) root, replaced as updates
@@ -140,38 +156,55 @@ const postTerm = (
 ): void => {
   const { batch } = writer;
   const termHash = keyHash(term);
-  const existing = trieGet(writer.index[field], termHash, term);
-  const entry = own(batch, existing ?? NEW_POSTINGS);
-  if (trieGet(entry.p, hash, key) === undefined) entry.n += 1;
-  entry.p = trieSet(batch, entry.p, hash, key, quantize(weight), hashOf);
+  const postings = trieSet(batch, trieGet(writer.index[field], termHash, term) ?? EMPTY_TRIE, hash, key, quantize(weight), hashOf);
   const index = root(writer);
-  index[field] = trieSet(batch, index[field], termHash, term, entry, keyHash);
+  index[field] = trieSet(batch, index[field], termHash, term, postings, keyHash);
 };
 
 const unpostTerm = (writer: IndexWriter, field: 'terms' | 'taskTerms', term: string, hash: string, key: string): void => {
   const { batch } = writer;
   const termHash = keyHash(term);
   const existing = trieGet(writer.index[field], termHash, term);
-  if (existing === undefined || trieGet(existing.p, hash, key) === undefined) return;
+  if (existing === undefined || trieGet(existing, hash, key) === undefined) return;
+  const postings = trieRemove(batch, existing, hash, key);
   const index = root(writer);
-  if (existing.n <= 1) {
-    index[field] = trieRemove(batch, index[field], termHash, term);
-    return;
-  }
-  const entry = own(batch, existing);
-  entry.p = trieRemove(batch, entry.p, hash, key);
-  entry.n -= 1;
-  index[field] = trieSet(batch, index[field], termHash, term, entry, keyHash);
+  index[field] = trieIsEmpty(postings)
+    ? trieRemove(batch, index[field], termHash, term)
+    : trieSet(batch, index[field], termHash, term, postings, keyHash);
 };
 
-const NEW_POSTINGS: TermPostings = Object.freeze({ n: 0, p: EMPTY });
-const EMPTY_TASK_DOC: TaskDoc = Object.freeze({ prompt: '', summaries: EMPTY, facts: EMPTY, touched: EMPTY });
+const NO_ITEMS: ReadonlyArray<string> = Object.freeze([]);
+const EMPTY_TASK_DOC: TaskDoc = Object.freeze({ prompt: '', summaries: NO_ITEMS, facts: NO_ITEMS, touched: NO_ITEMS });
 
 const isUnused = (doc: TaskDoc): boolean =>
-  doc.promptAt === undefined &&
-  Object.keys(doc.summaries).length === 0 &&
-  Object.keys(doc.facts).length === 0 &&
-  Object.keys(doc.touched).length === 0;
+  doc.promptAt === undefined && doc.summaries.length === 0 && doc.facts.length === 0 && doc.touched.length === 0;
+
+/*
+ * A task's lists are arrays, not objects keyed by their items: every task would give such an
+ * object a layout of its own, and the engine's record of those layouts outweighed the data.
+ * Each change builds a new array of exactly its length.
+ */
+
+/** `list` with `item`, or the same list when it holds it already. */
+const withItem = (batch: Batch, list: ReadonlyArray<string>, item: string): ReadonlyArray<string> =>
+  list.includes(item) ? list : fresh(batch, list.concat([item]));
+
+/** `list` without `item`, or the same list when it does not hold it. */
+const withoutItem = (batch: Batch, list: ReadonlyArray<string>, item: string): ReadonlyArray<string> => {
+  const at = list.indexOf(item);
+  if (at < 0) return list;
+  return list.length === 1 ? NO_ITEMS : fresh(batch, list.slice(0, at).concat(list.slice(at + 1)));
+};
+
+/** The summaries with `key` holding `text` (`undefined`: removed), kept in key order. */
+const withSummary = (batch: Batch, list: ReadonlyArray<string>, key: string, text: string | undefined): ReadonlyArray<string> => {
+  let at = 0;
+  while (at < list.length && list[at]! < key) at += 2;
+  const present = list[at] === key;
+  if (text === undefined) return !present ? list : list.length === 2 ? NO_ITEMS : fresh(batch, list.slice(0, at).concat(list.slice(at + 2)));
+  if (present && list[at + 1] === text) return list;
+  return fresh(batch, list.slice(0, at).concat([key, text], list.slice(present ? at + 2 : at)));
+};
 
 /**
  * Changes a task's doc (created when missing, dropped when unused); when the change may touch
@@ -207,56 +240,49 @@ const updateTask = (
   index.tasks = isUnused(doc) ? trieRemove(batch, index.tasks, hash, taskId) : trieSet(batch, index.tasks, hash, taskId, doc, keyHash);
 };
 
-const setEntry = <V>(batch: Batch, record: Readonly<Record<string, V>>, key: string, value: V | undefined): Record<string, V> => {
-  const copy = own(batch, record) as Record<string, V>;
-  if (value === undefined) delete copy[key];
-  else copy[key] = value;
-  return copy;
-};
-
 /** Adds a newly valid fact to the index. */
 export const indexFact = (writer: IndexWriter, fact: SessionFact): void => {
-  const key = keyOf(fact);
-  for (const [term, weight] of factTermWeights(fact)) postTerm(writer, 'terms', term, fact.id, key, weight, recordHash);
+  const key = fact.id;
+  for (const [term, weight] of factTermWeights(fact)) postTerm(writer, 'terms', term, key, key, weight, idHash);
   if (fact.tags.includes('convention')) {
     const index = root(writer);
-    index.conventions = trieSet(writer.batch, index.conventions, fact.id, key, true, recordHash);
+    index.conventions = trieSet(writer.batch, index.conventions, key, key, true, idHash);
   }
   updateTask(writer, fact.sourceTaskId, fact.relation === 'summary', (doc, batch) => {
-    doc.facts = setEntry(batch, doc.facts, key, true);
-    if (fact.relation === 'summary') doc.summaries = setEntry(batch, doc.summaries, key, fact.object);
+    doc.facts = withItem(batch, doc.facts, key);
+    if (fact.relation === 'summary') doc.summaries = withSummary(batch, doc.summaries, key, fact.object);
   });
 };
 
 /** Removes a fact that stopped being valid from the index. */
 export const unindexFact = (writer: IndexWriter, fact: SessionFact): void => {
-  const key = keyOf(fact);
-  for (const term of factTermWeights(fact).keys()) unpostTerm(writer, 'terms', term, fact.id, key);
+  const key = fact.id;
+  for (const term of factTermWeights(fact).keys()) unpostTerm(writer, 'terms', term, key, key);
   if (fact.tags.includes('convention')) {
     const index = root(writer);
-    index.conventions = trieRemove(writer.batch, index.conventions, fact.id, key);
+    index.conventions = trieRemove(writer.batch, index.conventions, key, key);
   }
   updateTask(writer, fact.sourceTaskId, fact.relation === 'summary', (doc, batch) => {
-    doc.facts = setEntry(batch, doc.facts, key, undefined);
-    if (key in doc.summaries) doc.summaries = setEntry(batch, doc.summaries, key, undefined);
+    doc.facts = withoutItem(batch, doc.facts, key);
+    doc.summaries = withSummary(batch, doc.summaries, key, undefined);
   });
 };
 
 /** Notes that a task asserted a file fact of the pair `pairKey`. */
 export const indexFileAssertion = (writer: IndexWriter, taskId: string, pairKey: string): void => {
   const known = trieGet(writer.index.tasks, keyHash(taskId), taskId);
-  if (known !== undefined && pairKey in known.touched) return;
+  if (known !== undefined && known.touched.includes(pairKey)) return;
   updateTask(writer, taskId, false, (doc, batch) => {
-    doc.touched = setEntry(batch, doc.touched, pairKey, true);
+    doc.touched = withItem(batch, doc.touched, pairKey);
   });
 };
 
 /** Notes that a task no longer asserts any file fact of the pair `pairKey` (compaction removed it). */
 export const unindexFileAssertion = (writer: IndexWriter, taskId: string, pairKey: string): void => {
   const known = trieGet(writer.index.tasks, keyHash(taskId), taskId);
-  if (known === undefined || !(pairKey in known.touched)) return;
+  if (known === undefined || !known.touched.includes(pairKey)) return;
   updateTask(writer, taskId, false, (doc, batch) => {
-    doc.touched = setEntry(batch, doc.touched, pairKey, undefined);
+    doc.touched = withoutItem(batch, doc.touched, pairKey);
   });
 };
 

@@ -3,7 +3,7 @@
  * hex tries (see trie.ts), so a write copies a few nodes of at most 16 entries whatever the
  * size of the collection.
  */
-import { type Batch, beginBatch, EMPTY, type HexTrie, sealBatch, trieForEachValue, trieGet, trieRemove, trieSet } from './trie.js';
+import { type Batch, beginBatch, EMPTY_TRIE, type HexTrie, sealBatch, trieForEachValue, trieGet, trieRemove, trieSet } from './trie.js';
 
 /** A collection keyed by string, placed by a hex hash of the key. */
 export type Shards<T> = HexTrie<T>;
@@ -37,7 +37,7 @@ export const shardsFrom = <T>(
   hashOf: (key: string) => string,
 ): Shards<T> => {
   const batch = beginBatch();
-  let shards: Shards<T> = EMPTY;
+  let shards: Shards<T> = EMPTY_TRIE;
   for (const [hash, key, value] of entries) shards = trieSet(batch, shards, hash, key, value, hashOf);
   sealBatch(batch);
   return shards;

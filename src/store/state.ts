@@ -3,6 +3,7 @@ import { fnv1aHex } from '../hash.js';
 import { deepFreeze } from './immer.js';
 import { emptySearchIndex, type SearchIndex } from './searchIndex.js';
 import type { Shards } from './shards.js';
+import { EMPTY_TRIE } from './trie.js';
 
 /**
  * Everything the store knows about one (subject, relation) pair: the assertions it received
@@ -50,8 +51,8 @@ export const emptyFactStore = (options: FactStoreOptions = {}): FactStore =>
   deepFreeze({
     maxValidFacts: normalizeMaxValidFacts(options?.maxValidFacts),
     validCount: 0,
-    pairs: {},
-    records: {},
+    pairs: EMPTY_TRIE,
+    records: EMPTY_TRIE,
     index: emptySearchIndex(),
   });
 

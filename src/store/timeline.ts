@@ -64,12 +64,15 @@ export const withAssertions = (log: PairLog, facts: ReadonlyArray<SessionFact>):
     added.push(fact);
   }
   if (added.length === 0) return log;
-  return { ...log, assertions: [...log.assertions, ...added].sort(byTimeThenId) };
+  // concat, not a spread: the new list is exactly its length (a spread keeps spare slots, and logs are stored).
+  return { subject: log.subject, relation: log.relation, assertions: log.assertions.concat(added).sort(byTimeThenId), clears: log.clears };
 };
 
 /** The log with an invalidation at `at` (the caller checks that it closes something). */
 export const withClear = (log: PairLog, at: number): PairLog =>
-  log.clears.includes(at) ? log : { ...log, clears: [...log.clears, at].sort((a, b) => a - b) };
+  log.clears.includes(at)
+    ? log
+    : { subject: log.subject, relation: log.relation, assertions: log.assertions, clears: log.clears.concat([at]).sort((a, b) => a - b) };
 
 /** The facts of the pair that are valid now. */
 export const validRecords = (records: ReadonlyArray<SessionFact>): SessionFact[] =>

@@ -1,51 +1,66 @@
 /**
- * A keyed collection that grows as a trie on the hex digits of each key's hash: a node holds
- * its entries flat until it has more than LEAF_LIMIT of them, then splits into up to 16
- * children by the next digit. Small collections stay one small object (cheap in memory, which
- * matters for the many short posting lists of an index), and an update copies one path of
- * small nodes, so its cost does not grow with the collection.
+ * A keyed collection that grows as a trie on the hex digits of each key's hash: a leaf holds
+ * its entries flat until it has more than LEAF_LIMIT of them, then splits into a branch of up
+ * to 16 children by the next digit. Small collections stay one small array (cheap in memory,
+ * which matters for the many short posting lists of an index), and an update copies one path
+ * of small nodes, so its cost does not grow with the collection.
+ *
+ * A leaf is an array of alternating keys and values, not an object keyed by them: keys come
+ * from untrusted text (`constructor` is a term, `12` a task id) and are never property names,
+ * and an object layout would give every leaf a shape of its own, which costs memory and makes
+ * reading it slow. A branch knows how many entries it holds, so a trie's size costs nothing.
  *
  * Updates are persistent (the input is never changed) and batched: within one `Batch`, nodes
  * the batch created are changed in place, so a reducer that writes many entries copies each
- * node at most once. Reads and writes work on plain objects, never on immer drafts: a proxy
+ * node at most once. Reads and writes work on plain values, never on immer drafts: a proxy
  * per node visited would cost more than the copying it saves.
  */
 
-/** A trie node: flat entries (`e`) or children by the next hex digit (`c`). Plain data. */
-export interface HexTrie<T> {
-  readonly e?: Readonly<Record<string, T>>;
-  readonly c?: Readonly<Record<string, HexTrie<T>>>;
+/** A leaf: key, value, key, value, ... */
+export type HexLeaf<T> = ReadonlyArray<string | T>;
+/** A branch: its entry count (`n`) and its children by the next hex digit (`c`: 16 slots, null where none). */
+export interface HexBranch<T> {
+  readonly n: number;
+  readonly c: ReadonlyArray<HexTrie<T> | null>;
 }
+/** A trie node. Plain data. */
+export type HexTrie<T> = HexLeaf<T> | HexBranch<T>;
 
 /** `T` with its own fields writable (for values a batch is still building). */
 export type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-type MutableTrie<T> = { e?: Record<string, T>; c?: Record<string, HexTrie<T>> };
+type MutableBranch<T> = { n: number; c: Array<HexTrie<T> | null> };
+
+const isLeaf = <T>(trie: HexTrie<T>): trie is HexLeaf<T> => Array.isArray(trie);
+
+/** An empty trie (a frozen empty leaf). */
+export const EMPTY_TRIE: HexTrie<never> = Object.freeze([]);
 
 /**
- * Entries a node holds before it splits. Engines keep objects of up to about 16 properties in
- * a fast layout that copies in well under a microsecond; past that, a copy costs ten times
- * more, and a write copies a leaf.
+ * Entries a leaf holds before it splits: a lookup compares at most this many keys, and a
+ * write copies at most twice as many slots.
  */
 const LEAF_LIMIT = 16;
 
-/**
- * Child nodes are keyed by a letter per hex digit. Entry keys come from untrusted text (terms,
- * task ids), so some are stored behind a `~`: integer-like keys (task id '12'), which put an
- * object in a slower layout, names an empty object already answers (`constructor`,
- * `toString`, `__proto__`), which would read as entries, and keys that start with `~`.
- */
-const LETTER: Readonly<Record<string, string>> = Object.fromEntries(
-  [...'0123456789abcdef'].map((digit, i) => [digit, 'abcdefghijklmnop'[i]!]),
-);
-const digitAt = (hash: string, depth: number): string => LETTER[hash[depth] ?? '0'] ?? 'a';
-const ESCAPE = '~';
-const INDEX_LIKE = /^(?:0|[1-9]\d*)$/u;
-const needsEscape = (key: string): boolean =>
-  key.startsWith(ESCAPE) || INDEX_LIKE.test(key) || key in Object.prototype || key === '__proto__';
-const stored = (key: string): string => (needsEscape(key) ? ESCAPE + key : key);
-const unstored = (key: string): string => (key.startsWith(ESCAPE) ? key.slice(1) : key);
+/** The value of the hex digit of `hash` at `depth` (0 past its end): the slot of a child. */
+const digitAt = (hash: string, depth: number): number => {
+  const code = hash.charCodeAt(depth);
+  return code >= 48 && code <= 57 ? code - 48 : code >= 97 && code <= 102 ? code - 87 : 0;
+};
 /** Hash digits available for splitting (the shortest hash used is 8 hex digits). */
 const MAX_DEPTH = 8;
+
+/** The position of `key` in a leaf, or -1. */
+const slotOf = <T>(leaf: HexLeaf<T>, key: string): number => {
+  for (let i = 0; i < leaf.length; i += 2) if (leaf[i] === key) return i;
+  return -1;
+};
+
+/** The leaf where `hash` leads, if any. */
+const leafAt = <T>(trie: HexTrie<T> | undefined, hash: string): HexLeaf<T> | undefined => {
+  let node: HexTrie<T> | null | undefined = trie;
+  for (let depth = 0; node !== undefined && node !== null && !isLeaf(node); depth += 1) node = node.c[digitAt(hash, depth)];
+  return node ?? undefined;
+};
 
 /**
  * The objects created by one batch of updates, which the batch may still change in place.
@@ -82,7 +97,7 @@ export const fresh = <T extends object>(batch: Batch, value: T): T => {
 
 /** `value` itself when this batch created it, else a shallow copy the batch now owns. */
 export const own = <T extends object>(batch: Batch, value: T): Mutable<T> =>
-  batch.fresh.has(value) ? (value as Mutable<T>) : fresh(batch, (Array.isArray(value) ? [...value] : { ...value }) as Mutable<T>);
+  batch.fresh.has(value) ? (value as Mutable<T>) : fresh(batch, (Array.isArray(value) ? value.slice() : { ...value }) as Mutable<T>);
 
 /**
  * Freezes what the batch created (nothing for a transient batch). Everything else a batch's
@@ -105,52 +120,73 @@ export const sealTree = (value: unknown): void => {
   for (const key in value) sealTree((value as Readonly<Record<string, unknown>>)[key]);
 };
 
-/** A frozen empty record, to start a collection without creating an unfrozen object. */
-export const EMPTY: Readonly<Record<string, never>> = Object.freeze({});
+/** The number of entries. */
+export const trieSize = <T>(trie: HexTrie<T> | undefined): number =>
+  trie === undefined ? 0 : isLeaf(trie) ? trie.length / 2 : trie.n;
+
+/** True when the trie holds no entry. */
+export const trieIsEmpty = <T>(trie: HexTrie<T> | undefined): boolean => trieSize(trie) === 0;
 
 /** The entry at `key` (whose hash is `hash`). */
 export const trieGet = <T>(trie: HexTrie<T> | undefined, hash: string, key: string): T | undefined => {
-  let node = trie;
-  for (let depth = 0; node?.c !== undefined; depth += 1) node = node.c[digitAt(hash, depth)];
-  return node?.e?.[stored(key)];
+  const leaf = leafAt(trie, hash);
+  if (leaf === undefined) return undefined;
+  const slot = slotOf(leaf, key);
+  return slot < 0 ? undefined : (leaf[slot + 1] as T);
+};
+
+/** The first value in the leaf where `hash` leads that passes `test`: a lookup by a key's prefix, when entries sharing it share a hash. */
+export const trieFind = <T>(trie: HexTrie<T> | undefined, hash: string, test: (value: T) => boolean): T | undefined => {
+  const leaf = leafAt(trie, hash);
+  if (leaf !== undefined) for (let i = 1; i < leaf.length; i += 2) if (test(leaf[i] as T)) return leaf[i] as T;
+  return undefined;
 };
 
 /** Calls `visit` for every entry. */
 export const trieForEach = <T>(trie: HexTrie<T> | undefined, visit: (value: T, key: string) => void): void => {
   if (trie === undefined) return;
-  const { e, c } = trie;
-  if (e !== undefined) for (const key in e) visit(e[key]!, unstored(key));
-  if (c !== undefined) for (const digit in c) trieForEach(c[digit], visit);
+  if (isLeaf(trie)) for (let i = 0; i < trie.length; i += 2) visit(trie[i + 1] as T, trie[i] as string);
+  else for (const child of trie.c) if (child !== null) trieForEach(child, visit);
 };
 
 /** Calls `visit` for every value (cheaper than `trieForEach` when the keys are not needed). */
 export const trieForEachValue = <T>(trie: HexTrie<T> | undefined, visit: (value: T) => void): void => {
   if (trie === undefined) return;
-  const { e, c } = trie;
-  if (e !== undefined) for (const key in e) visit(e[key]!);
-  if (c !== undefined) for (const digit in c) trieForEachValue(c[digit], visit);
+  if (isLeaf(trie)) for (let i = 1; i < trie.length; i += 2) visit(trie[i] as T);
+  else for (const child of trie.c) if (child !== null) trieForEachValue(child, visit);
 };
 
-/** True when the trie holds no entry. */
-export const trieIsEmpty = <T>(trie: HexTrie<T> | undefined): boolean =>
-  trie === undefined || (trie.e === undefined && trie.c === undefined);
-
-const split = <T>(batch: Batch, node: MutableTrie<T>, depth: number, hashOf: (key: string) => string): void => {
-  const children: Record<string, MutableTrie<T>> = fresh(batch, {});
-  const entries = node.e!;
-  for (const moved in entries) {
-    const digit = digitAt(hashOf(unstored(moved)), depth);
-    let child = children[digit];
-    if (child === undefined) children[digit] = child = fresh(batch, { e: fresh(batch, {}) });
-    child.e![moved] = entries[moved]!;
+/** A full leaf as a branch of leaves, one per next digit of its keys' hashes. */
+const split = <T>(batch: Batch, leaf: HexLeaf<T>, depth: number, hashOf: (key: string) => string): HexBranch<T> => {
+  const groups: Array<Array<string | T> | undefined> = [];
+  for (let i = 0; i < leaf.length; i += 2) {
+    const key = leaf[i] as string;
+    (groups[digitAt(hashOf(key), depth)] ??= []).push(key, leaf[i + 1]!);
   }
-  delete node.e;
-  node.c = children;
+  const children = fresh(batch, new Array<HexTrie<T> | null>(16).fill(null));
+  // Copied to their exact size: an array grown by pushes keeps spare slots for good.
+  groups.forEach((group, digit) => {
+    if (group !== undefined) children[digit] = fresh(batch, group.slice());
+  });
+  return fresh(batch, { n: leaf.length / 2, c: children });
+};
+
+/**
+ * The branch with child `digit` replaced by `child`, which changed the entry count by
+ * `grown`: in place when the batch owns the branch.
+ */
+const withChild = <T>(batch: Batch, branch: HexBranch<T>, digit: number, child: HexTrie<T>, grown: number): HexBranch<T> => {
+  const node = own(batch, branch) as MutableBranch<T>;
+  node.c = own(batch, node.c) as Array<HexTrie<T> | null>;
+  node.c[digit] = trieIsEmpty(child) ? null : child;
+  node.n += grown;
+  return node;
 };
 
 /**
  * The trie with `key` set to `value`; `hashOf` recomputes the hash of keys moved by a split.
- * Returns the same trie when the entry already holds `value`.
+ * Returns the same trie when the entry already holds `value`. New leaves are built at their
+ * exact size (a concat, not a push or a spread: those keep spare slots).
  */
 export const trieSet = <T>(
   batch: Batch,
@@ -161,47 +197,40 @@ export const trieSet = <T>(
   hashOf: (key: string) => string,
   depth = 0,
 ): HexTrie<T> => {
-  if (trie.c !== undefined) {
+  if (!isLeaf(trie)) {
     const digit = digitAt(hash, depth);
-    const child = trie.c[digit] ?? {};
+    const child = trie.c[digit] ?? EMPTY_TRIE;
+    const before = trieSize(child);
     const updated = trieSet(batch, child, hash, key, value, hashOf, depth + 1);
-    if (updated === child && trie.c[digit] !== undefined) return trie;
-    const node = own(batch, trie) as MutableTrie<T>;
-    node.c = own(batch, node.c!);
-    node.c[digit] = updated;
-    return node;
+    const grown = trieSize(updated) - before;
+    // A child this batch owns may have changed in place: its branch is the batch's too.
+    if (updated === child && grown === 0) return trie;
+    return withChild(batch, trie, digit, updated, grown);
   }
-  const name = stored(key);
-  if (trie.e !== undefined && trie.e[name] === value) return trie;
-  const node = own(batch, trie) as MutableTrie<T>;
-  const isNew = node.e === undefined || !(name in node.e);
-  node.e = node.e === undefined ? fresh(batch, {}) : own(batch, node.e);
-  node.e[name] = value;
-  if (isNew && depth < MAX_DEPTH && Object.keys(node.e).length > LEAF_LIMIT) split(batch, node, depth, hashOf);
-  return node;
+  const slot = slotOf(trie, key);
+  if (slot >= 0) {
+    if (trie[slot + 1] === value) return trie;
+    const leaf = own(batch, trie) as Array<string | T>;
+    leaf[slot + 1] = value;
+    return leaf;
+  }
+  const leaf = fresh(batch, trie.concat([key, value]));
+  return depth < MAX_DEPTH && leaf.length > 2 * LEAF_LIMIT ? split(batch, leaf, depth, hashOf) : leaf;
 };
 
-/** The trie without `key` (emptied nodes pruned), or the same trie when it had no such key. */
+/** The trie without `key` (emptied children pruned), or the same trie when it had no such key. */
 export const trieRemove = <T>(batch: Batch, trie: HexTrie<T>, hash: string, key: string, depth = 0): HexTrie<T> => {
-  if (trie.c !== undefined) {
+  if (!isLeaf(trie)) {
     const digit = digitAt(hash, depth);
-    const child = trie.c[digit];
-    if (child === undefined) return trie;
+    const child = trie.c[digit] ?? null;
+    if (child === null) return trie;
+    const before = trieSize(child);
     const updated = trieRemove(batch, child, hash, key, depth + 1);
-    // A node this batch created changes in place: the same object may now be empty.
-    if (updated === child && !trieIsEmpty(child)) return trie;
-    const node = own(batch, trie) as MutableTrie<T>;
-    node.c = own(batch, node.c!);
-    if (trieIsEmpty(updated)) delete node.c[digit];
-    else node.c[digit] = updated;
-    if (Object.keys(node.c).length === 0) delete node.c;
-    return node;
+    const grown = trieSize(updated) - before;
+    if (grown === 0) return trie;
+    return trie.n + grown === 0 ? EMPTY_TRIE : withChild(batch, trie, digit, updated, grown);
   }
-  const name = stored(key);
-  if (trie.e === undefined || !(name in trie.e)) return trie;
-  const node = own(batch, trie) as MutableTrie<T>;
-  node.e = own(batch, node.e!);
-  delete node.e[name];
-  if (Object.keys(node.e).length === 0) delete node.e;
-  return node;
+  const slot = slotOf(trie, key);
+  if (slot < 0) return trie;
+  return trie.length === 2 ? EMPTY_TRIE : fresh(batch, trie.slice(0, slot).concat(trie.slice(slot + 2)));
 };

@@ -7,7 +7,7 @@
 import { expect } from 'vitest';
 import { type FactStore, selectAllFacts } from '../../src/index.js';
 import type { SearchIndex, TermPostings } from '../../src/store/searchIndex.js';
-import { type HexTrie, trieForEach } from '../../src/store/trie.js';
+import { type HexBranch, type HexTrie, trieForEach, trieSize } from '../../src/store/trie.js';
 import { buildStore, selectPairLogs, selectRecordedPrompts } from '../../src/store/write.js';
 
 export const isDeepFrozen = (value: unknown): boolean => {
@@ -22,21 +22,23 @@ const sortedEntries = <T, U>(trie: HexTrie<T>, map: (value: T) => U): Array<[str
   return out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 };
 
-/** True when a trie holds a node with neither entries nor children below its root (removal must prune). */
+/** True when a trie holds an empty node below its root (removal must prune), or a branch whose count is wrong. */
 const hasEmptyNode = (trie: HexTrie<unknown>, isRoot = true): boolean => {
-  if (!isRoot && trie.e === undefined && trie.c === undefined) return true;
-  if (trie.e !== undefined && Object.keys(trie.e).length === 0) return true;
-  return Object.values(trie.c ?? {}).some((child) => hasEmptyNode(child, false));
+  if (Array.isArray(trie)) return !isRoot && trie.length === 0;
+  const branch = trie as HexBranch<unknown>;
+  if (branch.c.every((child) => child === null)) return true;
+  if (branch.n !== branch.c.reduce((sum, child) => sum + trieSize(child ?? undefined), 0)) return true;
+  return branch.c.some((child) => child !== null && hasEmptyNode(child, false));
 };
 
-const flattenPostings = (postings: TermPostings) => ({ n: postings.n, p: sortedEntries(postings.p, (w) => w) });
+const flattenPostings = (postings: TermPostings) => ({ n: trieSize(postings), p: sortedEntries(postings, (w) => w) });
 
 /** The index's content, independent of how its tries happen to be split. */
 export const flattenIndex = (index: SearchIndex) => ({
   terms: sortedEntries(index.terms, flattenPostings),
   taskTerms: sortedEntries(index.taskTerms, flattenPostings),
   contextCount: index.contextCount,
-  tasks: sortedEntries(index.tasks, (doc) => ({ ...doc, facts: Object.keys(doc.facts).sort(), touched: Object.keys(doc.touched).sort() })),
+  tasks: sortedEntries(index.tasks, (doc) => ({ ...doc, facts: [...doc.facts].sort(), touched: [...doc.touched].sort() })),
   conventions: sortedEntries(index.conventions, (v) => v),
 });
 
@@ -46,6 +48,7 @@ export const expectConsistent = (store: FactStore): void => {
   expect(sortedEntries(store.records, (fact) => fact)).toEqual(sortedEntries(rebuilt.records, (fact) => fact));
   expect(sortedEntries(store.pairs, (log) => log)).toEqual(sortedEntries(rebuilt.pairs, (log) => log));
   expect(hasEmptyNode(store.records) || hasEmptyNode(store.pairs)).toBe(false);
+  for (const trie of [store.index.terms, store.index.taskTerms, store.index.tasks, store.index.conventions]) expect(hasEmptyNode(trie)).toBe(false);
   expect(store.validCount).toBe(rebuilt.validCount);
   expect(store.validCount).toBe(selectAllFacts(store).filter((fact) => fact.validTo === undefined).length);
   const flat = flattenIndex(store.index);
