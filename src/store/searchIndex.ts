@@ -10,7 +10,8 @@
  * - `tasks`: per task, the context a fact inherits from the task that produced it (the task's
  *   recorded prompt and its summary), the ids of the task's valid facts and the file pairs
  *   it asserted (so a file is found by the words of every task that changed it).
- * - `taskTerms`: term -> postings over task contexts, weighted the same way.
+ * - `taskTerms`: term -> postings over the contexts of the tasks that still lend one (a task
+ *   with a valid fact or an asserted file pair), weighted the same way.
  * - `conventions`: the valid facts tagged `convention` (always eligible for retrieval).
  */
 import type { SessionFact } from '../fact.js';
@@ -52,7 +53,7 @@ export interface TaskDoc {
 export interface SearchIndex {
   readonly terms: HexTrie<TermPostings>;
   readonly taskTerms: HexTrie<TermPostings>;
-  /** Tasks whose context (prompt or summary) is not empty: the document count of `taskTerms`. */
+  /** Tasks lending a context that is not empty (see `lendsContext`): the document count of `taskTerms`. */
   readonly contextCount: number;
   readonly tasks: HexTrie<TaskDoc>;
   readonly conventions: HexTrie<true>;
@@ -207,34 +208,47 @@ const withSummary = (batch: Batch, list: ReadonlyArray<string>, key: string, tex
 };
 
 /**
- * Changes a task's doc (created when missing, dropped when unused); when the change may touch
- * the task's context (its prompt or summaries), re-posts the context if it changed.
+ * A task lends its context only while it has something to lend it to: a valid fact, or a file
+ * pair it asserted. Tasks whose facts compaction has removed leave the context collection, so
+ * in a long session the best-matching tasks are ones whose facts can still be found.
+ */
+const lendsContext = (doc: TaskDoc): boolean => doc.facts.length > 0 || doc.touched.length > 0;
+
+const NO_WEIGHTS: ReadonlyMap<string, number> = new Map();
+
+/**
+ * Changes a task's doc (created when missing, dropped when unused). When the change may touch
+ * the context the task posts (its prompt or summaries, or whether it lends context at all),
+ * re-posts the terms that come, go or change weight.
  */
 const updateTask = (
   writer: IndexWriter,
   taskId: string,
-  touchesContext: boolean,
+  touchesText: boolean,
   change: (doc: Mutable<TaskDoc>, batch: Batch) => void,
 ): void => {
   const { batch } = writer;
   const hash = keyHash(taskId);
   const before = trieGet(writer.index.tasks, hash, taskId) ?? EMPTY_TASK_DOC;
   // Read before changing: a doc this batch created is changed in place.
-  const beforeText = touchesContext ? taskContextText(before) : '';
-  const beforeWeights = touchesContext ? contextTermWeights(before) : undefined;
+  const lentBefore = lendsContext(before);
+  const beforeText = lentBefore && touchesText ? taskContextText(before) : '';
+  const beforeWeights = lentBefore && touchesText ? contextTermWeights(before) : undefined;
   const doc = own(batch, before);
   change(doc, batch);
-  const afterText = touchesContext ? taskContextText(doc) : '';
-  if (beforeText !== afterText) {
-    // Only the terms that come, go or change weight are posted again.
-    const afterWeights = contextTermWeights(doc);
-    for (const term of beforeWeights!.keys()) if (!afterWeights.has(term)) unpostTerm(writer, 'taskTerms', term, hash, taskId);
-    for (const [term, weight] of afterWeights) {
-      const previous = beforeWeights!.get(term);
+  const lentAfter = lendsContext(doc);
+  if (touchesText || lentBefore !== lentAfter) {
+    const postedBefore = lentBefore ? (beforeWeights ?? contextTermWeights(doc)) : NO_WEIGHTS;
+    const postedAfter = lentAfter ? contextTermWeights(doc) : NO_WEIGHTS;
+    for (const term of postedBefore.keys()) if (!postedAfter.has(term)) unpostTerm(writer, 'taskTerms', term, hash, taskId);
+    for (const [term, weight] of postedAfter) {
+      const previous = postedBefore.get(term);
       if (previous === undefined || quantize(previous) !== quantize(weight))
         postTerm(writer, 'taskTerms', term, hash, taskId, weight, keyHash);
     }
-    root(writer).contextCount += Number(afterText !== '') - Number(beforeText !== '');
+    const textBefore = lentBefore ? (touchesText ? beforeText : taskContextText(doc)) : '';
+    const textAfter = lentAfter ? taskContextText(doc) : '';
+    if ((textBefore !== '') !== (textAfter !== '')) root(writer).contextCount += Number(textAfter !== '') - Number(textBefore !== '');
   }
   const index = root(writer);
   index.tasks = isUnused(doc) ? trieRemove(batch, index.tasks, hash, taskId) : trieSet(batch, index.tasks, hash, taskId, doc, keyHash);

@@ -68,36 +68,42 @@ const leafAt = <T>(trie: HexTrie<T> | undefined, hash: string): HexLeaf<T> | und
  * batch (see `beginTransientBatch`) stays open across reducer calls instead.
  */
 export interface Batch {
-  readonly fresh: { has(value: object): boolean; add(value: object): unknown };
-  /** What `sealBatch` freezes; undefined for a transient batch, whose values `sealTree` freezes. */
-  readonly created: object[] | undefined;
+  /** What the batch created; undefined for a transient batch, which owns whatever is not frozen. */
+  readonly created: { readonly set: Set<object>; readonly list: object[] } | undefined;
 }
 
 /** Starts a batch of persistent updates. */
-export const beginBatch = (): Batch => ({ fresh: new Set(), created: [] });
+export const beginBatch = (): Batch => ({ created: { set: new Set(), list: [] } });
 
 /**
  * Starts a transient batch: it owns every object it creates until the caller seals the value
  * holding them with `sealTree`, so a run of reducer calls whose intermediate values nobody
- * keeps copies each node once instead of once per call. Only a caller that is the sole holder
- * of every value it passes may use one (the replay of a history does); what it seals is
- * exactly what the persistent reducers would have returned.
+ * keeps copies each node once instead of once per call. It needs no record of what it
+ * created: everything a sealed state holds is frozen, so whatever is not was built by it.
+ * Only a caller that is the sole holder of every value it passes may use one (the replay of
+ * a history does); what it seals is exactly what the persistent reducers would have returned.
  */
-export const beginTransientBatch = (): Batch => ({ fresh: new WeakSet(), created: undefined });
+export const beginTransientBatch = (): Batch => ({ created: undefined });
 
 /** True for a batch that stays open across reducer calls. */
 export const isTransient = (batch: Batch): boolean => batch.created === undefined;
 
 /** A new object owned by the batch. */
 export const fresh = <T extends object>(batch: Batch, value: T): T => {
-  batch.fresh.add(value);
-  batch.created?.push(value);
+  if (batch.created !== undefined) {
+    batch.created.set.add(value);
+    batch.created.list.push(value);
+  }
   return value;
 };
 
+/** True when the batch may change `value` in place. */
+const owns = (batch: Batch, value: object): boolean =>
+  batch.created === undefined ? !Object.isFrozen(value) : batch.created.set.has(value);
+
 /** `value` itself when this batch created it, else a shallow copy the batch now owns. */
 export const own = <T extends object>(batch: Batch, value: T): Mutable<T> =>
-  batch.fresh.has(value) ? (value as Mutable<T>) : fresh(batch, (Array.isArray(value) ? value.slice() : { ...value }) as Mutable<T>);
+  owns(batch, value) ? (value as Mutable<T>) : fresh(batch, (Array.isArray(value) ? value.slice() : { ...value }) as Mutable<T>);
 
 /**
  * Freezes what the batch created (nothing for a transient batch). Everything else a batch's
@@ -106,8 +112,8 @@ export const own = <T extends object>(batch: Batch, value: T): Mutable<T> =>
  */
 export const sealBatch = (batch: Batch): void => {
   if (batch.created === undefined) return;
-  for (const value of batch.created) Object.freeze(value);
-  batch.created.length = 0;
+  for (const value of batch.created.list) Object.freeze(value);
+  batch.created.list.length = 0;
 };
 
 /**
@@ -214,7 +220,9 @@ export const trieSet = <T>(
     leaf[slot + 1] = value;
     return leaf;
   }
-  const leaf = fresh(batch, trie.concat([key, value]));
+  // A transient batch grows its own leaves in place; a sealed one copies at the exact size.
+  const leaf = isTransient(batch) && owns(batch, trie) ? (trie as Array<string | T>) : fresh(batch, trie.concat([key, value]));
+  if (leaf === trie) leaf.push(key, value);
   return depth < MAX_DEPTH && leaf.length > 2 * LEAF_LIMIT ? split(batch, leaf, depth, hashOf) : leaf;
 };
 

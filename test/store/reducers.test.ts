@@ -310,3 +310,31 @@ describe('untrusted keys', () => {
     }
   });
 });
+
+describe('task context', () => {
+  it('a task lends its prompt as context only while it has a valid fact or an asserted file, so compacted-away tasks leave the collection', async () => {
+    const { recordTaskPrompt } = await import('../../src/index.js');
+    const { trieGet, trieSize } = await import('../../src/store/trie.js');
+    const { keyHash } = await import('../../src/store/searchIndex.js');
+    /** How many task contexts hold `term`. */
+    const postedFor = (s: FactStore, term: string): number => trieSize(trieGet(s.index.taskTerms, keyHash(term), term));
+    // A prompt alone lends nothing: no fact of the task can inherit it yet.
+    let store = recordTaskPrompt(emptyFactStore({ maxValidFacts: 2 }), '1', 'rate limiting for the login route', 0);
+    expect(store.index.contextCount).toBe(0);
+    expect(postedFor(store, 'rate')).toBe(0);
+    // Its first fact makes it lend the prompt.
+    store = addFacts(store, [fact('limit set', 1, { subject: 'task:1', relation: 'decided', sourceTaskId: '1', tags: ['decision'] })]);
+    expect(store.index.contextCount).toBe(1);
+    expect(postedFor(store, 'rate')).toBe(1);
+    expectConsistent(store);
+    // Once compaction has dropped every fact of task 1, its prompt is no longer posted (the doc keeps it).
+    store = addFacts(store, [
+      fact('a', 2, { subject: 'task:2', relation: 'decided', sourceTaskId: '2', tags: ['decision'] }),
+      fact('b', 3, { subject: 'task:3', relation: 'decided', sourceTaskId: '3', tags: ['decision'] }),
+    ]);
+    expect(selectValidFacts(store).map((f) => f.sourceTaskId)).toEqual(['2', '3']);
+    expect(store.index.contextCount).toBe(0);
+    expect(postedFor(store, 'rate')).toBe(0);
+    expectConsistent(store);
+  });
+});
