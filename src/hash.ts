@@ -54,12 +54,12 @@ const ownPrefix = (hex: string, length: number): string => {
 export const sha256HexPrefix = (text: string, bytes: number): string =>
   nativeSha256Hex === undefined ? portableSha256HexPrefix(text, bytes) : ownPrefix(nativeSha256Hex(text), Math.min(64, bytes * 2));
 
-/** FNV-1a 32-bit hash as 8 lowercase hex characters: a cheap, stable spread for shard keys. */
-export const fnv1aHex = (text: string): string => {
+/** FNV-1a 32-bit hash: a cheap, stable spread for placing keys in a trie. */
+export const fnv1a = (text: string): number => {
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i += 1) {
     hash ^= text.charCodeAt(i);
     hash = Math.imul(hash, 0x01000193);
   }
-  return (hash >>> 0).toString(16).padStart(8, '0');
+  return hash >>> 0;
 };

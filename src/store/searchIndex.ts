@@ -15,7 +15,7 @@
  * - `conventions`: the valid facts tagged `convention` (always eligible for retrieval).
  */
 import type { SessionFact } from '../fact.js';
-import { fnv1aHex } from '../hash.js';
+import { fnv1a } from '../hash.js';
 import { textTerms } from '../terms.js';
 import {
   type Batch,
@@ -23,6 +23,7 @@ import {
   EMPTY_TRIE,
   fresh,
   type HexTrie,
+  type TrieHash,
   isTransient,
   type Mutable,
   own,
@@ -78,7 +79,7 @@ export const emptySearchIndex = (): SearchIndex => ({
 });
 
 /** The hash that places a term or task id in a trie. */
-export const keyHash = (key: string): string => fnv1aHex(key);
+export const keyHash = (key: string): number => fnv1a(key);
 /** Valid facts are indexed by id (no two valid records share one), already a hex hash. */
 const idHash = (id: string): string => id;
 
@@ -150,10 +151,10 @@ const postTerm = (
   writer: IndexWriter,
   field: 'terms' | 'taskTerms',
   term: string,
-  hash: string,
+  hash: TrieHash,
   key: string,
   weight: number,
-  hashOf: (key: string) => string,
+  hashOf: (key: string) => TrieHash,
 ): void => {
   const { batch } = writer;
   const termHash = keyHash(term);
@@ -162,7 +163,7 @@ const postTerm = (
   index[field] = trieSet(batch, index[field], termHash, term, postings, keyHash);
 };
 
-const unpostTerm = (writer: IndexWriter, field: 'terms' | 'taskTerms', term: string, hash: string, key: string): void => {
+const unpostTerm = (writer: IndexWriter, field: 'terms' | 'taskTerms', term: string, hash: TrieHash, key: string): void => {
   const { batch } = writer;
   const termHash = keyHash(term);
   const existing = trieGet(writer.index[field], termHash, term);

@@ -1,5 +1,5 @@
 import type { SessionFact } from '../fact.js';
-import { fnv1aHex } from '../hash.js';
+import { fnv1a } from '../hash.js';
 import { deepFreeze } from './immer.js';
 import { emptySearchIndex, type SearchIndex } from './searchIndex.js';
 import type { Shards } from './shards.js';
@@ -62,7 +62,7 @@ const PAIR_SEPARATOR = '\u001f';
 export const pairKey = (subject: string, relation: string): string => subject + PAIR_SEPARATOR + relation;
 
 /** The shard hash of a pair key. */
-export const pairHash = (key: string): string => fnv1aHex(key);
+export const pairHash = (key: string): number => fnv1a(key);
 
 /** The key of one record: a fact id has one record per interval, and intervals of one id never share a start. */
 export const recordKey = (fact: Pick<SessionFact, 'id' | 'validFrom'>): string => `${fact.id}@${fact.validFrom}`;

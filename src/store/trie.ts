@@ -41,8 +41,15 @@ export const EMPTY_TRIE: HexTrie<never> = Object.freeze([]);
  */
 const LEAF_LIMIT = 16;
 
-/** The value of the hex digit of `hash` at `depth` (0 past its end): the slot of a child. */
-const digitAt = (hash: string, depth: number): number => {
+/**
+ * Where a key goes: lowercase hex digits (a fact id is one already), or a 32-bit number read
+ * as its 8 hex digits (a hash computed for the purpose, with no string to build).
+ */
+export type TrieHash = string | number;
+
+/** The hex digit of `hash` at `depth` (0 past its end): the slot of a child. */
+const digitAt = (hash: TrieHash, depth: number): number => {
+  if (typeof hash === 'number') return depth < 8 ? (hash >>> (28 - 4 * depth)) & 15 : 0;
   const code = hash.charCodeAt(depth);
   return code >= 48 && code <= 57 ? code - 48 : code >= 97 && code <= 102 ? code - 87 : 0;
 };
@@ -56,7 +63,7 @@ const slotOf = <T>(leaf: HexLeaf<T>, key: string): number => {
 };
 
 /** The leaf where `hash` leads, if any. */
-const leafAt = <T>(trie: HexTrie<T> | undefined, hash: string): HexLeaf<T> | undefined => {
+const leafAt = <T>(trie: HexTrie<T> | undefined, hash: TrieHash): HexLeaf<T> | undefined => {
   let node: HexTrie<T> | null | undefined = trie;
   for (let depth = 0; node !== undefined && node !== null && !isLeaf(node); depth += 1) node = node.c[digitAt(hash, depth)];
   return node ?? undefined;
@@ -134,7 +141,7 @@ export const trieSize = <T>(trie: HexTrie<T> | undefined): number =>
 export const trieIsEmpty = <T>(trie: HexTrie<T> | undefined): boolean => trieSize(trie) === 0;
 
 /** The entry at `key` (whose hash is `hash`). */
-export const trieGet = <T>(trie: HexTrie<T> | undefined, hash: string, key: string): T | undefined => {
+export const trieGet = <T>(trie: HexTrie<T> | undefined, hash: TrieHash, key: string): T | undefined => {
   const leaf = leafAt(trie, hash);
   if (leaf === undefined) return undefined;
   const slot = slotOf(leaf, key);
@@ -142,7 +149,7 @@ export const trieGet = <T>(trie: HexTrie<T> | undefined, hash: string, key: stri
 };
 
 /** The first value in the leaf where `hash` leads that passes `test`: a lookup by a key's prefix, when entries sharing it share a hash. */
-export const trieFind = <T>(trie: HexTrie<T> | undefined, hash: string, test: (value: T) => boolean): T | undefined => {
+export const trieFind = <T>(trie: HexTrie<T> | undefined, hash: TrieHash, test: (value: T) => boolean): T | undefined => {
   const leaf = leafAt(trie, hash);
   if (leaf !== undefined) for (let i = 1; i < leaf.length; i += 2) if (test(leaf[i] as T)) return leaf[i] as T;
   return undefined;
@@ -163,7 +170,7 @@ export const trieForEachValue = <T>(trie: HexTrie<T> | undefined, visit: (value:
 };
 
 /** A full leaf as a branch of leaves, one per next digit of its keys' hashes. */
-const split = <T>(batch: Batch, leaf: HexLeaf<T>, depth: number, hashOf: (key: string) => string): HexBranch<T> => {
+const split = <T>(batch: Batch, leaf: HexLeaf<T>, depth: number, hashOf: (key: string) => TrieHash): HexBranch<T> => {
   const groups: Array<Array<string | T> | undefined> = [];
   for (let i = 0; i < leaf.length; i += 2) {
     const key = leaf[i] as string;
@@ -197,10 +204,10 @@ const withChild = <T>(batch: Batch, branch: HexBranch<T>, digit: number, child: 
 export const trieSet = <T>(
   batch: Batch,
   trie: HexTrie<T>,
-  hash: string,
+  hash: TrieHash,
   key: string,
   value: T,
-  hashOf: (key: string) => string,
+  hashOf: (key: string) => TrieHash,
   depth = 0,
 ): HexTrie<T> => {
   if (!isLeaf(trie)) {
@@ -227,7 +234,7 @@ export const trieSet = <T>(
 };
 
 /** The trie without `key` (emptied children pruned), or the same trie when it had no such key. */
-export const trieRemove = <T>(batch: Batch, trie: HexTrie<T>, hash: string, key: string, depth = 0): HexTrie<T> => {
+export const trieRemove = <T>(batch: Batch, trie: HexTrie<T>, hash: TrieHash, key: string, depth = 0): HexTrie<T> => {
   if (!isLeaf(trie)) {
     const digit = digitAt(hash, depth);
     const child = trie.c[digit] ?? null;

@@ -155,7 +155,7 @@ export const buildStore = (
   logs: Iterable<PairLog>,
   prompts: ReadonlyArray<RecordedPrompt> = [],
 ): FactStore => {
-  const pairEntries: Array<readonly [string, string, PairLog]> = [];
+  const pairEntries: Array<readonly [number, string, PairLog]> = [];
   const recordEntries: Array<readonly [string, string, SessionFact]> = [];
   let validCount = 0;
   for (const log of logs) {
