@@ -7,10 +7,11 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { FACT_TAGS, type FactTag, isFactTag, isSourceRole, type SourceRole } from '../fact.js';
 import { parseTimeArgument } from '../history/time.js';
+import { CONTEXT_OPTIONS, type ContextCommand, parseContextCommand } from './contextArgs.js';
 import { isTokenizerName, TOKENIZER_NAMES, type TokenizerName } from './tokenizer.js';
 
 /** The commands, in the order the help lists them. */
-export const COMMAND_NAMES = ['replay', 'facts', 'explain', 'schema'] as const;
+export const COMMAND_NAMES = ['replay', 'facts', 'explain', 'schema', 'notes', 'context'] as const;
 /** One command name. */
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
@@ -55,11 +56,23 @@ export interface SchemaCommand {
   readonly role: SourceRole;
 }
 
+/** `fact-tracker notes replay FILE`: a conversation log through the notable-facts ledger. */
+export interface NotesCommand {
+  readonly name: 'notes';
+  readonly action: 'replay';
+  readonly file: string;
+  readonly json: boolean;
+  readonly tokenizer: TokenizerName;
+  /** Exchanges the main prompt keeps. */
+  readonly turns?: number;
+  readonly save?: string;
+}
+
 /** `--help` (of a command, or of the whole tool) and `--version`. */
 export type InfoCommand = { readonly name: 'help'; readonly topic?: CommandName } | { readonly name: 'version' };
 
 /** A parsed command line. */
-export type Command = ReplayCommand | FactsCommand | ExplainCommand | SchemaCommand | InfoCommand;
+export type Command = ReplayCommand | FactsCommand | ExplainCommand | SchemaCommand | NotesCommand | ContextCommand | InfoCommand;
 
 /** A command line that cannot run; `command` says whose help to point to. */
 export interface UsageError {
@@ -89,6 +102,8 @@ const OPTIONS = {
   },
   explain: { ...HELP, ...RETRIEVAL, json: { type: 'boolean' }, line: { type: 'string' } },
   schema: { ...HELP },
+  notes: { ...HELP, json: { type: 'boolean' }, tokenizer: { type: 'string' }, turns: { type: 'string' }, save: { type: 'string' } },
+  context: CONTEXT_OPTIONS,
 } as const satisfies Record<CommandName, ParseArgsConfig['options']>;
 
 type Values = Readonly<Record<string, unknown>>;
@@ -220,6 +235,27 @@ const parseSchema = (positionals: string[]): E.Either<UsageError, SchemaCommand>
     ),
   );
 
+const parseNotes = (values: Values, positionals: string[]): E.Either<UsageError, NotesCommand> => {
+  const [action, ...rest] = positionals;
+  if (action !== 'replay')
+    return E.left(usage('notes', action === undefined ? 'missing subcommand: replay' : `unknown subcommand ${JSON.stringify(action)}: expected replay`));
+  return pipe(
+    E.Do,
+    E.apS('file', onePositional('notes', rest, 'conversation log FILE (- for standard input)')),
+    E.apS('tokenizer', tokenizer('notes', values)),
+    E.apS('turns', wholeNumber('notes', values, 'turns', 1)),
+    E.map(({ file, tokenizer: name, turns }) => ({
+      name: 'notes' as const,
+      action,
+      file,
+      json: values['json'] === true,
+      tokenizer: name,
+      ...optional('turns', turns),
+      ...optional('save', text(values, 'save')),
+    })),
+  );
+};
+
 /** True when `flag` appears before a `--` terminator. */
 const hasFlag = (args: ReadonlyArray<string>, ...flags: string[]): boolean => {
   const end = args.indexOf('--');
@@ -251,6 +287,10 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): E.Either<UsageErr
           return parseExplain(values, positionals);
         case 'schema':
           return parseSchema(positionals);
+        case 'notes':
+          return parseNotes(values, positionals);
+        case 'context':
+          return parseContextCommand(values, positionals);
       }
     }),
   );

@@ -16,6 +16,8 @@ Usage:
   fact-tracker facts FILE [options]            the facts of a history or a saved state
   fact-tracker explain FILE --line N           every fact's score and decision for one prompt
   fact-tracker schema implementer|reviewer     the JSON Schema of a dispatch result
+  fact-tracker notes replay FILE [options]     a conversation's notable facts, message by message
+  fact-tracker context SUBCOMMAND [options]    this repository's shared context across sessions
 
   fact-tracker COMMAND --help                  the options of a command
   fact-tracker --version                       the version
@@ -103,6 +105,80 @@ Options:
 Exit status: 0, or 1 for an unknown role.
 `;
 
+const NOTES = `Usage: fact-tracker notes replay FILE [options]
+
+Replays a recorded conversation (FILE, or - for standard input) through the notable-facts
+ledger, using the model answers recorded in it instead of a live model. For each user message
+it prints a header (line, user, session, facts, block tokens, the history window kept and the
+older history the blocks stand in for) and the blocks the reply would get; for each extraction
+the facts added and removed, or why it failed (the list stays as it was); for each end of
+stage the merge into the user's profile. Then the profiles and a token summary.
+
+FILE is JSON Lines, one entry per line:
+  {"type":"user","user":"maya","session":"s1","at":"2026-02-03T19:00:00Z","text":"..."}
+  {"type":"assistant","user":"maya","session":"s1","text":"..."}
+  {"type":"extraction","user":"maya","session":"s1","response":"{\\"notableFacts\\":[...]}"}
+  {"type":"extraction","user":"maya","session":"s1","error":"timeout"}
+  {"type":"endStage","user":"maya","session":"s1"}
+An extraction answers the user's latest message in that session, and its facts serve from the
+next message on. endStage without a session merges every session with unmerged facts.
+A missing "at" is one second after the previous line.
+
+Options:
+  --json              one JSON document: {"steps", "errors", "profiles", "summary"}
+  --turns N           exchanges of history the main prompt keeps (default 5)
+  --tokenizer NAME    estimate: ceil(characters / 4) (default); o200k: GPT-4o's BPE tokenizer
+  --save STATE.json   write the ledger as the "notes" section of a saved state
+  -h, --help          this help
+
+${EXIT_STATUS}
+`;
+
+const CONTEXT = `Usage: fact-tracker context show|bundle|checkpoint|claim|record-failure [options]
+
+Shared planning and implementation context of the git repository in the current directory,
+kept in data/context/ (one JSON file per kind, a markdown dashboard next to it, tool sessions
+in *.local.json files that stay out of git). It is off unless SHARED_CONTEXT_ENABLED=true or
+fact-tracker.config.json at the repository root holds {"sharedContext": {"enabled": true}};
+when off, every subcommand does nothing and touches no file.
+
+Subcommands:
+  show                 the context, its checkpoint and whether the repository moved past it
+  bundle               exactly what a prompt gets: diff-first when the summary is stale
+  checkpoint           after a verified run (tests pass, diff applied): record the summary
+                       and the repository state it holds for
+  claim TEXT           add a claim to the evidence ledger; "done", "implemented" or "fixed"
+                       needs --file or --symbol
+  record-failure       after a failed run: the step, the error and the next action only;
+                       the last good summary stays
+
+Options (all subcommands):
+  --kind KIND          planning (default) or implementation
+  --workstream ID      the workstream (default: default)
+  --json               one JSON document instead of text
+  -h, --help           this help
+
+bundle:
+  --facts FILE         session facts for the retrieved tier: a history or a saved state
+  --query TEXT         what the facts must be relevant to (default: the feature request)
+checkpoint:
+  --summary TEXT       the new working summary (--summary-file FILE reads it from a file);
+                       without it the current summary is re-verified at this state
+  --feature TEXT       the feature request
+  --pin RULE           pin a rule (repeatable); --unpin RULE removes one
+  --decision TEXT      add an open decision (repeatable); --decide ID / --drop ID settle one
+  --step TEXT          the next steps, replacing the checklist (repeatable)
+claim:
+  --file PATH:L10-L40  evidence: a file and a line range (repeatable)
+  --symbol NAME        evidence: a symbol (repeatable)
+record-failure:
+  --failed-step STEP, --error TEXT, --next-action TEXT   (all three required)
+
+Exit status: 0, or 1 with one line on stderr for a usage error, a refused claim, a corrupt or
+newer context file (a corrupt one is moved aside to a timestamped backup), or a checkpoint
+outside a git repository.
+`;
+
 /** The help text of `topic`, or of the whole tool. */
 export const helpText = (topic?: CommandName): string => {
   switch (topic) {
@@ -114,6 +190,10 @@ export const helpText = (topic?: CommandName): string => {
       return EXPLAIN;
     case 'schema':
       return SCHEMA;
+    case 'notes':
+      return NOTES;
+    case 'context':
+      return CONTEXT;
     case undefined:
       return GENERAL;
   }

@@ -25,4 +25,8 @@ export interface CliIo {
   readonly stderrIsTty: boolean;
   /** The package version, from package.json. */
   readonly version: () => E.Either<string, string>;
+  /** The working directory: the repository `fact-tracker context` works on (optional, so in-memory fakes need not set it). */
+  readonly cwd?: string;
+  /** The environment, for `SHARED_CONTEXT_ENABLED`. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }

@@ -74,5 +74,7 @@ export const createNodeIo = (): CliIo => {
     colour: isColourWanted(process.stdout.isTTY === true, process.env),
     stderrIsTty: process.stderr.isTTY === true,
     version,
+    cwd: process.cwd(),
+    env: process.env,
   };
 };

@@ -30,6 +30,10 @@ const execute = (command: Command, io: CliIo): TE.TaskEither<string, number> => 
       return async () => (await import('./commands/explain.js')).runExplain(command, io)();
     case 'schema':
       return async () => (await import('./commands/schema.js')).runSchema(command, io)();
+    case 'notes':
+      return async () => (await import('./commands/notes.js')).runNotes(command, io)();
+    case 'context':
+      return async () => (await import('./commands/context.js')).runContext(command, io)();
     case 'help':
       return async () => {
         io.stdout(helpText(command.topic));

@@ -5,6 +5,8 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { parseNewFact, type SessionFact } from '../fact.js';
+import type { NotesLedger } from '../notes/ledger.js';
+import { decodeNotes, encodeNotes, type SavedNotes } from '../notes/persist.js';
 import { normalizeMaxValidFacts, type FactStore, type PairLog } from './state.js';
 import { byTimeThenId } from './timeline.js';
 import { buildStore, type RecordedPrompt, selectPairLogs, selectRecordedPrompts } from './write.js';
@@ -22,18 +24,30 @@ export interface SavedState {
   readonly pairs: ReadonlyArray<PairLog>;
   /** The task prompts recorded for ranking context. */
   readonly prompts: ReadonlyArray<RecordedPrompt>;
+  /** The notable-facts ledger, when one was saved (optional: files without it decode as before). */
+  readonly notes?: SavedNotes;
+}
+
+/** A decoded saved state: the fact store, and the notable-facts ledger when the file holds one. */
+export interface DecodedState {
+  readonly store: FactStore;
+  readonly notes?: NotesLedger;
 }
 
 const byPairKey = (a: PairLog, b: PairLog): number =>
   a.subject < b.subject ? -1 : a.subject > b.subject ? 1 : a.relation < b.relation ? -1 : a.relation > b.relation ? 1 : 0;
 
-/** The store as a saved-state document (deterministic: pairs sorted by subject, then relation). */
-export const encodeState = (store: FactStore): SavedState => ({
+/**
+ * The store (and the notable-facts ledger, when given) as a saved-state document
+ * (deterministic: pairs sorted by subject, then relation).
+ */
+export const encodeState = (store: FactStore, notes?: NotesLedger): SavedState => ({
   format: STATE_FORMAT,
   version: STATE_VERSION,
   maxValidFacts: store.maxValidFacts,
   pairs: [...selectPairLogs(store)].sort(byPairKey),
   prompts: selectRecordedPrompts(store),
+  ...(notes === undefined ? {} : { notes: encodeNotes(notes) }),
 });
 
 const decodePrompts = (value: unknown): E.Either<string, RecordedPrompt[]> => {
@@ -81,8 +95,8 @@ const decodePair = (value: unknown, index: number): E.Either<string, PairLog> =>
   });
 };
 
-/** Decodes a parsed saved-state document into a store, or says precisely why it cannot. */
-export const decodeState = (value: unknown): E.Either<string, FactStore> => {
+/** Decodes a parsed saved-state document into a store and its ledger, or says precisely why it cannot. */
+export const decodeSavedState = (value: unknown): E.Either<string, DecodedState> => {
   if (!isRecord(value)) return E.left('not a saved state: expected a JSON object');
   if (value['format'] !== STATE_FORMAT) return E.left(`not a saved state: format is not "${STATE_FORMAT}"`);
   const version = value['version'];
@@ -104,5 +118,12 @@ export const decodeState = (value: unknown): E.Either<string, FactStore> => {
   }
   const prompts = decodePrompts(value['prompts']);
   if (E.isLeft(prompts)) return prompts;
-  return E.right(buildStore(normalizeMaxValidFacts(value['maxValidFacts']), logs, prompts.right));
+  const notes = value['notes'] === undefined ? E.right(undefined) : decodeNotes(value['notes']);
+  if (E.isLeft(notes)) return notes;
+  const store = buildStore(normalizeMaxValidFacts(value['maxValidFacts']), logs, prompts.right);
+  return E.right(notes.right === undefined ? { store } : { store, notes: notes.right });
 };
+
+/** Decodes a parsed saved-state document into a store (its notes section validated too), or says precisely why it cannot. */
+export const decodeState = (value: unknown): E.Either<string, FactStore> =>
+  E.map((decoded: DecodedState) => decoded.store)(decodeSavedState(value));

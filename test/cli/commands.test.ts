@@ -3,14 +3,14 @@
  * Each process costs about half a second of start-up, so the finer cases run in-process
  * through the same router in run.test.ts.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, type ExpectStatic, it } from 'vitest';
 import { type CliRun, runCli } from './runCli.js';
+import { tempDir } from '../tempDirs.js';
 
 const EXAMPLE = 'examples/web-api-session.jsonl';
-const workDir = mkdtempSync(join(tmpdir(), 'fact-tracker-cli-'));
+const workDir = tempDir('cli-');
 
 /** A one-line stderr message, nothing on stdout and exit 1: how every failure must look. */
 const expectOneLineFailure = (expect: ExpectStatic, run: CliRun, pattern: RegExp): void => {

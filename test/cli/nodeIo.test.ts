@@ -1,13 +1,13 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { createNodeIo } from '../../src/cli/nodeIo.js';
+import { tempDir } from '../tempDirs.js';
 
 describe('createNodeIo', () => {
   const io = createNodeIo();
-  const dir = mkdtempSync(join(tmpdir(), 'fact-tracker-io-'));
+  const dir = tempDir('io-');
 
   it('says in words why a file cannot be read', async () => {
     expect(await io.readText(join(dir, 'missing.jsonl'))).toEqual(E.left(`cannot read ${join(dir, 'missing.jsonl')}: no such file`));

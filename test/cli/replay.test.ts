@@ -7,13 +7,13 @@
  *
  *   npm run build && UPDATE_GOLDEN=1 npx vitest run test/cli
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'vitest';
 import { z } from 'zod';
 import { FACT_TAGS } from '../../src/index.js';
 import { ROOT, runCli } from './runCli.js';
+import { tempDir } from '../tempDirs.js';
 
 const EXAMPLE = 'examples/web-api-session.jsonl';
 const BAD_LINES = 'test/fixtures/bad-lines.jsonl';
@@ -67,7 +67,7 @@ const ReplayReportSchema = z.strictObject({
 
 describe.concurrent('fact-tracker replay', () => {
   it('prints the same --json on every run, matching the schema and the golden file, and saves a state facts reads back', async ({ expect }) => {
-    const state = join(mkdtempSync(join(tmpdir(), 'fact-tracker-replay-')), 'state.json');
+    const state = join(tempDir('replay-'), 'state.json');
     const [first, second] = await Promise.all([runCli(['replay', EXAMPLE, '--json']), runCli(['replay', EXAMPLE, '--json', '--save', state])]);
     expect(first.status).toBe(0);
     expect(first.stderr).toBe('');

@@ -1,0 +1,248 @@
+/**
+ * `fact-tracker context SUBCOMMAND`: the shared context of the repository in the working
+ * directory, through the library's context shell. Stored text is untrusted, so every field
+ * printed goes through `collapseWhitespace` and stays on its line.
+ */
+import { relative, sep } from 'node:path';
+import * as E from 'fp-ts/lib/Either.js';
+import * as O from 'fp-ts/lib/Option.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import { buildContextBundle } from '../../context/bundle.js';
+import type { StaleReason } from '../../context/checkpoint.js';
+import { CONTEXT_CONFIG_FILE, SHARED_CONTEXT_ENV, type SharedContextFlag } from '../../context/flag.js';
+import type { ContextError } from '../../context/model.js';
+import { type ContextOptions, type LoadedContext, loadContext, updateContext, writeContext } from '../../context/node/store.js';
+import { recordContextClaim } from '../../context/update.js';
+import type { FactStore } from '../../store/state.js';
+import { collapseWhitespace } from '../../text.js';
+import type { CheckpointRequest, ContextCommand } from '../contextArgs.js';
+import { type CliIo, EXIT_OK } from '../io.js';
+import { isSavedStateText, parseSavedState } from '../source.js';
+import { createStyle, type Style } from '../style.js';
+import { toJson } from './shared.js';
+
+type Loaded = O.Option<LoadedContext>;
+
+const safe = (text: string): string => collapseWhitespace(text);
+const short = (hash: string | undefined): string => (hash === undefined || hash === '' ? 'no commit' : hash.slice(0, 7));
+const time = (at: number | undefined): string => (at === undefined ? 'unknown time' : new Date(at).toISOString());
+
+const OFF = `shared context is off: set ${SHARED_CONTEXT_ENV}=true, or put {"sharedContext": {"enabled": true}} in ${CONTEXT_CONFIG_FILE} at the repository root`;
+
+const SOURCES: Readonly<Record<SharedContextFlag['source'], string>> = {
+  option: 'by option',
+  env: `by ${SHARED_CONTEXT_ENV}`,
+  config: `by ${CONTEXT_CONFIG_FILE}`,
+  default: 'by default',
+};
+
+const REASONS: Readonly<Record<StaleReason, string>> = {
+  not_a_git_repository: 'not a git repository, nothing can be verified',
+  no_checkpoint: 'no checkpoint recorded yet',
+  head_moved: 'HEAD moved',
+  files_changed: 'tracked files changed',
+  summary_changed: 'summary edited after the checkpoint',
+  unverified: 'not verified against the repository',
+};
+
+/** A path of the context, relative to the repository root, with forward slashes. */
+const shown = (loaded: LoadedContext, file: string): string => relative(loaded.paths.root, file).split(sep).join('/');
+
+const checkpointLine = ({ context, status }: LoadedContext, style: Style): string => {
+  const checkpoint = context.checkpoint === undefined ? 'none' : short(context.checkpoint.gitHead);
+  const head = status.repository === 'git' ? ` · HEAD ${short(status.head)}` : '';
+  return status.stale
+    ? `checkpoint: ${checkpoint}${head} · ${style.red(`STALE: ${status.reasons.map((reason) => REASONS[reason]).join(', ')}`)}`
+    : `checkpoint: ${checkpoint}${head} · ${style.green('summary verified')}`;
+};
+
+/** `context show` as text. */
+const renderShow = (loaded: LoadedContext, style: Style): string => {
+  const { context, status, key } = loaded;
+  const lines = [
+    `shared context: on (${SOURCES[loaded.flag.source]})`,
+    style.bold(`${loaded.kind} context · repo ${safe(key.repo)} · branch ${safe(key.branch)} · workstream ${safe(key.workstreamId)}`),
+    `file: ${shown(loaded, loaded.paths.json)}${loaded.stored ? '' : ' (nothing stored yet for this workstream)'} · dashboard: ${shown(loaded, loaded.paths.dashboard)}`,
+    checkpointLine(loaded, style),
+  ];
+  if (status.note !== undefined) lines.push(`note: ${safe(status.note)}`);
+  if (status.changes.length > 0)
+    lines.push(`changed since checkpoint (${status.changes.length}):`, ...status.changes.map((change) => `  ${change.status} ${safe(change.from === undefined ? change.path : `${change.from} -> ${change.path}`)}`));
+  lines.push(`feature request: ${context.featureRequest.trim() === '' ? '(none)' : safe(context.featureRequest)}`);
+  const paragraphs = context.workingSummary.text.split(/\r\n|[\n\r\u0085\u2028\u2029]/u).map(safe).filter((line) => line !== '');
+  lines.push(
+    paragraphs.length === 0 ? 'summary: (none yet)' : `summary (updated ${time(context.workingSummary.updatedAt)})${status.stale ? style.red(' STALE') : ''}:`,
+    ...paragraphs.map((line) => `  ${line}`),
+  );
+  lines.push(`pinned rules (${context.pinnedRules.length}):`, ...context.pinnedRules.map((rule) => `  ${safe(rule)}`));
+  if (context.openDecisions.length > 0)
+    lines.push('decisions:', ...context.openDecisions.map((decision) => `  ${decision.id} [${decision.status}] ${safe(decision.text)}`));
+  if (context.checklist.length > 0) lines.push('checklist:', ...context.checklist.map((step) => `  [${step.done ? 'x' : ' '}] ${safe(step.text)}`));
+  lines.push(`evidence ledger: ${context.evidenceLedger.length} ${context.evidenceLedger.length === 1 ? 'claim' : 'claims'}`);
+  for (const claim of context.evidenceLedger) {
+    const evidence = [...claim.files.map((file) => `${file.path}:${file.lines}`), ...claim.symbols];
+    lines.push(`  ${safe(claim.claim)}${evidence.length === 0 ? '' : ` · ${safe(evidence.join(', '))}`}`);
+  }
+  for (const missing of status.missingEvidence) lines.push(style.red(`  MISSING ${safe(missing.path)} (cited by: ${safe(missing.claim)})`));
+  const run = context.lastRun;
+  lines.push(
+    run === undefined
+      ? 'last run: none recorded'
+      : run.status === 'succeeded'
+        ? `last run: succeeded at ${time(run.at)}`
+        : `last run: ${style.red('failed')} at ${time(run.at)} in ${safe(run.failedStep)}: ${safe(run.error)} · next: ${safe(run.nextAction)}`,
+  );
+  if (context.recentFailures.length > 0)
+    lines.push(
+      'recent failures:',
+      ...context.recentFailures.map((failure) => `  ${time(failure.at)} ${safe(failure.failedStep)}: ${safe(failure.error)} · next: ${safe(failure.nextAction)}`),
+    );
+  const tools = Object.entries(loaded.sessions);
+  lines.push(
+    `tool sessions: ${tools.length === 0 ? 'none' : tools.map(([tool, session]) => `${safe(tool)} ${safe(session.id)}`).join(', ')} (in ${shown(loaded, loaded.paths.sessions)}: local to this machine, keep *.local.json out of git; ${shown(loaded, loaded.paths.gitignore)} does)`,
+  );
+  return `${lines.join('\n')}\n`;
+};
+
+/** The JSON view of a loaded context: everything `show` prints, paths relative to the repository. */
+const jsonView = (loaded: LoadedContext): unknown => ({
+  enabled: true,
+  kind: loaded.kind,
+  key: loaded.key,
+  flag: loaded.flag,
+  stored: loaded.stored,
+  files: { json: shown(loaded, loaded.paths.json), dashboard: shown(loaded, loaded.paths.dashboard), sessions: shown(loaded, loaded.paths.sessions) },
+  status: loaded.status,
+  context: loaded.context,
+  sessions: loaded.sessions,
+  warnings: loaded.warnings,
+});
+
+const fromShell =
+  (run: () => Promise<E.Either<ContextError, Loaded>>): TE.TaskEither<string, Loaded> =>
+  async () =>
+    E.mapLeft((error: ContextError) => error.message)(await run());
+
+/** How a subcommand prints a context: as text, and as JSON (by default the full view). */
+interface Output {
+  readonly text: (loaded: LoadedContext) => string;
+  readonly json?: (loaded: LoadedContext) => unknown;
+}
+
+/** Prints what a command did with a context, or that the feature is off. */
+const report =
+  (io: CliIo, command: ContextCommand, output: Output) =>
+  (loaded: Loaded): number => {
+    if (O.isNone(loaded)) {
+      if (command.json) io.stdout(toJson({ enabled: false }));
+      else if (command.action === 'show') io.stdout(`${OFF}\n`);
+      else io.stderr(`fact-tracker context: ${OFF}; nothing was read or written\n`);
+      return EXIT_OK;
+    }
+    for (const warning of loaded.value.warnings) io.stderr(`fact-tracker context: warning: ${safe(warning)}\n`);
+    io.stdout(command.json ? toJson((output.json ?? jsonView)(loaded.value)) : output.text(loaded.value));
+    return EXIT_OK;
+  };
+
+/** A fact store for the retrieved tier: a saved state, or the store a history replays to (replay is loaded only then). */
+const loadFacts = (io: CliIo, file: string): TE.TaskEither<string, FactStore> =>
+  pipe(
+    () => io.readText(file),
+    TE.chain((text) =>
+      isSavedStateText(text)
+        ? TE.fromEither(E.mapLeft((reason: string) => `${file}: ${reason}`)(parseSavedState(text)))
+        : async () => E.right((await import('../../history/replay.js')).replayHistory(text).store),
+    ),
+  );
+
+/** The summary a checkpoint records: `--summary`, or the text of `--summary-file`. */
+const summaryOf = (io: CliIo, request: CheckpointRequest): TE.TaskEither<string, string | undefined> => {
+  const file = request.summaryFile;
+  return file === undefined ? TE.right(request.summary) : () => io.readText(file);
+};
+
+/** Runs one `context` subcommand; resolves to the exit status. */
+export const runContext = (command: ContextCommand, io: CliIo): TE.TaskEither<string, number> => {
+  const { cwd } = io;
+  if (cwd === undefined) return TE.left('no working directory to find the repository in');
+  const options: ContextOptions = {
+    kind: command.kind,
+    cwd,
+    env: io.env ?? {},
+    ...(command.workstream === undefined ? {} : { workstreamId: command.workstream }),
+  };
+  const style = createStyle(io.colour);
+  switch (command.action) {
+    case 'show':
+      return pipe(fromShell(() => loadContext(options)), TE.map(report(io, command, { text: (loaded) => renderShow(loaded, style) })));
+    case 'bundle':
+      return pipe(
+        fromShell(() => loadContext(options)),
+        TE.chain((loaded): TE.TaskEither<string, { loaded: Loaded; store?: FactStore }> =>
+          O.isNone(loaded) || command.facts === undefined
+            ? TE.right({ loaded })
+            : pipe(
+                loadFacts(io, command.facts),
+                TE.map((store) => ({ loaded, store })),
+              ),
+        ),
+        TE.map(({ loaded, store }) => {
+          const bundleOf = (context: LoadedContext) =>
+            buildContextBundle(context, {
+              kind: command.kind,
+              ...(store === undefined ? {} : { facts: { store, ...(command.query === undefined ? {} : { query: command.query }) } }),
+            });
+          return report(io, command, { text: (context) => `${bundleOf(context).text}\n`, json: bundleOf })(loaded);
+        }),
+      );
+    case 'checkpoint':
+      return pipe(
+        summaryOf(io, command),
+        TE.chain((summary) =>
+          fromShell(() =>
+            writeContext(options, {
+              status: 'succeeded',
+              ...(summary === undefined ? {} : { summary }),
+              ...(command.featureRequest === undefined ? {} : { featureRequest: command.featureRequest }),
+              pinRules: command.pinRules,
+              unpinRules: command.unpinRules,
+              decisions: command.decisions,
+              settle: command.settle,
+              ...(command.steps === undefined ? {} : { checklist: command.steps }),
+            }),
+          ),
+        ),
+        TE.map(
+          report(io, command, {
+            text: (loaded) => {
+              const checkpoint = loaded.context.checkpoint;
+              return `checkpoint recorded: ${loaded.kind} context · workstream ${safe(loaded.key.workstreamId)} · HEAD ${short(checkpoint?.gitHead)} · summary ${checkpoint?.summaryHash.slice(0, 8) ?? ''}\nwrote ${shown(loaded, loaded.paths.json)} and ${shown(loaded, loaded.paths.dashboard)}\n`;
+            },
+          }),
+        ),
+      );
+    case 'claim':
+      return pipe(
+        fromShell(() => updateContext(options, (context, at) => recordContextClaim(context, { ...command.claim, at }))),
+        TE.map(
+          report(io, command, {
+            text: (loaded) => {
+              const count = loaded.context.evidenceLedger.length;
+              return `claim recorded (${count} ${count === 1 ? 'claim' : 'claims'} in the ledger): ${safe(command.claim.claim)}\n`;
+            },
+          }),
+        ),
+      );
+    case 'record-failure':
+      return pipe(
+        fromShell(() => writeContext(options, command.failure)),
+        TE.map(
+          report(io, command, {
+            text: (loaded) =>
+              `failure recorded at step ${safe(command.failure.failedStep)}; the last good summary is kept${loaded.context.checkpoint === undefined ? '' : ` (checkpoint ${short(loaded.context.checkpoint.gitHead)})`}\n`,
+          }),
+        ),
+      );
+  }
+};

@@ -1,0 +1,192 @@
+/**
+ * `fact-tracker notes replay FILE`: a recorded conversation through the notable-facts ledger,
+ * message by message, with what the blocks cost against the history they stand in for.
+ */
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import { DEFAULT_HISTORY_TURNS } from '../../notes/conversation.js';
+import { formatGlobalFacts, GLOBAL_FACTS_HEADER, NOTED_FACTS_HEADER } from '../../notes/format.js';
+import type { CategorizedFact } from '../../notes/model.js';
+import {
+  type NotesExtractionStep,
+  type NotesLogError,
+  type NotesMessageStep,
+  type NotesReplayReport,
+  type NotesReplayResult,
+  type NotesStageStep,
+  replayConversationLog,
+} from '../../notes/replay.js';
+import { encodeState } from '../../store/persist.js';
+import { emptyFactStore } from '../../store/state.js';
+import { clipEnd, collapseWhitespace } from '../../text.js';
+import type { NotesCommand } from '../args.js';
+import type { CliIo } from '../io.js';
+import { formatTime } from '../render.js';
+import { createStyle, type Style } from '../style.js';
+import { exitStatusFor, tokenCounter, toJson } from './shared.js';
+
+const SEPARATOR = ' · ';
+
+const safe = (text: string): string => collapseWhitespace(text);
+
+const count = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
+
+/** Thousands grouped with commas, whatever the machine's locale. */
+const number = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/gu, ',');
+
+const factLine = (sign: string, fact: CategorizedFact): string => `${sign} [${safe(fact.category)}] ${safe(fact.fact)}`;
+
+const HEADERS: ReadonlySet<string> = new Set([NOTED_FACTS_HEADER, GLOBAL_FACTS_HEADER]);
+
+/** The blocks with their header lines in cyan (a fact line can never equal a header: it starts with "- "). */
+const paintBlocks = (blocks: string, style: Style): string =>
+  blocks
+    .split('\n')
+    .map((line) => (HEADERS.has(line) ? style.cyan(line) : line))
+    .join('\n');
+
+const renderMessage = (step: NotesMessageStep, previous: NotesMessageStep | undefined, style: Style): string => {
+  const header = [
+    `line ${step.line}`,
+    safe(step.user),
+    safe(step.session),
+    `message ${step.turn}`,
+    count(step.facts.length, 'session fact', 'session facts'),
+    ...(step.profileFacts === 0 ? [] : [count(step.profileFacts, 'profile fact', 'profile facts')]),
+    `${number(step.blockTokens)} block tokens`,
+    `window ${count(step.windowMessages, 'message', 'messages')} (${number(step.windowTokens)} tokens)`,
+    `trimmed ${count(step.trimmedMessages, 'message', 'messages')} (${number(step.trimmedTokens)} tokens)`,
+  ].join(SEPARATOR);
+  const quote = style.dim(`> ${clipEnd(safe(step.text), 100)}`);
+  const body =
+    step.blocks === ''
+      ? style.dim('(no blocks yet: facts from an extraction serve from the next message on)')
+      : previous !== undefined && previous.blocks === step.blocks
+        ? style.dim(`(blocks unchanged since line ${previous.line})`)
+        : paintBlocks(step.blocks, style);
+  return `${style.bold(header)}\n${quote}\n${body}`;
+};
+
+const renderExtraction = (step: NotesExtractionStep, style: Style): string => {
+  const where = [`line ${step.line}`, safe(step.user), safe(step.session)];
+  if (step.failure !== undefined)
+    return style.red(
+      [
+        ...where,
+        `extraction failed (${step.failure.reason}): ${clipEnd(safe(step.failure.message), 120)}`,
+        `facts unchanged (${step.facts.length})`,
+      ].join(SEPARATOR),
+    );
+  const header = [
+    ...where,
+    'extraction',
+    `${count(step.facts.length, 'fact', 'facts')} (+${step.added.length} -${step.removed.length})`,
+    `${number(step.promptTokens)} prompt tokens`,
+  ].join(SEPARATOR);
+  const lines = [
+    ...step.added.map((fact) => style.green(factLine('+', fact))),
+    ...step.removed.map((fact) => style.red(factLine('-', fact))),
+    ...step.warnings.map((warning) => style.dim(`! ${clipEnd(safe(warning), 160)}`)),
+  ];
+  return [style.bold(header), ...lines].join('\n');
+};
+
+const renderStage = (step: NotesStageStep, style: Style): string => {
+  const header = [
+    `line ${step.line}`,
+    safe(step.user),
+    'end of stage',
+    step.sessions.length === 0 ? 'nothing new to merge' : `merged ${step.sessions.map(safe).join(', ')}`,
+    `profile ${count(step.profileFacts, 'fact', 'facts')} from ${count(step.sessionCount, 'session', 'sessions')}`,
+    `${step.dropped.length} dropped`,
+  ].join(SEPARATOR);
+  return [style.bold(header), ...step.dropped.map((fact) => style.red(factLine('-', fact)))].join('\n');
+};
+
+const renderError = (error: NotesLogError, style: Style): string =>
+  style.red(`line ${error.line}${SEPARATOR}rejected (${error.code}): ${safe(error.message)}`);
+
+const renderProfiles = (report: NotesReplayReport, style: Style): string => {
+  const title = style.bold(`Profiles (${report.profiles.length})`);
+  if (report.profiles.length === 0) return `${title}\n${style.dim('(none: no stage ended)')}`;
+  return [
+    title,
+    ...report.profiles.map(({ user, profile }) =>
+      [
+        style.bold(
+          [safe(user), count(profile.facts.length, 'fact', 'facts'), count(profile.sessionCount, 'session', 'sessions'), `consolidated ${formatTime(profile.consolidatedAt)}`].join(
+            SEPARATOR,
+          ),
+        ),
+        paintBlocks(formatGlobalFacts(profile), style),
+      ].join('\n'),
+    ),
+  ].join('\n\n');
+};
+
+const ratio = (part: number, whole: number): string => (whole === 0 ? 'n/a' : (part / whole).toFixed(2));
+
+const renderSummary = (report: NotesReplayReport, tokenizer: string, turns: number, style: Style): string => {
+  const { summary } = report;
+  const figures = [summary.blockTokens, summary.trimmedTokens, summary.windowTokens].map(number);
+  const width = Math.max(...figures.map((figure) => figure.length));
+  const [blocks, trimmed, window] = figures.map((figure) => figure.padStart(width));
+  return [
+    style.bold(`Tokens (${tokenizer}), summed over ${count(summary.userMessages, 'user message', 'user messages')}`),
+    `  blocks   ${blocks}  the notes given to the main prompt`,
+    `  trimmed  ${trimmed}  older history the blocks stand in for (blocks / trimmed ${ratio(summary.blockTokens, summary.trimmedTokens)})`,
+    `  window   ${window}  recent history kept (the last ${count(turns, 'exchange', 'exchanges')})`,
+    [
+      count(summary.users, 'user', 'users'),
+      count(summary.sessions, 'session', 'sessions'),
+      count(summary.userMessages + summary.assistantMessages, 'message', 'messages'),
+      `${count(summary.extractions, 'extraction', 'extractions')} (${summary.failedExtractions} failed)`,
+      count(summary.stages, 'end of stage', 'ends of stage'),
+      count(report.errors.length, 'rejected line', 'rejected lines'),
+    ].join(SEPARATOR),
+  ].join('\n');
+};
+
+/** The human report of `notes replay`: steps and rejected lines in line order, the profiles, the token summary. */
+export const renderNotesReplay = (report: NotesReplayReport, tokenizer: string, turns: number, style: Style): string => {
+  const previous = new Map<string, NotesMessageStep>();
+  const entries = [
+    ...report.steps.map((step) => {
+      if (step.kind === 'extraction') return { line: step.line, text: renderExtraction(step, style) };
+      if (step.kind === 'stage') return { line: step.line, text: renderStage(step, style) };
+      const key = JSON.stringify([step.user, step.session]);
+      const text = renderMessage(step, previous.get(key), style);
+      previous.set(key, step);
+      return { line: step.line, text };
+    }),
+    ...report.errors.map((error) => ({ line: error.line, text: renderError(error, style) })),
+  ].sort((a, b) => a.line - b.line);
+  return [...entries.map((entry) => entry.text), renderProfiles(report, style), renderSummary(report, tokenizer, turns, style)].join(
+    '\n\n',
+  );
+};
+
+const save = (io: CliIo, file: string | undefined, result: NotesReplayResult): TE.TaskEither<string, NotesReplayResult> =>
+  file === undefined
+    ? TE.right(result)
+    : pipe(
+        () => io.writeText(file, `${JSON.stringify(encodeState(emptyFactStore(), result.ledger))}\n`),
+        TE.map(() => result),
+      );
+
+/** Replays the conversation log, saves the ledger when asked, and prints the report; resolves to the exit status. */
+export const runNotes = (command: NotesCommand, io: CliIo): TE.TaskEither<string, number> =>
+  pipe(
+    TE.Do,
+    TE.apS('text', () => io.readText(command.file)),
+    TE.apS('countTokens', tokenCounter(command.tokenizer)),
+    TE.map(({ text, countTokens }) =>
+      replayConversationLog(text, { countTokens, ...(command.turns === undefined ? {} : { turns: command.turns }) }),
+    ),
+    TE.chain((result) => save(io, command.save, result)),
+    TE.map(({ report }) => {
+      const turns = command.turns ?? DEFAULT_HISTORY_TURNS;
+      io.stdout(command.json ? toJson(report) : `${renderNotesReplay(report, command.tokenizer, turns, createStyle(io.colour))}\n`);
+      return exitStatusFor(io, 'notes', report.errors);
+    }),
+  );

@@ -1,0 +1,219 @@
+/**
+ * Repository state beats memory. A checkpoint records the commit, a hash of the tracked files
+ * and a hash of the summary; a context loaded against a repository that no longer matches is
+ * stale, and its changed files come first. The shell runs git and hands the raw output here,
+ * so parsing and every decision stay pure.
+ */
+import { sha256HexPrefix } from '../hash.js';
+import { findMissingEvidence, type MissingEvidence } from './ledger.js';
+import type { Checkpoint, SharedContext } from './model.js';
+
+/** What the repository looks like now, as the shell saw it. */
+export type RepositorySnapshot =
+  | {
+      readonly kind: 'git';
+      /** The current commit; empty before the first commit. */
+      readonly head: string;
+      readonly trackedFilesHash: string;
+    }
+  | { readonly kind: 'none'; readonly reason: string };
+
+/** One line of `git diff --name-status`: A, C, D, M, R, T, U or X, the path, and the old path of a rename or copy. */
+export interface ChangedFile {
+  readonly status: string;
+  readonly path: string;
+  readonly from?: string;
+}
+
+/** Why a summary is stale; `unverified` is a context nobody checked against the repository. */
+export type StaleReason = 'not_a_git_repository' | 'no_checkpoint' | 'head_moved' | 'files_changed' | 'summary_changed' | 'unverified';
+
+/** The verified state of a loaded context. */
+export interface ContextStatus {
+  readonly repository: 'git' | 'none';
+  /** The current commit, in a git repository. */
+  readonly head?: string;
+  /** Why the repository could not be read, or why the changes are unknown. */
+  readonly note?: string;
+  readonly stale: boolean;
+  readonly reasons: ReadonlyArray<StaleReason>;
+  /** The files changed since the checkpoint's commit (working tree included), when stale. */
+  readonly changes: ReadonlyArray<ChangedFile>;
+  /** Evidence that points at files the repository no longer has. */
+  readonly missingEvidence: ReadonlyArray<MissingEvidence>;
+}
+
+/** What the shell gathered to verify a context: the snapshot, the diff and which evidence files are gone. */
+export interface RepositoryEvidence {
+  readonly snapshot: RepositorySnapshot;
+  readonly changes: ReadonlyArray<ChangedFile>;
+  readonly missingPaths: ReadonlyArray<string>;
+  /** Set when the diff could not be computed (for example, the checkpoint's commit is gone). */
+  readonly diffNote?: string;
+}
+
+/** The hash of a summary's text, as a checkpoint records it. */
+export const hashSummary = (text: string): string => sha256HexPrefix(text, 16);
+
+/** The NUL-separated fields of git's `-z` output, without the empty one after the last NUL. */
+export const splitNulSeparated = (text: string): string[] => {
+  const parts = text.split('\0');
+  if (parts[parts.length - 1] === '') parts.pop();
+  return parts;
+};
+
+/** Parses `git diff --name-status -z`: a status, then one path (two for renames and copies). */
+export const parseNameStatus = (output: string): ReadonlyArray<ChangedFile> => {
+  const parts = splitNulSeparated(output);
+  const changes: ChangedFile[] = [];
+  for (let i = 0; i < parts.length; ) {
+    const status = parts[i]!.charAt(0);
+    if (status === 'R' || status === 'C') {
+      const from = parts[i + 1];
+      const path = parts[i + 2];
+      if (from !== undefined && path !== undefined) changes.push({ status, path, from });
+      i += 3;
+    } else {
+      const path = parts[i + 1];
+      if (path !== undefined && status !== '') changes.push({ status, path });
+      i += 2;
+    }
+  }
+  return changes;
+};
+
+/** What `git status --porcelain=v2 --branch -z` says about HEAD and the working tree. */
+export interface WorkingTreeStatus {
+  /** The commit HEAD points to; empty before the first commit. */
+  readonly head: string;
+  /** The current branch, or undefined on a detached HEAD. */
+  readonly branch?: string;
+  /** Tracked files whose working-tree content differs from the index. */
+  readonly modified: ReadonlyArray<string>;
+  /** Tracked files deleted from the working tree. */
+  readonly deleted: ReadonlyArray<string>;
+}
+
+/** The number of space-separated fields before the path, by entry type (ordinary, rename or copy, unmerged). */
+const FIELDS_BEFORE_PATH: Readonly<Record<string, number>> = { '1': 8, '2': 9, u: 10 };
+
+/**
+ * Parses `git status --porcelain=v2 --branch -z` (paths relative to the repository root): the
+ * `# branch.oid` and `# branch.head` headers, and each entry whose working-tree column (the Y
+ * of XY) says it changed.
+ */
+export const parseWorkingTreeStatus = (output: string): WorkingTreeStatus => {
+  let head = '';
+  let branch: string | undefined;
+  const modified: string[] = [];
+  const deleted: string[] = [];
+  const records = splitNulSeparated(output);
+  for (let i = 0; i < records.length; i += 1) {
+    const record = records[i]!;
+    if (record.startsWith('# branch.oid ')) head = record.slice(13) === '(initial)' ? '' : record.slice(13);
+    else if (record.startsWith('# branch.head ')) branch = record.slice(14) === '(detached)' ? undefined : record.slice(14);
+    const before = FIELDS_BEFORE_PATH[record.charAt(0)];
+    if (before === undefined) continue;
+    const parts = record.split(' ');
+    const path = parts.slice(before).join(' ');
+    const worktree = record.charAt(0) === 'u' ? 'M' : (parts[1] ?? '..').charAt(1);
+    if (worktree === 'D') deleted.push(path);
+    else if (worktree !== '.') modified.push(path);
+    // A rename or copy carries its original path as the next record.
+    if (record.charAt(0) === '2') i += 1;
+  }
+  return { head, ...(branch === undefined ? {} : { branch }), modified, deleted };
+};
+
+/** A tracked file as it is in the working tree: its blob hash, or null when it was deleted. */
+export interface WorkingFile {
+  readonly path: string;
+  readonly blob: string | null;
+}
+
+/** True for a path inside `directory` (both repository-relative, with forward slashes). */
+export const isInside = (directory: string, path: string): boolean => path === directory || path.startsWith(`${directory}/`);
+
+/**
+ * The hash of the tracked files' content: each entry of the index (`git ls-files -s -z`,
+ * cheap: no file is read) with its blob replaced by the working tree's where git lists the
+ * file as modified, so an uncommitted edit changes the hash, and committing an edit does not.
+ * Files inside `excluded` (the context directory itself) do not count: writing or committing
+ * the context must not make it stale.
+ */
+export const hashTrackedFiles = (lsFiles: string, working: ReadonlyArray<WorkingFile>, excluded: string): string => {
+  const edits = new Map(working.map((file) => [file.path, file.blob]));
+  const entries: string[] = [];
+  for (const entry of splitNulSeparated(lsFiles)) {
+    const tab = entry.indexOf('\t');
+    if (tab === -1) continue;
+    const path = entry.slice(tab + 1);
+    if (isInside(excluded, path)) continue;
+    const [mode = '', blob = '', stage = ''] = entry.slice(0, tab).split(' ');
+    const current = edits.has(path) ? edits.get(path) : blob;
+    entries.push(`${mode} ${current ?? 'deleted'} ${stage}\t${path}`);
+  }
+  return sha256HexPrefix(entries.sort().join('\0'), 16);
+};
+
+/** The checkpoint of `summary` at the repository state `snapshot`. */
+export const checkpointAt = (snapshot: RepositorySnapshot & { readonly kind: 'git' }, summary: string): Checkpoint => ({
+  gitHead: snapshot.head,
+  trackedFilesHash: snapshot.trackedFilesHash,
+  summaryHash: hashSummary(summary),
+});
+
+/**
+ * Why the context's summary no longer matches `snapshot`; empty when it does. The tracked
+ * files' content decides: `files_changed` when it differs from the checkpoint's, and
+ * `head_moved` too when a commit brought the change. A HEAD that moved without changing any
+ * tracked file (the verified work was committed, or only the context files were) leaves the
+ * summary valid.
+ */
+export const checkpointMismatch = (context: SharedContext, snapshot: RepositorySnapshot): ReadonlyArray<StaleReason> => {
+  if (snapshot.kind === 'none') return ['not_a_git_repository'];
+  const { checkpoint } = context;
+  if (checkpoint === undefined) return ['no_checkpoint'];
+  const reasons: StaleReason[] = [];
+  if (checkpoint.trackedFilesHash !== snapshot.trackedFilesHash)
+    reasons.push(...(checkpoint.gitHead === snapshot.head ? [] : ['head_moved' as const]), 'files_changed');
+  if (checkpoint.summaryHash !== hashSummary(context.workingSummary.text)) reasons.push('summary_changed');
+  return reasons;
+};
+
+/**
+ * The status of a context that was not verified against the repository (built by the pure
+ * functions alone, without the shell): stale, since only the repository could say otherwise.
+ */
+export const unverifiedStatus = (): ContextStatus => ({
+  repository: 'git',
+  note: 'not verified against the repository: load it with loadContext to check the checkpoint',
+  stale: true,
+  reasons: ['unverified'],
+  changes: [],
+  missingEvidence: [],
+});
+
+/** True when the files changed since the checkpoint are worth a `git diff`. */
+export const needsDiff = (reasons: ReadonlyArray<StaleReason>): boolean => reasons.includes('files_changed');
+
+/**
+ * Verifies a context against the repository: staleness, its reasons, the changed files
+ * (without those of the context directory `excluded`) and the evidence that points at
+ * missing files.
+ */
+export const verifyCheckpoint = (context: SharedContext, evidence: RepositoryEvidence, excluded: string): ContextStatus => {
+  const { snapshot } = evidence;
+  const reasons = checkpointMismatch(context, snapshot);
+  const missing = new Set(evidence.missingPaths);
+  const note = snapshot.kind === 'none' ? snapshot.reason : evidence.diffNote;
+  return {
+    repository: snapshot.kind,
+    ...(snapshot.kind === 'git' ? { head: snapshot.head } : {}),
+    ...(note === undefined ? {} : { note }),
+    stale: reasons.length > 0,
+    reasons,
+    changes: needsDiff(reasons) ? evidence.changes.filter((change) => !isInside(excluded, change.path)) : [],
+    missingEvidence: findMissingEvidence(context.evidenceLedger, (path) => !missing.has(path)),
+  };
+};

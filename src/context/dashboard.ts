@@ -1,0 +1,80 @@
+/**
+ * The human-readable dashboard: markdown generated from a context file after every write and
+ * never read back (the JSON is the source of truth). Stored text is untrusted, so every field
+ * is whitespace-collapsed and sits inside a list item, a table cell or a quote: none can forge
+ * a heading or a row.
+ */
+import { collapseWhitespace } from '../text.js';
+import type { ContextFile, LastRun, SharedContext } from './model.js';
+
+const safe = (text: string): string => collapseWhitespace(text);
+const cell = (text: string): string => safe(text).replace(/\|/gu, '\\|');
+const code = (text: string): string => `\`${safe(text).replace(/`/gu, "'")}\``;
+const iso = (at: number | undefined): string => (at === undefined ? 'unknown time' : new Date(at).toISOString());
+
+const lastRunLine = (run: LastRun | undefined): string => {
+  if (run === undefined) return 'none yet';
+  if (run.status === 'succeeded') return `succeeded (${iso(run.at)})`;
+  return `failed at ${safe(run.failedStep)} (${iso(run.at)}): ${safe(run.error)}; next: ${safe(run.nextAction)}`;
+};
+
+const paragraphs = (text: string): string[] =>
+  text
+    .split(/\r\n|[\n\r\u000b\u000c\u0085\u2028\u2029]/u)
+    .map(safe)
+    .filter((line) => line !== '')
+    .map((line) => `> ${line}`);
+
+const contextSection = (context: SharedContext): string[] => {
+  const { key, checkpoint, workingSummary: summary } = context;
+  const lines = [
+    `## ${cell(key.workstreamId)} · branch ${cell(key.branch)} · repo ${cell(key.repo)}`,
+    '',
+    `- Feature request: ${context.featureRequest.trim() === '' ? '(none)' : safe(context.featureRequest)}`,
+    `- Checkpoint: ${
+      checkpoint === undefined
+        ? 'none recorded'
+        : `HEAD ${code(checkpoint.gitHead || 'no commit')}, tracked files ${code(checkpoint.trackedFilesHash.slice(0, 12))}, summary ${code(checkpoint.summaryHash.slice(0, 12))}`
+    }`,
+    `- Last run: ${lastRunLine(context.lastRun)}`,
+    '',
+    `### Working summary (${summary.stale ? 'stale when written' : 'verified'}, updated ${iso(summary.updatedAt)})`,
+    '',
+    ...(summary.text.trim() === '' ? ['(none yet)'] : paragraphs(summary.text)),
+    '',
+    '### Pinned rules',
+    '',
+    ...context.pinnedRules.map((rule) => `- ${safe(rule)}`),
+  ];
+  if (context.openDecisions.length > 0)
+    lines.push('', '### Decisions', '', '| id | status | decision |', '|---|---|---|', ...context.openDecisions.map((d) => `| ${cell(d.id)} | ${d.status} | ${cell(d.text)} |`));
+  if (context.checklist.length > 0) lines.push('', '### Checklist', '', ...context.checklist.map((step) => `- [${step.done ? 'x' : ' '}] ${safe(step.text)}`));
+  if (context.evidenceLedger.length > 0)
+    lines.push(
+      '',
+      '### Evidence ledger',
+      '',
+      ...context.evidenceLedger.map((claim) => {
+        const evidence = [...claim.files.map((file) => code(`${file.path}:${file.lines}`)), ...claim.symbols.map(code)];
+        return `- ${safe(claim.claim)}${evidence.length === 0 ? '' : ` (${evidence.join(', ')})`}`;
+      }),
+    );
+  if (context.recentFailures.length > 0)
+    lines.push(
+      '',
+      '### Recent failures',
+      '',
+      ...context.recentFailures.map((failure) => `- ${iso(failure.at)} · ${safe(failure.failedStep)}: ${safe(failure.error)} → ${safe(failure.nextAction)}`),
+    );
+  return lines;
+};
+
+/** The dashboard of `file`, generated from `jsonName` (the JSON file it must point readers to). */
+export const renderContextDashboard = (file: ContextFile, jsonName: string): string =>
+  [
+    `# Shared context: ${file.kind}`,
+    '',
+    `Generated from \`${jsonName}\` by session-fact-tracker after every write. Do not edit: it is never read back. Tool session ids live in \`*.local.json\` files, which stay out of git.`,
+    ...file.contexts.flatMap((context) => ['', ...contextSection(context)]),
+    '',
+  ].join('\n');

@@ -1,0 +1,42 @@
+/**
+ * Context keys compared as (repo, branch, workstreamId) tuples. Joining the parts into one
+ * string would make `("a/b", "c")` and `("a", "b/c")` collide and let one workstream's id
+ * match another's by prefix; a tuple comparison cannot.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import * as Ord from 'fp-ts/lib/Ord.js';
+import * as S from 'fp-ts/lib/string.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import { CONTEXT_LIMITS, type ContextError, type ContextKey } from './model.js';
+
+/** Keys in (repo, branch, workstreamId) order, each part by UTF-16 code units. */
+export const ordContextKey: Ord.Ord<ContextKey> = pipe(
+  Ord.tuple(S.Ord, S.Ord, S.Ord),
+  Ord.contramap((key: ContextKey): readonly [string, string, string] => [key.repo, key.branch, key.workstreamId]),
+);
+
+/** Negative, zero or positive as `a` sorts before, with or after `b`. */
+export const compareContextKeys = (a: ContextKey, b: ContextKey): number => ordContextKey.compare(a, b);
+
+/** True when both keys name the same workstream: every part equal. */
+export const isSameContextKey = (a: ContextKey, b: ContextKey): boolean => ordContextKey.equals(a, b);
+
+const UNPRINTABLE = /[\p{Cc}\p{Zl}\p{Zp}\u202A-\u202E\u2066-\u2069]/u;
+
+/** True when `text` holds a line break, a control character or a bidi control: it could not stay on one line. */
+export const hasControlCharacters = (text: string): boolean => UNPRINTABLE.test(text);
+
+/** Checks the parts of a key: each non-empty, at most `CONTEXT_LIMITS.keyPart` characters, on one line. */
+export const parseContextKey = (parts: ContextKey): E.Either<ContextError, ContextKey> => {
+  for (const [name, value] of [
+    ['repo', parts.repo],
+    ['branch', parts.branch],
+    ['workstream id', parts.workstreamId],
+  ] as const) {
+    if (typeof value !== 'string' || value.trim() === '') return E.left({ code: 'invalid', message: `the ${name} of a context key is empty` });
+    if (value.length > CONTEXT_LIMITS.keyPart)
+      return E.left({ code: 'invalid', message: `the ${name} of a context key is longer than ${CONTEXT_LIMITS.keyPart} characters` });
+    if (hasControlCharacters(value)) return E.left({ code: 'invalid', message: `the ${name} of a context key holds line breaks or control characters` });
+  }
+  return E.right({ repo: parts.repo, branch: parts.branch, workstreamId: parts.workstreamId });
+};

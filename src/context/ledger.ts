@@ -1,0 +1,151 @@
+/**
+ * The evidence ledger: claims about the work, each with pointers that back it. A claim that
+ * says something is done, implemented or fixed must point at a file and a line range, or at a
+ * symbol; otherwise it is refused, so a later session never inherits an unbacked "done".
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { deepFreeze } from '../store/immer.js';
+import { collapseWhitespace } from '../text.js';
+import { hasControlCharacters } from './key.js';
+import { type Claim, CONTEXT_LIMITS, type EvidenceLedger, type FileEvidence } from './model.js';
+
+/** A line range as numbers, 1-based and inclusive. */
+export interface LineRange {
+  readonly start: number;
+  readonly end: number;
+}
+
+/** A claim to record: its text, its evidence, and when it was made. */
+export interface ClaimInput {
+  readonly claim: string;
+  /** Files with a line range: `L10-L40`, `10-40`, `L7`, or `{ start, end }`. */
+  readonly files?: ReadonlyArray<{ readonly path: string; readonly lines: string | LineRange }>;
+  readonly symbols?: ReadonlyArray<string>;
+  readonly at?: number;
+}
+
+/** Why a claim was refused. */
+export interface ClaimRejection {
+  readonly code: 'missing_evidence' | 'invalid_claim' | 'invalid_evidence';
+  readonly reason: string;
+}
+
+/** A claim whose evidence names a file the repository does not have. */
+export interface MissingEvidence {
+  readonly claim: string;
+  readonly path: string;
+}
+
+const COMPLETION = /\b(done|implemented|fixed|completed?|finished|resolved)\b/giu;
+/** A negation just before a completion word: "not done", "isn't fixed", "not yet implemented". */
+const NEGATION = /(?:\b(?:not|never|no)|n't|\byet to be)\W+(?:\w+\W+)?$/iu;
+
+/** True when `text` says some work is done, implemented or fixed (and does not negate it). */
+export const isCompletionClaim = (text: string): boolean =>
+  [...text.matchAll(COMPLETION)].some((match) => !NEGATION.test(text.slice(0, match.index)));
+
+const LINES = /^L?(\d{1,9})(?:-L?(\d{1,9}))?$/iu;
+
+/** Parses `L10-L40`, `10-40`, `L7` or `7` into a range; the start must be 1 or more and the end not before it. */
+export const parseLineRange = (text: string): E.Either<string, LineRange> => {
+  const match = LINES.exec(text.trim());
+  if (match === null) return E.left(`${JSON.stringify(text)} is not a line range: use L10-L40 or L10`);
+  const start = Number(match[1]);
+  const end = match[2] === undefined ? start : Number(match[2]);
+  if (start < 1) return E.left(`${JSON.stringify(text)} starts before line 1`);
+  if (end < start) return E.left(`${JSON.stringify(text)} ends before it starts`);
+  return E.right({ start, end });
+};
+
+/** A range in the ledger's notation: `L10-L40`, or `L7` for one line. */
+export const formatLineRange = ({ start, end }: LineRange): string => (start === end ? `L${start}` : `L${start}-L${end}`);
+
+const isRange = (value: unknown): value is LineRange =>
+  typeof value === 'object' && value !== null && Number.isSafeInteger((value as LineRange).start) && Number.isSafeInteger((value as LineRange).end);
+
+const normalizeLines = (lines: unknown): E.Either<string, string> => {
+  if (typeof lines === 'string') return E.map(formatLineRange)(parseLineRange(lines));
+  if (!isRange(lines)) return E.left('needs a line range (L10-L40)');
+  return lines.start >= 1 && lines.end >= lines.start
+    ? E.right(formatLineRange(lines))
+    : E.left(`${lines.start}-${lines.end} is not a line range of 1-based lines`);
+};
+
+/**
+ * A repository-relative path with forward slashes, or why not: evidence points into the
+ * repository, so absolute paths and `..` segments are refused.
+ */
+export const normalizeEvidencePath = (path: unknown): E.Either<string, string> => {
+  if (typeof path !== 'string') return E.left('needs a path');
+  if (hasControlCharacters(path)) return E.left(`${JSON.stringify(path)} holds line breaks or control characters`);
+  const slashed = path.trim().replace(/\\/gu, '/').replace(/^(\.\/)+/u, '');
+  if (slashed === '') return E.left('needs a path');
+  if (slashed.length > CONTEXT_LIMITS.path) return E.left(`path is longer than ${CONTEXT_LIMITS.path} characters`);
+  if (slashed.startsWith('/') || /^[A-Za-z]:/u.test(slashed)) return E.left(`${JSON.stringify(path)} is absolute: give a path relative to the repository`);
+  if (slashed.split('/').includes('..')) return E.left(`${JSON.stringify(path)} leaves the repository`);
+  return E.right(slashed);
+};
+
+const reject = (code: ClaimRejection['code'], reason: string): E.Either<ClaimRejection, never> => E.left({ code, reason });
+
+const normalizeFiles = (files: ClaimInput['files']): E.Either<ClaimRejection, FileEvidence[]> => {
+  const out: FileEvidence[] = [];
+  for (const [index, file] of (files ?? []).entries()) {
+    const path = normalizeEvidencePath(file?.path);
+    if (E.isLeft(path)) return reject('invalid_evidence', `files[${index}]: ${path.left}`);
+    const lines = normalizeLines(file.lines);
+    if (E.isLeft(lines)) return reject('invalid_evidence', `files[${index}] (${path.right}): ${lines.left}`);
+    if (!out.some((known) => known.path === path.right && known.lines === lines.right)) out.push({ path: path.right, lines: lines.right });
+  }
+  return E.right(out);
+};
+
+const normalizeSymbols = (symbols: ClaimInput['symbols']): E.Either<ClaimRejection, string[]> => {
+  const out: string[] = [];
+  for (const [index, raw] of (symbols ?? []).entries()) {
+    const symbol = typeof raw === 'string' ? collapseWhitespace(raw) : '';
+    if (symbol === '') return reject('invalid_evidence', `symbols[${index}] is empty`);
+    if (symbol.length > CONTEXT_LIMITS.symbol) return reject('invalid_evidence', `symbols[${index}] is longer than ${CONTEXT_LIMITS.symbol} characters`);
+    if (!out.includes(symbol)) out.push(symbol);
+  }
+  return E.right(out);
+};
+
+/** Validates a claim into its ledger form: one line of text, normalized evidence. */
+export const parseClaim = (input: ClaimInput): E.Either<ClaimRejection, Claim> => {
+  const text = typeof input?.claim === 'string' ? collapseWhitespace(input.claim) : '';
+  if (text === '') return reject('invalid_claim', 'a claim needs text');
+  if (text.length > CONTEXT_LIMITS.claim) return reject('invalid_claim', `a claim is at most ${CONTEXT_LIMITS.claim} characters, this one has ${text.length}`);
+  if (input.at !== undefined && !Number.isSafeInteger(input.at)) return reject('invalid_claim', 'a claim time must be whole epoch milliseconds');
+  const files = normalizeFiles(input.files);
+  if (E.isLeft(files)) return files;
+  const symbols = normalizeSymbols(input.symbols);
+  if (E.isLeft(symbols)) return symbols;
+  if (files.right.length + symbols.right.length > CONTEXT_LIMITS.evidencePerClaim)
+    return reject('invalid_evidence', `a claim carries at most ${CONTEXT_LIMITS.evidencePerClaim} pieces of evidence`);
+  if (files.right.length === 0 && symbols.right.length === 0 && isCompletionClaim(text))
+    return reject(
+      'missing_evidence',
+      `"${text.length > 60 ? `${text.slice(0, 57)}...` : text}" says the work is done but gives no evidence: add a file with a line range (src/a.ts:L10-L40) or a symbol`,
+    );
+  return E.right({ claim: text, files: files.right, symbols: symbols.right, ...(input.at === undefined ? {} : { at: input.at }) });
+};
+
+/**
+ * Adds a claim to the ledger, or says why it cannot. A claim with the same text replaces the
+ * earlier one (it moves to the end); past `CONTEXT_LIMITS.claims` the oldest claims fall off.
+ */
+export const recordClaim = (ledger: EvidenceLedger, claim: ClaimInput): E.Either<ClaimRejection, EvidenceLedger> =>
+  E.map((parsed: Claim) => deepFreeze([...ledger.filter((entry) => entry.claim !== parsed.claim), parsed].slice(-CONTEXT_LIMITS.claims)))(
+    parseClaim(claim),
+  );
+
+/** Every file the ledger points at, once each, in code-unit order: what the shell checks exists. */
+export const selectEvidencePaths = (ledger: EvidenceLedger): ReadonlyArray<string> =>
+  [...new Set(ledger.flatMap((claim) => claim.files.map((file) => file.path)))].sort();
+
+/** The claims whose evidence names a file that `exists` says is gone, one entry per file. */
+export const findMissingEvidence = (ledger: EvidenceLedger, exists: (path: string) => boolean): ReadonlyArray<MissingEvidence> =>
+  ledger.flatMap((claim) =>
+    [...new Set(claim.files.map((file) => file.path))].filter((path) => !exists(path)).map((path) => ({ claim: claim.claim, path })),
+  );

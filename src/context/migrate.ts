@@ -1,0 +1,82 @@
+/**
+ * Migration of older context files to schema version 1, as a pure function of the parsed
+ * document. Version 0 is the spec's draft layout: one context per file with no
+ * `schema_version`, tool sessions inline, no checklist and free-form times. The result is
+ * validated as version 1 afterwards, so a migration only reshapes; it never vouches.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { parseIsoTime } from '../history/time.js';
+import { formatLineRange, parseLineRange } from './ledger.js';
+import { CONTEXT_SCHEMA_VERSION, type ContextKind } from './model.js';
+
+type Json = Readonly<Record<string, unknown>>;
+
+const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const record = (value: unknown): Json => (isRecord(value) ? value : {});
+const list = (value: unknown): ReadonlyArray<unknown> => (Array.isArray(value) ? value : []);
+const textOr = (value: unknown, fallback: string): string => (typeof value === 'string' && value.trim() !== '' ? value : fallback);
+
+/** A draft time as ISO-8601, or null when it is missing or not a time. */
+const isoOrNull = (value: unknown): string | null => {
+  if (typeof value !== 'string') return null;
+  const parsed = parseIsoTime(value);
+  return E.isRight(parsed) && Number.isFinite(parsed.right) ? new Date(parsed.right).toISOString() : null;
+};
+
+/** `10-40` and `L10-L40` both become `L10-L40`; anything else is left for validation to name. */
+const canonicalLines = (lines: unknown): unknown =>
+  typeof lines === 'string' ? E.getOrElse((): unknown => lines)(E.map(formatLineRange)(parseLineRange(lines))) : lines;
+
+const NOT_RECORDED = '(not recorded)';
+
+const failureOf = (run: Json): Json => ({
+  failed_step: textOr(run['failed_step'], NOT_RECORDED),
+  error: textOr(run['error'], NOT_RECORDED),
+  next_action: textOr(run['next_action'], NOT_RECORDED),
+});
+
+/** The draft's one context as a version-1 context entry. */
+const migrateDraftContext = (draft: Json): Json => {
+  const key = record(draft['key']);
+  const summary = record(draft['working_summary']);
+  const run = isRecord(draft['last_run']) ? draft['last_run'] : undefined;
+  const failed = run !== undefined && run['status'] === 'failed';
+  return {
+    key: { repo: key['repo'] ?? key['repo_path'], branch: key['branch'], workstream_id: key['workstream_id'] },
+    feature_request: typeof draft['feature_request'] === 'string' ? draft['feature_request'] : '',
+    checkpoint: isRecord(draft['checkpoint']) ? draft['checkpoint'] : null,
+    pinned_rules: list(draft['pinned_rules']),
+    working_summary: {
+      text: typeof summary['text'] === 'string' ? summary['text'] : '',
+      updated_at: isoOrNull(summary['updated_at']),
+      // A migrated summary has never been verified by this code: stale until a checkpoint says otherwise.
+      stale: true,
+    },
+    open_decisions: list(draft['open_decisions']),
+    checklist: [],
+    evidence_ledger: list(draft['evidence_ledger']).map((raw) => {
+      const entry = record(raw);
+      return {
+        claim: entry['claim'],
+        files: list(entry['files']).map((file) => ({ ...record(file), lines: canonicalLines(record(file)['lines']) })),
+        symbols: list(entry['symbols']),
+      };
+    }),
+    last_run: run === undefined ? null : failed ? { status: 'failed', ...failureOf(run) } : { status: 'succeeded' },
+    recent_failures: failed ? [failureOf(run)] : [],
+  };
+};
+
+/**
+ * Migrates a parsed context document of `kind` to version 1, or says why it cannot. The
+ * draft's inline `cli_sessions` are dropped: session ids are best-effort acceleration, never
+ * a source of truth, and version 1 keeps them out of shared files.
+ */
+export const migrateContextDocument = (document: unknown, kind: ContextKind): E.Either<string, unknown> => {
+  if (!isRecord(document)) return E.left('expected a JSON object');
+  const version = document['schema_version'] ?? 0;
+  if (version === CONTEXT_SCHEMA_VERSION) return E.right(document);
+  if (version !== 0) return E.left(`no migration from schema version ${JSON.stringify(version)}`);
+  if (!isRecord(document['key'])) return E.left('a draft (version 0) context needs a key');
+  return E.right({ schema_version: CONTEXT_SCHEMA_VERSION, kind, contexts: [migrateDraftContext(document)] });
+};

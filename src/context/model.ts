@@ -1,0 +1,173 @@
+/**
+ * The shared context of one workstream, as plain data: what a session needs to resume the
+ * planning or implementation of a feature where the previous session left it. Times are epoch
+ * milliseconds; nothing here is a class, a Map or a Date, so a context serializes as it is.
+ */
+
+/** The two kinds of context, kept apart: each has its own file and its own bundle budget. */
+export const CONTEXT_KINDS = ['planning', 'implementation'] as const;
+/** One kind of context. */
+export type ContextKind = (typeof CONTEXT_KINDS)[number];
+
+/** The schema version this code reads and writes. */
+export const CONTEXT_SCHEMA_VERSION = 1;
+
+/** The workstream used when none is named. */
+export const DEFAULT_WORKSTREAM = 'default';
+
+/** What one context is stored under. Keys compare as (repo, branch, workstreamId) tuples. */
+export interface ContextKey {
+  readonly repo: string;
+  readonly branch: string;
+  readonly workstreamId: string;
+}
+
+/** The repository state a summary was verified against. */
+export interface Checkpoint {
+  /** The commit HEAD pointed to (empty in a repository without commits). */
+  readonly gitHead: string;
+  /** A hash of `git ls-files -s` and of the tracked files edited in the working tree. */
+  readonly trackedFilesHash: string;
+  /** A hash of the working summary's text as verified. */
+  readonly summaryHash: string;
+}
+
+/** The short task summary a session resumes from. */
+export interface WorkingSummary {
+  readonly text: string;
+  /** When the summary was last written; absent before the first verified checkpoint. */
+  readonly updatedAt?: number;
+  /** True when the repository moved past the checkpoint, so the summary must not be trusted. */
+  readonly stale: boolean;
+}
+
+/** The states of a decision. */
+export const DECISION_STATUSES = ['open', 'decided', 'dropped'] as const;
+/** The state of one decision. */
+export type DecisionStatus = (typeof DECISION_STATUSES)[number];
+
+/** A design question and its state, cited by id (`D1`, `D2`, ...). */
+export interface Decision {
+  readonly id: string;
+  readonly text: string;
+  readonly status: DecisionStatus;
+}
+
+/** One step of the current task. */
+export interface ChecklistItem {
+  readonly text: string;
+  readonly done: boolean;
+}
+
+/** A pointer into a file: a repository-relative path and a line range, `L10-L40`. */
+export interface FileEvidence {
+  readonly path: string;
+  readonly lines: string;
+}
+
+/** A claim about the work and the evidence that backs it. */
+export interface Claim {
+  readonly claim: string;
+  readonly files: ReadonlyArray<FileEvidence>;
+  readonly symbols: ReadonlyArray<string>;
+  readonly at?: number;
+}
+
+/** The claims of a workstream, oldest first. */
+export type EvidenceLedger = ReadonlyArray<Claim>;
+
+/** How the last run ended. */
+export type RunStatus = 'succeeded' | 'failed';
+
+/** A failed run: the step, the error and what to do next. */
+export interface RunFailure {
+  readonly failedStep: string;
+  readonly error: string;
+  readonly nextAction: string;
+  readonly at?: number;
+}
+
+/** The last run of the workstream. */
+export type LastRun =
+  | { readonly status: 'succeeded'; readonly at?: number }
+  | ({ readonly status: 'failed' } & RunFailure);
+
+/** A tool's resumable session (best-effort acceleration, never a source of truth). */
+export interface CliSession {
+  readonly id: string;
+  readonly localPath?: string;
+}
+
+/** Tool sessions by tool name (`codex`, `gemini`, ...). */
+export type CliSessions = Readonly<Record<string, CliSession>>;
+
+/** The shared context of one workstream (schema version 1). */
+export interface SharedContext {
+  readonly key: ContextKey;
+  /** A label for the workstream: what the user asked for. */
+  readonly featureRequest: string;
+  readonly checkpoint?: Checkpoint;
+  /** Rules every bundle carries whole. */
+  readonly pinnedRules: ReadonlyArray<string>;
+  readonly workingSummary: WorkingSummary;
+  /** Decisions, oldest first. */
+  readonly openDecisions: ReadonlyArray<Decision>;
+  readonly checklist: ReadonlyArray<ChecklistItem>;
+  readonly evidenceLedger: EvidenceLedger;
+  readonly lastRun?: LastRun;
+  /** The most recent failed runs, oldest first. */
+  readonly recentFailures: ReadonlyArray<RunFailure>;
+}
+
+/** One context file: every workstream's context of one kind, in key order. */
+export interface ContextFile {
+  readonly kind: ContextKind;
+  readonly contexts: ReadonlyArray<SharedContext>;
+}
+
+/** One workstream's tool sessions, as kept in a `*.local.json` file. */
+export interface ContextSessionsEntry {
+  readonly key: ContextKey;
+  readonly cliSessions: CliSessions;
+}
+
+/** One sessions file: the tool sessions of one kind, in key order. */
+export interface ContextSessionsFile {
+  readonly kind: ContextKind;
+  readonly sessions: ReadonlyArray<ContextSessionsEntry>;
+}
+
+/** Length limits, in UTF-16 units, checked on input and when a file is decoded. */
+export const CONTEXT_LIMITS = {
+  keyPart: 200,
+  featureRequest: 1000,
+  summary: 4000,
+  rule: 200,
+  decision: 300,
+  decisions: 100,
+  checklistItem: 200,
+  checklist: 50,
+  claim: 300,
+  claims: 200,
+  path: 300,
+  symbol: 200,
+  evidencePerClaim: 20,
+  runText: 1000,
+  recentFailures: 5,
+  hash: 64,
+} as const;
+
+/** The rules a new context starts with; users add their own with `pinRule`. */
+export const DEFAULT_PINNED_RULES: ReadonlyArray<string> = Object.freeze([
+  'Repository state beats memory: if the summary is stale, read the changed files first.',
+  'Claims of done, implemented or fixed need evidence: file:L10-L40 or a symbol.',
+  'Never put secrets or credentials in context files, claims or prompts.',
+]);
+
+/** What went wrong in a context operation: a code to branch on and one line to show. */
+export interface ContextError {
+  readonly code: 'corrupt' | 'future_version' | 'invalid' | 'not_a_git_repository' | 'config' | 'io';
+  readonly message: string;
+  /** Where a corrupt file was moved to. */
+  readonly backup?: string;
+}

@@ -1,0 +1,316 @@
+/**
+ * The context files on disk (schema version 1, snake_case as the spec writes it), decoded
+ * with validation into plain `SharedContext` values and encoded back deterministically
+ * (contexts in key order, two-space JSON: the file is committed, so its diffs should read
+ * well). A file is decoded whole or refused with the path of the first offending field.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import { z } from 'zod';
+import { deepFreeze } from '../store/immer.js';
+import { collapseWhitespace } from '../text.js';
+import { compareContextKeys, isSameContextKey } from './key.js';
+import { migrateContextDocument } from './migrate.js';
+import {
+  CONTEXT_KINDS,
+  CONTEXT_LIMITS,
+  CONTEXT_SCHEMA_VERSION,
+  type ContextError,
+  type ContextFile,
+  type ContextKey,
+  type ContextKind,
+  DECISION_STATUSES,
+  type LastRun,
+  type RunFailure,
+  type ContextSessionsFile,
+  type SharedContext,
+} from './model.js';
+import { pinnedRulesProblem } from './pinned.js';
+
+const L = CONTEXT_LIMITS;
+const text = (max: number) => z.string().max(max);
+const line = (max: number) => z.string().min(1).max(max);
+const time = z.iso.datetime();
+
+const KeySchema = z.object({
+  repo: line(L.keyPart),
+  branch: line(L.keyPart),
+  workstream_id: line(L.keyPart),
+});
+
+const CheckpointSchema = z.object({
+  git_head: z.string().regex(/^([0-9a-f]{7,64})?$/u, 'not a commit id'),
+  tracked_files_hash: line(L.hash),
+  summary_hash: line(L.hash),
+});
+
+const FailureFields = {
+  failed_step: line(L.runText),
+  error: line(L.runText),
+  next_action: line(L.runText),
+  at: time.optional(),
+};
+
+const LastRunSchema = z.discriminatedUnion('status', [
+  z.object({ status: z.literal('succeeded'), at: time.optional() }),
+  z.object({ status: z.literal('failed'), ...FailureFields }),
+]);
+
+const ContextSchema = z.object({
+  key: KeySchema,
+  feature_request: text(L.featureRequest),
+  checkpoint: CheckpointSchema.nullable(),
+  pinned_rules: z
+    .array(line(L.rule))
+    .superRefine((rules, context) => {
+      const problem = pinnedRulesProblem(rules);
+      if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
+    }),
+  working_summary: z.object({ text: text(L.summary), updated_at: time.nullable(), stale: z.boolean() }),
+  open_decisions: z
+    .array(z.object({ id: z.string().regex(/^D[1-9]\d{0,8}$/u), text: line(L.decision), status: z.enum(DECISION_STATUSES) }))
+    .max(L.decisions)
+    .refine((decisions) => new Set(decisions.map((decision) => decision.id)).size === decisions.length, { message: 'decision ids repeat' }),
+  checklist: z.array(z.object({ text: line(L.checklistItem), done: z.boolean() })).max(L.checklist),
+  evidence_ledger: z
+    .array(
+      z.object({
+        claim: line(L.claim),
+        files: z.array(z.object({ path: line(L.path), lines: z.string().regex(/^L[1-9]\d{0,8}(-L[1-9]\d{0,8})?$/u) })),
+        symbols: z.array(line(L.symbol)),
+        recorded_at: time.optional(),
+      }),
+    )
+    .max(L.claims),
+  last_run: LastRunSchema.nullable(),
+  recent_failures: z.array(z.object(FailureFields)).max(L.recentFailures),
+});
+
+const ContextFileSchema = z.object({
+  schema_version: z.literal(CONTEXT_SCHEMA_VERSION),
+  kind: z.enum(CONTEXT_KINDS),
+  contexts: z.array(ContextSchema),
+});
+
+const SessionsFileSchema = z.object({
+  schema_version: z.literal(CONTEXT_SCHEMA_VERSION),
+  kind: z.enum(CONTEXT_KINDS),
+  sessions: z.array(
+    z.object({
+      key: KeySchema,
+      cli_sessions: z.record(line(L.keyPart), z.object({ id: line(L.keyPart), local_path: line(L.path).optional() })),
+    }),
+  ),
+});
+
+/** A context file as written to disk (schema version 1). */
+export type ContextFileDocument = z.infer<typeof ContextFileSchema>;
+/** A sessions file as written to disk (schema version 1). */
+export type ContextSessionsDocument = z.infer<typeof SessionsFileSchema>;
+
+type ContextDocument = z.infer<typeof ContextSchema>;
+type KeyDocument = z.infer<typeof KeySchema>;
+type FailureDocument = z.infer<typeof ContextSchema>['recent_failures'][number];
+
+const corrupt = (message: string): ContextError => ({ code: 'corrupt', message });
+
+const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
+  path.reduce<string>((out, part) => (typeof part === 'number' ? `${out}[${part}]` : out === '' ? String(part) : `${out}.${String(part)}`), '') ||
+  '(root)';
+
+const validate = <T>(schema: z.ZodType<T>, value: unknown): E.Either<ContextError, T> => {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return E.right(parsed.data);
+  const issue = parsed.error.issues[0];
+  return E.left(corrupt(issue === undefined ? 'does not match the schema' : `${formatPath(issue.path)}: ${collapseWhitespace(issue.message)}`));
+};
+
+const toMillis = (iso: string): number => Date.parse(iso);
+const toIso = (at: number): string => new Date(at).toISOString();
+const optionalAt = (iso: string | undefined): { at?: number } => (iso === undefined ? {} : { at: toMillis(iso) });
+const isoAt = (at: number | undefined): { at?: string } => (at === undefined ? {} : { at: toIso(at) });
+
+const keyFrom = (key: KeyDocument): ContextKey => ({ repo: key.repo, branch: key.branch, workstreamId: key.workstream_id });
+const keyTo = (key: ContextKey): KeyDocument => ({ repo: key.repo, branch: key.branch, workstream_id: key.workstreamId });
+
+const failureFrom = (failure: FailureDocument): RunFailure => ({
+  failedStep: failure.failed_step,
+  error: failure.error,
+  nextAction: failure.next_action,
+  ...optionalAt(failure.at),
+});
+const failureTo = (failure: RunFailure): FailureDocument => ({
+  failed_step: failure.failedStep,
+  error: failure.error,
+  next_action: failure.nextAction,
+  ...isoAt(failure.at),
+});
+
+const lastRunFrom = (run: NonNullable<ContextDocument['last_run']>): LastRun =>
+  run.status === 'succeeded' ? { status: 'succeeded', ...optionalAt(run.at) } : { status: 'failed', ...failureFrom(run) };
+
+const contextFrom = (doc: ContextDocument): SharedContext => ({
+  key: keyFrom(doc.key),
+  featureRequest: doc.feature_request,
+  ...(doc.checkpoint === null
+    ? {}
+    : {
+        checkpoint: {
+          gitHead: doc.checkpoint.git_head,
+          trackedFilesHash: doc.checkpoint.tracked_files_hash,
+          summaryHash: doc.checkpoint.summary_hash,
+        },
+      }),
+  pinnedRules: doc.pinned_rules,
+  workingSummary: {
+    text: doc.working_summary.text,
+    ...(doc.working_summary.updated_at === null ? {} : { updatedAt: toMillis(doc.working_summary.updated_at) }),
+    stale: doc.working_summary.stale,
+  },
+  openDecisions: doc.open_decisions,
+  checklist: doc.checklist,
+  evidenceLedger: doc.evidence_ledger.map((entry) => ({
+    claim: entry.claim,
+    files: entry.files,
+    symbols: entry.symbols,
+    ...optionalAt(entry.recorded_at),
+  })),
+  ...(doc.last_run === null ? {} : { lastRun: lastRunFrom(doc.last_run) }),
+  recentFailures: doc.recent_failures.map(failureFrom),
+});
+
+const contextTo = (context: SharedContext): ContextDocument => ({
+  key: keyTo(context.key),
+  feature_request: context.featureRequest,
+  checkpoint:
+    context.checkpoint === undefined
+      ? null
+      : {
+          git_head: context.checkpoint.gitHead,
+          tracked_files_hash: context.checkpoint.trackedFilesHash,
+          summary_hash: context.checkpoint.summaryHash,
+        },
+  pinned_rules: [...context.pinnedRules],
+  working_summary: {
+    text: context.workingSummary.text,
+    updated_at: context.workingSummary.updatedAt === undefined ? null : toIso(context.workingSummary.updatedAt),
+    stale: context.workingSummary.stale,
+  },
+  open_decisions: context.openDecisions.map(({ id, text: decision, status }) => ({ id, text: decision, status })),
+  checklist: context.checklist.map(({ text: step, done }) => ({ text: step, done })),
+  evidence_ledger: context.evidenceLedger.map((entry) => ({
+    claim: entry.claim,
+    files: entry.files.map(({ path, lines }) => ({ path, lines })),
+    symbols: [...entry.symbols],
+    ...(entry.at === undefined ? {} : { recorded_at: toIso(entry.at) }),
+  })),
+  last_run:
+    context.lastRun === undefined
+      ? null
+      : context.lastRun.status === 'succeeded'
+        ? { status: 'succeeded', ...isoAt(context.lastRun.at) }
+        : { status: 'failed', ...failureTo(context.lastRun) },
+  recent_failures: context.recentFailures.map(failureTo),
+});
+
+const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The schema version a parsed document declares: 0 for the draft layout, which has none. */
+const versionOf = (value: unknown): E.Either<ContextError, number> => {
+  if (!isRecord(value)) return E.left(corrupt('expected a JSON object'));
+  const version = value['schema_version'] ?? 0;
+  return typeof version === 'number' && Number.isSafeInteger(version) && version >= 0
+    ? E.right(version)
+    : E.left(corrupt(`schema_version ${JSON.stringify(version)} is not a version number`));
+};
+
+/** Refuses a file written by a newer schema, naming its version; it is left as it is. */
+const notNewer = (version: number): E.Either<ContextError, number> =>
+  version > CONTEXT_SCHEMA_VERSION
+    ? E.left({
+        code: 'future_version',
+        message: `written with schema version ${version}, newer than the ${CONTEXT_SCHEMA_VERSION} this version of session-fact-tracker reads: upgrade it (the file was left as it is)`,
+      })
+    : E.right(version);
+
+const sameKind = (kind: ContextKind, found: ContextKind): E.Either<ContextError, ContextKind> =>
+  found === kind ? E.right(kind) : E.left(corrupt(`holds ${found} context where ${kind} context belongs`));
+
+const uniqueKeys = (keys: ReadonlyArray<KeyDocument>): E.Either<ContextError, true> => {
+  const sorted = keys.map(keyFrom).sort(compareContextKeys);
+  const repeat = sorted.findIndex((key, i) => i > 0 && isSameContextKey(key, sorted[i - 1]!));
+  return repeat === -1 ? E.right(true) : E.left(corrupt(`two contexts share the key ${JSON.stringify(keyTo(sorted[repeat]!))}`));
+};
+
+/** Parses JSON text, calling a failure what it is: a truncated or corrupt file. */
+export const parseJsonText = (text: string): E.Either<ContextError, unknown> =>
+  E.tryCatch(
+    () => JSON.parse(text.replace(/^\uFEFF/u, '')) as unknown,
+    (error) => corrupt(`not valid JSON, the file is truncated or corrupt (${collapseWhitespace(error instanceof Error ? error.message : String(error))})`),
+  );
+
+/**
+ * Decodes a parsed context file of `kind`: a newer version is refused, an older one migrated,
+ * and version 1 validated field by field.
+ */
+export const decodeContextFile = (value: unknown, kind: ContextKind): E.Either<ContextError, ContextFile> =>
+  pipe(
+    versionOf(value),
+    E.chain(notNewer),
+    E.chain((version) => (version < CONTEXT_SCHEMA_VERSION ? E.mapLeft(corrupt)(migrateContextDocument(value, kind)) : E.right(value))),
+    E.chain((document) => validate(ContextFileSchema, document)),
+    E.chainFirst((document) => sameKind(kind, document.kind)),
+    E.chainFirst((document) => uniqueKeys(document.contexts.map((context) => context.key))),
+    E.map((document) => deepFreeze({ kind, contexts: document.contexts.map(contextFrom).sort((a, b) => compareContextKeys(a.key, b.key)) })),
+  );
+
+/** The file as written to disk: version 1, contexts in key order. */
+export const encodeContextFile = (file: ContextFile): ContextFileDocument => ({
+  schema_version: CONTEXT_SCHEMA_VERSION,
+  kind: file.kind,
+  contexts: [...file.contexts].sort((a, b) => compareContextKeys(a.key, b.key)).map(contextTo),
+});
+
+/** Decodes a parsed sessions file of `kind` (same versioning rules; there is no older layout). */
+export const decodeSessionsFile = (value: unknown, kind: ContextKind): E.Either<ContextError, ContextSessionsFile> =>
+  pipe(
+    versionOf(value),
+    E.chain(notNewer),
+    E.chain(() => validate(SessionsFileSchema, value)),
+    E.chainFirst((document) => sameKind(kind, document.kind)),
+    E.chainFirst((document) => uniqueKeys(document.sessions.map((entry) => entry.key))),
+    E.map((document) => ({
+      kind,
+      sessions: document.sessions
+        .map((entry) => ({
+          key: keyFrom(entry.key),
+          cliSessions: Object.fromEntries(
+            Object.entries(entry.cli_sessions).map(([tool, session]) => [
+              tool,
+              { id: session.id, ...(session.local_path === undefined ? {} : { localPath: session.local_path }) },
+            ]),
+          ),
+        }))
+        .sort((a, b) => compareContextKeys(a.key, b.key)),
+    })),
+  );
+
+/** The sessions file as written to disk. */
+export const encodeSessionsFile = (file: ContextSessionsFile): ContextSessionsDocument => ({
+  schema_version: CONTEXT_SCHEMA_VERSION,
+  kind: file.kind,
+  sessions: [...file.sessions]
+    .sort((a, b) => compareContextKeys(a.key, b.key))
+    .map((entry) => ({
+      key: keyTo(entry.key),
+      cli_sessions: Object.fromEntries(
+        Object.entries(entry.cliSessions)
+          .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+          .map(([tool, session]) => [tool, { id: session.id, ...(session.localPath === undefined ? {} : { local_path: session.localPath }) }]),
+      ),
+    })),
+});
+
+/** A document as file text: two-space JSON and a final newline. */
+export const formatJsonDocument = (document: unknown): string => `${JSON.stringify(document, null, 2)}\n`;

@@ -1,0 +1,67 @@
+/**
+ * The model port over Anthropic's Messages API. The client is described by the little of its
+ * shape this adapter uses, so the library never imports `@anthropic-ai/sdk` (an optional peer
+ * dependency): pass `new Anthropic()` from the SDK, or anything with the same `messages.create`.
+ */
+import type { CompleteFn } from './port.js';
+
+/** The request body this adapter sends to `POST /v1/messages` (mutable arrays, as the SDK declares its parameters). */
+export interface MessagesRequest {
+  model: string;
+  max_tokens: number;
+  messages: Array<{ role: 'user'; content: string }>;
+  system?: string;
+}
+
+/** The part of a Messages API response this adapter reads. */
+export interface MessagesResponse {
+  readonly content: ReadonlyArray<{ readonly type: string; readonly text?: string }>;
+  readonly stop_reason?: string | null;
+}
+
+/** The shape of an Anthropic SDK client that `anthropicComplete` needs. */
+export interface MessagesClient {
+  readonly messages: {
+    create(body: MessagesRequest, options?: { signal?: AbortSignal }): PromiseLike<MessagesResponse>;
+  };
+}
+
+/** Options of `anthropicComplete`. */
+export interface AnthropicCompleteOptions {
+  /** The model id, such as a small Haiku model. */
+  readonly model: string;
+  /** The most tokens of the answer (default 1,024: 25 facts of one sentence fit easily). */
+  readonly maxTokens?: number;
+  /** An optional system prompt. */
+  readonly system?: string;
+}
+
+/** The default answer budget. */
+export const DEFAULT_MAX_TOKENS = 1024;
+
+/**
+ * A `complete` function over the Messages API: one user turn holding the prompt, the text
+ * blocks of the answer joined. The shell's signal aborts the HTTP request; API errors and an
+ * answer without text reject, and the shell records them as failed extractions.
+ */
+export const anthropicComplete =
+  (client: MessagesClient, options: AnthropicCompleteOptions): CompleteFn =>
+  async (prompt, { signal }) => {
+    const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
+    const message = await client.messages.create(
+      {
+        model: options.model,
+        max_tokens: maxTokens,
+        messages: [{ role: 'user', content: prompt }],
+        ...(options.system === undefined ? {} : { system: options.system }),
+      },
+      { signal },
+    );
+    const text = message.content
+      .filter((block) => block.type === 'text' && typeof block.text === 'string')
+      .map((block) => block.text)
+      .join('');
+    if (text.trim() === '')
+      throw new Error(`the model answered without text (stop_reason: ${message.stop_reason ?? 'unknown'})`);
+    return text;
+  };

@@ -1,0 +1,31 @@
+import { produce } from '../store/immer.js';
+import { type CategorizedFact, isNotesId, keepValidFacts, NOTES_LIMITS, sameFacts } from './model.js';
+import { type NotesLedger, selectSessionNotes, storedKey } from './ledger.js';
+
+/** A successful extraction: the complete list the model returned for a user in a session. */
+export interface ExtractionInput {
+  readonly user: string;
+  readonly session: string;
+  readonly facts: ReadonlyArray<CategorizedFact>;
+  /** Epoch milliseconds the extraction finished. */
+  readonly at: number;
+}
+
+/**
+ * Replaces the user's list in the session with `facts` (full-list output: a fact the model
+ * left out is gone), validated against the ledger's categories, deduplicated and capped at 25.
+ * Only this (user, session) changes. Invalid input, or a list equal to the current one,
+ * returns the same ledger.
+ */
+export const applyExtraction = (ledger: NotesLedger, input: ExtractionInput): NotesLedger => {
+  if (typeof input !== 'object' || input === null) return ledger;
+  const { user, session, at } = input;
+  if (!isNotesId(user) || !isNotesId(session) || typeof at !== 'number' || !Number.isFinite(at)) return ledger;
+  const { facts } = keepValidFacts(Array.isArray(input.facts) ? input.facts : [], ledger.categories, NOTES_LIMITS.hardCap);
+  const current = selectSessionNotes(ledger, user, session);
+  if (sameFacts(current?.facts ?? [], facts)) return ledger;
+  return produce(ledger, (draft) => {
+    const notes = (draft.users[storedKey(user)] ??= { sessions: {} });
+    notes.sessions[storedKey(session)] = { facts: [...facts], updatedAt: at, consolidated: false };
+  });
+};

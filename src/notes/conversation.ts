@@ -1,0 +1,46 @@
+/**
+ * The history window: with the notable facts in the prompt, the main model needs only the
+ * last few exchanges of the conversation instead of all of it.
+ */
+
+/** One message of a conversation between a user and the assistant. */
+export interface ConversationMessage {
+  readonly role: 'user' | 'assistant';
+  readonly content: string;
+}
+
+/** The default history window of the main prompt: 5 exchanges, 10 messages. */
+export const DEFAULT_HISTORY_TURNS = 5;
+
+/** The history window split into what the main prompt keeps and what the notes stand in for. */
+export interface RecentTurns {
+  readonly recent: ReadonlyArray<ConversationMessage>;
+  readonly trimmed: ReadonlyArray<ConversationMessage>;
+}
+
+const turnCount = (turns: unknown): number =>
+  typeof turns === 'number' && turns >= 0 ? Math.floor(turns) : DEFAULT_HISTORY_TURNS;
+
+/**
+ * Splits `messages` before the last `turns` exchanges. An exchange starts at a user message
+ * and holds the replies after it, so the window never opens on a reply whose question was cut;
+ * a conversation of `turns` exchanges or fewer is kept whole.
+ */
+export const splitRecentTurns = (messages: ReadonlyArray<ConversationMessage>, turns: number = DEFAULT_HISTORY_TURNS): RecentTurns => {
+  const list = Array.isArray(messages) ? messages : [];
+  let wanted = turnCount(turns);
+  // Fewer exchanges than the window holds: everything stays, an opening greeting included.
+  let start = wanted === 0 ? list.length : 0;
+  for (let i = list.length - 1; i >= 0 && wanted > 0; i -= 1) {
+    if (list[i]?.role !== 'user') continue;
+    wanted -= 1;
+    if (wanted === 0) start = i;
+  }
+  return { recent: list.slice(start), trimmed: list.slice(0, start) };
+};
+
+/** The last `turns` exchanges of `messages` (default 5 turns, 10 messages), for the main prompt. */
+export const selectRecentTurns = (
+  messages: ReadonlyArray<ConversationMessage>,
+  turns: number = DEFAULT_HISTORY_TURNS,
+): ReadonlyArray<ConversationMessage> => splitRecentTurns(messages, turns).recent;

@@ -1,0 +1,121 @@
+/**
+ * The ledger: per user, one fact list per session and the cross-session profile. Each user's
+ * notes sit under their own key, so a selector for one user can never reach another user's
+ * facts: two partners in one session share nothing but the session id.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { deepFreeze } from '../store/immer.js';
+import type { GlobalFacts } from './global.js';
+import { type CategorizedFact, categoryNames, DEFAULT_CATEGORIES, type NoteCategory, parseCategories } from './model.js';
+
+/** One user's facts in one session. */
+export interface SessionNotes {
+  /** The list the last successful extraction returned, in the model's order. */
+  readonly facts: ReadonlyArray<CategorizedFact>;
+  /** Epoch milliseconds of the extraction that last changed the list. */
+  readonly updatedAt: number;
+  /** True once the list as it stands has been merged into the user's profile. */
+  readonly consolidated: boolean;
+}
+
+/** Everything the ledger holds about one user. */
+export interface UserNotes {
+  /** Session notes by session id (stored through `storedKey`). */
+  readonly sessions: Readonly<Record<string, SessionNotes>>;
+  /** The cross-session profile, once a stage has ended. */
+  readonly profile?: GlobalFacts;
+}
+
+/** The notable-facts ledger: plain, JSON-serializable, deeply frozen data. Read it through the selectors. */
+export interface NotesLedger {
+  /** The accepted category names, in rendering order. */
+  readonly categories: ReadonlyArray<string>;
+  /** Users by id (stored through `storedKey`). */
+  readonly users: Readonly<Record<string, UserNotes>>;
+}
+
+/** Options of `emptyNotesLedger`. */
+export interface NotesLedgerOptions {
+  /** The categories (names or `{ name, description }`); invalid sets fall back to the five defaults. */
+  readonly categories?: ReadonlyArray<string | NoteCategory>;
+}
+
+/** A session of a user, as the selectors list it. */
+export interface SessionEntry {
+  readonly user: string;
+  readonly session: string;
+  readonly notes: SessionNotes;
+}
+
+const ESCAPE = '~';
+
+/**
+ * Ids are used as object keys; one that an empty object already answers (`constructor`,
+ * `__proto__`) would read as an entry, so those, and ids starting with `~`, are escaped.
+ */
+const needsEscape = (id: string): boolean => id.startsWith(ESCAPE) || id in Object.prototype || id === '__proto__';
+
+/** The object key under which `id` is stored. */
+export const storedKey = (id: string): string => (needsEscape(id) ? ESCAPE + id : id);
+
+/** The id stored under `key`. */
+export const idOfKey = (key: string): string => (key.startsWith(ESCAPE) ? key.slice(1) : key);
+
+const own = <T>(record: Readonly<Record<string, T>>, id: string): T | undefined => {
+  const key = storedKey(id);
+  return Object.hasOwn(record, key) ? record[key] : undefined;
+};
+
+/** The ledger's categories for `input`, or the five defaults when `input` is absent or invalid. */
+export const ledgerCategories = (input: unknown): ReadonlyArray<string> =>
+  categoryNames(E.getOrElse(() => DEFAULT_CATEGORIES)(parseCategories(input)));
+
+/** An empty ledger (default categories: People, Logistics, Conflict, Emotional, History). */
+export const emptyNotesLedger = (options: NotesLedgerOptions = {}): NotesLedger =>
+  deepFreeze({ categories: ledgerCategories(options?.categories), users: {} });
+
+/** The notes of `user`, if the ledger holds any. */
+export const selectUserNotes = (ledger: NotesLedger, user: string): UserNotes | undefined =>
+  typeof user === 'string' ? own(ledger.users, user) : undefined;
+
+/** The notes of `user` in `session`, if any. */
+export const selectSessionNotes = (ledger: NotesLedger, user: string, session: string): SessionNotes | undefined => {
+  const notes = selectUserNotes(ledger, user);
+  return notes === undefined || typeof session !== 'string' ? undefined : own(notes.sessions, session);
+};
+
+/** The facts of `user` in `session`: empty until an extraction has succeeded (N+1 timing). */
+export const selectSessionFacts = (ledger: NotesLedger, user: string, session: string): ReadonlyArray<CategorizedFact> =>
+  selectSessionNotes(ledger, user, session)?.facts ?? [];
+
+/** The cross-session profile of `user`, if a stage has ended for them. */
+export const selectGlobalFacts = (ledger: NotesLedger, user: string): GlobalFacts | undefined =>
+  selectUserNotes(ledger, user)?.profile;
+
+const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The ids of the users the ledger holds, sorted. */
+export const selectUserIds = (ledger: NotesLedger): ReadonlyArray<string> => Object.keys(ledger.users).map(idOfKey).sort(byText);
+
+/** Every (user, session) the ledger holds, sorted by user, then session. */
+export const selectSessions = (ledger: NotesLedger): ReadonlyArray<SessionEntry> =>
+  selectUserIds(ledger).flatMap((user) => {
+    const sessions = selectUserNotes(ledger, user)?.sessions ?? {};
+    return Object.keys(sessions)
+      .map(idOfKey)
+      .sort(byText)
+      .map((session) => ({ user, session, notes: own(sessions, session)! }));
+  });
+
+/**
+ * The sessions of `user` whose facts have changed since they were last merged into the
+ * profile, oldest update first: the order an end of stage consolidates them in.
+ */
+export const selectUnconsolidatedSessions = (ledger: NotesLedger, user: string): ReadonlyArray<string> => {
+  const sessions = selectUserNotes(ledger, user)?.sessions ?? {};
+  return Object.keys(sessions)
+    .map((key) => ({ session: idOfKey(key), notes: sessions[key]! }))
+    .filter(({ notes }) => !notes.consolidated && notes.facts.length > 0)
+    .sort((a, b) => a.notes.updatedAt - b.notes.updatedAt || byText(a.session, b.session))
+    .map(({ session }) => session);
+};

@@ -1,0 +1,91 @@
+/**
+ * The model port: the one call the ledger needs from a language model. The shell passes every
+ * answer through `settleExtraction` or `settleProfileRewrite`, and the log replay does the
+ * same with recorded answers, so a live run and its replay record the very same events.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import type { NotesEvent } from './events.js';
+import { NOTES_LIMITS } from './model.js';
+import { type NotableFactsResponse, parseNotableFactsResponse } from './parse.js';
+
+/** What the shell passes to `complete`: abort when the signal fires (the shell's timeout). */
+export interface CompleteOptions {
+  readonly signal: AbortSignal;
+}
+
+/** The user's model call: the prompt in, the model's text out. It may reject; the shell records why. */
+export type CompleteFn = (prompt: string, options: CompleteOptions) => Promise<string>;
+
+/** Why a model call produced no list: no answer in time, a failed call, or an unusable answer. */
+export type ModelFailureReason = 'timeout' | 'model_error' | 'invalid_response';
+
+/** A model call that produced no list. */
+export interface ModelFailure {
+  readonly reason: ModelFailureReason;
+  readonly message: string;
+}
+
+/** The outcome of one model call: its text, or why there is none. */
+export type ModelOutcome = E.Either<ModelFailure, string>;
+
+/** Which user's list in which session an extraction was for. */
+export interface NotesSlot {
+  readonly user: string;
+  readonly session: string;
+}
+
+const parsed = (
+  outcome: ModelOutcome,
+  categories: ReadonlyArray<string>,
+  maxFacts: number,
+): E.Either<ModelFailure, NotableFactsResponse> =>
+  pipe(
+    outcome,
+    E.chain((text) =>
+      pipe(
+        parseNotableFactsResponse(text, { categories, maxFacts }),
+        E.mapLeft((error): ModelFailure => ({ reason: 'invalid_response', message: `${error.code}: ${error.message}` })),
+      ),
+    ),
+  );
+
+const warningsField = (warnings: ReadonlyArray<string>): { warnings?: ReadonlyArray<string> } =>
+  warnings.length === 0 ? {} : { warnings };
+
+/** The event an extraction's outcome records: the parsed list, or the failure (which keeps the list). */
+export const settleExtraction = (
+  slot: NotesSlot,
+  outcome: ModelOutcome,
+  at: number,
+  categories: ReadonlyArray<string>,
+): NotesEvent =>
+  pipe(
+    parsed(outcome, categories, NOTES_LIMITS.hardCap),
+    E.match(
+      (failure): NotesEvent => ({ type: 'notes/extractionFailed', user: slot.user, session: slot.session, ...failure, at }),
+      ({ facts, warnings }): NotesEvent => ({
+        type: 'notes/extracted',
+        user: slot.user,
+        session: slot.session,
+        facts,
+        at,
+        ...warningsField(warnings),
+      }),
+    ),
+  );
+
+/** The event a model-backed profile rewrite's outcome records. */
+export const settleProfileRewrite = (
+  user: string,
+  outcome: ModelOutcome,
+  at: number,
+  categories: ReadonlyArray<string>,
+): NotesEvent =>
+  pipe(
+    parsed(outcome, categories, NOTES_LIMITS.globalCap),
+    E.match(
+      (failure): NotesEvent => ({ type: 'notes/profileRewriteFailed', user, ...failure, at }),
+      ({ facts, warnings }): NotesEvent => ({ type: 'notes/profileRewritten', user, facts, at, ...warningsField(warnings) }),
+    ),
+  );

@@ -1,0 +1,131 @@
+/**
+ * The prompts of the small model that keeps the ledger. Both ask for the complete list back
+ * (full-list output: a model that only reports changes drifts), in the JSON shape
+ * `parseNotableFactsResponse` reads. Conversation text is untrusted: every message is
+ * collapsed onto its own line and clipped, and facts are shown as JSON, so nothing a user
+ * writes can pose as an instruction line of the prompt.
+ */
+import { clipEnd, collapseWhitespace } from '../text.js';
+import { type ConversationMessage, selectRecentTurns } from './conversation.js';
+import { type CategorizedFact, DEFAULT_CATEGORIES, NOTES_LIMITS, type NoteCategory } from './model.js';
+
+/** Exchanges of earlier conversation the extraction prompt shows by default. */
+export const DEFAULT_PROMPT_TURNS = 3;
+
+/** The longest earlier message shown in full; the latest message gets four times as much. */
+const MESSAGE_LENGTH = 1_000;
+
+/** Input of `buildNotableFactsPrompt`. */
+export interface NotableFactsPromptInput {
+  /** The user's latest message. */
+  readonly message: string;
+  /** The conversation before it, oldest first; the prompt shows its last `turns` exchanges. */
+  readonly history?: ReadonlyArray<ConversationMessage>;
+  /** The user's current facts in this session (the list the model updates). */
+  readonly facts?: ReadonlyArray<CategorizedFact>;
+  /** The categories, in order (default: the five defaults). */
+  readonly categories?: ReadonlyArray<NoteCategory>;
+  /** The number of facts to stay within (default 18). */
+  readonly softLimit?: number;
+  /** Exchanges of `history` to show (default 3). */
+  readonly turns?: number;
+}
+
+/** Input of `buildProfileConsolidationPrompt`. */
+export interface ProfileConsolidationPromptInput {
+  /** The merged profile, least recent first. */
+  readonly facts: ReadonlyArray<CategorizedFact>;
+  readonly categories?: ReadonlyArray<NoteCategory>;
+  /** The most facts the rewritten profile may hold (default 50). */
+  readonly maxFacts?: number;
+}
+
+const oneLine = (text: string, max: number): string => clipEnd(collapseWhitespace(text), max);
+
+const speaker = (message: ConversationMessage): string => (message.role === 'assistant' ? 'Assistant' : 'User');
+
+const positive = (value: unknown, fallback: number): number =>
+  typeof value === 'number' && value >= 1 ? Math.floor(value) : fallback;
+
+const categoryLines = (categories: ReadonlyArray<NoteCategory>): string[] =>
+  categories.map(
+    ({ name, description }) =>
+      `- ${oneLine(name, NOTES_LIMITS.categoryLength)}${description === undefined ? '' : `: ${oneLine(description, 200)}`}`,
+  );
+
+const factList = (facts: ReadonlyArray<CategorizedFact>): string =>
+  facts.length === 0
+    ? '(none yet)'
+    : facts.map((fact) => JSON.stringify({ category: fact.category, fact: fact.fact })).join('\n');
+
+const responseShape = (categories: ReadonlyArray<NoteCategory>): string =>
+  `Reply with only JSON of this shape, nothing before or after it:\n{"notableFacts": [{"category": ${JSON.stringify(categories[0]?.name ?? 'People')}, "fact": "..."}]}`;
+
+const usable = (categories: ReadonlyArray<NoteCategory> | undefined): ReadonlyArray<NoteCategory> =>
+  Array.isArray(categories) && categories.length > 0 ? categories : DEFAULT_CATEGORIES;
+
+/**
+ * The extraction prompt for one user message: the fact kinds and exclusions, the soft limit,
+ * the current list, the last exchanges and the latest message, and the exact JSON to return.
+ */
+export const buildNotableFactsPrompt = (input: NotableFactsPromptInput): string => {
+  const categories = usable(input.categories);
+  const softLimit = positive(input.softLimit, NOTES_LIMITS.softLimit);
+  const history = selectRecentTurns(Array.isArray(input.history) ? input.history : [], positive(input.turns, DEFAULT_PROMPT_TURNS));
+  const message = typeof input.message === 'string' ? input.message : '';
+  return [
+    'You keep a short list of notable facts about one user of a conversation with an assistant. The assistant reads this list instead of the older messages, so it must hold what matters about the user\'s situation.',
+    '',
+    'Record facts of these kinds:',
+    ...categoryLines(categories),
+    '',
+    'Do not record:',
+    '- meta-commentary about the session or the process',
+    '- questions the user asks the assistant',
+    '- preferences about the style of the session or of the replies',
+    '',
+    'Rules:',
+    '- Return the complete updated list, not only what changed: a fact you leave out is deleted.',
+    `- Each fact is one sentence of at most ${NOTES_LIMITS.factLength} characters.`,
+    '- When the latest message contradicts a fact, keep the newer information.',
+    `- Keep at most ${softLimit} facts. When the list would grow past that, merge similar facts into one.`,
+    '- Use only the categories above, spelled as shown.',
+    '',
+    'Current facts:',
+    factList(Array.isArray(input.facts) ? input.facts : []),
+    '',
+    'Recent conversation (oldest first):',
+    ...(history.length === 0 ? ['(none)'] : history.map((turn) => `${speaker(turn)}: ${oneLine(turn.content, MESSAGE_LENGTH)}`)),
+    '',
+    'Latest user message:',
+    `User: ${oneLine(message, 4 * MESSAGE_LENGTH)}`,
+    '',
+    responseShape(categories),
+  ].join('\n');
+};
+
+/**
+ * The prompt of the optional model-backed profile consolidation: the deterministic merge,
+ * least recent first, to be rewritten with similar facts merged and conflicts resolved in
+ * favour of the newer fact.
+ */
+export const buildProfileConsolidationPrompt = (input: ProfileConsolidationPromptInput): string => {
+  const categories = usable(input.categories);
+  const maxFacts = positive(input.maxFacts, NOTES_LIMITS.globalCap);
+  return [
+    'You maintain the profile of one user of a conversation with an assistant: notable facts gathered over several sessions. Later facts in the list are newer.',
+    '',
+    'Rewrite the profile:',
+    '- Merge facts that say the same thing into one sentence.',
+    '- When two facts contradict each other, keep the newer one.',
+    `- Keep at most ${maxFacts} facts; drop the least important first.`,
+    `- Each fact is one sentence of at most ${NOTES_LIMITS.factLength} characters.`,
+    `- Use only these categories, spelled as shown: ${categories.map((category) => oneLine(category.name, NOTES_LIMITS.categoryLength)).join(', ')}.`,
+    '- Return the complete rewritten list.',
+    '',
+    'Profile (least recent first):',
+    factList(Array.isArray(input.facts) ? input.facts : []),
+    '',
+    responseShape(categories),
+  ].join('\n');
+};

@@ -1,0 +1,192 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { CONTEXT_BUDGETS } from '../../src/context/budget.js';
+import { buildContextBundle, CONTEXT_BUNDLE_HEADER, type ContextBundle } from '../../src/context/bundle.js';
+import type { ContextStatus } from '../../src/context/checkpoint.js';
+import type { ContextKind, SharedContext } from '../../src/context/model.js';
+import { emptySharedContext } from '../../src/context/update.js';
+import { makeFact } from '../../src/fact.js';
+import { addFacts } from '../../src/store/addFacts.js';
+import { emptyFactStore } from '../../src/store/state.js';
+import { bundleInputArb } from './arbitraries.js';
+
+const KINDS: ReadonlyArray<ContextKind> = ['planning', 'implementation'];
+const KEY = { repo: 'demo', branch: 'main', workstreamId: 'default' };
+const FRESH: ContextStatus = { repository: 'git', head: 'a'.repeat(40), stale: false, reasons: [], changes: [], missingEvidence: [] };
+
+const context: SharedContext = {
+  ...emptySharedContext(KEY),
+  featureRequest: 'A parser for the config language',
+  checkpoint: { gitHead: 'a'.repeat(40), trackedFilesHash: 'c'.repeat(32), summaryHash: 'd'.repeat(32) },
+  workingSummary: { text: 'Tokenizer done in src/lexer.ts.\nNext: the parser.', stale: false, updatedAt: 1_000 },
+  openDecisions: [
+    { id: 'D1', text: 'Hand-written parser or a PEG generator?', status: 'decided' },
+    { id: 'D2', text: 'Report errors with line and column?', status: 'open' },
+  ],
+  checklist: [
+    { text: 'Write the tokenizer', done: true },
+    { text: 'Parse key = value lines', done: false },
+  ],
+  evidenceLedger: [{ claim: 'Implemented the tokenizer', files: [{ path: 'src/lexer.ts', lines: 'L1-L80' }], symbols: ['tokenize'] }],
+  recentFailures: [{ failedStep: 'tests', error: '2 failing in test/lexer.test.ts', nextAction: 'fix escapes', at: 2_000 }],
+};
+
+/** The lines a bundle may have: its header, blank separators, section headers, and `- ` content lines. */
+const expectOnlyOwnLines = (bundle: ContextBundle): void => {
+  const [first, ...rest] = bundle.text.split('\n');
+  expect(first!.startsWith(`${CONTEXT_BUNDLE_HEADER} ${bundle.kind} · `)).toBe(true);
+  for (const line of rest) expect(line === '' || /^## [A-Z]/u.test(line) || line.startsWith('- ')).toBe(true);
+  const headers = rest.filter((line) => line.startsWith('## '));
+  expect(headers).toHaveLength(bundle.sections.filter((section) => section.chars > 0).length);
+  expect(bundle.text.split('\n').filter((line) => line.startsWith('['))).toHaveLength(1);
+};
+
+describe('buildContextBundle', () => {
+  it('builds a fresh planning bundle from the working context, within every range', () => {
+    const bundle = buildContextBundle({ context, status: FRESH }, { kind: 'planning' });
+
+    expect(bundle.stale).toBe(false);
+    for (const part of [
+      '- checkpoint aaaaaaa: repository unchanged, summary verified',
+      '## Working summary (verified at the checkpoint)\n- feature request: A parser for the config language',
+      '- failed at tests: 2 failing in test/lexer.test.ts (next: fix escapes)',
+      '- Tokenizer done in src/lexer.ts.\n- Next: the parser.\n- next step: Parse key = value lines\n',
+      '- D2 [open] Report errors with line and column?\n- D1 [decided] Hand-written parser or a PEG generator?',
+      '## File pointers\n- evidence src/lexer.ts:L1-L80',
+    ])
+      expect(bundle.text).toContain(part);
+    expect(bundle.text).not.toContain('STALE');
+    expect(bundle.chars).toBe(bundle.text.length);
+    expect(bundle.chars).toBeGreaterThanOrEqual(1800);
+    expect(bundle.chars).toBeLessThanOrEqual(2200);
+    expectOnlyOwnLines(bundle);
+  });
+
+  it('leads with the changed files and labels the summary stale when the repository moved', () => {
+    const status: ContextStatus = {
+      repository: 'git',
+      head: 'b'.repeat(40),
+      stale: true,
+      reasons: ['head_moved', 'files_changed'],
+      changes: [
+        { status: 'M', path: 'src/lexer.ts' },
+        { status: 'R', path: 'src/parse.ts', from: 'src/parser.ts' },
+      ],
+      missingEvidence: [],
+    };
+    for (const kind of KINDS) {
+      const bundle = buildContextBundle({ context, status }, { kind });
+      const summary = bundle.text.indexOf('Tokenizer done');
+      expect(bundle.text.indexOf('- M src/lexer.ts')).toBeGreaterThan(0);
+      expect(bundle.text.indexOf('- M src/lexer.ts')).toBeLessThan(summary);
+      expect(bundle.text).toContain('- R src/parser.ts -> src/parse.ts');
+      expect(bundle.text).toContain('STALE since checkpoint aaaaaaa: HEAD moved, tracked files changed; HEAD is now bbbbbbb');
+      expect(bundle.stale).toBe(true);
+    }
+    const planning = buildContextBundle({ context, status }, { kind: 'planning' }).text;
+    expect(planning).toContain('## Changed since checkpoint (2 files; read these first)');
+    expect(planning.indexOf('## Changed since checkpoint')).toBeLessThan(planning.indexOf('## Pinned rules'));
+    expect(planning).toContain('## Working summary (STALE: verify against the repository before trusting it)');
+    const implementation = buildContextBundle({ context, status }, { kind: 'implementation' }).text;
+    expect(implementation).toContain('- summary (STALE, verify before use): Tokenizer done in src/lexer.ts.');
+  });
+
+  it('says so outside a git repository and treats the summary as stale', () => {
+    const status: ContextStatus = { repository: 'none', note: '/tmp/x is not in a git repository', stale: true, reasons: ['not_a_git_repository'], changes: [], missingEvidence: [] };
+    const bundle = buildContextBundle({ context, status }, { kind: 'implementation' });
+    expect(bundle.text).toContain('- not a git repository: nothing can be verified, so treat the summary as stale');
+    expect(bundle.text).toContain('summary (STALE, verify before use)');
+  });
+
+  it('keeps the next open steps, the last failures and flags evidence that points at missing files', () => {
+    const status: ContextStatus = { ...FRESH, stale: true, reasons: ['files_changed'], missingEvidence: [{ claim: 'Implemented the tokenizer', path: 'src/lexer.ts' }] };
+    const bundle = buildContextBundle({ context, status }, { kind: 'implementation' });
+    expect(bundle.text).toContain('## Next steps (1 of 1 open)\n- failed at tests: 2 failing in test/lexer.test.ts (next: fix escapes)\n- [ ] Parse key = value lines');
+    expect(bundle.text).not.toContain('Write the tokenizer');
+    expect(bundle.text).toContain('- claims cite missing files: src/lexer.ts');
+    expect(buildContextBundle({ context, status }, { kind: 'planning' }).text).toContain('- MISSING evidence src/lexer.ts');
+  });
+
+  it('includes session facts only above the relevance threshold', () => {
+    const fact = (subject: string, object: string, taskId: string) =>
+      makeFact({ subject, relation: 'modified_by', object, tags: ['file_change'], validFrom: 1, sourceTaskId: taskId, sourceRole: 'implementer', confidence: 1 });
+    const store = addFacts(emptyFactStore(), [
+      fact('src/config/parser.ts', 'task:3 parser for config values', '3'),
+      fact('docs/notes.md', 'task:5 notes on the language', '5'),
+      fact('src/billing/invoice.ts', 'task:4 invoices', '4'),
+    ]);
+    const bundle = buildContextBundle({ context, status: FRESH }, { kind: 'planning', facts: { store } });
+    expect(bundle.retrieved.map((entry) => entry.subject)).toEqual(['src/config/parser.ts']);
+    expect(bundle.text).toContain('## Retrieved session facts (relevance >= 2)\n- src/config/parser.ts modified_by task:3 parser for config values [task:3]');
+    const lenient = buildContextBundle({ context, status: FRESH }, { kind: 'planning', facts: { store, threshold: 0.5 } });
+    expect(lenient.retrieved.map((entry) => entry.subject)).toEqual(['src/config/parser.ts', 'docs/notes.md']);
+    const strict = buildContextBundle({ context, status: FRESH }, { kind: 'planning', facts: { store, threshold: 1_000 } });
+    expect(strict.retrieved).toEqual([]);
+    expect(strict.text).not.toContain('## Retrieved');
+  });
+
+  it('bundles a bare context, not verified against the repository, as stale', () => {
+    const bundle = buildContextBundle(context, { kind: 'planning' });
+    expect(bundle.stale).toBe(true);
+    expect(bundle.text).toContain('- STALE since checkpoint aaaaaaa: not verified against the repository\n- not verified against the repository: load it with loadContext');
+    expect(bundle.chars).toBeGreaterThanOrEqual(1800);
+  });
+
+  it('caps the total at a number within the kind range, and refuses a budget no bundle can meet', () => {
+    const capped = buildContextBundle({ context, status: FRESH }, { kind: 'planning', budget: 1850 });
+    expect(capped.chars).toBeLessThanOrEqual(1850);
+    expect(capped.chars).toBeGreaterThanOrEqual(1800);
+    expect(buildContextBundle({ context, status: FRESH }, { kind: 'planning', budget: 10 }).chars).toBeGreaterThanOrEqual(1800);
+    const impossible = { ...CONTEXT_BUDGETS.implementation, total: { min: 100, max: 200 } };
+    expect(() => buildContextBundle({ context, status: FRESH }, { kind: 'implementation', budget: impossible })).toThrow(RangeError);
+  });
+});
+
+describe('buildContextBundle properties', () => {
+  it('keeps every bundle and every section within its range, pinned rules whole, for any context', () => {
+    fc.assert(
+      fc.property(bundleInputArb, fc.constantFrom(...KINDS), fc.boolean(), (input, kind, bare) => {
+        const bundle = buildContextBundle(bare ? input.context : input, { kind });
+        const { total } = CONTEXT_BUDGETS[kind];
+        expect(bundle.chars).toBe(bundle.text.length);
+        expect(bundle.chars).toBeGreaterThanOrEqual(total.min);
+        expect(bundle.chars).toBeLessThanOrEqual(total.max);
+        for (const section of bundle.sections) {
+          if (section.name === 'retrieved' && section.chars === 0) continue;
+          expect(section.chars).toBeGreaterThanOrEqual(section.min);
+          expect(section.chars).toBeLessThanOrEqual(section.max);
+        }
+        const lines = bundle.text.split('\n');
+        for (const rule of input.context.pinnedRules) expect(lines).toContain(`- ${rule}`);
+        // The guidance always suffices: no filler line is needed with the spec's budgets.
+        expect(lines.some((line) => /^\.+$/u.test(line))).toBe(false);
+        expectOnlyOwnLines(bundle);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('is deterministic: the same state gives the same bundle', () => {
+    fc.assert(
+      fc.property(bundleInputArb, fc.constantFrom(...KINDS), (input, kind) => {
+        const copy = JSON.parse(JSON.stringify(input)) as typeof input;
+        expect(buildContextBundle(copy, { kind })).toEqual(buildContextBundle(input, { kind }));
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('puts the changed files before the summary whenever the context is stale', () => {
+    fc.assert(
+      fc.property(bundleInputArb, fc.constantFrom(...KINDS), (input, kind) => {
+        fc.pre(input.status.stale && input.status.changes.length > 0);
+        const { text } = buildContextBundle(input, { kind });
+        const firstChange = text.split('\n').findIndex((line) => /^- [MAD] /u.test(line));
+        const summary = text.split('\n').findIndex((line) => line.startsWith('## Working summary') || line.startsWith('- summary') || line.startsWith('- no summary'));
+        expect(firstChange).toBeGreaterThan(0);
+        if (summary !== -1) expect(firstChange).toBeLessThan(summary);
+      }),
+      { numRuns: 60 },
+    );
+  });
+});

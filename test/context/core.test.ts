@@ -1,0 +1,354 @@
+/**
+ * The pure core of the shared context: the evidence ledger, keys, the schema and its
+ * migration, run outcomes, checkpoints and the feature flag. No file, clock or process here.
+ */
+import fc from 'fast-check';
+import * as E from 'fp-ts/lib/Either.js';
+import * as O from 'fp-ts/lib/Option.js';
+import { describe, expect, it } from 'vitest';
+import { checkpointAt, checkpointMismatch, hashSummary, hashTrackedFiles, parseNameStatus, type RepositorySnapshot } from '../../src/context/checkpoint.js';
+import { resolveSharedContextFlag } from '../../src/context/flag.js';
+import { compareContextKeys, isSameContextKey, parseContextKey } from '../../src/context/key.js';
+import { findMissingEvidence, isCompletionClaim, parseLineRange, recordClaim, selectEvidencePaths } from '../../src/context/ledger.js';
+import { migrateContextDocument } from '../../src/context/migrate.js';
+import { CONTEXT_LIMITS, type ContextError, type ContextFile, DEFAULT_PINNED_RULES, type EvidenceLedger, type SharedContext } from '../../src/context/model.js';
+import { decodeContextFile, encodeContextFile } from '../../src/context/schema.js';
+import { applyRunOutcome, emptySharedContext, markSummaryStale, selectContext, upsertContext } from '../../src/context/update.js';
+import { contextArb } from './arbitraries.js';
+
+const ledgerOf = (result: E.Either<unknown, EvidenceLedger>): EvidenceLedger => {
+  if (E.isLeft(result)) throw new Error(`expected a ledger, got ${JSON.stringify(result.left)}`);
+  return result.right;
+};
+
+describe('recordClaim', () => {
+  it('rejects a claim of done, implemented or fixed without evidence, with a reason', () => {
+    for (const claim of ['Implemented the tokenizer', 'Fixed the login bug', 'Parser is done', 'Migration completed', 'Resolved the flaky test']) {
+      const result = recordClaim([], { claim });
+      expect(E.isLeft(result) && result.left.code).toBe('missing_evidence');
+      expect(E.isLeft(result) && result.left.reason).toMatch(/gives no evidence: add a file with a line range \(src\/a\.ts:L10-L40\) or a symbol$/u);
+    }
+  });
+
+  it('accepts a completion claim with a file and a line range, or with a symbol', () => {
+    const withFile = ledgerOf(recordClaim([], { claim: 'Fixed the parser', files: [{ path: './src/parse.ts', lines: '10-40' }], at: 5 }));
+    expect(withFile).toEqual([{ claim: 'Fixed the parser', files: [{ path: 'src/parse.ts', lines: 'L10-L40' }], symbols: [], at: 5 }]);
+    const withSymbol = ledgerOf(recordClaim(withFile, { claim: 'Implemented tokenize', symbols: ['tokenize'] }));
+    expect(withSymbol.map((entry) => entry.claim)).toEqual(['Fixed the parser', 'Implemented tokenize']);
+    expect(Object.isFrozen(withSymbol)).toBe(true);
+    expect(withFile).toHaveLength(1);
+  });
+
+  it('accepts claims that do not say the work is done, and negated ones, without evidence', () => {
+    for (const claim of ['Investigating the flaky cache test', 'The parser is not done yet', "Login isn't fixed", 'Not yet implemented: retries'])
+      expect(E.isRight(recordClaim([], { claim }))).toBe(true);
+  });
+
+  it('refuses malformed evidence and empty claims, naming the problem', () => {
+    const reason = (input: Parameters<typeof recordClaim>[1]): string => {
+      const result = recordClaim([], input);
+      return E.isLeft(result) ? result.left.reason : 'accepted';
+    };
+    expect(reason({ claim: 'Fixed it', files: [{ path: 'src/a.ts', lines: 'ten' }] })).toBe('files[0] (src/a.ts): "ten" is not a line range: use L10-L40 or L10');
+    expect(reason({ claim: 'Fixed it', files: [{ path: 'src/a.ts', lines: 'L40-L10' }] })).toBe('files[0] (src/a.ts): "L40-L10" ends before it starts');
+    expect(reason({ claim: 'Fixed it', files: [{ path: '/etc/passwd', lines: 'L1' }] })).toBe('files[0]: "/etc/passwd" is absolute: give a path relative to the repository');
+    expect(reason({ claim: 'Fixed it', files: [{ path: 'src/../../x', lines: 'L1' }] })).toBe('files[0]: "src/../../x" leaves the repository');
+    expect(reason({ claim: 'Fixed it', files: [{ path: 'src/a.ts\n## x', lines: 'L1' }] })).toMatch(/holds line breaks or control characters$/u);
+    expect(reason({ claim: 'Fixed it', symbols: ['  '] })).toBe('symbols[0] is empty');
+    expect(reason({ claim: ' \n ' })).toBe('a claim needs text');
+    expect(reason({ claim: 'x'.repeat(CONTEXT_LIMITS.claim + 1) })).toMatch(/^a claim is at most 300 characters/u);
+  });
+
+  it('keeps claim text on one line, replaces a repeated claim, and drops the oldest past the limit', () => {
+    const first = ledgerOf(recordClaim([], { claim: 'Implemented\nthe\tcache', symbols: ['Cache'] }));
+    expect(first[0]!.claim).toBe('Implemented the cache');
+    const again = ledgerOf(recordClaim(ledgerOf(recordClaim(first, { claim: 'Looking at retries' })), { claim: 'Implemented the cache', symbols: ['LruCache'] }));
+    expect(again.map((entry) => [entry.claim, entry.symbols])).toEqual([
+      ['Looking at retries', []],
+      ['Implemented the cache', ['LruCache']],
+    ]);
+    let ledger: EvidenceLedger = [];
+    for (let i = 0; i < CONTEXT_LIMITS.claims + 3; i += 1) ledger = ledgerOf(recordClaim(ledger, { claim: `note ${i}` }));
+    expect(ledger).toHaveLength(CONTEXT_LIMITS.claims);
+    expect(ledger[0]!.claim).toBe('note 3');
+  });
+});
+
+describe('evidence helpers', () => {
+  it('reads line ranges in the usual notations', () => {
+    expect(parseLineRange('L10-L40')).toEqual(E.right({ start: 10, end: 40 }));
+    expect(parseLineRange('7')).toEqual(E.right({ start: 7, end: 7 }));
+    expect(E.isLeft(parseLineRange('L0'))).toBe(true);
+  });
+
+  it('tells completion claims apart', () => {
+    expect(isCompletionClaim('All done')).toBe(true);
+    expect(isCompletionClaim('Undone changes are in the stash')).toBe(false);
+    expect(isCompletionClaim('Incomplete: the parser')).toBe(false);
+  });
+
+  it('lists the evidence paths once and flags the claims whose files are missing', () => {
+    const ledger = ledgerOf(recordClaim(ledgerOf(recordClaim([], { claim: 'Fixed a', files: [{ path: 'src/a.ts', lines: 'L1' }, { path: 'src/gone.ts', lines: 'L2' }] })), { claim: 'Fixed b', files: [{ path: 'src/a.ts', lines: 'L9' }] }));
+    expect(selectEvidencePaths(ledger)).toEqual(['src/a.ts', 'src/gone.ts']);
+    expect(findMissingEvidence(ledger, (path) => path !== 'src/gone.ts')).toEqual([{ claim: 'Fixed a', path: 'src/gone.ts' }]);
+  });
+});
+
+const key = (repo: string, branch: string, workstreamId: string) => ({ repo, branch, workstreamId });
+
+const roundTrip = (file: ContextFile) => decodeContextFile(JSON.parse(JSON.stringify(encodeContextFile(file))), file.kind);
+
+const errorOf = (result: E.Either<{ code: string; message: string }, unknown>): string => (E.isLeft(result) ? `${result.left.code}: ${result.left.message}` : 'decoded');
+
+describe('context keys', () => {
+  it('compare as tuples, never as joined strings or prefixes', () => {
+    expect(isSameContextKey(key('r', 'a/b', 'c'), key('r', 'a', 'b/c'))).toBe(false);
+    expect(isSameContextKey(key('r', 'main', 'ws'), key('r', 'main', 'ws-2'))).toBe(false);
+    expect(isSameContextKey(key('r', 'main', 'ws'), key('r', 'main', 'ws'))).toBe(true);
+    expect(compareContextKeys(key('a', 'z', 'z'), key('b', 'a', 'a'))).toBeLessThan(0);
+    expect(compareContextKeys(key('a', 'main', 'ws'), key('a', 'main', 'ws-2'))).toBeLessThan(0);
+  });
+
+  it('select the one context of a workstream from a file holding several', () => {
+    const one = { ...emptySharedContext(key('r', 'main', 'ws')), featureRequest: 'one' };
+    const two = { ...emptySharedContext(key('r', 'main', 'ws-2')), featureRequest: 'two' };
+    const file = upsertContext(upsertContext({ kind: 'planning', contexts: [] }, two), one);
+    expect(file.contexts.map((context) => context.key.workstreamId)).toEqual(['ws', 'ws-2']);
+    expect(O.map((context: { featureRequest: string }) => context.featureRequest)(selectContext(file, key('r', 'main', 'ws')))).toEqual(O.some('one'));
+    expect(selectContext(file, key('r', 'main', 'w'))).toEqual(O.none);
+    expect(upsertContext(file, one)).toBe(file);
+  });
+
+  it('are checked where they enter', () => {
+    expect(E.isRight(parseContextKey(key('demo', 'feature/x', 'ws')))).toBe(true);
+    expect(errorOf(parseContextKey(key('demo', 'main', ' ')))).toBe('invalid: the workstream id of a context key is empty');
+    expect(errorOf(parseContextKey(key('demo', 'main\n## x', 'ws')))).toBe('invalid: the branch of a context key holds line breaks or control characters');
+  });
+});
+
+describe('context files', () => {
+  it('round-trip through their JSON form, contexts in key order', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(contextArb, { maxLength: 3, selector: (context) => JSON.stringify(context.key) }), (contexts) => {
+        const file: ContextFile = { kind: 'implementation', contexts: [...contexts].sort((a, b) => compareContextKeys(a.key, b.key)) };
+        expect(roundTrip(file)).toEqual(E.right(file));
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('write schema version 1 with the spec field names', () => {
+    const document = encodeContextFile({ kind: 'planning', contexts: [emptySharedContext(key('demo', 'main', 'default'))] });
+    expect(document).toEqual({
+      schema_version: 1,
+      kind: 'planning',
+      contexts: [
+        {
+          key: { repo: 'demo', branch: 'main', workstream_id: 'default' },
+          feature_request: '',
+          checkpoint: null,
+          pinned_rules: [...DEFAULT_PINNED_RULES],
+          working_summary: { text: '', updated_at: null, stale: true },
+          open_decisions: [],
+          checklist: [],
+          evidence_ledger: [],
+          last_run: null,
+          recent_failures: [],
+        },
+      ],
+    });
+  });
+
+  it('refuse a newer schema version, naming it', () => {
+    expect(errorOf(decodeContextFile({ schema_version: 2, kind: 'planning', contexts: [] }, 'planning'))).toBe(
+      'future_version: written with schema version 2, newer than the 1 this version of session-fact-tracker reads: upgrade it (the file was left as it is)',
+    );
+  });
+
+  it('refuse documents that are not version 1 context files, with the offending field', () => {
+    const valid = encodeContextFile({ kind: 'planning', contexts: [emptySharedContext(key('demo', 'main', 'default'))] });
+    const context = valid.contexts[0]!;
+    expect(errorOf(decodeContextFile([], 'planning'))).toBe('corrupt: expected a JSON object');
+    expect(errorOf(decodeContextFile(valid, 'implementation'))).toBe('corrupt: holds planning context where implementation context belongs');
+    expect(errorOf(decodeContextFile({ ...valid, contexts: [context, context] }, 'planning'))).toMatch(/^corrupt: two contexts share the key/u);
+    expect(errorOf(decodeContextFile({ ...valid, contexts: [{ ...context, pinned_rules: ['x'.repeat(200), 'y'.repeat(200)] }] }, 'planning'))).toMatch(
+      /^corrupt: contexts\[0\]\.pinned_rules: pinned rules would take \d+ characters as rendered, over the 350/u,
+    );
+    expect(errorOf(decodeContextFile({ ...valid, contexts: [{ ...context, checkpoint: { git_head: '--output=/tmp/x', tracked_files_hash: 'a', summary_hash: 'b' } }] }, 'planning'))).toBe(
+      'corrupt: contexts[0].checkpoint.git_head: not a commit id',
+    );
+    expect(errorOf(decodeContextFile({ ...valid, schema_version: 'one' }, 'planning'))).toBe('corrupt: schema_version "one" is not a version number');
+  });
+});
+
+describe('migrateContextDocument', () => {
+  /** The spec's draft layout: one context, no schema_version, sessions inline. */
+  const draft = {
+    key: { repo_path: 'demo', branch: 'main', workstream_id: 'auth' },
+    feature_request: 'Login with passkeys',
+    checkpoint: { git_head: 'a'.repeat(40), tracked_files_hash: 'f'.repeat(32), summary_hash: 'e'.repeat(32) },
+    pinned_rules: ['Repo state is truth.'],
+    working_summary: { text: 'WebAuthn flow drafted.', updated_at: '2026-03-01T10:00:00Z', stale: false },
+    open_decisions: [{ id: 'D1', text: 'Which library?', status: 'open' }],
+    evidence_ledger: [{ claim: 'Implemented the challenge endpoint', files: [{ path: 'src/auth.ts', lines: '10-40' }] }],
+    cli_sessions: { codex: { id: 'abc', local_path: '/home/me/.codex' } },
+    last_run: { status: 'failed', error: 'tests failed', next_action: 'fix the fixture' },
+  };
+
+  it('migrates the draft layout to version 1 as a pure function', () => {
+    const migrated = migrateContextDocument(draft, 'planning');
+    expect(migrated).toEqual(migrateContextDocument(draft, 'planning'));
+    const file = E.isRight(migrated) ? decodeContextFile(migrated.right, 'planning') : migrated;
+    expect(E.isRight(file)).toBe(true);
+    const context = E.isRight(file) ? file.right.contexts[0]! : undefined;
+    expect(context?.key).toEqual({ repo: 'demo', branch: 'main', workstreamId: 'auth' });
+    expect(context?.workingSummary).toEqual({ text: 'WebAuthn flow drafted.', updatedAt: Date.parse('2026-03-01T10:00:00Z'), stale: true });
+    expect(context?.evidenceLedger).toEqual([{ claim: 'Implemented the challenge endpoint', files: [{ path: 'src/auth.ts', lines: 'L10-L40' }], symbols: [] }]);
+    expect(context?.lastRun).toEqual({ status: 'failed', failedStep: '(not recorded)', error: 'tests failed', nextAction: 'fix the fixture' });
+    expect(context?.recentFailures).toHaveLength(1);
+    expect(JSON.stringify(migrated)).not.toContain('codex');
+  });
+
+  it('decodes a draft file directly, and leaves version 1 documents alone', () => {
+    expect(E.isRight(decodeContextFile(draft, 'planning'))).toBe(true);
+    const current = { schema_version: 1, kind: 'planning', contexts: [] };
+    expect(migrateContextDocument(current, 'planning')).toEqual(E.right(current));
+    expect(migrateContextDocument({ schema_version: 0 }, 'planning')).toEqual(E.left('a draft (version 0) context needs a key'));
+  });
+});
+
+const KEY = { repo: 'demo', branch: 'main', workstreamId: 'default' };
+const GIT: RepositorySnapshot = { kind: 'git', head: 'a'.repeat(40), trackedFilesHash: 'f'.repeat(32) };
+const NO_GIT: RepositorySnapshot = { kind: 'none', reason: '/tmp/x is not in a git repository' };
+
+const contextOf = (result: E.Either<ContextError, SharedContext>): SharedContext => {
+  if (E.isLeft(result)) throw new Error(`expected a context, got ${result.left.message}`);
+  return result.right;
+};
+
+const verified = contextOf(
+  applyRunOutcome(
+    emptySharedContext(KEY),
+    {
+      status: 'succeeded',
+      summary: 'Tokenizer done.',
+      featureRequest: 'A config parser',
+      decisions: ['Hand-written or PEG?', 'Error format?'],
+      checklist: ['Parse lines', { text: 'Tokenize', done: true }],
+      claims: [{ claim: 'Implemented the tokenizer', symbols: ['tokenize'] }],
+    },
+    1_000,
+    GIT,
+  ),
+);
+
+describe('applyRunOutcome', () => {
+  it('after a verified checkpoint writes the summary, the working context and a new checkpoint', () => {
+    expect(verified.workingSummary).toEqual({ text: 'Tokenizer done.', updatedAt: 1_000, stale: false });
+    expect(verified.checkpoint).toEqual(checkpointAt(GIT as RepositorySnapshot & { kind: 'git' }, 'Tokenizer done.'));
+    expect(verified.checkpoint?.summaryHash).toBe(hashSummary('Tokenizer done.'));
+    expect(verified.openDecisions).toEqual([
+      { id: 'D1', text: 'Hand-written or PEG?', status: 'open' },
+      { id: 'D2', text: 'Error format?', status: 'open' },
+    ]);
+    expect(verified.checklist).toEqual([
+      { text: 'Parse lines', done: false },
+      { text: 'Tokenize', done: true },
+    ]);
+    expect(verified.evidenceLedger).toEqual([{ claim: 'Implemented the tokenizer', files: [], symbols: ['tokenize'], at: 1_000 }]);
+    expect(verified.lastRun).toEqual({ status: 'succeeded', at: 1_000 });
+    expect(Object.isFrozen(verified)).toBe(true);
+    const next = contextOf(applyRunOutcome(verified, { status: 'succeeded', decisions: ['Third'], settle: [{ id: 'D1', status: 'decided' }] }, 2_000, GIT));
+    expect(next.openDecisions.map((decision) => `${decision.id}:${decision.status}`)).toEqual(['D1:decided', 'D2:open', 'D3:open']);
+    expect(next.workingSummary).toEqual(verified.workingSummary);
+  });
+
+  it('after a failed run records only the step, the error and the next action', () => {
+    const failed = contextOf(applyRunOutcome(verified, { status: 'failed', failedStep: 'tests', error: '2 failing\nin lexer', nextAction: 'fix escapes' }, 3_000, GIT));
+    expect(failed.lastRun).toEqual({ status: 'failed', failedStep: 'tests', error: '2 failing in lexer', nextAction: 'fix escapes', at: 3_000 });
+    expect(failed.recentFailures).toEqual([{ failedStep: 'tests', error: '2 failing in lexer', nextAction: 'fix escapes', at: 3_000 }]);
+    expect(failed.workingSummary).toBe(verified.workingSummary);
+    expect(failed.checkpoint).toBe(verified.checkpoint);
+    expect(failed.openDecisions).toBe(verified.openDecisions);
+    expect(failed.evidenceLedger).toBe(verified.evidenceLedger);
+    let many = failed;
+    for (let i = 0; i < 7; i += 1) many = contextOf(applyRunOutcome(many, { status: 'failed', failedStep: `s${i}`, error: 'e', nextAction: 'n' }, 4_000 + i, NO_GIT));
+    expect(many.recentFailures.map((failure) => failure.failedStep)).toEqual(['s2', 's3', 's4', 's5', 's6']);
+  });
+
+  it('refuses a summary outside a git repository, where nothing can be verified', () => {
+    const result = applyRunOutcome(verified, { status: 'succeeded', summary: 'x' }, 1, NO_GIT);
+    expect(E.isLeft(result) && result.left.code).toBe('not_a_git_repository');
+  });
+
+  it('refuses the whole write when one input is invalid', () => {
+    const refused = (outcome: Parameters<typeof applyRunOutcome>[1]): string => {
+      const result = applyRunOutcome(verified, outcome, 5_000, GIT);
+      return E.isLeft(result) ? result.left.message : 'written';
+    };
+    expect(refused({ status: 'succeeded', summary: 'All good', claims: [{ claim: 'Fixed the parser' }] })).toMatch(/^claim 1 refused: "Fixed the parser" says the work is done but gives no evidence/u);
+    expect(refused({ status: 'succeeded', pinRules: ['x'.repeat(150)] })).toMatch(/^pinned rules would take \d+ characters as rendered/u);
+    expect(refused({ status: 'succeeded', unpinRules: ['not pinned'] })).toBe('"not pinned" is not a pinned rule');
+    expect(refused({ status: 'succeeded', settle: [{ id: 'D9', status: 'decided' }] })).toBe('there is no decision "D9"');
+    expect(refused({ status: 'succeeded', summary: 'x'.repeat(4001) })).toMatch(/^the summary is 4001 characters, over the limit of 4000/u);
+    expect(refused({ status: 'failed', failedStep: ' ', error: 'e', nextAction: 'n' })).toBe('the failed step is empty');
+    expect(applyRunOutcome(verified, { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }, 1.5, GIT)).toEqual(
+      E.left({ code: 'invalid', message: '1.5 is not a time in whole epoch milliseconds' }),
+    );
+  });
+
+  it('pins and unpins rules within the pinned budget', () => {
+    const swapped = contextOf(applyRunOutcome(verified, { status: 'succeeded', unpinRules: [verified.pinnedRules[2]!], pinRules: ['Use pnpm, never npm.'] }, 6_000, GIT));
+    expect(swapped.pinnedRules).toEqual([verified.pinnedRules[0], verified.pinnedRules[1], 'Use pnpm, never npm.']);
+  });
+
+  it('marks staleness without copying a context that already says so', () => {
+    expect(markSummaryStale(verified, { stale: false })).toBe(verified);
+    expect(markSummaryStale(verified, { stale: true }).workingSummary.stale).toBe(true);
+  });
+});
+
+describe('checkpoints', () => {
+  it('are stale when the tracked files change, with HEAD moved when a commit brought the change', () => {
+    expect(checkpointMismatch(verified, GIT)).toEqual([]);
+    expect(checkpointMismatch(verified, { ...GIT, trackedFilesHash: 'e'.repeat(32) })).toEqual(['files_changed']);
+    expect(checkpointMismatch(verified, { kind: 'git', head: 'b'.repeat(40), trackedFilesHash: 'e'.repeat(32) })).toEqual(['head_moved', 'files_changed']);
+    // Committing the verified work (or only the context files) moves HEAD but not the content.
+    expect(checkpointMismatch(verified, { ...GIT, head: 'b'.repeat(40) })).toEqual([]);
+    expect(checkpointMismatch({ ...verified, workingSummary: { ...verified.workingSummary, text: 'edited by hand' } }, GIT)).toEqual(['summary_changed']);
+    expect(checkpointMismatch(emptySharedContext(KEY), GIT)).toEqual(['no_checkpoint']);
+    expect(checkpointMismatch(verified, NO_GIT)).toEqual(['not_a_git_repository']);
+  });
+
+  it('hash the content of the tracked files: the index with working-tree edits, the context directory left out', () => {
+    const ls = ['100644 1111111111111111111111111111111111111111 0\tsrc/a.ts', '100644 2222222222222222222222222222222222222222 0\tdata/context/planning_context.json', ''].join('\0');
+    const base = hashTrackedFiles(ls, [], 'data/context');
+    expect(hashTrackedFiles(ls, [{ path: 'src/a.ts', blob: '1111111111111111111111111111111111111111' }], 'data/context')).toBe(base);
+    expect(hashTrackedFiles(ls, [{ path: 'src/a.ts', blob: '3333333333333333333333333333333333333333' }], 'data/context')).not.toBe(base);
+    expect(hashTrackedFiles(ls, [{ path: 'src/a.ts', blob: null }], 'data/context')).not.toBe(base);
+    expect(hashTrackedFiles(ls, [{ path: 'data/context/planning_context.json', blob: '4444444444444444444444444444444444444444' }], 'data/context')).toBe(base);
+    const committed = ['100644 3333333333333333333333333333333333333333 0\tsrc/a.ts', ''].join('\0');
+    expect(hashTrackedFiles(committed, [], 'data/context')).toBe(hashTrackedFiles(ls, [{ path: 'src/a.ts', blob: '3333333333333333333333333333333333333333' }], 'data/context'));
+  });
+
+  it('read git diff --name-status -z, renames included', () => {
+    expect(parseNameStatus('M\0src/a.ts\0R087\0src/old name.ts\0src/new.ts\0A\0x\ny.ts\0')).toEqual([
+      { status: 'M', path: 'src/a.ts' },
+      { status: 'R', path: 'src/new.ts', from: 'src/old name.ts' },
+      { status: 'A', path: 'x\ny.ts' },
+    ]);
+  });
+});
+
+describe('resolveSharedContextFlag', () => {
+  it('is off by default; an explicit option wins, then the environment, then the config file', () => {
+    expect(resolveSharedContextFlag(undefined, undefined, undefined)).toEqual(E.right({ enabled: false, source: 'default' }));
+    expect(resolveSharedContextFlag(false, 'true', true)).toEqual(E.right({ enabled: false, source: 'option' }));
+    expect(resolveSharedContextFlag(undefined, 'TRUE', false)).toEqual(E.right({ enabled: true, source: 'env' }));
+    expect(resolveSharedContextFlag(undefined, '0', true)).toEqual(E.right({ enabled: false, source: 'env' }));
+    expect(resolveSharedContextFlag(undefined, '', true)).toEqual(E.right({ enabled: true, source: 'config' }));
+    expect(resolveSharedContextFlag(undefined, 'maybe', true)).toEqual(
+      E.left('SHARED_CONTEXT_ENABLED must be true or false (or 1/0, yes/no, on/off), not "maybe"'),
+    );
+  });
+});

@@ -1,0 +1,75 @@
+/**
+ * Durability across processes, with real child processes running the built library: writers
+ * at once lose nothing, and a writer killed at any moment leaves a whole file.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as E from 'fp-ts/lib/Either.js';
+import * as O from 'fp-ts/lib/Option.js';
+import { describe, expect, it } from 'vitest';
+import { loadContext } from '../../src/context/node/store.js';
+import { decodeContextFile } from '../../src/context/schema.js';
+import { makeRepo } from './repo.js';
+
+const DIST = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
+const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+
+const start = (script: string, ...args: string[]): ChildProcess => {
+  if (!existsSync(DIST)) throw new Error(`${DIST} is missing: run "npm run build" first (npm test does it)`);
+  return spawn(process.execPath, [fixture(script), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+};
+
+/** Resolves with the exit code (or the signal) and what the child wrote on stderr. */
+const exited = (child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> =>
+  new Promise((resolve) => {
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.on('exit', (code, signal) => resolve({ code, signal, stderr }));
+  });
+
+/** Resolves when the child announces its `count`-th write (it writes right after saying so). */
+const writing = (child: ChildProcess, count: number): Promise<void> =>
+  new Promise((resolve, reject) => {
+    let seen = 0;
+    child.stdout?.on('data', (chunk: Buffer) => {
+      seen += chunk.toString().split('writing ').length - 1;
+      if (seen >= count) resolve();
+    });
+    child.on('exit', () => reject(new Error('the writer exited on its own')));
+  });
+
+describe.concurrent('context files across processes', () => {
+  it('loses no update when two processes write at once', async () => {
+    const repo = makeRepo();
+    const writers = ['alpha', 'beta'].map((name) => start('writer.mjs', repo, name, '3'));
+    const results = await Promise.all(writers.map(exited));
+    expect(results.map((result) => [result.code, result.stderr])).toEqual(results.map(() => [0, '']));
+    const loaded = await loadContext({ kind: 'planning', cwd: repo, enabled: true });
+    const claims = E.isRight(loaded) && O.isSome(loaded.right) ? loaded.right.value.context.evidenceLedger.map((entry) => entry.claim) : [];
+    expect([...claims].sort()).toEqual(['alpha', 'beta'].flatMap((name) => [0, 1, 2].map((i) => `${name} looked at step ${i}`)).sort());
+  });
+
+  it('leaves the old file or the new one, never a broken one, when a writer is killed mid-write', async () => {
+    const repo = makeRepo();
+    const child = start('rewriter.mjs', repo);
+    const done = exited(child);
+    // Killed a few milliseconds into its second write (iteration 1): in the middle of writing files.
+    await writing(child, 2);
+    await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 6)));
+    child.kill('SIGKILL');
+    expect((await done).signal).toBe('SIGKILL');
+    const file = decodeContextFile(JSON.parse(readFileSync(join(repo, 'data', 'context', 'planning_context.json'), 'utf8')), 'planning');
+    if (E.isLeft(file)) throw new Error(file.left.message);
+    const [context] = file.right.contexts;
+    const mark = context!.featureRequest;
+    // The write it was killed in landed whole, or not at all.
+    expect(['iteration 0', 'iteration 1']).toContain(mark);
+    expect(context!.workingSummary.text.startsWith(`${mark} `)).toBe(true);
+    expect(context!.evidenceLedger.every((entry) => entry.claim.startsWith(`${mark} claim `))).toBe(true);
+    expect(E.isRight(await loadContext({ kind: 'planning', cwd: repo, enabled: true }))).toBe(true);
+  });
+});

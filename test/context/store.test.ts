@@ -1,0 +1,240 @@
+/**
+ * The context shell on real files in temporary directories and real git repositories.
+ */
+import { existsSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as E from 'fp-ts/lib/Either.js';
+import * as O from 'fp-ts/lib/Option.js';
+import { describe, expect, it } from 'vitest';
+import { buildContextBundle } from '../../src/context/bundle.js';
+import type { ContextError } from '../../src/context/model.js';
+import { type ContextOptions, loadContext, type LoadedContext, updateContext, writeContext } from '../../src/context/node/store.js';
+import { decodeContextFile, encodeContextFile } from '../../src/context/schema.js';
+import { emptySharedContext, recordContextClaim } from '../../src/context/update.js';
+import { commitAll, git, listing, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
+
+const PLANNING = (cwd: string, extra: Partial<ContextOptions> = {}): ContextOptions => ({ kind: 'planning', cwd, enabled: true, now: () => 1_750_000_000_000, ...extra });
+const CONTEXT_JSON = ['data', 'context', 'planning_context.json'];
+
+/** The loaded context of a call that must succeed with the feature on. */
+const loadedOf = (result: E.Either<ContextError, O.Option<LoadedContext>>): LoadedContext => {
+  if (E.isLeft(result)) throw new Error(`expected a context, got ${result.left.code}: ${result.left.message}`);
+  if (O.isNone(result.right)) throw new Error('expected a context, got none (flag off)');
+  return result.right.value;
+};
+
+const errorOf = (result: E.Either<ContextError, unknown>): ContextError => {
+  if (E.isRight(result)) throw new Error('expected an error');
+  return result.left;
+};
+
+const checkpoint = (cwd: string, summary: string) =>
+  writeContext(PLANNING(cwd), {
+    status: 'succeeded',
+    summary,
+    featureRequest: 'A config parser',
+    decisions: ['Hand-written or PEG?'],
+    checklist: ['Parse key = value lines'],
+    claims: [{ claim: 'Implemented parse', files: [{ path: 'src/parser.ts', lines: 'L1' }] }],
+  });
+
+describe.concurrent('writeContext and loadContext', () => {
+  it('round-trip a context through its file, with a dashboard, a .gitignore, and tool sessions kept local', async () => {
+    const repo = makeRepo();
+    const written = loadedOf(await checkpoint(repo, 'Parser skeleton in src/parser.ts.'));
+    const sessions = { codex: { id: 'sess-42', localPath: '/home/me/.codex' } };
+    expect(loadedOf(await writeContext(PLANNING(repo), { status: 'succeeded', sessions })).sessions).toEqual(sessions);
+    // The dashboard is never read back: breaking it changes nothing.
+    writeFileSync(join(repo, 'data', 'context', 'planning_context.md'), '{ not json');
+    const loaded = loadedOf(await loadContext(PLANNING(repo)));
+
+    expect(loaded.stored).toBe(true);
+    expect(loaded.context).toEqual(written.context);
+    expect(loaded.context.workingSummary).toEqual({ text: 'Parser skeleton in src/parser.ts.', updatedAt: 1_750_000_000_000, stale: false });
+    expect(loaded.status).toMatchObject({ repository: 'git', stale: false, reasons: [], changes: [], missingEvidence: [] });
+    expect(loaded.key).toEqual({ repo: repo.split(/[\\/]/u).pop(), branch: 'main', workstreamId: 'default' });
+    expect(loaded.sessions).toEqual(sessions);
+    expect(readJson(join(repo, ...CONTEXT_JSON))).toMatchObject({ schema_version: 1, kind: 'planning', contexts: [{ feature_request: 'A config parser' }] });
+    expect(readFileSync(join(repo, 'data', 'context', 'planning_sessions.local.json'), 'utf8')).toContain('sess-42');
+    expect(readFileSync(join(repo, ...CONTEXT_JSON), 'utf8')).not.toContain('sess-42');
+    expect(readFileSync(join(repo, 'data', 'context', '.gitignore'), 'utf8')).toMatch(/^\*\.local\.json$/mu);
+    expect(git(repo, 'status', '--porcelain', '--untracked-files=all')).not.toContain('local.json');
+  });
+
+  it('keeps workstreams and kinds apart in their files', async () => {
+    const repo = makeRepo();
+    loadedOf(await writeContext(PLANNING(repo, { workstreamId: 'ws' }), { status: 'succeeded', summary: 'one' }));
+    loadedOf(await writeContext(PLANNING(repo, { workstreamId: 'ws-2' }), { status: 'succeeded', summary: 'two' }));
+    loadedOf(await writeContext({ ...PLANNING(repo, { workstreamId: 'ws' }), kind: 'implementation' }, { status: 'succeeded', summary: 'three' }));
+    const summaries = (kind: 'planning' | 'implementation') => {
+      const file = decodeContextFile(readJson(join(repo, 'data', 'context', `${kind}_context.json`)), kind);
+      return E.isRight(file) ? file.right.contexts.map((context) => [context.key.workstreamId, context.workingSummary.text]) : file.left.message;
+    };
+    expect(summaries('planning')).toEqual([['ws', 'one'], ['ws-2', 'two']]);
+    expect(summaries('implementation')).toEqual([['ws', 'three']]);
+    expect(loadedOf(await loadContext(PLANNING(repo, { workstreamId: 'w' }))).stored).toBe(false);
+    expect(readdirSync(join(repo, 'data', 'context')).sort()).toEqual(['.gitignore', 'implementation_context.json', 'implementation_context.md', 'planning_context.json', 'planning_context.md']);
+  });
+
+  it('after a failed run records the failure and leaves the last good summary intact', async () => {
+    const repo = makeRepo();
+    const good = loadedOf(await checkpoint(repo, 'Good summary.'));
+    const failed = loadedOf(await writeContext(PLANNING(repo), { status: 'failed', failedStep: 'tests', error: '2 failing', nextAction: 'fix escapes' }));
+    expect(failed.context.workingSummary).toEqual(good.context.workingSummary);
+    expect(failed.context.checkpoint).toEqual(good.context.checkpoint);
+    expect(failed.context.lastRun).toEqual({ status: 'failed', failedStep: 'tests', error: '2 failing', nextAction: 'fix escapes', at: 1_750_000_000_000 });
+    expect(failed.context.recentFailures).toHaveLength(1);
+  });
+
+  it('serializes writers within one process: no update is lost', async () => {
+    const repo = makeRepo();
+    const claims = Array.from({ length: 4 }, (_, i) => `looked at module ${i}`);
+    const results = await Promise.all(claims.map((claim) => updateContext(PLANNING(repo), (context, at) => recordContextClaim(context, { claim, at }))));
+    expect(results.every(E.isRight)).toBe(true);
+    const file = decodeContextFile(readJson(join(repo, ...CONTEXT_JSON)), 'planning');
+    const ledger = E.isRight(file) ? file.right.contexts[0]!.evidenceLedger.map((entry) => entry.claim) : [];
+    expect([...ledger].sort()).toEqual([...claims].sort());
+  });
+});
+
+describe.concurrent('repository state beats memory', () => {
+  it('marks the summary stale after a commit, and the bundle leads with the changed files', async () => {
+    const repo = makeRepo();
+    loadedOf(await checkpoint(repo, 'Parser skeleton.'));
+    writeFiles(repo, { 'src/parser.ts': 'export const parse = (text: string) => text.trim();\n', 'src/lexer.ts': 'export {};\n' });
+    commitAll(repo, 'lexer');
+    const loaded = loadedOf(await loadContext(PLANNING(repo)));
+    expect(loaded.status.stale).toBe(true);
+    expect(loaded.status.reasons).toEqual(['head_moved', 'files_changed']);
+    expect(loaded.status.changes).toEqual([
+      { status: 'A', path: 'src/lexer.ts' },
+      { status: 'M', path: 'src/parser.ts' },
+    ]);
+    expect(loaded.context.workingSummary.stale).toBe(true);
+    const bundle = buildContextBundle(loaded, { kind: 'planning' }).text;
+    expect(bundle.indexOf('- A src/lexer.ts')).toBeLessThan(bundle.indexOf('Parser skeleton.'));
+    expect(bundle).toContain('## Working summary (STALE: verify against the repository before trusting it)');
+  });
+
+  it('marks the summary stale after an uncommitted edit, flags evidence whose file is gone, and is fresh once undone', async () => {
+    const repo = makeRepo();
+    loadedOf(await checkpoint(repo, 'Parser skeleton.'));
+    const original = readFileSync(join(repo, 'src', 'parser.ts'), 'utf8');
+    writeFiles(repo, { 'src/parser.ts': `${original}// edited\n` });
+    const edited = loadedOf(await loadContext(PLANNING(repo)));
+    expect(edited.status.reasons).toEqual(['files_changed']);
+    expect(edited.status.changes).toEqual([{ status: 'M', path: 'src/parser.ts' }]);
+    unlinkSync(join(repo, 'src', 'parser.ts'));
+    const deleted = loadedOf(await loadContext(PLANNING(repo)));
+    expect(deleted.status.missingEvidence).toEqual([{ claim: 'Implemented parse', path: 'src/parser.ts' }]);
+    expect(deleted.status.changes).toEqual([{ status: 'D', path: 'src/parser.ts' }]);
+    writeFiles(repo, { 'src/parser.ts': original });
+    expect(loadedOf(await loadContext(PLANNING(repo))).status.stale).toBe(false);
+  });
+
+  it('stays fresh when only the context files, or the verified work itself, get committed', async () => {
+    const repo = makeRepo();
+    writeFiles(repo, { 'src/parser.ts': 'export const parse = () => 1;\n' });
+    loadedOf(await checkpoint(repo, 'Verified with the edit in the working tree.'));
+    commitAll(repo, 'work and context');
+    const loaded = loadedOf(await loadContext(PLANNING(repo)));
+    expect(loaded.status.stale).toBe(false);
+    expect(buildContextBundle(loaded, { kind: 'planning' }).text).toMatch(/- checkpoint [0-9a-f]{7}, HEAD now [0-9a-f]{7}: tracked files unchanged, summary verified/u);
+  });
+
+  it('says so outside a git repository, treats everything as stale and writes no summary', async () => {
+    const dir = tempDir();
+    const loaded = loadedOf(await loadContext(PLANNING(dir)));
+    expect(loaded.status).toMatchObject({ repository: 'none', stale: true, reasons: ['not_a_git_repository'] });
+    expect(loaded.status.note).toMatch(/is not in a git repository$/u);
+    expect(errorOf(await writeContext(PLANNING(dir), { status: 'succeeded', summary: 'x' })).code).toBe('not_a_git_repository');
+    expect(loadedOf(await writeContext(PLANNING(dir), { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' })).context.lastRun?.status).toBe('failed');
+  });
+});
+
+describe.concurrent('broken files', () => {
+  it('moves a corrupt file aside to a timestamped backup and reports it, never starting over silently', async () => {
+    const repo = makeRepo();
+    writeFiles(repo, { 'data/context/planning_context.json': 'garbage{' });
+    const file = join(repo, ...CONTEXT_JSON);
+    const error = errorOf(await loadContext(PLANNING(repo)));
+    expect(error.code).toBe('corrupt');
+    expect(error.message).toMatch(/^data\/context\/planning_context\.json: not valid JSON, the file is truncated or corrupt \(.+\); moved aside to data\/context\/planning_context\.json\.2025-06-15T15-06-40-000Z\.corrupt$/u);
+    expect(readFileSync(error.backup!, 'utf8')).toBe('garbage{');
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('refuses a truncated file in a write too, moving it aside and writing nothing', async () => {
+    const repo = makeRepo();
+    const whole = JSON.stringify(encodeContextFile({ kind: 'planning', contexts: [emptySharedContext({ repo: 'r', branch: 'main', workstreamId: 'default' })] }), null, 2);
+    writeFiles(repo, { 'data/context/planning_context.json': whole });
+    const file = join(repo, ...CONTEXT_JSON);
+    writeFileSync(file, whole.slice(0, whole.length >> 1));
+    const error = errorOf(await writeContext(PLANNING(repo), { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }));
+    expect(error.code).toBe('corrupt');
+    expect(error.message).toContain('not valid JSON, the file is truncated or corrupt');
+    expect(existsSync(file)).toBe(false);
+    expect(readFileSync(error.backup!, 'utf8')).toBe(whole.slice(0, whole.length >> 1));
+    // Two backups of the same moment do not overwrite each other.
+    writeFileSync(file, '[');
+    expect(errorOf(await loadContext(PLANNING(repo))).backup).not.toBe(error.backup);
+  });
+
+  it('refuses a file from a newer schema version, naming it and leaving it as it is', async () => {
+    const repo = makeRepo();
+    writeFiles(repo, { 'data/context/planning_context.json': JSON.stringify({ schema_version: 3, kind: 'planning', contexts: [{ whatever: true }] }) });
+    const before = listing(repo);
+    for (const result of [await loadContext(PLANNING(repo)), await writeContext(PLANNING(repo), { status: 'succeeded', summary: 'x' })]) {
+      const error = errorOf(result);
+      expect(error.code).toBe('future_version');
+      expect(error.message).toMatch(/^data\/context\/planning_context\.json: written with schema version 3, newer than the 1/u);
+    }
+    expect(listing(repo)).toEqual(before);
+  });
+
+  it('migrates a draft (version 0) file on load and writes it back as version 1', async () => {
+    const repo = makeRepo();
+    const name = repo.split(/[\\/]/u).pop()!;
+    writeFiles(repo, {
+      'data/context/planning_context.json': JSON.stringify({
+        key: { repo: name, branch: 'main', workstream_id: 'default' },
+        feature_request: 'Passkeys',
+        working_summary: { text: 'Drafted.', updated_at: '2026-03-01T10:00:00Z', stale: false },
+      }),
+    });
+    const loaded = loadedOf(await loadContext(PLANNING(repo)));
+    expect(loaded.stored).toBe(true);
+    expect(loaded.context.featureRequest).toBe('Passkeys');
+    loadedOf(await writeContext(PLANNING(repo), { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }));
+    expect(readJson(join(repo, ...CONTEXT_JSON))).toMatchObject({ schema_version: 1, contexts: [{ feature_request: 'Passkeys' }] });
+  });
+});
+
+describe.concurrent('the feature flag', () => {
+  it('off, every function is a no-op that touches no file', async () => {
+    const repo = makeRepo();
+    const before = listing(repo);
+    const { enabled: _, ...base } = PLANNING(repo);
+    const offs: ReadonlyArray<ContextOptions> = [{ ...base, enabled: false }, { ...base, env: { SHARED_CONTEXT_ENABLED: 'false' } }];
+    expect(await loadContext({ ...base, env: {} })).toEqual(E.right(O.none));
+    for (const options of offs) {
+      expect(await loadContext(options)).toEqual(E.right(O.none));
+      expect(await writeContext(options, { status: 'succeeded', summary: 'x' })).toEqual(E.right(O.none));
+      expect(await writeContext(options, { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' })).toEqual(E.right(O.none));
+      expect(await updateContext(options, (context) => E.right(context))).toEqual(E.right(O.none));
+    }
+    expect(listing(repo)).toEqual(before);
+    expect(git(repo, 'status', '--porcelain', '--untracked-files=all')).toBe('');
+  });
+
+  it('is read from the environment, then from the config file at the repository root', async () => {
+    const repo = makeRepo();
+    const { enabled: _, ...fromEnv } = PLANNING(repo, { env: { SHARED_CONTEXT_ENABLED: 'true' } });
+    expect(loadedOf(await loadContext(fromEnv)).flag).toEqual({ enabled: true, source: 'env' });
+    writeFiles(repo, { 'fact-tracker.config.json': '{"sharedContext": {"enabled": true}}' });
+    expect(loadedOf(await loadContext({ ...fromEnv, env: {} })).flag).toEqual({ enabled: true, source: 'config' });
+    expect(await loadContext({ ...fromEnv, env: { SHARED_CONTEXT_ENABLED: '0' } })).toEqual(E.right(O.none));
+    writeFiles(repo, { 'fact-tracker.config.json': '{"sharedContext": "yes"}' });
+    expect(errorOf(await loadContext({ ...fromEnv, env: {} }))).toEqual({ code: 'config', message: 'fact-tracker.config.json: sharedContext.enabled must be true or false' });
+  });
+});

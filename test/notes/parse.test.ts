@@ -1,0 +1,109 @@
+import fc from 'fast-check';
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import { NOTES_LIMITS } from '../../src/notes/model.js';
+import { parseNotableFactsResponse } from '../../src/notes/parse.js';
+import { factListArb, hostileTextArb } from './arbitraries.js';
+
+const list = [
+  { category: 'People', fact: 'Partner is Alex' },
+  { category: 'Logistics', fact: 'Alex works night shifts' },
+];
+
+const factsOf = (text: string, options = {}) => {
+  const result = parseNotableFactsResponse(text, options);
+  if (E.isLeft(result)) throw new Error(`expected a list, got ${result.left.code}: ${result.left.message}`);
+  return result.right;
+};
+
+const codeOf = (text: string): string | undefined => {
+  const result = parseNotableFactsResponse(text);
+  return E.isLeft(result) ? result.left.code : undefined;
+};
+
+describe('parseNotableFactsResponse', () => {
+  it('reads the documented object, a bare array, the facts key, a code fence and JSON inside prose', () => {
+    const json = JSON.stringify({ notableFacts: list });
+    expect(factsOf(json).facts).toEqual(list);
+    expect(factsOf(JSON.stringify(list)).facts).toEqual(list);
+    expect(factsOf(JSON.stringify({ facts: list })).facts).toEqual(list);
+    expect(factsOf(`Here is the updated list:\n\`\`\`json\n${JSON.stringify({ notableFacts: list }, null, 2)}\n\`\`\`\nDone.`).facts).toEqual(list);
+    expect(factsOf(`Sure [updated]: ${json} (the rest still holds)`).facts).toEqual(list);
+    expect(factsOf(JSON.stringify({ memoryIntent: { remember: false }, topicContext: 'a {brace}', notableFacts: list })).facts).toEqual(list);
+  });
+
+  it('accepts an empty list: nothing notable yet', () => {
+    expect(factsOf('{"notableFacts": []}')).toEqual({ facts: [], warnings: [] });
+  });
+
+  it('drops invalid entries with a warning instead of failing the whole list', () => {
+    const result = factsOf(
+      JSON.stringify({
+        notableFacts: [list[0], { category: 'Preferences', fact: 'Likes short replies' }, 'Alex is 40', { category: 'Logistics', fact: '' }, list[1]],
+      }),
+    );
+    expect(result.facts).toEqual(list);
+    expect(result.warnings).toEqual([
+      'entry 1 dropped: category "Preferences" is not one of People, Logistics, Conflict, Emotional, History',
+      'entry 2 dropped: expected { "category", "fact" }, not a string',
+      'entry 3 dropped: fact is empty',
+    ]);
+  });
+
+  it('de-duplicates ignoring case and whitespace, keeping the first wording', () => {
+    const result = factsOf(JSON.stringify([list[0], { category: 'people', fact: '  partner IS   alex ' }]));
+    expect(result.facts).toEqual([list[0]]);
+    expect(result.warnings).toEqual(['entry 1 dropped: it repeats entry 0']);
+  });
+
+  it('enforces the hard cap of 25', () => {
+    const many = Array.from({ length: 30 }, (_, i) => ({ category: 'History', fact: `Event number ${i}` }));
+    const result = factsOf(JSON.stringify(many));
+    expect(result.facts).toHaveLength(NOTES_LIMITS.hardCap);
+    expect(result.facts[24]?.fact).toBe('Event number 24');
+    expect(result.warnings).toEqual(['5 facts over the cap of 25 dropped']);
+  });
+
+  it('takes the ledger categories and a cap as options', () => {
+    const result = factsOf(JSON.stringify([{ category: 'money', fact: 'Saving for a house' }, list[0]]), { categories: ['Money'], maxFacts: 5 });
+    expect(result.facts).toEqual([{ category: 'Money', fact: 'Saving for a house' }]);
+  });
+
+  it('fails precisely when there is no usable list', () => {
+    expect(codeOf('   ')).toBe('empty_response');
+    expect(codeOf('I could not find any facts.')).toBe('no_json');
+    expect(codeOf('{"notableFacts": [{"category": "People", "fact": "Partner is')).toBe('invalid_json');
+    expect(codeOf('{"summary": "nothing"}')).toBe('no_fact_list');
+    expect(codeOf('{"notableFacts": null}')).toBe('no_fact_list');
+    expect(codeOf('[{"category": "Hobbies", "fact": "Chess"}]')).toBe('no_valid_facts');
+    expect(parseNotableFactsResponse('{"notableFacts": [1, 2]}')).toEqual(
+      E.left({
+        code: 'no_valid_facts',
+        message:
+          'none of the 2 entries is a usable fact (entry 0 dropped: expected { "category", "fact" }, not a number; entry 1 dropped: expected { "category", "fact" }, not a number)',
+      }),
+    );
+  });
+
+  it('never throws, and every fact it returns is in a known category, on one line, within the limits', () => {
+    const answer = fc.oneof(
+      fc.string({ maxLength: 60 }),
+      factListArb.map((facts) => JSON.stringify({ notableFacts: facts })),
+      fc.array(fc.record({ category: fc.constantFrom('People', 'Other'), fact: hostileTextArb })).map((facts) => `ok ${JSON.stringify(facts)}`),
+    );
+    fc.assert(
+      fc.property(answer, (text) => {
+        const result = parseNotableFactsResponse(text);
+        if (E.isLeft(result)) return;
+        expect(result.right.facts.length).toBeLessThanOrEqual(NOTES_LIMITS.hardCap);
+        for (const fact of result.right.facts) {
+          expect(['People', 'Logistics', 'Conflict', 'Emotional', 'History']).toContain(fact.category);
+          expect(fact.fact).not.toMatch(/[\n\r\u2028\u2029\u0085]/u);
+          expect(fact.fact.length).toBeGreaterThan(0);
+          expect(fact.fact.length).toBeLessThanOrEqual(NOTES_LIMITS.factLength);
+        }
+      }),
+      { numRuns: 100 },
+    );
+  });
+});
