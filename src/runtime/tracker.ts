@@ -196,9 +196,11 @@ export const createTracker = (options: FactTrackerOptions, internals: TrackerInt
     const batch = writeBatch();
     const previous = state;
     for (const event of events) {
-      const next = reduce(state, event, batch);
+      // Frozen first: the facts of an extraction then enter the store without a second check.
+      const frozen = deepFreeze(event);
+      const next = reduce(state, frozen, batch);
       if (next === state) continue;
-      log.push(deepFreeze(event));
+      log.push(frozen);
       state = next;
     }
     if (state === previous) return;

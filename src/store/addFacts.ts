@@ -1,14 +1,14 @@
 import * as E from 'fp-ts/lib/Either.js';
-import { parseNewFact, type SessionFact } from '../fact.js';
+import { parseCheckedFact, type SessionFact } from '../fact.js';
 import { compactIn } from './compact.js';
 import { type FactStore, pairKey } from './state.js';
 import { withAssertions } from './timeline.js';
 import type { Batch } from './trie.js';
 import { emptyPairLog, type PairChange, selectPairLog, writePairChanges } from './write.js';
 
-/** The well-formed facts of `input`, as fresh plain copies; malformed ones are skipped. */
+/** The well-formed facts of `input`, as plain copies (a checked fact frozen since is kept as it is); malformed ones are skipped. */
 export const keepWellFormedFacts = (input: unknown): SessionFact[] =>
-  Array.isArray(input) ? input.map(parseNewFact).filter(E.isRight).map((result) => result.right) : [];
+  Array.isArray(input) ? input.map(parseCheckedFact).filter(E.isRight).map((result) => result.right) : [];
 
 /**
  * Asserts each well-formed fact at its `validFrom` (malformed facts are skipped, never thrown
