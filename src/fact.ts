@@ -83,20 +83,6 @@ export const parseNewFact = (input: unknown): E.Either<string, SessionFact> => v
  */
 export const validateBuiltFact = (fact: SessionFact): E.Either<string, SessionFact> => validateNewFact(fact, false);
 
-/** The facts the two functions above returned: fresh objects, well-formed when returned. */
-const checked = new WeakSet<SessionFact>();
-
-/**
- * `parseNewFact`, returning a fact it (or `validateBuiltFact`) already returned as it is when
- * that fact has been frozen since: nothing can have changed it, so checking it again (and
- * hashing its triple again) would only repeat the work. A tracker's extracted facts take
- * this path into the store.
- */
-export const parseCheckedFact = (input: unknown): E.Either<string, SessionFact> =>
-  typeof input === 'object' && input !== null && Object.isFrozen(input) && checked.has(input as SessionFact)
-    ? E.right(input as SessionFact)
-    : parseNewFact(input);
-
 const validateNewFact = (input: unknown, checkId: boolean): E.Either<string, SessionFact> => {
   if (!isRecord(input)) return E.left('fact is not an object');
   const textProblem =
@@ -117,7 +103,7 @@ const validateNewFact = (input: unknown, checkId: boolean): E.Either<string, Ses
   if (typeof confidence !== 'number' || !(confidence >= 0 && confidence <= 1))
     return E.left('confidence is not a number in 0..1');
   if (!isSourceRole(sourceRole)) return E.left('sourceRole is unknown');
-  const fact: SessionFact = {
+  return E.right({
     id,
     subject,
     relation,
@@ -127,9 +113,7 @@ const validateNewFact = (input: unknown, checkId: boolean): E.Either<string, Ses
     sourceTaskId,
     sourceRole,
     confidence,
-  };
-  checked.add(fact);
-  return E.right(fact);
+  });
 };
 
 /** Builds a fact with its id derived from the triple (no validation: pass it through `parseNewFact` or `addFacts`). */

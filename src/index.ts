@@ -230,7 +230,7 @@ export { consolidateSession, consolidateSessionWithReport, endStageWithReport } 
 export type { ConsolidationInput, EndStageInput, SessionConsolidation, StageConsolidation } from './notes/consolidateSession.js';
 export { rewriteProfile } from './notes/rewriteProfile.js';
 export type { ProfileRewriteInput } from './notes/rewriteProfile.js';
-export { consolidateGlobalFacts } from './notes/global.js';
+export { consolidateGlobalFacts, consolidateGlobalFactsWithReport } from './notes/global.js';
 export type { ConsolidationOptions, GlobalConsolidation, GlobalFacts } from './notes/global.js';
 export { applyNotesEvent, replayNotes } from './notes/events.js';
 export type {

@@ -22,7 +22,7 @@ const mayBreakLine = (code: number): boolean =>
 const isCollapsed = (text: string): boolean => {
   for (let i = 0; i < text.length; i += 1) {
     const code = text.charCodeAt(i);
-    if (!mayBreakLine(code)) continue;
+    if ((code > 0x20 && code < 0x7f) || !mayBreakLine(code)) continue;
     if (code !== 0x20 || i === 0 || i === text.length - 1 || text.charCodeAt(i - 1) === 0x20) return false;
   }
   return true;

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { createFactId } from '../src/index.js';
 
@@ -32,22 +31,5 @@ describe('hashing', () => {
         expect(portableSha256HexPrefix(text, bytes)).toBe(sha256HexPrefix(text, bytes));
       }),
     );
-  });
-});
-
-describe('checked facts', () => {
-  it('a fact parseNewFact returned and that was frozen since is taken as it is; any other input is checked again', async () => {
-    const { makeFact, parseCheckedFact, parseNewFact } = await import('../src/fact.js');
-    const built = makeFact({ subject: 'src/a.ts', relation: 'modified_by', object: 'task:1', tags: ['file_change'], validFrom: 1, sourceTaskId: '1', sourceRole: 'implementer', confidence: 1 });
-    const parsed = parseNewFact(built);
-    if (E.isLeft(parsed)) throw new Error(parsed.left);
-    // Not frozen: it could have changed since, so it is checked (and copied) again.
-    const unfrozen = parseCheckedFact(parsed.right);
-    expect(E.isRight(unfrozen) && unfrozen.right !== parsed.right).toBe(true);
-    Object.freeze(parsed.right);
-    const frozen = parseCheckedFact(parsed.right);
-    expect(E.isRight(frozen) && frozen.right === parsed.right).toBe(true);
-    // A frozen look-alike that parseNewFact never returned is still checked: a wrong id is refused.
-    expect(E.isLeft(parseCheckedFact(Object.freeze({ ...parsed.right, id: '0000000000000000' })))).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 import { produce } from '../store/immer.js';
 import type { NotesSessionConsolidatedEvent } from './events.js';
-import { consolidateGlobalFacts } from './global.js';
+import { consolidateGlobalFactsWithReport } from './global.js';
 import { type CategorizedFact, isNotesId } from './model.js';
 import { type NotesLedger, selectGlobalFacts, selectSessionNotes, selectUnconsolidatedSessions, storedKey } from './ledger.js';
 
@@ -28,7 +28,7 @@ export const consolidateSessionWithReport = (ledger: NotesLedger, input: Consoli
   if (!isNotesId(user) || !isNotesId(session) || typeof at !== 'number' || !Number.isFinite(at)) return { ledger, dropped: [] };
   const notes = selectSessionNotes(ledger, user, session);
   if (notes === undefined || notes.consolidated) return { ledger, dropped: [] };
-  const { global, dropped } = consolidateGlobalFacts(selectGlobalFacts(ledger, user), notes.facts, at);
+  const { global, dropped } = consolidateGlobalFactsWithReport(selectGlobalFacts(ledger, user), notes.facts, at);
   const next = produce(ledger, (draft) => {
     const userNotes = draft.users[storedKey(user)]!;
     userNotes.profile = { ...global, facts: [...global.facts] };
@@ -38,7 +38,7 @@ export const consolidateSessionWithReport = (ledger: NotesLedger, input: Consoli
 };
 
 /**
- * Merges the user's facts of `session` into their profile (`consolidateGlobalFacts`) and marks
+ * Merges the user's facts of `session` into their profile (`consolidateGlobalFactsWithReport`) and marks
  * the session merged; a later extraction that changes the list makes it mergeable again.
  */
 export const consolidateSession = (ledger: NotesLedger, input: ConsolidationInput): NotesLedger =>

@@ -22,7 +22,7 @@ export interface GlobalConsolidation {
   readonly dropped: ReadonlyArray<CategorizedFact>;
 }
 
-/** Options of `consolidateGlobalFacts`. */
+/** Options of `consolidateGlobalFacts` and `consolidateGlobalFactsWithReport`. */
 export interface ConsolidationOptions {
   /** The most facts the profile holds (default 50). */
   readonly maxFacts?: number;
@@ -48,10 +48,19 @@ const distinctSessionFacts = (facts: ReadonlyArray<CategorizedFact>): Categorize
 /**
  * Merges a session's facts into a profile (`undefined`: none yet) at `at`. The session's facts
  * become the most recent, replacing any fact they repeat (the newer wording wins); past
- * `maxFacts` (50) the least recent fall off and are reported. A merge that changes nothing
- * returns the same profile, uncounted, so consolidating a session twice equals doing it once.
+ * `maxFacts` (50) the least recent fall off (`consolidateGlobalFactsWithReport` names them).
+ * A merge that changes nothing returns the same profile, uncounted, so consolidating a
+ * session twice equals doing it once.
  */
 export const consolidateGlobalFacts = (
+  global: GlobalFacts | undefined,
+  sessionFacts: ReadonlyArray<CategorizedFact>,
+  at: number,
+  options: ConsolidationOptions = {},
+): GlobalFacts => consolidateGlobalFactsWithReport(global, sessionFacts, at, options).global;
+
+/** `consolidateGlobalFacts`, with the facts that fell off past the cap. */
+export const consolidateGlobalFactsWithReport = (
   global: GlobalFacts | undefined,
   sessionFacts: ReadonlyArray<CategorizedFact>,
   at: number,

@@ -14,6 +14,7 @@ import { retrieveFacts } from '../retrieve/retrieve.js';
 import type { TokenCounter } from '../tokens/estimate.js';
 import type { RankingOverrides } from '../retrieve/rank.js';
 import { type CompactionReport, compactIn } from '../store/compact.js';
+import { addFactsIn } from '../store/addFacts.js';
 import { applyEventIn, type TrackerEvent } from '../store/events.js';
 import { deepFreeze } from '../store/immer.js';
 import { emptyFactStore, type FactStore, pairKey } from '../store/state.js';
@@ -196,11 +197,11 @@ export const createTracker = (options: FactTrackerOptions, internals: TrackerInt
     const batch = writeBatch();
     const previous = state;
     for (const event of events) {
-      // Frozen first: the facts of an extraction then enter the store without a second check.
-      const frozen = deepFreeze(event);
-      const next = reduce(state, frozen, batch);
+      // Frozen first: what a reducer keeps of an event can no longer change behind its back.
+      deepFreeze(event);
+      const next = reduce(state, event, batch);
       if (next === state) continue;
-      log.push(frozen);
+      log.push(event);
       state = next;
     }
     if (state === previous) return;
@@ -230,7 +231,12 @@ export const createTracker = (options: FactTrackerOptions, internals: TrackerInt
       E.map(({ taskId, result, at }) => {
         const extraction = extractFor(role, result, taskId, at);
         const settled = role === 'reviewer' ? settledReviewItems(state, taskId, extraction.facts, at) : [];
-        commit([...settled, { type: 'facts/added', facts: extraction.facts }]);
+        const added: TrackerEvent = { type: 'facts/added', facts: extraction.facts };
+        // The extractor checked these facts as it built them (commit freezes them first), so
+        // they enter the store without a second check; a replay of the event checks them again.
+        commit([...settled, added], (store, event, batch) =>
+          event === added ? addFactsIn(store, extraction.facts, batch, true) : applyEventIn(store, event, batch),
+        );
         return extraction;
       }),
     );

@@ -1,14 +1,14 @@
 import * as E from 'fp-ts/lib/Either.js';
-import { parseCheckedFact, type SessionFact } from '../fact.js';
+import { parseNewFact, type SessionFact } from '../fact.js';
 import { compactIn } from './compact.js';
 import { type FactStore, pairKey } from './state.js';
 import { withAssertions } from './timeline.js';
 import type { Batch } from './trie.js';
 import { emptyPairLog, type PairChange, selectPairLog, writePairChanges } from './write.js';
 
-/** The well-formed facts of `input`, as plain copies (a checked fact frozen since is kept as it is); malformed ones are skipped. */
+/** The well-formed facts of `input`, as fresh plain copies; malformed ones are skipped. */
 export const keepWellFormedFacts = (input: unknown): SessionFact[] =>
-  Array.isArray(input) ? input.map(parseCheckedFact).filter(E.isRight).map((result) => result.right) : [];
+  Array.isArray(input) ? input.map(parseNewFact).filter(E.isRight).map((result) => result.right) : [];
 
 /**
  * Asserts each well-formed fact at its `validFrom` (malformed facts are skipped, never thrown
@@ -17,10 +17,13 @@ export const keepWellFormedFacts = (input: unknown): SessionFact[] =>
  */
 export const addFacts = (store: FactStore, facts: ReadonlyArray<SessionFact>): FactStore => addFactsIn(store, facts);
 
-/** `addFacts`, writing in `batch` when given (see `writePairChanges`). */
-export const addFactsIn = (store: FactStore, facts: ReadonlyArray<SessionFact>, batch?: Batch): FactStore => {
+/**
+ * `addFacts`, writing in `batch` when given (see `writePairChanges`). `wellFormed` skips the
+ * check of each fact: only for facts the extractor has just built and checked, frozen since.
+ */
+export const addFactsIn = (store: FactStore, facts: ReadonlyArray<SessionFact>, batch?: Batch, wellFormed = false): FactStore => {
   const byPair = new Map<string, SessionFact[]>();
-  for (const fact of keepWellFormedFacts(facts)) {
+  for (const fact of wellFormed ? facts : keepWellFormedFacts(facts)) {
     const key = pairKey(fact.subject, fact.relation);
     const group = byPair.get(key);
     if (group === undefined) byPair.set(key, [fact]);

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { applyExtraction } from '../../src/notes/applyExtraction.js';
 import { consolidateSession, consolidateSessionWithReport, endStageWithReport } from '../../src/notes/consolidateSession.js';
 import { applyNotesEvent, type NotesEvent, replayNotes } from '../../src/notes/events.js';
-import { consolidateGlobalFacts, type GlobalFacts } from '../../src/notes/global.js';
+import { consolidateGlobalFacts, consolidateGlobalFactsWithReport, type GlobalFacts } from '../../src/notes/global.js';
 import {
   emptyNotesLedger,
   type NotesLedger,
@@ -104,21 +104,21 @@ describe('applyExtraction', () => {
 
 describe('consolidateGlobalFacts', () => {
   it('merges a session into a new profile, counting the session', () => {
-    const { global, dropped } = consolidateGlobalFacts(undefined, [people('Partner is Jordan')], 100);
+    const { global, dropped } = consolidateGlobalFactsWithReport(undefined, [people('Partner is Jordan')], 100);
     expect(global).toEqual({ facts: [people('Partner is Jordan')], consolidatedAt: 100, sessionCount: 1 });
     expect(dropped).toEqual([]);
   });
 
   it('collapses normalized duplicates, the newer wording winning and becoming the most recent', () => {
     const profile: GlobalFacts = { facts: [people('Partner is Jordan'), logistics('Saving for a house')], consolidatedAt: 1, sessionCount: 1 };
-    const { global } = consolidateGlobalFacts(profile, [{ category: 'People', fact: 'partner is  JORDAN.' }], 2);
+    const global = consolidateGlobalFacts(profile, [{ category: 'People', fact: 'partner is  JORDAN.' }], 2);
     expect(global.facts).toEqual([logistics('Saving for a house'), people('partner is JORDAN.')]);
     expect(global.sessionCount).toBe(2);
   });
 
   it('drops the least recent facts past the cap and reports them', () => {
     const old = Array.from({ length: 50 }, (_, i) => people(`Old fact ${i}`));
-    const { global, dropped } = consolidateGlobalFacts({ facts: old, consolidatedAt: 1, sessionCount: 3 }, [people('New fact A'), people('Old fact 10'), people('New fact B')], 2);
+    const { global, dropped } = consolidateGlobalFactsWithReport({ facts: old, consolidatedAt: 1, sessionCount: 3 }, [people('New fact A'), people('Old fact 10'), people('New fact B')], 2);
     expect(global.facts).toHaveLength(50);
     expect(dropped).toEqual([people('Old fact 0'), people('Old fact 1')]);
     expect(global.facts.slice(-3)).toEqual([people('New fact A'), people('Old fact 10'), people('New fact B')]);
@@ -126,9 +126,9 @@ describe('consolidateGlobalFacts', () => {
 
   it('returns the same profile, uncounted, when the session adds nothing new', () => {
     const profile: GlobalFacts = { facts: [people('Partner is Jordan')], consolidatedAt: 1, sessionCount: 1 };
-    expect(consolidateGlobalFacts(profile, [], 5).global).toBe(profile);
-    expect(consolidateGlobalFacts(profile, [people('Partner is Jordan')], 5).global).toBe(profile);
-    expect(consolidateGlobalFacts(undefined, [], 5).global).toEqual({ facts: [], consolidatedAt: 5, sessionCount: 0 });
+    expect(consolidateGlobalFacts(profile, [], 5)).toBe(profile);
+    expect(consolidateGlobalFacts(profile, [people('Partner is Jordan')], 5)).toBe(profile);
+    expect(consolidateGlobalFacts(undefined, [], 5)).toEqual({ facts: [], consolidatedAt: 5, sessionCount: 0 });
   });
 
   it('is idempotent and never exceeds 50', () => {
@@ -141,9 +141,9 @@ describe('consolidateGlobalFacts', () => {
       fc.property(profileArb, sessionArb, fc.integer({ min: 0, max: 10 }), (raw, session, at) => {
         const profile = raw === undefined ? undefined : { ...raw, facts: raw.facts.map((n) => people(`Fact ${n}`)) };
         const once = consolidateGlobalFacts(profile, session, at);
-        expect(once.global.facts.length).toBeLessThanOrEqual(50);
-        expect(consolidateGlobalFacts(once.global, session, at).global).toBe(once.global);
-        expect(consolidateGlobalFacts(once.global, session, at + 1).global).toBe(once.global);
+        expect(once.facts.length).toBeLessThanOrEqual(50);
+        expect(consolidateGlobalFacts(once, session, at)).toBe(once);
+        expect(consolidateGlobalFacts(once, session, at + 1)).toBe(once);
       }),
       { numRuns: 100 },
     );
