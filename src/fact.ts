@@ -53,7 +53,9 @@ export const isSourceRole = (value: unknown): value is SourceRole =>
  * combination instead of one per fact.
  */
 const tagLists = new Map<string, ReadonlyArray<FactTag>>();
-const sharedTags = (tags: ReadonlyArray<FactTag>): ReadonlyArray<FactTag> => {
+
+/** The one frozen list of these tags (repeats dropped, order kept). */
+export const shareTags = (tags: ReadonlyArray<FactTag>): ReadonlyArray<FactTag> => {
   const unique = tags.length === 1 ? tags : [...new Set(tags)];
   const key = unique.length === 1 ? unique[0]! : unique.join(',');
   let shared = tagLists.get(key);
@@ -75,15 +77,9 @@ const checkText = (record: Readonly<Record<string, unknown>>, field: string, max
  * Validates one fact as it enters the store and returns a fresh plain copy holding only the
  * known fields, or the reason it is malformed. History (`validTo`) never enters this way.
  */
-export const parseNewFact = (input: unknown): E.Either<string, SessionFact> => validateNewFact(input, true);
+export const parseNewFact = (input: unknown): E.Either<string, SessionFact> => validateNewFact(input);
 
-/**
- * `parseNewFact` for a fact whose id was just built by `makeFact` from the same triple, so
- * the id check (a second SHA-256) would only repeat the work.
- */
-export const validateBuiltFact = (fact: SessionFact): E.Either<string, SessionFact> => validateNewFact(fact, false);
-
-const validateNewFact = (input: unknown, checkId: boolean): E.Either<string, SessionFact> => {
+const validateNewFact = (input: unknown): E.Either<string, SessionFact> => {
   if (!isRecord(input)) return E.left('fact is not an object');
   const textProblem =
     checkText(input, 'id', 64) ??
@@ -94,7 +90,7 @@ const validateNewFact = (input: unknown, checkId: boolean): E.Either<string, Ses
   if (textProblem !== undefined) return E.left(textProblem);
   const { id, subject, relation, object, sourceTaskId, sourceRole, tags, validFrom, validTo, confidence } =
     input as Record<string, unknown> & Record<'id' | 'subject' | 'relation' | 'object' | 'sourceTaskId', string>;
-  if (checkId && id !== createFactId(subject, relation, object)) return E.left('id is not createFactId of the triple');
+  if (id !== createFactId(subject, relation, object)) return E.left('id is not createFactId of the triple');
   if (!Array.isArray(tags) || tags.length < 1 || tags.length > FACT_LIMITS.maxTags)
     return E.left(`tags must hold 1 to ${FACT_LIMITS.maxTags} tags`);
   if (!tags.every(isFactTag)) return E.left('tags hold an unknown tag');
@@ -108,7 +104,7 @@ const validateNewFact = (input: unknown, checkId: boolean): E.Either<string, Ses
     subject,
     relation,
     object,
-    tags: sharedTags(tags as ReadonlyArray<FactTag>),
+    tags: shareTags(tags as ReadonlyArray<FactTag>),
     validFrom,
     sourceTaskId,
     sourceRole,

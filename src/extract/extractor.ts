@@ -4,7 +4,7 @@
  * throws and never produces a fact the store would reject.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { FACT_LIMITS, makeFact, type SessionFact, type SourceRole, validateBuiltFact } from '../fact.js';
+import { FACT_LIMITS, isFactTag, makeFact, type SessionFact, shareTags, type SourceRole } from '../fact.js';
 import { clipEnd, clipStart, collapseWhitespace } from '../text.js';
 import type { ImplementerResult, ReviewerResult } from './contract.js';
 import { readString } from './fields.js';
@@ -35,20 +35,26 @@ export const normalizeTaskId = (taskId: unknown): E.Either<string, string> => {
 
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
+const textOf = (value: unknown): string => (typeof value === 'string' ? collapseWhitespace(value) : '');
+
+/**
+ * The fact a draft proposes, or why it is malformed. Each field is normalized and checked
+ * once, as `parseNewFact` would check it (the same reasons), and the id hashed once.
+ */
 const toFact = (draft: FactDraft, taskId: string, role: SourceRole, at: number): E.Either<string, SessionFact> => {
   if (typeof draft !== 'object' || draft === null) return E.left('a draft is not an object');
-  const text = (value: unknown): string => (typeof value === 'string' ? collapseWhitespace(value) : '');
-  return validateBuiltFact(
-    makeFact({
-      subject: clipStart(text(draft.subject), FACT_LIMITS.subject),
-      relation: clipEnd(text(draft.relation), FACT_LIMITS.relation),
-      object: clipEnd(text(draft.object), FACT_LIMITS.object),
-      tags: Array.isArray(draft.tags) ? draft.tags : [],
-      validFrom: at,
-      sourceTaskId: taskId,
-      sourceRole: role,
-      confidence: 1,
-    }),
+  const subject = clipStart(textOf(draft.subject), FACT_LIMITS.subject);
+  if (subject === '') return E.left('subject is missing or empty');
+  const relation = clipEnd(textOf(draft.relation), FACT_LIMITS.relation);
+  if (relation === '') return E.left('relation is missing or empty');
+  const object = clipEnd(textOf(draft.object), FACT_LIMITS.object);
+  if (object === '') return E.left('object is missing or empty');
+  const { tags } = draft;
+  if (!Array.isArray(tags) || tags.length < 1 || tags.length > FACT_LIMITS.maxTags)
+    return E.left(`tags must hold 1 to ${FACT_LIMITS.maxTags} tags`);
+  if (!tags.every(isFactTag)) return E.left('tags hold an unknown tag');
+  return E.right(
+    makeFact({ subject, relation, object, tags: shareTags(tags), validFrom: at, sourceTaskId: taskId, sourceRole: role, confidence: 1 }),
   );
 };
 
