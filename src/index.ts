@@ -206,7 +206,7 @@ export { DEFAULT_HISTORY_TURNS, selectRecentTurns, splitRecentTurns } from './no
 export type { ConversationMessage, RecentTurns } from './notes/conversation.js';
 export { buildNotableFactsPrompt, buildProfileConsolidationPrompt, DEFAULT_PROMPT_TURNS } from './notes/prompt.js';
 export type { NotableFactsPromptInput, ProfileConsolidationPromptInput } from './notes/prompt.js';
-export { parseNotableFactsResponse } from './notes/parse.js';
+export { parseNotableFactsResponse, parseNotableFactsResponseWithWarnings } from './notes/parse.js';
 export type {
   NotableFactsError,
   NotableFactsErrorCode,

@@ -24,7 +24,7 @@ export interface NotableFactsResponse {
   readonly warnings: ReadonlyArray<string>;
 }
 
-/** Options of `parseNotableFactsResponse`. */
+/** Options of `parseNotableFactsResponse` and `parseNotableFactsResponseWithWarnings`. */
 export interface ParseNotableFactsOptions {
   /** The accepted category names (default: the five defaults). */
   readonly categories?: ReadonlyArray<string>;
@@ -117,10 +117,21 @@ const findEntries = (text: string): E.Either<NotableFactsError, ReadonlyArray<un
 /**
  * Reads the model's answer: the JSON may be surrounded by prose or in a code fence, as
  * `{"notableFacts": [...]}` or a bare array. Each entry is validated (`parseCategorizedFact`);
- * invalid and duplicate entries are dropped with a warning, and at most `maxFacts` (25) are
- * kept. An empty list is a valid answer; a list none of whose entries is usable is not.
+ * invalid and duplicate entries are dropped (`parseNotableFactsResponseWithWarnings` says
+ * which and why), and at most `maxFacts` (25) are kept. An empty list is a valid answer; a
+ * list none of whose entries is usable is not.
  */
 export const parseNotableFactsResponse = (
+  text: string,
+  options: ParseNotableFactsOptions = {},
+): E.Either<NotableFactsError, ReadonlyArray<CategorizedFact>> =>
+  pipe(
+    parseNotableFactsResponseWithWarnings(text, options),
+    E.map((response) => response.facts),
+  );
+
+/** `parseNotableFactsResponse`, with a warning for each entry dropped. */
+export const parseNotableFactsResponseWithWarnings = (
   text: string,
   options: ParseNotableFactsOptions = {},
 ): E.Either<NotableFactsError, NotableFactsResponse> => {

@@ -7,7 +7,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import type { NotesEvent } from './events.js';
 import { NOTES_LIMITS } from './model.js';
-import { type NotableFactsResponse, parseNotableFactsResponse } from './parse.js';
+import { type NotableFactsResponse, parseNotableFactsResponseWithWarnings } from './parse.js';
 
 /** What the shell passes to `complete`: abort when the signal fires (the shell's timeout). */
 export interface CompleteOptions {
@@ -44,7 +44,7 @@ const parsed = (
     outcome,
     E.chain((text) =>
       pipe(
-        parseNotableFactsResponse(text, { categories, maxFacts }),
+        parseNotableFactsResponseWithWarnings(text, { categories, maxFacts }),
         E.mapLeft((error): ModelFailure => ({ reason: 'invalid_response', message: `${error.code}: ${error.message}` })),
       ),
     ),

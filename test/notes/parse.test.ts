@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { NOTES_LIMITS } from '../../src/notes/model.js';
-import { parseNotableFactsResponse } from '../../src/notes/parse.js';
+import { parseNotableFactsResponse, parseNotableFactsResponseWithWarnings } from '../../src/notes/parse.js';
 import { factListArb, hostileTextArb } from './arbitraries.js';
 
 const list = [
@@ -11,7 +11,7 @@ const list = [
 ];
 
 const factsOf = (text: string, options = {}) => {
-  const result = parseNotableFactsResponse(text, options);
+  const result = parseNotableFactsResponseWithWarnings(text, options);
   if (E.isLeft(result)) throw new Error(`expected a list, got ${result.left.code}: ${result.left.message}`);
   return result.right;
 };
@@ -93,8 +93,9 @@ describe('parseNotableFactsResponse', () => {
     );
     fc.assert(
       fc.property(answer, (text) => {
-        const result = parseNotableFactsResponse(text);
+        const result = parseNotableFactsResponseWithWarnings(text);
         if (E.isLeft(result)) return;
+        expect(parseNotableFactsResponse(text)).toEqual(E.right(result.right.facts));
         expect(result.right.facts.length).toBeLessThanOrEqual(NOTES_LIMITS.hardCap);
         for (const fact of result.right.facts) {
           expect(['People', 'Logistics', 'Conflict', 'Emotional', 'History']).toContain(fact.category);
