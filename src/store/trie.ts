@@ -247,5 +247,11 @@ export const trieRemove = <T>(batch: Batch, trie: HexTrie<T>, hash: TrieHash, ke
   }
   const slot = slotOf(trie, key);
   if (slot < 0) return trie;
-  return trie.length === 2 ? EMPTY_TRIE : fresh(batch, trie.slice(0, slot).concat(trie.slice(slot + 2)));
+  if (trie.length === 2) return EMPTY_TRIE;
+  // As in trieSet: a transient batch shrinks its own leaves in place.
+  if (isTransient(batch) && owns(batch, trie)) {
+    (trie as Array<string | T>).splice(slot, 2);
+    return trie;
+  }
+  return fresh(batch, trie.slice(0, slot).concat(trie.slice(slot + 2)));
 };
