@@ -115,12 +115,14 @@ export const own = <T extends object>(batch: Batch, value: T): Mutable<T> =>
 /**
  * Freezes what the batch created (nothing for a transient batch). Everything else a batch's
  * result holds was frozen before (it comes from a frozen state, or is a shared frozen
- * constant), so this freezes the result deeply without walking it.
+ * constant), so this freezes the result deeply without walking it. The batch owns nothing
+ * afterwards: further writes through it copy, as they would through a new batch.
  */
 export const sealBatch = (batch: Batch): void => {
   if (batch.created === undefined) return;
   for (const value of batch.created.list) Object.freeze(value);
   batch.created.list.length = 0;
+  batch.created.set.clear();
 };
 
 /**
