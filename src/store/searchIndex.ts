@@ -103,17 +103,16 @@ export const factTermWeights = (fact: Pick<SessionFact, 'subject' | 'object'>): 
   return saturateAll(weights);
 };
 
-/** The text a task lends its facts as context: its prompt and summaries (in record-key order). */
-export const taskContextText = (doc: Pick<TaskDoc, 'prompt' | 'summaries'>): string =>
+/** The text a task lends its facts as context: its prompt and summaries (in fact-id order). */
+const taskContextText = (doc: Pick<TaskDoc, 'prompt' | 'summaries'>): string =>
   [doc.prompt, ...doc.summaries.filter((_, i) => i % 2 === 1)].filter((text) => text !== '').join('\n');
 
-/** The BM25 weight of each term of a task's context. */
-export const contextTermWeights = (doc: Pick<TaskDoc, 'prompt' | 'summaries'>): Map<string, number> => {
+/** The BM25 weight of each term of a task's context text. */
+const contextTermWeights = (text: string): Map<string, number> => {
   const weights = new Map<string, number>();
-  addWeighted(weights, taskContextText(doc), 1);
+  addWeighted(weights, text, 1);
   return saturateAll(weights);
 };
-
 
 /**
  * A batch of index updates: `index` is the current (persistent) root, replaced as updates
@@ -215,8 +214,6 @@ const withSummary = (batch: Batch, list: ReadonlyArray<string>, key: string, tex
  */
 const lendsContext = (doc: TaskDoc): boolean => doc.facts.length > 0 || doc.touched.length > 0;
 
-const NO_WEIGHTS: ReadonlyMap<string, number> = new Map();
-
 /**
  * Changes a task's doc (created when missing, dropped when unused). When the change may touch
  * the context the task posts (its prompt or summaries, or whether it lends context at all),
@@ -233,23 +230,26 @@ const updateTask = (
   const before = trieGet(writer.index.tasks, hash, taskId) ?? EMPTY_TASK_DOC;
   // Read before changing: a doc this batch created is changed in place.
   const lentBefore = lendsContext(before);
-  const beforeText = lentBefore && touchesText ? taskContextText(before) : '';
-  const beforeWeights = lentBefore && touchesText ? contextTermWeights(before) : undefined;
+  const textBefore = touchesText ? taskContextText(before) : undefined;
   const doc = own(batch, before);
   change(doc, batch);
   const lentAfter = lendsContext(doc);
   if (touchesText || lentBefore !== lentAfter) {
-    const postedBefore = lentBefore ? (beforeWeights ?? contextTermWeights(doc)) : NO_WEIGHTS;
-    const postedAfter = lentAfter ? contextTermWeights(doc) : NO_WEIGHTS;
-    for (const term of postedBefore.keys()) if (!postedAfter.has(term)) unpostTerm(writer, 'taskTerms', term, hash, taskId);
-    for (const [term, weight] of postedAfter) {
-      const previous = postedBefore.get(term);
-      if (previous === undefined || quantize(previous) !== quantize(weight))
-        postTerm(writer, 'taskTerms', term, hash, taskId, weight, keyHash);
+    const text = taskContextText(doc);
+    // What the task posted and now posts: its text while it lends context, else nothing.
+    const postedBefore = lentBefore ? (textBefore ?? text) : '';
+    const postedAfter = lentAfter ? text : '';
+    if (postedBefore !== postedAfter) {
+      const weightsBefore = contextTermWeights(postedBefore);
+      const weightsAfter = contextTermWeights(postedAfter);
+      for (const term of weightsBefore.keys()) if (!weightsAfter.has(term)) unpostTerm(writer, 'taskTerms', term, hash, taskId);
+      for (const [term, weight] of weightsAfter) {
+        const previous = weightsBefore.get(term);
+        if (previous === undefined || quantize(previous) !== quantize(weight))
+          postTerm(writer, 'taskTerms', term, hash, taskId, weight, keyHash);
+      }
+      root(writer).contextCount += Number(postedAfter !== '') - Number(postedBefore !== '');
     }
-    const textBefore = lentBefore ? (touchesText ? beforeText : taskContextText(doc)) : '';
-    const textAfter = lentAfter ? taskContextText(doc) : '';
-    if ((textBefore !== '') !== (textAfter !== '')) root(writer).contextCount += Number(textAfter !== '') - Number(textBefore !== '');
   }
   const index = root(writer);
   index.tasks = isUnused(doc) ? trieRemove(batch, index.tasks, hash, taskId) : trieSet(batch, index.tasks, hash, taskId, doc, keyHash);

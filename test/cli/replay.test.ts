@@ -14,9 +14,9 @@ import { z } from 'zod';
 import { FACT_TAGS } from '../../src/index.js';
 import { ROOT, runCli } from './runCli.js';
 import { tempDir } from '../tempDirs.js';
+import { BAD_LINES, BAD_LINES_REJECTED, REPLAY_SUMMARY_KEYS } from '../fixtures/expected.js';
 
 const EXAMPLE = 'examples/web-api-session.jsonl';
-const BAD_LINES = 'test/fixtures/bad-lines.jsonl';
 const golden = (name: string): URL => new URL(`./golden/${name}`, import.meta.url);
 
 /** Compares with a golden file, or rewrites it when UPDATE_GOLDEN is set. */
@@ -73,16 +73,7 @@ describe.concurrent('fact-tracker replay', () => {
     expect(first.stderr).toBe('');
     expect(second.stdout).toBe(first.stdout);
     const report = ReplayReportSchema.parse(JSON.parse(first.stdout));
-    expect(Object.keys(report.summary)).toEqual([
-      'events',
-      'dispatches',
-      'prompts',
-      'validFacts',
-      'allFacts',
-      'historyTokens',
-      'contextTokens',
-      'contextToHistoryRatio',
-    ]);
+    expect(Object.keys(report.summary)).toEqual([...REPLAY_SUMMARY_KEYS]);
     expect(report.summary).toMatchObject({ events: 40, dispatches: 28, prompts: 11, validFacts: report.facts.length });
     expect(report.prompts.every((prompt, index) => index === 0 || prompt.historyTokens >= report.prompts[index - 1]!.historyTokens)).toBe(true);
     expect(first.stdout).toBe(readGolden('web-api-session.replay.json', first.stdout));
@@ -111,16 +102,7 @@ describe.concurrent('fact-tracker replay', () => {
     expect(run.status).toBe(2);
     expect(run.stderr).toBe('fact-tracker replay: 8 lines were rejected (listed in the report)\n');
     const report = ReplayReportSchema.parse(JSON.parse(run.stdout));
-    expect(report.errors.map((error) => [error.line, error.code])).toEqual([
-      [3, 'invalid_json'],
-      [4, 'unknown_type'],
-      [5, 'missing_field'],
-      [6, 'invalid_field'],
-      [7, 'invalid_field'],
-      [8, 'marker_missing'],
-      [9, 'json_parse_failed'],
-      [10, 'schema_invalid'],
-    ]);
+    expect(report.errors.map((error) => [error.line, error.code])).toEqual(BAD_LINES_REJECTED);
     // Line 12 comes after all the bad lines: its review still reaches the prompt on line 13.
     expect(report.prompts.map((prompt) => prompt.line)).toEqual([1, 13]);
     expect(report.prompts[1]!.facts.some((fact) => fact.relation === 'issue' && fact.subject === 'src/app.ts')).toBe(true);

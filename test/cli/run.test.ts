@@ -8,9 +8,9 @@ import { describe, expect, it } from 'vitest';
 import type { CliIo } from '../../src/cli/io.js';
 import { run } from '../../src/cli/run.js';
 import { ROOT } from './runCli.js';
+import { BAD_LINES, BAD_LINES_REJECTED } from '../fixtures/expected.js';
 
 const EXAMPLE = 'examples/web-api-session.jsonl';
-const BAD_LINES = 'test/fixtures/bad-lines.jsonl';
 
 interface MemoryRun {
   readonly status: number;
@@ -113,16 +113,7 @@ describe('replay', () => {
     expect(result.status).toBe(2);
     expect(result.stderr).toBe('fact-tracker replay: 8 lines were rejected (listed in the report)\n');
     const rejected = [...result.stdout.matchAll(/^line (\d+) · rejected \((\w+)\): /gmu)].map((match) => [Number(match[1]), match[2]]);
-    expect(rejected).toEqual([
-      [3, 'invalid_json'],
-      [4, 'unknown_type'],
-      [5, 'missing_field'],
-      [6, 'invalid_field'],
-      [7, 'invalid_field'],
-      [8, 'marker_missing'],
-      [9, 'json_parse_failed'],
-      [10, 'schema_invalid'],
-    ]);
+    expect(rejected).toEqual(BAD_LINES_REJECTED);
     expect(result.stdout.indexOf('line 10 · rejected')).toBeLessThan(result.stdout.indexOf('line 13 · task 2'));
     expect(result.stdout).toMatch(/^line 13 · task 2 · \d+ facts · \d+ context tokens · \d+ history tokens\n\[Session Context\]\n- /mu);
     expect(result.stdout).toMatch(/· 8 rejected lines$/mu);

@@ -9,28 +9,13 @@ import {
   selectAllFacts,
   selectValidFacts,
 } from '../../src/index.js';
+import { REPLAY_SUMMARY_KEYS } from '../fixtures/expected.js';
+import { implementer, reviewer } from '../fixtures/results.js';
 
 const example = readFileSync(new URL('../../examples/web-api-session.jsonl', import.meta.url), 'utf8');
 
 const history = (...lines: ReadonlyArray<unknown>): string =>
   lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n');
-
-const implementer = (taskId: string, files: string[]) => ({
-  task_id: taskId,
-  status: 'completed',
-  summary: `Task ${taskId} done`,
-  files_changed: files,
-  tests: [],
-  follow_up_actions: [],
-});
-
-const review = (taskId: string, assessment: string, issues: { file: string; message: string }[]) => ({
-  task_id: taskId,
-  assessment,
-  strengths: [],
-  issues: issues.map((issue) => ({ severity: 'important', fix: 'fix it', ...issue })),
-  required_fixes: [],
-});
 
 describe('replayHistory', () => {
   it('gives each prompt exactly what a live tracker fed the same dispatches would inject', () => {
@@ -54,16 +39,7 @@ describe('replayHistory', () => {
   it('summarizes with exactly the documented keys', () => {
     const { report, store } = replayHistory(example);
     expect(Object.keys(report)).toEqual(['prompts', 'errors', 'facts', 'summary']);
-    expect(Object.keys(report.summary)).toEqual([
-      'events',
-      'dispatches',
-      'prompts',
-      'validFacts',
-      'allFacts',
-      'historyTokens',
-      'contextTokens',
-      'contextToHistoryRatio',
-    ]);
+    expect(Object.keys(report.summary)).toEqual([...REPLAY_SUMMARY_KEYS]);
     expect(report.summary).toMatchObject({ events: 40, dispatches: 28, prompts: 11 });
     expect(report.summary.validFacts).toBe(report.facts.length);
     expect(report.summary.allFacts).toBe(selectAllFacts(store).length);
@@ -114,9 +90,9 @@ describe('replayHistory', () => {
   it('closes the issues of a task that its later review no longer raises', () => {
     const text = history(
       { type: 'dispatch', role: 'implementer', taskId: '1', result: implementer('1', ['src/a.ts']) },
-      { type: 'dispatch', role: 'reviewer', taskId: '1', result: review('1', 'needs_changes', [{ file: 'src/a.ts', message: 'leaks a handle' }]) },
+      { type: 'dispatch', role: 'reviewer', taskId: '1', result: reviewer('1', 'needs_changes', [{ file: 'src/a.ts', message: 'leaks a handle' }]) },
       { type: 'prompt', taskId: '2', taskPrompt: 'src/a.ts handle' },
-      { type: 'dispatch', role: 'reviewer', taskId: '1', result: review('1', 'approved', []) },
+      { type: 'dispatch', role: 'reviewer', taskId: '1', result: reviewer('1', 'approved', []) },
       { type: 'prompt', taskId: '2', taskPrompt: 'src/a.ts handle' },
     );
     const { report } = replayHistory(text);

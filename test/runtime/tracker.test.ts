@@ -15,29 +15,12 @@ import {
 } from '../../src/index.js';
 import { createTracker } from '../../src/runtime/tracker.js';
 import { isDeepFrozen } from '../store/invariants.js';
+import { implementer, reviewer } from '../fixtures/results.js';
 
 const steppingClock = (start = 1_000, step = 1_000) => {
   let now = start - step;
   return () => (now += step);
 };
-
-const implementer = (taskId: string, files: string[], extra: Record<string, unknown> = {}) => ({
-  task_id: taskId,
-  status: 'completed',
-  summary: `Task ${taskId} done`,
-  files_changed: files,
-  tests: [],
-  follow_up_actions: [],
-  ...extra,
-});
-
-const reviewer = (taskId: string, assessment: string, issues: Array<{ file?: string; message: string }> = [], fixes: string[] = []) => ({
-  task_id: taskId,
-  assessment,
-  strengths: [],
-  issues: issues.map((issue) => ({ severity: 'important', fix: 'fix it', ...issue })),
-  required_fixes: fixes,
-});
 
 const raw = (result: unknown) => `Done.\nBEGIN_DISPATCH_RESULT\n${JSON.stringify(result)}\nEND_DISPATCH_RESULT\n`;
 
