@@ -21,7 +21,33 @@ export const seeded = (seed: number) => {
  * The vocabulary of a large product: 2,000 identifiers drawn with a Zipf distribution (a few
  * words everywhere, most rare), as the words of real code and prose are.
  */
-const SYLLABLES = ['ac', 'bar', 'cal', 'dex', 'el', 'fin', 'gro', 'hub', 'in', 'jet', 'kin', 'lo', 'mar', 'nex', 'or', 'pay', 'quo', 'ret', 'sta', 'tor', 'um', 'val', 'wex', 'yar', 'zen'];
+const SYLLABLES = [
+  'ac',
+  'bar',
+  'cal',
+  'dex',
+  'el',
+  'fin',
+  'gro',
+  'hub',
+  'in',
+  'jet',
+  'kin',
+  'lo',
+  'mar',
+  'nex',
+  'or',
+  'pay',
+  'quo',
+  'ret',
+  'sta',
+  'tor',
+  'um',
+  'val',
+  'wex',
+  'yar',
+  'zen',
+];
 const WORDS = Array.from({ length: 2_000 }, (_, i) => {
   const a = SYLLABLES[i % SYLLABLES.length]!;
   const b = SYLLABLES[Math.floor(i / SYLLABLES.length) % SYLLABLES.length]!;
@@ -29,9 +55,47 @@ const WORDS = Array.from({ length: 2_000 }, (_, i) => {
   return `${a}${b}${c}`;
 });
 const AREAS = WORDS.slice(0, 60);
-const LAYERS = ['routes', 'services', 'repositories', 'models', 'schemas', 'middleware', 'jobs', 'handlers', 'validators', 'clients', 'views', 'workers', 'policies', 'mappers', 'events'];
-const VERBS = ['add', 'fix', 'refactor', 'validate', 'paginate', 'cache', 'sign', 'retry', 'log', 'index', 'rename', 'split', 'merge', 'document', 'test', 'harden'];
-const STYLE = ['naming convention: handlers are verbNoun', 'use the repository pattern, no SQL in routes', 'error responses follow the problem+json style', 'money is integer cents by convention'];
+const LAYERS = [
+  'routes',
+  'services',
+  'repositories',
+  'models',
+  'schemas',
+  'middleware',
+  'jobs',
+  'handlers',
+  'validators',
+  'clients',
+  'views',
+  'workers',
+  'policies',
+  'mappers',
+  'events',
+];
+const VERBS = [
+  'add',
+  'fix',
+  'refactor',
+  'validate',
+  'paginate',
+  'cache',
+  'sign',
+  'retry',
+  'log',
+  'index',
+  'rename',
+  'split',
+  'merge',
+  'document',
+  'test',
+  'harden',
+];
+const STYLE = [
+  'naming convention: handlers are verbNoun',
+  'use the repository pattern, no SQL in routes',
+  'error responses follow the problem+json style',
+  'money is integer cents by convention',
+];
 
 /** Cumulative Zipf weights (s = 1) over the word list. */
 const ZIPF = (() => {
@@ -85,7 +149,10 @@ export const randomReviewerResult = (random: () => number, taskId: string): Revi
   issues: Array.from({ length: Math.floor(random() * 3) }, () => ({
     severity: pick(random, ['critical', 'important', 'minor'] as const),
     file: randomPath(random),
-    message: random() < 0.3 ? pick(random, STYLE) : `${phrase(random, 2)} is not ${pick(random, VERBS)}ed when ${phrase(random, 2)} fails`,
+    message:
+      random() < 0.3
+        ? pick(random, STYLE)
+        : `${phrase(random, 2)} is not ${pick(random, VERBS)}ed when ${phrase(random, 2)} fails`,
     fix: `${pick(random, VERBS)} the ${word(random)}`,
   })),
   required_fixes: random() < 0.4 ? [`${pick(random, VERBS)} ${phrase(random, 2)} before merge`] : [],

@@ -34,7 +34,10 @@ import { SeedStore, seedExtractImplementer, seedExtractReviewer, seedRetrieve } 
 const quick = process.argv.includes('--quick');
 const asJson = process.argv.includes('--json');
 const SECTIONS = ['extraction', 'sizes', 'heap', 'replay'] as const;
-const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',');
+const only = process.argv
+  .find((arg) => arg.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
 const unknown = only?.filter((name) => !(SECTIONS as ReadonlyArray<string>).includes(name)) ?? [];
 if (unknown.length > 0) {
   console.error(`bench: unknown section ${unknown.join(', ')}: use ${SECTIONS.join(', ')}`);
@@ -50,7 +53,8 @@ const median = (values: number[]): number => {
 };
 
 /** Median microseconds per call of `run(i)`, timing batches of `batch` calls. */
-const timeMicros = (samples: number, batch: number, run: (i: number) => void): number => timePair(samples, batch, run)[0]!;
+const timeMicros = (samples: number, batch: number, run: (i: number) => void): number =>
+  timePair(samples, batch, run)[0]!;
 
 /**
  * Median microseconds per call of each function, timed in alternating batches so that both
@@ -168,8 +172,24 @@ const replayCli = (): { dispatches: number; seconds: number } | { skipped: strin
     for (let task = 1; task <= 5_000; task += 1) {
       const taskId = String(task);
       lines.push(JSON.stringify({ type: 'prompt', taskId, at: (at += 60_000), taskPrompt: randomPrompt(random) }));
-      lines.push(JSON.stringify({ type: 'dispatch', role: 'implementer', taskId, at: (at += 60_000), result: randomImplementerResult(random, taskId) }));
-      lines.push(JSON.stringify({ type: 'dispatch', role: 'reviewer', taskId, at: (at += 60_000), result: randomReviewerResult(random, taskId) }));
+      lines.push(
+        JSON.stringify({
+          type: 'dispatch',
+          role: 'implementer',
+          taskId,
+          at: (at += 60_000),
+          result: randomImplementerResult(random, taskId),
+        }),
+      );
+      lines.push(
+        JSON.stringify({
+          type: 'dispatch',
+          role: 'reviewer',
+          taskId,
+          at: (at += 60_000),
+          result: randomReviewerResult(random, taskId),
+        }),
+      );
     }
     const file = join(dir, 'history.jsonl');
     writeFileSync(file, `${lines.join('\n')}\n`);
@@ -177,7 +197,8 @@ const replayCli = (): { dispatches: number; seconds: number } | { skipped: strin
     const start = performance.now();
     const run = spawnSync(process.execPath, [cli, 'replay', file, '--json'], { encoding: 'utf8', maxBuffer: 1 << 30 });
     const seconds = (performance.now() - start) / 1000;
-    if (run.status !== 0 && run.status !== 2) return { skipped: `fact-tracker exited ${run.status}: ${run.stderr.trim()}` };
+    if (run.status !== 0 && run.status !== 2)
+      return { skipped: `fact-tracker exited ${run.status}: ${run.stderr.trim()}` };
     return { dispatches: 10_000, seconds };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -186,7 +207,7 @@ const replayCli = (): { dispatches: number; seconds: number } | { skipped: strin
 
 const measureExtraction = (): { libraryMicros: number; seedMicros: number; ratio: number } => {
   const sample = dispatches(7, 2_000);
-  for (let round = 0; round < 5; round += 1) for (const d of sample) extract(d, 0), seedExtract(d);
+  for (let round = 0; round < 5; round += 1) for (const d of sample) (extract(d, 0), seedExtract(d));
   const [libraryMicros, seedMicros] = timePair(
     41,
     200,
@@ -210,7 +231,9 @@ const measureSize = (size: number): Record<string, number> => {
     retrieveFacts(store, { taskDescription: queries[i % queries.length]!, taskId: 'x', maxFacts: 10, maxTokens: 500 }),
   );
   const seedSamples = size >= 100_000 ? 8 : 20;
-  const seedRetrieveMicros = timeMicros(seedSamples, 1, (i) => seedRetrieve(seed, queries[i % queries.length]!, 'x', 10, 500));
+  const seedRetrieveMicros = timeMicros(seedSamples, 1, (i) =>
+    seedRetrieve(seed, queries[i % queries.length]!, 'x', 10, 500),
+  );
   return {
     validFacts: store.validCount,
     addMicros,
@@ -232,7 +255,8 @@ const main = (): void => {
     results['addGrowth'] = perSize[perSize.length - 1]!['addMicros']! / perSize[0]!['addMicros']!;
   }
   const heapSize = quick ? 10_000 : 100_000;
-  if (runs('heap')) results['heap'] = { atValidFacts: heapSize, ...heapPerFact(heapSize), storeOf200Facts: heapOfSmallStore() };
+  if (runs('heap'))
+    results['heap'] = { atValidFacts: heapSize, ...heapPerFact(heapSize), storeOf200Facts: heapOfSmallStore() };
   if (runs('replay')) results['replay'] = quick ? { skipped: 'quick run' } : replayCli();
 
   if (asJson) {
@@ -243,7 +267,9 @@ const main = (): void => {
   const extraction = results['extraction'] as ReturnType<typeof measureExtraction> | undefined;
   if (extraction !== undefined) {
     console.log('');
-    console.log(`extraction per dispatch result: library ${us(extraction.libraryMicros)}, seed ${us(extraction.seedMicros)}, ratio ${extraction.ratio.toFixed(2)}x`);
+    console.log(
+      `extraction per dispatch result: library ${us(extraction.libraryMicros)}, seed ${us(extraction.seedMicros)}, ratio ${extraction.ratio.toFixed(2)}x`,
+    );
   }
   const perSize = results['sizes'] as Array<Record<string, number>> | undefined;
   if (perSize !== undefined) {
@@ -251,14 +277,26 @@ const main = (): void => {
     console.log('valid facts | addFacts/dispatch | seed add | retrieveFacts | seed scan | retrieval speedup');
     for (const row of perSize)
       console.log(
-        [row['validFacts'], us(row['addMicros']!), us(row['seedAddMicros']!), us(row['retrieveMicros']!), us(row['seedRetrieveMicros']!), `${row['retrieveSpeedup']!.toFixed(0)}x`].join(' | '),
+        [
+          row['validFacts'],
+          us(row['addMicros']!),
+          us(row['seedAddMicros']!),
+          us(row['retrieveMicros']!),
+          us(row['seedRetrieveMicros']!),
+          `${row['retrieveSpeedup']!.toFixed(0)}x`,
+        ].join(' | '),
       );
     console.log('');
-    console.log(`addFacts cost at ${perSize[perSize.length - 1]!['validFacts']} vs ${perSize[0]!['validFacts']} valid facts: ${(results['addGrowth'] as number).toFixed(2)}x`);
+    console.log(
+      `addFacts cost at ${perSize[perSize.length - 1]!['validFacts']} vs ${perSize[0]!['validFacts']} valid facts: ${(results['addGrowth'] as number).toFixed(2)}x`,
+    );
   }
-  const heap = results['heap'] as { atValidFacts: number; library: number; seed: number; facts: number; storeOf200Facts: number } | undefined;
+  const heap = results['heap'] as
+    { atValidFacts: number; library: number; seed: number; facts: number; storeOf200Facts: number } | undefined;
   if (heap !== undefined) {
-    console.log(`heap per valid fact at ${heap.facts}: library ${heap.library.toFixed(0)} B (index included), seed ${heap.seed.toFixed(0)} B`);
+    console.log(
+      `heap per valid fact at ${heap.facts}: library ${heap.library.toFixed(0)} B (index included), seed ${heap.seed.toFixed(0)} B`,
+    );
     console.log(`heap of a 200-fact store: ${(heap.storeOf200Facts / 1024).toFixed(0)} KB`);
   }
   const replay = results['replay'] as { dispatches?: number; seconds?: number; skipped?: string } | undefined;

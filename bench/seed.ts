@@ -20,10 +20,21 @@ export interface SeedFact {
   confidence: number;
 }
 
-const id = (s: string, r: string, o: string): string => createHash('sha256').update(s + r + o).digest('hex').slice(0, 16);
+const id = (s: string, r: string, o: string): string =>
+  createHash('sha256')
+    .update(s + r + o)
+    .digest('hex')
+    .slice(0, 16);
 const clip = (text: string): string => (text.length > 120 ? `${text.slice(0, 117)}...` : text);
 
-const fact = (subject: string, relation: string, object: string, tag: string, taskId: string, role: SeedFact['sourceRole']): SeedFact => ({
+const fact = (
+  subject: string,
+  relation: string,
+  object: string,
+  tag: string,
+  taskId: string,
+  role: SeedFact['sourceRole'],
+): SeedFact => ({
   id: id(subject, relation, object),
   subject,
   relation,
@@ -42,8 +53,14 @@ export const seedExtractImplementer = (result: ImplementerResult, taskId: string
   const rules: Array<() => void> = [
     () => out.push(fact(task, 'completed_with', result.status, 'decision', taskId, 'implementer')),
     () => out.push(fact(task, 'summary', clip(result.summary), 'decision', taskId, 'implementer')),
-    () => (result.files_changed ?? []).forEach((path) => out.push(fact(path, 'modified_by', task, 'file_change', taskId, 'implementer'))),
-    () => (result.follow_up_actions ?? []).forEach((action) => out.push(fact(task, 'requires', clip(action), 'dependency', taskId, 'implementer'))),
+    () =>
+      (result.files_changed ?? []).forEach((path) =>
+        out.push(fact(path, 'modified_by', task, 'file_change', taskId, 'implementer')),
+      ),
+    () =>
+      (result.follow_up_actions ?? []).forEach((action) =>
+        out.push(fact(task, 'requires', clip(action), 'dependency', taskId, 'implementer')),
+      ),
   ];
   for (const rule of rules) {
     try {
@@ -61,8 +78,14 @@ export const seedExtractReviewer = (result: ReviewerResult, taskId: string): See
   const task = `task:${taskId}`;
   const rules: Array<() => void> = [
     () => out.push(fact(task, 'reviewed_as', result.assessment, 'decision', taskId, 'reviewer')),
-    () => (result.issues ?? []).forEach((issue) => out.push(fact(issue.file ?? task, 'issue', clip(issue.message), 'error', taskId, 'reviewer'))),
-    () => (result.required_fixes ?? []).forEach((fix) => out.push(fact(task, 'must_fix', clip(fix), 'convention', taskId, 'reviewer'))),
+    () =>
+      (result.issues ?? []).forEach((issue) =>
+        out.push(fact(issue.file ?? task, 'issue', clip(issue.message), 'error', taskId, 'reviewer')),
+      ),
+    () =>
+      (result.required_fixes ?? []).forEach((fix) =>
+        out.push(fact(task, 'must_fix', clip(fix), 'convention', taskId, 'reviewer')),
+      ),
   ];
   for (const rule of rules) {
     try {
@@ -98,7 +121,11 @@ export class SeedStore {
   }
 }
 
-const STOPWORDS = new Set('a an the is are was were be been to of in on at for and or but with by from as it this that these those into'.split(' '));
+const STOPWORDS = new Set(
+  'a an the is are was were be been to of in on at for and or but with by from as it this that these those into'.split(
+    ' ',
+  ),
+);
 const words = (text: string): string[] =>
   text
     .toLowerCase()
@@ -155,5 +182,13 @@ export const keywordOverlapRetrieve = <F extends KeywordFact>(
 };
 
 /** The seed design's retriever over its own store. */
-export const seedRetrieve = (store: SeedStore, taskDescription: string, taskId: string, maxFacts: number, maxTokens: number): SeedFact[] =>
-  keywordOverlapRetrieve(store.getValid(), { taskDescription, taskId, maxFacts, maxTokens }, (f) => f.validFrom.getTime());
+export const seedRetrieve = (
+  store: SeedStore,
+  taskDescription: string,
+  taskId: string,
+  maxFacts: number,
+  maxTokens: number,
+): SeedFact[] =>
+  keywordOverlapRetrieve(store.getValid(), { taskDescription, taskId, maxFacts, maxTokens }, (f) =>
+    f.validFrom.getTime(),
+  );

@@ -47,7 +47,9 @@ const neutral = (name: keyof typeof DEFAULT_RANKING.priors): RankingOverrides =>
 /** The configurations compared: the library, the seed baseline, and one ablation per feature. */
 const rankingArgument = process.argv.find((arg) => arg.startsWith('--ranking='));
 const chosen: RankingOverrides | undefined =
-  rankingArgument === undefined ? undefined : (JSON.parse(rankingArgument.slice('--ranking='.length)) as RankingOverrides);
+  rankingArgument === undefined
+    ? undefined
+    : (JSON.parse(rankingArgument.slice('--ranking='.length)) as RankingOverrides);
 
 const configurations: ReadonlyArray<{ name: string; ranking?: RankingOverrides; baseline?: true }> = [
   { name: 'tracker (defaults)', ...(chosen === undefined ? {} : { ranking: chosen }) },
@@ -64,11 +66,17 @@ const configurations: ReadonlyArray<{ name: string; ranking?: RankingOverrides; 
   { name: 'no duplicate prior', ranking: neutral('duplicate') },
   {
     name: 'no priors at all',
-    ranking: { priors: { status: 1, test: 1, testFile: 1, manifest: 1, convention: 1, summary: 1, issue: 1, duplicate: 1 } },
+    ranking: {
+      priors: { status: 1, test: 1, testFile: 1, manifest: 1, convention: 1, summary: 1, issue: 1, duplicate: 1 },
+    },
   },
 ];
 
-const evaluate = (text: string, ranking: RankingOverrides | undefined, baseline: boolean): { tally: Tally; missing: string[] } => {
+const evaluate = (
+  text: string,
+  ranking: RankingOverrides | undefined,
+  baseline: boolean,
+): { tally: Tally; missing: string[] } => {
   const lines = text.split('\n');
   let now = 0;
   const tracker = createFactTracker({ clock: () => now, ...(ranking === undefined ? {} : { ranking }) });
@@ -76,15 +84,28 @@ const evaluate = (text: string, ranking: RankingOverrides | undefined, baseline:
   const missing: string[] = [];
   for (const event of parseHistory(text).events) {
     now = event.at;
-    if (event.type === 'dispatch') tracker.ingestOutput({ role: event.role, taskId: event.taskId, output: event.output });
+    if (event.type === 'dispatch')
+      tracker.ingestOutput({ role: event.role, taskId: event.taskId, output: event.output });
     else if (event.type === 'invalidate') tracker.invalidate(event.subject, event.relation, event.at);
     else if (event.type === 'compact') tracker.compact(event.maxFacts);
     else {
       const raw = JSON.parse(lines[event.line - 1]!) as { expect?: Triple[] };
       const store = tracker.getSnapshot();
-      const query: FactQuery = { taskDescription: event.taskPrompt, taskId: event.taskId, maxFacts: MAX_FACTS, maxTokens: MAX_TOKENS };
-      const compiled = tracker.compilePrompt({ taskId: event.taskId, taskPrompt: event.taskPrompt, maxFacts: MAX_FACTS, maxTokens: MAX_TOKENS });
-      const facts = baseline ? keywordOverlapRetrieve(selectValidFacts(store), query, (fact) => fact.validFrom) : compiled.facts;
+      const query: FactQuery = {
+        taskDescription: event.taskPrompt,
+        taskId: event.taskId,
+        maxFacts: MAX_FACTS,
+        maxTokens: MAX_TOKENS,
+      };
+      const compiled = tracker.compilePrompt({
+        taskId: event.taskId,
+        taskPrompt: event.taskPrompt,
+        maxFacts: MAX_FACTS,
+        maxTokens: MAX_TOKENS,
+      });
+      const facts = baseline
+        ? keywordOverlapRetrieve(selectValidFacts(store), query, (fact) => fact.validFrom)
+        : compiled.facts;
       if (raw.expect === undefined) continue;
       const injected = new Set(facts.map(tripleKey));
       tally.prompts += 1;
@@ -93,7 +114,10 @@ const evaluate = (text: string, ranking: RankingOverrides | undefined, baseline:
       tally.tokens += estimateTokens(formatSessionFacts(facts));
       for (const triple of raw.expect) {
         if (injected.has(tripleKey(triple))) tally.hits += 1;
-        else missing.push(`line ${event.line} task ${event.taskId}: ${triple.subject} ${triple.relation} ${triple.object}`);
+        else
+          missing.push(
+            `line ${event.line} task ${event.taskId}: ${triple.subject} ${triple.relation} ${triple.object}`,
+          );
       }
     }
   }
@@ -107,13 +131,22 @@ const main = (): void => {
   const json = process.argv.includes('--json');
   const verbose = process.argv.includes('--verbose');
   const dir = join(import.meta.dirname, 'histories');
-  const files = readdirSync(dir).filter((file) => file.endsWith('.jsonl')).sort();
-  const results: Record<string, Record<string, { recall: number; precision: number; meanTokens: number; prompts: number; labels: number }>> = {};
+  const files = readdirSync(dir)
+    .filter((file) => file.endsWith('.jsonl'))
+    .sort();
+  const results: Record<
+    string,
+    Record<string, { recall: number; precision: number; meanTokens: number; prompts: number; labels: number }>
+  > = {};
   for (const config of configurations) {
     const overall: Tally = { expected: 0, hits: 0, injected: 0, tokens: 0, prompts: 0 };
     results[config.name] = {};
     for (const file of files) {
-      const { tally, missing } = evaluate(readFileSync(join(dir, file), 'utf8'), config.ranking, config.baseline === true);
+      const { tally, missing } = evaluate(
+        readFileSync(join(dir, file), 'utf8'),
+        config.ranking,
+        config.baseline === true,
+      );
       for (const key of Object.keys(overall) as Array<keyof Tally>) overall[key] += tally[key];
       results[config.name]![basename(file, '.jsonl')] = {
         recall: ratio(tally.hits, tally.expected),
@@ -122,7 +155,8 @@ const main = (): void => {
         prompts: tally.prompts,
         labels: tally.expected,
       };
-      if (verbose && config.name === 'tracker (defaults)') for (const line of missing) console.error(`missed ${file} ${line}`);
+      if (verbose && config.name === 'tracker (defaults)')
+        for (const line of missing) console.error(`missed ${file} ${line}`);
     }
     results[config.name]!['overall'] = {
       recall: ratio(overall.hits, overall.expected),
@@ -142,14 +176,36 @@ const main = (): void => {
   console.log(`Retrieval quality, ${MAX_FACTS} facts / ${MAX_TOKENS} tokens per prompt`);
   console.log('');
   const row = (cells: ReadonlyArray<string | number>): string => `| ${cells.join(' | ')} |`;
-  const header = ['history', 'prompts', 'labels', 'recall', 'precision', 'tokens', 'seed recall', 'seed precision', 'seed tokens', 'recall x'];
+  const header = [
+    'history',
+    'prompts',
+    'labels',
+    'recall',
+    'precision',
+    'tokens',
+    'seed recall',
+    'seed precision',
+    'seed tokens',
+    'recall x',
+  ];
   console.log(row(header));
   console.log(row(header.map(() => '---')));
   for (const history of histories) {
     const t = tracker[history]!;
     const s = seed[history]!;
     console.log(
-      row([history, t.prompts, t.labels, fixed(t.recall), fixed(t.precision), fixed(t.meanTokens, 0), fixed(s.recall), fixed(s.precision), fixed(s.meanTokens, 0), s.recall === 0 ? 'inf' : `${fixed(t.recall / s.recall, 2)}x`]),
+      row([
+        history,
+        t.prompts,
+        t.labels,
+        fixed(t.recall),
+        fixed(t.precision),
+        fixed(t.meanTokens, 0),
+        fixed(s.recall),
+        fixed(s.precision),
+        fixed(s.meanTokens, 0),
+        s.recall === 0 ? 'inf' : `${fixed(t.recall / s.recall, 2)}x`,
+      ]),
     );
   }
   console.log('');

@@ -47,12 +47,31 @@ const nativeSha256Hex = ((): ((text: string) => string) | undefined => {
 const ownPrefix = (hex: string, length: number): string => {
   if (length !== 16) return String.fromCharCode(...Array.from({ length }, (_, i) => hex.charCodeAt(i)));
   const at = (i: number): number => hex.charCodeAt(i);
-  return String.fromCharCode(at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7), at(8), at(9), at(10), at(11), at(12), at(13), at(14), at(15));
+  return String.fromCharCode(
+    at(0),
+    at(1),
+    at(2),
+    at(3),
+    at(4),
+    at(5),
+    at(6),
+    at(7),
+    at(8),
+    at(9),
+    at(10),
+    at(11),
+    at(12),
+    at(13),
+    at(14),
+    at(15),
+  );
 };
 
 /** The first `bytes` bytes of the SHA-256 of the UTF-8 bytes of `text`, as lowercase hex. */
 export const sha256HexPrefix = (text: string, bytes: number): string =>
-  nativeSha256Hex === undefined ? portableSha256HexPrefix(text, bytes) : ownPrefix(nativeSha256Hex(text), Math.min(64, bytes * 2));
+  nativeSha256Hex === undefined
+    ? portableSha256HexPrefix(text, bytes)
+    : ownPrefix(nativeSha256Hex(text), Math.min(64, bytes * 2));
 
 /** FNV-1a 32-bit hash: a cheap, stable spread for placing keys in a trie. */
 export const fnv1a = (text: string): number => {

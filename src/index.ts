@@ -3,7 +3,16 @@
  * an immutable valid-time store, and retrieved within a token budget into the next prompt.
  */
 
-export { createFactId, FACT_LIMITS, FACT_TAGS, isFactTag, isSourceRole, makeFact, parseNewFact, SOURCE_ROLES } from './fact.js';
+export {
+  createFactId,
+  FACT_LIMITS,
+  FACT_TAGS,
+  isFactTag,
+  isSourceRole,
+  makeFact,
+  parseNewFact,
+  SOURCE_ROLES,
+} from './fact.js';
 export type { FactTag, SessionFact, SourceRole } from './fact.js';
 
 export { DEFAULT_MAX_VALID_FACTS, emptyFactStore } from './store/state.js';
@@ -171,7 +180,13 @@ export { decodeContextFile, decodeSessionsFile, encodeContextFile, encodeSession
 export type { ContextFileDocument, ContextSessionsDocument } from './context/schema.js';
 export { migrateContextDocument } from './context/migrate.js';
 export { CONTEXT_BUDGETS } from './context/budget.js';
-export type { BundleBudget, BundleSection, CharRange, ImplementationSection, PlanningSection } from './context/budget.js';
+export type {
+  BundleBudget,
+  BundleSection,
+  CharRange,
+  ImplementationSection,
+  PlanningSection,
+} from './context/budget.js';
 export {
   buildContextBundle,
   CONTEXT_BUNDLE_HEADER,
@@ -227,7 +242,12 @@ export type { NotesLedger, NotesLedgerOptions, SessionEntry, SessionNotes, UserN
 export { applyExtraction } from './notes/applyExtraction.js';
 export type { ExtractionInput } from './notes/applyExtraction.js';
 export { consolidateSession, consolidateSessionWithReport, endStageWithReport } from './notes/consolidateSession.js';
-export type { ConsolidationInput, EndStageInput, SessionConsolidation, StageConsolidation } from './notes/consolidateSession.js';
+export type {
+  ConsolidationInput,
+  EndStageInput,
+  SessionConsolidation,
+  StageConsolidation,
+} from './notes/consolidateSession.js';
 export { rewriteProfile } from './notes/rewriteProfile.js';
 export type { ProfileRewriteInput } from './notes/rewriteProfile.js';
 export { consolidateGlobalFacts, consolidateGlobalFactsWithReport } from './notes/global.js';
@@ -242,8 +262,21 @@ export type {
   NotesSessionConsolidatedEvent,
 } from './notes/events.js';
 export { settleExtraction, settleProfileRewrite } from './notes/port.js';
-export type { CompleteFn, CompleteOptions, ModelFailure, ModelFailureReason, ModelOutcome, NotesSlot } from './notes/port.js';
-export { formatGlobalFacts, formatNotableFacts, formatNotesBlocks, GLOBAL_FACTS_HEADER, NOTED_FACTS_HEADER } from './notes/format.js';
+export type {
+  CompleteFn,
+  CompleteOptions,
+  ModelFailure,
+  ModelFailureReason,
+  ModelOutcome,
+  NotesSlot,
+} from './notes/port.js';
+export {
+  formatGlobalFacts,
+  formatNotableFacts,
+  formatNotesBlocks,
+  GLOBAL_FACTS_HEADER,
+  NOTED_FACTS_HEADER,
+} from './notes/format.js';
 export type { NotesBlocks } from './notes/format.js';
 export { createNotableFactsTracker, DEFAULT_TIMEOUT_MS } from './notes/tracker.js';
 export type {

@@ -90,7 +90,11 @@ const termsCache = new Map<string, ReadonlyArray<string>>();
 export const textTerms = (text: string): ReadonlyArray<string> => {
   let terms = termsCache.get(text);
   if (terms === undefined) {
-    terms = Object.freeze(words(text).filter(keepTerm).map(({ word }) => stem(word)));
+    terms = Object.freeze(
+      words(text)
+        .filter(keepTerm)
+        .map(({ word }) => stem(word)),
+    );
     if (termsCache.size >= 8_192) termsCache.clear();
     termsCache.set(text, terms);
   }

@@ -71,7 +71,9 @@ describe('public API', () => {
 
 describe('public types', () => {
   it('FactTag and SourceRole are exactly the spec unions', () => {
-    expectTypeOf<FactTag>().toEqualTypeOf<'file_change' | 'convention' | 'decision' | 'error' | 'dependency' | 'test'>();
+    expectTypeOf<FactTag>().toEqualTypeOf<
+      'file_change' | 'convention' | 'decision' | 'error' | 'dependency' | 'test'
+    >();
     expectTypeOf<SourceRole>().toEqualTypeOf<'implementer' | 'reviewer'>();
   });
 
@@ -99,7 +101,9 @@ describe('public types', () => {
     expectTypeOf(api.emptyFactStore).toBeCallableWith({ maxValidFacts: 10 });
     expectTypeOf(api.emptyFactStore).returns.toEqualTypeOf<FactStore>();
     expectTypeOf(api.addFacts).toEqualTypeOf<(store: FactStore, facts: ReadonlyArray<SessionFact>) => FactStore>();
-    expectTypeOf(api.invalidate).toEqualTypeOf<(store: FactStore, subject: string, relation: string, at: number) => FactStore>();
+    expectTypeOf(api.invalidate).toEqualTypeOf<
+      (store: FactStore, subject: string, relation: string, at: number) => FactStore
+    >();
     expectTypeOf(api.compact).toEqualTypeOf<(store: FactStore, maxFacts: number) => FactStore>();
     expectTypeOf(api.compactWithReport).parameters.toEqualTypeOf<[FactStore, number]>();
     expectTypeOf(api.compactWithReport).returns.toEqualTypeOf<{ store: FactStore; report: CompactionReport }>();
@@ -125,7 +129,9 @@ describe('public types', () => {
     expectTypeOf(api.extractFromImplementer).toEqualTypeOf<
       (result: ImplementerResult, taskId: string, at: number) => Extraction
     >();
-    expectTypeOf(api.extractFromReviewer).toEqualTypeOf<(result: ReviewerResult, taskId: string, at: number) => Extraction>();
+    expectTypeOf(api.extractFromReviewer).toEqualTypeOf<
+      (result: ReviewerResult, taskId: string, at: number) => Extraction
+    >();
     expectTypeOf<Extraction>().toEqualTypeOf<{
       readonly facts: ReadonlyArray<SessionFact>;
       readonly warnings: ReadonlyArray<string>;
@@ -203,7 +209,9 @@ describe('public types', () => {
 
   it('parseDispatchOutput returns Either<ContractError, ImplementerResult | ReviewerResult>', () => {
     expectTypeOf(api.parseDispatchOutput).parameters.toEqualTypeOf<[string, SourceRole]>();
-    expectTypeOf(api.parseDispatchOutput).returns.toEqualTypeOf<Either<ContractError, ImplementerResult | ReviewerResult>>();
+    expectTypeOf(api.parseDispatchOutput).returns.toEqualTypeOf<
+      Either<ContractError, ImplementerResult | ReviewerResult>
+    >();
     type SpecContractError = {
       code: 'marker_missing' | 'json_parse_failed' | 'schema_invalid' | 'invalid_input';
       message: string;

@@ -20,7 +20,10 @@ export const relations = ['modified_by', 'issue', 'summary'] as const;
 export const objects = ['task:1', 'task:2', 'naming rule', 'x'] as const;
 export const taskIds = ['1', '2', '3'] as const;
 
-export const tagsArb: fc.Arbitrary<FactTag[]> = fc.uniqueArray(fc.constantFrom(...FACT_TAGS), { minLength: 1, maxLength: 3 });
+export const tagsArb: fc.Arbitrary<FactTag[]> = fc.uniqueArray(fc.constantFrom(...FACT_TAGS), {
+  minLength: 1,
+  maxLength: 3,
+});
 
 export const timeArb = fc.integer({ min: 0, max: 12 });
 
@@ -63,14 +66,20 @@ export const canonicalFactArb: fc.Arbitrary<SessionFact> = fc
   );
 
 export const eventArb: fc.Arbitrary<TrackerEvent> = fc.oneof(
-  { weight: 6, arbitrary: fc.array(factArb, { maxLength: 4 }).map((facts): TrackerEvent => ({ type: 'facts/added', facts })) },
+  {
+    weight: 6,
+    arbitrary: fc.array(factArb, { maxLength: 4 }).map((facts): TrackerEvent => ({ type: 'facts/added', facts })),
+  },
   {
     weight: 2,
     arbitrary: fc
       .record({ subject: fc.constantFrom(...subjects), relation: fc.constantFrom(...relations), at: timeArb })
       .map((fields): TrackerEvent => ({ type: 'facts/invalidated', ...fields })),
   },
-  { weight: 1, arbitrary: fc.integer({ min: 0, max: 8 }).map((maxFacts): TrackerEvent => ({ type: 'store/compacted', maxFacts })) },
+  {
+    weight: 1,
+    arbitrary: fc.integer({ min: 0, max: 8 }).map((maxFacts): TrackerEvent => ({ type: 'store/compacted', maxFacts })),
+  },
   {
     weight: 2,
     arbitrary: fc

@@ -72,7 +72,8 @@ export interface NotesCommand {
 export type InfoCommand = { readonly name: 'help'; readonly topic?: CommandName } | { readonly name: 'version' };
 
 /** A parsed command line. */
-export type Command = ReplayCommand | FactsCommand | ExplainCommand | SchemaCommand | NotesCommand | ContextCommand | InfoCommand;
+export type Command =
+  ReplayCommand | FactsCommand | ExplainCommand | SchemaCommand | NotesCommand | ContextCommand | InfoCommand;
 
 /** A command line that cannot run; `command` says whose help to point to. */
 export interface UsageError {
@@ -102,14 +103,23 @@ const OPTIONS = {
   },
   explain: { ...HELP, ...RETRIEVAL, json: { type: 'boolean' }, line: { type: 'string' } },
   schema: { ...HELP },
-  notes: { ...HELP, json: { type: 'boolean' }, tokenizer: { type: 'string' }, turns: { type: 'string' }, save: { type: 'string' } },
+  notes: {
+    ...HELP,
+    json: { type: 'boolean' },
+    tokenizer: { type: 'string' },
+    turns: { type: 'string' },
+    save: { type: 'string' },
+  },
   context: CONTEXT_OPTIONS,
 } as const satisfies Record<CommandName, ParseArgsConfig['options']>;
 
 type Values = Readonly<Record<string, unknown>>;
 
 /** Runs `parseArgs` strictly; its messages carry a hint about `--` that does not apply here, so only the first sentence is kept. */
-const tokenize = (command: CommandName, args: ReadonlyArray<string>): E.Either<UsageError, { values: Values; positionals: string[] }> =>
+const tokenize = (
+  command: CommandName,
+  args: ReadonlyArray<string>,
+): E.Either<UsageError, { values: Values; positionals: string[] }> =>
   E.tryCatch(
     () => parseArgs({ args: [...args], options: OPTIONS[command], allowPositionals: true, strict: true }),
     (error) => ({
@@ -125,7 +135,12 @@ const text = (values: Values, name: string): string | undefined => {
   return typeof value === 'string' ? value : undefined;
 };
 
-const wholeNumber = (command: CommandName, values: Values, name: string, least: number): E.Either<UsageError, number | undefined> => {
+const wholeNumber = (
+  command: CommandName,
+  values: Values,
+  name: string,
+  least: number,
+): E.Either<UsageError, number | undefined> => {
   const value = text(values, name);
   if (value === undefined) return E.right(undefined);
   return /^\d+$/u.test(value) && Number(value) >= least && Number.isSafeInteger(Number(value))
@@ -138,7 +153,9 @@ const time = (command: CommandName, values: Values): E.Either<UsageError, number
   if (value === undefined) return E.right(undefined);
   return pipe(
     parseTimeArgument(value),
-    E.mapLeft((reason) => usage(command, `--as-of: ${reason}; give ISO-8601 (2026-03-02T10:00:00Z) or epoch milliseconds`)),
+    E.mapLeft((reason) =>
+      usage(command, `--as-of: ${reason}; give ISO-8601 (2026-03-02T10:00:00Z) or epoch milliseconds`),
+    ),
   );
 };
 
@@ -149,10 +166,21 @@ const tokenizer = (command: CommandName, values: Values): E.Either<UsageError, T
     : E.left(usage(command, `--tokenizer must be ${TOKENIZER_NAMES.join(' or ')}, not ${JSON.stringify(value)}`));
 };
 
-const onePositional = (command: CommandName, positionals: ReadonlyArray<string>, what: string): E.Either<UsageError, string> =>
+const onePositional = (
+  command: CommandName,
+  positionals: ReadonlyArray<string>,
+  what: string,
+): E.Either<UsageError, string> =>
   positionals.length === 1
     ? E.right(positionals[0]!)
-    : E.left(usage(command, positionals.length === 0 ? `missing ${what}` : `expected one ${what}, got ${positionals.length}: ${positionals.join(' ')}`));
+    : E.left(
+        usage(
+          command,
+          positionals.length === 0
+            ? `missing ${what}`
+            : `expected one ${what}, got ${positionals.length}: ${positionals.join(' ')}`,
+        ),
+      );
 
 const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
   (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
@@ -222,7 +250,13 @@ const parseExplain = (values: Values, positionals: string[]): E.Either<UsageErro
         : E.right({ ...parsed, line: parsed.line }),
     ),
     E.apS('retrieval', retrievalOptions('explain', values)),
-    E.map(({ file, line, retrieval }) => ({ name: 'explain' as const, file, line, json: values['json'] === true, ...retrieval })),
+    E.map(({ file, line, retrieval }) => ({
+      name: 'explain' as const,
+      file,
+      line,
+      json: values['json'] === true,
+      ...retrieval,
+    })),
   );
 
 const parseSchema = (positionals: string[]): E.Either<UsageError, SchemaCommand> =>
@@ -238,7 +272,14 @@ const parseSchema = (positionals: string[]): E.Either<UsageError, SchemaCommand>
 const parseNotes = (values: Values, positionals: string[]): E.Either<UsageError, NotesCommand> => {
   const [action, ...rest] = positionals;
   if (action !== 'replay')
-    return E.left(usage('notes', action === undefined ? 'missing subcommand: replay' : `unknown subcommand ${JSON.stringify(action)}: expected replay`));
+    return E.left(
+      usage(
+        'notes',
+        action === undefined
+          ? 'missing subcommand: replay'
+          : `unknown subcommand ${JSON.stringify(action)}: expected replay`,
+      ),
+    );
   return pipe(
     E.Do,
     E.apS('file', onePositional('notes', rest, 'conversation log FILE (- for standard input)')),
@@ -271,9 +312,12 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): E.Either<UsageErr
   if (first === 'help') {
     const topic = rest[0];
     if (topic === undefined) return E.right({ name: 'help' });
-    return isCommandName(topic) ? E.right({ name: 'help', topic }) : E.left({ message: `no help for unknown command ${JSON.stringify(topic)}` });
+    return isCommandName(topic)
+      ? E.right({ name: 'help', topic })
+      : E.left({ message: `no help for unknown command ${JSON.stringify(topic)}` });
   }
-  if (!isCommandName(first)) return E.left({ message: `unknown command ${JSON.stringify(first)}: expected one of ${COMMAND_NAMES.join(', ')}` });
+  if (!isCommandName(first))
+    return E.left({ message: `unknown command ${JSON.stringify(first)}: expected one of ${COMMAND_NAMES.join(', ')}` });
   if (hasFlag(rest, '--help', '-h')) return E.right({ name: 'help', topic: first });
   return pipe(
     tokenize(first, rest),

@@ -108,23 +108,35 @@ const parseKind = (values: Values): E.Either<UsageError, ContextKind> => {
 };
 
 const onlyOwnOptions = (action: ContextSubcommand, values: Values): E.Either<UsageError, ContextSubcommand> => {
-  const foreign = Object.keys(values).find((name) => values[name] !== undefined && !OWN[action].includes(name as OptionName));
+  const foreign = Object.keys(values).find(
+    (name) => values[name] !== undefined && !OWN[action].includes(name as OptionName),
+  );
   return foreign === undefined ? E.right(action) : E.left(usage(`--${foreign} does not apply to context ${action}`));
 };
 
 /** `PATH:L10-L40`, `PATH:10-40` or `PATH:7` as file evidence. */
-export const parseFileEvidence = (value: string): E.Either<UsageError, { readonly path: string; readonly lines: string }> => {
+export const parseFileEvidence = (
+  value: string,
+): E.Either<UsageError, { readonly path: string; readonly lines: string }> => {
   const colon = value.lastIndexOf(':');
   const path = colon === -1 ? '' : value.slice(0, colon);
   if (path === '') return E.left(usage(`--file ${JSON.stringify(value)} needs a line range: PATH:L10-L40`));
   return pipe(
     parseLineRange(value.slice(colon + 1)),
-    E.bimap((reason) => usage(`--file ${JSON.stringify(value)}: ${reason}`), (range) => ({ path, lines: formatLineRange(range) })),
+    E.bimap(
+      (reason) => usage(`--file ${JSON.stringify(value)}: ${reason}`),
+      (range) => ({ path, lines: formatLineRange(range) }),
+    ),
   );
 };
 
 const parseClaimRequest = (values: Values, rest: ReadonlyArray<string>): E.Either<UsageError, ContextAction> => {
-  if (rest.length !== 1) return E.left(usage(rest.length === 0 ? 'missing the claim TEXT' : `expected one claim TEXT (quote it), got ${rest.length} words`));
+  if (rest.length !== 1)
+    return E.left(
+      usage(
+        rest.length === 0 ? 'missing the claim TEXT' : `expected one claim TEXT (quote it), got ${rest.length} words`,
+      ),
+    );
   const files: Array<{ path: string; lines: string }> = [];
   for (const value of texts(values, 'file')) {
     const file = parseFileEvidence(value);
@@ -160,18 +172,30 @@ const parseCheckpoint = (values: Values): E.Either<UsageError, ContextAction> =>
     pinRules: texts(values, 'pin'),
     unpinRules: texts(values, 'unpin'),
     decisions: texts(values, 'decision'),
-    settle: [...decide.map((id) => ({ id, status: 'decided' as const })), ...drop.map((id) => ({ id, status: 'dropped' as const }))],
+    settle: [
+      ...decide.map((id) => ({ id, status: 'decided' as const })),
+      ...drop.map((id) => ({ id, status: 'dropped' as const })),
+    ],
     ...optional('steps', values['step'] === undefined ? undefined : texts(values, 'step')),
   });
 };
 
-const parseAction = (action: ContextSubcommand, values: Values, rest: ReadonlyArray<string>): E.Either<UsageError, ContextAction> => {
-  if (action !== 'claim' && rest.length > 0) return E.left(usage(`context ${action} takes no arguments, got: ${rest.join(' ')}`));
+const parseAction = (
+  action: ContextSubcommand,
+  values: Values,
+  rest: ReadonlyArray<string>,
+): E.Either<UsageError, ContextAction> => {
+  if (action !== 'claim' && rest.length > 0)
+    return E.left(usage(`context ${action} takes no arguments, got: ${rest.join(' ')}`));
   switch (action) {
     case 'show':
       return E.right({ action });
     case 'bundle':
-      return E.right({ action, ...optional('facts', text(values, 'facts')), ...optional('query', text(values, 'query')) });
+      return E.right({
+        action,
+        ...optional('facts', text(values, 'facts')),
+        ...optional('query', text(values, 'query')),
+      });
     case 'checkpoint':
       return parseCheckpoint(values);
     case 'claim':
@@ -182,7 +206,10 @@ const parseAction = (action: ContextSubcommand, values: Values, rest: ReadonlyAr
 };
 
 /** Parses the arguments after `context`: the subcommand, then its own options. */
-export const parseContextCommand = (values: Values, positionals: ReadonlyArray<string>): E.Either<UsageError, ContextCommand> => {
+export const parseContextCommand = (
+  values: Values,
+  positionals: ReadonlyArray<string>,
+): E.Either<UsageError, ContextCommand> => {
   const [action, ...rest] = positionals;
   if (!isSubcommand(action))
     return E.left(

@@ -21,7 +21,8 @@ const describeFailure = (error: unknown): string => {
 
 const readStdin = async (): Promise<string> => {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  for await (const chunk of process.stdin)
+    chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
   return Buffer.concat(chunks).toString('utf8');
 };
 
@@ -48,7 +49,8 @@ const writeText = async (file: string, text: string): Promise<E.Either<string, v
 const version = (): E.Either<string, string> => {
   try {
     const manifest: unknown = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
-    const value = typeof manifest === 'object' && manifest !== null && 'version' in manifest ? manifest.version : undefined;
+    const value =
+      typeof manifest === 'object' && manifest !== null && 'version' in manifest ? manifest.version : undefined;
     return typeof value === 'string' ? E.right(value) : E.left('package.json has no version');
   } catch (error) {
     return E.left(`cannot read package.json: ${describeFailure(error)}`);

@@ -164,7 +164,11 @@ export const renderExplain = (view: ExplainView, style: Style): string => {
   ].join(SEPARATOR);
   const columns: Column[] = [{ heading: 'SCORE', align: 'right' }, { heading: 'DECISION' }, ...FACT_COLUMNS];
   const rows: Row[] = decisions.map((decision) => ({
-    cells: [formatScore(decision.score), decision.decision === 'included' ? 'included' : (decision.reason ?? 'excluded'), ...factCells(decision.fact)],
+    cells: [
+      formatScore(decision.score),
+      decision.decision === 'included' ? 'included' : (decision.reason ?? 'excluded'),
+      ...factCells(decision.fact),
+    ],
     paint: decision.decision === 'included' ? style.green : style.dim,
   }));
   const parts = [

@@ -64,7 +64,9 @@ export const run = async (argv: ReadonlyArray<string>, io: CliIo): Promise<numbe
     return EXIT_FAILURE;
   } catch (error) {
     // A bug, not a user mistake: still one line, so the report stays readable.
-    io.stderr(`${PROGRAM}: internal error: ${collapseWhitespace(error instanceof Error ? error.message : String(error))}\n`);
+    io.stderr(
+      `${PROGRAM}: internal error: ${collapseWhitespace(error instanceof Error ? error.message : String(error))}\n`,
+    );
     return EXIT_FAILURE;
   }
 };

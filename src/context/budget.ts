@@ -38,11 +38,24 @@ const PINNED_RANGE = range(250, PINNED_SECTION_MAX);
 export const CONTEXT_BUDGETS: Readonly<Record<ContextKind, BundleBudget>> = {
   planning: {
     total: range(1800, 2200),
-    sections: { pinned: PINNED_RANGE, repository: range(100, 150), decisions: range(400, 600), summary: range(500, 800), files: range(200, 300), retrieved: range(0, 300) },
+    sections: {
+      pinned: PINNED_RANGE,
+      repository: range(100, 150),
+      decisions: range(400, 600),
+      summary: range(500, 800),
+      files: range(200, 300),
+      retrieved: range(0, 300),
+    },
   },
   implementation: {
     total: range(1200, 1700),
-    sections: { pinned: PINNED_RANGE, diff: range(300, 600), checklist: range(250, 400), evidence: range(100, 150), retrieved: range(0, 200) },
+    sections: {
+      pinned: PINNED_RANGE,
+      diff: range(300, 600),
+      checklist: range(250, 400),
+      evidence: range(100, 150),
+      retrieved: range(0, 200),
+    },
   },
 };
 
@@ -111,7 +124,10 @@ export const renderSection = (draft: SectionDraft, floor: number, cap: number): 
 export const SECTION_SEPARATOR = '\n\n';
 
 const totalLength = (header: string, texts: ReadonlyMap<BundleSection, string>): number =>
-  [...texts.values()].reduce((sum, text) => (text === '' ? sum : sum + SECTION_SEPARATOR.length + text.length), header.length);
+  [...texts.values()].reduce(
+    (sum, text) => (text === '' ? sum : sum + SECTION_SEPARATOR.length + text.length),
+    header.length,
+  );
 
 /** The order sections give up characters in, and the order they take them in. */
 export interface FitOrder {
@@ -131,18 +147,25 @@ export const budgetProblem = (
   order: FitOrder,
 ): string | undefined => {
   const valid = (range: CharRange | undefined): range is CharRange =>
-    range !== undefined && Number.isSafeInteger(range.min) && Number.isSafeInteger(range.max) && range.min >= 0 && range.min <= range.max;
+    range !== undefined &&
+    Number.isSafeInteger(range.min) &&
+    Number.isSafeInteger(range.max) &&
+    range.min >= 0 &&
+    range.min <= range.max;
   if (!valid(budget.total)) return 'the total range is not whole numbers with 0 <= min <= max';
   let least = header.length;
   let most = header.length;
   for (const draft of drafts) {
     const range = budget.sections[draft.name];
-    if (!valid(range)) return `the range of the ${draft.name} section is missing or not whole numbers with 0 <= min <= max`;
+    if (!valid(range))
+      return `the range of the ${draft.name} section is missing or not whole numbers with 0 <= min <= max`;
     least += SECTION_SEPARATOR.length + (order.shrink.includes(draft.name) ? range.min : range.max);
     if (!draft.optional) most += SECTION_SEPARATOR.length + (order.grow.includes(draft.name) ? range.max : range.min);
   }
-  if (least > budget.total.max) return `the sections need up to ${least} characters, over the total maximum ${budget.total.max}`;
-  if (most < budget.total.min) return `the sections reach at most ${most} characters, under the total minimum ${budget.total.min}`;
+  if (least > budget.total.max)
+    return `the sections need up to ${least} characters, over the total maximum ${budget.total.max}`;
+  if (most < budget.total.min)
+    return `the sections reach at most ${most} characters, under the total minimum ${budget.total.min}`;
   return undefined;
 };
 
@@ -160,7 +183,9 @@ export const fitSections = (
 ): ReadonlyMap<BundleSection, string> => {
   const range = (name: BundleSection): CharRange => budget.sections[name]!;
   const draftOf = new Map(drafts.map((draft) => [draft.name, draft]));
-  const texts = new Map(drafts.map((draft) => [draft.name, renderSection(draft, range(draft.name).min, range(draft.name).max)]));
+  const texts = new Map(
+    drafts.map((draft) => [draft.name, renderSection(draft, range(draft.name).min, range(draft.name).max)]),
+  );
   for (const name of order.shrink) {
     const excess = totalLength(header, texts) - budget.total.max;
     const draft = draftOf.get(name);

@@ -97,7 +97,11 @@ const KEY_PART = 40;
 const ITEM = 160;
 
 const text = (value: string): string => collapseWhitespace(value);
-const item = (body: string, clip: DraftLine['clip'] = 'end'): DraftLine => ({ prefix: '- ', body: clipEnd(text(body), clip === 'whole' ? Infinity : ITEM), clip });
+const item = (body: string, clip: DraftLine['clip'] = 'end'): DraftLine => ({
+  prefix: '- ',
+  body: clipEnd(text(body), clip === 'whole' ? Infinity : ITEM),
+  clip,
+});
 const free = (body: string): DraftLine => ({ prefix: '- ', body: text(body), clip: 'end' });
 const guide = (...lines: string[]): DraftLine[] => lines.map((line) => ({ prefix: '- ', body: line, clip: 'end' }));
 const short = (hash: string): string => (hash === '' ? 'no commit' : hash.slice(0, 7));
@@ -113,7 +117,8 @@ const REASONS: Readonly<Record<StaleReason, string>> = {
 
 /** The one-line repository status every bundle starts from. */
 const statusLine = ({ context, status }: BundleInput): DraftLine => {
-  if (status.repository === 'none') return free('not a git repository: nothing can be verified, so treat the summary as stale');
+  if (status.repository === 'none')
+    return free('not a git repository: nothing can be verified, so treat the summary as stale');
   const head = short(status.head ?? '');
   if (!status.stale)
     return free(
@@ -122,7 +127,10 @@ const statusLine = ({ context, status }: BundleInput): DraftLine => {
         : `checkpoint ${short(context.checkpoint.gitHead)}, HEAD now ${head}: tracked files unchanged, summary verified`,
     );
   const since = context.checkpoint === undefined ? '' : ` since checkpoint ${short(context.checkpoint.gitHead)}`;
-  const moved = context.checkpoint !== undefined && status.head !== undefined && context.checkpoint.gitHead !== status.head ? `; HEAD is now ${head}` : '';
+  const moved =
+    context.checkpoint !== undefined && status.head !== undefined && context.checkpoint.gitHead !== status.head
+      ? `; HEAD is now ${head}`
+      : '';
   return free(`STALE${since}: ${status.reasons.map((reason) => REASONS[reason]).join(', ')}${moved}`);
 };
 
@@ -135,7 +143,9 @@ const changeLine = (change: ChangedFile): DraftLine => ({
 /** The changed files, at most `limit` of them and a count of the rest. */
 const changeLines = (changes: ReadonlyArray<ChangedFile>, limit: number): DraftLine[] => [
   ...changes.slice(0, limit).map(changeLine),
-  ...(changes.length > limit ? [free(`... and ${changes.length - limit} more changed files (git diff --name-status against the checkpoint)`)] : []),
+  ...(changes.length > limit
+    ? [free(`... and ${changes.length - limit} more changed files (git diff --name-status against the checkpoint)`)]
+    : []),
 ];
 
 const failureLine = (failure: RunFailure): DraftLine =>
@@ -145,7 +155,8 @@ const lastFailures = (context: SharedContext, count: number): DraftLine[] =>
   [...context.recentFailures].slice(-count).reverse().map(failureLine);
 
 /** The first open steps of the checklist. */
-const nextSteps = (context: SharedContext): ReadonlyArray<ChecklistItem> => context.checklist.filter((step) => !step.done).slice(0, NEXT_STEPS);
+const nextSteps = (context: SharedContext): ReadonlyArray<ChecklistItem> =>
+  context.checklist.filter((step) => !step.done).slice(0, NEXT_STEPS);
 
 const summaryParagraphs = (summary: string): DraftLine[] =>
   summary
@@ -156,7 +167,11 @@ const summaryParagraphs = (summary: string): DraftLine[] =>
 
 /** File pointers from the ledger (newest claims first) and the evidence that points at missing files. */
 const pointerLines = ({ context, status }: BundleInput): DraftLine[] => {
-  const missing = status.missingEvidence.map((entry) => ({ prefix: '- MISSING evidence ', body: text(entry.path), clip: 'start' as const }));
+  const missing = status.missingEvidence.map((entry) => ({
+    prefix: '- MISSING evidence ',
+    body: text(entry.path),
+    clip: 'start' as const,
+  }));
   const seen = new Set<string>();
   const pointers: DraftLine[] = [];
   for (const claim of [...context.evidenceLedger].reverse())
@@ -187,7 +202,12 @@ export const selectRelevantFacts = (facts: BundleFacts, fallbackQuery: string): 
   const query = text(facts.query ?? fallbackQuery);
   if (query === '') return [];
   const maxFacts = facts.maxFacts ?? DEFAULT_MAX_FACTS;
-  const candidates = retrieveFacts(facts.store, { taskDescription: query, taskId: '', maxFacts, maxTokens: Number.MAX_SAFE_INTEGER });
+  const candidates = retrieveFacts(facts.store, {
+    taskDescription: query,
+    taskId: '',
+    maxFacts,
+    maxTokens: Number.MAX_SAFE_INTEGER,
+  });
   if (candidates.length === 0) return [];
   const plan = planQuery(facts.store.index, facts.store.validCount, query, resolveRanking(undefined));
   const threshold = facts.threshold ?? DEFAULT_RELEVANCE_THRESHOLD;
@@ -211,12 +231,17 @@ const planningDrafts = (input: BundleInput, lastDecisions: number, lastErrors: n
     name: 'repository',
     header: '## Repository',
     lines: [statusLine(input), ...(status.note === undefined ? [] : [item(status.note)])],
-    guidance: guide('Repository state beats memory: the files win over any summary.', 'Re-read a file before citing it as evidence.'),
+    guidance: guide(
+      'Repository state beats memory: the files win over any summary.',
+      'Re-read a file before citing it as evidence.',
+    ),
     optional: false,
   };
   const files: SectionDraft = {
     name: 'files',
-    header: diffFirst ? `## Changed since checkpoint (${status.changes.length} ${status.changes.length === 1 ? 'file' : 'files'}; read these first)` : '## File pointers',
+    header: diffFirst
+      ? `## Changed since checkpoint (${status.changes.length} ${status.changes.length === 1 ? 'file' : 'files'}; read these first)`
+      : '## File pointers',
     lines: [...status.changes.map(changeLine), ...pointerLines(input)],
     guidance: guide(
       'Open files by these pointers; do not paste whole files into the conversation.',
@@ -230,11 +255,18 @@ const planningDrafts = (input: BundleInput, lastDecisions: number, lastErrors: n
     pinnedDraft(context),
     {
       name: 'summary',
-      header: summary === '' ? '## Working summary' : status.stale ? '## Working summary (STALE: verify against the repository before trusting it)' : '## Working summary (verified at the checkpoint)',
+      header:
+        summary === ''
+          ? '## Working summary'
+          : status.stale
+            ? '## Working summary (STALE: verify against the repository before trusting it)'
+            : '## Working summary (verified at the checkpoint)',
       lines: [
         ...(context.featureRequest.trim() === '' ? [] : [item(`feature request: ${context.featureRequest}`)]),
         ...lastFailures(context, lastErrors),
-        ...(summary === '' ? [free('no summary yet: build one from the repository, starting with the file pointers')] : summaryParagraphs(summary)),
+        ...(summary === ''
+          ? [free('no summary yet: build one from the repository, starting with the file pointers')]
+          : summaryParagraphs(summary)),
         ...nextSteps(context).map((step) => item(`next step: ${step.text}`)),
       ],
       guidance: guide(
@@ -252,8 +284,14 @@ const planningDrafts = (input: BundleInput, lastDecisions: number, lastErrors: n
     },
     {
       name: 'decisions',
-      header: decisions.length === 0 ? '## Decisions' : `## Decisions (last ${decisions.length} of ${context.openDecisions.length}, newest first)`,
-      lines: decisions.length === 0 ? [free('none recorded yet')] : decisions.map((decision) => item(`${decision.id} [${decision.status}] ${decision.text}`)),
+      header:
+        decisions.length === 0
+          ? '## Decisions'
+          : `## Decisions (last ${decisions.length} of ${context.openDecisions.length}, newest first)`,
+      lines:
+        decisions.length === 0
+          ? [free('none recorded yet')]
+          : decisions.map((decision) => item(`${decision.id} [${decision.status}] ${decision.text}`)),
       guidance: guide(
         'Cite decisions by id; a settled one stands unless new evidence reopens it.',
         'Do not reopen a decided item without new evidence from the repository, a tool or the user.',
@@ -301,10 +339,15 @@ const implementationDrafts = (input: BundleInput, lastErrors: number): SectionDr
     pinnedDraft(context),
     {
       name: 'checklist',
-      header: steps.length === 0 ? '## Next steps' : `## Next steps (${steps.length} of ${context.checklist.filter((step) => !step.done).length} open)`,
+      header:
+        steps.length === 0
+          ? '## Next steps'
+          : `## Next steps (${steps.length} of ${context.checklist.filter((step) => !step.done).length} open)`,
       lines: [
         ...lastFailures(context, lastErrors),
-        ...(steps.length === 0 ? [free('no steps recorded: take the next one from the summary')] : steps.map((step) => item(`[ ] ${step.text}`))),
+        ...(steps.length === 0
+          ? [free('no steps recorded: take the next one from the summary')]
+          : steps.map((step) => item(`[ ] ${step.text}`))),
       ],
       guidance: guide(
         'Work on one step at a time and verify it before starting the next.',
@@ -329,14 +372,23 @@ const implementationDrafts = (input: BundleInput, lastErrors: number): SectionDr
 };
 
 const ORDERS: Readonly<Record<ContextKind, FitOrder>> = {
-  planning: { shrink: ['retrieved', 'files', 'decisions', 'summary', 'repository'], grow: ['summary', 'decisions', 'files', 'repository', 'pinned'] },
-  implementation: { shrink: ['retrieved', 'checklist', 'diff', 'evidence'], grow: ['diff', 'checklist', 'evidence', 'pinned'] },
+  planning: {
+    shrink: ['retrieved', 'files', 'decisions', 'summary', 'repository'],
+    grow: ['summary', 'decisions', 'files', 'repository', 'pinned'],
+  },
+  implementation: {
+    shrink: ['retrieved', 'checklist', 'diff', 'evidence'],
+    grow: ['diff', 'checklist', 'evidence', 'pinned'],
+  },
 };
 
 const budgetFor = (kind: ContextKind, budget: BundleOptions['budget']): BundleBudget => {
   const standard = CONTEXT_BUDGETS[kind];
   if (typeof budget !== 'number') return budget ?? standard;
-  const max = Math.min(standard.total.max, Math.max(standard.total.min, Math.floor(Number.isFinite(budget) ? budget : standard.total.max)));
+  const max = Math.min(
+    standard.total.max,
+    Math.max(standard.total.min, Math.floor(Number.isFinite(budget) ? budget : standard.total.max)),
+  );
   return { ...standard, total: { min: standard.total.min, max } };
 };
 
@@ -344,7 +396,8 @@ const budgetFor = (kind: ContextKind, budget: BundleOptions['budget']): BundleBu
 const bundleHeader = (kind: ContextKind, { context, status }: BundleInput): string =>
   `${CONTEXT_BUNDLE_HEADER} ${kind} · repo ${clipEnd(text(context.key.repo), KEY_PART)} · branch ${clipEnd(text(context.key.branch), KEY_PART)} · workstream ${clipEnd(text(context.key.workstreamId), KEY_PART)}${status.stale ? ' · STALE' : ''}`;
 
-const isBundleInput = (given: BundleInput | SharedContext): given is BundleInput => 'context' in given && 'status' in given;
+const isBundleInput = (given: BundleInput | SharedContext): given is BundleInput =>
+  'context' in given && 'status' in given;
 
 /**
  * Builds the bundle a prompt gets for `input`, within the kind's budget: planning 1,800–2,200
@@ -360,7 +413,10 @@ export const buildContextBundle = (given: BundleInput | SharedContext, options: 
   const threshold = options.facts?.threshold ?? DEFAULT_RELEVANCE_THRESHOLD;
   const retrieved = options.facts === undefined ? [] : selectRelevantFacts(options.facts, context.featureRequest);
   const lastErrors = options.lastErrors ?? DEFAULT_LAST_ERRORS;
-  const working = kind === 'planning' ? planningDrafts(input, options.lastDecisions ?? DEFAULT_LAST_DECISIONS, lastErrors) : implementationDrafts(input, lastErrors);
+  const working =
+    kind === 'planning'
+      ? planningDrafts(input, options.lastDecisions ?? DEFAULT_LAST_DECISIONS, lastErrors)
+      : implementationDrafts(input, lastErrors);
   const drafts = [...working, retrievedDraft(retrieved, threshold)];
   const header = bundleHeader(kind, input);
   const budget = budgetFor(kind, options.budget);
@@ -374,7 +430,11 @@ export const buildContextBundle = (given: BundleInput | SharedContext, options: 
     text: bundle,
     chars: bundle.length,
     stale: status.stale,
-    sections: drafts.map((draft) => ({ name: draft.name, chars: texts.get(draft.name)?.length ?? 0, ...budget.sections[draft.name]! })),
+    sections: drafts.map((draft) => ({
+      name: draft.name,
+      chars: texts.get(draft.name)?.length ?? 0,
+      ...budget.sections[draft.name]!,
+    })),
     retrieved,
   };
 };

@@ -26,7 +26,8 @@ export interface ChangedFile {
 }
 
 /** Why a summary is stale; `unverified` is a context nobody checked against the repository. */
-export type StaleReason = 'not_a_git_repository' | 'no_checkpoint' | 'head_moved' | 'files_changed' | 'summary_changed' | 'unverified';
+export type StaleReason =
+  'not_a_git_repository' | 'no_checkpoint' | 'head_moved' | 'files_changed' | 'summary_changed' | 'unverified';
 
 /** The verified state of a loaded context. */
 export interface ContextStatus {
@@ -66,7 +67,7 @@ export const splitNulSeparated = (text: string): string[] => {
 export const parseNameStatus = (output: string): ReadonlyArray<ChangedFile> => {
   const parts = splitNulSeparated(output);
   const changes: ChangedFile[] = [];
-  for (let i = 0; i < parts.length; ) {
+  for (let i = 0; i < parts.length;) {
     const status = parts[i]!.charAt(0);
     if (status === 'R' || status === 'C') {
       const from = parts[i + 1];
@@ -111,7 +112,8 @@ export const parseWorkingTreeStatus = (output: string): WorkingTreeStatus => {
   for (let i = 0; i < records.length; i += 1) {
     const record = records[i]!;
     if (record.startsWith('# branch.oid ')) head = record.slice(13) === '(initial)' ? '' : record.slice(13);
-    else if (record.startsWith('# branch.head ')) branch = record.slice(14) === '(detached)' ? undefined : record.slice(14);
+    else if (record.startsWith('# branch.head '))
+      branch = record.slice(14) === '(detached)' ? undefined : record.slice(14);
     const before = FIELDS_BEFORE_PATH[record.charAt(0)];
     if (before === undefined) continue;
     const parts = record.split(' ');
@@ -132,7 +134,8 @@ export interface WorkingFile {
 }
 
 /** True for a path inside `directory` (both repository-relative, with forward slashes). */
-export const isInside = (directory: string, path: string): boolean => path === directory || path.startsWith(`${directory}/`);
+export const isInside = (directory: string, path: string): boolean =>
+  path === directory || path.startsWith(`${directory}/`);
 
 /**
  * The hash of the tracked files' content: each entry of the index (`git ls-files -s -z`,
@@ -170,7 +173,10 @@ export const checkpointAt = (snapshot: RepositorySnapshot & { readonly kind: 'gi
  * tracked file (the verified work was committed, or only the context files were) leaves the
  * summary valid.
  */
-export const checkpointMismatch = (context: SharedContext, snapshot: RepositorySnapshot): ReadonlyArray<StaleReason> => {
+export const checkpointMismatch = (
+  context: SharedContext,
+  snapshot: RepositorySnapshot,
+): ReadonlyArray<StaleReason> => {
   if (snapshot.kind === 'none') return ['not_a_git_repository'];
   const { checkpoint } = context;
   if (checkpoint === undefined) return ['no_checkpoint'];
@@ -202,7 +208,11 @@ export const needsDiff = (reasons: ReadonlyArray<StaleReason>): boolean => reaso
  * (without those of the context directory `excluded`) and the evidence that points at
  * missing files.
  */
-export const verifyCheckpoint = (context: SharedContext, evidence: RepositoryEvidence, excluded: string): ContextStatus => {
+export const verifyCheckpoint = (
+  context: SharedContext,
+  evidence: RepositoryEvidence,
+  excluded: string,
+): ContextStatus => {
   const { snapshot } = evidence;
   const reasons = checkpointMismatch(context, snapshot);
   const missing = new Set(evidence.missingPaths);

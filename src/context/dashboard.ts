@@ -47,8 +47,21 @@ const contextSection = (context: SharedContext): string[] => {
     ...context.pinnedRules.map((rule) => `- ${safe(rule)}`),
   ];
   if (context.openDecisions.length > 0)
-    lines.push('', '### Decisions', '', '| id | status | decision |', '|---|---|---|', ...context.openDecisions.map((d) => `| ${cell(d.id)} | ${d.status} | ${cell(d.text)} |`));
-  if (context.checklist.length > 0) lines.push('', '### Checklist', '', ...context.checklist.map((step) => `- [${step.done ? 'x' : ' '}] ${safe(step.text)}`));
+    lines.push(
+      '',
+      '### Decisions',
+      '',
+      '| id | status | decision |',
+      '|---|---|---|',
+      ...context.openDecisions.map((d) => `| ${cell(d.id)} | ${d.status} | ${cell(d.text)} |`),
+    );
+  if (context.checklist.length > 0)
+    lines.push(
+      '',
+      '### Checklist',
+      '',
+      ...context.checklist.map((step) => `- [${step.done ? 'x' : ' '}] ${safe(step.text)}`),
+    );
   if (context.evidenceLedger.length > 0)
     lines.push(
       '',
@@ -64,7 +77,10 @@ const contextSection = (context: SharedContext): string[] => {
       '',
       '### Recent failures',
       '',
-      ...context.recentFailures.map((failure) => `- ${iso(failure.at)} · ${safe(failure.failedStep)}: ${safe(failure.error)} → ${safe(failure.nextAction)}`),
+      ...context.recentFailures.map(
+        (failure) =>
+          `- ${iso(failure.at)} · ${safe(failure.failedStep)}: ${safe(failure.error)} → ${safe(failure.nextAction)}`,
+      ),
     );
   return lines;
 };

@@ -32,10 +32,12 @@ export const parseFlagValue = (value: string | undefined): E.Either<string, bool
 /** The `sharedContext.enabled` of a parsed config file, or why it is not a boolean. */
 export const configFlag = (config: unknown): E.Either<string, boolean | undefined> => {
   if (config === undefined) return E.right(undefined);
-  if (typeof config !== 'object' || config === null || Array.isArray(config)) return E.left(`${CONTEXT_CONFIG_FILE} is not a JSON object`);
+  if (typeof config !== 'object' || config === null || Array.isArray(config))
+    return E.left(`${CONTEXT_CONFIG_FILE} is not a JSON object`);
   const section = (config as Record<string, unknown>)['sharedContext'];
   if (section === undefined) return E.right(undefined);
-  const enabled = typeof section === 'object' && section !== null ? (section as Record<string, unknown>)['enabled'] : section;
+  const enabled =
+    typeof section === 'object' && section !== null ? (section as Record<string, unknown>)['enabled'] : section;
   if (enabled === undefined || typeof enabled === 'boolean') return E.right(enabled);
   return E.left(`${CONTEXT_CONFIG_FILE}: sharedContext.enabled must be true or false`);
 };

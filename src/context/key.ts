@@ -33,10 +33,18 @@ export const parseContextKey = (parts: ContextKey): E.Either<ContextError, Conte
     ['branch', parts.branch],
     ['workstream id', parts.workstreamId],
   ] as const) {
-    if (typeof value !== 'string' || value.trim() === '') return E.left({ code: 'invalid', message: `the ${name} of a context key is empty` });
+    if (typeof value !== 'string' || value.trim() === '')
+      return E.left({ code: 'invalid', message: `the ${name} of a context key is empty` });
     if (value.length > CONTEXT_LIMITS.keyPart)
-      return E.left({ code: 'invalid', message: `the ${name} of a context key is longer than ${CONTEXT_LIMITS.keyPart} characters` });
-    if (hasControlCharacters(value)) return E.left({ code: 'invalid', message: `the ${name} of a context key holds line breaks or control characters` });
+      return E.left({
+        code: 'invalid',
+        message: `the ${name} of a context key is longer than ${CONTEXT_LIMITS.keyPart} characters`,
+      });
+    if (hasControlCharacters(value))
+      return E.left({
+        code: 'invalid',
+        message: `the ${name} of a context key holds line breaks or control characters`,
+      });
   }
   return E.right({ repo: parts.repo, branch: parts.branch, workstreamId: parts.workstreamId });
 };

@@ -58,10 +58,14 @@ export const parseLineRange = (text: string): E.Either<string, LineRange> => {
 };
 
 /** A range in the ledger's notation: `L10-L40`, or `L7` for one line. */
-export const formatLineRange = ({ start, end }: LineRange): string => (start === end ? `L${start}` : `L${start}-L${end}`);
+export const formatLineRange = ({ start, end }: LineRange): string =>
+  start === end ? `L${start}` : `L${start}-L${end}`;
 
 const isRange = (value: unknown): value is LineRange =>
-  typeof value === 'object' && value !== null && Number.isSafeInteger((value as LineRange).start) && Number.isSafeInteger((value as LineRange).end);
+  typeof value === 'object' &&
+  value !== null &&
+  Number.isSafeInteger((value as LineRange).start) &&
+  Number.isSafeInteger((value as LineRange).end);
 
 const normalizeLines = (lines: unknown): E.Either<string, string> => {
   if (typeof lines === 'string') return E.map(formatLineRange)(parseLineRange(lines));
@@ -78,15 +82,20 @@ const normalizeLines = (lines: unknown): E.Either<string, string> => {
 export const normalizeEvidencePath = (path: unknown): E.Either<string, string> => {
   if (typeof path !== 'string') return E.left('needs a path');
   if (hasControlCharacters(path)) return E.left(`${JSON.stringify(path)} holds line breaks or control characters`);
-  const slashed = path.trim().replace(/\\/gu, '/').replace(/^(\.\/)+/u, '');
+  const slashed = path
+    .trim()
+    .replace(/\\/gu, '/')
+    .replace(/^(\.\/)+/u, '');
   if (slashed === '') return E.left('needs a path');
   if (slashed.length > CONTEXT_LIMITS.path) return E.left(`path is longer than ${CONTEXT_LIMITS.path} characters`);
-  if (slashed.startsWith('/') || /^[A-Za-z]:/u.test(slashed)) return E.left(`${JSON.stringify(path)} is absolute: give a path relative to the repository`);
+  if (slashed.startsWith('/') || /^[A-Za-z]:/u.test(slashed))
+    return E.left(`${JSON.stringify(path)} is absolute: give a path relative to the repository`);
   if (slashed.split('/').includes('..')) return E.left(`${JSON.stringify(path)} leaves the repository`);
   return E.right(slashed);
 };
 
-const reject = (code: ClaimRejection['code'], reason: string): E.Either<ClaimRejection, never> => E.left({ code, reason });
+const reject = (code: ClaimRejection['code'], reason: string): E.Either<ClaimRejection, never> =>
+  E.left({ code, reason });
 
 const normalizeFiles = (files: ClaimInput['files']): E.Either<ClaimRejection, FileEvidence[]> => {
   const out: FileEvidence[] = [];
@@ -95,7 +104,8 @@ const normalizeFiles = (files: ClaimInput['files']): E.Either<ClaimRejection, Fi
     if (E.isLeft(path)) return reject('invalid_evidence', `files[${index}]: ${path.left}`);
     const lines = normalizeLines(file.lines);
     if (E.isLeft(lines)) return reject('invalid_evidence', `files[${index}] (${path.right}): ${lines.left}`);
-    if (!out.some((known) => known.path === path.right && known.lines === lines.right)) out.push({ path: path.right, lines: lines.right });
+    if (!out.some((known) => known.path === path.right && known.lines === lines.right))
+      out.push({ path: path.right, lines: lines.right });
   }
   return E.right(out);
 };
@@ -105,7 +115,8 @@ const normalizeSymbols = (symbols: ClaimInput['symbols']): E.Either<ClaimRejecti
   for (const [index, raw] of (symbols ?? []).entries()) {
     const symbol = typeof raw === 'string' ? collapseWhitespace(raw) : '';
     if (symbol === '') return reject('invalid_evidence', `symbols[${index}] is empty`);
-    if (symbol.length > CONTEXT_LIMITS.symbol) return reject('invalid_evidence', `symbols[${index}] is longer than ${CONTEXT_LIMITS.symbol} characters`);
+    if (symbol.length > CONTEXT_LIMITS.symbol)
+      return reject('invalid_evidence', `symbols[${index}] is longer than ${CONTEXT_LIMITS.symbol} characters`);
     if (!out.includes(symbol)) out.push(symbol);
   }
   return E.right(out);
@@ -115,8 +126,13 @@ const normalizeSymbols = (symbols: ClaimInput['symbols']): E.Either<ClaimRejecti
 export const parseClaim = (input: ClaimInput): E.Either<ClaimRejection, Claim> => {
   const text = typeof input?.claim === 'string' ? collapseWhitespace(input.claim) : '';
   if (text === '') return reject('invalid_claim', 'a claim needs text');
-  if (text.length > CONTEXT_LIMITS.claim) return reject('invalid_claim', `a claim is at most ${CONTEXT_LIMITS.claim} characters, this one has ${text.length}`);
-  if (input.at !== undefined && !Number.isSafeInteger(input.at)) return reject('invalid_claim', 'a claim time must be whole epoch milliseconds');
+  if (text.length > CONTEXT_LIMITS.claim)
+    return reject(
+      'invalid_claim',
+      `a claim is at most ${CONTEXT_LIMITS.claim} characters, this one has ${text.length}`,
+    );
+  if (input.at !== undefined && !Number.isSafeInteger(input.at))
+    return reject('invalid_claim', 'a claim time must be whole epoch milliseconds');
   const files = normalizeFiles(input.files);
   if (E.isLeft(files)) return files;
   const symbols = normalizeSymbols(input.symbols);
@@ -128,7 +144,12 @@ export const parseClaim = (input: ClaimInput): E.Either<ClaimRejection, Claim> =
       'missing_evidence',
       `"${text.length > 60 ? `${text.slice(0, 57)}...` : text}" says the work is done but gives no evidence: add a file with a line range (src/a.ts:L10-L40) or a symbol`,
     );
-  return E.right({ claim: text, files: files.right, symbols: symbols.right, ...(input.at === undefined ? {} : { at: input.at }) });
+  return E.right({
+    claim: text,
+    files: files.right,
+    symbols: symbols.right,
+    ...(input.at === undefined ? {} : { at: input.at }),
+  });
 };
 
 /**
@@ -136,16 +157,21 @@ export const parseClaim = (input: ClaimInput): E.Either<ClaimRejection, Claim> =
  * earlier one (it moves to the end); past `CONTEXT_LIMITS.claims` the oldest claims fall off.
  */
 export const recordClaim = (ledger: EvidenceLedger, claim: ClaimInput): E.Either<ClaimRejection, EvidenceLedger> =>
-  E.map((parsed: Claim) => deepFreeze([...ledger.filter((entry) => entry.claim !== parsed.claim), parsed].slice(-CONTEXT_LIMITS.claims)))(
-    parseClaim(claim),
-  );
+  E.map((parsed: Claim) =>
+    deepFreeze([...ledger.filter((entry) => entry.claim !== parsed.claim), parsed].slice(-CONTEXT_LIMITS.claims)),
+  )(parseClaim(claim));
 
 /** Every file the ledger points at, once each, in code-unit order: what the shell checks exists. */
 export const selectEvidencePaths = (ledger: EvidenceLedger): ReadonlyArray<string> =>
   [...new Set(ledger.flatMap((claim) => claim.files.map((file) => file.path)))].sort();
 
 /** The claims whose evidence names a file that `exists` says is gone, one entry per file. */
-export const findMissingEvidence = (ledger: EvidenceLedger, exists: (path: string) => boolean): ReadonlyArray<MissingEvidence> =>
+export const findMissingEvidence = (
+  ledger: EvidenceLedger,
+  exists: (path: string) => boolean,
+): ReadonlyArray<MissingEvidence> =>
   ledger.flatMap((claim) =>
-    [...new Set(claim.files.map((file) => file.path))].filter((path) => !exists(path)).map((path) => ({ claim: claim.claim, path })),
+    [...new Set(claim.files.map((file) => file.path))]
+      .filter((path) => !exists(path))
+      .map((path) => ({ claim: claim.claim, path })),
   );

@@ -11,10 +11,12 @@ import { CONTEXT_SCHEMA_VERSION, type ContextKind } from './model.js';
 
 type Json = Readonly<Record<string, unknown>>;
 
-const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const record = (value: unknown): Json => (isRecord(value) ? value : {});
 const list = (value: unknown): ReadonlyArray<unknown> => (Array.isArray(value) ? value : []);
-const textOr = (value: unknown, fallback: string): string => (typeof value === 'string' && value.trim() !== '' ? value : fallback);
+const textOr = (value: unknown, fallback: string): string =>
+  typeof value === 'string' && value.trim() !== '' ? value : fallback;
 
 /** A draft time as ISO-8601, or null when it is missing or not a time. */
 const isoOrNull = (value: unknown): string | null => {

@@ -89,8 +89,7 @@ export interface RunFailure {
 
 /** The last run of the workstream. */
 export type LastRun =
-  | { readonly status: 'succeeded'; readonly at?: number }
-  | ({ readonly status: 'failed' } & RunFailure);
+  { readonly status: 'succeeded'; readonly at?: number } | ({ readonly status: 'failed' } & RunFailure);
 
 /** A tool's resumable session (best-effort acceleration, never a source of truth). */
 export interface CliSession {

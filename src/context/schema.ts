@@ -60,17 +60,19 @@ const ContextSchema = z.object({
   key: KeySchema,
   feature_request: text(L.featureRequest),
   checkpoint: CheckpointSchema.nullable(),
-  pinned_rules: z
-    .array(line(L.rule))
-    .superRefine((rules, context) => {
-      const problem = pinnedRulesProblem(rules);
-      if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
-    }),
+  pinned_rules: z.array(line(L.rule)).superRefine((rules, context) => {
+    const problem = pinnedRulesProblem(rules);
+    if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
+  }),
   working_summary: z.object({ text: text(L.summary), updated_at: time.nullable(), stale: z.boolean() }),
   open_decisions: z
-    .array(z.object({ id: z.string().regex(/^D[1-9]\d{0,8}$/u), text: line(L.decision), status: z.enum(DECISION_STATUSES) }))
+    .array(
+      z.object({ id: z.string().regex(/^D[1-9]\d{0,8}$/u), text: line(L.decision), status: z.enum(DECISION_STATUSES) }),
+    )
     .max(L.decisions)
-    .refine((decisions) => new Set(decisions.map((decision) => decision.id)).size === decisions.length, { message: 'decision ids repeat' }),
+    .refine((decisions) => new Set(decisions.map((decision) => decision.id)).size === decisions.length, {
+      message: 'decision ids repeat',
+    }),
   checklist: z.array(z.object({ text: line(L.checklistItem), done: z.boolean() })).max(L.checklist),
   evidence_ledger: z
     .array(
@@ -115,14 +117,23 @@ type FailureDocument = z.infer<typeof ContextSchema>['recent_failures'][number];
 const corrupt = (message: string): ContextError => ({ code: 'corrupt', message });
 
 const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.reduce<string>((out, part) => (typeof part === 'number' ? `${out}[${part}]` : out === '' ? String(part) : `${out}.${String(part)}`), '') ||
-  '(root)';
+  path.reduce<string>(
+    (out, part) =>
+      typeof part === 'number' ? `${out}[${part}]` : out === '' ? String(part) : `${out}.${String(part)}`,
+    '',
+  ) || '(root)';
 
 const validate = <T>(schema: z.ZodType<T>, value: unknown): E.Either<ContextError, T> => {
   const parsed = schema.safeParse(value);
   if (parsed.success) return E.right(parsed.data);
   const issue = parsed.error.issues[0];
-  return E.left(corrupt(issue === undefined ? 'does not match the schema' : `${formatPath(issue.path)}: ${collapseWhitespace(issue.message)}`));
+  return E.left(
+    corrupt(
+      issue === undefined
+        ? 'does not match the schema'
+        : `${formatPath(issue.path)}: ${collapseWhitespace(issue.message)}`,
+    ),
+  );
 };
 
 const toMillis = (iso: string): number => Date.parse(iso);
@@ -130,8 +141,16 @@ const toIso = (at: number): string => new Date(at).toISOString();
 const optionalAt = (iso: string | undefined): { at?: number } => (iso === undefined ? {} : { at: toMillis(iso) });
 const isoAt = (at: number | undefined): { at?: string } => (at === undefined ? {} : { at: toIso(at) });
 
-const keyFrom = (key: KeyDocument): ContextKey => ({ repo: key.repo, branch: key.branch, workstreamId: key.workstream_id });
-const keyTo = (key: ContextKey): KeyDocument => ({ repo: key.repo, branch: key.branch, workstream_id: key.workstreamId });
+const keyFrom = (key: KeyDocument): ContextKey => ({
+  repo: key.repo,
+  branch: key.branch,
+  workstreamId: key.workstream_id,
+});
+const keyTo = (key: ContextKey): KeyDocument => ({
+  repo: key.repo,
+  branch: key.branch,
+  workstream_id: key.workstreamId,
+});
 
 const failureFrom = (failure: FailureDocument): RunFailure => ({
   failedStep: failure.failed_step,
@@ -147,7 +166,9 @@ const failureTo = (failure: RunFailure): FailureDocument => ({
 });
 
 const lastRunFrom = (run: NonNullable<ContextDocument['last_run']>): LastRun =>
-  run.status === 'succeeded' ? { status: 'succeeded', ...optionalAt(run.at) } : { status: 'failed', ...failureFrom(run) };
+  run.status === 'succeeded'
+    ? { status: 'succeeded', ...optionalAt(run.at) }
+    : { status: 'failed', ...failureFrom(run) };
 
 const contextFrom = (doc: ContextDocument): SharedContext => ({
   key: keyFrom(doc.key),
@@ -240,14 +261,19 @@ const sameKind = (kind: ContextKind, found: ContextKind): E.Either<ContextError,
 const uniqueKeys = (keys: ReadonlyArray<KeyDocument>): E.Either<ContextError, true> => {
   const sorted = keys.map(keyFrom).sort(compareContextKeys);
   const repeat = sorted.findIndex((key, i) => i > 0 && isSameContextKey(key, sorted[i - 1]!));
-  return repeat === -1 ? E.right(true) : E.left(corrupt(`two contexts share the key ${JSON.stringify(keyTo(sorted[repeat]!))}`));
+  return repeat === -1
+    ? E.right(true)
+    : E.left(corrupt(`two contexts share the key ${JSON.stringify(keyTo(sorted[repeat]!))}`));
 };
 
 /** Parses JSON text, calling a failure what it is: a truncated or corrupt file. */
 export const parseJsonText = (text: string): E.Either<ContextError, unknown> =>
   E.tryCatch(
     () => JSON.parse(text.replace(/^\uFEFF/u, '')) as unknown,
-    (error) => corrupt(`not valid JSON, the file is truncated or corrupt (${collapseWhitespace(error instanceof Error ? error.message : String(error))})`),
+    (error) =>
+      corrupt(
+        `not valid JSON, the file is truncated or corrupt (${collapseWhitespace(error instanceof Error ? error.message : String(error))})`,
+      ),
   );
 
 /**
@@ -258,11 +284,18 @@ export const decodeContextFile = (value: unknown, kind: ContextKind): E.Either<C
   pipe(
     versionOf(value),
     E.chain(notNewer),
-    E.chain((version) => (version < CONTEXT_SCHEMA_VERSION ? E.mapLeft(corrupt)(migrateContextDocument(value, kind)) : E.right(value))),
+    E.chain((version) =>
+      version < CONTEXT_SCHEMA_VERSION ? E.mapLeft(corrupt)(migrateContextDocument(value, kind)) : E.right(value),
+    ),
     E.chain((document) => validate(ContextFileSchema, document)),
     E.chainFirst((document) => sameKind(kind, document.kind)),
     E.chainFirst((document) => uniqueKeys(document.contexts.map((context) => context.key))),
-    E.map((document) => deepFreeze({ kind, contexts: document.contexts.map(contextFrom).sort((a, b) => compareContextKeys(a.key, b.key)) })),
+    E.map((document) =>
+      deepFreeze({
+        kind,
+        contexts: document.contexts.map(contextFrom).sort((a, b) => compareContextKeys(a.key, b.key)),
+      }),
+    ),
   );
 
 /** The file as written to disk: version 1, contexts in key order. */
@@ -307,7 +340,10 @@ export const encodeSessionsFile = (file: ContextSessionsFile): ContextSessionsDo
       cli_sessions: Object.fromEntries(
         Object.entries(entry.cliSessions)
           .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-          .map(([tool, session]) => [tool, { id: session.id, ...(session.localPath === undefined ? {} : { local_path: session.localPath }) }]),
+          .map(([tool, session]) => [
+            tool,
+            { id: session.id, ...(session.localPath === undefined ? {} : { local_path: session.localPath }) },
+          ]),
       ),
     })),
 });

@@ -81,7 +81,8 @@ export const selectContext = (file: ContextFile, key: ContextKey): O.Option<Shar
 export const upsertContext = (file: ContextFile, context: SharedContext): ContextFile => {
   const at = file.contexts.findIndex((stored) => isSameContextKey(stored.key, context.key));
   if (at !== -1 && file.contexts[at] === context) return file;
-  const contexts = at === -1 ? [...file.contexts, context] : file.contexts.map((stored, i) => (i === at ? context : stored));
+  const contexts =
+    at === -1 ? [...file.contexts, context] : file.contexts.map((stored, i) => (i === at ? context : stored));
   return { kind: file.kind, contexts: contexts.sort((a, b) => compareContextKeys(a.key, b.key)) };
 };
 
@@ -96,10 +97,16 @@ export const markSummaryStale = (context: SharedContext, status: Pick<ContextSta
 const oneLine = (what: string, value: unknown, max: number): E.Either<ContextError, string> => {
   const text = typeof value === 'string' ? collapseWhitespace(value) : '';
   if (text === '') return E.left(invalid(`${what} is empty`));
-  return text.length <= max ? E.right(text) : E.left(invalid(`${what} is ${text.length} characters, over the limit of ${max}`));
+  return text.length <= max
+    ? E.right(text)
+    : E.left(invalid(`${what} is ${text.length} characters, over the limit of ${max}`));
 };
 
-const allLines = (what: string, values: ReadonlyArray<unknown> | undefined, max: number): E.Either<ContextError, string[]> => {
+const allLines = (
+  what: string,
+  values: ReadonlyArray<unknown> | undefined,
+  max: number,
+): E.Either<ContextError, string[]> => {
   const out: string[] = [];
   for (const [index, value] of (values ?? []).entries()) {
     const text = oneLine(`${what} ${index + 1}`, value, max);
@@ -110,10 +117,15 @@ const allLines = (what: string, values: ReadonlyArray<unknown> | undefined, max:
 };
 
 const validTime = (at: number): E.Either<ContextError, number> =>
-  Number.isSafeInteger(at) && Math.abs(at) <= 8.64e15 ? E.right(at) : E.left(invalid(`${String(at)} is not a time in whole epoch milliseconds`));
+  Number.isSafeInteger(at) && Math.abs(at) <= 8.64e15
+    ? E.right(at)
+    : E.left(invalid(`${String(at)} is not a time in whole epoch milliseconds`));
 
 /** Records a claim in the context's ledger, or says why the claim is refused. */
-export const recordContextClaim = (context: SharedContext, claim: ClaimInput): E.Either<ContextError, SharedContext> => {
+export const recordContextClaim = (
+  context: SharedContext,
+  claim: ClaimInput,
+): E.Either<ContextError, SharedContext> => {
   const ledger = recordClaim(context.evidenceLedger, claim);
   if (E.isLeft(ledger)) return E.left(invalid(`claim refused: ${ledger.left.reason}`));
   return E.right(
@@ -141,10 +153,17 @@ const validateSummary = (summary: unknown): E.Either<ContextError, string | unde
   const text = summary.trim();
   return text.length <= CONTEXT_LIMITS.summary
     ? E.right(text)
-    : E.left(invalid(`the summary is ${text.length} characters, over the limit of ${CONTEXT_LIMITS.summary}: keep it short, point at files instead`));
+    : E.left(
+        invalid(
+          `the summary is ${text.length} characters, over the limit of ${CONTEXT_LIMITS.summary}: keep it short, point at files instead`,
+        ),
+      );
 };
 
-const validateRules = (context: SharedContext, outcome: SucceededRun): E.Either<ContextError, ReadonlyArray<string>> => {
+const validateRules = (
+  context: SharedContext,
+  outcome: SucceededRun,
+): E.Either<ContextError, ReadonlyArray<string>> => {
   const added = allLines('pinned rule', outcome.pinRules, CONTEXT_LIMITS.rule);
   if (E.isLeft(added)) return added;
   const removed = new Set((outcome.unpinRules ?? []).map((rule) => collapseWhitespace(String(rule))));
@@ -156,11 +175,20 @@ const validateRules = (context: SharedContext, outcome: SucceededRun): E.Either<
   return problem === undefined ? E.right(rules) : E.left(invalid(problem));
 };
 
-const validateChecklist = (items: SucceededRun['checklist']): E.Either<ContextError, ReadonlyArray<ChecklistItem> | undefined> => {
+const validateChecklist = (
+  items: SucceededRun['checklist'],
+): E.Either<ContextError, ReadonlyArray<ChecklistItem> | undefined> => {
   if (items === undefined) return E.right(undefined);
-  if (items.length > CONTEXT_LIMITS.checklist) return E.left(invalid(`a checklist holds at most ${CONTEXT_LIMITS.checklist} steps`));
-  const steps = allLines('step', items.map((item) => (typeof item === 'string' ? item : item?.text)), CONTEXT_LIMITS.checklistItem);
-  return E.map((texts: string[]) => texts.map((text, i) => ({ text, done: typeof items[i] === 'object' && items[i]?.done === true })))(steps);
+  if (items.length > CONTEXT_LIMITS.checklist)
+    return E.left(invalid(`a checklist holds at most ${CONTEXT_LIMITS.checklist} steps`));
+  const steps = allLines(
+    'step',
+    items.map((item) => (typeof item === 'string' ? item : item?.text)),
+    CONTEXT_LIMITS.checklistItem,
+  );
+  return E.map((texts: string[]) =>
+    texts.map((text, i) => ({ text, done: typeof items[i] === 'object' && items[i]?.done === true })),
+  )(steps);
 };
 
 const validateSettlements = (context: SharedContext, settle: SucceededRun['settle']): E.Either<ContextError, true> => {
@@ -168,7 +196,11 @@ const validateSettlements = (context: SharedContext, settle: SucceededRun['settl
   return unknown === undefined ? E.right(true) : E.left(invalid(`there is no decision ${JSON.stringify(unknown.id)}`));
 };
 
-const validateClaims = (ledger: EvidenceLedger, claims: SucceededRun['claims'], at: number): E.Either<ContextError, EvidenceLedger> => {
+const validateClaims = (
+  ledger: EvidenceLedger,
+  claims: SucceededRun['claims'],
+  at: number,
+): E.Either<ContextError, EvidenceLedger> => {
   let current = ledger;
   for (const [index, claim] of (claims ?? []).entries()) {
     const next = recordClaim(current, { ...claim, at: claim.at ?? at });
@@ -178,10 +210,17 @@ const validateClaims = (ledger: EvidenceLedger, claims: SucceededRun['claims'], 
   return E.right(current);
 };
 
-const validateSuccess = (context: SharedContext, outcome: SucceededRun, at: number): E.Either<ContextError, ValidatedSuccess> => {
+const validateSuccess = (
+  context: SharedContext,
+  outcome: SucceededRun,
+  at: number,
+): E.Either<ContextError, ValidatedSuccess> => {
   const summary = validateSummary(outcome.summary);
   if (E.isLeft(summary)) return summary;
-  const feature = outcome.featureRequest === undefined ? E.right(undefined) : oneLine('the feature request', outcome.featureRequest, CONTEXT_LIMITS.featureRequest);
+  const feature =
+    outcome.featureRequest === undefined
+      ? E.right(undefined)
+      : oneLine('the feature request', outcome.featureRequest, CONTEXT_LIMITS.featureRequest);
   if (E.isLeft(feature)) return feature;
   const rules = validateRules(context, outcome);
   if (E.isLeft(rules)) return rules;
@@ -214,14 +253,16 @@ const applySuccess = (
   E.map((valid: ValidatedSuccess) =>
     produce(context, (draft) => {
       const text = valid.summary ?? context.workingSummary.text;
-      if (valid.summary !== undefined && valid.summary !== context.workingSummary.text) draft.workingSummary.updatedAt = at;
+      if (valid.summary !== undefined && valid.summary !== context.workingSummary.text)
+        draft.workingSummary.updatedAt = at;
       draft.workingSummary.text = text;
       draft.workingSummary.stale = false;
       draft.checkpoint = checkpointAt(snapshot, text);
       if (valid.featureRequest !== undefined) draft.featureRequest = valid.featureRequest;
       draft.pinnedRules = [...valid.pinnedRules];
       const first = nextDecisionNumber(context);
-      for (const [i, decision] of valid.decisions.entries()) draft.openDecisions.push({ id: `D${first + i}`, text: decision, status: 'open' });
+      for (const [i, decision] of valid.decisions.entries())
+        draft.openDecisions.push({ id: `D${first + i}`, text: decision, status: 'open' });
       for (const { id, status } of outcome.settle ?? []) {
         const decision = draft.openDecisions.find((entry) => entry.id === id);
         if (decision !== undefined) decision.status = status;

@@ -50,7 +50,8 @@ const schemaFor = (role: SourceRole) => (role === 'implementer' ? ImplementerRes
 
 const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
   path.reduce<string>(
-    (out, part) => (typeof part === 'number' ? `${out}[${part}]` : out === '' ? String(part) : `${out}.${String(part)}`),
+    (out, part) =>
+      typeof part === 'number' ? `${out}[${part}]` : out === '' ? String(part) : `${out}.${String(part)}`,
     '',
   ) || '(root)';
 

@@ -54,7 +54,16 @@ const toFact = (draft: FactDraft, taskId: string, role: SourceRole, at: number):
     return E.left(`tags must hold 1 to ${FACT_LIMITS.maxTags} tags`);
   if (!tags.every(isFactTag)) return E.left('tags hold an unknown tag');
   return E.right(
-    makeFact({ subject, relation, object, tags: shareTags(tags), validFrom: at, sourceTaskId: taskId, sourceRole: role, confidence: 1 }),
+    makeFact({
+      subject,
+      relation,
+      object,
+      tags: shareTags(tags),
+      validFrom: at,
+      sourceTaskId: taskId,
+      sourceRole: role,
+      confidence: 1,
+    }),
   );
 };
 

@@ -57,6 +57,8 @@ const PLACEHOLDERS = new Set([
 
 /** True for an entry that says "nothing here" (`none`, `n/a`, `-`, ...), compared case-insensitively. */
 export const isPlaceholder = (text: string): boolean => {
-  const normalized = collapseWhitespace(text).toLowerCase().replace(/[.!]+$/u, '');
+  const normalized = collapseWhitespace(text)
+    .toLowerCase()
+    .replace(/[.!]+$/u, '');
   return normalized === '' || PLACEHOLDERS.has(normalized);
 };

@@ -52,7 +52,12 @@ const followUpRule: ExtractionRule<ImplementerResult> = {
   extract: (result, { taskSubject }) =>
     readStrings(result, 'follow_up_actions')
       .filter((action) => !isPlaceholder(action))
-      .map((action) => ({ subject: taskSubject, relation: 'requires', object: freeText(action), tags: ['dependency'] })),
+      .map((action) => ({
+        subject: taskSubject,
+        relation: 'requires',
+        object: freeText(action),
+        tags: ['dependency'],
+      })),
 };
 
 const testsRule: ExtractionRule<ImplementerResult> = {
@@ -115,7 +120,9 @@ const issuesRule: ExtractionRule<ReviewerResult> = {
     readRecords(result, 'issues').flatMap((issue): FactDraft[] => {
       const message = readString(issue, 'message');
       if (!nonEmpty(message)) return [];
-      return [{ subject: issueSubject(issue, taskSubject), relation: 'issue', object: freeText(message), tags: ['error'] }];
+      return [
+        { subject: issueSubject(issue, taskSubject), relation: 'issue', object: freeText(message), tags: ['error'] },
+      ];
     }),
 };
 
@@ -135,7 +142,12 @@ const conventionsRule: ExtractionRule<ReviewerResult> = {
       const fix = readString(issue, 'fix') ?? '';
       if (!nonEmpty(message) || !(mentionsConvention(message) || mentionsConvention(fix))) return [];
       return [
-        { subject: issueSubject(issue, taskSubject), relation: 'convention', object: freeText(message), tags: ['convention'] },
+        {
+          subject: issueSubject(issue, taskSubject),
+          relation: 'convention',
+          object: freeText(message),
+          tags: ['convention'],
+        },
       ];
     }),
 };

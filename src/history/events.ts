@@ -72,10 +72,14 @@ export interface ParsedHistory {
 type Fields = Readonly<Record<string, unknown>>;
 type Problem = Omit<HistoryLineError, 'line'>;
 
-const missing = (field: string, why: string): Problem => ({ code: 'missing_field', message: `${field} is missing: ${why}` });
+const missing = (field: string, why: string): Problem => ({
+  code: 'missing_field',
+  message: `${field} is missing: ${why}`,
+});
 const invalid = (field: string, why: string): Problem => ({ code: 'invalid_field', message: `${field} ${why}` });
 
-const isRecord = (value: unknown): value is Fields => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Fields =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const describe = (value: unknown): string =>
   value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
@@ -107,7 +111,10 @@ const optionalTags = (fields: Fields): E.Either<Problem, ReadonlyArray<FactTag> 
 };
 
 /** Collects the fields of one event, stopping at the first problem. */
-const gather = <T extends Record<string, unknown>>(parts: { [K in keyof T]: E.Either<Problem, T[K]> }): E.Either<Problem, T> => {
+const gather = <T extends Record<string, unknown>>(parts: { [K in keyof T]: E.Either<Problem, T[K]> }): E.Either<
+  Problem,
+  T
+> => {
   const out: Record<string, unknown> = {};
   for (const [key, part] of Object.entries(parts) as [string, E.Either<Problem, unknown>][]) {
     if (E.isLeft(part)) return part;
@@ -172,7 +179,10 @@ const parseCompactFields = (fields: Fields) =>
         : optionalCount(fields, 'maxFacts'),
   });
 
-const parseEventFields = (type: (typeof HISTORY_EVENT_TYPES)[number], fields: Fields): E.Either<Problem, Record<string, unknown>> => {
+const parseEventFields = (
+  type: (typeof HISTORY_EVENT_TYPES)[number],
+  fields: Fields,
+): E.Either<Problem, Record<string, unknown>> => {
   switch (type) {
     case 'dispatch':
       return parseDispatchFields(fields);
@@ -193,7 +203,10 @@ const parseJsonLine = (text: string): E.Either<Problem, Fields> => {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return E.left({ code: 'invalid_json', message: `not JSON: ${error instanceof Error ? error.message : String(error)}` });
+    return E.left({
+      code: 'invalid_json',
+      message: `not JSON: ${error instanceof Error ? error.message : String(error)}`,
+    });
   }
   return isRecord(value)
     ? E.right(value)
@@ -213,8 +226,7 @@ export const parseHistoryLine = (
   const fields = parseJsonLine(text);
   if (E.isLeft(fields)) return located(fields);
   const { type, at } = fields.right;
-  if (type === undefined)
-    return located(E.left(missing('type', `expected one of ${HISTORY_EVENT_TYPES.join(', ')}`)));
+  if (type === undefined) return located(E.left(missing('type', `expected one of ${HISTORY_EVENT_TYPES.join(', ')}`)));
   if (!isEventType(type))
     return located(
       E.left({
@@ -222,8 +234,7 @@ export const parseHistoryLine = (
         message: `unknown event type ${JSON.stringify(type)}: expected one of ${HISTORY_EVENT_TYPES.join(', ')}`,
       }),
     );
-  const time =
-    at === undefined ? E.right(previousAt === undefined ? 0 : previousAt + 1000) : parseEventTime(at);
+  const time = at === undefined ? E.right(previousAt === undefined ? 0 : previousAt + 1000) : parseEventTime(at);
   if (E.isLeft(time)) return located(E.left(invalid('at', `is not a time: ${time.left}`)));
   const body = parseEventFields(type, fields.right);
   if (E.isLeft(body)) return located(body);

@@ -164,7 +164,8 @@ export const replayHistory = (text: string, options: ReplayOptions = {}): Replay
         dispatches += 1;
         historyTokens += countTokens(outputText(event.output));
         const ingested = tracker.ingestOutput({ role: event.role, taskId: event.taskId, output: event.output });
-        if (E.isLeft(ingested)) rejected.push({ line: event.line, code: ingested.left.code, message: ingested.left.message });
+        if (E.isLeft(ingested))
+          rejected.push({ line: event.line, code: ingested.left.code, message: ingested.left.message });
         break;
       }
       case 'prompt': {
@@ -180,7 +181,14 @@ export const replayHistory = (text: string, options: ReplayOptions = {}): Replay
         });
         const tokens = countTokens(sessionContext);
         contextTokens += tokens;
-        prompts.push({ line: event.line, taskId: event.taskId, sessionContext, facts, contextTokens: tokens, historyTokens });
+        prompts.push({
+          line: event.line,
+          taskId: event.taskId,
+          sessionContext,
+          facts,
+          contextTokens: tokens,
+          historyTokens,
+        });
         break;
       }
       case 'invalidate':
@@ -191,11 +199,14 @@ export const replayHistory = (text: string, options: ReplayOptions = {}): Replay
         break;
     }
     replayed += 1;
-    if (options.onProgress !== undefined && replayed % PROGRESS_STEP === 0) options.onProgress(replayed, parsed.events.length);
+    if (options.onProgress !== undefined && replayed % PROGRESS_STEP === 0)
+      options.onProgress(replayed, parsed.events.length);
   }
   options.onProgress?.(replayed, parsed.events.length);
 
-  const errors = [...parsed.errors.filter((error) => error.line < stopLine), ...rejected].sort((a, b) => a.line - b.line);
+  const errors = [...parsed.errors.filter((error) => error.line < stopLine), ...rejected].sort(
+    (a, b) => a.line - b.line,
+  );
   const store = tracker.getSnapshot();
   return {
     report: {

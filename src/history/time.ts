@@ -29,7 +29,12 @@ export const parseIsoTime = (text: string): E.Either<string, number> => {
   if (match === null) return E.left(`${JSON.stringify(text)} is not an ISO-8601 time`);
   const [, y, mo, d, h = '0', mi = '0', s = '0', fraction = '', zone] = match;
   const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number) as [
-    number, number, number, number, number, number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
   ];
   const offset = offsetMinutes(zone);
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month))

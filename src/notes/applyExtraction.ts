@@ -21,7 +21,11 @@ export const applyExtraction = (ledger: NotesLedger, input: ExtractionInput): No
   if (typeof input !== 'object' || input === null) return ledger;
   const { user, session, at } = input;
   if (!isNotesId(user) || !isNotesId(session) || typeof at !== 'number' || !Number.isFinite(at)) return ledger;
-  const { facts } = keepValidFacts(Array.isArray(input.facts) ? input.facts : [], ledger.categories, NOTES_LIMITS.hardCap);
+  const { facts } = keepValidFacts(
+    Array.isArray(input.facts) ? input.facts : [],
+    ledger.categories,
+    NOTES_LIMITS.hardCap,
+  );
   const current = selectSessionNotes(ledger, user, session);
   if (sameFacts(current?.facts ?? [], facts)) return ledger;
   return produce(ledger, (draft) => {

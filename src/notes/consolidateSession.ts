@@ -2,7 +2,13 @@ import { produce } from '../store/immer.js';
 import type { NotesSessionConsolidatedEvent } from './events.js';
 import { consolidateGlobalFactsWithReport } from './global.js';
 import { type CategorizedFact, isNotesId } from './model.js';
-import { type NotesLedger, selectGlobalFacts, selectSessionNotes, selectUnconsolidatedSessions, storedKey } from './ledger.js';
+import {
+  type NotesLedger,
+  selectGlobalFacts,
+  selectSessionNotes,
+  selectUnconsolidatedSessions,
+  storedKey,
+} from './ledger.js';
 
 /** Which session of which user ends its stage, and when. */
 export interface ConsolidationInput {
@@ -25,7 +31,8 @@ export interface SessionConsolidation {
 export const consolidateSessionWithReport = (ledger: NotesLedger, input: ConsolidationInput): SessionConsolidation => {
   if (typeof input !== 'object' || input === null) return { ledger, dropped: [] };
   const { user, session, at } = input;
-  if (!isNotesId(user) || !isNotesId(session) || typeof at !== 'number' || !Number.isFinite(at)) return { ledger, dropped: [] };
+  if (!isNotesId(user) || !isNotesId(session) || typeof at !== 'number' || !Number.isFinite(at))
+    return { ledger, dropped: [] };
   const notes = selectSessionNotes(ledger, user, session);
   if (notes === undefined || notes.consolidated) return { ledger, dropped: [] };
   const { global, dropped } = consolidateGlobalFactsWithReport(selectGlobalFacts(ledger, user), notes.facts, at);

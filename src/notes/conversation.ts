@@ -26,7 +26,10 @@ const turnCount = (turns: unknown): number =>
  * and holds the replies after it, so the window never opens on a reply whose question was cut;
  * a conversation of `turns` exchanges or fewer is kept whole.
  */
-export const splitRecentTurns = (messages: ReadonlyArray<ConversationMessage>, turns: number = DEFAULT_HISTORY_TURNS): RecentTurns => {
+export const splitRecentTurns = (
+  messages: ReadonlyArray<ConversationMessage>,
+  turns: number = DEFAULT_HISTORY_TURNS,
+): RecentTurns => {
   const list = Array.isArray(messages) ? messages : [];
   let wanted = turnCount(turns);
   // Fewer exchanges than the window holds: everything stays, an opening greeting included.

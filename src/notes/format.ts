@@ -6,7 +6,13 @@
  */
 import type { GlobalFacts } from './global.js';
 import { type NotesLedger, selectGlobalFacts, selectSessionFacts } from './ledger.js';
-import { type CategorizedFact, categoryNames, DEFAULT_CATEGORIES, normalizeCategoryName, normalizeFactText } from './model.js';
+import {
+  type CategorizedFact,
+  categoryNames,
+  DEFAULT_CATEGORIES,
+  normalizeCategoryName,
+  normalizeFactText,
+} from './model.js';
 
 /** The header of the session block. */
 export const NOTED_FACTS_HEADER = 'NOTED FACTS FROM THIS SESSION:';
@@ -29,7 +35,11 @@ const DEFAULT_NAMES = categoryNames(DEFAULT_CATEGORIES);
  * `header`, then per category (configured ones in order, any other after them in order of
  * appearance) a `[Category]` line and its facts; `''` when no fact survives normalization.
  */
-const renderBlock = (header: string, facts: ReadonlyArray<CategorizedFact>, categories: ReadonlyArray<string>): string => {
+const renderBlock = (
+  header: string,
+  facts: ReadonlyArray<CategorizedFact>,
+  categories: ReadonlyArray<string>,
+): string => {
   const groups = new Map<string, { readonly title: string; readonly texts: string[] }>();
   const groupOf = (title: string): { readonly texts: string[] } => {
     const key = title.toLowerCase();

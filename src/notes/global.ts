@@ -4,7 +4,14 @@
  * recently confirmed facts fall off, each one reported.
  */
 import { deepFreeze } from '../store/immer.js';
-import { type CategorizedFact, factKey, NOTES_LIMITS, normalizeCategoryName, normalizeFactText, sameFacts } from './model.js';
+import {
+  type CategorizedFact,
+  factKey,
+  NOTES_LIMITS,
+  normalizeCategoryName,
+  normalizeFactText,
+  sameFacts,
+} from './model.js';
 
 /** A user's profile from earlier sessions. */
 export interface GlobalFacts {
@@ -66,7 +73,10 @@ export const consolidateGlobalFactsWithReport = (
   at: number,
   options: ConsolidationOptions = {},
 ): GlobalConsolidation => {
-  const cap = typeof options.maxFacts === 'number' && options.maxFacts >= 1 ? Math.floor(options.maxFacts) : NOTES_LIMITS.globalCap;
+  const cap =
+    typeof options.maxFacts === 'number' && options.maxFacts >= 1
+      ? Math.floor(options.maxFacts)
+      : NOTES_LIMITS.globalCap;
   const incoming = distinctSessionFacts(sessionFacts);
   const before = global?.facts ?? [];
   const replaced = new Set(incoming.map(factKey));

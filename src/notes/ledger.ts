@@ -6,7 +6,13 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { deepFreeze } from '../store/immer.js';
 import type { GlobalFacts } from './global.js';
-import { type CategorizedFact, categoryNames, DEFAULT_CATEGORIES, type NoteCategory, parseCategories } from './model.js';
+import {
+  type CategorizedFact,
+  categoryNames,
+  DEFAULT_CATEGORIES,
+  type NoteCategory,
+  parseCategories,
+} from './model.js';
 
 /** One user's facts in one session. */
 export interface SessionNotes {
@@ -85,8 +91,11 @@ export const selectSessionNotes = (ledger: NotesLedger, user: string, session: s
 };
 
 /** The facts of `user` in `session`: empty until an extraction has succeeded (N+1 timing). */
-export const selectSessionFacts = (ledger: NotesLedger, user: string, session: string): ReadonlyArray<CategorizedFact> =>
-  selectSessionNotes(ledger, user, session)?.facts ?? [];
+export const selectSessionFacts = (
+  ledger: NotesLedger,
+  user: string,
+  session: string,
+): ReadonlyArray<CategorizedFact> => selectSessionNotes(ledger, user, session)?.facts ?? [];
 
 /** The cross-session profile of `user`, if a stage has ended for them. */
 export const selectGlobalFacts = (ledger: NotesLedger, user: string): GlobalFacts | undefined =>
@@ -95,7 +104,8 @@ export const selectGlobalFacts = (ledger: NotesLedger, user: string): GlobalFact
 const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The ids of the users the ledger holds, sorted. */
-export const selectUserIds = (ledger: NotesLedger): ReadonlyArray<string> => Object.keys(ledger.users).map(idOfKey).sort(byText);
+export const selectUserIds = (ledger: NotesLedger): ReadonlyArray<string> =>
+  Object.keys(ledger.users).map(idOfKey).sort(byText);
 
 /** Every (user, session) the ledger holds, sorted by user, then session. */
 export const selectSessions = (ledger: NotesLedger): ReadonlyArray<SessionEntry> =>

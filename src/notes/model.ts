@@ -88,7 +88,8 @@ export const describeCategories = (
 ): ReadonlyArray<NoteCategory> =>
   names.map(
     (name) =>
-      known.find((category) => category.name === name) ?? DEFAULT_CATEGORIES.find((category) => category.name === name) ?? { name },
+      known.find((category) => category.name === name) ??
+      DEFAULT_CATEGORIES.find((category) => category.name === name) ?? { name },
   );
 
 /**
@@ -107,7 +108,8 @@ export const parseCategories = (input: unknown): E.Either<string, ReadonlyArray<
       return E.left(`categories[${index}] must be a name or { name, description }, not ${describe(entry)}`);
     const name = normalizeCategoryName(given['name']);
     if (name === '') return E.left(`categories[${index}] has an empty name`);
-    if (seen.has(name.toLowerCase())) return E.left(`categories[${index}] repeats the category ${JSON.stringify(name)}`);
+    if (seen.has(name.toLowerCase()))
+      return E.left(`categories[${index}] repeats the category ${JSON.stringify(name)}`);
     seen.add(name.toLowerCase());
     const description =
       typeof given['description'] === 'string'
@@ -134,7 +136,9 @@ export const parseCategorizedFact = (
   const wanted = normalizeCategoryName(category).toLowerCase();
   const known = categories.find((name) => name.toLowerCase() === wanted);
   if (known === undefined)
-    return E.left(`category ${JSON.stringify(clipEnd(collapseWhitespace(category), 40))} is not one of ${categories.join(', ')}`);
+    return E.left(
+      `category ${JSON.stringify(clipEnd(collapseWhitespace(category), 40))} is not one of ${categories.join(', ')}`,
+    );
   const text = normalizeFactText(fact);
   return text === '' ? E.left('fact is empty') : E.right({ category: known, fact: text });
 };

@@ -108,7 +108,8 @@ const findEntries = (text: string): E.Either<NotableFactsError, ReadonlyArray<un
     if (entries !== undefined) return E.right(entries);
     parsedWithoutList = true;
   }
-  if (parsedWithoutList) return E.left(failure('no_fact_list', 'the JSON in the response holds no "notableFacts" array'));
+  if (parsedWithoutList)
+    return E.left(failure('no_fact_list', 'the JSON in the response holds no "notableFacts" array'));
   if (firstJsonError !== undefined)
     return E.left(failure('invalid_json', `the JSON in the response does not parse: ${clipEnd(firstJsonError, 160)}`));
   return E.left(failure('no_json', 'the response holds no JSON object or array'));
@@ -136,7 +137,9 @@ export const parseNotableFactsResponseWithWarnings = (
   options: ParseNotableFactsOptions = {},
 ): E.Either<NotableFactsError, NotableFactsResponse> => {
   const categories =
-    Array.isArray(options.categories) && options.categories.length > 0 ? options.categories : categoryNames(DEFAULT_CATEGORIES);
+    Array.isArray(options.categories) && options.categories.length > 0
+      ? options.categories
+      : categoryNames(DEFAULT_CATEGORIES);
   const maxFacts =
     typeof options.maxFacts === 'number' && options.maxFacts >= 1 ? Math.floor(options.maxFacts) : NOTES_LIMITS.hardCap;
   return pipe(

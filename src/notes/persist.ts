@@ -6,8 +6,24 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { deepFreeze } from '../store/immer.js';
 import type { GlobalFacts } from './global.js';
-import { type NotesLedger, selectSessions, selectUserIds, selectUserNotes, type SessionNotes, storedKey, type UserNotes } from './ledger.js';
-import { type CategorizedFact, categoryNames, factKey, isNotesId, NOTES_LIMITS, parseCategories, parseCategorizedFact } from './model.js';
+import {
+  type NotesLedger,
+  selectSessions,
+  selectUserIds,
+  selectUserNotes,
+  type SessionNotes,
+  storedKey,
+  type UserNotes,
+} from './ledger.js';
+import {
+  type CategorizedFact,
+  categoryNames,
+  factKey,
+  isNotesId,
+  NOTES_LIMITS,
+  parseCategories,
+  parseCategorizedFact,
+} from './model.js';
 
 /** One user's facts in one session, as saved. */
 export interface SavedSessionNotes extends SessionNotes {
@@ -41,7 +57,8 @@ export const encodeNotes = (ledger: NotesLedger): SavedNotes => ({
 
 type Fields = Readonly<Record<string, unknown>>;
 
-const isRecord = (value: unknown): value is Fields => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Fields =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const isTime = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 
@@ -66,20 +83,26 @@ const decodeFacts = (
 };
 
 /** Adds to `users` what one saved entry holds, or says what is wrong with it. */
-type Decoder = (users: Record<string, { sessions: Record<string, SessionNotes>; profile?: GlobalFacts }>, entry: unknown, where: string) => string | undefined;
+type Decoder = (
+  users: Record<string, { sessions: Record<string, SessionNotes>; profile?: GlobalFacts }>,
+  entry: unknown,
+  where: string,
+) => string | undefined;
 
 const decodeSession =
   (categories: ReadonlyArray<string>): Decoder =>
   (users, entry, where) => {
     if (!isRecord(entry)) return `${where} is not an object`;
     const { user, session, updatedAt, consolidated } = entry;
-    if (!isNotesId(user) || !isNotesId(session)) return `${where} needs a user and a session id (1 to ${NOTES_LIMITS.idLength} characters)`;
+    if (!isNotesId(user) || !isNotesId(session))
+      return `${where} needs a user and a session id (1 to ${NOTES_LIMITS.idLength} characters)`;
     if (!isTime(updatedAt)) return `${where}.updatedAt is not a finite time`;
     if (typeof consolidated !== 'boolean') return `${where}.consolidated is not true or false`;
     const facts = decodeFacts(entry['facts'], where, categories, NOTES_LIMITS.hardCap);
     if (E.isLeft(facts)) return facts.left;
     const notes = (users[storedKey(user)] ??= { sessions: {} });
-    if (Object.hasOwn(notes.sessions, storedKey(session))) return `${where} repeats the session ${JSON.stringify(session)} of ${JSON.stringify(user)}`;
+    if (Object.hasOwn(notes.sessions, storedKey(session)))
+      return `${where} repeats the session ${JSON.stringify(session)} of ${JSON.stringify(user)}`;
     notes.sessions[storedKey(session)] = { facts: facts.right, updatedAt, consolidated };
     return undefined;
   };

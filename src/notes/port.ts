@@ -45,7 +45,10 @@ const parsed = (
     E.chain((text) =>
       pipe(
         parseNotableFactsResponseWithWarnings(text, { categories, maxFacts }),
-        E.mapLeft((error): ModelFailure => ({ reason: 'invalid_response', message: `${error.code}: ${error.message}` })),
+        E.mapLeft((error): ModelFailure => ({
+          reason: 'invalid_response',
+          message: `${error.code}: ${error.message}`,
+        })),
       ),
     ),
   );
@@ -63,7 +66,13 @@ export const settleExtraction = (
   pipe(
     parsed(outcome, categories, NOTES_LIMITS.hardCap),
     E.match(
-      (failure): NotesEvent => ({ type: 'notes/extractionFailed', user: slot.user, session: slot.session, ...failure, at }),
+      (failure): NotesEvent => ({
+        type: 'notes/extractionFailed',
+        user: slot.user,
+        session: slot.session,
+        ...failure,
+        at,
+      }),
       ({ facts, warnings }): NotesEvent => ({
         type: 'notes/extracted',
         user: slot.user,
@@ -86,6 +95,12 @@ export const settleProfileRewrite = (
     parsed(outcome, categories, NOTES_LIMITS.globalCap),
     E.match(
       (failure): NotesEvent => ({ type: 'notes/profileRewriteFailed', user, ...failure, at }),
-      ({ facts, warnings }): NotesEvent => ({ type: 'notes/profileRewritten', user, facts, at, ...warningsField(warnings) }),
+      ({ facts, warnings }): NotesEvent => ({
+        type: 'notes/profileRewritten',
+        user,
+        facts,
+        at,
+        ...warningsField(warnings),
+      }),
     ),
   );

@@ -71,10 +71,13 @@ const usable = (categories: ReadonlyArray<NoteCategory> | undefined): ReadonlyAr
 export const buildNotableFactsPrompt = (input: NotableFactsPromptInput): string => {
   const categories = usable(input.categories);
   const softLimit = positive(input.softLimit, NOTES_LIMITS.softLimit);
-  const history = selectRecentTurns(Array.isArray(input.history) ? input.history : [], positive(input.turns, DEFAULT_PROMPT_TURNS));
+  const history = selectRecentTurns(
+    Array.isArray(input.history) ? input.history : [],
+    positive(input.turns, DEFAULT_PROMPT_TURNS),
+  );
   const message = typeof input.message === 'string' ? input.message : '';
   return [
-    'You keep a short list of notable facts about one user of a conversation with an assistant. The assistant reads this list instead of the older messages, so it must hold what matters about the user\'s situation.',
+    "You keep a short list of notable facts about one user of a conversation with an assistant. The assistant reads this list instead of the older messages, so it must hold what matters about the user's situation.",
     '',
     'Record facts of these kinds:',
     ...categoryLines(categories),
@@ -95,7 +98,9 @@ export const buildNotableFactsPrompt = (input: NotableFactsPromptInput): string 
     factList(Array.isArray(input.facts) ? input.facts : []),
     '',
     'Recent conversation (oldest first):',
-    ...(history.length === 0 ? ['(none)'] : history.map((turn) => `${speaker(turn)}: ${oneLine(turn.content, MESSAGE_LENGTH)}`)),
+    ...(history.length === 0
+      ? ['(none)']
+      : history.map((turn) => `${speaker(turn)}: ${oneLine(turn.content, MESSAGE_LENGTH)}`)),
     '',
     'Latest user message:',
     `User: ${oneLine(message, 4 * MESSAGE_LENGTH)}`,

@@ -167,7 +167,8 @@ export interface NotesReplayOptions extends NotesLedgerOptions {
 type Fields = Readonly<Record<string, unknown>>;
 type Problem = Omit<NotesLogError, 'line'>;
 
-const isRecord = (value: unknown): value is Fields => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Fields =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const describe = (value: unknown): string =>
   value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
@@ -177,7 +178,10 @@ const idField = (fields: Fields, field: 'user' | 'session'): E.Either<Problem, s
   if (value === undefined) return E.left({ code: 'missing_field', message: `${field} is missing: the ${field} id` });
   return isNotesId(value)
     ? E.right(value)
-    : E.left({ code: 'invalid_field', message: `${field} must be an id of 1 to 200 characters, not ${describe(value)}` });
+    : E.left({
+        code: 'invalid_field',
+        message: `${field} must be an id of 1 to 200 characters, not ${describe(value)}`,
+      });
 };
 
 const textField = (fields: Fields, field: string): E.Either<Problem, string> => {
@@ -192,16 +196,31 @@ const textField = (fields: Fields, field: string): E.Either<Problem, string> => 
 const outcomeField = (fields: Fields): E.Either<Problem, ModelOutcome> => {
   const { response, error } = fields;
   if (response !== undefined && error !== undefined)
-    return E.left({ code: 'invalid_field', message: 'response and error are both given: an extraction has one or the other' });
+    return E.left({
+      code: 'invalid_field',
+      message: 'response and error are both given: an extraction has one or the other',
+    });
   if (typeof response === 'string') return E.right(E.right(response));
   if (typeof error === 'string' && error.trim() !== '')
-    return E.right(E.left(error === 'timeout' ? { reason: 'timeout', message: 'no answer in time' } : { reason: 'model_error', message: error }));
+    return E.right(
+      E.left(
+        error === 'timeout'
+          ? { reason: 'timeout', message: 'no answer in time' }
+          : { reason: 'model_error', message: error },
+      ),
+    );
   if (response === undefined && error === undefined)
-    return E.left({ code: 'missing_field', message: 'response is missing: the recorded model text (or error: "timeout" or a message)' });
+    return E.left({
+      code: 'missing_field',
+      message: 'response is missing: the recorded model text (or error: "timeout" or a message)',
+    });
   return E.left({ code: 'invalid_field', message: `${response === undefined ? 'error' : 'response'} must be text` });
 };
 
-const parseFields = (fields: Fields, type: NotesLogEntry['type']): E.Either<Problem, Omit<NotesLogEntry, 'line' | 'at'>> => {
+const parseFields = (
+  fields: Fields,
+  type: NotesLogEntry['type'],
+): E.Either<Problem, Omit<NotesLogEntry, 'line' | 'at'>> => {
   const user = idField(fields, 'user');
   if (E.isLeft(user)) return user;
   if (type === 'endStage') {
@@ -211,7 +230,9 @@ const parseFields = (fields: Fields, type: NotesLogEntry['type']): E.Either<Prob
   const session = idField(fields, 'session');
   if (E.isLeft(session)) return session;
   if (type === 'extraction')
-    return E.map((outcome: ModelOutcome) => ({ type, user: user.right, session: session.right, outcome }))(outcomeField(fields));
+    return E.map((outcome: ModelOutcome) => ({ type, user: user.right, session: session.right, outcome }))(
+      outcomeField(fields),
+    );
   return E.map((text: string) => ({ type, user: user.right, session: session.right, text }))(textField(fields, 'text'));
 };
 
@@ -219,14 +240,23 @@ const isLogType = (value: unknown): value is NotesLogEntry['type'] =>
   typeof value === 'string' && (NOTES_LOG_TYPES as ReadonlyArray<string>).includes(value);
 
 /** Parses one non-blank log line; a line without `at` happens one second after `previousAt` (or at 0). */
-export const parseNotesLogLine = (text: string, line: number, previousAt: number | undefined): E.Either<NotesLogError, NotesLogEntry> => {
+export const parseNotesLogLine = (
+  text: string,
+  line: number,
+  previousAt: number | undefined,
+): E.Either<NotesLogError, NotesLogEntry> => {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return E.left({ line, code: 'invalid_json', message: `not JSON: ${error instanceof Error ? error.message : String(error)}` });
+    return E.left({
+      line,
+      code: 'invalid_json',
+      message: `not JSON: ${error instanceof Error ? error.message : String(error)}`,
+    });
   }
-  if (!isRecord(value)) return E.left({ line, code: 'invalid_json', message: `expected a JSON object, not ${describe(value)}` });
+  if (!isRecord(value))
+    return E.left({ line, code: 'invalid_json', message: `expected a JSON object, not ${describe(value)}` });
   const { type, at } = value;
   if (!isLogType(type))
     return E.left({
@@ -237,11 +267,15 @@ export const parseNotesLogLine = (text: string, line: number, previousAt: number
   const time = at === undefined ? E.right(previousAt === undefined ? 0 : previousAt + 1000) : parseEventTime(at);
   if (E.isLeft(time)) return E.left({ line, code: 'invalid_field', message: `at is not a time: ${time.left}` });
   const fields = parseFields(value, type);
-  return E.isLeft(fields) ? E.left({ line, ...fields.left }) : E.right({ ...fields.right, line, at: time.right } as NotesLogEntry);
+  return E.isLeft(fields)
+    ? E.left({ line, ...fields.left })
+    : E.right({ ...fields.right, line, at: time.right } as NotesLogEntry);
 };
 
 /** Parses a conversation log (JSON Lines; blank lines skipped, line numbers from 1); bad lines become errors. */
-export const parseNotesLog = (text: string): { readonly entries: ReadonlyArray<NotesLogEntry>; readonly errors: ReadonlyArray<NotesLogError> } => {
+export const parseNotesLog = (
+  text: string,
+): { readonly entries: ReadonlyArray<NotesLogEntry>; readonly errors: ReadonlyArray<NotesLogError> } => {
   const entries: NotesLogEntry[] = [];
   const errors: NotesLogError[] = [];
   let previousAt: number | undefined;
@@ -275,7 +309,8 @@ const tokensOf = (countTokens: TokenCounter, messages: ReadonlyArray<Conversatio
  */
 export const replayConversationLog = (text: string, options: NotesReplayOptions = {}): NotesReplayResult => {
   const countTokens = options.countTokens ?? estimateTokens;
-  const turns = typeof options.turns === 'number' && options.turns >= 0 ? Math.floor(options.turns) : DEFAULT_HISTORY_TURNS;
+  const turns =
+    typeof options.turns === 'number' && options.turns >= 0 ? Math.floor(options.turns) : DEFAULT_HISTORY_TURNS;
   const parsed = parseNotesLog(typeof text === 'string' ? text : '');
   const errors: NotesLogError[] = [...parsed.errors];
   const steps: NotesReplayStep[] = [];
@@ -327,7 +362,11 @@ export const replayConversationLog = (text: string, options: NotesReplayOptions 
     let latest = transcript.length - 1;
     while (latest >= 0 && transcript[latest]?.role !== 'user') latest -= 1;
     if (latest < 0) {
-      errors.push({ line: entry.line, code: 'no_message', message: `no message of ${JSON.stringify(entry.user)} in ${JSON.stringify(entry.session)} comes before this extraction` });
+      errors.push({
+        line: entry.line,
+        code: 'no_message',
+        message: `no message of ${JSON.stringify(entry.user)} in ${JSON.stringify(entry.session)} comes before this extraction`,
+      });
       return;
     }
     const before = selectSessionFacts(ledger, entry.user, entry.session);
@@ -380,7 +419,8 @@ export const replayConversationLog = (text: string, options: NotesReplayOptions 
   errors.sort((a, b) => a.line - b.line);
   const messages = steps.filter((step): step is NotesMessageStep => step.kind === 'message');
   const extractions = steps.filter((step): step is NotesExtractionStep => step.kind === 'extraction');
-  const sum = (pick: (step: NotesMessageStep) => number): number => messages.reduce((total, step) => total + pick(step), 0);
+  const sum = (pick: (step: NotesMessageStep) => number): number =>
+    messages.reduce((total, step) => total + pick(step), 0);
   const profiles = selectUserIds(ledger).flatMap((user) => {
     const profile = selectGlobalFacts(ledger, user);
     return profile === undefined ? [] : [{ user, profile }];

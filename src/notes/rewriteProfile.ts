@@ -20,9 +20,17 @@ export const rewriteProfile = (ledger: NotesLedger, input: ProfileRewriteInput):
   const { user, at } = input;
   if (!isNotesId(user) || typeof at !== 'number' || !Number.isFinite(at)) return ledger;
   const profile = selectGlobalFacts(ledger, user);
-  const { facts } = keepValidFacts(Array.isArray(input.facts) ? input.facts : [], ledger.categories, NOTES_LIMITS.globalCap);
+  const { facts } = keepValidFacts(
+    Array.isArray(input.facts) ? input.facts : [],
+    ledger.categories,
+    NOTES_LIMITS.globalCap,
+  );
   if (profile === undefined || facts.length === 0 || sameFacts(profile.facts, facts)) return ledger;
   return produce(ledger, (draft) => {
-    draft.users[storedKey(user)]!.profile = { facts: [...facts], consolidatedAt: at, sessionCount: profile.sessionCount };
+    draft.users[storedKey(user)]!.profile = {
+      facts: [...facts],
+      consolidatedAt: at,
+      sessionCount: profile.sessionCount,
+    };
   });
 };

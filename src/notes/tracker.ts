@@ -7,16 +7,16 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { deepFreeze } from '../store/immer.js';
 import { endStageWithReport } from './consolidateSession.js';
-import { type ConversationMessage, DEFAULT_HISTORY_TURNS, selectRecentTurns, splitRecentTurns } from './conversation.js';
+import {
+  type ConversationMessage,
+  DEFAULT_HISTORY_TURNS,
+  selectRecentTurns,
+  splitRecentTurns,
+} from './conversation.js';
 import { applyNotesEvent, type NotesEvent } from './events.js';
 import { formatNotesBlocks, type NotesBlocks } from './format.js';
 import type { GlobalFacts } from './global.js';
-import {
-  emptyNotesLedger,
-  type NotesLedger,
-  selectGlobalFacts,
-  selectSessionFacts,
-} from './ledger.js';
+import { emptyNotesLedger, type NotesLedger, selectGlobalFacts, selectSessionFacts } from './ledger.js';
 import {
   type CategorizedFact,
   DEFAULT_CATEGORIES,
@@ -26,13 +26,7 @@ import {
   type NoteCategory,
   parseCategories,
 } from './model.js';
-import {
-  type CompleteFn,
-  type ModelOutcome,
-  type NotesSlot,
-  settleExtraction,
-  settleProfileRewrite,
-} from './port.js';
+import { type CompleteFn, type ModelOutcome, type NotesSlot, settleExtraction, settleProfileRewrite } from './port.js';
 import { buildNotableFactsPrompt, buildProfileConsolidationPrompt, DEFAULT_PROMPT_TURNS } from './prompt.js';
 
 /** The default time an extraction may take before it is abandoned and recorded as a timeout. */
@@ -159,7 +153,10 @@ const callModel = (complete: CompleteFn, prompt: string, timeoutMs: number): Pro
         (text): ModelOutcome =>
           typeof text === 'string'
             ? E.right(text)
-            : E.left({ reason: 'model_error', message: `complete resolved to ${text === null ? 'null' : typeof text}, not text` }),
+            : E.left({
+                reason: 'model_error',
+                message: `complete resolved to ${text === null ? 'null' : typeof text}, not text`,
+              }),
         (error: unknown): ModelOutcome => E.left({ reason: 'model_error', message: errorText(error) }),
       )
       .then((outcome) => {
@@ -172,7 +169,9 @@ const callModel = (complete: CompleteFn, prompt: string, timeoutMs: number): Pro
 export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): NotableFactsTracker => {
   const settings: Partial<NotableFactsTrackerOptions> = typeof options === 'object' && options !== null ? options : {};
   const complete: CompleteFn =
-    typeof settings.complete === 'function' ? settings.complete : () => Promise.reject(new Error('no complete function was given'));
+    typeof settings.complete === 'function'
+      ? settings.complete
+      : () => Promise.reject(new Error('no complete function was given'));
   const now = typeof settings.now === 'function' ? settings.now : Date.now;
   const timeoutMs = positive(settings.timeoutMs, DEFAULT_TIMEOUT_MS);
   const historyTurns = Math.floor(positive(settings.historyTurns, DEFAULT_HISTORY_TURNS));
@@ -219,7 +218,8 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
   const slotFor = (user: string, session: string): Slot => {
     const key = JSON.stringify([user, session]);
     let slot = slots.get(key);
-    if (slot === undefined) slots.set(key, (slot = { user, session, transcript: [], running: false, waiting: 0, whenIdle: [] }));
+    if (slot === undefined)
+      slots.set(key, (slot = { user, session, transcript: [], running: false, waiting: 0, whenIdle: [] }));
     return slot;
   };
 
@@ -288,7 +288,8 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
     running += 1;
     void callModel(complete, prompt, timeoutMs).then((outcome) => {
       // A rewrite of a profile that has changed since would lose the newer merge: ask again instead.
-      if (selectGlobalFacts(state, user) === profile) guard(() => commit([settleProfileRewrite(user, outcome, time(), state.categories)]));
+      if (selectGlobalFacts(state, user) === profile)
+        guard(() => commit([settleProfileRewrite(user, outcome, time(), state.categories)]));
       else rewrite.again = true;
       rewrite.running = false;
       if (rewrite.again) {

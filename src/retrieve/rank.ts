@@ -5,7 +5,14 @@
  * task, plus a boost that puts the facts of a file the query names exactly first.
  */
 import type { SessionFact } from '../fact.js';
-import { factTermWeights, keyHash, postingWeight, quantize, type SearchIndex, type TermPostings } from '../store/searchIndex.js';
+import {
+  factTermWeights,
+  keyHash,
+  postingWeight,
+  quantize,
+  type SearchIndex,
+  type TermPostings,
+} from '../store/searchIndex.js';
 import { trieGet, trieSize } from '../store/trie.js';
 import { mentionedPaths, queryTerms } from '../terms.js';
 
@@ -49,7 +56,16 @@ export type RankingOverrides = Partial<Omit<RankingOptions, 'priors'>> & { reado
 
 /** The defaults, chosen on the evaluation histories (see README, Retrieval quality). */
 export const DEFAULT_RANKING: RankingOptions = {
-  priors: { status: 0.2, test: 0.2, testFile: 0.5, manifest: 0.3, convention: 2, summary: 0.3, issue: 0.6, duplicate: 0.1 },
+  priors: {
+    status: 0.2,
+    test: 0.2,
+    testFile: 0.5,
+    manifest: 0.3,
+    convention: 2,
+    summary: 0.3,
+    issue: 0.6,
+    duplicate: 0.1,
+  },
   contextWeight: 1,
   contextTasks: 16,
   exactFileBoost: 100,
@@ -82,7 +98,8 @@ export const resolveRanking = (overrides: unknown): RankingOptions => {
 
 const STATUS_RELATIONS = new Set(['completed_with', 'reviewed_as']);
 const TEST_RELATIONS = new Set(['tested_by', 'test_failure']);
-const TEST_FILE = /(^|[/\\])(tests?|__tests__|spec|specs|e2e|testdata)[/\\]|[._-](test|spec)\.[\w]+$|_test\.go$|(^|[/\\])test_[^/\\]+\.py$/iu;
+const TEST_FILE =
+  /(^|[/\\])(tests?|__tests__|spec|specs|e2e|testdata)[/\\]|[._-](test|spec)\.[\w]+$|_test\.go$|(^|[/\\])test_[^/\\]+\.py$/iu;
 const MANIFEST_FILE =
   /(^|[/\\])(package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb|package\.json|cargo\.lock|cargo\.toml|go\.sum|go\.mod|poetry\.lock|pyproject\.toml|uv\.lock|pipfile(\.lock)?|requirements[\w.-]*\.txt|gemfile(\.lock)?|composer\.(json|lock)|[\w.-]+\.lock)$/iu;
 
@@ -138,11 +155,7 @@ const idf = (documents: number, frequency: number): number =>
 const isTooCommon = (documents: number, frequency: number): boolean =>
   (frequency > 1000 && frequency * 100 > documents) || (documents >= 50 && frequency * 2 > documents);
 
-const planTerms = (
-  trie: SearchIndex['terms'],
-  documents: number,
-  terms: ReadonlyArray<string>,
-): PlannedTerm[] =>
+const planTerms = (trie: SearchIndex['terms'], documents: number, terms: ReadonlyArray<string>): PlannedTerm[] =>
   terms.flatMap((term) => {
     const postings = trieGet(trie, keyHash(term), term);
     const frequency = trieSize(postings);
@@ -194,7 +207,13 @@ export interface Score {
 }
 
 /** Combines a fact's term score (summed in query-term order) with its context, priors and boost. */
-export const combineScore = (plan: QueryPlan, fact: SessionFact, termScore: number, context: number, duplicate: boolean): Score => {
+export const combineScore = (
+  plan: QueryPlan,
+  fact: SessionFact,
+  termScore: number,
+  context: number,
+  duplicate: boolean,
+): Score => {
   const { names, value } = factPriors(fact, plan.ranking.priors, duplicate);
   const relevance = termScore + context;
   const boost = relevance > 0 && namesSubject(plan.paths, fact.subject) ? plan.ranking.exactFileBoost : 0;

@@ -121,7 +121,8 @@ const contextTable = (store: FactStore, plan: QueryPlan): ContextTable => {
 };
 
 const factContext = (table: ContextTable, fact: SessionFact): number =>
-  (isFileFact(fact) ? table.byPair.get(pairKey(fact.subject, fact.relation)) : table.byTask.get(fact.sourceTaskId)) ?? 0;
+  (isFileFact(fact) ? table.byPair.get(pairKey(fact.subject, fact.relation)) : table.byTask.get(fact.sourceTaskId)) ??
+  0;
 
 /** The valid record of the fact `id` (records are placed by their fact id, so all of an id's records share a leaf). */
 const validRecord = (store: FactStore, id: string): SessionFact | undefined =>
@@ -167,7 +168,10 @@ const fitsBudget = (section: string, maxTokens: number, countTokens: TokenCounte
 };
 
 /** Ranks candidates and applies `maxFacts` and the token budget; returns each candidate's reason (none: included). */
-const selectRanked = <P extends Score>(settings: Settings, candidates: Array<Scored<P>>): Array<Scored<P> & { reason?: ExclusionReason }> => {
+const selectRanked = <P extends Score>(
+  settings: Settings,
+  candidates: Array<Scored<P>>,
+): Array<Scored<P> & { reason?: ExclusionReason }> => {
   candidates.sort(byRank);
   const included: SessionFact[] = [];
   return candidates.map((candidate, rank) => {
@@ -187,7 +191,7 @@ const popOrder = (bounds: Float64Array): (() => number | undefined) => {
     [heap[a], heap[b]] = [heap[b]!, heap[a]!];
   };
   const sink = (from: number): void => {
-    for (let i = from; ; ) {
+    for (let i = from; ;) {
       const left = 2 * i + 1;
       const right = left + 1;
       let top = i;
@@ -269,7 +273,13 @@ const topCandidates = (store: FactStore, settings: Settings): Scored[] => {
   const consider = (key: string): void => {
     const fact = validRecord(store, key);
     if (fact === undefined) return;
-    const parts = combineScore(plan, fact, matches.get(key)?.score ?? 0, factContext(table, fact), repeatsConvention(store, fact));
+    const parts = combineScore(
+      plan,
+      fact,
+      matches.get(key)?.score ?? 0,
+      factContext(table, fact),
+      repeatsConvention(store, fact),
+    );
     if (filterReason(settings, fact, parts) !== undefined) return;
     const candidate = { fact, parts };
     let at = best.length;
@@ -286,7 +296,8 @@ const topCandidates = (store: FactStore, settings: Settings): Scored[] => {
     consider(list[i]!);
   }
   // Conventions are eligible with no match at all; they fill the places left, most recent first.
-  if (best.length < settings.maxFacts) trieForEach(store.index.conventions, (_true, key) => keys.has(key) || consider(key));
+  if (best.length < settings.maxFacts)
+    trieForEach(store.index.conventions, (_true, key) => keys.has(key) || consider(key));
   return best;
 };
 

@@ -39,7 +39,9 @@ const findLastBlock = (raw: string): E.Either<ContractError, string[]> => {
     }
   });
   return last === undefined
-    ? E.left(contractError('marker_missing', `no complete ${BEGIN_MARKER} ... ${END_MARKER} block on lines of their own`))
+    ? E.left(
+        contractError('marker_missing', `no complete ${BEGIN_MARKER} ... ${END_MARKER} block on lines of their own`),
+      )
     : E.right(last);
 };
 
@@ -57,7 +59,8 @@ const parseJson = (text: string): E.Either<ContractError, unknown> => {
   if (text.trim() === '') return E.left(contractError('json_parse_failed', 'the result block is empty'));
   return E.tryCatch(
     () => JSON.parse(text) as unknown,
-    (error) => contractError('json_parse_failed', `invalid JSON: ${error instanceof Error ? error.message : String(error)}`),
+    (error) =>
+      contractError('json_parse_failed', `invalid JSON: ${error instanceof Error ? error.message : String(error)}`),
   );
 };
 
@@ -68,7 +71,12 @@ export const parseDispatchResult = (value: unknown, role: SourceRole): E.Either<
         validateDispatchResult(value, role),
         E.mapLeft((message) => contractError('schema_invalid', message)),
       )
-    : E.left(contractError('invalid_input', `unknown role ${JSON.stringify(String(role))}: expected implementer or reviewer`));
+    : E.left(
+        contractError(
+          'invalid_input',
+          `unknown role ${JSON.stringify(String(role))}: expected implementer or reviewer`,
+        ),
+      );
 
 /** Parses raw agent output into a validated result of the given role. */
 export const parseDispatchOutput = (raw: string, role: SourceRole): E.Either<ContractError, DispatchResult> =>

@@ -159,9 +159,7 @@ export const createTracker = (options: FactTrackerOptions, internals: TrackerInt
   const countTokens = typeof settings.countTokens === 'function' ? settings.countTokens : undefined;
   const ranking = settings.ranking;
 
-  let state = emptyFactStore(
-    settings.maxValidFacts === undefined ? {} : { maxValidFacts: settings.maxValidFacts },
-  );
+  let state = emptyFactStore(settings.maxValidFacts === undefined ? {} : { maxValidFacts: settings.maxValidFacts });
   const log: TrackerEvent[] = [];
   const listeners = new Set<StoreListener>();
   /** The transient batch the unsealed part of `state` belongs to. */
@@ -225,7 +223,12 @@ export const createTracker = (options: FactTrackerOptions, internals: TrackerInt
       E.chain((taskId) =>
         pipe(
           typeof output === 'string' ? parseDispatchOutput(output, role) : parseDispatchResult(output, role),
-          E.chain((result) => pipe(readClock(clock), E.map((at) => ({ taskId, result, at })))),
+          E.chain((result) =>
+            pipe(
+              readClock(clock),
+              E.map((at) => ({ taskId, result, at })),
+            ),
+          ),
         ),
       ),
       E.map(({ taskId, result, at }) => {
@@ -261,8 +264,7 @@ export const createTracker = (options: FactTrackerOptions, internals: TrackerInt
     const now = readClock(clock);
     if (E.isRight(normalizedTaskId) && E.isRight(now) && taskPrompt.trim() !== '')
       commit([{ type: 'prompt/recorded', taskId: normalizedTaskId.right, taskPrompt, at: now.right }]);
-    const deltaPacket =
-      typeof source.deltaPacket === 'object' && source.deltaPacket !== null ? source.deltaPacket : {};
+    const deltaPacket = typeof source.deltaPacket === 'object' && source.deltaPacket !== null ? source.deltaPacket : {};
     const prompt = buildDispatchDynamicTail({
       taskId,
       maxOutputTokens: orDefault(source.maxOutputTokens, DEFAULT_MAX_OUTPUT_TOKENS),
@@ -291,7 +293,12 @@ export const createTracker = (options: FactTrackerOptions, internals: TrackerInt
         const taskId = asText(source.taskId);
         const taskPrompt = asText(source.taskPrompt);
         return {
-          prompt: buildDispatchDynamicTail({ taskId, maxOutputTokens: DEFAULT_MAX_OUTPUT_TOKENS, deltaPacket: {}, taskPrompt }),
+          prompt: buildDispatchDynamicTail({
+            taskId,
+            maxOutputTokens: DEFAULT_MAX_OUTPUT_TOKENS,
+            deltaPacket: {},
+            taskPrompt,
+          }),
           sessionContext: '',
           facts: [],
         };
@@ -337,4 +344,8 @@ const extractFor = (role: SourceRole, result: DispatchResult, taskId: string, at
 export const toStateSnapshotFacts = (
   facts: ReadonlyArray<SessionFact>,
 ): ReadonlyArray<{ k: string; v: string; confidence: number }> =>
-  facts.map((fact) => ({ k: `session_fact:${fact.subject}:${fact.relation}`, v: fact.object, confidence: fact.confidence }));
+  facts.map((fact) => ({
+    k: `session_fact:${fact.subject}:${fact.relation}`,
+    v: fact.object,
+    confidence: fact.confidence,
+  }));

@@ -8,7 +8,12 @@ import { emptyPairLog, type PairChange, selectPairLog, writePairChanges } from '
 
 /** The well-formed facts of `input`, as fresh plain copies; malformed ones are skipped. */
 export const keepWellFormedFacts = (input: unknown): SessionFact[] =>
-  Array.isArray(input) ? input.map(parseNewFact).filter(E.isRight).map((result) => result.right) : [];
+  Array.isArray(input)
+    ? input
+        .map(parseNewFact)
+        .filter(E.isRight)
+        .map((result) => result.right)
+    : [];
 
 /**
  * Asserts each well-formed fact at its `validFrom` (malformed facts are skipped, never thrown
@@ -21,7 +26,12 @@ export const addFacts = (store: FactStore, facts: ReadonlyArray<SessionFact>): F
  * `addFacts`, writing in `batch` when given (see `writePairChanges`). `wellFormed` skips the
  * check of each fact: only for facts the extractor has just built and checked, frozen since.
  */
-export const addFactsIn = (store: FactStore, facts: ReadonlyArray<SessionFact>, batch?: Batch, wellFormed = false): FactStore => {
+export const addFactsIn = (
+  store: FactStore,
+  facts: ReadonlyArray<SessionFact>,
+  batch?: Batch,
+  wellFormed = false,
+): FactStore => {
   const byPair = new Map<string, SessionFact[]>();
   for (const fact of wellFormed ? facts : keepWellFormedFacts(facts)) {
     const key = pairKey(fact.subject, fact.relation);

@@ -25,7 +25,10 @@ export const emptyReport = (): CompactionReport => ({ removedClosed: [], summari
  * The log reduced to the runs of its valid facts (history goes, the valid facts stay exactly
  * as they were), with those valid facts; undefined when nothing of the pair is valid.
  */
-export const pruneToValidRuns = (log: PairLog, closedIds: Set<string>): { log: PairLog; valid: SessionFact[] } | undefined => {
+export const pruneToValidRuns = (
+  log: PairLog,
+  closedIds: Set<string>,
+): { log: PairLog; valid: SessionFact[] } | undefined => {
   const records = deriveRecords(log);
   let hasHistory = log.clears.length > 0;
   for (const fact of records)
@@ -80,9 +83,13 @@ export class Workset {
 
   set(subject: string, relation: string, after: PairLog | undefined): void {
     const before = this.log(subject, relation);
-    const validIn = (log: PairLog | undefined): number => (log === undefined ? 0 : validRecords(deriveRecords(log)).length);
+    const validIn = (log: PairLog | undefined): number =>
+      log === undefined ? 0 : validRecords(deriveRecords(log)).length;
     this.count += validIn(after) - validIn(before);
-    this.changed.set(pairKey(subject, relation), after !== undefined && after.assertions.length === 0 ? undefined : after);
+    this.changed.set(
+      pairKey(subject, relation),
+      after !== undefined && after.assertions.length === 0 ? undefined : after,
+    );
     this.subjects.add(subject);
   }
 
@@ -90,7 +97,12 @@ export class Workset {
     const log = this.log(fact.subject, fact.relation);
     if (log === undefined) return;
     const assertions = log.assertions.filter((assertion) => assertion.id !== fact.id).slice();
-    this.set(fact.subject, fact.relation, { subject: log.subject, relation: log.relation, assertions, clears: log.clears });
+    this.set(fact.subject, fact.relation, {
+      subject: log.subject,
+      relation: log.relation,
+      assertions,
+      clears: log.clears,
+    });
   }
 
   private isChanged(fact: SessionFact): boolean {
@@ -191,7 +203,11 @@ export const compactIn = (
     const older = facts.slice(0, -1);
     const summary = summarize(subject, older);
     for (const fact of older) work.remove(fact);
-    work.set(subject, SUMMARY_RELATION, withAssertions(work.log(subject, SUMMARY_RELATION) ?? emptyPairLog(subject, SUMMARY_RELATION), [summary]));
+    work.set(
+      subject,
+      SUMMARY_RELATION,
+      withAssertions(work.log(subject, SUMMARY_RELATION) ?? emptyPairLog(subject, SUMMARY_RELATION), [summary]),
+    );
     report.summaries.push({ id: summary.id, merged: older.map((fact) => fact.id) });
   }
 

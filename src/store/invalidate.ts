@@ -12,7 +12,13 @@ export const invalidate = (store: FactStore, subject: string, relation: string, 
   invalidateIn(store, subject, relation, at);
 
 /** `invalidate`, writing in `batch` when given (see `writePairChanges`). */
-export const invalidateIn = (store: FactStore, subject: string, relation: string, at: number, batch?: Batch): FactStore => {
+export const invalidateIn = (
+  store: FactStore,
+  subject: string,
+  relation: string,
+  at: number,
+  batch?: Batch,
+): FactStore => {
   if (typeof subject !== 'string' || typeof relation !== 'string' || typeof at !== 'number' || !Number.isFinite(at))
     return store;
   const before = selectPairLog(store, subject, relation);

@@ -35,7 +35,15 @@ export interface DecodedState {
 }
 
 const byPairKey = (a: PairLog, b: PairLog): number =>
-  a.subject < b.subject ? -1 : a.subject > b.subject ? 1 : a.relation < b.relation ? -1 : a.relation > b.relation ? 1 : 0;
+  a.subject < b.subject
+    ? -1
+    : a.subject > b.subject
+      ? 1
+      : a.relation < b.relation
+        ? -1
+        : a.relation > b.relation
+          ? 1
+          : 0;
 
 /**
  * The store (and the notable-facts ledger, when given) as a saved-state document
@@ -57,7 +65,13 @@ const decodePrompts = (value: unknown): E.Either<string, RecordedPrompt[]> => {
   for (const [index, entry] of value.entries()) {
     if (!isRecord(entry)) return E.left(`prompts[${index}] is not an object`);
     const { taskId, prompt, at } = entry;
-    if (typeof taskId !== 'string' || taskId === '' || typeof prompt !== 'string' || typeof at !== 'number' || !Number.isFinite(at))
+    if (
+      typeof taskId !== 'string' ||
+      taskId === '' ||
+      typeof prompt !== 'string' ||
+      typeof at !== 'number' ||
+      !Number.isFinite(at)
+    )
       return E.left(`prompts[${index}] needs a taskId, a prompt and a finite time`);
     prompts.push({ taskId, prompt, at });
   }
@@ -72,7 +86,8 @@ const decodePair = (value: unknown, index: number): E.Either<string, PairLog> =>
   if (!isRecord(value)) return E.left(`${where} is not an object`);
   const { subject, relation, assertions, clears } = value;
   if (typeof subject !== 'string' || typeof relation !== 'string') return E.left(`${where} has no subject or relation`);
-  if (!Array.isArray(assertions) || assertions.length === 0) return E.left(`${where}.assertions is not a non-empty array`);
+  if (!Array.isArray(assertions) || assertions.length === 0)
+    return E.left(`${where}.assertions is not a non-empty array`);
   if (!Array.isArray(clears) || !clears.every((at) => typeof at === 'number' && Number.isFinite(at)))
     return E.left(`${where}.clears is not an array of times`);
   const facts: SessionFact[] = [];

@@ -12,7 +12,13 @@ export const recordTaskPrompt = (store: FactStore, taskId: string, prompt: strin
   recordTaskPromptIn(store, taskId, prompt, at);
 
 /** `recordTaskPrompt`, writing in `batch` when given (see `writePairChanges`). */
-export const recordTaskPromptIn = (store: FactStore, taskId: string, prompt: string, at: number, batch?: Batch): FactStore => {
+export const recordTaskPromptIn = (
+  store: FactStore,
+  taskId: string,
+  prompt: string,
+  at: number,
+  batch?: Batch,
+): FactStore => {
   if (typeof taskId !== 'string' || taskId.trim() === '' || typeof prompt !== 'string') return store;
   if (typeof at !== 'number' || !Number.isFinite(at)) return store;
   const doc = trieGet(store.index.tasks, keyHash(taskId), taskId);

@@ -157,12 +157,25 @@ const postTerm = (
 ): void => {
   const { batch } = writer;
   const termHash = keyHash(term);
-  const postings = trieSet(batch, trieGet(writer.index[field], termHash, term) ?? EMPTY_TRIE, hash, key, quantize(weight), hashOf);
+  const postings = trieSet(
+    batch,
+    trieGet(writer.index[field], termHash, term) ?? EMPTY_TRIE,
+    hash,
+    key,
+    quantize(weight),
+    hashOf,
+  );
   const index = root(writer);
   index[field] = trieSet(batch, index[field], termHash, term, postings, keyHash);
 };
 
-const unpostTerm = (writer: IndexWriter, field: 'terms' | 'taskTerms', term: string, hash: TrieHash, key: string): void => {
+const unpostTerm = (
+  writer: IndexWriter,
+  field: 'terms' | 'taskTerms',
+  term: string,
+  hash: TrieHash,
+  key: string,
+): void => {
   const { batch } = writer;
   const termHash = keyHash(term);
   const existing = trieGet(writer.index[field], termHash, term);
@@ -198,11 +211,17 @@ const withoutItem = (batch: Batch, list: ReadonlyArray<string>, item: string): R
 };
 
 /** The summaries with `key` holding `text` (`undefined`: removed), kept in key order. */
-const withSummary = (batch: Batch, list: ReadonlyArray<string>, key: string, text: string | undefined): ReadonlyArray<string> => {
+const withSummary = (
+  batch: Batch,
+  list: ReadonlyArray<string>,
+  key: string,
+  text: string | undefined,
+): ReadonlyArray<string> => {
   let at = 0;
   while (at < list.length && list[at]! < key) at += 2;
   const present = list[at] === key;
-  if (text === undefined) return !present ? list : list.length === 2 ? NO_ITEMS : fresh(batch, list.slice(0, at).concat(list.slice(at + 2)));
+  if (text === undefined)
+    return !present ? list : list.length === 2 ? NO_ITEMS : fresh(batch, list.slice(0, at).concat(list.slice(at + 2)));
   if (present && list[at + 1] === text) return list;
   return fresh(batch, list.slice(0, at).concat([key, text], list.slice(present ? at + 2 : at)));
 };
@@ -242,7 +261,8 @@ const updateTask = (
     if (postedBefore !== postedAfter) {
       const weightsBefore = contextTermWeights(postedBefore);
       const weightsAfter = contextTermWeights(postedAfter);
-      for (const term of weightsBefore.keys()) if (!weightsAfter.has(term)) unpostTerm(writer, 'taskTerms', term, hash, taskId);
+      for (const term of weightsBefore.keys())
+        if (!weightsAfter.has(term)) unpostTerm(writer, 'taskTerms', term, hash, taskId);
       for (const [term, weight] of weightsAfter) {
         const previous = weightsBefore.get(term);
         if (previous === undefined || quantize(previous) !== quantize(weight))
@@ -252,7 +272,9 @@ const updateTask = (
     }
   }
   const index = root(writer);
-  index.tasks = isUnused(doc) ? trieRemove(batch, index.tasks, hash, taskId) : trieSet(batch, index.tasks, hash, taskId, doc, keyHash);
+  index.tasks = isUnused(doc)
+    ? trieRemove(batch, index.tasks, hash, taskId)
+    : trieSet(batch, index.tasks, hash, taskId, doc, keyHash);
 };
 
 /** Adds a newly valid fact to the index. */

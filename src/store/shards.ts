@@ -3,13 +3,25 @@
  * hex tries (see trie.ts), so a write copies a few nodes of at most 16 entries whatever the
  * size of the collection.
  */
-import { type Batch, type TrieHash, beginBatch, EMPTY_TRIE, type HexTrie, sealBatch, trieForEachValue, trieGet, trieRemove, trieSet } from './trie.js';
+import {
+  type Batch,
+  type TrieHash,
+  beginBatch,
+  EMPTY_TRIE,
+  type HexTrie,
+  sealBatch,
+  trieForEachValue,
+  trieGet,
+  trieRemove,
+  trieSet,
+} from './trie.js';
 
 /** A collection keyed by string, placed by a hex hash of the key. */
 export type Shards<T> = HexTrie<T>;
 
 /** The entry at `key` (whose hash is `hash`). */
-export const shardGet = <T>(shards: Shards<T>, hash: TrieHash, key: string): T | undefined => trieGet(shards, hash, key);
+export const shardGet = <T>(shards: Shards<T>, hash: TrieHash, key: string): T | undefined =>
+  trieGet(shards, hash, key);
 
 /** Every entry, in no particular order. */
 export const shardValues = <T>(shards: Shards<T>): T[] => {
@@ -29,7 +41,8 @@ export const shardWrite = <T>(
   key: string,
   value: T | undefined,
   hashOf: (key: string) => TrieHash,
-): Shards<T> => (value === undefined ? trieRemove(batch, shards, hash, key) : trieSet(batch, shards, hash, key, value, hashOf));
+): Shards<T> =>
+  value === undefined ? trieRemove(batch, shards, hash, key) : trieSet(batch, shards, hash, key, value, hashOf);
 
 /** Frozen shards holding `entries` (built in one batch). */
 export const shardsFrom = <T>(

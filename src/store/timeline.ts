@@ -65,14 +65,24 @@ export const withAssertions = (log: PairLog, facts: ReadonlyArray<SessionFact>):
   }
   if (added.length === 0) return log;
   // concat, not a spread: the new list is exactly its length (a spread keeps spare slots, and logs are stored).
-  return { subject: log.subject, relation: log.relation, assertions: log.assertions.concat(added).sort(byTimeThenId), clears: log.clears };
+  return {
+    subject: log.subject,
+    relation: log.relation,
+    assertions: log.assertions.concat(added).sort(byTimeThenId),
+    clears: log.clears,
+  };
 };
 
 /** The log with an invalidation at `at` (the caller checks that it closes something). */
 export const withClear = (log: PairLog, at: number): PairLog =>
   log.clears.includes(at)
     ? log
-    : { subject: log.subject, relation: log.relation, assertions: log.assertions, clears: log.clears.concat([at]).sort((a, b) => a - b) };
+    : {
+        subject: log.subject,
+        relation: log.relation,
+        assertions: log.assertions,
+        clears: log.clears.concat([at]).sort((a, b) => a - b),
+      };
 
 /** The facts of the pair that are valid now. */
 export const validRecords = (records: ReadonlyArray<SessionFact>): SessionFact[] =>

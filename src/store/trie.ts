@@ -65,7 +65,8 @@ const slotOf = <T>(leaf: HexLeaf<T>, key: string): number => {
 /** The leaf where `hash` leads, if any. */
 const leafAt = <T>(trie: HexTrie<T> | undefined, hash: TrieHash): HexLeaf<T> | undefined => {
   let node: HexTrie<T> | null | undefined = trie;
-  for (let depth = 0; node !== undefined && node !== null && !isLeaf(node); depth += 1) node = node.c[digitAt(hash, depth)];
+  for (let depth = 0; node !== undefined && node !== null && !isLeaf(node); depth += 1)
+    node = node.c[digitAt(hash, depth)];
   return node ?? undefined;
 };
 
@@ -110,7 +111,9 @@ const owns = (batch: Batch, value: object): boolean =>
 
 /** `value` itself when this batch created it, else a shallow copy the batch now owns. */
 export const own = <T extends object>(batch: Batch, value: T): Mutable<T> =>
-  owns(batch, value) ? (value as Mutable<T>) : fresh(batch, (Array.isArray(value) ? value.slice() : { ...value }) as Mutable<T>);
+  owns(batch, value)
+    ? (value as Mutable<T>)
+    : fresh(batch, (Array.isArray(value) ? value.slice() : { ...value }) as Mutable<T>);
 
 /**
  * Freezes what the batch created (nothing for a transient batch). Everything else a batch's
@@ -151,7 +154,11 @@ export const trieGet = <T>(trie: HexTrie<T> | undefined, hash: TrieHash, key: st
 };
 
 /** The first value in the leaf where `hash` leads that passes `test`: a lookup by a key's prefix, when entries sharing it share a hash. */
-export const trieFind = <T>(trie: HexTrie<T> | undefined, hash: TrieHash, test: (value: T) => boolean): T | undefined => {
+export const trieFind = <T>(
+  trie: HexTrie<T> | undefined,
+  hash: TrieHash,
+  test: (value: T) => boolean,
+): T | undefined => {
   const leaf = leafAt(trie, hash);
   if (leaf !== undefined) for (let i = 1; i < leaf.length; i += 2) if (test(leaf[i] as T)) return leaf[i] as T;
   return undefined;
@@ -190,7 +197,13 @@ const split = <T>(batch: Batch, leaf: HexLeaf<T>, depth: number, hashOf: (key: s
  * The branch with child `digit` replaced by `child`, which changed the entry count by
  * `grown`: in place when the batch owns the branch.
  */
-const withChild = <T>(batch: Batch, branch: HexBranch<T>, digit: number, child: HexTrie<T>, grown: number): HexBranch<T> => {
+const withChild = <T>(
+  batch: Batch,
+  branch: HexBranch<T>,
+  digit: number,
+  child: HexTrie<T>,
+  grown: number,
+): HexBranch<T> => {
   const node = own(batch, branch) as MutableBranch<T>;
   node.c = own(batch, node.c) as Array<HexTrie<T> | null>;
   node.c[digit] = trieIsEmpty(child) ? null : child;
@@ -230,7 +243,8 @@ export const trieSet = <T>(
     return leaf;
   }
   // A transient batch grows its own leaves in place; a sealed one copies at the exact size.
-  const leaf = isTransient(batch) && owns(batch, trie) ? (trie as Array<string | T>) : fresh(batch, trie.concat([key, value]));
+  const leaf =
+    isTransient(batch) && owns(batch, trie) ? (trie as Array<string | T>) : fresh(batch, trie.concat([key, value]));
   if (leaf === trie) leaf.push(key, value);
   return depth < MAX_DEPTH && leaf.length > 2 * LEAF_LIMIT ? split(batch, leaf, depth, hashOf) : leaf;
 };

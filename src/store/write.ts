@@ -19,8 +19,6 @@ import {
 } from './searchIndex.js';
 import { type Batch, isTransient, type Mutable, trieForEach } from './trie.js';
 
-
-
 /** A pair log before and after a reducer's change (`undefined`: no log). */
 export interface PairChange {
   readonly before: PairLog | undefined;
@@ -37,7 +35,12 @@ export const selectPairLog = (store: FactStore, subject: string, relation: strin
 export const NO_CLEARS: ReadonlyArray<number> = Object.freeze([]);
 
 /** An empty log for a pair. */
-export const emptyPairLog = (subject: string, relation: string): PairLog => ({ subject, relation, assertions: [], clears: NO_CLEARS });
+export const emptyPairLog = (subject: string, relation: string): PairLog => ({
+  subject,
+  relation,
+  assertions: [],
+  clears: NO_CLEARS,
+});
 
 const isOpen = (fact: SessionFact): boolean => fact.validTo === undefined;
 
@@ -100,10 +103,19 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
   for (const { before, after } of effective) {
     const log = (after ?? before)!;
     const key = pairKey(log.subject, log.relation);
-    pairs = shardWrite(writer.batch, pairs, pairHash(key), key, after === undefined ? undefined : freezeLog(after), pairHash);
+    pairs = shardWrite(
+      writer.batch,
+      pairs,
+      pairHash(key),
+      key,
+      after === undefined ? undefined : freezeLog(after),
+      pairHash,
+    );
   }
-  for (const fact of deletes) records = shardWrite(writer.batch, records, fact.id, recordKey(fact), undefined, recordHash);
-  for (const fact of puts) records = shardWrite(writer.batch, records, fact.id, recordKey(fact), freezeFact(fact), recordHash);
+  for (const fact of deletes)
+    records = shardWrite(writer.batch, records, fact.id, recordKey(fact), undefined, recordHash);
+  for (const fact of puts)
+    records = shardWrite(writer.batch, records, fact.id, recordKey(fact), freezeFact(fact), recordHash);
   const index = finishIndex(writer);
   const validCount = store.validCount + becameValid.length - becameInvalid.length;
   if (isTransient(writer.batch)) return { maxValidFacts: store.maxValidFacts, validCount, pairs, records, index };

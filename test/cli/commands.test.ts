@@ -30,7 +30,11 @@ describe.concurrent('fact-tracker commands', () => {
     };
     const truncated = join(workDir, 'truncated.json');
     writeFileSync(truncated, JSON.stringify(state, null, 2).slice(0, 60));
-    expectOneLineFailure(expect, await runCli(['facts', truncated]), /truncated\.json: not a readable saved state: the JSON is truncated or corrupt/u);
+    expectOneLineFailure(
+      expect,
+      await runCli(['facts', truncated]),
+      /truncated\.json: not a readable saved state: the JSON is truncated or corrupt/u,
+    );
   });
 
   it('explains one prompt fact by fact', async ({ expect }) => {
@@ -55,7 +59,9 @@ describe.concurrent('fact-tracker commands', () => {
     const [help, version] = await Promise.all([runCli(['replay', '--help']), runCli(['--version'])]);
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/^Usage: fact-tracker replay FILE/u);
-    const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
     expect(version.status).toBe(0);
     expect(version.stdout).toBe(`${manifest.version}\n`);
   });

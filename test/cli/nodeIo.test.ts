@@ -10,7 +10,9 @@ describe('createNodeIo', () => {
   const dir = tempDir('io-');
 
   it('says in words why a file cannot be read', async () => {
-    expect(await io.readText(join(dir, 'missing.jsonl'))).toEqual(E.left(`cannot read ${join(dir, 'missing.jsonl')}: no such file`));
+    expect(await io.readText(join(dir, 'missing.jsonl'))).toEqual(
+      E.left(`cannot read ${join(dir, 'missing.jsonl')}: no such file`),
+    );
     expect(await io.readText(dir)).toEqual(E.left(`cannot read ${dir}: it is a directory`));
   });
 
@@ -22,7 +24,9 @@ describe('createNodeIo', () => {
   });
 
   it('reads the version from package.json', () => {
-    const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
     expect(io.version()).toEqual(E.right(manifest.version));
   });
 });

@@ -20,7 +20,10 @@ interface Outcome {
 }
 
 /** Runs the router with the real file access, `files` first; output and writes are captured. */
-const runNotes = async (argv: ReadonlyArray<string>, files: Readonly<Record<string, string>> = {}): Promise<Outcome> => {
+const runNotes = async (
+  argv: ReadonlyArray<string>,
+  files: Readonly<Record<string, string>> = {},
+): Promise<Outcome> => {
   const node = createNodeIo();
   const captured = { stdout: '', stderr: '', written: new Map<string, string>() };
   const status = await run(argv, {
@@ -48,22 +51,39 @@ describe('fact-tracker notes replay', () => {
     expect(result.status).toBe(0);
     expect(result.stderr).toBe('');
     const { stdout } = result;
-    expect(stdout).toMatch(/^line 1 · maya · s1 · message 1 · 0 session facts · 0 block tokens · window 1 message \(\d+ tokens\) · trimmed 0 messages \(0 tokens\)\n/u);
+    expect(stdout).toMatch(
+      /^line 1 · maya · s1 · message 1 · 0 session facts · 0 block tokens · window 1 message \(\d+ tokens\) · trimmed 0 messages \(0 tokens\)\n/u,
+    );
     expect(stdout).toContain('(no blocks yet: facts from an extraction serve from the next message on)');
-    expect(stdout).toMatch(/^line 21 · jordan · s1 · extraction failed \(timeout\): no answer in time · facts unchanged \(6\)$/mu);
-    expect(stdout).toMatch(/^\+ \[Logistics\] Jordan works four night shifts a week since his rota changed in January\n(?:\+ .*\n)*- \[Logistics\] Jordan works night shifts at the hospital, three nights a week$/mu);
-    expect(stdout).toContain('! entry 9 dropped: category "Preferences" is not one of People, Logistics, Conflict, Emotional, History');
-    expect(stdout).toMatch(/^line 43 · maya · end of stage · merged s1 · profile 13 facts from 1 session · 0 dropped$/mu);
+    expect(stdout).toMatch(
+      /^line 21 · jordan · s1 · extraction failed \(timeout\): no answer in time · facts unchanged \(6\)$/mu,
+    );
+    expect(stdout).toMatch(
+      /^\+ \[Logistics\] Jordan works four night shifts a week since his rota changed in January\n(?:\+ .*\n)*- \[Logistics\] Jordan works night shifts at the hospital, three nights a week$/mu,
+    );
+    expect(stdout).toContain(
+      '! entry 9 dropped: category "Preferences" is not one of People, Logistics, Conflict, Emotional, History',
+    );
+    expect(stdout).toMatch(
+      /^line 43 · maya · end of stage · merged s1 · profile 13 facts from 1 session · 0 dropped$/mu,
+    );
     expect(stdout).toMatch(/^line 45 · maya · s2 · message 1 · 0 session facts · 13 profile facts · /mu);
     expect(stdout).toContain('Profiles (2)');
-    expect(stdout).toMatch(/^Tokens \(estimate\), summed over 17 user messages\n {2}blocks +[\d,]+ {2}the notes given to the main prompt\n {2}trimmed +[\d,]+ {2}older history/mu);
-    expect(stdout).toMatch(/2 users · 2 sessions · 34 messages · 17 extractions \(1 failed\) · 2 ends of stage · 0 rejected lines\n$/u);
+    expect(stdout).toMatch(
+      /^Tokens \(estimate\), summed over 17 user messages\n {2}blocks +[\d,]+ {2}the notes given to the main prompt\n {2}trimmed +[\d,]+ {2}older history/mu,
+    );
+    expect(stdout).toMatch(
+      /2 users · 2 sessions · 34 messages · 17 extractions \(1 failed\) · 2 ends of stage · 0 rejected lines\n$/u,
+    );
   });
 
   it('prints JSON with --json, and takes --turns and --tokenizer', async () => {
     const result = await runNotes(['notes', 'replay', EXAMPLE, '--json', '--turns', '2']);
     expect(result.status).toBe(0);
-    const report = JSON.parse(result.stdout) as { steps: Array<{ kind: string; windowMessages?: number }>; summary: Record<string, number> };
+    const report = JSON.parse(result.stdout) as {
+      steps: Array<{ kind: string; windowMessages?: number }>;
+      summary: Record<string, number>;
+    };
     expect(Object.keys(report)).toEqual(['steps', 'errors', 'profiles', 'summary']);
     expect(Math.max(...report.steps.map((step) => step.windowMessages ?? 0))).toBe(3);
     expect(report.summary['userMessages']).toBe(17);
@@ -73,23 +93,42 @@ describe('fact-tracker notes replay', () => {
     const result = await runNotes(['notes', 'replay', EXAMPLE, '--save', 'state.json']);
     expect(result.status).toBe(0);
     const decoded = decodeSavedState(JSON.parse(result.written.get('state.json')!));
-    expect(E.isRight(decoded) && decoded.right.notes !== undefined && selectGlobalFacts(decoded.right.notes, 'maya')?.facts.length).toBe(13);
+    expect(
+      E.isRight(decoded) &&
+        decoded.right.notes !== undefined &&
+        selectGlobalFacts(decoded.right.notes, 'maya')?.facts.length,
+    ).toBe(13);
   });
 
   it('reports rejected lines in the output and exits 2', async () => {
-    const log = ['{"type":"user","user":"maya","session":"s1","text":"hi"}', '{oops', '{"type":"extraction","user":"jordan","session":"s1","response":"[]"}'].join('\n');
+    const log = [
+      '{"type":"user","user":"maya","session":"s1","text":"hi"}',
+      '{oops',
+      '{"type":"extraction","user":"jordan","session":"s1","response":"[]"}',
+    ].join('\n');
     const result = await runNotes(['notes', 'replay', 'log.jsonl'], { 'log.jsonl': log });
     expect(result.status).toBe(2);
     expect(result.stdout).toMatch(/^line 2 · rejected \(invalid_json\): not JSON/mu);
-    expect(result.stdout).toMatch(/^line 3 · rejected \(no_message\): no message of "jordan" in "s1" comes before this extraction$/mu);
+    expect(result.stdout).toMatch(
+      /^line 3 · rejected \(no_message\): no message of "jordan" in "s1" comes before this extraction$/mu,
+    );
     expect(result.stderr).toBe('fact-tracker notes: 2 lines were rejected (listed in the report)\n');
   });
 
   it.each([
     [['notes'], 'fact-tracker notes: missing subcommand: replay (see fact-tracker notes --help)\n'],
-    [['notes', 'show', EXAMPLE], 'fact-tracker notes: unknown subcommand "show": expected replay (see fact-tracker notes --help)\n'],
-    [['notes', 'replay'], 'fact-tracker notes: missing conversation log FILE (- for standard input) (see fact-tracker notes --help)\n'],
-    [['notes', 'replay', EXAMPLE, '--turns', '0'], 'fact-tracker notes: --turns must be a whole number 1 or more, not "0" (see fact-tracker notes --help)\n'],
+    [
+      ['notes', 'show', EXAMPLE],
+      'fact-tracker notes: unknown subcommand "show": expected replay (see fact-tracker notes --help)\n',
+    ],
+    [
+      ['notes', 'replay'],
+      'fact-tracker notes: missing conversation log FILE (- for standard input) (see fact-tracker notes --help)\n',
+    ],
+    [
+      ['notes', 'replay', EXAMPLE, '--turns', '0'],
+      'fact-tracker notes: --turns must be a whole number 1 or more, not "0" (see fact-tracker notes --help)\n',
+    ],
     [['notes', 'replay', 'missing.jsonl'], /^fact-tracker notes: .*missing\.jsonl.*\n$/u],
   ])('%j fails with one line', async (argv, stderr) => {
     const result = await runNotes(argv);
@@ -100,8 +139,12 @@ describe('fact-tracker notes replay', () => {
   it('has its own help, and a line in the general help', async () => {
     const [own, general] = await Promise.all([runNotes(['notes', '--help']), runNotes(['--help'])]);
     expect(own.stdout).toMatch(/^Usage: fact-tracker notes replay FILE \[options\]\n/u);
-    expect(own.stdout).toContain('{"type":"extraction","user":"maya","session":"s1","response":"{\\"notableFacts\\":[...]}"}');
-    expect(general.stdout).toContain("  fact-tracker notes replay FILE [options]     a conversation's notable facts, message by message\n");
+    expect(own.stdout).toContain(
+      '{"type":"extraction","user":"maya","session":"s1","response":"{\\"notableFacts\\":[...]}"}',
+    );
+    expect(general.stdout).toContain(
+      "  fact-tracker notes replay FILE [options]     a conversation's notable facts, message by message\n",
+    );
   });
 
   it('runs as a real process', async () => {

@@ -51,7 +51,9 @@ const ReplayReportSchema = z.strictObject({
       historyTokens: count,
     }),
   ),
-  errors: z.array(z.strictObject({ line: z.number().int().positive(), code: z.string().min(1), message: z.string().min(1) })),
+  errors: z.array(
+    z.strictObject({ line: z.number().int().positive(), code: z.string().min(1), message: z.string().min(1) }),
+  ),
   facts: z.array(SessionFactSchema),
   summary: z.strictObject({
     events: count,
@@ -66,16 +68,25 @@ const ReplayReportSchema = z.strictObject({
 });
 
 describe.concurrent('fact-tracker replay', () => {
-  it('prints the same --json on every run, matching the schema and the golden file, and saves a state facts reads back', async ({ expect }) => {
+  it('prints the same --json on every run, matching the schema and the golden file, and saves a state facts reads back', async ({
+    expect,
+  }) => {
     const state = join(tempDir('replay-'), 'state.json');
-    const [first, second] = await Promise.all([runCli(['replay', EXAMPLE, '--json']), runCli(['replay', EXAMPLE, '--json', '--save', state])]);
+    const [first, second] = await Promise.all([
+      runCli(['replay', EXAMPLE, '--json']),
+      runCli(['replay', EXAMPLE, '--json', '--save', state]),
+    ]);
     expect(first.status).toBe(0);
     expect(first.stderr).toBe('');
     expect(second.stdout).toBe(first.stdout);
     const report = ReplayReportSchema.parse(JSON.parse(first.stdout));
     expect(Object.keys(report.summary)).toEqual([...REPLAY_SUMMARY_KEYS]);
     expect(report.summary).toMatchObject({ events: 40, dispatches: 28, prompts: 11, validFacts: report.facts.length });
-    expect(report.prompts.every((prompt, index) => index === 0 || prompt.historyTokens >= report.prompts[index - 1]!.historyTokens)).toBe(true);
+    expect(
+      report.prompts.every(
+        (prompt, index) => index === 0 || prompt.historyTokens >= report.prompts[index - 1]!.historyTokens,
+      ),
+    ).toBe(true);
     expect(first.stdout).toBe(readGolden('web-api-session.replay.json', first.stdout));
 
     expect(JSON.parse(readFileSync(state, 'utf8'))).toMatchObject({ format: 'session-fact-tracker/state', version: 1 });
@@ -89,7 +100,9 @@ describe.concurrent('fact-tracker replay', () => {
     const run = await runCli(['replay', EXAMPLE]);
     expect(run.status).toBe(0);
     expect(run.stderr).toBe('');
-    expect(run.stdout).toMatch(/^line 4 · task 2 · \d+ facts · \d+ context tokens · [\d,]+ history tokens\n\[Session Context\]\n- /mu);
+    expect(run.stdout).toMatch(
+      /^line 4 · task 2 · \d+ facts · \d+ context tokens · [\d,]+ history tokens\n\[Session Context\]\n- /mu,
+    );
     expect(run.stdout).toContain('Valid facts at the end (');
     expect(run.stdout).toMatch(/^SUBJECT +RELATION +OBJECT +TAGS +TASK$/mu);
     expect(run.stdout).toContain('Tokens (estimate)');
@@ -97,7 +110,9 @@ describe.concurrent('fact-tracker replay', () => {
     expect(run.stdout).toBe(readGolden('web-api-session.replay.txt', run.stdout));
   });
 
-  it('reads stdin with -, reports every kind of bad line with its number, applies the later lines, and exits 2', async ({ expect }) => {
+  it('reads stdin with -, reports every kind of bad line with its number, applies the later lines, and exits 2', async ({
+    expect,
+  }) => {
     const run = await runCli(['replay', '-', '--json'], readFileSync(`${ROOT}${BAD_LINES}`, 'utf8'));
     expect(run.status).toBe(2);
     expect(run.stderr).toBe('fact-tracker replay: 8 lines were rejected (listed in the report)\n');
@@ -105,7 +120,9 @@ describe.concurrent('fact-tracker replay', () => {
     expect(report.errors.map((error) => [error.line, error.code])).toEqual(BAD_LINES_REJECTED);
     // Line 12 comes after all the bad lines: its review still reaches the prompt on line 13.
     expect(report.prompts.map((prompt) => prompt.line)).toEqual([1, 13]);
-    expect(report.prompts[1]!.facts.some((fact) => fact.relation === 'issue' && fact.subject === 'src/app.ts')).toBe(true);
+    expect(report.prompts[1]!.facts.some((fact) => fact.relation === 'issue' && fact.subject === 'src/app.ts')).toBe(
+      true,
+    );
     expect(report.facts.some((fact) => fact.relation === 'reviewed_as' && fact.object === 'approved')).toBe(true);
   });
 });

@@ -112,15 +112,23 @@ describe('replay', () => {
     const result = await runInMemory(['replay', BAD_LINES]);
     expect(result.status).toBe(2);
     expect(result.stderr).toBe('fact-tracker replay: 8 lines were rejected (listed in the report)\n');
-    const rejected = [...result.stdout.matchAll(/^line (\d+) · rejected \((\w+)\): /gmu)].map((match) => [Number(match[1]), match[2]]);
+    const rejected = [...result.stdout.matchAll(/^line (\d+) · rejected \((\w+)\): /gmu)].map((match) => [
+      Number(match[1]),
+      match[2],
+    ]);
     expect(rejected).toEqual(BAD_LINES_REJECTED);
     expect(result.stdout.indexOf('line 10 · rejected')).toBeLessThan(result.stdout.indexOf('line 13 · task 2'));
-    expect(result.stdout).toMatch(/^line 13 · task 2 · \d+ facts · \d+ context tokens · \d+ history tokens\n\[Session Context\]\n- /mu);
+    expect(result.stdout).toMatch(
+      /^line 13 · task 2 · \d+ facts · \d+ context tokens · \d+ history tokens\n\[Session Context\]\n- /mu,
+    );
     expect(result.stdout).toMatch(/· 8 rejected lines$/mu);
   });
 
   it('uses colour only when the shell says so', async () => {
-    const [plain, coloured] = await Promise.all([runInMemory(['replay', BAD_LINES]), runInMemory(['replay', BAD_LINES], { colour: true })]);
+    const [plain, coloured] = await Promise.all([
+      runInMemory(['replay', BAD_LINES]),
+      runInMemory(['replay', BAD_LINES], { colour: true }),
+    ]);
     expect(plain.stdout).not.toContain('\u001b[');
     expect(coloured.stdout).toContain('\u001b[1mline 13 · task 2');
     expect(coloured.stdout.replace(/\u001b\[\d+m/gu, '')).toBe(plain.stdout);
@@ -144,7 +152,9 @@ describe('replay', () => {
   });
 
   it('draws progress on a terminal stderr for long histories only, and clears it', async () => {
-    const long = Array.from({ length: 2100 }, (_, index) => JSON.stringify({ type: 'compact', maxFacts: 10, at: index })).join('\n');
+    const long = Array.from({ length: 2100 }, (_, index) =>
+      JSON.stringify({ type: 'compact', maxFacts: 10, at: index }),
+    ).join('\n');
     const [tty, piped, short] = await Promise.all([
       runInMemory(['replay', 'long.jsonl', '--json'], { files: { 'long.jsonl': long }, stderrIsTty: true }),
       runInMemory(['replay', 'long.jsonl', '--json'], { files: { 'long.jsonl': long } }),
@@ -160,13 +170,25 @@ describe('replay', () => {
   it('refuses a saved state given as a history', async () => {
     const saved = await runInMemory(['replay', BAD_LINES, '--save', 'state.json']);
     const state = saved.written.get('state.json')!;
-    expectUsageError(await runInMemory(['replay', 'state.json'], { files: { 'state.json': state } }), /is a saved state/u);
+    expectUsageError(
+      await runInMemory(['replay', 'state.json'], { files: { 'state.json': state } }),
+      /is a saved state/u,
+    );
   });
 });
 
 describe('facts', () => {
   it('filters a history by tag and subject, with closed facts and their intervals on --all', async () => {
-    const result = await runInMemory(['facts', EXAMPLE, '--json', '--all', '--tag', 'file_change', '--subject', 'SRC/CONFIG.TS']);
+    const result = await runInMemory([
+      'facts',
+      EXAMPLE,
+      '--json',
+      '--all',
+      '--tag',
+      'file_change',
+      '--subject',
+      'SRC/CONFIG.TS',
+    ]);
     const { facts } = JSON.parse(result.stdout) as { facts: { subject: string; tags: string[]; validTo?: number }[] };
     expect(result.status).toBe(0);
     expect(facts.length).toBeGreaterThan(1);
@@ -175,7 +197,9 @@ describe('facts', () => {
 
     const table = await runInMemory(['facts', EXAMPLE, '--all', '--subject', 'src/config.ts']);
     expect(table.stdout).toMatch(/^SUBJECT +RELATION +OBJECT +TAGS +TASK +VALID FROM +VALID TO$/mu);
-    expect(table.stdout).toMatch(/^src\/config\.ts +modified_by +task:1 .* 2026-03-02T09:03:00Z +2026-03-02T09:58:00Z$/mu);
+    expect(table.stdout).toMatch(
+      /^src\/config\.ts +modified_by +task:1 .* 2026-03-02T09:03:00Z +2026-03-02T09:58:00Z$/mu,
+    );
   });
 
   it('reads a saved state, valid at --as-of, and lists rejected history lines with exit 2', async () => {
@@ -187,7 +211,8 @@ describe('facts', () => {
       runInMemory(['facts', EXAMPLE, '--json', '--as-of', '2026-03-02T09:10:00Z']),
     ]);
     // The state knows which of those facts closed later (validTo); the stopped replay does not yet.
-    const ids = (result: MemoryRun): string[] => (JSON.parse(result.stdout) as { facts: { id: string }[] }).facts.map((fact) => fact.id);
+    const ids = (result: MemoryRun): string[] =>
+      (JSON.parse(result.stdout) as { facts: { id: string }[] }).facts.map((fact) => fact.id);
     expect(ids(then)).toEqual(ids(fromHistory));
     expect(ids(then).length).toBeLessThan(ids(now).length);
 
@@ -199,7 +224,10 @@ describe('facts', () => {
 
   it('refuses a state file that fails validation or comes from a newer version, without loading half of it', async () => {
     const saved = await runInMemory(['replay', BAD_LINES, '--save', 'state.json']);
-    const document = JSON.parse(saved.written.get('state.json')!) as { version: number; pairs: { assertions: { id: string }[] }[] };
+    const document = JSON.parse(saved.written.get('state.json')!) as {
+      version: number;
+      pairs: { assertions: { id: string }[] }[];
+    };
     const future = JSON.stringify({ ...document, version: 2 }, null, 2);
     document.pairs[0]!.assertions[0]!.id = '0000000000000000';
     const files = { 'corrupt.json': JSON.stringify(document), 'future.json': future };
@@ -207,7 +235,10 @@ describe('facts', () => {
       await runInMemory(['facts', 'corrupt.json'], { files }),
       /corrupt\.json: pairs\[0\]\.assertions\[0\]: id is not createFactId of the triple/u,
     );
-    expectUsageError(await runInMemory(['facts', 'future.json'], { files }), /future\.json: saved state version 2 is newer/u);
+    expectUsageError(
+      await runInMemory(['facts', 'future.json'], { files }),
+      /future\.json: saved state version 2 is newer/u,
+    );
   });
 });
 
@@ -225,11 +256,15 @@ describe('explain', () => {
       decisions: { decision: string; reason?: string; score: number; fact: { id: string } }[];
     };
     expect(view).toMatchObject({ line: 24, taskId: '5', maxFacts: 10, maxTokens: 500 });
-    const prompt = (JSON.parse(replayed.stdout) as { prompts: { line: number; facts: { id: string }[] }[] }).prompts.find((entry) => entry.line === 24)!;
-    expect(view.decisions.filter((decision) => decision.decision === 'included').map((decision) => decision.fact.id)).toEqual(
-      prompt.facts.map((fact) => fact.id),
-    );
-    expect(view.decisions.every((decision) => (decision.decision === 'excluded') === (decision.reason !== undefined))).toBe(true);
+    const prompt = (
+      JSON.parse(replayed.stdout) as { prompts: { line: number; facts: { id: string }[] }[] }
+    ).prompts.find((entry) => entry.line === 24)!;
+    expect(
+      view.decisions.filter((decision) => decision.decision === 'included').map((decision) => decision.fact.id),
+    ).toEqual(prompt.facts.map((fact) => fact.id));
+    expect(
+      view.decisions.every((decision) => (decision.decision === 'excluded') === (decision.reason !== undefined)),
+    ).toBe(true);
   });
 
   it.each([

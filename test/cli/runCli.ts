@@ -23,10 +23,15 @@ export const runCli = (args: ReadonlyArray<string>, input?: string): Promise<Cli
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run "npm run build" first (npm test does it)`);
   return new Promise((resolve) => {
     const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
-    const child = execFile(process.execPath, [MAIN, ...args], { cwd: ROOT, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const status = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-      resolve({ status, stdout, stderr });
-    });
+    const child = execFile(
+      process.execPath,
+      [MAIN, ...args],
+      { cwd: ROOT, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const status = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+        resolve({ status, stdout, stderr });
+      },
+    );
     child.stdin?.end(input ?? '');
   });
 };

@@ -12,7 +12,14 @@ import { bundleInputArb } from './arbitraries.js';
 
 const KINDS: ReadonlyArray<ContextKind> = ['planning', 'implementation'];
 const KEY = { repo: 'demo', branch: 'main', workstreamId: 'default' };
-const FRESH: ContextStatus = { repository: 'git', head: 'a'.repeat(40), stale: false, reasons: [], changes: [], missingEvidence: [] };
+const FRESH: ContextStatus = {
+  repository: 'git',
+  head: 'a'.repeat(40),
+  stale: false,
+  reasons: [],
+  changes: [],
+  missingEvidence: [],
+};
 
 const context: SharedContext = {
   ...emptySharedContext(KEY),
@@ -27,8 +34,12 @@ const context: SharedContext = {
     { text: 'Write the tokenizer', done: true },
     { text: 'Parse key = value lines', done: false },
   ],
-  evidenceLedger: [{ claim: 'Implemented the tokenizer', files: [{ path: 'src/lexer.ts', lines: 'L1-L80' }], symbols: ['tokenize'] }],
-  recentFailures: [{ failedStep: 'tests', error: '2 failing in test/lexer.test.ts', nextAction: 'fix escapes', at: 2_000 }],
+  evidenceLedger: [
+    { claim: 'Implemented the tokenizer', files: [{ path: 'src/lexer.ts', lines: 'L1-L80' }], symbols: ['tokenize'] },
+  ],
+  recentFailures: [
+    { failedStep: 'tests', error: '2 failing in test/lexer.test.ts', nextAction: 'fix escapes', at: 2_000 },
+  ],
 };
 
 /** The lines a bundle may have: its header, blank separators, section headers, and `- ` content lines. */
@@ -80,7 +91,9 @@ describe('buildContextBundle', () => {
       expect(bundle.text.indexOf('- M src/lexer.ts')).toBeGreaterThan(0);
       expect(bundle.text.indexOf('- M src/lexer.ts')).toBeLessThan(summary);
       expect(bundle.text).toContain('- R src/parser.ts -> src/parse.ts');
-      expect(bundle.text).toContain('STALE since checkpoint aaaaaaa: HEAD moved, tracked files changed; HEAD is now bbbbbbb');
+      expect(bundle.text).toContain(
+        'STALE since checkpoint aaaaaaa: HEAD moved, tracked files changed; HEAD is now bbbbbbb',
+      );
       expect(bundle.stale).toBe(true);
     }
     const planning = buildContextBundle({ context, status }, { kind: 'planning' }).text;
@@ -92,24 +105,49 @@ describe('buildContextBundle', () => {
   });
 
   it('says so outside a git repository and treats the summary as stale', () => {
-    const status: ContextStatus = { repository: 'none', note: '/tmp/x is not in a git repository', stale: true, reasons: ['not_a_git_repository'], changes: [], missingEvidence: [] };
+    const status: ContextStatus = {
+      repository: 'none',
+      note: '/tmp/x is not in a git repository',
+      stale: true,
+      reasons: ['not_a_git_repository'],
+      changes: [],
+      missingEvidence: [],
+    };
     const bundle = buildContextBundle({ context, status }, { kind: 'implementation' });
     expect(bundle.text).toContain('- not a git repository: nothing can be verified, so treat the summary as stale');
     expect(bundle.text).toContain('summary (STALE, verify before use)');
   });
 
   it('keeps the next open steps, the last failures and flags evidence that points at missing files', () => {
-    const status: ContextStatus = { ...FRESH, stale: true, reasons: ['files_changed'], missingEvidence: [{ claim: 'Implemented the tokenizer', path: 'src/lexer.ts' }] };
+    const status: ContextStatus = {
+      ...FRESH,
+      stale: true,
+      reasons: ['files_changed'],
+      missingEvidence: [{ claim: 'Implemented the tokenizer', path: 'src/lexer.ts' }],
+    };
     const bundle = buildContextBundle({ context, status }, { kind: 'implementation' });
-    expect(bundle.text).toContain('## Next steps (1 of 1 open)\n- failed at tests: 2 failing in test/lexer.test.ts (next: fix escapes)\n- [ ] Parse key = value lines');
+    expect(bundle.text).toContain(
+      '## Next steps (1 of 1 open)\n- failed at tests: 2 failing in test/lexer.test.ts (next: fix escapes)\n- [ ] Parse key = value lines',
+    );
     expect(bundle.text).not.toContain('Write the tokenizer');
     expect(bundle.text).toContain('- claims cite missing files: src/lexer.ts');
-    expect(buildContextBundle({ context, status }, { kind: 'planning' }).text).toContain('- MISSING evidence src/lexer.ts');
+    expect(buildContextBundle({ context, status }, { kind: 'planning' }).text).toContain(
+      '- MISSING evidence src/lexer.ts',
+    );
   });
 
   it('includes session facts only above the relevance threshold', () => {
     const fact = (subject: string, object: string, taskId: string) =>
-      makeFact({ subject, relation: 'modified_by', object, tags: ['file_change'], validFrom: 1, sourceTaskId: taskId, sourceRole: 'implementer', confidence: 1 });
+      makeFact({
+        subject,
+        relation: 'modified_by',
+        object,
+        tags: ['file_change'],
+        validFrom: 1,
+        sourceTaskId: taskId,
+        sourceRole: 'implementer',
+        confidence: 1,
+      });
     const store = addFacts(emptyFactStore(), [
       fact('src/config/parser.ts', 'task:3 parser for config values', '3'),
       fact('docs/notes.md', 'task:5 notes on the language', '5'),
@@ -117,10 +155,18 @@ describe('buildContextBundle', () => {
     ]);
     const bundle = buildContextBundle({ context, status: FRESH }, { kind: 'planning', facts: { store } });
     expect(bundle.retrieved.map((entry) => entry.subject)).toEqual(['src/config/parser.ts']);
-    expect(bundle.text).toContain('## Retrieved session facts (relevance >= 2)\n- src/config/parser.ts modified_by task:3 parser for config values [task:3]');
-    const lenient = buildContextBundle({ context, status: FRESH }, { kind: 'planning', facts: { store, threshold: 0.5 } });
+    expect(bundle.text).toContain(
+      '## Retrieved session facts (relevance >= 2)\n- src/config/parser.ts modified_by task:3 parser for config values [task:3]',
+    );
+    const lenient = buildContextBundle(
+      { context, status: FRESH },
+      { kind: 'planning', facts: { store, threshold: 0.5 } },
+    );
     expect(lenient.retrieved.map((entry) => entry.subject)).toEqual(['src/config/parser.ts', 'docs/notes.md']);
-    const strict = buildContextBundle({ context, status: FRESH }, { kind: 'planning', facts: { store, threshold: 1_000 } });
+    const strict = buildContextBundle(
+      { context, status: FRESH },
+      { kind: 'planning', facts: { store, threshold: 1_000 } },
+    );
     expect(strict.retrieved).toEqual([]);
     expect(strict.text).not.toContain('## Retrieved');
   });
@@ -128,7 +174,9 @@ describe('buildContextBundle', () => {
   it('bundles a bare context, not verified against the repository, as stale', () => {
     const bundle = buildContextBundle(context, { kind: 'planning' });
     expect(bundle.stale).toBe(true);
-    expect(bundle.text).toContain('- STALE since checkpoint aaaaaaa: not verified against the repository\n- not verified against the repository: load it with loadContext');
+    expect(bundle.text).toContain(
+      '- STALE since checkpoint aaaaaaa: not verified against the repository\n- not verified against the repository: load it with loadContext',
+    );
     expect(bundle.chars).toBeGreaterThanOrEqual(1800);
   });
 
@@ -136,9 +184,13 @@ describe('buildContextBundle', () => {
     const capped = buildContextBundle({ context, status: FRESH }, { kind: 'planning', budget: 1850 });
     expect(capped.chars).toBeLessThanOrEqual(1850);
     expect(capped.chars).toBeGreaterThanOrEqual(1800);
-    expect(buildContextBundle({ context, status: FRESH }, { kind: 'planning', budget: 10 }).chars).toBeGreaterThanOrEqual(1800);
+    expect(
+      buildContextBundle({ context, status: FRESH }, { kind: 'planning', budget: 10 }).chars,
+    ).toBeGreaterThanOrEqual(1800);
     const impossible = { ...CONTEXT_BUDGETS.implementation, total: { min: 100, max: 200 } };
-    expect(() => buildContextBundle({ context, status: FRESH }, { kind: 'implementation', budget: impossible })).toThrow(RangeError);
+    expect(() =>
+      buildContextBundle({ context, status: FRESH }, { kind: 'implementation', budget: impossible }),
+    ).toThrow(RangeError);
   });
 });
 
@@ -182,7 +234,12 @@ describe('buildContextBundle properties', () => {
         fc.pre(input.status.stale && input.status.changes.length > 0);
         const { text } = buildContextBundle(input, { kind });
         const firstChange = text.split('\n').findIndex((line) => /^- [MAD] /u.test(line));
-        const summary = text.split('\n').findIndex((line) => line.startsWith('## Working summary') || line.startsWith('- summary') || line.startsWith('- no summary'));
+        const summary = text
+          .split('\n')
+          .findIndex(
+            (line) =>
+              line.startsWith('## Working summary') || line.startsWith('- summary') || line.startsWith('- no summary'),
+          );
         expect(firstChange).toBeGreaterThan(0);
         if (summary !== -1) expect(firstChange).toBeLessThan(summary);
       }),

@@ -30,7 +30,11 @@ interface Ran {
 const ON = { SHARED_CONTEXT_ENABLED: 'true' };
 
 /** Runs `fact-tracker ...argv` through the router, in `cwd`, capturing the output. */
-const runIn = async (cwd: string, argv: ReadonlyArray<string>, env: Readonly<Record<string, string>> = ON): Promise<Ran> => {
+const runIn = async (
+  cwd: string,
+  argv: ReadonlyArray<string>,
+  env: Readonly<Record<string, string>> = ON,
+): Promise<Ran> => {
   let stdout = '';
   let stderr = '';
   const io: CliIo = {
@@ -63,10 +67,18 @@ describe.concurrent('fact-tracker context', () => {
   it('does nothing and says so when shared context is off', async () => {
     const repo = makeRepo();
     const show = await runIn(repo, ['context', 'show'], {});
-    expect(show).toEqual({ status: 0, stdout: expect.stringMatching(/^shared context is off: set SHARED_CONTEXT_ENABLED=true/u), stderr: '' });
-    const checkpoint = await runIn(repo, ['context', 'checkpoint', '--summary', 'x'], { SHARED_CONTEXT_ENABLED: 'off' });
+    expect(show).toEqual({
+      status: 0,
+      stdout: expect.stringMatching(/^shared context is off: set SHARED_CONTEXT_ENABLED=true/u),
+      stderr: '',
+    });
+    const checkpoint = await runIn(repo, ['context', 'checkpoint', '--summary', 'x'], {
+      SHARED_CONTEXT_ENABLED: 'off',
+    });
     expect(checkpoint.status).toBe(0);
-    expect(checkpoint.stderr).toMatch(/^fact-tracker context: shared context is off: .*; nothing was read or written\n$/u);
+    expect(checkpoint.stderr).toMatch(
+      /^fact-tracker context: shared context is off: .*; nothing was read or written\n$/u,
+    );
     expect((await runIn(repo, ['context', 'bundle', '--json'], {})).stdout).toBe('{\n  "enabled": false\n}\n');
     expect(existsSync(join(repo, 'data'))).toBe(false);
   });
@@ -88,14 +100,38 @@ describe.concurrent('fact-tracker context', () => {
       'Use pnpm.',
     ]);
     expect(checkpoint.stderr).toBe('');
-    expect(checkpoint.stdout).toMatch(/^checkpoint recorded: planning context · workstream default · HEAD [0-9a-f]{7} · summary [0-9a-f]{8}\nwrote data\/context\/planning_context\.json and data\/context\/planning_context\.md\n$/u);
+    expect(checkpoint.stdout).toMatch(
+      /^checkpoint recorded: planning context · workstream default · HEAD [0-9a-f]{7} · summary [0-9a-f]{8}\nwrote data\/context\/planning_context\.json and data\/context\/planning_context\.md\n$/u,
+    );
 
-    expectOneLineFailure(await runIn(repo, ['context', 'claim', 'Implemented the parser']), /^fact-tracker context: claim refused: "Implemented the parser" says the work is done but gives no evidence/u);
-    const claim = await runIn(repo, ['context', 'claim', 'Implemented the parser', '--file', 'src/parser.ts:L1', '--symbol', 'parse']);
+    expectOneLineFailure(
+      await runIn(repo, ['context', 'claim', 'Implemented the parser']),
+      /^fact-tracker context: claim refused: "Implemented the parser" says the work is done but gives no evidence/u,
+    );
+    const claim = await runIn(repo, [
+      'context',
+      'claim',
+      'Implemented the parser',
+      '--file',
+      'src/parser.ts:L1',
+      '--symbol',
+      'parse',
+    ]);
     expect(claim.stdout).toBe('claim recorded (1 claim in the ledger): Implemented the parser\n');
 
-    const failure = await runIn(repo, ['context', 'record-failure', '--failed-step', 'tests', '--error', '2 failing', '--next-action', 'fix escapes']);
-    expect(failure.stdout).toMatch(/^failure recorded at step tests; the last good summary is kept \(checkpoint [0-9a-f]{7}\)\n$/u);
+    const failure = await runIn(repo, [
+      'context',
+      'record-failure',
+      '--failed-step',
+      'tests',
+      '--error',
+      '2 failing',
+      '--next-action',
+      'fix escapes',
+    ]);
+    expect(failure.stdout).toMatch(
+      /^failure recorded at step tests; the last good summary is kept \(checkpoint [0-9a-f]{7}\)\n$/u,
+    );
 
     const show = await runIn(repo, ['context', 'show']);
     expect(show.status).toBe(0);
@@ -112,68 +148,145 @@ describe.concurrent('fact-tracker context', () => {
     expect(show.stdout).toMatch(/keep \*\.local\.json out of git; data\/context\/\.gitignore does\)\n$/u);
 
     const loaded = await loadContext({ kind: 'planning', cwd: repo, enabled: true });
-    const expected = E.isRight(loaded) && O.isSome(loaded.right) ? buildContextBundle(loaded.right.value, { kind: 'planning' }).text : 'no context';
+    const expected =
+      E.isRight(loaded) && O.isSome(loaded.right)
+        ? buildContextBundle(loaded.right.value, { kind: 'planning' }).text
+        : 'no context';
     const bundle = await runIn(repo, ['context', 'bundle']);
     expect(bundle).toEqual({ status: 0, stdout: `${expected}\n`, stderr: '' });
     expect(bundle.stdout).toContain('- Use pnpm.');
 
     const fact = (subject: string, object: string) =>
-      makeFact({ subject, relation: 'issue', object, tags: ['error'], validFrom: 1, sourceTaskId: '7', sourceRole: 'reviewer', confidence: 1 });
+      makeFact({
+        subject,
+        relation: 'issue',
+        object,
+        tags: ['error'],
+        validFrom: 1,
+        sourceTaskId: '7',
+        sourceRole: 'reviewer',
+        confidence: 1,
+      });
     const others = Array.from({ length: 8 }, (_, i) => fact(`src/module${i}.ts`, `module ${i} needs docs`));
-    writeFileSync(join(repo, 'state.json'), formatSavedState(addFacts(emptyFactStore(), [fact('src/lexer.ts', 'quoted values keep their quotes'), fact('src/billing.ts', 'rounding of values'), ...others])));
-    const retrieved = await runIn(repo, ['context', 'bundle', '--facts', join(repo, 'state.json'), '--query', 'quoted values in the lexer']);
-    expect(retrieved.stdout).toMatch(/\n## Retrieved session facts \(relevance >= 2\)\n- src\/lexer\.ts issue quoted values keep their quotes \[task:7\]$/mu);
+    writeFileSync(
+      join(repo, 'state.json'),
+      formatSavedState(
+        addFacts(emptyFactStore(), [
+          fact('src/lexer.ts', 'quoted values keep their quotes'),
+          fact('src/billing.ts', 'rounding of values'),
+          ...others,
+        ]),
+      ),
+    );
+    const retrieved = await runIn(repo, [
+      'context',
+      'bundle',
+      '--facts',
+      join(repo, 'state.json'),
+      '--query',
+      'quoted values in the lexer',
+    ]);
+    expect(retrieved.stdout).toMatch(
+      /\n## Retrieved session facts \(relevance >= 2\)\n- src\/lexer\.ts issue quoted values keep their quotes \[task:7\]$/mu,
+    );
     expect(retrieved.stdout).not.toContain('billing');
 
-    const json = JSON.parse((await runIn(repo, ['context', 'bundle', '--kind', 'implementation', '--json'])).stdout) as { kind: string; chars: number; text: string };
+    const json = JSON.parse(
+      (await runIn(repo, ['context', 'bundle', '--kind', 'implementation', '--json'])).stdout,
+    ) as { kind: string; chars: number; text: string };
     expect(json.kind).toBe('implementation');
     expect(json.chars).toBe(json.text.length);
     expect(json.chars).toBeGreaterThanOrEqual(CONTEXT_BUDGETS.implementation.total.min);
-    const view = JSON.parse((await runIn(repo, ['context', 'show', '--json', '--workstream', 'other'])).stdout) as { stored: boolean; key: { workstreamId: string } };
+    const view = JSON.parse((await runIn(repo, ['context', 'show', '--json', '--workstream', 'other'])).stdout) as {
+      stored: boolean;
+      key: { workstreamId: string };
+    };
     expect(view).toMatchObject({ stored: false, key: { workstreamId: 'other' } });
     writeFileSync(join(repo, 'summary.md'), 'From a file.\nSecond paragraph.\n');
-    const fromFile = JSON.parse((await runIn(repo, ['context', 'checkpoint', '--kind', 'implementation', '--summary-file', join(repo, 'summary.md'), '--json'])).stdout) as {
+    const fromFile = JSON.parse(
+      (
+        await runIn(repo, [
+          'context',
+          'checkpoint',
+          '--kind',
+          'implementation',
+          '--summary-file',
+          join(repo, 'summary.md'),
+          '--json',
+        ])
+      ).stdout,
+    ) as {
       context: { workingSummary: { text: string } };
       status: { stale: boolean };
     };
-    expect(fromFile).toMatchObject({ context: { workingSummary: { text: 'From a file.\nSecond paragraph.' } }, status: { stale: false } });
-    expect(readdirSync(join(repo, 'data', 'context')).sort()).toEqual(['.gitignore', 'implementation_context.json', 'implementation_context.md', 'planning_context.json', 'planning_context.md']);
+    expect(fromFile).toMatchObject({
+      context: { workingSummary: { text: 'From a file.\nSecond paragraph.' } },
+      status: { stale: false },
+    });
+    expect(readdirSync(join(repo, 'data', 'context')).sort()).toEqual([
+      '.gitignore',
+      'implementation_context.json',
+      'implementation_context.md',
+      'planning_context.json',
+      'planning_context.md',
+    ]);
   });
 
   it('refuses usage mistakes with one line and exit 1', async () => {
     const repo = makeRepo();
     const cases: ReadonlyArray<[ReadonlyArray<string>, RegExp]> = [
-      [['context'], /missing subcommand: one of show, bundle, checkpoint, claim, record-failure \(see fact-tracker context --help\)/u],
+      [
+        ['context'],
+        /missing subcommand: one of show, bundle, checkpoint, claim, record-failure \(see fact-tracker context --help\)/u,
+      ],
       [['context', 'frobnicate'], /unknown subcommand "frobnicate"/u],
       [['context', 'show', '--summary', 'x'], /--summary does not apply to context show/u],
       [['context', 'show', 'extra'], /context show takes no arguments, got: extra/u],
       [['context', 'bundle', '--kind', 'review'], /--kind must be planning or implementation, not "review"/u],
       [['context', 'claim'], /missing the claim TEXT/u],
-      [['context', 'claim', 'Fixed it', '--file', 'src/parser.ts'], /--file "src\/parser\.ts" needs a line range: PATH:L10-L40/u],
+      [
+        ['context', 'claim', 'Fixed it', '--file', 'src/parser.ts'],
+        /--file "src\/parser\.ts" needs a line range: PATH:L10-L40/u,
+      ],
       [['context', 'claim', 'Fixed it', '--file', 'src/parser.ts:L9-L2'], /ends before it starts/u],
-      [['context', 'record-failure', '--error', 'e'], /record-failure needs --failed-step STEP, --error TEXT and --next-action TEXT/u],
+      [
+        ['context', 'record-failure', '--error', 'e'],
+        /record-failure needs --failed-step STEP, --error TEXT and --next-action TEXT/u,
+      ],
       [['context', 'checkpoint', '--decide', 'X1'], /"X1" is not a decision id/u],
       [['context', 'show', '--bogus'], /Unknown option '--bogus'/u],
     ];
     for (const [argv, pattern] of cases) expectOneLineFailure(await runIn(repo, argv), pattern);
-    expectOneLineFailure(await runIn(repo, ['context', 'show'], { SHARED_CONTEXT_ENABLED: 'perhaps' }), /^fact-tracker context: SHARED_CONTEXT_ENABLED must be true or false/u);
+    expectOneLineFailure(
+      await runIn(repo, ['context', 'show'], { SHARED_CONTEXT_ENABLED: 'perhaps' }),
+      /^fact-tracker context: SHARED_CONTEXT_ENABLED must be true or false/u,
+    );
     const help = await runIn(repo, ['context', 'bundle', '--help']);
     expect(help.stdout).toMatch(/^Usage: fact-tracker context show\|bundle\|checkpoint\|claim\|record-failure/u);
     expect((await runIn(repo, ['help', 'context'])).stdout).toBe(help.stdout);
-    expect((await runIn(repo, ['--help'])).stdout).toContain('  fact-tracker context SUBCOMMAND [options]    this repository');
+    expect((await runIn(repo, ['--help'])).stdout).toContain(
+      '  fact-tracker context SUBCOMMAND [options]    this repository',
+    );
   });
 
   it('runs as a process on the repository of the current directory (here a subdirectory), reporting a corrupt file in one line', async () => {
     const repo = makeRepo();
     const binary = (args: ReadonlyArray<string>): Promise<Ran> =>
       new Promise((resolve) => {
-        execFile(process.execPath, [MAIN, ...args], { cwd: join(repo, 'src'), env: { ...process.env, ...ON, NO_COLOR: '1' }, encoding: 'utf8' }, (error, stdout, stderr) =>
-          resolve({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr }),
+        execFile(
+          process.execPath,
+          [MAIN, ...args],
+          { cwd: join(repo, 'src'), env: { ...process.env, ...ON, NO_COLOR: '1' }, encoding: 'utf8' },
+          (error, stdout, stderr) =>
+            resolve({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr }),
         );
       });
     const dir = join(repo, 'data', 'context');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'planning_context.json'), '{"schema_version": 1, "kind": "planning", "contexts": [');
-    expectOneLineFailure(await binary(['context', 'show']), /^fact-tracker context: data\/context\/planning_context\.json: not valid JSON, the file is truncated or corrupt \(.+\); moved aside to data\/context\/planning_context\.json\.[\dTZ-]+\.corrupt\n$/u);
+    expectOneLineFailure(
+      await binary(['context', 'show']),
+      /^fact-tracker context: data\/context\/planning_context\.json: not valid JSON, the file is truncated or corrupt \(.+\); moved aside to data\/context\/planning_context\.json\.[\dTZ-]+\.corrupt\n$/u,
+    );
   });
 });

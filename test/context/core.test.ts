@@ -6,14 +6,40 @@ import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { describe, expect, it } from 'vitest';
-import { checkpointAt, checkpointMismatch, hashSummary, hashTrackedFiles, parseNameStatus, type RepositorySnapshot } from '../../src/context/checkpoint.js';
+import {
+  checkpointAt,
+  checkpointMismatch,
+  hashSummary,
+  hashTrackedFiles,
+  parseNameStatus,
+  type RepositorySnapshot,
+} from '../../src/context/checkpoint.js';
 import { resolveSharedContextFlag } from '../../src/context/flag.js';
 import { compareContextKeys, isSameContextKey, parseContextKey } from '../../src/context/key.js';
-import { findMissingEvidence, isCompletionClaim, parseLineRange, recordClaim, selectEvidencePaths } from '../../src/context/ledger.js';
+import {
+  findMissingEvidence,
+  isCompletionClaim,
+  parseLineRange,
+  recordClaim,
+  selectEvidencePaths,
+} from '../../src/context/ledger.js';
 import { migrateContextDocument } from '../../src/context/migrate.js';
-import { CONTEXT_LIMITS, type ContextError, type ContextFile, DEFAULT_PINNED_RULES, type EvidenceLedger, type SharedContext } from '../../src/context/model.js';
+import {
+  CONTEXT_LIMITS,
+  type ContextError,
+  type ContextFile,
+  DEFAULT_PINNED_RULES,
+  type EvidenceLedger,
+  type SharedContext,
+} from '../../src/context/model.js';
 import { decodeContextFile, encodeContextFile } from '../../src/context/schema.js';
-import { applyRunOutcome, emptySharedContext, markSummaryStale, selectContext, upsertContext } from '../../src/context/update.js';
+import {
+  applyRunOutcome,
+  emptySharedContext,
+  markSummaryStale,
+  selectContext,
+  upsertContext,
+} from '../../src/context/update.js';
 import { contextArb } from './arbitraries.js';
 
 const ledgerOf = (result: E.Either<unknown, EvidenceLedger>): EvidenceLedger => {
@@ -23,16 +49,28 @@ const ledgerOf = (result: E.Either<unknown, EvidenceLedger>): EvidenceLedger => 
 
 describe('recordClaim', () => {
   it('rejects a claim of done, implemented or fixed without evidence, with a reason', () => {
-    for (const claim of ['Implemented the tokenizer', 'Fixed the login bug', 'Parser is done', 'Migration completed', 'Resolved the flaky test']) {
+    for (const claim of [
+      'Implemented the tokenizer',
+      'Fixed the login bug',
+      'Parser is done',
+      'Migration completed',
+      'Resolved the flaky test',
+    ]) {
       const result = recordClaim([], { claim });
       expect(E.isLeft(result) && result.left.code).toBe('missing_evidence');
-      expect(E.isLeft(result) && result.left.reason).toMatch(/gives no evidence: add a file with a line range \(src\/a\.ts:L10-L40\) or a symbol$/u);
+      expect(E.isLeft(result) && result.left.reason).toMatch(
+        /gives no evidence: add a file with a line range \(src\/a\.ts:L10-L40\) or a symbol$/u,
+      );
     }
   });
 
   it('accepts a completion claim with a file and a line range, or with a symbol', () => {
-    const withFile = ledgerOf(recordClaim([], { claim: 'Fixed the parser', files: [{ path: './src/parse.ts', lines: '10-40' }], at: 5 }));
-    expect(withFile).toEqual([{ claim: 'Fixed the parser', files: [{ path: 'src/parse.ts', lines: 'L10-L40' }], symbols: [], at: 5 }]);
+    const withFile = ledgerOf(
+      recordClaim([], { claim: 'Fixed the parser', files: [{ path: './src/parse.ts', lines: '10-40' }], at: 5 }),
+    );
+    expect(withFile).toEqual([
+      { claim: 'Fixed the parser', files: [{ path: 'src/parse.ts', lines: 'L10-L40' }], symbols: [], at: 5 },
+    ]);
     const withSymbol = ledgerOf(recordClaim(withFile, { claim: 'Implemented tokenize', symbols: ['tokenize'] }));
     expect(withSymbol.map((entry) => entry.claim)).toEqual(['Fixed the parser', 'Implemented tokenize']);
     expect(Object.isFrozen(withSymbol)).toBe(true);
@@ -40,7 +78,12 @@ describe('recordClaim', () => {
   });
 
   it('accepts claims that do not say the work is done, and negated ones, without evidence', () => {
-    for (const claim of ['Investigating the flaky cache test', 'The parser is not done yet', "Login isn't fixed", 'Not yet implemented: retries'])
+    for (const claim of [
+      'Investigating the flaky cache test',
+      'The parser is not done yet',
+      "Login isn't fixed",
+      'Not yet implemented: retries',
+    ])
       expect(E.isRight(recordClaim([], { claim }))).toBe(true);
   });
 
@@ -49,11 +92,21 @@ describe('recordClaim', () => {
       const result = recordClaim([], input);
       return E.isLeft(result) ? result.left.reason : 'accepted';
     };
-    expect(reason({ claim: 'Fixed it', files: [{ path: 'src/a.ts', lines: 'ten' }] })).toBe('files[0] (src/a.ts): "ten" is not a line range: use L10-L40 or L10');
-    expect(reason({ claim: 'Fixed it', files: [{ path: 'src/a.ts', lines: 'L40-L10' }] })).toBe('files[0] (src/a.ts): "L40-L10" ends before it starts');
-    expect(reason({ claim: 'Fixed it', files: [{ path: '/etc/passwd', lines: 'L1' }] })).toBe('files[0]: "/etc/passwd" is absolute: give a path relative to the repository');
-    expect(reason({ claim: 'Fixed it', files: [{ path: 'src/../../x', lines: 'L1' }] })).toBe('files[0]: "src/../../x" leaves the repository');
-    expect(reason({ claim: 'Fixed it', files: [{ path: 'src/a.ts\n## x', lines: 'L1' }] })).toMatch(/holds line breaks or control characters$/u);
+    expect(reason({ claim: 'Fixed it', files: [{ path: 'src/a.ts', lines: 'ten' }] })).toBe(
+      'files[0] (src/a.ts): "ten" is not a line range: use L10-L40 or L10',
+    );
+    expect(reason({ claim: 'Fixed it', files: [{ path: 'src/a.ts', lines: 'L40-L10' }] })).toBe(
+      'files[0] (src/a.ts): "L40-L10" ends before it starts',
+    );
+    expect(reason({ claim: 'Fixed it', files: [{ path: '/etc/passwd', lines: 'L1' }] })).toBe(
+      'files[0]: "/etc/passwd" is absolute: give a path relative to the repository',
+    );
+    expect(reason({ claim: 'Fixed it', files: [{ path: 'src/../../x', lines: 'L1' }] })).toBe(
+      'files[0]: "src/../../x" leaves the repository',
+    );
+    expect(reason({ claim: 'Fixed it', files: [{ path: 'src/a.ts\n## x', lines: 'L1' }] })).toMatch(
+      /holds line breaks or control characters$/u,
+    );
     expect(reason({ claim: 'Fixed it', symbols: ['  '] })).toBe('symbols[0] is empty');
     expect(reason({ claim: ' \n ' })).toBe('a claim needs text');
     expect(reason({ claim: 'x'.repeat(CONTEXT_LIMITS.claim + 1) })).toMatch(/^a claim is at most 300 characters/u);
@@ -62,13 +115,19 @@ describe('recordClaim', () => {
   it('keeps claim text on one line, replaces a repeated claim, and drops the oldest past the limit', () => {
     const first = ledgerOf(recordClaim([], { claim: 'Implemented\nthe\tcache', symbols: ['Cache'] }));
     expect(first[0]!.claim).toBe('Implemented the cache');
-    const again = ledgerOf(recordClaim(ledgerOf(recordClaim(first, { claim: 'Looking at retries' })), { claim: 'Implemented the cache', symbols: ['LruCache'] }));
+    const again = ledgerOf(
+      recordClaim(ledgerOf(recordClaim(first, { claim: 'Looking at retries' })), {
+        claim: 'Implemented the cache',
+        symbols: ['LruCache'],
+      }),
+    );
     expect(again.map((entry) => [entry.claim, entry.symbols])).toEqual([
       ['Looking at retries', []],
       ['Implemented the cache', ['LruCache']],
     ]);
     let ledger: EvidenceLedger = [];
-    for (let i = 0; i < CONTEXT_LIMITS.claims + 3; i += 1) ledger = ledgerOf(recordClaim(ledger, { claim: `note ${i}` }));
+    for (let i = 0; i < CONTEXT_LIMITS.claims + 3; i += 1)
+      ledger = ledgerOf(recordClaim(ledger, { claim: `note ${i}` }));
     expect(ledger).toHaveLength(CONTEXT_LIMITS.claims);
     expect(ledger[0]!.claim).toBe('note 3');
   });
@@ -88,17 +147,34 @@ describe('evidence helpers', () => {
   });
 
   it('lists the evidence paths once and flags the claims whose files are missing', () => {
-    const ledger = ledgerOf(recordClaim(ledgerOf(recordClaim([], { claim: 'Fixed a', files: [{ path: 'src/a.ts', lines: 'L1' }, { path: 'src/gone.ts', lines: 'L2' }] })), { claim: 'Fixed b', files: [{ path: 'src/a.ts', lines: 'L9' }] }));
+    const ledger = ledgerOf(
+      recordClaim(
+        ledgerOf(
+          recordClaim([], {
+            claim: 'Fixed a',
+            files: [
+              { path: 'src/a.ts', lines: 'L1' },
+              { path: 'src/gone.ts', lines: 'L2' },
+            ],
+          }),
+        ),
+        { claim: 'Fixed b', files: [{ path: 'src/a.ts', lines: 'L9' }] },
+      ),
+    );
     expect(selectEvidencePaths(ledger)).toEqual(['src/a.ts', 'src/gone.ts']);
-    expect(findMissingEvidence(ledger, (path) => path !== 'src/gone.ts')).toEqual([{ claim: 'Fixed a', path: 'src/gone.ts' }]);
+    expect(findMissingEvidence(ledger, (path) => path !== 'src/gone.ts')).toEqual([
+      { claim: 'Fixed a', path: 'src/gone.ts' },
+    ]);
   });
 });
 
 const key = (repo: string, branch: string, workstreamId: string) => ({ repo, branch, workstreamId });
 
-const roundTrip = (file: ContextFile) => decodeContextFile(JSON.parse(JSON.stringify(encodeContextFile(file))), file.kind);
+const roundTrip = (file: ContextFile) =>
+  decodeContextFile(JSON.parse(JSON.stringify(encodeContextFile(file))), file.kind);
 
-const errorOf = (result: E.Either<{ code: string; message: string }, unknown>): string => (E.isLeft(result) ? `${result.left.code}: ${result.left.message}` : 'decoded');
+const errorOf = (result: E.Either<{ code: string; message: string }, unknown>): string =>
+  E.isLeft(result) ? `${result.left.code}: ${result.left.message}` : 'decoded';
 
 describe('context keys', () => {
   it('compare as tuples, never as joined strings or prefixes', () => {
@@ -114,31 +190,48 @@ describe('context keys', () => {
     const two = { ...emptySharedContext(key('r', 'main', 'ws-2')), featureRequest: 'two' };
     const file = upsertContext(upsertContext({ kind: 'planning', contexts: [] }, two), one);
     expect(file.contexts.map((context) => context.key.workstreamId)).toEqual(['ws', 'ws-2']);
-    expect(O.map((context: { featureRequest: string }) => context.featureRequest)(selectContext(file, key('r', 'main', 'ws')))).toEqual(O.some('one'));
+    expect(
+      O.map((context: { featureRequest: string }) => context.featureRequest)(
+        selectContext(file, key('r', 'main', 'ws')),
+      ),
+    ).toEqual(O.some('one'));
     expect(selectContext(file, key('r', 'main', 'w'))).toEqual(O.none);
     expect(upsertContext(file, one)).toBe(file);
   });
 
   it('are checked where they enter', () => {
     expect(E.isRight(parseContextKey(key('demo', 'feature/x', 'ws')))).toBe(true);
-    expect(errorOf(parseContextKey(key('demo', 'main', ' ')))).toBe('invalid: the workstream id of a context key is empty');
-    expect(errorOf(parseContextKey(key('demo', 'main\n## x', 'ws')))).toBe('invalid: the branch of a context key holds line breaks or control characters');
+    expect(errorOf(parseContextKey(key('demo', 'main', ' ')))).toBe(
+      'invalid: the workstream id of a context key is empty',
+    );
+    expect(errorOf(parseContextKey(key('demo', 'main\n## x', 'ws')))).toBe(
+      'invalid: the branch of a context key holds line breaks or control characters',
+    );
   });
 });
 
 describe('context files', () => {
   it('round-trip through their JSON form, contexts in key order', () => {
     fc.assert(
-      fc.property(fc.uniqueArray(contextArb, { maxLength: 3, selector: (context) => JSON.stringify(context.key) }), (contexts) => {
-        const file: ContextFile = { kind: 'implementation', contexts: [...contexts].sort((a, b) => compareContextKeys(a.key, b.key)) };
-        expect(roundTrip(file)).toEqual(E.right(file));
-      }),
+      fc.property(
+        fc.uniqueArray(contextArb, { maxLength: 3, selector: (context) => JSON.stringify(context.key) }),
+        (contexts) => {
+          const file: ContextFile = {
+            kind: 'implementation',
+            contexts: [...contexts].sort((a, b) => compareContextKeys(a.key, b.key)),
+          };
+          expect(roundTrip(file)).toEqual(E.right(file));
+        },
+      ),
       { numRuns: 40 },
     );
   });
 
   it('write schema version 1 with the spec field names', () => {
-    const document = encodeContextFile({ kind: 'planning', contexts: [emptySharedContext(key('demo', 'main', 'default'))] });
+    const document = encodeContextFile({
+      kind: 'planning',
+      contexts: [emptySharedContext(key('demo', 'main', 'default'))],
+    });
     expect(document).toEqual({
       schema_version: 1,
       kind: 'planning',
@@ -166,18 +259,44 @@ describe('context files', () => {
   });
 
   it('refuse documents that are not version 1 context files, with the offending field', () => {
-    const valid = encodeContextFile({ kind: 'planning', contexts: [emptySharedContext(key('demo', 'main', 'default'))] });
+    const valid = encodeContextFile({
+      kind: 'planning',
+      contexts: [emptySharedContext(key('demo', 'main', 'default'))],
+    });
     const context = valid.contexts[0]!;
     expect(errorOf(decodeContextFile([], 'planning'))).toBe('corrupt: expected a JSON object');
-    expect(errorOf(decodeContextFile(valid, 'implementation'))).toBe('corrupt: holds planning context where implementation context belongs');
-    expect(errorOf(decodeContextFile({ ...valid, contexts: [context, context] }, 'planning'))).toMatch(/^corrupt: two contexts share the key/u);
-    expect(errorOf(decodeContextFile({ ...valid, contexts: [{ ...context, pinned_rules: ['x'.repeat(200), 'y'.repeat(200)] }] }, 'planning'))).toMatch(
+    expect(errorOf(decodeContextFile(valid, 'implementation'))).toBe(
+      'corrupt: holds planning context where implementation context belongs',
+    );
+    expect(errorOf(decodeContextFile({ ...valid, contexts: [context, context] }, 'planning'))).toMatch(
+      /^corrupt: two contexts share the key/u,
+    );
+    expect(
+      errorOf(
+        decodeContextFile(
+          { ...valid, contexts: [{ ...context, pinned_rules: ['x'.repeat(200), 'y'.repeat(200)] }] },
+          'planning',
+        ),
+      ),
+    ).toMatch(
       /^corrupt: contexts\[0\]\.pinned_rules: pinned rules would take \d+ characters as rendered, over the 350/u,
     );
-    expect(errorOf(decodeContextFile({ ...valid, contexts: [{ ...context, checkpoint: { git_head: '--output=/tmp/x', tracked_files_hash: 'a', summary_hash: 'b' } }] }, 'planning'))).toBe(
-      'corrupt: contexts[0].checkpoint.git_head: not a commit id',
+    expect(
+      errorOf(
+        decodeContextFile(
+          {
+            ...valid,
+            contexts: [
+              { ...context, checkpoint: { git_head: '--output=/tmp/x', tracked_files_hash: 'a', summary_hash: 'b' } },
+            ],
+          },
+          'planning',
+        ),
+      ),
+    ).toBe('corrupt: contexts[0].checkpoint.git_head: not a commit id');
+    expect(errorOf(decodeContextFile({ ...valid, schema_version: 'one' }, 'planning'))).toBe(
+      'corrupt: schema_version "one" is not a version number',
     );
-    expect(errorOf(decodeContextFile({ ...valid, schema_version: 'one' }, 'planning'))).toBe('corrupt: schema_version "one" is not a version number');
   });
 });
 
@@ -190,7 +309,9 @@ describe('migrateContextDocument', () => {
     pinned_rules: ['Repo state is truth.'],
     working_summary: { text: 'WebAuthn flow drafted.', updated_at: '2026-03-01T10:00:00Z', stale: false },
     open_decisions: [{ id: 'D1', text: 'Which library?', status: 'open' }],
-    evidence_ledger: [{ claim: 'Implemented the challenge endpoint', files: [{ path: 'src/auth.ts', lines: '10-40' }] }],
+    evidence_ledger: [
+      { claim: 'Implemented the challenge endpoint', files: [{ path: 'src/auth.ts', lines: '10-40' }] },
+    ],
     cli_sessions: { codex: { id: 'abc', local_path: '/home/me/.codex' } },
     last_run: { status: 'failed', error: 'tests failed', next_action: 'fix the fixture' },
   };
@@ -202,9 +323,20 @@ describe('migrateContextDocument', () => {
     expect(E.isRight(file)).toBe(true);
     const context = E.isRight(file) ? file.right.contexts[0]! : undefined;
     expect(context?.key).toEqual({ repo: 'demo', branch: 'main', workstreamId: 'auth' });
-    expect(context?.workingSummary).toEqual({ text: 'WebAuthn flow drafted.', updatedAt: Date.parse('2026-03-01T10:00:00Z'), stale: true });
-    expect(context?.evidenceLedger).toEqual([{ claim: 'Implemented the challenge endpoint', files: [{ path: 'src/auth.ts', lines: 'L10-L40' }], symbols: [] }]);
-    expect(context?.lastRun).toEqual({ status: 'failed', failedStep: '(not recorded)', error: 'tests failed', nextAction: 'fix the fixture' });
+    expect(context?.workingSummary).toEqual({
+      text: 'WebAuthn flow drafted.',
+      updatedAt: Date.parse('2026-03-01T10:00:00Z'),
+      stale: true,
+    });
+    expect(context?.evidenceLedger).toEqual([
+      { claim: 'Implemented the challenge endpoint', files: [{ path: 'src/auth.ts', lines: 'L10-L40' }], symbols: [] },
+    ]);
+    expect(context?.lastRun).toEqual({
+      status: 'failed',
+      failedStep: '(not recorded)',
+      error: 'tests failed',
+      nextAction: 'fix the fixture',
+    });
     expect(context?.recentFailures).toHaveLength(1);
     expect(JSON.stringify(migrated)).not.toContain('codex');
   });
@@ -213,7 +345,9 @@ describe('migrateContextDocument', () => {
     expect(E.isRight(decodeContextFile(draft, 'planning'))).toBe(true);
     const current = { schema_version: 1, kind: 'planning', contexts: [] };
     expect(migrateContextDocument(current, 'planning')).toEqual(E.right(current));
-    expect(migrateContextDocument({ schema_version: 0 }, 'planning')).toEqual(E.left('a draft (version 0) context needs a key'));
+    expect(migrateContextDocument({ schema_version: 0 }, 'planning')).toEqual(
+      E.left('a draft (version 0) context needs a key'),
+    );
   });
 });
 
@@ -255,24 +389,60 @@ describe('applyRunOutcome', () => {
       { text: 'Parse lines', done: false },
       { text: 'Tokenize', done: true },
     ]);
-    expect(verified.evidenceLedger).toEqual([{ claim: 'Implemented the tokenizer', files: [], symbols: ['tokenize'], at: 1_000 }]);
+    expect(verified.evidenceLedger).toEqual([
+      { claim: 'Implemented the tokenizer', files: [], symbols: ['tokenize'], at: 1_000 },
+    ]);
     expect(verified.lastRun).toEqual({ status: 'succeeded', at: 1_000 });
     expect(Object.isFrozen(verified)).toBe(true);
-    const next = contextOf(applyRunOutcome(verified, { status: 'succeeded', decisions: ['Third'], settle: [{ id: 'D1', status: 'decided' }] }, 2_000, GIT));
-    expect(next.openDecisions.map((decision) => `${decision.id}:${decision.status}`)).toEqual(['D1:decided', 'D2:open', 'D3:open']);
+    const next = contextOf(
+      applyRunOutcome(
+        verified,
+        { status: 'succeeded', decisions: ['Third'], settle: [{ id: 'D1', status: 'decided' }] },
+        2_000,
+        GIT,
+      ),
+    );
+    expect(next.openDecisions.map((decision) => `${decision.id}:${decision.status}`)).toEqual([
+      'D1:decided',
+      'D2:open',
+      'D3:open',
+    ]);
     expect(next.workingSummary).toEqual(verified.workingSummary);
   });
 
   it('after a failed run records only the step, the error and the next action', () => {
-    const failed = contextOf(applyRunOutcome(verified, { status: 'failed', failedStep: 'tests', error: '2 failing\nin lexer', nextAction: 'fix escapes' }, 3_000, GIT));
-    expect(failed.lastRun).toEqual({ status: 'failed', failedStep: 'tests', error: '2 failing in lexer', nextAction: 'fix escapes', at: 3_000 });
-    expect(failed.recentFailures).toEqual([{ failedStep: 'tests', error: '2 failing in lexer', nextAction: 'fix escapes', at: 3_000 }]);
+    const failed = contextOf(
+      applyRunOutcome(
+        verified,
+        { status: 'failed', failedStep: 'tests', error: '2 failing\nin lexer', nextAction: 'fix escapes' },
+        3_000,
+        GIT,
+      ),
+    );
+    expect(failed.lastRun).toEqual({
+      status: 'failed',
+      failedStep: 'tests',
+      error: '2 failing in lexer',
+      nextAction: 'fix escapes',
+      at: 3_000,
+    });
+    expect(failed.recentFailures).toEqual([
+      { failedStep: 'tests', error: '2 failing in lexer', nextAction: 'fix escapes', at: 3_000 },
+    ]);
     expect(failed.workingSummary).toBe(verified.workingSummary);
     expect(failed.checkpoint).toBe(verified.checkpoint);
     expect(failed.openDecisions).toBe(verified.openDecisions);
     expect(failed.evidenceLedger).toBe(verified.evidenceLedger);
     let many = failed;
-    for (let i = 0; i < 7; i += 1) many = contextOf(applyRunOutcome(many, { status: 'failed', failedStep: `s${i}`, error: 'e', nextAction: 'n' }, 4_000 + i, NO_GIT));
+    for (let i = 0; i < 7; i += 1)
+      many = contextOf(
+        applyRunOutcome(
+          many,
+          { status: 'failed', failedStep: `s${i}`, error: 'e', nextAction: 'n' },
+          4_000 + i,
+          NO_GIT,
+        ),
+      );
     expect(many.recentFailures.map((failure) => failure.failedStep)).toEqual(['s2', 's3', 's4', 's5', 's6']);
   });
 
@@ -286,19 +456,36 @@ describe('applyRunOutcome', () => {
       const result = applyRunOutcome(verified, outcome, 5_000, GIT);
       return E.isLeft(result) ? result.left.message : 'written';
     };
-    expect(refused({ status: 'succeeded', summary: 'All good', claims: [{ claim: 'Fixed the parser' }] })).toMatch(/^claim 1 refused: "Fixed the parser" says the work is done but gives no evidence/u);
-    expect(refused({ status: 'succeeded', pinRules: ['x'.repeat(150)] })).toMatch(/^pinned rules would take \d+ characters as rendered/u);
-    expect(refused({ status: 'succeeded', unpinRules: ['not pinned'] })).toBe('"not pinned" is not a pinned rule');
-    expect(refused({ status: 'succeeded', settle: [{ id: 'D9', status: 'decided' }] })).toBe('there is no decision "D9"');
-    expect(refused({ status: 'succeeded', summary: 'x'.repeat(4001) })).toMatch(/^the summary is 4001 characters, over the limit of 4000/u);
-    expect(refused({ status: 'failed', failedStep: ' ', error: 'e', nextAction: 'n' })).toBe('the failed step is empty');
-    expect(applyRunOutcome(verified, { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }, 1.5, GIT)).toEqual(
-      E.left({ code: 'invalid', message: '1.5 is not a time in whole epoch milliseconds' }),
+    expect(refused({ status: 'succeeded', summary: 'All good', claims: [{ claim: 'Fixed the parser' }] })).toMatch(
+      /^claim 1 refused: "Fixed the parser" says the work is done but gives no evidence/u,
     );
+    expect(refused({ status: 'succeeded', pinRules: ['x'.repeat(150)] })).toMatch(
+      /^pinned rules would take \d+ characters as rendered/u,
+    );
+    expect(refused({ status: 'succeeded', unpinRules: ['not pinned'] })).toBe('"not pinned" is not a pinned rule');
+    expect(refused({ status: 'succeeded', settle: [{ id: 'D9', status: 'decided' }] })).toBe(
+      'there is no decision "D9"',
+    );
+    expect(refused({ status: 'succeeded', summary: 'x'.repeat(4001) })).toMatch(
+      /^the summary is 4001 characters, over the limit of 4000/u,
+    );
+    expect(refused({ status: 'failed', failedStep: ' ', error: 'e', nextAction: 'n' })).toBe(
+      'the failed step is empty',
+    );
+    expect(
+      applyRunOutcome(verified, { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }, 1.5, GIT),
+    ).toEqual(E.left({ code: 'invalid', message: '1.5 is not a time in whole epoch milliseconds' }));
   });
 
   it('pins and unpins rules within the pinned budget', () => {
-    const swapped = contextOf(applyRunOutcome(verified, { status: 'succeeded', unpinRules: [verified.pinnedRules[2]!], pinRules: ['Use pnpm, never npm.'] }, 6_000, GIT));
+    const swapped = contextOf(
+      applyRunOutcome(
+        verified,
+        { status: 'succeeded', unpinRules: [verified.pinnedRules[2]!], pinRules: ['Use pnpm, never npm.'] },
+        6_000,
+        GIT,
+      ),
+    );
     expect(swapped.pinnedRules).toEqual([verified.pinnedRules[0], verified.pinnedRules[1], 'Use pnpm, never npm.']);
   });
 
@@ -312,23 +499,43 @@ describe('checkpoints', () => {
   it('are stale when the tracked files change, with HEAD moved when a commit brought the change', () => {
     expect(checkpointMismatch(verified, GIT)).toEqual([]);
     expect(checkpointMismatch(verified, { ...GIT, trackedFilesHash: 'e'.repeat(32) })).toEqual(['files_changed']);
-    expect(checkpointMismatch(verified, { kind: 'git', head: 'b'.repeat(40), trackedFilesHash: 'e'.repeat(32) })).toEqual(['head_moved', 'files_changed']);
+    expect(
+      checkpointMismatch(verified, { kind: 'git', head: 'b'.repeat(40), trackedFilesHash: 'e'.repeat(32) }),
+    ).toEqual(['head_moved', 'files_changed']);
     // Committing the verified work (or only the context files) moves HEAD but not the content.
     expect(checkpointMismatch(verified, { ...GIT, head: 'b'.repeat(40) })).toEqual([]);
-    expect(checkpointMismatch({ ...verified, workingSummary: { ...verified.workingSummary, text: 'edited by hand' } }, GIT)).toEqual(['summary_changed']);
+    expect(
+      checkpointMismatch({ ...verified, workingSummary: { ...verified.workingSummary, text: 'edited by hand' } }, GIT),
+    ).toEqual(['summary_changed']);
     expect(checkpointMismatch(emptySharedContext(KEY), GIT)).toEqual(['no_checkpoint']);
     expect(checkpointMismatch(verified, NO_GIT)).toEqual(['not_a_git_repository']);
   });
 
   it('hash the content of the tracked files: the index with working-tree edits, the context directory left out', () => {
-    const ls = ['100644 1111111111111111111111111111111111111111 0\tsrc/a.ts', '100644 2222222222222222222222222222222222222222 0\tdata/context/planning_context.json', ''].join('\0');
+    const ls = [
+      '100644 1111111111111111111111111111111111111111 0\tsrc/a.ts',
+      '100644 2222222222222222222222222222222222222222 0\tdata/context/planning_context.json',
+      '',
+    ].join('\0');
     const base = hashTrackedFiles(ls, [], 'data/context');
-    expect(hashTrackedFiles(ls, [{ path: 'src/a.ts', blob: '1111111111111111111111111111111111111111' }], 'data/context')).toBe(base);
-    expect(hashTrackedFiles(ls, [{ path: 'src/a.ts', blob: '3333333333333333333333333333333333333333' }], 'data/context')).not.toBe(base);
+    expect(
+      hashTrackedFiles(ls, [{ path: 'src/a.ts', blob: '1111111111111111111111111111111111111111' }], 'data/context'),
+    ).toBe(base);
+    expect(
+      hashTrackedFiles(ls, [{ path: 'src/a.ts', blob: '3333333333333333333333333333333333333333' }], 'data/context'),
+    ).not.toBe(base);
     expect(hashTrackedFiles(ls, [{ path: 'src/a.ts', blob: null }], 'data/context')).not.toBe(base);
-    expect(hashTrackedFiles(ls, [{ path: 'data/context/planning_context.json', blob: '4444444444444444444444444444444444444444' }], 'data/context')).toBe(base);
+    expect(
+      hashTrackedFiles(
+        ls,
+        [{ path: 'data/context/planning_context.json', blob: '4444444444444444444444444444444444444444' }],
+        'data/context',
+      ),
+    ).toBe(base);
     const committed = ['100644 3333333333333333333333333333333333333333 0\tsrc/a.ts', ''].join('\0');
-    expect(hashTrackedFiles(committed, [], 'data/context')).toBe(hashTrackedFiles(ls, [{ path: 'src/a.ts', blob: '3333333333333333333333333333333333333333' }], 'data/context'));
+    expect(hashTrackedFiles(committed, [], 'data/context')).toBe(
+      hashTrackedFiles(ls, [{ path: 'src/a.ts', blob: '3333333333333333333333333333333333333333' }], 'data/context'),
+    );
   });
 
   it('read git diff --name-status -z, renames included', () => {
@@ -342,7 +549,9 @@ describe('checkpoints', () => {
 
 describe('resolveSharedContextFlag', () => {
   it('is off by default; an explicit option wins, then the environment, then the config file', () => {
-    expect(resolveSharedContextFlag(undefined, undefined, undefined)).toEqual(E.right({ enabled: false, source: 'default' }));
+    expect(resolveSharedContextFlag(undefined, undefined, undefined)).toEqual(
+      E.right({ enabled: false, source: 'default' }),
+    );
     expect(resolveSharedContextFlag(false, 'true', true)).toEqual(E.right({ enabled: false, source: 'option' }));
     expect(resolveSharedContextFlag(undefined, 'TRUE', false)).toEqual(E.right({ enabled: true, source: 'env' }));
     expect(resolveSharedContextFlag(undefined, '0', true)).toEqual(E.right({ enabled: false, source: 'env' }));

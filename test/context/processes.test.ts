@@ -49,8 +49,13 @@ describe.concurrent('context files across processes', () => {
     const results = await Promise.all(writers.map(exited));
     expect(results.map((result) => [result.code, result.stderr])).toEqual(results.map(() => [0, '']));
     const loaded = await loadContext({ kind: 'planning', cwd: repo, enabled: true });
-    const claims = E.isRight(loaded) && O.isSome(loaded.right) ? loaded.right.value.context.evidenceLedger.map((entry) => entry.claim) : [];
-    expect([...claims].sort()).toEqual(['alpha', 'beta'].flatMap((name) => [0, 1, 2].map((i) => `${name} looked at step ${i}`)).sort());
+    const claims =
+      E.isRight(loaded) && O.isSome(loaded.right)
+        ? loaded.right.value.context.evidenceLedger.map((entry) => entry.claim)
+        : [];
+    expect([...claims].sort()).toEqual(
+      ['alpha', 'beta'].flatMap((name) => [0, 1, 2].map((i) => `${name} looked at step ${i}`)).sort(),
+    );
   });
 
   it('leaves the old file or the new one, never a broken one, when a writer is killed mid-write', async () => {
@@ -62,7 +67,10 @@ describe.concurrent('context files across processes', () => {
     await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 6)));
     child.kill('SIGKILL');
     expect((await done).signal).toBe('SIGKILL');
-    const file = decodeContextFile(JSON.parse(readFileSync(join(repo, 'data', 'context', 'planning_context.json'), 'utf8')), 'planning');
+    const file = decodeContextFile(
+      JSON.parse(readFileSync(join(repo, 'data', 'context', 'planning_context.json'), 'utf8')),
+      'planning',
+    );
     if (E.isLeft(file)) throw new Error(file.left.message);
     const [context] = file.right.contexts;
     const mark = context!.featureRequest;

@@ -8,12 +8,24 @@ import * as O from 'fp-ts/lib/Option.js';
 import { describe, expect, it } from 'vitest';
 import { buildContextBundle } from '../../src/context/bundle.js';
 import type { ContextError } from '../../src/context/model.js';
-import { type ContextOptions, loadContext, type LoadedContext, updateContext, writeContext } from '../../src/context/node/store.js';
+import {
+  type ContextOptions,
+  loadContext,
+  type LoadedContext,
+  updateContext,
+  writeContext,
+} from '../../src/context/node/store.js';
 import { decodeContextFile, encodeContextFile } from '../../src/context/schema.js';
 import { emptySharedContext, recordContextClaim } from '../../src/context/update.js';
 import { commitAll, git, listing, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
 
-const PLANNING = (cwd: string, extra: Partial<ContextOptions> = {}): ContextOptions => ({ kind: 'planning', cwd, enabled: true, now: () => 1_750_000_000_000, ...extra });
+const PLANNING = (cwd: string, extra: Partial<ContextOptions> = {}): ContextOptions => ({
+  kind: 'planning',
+  cwd,
+  enabled: true,
+  now: () => 1_750_000_000_000,
+  ...extra,
+});
 const CONTEXT_JSON = ['data', 'context', 'planning_context.json'];
 
 /** The loaded context of a call that must succeed with the feature on. */
@@ -50,11 +62,25 @@ describe.concurrent('writeContext and loadContext', () => {
 
     expect(loaded.stored).toBe(true);
     expect(loaded.context).toEqual(written.context);
-    expect(loaded.context.workingSummary).toEqual({ text: 'Parser skeleton in src/parser.ts.', updatedAt: 1_750_000_000_000, stale: false });
-    expect(loaded.status).toMatchObject({ repository: 'git', stale: false, reasons: [], changes: [], missingEvidence: [] });
+    expect(loaded.context.workingSummary).toEqual({
+      text: 'Parser skeleton in src/parser.ts.',
+      updatedAt: 1_750_000_000_000,
+      stale: false,
+    });
+    expect(loaded.status).toMatchObject({
+      repository: 'git',
+      stale: false,
+      reasons: [],
+      changes: [],
+      missingEvidence: [],
+    });
     expect(loaded.key).toEqual({ repo: repo.split(/[\\/]/u).pop(), branch: 'main', workstreamId: 'default' });
     expect(loaded.sessions).toEqual(sessions);
-    expect(readJson(join(repo, ...CONTEXT_JSON))).toMatchObject({ schema_version: 1, kind: 'planning', contexts: [{ feature_request: 'A config parser' }] });
+    expect(readJson(join(repo, ...CONTEXT_JSON))).toMatchObject({
+      schema_version: 1,
+      kind: 'planning',
+      contexts: [{ feature_request: 'A config parser' }],
+    });
     expect(readFileSync(join(repo, 'data', 'context', 'planning_sessions.local.json'), 'utf8')).toContain('sess-42');
     expect(readFileSync(join(repo, ...CONTEXT_JSON), 'utf8')).not.toContain('sess-42');
     expect(readFileSync(join(repo, 'data', 'context', '.gitignore'), 'utf8')).toMatch(/^\*\.local\.json$/mu);
@@ -65,31 +91,62 @@ describe.concurrent('writeContext and loadContext', () => {
     const repo = makeRepo();
     loadedOf(await writeContext(PLANNING(repo, { workstreamId: 'ws' }), { status: 'succeeded', summary: 'one' }));
     loadedOf(await writeContext(PLANNING(repo, { workstreamId: 'ws-2' }), { status: 'succeeded', summary: 'two' }));
-    loadedOf(await writeContext({ ...PLANNING(repo, { workstreamId: 'ws' }), kind: 'implementation' }, { status: 'succeeded', summary: 'three' }));
+    loadedOf(
+      await writeContext(
+        { ...PLANNING(repo, { workstreamId: 'ws' }), kind: 'implementation' },
+        { status: 'succeeded', summary: 'three' },
+      ),
+    );
     const summaries = (kind: 'planning' | 'implementation') => {
       const file = decodeContextFile(readJson(join(repo, 'data', 'context', `${kind}_context.json`)), kind);
-      return E.isRight(file) ? file.right.contexts.map((context) => [context.key.workstreamId, context.workingSummary.text]) : file.left.message;
+      return E.isRight(file)
+        ? file.right.contexts.map((context) => [context.key.workstreamId, context.workingSummary.text])
+        : file.left.message;
     };
-    expect(summaries('planning')).toEqual([['ws', 'one'], ['ws-2', 'two']]);
+    expect(summaries('planning')).toEqual([
+      ['ws', 'one'],
+      ['ws-2', 'two'],
+    ]);
     expect(summaries('implementation')).toEqual([['ws', 'three']]);
     expect(loadedOf(await loadContext(PLANNING(repo, { workstreamId: 'w' }))).stored).toBe(false);
-    expect(readdirSync(join(repo, 'data', 'context')).sort()).toEqual(['.gitignore', 'implementation_context.json', 'implementation_context.md', 'planning_context.json', 'planning_context.md']);
+    expect(readdirSync(join(repo, 'data', 'context')).sort()).toEqual([
+      '.gitignore',
+      'implementation_context.json',
+      'implementation_context.md',
+      'planning_context.json',
+      'planning_context.md',
+    ]);
   });
 
   it('after a failed run records the failure and leaves the last good summary intact', async () => {
     const repo = makeRepo();
     const good = loadedOf(await checkpoint(repo, 'Good summary.'));
-    const failed = loadedOf(await writeContext(PLANNING(repo), { status: 'failed', failedStep: 'tests', error: '2 failing', nextAction: 'fix escapes' }));
+    const failed = loadedOf(
+      await writeContext(PLANNING(repo), {
+        status: 'failed',
+        failedStep: 'tests',
+        error: '2 failing',
+        nextAction: 'fix escapes',
+      }),
+    );
     expect(failed.context.workingSummary).toEqual(good.context.workingSummary);
     expect(failed.context.checkpoint).toEqual(good.context.checkpoint);
-    expect(failed.context.lastRun).toEqual({ status: 'failed', failedStep: 'tests', error: '2 failing', nextAction: 'fix escapes', at: 1_750_000_000_000 });
+    expect(failed.context.lastRun).toEqual({
+      status: 'failed',
+      failedStep: 'tests',
+      error: '2 failing',
+      nextAction: 'fix escapes',
+      at: 1_750_000_000_000,
+    });
     expect(failed.context.recentFailures).toHaveLength(1);
   });
 
   it('serializes writers within one process: no update is lost', async () => {
     const repo = makeRepo();
     const claims = Array.from({ length: 4 }, (_, i) => `looked at module ${i}`);
-    const results = await Promise.all(claims.map((claim) => updateContext(PLANNING(repo), (context, at) => recordContextClaim(context, { claim, at }))));
+    const results = await Promise.all(
+      claims.map((claim) => updateContext(PLANNING(repo), (context, at) => recordContextClaim(context, { claim, at }))),
+    );
     expect(results.every(E.isRight)).toBe(true);
     const file = decodeContextFile(readJson(join(repo, ...CONTEXT_JSON)), 'planning');
     const ledger = E.isRight(file) ? file.right.contexts[0]!.evidenceLedger.map((entry) => entry.claim) : [];
@@ -101,7 +158,10 @@ describe.concurrent('repository state beats memory', () => {
   it('marks the summary stale after a commit, and the bundle leads with the changed files', async () => {
     const repo = makeRepo();
     loadedOf(await checkpoint(repo, 'Parser skeleton.'));
-    writeFiles(repo, { 'src/parser.ts': 'export const parse = (text: string) => text.trim();\n', 'src/lexer.ts': 'export {};\n' });
+    writeFiles(repo, {
+      'src/parser.ts': 'export const parse = (text: string) => text.trim();\n',
+      'src/lexer.ts': 'export {};\n',
+    });
     commitAll(repo, 'lexer');
     const loaded = loadedOf(await loadContext(PLANNING(repo)));
     expect(loaded.status.stale).toBe(true);
@@ -139,7 +199,9 @@ describe.concurrent('repository state beats memory', () => {
     commitAll(repo, 'work and context');
     const loaded = loadedOf(await loadContext(PLANNING(repo)));
     expect(loaded.status.stale).toBe(false);
-    expect(buildContextBundle(loaded, { kind: 'planning' }).text).toMatch(/- checkpoint [0-9a-f]{7}, HEAD now [0-9a-f]{7}: tracked files unchanged, summary verified/u);
+    expect(buildContextBundle(loaded, { kind: 'planning' }).text).toMatch(
+      /- checkpoint [0-9a-f]{7}, HEAD now [0-9a-f]{7}: tracked files unchanged, summary verified/u,
+    );
   });
 
   it('says so outside a git repository, treats everything as stale and writes no summary', async () => {
@@ -147,8 +209,13 @@ describe.concurrent('repository state beats memory', () => {
     const loaded = loadedOf(await loadContext(PLANNING(dir)));
     expect(loaded.status).toMatchObject({ repository: 'none', stale: true, reasons: ['not_a_git_repository'] });
     expect(loaded.status.note).toMatch(/is not in a git repository$/u);
-    expect(errorOf(await writeContext(PLANNING(dir), { status: 'succeeded', summary: 'x' })).code).toBe('not_a_git_repository');
-    expect(loadedOf(await writeContext(PLANNING(dir), { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' })).context.lastRun?.status).toBe('failed');
+    expect(errorOf(await writeContext(PLANNING(dir), { status: 'succeeded', summary: 'x' })).code).toBe(
+      'not_a_git_repository',
+    );
+    expect(
+      loadedOf(await writeContext(PLANNING(dir), { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }))
+        .context.lastRun?.status,
+    ).toBe('failed');
   });
 });
 
@@ -159,18 +226,29 @@ describe.concurrent('broken files', () => {
     const file = join(repo, ...CONTEXT_JSON);
     const error = errorOf(await loadContext(PLANNING(repo)));
     expect(error.code).toBe('corrupt');
-    expect(error.message).toMatch(/^data\/context\/planning_context\.json: not valid JSON, the file is truncated or corrupt \(.+\); moved aside to data\/context\/planning_context\.json\.2025-06-15T15-06-40-000Z\.corrupt$/u);
+    expect(error.message).toMatch(
+      /^data\/context\/planning_context\.json: not valid JSON, the file is truncated or corrupt \(.+\); moved aside to data\/context\/planning_context\.json\.2025-06-15T15-06-40-000Z\.corrupt$/u,
+    );
     expect(readFileSync(error.backup!, 'utf8')).toBe('garbage{');
     expect(existsSync(file)).toBe(false);
   });
 
   it('refuses a truncated file in a write too, moving it aside and writing nothing', async () => {
     const repo = makeRepo();
-    const whole = JSON.stringify(encodeContextFile({ kind: 'planning', contexts: [emptySharedContext({ repo: 'r', branch: 'main', workstreamId: 'default' })] }), null, 2);
+    const whole = JSON.stringify(
+      encodeContextFile({
+        kind: 'planning',
+        contexts: [emptySharedContext({ repo: 'r', branch: 'main', workstreamId: 'default' })],
+      }),
+      null,
+      2,
+    );
     writeFiles(repo, { 'data/context/planning_context.json': whole });
     const file = join(repo, ...CONTEXT_JSON);
     writeFileSync(file, whole.slice(0, whole.length >> 1));
-    const error = errorOf(await writeContext(PLANNING(repo), { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }));
+    const error = errorOf(
+      await writeContext(PLANNING(repo), { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }),
+    );
     expect(error.code).toBe('corrupt');
     expect(error.message).toContain('not valid JSON, the file is truncated or corrupt');
     expect(existsSync(file)).toBe(false);
@@ -182,12 +260,23 @@ describe.concurrent('broken files', () => {
 
   it('refuses a file from a newer schema version, naming it and leaving it as it is', async () => {
     const repo = makeRepo();
-    writeFiles(repo, { 'data/context/planning_context.json': JSON.stringify({ schema_version: 3, kind: 'planning', contexts: [{ whatever: true }] }) });
+    writeFiles(repo, {
+      'data/context/planning_context.json': JSON.stringify({
+        schema_version: 3,
+        kind: 'planning',
+        contexts: [{ whatever: true }],
+      }),
+    });
     const before = listing(repo);
-    for (const result of [await loadContext(PLANNING(repo)), await writeContext(PLANNING(repo), { status: 'succeeded', summary: 'x' })]) {
+    for (const result of [
+      await loadContext(PLANNING(repo)),
+      await writeContext(PLANNING(repo), { status: 'succeeded', summary: 'x' }),
+    ]) {
       const error = errorOf(result);
       expect(error.code).toBe('future_version');
-      expect(error.message).toMatch(/^data\/context\/planning_context\.json: written with schema version 3, newer than the 1/u);
+      expect(error.message).toMatch(
+        /^data\/context\/planning_context\.json: written with schema version 3, newer than the 1/u,
+      );
     }
     expect(listing(repo)).toEqual(before);
   });
@@ -206,7 +295,10 @@ describe.concurrent('broken files', () => {
     expect(loaded.stored).toBe(true);
     expect(loaded.context.featureRequest).toBe('Passkeys');
     loadedOf(await writeContext(PLANNING(repo), { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }));
-    expect(readJson(join(repo, ...CONTEXT_JSON))).toMatchObject({ schema_version: 1, contexts: [{ feature_request: 'Passkeys' }] });
+    expect(readJson(join(repo, ...CONTEXT_JSON))).toMatchObject({
+      schema_version: 1,
+      contexts: [{ feature_request: 'Passkeys' }],
+    });
   });
 });
 
@@ -215,12 +307,17 @@ describe.concurrent('the feature flag', () => {
     const repo = makeRepo();
     const before = listing(repo);
     const { enabled: _, ...base } = PLANNING(repo);
-    const offs: ReadonlyArray<ContextOptions> = [{ ...base, enabled: false }, { ...base, env: { SHARED_CONTEXT_ENABLED: 'false' } }];
+    const offs: ReadonlyArray<ContextOptions> = [
+      { ...base, enabled: false },
+      { ...base, env: { SHARED_CONTEXT_ENABLED: 'false' } },
+    ];
     expect(await loadContext({ ...base, env: {} })).toEqual(E.right(O.none));
     for (const options of offs) {
       expect(await loadContext(options)).toEqual(E.right(O.none));
       expect(await writeContext(options, { status: 'succeeded', summary: 'x' })).toEqual(E.right(O.none));
-      expect(await writeContext(options, { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' })).toEqual(E.right(O.none));
+      expect(await writeContext(options, { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' })).toEqual(
+        E.right(O.none),
+      );
       expect(await updateContext(options, (context) => E.right(context))).toEqual(E.right(O.none));
     }
     expect(listing(repo)).toEqual(before);
@@ -235,6 +332,9 @@ describe.concurrent('the feature flag', () => {
     expect(loadedOf(await loadContext({ ...fromEnv, env: {} })).flag).toEqual({ enabled: true, source: 'config' });
     expect(await loadContext({ ...fromEnv, env: { SHARED_CONTEXT_ENABLED: '0' } })).toEqual(E.right(O.none));
     writeFiles(repo, { 'fact-tracker.config.json': '{"sharedContext": "yes"}' });
-    expect(errorOf(await loadContext({ ...fromEnv, env: {} }))).toEqual({ code: 'config', message: 'fact-tracker.config.json: sharedContext.enabled must be true or false' });
+    expect(errorOf(await loadContext({ ...fromEnv, env: {} }))).toEqual({
+      code: 'config',
+      message: 'fact-tracker.config.json: sharedContext.enabled must be true or false',
+    });
   });
 });

@@ -38,9 +38,7 @@ const byRow = (a: Row, b: Row): number => JSON.stringify(a).localeCompare(JSON.s
 
 /** The extraction's facts as table rows, in a stable order (the spec does not fix the order of facts). */
 const rowsOf = (extraction: Extraction): Row[] =>
-  extraction.facts
-    .map((fact) => row(fact.subject, fact.relation, fact.object, [...fact.tags].sort()))
-    .sort(byRow);
+  extraction.facts.map((fact) => row(fact.subject, fact.relation, fact.object, [...fact.tags].sort())).sort(byRow);
 
 const sortedRows = (rows: ReadonlyArray<Row>): Row[] =>
   rows.map((r) => ({ ...r, tags: [...r.tags].sort() })).sort(byRow);
@@ -90,11 +88,25 @@ const reviewerResult = (overrides: Partial<Record<keyof ReviewerResult, unknown>
   });
 
 /** Control and whitespace characters a model may emit inside a field. */
-const NOISE = ['\n', '\r\n', '\t', '\r', '\u000b', '\u000c', '\u0000', '\u0007', '\u001b', '\u0085', '\u2028', '\u2029'];
+const NOISE = [
+  '\n',
+  '\r\n',
+  '\t',
+  '\r',
+  '\u000b',
+  '\u000c',
+  '\u0000',
+  '\u0007',
+  '\u001b',
+  '\u0085',
+  '\u2028',
+  '\u2029',
+];
 /** A run of every noise character, with spaces around it. */
 const NOISE_RUN = ` ${NOISE.join('')}  `;
 
-const longText = (length: number, seed = 'word '): string => seed.repeat(Math.ceil(length / seed.length)).slice(0, length);
+const longText = (length: number, seed = 'word '): string =>
+  seed.repeat(Math.ceil(length / seed.length)).slice(0, length);
 
 const expectCommonStamp = (extraction: Extraction, taskId: string, role: 'implementer' | 'reviewer'): void => {
   for (const fact of extraction.facts) {
@@ -179,7 +191,11 @@ describe('extractFromImplementer', () => {
   });
 
   it('turns each changed file into a modified_by fact whose object is the task', () => {
-    const extraction = extractFromImplementer(implementerResult({ files_changed: ['a.ts', 'lib/b.ts', 'c/d/e.ts'] }), '12', AT);
+    const extraction = extractFromImplementer(
+      implementerResult({ files_changed: ['a.ts', 'lib/b.ts', 'c/d/e.ts'] }),
+      '12',
+      AT,
+    );
 
     expect(withRelation(extraction, 'modified_by').map((f) => [f.subject, f.object, f.tags])).toEqual(
       expect.arrayContaining([
@@ -241,28 +257,18 @@ describe('extractFromImplementer', () => {
     expect(objectsOf(extraction, 'requires').sort()).toEqual(['First thing', 'Second thing', 'Third thing']);
   });
 
-  it.each([
-    'none',
-    'None',
-    'NONE',
-    ' none ',
-    'n/a',
-    'N/A',
-    'N/a',
-    '-',
-    ' - ',
-    '',
-    '   ',
-    '\n',
-  ])('skips the placeholder follow-up action %j', (placeholder) => {
-    const extraction = extractFromImplementer(
-      implementerResult({ follow_up_actions: [placeholder, 'Add a migration'] }),
-      '3',
-      AT,
-    );
+  it.each(['none', 'None', 'NONE', ' none ', 'n/a', 'N/A', 'N/a', '-', ' - ', '', '   ', '\n'])(
+    'skips the placeholder follow-up action %j',
+    (placeholder) => {
+      const extraction = extractFromImplementer(
+        implementerResult({ follow_up_actions: [placeholder, 'Add a migration'] }),
+        '3',
+        AT,
+      );
 
-    expect(objectsOf(extraction, 'requires')).toEqual(['Add a migration']);
-  });
+      expect(objectsOf(extraction, 'requires')).toEqual(['Add a migration']);
+    },
+  );
 
   it('keeps a real follow-up action that merely contains a placeholder word', () => {
     const extraction = extractFromImplementer(
@@ -311,7 +317,11 @@ describe('extractFromImplementer', () => {
     );
     const failures = withRelation(extraction, 'test_failure');
 
-    expect(failures.map((f) => f.object).sort()).toEqual(['login flow times out', 'parse > rejects CRLF', 'store > compacts']);
+    expect(failures.map((f) => f.object).sort()).toEqual([
+      'login flow times out',
+      'parse > rejects CRLF',
+      'store > compacts',
+    ]);
     for (const fact of failures) {
       expect(fact.subject).toBe('task:3');
       expect([...fact.tags].sort()).toEqual(['error', 'test']);
@@ -320,7 +330,12 @@ describe('extractFromImplementer', () => {
 
   it('adds no test_failure fact for a test run without failures', () => {
     const extraction = extractFromImplementer(
-      implementerResult({ tests: [{ command: 'npm test', passed: true }, { command: 'npm run lint', passed: true, failures: [] }] }),
+      implementerResult({
+        tests: [
+          { command: 'npm test', passed: true },
+          { command: 'npm run lint', passed: true, failures: [] },
+        ],
+      }),
       '3',
       AT,
     );
@@ -372,7 +387,10 @@ describe('extractFromImplementer', () => {
       );
 
       expect(rowsOf(extraction)).toEqual(
-        sortedRows([row('task:3', 'completed_with', 'completed', ['decision']), row('task:3', 'summary', 'Done', ['decision'])]),
+        sortedRows([
+          row('task:3', 'completed_with', 'completed', ['decision']),
+          row('task:3', 'summary', 'Done', ['decision']),
+        ]),
       );
       expect(extraction.warnings).toEqual([]);
     });
@@ -425,19 +443,27 @@ describe('extractFromReviewer', () => {
     expectAllWellFormed(extraction);
   });
 
-  it.each(['approved', 'needs_changes', 'blocked'] as const)('records the assessment %s as reviewed_as', (assessment) => {
-    const extraction = extractFromReviewer(reviewerResult({ assessment }), '3', AT);
+  it.each(['approved', 'needs_changes', 'blocked'] as const)(
+    'records the assessment %s as reviewed_as',
+    (assessment) => {
+      const extraction = extractFromReviewer(reviewerResult({ assessment }), '3', AT);
 
-    expect(withRelation(extraction, 'reviewed_as').map((f) => [f.subject, f.object, f.tags])).toEqual([
-      ['task:3', assessment, ['decision']],
-    ]);
-  });
+      expect(withRelation(extraction, 'reviewed_as').map((f) => [f.subject, f.object, f.tags])).toEqual([
+        ['task:3', assessment, ['decision']],
+      ]);
+    },
+  );
 
   it("uses the issue's file as subject, and the task when the issue names no file", () => {
     const extraction = extractFromReviewer(
       reviewerResult({
         issues: [
-          { severity: 'critical', file: 'src/db.ts', message: 'SQL built by string concatenation', fix: 'Use parameters' },
+          {
+            severity: 'critical',
+            file: 'src/db.ts',
+            message: 'SQL built by string concatenation',
+            fix: 'Use parameters',
+          },
           { severity: 'minor', message: 'Missing changelog entry', fix: 'Add one' },
           { severity: 'minor', file: '', message: 'Commit message too long', fix: 'Shorten it' },
         ],
@@ -542,7 +568,9 @@ describe('extractFromReviewer', () => {
 
     it('still records the issue fact next to the convention fact', () => {
       const extraction = extractFromReviewer(
-        reviewerResult({ issues: [{ severity: 'minor', file: 'src/a.ts', message: 'Naming is inconsistent', fix: 'x' }] }),
+        reviewerResult({
+          issues: [{ severity: 'minor', file: 'src/a.ts', message: 'Naming is inconsistent', fix: 'x' }],
+        }),
         '4',
         AT,
       );
@@ -597,7 +625,10 @@ describe('normalizing text fields', () => {
 
   it('collapses whitespace and control characters in paths', () => {
     const extraction = extractFromImplementer(
-      implementerResult({ files_changed: [`  src/${NOISE_RUN}services/Foo.ts\n`], files_modified: ['\tsrc/bar.ts\u2029'] }),
+      implementerResult({
+        files_changed: [`  src/${NOISE_RUN}services/Foo.ts\n`],
+        files_modified: ['\tsrc/bar.ts\u2029'],
+      }),
       '3',
       AT,
     );
@@ -728,7 +759,10 @@ describe('clipping', () => {
   it('clips an over-long path to 200 characters keeping its end', () => {
     const path = `${'very-long-directory-name/'.repeat(12)}FooService.ts`;
     expect(path.length).toBeGreaterThan(200);
-    const [subject] = subjectsOf(extractFromImplementer(implementerResult({ files_changed: [path] }), '3', AT), 'modified_by');
+    const [subject] = subjectsOf(
+      extractFromImplementer(implementerResult({ files_changed: [path] }), '3', AT),
+      'modified_by',
+    );
 
     expect(subject).toHaveLength(200);
     expect(subject?.endsWith('/FooService.ts')).toBe(true);
@@ -754,7 +788,10 @@ describe('clipping', () => {
   it('keeps a path of exactly 200 characters unchanged', () => {
     const path = `${'d/'.repeat(95)}file123.ts`;
     expect(path).toHaveLength(200);
-    const [subject] = subjectsOf(extractFromImplementer(implementerResult({ files_changed: [path] }), '3', AT), 'modified_by');
+    const [subject] = subjectsOf(
+      extractFromImplementer(implementerResult({ files_changed: [path] }), '3', AT),
+      'modified_by',
+    );
 
     expect(subject).toBe(path);
   });
@@ -823,13 +860,16 @@ describe('missing or mis-typed fields', () => {
     expect(withRelation(extraction, 'must_fix')).toHaveLength(1);
   });
 
-  it.each([null, undefined, 42, 'a string', [], true])('gives no facts and does not throw for the whole result %j', (result) => {
-    const implementer = extractFromImplementer(asImplementer(result), '3', AT);
-    const reviewer = extractFromReviewer(asReviewer(result), '3', AT);
+  it.each([null, undefined, 42, 'a string', [], true])(
+    'gives no facts and does not throw for the whole result %j',
+    (result) => {
+      const implementer = extractFromImplementer(asImplementer(result), '3', AT);
+      const reviewer = extractFromReviewer(asReviewer(result), '3', AT);
 
-    expect(implementer.facts).toEqual([]);
-    expect(reviewer.facts).toEqual([]);
-  });
+      expect(implementer.facts).toEqual([]);
+      expect(reviewer.facts).toEqual([]);
+    },
+  );
 
   it.each<[string, Record<string, unknown>]>([
     ['status as a number', { status: 7 }],
@@ -933,7 +973,9 @@ describe('rules and createExtractor', () => {
     expect(extractor.extractFromImplementer(implementerResult(), '3', AT)).toEqual(
       extractFromImplementer(implementerResult(), '3', AT),
     );
-    expect(extractor.extractFromReviewer(reviewerResult(), '3', AT)).toEqual(extractFromReviewer(reviewerResult(), '3', AT));
+    expect(extractor.extractFromReviewer(reviewerResult(), '3', AT)).toEqual(
+      extractFromReviewer(reviewerResult(), '3', AT),
+    );
   });
 
   it('runs an extra rule, its facts stamped like the others', () => {
@@ -948,7 +990,11 @@ describe('rules and createExtractor', () => {
         })),
     };
     const extractor = createExtractor({ implementerRules, reviewerRules: [...reviewerRules, strengthsRule] });
-    const extraction = extractor.extractFromReviewer(reviewerResult({ strengths: ['Clear names', 'Good tests'] }), '3', AT);
+    const extraction = extractor.extractFromReviewer(
+      reviewerResult({ strengths: ['Clear names', 'Good tests'] }),
+      '3',
+      AT,
+    );
 
     expect(withRelation(extraction, 'praised_for').map((f) => [f.subject, f.object, f.tags])).toEqual(
       expect.arrayContaining([
@@ -965,7 +1011,9 @@ describe('rules and createExtractor', () => {
   it('normalizes what an extra rule proposes (whitespace collapsed, subject within 200)', () => {
     const sloppyRule: ExtractionRule<ImplementerResult> = {
       name: 'implementer.sloppy',
-      extract: () => [{ subject: `  ${'x/'.repeat(150)}end.ts\n`, relation: 'touches', object: 'a\n\nb', tags: ['file_change'] }],
+      extract: () => [
+        { subject: `  ${'x/'.repeat(150)}end.ts\n`, relation: 'touches', object: 'a\n\nb', tags: ['file_change'] },
+      ],
     };
     const extractor = createExtractor({ implementerRules: [sloppyRule], reviewerRules });
     const extraction = extractor.extractFromImplementer(implementerResult(), '3', AT);
@@ -1015,7 +1063,10 @@ describe('rules and createExtractor', () => {
         throw new Error(`${name} broke`);
       },
     });
-    const extractor = createExtractor({ implementerRules: [boom('rule.a'), ...implementerRules, boom('rule.b')], reviewerRules });
+    const extractor = createExtractor({
+      implementerRules: [boom('rule.a'), ...implementerRules, boom('rule.b')],
+      reviewerRules,
+    });
     const extraction = extractor.extractFromImplementer(implementerResult(), '3', AT);
 
     expect(extraction.warnings).toHaveLength(2);

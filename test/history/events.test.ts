@@ -59,16 +59,36 @@ describe('parseHistory', () => {
   });
 
   it('times a line without at from the last good event, skipping rejected lines', () => {
-    const parsed = parseHistory(history({ type: 'compact', maxFacts: 1, at: 10_000 }, 'oops', { type: 'compact', maxFacts: 1 }));
+    const parsed = parseHistory(
+      history({ type: 'compact', maxFacts: 1, at: 10_000 }, 'oops', { type: 'compact', maxFacts: 1 }),
+    );
     expect(parsed.events.map((event) => event.at)).toEqual([10_000, 11_000]);
   });
 
   it('ignores unknown fields and keeps the optional prompt fields', () => {
     const parsed = parseHistory(
-      history({ type: 'prompt', taskId: '4', taskPrompt: 'x', tags: ['file_change'], maxFacts: 3, maxTokens: 90, note: 'hi', expect: [] }),
+      history({
+        type: 'prompt',
+        taskId: '4',
+        taskPrompt: 'x',
+        tags: ['file_change'],
+        maxFacts: 3,
+        maxTokens: 90,
+        note: 'hi',
+        expect: [],
+      }),
     );
     expect(parsed.events).toEqual([
-      { type: 'prompt', line: 1, at: 0, taskId: '4', taskPrompt: 'x', tags: ['file_change'], maxFacts: 3, maxTokens: 90 },
+      {
+        type: 'prompt',
+        line: 1,
+        at: 0,
+        taskId: '4',
+        taskPrompt: 'x',
+        tags: ['file_change'],
+        maxFacts: 3,
+        maxTokens: 90,
+      },
     ]);
   });
 
@@ -118,7 +138,9 @@ describe('parseHistory', () => {
   });
 
   it('accepts CRLF line ends and a byte-order mark', () => {
-    const parsed = parseHistory(`\uFEFF${history({ type: 'compact', maxFacts: 1 })}\r\n${history({ type: 'compact', maxFacts: 2 })}\r\n`);
+    const parsed = parseHistory(
+      `\uFEFF${history({ type: 'compact', maxFacts: 1 })}\r\n${history({ type: 'compact', maxFacts: 2 })}\r\n`,
+    );
     expect(parsed.errors).toEqual([]);
     expect(parsed.events.map((event) => event.line)).toEqual([1, 2]);
   });

@@ -25,11 +25,18 @@ describe('replayHistory', () => {
     const expected: string[] = [];
     for (const event of parseHistory(example).events) {
       now = event.at;
-      if (event.type === 'dispatch') live.ingestOutput({ role: event.role, taskId: event.taskId, output: event.output });
+      if (event.type === 'dispatch')
+        live.ingestOutput({ role: event.role, taskId: event.taskId, output: event.output });
       if (event.type === 'invalidate') live.invalidate(event.subject, event.relation, event.at);
       if (event.type === 'compact') live.compact(event.maxFacts);
       if (event.type === 'prompt')
-        expected.push(live.compilePrompt({ taskId: event.taskId, taskPrompt: event.taskPrompt, ...(event.tags ? { tags: event.tags } : {}) }).sessionContext);
+        expected.push(
+          live.compilePrompt({
+            taskId: event.taskId,
+            taskPrompt: event.taskPrompt,
+            ...(event.tags ? { tags: event.tags } : {}),
+          }).sessionContext,
+        );
     }
     expect(report.prompts.map((prompt) => prompt.sessionContext)).toEqual(expected);
     expect(report.facts).toEqual(selectValidFacts(live.getSnapshot()));
@@ -43,7 +50,14 @@ describe('replayHistory', () => {
     expect(report.summary).toMatchObject({ events: 40, dispatches: 28, prompts: 11 });
     expect(report.summary.validFacts).toBe(report.facts.length);
     expect(report.summary.allFacts).toBe(selectAllFacts(store).length);
-    expect(Object.keys(report.prompts[0]!)).toEqual(['line', 'taskId', 'sessionContext', 'facts', 'contextTokens', 'historyTokens']);
+    expect(Object.keys(report.prompts[0]!)).toEqual([
+      'line',
+      'taskId',
+      'sessionContext',
+      'facts',
+      'contextTokens',
+      'historyTokens',
+    ]);
   });
 
   it('counts history tokens of every earlier dispatch output and context tokens of each section', () => {
@@ -63,7 +77,9 @@ describe('replayHistory', () => {
     expect(second!.facts.length).toBeGreaterThan(0);
     expect(report.summary.historyTokens).toBe(second!.historyTokens);
     expect(report.summary.contextTokens).toBe(second!.contextTokens);
-    expect(report.summary.contextToHistoryRatio).toBe(Math.round((second!.contextTokens / second!.historyTokens) * 1000) / 1000);
+    expect(report.summary.contextToHistoryRatio).toBe(
+      Math.round((second!.contextTokens / second!.historyTokens) * 1000) / 1000,
+    );
   });
 
   it('reports rejected outputs with the contract codes and still applies the lines after them', () => {
@@ -90,7 +106,12 @@ describe('replayHistory', () => {
   it('closes the issues of a task that its later review no longer raises', () => {
     const text = history(
       { type: 'dispatch', role: 'implementer', taskId: '1', result: implementer('1', ['src/a.ts']) },
-      { type: 'dispatch', role: 'reviewer', taskId: '1', result: reviewer('1', 'needs_changes', [{ file: 'src/a.ts', message: 'leaks a handle' }]) },
+      {
+        type: 'dispatch',
+        role: 'reviewer',
+        taskId: '1',
+        result: reviewer('1', 'needs_changes', [{ file: 'src/a.ts', message: 'leaks a handle' }]),
+      },
       { type: 'prompt', taskId: '2', taskPrompt: 'src/a.ts handle' },
       { type: 'dispatch', role: 'reviewer', taskId: '1', result: reviewer('1', 'approved', []) },
       { type: 'prompt', taskId: '2', taskPrompt: 'src/a.ts handle' },
@@ -102,7 +123,13 @@ describe('replayHistory', () => {
   });
 
   it('applies invalidate and compact events at their times', () => {
-    const dispatch = { type: 'dispatch', role: 'implementer', taskId: '1', at: 1000, result: implementer('1', ['src/a.ts', 'src/b.ts', 'src/c.ts']) };
+    const dispatch = {
+      type: 'dispatch',
+      role: 'implementer',
+      taskId: '1',
+      at: 1000,
+      result: implementer('1', ['src/a.ts', 'src/b.ts', 'src/c.ts']),
+    };
     const invalidate = { type: 'invalidate', subject: 'src/a.ts', relation: 'modified_by', at: 2000 };
     const invalidated = replayHistory(history(dispatch, invalidate)).store;
     expect(selectAllFacts(invalidated).find((fact) => fact.subject === 'src/a.ts')?.validTo).toBe(2000);
@@ -114,7 +141,12 @@ describe('replayHistory', () => {
 
   it('lets the options override every prompt budget', () => {
     const text = history(
-      { type: 'dispatch', role: 'implementer', taskId: '1', result: implementer('1', ['src/a.ts', 'src/b.ts', 'src/c.ts']) },
+      {
+        type: 'dispatch',
+        role: 'implementer',
+        taskId: '1',
+        result: implementer('1', ['src/a.ts', 'src/b.ts', 'src/c.ts']),
+      },
       { type: 'prompt', taskId: '2', taskPrompt: 'src a b c', maxFacts: 1 },
     );
     expect(replayHistory(text).report.prompts[0]!.facts).toHaveLength(1);
@@ -136,12 +168,11 @@ describe('replayHistory', () => {
   });
 
   it('stops after untilLine and reports only the lines up to it', () => {
-    const text = history(
-      'bad',
-      { type: 'prompt', taskId: '1', taskPrompt: 'x' },
-      'also bad',
-      { type: 'prompt', taskId: '2', taskPrompt: 'y' },
-    );
+    const text = history('bad', { type: 'prompt', taskId: '1', taskPrompt: 'x' }, 'also bad', {
+      type: 'prompt',
+      taskId: '2',
+      taskPrompt: 'y',
+    });
     const { report } = replayHistory(text, { untilLine: 2 });
     expect(report.prompts.map((prompt) => prompt.line)).toEqual([2]);
     expect(report.errors.map((error) => error.line)).toEqual([1]);
@@ -157,7 +188,9 @@ describe('replayHistory', () => {
       const decisions = explainPromptAt(result, prompt.line);
       expect(O.isSome(decisions)).toBe(true);
       if (O.isSome(decisions))
-        expect(decisions.value.filter((decision) => decision.decision === 'included').map((decision) => decision.fact)).toEqual(prompt.facts);
+        expect(
+          decisions.value.filter((decision) => decision.decision === 'included').map((decision) => decision.fact),
+        ).toEqual(prompt.facts);
     }
     expect(O.isNone(explainPromptAt(result, 2))).toBe(true);
   });
@@ -166,7 +199,9 @@ describe('replayHistory', () => {
     const plain = replayHistory(example);
     const kept = replayHistory(example, { keepRetrievals: true });
     expect(plain.retrievals).toEqual([]);
-    expect(kept.retrievals.map((retrieval) => retrieval.line)).toEqual(kept.report.prompts.map((prompt) => prompt.line));
+    expect(kept.retrievals.map((retrieval) => retrieval.line)).toEqual(
+      kept.report.prompts.map((prompt) => prompt.line),
+    );
     expect(plain.report).toEqual(kept.report);
     expect(plain.store).toEqual(kept.store);
   });
@@ -177,7 +212,16 @@ describe('replayHistory', () => {
       prompts: [],
       errors: [],
       facts: [],
-      summary: { events: 0, dispatches: 0, prompts: 0, validFacts: 0, allFacts: 0, historyTokens: 0, contextTokens: 0, contextToHistoryRatio: 0 },
+      summary: {
+        events: 0,
+        dispatches: 0,
+        prompts: 0,
+        validFacts: 0,
+        allFacts: 0,
+        historyTokens: 0,
+        contextTokens: 0,
+        contextToHistoryRatio: 0,
+      },
     });
   });
 

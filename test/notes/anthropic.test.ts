@@ -39,7 +39,11 @@ const server = createServer((request, response) => {
     data += chunk.toString('utf8');
   });
   request.on('end', () => {
-    received.push({ path: request.url ?? '', headers: request.headers, body: JSON.parse(data) as Record<string, unknown> });
+    received.push({
+      path: request.url ?? '',
+      headers: request.headers,
+      body: JSON.parse(data) as Record<string, unknown>,
+    });
     if (reply === 'hang') {
       open.add(response);
       return;
@@ -87,16 +91,26 @@ describe('anthropicComplete', () => {
   });
 
   it('feeds the tracker end to end', async () => {
-    reply = { status: 200, body: message('```json\n{"notableFacts": [{"category": "Logistics", "fact": "Jordan works nights"}]}\n```') };
-    const tracker = createNotableFactsTracker({ complete: anthropicComplete(client, { model: 'claude-haiku-test', maxTokens: 256 }) });
+    reply = {
+      status: 200,
+      body: message('```json\n{"notableFacts": [{"category": "Logistics", "fact": "Jordan works nights"}]}\n```'),
+    };
+    const tracker = createNotableFactsTracker({
+      complete: anthropicComplete(client, { model: 'claude-haiku-test', maxTokens: 256 }),
+    });
     tracker.recordUserMessage('maya', 's1', 'Jordan works nights at the hospital.');
     await tracker.settled();
-    expect(selectSessionFacts(tracker.getSnapshot(), 'maya', 's1')).toEqual([{ category: 'Logistics', fact: 'Jordan works nights' }]);
+    expect(selectSessionFacts(tracker.getSnapshot(), 'maya', 's1')).toEqual([
+      { category: 'Logistics', fact: 'Jordan works nights' },
+    ]);
     expect(received.at(-1)!.body['max_tokens']).toBe(256);
   });
 
   it('rejects on an HTTP error, which the tracker records as a failed extraction', async () => {
-    reply = { status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: too large' } } };
+    reply = {
+      status: 400,
+      body: { type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: too large' } },
+    };
     const complete = anthropicComplete(client, { model: 'claude-haiku-test' });
     await expect(complete('prompt', { signal: new AbortController().signal })).rejects.toThrow(/400/u);
     const tracker = createNotableFactsTracker({ complete });

@@ -34,7 +34,19 @@ export const factArb: fc.Arbitrary<CategorizedFact> = fc.record({
 export const hostileTextArb: fc.Arbitrary<string> = fc
   .array(
     fc.oneof(
-      fc.constantFrom('\n', '\r\n', '\u2028', '\u0085', '\t', '\u202e', '\u0000', '[People]', '- ', 'NOTED FACTS FROM THIS SESSION:', '\nABOUT THIS USER (from previous sessions):\n'),
+      fc.constantFrom(
+        '\n',
+        '\r\n',
+        '\u2028',
+        '\u0085',
+        '\t',
+        '\u202e',
+        '\u0000',
+        '[People]',
+        '- ',
+        'NOTED FACTS FROM THIS SESSION:',
+        '\nABOUT THIS USER (from previous sessions):\n',
+      ),
       fc.string({ maxLength: 12 }),
     ),
     { minLength: 1, maxLength: 8 },

@@ -1,7 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { replayNotes, type NotesEvent } from '../../src/notes/events.js';
-import { formatGlobalFacts, formatNotableFacts, formatNotesBlocks, GLOBAL_FACTS_HEADER, NOTED_FACTS_HEADER } from '../../src/notes/format.js';
+import {
+  formatGlobalFacts,
+  formatNotableFacts,
+  formatNotesBlocks,
+  GLOBAL_FACTS_HEADER,
+  NOTED_FACTS_HEADER,
+} from '../../src/notes/format.js';
 import { emptyNotesLedger } from '../../src/notes/ledger.js';
 import { normalizeFactText } from '../../src/notes/model.js';
 import { CATEGORIES, hostileTextArb, SESSIONS } from './arbitraries.js';
@@ -33,7 +39,12 @@ describe('formatNotableFacts', () => {
 
   it('renders nothing for an empty list or facts that are empty once normalized: never a bare header', () => {
     expect(formatNotableFacts([])).toBe('');
-    expect(formatNotableFacts([{ category: 'People', fact: ' \n ' }, { category: '[]', fact: 'x' }])).toBe('');
+    expect(
+      formatNotableFacts([
+        { category: 'People', fact: ' \n ' },
+        { category: '[]', fact: 'x' },
+      ]),
+    ).toBe('');
     expect(formatGlobalFacts(undefined)).toBe('');
     expect(formatGlobalFacts({ facts: [], consolidatedAt: 0, sessionCount: 0 })).toBe('');
   });
@@ -61,10 +72,28 @@ describe('formatGlobalFacts', () => {
 
 describe('formatNotesBlocks', () => {
   const ledger = replayNotes([
-    { type: 'notes/extracted', user: 'maya', session: 's1', facts: [{ category: 'History', fact: 'Together for 5 years' }], at: 1 },
+    {
+      type: 'notes/extracted',
+      user: 'maya',
+      session: 's1',
+      facts: [{ category: 'History', fact: 'Together for 5 years' }],
+      at: 1,
+    },
     { type: 'notes/sessionConsolidated', user: 'maya', session: 's1', at: 2 },
-    { type: 'notes/extracted', user: 'maya', session: 's2', facts: [{ category: 'People', fact: 'Partner is Alex' }], at: 3 },
-    { type: 'notes/extracted', user: 'alex', session: 's2', facts: [{ category: 'People', fact: 'Partner is Maya' }], at: 4 },
+    {
+      type: 'notes/extracted',
+      user: 'maya',
+      session: 's2',
+      facts: [{ category: 'People', fact: 'Partner is Alex' }],
+      at: 3,
+    },
+    {
+      type: 'notes/extracted',
+      user: 'alex',
+      session: 's2',
+      facts: [{ category: 'People', fact: 'Partner is Maya' }],
+      at: 4,
+    },
   ]);
 
   it('puts the profile first and the session block after a blank line', () => {
@@ -73,7 +102,9 @@ describe('formatNotesBlocks', () => {
       session: 'NOTED FACTS FROM THIS SESSION:\n[People]\n- Partner is Alex',
       text: 'ABOUT THIS USER (from previous sessions):\n[History]\n- Together for 5 years\n\nNOTED FACTS FROM THIS SESSION:\n[People]\n- Partner is Alex',
     });
-    expect(formatNotesBlocks(ledger, 'alex', 's2').text).toBe('NOTED FACTS FROM THIS SESSION:\n[People]\n- Partner is Maya');
+    expect(formatNotesBlocks(ledger, 'alex', 's2').text).toBe(
+      'NOTED FACTS FROM THIS SESSION:\n[People]\n- Partner is Maya',
+    );
     expect(formatNotesBlocks(ledger, 'sam', 's2')).toEqual({ profile: '', session: '', text: '' });
   });
 
@@ -81,7 +112,9 @@ describe('formatNotesBlocks', () => {
     const mine = (text: string) => `maya: ${text}`;
     const theirs = (text: string) => `alex: ${text}`;
     const factsArb = (tag: (text: string) => string) =>
-      fc.array(fc.record({ category: fc.constantFrom(...CATEGORIES), fact: hostileTextArb.map(tag) }), { maxLength: 5 });
+      fc.array(fc.record({ category: fc.constantFrom(...CATEGORIES), fact: hostileTextArb.map(tag) }), {
+        maxLength: 5,
+      });
     const eventArb = fc.oneof(
       fc.record({ user: fc.constant('maya'), session: fc.constantFrom(...SESSIONS), facts: factsArb(mine) }),
       fc.record({ user: fc.constant('alex'), session: fc.constantFrom(...SESSIONS), facts: factsArb(theirs) }),
@@ -89,13 +122,18 @@ describe('formatNotesBlocks', () => {
     );
     fc.assert(
       fc.property(fc.array(eventArb, { maxLength: 8 }), fc.constantFrom(...SESSIONS), (steps, session) => {
-        const events = steps.map(
-          (step, at): NotesEvent =>
-            'facts' in step ? { type: 'notes/extracted', ...step, at } : { type: 'notes/sessionConsolidated', ...step, at },
+        const events = steps.map((step, at): NotesEvent =>
+          'facts' in step
+            ? { type: 'notes/extracted', ...step, at }
+            : { type: 'notes/sessionConsolidated', ...step, at },
         );
         const ledger = replayNotes(events, emptyNotesLedger());
         const allowed = new Set(
-          events.flatMap((event) => (event.type === 'notes/extracted' && event.user === 'maya' ? event.facts.map((f) => `- ${normalizeFactText(f.fact)}`) : [])),
+          events.flatMap((event) =>
+            event.type === 'notes/extracted' && event.user === 'maya'
+              ? event.facts.map((f) => `- ${normalizeFactText(f.fact)}`)
+              : [],
+          ),
         );
         const { text } = formatNotesBlocks(ledger, 'maya', session);
         if (text === '') return;

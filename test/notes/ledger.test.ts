@@ -2,7 +2,11 @@ import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { applyExtraction } from '../../src/notes/applyExtraction.js';
-import { consolidateSession, consolidateSessionWithReport, endStageWithReport } from '../../src/notes/consolidateSession.js';
+import {
+  consolidateSession,
+  consolidateSessionWithReport,
+  endStageWithReport,
+} from '../../src/notes/consolidateSession.js';
 import { applyNotesEvent, type NotesEvent, replayNotes } from '../../src/notes/events.js';
 import { consolidateGlobalFacts, consolidateGlobalFactsWithReport, type GlobalFacts } from '../../src/notes/global.js';
 import {
@@ -51,18 +55,44 @@ describe('applyExtraction', () => {
   });
 
   it('replaces the whole list of one user in one session, validated, and freezes the result', () => {
-    const once = applyExtraction(empty, { user: 'maya', session: 's1', facts: [people('Partner is Jordan'), { category: 'Hobbies', fact: 'x' }], at: 10 });
-    expect(selectSessionNotes(once, 'maya', 's1')).toEqual({ facts: [people('Partner is Jordan')], updatedAt: 10, consolidated: false });
-    const twice = applyExtraction(once, { user: 'maya', session: 's1', facts: [logistics('Jordan works nights')], at: 20 });
+    const once = applyExtraction(empty, {
+      user: 'maya',
+      session: 's1',
+      facts: [people('Partner is Jordan'), { category: 'Hobbies', fact: 'x' }],
+      at: 10,
+    });
+    expect(selectSessionNotes(once, 'maya', 's1')).toEqual({
+      facts: [people('Partner is Jordan')],
+      updatedAt: 10,
+      consolidated: false,
+    });
+    const twice = applyExtraction(once, {
+      user: 'maya',
+      session: 's1',
+      facts: [logistics('Jordan works nights')],
+      at: 20,
+    });
     expect(selectSessionFacts(twice, 'maya', 's1')).toEqual([logistics('Jordan works nights')]);
     expect(isDeepFrozen(twice)).toBe(true);
     expect(selectSessionFacts(once, 'maya', 's1')).toEqual([people('Partner is Jordan')]);
   });
 
   it('lets the newer list win when facts conflict', () => {
-    const older = applyExtraction(empty, { user: 'maya', session: 's1', facts: [logistics('Jordan works three nights a week')], at: 1 });
-    const newer = applyExtraction(older, { user: 'maya', session: 's1', facts: [logistics('Jordan works four nights a week since January')], at: 2 });
-    expect(selectSessionFacts(newer, 'maya', 's1')).toEqual([logistics('Jordan works four nights a week since January')]);
+    const older = applyExtraction(empty, {
+      user: 'maya',
+      session: 's1',
+      facts: [logistics('Jordan works three nights a week')],
+      at: 1,
+    });
+    const newer = applyExtraction(older, {
+      user: 'maya',
+      session: 's1',
+      facts: [logistics('Jordan works four nights a week since January')],
+      at: 2,
+    });
+    expect(selectSessionFacts(newer, 'maya', 's1')).toEqual([
+      logistics('Jordan works four nights a week since January'),
+    ]);
   });
 
   it('keeps partners apart: one partner’s extraction never touches the other’s list', () => {
@@ -75,7 +105,9 @@ describe('applyExtraction', () => {
 
   it('returns the very same ledger for an unchanged list, an empty first list or invalid input', () => {
     const once = applyExtraction(empty, { user: 'maya', session: 's1', facts: [people('Partner is Jordan')], at: 1 });
-    expect(applyExtraction(once, { user: 'maya', session: 's1', facts: [people('Partner is Jordan')], at: 5 })).toBe(once);
+    expect(applyExtraction(once, { user: 'maya', session: 's1', facts: [people('Partner is Jordan')], at: 5 })).toBe(
+      once,
+    );
     expect(applyExtraction(empty, { user: 'maya', session: 's1', facts: [], at: 1 })).toBe(empty);
     expect(applyExtraction(empty, { user: '', session: 's1', facts: [people('x')], at: 1 })).toBe(empty);
     expect(applyExtraction(empty, { user: 'maya', session: 's1', facts: [people('x')], at: Number.NaN })).toBe(empty);
@@ -83,7 +115,12 @@ describe('applyExtraction', () => {
   });
 
   it('stores ids an empty object already answers as ordinary users', () => {
-    const ledger = applyExtraction(empty, { user: '__proto__', session: 'constructor', facts: [people('Partner is Jordan')], at: 1 });
+    const ledger = applyExtraction(empty, {
+      user: '__proto__',
+      session: 'constructor',
+      facts: [people('Partner is Jordan')],
+      at: 1,
+    });
     expect(selectSessionFacts(ledger, '__proto__', 'constructor')).toEqual([people('Partner is Jordan')]);
     expect(selectSessionFacts(ledger, 'toString', 'constructor')).toEqual([]);
     expect(Object.getPrototypeOf(ledger.users)).toBe(Object.prototype);
@@ -92,11 +129,19 @@ describe('applyExtraction', () => {
 
   it('followed by a failed extraction equals applyExtraction alone', () => {
     fc.assert(
-      fc.property(ledgerArb, fc.constantFrom(...USERS), fc.constantFrom(...SESSIONS), factListArb, (ledger, user, session, facts) => {
-        const applied = applyExtraction(ledger, { user, session, facts, at: 30 });
-        expect(applyNotesEvent(applied, failed(user, session, 31))).toBe(applied);
-        expect(replayNotes([extracted(user, session, facts, 30), failed(user, session, 31)], ledger)).toEqual(applied);
-      }),
+      fc.property(
+        ledgerArb,
+        fc.constantFrom(...USERS),
+        fc.constantFrom(...SESSIONS),
+        factListArb,
+        (ledger, user, session, facts) => {
+          const applied = applyExtraction(ledger, { user, session, facts, at: 30 });
+          expect(applyNotesEvent(applied, failed(user, session, 31))).toBe(applied);
+          expect(replayNotes([extracted(user, session, facts, 30), failed(user, session, 31)], ledger)).toEqual(
+            applied,
+          );
+        },
+      ),
       { numRuns: 100 },
     );
   });
@@ -110,7 +155,11 @@ describe('consolidateGlobalFacts', () => {
   });
 
   it('collapses normalized duplicates, the newer wording winning and becoming the most recent', () => {
-    const profile: GlobalFacts = { facts: [people('Partner is Jordan'), logistics('Saving for a house')], consolidatedAt: 1, sessionCount: 1 };
+    const profile: GlobalFacts = {
+      facts: [people('Partner is Jordan'), logistics('Saving for a house')],
+      consolidatedAt: 1,
+      sessionCount: 1,
+    };
     const global = consolidateGlobalFacts(profile, [{ category: 'People', fact: 'partner is  JORDAN.' }], 2);
     expect(global.facts).toEqual([logistics('Saving for a house'), people('partner is JORDAN.')]);
     expect(global.sessionCount).toBe(2);
@@ -118,7 +167,11 @@ describe('consolidateGlobalFacts', () => {
 
   it('drops the least recent facts past the cap and reports them', () => {
     const old = Array.from({ length: 50 }, (_, i) => people(`Old fact ${i}`));
-    const { global, dropped } = consolidateGlobalFactsWithReport({ facts: old, consolidatedAt: 1, sessionCount: 3 }, [people('New fact A'), people('Old fact 10'), people('New fact B')], 2);
+    const { global, dropped } = consolidateGlobalFactsWithReport(
+      { facts: old, consolidatedAt: 1, sessionCount: 3 },
+      [people('New fact A'), people('Old fact 10'), people('New fact B')],
+      2,
+    );
     expect(global.facts).toHaveLength(50);
     expect(dropped).toEqual([people('Old fact 0'), people('Old fact 1')]);
     expect(global.facts.slice(-3)).toEqual([people('New fact A'), people('Old fact 10'), people('New fact B')]);
@@ -133,10 +186,20 @@ describe('consolidateGlobalFacts', () => {
 
   it('is idempotent and never exceeds 50', () => {
     const profileArb = fc.option(
-      fc.record({ facts: fc.uniqueArray(fc.integer({ min: 0, max: 80 }), { maxLength: 50 }), consolidatedAt: fc.nat(), sessionCount: fc.nat({ max: 5 }) }),
+      fc.record({
+        facts: fc.uniqueArray(fc.integer({ min: 0, max: 80 }), { maxLength: 50 }),
+        consolidatedAt: fc.nat(),
+        sessionCount: fc.nat({ max: 5 }),
+      }),
       { nil: undefined },
     );
-    const sessionArb = fc.array(fc.oneof(factArb, fc.integer({ min: 0, max: 80 }).map((n) => people(`Fact ${n}`))), { maxLength: 70 });
+    const sessionArb = fc.array(
+      fc.oneof(
+        factArb,
+        fc.integer({ min: 0, max: 80 }).map((n) => people(`Fact ${n}`)),
+      ),
+      { maxLength: 70 },
+    );
     fc.assert(
       fc.property(profileArb, sessionArb, fc.integer({ min: 0, max: 10 }), (raw, session, at) => {
         const profile = raw === undefined ? undefined : { ...raw, facts: raw.facts.map((n) => people(`Fact ${n}`)) };
@@ -151,11 +214,17 @@ describe('consolidateGlobalFacts', () => {
 });
 
 describe('ending a stage', () => {
-  const s1 = replayNotes([extracted('maya', 's1', [people('Partner is Jordan'), logistics('Jordan works nights')], 10)]);
+  const s1 = replayNotes([
+    extracted('maya', 's1', [people('Partner is Jordan'), logistics('Jordan works nights')], 10),
+  ]);
 
   it('merges the session into the profile and marks it merged', () => {
     const { ledger, dropped } = consolidateSessionWithReport(s1, { user: 'maya', session: 's1', at: 20 });
-    expect(selectGlobalFacts(ledger, 'maya')).toEqual({ facts: selectSessionFacts(s1, 'maya', 's1'), consolidatedAt: 20, sessionCount: 1 });
+    expect(selectGlobalFacts(ledger, 'maya')).toEqual({
+      facts: selectSessionFacts(s1, 'maya', 's1'),
+      consolidatedAt: 20,
+      sessionCount: 1,
+    });
     expect(selectSessionNotes(ledger, 'maya', 's1')?.consolidated).toBe(true);
     expect(dropped).toEqual([]);
     expect(consolidateSession(ledger, { user: 'maya', session: 's1', at: 30 })).toBe(ledger);
@@ -164,7 +233,10 @@ describe('ending a stage', () => {
 
   it('merges every unmerged session of the user, oldest update first, and a changed list again', () => {
     const ledger = replayNotes(
-      [extracted('maya', 's2', [people('Partner is Jordan (newer wording)')], 15), extracted('jordan', 's1', [people('Partner is Maya')], 16)],
+      [
+        extracted('maya', 's2', [people('Partner is Jordan (newer wording)')], 15),
+        extracted('jordan', 's1', [people('Partner is Maya')], 16),
+      ],
       s1,
     );
     expect(selectUnconsolidatedSessions(ledger, 'maya')).toEqual(['s1', 's2']);
@@ -178,14 +250,27 @@ describe('ending a stage', () => {
     expect(selectGlobalFacts(stage.ledger, 'jordan')).toBeUndefined();
     expect(replayNotes(stage.events, ledger)).toEqual(stage.ledger);
     expect(endStageWithReport(stage.ledger, { user: 'maya', at: 30 }).ledger).toBe(stage.ledger);
-    const changed = applyExtraction(stage.ledger, { user: 'maya', session: 's1', facts: [logistics('Saving for a house')], at: 40 });
+    const changed = applyExtraction(stage.ledger, {
+      user: 'maya',
+      session: 's1',
+      facts: [logistics('Saving for a house')],
+      at: 40,
+    });
     expect(endStageWithReport(changed, { user: 'maya', at: 50 }).sessions).toEqual(['s1']);
   });
 
   it('takes a model rewrite of an existing profile, never an empty one', () => {
     const merged = consolidateSession(s1, { user: 'maya', session: 's1', at: 20 });
-    const rewritten = rewriteProfile(merged, { user: 'maya', facts: [people('Married to Jordan'), { category: 'Nope', fact: 'x' }], at: 30 });
-    expect(selectGlobalFacts(rewritten, 'maya')).toEqual({ facts: [people('Married to Jordan')], consolidatedAt: 30, sessionCount: 1 });
+    const rewritten = rewriteProfile(merged, {
+      user: 'maya',
+      facts: [people('Married to Jordan'), { category: 'Nope', fact: 'x' }],
+      at: 30,
+    });
+    expect(selectGlobalFacts(rewritten, 'maya')).toEqual({
+      facts: [people('Married to Jordan')],
+      consolidatedAt: 30,
+      sessionCount: 1,
+    });
     expect(rewriteProfile(merged, { user: 'maya', facts: [], at: 30 })).toBe(merged);
     expect(rewriteProfile(s1, { user: 'maya', facts: [people('Married to Jordan')], at: 30 })).toBe(s1);
   });
@@ -235,10 +320,22 @@ describe('persistence', () => {
   });
 
   it('writes the same text whatever order the ledger was built in', () => {
-    const a = replayNotes([extracted('maya', 's2', [people('A')], 1), extracted('jordan', 's1', [people('B')], 2), extracted('maya', 's1', [people('C')], 3)]);
-    const b = replayNotes([extracted('maya', 's1', [people('C')], 3), extracted('jordan', 's1', [people('B')], 2), extracted('maya', 's2', [people('A')], 1)]);
+    const a = replayNotes([
+      extracted('maya', 's2', [people('A')], 1),
+      extracted('jordan', 's1', [people('B')], 2),
+      extracted('maya', 's1', [people('C')], 3),
+    ]);
+    const b = replayNotes([
+      extracted('maya', 's1', [people('C')], 3),
+      extracted('jordan', 's1', [people('B')], 2),
+      extracted('maya', 's2', [people('A')], 1),
+    ]);
     expect(JSON.stringify(encodeNotes(a))).toBe(JSON.stringify(encodeNotes(b)));
-    expect(encodeNotes(a).sessions.map((entry) => `${entry.user}/${entry.session}`)).toEqual(['jordan/s1', 'maya/s1', 'maya/s2']);
+    expect(encodeNotes(a).sessions.map((entry) => `${entry.user}/${entry.session}`)).toEqual([
+      'jordan/s1',
+      'maya/s1',
+      'maya/s2',
+    ]);
   });
 
   it('still reads a state file without notes, and writes none when no ledger is given', () => {
@@ -256,12 +353,34 @@ describe('persistence', () => {
       [[], 'notes is not an object'],
       [{ ...good, categories: [] }, 'notes.categories: categories must be an array of 1 to 20 categories'],
       [{ ...good, sessions: 'x' }, 'notes.sessions is not an array'],
-      [{ ...good, sessions: [{ ...session, facts: [{ category: 'Hobbies', fact: 'Chess' }] }] }, 'notes.sessions[0].facts[0]: category "Hobbies" is not one of People, Logistics, Conflict, Emotional, History'],
-      [{ ...good, sessions: [{ ...session, facts: [people('A'), people('a')] }] }, 'notes.sessions[0].facts[1] repeats an earlier fact'],
+      [
+        { ...good, sessions: [{ ...session, facts: [{ category: 'Hobbies', fact: 'Chess' }] }] },
+        'notes.sessions[0].facts[0]: category "Hobbies" is not one of People, Logistics, Conflict, Emotional, History',
+      ],
+      [
+        { ...good, sessions: [{ ...session, facts: [people('A'), people('a')] }] },
+        'notes.sessions[0].facts[1] repeats an earlier fact',
+      ],
       [{ ...good, sessions: [session, session] }, 'notes.sessions[1] repeats the session "s1" of "maya"'],
       [{ ...good, sessions: [{ ...session, updatedAt: 'soon' }] }, 'notes.sessions[0].updatedAt is not a finite time'],
-      [{ ...good, profiles: [{ user: 'maya', facts: [], consolidatedAt: 1, sessionCount: -1 }] }, 'notes.profiles[0].sessionCount is not a whole number 0 or more'],
-      [{ ...good, profiles: [{ user: 'maya', facts: Array.from({ length: 51 }, (_, i) => people(`F${i}`)), consolidatedAt: 1, sessionCount: 1 }] }, 'notes.profiles[0].facts holds 51 facts, more than the cap of 50'],
+      [
+        { ...good, profiles: [{ user: 'maya', facts: [], consolidatedAt: 1, sessionCount: -1 }] },
+        'notes.profiles[0].sessionCount is not a whole number 0 or more',
+      ],
+      [
+        {
+          ...good,
+          profiles: [
+            {
+              user: 'maya',
+              facts: Array.from({ length: 51 }, (_, i) => people(`F${i}`)),
+              consolidatedAt: 1,
+              sessionCount: 1,
+            },
+          ],
+        },
+        'notes.profiles[0].facts holds 51 facts, more than the cap of 50',
+      ],
     ];
     for (const [notes, reason] of cases) {
       const state = { ...encodeState(emptyFactStore()), notes };
@@ -276,5 +395,11 @@ describe('persistence', () => {
 const typed: NotesLedger = emptyNotesLedger({ categories: ['People', { name: 'Money', description: 'budgets' }] });
 it('a ledger takes custom categories, and falls back to the defaults for an invalid set', () => {
   expect(typed.categories).toEqual(['People', 'Money']);
-  expect(emptyNotesLedger({ categories: [] }).categories).toEqual(['People', 'Logistics', 'Conflict', 'Emotional', 'History']);
+  expect(emptyNotesLedger({ categories: [] }).categories).toEqual([
+    'People',
+    'Logistics',
+    'Conflict',
+    'Emotional',
+    'History',
+  ]);
 });

@@ -62,10 +62,16 @@ describe('parseCategorizedFact', () => {
     expect(parseCategorizedFact({ category: 'Preferences', fact: 'Likes short answers' }, NAMES)).toEqual(
       E.left('category "Preferences" is not one of People, Logistics, Conflict, Emotional, History'),
     );
-    expect(parseCategorizedFact({ category: 'People' }, NAMES)).toEqual(E.left('fact must be a string, not a undefined'));
-    expect(parseCategorizedFact({ category: 3, fact: 'x' }, NAMES)).toEqual(E.left('category must be a string, not a number'));
+    expect(parseCategorizedFact({ category: 'People' }, NAMES)).toEqual(
+      E.left('fact must be a string, not a undefined'),
+    );
+    expect(parseCategorizedFact({ category: 3, fact: 'x' }, NAMES)).toEqual(
+      E.left('category must be a string, not a number'),
+    );
     expect(parseCategorizedFact({ category: 'People', fact: ' - ' }, NAMES)).toEqual(E.left('fact is empty'));
-    expect(parseCategorizedFact('Daughter Emma is 14', NAMES)).toEqual(E.left('expected { "category", "fact" }, not a string'));
+    expect(parseCategorizedFact('Daughter Emma is 14', NAMES)).toEqual(
+      E.left('expected { "category", "fact" }, not a string'),
+    );
   });
 });
 
@@ -123,7 +129,8 @@ const exchange = (n: number): ConversationMessage[] => [
   { role: 'user', content: `question ${n}` },
   { role: 'assistant', content: `answer ${n}` },
 ];
-const conversation = (exchanges: number): ConversationMessage[] => Array.from({ length: exchanges }, (_, i) => exchange(i + 1)).flat();
+const conversation = (exchanges: number): ConversationMessage[] =>
+  Array.from({ length: exchanges }, (_, i) => exchange(i + 1)).flat();
 
 describe('selectRecentTurns', () => {
   it('keeps the last 5 exchanges (10 messages) by default', () => {
@@ -133,8 +140,17 @@ describe('selectRecentTurns', () => {
   });
 
   it('opens the window on a user message, never on a reply', () => {
-    const messages: ConversationMessage[] = [...conversation(3), { role: 'assistant', content: 'follow-up' }, { role: 'user', content: 'question 4' }];
-    expect(selectRecentTurns(messages, 2).map((m) => m.content)).toEqual(['question 3', 'answer 3', 'follow-up', 'question 4']);
+    const messages: ConversationMessage[] = [
+      ...conversation(3),
+      { role: 'assistant', content: 'follow-up' },
+      { role: 'user', content: 'question 4' },
+    ];
+    expect(selectRecentTurns(messages, 2).map((m) => m.content)).toEqual([
+      'question 3',
+      'answer 3',
+      'follow-up',
+      'question 4',
+    ]);
   });
 
   it('keeps a short conversation whole, an opening greeting included, and nothing for 0 turns', () => {
@@ -147,7 +163,13 @@ describe('selectRecentTurns', () => {
   it('splits every conversation into trimmed then recent, with at most N user messages recent', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.record({ role: fc.constantFrom('user' as const, 'assistant' as const), content: fc.string({ maxLength: 3 }) }), { maxLength: 30 }),
+        fc.array(
+          fc.record({
+            role: fc.constantFrom('user' as const, 'assistant' as const),
+            content: fc.string({ maxLength: 3 }),
+          }),
+          { maxLength: 30 },
+        ),
         fc.integer({ min: 0, max: 8 }),
         (messages, turns) => {
           const { recent, trimmed } = splitRecentTurns(messages, turns);
@@ -171,7 +193,9 @@ describe('buildNotableFactsPrompt', () => {
     expect(prompt).toContain('- questions the user asks the assistant');
     expect(prompt).toContain('- preferences about the style of the session or of the replies');
     expect(prompt).toContain('Return the complete updated list, not only what changed');
-    expect(prompt).toContain('Keep at most 18 facts. When the list would grow past that, merge similar facts into one.');
+    expect(prompt).toContain(
+      'Keep at most 18 facts. When the list would grow past that, merge similar facts into one.',
+    );
     expect(prompt).toContain('{"category":"People","fact":"Partner is Alex"}');
     expect(prompt).toContain('User: Alex started night shifts');
     expect(prompt.endsWith('{"notableFacts": [{"category": "People", "fact": "..."}]}')).toBe(true);
@@ -195,7 +219,14 @@ describe('buildNotableFactsPrompt', () => {
     const base = buildNotableFactsPrompt({ message: 'm', history: exchange(1), facts }).split('\n').length;
     fc.assert(
       fc.property(hostileTextArb, hostileTextArb, (message, reply) => {
-        const prompt = buildNotableFactsPrompt({ message, history: [{ role: 'user', content: 'q' }, { role: 'assistant', content: reply }], facts });
+        const prompt = buildNotableFactsPrompt({
+          message,
+          history: [
+            { role: 'user', content: 'q' },
+            { role: 'assistant', content: reply },
+          ],
+          facts,
+        });
         expect(prompt.split(/\r\n|[\n\r\u2028\u2029\u0085\u000b\u000c]/u)).toHaveLength(base);
       }),
       { numRuns: 100 },
@@ -210,6 +241,8 @@ describe('buildProfileConsolidationPrompt', () => {
     expect(prompt).toContain('When two facts contradict each other, keep the newer one.');
     expect(prompt).toContain('Keep at most 50 facts');
     expect(prompt).toContain('{"category":"History","fact":"Married in 2019"}');
-    expect(prompt).toContain('Use only these categories, spelled as shown: People, Logistics, Conflict, Emotional, History.');
+    expect(prompt).toContain(
+      'Use only these categories, spelled as shown: People, Logistics, Conflict, Emotional, History.',
+    );
   });
 });

@@ -27,9 +27,16 @@ describe('parseNotableFactsResponse', () => {
     expect(factsOf(json).facts).toEqual(list);
     expect(factsOf(JSON.stringify(list)).facts).toEqual(list);
     expect(factsOf(JSON.stringify({ facts: list })).facts).toEqual(list);
-    expect(factsOf(`Here is the updated list:\n\`\`\`json\n${JSON.stringify({ notableFacts: list }, null, 2)}\n\`\`\`\nDone.`).facts).toEqual(list);
+    expect(
+      factsOf(
+        `Here is the updated list:\n\`\`\`json\n${JSON.stringify({ notableFacts: list }, null, 2)}\n\`\`\`\nDone.`,
+      ).facts,
+    ).toEqual(list);
     expect(factsOf(`Sure [updated]: ${json} (the rest still holds)`).facts).toEqual(list);
-    expect(factsOf(JSON.stringify({ memoryIntent: { remember: false }, topicContext: 'a {brace}', notableFacts: list })).facts).toEqual(list);
+    expect(
+      factsOf(JSON.stringify({ memoryIntent: { remember: false }, topicContext: 'a {brace}', notableFacts: list }))
+        .facts,
+    ).toEqual(list);
   });
 
   it('accepts an empty list: nothing notable yet', () => {
@@ -39,7 +46,13 @@ describe('parseNotableFactsResponse', () => {
   it('drops invalid entries with a warning instead of failing the whole list', () => {
     const result = factsOf(
       JSON.stringify({
-        notableFacts: [list[0], { category: 'Preferences', fact: 'Likes short replies' }, 'Alex is 40', { category: 'Logistics', fact: '' }, list[1]],
+        notableFacts: [
+          list[0],
+          { category: 'Preferences', fact: 'Likes short replies' },
+          'Alex is 40',
+          { category: 'Logistics', fact: '' },
+          list[1],
+        ],
       }),
     );
     expect(result.facts).toEqual(list);
@@ -65,7 +78,10 @@ describe('parseNotableFactsResponse', () => {
   });
 
   it('takes the ledger categories and a cap as options', () => {
-    const result = factsOf(JSON.stringify([{ category: 'money', fact: 'Saving for a house' }, list[0]]), { categories: ['Money'], maxFacts: 5 });
+    const result = factsOf(JSON.stringify([{ category: 'money', fact: 'Saving for a house' }, list[0]]), {
+      categories: ['Money'],
+      maxFacts: 5,
+    });
     expect(result.facts).toEqual([{ category: 'Money', fact: 'Saving for a house' }]);
   });
 
@@ -89,7 +105,9 @@ describe('parseNotableFactsResponse', () => {
     const answer = fc.oneof(
       fc.string({ maxLength: 60 }),
       factListArb.map((facts) => JSON.stringify({ notableFacts: facts })),
-      fc.array(fc.record({ category: fc.constantFrom('People', 'Other'), fact: hostileTextArb })).map((facts) => `ok ${JSON.stringify(facts)}`),
+      fc
+        .array(fc.record({ category: fc.constantFrom('People', 'Other'), fact: hostileTextArb }))
+        .map((facts) => `ok ${JSON.stringify(facts)}`),
     );
     fc.assert(
       fc.property(answer, (text) => {

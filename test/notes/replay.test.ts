@@ -11,7 +11,13 @@ import {
 const EXAMPLE = readFileSync(new URL('../../examples/couples-coaching.jsonl', import.meta.url), 'utf8');
 
 const lines = (...entries: unknown[]): string => entries.map((entry) => JSON.stringify(entry)).join('\n');
-const user = (who: string, text: string, extra: Record<string, unknown> = {}) => ({ type: 'user', user: who, session: 's1', text, ...extra });
+const user = (who: string, text: string, extra: Record<string, unknown> = {}) => ({
+  type: 'user',
+  user: who,
+  session: 's1',
+  text,
+  ...extra,
+});
 const extraction = (who: string, facts: Array<[string, string]>) => ({
   type: 'extraction',
   user: who,
@@ -87,7 +93,13 @@ describe('replayConversationLog', () => {
       ['maya', 2, 1, 'NOTED FACTS FROM THIS SESSION:\n[History]\n- Married Jordan in 2019'],
     ]);
     expect(selectSessionFacts(ledger, 'jordan', 's1')).toEqual([{ category: 'History', fact: 'Married Maya in 2019' }]);
-    expect(report.summary).toMatchObject({ users: 2, sessions: 1, userMessages: 3, extractions: 2, failedExtractions: 0 });
+    expect(report.summary).toMatchObject({
+      users: 2,
+      sessions: 1,
+      userMessages: 3,
+      extractions: 2,
+      failedExtractions: 0,
+    });
   });
 
   it('keeps the list on a failed extraction and says why', () => {
@@ -131,14 +143,21 @@ describe('replayConversationLog', () => {
       windowTokens: expect.any(Number),
       trimmedTokens: expect.any(Number),
     });
-    const logistics = selectGlobalFacts(ledger, 'maya')?.facts.filter((fact) => fact.category === 'Logistics').map((fact) => fact.fact) ?? [];
+    const logistics =
+      selectGlobalFacts(ledger, 'maya')
+        ?.facts.filter((fact) => fact.category === 'Logistics')
+        .map((fact) => fact.fact) ?? [];
     expect(logistics).toContain('Jordan works four night shifts a week since his rota changed in January');
     expect(logistics.some((fact) => fact.includes('three nights'))).toBe(false);
     expect(report.profiles.map(({ user: id, profile }) => [id, profile.sessionCount])).toEqual([
       ['jordan', 1],
       ['maya', 1],
     ]);
-    const last = report.steps.filter((step): step is NotesMessageStep => step.kind === 'message' && step.user === 'maya' && step.session === 's1').at(-1)!;
+    const last = report.steps
+      .filter(
+        (step): step is NotesMessageStep => step.kind === 'message' && step.user === 'maya' && step.session === 's1',
+      )
+      .at(-1)!;
     expect(last.trimmedMessages).toBeGreaterThan(0);
     expect(last.blockTokens).toBeLessThan(last.trimmedTokens);
     for (const step of report.steps)

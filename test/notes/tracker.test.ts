@@ -3,7 +3,12 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import { replayNotes } from '../../src/notes/events.js';
 import { emptyNotesLedger, selectSessionFacts, selectSessions } from '../../src/notes/ledger.js';
 import type { CompleteFn, CompleteOptions } from '../../src/notes/port.js';
-import { createNotableFactsTracker, type NotableFactsTracker, type NotesContext, type RecordOutcome } from '../../src/notes/tracker.js';
+import {
+  createNotableFactsTracker,
+  type NotableFactsTracker,
+  type NotesContext,
+  type RecordOutcome,
+} from '../../src/notes/tracker.js';
 
 const answer = (...facts: Array<[string, string]>): string =>
   JSON.stringify({ notableFacts: facts.map(([category, fact]) => ({ category, fact })) });
@@ -13,7 +18,12 @@ const latestMessage = (prompt: string): string => /Latest user message:\nUser: (
 
 /** A model whose calls stay open until the test answers them. */
 const manualModel = () => {
-  const calls: Array<{ prompt: string; options: CompleteOptions; resolve: (text: string) => void; reject: (error: Error) => void }> = [];
+  const calls: Array<{
+    prompt: string;
+    options: CompleteOptions;
+    resolve: (text: string) => void;
+    reject: (error: Error) => void;
+  }> = [];
   const complete: CompleteFn = (prompt, options) =>
     new Promise((resolve, reject) => {
       calls.push({ prompt, options, resolve, reject });
@@ -32,7 +42,10 @@ describe('createNotableFactsTracker', () => {
   });
 
   it('serves facts from the next message on (N+1): the first message gets nothing', async () => {
-    const tracker = createNotableFactsTracker({ complete: async () => answer(['People', 'Partner is Jordan']), now: () => 1_000 });
+    const tracker = createNotableFactsTracker({
+      complete: async () => answer(['People', 'Partner is Jordan']),
+      now: () => 1_000,
+    });
     expect(tracker.recordUserMessage('maya', 's1', 'Hi, my partner Jordan and I keep fighting.')).toBe('started');
     expect(tracker.contextFor('maya', 's1')).toEqual({
       profile: '',
@@ -43,7 +56,13 @@ describe('createNotableFactsTracker', () => {
     await tracker.settled();
     expect(tracker.contextFor('maya', 's1').text).toBe('NOTED FACTS FROM THIS SESSION:\n[People]\n- Partner is Jordan');
     expect(tracker.events()).toEqual([
-      { type: 'notes/extracted', user: 'maya', session: 's1', facts: [{ category: 'People', fact: 'Partner is Jordan' }], at: 1_000 },
+      {
+        type: 'notes/extracted',
+        user: 'maya',
+        session: 's1',
+        facts: [{ category: 'People', fact: 'Partner is Jordan' }],
+        at: 1_000,
+      },
     ]);
   });
 
@@ -78,19 +97,34 @@ describe('createNotableFactsTracker', () => {
     model.calls[2]!.resolve(answer(['People', 'Partner is Jordan'], ['Logistics', 'Works nights']));
     await tracker.settled();
     expect(selectSessionFacts(tracker.getSnapshot(), 'maya', 's1')).toHaveLength(2);
-    expect(selectSessionFacts(tracker.getSnapshot(), 'jordan', 's1')).toEqual([{ category: 'People', fact: 'Partner is Maya' }]);
+    expect(selectSessionFacts(tracker.getSnapshot(), 'jordan', 's1')).toEqual([
+      { category: 'People', fact: 'Partner is Maya' },
+    ]);
   });
 
   it('keeps the facts when the model fails or answers nonsense, recording why', async () => {
-    const answers = [async () => answer(['People', 'Partner is Jordan']), async () => Promise.reject(new Error('overloaded')), async () => 'Sorry, I cannot help.'];
+    const answers = [
+      async () => answer(['People', 'Partner is Jordan']),
+      async () => Promise.reject(new Error('overloaded')),
+      async () => 'Sorry, I cannot help.',
+    ];
     const tracker = createNotableFactsTracker({ complete: () => answers.shift()!(), now: () => 5 });
     for (const text of ['one', 'two', 'three']) {
       tracker.recordUserMessage('maya', 's1', text);
       await tracker.settled();
     }
-    expect(selectSessionFacts(tracker.getSnapshot(), 'maya', 's1')).toEqual([{ category: 'People', fact: 'Partner is Jordan' }]);
+    expect(selectSessionFacts(tracker.getSnapshot(), 'maya', 's1')).toEqual([
+      { category: 'People', fact: 'Partner is Jordan' },
+    ]);
     expect(tracker.events().slice(1)).toEqual([
-      { type: 'notes/extractionFailed', user: 'maya', session: 's1', reason: 'model_error', message: 'overloaded', at: 5 },
+      {
+        type: 'notes/extractionFailed',
+        user: 'maya',
+        session: 's1',
+        reason: 'model_error',
+        message: 'overloaded',
+        at: 5,
+      },
       {
         type: 'notes/extractionFailed',
         user: 'maya',
@@ -119,7 +153,10 @@ describe('createNotableFactsTracker', () => {
     await tracker.settled();
     expect(signals).toHaveLength(2);
     expect(signals.every((signal) => signal.aborted)).toBe(true);
-    expect(tracker.events().map((event) => event.type === 'notes/extractionFailed' && event.reason)).toEqual(['timeout', 'timeout']);
+    expect(tracker.events().map((event) => event.type === 'notes/extractionFailed' && event.reason)).toEqual([
+      'timeout',
+      'timeout',
+    ]);
   });
 
   it('ends a stage once the running extraction has settled, merging into the profile', async () => {
@@ -132,10 +169,16 @@ describe('createNotableFactsTracker', () => {
     expect(await stage).toEqual({
       user: 'maya',
       sessions: ['s1'],
-      profile: { facts: [{ category: 'History', fact: 'Married to Jordan for three years' }], consolidatedAt: 7, sessionCount: 1 },
+      profile: {
+        facts: [{ category: 'History', fact: 'Married to Jordan for three years' }],
+        consolidatedAt: 7,
+        sessionCount: 1,
+      },
       dropped: [],
     });
-    expect(tracker.contextFor('maya', 's2').text).toBe('ABOUT THIS USER (from previous sessions):\n[History]\n- Married to Jordan for three years');
+    expect(tracker.contextFor('maya', 's2').text).toBe(
+      'ABOUT THIS USER (from previous sessions):\n[History]\n- Married to Jordan for three years',
+    );
     expect(tracker.contextFor('jordan', 's1').text).toBe('');
     expect((await tracker.endStage('maya')).sessions).toEqual([]);
   });
@@ -156,8 +199,14 @@ describe('createNotableFactsTracker', () => {
     await tracker.endStage('maya', 's1');
     await tracker.settled();
     expect(prompts[1]).toContain('Rewrite the profile:');
-    expect(tracker.contextFor('maya', 's2').profile).toBe('ABOUT THIS USER (from previous sessions):\n[People]\n- Married to Jordan');
-    expect(tracker.events().map((event) => event.type)).toEqual(['notes/extracted', 'notes/sessionConsolidated', 'notes/profileRewritten']);
+    expect(tracker.contextFor('maya', 's2').profile).toBe(
+      'ABOUT THIS USER (from previous sessions):\n[People]\n- Married to Jordan',
+    );
+    expect(tracker.events().map((event) => event.type)).toEqual([
+      'notes/extracted',
+      'notes/sessionConsolidated',
+      'notes/profileRewritten',
+    ]);
   });
 
   it('notifies listeners of changes only, and survives a failing one', async () => {
@@ -167,7 +216,9 @@ describe('createNotableFactsTracker', () => {
     tracker.subscribe(() => {
       throw new Error('listener bug');
     });
-    const unsubscribe = tracker.subscribe((next, previous) => seen.push(selectSessionFacts(next, 'maya', 's1').length - selectSessionFacts(previous, 'maya', 's1').length));
+    const unsubscribe = tracker.subscribe((next, previous) =>
+      seen.push(selectSessionFacts(next, 'maya', 's1').length - selectSessionFacts(previous, 'maya', 's1').length),
+    );
     tracker.recordUserMessage('maya', 's1', 'one');
     await tracker.settled();
     tracker.recordUserMessage('maya', 's1', 'two');
@@ -189,21 +240,43 @@ describe('createNotableFactsTracker', () => {
     expect(tracker.recordUserMessage('', 's1', 'x')).toBe('ignored');
     expect(tracker.recordUserMessage('maya', 's1', '   ')).toBe('ignored');
     expect(tracker.recordUserMessage(null as never, undefined as never, 3 as never)).toBe('ignored');
-    expect(tracker.contextFor(undefined as never, {} as never)).toEqual({ profile: '', session: '', text: '', history: [] });
+    expect(tracker.contextFor(undefined as never, {} as never)).toEqual({
+      profile: '',
+      session: '',
+      text: '',
+      history: [],
+    });
     expect(await tracker.endStage(42 as never)).toEqual({ user: '42', sessions: [], profile: undefined, dropped: [] });
     tracker.recordUserMessage('maya', 's1', 'fine');
     await tracker.settled();
     expect(tracker.events()).toEqual([
-      { type: 'notes/extractionFailed', user: 'maya', session: 's1', reason: 'model_error', message: 'synchronous failure', at: 0 },
+      {
+        type: 'notes/extractionFailed',
+        user: 'maya',
+        session: 's1',
+        reason: 'model_error',
+        message: 'synchronous failure',
+        at: 0,
+      },
     ]);
     expect(createNotableFactsTracker(undefined as never).recordUserMessage('maya', 's1', 'x')).toBe('started');
   });
 
   it('starts from a saved ledger', async () => {
-    const initial = replayNotes([{ type: 'notes/extracted', user: 'maya', session: 's1', facts: [{ category: 'People', fact: 'Partner is Jordan' }], at: 1 }]);
+    const initial = replayNotes([
+      {
+        type: 'notes/extracted',
+        user: 'maya',
+        session: 's1',
+        facts: [{ category: 'People', fact: 'Partner is Jordan' }],
+        at: 1,
+      },
+    ]);
     const tracker = createNotableFactsTracker({ complete: async () => '[]', initial });
     expect(tracker.getSnapshot()).toBe(initial);
-    expect(tracker.contextFor('maya', 's1').session).toBe('NOTED FACTS FROM THIS SESSION:\n[People]\n- Partner is Jordan');
+    expect(tracker.contextFor('maya', 's1').session).toBe(
+      'NOTED FACTS FROM THIS SESSION:\n[People]\n- Partner is Jordan',
+    );
   });
 });
 
@@ -219,11 +292,26 @@ describe('the shell under random use', () => {
   const users = ['maya', 'jordan'] as const;
   const sessions = ['s1', 's2'] as const;
   const commandArb: fc.Arbitrary<Command> = fc.oneof(
-    { arbitrary: fc.record({ kind: fc.constant('user' as const), user: fc.constantFrom(...users), session: fc.constantFrom(...sessions) }), weight: 5 },
-    fc.record({ kind: fc.constant('assistant' as const), user: fc.constantFrom(...users), session: fc.constantFrom(...sessions) }),
-    fc.record({ kind: fc.constant('endStage' as const), user: fc.constantFrom(...users), session: fc.option(fc.constantFrom(...sessions), { nil: undefined }) }).map(
-      ({ session, ...rest }): Command => (session === undefined ? rest : { ...rest, session }),
-    ),
+    {
+      arbitrary: fc.record({
+        kind: fc.constant('user' as const),
+        user: fc.constantFrom(...users),
+        session: fc.constantFrom(...sessions),
+      }),
+      weight: 5,
+    },
+    fc.record({
+      kind: fc.constant('assistant' as const),
+      user: fc.constantFrom(...users),
+      session: fc.constantFrom(...sessions),
+    }),
+    fc
+      .record({
+        kind: fc.constant('endStage' as const),
+        user: fc.constantFrom(...users),
+        session: fc.option(fc.constantFrom(...sessions), { nil: undefined }),
+      })
+      .map(({ session, ...rest }): Command => (session === undefined ? rest : { ...rest, session })),
     fc.constant({ kind: 'wait' as const }),
   );
 
@@ -231,7 +319,9 @@ describe('the shell under random use', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(commandArb, { maxLength: 14 }),
-        fc.array(fc.constantFrom<Behaviour>('answer', 'answer', 'answer', 'empty', 'garbage', 'reject', 'hang'), { maxLength: 20 }),
+        fc.array(fc.constantFrom<Behaviour>('answer', 'answer', 'answer', 'empty', 'garbage', 'reject', 'hang'), {
+          maxLength: 20,
+        }),
         async (commands, behaviours) => {
           let time = 0;
           const script = [...behaviours];
@@ -247,11 +337,16 @@ describe('the shell under random use', () => {
           const tracker = createNotableFactsTracker({ complete, timeoutMs: 2, now: () => (time += 1) });
           let n = 0;
           for (const command of commands) {
-            if (command.kind === 'user') expect(typeof tracker.recordUserMessage(command.user, command.session, `${command.user} said ${(n += 1)}`)).toBe('string');
-            else if (command.kind === 'assistant') tracker.recordAssistantMessage(command.user, command.session, `reply ${n}`);
+            if (command.kind === 'user')
+              expect(
+                typeof tracker.recordUserMessage(command.user, command.session, `${command.user} said ${(n += 1)}`),
+              ).toBe('string');
+            else if (command.kind === 'assistant')
+              tracker.recordAssistantMessage(command.user, command.session, `reply ${n}`);
             else if (command.kind === 'endStage') void tracker.endStage(command.user, command.session);
             else await tracker.settled();
-            for (const user of users) for (const session of sessions) expect(typeof tracker.contextFor(user, session).text).toBe('string');
+            for (const user of users)
+              for (const session of sessions) expect(typeof tracker.contextFor(user, session).text).toBe('string');
           }
           await tracker.settled();
           const snapshot = tracker.getSnapshot();
@@ -259,7 +354,10 @@ describe('the shell under random use', () => {
           for (const { user, notes } of selectSessions(snapshot))
             for (const fact of notes.facts) expect(fact.fact.startsWith(`${user} `)).toBe(true);
           for (const user of users)
-            for (const line of tracker.contextFor(user, 's1').text.split('\n').filter((l) => l.startsWith('- ')))
+            for (const line of tracker
+              .contextFor(user, 's1')
+              .text.split('\n')
+              .filter((l) => l.startsWith('- ')))
               expect(line.startsWith(`- ${user} `)).toBe(true);
         },
       ),

@@ -82,7 +82,9 @@ describe('buildDispatchDynamicTail', () => {
   });
 
   it('adds the guide instruction only when given, after the cache key', () => {
-    const withInstruction = buildDispatchDynamicTail({ ...base, guideInstruction: 'Read the guide first.' }).split('\n');
+    const withInstruction = buildDispatchDynamicTail({ ...base, guideInstruction: 'Read the guide first.' }).split(
+      '\n',
+    );
     const withBoth = buildDispatchDynamicTail({
       ...base,
       guideCacheKey: 'k',

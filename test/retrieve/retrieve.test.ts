@@ -39,7 +39,11 @@ const store: FactStore = addFacts(emptyFactStore(), [
   fact('src/auth/login.ts', 'modified_by', 'task:1', 1),
   fact('src/billing/invoice.ts', 'modified_by', 'task:2', 2, { sourceTaskId: '2' }),
   fact('task:3', 'summary', 'Added rate limiting middleware', 3, { sourceTaskId: '3', tags: ['decision'] }),
-  fact('task:4', 'convention', 'Handlers follow verbNoun naming', 4, { sourceTaskId: '4', tags: ['convention'], sourceRole: 'reviewer' }),
+  fact('task:4', 'convention', 'Handlers follow verbNoun naming', 4, {
+    sourceTaskId: '4',
+    tags: ['convention'],
+    sourceRole: 'reviewer',
+  }),
   fact('task:5', 'tested_by', 'npm test passed', 5, { sourceTaskId: '5', tags: ['test'] }),
 ]);
 
@@ -69,7 +73,9 @@ describe('retrieveFacts', () => {
   });
 
   it('filters by any of the query tags; empty tags mean no filter', () => {
-    expect(subjectsOf(retrieveFacts(store, query('login rate limiting invoice', { tags: ['decision'] })))).toEqual(['task:3']);
+    expect(subjectsOf(retrieveFacts(store, query('login rate limiting invoice', { tags: ['decision'] })))).toEqual([
+      'task:3',
+    ]);
     expect(retrieveFacts(store, query('login', { tags: [] }))).toHaveLength(2);
   });
 
@@ -115,11 +121,17 @@ describe('retrieveFacts', () => {
 
   it('the rendered section always fits the budget', () => {
     fc.assert(
-      fc.property(storeArb, fc.string(), fc.integer({ min: 0, max: 200 }), fc.integer({ min: 0, max: 12 }), (s, text, maxTokens, maxFacts) => {
-        const facts = retrieveFacts(s, query(`${text} src a.ts task naming`, { maxTokens, maxFacts }));
-        expect(facts.length).toBeLessThanOrEqual(maxFacts);
-        expect(Math.ceil(formatSessionFacts(facts).length / 4)).toBeLessThanOrEqual(maxTokens);
-      }),
+      fc.property(
+        storeArb,
+        fc.string(),
+        fc.integer({ min: 0, max: 200 }),
+        fc.integer({ min: 0, max: 12 }),
+        (s, text, maxTokens, maxFacts) => {
+          const facts = retrieveFacts(s, query(`${text} src a.ts task naming`, { maxTokens, maxFacts }));
+          expect(facts.length).toBeLessThanOrEqual(maxFacts);
+          expect(Math.ceil(formatSessionFacts(facts).length / 4)).toBeLessThanOrEqual(maxTokens);
+        },
+      ),
     );
   });
 });
@@ -127,7 +139,10 @@ describe('retrieveFacts', () => {
 describe('explainRetrieval', () => {
   it('gives one decision per stored fact with the exclusion reasons', () => {
     const s = invalidate(store, 'src/billing/invoice.ts', 'modified_by', 10);
-    const decisions = explainRetrieval(s, query('login invoice rate', { tags: ['file_change', 'convention', 'test'], taskId: '5', maxFacts: 1 }));
+    const decisions = explainRetrieval(
+      s,
+      query('login invoice rate', { tags: ['file_change', 'convention', 'test'], taskId: '5', maxFacts: 1 }),
+    );
     const bySubject = Object.fromEntries(decisions.map((d) => [d.fact.subject, [d.decision, d.reason]]));
     expect(bySubject).toEqual({
       'src/auth/login.ts': ['included', undefined],
@@ -148,13 +163,19 @@ describe('explainRetrieval', () => {
 
   it('its included facts, in order, are exactly what retrieveFacts returns, and a reason is present exactly when excluded', () => {
     fc.assert(
-      fc.property(storeArb, fc.string(), fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 6 }), (s, text, maxTokens, maxFacts) => {
-        const q = query(`${text} src/a.ts naming task`, { maxTokens, maxFacts, taskId: '2' });
-        const decisions = explainRetrieval(s, q);
-        expect(decisions.filter((d) => d.decision === 'included').map((d) => d.fact)).toEqual(retrieveFacts(s, q));
-        expect(decisions).toHaveLength(selectAllFacts(s).length);
-        for (const d of decisions) expect(d.reason === undefined).toBe(d.decision === 'included');
-      }),
+      fc.property(
+        storeArb,
+        fc.string(),
+        fc.integer({ min: 0, max: 300 }),
+        fc.integer({ min: 0, max: 6 }),
+        (s, text, maxTokens, maxFacts) => {
+          const q = query(`${text} src/a.ts naming task`, { maxTokens, maxFacts, taskId: '2' });
+          const decisions = explainRetrieval(s, q);
+          expect(decisions.filter((d) => d.decision === 'included').map((d) => d.fact)).toEqual(retrieveFacts(s, q));
+          expect(decisions).toHaveLength(selectAllFacts(s).length);
+          for (const d of decisions) expect(d.reason === undefined).toBe(d.decision === 'included');
+        },
+      ),
     );
   });
 });

@@ -98,7 +98,9 @@ describe('parseDispatchOutput: finding the block', () => {
     const first = { ...implementer, summary: 'first attempt' };
     const second = { ...implementer, summary: 'second attempt' };
     const last = { ...implementer, summary: 'final answer' };
-    const raw = [block(json(first)), 'Oops, corrected:', block(json(second)), 'Final:', block(json(last)), 'bye'].join('\n');
+    const raw = [block(json(first)), 'Oops, corrected:', block(json(second)), 'Final:', block(json(last)), 'bye'].join(
+      '\n',
+    );
 
     expect(expectRight(raw, 'implementer')).toEqual(last);
   });
@@ -180,7 +182,9 @@ describe('parseDispatchOutput: finding the block', () => {
   });
 
   it('ignores extra keys in a reviewer result', () => {
-    const raw = block(JSON.stringify({ ...reviewer, reviewer_model: 'x', issues: [{ ...reviewer.issues![0], line: 12 }] }));
+    const raw = block(
+      JSON.stringify({ ...reviewer, reviewer_model: 'x', issues: [{ ...reviewer.issues![0], line: 12 }] }),
+    );
 
     const result = expectRight(raw, 'reviewer') as ReviewerResult;
     expect(result.assessment).toBe('needs_changes');
@@ -209,9 +213,15 @@ describe('parseDispatchOutput: marker_missing', () => {
     ['an empty string', ''],
     ['no BEGIN', [json(implementer), 'END_DISPATCH_RESULT'].join('\n')],
     ['no END', ['BEGIN_DISPATCH_RESULT', json(implementer)].join('\n')],
-    ['END before BEGIN and no later END', ['END_DISPATCH_RESULT', json(implementer), 'BEGIN_DISPATCH_RESULT'].join('\n')],
+    [
+      'END before BEGIN and no later END',
+      ['END_DISPATCH_RESULT', json(implementer), 'BEGIN_DISPATCH_RESULT'].join('\n'),
+    ],
     ['BEGIN without a later END', ['END_DISPATCH_RESULT', 'BEGIN_DISPATCH_RESULT', json(implementer)].join('\n')],
-    ['markers only in prose', `Use BEGIN_DISPATCH_RESULT and END_DISPATCH_RESULT around ${JSON.stringify(implementer)}`],
+    [
+      'markers only in prose',
+      `Use BEGIN_DISPATCH_RESULT and END_DISPATCH_RESULT around ${JSON.stringify(implementer)}`,
+    ],
   ])('is marker_missing for %s', (_label, raw) => {
     expect(expectLeft(raw, 'implementer').code).toBe('marker_missing');
   });
@@ -237,10 +247,7 @@ describe('parseDispatchOutput: schema_invalid', () => {
     expectLeft(block(JSON.stringify(value)), role);
 
   it('names the offending field path of a bad issue severity', () => {
-    const error = invalid(
-      { ...reviewer, issues: [{ severity: 'blocker', message: 'm', fix: 'f' }] },
-      'reviewer',
-    );
+    const error = invalid({ ...reviewer, issues: [{ severity: 'blocker', message: 'm', fix: 'f' }] }, 'reviewer');
 
     expect(error.code).toBe('schema_invalid');
     expect(error.message).toContain('issues[0].severity');
@@ -250,7 +257,11 @@ describe('parseDispatchOutput: schema_invalid', () => {
     const error = invalid(
       {
         ...reviewer,
-        issues: [reviewer.issues![0], { severity: 'minor', message: 'ok', fix: 'ok' }, { severity: 'minor', message: 3, fix: 'f' }],
+        issues: [
+          reviewer.issues![0],
+          { severity: 'minor', message: 'ok', fix: 'ok' },
+          { severity: 'minor', message: 3, fix: 'f' },
+        ],
       },
       'reviewer',
     );
@@ -260,7 +271,13 @@ describe('parseDispatchOutput: schema_invalid', () => {
   });
 
   it('names a nested implementer field path', () => {
-    const error = invalid({ ...implementer, tests: [{ command: 'npm test', passed: true }, { command: 'lint', passed: 'no' }] });
+    const error = invalid({
+      ...implementer,
+      tests: [
+        { command: 'npm test', passed: true },
+        { command: 'lint', passed: 'no' },
+      ],
+    });
 
     expect(error.code).toBe('schema_invalid');
     expect(error.message).toContain('tests[1].passed');

@@ -33,10 +33,16 @@ const openItems = (store: FactStore, taskId: string) =>
 describe('createFactTracker', () => {
   it('ingests raw output and parsed objects, stamping facts with the clock', () => {
     const tracker = createFactTracker({ clock: () => 42 });
-    const result = tracker.ingestOutput({ role: 'implementer', taskId: '1', output: raw(implementer('1', ['src/a.ts'])) });
+    const result = tracker.ingestOutput({
+      role: 'implementer',
+      taskId: '1',
+      output: raw(implementer('1', ['src/a.ts'])),
+    });
     expect(E.isRight(result)).toBe(true);
     expect(selectValidFacts(tracker.getSnapshot()).every((f) => f.validFrom === 42)).toBe(true);
-    expect(E.isRight(tracker.ingestOutput({ role: 'reviewer', taskId: '1', output: reviewer('1', 'approved') }))).toBe(true);
+    expect(E.isRight(tracker.ingestOutput({ role: 'reviewer', taskId: '1', output: reviewer('1', 'approved') }))).toBe(
+      true,
+    );
   });
 
   it('returns contract errors as values and keeps the state', () => {
@@ -45,7 +51,10 @@ describe('createFactTracker', () => {
     const before = tracker.getSnapshot();
     const cases: Array<[unknown, string]> = [
       [{ role: 'implementer', taskId: '2', output: 'no markers here' }, 'marker_missing'],
-      [{ role: 'implementer', taskId: '2', output: 'BEGIN_DISPATCH_RESULT\n{nope\nEND_DISPATCH_RESULT' }, 'json_parse_failed'],
+      [
+        { role: 'implementer', taskId: '2', output: 'BEGIN_DISPATCH_RESULT\n{nope\nEND_DISPATCH_RESULT' },
+        'json_parse_failed',
+      ],
       [{ role: 'implementer', taskId: '2', output: { status: 'maybe' } }, 'schema_invalid'],
       [{ role: 'planner', taskId: '2', output: implementer('2', []) }, 'invalid_input'],
       [{ role: 'implementer', taskId: '', output: implementer('2', []) }, 'invalid_input'],
@@ -76,10 +85,19 @@ describe('createFactTracker', () => {
     tracker.ingestOutput({
       role: 'reviewer',
       taskId: '3',
-      output: reviewer('3', 'needs_changes', [{ file: 'src/a.ts', message: 'missing null check' }, { message: 'no docs' }], ['add null check', 'write docs']),
+      output: reviewer(
+        '3',
+        'needs_changes',
+        [{ file: 'src/a.ts', message: 'missing null check' }, { message: 'no docs' }],
+        ['add null check', 'write docs'],
+      ),
     });
     expect(openItems(tracker.getSnapshot(), '3')).toHaveLength(4);
-    tracker.ingestOutput({ role: 'reviewer', taskId: '3', output: reviewer('3', 'needs_changes', [{ message: 'no docs' }], ['write docs']) });
+    tracker.ingestOutput({
+      role: 'reviewer',
+      taskId: '3',
+      output: reviewer('3', 'needs_changes', [{ message: 'no docs' }], ['write docs']),
+    });
     expect(openItems(tracker.getSnapshot(), '3')).toEqual(['task:3 issue no docs', 'task:3 must_fix write docs']);
     tracker.ingestOutput({ role: 'reviewer', taskId: '3', output: reviewer('3', 'approved') });
     expect(openItems(tracker.getSnapshot(), '3')).toEqual([]);
@@ -96,7 +114,11 @@ describe('createFactTracker', () => {
   it('compiles the dynamic tail with the section between the delta packet and the task prompt', () => {
     const tracker = createFactTracker({ clock: steppingClock() });
     tracker.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', ['src/routes/login.ts']) });
-    const compiled = tracker.compilePrompt({ taskId: '2', taskPrompt: 'Rate limit the login route', deltaPacket: { k: 1 } });
+    const compiled = tracker.compilePrompt({
+      taskId: '2',
+      taskPrompt: 'Rate limit the login route',
+      deltaPacket: { k: 1 },
+    });
     expect(compiled.prompt.split('\n')).toEqual([
       'Task ID: 2',
       'Max output tokens: 1200',
@@ -112,7 +134,11 @@ describe('createFactTracker', () => {
 
   it('uses its own defaults for facts, tokens and counting', () => {
     const tracker = createFactTracker({ clock: steppingClock(), maxFacts: 1, countTokens: (t) => t.length });
-    tracker.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', ['src/login/a.ts', 'src/login/b.ts']) });
+    tracker.ingestOutput({
+      role: 'implementer',
+      taskId: '1',
+      output: implementer('1', ['src/login/a.ts', 'src/login/b.ts']),
+    });
     expect(tracker.compilePrompt({ taskId: '2', taskPrompt: 'login' }).facts).toHaveLength(1);
     const tight = createFactTracker({ clock: steppingClock(), maxTokens: 10, countTokens: (t) => t.length });
     tight.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', ['src/login/a.ts']) });
@@ -123,7 +149,11 @@ describe('createFactTracker', () => {
     const tracker = createFactTracker({ clock: steppingClock() });
     const calls: Array<[FactStore, FactStore]> = [];
     const unsubscribe = tracker.subscribe((next, previous) => calls.push([next, previous]));
-    tracker.ingestOutput({ role: 'reviewer', taskId: '3', output: reviewer('3', 'needs_changes', [{ message: 'a' }], ['b']) });
+    tracker.ingestOutput({
+      role: 'reviewer',
+      taskId: '3',
+      output: reviewer('3', 'needs_changes', [{ message: 'a' }], ['b']),
+    });
     expect(calls).toHaveLength(1);
     tracker.ingestOutput({ role: 'reviewer', taskId: '3', output: reviewer('3', 'approved') });
     expect(calls).toHaveLength(2);
@@ -148,7 +178,9 @@ describe('createFactTracker', () => {
       throw new Error('listener bug');
     });
     tracker.subscribe(() => (called += 1));
-    expect(E.isRight(tracker.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', ['a']) }))).toBe(true);
+    expect(E.isRight(tracker.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', ['a']) }))).toBe(
+      true,
+    );
     expect(called).toBe(1);
   });
 
@@ -170,7 +202,11 @@ describe('integration scenarios from the design', () => {
 
   it("task 1's facts are available when compiling task 3", () => {
     const tracker = createFactTracker({ clock: steppingClock() });
-    tracker.ingestOutput({ role: 'implementer', taskId: '1', output: raw(implementer('1', ['src/services/FooService.ts'])) });
+    tracker.ingestOutput({
+      role: 'implementer',
+      taskId: '1',
+      output: raw(implementer('1', ['src/services/FooService.ts'])),
+    });
     tracker.ingestOutput({ role: 'reviewer', taskId: '1', output: reviewer('1', 'approved') });
     tracker.ingestOutput({ role: 'implementer', taskId: '2', output: implementer('2', ['src/db/schema.ts']) });
     const compiled = tracker.compilePrompt({ taskId: '3', taskPrompt: 'Extend FooService with caching' });
@@ -185,7 +221,9 @@ describe('integration scenarios from the design', () => {
     expect(compiled.prompt).not.toContain('src/config.ts modified_by task:2');
     expect(compiled.prompt).toContain('src/config.ts modified_by task:4');
     tracker.invalidate('src/config.ts', 'modified_by');
-    expect(tracker.compilePrompt({ taskId: '5', taskPrompt: 'Read the config flags' }).sessionContext).not.toContain('config.ts');
+    expect(tracker.compilePrompt({ taskId: '5', taskPrompt: 'Read the config flags' }).sessionContext).not.toContain(
+      'config.ts',
+    );
   });
 
   it('a store of 600 facts compacts to 500 keeping the most recent', () => {
@@ -194,7 +232,10 @@ describe('integration scenarios from the design', () => {
       tracker.ingestOutput({
         role: 'implementer',
         taskId: String(task),
-        output: implementer(String(task), Array.from({ length: 8 }, (_, i) => `src/t${task}/f${i}.ts`)),
+        output: implementer(
+          String(task),
+          Array.from({ length: 8 }, (_, i) => `src/t${task}/f${i}.ts`),
+        ),
       });
     const store = tracker.getSnapshot();
     expect(selectValidCount(store)).toBe(500);
@@ -222,8 +263,16 @@ describe('tracker properties', () => {
   type ScriptedResult = typeof resultArb extends fc.Arbitrary<infer R> ? R : never;
   const ingest = (tracker: FactTracker, r: ScriptedResult) =>
     r.role === 'implementer'
-      ? tracker.ingestOutput({ role: 'implementer', taskId: r.taskId, output: implementer(r.taskId, r.files, { status: r.status }) })
-      : tracker.ingestOutput({ role: 'reviewer', taskId: r.taskId, output: reviewer(r.taskId, r.assessment, r.issues, r.fixes) });
+      ? tracker.ingestOutput({
+          role: 'implementer',
+          taskId: r.taskId,
+          output: implementer(r.taskId, r.files, { status: r.status }),
+        })
+      : tracker.ingestOutput({
+          role: 'reviewer',
+          taskId: r.taskId,
+          output: reviewer(r.taskId, r.assessment, r.issues, r.fixes),
+        });
 
   it('replaying the tracker’s events from an empty store rebuilds its snapshot, whatever the clock does', () => {
     fc.assert(
@@ -248,7 +297,10 @@ describe('tracker properties', () => {
       { weight: 4, arbitrary: resultArb.map((result) => ({ kind: 'ingest' as const, result })) },
       { weight: 2, arbitrary: fc.constantFrom('1', '2', '3').map((taskId) => ({ kind: 'prompt' as const, taskId })) },
       { weight: 1, arbitrary: fc.constant({ kind: 'snapshot' as const }) },
-      { weight: 1, arbitrary: fc.integer({ min: 0, max: 6 }).map((maxFacts) => ({ kind: 'compact' as const, maxFacts })) },
+      {
+        weight: 1,
+        arbitrary: fc.integer({ min: 0, max: 6 }).map((maxFacts) => ({ kind: 'compact' as const, maxFacts })),
+      },
     );
     fc.assert(
       fc.property(fc.array(stepArb, { maxLength: 20 }), fc.integer({ min: 3, max: 12 }), (steps, maxValidFacts) => {
@@ -262,7 +314,8 @@ describe('tracker properties', () => {
           else if (step.kind === 'prompt') {
             const input = { taskId: step.taskId, taskPrompt: 'Fix the naming convention in src/a.ts and add a test' };
             expect(transient.compilePrompt(input)).toEqual(persistent.compilePrompt(input));
-          } else if (step.kind === 'compact') expect(transient.compact(step.maxFacts)).toEqual(persistent.compact(step.maxFacts));
+          } else if (step.kind === 'compact')
+            expect(transient.compact(step.maxFacts)).toEqual(persistent.compact(step.maxFacts));
           else {
             const store = transient.getSnapshot();
             expect(isDeepFrozen(store)).toBe(true);
@@ -278,7 +331,11 @@ describe('tracker properties', () => {
   });
 
   it('model-based: the tracker agrees with a naive model of supersession and review closure', () => {
-    type Model = { time: number; pairs: Map<string, { at: number; facts: Map<string, SessionFact> }>; notifications: number };
+    type Model = {
+      time: number;
+      pairs: Map<string, { at: number; facts: Map<string, SessionFact> }>;
+      notifications: number;
+    };
     const key = (f: SessionFact) => `${f.subject}\u001f${f.relation}`;
     const assertAll = (m: Model, facts: ReadonlyArray<SessionFact>) => {
       const byPair = new Map<string, SessionFact[]>();
@@ -288,7 +345,11 @@ describe('tracker properties', () => {
     type Real = { tracker: FactTracker; notifications: () => number };
     const check = (m: Model, r: Real) => {
       const modelIds = [...m.pairs.values()].flatMap((p) => [...p.facts.keys()]).sort();
-      expect(selectValidFacts(r.tracker.getSnapshot()).map((f) => f.id).sort()).toEqual(modelIds);
+      expect(
+        selectValidFacts(r.tracker.getSnapshot())
+          .map((f) => f.id)
+          .sort(),
+      ).toEqual(modelIds);
       expect(r.notifications()).toBe(m.notifications);
     };
     class Ingest implements fc.Command<Model, Real> {
@@ -303,7 +364,15 @@ describe('tracker properties', () => {
         if (this.r.role === 'reviewer') {
           const reasserted = new Set(facts.map(key));
           for (const [k, pair] of m.pairs)
-            if (!reasserted.has(k) && [...pair.facts.values()].some((f) => f.sourceTaskId === this.r.taskId && f.sourceRole === 'reviewer' && (f.relation === 'issue' || f.relation === 'must_fix')))
+            if (
+              !reasserted.has(k) &&
+              [...pair.facts.values()].some(
+                (f) =>
+                  f.sourceTaskId === this.r.taskId &&
+                  f.sourceRole === 'reviewer' &&
+                  (f.relation === 'issue' || f.relation === 'must_fix'),
+              )
+            )
               m.pairs.delete(k);
         }
         assertAll(m, facts);
@@ -313,7 +382,10 @@ describe('tracker properties', () => {
       toString = () => `ingest(${JSON.stringify(this.r)})`;
     }
     class Compile implements fc.Command<Model, Real> {
-      constructor(readonly taskId: string, readonly text: string) {}
+      constructor(
+        readonly taskId: string,
+        readonly text: string,
+      ) {}
       check = () => true;
       run(m: Model, real: Real) {
         const before = real.tracker.getSnapshot();
@@ -332,14 +404,22 @@ describe('tracker properties', () => {
     }
     const commands = [
       resultArb.map((r) => new Ingest(r)),
-      fc.tuple(fc.constantFrom('1', '2', '3', '4'), fc.constantFrom('fix src/a.ts', 'add a test', 'naming')).map(([t, text]) => new Compile(t, text)),
+      fc
+        .tuple(fc.constantFrom('1', '2', '3', '4'), fc.constantFrom('fix src/a.ts', 'add a test', 'naming'))
+        .map(([t, text]) => new Compile(t, text)),
     ];
     fc.assert(
       fc.property(fc.commands(commands, { maxCommands: 20 }), (cmds) => {
         let notifications = 0;
         const tracker = createFactTracker({ clock: steppingClock(), maxValidFacts: 10_000 });
         tracker.subscribe(() => (notifications += 1));
-        fc.modelRun(() => ({ model: { time: 0, pairs: new Map(), notifications: 0 }, real: { tracker, notifications: () => notifications } }), cmds);
+        fc.modelRun(
+          () => ({
+            model: { time: 0, pairs: new Map(), notifications: 0 },
+            real: { tracker, notifications: () => notifications },
+          }),
+          cmds,
+        );
       }),
     );
   });
@@ -351,9 +431,17 @@ describe('tracker properties', () => {
       fc.property(fc.anything(), fc.anything(), fc.anything(), (a, b, c) => {
         expect(() => tracker.ingestOutput(a as never)).not.toThrow();
         expect(() => tracker.ingestOutput({ role: 'implementer', taskId: '2', output: b } as never)).not.toThrow();
-        expect(() => tracker.ingestOutput({ role: 'reviewer', taskId: '2', output: typeof c === 'string' ? c : JSON.stringify(c) ?? '' } as never)).not.toThrow();
+        expect(() =>
+          tracker.ingestOutput({
+            role: 'reviewer',
+            taskId: '2',
+            output: typeof c === 'string' ? c : (JSON.stringify(c) ?? ''),
+          } as never),
+        ).not.toThrow();
         expect(() => tracker.compilePrompt(a as never)).not.toThrow();
-        expect(() => tracker.compilePrompt({ taskId: b, taskPrompt: c, tags: a, deltaPacket: b } as never)).not.toThrow();
+        expect(() =>
+          tracker.compilePrompt({ taskId: b, taskPrompt: c, tags: a, deltaPacket: b } as never),
+        ).not.toThrow();
         expect(() => tracker.invalidate(a as never, b as never, c as never)).not.toThrow();
         expect(() => tracker.compact(a as never)).not.toThrow();
       }),

@@ -38,7 +38,11 @@ export const flattenIndex = (index: SearchIndex) => ({
   terms: sortedEntries(index.terms, flattenPostings),
   taskTerms: sortedEntries(index.taskTerms, flattenPostings),
   contextCount: index.contextCount,
-  tasks: sortedEntries(index.tasks, (doc) => ({ ...doc, facts: [...doc.facts].sort(), touched: [...doc.touched].sort() })),
+  tasks: sortedEntries(index.tasks, (doc) => ({
+    ...doc,
+    facts: [...doc.facts].sort(),
+    touched: [...doc.touched].sort(),
+  })),
   conventions: sortedEntries(index.conventions, (v) => v),
 });
 
@@ -48,7 +52,8 @@ export const expectConsistent = (store: FactStore): void => {
   expect(sortedEntries(store.records, (fact) => fact)).toEqual(sortedEntries(rebuilt.records, (fact) => fact));
   expect(sortedEntries(store.pairs, (log) => log)).toEqual(sortedEntries(rebuilt.pairs, (log) => log));
   expect(hasEmptyNode(store.records) || hasEmptyNode(store.pairs)).toBe(false);
-  for (const trie of [store.index.terms, store.index.taskTerms, store.index.tasks, store.index.conventions]) expect(hasEmptyNode(trie)).toBe(false);
+  for (const trie of [store.index.terms, store.index.taskTerms, store.index.tasks, store.index.conventions])
+    expect(hasEmptyNode(trie)).toBe(false);
   expect(store.validCount).toBe(rebuilt.validCount);
   expect(store.validCount).toBe(selectAllFacts(store).filter((fact) => fact.validTo === undefined).length);
   const flat = flattenIndex(store.index);

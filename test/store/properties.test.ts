@@ -15,7 +15,16 @@ import {
   selectValidFacts,
   type SessionFact,
 } from '../../src/index.js';
-import { canonicalFactArb, eventArb, eventsArb, factArb, relations, storeArb, subjects, timeArb } from '../arbitraries.js';
+import {
+  canonicalFactArb,
+  eventArb,
+  eventsArb,
+  factArb,
+  relations,
+  storeArb,
+  subjects,
+  timeArb,
+} from '../arbitraries.js';
 import { applyEventIn } from '../../src/store/events.js';
 import { beginTransientBatch, sealTree } from '../../src/store/trie.js';
 import { expectConsistent, isDeepFrozen } from './invariants.js';
@@ -70,15 +79,23 @@ describe('store properties', () => {
   it('the valid ids depend only on the set of assertions, not on the order or grouping of addFacts calls', () => {
     fc.assert(
       fc.property(
-        fc.array(factArb, { maxLength: 12 }).chain((facts) =>
-          fc.tuple(fc.constant(facts), fc.shuffledSubarray(facts, { minLength: facts.length, maxLength: facts.length })),
-        ),
+        fc
+          .array(factArb, { maxLength: 12 })
+          .chain((facts) =>
+            fc.tuple(
+              fc.constant(facts),
+              fc.shuffledSubarray(facts, { minLength: facts.length, maxLength: facts.length }),
+            ),
+          ),
         fc.integer({ min: 1, max: 4 }),
         ([facts, shuffled], batch) => {
           const oneByOne = addEach(facts);
           let batched = roomy();
           for (let i = 0; i < shuffled.length; i += batch) batched = addFacts(batched, shuffled.slice(i, i + batch));
-          const ids = (store: FactStore) => selectValidFacts(store).map((f) => f.id).sort();
+          const ids = (store: FactStore) =>
+            selectValidFacts(store)
+              .map((f) => f.id)
+              .sort();
           expect(ids(batched)).toEqual(ids(oneByOne));
         },
       ),
@@ -88,9 +105,14 @@ describe('store properties', () => {
   it('with the same metadata per assertion, the whole history is independent of arrival order, repeats included', () => {
     fc.assert(
       fc.property(
-        fc.array(canonicalFactArb, { maxLength: 14 }).chain((facts) =>
-          fc.tuple(fc.constant(facts), fc.shuffledSubarray([...facts, ...facts], { minLength: 2 * facts.length, maxLength: 2 * facts.length })),
-        ),
+        fc
+          .array(canonicalFactArb, { maxLength: 14 })
+          .chain((facts) =>
+            fc.tuple(
+              fc.constant(facts),
+              fc.shuffledSubarray([...facts, ...facts], { minLength: 2 * facts.length, maxLength: 2 * facts.length }),
+            ),
+          ),
         ([facts, shuffledTwice]) => {
           expect(selectAllFacts(addEach(shuffledTwice))).toEqual(selectAllFacts(addEach(facts)));
         },
@@ -111,13 +133,19 @@ describe('store properties', () => {
 
   it('a late invalidation never closes a fact asserted after it', () => {
     fc.assert(
-      fc.property(storeArb, fc.constantFrom(...subjects), fc.constantFrom(...relations), timeArb, (store, subject, relation, at) => {
-        const next = invalidate(store, subject, relation, at);
-        const newer = selectValidFacts(store).filter(
-          (f) => f.subject === subject && f.relation === relation && f.validFrom > at,
-        );
-        for (const fact of newer) expect(selectValidFacts(next)).toContainEqual(fact);
-      }),
+      fc.property(
+        storeArb,
+        fc.constantFrom(...subjects),
+        fc.constantFrom(...relations),
+        timeArb,
+        (store, subject, relation, at) => {
+          const next = invalidate(store, subject, relation, at);
+          const newer = selectValidFacts(store).filter(
+            (f) => f.subject === subject && f.relation === relation && f.validFrom > at,
+          );
+          for (const fact of newer) expect(selectValidFacts(next)).toContainEqual(fact);
+        },
+      ),
     );
   });
 
@@ -160,7 +188,8 @@ describe('store properties', () => {
         for (const id of before) if (!after.has(id)) expect(accounted).toContain(id);
         const summaries = new Set(report.summaries.map((s) => s.id));
         for (const id of after) if (!before.has(id)) expect(summaries).toContain(id);
-        if (next !== store) expect(selectAllFacts(next).every((f) => f.validTo === undefined || summaries.has(f.id))).toBe(true);
+        if (next !== store)
+          expect(selectAllFacts(next).every((f) => f.validTo === undefined || summaries.has(f.id))).toBe(true);
       }),
     );
   });
@@ -228,7 +257,7 @@ describe('compaction against its reference', () => {
     // Many subjects, re-assertions and summaries: every compaction path, over hundreds of calls.
     const random = (() => {
       let state = 7;
-      return (): number => ((state = (state * 48271) % 2147483647) / 2147483647);
+      return (): number => (state = (state * 48271) % 2147483647) / 2147483647;
     })();
     let store = emptyFactStore({ maxValidFacts: 40 });
     for (let at = 1; at <= 300; at += 1) {

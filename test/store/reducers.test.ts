@@ -18,11 +18,7 @@ import {
 } from '../../src/index.js';
 import { expectConsistent, isDeepFrozen } from './invariants.js';
 
-const fact = (
-  object: string,
-  validFrom: number,
-  overrides: Partial<Omit<SessionFact, 'id'>> = {},
-): SessionFact => {
+const fact = (object: string, validFrom: number, overrides: Partial<Omit<SessionFact, 'id'>> = {}): SessionFact => {
   const fields = {
     subject: 'src/config.ts',
     relation: 'modified_by',
@@ -196,7 +192,10 @@ describe('compact', () => {
   it('removes closed facts first and reports them', () => {
     let store = addFacts(emptyFactStore(), [fact('X', 1)]);
     store = addFacts(store, [fact('Y', 2)]);
-    store = addFacts(store, [fact('o', 3, { subject: 'b', relation: 'r' }), fact('p', 4, { subject: 'c', relation: 'r' })]);
+    store = addFacts(store, [
+      fact('o', 3, { subject: 'b', relation: 'r' }),
+      fact('p', 4, { subject: 'c', relation: 'r' }),
+    ]);
     const { store: next, report } = compactWithReport(store, 2);
     expect(report.removedClosed).toEqual([createFactId('src/config.ts', 'modified_by', 'X')]);
     expect(selectAllFacts(next).every((f) => f.validTo === undefined)).toBe(true);
@@ -280,7 +279,11 @@ describe('selectors', () => {
   });
 
   it('filter by any tag', () => {
-    expect(selectValidFactsByTags(store, ['test', 'convention']).map((f) => f.object).sort()).toEqual(['a', 'b']);
+    expect(
+      selectValidFactsByTags(store, ['test', 'convention'])
+        .map((f) => f.object)
+        .sort(),
+    ).toEqual(['a', 'b']);
     expect(selectValidFactsByTags(store, [])).toEqual([]);
   });
 
@@ -305,7 +308,12 @@ describe('untrusted keys', () => {
     });
     expectConsistent(store);
     for (const word of words) {
-      const found = retrieveFacts(store, { taskDescription: `the ${word} bug`, taskId: 'other', maxFacts: 10, maxTokens: 500 });
+      const found = retrieveFacts(store, {
+        taskDescription: `the ${word} bug`,
+        taskId: 'other',
+        maxFacts: 10,
+        maxTokens: 500,
+      });
       expect(found.map((f) => f.subject)).toContain(`src/${word}.ts`);
     }
   });
@@ -323,7 +331,9 @@ describe('task context', () => {
     expect(store.index.contextCount).toBe(0);
     expect(postedFor(store, 'rate')).toBe(0);
     // Its first fact makes it lend the prompt.
-    store = addFacts(store, [fact('limit set', 1, { subject: 'task:1', relation: 'decided', sourceTaskId: '1', tags: ['decision'] })]);
+    store = addFacts(store, [
+      fact('limit set', 1, { subject: 'task:1', relation: 'decided', sourceTaskId: '1', tags: ['decision'] }),
+    ]);
     expect(store.index.contextCount).toBe(1);
     expect(postedFor(store, 'rate')).toBe(1);
     expectConsistent(store);

@@ -4,7 +4,14 @@
  * that it decides exactly the same.
  */
 import type { SessionFact } from '../../src/fact.js';
-import { type CompactionReport, emptyReport, pruneToValidRuns, SUMMARY_RELATION, summarize, Workset } from '../../src/store/compact.js';
+import {
+  type CompactionReport,
+  emptyReport,
+  pruneToValidRuns,
+  SUMMARY_RELATION,
+  summarize,
+  Workset,
+} from '../../src/store/compact.js';
 import { shardValues } from '../../src/store/shards.js';
 import { type FactStore, pairKey, recordKey } from '../../src/store/state.js';
 import { byTimeThenId, withAssertions } from '../../src/store/timeline.js';
@@ -23,7 +30,8 @@ export const referenceCompact = (
   // (a) History goes: the pairs holding closed records keep only the runs of their valid facts.
   const closedIds = new Set<string>();
   const withHistory = new Map<string, SessionFact>();
-  for (const fact of records) if (fact.validTo !== undefined) withHistory.set(pairKey(fact.subject, fact.relation), fact);
+  for (const fact of records)
+    if (fact.validTo !== undefined) withHistory.set(pairKey(fact.subject, fact.relation), fact);
   for (const { subject, relation } of withHistory.values()) {
     const log = selectPairLog(store, subject, relation)!;
     work.set(subject, relation, pruneToValidRuns(log, closedIds)?.log);
@@ -47,7 +55,11 @@ export const referenceCompact = (
     if (older.length < 2) continue;
     const summary = summarize(subject, older);
     for (const fact of older) work.remove(fact);
-    work.set(subject, SUMMARY_RELATION, withAssertions(work.log(subject, SUMMARY_RELATION) ?? emptyPairLog(subject, SUMMARY_RELATION), [summary]));
+    work.set(
+      subject,
+      SUMMARY_RELATION,
+      withAssertions(work.log(subject, SUMMARY_RELATION) ?? emptyPairLog(subject, SUMMARY_RELATION), [summary]),
+    );
     report.summaries.push({ id: summary.id, merged: older.map((fact) => fact.id) });
   }
 
@@ -63,4 +75,3 @@ export const referenceCompact = (
   const changes = work.changes();
   return { store: writePairChanges(store, changes), report };
 };
-

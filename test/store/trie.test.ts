@@ -19,7 +19,10 @@ import { isDeepFrozen } from './invariants.js';
 // Keys from untrusted text: names every object answers, index-like strings, and a few that
 // share hash prefixes, so leaves split and branches prune.
 const keyArb = fc.oneof(
-  { weight: 1, arbitrary: fc.constantFrom('constructor', '__proto__', 'toString', 'hasOwnProperty', '12', '0', '~x', '') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('constructor', '__proto__', 'toString', 'hasOwnProperty', '12', '0', '~x', ''),
+  },
   { weight: 1, arbitrary: fc.string({ maxLength: 6 }) },
   // A pool small enough that removals often hit, large enough that leaves split.
   { weight: 6, arbitrary: fc.integer({ min: 0, max: 60 }).map((n) => `k${n}`) },

@@ -12,7 +12,13 @@ import { buildContextBundle } from '../../context/bundle.js';
 import type { StaleReason } from '../../context/checkpoint.js';
 import { CONTEXT_CONFIG_FILE, SHARED_CONTEXT_ENV, type SharedContextFlag } from '../../context/flag.js';
 import type { ContextError } from '../../context/model.js';
-import { type ContextOptions, type LoadedContext, loadContext, updateContext, writeContext } from '../../context/node/store.js';
+import {
+  type ContextOptions,
+  type LoadedContext,
+  loadContext,
+  updateContext,
+  writeContext,
+} from '../../context/node/store.js';
 import { recordContextClaim } from '../../context/update.js';
 import type { FactStore } from '../../store/state.js';
 import { collapseWhitespace } from '../../text.js';
@@ -25,7 +31,8 @@ import { toJson } from './shared.js';
 type Loaded = O.Option<LoadedContext>;
 
 const safe = (text: string): string => collapseWhitespace(text);
-const short = (hash: string | undefined): string => (hash === undefined || hash === '' ? 'no commit' : hash.slice(0, 7));
+const short = (hash: string | undefined): string =>
+  hash === undefined || hash === '' ? 'no commit' : hash.slice(0, 7);
 const time = (at: number | undefined): string => (at === undefined ? 'unknown time' : new Date(at).toISOString());
 
 const OFF = `shared context is off: set ${SHARED_CONTEXT_ENV}=true, or put {"sharedContext": {"enabled": true}} in ${CONTEXT_CONFIG_FILE} at the repository root`;
@@ -62,29 +69,49 @@ const renderShow = (loaded: LoadedContext, style: Style): string => {
   const { context, status, key } = loaded;
   const lines = [
     `shared context: on (${SOURCES[loaded.flag.source]})`,
-    style.bold(`${loaded.kind} context · repo ${safe(key.repo)} · branch ${safe(key.branch)} · workstream ${safe(key.workstreamId)}`),
+    style.bold(
+      `${loaded.kind} context · repo ${safe(key.repo)} · branch ${safe(key.branch)} · workstream ${safe(key.workstreamId)}`,
+    ),
     `file: ${shown(loaded, loaded.paths.json)}${loaded.stored ? '' : ' (nothing stored yet for this workstream)'} · dashboard: ${shown(loaded, loaded.paths.dashboard)}`,
     checkpointLine(loaded, style),
   ];
   if (status.note !== undefined) lines.push(`note: ${safe(status.note)}`);
   if (status.changes.length > 0)
-    lines.push(`changed since checkpoint (${status.changes.length}):`, ...status.changes.map((change) => `  ${change.status} ${safe(change.from === undefined ? change.path : `${change.from} -> ${change.path}`)}`));
+    lines.push(
+      `changed since checkpoint (${status.changes.length}):`,
+      ...status.changes.map(
+        (change) =>
+          `  ${change.status} ${safe(change.from === undefined ? change.path : `${change.from} -> ${change.path}`)}`,
+      ),
+    );
   lines.push(`feature request: ${context.featureRequest.trim() === '' ? '(none)' : safe(context.featureRequest)}`);
-  const paragraphs = context.workingSummary.text.split(/\r\n|[\n\r\u0085\u2028\u2029]/u).map(safe).filter((line) => line !== '');
+  const paragraphs = context.workingSummary.text
+    .split(/\r\n|[\n\r\u0085\u2028\u2029]/u)
+    .map(safe)
+    .filter((line) => line !== '');
   lines.push(
-    paragraphs.length === 0 ? 'summary: (none yet)' : `summary (updated ${time(context.workingSummary.updatedAt)})${status.stale ? style.red(' STALE') : ''}:`,
+    paragraphs.length === 0
+      ? 'summary: (none yet)'
+      : `summary (updated ${time(context.workingSummary.updatedAt)})${status.stale ? style.red(' STALE') : ''}:`,
     ...paragraphs.map((line) => `  ${line}`),
   );
   lines.push(`pinned rules (${context.pinnedRules.length}):`, ...context.pinnedRules.map((rule) => `  ${safe(rule)}`));
   if (context.openDecisions.length > 0)
-    lines.push('decisions:', ...context.openDecisions.map((decision) => `  ${decision.id} [${decision.status}] ${safe(decision.text)}`));
-  if (context.checklist.length > 0) lines.push('checklist:', ...context.checklist.map((step) => `  [${step.done ? 'x' : ' '}] ${safe(step.text)}`));
-  lines.push(`evidence ledger: ${context.evidenceLedger.length} ${context.evidenceLedger.length === 1 ? 'claim' : 'claims'}`);
+    lines.push(
+      'decisions:',
+      ...context.openDecisions.map((decision) => `  ${decision.id} [${decision.status}] ${safe(decision.text)}`),
+    );
+  if (context.checklist.length > 0)
+    lines.push('checklist:', ...context.checklist.map((step) => `  [${step.done ? 'x' : ' '}] ${safe(step.text)}`));
+  lines.push(
+    `evidence ledger: ${context.evidenceLedger.length} ${context.evidenceLedger.length === 1 ? 'claim' : 'claims'}`,
+  );
   for (const claim of context.evidenceLedger) {
     const evidence = [...claim.files.map((file) => `${file.path}:${file.lines}`), ...claim.symbols];
     lines.push(`  ${safe(claim.claim)}${evidence.length === 0 ? '' : ` · ${safe(evidence.join(', '))}`}`);
   }
-  for (const missing of status.missingEvidence) lines.push(style.red(`  MISSING ${safe(missing.path)} (cited by: ${safe(missing.claim)})`));
+  for (const missing of status.missingEvidence)
+    lines.push(style.red(`  MISSING ${safe(missing.path)} (cited by: ${safe(missing.claim)})`));
   const run = context.lastRun;
   lines.push(
     run === undefined
@@ -96,7 +123,10 @@ const renderShow = (loaded: LoadedContext, style: Style): string => {
   if (context.recentFailures.length > 0)
     lines.push(
       'recent failures:',
-      ...context.recentFailures.map((failure) => `  ${time(failure.at)} ${safe(failure.failedStep)}: ${safe(failure.error)} · next: ${safe(failure.nextAction)}`),
+      ...context.recentFailures.map(
+        (failure) =>
+          `  ${time(failure.at)} ${safe(failure.failedStep)}: ${safe(failure.error)} · next: ${safe(failure.nextAction)}`,
+      ),
     );
   const tools = Object.entries(loaded.sessions);
   lines.push(
@@ -112,7 +142,11 @@ const jsonView = (loaded: LoadedContext): unknown => ({
   key: loaded.key,
   flag: loaded.flag,
   stored: loaded.stored,
-  files: { json: shown(loaded, loaded.paths.json), dashboard: shown(loaded, loaded.paths.dashboard), sessions: shown(loaded, loaded.paths.sessions) },
+  files: {
+    json: shown(loaded, loaded.paths.json),
+    dashboard: shown(loaded, loaded.paths.dashboard),
+    sessions: shown(loaded, loaded.paths.sessions),
+  },
   status: loaded.status,
   context: loaded.context,
   sessions: loaded.sessions,
@@ -175,7 +209,10 @@ export const runContext = (command: ContextCommand, io: CliIo): TE.TaskEither<st
   const style = createStyle(io.colour);
   switch (command.action) {
     case 'show':
-      return pipe(fromShell(() => loadContext(options)), TE.map(report(io, command, { text: (loaded) => renderShow(loaded, style) })));
+      return pipe(
+        fromShell(() => loadContext(options)),
+        TE.map(report(io, command, { text: (loaded) => renderShow(loaded, style) })),
+      );
     case 'bundle':
       return pipe(
         fromShell(() => loadContext(options)),
@@ -191,7 +228,9 @@ export const runContext = (command: ContextCommand, io: CliIo): TE.TaskEither<st
           const bundleOf = (context: LoadedContext) =>
             buildContextBundle(context, {
               kind: command.kind,
-              ...(store === undefined ? {} : { facts: { store, ...(command.query === undefined ? {} : { query: command.query }) } }),
+              ...(store === undefined
+                ? {}
+                : { facts: { store, ...(command.query === undefined ? {} : { query: command.query }) } }),
             });
           return report(io, command, { text: (context) => `${bundleOf(context).text}\n`, json: bundleOf })(loaded);
         }),

@@ -23,7 +23,10 @@ const loadStore = (io: CliIo, command: FactsCommand, text: string): E.Either<str
   if (isSavedStateText(text))
     return pipe(
       parseSavedState(text),
-      E.bimap((reason) => `${command.file}: ${reason}`, (store) => ({ store, errors: [] })),
+      E.bimap(
+        (reason) => `${command.file}: ${reason}`,
+        (store) => ({ store, errors: [] }),
+      ),
     );
   const progress = progressOnStderr(io);
   const { store, report } = replayHistory(text, {
@@ -59,7 +62,11 @@ export const runFacts = (command: FactsCommand, io: CliIo): TE.TaskEither<string
     TE.chainEitherK((text) => loadStore(io, command, text)),
     TE.map(({ store, errors }) => {
       const facts = selectFacts(store, command);
-      io.stdout(command.json ? toJson({ facts, errors }) : `${renderFacts(facts, errors, command.all, createStyle(io.colour))}\n`);
+      io.stdout(
+        command.json
+          ? toJson({ facts, errors })
+          : `${renderFacts(facts, errors, command.all, createStyle(io.colour))}\n`,
+      );
       return exitStatusFor(io, 'facts', errors);
     }),
   );

@@ -114,9 +114,12 @@ const renderProfiles = (report: NotesReplayReport, style: Style): string => {
     ...report.profiles.map(({ user, profile }) =>
       [
         style.bold(
-          [safe(user), count(profile.facts.length, 'fact', 'facts'), count(profile.sessionCount, 'session', 'sessions'), `consolidated ${formatTime(profile.consolidatedAt)}`].join(
-            SEPARATOR,
-          ),
+          [
+            safe(user),
+            count(profile.facts.length, 'fact', 'facts'),
+            count(profile.sessionCount, 'session', 'sessions'),
+            `consolidated ${formatTime(profile.consolidatedAt)}`,
+          ].join(SEPARATOR),
         ),
         paintBlocks(formatGlobalFacts(profile), style),
       ].join('\n'),
@@ -148,7 +151,12 @@ const renderSummary = (report: NotesReplayReport, tokenizer: string, turns: numb
 };
 
 /** The human report of `notes replay`: steps and rejected lines in line order, the profiles, the token summary. */
-export const renderNotesReplay = (report: NotesReplayReport, tokenizer: string, turns: number, style: Style): string => {
+export const renderNotesReplay = (
+  report: NotesReplayReport,
+  tokenizer: string,
+  turns: number,
+  style: Style,
+): string => {
   const previous = new Map<string, NotesMessageStep>();
   const entries = [
     ...report.steps.map((step) => {
@@ -161,12 +169,18 @@ export const renderNotesReplay = (report: NotesReplayReport, tokenizer: string, 
     }),
     ...report.errors.map((error) => ({ line: error.line, text: renderError(error, style) })),
   ].sort((a, b) => a.line - b.line);
-  return [...entries.map((entry) => entry.text), renderProfiles(report, style), renderSummary(report, tokenizer, turns, style)].join(
-    '\n\n',
-  );
+  return [
+    ...entries.map((entry) => entry.text),
+    renderProfiles(report, style),
+    renderSummary(report, tokenizer, turns, style),
+  ].join('\n\n');
 };
 
-const save = (io: CliIo, file: string | undefined, result: NotesReplayResult): TE.TaskEither<string, NotesReplayResult> =>
+const save = (
+  io: CliIo,
+  file: string | undefined,
+  result: NotesReplayResult,
+): TE.TaskEither<string, NotesReplayResult> =>
   file === undefined
     ? TE.right(result)
     : pipe(
@@ -186,7 +200,11 @@ export const runNotes = (command: NotesCommand, io: CliIo): TE.TaskEither<string
     TE.chain((result) => save(io, command.save, result)),
     TE.map(({ report }) => {
       const turns = command.turns ?? DEFAULT_HISTORY_TURNS;
-      io.stdout(command.json ? toJson(report) : `${renderNotesReplay(report, command.tokenizer, turns, createStyle(io.colour))}\n`);
+      io.stdout(
+        command.json
+          ? toJson(report)
+          : `${renderNotesReplay(report, command.tokenizer, turns, createStyle(io.colour))}\n`,
+      );
       return exitStatusFor(io, 'notes', report.errors);
     }),
   );

@@ -23,7 +23,10 @@ export const readHistory = (io: CliIo, file: string): TE.TaskEither<string, stri
   );
 
 /** The token counter `--tokenizer` names. */
-export const tokenCounter = (name: TokenizerName): TE.TaskEither<string, TokenCounter> => () => loadTokenCounter(name);
+export const tokenCounter =
+  (name: TokenizerName): TE.TaskEither<string, TokenCounter> =>
+  () =>
+    loadTokenCounter(name);
 
 /** Progress on stderr while a long replay runs, when stderr is a terminal; `finish` clears it. */
 export const progressOnStderr = (
@@ -49,7 +52,9 @@ export const progressOnStderr = (
  */
 export const exitStatusFor = (io: CliIo, command: CommandName, errors: ReadonlyArray<unknown>): number => {
   if (errors.length === 0) return EXIT_OK;
-  io.stderr(`fact-tracker ${command}: ${errors.length} ${errors.length === 1 ? 'line was' : 'lines were'} rejected (listed in the report)\n`);
+  io.stderr(
+    `fact-tracker ${command}: ${errors.length} ${errors.length === 1 ? 'line was' : 'lines were'} rejected (listed in the report)\n`,
+  );
   return EXIT_REJECTED_LINES;
 };
 

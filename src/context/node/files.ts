@@ -27,7 +27,10 @@ export const describeFailure = (error: unknown): string =>
   REASONS[errorCode(error)] ?? collapseWhitespace(error instanceof Error ? error.message : String(error));
 
 /** An I/O error about `what`. */
-export const ioError = (what: string, error: unknown): ContextError => ({ code: 'io', message: `${what}: ${describeFailure(error)}` });
+export const ioError = (what: string, error: unknown): ContextError => ({
+  code: 'io',
+  message: `${what}: ${describeFailure(error)}`,
+});
 
 /** The text of `file`, or undefined when there is no such file. */
 export const readTextIfExists = async (file: string): Promise<E.Either<ContextError, string | undefined>> => {
@@ -127,7 +130,8 @@ export const moveAside = async (file: string, at: number): Promise<E.Either<Cont
   const { fs } = await nodeModules();
   const stamp = new Date(at).toISOString().replace(/[:.]/gu, '-');
   let backup = `${file}.${stamp}.corrupt`;
-  for (let attempt = 1; (await exists(backup)) && attempt < 100; attempt += 1) backup = `${file}.${stamp}-${attempt}.corrupt`;
+  for (let attempt = 1; (await exists(backup)) && attempt < 100; attempt += 1)
+    backup = `${file}.${stamp}-${attempt}.corrupt`;
   try {
     await fs.rename(file, backup);
     return E.right(backup);
@@ -167,7 +171,9 @@ export const withFileLock = async <T>(
     return E.left(ioError(`cannot lock ${file}`, error));
   }
   try {
-    return await work(() => (compromised === undefined ? E.right(true) : E.left(ioError(`lost the lock of ${file}`, compromised))));
+    return await work(() =>
+      compromised === undefined ? E.right(true) : E.left(ioError(`lost the lock of ${file}`, compromised)),
+    );
   } finally {
     await release().catch(() => undefined);
   }

@@ -42,7 +42,13 @@ const runGit = async (cwd: string, args: ReadonlyArray<string>): Promise<E.Eithe
     childProcess.execFile(
       'git',
       [...args],
-      { cwd, encoding: 'utf8', maxBuffer: 512 * 1024 * 1024, env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C' }, windowsHide: true },
+      {
+        cwd,
+        encoding: 'utf8',
+        maxBuffer: 512 * 1024 * 1024,
+        env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C' },
+        windowsHide: true,
+      },
       (error, stdout, stderr) => {
         if (error === null) resolve(E.right(stdout));
         else
@@ -105,11 +111,19 @@ export const observeRepository = async (cwd: string): Promise<Repository> => {
   const tree = E.map(parseWorkingTreeStatus)(status);
   const working = E.isRight(tree) ? await workingFiles(root.right, tree.right) : tree;
   if (E.isLeft(lsFiles) || E.isLeft(tree) || E.isLeft(working))
-    return { root: root.right, branch: NO_BRANCH, snapshot: { kind: 'none', reason: `git cannot list the files of ${root.right}` } };
+    return {
+      root: root.right,
+      branch: NO_BRANCH,
+      snapshot: { kind: 'none', reason: `git cannot list the files of ${root.right}` },
+    };
   return {
     root: root.right,
     branch: tree.right.branch ?? DETACHED,
-    snapshot: { kind: 'git', head: tree.right.head, trackedFilesHash: hashTrackedFiles(lsFiles.right, working.right, CONTEXT_DIRECTORY) },
+    snapshot: {
+      kind: 'git',
+      head: tree.right.head,
+      trackedFilesHash: hashTrackedFiles(lsFiles.right, working.right, CONTEXT_DIRECTORY),
+    },
   };
 };
 
@@ -118,14 +132,22 @@ export const observeRepository = async (cwd: string): Promise<Repository> => {
  * or why they cannot be listed. Since no commit (a checkpoint taken before the first one),
  * every tracked file is new.
  */
-export const changedFiles = async (root: string, since: string): Promise<E.Either<string, ReadonlyArray<ChangedFile>>> => {
+export const changedFiles = async (
+  root: string,
+  since: string,
+): Promise<E.Either<string, ReadonlyArray<ChangedFile>>> => {
   if (since === '') {
     const files = await runGit(root, ['ls-files', '-z']);
-    return E.isLeft(files) ? E.left(files.left.message) : E.right(splitNulSeparated(files.right).map((path) => ({ status: 'A', path })));
+    return E.isLeft(files)
+      ? E.left(files.left.message)
+      : E.right(splitNulSeparated(files.right).map((path) => ({ status: 'A', path })));
   }
-  if (!/^[0-9a-f]{7,64}$/u.test(since)) return E.left(`the checkpoint's commit ${JSON.stringify(since)} is not a commit id`);
+  if (!/^[0-9a-f]{7,64}$/u.test(since))
+    return E.left(`the checkpoint's commit ${JSON.stringify(since)} is not a commit id`);
   const diff = await runGit(root, ['diff', '--name-status', '-z', since, '--']);
   return E.isRight(diff)
     ? E.right(parseNameStatus(diff.right))
-    : E.left(`the checkpoint's commit ${since.slice(0, 7)} is not in this repository (rebased away or not fetched), so the changed files are unknown`);
+    : E.left(
+        `the checkpoint's commit ${since.slice(0, 7)} is not in this repository (rebased away or not fetched), so the changed files are unknown`,
+      );
 };

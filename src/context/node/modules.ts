@@ -16,6 +16,9 @@ let loading: Promise<NodeModules> | undefined;
 
 /** The Node modules, imported once. */
 export const nodeModules = (): Promise<NodeModules> =>
-  (loading ??= Promise.all([import('node:fs/promises'), import('node:path'), import('node:child_process'), import('proper-lockfile')]).then(
-    ([fs, path, childProcess, lockfile]) => ({ fs, path, childProcess, lockfile }),
-  ));
+  (loading ??= Promise.all([
+    import('node:fs/promises'),
+    import('node:path'),
+    import('node:child_process'),
+    import('proper-lockfile'),
+  ]).then(([fs, path, childProcess, lockfile]) => ({ fs, path, childProcess, lockfile })));

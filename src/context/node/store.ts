@@ -9,9 +9,22 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import type { BundleInput } from '../bundle.js';
-import { checkpointMismatch, type ChangedFile, type ContextStatus, needsDiff, type RepositorySnapshot, verifyCheckpoint } from '../checkpoint.js';
+import {
+  checkpointMismatch,
+  type ChangedFile,
+  type ContextStatus,
+  needsDiff,
+  type RepositorySnapshot,
+  verifyCheckpoint,
+} from '../checkpoint.js';
 import { renderContextDashboard } from '../dashboard.js';
-import { configFlag, CONTEXT_CONFIG_FILE, resolveSharedContextFlag, SHARED_CONTEXT_ENV, type SharedContextFlag } from '../flag.js';
+import {
+  configFlag,
+  CONTEXT_CONFIG_FILE,
+  resolveSharedContextFlag,
+  SHARED_CONTEXT_ENV,
+  type SharedContextFlag,
+} from '../flag.js';
 import { isSameContextKey, parseContextKey } from '../key.js';
 import { CONTEXT_DIRECTORY, CONTEXT_GITIGNORE, contextFileNames } from '../layout.js';
 import { selectEvidencePaths } from '../ledger.js';
@@ -34,8 +47,23 @@ import {
   formatJsonDocument,
   parseJsonText,
 } from '../schema.js';
-import { applyRunOutcome, emptySharedContext, markSummaryStale, type RunOutcome, selectContext, upsertContext } from '../update.js';
-import { ioError, makeDirectory, moveAside, readTextIfExists, withFileLock, writeFileAtomic, writeFileIfMissing } from './files.js';
+import {
+  applyRunOutcome,
+  emptySharedContext,
+  markSummaryStale,
+  type RunOutcome,
+  selectContext,
+  upsertContext,
+} from '../update.js';
+import {
+  ioError,
+  makeDirectory,
+  moveAside,
+  readTextIfExists,
+  withFileLock,
+  writeFileAtomic,
+  writeFileIfMissing,
+} from './files.js';
 import { changedFiles, observeRepository, type Repository } from './git.js';
 import { nodeModules } from './modules.js';
 
@@ -84,7 +112,11 @@ export interface LoadedContext extends BundleInput {
 }
 
 /** A change to one context at time `at`, against the repository snapshot taken for the write. */
-export type ContextChange = (context: SharedContext, at: number, snapshot: RepositorySnapshot) => E.Either<ContextError, SharedContext>;
+export type ContextChange = (
+  context: SharedContext,
+  at: number,
+  snapshot: RepositorySnapshot,
+) => E.Either<ContextError, SharedContext>;
 
 interface Session {
   readonly kind: ContextKind;
@@ -116,19 +148,32 @@ const readConfig = async (file: string): Result<boolean | undefined> => {
 };
 
 /** The flag from the option and the environment, then, only when neither says, from the config file at `root`. */
-const resolveFlag = async (options: ContextOptions, early: SharedContextFlag, root: string): Result<SharedContextFlag> => {
+const resolveFlag = async (
+  options: ContextOptions,
+  early: SharedContextFlag,
+  root: string,
+): Result<SharedContextFlag> => {
   if (early.source !== 'default') return E.right(early);
   const { path } = await nodeModules();
   const config = await readConfig(path.join(root, CONTEXT_CONFIG_FILE));
-  return E.chain((value: boolean | undefined) => E.mapLeft(configError)(resolveSharedContextFlag(undefined, undefined, value)))(config);
+  return E.chain((value: boolean | undefined) =>
+    E.mapLeft(configError)(resolveSharedContextFlag(undefined, undefined, value)),
+  )(config);
 };
 
 /** The key and the paths of the context that `options` names in `repository`. */
-const sessionFor = async (options: ContextOptions, repository: Repository, flag: SharedContextFlag): Result<Session> => {
+const sessionFor = async (
+  options: ContextOptions,
+  repository: Repository,
+  flag: SharedContextFlag,
+): Result<Session> => {
   const { path } = await nodeModules();
   const kind = options.kind ?? 'planning';
   if (!(CONTEXT_KINDS as ReadonlyArray<string>).includes(kind))
-    return E.left({ code: 'invalid', message: `the kind of a context is ${CONTEXT_KINDS.join(' or ')}, not ${JSON.stringify(kind)}` });
+    return E.left({
+      code: 'invalid',
+      message: `the kind of a context is ${CONTEXT_KINDS.join(' or ')}, not ${JSON.stringify(kind)}`,
+    });
   const key = parseContextKey({
     repo: options.repo ?? path.basename(repository.root),
     branch: options.branch ?? repository.branch,
@@ -160,11 +205,14 @@ const sessionFor = async (options: ContextOptions, repository: Repository, flag:
  * when neither says is the config file at the repository root consulted.
  */
 const begin = async (options: ContextOptions): Result<O.Option<Session>> => {
-  if (typeof process === 'undefined') return E.left({ code: 'io', message: 'the context store needs Node.js: it reads files and runs git' });
+  if (typeof process === 'undefined')
+    return E.left({ code: 'io', message: 'the context store needs Node.js: it reads files and runs git' });
   const early = resolveSharedContextFlag(options.enabled, (options.env ?? process.env)[SHARED_CONTEXT_ENV], undefined);
   if (E.isLeft(early)) return E.left(configError(early.left));
   if (early.right.source !== 'default' && !early.right.enabled) return E.right(O.none);
-  const modules = await nodeModules().then(E.right, (error: unknown) => E.left(ioError("cannot load Node's file and process modules", error)));
+  const modules = await nodeModules().then(E.right, (error: unknown) =>
+    E.left(ioError("cannot load Node's file and process modules", error)),
+  );
   if (E.isLeft(modules)) return modules;
   const { path } = modules.right;
   const repository = await observeRepository(path.resolve(options.cwd ?? process.cwd()));
@@ -175,8 +223,10 @@ const begin = async (options: ContextOptions): Result<O.Option<Session>> => {
 };
 
 /** Decodes file text, or says why not; `decode` is the kind's decoder. */
-const decodeText = <T>(text: string, decode: (value: unknown) => E.Either<ContextError, T>): E.Either<ContextError, T> =>
-  pipe(parseJsonText(text), E.chain(decode));
+const decodeText = <T>(
+  text: string,
+  decode: (value: unknown) => E.Either<ContextError, T>,
+): E.Either<ContextError, T> => pipe(parseJsonText(text), E.chain(decode));
 
 /**
  * Reads a context or sessions file: none yet gives `empty`; a corrupt or truncated one is
@@ -194,45 +244,79 @@ const readDecoded = async <T>(
   if (E.isLeft(text)) return text;
   if (text.right === undefined) return E.right(empty);
   const decoded = decodeText(text.right, decode);
-  if (E.isRight(decoded) || decoded.left.code !== 'corrupt') return E.mapLeft((error: ContextError) => located(session, file, error))(decoded);
+  if (E.isRight(decoded) || decoded.left.code !== 'corrupt')
+    return E.mapLeft((error: ContextError) => located(session, file, error))(decoded);
   const broken = decoded.left;
   const moveIfStillBroken = async (): Result<T> => {
     const again = await readTextIfExists(file);
     if (E.isLeft(again)) return again;
-    if (again.right === undefined) return E.left(located(session, file, { code: 'corrupt', message: `${broken.message}; another process moved it aside` }));
+    if (again.right === undefined)
+      return E.left(
+        located(session, file, { code: 'corrupt', message: `${broken.message}; another process moved it aside` }),
+      );
     // Another process rewrote the file between the read and the lock: decode what is there now.
     if (again.right !== text.right) return readDecoded(session, file, decode, empty, true);
     const backup = await moveAside(file, session.now());
-    if (E.isLeft(backup)) return E.left(located(session, file, { code: 'corrupt', message: `${broken.message}; ${backup.left.message}` }));
-    return E.left(located(session, file, { code: 'corrupt', message: `${broken.message}; moved aside to ${session.display(backup.right)}`, backup: backup.right }));
+    if (E.isLeft(backup))
+      return E.left(located(session, file, { code: 'corrupt', message: `${broken.message}; ${backup.left.message}` }));
+    return E.left(
+      located(session, file, {
+        code: 'corrupt',
+        message: `${broken.message}; moved aside to ${session.display(backup.right)}`,
+        backup: backup.right,
+      }),
+    );
   };
   // The lock of the context file guards its sessions file too: writers hold it for both.
   return locked ? moveIfStillBroken() : withFileLock(session.paths.json, moveIfStillBroken);
 };
 
-const located = (session: Session, file: string, error: ContextError): ContextError => ({ ...error, message: `${session.display(file)}: ${error.message}` });
+const located = (session: Session, file: string, error: ContextError): ContextError => ({
+  ...error,
+  message: `${session.display(file)}: ${error.message}`,
+});
 
 const readContextFile = (session: Session, locked: boolean): Result<ContextFile> =>
-  readDecoded(session, session.paths.json, (value) => decodeContextFile(value, session.kind), { kind: session.kind, contexts: [] }, locked);
+  readDecoded(
+    session,
+    session.paths.json,
+    (value) => decodeContextFile(value, session.kind),
+    { kind: session.kind, contexts: [] },
+    locked,
+  );
 
 const readSessionsFile = (session: Session, locked: boolean): Result<ContextSessionsFile> =>
-  readDecoded(session, session.paths.sessions, (value) => decodeSessionsFile(value, session.kind), { kind: session.kind, sessions: [] }, locked);
+  readDecoded(
+    session,
+    session.paths.sessions,
+    (value) => decodeSessionsFile(value, session.kind),
+    { kind: session.kind, sessions: [] },
+    locked,
+  );
 
 /** The paths of the ledger's evidence that do not exist in the working tree. */
 const missingEvidencePaths = async (root: string, context: SharedContext): Promise<ReadonlyArray<string>> => {
   const { fs, path } = await nodeModules();
   const paths = selectEvidencePaths(context.evidenceLedger);
-  const present = await Promise.all(paths.map((file) => fs.access(path.join(root, ...file.split('/'))).then(() => true, () => false)));
+  const present = await Promise.all(
+    paths.map((file) =>
+      fs.access(path.join(root, ...file.split('/'))).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
   return paths.filter((_, i) => !present[i]);
 };
 
 /** Verifies `context` against the repository: the checkpoint, the diff since it, the evidence files. */
 const verify = async (session: Session, context: SharedContext): Promise<ContextStatus> => {
   const { snapshot, root } = session.repository;
-  const diff: E.Either<string, ReadonlyArray<ChangedFile>> =
-    snapshot.kind === 'git' && context.checkpoint !== undefined && needsDiff(checkpointMismatch(context, snapshot))
-      ? await changedFiles(root, context.checkpoint.gitHead)
-      : E.right([]);
+  const diff: E.Either<string, ReadonlyArray<ChangedFile>> = snapshot.kind === 'git' &&
+  context.checkpoint !== undefined &&
+  needsDiff(checkpointMismatch(context, snapshot))
+    ? await changedFiles(root, context.checkpoint.gitHead)
+    : E.right([]);
   const evidence = {
     snapshot,
     changes: E.getOrElse((): ReadonlyArray<ChangedFile> => [])(diff),
@@ -246,7 +330,12 @@ const sessionsOf = (file: ContextSessionsFile, key: ContextKey): CliSessions =>
   file.sessions.find((entry) => isSameContextKey(entry.key, key))?.cliSessions ?? {};
 
 /** The context stored under the session's key (or a new one), verified, with its sessions and warnings. */
-const loaded = async (session: Session, stored: SharedContext | undefined, sessions: CliSessions, warnings: ReadonlyArray<string>): Promise<LoadedContext> => {
+const loaded = async (
+  session: Session,
+  stored: SharedContext | undefined,
+  sessions: CliSessions,
+  warnings: ReadonlyArray<string>,
+): Promise<LoadedContext> => {
   const context = stored ?? emptySharedContext(session.key);
   const status = await verify(session, context);
   return {
@@ -281,26 +370,47 @@ export const loadContext = (options: ContextOptions): Result<O.Option<LoadedCont
     const sessions = await readSessionsFile(session, false);
     const warnings = E.isLeft(sessions) ? [`tool sessions ignored: ${sessions.left.message}`] : [];
     const stored = O.toUndefined(selectContext(file.right, session.key));
-    return E.right(await loaded(session, stored, E.isRight(sessions) ? sessionsOf(sessions.right, session.key) : {}, warnings));
+    return E.right(
+      await loaded(session, stored, E.isRight(sessions) ? sessionsOf(sessions.right, session.key) : {}, warnings),
+    );
   });
 
-const writeSessions = async (session: Session, add: CliSessions, stillLocked: () => E.Either<ContextError, true>): Result<CliSessions> => {
+const writeSessions = async (
+  session: Session,
+  add: CliSessions,
+  stillLocked: () => E.Either<ContextError, true>,
+): Result<CliSessions> => {
   const file = await readSessionsFile(session, true);
   if (E.isLeft(file)) return file;
   const merged = { ...sessionsOf(file.right, session.key), ...add };
   const next: ContextSessionsFile = {
     kind: session.kind,
-    sessions: [...file.right.sessions.filter((entry) => !isSameContextKey(entry.key, session.key)), { key: session.key, cliSessions: merged }],
+    sessions: [
+      ...file.right.sessions.filter((entry) => !isSameContextKey(entry.key, session.key)),
+      { key: session.key, cliSessions: merged },
+    ],
   };
-  const written = await writeFileAtomic(session.paths.sessions, formatJsonDocument(encodeSessionsFile(next)), stillLocked);
+  const written = await writeFileAtomic(
+    session.paths.sessions,
+    formatJsonDocument(encodeSessionsFile(next)),
+    stillLocked,
+  );
   return E.map(() => merged)(written);
 };
 
 /** Writes the context file and, from it, the dashboard. */
-const writeContextFile = async (session: Session, file: ContextFile, stillLocked: () => E.Either<ContextError, true>): Result<void> => {
+const writeContextFile = async (
+  session: Session,
+  file: ContextFile,
+  stillLocked: () => E.Either<ContextError, true>,
+): Result<void> => {
   const json = await writeFileAtomic(session.paths.json, formatJsonDocument(encodeContextFile(file)), stillLocked);
   if (E.isLeft(json)) return json;
-  return writeFileAtomic(session.paths.dashboard, renderContextDashboard(file, contextFileNames(session.kind).json), stillLocked);
+  return writeFileAtomic(
+    session.paths.dashboard,
+    renderContextDashboard(file, contextFileNames(session.kind).json),
+    stillLocked,
+  );
 };
 
 interface Changed {
@@ -324,7 +434,8 @@ const changeLocked = async (
   const { snapshot } = session.repository;
   const changed = change(current, session.now(), snapshot);
   if (E.isLeft(changed)) return changed;
-  if (!isSameContextKey(changed.right.key, session.key)) return E.left({ code: 'invalid', message: 'a change must keep the context under its own key' });
+  if (!isSameContextKey(changed.right.key, session.key))
+    return E.left({ code: 'invalid', message: 'a change must keep the context under its own key' });
   const next = markSummaryStale(changed.right, { stale: checkpointMismatch(changed.right, snapshot).length > 0 });
   if (next !== current) {
     const ignore = await writeFileIfMissing(session.paths.gitignore, CONTEXT_GITIGNORE);
@@ -334,7 +445,9 @@ const changeLocked = async (
   }
   const kept = stored === undefined && next === current ? undefined : next;
   if (sessions !== undefined && Object.keys(sessions).length > 0)
-    return E.map((tools: CliSessions) => ({ next: kept, tools, warnings: [] }))(await writeSessions(session, sessions, stillLocked));
+    return E.map((tools: CliSessions) => ({ next: kept, tools, warnings: [] }))(
+      await writeSessions(session, sessions, stillLocked),
+    );
   const tools = await readSessionsFile(session, true);
   return E.right({
     next: kept,
@@ -349,14 +462,20 @@ const changeLocked = async (
  * nothing; `sessions` are merged into the `*.local.json` file. `None` when the feature flag
  * is off (no file is touched).
  */
-export const updateContext = (options: ContextOptions, change: ContextChange, sessions?: CliSessions): Result<O.Option<LoadedContext>> =>
+export const updateContext = (
+  options: ContextOptions,
+  change: ContextChange,
+  sessions?: CliSessions,
+): Result<O.Option<LoadedContext>> =>
   whenEnabled(options, async (session) => {
     // A file that cannot be written over (newer, corrupt) is refused before anything is created.
     const readable = await readContextFile(session, false);
     if (E.isLeft(readable)) return readable;
     const directory = await makeDirectory(session.paths.directory);
     if (E.isLeft(directory)) return directory;
-    const written = await withFileLock(session.paths.json, (stillLocked) => changeLocked(session, change, sessions, stillLocked));
+    const written = await withFileLock(session.paths.json, (stillLocked) =>
+      changeLocked(session, change, sessions, stillLocked),
+    );
     if (E.isLeft(written)) return written;
     return E.right(await loaded(session, written.right.next, written.right.tools, written.right.warnings));
   });
