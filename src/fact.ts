@@ -1,5 +1,5 @@
 import * as E from 'fp-ts/lib/Either.js';
-import { sha256HexPrefix } from './hash.js';
+import { sha256HexPrefix } from './base/hash.js';
 
 /** The categories a fact can carry. */
 export const FACT_TAGS = ['file_change', 'convention', 'decision', 'error', 'dependency', 'test'] as const;

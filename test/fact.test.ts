@@ -24,7 +24,7 @@ describe('createFactId', () => {
 
 describe('hashing', () => {
   it('the portable SHA-256 gives the same hex prefix as the native one, for any text and length', async () => {
-    const { portableSha256HexPrefix, sha256HexPrefix } = await import('../src/hash.js');
+    const { portableSha256HexPrefix, sha256HexPrefix } = await import('../src/base/hash.js');
     fc.assert(
       fc.property(fc.string({ unit: 'binary', maxLength: 400 }), fc.constantFrom(1, 4, 8, 16, 32), (text, bytes) => {
         expect(sha256HexPrefix(text, bytes)).toHaveLength(bytes * 2);

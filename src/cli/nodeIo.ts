@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import * as E from 'fp-ts/lib/Either.js';
-import { collapseWhitespace } from '../text.js';
+import { collapseWhitespace } from '../base/text.js';
 import type { CliIo } from './io.js';
 import { isColourWanted } from './style.js';
 

@@ -8,7 +8,7 @@ import type { RetrievalDecision } from '../retrieve/retrieve.js';
 import type { FactQuery } from '../retrieve/retrieve.js';
 import type { SessionFact } from '../fact.js';
 import type { ReplayError, ReplayReport } from '../history/replay.js';
-import { clipEnd, clipStart, collapseWhitespace } from '../text.js';
+import { clipEnd, clipStart, collapseWhitespace } from '../base/text.js';
 import type { Style } from './style.js';
 import { type Column, renderTable, type Row } from './table.js';
 

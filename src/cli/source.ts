@@ -4,9 +4,9 @@
  * a history full of bad lines, so detection looks only at how the file starts.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { decodeState, encodeState } from '../store/persist.js';
+import { decodeState, encodeState } from '../state/savedState.js';
 import type { FactStore } from '../store/state.js';
-import { collapseWhitespace } from '../text.js';
+import { collapseWhitespace } from '../base/text.js';
 
 const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);

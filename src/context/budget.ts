@@ -6,7 +6,7 @@
  * while the bundle is over its total, and grows them while it is under, so every section
  * stays within its range and the bundle within its own.
  */
-import { clipEnd, clipStart } from '../text.js';
+import { clipEnd, clipStart } from '../base/text.js';
 import type { ContextKind } from './model.js';
 import { PINNED_SECTION_MAX } from './pinned.js';
 

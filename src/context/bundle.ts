@@ -14,7 +14,7 @@ import { formatFactLine } from '../prompt/format.js';
 import { planQuery, resolveRanking, scoreFact } from '../retrieve/rank.js';
 import { retrieveFacts } from '../retrieve/retrieve.js';
 import type { FactStore } from '../store/state.js';
-import { clipEnd, collapseWhitespace } from '../text.js';
+import { clipEnd, collapseWhitespace } from '../base/text.js';
 import {
   type BundleBudget,
   type BundleSection,

@@ -4,7 +4,7 @@
  * stale, and its changed files come first. The shell runs git and hands the raw output here,
  * so parsing and every decision stay pure.
  */
-import { sha256HexPrefix } from '../hash.js';
+import { sha256HexPrefix } from '../base/hash.js';
 import { findMissingEvidence, type MissingEvidence } from './ledger.js';
 import type { Checkpoint, SharedContext } from './model.js';
 

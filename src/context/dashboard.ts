@@ -4,7 +4,7 @@
  * is whitespace-collapsed and sits inside a list item, a table cell or a quote: none can forge
  * a heading or a row.
  */
-import { collapseWhitespace } from '../text.js';
+import { collapseWhitespace } from '../base/text.js';
 import type { ContextFile, LastRun, SharedContext } from './model.js';
 
 const safe = (text: string): string => collapseWhitespace(text);

@@ -4,8 +4,8 @@
  * symbol; otherwise it is refused, so a later session never inherits an unbacked "done".
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { deepFreeze } from '../store/immer.js';
-import { collapseWhitespace } from '../text.js';
+import { deepFreeze } from '../base/immer.js';
+import { collapseWhitespace } from '../base/text.js';
 import { hasControlCharacters } from './key.js';
 import { type Claim, CONTEXT_LIMITS, type EvidenceLedger, type FileEvidence } from './model.js';
 

@@ -3,7 +3,7 @@
  * largest pinned budget whole: `pinRule` refuses a rule that would not, and decoding refuses a
  * file whose rules do not.
  */
-import { collapseWhitespace } from '../text.js';
+import { collapseWhitespace } from '../base/text.js';
 
 /** The header line of the pinned-rules section. */
 export const PINNED_HEADER = '## Pinned rules';

@@ -6,8 +6,8 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
-import { deepFreeze, produce } from '../store/immer.js';
-import { collapseWhitespace } from '../text.js';
+import { deepFreeze, produce } from '../base/immer.js';
+import { collapseWhitespace } from '../base/text.js';
 import { checkpointAt, type ContextStatus, type RepositorySnapshot } from './checkpoint.js';
 import { isSameContextKey, compareContextKeys } from './key.js';
 import { type ClaimInput, recordClaim } from './ledger.js';

@@ -5,7 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { FACT_LIMITS, isFactTag, makeFact, type SessionFact, shareTags, type SourceRole } from '../fact.js';
-import { clipEnd, clipStart, collapseWhitespace } from '../text.js';
+import { clipEnd, clipStart, collapseWhitespace } from '../base/text.js';
 import type { ImplementerResult, ReviewerResult } from './contract.js';
 import { readString } from './fields.js';
 import type { ExtractionRule, FactDraft, RuleContext } from './rule.js';

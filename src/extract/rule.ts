@@ -1,5 +1,5 @@
 import type { FactTag } from '../fact.js';
-import { clipEnd, clipStart, collapseWhitespace } from '../text.js';
+import { clipEnd, clipStart, collapseWhitespace } from '../base/text.js';
 
 /** A fact as a rule proposes it; the extractor adds id, time, source and confidence. */
 export interface FactDraft {

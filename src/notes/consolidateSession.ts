@@ -1,4 +1,4 @@
-import { produce } from '../store/immer.js';
+import { produce } from '../base/immer.js';
 import type { NotesSessionConsolidatedEvent } from './events.js';
 import { consolidateGlobalFactsWithReport } from './global.js';
 import { type CategorizedFact, isNotesId } from './model.js';

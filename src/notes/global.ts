@@ -3,7 +3,7 @@
  * it deterministically: duplicates collapse, the newer wording wins, and past the cap the least
  * recently confirmed facts fall off, each one reported.
  */
-import { deepFreeze } from '../store/immer.js';
+import { deepFreeze } from '../base/immer.js';
 import {
   type CategorizedFact,
   factKey,

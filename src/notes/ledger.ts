@@ -4,7 +4,7 @@
  * facts: two partners in one session share nothing but the session id.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { deepFreeze } from '../store/immer.js';
+import { deepFreeze } from '../base/immer.js';
 import type { GlobalFacts } from './global.js';
 import {
   type CategorizedFact,

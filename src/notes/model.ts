@@ -4,7 +4,7 @@
  * normalized here, where it enters, and every later stage can trust it to sit on one line.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { clipEnd, collapseWhitespace } from '../text.js';
+import { clipEnd, collapseWhitespace } from '../base/text.js';
 
 /** One fact about a user: a category from the ledger's set and one sentence. */
 export interface CategorizedFact {

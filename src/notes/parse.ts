@@ -6,7 +6,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import { clipEnd, collapseWhitespace } from '../text.js';
+import { clipEnd, collapseWhitespace } from '../base/text.js';
 import { type CategorizedFact, categoryNames, DEFAULT_CATEGORIES, keepValidFacts, NOTES_LIMITS } from './model.js';
 
 /** Why an answer holds no usable fact list. */

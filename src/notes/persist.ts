@@ -4,7 +4,7 @@
  * fact, and names the first problem precisely; it never yields a half-read ledger.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { deepFreeze } from '../store/immer.js';
+import { deepFreeze } from '../base/immer.js';
 import type { GlobalFacts } from './global.js';
 import {
   type NotesLedger,

@@ -5,7 +5,7 @@
  * collapsed onto its own line and clipped, and facts are shown as JSON, so nothing a user
  * writes can pose as an instruction line of the prompt.
  */
-import { clipEnd, collapseWhitespace } from '../text.js';
+import { clipEnd, collapseWhitespace } from '../base/text.js';
 import { type ConversationMessage, selectRecentTurns } from './conversation.js';
 import { type CategorizedFact, DEFAULT_CATEGORIES, NOTES_LIMITS, type NoteCategory } from './model.js';
 

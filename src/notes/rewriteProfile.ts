@@ -1,4 +1,4 @@
-import { produce } from '../store/immer.js';
+import { produce } from '../base/immer.js';
 import { type CategorizedFact, isNotesId, keepValidFacts, NOTES_LIMITS, sameFacts } from './model.js';
 import { type NotesLedger, selectGlobalFacts, storedKey } from './ledger.js';
 

@@ -5,7 +5,7 @@
  * throws and none waits for the model.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { deepFreeze } from '../store/immer.js';
+import { deepFreeze } from '../base/immer.js';
 import { endStageWithReport } from './consolidateSession.js';
 import {
   type ConversationMessage,

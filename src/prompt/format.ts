@@ -1,5 +1,5 @@
 import type { SessionFact } from '../fact.js';
-import { clipEnd, clipStart, collapseWhitespace } from '../text.js';
+import { clipEnd, clipStart, collapseWhitespace } from '../base/text.js';
 
 /** The header line of the injected section. */
 export const SESSION_CONTEXT_HEADER = '[Session Context]';

@@ -14,7 +14,7 @@ import {
   type TermPostings,
 } from '../store/searchIndex.js';
 import { trieGet, trieSize } from '../store/trie.js';
-import { mentionedPaths, queryTerms } from '../terms.js';
+import { mentionedPaths, queryTerms } from './index/terms.js';
 
 /**
  * Multipliers for kinds of facts. Each was measured on the labeled evaluation (`npm run eval`):

@@ -17,8 +17,8 @@ import { type FactStore, pairHash, pairKey, recordKey } from '../store/state.js'
 import { deriveRecords } from '../store/timeline.js';
 import { isFileFact, selectPairLog } from '../store/write.js';
 import { trieFind, trieForEach, trieGet } from '../store/trie.js';
-import { queryTerms } from '../terms.js';
-import { collapseWhitespace } from '../text.js';
+import { queryTerms } from './index/terms.js';
+import { collapseWhitespace } from '../base/text.js';
 import {
   combineScore,
   planQuery,

@@ -16,7 +16,7 @@ import type { RankingOverrides } from '../retrieve/rank.js';
 import { type CompactionReport, compactIn } from '../store/compact.js';
 import { addFactsIn } from '../store/addFacts.js';
 import { applyEventIn, type TrackerEvent } from '../store/events.js';
-import { deepFreeze } from '../store/immer.js';
+import { deepFreeze } from '../base/immer.js';
 import { emptyFactStore, type FactStore, pairKey } from '../store/state.js';
 import { latestAssertionTime } from '../store/timeline.js';
 import { type Batch, beginTransientBatch, sealTree } from '../store/trie.js';

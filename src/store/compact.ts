@@ -1,5 +1,5 @@
 import { type FactTag, FACT_LIMITS, makeFact, type SessionFact } from '../fact.js';
-import { clipEnd } from '../text.js';
+import { clipEnd } from '../base/text.js';
 import { type FactStore, type PairLog, pairHash, pairKey, recordKey } from './state.js';
 import { byTimeThenId, deriveRecords, validRecords, withAssertions } from './timeline.js';
 import { shardGet } from './shards.js';

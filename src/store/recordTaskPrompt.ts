@@ -1,4 +1,4 @@
-import { produce } from './immer.js';
+import { produce } from '../base/immer.js';
 import { finishIndex, indexTaskPrompt, keyHash, writeIndex } from './searchIndex.js';
 import type { FactStore } from './state.js';
 import { type Batch, isTransient, trieGet } from './trie.js';

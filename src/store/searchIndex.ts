@@ -15,8 +15,8 @@
  * - `conventions`: the valid facts tagged `convention` (always eligible for retrieval).
  */
 import type { SessionFact } from '../fact.js';
-import { fnv1a } from '../hash.js';
-import { textTerms } from '../terms.js';
+import { fnv1a } from '../base/hash.js';
+import { textTerms } from '../retrieve/index/terms.js';
 import {
   type Batch,
   beginBatch,

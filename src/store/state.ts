@@ -1,6 +1,6 @@
 import type { SessionFact } from '../fact.js';
-import { fnv1a } from '../hash.js';
-import { deepFreeze } from './immer.js';
+import { fnv1a } from '../base/hash.js';
+import { deepFreeze } from '../base/immer.js';
 import { emptySearchIndex, type SearchIndex } from './searchIndex.js';
 import type { Shards } from './shards.js';
 import { EMPTY_TRIE } from './trie.js';

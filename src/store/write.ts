@@ -3,7 +3,7 @@
  * again and only the records that differ are written, so untouched shards keep their identity.
  */
 import type { SessionFact } from '../fact.js';
-import { deepFreeze, produce } from './immer.js';
+import { deepFreeze, produce } from '../base/immer.js';
 import { shardGet, shardsFrom, shardValues, shardWrite } from './shards.js';
 import { type FactStore, type PairLog, pairHash, pairKey, recordKey } from './state.js';
 import { deriveRecords } from './timeline.js';

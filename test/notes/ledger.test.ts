@@ -21,7 +21,7 @@ import {
 import type { CategorizedFact } from '../../src/notes/model.js';
 import { decodeNotes, encodeNotes } from '../../src/notes/persist.js';
 import { rewriteProfile } from '../../src/notes/rewriteProfile.js';
-import { decodeSavedState, decodeState, encodeState } from '../../src/store/persist.js';
+import { decodeSavedState, decodeState, encodeState } from '../../src/state/savedState.js';
 import { emptyFactStore } from '../../src/store/state.js';
 import { eventArb, factArb, factListArb, ledgerArb, SESSIONS, USERS } from './arbitraries.js';
 

@@ -265,7 +265,7 @@ describe('formatSessionFacts', () => {
 
 describe('collapseWhitespace', () => {
   it('agrees with collapsing by the full pattern, for any text (the fast path skips only collapsed text)', async () => {
-    const { collapseWhitespace } = await import('../../src/text.js');
+    const { collapseWhitespace } = await import('../../src/base/text.js');
     const pattern = /[\s\p{Cc}\p{Zl}\p{Zp}\u202A-\u202E\u2066-\u2069]+/gu;
     fc.assert(
       fc.property(

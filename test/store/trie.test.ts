@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { fnv1a } from '../../src/hash.js';
+import { fnv1a } from '../../src/base/hash.js';
 import {
   beginBatch,
   beginTransientBatch,

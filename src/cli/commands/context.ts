@@ -21,7 +21,7 @@ import {
 } from '../../context/node/store.js';
 import { recordContextClaim } from '../../context/update.js';
 import type { FactStore } from '../../store/state.js';
-import { collapseWhitespace } from '../../text.js';
+import { collapseWhitespace } from '../../base/text.js';
 import type { CheckpointRequest, ContextCommand } from '../contextArgs.js';
 import { type CliIo, EXIT_OK } from '../io.js';
 import { isSavedStateText, parseSavedState } from '../source.js';

@@ -16,9 +16,9 @@ import {
   type NotesStageStep,
   replayConversationLog,
 } from '../../notes/replay.js';
-import { encodeState } from '../../store/persist.js';
+import { encodeState } from '../../state/savedState.js';
 import { emptyFactStore } from '../../store/state.js';
-import { clipEnd, collapseWhitespace } from '../../text.js';
+import { clipEnd, collapseWhitespace } from '../../base/text.js';
 import type { NotesCommand } from '../args.js';
 import type { CliIo } from '../io.js';
 import { formatTime } from '../render.js';

@@ -4,7 +4,7 @@
  * proper-lockfile, and moving a broken file aside to a timestamped backup.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { collapseWhitespace } from '../../text.js';
+import { collapseWhitespace } from '../../base/text.js';
 import type { ContextError } from '../model.js';
 import { nodeModules } from './modules.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mentionedPaths, queryTerms, textTerms } from '../src/terms.js';
+import { mentionedPaths, queryTerms, textTerms } from '../../src/retrieve/index/terms.js';
 
 describe('code-aware terms', () => {
   it('split a path into its segments and keep the file name whole and split', () => {

@@ -1,0 +1,92 @@
+/**
+ * session-fact-tracker/context: the shared context across sessions, pure core (schema, ledger,
+ * checkpoints, the bundle). Its Node shell is `session-fact-tracker/context/node`.
+ */
+export {
+  CONTEXT_KINDS,
+  CONTEXT_LIMITS,
+  CONTEXT_SCHEMA_VERSION,
+  DECISION_STATUSES,
+  DEFAULT_PINNED_RULES,
+  DEFAULT_WORKSTREAM,
+} from './model.js';
+export type {
+  Checkpoint,
+  ChecklistItem,
+  Claim,
+  CliSession,
+  CliSessions,
+  ContextError,
+  ContextFile,
+  ContextKey,
+  ContextKind,
+  ContextSessionsEntry,
+  ContextSessionsFile,
+  Decision,
+  DecisionStatus,
+  EvidenceLedger,
+  FileEvidence,
+  LastRun,
+  RunFailure,
+  RunStatus,
+  SharedContext,
+  WorkingSummary,
+} from './model.js';
+export { compareContextKeys, isSameContextKey, ordContextKey, parseContextKey } from './key.js';
+export {
+  findMissingEvidence,
+  formatLineRange,
+  isCompletionClaim,
+  normalizeEvidencePath,
+  parseClaim,
+  parseLineRange,
+  recordClaim,
+  selectEvidencePaths,
+} from './ledger.js';
+export type { ClaimInput, ClaimRejection, LineRange, MissingEvidence } from './ledger.js';
+export {
+  checkpointAt,
+  checkpointMismatch,
+  hashSummary,
+  hashTrackedFiles,
+  parseNameStatus,
+  parseWorkingTreeStatus,
+  unverifiedStatus,
+  verifyCheckpoint,
+} from './checkpoint.js';
+export type {
+  ChangedFile,
+  ContextStatus,
+  RepositoryEvidence,
+  RepositorySnapshot,
+  StaleReason,
+  WorkingFile,
+  WorkingTreeStatus,
+} from './checkpoint.js';
+export {
+  applyRunOutcome,
+  emptySharedContext,
+  markSummaryStale,
+  recordContextClaim,
+  selectContext,
+  upsertContext,
+} from './update.js';
+export type { FailedRun, RunOutcome, SucceededRun } from './update.js';
+export { decodeContextFile, decodeSessionsFile, encodeContextFile, encodeSessionsFile } from './schema.js';
+export type { ContextFileDocument, ContextSessionsDocument } from './schema.js';
+export { migrateContextDocument } from './migrate.js';
+export { CONTEXT_BUDGETS } from './budget.js';
+export type { BundleBudget, BundleSection, CharRange, ImplementationSection, PlanningSection } from './budget.js';
+export {
+  buildContextBundle,
+  CONTEXT_BUNDLE_HEADER,
+  DEFAULT_RELEVANCE_THRESHOLD,
+  selectRelevantFacts,
+} from './bundle.js';
+export type { BundleFacts, BundleInput, BundleOptions, BundleSectionReport, ContextBundle } from './bundle.js';
+export { PINNED_SECTION_MAX, pinnedRulesProblem } from './pinned.js';
+export { renderContextDashboard } from './dashboard.js';
+export { CONTEXT_CONFIG_FILE, parseFlagValue, resolveSharedContextFlag, SHARED_CONTEXT_ENV } from './flag.js';
+export type { SharedContextFlag } from './flag.js';
+export { CONTEXT_DIRECTORY, CONTEXT_GITIGNORE, contextFileNames } from './layout.js';
+export type { ContextFileNames } from './layout.js';

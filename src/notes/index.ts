@@ -1,0 +1,99 @@
+/**
+ * session-fact-tracker/notes: the notable-facts ledger, categorized facts per user and session
+ * kept by a small model, and its section of the saved-state file.
+ */
+export {
+  categoryNames,
+  DEFAULT_CATEGORIES,
+  describeCategories,
+  factKey,
+  keepValidFacts,
+  normalizeFactText,
+  NOTES_LIMITS,
+  parseCategories,
+  parseCategorizedFact,
+} from './model.js';
+export type { CategorizedFact, NoteCategory, ValidatedFacts } from './model.js';
+export { DEFAULT_HISTORY_TURNS, selectRecentTurns, splitRecentTurns } from './conversation.js';
+export type { ConversationMessage, RecentTurns } from './conversation.js';
+export { buildNotableFactsPrompt, buildProfileConsolidationPrompt, DEFAULT_PROMPT_TURNS } from './prompt.js';
+export type { NotableFactsPromptInput, ProfileConsolidationPromptInput } from './prompt.js';
+export { parseNotableFactsResponse, parseNotableFactsResponseWithWarnings } from './parse.js';
+export type {
+  NotableFactsError,
+  NotableFactsErrorCode,
+  NotableFactsResponse,
+  ParseNotableFactsOptions,
+} from './parse.js';
+export {
+  emptyNotesLedger,
+  selectGlobalFacts,
+  selectSessionFacts,
+  selectSessionNotes,
+  selectSessions,
+  selectUnconsolidatedSessions,
+  selectUserIds,
+  selectUserNotes,
+} from './ledger.js';
+export type { NotesLedger, NotesLedgerOptions, SessionEntry, SessionNotes, UserNotes } from './ledger.js';
+export { applyExtraction } from './applyExtraction.js';
+export type { ExtractionInput } from './applyExtraction.js';
+export { consolidateSession, consolidateSessionWithReport, endStageWithReport } from './consolidateSession.js';
+export type {
+  ConsolidationInput,
+  EndStageInput,
+  SessionConsolidation,
+  StageConsolidation,
+} from './consolidateSession.js';
+export { rewriteProfile } from './rewriteProfile.js';
+export type { ProfileRewriteInput } from './rewriteProfile.js';
+export { consolidateGlobalFacts, consolidateGlobalFactsWithReport } from './global.js';
+export type { ConsolidationOptions, GlobalConsolidation, GlobalFacts } from './global.js';
+export { applyNotesEvent, replayNotes } from './events.js';
+export type {
+  NotesEvent,
+  NotesExtractedEvent,
+  NotesExtractionFailedEvent,
+  NotesProfileRewriteFailedEvent,
+  NotesProfileRewrittenEvent,
+  NotesSessionConsolidatedEvent,
+} from './events.js';
+export { settleExtraction, settleProfileRewrite } from './port.js';
+export type { CompleteFn, CompleteOptions, ModelFailure, ModelFailureReason, ModelOutcome, NotesSlot } from './port.js';
+export {
+  formatGlobalFacts,
+  formatNotableFacts,
+  formatNotesBlocks,
+  GLOBAL_FACTS_HEADER,
+  NOTED_FACTS_HEADER,
+} from './format.js';
+export type { NotesBlocks } from './format.js';
+export { createNotableFactsTracker, DEFAULT_TIMEOUT_MS } from './tracker.js';
+export type {
+  NotableFactsTracker,
+  NotableFactsTrackerOptions,
+  NotesContext,
+  NotesListener,
+  RecordOutcome,
+  StageReport,
+} from './tracker.js';
+export { anthropicComplete } from './anthropic.js';
+export type { AnthropicCompleteOptions, MessagesClient, MessagesRequest, MessagesResponse } from './anthropic.js';
+export { decodeNotes, encodeNotes } from './persist.js';
+export type { SavedNotes, SavedProfile, SavedSessionNotes } from './persist.js';
+export { decodeSavedState } from '../state/savedState.js';
+export type { DecodedState } from '../state/savedState.js';
+export { NOTES_LOG_TYPES, parseNotesLog, parseNotesLogLine, replayConversationLog } from './replay.js';
+export type {
+  NotesExtractionStep,
+  NotesLogEntry,
+  NotesLogError,
+  NotesLogErrorCode,
+  NotesMessageStep,
+  NotesReplayOptions,
+  NotesReplayReport,
+  NotesReplayResult,
+  NotesReplayStep,
+  NotesReplaySummary,
+  NotesStageStep,
+} from './replay.js';
