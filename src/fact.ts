@@ -1,5 +1,6 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { sha256HexPrefix } from './base/hash.js';
+import { isRecord } from './base/record.js';
 
 /** The categories a fact can carry. */
 export const FACT_TAGS = ['file_change', 'convention', 'decision', 'error', 'dependency', 'test'] as const;
@@ -62,9 +63,6 @@ export const shareTags = (tags: ReadonlyArray<FactTag>): ReadonlyArray<FactTag> 
   if (shared === undefined) tagLists.set(key, (shared = Object.freeze([...unique])));
   return shared;
 };
-
-const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const checkText = (record: Readonly<Record<string, unknown>>, field: string, max: number): string | undefined => {
   const value = record[field];

@@ -3,9 +3,7 @@
  * anywhere, so a missing or mis-typed field reads as "nothing", never as an exception.
  */
 
-/** True for a plain (non-array) object. */
-export const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+import { isRecord } from '../base/record.js';
 
 /** The field when it is a string. */
 export const readString = (source: unknown, key: string): string | undefined => {
