@@ -6,6 +6,14 @@
 /** Whitespace, C0/C1 controls, line and paragraph separators and bidi controls: anything that could break or disguise a line. */
 const LINE_BREAKING = /[\s\p{Cc}\p{Zl}\p{Zp}\u202A-\u202E\u2066-\u2069]+/gu;
 
+/**
+ * Other invisible format characters (zero-width spaces and joiners, direction marks, the
+ * Arabic letter mark, tag characters, the soft hyphen): they render as nothing, so they are
+ * removed rather than turned into a space. They can hide text from a reader, or smuggle
+ * instructions past one (tag characters spell ASCII invisibly).
+ */
+const INVISIBLE = /(?![\u202A-\u202E\u2066-\u2069])\p{Cf}/gu;
+
 /** True for a code unit the collapsing pattern may match (anything but a plain visible character). */
 const mayBreakLine = (code: number): boolean =>
   code <= 0x20 ||
@@ -16,7 +24,19 @@ const mayBreakLine = (code: number): boolean =>
   code === 0x205f ||
   (code >= 0x2066 && code <= 0x2069) ||
   code === 0x3000 ||
-  code === 0xfeff;
+  code === 0xfeff ||
+  // Format characters (see INVISIBLE); any surrogate, so astral ones (tag characters) are checked by the pattern.
+  code === 0xad ||
+  (code >= 0x600 && code <= 0x605) ||
+  code === 0x61c ||
+  code === 0x6dd ||
+  code === 0x70f ||
+  code === 0x8e2 ||
+  code === 0x180e ||
+  (code >= 0x200b && code <= 0x200f) ||
+  (code >= 0x2060 && code <= 0x206f) ||
+  (code >= 0xd800 && code <= 0xdfff) ||
+  (code >= 0xfff9 && code <= 0xfffb);
 
 /** True when `text` is already collapsed: single spaces between visible characters only. */
 const isCollapsed = (text: string): boolean => {
@@ -28,9 +48,9 @@ const isCollapsed = (text: string): boolean => {
   return true;
 };
 
-/** Trims and turns every run of whitespace or control characters into one space. */
+/** Trims, removes invisible format characters and turns every run of whitespace or control characters into one space. */
 export const collapseWhitespace = (text: string): string =>
-  isCollapsed(text) ? text : text.replace(LINE_BREAKING, ' ').trim();
+  isCollapsed(text) ? text : text.replace(INVISIBLE, '').replace(LINE_BREAKING, ' ').trim();
 
 const ELLIPSIS = '...';
 

@@ -1,0 +1,33 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { collapseWhitespace } from '../../src/base/text.js';
+
+const INVISIBLE_OR_BREAKING = /[\p{Cf}\p{Cc}\p{Zl}\p{Zp}\n\r\t]/u;
+
+describe('collapseWhitespace', () => {
+  it.each([
+    ['zero-width space', 'a\u200Bb', 'ab'],
+    ['left-to-right and right-to-left marks', 'x\u200E\u200Fy', 'xy'],
+    ['Arabic letter mark', 'x\u061Cy', 'xy'],
+    ['tag characters spelling text', 'ok\u{E0041}\u{E0042}', 'ok'],
+    ['soft hyphen and word joiner', 'co\u00ADop\u2060', 'coop'],
+    ['a bidi override, as a space', 'a\u202Eb', 'a b'],
+    ['newlines and tabs', ' a\n\tb\r\n', 'a b'],
+  ])('removes or collapses %s', (_name, input, expected) => {
+    expect(collapseWhitespace(input)).toBe(expected);
+  });
+
+  it('keeps emoji and other astral text', () => {
+    expect(collapseWhitespace('ship it \u{1F680}')).toBe('ship it \u{1F680}');
+  });
+
+  it('leaves no format, control or line-breaking character in any text, and is idempotent', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (text) => {
+        const collapsed = collapseWhitespace(text);
+        expect(INVISIBLE_OR_BREAKING.test(collapsed)).toBe(false);
+        expect(collapseWhitespace(collapsed)).toBe(collapsed);
+      }),
+    );
+  });
+});
