@@ -51,7 +51,7 @@ export { implementerRules, mentionsConvention, reviewerRules } from './extract/r
 export { freeText, isPlaceholder, pathText } from './extract/rule.js';
 export type { ExtractionRule, FactDraft, RuleContext } from './extract/rule.js';
 
-export { explainRetrieval, retrieveFacts } from './retrieve/retrieve.js';
+export { explainRetrieval, retrieveFacts } from './prompt/retrieve.js';
 export type { ExclusionReason, FactQuery, RetrievalDecision } from './retrieve/retrieve.js';
 export { estimateTokens } from './tokens/estimate.js';
 export { DEFAULT_RANKING, factPriors } from './retrieve/rank.js';

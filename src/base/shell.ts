@@ -15,6 +15,8 @@ export interface ShellOptions<S, E> {
   readonly reduce: (state: S, event: E) => S;
   /** Keep events that changed nothing in the log too (failures worth recording), default false. */
   readonly logUnchanged?: boolean;
+  /** Called on the states a listener is about to receive (to make them safe to keep). */
+  readonly share?: (state: S) => void;
 }
 
 /** A state, its event log and its listeners. */
@@ -48,7 +50,9 @@ export const createShell = <S, E>(options: ShellOptions<S, E>): Shell<S, E> => {
       if (next !== state || logUnchanged) log.push(event);
       state = next;
     }
-    if (state === previous) return state;
+    if (state === previous || listeners.size === 0) return state;
+    options.share?.(previous);
+    options.share?.(state);
     for (const listener of [...listeners]) {
       try {
         listener(state, previous);

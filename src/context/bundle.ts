@@ -11,8 +11,7 @@
  */
 import type { SessionFact } from '../fact.js';
 import { formatFactLine } from '../prompt/format.js';
-import { planQuery, resolveRanking, scoreFact } from '../retrieve/rank.js';
-import { retrieveFacts } from '../retrieve/retrieve.js';
+import { retrieveFacts } from '../prompt/retrieve.js';
 import type { FactStore } from '../store/state.js';
 import { clipEnd, collapseWhitespace } from '../base/text.js';
 import {
@@ -202,16 +201,15 @@ export const selectRelevantFacts = (facts: BundleFacts, fallbackQuery: string): 
   const query = text(facts.query ?? fallbackQuery);
   if (query === '') return [];
   const maxFacts = facts.maxFacts ?? DEFAULT_MAX_FACTS;
-  const candidates = retrieveFacts(facts.store, {
+  // Own relevance only: the words of the task that produced a fact do not make it relevant here.
+  return retrieveFacts(facts.store, {
     taskDescription: query,
     taskId: '',
     maxFacts,
     maxTokens: Number.MAX_SAFE_INTEGER,
+    ranking: { contextWeight: 0 },
+    minScore: facts.threshold ?? DEFAULT_RELEVANCE_THRESHOLD,
   });
-  if (candidates.length === 0) return [];
-  const plan = planQuery(facts.store.index, facts.store.validCount, query, resolveRanking(undefined));
-  const threshold = facts.threshold ?? DEFAULT_RELEVANCE_THRESHOLD;
-  return candidates.filter((fact) => scoreFact(plan, fact, 0, false).total >= threshold);
 };
 
 const retrievedDraft = (facts: ReadonlyArray<SessionFact>, threshold: number): SectionDraft => ({

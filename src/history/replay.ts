@@ -8,12 +8,13 @@
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import type { SessionFact } from '../fact.js';
-import { explainRetrieval, type FactQuery, type RetrievalDecision } from '../retrieve/retrieve.js';
+import { explainRetrieval } from '../prompt/retrieve.js';
+import type { FactQuery, RetrievalDecision } from '../retrieve/retrieve.js';
 import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
 import type { ContractError } from '../runtime/parse.js';
-import { createTracker } from '../runtime/tracker.js';
+import { createFactTracker } from '../runtime/tracker.js';
 import { selectAllFacts, selectValidCount, selectValidFacts } from '../store/selectors.js';
-import type { FactStore } from '../store/state.js';
+import { emptyFactStore, type FactStore, withMutations } from '../store/state.js';
 import { type HistoryEvent, type HistoryLineErrorCode, type HistoryPromptEvent, parseHistory } from './events.js';
 
 /** Facts per prompt when neither the prompt event nor the options say. */
@@ -136,12 +137,11 @@ export const replayHistory = (text: string, options: ReplayOptions = {}): Replay
   const countTokens = options.countTokens ?? estimateTokens;
   const parsed = parseHistory(text);
   let now = 0;
-  // The replay owns its tracker and reads the state only through it, so the tracker may write
-  // in place between the snapshots it takes (the result is the same frozen store).
-  const tracker = createTracker(
-    { clock: () => now, countTokens, ...(options.ranking === undefined ? {} : { ranking: options.ranking }) },
-    { transient: true },
-  );
+  const tracker = createFactTracker({
+    clock: () => now,
+    countTokens,
+    ...(options.ranking === undefined ? {} : { ranking: options.ranking }),
+  });
 
   const prompts: PromptReport[] = [];
   const retrievals: PromptRetrieval[] = [];
@@ -153,55 +153,60 @@ export const replayHistory = (text: string, options: ReplayOptions = {}): Replay
   // Line problems count up to where the replay stopped: the lines after it were never reached.
   let stopLine = options.untilLine === undefined ? Infinity : options.untilLine + 1;
 
-  for (const event of parsed.events) {
-    if (isPast(event, options)) {
-      stopLine = Math.min(stopLine, event.line);
-      break;
-    }
-    now = event.at;
-    switch (event.type) {
-      case 'dispatch': {
-        dispatches += 1;
-        historyTokens += countTokens(outputText(event.output));
-        const ingested = tracker.ingestOutput({ role: event.role, taskId: event.taskId, output: event.output });
-        if (E.isLeft(ingested))
-          rejected.push({ line: event.line, code: ingested.left.code, message: ingested.left.message });
+  // The replay owns its tracker and keeps no state but the snapshots it takes (sealed as they
+  // are taken), so it runs as one `withMutations` run: the store is written in place between them.
+  withMutations(emptyFactStore(), () => {
+    for (const event of parsed.events) {
+      if (isPast(event, options)) {
+        stopLine = Math.min(stopLine, event.line);
         break;
       }
-      case 'prompt': {
-        const query = queryFor(event, options, countTokens);
-        if (options.keepRetrievals === true)
-          retrievals.push({ line: event.line, taskPrompt: event.taskPrompt, store: tracker.getSnapshot(), query });
-        const { sessionContext, facts } = tracker.compilePrompt({
-          taskId: event.taskId,
-          taskPrompt: event.taskPrompt,
-          ...(query.tags === undefined ? {} : { tags: query.tags }),
-          maxFacts: query.maxFacts,
-          maxTokens: query.maxTokens,
-        });
-        const tokens = countTokens(sessionContext);
-        contextTokens += tokens;
-        prompts.push({
-          line: event.line,
-          taskId: event.taskId,
-          sessionContext,
-          facts,
-          contextTokens: tokens,
-          historyTokens,
-        });
-        break;
+      now = event.at;
+      switch (event.type) {
+        case 'dispatch': {
+          dispatches += 1;
+          historyTokens += countTokens(outputText(event.output));
+          const ingested = tracker.ingestOutput({ role: event.role, taskId: event.taskId, output: event.output });
+          if (E.isLeft(ingested))
+            rejected.push({ line: event.line, code: ingested.left.code, message: ingested.left.message });
+          break;
+        }
+        case 'prompt': {
+          const query = queryFor(event, options, countTokens);
+          if (options.keepRetrievals === true)
+            retrievals.push({ line: event.line, taskPrompt: event.taskPrompt, store: tracker.getSnapshot(), query });
+          const { sessionContext, facts } = tracker.compilePrompt({
+            taskId: event.taskId,
+            taskPrompt: event.taskPrompt,
+            ...(query.tags === undefined ? {} : { tags: query.tags }),
+            maxFacts: query.maxFacts,
+            maxTokens: query.maxTokens,
+          });
+          const tokens = countTokens(sessionContext);
+          contextTokens += tokens;
+          prompts.push({
+            line: event.line,
+            taskId: event.taskId,
+            sessionContext,
+            facts,
+            contextTokens: tokens,
+            historyTokens,
+          });
+          break;
+        }
+        case 'invalidate':
+          tracker.invalidate(event.subject, event.relation, event.at);
+          break;
+        case 'compact':
+          tracker.compact(event.maxFacts);
+          break;
       }
-      case 'invalidate':
-        tracker.invalidate(event.subject, event.relation, event.at);
-        break;
-      case 'compact':
-        tracker.compact(event.maxFacts);
-        break;
+      replayed += 1;
+      if (options.onProgress !== undefined && replayed % PROGRESS_STEP === 0)
+        options.onProgress(replayed, parsed.events.length);
     }
-    replayed += 1;
-    if (options.onProgress !== undefined && replayed % PROGRESS_STEP === 0)
-      options.onProgress(replayed, parsed.events.length);
-  }
+    return tracker.getSnapshot();
+  });
   options.onProgress?.(replayed, parsed.events.length);
 
   const errors = [...parsed.errors.filter((error) => error.line < stopLine), ...rejected].sort(

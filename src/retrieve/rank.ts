@@ -4,17 +4,11 @@
  * prompt and summary), times explicit priors for kinds of facts that rarely help a later
  * task, plus a boost that puts the facts of a file the query names exactly first.
  */
+import * as PMap from '../base/persistentMap.js';
 import type { SessionFact } from '../fact.js';
-import {
-  factTermWeights,
-  keyHash,
-  postingWeight,
-  quantize,
-  type SearchIndex,
-  type TermPostings,
-} from '../store/searchIndex.js';
-import { trieGet, trieSize } from '../store/trie.js';
+import type { SearchIndex, TermPostings } from './index/searchIndex.js';
 import { mentionedPaths, queryTerms } from './index/terms.js';
+import { factTermWeights, idf, postingWeight, quantize } from './index/weights.js';
 
 /**
  * Multipliers for kinds of facts. Each was measured on the labeled evaluation (`npm run eval`):
@@ -143,9 +137,6 @@ export interface QueryPlan {
   readonly ranking: RankingOptions;
 }
 
-const idf = (documents: number, frequency: number): number =>
-  Math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5));
-
 /**
  * Terms too common to tell facts apart are skipped: they would dominate the cost of a query
  * and barely move a score. That is a term in more than half the documents (idf below 0.7, in
@@ -157,8 +148,8 @@ const isTooCommon = (documents: number, frequency: number): boolean =>
 
 const planTerms = (trie: SearchIndex['terms'], documents: number, terms: ReadonlyArray<string>): PlannedTerm[] =>
   terms.flatMap((term) => {
-    const postings = trieGet(trie, keyHash(term), term);
-    const frequency = trieSize(postings);
+    const postings = PMap.get(trie, term);
+    const frequency = postings === undefined ? 0 : PMap.size(postings);
     return isTooCommon(documents, frequency) ? [] : [{ term, idf: idf(documents, frequency), postings }];
   });
 

@@ -8,17 +8,17 @@
  * store. `explainRetrieval` scores every stored fact the same way and records where each one
  * left the pipeline; its included facts are exactly what `retrieveFacts` returns.
  */
+import * as PMap from '../base/persistentMap.js';
+import { collapseWhitespace } from '../base/text.js';
 import type { FactTag, SessionFact } from '../fact.js';
-import { formatSessionFacts } from '../prompt/format.js';
 import { selectAllFacts } from '../store/selectors.js';
-import { shardGet } from '../store/shards.js';
-import { keyHash, postingWeight } from '../store/searchIndex.js';
-import { type FactStore, pairHash, pairKey, recordKey } from '../store/state.js';
+import { type FactStore, pairKey, selectValidFact, validCount } from '../store/state.js';
 import { deriveRecords } from '../store/timeline.js';
 import { isFileFact, selectPairLog } from '../store/write.js';
-import { trieFind, trieForEach, trieGet } from '../store/trie.js';
+import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
+import { type BudgetSettings, fitToBudget, type SectionRenderer } from './budget.js';
 import { queryTerms } from './index/terms.js';
-import { collapseWhitespace } from '../base/text.js';
+import { postingWeight } from './index/weights.js';
 import {
   combineScore,
   planQuery,
@@ -29,7 +29,6 @@ import {
   type ScoreParts,
   scoreFact,
 } from './rank.js';
-import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
 
 /** What the next task needs facts for. */
 export interface FactQuery {
@@ -41,6 +40,8 @@ export interface FactQuery {
   readonly countTokens?: TokenCounter;
   /** Overrides of the ranking defaults (`DEFAULT_RANKING`). */
   readonly ranking?: RankingOverrides;
+  /** Facts scoring below this are left out as `no_match`, conventions included (default: none). */
+  readonly minScore?: number;
 }
 
 /** Why a fact was not injected. */
@@ -56,28 +57,34 @@ export interface RetrievalDecision {
   readonly parts?: ScoreParts;
 }
 
-interface Settings {
+interface Settings extends BudgetSettings {
   readonly plan: QueryPlan;
   readonly taskId: string;
   readonly wanted: ReadonlySet<string>;
-  readonly maxFacts: number;
-  readonly maxTokens: number;
-  readonly countTokens: TokenCounter;
+  readonly minScore: number;
 }
 
 const isCount = (value: unknown): value is number => typeof value === 'number' && value >= 0;
 
-const settingsFor = (store: FactStore, query: FactQuery): Settings => {
+/** Reads each field of the query once (a getter may throw or change its answer), inside the caller's guard. */
+const settingsFor = (store: FactStore, query: FactQuery, render: SectionRenderer): Settings => {
   const q: Partial<FactQuery> = typeof query === 'object' && query !== null ? query : {};
-  const description = typeof q.taskDescription === 'string' ? q.taskDescription : '';
-  const rawTaskId = typeof q.taskId === 'string' || typeof q.taskId === 'number' ? String(q.taskId) : '';
+  const { taskDescription, taskId, tags, maxFacts, maxTokens, countTokens, ranking, minScore } = q;
+  const rawTaskId = typeof taskId === 'string' || typeof taskId === 'number' ? String(taskId) : '';
   return {
-    plan: planQuery(store.index, store.validCount, description, resolveRanking(q.ranking)),
+    plan: planQuery(
+      store.index,
+      validCount(store),
+      typeof taskDescription === 'string' ? taskDescription : '',
+      resolveRanking(ranking),
+    ),
     taskId: collapseWhitespace(rawTaskId),
-    wanted: new Set<string>(Array.isArray(q.tags) ? q.tags : []),
-    maxFacts: isCount(q.maxFacts) ? Math.floor(q.maxFacts) : 0,
-    maxTokens: isCount(q.maxTokens) ? q.maxTokens : -1,
-    countTokens: typeof q.countTokens === 'function' ? q.countTokens : estimateTokens,
+    wanted: new Set<string>(Array.isArray(tags) ? tags : []),
+    maxFacts: isCount(maxFacts) ? Math.floor(maxFacts) : 0,
+    maxTokens: isCount(maxTokens) ? maxTokens : -1,
+    countTokens: typeof countTokens === 'function' ? countTokens : estimateTokens,
+    minScore: typeof minScore === 'number' && Number.isFinite(minScore) ? minScore : -Infinity,
+    render,
   };
 };
 
@@ -97,7 +104,10 @@ const contextTable = (store: FactStore, plan: QueryPlan): ContextTable => {
   // A task's context score: its BM25 against the query, summed in query-term order, then weighted.
   const sums = new Map<string, number>();
   for (const { idf, postings } of plan.contextTerms)
-    trieForEach(postings, (weight, taskId) => sums.set(taskId, (sums.get(taskId) ?? 0) + idf * postingWeight(weight)));
+    if (postings !== undefined)
+      PMap.forEach(postings, (weight, taskId) =>
+        sums.set(taskId, (sums.get(taskId) ?? 0) + idf * postingWeight(weight)),
+      );
   // The best `contextTasks` tasks, kept in a short sorted list (no sort of every match).
   const limit = plan.ranking.contextTasks;
   const best: Array<[string, number]> = [];
@@ -115,7 +125,7 @@ const contextTable = (store: FactStore, plan: QueryPlan): ContextTable => {
   const byTask = new Map(ranked);
   const byPair = new Map<string, number>();
   for (const [taskId, score] of ranked)
-    for (const pair of trieGet(store.index.tasks, keyHash(taskId), taskId)?.touched ?? [])
+    for (const pair of PMap.get(store.index.tasks, taskId)?.touched ?? [])
       byPair.set(pair, (byPair.get(pair) ?? 0) + score);
   return { byTask, byPair };
 };
@@ -124,19 +134,14 @@ const factContext = (table: ContextTable, fact: SessionFact): number =>
   (isFileFact(fact) ? table.byPair.get(pairKey(fact.subject, fact.relation)) : table.byTask.get(fact.sourceTaskId)) ??
   0;
 
-/** The valid record of the fact `id` (records are placed by their fact id, so all of an id's records share a leaf). */
-const validRecord = (store: FactStore, id: string): SessionFact | undefined =>
-  trieFind(store.records, id, (fact) => fact.id === id && fact.validTo === undefined);
-
 /** True when an `issue` fact's text is also a valid `convention` of its subject, asserted with it. */
 const repeatsConvention = (store: FactStore, fact: SessionFact): boolean => {
   if (fact.relation !== 'issue') return false;
   const twin = selectPairLog(store, fact.subject, 'convention')?.assertions.find(
     (assertion) => assertion.validFrom === fact.validFrom && assertion.object === fact.object,
   );
-  if (twin === undefined) return false;
-  const record = shardGet(store.records, twin.id, recordKey(twin));
-  return record !== undefined && record.validTo === undefined;
+  // The twin's run must be the valid one: the valid record of an id is the assertion that opened its run.
+  return twin !== undefined && selectValidFact(store, twin.id)?.validFrom === twin.validFrom;
 };
 
 /** The first stage a valid fact fails, given its score; undefined when it is a candidate. */
@@ -145,6 +150,7 @@ const filterReason = (settings: Settings, fact: SessionFact, parts: Score): Excl
   if (settings.wanted.size > 0 && !fact.tags.some((tag) => settings.wanted.has(tag))) return 'tag';
   if (fact.sourceTaskId === settings.taskId) return 'own_task';
   if (!(parts.total > 0) && !fact.tags.includes('convention')) return 'no_match';
+  if (parts.total < settings.minScore) return 'no_match';
   return undefined;
 };
 
@@ -158,30 +164,9 @@ const byRank = (a: Scored, b: Scored): number =>
   b.fact.validFrom - a.fact.validFrom ||
   (a.fact.id < b.fact.id ? -1 : a.fact.id > b.fact.id ? 1 : 0);
 
-const fitsBudget = (section: string, maxTokens: number, countTokens: TokenCounter): boolean => {
-  try {
-    const tokens = countTokens(section);
-    return typeof tokens === 'number' && tokens <= maxTokens;
-  } catch {
-    return false;
-  }
-};
-
-/** Ranks candidates and applies `maxFacts` and the token budget; returns each candidate's reason (none: included). */
-const selectRanked = <P extends Score>(
-  settings: Settings,
-  candidates: Array<Scored<P>>,
-): Array<Scored<P> & { reason?: ExclusionReason }> => {
-  candidates.sort(byRank);
-  const included: SessionFact[] = [];
-  return candidates.map((candidate, rank) => {
-    if (rank >= settings.maxFacts) return { ...candidate, reason: 'max_facts' as const };
-    if (!fitsBudget(formatSessionFacts([...included, candidate.fact]), settings.maxTokens, settings.countTokens))
-      return { ...candidate, reason: 'budget' as const };
-    included.push(candidate.fact);
-    return candidate;
-  });
-};
+/** Ranks candidates, then applies `maxFacts` and the token budget; returns each candidate's reason (none: included). */
+const selectRanked = <P extends Score>(settings: Settings, candidates: Array<Scored<P>>) =>
+  fitToBudget(settings, candidates.sort(byRank));
 
 /** A max-heap of candidate indices by their upper bound. */
 const popOrder = (bounds: Float64Array): (() => number | undefined) => {
@@ -232,7 +217,8 @@ const topCandidates = (store: FactStore, settings: Settings): Scored[] => {
   // Term scores summed in query-term order, as scoreFact sums them, and which terms matched.
   const matches = new Map<string, { score: number; mask: number }>();
   plan.terms.forEach(({ idf, postings }, bit) => {
-    trieForEach(postings, (weight, key) => {
+    if (postings === undefined) return;
+    PMap.forEach(postings, (weight, key) => {
       const match = matches.get(key);
       const contribution = idf * postingWeight(weight);
       if (match === undefined) matches.set(key, { score: contribution, mask: canMask ? 1 << bit : 0 });
@@ -248,9 +234,9 @@ const topCandidates = (store: FactStore, settings: Settings): Scored[] => {
     if (!(value <= (contextBound.get(key) ?? 0))) contextBound.set(key, value);
   };
   for (const [taskId, score] of table.byTask)
-    for (const key of trieGet(store.index.tasks, keyHash(taskId), taskId)?.facts ?? []) raise(key, score);
+    for (const key of PMap.get(store.index.tasks, taskId)?.facts ?? []) raise(key, score);
   for (const [pair, score] of table.byPair) {
-    const log = shardGet(store.pairs, pairHash(pair), pair);
+    const log = PMap.get(store.pairs, pair);
     if (log !== undefined) for (const fact of deriveRecords(log)) if (fact.validTo === undefined) raise(fact.id, score);
   }
   const keys = new Set([...matches.keys(), ...contextBound.keys()]);
@@ -271,7 +257,7 @@ const topCandidates = (store: FactStore, settings: Settings): Scored[] => {
 
   const best: Scored[] = [];
   const consider = (key: string): void => {
-    const fact = validRecord(store, key);
+    const fact = selectValidFact(store, key);
     if (fact === undefined) return;
     const parts = combineScore(
       plan,
@@ -297,14 +283,21 @@ const topCandidates = (store: FactStore, settings: Settings): Scored[] => {
   }
   // Conventions are eligible with no match at all; they fill the places left, most recent first.
   if (best.length < settings.maxFacts)
-    trieForEach(store.index.conventions, (_true, key) => keys.has(key) || consider(key));
+    PMap.forEach(store.index.conventions, (_true, key) => keys.has(key) || consider(key));
   return best;
 };
 
-/** The facts to inject for `query`, in rank order, within `maxFacts` and `maxTokens`; never throws. */
-export const retrieveFacts = (store: FactStore, query: FactQuery): ReadonlyArray<SessionFact> => {
+/**
+ * The facts to inject for `query`, in rank order, within `maxFacts` and `maxTokens` measured on
+ * the section as `render` draws it; never throws.
+ */
+export const retrieveRanked = (
+  store: FactStore,
+  query: FactQuery,
+  render: SectionRenderer,
+): ReadonlyArray<SessionFact> => {
   try {
-    const settings = settingsFor(store, query);
+    const settings = settingsFor(store, query, render);
     if (settings.maxFacts === 0 || settings.maxTokens < 0) return [];
     return selectRanked(settings, topCandidates(store, settings))
       .filter((candidate) => candidate.reason === undefined)
@@ -314,10 +307,17 @@ export const retrieveFacts = (store: FactStore, query: FactQuery): ReadonlyArray
   }
 };
 
-/** Every stored fact with its score, its parts and its decision: the ranked candidates first, in rank order, then the rest. */
-export const explainRetrieval = (store: FactStore, query: FactQuery): ReadonlyArray<RetrievalDecision> => {
+/**
+ * Every stored fact with its score, its parts and its decision (as `retrieveRanked` decides with
+ * the same renderer): the ranked candidates first, in rank order, then the rest.
+ */
+export const explainRanked = (
+  store: FactStore,
+  query: FactQuery,
+  render: SectionRenderer,
+): ReadonlyArray<RetrievalDecision> => {
   try {
-    const settings = settingsFor(store, query);
+    const settings = settingsFor(store, query, render);
     const candidates: Array<Scored<ScoreParts>> = [];
     const others: RetrievalDecision[] = [];
     const table = contextTable(store, settings.plan);

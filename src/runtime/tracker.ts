@@ -5,22 +5,21 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
+import { seal } from '../base/persistentMap.js';
+import { createShell } from '../base/shell.js';
 import type { DispatchResult, ImplementerResult, ReviewerResult } from '../extract/contract.js';
 import { type Extraction, extractFromImplementer, extractFromReviewer, normalizeTaskId } from '../extract/extractor.js';
 import { type FactTag, isSourceRole, type SessionFact, type SourceRole } from '../fact.js';
 import { formatSessionFacts } from '../prompt/format.js';
+import { retrieveFacts } from '../prompt/retrieve.js';
 import { buildDispatchDynamicTail } from '../prompt/tail.js';
-import { retrieveFacts } from '../retrieve/retrieve.js';
-import type { TokenCounter } from '../tokens/estimate.js';
 import type { RankingOverrides } from '../retrieve/rank.js';
-import { type CompactionReport, compactIn } from '../store/compact.js';
-import { addFactsIn } from '../store/addFacts.js';
-import { applyEventIn, type TrackerEvent } from '../store/events.js';
-import { deepFreeze } from '../base/immer.js';
-import { emptyFactStore, type FactStore, pairKey } from '../store/state.js';
-import { latestAssertionTime } from '../store/timeline.js';
-import { type Batch, beginTransientBatch, sealTree } from '../store/trie.js';
-import { selectPairLogs } from '../store/write.js';
+import { addCheckedFacts } from '../store/addFacts.js';
+import { type CompactionReport, compactWithReport } from '../store/compact.js';
+import { applyEvent, type TrackerEvent } from '../store/events.js';
+import { settleReview } from '../store/settleReview.js';
+import { emptyFactStore, type FactStore, withMutations } from '../store/state.js';
+import type { TokenCounter } from '../tokens/estimate.js';
 import { type ContractError, parseDispatchOutput, parseDispatchResult } from './parse.js';
 
 /** Options of `createFactTracker`. */
@@ -86,9 +85,6 @@ const DEFAULT_MAX_FACTS = 10;
 const DEFAULT_MAX_TOKENS = 500;
 const DEFAULT_MAX_OUTPUT_TOKENS = 1200;
 
-/** Relations a later review of the same task settles: what it does not repeat is fixed. */
-const REVIEW_OPEN_ITEMS = new Set(['issue', 'must_fix']);
-
 const invalidInput = (message: string): ContractError => ({ code: 'invalid_input', message });
 
 const asText = (value: unknown): string =>
@@ -97,31 +93,13 @@ const asText = (value: unknown): string =>
 const orDefault = (value: unknown, fallback: number): number =>
   typeof value === 'number' && value >= 0 && !Number.isNaN(value) ? value : fallback;
 
-/**
- * The invalidations a review implies: the `issue` and `must_fix` facts that earlier reviews of
- * the same task raised and this one does not repeat are closed at this review's time. A pair
- * belongs to the task when the task's reviewer made its latest assertion.
- */
-export const settledReviewItems = (
-  store: FactStore,
-  taskId: string,
-  newFacts: ReadonlyArray<SessionFact>,
-  at: number,
-): TrackerEvent[] => {
-  const reasserted = new Set(newFacts.map((fact) => pairKey(fact.subject, fact.relation)));
-  return selectPairLogs(store)
-    .filter((log) => REVIEW_OPEN_ITEMS.has(log.relation) && !reasserted.has(pairKey(log.subject, log.relation)))
-    .filter((log) => {
-      const latest = latestAssertionTime(log);
-      const stillOpen = !log.clears.some((clear) => clear >= latest);
-      return (
-        stillOpen &&
-        log.assertions.some(
-          (fact) => fact.validFrom === latest && fact.sourceTaskId === taskId && fact.sourceRole === 'reviewer',
-        )
-      );
-    })
-    .map((log): TrackerEvent => ({ type: 'facts/invalidated', subject: log.subject, relation: log.relation, at }));
+/** A one-line description of anything thrown, without ever throwing itself (a value's `toString` may). */
+const describeError = (error: unknown): string => {
+  try {
+    return error instanceof Error ? error.message : String(error);
+  } catch {
+    return 'an error that cannot be described';
+  }
 };
 
 const readClock = (clock: () => number): E.Either<ContractError, number> => {
@@ -129,29 +107,14 @@ const readClock = (clock: () => number): E.Either<ContractError, number> => {
     const now = clock();
     return typeof now === 'number' && Number.isFinite(now)
       ? E.right(now)
-      : E.left(invalidInput(`the clock returned ${String(now)}, not a finite number of milliseconds`));
+      : E.left(invalidInput(`the clock returned ${describeError(now)}, not a finite number of milliseconds`));
   } catch (error) {
-    return E.left(invalidInput(`the clock failed: ${error instanceof Error ? error.message : String(error)}`));
+    return E.left(invalidInput(`the clock failed: ${describeError(error)}`));
   }
 };
 
 /** Creates a tracker holding an empty store. */
-export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker => createTracker(options, {});
-
-/** How a tracker keeps its state, beyond the public options. */
-export interface TrackerInternals {
-  /**
-   * Write in place between snapshots (see `beginTransientBatch`): the state is sealed only
-   * when it leaves the tracker (`getSnapshot`, `invalidate`, a listener). Only for a caller
-   * that owns the tracker outright, as the replay of a history does: every value it sees is
-   * still frozen and equal to the persistent result, but a reducer failing half-way would
-   * leave the state half-written.
-   */
-  readonly transient?: boolean;
-}
-
-/** `createFactTracker` with internal settings. */
-export const createTracker = (options: FactTrackerOptions, internals: TrackerInternals): FactTracker => {
+export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker => {
   const settings = typeof options === 'object' && options !== null ? options : {};
   const clock = typeof settings.clock === 'function' ? settings.clock : Date.now;
   const maxFacts = orDefault(settings.maxFacts, DEFAULT_MAX_FACTS);
@@ -159,66 +122,37 @@ export const createTracker = (options: FactTrackerOptions, internals: TrackerInt
   const countTokens = typeof settings.countTokens === 'function' ? settings.countTokens : undefined;
   const ranking = settings.ranking;
 
-  let state = emptyFactStore(settings.maxValidFacts === undefined ? {} : { maxValidFacts: settings.maxValidFacts });
-  const log: TrackerEvent[] = [];
-  const listeners = new Set<StoreListener>();
-  /** The transient batch the unsealed part of `state` belongs to. */
-  let open: Batch | undefined;
+  const shell = createShell<FactStore, TrackerEvent>({
+    initial: emptyFactStore(settings.maxValidFacts === undefined ? {} : { maxValidFacts: settings.maxValidFacts }),
+    reduce: applyEvent,
+    share: seal,
+  });
 
-  /** The state, sealed: from here on nothing may write to it in place. */
+  /**
+   * The state, shared: inside a `withMutations` run (a replay of a history) the run may still
+   * be writing in place, and a state handed out must never change afterwards.
+   */
   const share = (): FactStore => {
-    if (open !== undefined) {
-      sealTree(state);
-      open = undefined;
-    }
+    const state = shell.getState();
+    seal(state);
     return state;
   };
 
-  /** The batch the next write goes to (undefined: a sealed batch per reducer call). */
-  const writeBatch = (): Batch | undefined => {
-    // Listeners receive the previous state too, so it must stay as it is.
-    if (internals.transient !== true || listeners.size > 0) {
-      share();
-      return undefined;
-    }
-    return (open ??= beginTransientBatch());
-  };
-
-  /**
-   * Applies events, keeps those that changed the state, and notifies once. `reduce` defaults
-   * to the events' reducers; a caller that already computed the result passes it instead.
-   */
+  /** Applies events (with `reduce`, default their reducers), writing in place within the call; listeners see shared states. */
   const commit = (
     events: ReadonlyArray<TrackerEvent>,
-    reduce: (store: FactStore, event: TrackerEvent, batch?: Batch) => FactStore = applyEventIn,
+    reduce: (store: FactStore, event: TrackerEvent) => FactStore = applyEvent,
   ): void => {
-    const batch = writeBatch();
-    const previous = state;
-    for (const event of events) {
-      // Frozen first: what a reducer keeps of an event can no longer change behind its back.
-      deepFreeze(event);
-      const next = reduce(state, event, batch);
-      if (next === state) continue;
-      log.push(event);
-      state = next;
-    }
-    if (state === previous) return;
-    for (const listener of [...listeners]) {
-      try {
-        listener(state, previous);
-      } catch {
-        // A failing listener must not break the caller or the other listeners.
-      }
-    }
+    withMutations(shell.getState(), () => shell.commit(events, reduce));
   };
 
   const ingest = (input: IngestInput): E.Either<ContractError, Extraction> => {
     if (typeof input !== 'object' || input === null) return E.left(invalidInput('the input is not an object'));
-    const { role, output } = input;
+    const { role, output, taskId: rawTaskId } = input;
     if (!isSourceRole(role))
       return E.left(invalidInput(`unknown role ${JSON.stringify(String(role))}: expected implementer or reviewer`));
     return pipe(
-      normalizeTaskId(input.taskId),
+      normalizeTaskId(rawTaskId),
       E.mapLeft(invalidInput),
       E.chain((taskId) =>
         pipe(
@@ -233,28 +167,46 @@ export const createTracker = (options: FactTrackerOptions, internals: TrackerInt
       ),
       E.map(({ taskId, result, at }) => {
         const extraction = extractFor(role, result, taskId, at);
-        const settled = role === 'reviewer' ? settledReviewItems(state, taskId, extraction.facts, at) : [];
+        const settled = role === 'reviewer' ? settleReview(shell.getState(), taskId, extraction.facts, at) : [];
         const added: TrackerEvent = { type: 'facts/added', facts: extraction.facts };
         // The extractor checked these facts as it built them (commit freezes them first), so
         // they enter the store without a second check; a replay of the event checks them again.
-        commit([...settled, added], (store, event, batch) =>
-          event === added ? addFactsIn(store, extraction.facts, batch, true) : applyEventIn(store, event, batch),
+        commit([...settled, added], (store, event) =>
+          event === added ? addCheckedFacts(store, extraction.facts) : applyEvent(store, event),
         );
         return extraction;
       }),
     );
   };
 
-  const compile = (input: CompilePromptInput): CompiledPrompt => {
+  /** The fields of a compilePrompt input, each read once (a getter may throw, or answer differently twice). */
+  interface PromptFields {
+    taskId: string;
+    taskPrompt: string;
+  }
+
+  const compile = (input: CompilePromptInput, read: PromptFields): CompiledPrompt => {
     const source: Partial<CompilePromptInput> = typeof input === 'object' && input !== null ? input : {};
-    const taskId = asText(source.taskId);
-    const taskPrompt = asText(source.taskPrompt);
-    const facts = retrieveFacts(state, {
+    const {
+      taskId: rawTaskId,
+      taskPrompt: rawTaskPrompt,
+      tags,
+      deltaPacket: rawDeltaPacket,
+      maxOutputTokens,
+      guideCacheKey,
+      guideInstruction,
+      maxFacts: promptMaxFacts,
+      maxTokens: promptMaxTokens,
+    } = source;
+    read.taskId = asText(rawTaskId);
+    read.taskPrompt = asText(rawTaskPrompt);
+    const { taskId, taskPrompt } = read;
+    const facts = retrieveFacts(shell.getState(), {
       taskDescription: taskPrompt,
       taskId,
-      ...(Array.isArray(source.tags) ? { tags: source.tags } : {}),
-      maxFacts: source.maxFacts === undefined ? maxFacts : source.maxFacts,
-      maxTokens: source.maxTokens === undefined ? maxTokens : source.maxTokens,
+      ...(Array.isArray(tags) ? { tags } : {}),
+      maxFacts: promptMaxFacts === undefined ? maxFacts : promptMaxFacts,
+      maxTokens: promptMaxTokens === undefined ? maxTokens : promptMaxTokens,
       ...(countTokens === undefined ? {} : { countTokens }),
       ...(ranking === undefined ? {} : { ranking }),
     });
@@ -264,13 +216,13 @@ export const createTracker = (options: FactTrackerOptions, internals: TrackerInt
     const now = readClock(clock);
     if (E.isRight(normalizedTaskId) && E.isRight(now) && taskPrompt.trim() !== '')
       commit([{ type: 'prompt/recorded', taskId: normalizedTaskId.right, taskPrompt, at: now.right }]);
-    const deltaPacket = typeof source.deltaPacket === 'object' && source.deltaPacket !== null ? source.deltaPacket : {};
+    const deltaPacket = typeof rawDeltaPacket === 'object' && rawDeltaPacket !== null ? rawDeltaPacket : {};
     const prompt = buildDispatchDynamicTail({
       taskId,
-      maxOutputTokens: orDefault(source.maxOutputTokens, DEFAULT_MAX_OUTPUT_TOKENS),
+      maxOutputTokens: orDefault(maxOutputTokens, DEFAULT_MAX_OUTPUT_TOKENS),
       deltaPacket,
-      ...(typeof source.guideCacheKey === 'string' ? { guideCacheKey: source.guideCacheKey } : {}),
-      ...(typeof source.guideInstruction === 'string' ? { guideInstruction: source.guideInstruction } : {}),
+      ...(typeof guideCacheKey === 'string' ? { guideCacheKey } : {}),
+      ...(typeof guideInstruction === 'string' ? { guideInstruction } : {}),
       sessionContext,
       taskPrompt,
     });
@@ -282,26 +234,29 @@ export const createTracker = (options: FactTrackerOptions, internals: TrackerInt
       try {
         return ingest(input);
       } catch (error) {
-        return E.left(invalidInput(`unexpected failure: ${error instanceof Error ? error.message : String(error)}`));
+        return E.left(invalidInput(`unexpected failure: ${describeError(error)}`));
       }
     },
     compilePrompt: (input) => {
+      const read: PromptFields = { taskId: '', taskPrompt: '' };
       try {
-        return compile(input);
+        return compile(input, read);
       } catch {
-        const source: Partial<CompilePromptInput> = typeof input === 'object' && input !== null ? input : {};
-        const taskId = asText(source.taskId);
-        const taskPrompt = asText(source.taskPrompt);
-        return {
-          prompt: buildDispatchDynamicTail({
-            taskId,
-            maxOutputTokens: DEFAULT_MAX_OUTPUT_TOKENS,
-            deltaPacket: {},
-            taskPrompt,
-          }),
-          sessionContext: '',
-          facts: [],
-        };
+        // Only what was read before the failure: the input is never read again.
+        try {
+          return {
+            prompt: buildDispatchDynamicTail({
+              taskId: read.taskId,
+              maxOutputTokens: DEFAULT_MAX_OUTPUT_TOKENS,
+              deltaPacket: {},
+              taskPrompt: read.taskPrompt,
+            }),
+            sessionContext: '',
+            facts: [],
+          };
+        } catch {
+          return { prompt: '', sessionContext: '', facts: [] };
+        }
       }
     },
     invalidate: (subject, relation, at) => {
@@ -315,23 +270,20 @@ export const createTracker = (options: FactTrackerOptions, internals: TrackerInt
     },
     compact: (maxFacts) => {
       try {
-        const { store, report } = compactIn(state, maxFacts, writeBatch());
-        commit([{ type: 'store/compacted', maxFacts }], () => store);
+        let report: CompactionReport = { removedClosed: [], summaries: [], dropped: [] };
+        commit([{ type: 'store/compacted', maxFacts }], (store) => {
+          const compacted = compactWithReport(store, maxFacts);
+          report = compacted.report;
+          return compacted.store;
+        });
         return report;
       } catch {
         return { removedClosed: [], summaries: [], dropped: [] };
       }
     },
     getSnapshot: share,
-    subscribe: (listener) => {
-      if (typeof listener !== 'function') return () => undefined;
-      const entry: StoreListener = (next, previous) => listener(next, previous);
-      listeners.add(entry);
-      return () => {
-        listeners.delete(entry);
-      };
-    },
-    events: () => Object.freeze([...log]),
+    subscribe: (listener) => shell.subscribe(listener),
+    events: () => shell.events(),
   };
 };
 

@@ -9,7 +9,8 @@ import type { NotesLedger } from '../notes/ledger.js';
 import { decodeNotes, encodeNotes, type SavedNotes } from '../notes/persist.js';
 import { normalizeMaxValidFacts, type FactStore, type PairLog } from '../store/state.js';
 import { byTimeThenId } from '../store/timeline.js';
-import { buildStore, type RecordedPrompt, selectPairLogs, selectRecordedPrompts } from '../store/write.js';
+import type { RecordedPrompt } from '../retrieve/index/searchIndex.js';
+import { buildStore, selectPairLogs, selectRecordedPrompts } from '../store/write.js';
 
 /** The `format` tag of a saved state. */
 export const STATE_FORMAT = 'session-fact-tracker/state';

@@ -1,9 +1,8 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { parseNewFact, type SessionFact } from '../fact.js';
-import { compactIn } from './compact.js';
-import { type FactStore, pairKey } from './state.js';
+import { compactWithReport } from './compact.js';
+import { type FactStore, pairKey, validCount, withMutations } from './state.js';
 import { withAssertions } from './timeline.js';
-import type { Batch } from './trie.js';
 import { emptyPairLog, type PairChange, selectPairLog, writePairChanges } from './write.js';
 
 /** The well-formed facts of `input`, as fresh plain copies; malformed ones are skipped. */
@@ -20,20 +19,16 @@ export const keepWellFormedFacts = (input: unknown): SessionFact[] =>
  * on). Per (subject, relation) pair the valid facts are those asserted at the pair's latest
  * assertion time; see `timeline.ts`. Compacts to `maxValidFacts` when that is exceeded.
  */
-export const addFacts = (store: FactStore, facts: ReadonlyArray<SessionFact>): FactStore => addFactsIn(store, facts);
+export const addFacts = (store: FactStore, facts: ReadonlyArray<SessionFact>): FactStore =>
+  addCheckedFacts(store, keepWellFormedFacts(facts));
 
 /**
- * `addFacts`, writing in `batch` when given (see `writePairChanges`). `wellFormed` skips the
- * check of each fact: only for facts the extractor has just built and checked, frozen since.
+ * `addFacts` for facts already checked and frozen, as the extractor builds them: they enter the
+ * store as they are, without a second check (a replay of the event log checks them again).
  */
-export const addFactsIn = (
-  store: FactStore,
-  facts: ReadonlyArray<SessionFact>,
-  batch?: Batch,
-  wellFormed = false,
-): FactStore => {
+export const addCheckedFacts = (store: FactStore, facts: ReadonlyArray<SessionFact>): FactStore => {
   const byPair = new Map<string, SessionFact[]>();
-  for (const fact of wellFormed ? facts : keepWellFormedFacts(facts)) {
+  for (const fact of facts) {
     const key = pairKey(fact.subject, fact.relation);
     const group = byPair.get(key);
     if (group === undefined) byPair.set(key, [fact]);
@@ -46,6 +41,9 @@ export const addFactsIn = (
     const after = withAssertions(before ?? emptyPairLog(subject, relation), group);
     if (after !== before && after.assertions.length > 0) changes.push({ before, after });
   }
-  const next = writePairChanges(store, changes, batch);
-  return next.validCount > next.maxValidFacts ? compactIn(next, next.maxValidFacts, batch).store : next;
+  if (changes.length === 0) return store;
+  return withMutations(store, (current) => {
+    const next = writePairChanges(current, changes);
+    return validCount(next) > next.maxValidFacts ? compactWithReport(next, next.maxValidFacts).store : next;
+  });
 };

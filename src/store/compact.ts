@@ -1,9 +1,8 @@
 import { type FactTag, FACT_LIMITS, makeFact, type SessionFact } from '../fact.js';
 import { clipEnd } from '../base/text.js';
-import { type FactStore, type PairLog, pairHash, pairKey, recordKey } from './state.js';
+import * as PMap from '../base/persistentMap.js';
+import { type FactStore, type PairLog, pairKey, validCount, withMutations } from './state.js';
 import { byTimeThenId, deriveRecords, validRecords, withAssertions } from './timeline.js';
-import { shardGet } from './shards.js';
-import { type Batch, trieForEachValue } from './trie.js';
 import { emptyPairLog, NO_CLEARS, type PairChange, selectPairLog, writePairChanges } from './write.js';
 
 /** What a compaction removed, so nothing is lost silently. */
@@ -45,6 +44,13 @@ export const pruneToValidRuns = (
   return { log: { subject: log.subject, relation: log.relation, assertions, clears: NO_CLEARS }, valid };
 };
 
+/**
+ * False when a log certainly holds no closed record: no invalidation, and every assertion made
+ * at one time (most pairs hold a single assertion), so compaction derives only the others.
+ */
+const mayHoldHistory = (log: PairLog): boolean =>
+  log.clears.length > 0 || log.assertions[0]?.validFrom !== log.assertions[log.assertions.length - 1]?.validFrom;
+
 /** One summary fact standing for `older` (two or more valid facts of one subject, in time order). */
 export const summarize = (subject: string, older: ReadonlyArray<SessionFact>): SessionFact => {
   const newest = older[older.length - 1]!;
@@ -73,7 +79,7 @@ export class Workset {
   count: number;
 
   constructor(private readonly store: FactStore) {
-    this.count = store.validCount;
+    this.count = validCount(store);
   }
 
   log(subject: string, relation: string): PairLog | undefined {
@@ -118,7 +124,7 @@ export class Workset {
 
   changes(): PairChange[] {
     return [...this.changed].flatMap(([key, after]) => {
-      const before = shardGet(this.store.pairs, pairHash(key), key);
+      const before = PMap.get(this.store.pairs, key);
       return before === after ? [] : [{ before, after }];
     });
   }
@@ -156,33 +162,24 @@ const newestOf = (facts: ReadonlyArray<SessionFact>): SessionFact | undefined =>
  * first, until within bounds, (c) drops the oldest valid facts if still over. The newest fact
  * survives unchanged, and a store already within bounds is returned as it is.
  */
-export const compactWithReport = (store: FactStore, maxFacts: number): { store: FactStore; report: CompactionReport } =>
-  compactIn(store, maxFacts);
-
-/** `compactWithReport`, writing in `batch` when given (see `writePairChanges`). */
-export const compactIn = (
+export const compactWithReport = (
   store: FactStore,
   maxFacts: number,
-  batch?: Batch,
 ): { store: FactStore; report: CompactionReport } => {
-  if (typeof maxFacts !== 'number' || !(maxFacts >= 0) || store.validCount <= maxFacts)
+  if (typeof maxFacts !== 'number' || !(maxFacts >= 0) || validCount(store) <= maxFacts)
     return { store, report: emptyReport() };
   const limit = Math.floor(maxFacts);
   const work = new Workset(store);
   const report = emptyReport();
-  // One pass over the records: the valid facts, and the pairs holding history.
-  const valid: SessionFact[] = [];
-  const withHistory = new Map<string, SessionFact>();
-  trieForEachValue(store.records, (fact) => {
-    if (fact.validTo === undefined) valid.push(fact);
-    else withHistory.set(pairKey(fact.subject, fact.relation), fact);
-  });
+  const valid = PMap.values(store.index.facts);
   // (a) History goes: the pairs holding closed records keep only the runs of their valid facts.
   const closedIds = new Set<string>();
-  for (const { subject, relation } of withHistory.values()) {
-    const log = selectPairLog(store, subject, relation)!;
-    work.set(subject, relation, pruneToValidRuns(log, closedIds)?.log);
-  }
+  PMap.forEach(store.pairs, (log) => {
+    if (mayHoldHistory(log)) {
+      const pruned = pruneToValidRuns(log, closedIds);
+      if (pruned?.log !== log) work.set(log.subject, log.relation, pruned?.log);
+    }
+  });
   report.removedClosed.push(...[...closedIds].sort());
 
   // (b) Only subjects with two or more facts besides their newest can merge; the others are
@@ -220,13 +217,13 @@ export const compactIn = (
     for (let i = 0; work.count > limit && i < candidates.length; i += 1) {
       if (i === oldestFirst.length) oldestFirst = [...candidates].sort(byTimeThenId);
       const fact = oldestFirst[i]!;
-      if (limit > 0 && newest !== undefined && recordKey(fact) === recordKey(newest)) continue;
+      if (limit > 0 && newest !== undefined && fact.id === newest.id) continue;
       work.remove(fact);
       report.dropped.push(fact.id);
     }
   }
   const changes = work.changes();
-  return { store: writePairChanges(store, changes, batch), report };
+  return { store: withMutations(store, (current) => writePairChanges(current, changes)), report };
 };
 
 /** `compactWithReport` without the report. */

@@ -1,10 +1,9 @@
 import type { SessionFact } from '../fact.js';
-import { addFactsIn } from './addFacts.js';
-import { compactIn } from './compact.js';
-import { invalidateIn } from './invalidate.js';
-import { recordTaskPromptIn } from './recordTaskPrompt.js';
-import { emptyFactStore, type FactStore } from './state.js';
-import type { Batch } from './trie.js';
+import { addFacts } from './addFacts.js';
+import { compact } from './compact.js';
+import { invalidate } from './invalidate.js';
+import { recordTaskPrompt } from './recordTaskPrompt.js';
+import { emptyFactStore, type FactStore, withMutations } from './state.js';
 
 /** Facts were asserted (`addFacts`). */
 export interface FactsAddedEvent {
@@ -38,25 +37,22 @@ export interface PromptRecordedEvent {
 export type TrackerEvent = FactsAddedEvent | FactsInvalidatedEvent | StoreCompactedEvent | PromptRecordedEvent;
 
 /** Applies one event with its reducer; an unknown event leaves the store as it is. */
-export const applyEvent = (store: FactStore, event: TrackerEvent): FactStore => applyEventIn(store, event);
-
-/** `applyEvent`, writing in `batch` when given (see `beginTransientBatch`). */
-export const applyEventIn = (store: FactStore, event: TrackerEvent, batch?: Batch): FactStore => {
+export const applyEvent = (store: FactStore, event: TrackerEvent): FactStore => {
   if (typeof event !== 'object' || event === null) return store;
   switch (event.type) {
     case 'facts/added':
-      return addFactsIn(store, event.facts, batch);
+      return addFacts(store, event.facts);
     case 'facts/invalidated':
-      return invalidateIn(store, event.subject, event.relation, event.at, batch);
+      return invalidate(store, event.subject, event.relation, event.at);
     case 'store/compacted':
-      return compactIn(store, event.maxFacts, batch).store;
+      return compact(store, event.maxFacts);
     case 'prompt/recorded':
-      return recordTaskPromptIn(store, event.taskId, event.taskPrompt, event.at, batch);
+      return recordTaskPrompt(store, event.taskId, event.taskPrompt, event.at);
     default:
       return store;
   }
 };
 
-/** Folds `events` over `from` (default: an empty store). */
+/** Folds `events` over `from` (default: an empty store), writing in place between them. */
 export const replay = (events: ReadonlyArray<TrackerEvent>, from: FactStore = emptyFactStore()): FactStore =>
-  events.reduce(applyEvent, from);
+  withMutations(from, (store) => events.reduce(applyEvent, store));

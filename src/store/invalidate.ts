@@ -1,6 +1,5 @@
 import type { FactStore } from './state.js';
 import { deriveRecords, latestAssertionTime, withClear } from './timeline.js';
-import type { Batch } from './trie.js';
 import { selectPairLog, writePairChanges } from './write.js';
 
 /**
@@ -8,21 +7,11 @@ import { selectPairLog, writePairChanges } from './write.js';
  * `at`: a late invalidation cannot close a newer assertion. Closed facts stay in history until
  * compaction. Returns the same store when there is nothing to close.
  */
-export const invalidate = (store: FactStore, subject: string, relation: string, at: number): FactStore =>
-  invalidateIn(store, subject, relation, at);
-
-/** `invalidate`, writing in `batch` when given (see `writePairChanges`). */
-export const invalidateIn = (
-  store: FactStore,
-  subject: string,
-  relation: string,
-  at: number,
-  batch?: Batch,
-): FactStore => {
+export const invalidate = (store: FactStore, subject: string, relation: string, at: number): FactStore => {
   if (typeof subject !== 'string' || typeof relation !== 'string' || typeof at !== 'number' || !Number.isFinite(at))
     return store;
   const before = selectPairLog(store, subject, relation);
   if (before === undefined || latestAssertionTime(before) > at) return store;
   if (!deriveRecords(before).some((fact) => fact.validTo === undefined)) return store;
-  return writePairChanges(store, [{ before, after: withClear(before, at) }], batch);
+  return writePairChanges(store, [{ before, after: withClear(before, at) }]);
 };

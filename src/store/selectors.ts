@@ -1,7 +1,7 @@
+import * as PMap from '../base/persistentMap.js';
 import type { FactTag, SessionFact } from '../fact.js';
-import { shardValues } from './shards.js';
-import type { FactStore } from './state.js';
-import { byTimeThenId } from './timeline.js';
+import { type FactStore, validCount } from './state.js';
+import { byTimeThenId, deriveRecords } from './timeline.js';
 
 const allFactsCache = new WeakMap<FactStore, ReadonlyArray<SessionFact>>();
 const validFactsCache = new WeakMap<FactStore, ReadonlyArray<SessionFact>>();
@@ -20,11 +20,15 @@ const memoize = (
 
 /** Every record, closed history included, by `validFrom` then id. */
 export const selectAllFacts = (store: FactStore): ReadonlyArray<SessionFact> =>
-  memoize(allFactsCache, store, () => shardValues(store.records).sort(byTimeThenId));
+  memoize(allFactsCache, store, () =>
+    PMap.values(store.pairs)
+      .flatMap((log) => deriveRecords(log).map((fact) => (fact.validTo === undefined ? fact : Object.freeze(fact))))
+      .sort(byTimeThenId),
+  );
 
 /** The facts valid now, by `validFrom` then id. */
 export const selectValidFacts = (store: FactStore): ReadonlyArray<SessionFact> =>
-  memoize(validFactsCache, store, () => selectAllFacts(store).filter((fact) => fact.validTo === undefined));
+  memoize(validFactsCache, store, () => PMap.values(store.index.facts).sort(byTimeThenId));
 
 /** The valid facts carrying any of `tags`. */
 export const selectValidFactsByTags = (store: FactStore, tags: ReadonlyArray<FactTag>): ReadonlyArray<SessionFact> => {
@@ -33,7 +37,7 @@ export const selectValidFactsByTags = (store: FactStore, tags: ReadonlyArray<Fac
 };
 
 /** The number of valid facts. */
-export const selectValidCount = (store: FactStore): number => store.validCount;
+export const selectValidCount = (store: FactStore): number => validCount(store);
 
 /** The facts whose interval holds `at`: validFrom <= at < validTo (or no validTo). */
 export const selectFactsValidAt = (store: FactStore, at: number): ReadonlyArray<SessionFact> =>

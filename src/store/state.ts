@@ -1,9 +1,6 @@
+import * as PMap from '../base/persistentMap.js';
 import type { SessionFact } from '../fact.js';
-import { fnv1a } from '../base/hash.js';
-import { deepFreeze } from '../base/immer.js';
-import { emptySearchIndex, type SearchIndex } from './searchIndex.js';
-import type { Shards } from './shards.js';
-import { EMPTY_TRIE } from './trie.js';
+import { emptySearchIndex, type SearchIndex } from '../retrieve/index/searchIndex.js';
 
 /**
  * Everything the store knows about one (subject, relation) pair: the assertions it received
@@ -20,16 +17,16 @@ export interface PairLog {
   readonly clears: ReadonlyArray<number>;
 }
 
-/** The fact store: plain, JSON-serializable, deeply frozen data. Read it through the selectors. */
+/**
+ * The fact store: plain, JSON-serializable, deeply frozen data. Read it through the selectors.
+ * The pair logs are the source of truth; the index holds the valid facts (by id) and what
+ * ranking needs, kept up to date by the same reducers.
+ */
 export interface FactStore {
   /** `addFacts` compacts to this many valid facts when it is exceeded. */
   readonly maxValidFacts: number;
-  /** The number of valid records (kept by the reducers so the compaction check costs nothing). */
-  readonly validCount: number;
-  /** Pair logs, sharded by the hash of the pair key. */
-  readonly pairs: Shards<PairLog>;
-  /** Every record (valid and closed facts), sharded by fact id, keyed by `recordKey`. */
-  readonly records: Shards<SessionFact>;
+  /** Pair logs by pair key. */
+  readonly pairs: PMap.PersistentMap<PairLog>;
   /** The search index over the valid facts and the recorded task prompts. */
   readonly index: SearchIndex;
 }
@@ -48,21 +45,27 @@ export const normalizeMaxValidFacts = (value: unknown): number =>
 
 /** An empty store (default `maxValidFacts` 500). */
 export const emptyFactStore = (options: FactStoreOptions = {}): FactStore =>
-  deepFreeze({
-    maxValidFacts: normalizeMaxValidFacts(options?.maxValidFacts),
-    validCount: 0,
-    pairs: EMPTY_TRIE,
-    records: EMPTY_TRIE,
-    index: emptySearchIndex(),
-  });
+  PMap.withMutations(
+    { maxValidFacts: normalizeMaxValidFacts(options?.maxValidFacts), pairs: PMap.empty, index: emptySearchIndex() },
+    (store) => store,
+  );
 
 const PAIR_SEPARATOR = '\u001f';
 
 /** The key of a (subject, relation) pair. */
 export const pairKey = (subject: string, relation: string): string => subject + PAIR_SEPARATOR + relation;
 
-/** The shard hash of a pair key. */
-export const pairHash = (key: string): number => fnv1a(key);
+/** The number of valid facts. */
+export const validCount = (store: FactStore): number => PMap.size(store.index.facts);
 
-/** The key of one record: a fact id has one record per interval, and intervals of one id never share a start. */
-export const recordKey = (fact: Pick<SessionFact, 'id' | 'validFrom'>): string => `${fact.id}@${fact.validFrom}`;
+/** The valid fact with this id, if any. */
+export const selectValidFact = (store: FactStore, id: string): SessionFact | undefined =>
+  PMap.get(store.index.facts, id);
+
+/**
+ * Runs `fn` over the store with in-place writes (the owner pattern; see `withMutations` in the
+ * persistent map): a run of reducer calls copies each node at most once, and the result is
+ * deeply frozen when the outermost run returns, exactly what the calls make one by one.
+ */
+export const withMutations = (store: FactStore, fn: (store: FactStore) => FactStore): FactStore =>
+  PMap.withMutations(store, fn);

@@ -13,7 +13,7 @@ import {
   type SessionFact,
   toStateSnapshotFacts,
 } from '../../src/index.js';
-import { createTracker } from '../../src/runtime/tracker.js';
+import { withMutations } from '../../src/store/state.js';
 import { isDeepFrozen } from '../store/invariants.js';
 import { implementer, reviewer } from '../fixtures/results.js';
 
@@ -292,7 +292,7 @@ describe('tracker properties', () => {
     );
   });
 
-  it('a transient tracker behaves exactly like the persistent one, and every snapshot it hands out is deeply frozen and never changes', () => {
+  it('a tracker driven inside one in-place run behaves exactly like one driven call by call, and every snapshot it hands out is deeply frozen and never changes', () => {
     const stepArb = fc.oneof(
       { weight: 4, arbitrary: resultArb.map((result) => ({ kind: 'ingest' as const, result })) },
       { weight: 2, arbitrary: fc.constantFrom('1', '2', '3').map((taskId) => ({ kind: 'prompt' as const, taskId })) },
@@ -305,23 +305,34 @@ describe('tracker properties', () => {
     fc.assert(
       fc.property(fc.array(stepArb, { maxLength: 20 }), fc.integer({ min: 3, max: 12 }), (steps, maxValidFacts) => {
         let now = 0;
-        const persistent = createFactTracker({ clock: () => now, maxValidFacts });
-        const transient = createTracker({ clock: () => now, maxValidFacts }, { transient: true });
-        const handedOut: Array<{ store: FactStore; json: string }> = [];
-        for (const step of steps) {
-          now += 1_000;
-          if (step.kind === 'ingest') expect(ingest(transient, step.result)).toEqual(ingest(persistent, step.result));
-          else if (step.kind === 'prompt') {
-            const input = { taskId: step.taskId, taskPrompt: 'Fix the naming convention in src/a.ts and add a test' };
-            expect(transient.compilePrompt(input)).toEqual(persistent.compilePrompt(input));
-          } else if (step.kind === 'compact')
-            expect(transient.compact(step.maxFacts)).toEqual(persistent.compact(step.maxFacts));
-          else {
-            const store = transient.getSnapshot();
+        const input = (taskId: string) => ({
+          taskId,
+          taskPrompt: 'Fix the naming convention in src/a.ts and add a test',
+        });
+        /** Runs the steps, each answer recorded (snapshots sealed and serialized as they are handed out). */
+        const drive = (tracker: FactTracker, handedOut: Array<{ store: FactStore; json: string }>): unknown[] => {
+          now = 0;
+          return steps.map((step) => {
+            now += 1_000;
+            if (step.kind === 'ingest') return ingest(tracker, step.result);
+            if (step.kind === 'prompt') return tracker.compilePrompt(input(step.taskId));
+            if (step.kind === 'compact') return tracker.compact(step.maxFacts);
+            const store = tracker.getSnapshot();
             expect(isDeepFrozen(store)).toBe(true);
             handedOut.push({ store, json: JSON.stringify(store) });
-          }
-        }
+            return store;
+          });
+        };
+        const persistent = createFactTracker({ clock: () => now, maxValidFacts });
+        const expected = drive(persistent, []);
+        const transient = createFactTracker({ clock: () => now, maxValidFacts });
+        const handedOut: Array<{ store: FactStore; json: string }> = [];
+        let answers: unknown[] = [];
+        withMutations(transient.getSnapshot(), () => {
+          answers = drive(transient, handedOut);
+          return transient.getSnapshot();
+        });
+        expect(answers).toEqual(expected);
         expect(transient.getSnapshot()).toEqual(persistent.getSnapshot());
         expect(isDeepFrozen(transient.getSnapshot())).toBe(true);
         expect(transient.events()).toEqual(persistent.events());

@@ -1,13 +1,13 @@
 /**
  * Structural invariants of a store, checked after every reducer in the property tests: the
- * records are exactly those derived from the pair logs, the valid count is right, the search
- * index holds exactly what a rebuild from scratch holds, and the whole value is deeply frozen
- * plain data.
+ * valid facts are exactly those derived from the pair logs, the search index holds exactly
+ * what a rebuild from scratch holds, the maps are well formed, and the whole value is deeply
+ * frozen plain data.
  */
 import { expect } from 'vitest';
-import { type FactStore, selectAllFacts } from '../../src/index.js';
-import type { SearchIndex, TermPostings } from '../../src/store/searchIndex.js';
-import { type HexBranch, type HexTrie, trieForEach, trieSize } from '../../src/store/trie.js';
+import * as PMap from '../../src/base/persistentMap.js';
+import { type FactStore, selectAllFacts, selectValidCount } from '../../src/index.js';
+import type { SearchIndex, TermPostings } from '../../src/retrieve/index/searchIndex.js';
 import { buildStore, selectPairLogs, selectRecordedPrompts } from '../../src/store/write.js';
 
 export const isDeepFrozen = (value: unknown): boolean => {
@@ -16,25 +16,17 @@ export const isDeepFrozen = (value: unknown): boolean => {
   return Object.values(value).every(isDeepFrozen);
 };
 
-const sortedEntries = <T, U>(trie: HexTrie<T>, map: (value: T) => U): Array<[string, U]> => {
+const sortedEntries = <T, U>(map: PMap.PersistentMap<T>, view: (value: T) => U): Array<[string, U]> => {
   const out: Array<[string, U]> = [];
-  trieForEach(trie, (value, key) => out.push([key, map(value)]));
+  PMap.forEach(map, (value, key) => out.push([key, view(value)]));
   return out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 };
 
-/** True when a trie holds an empty node below its root (removal must prune), or a branch whose count is wrong. */
-const hasEmptyNode = (trie: HexTrie<unknown>, isRoot = true): boolean => {
-  if (Array.isArray(trie)) return !isRoot && trie.length === 0;
-  const branch = trie as HexBranch<unknown>;
-  if (branch.c.every((child) => child === null)) return true;
-  if (branch.n !== branch.c.reduce((sum, child) => sum + trieSize(child ?? undefined), 0)) return true;
-  return branch.c.some((child) => child !== null && hasEmptyNode(child, false));
-};
+const flattenPostings = (postings: TermPostings) => ({ n: PMap.size(postings), p: sortedEntries(postings, (w) => w) });
 
-const flattenPostings = (postings: TermPostings) => ({ n: trieSize(postings), p: sortedEntries(postings, (w) => w) });
-
-/** The index's content, independent of how its tries happen to be split. */
+/** The index's content, independent of how its maps happen to be split. */
 export const flattenIndex = (index: SearchIndex) => ({
+  facts: sortedEntries(index.facts, (fact) => fact),
   terms: sortedEntries(index.terms, flattenPostings),
   taskTerms: sortedEntries(index.taskTerms, flattenPostings),
   contextCount: index.contextCount,
@@ -48,14 +40,19 @@ export const flattenIndex = (index: SearchIndex) => ({
 
 export const expectConsistent = (store: FactStore): void => {
   const rebuilt = buildStore(store.maxValidFacts, selectPairLogs(store), selectRecordedPrompts(store));
-  // Tries split as they grow and never merge, so compare contents, not shapes.
-  expect(sortedEntries(store.records, (fact) => fact)).toEqual(sortedEntries(rebuilt.records, (fact) => fact));
+  // Maps split as they grow and never merge, so compare contents, not shapes.
   expect(sortedEntries(store.pairs, (log) => log)).toEqual(sortedEntries(rebuilt.pairs, (log) => log));
-  expect(hasEmptyNode(store.records) || hasEmptyNode(store.pairs)).toBe(false);
-  for (const trie of [store.index.terms, store.index.taskTerms, store.index.tasks, store.index.conventions])
-    expect(hasEmptyNode(trie)).toBe(false);
-  expect(store.validCount).toBe(rebuilt.validCount);
-  expect(store.validCount).toBe(selectAllFacts(store).filter((fact) => fact.validTo === undefined).length);
+  const { index } = store;
+  const maps: ReadonlyArray<PMap.PersistentMap<unknown>> = [
+    store.pairs,
+    index.facts,
+    index.terms,
+    index.taskTerms,
+    index.tasks,
+    index.conventions,
+  ];
+  for (const map of maps) expect(PMap.isWellFormed(map)).toBe(true);
+  expect(selectValidCount(store)).toBe(selectAllFacts(store).filter((fact) => fact.validTo === undefined).length);
   const flat = flattenIndex(store.index);
   expect(flat).toEqual(flattenIndex(rebuilt.index));
   for (const [, postings] of flat.terms) expect(postings.n).toBe(postings.p.length);

@@ -25,8 +25,8 @@ import {
   subjects,
   timeArb,
 } from '../arbitraries.js';
-import { applyEventIn } from '../../src/store/events.js';
-import { beginTransientBatch, sealTree } from '../../src/store/trie.js';
+import { seal } from '../../src/base/persistentMap.js';
+import { withMutations } from '../../src/store/state.js';
 import { expectConsistent, isDeepFrozen } from './invariants.js';
 import { referenceCompact } from './referenceCompact.js';
 
@@ -204,30 +204,32 @@ describe('store properties', () => {
   });
 });
 
-describe('transient batches', () => {
+describe('in-place runs (withMutations)', () => {
   const runArb = fc.tuple(
     fc.array(fc.tuple(eventArb, fc.boolean()), { maxLength: 25 }),
     fc.option(fc.integer({ min: 1, max: 10 }), { nil: undefined }),
   );
 
-  it('writing a run of events in one transient batch gives the same stores as the persistent reducers, and a sealed snapshot never changes afterwards', () => {
+  it('a run of events written in place gives the same stores as the reducers one by one, and a value sealed during the run never changes afterwards', () => {
     fc.assert(
       fc.property(runArb, ([run, maxValidFacts]) => {
         const empty = emptyFactStore(maxValidFacts === undefined ? {} : { maxValidFacts });
+        // The reducers one by one, outside any run.
+        const expected: FactStore[] = [];
         let persistent = empty;
-        let transient = empty;
-        let batch = beginTransientBatch();
+        for (const [event] of run) expected.push((persistent = applyEvent(persistent, event)));
         const sealed: Array<{ store: FactStore; json: string; expected: FactStore }> = [];
-        for (const [event, seal] of run) {
-          persistent = applyEvent(persistent, event);
-          transient = applyEventIn(transient, event, batch);
-          if (seal) {
-            sealTree(transient);
-            sealed.push({ store: transient, json: JSON.stringify(transient), expected: persistent });
-            batch = beginTransientBatch();
-          }
-        }
-        sealTree(transient);
+        const transient = withMutations(empty, (start) => {
+          let current = start;
+          run.forEach(([event, share], i) => {
+            current = applyEvent(current, event);
+            if (share) {
+              seal(current);
+              sealed.push({ store: current, json: JSON.stringify(current), expected: expected[i]! });
+            }
+          });
+          return current;
+        });
         expect(transient).toEqual(persistent);
         expect(isDeepFrozen(transient)).toBe(true);
         expectConsistent(transient);

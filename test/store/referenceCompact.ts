@@ -12,8 +12,8 @@ import {
   summarize,
   Workset,
 } from '../../src/store/compact.js';
-import { shardValues } from '../../src/store/shards.js';
-import { type FactStore, pairKey, recordKey } from '../../src/store/state.js';
+import { selectAllFacts } from '../../src/store/selectors.js';
+import { type FactStore, pairKey, validCount } from '../../src/store/state.js';
 import { byTimeThenId, withAssertions } from '../../src/store/timeline.js';
 import { emptyPairLog, selectPairLog, writePairChanges } from '../../src/store/write.js';
 
@@ -21,10 +21,10 @@ export const referenceCompact = (
   store: FactStore,
   maxFacts: number,
 ): { store: FactStore; report: CompactionReport } => {
-  if (typeof maxFacts !== 'number' || !(maxFacts >= 0) || store.validCount <= maxFacts)
+  if (typeof maxFacts !== 'number' || !(maxFacts >= 0) || validCount(store) <= maxFacts)
     return { store, report: emptyReport() };
   const limit = Math.floor(maxFacts);
-  const records = shardValues(store.records);
+  const records = selectAllFacts(store);
   const work = new Workset(store);
   const report = emptyReport();
   // (a) History goes: the pairs holding closed records keep only the runs of their valid facts.
@@ -67,7 +67,7 @@ export const referenceCompact = (
     const oldestFirst = work.validFacts(valid).sort(byTimeThenId);
     for (const fact of oldestFirst) {
       if (work.count <= limit) break;
-      if (limit > 0 && newest !== undefined && recordKey(fact) === recordKey(newest)) continue;
+      if (limit > 0 && newest !== undefined && fact.id === newest.id) continue;
       work.remove(fact);
       report.dropped.push(fact.id);
     }

@@ -1,0 +1,16 @@
+/**
+ * Retrieval for the `[Session Context]` section: the ranking pipeline of `retrieve/`, with its
+ * token budget measured on the section exactly as `formatSessionFacts` renders it.
+ */
+import type { SessionFact } from '../fact.js';
+import { explainRanked, type FactQuery, type RetrievalDecision, retrieveRanked } from '../retrieve/retrieve.js';
+import type { FactStore } from '../store/state.js';
+import { formatSessionFacts } from './format.js';
+
+/** The facts to inject for `query`, in rank order, within `maxFacts` and `maxTokens`; never throws. */
+export const retrieveFacts = (store: FactStore, query: FactQuery): ReadonlyArray<SessionFact> =>
+  retrieveRanked(store, query, formatSessionFacts);
+
+/** Every stored fact with its score, its parts and its decision: the ranked candidates first, in rank order, then the rest. */
+export const explainRetrieval = (store: FactStore, query: FactQuery): ReadonlyArray<RetrievalDecision> =>
+  explainRanked(store, query, formatSessionFacts);

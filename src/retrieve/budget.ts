@@ -1,0 +1,49 @@
+/**
+ * The last stage of retrieval: candidates in rank order, at most `maxFacts`, then the token
+ * budget measured on the section exactly as the caller renders it (the renderer is an
+ * argument: retrieval knows how a section costs, not how it looks).
+ */
+import type { SessionFact } from '../fact.js';
+import type { TokenCounter } from '../tokens/estimate.js';
+
+/** Renders the facts of a section, header included (what the budget is measured on). */
+export type SectionRenderer = (facts: ReadonlyArray<SessionFact>) => string;
+
+/** What the budget stage needs to know. */
+export interface BudgetSettings {
+  readonly maxFacts: number;
+  readonly maxTokens: number;
+  readonly countTokens: TokenCounter;
+  readonly render: SectionRenderer;
+}
+
+/** Why the budget stage left a candidate out. */
+export type BudgetReason = 'max_facts' | 'budget';
+
+const fitsBudget = (section: string, maxTokens: number, countTokens: TokenCounter): boolean => {
+  try {
+    const tokens = countTokens(section);
+    return typeof tokens === 'number' && tokens <= maxTokens;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Each ranked candidate with the reason it is left out, if it is: past `maxFacts`, or its line
+ * would take the section over the budget (a fact that does not fit is skipped, and smaller
+ * later ones are still tried).
+ */
+export const fitToBudget = <C extends { readonly fact: SessionFact }>(
+  settings: BudgetSettings,
+  ranked: ReadonlyArray<C>,
+): Array<C & { reason?: BudgetReason }> => {
+  const included: SessionFact[] = [];
+  return ranked.map((candidate, rank) => {
+    if (rank >= settings.maxFacts) return { ...candidate, reason: 'max_facts' as const };
+    if (!fitsBudget(settings.render([...included, candidate.fact]), settings.maxTokens, settings.countTokens))
+      return { ...candidate, reason: 'budget' as const };
+    included.push(candidate.fact);
+    return candidate;
+  });
+};

@@ -1,0 +1,55 @@
+/**
+ * The BM25 weights of the index: what a posting stores for a term of a fact or of a task's
+ * context. Facts are short triples of similar length, so there is no length normalization
+ * (BM25 with b = 0); term frequencies are saturated with k1.
+ */
+import type { SessionFact } from '../../fact.js';
+import { textTerms } from './terms.js';
+
+/**
+ * Field weights of a fact's terms. The relation is not indexed: a dozen relations name the
+ * kinds of facts, their terms would be the longest posting lists of all, and kinds are ranked
+ * by explicit priors instead.
+ */
+export const FIELD_WEIGHTS = { subject: 3, object: 1 } as const;
+/** BM25 term-frequency saturation. */
+export const BM25_K1 = 1.2;
+
+const saturate = (weightedFrequency: number): number =>
+  (weightedFrequency * (BM25_K1 + 1)) / (weightedFrequency + BM25_K1);
+
+const addWeighted = (weights: Map<string, number>, text: string, weight: number): void => {
+  for (const term of textTerms(text)) weights.set(term, (weights.get(term) ?? 0) + weight);
+};
+
+const saturateAll = (weights: Map<string, number>): Map<string, number> => {
+  for (const [term, frequency] of weights) weights.set(term, saturate(frequency));
+  return weights;
+};
+
+/** The BM25 weight of each term of a fact (subject weighted 3, object 1). */
+export const factTermWeights = (fact: Pick<SessionFact, 'subject' | 'object'>): Map<string, number> => {
+  const weights = new Map<string, number>();
+  addWeighted(weights, fact.subject, FIELD_WEIGHTS.subject);
+  addWeighted(weights, fact.object, FIELD_WEIGHTS.object);
+  return saturateAll(weights);
+};
+
+/** The BM25 weight of each term of a task's context text. */
+export const contextTermWeights = (text: string): Map<string, number> => {
+  const weights = new Map<string, number>();
+  addWeighted(weights, text, 1);
+  return saturateAll(weights);
+};
+
+/**
+ * Posting weights are stored as integers (thousandths): small integers are unboxed in the
+ * engine, so a posting costs no separate number object.
+ */
+export const quantize = (weight: number): number => Math.max(1, Math.round(weight * 1000));
+/** A stored posting weight as a BM25 term weight. */
+export const postingWeight = (stored: number): number => stored / 1000;
+
+/** The inverse document frequency of a term found in `frequency` of `documents`. */
+export const idf = (documents: number, frequency: number): number =>
+  Math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5));

@@ -1,0 +1,85 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import * as PMap from '../../src/base/persistentMap.js';
+import { isDeepFrozen } from '../store/invariants.js';
+
+// Keys from untrusted text: names every object answers, index-like strings, and a pool small
+// enough that removals often hit and large enough that leaves split and branches prune.
+const keyArb = fc.oneof(
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('constructor', '__proto__', 'toString', 'hasOwnProperty', '12', '0', '~x', ''),
+  },
+  { weight: 1, arbitrary: fc.string({ maxLength: 6 }) },
+  { weight: 6, arbitrary: fc.integer({ min: 0, max: 60 }).map((n) => `k${n}`) },
+);
+const opArb = fc.oneof(
+  { weight: 3, arbitrary: fc.tuple(fc.constant('set' as const), keyArb, fc.integer({ min: 0, max: 5 })) },
+  { weight: 2, arbitrary: fc.tuple(fc.constant('remove' as const), keyArb, fc.constant(0)) },
+  { weight: 1, arbitrary: fc.tuple(fc.constant('share' as const), fc.constant(''), fc.constant(0)) },
+);
+
+const contents = (map: PMap.PersistentMap<number>): Array<[string, number]> => {
+  const out: Array<[string, number]> = [];
+  PMap.forEach(map, (value, key) => out.push([key, value]));
+  return out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+};
+
+const modelContents = (model: Map<string, number>): Array<[string, number]> =>
+  [...model].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+
+describe('persistent map', () => {
+  for (const inPlace of [false, true])
+    it(`a run of sets and removes ${inPlace ? 'inside withMutations ' : ''}holds exactly what a Map holds, counts it, and never changes a shared version`, () => {
+      fc.assert(
+        fc.property(fc.array(opArb, { minLength: 20, maxLength: 400, size: 'large' }), (ops) => {
+          const model = new Map<string, number>();
+          const shared: Array<{ map: PMap.PersistentMap<number>; json: string }> = [];
+          const apply = (start: PMap.PersistentMap<number>): PMap.PersistentMap<number> => {
+            let map = start;
+            for (const [op, key, value] of ops) {
+              if (op === 'set') {
+                map = PMap.set(map, key, value);
+                model.set(key, value);
+              } else if (op === 'remove') {
+                map = PMap.remove(map, key);
+                model.delete(key);
+              } else {
+                PMap.seal(map);
+                shared.push({ map, json: JSON.stringify(map) });
+              }
+            }
+            return map;
+          };
+          const map = inPlace ? PMap.withMutations(PMap.empty as PMap.PersistentMap<number>, apply) : apply(PMap.empty);
+          expect(contents(map)).toEqual(modelContents(model));
+          expect(PMap.size(map)).toBe(model.size);
+          expect(PMap.values(map).sort()).toEqual([...model.values()].sort());
+          for (const key of model.keys()) expect(PMap.get(map, key)).toBe(model.get(key));
+          expect(PMap.get(map, 'absent key')).toBe(model.get('absent key'));
+          expect(PMap.isWellFormed(map)).toBe(true);
+          expect(isDeepFrozen(map)).toBe(true);
+          expect(JSON.parse(JSON.stringify(map))).toEqual(map);
+          for (const version of shared) expect(JSON.stringify(version.map)).toBe(version.json);
+        }),
+        { numRuns: 150 },
+      );
+    });
+
+  it('a write that changes nothing returns the very same map', () => {
+    const map = PMap.fromEntries([
+      ['a', 1],
+      ['b', 2],
+    ]);
+    expect(PMap.set(map, 'a', 1)).toBe(map);
+    expect(PMap.remove(map, 'zzz')).toBe(map);
+  });
+
+  it('outside a run every write leaves its input as it was', () => {
+    const before = PMap.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, i] as const));
+    const json = JSON.stringify(before);
+    const after = PMap.remove(PMap.set(before, 'new', 1), 'k3');
+    expect(JSON.stringify(before)).toBe(json);
+    expect(PMap.size(after)).toBe(40);
+  });
+});
