@@ -88,7 +88,7 @@ export type {
   HistoryPromptEvent,
   ParsedHistory,
 } from './history/events.js';
-export { parseEventTime, parseIsoTime, parseTimeArgument } from './history/time.js';
+export { parseEventTime, parseIsoTime, parseTimeArgument } from './base/time.js';
 export {
   DEFAULT_PROMPT_MAX_FACTS,
   DEFAULT_PROMPT_MAX_TOKENS,

@@ -6,7 +6,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { FACT_TAGS, type FactTag, isFactTag, isSourceRole, type SourceRole } from '../fact.js';
-import { parseTimeArgument } from '../history/time.js';
+import { parseTimeArgument } from '../base/time.js';
 import { CONTEXT_OPTIONS, type ContextCommand, parseContextCommand } from './contextArgs.js';
 import { isTokenizerName, TOKENIZER_NAMES, type TokenizerName } from './tokenizer.js';
 

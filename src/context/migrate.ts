@@ -5,7 +5,7 @@
  * validated as version 1 afterwards, so a migration only reshapes; it never vouches.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { parseIsoTime } from '../history/time.js';
+import { parseIsoTime } from '../base/time.js';
 import { formatLineRange, parseLineRange } from './ledger.js';
 import { CONTEXT_SCHEMA_VERSION, type ContextKind } from './model.js';
 

@@ -5,7 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { FACT_TAGS, type FactTag, isFactTag, isSourceRole, type SourceRole } from '../fact.js';
-import { parseEventTime } from './time.js';
+import { parseEventTime } from '../base/time.js';
 
 /** A dispatch result, given as raw agent text (`output`) or as the result object (`result`). */
 export interface HistoryDispatchEvent {

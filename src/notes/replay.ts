@@ -5,7 +5,7 @@
  * so the replay shows exactly what the main model would have been given at every message.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { parseEventTime } from '../history/time.js';
+import { parseEventTime } from '../base/time.js';
 import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
 import { endStageWithReport } from './consolidateSession.js';
 import { type ConversationMessage, DEFAULT_HISTORY_TURNS, splitRecentTurns } from './conversation.js';
