@@ -25,6 +25,7 @@ import {
   type FactStore,
   type ImplementerResult,
   retrieveFacts,
+  selectValidCount,
   type ReviewerResult,
   type SessionFact,
 } from '../dist/index.js';
@@ -110,7 +111,7 @@ const buildStores = (size: number): { store: FactStore; seed: SeedStore; nextTas
   const random = seeded(size);
   let task = 1;
   let at = 0;
-  while (store.validCount < size) {
+  while (selectValidCount(store) < size) {
     const taskId = String(task);
     for (const d of [
       { role: 'implementer' as const, taskId, result: randomImplementerResult(random, taskId) },
@@ -130,8 +131,8 @@ const heapPerFact = (size: number): { library: number; seed: number; facts: numb
   const before = process.memoryUsage().heapUsed;
   const { store } = buildStores(size);
   gc();
-  const library = (process.memoryUsage().heapUsed - before) / store.validCount;
-  const facts = store.validCount;
+  const library = (process.memoryUsage().heapUsed - before) / selectValidCount(store);
+  const facts = selectValidCount(store);
   gc();
   const seedBefore = process.memoryUsage().heapUsed;
   const seed = new SeedStore();
@@ -139,7 +140,7 @@ const heapPerFact = (size: number): { library: number; seed: number; facts: numb
   gc();
   const seedBytes = (process.memoryUsage().heapUsed - seedBefore) / Math.max(1, seed.getValid().length);
   // Keep both alive until measured.
-  if (store.validCount < 0 || seed.facts.size < 0) console.log('');
+  if (selectValidCount(store) < 0 || seed.facts.size < 0) console.log('');
   return { library, seed: seedBytes, facts };
 };
 
@@ -151,14 +152,14 @@ const heapOfSmallStore = (): number => {
     let store = emptyFactStore();
     let at = 0;
     for (const d of dispatches(1000 + i, 400)) {
-      if (store.validCount >= 200) break;
+      if (selectValidCount(store) >= 200) break;
       store = addFacts(store, extract(d, (at += 1000)));
     }
     return store;
   });
   gc();
   const bytes = (process.memoryUsage().heapUsed - before) / stores.length;
-  if (stores.some((store) => store.validCount < 200)) throw new Error('a small store did not reach 200 facts');
+  if (stores.some((store) => selectValidCount(store) < 200)) throw new Error('a small store did not reach 200 facts');
   return bytes;
 };
 
@@ -235,7 +236,7 @@ const measureSize = (size: number): Record<string, number> => {
     seedRetrieve(seed, queries[i % queries.length]!, 'x', 10, 500),
   );
   return {
-    validFacts: store.validCount,
+    validFacts: selectValidCount(store),
     addMicros,
     seedAddMicros,
     retrieveMicros,
