@@ -46,16 +46,27 @@ const digitAt = (hash: number, depth: number): number => (depth < MAX_DEPTH ? (h
 
 /** How deep `withMutations` runs are nested (0: none, every write copies and freezes). */
 let runs = 0;
+/** The objects the current run created, frozen one by one when it ends (no walk over what they hold). */
+let created: object[] = [];
 
 /** True when the current run may change `value` in place: it created it. */
 const owns = (value: object): boolean => runs > 0 && !Object.isFrozen(value);
 
+/** Registers a new object with the current run, which freezes it when it ends. */
+const fresh = <T extends object>(value: T): T => {
+  if (runs > 0) created.push(value);
+  return value;
+};
+
 /**
  * `value` itself when the current run created it, else a shallow copy the run now owns. For
- * the values a state keeps in a map, when a reducer changes one field by field.
+ * the values a state keeps in a map, when a reducer changes one field by field. Whatever a run
+ * stores in such a value must be frozen or owned too.
  */
 export const own = <T extends object>(value: T): { -readonly [K in keyof T]: T[K] } =>
-  (owns(value) ? value : Array.isArray(value) ? value.slice() : { ...value }) as { -readonly [K in keyof T]: T[K] };
+  (owns(value) ? value : fresh(Array.isArray(value) ? value.slice() : { ...value })) as {
+    -readonly [K in keyof T]: T[K];
+  };
 
 /**
  * Deeply freezes what a run built (everything else in a sealed state is frozen already, so
@@ -84,7 +95,13 @@ export const withMutations = <S>(state: S, fn: (state: S) => S): S => {
   } finally {
     runs -= 1;
   }
-  if (runs === 0) seal(result);
+  if (runs === 0) {
+    const built = created;
+    created = [];
+    for (const value of built) Object.freeze(value);
+    // What the run built outside this module (a new root, say) is reached from the result.
+    seal(result);
+  }
   return result;
 };
 
@@ -140,6 +157,13 @@ export const values = <V>(map: PersistentMap<V>): V[] => {
   return out;
 };
 
+/** Every key, in no particular order. */
+export const keys = <V>(map: PersistentMap<V>): string[] => {
+  const out: string[] = [];
+  forEach(map, (_value, key) => out.push(key));
+  return out;
+};
+
 /** A leaf that has grown past its limit as a branch of leaves, one per next digit of its keys' hashes. */
 const split = (leaf: Leaf, depth: number): Branch => {
   const groups: Array<Leaf | undefined> = [];
@@ -147,12 +171,12 @@ const split = (leaf: Leaf, depth: number): Branch => {
     const key = leaf[i] as string;
     (groups[digitAt(fnv1a(key), depth)] ??= []).push(key, leaf[i + 1]);
   }
-  const children = new Array<Node | null>(16).fill(null);
+  const children = fresh(new Array<Node | null>(16).fill(null));
   // Copied to their exact size: an array grown by pushes keeps spare slots for good.
   groups.forEach((group, digit) => {
-    if (group !== undefined) children[digit] = group.slice();
+    if (group !== undefined) children[digit] = fresh(group.slice());
   });
-  return { n: leaf.length / 2, c: children };
+  return fresh({ n: leaf.length / 2, c: children });
 };
 
 /** The branch with child `digit` replaced, its count changed by `grown`: in place when the run owns it. */
@@ -189,7 +213,7 @@ const setIn = (current: Node, hash: number, key: string, value: unknown, depth: 
   if (owns(current)) {
     leaf = current;
     leaf.push(key, value);
-  } else leaf = current.concat([key, value]);
+  } else leaf = fresh(current.concat([key, value]));
   return depth < MAX_DEPTH && leaf.length > 2 * LEAF_LIMIT ? split(leaf, depth) : leaf;
 };
 
@@ -211,7 +235,7 @@ const removeIn = (current: Node, hash: number, key: string, depth: number): Node
     current.splice(slot, 2);
     return current;
   }
-  return current.slice(0, slot).concat(current.slice(slot + 2));
+  return fresh(current.slice(0, slot).concat(current.slice(slot + 2)));
 };
 
 /** The map with `key` set to `value` (the same map when it already holds exactly that value). */

@@ -125,7 +125,7 @@ const contextTable = (store: FactStore, plan: QueryPlan): ContextTable => {
   const byTask = new Map(ranked);
   const byPair = new Map<string, number>();
   for (const [taskId, score] of ranked)
-    for (const pair of PMap.get(store.index.tasks, taskId)?.touched ?? [])
+    for (const pair of PMap.keys(PMap.get(store.index.tasks, taskId)?.touched ?? PMap.empty))
       byPair.set(pair, (byPair.get(pair) ?? 0) + score);
   return { byTask, byPair };
 };
@@ -234,7 +234,7 @@ const topCandidates = (store: FactStore, settings: Settings): Scored[] => {
     if (!(value <= (contextBound.get(key) ?? 0))) contextBound.set(key, value);
   };
   for (const [taskId, score] of table.byTask)
-    for (const key of PMap.get(store.index.tasks, taskId)?.facts ?? []) raise(key, score);
+    for (const key of PMap.keys(PMap.get(store.index.tasks, taskId)?.facts ?? PMap.empty)) raise(key, score);
   for (const [pair, score] of table.byPair) {
     const log = PMap.get(store.pairs, pair);
     if (log !== undefined) for (const fact of deriveRecords(log)) if (fact.validTo === undefined) raise(fact.id, score);

@@ -32,8 +32,8 @@ export const flattenIndex = (index: SearchIndex) => ({
   contextCount: index.contextCount,
   tasks: sortedEntries(index.tasks, (doc) => ({
     ...doc,
-    facts: [...doc.facts].sort(),
-    touched: [...doc.touched].sort(),
+    facts: PMap.keys(doc.facts).sort(),
+    touched: PMap.keys(doc.touched).sort(),
   })),
   conventions: sortedEntries(index.conventions, (v) => v),
 });

@@ -28,10 +28,10 @@ export interface TaskDoc {
   readonly promptAt?: number;
   /** The task's valid `summary` facts: fact id, then the fact's object, in id order. */
   readonly summaries: ReadonlyArray<string>;
-  /** Ids of the task's valid facts. */
-  readonly facts: ReadonlyArray<string>;
+  /** Ids of the task's valid facts (a map: one result may give a task 100,000 facts, each added in constant time). */
+  readonly facts: PMap.PersistentMap<true>;
   /** Pair keys of the file facts the task ever asserted (a file's history lends it every modifying task's context). */
-  readonly touched: ReadonlyArray<string>;
+  readonly touched: PMap.PersistentMap<true>;
 }
 
 /** The store's search index. */
@@ -70,7 +70,12 @@ export const emptySearchIndex = (): SearchIndex => ({
 type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
 const NO_ITEMS: ReadonlyArray<string> = Object.freeze([]);
-const EMPTY_TASK_DOC: TaskDoc = Object.freeze({ prompt: '', summaries: NO_ITEMS, facts: NO_ITEMS, touched: NO_ITEMS });
+const EMPTY_TASK_DOC: TaskDoc = Object.freeze({
+  prompt: '',
+  summaries: NO_ITEMS,
+  facts: PMap.empty,
+  touched: PMap.empty,
+});
 
 const postTerm = (
   index: Writable<SearchIndex>,
@@ -91,34 +96,23 @@ const unpostTerm = (index: Writable<SearchIndex>, field: 'terms' | 'taskTerms', 
 };
 
 const isUnused = (doc: TaskDoc): boolean =>
-  doc.promptAt === undefined && doc.summaries.length === 0 && doc.facts.length === 0 && doc.touched.length === 0;
+  doc.promptAt === undefined &&
+  doc.summaries.length === 0 &&
+  PMap.size(doc.facts) === 0 &&
+  PMap.size(doc.touched) === 0;
 
-/*
- * A task's lists are arrays, not objects keyed by their items: every task would give such an
- * object a layout of its own, and the engine's record of those layouts outweighed the data.
- * Each change builds a new array of exactly its length.
+/**
+ * The summaries with `key` holding `text` (`undefined`: removed), kept in key order: a new
+ * frozen array of exactly its length (a task has one or two summaries).
  */
-
-/** `list` with `item`, or the same list when it holds it already. */
-const withItem = (list: ReadonlyArray<string>, item: string): ReadonlyArray<string> =>
-  list.includes(item) ? list : list.concat([item]);
-
-/** `list` without `item`, or the same list when it does not hold it. */
-const withoutItem = (list: ReadonlyArray<string>, item: string): ReadonlyArray<string> => {
-  const at = list.indexOf(item);
-  if (at < 0) return list;
-  return list.length === 1 ? NO_ITEMS : list.slice(0, at).concat(list.slice(at + 1));
-};
-
-/** The summaries with `key` holding `text` (`undefined`: removed), kept in key order. */
 const withSummary = (list: ReadonlyArray<string>, key: string, text: string | undefined): ReadonlyArray<string> => {
   let at = 0;
   while (at < list.length && list[at]! < key) at += 2;
   const present = list[at] === key;
   if (text === undefined)
-    return !present ? list : list.length === 2 ? NO_ITEMS : list.slice(0, at).concat(list.slice(at + 2));
+    return !present ? list : list.length === 2 ? NO_ITEMS : Object.freeze(list.slice(0, at).concat(list.slice(at + 2)));
   if (present && list[at + 1] === text) return list;
-  return list.slice(0, at).concat([key, text], list.slice(present ? at + 2 : at));
+  return Object.freeze(list.slice(0, at).concat([key, text], list.slice(present ? at + 2 : at)));
 };
 
 /** The text a task lends its facts as context: its prompt and summaries (in fact-id order). */
@@ -130,7 +124,7 @@ const taskContextText = (doc: Pick<TaskDoc, 'prompt' | 'summaries'>): string =>
  * pair it asserted. Tasks whose facts compaction has removed leave the context collection, so
  * in a long session the best-matching tasks are ones whose facts can still be found.
  */
-const lendsContext = (doc: TaskDoc): boolean => doc.facts.length > 0 || doc.touched.length > 0;
+const lendsContext = (doc: TaskDoc): boolean => PMap.size(doc.facts) > 0 || PMap.size(doc.touched) > 0;
 
 /**
  * Changes a task's doc (created when missing, dropped when unused). When the change may touch
@@ -177,7 +171,7 @@ const addFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
   for (const [term, weight] of factTermWeights(fact)) postTerm(index, 'terms', term, key, weight);
   if (fact.tags.includes('convention')) index.conventions = PMap.set(index.conventions, key, true);
   updateTask(index, fact.sourceTaskId, fact.relation === 'summary', (doc) => {
-    doc.facts = withItem(doc.facts, key);
+    doc.facts = PMap.set(doc.facts, key, true);
     if (fact.relation === 'summary') doc.summaries = withSummary(doc.summaries, key, fact.object);
   });
 };
@@ -188,22 +182,24 @@ const removeFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
   for (const term of factTermWeights(fact).keys()) unpostTerm(index, 'terms', term, key);
   if (fact.tags.includes('convention')) index.conventions = PMap.remove(index.conventions, key);
   updateTask(index, fact.sourceTaskId, fact.relation === 'summary', (doc) => {
-    doc.facts = withoutItem(doc.facts, key);
+    doc.facts = PMap.remove(doc.facts, key);
     doc.summaries = withSummary(doc.summaries, key, undefined);
   });
 };
 
 const assertFile = (index: Writable<SearchIndex>, taskId: string, pairKey: string): void => {
-  if (PMap.get(index.tasks, taskId)?.touched.includes(pairKey) === true) return;
+  const known = PMap.get(index.tasks, taskId);
+  if (known !== undefined && PMap.has(known.touched, pairKey)) return;
   updateTask(index, taskId, false, (doc) => {
-    doc.touched = withItem(doc.touched, pairKey);
+    doc.touched = PMap.set(doc.touched, pairKey, true);
   });
 };
 
 const retractFile = (index: Writable<SearchIndex>, taskId: string, pairKey: string): void => {
-  if (PMap.get(index.tasks, taskId)?.touched.includes(pairKey) !== true) return;
+  const known = PMap.get(index.tasks, taskId);
+  if (known === undefined || !PMap.has(known.touched, pairKey)) return;
   updateTask(index, taskId, false, (doc) => {
-    doc.touched = withoutItem(doc.touched, pairKey);
+    doc.touched = PMap.remove(doc.touched, pairKey);
   });
 };
 
