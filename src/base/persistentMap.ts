@@ -5,8 +5,11 @@
  * opaque: callers use the functions below, never the layout.
  *
  * The layout is a trie on the 8 hex digits of a 32-bit hash of each key. A leaf holds its
- * entries flat, as an array of alternating keys and values, until it has more than LEAF_LIMIT
- * of them, then splits into a branch of up to 16 children by the next digit. Keys come from
+ * entries flat, as an array of alternating keys and values in key order, until it has more
+ * than LEAF_LIMIT of them, then splits into a branch of up to 16 children by the next digit.
+ * The layout depends only on the entries, not on the order they were set in (as long as none
+ * was removed), so two maps of the same entries are deep-equal: a decoded state equals the
+ * live one it was saved from. Keys come from
  * untrusted text (`constructor` is a term, `12` a task id), so they are never property names;
  * and arrays keep one engine layout for every leaf, which costs less memory than an object each.
  *
@@ -208,12 +211,21 @@ const setIn = (current: Node, hash: number, key: string, value: unknown, depth: 
     leaf[slot + 1] = value;
     return leaf;
   }
+  // Keys stay in order, so maps built from the same entries are deep-equal whatever the order of the writes.
+  let at = 0;
+  while (at < current.length && (current[at] as string) < key) at += 2;
   // An owned leaf grows in place; otherwise the copy is built at its exact size (a concat, not a spread).
   let leaf: Leaf;
   if (owns(current)) {
     leaf = current;
-    leaf.push(key, value);
-  } else leaf = fresh(current.concat([key, value]));
+    if (at === leaf.length) leaf.push(key, value);
+    else leaf.splice(at, 0, key, value);
+  } else
+    leaf = fresh(
+      at === current.length
+        ? current.concat([key, value])
+        : current.slice(0, at).concat([key, value], current.slice(at)),
+    );
   return depth < MAX_DEPTH && leaf.length > 2 * LEAF_LIMIT ? split(leaf, depth) : leaf;
 };
 
