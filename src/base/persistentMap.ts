@@ -211,21 +211,20 @@ const setIn = (current: Node, hash: number, key: string, value: unknown, depth: 
     leaf[slot + 1] = value;
     return leaf;
   }
-  // Keys stay in order, so maps built from the same entries are deep-equal whatever the order of the writes.
-  let at = 0;
-  while (at < current.length && (current[at] as string) < key) at += 2;
   // An owned leaf grows in place; otherwise the copy is built at its exact size (a concat, not a spread).
   let leaf: Leaf;
   if (owns(current)) {
     leaf = current;
-    if (at === leaf.length) leaf.push(key, value);
-    else leaf.splice(at, 0, key, value);
-  } else
-    leaf = fresh(
-      at === current.length
-        ? current.concat([key, value])
-        : current.slice(0, at).concat([key, value], current.slice(at)),
-    );
+    leaf.push(key, value);
+  } else leaf = fresh(current.concat([key, value]));
+  // Keys stay in order, so maps set with the same entries are deep-equal whatever the order of the writes.
+  let at = leaf.length - 2;
+  for (; at > 0 && (leaf[at - 2] as string) > key; at -= 2) {
+    leaf[at] = leaf[at - 2];
+    leaf[at + 1] = leaf[at - 1];
+  }
+  leaf[at] = key;
+  leaf[at + 1] = value;
   return depth < MAX_DEPTH && leaf.length > 2 * LEAF_LIMIT ? split(leaf, depth) : leaf;
 };
 

@@ -38,6 +38,8 @@ export interface ParseNotableFactsOptions {
 /** Scans for balanced spans, and JSON parses of spans, before giving up on finding JSON in prose. */
 const MAX_SCANS = 64;
 const MAX_FRAGMENTS = 64;
+/** A fact list answer nests three levels deep; JSON nested deeper than this is not an answer, and is not parsed. */
+const MAX_DEPTH = 32;
 
 const FENCE = /```[^\n`]*\r?\n([\s\S]*?)```/dgu;
 
@@ -58,10 +60,10 @@ const isOpening = (code: number): boolean => code === OPEN_BRACE || code === OPE
  * the scan passes outside a string is decided on the way: a scan started there would see
  * exactly what this one sees, so its end is where this scan's depth falls back below it.
  */
-const scanFrom = (text: string, start: number, decided: Map<number, number>): number => {
-  const open: number[] = [];
+const scanFrom = (text: string, start: number, decided: Int32Array, open: Int32Array): number => {
+  let depth = 0;
   const fail = (): number => {
-    for (const position of open) decided.set(position, -1);
+    for (let level = 0; level < depth; level += 1) decided[open[level]!] = -1;
     return -1;
   };
   let inString = false;
@@ -71,13 +73,13 @@ const scanFrom = (text: string, start: number, decided: Map<number, number>): nu
       if (code === BACKSLASH) i += 1;
       else if (code === QUOTE) inString = false;
     } else if (code === QUOTE) inString = true;
-    else if (isOpening(code)) open.push(i);
+    else if (isOpening(code)) open[depth++] = i;
     else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
-      const opening = open[open.length - 1]!;
+      const opening = open[depth - 1]!;
       if (text.charCodeAt(opening) !== (code === CLOSE_BRACE ? OPEN_BRACE : OPEN_BRACKET)) return fail();
-      open.pop();
-      decided.set(opening, i + 1);
-      if (open.length === 0) return i + 1;
+      depth -= 1;
+      decided[opening] = i + 1;
+      if (depth === 0) return i + 1;
     }
   }
   return fail();
@@ -89,16 +91,19 @@ const scanFrom = (text: string, start: number, decided: Map<number, number>): nu
  * the time is linear in the text whatever it holds (a text of brackets is a single scan).
  */
 const balancedSpans = (text: string): Array<readonly [number, number]> => {
-  const decided = new Map<number, number>();
+  /** Per opening: its end, -1 when it never closes, 0 while no scan has decided it. */
+  const decided = new Int32Array(text.length);
+  /** The open brackets of the running scan, innermost last (typed: no growth, no garbage). */
+  const open = new Int32Array(text.length);
   const spans: Array<readonly [number, number]> = [];
   let scans = 0;
   for (let i = 0; i < text.length; i += 1) {
     if (!isOpening(text.charCodeAt(i))) continue;
-    let end = decided.get(i);
-    if (end === undefined) {
+    let end = decided[i]!;
+    if (end === 0) {
       if (scans === MAX_SCANS) continue;
       scans += 1;
-      end = scanFrom(text, i, decided);
+      end = scanFrom(text, i, decided, open);
     }
     if (end > 0) spans.push([i, end]);
   }
@@ -107,7 +112,27 @@ const balancedSpans = (text: string): Array<readonly [number, number]> => {
 
 type Parsed = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string };
 
+/** True when brackets outside strings nest deeper than `max` somewhere in `text` (stops there). */
+const nestsDeeperThan = (text: string, max: number): boolean => {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (inString) {
+      if (code === BACKSLASH) i += 1;
+      else if (code === QUOTE) inString = false;
+    } else if (code === QUOTE) inString = true;
+    else if (isOpening(code)) {
+      depth += 1;
+      if (depth > max) return true;
+    } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) depth -= 1;
+  }
+  return false;
+};
+
+/** JSON.parse, refusing first what cannot be an answer: building thousands of nested arrays costs far more than reading them. */
 const parseJson = (text: string): Parsed => {
+  if (nestsDeeperThan(text, MAX_DEPTH)) return { ok: false, reason: `it nests deeper than ${MAX_DEPTH} levels` };
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (error) {

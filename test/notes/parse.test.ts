@@ -135,7 +135,13 @@ describe('parseNotableFactsResponse', () => {
     expect(codeOf('['.repeat(size))).toBe('invalid_json');
     expect(codeOf('{"a":'.repeat(size / 5))).toBe('invalid_json');
     expect(codeOf('"['.repeat(size / 2))).toBe('no_json');
-    expect(codeOf(`${'['.repeat(size / 2 - 10)}1${']'.repeat(size / 2 - 10)}`)).toBe('no_valid_facts');
+    const deep = parseNotableFactsResponse(`${'['.repeat(size / 2 - 10)}1${']'.repeat(size / 2 - 10)}`);
+    expect(deep).toEqual(
+      E.left({
+        code: 'invalid_json',
+        message: 'the JSON in the response does not parse: it nests deeper than 32 levels',
+      }),
+    );
     expect(factsOf(`${'[ "'.repeat(size / 4)} ${JSON.stringify({ notableFacts: list })}`).facts).toEqual(list);
   });
 
