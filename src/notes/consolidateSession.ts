@@ -1,4 +1,3 @@
-import type { NotesSessionConsolidatedEvent } from './events.js';
 import { consolidateGlobalFactsWithReport } from './global.js';
 import { type CategorizedFact, isNotesId } from './model.js';
 import {
@@ -10,6 +9,14 @@ import {
   storedKey,
   withUserNotes,
 } from './ledger.js';
+
+/** A session's facts were merged into the user's profile at the end of a stage (`consolidateSession`). */
+export interface NotesSessionConsolidatedEvent {
+  readonly type: 'notes/sessionConsolidated';
+  readonly user: string;
+  readonly session: string;
+  readonly at: number;
+}
 
 /** Which session of which user ends its stage, and when. */
 export interface ConsolidationInput {

@@ -1,9 +1,11 @@
 import { applyExtraction } from './applyExtraction.js';
-import { consolidateSession } from './consolidateSession.js';
+import { consolidateSession, type NotesSessionConsolidatedEvent } from './consolidateSession.js';
 import { emptyNotesLedger, type NotesLedger } from './ledger.js';
 import type { CategorizedFact } from './model.js';
-import type { ModelFailureReason } from './port.js';
+import type { ModelFailureReason } from './outcome.js';
 import { rewriteProfile } from './rewriteProfile.js';
+
+export type { NotesSessionConsolidatedEvent } from './consolidateSession.js';
 
 /** An extraction returned the user's complete list for the session (`applyExtraction`). */
 export interface NotesExtractedEvent {
@@ -23,14 +25,6 @@ export interface NotesExtractionFailedEvent {
   readonly session: string;
   readonly reason: ModelFailureReason;
   readonly message: string;
-  readonly at: number;
-}
-
-/** A session's facts were merged into the user's profile at the end of a stage (`consolidateSession`). */
-export interface NotesSessionConsolidatedEvent {
-  readonly type: 'notes/sessionConsolidated';
-  readonly user: string;
-  readonly session: string;
   readonly at: number;
 }
 
