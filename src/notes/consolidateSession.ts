@@ -1,5 +1,5 @@
 import { consolidateGlobalFactsWithReport } from './global.js';
-import { type CategorizedFact, isNotesId } from './model.js';
+import { type CategorizedFact, isNotesId, type NotesSessionConsolidatedEvent } from './model.js';
 import {
   type NotesLedger,
   selectGlobalFacts,
@@ -9,14 +9,6 @@ import {
   storedKey,
   withUserNotes,
 } from './ledger.js';
-
-/** A session's facts were merged into the user's profile at the end of a stage (`consolidateSession`). */
-export interface NotesSessionConsolidatedEvent {
-  readonly type: 'notes/sessionConsolidated';
-  readonly user: string;
-  readonly session: string;
-  readonly at: number;
-}
 
 /** Which session of which user ends its stage, and when. */
 export interface ConsolidationInput {

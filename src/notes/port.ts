@@ -6,9 +6,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { clipEnd } from '../base/text.js';
-import type { NotesEvent } from './events.js';
-import type { ModelFailure, ModelOutcome } from './outcome.js';
-import { NOTES_LIMITS } from './model.js';
+import { type ModelFailureReason, NOTES_LIMITS, type NotesEvent } from './model.js';
 import { type NotableFactsResponse, parseNotableFactsResponseWithWarnings } from './parse.js';
 
 /** What the shell passes to `complete`: abort when the signal fires (the shell's timeout). */
@@ -19,7 +17,17 @@ export interface CompleteOptions {
 /** The user's model call: the prompt in, the model's text out. It may reject; the shell records why. */
 export type CompleteFn = (prompt: string, options: CompleteOptions) => Promise<string>;
 
-export type { ModelFailure, ModelFailureReason, ModelOutcome } from './outcome.js';
+/** Why a model call produced no list: no answer in time, a failed call, or an unusable answer. */
+export type { ModelFailureReason } from './model.js';
+
+/** A model call that produced no list. */
+export interface ModelFailure {
+  readonly reason: ModelFailureReason;
+  readonly message: string;
+}
+
+/** The outcome of one model call: its text, or why there is none. */
+export type ModelOutcome = E.Either<ModelFailure, string>;
 
 /** Which user's list in which session an extraction was for. */
 export interface NotesSlot {
