@@ -91,10 +91,12 @@ const scanFrom = (text: string, start: number, decided: Int32Array, open: Int32A
  * the time is linear in the text whatever it holds (a text of brackets is a single scan).
  */
 const balancedSpans = (text: string): Array<readonly [number, number]> => {
+  // One allocation for both (typed: no growth, no garbage per opening).
+  const scratch = new Int32Array(2 * text.length);
   /** Per opening: its end, -1 when it never closes, 0 while no scan has decided it. */
-  const decided = new Int32Array(text.length);
-  /** The open brackets of the running scan, innermost last (typed: no growth, no garbage). */
-  const open = new Int32Array(text.length);
+  const decided = scratch.subarray(0, text.length);
+  /** The open brackets of the running scan, innermost last. */
+  const open = scratch.subarray(text.length);
   const spans: Array<readonly [number, number]> = [];
   let scans = 0;
   for (let i = 0; i < text.length; i += 1) {
