@@ -12,7 +12,7 @@ import type { FailedRun } from '../context/update.js';
 import type { UsageError } from './args.js';
 
 /** The subcommands of `fact-tracker context`. */
-export const CONTEXT_SUBCOMMANDS = ['show', 'bundle', 'checkpoint', 'claim', 'record-failure'] as const;
+export const CONTEXT_SUBCOMMANDS = ['show', 'bundle', 'checkpoint', 'claim', 'record-failure', 'resolve'] as const;
 /** One subcommand of `fact-tracker context`. */
 export type ContextSubcommand = (typeof CONTEXT_SUBCOMMANDS)[number];
 
@@ -35,13 +35,16 @@ export type ContextAction =
   | { readonly action: 'bundle'; readonly facts?: string; readonly query?: string }
   | ({ readonly action: 'checkpoint' } & CheckpointRequest)
   | { readonly action: 'claim'; readonly claim: ClaimInput }
-  | { readonly action: 'record-failure'; readonly failure: FailedRun };
+  | { readonly action: 'record-failure'; readonly failure: FailedRun }
+  | { readonly action: 'resolve' };
 
-/** `fact-tracker context SUBCOMMAND [--kind K] [--workstream ID] [--json] ...`. */
+/** `fact-tracker context SUBCOMMAND [--kind K] [--workstream ID] [--branch NAME] [--json] ...`. */
 export type ContextCommand = {
   readonly name: 'context';
   readonly kind: ContextKind;
   readonly workstream?: string;
+  /** The branch part of the key, instead of the current branch. */
+  readonly branch?: string;
   readonly json: boolean;
 } & ContextAction;
 
@@ -50,6 +53,7 @@ export const CONTEXT_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
   kind: { type: 'string' },
   workstream: { type: 'string' },
+  branch: { type: 'string' },
   json: { type: 'boolean' },
   facts: { type: 'string' },
   query: { type: 'string' },
@@ -71,13 +75,14 @@ export const CONTEXT_OPTIONS = {
 
 type OptionName = keyof typeof CONTEXT_OPTIONS;
 
-const COMMON: ReadonlyArray<OptionName> = ['help', 'kind', 'workstream', 'json'];
+const COMMON: ReadonlyArray<OptionName> = ['help', 'kind', 'workstream', 'branch', 'json'];
 const OWN: Readonly<Record<ContextSubcommand, ReadonlyArray<OptionName>>> = {
   show: COMMON,
   bundle: [...COMMON, 'facts', 'query'],
   checkpoint: [...COMMON, 'summary', 'summary-file', 'feature', 'pin', 'unpin', 'decision', 'decide', 'drop', 'step'],
   claim: [...COMMON, 'file', 'symbol'],
   'record-failure': [...COMMON, 'failed-step', 'error', 'next-action'],
+  resolve: COMMON,
 };
 
 type Values = Readonly<Record<string, unknown>>;
@@ -189,6 +194,7 @@ const parseAction = (
     return E.left(usage(`context ${action} takes no arguments, got: ${rest.join(' ')}`));
   switch (action) {
     case 'show':
+    case 'resolve':
       return E.right({ action });
     case 'bundle':
       return E.right({
@@ -229,6 +235,7 @@ export const parseContextCommand = (
       kind,
       json: values['json'] === true,
       ...optional('workstream', text(values, 'workstream')),
+      ...optional('branch', text(values, 'branch')),
       ...request,
     })),
   );

@@ -134,7 +134,7 @@ Options:
 ${EXIT_STATUS}
 `;
 
-const CONTEXT = `Usage: fact-tracker context show|bundle|checkpoint|claim|record-failure [options]
+const CONTEXT = `Usage: fact-tracker context show|bundle|checkpoint|claim|record-failure|resolve [options]
 
 Shared planning and implementation context of the git repository in the current directory,
 kept in data/context/ (one JSON file per kind, a markdown dashboard next to it, tool sessions
@@ -151,10 +151,13 @@ Subcommands:
                        needs --file or --symbol
   record-failure       after a failed run: the step, the error and the next action only;
                        the last good summary stays
+  resolve              merge both sides of a context file that a git pull or merge left with
+                       conflict markers (any write does it too); show and bundle only report it
 
 Options (all subcommands):
   --kind KIND          planning (default) or implementation
   --workstream ID      the workstream (default: default)
+  --branch NAME        the branch part of the key (default: the current branch)
   --json               one JSON document instead of text
   -h, --help           this help
 
@@ -174,9 +177,15 @@ claim:
 record-failure:
   --failed-step STEP, --error TEXT, --next-action TEXT   (all three required)
 
-Exit status: 0, or 1 with one line on stderr for a usage error, a refused claim, a corrupt or
-newer context file (a corrupt one is moved aside to a timestamped backup), or a checkpoint
-outside a git repository.
+Text that looks like a secret (an AWS key, a private key, a GitHub, OpenAI or Anthropic token,
+a Bearer token, a JWT) is refused, naming the field: nothing of it is stored.
+
+Exit status: 0, or 1 with one line on stderr for a usage error, a refused claim or secret, a
+corrupt, conflicted, newer or too large (over 5 MiB) context file (a write moves a corrupt one
+aside to a timestamped backup; show and bundle never move a file), a symbolic link out of the
+repository, a bare repository or .git directory, a failing git, or a checkpoint outside a git
+repository. A dashboard or tool-sessions file that cannot be written is a warning on stderr
+(exit 0): the JSON, the source of truth, was saved.
 `;
 
 /** The help text of `topic`, or of the whole tool. */

@@ -74,7 +74,12 @@ describe.concurrent('writeContext and loadContext', () => {
       changes: [],
       missingEvidence: [],
     });
-    expect(loaded.key).toEqual({ repo: repo.split(/[\\/]/u).pop(), branch: 'main', workstreamId: 'default' });
+    // The repo part is what the repository says about itself: here (no origin) its first commit.
+    expect(loaded.key).toEqual({
+      repo: expect.stringMatching(/^first-commit:[0-9a-f]{12}$/u),
+      branch: 'main',
+      workstreamId: 'default',
+    });
     expect(loaded.sessions).toEqual(sessions);
     expect(readJson(join(repo, ...CONTEXT_JSON))).toMatchObject({
       schema_version: 1,
@@ -220,14 +225,24 @@ describe.concurrent('repository state beats memory', () => {
 });
 
 describe.concurrent('broken files', () => {
-  it('moves a corrupt file aside to a timestamped backup and reports it, never starting over silently', async () => {
+  it('reports a corrupt file on load and leaves it; a write moves it aside to a timestamped backup, never starting over silently', async () => {
     const repo = makeRepo();
     writeFiles(repo, { 'data/context/planning_context.json': 'garbage{' });
     const file = join(repo, ...CONTEXT_JSON);
-    const error = errorOf(await loadContext(PLANNING(repo)));
+    const before = listing(repo);
+    const reported = errorOf(await loadContext(PLANNING(repo)));
+    expect(reported).toEqual({
+      code: 'corrupt',
+      message:
+        'data/context/planning_context.json: not valid JSON, the file is truncated or corrupt (unexpected text) (left as it is; the next write moves it aside)',
+    });
+    expect(listing(repo)).toEqual(before);
+    const error = errorOf(
+      await writeContext(PLANNING(repo), { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }),
+    );
     expect(error.code).toBe('corrupt');
     expect(error.message).toMatch(
-      /^data\/context\/planning_context\.json: not valid JSON, the file is truncated or corrupt \(.+\); moved aside to data\/context\/planning_context\.json\.2025-06-15T15-06-40-000Z\.corrupt$/u,
+      /^data\/context\/planning_context\.json: not valid JSON, the file is truncated or corrupt \(unexpected text\); moved aside to data\/context\/planning_context\.json\.2025-06-15T15-06-40-000Z\.corrupt$/u,
     );
     expect(readFileSync(error.backup!, 'utf8')).toBe('garbage{');
     expect(existsSync(file)).toBe(false);
@@ -255,7 +270,11 @@ describe.concurrent('broken files', () => {
     expect(readFileSync(error.backup!, 'utf8')).toBe(whole.slice(0, whole.length >> 1));
     // Two backups of the same moment do not overwrite each other.
     writeFileSync(file, '[');
-    expect(errorOf(await loadContext(PLANNING(repo))).backup).not.toBe(error.backup);
+    const again = errorOf(
+      await writeContext(PLANNING(repo), { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }),
+    );
+    expect(again.backup).toBeDefined();
+    expect(again.backup).not.toBe(error.backup);
   });
 
   it('refuses a file from a newer schema version, naming it and leaving it as it is', async () => {
