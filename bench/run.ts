@@ -8,10 +8,11 @@
  *   dispatch's facts to the same base store, so the size stays put);
  * - retrieveFacts at the same sizes, against the seed's linear keyword scan;
  * - heap bytes per valid fact at 100,000 (index included), after a forced GC;
- * - a generated 10,000-dispatch history replayed by the `fact-tracker replay` command.
+ * - a generated 10,000-dispatch history replayed by the `fact-tracker replay` command;
+ * - one shared-context write by the size of the context file (bench/context.ts).
  *
  * Figures are medians over repeated samples.
- * Usage: npm run bench [-- --json] [-- --quick] [-- --only=extraction,sizes,heap,replay]
+ * Usage: npm run bench [-- --json] [-- --quick] [-- --only=extraction,sizes,heap,replay,context]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,12 +30,13 @@ import {
   type ReviewerResult,
   type SessionFact,
 } from '../dist/index.js';
+import { type ContextWriteRow, measureContextWrites } from './context.js';
 import { randomImplementerResult, randomPrompt, randomReviewerResult, seeded } from './generate.js';
 import { SeedStore, seedExtractImplementer, seedExtractReviewer, seedRetrieve } from './seed.js';
 
 const quick = process.argv.includes('--quick');
 const asJson = process.argv.includes('--json');
-const SECTIONS = ['extraction', 'sizes', 'heap', 'replay'] as const;
+const SECTIONS = ['extraction', 'sizes', 'heap', 'replay', 'context'] as const;
 const only = process.argv
   .find((arg) => arg.startsWith('--only='))
   ?.slice('--only='.length)
@@ -247,7 +249,7 @@ const measureSize = (size: number): Record<string, number> => {
 
 const us = (n: number): string => (n >= 1000 ? `${(n / 1000).toFixed(2)} ms` : `${n.toFixed(1)} us`);
 
-const main = (): void => {
+const main = async (): Promise<void> => {
   const results: Record<string, unknown> = { node: process.version, quick };
   if (runs('extraction')) results['extraction'] = measureExtraction();
   if (runs('sizes')) {
@@ -259,6 +261,7 @@ const main = (): void => {
   if (runs('heap'))
     results['heap'] = { atValidFacts: heapSize, ...heapPerFact(heapSize), storeOf200Facts: heapOfSmallStore() };
   if (runs('replay')) results['replay'] = quick ? { skipped: 'quick run' } : replayCli();
+  if (runs('context')) results['context'] = await measureContextWrites(quick);
 
   if (asJson) {
     console.log(JSON.stringify(results, null, 2));
@@ -307,6 +310,12 @@ const main = (): void => {
         ? `fact-tracker replay of a ${replay.dispatches}-dispatch history: ${replay.seconds!.toFixed(2)} s`
         : `fact-tracker replay: skipped (${replay.skipped})`,
     );
+  const context = results['context'] as ReadonlyArray<ContextWriteRow> | undefined;
+  if (context !== undefined)
+    for (const row of context)
+      console.log(
+        `shared-context write to a ${row.mebibytes.toFixed(1)} MiB file: ${row.writeMillis.toFixed(0)} ms (${row.millisPerMebibyte.toFixed(0)} ms per MiB)`,
+      );
 };
 
-main();
+await main();

@@ -19,20 +19,14 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
-import * as O from 'fp-ts/lib/Option.js';
 import lockfile from 'proper-lockfile';
 import { describe, expect, it } from 'vitest';
-import type { ContextError, ContextFile, SharedContext } from '../../src/context/model.js';
-import {
-  type ContextOptions,
-  loadContext,
-  type LoadedContext,
-  updateContext,
-  writeContext,
-} from '../../src/context/node/store.js';
+import type { ContextFile, SharedContext } from '../../src/context/model.js';
+import { type ContextOptions, loadContext, updateContext, writeContext } from '../../src/context/node/store.js';
 import { decodeContextFile, encodeContextFile } from '../../src/context/schema.js';
 import { emptySharedContext, recordContextClaim } from '../../src/context/update.js';
 import { expectOneLineFailure, type Ran, runBinary, runIn } from './cliRun.js';
+import { errorOf, loadedOf } from './results.js';
 import { commitAll, git, listing, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
 
 const NOW = 1_750_000_000_000;
@@ -45,17 +39,6 @@ const PLANNING = (cwd: string, extra: Partial<ContextOptions> = {}): ContextOpti
 });
 const CONTEXT_JSON = ['data', 'context', 'planning_context.json'];
 const FAILURE = { status: 'failed', failedStep: 'tests', error: '2 failing', nextAction: 'fix them' } as const;
-
-const loadedOf = (result: E.Either<ContextError, O.Option<LoadedContext>>): LoadedContext => {
-  if (E.isLeft(result)) throw new Error(`expected a context, got ${result.left.code}: ${result.left.message}`);
-  if (O.isNone(result.right)) throw new Error('expected a context, got none (flag off)');
-  return result.right.value;
-};
-
-const errorOf = (result: E.Either<ContextError, unknown>): ContextError => {
-  if (E.isRight(result)) throw new Error('expected an error');
-  return result.left;
-};
 
 /** The decoded planning file of `repo`. */
 const storedFile = (repo: string): ContextFile => {
@@ -709,8 +692,10 @@ describe.concurrent('12. the smaller ones', () => {
       cwd: repo,
       env: { PATH: path },
     });
-    // The checkpoint is now waiting for the lock (having read the repository, if it reads it first).
-    await waitUntil(() => logOf(log).includes('done status'), 2_000);
+    // Wait until the checkpoint has named the repository (rev-list) or read its state (status, if it reads it
+    // first): either way it is past its git work outside the lock and now waits for the lock.
+    await waitUntil(() => /^done (status|rev-list)$/mu.test(logOf(log)), 15_000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
     writeFiles(repo, { 'src/parser.ts': 'export const parse = (text: string) => text.trim();\n' });
     await release();
     expect((await checkpoint).status).toBe(0);

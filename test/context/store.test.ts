@@ -7,16 +7,10 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { describe, expect, it } from 'vitest';
 import { buildContextBundle } from '../../src/context/bundle.js';
-import type { ContextError } from '../../src/context/model.js';
-import {
-  type ContextOptions,
-  loadContext,
-  type LoadedContext,
-  updateContext,
-  writeContext,
-} from '../../src/context/node/store.js';
+import { type ContextOptions, loadContext, updateContext, writeContext } from '../../src/context/node/store.js';
 import { decodeContextFile, encodeContextFile } from '../../src/context/schema.js';
 import { emptySharedContext, recordContextClaim } from '../../src/context/update.js';
+import { errorOf, loadedOf } from './results.js';
 import { commitAll, git, listing, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
 
 const PLANNING = (cwd: string, extra: Partial<ContextOptions> = {}): ContextOptions => ({
@@ -27,18 +21,6 @@ const PLANNING = (cwd: string, extra: Partial<ContextOptions> = {}): ContextOpti
   ...extra,
 });
 const CONTEXT_JSON = ['data', 'context', 'planning_context.json'];
-
-/** The loaded context of a call that must succeed with the feature on. */
-const loadedOf = (result: E.Either<ContextError, O.Option<LoadedContext>>): LoadedContext => {
-  if (E.isLeft(result)) throw new Error(`expected a context, got ${result.left.code}: ${result.left.message}`);
-  if (O.isNone(result.right)) throw new Error('expected a context, got none (flag off)');
-  return result.right.value;
-};
-
-const errorOf = (result: E.Either<ContextError, unknown>): ContextError => {
-  if (E.isRight(result)) throw new Error('expected an error');
-  return result.left;
-};
 
 const checkpoint = (cwd: string, summary: string) =>
   writeContext(PLANNING(cwd), {
