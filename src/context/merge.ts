@@ -85,9 +85,10 @@ const mergeDecisions = (newer: ReadonlyArray<Decision>, older: ReadonlyArray<Dec
   const merged = newer.map((decision) => ({ ...decision }));
   let next = Math.max(0, ...[...newer, ...older].map(decisionNumber)) + 1;
   for (const decision of older) {
-    const same = merged.find((known) => known.text === decision.text);
+    const sameId = merged.find((known) => known.id === decision.id);
+    const same = sameId?.text === decision.text ? sameId : merged.find((known) => known.text === decision.text);
     if (same !== undefined) same.status = mergedStatus(decision, same);
-    else if (merged.some((known) => known.id === decision.id)) merged.push({ ...decision, id: `D${next++}` });
+    else if (sameId !== undefined) merged.push({ ...decision, id: `D${next++}` });
     else merged.push({ ...decision });
   }
   return merged.sort((a, b) => decisionNumber(a) - decisionNumber(b)).slice(-CONTEXT_LIMITS.decisions);

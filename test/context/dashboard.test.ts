@@ -114,7 +114,7 @@ describe('the dashboard under a CommonMark renderer', () => {
       fc.property(fc.array(contextArb, { maxLength: 3 }), (contexts) => {
         expectStructure({ kind: 'planning', contexts });
       }),
-      { numRuns: 150 },
+      { numRuns: 60 },
     );
   });
 });

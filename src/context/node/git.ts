@@ -19,7 +19,7 @@ import {
 } from '../checkpoint.js';
 import { CONTEXT_DIRECTORY } from '../layout.js';
 import type { ContextError } from '../model.js';
-import type { RepositoryFacts } from '../repository.js';
+import { normalizeRemoteUrl, type RepositoryFacts } from '../repository.js';
 import { nodeModules } from './modules.js';
 
 /** The branch part of a key outside a git repository. */
@@ -31,12 +31,6 @@ export const DETACHED = '(detached)';
 export type RepositoryLocation =
   | { readonly kind: 'git'; readonly root: string }
   | { readonly kind: 'none'; readonly root: string; readonly reason: string };
-
-/** What names the repository and the checkout: its branch, and what it says about itself. */
-export interface RepositoryNames {
-  readonly branch: string;
-  readonly facts: RepositoryFacts;
-}
 
 interface GitFailure {
   readonly missing: boolean;
@@ -114,36 +108,41 @@ export const locateRepository = async (cwd: string): Promise<E.Either<ContextErr
 };
 
 /**
- * The branch and what the repository says about itself (its origin, its first commits): what
- * keys its contexts. A failing git is an error, never a switch to another key.
+ * What the repository says about itself (its origin, else its first commits): what keys its
+ * contexts. Finding the first commits walks the whole history; `knownRoot`, the first commit a
+ * context file records, is taken as it is instead (a file that records an identity is read
+ * under it whatever a checkout computes: see `resolveRepositoryKey`), so the walk runs once,
+ * before the first write. A failing git is an error, never a switch to another key.
  */
-export const readRepositoryNames = async (
+export const readRepositoryFacts = async (
   location: RepositoryLocation,
-): Promise<E.Either<ContextError, RepositoryNames>> => {
+  knownRoot?: string,
+): Promise<E.Either<ContextError, RepositoryFacts>> => {
   const { path } = await nodeModules();
   const folder = path.basename(location.root);
-  if (location.kind === 'none') return E.right({ branch: NO_BRANCH, facts: { rootCommits: [], folder } });
-  const { root } = location;
-  const [head, origin, roots] = await Promise.all([
-    runGit(root, ['symbolic-ref', '--quiet', 'HEAD']),
-    runGit(root, ['config', '--get', 'remote.origin.url']),
-    runGit(root, ['rev-list', '--max-parents=0', 'HEAD', '--']),
-  ]);
-  // Exit 1 is the documented answer for a detached HEAD and for an unset key.
-  if (E.isLeft(head) && head.left.code !== 1) return E.left(gitFailed(head.left));
+  if (location.kind === 'none') return E.right({ rootCommits: [], folder });
+  const origin = await runGit(location.root, ['config', '--get', 'remote.origin.url']);
+  // Exit 1 is the documented answer for an unset key.
   if (E.isLeft(origin) && origin.left.code !== 1) return E.left(gitFailed(origin.left));
+  const url = E.isRight(origin) ? origin.right.trim() : '';
+  // A local path as origin names a folder on this machine, not the repository: the first commit does.
+  if (normalizeRemoteUrl(url) !== undefined) return E.right({ origin: url, rootCommits: [], folder });
+  const roots = await rootCommits(location.root, knownRoot);
+  return E.map((ids: ReadonlyArray<string>): RepositoryFacts => ({ rootCommits: ids, folder }))(roots);
+};
+
+/** The commits without parents reachable from HEAD; `knownRoot` when a file records it. */
+const rootCommits = async (
+  root: string,
+  knownRoot?: string,
+): Promise<E.Either<ContextError, ReadonlyArray<string>>> => {
+  if (knownRoot !== undefined) return E.right([knownRoot]);
+  const roots = await runGit(root, ['rev-list', '--max-parents=0', 'HEAD', '--']);
+  if (E.isRight(roots)) return E.right(roots.right.split('\n').filter((line) => line !== ''));
   // Before the first commit HEAD names no commit: no roots yet.
-  const unborn = E.isLeft(roots) && /unknown revision|ambiguous argument|bad revision/iu.test(roots.left.message);
-  if (E.isLeft(roots) && !unborn) return E.left(gitFailed(roots.left));
-  const ref = E.isRight(head) ? head.right.trim() : '';
-  return E.right({
-    branch: ref === '' ? DETACHED : ref.replace(/^refs\/heads\//u, ''),
-    facts: {
-      ...(E.isRight(origin) && origin.right.trim() !== '' ? { origin: origin.right.trim() } : {}),
-      rootCommits: E.isRight(roots) ? roots.right.split('\n').filter((line) => line !== '') : [],
-      folder,
-    },
-  });
+  return /unknown revision|ambiguous argument|bad revision/iu.test(roots.left.message)
+    ? E.right([])
+    : E.left(gitFailed(roots.left));
 };
 
 /**
@@ -189,6 +188,12 @@ const workingFiles = async (
 
 type GitSnapshot = RepositorySnapshot & { readonly kind: 'git' };
 
+/** The repository's state and the checkout's branch, read together (`git status --branch` says both). */
+export interface Observed {
+  readonly snapshot: RepositorySnapshot;
+  readonly branch: string;
+}
+
 /** Nested submodules deeper than this are taken by their commit alone. */
 const MAX_SUBMODULE_DEPTH = 8;
 
@@ -196,7 +201,9 @@ const observeSnapshotAt = async (
   root: string,
   excluded: string,
   depth: number,
-): Promise<E.Either<ContextError, { readonly snapshot: GitSnapshot; readonly clean: boolean }>> => {
+): Promise<
+  E.Either<ContextError, { readonly snapshot: GitSnapshot; readonly clean: boolean; readonly branch: string }>
+> => {
   const [lsFiles, status] = await Promise.all([
     runGit(root, ['ls-files', '-s', '-z']),
     runGit(root, [
@@ -221,18 +228,23 @@ const observeSnapshotAt = async (
       trackedFilesHash: hashTrackedFiles(lsFiles.right, working.right, excluded),
     },
     clean: working.right.length === 0,
+    branch: tree.branch ?? DETACHED,
   });
 };
 
 /**
- * HEAD and the tracked-files hash of the repository at `root`. The index listing and the
- * working-tree status run at once (process start-up is most of their cost); one more process
- * hashes the modified files, when there are any, and a changed submodule is read the same way.
+ * HEAD, the branch and the tracked-files hash of the repository at `location` (outside a
+ * repository, why there is none). The index listing and the working-tree status run at once
+ * (process start-up is most of their cost); one more process hashes the modified files, when
+ * there are any, and a changed submodule is read the same way.
  */
-export const observeSnapshot = async (root: string): Promise<E.Either<ContextError, GitSnapshot>> =>
-  E.map((observed: { readonly snapshot: GitSnapshot }) => observed.snapshot)(
-    await observeSnapshotAt(root, CONTEXT_DIRECTORY, 0),
+export const observeSnapshot = async (location: RepositoryLocation): Promise<E.Either<ContextError, Observed>> => {
+  if (location.kind === 'none')
+    return E.right({ snapshot: { kind: 'none', reason: location.reason }, branch: NO_BRANCH });
+  return E.map(({ snapshot, branch }: Observed) => ({ snapshot, branch }))(
+    await observeSnapshotAt(location.root, CONTEXT_DIRECTORY, 0),
   );
+};
 
 /**
  * The files changed between the commit `since` and the working tree (`git diff --name-status`),

@@ -86,7 +86,7 @@ import {
   changedFiles,
   locateRepository,
   observeSnapshot,
-  readRepositoryNames,
+  readRepositoryFacts,
   type RepositoryLocation,
 } from './git.js';
 import { nodeModules } from './modules.js';
@@ -159,13 +159,20 @@ interface Session {
   readonly kind: ContextKind;
   readonly flag: SharedContextFlag;
   readonly location: RepositoryLocation;
-  /** The repository identity this checkout computes; undefined when the caller named the repo. */
-  readonly identity?: RepositoryIdentity;
-  /** The key with the computed (or named) repo part; a file may hold the context under another repo part. */
-  readonly key: ContextKey;
+  /** The key parts the caller named; the others come from the repository when it is read. */
+  readonly named: { readonly repo?: string; readonly branch?: string; readonly workstreamId: string };
   readonly paths: ContextPaths;
   readonly now: () => number;
   readonly display: (file: string) => string;
+}
+
+/** The repository as read for one call: its state, and the key it gives the context. */
+interface Observation {
+  readonly snapshot: RepositorySnapshot;
+  /** The key with the computed (or named) repo part; a file may hold the context under another repo part. */
+  readonly key: ContextKey;
+  /** The repository identity this checkout computes; undefined when the caller named the repo. */
+  readonly identity?: RepositoryIdentity;
 }
 
 type Result<T> = Promise<E.Either<ContextError, T>>;
@@ -206,19 +213,43 @@ const CHECKED_NAMES = (kind: ContextKind): ReadonlyArray<string> => {
   return [names.json, `${names.json}.lock`, names.dashboard, names.sessions, '.gitignore'];
 };
 
-/** Refuses when any path of the session would lead out of the repository through a symbolic link. */
-const confine = async (session: Session): Result<void> => {
+/** Refuses when any path of `kind` would lead out of the repository at `root` through a symbolic link. */
+const confine = async (root: string, kind: ContextKind): Result<void> => {
   const directory = CONTEXT_DIRECTORY.split('/');
-  const inDirectory = await confineToRoot(session.paths.root, directory);
+  const inDirectory = await confineToRoot(root, directory);
   if (E.isLeft(inDirectory)) return inDirectory;
-  for (const name of CHECKED_NAMES(session.kind)) {
-    const file = await confineToRoot(session.paths.root, [...directory, name]);
+  for (const name of CHECKED_NAMES(kind)) {
+    const file = await confineToRoot(root, [...directory, name]);
     if (E.isLeft(file)) return file;
   }
   return E.right(undefined);
 };
 
-/** The key and the paths of the context that `options` names in the repository at `location`. */
+/** The paths of `kind` in the repository at `root`. */
+const pathsFor = async (root: string, kind: ContextKind): Promise<ContextPaths> => {
+  const { path } = await nodeModules();
+  const directory = path.join(root, ...CONTEXT_DIRECTORY.split('/'));
+  const names = contextFileNames(kind);
+  return {
+    root,
+    directory,
+    json: path.join(directory, names.json),
+    sessions: path.join(directory, names.sessions),
+    dashboard: path.join(directory, names.dashboard),
+    gitignore: path.join(directory, '.gitignore'),
+  };
+};
+
+/** The first commit the file at `json` records as its repository's identity, from its first bytes (it is written first). */
+const recordedRoot = async (json: string): Promise<string | undefined> => {
+  const head = await readTextIfExists(json, 1024, true);
+  const found = E.isRight(head)
+    ? /"repository"\s*:\s*\{\s*"id"\s*:\s*"first-commit:([0-9a-f]{12})"/u.exec(head.right ?? '')
+    : null;
+  return found?.[1];
+};
+
+/** The paths of the context that `options` names in the repository at `location`, once each is known to stay inside it. */
 const sessionFor = async (
   options: ContextOptions,
   location: RepositoryLocation,
@@ -231,35 +262,56 @@ const sessionFor = async (
       code: 'invalid',
       message: `the kind of a context is ${CONTEXT_KINDS.join(' or ')}, not ${JSON.stringify(kind)}`,
     });
-  const names = await readRepositoryNames(location);
-  if (E.isLeft(names)) return names;
-  const identity = options.repo === undefined ? identifyRepository(names.right.facts) : undefined;
-  const key = parseContextKey({
-    repo: options.repo ?? identity!.id,
-    // A branch is named by whoever made it: sanitized, so no name stops a command; an explicit one must be valid.
-    branch: options.branch ?? sanitizeKeyPart(names.right.branch),
+  const { root } = location;
+  const confined = await confine(root, kind);
+  if (E.isLeft(confined)) return confined;
+  // An explicit key part must be valid as it is; the repository's own names are sanitized when read.
+  const explicit = parseContextKey({
+    repo: options.repo ?? 'unset',
+    branch: options.branch ?? 'unset',
     workstreamId: options.workstreamId ?? DEFAULT_WORKSTREAM,
   });
-  const { root } = location;
-  const directory = path.join(root, ...CONTEXT_DIRECTORY.split('/'));
-  const fileNames = contextFileNames(kind);
-  return E.map((parsed: ContextKey): Session => ({
+  if (E.isLeft(explicit)) return explicit;
+  return E.right({
     kind,
     flag,
     location,
-    ...(identity === undefined ? {} : { identity }),
-    key: parsed,
-    paths: {
-      root,
-      directory,
-      json: path.join(directory, fileNames.json),
-      sessions: path.join(directory, fileNames.sessions),
-      dashboard: path.join(directory, fileNames.dashboard),
-      gitignore: path.join(directory, '.gitignore'),
+    named: {
+      ...(options.repo === undefined ? {} : { repo: options.repo }),
+      ...(options.branch === undefined ? {} : { branch: options.branch }),
+      workstreamId: explicit.right.workstreamId,
     },
+    paths: await pathsFor(root, kind),
     now: options.now ?? Date.now,
     display: (file) => path.relative(root, file).split(path.sep).join('/'),
-  }))(key);
+  });
+};
+
+/**
+ * Reads the repository for one call: its state and branch (one `git status`), and what it
+ * says about itself, at once; from them, the key of the context.
+ */
+const observe = async (session: Session): Result<Observation> => {
+  const { named, location } = session;
+  const [observed, facts] = await Promise.all([
+    observeSnapshot(location),
+    named.repo === undefined ? readRepositoryFacts(location, await recordedRoot(session.paths.json)) : undefined,
+  ]);
+  if (E.isLeft(observed)) return observed;
+  if (facts !== undefined && E.isLeft(facts)) return facts;
+  const identity = facts === undefined ? undefined : identifyRepository(facts.right);
+  return E.map((key: ContextKey): Observation => ({
+    snapshot: observed.right.snapshot,
+    key,
+    ...(identity === undefined ? {} : { identity }),
+  }))(
+    parseContextKey({
+      repo: named.repo ?? identity!.id,
+      // A branch is named by whoever made it: sanitized, so no name stops a command.
+      branch: named.branch ?? sanitizeKeyPart(observed.right.branch),
+      workstreamId: named.workstreamId,
+    }),
+  );
 };
 
 /** The directory `options` name, or why there is none (a deleted working directory). */
@@ -295,16 +347,7 @@ const begin = async (options: ContextOptions): Result<O.Option<Session>> => {
   const flag = await resolveFlag(early.right, location.right.root);
   if (E.isLeft(flag)) return flag;
   if (!flag.right.enabled) return E.right(O.none);
-  const session = await sessionFor(options, location.right, flag.right);
-  if (E.isLeft(session)) return session;
-  const confined = await confine(session.right);
-  return E.isLeft(confined) ? confined : E.right(O.some(session.right));
-};
-
-/** The repository state now: git's snapshot, or why there is none outside a repository. */
-const snapshotOf = async (session: Session): Result<RepositorySnapshot> => {
-  const { location } = session;
-  return location.kind === 'none' ? E.right({ kind: 'none', reason: location.reason }) : observeSnapshot(location.root);
+  return E.map((session: Session) => O.some(session))(await sessionFor(options, location.right, flag.right));
 };
 
 const located = (session: Session, file: string, error: ContextError): ContextError => ({
@@ -439,11 +482,14 @@ const sessionsOf = (file: ContextSessionsFile, key: ContextKey): CliSessions =>
   file.sessions.find((entry) => isSameContextKey(entry.key, key))?.cliSessions ?? {};
 
 /** The key of this checkout in `file`, the file as it should be written, and what to tell the user. */
-const keyIn = (session: Session, file: ContextFile): { key: ContextKey; file: ContextFile; notes: string[] } => {
-  if (session.identity === undefined) return { key: session.key, file, notes: [] };
-  const resolution = resolveRepositoryKey(file, session.identity);
+const keyIn = (
+  observation: Observation,
+  file: ContextFile,
+): { key: ContextKey; file: ContextFile; notes: string[] } => {
+  if (observation.identity === undefined) return { key: observation.key, file, notes: [] };
+  const resolution = resolveRepositoryKey(file, observation.identity);
   return {
-    key: { ...session.key, repo: resolution.repo },
+    key: { ...observation.key, repo: resolution.repo },
     file: resolution.file,
     notes: resolution.note === undefined ? [] : [resolution.note],
   };
@@ -492,14 +538,14 @@ const whenEnabled = async <T>(options: ContextOptions, work: (session: Session) 
  */
 export const loadContext = (options: ContextOptions): Result<O.Option<LoadedContext>> =>
   whenEnabled(options, async (session) => {
-    const snapshot = await snapshotOf(session);
-    if (E.isLeft(snapshot)) return snapshot;
-    const read = await readContextFile(session);
+    // Read-only: git and the file can be read at once.
+    const [observation, read] = await Promise.all([observe(session), readContextFile(session)]);
+    if (E.isLeft(observation)) return observation;
     if (E.isLeft(read)) return read;
     const unusable = reportUnusable(session, read.right);
     if (unusable !== undefined) return E.left(unusable);
     const file = read.right.kind === 'file' ? read.right.file : { kind: session.kind, contexts: [] };
-    const { key, file: resolved, notes } = keyIn(session, file);
+    const { key, file: resolved, notes } = keyIn(observation.right, file);
     const sessions = await readSessionsFile(session);
     const stored = O.toUndefined(selectContext(resolved, key));
     const found: Found = {
@@ -512,7 +558,7 @@ export const loadContext = (options: ContextOptions): Result<O.Option<LoadedCont
           ? notes
           : notes.map((note) => `${note} (re-keyed in the file at the next write)`),
     };
-    return E.right(await loaded(session, found, snapshot.right));
+    return E.right(await loaded(session, found, observation.right.snapshot));
   });
 
 type StillLocked = () => E.Either<ContextError, true>;
@@ -640,22 +686,23 @@ const changeLocked = async (
   sessions: CliSessions | undefined,
   stillLocked: StillLocked,
 ): Result<{ readonly found: Found; readonly snapshot: RepositorySnapshot }> => {
-  const confined = await confine(session);
+  const confined = await confine(session.paths.root, session.kind);
   if (E.isLeft(confined)) return confined;
   await removeStaleTemporaries(session.paths.directory, Object.values(contextFileNames(session.kind)), session.now());
   // The repository is read under the lock, so the checkpoint records the state as it is when written.
-  const snapshot = await snapshotOf(session);
-  if (E.isLeft(snapshot)) return snapshot;
+  const observation = await observe(session);
+  if (E.isLeft(observation)) return observation;
+  const { snapshot } = observation.right;
   const read = await readForWrite(session);
   if (E.isLeft(read)) return read;
-  const { key, file, notes } = keyIn(session, read.right.file);
+  const { key, file, notes } = keyIn(observation.right, read.right.file);
   const stored = O.toUndefined(selectContext(file, key));
   const current = stored ?? emptySharedContext(key);
-  const changed = change(current, session.now(), snapshot.right);
+  const changed = change(current, session.now(), snapshot);
   if (E.isLeft(changed)) return changed;
   if (!isSameContextKey(changed.right.key, key))
     return E.left({ code: 'invalid', message: 'a change must keep the context under its own key' });
-  const next = markSummaryStale(changed.right, { stale: checkpointMismatch(changed.right, snapshot.right).length > 0 });
+  const next = markSummaryStale(changed.right, { stale: checkpointMismatch(changed.right, snapshot).length > 0 });
   const contextChanged = next !== current;
   const fileChanged =
     read.right.onDisk === undefined
@@ -690,7 +737,7 @@ const changeLocked = async (
     cliSessions = E.isRight(written) ? tools.right.merged : {};
   }
   return E.right({
-    snapshot: snapshot.right,
+    snapshot: snapshot,
     found: {
       key,
       stored: stored === undefined && !contextChanged ? undefined : next,
