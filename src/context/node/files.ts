@@ -249,8 +249,9 @@ export const LOCK_WAIT_BASE_MS = 15_000;
 /**
  * How much longer a writer waits per MiB of the file: every holder ahead of it reads, decodes
  * and rewrites the whole file. Measured here (`npm run bench -- --only=context`, a shared
- * 2-core machine under a load of 9): a write takes about 0.5 s plus 0.23 s per MiB, 1.5 s at
- * 4.5 MiB, so at the 5 MiB cap the 30 s wait lets some twenty writers ahead finish.
+ * 2-core machine under a load of 9 to 15): a write takes about 0.35 to 0.5 s plus 0.1 to
+ * 0.23 s per MiB, at most 1.5 s at 4.5 MiB, so at the 5 MiB cap the 30 s wait lets some
+ * twenty writers ahead finish.
  */
 export const LOCK_WAIT_PER_MIB_MS = 3_000;
 
