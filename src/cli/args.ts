@@ -7,7 +7,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { FACT_TAGS, type FactTag, isFactTag, isSourceRole, type SourceRole } from '../fact.js';
 import { parseTimeArgument } from '../base/time.js';
-import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS } from '../retrieve/defaults.js';
+import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS, SECTION_LAYOUTS, type SectionLayout } from '../retrieve/defaults.js';
 import { CONTEXT_OPTIONS, type ContextCommand, parseContextCommand } from './contextArgs.js';
 import { HELP_OPTION, type OptionTable, parserOptions, type UsageError } from './options.js';
 import { isTokenizerName, TOKENIZER_NAMES, type TokenizerName } from './tokenizer.js';
@@ -22,6 +22,7 @@ export interface RetrievalOptions {
   readonly maxFacts?: number;
   readonly maxTokens?: number;
   readonly tokenizer: TokenizerName;
+  readonly layout?: SectionLayout;
 }
 
 /** `fact-tracker replay FILE`. */
@@ -102,6 +103,11 @@ const RETRIEVAL_OPTIONS = {
     help: `token budget per prompt, over the prompt's own maxTokens (default ${DEFAULT_MAX_TOKENS})`,
   },
   ...TOKENIZER_OPTION,
+  layout: {
+    type: 'string',
+    value: 'NAME',
+    help: "lines: one line per fact (default); grouped: a task's files on one line",
+  },
 } as const satisfies OptionTable;
 
 const jsonOption = (shape: string): OptionTable => ({ json: { type: 'boolean', help: `one JSON document: ${shape}` } });
@@ -208,6 +214,14 @@ const tokenizer = (command: CommandName, values: Values): E.Either<UsageError, T
     : E.left(usage(command, `--tokenizer must be ${TOKENIZER_NAMES.join(' or ')}, not ${JSON.stringify(value)}`));
 };
 
+const layoutOption = (command: CommandName, values: Values): E.Either<UsageError, SectionLayout | undefined> => {
+  const value = text(values, 'layout');
+  if (value === undefined) return E.right(undefined);
+  return (SECTION_LAYOUTS as ReadonlyArray<string>).includes(value)
+    ? E.right(value as SectionLayout)
+    : E.left(usage(command, `--layout must be ${SECTION_LAYOUTS.join(' or ')}, not ${JSON.stringify(value)}`));
+};
+
 const onePositional = (
   command: CommandName,
   positionals: ReadonlyArray<string>,
@@ -233,10 +247,12 @@ const retrievalOptions = (command: CommandName, values: Values): E.Either<UsageE
     E.apS('maxFacts', wholeNumber(command, values, 'max-facts', 0)),
     E.apS('maxTokens', wholeNumber(command, values, 'max-tokens', 0)),
     E.apS('tokenizer', tokenizer(command, values)),
-    E.map(({ maxFacts, maxTokens, tokenizer: name }) => ({
+    E.apS('layout', layoutOption(command, values)),
+    E.map(({ maxFacts, maxTokens, tokenizer: name, layout }) => ({
       ...optional('maxFacts', maxFacts),
       ...optional('maxTokens', maxTokens),
       tokenizer: name,
+      ...optional('layout', layout),
     })),
   );
 

@@ -12,7 +12,7 @@ import { explainRetrieval } from '../prompt/retrieve.js';
 import type { FactQuery, RetrievalDecision } from '../retrieve/retrieve.js';
 import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
 import type { ContractError } from '../runtime/parse.js';
-import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS } from '../retrieve/defaults.js';
+import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS, type SectionLayout } from '../retrieve/defaults.js';
 import { createFactTracker } from '../runtime/tracker.js';
 import { selectAllFacts, selectValidCount, selectValidFacts } from '../store/selectors.js';
 import { emptyFactStore, type FactStore, withMutations } from '../store/state.js';
@@ -33,6 +33,8 @@ export interface ReplayOptions {
   readonly maxTokens?: number;
   /** Counts tokens of sections and dispatch outputs (default: ceil(characters / 4)). */
   readonly countTokens?: TokenCounter;
+  /** The sections' layout (default `lines`). */
+  readonly layout?: SectionLayout;
   /** Overrides of the ranking defaults, as `createFactTracker` takes them. */
   readonly ranking?: FactQuery['ranking'];
   /** Stop at the first event whose time is after this (epoch ms). */
@@ -123,6 +125,7 @@ const queryFor = (event: HistoryPromptEvent, options: ReplayOptions, countTokens
   maxTokens: options.maxTokens ?? event.maxTokens ?? DEFAULT_PROMPT_MAX_TOKENS,
   countTokens,
   ...(options.ranking === undefined ? {} : { ranking: options.ranking }),
+  ...(options.layout === undefined ? {} : { layout: options.layout }),
 });
 
 const isPast = (event: HistoryEvent, options: ReplayOptions): boolean =>
@@ -142,6 +145,7 @@ export const replayHistory = (text: string, options: ReplayOptions = {}): Replay
     clock: () => now,
     countTokens,
     ...(options.ranking === undefined ? {} : { ranking: options.ranking }),
+    ...(options.layout === undefined ? {} : { layout: options.layout }),
   });
 
   const prompts: PromptReport[] = [];

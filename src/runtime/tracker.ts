@@ -14,7 +14,13 @@ import { formatSessionFacts } from '../prompt/format.js';
 import { retrieveFacts } from '../prompt/retrieve.js';
 import { buildDispatchDynamicTail } from '../prompt/tail.js';
 import type { RankingOverrides } from '../retrieve/rank.js';
-import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS } from '../retrieve/defaults.js';
+import {
+  DEFAULT_LAYOUT,
+  DEFAULT_MAX_FACTS,
+  DEFAULT_MAX_TOKENS,
+  SECTION_LAYOUTS,
+  type SectionLayout,
+} from '../retrieve/defaults.js';
 import { addCheckedFacts } from '../store/addFacts.js';
 import { type CompactionReport, compactWithReport } from '../store/compact.js';
 import { applyEvent, type TrackerEvent } from '../store/events.js';
@@ -35,6 +41,8 @@ export interface FactTrackerOptions {
   readonly countTokens?: TokenCounter;
   /** Overrides of the ranking defaults. */
   readonly ranking?: RankingOverrides;
+  /** The section's layout (default `lines`: one line per fact). */
+  readonly layout?: SectionLayout;
 }
 
 /** Input of `ingestOutput`: raw agent text, or an already-parsed result object. */
@@ -120,6 +128,9 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
   const maxTokens = orDefault(settings.maxTokens, DEFAULT_MAX_TOKENS);
   const countTokens = typeof settings.countTokens === 'function' ? settings.countTokens : undefined;
   const ranking = settings.ranking;
+  const layout: SectionLayout = (SECTION_LAYOUTS as ReadonlyArray<unknown>).includes(settings.layout)
+    ? (settings.layout as SectionLayout)
+    : DEFAULT_LAYOUT;
 
   const shell = createShell<FactStore, TrackerEvent>({
     initial: emptyFactStore(settings.maxValidFacts === undefined ? {} : { maxValidFacts: settings.maxValidFacts }),
@@ -208,8 +219,9 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
       maxTokens: promptMaxTokens === undefined ? maxTokens : promptMaxTokens,
       ...(countTokens === undefined ? {} : { countTokens }),
       ...(ranking === undefined ? {} : { ranking }),
+      layout,
     });
-    const sessionContext = formatSessionFacts(facts);
+    const sessionContext = formatSessionFacts(facts, { layout });
     // The task's prompt becomes context for the facts its dispatches will produce.
     const normalizedTaskId = normalizeTaskId(taskId);
     const now = readClock(clock);

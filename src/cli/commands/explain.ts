@@ -62,6 +62,7 @@ export const runExplain = (command: ExplainCommand, io: CliIo): TE.TaskEither<st
         keepRetrievals: true,
         ...(command.maxFacts === undefined ? {} : { maxFacts: command.maxFacts }),
         ...(command.maxTokens === undefined ? {} : { maxTokens: command.maxTokens }),
+        ...(command.layout === undefined ? {} : { layout: command.layout }),
         ...(progress.onProgress === undefined ? {} : { onProgress: progress.onProgress }),
       });
       progress.finish();

@@ -29,6 +29,7 @@ export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<stri
         countTokens,
         ...(command.maxFacts === undefined ? {} : { maxFacts: command.maxFacts }),
         ...(command.maxTokens === undefined ? {} : { maxTokens: command.maxTokens }),
+        ...(command.layout === undefined ? {} : { layout: command.layout }),
         ...(command.asOf === undefined ? {} : { asOf: command.asOf }),
         ...(progress.onProgress === undefined ? {} : { onProgress: progress.onProgress }),
       });
