@@ -6,10 +6,18 @@ export {
   DEFAULT_LOCK_STALE_MS,
   DEFAULT_SESSIONS_DIRECTORY,
   listSessionIds,
+  locateSession,
   openSession,
   resolveSessionsDirectory,
 } from './session.js';
-export type { CompactInput, ExplainContextInput, InvalidateFactInput, LiveSession, SessionOptions } from './session.js';
+export type {
+  CompactInput,
+  ExplainContextInput,
+  InvalidateFactInput,
+  LiveSession,
+  SessionFiles,
+  SessionOptions,
+} from './session.js';
 export { MAX_SESSION_ID_LENGTH, parseSessionId } from './id.js';
 export type { SetAsideLine } from './logFile.js';
 export type {

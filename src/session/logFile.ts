@@ -25,7 +25,7 @@ import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import lockfile from 'proper-lockfile';
-import { collapseWhitespace } from '../base/text.js';
+import { describeFileFailure, fileErrorCode } from '../base/fileFailure.js';
 import type { SessionError } from './model.js';
 
 // The calls below are synchronous on purpose: each is one short system call on a local file,
@@ -36,25 +36,12 @@ const NEWLINE = 0x0a;
 /** Opening a log through a symbolic link is refused: a hostile repository could point one anywhere. */
 const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
 
-const REASONS: Readonly<Record<string, string>> = {
-  ENOENT: 'no such file or directory',
-  EISDIR: 'it is a directory',
-  EACCES: 'permission denied',
-  EPERM: 'permission denied',
-  ENOTDIR: 'a part of the path is not a directory',
-  ENOSPC: 'no space left on the device',
-  EROFS: 'the file system is read-only',
-  ELOOP: 'it is a symbolic link, which is not followed',
-  ELOCKED: 'another process held the lock for too long',
-};
-
-const codeOf = (error: unknown): string =>
-  typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : '';
+const codeOf = fileErrorCode;
 
 /** A file system failure about `what`, as one line. */
 export const ioError = (what: string, error: unknown): SessionError => ({
   code: 'io',
-  message: `${what}: ${REASONS[codeOf(error)] ?? collapseWhitespace(error instanceof Error ? error.message : String(error))}`,
+  message: `${what}: ${describeFileFailure(error)}`,
 });
 
 /** What a read from an offset found. */

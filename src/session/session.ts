@@ -154,27 +154,51 @@ const timeOf = (at: number | undefined, clock: () => number): E.Either<SessionEr
     : E.left(invalidInput(`the time must be a finite number of epoch milliseconds, not ${String(value)}`));
 };
 
+/** Where a session's files are. */
+export interface SessionFiles {
+  readonly id: string;
+  /** The log. */
+  readonly file: string;
+  /** Torn last lines set aside. */
+  readonly setAsideFile: string;
+}
+
+/**
+ * Checks `sessionId` and the sessions folder (creating it when `create`) and names the
+ * session's files, without reading them: for shells that keep files of their own beside a log.
+ */
+export const locateSession = async (
+  sessionId: unknown,
+  options: Pick<SessionOptions, 'directory' | 'cwd' | 'create'> = {},
+): Promise<E.Either<SessionError, SessionFiles>> => {
+  const id = parseSessionId(sessionId);
+  if (E.isLeft(id)) return E.left({ code: 'invalid_session_id', message: id.left });
+  const { directory, within } = resolveSessionsDirectory(options);
+  const ready = await prepareDirectory(directory, within, options.create !== false);
+  if (E.isLeft(ready)) return ready;
+  const file = join(directory, `${id.right}${LOG_EXTENSION}`);
+  return E.right({ id: id.right, file, setAsideFile: `${file}${SET_ASIDE_EXTENSION}` });
+};
+
 /** Opens the session `sessionId` (validated) and replays its log; a torn last line is set aside and reported. */
 export const openSession = async (
   sessionId: unknown,
   options: SessionOptions = {},
 ): Promise<E.Either<SessionError, LiveSession>> => {
-  const id = parseSessionId(sessionId);
-  if (E.isLeft(id)) return E.left({ code: 'invalid_session_id', message: id.left });
+  const files = await locateSession(sessionId, options);
+  if (E.isLeft(files)) return files;
   try {
-    return await open(id.right, options);
+    return await open(files.right, options);
   } catch (error) {
-    return E.left({ code: 'io', message: `cannot open session ${id.right}: ${describe(error)}` });
+    return E.left({ code: 'io', message: `cannot open session ${files.right.id}: ${describe(error)}` });
   }
 };
 
-const open = async (id: string, options: SessionOptions): Promise<E.Either<SessionError, LiveSession>> => {
-  const { directory, within } = resolveSessionsDirectory(options);
+const open = async (
+  { id, file, setAsideFile: sideFile }: SessionFiles,
+  options: SessionOptions,
+): Promise<E.Either<SessionError, LiveSession>> => {
   const create = options.create !== false;
-  const ready = await prepareDirectory(directory, within, create);
-  if (E.isLeft(ready)) return ready;
-  const file = join(directory, `${id}${LOG_EXTENSION}`);
-  const sideFile = `${file}${SET_ASIDE_EXTENSION}`;
   const clock = options.clock ?? Date.now;
   const lock: LockSettings = { staleMs: Math.max(options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS, 2_000) };
 
@@ -357,7 +381,7 @@ const open = async (id: string, options: SessionOptions): Promise<E.Either<Sessi
       if (E.isLeft(fields)) return fields;
       const at = time(input.at);
       if (E.isLeft(at)) return at;
-      return record({ ...fields.right, at: at.right }, ({ recorded, applied }) =>
+      return record(fields.right(at.right), ({ recorded, applied }) =>
         E.right({
           ...recorded,
           ...(applied?.type === 'dispatch' && E.isRight(applied.ingested)
@@ -439,11 +463,19 @@ const promptFields = (input: ExplainContextInput, at: number): Readonly<Record<s
   };
 };
 
-/** The fields of a dispatch line: raw text goes in `output`, a result object in `result`. */
-const dispatchFields = (input: IngestResultInput): E.Either<SessionError, Readonly<Record<string, unknown>>> => {
+/** The fields of a dispatch line at a time, in the documented order: raw text goes in `output`, a result object in `result`. */
+const dispatchFields = (
+  input: IngestResultInput,
+): E.Either<SessionError, (at: number) => Readonly<Record<string, unknown>>> => {
   if (!isRecord(input)) return E.left(invalidInput('the input is not an object'));
   const { role, taskId, output } = input;
   if (typeof output !== 'string' && !isRecord(output))
     return E.left(invalidInput('output must be the raw agent text (a string) or the result object'));
-  return E.right({ type: 'dispatch', role, taskId, [typeof output === 'string' ? 'output' : 'result']: output });
+  return E.right((at) => ({
+    type: 'dispatch',
+    role,
+    taskId,
+    at,
+    [typeof output === 'string' ? 'output' : 'result']: output,
+  }));
 };
