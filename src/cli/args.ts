@@ -11,7 +11,7 @@ import { CONTEXT_OPTIONS, type ContextCommand, parseContextCommand } from './con
 import { isTokenizerName, TOKENIZER_NAMES, type TokenizerName } from './tokenizer.js';
 
 /** The commands, in the order the help lists them. */
-export const COMMAND_NAMES = ['replay', 'facts', 'explain', 'schema', 'notes', 'context'] as const;
+export const COMMAND_NAMES = ['replay', 'facts', 'explain', 'schema', 'notes', 'context', 'mcp', 'hook'] as const;
 /** One command name. */
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
@@ -68,12 +68,37 @@ export interface NotesCommand {
   readonly save?: string;
 }
 
+/** `fact-tracker mcp`: the MCP server over standard input and output. */
+export interface McpCommand {
+  readonly name: 'mcp';
+  /** The sessions folder (default `.fact-tracker/sessions` under the working directory). */
+  readonly sessionsDir?: string;
+  readonly maxAnswerTokens?: number;
+  readonly tokenizer: TokenizerName;
+}
+
+/** `fact-tracker hook`: one Claude Code or Codex hook event on standard input. */
+export interface HookCommand extends RetrievalOptions {
+  readonly name: 'hook';
+  readonly sessionsDir?: string;
+  /** Agent types matching it (ignoring case) are reviewers; default `review`. */
+  readonly reviewerPattern?: RegExp;
+}
+
 /** `--help` (of a command, or of the whole tool) and `--version`. */
 export type InfoCommand = { readonly name: 'help'; readonly topic?: CommandName } | { readonly name: 'version' };
 
 /** A parsed command line. */
 export type Command =
-  ReplayCommand | FactsCommand | ExplainCommand | SchemaCommand | NotesCommand | ContextCommand | InfoCommand;
+  | ReplayCommand
+  | FactsCommand
+  | ExplainCommand
+  | SchemaCommand
+  | NotesCommand
+  | ContextCommand
+  | McpCommand
+  | HookCommand
+  | InfoCommand;
 
 /** A command line that cannot run; `command` says whose help to point to. */
 export interface UsageError {
@@ -111,6 +136,13 @@ const OPTIONS = {
     save: { type: 'string' },
   },
   context: CONTEXT_OPTIONS,
+  mcp: {
+    ...HELP,
+    tokenizer: { type: 'string' },
+    'sessions-dir': { type: 'string' },
+    'max-answer-tokens': { type: 'string' },
+  },
+  hook: { ...HELP, ...RETRIEVAL, 'sessions-dir': { type: 'string' }, 'reviewer-pattern': { type: 'string' } },
 } as const satisfies Record<CommandName, ParseArgsConfig['options']>;
 
 type Values = Readonly<Record<string, unknown>>;
@@ -297,6 +329,48 @@ const parseNotes = (values: Values, positionals: string[]): E.Either<UsageError,
   );
 };
 
+const noPositionals = (command: CommandName, positionals: ReadonlyArray<string>): E.Either<UsageError, void> =>
+  positionals.length === 0
+    ? E.right(undefined)
+    : E.left(usage(command, `takes no arguments, got: ${positionals.join(' ')}`));
+
+const parseMcp = (values: Values, positionals: string[]): E.Either<UsageError, McpCommand> =>
+  pipe(
+    E.Do,
+    E.apS('none', noPositionals('mcp', positionals)),
+    E.apS('maxAnswerTokens', wholeNumber('mcp', values, 'max-answer-tokens', 1_000)),
+    E.apS('tokenizer', tokenizer('mcp', values)),
+    E.map(({ maxAnswerTokens, tokenizer: name }) => ({
+      name: 'mcp' as const,
+      tokenizer: name,
+      ...optional('sessionsDir', text(values, 'sessions-dir')),
+      ...optional('maxAnswerTokens', maxAnswerTokens),
+    })),
+  );
+
+const pattern = (values: Values): E.Either<UsageError, RegExp | undefined> => {
+  const source = text(values, 'reviewer-pattern');
+  if (source === undefined) return E.right(undefined);
+  return E.tryCatch(
+    () => new RegExp(source, 'iu'),
+    () => usage('hook', `--reviewer-pattern ${JSON.stringify(source)} is not a regular expression`),
+  );
+};
+
+const parseHook = (values: Values, positionals: string[]): E.Either<UsageError, HookCommand> =>
+  pipe(
+    E.Do,
+    E.apS('none', noPositionals('hook', positionals)),
+    E.apS('retrieval', retrievalOptions('hook', values)),
+    E.apS('reviewerPattern', pattern(values)),
+    E.map(({ retrieval, reviewerPattern }) => ({
+      name: 'hook' as const,
+      ...retrieval,
+      ...optional('sessionsDir', text(values, 'sessions-dir')),
+      ...optional('reviewerPattern', reviewerPattern),
+    })),
+  );
+
 /** True when `flag` appears before a `--` terminator. */
 const hasFlag = (args: ReadonlyArray<string>, ...flags: string[]): boolean => {
   const end = args.indexOf('--');
@@ -335,6 +409,10 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): E.Either<UsageErr
           return parseNotes(values, positionals);
         case 'context':
           return parseContextCommand(values, positionals);
+        case 'mcp':
+          return parseMcp(values, positionals);
+        case 'hook':
+          return parseHook(values, positionals);
       }
     }),
   );

@@ -18,6 +18,8 @@ Usage:
   fact-tracker schema implementer|reviewer     the JSON Schema of a dispatch result
   fact-tracker notes replay FILE [options]     a conversation's notable facts, message by message
   fact-tracker context SUBCOMMAND [options]    this repository's shared context across sessions
+  fact-tracker mcp [options]                   an MCP server (stdio) over live session logs
+  fact-tracker hook [options]                  one Claude Code / Codex hook event on stdin
 
   fact-tracker COMMAND --help                  the options of a command
   fact-tracker --version                       the version
@@ -179,6 +181,57 @@ newer context file (a corrupt one is moved aside to a timestamped backup), or a 
 outside a git repository.
 `;
 
+const MCP = `Usage: fact-tracker mcp [options]
+
+An MCP server on standard input and output (add it to an agent; see "Use it from an agent" in
+the README). Every session is a log in the dispatch-history format, one JSON event per line,
+in .fact-tracker/sessions/{sessionId}.jsonl under the working directory: every call that
+changes a session appends to its log and flushes it before answering, several servers and
+hooks can share a session, and "fact-tracker replay" reads any session log afterwards.
+
+Tools:
+  ingest_result      {sessionId, taskId, role, output, at?}: record a subagent's result
+  compile_context    {sessionId, taskId, taskPrompt, tags?, maxTokens?, maxFacts?, at?}:
+                     the [Session Context] section for the next dispatch (records the prompt)
+  explain_context    {sessionId, taskId, taskPrompt, limit?}: scores and decisions (30)
+  list_facts         {sessionId, subject?, tag?, asOf?, includeClosed?, limit?}: facts (50)
+  invalidate_fact    {sessionId, subject, relation, at?}: close a (subject, relation) pair
+Resources: fact-tracker://schemas/dispatch-result, fact-tracker://sessions/{sessionId}
+
+Options:
+  --sessions-dir DIR        where the session logs are (default .fact-tracker/sessions)
+  --max-answer-tokens N     the largest answer of any tool, in tokens (default 8000, least 1000)
+  --tokenizer NAME          estimate (default) or o200k; replay a log with the same one
+  -h, --help                this help
+
+Exit status: 0 when the client closes the connection, 1 for a usage error.
+`;
+
+const HOOK = `Usage: fact-tracker hook [options]
+
+One hook event of Claude Code or Codex, read as JSON from standard input:
+  PreToolUse (Agent, Task or spawn_agent)  records the subagent's prompt in the session log of
+                     session_id (task id: a "Task ID:" line of the prompt, else tool_use_id)
+                     and computes its [Session Context] section
+  SubagentStart      prints the oldest pending section of the agent's type as
+                     {"hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": ...}}
+  SubagentStop       records last_assistant_message when it holds a dispatch result block
+                     (role reviewer when the agent type matches --reviewer-pattern, else implementer)
+Other events are ignored. The log is .fact-tracker/sessions/{session_id}.jsonl under the
+payload's cwd, the same log the MCP server keeps.
+
+Options:
+  --sessions-dir DIR        where the session logs are (default .fact-tracker/sessions under cwd)
+  --reviewer-pattern RE     agent types that are reviewers (default "review", ignoring case)
+  --max-facts N             facts per section (default 10)
+  --max-tokens N            token budget per section (default 500)
+  --tokenizer NAME          estimate (default) or o200k
+  -h, --help                this help
+
+Exit status: always 0, with at most one JSON object on stdout; problems go to stderr, and the
+agent carries on.
+`;
+
 /** The help text of `topic`, or of the whole tool. */
 export const helpText = (topic?: CommandName): string => {
   switch (topic) {
@@ -194,6 +247,10 @@ export const helpText = (topic?: CommandName): string => {
       return NOTES;
     case 'context':
       return CONTEXT;
+    case 'mcp':
+      return MCP;
+    case 'hook':
+      return HOOK;
     case undefined:
       return GENERAL;
   }

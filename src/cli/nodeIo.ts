@@ -78,5 +78,6 @@ export const createNodeIo = (): CliIo => {
     version,
     cwd: process.cwd(),
     env: process.env,
+    stdio: { input: process.stdin, output: process.stdout },
   };
 };
