@@ -5,6 +5,7 @@
  */
 import type * as E from 'fp-ts/lib/Either.js';
 import type { Extraction } from '../extract/extractor.js';
+import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS } from '../retrieve/defaults.js';
 import type { FactQuery } from '../retrieve/retrieve.js';
 import type { ContractError } from '../runtime/parse.js';
 import { type CompiledPrompt, createFactTracker, type FactTracker } from '../runtime/tracker.js';
@@ -12,9 +13,9 @@ import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
 import type { HistoryEvent, HistoryPromptEvent } from './events.js';
 
 /** Facts per prompt when neither the prompt event nor the options say. */
-export const DEFAULT_PROMPT_MAX_FACTS = 10;
+export const DEFAULT_PROMPT_MAX_FACTS = DEFAULT_MAX_FACTS;
 /** Token budget of a prompt's section when neither the prompt event nor the options say. */
-export const DEFAULT_PROMPT_MAX_TOKENS = 500;
+export const DEFAULT_PROMPT_MAX_TOKENS = DEFAULT_MAX_TOKENS;
 
 /** How a player runs prompts: the overrides `replayHistory` takes. */
 export interface HistoryPlayerOptions {

@@ -1,7 +1,6 @@
 import { produce } from '../base/immer.js';
-import type { NotesSessionConsolidatedEvent } from './events.js';
 import { consolidateGlobalFactsWithReport } from './global.js';
-import { type CategorizedFact, isNotesId } from './model.js';
+import { type CategorizedFact, isNotesId, type NotesSessionConsolidatedEvent } from './model.js';
 import {
   type NotesLedger,
   selectGlobalFacts,

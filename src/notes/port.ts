@@ -5,8 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import type { NotesEvent } from './events.js';
-import { NOTES_LIMITS } from './model.js';
+import { type ModelFailureReason, NOTES_LIMITS, type NotesEvent } from './model.js';
 import { type NotableFactsResponse, parseNotableFactsResponseWithWarnings } from './parse.js';
 
 /** What the shell passes to `complete`: abort when the signal fires (the shell's timeout). */
@@ -18,7 +17,7 @@ export interface CompleteOptions {
 export type CompleteFn = (prompt: string, options: CompleteOptions) => Promise<string>;
 
 /** Why a model call produced no list: no answer in time, a failed call, or an unusable answer. */
-export type ModelFailureReason = 'timeout' | 'model_error' | 'invalid_response';
+export type { ModelFailureReason } from './model.js';
 
 /** A model call that produced no list. */
 export interface ModelFailure {

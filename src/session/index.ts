@@ -19,7 +19,6 @@ export type {
   SessionOptions,
 } from './session.js';
 export { MAX_SESSION_ID_LENGTH, parseSessionId } from './id.js';
-export type { SetAsideLine } from './logFile.js';
 export type {
   CompileContextInput,
   CompiledContext,
@@ -29,4 +28,5 @@ export type {
   Recorded,
   SessionError,
   SessionReport,
+  SetAsideLine,
 } from './model.js';

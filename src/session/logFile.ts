@@ -26,7 +26,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import lockfile from 'proper-lockfile';
 import { describeFileFailure, fileErrorCode } from '../base/fileFailure.js';
-import type { SessionError } from './model.js';
+import type { SessionError, SetAsideLine } from './model.js';
 
 // The calls below are synchronous on purpose: each is one short system call on a local file,
 // and a synchronous call costs no round trip through libuv's thread pool. On a loaded machine
@@ -164,15 +164,6 @@ export const flushLog = (file: string, created: boolean): E.Either<SessionError,
     return E.left(ioError(`appended to ${file}, but could not flush it to disk`, error));
   }
 };
-
-/** A torn last line, moved out of the log into its side file. */
-export interface SetAsideLine {
-  /** The line number it had in the log. */
-  readonly line: number;
-  readonly bytes: number;
-  /** Where it is kept. */
-  readonly file: string;
-}
 
 /**
  * Moves the bytes after `end` (the end of the last complete line) into `sideFile`, flushed, and

@@ -5,7 +5,6 @@ import type { HistoryLineErrorCode } from '../history/events.js';
 import type { ReplayError } from '../history/replay.js';
 import type { ContractError } from '../runtime/parse.js';
 import type { FactTag, SourceRole } from '../fact.js';
-import type { SetAsideLine } from './logFile.js';
 
 /** Why a session call did nothing. */
 export interface SessionError {
@@ -54,6 +53,15 @@ export interface CompiledContext extends Recorded {
 /** A recorded invalidation: the facts it closed. */
 export interface InvalidatedFacts extends Recorded {
   readonly closed: ReadonlyArray<SessionFact>;
+}
+
+/** A torn last line, moved out of the log into its side file. */
+export interface SetAsideLine {
+  /** The line number it had in the log. */
+  readonly line: number;
+  readonly bytes: number;
+  /** Where it is kept. */
+  readonly file: string;
 }
 
 /** What reading the log met: lines that did not apply, and torn last lines set aside. */

@@ -27,7 +27,6 @@ import {
   type LockSettings,
   prepareDirectory,
   readLog,
-  type SetAsideLine,
   setAsideTail,
   withLogLock,
 } from './logFile.js';
@@ -40,6 +39,7 @@ import type {
   Recorded,
   SessionError,
   SessionReport,
+  SetAsideLine,
 } from './model.js';
 
 /** Where session logs live when nothing says otherwise, under the working directory. */
