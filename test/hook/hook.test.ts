@@ -7,6 +7,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runHook } from '../../src/hook/hook.js';
+import { replayHistory } from '../../src/index.js';
 import { ROOT, runCli } from '../cli/runCli.js';
 import { tempDir } from '../tempDirs.js';
 
@@ -49,11 +50,9 @@ interface ReplayJson {
   readonly errors: ReadonlyArray<unknown>;
 }
 
-const replayOf = async (file: string): Promise<ReplayJson> => {
-  const run = await runCli(['replay', file, '--json']);
-  expect(run.stderr).toBe('');
-  return JSON.parse(run.stdout) as ReplayJson;
-};
+/** The session log as `fact-tracker replay --json` reports it (the same function, in this process). */
+const replayOf = async (file: string): Promise<ReplayJson> =>
+  JSON.parse(JSON.stringify(replayHistory(readFileSync(file, 'utf8')).report)) as ReplayJson;
 
 /** The same event run in this process, printed as the command prints it. */
 const inProcess = async (payload: Payload) => {
