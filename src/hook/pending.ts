@@ -6,7 +6,7 @@
  * processes, so this file is their only memory; the state is a fold over its records.
  */
 import * as O from 'fp-ts/lib/Option.js';
-import { isRecord } from '../base/record.js';
+import { z } from 'zod';
 
 /** A section computed for a subagent about to start. */
 export interface PendingSection {
@@ -47,10 +47,31 @@ export interface HookState {
   readonly running: Readonly<Record<string, string>>;
 }
 
-const text = (value: unknown): value is string => typeof value === 'string';
-const count = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+const Time = z.number().finite();
+const Optional = z.string().optional();
 
-/** One record, or none for a line that is not one (a hand edit; never a reason to stop). */
+/** The records, as read back: a line that is not one of them (a hand edit) is skipped, never a reason to stop. */
+const HookRecordSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('pending'),
+    line: z.number().int(),
+    taskId: z.string(),
+    agentType: Optional,
+    toolUseId: Optional,
+    sessionContext: z.string(),
+    at: Time,
+  }),
+  z.object({
+    type: z.literal('started'),
+    line: z.number().int(),
+    taskId: z.string(),
+    agentId: Optional,
+    agentType: Optional,
+    at: Time,
+  }),
+  z.object({ type: z.literal('stopped'), taskId: z.string(), agentId: Optional, at: Time }),
+]);
+
 const parseRecord = (line: string): O.Option<HookRecord> => {
   let value: unknown;
   try {
@@ -58,12 +79,8 @@ const parseRecord = (line: string): O.Option<HookRecord> => {
   } catch {
     return O.none;
   }
-  if (!isRecord(value) || !count(value['at'])) return O.none;
-  const { type, line: at, taskId } = value;
-  if (type === 'pending' && count(at) && text(taskId) && text(value['sessionContext'])) return O.some(value as never);
-  if (type === 'started' && count(at) && text(taskId)) return O.some(value as never);
-  if (type === 'stopped' && text(taskId)) return O.some(value as never);
-  return O.none;
+  const parsed = HookRecordSchema.safeParse(value);
+  return parsed.success ? O.some(parsed.data as HookRecord) : O.none;
 };
 
 /** The state the records of a hooks file leave. */

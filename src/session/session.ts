@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { sha256HexPrefix } from '../base/hash.js';
+import { isRecord } from '../base/record.js';
 import { type HistoryEvent, type HistoryPromptEvent, parseHistoryLine } from '../history/events.js';
 import { type AppliedHistoryEvent, createHistoryPlayer, type HistoryPlayer } from '../history/player.js';
 import type { ReplayError } from '../history/replay.js';
@@ -445,9 +446,6 @@ const open = async (
   });
   return E.map(() => session)(opened);
 };
-
-const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The fields of a prompt line, in the order the history format documents them. */
 const promptFields = (input: ExplainContextInput, at: number): Readonly<Record<string, unknown>> => {
