@@ -5,8 +5,11 @@
  * opaque: callers use the functions below, never the layout.
  *
  * The layout is a trie on the 8 hex digits of a 32-bit hash of each key. A leaf holds its
- * entries flat, as an array of alternating keys and values, until it has more than LEAF_LIMIT
- * of them, then splits into a branch of up to 16 children by the next digit. Keys come from
+ * entries flat, as an array of alternating keys and values in key order, until it has more
+ * than LEAF_LIMIT of them, then splits into a branch of up to 16 children by the next digit.
+ * The layout depends only on the entries, not on the order they were set in (as long as none
+ * was removed), so two maps of the same entries are deep-equal: a decoded state equals the
+ * live one it was saved from. Keys come from
  * untrusted text (`constructor` is a term, `12` a task id), so they are never property names;
  * and arrays keep one engine layout for every leaf, which costs less memory than an object each.
  *
@@ -214,6 +217,14 @@ const setIn = (current: Node, hash: number, key: string, value: unknown, depth: 
     leaf = current;
     leaf.push(key, value);
   } else leaf = fresh(current.concat([key, value]));
+  // Keys stay in order, so maps set with the same entries are deep-equal whatever the order of the writes.
+  let at = leaf.length - 2;
+  for (; at > 0 && (leaf[at - 2] as string) > key; at -= 2) {
+    leaf[at] = leaf[at - 2];
+    leaf[at + 1] = leaf[at - 1];
+  }
+  leaf[at] = key;
+  leaf[at + 1] = value;
   return depth < MAX_DEPTH && leaf.length > 2 * LEAF_LIMIT ? split(leaf, depth) : leaf;
 };
 

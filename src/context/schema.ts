@@ -7,6 +7,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { z } from 'zod';
+import { formatPath } from '../base/schema.js';
 import { deepFreeze } from '../base/immer.js';
 import { collapseWhitespace } from '../base/text.js';
 import { compareContextKeys, isSameContextKey } from './key.js';
@@ -115,13 +116,6 @@ type KeyDocument = z.infer<typeof KeySchema>;
 type FailureDocument = z.infer<typeof ContextSchema>['recent_failures'][number];
 
 const corrupt = (message: string): ContextError => ({ code: 'corrupt', message });
-
-const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.reduce<string>(
-    (out, part) =>
-      typeof part === 'number' ? `${out}[${part}]` : out === '' ? String(part) : `${out}.${String(part)}`,
-    '',
-  ) || '(root)';
 
 const validate = <T>(schema: z.ZodType<T>, value: unknown): E.Either<ContextError, T> => {
   const parsed = schema.safeParse(value);

@@ -4,6 +4,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { z } from 'zod';
+import { formatPath } from '../base/schema.js';
 import type { SourceRole } from '../fact.js';
 
 const TestRunSchema = z.object({
@@ -47,13 +48,6 @@ export type ReviewerResult = z.infer<typeof ReviewerResultSchema>;
 export type DispatchResult = ImplementerResult | ReviewerResult;
 
 const schemaFor = (role: SourceRole) => (role === 'implementer' ? ImplementerResultSchema : ReviewerResultSchema);
-
-const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.reduce<string>(
-    (out, part) =>
-      typeof part === 'number' ? `${out}[${part}]` : out === '' ? String(part) : `${out}.${String(part)}`,
-    '',
-  ) || '(root)';
 
 /** Validates a parsed value against the role's contract; the error names each offending field path. */
 export const validateDispatchResult = (value: unknown, role: SourceRole): E.Either<string, DispatchResult> => {
