@@ -13,6 +13,7 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
+import { describeError } from '../base/describe.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { BEGIN_MARKER } from '../runtime/parse.js';
 import type { TokenCounter } from '../tokens/estimate.js';
@@ -244,6 +245,6 @@ export const runHook = async (payload: string, options: HookOptions): Promise<Ho
     const event = parseHookEvent(payload);
     return E.isLeft(event) ? say(event.left) : await handle(event.right, options);
   } catch (error) {
-    return say(`unexpected failure: ${error instanceof Error ? error.message : String(error)}`);
+    return say(`unexpected failure: ${describeError(error)}`);
   }
 };

@@ -8,6 +8,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { z } from 'zod';
+import { describeIssue } from '../base/schema.js';
 import { collapseWhitespace } from '../base/text.js';
 
 /** The tools that start a subagent: Claude Code's `Agent` (called `Task` before 2.1) and Codex's `spawn_agent`. */
@@ -81,12 +82,10 @@ export type HookEvent = SubagentDispatch | SubagentStarted | SubagentStopped | I
 const defined = <K extends string, V>(key: K, value: V | null | undefined): { [P in K]?: V } =>
   (value === undefined || value === null ? {} : { [key]: value }) as { [P in K]?: V };
 
-/** The first message of a zod error, with its path: one line. */
+/** The first problem of a payload, with its path: one line. */
 const firstIssue = (error: z.ZodError): string => {
   const issue = error.issues[0];
-  return issue === undefined
-    ? 'it does not match the event'
-    : `${issue.path.length === 0 ? 'the payload' : issue.path.join('.')}: ${issue.message}`;
+  return issue === undefined ? 'it does not match the event' : describeIssue([], issue);
 };
 
 const validated = <T>(schema: z.ZodType<T>, value: unknown, name: string): E.Either<string, T> => {

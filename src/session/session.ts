@@ -10,6 +10,7 @@ import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
+import { describeError } from '../base/describe.js';
 import { sha256HexPrefix } from '../base/hash.js';
 import { isRecord } from '../base/record.js';
 import { type HistoryEvent, type HistoryPromptEvent, parseHistoryLine } from '../history/events.js';
@@ -139,14 +140,6 @@ const eventKey = (event: HistoryEvent): string => {
 
 const invalidInput = (message: string): SessionError => ({ code: 'invalid_input', message });
 
-const describe = (error: unknown): string => {
-  try {
-    return error instanceof Error ? error.message : String(error);
-  } catch {
-    return 'an error that cannot be described';
-  }
-};
-
 /** A finite time, or the clock's. */
 const timeOf = (at: number | undefined, clock: () => number): E.Either<SessionError, number> => {
   const value = at ?? clock();
@@ -191,7 +184,7 @@ export const openSession = async (
   try {
     return await open(files.right, options);
   } catch (error) {
-    return E.left({ code: 'io', message: `cannot open session ${files.right.id}: ${describe(error)}` });
+    return E.left({ code: 'io', message: `cannot open session ${files.right.id}: ${describeError(error)}` });
   }
 };
 
@@ -291,7 +284,7 @@ const open = async (
         return await work();
       } catch (error) {
         stale = true;
-        return E.left({ code: 'io', message: `session ${id}: ${describe(error)}` });
+        return E.left({ code: 'io', message: `session ${id}: ${describeError(error)}` });
       }
     };
     const run = queue.then(guarded, guarded);
