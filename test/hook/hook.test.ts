@@ -149,7 +149,7 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 120_000 }, (
       },
     );
     expect(noSession.messages).toEqual([
-      expect.stringMatching(/^the SubagentStart payload is not as documented \(session_id: /u),
+      'the SubagentStart payload is not as documented (session_id Invalid input: expected string, received undefined)',
     ]);
     expect(readdirSync(cwd)).toEqual([]);
   });
