@@ -41,11 +41,12 @@ import {
   replayNotes,
 } from '../dist/notes/index.js';
 import { randomImplementerResult, randomPrompt, randomReviewerResult, seeded } from './generate.js';
+import { measureRetrieval } from './retrieval.js';
 import { SeedStore, seedExtractImplementer, seedExtractReviewer, seedRetrieve } from './seed.js';
 
 const quick = process.argv.includes('--quick');
 const asJson = process.argv.includes('--json');
-const SECTIONS = ['extraction', 'sizes', 'heap', 'replay', 'notes'] as const;
+const SECTIONS = ['extraction', 'sizes', 'heap', 'replay', 'retrieval', 'notes'] as const;
 const only = process.argv
   .find((arg) => arg.startsWith('--only='))
   ?.slice('--only='.length)
@@ -387,6 +388,7 @@ const main = async (): Promise<void> => {
   if (runs('heap'))
     results['heap'] = { atValidFacts: heapSize, ...heapPerFact(heapSize), storeOf200Facts: heapOfSmallStore() };
   if (runs('replay')) results['replay'] = quick ? { skipped: 'quick run' } : replayCli();
+  if (runs('retrieval')) results['retrieval'] = measureRetrieval(quick ? [1_000, 10_000] : [1_000, 100_000], 10);
   if (runs('notes')) results['notes'] = await measureNotes();
 
   if (asJson) {
@@ -428,6 +430,24 @@ const main = async (): Promise<void> => {
       `heap per valid fact at ${heap.facts}: library ${heap.library.toFixed(0)} B (index included), seed ${heap.seed.toFixed(0)} B`,
     );
     console.log(`heap of a 200-fact store: ${(heap.storeOf200Facts / 1024).toFixed(0)} KB`);
+  }
+  const retrieval = results['retrieval'] as ReturnType<typeof measureRetrieval> | undefined;
+  if (retrieval !== undefined) {
+    console.log('');
+    console.log('exact top k: vocabulary | valid facts | class | median | p95 | empty answers | top 10 = exhaustive');
+    for (const { vocabulary, validFacts, classes } of retrieval)
+      for (const [kind, figures] of Object.entries(classes))
+        console.log(
+          [
+            vocabulary,
+            validFacts,
+            kind,
+            `${figures.medianMs.toFixed(2)} ms`,
+            `${figures.p95Ms.toFixed(2)} ms`,
+            `${figures.empty}/${figures.queries}`,
+            `${(figures.exactShare * 100).toFixed(0)}% of ${figures.exactChecked}`,
+          ].join(' | '),
+        );
   }
   const replay = results['replay'] as { dispatches?: number; seconds?: number; skipped?: string } | undefined;
   if (replay !== undefined)
