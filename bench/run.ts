@@ -12,9 +12,10 @@
  * - the notes ledger: parsing hostile model answers at 10,000 and 100,000 characters (linear:
  *   about 10x apart), applyExtraction at 1,000 / 10,000 / 100,000 users (flat), replayNotes
  *   of 32,936 events, and a tracker serving 4,000 users whose model answers in 45 ms.
+ * - one shared-context write by the size of the context file (bench/context.ts).
  *
  * Figures are medians over repeated samples.
- * Usage: npm run bench [-- --json] [-- --quick] [-- --only=extraction,sizes,heap,replay,notes]
+ * Usage: npm run bench [-- --json] [-- --quick] [-- --only=extraction,sizes,heap,replay,retrieval,notes,context]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -40,13 +41,14 @@ import {
   parseNotableFactsResponse,
   replayNotes,
 } from '../dist/notes/index.js';
+import { type ContextWriteRow, measureContextWrites } from './context.js';
 import { randomImplementerResult, randomPrompt, randomReviewerResult, seeded } from './generate.js';
 import { measureRetrieval } from './retrieval.js';
 import { SeedStore, seedExtractImplementer, seedExtractReviewer, seedRetrieve } from './seed.js';
 
 const quick = process.argv.includes('--quick');
 const asJson = process.argv.includes('--json');
-const SECTIONS = ['extraction', 'sizes', 'heap', 'replay', 'retrieval', 'notes'] as const;
+const SECTIONS = ['extraction', 'sizes', 'heap', 'replay', 'retrieval', 'notes', 'context'] as const;
 const only = process.argv
   .find((arg) => arg.startsWith('--only='))
   ?.slice('--only='.length)
@@ -390,6 +392,7 @@ const main = async (): Promise<void> => {
   if (runs('replay')) results['replay'] = quick ? { skipped: 'quick run' } : replayCli();
   if (runs('retrieval')) results['retrieval'] = measureRetrieval(quick ? [1_000, 10_000] : [1_000, 100_000], 10);
   if (runs('notes')) results['notes'] = await measureNotes();
+  if (runs('context')) results['context'] = await measureContextWrites(quick);
 
   if (asJson) {
     console.log(JSON.stringify(results, null, 2));
@@ -456,6 +459,12 @@ const main = async (): Promise<void> => {
         ? `fact-tracker replay of a ${replay.dispatches}-dispatch history: ${replay.seconds!.toFixed(2)} s`
         : `fact-tracker replay: skipped (${replay.skipped})`,
     );
+  const context = results['context'] as ReadonlyArray<ContextWriteRow> | undefined;
+  if (context !== undefined)
+    for (const row of context)
+      console.log(
+        `shared-context write to a ${row.mebibytes.toFixed(1)} MiB file: ${row.writeMillis.toFixed(0)} ms (${row.millisPerMebibyte.toFixed(0)} ms per MiB)`,
+      );
   const notes = results['notes'] as Awaited<ReturnType<typeof measureNotes>> | undefined;
   if (notes !== undefined) printNotes(notes);
 };

@@ -11,7 +11,7 @@ import type { FailedRun } from '../context/update.js';
 import { HELP_OPTION, type OptionTable, type UsageError } from './options.js';
 
 /** The subcommands of `fact-tracker context`. */
-export const CONTEXT_SUBCOMMANDS = ['show', 'bundle', 'checkpoint', 'claim', 'record-failure'] as const;
+export const CONTEXT_SUBCOMMANDS = ['show', 'bundle', 'checkpoint', 'claim', 'record-failure', 'resolve'] as const;
 /** One subcommand of `fact-tracker context`. */
 export type ContextSubcommand = (typeof CONTEXT_SUBCOMMANDS)[number];
 
@@ -34,13 +34,16 @@ export type ContextAction =
   | { readonly action: 'bundle'; readonly facts?: string; readonly query?: string }
   | ({ readonly action: 'checkpoint' } & CheckpointRequest)
   | { readonly action: 'claim'; readonly claim: ClaimInput }
-  | { readonly action: 'record-failure'; readonly failure: FailedRun };
+  | { readonly action: 'record-failure'; readonly failure: FailedRun }
+  | { readonly action: 'resolve' };
 
-/** `fact-tracker context SUBCOMMAND [--kind K] [--workstream ID] [--json] ...`. */
+/** `fact-tracker context SUBCOMMAND [--kind K] [--workstream ID] [--branch NAME] [--json] ...`. */
 export type ContextCommand = {
   readonly name: 'context';
   readonly kind: ContextKind;
   readonly workstream?: string;
+  /** The branch part of the key, instead of the current branch. */
+  readonly branch?: string;
   readonly json: boolean;
 } & ContextAction;
 
@@ -48,6 +51,7 @@ export type ContextCommand = {
 export const CONTEXT_OPTIONS = {
   kind: { type: 'string', value: 'KIND', help: 'planning (default) or implementation' },
   workstream: { type: 'string', value: 'ID', help: 'the workstream (default: default)' },
+  branch: { type: 'string', value: 'NAME', help: 'the branch part of the key (default: the current branch)' },
   json: { type: 'boolean', help: 'one JSON document instead of text' },
   ...HELP_OPTION,
   facts: { type: 'string', value: 'FILE', help: 'session facts for the retrieved tier: a history or a saved state' },
@@ -84,7 +88,7 @@ export const CONTEXT_OPTIONS = {
 type OptionName = keyof typeof CONTEXT_OPTIONS;
 
 /** The options every subcommand takes. */
-export const CONTEXT_COMMON_OPTIONS: ReadonlyArray<OptionName> = ['kind', 'workstream', 'json', 'help'];
+export const CONTEXT_COMMON_OPTIONS: ReadonlyArray<OptionName> = ['kind', 'workstream', 'branch', 'json', 'help'];
 /** The options of each subcommand beyond the common ones. */
 export const CONTEXT_SUBCOMMAND_OPTIONS: Readonly<Record<ContextSubcommand, ReadonlyArray<OptionName>>> = {
   show: [],
@@ -92,6 +96,7 @@ export const CONTEXT_SUBCOMMAND_OPTIONS: Readonly<Record<ContextSubcommand, Read
   checkpoint: ['summary', 'summary-file', 'feature', 'pin', 'unpin', 'decision', 'decide', 'drop', 'step'],
   claim: ['file', 'symbol'],
   'record-failure': ['failed-step', 'error', 'next-action'],
+  resolve: [],
 };
 
 const takes = (action: ContextSubcommand, name: string): boolean =>
@@ -205,6 +210,7 @@ const parseAction = (
     return E.left(usage(`context ${action} takes no arguments, got: ${rest.join(' ')}`));
   switch (action) {
     case 'show':
+    case 'resolve':
       return E.right({ action });
     case 'bundle':
       return E.right({
@@ -245,6 +251,7 @@ export const parseContextCommand = (
       kind,
       json: values['json'] === true,
       ...optional('workstream', text(values, 'workstream')),
+      ...optional('branch', text(values, 'branch')),
       ...request,
     })),
   );

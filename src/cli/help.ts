@@ -49,6 +49,10 @@ const CONTEXT_SUBCOMMAND_HELP: Readonly<Record<ContextSubcommand, readonly [usag
     'record-failure',
     'after a failed run: the step, the error and the next action only;\nthe last good summary stays',
   ],
+  resolve: [
+    'resolve',
+    'merge both sides of a context file that a git pull or merge left with\nconflict markers (any write does it too); show and bundle only report it',
+  ],
 };
 
 const indented = (label: string, text: string, column: number): string => {
@@ -128,9 +132,15 @@ when off, every subcommand does nothing and touches no file.
 
 Subcommands:
 ${CONTEXT_SUBCOMMANDS.map((name) => indented(...CONTEXT_SUBCOMMAND_HELP[name], 23)).join('\n')}`,
-    footer: `Exit status: 0, or 1 with one line on stderr for a usage error, a refused claim, a corrupt or
-newer context file (a corrupt one is moved aside to a timestamped backup), or a checkpoint
-outside a git repository.`,
+    footer: `Text that looks like a secret (an AWS key, a private key, a GitHub, OpenAI or Anthropic token,
+a Bearer token, a JWT) is refused, naming the field: nothing of it is stored.
+
+Exit status: 0, or 1 with one line on stderr for a usage error, a refused claim or secret, a
+corrupt, conflicted, newer or too large (over 5 MiB) context file (a write moves a corrupt one
+aside to a timestamped backup; show and bundle never move a file), a symbolic link out of the
+repository, a bare repository or .git directory, a failing git, or a checkpoint outside a git
+repository. A dashboard or tool-sessions file that cannot be written is a warning on stderr
+(exit 0): the JSON, the source of truth, was saved.`,
   },
   mcp: {
     synopsis: 'mcp [options]',

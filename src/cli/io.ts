@@ -14,8 +14,12 @@ export const EXIT_REJECTED_LINES = 2;
 
 /** The command line's access to files, streams and the terminal. */
 export interface CliIo {
-  /** The text of FILE, or of standard input for `-`; on failure a one-line reason. */
-  readonly readText: (file: string) => Promise<E.Either<string, string>>;
+  /**
+   * The text of FILE, or of standard input for `-`; on failure a one-line reason. With
+   * `maxBytes`, a longer input (or a device that never ends, such as `/dev/zero`) is refused
+   * after reading `maxBytes + 1` bytes.
+   */
+  readonly readText: (file: string, maxBytes?: number) => Promise<E.Either<string, string>>;
   /** Writes FILE whole: through a temporary file and a rename, so a failure never leaves half a file. */
   readonly writeText: (file: string, text: string) => Promise<E.Either<string, void>>;
   readonly stdout: (text: string) => void;
@@ -26,7 +30,10 @@ export interface CliIo {
   readonly stderrIsTty: boolean;
   /** The package version, from package.json. */
   readonly version: () => E.Either<string, string>;
-  /** The working directory: the repository `fact-tracker context` works on (optional, so in-memory fakes need not set it). */
+  /**
+   * The working directory: the repository `fact-tracker context` works on (optional, so
+   * in-memory fakes need not set it; undefined when the process's directory was deleted).
+   */
   readonly cwd?: string;
   /** The environment, for `SHARED_CONTEXT_ENABLED`. */
   readonly env?: Readonly<Record<string, string | undefined>>;

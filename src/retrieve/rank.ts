@@ -187,6 +187,17 @@ export const flagPriors = (
   return { names, value };
 };
 
+/** The product of the priors of these flags (as `flagPriors`, without naming them). */
+export const priorValue = (flags: number, priors: RankingPriors, duplicate: boolean): number => {
+  let value = 1;
+  for (let bit = 0; bit < PRIOR_CLASSES.length; bit += 1)
+    if ((flags & (1 << bit)) !== 0) {
+      const name = PRIOR_CLASSES[bit]!;
+      value *= priors[name === 'issue' && duplicate ? 'duplicate' : name];
+    }
+  return value;
+};
+
 /** The priors that apply to a fact, by name, and their product (`duplicate`: see `flagPriors`). */
 export const factPriors = (
   fact: SessionFact,
@@ -199,7 +210,7 @@ export const factPriors = (
  * an upper bound that needs no lookup.
  */
 export const priorBound = (flags: number, priors: RankingPriors): number => {
-  const base = flagPriors(flags & ~ISSUE, priors, false).value;
+  const base = priorValue(flags & ~ISSUE, priors, false);
   return (flags & ISSUE) === 0 ? base : base * Math.max(priors.issue, priors.duplicate);
 };
 

@@ -31,15 +31,16 @@ import {
   postingWeightOf,
 } from './index/postings.js';
 import { fileNameOf } from './index/searchIndex.js';
-import { deriveRecords } from '../store/timeline.js';
 import { priorFlags } from './index/priors.js';
 import { postingWeight } from './index/weights.js';
-import { flagPriors, isConventionFlags, maxPriorBound, namesSubject, priorBound } from './rank.js';
+import { isConventionFlags, maxPriorBound, namesSubject, priorBound, priorValue } from './rank.js';
 import {
   byRank,
   combineScore,
   factContext,
   filterReason,
+  type ContextTable,
+  type Extras,
   type Pass,
   repeatsConvention,
   type Scored,
@@ -76,33 +77,55 @@ class Best {
   }
 }
 
-/** The facts of a pass that are found directly: context, continuity and named files. */
-const specialFacts = (store: FactStore, pass: Pass): Map<number, SessionFact> => {
+/** The facts of a query found directly through its context table and the files it names, by document. */
+const contextFactsCache = new WeakMap<ContextTable, Map<number, SessionFact>>();
+
+const addTaskFacts = (store: FactStore, taskId: string, into: Map<number, SessionFact>): void => {
   const { index } = store;
-  const special = new Map<number, SessionFact>();
-  const addId = (id: string): void => {
+  const task = PMap.get(index.tasks, taskId);
+  if (task === undefined) return;
+  PMap.forEach(task.facts, (_true, id) => {
     const doc = PMap.get(index.ids, id);
     const fact = doc === undefined ? undefined : getAt(index.docs, doc);
-    if (doc !== undefined && fact !== undefined) special.set(doc, fact);
-  };
-  const addTask = (taskId: string): void => {
-    const task = PMap.get(index.tasks, taskId);
-    if (task !== undefined) PMap.forEach(task.facts, (_true, id) => addId(id));
-  };
-  for (const taskId of pass.table.byTask.keys()) addTask(taskId);
-  for (const taskId of pass.recent.keys()) addTask(taskId);
+    if (doc !== undefined && fact !== undefined) into.set(doc, fact);
+  });
+};
+
+/** The facts with a task context (of a best-matching task, or of a file such a task touched) and those of a named file. */
+const contextFacts = (store: FactStore, pass: Pass): Map<number, SessionFact> => {
+  const known = contextFactsCache.get(pass.table);
+  if (known !== undefined) return known;
+  const { index } = store;
+  const found = new Map<number, SessionFact>();
+  for (const taskId of pass.table.byTask.keys()) addTaskFacts(store, taskId, found);
   for (const pair of pass.table.byPair.keys()) {
     const log = PMap.get(store.pairs, pair);
-    if (log !== undefined) for (const fact of deriveRecords(log)) if (fact.validTo === undefined) addId(fact.id);
+    if (log === undefined) continue;
+    // The pair's valid facts are those of its asserted ids the index holds.
+    for (const assertion of log.assertions) {
+      const doc = PMap.get(index.ids, assertion.id);
+      const valid = doc === undefined ? undefined : getAt(index.docs, doc);
+      if (doc !== undefined && valid !== undefined) found.set(doc, valid);
+    }
   }
   for (const path of pass.plan.paths) {
     const named = PMap.get(index.names, fileNameOf(path));
     if (named !== undefined)
       forEachPosting(named, (doc) => {
         const fact = getAt(index.docs, doc);
-        if (fact !== undefined && namesSubject([path], fact.subject)) special.set(doc, fact);
+        if (fact !== undefined && namesSubject([path], fact.subject)) found.set(doc, fact);
       });
   }
+  contextFactsCache.set(pass.table, found);
+  return found;
+};
+
+/** The facts of a pass that are found directly: context, named files, and the recent tasks' (continuity). */
+const specialFacts = (store: FactStore, pass: Pass): ReadonlyMap<number, SessionFact> => {
+  const shared = contextFacts(store, pass);
+  if (pass.recent.size === 0) return shared;
+  const special = new Map(shared);
+  for (const taskId of pass.recent.keys()) addTaskFacts(store, taskId, special);
   return special;
 };
 
@@ -128,7 +151,7 @@ class Search {
     const { priors } = pass.plan.ranking;
     for (let flags = 0; flags < 128; flags += 1) {
       this.upper[flags] = priorBound(flags, priors);
-      this.lower[flags] = Math.min(flagPriors(flags, priors, false).value, flagPriors(flags, priors, true).value);
+      this.lower[flags] = Math.min(priorValue(flags, priors, false), priorValue(flags, priors, true));
     }
   }
 
@@ -167,28 +190,45 @@ class Search {
   }
 
   /** Scores a fact exactly from its stored weights and offers it; true when it entered. */
-  offer(fact: SessionFact, weights: ReadonlyArray<number | undefined>): boolean {
+  offer(fact: SessionFact, weights: ReadonlyArray<number | undefined>, known?: Extras): boolean {
     const { store, settings, pass, firstPass } = this;
-    const extras = { context: factContext(pass.table, fact), continuity: pass.recent.get(fact.sourceTaskId) ?? 0 };
+    const extras = known ?? {
+      context: factContext(pass.table, fact),
+      continuity: pass.recent.get(fact.sourceTaskId) ?? 0,
+    };
     const parts = combineScore(pass, fact, weights, extras, repeatsConvention(store, fact));
     return filterReason(settings, fact, parts, firstPass) === undefined && this.best.offer({ fact, parts });
   }
 }
 
-/** The special facts, each scored exactly (they are few). */
+/**
+ * The special facts, each scored exactly, in descending order of an upper bound that needs no
+ * postings (every term at its bound, plus the fact's context and continuity): once the best k
+ * are found, the first fact whose bound cannot reach the k-th ends the walk.
+ */
 const offerSpecial = (search: Search, special: ReadonlyMap<number, SessionFact>): void => {
   const { pass } = search;
-  for (const [doc, fact] of special) {
-    const convention = fact.tags.includes('convention');
-    const weights = storedWeights(pass, doc, convention);
-    const quick = search.quickTotal(
-      weights,
-      priorFlags(fact),
-      factContext(pass.table, fact),
-      pass.recent.get(fact.sourceTaskId) ?? 0,
-      pass.plan.paths.length > 0 && namesSubject(pass.plan.paths, fact.subject),
-    );
-    if (search.mayEnter(quick)) search.offer(fact, weights);
+  const { ranking, paths } = pass.plan;
+  const termBound = pass.terms.reduce((sum, planned) => sum + planned.bound, 0);
+  const candidates = [...special].map(([doc, fact]) => {
+    const extras: Extras = {
+      context: factContext(pass.table, fact),
+      continuity: pass.recent.get(fact.sourceTaskId) ?? 0,
+    };
+    const flags = priorFlags(fact);
+    const named = paths.length > 0 && namesSubject(paths, fact.subject);
+    const base = isConventionFlags(flags) ? ranking.conventionBase * pass.scale : 0;
+    const bound =
+      (termBound + extras.context + extras.continuity + base) * search.priorOf(flags) +
+      (named ? ranking.exactFileBoost : 0);
+    return { doc, fact, extras, flags, named, bound };
+  });
+  candidates.sort((a, b) => b.bound - a.bound || a.doc - b.doc);
+  for (const { doc, fact, extras, flags, named, bound } of candidates) {
+    if (!search.mayEnter(bound)) break;
+    const weights = storedWeights(pass, doc, isConventionFlags(flags));
+    if (search.mayEnter(search.quickTotal(weights, flags, extras.context, extras.continuity, named)))
+      search.offer(fact, weights, extras);
   }
 };
 

@@ -30,6 +30,15 @@ const isOfClass: Record<PriorClass, (fact: SessionFact) => boolean> = {
   issue: (fact) => fact.relation === 'issue',
 };
 
+/** Flags by fact: facts are immutable values, and ranking asks for the flags of the same facts on every query. */
+const flagsCache = new WeakMap<SessionFact, number>();
+
 /** The prior classes of a fact, as flags. */
-export const priorFlags = (fact: SessionFact): number =>
-  PRIOR_CLASSES.reduce((flags, name, bit) => (isOfClass[name](fact) ? flags | (1 << bit) : flags), 0);
+export const priorFlags = (fact: SessionFact): number => {
+  let flags = flagsCache.get(fact);
+  if (flags === undefined) {
+    flags = PRIOR_CLASSES.reduce((sum, name, bit) => (isOfClass[name](fact) ? sum | (1 << bit) : sum), 0);
+    flagsCache.set(fact, flags);
+  }
+  return flags;
+};
