@@ -24,13 +24,20 @@ const LAYERS: ReadonlyArray<ReadonlyArray<string>> = [
   ['prompt'],
   ['runtime'],
   ['history', 'notes'],
-  ['state', 'context'],
-  ['context/node'],
+  ['state', 'context', 'session'],
+  ['context/node', 'mcp', 'hook'],
   ['cli'],
 ];
 
 /** Entry points: the modules `package.json` exports. They sit above everything; nothing in `src/` imports a barrel. */
-const ENTRY_POINTS = ['index.ts', 'notes/index.ts', 'context/index.ts', 'context/node/index.ts', 'tokens/o200k.ts'];
+const ENTRY_POINTS = [
+  'index.ts',
+  'notes/index.ts',
+  'context/index.ts',
+  'context/node/index.ts',
+  'session/index.ts',
+  'tokens/o200k.ts',
+];
 const isBarrel = (file: string): boolean => ENTRY_POINTS.includes(file) && file.endsWith('index.ts');
 /** The entry points that must run in a browser: nothing they reach imports `node:*`. */
 const BROWSER_SAFE = ['index.ts', 'notes/index.ts', 'context/index.ts', 'tokens/o200k.ts'];

@@ -13,7 +13,7 @@ import { HELP_OPTION, type OptionTable, parserOptions, type UsageError } from '.
 import { isTokenizerName, TOKENIZER_NAMES, type TokenizerName } from './tokenizer.js';
 
 /** The commands, in the order the help lists them. */
-export const COMMAND_NAMES = ['replay', 'facts', 'explain', 'schema', 'notes', 'context'] as const;
+export const COMMAND_NAMES = ['replay', 'facts', 'explain', 'schema', 'notes', 'context', 'mcp', 'hook'] as const;
 /** One command name. */
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
@@ -71,12 +71,37 @@ export interface NotesCommand {
   readonly save?: string;
 }
 
+/** `fact-tracker mcp`: the MCP server over standard input and output. */
+export interface McpCommand {
+  readonly name: 'mcp';
+  /** The sessions folder (default `.fact-tracker/sessions` under the working directory). */
+  readonly sessionsDir?: string;
+  readonly maxAnswerTokens?: number;
+  readonly tokenizer: TokenizerName;
+}
+
+/** `fact-tracker hook`: one Claude Code or Codex hook event on standard input. */
+export interface HookCommand extends RetrievalOptions {
+  readonly name: 'hook';
+  readonly sessionsDir?: string;
+  /** Agent types matching it (ignoring case) are reviewers; default `review`. */
+  readonly reviewerPattern?: RegExp;
+}
+
 /** `--help` (of a command, or of the whole tool) and `--version`. */
 export type InfoCommand = { readonly name: 'help'; readonly topic?: CommandName } | { readonly name: 'version' };
 
 /** A parsed command line. */
 export type Command =
-  ReplayCommand | FactsCommand | ExplainCommand | SchemaCommand | NotesCommand | ContextCommand | InfoCommand;
+  | ReplayCommand
+  | FactsCommand
+  | ExplainCommand
+  | SchemaCommand
+  | NotesCommand
+  | ContextCommand
+  | McpCommand
+  | HookCommand
+  | InfoCommand;
 
 export type { UsageError } from './options.js';
 
@@ -153,6 +178,40 @@ export const COMMAND_OPTIONS: Readonly<Record<CommandName, OptionTable>> = {
     ...HELP_OPTION,
   },
   context: CONTEXT_OPTIONS,
+  mcp: {
+    'sessions-dir': {
+      type: 'string',
+      value: 'DIR',
+      help: 'where the session logs are (default .fact-tracker/sessions under\nthe working directory)',
+    },
+    'max-answer-tokens': {
+      type: 'string',
+      value: 'N',
+      help: 'the largest answer of any tool, in tokens (default 8000, at least 1000)',
+    },
+    tokenizer: {
+      type: 'string',
+      value: 'NAME',
+      help: 'estimate (default) or o200k; replay a session log with the same one',
+    },
+    ...HELP_OPTION,
+  },
+  hook: {
+    'sessions-dir': {
+      type: 'string',
+      value: 'DIR',
+      help: "where the session logs are (default .fact-tracker/sessions under\nthe payload's cwd)",
+    },
+    'reviewer-pattern': {
+      type: 'string',
+      value: 'RE',
+      help: 'agent types whose results are reviews (default "review", ignoring case)',
+    },
+    'max-facts': { type: 'string', value: 'N', help: `facts per section (default ${DEFAULT_MAX_FACTS})` },
+    'max-tokens': { type: 'string', value: 'N', help: `token budget per section (default ${DEFAULT_MAX_TOKENS})` },
+    ...TOKENIZER_OPTION,
+    ...HELP_OPTION,
+  },
 };
 
 type Values = Readonly<Record<string, unknown>>;
@@ -355,6 +414,48 @@ const parseNotes = (values: Values, positionals: string[]): E.Either<UsageError,
   );
 };
 
+const noPositionals = (command: CommandName, positionals: ReadonlyArray<string>): E.Either<UsageError, void> =>
+  positionals.length === 0
+    ? E.right(undefined)
+    : E.left(usage(command, `takes no arguments, got: ${positionals.join(' ')}`));
+
+const parseMcp = (values: Values, positionals: string[]): E.Either<UsageError, McpCommand> =>
+  pipe(
+    E.Do,
+    E.apS('none', noPositionals('mcp', positionals)),
+    E.apS('maxAnswerTokens', wholeNumber('mcp', values, 'max-answer-tokens', 1_000)),
+    E.apS('tokenizer', tokenizer('mcp', values)),
+    E.map(({ maxAnswerTokens, tokenizer: name }) => ({
+      name: 'mcp' as const,
+      tokenizer: name,
+      ...optional('sessionsDir', text(values, 'sessions-dir')),
+      ...optional('maxAnswerTokens', maxAnswerTokens),
+    })),
+  );
+
+const pattern = (values: Values): E.Either<UsageError, RegExp | undefined> => {
+  const source = text(values, 'reviewer-pattern');
+  if (source === undefined) return E.right(undefined);
+  return E.tryCatch(
+    () => new RegExp(source, 'iu'),
+    () => usage('hook', `--reviewer-pattern ${JSON.stringify(source)} is not a regular expression`),
+  );
+};
+
+const parseHook = (values: Values, positionals: string[]): E.Either<UsageError, HookCommand> =>
+  pipe(
+    E.Do,
+    E.apS('none', noPositionals('hook', positionals)),
+    E.apS('retrieval', retrievalOptions('hook', values)),
+    E.apS('reviewerPattern', pattern(values)),
+    E.map(({ retrieval, reviewerPattern }) => ({
+      name: 'hook' as const,
+      ...retrieval,
+      ...optional('sessionsDir', text(values, 'sessions-dir')),
+      ...optional('reviewerPattern', reviewerPattern),
+    })),
+  );
+
 /** True when `flag` appears before a `--` terminator. */
 const hasFlag = (args: ReadonlyArray<string>, ...flags: string[]): boolean => {
   const end = args.indexOf('--');
@@ -393,6 +494,10 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): E.Either<UsageErr
           return parseNotes(values, positionals);
         case 'context':
           return parseContextCommand(values, positionals);
+        case 'mcp':
+          return parseMcp(values, positionals);
+        case 'hook':
+          return parseHook(values, positionals);
       }
     }),
   );

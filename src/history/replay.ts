@@ -10,33 +10,21 @@ import * as O from 'fp-ts/lib/Option.js';
 import type { SessionFact } from '../fact.js';
 import { explainRetrieval } from '../prompt/retrieve.js';
 import type { FactQuery, RetrievalDecision } from '../retrieve/retrieve.js';
-import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
+import type { TokenCounter } from '../tokens/estimate.js';
 import type { ContractError } from '../runtime/parse.js';
-import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS, type SectionLayout } from '../retrieve/defaults.js';
-import { createFactTracker } from '../runtime/tracker.js';
 import { selectAllFacts, selectValidCount, selectValidFacts } from '../store/selectors.js';
 import { emptyFactStore, type FactStore, withMutations } from '../store/state.js';
-import { type HistoryEvent, type HistoryLineErrorCode, type HistoryPromptEvent, parseHistory } from './events.js';
+import { type HistoryEvent, type HistoryLineErrorCode, parseHistory } from './events.js';
+import { createHistoryPlayer, type HistoryPlayerOptions } from './player.js';
 
-/** Facts per prompt when neither the prompt event nor the options say. */
-export const DEFAULT_PROMPT_MAX_FACTS = DEFAULT_MAX_FACTS;
-/** Token budget of a prompt's section when neither the prompt event nor the options say. */
-export const DEFAULT_PROMPT_MAX_TOKENS = DEFAULT_MAX_TOKENS;
+export { DEFAULT_PROMPT_MAX_FACTS, DEFAULT_PROMPT_MAX_TOKENS } from './player.js';
 /** How many events pass between two progress reports. */
 const PROGRESS_STEP = 100;
 
 /** Options of `replayHistory`. */
-export interface ReplayOptions {
-  /** Facts per prompt for every prompt, over the prompt event's own `maxFacts`. */
-  readonly maxFacts?: number;
-  /** Token budget for every prompt, over the prompt event's own `maxTokens`. */
-  readonly maxTokens?: number;
+export interface ReplayOptions extends HistoryPlayerOptions {
   /** Counts tokens of sections and dispatch outputs (default: ceil(characters / 4)). */
   readonly countTokens?: TokenCounter;
-  /** The sections' layout (default `lines`). */
-  readonly layout?: SectionLayout;
-  /** Overrides of the ranking defaults, as `createFactTracker` takes them. */
-  readonly ranking?: FactQuery['ranking'];
   /** Stop at the first event whose time is after this (epoch ms). */
   readonly asOf?: number;
   /** Stop after this line (used to explain the prompt on it without replaying the rest). */
@@ -116,18 +104,6 @@ const outputText = (output: string | Readonly<Record<string, unknown>>): string 
 
 const ratio = (part: number, whole: number): number => (whole > 0 ? Math.round((part / whole) * 1000) / 1000 : 0);
 
-/** The query `compilePrompt` runs for this prompt event, so `explainRetrieval` can replay it on the same store. */
-const queryFor = (event: HistoryPromptEvent, options: ReplayOptions, countTokens: TokenCounter): FactQuery => ({
-  taskDescription: event.taskPrompt,
-  taskId: event.taskId,
-  ...(event.tags === undefined ? {} : { tags: event.tags }),
-  maxFacts: options.maxFacts ?? event.maxFacts ?? DEFAULT_PROMPT_MAX_FACTS,
-  maxTokens: options.maxTokens ?? event.maxTokens ?? DEFAULT_PROMPT_MAX_TOKENS,
-  countTokens,
-  ...(options.ranking === undefined ? {} : { ranking: options.ranking }),
-  ...(options.layout === undefined ? {} : { layout: options.layout }),
-});
-
 const isPast = (event: HistoryEvent, options: ReplayOptions): boolean =>
   (options.asOf !== undefined && event.at > options.asOf) ||
   (options.untilLine !== undefined && event.line > options.untilLine);
@@ -138,15 +114,9 @@ const isPast = (event: HistoryEvent, options: ReplayOptions): boolean =>
  * skipped; everything else still applies.
  */
 export const replayHistory = (text: string, options: ReplayOptions = {}): ReplayResult => {
-  const countTokens = options.countTokens ?? estimateTokens;
+  const player = createHistoryPlayer(options);
+  const { tracker, countTokens } = player;
   const parsed = parseHistory(text);
-  let now = 0;
-  const tracker = createFactTracker({
-    clock: () => now,
-    countTokens,
-    ...(options.ranking === undefined ? {} : { ranking: options.ranking }),
-    ...(options.layout === undefined ? {} : { layout: options.layout }),
-  });
 
   const prompts: PromptReport[] = [];
   const retrievals: PromptRetrieval[] = [];
@@ -166,45 +136,32 @@ export const replayHistory = (text: string, options: ReplayOptions = {}): Replay
         stopLine = Math.min(stopLine, event.line);
         break;
       }
-      now = event.at;
-      switch (event.type) {
-        case 'dispatch': {
-          dispatches += 1;
-          historyTokens += countTokens(outputText(event.output));
-          const ingested = tracker.ingestOutput({ role: event.role, taskId: event.taskId, output: event.output });
-          if (E.isLeft(ingested))
-            rejected.push({ line: event.line, code: ingested.left.code, message: ingested.left.message });
-          break;
-        }
-        case 'prompt': {
-          const query = queryFor(event, options, countTokens);
-          if (options.keepRetrievals === true)
-            retrievals.push({ line: event.line, taskPrompt: event.taskPrompt, store: tracker.getSnapshot(), query });
-          const { sessionContext, facts } = tracker.compilePrompt({
-            taskId: event.taskId,
-            taskPrompt: event.taskPrompt,
-            ...(query.tags === undefined ? {} : { tags: query.tags }),
-            maxFacts: query.maxFacts,
-            maxTokens: query.maxTokens,
-          });
-          const tokens = countTokens(sessionContext);
-          contextTokens += tokens;
-          prompts.push({
-            line: event.line,
-            taskId: event.taskId,
-            sessionContext,
-            facts,
-            contextTokens: tokens,
-            historyTokens,
-          });
-          break;
-        }
-        case 'invalidate':
-          tracker.invalidate(event.subject, event.relation, event.at);
-          break;
-        case 'compact':
-          tracker.compact(event.maxFacts);
-          break;
+      if (event.type === 'dispatch') {
+        dispatches += 1;
+        historyTokens += countTokens(outputText(event.output));
+      }
+      if (event.type === 'prompt' && options.keepRetrievals === true)
+        retrievals.push({
+          line: event.line,
+          taskPrompt: event.taskPrompt,
+          store: tracker.getSnapshot(),
+          query: player.queryFor(event),
+        });
+      const applied = player.apply(event);
+      if (applied.type === 'dispatch' && E.isLeft(applied.ingested))
+        rejected.push({ line: event.line, code: applied.ingested.left.code, message: applied.ingested.left.message });
+      if (applied.type === 'prompt') {
+        const { sessionContext, facts } = applied.compiled;
+        const tokens = countTokens(sessionContext);
+        contextTokens += tokens;
+        prompts.push({
+          line: event.line,
+          taskId: applied.query.taskId,
+          sessionContext,
+          facts,
+          contextTokens: tokens,
+          historyTokens,
+        });
       }
       replayed += 1;
       if (options.onProgress !== undefined && replayed % PROGRESS_STEP === 0)

@@ -2,9 +2,8 @@
 import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import type { SessionFact } from '../../fact.js';
 import { type ReplayError, replayHistory } from '../../history/replay.js';
-import { selectAllFacts, selectFactsValidAt, selectValidFacts } from '../../store/selectors.js';
+import { selectFactsWhere } from '../../store/selectors.js';
 import type { FactStore } from '../../store/state.js';
 import type { FactsCommand } from '../args.js';
 import type { CliIo } from '../io.js';
@@ -37,31 +36,13 @@ const loadStore = (io: CliIo, command: FactsCommand, text: string): E.Either<str
   return E.right({ store, errors: report.errors });
 };
 
-const selectFacts = (store: FactStore, command: FactsCommand): ReadonlyArray<SessionFact> => {
-  const { asOf, all } = command;
-  const facts =
-    asOf === undefined
-      ? all
-        ? selectAllFacts(store)
-        : selectValidFacts(store)
-      : all
-        ? selectAllFacts(store).filter((fact) => fact.validFrom <= asOf)
-        : selectFactsValidAt(store, asOf);
-  const subject = command.subject?.toLowerCase();
-  return facts.filter(
-    (fact) =>
-      (command.tags.length === 0 || fact.tags.some((tag) => command.tags.includes(tag))) &&
-      (subject === undefined || fact.subject.toLowerCase().includes(subject)),
-  );
-};
-
 /** Prints the selected facts; resolves to the exit status. */
 export const runFacts = (command: FactsCommand, io: CliIo): TE.TaskEither<string, number> =>
   pipe(
     () => io.readText(command.file),
     TE.chainEitherK((text) => loadStore(io, command, text)),
     TE.map(({ store, errors }) => {
-      const facts = selectFacts(store, command);
+      const facts = selectFactsWhere(store, command);
       io.stdout(
         command.json
           ? toJson({ facts, errors })
