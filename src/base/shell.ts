@@ -15,6 +15,8 @@ export interface ShellOptions<S, E> {
   readonly reduce: (state: S, event: E) => S;
   /** Keep events that changed nothing in the log too (failures worth recording), default false. */
   readonly logUnchanged?: boolean;
+  /** Keep an event log at all (default true): a caller that never reads it saves memory that grows with every call. */
+  readonly keepLog?: boolean;
   /** Called on the states a listener is about to receive (to make them safe to keep). */
   readonly share?: (state: S) => void;
 }
@@ -41,13 +43,14 @@ export const createShell = <S, E>(options: ShellOptions<S, E>): Shell<S, E> => {
   const log: E[] = [];
   const listeners = new Set<Listener<S>>();
   const logUnchanged = options.logUnchanged === true;
+  const keepLog = options.keepLog !== false;
 
   const commit = (events: ReadonlyArray<E>, reduce: (state: S, event: E) => S = options.reduce): S => {
     const previous = state;
     for (const event of events) {
       deepFreeze(event);
       const next = reduce(state, event);
-      if (next !== state || logUnchanged) log.push(event);
+      if (keepLog && (next !== state || logUnchanged)) log.push(event);
       state = next;
     }
     if (state === previous || listeners.size === 0) return state;

@@ -15,7 +15,15 @@ import type { ContractError } from '../runtime/parse.js';
 import { createFactTracker } from '../runtime/tracker.js';
 import { selectAllFacts, selectValidCount, selectValidFacts } from '../store/selectors.js';
 import { emptyFactStore, type FactStore, withMutations } from '../store/state.js';
-import { type HistoryEvent, type HistoryLineErrorCode, type HistoryPromptEvent, parseHistory } from './events.js';
+import {
+  createHistoryLineReader,
+  type HistoryEvent,
+  type HistoryLineError,
+  type HistoryLineErrorCode,
+  type HistoryPromptEvent,
+  isBlankLine,
+} from './events.js';
+import { type HistoryLine, linesOfText } from './lines.js';
 
 /** Facts per prompt when neither the prompt event nor the options say. */
 export const DEFAULT_PROMPT_MAX_FACTS = 10;
@@ -23,6 +31,13 @@ export const DEFAULT_PROMPT_MAX_FACTS = 10;
 export const DEFAULT_PROMPT_MAX_TOKENS = 500;
 /** How many events pass between two progress reports. */
 const PROGRESS_STEP = 100;
+/**
+ * The most rejected lines a report lists; the others are only counted (`errorsOmitted`), so a
+ * file of 100 million junk lines gives a report of a thousand, not of 100 million.
+ */
+export const MAX_REPORTED_ERRORS = 1000;
+/** Lines replayed in one in-place write run: the objects a run creates are kept until it ends. */
+const LINES_PER_RUN = 1000;
 
 /** Options of `replayHistory`. */
 export interface ReplayOptions {
@@ -87,7 +102,10 @@ export interface ReplaySummary {
 /** The replay as the command line prints it with `--json`. */
 export interface ReplayReport {
   readonly prompts: ReadonlyArray<PromptReport>;
+  /** The rejected lines, in line order: the first `MAX_REPORTED_ERRORS` of them. */
   readonly errors: ReadonlyArray<ReplayError>;
+  /** How many more lines were rejected than `errors` lists (absent when it lists them all). */
+  readonly errorsOmitted?: number;
   /** The facts valid at the end of the replay. */
   readonly facts: ReadonlyArray<SessionFact>;
   readonly summary: ReplaySummary;
@@ -114,7 +132,11 @@ const outputText = (output: string | Readonly<Record<string, unknown>>): string 
 const ratio = (part: number, whole: number): number => (whole > 0 ? Math.round((part / whole) * 1000) / 1000 : 0);
 
 /** The query `compilePrompt` runs for this prompt event, so `explainRetrieval` can replay it on the same store. */
-const queryFor = (event: HistoryPromptEvent, options: ReplayOptions, countTokens: TokenCounter): FactQuery => ({
+const queryFor = (
+  event: HistoryPromptEvent,
+  options: Pick<ReplayOptions, 'maxFacts' | 'maxTokens' | 'ranking'>,
+  countTokens: TokenCounter,
+): FactQuery => ({
   taskDescription: event.taskPrompt,
   taskId: event.taskId,
   ...(event.tags === undefined ? {} : { tags: event.tags }),
@@ -124,9 +146,209 @@ const queryFor = (event: HistoryPromptEvent, options: ReplayOptions, countTokens
   ...(options.ranking === undefined ? {} : { ranking: options.ranking }),
 });
 
-const isPast = (event: HistoryEvent, options: ReplayOptions): boolean =>
-  (options.asOf !== undefined && event.at > options.asOf) ||
-  (options.untilLine !== undefined && event.line > options.untilLine);
+/** Options of `startHistoryReplay`: those of `replayHistory`, and where the results go as they come. */
+export interface HistoryReplayOptions extends Omit<ReplayOptions, 'onProgress' | 'keepRetrievals'> {
+  /**
+   * Receives each prompt's report as soon as it is replayed; the result then keeps none, so
+   * output written as the replay goes costs no memory per prompt.
+   */
+  readonly onPrompt?: (prompt: PromptReport) => void;
+  /** Receives each rejected line the report lists (the first `MAX_REPORTED_ERRORS`), in line order. */
+  readonly onError?: (error: ReplayError) => void;
+  /** Keep each prompt's retrieval input (`true`), or only that of the prompt on this line (what `explain` needs). */
+  readonly keepRetrievals?: boolean | number;
+}
+
+/** A replay fed a history line by line, for a history read as a stream. */
+export interface HistoryReplay {
+  /**
+   * Replays the next lines of the history, in file order. False once the replay has stopped
+   * (`asOf` or `untilLine` reached): later lines change nothing, so the caller may stop reading.
+   */
+  readonly feed: (lines: ReadonlyArray<HistoryLine>) => boolean;
+  /** Events replayed so far. */
+  readonly replayed: () => number;
+  /** The result so far: the report, the store, the retrievals kept. */
+  readonly finish: () => ReplayResult;
+}
+
+/** A line is read or rejected: what the replay does with each non-blank line, in order. */
+type ReadLine = E.Either<HistoryLineError, HistoryEvent>;
+
+/** True when a line cannot be an event at all (its first character is not `{`): no need to parse it to count it. */
+const cannotBeEvent = (text: string): boolean => !/^\s*\{/u.test(text);
+
+/**
+ * The replay itself: applies read lines one by one to a tracker of its own (which keeps no
+ * event log), reporting prompts and rejected lines as they come.
+ */
+const createReplayCore = (options: HistoryReplayOptions) => {
+  const countTokens = options.countTokens ?? estimateTokens;
+  let now = 0;
+  const tracker = createFactTracker({
+    clock: () => now,
+    countTokens,
+    keepEvents: false,
+    ...(options.ranking === undefined ? {} : { ranking: options.ranking }),
+  });
+  const prompts: PromptReport[] = [];
+  const retrievals: PromptRetrieval[] = [];
+  const errors: ReplayError[] = [];
+  let errorsOmitted = 0;
+  let historyTokens = 0;
+  let contextTokens = 0;
+  let dispatches = 0;
+  let promptCount = 0;
+  let replayed = 0;
+  let stopped = false;
+  const keepsRetrievalOf = (line: number): boolean =>
+    options.keepRetrievals === true || options.keepRetrievals === line;
+
+  const reject = (error: ReplayError): void => {
+    if (errors.length < MAX_REPORTED_ERRORS) {
+      errors.push(error);
+      options.onError?.(error);
+    } else errorsOmitted += 1;
+  };
+
+  /** False past the point where the replay stops: this line and every later one are not replayed. */
+  const reaches = (line: number, at?: number): boolean => {
+    if (
+      (options.untilLine !== undefined && line > options.untilLine) ||
+      (options.asOf !== undefined && at !== undefined && at > options.asOf)
+    )
+      stopped = true;
+    return !stopped;
+  };
+
+  const replayPrompt = (event: HistoryPromptEvent): void => {
+    const query = queryFor(event, options, countTokens);
+    if (keepsRetrievalOf(event.line))
+      retrievals.push({ line: event.line, taskPrompt: event.taskPrompt, store: tracker.getSnapshot(), query });
+    const { sessionContext, facts } = tracker.compilePrompt({
+      taskId: event.taskId,
+      taskPrompt: event.taskPrompt,
+      ...(query.tags === undefined ? {} : { tags: query.tags }),
+      maxFacts: query.maxFacts,
+      maxTokens: query.maxTokens,
+    });
+    const tokens = countTokens(sessionContext);
+    contextTokens += tokens;
+    promptCount += 1;
+    const report: PromptReport = {
+      line: event.line,
+      taskId: event.taskId,
+      sessionContext,
+      facts,
+      contextTokens: tokens,
+      historyTokens,
+    };
+    if (options.onPrompt === undefined) prompts.push(report);
+    else options.onPrompt(report);
+  };
+
+  const replayEvent = (event: HistoryEvent): void => {
+    now = event.at;
+    switch (event.type) {
+      case 'dispatch': {
+        dispatches += 1;
+        historyTokens += countTokens(outputText(event.output));
+        const ingested = tracker.ingestOutput({ role: event.role, taskId: event.taskId, output: event.output });
+        if (E.isLeft(ingested)) reject({ line: event.line, code: ingested.left.code, message: ingested.left.message });
+        break;
+      }
+      case 'prompt':
+        replayPrompt(event);
+        break;
+      case 'invalidate':
+        tracker.invalidate(event.subject, event.relation, event.at);
+        break;
+      case 'compact':
+        tracker.compact(event.maxFacts);
+        break;
+    }
+    replayed += 1;
+  };
+
+  /** Applies one read line; false once the replay has stopped. */
+  const apply = (read: ReadLine): boolean => {
+    if (E.isLeft(read)) {
+      if (reaches(read.left.line)) reject(read.left);
+    } else if (reaches(read.right.line, read.right.at)) replayEvent(read.right);
+    return !stopped;
+  };
+
+  /**
+   * Counts a line as rejected without parsing it when it cannot be an event and the report
+   * lists no more errors: its message would never be shown. False when the line needs reading.
+   */
+  const skipsUnread = (line: HistoryLine): boolean => {
+    if (errors.length < MAX_REPORTED_ERRORS || !cannotBeEvent(line.text)) return false;
+    if (reaches(line.line) && !isBlankLine(line.text)) errorsOmitted += 1;
+    return true;
+  };
+
+  /** Runs `fn` as one in-place write run over the tracker's store (see `withMutations`). */
+  const inOneRun = (fn: () => void): void => {
+    withMutations(tracker.getSnapshot(), () => {
+      fn();
+      return tracker.getSnapshot();
+    });
+  };
+
+  const finish = (): ReplayResult => {
+    const store = tracker.getSnapshot();
+    return {
+      report: {
+        prompts,
+        errors,
+        ...(errorsOmitted === 0 ? {} : { errorsOmitted }),
+        facts: selectValidFacts(store),
+        summary: {
+          events: replayed,
+          dispatches,
+          prompts: promptCount,
+          validFacts: selectValidCount(store),
+          allFacts: selectAllFacts(store).length,
+          historyTokens,
+          contextTokens,
+          contextToHistoryRatio: ratio(contextTokens, historyTokens),
+        },
+      },
+      store,
+      retrievals,
+    };
+  };
+
+  return { apply, skipsUnread, inOneRun, finish, replayed: () => replayed, stopped: () => stopped };
+};
+
+/**
+ * Starts a replay fed line by line (for a history read as a stream, where `replayHistory`
+ * needs the whole text): the same report, store and retrievals for the same lines, with
+ * memory bounded by the store rather than the history when `onPrompt` takes the prompts.
+ */
+export const startHistoryReplay = (options: HistoryReplayOptions = {}): HistoryReplay => {
+  const core = createReplayCore(options);
+  const read = createHistoryLineReader();
+  return {
+    feed: (lines) => {
+      for (let start = 0; start < lines.length && !core.stopped(); start += LINES_PER_RUN)
+        core.inOneRun(() => {
+          const end = Math.min(lines.length, start + LINES_PER_RUN);
+          for (let i = start; i < end; i += 1) {
+            const line = lines[i]!;
+            if (core.skipsUnread(line)) continue;
+            const parsed = read(line);
+            if (parsed !== undefined && !core.apply(parsed)) return;
+          }
+        });
+      return !core.stopped();
+    },
+    replayed: core.replayed,
+    finish: core.finish,
+  };
+};
 
 /**
  * Replays a JSON Lines history and reports, for each prompt event, the section it would get
@@ -134,104 +356,30 @@ const isPast = (event: HistoryEvent, options: ReplayOptions): boolean =>
  * skipped; everything else still applies.
  */
 export const replayHistory = (text: string, options: ReplayOptions = {}): ReplayResult => {
-  const countTokens = options.countTokens ?? estimateTokens;
-  const parsed = parseHistory(text);
-  let now = 0;
-  const tracker = createFactTracker({
-    clock: () => now,
-    countTokens,
-    ...(options.ranking === undefined ? {} : { ranking: options.ranking }),
-  });
-
-  const prompts: PromptReport[] = [];
-  const retrievals: PromptRetrieval[] = [];
-  const rejected: ReplayError[] = [];
-  let historyTokens = 0;
-  let contextTokens = 0;
-  let dispatches = 0;
-  let replayed = 0;
-  // Line problems count up to where the replay stopped: the lines after it were never reached.
-  let stopLine = options.untilLine === undefined ? Infinity : options.untilLine + 1;
-
-  // The replay owns its tracker and keeps no state but the snapshots it takes (sealed as they
-  // are taken), so it runs as one `withMutations` run: the store is written in place between them.
-  withMutations(emptyFactStore(), () => {
-    for (const event of parsed.events) {
-      if (isPast(event, options)) {
-        stopLine = Math.min(stopLine, event.line);
-        break;
+  const { onProgress, keepRetrievals, ...rest } = options;
+  const core = createReplayCore({ ...rest, ...(keepRetrievals === undefined ? {} : { keepRetrievals }) });
+  // The lines are read first, so progress can say how many events there are in all.
+  const read = createHistoryLineReader();
+  const lines: ReadLine[] = [];
+  let total = 0;
+  for (const line of linesOfText(text)) {
+    const parsed = read(line);
+    if (parsed === undefined) continue;
+    lines.push(parsed);
+    if (E.isRight(parsed)) total += 1;
+  }
+  for (let start = 0; start < lines.length && !core.stopped(); start += LINES_PER_RUN)
+    core.inOneRun(() => {
+      const end = Math.min(lines.length, start + LINES_PER_RUN);
+      for (let i = start; i < end; i += 1) {
+        const before = core.replayed();
+        if (!core.apply(lines[i]!)) return;
+        if (onProgress !== undefined && core.replayed() !== before && core.replayed() % PROGRESS_STEP === 0)
+          onProgress(core.replayed(), total);
       }
-      now = event.at;
-      switch (event.type) {
-        case 'dispatch': {
-          dispatches += 1;
-          historyTokens += countTokens(outputText(event.output));
-          const ingested = tracker.ingestOutput({ role: event.role, taskId: event.taskId, output: event.output });
-          if (E.isLeft(ingested))
-            rejected.push({ line: event.line, code: ingested.left.code, message: ingested.left.message });
-          break;
-        }
-        case 'prompt': {
-          const query = queryFor(event, options, countTokens);
-          if (options.keepRetrievals === true)
-            retrievals.push({ line: event.line, taskPrompt: event.taskPrompt, store: tracker.getSnapshot(), query });
-          const { sessionContext, facts } = tracker.compilePrompt({
-            taskId: event.taskId,
-            taskPrompt: event.taskPrompt,
-            ...(query.tags === undefined ? {} : { tags: query.tags }),
-            maxFacts: query.maxFacts,
-            maxTokens: query.maxTokens,
-          });
-          const tokens = countTokens(sessionContext);
-          contextTokens += tokens;
-          prompts.push({
-            line: event.line,
-            taskId: event.taskId,
-            sessionContext,
-            facts,
-            contextTokens: tokens,
-            historyTokens,
-          });
-          break;
-        }
-        case 'invalidate':
-          tracker.invalidate(event.subject, event.relation, event.at);
-          break;
-        case 'compact':
-          tracker.compact(event.maxFacts);
-          break;
-      }
-      replayed += 1;
-      if (options.onProgress !== undefined && replayed % PROGRESS_STEP === 0)
-        options.onProgress(replayed, parsed.events.length);
-    }
-    return tracker.getSnapshot();
-  });
-  options.onProgress?.(replayed, parsed.events.length);
-
-  const errors = [...parsed.errors.filter((error) => error.line < stopLine), ...rejected].sort(
-    (a, b) => a.line - b.line,
-  );
-  const store = tracker.getSnapshot();
-  return {
-    report: {
-      prompts,
-      errors,
-      facts: selectValidFacts(store),
-      summary: {
-        events: replayed,
-        dispatches,
-        prompts: prompts.length,
-        validFacts: selectValidCount(store),
-        allFacts: selectAllFacts(store).length,
-        historyTokens,
-        contextTokens,
-        contextToHistoryRatio: ratio(contextTokens, historyTokens),
-      },
-    },
-    store,
-    retrievals,
-  };
+    });
+  onProgress?.(core.replayed(), total);
+  return core.finish();
 };
 
 /** Every fact's score and decision for the prompt event on `line` of a replay run with `keepRetrievals`, if that line is a replayed prompt. */

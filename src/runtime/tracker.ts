@@ -34,6 +34,11 @@ export interface FactTrackerOptions {
   readonly countTokens?: TokenCounter;
   /** Overrides of the ranking defaults. */
   readonly ranking?: RankingOverrides;
+  /**
+   * Keep the event log `events()` returns (default true). Off, `events()` is empty and memory
+   * no longer grows with every call: for a long-running caller that never replays the log.
+   */
+  readonly keepEvents?: boolean;
 }
 
 /** Input of `ingestOutput`: raw agent text, or an already-parsed result object. */
@@ -126,6 +131,7 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
     initial: emptyFactStore(settings.maxValidFacts === undefined ? {} : { maxValidFacts: settings.maxValidFacts }),
     reduce: applyEvent,
     share: seal,
+    keepLog: settings.keepEvents !== false,
   });
 
   /**
