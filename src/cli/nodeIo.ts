@@ -1,9 +1,9 @@
 /** `CliIo` on Node: the only module of the project that touches `process` and the file system. */
-import { readFileSync } from 'node:fs';
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { fstatSync, readFileSync } from 'node:fs';
+import { open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import * as E from 'fp-ts/lib/Either.js';
 import { collapseWhitespace } from '../base/text.js';
-import type { CliIo } from './io.js';
+import type { ByteStream, CliIo } from './io.js';
 import { isColourWanted } from './style.js';
 
 const REASONS: Readonly<Record<string, string>> = {
@@ -19,18 +19,68 @@ const describeFailure = (error: unknown): string => {
   return REASONS[code] ?? collapseWhitespace(error instanceof Error ? error.message : String(error));
 };
 
-const readStdin = async (): Promise<string> => {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin)
-    chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
+/** How a file is named in messages. */
+const nameOf = (file: string): string => (file === '-' ? 'standard input' : file);
+
+/**
+ * Standard input, refused when it is a directory: `replay - < dir` would otherwise read as an
+ * empty history (Node ends the stream without an error).
+ */
+const openStdin = (): E.Either<string, ByteStream> => {
+  const stats = fstatSync(0);
+  if (stats.isDirectory()) return E.left(`cannot read standard input: ${REASONS['EISDIR']!}`);
+  return E.right({
+    chunks: process.stdin as AsyncIterable<Uint8Array>,
+    ...(stats.isFile() ? { size: stats.size } : {}),
+  });
+};
+
+/** The chunks, a failure half-way turned into an Error whose message is one line naming the file. */
+async function* describingFailures(chunks: AsyncIterable<Uint8Array>, file: string): AsyncGenerator<Uint8Array> {
+  try {
+    yield* chunks;
+  } catch (error) {
+    throw new Error(`cannot read ${nameOf(file)}: ${describeFailure(error)}`, { cause: error });
+  }
+}
+
+/** Chunks of 256 KiB: one await per chunk, not per line, and few of them. */
+const CHUNK_BYTES = 256 * 1024;
+
+const openStream = async (file: string): Promise<E.Either<string, ByteStream>> => {
+  try {
+    if (file === '-')
+      return E.map((stream: ByteStream) => ({ ...stream, chunks: describingFailures(stream.chunks, file) }))(
+        openStdin(),
+      );
+    const handle = await open(file, 'r');
+    const stats = await handle.stat();
+    if (stats.isDirectory()) {
+      await handle.close();
+      return E.left(`cannot read ${file}: ${REASONS['EISDIR']!}`);
+    }
+    const stream = handle.createReadStream({ highWaterMark: CHUNK_BYTES }) as AsyncIterable<Uint8Array>;
+    return E.right({ chunks: describingFailures(stream, file), ...(stats.isFile() ? { size: stats.size } : {}) });
+  } catch (error) {
+    return E.left(`cannot read ${nameOf(file)}: ${describeFailure(error)}`);
+  }
 };
 
 const readText = async (file: string): Promise<E.Either<string, string>> => {
+  if (file !== '-')
+    try {
+      return E.right(await readFile(file, 'utf8'));
+    } catch (error) {
+      return E.left(`cannot read ${file}: ${describeFailure(error)}`);
+    }
+  const stdin = await openStream(file);
+  if (E.isLeft(stdin)) return stdin;
   try {
-    return E.right(file === '-' ? await readStdin() : await readFile(file, 'utf8'));
+    const chunks: Buffer[] = [];
+    for await (const chunk of stdin.right.chunks) chunks.push(Buffer.from(chunk));
+    return E.right(Buffer.concat(chunks).toString('utf8'));
   } catch (error) {
-    return E.left(`cannot read ${file === '-' ? 'standard input' : file}: ${describeFailure(error)}`);
+    return E.left(error instanceof Error ? error.message : `cannot read standard input: ${describeFailure(error)}`);
   }
 };
 
@@ -66,6 +116,7 @@ export const createNodeIo = (): CliIo => {
   });
   return {
     readText,
+    openStream,
     writeText,
     stdout: (text) => {
       process.stdout.write(text);

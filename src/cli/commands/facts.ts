@@ -3,39 +3,43 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import type { SessionFact } from '../../fact.js';
-import { type ReplayError, replayHistory } from '../../history/replay.js';
 import { selectAllFacts, selectFactsValidAt, selectValidFacts } from '../../store/selectors.js';
 import type { FactStore } from '../../store/state.js';
 import type { FactsCommand } from '../args.js';
 import type { CliIo } from '../io.js';
-import { renderFacts } from '../render.js';
-import { isSavedStateText, parseSavedState } from '../source.js';
+import { type RejectedLines, renderFacts } from '../render.js';
+import { openSource, parseSavedState, type Source } from '../source.js';
 import { createStyle } from '../style.js';
-import { exitStatusFor, progressOnStderr, toJson } from './shared.js';
+import { exitStatusFor, replaySource, toJson } from './shared.js';
 
 interface LoadedFacts {
   readonly store: FactStore;
-  readonly errors: ReadonlyArray<ReplayError>;
+  readonly rejected: RejectedLines;
 }
 
-/** A saved state is decoded whole or refused; a history is replayed up to `--as-of`. */
-const loadStore = (io: CliIo, command: FactsCommand, text: string): E.Either<string, LoadedFacts> => {
-  if (isSavedStateText(text))
-    return pipe(
-      parseSavedState(text),
-      E.bimap(
-        (reason) => `${command.file}: ${reason}`,
-        (store) => ({ store, errors: [] }),
-      ),
-    );
-  const progress = progressOnStderr(io);
-  const { store, report } = replayHistory(text, {
-    ...(command.asOf === undefined ? {} : { asOf: command.asOf }),
-    ...(progress.onProgress === undefined ? {} : { onProgress: progress.onProgress }),
-  });
-  progress.finish();
-  return E.right({ store, errors: report.errors });
-};
+/** A saved state is decoded whole or refused; a history is replayed (as it is read) up to `--as-of`. */
+const loadStore = (io: CliIo, command: FactsCommand, source: Source): TE.TaskEither<string, LoadedFacts> =>
+  source.kind === 'state'
+    ? TE.fromEither(
+        pipe(
+          parseSavedState(source.text),
+          E.bimap(
+            (reason) => `${command.file}: ${reason}`,
+            (store) => ({ store, rejected: { errors: [] } }),
+          ),
+        ),
+      )
+    : pipe(
+        replaySource(io, source, {
+          // Only the facts are shown: no prompt report is kept.
+          onPrompt: () => undefined,
+          ...(command.asOf === undefined ? {} : { asOf: command.asOf }),
+        }),
+        TE.map(({ store, report: { errors, errorsOmitted } }) => ({
+          store,
+          rejected: errorsOmitted === undefined ? { errors } : { errors, errorsOmitted },
+        })),
+      );
 
 const selectFacts = (store: FactStore, command: FactsCommand): ReadonlyArray<SessionFact> => {
   const { asOf, all } = command;
@@ -58,15 +62,15 @@ const selectFacts = (store: FactStore, command: FactsCommand): ReadonlyArray<Ses
 /** Prints the selected facts; resolves to the exit status. */
 export const runFacts = (command: FactsCommand, io: CliIo): TE.TaskEither<string, number> =>
   pipe(
-    () => io.readText(command.file),
-    TE.chainEitherK((text) => loadStore(io, command, text)),
-    TE.map(({ store, errors }) => {
+    () => openSource(io, command.file),
+    TE.chain((source) => loadStore(io, command, source)),
+    TE.map(({ store, rejected }) => {
       const facts = selectFacts(store, command);
       io.stdout(
         command.json
-          ? toJson({ facts, errors })
-          : `${renderFacts(facts, errors, command.all, createStyle(io.colour))}\n`,
+          ? toJson({ facts, ...rejected })
+          : `${renderFacts(facts, rejected, command.all, createStyle(io.colour))}\n`,
       );
-      return exitStatusFor(io, 'facts', errors);
+      return exitStatusFor(io, 'facts', rejected.errors, rejected.errorsOmitted);
     }),
   );
