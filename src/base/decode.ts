@@ -41,12 +41,25 @@ export const formatIssues = (issues: ReadonlyArray<z.core.$ZodIssue>): string =>
   return more > 0 ? `${listed.join('; ')}; and ${more} more` : listed.join('; ');
 };
 
+/** True when `text` holds more than `limit` opening brackets (`[` or `{`), counted natively, not character by character. */
+const hasMoreOpeningsThan = (text: string, limit: number): boolean => {
+  let count = 0;
+  for (const bracket of ['[', '{'])
+    for (let at = text.indexOf(bracket); at !== -1; at = text.indexOf(bracket, at + 1)) {
+      count += 1;
+      if (count > limit) return true;
+    }
+  return false;
+};
+
 /**
  * True when the JSON text nests arrays and objects more than `limit` deep. One pass over the
- * characters, brackets inside strings not counted; for a text that is not JSON the answer is
+ * characters, brackets inside strings not counted (and none at all when the text has too few
+ * brackets to be that deep, as almost every line has); for a text that is not JSON the answer is
  * only a bound, which is all a check before parsing needs.
  */
 export const exceedsJsonDepth = (text: string, limit: number): boolean => {
+  if (!hasMoreOpeningsThan(text, limit)) return false;
   let depth = 0;
   for (let i = 0; i < text.length; i += 1) {
     const code = text.charCodeAt(i);

@@ -5,7 +5,9 @@
  * decoded by zod schemas (the envelope, then the event's fields), whose first issue becomes
  * the line's error.
  */
+import * as A from 'fp-ts/lib/Array.js';
 import * as E from 'fp-ts/lib/Either.js';
+import * as O from 'fp-ts/lib/Option.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { z } from 'zod';
 import { describeValue, exceedsJsonDepth, formatIssuePath, quoteValue } from '../base/decode.js';
@@ -117,13 +119,12 @@ const Tags = z.array(z.enum(FACT_TAGS, { error: () => `is not one of ${FACT_TAGS
   error: (issue) => `must be an array of tags, not ${describeValue(issue.input)}`,
 });
 
-/** Reports `message` on `field`, missing when `input` is undefined (zod would fill in the object). */
+/** Reports `message` on `field`, whose value is `input`. */
 const fieldIssue = (field: string, input: unknown, message: string) => ({
   code: 'custom' as const,
   path: [field],
   message,
   input,
-  params: { missing: input === undefined },
 });
 
 /** A dispatch carries exactly one of `output` (the raw text) and `result` (the object). */
@@ -200,22 +201,24 @@ const Envelope = z.object({
     .optional(),
 });
 
-/** The first issue of a failed decoding, as a line problem: the field it names, then what is wrong. */
-const firstProblem = (error: z.ZodError): Problem => {
+/**
+ * The first issue of a failed decoding of `fields`, as a line problem: the field it names, then
+ * what is wrong. The field's presence in the line decides between missing and invalid.
+ */
+const firstProblem = (error: z.ZodError, fields: Fields): Problem => {
   const issue = error.issues[0]!;
-  const field = formatIssuePath(issue.path);
-  if (issue.path[0] === 'type' && issue.input !== undefined) return { code: 'unknown_type', message: issue.message };
-  const missing =
-    issue.code === 'custom' && issue.params?.['missing'] !== undefined
-      ? issue.params['missing']
-      : issue.input === undefined;
-  return { code: missing === true ? 'missing_field' : 'invalid_field', message: `${field} ${issue.message}` };
+  const given = fields[String(issue.path[0])] !== undefined;
+  if (issue.path[0] === 'type' && given) return { code: 'unknown_type', message: issue.message };
+  return {
+    code: given ? 'invalid_field' : 'missing_field',
+    message: `${formatIssuePath(issue.path)} ${issue.message}`,
+  };
 };
 
-/** Decodes `fields` with `schema`, keeping the inputs in the issues (their presence decides the error code). */
+/** Decodes `fields` with `schema`, or gives its first problem. */
 const decode = <T>(schema: z.ZodType<T>, fields: Fields): E.Either<Problem, T> => {
-  const decoded = schema.safeParse(fields, { reportInput: true });
-  return decoded.success ? E.right(decoded.data) : E.left(firstProblem(decoded.error));
+  const decoded = schema.safeParse(fields);
+  return decoded.success ? E.right(decoded.data) : E.left(firstProblem(decoded.error, fields));
 };
 
 const readJsonObject = (text: string): E.Either<Problem, Fields> => {
@@ -294,14 +297,12 @@ export const createHistoryLineReader = (): ((
  * every replay of the same text gives the same times.
  */
 export const parseHistory = (text: string): ParsedHistory => {
-  const events: HistoryEvent[] = [];
-  const errors: HistoryLineError[] = [];
-  const read = createHistoryLineReader();
-  for (const line of linesOfText(text)) {
-    const parsed = read(line);
-    if (parsed === undefined) continue;
-    if (E.isLeft(parsed)) errors.push(parsed.left);
-    else events.push(parsed.right);
-  }
+  const { left: errors, right: events } = A.separate(readLines(linesOfText(text)));
   return { events, errors };
+};
+
+/** Each non-blank line read, in order (see `createHistoryLineReader`). */
+export const readLines = (lines: Array<HistoryLine>): Array<E.Either<HistoryLineError, HistoryEvent>> => {
+  const read = createHistoryLineReader();
+  return A.filterMap((line: HistoryLine) => O.fromNullable(read(line)))(lines);
 };

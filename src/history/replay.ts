@@ -22,6 +22,7 @@ import {
   type HistoryLineErrorCode,
   type HistoryPromptEvent,
   isBlankLine,
+  readLines,
 } from './events.js';
 import { type HistoryLine, linesOfText } from './lines.js';
 
@@ -359,15 +360,8 @@ export const replayHistory = (text: string, options: ReplayOptions = {}): Replay
   const { onProgress, keepRetrievals, ...rest } = options;
   const core = createReplayCore({ ...rest, ...(keepRetrievals === undefined ? {} : { keepRetrievals }) });
   // The lines are read first, so progress can say how many events there are in all.
-  const read = createHistoryLineReader();
-  const lines: ReadLine[] = [];
-  let total = 0;
-  for (const line of linesOfText(text)) {
-    const parsed = read(line);
-    if (parsed === undefined) continue;
-    lines.push(parsed);
-    if (E.isRight(parsed)) total += 1;
-  }
+  const lines = readLines(linesOfText(text));
+  const total = lines.filter(E.isRight).length;
   for (let start = 0; start < lines.length && !core.stopped(); start += LINES_PER_RUN)
     core.inOneRun(() => {
       const end = Math.min(lines.length, start + LINES_PER_RUN);
