@@ -72,7 +72,11 @@ export type Source =
       /** How much of the file has been read, from 0 to 1, when its size is known. */
       readonly fractionRead: () => number | undefined;
     }
-  | { readonly kind: 'state'; readonly text: string };
+  | {
+      readonly kind: 'state';
+      /** The whole text, read when asked for (a command that refuses a state never reads it); rejects with a one-line reason. */
+      readonly text: () => Promise<string>;
+    };
 
 type Chunk = Uint8Array | string;
 
@@ -152,7 +156,7 @@ export const openSource = async (io: CliIo, file: string): Promise<E.Either<stri
     const { firstLine, chunks } = await peekFirstLine(
       counted(opened.right.chunks as AsyncIterable<Chunk>, (n) => (bytes += n)),
     );
-    if (isSavedStateStart(firstLine)) return E.right({ kind: 'state', text: await readAll(chunks) });
+    if (isSavedStateStart(firstLine)) return E.right({ kind: 'state', text: () => readAll(chunks) });
     return E.right({
       kind: 'history',
       batches: lineBatches(chunks),

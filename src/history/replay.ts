@@ -289,12 +289,17 @@ const createReplayCore = (options: HistoryReplayOptions) => {
     return true;
   };
 
-  /** Runs `fn` as one in-place write run over the tracker's store (see `withMutations`). */
-  const inOneRun = (fn: () => void): void => {
-    withMutations(tracker.getSnapshot(), () => {
-      fn();
-      return tracker.getSnapshot();
-    });
+  /**
+   * Steps through `items` in order until `step` says the replay stopped, in in-place write runs
+   * of `LINES_PER_RUN` items (see `withMutations`): a run keeps what it creates until it ends.
+   */
+  const inRuns = <T>(items: ReadonlyArray<T>, step: (item: T) => boolean): void => {
+    for (let start = 0; start < items.length && !stopped; start += LINES_PER_RUN)
+      withMutations(tracker.getSnapshot(), () => {
+        const end = Math.min(items.length, start + LINES_PER_RUN);
+        for (let i = start; i < end; i += 1) if (!step(items[i]!)) break;
+        return tracker.getSnapshot();
+      });
   };
 
   const finish = (): ReplayResult => {
@@ -321,7 +326,7 @@ const createReplayCore = (options: HistoryReplayOptions) => {
     };
   };
 
-  return { apply, skipsUnread, inOneRun, finish, replayed: () => replayed, stopped: () => stopped };
+  return { apply, skipsUnread, inRuns, finish, replayed: () => replayed, stopped: () => stopped };
 };
 
 /**
@@ -334,16 +339,11 @@ export const startHistoryReplay = (options: HistoryReplayOptions = {}): HistoryR
   const read = createHistoryLineReader();
   return {
     feed: (lines) => {
-      for (let start = 0; start < lines.length && !core.stopped(); start += LINES_PER_RUN)
-        core.inOneRun(() => {
-          const end = Math.min(lines.length, start + LINES_PER_RUN);
-          for (let i = start; i < end; i += 1) {
-            const line = lines[i]!;
-            if (core.skipsUnread(line)) continue;
-            const parsed = read(line);
-            if (parsed !== undefined && !core.apply(parsed)) return;
-          }
-        });
+      core.inRuns(lines, (line) => {
+        if (core.skipsUnread(line)) return true;
+        const parsed = read(line);
+        return parsed === undefined || core.apply(parsed);
+      });
       return !core.stopped();
     },
     replayed: core.replayed,
@@ -362,16 +362,13 @@ export const replayHistory = (text: string, options: ReplayOptions = {}): Replay
   // The lines are read first, so progress can say how many events there are in all.
   const lines = readLines(linesOfText(text));
   const total = lines.filter(E.isRight).length;
-  for (let start = 0; start < lines.length && !core.stopped(); start += LINES_PER_RUN)
-    core.inOneRun(() => {
-      const end = Math.min(lines.length, start + LINES_PER_RUN);
-      for (let i = start; i < end; i += 1) {
-        const before = core.replayed();
-        if (!core.apply(lines[i]!)) return;
-        if (onProgress !== undefined && core.replayed() !== before && core.replayed() % PROGRESS_STEP === 0)
-          onProgress(core.replayed(), total);
-      }
-    });
+  core.inRuns(lines, (line) => {
+    const before = core.replayed();
+    const going = core.apply(line);
+    if (onProgress !== undefined && core.replayed() !== before && core.replayed() % PROGRESS_STEP === 0)
+      onProgress(core.replayed(), total);
+    return going;
+  });
   onProgress?.(core.replayed(), total);
   return core.finish();
 };

@@ -20,12 +20,15 @@ interface LoadedFacts {
 /** A saved state is decoded whole or refused; a history is replayed (as it is read) up to `--as-of`. */
 const loadStore = (io: CliIo, command: FactsCommand, source: Source): TE.TaskEither<string, LoadedFacts> =>
   source.kind === 'state'
-    ? TE.fromEither(
-        pipe(
-          parseSavedState(source.text),
-          E.bimap(
-            (reason) => `${command.file}: ${reason}`,
-            (store) => ({ store, rejected: { errors: [] } }),
+    ? pipe(
+        TE.tryCatch(source.text, (error) => (error instanceof Error ? error.message : `cannot read ${command.file}`)),
+        TE.chainEitherK((text) =>
+          pipe(
+            parseSavedState(text),
+            E.bimap(
+              (reason) => `${command.file}: ${reason}`,
+              (store): LoadedFacts => ({ store, rejected: { errors: [] } }),
+            ),
           ),
         ),
       )
