@@ -12,10 +12,14 @@
  * - ingest: one result of 100,000 files_changed through ingestOutput (capped at 1,000 facts),
  *   and results of 10,000 and 40,000 facts with the cap off (linear growth, not quadratic);
  * - stream: a realistic generated history of 100 MB (10 MB with --quick) replayed by the
- *   command: seconds and peak memory (the process's maximum resident set) per 100 MB.
+ *   command: seconds and peak memory (the process's maximum resident set) per 100 MB;
+ * - the notes ledger: parsing hostile model answers at 10,000 and 100,000 characters (linear:
+ *   about 10x apart), applyExtraction at 1,000 / 10,000 / 100,000 users (flat), replayNotes
+ *   of 32,936 events, and a tracker serving 4,000 users whose model answers in 45 ms.
+ * - one shared-context write by the size of the context file (bench/context.ts).
  *
  * Figures are medians over repeated samples.
- * Usage: npm run bench [-- --json] [-- --quick] [-- --only=extraction,sizes,heap,replay,ingest,stream]
+ * Usage: npm run bench [-- --json] [-- --quick] [-- --only=extraction,sizes,heap,replay,retrieval,notes,context,ingest,stream]
  */
 import { spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
@@ -34,12 +38,32 @@ import {
   type ReviewerResult,
   type SessionFact,
 } from '../dist/index.js';
+import {
+  applyExtraction,
+  createNotableFactsTracker,
+  type NotesEvent,
+  type NotesLedger,
+  parseNotableFactsResponse,
+  replayNotes,
+} from '../dist/notes/index.js';
+import { type ContextWriteRow, measureContextWrites } from './context.js';
 import { historyLines, randomImplementerResult, randomPrompt, randomReviewerResult, seeded } from './generate.js';
+import { measureRetrieval } from './retrieval.js';
 import { SeedStore, seedExtractImplementer, seedExtractReviewer, seedRetrieve } from './seed.js';
 
 const quick = process.argv.includes('--quick');
 const asJson = process.argv.includes('--json');
-const SECTIONS = ['extraction', 'sizes', 'heap', 'replay', 'ingest', 'stream'] as const;
+const SECTIONS = [
+  'extraction',
+  'sizes',
+  'heap',
+  'replay',
+  'retrieval',
+  'notes',
+  'context',
+  'ingest',
+  'stream',
+] as const;
 const only = process.argv
   .find((arg) => arg.startsWith('--only='))
   ?.slice('--only='.length)
@@ -325,9 +349,126 @@ const measureSize = (size: number): Record<string, number> => {
   };
 };
 
+/** A fact list answer as a model writes it, padded with prose to `size` characters. */
+const proseAnswer = (size: number): string => {
+  const list = JSON.stringify({
+    notableFacts: Array.from({ length: 25 }, (_, i) => ({ category: 'History', fact: `Event number ${i} [${i}]` })),
+  });
+  const prose = 'The user said [1] and {maybe} more. ';
+  return `Here is the list:\n${list}\n${prose.repeat(Math.max(0, Math.ceil((size - list.length) / prose.length)))}`.slice(
+    0,
+    size,
+  );
+};
+
+/** Hostile and ordinary answers of `size` characters. */
+const notesAnswers = (size: number): Record<string, string> => ({
+  brackets: '['.repeat(size),
+  nestedObjects: '{"a":'.repeat(size / 5),
+  quotedOpenings: '[ "'.repeat(Math.floor(size / 3)),
+  prose: proseAnswer(size),
+});
+
+const measureNotesParse = (): Record<string, unknown> => {
+  const rows = Object.keys(notesAnswers(10)).map((name) => {
+    const [small, large] = [10_000, 100_000].map((size) => notesAnswers(size)[name]!);
+    const [smallMicros, largeMicros] = timePair(
+      31,
+      3,
+      () => parseNotableFactsResponse(small!),
+      () => parseNotableFactsResponse(large!),
+    );
+    return { name, smallMicros: smallMicros!, largeMicros: largeMicros!, growth: largeMicros! / smallMicros! };
+  });
+  const tooLarge = '['.repeat(5_000_000);
+  const refusedMicros = timeMicros(15, 2, () => parseNotableFactsResponse(tooLarge));
+  // A typical answer: 25 facts of about 80 characters in a code fence after a line of prose.
+  const list = JSON.stringify({
+    notableFacts: Array.from({ length: 25 }, (_, i) => ({
+      category: 'History',
+      fact: `Fact number ${i}: the user moved to Portland two years ago for a new job`,
+    })),
+  });
+  const valid = `Here is the updated list.\n\`\`\`json\n${list}\n\`\`\``;
+  const [parseMicros, jsonMicros] = timePair(
+    31,
+    20,
+    () => parseNotableFactsResponse(valid),
+    () => JSON.parse(list),
+  );
+  return { rows, refusedMicros, validLength: valid.length, parseMicros, jsonMicros };
+};
+
+const extracted = (user: string, session: string, at: number, facts = 3): NotesEvent => ({
+  type: 'notes/extracted',
+  user,
+  session,
+  facts: Array.from({ length: facts }, (_, i) => ({ category: 'History', fact: `Fact ${i} of ${user} at ${at}` })),
+  at,
+});
+
+const notesLedgerOf = (users: number): NotesLedger =>
+  replayNotes(Array.from({ length: users }, (_, i) => extracted(`user ${i}`, 's1', i)));
+
+const measureNotesApply = (users: number): Record<string, number> => {
+  const ledger = notesLedgerOf(users);
+  const inputs = Array.from({ length: 200 }, (_, i) => extracted(`user ${(i * 7919) % users}`, 's2', 1e9 + i));
+  const micros = timeMicros(20, 10, (i) => applyExtraction(ledger, inputs[i % inputs.length] as never));
+  return { users, micros };
+};
+
+const measureReplayNotes = (): { events: number; seconds: number } => {
+  const events = Array.from({ length: 32_936 }, (_, i) => extracted(`user ${i % 1_000}`, `s${i % 3}`, i, 5));
+  const samples = [0, 1, 2].map(() => {
+    const start = performance.now();
+    replayNotes(events);
+    return (performance.now() - start) / 1000;
+  });
+  return { events: events.length, seconds: median(samples) };
+};
+
+/**
+ * A tracker serving `users` users, `rounds` messages each, sent 500 at a time every 5 ms; the
+ * model answers after 45 ms. Counts the extractions recorded as timeouts (none should be).
+ */
+const measureNotesTracker = async (
+  users: number,
+  rounds: number,
+): Promise<{ extractions: number; timeouts: number; seconds: number }> => {
+  const complete = (prompt: string) =>
+    new Promise<string>((resolve) =>
+      setTimeout(
+        () =>
+          resolve(
+            JSON.stringify({ notableFacts: [{ category: 'History', fact: `Said ${prompt.length % 1000} things` }] }),
+          ),
+        45,
+      ),
+    );
+  const tracker = createNotableFactsTracker({ complete, maxEvents: 100_000 });
+  const start = performance.now();
+  const messages = Array.from({ length: users * rounds }, (_, i) => [`user ${i % users}`, `message ${i}`] as const);
+  for (let i = 0; i < messages.length; i += 500) {
+    for (const [user, text] of messages.slice(i, i + 500)) tracker.recordUserMessage(user, 's1', text);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  await tracker.settled();
+  const seconds = (performance.now() - start) / 1000;
+  const events = tracker.events();
+  const timeouts = events.filter((event) => event.type === 'notes/extractionFailed' && event.reason === 'timeout');
+  return { extractions: events.length, timeouts: timeouts.length, seconds };
+};
+
+const measureNotes = async (): Promise<Record<string, unknown>> => ({
+  parse: measureNotesParse(),
+  apply: (quick ? [1_000, 10_000] : [1_000, 10_000, 100_000]).map(measureNotesApply),
+  replayNotes: measureReplayNotes(),
+  tracker: await measureNotesTracker(4_000, quick ? 2 : 8),
+});
+
 const us = (n: number): string => (n >= 1000 ? `${(n / 1000).toFixed(2)} ms` : `${n.toFixed(1)} us`);
 
-const main = (): void => {
+const main = async (): Promise<void> => {
   const results: Record<string, unknown> = { node: process.version, quick };
   if (runs('extraction')) results['extraction'] = measureExtraction();
   if (runs('sizes')) {
@@ -339,6 +480,9 @@ const main = (): void => {
   if (runs('heap'))
     results['heap'] = { atValidFacts: heapSize, ...heapPerFact(heapSize), storeOf200Facts: heapOfSmallStore() };
   if (runs('replay')) results['replay'] = quick ? { skipped: 'quick run' } : replayCli();
+  if (runs('retrieval')) results['retrieval'] = measureRetrieval(quick ? [1_000, 10_000] : [1_000, 100_000], 10);
+  if (runs('notes')) results['notes'] = await measureNotes();
+  if (runs('context')) results['context'] = await measureContextWrites(quick);
   if (runs('ingest')) results['ingest'] = measureIngest();
   if (runs('stream')) results['stream'] = replayStream(quick ? 10 : 100);
 
@@ -382,6 +526,24 @@ const main = (): void => {
     );
     console.log(`heap of a 200-fact store: ${(heap.storeOf200Facts / 1024).toFixed(0)} KB`);
   }
+  const retrieval = results['retrieval'] as ReturnType<typeof measureRetrieval> | undefined;
+  if (retrieval !== undefined) {
+    console.log('');
+    console.log('exact top k: vocabulary | valid facts | class | median | p95 | empty answers | top 10 = exhaustive');
+    for (const { vocabulary, validFacts, classes } of retrieval)
+      for (const [kind, figures] of Object.entries(classes))
+        console.log(
+          [
+            vocabulary,
+            validFacts,
+            kind,
+            `${figures.medianMs.toFixed(2)} ms`,
+            `${figures.p95Ms.toFixed(2)} ms`,
+            `${figures.empty}/${figures.queries}`,
+            `${(figures.exactShare * 100).toFixed(0)}% of ${figures.exactChecked}`,
+          ].join(' | '),
+        );
+  }
   const replay = results['replay'] as { dispatches?: number; seconds?: number; skipped?: string } | undefined;
   if (replay !== undefined)
     console.log(
@@ -405,6 +567,36 @@ const main = (): void => {
         ? `fact-tracker replay of a generated history: skipped (${stream.skipped})`
         : `fact-tracker replay of a ${stream.megabytes.toFixed(0)} MB history (${stream.events} events): ${stream.seconds.toFixed(1)} s (${stream.secondsPer100Mb.toFixed(1)} s per 100 MB, ${(stream.events / stream.seconds) | 0} events/s), peak memory ${stream.peakMb.toFixed(0)} MB`,
     );
+  const context = results['context'] as ReadonlyArray<ContextWriteRow> | undefined;
+  if (context !== undefined)
+    for (const row of context)
+      console.log(
+        `shared-context write to a ${row.mebibytes.toFixed(1)} MiB file: ${row.writeMillis.toFixed(0)} ms (${row.millisPerMebibyte.toFixed(0)} ms per MiB)`,
+      );
+  const notes = results['notes'] as Awaited<ReturnType<typeof measureNotes>> | undefined;
+  if (notes !== undefined) printNotes(notes);
 };
 
-main();
+const printNotes = (notes: Awaited<ReturnType<typeof measureNotes>>): void => {
+  const parse = notes['parse'] as ReturnType<typeof measureNotesParse>;
+  console.log('');
+  console.log('notes: parseNotableFactsResponse | 10,000 chars | 100,000 chars | growth (linear: ~10x)');
+  for (const row of parse['rows'] as Array<{ name: string; smallMicros: number; largeMicros: number; growth: number }>)
+    console.log([row.name, us(row.smallMicros), us(row.largeMicros), `${row.growth.toFixed(1)}x`].join(' | '));
+  console.log(`notes: a 5 MB answer refused as too_large in ${us(parse['refusedMicros'] as number)}`);
+  console.log(
+    `notes: a typical ${parse['validLength']}-character answer (25 facts in a fence): ${us(parse['parseMicros'] as number)}, validation included (JSON.parse of its list alone: ${us(parse['jsonMicros'] as number)})`,
+  );
+  const apply = notes['apply'] as Array<Record<string, number>>;
+  console.log(
+    `notes: applyExtraction per extraction: ${apply.map((row) => `${us(row['micros']!)} at ${row['users']} users`).join(', ')} (growth ${(apply.at(-1)!['micros']! / apply[0]!['micros']!).toFixed(2)}x)`,
+  );
+  const replayed = notes['replayNotes'] as ReturnType<typeof measureReplayNotes>;
+  console.log(`notes: replayNotes of ${replayed.events} events over 1,000 users: ${replayed.seconds.toFixed(2)} s`);
+  const tracker = notes['tracker'] as Awaited<ReturnType<typeof measureNotesTracker>>;
+  console.log(
+    `notes: tracker, 4,000 users, model answering in 45 ms: ${tracker.extractions} extractions in ${tracker.seconds.toFixed(1)} s, ${tracker.timeouts} recorded as timeouts`,
+  );
+};
+
+void main();

@@ -152,9 +152,11 @@ export interface KeywordQuery {
 
 /**
  * The seed design's retriever, the one implementation both the benchmark and the evaluation
- * compare against: valid facts -> tag filter -> not the query's own task -> keyword overlap
- * (re-tokenizing every fact) -> score, then most recent -> top maxFacts -> truncated where
- * subject + relation + object at 4 characters per token first overruns the budget.
+ * compare against, exactly as the design describes it: valid facts -> tag filter -> not the
+ * query's own task -> keyword overlap (re-tokenizing every fact) -> score, then most recent ->
+ * top maxFacts, zero-score facts included (the design filters nothing out by score) ->
+ * truncated where subject + relation + object at 4 characters per token first overruns the
+ * budget.
  */
 export const keywordOverlapRetrieve = <F extends KeywordFact>(
   validFacts: ReadonlyArray<F>,
@@ -167,7 +169,6 @@ export const keywordOverlapRetrieve = <F extends KeywordFact>(
     .filter((f) => wanted.size === 0 || f.tags.some((tag) => wanted.has(tag)))
     .filter((f) => f.sourceTaskId !== query.taskId)
     .map((f) => ({ f, score: words(`${f.subject} ${f.relation} ${f.object}`).filter((w) => queryWords.has(w)).length }))
-    .filter(({ score }) => score > 0)
     .sort((a, b) => b.score - a.score || timeOf(b.f) - timeOf(a.f))
     .slice(0, query.maxFacts);
   const out: F[] = [];

@@ -64,6 +64,9 @@ export type { RankingOptions, RankingOverrides, RankingPriors, ScoreParts } from
 export type { TokenCounter } from './tokens/estimate.js';
 
 export { formatFactLine, formatSessionFacts, MAX_LINE_LENGTH, SESSION_CONTEXT_HEADER } from './prompt/format.js';
+export type { SectionFormatOptions } from './prompt/format.js';
+export { DEFAULT_LAYOUT, DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS, SECTION_LAYOUTS } from './retrieve/defaults.js';
+export type { SectionLayout } from './retrieve/defaults.js';
 export { buildDispatchDynamicTail } from './prompt/tail.js';
 export type { DispatchTailInput } from './prompt/tail.js';
 

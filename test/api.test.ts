@@ -192,7 +192,10 @@ describe('public types', () => {
   });
 
   it('formatSessionFacts and buildDispatchDynamicTail have the spec signatures', () => {
-    expectTypeOf(api.formatSessionFacts).toEqualTypeOf<(facts: ReadonlyArray<SessionFact>) => string>();
+    expectTypeOf(api.formatSessionFacts).toEqualTypeOf<
+      (facts: ReadonlyArray<SessionFact>, options?: api.SectionFormatOptions) => string
+    >();
+    expectTypeOf(api.formatSessionFacts).toExtend<(facts: ReadonlyArray<SessionFact>) => string>();
     type SpecTailInput = {
       taskId: string;
       maxOutputTokens: number;

@@ -5,8 +5,11 @@
  * opaque: callers use the functions below, never the layout.
  *
  * The layout is a trie on the 8 hex digits of a 32-bit hash of each key. A leaf holds its
- * entries flat, as an array of alternating keys and values, until it has more than LEAF_LIMIT
- * of them, then splits into a branch of up to 16 children by the next digit. Keys come from
+ * entries flat, as an array of alternating keys and values in key order, until it has more
+ * than LEAF_LIMIT of them, then splits into a branch of up to 16 children by the next digit.
+ * The layout depends only on the entries, not on the order they were set in (as long as none
+ * was removed), so two maps of the same entries are deep-equal: a decoded state equals the
+ * live one it was saved from. Keys come from
  * untrusted text (`constructor` is a term, `12` a task id), so they are never property names;
  * and arrays keep one engine layout for every leaf, which costs less memory than an object each.
  *
@@ -16,6 +19,9 @@
  * Outside a run, every write is a run of its own, so the map is always persistent to callers.
  */
 import { fnv1a } from './hash.js';
+import { fresh, isMutating, owns, own, withMutations } from './owner.js';
+
+export { own, seal, withMutations } from './owner.js';
 
 declare const opaque: unique symbol;
 /** A persistent map from strings to `V`. Plain data; read and write it only through this module. */
@@ -43,70 +49,6 @@ const LEAF_LIMIT = 16;
 const MAX_DEPTH = 8;
 
 const digitAt = (hash: number, depth: number): number => (depth < MAX_DEPTH ? (hash >>> (28 - 4 * depth)) & 15 : 0);
-
-/** How deep `withMutations` runs are nested (0: none, every write copies and freezes). */
-let runs = 0;
-/** The objects the current run created, frozen one by one when it ends (no walk over what they hold). */
-let created: object[] = [];
-
-/** True when the current run may change `value` in place: it created it. */
-const owns = (value: object): boolean => runs > 0 && !Object.isFrozen(value);
-
-/** Registers a new object with the current run, which freezes it when it ends. */
-const fresh = <T extends object>(value: T): T => {
-  if (runs > 0) created.push(value);
-  return value;
-};
-
-/**
- * `value` itself when the current run created it, else a shallow copy the run now owns. For
- * the values a state keeps in a map, when a reducer changes one field by field. Whatever a run
- * stores in such a value must be frozen or owned too.
- */
-export const own = <T extends object>(value: T): { -readonly [K in keyof T]: T[K] } =>
-  (owns(value) ? value : fresh(Array.isArray(value) ? value.slice() : { ...value })) as {
-    -readonly [K in keyof T]: T[K];
-  };
-
-/**
- * Deeply freezes what a run built (everything else in a sealed state is frozen already, so
- * frozen subtrees are skipped). Inside a run, sealing a value shares it: later writes of the
- * run copy its nodes instead of changing them in place.
- */
-export const seal = (value: unknown): void => {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
-  Object.freeze(value);
-  if (Array.isArray(value)) for (let i = 0; i < value.length; i += 1) seal(value[i]);
-  else for (const key in value) seal((value as Record<string, unknown>)[key]);
-};
-
-/**
- * Runs `fn` over `state` with in-place writes: every node created during the run is changed in
- * place by later writes of the same run instead of being copied again. When the outermost run
- * returns, its result is deeply frozen, exactly the value the same writes make one by one.
- * `fn` must not keep or hand out intermediate values (only the result is sealed), and a
- * failure half-way leaves the intermediate values unusable, as with any transient.
- */
-export const withMutations = <S>(state: S, fn: (state: S) => S): S => {
-  runs += 1;
-  let result: S;
-  try {
-    result = fn(state);
-  } finally {
-    runs -= 1;
-  }
-  if (runs === 0) {
-    const built = created;
-    created = [];
-    for (const value of built) Object.freeze(value);
-    // What the run built outside this module (a new root, say) is reached from the result.
-    seal(result);
-  }
-  return result;
-};
-
-/** True inside a `withMutations` run. */
-export const isMutating = (): boolean => runs > 0;
 
 /** The number of entries. */
 export const size = <V>(map: PersistentMap<V>): number => {
@@ -214,6 +156,14 @@ const setIn = (current: Node, hash: number, key: string, value: unknown, depth: 
     leaf = current;
     leaf.push(key, value);
   } else leaf = fresh(current.concat([key, value]));
+  // Keys stay in order, so maps set with the same entries are deep-equal whatever the order of the writes.
+  let at = leaf.length - 2;
+  for (; at > 0 && (leaf[at - 2] as string) > key; at -= 2) {
+    leaf[at] = leaf[at - 2];
+    leaf[at + 1] = leaf[at - 1];
+  }
+  leaf[at] = key;
+  leaf[at + 1] = value;
   return depth < MAX_DEPTH && leaf.length > 2 * LEAF_LIMIT ? split(leaf, depth) : leaf;
 };
 
@@ -240,13 +190,13 @@ const removeIn = (current: Node, hash: number, key: string, depth: number): Node
 
 /** The map with `key` set to `value` (the same map when it already holds exactly that value). */
 export const set = <V>(map: PersistentMap<V>, key: string, value: V): PersistentMap<V> =>
-  runs > 0
+  isMutating()
     ? wrap(setIn(node(map), fnv1a(key), key, value, 0))
     : withMutations(map, (m) => wrap(setIn(node(m), fnv1a(key), key, value, 0)));
 
 /** The map without `key` (the same map when it has no such key). */
 export const remove = <V>(map: PersistentMap<V>, key: string): PersistentMap<V> =>
-  runs > 0
+  isMutating()
     ? wrap(removeIn(node(map), fnv1a(key), key, 0))
     : withMutations(map, (m) => wrap(removeIn(node(m), fnv1a(key), key, 0)));
 

@@ -19,6 +19,17 @@ export interface ShellOptions<S, E> {
   readonly keepLog?: boolean;
   /** Called on the states a listener is about to receive (to make them safe to keep). */
   readonly share?: (state: S) => void;
+  /**
+   * The most events the log keeps (default: all of them). Past it the oldest are folded into
+   * the log's snapshot with `reduce`, so memory stays bounded and the log still rebuilds the state.
+   */
+  readonly maxEvents?: number;
+}
+
+/** The event log as a snapshot and the events since it: folding `events` over `snapshot` gives the state. */
+export interface EventLog<S, E> {
+  readonly snapshot: S;
+  readonly events: ReadonlyArray<E>;
 }
 
 /** A state, its event log and its listeners. */
@@ -30,9 +41,17 @@ export interface Shell<S, E> {
    * applied, so what a reducer keeps of one cannot change behind its back.
    */
   commit(events: ReadonlyArray<E>, reduce?: (state: S, event: E) => S): S;
+  /**
+   * Takes `next`, which the caller computed from the current state (a transition that also
+   * returned effects to run), logs `events` (what it applied, for replay) and notifies the
+   * listeners once when the state changed.
+   */
+  update(next: S, events: ReadonlyArray<E>): S;
   subscribe(listener: Listener<S>): () => void;
-  /** Every logged event, oldest first (a frozen copy). */
+  /** The logged events since the log's snapshot (all of them unless `maxEvents` was reached), oldest first (a frozen copy). */
   events(): ReadonlyArray<E>;
+  /** The log as a snapshot plus the events since it. */
+  eventLog(): EventLog<S, E>;
   /** True when someone listens (a listener is handed the previous state, which must stay as it was). */
   hasListeners(): boolean;
 }
@@ -40,19 +59,29 @@ export interface Shell<S, E> {
 /** Creates a shell holding `initial`. */
 export const createShell = <S, E>(options: ShellOptions<S, E>): Shell<S, E> => {
   let state = options.initial;
-  const log: E[] = [];
+  /** The events since `snapshot` are `log[start]` onwards (dropped ones are sliced off in bulk, not one by one). */
+  let log: E[] = [];
+  let start = 0;
+  let snapshot = options.initial;
   const listeners = new Set<Listener<S>>();
   const logUnchanged = options.logUnchanged === true;
   const keepLog = options.keepLog !== false;
+  const maxEvents =
+    typeof options.maxEvents === 'number' && options.maxEvents >= 0 ? Math.floor(options.maxEvents) : Infinity;
 
-  const commit = (events: ReadonlyArray<E>, reduce: (state: S, event: E) => S = options.reduce): S => {
-    const previous = state;
-    for (const event of events) {
-      deepFreeze(event);
-      const next = reduce(state, event);
-      if (keepLog && (next !== state || logUnchanged)) log.push(event);
-      state = next;
+  const record = (event: E): void => {
+    if (!keepLog) return;
+    log.push(event);
+    if (log.length - start <= maxEvents) return;
+    snapshot = options.reduce(snapshot, log[start]!);
+    start += 1;
+    if (start >= 1024 && 2 * start >= log.length) {
+      log = log.slice(start);
+      start = 0;
     }
+  };
+
+  const notify = (previous: S): S => {
     if (state === previous || listeners.size === 0) return state;
     options.share?.(previous);
     options.share?.(state);
@@ -66,9 +95,30 @@ export const createShell = <S, E>(options: ShellOptions<S, E>): Shell<S, E> => {
     return state;
   };
 
+  const commit = (events: ReadonlyArray<E>, reduce: (state: S, event: E) => S = options.reduce): S => {
+    const previous = state;
+    for (const event of events) {
+      deepFreeze(event);
+      const next = reduce(state, event);
+      if (next !== state || logUnchanged) record(event);
+      state = next;
+    }
+    return notify(previous);
+  };
+
+  const update = (next: S, events: ReadonlyArray<E>): S => {
+    const previous = state;
+    for (const event of events) record(deepFreeze(event));
+    state = next;
+    return notify(previous);
+  };
+
+  const tail = (): ReadonlyArray<E> => Object.freeze(log.slice(start));
+
   return {
     getState: () => state,
     commit,
+    update,
     subscribe: (listener) => {
       if (typeof listener !== 'function') return () => undefined;
       // A wrapper per call: subscribing one function twice gives two independent subscriptions.
@@ -78,7 +128,9 @@ export const createShell = <S, E>(options: ShellOptions<S, E>): Shell<S, E> => {
         listeners.delete(entry);
       };
     },
-    events: () => Object.freeze([...log]),
+    events: tail,
+    // Without a log, everything is folded into the state itself.
+    eventLog: () => (keepLog ? { snapshot, events: tail() } : { snapshot: state, events: [] }),
     hasListeners: () => listeners.size > 0,
   };
 };

@@ -2,12 +2,14 @@
  * The command line, parsed into one typed `Command` or a usage error. Every value is checked
  * here, where input enters, so the commands themselves never meet a malformed option.
  */
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseArgs } from 'node:util';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { FACT_TAGS, type FactTag, isFactTag, isSourceRole, type SourceRole } from '../fact.js';
 import { parseTimeArgument } from '../base/time.js';
+import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS } from '../retrieve/defaults.js';
 import { CONTEXT_OPTIONS, type ContextCommand, parseContextCommand } from './contextArgs.js';
+import { HELP_OPTION, type OptionTable, parserOptions, type UsageError } from './options.js';
 import { isTokenizerName, TOKENIZER_NAMES, type TokenizerName } from './tokenizer.js';
 
 /** The commands, in the order the help lists them. */
@@ -75,43 +77,77 @@ export type InfoCommand = { readonly name: 'help'; readonly topic?: CommandName 
 export type Command =
   ReplayCommand | FactsCommand | ExplainCommand | SchemaCommand | NotesCommand | ContextCommand | InfoCommand;
 
-/** A command line that cannot run; `command` says whose help to point to. */
-export interface UsageError {
-  readonly message: string;
-  readonly command?: CommandName;
-}
+export type { UsageError } from './options.js';
 
 const isCommandName = (value: string | undefined): value is CommandName =>
   value !== undefined && (COMMAND_NAMES as ReadonlyArray<string>).includes(value);
 
-const HELP = { help: { type: 'boolean', short: 'h' } } as const;
-const RETRIEVAL = {
-  'max-facts': { type: 'string' },
-  'max-tokens': { type: 'string' },
-  tokenizer: { type: 'string' },
-} as const;
-
-const OPTIONS = {
-  replay: { ...HELP, ...RETRIEVAL, json: { type: 'boolean' }, 'as-of': { type: 'string' }, save: { type: 'string' } },
-  facts: {
-    ...HELP,
-    json: { type: 'boolean' },
-    all: { type: 'boolean' },
-    tag: { type: 'string', multiple: true },
-    subject: { type: 'string' },
-    'as-of': { type: 'string' },
+const TOKENIZER_OPTION = {
+  tokenizer: {
+    type: 'string',
+    value: 'NAME',
+    help: "estimate: ceil(characters / 4) (default); o200k: GPT-4o's BPE tokenizer",
   },
-  explain: { ...HELP, ...RETRIEVAL, json: { type: 'boolean' }, line: { type: 'string' } },
-  schema: { ...HELP },
+} as const satisfies OptionTable;
+
+const RETRIEVAL_OPTIONS = {
+  'max-facts': {
+    type: 'string',
+    value: 'N',
+    help: `facts per prompt, over the prompt's own maxFacts (default ${DEFAULT_MAX_FACTS})`,
+  },
+  'max-tokens': {
+    type: 'string',
+    value: 'N',
+    help: `token budget per prompt, over the prompt's own maxTokens (default ${DEFAULT_MAX_TOKENS})`,
+  },
+  ...TOKENIZER_OPTION,
+} as const satisfies OptionTable;
+
+const jsonOption = (shape: string): OptionTable => ({ json: { type: 'boolean', help: `one JSON document: ${shape}` } });
+
+/** Every command's options, each declared once: the parser and the help pages are made from this table. */
+export const COMMAND_OPTIONS: Readonly<Record<CommandName, OptionTable>> = {
+  replay: {
+    ...jsonOption('{"prompts", "errors", "facts", "summary"}'),
+    ...RETRIEVAL_OPTIONS,
+    'as-of': { type: 'string', value: 'TIME', help: 'stop the replay at the first event after TIME' },
+    save: {
+      type: 'string',
+      value: 'STATE.json',
+      help: 'write the final store as a saved state (read it with: fact-tracker facts)',
+    },
+    ...HELP_OPTION,
+  },
+  facts: {
+    all: { type: 'boolean', help: 'closed facts too, with their valid-time interval' },
+    tag: {
+      type: 'string',
+      multiple: true,
+      value: 'TAG',
+      help: `only facts carrying TAG (repeat for any of several):\n${FACT_TAGS.join(', ')}`,
+    },
+    subject: { type: 'string', value: 'TEXT', help: 'only facts whose subject contains TEXT (ignoring case)' },
+    'as-of': { type: 'string', value: 'TIME', help: 'the facts valid at TIME (a history is replayed up to TIME)' },
+    ...jsonOption('{"facts", "errors"}'),
+    ...HELP_OPTION,
+  },
+  explain: {
+    line: { type: 'string', value: 'N', help: 'the line of the prompt event (required)' },
+    ...RETRIEVAL_OPTIONS,
+    ...jsonOption('{"line", "taskId", "taskPrompt", "maxFacts", "maxTokens",\n"decisions", "errors"}'),
+    ...HELP_OPTION,
+  },
+  schema: { ...HELP_OPTION },
   notes: {
-    ...HELP,
-    json: { type: 'boolean' },
-    tokenizer: { type: 'string' },
-    turns: { type: 'string' },
-    save: { type: 'string' },
+    ...jsonOption('{"steps", "errors", "profiles", "summary"}'),
+    turns: { type: 'string', value: 'N', help: 'exchanges of history the main prompt keeps (default 5)' },
+    ...TOKENIZER_OPTION,
+    save: { type: 'string', value: 'STATE.json', help: 'write the ledger as the "notes" section of a saved state' },
+    ...HELP_OPTION,
   },
   context: CONTEXT_OPTIONS,
-} as const satisfies Record<CommandName, ParseArgsConfig['options']>;
+};
 
 type Values = Readonly<Record<string, unknown>>;
 
@@ -121,7 +157,13 @@ const tokenize = (
   args: ReadonlyArray<string>,
 ): E.Either<UsageError, { values: Values; positionals: string[] }> =>
   E.tryCatch(
-    () => parseArgs({ args: [...args], options: OPTIONS[command], allowPositionals: true, strict: true }),
+    () =>
+      parseArgs({
+        args: [...args],
+        options: parserOptions(COMMAND_OPTIONS[command]),
+        allowPositionals: true,
+        strict: true,
+      }),
     (error) => ({
       message: (error instanceof Error ? error.message : String(error)).split(/\.\s/u)[0]!.replace(/\.$/u, ''),
       command,

@@ -3,16 +3,15 @@
  * parser `args.ts` delegates to. Each subcommand accepts only its own options, so a misplaced
  * one is a usage error rather than silently ignored.
  */
-import type { ParseArgsConfig } from 'node:util';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { formatLineRange, parseLineRange, type ClaimInput } from '../context/ledger.js';
 import { CONTEXT_KINDS, type ContextKind, type DecisionStatus } from '../context/model.js';
 import type { FailedRun } from '../context/update.js';
-import type { UsageError } from './args.js';
+import { HELP_OPTION, type OptionTable, type UsageError } from './options.js';
 
 /** The subcommands of `fact-tracker context`. */
-export const CONTEXT_SUBCOMMANDS = ['show', 'bundle', 'checkpoint', 'claim', 'record-failure'] as const;
+export const CONTEXT_SUBCOMMANDS = ['show', 'bundle', 'checkpoint', 'claim', 'record-failure', 'resolve'] as const;
 /** One subcommand of `fact-tracker context`. */
 export type ContextSubcommand = (typeof CONTEXT_SUBCOMMANDS)[number];
 
@@ -35,50 +34,74 @@ export type ContextAction =
   | { readonly action: 'bundle'; readonly facts?: string; readonly query?: string }
   | ({ readonly action: 'checkpoint' } & CheckpointRequest)
   | { readonly action: 'claim'; readonly claim: ClaimInput }
-  | { readonly action: 'record-failure'; readonly failure: FailedRun };
+  | { readonly action: 'record-failure'; readonly failure: FailedRun }
+  | { readonly action: 'resolve' };
 
-/** `fact-tracker context SUBCOMMAND [--kind K] [--workstream ID] [--json] ...`. */
+/** `fact-tracker context SUBCOMMAND [--kind K] [--workstream ID] [--branch NAME] [--json] ...`. */
 export type ContextCommand = {
   readonly name: 'context';
   readonly kind: ContextKind;
   readonly workstream?: string;
+  /** The branch part of the key, instead of the current branch. */
+  readonly branch?: string;
   readonly json: boolean;
 } & ContextAction;
 
-/** Every option of every subcommand (parseArgs needs one table); `OWN` says which belong where. */
+/** Every option of every subcommand (parseArgs needs one table); `CONTEXT_SUBCOMMAND_OPTIONS` says which belong where. */
 export const CONTEXT_OPTIONS = {
-  help: { type: 'boolean', short: 'h' },
-  kind: { type: 'string' },
-  workstream: { type: 'string' },
-  json: { type: 'boolean' },
-  facts: { type: 'string' },
-  query: { type: 'string' },
-  summary: { type: 'string' },
-  'summary-file': { type: 'string' },
-  feature: { type: 'string' },
-  pin: { type: 'string', multiple: true },
-  unpin: { type: 'string', multiple: true },
-  decision: { type: 'string', multiple: true },
-  decide: { type: 'string', multiple: true },
-  drop: { type: 'string', multiple: true },
-  step: { type: 'string', multiple: true },
-  file: { type: 'string', multiple: true },
-  symbol: { type: 'string', multiple: true },
-  'failed-step': { type: 'string' },
-  error: { type: 'string' },
-  'next-action': { type: 'string' },
-} as const satisfies ParseArgsConfig['options'];
+  kind: { type: 'string', value: 'KIND', help: 'planning (default) or implementation' },
+  workstream: { type: 'string', value: 'ID', help: 'the workstream (default: default)' },
+  branch: { type: 'string', value: 'NAME', help: 'the branch part of the key (default: the current branch)' },
+  json: { type: 'boolean', help: 'one JSON document instead of text' },
+  ...HELP_OPTION,
+  facts: { type: 'string', value: 'FILE', help: 'session facts for the retrieved tier: a history or a saved state' },
+  query: {
+    type: 'string',
+    value: 'TEXT',
+    help: 'what the facts must be relevant to (default: the feature request)',
+  },
+  summary: {
+    type: 'string',
+    value: 'TEXT',
+    help: 'the new working summary; without it (or --summary-file)\nthe current summary is re-verified at this state',
+  },
+  'summary-file': { type: 'string', value: 'FILE', help: 'read the new working summary from FILE' },
+  feature: { type: 'string', value: 'TEXT', help: 'the feature request' },
+  pin: { type: 'string', multiple: true, value: 'RULE', help: 'pin a rule (repeatable)' },
+  unpin: { type: 'string', multiple: true, value: 'RULE', help: 'unpin a rule (repeatable)' },
+  decision: { type: 'string', multiple: true, value: 'TEXT', help: 'add an open decision (repeatable)' },
+  decide: { type: 'string', multiple: true, value: 'ID', help: 'mark decision ID decided (repeatable)' },
+  drop: { type: 'string', multiple: true, value: 'ID', help: 'mark decision ID dropped (repeatable)' },
+  step: { type: 'string', multiple: true, value: 'TEXT', help: 'the next steps, replacing the checklist (repeatable)' },
+  file: {
+    type: 'string',
+    multiple: true,
+    value: 'PATH:L10-L40',
+    help: 'evidence: a file and a line range (repeatable)',
+  },
+  symbol: { type: 'string', multiple: true, value: 'NAME', help: 'evidence: a symbol (repeatable)' },
+  'failed-step': { type: 'string', value: 'STEP', help: 'the step that failed (required)' },
+  error: { type: 'string', value: 'TEXT', help: 'the error it gave (required)' },
+  'next-action': { type: 'string', value: 'TEXT', help: 'what to do next (required)' },
+} as const satisfies OptionTable;
 
 type OptionName = keyof typeof CONTEXT_OPTIONS;
 
-const COMMON: ReadonlyArray<OptionName> = ['help', 'kind', 'workstream', 'json'];
-const OWN: Readonly<Record<ContextSubcommand, ReadonlyArray<OptionName>>> = {
-  show: COMMON,
-  bundle: [...COMMON, 'facts', 'query'],
-  checkpoint: [...COMMON, 'summary', 'summary-file', 'feature', 'pin', 'unpin', 'decision', 'decide', 'drop', 'step'],
-  claim: [...COMMON, 'file', 'symbol'],
-  'record-failure': [...COMMON, 'failed-step', 'error', 'next-action'],
+/** The options every subcommand takes. */
+export const CONTEXT_COMMON_OPTIONS: ReadonlyArray<OptionName> = ['kind', 'workstream', 'branch', 'json', 'help'];
+/** The options of each subcommand beyond the common ones. */
+export const CONTEXT_SUBCOMMAND_OPTIONS: Readonly<Record<ContextSubcommand, ReadonlyArray<OptionName>>> = {
+  show: [],
+  bundle: ['facts', 'query'],
+  checkpoint: ['summary', 'summary-file', 'feature', 'pin', 'unpin', 'decision', 'decide', 'drop', 'step'],
+  claim: ['file', 'symbol'],
+  'record-failure': ['failed-step', 'error', 'next-action'],
+  resolve: [],
 };
+
+const takes = (action: ContextSubcommand, name: string): boolean =>
+  (CONTEXT_COMMON_OPTIONS as ReadonlyArray<string>).includes(name) ||
+  (CONTEXT_SUBCOMMAND_OPTIONS[action] as ReadonlyArray<string>).includes(name);
 
 type Values = Readonly<Record<string, unknown>>;
 
@@ -108,9 +131,7 @@ const parseKind = (values: Values): E.Either<UsageError, ContextKind> => {
 };
 
 const onlyOwnOptions = (action: ContextSubcommand, values: Values): E.Either<UsageError, ContextSubcommand> => {
-  const foreign = Object.keys(values).find(
-    (name) => values[name] !== undefined && !OWN[action].includes(name as OptionName),
-  );
+  const foreign = Object.keys(values).find((name) => values[name] !== undefined && !takes(action, name));
   return foreign === undefined ? E.right(action) : E.left(usage(`--${foreign} does not apply to context ${action}`));
 };
 
@@ -189,6 +210,7 @@ const parseAction = (
     return E.left(usage(`context ${action} takes no arguments, got: ${rest.join(' ')}`));
   switch (action) {
     case 'show':
+    case 'resolve':
       return E.right({ action });
     case 'bundle':
       return E.right({
@@ -229,6 +251,7 @@ export const parseContextCommand = (
       kind,
       json: values['json'] === true,
       ...optional('workstream', text(values, 'workstream')),
+      ...optional('branch', text(values, 'branch')),
       ...request,
     })),
   );

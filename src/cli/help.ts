@@ -1,5 +1,17 @@
-/** The `--help` texts, one per command and one for the whole tool. */
-import type { CommandName } from './args.js';
+/**
+ * The `--help` pages. Each page is prose about its command around the option lines, which are
+ * generated from the same tables the parser reads (`COMMAND_OPTIONS`), so no option's name or
+ * description is written twice.
+ */
+import { COMMAND_NAMES, COMMAND_OPTIONS, type CommandName } from './args.js';
+import {
+  CONTEXT_COMMON_OPTIONS,
+  CONTEXT_OPTIONS,
+  CONTEXT_SUBCOMMAND_OPTIONS,
+  CONTEXT_SUBCOMMANDS,
+  type ContextSubcommand,
+} from './contextArgs.js';
+import { formatOptions } from './options.js';
 
 const EXIT_STATUS = `Exit status:
   0  every line of the history applied
@@ -8,106 +20,89 @@ const EXIT_STATUS = `Exit status:
 
 const TIME = 'TIME is ISO-8601 (2026-03-02T10:00:00Z; no offset means UTC) or epoch milliseconds.';
 
-const GENERAL = `fact-tracker: replay an orchestrator's dispatch history and see, prompt by prompt, which
-session facts would be injected, what they cost in tokens, and why each was chosen.
+/** What a page says beyond its options. */
+interface Page {
+  /** The command line after `fact-tracker`. */
+  readonly synopsis: string;
+  /** A shorter one for the general help, when the synopsis is long. */
+  readonly listed?: string;
+  /** One line for the general help. */
+  readonly summary: string;
+  readonly description: string;
+  /** Text after the options. */
+  readonly footer: string;
+}
 
-Usage:
-  fact-tracker replay FILE [options]           each prompt's [Session Context] and token cost
-  fact-tracker facts FILE [options]            the facts of a history or a saved state
-  fact-tracker explain FILE --line N           every fact's score and decision for one prompt
-  fact-tracker schema implementer|reviewer     the JSON Schema of a dispatch result
-  fact-tracker notes replay FILE [options]     a conversation's notable facts, message by message
-  fact-tracker context SUBCOMMAND [options]    this repository's shared context across sessions
+/** What each subcommand does, after its name and arguments. */
+const CONTEXT_SUBCOMMAND_HELP: Readonly<Record<ContextSubcommand, readonly [usage: string, help: string]>> = {
+  show: ['show', 'the context, its checkpoint and whether the repository moved past it'],
+  bundle: ['bundle', 'exactly what a prompt gets: diff-first when the summary is stale'],
+  checkpoint: [
+    'checkpoint',
+    'after a verified run (tests pass, diff applied): record the summary\nand the repository state it holds for',
+  ],
+  claim: [
+    'claim TEXT',
+    'add a claim to the evidence ledger; "done", "implemented" or "fixed"\nneeds --file or --symbol',
+  ],
+  'record-failure': [
+    'record-failure',
+    'after a failed run: the step, the error and the next action only;\nthe last good summary stays',
+  ],
+  resolve: [
+    'resolve',
+    'merge both sides of a context file that a git pull or merge left with\nconflict markers (any write does it too); show and bundle only report it',
+  ],
+};
 
-  fact-tracker COMMAND --help                  the options of a command
-  fact-tracker --version                       the version
+const indented = (label: string, text: string, column: number): string => {
+  const [first = '', ...rest] = text.split('\n');
+  const head = `  ${label}`;
+  return [
+    `${head}${' '.repeat(Math.max(2, column - head.length))}${first}`,
+    ...rest.map((line) => ' '.repeat(column) + line),
+  ].join('\n');
+};
 
-FILE is a dispatch history in JSON Lines, one event per line ("-" reads standard input):
-  {"type":"dispatch","role":"implementer","taskId":"3","at":"2026-03-01T10:00:00Z","output":"..."}
-  {"type":"dispatch","role":"reviewer","taskId":"3","result":{...}}
-  {"type":"prompt","taskId":"4","taskPrompt":"...","tags":["file_change"],"maxFacts":10,"maxTokens":500}
-  {"type":"invalidate","subject":"src/config.ts","relation":"modified_by"}
-  {"type":"compact","maxFacts":100}
-A missing "at" is one second after the previous event (the first event: 0).
-
-Colour is used only when standard output is a terminal and NO_COLOR is not set.
-
-${EXIT_STATUS}
-`;
-
-const REPLAY = `Usage: fact-tracker replay FILE [options]
-
-Replays a dispatch history (FILE, or - for standard input) through the fact tracker, as a live
+const PAGES: Readonly<Record<CommandName, Page>> = {
+  replay: {
+    synopsis: 'replay FILE [options]',
+    summary: "each prompt's [Session Context] and token cost",
+    description: `Replays a dispatch history (FILE, or - for standard input) through the fact tracker, as a live
 orchestrator would have run it. For each prompt event it prints a header (line, task, number of
 facts, context tokens, tokens of the earlier dispatch outputs the section stands in for) and the
 [Session Context] section the prompt would get; rejected lines in between; then the facts valid
-at the end as a table and a token summary.
-
-Options:
-  --json              one JSON document: {"prompts", "errors", "facts", "summary"}
-  --max-facts N       facts per prompt, over each prompt's own maxFacts (default 10)
-  --max-tokens N      token budget per prompt, over each prompt's own maxTokens (default 500)
-  --tokenizer NAME    estimate: ceil(characters / 4) (default); o200k: GPT-4o's BPE tokenizer
-  --as-of TIME        stop the replay at the first event after TIME
-  --save STATE.json   write the final store as a saved state (read it with: fact-tracker facts)
-  -h, --help          this help
-
-${TIME}
-
-${EXIT_STATUS}
-`;
-
-const FACTS = `Usage: fact-tracker facts FILE [options]
-
-Prints the facts valid at the end of a history, or held by a saved state (written by
-replay --save; the kind of FILE is detected from its content), as a table.
-
-Options:
-  --all               closed facts too, with their valid-time interval
-  --tag TAG           only facts carrying TAG (repeat for any of several):
-                      file_change, convention, decision, error, dependency, test
-  --subject TEXT      only facts whose subject contains TEXT (ignoring case)
-  --as-of TIME        the facts valid at TIME (a history is replayed up to TIME)
-  --json              one JSON document: {"facts", "errors"}
-  -h, --help          this help
-
-${TIME}
-
-${EXIT_STATUS}
-`;
-
-const EXPLAIN = `Usage: fact-tracker explain FILE --line N [options]
-
-Replays the history up to line N, which must hold a prompt event, and lists every fact with its
+at the end as a table and a token summary.`,
+    footer: `${TIME}\n\n${EXIT_STATUS}`,
+  },
+  facts: {
+    synopsis: 'facts FILE [options]',
+    summary: 'the facts of a history or a saved state',
+    description: `Prints the facts valid at the end of a history, or held by a saved state (written by
+replay --save; the kind of FILE is detected from its content), as a table.`,
+    footer: `${TIME}\n\n${EXIT_STATUS}`,
+  },
+  explain: {
+    synopsis: 'explain FILE --line N [options]',
+    listed: 'explain FILE --line N',
+    summary: "every fact's score and decision for one prompt",
+    description: `Replays the history up to line N, which must hold a prompt event, and lists every fact with its
 relevance score and the decision: included, or the reason it was left out (invalidated, tag,
-own_task, no_match, max_facts, budget). Ranked candidates come first, in rank order.
-
-Options:
-  --line N            the line of the prompt event (required)
-  --max-facts N       facts per prompt, over the prompt's own maxFacts (default 10)
-  --max-tokens N      token budget, over the prompt's own maxTokens (default 500)
-  --tokenizer NAME    estimate (default) or o200k
-  --json              one JSON document: {"line", "taskId", "taskPrompt", "maxFacts", "maxTokens", "decisions", "errors"}
-  -h, --help          this help
-
-${EXIT_STATUS}
-`;
-
-const SCHEMA = `Usage: fact-tracker schema implementer|reviewer
-
-Prints the JSON Schema (draft 2020-12) of that role's dispatch result, for orchestrators that
+own_task, no_match, max_facts, budget). Ranked candidates come first, in rank order.`,
+    footer: EXIT_STATUS,
+  },
+  schema: {
+    synopsis: 'schema implementer|reviewer',
+    summary: 'the JSON Schema of a dispatch result',
+    description: `Prints the JSON Schema (draft 2020-12) of that role's dispatch result, for orchestrators that
 give agents a structured-output schema. It is generated from the same schema that validates
-results on input, so the two cannot drift apart.
-
-Options:
-  -h, --help          this help
-
-Exit status: 0, or 1 for an unknown role.
-`;
-
-const NOTES = `Usage: fact-tracker notes replay FILE [options]
-
-Replays a recorded conversation (FILE, or - for standard input) through the notable-facts
+results on input, so the two cannot drift apart.`,
+    footer: 'Exit status: 0, or 1 for an unknown role.',
+  },
+  notes: {
+    synopsis: 'notes replay FILE [options]',
+    summary: "a conversation's notable facts, message by message",
+    description: `Replays a recorded conversation (FILE, or - for standard input) through the notable-facts
 ledger, using the model answers recorded in it instead of a live model. For each user message
 it prints a header (line, user, session, facts, block tokens, the history window kept and the
 older history the blocks stand in for) and the blocks the reply would get; for each extraction
@@ -122,79 +117,68 @@ FILE is JSON Lines, one entry per line:
   {"type":"endStage","user":"maya","session":"s1"}
 An extraction answers the user's latest message in that session, and its facts serve from the
 next message on. endStage without a session merges every session with unmerged facts.
-A missing "at" is one second after the previous line.
-
-Options:
-  --json              one JSON document: {"steps", "errors", "profiles", "summary"}
-  --turns N           exchanges of history the main prompt keeps (default 5)
-  --tokenizer NAME    estimate: ceil(characters / 4) (default); o200k: GPT-4o's BPE tokenizer
-  --save STATE.json   write the ledger as the "notes" section of a saved state
-  -h, --help          this help
-
-${EXIT_STATUS}
-`;
-
-const CONTEXT = `Usage: fact-tracker context show|bundle|checkpoint|claim|record-failure [options]
-
-Shared planning and implementation context of the git repository in the current directory,
+A missing "at" is one second after the previous line.`,
+    footer: EXIT_STATUS,
+  },
+  context: {
+    synopsis: `context ${CONTEXT_SUBCOMMANDS.join('|')} [options]`,
+    listed: 'context SUBCOMMAND [options]',
+    summary: "this repository's shared context across sessions",
+    description: `Shared planning and implementation context of the git repository in the current directory,
 kept in data/context/ (one JSON file per kind, a markdown dashboard next to it, tool sessions
 in *.local.json files that stay out of git). It is off unless SHARED_CONTEXT_ENABLED=true or
 fact-tracker.config.json at the repository root holds {"sharedContext": {"enabled": true}};
 when off, every subcommand does nothing and touches no file.
 
 Subcommands:
-  show                 the context, its checkpoint and whether the repository moved past it
-  bundle               exactly what a prompt gets: diff-first when the summary is stale
-  checkpoint           after a verified run (tests pass, diff applied): record the summary
-                       and the repository state it holds for
-  claim TEXT           add a claim to the evidence ledger; "done", "implemented" or "fixed"
-                       needs --file or --symbol
-  record-failure       after a failed run: the step, the error and the next action only;
-                       the last good summary stays
+${CONTEXT_SUBCOMMANDS.map((name) => indented(...CONTEXT_SUBCOMMAND_HELP[name], 23)).join('\n')}`,
+    footer: `Text that looks like a secret (an AWS key, a private key, a GitHub, OpenAI or Anthropic token,
+a Bearer token, a JWT) is refused, naming the field: nothing of it is stored.
 
-Options (all subcommands):
-  --kind KIND          planning (default) or implementation
-  --workstream ID      the workstream (default: default)
-  --json               one JSON document instead of text
-  -h, --help           this help
+Exit status: 0, or 1 with one line on stderr for a usage error, a refused claim or secret, a
+corrupt, conflicted, newer or too large (over 5 MiB) context file (a write moves a corrupt one
+aside to a timestamped backup; show and bundle never move a file), a symbolic link out of the
+repository, a bare repository or .git directory, a failing git, or a checkpoint outside a git
+repository. A dashboard or tool-sessions file that cannot be written is a warning on stderr
+(exit 0): the JSON, the source of truth, was saved.`,
+  },
+};
 
-bundle:
-  --facts FILE         session facts for the retrieved tier: a history or a saved state
-  --query TEXT         what the facts must be relevant to (default: the feature request)
-checkpoint:
-  --summary TEXT       the new working summary (--summary-file FILE reads it from a file);
-                       without it the current summary is re-verified at this state
-  --feature TEXT       the feature request
-  --pin RULE           pin a rule (repeatable); --unpin RULE removes one
-  --decision TEXT      add an open decision (repeatable); --decide ID / --drop ID settle one
-  --step TEXT          the next steps, replacing the checklist (repeatable)
-claim:
-  --file PATH:L10-L40  evidence: a file and a line range (repeatable)
-  --symbol NAME        evidence: a symbol (repeatable)
-record-failure:
-  --failed-step STEP, --error TEXT, --next-action TEXT   (all three required)
+const optionsOf = (command: CommandName): string => {
+  if (command !== 'context') return `Options:\n${formatOptions(COMMAND_OPTIONS[command])}`;
+  const own = CONTEXT_SUBCOMMANDS.filter((name) => CONTEXT_SUBCOMMAND_OPTIONS[name].length > 0).map(
+    (name) => `${name}:\n${formatOptions(CONTEXT_OPTIONS, CONTEXT_SUBCOMMAND_OPTIONS[name])}`,
+  );
+  return [`Options (all subcommands):\n${formatOptions(CONTEXT_OPTIONS, CONTEXT_COMMON_OPTIONS)}`, ...own].join('\n\n');
+};
 
-Exit status: 0, or 1 with one line on stderr for a usage error, a refused claim, a corrupt or
-newer context file (a corrupt one is moved aside to a timestamped backup), or a checkpoint
-outside a git repository.
+const commandPage = (command: CommandName): string => {
+  const page = PAGES[command];
+  return `Usage: fact-tracker ${page.synopsis}\n\n${page.description}\n\n${optionsOf(command)}\n\n${page.footer}\n`;
+};
+
+const generalPage =
+  (): string => `fact-tracker: replay an orchestrator's dispatch history and see, prompt by prompt, which
+session facts would be injected, what they cost in tokens, and why each was chosen.
+
+Usage:
+${COMMAND_NAMES.map((name) => indented(`fact-tracker ${PAGES[name].listed ?? PAGES[name].synopsis}`, PAGES[name].summary, 47)).join('\n')}
+
+${indented('fact-tracker COMMAND --help', 'the options of a command', 47)}
+${indented('fact-tracker --version', 'the version', 47)}
+
+FILE is a dispatch history in JSON Lines, one event per line ("-" reads standard input):
+  {"type":"dispatch","role":"implementer","taskId":"3","at":"2026-03-01T10:00:00Z","output":"..."}
+  {"type":"dispatch","role":"reviewer","taskId":"3","result":{...}}
+  {"type":"prompt","taskId":"4","taskPrompt":"...","tags":["file_change"],"maxFacts":10,"maxTokens":500}
+  {"type":"invalidate","subject":"src/config.ts","relation":"modified_by"}
+  {"type":"compact","maxFacts":100}
+A missing "at" is one second after the previous event (the first event: 0).
+
+Colour is used only when standard output is a terminal and NO_COLOR is not set.
+
+${EXIT_STATUS}
 `;
 
 /** The help text of `topic`, or of the whole tool. */
-export const helpText = (topic?: CommandName): string => {
-  switch (topic) {
-    case 'replay':
-      return REPLAY;
-    case 'facts':
-      return FACTS;
-    case 'explain':
-      return EXPLAIN;
-    case 'schema':
-      return SCHEMA;
-    case 'notes':
-      return NOTES;
-    case 'context':
-      return CONTEXT;
-    case undefined:
-      return GENERAL;
-  }
-};
+export const helpText = (topic?: CommandName): string => (topic === undefined ? generalPage() : commandPage(topic));

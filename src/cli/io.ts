@@ -21,8 +21,12 @@ export interface ByteStream {
 
 /** The command line's access to files, streams and the terminal. */
 export interface CliIo {
-  /** The text of FILE, or of standard input for `-`; on failure a one-line reason. */
-  readonly readText: (file: string) => Promise<E.Either<string, string>>;
+  /**
+   * The text of FILE, or of standard input for `-`; on failure a one-line reason. With
+   * `maxBytes`, a longer input (or a device that never ends, such as `/dev/zero`) is refused
+   * after reading `maxBytes + 1` bytes.
+   */
+  readonly readText: (file: string, maxBytes?: number) => Promise<E.Either<string, string>>;
   /**
    * FILE, or standard input for `-`, opened to be read as a stream (histories of any size); on
    * failure a one-line reason. Optional, so in-memory fakes need not set it: without it the
@@ -39,7 +43,10 @@ export interface CliIo {
   readonly stderrIsTty: boolean;
   /** The package version, from package.json. */
   readonly version: () => E.Either<string, string>;
-  /** The working directory: the repository `fact-tracker context` works on (optional, so in-memory fakes need not set it). */
+  /**
+   * The working directory: the repository `fact-tracker context` works on (optional, so
+   * in-memory fakes need not set it; undefined when the process's directory was deleted).
+   */
   readonly cwd?: string;
   /** The environment, for `SHARED_CONTEXT_ENABLED`. */
   readonly env?: Readonly<Record<string, string | undefined>>;

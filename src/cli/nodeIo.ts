@@ -66,21 +66,64 @@ const openStream = async (file: string): Promise<E.Either<string, ByteStream>> =
   }
 };
 
-const readText = async (file: string): Promise<E.Either<string, string>> => {
-  if (file !== '-')
-    try {
-      return E.right(await readFile(file, 'utf8'));
-    } catch (error) {
-      return E.left(`cannot read ${file}: ${describeFailure(error)}`);
-    }
-  const stdin = await openStream(file);
-  if (E.isLeft(stdin)) return stdin;
+/** Thrown (and caught below) when an input is longer than its bound. */
+class TooLarge extends Error {}
+
+const readStdin = async (maxBytes: number): Promise<string> => {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of process.stdin) {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    total += bytes.length;
+    if (total > maxBytes) throw new TooLarge();
+    chunks.push(bytes);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+};
+
+/** At most `maxBytes` of `file`, read in chunks, so a huge file or an endless device costs only its bound. */
+const readBounded = async (file: string, maxBytes: number): Promise<string> => {
+  const handle = await open(file, 'r');
   try {
     const chunks: Buffer[] = [];
-    for await (const chunk of stdin.right.chunks) chunks.push(Buffer.from(chunk));
-    return E.right(Buffer.concat(chunks).toString('utf8'));
+    let total = 0;
+    for (;;) {
+      const buffer = Buffer.alloc(Math.min(64 * 1024, maxBytes + 1 - total));
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      total += bytesRead;
+      if (total > maxBytes) throw new TooLarge();
+      chunks.push(buffer.subarray(0, bytesRead));
+    }
+    return Buffer.concat(chunks, total).toString('utf8');
+  } finally {
+    await handle.close();
+  }
+};
+
+const readText = async (file: string, maxBytes?: number): Promise<E.Either<string, string>> => {
+  const what = nameOf(file);
+  try {
+    if (file === '-') {
+      const stdin = openStdin();
+      return E.isLeft(stdin) ? stdin : E.right(await readStdin(maxBytes ?? Number.POSITIVE_INFINITY));
+    }
+    return E.right(maxBytes === undefined ? await readFile(file, 'utf8') : await readBounded(file, maxBytes));
   } catch (error) {
-    return E.left(error instanceof Error ? error.message : `cannot read standard input: ${describeFailure(error)}`);
+    return E.left(
+      error instanceof TooLarge
+        ? `cannot read ${what}: it is larger than the ${maxBytes} bytes it may have`
+        : `cannot read ${what}: ${describeFailure(error)}`,
+    );
+  }
+};
+
+/** The process's working directory; undefined when it was deleted (Node throws then). */
+const currentDirectory = (): string | undefined => {
+  try {
+    return process.cwd();
+  } catch {
+    return undefined;
   }
 };
 
@@ -109,6 +152,7 @@ const version = (): E.Either<string, string> => {
 
 /** The real streams and files of this process. */
 export const createNodeIo = (): CliIo => {
+  const cwd = currentDirectory();
   // A reader that closes the pipe early (`fact-tracker replay f | head`) is not an error.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
@@ -127,7 +171,7 @@ export const createNodeIo = (): CliIo => {
     colour: isColourWanted(process.stdout.isTTY === true, process.env),
     stderrIsTty: process.stderr.isTTY === true,
     version,
-    cwd: process.cwd(),
+    ...(cwd === undefined ? {} : { cwd }),
     env: process.env,
   };
 };

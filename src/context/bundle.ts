@@ -201,13 +201,14 @@ export const selectRelevantFacts = (facts: BundleFacts, fallbackQuery: string): 
   const query = text(facts.query ?? fallbackQuery);
   if (query === '') return [];
   const maxFacts = facts.maxFacts ?? DEFAULT_MAX_FACTS;
-  // Own relevance only: the words of the task that produced a fact do not make it relevant here.
+  // Own relevance only: neither the words of the task that produced a fact, nor the words of the
+  // best matches, nor how recent its task is, nor being a convention makes it relevant here.
   return retrieveFacts(facts.store, {
     taskDescription: query,
     taskId: '',
     maxFacts,
     maxTokens: Number.MAX_SAFE_INTEGER,
-    ranking: { contextWeight: 0 },
+    ranking: { contextWeight: 0, feedback: { weight: 0 }, continuity: { weight: 0 }, conventionBase: 0 },
     minScore: facts.threshold ?? DEFAULT_RELEVANCE_THRESHOLD,
   });
 };

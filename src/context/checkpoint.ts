@@ -93,6 +93,8 @@ export interface WorkingTreeStatus {
   readonly modified: ReadonlyArray<string>;
   /** Tracked files deleted from the working tree. */
   readonly deleted: ReadonlyArray<string>;
+  /** Submodules whose checked-out commit or tracked content differs from the index. */
+  readonly submodules: ReadonlyArray<string>;
 }
 
 /** The number of space-separated fields before the path, by entry type (ordinary, rename or copy, unmerged). */
@@ -101,13 +103,15 @@ const FIELDS_BEFORE_PATH: Readonly<Record<string, number>> = { '1': 8, '2': 9, u
 /**
  * Parses `git status --porcelain=v2 --branch -z` (paths relative to the repository root): the
  * `# branch.oid` and `# branch.head` headers, and each entry whose working-tree column (the Y
- * of XY) says it changed.
+ * of XY) says it changed; a submodule entry (its `S...` field) is listed apart, since its
+ * content is a commit and a working tree of its own, not a blob.
  */
 export const parseWorkingTreeStatus = (output: string): WorkingTreeStatus => {
   let head = '';
   let branch: string | undefined;
   const modified: string[] = [];
   const deleted: string[] = [];
+  const submodules: string[] = [];
   const records = splitNulSeparated(output);
   for (let i = 0; i < records.length; i += 1) {
     const record = records[i]!;
@@ -119,12 +123,13 @@ export const parseWorkingTreeStatus = (output: string): WorkingTreeStatus => {
     const parts = record.split(' ');
     const path = parts.slice(before).join(' ');
     const worktree = record.charAt(0) === 'u' ? 'M' : (parts[1] ?? '..').charAt(1);
+    const submodule = (parts[2] ?? '').startsWith('S');
     if (worktree === 'D') deleted.push(path);
-    else if (worktree !== '.') modified.push(path);
+    else if (worktree !== '.') (submodule ? submodules : modified).push(path);
     // A rename or copy carries its original path as the next record.
     if (record.charAt(0) === '2') i += 1;
   }
-  return { head, ...(branch === undefined ? {} : { branch }), modified, deleted };
+  return { head, ...(branch === undefined ? {} : { branch }), modified, deleted, submodules };
 };
 
 /** A tracked file as it is in the working tree: its blob hash, or null when it was deleted. */

@@ -1,15 +1,31 @@
 /**
  * The human-readable dashboard: markdown generated from a context file after every write and
  * never read back (the JSON is the source of truth). Stored text is untrusted, so every field
- * is whitespace-collapsed and sits inside a list item, a table cell or a quote: none can forge
- * a heading or a row.
+ * is whitespace-collapsed, escaped for markdown and HTML, and sits inside a list item, a table
+ * cell, a quote or a code span: none can forge a heading, a row, a link or an HTML element in
+ * any CommonMark viewer.
  */
 import { collapseWhitespace } from '../base/text.js';
 import type { ContextFile, LastRun, SharedContext } from './model.js';
 
-const safe = (text: string): string => collapseWhitespace(text);
-const cell = (text: string): string => safe(text).replace(/\|/gu, '\\|');
-const code = (text: string): string => `\`${safe(text).replace(/`/gu, "'")}\``;
+const ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
+
+/**
+ * One line of stored text as literal markdown: `&`, `<` and `>` as entities (no HTML, no
+ * autolink, no character reference), every other character that opens inline markup
+ * backslash-escaped (emphasis, code, links, tables, strikethrough, heading closers), and a
+ * start that would open a block (a list marker, a setext underline) escaped too.
+ */
+export const escapeMarkdown = (text: string): string =>
+  collapseWhitespace(text)
+    .replace(/[&<>]/gu, (character) => ENTITIES[character]!)
+    .replace(/[\\`*_[\]|~#!]/gu, (character) => `\\${character}`)
+    .replace(/^([-+=])/u, '\\$1')
+    .replace(/^(\d+)([.)])/u, '$1\\$2');
+
+const safe = escapeMarkdown;
+const cell = escapeMarkdown;
+const code = (text: string): string => `\`${collapseWhitespace(text).replace(/`/gu, "'")}\``;
 const iso = (at: number | undefined): string => (at === undefined ? 'unknown time' : new Date(at).toISOString());
 
 const lastRunLine = (run: LastRun | undefined): string => {

@@ -3,6 +3,7 @@
  * checkpoints, the bundle). Its Node shell is `session-fact-tracker/context/node`.
  */
 export {
+  CONTEXT_FILE_MAX_BYTES,
   CONTEXT_KINDS,
   CONTEXT_LIMITS,
   CONTEXT_SCHEMA_VERSION,
@@ -27,12 +28,13 @@ export type {
   EvidenceLedger,
   FileEvidence,
   LastRun,
+  RepositoryIdentity,
   RunFailure,
   RunStatus,
   SharedContext,
   WorkingSummary,
 } from './model.js';
-export { compareContextKeys, isSameContextKey, ordContextKey, parseContextKey } from './key.js';
+export { compareContextKeys, isSameContextKey, ordContextKey, parseContextKey, sanitizeKeyPart } from './key.js';
 export {
   findMissingEvidence,
   formatLineRange,
@@ -68,11 +70,20 @@ export {
   emptySharedContext,
   markSummaryStale,
   recordContextClaim,
+  RETRY_WINDOW_MS,
   selectContext,
   upsertContext,
 } from './update.js';
 export type { FailedRun, RunOutcome, SucceededRun } from './update.js';
-export { decodeContextFile, decodeSessionsFile, encodeContextFile, encodeSessionsFile } from './schema.js';
+export {
+  decodeContextFile,
+  decodeSessionsFile,
+  encodeCheckedContextFile,
+  encodeCheckedSessionsFile,
+  encodeContextFile,
+  encodeSessionsFile,
+  findContextSecret,
+} from './schema.js';
 export type { ContextFileDocument, ContextSessionsDocument } from './schema.js';
 export { migrateContextDocument } from './migrate.js';
 export { CONTEXT_BUDGETS } from './budget.js';
@@ -85,7 +96,13 @@ export {
 } from './bundle.js';
 export type { BundleFacts, BundleInput, BundleOptions, BundleSectionReport, ContextBundle } from './bundle.js';
 export { PINNED_SECTION_MAX, pinnedRulesProblem } from './pinned.js';
-export { renderContextDashboard } from './dashboard.js';
+export { escapeMarkdown, renderContextDashboard } from './dashboard.js';
+export { hasConflictMarkers, mergeContextFiles, mergeContexts, splitConflictMarkers } from './merge.js';
+export type { ConflictSides } from './merge.js';
+export { identifyRepository, normalizeRemoteUrl, REPOSITORY_SOURCES, resolveRepositoryKey } from './repository.js';
+export type { RepositoryFacts, RepositoryResolution } from './repository.js';
+export { findSecret, findSecretField, secretProblem } from './secrets.js';
+export type { SecretLocation } from './secrets.js';
 export { CONTEXT_CONFIG_FILE, parseFlagValue, resolveSharedContextFlag, SHARED_CONTEXT_ENV } from './flag.js';
 export type { SharedContextFlag } from './flag.js';
 export { CONTEXT_DIRECTORY, CONTEXT_GITIGNORE, contextFileNames } from './layout.js';

@@ -7,6 +7,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as Ord from 'fp-ts/lib/Ord.js';
 import * as S from 'fp-ts/lib/string.js';
 import { pipe } from 'fp-ts/lib/function.js';
+import { sha256HexPrefix } from '../base/hash.js';
 import { CONTEXT_LIMITS, type ContextError, type ContextKey } from './model.js';
 
 /** Keys in (repo, branch, workstreamId) order, each part by UTF-16 code units. */
@@ -21,10 +22,34 @@ export const compareContextKeys = (a: ContextKey, b: ContextKey): number => ordC
 /** True when both keys name the same workstream: every part equal. */
 export const isSameContextKey = (a: ContextKey, b: ContextKey): boolean => ordContextKey.equals(a, b);
 
-const UNPRINTABLE = /[\p{Cc}\p{Zl}\p{Zp}\u202A-\u202E\u2066-\u2069]/u;
+/** Controls, line and paragraph separators, and format characters (bidi controls, zero-width, tag characters). */
+const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+const UNPRINTABLE_ALL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
 
-/** True when `text` holds a line break, a control character or a bidi control: it could not stay on one line. */
+/** True when `text` holds a line break, a control character or an invisible format character: it could not stay on one visible line. */
 export const hasControlCharacters = (text: string): boolean => UNPRINTABLE.test(text);
+
+/**
+ * A key part made from a name the repository chose (a branch): every control or invisible
+ * character spelled out as `\u{202E}`, so the name shows what it holds and still keys apart
+ * from its look-alikes; a name longer than the limit keeps its start and ends in `~` and a hash
+ * of the whole name, so two long names stay apart. Total: a hostile branch name never stops a
+ * command.
+ */
+export const sanitizeKeyPart = (raw: string): string => {
+  const visible = raw.replace(
+    UNPRINTABLE_ALL,
+    (character) => `\\u{${character.codePointAt(0)!.toString(16).toUpperCase()}}`,
+  );
+  const trimmed = visible.trim() === '' ? '(empty)' : visible;
+  if (trimmed.length <= CONTEXT_LIMITS.keyPart) return trimmed;
+  const hash = sha256HexPrefix(raw, 8);
+  let cut = CONTEXT_LIMITS.keyPart - hash.length - 1;
+  // Never split a surrogate pair.
+  const last = trimmed.charCodeAt(cut - 1);
+  if (last >= 0xd800 && last <= 0xdbff) cut -= 1;
+  return `${trimmed.slice(0, cut)}~${hash}`;
+};
 
 /** Checks the parts of a key: each non-empty, at most `CONTEXT_LIMITS.keyPart` characters, on one line. */
 export const parseContextKey = (parts: ContextKey): E.Either<ContextError, ContextKey> => {

@@ -8,6 +8,7 @@ import { deepFreeze } from '../base/immer.js';
 import { collapseWhitespace } from '../base/text.js';
 import { hasControlCharacters } from './key.js';
 import { type Claim, CONTEXT_LIMITS, type EvidenceLedger, type FileEvidence } from './model.js';
+import { secretProblem } from './secrets.js';
 
 /** A line range as numbers, 1-based and inclusive. */
 export interface LineRange {
@@ -26,7 +27,7 @@ export interface ClaimInput {
 
 /** Why a claim was refused. */
 export interface ClaimRejection {
-  readonly code: 'missing_evidence' | 'invalid_claim' | 'invalid_evidence';
+  readonly code: 'missing_evidence' | 'invalid_claim' | 'invalid_evidence' | 'secret';
   readonly reason: string;
 }
 
@@ -137,6 +138,12 @@ export const parseClaim = (input: ClaimInput): E.Either<ClaimRejection, Claim> =
   if (E.isLeft(files)) return files;
   const symbols = normalizeSymbols(input.symbols);
   if (E.isLeft(symbols)) return symbols;
+  const secret = [
+    secretProblem('the claim', text),
+    ...files.right.map((file, index) => secretProblem(`files[${index}]`, file.path)),
+    ...symbols.right.map((symbol, index) => secretProblem(`symbols[${index}]`, symbol)),
+  ].find((problem) => problem !== undefined);
+  if (secret !== undefined) return reject('secret', secret);
   if (files.right.length + symbols.right.length > CONTEXT_LIMITS.evidencePerClaim)
     return reject('invalid_evidence', `a claim carries at most ${CONTEXT_LIMITS.evidencePerClaim} pieces of evidence`);
   if (files.right.length === 0 && symbols.right.length === 0 && isCompletionClaim(text))

@@ -118,9 +118,17 @@ export interface SharedContext {
   readonly recentFailures: ReadonlyArray<RunFailure>;
 }
 
+/** What a repository says about itself, as the repo part of its context keys (see `identifyRepository`). */
+export interface RepositoryIdentity {
+  readonly id: string;
+  readonly source: 'origin' | 'first_commit' | 'folder';
+}
+
 /** One context file: every workstream's context of one kind, in key order. */
 export interface ContextFile {
   readonly kind: ContextKind;
+  /** The repository identity the file was written under (absent in files written before it was recorded). */
+  readonly repository?: RepositoryIdentity;
   readonly contexts: ReadonlyArray<SharedContext>;
 }
 
@@ -163,9 +171,28 @@ export const DEFAULT_PINNED_RULES: ReadonlyArray<string> = Object.freeze([
   'Never put secrets or credentials in context files, claims or prompts.',
 ]);
 
+/**
+ * The most bytes a context or sessions file may hold. A context is a summary and pointers, not
+ * a log: 5 MiB is hundreds of busy workstreams, and it bounds what a read costs (a 5 MiB file
+ * reads, decodes and rewrites in well under a second here). A write that would grow a file
+ * past it is refused with how to prune; a larger file is refused on read without being read whole.
+ */
+export const CONTEXT_FILE_MAX_BYTES = 5 * 1024 * 1024;
+
 /** What went wrong in a context operation: a code to branch on and one line to show. */
 export interface ContextError {
-  readonly code: 'corrupt' | 'future_version' | 'invalid' | 'not_a_git_repository' | 'config' | 'io';
+  readonly code:
+    | 'corrupt'
+    | 'conflicted'
+    | 'future_version'
+    | 'invalid'
+    | 'secret'
+    | 'too_large'
+    | 'not_a_git_repository'
+    | 'git_failed'
+    | 'unsafe_path'
+    | 'config'
+    | 'io';
   readonly message: string;
   /** Where a corrupt file was moved to. */
   readonly backup?: string;

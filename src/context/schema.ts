@@ -7,6 +7,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { z } from 'zod';
+import { formatPath } from '../base/schema.js';
 import { deepFreeze } from '../base/immer.js';
 import { collapseWhitespace } from '../base/text.js';
 import { compareContextKeys, isSameContextKey } from './key.js';
@@ -26,6 +27,8 @@ import {
   type SharedContext,
 } from './model.js';
 import { pinnedRulesProblem } from './pinned.js';
+import { REPOSITORY_SOURCES } from './repository.js';
+import { findSecretField, type SecretLocation } from './secrets.js';
 
 const L = CONTEXT_LIMITS;
 const text = (max: number) => z.string().max(max);
@@ -91,6 +94,8 @@ const ContextSchema = z.object({
 const ContextFileSchema = z.object({
   schema_version: z.literal(CONTEXT_SCHEMA_VERSION),
   kind: z.enum(CONTEXT_KINDS),
+  // Optional within version 1: files written before it was recorded are migrated on their next write.
+  repository: z.object({ id: line(L.keyPart), source: z.enum(REPOSITORY_SOURCES) }).optional(),
   contexts: z.array(ContextSchema),
 });
 
@@ -116,13 +121,7 @@ type FailureDocument = z.infer<typeof ContextSchema>['recent_failures'][number];
 
 const corrupt = (message: string): ContextError => ({ code: 'corrupt', message });
 
-const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.reduce<string>(
-    (out, part) =>
-      typeof part === 'number' ? `${out}[${part}]` : out === '' ? String(part) : `${out}.${String(part)}`,
-    '',
-  ) || '(root)';
-
+/** Validates `value`; a failure names the first offending field and the rule it breaks, never the value. */
 const validate = <T>(schema: z.ZodType<T>, value: unknown): E.Either<ContextError, T> => {
   const parsed = schema.safeParse(value);
   if (parsed.success) return E.right(parsed.data);
@@ -243,7 +242,7 @@ const versionOf = (value: unknown): E.Either<ContextError, number> => {
   const version = value['schema_version'] ?? 0;
   return typeof version === 'number' && Number.isSafeInteger(version) && version >= 0
     ? E.right(version)
-    : E.left(corrupt(`schema_version ${JSON.stringify(version)} is not a version number`));
+    : E.left(corrupt('schema_version is not a version number'));
 };
 
 /** Refuses a file written by a newer schema, naming its version; it is left as it is. */
@@ -259,22 +258,41 @@ const sameKind = (kind: ContextKind, found: ContextKind): E.Either<ContextError,
   found === kind ? E.right(kind) : E.left(corrupt(`holds ${found} context where ${kind} context belongs`));
 
 const uniqueKeys = (keys: ReadonlyArray<KeyDocument>): E.Either<ContextError, true> => {
-  const sorted = keys.map(keyFrom).sort(compareContextKeys);
-  const repeat = sorted.findIndex((key, i) => i > 0 && isSameContextKey(key, sorted[i - 1]!));
+  const indexed = keys.map((key, index) => ({ key: keyFrom(key), index }));
+  const sorted = [...indexed].sort((a, b) => compareContextKeys(a.key, b.key) || a.index - b.index);
+  const repeat = sorted.findIndex((entry, i) => i > 0 && isSameContextKey(entry.key, sorted[i - 1]!.key));
   return repeat === -1
     ? E.right(true)
-    : E.left(corrupt(`two contexts share the key ${JSON.stringify(keyTo(sorted[repeat]!))}`));
+    : E.left(corrupt(`entries ${sorted[repeat - 1]!.index} and ${sorted[repeat]!.index} share one key`));
 };
 
-/** Parses JSON text, calling a failure what it is: a truncated or corrupt file. */
-export const parseJsonText = (text: string): E.Either<ContextError, unknown> =>
-  E.tryCatch(
-    () => JSON.parse(text.replace(/^\uFEFF/u, '')) as unknown,
-    (error) =>
-      corrupt(
-        `not valid JSON, the file is truncated or corrupt (${collapseWhitespace(error instanceof Error ? error.message : String(error))})`,
-      ),
+/** Where in `text` the UTF-16 offset `position` is, as `line L, column C`. */
+const lineAndColumn = (text: string, position: number): string => {
+  const before = text.slice(0, position);
+  const line = before.split('\n').length;
+  return `line ${line}, column ${position - before.lastIndexOf('\n')}`;
+};
+
+/**
+ * Why `text` is not JSON, without quoting it: the parser's own message quotes the text, and a
+ * broken context file may hold anything (a pasted secret), so only a position is kept.
+ */
+const jsonProblem = (text: string, error: unknown): string => {
+  const message = error instanceof Error ? error.message : '';
+  const position = /\bposition (\d+)/u.exec(message);
+  if (position !== null) return `at ${lineAndColumn(text, Number(position[1]))}`;
+  if (/unexpected end/iu.test(message)) return 'it ends too early';
+  return 'unexpected text';
+};
+
+/** Parses JSON text, calling a failure what it is: a truncated or corrupt file (never quoting it). */
+export const parseJsonText = (text: string): E.Either<ContextError, unknown> => {
+  const json = text.replace(/^\uFEFF/u, '');
+  return E.tryCatch(
+    () => JSON.parse(json) as unknown,
+    (error) => corrupt(`not valid JSON, the file is truncated or corrupt (${jsonProblem(json, error)})`),
   );
+};
 
 /**
  * Decodes a parsed context file of `kind`: a newer version is refused, an older one migrated,
@@ -293,6 +311,7 @@ export const decodeContextFile = (value: unknown, kind: ContextKind): E.Either<C
     E.map((document) =>
       deepFreeze({
         kind,
+        ...(document.repository === undefined ? {} : { repository: { ...document.repository } }),
         contexts: document.contexts.map(contextFrom).sort((a, b) => compareContextKeys(a.key, b.key)),
       }),
     ),
@@ -302,8 +321,38 @@ export const decodeContextFile = (value: unknown, kind: ContextKind): E.Either<C
 export const encodeContextFile = (file: ContextFile): ContextFileDocument => ({
   schema_version: CONTEXT_SCHEMA_VERSION,
   kind: file.kind,
+  ...(file.repository === undefined ? {} : { repository: { id: file.repository.id, source: file.repository.source } }),
   contexts: [...file.contexts].sort((a, b) => compareContextKeys(a.key, b.key)).map(contextTo),
 });
+
+const unwritable = (error: ContextError): ContextError => ({
+  code: 'invalid',
+  message: `refused to write a file the reader would reject: ${error.message}`,
+});
+
+/**
+ * The document to write for `file`, checked with the very schema that reads it back, so that
+ * nothing is written that the next load would refuse (a time past year 9999, an empty field).
+ * Contexts for which `decoded` holds (taken unchanged from a file this schema just read) are
+ * not validated again: on a large file that halves the cost of a write.
+ */
+export const encodeCheckedContextFile = (
+  file: ContextFile,
+  decoded: (context: SharedContext) => boolean = () => false,
+): E.Either<ContextError, ContextFileDocument> => {
+  const document = encodeContextFile(file);
+  const sorted = [...file.contexts].sort((a, b) => compareContextKeys(a.key, b.key));
+  const unchecked = document.contexts.filter((_, i) => !decoded(sorted[i]!));
+  return pipe(
+    validate(ContextFileSchema, { ...document, contexts: unchecked }),
+    E.chainFirst(() => uniqueKeys(document.contexts.map((context) => context.key))),
+    E.bimap(unwritable, () => document),
+  );
+};
+
+/** Where the stored form of `context` holds a secret (a path such as `working_summary.text`), if anywhere. */
+export const findContextSecret = (context: SharedContext): SecretLocation | undefined =>
+  findSecretField(contextTo(context));
 
 /** Decodes a parsed sessions file of `kind` (same versioning rules; there is no older layout). */
 export const decodeSessionsFile = (value: unknown, kind: ContextKind): E.Either<ContextError, ContextSessionsFile> =>
@@ -328,6 +377,18 @@ export const decodeSessionsFile = (value: unknown, kind: ContextKind): E.Either<
         .sort((a, b) => compareContextKeys(a.key, b.key)),
     })),
   );
+
+/** The sessions document to write for `file`, checked with the schema that reads it back. */
+export const encodeCheckedSessionsFile = (
+  file: ContextSessionsFile,
+): E.Either<ContextError, ContextSessionsDocument> => {
+  const document = encodeSessionsFile(file);
+  return pipe(
+    validate(SessionsFileSchema, document),
+    E.chainFirst((valid) => uniqueKeys(valid.sessions.map((entry) => entry.key))),
+    E.bimap(unwritable, () => document),
+  );
+};
 
 /** The sessions file as written to disk. */
 export const encodeSessionsFile = (file: ContextSessionsFile): ContextSessionsDocument => ({

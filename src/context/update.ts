@@ -25,6 +25,7 @@ import {
   type SharedContext,
 } from './model.js';
 import { pinnedRulesProblem } from './pinned.js';
+import { secretProblem } from './secrets.js';
 
 /** What a run that passed its checks (tests green, diff applied) writes. Every field is optional. */
 export interface SucceededRun {
@@ -60,6 +61,18 @@ export type RunOutcome = SucceededRun | FailedRun;
 
 const invalid = (message: string): ContextError => ({ code: 'invalid', message });
 
+/** A text `field` may not hold: it holds a secret (refused, naming the field). */
+const noSecret = (field: string, text: string): E.Either<ContextError, string> => {
+  const problem = secretProblem(field, text);
+  return problem === undefined ? E.right(text) : E.left({ code: 'secret', message: problem });
+};
+
+/**
+ * How long a repeated failure counts as a retry of the same report rather than a new failure:
+ * a caller that retries a command whose outcome it did not see must not record it twice.
+ */
+export const RETRY_WINDOW_MS = 10 * 60 * 1000;
+
 /** A new context for `key`: the default pinned rules, no summary, nothing verified yet. */
 export const emptySharedContext = (key: ContextKey): SharedContext =>
   deepFreeze({
@@ -83,7 +96,11 @@ export const upsertContext = (file: ContextFile, context: SharedContext): Contex
   if (at !== -1 && file.contexts[at] === context) return file;
   const contexts =
     at === -1 ? [...file.contexts, context] : file.contexts.map((stored, i) => (i === at ? context : stored));
-  return { kind: file.kind, contexts: contexts.sort((a, b) => compareContextKeys(a.key, b.key)) };
+  return {
+    kind: file.kind,
+    ...(file.repository === undefined ? {} : { repository: file.repository }),
+    contexts: contexts.sort((a, b) => compareContextKeys(a.key, b.key)),
+  };
 };
 
 /** The context with its summary marked stale or fresh as `status` says; the same object when it already is. */
@@ -98,7 +115,7 @@ const oneLine = (what: string, value: unknown, max: number): E.Either<ContextErr
   const text = typeof value === 'string' ? collapseWhitespace(value) : '';
   if (text === '') return E.left(invalid(`${what} is empty`));
   return text.length <= max
-    ? E.right(text)
+    ? noSecret(what, text)
     : E.left(invalid(`${what} is ${text.length} characters, over the limit of ${max}`));
 };
 
@@ -116,10 +133,15 @@ const allLines = (
   return E.right(out);
 };
 
+/** The times a context file can hold: ISO-8601 with a four-digit year, 0000 to 9999. */
+/** 0000-01-01T00:00:00.000Z (`Date.UTC` reads years below 100 as 19xx). */
+const EARLIEST = -62_167_219_200_000;
+const LATEST = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
 const validTime = (at: number): E.Either<ContextError, number> =>
-  Number.isSafeInteger(at) && Math.abs(at) <= 8.64e15
+  Number.isSafeInteger(at) && at >= EARLIEST && at <= LATEST
     ? E.right(at)
-    : E.left(invalid(`${String(at)} is not a time in whole epoch milliseconds`));
+    : E.left(invalid(`${String(at)} is not a time in whole epoch milliseconds between the years 0000 and 9999`));
 
 /** Records a claim in the context's ledger, or says why the claim is refused. */
 export const recordContextClaim = (
@@ -127,7 +149,11 @@ export const recordContextClaim = (
   claim: ClaimInput,
 ): E.Either<ContextError, SharedContext> => {
   const ledger = recordClaim(context.evidenceLedger, claim);
-  if (E.isLeft(ledger)) return E.left(invalid(`claim refused: ${ledger.left.reason}`));
+  if (E.isLeft(ledger))
+    return E.left({
+      code: ledger.left.code === 'secret' ? 'secret' : 'invalid',
+      message: `claim refused: ${ledger.left.reason}`,
+    });
   return E.right(
     produce(context, (draft) => {
       draft.evidenceLedger = ledger.right as typeof draft.evidenceLedger;
@@ -152,7 +178,7 @@ const validateSummary = (summary: unknown): E.Either<ContextError, string | unde
   if (typeof summary !== 'string') return E.left(invalid('the summary is not text'));
   const text = summary.trim();
   return text.length <= CONTEXT_LIMITS.summary
-    ? E.right(text)
+    ? noSecret('the summary', text)
     : E.left(
         invalid(
           `the summary is ${text.length} characters, over the limit of ${CONTEXT_LIMITS.summary}: keep it short, point at files instead`,
@@ -204,7 +230,11 @@ const validateClaims = (
   let current = ledger;
   for (const [index, claim] of (claims ?? []).entries()) {
     const next = recordClaim(current, { ...claim, at: claim.at ?? at });
-    if (E.isLeft(next)) return E.left(invalid(`claim ${index + 1} refused: ${next.left.reason}`));
+    if (E.isLeft(next))
+      return E.left({
+        code: next.left.code === 'secret' ? 'secret' : 'invalid',
+        message: `claim ${index + 1} refused: ${next.left.reason}`,
+      });
     current = next.right;
   }
   return E.right(current);
@@ -224,9 +254,13 @@ const validateSuccess = (
   if (E.isLeft(feature)) return feature;
   const rules = validateRules(context, outcome);
   if (E.isLeft(rules)) return rules;
-  const decisions = allLines('decision', outcome.decisions, CONTEXT_LIMITS.decision);
-  if (E.isLeft(decisions)) return decisions;
-  if (context.openDecisions.length + decisions.right.length > CONTEXT_LIMITS.decisions)
+  const given = allLines('decision', outcome.decisions, CONTEXT_LIMITS.decision);
+  if (E.isLeft(given)) return given;
+  // A decision already recorded (a retried command) is not added again.
+  const decisions = given.right.filter(
+    (text, i) => given.right.indexOf(text) === i && !context.openDecisions.some((known) => known.text === text),
+  );
+  if (context.openDecisions.length + decisions.length > CONTEXT_LIMITS.decisions)
     return E.left(invalid(`a context holds at most ${CONTEXT_LIMITS.decisions} decisions`));
   const settled = validateSettlements(context, outcome.settle);
   if (E.isLeft(settled)) return settled;
@@ -238,7 +272,7 @@ const validateSuccess = (
     ...(summary.right === undefined ? {} : { summary: summary.right }),
     ...(feature.right === undefined ? {} : { featureRequest: feature.right }),
     pinnedRules: rules.right,
-    decisions: decisions.right,
+    decisions,
     ...(checklist.right === undefined ? {} : { checklist: checklist.right }),
     ledger: ledger.right,
   });
@@ -283,14 +317,31 @@ const validateFailure = (outcome: FailedRun, at: number): E.Either<ContextError,
   return E.right({ failedStep: step.right, error: error.right, nextAction: next.right, at });
 };
 
+/** True when `failure` repeats the last one recorded within `RETRY_WINDOW_MS`: a retry, not a new failure. */
+const isRetriedFailure = (context: SharedContext, failure: RunFailure): boolean => {
+  const last = context.recentFailures[context.recentFailures.length - 1];
+  return (
+    last !== undefined &&
+    last.failedStep === failure.failedStep &&
+    last.error === failure.error &&
+    last.nextAction === failure.nextAction &&
+    last.at !== undefined &&
+    failure.at !== undefined &&
+    failure.at >= last.at &&
+    failure.at - last.at <= RETRY_WINDOW_MS
+  );
+};
+
 const applyFailure = (context: SharedContext, outcome: FailedRun, at: number): E.Either<ContextError, SharedContext> =>
   E.map((failure: RunFailure) =>
-    produce(context, (draft) => {
-      draft.lastRun = { status: 'failed', ...failure };
-      draft.recentFailures.push(failure);
-      if (draft.recentFailures.length > CONTEXT_LIMITS.recentFailures)
-        draft.recentFailures.splice(0, draft.recentFailures.length - CONTEXT_LIMITS.recentFailures);
-    }),
+    isRetriedFailure(context, failure)
+      ? context
+      : produce(context, (draft) => {
+          draft.lastRun = { status: 'failed', ...failure };
+          draft.recentFailures.push(failure);
+          if (draft.recentFailures.length > CONTEXT_LIMITS.recentFailures)
+            draft.recentFailures.splice(0, draft.recentFailures.length - CONTEXT_LIMITS.recentFailures);
+        }),
   )(validateFailure(outcome, at));
 
 /**

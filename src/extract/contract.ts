@@ -4,7 +4,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { z } from 'zod';
-import { formatIssues } from '../base/decode.js';
+import { formatIssues } from '../base/schema.js';
 import type { SourceRole } from '../fact.js';
 
 const TestRunSchema = z.object({

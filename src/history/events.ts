@@ -10,7 +10,8 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { z } from 'zod';
-import { describeValue, exceedsJsonDepth, formatIssuePath, quoteValue } from '../base/decode.js';
+import { exceedsJsonDepth } from '../base/json.js';
+import { describeKind, formatPath, quoteValue } from '../base/schema.js';
 import { type Fields, isRecord } from '../base/record.js';
 import { clipEnd } from '../base/text.js';
 import { parseEventTime } from '../base/time.js';
@@ -95,7 +96,7 @@ const fieldError =
   (issue: { readonly input?: unknown }): string =>
     issue.input === undefined ? `is missing: ${whyNeeded}` : whatIsWrong(issue.input);
 
-const notAString = (value: unknown): string => `must be a string, not ${describeValue(value)}`;
+const notAString = (value: unknown): string => `must be a string, not ${describeKind(value)}`;
 
 const RequiredText = (whyNeeded: string) =>
   z.string({ error: fieldError(whyNeeded, notAString) }).refine((text) => text.trim() !== '', 'is empty');
@@ -116,7 +117,7 @@ const Role = z.enum(SOURCE_ROLES, {
 });
 
 const Tags = z.array(z.enum(FACT_TAGS, { error: () => `is not one of ${FACT_TAGS.join(', ')}` }), {
-  error: (issue) => `must be an array of tags, not ${describeValue(issue.input)}`,
+  error: (issue) => `must be an array of tags, not ${describeKind(issue.input)}`,
 });
 
 /** Reports `message` on `field`, whose value is `input`. */
@@ -142,11 +143,11 @@ const DispatchFields = z
         : output !== undefined
           ? typeof output === 'string'
             ? undefined
-            : fieldIssue('output', output, `must be the raw agent text (a string), not ${describeValue(output)}`)
+            : fieldIssue('output', output, `must be the raw agent text (a string), not ${describeKind(output)}`)
           : result !== undefined
             ? isRecord(result)
               ? undefined
-              : fieldIssue('result', result, `must be the result object, not ${describeValue(result)}`)
+              : fieldIssue('result', result, `must be the result object, not ${describeKind(result)}`)
             : fieldIssue(
                 'output',
                 undefined,
@@ -211,7 +212,7 @@ const firstProblem = (error: z.ZodError, fields: Fields): Problem => {
   if (issue.path[0] === 'type' && given) return { code: 'unknown_type', message: issue.message };
   return {
     code: given ? 'invalid_field' : 'missing_field',
-    message: `${formatIssuePath(issue.path)} ${issue.message}`,
+    message: `${formatPath(issue.path)} ${issue.message}`,
   };
 };
 
@@ -241,7 +242,7 @@ const readJsonObject = (text: string): E.Either<Problem, Fields> => {
   }
   return isRecord(value)
     ? E.right(value)
-    : E.left({ code: 'invalid_json', message: `expected a JSON object, not ${describeValue(value)}` });
+    : E.left({ code: 'invalid_json', message: `expected a JSON object, not ${describeKind(value)}` });
 };
 
 /**

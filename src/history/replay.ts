@@ -12,6 +12,7 @@ import { explainRetrieval } from '../prompt/retrieve.js';
 import type { FactQuery, RetrievalDecision } from '../retrieve/retrieve.js';
 import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
 import type { ContractError } from '../runtime/parse.js';
+import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS } from '../retrieve/defaults.js';
 import { createFactTracker } from '../runtime/tracker.js';
 import { selectAllFacts, selectValidCount, selectValidFacts } from '../store/selectors.js';
 import { emptyFactStore, type FactStore, withMutations } from '../store/state.js';
@@ -27,9 +28,9 @@ import {
 import { type HistoryLine, linesOfText } from './lines.js';
 
 /** Facts per prompt when neither the prompt event nor the options say. */
-export const DEFAULT_PROMPT_MAX_FACTS = 10;
+export const DEFAULT_PROMPT_MAX_FACTS = DEFAULT_MAX_FACTS;
 /** Token budget of a prompt's section when neither the prompt event nor the options say. */
-export const DEFAULT_PROMPT_MAX_TOKENS = 500;
+export const DEFAULT_PROMPT_MAX_TOKENS = DEFAULT_MAX_TOKENS;
 /** How many events pass between two progress reports. */
 const PROGRESS_STEP = 100;
 /**

@@ -1,6 +1,5 @@
-import { produce } from '../base/immer.js';
 import { type CategorizedFact, isNotesId, keepValidFacts, NOTES_LIMITS, sameFacts } from './model.js';
-import { type NotesLedger, selectSessionNotes, storedKey } from './ledger.js';
+import { type NotesLedger, selectSessionNotes, selectUserNotes, storedKey, withUserNotes } from './ledger.js';
 
 /** A successful extraction: the complete list the model returned for a user in a session. */
 export interface ExtractionInput {
@@ -14,8 +13,8 @@ export interface ExtractionInput {
 /**
  * Replaces the user's list in the session with `facts` (full-list output: a fact the model
  * left out is gone), validated against the ledger's categories, deduplicated and capped at 25.
- * Only this (user, session) changes. Invalid input, or a list equal to the current one,
- * returns the same ledger.
+ * Only this (user, session) changes, at a cost independent of the number of users. Invalid
+ * input, or a list equal to the current one, returns the same ledger.
  */
 export const applyExtraction = (ledger: NotesLedger, input: ExtractionInput): NotesLedger => {
   if (typeof input !== 'object' || input === null) return ledger;
@@ -28,8 +27,9 @@ export const applyExtraction = (ledger: NotesLedger, input: ExtractionInput): No
   );
   const current = selectSessionNotes(ledger, user, session);
   if (sameFacts(current?.facts ?? [], facts)) return ledger;
-  return produce(ledger, (draft) => {
-    const notes = (draft.users[storedKey(user)] ??= { sessions: {} });
-    notes.sessions[storedKey(session)] = { facts: [...facts], updatedAt: at, consolidated: false };
+  const notes = selectUserNotes(ledger, user) ?? { sessions: {} };
+  return withUserNotes(ledger, user, {
+    ...notes,
+    sessions: { ...notes.sessions, [storedKey(session)]: { facts, updatedAt: at, consolidated: false } },
   });
 };

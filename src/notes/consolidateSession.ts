@@ -1,13 +1,13 @@
-import { produce } from '../base/immer.js';
-import type { NotesSessionConsolidatedEvent } from './events.js';
 import { consolidateGlobalFactsWithReport } from './global.js';
-import { type CategorizedFact, isNotesId } from './model.js';
+import { type CategorizedFact, isNotesId, type NotesSessionConsolidatedEvent } from './model.js';
 import {
   type NotesLedger,
   selectGlobalFacts,
   selectSessionNotes,
   selectUnconsolidatedSessions,
+  selectUserNotes,
   storedKey,
+  withUserNotes,
 } from './ledger.js';
 
 /** Which session of which user ends its stage, and when. */
@@ -36,10 +36,10 @@ export const consolidateSessionWithReport = (ledger: NotesLedger, input: Consoli
   const notes = selectSessionNotes(ledger, user, session);
   if (notes === undefined || notes.consolidated) return { ledger, dropped: [] };
   const { global, dropped } = consolidateGlobalFactsWithReport(selectGlobalFacts(ledger, user), notes.facts, at);
-  const next = produce(ledger, (draft) => {
-    const userNotes = draft.users[storedKey(user)]!;
-    userNotes.profile = { ...global, facts: [...global.facts] };
-    userNotes.sessions[storedKey(session)]!.consolidated = true;
+  const userNotes = selectUserNotes(ledger, user)!;
+  const next = withUserNotes(ledger, user, {
+    sessions: { ...userNotes.sessions, [storedKey(session)]: { ...notes, consolidated: true } },
+    profile: global,
   });
   return { ledger: next, dropped };
 };

@@ -47,3 +47,23 @@ export const selectRecentTurns = (
   messages: ReadonlyArray<ConversationMessage>,
   turns: number = DEFAULT_HISTORY_TURNS,
 ): ReadonlyArray<ConversationMessage> => splitRecentTurns(messages, turns).recent;
+
+/** The most replies an exchange keeps: an assistant that records thousands of messages in a row must not grow the window. */
+export const MAX_REPLIES_PER_TURN = 8;
+
+/**
+ * `messages` with `message` appended, keeping the last `turns` exchanges, and of the replies
+ * in a row at the end at most `MAX_REPLIES_PER_TURN` (the oldest go first): what a window of
+ * `turns` exchanges can still show, at a size that does not grow with the conversation.
+ */
+export const appendMessage = (
+  messages: ReadonlyArray<ConversationMessage>,
+  message: ConversationMessage,
+  turns: number,
+): ReadonlyArray<ConversationMessage> => {
+  let replies = 0;
+  while (replies < messages.length && messages[messages.length - 1 - replies]?.role !== 'user') replies += 1;
+  const cut = message.role === 'user' || replies < MAX_REPLIES_PER_TURN ? messages.length : messages.length - replies;
+  const kept = [...messages.slice(0, cut), ...messages.slice(cut + 1), message];
+  return splitRecentTurns(kept, turns).recent;
+};

@@ -14,7 +14,13 @@ export {
   parseCategorizedFact,
 } from './model.js';
 export type { CategorizedFact, NoteCategory, ValidatedFacts } from './model.js';
-export { DEFAULT_HISTORY_TURNS, selectRecentTurns, splitRecentTurns } from './conversation.js';
+export {
+  appendMessage,
+  DEFAULT_HISTORY_TURNS,
+  MAX_REPLIES_PER_TURN,
+  selectRecentTurns,
+  splitRecentTurns,
+} from './conversation.js';
 export type { ConversationMessage, RecentTurns } from './conversation.js';
 export { buildNotableFactsPrompt, buildProfileConsolidationPrompt, DEFAULT_PROMPT_TURNS } from './prompt.js';
 export type { NotableFactsPromptInput, ProfileConsolidationPromptInput } from './prompt.js';
@@ -68,11 +74,41 @@ export {
   NOTED_FACTS_HEADER,
 } from './format.js';
 export type { NotesBlocks } from './format.js';
-export { createNotableFactsTracker, DEFAULT_TIMEOUT_MS } from './tracker.js';
+export {
+  initialNotesState,
+  isExtracting,
+  MAX_PROMPT_TURNS,
+  notesTransition,
+  selectConversation,
+  selectProfileRewrite,
+  selectUserConversations,
+} from './transition.js';
+export type {
+  NotesAssistantMessageRecorded,
+  NotesConversation,
+  NotesEffect,
+  NotesExtractEffect,
+  NotesExtractionRequested,
+  NotesExtractionSettled,
+  NotesInput,
+  NotesMergedEffect,
+  NotesProfileRewrite,
+  NotesProfileRewriteSettled,
+  NotesRecordEffect,
+  NotesRewriteProfileEffect,
+  NotesSettings,
+  NotesStageEnded,
+  NotesState,
+  NotesStateOptions,
+  NotesTransition,
+  NotesUserMessageRecorded,
+} from './transition.js';
+export { createNotableFactsTracker, DEFAULT_MAX_EVENTS, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS } from './tracker.js';
 export type {
   NotableFactsTracker,
   NotableFactsTrackerOptions,
   NotesContext,
+  NotesEventLog,
   NotesListener,
   RecordOutcome,
   StageReport,

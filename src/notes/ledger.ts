@@ -1,10 +1,13 @@
 /**
  * The ledger: per user, one fact list per session and the cross-session profile. Each user's
  * notes sit under their own key, so a selector for one user can never reach another user's
- * facts: two partners in one session share nothing but the session id.
+ * facts: two partners in one session share nothing but the session id. Users live in a
+ * persistent map (sharded, as the fact store's pairs are), so changing one user's notes costs
+ * the same whether the ledger holds ten users or a hundred thousand.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { deepFreeze } from '../base/immer.js';
+import * as PMap from '../base/persistentMap.js';
 import type { GlobalFacts } from './global.js';
 import {
   type CategorizedFact,
@@ -36,8 +39,8 @@ export interface UserNotes {
 export interface NotesLedger {
   /** The accepted category names, in rendering order. */
   readonly categories: ReadonlyArray<string>;
-  /** Users by id (stored through `storedKey`). */
-  readonly users: Readonly<Record<string, UserNotes>>;
+  /** Users by id, in a persistent map (`base/persistentMap.ts`): read them through the selectors. */
+  readonly users: PMap.PersistentMap<UserNotes>;
 }
 
 /** Options of `emptyNotesLedger`. */
@@ -56,8 +59,9 @@ export interface SessionEntry {
 const ESCAPE = '~';
 
 /**
- * Ids are used as object keys; one that an empty object already answers (`constructor`,
- * `__proto__`) would read as an entry, so those, and ids starting with `~`, are escaped.
+ * Session ids are used as object keys; one that an empty object already answers
+ * (`constructor`, `__proto__`) would read as an entry, so those, and ids starting with `~`,
+ * are escaped. (User ids are keys of a persistent map, which never uses them as property names.)
  */
 const needsEscape = (id: string): boolean => id.startsWith(ESCAPE) || id in Object.prototype || id === '__proto__';
 
@@ -78,11 +82,18 @@ export const ledgerCategories = (input: unknown): ReadonlyArray<string> =>
 
 /** An empty ledger (default categories: People, Logistics, Conflict, Emotional, History). */
 export const emptyNotesLedger = (options: NotesLedgerOptions = {}): NotesLedger =>
-  deepFreeze({ categories: ledgerCategories(options?.categories), users: {} });
+  deepFreeze({ categories: ledgerCategories(options?.categories), users: PMap.empty });
+
+/**
+ * The ledger with the notes of `user` replaced by `notes`: one path of the users map is
+ * copied, every other user's notes are shared. `notes` is frozen on the way in.
+ */
+export const withUserNotes = (ledger: NotesLedger, user: string, notes: UserNotes): NotesLedger =>
+  Object.freeze({ categories: ledger.categories, users: PMap.set(ledger.users, user, deepFreeze(notes)) });
 
 /** The notes of `user`, if the ledger holds any. */
 export const selectUserNotes = (ledger: NotesLedger, user: string): UserNotes | undefined =>
-  typeof user === 'string' ? own(ledger.users, user) : undefined;
+  typeof user === 'string' ? PMap.get(ledger.users, user) : undefined;
 
 /** The notes of `user` in `session`, if any. */
 export const selectSessionNotes = (ledger: NotesLedger, user: string, session: string): SessionNotes | undefined => {
@@ -104,8 +115,7 @@ export const selectGlobalFacts = (ledger: NotesLedger, user: string): GlobalFact
 const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The ids of the users the ledger holds, sorted. */
-export const selectUserIds = (ledger: NotesLedger): ReadonlyArray<string> =>
-  Object.keys(ledger.users).map(idOfKey).sort(byText);
+export const selectUserIds = (ledger: NotesLedger): ReadonlyArray<string> => PMap.keys(ledger.users).sort(byText);
 
 /** Every (user, session) the ledger holds, sorted by user, then session. */
 export const selectSessions = (ledger: NotesLedger): ReadonlyArray<SessionEntry> =>

@@ -4,6 +4,8 @@
  * normalized here, where it enters, and every later stage can trust it to sit on one line.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import { isRecord } from '../base/record.js';
 import { clipEnd, collapseWhitespace } from '../base/text.js';
 
 /** One fact about a user: a category from the ledger's set and one sentence. */
@@ -45,6 +47,12 @@ export const NOTES_LIMITS = {
   hardCap: 25,
   /** The most facts a user's global profile holds; the least recent fall off. */
   globalCap: 50,
+  /** The longest model answer read; a longer one is refused as `too_large` before any parsing. */
+  responseLength: 100_000,
+  /** The most parser warnings one event keeps; one more line counts the rest. */
+  warnings: 20,
+  /** The longest failure message an event keeps. */
+  messageLength: 500,
 } as const;
 
 /** Characters that would let a category name fake a `[Category]` line or a list item. */
@@ -71,10 +79,8 @@ export const normalizeCategoryName = (name: string): string =>
 export const factKey = (fact: Pick<CategorizedFact, 'fact'>): string =>
   collapseWhitespace(fact.fact).toLowerCase().replace(TRAILING_PUNCTUATION, '');
 
-const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-const describe = (value: unknown): string =>
+/** What kind of JSON value `value` is, for a message: `null`, `an array`, `a string`, ... */
+export const describeJson = (value: unknown): string =>
   value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
 
 /** The names of `categories`, in order. */
@@ -97,27 +103,31 @@ export const describeCategories = (
  * that is not empty once normalized, no two equal ignoring case. The five defaults keep their
  * descriptions when given by name.
  */
-export const parseCategories = (input: unknown): E.Either<string, ReadonlyArray<NoteCategory>> => {
-  if (!Array.isArray(input) || input.length === 0 || input.length > 20)
-    return E.left('categories must be an array of 1 to 20 categories');
-  const categories: NoteCategory[] = [];
-  const seen = new Set<string>();
-  for (const [index, entry] of input.entries()) {
-    const given = typeof entry === 'string' ? { name: entry } : entry;
-    if (!isRecord(given) || typeof given['name'] !== 'string')
-      return E.left(`categories[${index}] must be a name or { name, description }, not ${describe(entry)}`);
-    const name = normalizeCategoryName(given['name']);
-    if (name === '') return E.left(`categories[${index}] has an empty name`);
-    if (seen.has(name.toLowerCase()))
-      return E.left(`categories[${index}] repeats the category ${JSON.stringify(name)}`);
-    seen.add(name.toLowerCase());
-    const description =
-      typeof given['description'] === 'string'
-        ? collapseWhitespace(given['description'])
-        : DEFAULT_CATEGORIES.find((category) => category.name === name)?.description;
-    categories.push(description === undefined || description === '' ? { name } : { name, description });
-  }
-  return E.right(categories);
+export const parseCategories = (input: unknown): E.Either<string, ReadonlyArray<NoteCategory>> =>
+  !Array.isArray(input) || input.length === 0 || input.length > 20
+    ? E.left('categories must be an array of 1 to 20 categories')
+    : pipe(input, E.traverseArrayWithIndex(parseCategory), E.chainFirst(noRepeatedCategory));
+
+const parseCategory = (index: number, entry: unknown): E.Either<string, NoteCategory> => {
+  const given = typeof entry === 'string' ? { name: entry } : entry;
+  if (!isRecord(given) || typeof given['name'] !== 'string')
+    return E.left(`categories[${index}] must be a name or { name, description }, not ${describeJson(entry)}`);
+  const name = normalizeCategoryName(given['name']);
+  if (name === '') return E.left(`categories[${index}] has an empty name`);
+  const description =
+    typeof given['description'] === 'string'
+      ? collapseWhitespace(given['description'])
+      : DEFAULT_CATEGORIES.find((category) => category.name === name)?.description;
+  return E.right(description === undefined || description === '' ? { name } : { name, description });
+};
+
+/** Names are compared ignoring case: `people` and `People` would be the same tag in a block. */
+const noRepeatedCategory = (categories: ReadonlyArray<NoteCategory>): E.Either<string, true> => {
+  const names = categories.map((category) => category.name.toLowerCase());
+  const repeat = names.findIndex((name, index) => names.indexOf(name) !== index);
+  return repeat === -1
+    ? E.right(true)
+    : E.left(`categories[${repeat}] repeats the category ${JSON.stringify(categories[repeat]!.name)}`);
 };
 
 /**
@@ -129,10 +139,10 @@ export const parseCategorizedFact = (
   input: unknown,
   categories: ReadonlyArray<string>,
 ): E.Either<string, CategorizedFact> => {
-  if (!isRecord(input)) return E.left(`expected { "category", "fact" }, not ${describe(input)}`);
+  if (!isRecord(input)) return E.left(`expected { "category", "fact" }, not ${describeJson(input)}`);
   const { category, fact } = input;
-  if (typeof category !== 'string') return E.left(`category must be a string, not ${describe(category)}`);
-  if (typeof fact !== 'string') return E.left(`fact must be a string, not ${describe(fact)}`);
+  if (typeof category !== 'string') return E.left(`category must be a string, not ${describeJson(category)}`);
+  if (typeof fact !== 'string') return E.left(`fact must be a string, not ${describeJson(fact)}`);
   const wanted = normalizeCategoryName(category).toLowerCase();
   const known = categories.find((name) => name.toLowerCase() === wanted);
   if (known === undefined)
@@ -188,3 +198,61 @@ export const sameFacts = (a: ReadonlyArray<CategorizedFact>, b: ReadonlyArray<Ca
 /** A usable user or session id: a non-empty string of at most 200 characters. */
 export const isNotesId = (value: unknown): value is string =>
   typeof value === 'string' && value.trim() !== '' && value.length <= NOTES_LIMITS.idLength;
+
+/** Why a model call gave nothing usable. */
+export type ModelFailureReason = 'timeout' | 'model_error' | 'invalid_response';
+
+/** An extraction returned the user's complete list for the session (`applyExtraction`). */
+export interface NotesExtractedEvent {
+  readonly type: 'notes/extracted';
+  readonly user: string;
+  readonly session: string;
+  readonly facts: ReadonlyArray<CategorizedFact>;
+  readonly at: number;
+  /** The entries the parser dropped, for the record. */
+  readonly warnings?: ReadonlyArray<string>;
+}
+
+/** An extraction failed or timed out; the list stays as it was. */
+export interface NotesExtractionFailedEvent {
+  readonly type: 'notes/extractionFailed';
+  readonly user: string;
+  readonly session: string;
+  readonly reason: ModelFailureReason;
+  readonly message: string;
+  readonly at: number;
+}
+
+/** A session's facts were merged into the user's profile at the end of a stage (`consolidateSession`). */
+export interface NotesSessionConsolidatedEvent {
+  readonly type: 'notes/sessionConsolidated';
+  readonly user: string;
+  readonly session: string;
+  readonly at: number;
+}
+
+/** The model rewrote a user's profile (`rewriteProfile`). */
+export interface NotesProfileRewrittenEvent {
+  readonly type: 'notes/profileRewritten';
+  readonly user: string;
+  readonly facts: ReadonlyArray<CategorizedFact>;
+  readonly at: number;
+  readonly warnings?: ReadonlyArray<string>;
+}
+
+/** A model-backed profile rewrite failed; the profile stays as the deterministic merge left it. */
+export interface NotesProfileRewriteFailedEvent {
+  readonly type: 'notes/profileRewriteFailed';
+  readonly user: string;
+  readonly reason: ModelFailureReason;
+  readonly message: string;
+  readonly at: number;
+}
+
+/** Every ledger change and every failed model call, as serializable data: replaying them rebuilds the ledger. */
+export type NotesEvent =
+  | NotesExtractedEvent
+  | NotesExtractionFailedEvent
+  | NotesSessionConsolidatedEvent
+  | NotesProfileRewrittenEvent
+  | NotesProfileRewriteFailedEvent;

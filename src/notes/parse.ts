@@ -6,11 +6,14 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
+import { describeError } from '../base/describe.js';
+import { type Fields, isRecord } from '../base/record.js';
 import { clipEnd, collapseWhitespace } from '../base/text.js';
 import { type CategorizedFact, categoryNames, DEFAULT_CATEGORIES, keepValidFacts, NOTES_LIMITS } from './model.js';
 
 /** Why an answer holds no usable fact list. */
-export type NotableFactsErrorCode = 'empty_response' | 'no_json' | 'invalid_json' | 'no_fact_list' | 'no_valid_facts';
+export type NotableFactsErrorCode =
+  'empty_response' | 'too_large' | 'no_json' | 'invalid_json' | 'no_fact_list' | 'no_valid_facts';
 
 /** An answer that cannot update the ledger. */
 export interface NotableFactsError {
@@ -32,95 +35,229 @@ export interface ParseNotableFactsOptions {
   readonly maxFacts?: number;
 }
 
-/** The keys under which an answer's object may hold its list, the documented one first. */
-const LIST_KEYS = ['notableFacts', 'facts'] as const;
+/** Scans for balanced spans, and JSON parses of spans, before giving up on finding JSON in prose. */
+const MAX_SCANS = 64;
+const MAX_FRAGMENTS = 64;
+/** A fact list answer nests three levels deep; JSON nested deeper than this is not an answer, and is not parsed. */
+const MAX_DEPTH = 32;
 
-/** Openings tried before giving up on finding JSON in prose. */
-const MAX_OPENINGS = 64;
+const FENCE = /```[^\n`]*\r?\n([\s\S]*?)```/dgu;
 
-const FENCE = /```[^\n`]*\r?\n([\s\S]*?)```/gu;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
 
 const failure = (code: NotableFactsErrorCode, message: string): NotableFactsError => ({ code, message });
 
-/** The end (exclusive) of the JSON value opening at `start`, tracking strings; -1 if it never closes. */
-const balancedEnd = (text: string, start: number): number => {
-  const stack: string[] = [];
+const isOpening = (code: number): boolean => code === OPEN_BRACE || code === OPEN_BRACKET;
+
+/**
+ * Scans the JSON value opening at `start`, tracking strings from there, and returns its end
+ * (exclusive), or -1 when it never closes or closes with the wrong bracket. Every opening
+ * the scan passes outside a string is decided on the way: a scan started there would see
+ * exactly what this one sees, so its end is where this scan's depth falls back below it.
+ */
+const scanFrom = (text: string, start: number, decided: Int32Array, open: Int32Array): number => {
+  let depth = 0;
+  const fail = (): number => {
+    for (let level = 0; level < depth; level += 1) decided[open[level]!] = -1;
+    return -1;
+  };
   let inString = false;
   for (let i = start; i < text.length; i += 1) {
-    const char = text[i];
+    const code = text.charCodeAt(i);
     if (inString) {
-      if (char === '\\') i += 1;
-      else if (char === '"') inString = false;
-    } else if (char === '"') inString = true;
-    else if (char === '{' || char === '[') stack.push(char === '{' ? '}' : ']');
-    else if (char === '}' || char === ']') {
-      if (stack.pop() !== char) return -1;
-      if (stack.length === 0) return i + 1;
+      if (code === BACKSLASH) i += 1;
+      else if (code === QUOTE) inString = false;
+    } else if (code === QUOTE) inString = true;
+    else if (isOpening(code)) open[depth++] = i;
+    else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
+      const opening = open[depth - 1]!;
+      if (text.charCodeAt(opening) !== (code === CLOSE_BRACE ? OPEN_BRACE : OPEN_BRACKET)) return fail();
+      depth -= 1;
+      decided[opening] = i + 1;
+      if (depth === 0) return i + 1;
     }
   }
-  return -1;
+  return fail();
 };
 
-/** Texts that may be the JSON answer, most likely first: fenced blocks, the whole text, balanced spans. */
-const candidates = (text: string): string[] => {
-  const found = [...text.matchAll(FENCE)].map((match) => (match[1] ?? '').trim());
-  found.push(text.trim());
-  let openings = 0;
-  for (let i = 0; i < text.length && openings < MAX_OPENINGS; i += 1) {
-    if (text[i] !== '{' && text[i] !== '[') continue;
-    openings += 1;
-    const end = balancedEnd(text, i);
-    if (end !== -1) found.push(text.slice(i, end));
+/**
+ * The balanced spans of `text` that may be JSON, in the order of their opening bracket. An
+ * opening inside a string of an earlier scan gets a scan of its own, at most 64 in all, so
+ * the time is linear in the text whatever it holds (a text of brackets is a single scan).
+ */
+const balancedSpans = (text: string): Array<readonly [number, number]> => {
+  // One allocation for both (typed: no growth, no garbage per opening).
+  const scratch = new Int32Array(2 * text.length);
+  /** Per opening: its end, -1 when it never closes, 0 while no scan has decided it. */
+  const decided = scratch.subarray(0, text.length);
+  /** The open brackets of the running scan, innermost last. */
+  const open = scratch.subarray(text.length);
+  const spans: Array<readonly [number, number]> = [];
+  let scans = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    if (!isOpening(text.charCodeAt(i))) continue;
+    let end = decided[i]!;
+    if (end === 0) {
+      if (scans === MAX_SCANS) continue;
+      scans += 1;
+      end = scanFrom(text, i, decided, open);
+    }
+    if (end > 0) spans.push([i, end]);
   }
-  return found;
+  return spans;
 };
 
 type Parsed = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string };
 
+/** True when brackets outside strings nest deeper than `max` somewhere in `text` (stops there). */
+const nestsDeeperThan = (text: string, max: number): boolean => {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (inString) {
+      if (code === BACKSLASH) i += 1;
+      else if (code === QUOTE) inString = false;
+    } else if (code === QUOTE) inString = true;
+    else if (isOpening(code)) {
+      depth += 1;
+      if (depth > max) return true;
+    } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) depth -= 1;
+  }
+  return false;
+};
+
+/** JSON.parse, refusing first what cannot be an answer: building thousands of nested arrays costs far more than reading them. */
 const parseJson = (text: string): Parsed => {
+  if (nestsDeeperThan(text, MAX_DEPTH)) return { ok: false, reason: `it nests deeper than ${MAX_DEPTH} levels` };
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (error) {
-    return { ok: false, reason: collapseWhitespace(error instanceof Error ? error.message : String(error)) };
+    return { ok: false, reason: collapseWhitespace(describeError(error)) };
   }
 };
 
-/** The entry list of a parsed answer: a bare array, or an object's `notableFacts` (or `facts`) array. */
-const entriesOf = (value: unknown): ReadonlyArray<unknown> | undefined => {
-  if (Array.isArray(value)) return value;
-  if (typeof value !== 'object' || value === null) return undefined;
-  const record = value as Readonly<Record<string, unknown>>;
-  return LIST_KEYS.map((key) => record[key]).find(Array.isArray);
+/**
+ * A fact list found in an answer, ranked: an object with the documented key, then one with
+ * `facts`, then a bare array that is the whole answer (or a whole code block), then arrays
+ * in prose holding objects, then any other non-empty array. A bracket in prose (`message
+ * [1]`, `no changes []`) must never outrank the answer object, and an empty array in prose
+ * is no list at all: applying it would delete the user's facts.
+ */
+interface Found {
+  readonly entries: ReadonlyArray<unknown>;
+  readonly rank: number;
+}
+
+const rankOf = (value: object, whole: boolean): Found | undefined => {
+  if (Array.isArray(value)) {
+    if (whole) return { entries: value, rank: 2 };
+    if (value.some(isRecord)) return { entries: value, rank: 3 };
+    return value.length > 0 ? { entries: value, rank: 4 } : undefined;
+  }
+  const record = value as Fields;
+  if (Array.isArray(record['notableFacts'])) return { entries: record['notableFacts'], rank: 0 };
+  if (Array.isArray(record['facts'])) return { entries: record['facts'], rank: 1 };
+  return undefined;
 };
 
-/** The first candidate holding a fact list; otherwise the most telling error. */
-const findEntries = (text: string): E.Either<NotableFactsError, ReadonlyArray<unknown>> => {
-  if (text.trim() === '') return E.left(failure('empty_response', 'the response is empty'));
-  let firstJsonError: string | undefined;
-  let parsedWithoutList = false;
-  for (const candidate of candidates(text)) {
-    const parsed = parseJson(candidate);
-    if (!parsed.ok) {
-      if (/^[[{]/u.test(candidate)) firstJsonError ??= parsed.reason;
-      continue;
+/** The best-ranked list in `root` and the values inside it (document order breaks ties), without recursion. */
+const bestListIn = (root: unknown, whole: boolean): Found | undefined => {
+  let best: Found | undefined;
+  const pending: unknown[] = [root];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value !== 'object' || value === null) continue;
+    const found = rankOf(value, whole && value === root);
+    if (found !== undefined && (best === undefined || found.rank < best.rank)) {
+      best = found;
+      if (best.rank === 0) return best;
     }
-    const entries = entriesOf(parsed.value);
-    if (entries !== undefined) return E.right(entries);
-    parsedWithoutList = true;
+    const children = Array.isArray(value) ? value : Object.values(value);
+    for (let i = children.length - 1; i >= 0; i -= 1) pending.push(children[i]);
   }
-  if (parsedWithoutList)
+  return best;
+};
+
+/** The outcome of reading the candidates so far. */
+interface Search {
+  best: Found | undefined;
+  parsedWithoutList: boolean;
+  firstJsonError: string | undefined;
+}
+
+/** Parses one candidate into `search`; true when it parsed. */
+const tryCandidate = (search: Search, candidate: string, whole: boolean): boolean => {
+  const parsed = parseJson(candidate);
+  if (!parsed.ok) {
+    if (/^[[{]/u.test(candidate)) search.firstJsonError ??= parsed.reason;
+    return false;
+  }
+  const found = bestListIn(parsed.value, whole);
+  if (found === undefined) search.parsedWithoutList = true;
+  else if (search.best === undefined || found.rank < search.best.rank) search.best = found;
+  return true;
+};
+
+/**
+ * The best fact list of the answer; otherwise the most telling error. Candidates, most
+ * likely first: fenced blocks, the whole text, then balanced spans in prose (at most 64
+ * parsed, none inside a candidate that already parsed, whose values were searched whole).
+ */
+const findEntries = (text: string): E.Either<NotableFactsError, ReadonlyArray<unknown>> => {
+  if (text.length > NOTES_LIMITS.responseLength)
+    return E.left(
+      failure(
+        'too_large',
+        `the response holds ${text.length} characters, more than the ${NOTES_LIMITS.responseLength} an answer may have`,
+      ),
+    );
+  if (text.trim() === '') return E.left(failure('empty_response', 'the response is empty'));
+  const search: Search = { best: undefined, parsedWithoutList: false, firstJsonError: undefined };
+  const done = (): boolean => search.best?.rank === 0;
+  /** Regions whose JSON parsed, sorted by start: spans inside them were searched already. */
+  const covered: Array<readonly [number, number]> = [];
+  for (const match of text.matchAll(FENCE)) {
+    const [start, end] = match.indices?.[1] ?? [0, 0];
+    if (tryCandidate(search, text.slice(start, end).trim(), true)) covered.push([start, end]);
+    if (done()) return E.right(search.best!.entries);
+  }
+  if (tryCandidate(search, text.trim(), true)) covered.unshift([0, text.length]);
+  let coverEnd = 0;
+  let next = 0;
+  let fragments = 0;
+  for (const [start, end] of done() ? [] : balancedSpans(text)) {
+    while (next < covered.length && covered[next]![0] <= start) coverEnd = Math.max(coverEnd, covered[next++]![1]);
+    if (end <= coverEnd) continue;
+    if (fragments === MAX_FRAGMENTS) break;
+    fragments += 1;
+    if (tryCandidate(search, text.slice(start, end), false)) coverEnd = end;
+    if (done()) break;
+  }
+  if (search.best !== undefined) return E.right(search.best.entries);
+  if (search.parsedWithoutList)
     return E.left(failure('no_fact_list', 'the JSON in the response holds no "notableFacts" array'));
-  if (firstJsonError !== undefined)
-    return E.left(failure('invalid_json', `the JSON in the response does not parse: ${clipEnd(firstJsonError, 160)}`));
+  if (search.firstJsonError !== undefined)
+    return E.left(
+      failure('invalid_json', `the JSON in the response does not parse: ${clipEnd(search.firstJsonError, 160)}`),
+    );
   return E.left(failure('no_json', 'the response holds no JSON object or array'));
 };
 
 /**
  * Reads the model's answer: the JSON may be surrounded by prose or in a code fence, as
- * `{"notableFacts": [...]}` or a bare array. Each entry is validated (`parseCategorizedFact`);
- * invalid and duplicate entries are dropped (`parseNotableFactsResponseWithWarnings` says
- * which and why), and at most `maxFacts` (25) are kept. An empty list is a valid answer; a
- * list none of whose entries is usable is not.
+ * `{"notableFacts": [...]}` or a bare array; the documented object wins over any bracket in
+ * prose, and an empty array in prose is not an answer. Each entry is validated
+ * (`parseCategorizedFact`); invalid and duplicate entries are dropped
+ * (`parseNotableFactsResponseWithWarnings` says which and why), and at most `maxFacts` (25)
+ * are kept. An empty list is a valid answer; a list none of whose entries is usable is not.
+ * An answer over 100,000 characters is refused as `too_large` unread; the time is linear in
+ * the answer whatever it holds.
  */
 export const parseNotableFactsResponse = (
   text: string,

@@ -1,10 +1,16 @@
 /**
  * The ledger's section of the saved-state file (`notes`): sessions and profiles as sorted
- * lists, so the same ledger always writes the same text. Decoding validates every field and
- * fact, and names the first problem precisely; it never yields a half-read ledger.
+ * lists, so the same ledger always writes the same text. Decoding is a zod schema over every
+ * field and fact (the facts checked against the section's own categories), and names the
+ * first problem by its path; it never yields a half-read ledger.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import { z } from 'zod';
 import { deepFreeze } from '../base/immer.js';
+import * as PMap from '../base/persistentMap.js';
+import { type Fields, isRecord } from '../base/record.js';
+import { describeIssue } from '../base/schema.js';
 import type { GlobalFacts } from './global.js';
 import {
   type NotesLedger,
@@ -16,8 +22,8 @@ import {
   type UserNotes,
 } from './ledger.js';
 import {
-  type CategorizedFact,
   categoryNames,
+  describeJson,
   factKey,
   isNotesId,
   NOTES_LIMITS,
@@ -55,93 +61,128 @@ export const encodeNotes = (ledger: NotesLedger): SavedNotes => ({
   }),
 });
 
-type Fields = Readonly<Record<string, unknown>>;
+/** A fact list of the section: each entry validated against the ledger's categories, no two alike, at most `cap`. */
+const factsSchema = (categories: ReadonlyArray<string>, cap: number) =>
+  z
+    .array(
+      z.unknown().transform((entry, context) =>
+        pipe(
+          parseCategorizedFact(entry, categories),
+          E.getOrElseW((reason) => {
+            context.addIssue({ code: 'custom', message: `: ${reason}` });
+            return z.NEVER;
+          }),
+        ),
+      ),
+      { error: 'is not an array' },
+    )
+    .max(cap, { error: (issue) => `holds ${(issue.input as unknown[]).length} facts, more than the cap of ${cap}` })
+    .superRefine((facts, context) => {
+      const seen = new Set<string>();
+      facts.forEach((fact, index) => {
+        if (seen.has(factKey(fact)))
+          context.addIssue({ code: 'custom', path: [index], message: 'repeats an earlier fact' });
+        seen.add(factKey(fact));
+      });
+    });
 
-const isRecord = (value: unknown): value is Fields =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const ID = `an id of 1 to ${NOTES_LIMITS.idLength} characters`;
+const idSchema = z.custom<string>(isNotesId, {
+  error: (issue) =>
+    issue.input === undefined ? `is missing: ${ID}` : `must be ${ID}, not ${describeJson(issue.input)}`,
+});
+const timeSchema = z.number({ error: 'is not a finite time' });
 
-const isTime = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+/** Reports the entries after the first that `keyOf` gives an already seen key, as `repeats ...`. */
+const unique =
+  <T>(keyOf: (entry: T) => string, repeats: (entry: T) => string) =>
+  (entries: ReadonlyArray<T>, context: z.core.$RefinementCtx<ReadonlyArray<T>>): void => {
+    const seen = new Set<string>();
+    entries.forEach((entry, index) => {
+      const key = keyOf(entry);
+      if (seen.has(key)) context.addIssue({ code: 'custom', path: [index], message: repeats(entry) });
+      seen.add(key);
+    });
+  };
 
-const decodeFacts = (
-  value: unknown,
-  where: string,
-  categories: ReadonlyArray<string>,
-  cap: number,
-): E.Either<string, CategorizedFact[]> => {
-  if (!Array.isArray(value)) return E.left(`${where}.facts is not an array`);
-  if (value.length > cap) return E.left(`${where}.facts holds ${value.length} facts, more than the cap of ${cap}`);
-  const facts: CategorizedFact[] = [];
-  const seen = new Set<string>();
-  for (const [index, entry] of value.entries()) {
-    const fact = parseCategorizedFact(entry, categories);
-    if (E.isLeft(fact)) return E.left(`${where}.facts[${index}]: ${fact.left}`);
-    if (seen.has(factKey(fact.right))) return E.left(`${where}.facts[${index}] repeats an earlier fact`);
-    seen.add(factKey(fact.right));
-    facts.push(fact.right);
-  }
-  return E.right(facts);
+/** The section after its categories: sessions and profiles, their facts in those categories. */
+const sectionSchema = (categories: ReadonlyArray<string>) =>
+  z.object({
+    sessions: z
+      .array(
+        z.object(
+          {
+            user: idSchema,
+            session: idSchema,
+            updatedAt: timeSchema,
+            consolidated: z.boolean({ error: 'is not true or false' }),
+            facts: factsSchema(categories, NOTES_LIMITS.hardCap),
+          },
+          { error: 'is not an object' },
+        ),
+        { error: 'is not an array' },
+      )
+      .superRefine(
+        unique(
+          ({ user, session }) => JSON.stringify([user, session]),
+          ({ user, session }) => `repeats the session ${JSON.stringify(session)} of ${JSON.stringify(user)}`,
+        ),
+      ),
+    profiles: z
+      .array(
+        z.object(
+          {
+            user: idSchema,
+            consolidatedAt: timeSchema,
+            sessionCount: z.int({ error: 'is not a whole number 0 or more' }).min(0, {
+              error: 'is not a whole number 0 or more',
+            }),
+            facts: factsSchema(categories, NOTES_LIMITS.globalCap),
+          },
+          { error: 'is not an object' },
+        ),
+        { error: 'is not an array' },
+      )
+      .superRefine(
+        unique(
+          ({ user }) => user,
+          ({ user }) => `repeats the profile of ${JSON.stringify(user)}`,
+        ),
+      ),
+  });
+
+type Section = z.infer<ReturnType<typeof sectionSchema>>;
+
+const parseSection =
+  (value: Fields) =>
+  (categories: ReadonlyArray<string>): E.Either<string, { categories: ReadonlyArray<string>; section: Section }> => {
+    const parsed = sectionSchema(categories).safeParse(value);
+    return parsed.success
+      ? E.right({ categories, section: parsed.data })
+      : E.left(describeIssue(['notes'], parsed.error.issues[0]!));
+  };
+
+/** The decoded section as a ledger: each user's sessions and profile under their ids. */
+const toLedger = ({ categories, section }: { categories: ReadonlyArray<string>; section: Section }): NotesLedger => {
+  const users = new Map<string, { sessions: Record<string, SessionNotes>; profile?: GlobalFacts }>();
+  const notesOf = (user: string) => users.get(user) ?? users.set(user, { sessions: {} }).get(user)!;
+  for (const { user, session, updatedAt, consolidated, facts } of section.sessions)
+    notesOf(user).sessions[storedKey(session)] = { facts, updatedAt, consolidated };
+  for (const { user, consolidatedAt, sessionCount, facts } of section.profiles)
+    notesOf(user).profile = { facts, consolidatedAt, sessionCount };
+  return deepFreeze({ categories, users: PMap.fromEntries<UserNotes>(users) });
 };
-
-/** Adds to `users` what one saved entry holds, or says what is wrong with it. */
-type Decoder = (
-  users: Record<string, { sessions: Record<string, SessionNotes>; profile?: GlobalFacts }>,
-  entry: unknown,
-  where: string,
-) => string | undefined;
-
-const decodeSession =
-  (categories: ReadonlyArray<string>): Decoder =>
-  (users, entry, where) => {
-    if (!isRecord(entry)) return `${where} is not an object`;
-    const { user, session, updatedAt, consolidated } = entry;
-    if (!isNotesId(user) || !isNotesId(session))
-      return `${where} needs a user and a session id (1 to ${NOTES_LIMITS.idLength} characters)`;
-    if (!isTime(updatedAt)) return `${where}.updatedAt is not a finite time`;
-    if (typeof consolidated !== 'boolean') return `${where}.consolidated is not true or false`;
-    const facts = decodeFacts(entry['facts'], where, categories, NOTES_LIMITS.hardCap);
-    if (E.isLeft(facts)) return facts.left;
-    const notes = (users[storedKey(user)] ??= { sessions: {} });
-    if (Object.hasOwn(notes.sessions, storedKey(session)))
-      return `${where} repeats the session ${JSON.stringify(session)} of ${JSON.stringify(user)}`;
-    notes.sessions[storedKey(session)] = { facts: facts.right, updatedAt, consolidated };
-    return undefined;
-  };
-
-const decodeProfile =
-  (categories: ReadonlyArray<string>): Decoder =>
-  (users, entry, where) => {
-    if (!isRecord(entry)) return `${where} is not an object`;
-    const { user, consolidatedAt, sessionCount } = entry;
-    if (!isNotesId(user)) return `${where} needs a user id (1 to ${NOTES_LIMITS.idLength} characters)`;
-    if (!isTime(consolidatedAt)) return `${where}.consolidatedAt is not a finite time`;
-    if (typeof sessionCount !== 'number' || !Number.isSafeInteger(sessionCount) || sessionCount < 0)
-      return `${where}.sessionCount is not a whole number 0 or more`;
-    const facts = decodeFacts(entry['facts'], where, categories, NOTES_LIMITS.globalCap);
-    if (E.isLeft(facts)) return facts.left;
-    const notes = (users[storedKey(user)] ??= { sessions: {} });
-    if (notes.profile !== undefined) return `${where} repeats the profile of ${JSON.stringify(user)}`;
-    notes.profile = { facts: facts.right, consolidatedAt, sessionCount };
-    return undefined;
-  };
 
 /** Decodes the `notes` section of a saved state into a ledger, or says precisely why it cannot. */
-export const decodeNotes = (value: unknown): E.Either<string, NotesLedger> => {
-  if (!isRecord(value)) return E.left('notes is not an object');
-  const categories = parseCategories(value['categories']);
-  if (E.isLeft(categories)) return E.left(`notes.categories: ${categories.left}`);
-  const names = categoryNames(categories.right);
-  const users: Record<string, { sessions: Record<string, SessionNotes>; profile?: GlobalFacts }> = {};
-  const sections: ReadonlyArray<readonly [string, Decoder]> = [
-    ['sessions', decodeSession(names)],
-    ['profiles', decodeProfile(names)],
-  ];
-  for (const [name, decode] of sections) {
-    const entries = value[name];
-    if (!Array.isArray(entries)) return E.left(`notes.${name} is not an array`);
-    for (const [index, entry] of entries.entries()) {
-      const problem = decode(users, entry, `notes.${name}[${index}]`);
-      if (problem !== undefined) return E.left(problem);
-    }
-  }
-  return E.right(deepFreeze({ categories: names, users: users as Record<string, UserNotes> }));
-};
+export const decodeNotes = (value: unknown): E.Either<string, NotesLedger> =>
+  pipe(
+    isRecord(value) ? E.right(value) : E.left('notes is not an object'),
+    E.chain((section) =>
+      pipe(
+        parseCategories(section['categories']),
+        E.bimap((reason) => `notes.categories: ${reason}`, categoryNames),
+        E.chain(parseSection(section)),
+      ),
+    ),
+    E.map(toLedger),
+  );

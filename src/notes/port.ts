@@ -5,8 +5,8 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import type { NotesEvent } from './events.js';
-import { NOTES_LIMITS } from './model.js';
+import { clipEnd } from '../base/text.js';
+import { type ModelFailureReason, NOTES_LIMITS, type NotesEvent } from './model.js';
 import { type NotableFactsResponse, parseNotableFactsResponseWithWarnings } from './parse.js';
 
 /** What the shell passes to `complete`: abort when the signal fires (the shell's timeout). */
@@ -18,7 +18,7 @@ export interface CompleteOptions {
 export type CompleteFn = (prompt: string, options: CompleteOptions) => Promise<string>;
 
 /** Why a model call produced no list: no answer in time, a failed call, or an unusable answer. */
-export type ModelFailureReason = 'timeout' | 'model_error' | 'invalid_response';
+export type { ModelFailureReason } from './model.js';
 
 /** A model call that produced no list. */
 export interface ModelFailure {
@@ -53,8 +53,25 @@ const parsed = (
     ),
   );
 
-const warningsField = (warnings: ReadonlyArray<string>): { warnings?: ReadonlyArray<string> } =>
-  warnings.length === 0 ? {} : { warnings };
+/** At most 20 warnings and a line counting the rest: an answer of 30,000 bad entries must not make a 1 MB event. */
+const warningsField = (warnings: ReadonlyArray<string>): { warnings?: ReadonlyArray<string> } => {
+  const over = warnings.length - NOTES_LIMITS.warnings;
+  if (warnings.length === 0) return {};
+  return over <= 0
+    ? { warnings }
+    : {
+        warnings: [
+          ...warnings.slice(0, NOTES_LIMITS.warnings),
+          `and ${over} more ${over === 1 ? 'warning' : 'warnings'}`,
+        ],
+      };
+};
+
+/** The failure as an event keeps it: its message clipped (a recorded error may be any size). */
+const bounded = (failure: ModelFailure): ModelFailure => ({
+  reason: failure.reason,
+  message: clipEnd(failure.message, NOTES_LIMITS.messageLength),
+});
 
 /** The event an extraction's outcome records: the parsed list, or the failure (which keeps the list). */
 export const settleExtraction = (
@@ -70,7 +87,7 @@ export const settleExtraction = (
         type: 'notes/extractionFailed',
         user: slot.user,
         session: slot.session,
-        ...failure,
+        ...bounded(failure),
         at,
       }),
       ({ facts, warnings }): NotesEvent => ({
@@ -94,7 +111,7 @@ export const settleProfileRewrite = (
   pipe(
     parsed(outcome, categories, NOTES_LIMITS.globalCap),
     E.match(
-      (failure): NotesEvent => ({ type: 'notes/profileRewriteFailed', user, ...failure, at }),
+      (failure): NotesEvent => ({ type: 'notes/profileRewriteFailed', user, ...bounded(failure), at }),
       ({ facts, warnings }): NotesEvent => ({
         type: 'notes/profileRewritten',
         user,

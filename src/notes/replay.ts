@@ -1,28 +1,39 @@
 /**
  * Replaying a recorded conversation through the ledger: user and assistant messages, the
  * model's recorded answers to the extractions, and ends of stage, as JSON Lines. No model is
- * called; each recorded answer goes through the same parsing and reducers as a live answer,
- * so the replay shows exactly what the main model would have been given at every message.
+ * called: the log is run through the same machine as the live tracker (`notesTransition`),
+ * each recorded answer settling the extraction the tracker would have had running, so the
+ * replay builds the very prompts the tracker asked and shows exactly what the main model would
+ * have been given at every message.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import { z } from 'zod';
+import { describeError, describeValue } from '../base/describe.js';
+import { type Fields, isRecord } from '../base/record.js';
 import { parseEventTime } from '../base/time.js';
 import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
-import { endStageWithReport } from './consolidateSession.js';
 import { type ConversationMessage, DEFAULT_HISTORY_TURNS, splitRecentTurns } from './conversation.js';
-import { applyNotesEvent } from './events.js';
 import { formatNotesBlocks } from './format.js';
 import type { GlobalFacts } from './global.js';
 import {
-  emptyNotesLedger,
   type NotesLedger,
   type NotesLedgerOptions,
   selectGlobalFacts,
   selectSessionFacts,
   selectUserIds,
 } from './ledger.js';
-import { type CategorizedFact, describeCategories, isNotesId } from './model.js';
-import { type ModelFailureReason, type ModelOutcome, settleExtraction } from './port.js';
-import { buildNotableFactsPrompt } from './prompt.js';
+import { type CategorizedFact, describeJson, isNotesId, NOTES_LIMITS } from './model.js';
+import type { ModelFailureReason, ModelOutcome } from './port.js';
+import {
+  initialNotesState,
+  isExtracting,
+  type NotesEffect,
+  type NotesInput,
+  type NotesState,
+  notesTransition,
+  selectConversation,
+} from './transition.js';
 
 /** The kinds of line a conversation log holds. */
 export const NOTES_LOG_TYPES = ['user', 'assistant', 'extraction', 'endStage'] as const;
@@ -157,120 +168,161 @@ export interface NotesReplayResult {
   readonly ledger: NotesLedger;
 }
 
-/** Options of `replayConversationLog`. */
+/** Options of `replayConversationLog`: those of the tracker that recorded the log, for the same prompts. */
 export interface NotesReplayOptions extends NotesLedgerOptions {
   readonly countTokens?: TokenCounter;
   /** Exchanges the main prompt keeps (default 5). */
   readonly turns?: number;
+  /** The number of facts the extraction prompt asks the model to stay within (default 18). */
+  readonly softLimit?: number;
 }
 
-type Fields = Readonly<Record<string, unknown>>;
 type Problem = Omit<NotesLogError, 'line'>;
 
-const isRecord = (value: unknown): value is Fields =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+/** Why `field` of a line is unusable: missing, or there but wrong. */
+const fieldProblem = (fields: Fields, field: PropertyKey, message: string): Problem => ({
+  code: typeof field === 'string' && fields[field] === undefined ? 'missing_field' : 'invalid_field',
+  message,
+});
 
-const describe = (value: unknown): string =>
-  value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+const ID = `an id of 1 to ${NOTES_LIMITS.idLength} characters`;
 
-const idField = (fields: Fields, field: 'user' | 'session'): E.Either<Problem, string> => {
-  const value = fields[field];
-  if (value === undefined) return E.left({ code: 'missing_field', message: `${field} is missing: the ${field} id` });
-  return isNotesId(value)
-    ? E.right(value)
-    : E.left({
-        code: 'invalid_field',
-        message: `${field} must be an id of 1 to 200 characters, not ${describe(value)}`,
-      });
-};
+const idSchema = (field: 'user' | 'session') =>
+  z.custom<string>(isNotesId, {
+    error: (issue) =>
+      issue.input === undefined
+        ? `${field} is missing: the ${field} id`
+        : `${field} must be ${ID}, not ${describeJson(issue.input)}`,
+  });
 
-const textField = (fields: Fields, field: string): E.Either<Problem, string> => {
-  const value = fields[field];
-  if (value === undefined) return E.left({ code: 'missing_field', message: `${field} is missing` });
-  return typeof value === 'string' && value.trim() !== ''
-    ? E.right(value)
-    : E.left({ code: 'invalid_field', message: `${field} must be non-empty text, not ${describe(value)}` });
-};
+const textSchema = z.custom<string>((value) => typeof value === 'string' && value.trim() !== '', {
+  error: (issue) =>
+    issue.input === undefined ? 'text is missing' : `text must be non-empty text, not ${describeJson(issue.input)}`,
+});
 
-/** An extraction's `response` (the recorded text) or `error` (`"timeout"`, or the call's error message). */
-const outcomeField = (fields: Fields): E.Either<Problem, ModelOutcome> => {
-  const { response, error } = fields;
-  if (response !== undefined && error !== undefined)
-    return E.left({
-      code: 'invalid_field',
-      message: 'response and error are both given: an extraction has one or the other',
-    });
-  if (typeof response === 'string') return E.right(E.right(response));
-  if (typeof error === 'string' && error.trim() !== '')
-    return E.right(
-      E.left(
-        error === 'timeout'
-          ? { reason: 'timeout', message: 'no answer in time' }
-          : { reason: 'model_error', message: error },
-      ),
+/** An extraction holds `response` (the recorded text) or `error` (`"timeout"`, or the call's error message). */
+const outcomeSchema = z
+  .object({ response: z.unknown(), error: z.unknown() })
+  .superRefine(({ response, error }, context) => {
+    const problem =
+      response !== undefined && error !== undefined
+        ? 'response and error are both given: an extraction has one or the other'
+        : response === undefined && error === undefined
+          ? 'response is missing: the recorded model text (or error: "timeout" or a message)'
+          : response !== undefined
+            ? typeof response === 'string'
+              ? undefined
+              : 'response must be text'
+            : typeof error === 'string' && error.trim() !== ''
+              ? undefined
+              : 'error must be text';
+    if (problem !== undefined)
+      context.addIssue({ code: 'custom', path: [response === undefined ? 'error' : 'response'], message: problem });
+  })
+  .transform(({ response, error }): ModelOutcome => {
+    if (typeof response === 'string') return E.right(response);
+    return E.left(
+      error === 'timeout'
+        ? { reason: 'timeout', message: 'no answer in time' }
+        : { reason: 'model_error', message: describeValue(error) },
     );
-  if (response === undefined && error === undefined)
-    return E.left({
-      code: 'missing_field',
-      message: 'response is missing: the recorded model text (or error: "timeout" or a message)',
-    });
-  return E.left({ code: 'invalid_field', message: `${response === undefined ? 'error' : 'response'} must be text` });
+  });
+
+const messageSchema = z.object({ user: idSchema('user'), session: idSchema('session'), text: textSchema });
+
+/** The fields of each kind of line, after `type` and `at`. */
+const LINE_SCHEMAS = {
+  user: messageSchema,
+  assistant: messageSchema,
+  extraction: z.object({ user: idSchema('user'), session: idSchema('session'), outcome: outcomeSchema }),
+  endStage: z.object({ user: idSchema('user'), session: idSchema('session').optional() }),
+} as const;
+
+const typeSchema = z.enum(NOTES_LOG_TYPES, {
+  error: (issue) =>
+    `${issue.input === undefined ? 'type is missing' : `unknown type ${JSON.stringify(issue.input)}`}: expected one of ${NOTES_LOG_TYPES.join(', ')}`,
+});
+
+/** A line's `at`, or nothing when it has none (it then follows the line before). */
+const atSchema = z.unknown().transform((at, context) =>
+  at === undefined
+    ? undefined
+    : pipe(
+        parseEventTime(at),
+        E.getOrElseW((reason) => {
+          context.addIssue({ code: 'custom', message: `at is not a time: ${reason}` });
+          return z.NEVER;
+        }),
+      ),
+);
+
+const headerSchema = z.object({ type: typeSchema, at: atSchema.optional() });
+
+/** The first issue of a failed parse, as a problem of the line `fields`. */
+const problemOf = (fields: Fields, issues: ReadonlyArray<z.core.$ZodIssue>): Problem => {
+  const issue = issues[0]!;
+  const field = issue.path[0] ?? '';
+  if (field === 'type')
+    return { code: fields['type'] === undefined ? 'missing_field' : 'unknown_type', message: issue.message };
+  return fieldProblem(fields, field === 'outcome' ? (issue.path[1] ?? field) : field, issue.message);
+};
+
+const validate = <T>(schema: z.ZodType<T>, fields: Fields): E.Either<Problem, T> => {
+  const parsed = schema.safeParse(fields);
+  return parsed.success ? E.right(parsed.data) : E.left(problemOf(fields, parsed.error.issues));
 };
 
 const parseFields = (
   fields: Fields,
   type: NotesLogEntry['type'],
-): E.Either<Problem, Omit<NotesLogEntry, 'line' | 'at'>> => {
-  const user = idField(fields, 'user');
-  if (E.isLeft(user)) return user;
-  if (type === 'endStage') {
-    if (fields['session'] === undefined) return E.right({ type, user: user.right });
-    return E.map((session: string) => ({ type, user: user.right, session }))(idField(fields, 'session'));
-  }
-  const session = idField(fields, 'session');
-  if (E.isLeft(session)) return session;
-  if (type === 'extraction')
-    return E.map((outcome: ModelOutcome) => ({ type, user: user.right, session: session.right, outcome }))(
-      outcomeField(fields),
-    );
-  return E.map((text: string) => ({ type, user: user.right, session: session.right, text }))(textField(fields, 'text'));
-};
+): E.Either<Problem, Omit<NotesLogEntry, 'line' | 'at'>> =>
+  type === 'extraction'
+    ? pipe(
+        validate(LINE_SCHEMAS.extraction, {
+          ...fields,
+          outcome: { response: fields['response'], error: fields['error'] },
+        }),
+        E.map(({ user, session, outcome }) => ({ type, user, session, outcome })),
+      )
+    : type === 'endStage'
+      ? pipe(
+          validate(LINE_SCHEMAS.endStage, fields),
+          E.map(({ user, session }) => ({ type, user, ...(session === undefined ? {} : { session }) })),
+        )
+      : pipe(
+          validate(LINE_SCHEMAS[type], fields),
+          E.map(({ user, session, text }) => ({ type, user, session, text })),
+        );
 
-const isLogType = (value: unknown): value is NotesLogEntry['type'] =>
-  typeof value === 'string' && (NOTES_LOG_TYPES as ReadonlyArray<string>).includes(value);
+const parseJsonLine = (text: string): E.Either<Problem, Fields> =>
+  pipe(
+    E.tryCatch(
+      (): unknown => JSON.parse(text),
+      (error): Problem => ({ code: 'invalid_json', message: `not JSON: ${describeError(error)}` }),
+    ),
+    E.filterOrElse(isRecord, (value): Problem => ({
+      code: 'invalid_json',
+      message: `expected a JSON object, not ${describeJson(value)}`,
+    })),
+  );
 
 /** Parses one non-blank log line; a line without `at` happens one second after `previousAt` (or at 0). */
 export const parseNotesLogLine = (
   text: string,
   line: number,
   previousAt: number | undefined,
-): E.Either<NotesLogError, NotesLogEntry> => {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    return E.left({
-      line,
-      code: 'invalid_json',
-      message: `not JSON: ${error instanceof Error ? error.message : String(error)}`,
-    });
-  }
-  if (!isRecord(value))
-    return E.left({ line, code: 'invalid_json', message: `expected a JSON object, not ${describe(value)}` });
-  const { type, at } = value;
-  if (!isLogType(type))
-    return E.left({
-      line,
-      code: type === undefined ? 'missing_field' : 'unknown_type',
-      message: `${type === undefined ? 'type is missing' : `unknown type ${JSON.stringify(type)}`}: expected one of ${NOTES_LOG_TYPES.join(', ')}`,
-    });
-  const time = at === undefined ? E.right(previousAt === undefined ? 0 : previousAt + 1000) : parseEventTime(at);
-  if (E.isLeft(time)) return E.left({ line, code: 'invalid_field', message: `at is not a time: ${time.left}` });
-  const fields = parseFields(value, type);
-  return E.isLeft(fields)
-    ? E.left({ line, ...fields.left })
-    : E.right({ ...fields.right, line, at: time.right } as NotesLogEntry);
-};
+): E.Either<NotesLogError, NotesLogEntry> =>
+  pipe(
+    parseJsonLine(text),
+    E.bindTo('fields'),
+    E.bind('header', ({ fields }) => validate(headerSchema, fields)),
+    E.bind('entry', ({ fields, header }) => parseFields(fields, header.type)),
+    E.map(
+      ({ header, entry }) =>
+        ({ ...entry, line, at: header.at ?? (previousAt === undefined ? 0 : previousAt + 1000) }) as NotesLogEntry,
+    ),
+    E.mapLeft((problem) => ({ line, ...problem })),
+  );
 
 /** Parses a conversation log (JSON Lines; blank lines skipped, line numbers from 1); bad lines become errors. */
 export const parseNotesLog = (
@@ -302,10 +354,20 @@ const without = (facts: ReadonlyArray<CategorizedFact>, others: ReadonlyArray<Ca
 const tokensOf = (countTokens: TokenCounter, messages: ReadonlyArray<ConversationMessage>): number =>
   messages.reduce((sum, message) => sum + countTokens(message.content), 0);
 
+/** What the report counts of one (user, session): all its messages, not only the recent ones the machine keeps. */
+interface Totals {
+  userMessages: number;
+  messages: number;
+  tokens: number;
+}
+
 /**
  * Replays a conversation log: per user message the blocks its reply would get (facts from the
  * extractions recorded before it: N+1 timing) and their token cost against the history they
  * replace; per extraction the change to the list; per end of stage the merge into the profile.
+ * An extraction line answers the extraction the live tracker would have running for that user
+ * and session (messages recorded meanwhile fold into one follow-up, as they do live); with none
+ * running, it answers a new extraction of the latest user message.
  */
 export const replayConversationLog = (text: string, options: NotesReplayOptions = {}): NotesReplayResult => {
   const countTokens = options.countTokens ?? estimateTokens;
@@ -314,100 +376,121 @@ export const replayConversationLog = (text: string, options: NotesReplayOptions 
   const parsed = parseNotesLog(typeof text === 'string' ? text : '');
   const errors: NotesLogError[] = [...parsed.errors];
   const steps: NotesReplayStep[] = [];
-  const transcripts = new Map<string, ConversationMessage[]>();
-  let ledger = emptyNotesLedger(options);
+  let state: NotesState = initialNotesState({
+    ...(options.categories === undefined ? {} : { categories: options.categories }),
+    ...(options.softLimit === undefined ? {} : { softLimit: options.softLimit }),
+    historyTurns: turns,
+  });
+  /** The prompt of the extraction running per (user, session): what its recorded answer replies to. */
+  const prompts = new Map<string, string>();
+  const totals = new Map<string, Totals>();
   const users = new Set<string>();
   const sessions = new Set<string>();
   let assistantMessages = 0;
 
-  const transcriptOf = (user: string, session: string): ConversationMessage[] => {
-    const key = slotKey(user, session);
-    let transcript = transcripts.get(key);
-    if (transcript === undefined) transcripts.set(key, (transcript = []));
-    return transcript;
+  const run = (input: NotesInput): ReadonlyArray<NotesEffect> => {
+    const [next, effects] = notesTransition(state, input);
+    state = next;
+    for (const effect of effects)
+      if (effect.type === 'extract') prompts.set(slotKey(effect.user, effect.session), effect.prompt);
+    return effects;
   };
 
   const onMessage = (entry: NotesLogMessage): void => {
-    const transcript = transcriptOf(entry.user, entry.session);
-    transcript.push({ role: entry.type, content: entry.text });
+    const key = slotKey(entry.user, entry.session);
+    const total = totals.get(key) ?? totals.set(key, { userMessages: 0, messages: 0, tokens: 0 }).get(key)!;
+    total.messages += 1;
+    total.tokens += countTokens(entry.text);
     users.add(entry.user);
     sessions.add(entry.session);
+    run({
+      type: entry.type === 'user' ? 'notes/userMessageRecorded' : 'notes/assistantMessageRecorded',
+      user: entry.user,
+      session: entry.session,
+      text: entry.text,
+    });
     if (entry.type === 'assistant') {
       assistantMessages += 1;
       return;
     }
-    const blocks = formatNotesBlocks(ledger, entry.user, entry.session).text;
-    const { recent, trimmed } = splitRecentTurns(transcript, turns);
+    total.userMessages += 1;
+    const blocks = formatNotesBlocks(state.ledger, entry.user, entry.session).text;
+    const transcript = selectConversation(state, entry.user, entry.session)?.transcript ?? [];
+    const window = splitRecentTurns(transcript, turns).recent;
+    const windowTokens = tokensOf(countTokens, window);
     steps.push({
       kind: 'message',
       line: entry.line,
       at: entry.at,
       user: entry.user,
       session: entry.session,
-      turn: transcript.filter((message) => message.role === 'user').length,
+      turn: total.userMessages,
       text: entry.text,
-      facts: selectSessionFacts(ledger, entry.user, entry.session),
-      profileFacts: selectGlobalFacts(ledger, entry.user)?.facts.length ?? 0,
+      facts: selectSessionFacts(state.ledger, entry.user, entry.session),
+      profileFacts: selectGlobalFacts(state.ledger, entry.user)?.facts.length ?? 0,
       blocks,
       blockTokens: blocks === '' ? 0 : countTokens(blocks),
-      windowMessages: recent.length,
-      windowTokens: tokensOf(countTokens, recent),
-      trimmedMessages: trimmed.length,
-      trimmedTokens: tokensOf(countTokens, trimmed),
+      windowMessages: window.length,
+      windowTokens,
+      trimmedMessages: total.messages - window.length,
+      trimmedTokens: total.tokens - windowTokens,
     });
   };
 
   const onExtraction = (entry: NotesLogExtraction): void => {
-    const transcript = transcripts.get(slotKey(entry.user, entry.session)) ?? [];
-    let latest = transcript.length - 1;
-    while (latest >= 0 && transcript[latest]?.role !== 'user') latest -= 1;
-    if (latest < 0) {
+    const { user, session } = entry;
+    const conversation = selectConversation(state, user, session);
+    if (conversation === undefined || !isExtracting(conversation))
+      run({ type: 'notes/extractionRequested', user, session });
+    const prompt = prompts.get(slotKey(user, session));
+    if (prompt === undefined || !isExtracting(selectConversation(state, user, session)!)) {
       errors.push({
         line: entry.line,
         code: 'no_message',
-        message: `no message of ${JSON.stringify(entry.user)} in ${JSON.stringify(entry.session)} comes before this extraction`,
+        message: `no message of ${JSON.stringify(user)} in ${JSON.stringify(session)} comes before this extraction`,
       });
       return;
     }
-    const before = selectSessionFacts(ledger, entry.user, entry.session);
-    const prompt = buildNotableFactsPrompt({
-      message: transcript[latest]!.content,
-      history: transcript.slice(0, latest),
-      facts: before,
-      categories: describeCategories(ledger.categories),
-    });
-    const event = settleExtraction(entry, entry.outcome, entry.at, ledger.categories);
-    ledger = applyNotesEvent(ledger, event);
-    const after = selectSessionFacts(ledger, entry.user, entry.session);
+    const before = selectSessionFacts(state.ledger, user, session);
+    const effects = run({ type: 'notes/extractionSettled', user, session, outcome: entry.outcome, at: entry.at });
+    const event = effects.flatMap((effect) => (effect.type === 'record' ? [effect.event] : []))[0];
+    const after = selectSessionFacts(state.ledger, user, session);
     steps.push({
       kind: 'extraction',
       line: entry.line,
       at: entry.at,
-      user: entry.user,
-      session: entry.session,
-      outcome: event.type === 'notes/extracted' ? 'applied' : 'failed',
-      ...(event.type === 'notes/extractionFailed' ? { failure: { reason: event.reason, message: event.message } } : {}),
+      user,
+      session,
+      outcome: event?.type === 'notes/extracted' ? 'applied' : 'failed',
+      ...(event?.type === 'notes/extractionFailed'
+        ? { failure: { reason: event.reason, message: event.message } }
+        : {}),
       facts: after,
       added: without(after, before),
       removed: without(before, after),
-      warnings: event.type === 'notes/extracted' ? (event.warnings ?? []) : [],
+      warnings: event?.type === 'notes/extracted' ? (event.warnings ?? []) : [],
       promptTokens: countTokens(prompt),
     });
   };
 
   const onEndStage = (entry: NotesLogEndStage): void => {
-    const result = endStageWithReport(ledger, entry);
-    ledger = result.ledger;
-    const profile = selectGlobalFacts(ledger, entry.user);
+    const effects = run({
+      type: 'notes/stageEnded',
+      user: entry.user,
+      ...(entry.session === undefined ? {} : { session: entry.session }),
+      at: entry.at,
+    });
+    const merged = effects.find((effect) => effect.type === 'merged');
+    const profile = selectGlobalFacts(state.ledger, entry.user);
     steps.push({
       kind: 'stage',
       line: entry.line,
       at: entry.at,
       user: entry.user,
-      sessions: result.sessions,
+      sessions: merged?.sessions ?? [],
       profileFacts: profile?.facts.length ?? 0,
       sessionCount: profile?.sessionCount ?? 0,
-      dropped: result.dropped,
+      dropped: merged?.dropped ?? [],
     });
   };
 
@@ -417,6 +500,7 @@ export const replayConversationLog = (text: string, options: NotesReplayOptions 
     else onMessage(entry);
   }
   errors.sort((a, b) => a.line - b.line);
+  const { ledger } = state;
   const messages = steps.filter((step): step is NotesMessageStep => step.kind === 'message');
   const extractions = steps.filter((step): step is NotesExtractionStep => step.kind === 'extraction');
   const sum = (pick: (step: NotesMessageStep) => number): number =>

@@ -1,6 +1,5 @@
-import { produce } from '../base/immer.js';
 import { type CategorizedFact, isNotesId, keepValidFacts, NOTES_LIMITS, sameFacts } from './model.js';
-import { type NotesLedger, selectGlobalFacts, storedKey } from './ledger.js';
+import { type NotesLedger, selectGlobalFacts, selectUserNotes, withUserNotes } from './ledger.js';
 
 /** A profile as rewritten by the optional model-backed consolidation. */
 export interface ProfileRewriteInput {
@@ -26,11 +25,8 @@ export const rewriteProfile = (ledger: NotesLedger, input: ProfileRewriteInput):
     NOTES_LIMITS.globalCap,
   );
   if (profile === undefined || facts.length === 0 || sameFacts(profile.facts, facts)) return ledger;
-  return produce(ledger, (draft) => {
-    draft.users[storedKey(user)]!.profile = {
-      facts: [...facts],
-      consolidatedAt: at,
-      sessionCount: profile.sessionCount,
-    };
+  return withUserNotes(ledger, user, {
+    ...selectUserNotes(ledger, user)!,
+    profile: { facts, consolidatedAt: at, sessionCount: profile.sessionCount },
   });
 };

@@ -1,36 +1,40 @@
 /**
- * The notable-facts shell: one mutable binding holding the ledger, the event log, a listener
- * set, and the scheduling of model calls. Everything it changes goes through the pure
- * reducers; it only adds the clock, the model, timeouts, and the guarantee that no call
- * throws and none waits for the model.
+ * The notable-facts shell: the shared shell binding (`base/shell.ts`: state, event log,
+ * listeners) over the pure notes machine (`transition.ts`), plus what no pure code may do:
+ * the clock, the model calls and their timeouts, and the promises of `endStage` and
+ * `settled`. It guarantees that no call throws and none waits for the model.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { describeError, describeValue } from '../base/describe.js';
 import { deepFreeze } from '../base/immer.js';
-import { endStageWithReport } from './consolidateSession.js';
-import {
-  type ConversationMessage,
-  DEFAULT_HISTORY_TURNS,
-  selectRecentTurns,
-  splitRecentTurns,
-} from './conversation.js';
+import * as PMap from '../base/persistentMap.js';
+import { createShell } from '../base/shell.js';
+import { type ConversationMessage, selectRecentTurns } from './conversation.js';
 import { applyNotesEvent, type NotesEvent } from './events.js';
 import { formatNotesBlocks, type NotesBlocks } from './format.js';
 import type { GlobalFacts } from './global.js';
-import { emptyNotesLedger, type NotesLedger, selectGlobalFacts, selectSessionFacts } from './ledger.js';
+import { type NotesLedger, selectGlobalFacts } from './ledger.js';
+import { type CategorizedFact, isNotesId, type NoteCategory } from './model.js';
+import type { CompleteFn, ModelOutcome } from './port.js';
 import {
-  type CategorizedFact,
-  DEFAULT_CATEGORIES,
-  describeCategories,
-  isNotesId,
-  NOTES_LIMITS,
-  type NoteCategory,
-  parseCategories,
-} from './model.js';
-import { type CompleteFn, type ModelOutcome, type NotesSlot, settleExtraction, settleProfileRewrite } from './port.js';
-import { buildNotableFactsPrompt, buildProfileConsolidationPrompt, DEFAULT_PROMPT_TURNS } from './prompt.js';
+  initialNotesState,
+  type NotesEffect,
+  type NotesInput,
+  type NotesState,
+  notesTransition,
+  selectConversation,
+  selectProfileRewrite,
+  selectUserConversations,
+} from './transition.js';
 
 /** The default time an extraction may take before it is abandoned and recorded as a timeout. */
 export const DEFAULT_TIMEOUT_MS = 15_000;
+
+/** The longest timeout a timer can wait (2^31 - 1 ms, about 24.8 days): a longer one would fire at once. */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** The events the tracker keeps by default; older ones fold into the log's snapshot (`eventLog`). */
+export const DEFAULT_MAX_EVENTS = 10_000;
 
 /** Options of `createNotableFactsTracker`. */
 export interface NotableFactsTrackerOptions {
@@ -40,7 +44,7 @@ export interface NotableFactsTrackerOptions {
   readonly categories?: ReadonlyArray<string | NoteCategory>;
   /** The number of facts the extraction prompt asks the model to stay within (default 18). */
   readonly softLimit?: number;
-  /** Milliseconds a model call may take (default 15,000). */
+  /** Milliseconds a model call may take, from the moment it is made (default 15,000; at most 2^31 - 1). */
   readonly timeoutMs?: number;
   /** Epoch milliseconds now (default `Date.now`). */
   readonly now?: () => number;
@@ -50,6 +54,14 @@ export interface NotableFactsTrackerOptions {
   readonly initial?: NotesLedger;
   /** After each end of stage, also have the model rewrite the merged profile (default false). */
   readonly consolidateWithModel?: boolean;
+  /** The most events `events()` keeps (default 10,000); older ones fold into the snapshot of `eventLog()`. */
+  readonly maxEvents?: number;
+}
+
+/** The event log as a ledger and the events since it: `replayNotes(events, snapshot)` is the current ledger. */
+export interface NotesEventLog {
+  readonly snapshot: NotesLedger;
+  readonly events: ReadonlyArray<NotesEvent>;
 }
 
 /** What `recordUserMessage` did: started an extraction, folded the message into the next one, or ignored bad input. */
@@ -84,86 +96,82 @@ export interface NotableFactsTracker {
   contextFor(user: string, session: string): NotesContext;
   /**
    * Ends a stage: merges `session` (default: every session of the user with unmerged facts)
-   * into the user's profile, once that session's running extraction has settled. Never rejects.
+   * into the user's profile, once the extractions of the messages recorded before the call
+   * have settled (never later ones: it ends under continuous traffic). Never rejects.
    */
   endStage(user: string, session?: string): Promise<StageReport>;
-  /** Resolves when no model call is running or queued. */
+  /** Resolves when the model calls running or queued at the call have settled (not calls asked for later). */
   settled(): Promise<void>;
   getSnapshot(): NotesLedger;
   subscribe(listener: NotesListener): () => void;
-  /** Every recorded event: the changes, and the failed and timed-out model calls. */
+  /** The recorded events (the changes, and the failed and timed-out model calls): every one, up to `maxEvents`. */
   events(): ReadonlyArray<NotesEvent>;
+  /** The log as a snapshot and the events since it, which rebuild the ledger however long the tracker ran. */
+  eventLog(): NotesEventLog;
 }
 
-/** One (user, session): its recent transcript and its extraction state. */
-interface Slot extends NotesSlot {
-  transcript: ReadonlyArray<ConversationMessage>;
-  running: boolean;
-  /** User messages recorded while an extraction ran: they coalesce into one follow-up. */
-  waiting: number;
-  /** Ends of stage waiting for this slot to settle. */
-  whenIdle: Array<() => void>;
+/** Something `endStage` or `settled` waits for: the conversation or rewrite `key` to have settled `target` requests. */
+interface Waiter {
+  readonly remaining: Map<string, number>;
+  readonly resume: () => void;
 }
-
-/** One user's model-backed profile rewrite: at most one runs; a newer merge queues one more. */
-interface Rewrite {
-  running: boolean;
-  again: boolean;
-}
-
-/**
- * Runs work the shell does after a model call, away from any caller: nothing may escape it as
- * an unhandled rejection, and the scheduling around it must go on.
- */
-const guard = (work: () => void): void => {
-  try {
-    work();
-  } catch {
-    // Nothing to report to: the state stays as the last successful step left it.
-  }
-};
-
-const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 const positive = (value: unknown, fallback: number): number =>
   typeof value === 'number' && value > 0 && Number.isFinite(value) ? value : fallback;
 
-const isLedger = (value: unknown): value is NotesLedger =>
-  typeof value === 'object' &&
-  value !== null &&
-  Array.isArray((value as NotesLedger).categories) &&
-  typeof (value as NotesLedger).users === 'object' &&
-  (value as NotesLedger).users !== null;
+const timeout = (timeoutMs: number): ModelOutcome =>
+  E.left({ reason: 'timeout', message: `no answer within ${timeoutMs} ms` });
 
 /**
- * Calls the model with a timeout. The answer races the timer, so a call that never settles
- * (and ignores its signal) still ends; whatever it does later is ignored. Never rejects.
+ * Calls the model with a timeout. The clock starts when `complete` is called, a microtask
+ * after the message was recorded (neither a slow nor a throwing `complete` runs inside the
+ * caller's call), so time the host spends on other work first is not the model's. When the
+ * time is up the event loop gets one more turn: an answer that arrived while the host was busy
+ * is delivered before a timer that fell due at the same moment. The answer races the timer, so
+ * a call that never settles (and ignores its signal) still ends. Never rejects.
  */
 const callModel = (complete: CompleteFn, prompt: string, timeoutMs: number): Promise<ModelOutcome> =>
   new Promise((resolve) => {
-    const controller = new AbortController();
-    const timer = setTimeout(() => {
-      resolve(E.left({ reason: 'timeout', message: `no answer within ${timeoutMs} ms` }));
-      controller.abort(new Error(`timed out after ${timeoutMs} ms`));
-    }, timeoutMs);
-    // A microtask away, so neither a slow nor a throwing `complete` runs inside the caller's call.
-    Promise.resolve()
-      .then(() => complete(prompt, { signal: controller.signal }))
-      .then(
-        (text): ModelOutcome =>
-          typeof text === 'string'
-            ? E.right(text)
-            : E.left({
-                reason: 'model_error',
-                message: `complete resolved to ${text === null ? 'null' : typeof text}, not text`,
-              }),
-        (error: unknown): ModelOutcome => E.left({ reason: 'model_error', message: errorText(error) }),
-      )
-      .then((outcome) => {
+    let done = false;
+    const finish = (outcome: ModelOutcome): void => {
+      if (done) return;
+      done = true;
+      resolve(outcome);
+    };
+    const call = (): void => {
+      const controller = new AbortController();
+      const timer = setTimeout(
+        () =>
+          setTimeout(() => {
+            if (done) return;
+            finish(timeout(timeoutMs));
+            controller.abort(new Error(`timed out after ${timeoutMs} ms`));
+          }, 0),
+        timeoutMs,
+      );
+      const answered = (outcome: ModelOutcome): void => {
         clearTimeout(timer);
-        resolve(outcome);
-      });
+        finish(outcome);
+      };
+      Promise.resolve()
+        .then(() => complete(prompt, { signal: controller.signal }))
+        .then(
+          (text: unknown): ModelOutcome =>
+            typeof text === 'string'
+              ? E.right(text)
+              : E.left({
+                  reason: 'model_error',
+                  message: `complete resolved to ${text === null ? 'null' : typeof text}, not text`,
+                }),
+          (error: unknown): ModelOutcome => E.left({ reason: 'model_error', message: describeError(error) }),
+        )
+        .then(answered, (error: unknown) => answered(E.left({ reason: 'model_error', message: describeError(error) })));
+    };
+    void Promise.resolve().then(call);
   });
+
+const conversationKey = (user: string, session: string): string => JSON.stringify(['extract', user, session]);
+const rewriteKey = (user: string): string => JSON.stringify(['rewrite', user]);
 
 /** Creates a tracker over an empty ledger (or `initial`). */
 export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): NotableFactsTracker => {
@@ -173,20 +181,22 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       ? settings.complete
       : () => Promise.reject(new Error('no complete function was given'));
   const now = typeof settings.now === 'function' ? settings.now : Date.now;
-  const timeoutMs = positive(settings.timeoutMs, DEFAULT_TIMEOUT_MS);
-  const historyTurns = Math.floor(positive(settings.historyTurns, DEFAULT_HISTORY_TURNS));
-  const softLimit = Math.min(Math.floor(positive(settings.softLimit, NOTES_LIMITS.softLimit)), NOTES_LIMITS.hardCap);
-  const described = E.getOrElse(() => DEFAULT_CATEGORIES)(parseCategories(settings.categories));
+  const timeoutMs = Math.min(positive(settings.timeoutMs, DEFAULT_TIMEOUT_MS), MAX_TIMEOUT_MS);
 
-  let state = isLedger(settings.initial) ? settings.initial : emptyNotesLedger({ categories: described });
-  /** The ledger's categories, with the descriptions the options or the defaults give them. */
-  const promptCategories = describeCategories(state.categories, described);
-  const log: NotesEvent[] = [];
-  const listeners = new Set<NotesListener>();
-  const slots = new Map<string, Slot>();
-  const rewrites = new Map<string, Rewrite>();
-  let running = 0;
-  let idleWaiters: Array<() => void> = [];
+  const shell = createShell<NotesState, NotesEvent>({
+    initial: initialNotesState({
+      ...(settings.categories === undefined ? {} : { categories: settings.categories }),
+      ...(settings.softLimit === undefined ? {} : { softLimit: settings.softLimit }),
+      ...(settings.historyTurns === undefined ? {} : { historyTurns: settings.historyTurns }),
+      ...(settings.initial === undefined ? {} : { ledger: settings.initial }),
+      consolidateWithModel: settings.consolidateWithModel === true,
+    }),
+    // What the log folds into its snapshot: the ledger part (conversations are not logged).
+    reduce: (state, event) => ({ ...state, ledger: applyNotesEvent(state.ledger, event) }),
+    logUnchanged: true,
+    maxEvents: Math.floor(positive(settings.maxEvents, DEFAULT_MAX_EVENTS)),
+  });
+  const waiters = new Map<string, Set<Waiter>>();
   let lastTime = 0;
 
   /** The clock; one that fails or returns a non-finite value counts as the last good time. */
@@ -200,188 +210,168 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
     return lastTime;
   };
 
-  /** Logs events and applies them (or takes `next`, already computed from them), notifying once on a change. */
-  const commit = (events: ReadonlyArray<NotesEvent>, next?: NotesLedger): void => {
-    const previous = state;
-    state = next ?? events.reduce(applyNotesEvent, state);
-    for (const event of events) log.push(deepFreeze(event));
-    if (state === previous) return;
-    for (const listener of [...listeners]) {
-      try {
-        listener(state, previous);
-      } catch {
-        // A failing listener must not break the caller or the other listeners.
+  /** Resumes the waiters of `key` that `progress` satisfies. */
+  const progressed = (key: string, progress: number): void => {
+    const waiting = waiters.get(key);
+    if (waiting === undefined) return;
+    for (const waiter of [...waiting]) {
+      if (progress < waiter.remaining.get(key)!) continue;
+      waiting.delete(waiter);
+      waiter.remaining.delete(key);
+      if (waiter.remaining.size === 0) waiter.resume();
+    }
+    if (waiting.size === 0) waiters.delete(key);
+  };
+
+  /** Waits until each key has settled its target number of requests. */
+  const waitFor = (targets: ReadonlyArray<readonly [string, number, number]>): Promise<void> => {
+    const pending = targets.filter(([, progress, target]) => progress < target);
+    if (pending.length === 0) return Promise.resolve();
+    return new Promise((resume) => {
+      const waiter: Waiter = { remaining: new Map(pending.map(([key, , target]) => [key, target])), resume };
+      for (const [key] of pending) {
+        const waiting = waiters.get(key) ?? new Set<Waiter>();
+        waiters.set(key, waiting.add(waiter));
+      }
+    });
+  };
+
+  /** Runs one input through the machine and its effects; returns the effects. */
+  const step = (input: NotesInput): ReadonlyArray<NotesEffect> => {
+    const [next, effects] = notesTransition(shell.getState(), input);
+    shell.update(
+      next,
+      effects.flatMap((effect) => (effect.type === 'record' ? [effect.event] : [])),
+    );
+    for (const effect of effects) {
+      if (effect.type === 'extract') {
+        const { user, session } = effect;
+        void callModel(complete, effect.prompt, timeoutMs).then((outcome) =>
+          settle({ type: 'notes/extractionSettled', user, session, outcome, at: time() }),
+        );
+      } else if (effect.type === 'rewriteProfile') {
+        const { user } = effect;
+        void callModel(complete, effect.prompt, timeoutMs).then((outcome) =>
+          settle({ type: 'notes/profileRewriteSettled', user, outcome, at: time() }),
+        );
       }
     }
+    if (input.type === 'notes/extractionSettled') {
+      const conversation = selectConversation(shell.getState(), input.user, input.session);
+      if (conversation !== undefined) progressed(conversationKey(input.user, input.session), conversation.settled);
+    } else if (input.type === 'notes/profileRewriteSettled')
+      progressed(rewriteKey(input.user), selectProfileRewrite(shell.getState(), input.user).settled);
+    return effects;
   };
 
-  const slotFor = (user: string, session: string): Slot => {
-    const key = JSON.stringify([user, session]);
-    let slot = slots.get(key);
-    if (slot === undefined)
-      slots.set(key, (slot = { user, session, transcript: [], running: false, waiting: 0, whenIdle: [] }));
-    return slot;
-  };
-
-  /**
-   * Keeps what the history window and the next extraction can still show: a follow-up
-   * extraction shows 3 exchanges plus one per coalesced message before its own message.
-   */
-  const append = (slot: Slot, message: ConversationMessage): void => {
-    const keep = Math.max(historyTurns, DEFAULT_PROMPT_TURNS + slot.waiting + 2);
-    slot.transcript = splitRecentTurns([...slot.transcript, message], keep).recent;
-  };
-
-  const settle = (): void => {
-    running -= 1;
-    if (running > 0) return;
-    const waiters = idleWaiters;
-    idleWaiters = [];
-    for (const resolve of waiters) resolve();
-  };
-
-  const startExtraction = (slot: Slot, coalesced: number): void => {
-    let latest = slot.transcript.length - 1;
-    while (latest > 0 && slot.transcript[latest]?.role !== 'user') latest -= 1;
-    const prompt = buildNotableFactsPrompt({
-      message: slot.transcript[latest]?.content ?? '',
-      history: slot.transcript.slice(0, Math.max(latest, 0)),
-      facts: selectSessionFacts(state, slot.user, slot.session),
-      categories: promptCategories,
-      softLimit,
-      turns: DEFAULT_PROMPT_TURNS + coalesced,
-    });
-    slot.running = true;
-    running += 1;
-    void callModel(complete, prompt, timeoutMs).then((outcome) => {
-      guard(() => commit([settleExtraction(slot, outcome, time(), state.categories)]));
-      finishExtraction(slot);
-    });
-  };
-
-  /** Starts the coalesced follow-up if messages came in meanwhile; otherwise wakes the ends of stage waiting. */
-  const finishExtraction = (slot: Slot): void => {
-    slot.running = false;
-    const coalesced = slot.waiting;
-    slot.waiting = 0;
-    // Should the follow-up fail to start, the messages stay unextracted and the next message tries again.
-    if (coalesced > 0) guard(() => startExtraction(slot, coalesced));
-    if (!slot.running) {
-      const waiters = slot.whenIdle;
-      slot.whenIdle = [];
-      for (const resume of waiters) resume();
+  /** Feeds a model's outcome back, away from any caller: nothing may escape as an unhandled rejection. */
+  const settle = (input: NotesInput): void => {
+    try {
+      step(input);
+    } catch {
+      // Nothing to report to: the state stays as the last successful step left it.
     }
-    settle();
-  };
-
-  const startRewrite = (user: string): void => {
-    const rewrite = rewrites.get(user) ?? { running: false, again: false };
-    rewrites.set(user, rewrite);
-    if (rewrite.running) {
-      rewrite.again = true;
-      return;
-    }
-    const profile = selectGlobalFacts(state, user);
-    if (profile === undefined) return;
-    const prompt = buildProfileConsolidationPrompt({ facts: profile.facts, categories: promptCategories });
-    rewrite.running = true;
-    running += 1;
-    void callModel(complete, prompt, timeoutMs).then((outcome) => {
-      // A rewrite of a profile that has changed since would lose the newer merge: ask again instead.
-      if (selectGlobalFacts(state, user) === profile)
-        guard(() => commit([settleProfileRewrite(user, outcome, time(), state.categories)]));
-      else rewrite.again = true;
-      rewrite.running = false;
-      if (rewrite.again) {
-        rewrite.again = false;
-        guard(() => startRewrite(user));
-      }
-      settle();
-    });
   };
 
   const consolidate = (user: string, session: string | undefined): StageReport => {
-    const before = selectGlobalFacts(state, user);
-    const result = endStageWithReport(state, { user, ...(session === undefined ? {} : { session }), at: time() });
-    commit(result.events, result.ledger);
-    const profile = selectGlobalFacts(state, user);
-    if (settings.consolidateWithModel === true && profile !== before && profile !== undefined) startRewrite(user);
-    return { user, sessions: result.sessions, profile, dropped: result.dropped };
+    const effects = step({ type: 'notes/stageEnded', user, ...(session === undefined ? {} : { session }), at: time() });
+    const merged = effects.find((effect) => effect.type === 'merged');
+    return {
+      user,
+      sessions: merged?.sessions ?? [],
+      profile: selectGlobalFacts(shell.getState().ledger, user),
+      dropped: merged?.dropped ?? [],
+    };
   };
 
   const endStage = (user: string, session: string | undefined): Promise<StageReport> => {
-    const busy = [...slots.values()].filter(
-      (slot) => slot.user === user && (session === undefined || slot.session === session) && slot.running,
+    const targets = selectUserConversations(shell.getState(), user)
+      .filter(([id]) => session === undefined || id === session)
+      .map(([id, conversation]) => [conversationKey(user, id), conversation.settled, conversation.requested] as const);
+    const pending = waitFor(targets);
+    const report = (): StageReport => {
+      try {
+        return consolidate(user, session);
+      } catch {
+        return { user, sessions: [], profile: selectGlobalFacts(shell.getState().ledger, user), dropped: [] };
+      }
+    };
+    return targets.every(([, progress, target]) => progress >= target)
+      ? Promise.resolve(report())
+      : pending.then(report);
+  };
+
+  const settled = (): Promise<void> => {
+    const state = shell.getState();
+    const targets: Array<readonly [string, number, number]> = [];
+    for (const user of PMap.keys(state.conversations))
+      for (const [session, conversation] of selectUserConversations(state, user))
+        targets.push([conversationKey(user, session), conversation.settled, conversation.requested]);
+    PMap.forEach(state.rewrites, (rewrite, user) =>
+      targets.push([rewriteKey(user), rewrite.settled, rewrite.requested]),
     );
-    if (busy.length === 0) return Promise.resolve(consolidate(user, session));
-    return new Promise((resolve) => {
-      let remaining = busy.length;
-      const resume = (): void => {
-        remaining -= 1;
-        if (remaining > 0) return;
-        try {
-          resolve(consolidate(user, session));
-        } catch {
-          resolve({ user, sessions: [], profile: selectGlobalFacts(state, user), dropped: [] });
-        }
-      };
-      for (const slot of busy) slot.whenIdle.push(resume);
-    });
+    return waitFor(targets);
   };
 
   const emptyContext: NotesContext = deepFreeze({ profile: '', session: '', text: '', history: [] });
+  const noStage = (user: unknown): Promise<StageReport> =>
+    Promise.resolve({ user: describeValue(user), sessions: [], profile: undefined, dropped: [] });
 
   return {
     recordUserMessage: (user, session, text) => {
       try {
         if (!isNotesId(user) || !isNotesId(session) || typeof text !== 'string' || text.trim() === '') return 'ignored';
-        const slot = slotFor(user, session);
-        append(slot, { role: 'user', content: text });
-        if (slot.running) {
-          slot.waiting += 1;
-          return 'coalesced';
-        }
-        startExtraction(slot, 0);
-        return 'started';
+        const effects = step({ type: 'notes/userMessageRecorded', user, session, text });
+        return effects.some((effect) => effect.type === 'extract') ? 'started' : 'coalesced';
       } catch {
         return 'ignored';
       }
     },
     recordAssistantMessage: (user, session, text) => {
       try {
-        if (isNotesId(user) && isNotesId(session) && typeof text === 'string' && text.trim() !== '')
-          append(slotFor(user, session), { role: 'assistant', content: text });
+        step({ type: 'notes/assistantMessageRecorded', user, session, text });
       } catch {
         // Bad input is ignored.
       }
     },
     contextFor: (user, session) => {
       try {
-        const history = slots.get(JSON.stringify([user, session]))?.transcript ?? [];
-        return { ...formatNotesBlocks(state, user, session), history: selectRecentTurns(history, historyTurns) };
+        const state = shell.getState();
+        const transcript = selectConversation(state, user, session)?.transcript ?? [];
+        return {
+          ...formatNotesBlocks(state.ledger, user, session),
+          history: selectRecentTurns(transcript, state.settings.historyTurns),
+        };
       } catch {
         return emptyContext;
       }
     },
     endStage: (user, session) => {
       try {
-        if (!isNotesId(user) || (session !== undefined && !isNotesId(session)))
-          return Promise.resolve({ user: String(user), sessions: [], profile: undefined, dropped: [] });
+        if (!isNotesId(user) || (session !== undefined && !isNotesId(session))) return noStage(user);
         return endStage(user, session);
       } catch {
-        return Promise.resolve({ user: String(user), sessions: [], profile: undefined, dropped: [] });
+        return noStage(user);
       }
     },
-    settled: () => (running === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve))),
-    getSnapshot: () => state,
+    settled: () => {
+      try {
+        return settled();
+      } catch {
+        return Promise.resolve();
+      }
+    },
+    getSnapshot: () => shell.getState().ledger,
     subscribe: (listener) => {
       if (typeof listener !== 'function') return () => undefined;
-      const entry: NotesListener = (next, previous) => listener(next, previous);
-      listeners.add(entry);
-      return () => {
-        listeners.delete(entry);
-      };
+      return shell.subscribe((next, previous) => {
+        if (next.ledger !== previous.ledger) listener(next.ledger, previous.ledger);
+      });
     },
-    events: () => Object.freeze([...log]),
+    events: () => shell.events(),
+    eventLog: () => {
+      const { snapshot, events } = shell.eventLog();
+      return { snapshot: snapshot.ledger, events };
+    },
   };
 };

@@ -5,12 +5,16 @@
 import type { SessionFact } from '../fact.js';
 import { explainRanked, type FactQuery, type RetrievalDecision, retrieveRanked } from '../retrieve/retrieve.js';
 import type { FactStore } from '../store/state.js';
+import type { SectionLayout } from '../retrieve/defaults.js';
 import { formatSessionFacts } from './format.js';
+
+const renderSection = (facts: ReadonlyArray<SessionFact>, layout: SectionLayout): string =>
+  formatSessionFacts(facts, { layout });
 
 /** The facts to inject for `query`, in rank order, within `maxFacts` and `maxTokens`; never throws. */
 export const retrieveFacts = (store: FactStore, query: FactQuery): ReadonlyArray<SessionFact> =>
-  retrieveRanked(store, query, formatSessionFacts);
+  retrieveRanked(store, query, renderSection);
 
 /** Every stored fact with its score, its parts and its decision: the ranked candidates first, in rank order, then the rest. */
 export const explainRetrieval = (store: FactStore, query: FactQuery): ReadonlyArray<RetrievalDecision> =>
-  explainRanked(store, query, formatSessionFacts);
+  explainRanked(store, query, renderSection);

@@ -5,9 +5,10 @@
  */
 import type { SessionFact } from '../fact.js';
 import type { TokenCounter } from '../tokens/estimate.js';
+import type { SectionLayout } from './defaults.js';
 
-/** Renders the facts of a section, header included (what the budget is measured on). */
-export type SectionRenderer = (facts: ReadonlyArray<SessionFact>) => string;
+/** Renders the facts of a section in a layout, header included (what the budget is measured on). */
+export type SectionRenderer = (facts: ReadonlyArray<SessionFact>, layout: SectionLayout) => string;
 
 /** What the budget stage needs to know. */
 export interface BudgetSettings {
@@ -15,6 +16,7 @@ export interface BudgetSettings {
   readonly maxTokens: number;
   readonly countTokens: TokenCounter;
   readonly render: SectionRenderer;
+  readonly layout: SectionLayout;
 }
 
 /** Why the budget stage left a candidate out. */
@@ -41,7 +43,13 @@ export const fitToBudget = <C extends { readonly fact: SessionFact }>(
   const included: SessionFact[] = [];
   return ranked.map((candidate, rank) => {
     if (rank >= settings.maxFacts) return { ...candidate, reason: 'max_facts' as const };
-    if (!fitsBudget(settings.render([...included, candidate.fact]), settings.maxTokens, settings.countTokens))
+    if (
+      !fitsBudget(
+        settings.render([...included, candidate.fact], settings.layout),
+        settings.maxTokens,
+        settings.countTokens,
+      )
+    )
       return { ...candidate, reason: 'budget' as const };
     included.push(candidate.fact);
     return candidate;

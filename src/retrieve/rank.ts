@@ -1,14 +1,28 @@
 /**
- * Relevance of a fact to a task description: BM25 over the fact's own fields (from the index
- * postings) plus a weighted BM25 match against the context of the task that produced it (its
- * prompt and summary), times explicit priors for kinds of facts that rarely help a later
- * task, plus a boost that puts the facts of a file the query names exactly first.
+ * The ranking, in one place: what a fact's score is made of, its defaults, and how a query is
+ * resolved against the index. A fact's score is
+ *
+ *     (query BM25 + feedback x feedback BM25 + context + continuity + convention base) x priors + boost
+ *
+ * - query BM25: the fact's own fields (subject weighted 3, object 1) against the query terms;
+ * - feedback: the same scorer with the words of the query's best few matches (pseudo-relevance
+ *   feedback), for facts that need the words of the best matches, not of the prompt;
+ * - context: BM25 of the query against the prompt and summary of the task that produced the fact
+ *   (for a file fact, of every task that changed the file), among the best-matching tasks;
+ * - continuity: a share of the query's own best score for the facts of the most recent other
+ *   tasks, decaying per task (the review that just set a convention, the file just created);
+ * - convention base: a share of that best score for a convention the query does not match
+ *   (conventions bind every later task);
+ * - priors: multipliers for kinds of facts that rarely (or always) help a later task;
+ * - boost: puts the facts of a file the query names exactly first.
  */
 import * as PMap from '../base/persistentMap.js';
 import type { SessionFact } from '../fact.js';
-import type { SearchIndex, TermPostings } from './index/searchIndex.js';
+import { type Postings, postingsMaxWeight, postingsSize } from './index/postings.js';
+import { PRIOR_CLASSES, priorFlags } from './index/priors.js';
+import { RECENT_TASKS, type SearchIndex } from './index/searchIndex.js';
 import { mentionedPaths, queryTerms } from './index/terms.js';
-import { factTermWeights, idf, postingWeight, quantize } from './index/weights.js';
+import { idf, postingWeight } from './index/weights.js';
 
 /**
  * Multipliers for kinds of facts. Each was measured on the labeled evaluation (`npm run eval`):
@@ -34,6 +48,31 @@ export interface RankingPriors {
   readonly duplicate: number;
 }
 
+/** Pseudo-relevance feedback: a second query made of the words of the first one's best matches. */
+export interface FeedbackOptions {
+  /** Weight of the feedback BM25 in the relevance (0 turns it off). */
+  readonly weight: number;
+  /** How many of the best first-pass facts lend their words. */
+  readonly facts: number;
+  /** How many words the feedback query keeps (the most telling ones). */
+  readonly terms: number;
+  /**
+   * A word is a feedback word only while it is in at most this share of the valid facts (and in
+   * at least one fact besides the feedback facts' own): `src`, `app` and `ts` tell nothing.
+   */
+  readonly maxShare: number;
+}
+
+/** Continuity: the facts of the tasks just before the query's own. */
+export interface ContinuityOptions {
+  /** Share of the query's best score given to the facts of the most recent other task (0 turns it off). */
+  readonly weight: number;
+  /** How many recent tasks get the bonus (at most 31: the index keeps the 32 most recent tasks). */
+  readonly tasks: number;
+  /** The bonus of each task further back, relative to the one after it. */
+  readonly decay: number;
+}
+
 /** How retrieval ranks; every field has a documented default. */
 export interface RankingOptions {
   readonly priors: RankingPriors;
@@ -43,35 +82,57 @@ export interface RankingOptions {
   readonly contextTasks: number;
   /** Added to the score of a fact whose subject is a file the query names exactly. */
   readonly exactFileBoost: number;
+  readonly feedback: FeedbackOptions;
+  readonly continuity: ContinuityOptions;
+  /** Share of the query's best score a convention gets when the query does not match it. */
+  readonly conventionBase: number;
+  /**
+   * The relevance floor: among the facts within the count cap, a fact whose score (boost aside)
+   * is below this share of the best one's is left out (boosted facts and conventions excepted).
+   */
+  readonly floor: number;
 }
 
-/** Ranking options a caller may override, priors one by one. */
-export type RankingOverrides = Partial<Omit<RankingOptions, 'priors'>> & { readonly priors?: Partial<RankingPriors> };
+/** Ranking options a caller may override, field by field. */
+export type RankingOverrides = Partial<Omit<RankingOptions, 'priors' | 'feedback' | 'continuity'>> & {
+  readonly priors?: Partial<RankingPriors>;
+  readonly feedback?: Partial<FeedbackOptions>;
+  readonly continuity?: Partial<ContinuityOptions>;
+};
 
 /** The defaults, chosen on the evaluation histories (see README, Retrieval quality). */
 export const DEFAULT_RANKING: RankingOptions = {
   priors: {
     status: 0.2,
     test: 0.2,
-    testFile: 0.5,
-    manifest: 0.3,
+    testFile: 0.3,
+    manifest: 0.05,
     convention: 2,
-    summary: 0.3,
+    summary: 0.2,
     issue: 0.6,
     duplicate: 0.1,
   },
-  contextWeight: 1,
+  contextWeight: 2,
   contextTasks: 16,
   exactFileBoost: 100,
+  feedback: { weight: 1, facts: 3, terms: 8, maxShare: 0.05 },
+  continuity: { weight: 0.1, tasks: 2, decay: 0.5 },
+  conventionBase: 0.2,
+  floor: 0.05,
 };
 
 const finiteOr = (value: unknown, fallback: number): number =>
   typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : fallback;
 
-/** Defaults with the valid overrides applied. */
+const fieldsOf = (value: unknown): Record<string, unknown> =>
+  (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+
+/** Defaults with the valid overrides applied (a field that is not a finite number >= 0 keeps its default). */
 export const resolveRanking = (overrides: unknown): RankingOptions => {
-  const o = (typeof overrides === 'object' && overrides !== null ? overrides : {}) as Record<string, unknown>;
-  const p = (typeof o['priors'] === 'object' && o['priors'] !== null ? o['priors'] : {}) as Record<string, unknown>;
+  const o = fieldsOf(overrides);
+  const p = fieldsOf(o['priors']);
+  const f = fieldsOf(o['feedback']);
+  const c = fieldsOf(o['continuity']);
   const d = DEFAULT_RANKING;
   return {
     priors: {
@@ -87,46 +148,100 @@ export const resolveRanking = (overrides: unknown): RankingOptions => {
     contextWeight: finiteOr(o['contextWeight'], d.contextWeight),
     contextTasks: Math.floor(finiteOr(o['contextTasks'], d.contextTasks)),
     exactFileBoost: finiteOr(o['exactFileBoost'], d.exactFileBoost),
+    feedback: {
+      weight: finiteOr(f['weight'], d.feedback.weight),
+      facts: Math.floor(finiteOr(f['facts'], d.feedback.facts)),
+      terms: Math.floor(finiteOr(f['terms'], d.feedback.terms)),
+      maxShare: finiteOr(f['maxShare'], d.feedback.maxShare),
+    },
+    continuity: {
+      weight: finiteOr(c['weight'], d.continuity.weight),
+      tasks: Math.min(RECENT_TASKS - 1, Math.floor(finiteOr(c['tasks'], d.continuity.tasks))),
+      decay: finiteOr(c['decay'], d.continuity.decay),
+    },
+    conventionBase: finiteOr(o['conventionBase'], d.conventionBase),
+    floor: finiteOr(o['floor'], d.floor),
   };
 };
 
-const STATUS_RELATIONS = new Set(['completed_with', 'reviewed_as']);
-const TEST_RELATIONS = new Set(['tested_by', 'test_failure']);
-const TEST_FILE =
-  /(^|[/\\])(tests?|__tests__|spec|specs|e2e|testdata)[/\\]|[._-](test|spec)\.[\w]+$|_test\.go$|(^|[/\\])test_[^/\\]+\.py$/iu;
-const MANIFEST_FILE =
-  /(^|[/\\])(package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb|package\.json|cargo\.lock|cargo\.toml|go\.sum|go\.mod|poetry\.lock|pyproject\.toml|uv\.lock|pipfile(\.lock)?|requirements[\w.-]*\.txt|gemfile(\.lock)?|composer\.(json|lock)|[\w.-]+\.lock)$/iu;
+const ISSUE = 1 << PRIOR_CLASSES.indexOf('issue');
+const CONVENTION = 1 << PRIOR_CLASSES.indexOf('convention');
 
 /**
- * The priors that apply to a fact, by name, and their product. `duplicate` says whether the
- * fact repeats a stored convention (the caller knows the store).
+ * The priors of a fact with these prior flags, by name, and their product. `duplicate` says
+ * whether an `issue` repeats a stored convention (which the store, not the fact, knows).
  */
+export const flagPriors = (
+  flags: number,
+  priors: RankingPriors,
+  duplicate: boolean,
+): { names: string[]; value: number } => {
+  const names: string[] = [];
+  let value = 1;
+  PRIOR_CLASSES.forEach((name, bit) => {
+    if ((flags & (1 << bit)) === 0) return;
+    const applied = name === 'issue' && duplicate ? 'duplicate' : name;
+    names.push(applied);
+    value *= priors[applied];
+  });
+  return { names, value };
+};
+
+/** The product of the priors of these flags (as `flagPriors`, without naming them). */
+export const priorValue = (flags: number, priors: RankingPriors, duplicate: boolean): number => {
+  let value = 1;
+  for (let bit = 0; bit < PRIOR_CLASSES.length; bit += 1)
+    if ((flags & (1 << bit)) !== 0) {
+      const name = PRIOR_CLASSES[bit]!;
+      value *= priors[name === 'issue' && duplicate ? 'duplicate' : name];
+    }
+  return value;
+};
+
+/** The priors that apply to a fact, by name, and their product (`duplicate`: see `flagPriors`). */
 export const factPriors = (
   fact: SessionFact,
   priors: RankingPriors,
   duplicate = false,
-): { names: string[]; value: number } => {
-  const names: string[] = [];
-  let value = 1;
-  const apply = (name: keyof RankingPriors): void => {
-    names.push(name);
-    value *= priors[name];
-  };
-  if (STATUS_RELATIONS.has(fact.relation)) apply('status');
-  if (TEST_RELATIONS.has(fact.relation)) apply('test');
-  if (TEST_FILE.test(fact.subject)) apply('testFile');
-  if (MANIFEST_FILE.test(fact.subject)) apply('manifest');
-  if (fact.tags.includes('convention')) apply('convention');
-  if (fact.relation === 'summary') apply('summary');
-  if (fact.relation === 'issue') apply(duplicate ? 'duplicate' : 'issue');
-  return { names, value };
+): { names: string[]; value: number } => flagPriors(priorFlags(fact), priors, duplicate);
+
+/**
+ * The largest prior a fact with these flags can get, whatever the store says of duplicates:
+ * an upper bound that needs no lookup.
+ */
+export const priorBound = (flags: number, priors: RankingPriors): number => {
+  const base = priorValue(flags & ~ISSUE, priors, false);
+  return (flags & ISSUE) === 0 ? base : base * Math.max(priors.issue, priors.duplicate);
 };
 
-/** One query term with its inverse document frequency and postings. */
+/**
+ * The largest prior any fact but a convention can get: the product of every prior class
+ * above 1 (with the defaults, 1). Conventions are ranked apart (see `conventionTerms`).
+ */
+export const maxPriorBound = (priors: RankingPriors): number =>
+  PRIOR_CLASSES.reduce((product, name) => {
+    if (name === 'convention') return product;
+    const prior = name === 'issue' ? Math.max(priors.issue, priors.duplicate) : priors[name];
+    return product * Math.max(1, prior);
+  }, 1);
+
+/** True for the flags of a convention. */
+export const isConventionFlags = (flags: number): boolean => (flags & CONVENTION) !== 0;
+
+/** One term of a query: its inverse document frequency, its multiplier, and where its postings are. */
 export interface PlannedTerm {
   readonly term: string;
   readonly idf: number;
-  readonly postings: TermPostings | undefined;
+  /** 1 for a word of the query; the feedback weight for a feedback word. */
+  readonly multiplier: number;
+  /** Postings over the facts that are not conventions. */
+  readonly postings: Postings | undefined;
+  /** Postings over the conventions. */
+  readonly conventions: Postings | undefined;
+  /** The largest contribution the term can make to a fact's relevance (before priors). */
+  readonly bound: number;
+  /** How many valid facts hold the term. */
+  readonly frequency: number;
 }
 
 /** The query, resolved against the index once. */
@@ -137,23 +252,42 @@ export interface QueryPlan {
   readonly ranking: RankingOptions;
 }
 
-/**
- * Terms too common to tell facts apart are skipped: they would dominate the cost of a query
- * and barely move a score. That is a term in more than half the documents (idf below 0.7, in
- * stores of 50 or more), or in more than 1,000 documents and more than 1% of them (idf below
- * 4.6, against 8 to 12 for the words that identify a fact in a large store).
- */
-const isTooCommon = (documents: number, frequency: number): boolean =>
-  (frequency > 1000 && frequency * 100 > documents) || (documents >= 50 && frequency * 2 > documents);
+const sizeOf = (postings: Postings | undefined): number => (postings === undefined ? 0 : postingsSize(postings));
+const maxOf = (postings: Postings | undefined): number => (postings === undefined ? 0 : postingsMaxWeight(postings));
 
-const planTerms = (trie: SearchIndex['terms'], documents: number, terms: ReadonlyArray<string>): PlannedTerm[] =>
-  terms.flatMap((term) => {
-    const postings = PMap.get(trie, term);
-    const frequency = postings === undefined ? 0 : PMap.size(postings);
-    return isTooCommon(documents, frequency) ? [] : [{ term, idf: idf(documents, frequency), postings }];
-  });
+/** A fact term of a query, resolved against the index; `weight` multiplies its contributions. */
+export const planTerm = (index: SearchIndex, documents: number, term: string, multiplier: number): PlannedTerm => {
+  const postings = PMap.get(index.terms, term);
+  const conventions = PMap.get(index.conventionTerms, term);
+  const frequency = sizeOf(postings) + sizeOf(conventions);
+  const weight = idf(documents, frequency);
+  return {
+    term,
+    idf: weight,
+    multiplier,
+    postings,
+    conventions,
+    bound: multiplier * weight * postingWeight(Math.max(maxOf(postings), maxOf(conventions))),
+    frequency,
+  };
+};
 
-/** Resolves a task description against the index. */
+const planContextTerm = (index: SearchIndex, term: string): PlannedTerm => {
+  const postings = PMap.get(index.taskTerms, term);
+  const frequency = sizeOf(postings);
+  const weight = idf(index.contextCount, frequency);
+  return {
+    term,
+    idf: weight,
+    multiplier: 1,
+    postings,
+    conventions: undefined,
+    bound: weight * postingWeight(maxOf(postings)),
+    frequency,
+  };
+};
+
+/** Resolves a task description against the index. Every term counts: none is skipped as too common. */
 export const planQuery = (
   index: SearchIndex,
   validCount: number,
@@ -162,8 +296,8 @@ export const planQuery = (
 ): QueryPlan => {
   const terms = queryTerms(description);
   return {
-    terms: planTerms(index.terms, validCount, terms),
-    contextTerms: ranking.contextWeight > 0 ? planTerms(index.taskTerms, index.contextCount, terms) : [],
+    terms: terms.map((term) => planTerm(index, validCount, term, 1)),
+    contextTerms: ranking.contextWeight > 0 ? terms.map((term) => planContextTerm(index, term)) : [],
     paths: mentionedPaths(description),
     ranking,
   };
@@ -173,55 +307,23 @@ export const planQuery = (
 export interface ScoreParts {
   /** BM25 contribution of each matched query term (idf x the fact's term weight). */
   readonly terms: ReadonlyArray<{ readonly term: string; readonly contribution: number }>;
+  /** Pseudo-relevance feedback: the weighted BM25 of the feedback words (already times the feedback weight). */
+  readonly feedback: number;
   /** Weighted BM25 match against the producing task's prompt and summary. */
   readonly context: number;
+  /** The continuity bonus of a fact of one of the most recent other tasks. */
+  readonly continuity: number;
+  /** The base a convention gets when the query does not match it. */
+  readonly base: number;
   /** The priors that applied, by name, and their product. */
   readonly priors: ReadonlyArray<string>;
   readonly prior: number;
   /** The exact-file boost, when the query names the fact's subject. */
   readonly boost: number;
-  /** (sum of terms + context) x prior + boost. */
+  /** (sum of terms + feedback + context + continuity + base) x prior + boost. */
   readonly total: number;
 }
 
 /** True when the query names the fact's subject as a file, whole or by its trailing path. */
-const namesSubject = (paths: ReadonlyArray<string>, subject: string): boolean =>
+export const namesSubject = (paths: ReadonlyArray<string>, subject: string): boolean =>
   paths.some((path) => subject === path || subject.endsWith(`/${path}`));
-
-/** A score without its term breakdown (what ranking needs). */
-export interface Score {
-  readonly total: number;
-  readonly context: number;
-  readonly priors: ReadonlyArray<string>;
-  readonly prior: number;
-  readonly boost: number;
-}
-
-/** Combines a fact's term score (summed in query-term order) with its context, priors and boost. */
-export const combineScore = (
-  plan: QueryPlan,
-  fact: SessionFact,
-  termScore: number,
-  context: number,
-  duplicate: boolean,
-): Score => {
-  const { names, value } = factPriors(fact, plan.ranking.priors, duplicate);
-  const relevance = termScore + context;
-  const boost = relevance > 0 && namesSubject(plan.paths, fact.subject) ? plan.ranking.exactFileBoost : 0;
-  return { total: relevance * value + boost, context, priors: names, prior: value, boost };
-};
-
-/** Scores any fact from its own fields and a given context score, with the term breakdown: the slow path used to explain. */
-export const scoreFact = (plan: QueryPlan, fact: SessionFact, context: number, duplicate: boolean): ScoreParts => {
-  const weights = factTermWeights(fact);
-  const terms: Array<{ term: string; contribution: number }> = [];
-  let termScore = 0;
-  for (const { term, idf: weight } of plan.terms) {
-    const w = weights.get(term);
-    if (w === undefined) continue;
-    const contribution = weight * postingWeight(quantize(w));
-    terms.push({ term, contribution });
-    termScore += contribution;
-  }
-  return { terms, ...combineScore(plan, fact, termScore, context, duplicate) };
-};

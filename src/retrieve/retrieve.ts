@@ -1,34 +1,51 @@
 /**
  * Retrieval as a pure pipeline: valid facts -> tag filter -> not the query's own task ->
- * relevance score -> eligible (score above 0, or a convention) -> ranked -> at most `maxFacts`
- * -> token budget measured on the section exactly as rendered.
+ * relevance score (rank.ts) -> eligible (score above 0, or a convention) -> ranked -> at most
+ * `maxFacts` -> the relevance floor -> the token budget, measured on the section exactly as
+ * the caller renders it.
  *
- * `retrieveFacts` reaches its candidates through the index (the postings of the query's terms,
- * the facts of tasks whose context matches, and the conventions), so a query never scans the
- * store. `explainRetrieval` scores every stored fact the same way and records where each one
- * left the pipeline; its included facts are exactly what `retrieveFacts` returns.
+ * Scoring takes two passes when feedback, continuity or a convention base is on: the first
+ * ranks by the query alone and gives the best few matches (whose words make the feedback
+ * query) and the query's score scale; the second ranks with everything.
+ *
+ * `retrieveFacts` finds each pass's exact top k through the index only (topk.ts: MaxScore over
+ * the postings, with per-term upper bounds). `explainRetrieval` scores every stored fact the
+ * same way, with the same numbers added in the same order, and records where each one left
+ * the pipeline; its included facts are exactly what `retrieveFacts` returns.
  */
 import * as PMap from '../base/persistentMap.js';
 import { collapseWhitespace } from '../base/text.js';
 import type { FactTag, SessionFact } from '../fact.js';
 import { selectAllFacts } from '../store/selectors.js';
-import { type FactStore, pairKey, selectValidFact, validCount } from '../store/state.js';
-import { deriveRecords } from '../store/timeline.js';
-import { isFileFact, selectPairLog } from '../store/write.js';
+import { type FactStore, validCount } from '../store/state.js';
 import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
-import { type BudgetSettings, fitToBudget, type SectionRenderer } from './budget.js';
-import { queryTerms } from './index/terms.js';
-import { postingWeight } from './index/weights.js';
+import { fitToBudget, type SectionRenderer } from './budget.js';
+import { DEFAULT_LAYOUT, SECTION_LAYOUTS, type SectionLayout } from './defaults.js';
+import { factTermWeights, postingWeight, quantize } from './index/weights.js';
 import {
-  combineScore,
   planQuery,
-  type QueryPlan,
+  planTerm,
+  type PlannedTerm,
   type RankingOverrides,
   resolveRanking,
-  type Score,
   type ScoreParts,
-  scoreFact,
 } from './rank.js';
+import {
+  byRank,
+  combineScore,
+  type ContextTable,
+  contextTable,
+  type ExclusionReason,
+  factContext,
+  filterReason,
+  type Pass,
+  repeatsConvention,
+  type Scored,
+  type Settings,
+} from './score.js';
+import { topK } from './topk.js';
+
+export type { ExclusionReason } from './score.js';
 
 /** What the next task needs facts for. */
 export interface FactQuery {
@@ -42,10 +59,9 @@ export interface FactQuery {
   readonly ranking?: RankingOverrides;
   /** Facts scoring below this are left out as `no_match`, conventions included (default: none). */
   readonly minScore?: number;
+  /** The section's layout, which the budget is measured on (default `lines`). */
+  readonly layout?: SectionLayout;
 }
-
-/** Why a fact was not injected. */
-export type ExclusionReason = 'invalidated' | 'tag' | 'own_task' | 'no_match' | 'max_facts' | 'budget';
 
 /** One fact's fate in a retrieval. `reason` is present exactly when excluded. */
 export interface RetrievalDecision {
@@ -53,15 +69,8 @@ export interface RetrievalDecision {
   readonly score: number;
   readonly decision: 'included' | 'excluded';
   readonly reason?: ExclusionReason;
-  /** What the score is made of: term contributions, task context, priors, boost. */
+  /** What the score is made of: term contributions, feedback, task context, continuity, priors, boost. */
   readonly parts?: ScoreParts;
-}
-
-interface Settings extends BudgetSettings {
-  readonly plan: QueryPlan;
-  readonly taskId: string;
-  readonly wanted: ReadonlySet<string>;
-  readonly minScore: number;
 }
 
 const isCount = (value: unknown): value is number => typeof value === 'number' && value >= 0;
@@ -69,12 +78,13 @@ const isCount = (value: unknown): value is number => typeof value === 'number' &
 /** Reads each field of the query once (a getter may throw or change its answer), inside the caller's guard. */
 const settingsFor = (store: FactStore, query: FactQuery, render: SectionRenderer): Settings => {
   const q: Partial<FactQuery> = typeof query === 'object' && query !== null ? query : {};
-  const { taskDescription, taskId, tags, maxFacts, maxTokens, countTokens, ranking, minScore } = q;
+  const { taskDescription, taskId, tags, maxFacts, maxTokens, countTokens, ranking, minScore, layout } = q;
   const rawTaskId = typeof taskId === 'string' || typeof taskId === 'number' ? String(taskId) : '';
+  const documents = validCount(store);
   return {
     plan: planQuery(
       store.index,
-      validCount(store),
+      documents,
       typeof taskDescription === 'string' ? taskDescription : '',
       resolveRanking(ranking),
     ),
@@ -85,206 +95,120 @@ const settingsFor = (store: FactStore, query: FactQuery, render: SectionRenderer
     countTokens: typeof countTokens === 'function' ? countTokens : estimateTokens,
     minScore: typeof minScore === 'number' && Number.isFinite(minScore) ? minScore : -Infinity,
     render,
+    layout:
+      typeof layout === 'string' && (SECTION_LAYOUTS as ReadonlyArray<string>).includes(layout)
+        ? layout
+        : DEFAULT_LAYOUT,
+    documents,
   };
 };
 
 /**
- * Context scores for one query: per task (its prompt and summary), for the `contextTasks`
- * best-matching tasks, and per file pair (the sum over those tasks that asserted a fact about
- * the file: a file is described by all the work done on it, and a file many tasks touched is
- * central). Tasks are summed in id order, so the fast and the explaining path add the same
- * numbers in the same order.
+ * The most recent other tasks (by their latest valid fact, then id; the index keeps them in
+ * order) with their continuity bonus before the scale: 1, decay, decay^2, ...
  */
-interface ContextTable {
-  readonly byTask: ReadonlyMap<string, number>;
-  readonly byPair: ReadonlyMap<string, number>;
-}
+const recentTasks = (store: FactStore, settings: Settings): Map<string, number> => {
+  const { continuity } = settings.plan.ranking;
+  const recent = new Map<string, number>();
+  if (continuity.weight <= 0) return recent;
+  const list = store.index.recent;
+  for (let at = 0; at < list.length && recent.size < continuity.tasks; at += 2) {
+    const taskId = list[at] as string;
+    if (taskId !== settings.taskId) recent.set(taskId, continuity.weight * continuity.decay ** recent.size);
+  }
+  return recent;
+};
 
-const contextTable = (store: FactStore, plan: QueryPlan): ContextTable => {
-  // A task's context score: its BM25 against the query, summed in query-term order, then weighted.
+/**
+ * The feedback words of a first pass: the terms of its best facts (subject and object, as the
+ * index splits and stems them) that the query lacks, 3 characters or longer, and found in at
+ * most `feedback.maxShare` of the valid facts, each weighted by its mean weight in those facts;
+ * the `feedback.terms` most telling (weight x idf).
+ */
+const feedbackTerms = (store: FactStore, settings: Settings, first: ReadonlyArray<Scored>): PlannedTerm[] => {
+  const { feedback } = settings.plan.ranking;
+  const top = first.slice(0, feedback.facts);
+  if (feedback.weight <= 0 || top.length === 0) return [];
+  const inQuery = new Set(settings.plan.terms.map(({ term }) => term));
   const sums = new Map<string, number>();
-  for (const { idf, postings } of plan.contextTerms)
-    if (postings !== undefined)
-      PMap.forEach(postings, (weight, taskId) =>
-        sums.set(taskId, (sums.get(taskId) ?? 0) + idf * postingWeight(weight)),
-      );
-  // The best `contextTasks` tasks, kept in a short sorted list (no sort of every match).
-  const limit = plan.ranking.contextTasks;
-  const best: Array<[string, number]> = [];
-  const better = ([a, x]: [string, number], [b, y]: [string, number]): boolean => x > y || (x === y && a < b);
-  for (const [taskId, sum] of sums) {
-    const entry: [string, number] = [taskId, sum * plan.ranking.contextWeight];
-    if (!(entry[1] > 0) || limit < 1) continue;
-    if (best.length === limit && !better(entry, best[limit - 1]!)) continue;
-    let at = best.length;
-    while (at > 0 && better(entry, best[at - 1]!)) at -= 1;
-    best.splice(at, 0, entry);
-    if (best.length > limit) best.pop();
-  }
-  const ranked = best.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const byTask = new Map(ranked);
-  const byPair = new Map<string, number>();
-  for (const [taskId, score] of ranked)
-    for (const pair of PMap.keys(PMap.get(store.index.tasks, taskId)?.touched ?? PMap.empty))
-      byPair.set(pair, (byPair.get(pair) ?? 0) + score);
-  return { byTask, byPair };
+  for (const { fact } of top)
+    for (const [term, weight] of factTermWeights(fact))
+      if (term.length >= 3 && !inQuery.has(term))
+        sums.set(term, (sums.get(term) ?? 0) + postingWeight(quantize(weight)));
+  const mostFacts = Math.max(1, feedback.maxShare * settings.documents);
+  return [...sums]
+    .map(([term, sum]) => planTerm(store.index, settings.documents, term, (feedback.weight * sum) / top.length))
+    .filter(({ frequency }) => frequency <= mostFacts)
+    .sort((a, b) => b.multiplier * b.idf - a.multiplier * a.idf || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0))
+    .slice(0, feedback.terms);
 };
 
-const factContext = (table: ContextTable, fact: SessionFact): number =>
-  (isFileFact(fact) ? table.byPair.get(pairKey(fact.subject, fact.relation)) : table.byTask.get(fact.sourceTaskId)) ??
-  0;
-
-/** True when an `issue` fact's text is also a valid `convention` of its subject, asserted with it. */
-const repeatsConvention = (store: FactStore, fact: SessionFact): boolean => {
-  if (fact.relation !== 'issue') return false;
-  const twin = selectPairLog(store, fact.subject, 'convention')?.assertions.find(
-    (assertion) => assertion.validFrom === fact.validFrom && assertion.object === fact.object,
-  );
-  // The twin's run must be the valid one: the valid record of an id is the assertion that opened its run.
-  return twin !== undefined && selectValidFact(store, twin.id)?.validFrom === twin.validFrom;
-};
-
-/** The first stage a valid fact fails, given its score; undefined when it is a candidate. */
-const filterReason = (settings: Settings, fact: SessionFact, parts: Score): ExclusionReason | undefined => {
-  if (fact.validTo !== undefined) return 'invalidated';
-  if (settings.wanted.size > 0 && !fact.tags.some((tag) => settings.wanted.has(tag))) return 'tag';
-  if (fact.sourceTaskId === settings.taskId) return 'own_task';
-  if (!(parts.total > 0) && !fact.tags.includes('convention')) return 'no_match';
-  if (parts.total < settings.minScore) return 'no_match';
-  return undefined;
-};
-
-interface Scored<P extends Score = Score> {
-  readonly fact: SessionFact;
-  readonly parts: P;
+/** The two passes of a query: the first (the query alone) and the last (everything), with what links them. */
+interface Passes {
+  readonly first: Pass | undefined;
+  readonly last: (first: ReadonlyArray<Scored>) => Pass;
 }
 
-const byRank = (a: Scored, b: Scored): number =>
-  b.parts.total - a.parts.total ||
-  b.fact.validFrom - a.fact.validFrom ||
-  (a.fact.id < b.fact.id ? -1 : a.fact.id > b.fact.id ? 1 : 0);
+const needsFirstPass = (settings: Settings): boolean => {
+  const { feedback, continuity, conventionBase } = settings.plan.ranking;
+  return (feedback.weight > 0 && feedback.facts > 0) || continuity.weight > 0 || conventionBase > 0;
+};
 
-/** Ranks candidates, then applies `maxFacts` and the token budget; returns each candidate's reason (none: included). */
-const selectRanked = <P extends Score>(settings: Settings, candidates: Array<Scored<P>>) =>
-  fitToBudget(settings, candidates.sort(byRank));
-
-/** A max-heap of candidate indices by their upper bound. */
-const popOrder = (bounds: Float64Array): (() => number | undefined) => {
-  const heap = Array.from(bounds.keys());
-  const above = (a: number, b: number): boolean => bounds[heap[a]!]! > bounds[heap[b]!]!;
-  const swap = (a: number, b: number): void => {
-    [heap[a], heap[b]] = [heap[b]!, heap[a]!];
-  };
-  const sink = (from: number): void => {
-    for (let i = from; ;) {
-      const left = 2 * i + 1;
-      const right = left + 1;
-      let top = i;
-      if (left < heap.length && above(left, top)) top = left;
-      if (right < heap.length && above(right, top)) top = right;
-      if (top === i) return;
-      swap(i, top);
-      i = top;
-    }
-  };
-  for (let i = (heap.length >> 1) - 1; i >= 0; i -= 1) sink(i);
-  return () => {
-    if (heap.length === 0) return undefined;
-    const first = heap[0]!;
-    const last = heap.pop()!;
-    if (heap.length > 0) {
-      heap[0] = last;
-      sink(0);
-    }
-    return first;
+const passesFor = (store: FactStore, settings: Settings, table: ContextTable): Passes => {
+  const { plan } = settings;
+  const queryPass = (k: number, scale: number, terms: PlannedTerm[], recent: ReadonlyMap<string, number>): Pass => ({
+    plan,
+    terms,
+    queryTerms: plan.terms.length,
+    table,
+    recent,
+    scale,
+    k,
+  });
+  const first = needsFirstPass(settings)
+    ? queryPass(Math.max(1, plan.ranking.feedback.facts), 0, [...plan.terms], new Map())
+    : undefined;
+  return {
+    first,
+    last: (firstRanked) => {
+      const best = firstRanked[0];
+      const scale = best === undefined ? 0 : best.parts.total - best.parts.boost;
+      const recent = new Map([...recentTasks(store, settings)].map(([taskId, share]) => [taskId, share * scale]));
+      return queryPass(
+        settings.maxFacts,
+        scale,
+        [...plan.terms, ...feedbackTerms(store, settings, firstRanked)],
+        recent,
+      );
+    },
   };
 };
 
-/** The largest product of priors any fact can get (priors below 1 only lower a score). */
-const maxPrior = (plan: QueryPlan): number =>
-  Object.values(plan.ranking.priors).reduce((product, prior) => product * Math.max(1, prior), 1);
-
 /**
- * The best `maxFacts` candidates of a query, exactly as `explainRetrieval` ranks them, found
- * through the index only. Every candidate gets an upper bound from what the index tells
- * without reading it (its term score, the best context it can inherit, the largest prior,
- * and the exact-file boost when it holds every term of a named path); candidates are then
- * scored exactly in order of that bound, stopping once no bound can reach the last place.
+ * The candidates within the count cap that pass the relevance floor: a score (boost aside) at
+ * least `floor` times the best one's, unless boosted or a convention.
  */
-const topCandidates = (store: FactStore, settings: Settings): Scored[] => {
-  const { plan } = settings;
-  const canMask = plan.terms.length <= 30;
-  // Term scores summed in query-term order, as scoreFact sums them, and which terms matched.
-  const matches = new Map<string, { score: number; mask: number }>();
-  plan.terms.forEach(({ idf, postings }, bit) => {
-    if (postings === undefined) return;
-    PMap.forEach(postings, (weight, key) => {
-      const match = matches.get(key);
-      const contribution = idf * postingWeight(weight);
-      if (match === undefined) matches.set(key, { score: contribution, mask: canMask ? 1 << bit : 0 });
-      else {
-        match.score += contribution;
-        if (canMask) match.mask |= 1 << bit;
-      }
-    });
-  });
-  const table = contextTable(store, plan);
-  const contextBound = new Map<string, number>();
-  const raise = (key: string, value: number): void => {
-    if (!(value <= (contextBound.get(key) ?? 0))) contextBound.set(key, value);
-  };
-  for (const [taskId, score] of table.byTask)
-    for (const key of PMap.keys(PMap.get(store.index.tasks, taskId)?.facts ?? PMap.empty)) raise(key, score);
-  for (const [pair, score] of table.byPair) {
-    const log = PMap.get(store.pairs, pair);
-    if (log !== undefined) for (const fact of deriveRecords(log)) if (fact.validTo === undefined) raise(fact.id, score);
-  }
-  const keys = new Set([...matches.keys(), ...contextBound.keys()]);
+const passesFloor = (settings: Settings, inCap: ReadonlyArray<Scored>): ((candidate: Scored) => boolean) => {
+  const best = inCap.reduce((max, { parts }) => Math.max(max, parts.total - parts.boost), 0);
+  const floor = settings.plan.ranking.floor * best;
+  return ({ fact, parts }) => parts.boost > 0 || fact.tags.includes('convention') || parts.total - parts.boost >= floor;
+};
 
-  const termIndex = new Map(plan.terms.map(({ term }, bit) => [term, bit]));
-  const pathMasks = plan.paths.map((path) =>
-    queryTerms(path).reduce((mask, term) => (termIndex.has(term) ? mask | (1 << termIndex.get(term)!) : mask), 0),
-  );
-  const mayBeNamed = (key: string): boolean =>
-    pathMasks.length > 0 && (!canMask || pathMasks.some((mask) => ((matches.get(key)?.mask ?? 0) & mask) === mask));
-  const prior = maxPrior(plan);
-  const list = [...keys];
-  const bounds = new Float64Array(list.length);
-  list.forEach((key, i) => {
-    const relevance = (matches.get(key)?.score ?? 0) + (contextBound.get(key) ?? 0);
-    bounds[i] = relevance * prior + (relevance > 0 && mayBeNamed(key) ? plan.ranking.exactFileBoost : 0);
+/** The ranked candidates with the reason each left out has: past the cap, below the floor, or over the budget. */
+const finish = (settings: Settings, ranked: ReadonlyArray<Scored>): Array<Scored & { reason?: ExclusionReason }> => {
+  const inCap = ranked.slice(0, settings.maxFacts);
+  const keep = passesFloor(settings, inCap);
+  const kept = inCap.filter(keep);
+  const fitted = fitToBudget(settings, kept);
+  const reasons = new Map<Scored, ExclusionReason>();
+  fitted.forEach((candidate, i) => {
+    if (candidate.reason !== undefined) reasons.set(kept[i]!, candidate.reason);
   });
-
-  const best: Scored[] = [];
-  const consider = (key: string): void => {
-    const fact = selectValidFact(store, key);
-    if (fact === undefined) return;
-    const parts = combineScore(
-      plan,
-      fact,
-      matches.get(key)?.score ?? 0,
-      factContext(table, fact),
-      repeatsConvention(store, fact),
-    );
-    if (filterReason(settings, fact, parts) !== undefined) return;
-    const candidate = { fact, parts };
-    let at = best.length;
-    while (at > 0 && byRank(candidate, best[at - 1]!) < 0) at -= 1;
-    if (at < settings.maxFacts) {
-      best.splice(at, 0, candidate);
-      if (best.length > settings.maxFacts) best.pop();
-    }
-  };
-  const next = popOrder(bounds);
-  for (let i = next(); i !== undefined; i = next()) {
-    const last = best[settings.maxFacts - 1];
-    if (last !== undefined && bounds[i]! < last.parts.total) break;
-    consider(list[i]!);
-  }
-  // Conventions are eligible with no match at all; they fill the places left, most recent first.
-  if (best.length < settings.maxFacts)
-    PMap.forEach(store.index.conventions, (_true, key) => keys.has(key) || consider(key));
-  return best;
+  return ranked.map((candidate, rank) => {
+    const reason: ExclusionReason | undefined =
+      rank >= settings.maxFacts ? 'max_facts' : !keep(candidate) ? 'no_match' : reasons.get(candidate);
+    return reason === undefined ? candidate : { ...candidate, reason };
+  });
 };
 
 /**
@@ -299,13 +223,39 @@ export const retrieveRanked = (
   try {
     const settings = settingsFor(store, query, render);
     if (settings.maxFacts === 0 || settings.maxTokens < 0) return [];
-    return selectRanked(settings, topCandidates(store, settings))
+    const table = contextTable(store, settings.plan);
+    const passes = passesFor(store, settings, table);
+    const first = passes.first === undefined ? [] : topK(store, settings, passes.first, true);
+    const ranked = topK(store, settings, passes.last(first), false);
+    return finish(settings, ranked)
       .filter((candidate) => candidate.reason === undefined)
       .map((candidate) => candidate.fact);
   } catch {
     return [];
   }
 };
+
+/** Scores every stored fact in one pass, the slow way (from the fact's own text). */
+const scoreAll = (
+  store: FactStore,
+  settings: Settings,
+  pass: Pass,
+  firstPass: boolean,
+): Array<Scored & { reason?: ExclusionReason }> =>
+  selectAllFacts(store).map((fact) => {
+    const weights = factTermWeights(fact);
+    const stored = pass.terms.map(({ term }) => {
+      const weight = weights.get(term);
+      return weight === undefined ? undefined : quantize(weight);
+    });
+    const extras = {
+      context: fact.validTo === undefined ? factContext(pass.table, fact) : 0,
+      continuity: pass.recent.get(fact.sourceTaskId) ?? 0,
+    };
+    const parts = combineScore(pass, fact, stored, extras, repeatsConvention(store, fact));
+    const reason = filterReason(settings, fact, parts, firstPass);
+    return reason === undefined ? { fact, parts } : { fact, parts, reason };
+  });
 
 /**
  * Every stored fact with its score, its parts and its decision (as `retrieveRanked` decides with
@@ -318,19 +268,24 @@ export const explainRanked = (
 ): ReadonlyArray<RetrievalDecision> => {
   try {
     const settings = settingsFor(store, query, render);
-    const candidates: Array<Scored<ScoreParts>> = [];
-    const others: RetrievalDecision[] = [];
     const table = contextTable(store, settings.plan);
-    for (const fact of selectAllFacts(store)) {
-      const parts = scoreFact(settings.plan, fact, factContext(table, fact), repeatsConvention(store, fact));
-      const reason = filterReason(settings, fact, parts);
-      if (reason === undefined) candidates.push({ fact, parts });
-      else others.push({ fact, score: parts.total, decision: 'excluded', reason, parts });
-    }
-    const ranked = selectRanked(settings, candidates).map(({ fact, parts, reason }): RetrievalDecision =>
+    const passes = passesFor(store, settings, table);
+    const first =
+      passes.first === undefined
+        ? []
+        : scoreAll(store, settings, passes.first, true)
+            .filter((scored) => scored.reason === undefined)
+            .sort(byRank)
+            .slice(0, passes.first.k);
+    const scored = scoreAll(store, settings, passes.last(first), false);
+    const candidates = scored.filter((entry) => entry.reason === undefined).sort(byRank);
+    const ranked = finish(settings, candidates).map(({ fact, parts, reason }): RetrievalDecision =>
       reason === undefined
         ? { fact, score: parts.total, decision: 'included', parts }
         : { fact, score: parts.total, decision: 'excluded', reason, parts },
+    );
+    const others = scored.flatMap(({ fact, parts, reason }): RetrievalDecision[] =>
+      reason === undefined ? [] : [{ fact, score: parts.total, decision: 'excluded', reason, parts }],
     );
     return [...ranked, ...others];
   } catch {

@@ -15,6 +15,7 @@ import { formatSessionFacts } from '../prompt/format.js';
 import { retrieveFacts } from '../prompt/retrieve.js';
 import { buildDispatchDynamicTail } from '../prompt/tail.js';
 import type { RankingOverrides } from '../retrieve/rank.js';
+import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS } from '../retrieve/defaults.js';
 import { addCheckedFacts } from '../store/addFacts.js';
 import { type CompactionReport, compactWithReport } from '../store/compact.js';
 import { applyEvent, type TrackerEvent } from '../store/events.js';
@@ -28,9 +29,9 @@ export interface FactTrackerOptions {
   /** Epoch milliseconds now (default `Date.now`). */
   readonly clock?: () => number;
   readonly maxValidFacts?: number;
-  /** Default facts per prompt (10). */
+  /** Default facts per prompt (`DEFAULT_MAX_FACTS`). */
   readonly maxFacts?: number;
-  /** Default token budget of the section (500). */
+  /** Default token budget of the section (`DEFAULT_MAX_TOKENS`). */
   readonly maxTokens?: number;
   readonly countTokens?: TokenCounter;
   /** Overrides of the ranking defaults. */
@@ -92,8 +93,6 @@ export interface FactTracker {
   events(): ReadonlyArray<TrackerEvent>;
 }
 
-const DEFAULT_MAX_FACTS = 10;
-const DEFAULT_MAX_TOKENS = 500;
 const DEFAULT_MAX_OUTPUT_TOKENS = 1200;
 
 const invalidInput = (message: string): ContractError => ({ code: 'invalid_input', message });

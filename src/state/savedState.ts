@@ -7,7 +7,7 @@ import * as A from 'fp-ts/lib/Array.js';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { z } from 'zod';
-import { formatIssuePath } from '../base/decode.js';
+import { describeIssue, formatPath } from '../base/schema.js';
 import { parseNewFact, type SessionFact } from '../fact.js';
 import type { NotesLedger } from '../notes/ledger.js';
 import { decodeNotes, encodeNotes, type SavedNotes } from '../notes/persist.js';
@@ -68,7 +68,7 @@ type IssuePath = { readonly path?: ReadonlyArray<PropertyKey> | undefined };
 /** The path of an issue, `up` levels above where it was found. */
 const pathOf = (issue: IssuePath, up = 0): string => {
   const path = issue.path ?? [];
-  return formatIssuePath(path.slice(0, path.length - up));
+  return formatPath(path.slice(0, path.length - up));
 };
 
 const notAnObject = (issue: IssuePath): string => `${pathOf(issue)} is not an object`;
@@ -84,24 +84,30 @@ const RecordedPromptSchema = z.object(
   { error: notAnObject },
 );
 
+/** What is wrong within a pair, where in it (the pair's own path is added as the issue bubbles up). */
+interface PairProblem {
+  readonly path: Array<string | number>;
+  readonly message: string;
+}
+
 /**
  * The assertions of one pair, in file order: each a well-formed fact (`parseNewFact`, the
  * check every fact entering a store passes), of this pair, asserted once at its time.
  */
 const decodeAssertions = (
-  where: string,
   subject: string,
   relation: string,
   raw: ReadonlyArray<unknown>,
-): E.Either<string, ReadonlyArray<SessionFact>> => {
+): E.Either<PairProblem, ReadonlyArray<SessionFact>> => {
   const seen = new Set<string>();
-  return A.traverseWithIndex(E.Applicative)((i, value: unknown): E.Either<string, SessionFact> => {
+  return A.traverseWithIndex(E.Applicative)((i, value: unknown): E.Either<PairProblem, SessionFact> => {
+    const at = ['assertions', i];
     const fact = parseNewFact(value);
-    if (E.isLeft(fact)) return E.left(`${where}.assertions[${i}]: ${fact.left}`);
+    if (E.isLeft(fact)) return E.left({ path: at, message: `: ${fact.left}` });
     if (fact.right.subject !== subject || fact.right.relation !== relation)
-      return E.left(`${where}.assertions[${i}] belongs to another pair`);
+      return E.left({ path: at, message: 'belongs to another pair' });
     const key = `${fact.right.id}@${fact.right.validFrom}`;
-    if (seen.has(key)) return E.left(`${where}.assertions[${i}] repeats an assertion`);
+    if (seen.has(key)) return E.left({ path: at, message: 'repeats an assertion' });
     seen.add(key);
     return fact;
   })([...raw]);
@@ -130,18 +136,14 @@ const PairLogSchema = (seen: Set<string>) =>
       { error: notAnObject },
     )
     .transform(({ subject, relation, assertions, clears }, context): PairLog => {
-      // The pair's path is not known here: the message says what follows it (see `problemOf`).
-      const facts = decodeAssertions('', subject, relation, assertions);
+      // The pair's path is not known here: the issue's is, once it reaches the document (see `problemOf`).
+      const facts = decodeAssertions(subject, relation, assertions);
       const key = pairKey(subject, relation);
       const repeated = seen.has(key);
       seen.add(key);
       if (E.isLeft(facts) || repeated) {
-        context.addIssue({
-          code: 'custom',
-          input: assertions,
-          message: E.isLeft(facts) ? facts.left : ' repeats a pair',
-          params: { afterPath: true },
-        });
+        const { path, message } = E.isLeft(facts) ? facts.left : { path: [], message: 'repeats a pair' };
+        context.addIssue({ code: 'custom', input: assertions, path, message, params: { underPath: true } });
         return z.NEVER;
       }
       return {
@@ -173,11 +175,9 @@ const SavedStateSchema = () =>
     { error: 'not a saved state: expected a JSON object' },
   );
 
-/** The message of an issue: whole, or for a pair's own checks the pair's path followed by it. */
+/** The message of an issue: whole, or for a pair's own checks its path followed by it. */
 const problemOf = (issue: z.core.$ZodIssue): string =>
-  issue.code === 'custom' && issue.params?.['afterPath'] === true
-    ? `${formatIssuePath(issue.path)}${issue.message}`
-    : issue.message;
+  issue.code === 'custom' && issue.params?.['underPath'] === true ? describeIssue([], issue) : issue.message;
 
 /** Decodes a parsed saved-state document into a store and its ledger, or says precisely why it cannot. */
 export const decodeSavedState = (value: unknown): E.Either<string, DecodedState> => {

@@ -1,6 +1,7 @@
 import { type FactTag, FACT_LIMITS, makeFact, type SessionFact } from '../fact.js';
 import { clipEnd } from '../base/text.js';
 import * as PMap from '../base/persistentMap.js';
+import { selectIndexedFacts } from '../retrieve/index/searchIndex.js';
 import { type FactStore, type PairLog, pairKey, validCount, withMutations } from './state.js';
 import { byTimeThenId, deriveRecords, validRecords, withAssertions } from './timeline.js';
 import { emptyPairLog, NO_CLEARS, type PairChange, selectPairLog, writePairChanges } from './write.js';
@@ -198,7 +199,7 @@ export const compactWithReport = (
   const limit = Math.floor(maxFacts);
   const work = new Workset(store);
   const report = emptyReport();
-  const valid = PMap.values(store.index.facts);
+  const valid = selectIndexedFacts(store.index);
   // (a) History goes: the pairs holding closed records keep only the runs of their valid facts.
   const closedIds = new Set<string>();
   PMap.forEach(store.pairs, (log) => {

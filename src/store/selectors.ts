@@ -1,5 +1,6 @@
 import * as PMap from '../base/persistentMap.js';
 import type { FactTag, SessionFact } from '../fact.js';
+import { selectIndexedFacts } from '../retrieve/index/searchIndex.js';
 import { type FactStore, validCount } from './state.js';
 import { byTimeThenId, deriveRecords } from './timeline.js';
 
@@ -28,7 +29,7 @@ export const selectAllFacts = (store: FactStore): ReadonlyArray<SessionFact> =>
 
 /** The facts valid now, by `validFrom` then id. */
 export const selectValidFacts = (store: FactStore): ReadonlyArray<SessionFact> =>
-  memoize(validFactsCache, store, () => PMap.values(store.index.facts).sort(byTimeThenId));
+  memoize(validFactsCache, store, () => selectIndexedFacts(store.index).sort(byTimeThenId));
 
 /** The valid facts carrying any of `tags`. */
 export const selectValidFactsByTags = (store: FactStore, tags: ReadonlyArray<FactTag>): ReadonlyArray<SessionFact> => {

@@ -1,6 +1,11 @@
 import * as PMap from '../base/persistentMap.js';
 import type { SessionFact } from '../fact.js';
-import { emptySearchIndex, type SearchIndex } from '../retrieve/index/searchIndex.js';
+import {
+  emptySearchIndex,
+  type SearchIndex,
+  selectIndexedCount,
+  selectIndexedFact,
+} from '../retrieve/index/searchIndex.js';
 
 /**
  * Everything the store knows about one (subject, relation) pair: the assertions it received
@@ -56,11 +61,11 @@ const PAIR_SEPARATOR = '\u001f';
 export const pairKey = (subject: string, relation: string): string => subject + PAIR_SEPARATOR + relation;
 
 /** The number of valid facts. */
-export const validCount = (store: FactStore): number => PMap.size(store.index.facts);
+export const validCount = (store: FactStore): number => selectIndexedCount(store.index);
 
 /** The valid fact with this id, if any. */
 export const selectValidFact = (store: FactStore, id: string): SessionFact | undefined =>
-  PMap.get(store.index.facts, id);
+  selectIndexedFact(store.index, id);
 
 /**
  * Runs `fn` over the store with in-place writes (the owner pattern; see `withMutations` in the

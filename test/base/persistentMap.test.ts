@@ -66,6 +66,32 @@ describe('persistent map', () => {
       );
     });
 
+  it('maps set with the same entries in any order are deep-equal: the layout depends on the entries alone', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.tuple(keyArb, fc.integer({ min: 0, max: 5 })), {
+          selector: ([key]) => key,
+          maxLength: 300,
+          size: 'large',
+        }),
+        fc.array(fc.nat(), { minLength: 300, maxLength: 300 }),
+        fc.boolean(),
+        (entries, order, inPlace) => {
+          const shuffled = entries
+            .map((entry, i) => ({ entry, rank: order[i]! }))
+            .sort((a, b) => a.rank - b.rank)
+            .map(({ entry }) => entry);
+          const build = (list: ReadonlyArray<readonly [string, number]>): PMap.PersistentMap<number> =>
+            inPlace
+              ? PMap.fromEntries(list)
+              : list.reduce((map, [key, value]) => PMap.set(map, key, value), PMap.empty as PMap.PersistentMap<number>);
+          expect(build(shuffled)).toEqual(build(entries));
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
   it('a write that changes nothing returns the very same map', () => {
     const map = PMap.fromEntries([
       ['a', 1],

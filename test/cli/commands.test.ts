@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, type ExpectStatic, it } from 'vitest';
 import { type CliRun, runCli } from './runCli.js';
+import { DEFAULT_MAX_FACTS } from '../../src/index.js';
 import { tempDir } from '../tempDirs.js';
 
 const EXAMPLE = 'examples/web-api-session.jsonl';
@@ -40,7 +41,7 @@ describe.concurrent('fact-tracker commands', () => {
   it('explains one prompt fact by fact', async ({ expect }) => {
     const run = await runCli(['explain', EXAMPLE, '--line', '24']);
     expect(run.status).toBe(0);
-    expect(run.stdout).toMatch(/^line 24 · task 5 · 10 facts included of \d+/u);
+    expect(run.stdout).toMatch(new RegExp(`^line 24 · task 5 · ${DEFAULT_MAX_FACTS} facts included of \\d+`, 'u'));
     expect(run.stdout).toMatch(/^ *SCORE +DECISION +SUBJECT +RELATION +OBJECT +TAGS +TASK$/mu);
     expect(run.stdout).toMatch(/^ *[\d.]+ +included +/mu);
     expect(run.stdout).toMatch(/^ *[\d.]+ +own_task +/mu);

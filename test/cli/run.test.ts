@@ -7,6 +7,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import type { CliIo } from '../../src/cli/io.js';
 import { run } from '../../src/cli/run.js';
+import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS } from '../../src/index.js';
 import { ROOT } from './runCli.js';
 import { BAD_LINES, BAD_LINES_REJECTED } from '../fixtures/expected.js';
 
@@ -255,7 +256,7 @@ describe('explain', () => {
       maxTokens: number;
       decisions: { decision: string; reason?: string; score: number; fact: { id: string } }[];
     };
-    expect(view).toMatchObject({ line: 24, taskId: '5', maxFacts: 10, maxTokens: 500 });
+    expect(view).toMatchObject({ line: 24, taskId: '5', maxFacts: DEFAULT_MAX_FACTS, maxTokens: DEFAULT_MAX_TOKENS });
     const prompt = (
       JSON.parse(replayed.stdout) as { prompts: { line: number; facts: { id: string }[] }[] }
     ).prompts.find((entry) => entry.line === 24)!;

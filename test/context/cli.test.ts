@@ -2,15 +2,11 @@
  * `fact-tracker context`: the router in-process against a real repository (every subcommand,
  * every usage error), and the built binary run as a process once.
  */
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { describe, expect, it } from 'vitest';
-import type { CliIo } from '../../src/cli/io.js';
-import { run } from '../../src/cli/run.js';
 import { formatSavedState } from '../../src/cli/source.js';
 import { CONTEXT_BUDGETS } from '../../src/context/budget.js';
 import { buildContextBundle } from '../../src/context/bundle.js';
@@ -18,50 +14,8 @@ import { loadContext } from '../../src/context/node/store.js';
 import { makeFact } from '../../src/fact.js';
 import { addFacts } from '../../src/store/addFacts.js';
 import { emptyFactStore } from '../../src/store/state.js';
-import { MAIN } from '../cli/runCli.js';
+import { expectOneLineFailure, runBinary, runIn } from './cliRun.js';
 import { makeRepo } from './repo.js';
-
-interface Ran {
-  readonly status: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-const ON = { SHARED_CONTEXT_ENABLED: 'true' };
-
-/** Runs `fact-tracker ...argv` through the router, in `cwd`, capturing the output. */
-const runIn = async (
-  cwd: string,
-  argv: ReadonlyArray<string>,
-  env: Readonly<Record<string, string>> = ON,
-): Promise<Ran> => {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = {
-    readText: async (file) => readFile(file, 'utf8').then(E.right, () => E.left(`cannot read ${file}`)),
-    writeText: async () => E.left('no files in this test'),
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    colour: false,
-    stderrIsTty: false,
-    version: () => E.right('9.9.9'),
-    cwd,
-    env,
-  };
-  const status = await run(argv, io);
-  return { status, stdout, stderr };
-};
-
-const expectOneLineFailure = (ran: Ran, pattern: RegExp): void => {
-  expect(ran.status).toBe(1);
-  expect(ran.stdout).toBe('');
-  expect(ran.stderr).toMatch(/^fact-tracker[^\n]*\n$/u);
-  expect(ran.stderr).toMatch(pattern);
-};
 
 describe.concurrent('fact-tracker context', () => {
   it('does nothing and says so when shared context is off', async () => {
@@ -237,7 +191,7 @@ describe.concurrent('fact-tracker context', () => {
     const cases: ReadonlyArray<[ReadonlyArray<string>, RegExp]> = [
       [
         ['context'],
-        /missing subcommand: one of show, bundle, checkpoint, claim, record-failure \(see fact-tracker context --help\)/u,
+        /missing subcommand: one of show, bundle, checkpoint, claim, record-failure, resolve \(see fact-tracker context --help\)/u,
       ],
       [['context', 'frobnicate'], /unknown subcommand "frobnicate"/u],
       [['context', 'show', '--summary', 'x'], /--summary does not apply to context show/u],
@@ -262,31 +216,24 @@ describe.concurrent('fact-tracker context', () => {
       /^fact-tracker context: SHARED_CONTEXT_ENABLED must be true or false/u,
     );
     const help = await runIn(repo, ['context', 'bundle', '--help']);
-    expect(help.stdout).toMatch(/^Usage: fact-tracker context show\|bundle\|checkpoint\|claim\|record-failure/u);
+    expect(help.stdout).toMatch(
+      /^Usage: fact-tracker context show\|bundle\|checkpoint\|claim\|record-failure\|resolve/u,
+    );
     expect((await runIn(repo, ['help', 'context'])).stdout).toBe(help.stdout);
     expect((await runIn(repo, ['--help'])).stdout).toContain(
       '  fact-tracker context SUBCOMMAND [options]    this repository',
     );
   });
 
-  it('runs as a process on the repository of the current directory (here a subdirectory), reporting a corrupt file in one line', async () => {
+  it('runs as a process on the repository of the current directory (here a subdirectory), reporting a corrupt file in one line and leaving it', async () => {
     const repo = makeRepo();
-    const binary = (args: ReadonlyArray<string>): Promise<Ran> =>
-      new Promise((resolve) => {
-        execFile(
-          process.execPath,
-          [MAIN, ...args],
-          { cwd: join(repo, 'src'), env: { ...process.env, ...ON, NO_COLOR: '1' }, encoding: 'utf8' },
-          (error, stdout, stderr) =>
-            resolve({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr }),
-        );
-      });
     const dir = join(repo, 'data', 'context');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'planning_context.json'), '{"schema_version": 1, "kind": "planning", "contexts": [');
     expectOneLineFailure(
-      await binary(['context', 'show']),
-      /^fact-tracker context: data\/context\/planning_context\.json: not valid JSON, the file is truncated or corrupt \(.+\); moved aside to data\/context\/planning_context\.json\.[\dTZ-]+\.corrupt\n$/u,
+      await runBinary(['context', 'show'], { cwd: join(repo, 'src') }),
+      /^fact-tracker context: data\/context\/planning_context\.json: not valid JSON, the file is truncated or corrupt \(it ends too early\) \(left as it is; the next write moves it aside\)\n$/u,
     );
+    expect(readdirSync(dir)).toEqual(['planning_context.json']);
   });
 });

@@ -7,16 +7,10 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { describe, expect, it } from 'vitest';
 import { buildContextBundle } from '../../src/context/bundle.js';
-import type { ContextError } from '../../src/context/model.js';
-import {
-  type ContextOptions,
-  loadContext,
-  type LoadedContext,
-  updateContext,
-  writeContext,
-} from '../../src/context/node/store.js';
+import { type ContextOptions, loadContext, updateContext, writeContext } from '../../src/context/node/store.js';
 import { decodeContextFile, encodeContextFile } from '../../src/context/schema.js';
 import { emptySharedContext, recordContextClaim } from '../../src/context/update.js';
+import { errorOf, loadedOf } from './results.js';
 import { commitAll, git, listing, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
 
 const PLANNING = (cwd: string, extra: Partial<ContextOptions> = {}): ContextOptions => ({
@@ -27,18 +21,6 @@ const PLANNING = (cwd: string, extra: Partial<ContextOptions> = {}): ContextOpti
   ...extra,
 });
 const CONTEXT_JSON = ['data', 'context', 'planning_context.json'];
-
-/** The loaded context of a call that must succeed with the feature on. */
-const loadedOf = (result: E.Either<ContextError, O.Option<LoadedContext>>): LoadedContext => {
-  if (E.isLeft(result)) throw new Error(`expected a context, got ${result.left.code}: ${result.left.message}`);
-  if (O.isNone(result.right)) throw new Error('expected a context, got none (flag off)');
-  return result.right.value;
-};
-
-const errorOf = (result: E.Either<ContextError, unknown>): ContextError => {
-  if (E.isRight(result)) throw new Error('expected an error');
-  return result.left;
-};
 
 const checkpoint = (cwd: string, summary: string) =>
   writeContext(PLANNING(cwd), {
@@ -74,7 +56,12 @@ describe.concurrent('writeContext and loadContext', () => {
       changes: [],
       missingEvidence: [],
     });
-    expect(loaded.key).toEqual({ repo: repo.split(/[\\/]/u).pop(), branch: 'main', workstreamId: 'default' });
+    // The repo part is what the repository says about itself: here (no origin) its first commit.
+    expect(loaded.key).toEqual({
+      repo: expect.stringMatching(/^first-commit:[0-9a-f]{12}$/u),
+      branch: 'main',
+      workstreamId: 'default',
+    });
     expect(loaded.sessions).toEqual(sessions);
     expect(readJson(join(repo, ...CONTEXT_JSON))).toMatchObject({
       schema_version: 1,
@@ -220,14 +207,24 @@ describe.concurrent('repository state beats memory', () => {
 });
 
 describe.concurrent('broken files', () => {
-  it('moves a corrupt file aside to a timestamped backup and reports it, never starting over silently', async () => {
+  it('reports a corrupt file on load and leaves it; a write moves it aside to a timestamped backup, never starting over silently', async () => {
     const repo = makeRepo();
     writeFiles(repo, { 'data/context/planning_context.json': 'garbage{' });
     const file = join(repo, ...CONTEXT_JSON);
-    const error = errorOf(await loadContext(PLANNING(repo)));
+    const before = listing(repo);
+    const reported = errorOf(await loadContext(PLANNING(repo)));
+    expect(reported).toEqual({
+      code: 'corrupt',
+      message:
+        'data/context/planning_context.json: not valid JSON, the file is truncated or corrupt (unexpected text) (left as it is; the next write moves it aside)',
+    });
+    expect(listing(repo)).toEqual(before);
+    const error = errorOf(
+      await writeContext(PLANNING(repo), { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }),
+    );
     expect(error.code).toBe('corrupt');
     expect(error.message).toMatch(
-      /^data\/context\/planning_context\.json: not valid JSON, the file is truncated or corrupt \(.+\); moved aside to data\/context\/planning_context\.json\.2025-06-15T15-06-40-000Z\.corrupt$/u,
+      /^data\/context\/planning_context\.json: not valid JSON, the file is truncated or corrupt \(unexpected text\); moved aside to data\/context\/planning_context\.json\.2025-06-15T15-06-40-000Z\.corrupt$/u,
     );
     expect(readFileSync(error.backup!, 'utf8')).toBe('garbage{');
     expect(existsSync(file)).toBe(false);
@@ -255,7 +252,11 @@ describe.concurrent('broken files', () => {
     expect(readFileSync(error.backup!, 'utf8')).toBe(whole.slice(0, whole.length >> 1));
     // Two backups of the same moment do not overwrite each other.
     writeFileSync(file, '[');
-    expect(errorOf(await loadContext(PLANNING(repo))).backup).not.toBe(error.backup);
+    const again = errorOf(
+      await writeContext(PLANNING(repo), { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }),
+    );
+    expect(again.backup).toBeDefined();
+    expect(again.backup).not.toBe(error.backup);
   });
 
   it('refuses a file from a newer schema version, naming it and leaving it as it is', async () => {

@@ -59,6 +59,18 @@ describe('formatNotableFacts', () => {
     );
     expect(block).toBe('NOTED FACTS FROM THIS SESSION:\n[Money]\n- Saving for a house\n[Hobbies]\n- Plays chess');
   });
+  it('strips zero-width spaces, direction marks and the Arabic letter mark from facts and categories', () => {
+    const invisible = ['\u200B', '\u200E', '\u200F', '\u061C'];
+    const block = formatNotableFacts(
+      [
+        { category: 'Peo\u200Bple', fact: `Partner${invisible.join('')} is Jordan` },
+        { category: 'People', fact: `${invisible.join(' ')} Daughter\u200F Emma \u061Cis 14 \u200E` },
+      ],
+      ['People'],
+    );
+    expect(block).toBe('NOTED FACTS FROM THIS SESSION:\n[People]\n- Partner is Jordan\n- Daughter Emma is 14');
+    for (const mark of invisible) expect(block).not.toContain(mark);
+  });
 });
 
 describe('formatGlobalFacts', () => {

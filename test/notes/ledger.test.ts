@@ -17,6 +17,7 @@ import {
   selectSessionNotes,
   selectSessions,
   selectUnconsolidatedSessions,
+  selectUserNotes,
 } from '../../src/notes/ledger.js';
 import type { CategorizedFact } from '../../src/notes/model.js';
 import { decodeNotes, encodeNotes } from '../../src/notes/persist.js';
@@ -123,7 +124,7 @@ describe('applyExtraction', () => {
     });
     expect(selectSessionFacts(ledger, '__proto__', 'constructor')).toEqual([people('Partner is Jordan')]);
     expect(selectSessionFacts(ledger, 'toString', 'constructor')).toEqual([]);
-    expect(Object.getPrototypeOf(ledger.users)).toBe(Object.prototype);
+    expect(Object.getPrototypeOf(selectUserNotes(ledger, '__proto__')!.sessions)).toBe(Object.prototype);
     expect(selectSessions(ledger).map(({ user, session }) => [user, session])).toEqual([['__proto__', 'constructor']]);
   });
 
@@ -144,6 +145,53 @@ describe('applyExtraction', () => {
       ),
       { numRuns: 100 },
     );
+  });
+});
+
+/**
+ * The slots (array elements and object fields) of the containers reachable from `after` that
+ * `before` does not share: what a change had to copy or create. Counting them, not timing
+ * them, shows whether a change costs the same whatever the size of the ledger.
+ */
+const copiedSlots = (before: unknown, after: unknown): number => {
+  const shared = new Set<object>();
+  const pending: unknown[] = [before];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value !== 'object' || value === null || shared.has(value)) continue;
+    shared.add(value);
+    pending.push(...Object.values(value));
+  }
+  let copied = 0;
+  pending.push(after);
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value !== 'object' || value === null || shared.has(value)) continue;
+    shared.add(value);
+    copied += Object.keys(value).length;
+    pending.push(...Object.values(value));
+  }
+  return copied;
+};
+
+describe('the cost of a change', () => {
+  const ledgerOf = (users: number): NotesLedger =>
+    replayNotes(Array.from({ length: users }, (_, i) => extracted(`user ${i}`, 's1', [people(`Fact ${i}`)], i)));
+
+  it('an extraction, a merge or a rewrite copies as little with 5,000 users as with 10: users are sharded', () => {
+    for (const users of [10, 5_000]) {
+      const before = consolidateSession(ledgerOf(users), { user: 'user 5', session: 's1', at: 1e6 });
+      const changes = [
+        applyExtraction(before, { user: 'user 3', session: 's2', facts: [people('New fact')], at: 1e6 }),
+        applyExtraction(before, { user: 'someone new', session: 's1', facts: [people('New fact')], at: 1e6 }),
+        consolidateSession(before, { user: 'user 3', session: 's1', at: 1e6 }),
+        rewriteProfile(before, { user: 'user 5', facts: [people('Rewritten')], at: 1e6 }),
+      ];
+      for (const after of changes) {
+        expect(after).not.toBe(before);
+        expect(copiedSlots(before, after)).toBeLessThan(200);
+      }
+    }
   });
 });
 

@@ -101,6 +101,50 @@ describe('parseNotableFactsResponse', () => {
     );
   });
 
+  it('prefers the answer object over any bracket in prose: a stray [] or [1] never wipes or hides the list', () => {
+    const full = JSON.stringify({ notableFacts: list });
+    expect(factsOf(`No changes []. Full list:\n${full}`).facts).toEqual(list);
+    expect(factsOf(`Based on message [1]:\n${full}`).facts).toEqual(list);
+    expect(factsOf(`Based on message [1]:\n${JSON.stringify(list)}`).facts).toEqual(list);
+    expect(factsOf(`Old: [1, 2]. New: ${JSON.stringify({ facts: list })}`).facts).toEqual(list);
+    expect(factsOf(`\`\`\`json\n${JSON.stringify(list)}\n\`\`\`\nSee ${full}`).facts).toEqual(list);
+    // An empty array in prose is not an answer; an empty documented object or a whole [] is.
+    expect(codeOf('No changes []. Nothing to add.')).toBe('no_fact_list');
+    expect(factsOf('Nothing new: {"notableFacts": []}').facts).toEqual([]);
+    expect(factsOf('[]').facts).toEqual([]);
+  });
+
+  it('refuses an answer over the documented limit as too_large before reading it', () => {
+    const huge = [
+      '['.repeat(5_000_000),
+      '{"a":'.repeat(1_000_000),
+      `${JSON.stringify({ notableFacts: list })}${' '.repeat(NOTES_LIMITS.responseLength)}`,
+    ];
+    for (const text of huge) expect(codeOf(text)).toBe('too_large');
+    expect(parseNotableFactsResponse('x'.repeat(NOTES_LIMITS.responseLength + 1))).toEqual(
+      E.left({
+        code: 'too_large',
+        message: 'the response holds 100001 characters, more than the 100000 an answer may have',
+      }),
+    );
+    expect(codeOf(`${JSON.stringify({ notableFacts: list })}${' '.repeat(1000)}`)).toBeUndefined();
+  });
+
+  it('reads answers at the limit made only of openings, nesting or quotes, giving precise errors', () => {
+    const size = NOTES_LIMITS.responseLength;
+    expect(codeOf('['.repeat(size))).toBe('invalid_json');
+    expect(codeOf('{"a":'.repeat(size / 5))).toBe('invalid_json');
+    expect(codeOf('"['.repeat(size / 2))).toBe('no_json');
+    const deep = parseNotableFactsResponse(`${'['.repeat(size / 2 - 10)}1${']'.repeat(size / 2 - 10)}`);
+    expect(deep).toEqual(
+      E.left({
+        code: 'invalid_json',
+        message: 'the JSON in the response does not parse: it nests deeper than 32 levels',
+      }),
+    );
+    expect(factsOf(`${'[ "'.repeat(size / 4)} ${JSON.stringify({ notableFacts: list })}`).facts).toEqual(list);
+  });
+
   it('never throws, and every fact it returns is in a known category, on one line, within the limits', () => {
     const answer = fc.oneof(
       fc.string({ maxLength: 60 }),

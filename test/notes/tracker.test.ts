@@ -1,14 +1,17 @@
+import { spawn } from 'node:child_process';
 import fc from 'fast-check';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { replayNotes } from '../../src/notes/events.js';
 import { emptyNotesLedger, selectSessionFacts, selectSessions } from '../../src/notes/ledger.js';
 import type { CompleteFn, CompleteOptions } from '../../src/notes/port.js';
+import { MAX_REPLIES_PER_TURN } from '../../src/notes/conversation.js';
 import {
   createNotableFactsTracker,
   type NotableFactsTracker,
   type NotesContext,
   type RecordOutcome,
 } from '../../src/notes/tracker.js';
+import { MAX_PROMPT_TURNS } from '../../src/notes/transition.js';
 
 const answer = (...facts: Array<[string, string]>): string =>
   JSON.stringify({ notableFacts: facts.map(([category, fact]) => ({ category, fact })) });
@@ -277,6 +280,176 @@ describe('createNotableFactsTracker', () => {
     expect(tracker.contextFor('maya', 's1').session).toBe(
       'NOTED FACTS FROM THIS SESSION:\n[People]\n- Partner is Jordan',
     );
+  });
+});
+
+/** Waits `ms` milliseconds of real time (a model that answers after a while). */
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('hostile and heavy use', () => {
+  it('describes any rejection without throwing: a null-prototype object, a throwing toString, a Proxy, a huge message', async () => {
+    const hostile: unknown[] = [
+      Object.create(null),
+      {
+        toString() {
+          throw new Error('no text form');
+        },
+      },
+      new Proxy(
+        {},
+        {
+          get: () => {
+            throw new Error('trap');
+          },
+          getPrototypeOf: () => {
+            throw new Error('trap');
+          },
+        },
+      ),
+      new Error('x'.repeat(1_000_000)),
+    ];
+    const rejections = [...hostile];
+    const tracker = createNotableFactsTracker({ complete: () => Promise.reject(rejections.shift()), now: () => 3 });
+    for (const [i] of hostile.entries()) {
+      tracker.recordUserMessage('maya', 's1', `message ${i}`);
+      await tracker.settled();
+    }
+    const failures = tracker.events().map((event) => event.type === 'notes/extractionFailed' && event);
+    expect(failures.map((event) => event && event.reason)).toEqual(Array(4).fill('model_error'));
+    for (const event of failures) expect(event && event.message.length).toBeLessThanOrEqual(500);
+    expect(failures[0] && failures[0].message).toBe('an object with no text form');
+    await expect(tracker.endStage(Object.create(null) as never)).resolves.toMatchObject({ sessions: [] });
+    await expect(tracker.endStage(hostile[1] as never)).resolves.toMatchObject({ sessions: [] });
+  });
+
+  it('ends a stage and settles under continuous traffic: they wait for the extractions asked for before the call, not later ones', async () => {
+    let calls = 0;
+    const tracker = createNotableFactsTracker({
+      complete: async (prompt) => {
+        calls += 1;
+        await sleep(4);
+        return answer(['History', latestMessage(prompt)]);
+      },
+    });
+    let n = 0;
+    // A message every millisecond or so, for as long as the test runs: the session never goes idle.
+    const traffic = setInterval(() => tracker.recordUserMessage('maya', 's1', `message ${(n += 1)}`), 1);
+    try {
+      tracker.recordUserMessage('maya', 's1', 'message 0');
+      await sleep(10);
+      const before = calls;
+      const recorded = n;
+      const stage = await tracker.endStage('maya');
+      expect(calls - before).toBeLessThanOrEqual(2);
+      expect(stage.sessions).toEqual(['s1']);
+      // The merged list answers a message recorded before the end of the stage was asked for, or later.
+      const merged = Number(/message (\d+)/u.exec(stage.profile?.facts[0]?.fact ?? '')?.[1]);
+      expect(merged).toBeGreaterThanOrEqual(recorded);
+      const settling = calls;
+      await tracker.settled();
+      expect(calls - settling).toBeLessThanOrEqual(2);
+    } finally {
+      clearInterval(traffic);
+    }
+  });
+
+  it('bounds the follow-up prompt of thousands of coalesced messages', async () => {
+    const model = manualModel();
+    const tracker = createNotableFactsTracker({ complete: model.complete });
+    tracker.recordUserMessage('maya', 's1', 'first');
+    for (let i = 0; i < 5_000; i += 1) {
+      tracker.recordAssistantMessage('maya', 's1', `reply ${i} ${'r'.repeat(900)}`);
+      expect(tracker.recordUserMessage('maya', 's1', `message ${i} ${'m'.repeat(900)}`)).toBe('coalesced');
+    }
+    await tick();
+    model.calls[0]!.resolve(answer(['People', 'Partner is Jordan']));
+    await tick();
+    const followUp = model.calls[1]!.prompt;
+    expect(latestMessage(followUp)).toMatch(/^message 4999 m/u);
+    expect(followUp.split('\nUser: ').length - 1).toBeLessThanOrEqual(MAX_PROMPT_TURNS + 1);
+    expect(followUp.length).toBeLessThan(40_000);
+  });
+
+  it('keeps at most 20 parser warnings in an event, and one line counting the rest', async () => {
+    const entries = [{ category: 'People', fact: 'Partner is Jordan' }, ...Array.from({ length: 30_000 }, () => 1)];
+    const tracker = createNotableFactsTracker({ complete: async () => JSON.stringify({ notableFacts: entries }) });
+    tracker.recordUserMessage('maya', 's1', 'hello');
+    await tracker.settled();
+    const [event] = tracker.events();
+    expect(event?.type === 'notes/extracted' && event.warnings).toEqual([
+      ...Array.from({ length: 20 }, (_, i) => `entry ${i + 1} dropped: expected { "category", "fact" }, not a number`),
+      'and 29980 more warnings',
+    ]);
+  });
+
+  it('keeps a bounded history window however many replies are recorded in a row', () => {
+    const tracker = createNotableFactsTracker({ complete: async () => '[]' });
+    tracker.recordUserMessage('maya', 's1', 'hello');
+    for (let i = 0; i < 20_000; i += 1) tracker.recordAssistantMessage('maya', 's1', `reply ${i}`);
+    const { history } = tracker.contextFor('maya', 's1');
+    expect(history[0]).toEqual({ role: 'user', content: 'hello' });
+    expect(history.length).toBe(1 + MAX_REPLIES_PER_TURN);
+    expect(history.at(-1)).toEqual({ role: 'assistant', content: 'reply 19999' });
+  });
+
+  it('keeps its event log as a snapshot plus the last events, which rebuild the ledger', async () => {
+    let n = 0;
+    const tracker = createNotableFactsTracker({
+      complete: async () => answer(['History', `event ${(n += 1)}`]),
+      maxEvents: 10,
+    });
+    for (let i = 0; i < 60; i += 1) {
+      tracker.recordUserMessage(`user ${i}`, 's1', `message ${i}`);
+      await tracker.settled();
+    }
+    const log = tracker.eventLog();
+    expect(log.events).toHaveLength(10);
+    expect(tracker.events()).toEqual(log.events);
+    expect(replayNotes(log.events, log.snapshot)).toEqual(tracker.getSnapshot());
+    expect(selectSessions(log.snapshot)).toHaveLength(50);
+    expect(selectSessions(tracker.getSnapshot())).toHaveLength(60);
+  });
+
+  it('times the model, not the host: an answer that arrived while the host was busy is not a timeout', async () => {
+    // The model is a real process that answers after 50 ms; the host then stays busy for 400 ms,
+    // past the 200 ms timeout, so the answer and the deadline are both due when the host is free.
+    const tracker = createNotableFactsTracker({
+      complete: () =>
+        new Promise((resolve) => {
+          const child = spawn('sh', ['-c', 'sleep 0.05; echo answered'], { stdio: ['ignore', 'pipe', 'ignore'] });
+          child.stdout.once('data', () => resolve(answer(['People', 'Partner is Jordan'])));
+        }),
+      timeoutMs: 200,
+    });
+    tracker.recordUserMessage('maya', 's1', 'hello');
+    // Busy in the check phase: the next turn of the event loop runs due timers before it reads input.
+    await new Promise((resolve) => setImmediate(resolve));
+    const busyUntil = performance.now() + 400;
+    while (performance.now() < busyUntil);
+    await tracker.settled();
+    expect(tracker.events().map((event) => event.type)).toEqual(['notes/extracted']);
+  });
+
+  it('clamps a timeout past what a timer can wait instead of firing at once', async () => {
+    const tracker = createNotableFactsTracker({
+      complete: async () => {
+        await sleep(20);
+        return answer(['People', 'Partner is Jordan']);
+      },
+      timeoutMs: 2 ** 31,
+    });
+    tracker.recordUserMessage('maya', 's1', 'hello');
+    await tracker.settled();
+    expect(tracker.events().map((event) => event.type)).toEqual(['notes/extracted']);
+  });
+
+  it('keeps zero-width and direction marks out of the blocks it serves', async () => {
+    const tracker = createNotableFactsTracker({
+      complete: async () => answer(['People', 'Part\u200Bner is \u200EJor\u200Fdan\u061C']),
+    });
+    tracker.recordUserMessage('maya', 's1', 'hello');
+    await tracker.settled();
+    expect(tracker.contextFor('maya', 's1').text).toBe('NOTED FACTS FROM THIS SESSION:\n[People]\n- Partner is Jordan');
   });
 });
 

@@ -1,13 +1,15 @@
 /**
  * Structural invariants of a store, checked after every reducer in the property tests: the
  * valid facts are exactly those derived from the pair logs, the search index holds exactly
- * what a rebuild from scratch holds, the maps are well formed, and the whole value is deeply
- * frozen plain data.
+ * what a rebuild from scratch holds (its document numbers aside), every map and posting list
+ * is well formed, and the whole value is deeply frozen plain data.
  */
 import { expect } from 'vitest';
 import * as PMap from '../../src/base/persistentMap.js';
+import { forEachAt, getAt } from '../../src/base/persistentVector.js';
 import { type FactStore, selectAllFacts, selectValidCount } from '../../src/index.js';
-import type { SearchIndex, TermPostings } from '../../src/retrieve/index/searchIndex.js';
+import { BLOCK, forEachPosting, type Postings, postingWeightOf } from '../../src/retrieve/index/postings.js';
+import type { SearchIndex } from '../../src/retrieve/index/searchIndex.js';
 import { buildStore, selectPairLogs, selectRecordedPrompts } from '../../src/store/write.js';
 
 export const isDeepFrozen = (value: unknown): boolean => {
@@ -16,27 +18,67 @@ export const isDeepFrozen = (value: unknown): boolean => {
   return Object.values(value).every(isDeepFrozen);
 };
 
+const byKey = <U>([a]: [string, U], [b]: [string, U]): number => (a < b ? -1 : a > b ? 1 : 0);
+
 const sortedEntries = <T, U>(map: PMap.PersistentMap<T>, view: (value: T) => U): Array<[string, U]> => {
   const out: Array<[string, U]> = [];
   PMap.forEach(map, (value, key) => out.push([key, view(value)]));
-  return out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return out.sort(byKey);
 };
 
-const flattenPostings = (postings: TermPostings) => ({ n: PMap.size(postings), p: sortedEntries(postings, (w) => w) });
+/** True when a posting list is sorted, its counts, lasts and bounds are right, and its blocks are within size. */
+export const isWellFormedPostings = (postings: Postings): boolean => {
+  const docs: number[] = [];
+  let max = 0;
+  forEachPosting(postings, (doc, value) => {
+    docs.push(doc);
+    max = Math.max(max, postingWeightOf(value));
+  });
+  if (docs.some((doc, i) => i > 0 && doc <= docs[i - 1]!)) return false;
+  if (Array.isArray(postings)) return postings.length > 0 && postings.length <= 2 * BLOCK;
+  const blocked = postings as Exclude<Postings, ReadonlyArray<number>>;
+  return (
+    blocked.n === docs.length &&
+    blocked.n > BLOCK / 2 &&
+    blocked.max === max &&
+    blocked.blocks.every(
+      (block, i) =>
+        block.length > 0 &&
+        block.length <= 2 * BLOCK &&
+        blocked.lasts[i] === block[block.length - 2] &&
+        blocked.maxes[i] === Math.max(...block.filter((_, j) => j % 2 === 1).map(postingWeightOf)),
+    )
+  );
+};
 
-/** The index's content, independent of how its maps happen to be split. */
-export const flattenIndex = (index: SearchIndex) => ({
-  facts: sortedEntries(index.facts, (fact) => fact),
-  terms: sortedEntries(index.terms, flattenPostings),
-  taskTerms: sortedEntries(index.taskTerms, flattenPostings),
-  contextCount: index.contextCount,
-  tasks: sortedEntries(index.tasks, (doc) => ({
-    ...doc,
-    facts: PMap.keys(doc.facts).sort(),
-    touched: PMap.keys(doc.touched).sort(),
-  })),
-  conventions: sortedEntries(index.conventions, (v) => v),
-});
+/** A posting list by fact id or task id instead of by number. */
+const postingsBy = (postings: Postings, name: (doc: number) => string | undefined): Array<[string, number]> => {
+  const out: Array<[string, number]> = [];
+  forEachPosting(postings, (doc, value) => out.push([name(doc) ?? `missing ${doc}`, value]));
+  return out.sort(byKey);
+};
+
+/** The index's content, independent of how its maps happen to be split and its documents numbered. */
+export const flattenIndex = (index: SearchIndex) => {
+  const factId = (doc: number): string | undefined => getAt(index.docs, doc)?.id;
+  const taskId = (num: number): string | undefined => getAt(index.taskIds, num);
+  return {
+    facts: sortedEntries(index.ids, (doc) => getAt(index.docs, doc)),
+    terms: sortedEntries(index.terms, (postings) => postingsBy(postings, factId)),
+    conventionTerms: sortedEntries(index.conventionTerms, (postings) => postingsBy(postings, factId)),
+    names: sortedEntries(index.names, (postings) => postingsBy(postings, factId)),
+    conventions: sortedEntries(index.conventions, (v) => v),
+    taskTerms: sortedEntries(index.taskTerms, (postings) => postingsBy(postings, taskId)),
+    contextCount: index.contextCount,
+    recent: index.recent,
+    tasks: sortedEntries(index.tasks, ({ num, ...doc }) => ({
+      ...doc,
+      numbered: taskId(num),
+      facts: PMap.keys(doc.facts).sort(),
+      touched: PMap.keys(doc.touched).sort(),
+    })),
+  };
+};
 
 export const expectConsistent = (store: FactStore): void => {
   const rebuilt = buildStore(store.maxValidFacts, selectPairLogs(store), selectRecordedPrompts(store));
@@ -45,16 +87,24 @@ export const expectConsistent = (store: FactStore): void => {
   const { index } = store;
   const maps: ReadonlyArray<PMap.PersistentMap<unknown>> = [
     store.pairs,
-    index.facts,
+    index.ids,
     index.terms,
+    index.conventionTerms,
+    index.names,
     index.taskTerms,
     index.tasks,
     index.conventions,
   ];
   for (const map of maps) expect(PMap.isWellFormed(map)).toBe(true);
+  for (const postingMap of [index.terms, index.conventionTerms, index.names, index.taskTerms])
+    PMap.forEach(postingMap, (postings, term) => expect(isWellFormedPostings(postings), term).toBe(true));
+  let documents = 0;
+  forEachAt(index.docs, (fact, doc) => {
+    documents += 1;
+    expect(PMap.get(index.ids, fact.id)).toBe(doc);
+  });
+  expect(documents).toBe(PMap.size(index.ids));
   expect(selectValidCount(store)).toBe(selectAllFacts(store).filter((fact) => fact.validTo === undefined).length);
-  const flat = flattenIndex(store.index);
-  expect(flat).toEqual(flattenIndex(rebuilt.index));
-  for (const [, postings] of flat.terms) expect(postings.n).toBe(postings.p.length);
+  expect(flattenIndex(index)).toEqual(flattenIndex(rebuilt.index));
   expect(isDeepFrozen(store)).toBe(true);
 };

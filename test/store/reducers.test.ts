@@ -323,9 +323,10 @@ describe('task context', () => {
   it('a task lends its prompt as context only while it has a valid fact or an asserted file, so compacted-away tasks leave the collection', async () => {
     const { recordTaskPrompt } = await import('../../src/index.js');
     const PMap = await import('../../src/base/persistentMap.js');
+    const { postingsSize, NO_POSTINGS } = await import('../../src/retrieve/index/postings.js');
     /** How many task contexts hold `term`. */
     const postedFor = (s: FactStore, term: string): number =>
-      PMap.size(PMap.get(s.index.taskTerms, term) ?? PMap.empty);
+      postingsSize(PMap.get(s.index.taskTerms, term) ?? NO_POSTINGS);
     // A prompt alone lends nothing: no fact of the task can inherit it yet.
     let store = recordTaskPrompt(emptyFactStore({ maxValidFacts: 2 }), '1', 'rate limiting for the login route', 0);
     expect(store.index.contextCount).toBe(0);

@@ -16,9 +16,11 @@ import {
   type ContextOptions,
   type LoadedContext,
   loadContext,
+  resolveContext,
   updateContext,
   writeContext,
 } from '../../context/node/store.js';
+import { CONTEXT_LIMITS } from '../../context/model.js';
 import { recordContextClaim } from '../../context/update.js';
 import type { FactStore } from '../../store/state.js';
 import { collapseWhitespace } from '../../base/text.js';
@@ -75,6 +77,7 @@ const renderShow = (loaded: LoadedContext, style: Style): string => {
     `file: ${shown(loaded, loaded.paths.json)}${loaded.stored ? '' : ' (nothing stored yet for this workstream)'} · dashboard: ${shown(loaded, loaded.paths.dashboard)}`,
     checkpointLine(loaded, style),
   ];
+  for (const note of loaded.notes) lines.push(`note: ${safe(note)}`);
   if (status.note !== undefined) lines.push(`note: ${safe(status.note)}`);
   if (status.changes.length > 0)
     lines.push(
@@ -151,6 +154,8 @@ const jsonView = (loaded: LoadedContext): unknown => ({
   context: loaded.context,
   sessions: loaded.sessions,
   warnings: loaded.warnings,
+  notes: loaded.notes,
+  ...(loaded.mergedConflict === undefined ? {} : { mergedConflict: loaded.mergedConflict }),
 });
 
 const fromShell =
@@ -175,6 +180,9 @@ const report =
       return EXIT_OK;
     }
     for (const warning of loaded.value.warnings) io.stderr(`fact-tracker context: warning: ${safe(warning)}\n`);
+    // `show` prints its notes with the context; the other commands say them on stderr.
+    if (command.action !== 'show' && !command.json)
+      for (const note of loaded.value.notes) io.stderr(`fact-tracker context: note: ${safe(note)}\n`);
     io.stdout(command.json ? toJson((output.json ?? jsonView)(loaded.value)) : output.text(loaded.value));
     return EXIT_OK;
   };
@@ -190,21 +198,34 @@ const loadFacts = (io: CliIo, file: string): TE.TaskEither<string, FactStore> =>
     ),
   );
 
-/** The summary a checkpoint records: `--summary`, or the text of `--summary-file`. */
+/**
+ * The most bytes `--summary-file` may have: a summary holds at most `CONTEXT_LIMITS.summary`
+ * characters, up to four bytes each, with room for surrounding blank lines.
+ */
+const SUMMARY_FILE_MAX_BYTES = CONTEXT_LIMITS.summary * 4 + 1024;
+
+/** The summary a checkpoint records: `--summary`, or the text of `--summary-file` (a bounded read). */
 const summaryOf = (io: CliIo, request: CheckpointRequest): TE.TaskEither<string, string | undefined> => {
   const file = request.summaryFile;
-  return file === undefined ? TE.right(request.summary) : () => io.readText(file);
+  return file === undefined
+    ? TE.right(request.summary)
+    : pipe(
+        () => io.readText(file, SUMMARY_FILE_MAX_BYTES),
+        TE.mapLeft((reason) => `${reason} (a summary holds at most ${CONTEXT_LIMITS.summary} characters)`),
+      );
 };
 
 /** Runs one `context` subcommand; resolves to the exit status. */
 export const runContext = (command: ContextCommand, io: CliIo): TE.TaskEither<string, number> => {
   const { cwd } = io;
-  if (cwd === undefined) return TE.left('no working directory to find the repository in');
+  if (cwd === undefined)
+    return TE.left('the current directory no longer exists (was it deleted?): cd into the repository and run it again');
   const options: ContextOptions = {
     kind: command.kind,
     cwd,
     env: io.env ?? {},
     ...(command.workstream === undefined ? {} : { workstreamId: command.workstream }),
+    ...(command.branch === undefined ? {} : { branch: command.branch }),
   };
   const style = createStyle(io.colour);
   switch (command.action) {
@@ -269,6 +290,21 @@ export const runContext = (command: ContextCommand, io: CliIo): TE.TaskEither<st
             text: (loaded) => {
               const count = loaded.context.evidenceLedger.length;
               return `claim recorded (${count} ${count === 1 ? 'claim' : 'claims'} in the ledger): ${safe(command.claim.claim)}\n`;
+            },
+          }),
+        ),
+      );
+    case 'resolve':
+      return pipe(
+        fromShell(() => resolveContext(options)),
+        TE.map(
+          report(io, command, {
+            text: (loaded) => {
+              const file = shown(loaded, loaded.paths.json);
+              const merged = loaded.mergedConflict;
+              return merged === undefined
+                ? `nothing to resolve: ${file} has no merge conflict markers\n`
+                : `resolved ${file}: merged ours (${merged.ours.length} ${merged.ours.length === 1 ? 'workstream' : 'workstreams'}) and theirs (${merged.theirs.length}); decisions, claims and failures of both kept, the newer summary won\nwrote ${file} and ${shown(loaded, loaded.paths.dashboard)}; git add them to mark the conflict resolved\n`;
             },
           }),
         ),

@@ -1,25 +1,35 @@
 /**
  * The inverted index the store keeps, so a query touches only the postings of its terms. It is
  * plain data, brought up to date from the changes each reducer makes to the valid facts (see
- * `IndexChanges`), and always equal to the index rebuilt from the valid facts and the recorded
- * task prompts.
+ * `IndexChanges`), and always holds what an index rebuilt from the valid facts and the
+ * recorded task prompts would hold.
  *
- * - `facts`: the valid facts by id (no two valid records share an id).
- * - `terms`: term -> postings over the valid facts, by fact id: the BM25 weight of the term in
- *   the fact (see weights.ts).
- * - `tasks`: per task, the context a fact inherits from the task that produced it (the task's
- *   recorded prompt and its summary), the ids of the task's valid facts and the file pairs it
- *   asserted (so a file is found by the words of every task that changed it).
- * - `taskTerms`: term -> postings over the contexts of the tasks that still lend one (a task
- *   with a valid fact or an asserted file pair), weighted the same way.
- * - `conventions`: the valid facts tagged `convention` (always eligible for retrieval).
+ * - `docs`, `ids`, `nextDoc`: every valid fact gets a document number when it becomes valid
+ *   (numbers only grow, so postings stay sorted by appending); `docs` maps numbers to facts and
+ *   `ids` fact ids to numbers.
+ * - `terms`: term -> postings over the valid facts (see postings.ts): the BM25 weight of the
+ *   term in the fact (weights.ts) and the fact's prior flags (priors.ts), with per-block and
+ *   per-term upper bounds for dynamic pruning. Conventions, whose prior raises a score, have
+ *   postings of their own (`conventionTerms`), so the bounds of the others stay tight.
+ * - `names`: file name -> postings of the facts whose subject is a path ending in it, so a query
+ *   naming `config.ts` finds `src/config.ts` without reading anything else.
+ * - `conventions`: ids of the valid facts tagged `convention` (eligible without a match).
+ * - `tasks`: per task, the context its facts inherit (its recorded prompt and its summaries),
+ *   its valid facts, the file pairs it asserted, and when its facts were asserted; each task
+ *   has a number (`taskIds` maps numbers back to ids).
+ * - `taskTerms`: term -> postings over the task numbers of the contexts of the tasks that still
+ *   lend one (a task with a valid fact or an asserted file pair), weighted the same way.
+ * - `recent`: the RECENT_TASKS tasks whose latest valid fact is the most recent (then by id), as
+ *   task id, time, task id, time, ...: continuity reads it instead of every task.
  */
+import { own } from '../../base/owner.js';
 import * as PMap from '../../base/persistentMap.js';
+import { emptyVector, forEachAt, getAt, type PersistentVector, setAt } from '../../base/persistentVector.js';
 import type { SessionFact } from '../../fact.js';
+import { NO_POSTINGS, packPosting, type Postings, postingsSize, putPosting, removePosting } from './postings.js';
+import { priorFlags } from './priors.js';
+import { isPathLike } from './terms.js';
 import { contextTermWeights, factTermWeights, quantize } from './weights.js';
-
-/** Postings of one term: stored weights by key (its size is the term's document frequency). */
-export type TermPostings = PMap.PersistentMap<number>;
 
 /** What the store knows of a task beyond its facts. */
 export interface TaskDoc {
@@ -32,18 +42,33 @@ export interface TaskDoc {
   readonly facts: PMap.PersistentMap<true>;
   /** Pair keys of the file facts the task ever asserted (a file's history lends it every modifying task's context). */
   readonly touched: PMap.PersistentMap<true>;
+  /** When the task's valid facts were asserted: time, count, time, count, ... by time (a task has a few). */
+  readonly times: ReadonlyArray<number>;
+  /** The task's number (its document number in `taskTerms`). */
+  readonly num: number;
 }
 
 /** The store's search index. */
 export interface SearchIndex {
-  readonly facts: PMap.PersistentMap<SessionFact>;
-  readonly terms: PMap.PersistentMap<TermPostings>;
-  readonly taskTerms: PMap.PersistentMap<TermPostings>;
+  readonly docs: PersistentVector<SessionFact>;
+  readonly ids: PMap.PersistentMap<number>;
+  readonly nextDoc: number;
+  readonly terms: PMap.PersistentMap<Postings>;
+  readonly conventionTerms: PMap.PersistentMap<Postings>;
+  readonly names: PMap.PersistentMap<Postings>;
+  readonly conventions: PMap.PersistentMap<true>;
+  readonly tasks: PMap.PersistentMap<TaskDoc>;
+  readonly taskIds: PersistentVector<string>;
+  readonly nextTask: number;
+  readonly taskTerms: PMap.PersistentMap<Postings>;
   /** Tasks lending a context that is not empty (see `lendsContext`): the document count of `taskTerms`. */
   readonly contextCount: number;
-  readonly tasks: PMap.PersistentMap<TaskDoc>;
-  readonly conventions: PMap.PersistentMap<true>;
+  /** The most recent tasks by their latest valid fact (see `RECENT_TASKS`): id, time, id, time, ... */
+  readonly recent: ReadonlyArray<string | number>;
 }
+
+/** How many of the most recent tasks the index keeps in order (continuity reads at most this many). */
+export const RECENT_TASKS = 32;
 
 /** What a reducer changed, as the index needs to hear it. */
 export interface IndexChanges {
@@ -57,42 +82,56 @@ export interface IndexChanges {
   readonly filesRetracted: ReadonlyArray<readonly [string, string]>;
 }
 
+const NO_ITEMS: ReadonlyArray<string> = Object.freeze([]);
+
 /** An empty index. */
 export const emptySearchIndex = (): SearchIndex => ({
-  facts: PMap.empty,
+  docs: emptyVector,
+  ids: PMap.empty,
+  nextDoc: 0,
   terms: PMap.empty,
+  conventionTerms: PMap.empty,
+  names: PMap.empty,
+  conventions: PMap.empty,
+  tasks: PMap.empty,
+  taskIds: emptyVector,
+  nextTask: 0,
   taskTerms: PMap.empty,
   contextCount: 0,
-  tasks: PMap.empty,
-  conventions: PMap.empty,
+  recent: NO_ITEMS,
 });
 
 type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
-const NO_ITEMS: ReadonlyArray<string> = Object.freeze([]);
+const NO_TIMES: ReadonlyArray<number> = Object.freeze([]);
 const EMPTY_TASK_DOC: TaskDoc = Object.freeze({
   prompt: '',
   summaries: NO_ITEMS,
   facts: PMap.empty,
   touched: PMap.empty,
+  times: NO_TIMES,
+  num: -1,
 });
 
-const postTerm = (
-  index: Writable<SearchIndex>,
-  field: 'terms' | 'taskTerms',
-  term: string,
-  key: string,
-  weight: number,
-): void => {
-  const postings = PMap.set(PMap.get(index[field], term) ?? PMap.empty, key, quantize(weight));
-  index[field] = PMap.set(index[field], term, postings);
-};
+/** The name a path-like subject is found by: what follows its last `/`. */
+export const fileNameOf = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
 
-const unpostTerm = (index: Writable<SearchIndex>, field: 'terms' | 'taskTerms', term: string, key: string): void => {
-  const existing = PMap.get(index[field], term);
-  if (existing === undefined || !PMap.has(existing, key)) return;
-  const postings = PMap.remove(existing, key);
-  index[field] = PMap.size(postings) === 0 ? PMap.remove(index[field], term) : PMap.set(index[field], term, postings);
+/** True when a query naming a path could name this subject (see `namesSubject`). */
+const isNamedSubject = (subject: string): boolean => subject.includes('/') || isPathLike(subject);
+
+const post = (
+  map: PMap.PersistentMap<Postings>,
+  key: string,
+  doc: number,
+  value: number,
+): PMap.PersistentMap<Postings> => PMap.set(map, key, putPosting(PMap.get(map, key) ?? NO_POSTINGS, doc, value));
+
+const unpost = (map: PMap.PersistentMap<Postings>, key: string, doc: number): PMap.PersistentMap<Postings> => {
+  const existing = PMap.get(map, key);
+  if (existing === undefined) return map;
+  const postings = removePosting(existing, doc);
+  if (postings === existing) return map;
+  return postingsSize(postings) === 0 ? PMap.remove(map, key) : PMap.set(map, key, postings);
 };
 
 const isUnused = (doc: TaskDoc): boolean =>
@@ -115,6 +154,21 @@ const withSummary = (list: ReadonlyArray<string>, key: string, text: string | un
   return Object.freeze(list.slice(0, at).concat([key, text], list.slice(present ? at + 2 : at)));
 };
 
+/** The times with one more (`by` 1) or one fewer (`by` -1) fact asserted at `at`: a new frozen array. */
+const withTime = (times: ReadonlyArray<number>, at: number, by: 1 | -1): ReadonlyArray<number> => {
+  let i = 0;
+  while (i < times.length && times[i]! < at) i += 2;
+  if (times[i] === at) {
+    const count = times[i + 1]! + by;
+    if (count > 0) return Object.freeze([...times.slice(0, i), at, count, ...times.slice(i + 2)]);
+    return times.length === 2 ? NO_TIMES : Object.freeze([...times.slice(0, i), ...times.slice(i + 2)]);
+  }
+  return by < 0 ? times : Object.freeze([...times.slice(0, i), at, 1, ...times.slice(i)]);
+};
+
+/** When the task's latest valid fact was asserted (-Infinity when it has none). */
+export const lastFactTime = (doc: TaskDoc): number => doc.times[doc.times.length - 2] ?? -Infinity;
+
 /** The text a task lends its facts as context: its prompt and summaries (in fact-id order). */
 const taskContextText = (doc: Pick<TaskDoc, 'prompt' | 'summaries'>): string =>
   [doc.prompt, ...doc.summaries.filter((_, i) => i % 2 === 1)].filter((text) => text !== '').join('\n');
@@ -125,6 +179,36 @@ const taskContextText = (doc: Pick<TaskDoc, 'prompt' | 'summaries'>): string =>
  * in a long session the best-matching tasks are ones whose facts can still be found.
  */
 const lendsContext = (doc: TaskDoc): boolean => PMap.size(doc.facts) > 0 || PMap.size(doc.touched) > 0;
+
+/** True when task `a` at time `x` is more recent than task `b` at time `y` (ties: the smaller id). */
+const isNewer = (a: string, x: number, b: string, y: number): boolean => x > y || (x === y && a < b);
+
+/** `list` with `taskId` at `time` in its place, kept to RECENT_TASKS tasks. */
+const insertRecent = (list: Array<string | number>, taskId: string, time: number): void => {
+  let place = 0;
+  while (place < list.length && isNewer(list[place] as string, list[place + 1] as number, taskId, time)) place += 2;
+  if (place < 2 * RECENT_TASKS) list.splice(place, 0, taskId, time);
+  list.length = Math.min(list.length, 2 * RECENT_TASKS);
+};
+
+/** The recent list with `taskId` at `time` put in order, or taken out (time -Infinity). */
+const withRecent = (index: Writable<SearchIndex>, taskId: string, time: number): void => {
+  const list = index.recent;
+  const at = list.indexOf(taskId);
+  const next = at < 0 ? list.slice() : list.slice(0, at).concat(list.slice(at + 2));
+  if (at >= 0 && list.length >= 2 * RECENT_TASKS && !(time > (list[at + 1] as number))) {
+    // A task of a full list that became older may no longer belong: its place goes to the most
+    // recent task outside the list, this one included (a walk over every task, rarely needed).
+    let best: [string, number] | undefined;
+    PMap.forEach(index.tasks, (doc, id) => {
+      const latest = lastFactTime(doc);
+      if (latest === -Infinity || next.includes(id)) return;
+      if (best === undefined || isNewer(id, latest, best[0], best[1])) best = [id, latest];
+    });
+    if (best !== undefined) insertRecent(next, best[0], best[1]);
+  } else if (time !== -Infinity) insertRecent(next, taskId, time);
+  index.recent = Object.freeze(next);
+};
 
 /**
  * Changes a task's doc (created when missing, dropped when unused). When the change may touch
@@ -137,11 +221,18 @@ const updateTask = (
   touchesText: boolean,
   change: (doc: Writable<TaskDoc>) => void,
 ): void => {
-  const before = PMap.get(index.tasks, taskId) ?? EMPTY_TASK_DOC;
+  const known = PMap.get(index.tasks, taskId);
+  const before = known ?? EMPTY_TASK_DOC;
   // Read before changing: a doc this run created is changed in place.
   const lentBefore = lendsContext(before);
+  const timeBefore = lastFactTime(before);
   const textBefore = touchesText ? taskContextText(before) : undefined;
-  const doc = PMap.own(before);
+  const doc = own(before);
+  if (known === undefined) {
+    doc.num = index.nextTask;
+    index.nextTask += 1;
+    index.taskIds = setAt(index.taskIds, doc.num, taskId);
+  }
   change(doc);
   const lentAfter = lendsContext(doc);
   if (touchesText || lentBefore !== lentAfter) {
@@ -153,53 +244,75 @@ const updateTask = (
       const weightsBefore = contextTermWeights(postedBefore);
       const weightsAfter = contextTermWeights(postedAfter);
       for (const term of weightsBefore.keys())
-        if (!weightsAfter.has(term)) unpostTerm(index, 'taskTerms', term, taskId);
+        if (!weightsAfter.has(term)) index.taskTerms = unpost(index.taskTerms, term, doc.num);
       for (const [term, weight] of weightsAfter) {
         const previous = weightsBefore.get(term);
         if (previous === undefined || quantize(previous) !== quantize(weight))
-          postTerm(index, 'taskTerms', term, taskId, weight);
+          index.taskTerms = post(index.taskTerms, term, doc.num, packPosting(quantize(weight), 0));
       }
       index.contextCount += Number(postedAfter !== '') - Number(postedBefore !== '');
     }
   }
-  index.tasks = isUnused(doc) ? PMap.remove(index.tasks, taskId) : PMap.set(index.tasks, taskId, doc);
+  if (isUnused(doc)) {
+    index.tasks = PMap.remove(index.tasks, taskId);
+    index.taskIds = setAt(index.taskIds, doc.num, undefined);
+  } else index.tasks = PMap.set(index.tasks, taskId, doc);
+  const timeAfter = lastFactTime(doc);
+  if (timeAfter !== timeBefore) withRecent(index, taskId, timeAfter);
 };
 
 const addFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
-  const key = fact.id;
-  index.facts = PMap.set(index.facts, key, fact);
-  for (const [term, weight] of factTermWeights(fact)) postTerm(index, 'terms', term, key, weight);
-  if (fact.tags.includes('convention')) index.conventions = PMap.set(index.conventions, key, true);
-  updateTask(index, fact.sourceTaskId, fact.relation === 'summary', (doc) => {
-    doc.facts = PMap.set(doc.facts, key, true);
-    if (fact.relation === 'summary') doc.summaries = withSummary(doc.summaries, key, fact.object);
+  const doc = index.nextDoc;
+  index.nextDoc += 1;
+  index.docs = setAt(index.docs, doc, fact);
+  index.ids = PMap.set(index.ids, fact.id, doc);
+  const flags = priorFlags(fact);
+  const convention = fact.tags.includes('convention');
+  for (const [term, weight] of factTermWeights(fact)) {
+    const value = packPosting(quantize(weight), flags);
+    if (convention) index.conventionTerms = post(index.conventionTerms, term, doc, value);
+    else index.terms = post(index.terms, term, doc, value);
+  }
+  if (isNamedSubject(fact.subject)) index.names = post(index.names, fileNameOf(fact.subject), doc, flags);
+  if (convention) index.conventions = PMap.set(index.conventions, fact.id, true);
+  updateTask(index, fact.sourceTaskId, fact.relation === 'summary', (task) => {
+    task.facts = PMap.set(task.facts, fact.id, true);
+    task.times = withTime(task.times, fact.validFrom, 1);
+    if (fact.relation === 'summary') task.summaries = withSummary(task.summaries, fact.id, fact.object);
   });
 };
 
 const removeFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
-  const key = fact.id;
-  index.facts = PMap.remove(index.facts, key);
-  for (const term of factTermWeights(fact).keys()) unpostTerm(index, 'terms', term, key);
-  if (fact.tags.includes('convention')) index.conventions = PMap.remove(index.conventions, key);
-  updateTask(index, fact.sourceTaskId, fact.relation === 'summary', (doc) => {
-    doc.facts = PMap.remove(doc.facts, key);
-    doc.summaries = withSummary(doc.summaries, key, undefined);
+  const doc = PMap.get(index.ids, fact.id);
+  if (doc === undefined) return;
+  index.docs = setAt(index.docs, doc, undefined);
+  index.ids = PMap.remove(index.ids, fact.id);
+  const convention = fact.tags.includes('convention');
+  for (const term of factTermWeights(fact).keys())
+    if (convention) index.conventionTerms = unpost(index.conventionTerms, term, doc);
+    else index.terms = unpost(index.terms, term, doc);
+  if (isNamedSubject(fact.subject)) index.names = unpost(index.names, fileNameOf(fact.subject), doc);
+  if (convention) index.conventions = PMap.remove(index.conventions, fact.id);
+  updateTask(index, fact.sourceTaskId, fact.relation === 'summary', (task) => {
+    task.facts = PMap.remove(task.facts, fact.id);
+    task.times = withTime(task.times, fact.validFrom, -1);
+    task.summaries = withSummary(task.summaries, fact.id, undefined);
   });
 };
 
 const assertFile = (index: Writable<SearchIndex>, taskId: string, pairKey: string): void => {
   const known = PMap.get(index.tasks, taskId);
   if (known !== undefined && PMap.has(known.touched, pairKey)) return;
-  updateTask(index, taskId, false, (doc) => {
-    doc.touched = PMap.set(doc.touched, pairKey, true);
+  updateTask(index, taskId, false, (task) => {
+    task.touched = PMap.set(task.touched, pairKey, true);
   });
 };
 
 const retractFile = (index: Writable<SearchIndex>, taskId: string, pairKey: string): void => {
   const known = PMap.get(index.tasks, taskId);
   if (known === undefined || !PMap.has(known.touched, pairKey)) return;
-  updateTask(index, taskId, false, (doc) => {
-    doc.touched = PMap.remove(doc.touched, pairKey);
+  updateTask(index, taskId, false, (task) => {
+    task.touched = PMap.remove(task.touched, pairKey);
   });
 };
 
@@ -223,7 +336,6 @@ export const indexTaskPrompt = (index: SearchIndex, taskId: string, prompt: stri
   const doc = PMap.get(index.tasks, taskId);
   if (doc?.promptAt !== undefined && (prompt === doc.prompt || at < doc.promptAt)) return index;
   return PMap.withMutations(index, (current) => {
-    // A new root every time, even inside a run: a reducer tells a change by the index's identity.
     const next: Writable<SearchIndex> = { ...current };
     updateTask(next, taskId, true, (task) => {
       task.prompt = prompt;
@@ -233,8 +345,21 @@ export const indexTaskPrompt = (index: SearchIndex, taskId: string, prompt: stri
   });
 };
 
-/** The task's doc, if the index knows the task. */
-export const selectTaskDoc = (index: SearchIndex, taskId: string): TaskDoc | undefined => PMap.get(index.tasks, taskId);
+/** The valid fact with this id, if any. */
+export const selectIndexedFact = (index: SearchIndex, id: string): SessionFact | undefined => {
+  const doc = PMap.get(index.ids, id);
+  return doc === undefined ? undefined : getAt(index.docs, doc);
+};
+
+/** The number of valid facts. */
+export const selectIndexedCount = (index: SearchIndex): number => PMap.size(index.ids);
+
+/** Every valid fact, in the order they became valid. */
+export const selectIndexedFacts = (index: SearchIndex): SessionFact[] => {
+  const out: SessionFact[] = [];
+  forEachAt(index.docs, (fact) => out.push(fact));
+  return out;
+};
 
 /** A task prompt as recorded in the index. */
 export interface RecordedPrompt {

@@ -51,17 +51,51 @@ const pathWords = (path: string, out: Word[]): void => {
   });
 };
 
-const FILE_NAME = /^[^.]{2,}.*\.\p{L}[\p{L}\p{N}]{0,7}$/u;
+const EXTENSION = /^\p{L}[\p{L}\p{N}]{0,7}$/u;
 
-const looksLikePath = (token: string): boolean => /[/\\]/u.test(token) || FILE_NAME.test(token);
+/**
+ * True for a token written like a path: with a directory separator, or a file name (two or more
+ * characters before its first dot, and an extension of a letter and up to 7 letters or digits).
+ * Found with index lookups, not a pattern that backtracks: tokens come from untrusted text.
+ */
+export const isPathLike = (token: string): boolean => {
+  if (token.includes('/') || token.includes('\\')) return true;
+  const first = token.indexOf('.');
+  return first >= 2 && EXTENSION.test(token.slice(token.lastIndexOf('.') + 1));
+};
+
+/**
+ * Tokens longer than this carry no term: no word, identifier or path of a fact is this long
+ * (paths are clipped to 200 characters), and skipping them keeps every pattern below linear
+ * in the text, whatever a model writes.
+ */
+export const MAX_TOKEN_LENGTH = 512;
+
+const EDGE_PUNCTUATION = new Set(['.', ':', '-', '_', '@', '#']);
+
+/** The token without leading and trailing punctuation of `edges` (a loop: a pattern anchored at the end backtracks). */
+const trimEdges = (token: string, edges: ReadonlySet<string> = EDGE_PUNCTUATION, trailing = edges): string => {
+  let start = 0;
+  let end = token.length;
+  while (start < end && edges.has(token[start]!)) start += 1;
+  while (end > start && trailing.has(token[end - 1]!)) end -= 1;
+  return token.slice(start, end);
+};
+
+const PATH_TRAILING = new Set([...EDGE_PUNCTUATION, ',', ';']);
+
+/** The raw tokens of a text, at most MAX_TOKEN_LENGTH characters each. */
+function* rawTokens(text: string): Generator<string> {
+  for (const match of text.matchAll(RAW_TOKEN)) if (match[0].length <= MAX_TOKEN_LENGTH) yield match[0];
+}
 
 /** Unstemmed lowercase words of `text`, before stopword removal, marked when they come from a path. */
 const words = (text: string): Word[] => {
   const out: Word[] = [];
-  for (const match of text.matchAll(RAW_TOKEN)) {
-    const token = match[0].replace(/^[.:\-_@#]+|[.:\-_@#]+$/gu, '');
+  for (const raw of rawTokens(text)) {
+    const token = trimEdges(raw);
     if (token === '' || TASK_REFERENCE.test(token)) continue;
-    if (looksLikePath(token)) pathWords(token, out);
+    if (isPathLike(token)) pathWords(token, out);
     else identifierWords(token, false, out);
   }
   return out;
@@ -116,9 +150,9 @@ export const queryTerms = (text: string): string[] => [
 /** Path-like tokens of a text (with a directory separator or a file extension), as written. */
 export const mentionedPaths = (text: string): string[] => {
   const out: string[] = [];
-  for (const match of text.matchAll(RAW_TOKEN)) {
-    const token = match[0].replace(/^\.\//u, '').replace(/^[.:\-_@#]+|[.:\-_@#,;]+$/gu, '');
-    if (token !== '' && !TASK_REFERENCE.test(token) && looksLikePath(token) && /\p{L}/u.test(token)) out.push(token);
+  for (const raw of rawTokens(text)) {
+    const token = trimEdges(raw.startsWith('./') ? raw.slice(2) : raw, EDGE_PUNCTUATION, PATH_TRAILING);
+    if (token !== '' && !TASK_REFERENCE.test(token) && isPathLike(token) && /\p{L}/u.test(token)) out.push(token);
   }
   return out;
 };

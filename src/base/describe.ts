@@ -1,0 +1,30 @@
+/**
+ * Text for values that arrive from code we do not control: a model call may reject with
+ * anything (`Object.create(null)`, a Proxy, an object whose `toString` or `message` throws).
+ * Describing such a value must never throw in turn: inside a rejection handler that would
+ * become an unhandled rejection and bring the host process down.
+ */
+import { clipEnd } from './text.js';
+
+/** The longest description kept: an error message ends up in an event, which must stay small. */
+const MAX_LENGTH = 500;
+
+const attempt = <T>(read: () => T): T | undefined => {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
+};
+
+/** `String(value)`, or a description of its type when it has no text form; clipped to 500 characters. Never throws. */
+export const describeValue = (value: unknown): string => {
+  const text = attempt(() => String(value));
+  return clipEnd(typeof text === 'string' ? text : `an ${typeof value} with no text form`, MAX_LENGTH);
+};
+
+/** An error's message (any other value: `describeValue`), clipped to 500 characters. Never throws. */
+export const describeError = (error: unknown): string => {
+  const message = attempt(() => (error instanceof Error ? error.message : undefined));
+  return typeof message === 'string' ? clipEnd(message, MAX_LENGTH) : describeValue(error);
+};

@@ -1,0 +1,154 @@
+/**
+ * Context files that a `git pull` or merge left with conflict markers. Both sides are whole
+ * files again once the markers are read, so neither is discarded: `mergeContextFiles` takes
+ * the union of what accumulates (decisions, claims, failures) and the newer side of what is
+ * replaced (the summary with its checkpoint, the checklist, the last run).
+ */
+import { compareContextKeys, isSameContextKey } from './key.js';
+import {
+  CONTEXT_LIMITS,
+  type Claim,
+  type ContextFile,
+  type Decision,
+  type RunFailure,
+  type SharedContext,
+} from './model.js';
+
+/** The two versions of a file with conflict markers, ours (HEAD) and theirs. */
+export interface ConflictSides {
+  readonly ours: string;
+  readonly theirs: string;
+}
+
+const OPEN = /^<{7}(?: |$)/u;
+const BASE = /^\|{7}(?: |$)/u;
+const SEPARATOR = /^={7}$/u;
+const CLOSE = /^>{7}(?: |$)/u;
+
+/**
+ * The two sides of `text` when it holds git's conflict markers (`<<<<<<<`, an optional
+ * `|||||||` base, `=======`, `>>>>>>>`, each at the start of a line); undefined when it holds
+ * none, or markers that do not nest as git writes them.
+ */
+export const splitConflictMarkers = (text: string): ConflictSides | undefined => {
+  const lines = text.split(/(?<=\n)/u);
+  let ours = '';
+  let theirs = '';
+  let state: 'both' | 'ours' | 'base' | 'theirs' = 'both';
+  let conflicts = 0;
+  for (const line of lines) {
+    const bare = line.replace(/\r?\n$/u, '');
+    if (state === 'both' && OPEN.test(bare)) {
+      state = 'ours';
+      conflicts += 1;
+    } else if (state === 'ours' && BASE.test(bare)) state = 'base';
+    else if ((state === 'ours' || state === 'base') && SEPARATOR.test(bare)) state = 'theirs';
+    else if (state === 'theirs' && CLOSE.test(bare)) state = 'both';
+    else if (state !== 'both' && (OPEN.test(bare) || CLOSE.test(bare))) return undefined;
+    else {
+      if (state === 'both' || state === 'ours') ours += line;
+      if (state === 'both' || state === 'theirs') theirs += line;
+    }
+  }
+  return conflicts > 0 && state === 'both' ? { ours, theirs } : undefined;
+};
+
+/** True when a line of `text` starts with a conflict marker. */
+export const hasConflictMarkers = (text: string): boolean => /^<{7}(?: |$)/mu.test(text) && /^>{7}(?: |$)/mu.test(text);
+
+const NEVER = Number.NEGATIVE_INFINITY;
+
+/** When a side last changed its summary or ran: what "newer" means between two sides. */
+const recency = (context: SharedContext): readonly [number, number] => [
+  context.workingSummary.updatedAt ?? NEVER,
+  context.lastRun?.at ?? NEVER,
+];
+
+const isNewer = (a: SharedContext, b: SharedContext): boolean => {
+  const [summaryA, runA] = recency(a);
+  const [summaryB, runB] = recency(b);
+  return summaryA !== summaryB ? summaryA > summaryB : runA > runB;
+};
+
+const decisionNumber = (decision: Decision): number => Number(decision.id.slice(1)) || 0;
+
+/** A settled status beats an open one; between two settled ones, the newer side's. */
+const mergedStatus = (older: Decision, newer: Decision): Decision['status'] =>
+  newer.status === 'open' ? older.status : newer.status;
+
+/**
+ * Decisions by id: the same id with the same text is one decision; a decision only one side
+ * has is kept; two different decisions that took the same id on each side both stay, the
+ * newer side's under a new id (the next free one), so no decision is lost.
+ */
+const mergeDecisions = (newer: ReadonlyArray<Decision>, older: ReadonlyArray<Decision>): Decision[] => {
+  const merged = newer.map((decision) => ({ ...decision }));
+  let next = Math.max(0, ...[...newer, ...older].map(decisionNumber)) + 1;
+  for (const decision of older) {
+    const sameId = merged.find((known) => known.id === decision.id);
+    const same = sameId?.text === decision.text ? sameId : merged.find((known) => known.text === decision.text);
+    if (same !== undefined) same.status = mergedStatus(decision, same);
+    else if (sameId !== undefined) merged.push({ ...decision, id: `D${next++}` });
+    else merged.push({ ...decision });
+  }
+  return merged.sort((a, b) => decisionNumber(a) - decisionNumber(b)).slice(-CONTEXT_LIMITS.decisions);
+};
+
+/** Claims by text (the ledger's identity): the later record of a claim wins; oldest first. */
+const mergeClaims = (newer: ReadonlyArray<Claim>, older: ReadonlyArray<Claim>): Claim[] => {
+  const byText = new Map<string, Claim>();
+  for (const claim of [...older, ...newer]) {
+    const known = byText.get(claim.claim);
+    if (known === undefined || (claim.at ?? NEVER) >= (known.at ?? NEVER)) byText.set(claim.claim, claim);
+  }
+  return [...byText.values()].sort((a, b) => (a.at ?? NEVER) - (b.at ?? NEVER)).slice(-CONTEXT_LIMITS.claims);
+};
+
+const failureId = (failure: RunFailure): string =>
+  JSON.stringify([failure.at ?? null, failure.failedStep, failure.error, failure.nextAction]);
+
+/** Failures by content and time: each once, oldest first, the last few kept. */
+const mergeFailures = (newer: ReadonlyArray<RunFailure>, older: ReadonlyArray<RunFailure>): RunFailure[] => {
+  const byId = new Map<string, RunFailure>();
+  for (const failure of [...older, ...newer]) byId.set(failureId(failure), failure);
+  return [...byId.values()].sort((a, b) => (a.at ?? NEVER) - (b.at ?? NEVER)).slice(-CONTEXT_LIMITS.recentFailures);
+};
+
+/**
+ * One context from both sides of a conflict: decisions, claims and failures are united; the
+ * newer side (by its summary's time, then its last run's) gives the summary and its
+ * checkpoint, the feature request, the pinned rules, the checklist and the last run.
+ */
+export const mergeContexts = (ours: SharedContext, theirs: SharedContext): SharedContext => {
+  const [newer, older] = isNewer(theirs, ours) ? [theirs, ours] : [ours, theirs];
+  const lastRun =
+    newer.lastRun === undefined || (older.lastRun?.at ?? NEVER) > (newer.lastRun.at ?? NEVER)
+      ? older.lastRun
+      : newer.lastRun;
+  const { checkpoint: _, lastRun: __, ...rest } = newer;
+  return {
+    ...rest,
+    featureRequest: newer.featureRequest.trim() === '' ? older.featureRequest : newer.featureRequest,
+    ...(newer.checkpoint === undefined ? {} : { checkpoint: newer.checkpoint }),
+    openDecisions: mergeDecisions(newer.openDecisions, older.openDecisions),
+    evidenceLedger: mergeClaims(newer.evidenceLedger, older.evidenceLedger),
+    ...(lastRun === undefined ? {} : { lastRun }),
+    recentFailures: mergeFailures(newer.recentFailures, older.recentFailures),
+  };
+};
+
+/** Both sides of a conflicted context file as one: every workstream of either, those of both merged. */
+export const mergeContextFiles = (ours: ContextFile, theirs: ContextFile): ContextFile => {
+  const contexts = [...ours.contexts];
+  for (const context of theirs.contexts) {
+    const at = contexts.findIndex((known) => isSameContextKey(known.key, context.key));
+    if (at === -1) contexts.push(context);
+    else contexts[at] = mergeContexts(contexts[at]!, context);
+  }
+  const repository = ours.repository ?? theirs.repository;
+  return {
+    kind: ours.kind,
+    ...(repository === undefined ? {} : { repository }),
+    contexts: contexts.sort((a, b) => compareContextKeys(a.key, b.key)),
+  };
+};

@@ -1,0 +1,13 @@
+/** The section's defaults, in a module of their own so that the command line's help can quote them cheaply. */
+
+/** Facts a `[Session Context]` section holds at most, by default. */
+export const DEFAULT_MAX_FACTS = 20;
+/** The token budget of a `[Session Context]` section, header included, by default. */
+export const DEFAULT_MAX_TOKENS = 500;
+
+/** How a section lays its facts out: one line per fact, or grouped by task and subject. */
+export const SECTION_LAYOUTS = ['lines', 'grouped'] as const;
+/** One section layout. */
+export type SectionLayout = (typeof SECTION_LAYOUTS)[number];
+/** The layout a section uses when nobody says. */
+export const DEFAULT_LAYOUT: SectionLayout = 'lines';

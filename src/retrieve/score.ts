@@ -1,0 +1,199 @@
+/**
+ * Scoring one fact in one pass of a query: the formula both the index path (topk.ts) and the
+ * explaining path (retrieve.ts) use, with the same numbers added in the same order, so they
+ * rank exactly alike.
+ */
+import * as PMap from '../base/persistentMap.js';
+import { getAt } from '../base/persistentVector.js';
+import type { SessionFact } from '../fact.js';
+import { type FactStore, pairKey, selectValidFact } from '../store/state.js';
+import { isFileFact, selectPairLog } from '../store/write.js';
+import type { BudgetSettings } from './budget.js';
+import { postingBlocks, postingValue, postingWeightOf } from './index/postings.js';
+import { priorFlags } from './index/priors.js';
+import { postingWeight } from './index/weights.js';
+import { flagPriors, namesSubject, type PlannedTerm, type QueryPlan, type ScoreParts } from './rank.js';
+
+/** Why a fact was not injected. */
+export type ExclusionReason = 'invalidated' | 'tag' | 'own_task' | 'no_match' | 'max_facts' | 'budget';
+
+/** The query, read once and resolved. */
+export interface Settings extends BudgetSettings {
+  readonly plan: QueryPlan;
+  readonly taskId: string;
+  readonly wanted: ReadonlySet<string>;
+  readonly minScore: number;
+  readonly documents: number;
+}
+
+/**
+ * One scoring pass of a query: its terms (the query's, then any feedback words), the context
+ * table, the continuity bonus of recent tasks, the query's score scale, and how many of the best
+ * facts it looks for.
+ */
+export interface Pass {
+  readonly plan: QueryPlan;
+  readonly terms: ReadonlyArray<PlannedTerm>;
+  /** How many of `terms` are the query's own (the rest are feedback words). */
+  readonly queryTerms: number;
+  readonly table: ContextTable;
+  /** Task id -> the continuity bonus of its facts. */
+  readonly recent: ReadonlyMap<string, number>;
+  /** The query's own best score (boost aside), from the first pass; 0 in the first pass. */
+  readonly scale: number;
+  readonly k: number;
+}
+
+/**
+ * Context scores for one query: per task (its prompt and summary), for the `contextTasks`
+ * best-matching tasks, and per file pair (the sum over those tasks that asserted a fact about
+ * the file: a file is described by all the work done on it, and a file many tasks touched is
+ * central).
+ */
+export interface ContextTable {
+  readonly byTask: ReadonlyMap<string, number>;
+  readonly byPair: ReadonlyMap<string, number>;
+}
+
+/** A scratch accumulator by task number, reused across queries (retrieval is synchronous). */
+let scratch = new Float64Array(1024);
+
+/**
+ * The context table of a query. A task's score is its BM25 against the query, summed in
+ * query-term order, then weighted; tasks are summed into file pairs in id order.
+ */
+export const contextTable = (store: FactStore, plan: QueryPlan): ContextTable => {
+  const { index } = store;
+  const limit = plan.ranking.contextTasks;
+  if (plan.contextTerms.length === 0 || limit < 1) return { byTask: new Map(), byPair: new Map() };
+  if (scratch.length < index.nextTask) scratch = new Float64Array(Math.max(index.nextTask, 2 * scratch.length));
+  const touched: number[] = [];
+  for (const { idf, postings } of plan.contextTerms)
+    if (postings !== undefined)
+      for (const block of postingBlocks(postings))
+        for (let i = 0; i < block.length; i += 2) {
+          const num = block[i]!;
+          if (scratch[num] === 0) touched.push(num);
+          scratch[num] = scratch[num]! + idf * postingWeight(postingWeightOf(block[i + 1]!));
+        }
+  // The best `limit` tasks, kept in a short sorted list (no sort of every match).
+  const best: Array<[string, number]> = [];
+  const better = ([a, x]: [string, number], [b, y]: [string, number]): boolean => x > y || (x === y && a < b);
+  for (const num of touched) {
+    const score = scratch[num]! * plan.ranking.contextWeight;
+    scratch[num] = 0;
+    if (!(score > 0)) continue;
+    if (best.length === limit && score < best[limit - 1]![1]) continue;
+    const entry: [string, number] = [getAt(index.taskIds, num)!, score];
+    if (best.length === limit && !better(entry, best[limit - 1]!)) continue;
+    let at = best.length;
+    while (at > 0 && better(entry, best[at - 1]!)) at -= 1;
+    best.splice(at, 0, entry);
+    if (best.length > limit) best.pop();
+  }
+  const ranked = best.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const byPair = new Map<string, number>();
+  for (const [taskId, score] of ranked)
+    for (const pair of PMap.keys(PMap.get(index.tasks, taskId)?.touched ?? PMap.empty))
+      byPair.set(pair, (byPair.get(pair) ?? 0) + score);
+  return { byTask: new Map(ranked), byPair };
+};
+
+/** The context score of a fact: its pair's, for a file fact, else its task's. */
+export const factContext = (table: ContextTable, fact: SessionFact): number =>
+  (isFileFact(fact) ? table.byPair.get(pairKey(fact.subject, fact.relation)) : table.byTask.get(fact.sourceTaskId)) ??
+  0;
+
+/** True when an `issue` fact's text is also a valid `convention` of its subject, asserted with it. */
+export const repeatsConvention = (store: FactStore, fact: SessionFact): boolean => {
+  if (fact.relation !== 'issue') return false;
+  const twin = selectPairLog(store, fact.subject, 'convention')?.assertions.find(
+    (assertion) => assertion.validFrom === fact.validFrom && assertion.object === fact.object,
+  );
+  // The twin's run must be the valid one: the valid record of an id is the assertion that opened its run.
+  return twin !== undefined && selectValidFact(store, twin.id)?.validFrom === twin.validFrom;
+};
+
+/** What a fact gets besides its terms in a pass. */
+export interface Extras {
+  readonly context: number;
+  readonly continuity: number;
+}
+
+/**
+ * A fact's score from its stored term weights (`weights[i]` for `pass.terms[i]`, undefined when
+ * it does not hold the term), summed in the pass's term order: the one formula both paths use.
+ */
+export const combineScore = (
+  pass: Pass,
+  fact: SessionFact,
+  weights: ReadonlyArray<number | undefined>,
+  extras: Extras,
+  duplicate: boolean,
+): ScoreParts => {
+  const { ranking, paths } = pass.plan;
+  const terms: Array<{ term: string; contribution: number }> = [];
+  let query = 0;
+  let feedback = 0;
+  pass.terms.forEach((planned, i) => {
+    const stored = weights[i];
+    if (stored === undefined) return;
+    const contribution = planned.multiplier * planned.idf * postingWeight(stored);
+    if (i < pass.queryTerms) {
+      terms.push({ term: planned.term, contribution });
+      query += contribution;
+    } else feedback += contribution;
+  });
+  const { names, value } = flagPriors(priorFlags(fact), ranking.priors, duplicate);
+  const match = query + feedback + extras.context;
+  const base = match === 0 && fact.tags.includes('convention') ? ranking.conventionBase * pass.scale : 0;
+  const relevance = match + extras.continuity + base;
+  const boost = match > 0 && namesSubject(paths, fact.subject) ? ranking.exactFileBoost : 0;
+  return {
+    terms,
+    feedback,
+    context: extras.context,
+    continuity: extras.continuity,
+    base,
+    priors: names,
+    prior: value,
+    boost,
+    total: relevance * value + boost,
+  };
+};
+
+/** The first stage a stored fact fails, given its score; undefined when it is a candidate. */
+export const filterReason = (
+  settings: Settings,
+  fact: SessionFact,
+  parts: ScoreParts,
+  firstPass: boolean,
+): ExclusionReason | undefined => {
+  if (fact.validTo !== undefined) return 'invalidated';
+  if (settings.wanted.size > 0 && !fact.tags.some((tag) => settings.wanted.has(tag))) return 'tag';
+  if (fact.sourceTaskId === settings.taskId) return 'own_task';
+  // The first pass looks for matches; the last also keeps conventions the query does not match.
+  if (!(parts.total > 0) && (firstPass || !fact.tags.includes('convention'))) return 'no_match';
+  if (!firstPass && parts.total < settings.minScore) return 'no_match';
+  return undefined;
+};
+
+/** A candidate: a fact and its score. */
+export interface Scored {
+  readonly fact: SessionFact;
+  readonly parts: ScoreParts;
+}
+
+/** Rank order: score, then the most recent, then the id. */
+export const byRank = (a: Scored, b: Scored): number =>
+  b.parts.total - a.parts.total ||
+  b.fact.validFrom - a.fact.validFrom ||
+  (a.fact.id < b.fact.id ? -1 : a.fact.id > b.fact.id ? 1 : 0);
+
+/** The stored weight of each pass term in a document, read from the postings (undefined: absent). */
+export const storedWeights = (pass: Pass, doc: number, convention: boolean): Array<number | undefined> =>
+  pass.terms.map((planned) => {
+    const postings = convention ? planned.conventions : planned.postings;
+    const value = postings === undefined ? undefined : postingValue(postings, doc);
+    return value === undefined ? undefined : postingWeightOf(value);
+  });

@@ -1,0 +1,184 @@
+/**
+ * The import graph of `src/`, read with TypeScript's own pre-processor (static, dynamic and
+ * type-only imports alike): dependencies point one way, from the layers below to the layers
+ * above, with no cycle and no exception; the browser-safe entry points reach no Node module.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const SRC = resolve(import.meta.dirname, '..', 'src');
+
+/**
+ * Each folder's layer, bottom first: a module may import its own folder and any folder of a
+ * lower layer, never one of its own layer or above. `retrieve/index` is the search index the
+ * store holds; `retrieve` is the ranking over it.
+ */
+const LAYERS: ReadonlyArray<ReadonlyArray<string>> = [
+  ['base', 'tokens'],
+  ['fact.ts'],
+  ['retrieve/index'],
+  ['store'],
+  ['extract', 'retrieve'],
+  ['prompt'],
+  ['runtime'],
+  ['history', 'notes'],
+  ['state', 'context'],
+  ['context/node'],
+  ['cli'],
+];
+
+/** Entry points: the modules `package.json` exports. They sit above everything; nothing in `src/` imports a barrel. */
+const ENTRY_POINTS = [
+  'index.ts',
+  'notes/index.ts',
+  'context/index.ts',
+  'context/node/index.ts',
+  'history/node.ts',
+  'tokens/o200k.ts',
+];
+const isBarrel = (file: string): boolean => ENTRY_POINTS.includes(file) && file.endsWith('index.ts');
+/** The entry points that must run in a browser: nothing they reach imports `node:*`. */
+const BROWSER_SAFE = ['index.ts', 'notes/index.ts', 'context/index.ts', 'tokens/o200k.ts'];
+
+const sourceFiles = (folder: string): string[] =>
+  readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(folder, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [relative(SRC, path)] : [];
+  });
+
+interface Module {
+  /** Modules of `src/` it imports (paths relative to `src/`). */
+  readonly local: string[];
+  /** Packages and built-in modules it imports. */
+  readonly external: string[];
+}
+
+const readGraph = (): Map<string, Module> => {
+  const graph = new Map<string, Module>();
+  for (const file of sourceFiles(SRC)) {
+    const info = ts.preProcessFile(readFileSync(join(SRC, file), 'utf8'), true, true);
+    const local: string[] = [];
+    const external: string[] = [];
+    for (const { fileName } of info.importedFiles) {
+      if (fileName.startsWith('.'))
+        local.push(relative(SRC, resolve(SRC, dirname(file), fileName)).replace(/\.js$/u, '.ts'));
+      else external.push(fileName);
+    }
+    graph.set(file, { local, external });
+  }
+  return graph;
+};
+
+const graph = readGraph();
+
+const folderOf = (file: string): string => {
+  if (!file.includes('/')) return file;
+  const [top, second] = file.split('/');
+  const nested = `${top}/${second}`;
+  return LAYERS.some((layer) => layer.includes(nested)) ? nested : top!;
+};
+
+const layerOf = (folder: string): number => LAYERS.findIndex((layer) => layer.includes(folder));
+
+const reachableFrom = (entry: string): Set<string> => {
+  const seen = new Set<string>();
+  const visit = (file: string): void => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const next of graph.get(file)?.local ?? []) visit(next);
+  };
+  visit(entry);
+  return seen;
+};
+
+/** The strongly connected components of more than one module, or of one that imports itself (Tarjan). */
+const cycles = (): string[][] => {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const connect = (file: string): void => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    onStack.add(file);
+    for (const next of graph.get(file)?.local ?? []) {
+      if (!index.has(next)) {
+        connect(next);
+        low.set(file, Math.min(low.get(file)!, low.get(next)!));
+      } else if (onStack.has(next)) low.set(file, Math.min(low.get(file)!, index.get(next)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== file);
+    if (component.length > 1 || graph.get(file)!.local.includes(file)) found.push(component.sort());
+  };
+  for (const file of graph.keys()) if (!index.has(file)) connect(file);
+  return found;
+};
+
+describe('the import graph of src/', () => {
+  it('resolves every relative import to a module of src/', () => {
+    const dangling = [...graph].flatMap(([file, { local }]) =>
+      local.filter((target) => !graph.has(target)).map((target) => `${file} -> ${target}`),
+    );
+    expect(dangling).toEqual([]);
+  });
+
+  it('places every folder in a layer (add a new folder to LAYERS)', () => {
+    const unplaced = [...new Set([...graph.keys()].filter((f) => !isBarrel(f)).map(folderOf))].filter(
+      (folder) => layerOf(folder) < 0,
+    );
+    expect(unplaced).toEqual([]);
+  });
+
+  it('has no cycle, type-only imports included', () => {
+    expect(cycles()).toEqual([]);
+  });
+
+  it('has no import of a layer at or above the importer own, and no import of a barrel', () => {
+    const upward = [...graph].flatMap(([file, { local }]) => {
+      if (isBarrel(file)) return [];
+      const from = folderOf(file);
+      return local
+        .filter((target) => {
+          if (isBarrel(target)) return true;
+          const to = folderOf(target);
+          return to !== from && layerOf(to) >= layerOf(from);
+        })
+        .map((target) => `${file} -> ${target}`);
+    });
+    expect(upward).toEqual([]);
+  });
+
+  it.each(BROWSER_SAFE)('reaches no Node built-in module from the browser-safe entry point %s', (entry) => {
+    const nodeImports = [...reachableFrom(entry)].flatMap((file) =>
+      graph
+        .get(file)!
+        .external.filter((name) => name.startsWith('node:') || ['fs', 'path', 'child_process', 'os'].includes(name))
+        .map((name) => `${file} -> ${name}`),
+    );
+    expect(nodeImports).toEqual([]);
+  });
+
+  it('exports each entry point from package.json', () => {
+    const manifest = JSON.parse(readFileSync(resolve(SRC, '..', 'package.json'), 'utf8')) as {
+      exports: Record<string, { default?: string }>;
+    };
+    const exported = Object.values(manifest.exports).flatMap((target) =>
+      typeof target === 'object' && target.default !== undefined
+        ? [target.default.replace(/^\.\/dist\//u, '').replace(/\.js$/u, '.ts')]
+        : [],
+    );
+    expect(exported.sort()).toEqual([...ENTRY_POINTS].sort());
+  });
+});

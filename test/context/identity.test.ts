@@ -1,0 +1,132 @@
+/**
+ * The pure parts behind issue 13: repository identities and key resolution, key-part
+ * sanitizing, conflict markers and the merge of both sides. No file or process here.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { sanitizeKeyPart, hasControlCharacters } from '../../src/context/key.js';
+import { mergeContextFiles, mergeContexts, splitConflictMarkers } from '../../src/context/merge.js';
+import { CONTEXT_LIMITS, type ContextFile, type SharedContext } from '../../src/context/model.js';
+import { identifyRepository, normalizeRemoteUrl, resolveRepositoryKey } from '../../src/context/repository.js';
+import { emptySharedContext } from '../../src/context/update.js';
+import { contextArb } from './arbitraries.js';
+
+const at = (repo: string, workstreamId = 'default'): SharedContext =>
+  emptySharedContext({ repo, branch: 'main', workstreamId });
+
+describe('repository identity', () => {
+  it.each([
+    ['https://github.com/acme/app.git', 'github.com/acme/app'],
+    ['https://ci:t0ken@GitHub.COM:443/acme/app.git/', 'github.com/acme/app'],
+    ['git@github.com:acme/app.git', 'github.com/acme/app'],
+    ['ssh://git@github.com:22/acme/app', 'github.com/acme/app'],
+    ['git://example.org//team/./app.git', 'example.org/team/app'],
+  ])('normalizes %s', (url, id) => {
+    expect(normalizeRemoteUrl(url)).toBe(id);
+  });
+
+  it.each(['/srv/git/app.git', './app', 'C:\\repos\\app', 'file:///srv/git/app.git', '', 'https://host/'])(
+    'takes no identity from the local or empty remote %j',
+    (url) => {
+      expect(normalizeRemoteUrl(url)).toBeUndefined();
+    },
+  );
+
+  it('prefers the origin, then the smallest first commit, then the folder', () => {
+    const roots = ['f'.repeat(40), `0${'a'.repeat(39)}`];
+    expect(identifyRepository({ origin: 'git@github.com:acme/app.git', rootCommits: roots, folder: 'x' })).toEqual({
+      id: 'github.com/acme/app',
+      source: 'origin',
+    });
+    expect(identifyRepository({ origin: '/local/path', rootCommits: roots, folder: 'x' })).toEqual({
+      id: `first-commit:0${'a'.repeat(11)}`,
+      source: 'first_commit',
+    });
+    expect(identifyRepository({ rootCommits: [], folder: 'my\u202Eapp' })).toEqual({
+      id: 'my\\u{202E}app',
+      source: 'folder',
+    });
+  });
+
+  it('resolves the key in a file: recorded, adopted, migrated', () => {
+    const origin = { id: 'github.com/acme/app', source: 'origin' } as const;
+    const fork = { id: 'github.com/me/app', source: 'origin' } as const;
+    const empty: ContextFile = { kind: 'planning', contexts: [] };
+    expect(resolveRepositoryKey(empty, origin)).toEqual({ repo: origin.id, file: { ...empty, repository: origin } });
+    const recorded: ContextFile = { kind: 'planning', repository: origin, contexts: [at(origin.id)] };
+    expect(resolveRepositoryKey(recorded, origin)).toEqual({ repo: origin.id, file: recorded });
+    const adopted = resolveRepositoryKey(recorded, fork);
+    expect(adopted.repo).toBe(origin.id);
+    expect(adopted.file).toBe(recorded);
+    expect(adopted.note).toMatch(/^using the context recorded for repository "github\.com\/acme\/app"/u);
+    const legacy: ContextFile = { kind: 'planning', contexts: [at('app-folder'), at('app-folder', 'ws')] };
+    const migrated = resolveRepositoryKey(legacy, origin);
+    expect(migrated.repo).toBe(origin.id);
+    expect(migrated.file.repository).toEqual(origin);
+    expect(migrated.file.contexts.map((context) => context.key.repo)).toEqual([origin.id, origin.id]);
+    const byFolder: ContextFile = {
+      kind: 'planning',
+      repository: { id: 'app', source: 'folder' },
+      contexts: [at('app')],
+    };
+    expect(resolveRepositoryKey(byFolder, origin).file.contexts[0]!.key.repo).toBe(origin.id);
+    const mixed: ContextFile = { kind: 'planning', contexts: [at('one'), at('two')] };
+    expect(resolveRepositoryKey(mixed, origin)).toMatchObject({
+      repo: origin.id,
+      note: expect.stringMatching(/2 other/u),
+    });
+  });
+});
+
+describe('key parts from names the repository chose', () => {
+  it('for any name, the sanitized part is within the limit, visible, and names that differ stay apart', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: 'binary', maxLength: 400 }),
+        fc.string({ unit: 'binary', maxLength: 400 }),
+        (a, b) => {
+          const [x, y] = [sanitizeKeyPart(a), sanitizeKeyPart(b)];
+          expect(x.length).toBeGreaterThan(0);
+          expect(x.length).toBeLessThanOrEqual(CONTEXT_LIMITS.keyPart);
+          expect(hasControlCharacters(x)).toBe(false);
+          if (a !== b && a.trim() !== '' && b.trim() !== '') expect(x).not.toBe(y);
+        },
+      ),
+    );
+  });
+});
+
+describe('conflict markers', () => {
+  it('splits both sides, with or without the diff3 base', () => {
+    const text = 'a\n<<<<<<< HEAD\nours\n||||||| base\nold\n=======\ntheirs\n>>>>>>> other\nz\n';
+    expect(splitConflictMarkers(text)).toEqual({ ours: 'a\nours\nz\n', theirs: 'a\ntheirs\nz\n' });
+    expect(splitConflictMarkers(text.replace('||||||| base\nold\n', ''))).toEqual({
+      ours: 'a\nours\nz\n',
+      theirs: 'a\ntheirs\nz\n',
+    });
+    expect(splitConflictMarkers('plain\n')).toBeUndefined();
+    expect(splitConflictMarkers('<<<<<<< HEAD\nunterminated\n')).toBeUndefined();
+  });
+
+  it('merging a context with itself keeps what it holds, and merging two keeps every decision and claim of both under unique ids', () => {
+    fc.assert(
+      fc.property(contextArb, contextArb, (a, b) => {
+        const one = { ...b, key: a.key };
+        const merged = mergeContexts(a, one);
+        for (const side of [a, one]) {
+          for (const decision of side.openDecisions)
+            expect(merged.openDecisions.map((d) => d.text)).toContain(decision.text);
+          for (const claim of side.evidenceLedger)
+            expect(merged.evidenceLedger.map((c) => c.claim)).toContain(claim.claim);
+        }
+        expect(new Set(merged.openDecisions.map((d) => d.id)).size).toBe(merged.openDecisions.length);
+        const self = mergeContextFiles({ kind: 'planning', contexts: [a] }, { kind: 'planning', contexts: [a] });
+        expect(self.contexts).toHaveLength(1);
+        const sorted = <T>(items: ReadonlyArray<T>): string[] => items.map((item) => JSON.stringify(item)).sort();
+        expect(sorted(self.contexts[0]!.openDecisions)).toEqual(sorted(a.openDecisions));
+        expect(sorted(self.contexts[0]!.recentFailures)).toEqual(sorted(a.recentFailures));
+      }),
+      { numRuns: 100 },
+    );
+  });
+});

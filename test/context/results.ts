@@ -1,0 +1,18 @@
+/** Unwrapping the results of the context shell in tests: a call that must succeed, or must fail. */
+import * as E from 'fp-ts/lib/Either.js';
+import * as O from 'fp-ts/lib/Option.js';
+import type { ContextError } from '../../src/context/model.js';
+import type { LoadedContext } from '../../src/context/node/store.js';
+
+/** The loaded context of a call that must succeed with the feature on. */
+export const loadedOf = (result: E.Either<ContextError, O.Option<LoadedContext>>): LoadedContext => {
+  if (E.isLeft(result)) throw new Error(`expected a context, got ${result.left.code}: ${result.left.message}`);
+  if (O.isNone(result.right)) throw new Error('expected a context, got none (flag off)');
+  return result.right.value;
+};
+
+/** The error of a call that must fail. */
+export const errorOf = (result: E.Either<ContextError, unknown>): ContextError => {
+  if (E.isRight(result)) throw new Error('expected an error');
+  return result.left;
+};

@@ -1,0 +1,121 @@
+/**
+ * Secrets never enter a context: each common shape is found in every text field, the write is
+ * refused as a `Left` naming the field, and the secret itself is never echoed. Look-alikes
+ * (prose about tokens, commit ids, paths) pass.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import type { RepositorySnapshot } from '../../src/context/checkpoint.js';
+import type { ContextError } from '../../src/context/model.js';
+import { findContextSecret } from '../../src/context/schema.js';
+import { findSecret, findSecretField } from '../../src/context/secrets.js';
+import { applyRunOutcome, emptySharedContext, recordContextClaim } from '../../src/context/update.js';
+
+/** Secret-shaped strings, assembled so that no scanner mistakes this file for a leak. */
+export const SECRETS: ReadonlyArray<readonly [string, string]> = [
+  ['an AWS access key id', `AKIA${'IOSFODNN7EXAMPLE'}`],
+  ['an AWS secret access key', `aws_secret_access_key = ${'wJalrXUtnFEMI/K7MDENG/bPxRfiCY'}EXAMPLEKEY`],
+  ['a private key block', `-----BEGIN RSA ${'PRIVATE KEY'}-----\nMIIEowIBAAKCAQEA`],
+  ['a private key block', `-----BEGIN OPENSSH ${'PRIVATE KEY'}-----`],
+  ['a GitHub token', `ghp_${'a1B2c3D4e5'.repeat(4).slice(0, 36)}`],
+  ['a GitHub token', `github_pat_${'11ABCDEFG0'.repeat(3)}_${'xYz123'.repeat(10)}`],
+  ['an API key (sk-)', `sk-${'proj-'}${'Ab3dEf7hIj'.repeat(5)}`],
+  ['an API key (sk-)', `sk-${'T3BlbkFJ'.repeat(6)}`],
+  ['an Anthropic API key', `sk-${'ant-'}api03-${'Zx9_Yw8-Vu7'.repeat(8)}`],
+  ['a Bearer token', `Authorization: Bearer ${'abcDEF123456'.repeat(2)}`],
+  [
+    'a JSON Web Token',
+    `${'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9'}.${'eyJzdWIiOiIxMjM0NTY3ODkwIn0'}.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U`,
+  ],
+  ['a Slack token', `xoxb-${'123456789012'}-abcdefABCDEF`],
+  ['a Google API key', `AIza${'SyD-1234567890abcdefghijklmnopqrstu'}`],
+  ['a Stripe key', `sk_${'live'}_${'4eC39HqLyjWDarjtT1zdp7dc'}`],
+  ['an npm token', `npm_${'a1B2c3D4e5'.repeat(4).slice(0, 36)}`],
+  ['a password in a URL', `https://deploy:${'hunter2pass'}@git.example.com/app.git`],
+];
+
+const HARMLESS = [
+  'Bearer tokens are checked by the auth middleware',
+  'Use sk-learn-compatible transformers for the pipeline stage',
+  'The JWT is decoded with eyJ-prefixed header detection',
+  'src/lexer.js:L2-L9 implements tokenize',
+  'commit 7230576864ad0f4f5a203a8dd43cf1cc157a2bf9 moved HEAD',
+  'AKIA is the prefix of AWS access keys; never paste one',
+  'Rotate the GitHub token (ghp_...) in the CI settings',
+  'uuid 123e4567-e89b-12d3-a456-426614174000',
+  'https://github.com/org/app.git and git@github.com:org/app.git',
+  'BEGIN PUBLIC KEY blocks are fine to share',
+];
+
+const GIT: RepositorySnapshot = { kind: 'git', head: 'a'.repeat(40), trackedFilesHash: 'f'.repeat(32) };
+const context = emptySharedContext({ repo: 'r', branch: 'main', workstreamId: 'default' });
+
+const refusal = (result: E.Either<ContextError, unknown>): ContextError => {
+  if (E.isRight(result)) throw new Error('expected the write to be refused');
+  return result.left;
+};
+
+describe('secret detection', () => {
+  it.each(SECRETS)('finds %s', (shape, secret) => {
+    expect(findSecret(`see ${secret} here`)).toBe(shape);
+  });
+
+  it.each(HARMLESS)('lets look-alikes pass: %s', (text) => {
+    expect(findSecret(text)).toBeUndefined();
+  });
+
+  it('refuses every shape in every text field of a run, naming the field and never quoting the secret', () => {
+    for (const [, secret] of SECRETS) {
+      const fields: ReadonlyArray<readonly [string, Parameters<typeof applyRunOutcome>[1]]> = [
+        ['the summary', { status: 'succeeded', summary: `Done. ${secret}` }],
+        ['the feature request', { status: 'succeeded', featureRequest: `Build ${secret}` }],
+        ['pinned rule 1', { status: 'succeeded', pinRules: [`Use ${secret}`] }],
+        ['decision 2', { status: 'succeeded', decisions: ['Fine?', `Keep ${secret}?`] }],
+        ['step 1', { status: 'succeeded', checklist: [`Rotate ${secret}`] }],
+        [
+          'claim 1 refused: the claim',
+          { status: 'succeeded', claims: [{ claim: `Looked at ${secret}`, symbols: ['x'] }] },
+        ],
+        ['the failed step', { status: 'failed', failedStep: `curl ${secret}`, error: 'e', nextAction: 'n' }],
+        ['the error', { status: 'failed', failedStep: 's', error: `401 for ${secret}`, nextAction: 'n' }],
+        ['the next action', { status: 'failed', failedStep: 's', error: 'e', nextAction: `use ${secret}` }],
+      ];
+      for (const [field, outcome] of fields) {
+        const error = refusal(applyRunOutcome(context, outcome, 1_000, GIT));
+        expect(error.code).toBe('secret');
+        expect(error.message.startsWith(field)).toBe(true);
+        expect(error.message).toContain('holds what looks like');
+        expect(error.message).not.toContain(secret.slice(-12));
+      }
+    }
+  });
+
+  it('refuses a claim whose text, file path or symbol holds a secret', () => {
+    const [, token] = SECRETS[4]!;
+    for (const claim of [
+      { claim: `Checked ${token}` },
+      { claim: 'Fixed it', files: [{ path: `src/${token}.ts`, lines: 'L1' }] },
+      { claim: 'Fixed it', symbols: [token] },
+    ]) {
+      const error = refusal(recordContextClaim(context, claim));
+      expect(error).toEqual({
+        code: 'secret',
+        message: expect.stringMatching(
+          /^claim refused: (the claim|files\[0\]|symbols\[0\]) holds what looks like a GitHub token/u,
+        ),
+      });
+    }
+  });
+
+  it('finds a secret anywhere in a stored context, by its field path', () => {
+    const [, jwt] = SECRETS[10]!;
+    expect(
+      findContextSecret({ ...context, recentFailures: [{ failedStep: 's', error: jwt, nextAction: 'n' }] }),
+    ).toEqual({ path: 'recent_failures[0].error', shape: 'a JSON Web Token' });
+    expect(findSecretField({ a: [{ b: 'fine' }, { [jwt]: 1 }] })).toEqual({
+      path: 'a[1].(key)',
+      shape: 'a JSON Web Token',
+    });
+    expect(findContextSecret(context)).toBeUndefined();
+  });
+});

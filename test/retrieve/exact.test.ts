@@ -1,0 +1,174 @@
+/**
+ * Exactness of retrieval at any size: the index path (MaxScore over the postings, special
+ * facts, conventions apart) must give exactly what scoring every fact gives, on stores whose
+ * every term is common (where pruning does the most) and with any ranking overrides.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  addFacts,
+  emptyFactStore,
+  explainRetrieval,
+  type FactQuery,
+  type FactStore,
+  type FactTag,
+  makeFact,
+  recordTaskPrompt,
+  retrieveFacts,
+  type RankingOverrides,
+  type SessionFact,
+} from '../../src/index.js';
+import { withMutations } from '../../src/store/state.js';
+
+const VOCABULARY = ['auth', 'login', 'token', 'route', 'cache', 'retry', 'invoice', 'schema', 'config', 'test'];
+const RELATIONS = ['modified_by', 'issue', 'convention', 'summary', 'requires', 'tested_by', 'completed_with'];
+const TAG_SETS: ReadonlyArray<ReadonlyArray<FactTag>> = [
+  ['file_change'],
+  ['error'],
+  ['convention'],
+  ['decision'],
+  ['dependency'],
+  ['test'],
+  ['test', 'error'],
+];
+
+const wordArb = (size: number) => fc.constantFrom(...VOCABULARY.slice(0, size));
+
+interface Draft {
+  readonly subjectWords: string[];
+  readonly file: boolean;
+  readonly relation: number;
+  readonly objectWords: string[];
+  readonly task: number;
+  readonly at: number;
+}
+
+const draftArb = (size: number): fc.Arbitrary<Draft> =>
+  fc.record({
+    subjectWords: fc.array(wordArb(size), { minLength: 1, maxLength: 3 }),
+    file: fc.boolean(),
+    relation: fc.nat({ max: RELATIONS.length - 1 }),
+    objectWords: fc.array(wordArb(size), { minLength: 1, maxLength: 5 }),
+    task: fc.integer({ min: 1, max: 9 }),
+    at: fc.integer({ min: 0, max: 60 }),
+  });
+
+const toFact = (draft: Draft): SessionFact => {
+  const relation = RELATIONS[draft.relation]!;
+  const subject = draft.file
+    ? `src/${draft.subjectWords.join('/')}.ts`
+    : relation === 'summary' || relation === 'requires'
+      ? `task:${draft.task}`
+      : draft.subjectWords.join('_');
+  return makeFact({
+    subject,
+    relation,
+    object: draft.objectWords.join(' '),
+    tags: TAG_SETS[draft.relation]!,
+    validFrom: draft.at,
+    sourceTaskId: String(draft.task),
+    sourceRole: relation === 'issue' || relation === 'convention' ? 'reviewer' : 'implementer',
+    confidence: 1,
+  });
+};
+
+/** A store of up to a few hundred facts over a vocabulary of `size` words, with task prompts. */
+const storeArb = (size: number): fc.Arbitrary<FactStore> =>
+  fc
+    .tuple(
+      // Up to about 500 facts: long enough posting lists to be split into blocks.
+      fc.array(fc.array(draftArb(size), { minLength: 1, maxLength: 12, size: 'max' }), {
+        minLength: 1,
+        maxLength: 45,
+        size: 'max',
+      }),
+      fc.array(fc.tuple(fc.integer({ min: 1, max: 9 }), fc.array(wordArb(size), { maxLength: 6 })), {
+        maxLength: 9,
+      }),
+    )
+    .map(([batches, prompts]) =>
+      withMutations(emptyFactStore({ maxValidFacts: 10_000 }), (start) => {
+        let store = start;
+        prompts.forEach(([task, words], i) => {
+          store = recordTaskPrompt(store, String(task), words.join(' '), i);
+        });
+        for (const batch of batches) store = addFacts(store, batch.map(toFact));
+        return store;
+      }),
+    );
+
+const rankingArb: fc.Arbitrary<RankingOverrides | undefined> = fc.option(
+  fc.record(
+    {
+      priors: fc.record(
+        {
+          convention: fc.constantFrom(0.5, 2, 4),
+          issue: fc.constantFrom(0.1, 0.6, 1.5),
+          duplicate: fc.constantFrom(0.1, 3),
+          testFile: fc.constantFrom(0.5, 2),
+          status: fc.constantFrom(0, 0.2, 1),
+        },
+        { requiredKeys: [] },
+      ),
+      feedback: fc.record({ weight: fc.constantFrom(0, 0.3, 1), facts: fc.integer({ min: 0, max: 4 }) }),
+      continuity: fc.record({ weight: fc.constantFrom(0, 0.3, 1), tasks: fc.integer({ min: 0, max: 3 }) }),
+      conventionBase: fc.constantFrom(0, 0.5),
+      floor: fc.constantFrom(0, 0.1, 0.5),
+      contextTasks: fc.integer({ min: 0, max: 4 }),
+      exactFileBoost: fc.constantFrom(0, 100),
+    },
+    { requiredKeys: [] },
+  ),
+  { nil: undefined },
+);
+
+const queryArb = (size: number): fc.Arbitrary<FactQuery> =>
+  fc
+    .record({
+      words: fc.array(wordArb(size), { minLength: 1, maxLength: 6 }),
+      path: fc.option(fc.array(wordArb(size), { minLength: 1, maxLength: 2 }), { nil: undefined }),
+      taskId: fc.integer({ min: 0, max: 9 }),
+      maxFacts: fc.integer({ min: 1, max: 12 }),
+      tags: fc.option(fc.constantFrom<ReadonlyArray<FactTag>>(['file_change'], ['convention', 'error']), {
+        nil: undefined,
+      }),
+      ranking: rankingArb,
+    })
+    .map(({ words, path, taskId, maxFacts, tags, ranking }) => ({
+      taskDescription: `${words.join(' ')}${path === undefined ? '' : ` in ${path.join('/')}.ts`}`,
+      taskId: String(taskId),
+      maxFacts,
+      maxTokens: 100_000,
+      ...(tags === undefined ? {} : { tags }),
+      ...(ranking === undefined ? {} : { ranking }),
+    }));
+
+const included = (store: FactStore, query: FactQuery): ReadonlyArray<SessionFact> =>
+  explainRetrieval(store, query)
+    .filter((decision) => decision.decision === 'included')
+    .map((decision) => decision.fact);
+
+describe('exact top k', () => {
+  for (const size of [3, 10])
+    it(`retrieveFacts gives exactly the facts explainRetrieval includes, in its order, on stores of a ${size}-word vocabulary`, () => {
+      fc.assert(
+        fc.property(storeArb(size), fc.array(queryArb(size), { minLength: 1, maxLength: 4 }), (store, queries) => {
+          for (const query of queries) expect(retrieveFacts(store, query)).toEqual(included(store, query));
+        }),
+        { numRuns: 60 },
+      );
+    });
+
+  it('a query sharing a term with some eligible valid fact never comes back empty', () => {
+    fc.assert(
+      fc.property(storeArb(3), fc.array(wordArb(3), { minLength: 1, maxLength: 6 }), (store, words) => {
+        const query: FactQuery = { taskDescription: words.join(' '), taskId: 'none', maxFacts: 10, maxTokens: 500 };
+        const matching = explainRetrieval(store, query).some(
+          (decision) => decision.fact.validTo === undefined && (decision.parts?.terms.length ?? 0) > 0,
+        );
+        if (matching) expect(retrieveFacts(store, query).length).toBeGreaterThan(0);
+      }),
+      { numRuns: 60 },
+    );
+  });
+});

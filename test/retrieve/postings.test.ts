@@ -1,0 +1,62 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { withMutations } from '../../src/base/owner.js';
+import {
+  forEachPosting,
+  NO_POSTINGS,
+  packPosting,
+  type Postings,
+  PostingsCursor,
+  postingsMaxWeight,
+  postingsSize,
+  postingValue,
+  putPosting,
+  removePosting,
+} from '../../src/retrieve/index/postings.js';
+import { isDeepFrozen, isWellFormedPostings } from '../store/invariants.js';
+
+// Mostly ascending documents (as the index numbers them), some out of order, many removals.
+const opArb = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.tuple(fc.constant('put' as const), fc.nat({ max: 400 }), fc.integer({ min: 1, max: 2200 })),
+  },
+  { weight: 3, arbitrary: fc.tuple(fc.constant('remove' as const), fc.nat({ max: 400 }), fc.constant(0)) },
+);
+
+describe('posting lists', () => {
+  it('a run of puts and removes holds exactly what a Map holds, sorted, with right counts, lasts and bounds', () => {
+    fc.assert(
+      fc.property(fc.array(opArb, { minLength: 1, maxLength: 600, size: 'max' }), fc.boolean(), (ops, inOneRun) => {
+        const model = new Map<number, number>();
+        const apply = (list: Postings, [op, doc, weight]: (typeof ops)[number]): Postings => {
+          if (op === 'put') {
+            model.set(doc, packPosting(weight, doc % 8));
+            return withMutations(list, (current) => putPosting(current, doc, packPosting(weight, doc % 8)));
+          }
+          model.delete(doc);
+          return withMutations(list, (current) => removePosting(current, doc));
+        };
+        const list = inOneRun
+          ? withMutations(NO_POSTINGS, (start) => ops.reduce(apply, start))
+          : ops.reduce(apply, NO_POSTINGS);
+        const entries: Array<[number, number]> = [];
+        forEachPosting(list, (doc, value) => entries.push([doc, value]));
+        expect(entries).toEqual([...model].sort(([a], [b]) => a - b));
+        expect(postingsSize(list)).toBe(model.size);
+        expect(postingsMaxWeight(list)).toBe(Math.max(0, ...[...model.values()].map((v) => Math.floor(v / 128))));
+        if (model.size > 0) expect(isWellFormedPostings(list)).toBe(true);
+        for (const [doc, value] of model) expect(postingValue(list, doc)).toBe(value);
+        expect(isDeepFrozen(list)).toBe(true);
+        // A cursor seeking any sequence of targets lands on the first document at or after each.
+        const cursor = new PostingsCursor(list);
+        const docs = entries.map(([doc]) => doc);
+        for (const target of [0, 3, 50, 51, 120, 399, 400, 401]) {
+          cursor.seek(target);
+          expect(cursor.doc).toBe(docs.find((doc) => doc >= target) ?? Infinity);
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+});

@@ -1,0 +1,94 @@
+/**
+ * The index keeps the most recent tasks in order (continuity reads them instead of every task):
+ * after any run of reducers over more tasks than it keeps, the list is exactly the first
+ * RECENT_TASKS tasks by latest valid fact time, then id, computed from the valid facts.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  addFacts,
+  compact,
+  emptyFactStore,
+  type FactStore,
+  invalidate,
+  makeFact,
+  selectValidFacts,
+} from '../../src/index.js';
+import { RECENT_TASKS } from '../../src/retrieve/index/searchIndex.js';
+
+type Step =
+  | { readonly kind: 'add'; readonly task: number; readonly file: number; readonly at: number }
+  | { readonly kind: 'invalidate'; readonly file: number; readonly at: number }
+  | { readonly kind: 'compact'; readonly bound: number };
+
+const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc.record({
+      kind: fc.constant('add' as const),
+      task: fc.integer({ min: 1, max: 80 }),
+      file: fc.integer({ min: 1, max: 300 }),
+      at: fc.integer({ min: 0, max: 200 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('invalidate' as const),
+      file: fc.integer({ min: 1, max: 300 }),
+      at: fc.integer({ min: 0, max: 200 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('compact' as const), bound: fc.integer({ min: 20, max: 200 }) }),
+  },
+);
+
+const apply = (store: FactStore, step: Step): FactStore => {
+  switch (step.kind) {
+    case 'add':
+      return addFacts(store, [
+        makeFact({
+          subject: `src/f${step.file}.ts`,
+          relation: 'modified_by',
+          object: `task:${step.task}`,
+          tags: ['file_change'],
+          validFrom: step.at,
+          sourceTaskId: String(step.task),
+          sourceRole: 'implementer',
+          confidence: 1,
+        }),
+      ]);
+    case 'invalidate':
+      return invalidate(store, `src/f${step.file}.ts`, 'modified_by', step.at);
+    case 'compact':
+      return compact(store, step.bound);
+  }
+};
+
+/** The expected list: every task's latest valid fact time, newest first, then by id. */
+const expectedRecent = (store: FactStore): Array<string | number> => {
+  const latest = new Map<string, number>();
+  for (const fact of selectValidFacts(store))
+    latest.set(fact.sourceTaskId, Math.max(latest.get(fact.sourceTaskId) ?? -Infinity, fact.validFrom));
+  return [...latest]
+    .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1))
+    .slice(0, RECENT_TASKS)
+    .flat();
+};
+
+describe('recent tasks in the index', () => {
+  it('after every reducer, the list holds exactly the most recent tasks by latest valid fact, then id', () => {
+    fc.assert(
+      fc.property(fc.array(stepArb, { minLength: 1, maxLength: 250, size: 'max' }), (steps) => {
+        let store = emptyFactStore({ maxValidFacts: 10_000 });
+        for (const step of steps) {
+          store = apply(store, step);
+          expect(store.index.recent).toEqual(expectedRecent(store));
+        }
+      }),
+      { numRuns: 30, endOnFailure: true },
+    );
+  });
+});
