@@ -16,6 +16,7 @@ import {
   parseHistory,
   type RankingOverrides,
   retrieveFacts,
+  type SectionLayout,
   selectValidFacts,
   type SessionFact,
   type TokenCounter,
@@ -51,7 +52,7 @@ export interface Setting {
   readonly maxFacts: number;
   readonly maxTokens: number;
   readonly countTokens?: TokenCounter;
-  readonly render?: (facts: ReadonlyArray<SessionFact>) => string;
+  readonly layout?: SectionLayout;
 }
 
 /** Sums over labeled prompts. */
@@ -133,6 +134,7 @@ const queryOf = (prompt: LabeledPrompt, setting: Setting): FactQuery => ({
   maxTokens: setting.maxTokens,
   ...(setting.countTokens === undefined ? {} : { countTokens: setting.countTokens }),
   ...(setting.ranking === undefined ? {} : { ranking: setting.ranking }),
+  ...(setting.layout === undefined ? {} : { layout: setting.layout }),
 });
 
 /** How a retriever chooses facts for a prompt. */
@@ -164,11 +166,12 @@ export const seedRetriever =
 export const score = (
   history: History,
   retrieve: Retriever,
-  options: { countTokens?: TokenCounter; render?: (facts: ReadonlyArray<SessionFact>) => string } = {},
+  options: { countTokens?: TokenCounter; layout?: SectionLayout } = {},
   onMiss?: (prompt: LabeledPrompt, triple: Triple) => void,
 ): Tally => {
   const count = options.countTokens ?? estimateTokens;
-  const render = options.render ?? formatSessionFacts;
+  const render = (facts: ReadonlyArray<SessionFact>): string =>
+    formatSessionFacts(facts, options.layout === undefined ? {} : { layout: options.layout });
   const tally = emptyTally();
   for (const prompt of history.prompts) {
     const facts = retrieve(prompt);

@@ -24,8 +24,8 @@ const LAYERS: ReadonlyArray<ReadonlyArray<string>> = [
   ['prompt'],
   ['runtime'],
   ['history', 'notes'],
-  ['state', 'context'],
-  ['context/node'],
+  ['state', 'context', 'session'],
+  ['context/node', 'mcp', 'hook'],
   ['cli'],
 ];
 
@@ -36,6 +36,7 @@ const ENTRY_POINTS = [
   'context/index.ts',
   'context/node/index.ts',
   'history/node.ts',
+  'session/index.ts',
   'tokens/o200k.ts',
 ];
 const isBarrel = (file: string): boolean => ENTRY_POINTS.includes(file) && file.endsWith('index.ts');

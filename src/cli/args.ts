@@ -7,13 +7,13 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { FACT_TAGS, type FactTag, isFactTag, isSourceRole, type SourceRole } from '../fact.js';
 import { parseTimeArgument } from '../base/time.js';
-import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS } from '../retrieve/defaults.js';
+import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS, SECTION_LAYOUTS, type SectionLayout } from '../retrieve/defaults.js';
 import { CONTEXT_OPTIONS, type ContextCommand, parseContextCommand } from './contextArgs.js';
 import { HELP_OPTION, type OptionTable, parserOptions, type UsageError } from './options.js';
 import { isTokenizerName, TOKENIZER_NAMES, type TokenizerName } from './tokenizer.js';
 
 /** The commands, in the order the help lists them. */
-export const COMMAND_NAMES = ['replay', 'facts', 'explain', 'schema', 'notes', 'context'] as const;
+export const COMMAND_NAMES = ['replay', 'facts', 'explain', 'schema', 'notes', 'context', 'mcp', 'hook'] as const;
 /** One command name. */
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
@@ -22,6 +22,7 @@ export interface RetrievalOptions {
   readonly maxFacts?: number;
   readonly maxTokens?: number;
   readonly tokenizer: TokenizerName;
+  readonly layout?: SectionLayout;
 }
 
 /** `fact-tracker replay FILE`. */
@@ -70,12 +71,37 @@ export interface NotesCommand {
   readonly save?: string;
 }
 
+/** `fact-tracker mcp`: the MCP server over standard input and output. */
+export interface McpCommand {
+  readonly name: 'mcp';
+  /** The sessions folder (default `.fact-tracker/sessions` under the working directory). */
+  readonly sessionsDir?: string;
+  readonly maxAnswerTokens?: number;
+  readonly tokenizer: TokenizerName;
+}
+
+/** `fact-tracker hook`: one Claude Code or Codex hook event on standard input. */
+export interface HookCommand extends RetrievalOptions {
+  readonly name: 'hook';
+  readonly sessionsDir?: string;
+  /** Agent types matching it (ignoring case) are reviewers; default `review`. */
+  readonly reviewerPattern?: RegExp;
+}
+
 /** `--help` (of a command, or of the whole tool) and `--version`. */
 export type InfoCommand = { readonly name: 'help'; readonly topic?: CommandName } | { readonly name: 'version' };
 
 /** A parsed command line. */
 export type Command =
-  ReplayCommand | FactsCommand | ExplainCommand | SchemaCommand | NotesCommand | ContextCommand | InfoCommand;
+  | ReplayCommand
+  | FactsCommand
+  | ExplainCommand
+  | SchemaCommand
+  | NotesCommand
+  | ContextCommand
+  | McpCommand
+  | HookCommand
+  | InfoCommand;
 
 export type { UsageError } from './options.js';
 
@@ -102,6 +128,11 @@ const RETRIEVAL_OPTIONS = {
     help: `token budget per prompt, over the prompt's own maxTokens (default ${DEFAULT_MAX_TOKENS})`,
   },
   ...TOKENIZER_OPTION,
+  layout: {
+    type: 'string',
+    value: 'NAME',
+    help: "lines: one line per fact (default); grouped: a task's files on one line",
+  },
 } as const satisfies OptionTable;
 
 const jsonOption = (shape: string): OptionTable => ({ json: { type: 'boolean', help: `one JSON document: ${shape}` } });
@@ -147,6 +178,40 @@ export const COMMAND_OPTIONS: Readonly<Record<CommandName, OptionTable>> = {
     ...HELP_OPTION,
   },
   context: CONTEXT_OPTIONS,
+  mcp: {
+    'sessions-dir': {
+      type: 'string',
+      value: 'DIR',
+      help: 'where the session logs are (default .fact-tracker/sessions under\nthe working directory)',
+    },
+    'max-answer-tokens': {
+      type: 'string',
+      value: 'N',
+      help: 'the largest answer of any tool, in tokens (default 8000, at least 1000)',
+    },
+    tokenizer: {
+      type: 'string',
+      value: 'NAME',
+      help: 'estimate (default) or o200k; replay a session log with the same one',
+    },
+    ...HELP_OPTION,
+  },
+  hook: {
+    'sessions-dir': {
+      type: 'string',
+      value: 'DIR',
+      help: "where the session logs are (default .fact-tracker/sessions under\nthe payload's cwd)",
+    },
+    'reviewer-pattern': {
+      type: 'string',
+      value: 'RE',
+      help: 'agent types whose results are reviews (default "review", ignoring case)',
+    },
+    'max-facts': { type: 'string', value: 'N', help: `facts per section (default ${DEFAULT_MAX_FACTS})` },
+    'max-tokens': { type: 'string', value: 'N', help: `token budget per section (default ${DEFAULT_MAX_TOKENS})` },
+    ...TOKENIZER_OPTION,
+    ...HELP_OPTION,
+  },
 };
 
 type Values = Readonly<Record<string, unknown>>;
@@ -208,6 +273,14 @@ const tokenizer = (command: CommandName, values: Values): E.Either<UsageError, T
     : E.left(usage(command, `--tokenizer must be ${TOKENIZER_NAMES.join(' or ')}, not ${JSON.stringify(value)}`));
 };
 
+const layoutOption = (command: CommandName, values: Values): E.Either<UsageError, SectionLayout | undefined> => {
+  const value = text(values, 'layout');
+  if (value === undefined) return E.right(undefined);
+  return (SECTION_LAYOUTS as ReadonlyArray<string>).includes(value)
+    ? E.right(value as SectionLayout)
+    : E.left(usage(command, `--layout must be ${SECTION_LAYOUTS.join(' or ')}, not ${JSON.stringify(value)}`));
+};
+
 const onePositional = (
   command: CommandName,
   positionals: ReadonlyArray<string>,
@@ -233,10 +306,12 @@ const retrievalOptions = (command: CommandName, values: Values): E.Either<UsageE
     E.apS('maxFacts', wholeNumber(command, values, 'max-facts', 0)),
     E.apS('maxTokens', wholeNumber(command, values, 'max-tokens', 0)),
     E.apS('tokenizer', tokenizer(command, values)),
-    E.map(({ maxFacts, maxTokens, tokenizer: name }) => ({
+    E.apS('layout', layoutOption(command, values)),
+    E.map(({ maxFacts, maxTokens, tokenizer: name, layout }) => ({
       ...optional('maxFacts', maxFacts),
       ...optional('maxTokens', maxTokens),
       tokenizer: name,
+      ...optional('layout', layout),
     })),
   );
 
@@ -339,6 +414,48 @@ const parseNotes = (values: Values, positionals: string[]): E.Either<UsageError,
   );
 };
 
+const noPositionals = (command: CommandName, positionals: ReadonlyArray<string>): E.Either<UsageError, void> =>
+  positionals.length === 0
+    ? E.right(undefined)
+    : E.left(usage(command, `takes no arguments, got: ${positionals.join(' ')}`));
+
+const parseMcp = (values: Values, positionals: string[]): E.Either<UsageError, McpCommand> =>
+  pipe(
+    E.Do,
+    E.apS('none', noPositionals('mcp', positionals)),
+    E.apS('maxAnswerTokens', wholeNumber('mcp', values, 'max-answer-tokens', 1_000)),
+    E.apS('tokenizer', tokenizer('mcp', values)),
+    E.map(({ maxAnswerTokens, tokenizer: name }) => ({
+      name: 'mcp' as const,
+      tokenizer: name,
+      ...optional('sessionsDir', text(values, 'sessions-dir')),
+      ...optional('maxAnswerTokens', maxAnswerTokens),
+    })),
+  );
+
+const pattern = (values: Values): E.Either<UsageError, RegExp | undefined> => {
+  const source = text(values, 'reviewer-pattern');
+  if (source === undefined) return E.right(undefined);
+  return E.tryCatch(
+    () => new RegExp(source, 'iu'),
+    () => usage('hook', `--reviewer-pattern ${JSON.stringify(source)} is not a regular expression`),
+  );
+};
+
+const parseHook = (values: Values, positionals: string[]): E.Either<UsageError, HookCommand> =>
+  pipe(
+    E.Do,
+    E.apS('none', noPositionals('hook', positionals)),
+    E.apS('retrieval', retrievalOptions('hook', values)),
+    E.apS('reviewerPattern', pattern(values)),
+    E.map(({ retrieval, reviewerPattern }) => ({
+      name: 'hook' as const,
+      ...retrieval,
+      ...optional('sessionsDir', text(values, 'sessions-dir')),
+      ...optional('reviewerPattern', reviewerPattern),
+    })),
+  );
+
 /** True when `flag` appears before a `--` terminator. */
 const hasFlag = (args: ReadonlyArray<string>, ...flags: string[]): boolean => {
   const end = args.indexOf('--');
@@ -377,6 +494,10 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): E.Either<UsageErr
           return parseNotes(values, positionals);
         case 'context':
           return parseContextCommand(values, positionals);
+        case 'mcp':
+          return parseMcp(values, positionals);
+        case 'hook':
+          return parseHook(values, positionals);
       }
     }),
   );

@@ -142,6 +142,42 @@ repository, a bare repository or .git directory, a failing git, or a checkpoint 
 repository. A dashboard or tool-sessions file that cannot be written is a warning on stderr
 (exit 0): the JSON, the source of truth, was saved.`,
   },
+  mcp: {
+    synopsis: 'mcp [options]',
+    summary: 'an MCP server (stdio) over live session logs',
+    description: `An MCP server on standard input and output (add it to an agent: see "Use it from an agent" in
+the README). Every session is a log in the dispatch-history format, one JSON event per line,
+in .fact-tracker/sessions/{sessionId}.jsonl under the working directory: a call that changes a
+session appends to its log and flushes it before answering, several servers and hooks can
+share a session, and "fact-tracker replay" reads any session log afterwards.
+
+Tools:
+  ingest_result      {sessionId, taskId, role, output, at?}: record a subagent's result
+  compile_context    {sessionId, taskId, taskPrompt, tags?, maxTokens?, maxFacts?, at?}:
+                     the [Session Context] section for the next dispatch (records the prompt)
+  explain_context    {sessionId, taskId, taskPrompt, limit?}: scores and decisions (30)
+  list_facts         {sessionId, subject?, tag?, asOf?, includeClosed?, limit?}: facts (50)
+  invalidate_fact    {sessionId, subject, relation, at?}: close a (subject, relation) pair
+Resources: fact-tracker://schemas/dispatch-result, fact-tracker://sessions/{sessionId}`,
+    footer: 'Exit status: 0 when the client closes the connection, 1 for a usage error.',
+  },
+  hook: {
+    synopsis: 'hook [options]',
+    summary: 'one Claude Code / Codex hook event on stdin',
+    description: `One hook event of Claude Code or Codex, read as JSON from standard input, kept in the session
+log of its session_id (.fact-tracker/sessions/{session_id}.jsonl under the payload's cwd, the
+same log the MCP server keeps):
+  PreToolUse         of Agent, Task or spawn_agent: records the subagent's prompt (task id: a
+                     "Task ID:" line of the prompt, else tool_use_id) and computes its
+                     [Session Context] section
+  SubagentStart      prints the oldest pending section of the agent's type as
+                     {"hookSpecificOutput": {"hookEventName": "SubagentStart",
+                     "additionalContext": "..."}}
+  SubagentStop       records last_assistant_message when it holds a dispatch result block
+Other events are ignored.`,
+    footer: `Exit status: always 0, with at most one JSON object on stdout; problems go to stderr, and the
+agent carries on.`,
+  },
 };
 
 const optionsOf = (command: CommandName): string => {

@@ -2,6 +2,7 @@
  * What the commands may do to the outside world, as one interface. Only `nodeIo.ts` implements
  * it with `process` and `fs`; the commands receive it, so they never reach for globals.
  */
+import type { Readable, Writable } from 'node:stream';
 import type * as E from 'fp-ts/lib/Either.js';
 
 /** Every line of the history applied. */
@@ -50,4 +51,6 @@ export interface CliIo {
   readonly cwd?: string;
   /** The environment, for `SHARED_CONTEXT_ENABLED`. */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** The standard streams themselves, for a protocol spoken over them (`fact-tracker mcp`). */
+  readonly stdio?: { readonly input: Readable; readonly output: Writable };
 }

@@ -173,5 +173,6 @@ export const createNodeIo = (): CliIo => {
     version,
     ...(cwd === undefined ? {} : { cwd }),
     env: process.env,
+    stdio: { input: process.stdin, output: process.stdout },
   };
 };

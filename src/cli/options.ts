@@ -55,7 +55,7 @@ export const formatOptions = (table: OptionTable, names: ReadonlyArray<string> =
       if (spec === undefined) return [];
       const label = `  ${optionLabel(name, spec)}`;
       const [first = '', ...rest] = spec.help.split('\n');
-      const pad = label.length < DESCRIPTION_COLUMN ? ' '.repeat(DESCRIPTION_COLUMN - label.length) : '  ';
+      const pad = label.length <= DESCRIPTION_COLUMN - 2 ? ' '.repeat(DESCRIPTION_COLUMN - label.length) : '  ';
       return [`${label}${pad}${first}`, ...rest.map((line) => `${' '.repeat(DESCRIPTION_COLUMN)}${line}`)];
     })
     .join('\n');

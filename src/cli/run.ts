@@ -34,6 +34,10 @@ const execute = (command: Command, io: CliIo): TE.TaskEither<string, number> => 
       return async () => (await import('./commands/notes.js')).runNotes(command, io)();
     case 'context':
       return async () => (await import('./commands/context.js')).runContext(command, io)();
+    case 'mcp':
+      return async () => (await import('./commands/mcp.js')).runMcp(command, io)();
+    case 'hook':
+      return async () => (await import('./commands/hook.js')).runHookCommand(command, io)();
     case 'help':
       return async () => {
         io.stdout(helpText(command.topic));
@@ -52,21 +56,23 @@ const execute = (command: Command, io: CliIo): TE.TaskEither<string, number> => 
 
 /** Runs the command line `argv` (without the program name) and resolves to the exit status. */
 export const run = async (argv: ReadonlyArray<string>, io: CliIo): Promise<number> => {
+  // An agent's hook must never fail the agent's work: even a mistake of ours exits 0 there.
+  const failed = argv[0] === 'hook' ? EXIT_OK : EXIT_FAILURE;
   const command = parseCommandLine(argv);
   if (E.isLeft(command)) {
     io.stderr(usageLine(command.left));
-    return EXIT_FAILURE;
+    return failed;
   }
   try {
     const outcome = await execute(command.right, io)();
     if (E.isRight(outcome)) return outcome.right;
     io.stderr(`${PROGRAM} ${command.right.name}: ${collapseWhitespace(outcome.left)}\n`);
-    return EXIT_FAILURE;
+    return failed;
   } catch (error) {
     // A bug, not a user mistake: still one line, so the report stays readable.
     io.stderr(
       `${PROGRAM}: internal error: ${collapseWhitespace(error instanceof Error ? error.message : String(error))}\n`,
     );
-    return EXIT_FAILURE;
+    return failed;
   }
 };

@@ -45,9 +45,6 @@ const firstLineOf = (text: string): string => {
   return end === -1 ? rest : rest.slice(0, end);
 };
 
-/** True when `text` is meant as a saved state (see `isSavedStateStart`); only its first line is looked at. */
-export const isSavedStateText = (text: string): boolean => isSavedStateStart(firstLineOf(withoutBom(text)));
-
 /** Reads a saved state, or says in one line why it cannot: never a half-loaded store. */
 export const parseSavedState = (text: string): E.Either<string, FactStore> => {
   let value: unknown;

@@ -10,12 +10,11 @@ import * as O from 'fp-ts/lib/Option.js';
 import type { SessionFact } from '../fact.js';
 import { explainRetrieval } from '../prompt/retrieve.js';
 import type { FactQuery, RetrievalDecision } from '../retrieve/retrieve.js';
-import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
+import type { TokenCounter } from '../tokens/estimate.js';
+import type { CompiledPrompt } from '../runtime/tracker.js';
 import type { ContractError } from '../runtime/parse.js';
-import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS } from '../retrieve/defaults.js';
-import { createFactTracker } from '../runtime/tracker.js';
 import { selectAllFacts, selectValidCount, selectValidFacts } from '../store/selectors.js';
-import { emptyFactStore, type FactStore, withMutations } from '../store/state.js';
+import { type FactStore, withMutations } from '../store/state.js';
 import {
   createHistoryLineReader,
   type HistoryEvent,
@@ -26,11 +25,9 @@ import {
   readLines,
 } from './events.js';
 import { type HistoryLine, linesOfText } from './lines.js';
+import { createHistoryPlayer, type HistoryPlayerOptions } from './player.js';
 
-/** Facts per prompt when neither the prompt event nor the options say. */
-export const DEFAULT_PROMPT_MAX_FACTS = DEFAULT_MAX_FACTS;
-/** Token budget of a prompt's section when neither the prompt event nor the options say. */
-export const DEFAULT_PROMPT_MAX_TOKENS = DEFAULT_MAX_TOKENS;
+export { DEFAULT_PROMPT_MAX_FACTS, DEFAULT_PROMPT_MAX_TOKENS } from './player.js';
 /** How many events pass between two progress reports. */
 const PROGRESS_STEP = 100;
 /**
@@ -42,15 +39,9 @@ export const MAX_REPORTED_ERRORS = 1000;
 const LINES_PER_RUN = 1000;
 
 /** Options of `replayHistory`. */
-export interface ReplayOptions {
-  /** Facts per prompt for every prompt, over the prompt event's own `maxFacts`. */
-  readonly maxFacts?: number;
-  /** Token budget for every prompt, over the prompt event's own `maxTokens`. */
-  readonly maxTokens?: number;
+export interface ReplayOptions extends HistoryPlayerOptions {
   /** Counts tokens of sections and dispatch outputs (default: ceil(characters / 4)). */
   readonly countTokens?: TokenCounter;
-  /** Overrides of the ranking defaults, as `createFactTracker` takes them. */
-  readonly ranking?: FactQuery['ranking'];
   /** Stop at the first event whose time is after this (epoch ms). */
   readonly asOf?: number;
   /** Stop after this line (used to explain the prompt on it without replaying the rest). */
@@ -133,21 +124,6 @@ const outputText = (output: string | Readonly<Record<string, unknown>>): string 
 
 const ratio = (part: number, whole: number): number => (whole > 0 ? Math.round((part / whole) * 1000) / 1000 : 0);
 
-/** The query `compilePrompt` runs for this prompt event, so `explainRetrieval` can replay it on the same store. */
-const queryFor = (
-  event: HistoryPromptEvent,
-  options: Pick<ReplayOptions, 'maxFacts' | 'maxTokens' | 'ranking'>,
-  countTokens: TokenCounter,
-): FactQuery => ({
-  taskDescription: event.taskPrompt,
-  taskId: event.taskId,
-  ...(event.tags === undefined ? {} : { tags: event.tags }),
-  maxFacts: options.maxFacts ?? event.maxFacts ?? DEFAULT_PROMPT_MAX_FACTS,
-  maxTokens: options.maxTokens ?? event.maxTokens ?? DEFAULT_PROMPT_MAX_TOKENS,
-  countTokens,
-  ...(options.ranking === undefined ? {} : { ranking: options.ranking }),
-});
-
 /** Options of `startHistoryReplay`: those of `replayHistory`, and where the results go as they come. */
 export interface HistoryReplayOptions extends Omit<ReplayOptions, 'onProgress' | 'keepRetrievals'> {
   /**
@@ -185,14 +161,9 @@ const cannotBeEvent = (text: string): boolean => !/^\s*\{/u.test(text);
  * event log), reporting prompts and rejected lines as they come.
  */
 const createReplayCore = (options: HistoryReplayOptions) => {
-  const countTokens = options.countTokens ?? estimateTokens;
-  let now = 0;
-  const tracker = createFactTracker({
-    clock: () => now,
-    countTokens,
-    keepEvents: false,
-    ...(options.ranking === undefined ? {} : { ranking: options.ranking }),
-  });
+  // The replay never reads the tracker's event log: it keeps none.
+  const player = createHistoryPlayer({ ...options, keepEvents: false });
+  const { tracker, countTokens } = player;
   const prompts: PromptReport[] = [];
   const retrievals: PromptRetrieval[] = [];
   const errors: ReplayError[] = [];
@@ -223,25 +194,15 @@ const createReplayCore = (options: HistoryReplayOptions) => {
     return !stopped;
   };
 
-  const replayPrompt = (event: HistoryPromptEvent): void => {
-    const query = queryFor(event, options, countTokens);
-    if (keepsRetrievalOf(event.line))
-      retrievals.push({ line: event.line, taskPrompt: event.taskPrompt, store: tracker.getSnapshot(), query });
-    const { sessionContext, facts } = tracker.compilePrompt({
-      taskId: event.taskId,
-      taskPrompt: event.taskPrompt,
-      ...(query.tags === undefined ? {} : { tags: query.tags }),
-      maxFacts: query.maxFacts,
-      maxTokens: query.maxTokens,
-    });
-    const tokens = countTokens(sessionContext);
+  const reportPrompt = (event: HistoryPromptEvent, query: FactQuery, compiled: CompiledPrompt): void => {
+    const tokens = countTokens(compiled.sessionContext);
     contextTokens += tokens;
     promptCount += 1;
     const report: PromptReport = {
       line: event.line,
-      taskId: event.taskId,
-      sessionContext,
-      facts,
+      taskId: query.taskId,
+      sessionContext: compiled.sessionContext,
+      facts: compiled.facts,
       contextTokens: tokens,
       historyTokens,
     };
@@ -250,25 +211,21 @@ const createReplayCore = (options: HistoryReplayOptions) => {
   };
 
   const replayEvent = (event: HistoryEvent): void => {
-    now = event.at;
-    switch (event.type) {
-      case 'dispatch': {
-        dispatches += 1;
-        historyTokens += countTokens(outputText(event.output));
-        const ingested = tracker.ingestOutput({ role: event.role, taskId: event.taskId, output: event.output });
-        if (E.isLeft(ingested)) reject({ line: event.line, code: ingested.left.code, message: ingested.left.message });
-        break;
-      }
-      case 'prompt':
-        replayPrompt(event);
-        break;
-      case 'invalidate':
-        tracker.invalidate(event.subject, event.relation, event.at);
-        break;
-      case 'compact':
-        tracker.compact(event.maxFacts);
-        break;
+    if (event.type === 'dispatch') {
+      dispatches += 1;
+      historyTokens += countTokens(outputText(event.output));
     }
+    if (event.type === 'prompt' && keepsRetrievalOf(event.line))
+      retrievals.push({
+        line: event.line,
+        taskPrompt: event.taskPrompt,
+        store: tracker.getSnapshot(),
+        query: player.queryFor(event),
+      });
+    const applied = player.apply(event);
+    if (applied.type === 'dispatch' && E.isLeft(applied.ingested))
+      reject({ line: event.line, code: applied.ingested.left.code, message: applied.ingested.left.message });
+    if (applied.type === 'prompt' && event.type === 'prompt') reportPrompt(event, applied.query, applied.compiled);
     replayed += 1;
   };
 

@@ -103,8 +103,8 @@ export type RankingOverrides = Partial<Omit<RankingOptions, 'priors' | 'feedback
 /** The defaults, chosen on the evaluation histories (see README, Retrieval quality). */
 export const DEFAULT_RANKING: RankingOptions = {
   priors: {
-    status: 0.2,
-    test: 0.2,
+    status: 0.02,
+    test: 0.02,
     testFile: 0.3,
     manifest: 0.05,
     convention: 2,

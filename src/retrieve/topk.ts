@@ -33,7 +33,7 @@ import {
 import { fileNameOf } from './index/searchIndex.js';
 import { priorFlags } from './index/priors.js';
 import { postingWeight } from './index/weights.js';
-import { isConventionFlags, maxPriorBound, namesSubject, priorBound, priorValue } from './rank.js';
+import { isConventionFlags, maxPriorBound, namesSubject, priorBound, priorValue, type RankingPriors } from './rank.js';
 import {
   byRank,
   combineScore,
@@ -121,12 +121,35 @@ const contextFacts = (store: FactStore, pass: Pass): Map<number, SessionFact> =>
 };
 
 /** The facts of a pass that are found directly: context, named files, and the recent tasks' (continuity). */
-const specialFacts = (store: FactStore, pass: Pass): ReadonlyMap<number, SessionFact> => {
+const specialFacts = (
+  store: FactStore,
+  pass: Pass,
+): { readonly all: ReadonlyMap<number, SessionFact>; readonly described: ReadonlyArray<SpecialFact> } => {
   const shared = contextFacts(store, pass);
-  if (pass.recent.size === 0) return shared;
-  const special = new Map(shared);
-  for (const taskId of pass.recent.keys()) addTaskFacts(store, taskId, special);
-  return special;
+  if (pass.recent.size === 0) return { all: shared, described: describeSpecial(pass, shared) };
+  const recent = new Map<number, SessionFact>();
+  for (const taskId of pass.recent.keys()) addTaskFacts(store, taskId, recent);
+  for (const doc of shared.keys()) recent.delete(doc);
+  return {
+    all: new Map([...shared, ...recent]),
+    described: [...describeSpecial(pass, shared), ...describeSpecial(pass, recent)],
+  };
+};
+
+/** The prior of every combination of flags, by the priors they were computed for (a query's passes share them). */
+const priorTablesCache = new WeakMap<RankingPriors, { lower: Float64Array; upper: Float64Array }>();
+
+const priorTables = (priors: RankingPriors): { lower: Float64Array; upper: Float64Array } => {
+  let tables = priorTablesCache.get(priors);
+  if (tables === undefined) {
+    tables = { lower: new Float64Array(128), upper: new Float64Array(128) };
+    for (let flags = 0; flags < 128; flags += 1) {
+      tables.upper[flags] = priorBound(flags, priors);
+      tables.lower[flags] = Math.min(priorValue(flags, priors, false), priorValue(flags, priors, true));
+    }
+    priorTablesCache.set(priors, tables);
+  }
+  return tables;
 };
 
 /**
@@ -138,8 +161,8 @@ const specialFacts = (store: FactStore, pass: Pass): ReadonlyMap<number, Session
 class Search {
   readonly best: Best;
   /** Per prior flags: the exact prior, or for an issue the lower (`lower`) and the higher (`upper`) of its two. */
-  readonly lower = new Float64Array(128);
-  readonly upper = new Float64Array(128);
+  readonly lower: Float64Array;
+  readonly upper: Float64Array;
 
   constructor(
     readonly store: FactStore,
@@ -148,11 +171,7 @@ class Search {
     readonly firstPass: boolean,
   ) {
     this.best = new Best(Math.min(pass.k, store.index.nextDoc));
-    const { priors } = pass.plan.ranking;
-    for (let flags = 0; flags < 128; flags += 1) {
-      this.upper[flags] = priorBound(flags, priors);
-      this.lower[flags] = Math.min(priorValue(flags, priors, false), priorValue(flags, priors, true));
-    }
+    ({ lower: this.lower, upper: this.upper } = priorTables(pass.plan.ranking.priors));
   }
 
   /** The largest prior of a fact with these flags. */
@@ -201,34 +220,57 @@ class Search {
   }
 }
 
+/** What a special fact brings to any pass of its query besides its terms and continuity. */
+interface SpecialFact {
+  readonly doc: number;
+  readonly fact: SessionFact;
+  readonly context: number;
+  readonly flags: number;
+  readonly named: boolean;
+}
+
+/** The per-query part of the special facts, by the map that holds them (both passes of a query share it). */
+const specialCache = new WeakMap<ReadonlyMap<number, SessionFact>, SpecialFact[]>();
+
+const describeSpecial = (pass: Pass, special: ReadonlyMap<number, SessionFact>): SpecialFact[] => {
+  const known = specialCache.get(special);
+  if (known !== undefined) return known;
+  const { paths } = pass.plan;
+  const described = [...special].map(([doc, fact]) => ({
+    doc,
+    fact,
+    context: factContext(pass.table, fact),
+    flags: priorFlags(fact),
+    named: paths.length > 0 && namesSubject(paths, fact.subject),
+  }));
+  specialCache.set(special, described);
+  return described;
+};
+
 /**
  * The special facts, each scored exactly, in descending order of an upper bound that needs no
  * postings (every term at its bound, plus the fact's context and continuity): once the best k
  * are found, the first fact whose bound cannot reach the k-th ends the walk.
  */
-const offerSpecial = (search: Search, special: ReadonlyMap<number, SessionFact>): void => {
+const offerSpecial = (search: Search, special: ReadonlyArray<SpecialFact>): void => {
   const { pass } = search;
-  const { ranking, paths } = pass.plan;
+  const { ranking } = pass.plan;
   const termBound = pass.terms.reduce((sum, planned) => sum + planned.bound, 0);
-  const candidates = [...special].map(([doc, fact]) => {
-    const extras: Extras = {
-      context: factContext(pass.table, fact),
-      continuity: pass.recent.get(fact.sourceTaskId) ?? 0,
-    };
-    const flags = priorFlags(fact);
-    const named = paths.length > 0 && namesSubject(paths, fact.subject);
-    const base = isConventionFlags(flags) ? ranking.conventionBase * pass.scale : 0;
+  const candidates = special.map((described) => {
+    const continuity = pass.recent.get(described.fact.sourceTaskId) ?? 0;
+    const base = isConventionFlags(described.flags) ? ranking.conventionBase * pass.scale : 0;
     const bound =
-      (termBound + extras.context + extras.continuity + base) * search.priorOf(flags) +
-      (named ? ranking.exactFileBoost : 0);
-    return { doc, fact, extras, flags, named, bound };
+      (termBound + described.context + continuity + base) * search.priorOf(described.flags) +
+      (described.named ? ranking.exactFileBoost : 0);
+    return { described, continuity, bound };
   });
-  candidates.sort((a, b) => b.bound - a.bound || a.doc - b.doc);
-  for (const { doc, fact, extras, flags, named, bound } of candidates) {
+  candidates.sort((a, b) => b.bound - a.bound || a.described.doc - b.described.doc);
+  for (const { described, continuity, bound } of candidates) {
     if (!search.mayEnter(bound)) break;
+    const { doc, fact, context, flags, named } = described;
     const weights = storedWeights(pass, doc, isConventionFlags(flags));
-    if (search.mayEnter(search.quickTotal(weights, flags, extras.context, extras.continuity, named)))
-      search.offer(fact, weights, extras);
+    if (search.mayEnter(search.quickTotal(weights, flags, context, continuity, named)))
+      search.offer(fact, weights, { context, continuity });
   }
 };
 
@@ -497,8 +539,8 @@ const offerByMaxScore = (
 export const topK = (store: FactStore, settings: Settings, pass: Pass, firstPass: boolean): Scored[] => {
   if (!(Math.min(pass.k, store.index.nextDoc) > 0)) return [];
   const search = new Search(store, settings, pass, firstPass);
-  const special = specialFacts(store, pass);
-  offerSpecial(search, special);
+  const { all: special, described } = specialFacts(store, pass);
+  offerSpecial(search, described);
   // The other facts by MaxScore first: conventions are fewer, and most are then turned away by
   // the threshold MaxScore leaves.
   offerByMaxScore(search, special, false);

@@ -15,7 +15,13 @@ import { formatSessionFacts } from '../prompt/format.js';
 import { retrieveFacts } from '../prompt/retrieve.js';
 import { buildDispatchDynamicTail } from '../prompt/tail.js';
 import type { RankingOverrides } from '../retrieve/rank.js';
-import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS } from '../retrieve/defaults.js';
+import {
+  DEFAULT_LAYOUT,
+  DEFAULT_MAX_FACTS,
+  DEFAULT_MAX_TOKENS,
+  SECTION_LAYOUTS,
+  type SectionLayout,
+} from '../retrieve/defaults.js';
 import { addCheckedFacts } from '../store/addFacts.js';
 import { type CompactionReport, compactWithReport } from '../store/compact.js';
 import { applyEvent, type TrackerEvent } from '../store/events.js';
@@ -46,6 +52,8 @@ export interface FactTrackerOptions {
    * no longer grows with every call: for a long-running caller that never replays the log.
    */
   readonly keepEvents?: boolean;
+  /** The section's layout (default `lines`: one line per fact). */
+  readonly layout?: SectionLayout;
 }
 
 /** Input of `ingestOutput`: raw agent text, or an already-parsed result object. */
@@ -168,6 +176,9 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
     reviewerRules,
     ...(settings.maxFactsPerResult === undefined ? {} : { maxFactsPerResult: settings.maxFactsPerResult }),
   });
+  const layout: SectionLayout = (SECTION_LAYOUTS as ReadonlyArray<unknown>).includes(settings.layout)
+    ? (settings.layout as SectionLayout)
+    : DEFAULT_LAYOUT;
 
   const shell = createShell<FactStore, TrackerEvent>({
     initial: emptyFactStore(settings.maxValidFacts === undefined ? {} : { maxValidFacts: settings.maxValidFacts }),
@@ -240,8 +251,9 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
       maxTokens: fields.maxTokens === undefined ? maxTokens : (fields.maxTokens as number),
       ...(countTokens === undefined ? {} : { countTokens }),
       ...(ranking === undefined ? {} : { ranking }),
+      layout,
     });
-    const sessionContext = formatSessionFacts(facts);
+    const sessionContext = formatSessionFacts(facts, { layout });
     // The task's prompt becomes context for the facts its dispatches will produce.
     const normalizedTaskId = normalizeTaskId(taskId);
     const now = readClock(clock);

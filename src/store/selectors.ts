@@ -43,3 +43,34 @@ export const selectValidCount = (store: FactStore): number => validCount(store);
 /** The facts whose interval holds `at`: validFrom <= at < validTo (or no validTo). */
 export const selectFactsValidAt = (store: FactStore, at: number): ReadonlyArray<SessionFact> =>
   selectAllFacts(store).filter((fact) => fact.validFrom <= at && (fact.validTo === undefined || at < fact.validTo));
+
+/** What `selectFactsWhere` keeps: every given condition must hold. */
+export interface FactFilter {
+  /** Closed facts too (with `asOf`: every fact asserted by then). */
+  readonly all?: boolean;
+  /** The facts valid at this time instead of now. */
+  readonly asOf?: number;
+  /** Facts carrying any of these tags (none: any tag). */
+  readonly tags?: ReadonlyArray<FactTag>;
+  /** Facts whose subject contains this text, ignoring case. */
+  readonly subject?: string;
+}
+
+/** The facts `filter` selects, by `validFrom` then id: what `fact-tracker facts` and the MCP `list_facts` list. */
+export const selectFactsWhere = (store: FactStore, filter: FactFilter): ReadonlyArray<SessionFact> => {
+  const { asOf, all = false, tags = [] } = filter;
+  const facts =
+    asOf === undefined
+      ? all
+        ? selectAllFacts(store)
+        : selectValidFacts(store)
+      : all
+        ? selectAllFacts(store).filter((fact) => fact.validFrom <= asOf)
+        : selectFactsValidAt(store, asOf);
+  const subject = filter.subject?.toLowerCase();
+  return facts.filter(
+    (fact) =>
+      (tags.length === 0 || fact.tags.some((tag) => tags.includes(tag))) &&
+      (subject === undefined || fact.subject.toLowerCase().includes(subject)),
+  );
+};

@@ -1,6 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { addFacts, emptyFactStore, formatSessionFacts, makeFact, retrieveFacts } from '../../src/index.js';
+import {
+  addFacts,
+  emptyFactStore,
+  estimateTokens,
+  explainRetrieval,
+  formatSessionFacts,
+  makeFact,
+  retrieveFacts,
+  type SessionFact,
+} from '../../src/index.js';
 import { countO200kTokens } from '../../src/tokens/o200k.js';
 import { storeArb } from '../arbitraries.js';
 
@@ -60,5 +69,60 @@ describe('exact token budgets', () => {
   it('counts real BPE tokens, which the characters / 4 estimate can undercount', () => {
     const emoji = '🚀'.repeat(40);
     expect(countO200kTokens(emoji)).toBeGreaterThan(Math.ceil(emoji.length / 4));
+  });
+});
+
+describe('the budget decides', () => {
+  const layouts = ['lines', 'grouped'] as const;
+
+  it.each(layouts)(
+    'in the %s layout, the section fits the budget, and every fact left out for the budget would not have fitted where it ranked',
+    (layout) => {
+      fc.assert(
+        fc.property(
+          fc.oneof(storeArb, wildStoreArb),
+          fc.string(),
+          fc.integer({ min: 0, max: 300 }),
+          fc.boolean(),
+          (store, query, maxTokens, exact) => {
+            const countTokens = exact ? countO200kTokens : estimateTokens;
+            const decisions = explainRetrieval(store, {
+              taskDescription: `${query} src a.ts naming`,
+              taskId: '9',
+              maxFacts: 40,
+              maxTokens,
+              countTokens,
+              layout,
+            });
+            const included: SessionFact[] = [];
+            for (const decision of decisions) {
+              if (decision.decision === 'included') included.push(decision.fact);
+              else if (decision.reason === 'budget')
+                expect(countTokens(formatSessionFacts([...included, decision.fact], { layout }))).toBeGreaterThan(
+                  maxTokens,
+                );
+            }
+            expect(countTokens(formatSessionFacts(included, { layout }))).toBeLessThanOrEqual(maxTokens);
+          },
+        ),
+        { numRuns: 60 },
+      );
+    },
+  );
+
+  it('with a budget that every candidate fits in, no fact is left out for the budget, and the count cap alone bounds the section', () => {
+    fc.assert(
+      fc.property(storeArb, fc.string(), fc.integer({ min: 0, max: 12 }), (store, query, maxFacts) => {
+        const decisions = explainRetrieval(store, {
+          taskDescription: `${query} src a.ts naming`,
+          taskId: '9',
+          maxFacts,
+          maxTokens: 1_000_000,
+        });
+        expect(decisions.some((decision) => decision.reason === 'budget')).toBe(false);
+        expect(decisions.filter((decision) => decision.decision === 'included').length).toBeLessThanOrEqual(maxFacts);
+      }),
+      { numRuns: 60 },
+    );
   });
 });

@@ -128,17 +128,20 @@ const queryArb = (size: number): fc.Arbitrary<FactQuery> =>
       words: fc.array(wordArb(size), { minLength: 1, maxLength: 6 }),
       path: fc.option(fc.array(wordArb(size), { minLength: 1, maxLength: 2 }), { nil: undefined }),
       taskId: fc.integer({ min: 0, max: 9 }),
-      maxFacts: fc.integer({ min: 1, max: 12 }),
+      maxFacts: fc.integer({ min: 1, max: 40 }),
+      maxTokens: fc.constantFrom(100_000, 500, 150),
+      layout: fc.constantFrom('lines' as const, 'grouped' as const),
       tags: fc.option(fc.constantFrom<ReadonlyArray<FactTag>>(['file_change'], ['convention', 'error']), {
         nil: undefined,
       }),
       ranking: rankingArb,
     })
-    .map(({ words, path, taskId, maxFacts, tags, ranking }) => ({
+    .map(({ words, path, taskId, maxFacts, maxTokens, layout, tags, ranking }) => ({
       taskDescription: `${words.join(' ')}${path === undefined ? '' : ` in ${path.join('/')}.ts`}`,
       taskId: String(taskId),
       maxFacts,
-      maxTokens: 100_000,
+      maxTokens,
+      layout,
       ...(tags === undefined ? {} : { tags }),
       ...(ranking === undefined ? {} : { ranking }),
     }));

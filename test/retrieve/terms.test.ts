@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mentionedPaths, queryTerms, textTerms } from '../../src/retrieve/index/terms.js';
+import { addFacts, emptyFactStore, makeFact, retrieveFacts } from '../../src/index.js';
 
 describe('code-aware terms', () => {
   it('split a path into its segments and keep the file name whole and split', () => {
@@ -33,5 +34,30 @@ describe('code-aware terms', () => {
       'config.ts',
       'docs/api/',
     ]);
+  });
+});
+
+describe('untrusted prompt text of any size', () => {
+  // A pattern that backtracks over a long token is quadratic in it: 10 MB would take hours.
+  it.each([
+    ['one 10 MB word', 'a'.repeat(10_000_000)],
+    ['10 MB of dots', 'x.'.repeat(5_000_000)],
+    ['10 MB of slashes', 'a/'.repeat(5_000_000)],
+    ['a 40,000-character file name', `${'ab'.repeat(20_000)}.ts`],
+  ])('retrieves for %s without stalling', (_label, text) => {
+    const store = addFacts(emptyFactStore(), [
+      makeFact({
+        subject: 'src/a.ts',
+        relation: 'modified_by',
+        object: 'task:1',
+        tags: ['file_change'],
+        validFrom: 1,
+        sourceTaskId: '1',
+        sourceRole: 'implementer',
+        confidence: 1,
+      }),
+    ]);
+    expect(retrieveFacts(store, { taskDescription: text, taskId: '2', maxFacts: 10, maxTokens: 500 })).toEqual([]);
+    expect(mentionedPaths(text).length).toBeLessThanOrEqual(1);
   });
 });

@@ -10,7 +10,8 @@ import type { ExplainCommand } from '../args.js';
 import type { CliIo } from '../io.js';
 import { type ExplainView, renderExplain } from '../render.js';
 import { createStyle } from '../style.js';
-import { exitStatusFor, type HistorySource, openHistory, replaySource, tokenCounter, toJson } from './shared.js';
+import { type HistorySource, openHistory, replaySource } from './history.js';
+import { exitStatusFor, tokenCounter, toJson } from './shared.js';
 
 /** Why line N has nothing to explain, in words, from its text (undefined when the file ends before it). */
 const notAPrompt = (command: ExplainCommand, text: string | undefined): string => {
@@ -84,6 +85,7 @@ export const runExplain = (command: ExplainCommand, io: CliIo): TE.TaskEither<st
           onPrompt: () => undefined,
           ...(command.maxFacts === undefined ? {} : { maxFacts: command.maxFacts }),
           ...(command.maxTokens === undefined ? {} : { maxTokens: command.maxTokens }),
+          ...(command.layout === undefined ? {} : { layout: command.layout }),
         },
       ),
     ),

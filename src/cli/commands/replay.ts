@@ -7,7 +7,8 @@ import type { CliIo } from '../io.js';
 import { jsonReplayOutput, type ReplayOutput, textReplayOutput } from '../replayOutput.js';
 import { formatSavedState } from '../source.js';
 import { createStyle } from '../style.js';
-import { exitStatusFor, openHistory, replaySource, tokenCounter } from './shared.js';
+import { openHistory, replaySource } from './history.js';
+import { exitStatusFor, tokenCounter } from './shared.js';
 
 const save = (io: CliIo, file: string | undefined, result: ReplayResult): TE.TaskEither<string, ReplayResult> =>
   file === undefined
@@ -43,6 +44,7 @@ export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<stri
           onError: output.error,
           ...(command.maxFacts === undefined ? {} : { maxFacts: command.maxFacts }),
           ...(command.maxTokens === undefined ? {} : { maxTokens: command.maxTokens }),
+          ...(command.layout === undefined ? {} : { layout: command.layout }),
           ...(command.asOf === undefined ? {} : { asOf: command.asOf }),
         },
         output.flush,

@@ -5,27 +5,14 @@
  * check that keeps every path the shell touches inside the repository.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { collapseWhitespace } from '../../base/text.js';
+import { describeFileFailure, fileErrorCode } from '../../base/fileFailure.js';
 import type { ContextError } from '../model.js';
 import { nodeModules } from './modules.js';
 
-const REASONS: Readonly<Record<string, string>> = {
-  ENOENT: 'no such file or directory',
-  EISDIR: 'it is a directory',
-  EACCES: 'permission denied',
-  EPERM: 'permission denied',
-  ENOTDIR: 'a part of the path is not a directory',
-  ENOSPC: 'no space left on the device',
-  EROFS: 'the file system is read-only',
-  ELOCKED: 'another process held the lock for too long',
-};
-
-const errorCode = (error: unknown): string =>
-  typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : '';
+const errorCode = fileErrorCode;
 
 /** A file system failure as one line. */
-export const describeFailure = (error: unknown): string =>
-  REASONS[errorCode(error)] ?? collapseWhitespace(error instanceof Error ? error.message : String(error));
+export const describeFailure = describeFileFailure;
 
 /** An I/O error about `what`. */
 export const ioError = (what: string, error: unknown): ContextError => ({
