@@ -1,16 +1,19 @@
 /**
- * The exact top k of one scoring pass, found through the index. Three kinds of facts:
+ * The exact top k of one scoring pass, found through the index, by term-at-a-time MaxScore
+ * (Turtle and Flood) over the postings:
  *
- * - special facts, few and found directly: those with a task context, the facts of the recent
- *   tasks (continuity), and the facts of a file the query names (boost). Each is scored exactly.
- * - conventions, whose prior raises a score, through postings of their own (they are few): every
- *   matched one is scored exactly, and the unmatched ones are eligible too.
- * - every other fact, through MaxScore over the postings (Turtle and Flood): the terms are taken
- *   in ascending order of their upper bound (the term's largest weight, kept by the index, times
- *   its idf and multiplier, times the largest prior a fact can get). The leading terms whose
- *   bounds add up to less than the k-th best score so far cannot put a fact in the top k on their
- *   own; only facts holding one of the other ("essential") terms are visited, in document
- *   order, and each is completed with the rest only while its bound can still reach the k-th.
+ * - The terms are read in descending order of their upper bound (the term's largest weight,
+ *   kept by the index, times its idf and multiplier). Each fact's sum is gathered in an
+ *   accumulator. The special facts (those with a task context, of a recent task, or of a file
+ *   the query names) have one from the start, with what they get besides their terms.
+ * - Before each term, the most a fact not seen yet can score is what the remaining terms can
+ *   add, times the largest prior. Once that is below a score the k-th best is sure to reach
+ *   (the k-th of the accumulators' lower bounds, kept as they grow), no accumulator is opened,
+ *   those that can no longer reach it are dropped, and the rest are completed by seeking their
+ *   documents in the remaining lists (skipping whole blocks) when that reads less than the list.
+ * - Every accumulator whose upper bound can still reach the k-th best is then scored exactly.
+ *   Conventions, whose prior raises a score, have postings of their own, read whole (they are
+ *   few); the conventions no term matches are eligible too, at their base.
  *
  * Pruning only skips facts whose bound is strictly below the k-th best (a tie could still win on
  * recency), and scores are compared as the explaining path computes them, so the result is
@@ -28,6 +31,7 @@ import {
   postingFlagsOf,
   postingsMaxWeight,
   postingsSize,
+  postingValue,
   postingWeightOf,
 } from './index/postings.js';
 import { fileNameOf } from './index/searchIndex.js';
@@ -247,33 +251,6 @@ const describeSpecial = (pass: Pass, special: ReadonlyMap<number, SessionFact>):
   return described;
 };
 
-/**
- * The special facts, each scored exactly, in descending order of an upper bound that needs no
- * postings (every term at its bound, plus the fact's context and continuity): once the best k
- * are found, the first fact whose bound cannot reach the k-th ends the walk.
- */
-const offerSpecial = (search: Search, special: ReadonlyArray<SpecialFact>): void => {
-  const { pass } = search;
-  const { ranking } = pass.plan;
-  const termBound = pass.terms.reduce((sum, planned) => sum + planned.bound, 0);
-  const candidates = special.map((described) => {
-    const continuity = pass.recent.get(described.fact.sourceTaskId) ?? 0;
-    const base = isConventionFlags(described.flags) ? ranking.conventionBase * pass.scale : 0;
-    const bound =
-      (termBound + described.context + continuity + base) * search.priorOf(described.flags) +
-      (described.named ? ranking.exactFileBoost : 0);
-    return { described, continuity, bound };
-  });
-  candidates.sort((a, b) => b.bound - a.bound || a.described.doc - b.described.doc);
-  for (const { described, continuity, bound } of candidates) {
-    if (!search.mayEnter(bound)) break;
-    const { doc, fact, context, flags, named } = described;
-    const weights = storedWeights(pass, doc, isConventionFlags(flags));
-    if (search.mayEnter(search.quickTotal(weights, flags, context, continuity, named)))
-      search.offer(fact, weights, { context, continuity });
-  }
-};
-
 /** The conventions the pass's terms do not match (eligible all the same, at their base). */
 const offerUnmatchedConventions = (
   search: Search,
@@ -298,16 +275,22 @@ const offerUnmatchedConventions = (
 
 /**
  * Accumulators of one pass, by slot, in scratch arrays reused across queries (retrieval is
- * synchronous): `slotOf[doc]` is the doc's slot plus one (0: none), and per slot the doc, its
- * sum so far, its prior flags, and whether it is eligible (0 unknown, 1 yes, 2 no).
+ * synchronous): `slotOf[doc]` is the doc's slot plus one (0: none); per slot the doc, its term
+ * sum so far, its prior flags, whether it passes the filters (0 unknown, 1 yes, 2 no), and for
+ * a special fact what it gets besides its terms (context, continuity, a named file) and that it
+ * is never dropped.
  */
 let slotOf = new Int32Array(1024);
+let poolAt = new Int32Array(1024);
 let slotDoc = new Int32Array(1024);
 let slotSum = new Float64Array(1024);
 let slotFlags = new Uint8Array(1024);
 let slotEligible = new Uint8Array(1024);
-/** Documents found directly (special facts), marked so that the postings pass skips them. */
-let specialMark = new Uint8Array(1024);
+let slotSpecial = new Uint8Array(1024);
+let slotContext = new Float64Array(1024);
+let slotContinuity = new Float64Array(1024);
+let slotNamed = new Uint8Array(1024);
+let slotComplete = new Uint8Array(1024);
 
 const grown = (length: number, needed: number): number => Math.max(needed, 2 * length);
 
@@ -315,7 +298,7 @@ const ensureScratch = (documents: number): void => {
   if (slotOf.length < documents) {
     const size = grown(slotOf.length, documents);
     slotOf = new Int32Array(size);
-    specialMark = new Uint8Array(size);
+    poolAt = new Int32Array(size);
   }
 };
 
@@ -330,7 +313,57 @@ const ensureSlots = (slots: number): void => {
   slotSum = copy(slotSum, new Float64Array(size));
   slotFlags = copy(slotFlags, new Uint8Array(size));
   slotEligible = copy(slotEligible, new Uint8Array(size));
+  slotSpecial = copy(slotSpecial, new Uint8Array(size));
+  slotContext = copy(slotContext, new Float64Array(size));
+  slotContinuity = copy(slotContinuity, new Float64Array(size));
+  slotNamed = copy(slotNamed, new Uint8Array(size));
+  slotComplete = copy(slotComplete, new Uint8Array(size));
 };
+
+/**
+ * The k largest lower bounds seen, one per document: its smallest is a score the k-th best is
+ * sure to reach. A document's bound only grows, so an older, smaller value stays a valid bound.
+ */
+class Pool {
+  private readonly docs: number[] = [];
+  private readonly values: number[] = [];
+  private leastAt = 0;
+  /** The k-th largest bound, or -Infinity until there are k: a value must exceed it to matter. */
+  least = -Infinity;
+
+  constructor(private readonly k: number) {}
+
+  /** The k-th largest bound (0 until there are k). */
+  get threshold(): number {
+    return Math.max(0, this.least);
+  }
+
+  offer(doc: number, value: number): void {
+    const at = poolAt[doc]! - 1;
+    if (at >= 0) {
+      if (value <= this.values[at]!) return;
+      this.values[at] = value;
+      if (this.docs.length < this.k || at !== this.leastAt) return;
+    } else if (this.docs.length < this.k) {
+      poolAt[doc] = this.docs.push(doc);
+      this.values.push(value);
+      if (this.docs.length < this.k) return;
+    } else {
+      poolAt[this.docs[this.leastAt]!] = 0;
+      this.docs[this.leastAt] = doc;
+      this.values[this.leastAt] = value;
+      poolAt[doc] = this.leastAt + 1;
+    }
+    let leastAt = 0;
+    for (let i = 1; i < this.values.length; i += 1) if (this.values[i]! < this.values[leastAt]!) leastAt = i;
+    this.leastAt = leastAt;
+    this.least = this.values[leastAt]!;
+  }
+
+  clear(): void {
+    for (const doc of this.docs) poolAt[doc] = 0;
+  }
+}
 
 interface List {
   /** The term's position in the pass. */
@@ -342,63 +375,17 @@ interface List {
   readonly postings: Postings;
 }
 
-/** The k-th largest of `values` (0 when fewer), by a small min-heap. */
-class KthLargest {
-  private readonly heap: number[] = [];
-  constructor(private readonly k: number) {}
-
-  /** The current k-th largest (0 until there are k values). */
-  get value(): number {
-    return this.heap.length < this.k ? 0 : this.heap[0]!;
-  }
-
-  /** True when `value` would change the k-th largest. */
-  wouldEnter(value: number): boolean {
-    return this.heap.length < this.k || value > this.heap[0]!;
-  }
-
-  push(value: number): void {
-    const { heap } = this;
-    if (heap.length < this.k) {
-      heap.push(value);
-      for (let i = heap.length - 1; i > 0;) {
-        const parent = (i - 1) >> 1;
-        if (heap[parent]! <= heap[i]!) break;
-        [heap[parent], heap[i]] = [heap[i]!, heap[parent]!];
-        i = parent;
-      }
-      return;
-    }
-    heap[0] = value;
-    for (let i = 0; ;) {
-      const left = 2 * i + 1;
-      const right = left + 1;
-      let least = i;
-      if (left < heap.length && heap[left]! < heap[least]!) least = left;
-      if (right < heap.length && heap[right]! < heap[least]!) least = right;
-      if (least === i) break;
-      [heap[least], heap[i]] = [heap[i]!, heap[least]!];
-      i = least;
-    }
-  }
-}
-
 /**
- * MaxScore, term at a time (Turtle and Flood): the postings of the facts that are neither special
- * nor conventions are read term by term, in descending order of the terms' upper bounds, each
- * fact's sum gathered in an accumulator. Before each term, the bound of a fact not seen yet is
- * what the remaining terms can add at most, times the largest prior; once that is below the
- * k-th best score the facts seen so far are sure to reach, no new accumulator is opened: the
- * remaining terms only complete the facts already found, by seeking their documents in the
- * postings (skipping whole blocks by their last document) when that reads less than the list.
- * Then every accumulator whose upper bound can still reach the k-th best is scored exactly.
+ * One population's MaxScore (the facts that are not conventions, or the conventions), the
+ * special facts of that population included; returns the documents it gave an accumulator.
  */
 const offerByMaxScore = (
   search: Search,
-  special: ReadonlyMap<number, SessionFact>,
+  special: ReadonlyArray<SpecialFact>,
   conventions: boolean,
 ): ReadonlySet<number> => {
   const { pass, best, store, settings } = search;
+  const { ranking } = pass.plan;
   const lists: List[] = [];
   pass.terms.forEach((planned, at) => {
     const postings = conventions ? planned.conventions : planned.postings;
@@ -407,8 +394,6 @@ const offerByMaxScore = (
     const bound = factor * postingWeight(postingsMaxWeight(postings));
     if (bound > 0) lists.push({ at, factor, bound, postings });
   });
-  const matched = new Set<number>();
-  if (lists.length === 0) return matched;
   lists.sort((a, b) => b.bound - a.bound || a.at - b.at);
   // above[i]: what lists i, i+1, ... can add at most (before priors).
   const above: number[] = new Array<number>(lists.length + 1).fill(0);
@@ -416,10 +401,29 @@ const offerByMaxScore = (
 
   const { docs } = store.index;
   ensureScratch(store.index.nextDoc);
-  for (const doc of special.keys()) specialMark[doc] = 1;
   const { lower, upper } = search;
-  const topPrior = maxPriorBound(pass.plan.ranking.priors);
+  const topPrior = maxPriorBound(ranking.priors);
+  const base = conventions ? ranking.conventionBase * pass.scale : 0;
+  const boost = ranking.exactFileBoost;
+  const pool = new Pool(best.k);
   let used = 0;
+
+  const open = (doc: number, flags: number): number => {
+    const slot = used;
+    used += 1;
+    if (slot >= slotDoc.length) ensureSlots(slot + 1);
+    slotOf[doc] = slot + 1;
+    slotDoc[slot] = doc;
+    slotSum[slot] = 0;
+    slotFlags[slot] = flags;
+    slotEligible[slot] = 0;
+    slotSpecial[slot] = 0;
+    slotContext[slot] = 0;
+    slotContinuity[slot] = 0;
+    slotNamed[slot] = 0;
+    slotComplete[slot] = 0;
+    return slot;
+  };
 
   /** True when the fact in `slot` passes the filters (tags, own task): checked once, when it matters. */
   const eligible = (slot: number): boolean => {
@@ -435,103 +439,150 @@ const offerByMaxScore = (
     return slotEligible[slot] === 1;
   };
 
-  /** A score the k-th best is sure to reach: from the accumulators' sums so far, and the best found directly. */
-  const sureThreshold = (): number => {
-    const kth = new KthLargest(best.k);
-    for (let slot = 0; slot < used; slot += 1) {
-      const value = slotSum[slot]! * lower[slotFlags[slot]!]!;
-      if (kth.wouldEnter(value) && eligible(slot)) kth.push(value);
-    }
-    return Math.max(kth.value / SLACK, best.full ? best.threshold : 0);
+  /** A score the fact in `slot` is sure to reach (its base and the boost aside, unless certain). */
+  const lowerBound = (slot: number): number => {
+    const matched = slotSum[slot]! + slotContext[slot]!;
+    return (
+      (matched + slotContinuity[slot]!) * lower[slotFlags[slot]!]! + (slotNamed[slot] === 1 && matched > 0 ? boost : 0)
+    );
   };
 
-  /** Adds one term's list to the accumulators: opening new ones while `admit`, else completing the open ones. */
-  const accumulate = (postings: Postings, factor: number, admit: boolean): void => {
-    const scale = factor / 1000;
-    for (const block of postingBlocks(postings))
-      for (let i = 0; i < block.length; i += 2) {
-        const doc = block[i]!;
-        let slot = slotOf[doc]! - 1;
-        if (slot < 0) {
-          if (!admit || specialMark[doc] === 1) continue;
-          slot = used;
-          used += 1;
-          if (slot >= slotDoc.length) ensureSlots(slot + 1);
-          slotOf[doc] = slot + 1;
-          slotDoc[slot] = doc;
-          slotSum[slot] = 0;
-          slotFlags[slot] = postingFlagsOf(block[i + 1]!);
-          slotEligible[slot] = 0;
-        }
-        slotSum[slot] = slotSum[slot]! + scale * postingWeightOf(block[i + 1]!);
-      }
+  /** The most the fact in `slot` can score once its terms are all read (a convention's base only when nothing matched). */
+  const upperBound = (slot: number): number => {
+    const matched = slotSum[slot]! + slotContext[slot]!;
+    return (
+      (matched + slotContinuity[slot]! + (matched > 0 ? 0 : base)) * upper[slotFlags[slot]!]! +
+      (slotNamed[slot] === 1 ? boost : 0)
+    );
   };
 
-  /**
-   * Drops the open accumulators that can no longer reach `threshold` even with everything the
-   * lists from `next` on can add: fewer facts to complete, so the rest are sought, not read.
-   */
-  const prune = (threshold: number, next: number): void => {
+  const consider = (slot: number): void => {
+    const value = lowerBound(slot);
+    if (value > 0 && value >= settings.minScore && value > pool.least && eligible(slot))
+      pool.offer(slotDoc[slot]!, value);
+  };
+
+  const threshold = (): number => Math.max(pool.threshold, best.full ? best.threshold : 0) / SLACK;
+
+  /** Drops the accumulators (special ones aside) that cannot reach `floor` with all that lists `next`... can add. */
+  const prune = (floor: number, next: number): void => {
     let kept = 0;
     for (let slot = 0; slot < used; slot += 1) {
       const doc = slotDoc[slot]!;
-      if ((slotSum[slot]! + above[next]!) * upper[slotFlags[slot]!]! * SLACK < threshold) {
+      if (slotSpecial[slot] === 0 && (slotSum[slot]! + above[next]!) * upper[slotFlags[slot]!]! * SLACK < floor) {
         slotOf[doc] = 0;
         continue;
       }
-      slotDoc[kept] = doc;
-      slotSum[kept] = slotSum[slot]!;
-      slotFlags[kept] = slotFlags[slot]!;
-      slotEligible[kept] = slotEligible[slot]!;
-      slotOf[doc] = kept + 1;
+      if (kept !== slot) {
+        slotDoc[kept] = doc;
+        slotSum[kept] = slotSum[slot]!;
+        slotFlags[kept] = slotFlags[slot]!;
+        slotEligible[kept] = slotEligible[slot]!;
+        slotSpecial[kept] = slotSpecial[slot]!;
+        slotContext[kept] = slotContext[slot]!;
+        slotContinuity[kept] = slotContinuity[slot]!;
+        slotNamed[kept] = slotNamed[slot]!;
+        slotComplete[kept] = slotComplete[slot]!;
+        slotOf[doc] = kept + 1;
+      }
       kept += 1;
     }
     used = kept;
   };
 
-  let admitting = true;
   try {
+    for (const described of special) {
+      if (isConventionFlags(described.flags) !== conventions) continue;
+      const slot = open(described.doc, described.flags);
+      slotSpecial[slot] = 1;
+      slotContext[slot] = described.context;
+      slotContinuity[slot] = pass.recent.get(described.fact.sourceTaskId) ?? 0;
+      slotNamed[slot] = described.named ? 1 : 0;
+    }
+    // The k most promising special facts are completed at once (their terms sought in every list),
+    // so the k-th best is known to be high from the start and the lists prune early.
+    const specials = used;
+    const promising = Array.from({ length: specials }, (_, slot) => slot)
+      .sort((a, b) => upperBound(b) - upperBound(a) || slotDoc[a]! - slotDoc[b]!)
+      .slice(0, best.k);
+    for (const slot of promising) {
+      const doc = slotDoc[slot]!;
+      let sum = 0;
+      for (const { postings, factor } of lists) {
+        const value = postingValue(postings, doc);
+        if (value !== undefined) sum += (factor / 1000) * postingWeightOf(value);
+      }
+      slotSum[slot] = sum;
+      slotComplete[slot] = 1;
+    }
+    for (let slot = 0; slot < specials; slot += 1) consider(slot);
+
+    let admitting = true;
+    /** The open accumulators' documents in order, once no accumulator is opened any more. */
+    let sorted: Int32Array | undefined;
     for (let i = 0; i < lists.length; i += 1) {
       const { postings, factor } = lists[i]!;
       // Conventions are few: every one the terms match is read (and the rest are known unmatched).
-      // The k-th best is worth computing only once the lists read so far could give more than
-      // the lists left (every open sum holds only what the lists read so far add).
-      if (!conventions && i > 0 && used >= best.k) {
-        const rest = above[i]! * topPrior * SLACK;
-        if (rest < (above[0]! - above[i]!) * topPrior) {
-          const threshold = sureThreshold();
-          if (rest < threshold) admitting = false;
-          if (!admitting) prune(threshold, i);
+      if (!conventions && i > 0) {
+        const floor = threshold();
+        if (admitting && above[i]! * topPrior * SLACK < floor) admitting = false;
+        // Once no accumulator opens, each list read lowers what the rest can add: drop those that can no longer make it.
+        if (!admitting) {
+          const before = used;
+          prune(floor, i);
+          if (used !== before) sorted = undefined;
         }
       }
+      const scale = factor / 1000;
       if (!admitting && used * 8 < postingsSize(postings)) {
         // Few facts to complete: seek each one in the list, in document order.
-        const sorted = slotDoc.slice(0, used).sort();
+        sorted ??= slotDoc.slice(0, used).sort();
         const cursor = new PostingsCursor(postings);
-        const scale = factor / 1000;
         for (const doc of sorted) {
           cursor.seek(doc);
           if (cursor.doc === Infinity) break;
-          if (cursor.doc === doc) {
-            const slot = slotOf[doc]! - 1;
-            slotSum[slot] = slotSum[slot]! + scale * postingWeightOf(cursor.value);
-          }
+          if (cursor.doc !== doc) continue;
+          const slot = slotOf[doc]! - 1;
+          if (slotComplete[slot] === 1) continue;
+          slotSum[slot] = slotSum[slot]! + scale * postingWeightOf(cursor.value);
+          consider(slot);
         }
-      } else accumulate(postings, factor, admitting);
+        continue;
+      }
+      for (const block of postingBlocks(postings))
+        for (let j = 0; j < block.length; j += 2) {
+          const doc = block[j]!;
+          let slot = slotOf[doc]! - 1;
+          if (slot < 0) {
+            if (!admitting) continue;
+            slot = open(doc, postingFlagsOf(block[j + 1]!));
+          } else if (slotComplete[slot] === 1) continue;
+          const sum = slotSum[slot]! + scale * postingWeightOf(block[j + 1]!);
+          slotSum[slot] = sum;
+          if (sum * lower[slotFlags[slot]!]! > pool.least || slotSpecial[slot] === 1) consider(slot);
+        }
     }
+
     // Every fact whose upper bound can reach the k-th best, scored exactly.
-    const threshold = sureThreshold();
+    const matched = new Set<number>();
+    const floor = threshold();
     for (let slot = 0; slot < used; slot += 1) {
-      if (slotSum[slot]! * upper[slotFlags[slot]!]! * SLACK < threshold || !eligible(slot)) continue;
-      const fact = getAt(docs, slotDoc[slot]!);
-      if (fact !== undefined && search.mayEnter(slotSum[slot]! * upper[slotFlags[slot]!]! * SLACK))
-        search.offer(fact, storedWeights(pass, slotDoc[slot]!, conventions));
+      const doc = slotDoc[slot]!;
+      if (conventions) matched.add(doc);
+      const bound = upperBound(slot);
+      if (bound * SLACK < floor || !search.mayEnter(bound) || !eligible(slot)) continue;
+      const fact = getAt(docs, doc);
+      if (fact === undefined) continue;
+      const weights = storedWeights(pass, doc, conventions);
+      const context = slotContext[slot]!;
+      const continuity = slotContinuity[slot]!;
+      if (search.mayEnter(search.quickTotal(weights, slotFlags[slot]!, context, continuity, slotNamed[slot] === 1)))
+        search.offer(fact, weights, { context, continuity });
     }
-    if (conventions) for (let slot = 0; slot < used; slot += 1) matched.add(slotDoc[slot]!);
     return matched;
   } finally {
     for (let slot = 0; slot < used; slot += 1) slotOf[slotDoc[slot]!] = 0;
-    for (const doc of special.keys()) specialMark[doc] = 0;
+    pool.clear();
   }
 };
 
@@ -540,11 +591,10 @@ export const topK = (store: FactStore, settings: Settings, pass: Pass, firstPass
   if (!(Math.min(pass.k, store.index.nextDoc) > 0)) return [];
   const search = new Search(store, settings, pass, firstPass);
   const { all: special, described } = specialFacts(store, pass);
-  offerSpecial(search, described);
-  // The other facts by MaxScore first: conventions are fewer, and most are then turned away by
-  // the threshold MaxScore leaves.
-  offerByMaxScore(search, special, false);
-  const matched = offerByMaxScore(search, special, true);
+  // The facts first, then the conventions: they are fewer, and most are turned away by the
+  // threshold the facts leave.
+  offerByMaxScore(search, described, false);
+  const matched = offerByMaxScore(search, described, true);
   // The first pass looks for matches only; the last also takes conventions the query does not
   // match (at their base, or at 0, filling places nothing else takes).
   if (!firstPass) offerUnmatchedConventions(search, special, matched);
