@@ -157,3 +157,60 @@ export const randomReviewerResult = (random: () => number, taskId: string): Revi
   })),
   required_fixes: random() < 0.4 ? [`${pick(random, VERBS)} ${phrase(random, 2)} before merge`] : [],
 });
+
+/** An implementer's raw answer: a few sentences of prose, then the result block, fenced and pretty-printed, as agents write it. */
+const rawImplementerOutput = (random: () => number, result: ImplementerResult): string =>
+  [
+    `I ${pick(random, VERBS)}ed the ${phrase(random, 2)} handling in ${result.files_changed?.[0] ?? 'the service'}.`,
+    `The ${phrase(random, 3)} path now ${pick(random, VERBS)}s before ${phrase(random, 2)}, and ${phrase(random, 2)} is covered by a test.`,
+    `I ran ${result.tests?.[0]?.command ?? 'the tests'} after ${pick(random, VERBS)}ing ${phrase(random, 3)}; ${phrase(random, 4)} ${pick(random, VERBS)}s as before.`,
+    random() < 0.5 ? `Note: ${phrase(random, 6)} still ${pick(random, VERBS)}s on ${phrase(random, 2)}.` : '',
+    '',
+    'BEGIN_DISPATCH_RESULT',
+    '```json',
+    JSON.stringify(result, null, 2),
+    '```',
+    'END_DISPATCH_RESULT',
+    '',
+  ].join('\n');
+
+/**
+ * The lines of a long, realistic dispatch history, endlessly: per task a prompt, an implementer
+ * answer as raw text, a review as a result object (a third of them asking for changes, which a
+ * second round settles), now and then an invalidation; times a minute apart. About 600 bytes
+ * an event, as the histories of real sessions run.
+ */
+export function* historyLines(seed: number): Generator<string> {
+  const random = seeded(seed);
+  let at = Date.UTC(2026, 2, 1);
+  const next = (): string => new Date((at += 60_000)).toISOString();
+  for (let task = 1; ; task += 1) {
+    const taskId = String(task);
+    yield JSON.stringify({ type: 'prompt', taskId, at: next(), taskPrompt: randomPrompt(random) });
+    const result = randomImplementerResult(random, taskId);
+    yield JSON.stringify({
+      type: 'dispatch',
+      role: 'implementer',
+      taskId,
+      at: next(),
+      output: rawImplementerOutput(random, result),
+    });
+    const review = randomReviewerResult(random, taskId);
+    yield JSON.stringify({ type: 'dispatch', role: 'reviewer', taskId, at: next(), result: review });
+    if (review.assessment === 'needs_changes')
+      yield JSON.stringify({
+        type: 'dispatch',
+        role: 'reviewer',
+        taskId,
+        at: next(),
+        result: { ...randomReviewerResult(random, taskId), assessment: 'approved', issues: [] },
+      });
+    if (random() < 0.05)
+      yield JSON.stringify({
+        type: 'invalidate',
+        subject: result.files_changed?.[0] ?? `task:${taskId}`,
+        relation: 'modified_by',
+        at: next(),
+      });
+  }
+}

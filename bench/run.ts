@@ -9,20 +9,25 @@
  * - retrieveFacts at the same sizes, against the seed's linear keyword scan;
  * - heap bytes per valid fact at 100,000 (index included), after a forced GC;
  * - a generated 10,000-dispatch history replayed by the `fact-tracker replay` command;
+ * - ingest: one result of 100,000 files_changed through ingestOutput (capped at 1,000 facts),
+ *   and results of 10,000 and 40,000 facts with the cap off (linear growth, not quadratic);
+ * - stream: a realistic generated history of 100 MB (10 MB with --quick) replayed by the
+ *   command: seconds and peak memory (the process's maximum resident set) per 100 MB;
  * - the notes ledger: parsing hostile model answers at 10,000 and 100,000 characters (linear:
  *   about 10x apart), applyExtraction at 1,000 / 10,000 / 100,000 users (flat), replayNotes
  *   of 32,936 events, and a tracker serving 4,000 users whose model answers in 45 ms.
  * - one shared-context write by the size of the context file (bench/context.ts).
  *
  * Figures are medians over repeated samples.
- * Usage: npm run bench [-- --json] [-- --quick] [-- --only=extraction,sizes,heap,replay,retrieval,notes,context]
+ * Usage: npm run bench [-- --json] [-- --quick] [-- --only=extraction,sizes,heap,replay,retrieval,notes,context,ingest,stream]
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   addFacts,
+  createFactTracker,
   emptyFactStore,
   extractFromImplementer,
   extractFromReviewer,
@@ -42,13 +47,23 @@ import {
   replayNotes,
 } from '../dist/notes/index.js';
 import { type ContextWriteRow, measureContextWrites } from './context.js';
-import { randomImplementerResult, randomPrompt, randomReviewerResult, seeded } from './generate.js';
+import { historyLines, randomImplementerResult, randomPrompt, randomReviewerResult, seeded } from './generate.js';
 import { measureRetrieval } from './retrieval.js';
 import { SeedStore, seedExtractImplementer, seedExtractReviewer, seedRetrieve } from './seed.js';
 
 const quick = process.argv.includes('--quick');
 const asJson = process.argv.includes('--json');
-const SECTIONS = ['extraction', 'sizes', 'heap', 'replay', 'retrieval', 'notes', 'context'] as const;
+const SECTIONS = [
+  'extraction',
+  'sizes',
+  'heap',
+  'replay',
+  'retrieval',
+  'notes',
+  'context',
+  'ingest',
+  'stream',
+] as const;
 const only = process.argv
   .find((arg) => arg.startsWith('--only='))
   ?.slice('--only='.length)
@@ -215,6 +230,81 @@ const replayCli = (): { dispatches: number; seconds: number } | { skipped: strin
     if (run.status !== 0 && run.status !== 2)
       return { skipped: `fact-tracker exited ${run.status}: ${run.stderr.trim()}` };
     return { dispatches: 10_000, seconds };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+};
+
+/** Milliseconds of one ingestOutput of an implementer result with `files` files_changed. */
+const ingestMillis = (files: number, maxFactsPerResult?: number): number => {
+  const tracker = createFactTracker({
+    clock: () => 1_000,
+    ...(maxFactsPerResult === undefined ? {} : { maxFactsPerResult }),
+  });
+  const result = {
+    task_id: '1',
+    status: 'completed',
+    summary: 'a runaway result',
+    files_changed: Array.from({ length: files }, (_, i) => `src/m${i % 50}/f${i}.ts`),
+  };
+  const start = performance.now();
+  tracker.ingestOutput({ role: 'implementer', taskId: '1', output: result });
+  return performance.now() - start;
+};
+
+const measureIngest = (): { capped100k: number; uncapped10k: number; uncapped40k: number; growth: number } => {
+  const capped100k = median(Array.from({ length: quick ? 3 : 7 }, () => ingestMillis(100_000)));
+  const uncapped10k = median(Array.from({ length: 3 }, () => ingestMillis(10_000, Infinity)));
+  const uncapped40k = quick ? Number.NaN : median(Array.from({ length: 3 }, () => ingestMillis(40_000, Infinity)));
+  return { capped100k, uncapped10k, uncapped40k, growth: uncapped40k / uncapped10k };
+};
+
+/**
+ * The replay command on a realistic history of `megabytes` MB (bench/generate.ts historyLines),
+ * written to a temporary file: wall seconds and the command's peak resident memory, as the
+ * process reports it when it exits (a preloaded module prints it).
+ */
+const replayStream = (
+  megabytes: number,
+):
+  | { megabytes: number; events: number; seconds: number; peakMb: number; secondsPer100Mb: number }
+  | { skipped: string } => {
+  const dir = mkdtempSync(join(tmpdir(), 'fact-tracker-bench-'));
+  try {
+    const file = join(dir, 'history.jsonl');
+    const fd = openSync(file, 'w');
+    let bytes = 0;
+    let events = 0;
+    let pending: string[] = [];
+    for (const line of historyLines(7)) {
+      pending.push(line);
+      bytes += Buffer.byteLength(line) + 1;
+      events += 1;
+      if (pending.length === 1_000) {
+        writeSync(fd, `${pending.join('\n')}\n`);
+        pending = [];
+      }
+      if (bytes >= megabytes * 1_000_000) break;
+    }
+    writeSync(fd, pending.length === 0 ? '' : `${pending.join('\n')}\n`);
+    closeSync(fd);
+    const peak = join(dir, 'peak.mjs');
+    writeFileSync(
+      peak,
+      "process.on('exit', () => process.stderr.write(`peak-rss-kb ${process.resourceUsage().maxRSS}\\n`));\n",
+    );
+    const cli = new URL('../dist/cli/main.js', import.meta.url).pathname;
+    const start = performance.now();
+    const run = spawnSync(process.execPath, ['--import', peak, cli, 'replay', file, '--json'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const seconds = (performance.now() - start) / 1000;
+    if (run.status !== 0 && run.status !== 2)
+      return { skipped: `fact-tracker exited ${run.status}: ${run.stderr.trim()}` };
+    const kb = Number(/peak-rss-kb (\d+)/u.exec(run.stderr)?.[1] ?? Number.NaN);
+    const mb = bytes / 1_000_000;
+    return { megabytes: mb, events, seconds, peakMb: kb / 1024, secondsPer100Mb: (seconds * 100) / mb };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -393,6 +483,8 @@ const main = async (): Promise<void> => {
   if (runs('retrieval')) results['retrieval'] = measureRetrieval(quick ? [1_000, 10_000] : [1_000, 100_000], 10);
   if (runs('notes')) results['notes'] = await measureNotes();
   if (runs('context')) results['context'] = await measureContextWrites(quick);
+  if (runs('ingest')) results['ingest'] = measureIngest();
+  if (runs('stream')) results['stream'] = replayStream(quick ? 10 : 100);
 
   if (asJson) {
     console.log(JSON.stringify(results, null, 2));
@@ -458,6 +550,22 @@ const main = async (): Promise<void> => {
       replay.skipped === undefined
         ? `fact-tracker replay of a ${replay.dispatches}-dispatch history: ${replay.seconds!.toFixed(2)} s`
         : `fact-tracker replay: skipped (${replay.skipped})`,
+    );
+  const ingest = results['ingest'] as ReturnType<typeof measureIngest> | undefined;
+  if (ingest !== undefined) {
+    console.log(
+      `ingestOutput of one result with 100,000 files_changed (capped at 1,000 facts): ${ingest.capped100k.toFixed(0)} ms`,
+    );
+    console.log(
+      `ingestOutput with the cap off: 10,000 facts ${ingest.uncapped10k.toFixed(0)} ms, 40,000 facts ${ingest.uncapped40k.toFixed(0)} ms (${ingest.growth.toFixed(2)}x for 4x the facts)`,
+    );
+  }
+  const stream = results['stream'] as ReturnType<typeof replayStream> | undefined;
+  if (stream !== undefined)
+    console.log(
+      'skipped' in stream
+        ? `fact-tracker replay of a generated history: skipped (${stream.skipped})`
+        : `fact-tracker replay of a ${stream.megabytes.toFixed(0)} MB history (${stream.events} events): ${stream.seconds.toFixed(1)} s (${stream.secondsPer100Mb.toFixed(1)} s per 100 MB, ${(stream.events / stream.seconds) | 0} events/s), peak memory ${stream.peakMb.toFixed(0)} MB`,
     );
   const context = results['context'] as ReadonlyArray<ContextWriteRow> | undefined;
   if (context !== undefined)

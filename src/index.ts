@@ -45,7 +45,12 @@ export {
   validateDispatchResult,
 } from './extract/contract.js';
 export type { DispatchResult, ImplementerResult, ReviewerResult } from './extract/contract.js';
-export { createExtractor, extractFromImplementer, extractFromReviewer } from './extract/extractor.js';
+export {
+  createExtractor,
+  extractFromImplementer,
+  extractFromReviewer,
+  MAX_FACTS_PER_RESULT,
+} from './extract/extractor.js';
 export type { Extraction, Extractor } from './extract/extractor.js';
 export { implementerRules, mentionsConvention, reviewerRules } from './extract/rules.js';
 export { freeText, isPlaceholder, pathText } from './extract/rule.js';
@@ -96,9 +101,13 @@ export {
   DEFAULT_PROMPT_MAX_FACTS,
   DEFAULT_PROMPT_MAX_TOKENS,
   explainPromptAt,
+  MAX_REPORTED_ERRORS,
   replayHistory,
+  startHistoryReplay,
 } from './history/replay.js';
 export type {
+  HistoryReplay,
+  HistoryReplayOptions,
   PromptReport,
   PromptRetrieval,
   ReplayError,
@@ -107,3 +116,5 @@ export type {
   ReplayResult,
   ReplaySummary,
 } from './history/replay.js';
+export { HISTORY_LINE_LIMITS } from './history/lines.js';
+export type { HistoryLine } from './history/lines.js';

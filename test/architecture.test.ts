@@ -35,6 +35,7 @@ const ENTRY_POINTS = [
   'notes/index.ts',
   'context/index.ts',
   'context/node/index.ts',
+  'history/node.ts',
   'session/index.ts',
   'tokens/o200k.ts',
 ];

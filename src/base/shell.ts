@@ -15,6 +15,8 @@ export interface ShellOptions<S, E> {
   readonly reduce: (state: S, event: E) => S;
   /** Keep events that changed nothing in the log too (failures worth recording), default false. */
   readonly logUnchanged?: boolean;
+  /** Keep an event log at all (default true): a caller that never reads it saves memory that grows with every call. */
+  readonly keepLog?: boolean;
   /** Called on the states a listener is about to receive (to make them safe to keep). */
   readonly share?: (state: S) => void;
   /**
@@ -63,10 +65,12 @@ export const createShell = <S, E>(options: ShellOptions<S, E>): Shell<S, E> => {
   let snapshot = options.initial;
   const listeners = new Set<Listener<S>>();
   const logUnchanged = options.logUnchanged === true;
+  const keepLog = options.keepLog !== false;
   const maxEvents =
     typeof options.maxEvents === 'number' && options.maxEvents >= 0 ? Math.floor(options.maxEvents) : Infinity;
 
   const record = (event: E): void => {
+    if (!keepLog) return;
     log.push(event);
     if (log.length - start <= maxEvents) return;
     snapshot = options.reduce(snapshot, log[start]!);
@@ -125,7 +129,8 @@ export const createShell = <S, E>(options: ShellOptions<S, E>): Shell<S, E> => {
       };
     },
     events: tail,
-    eventLog: () => ({ snapshot, events: tail() }),
+    // Without a log, everything is folded into the state itself.
+    eventLog: () => (keepLog ? { snapshot, events: tail() } : { snapshot: state, events: [] }),
     hasListeners: () => listeners.size > 0,
   };
 };

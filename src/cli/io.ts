@@ -12,6 +12,14 @@ export const EXIT_FAILURE = 1;
 /** Some history lines were rejected; the full report was still printed. */
 export const EXIT_REJECTED_LINES = 2;
 
+/** A file's bytes as they are read, with its size when it is known. */
+export interface ByteStream {
+  /** The bytes, chunk by chunk. A failure half-way throws an Error whose message is a one-line reason. */
+  readonly chunks: AsyncIterable<Uint8Array>;
+  /** Bytes in all, for a regular file (not for a pipe or a terminal). */
+  readonly size?: number;
+}
+
 /** The command line's access to files, streams and the terminal. */
 export interface CliIo {
   /**
@@ -20,6 +28,12 @@ export interface CliIo {
    * after reading `maxBytes + 1` bytes.
    */
   readonly readText: (file: string, maxBytes?: number) => Promise<E.Either<string, string>>;
+  /**
+   * FILE, or standard input for `-`, opened to be read as a stream (histories of any size); on
+   * failure a one-line reason. Optional, so in-memory fakes need not set it: without it the
+   * commands read the file whole with `readText`.
+   */
+  readonly openStream?: (file: string) => Promise<E.Either<string, ByteStream>>;
   /** Writes FILE whole: through a temporary file and a rename, so a failure never leaves half a file. */
   readonly writeText: (file: string, text: string) => Promise<E.Either<string, void>>;
   readonly stdout: (text: string) => void;

@@ -1,9 +1,9 @@
 /** `CliIo` on Node: the only module of the project that touches `process` and the file system. */
-import { readFileSync } from 'node:fs';
+import { fstatSync, readFileSync } from 'node:fs';
 import { open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import * as E from 'fp-ts/lib/Either.js';
 import { collapseWhitespace } from '../base/text.js';
-import type { CliIo } from './io.js';
+import type { ByteStream, CliIo } from './io.js';
 import { isColourWanted } from './style.js';
 
 const REASONS: Readonly<Record<string, string>> = {
@@ -17,6 +17,53 @@ const REASONS: Readonly<Record<string, string>> = {
 const describeFailure = (error: unknown): string => {
   const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
   return REASONS[code] ?? collapseWhitespace(error instanceof Error ? error.message : String(error));
+};
+
+/** How a file is named in messages. */
+const nameOf = (file: string): string => (file === '-' ? 'standard input' : file);
+
+/**
+ * Standard input, refused when it is a directory: `replay - < dir` would otherwise read as an
+ * empty history (Node ends the stream without an error).
+ */
+const openStdin = (): E.Either<string, ByteStream> => {
+  const stats = fstatSync(0);
+  if (stats.isDirectory()) return E.left(`cannot read standard input: ${REASONS['EISDIR']!}`);
+  return E.right({
+    chunks: process.stdin as AsyncIterable<Uint8Array>,
+    ...(stats.isFile() ? { size: stats.size } : {}),
+  });
+};
+
+/** The chunks, a failure half-way turned into an Error whose message is one line naming the file. */
+async function* describingFailures(chunks: AsyncIterable<Uint8Array>, file: string): AsyncGenerator<Uint8Array> {
+  try {
+    yield* chunks;
+  } catch (error) {
+    throw new Error(`cannot read ${nameOf(file)}: ${describeFailure(error)}`, { cause: error });
+  }
+}
+
+/** Chunks of 256 KiB: one await per chunk, not per line, and few of them. */
+const CHUNK_BYTES = 256 * 1024;
+
+const openStream = async (file: string): Promise<E.Either<string, ByteStream>> => {
+  try {
+    if (file === '-')
+      return E.map((stream: ByteStream) => ({ ...stream, chunks: describingFailures(stream.chunks, file) }))(
+        openStdin(),
+      );
+    const handle = await open(file, 'r');
+    const stats = await handle.stat();
+    if (stats.isDirectory()) {
+      await handle.close();
+      return E.left(`cannot read ${file}: ${REASONS['EISDIR']!}`);
+    }
+    const stream = handle.createReadStream({ highWaterMark: CHUNK_BYTES }) as AsyncIterable<Uint8Array>;
+    return E.right({ chunks: describingFailures(stream, file), ...(stats.isFile() ? { size: stats.size } : {}) });
+  } catch (error) {
+    return E.left(`cannot read ${nameOf(file)}: ${describeFailure(error)}`);
+  }
 };
 
 /** Thrown (and caught below) when an input is longer than its bound. */
@@ -55,9 +102,12 @@ const readBounded = async (file: string, maxBytes: number): Promise<string> => {
 };
 
 const readText = async (file: string, maxBytes?: number): Promise<E.Either<string, string>> => {
-  const what = file === '-' ? 'standard input' : file;
+  const what = nameOf(file);
   try {
-    if (file === '-') return E.right(await readStdin(maxBytes ?? Number.POSITIVE_INFINITY));
+    if (file === '-') {
+      const stdin = openStdin();
+      return E.isLeft(stdin) ? stdin : E.right(await readStdin(maxBytes ?? Number.POSITIVE_INFINITY));
+    }
     return E.right(maxBytes === undefined ? await readFile(file, 'utf8') : await readBounded(file, maxBytes));
   } catch (error) {
     return E.left(
@@ -110,6 +160,7 @@ export const createNodeIo = (): CliIo => {
   });
   return {
     readText,
+    openStream,
     writeText,
     stdout: (text) => {
       process.stdout.write(text);

@@ -7,7 +7,7 @@
 import type { RetrievalDecision } from '../retrieve/retrieve.js';
 import type { FactQuery } from '../retrieve/retrieve.js';
 import type { SessionFact } from '../fact.js';
-import type { ReplayError, ReplayReport } from '../history/replay.js';
+import type { PromptReport, ReplayError, ReplayReport } from '../history/replay.js';
 import { clipEnd, clipStart, collapseWhitespace } from '../base/text.js';
 import type { Style } from './style.js';
 import { type Column, renderTable, type Row } from './table.js';
@@ -71,7 +71,8 @@ export const renderFactTable = (
 export const renderError = (error: ReplayError, style: Style): string =>
   style.red(`line ${error.line}${SEPARATOR}rejected (${error.code}): ${safe(error.message)}`);
 
-const renderPrompt = (prompt: ReplayReport['prompts'][number], style: Style): string => {
+/** One prompt's header and the section it would get. */
+export const renderPrompt = (prompt: PromptReport, style: Style): string => {
   const header = [
     `line ${prompt.line}`,
     `task ${safe(prompt.taskId)}`,
@@ -89,14 +90,33 @@ const renderPrompt = (prompt: ReplayReport['prompts'][number], style: Style): st
   return `${style.bold(header)}\n${body}`;
 };
 
-/** The token summary: what the prompts got against the history they stand in for. */
-const renderSummary = (report: ReplayReport, tokenizer: string, style: Style): string => {
+/** The rejected lines of a replay: those listed, and how many more there were. */
+export type RejectedLines = Pick<ReplayReport, 'errors' | 'errorsOmitted'>;
+
+/** The rejected lines a report counts but does not list, in one line (nothing when it lists them all). */
+const renderOmittedErrors = (report: RejectedLines, style: Style): string[] =>
+  report.errorsOmitted === undefined
+    ? []
+    : [
+        style.red(
+          `${count(report.errorsOmitted, 'more line was', 'more lines were')} rejected (not listed: the report lists the first ${report.errors.length})`,
+        ),
+      ];
+
+/** The rejected lines, one a line, and how many more were not listed. */
+const renderRejectedLines = (rejected: RejectedLines, style: Style): string =>
+  [...rejected.errors.map((error) => renderError(error, style)), ...renderOmittedErrors(rejected, style)].join('\n');
+
+/**
+ * The end of the human report of `replay`: the valid facts and the token summary, after the
+ * prompts and rejected lines. `carried` is the sum of the prompts' history tokens.
+ */
+export const renderReplayEnd = (report: ReplayReport, carried: number, tokenizer: string, style: Style): string => {
   const { summary } = report;
-  const carried = report.prompts.reduce((total, prompt) => total + prompt.historyTokens, 0);
   const figures = [number(summary.historyTokens), number(summary.contextTokens), number(carried)];
   const width = Math.max(...figures.map((figure) => figure.length));
   const [history, context, unmasked] = figures.map((figure) => figure.padStart(width));
-  return [
+  const tokens = [
     style.bold(`Tokens (${tokenizer})`),
     `  history   ${history}  in ${count(summary.dispatches, 'dispatch output', 'dispatch outputs')}`,
     `  context   ${context}  injected over ${count(summary.prompts, 'prompt', 'prompts')} (ratio to history ${summary.contextToHistoryRatio})`,
@@ -107,28 +127,20 @@ const renderSummary = (report: ReplayReport, tokenizer: string, style: Style): s
       count(summary.prompts, 'prompt', 'prompts'),
       count(summary.validFacts, 'valid fact', 'valid facts'),
       `${number(summary.allFacts)} in all`,
-      count(report.errors.length, 'rejected line', 'rejected lines'),
+      count(report.errors.length + (report.errorsOmitted ?? 0), 'rejected line', 'rejected lines'),
     ].join(SEPARATOR),
   ].join('\n');
-};
-
-/** The human report of `replay`: prompts and rejected lines in line order, the valid facts, the token summary. */
-export const renderReplay = (report: ReplayReport, tokenizer: string, style: Style): string => {
-  const entries = [
-    ...report.prompts.map((prompt) => ({ line: prompt.line, text: renderPrompt(prompt, style) })),
-    ...report.errors.map((error) => ({ line: error.line, text: renderError(error, style) })),
-  ].sort((a, b) => a.line - b.line);
   return [
-    ...entries.map((entry) => entry.text),
+    ...renderOmittedErrors(report, style),
     `${style.bold(`Valid facts at the end (${report.facts.length})`)}\n${renderFactTable(report.facts, style, 'none')}`,
-    renderSummary(report, tokenizer, style),
+    tokens,
   ].join('\n\n');
 };
 
 /** The human output of `facts`: the table, then any rejected history lines. */
 export const renderFacts = (
   facts: ReadonlyArray<SessionFact>,
-  errors: ReadonlyArray<ReplayError>,
+  rejected: RejectedLines,
   withClosed: boolean,
   style: Style,
 ): string => {
@@ -137,7 +149,7 @@ export const renderFacts = (
     ? `${count(facts.length, 'fact', 'facts')} (${valid} valid, ${facts.length - valid} closed)`
     : count(facts.length, 'valid fact', 'valid facts');
   const parts = [`${style.bold(title)}\n${renderFactTable(facts, style, withClosed ? 'since-until' : 'since')}`];
-  if (errors.length > 0) parts.push(errors.map((error) => renderError(error, style)).join('\n'));
+  if (rejected.errors.length > 0) parts.push(renderRejectedLines(rejected, style));
   return parts.join('\n\n');
 };
 
@@ -147,7 +159,7 @@ export interface ExplainView {
   readonly taskPrompt: string;
   readonly query: FactQuery;
   readonly decisions: ReadonlyArray<RetrievalDecision>;
-  readonly errors: ReadonlyArray<ReplayError>;
+  readonly rejected: RejectedLines;
 }
 
 /** The human output of `explain`: the prompt, then every fact with its score and decision, ranked candidates first. */
@@ -175,6 +187,6 @@ export const renderExplain = (view: ExplainView, style: Style): string => {
     `${style.bold(header)}\n${style.dim(`task prompt: ${clipEnd(safe(view.taskPrompt), 200)}`)}`,
     decisions.length === 0 ? style.dim('(no facts yet)') : renderTable(columns, rows, style.bold),
   ];
-  if (view.errors.length > 0) parts.push(view.errors.map((error) => renderError(error, style)).join('\n'));
+  if (view.rejected.errors.length > 0) parts.push(renderRejectedLines(view.rejected, style));
   return parts.join('\n\n');
 };

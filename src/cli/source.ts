@@ -1,35 +1,48 @@
 /**
- * Telling a saved state from a dispatch history by content, and reading a saved state back.
- * A state file that is cut short or corrupt must be reported as a broken state, never read as
- * a history full of bad lines, so detection looks only at how the file starts.
+ * The files the commands read: a dispatch history, read as a stream of numbered lines (any
+ * size, in memory bounded by its longest line), or a saved state, read whole (its size is the
+ * store's). Which one a file is, is decided from its first line alone. A state file that is cut
+ * short or corrupt must be reported as a broken state, never read as a history full of bad
+ * lines, so the decision looks only at how the file starts.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { isRecord } from '../base/record.js';
+import { collapseWhitespace } from '../base/text.js';
+import { HISTORY_LINE_LIMITS, type HistoryLine, lineBatches } from '../history/lines.js';
 import { decodeState, encodeState } from '../state/savedState.js';
 import type { FactStore } from '../store/state.js';
-import { collapseWhitespace } from '../base/text.js';
+import type { CliIo } from './io.js';
 
-const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+/** The opening of a saved state whose first line is not a whole object: `{` alone (pretty-printed) or `{"format":` (cut short). */
+const STATE_OPENING = /^\{\s*(?:"format"\s*:|$)/u;
 
-const STATE_OPENING = /^\{\s*"format"\s*:/u;
+const FIRST_VISIBLE = /\S/u;
+const LINE_BREAK = /[\r\n]/u;
 
 const withoutBom = (text: string): string => text.replace(/^\uFEFF/u, '');
 
 /**
- * True when `text` is meant as a saved state: its first line is a whole JSON object that is not
- * a history event (no `type`), or the document opens with the `format` key that `encodeState`
- * writes first (a pretty-printed or truncated state). A history always starts with an event.
+ * True when a file whose first line with text is `firstLine` (whitespace before it removed) is
+ * meant as a saved state: that line is a whole JSON object that is not a history event (no
+ * `type`), or it opens a state document. A history always starts with an event (or a bad line).
  */
-export const isSavedStateText = (text: string): boolean => {
-  const start = withoutBom(text).trimStart();
-  if (!start.startsWith('{')) return false;
-  const firstLine = start.split(/\r\n|\n|\r/u)[0] ?? '';
+export const isSavedStateStart = (firstLine: string): boolean => {
+  if (!firstLine.startsWith('{')) return false;
   try {
     const value: unknown = JSON.parse(firstLine);
     return isRecord(value) && !('type' in value);
   } catch {
-    return STATE_OPENING.test(start);
+    return STATE_OPENING.test(firstLine);
   }
+};
+
+/** The first line of `text` that holds more than whitespace, from its first visible character (at most the line limit, and one more). */
+const firstLineOf = (text: string): string => {
+  const start = text.search(FIRST_VISIBLE);
+  if (start === -1) return '';
+  const rest = text.slice(start, start + HISTORY_LINE_LIMITS.length + 1);
+  const end = rest.search(LINE_BREAK);
+  return end === -1 ? rest : rest.slice(0, end);
 };
 
 /** Reads a saved state, or says in one line why it cannot: never a half-loaded store. */
@@ -46,3 +59,107 @@ export const parseSavedState = (text: string): E.Either<string, FactStore> => {
 
 /** The store as the text of a saved-state file. */
 export const formatSavedState = (store: FactStore): string => `${JSON.stringify(encodeState(store))}\n`;
+
+/** A file the commands read, by what its first line says it is. */
+export type Source =
+  | {
+      readonly kind: 'history';
+      /** The lines, a batch per chunk read; iterating may throw an Error whose message is one line. */
+      readonly batches: AsyncIterable<HistoryLine[]>;
+      /** How much of the file has been read, from 0 to 1, when its size is known. */
+      readonly fractionRead: () => number | undefined;
+    }
+  | {
+      readonly kind: 'state';
+      /** The whole text, read when asked for (a command that refuses a state never reads it); rejects with a one-line reason. */
+      readonly text: () => Promise<string>;
+    };
+
+type Chunk = Uint8Array | string;
+
+/** The chunks of a stream, those already taken first. */
+async function* replayed(taken: ReadonlyArray<Chunk>, rest: AsyncIterator<Chunk>): AsyncGenerator<Chunk> {
+  yield* taken;
+  for (let next = await rest.next(); next.done !== true; next = await rest.next()) yield next.value;
+}
+
+/**
+ * Reads chunks until the first line with text is whole, or as long as a history line may be,
+ * and returns it with all the chunks, those read included, to be read again from the start.
+ * (A file with no text in its first 16 Mi characters reads as a history: as blank lines.)
+ */
+const peekFirstLine = async (
+  chunks: AsyncIterable<Chunk>,
+): Promise<{ firstLine: string; chunks: AsyncIterable<Chunk> }> => {
+  const iterator = chunks[Symbol.asyncIterator]();
+  const taken: Chunk[] = [];
+  const decoder = new TextDecoder('utf-8');
+  let text = '';
+  /** Where the first visible character is in `text`, once seen. */
+  let start = -1;
+  let complete = false;
+  while (!complete && text.length <= HISTORY_LINE_LIMITS.length + start + 1) {
+    const next = await iterator.next();
+    if (next.done === true) complete = true;
+    else taken.push(next.value);
+    const searchFrom = text.length;
+    text +=
+      next.done === true
+        ? decoder.decode()
+        : typeof next.value === 'string'
+          ? next.value
+          : decoder.decode(next.value, { stream: true });
+    if (start === -1) {
+      const visible = text.slice(searchFrom).search(FIRST_VISIBLE);
+      if (visible !== -1) start = searchFrom + visible;
+    }
+    // Only what was added can hold the break that ends the first line.
+    if (start !== -1 && text.slice(Math.max(start, searchFrom)).search(LINE_BREAK) !== -1) complete = true;
+  }
+  return { firstLine: start === -1 ? '' : firstLineOf(text.slice(start)), chunks: replayed(taken, iterator) };
+};
+
+/** The text of the chunks. */
+const readAll = async (chunks: AsyncIterable<Chunk>): Promise<string> => {
+  const decoder = new TextDecoder('utf-8');
+  const parts: string[] = [];
+  for await (const chunk of chunks)
+    parts.push(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
+  parts.push(decoder.decode());
+  return parts.join('');
+};
+
+/** The chunks, counting the bytes that went by. */
+async function* counted(chunks: AsyncIterable<Chunk>, count: (bytes: number) => void): AsyncGenerator<Chunk> {
+  for await (const chunk of chunks) {
+    count(chunk.length);
+    yield chunk;
+  }
+}
+
+/**
+ * Opens FILE as a history or a saved state, deciding from its first line which it is. A state
+ * is read whole; a history is handed on as batches of lines, read as they are asked for.
+ */
+export const openSource = async (io: CliIo, file: string): Promise<E.Either<string, Source>> => {
+  const opened =
+    io.openStream === undefined
+      ? E.map((text: string) => ({ chunks: [text], size: text.length }))(await io.readText(file))
+      : await io.openStream(file);
+  if (E.isLeft(opened)) return opened;
+  const { size } = opened.right;
+  let bytes = 0;
+  try {
+    const { firstLine, chunks } = await peekFirstLine(
+      counted(opened.right.chunks as AsyncIterable<Chunk>, (n) => (bytes += n)),
+    );
+    if (isSavedStateStart(firstLine)) return E.right({ kind: 'state', text: () => readAll(chunks) });
+    return E.right({
+      kind: 'history',
+      batches: lineBatches(chunks),
+      fractionRead: () => (size === undefined || size === 0 ? undefined : Math.min(1, bytes / size)),
+    });
+  } catch (error) {
+    return E.left(error instanceof Error ? error.message : `cannot read ${file}`);
+  }
+};

@@ -4,7 +4,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { z } from 'zod';
-import { formatPath } from '../base/schema.js';
+import { formatIssues } from '../base/schema.js';
 import type { SourceRole } from '../fact.js';
 
 const TestRunSchema = z.object({
@@ -49,11 +49,13 @@ export type DispatchResult = ImplementerResult | ReviewerResult;
 
 const schemaFor = (role: SourceRole) => (role === 'implementer' ? ImplementerResultSchema : ReviewerResultSchema);
 
-/** Validates a parsed value against the role's contract; the error names each offending field path. */
+/**
+ * Validates a parsed value against the role's contract; the error names each offending field
+ * path (the first ten, then how many more: a result of 100,000 bad entries gets a short message).
+ */
 export const validateDispatchResult = (value: unknown, role: SourceRole): E.Either<string, DispatchResult> => {
   const parsed = schemaFor(role).safeParse(value);
-  if (parsed.success) return E.right(parsed.data);
-  return E.left(parsed.error.issues.map((issue) => `${formatPath(issue.path)}: ${issue.message}`).join('; '));
+  return parsed.success ? E.right(parsed.data) : E.left(formatIssues(parsed.error.issues));
 };
 
 /** The JSON Schema (draft 2020-12) of a role's result contract, generated from the validating schema. */

@@ -17,6 +17,13 @@ export interface Extraction {
   readonly warnings: ReadonlyArray<string>;
 }
 
+/**
+ * Facts one dispatch result may add (default of `maxFactsPerResult`): far more than a task
+ * produces (a few to a few dozen), far fewer than a runaway result can propose. Past it, facts
+ * are dropped in rule order and one warning says how many.
+ */
+export const MAX_FACTS_PER_RESULT = 1000;
+
 /** Extraction functions over a given set of rules. */
 export interface Extractor {
   readonly extractFromImplementer: (result: ImplementerResult, taskId: string, at: number) => Extraction;
@@ -69,6 +76,7 @@ const toFact = (draft: FactDraft, taskId: string, role: SourceRole, at: number):
 
 const runRules = <Result>(
   rules: ReadonlyArray<ExtractionRule<Result>>,
+  maxFacts: number,
   role: SourceRole,
   result: Result,
   rawTaskId: string,
@@ -86,6 +94,7 @@ const runRules = <Result>(
     );
   const context: RuleContext = { taskId: taskId.right, taskSubject: `task:${taskId.right}` };
   const facts = new Map<string, SessionFact>();
+  let overCap = 0;
   for (const rule of rules) {
     let drafts: ReadonlyArray<FactDraft>;
     try {
@@ -96,22 +105,44 @@ const runRules = <Result>(
       continue;
     }
     for (const draft of drafts) {
+      // Past the cap, drafts are only counted: not even built (a fact costs a hash).
+      if (facts.size >= maxFacts) {
+        overCap += 1;
+        continue;
+      }
       const fact = toFact(draft, taskId.right, role, at);
       if (E.isLeft(fact)) warnings.push(`rule ${rule.name} proposed a malformed fact: ${fact.left}`);
       else if (!facts.has(fact.right.id)) facts.set(fact.right.id, fact.right);
     }
   }
+  if (overCap > 0)
+    warnings.push(
+      `the result proposed ${overCap} more ${overCap === 1 ? 'fact' : 'facts'} past the cap of ${maxFacts} per result; they were dropped`,
+    );
   return { facts: [...facts.values()], warnings };
 };
 
-/** Builds an extractor over the given rules (pass the registered ones plus your own). */
+/** A whole number of facts, 0 or more; anything else gives the default cap. */
+const normalizeMaxFacts = (value: unknown): number =>
+  typeof value === 'number' && value >= 0 && !Number.isNaN(value) ? Math.floor(value) : MAX_FACTS_PER_RESULT;
+
+/**
+ * Builds an extractor over the given rules (pass the registered ones plus your own), keeping at
+ * most `maxFactsPerResult` facts of a result (default `MAX_FACTS_PER_RESULT`).
+ */
 export const createExtractor = (rules: {
   readonly implementerRules: ReadonlyArray<ExtractionRule<ImplementerResult>>;
   readonly reviewerRules: ReadonlyArray<ExtractionRule<ReviewerResult>>;
-}): Extractor => ({
-  extractFromImplementer: (result, taskId, at) => runRules(rules.implementerRules, 'implementer', result, taskId, at),
-  extractFromReviewer: (result, taskId, at) => runRules(rules.reviewerRules, 'reviewer', result, taskId, at),
-});
+  readonly maxFactsPerResult?: number;
+}): Extractor => {
+  const maxFacts = normalizeMaxFacts(rules.maxFactsPerResult);
+  return {
+    extractFromImplementer: (result, taskId, at) =>
+      runRules(rules.implementerRules, maxFacts, 'implementer', result, taskId, at),
+    extractFromReviewer: (result, taskId, at) =>
+      runRules(rules.reviewerRules, maxFacts, 'reviewer', result, taskId, at),
+  };
+};
 
 const defaultExtractor = createExtractor({
   implementerRules: defaultImplementerRules,

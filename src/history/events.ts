@@ -1,11 +1,22 @@
 /**
  * A dispatch history is JSON Lines, one event per line. Parsing is line by line and never
  * stops: a bad line becomes a `HistoryLineError` with its line number and the other lines
- * still parse, so one typo in a long session does not hide the rest of it.
+ * still parse, so one typo in a long session does not hide the rest of it. Each line is
+ * decoded by zod schemas (the envelope, then the event's fields), whose first issue becomes
+ * the line's error.
  */
+import * as A from 'fp-ts/lib/Array.js';
 import * as E from 'fp-ts/lib/Either.js';
-import { FACT_TAGS, type FactTag, isFactTag, isSourceRole, type SourceRole } from '../fact.js';
+import * as O from 'fp-ts/lib/Option.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import { z } from 'zod';
+import { exceedsJsonDepth } from '../base/json.js';
+import { describeKind, formatPath, quoteValue } from '../base/schema.js';
+import { type Fields, isRecord } from '../base/record.js';
+import { clipEnd } from '../base/text.js';
 import { parseEventTime } from '../base/time.js';
+import { FACT_TAGS, type FactTag, SOURCE_ROLES, type SourceRole } from '../fact.js';
+import { HISTORY_LINE_LIMITS, type HistoryLine, linesOfText } from './lines.js';
 
 /** A dispatch result, given as raw agent text (`output`) or as the result object (`result`). */
 export interface HistoryDispatchEvent {
@@ -53,8 +64,11 @@ export type HistoryEvent = HistoryDispatchEvent | HistoryPromptEvent | HistoryIn
 /** The kinds of event a history line can hold. */
 export const HISTORY_EVENT_TYPES = ['dispatch', 'prompt', 'invalidate', 'compact'] as const;
 
-/** Why a history line could not be read as an event. */
-export type HistoryLineErrorCode = 'invalid_json' | 'unknown_type' | 'missing_field' | 'invalid_field';
+/**
+ * Why a history line could not be read as an event. `too_large`: the line is longer or nested
+ * deeper than `HISTORY_LINE_LIMITS` allows, so it is not read at all.
+ */
+export type HistoryLineErrorCode = 'invalid_json' | 'unknown_type' | 'missing_field' | 'invalid_field' | 'too_large';
 
 /** A line that is not a usable event. */
 export interface HistoryLineError {
@@ -69,136 +83,154 @@ export interface ParsedHistory {
   readonly errors: ReadonlyArray<HistoryLineError>;
 }
 
-type Fields = Readonly<Record<string, unknown>>;
 type Problem = Omit<HistoryLineError, 'line'>;
 
-const missing = (field: string, why: string): Problem => ({
-  code: 'missing_field',
-  message: `${field} is missing: ${why}`,
+/** Longest message of a line error: a message quotes the line's values, which may be any size. */
+const MESSAGE_LIMIT = 300;
+
+const EVENT_TYPE_LIST = HISTORY_EVENT_TYPES.join(', ');
+
+/** A field's error message: `is missing: why` when it is absent, else what is wrong with its value. */
+const fieldError =
+  (whyNeeded: string, whatIsWrong: (value: unknown) => string) =>
+  (issue: { readonly input?: unknown }): string =>
+    issue.input === undefined ? `is missing: ${whyNeeded}` : whatIsWrong(issue.input);
+
+const notAString = (value: unknown): string => `must be a string, not ${describeKind(value)}`;
+
+const RequiredText = (whyNeeded: string) =>
+  z.string({ error: fieldError(whyNeeded, notAString) }).refine((text) => text.trim() !== '', 'is empty');
+
+const notACount = (value: unknown): string => `must be a whole number 0 or more, not ${quoteValue(value)}`;
+
+/** A whole number 0 or more (`whyNeeded` says what it is for, when it is required). */
+const Count = (whyNeeded = 'a whole number 0 or more') =>
+  z
+    .number({ error: fieldError(whyNeeded, notACount) })
+    .refine((value) => Number.isInteger(value) && value >= 0, { error: (issue) => notACount(issue.input) });
+
+const Role = z.enum(SOURCE_ROLES, {
+  error: fieldError(
+    'expected implementer or reviewer',
+    (value) => `must be implementer or reviewer, not ${quoteValue(value)}`,
+  ),
 });
-const invalid = (field: string, why: string): Problem => ({ code: 'invalid_field', message: `${field} ${why}` });
 
-const isRecord = (value: unknown): value is Fields =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const Tags = z.array(z.enum(FACT_TAGS, { error: () => `is not one of ${FACT_TAGS.join(', ')}` }), {
+  error: (issue) => `must be an array of tags, not ${describeKind(issue.input)}`,
+});
 
-const describe = (value: unknown): string =>
-  value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+/** Reports `message` on `field`, whose value is `input`. */
+const fieldIssue = (field: string, input: unknown, message: string) => ({
+  code: 'custom' as const,
+  path: [field],
+  message,
+  input,
+});
 
-const requiredText = (fields: Fields, field: string, why: string): E.Either<Problem, string> => {
-  const value = fields[field];
-  if (value === undefined) return E.left(missing(field, why));
-  if (typeof value !== 'string') return E.left(invalid(field, `must be a string, not ${describe(value)}`));
-  if (value.trim() === '') return E.left(invalid(field, 'is empty'));
-  return E.right(value);
-};
-
-const optionalCount = (fields: Fields, field: string): E.Either<Problem, number | undefined> => {
-  const value = fields[field];
-  if (value === undefined) return E.right(undefined);
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0
-    ? E.right(value)
-    : E.left(invalid(field, `must be a whole number 0 or more, not ${JSON.stringify(value) ?? describe(value)}`));
-};
-
-const optionalTags = (fields: Fields): E.Either<Problem, ReadonlyArray<FactTag> | undefined> => {
-  const value = fields['tags'];
-  if (value === undefined) return E.right(undefined);
-  if (!Array.isArray(value)) return E.left(invalid('tags', `must be an array of tags, not ${describe(value)}`));
-  const unknown = value.findIndex((tag) => !isFactTag(tag));
-  return unknown === -1
-    ? E.right(value as FactTag[])
-    : E.left(invalid(`tags[${unknown}]`, `is not one of ${FACT_TAGS.join(', ')}`));
-};
-
-/** Collects the fields of one event, stopping at the first problem. */
-const gather = <T extends Record<string, unknown>>(parts: { [K in keyof T]: E.Either<Problem, T[K]> }): E.Either<
-  Problem,
-  T
-> => {
-  const out: Record<string, unknown> = {};
-  for (const [key, part] of Object.entries(parts) as [string, E.Either<Problem, unknown>][]) {
-    if (E.isLeft(part)) return part;
-    if (part.right !== undefined) out[key] = part.right;
-  }
-  return E.right(out as T);
-};
-
-const parseDispatchFields = (fields: Fields) => {
-  const role = fields['role'];
-  const roleField: E.Either<Problem, SourceRole> =
-    role === undefined
-      ? E.left(missing('role', 'expected implementer or reviewer'))
-      : isSourceRole(role)
-        ? E.right(role)
-        : E.left(invalid('role', `must be implementer or reviewer, not ${JSON.stringify(role) ?? describe(role)}`));
-  const { output, result } = fields;
-  const outputField: E.Either<Problem, string | Fields> =
-    output !== undefined && result !== undefined
-      ? E.left(invalid('output', 'and result are both given: a dispatch has one or the other'))
-      : output !== undefined
-        ? typeof output === 'string'
-          ? E.right(output)
-          : E.left(invalid('output', `must be the raw agent text (a string), not ${describe(output)}`))
-        : result !== undefined
-          ? isRecord(result)
-            ? E.right(result)
-            : E.left(invalid('result', `must be the result object, not ${describe(result)}`))
-          : E.left(missing('output', 'a dispatch gives output (raw agent text) or result (the result object)'));
-  return gather({
-    role: roleField,
-    taskId: requiredText(fields, 'taskId', 'the task this dispatch worked on'),
-    output: outputField,
-  });
-};
-
-const parsePromptFields = (fields: Fields) =>
-  gather({
-    taskId: requiredText(fields, 'taskId', 'the task the prompt is for'),
-    taskPrompt:
-      fields['taskPrompt'] === undefined
-        ? E.left(missing('taskPrompt', 'the task description facts are chosen for'))
-        : typeof fields['taskPrompt'] === 'string'
-          ? E.right(fields['taskPrompt'])
-          : E.left(invalid('taskPrompt', `must be a string, not ${describe(fields['taskPrompt'])}`)),
-    tags: optionalTags(fields),
-    maxFacts: optionalCount(fields, 'maxFacts'),
-    maxTokens: optionalCount(fields, 'maxTokens'),
+/** A dispatch carries exactly one of `output` (the raw text) and `result` (the object). */
+const DispatchFields = z
+  .object({
+    role: Role,
+    taskId: RequiredText('the task this dispatch worked on'),
+    output: z.unknown().optional(),
+    result: z.unknown().optional(),
+  })
+  .transform(({ role, taskId, output, result }, context) => {
+    const problem =
+      output !== undefined && result !== undefined
+        ? fieldIssue('output', output, 'and result are both given: a dispatch has one or the other')
+        : output !== undefined
+          ? typeof output === 'string'
+            ? undefined
+            : fieldIssue('output', output, `must be the raw agent text (a string), not ${describeKind(output)}`)
+          : result !== undefined
+            ? isRecord(result)
+              ? undefined
+              : fieldIssue('result', result, `must be the result object, not ${describeKind(result)}`)
+            : fieldIssue(
+                'output',
+                undefined,
+                'is missing: a dispatch gives output (raw agent text) or result (the result object)',
+              );
+    if (problem !== undefined) {
+      context.addIssue(problem);
+      return z.NEVER;
+    }
+    return { role, taskId, output: (output ?? result) as string | Fields };
   });
 
-const parseInvalidateFields = (fields: Fields) =>
-  gather({
-    subject: requiredText(fields, 'subject', 'the subject whose facts are closed'),
-    relation: requiredText(fields, 'relation', 'the relation whose facts are closed'),
-  });
+const PromptFields = z.object({
+  taskId: RequiredText('the task the prompt is for'),
+  taskPrompt: z.string({ error: fieldError('the task description facts are chosen for', notAString) }),
+  tags: Tags.optional(),
+  maxFacts: Count().optional(),
+  maxTokens: Count().optional(),
+});
 
-const parseCompactFields = (fields: Fields) =>
-  gather({
-    maxFacts:
-      fields['maxFacts'] === undefined
-        ? E.left(missing('maxFacts', 'how many valid facts to keep'))
-        : optionalCount(fields, 'maxFacts'),
-  });
+const InvalidateFields = z.object({
+  subject: RequiredText('the subject whose facts are closed'),
+  relation: RequiredText('the relation whose facts are closed'),
+});
 
-const parseEventFields = (
-  type: (typeof HISTORY_EVENT_TYPES)[number],
-  fields: Fields,
-): E.Either<Problem, Record<string, unknown>> => {
-  switch (type) {
-    case 'dispatch':
-      return parseDispatchFields(fields);
-    case 'prompt':
-      return parsePromptFields(fields);
-    case 'invalidate':
-      return parseInvalidateFields(fields);
-    case 'compact':
-      return parseCompactFields(fields);
-  }
+const CompactFields = z.object({ maxFacts: Count('how many valid facts to keep') });
+
+/** The fields each type of event reads, in the order their problems are reported. */
+const EVENT_FIELDS = {
+  dispatch: DispatchFields,
+  prompt: PromptFields,
+  invalidate: InvalidateFields,
+  compact: CompactFields,
+} as const;
+
+/** What every event has: its type, and its time when given. */
+const Envelope = z.object({
+  type: z.enum(HISTORY_EVENT_TYPES, {
+    error: (issue) =>
+      issue.input === undefined
+        ? `is missing: expected one of ${EVENT_TYPE_LIST}`
+        : `unknown event type ${quoteValue(issue.input)}: expected one of ${EVENT_TYPE_LIST}`,
+  }),
+  at: z
+    .unknown()
+    .transform((at, context) => {
+      const time = parseEventTime(at);
+      if (E.isRight(time)) return time.right;
+      context.addIssue({ code: 'custom', input: at, message: `is not a time: ${time.left}` });
+      return z.NEVER;
+    })
+    .optional(),
+});
+
+/**
+ * The first issue of a failed decoding of `fields`, as a line problem: the field it names, then
+ * what is wrong. The field's presence in the line decides between missing and invalid.
+ */
+const firstProblem = (error: z.ZodError, fields: Fields): Problem => {
+  const issue = error.issues[0]!;
+  const given = fields[String(issue.path[0])] !== undefined;
+  if (issue.path[0] === 'type' && given) return { code: 'unknown_type', message: issue.message };
+  return {
+    code: given ? 'invalid_field' : 'missing_field',
+    message: `${formatPath(issue.path)} ${issue.message}`,
+  };
 };
 
-const isEventType = (value: unknown): value is (typeof HISTORY_EVENT_TYPES)[number] =>
-  typeof value === 'string' && (HISTORY_EVENT_TYPES as ReadonlyArray<string>).includes(value);
+/** Decodes `fields` with `schema`, or gives its first problem. */
+const decode = <T>(schema: z.ZodType<T>, fields: Fields): E.Either<Problem, T> => {
+  const decoded = schema.safeParse(fields);
+  return decoded.success ? E.right(decoded.data) : E.left(firstProblem(decoded.error, fields));
+};
 
-const parseJsonLine = (text: string): E.Either<Problem, Fields> => {
+const readJsonObject = (text: string): E.Either<Problem, Fields> => {
+  if (text.length > HISTORY_LINE_LIMITS.length)
+    return E.left({ code: 'too_large', message: `the line is longer than ${HISTORY_LINE_LIMITS.length} characters` });
+  // Checked before parsing: a line nested thousands deep would overflow whatever walks it later.
+  if (exceedsJsonDepth(text, HISTORY_LINE_LIMITS.depth))
+    return E.left({
+      code: 'too_large',
+      message: `the line nests arrays and objects more than ${HISTORY_LINE_LIMITS.depth} deep`,
+    });
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -210,7 +242,7 @@ const parseJsonLine = (text: string): E.Either<Problem, Fields> => {
   }
   return isRecord(value)
     ? E.right(value)
-    : E.left({ code: 'invalid_json', message: `expected a JSON object, not ${describe(value)}` });
+    : E.left({ code: 'invalid_json', message: `expected a JSON object, not ${describeKind(value)}` });
 };
 
 /**
@@ -221,27 +253,44 @@ export const parseHistoryLine = (
   text: string,
   line: number,
   previousAt: number | undefined,
-): E.Either<HistoryLineError, HistoryEvent> => {
-  const located = E.mapLeft((problem: Problem): HistoryLineError => ({ line, ...problem }));
-  const fields = parseJsonLine(text);
-  if (E.isLeft(fields)) return located(fields);
-  const { type, at } = fields.right;
-  if (type === undefined) return located(E.left(missing('type', `expected one of ${HISTORY_EVENT_TYPES.join(', ')}`)));
-  if (!isEventType(type))
-    return located(
-      E.left({
-        code: 'unknown_type',
-        message: `unknown event type ${JSON.stringify(type)}: expected one of ${HISTORY_EVENT_TYPES.join(', ')}`,
-      }),
-    );
-  const time = at === undefined ? E.right(previousAt === undefined ? 0 : previousAt + 1000) : parseEventTime(at);
-  if (E.isLeft(time)) return located(E.left(invalid('at', `is not a time: ${time.left}`)));
-  const body = parseEventFields(type, fields.right);
-  if (E.isLeft(body)) return located(body);
-  return E.right({ type, line, at: time.right, ...body.right } as HistoryEvent);
-};
+): E.Either<HistoryLineError, HistoryEvent> =>
+  pipe(
+    readJsonObject(text),
+    E.chain((fields) =>
+      pipe(
+        decode(Envelope, fields),
+        E.chain(({ type, at }) =>
+          pipe(
+            decode<Record<string, unknown>>(EVENT_FIELDS[type], fields),
+            E.map((body) => ({ type, line, at: at ?? (previousAt === undefined ? 0 : previousAt + 1000), ...body })),
+          ),
+        ),
+      ),
+    ),
+    E.bimap(
+      (problem): HistoryLineError => ({ line, code: problem.code, message: clipEnd(problem.message, MESSAGE_LIMIT) }),
+      (event) => event as HistoryEvent,
+    ),
+  );
 
-const LINE_BREAK = /\r\n|\n|\r/u;
+/** True for a line with nothing but whitespace: skipped, as if it were not there. */
+export const isBlankLine = (text: string): boolean => text.trim() === '';
+
+/**
+ * A reader of history lines in file order: each non-blank line becomes its event or its error
+ * (blank lines give undefined), and a line without `at` is timed from the last event read.
+ */
+export const createHistoryLineReader = (): ((
+  line: HistoryLine,
+) => E.Either<HistoryLineError, HistoryEvent> | undefined) => {
+  let previousAt: number | undefined;
+  return ({ line, text }) => {
+    if (isBlankLine(text)) return undefined;
+    const parsed = parseHistoryLine(text, line, previousAt);
+    if (E.isRight(parsed)) previousAt = parsed.right.at;
+    return parsed;
+  };
+};
 
 /**
  * Parses a JSON Lines history. Blank lines are skipped; line numbers count every line from 1.
@@ -249,19 +298,12 @@ const LINE_BREAK = /\r\n|\n|\r/u;
  * every replay of the same text gives the same times.
  */
 export const parseHistory = (text: string): ParsedHistory => {
-  const events: HistoryEvent[] = [];
-  const errors: HistoryLineError[] = [];
-  const lines = text.replace(/^\uFEFF/u, '').split(LINE_BREAK);
-  let previousAt: number | undefined;
-  lines.forEach((content, index) => {
-    if (content.trim() === '') return;
-    const parsed = parseHistoryLine(content, index + 1, previousAt);
-    if (E.isLeft(parsed)) {
-      errors.push(parsed.left);
-      return;
-    }
-    events.push(parsed.right);
-    previousAt = parsed.right.at;
-  });
+  const { left: errors, right: events } = A.separate(readLines(linesOfText(text)));
   return { events, errors };
+};
+
+/** Each non-blank line read, in order (see `createHistoryLineReader`). */
+export const readLines = (lines: Array<HistoryLine>): Array<E.Either<HistoryLineError, HistoryEvent>> => {
+  const read = createHistoryLineReader();
+  return A.filterMap((line: HistoryLine) => O.fromNullable(read(line)))(lines);
 };

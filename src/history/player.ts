@@ -29,6 +29,8 @@ export interface HistoryPlayerOptions {
   readonly ranking?: FactQuery['ranking'];
   /** The sections' layout (default `lines`). */
   readonly layout?: SectionLayout;
+  /** Keep the tracker's event log (default true); a replay, which never reads it, keeps none. */
+  readonly keepEvents?: boolean;
 }
 
 /** What applying one event did. */
@@ -57,6 +59,7 @@ export const createHistoryPlayer = (options: HistoryPlayerOptions = {}): History
     countTokens,
     ...(options.ranking === undefined ? {} : { ranking: options.ranking }),
     ...(options.layout === undefined ? {} : { layout: options.layout }),
+    ...(options.keepEvents === undefined ? {} : { keepEvents: options.keepEvents }),
   });
 
   const queryFor = (event: HistoryPromptEvent): FactQuery => ({

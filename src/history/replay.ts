@@ -11,15 +11,32 @@ import type { SessionFact } from '../fact.js';
 import { explainRetrieval } from '../prompt/retrieve.js';
 import type { FactQuery, RetrievalDecision } from '../retrieve/retrieve.js';
 import type { TokenCounter } from '../tokens/estimate.js';
+import type { CompiledPrompt } from '../runtime/tracker.js';
 import type { ContractError } from '../runtime/parse.js';
 import { selectAllFacts, selectValidCount, selectValidFacts } from '../store/selectors.js';
-import { emptyFactStore, type FactStore, withMutations } from '../store/state.js';
-import { type HistoryEvent, type HistoryLineErrorCode, parseHistory } from './events.js';
+import { type FactStore, withMutations } from '../store/state.js';
+import {
+  createHistoryLineReader,
+  type HistoryEvent,
+  type HistoryLineError,
+  type HistoryLineErrorCode,
+  type HistoryPromptEvent,
+  isBlankLine,
+  readLines,
+} from './events.js';
+import { type HistoryLine, linesOfText } from './lines.js';
 import { createHistoryPlayer, type HistoryPlayerOptions } from './player.js';
 
 export { DEFAULT_PROMPT_MAX_FACTS, DEFAULT_PROMPT_MAX_TOKENS } from './player.js';
 /** How many events pass between two progress reports. */
 const PROGRESS_STEP = 100;
+/**
+ * The most rejected lines a report lists; the others are only counted (`errorsOmitted`), so a
+ * file of 100 million junk lines gives a report of a thousand, not of 100 million.
+ */
+export const MAX_REPORTED_ERRORS = 1000;
+/** Lines replayed in one in-place write run: the objects a run creates are kept until it ends. */
+const LINES_PER_RUN = 1000;
 
 /** Options of `replayHistory`. */
 export interface ReplayOptions extends HistoryPlayerOptions {
@@ -78,7 +95,10 @@ export interface ReplaySummary {
 /** The replay as the command line prints it with `--json`. */
 export interface ReplayReport {
   readonly prompts: ReadonlyArray<PromptReport>;
+  /** The rejected lines, in line order: the first `MAX_REPORTED_ERRORS` of them. */
   readonly errors: ReadonlyArray<ReplayError>;
+  /** How many more lines were rejected than `errors` lists (absent when it lists them all). */
+  readonly errorsOmitted?: number;
   /** The facts valid at the end of the replay. */
   readonly facts: ReadonlyArray<SessionFact>;
   readonly summary: ReplaySummary;
@@ -104,9 +124,190 @@ const outputText = (output: string | Readonly<Record<string, unknown>>): string 
 
 const ratio = (part: number, whole: number): number => (whole > 0 ? Math.round((part / whole) * 1000) / 1000 : 0);
 
-const isPast = (event: HistoryEvent, options: ReplayOptions): boolean =>
-  (options.asOf !== undefined && event.at > options.asOf) ||
-  (options.untilLine !== undefined && event.line > options.untilLine);
+/** Options of `startHistoryReplay`: those of `replayHistory`, and where the results go as they come. */
+export interface HistoryReplayOptions extends Omit<ReplayOptions, 'onProgress' | 'keepRetrievals'> {
+  /**
+   * Receives each prompt's report as soon as it is replayed; the result then keeps none, so
+   * output written as the replay goes costs no memory per prompt.
+   */
+  readonly onPrompt?: (prompt: PromptReport) => void;
+  /** Receives each rejected line the report lists (the first `MAX_REPORTED_ERRORS`), in line order. */
+  readonly onError?: (error: ReplayError) => void;
+  /** Keep each prompt's retrieval input (`true`), or only that of the prompt on this line (what `explain` needs). */
+  readonly keepRetrievals?: boolean | number;
+}
+
+/** A replay fed a history line by line, for a history read as a stream. */
+export interface HistoryReplay {
+  /**
+   * Replays the next lines of the history, in file order. False once the replay has stopped
+   * (`asOf` or `untilLine` reached): later lines change nothing, so the caller may stop reading.
+   */
+  readonly feed: (lines: ReadonlyArray<HistoryLine>) => boolean;
+  /** Events replayed so far. */
+  readonly replayed: () => number;
+  /** The result so far: the report, the store, the retrievals kept. */
+  readonly finish: () => ReplayResult;
+}
+
+/** A line is read or rejected: what the replay does with each non-blank line, in order. */
+type ReadLine = E.Either<HistoryLineError, HistoryEvent>;
+
+/** True when a line cannot be an event at all (its first character is not `{`): no need to parse it to count it. */
+const cannotBeEvent = (text: string): boolean => !/^\s*\{/u.test(text);
+
+/**
+ * The replay itself: applies read lines one by one to a tracker of its own (which keeps no
+ * event log), reporting prompts and rejected lines as they come.
+ */
+const createReplayCore = (options: HistoryReplayOptions) => {
+  // The replay never reads the tracker's event log: it keeps none.
+  const player = createHistoryPlayer({ ...options, keepEvents: false });
+  const { tracker, countTokens } = player;
+  const prompts: PromptReport[] = [];
+  const retrievals: PromptRetrieval[] = [];
+  const errors: ReplayError[] = [];
+  let errorsOmitted = 0;
+  let historyTokens = 0;
+  let contextTokens = 0;
+  let dispatches = 0;
+  let promptCount = 0;
+  let replayed = 0;
+  let stopped = false;
+  const keepsRetrievalOf = (line: number): boolean =>
+    options.keepRetrievals === true || options.keepRetrievals === line;
+
+  const reject = (error: ReplayError): void => {
+    if (errors.length < MAX_REPORTED_ERRORS) {
+      errors.push(error);
+      options.onError?.(error);
+    } else errorsOmitted += 1;
+  };
+
+  /** False past the point where the replay stops: this line and every later one are not replayed. */
+  const reaches = (line: number, at?: number): boolean => {
+    if (
+      (options.untilLine !== undefined && line > options.untilLine) ||
+      (options.asOf !== undefined && at !== undefined && at > options.asOf)
+    )
+      stopped = true;
+    return !stopped;
+  };
+
+  const reportPrompt = (event: HistoryPromptEvent, query: FactQuery, compiled: CompiledPrompt): void => {
+    const tokens = countTokens(compiled.sessionContext);
+    contextTokens += tokens;
+    promptCount += 1;
+    const report: PromptReport = {
+      line: event.line,
+      taskId: query.taskId,
+      sessionContext: compiled.sessionContext,
+      facts: compiled.facts,
+      contextTokens: tokens,
+      historyTokens,
+    };
+    if (options.onPrompt === undefined) prompts.push(report);
+    else options.onPrompt(report);
+  };
+
+  const replayEvent = (event: HistoryEvent): void => {
+    if (event.type === 'dispatch') {
+      dispatches += 1;
+      historyTokens += countTokens(outputText(event.output));
+    }
+    if (event.type === 'prompt' && keepsRetrievalOf(event.line))
+      retrievals.push({
+        line: event.line,
+        taskPrompt: event.taskPrompt,
+        store: tracker.getSnapshot(),
+        query: player.queryFor(event),
+      });
+    const applied = player.apply(event);
+    if (applied.type === 'dispatch' && E.isLeft(applied.ingested))
+      reject({ line: event.line, code: applied.ingested.left.code, message: applied.ingested.left.message });
+    if (applied.type === 'prompt' && event.type === 'prompt') reportPrompt(event, applied.query, applied.compiled);
+    replayed += 1;
+  };
+
+  /** Applies one read line; false once the replay has stopped. */
+  const apply = (read: ReadLine): boolean => {
+    if (E.isLeft(read)) {
+      if (reaches(read.left.line)) reject(read.left);
+    } else if (reaches(read.right.line, read.right.at)) replayEvent(read.right);
+    return !stopped;
+  };
+
+  /**
+   * Counts a line as rejected without parsing it when it cannot be an event and the report
+   * lists no more errors: its message would never be shown. False when the line needs reading.
+   */
+  const skipsUnread = (line: HistoryLine): boolean => {
+    if (errors.length < MAX_REPORTED_ERRORS || !cannotBeEvent(line.text)) return false;
+    if (reaches(line.line) && !isBlankLine(line.text)) errorsOmitted += 1;
+    return true;
+  };
+
+  /**
+   * Steps through `items` in order until `step` says the replay stopped, in in-place write runs
+   * of `LINES_PER_RUN` items (see `withMutations`): a run keeps what it creates until it ends.
+   */
+  const inRuns = <T>(items: ReadonlyArray<T>, step: (item: T) => boolean): void => {
+    for (let start = 0; start < items.length && !stopped; start += LINES_PER_RUN)
+      withMutations(tracker.getSnapshot(), () => {
+        const end = Math.min(items.length, start + LINES_PER_RUN);
+        for (let i = start; i < end; i += 1) if (!step(items[i]!)) break;
+        return tracker.getSnapshot();
+      });
+  };
+
+  const finish = (): ReplayResult => {
+    const store = tracker.getSnapshot();
+    return {
+      report: {
+        prompts,
+        errors,
+        ...(errorsOmitted === 0 ? {} : { errorsOmitted }),
+        facts: selectValidFacts(store),
+        summary: {
+          events: replayed,
+          dispatches,
+          prompts: promptCount,
+          validFacts: selectValidCount(store),
+          allFacts: selectAllFacts(store).length,
+          historyTokens,
+          contextTokens,
+          contextToHistoryRatio: ratio(contextTokens, historyTokens),
+        },
+      },
+      store,
+      retrievals,
+    };
+  };
+
+  return { apply, skipsUnread, inRuns, finish, replayed: () => replayed, stopped: () => stopped };
+};
+
+/**
+ * Starts a replay fed line by line (for a history read as a stream, where `replayHistory`
+ * needs the whole text): the same report, store and retrievals for the same lines, with
+ * memory bounded by the store rather than the history when `onPrompt` takes the prompts.
+ */
+export const startHistoryReplay = (options: HistoryReplayOptions = {}): HistoryReplay => {
+  const core = createReplayCore(options);
+  const read = createHistoryLineReader();
+  return {
+    feed: (lines) => {
+      core.inRuns(lines, (line) => {
+        if (core.skipsUnread(line)) return true;
+        const parsed = read(line);
+        return parsed === undefined || core.apply(parsed);
+      });
+      return !core.stopped();
+    },
+    replayed: core.replayed,
+    finish: core.finish,
+  };
+};
 
 /**
  * Replays a JSON Lines history and reports, for each prompt event, the section it would get
@@ -114,86 +315,20 @@ const isPast = (event: HistoryEvent, options: ReplayOptions): boolean =>
  * skipped; everything else still applies.
  */
 export const replayHistory = (text: string, options: ReplayOptions = {}): ReplayResult => {
-  const player = createHistoryPlayer(options);
-  const { tracker, countTokens } = player;
-  const parsed = parseHistory(text);
-
-  const prompts: PromptReport[] = [];
-  const retrievals: PromptRetrieval[] = [];
-  const rejected: ReplayError[] = [];
-  let historyTokens = 0;
-  let contextTokens = 0;
-  let dispatches = 0;
-  let replayed = 0;
-  // Line problems count up to where the replay stopped: the lines after it were never reached.
-  let stopLine = options.untilLine === undefined ? Infinity : options.untilLine + 1;
-
-  // The replay owns its tracker and keeps no state but the snapshots it takes (sealed as they
-  // are taken), so it runs as one `withMutations` run: the store is written in place between them.
-  withMutations(emptyFactStore(), () => {
-    for (const event of parsed.events) {
-      if (isPast(event, options)) {
-        stopLine = Math.min(stopLine, event.line);
-        break;
-      }
-      if (event.type === 'dispatch') {
-        dispatches += 1;
-        historyTokens += countTokens(outputText(event.output));
-      }
-      if (event.type === 'prompt' && options.keepRetrievals === true)
-        retrievals.push({
-          line: event.line,
-          taskPrompt: event.taskPrompt,
-          store: tracker.getSnapshot(),
-          query: player.queryFor(event),
-        });
-      const applied = player.apply(event);
-      if (applied.type === 'dispatch' && E.isLeft(applied.ingested))
-        rejected.push({ line: event.line, code: applied.ingested.left.code, message: applied.ingested.left.message });
-      if (applied.type === 'prompt') {
-        const { sessionContext, facts } = applied.compiled;
-        const tokens = countTokens(sessionContext);
-        contextTokens += tokens;
-        prompts.push({
-          line: event.line,
-          taskId: applied.query.taskId,
-          sessionContext,
-          facts,
-          contextTokens: tokens,
-          historyTokens,
-        });
-      }
-      replayed += 1;
-      if (options.onProgress !== undefined && replayed % PROGRESS_STEP === 0)
-        options.onProgress(replayed, parsed.events.length);
-    }
-    return tracker.getSnapshot();
+  const { onProgress, keepRetrievals, ...rest } = options;
+  const core = createReplayCore({ ...rest, ...(keepRetrievals === undefined ? {} : { keepRetrievals }) });
+  // The lines are read first, so progress can say how many events there are in all.
+  const lines = readLines(linesOfText(text));
+  const total = lines.filter(E.isRight).length;
+  core.inRuns(lines, (line) => {
+    const before = core.replayed();
+    const going = core.apply(line);
+    if (onProgress !== undefined && core.replayed() !== before && core.replayed() % PROGRESS_STEP === 0)
+      onProgress(core.replayed(), total);
+    return going;
   });
-  options.onProgress?.(replayed, parsed.events.length);
-
-  const errors = [...parsed.errors.filter((error) => error.line < stopLine), ...rejected].sort(
-    (a, b) => a.line - b.line,
-  );
-  const store = tracker.getSnapshot();
-  return {
-    report: {
-      prompts,
-      errors,
-      facts: selectValidFacts(store),
-      summary: {
-        events: replayed,
-        dispatches,
-        prompts: prompts.length,
-        validFacts: selectValidCount(store),
-        allFacts: selectAllFacts(store).length,
-        historyTokens,
-        contextTokens,
-        contextToHistoryRatio: ratio(contextTokens, historyTokens),
-      },
-    },
-    store,
-    retrievals,
-  };
+  onProgress?.(core.replayed(), total);
+  return core.finish();
 };
 
 /** Every fact's score and decision for the prompt event on `line` of a replay run with `keepRetrievals`, if that line is a replayed prompt. */

@@ -45,14 +45,15 @@ const findLastBlock = (raw: string): E.Either<ContractError, string[]> => {
     : E.right(last);
 };
 
-/** The block body without a surrounding Markdown code fence. */
+/** The block body without a surrounding Markdown code fence (blank lines around it dropped by index: a block may hold thousands). */
 const stripFence = (body: ReadonlyArray<string>): string => {
-  const lines = [...body];
-  while (lines.length > 0 && lines[0]!.trim() === '') lines.shift();
-  while (lines.length > 0 && lines[lines.length - 1]!.trim() === '') lines.pop();
-  if (lines.length > 0 && /^```[\w-]*$/u.test(lines[0]!.trim())) lines.shift();
-  if (lines.length > 0 && lines[lines.length - 1]!.trim() === '```') lines.pop();
-  return lines.join('\n');
+  let first = 0;
+  let last = body.length - 1;
+  while (first <= last && body[first]!.trim() === '') first += 1;
+  while (last >= first && body[last]!.trim() === '') last -= 1;
+  if (first <= last && /^```[\w-]*$/u.test(body[first]!.trim())) first += 1;
+  if (first <= last && body[last]!.trim() === '```') last -= 1;
+  return body.slice(first, last + 1).join('\n');
 };
 
 const parseJson = (text: string): E.Either<ContractError, unknown> => {

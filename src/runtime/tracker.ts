@@ -8,7 +8,8 @@ import { pipe } from 'fp-ts/lib/function.js';
 import { seal } from '../base/persistentMap.js';
 import { createShell } from '../base/shell.js';
 import type { DispatchResult, ImplementerResult, ReviewerResult } from '../extract/contract.js';
-import { type Extraction, extractFromImplementer, extractFromReviewer, normalizeTaskId } from '../extract/extractor.js';
+import { createExtractor, type Extraction, type Extractor, normalizeTaskId } from '../extract/extractor.js';
+import { implementerRules, reviewerRules } from '../extract/rules.js';
 import { type FactTag, isSourceRole, type SessionFact, type SourceRole } from '../fact.js';
 import { formatSessionFacts } from '../prompt/format.js';
 import { retrieveFacts } from '../prompt/retrieve.js';
@@ -41,6 +42,16 @@ export interface FactTrackerOptions {
   readonly countTokens?: TokenCounter;
   /** Overrides of the ranking defaults. */
   readonly ranking?: RankingOverrides;
+  /**
+   * Facts one dispatch result may add (default `MAX_FACTS_PER_RESULT`, 1,000): past it, facts
+   * are dropped in rule order, and the extraction's warnings say how many.
+   */
+  readonly maxFactsPerResult?: number;
+  /**
+   * Keep the event log `events()` returns (default true). Off, `events()` is empty and memory
+   * no longer grows with every call: for a long-running caller that never replays the log.
+   */
+  readonly keepEvents?: boolean;
   /** The section's layout (default `lines`: one line per fact). */
   readonly layout?: SectionLayout;
 }
@@ -120,6 +131,38 @@ const readClock = (clock: () => number): E.Either<ContractError, number> => {
   }
 };
 
+/** The fields `compilePrompt` reads. */
+const PROMPT_FIELDS = [
+  'taskId',
+  'taskPrompt',
+  'tags',
+  'deltaPacket',
+  'maxOutputTokens',
+  'guideCacheKey',
+  'guideInstruction',
+  'maxFacts',
+  'maxTokens',
+] as const;
+
+/** A compilePrompt input's fields as read: plain values, whatever the input was. */
+type PromptFields = Partial<Record<(typeof PROMPT_FIELDS)[number], unknown>>;
+
+/**
+ * Reads each field of a compilePrompt input exactly once (a getter may throw, or answer
+ * differently twice); a field whose getter throws reads as absent. Never throws.
+ */
+const readPromptFields = (input: unknown): PromptFields => {
+  const fields: PromptFields = {};
+  if (typeof input !== 'object' || input === null) return fields;
+  for (const key of PROMPT_FIELDS)
+    try {
+      fields[key] = (input as Record<string, unknown>)[key];
+    } catch {
+      // A throwing getter (or a Proxy trap): the field is treated as not given.
+    }
+  return fields;
+};
+
 /** Creates a tracker holding an empty store. */
 export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker => {
   const settings = typeof options === 'object' && options !== null ? options : {};
@@ -128,6 +171,11 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
   const maxTokens = orDefault(settings.maxTokens, DEFAULT_MAX_TOKENS);
   const countTokens = typeof settings.countTokens === 'function' ? settings.countTokens : undefined;
   const ranking = settings.ranking;
+  const extractor = createExtractor({
+    implementerRules,
+    reviewerRules,
+    ...(settings.maxFactsPerResult === undefined ? {} : { maxFactsPerResult: settings.maxFactsPerResult }),
+  });
   const layout: SectionLayout = (SECTION_LAYOUTS as ReadonlyArray<unknown>).includes(settings.layout)
     ? (settings.layout as SectionLayout)
     : DEFAULT_LAYOUT;
@@ -136,6 +184,7 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
     initial: emptyFactStore(settings.maxValidFacts === undefined ? {} : { maxValidFacts: settings.maxValidFacts }),
     reduce: applyEvent,
     share: seal,
+    keepLog: settings.keepEvents !== false,
   });
 
   /**
@@ -176,7 +225,7 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
         ),
       ),
       E.map(({ taskId, result, at }) => {
-        const extraction = extractFor(role, result, taskId, at);
+        const extraction = extractFor(extractor, role, result, taskId, at);
         const settled = role === 'reviewer' ? settleReview(shell.getState(), taskId, extraction.facts, at) : [];
         const added: TrackerEvent = { type: 'facts/added', facts: extraction.facts };
         // The extractor checked these facts as it built them (commit freezes them first), so
@@ -189,34 +238,17 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
     );
   };
 
-  /** The fields of a compilePrompt input, each read once (a getter may throw, or answer differently twice). */
-  interface PromptFields {
-    taskId: string;
-    taskPrompt: string;
-  }
-
-  const compile = (input: CompilePromptInput, read: PromptFields): CompiledPrompt => {
-    const source: Partial<CompilePromptInput> = typeof input === 'object' && input !== null ? input : {};
-    const {
-      taskId: rawTaskId,
-      taskPrompt: rawTaskPrompt,
-      tags,
-      deltaPacket: rawDeltaPacket,
-      maxOutputTokens,
-      guideCacheKey,
-      guideInstruction,
-      maxFacts: promptMaxFacts,
-      maxTokens: promptMaxTokens,
-    } = source;
-    read.taskId = asText(rawTaskId);
-    read.taskPrompt = asText(rawTaskPrompt);
-    const { taskId, taskPrompt } = read;
+  const compile = (fields: PromptFields): CompiledPrompt => {
+    const taskId = asText(fields.taskId);
+    const taskPrompt = asText(fields.taskPrompt);
+    const { tags, maxOutputTokens, guideCacheKey, guideInstruction } = fields;
     const facts = retrieveFacts(shell.getState(), {
       taskDescription: taskPrompt,
       taskId,
-      ...(Array.isArray(tags) ? { tags } : {}),
-      maxFacts: promptMaxFacts === undefined ? maxFacts : promptMaxFacts,
-      maxTokens: promptMaxTokens === undefined ? maxTokens : promptMaxTokens,
+      ...(Array.isArray(tags) ? { tags: tags as FactTag[] } : {}),
+      // Whatever was given: retrieval checks the numbers (a bad one gives no facts).
+      maxFacts: fields.maxFacts === undefined ? maxFacts : (fields.maxFacts as number),
+      maxTokens: fields.maxTokens === undefined ? maxTokens : (fields.maxTokens as number),
       ...(countTokens === undefined ? {} : { countTokens }),
       ...(ranking === undefined ? {} : { ranking }),
       layout,
@@ -227,11 +259,12 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
     const now = readClock(clock);
     if (E.isRight(normalizedTaskId) && E.isRight(now) && taskPrompt.trim() !== '')
       commit([{ type: 'prompt/recorded', taskId: normalizedTaskId.right, taskPrompt, at: now.right }]);
-    const deltaPacket = typeof rawDeltaPacket === 'object' && rawDeltaPacket !== null ? rawDeltaPacket : {};
+    const { deltaPacket } = fields;
     const prompt = buildDispatchDynamicTail({
       taskId,
       maxOutputTokens: orDefault(maxOutputTokens, DEFAULT_MAX_OUTPUT_TOKENS),
-      deltaPacket,
+      deltaPacket:
+        typeof deltaPacket === 'object' && deltaPacket !== null ? (deltaPacket as Record<string, unknown>) : {},
       ...(typeof guideCacheKey === 'string' ? { guideCacheKey } : {}),
       ...(typeof guideInstruction === 'string' ? { guideInstruction } : {}),
       sessionContext,
@@ -249,18 +282,18 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
       }
     },
     compilePrompt: (input) => {
-      const read: PromptFields = { taskId: '', taskPrompt: '' };
+      const fields = readPromptFields(input);
       try {
-        return compile(input, read);
+        return compile(fields);
       } catch {
-        // Only what was read before the failure: the input is never read again.
+        // Only the fields already read: the input is never read again.
         try {
           return {
             prompt: buildDispatchDynamicTail({
-              taskId: read.taskId,
+              taskId: asText(fields.taskId),
               maxOutputTokens: DEFAULT_MAX_OUTPUT_TOKENS,
               deltaPacket: {},
-              taskPrompt: read.taskPrompt,
+              taskPrompt: asText(fields.taskPrompt),
             }),
             sessionContext: '',
             facts: [],
@@ -298,10 +331,16 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
   };
 };
 
-const extractFor = (role: SourceRole, result: DispatchResult, taskId: string, at: number): Extraction =>
+const extractFor = (
+  extractor: Extractor,
+  role: SourceRole,
+  result: DispatchResult,
+  taskId: string,
+  at: number,
+): Extraction =>
   role === 'implementer'
-    ? extractFromImplementer(result as ImplementerResult, taskId, at)
-    : extractFromReviewer(result as ReviewerResult, taskId, at);
+    ? extractor.extractFromImplementer(result as ImplementerResult, taskId, at)
+    : extractor.extractFromReviewer(result as ReviewerResult, taskId, at);
 
 /** Facts in the `{ k, v, confidence }` shape of an orchestrator's state snapshot. */
 export const toStateSnapshotFacts = (

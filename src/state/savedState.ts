@@ -3,11 +3,15 @@
  * of truth. Decoding validates every assertion and rebuilds the records, so a file can never
  * load as a half-built or inconsistent store.
  */
+import * as A from 'fp-ts/lib/Array.js';
 import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import { z } from 'zod';
+import { describeIssue, formatPath } from '../base/schema.js';
 import { parseNewFact, type SessionFact } from '../fact.js';
 import type { NotesLedger } from '../notes/ledger.js';
 import { decodeNotes, encodeNotes, type SavedNotes } from '../notes/persist.js';
-import { normalizeMaxValidFacts, type FactStore, type PairLog } from '../store/state.js';
+import { normalizeMaxValidFacts, type FactStore, type PairLog, pairKey } from '../store/state.js';
 import { byTimeThenId } from '../store/timeline.js';
 import type { RecordedPrompt } from '../retrieve/index/searchIndex.js';
 import { buildStore, selectPairLogs, selectRecordedPrompts } from '../store/write.js';
@@ -59,85 +63,134 @@ export const encodeState = (store: FactStore, notes?: NotesLedger): SavedState =
   ...(notes === undefined ? {} : { notes: encodeNotes(notes) }),
 });
 
-const decodePrompts = (value: unknown): E.Either<string, RecordedPrompt[]> => {
-  if (value === undefined) return E.right([]);
-  if (!Array.isArray(value)) return E.left('saved state prompts is not an array');
-  const prompts: RecordedPrompt[] = [];
-  for (const [index, entry] of value.entries()) {
-    if (!isRecord(entry)) return E.left(`prompts[${index}] is not an object`);
-    const { taskId, prompt, at } = entry;
-    if (
-      typeof taskId !== 'string' ||
-      taskId === '' ||
-      typeof prompt !== 'string' ||
-      typeof at !== 'number' ||
-      !Number.isFinite(at)
-    )
-      return E.left(`prompts[${index}] needs a taskId, a prompt and a finite time`);
-    prompts.push({ taskId, prompt, at });
-  }
-  return E.right(prompts);
+type IssuePath = { readonly path?: ReadonlyArray<PropertyKey> | undefined };
+
+/** The path of an issue, `up` levels above where it was found. */
+const pathOf = (issue: IssuePath, up = 0): string => {
+  const path = issue.path ?? [];
+  return formatPath(path.slice(0, path.length - up));
 };
 
-const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const notAnObject = (issue: IssuePath): string => `${pathOf(issue)} is not an object`;
 
-const decodePair = (value: unknown, index: number): E.Either<string, PairLog> => {
-  const where = `pairs[${index}]`;
-  if (!isRecord(value)) return E.left(`${where} is not an object`);
-  const { subject, relation, assertions, clears } = value;
-  if (typeof subject !== 'string' || typeof relation !== 'string') return E.left(`${where} has no subject or relation`);
-  if (!Array.isArray(assertions) || assertions.length === 0)
-    return E.left(`${where}.assertions is not a non-empty array`);
-  if (!Array.isArray(clears) || !clears.every((at) => typeof at === 'number' && Number.isFinite(at)))
-    return E.left(`${where}.clears is not an array of times`);
-  const facts: SessionFact[] = [];
+const incompletePrompt = (issue: IssuePath): string => `${pathOf(issue, 1)} needs a taskId, a prompt and a finite time`;
+
+const RecordedPromptSchema = z.object(
+  {
+    taskId: z.string({ error: incompletePrompt }).min(1, { error: incompletePrompt }),
+    prompt: z.string({ error: incompletePrompt }),
+    at: z.number({ error: incompletePrompt }),
+  },
+  { error: notAnObject },
+);
+
+/** What is wrong within a pair, where in it (the pair's own path is added as the issue bubbles up). */
+interface PairProblem {
+  readonly path: Array<string | number>;
+  readonly message: string;
+}
+
+/**
+ * The assertions of one pair, in file order: each a well-formed fact (`parseNewFact`, the
+ * check every fact entering a store passes), of this pair, asserted once at its time.
+ */
+const decodeAssertions = (
+  subject: string,
+  relation: string,
+  raw: ReadonlyArray<unknown>,
+): E.Either<PairProblem, ReadonlyArray<SessionFact>> => {
   const seen = new Set<string>();
-  for (const [i, raw] of assertions.entries()) {
-    const fact = parseNewFact(raw);
-    if (E.isLeft(fact)) return E.left(`${where}.assertions[${i}]: ${fact.left}`);
+  return A.traverseWithIndex(E.Applicative)((i, value: unknown): E.Either<PairProblem, SessionFact> => {
+    const at = ['assertions', i];
+    const fact = parseNewFact(value);
+    if (E.isLeft(fact)) return E.left({ path: at, message: `: ${fact.left}` });
     if (fact.right.subject !== subject || fact.right.relation !== relation)
-      return E.left(`${where}.assertions[${i}] belongs to another pair`);
+      return E.left({ path: at, message: 'belongs to another pair' });
     const key = `${fact.right.id}@${fact.right.validFrom}`;
-    if (seen.has(key)) return E.left(`${where}.assertions[${i}] repeats an assertion`);
+    if (seen.has(key)) return E.left({ path: at, message: 'repeats an assertion' });
     seen.add(key);
-    facts.push(fact.right);
-  }
-  return E.right({
-    subject,
-    relation,
-    assertions: facts.sort(byTimeThenId),
-    clears: [...new Set(clears as number[])].sort((a, b) => a - b),
-  });
+    return fact;
+  })([...raw]);
 };
+
+const nameless = (issue: IssuePath): string => `${pathOf(issue, 1)} has no subject or relation`;
+const notAssertions = (issue: IssuePath): string => `${pathOf(issue)} is not a non-empty array`;
+const notTimes =
+  (up: number) =>
+  (issue: IssuePath): string =>
+    `${pathOf(issue, up)} is not an array of times`;
+
+/**
+ * One pair log, its facts decoded; `seen` holds the pairs before it in the document, so a
+ * repeated pair is reported where it repeats, before any problem further on.
+ */
+const PairLogSchema = (seen: Set<string>) =>
+  z
+    .object(
+      {
+        subject: z.string({ error: nameless }),
+        relation: z.string({ error: nameless }),
+        assertions: z.array(z.unknown(), { error: notAssertions }).min(1, { error: notAssertions }),
+        clears: z.array(z.number({ error: notTimes(1) }), { error: notTimes(0) }),
+      },
+      { error: notAnObject },
+    )
+    .transform(({ subject, relation, assertions, clears }, context): PairLog => {
+      // The pair's path is not known here: the issue's is, once it reaches the document (see `problemOf`).
+      const facts = decodeAssertions(subject, relation, assertions);
+      const key = pairKey(subject, relation);
+      const repeated = seen.has(key);
+      seen.add(key);
+      if (E.isLeft(facts) || repeated) {
+        const { path, message } = E.isLeft(facts) ? facts.left : { path: [], message: 'repeats a pair' };
+        context.addIssue({ code: 'custom', input: assertions, path, message, params: { underPath: true } });
+        return z.NEVER;
+      }
+      return {
+        subject,
+        relation,
+        assertions: [...facts.right].sort(byTimeThenId),
+        clears: [...new Set(clears)].sort((a, b) => a - b),
+      };
+    });
+
+/** A saved-state document: a fresh schema per document, as its pairs remember the ones seen. */
+const SavedStateSchema = () =>
+  z.object(
+    {
+      format: z.literal(STATE_FORMAT, { error: `not a saved state: format is not "${STATE_FORMAT}"` }),
+      version: z
+        .number({ error: 'saved state has no valid version' })
+        .refine((version) => Number.isInteger(version) && version >= 1, 'saved state has no valid version')
+        .refine((version) => version <= STATE_VERSION, {
+          error: (issue) =>
+            `saved state version ${String(issue.input)} is newer than this version of the library reads (${STATE_VERSION})`,
+        }),
+      pairs: z.array(PairLogSchema(new Set()), { error: 'saved state has no pairs array' }),
+      prompts: z.array(RecordedPromptSchema, { error: 'saved state prompts is not an array' }).optional(),
+      maxValidFacts: z.unknown().optional(),
+      // The notes section keeps its own decoder (and its messages), run once the fact store decoded.
+      notes: z.unknown().optional(),
+    },
+    { error: 'not a saved state: expected a JSON object' },
+  );
+
+/** The message of an issue: whole, or for a pair's own checks its path followed by it. */
+const problemOf = (issue: z.core.$ZodIssue): string =>
+  issue.code === 'custom' && issue.params?.['underPath'] === true ? describeIssue([], issue) : issue.message;
 
 /** Decodes a parsed saved-state document into a store and its ledger, or says precisely why it cannot. */
 export const decodeSavedState = (value: unknown): E.Either<string, DecodedState> => {
-  if (!isRecord(value)) return E.left('not a saved state: expected a JSON object');
-  if (value['format'] !== STATE_FORMAT) return E.left(`not a saved state: format is not "${STATE_FORMAT}"`);
-  const version = value['version'];
-  if (typeof version !== 'number' || !Number.isInteger(version) || version < 1)
-    return E.left('saved state has no valid version');
-  if (version > STATE_VERSION)
-    return E.left(`saved state version ${version} is newer than this version of the library reads (${STATE_VERSION})`);
-  const pairs = value['pairs'];
-  if (!Array.isArray(pairs)) return E.left('saved state has no pairs array');
-  const logs: PairLog[] = [];
-  const keys = new Set<string>();
-  for (const [index, raw] of pairs.entries()) {
-    const log = decodePair(raw, index);
-    if (E.isLeft(log)) return log;
-    const key = `${log.right.subject}\u001f${log.right.relation}`;
-    if (keys.has(key)) return E.left(`pairs[${index}] repeats a pair`);
-    keys.add(key);
-    logs.push(log.right);
-  }
-  const prompts = decodePrompts(value['prompts']);
-  if (E.isLeft(prompts)) return prompts;
-  const notes = value['notes'] === undefined ? E.right(undefined) : decodeNotes(value['notes']);
-  if (E.isLeft(notes)) return notes;
-  const store = buildStore(normalizeMaxValidFacts(value['maxValidFacts']), logs, prompts.right);
-  return E.right(notes.right === undefined ? { store } : { store, notes: notes.right });
+  const decoded = SavedStateSchema().safeParse(value);
+  if (!decoded.success) return E.left(problemOf(decoded.error.issues[0]!));
+  const { pairs, prompts, maxValidFacts, notes } = decoded.data;
+  return pipe(
+    notes === undefined ? E.right(undefined) : decodeNotes(notes),
+    E.map((ledger: NotesLedger | undefined): DecodedState => {
+      const store = buildStore(normalizeMaxValidFacts(maxValidFacts), pairs, prompts ?? []);
+      return ledger === undefined ? { store } : { store, notes: ledger };
+    }),
+  );
 };
 
 /** Decodes a parsed saved-state document into a store (its notes section validated too), or says precisely why it cannot. */

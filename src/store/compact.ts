@@ -52,6 +52,16 @@ export const pruneToValidRuns = (
 const mayHoldHistory = (log: PairLog): boolean =>
   log.clears.length > 0 || log.assertions[0]?.validFrom !== log.assertions[log.assertions.length - 1]?.validFrom;
 
+/** `relation object; relation object; ...` of the facts, clipped to the object limit (only as much as the limit needs is joined). */
+const summaryText = (older: ReadonlyArray<SessionFact>): string => {
+  let text = '';
+  for (const fact of older) {
+    text += `${text === '' ? '' : '; '}${fact.relation} ${fact.object}`;
+    if (text.length > FACT_LIMITS.object) break;
+  }
+  return clipEnd(text, FACT_LIMITS.object);
+};
+
 /** One summary fact standing for `older` (two or more valid facts of one subject, in time order). */
 export const summarize = (subject: string, older: ReadonlyArray<SessionFact>): SessionFact => {
   const newest = older[older.length - 1]!;
@@ -59,12 +69,12 @@ export const summarize = (subject: string, older: ReadonlyArray<SessionFact>): S
   return makeFact({
     subject,
     relation: SUMMARY_RELATION,
-    object: clipEnd(older.map((fact) => `${fact.relation} ${fact.object}`).join('; '), FACT_LIMITS.object),
+    object: summaryText(older),
     tags,
     validFrom: newest.validFrom,
     sourceTaskId: newest.sourceTaskId,
     sourceRole: newest.sourceRole,
-    confidence: Math.min(...older.map((fact) => fact.confidence)),
+    confidence: older.reduce((lowest, fact) => Math.min(lowest, fact.confidence), newest.confidence),
   });
 };
 
@@ -100,16 +110,27 @@ export class Workset {
     this.subjects.add(subject);
   }
 
+  /** Removes the fact's assertions. */
   remove(fact: SessionFact): void {
-    const log = this.log(fact.subject, fact.relation);
-    if (log === undefined) return;
-    const assertions = log.assertions.filter((assertion) => assertion.id !== fact.id).slice();
-    this.set(fact.subject, fact.relation, {
-      subject: log.subject,
-      relation: log.relation,
-      assertions,
-      clears: log.clears,
-    });
+    this.removeAll([fact]);
+  }
+
+  /** Removes these facts' assertions, each pair's once for all of its facts (a pair may hold thousands). */
+  removeAll(facts: ReadonlyArray<SessionFact>): void {
+    const byPair = new Map<string, { subject: string; relation: string; ids: Set<string> }>();
+    for (const fact of facts) {
+      const key = pairKey(fact.subject, fact.relation);
+      const group = byPair.get(key);
+      if (group === undefined)
+        byPair.set(key, { subject: fact.subject, relation: fact.relation, ids: new Set([fact.id]) });
+      else group.ids.add(fact.id);
+    }
+    for (const { subject, relation, ids } of byPair.values()) {
+      const log = this.log(subject, relation);
+      if (log === undefined) continue;
+      const assertions = log.assertions.filter((assertion) => !ids.has(assertion.id)).slice();
+      this.set(subject, relation, { subject: log.subject, relation: log.relation, assertions, clears: log.clears });
+    }
   }
 
   private isChanged(fact: SessionFact): boolean {
@@ -119,7 +140,8 @@ export class Workset {
   /** The valid facts now: the untouched pairs' from `valid`, the changed pairs' derived again. */
   validFacts(valid: ReadonlyArray<SessionFact>): SessionFact[] {
     const kept = valid.filter((fact) => !this.isChanged(fact));
-    for (const log of this.changed.values()) if (log !== undefined) kept.push(...validRecords(deriveRecords(log)));
+    for (const log of this.changed.values())
+      if (log !== undefined) for (const fact of validRecords(deriveRecords(log))) kept.push(fact);
     return kept;
   }
 
@@ -131,11 +153,16 @@ export class Workset {
   }
 }
 
+/** Below this many, the oldest facts are picked by insertion (a dispatch drops a few of hundreds); above it, sorted. */
+const PICK_BY_INSERTION = 64;
+
 /**
- * The `count` first of `facts` in time order, sorted, without sorting them all: compaction
- * drops a few of hundreds, and a full sort on every dispatch would cost more than the rest.
+ * The `count` first of `facts` in time order, sorted. Compaction usually drops a few of
+ * hundreds, and a full sort on every dispatch would cost more than the rest; but picking many
+ * by insertion is quadratic (one result of 100,000 facts), so past a few dozen it sorts.
  */
 const oldest = (facts: ReadonlyArray<SessionFact>, count: number): SessionFact[] => {
+  if (count > PICK_BY_INSERTION) return [...facts].sort(byTimeThenId).slice(0, count);
   const out: SessionFact[] = [];
   if (count <= 0) return out;
   for (const fact of facts) {
@@ -181,7 +208,7 @@ export const compactWithReport = (
       if (pruned?.log !== log) work.set(log.subject, log.relation, pruned?.log);
     }
   });
-  report.removedClosed.push(...[...closedIds].sort());
+  for (const id of [...closedIds].sort()) report.removedClosed.push(id);
 
   // (b) Only subjects with two or more facts besides their newest can merge; the others are
   // passed over in any order, so only the mergeable ones are sorted.
@@ -200,7 +227,7 @@ export const compactWithReport = (
     const subject = facts[0]!.subject;
     const older = facts.slice(0, -1);
     const summary = summarize(subject, older);
-    for (const fact of older) work.remove(fact);
+    work.removeAll(older);
     work.set(
       subject,
       SUMMARY_RELATION,
@@ -209,18 +236,25 @@ export const compactWithReport = (
     report.summaries.push({ id: summary.id, merged: older.map((fact) => fact.id) });
   }
 
-  // (c) The oldest go, one by one, until within bounds. Usually a removal lowers the count by
-  // one, so the oldest `count - limit` (and a few) are picked first; the full order only when
-  // they run out.
+  // (c) The oldest go until within bounds. A removal lowers the count by one at most (it may
+  // reopen an older fact of its pair), so the next `count - limit` oldest would all go one by one:
+  // they go together, then the count is checked again. Usually that is the first round, and only
+  // the oldest `count - limit` (and a few) are picked; the full order only when they run out.
   if (work.count > limit) {
     const candidates = work.validFacts(valid);
     let oldestFirst = oldest(candidates, work.count - limit + 2);
-    for (let i = 0; work.count > limit && i < candidates.length; i += 1) {
-      if (i === oldestFirst.length) oldestFirst = [...candidates].sort(byTimeThenId);
-      const fact = oldestFirst[i]!;
-      if (limit > 0 && newest !== undefined && fact.id === newest.id) continue;
-      work.remove(fact);
-      report.dropped.push(fact.id);
+    let next = 0;
+    while (work.count > limit && next < candidates.length) {
+      const batch: SessionFact[] = [];
+      for (let need = work.count - limit; need > 0 && next < candidates.length; next += 1) {
+        if (next === oldestFirst.length) oldestFirst = [...candidates].sort(byTimeThenId);
+        const fact = oldestFirst[next]!;
+        if (limit > 0 && newest !== undefined && fact.id === newest.id) continue;
+        batch.push(fact);
+        need -= 1;
+      }
+      work.removeAll(batch);
+      for (const fact of batch) report.dropped.push(fact.id);
     }
   }
   const changes = work.changes();

@@ -42,7 +42,7 @@ export const deriveRecords = (log: PairLog): SessionFact[] => {
       c += 1;
     }
   }
-  records.push(...open.values());
+  for (const fact of open.values()) records.push(fact);
   return records.sort(byTimeThenId);
 };
 

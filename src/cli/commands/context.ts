@@ -26,7 +26,6 @@ import type { FactStore } from '../../store/state.js';
 import { collapseWhitespace } from '../../base/text.js';
 import type { CheckpointRequest, ContextCommand } from '../contextArgs.js';
 import { type CliIo, EXIT_OK } from '../io.js';
-import { isSavedStateText, parseSavedState } from '../source.js';
 import { createStyle, type Style } from '../style.js';
 import { toJson } from './shared.js';
 
@@ -187,15 +186,12 @@ const report =
     return EXIT_OK;
   };
 
-/** A fact store for the retrieved tier: a saved state, or the store a history replays to (replay is loaded only then). */
+/** A fact store for the retrieved tier: a saved state, or the store a history replays to (the replay is loaded only then). */
 const loadFacts = (io: CliIo, file: string): TE.TaskEither<string, FactStore> =>
   pipe(
-    () => io.readText(file),
-    TE.chain((text) =>
-      isSavedStateText(text)
-        ? TE.fromEither(E.mapLeft((reason: string) => `${file}: ${reason}`)(parseSavedState(text)))
-        : async () => E.right((await import('../../history/replay.js')).replayHistory(text).store),
-    ),
+    async () => E.right((await import('./history.js')).loadStore(io, file)),
+    TE.chain((load) => load),
+    TE.map(({ store }) => store),
   );
 
 /**

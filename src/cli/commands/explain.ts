@@ -3,36 +3,54 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import { parseHistory } from '../../history/events.js';
-import { explainPromptAt, replayHistory, type ReplayResult } from '../../history/replay.js';
+import { isBlankLine, parseHistoryLine } from '../../history/events.js';
+import type { HistoryLine } from '../../history/lines.js';
+import { explainPromptAt, type ReplayResult } from '../../history/replay.js';
 import type { ExplainCommand } from '../args.js';
 import type { CliIo } from '../io.js';
 import { type ExplainView, renderExplain } from '../render.js';
 import { createStyle } from '../style.js';
-import { exitStatusFor, progressOnStderr, readHistory, tokenCounter, toJson } from './shared.js';
+import { type HistorySource, openHistory, replaySource } from './history.js';
+import { exitStatusFor, tokenCounter, toJson } from './shared.js';
 
-/** Why line N has nothing to explain, in words. */
-const notAPrompt = (text: string, command: ExplainCommand): string => {
-  const { events, errors } = parseHistory(text);
+/** Why line N has nothing to explain, in words, from its text (undefined when the file ends before it). */
+const notAPrompt = (command: ExplainCommand, text: string | undefined): string => {
   const where = `${command.file}:${command.line}`;
-  const bad = errors.find((error) => error.line === command.line);
-  if (bad !== undefined) return `${where} is not a valid event (${bad.code}: ${bad.message})`;
-  const event = events.find((candidate) => candidate.line === command.line);
-  if (event !== undefined) return `${where} is a ${event.type} event; explain needs the line of a prompt event`;
-  return `${where} holds no event (blank or past the end of the file)`;
+  if (text === undefined || isBlankLine(text)) return `${where} holds no event (blank or past the end of the file)`;
+  const parsed = parseHistoryLine(text, command.line, undefined);
+  return E.isLeft(parsed)
+    ? `${where} is not a valid event (${parsed.left.code}: ${parsed.left.message})`
+    : `${where} is a ${parsed.right.type} event; explain needs the line of a prompt event`;
 };
 
-const viewOf = (text: string, command: ExplainCommand, result: ReplayResult): E.Either<string, ExplainView> => {
+/** The source, noting the text of line `line` as it goes by. */
+const watchingLine = (source: HistorySource, line: number, seen: (text: string) => void): HistorySource => ({
+  ...source,
+  batches: (async function* (): AsyncGenerator<HistoryLine[]> {
+    for await (const batch of source.batches) {
+      const found = batch.find((entry) => entry.line === line);
+      if (found !== undefined) seen(found.text);
+      yield batch;
+    }
+  })(),
+});
+
+const viewOf = (
+  command: ExplainCommand,
+  result: ReplayResult,
+  text: string | undefined,
+): E.Either<string, ExplainView> => {
   const retrieval = result.retrievals.find((entry) => entry.line === command.line);
   const decisions = explainPromptAt(result, command.line);
+  const { errors, errorsOmitted } = result.report;
   return retrieval === undefined || O.isNone(decisions)
-    ? E.left(notAPrompt(text, command))
+    ? E.left(notAPrompt(command, text))
     : E.right({
         line: retrieval.line,
         taskPrompt: retrieval.taskPrompt,
         query: retrieval.query,
         decisions: decisions.value,
-        errors: result.report.errors,
+        rejected: errorsOmitted === undefined ? { errors } : { errors, errorsOmitted },
       });
 };
 
@@ -45,31 +63,36 @@ const toJsonView = (view: ExplainView): unknown => ({
   maxTokens: view.query.maxTokens,
   // Everything a decision carries (score, decision, reason, score parts), with the fact last for reading.
   decisions: view.decisions.map(({ fact, ...decision }) => ({ ...decision, fact })),
-  errors: view.errors,
+  ...view.rejected,
 });
 
-/** Replays up to the prompt on `--line` and prints its retrieval, fact by fact; resolves to the exit status. */
-export const runExplain = (command: ExplainCommand, io: CliIo): TE.TaskEither<string, number> =>
-  pipe(
+/** Replays up to the prompt on `--line` (reading no further) and prints its retrieval, fact by fact; resolves to the exit status. */
+export const runExplain = (command: ExplainCommand, io: CliIo): TE.TaskEither<string, number> => {
+  let lineText: string | undefined;
+  return pipe(
     TE.Do,
-    TE.apS('text', readHistory(io, command.file)),
+    TE.apS('source', openHistory(io, command.file)),
     TE.apS('countTokens', tokenCounter(command.tokenizer)),
-    TE.chainEitherK(({ text, countTokens }) => {
-      const progress = progressOnStderr(io);
-      const result = replayHistory(text, {
-        countTokens,
-        untilLine: command.line,
-        keepRetrievals: true,
-        ...(command.maxFacts === undefined ? {} : { maxFacts: command.maxFacts }),
-        ...(command.maxTokens === undefined ? {} : { maxTokens: command.maxTokens }),
-        ...(command.layout === undefined ? {} : { layout: command.layout }),
-        ...(progress.onProgress === undefined ? {} : { onProgress: progress.onProgress }),
-      });
-      progress.finish();
-      return viewOf(text, command, result);
-    }),
+    TE.chain(({ source, countTokens }) =>
+      replaySource(
+        io,
+        watchingLine(source, command.line, (text) => (lineText = text)),
+        {
+          countTokens,
+          untilLine: command.line,
+          keepRetrievals: command.line,
+          // The prompts before the line are not shown: none is kept.
+          onPrompt: () => undefined,
+          ...(command.maxFacts === undefined ? {} : { maxFacts: command.maxFacts }),
+          ...(command.maxTokens === undefined ? {} : { maxTokens: command.maxTokens }),
+          ...(command.layout === undefined ? {} : { layout: command.layout }),
+        },
+      ),
+    ),
+    TE.chainEitherK((result) => viewOf(command, result, lineText)),
     TE.map((view) => {
       io.stdout(command.json ? toJson(toJsonView(view)) : `${renderExplain(view, createStyle(io.colour))}\n`);
-      return exitStatusFor(io, 'explain', view.errors);
+      return exitStatusFor(io, 'explain', view.rejected.errors, view.rejected.errorsOmitted);
     }),
   );
+};

@@ -1,13 +1,14 @@
 /** `fact-tracker replay FILE`: what each prompt of a history would get, and at what cost. */
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import { replayHistory, type ReplayResult } from '../../history/replay.js';
+import type { ReplayResult } from '../../history/replay.js';
 import type { ReplayCommand } from '../args.js';
 import type { CliIo } from '../io.js';
-import { renderReplay } from '../render.js';
+import { jsonReplayOutput, type ReplayOutput, textReplayOutput } from '../replayOutput.js';
 import { formatSavedState } from '../source.js';
 import { createStyle } from '../style.js';
-import { exitStatusFor, progressOnStderr, readHistory, tokenCounter, toJson } from './shared.js';
+import { openHistory, replaySource } from './history.js';
+import { exitStatusFor, tokenCounter } from './shared.js';
 
 const save = (io: CliIo, file: string | undefined, result: ReplayResult): TE.TaskEither<string, ReplayResult> =>
   file === undefined
@@ -17,28 +18,41 @@ const save = (io: CliIo, file: string | undefined, result: ReplayResult): TE.Tas
         TE.map(() => result),
       );
 
-/** Replays the history, saves the store when asked, and prints the report; resolves to the exit status. */
+/**
+ * Replays the history as it is read, printing each prompt as it comes, saves the store when
+ * asked, and prints the end of the report; resolves to the exit status.
+ */
 export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<string, number> =>
   pipe(
     TE.Do,
-    TE.apS('text', readHistory(io, command.file)),
+    TE.apS('source', openHistory(io, command.file)),
     TE.apS('countTokens', tokenCounter(command.tokenizer)),
-    TE.map(({ text, countTokens }) => {
-      const progress = progressOnStderr(io);
-      const result = replayHistory(text, {
-        countTokens,
-        ...(command.maxFacts === undefined ? {} : { maxFacts: command.maxFacts }),
-        ...(command.maxTokens === undefined ? {} : { maxTokens: command.maxTokens }),
-        ...(command.layout === undefined ? {} : { layout: command.layout }),
-        ...(command.asOf === undefined ? {} : { asOf: command.asOf }),
-        ...(progress.onProgress === undefined ? {} : { onProgress: progress.onProgress }),
-      });
-      progress.finish();
-      return result;
-    }),
-    TE.chain((result) => save(io, command.save, result)),
-    TE.map(({ report }) => {
-      io.stdout(command.json ? toJson(report) : `${renderReplay(report, command.tokenizer, createStyle(io.colour))}\n`);
-      return exitStatusFor(io, 'replay', report.errors);
+    TE.bind('output', () =>
+      TE.right<string, ReplayOutput>(
+        command.json
+          ? jsonReplayOutput(io.stdout)
+          : textReplayOutput(io.stdout, command.tokenizer, createStyle(io.colour)),
+      ),
+    ),
+    TE.bind('result', ({ source, countTokens, output }) =>
+      replaySource(
+        io,
+        source,
+        {
+          countTokens,
+          onPrompt: output.prompt,
+          onError: output.error,
+          ...(command.maxFacts === undefined ? {} : { maxFacts: command.maxFacts }),
+          ...(command.maxTokens === undefined ? {} : { maxTokens: command.maxTokens }),
+          ...(command.layout === undefined ? {} : { layout: command.layout }),
+          ...(command.asOf === undefined ? {} : { asOf: command.asOf }),
+        },
+        output.flush,
+      ),
+    ),
+    TE.chainFirst(({ result }) => save(io, command.save, result)),
+    TE.map(({ result, output }) => {
+      output.end(result.report);
+      return exitStatusFor(io, 'replay', result.report.errors, result.report.errorsOmitted);
     }),
   );

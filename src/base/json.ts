@@ -1,0 +1,41 @@
+/**
+ * A bound on JSON before it is parsed: text nested thousands deep parses, but overflows the
+ * stack of whatever walks the value recursively afterwards (`JSON.stringify` among them).
+ */
+
+/** True when `text` holds more than `limit` opening brackets (`[` or `{`), counted natively, not character by character. */
+const hasMoreOpeningsThan = (text: string, limit: number): boolean => {
+  let count = 0;
+  for (const bracket of ['[', '{'])
+    for (let at = text.indexOf(bracket); at !== -1; at = text.indexOf(bracket, at + 1)) {
+      count += 1;
+      if (count > limit) return true;
+    }
+  return false;
+};
+
+/**
+ * True when the JSON text nests arrays and objects more than `limit` deep. One pass over the
+ * characters, brackets inside strings not counted (and none at all when the text has too few
+ * brackets to be that deep, as almost every line has); for a text that is not JSON the answer is
+ * only a bound, which is all a check before parsing needs.
+ */
+export const exceedsJsonDepth = (text: string, limit: number): boolean => {
+  if (!hasMoreOpeningsThan(text, limit)) return false;
+  let depth = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code === 0x22) {
+      // Skip the string: to the next quote that no backslash escapes.
+      for (i += 1; i < text.length; i += 1) {
+        const inside = text.charCodeAt(i);
+        if (inside === 0x5c) i += 1;
+        else if (inside === 0x22) break;
+      }
+    } else if (code === 0x5b || code === 0x7b) {
+      depth += 1;
+      if (depth > limit) return true;
+    } else if (code === 0x5d || code === 0x7d) depth -= 1;
+  }
+  return false;
+};

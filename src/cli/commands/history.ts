@@ -1,0 +1,122 @@
+/**
+ * Reading a history or a saved state for `replay`, `facts`, `explain` and `context --facts`: a
+ * history is replayed as its lines are read, with progress on a terminal. (Apart from
+ * shared.ts, so a command that reads no history does not load the replay.)
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import * as TE from 'fp-ts/lib/TaskEither.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import type { HistoryLine } from '../../history/lines.js';
+import { type HistoryReplayOptions, type ReplayResult, startHistoryReplay } from '../../history/replay.js';
+import type { FactStore } from '../../store/state.js';
+import type { CliIo } from '../io.js';
+import type { RejectedLines } from '../render.js';
+import { openSource, parseSavedState, type Source } from '../source.js';
+
+/** Replays of more events than this draw progress on a terminal's stderr. */
+export const PROGRESS_THRESHOLD = 2000;
+
+/** A history, as its lines are read. */
+export type HistorySource = Extract<Source, { kind: 'history' }>;
+
+/** Opens FILE as a history; a saved state is pointed to `facts` rather than read as bad lines. */
+export const openHistory = (io: CliIo, file: string): TE.TaskEither<string, HistorySource> =>
+  pipe(
+    () => openSource(io, file),
+    TE.chainEitherK((source) =>
+      source.kind === 'state'
+        ? E.left(`${file} is a saved state, not a dispatch history: read it with fact-tracker facts ${file}`)
+        : E.right(source),
+    ),
+  );
+
+/**
+ * Replays a history as its lines are read, drawing progress on a terminal, with `afterBatch`
+ * called after each batch (to write out what it produced). Reading stops as soon as the replay
+ * does (`--as-of`, `--line`); a failure to read half-way is a Left with its one-line reason.
+ */
+export const replaySource = (
+  io: CliIo,
+  source: HistorySource,
+  options: HistoryReplayOptions,
+  afterBatch: () => void = () => undefined,
+): TE.TaskEither<string, ReplayResult> => {
+  return async () => {
+    const replay = startHistoryReplay(options);
+    const progress = progressOnStderr(io);
+    const batches = source.batches[Symbol.asyncIterator]();
+    let next: IteratorResult<HistoryLine[]>;
+    try {
+      for (next = await batches.next(); next.done !== true; next = await batches.next()) {
+        const going = replay.feed(next.value);
+        afterBatch();
+        progress.update(replay.replayed(), source.fractionRead());
+        if (!going) {
+          await batches.return?.();
+          break;
+        }
+      }
+    } catch (error) {
+      progress.finish();
+      return E.left(error instanceof Error ? error.message : 'cannot read the history');
+    }
+    progress.finish();
+    return E.right(replay.finish());
+  };
+};
+
+/** Progress on stderr while a long replay runs, when stderr is a terminal; `finish` clears it. */
+export const progressOnStderr = (
+  io: CliIo,
+): { readonly update: (replayed: number, fractionRead: number | undefined) => void; readonly finish: () => void } => {
+  let drawn = false;
+  return {
+    update: (replayed, fractionRead) => {
+      if (!io.stderrIsTty || replayed <= PROGRESS_THRESHOLD) return;
+      drawn = true;
+      const read = fractionRead === undefined ? '' : ` (${Math.floor(fractionRead * 100)}% of the file read)`;
+      io.stderr(`\r\u001b[2Kfact-tracker: replayed ${replayed} events${read}`);
+    },
+    finish: () => {
+      if (drawn) io.stderr('\r\u001b[2K');
+    },
+  };
+};
+
+/** A fact store and the history lines rejected on the way to it (none for a saved state). */
+export interface LoadedStore {
+  readonly store: FactStore;
+  readonly rejected: RejectedLines;
+}
+
+/**
+ * The store of FILE: a saved state decoded whole (or refused), or the store a history replays
+ * to (as it is read, up to `asOf`).
+ */
+export const loadStore = (io: CliIo, file: string, asOf?: number): TE.TaskEither<string, LoadedStore> =>
+  pipe(
+    () => openSource(io, file),
+    TE.chain((source) =>
+      source.kind === 'state'
+        ? pipe(
+            TE.tryCatch(source.text, (error) => (error instanceof Error ? error.message : `cannot read ${file}`)),
+            TE.chainEitherK((text) =>
+              pipe(
+                parseSavedState(text),
+                E.bimap(
+                  (reason) => `${file}: ${reason}`,
+                  (store): LoadedStore => ({ store, rejected: { errors: [] } }),
+                ),
+              ),
+            ),
+          )
+        : pipe(
+            // Only the store is wanted: no prompt report is kept.
+            replaySource(io, source, { onPrompt: () => undefined, ...(asOf === undefined ? {} : { asOf }) }),
+            TE.map(({ store, report: { errors, errorsOmitted } }) => ({
+              store,
+              rejected: errorsOmitted === undefined ? { errors } : { errors, errorsOmitted },
+            })),
+          ),
+    ),
+  );

@@ -1,0 +1,75 @@
+/**
+ * The report of `replay`, written as the replay goes: each prompt (and, in text, each rejected
+ * line) as soon as it is replayed, the rest at the end. Byte for byte what rendering the whole
+ * report at once gives, but the prompts of a long history are never all held in memory.
+ */
+import type { PromptReport, ReplayError, ReplayReport } from '../history/replay.js';
+import { renderError, renderPrompt, renderReplayEnd } from './render.js';
+import type { Style } from './style.js';
+
+/** Where the report goes, piece by piece. */
+export interface ReplayOutput {
+  readonly prompt: (prompt: PromptReport) => void;
+  readonly error: (error: ReplayError) => void;
+  /** Writes what is buffered (after each batch of lines: one write, not one per prompt). */
+  readonly flush: () => void;
+  /** Writes the end of the report and flushes. */
+  readonly end: (report: ReplayReport) => void;
+}
+
+/** Buffered writes: `write` is called with what `add` gathered, on `flush`. */
+const buffered = (write: (text: string) => void) => {
+  let parts: string[] = [];
+  return {
+    add: (text: string): void => {
+      parts.push(text);
+    },
+    flush: (): void => {
+      if (parts.length === 0) return;
+      write(parts.join(''));
+      parts = [];
+    },
+  };
+};
+
+/** The text report: prompts and rejected lines in line order, then the valid facts and the token summary. */
+export const textReplayOutput = (write: (text: string) => void, tokenizer: string, style: Style): ReplayOutput => {
+  const out = buffered(write);
+  let carried = 0;
+  return {
+    prompt: (prompt) => {
+      carried += prompt.historyTokens;
+      out.add(`${renderPrompt(prompt, style)}\n\n`);
+    },
+    error: (error) => out.add(`${renderError(error, style)}\n\n`),
+    flush: out.flush,
+    end: (report) => {
+      out.add(`${renderReplayEnd(report, carried, tokenizer, style)}\n`);
+      out.flush();
+    },
+  };
+};
+
+/** `value` as two-space indented JSON, nested `depth` levels down in a document indented the same way. */
+const nestedJson = (value: unknown, depth: number): string =>
+  JSON.stringify(value, null, 2).replace(/\n/gu, `\n${'  '.repeat(depth)}`);
+
+/** The JSON report, as `JSON.stringify(report, null, 2)` and a newline would write it, the prompts streamed. */
+export const jsonReplayOutput = (write: (text: string) => void): ReplayOutput => {
+  const out = buffered(write);
+  let prompts = 0;
+  return {
+    prompt: (prompt) => {
+      out.add(`${prompts === 0 ? '{\n  "prompts": [\n    ' : ',\n    '}${nestedJson(prompt, 2)}`);
+      prompts += 1;
+    },
+    error: () => undefined,
+    flush: out.flush,
+    end: ({ prompts: kept, ...rest }) => {
+      // The rest of the document, after its opening brace, as it follows the prompts.
+      const after = nestedJson(rest, 0).slice(1);
+      out.add(prompts === 0 ? `{\n  "prompts": [],${after}\n` : `\n  ],${after}\n`);
+      out.flush();
+    },
+  };
+};

@@ -1,0 +1,112 @@
+/**
+ * Splitting a history into numbered lines, from a whole text or from a stream of chunks, with
+ * the same lines either way: breaks at `\r\n`, `\n` or `\r`, one leading byte-order mark
+ * dropped. A stream is read in memory bounded by its longest line, and no line is held past
+ * `HISTORY_LINE_LIMITS.length + 1` characters: enough for the parser to reject it as too
+ * large, never the whole of a 200 MB line without a break.
+ */
+
+/**
+ * What one history line may hold: at most 16 Mi characters (UTF-16 units, a reader holds no
+ * more of a line than that) and 100 levels of nested arrays and objects (code that walks a
+ * value recursively, `JSON.stringify` among it, overflows the stack a few thousand levels down).
+ */
+export const HISTORY_LINE_LIMITS = { length: 16 * 1024 * 1024, depth: 100 } as const;
+
+/** One line of a history as read: its number, counting every line from 1, and its text without the line break. */
+export interface HistoryLine {
+  readonly line: number;
+  readonly text: string;
+}
+
+const LF = 0x0a;
+const CR = 0x0d;
+const BOM = 0xfeff;
+
+/** Splits text pushed piece by piece into lines; `end` gives the last line. */
+interface LineSplitter {
+  /** The lines this piece completes, in order. */
+  readonly push: (text: string) => HistoryLine[];
+  /** The last line (no break after it), if it has any text. */
+  readonly end: () => HistoryLine[];
+}
+
+/** A splitter that keeps at most `maxLength + 1` characters of any line. */
+const createLineSplitter = (maxLength: number): LineSplitter => {
+  let pending = '';
+  let line = 1;
+  let started = false;
+  /** The piece before ended in `\r`: a `\n` opening this one belongs to that break. */
+  let afterCr = false;
+
+  const append = (piece: string): void => {
+    // Past the limit the line is only carried to its end, never grown.
+    if (pending.length > maxLength) return;
+    pending = pending === '' ? piece : pending + piece;
+    if (pending.length > maxLength) pending = pending.slice(0, maxLength + 1);
+  };
+
+  const push = (text: string): HistoryLine[] => {
+    const lines: HistoryLine[] = [];
+    if (text === '') return lines;
+    let start = 0;
+    if (!started) {
+      started = true;
+      if (text.charCodeAt(0) === BOM) start = 1;
+    }
+    if (afterCr && text.charCodeAt(start) === LF) start += 1;
+    afterCr = false;
+    let nextLf = text.indexOf('\n', start);
+    let nextCr = text.indexOf('\r', start);
+    while (nextLf !== -1 || nextCr !== -1) {
+      const at = nextCr === -1 || (nextLf !== -1 && nextLf < nextCr) ? nextLf : nextCr;
+      append(text.slice(start, at));
+      lines.push({ line, text: pending });
+      pending = '';
+      line += 1;
+      start = at + 1;
+      if (text.charCodeAt(at) === CR) {
+        if (start === text.length) afterCr = true;
+        else if (text.charCodeAt(start) === LF) start += 1;
+      }
+      if (nextLf !== -1 && nextLf < start) nextLf = text.indexOf('\n', start);
+      if (nextCr !== -1 && nextCr < start) nextCr = text.indexOf('\r', start);
+    }
+    if (start < text.length) append(text.slice(start));
+    return lines;
+  };
+
+  const end = (): HistoryLine[] => {
+    const last = pending === '' ? [] : [{ line, text: pending }];
+    pending = '';
+    return last;
+  };
+
+  return { push, end };
+};
+
+/** The lines of a whole history text, numbered from 1. */
+export const linesOfText = (text: string): HistoryLine[] => {
+  const splitter = createLineSplitter(Infinity);
+  return [...splitter.push(text), ...splitter.end()];
+};
+
+/**
+ * The lines of a history read as a stream of chunks (UTF-8 bytes, or text), a batch per chunk
+ * (so a reader pays one await per chunk, not per line); empty batches are skipped. Invalid
+ * UTF-8 reads as U+FFFD, as it does when the whole file is read as text.
+ */
+export async function* lineBatches(
+  chunks: AsyncIterable<Uint8Array | string>,
+  maxLength: number = HISTORY_LINE_LIMITS.length,
+): AsyncGenerator<HistoryLine[]> {
+  const splitter = createLineSplitter(maxLength);
+  // ignoreBOM keeps a byte-order mark for the splitter, which drops it for text chunks too.
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+  for await (const chunk of chunks) {
+    const lines = splitter.push(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
+    if (lines.length > 0) yield lines;
+  }
+  const last = [...splitter.push(decoder.decode()), ...splitter.end()];
+  if (last.length > 0) yield last;
+}
