@@ -37,7 +37,15 @@ import {
 import { fileNameOf } from './index/searchIndex.js';
 import { priorFlags } from './index/priors.js';
 import { postingWeight } from './index/weights.js';
-import { isConventionFlags, maxPriorBound, namesSubject, priorBound, priorValue, type RankingPriors } from './rank.js';
+import {
+  hasIssueFlag,
+  isConventionFlags,
+  maxPriorBound,
+  namesSubject,
+  priorBound,
+  priorValue,
+  type RankingPriors,
+} from './rank.js';
 import {
   byRank,
   combineScore,
@@ -67,6 +75,12 @@ class Best {
   /** The score a candidate must reach to enter (when full). */
   get threshold(): number {
     return this.full ? this.list[this.k - 1]!.parts.total : 0;
+  }
+
+  /** True when a full list certainly turns away a candidate of this exact score asserted at `validFrom`. */
+  refuses(total: number, validFrom: number): boolean {
+    const last = this.list[this.k - 1]!.parts.total;
+    return total < last || (total === last && validFrom < this.list[this.k - 1]!.fact.validFrom);
   }
 
   /** Adds a candidate if it ranks within the best k; true when it did. */
@@ -125,19 +139,13 @@ const contextFacts = (store: FactStore, pass: Pass): Map<number, SessionFact> =>
 };
 
 /** The facts of a pass that are found directly: context, named files, and the recent tasks' (continuity). */
-const specialFacts = (
-  store: FactStore,
-  pass: Pass,
-): { readonly all: ReadonlyMap<number, SessionFact>; readonly described: ReadonlyArray<SpecialFact> } => {
+const specialFacts = (store: FactStore, pass: Pass): ReadonlyArray<SpecialFact> => {
   const shared = contextFacts(store, pass);
-  if (pass.recent.size === 0) return { all: shared, described: describeSpecial(pass, shared) };
+  if (pass.recent.size === 0) return describeSpecial(pass, shared);
   const recent = new Map<number, SessionFact>();
   for (const taskId of pass.recent.keys()) addTaskFacts(store, taskId, recent);
   for (const doc of shared.keys()) recent.delete(doc);
-  return {
-    all: new Map([...shared, ...recent]),
-    described: [...describeSpecial(pass, shared), ...describeSpecial(pass, recent)],
-  };
+  return [...describeSpecial(pass, shared), ...describeSpecial(pass, recent)];
 };
 
 /** The prior of every combination of flags, by the priors they were computed for (a query's passes share them). */
@@ -251,26 +259,57 @@ const describeSpecial = (pass: Pass, special: ReadonlyMap<number, SessionFact>):
   return described;
 };
 
-/** The conventions the pass's terms do not match (eligible all the same, at their base). */
-const offerUnmatchedConventions = (
-  search: Search,
-  special: ReadonlyMap<number, SessionFact>,
-  matched: ReadonlySet<number>,
-): void => {
-  const { index } = search.store;
+/** When each convention of a block was asserted, by position (a frozen block and the facts it names never change). */
+const blockTimesCache = new WeakMap<ReadonlyArray<number>, Float64Array>();
+
+const blockTimes = (store: FactStore, block: ReadonlyArray<number>): Float64Array => {
+  let times = blockTimesCache.get(block);
+  if (times === undefined) {
+    times = new Float64Array(block.length / 2);
+    for (let j = 0; j < block.length; j += 2) times[j / 2] = getAt(store.index.docs, block[j]!)?.validFrom ?? NaN;
+    // A block a mutation run still owns may change in place: only a frozen one is remembered.
+    if (Object.isFrozen(block)) blockTimesCache.set(block, times);
+  }
+  return times;
+};
+
+/**
+ * The conventions the pass's terms do not match (eligible all the same, at their base). Each
+ * scores its base times its prior, known from the flags its posting carries, so most are turned
+ * away without reading the fact. Once the best k are full, one at the k-th best score (the
+ * common case: they all score alike) is settled by when it was asserted, read from a per-block
+ * table instead of from the fact.
+ */
+const offerUnmatchedConventions = (search: Search, matched: Uint8Array): void => {
+  const { store, best } = search;
   const { ranking } = search.pass.plan;
   // Every unmatched convention scores at most its base times the largest prior a convention can get.
   const ceiling =
     ranking.conventionBase * search.pass.scale * ranking.priors.convention * maxPriorBound(ranking.priors);
-  if (search.best.full && ceiling * SLACK < search.best.threshold) return;
+  if (best.full && ceiling * SLACK < best.threshold) return;
   const none: Array<number | undefined> = [];
-  PMap.forEach(index.conventions, (_true, id) => {
-    const doc = PMap.get(index.ids, id);
-    if (doc === undefined || special.has(doc) || matched.has(doc)) return;
-    const fact = getAt(index.docs, doc);
-    if (fact !== undefined && search.mayEnter(search.quickTotal(none, priorFlags(fact), 0, 0, false)))
-      search.offer(fact, none);
-  });
+  const quick = new Float64Array(128).fill(NaN);
+  // Newest documents first: when they are also the most recent facts, the first k take the places.
+  const blocks = postingBlocks(store.index.conventions);
+  for (let b = blocks.length - 1; b >= 0; b -= 1) {
+    const block = blocks[b]!;
+    let times: Float64Array | undefined;
+    for (let j = block.length - 2; j >= 0; j -= 2) {
+      const doc = block[j]!;
+      if (matched[doc] === 1) continue;
+      const flags = postingFlagsOf(block[j + 1]!);
+      if (Number.isNaN(quick[flags]!)) quick[flags] = search.quickTotal(none, flags, 0, 0, false);
+      const total = quick[flags]!;
+      if (!search.mayEnter(total)) continue;
+      // Without an issue's duplicate prior the quick total is the exact score, so the rank order decides now.
+      if (best.full && !hasIssueFlag(flags)) {
+        times ??= blockTimes(store, block);
+        if (best.refuses(total, times[j / 2]!)) continue;
+      }
+      const fact = getAt(store.index.docs, doc);
+      if (fact !== undefined) search.offer(fact, none);
+    }
+  }
 };
 
 /**
@@ -291,6 +330,8 @@ let slotContext = new Float64Array(1024);
 let slotContinuity = new Float64Array(1024);
 let slotNamed = new Uint8Array(1024);
 let slotComplete = new Uint8Array(1024);
+/** The conventions the terms matched, by document (1), while the others are walked. */
+let matchedMark = new Uint8Array(1024);
 
 const grown = (length: number, needed: number): number => Math.max(needed, 2 * length);
 
@@ -299,6 +340,7 @@ const ensureScratch = (documents: number): void => {
     const size = grown(slotOf.length, documents);
     slotOf = new Int32Array(size);
     poolAt = new Int32Array(size);
+    matchedMark = new Uint8Array(size);
   }
 };
 
@@ -379,11 +421,7 @@ interface List {
  * One population's MaxScore (the facts that are not conventions, or the conventions), the
  * special facts of that population included; returns the documents it gave an accumulator.
  */
-const offerByMaxScore = (
-  search: Search,
-  special: ReadonlyArray<SpecialFact>,
-  conventions: boolean,
-): ReadonlySet<number> => {
+const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, conventions: boolean): number[] => {
   const { pass, best, store, settings } = search;
   const { ranking } = pass.plan;
   const lists: List[] = [];
@@ -564,11 +602,11 @@ const offerByMaxScore = (
     }
 
     // Every fact whose upper bound can reach the k-th best, scored exactly.
-    const matched = new Set<number>();
+    const matched: number[] = [];
     const floor = threshold();
     for (let slot = 0; slot < used; slot += 1) {
       const doc = slotDoc[slot]!;
-      if (conventions) matched.add(doc);
+      if (conventions) matched.push(doc);
       const bound = upperBound(slot);
       if (bound * SLACK < floor || !search.mayEnter(bound) || !eligible(slot)) continue;
       const fact = getAt(docs, doc);
@@ -590,13 +628,20 @@ const offerByMaxScore = (
 export const topK = (store: FactStore, settings: Settings, pass: Pass, firstPass: boolean): Scored[] => {
   if (!(Math.min(pass.k, store.index.nextDoc) > 0)) return [];
   const search = new Search(store, settings, pass, firstPass);
-  const { all: special, described } = specialFacts(store, pass);
+  const described = specialFacts(store, pass);
   // The facts first, then the conventions: they are fewer, and most are turned away by the
   // threshold the facts leave.
   offerByMaxScore(search, described, false);
   const matched = offerByMaxScore(search, described, true);
   // The first pass looks for matches only; the last also takes conventions the query does not
   // match (at their base, or at 0, filling places nothing else takes).
-  if (!firstPass) offerUnmatchedConventions(search, special, matched);
+  if (!firstPass) {
+    for (const doc of matched) matchedMark[doc] = 1;
+    try {
+      offerUnmatchedConventions(search, matchedMark);
+    } finally {
+      for (const doc of matched) matchedMark[doc] = 0;
+    }
+  }
   return search.best.list;
 };
