@@ -225,6 +225,9 @@ export const maxPriorBound = (priors: RankingPriors): number =>
     return product * Math.max(1, prior);
   }, 1);
 
+/** True for the flags of an `issue` (whose prior depends on whether it repeats a convention). */
+export const hasIssueFlag = (flags: number): boolean => (flags & ISSUE) !== 0;
+
 /** True for the flags of a convention. */
 export const isConventionFlags = (flags: number): boolean => (flags & CONVENTION) !== 0;
 

@@ -37,7 +37,15 @@ import {
 import { fileNameOf } from './index/searchIndex.js';
 import { priorFlags } from './index/priors.js';
 import { postingWeight } from './index/weights.js';
-import { isConventionFlags, maxPriorBound, namesSubject, priorBound, priorValue, type RankingPriors } from './rank.js';
+import {
+  hasIssueFlag,
+  isConventionFlags,
+  maxPriorBound,
+  namesSubject,
+  priorBound,
+  priorValue,
+  type RankingPriors,
+} from './rank.js';
 import {
   byRank,
   combineScore,
@@ -67,6 +75,12 @@ class Best {
   /** The score a candidate must reach to enter (when full). */
   get threshold(): number {
     return this.full ? this.list[this.k - 1]!.parts.total : 0;
+  }
+
+  /** True when a full list certainly turns away a candidate of this exact score asserted at `validFrom`. */
+  refuses(total: number, validFrom: number): boolean {
+    const last = this.list[this.k - 1]!.parts.total;
+    return total < last || (total === last && validFrom < this.list[this.k - 1]!.fact.validFrom);
   }
 
   /** Adds a candidate if it ranks within the best k; true when it did. */
@@ -125,19 +139,13 @@ const contextFacts = (store: FactStore, pass: Pass): Map<number, SessionFact> =>
 };
 
 /** The facts of a pass that are found directly: context, named files, and the recent tasks' (continuity). */
-const specialFacts = (
-  store: FactStore,
-  pass: Pass,
-): { readonly all: ReadonlyMap<number, SessionFact>; readonly described: ReadonlyArray<SpecialFact> } => {
+const specialFacts = (store: FactStore, pass: Pass): ReadonlyArray<SpecialFact> => {
   const shared = contextFacts(store, pass);
-  if (pass.recent.size === 0) return { all: shared, described: describeSpecial(pass, shared) };
+  if (pass.recent.size === 0) return describeSpecial(pass, shared);
   const recent = new Map<number, SessionFact>();
   for (const taskId of pass.recent.keys()) addTaskFacts(store, taskId, recent);
   for (const doc of shared.keys()) recent.delete(doc);
-  return {
-    all: new Map([...shared, ...recent]),
-    described: [...describeSpecial(pass, shared), ...describeSpecial(pass, recent)],
-  };
+  return [...describeSpecial(pass, shared), ...describeSpecial(pass, recent)];
 };
 
 /** The prior of every combination of flags, by the priors they were computed for (a query's passes share them). */
@@ -251,73 +259,98 @@ const describeSpecial = (pass: Pass, special: ReadonlyMap<number, SessionFact>):
   return described;
 };
 
-/** The conventions the pass's terms do not match (eligible all the same, at their base). */
-const offerUnmatchedConventions = (
-  search: Search,
-  special: ReadonlyMap<number, SessionFact>,
-  matched: ReadonlySet<number>,
-): void => {
-  const { index } = search.store;
+/** When each convention of a block was asserted, by position (a frozen block and the facts it names never change). */
+const blockTimesCache = new WeakMap<ReadonlyArray<number>, Float64Array>();
+
+const blockTimes = (store: FactStore, block: ReadonlyArray<number>): Float64Array => {
+  let times = blockTimesCache.get(block);
+  if (times === undefined) {
+    times = new Float64Array(block.length / 2);
+    for (let j = 0; j < block.length; j += 2) times[j / 2] = getAt(store.index.docs, block[j]!)?.validFrom ?? NaN;
+    // A block a mutation run still owns may change in place: only a frozen one is remembered.
+    if (Object.isFrozen(block)) blockTimesCache.set(block, times);
+  }
+  return times;
+};
+
+/**
+ * The conventions the pass's terms do not match (eligible all the same, at their base). Each
+ * scores its base times its prior, known from the flags its posting carries, so most are turned
+ * away without reading the fact. Once the best k are full, one at the k-th best score (the
+ * common case: they all score alike) is settled by when it was asserted, read from a per-block
+ * table instead of from the fact.
+ */
+const offerUnmatchedConventions = (search: Search, matched: Uint8Array): void => {
+  const { store, best } = search;
   const { ranking } = search.pass.plan;
   // Every unmatched convention scores at most its base times the largest prior a convention can get.
   const ceiling =
     ranking.conventionBase * search.pass.scale * ranking.priors.convention * maxPriorBound(ranking.priors);
-  if (search.best.full && ceiling * SLACK < search.best.threshold) return;
+  if (best.full && ceiling * SLACK < best.threshold) return;
   const none: Array<number | undefined> = [];
-  PMap.forEach(index.conventions, (_true, id) => {
-    const doc = PMap.get(index.ids, id);
-    if (doc === undefined || special.has(doc) || matched.has(doc)) return;
-    const fact = getAt(index.docs, doc);
-    if (fact !== undefined && search.mayEnter(search.quickTotal(none, priorFlags(fact), 0, 0, false)))
-      search.offer(fact, none);
-  });
-};
-
-/**
- * Accumulators of one pass, by slot, in scratch arrays reused across queries (retrieval is
- * synchronous): `slotOf[doc]` is the doc's slot plus one (0: none); per slot the doc, its term
- * sum so far, its prior flags, whether it passes the filters (0 unknown, 1 yes, 2 no), and for
- * a special fact what it gets besides its terms (context, continuity, a named file) and that it
- * is never dropped.
- */
-let slotOf = new Int32Array(1024);
-let poolAt = new Int32Array(1024);
-let slotDoc = new Int32Array(1024);
-let slotSum = new Float64Array(1024);
-let slotFlags = new Uint8Array(1024);
-let slotEligible = new Uint8Array(1024);
-let slotSpecial = new Uint8Array(1024);
-let slotContext = new Float64Array(1024);
-let slotContinuity = new Float64Array(1024);
-let slotNamed = new Uint8Array(1024);
-let slotComplete = new Uint8Array(1024);
-
-const grown = (length: number, needed: number): number => Math.max(needed, 2 * length);
-
-const ensureScratch = (documents: number): void => {
-  if (slotOf.length < documents) {
-    const size = grown(slotOf.length, documents);
-    slotOf = new Int32Array(size);
-    poolAt = new Int32Array(size);
+  const quick = new Float64Array(128).fill(NaN);
+  // Newest documents first: when they are also the most recent facts, the first k take the places.
+  const blocks = postingBlocks(store.index.conventions);
+  for (let b = blocks.length - 1; b >= 0; b -= 1) {
+    const block = blocks[b]!;
+    let times: Float64Array | undefined;
+    for (let j = block.length - 2; j >= 0; j -= 2) {
+      const doc = block[j]!;
+      if (matched[doc] === 1) continue;
+      const flags = postingFlagsOf(block[j + 1]!);
+      if (Number.isNaN(quick[flags]!)) quick[flags] = search.quickTotal(none, flags, 0, 0, false);
+      const total = quick[flags]!;
+      if (!search.mayEnter(total)) continue;
+      // Without an issue's duplicate prior the quick total is the exact score, so the rank order decides now.
+      if (best.full && !hasIssueFlag(flags)) {
+        times ??= blockTimes(store, block);
+        if (best.refuses(total, times[j / 2]!)) continue;
+      }
+      const fact = getAt(store.index.docs, doc);
+      if (fact !== undefined) search.offer(fact, none);
+    }
   }
 };
 
-const ensureSlots = (slots: number): void => {
-  if (slotDoc.length >= slots) return;
-  const size = grown(slotDoc.length, slots);
-  const copy = <T extends Int32Array | Float64Array | Uint8Array>(from: T, to: T): T => {
-    to.set(from);
-    return to;
-  };
-  slotDoc = copy(slotDoc, new Int32Array(size));
-  slotSum = copy(slotSum, new Float64Array(size));
-  slotFlags = copy(slotFlags, new Uint8Array(size));
-  slotEligible = copy(slotEligible, new Uint8Array(size));
-  slotSpecial = copy(slotSpecial, new Uint8Array(size));
-  slotContext = copy(slotContext, new Float64Array(size));
-  slotContinuity = copy(slotContinuity, new Float64Array(size));
-  slotNamed = copy(slotNamed, new Uint8Array(size));
-  slotComplete = copy(slotComplete, new Uint8Array(size));
+/**
+ * Accumulators of one pass, by document, in scratch arrays reused across queries (retrieval is
+ * synchronous): per document its state bits, its prior flags and its term sum so far, and for
+ * a special fact what it gets besides its terms (context, continuity); `opened` lists the
+ * documents with an accumulator. Opening one writes three numbers, dropping one clears its
+ * state: the arrays are only ever reset where a pass wrote them.
+ */
+const OPEN = 1;
+/** Every term of the fact has been read (a special fact completed up front). */
+const COMPLETE = 2;
+/** Found directly (context, a named file, a recent task): never dropped. */
+const SPECIAL = 4;
+/** The query names the fact's file. */
+const NAMED = 8;
+/** Whether the fact passes the filters (tags, own task) is known, and whether it does. */
+const CHECKED = 16;
+const ELIGIBLE = 32;
+
+let docState = new Uint8Array(1024);
+let docFlags = new Uint8Array(1024);
+let docSum = new Float64Array(1024);
+let docContext = new Float64Array(1024);
+let docContinuity = new Float64Array(1024);
+let opened = new Int32Array(1024);
+let poolAt = new Int32Array(1024);
+/** The conventions the terms matched, by document (1), while the others are walked. */
+let matchedMark = new Uint8Array(1024);
+
+const ensureScratch = (documents: number): void => {
+  if (docState.length >= documents) return;
+  const size = Math.max(documents, 2 * docState.length);
+  docState = new Uint8Array(size);
+  docFlags = new Uint8Array(size);
+  docSum = new Float64Array(size);
+  docContext = new Float64Array(size);
+  docContinuity = new Float64Array(size);
+  opened = new Int32Array(size);
+  poolAt = new Int32Array(size);
+  matchedMark = new Uint8Array(size);
 };
 
 /**
@@ -379,11 +412,7 @@ interface List {
  * One population's MaxScore (the facts that are not conventions, or the conventions), the
  * special facts of that population included; returns the documents it gave an accumulator.
  */
-const offerByMaxScore = (
-  search: Search,
-  special: ReadonlyArray<SpecialFact>,
-  conventions: boolean,
-): ReadonlySet<number> => {
+const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, conventions: boolean): number[] => {
   const { pass, best, store, settings } = search;
   const { ranking } = pass.plan;
   const lists: List[] = [];
@@ -401,6 +430,13 @@ const offerByMaxScore = (
 
   const { docs } = store.index;
   ensureScratch(store.index.nextDoc);
+  // Locals, not the module's bindings, in the loops below.
+  const state = docState;
+  const flagsOf = docFlags;
+  const sums = docSum;
+  const contexts = docContext;
+  const continuities = docContinuity;
+  const open = opened;
   const { lower, upper } = search;
   const topPrior = maxPriorBound(ranking.priors);
   const base = conventions ? ranking.conventionBase * pass.scale : 0;
@@ -408,114 +444,85 @@ const offerByMaxScore = (
   const pool = new Pool(best.k);
   let used = 0;
 
-  const open = (doc: number, flags: number): number => {
-    const slot = used;
-    used += 1;
-    if (slot >= slotDoc.length) ensureSlots(slot + 1);
-    slotOf[doc] = slot + 1;
-    slotDoc[slot] = doc;
-    slotSum[slot] = 0;
-    slotFlags[slot] = flags;
-    slotEligible[slot] = 0;
-    slotSpecial[slot] = 0;
-    slotContext[slot] = 0;
-    slotContinuity[slot] = 0;
-    slotNamed[slot] = 0;
-    slotComplete[slot] = 0;
-    return slot;
-  };
-
-  /** True when the fact in `slot` passes the filters (tags, own task): checked once, when it matters. */
-  const eligible = (slot: number): boolean => {
-    if (slotEligible[slot] === 0) {
-      const fact = getAt(docs, slotDoc[slot]!);
-      slotEligible[slot] =
+  /** True when the fact of `doc` passes the filters (tags, own task): checked once, when it matters. */
+  const eligible = (doc: number): boolean => {
+    const known = state[doc]!;
+    if ((known & CHECKED) === 0) {
+      const fact = getAt(docs, doc);
+      const passes =
         fact !== undefined &&
         (settings.wanted.size === 0 || fact.tags.some((tag) => settings.wanted.has(tag))) &&
-        fact.sourceTaskId !== settings.taskId
-          ? 1
-          : 2;
+        fact.sourceTaskId !== settings.taskId;
+      state[doc] = known | CHECKED | (passes ? ELIGIBLE : 0);
+      return passes;
     }
-    return slotEligible[slot] === 1;
+    return (known & ELIGIBLE) !== 0;
   };
 
-  /** A score the fact in `slot` is sure to reach (its base and the boost aside, unless certain). */
-  const lowerBound = (slot: number): number => {
-    const matched = slotSum[slot]! + slotContext[slot]!;
+  /** A score the fact of `doc` is sure to reach (its base and the boost aside, unless certain). */
+  const lowerBound = (doc: number): number => {
+    const st = state[doc]!;
+    if ((st & SPECIAL) === 0) return sums[doc]! * lower[flagsOf[doc]!]!;
+    const matched = sums[doc]! + contexts[doc]!;
+    return (matched + continuities[doc]!) * lower[flagsOf[doc]!]! + ((st & NAMED) !== 0 && matched > 0 ? boost : 0);
+  };
+
+  /** The most the fact of `doc` can score once its terms are all read (a convention's base only when nothing matched). */
+  const upperBound = (doc: number): number => {
+    const st = state[doc]!;
+    const special = (st & SPECIAL) !== 0;
+    const matched = special ? sums[doc]! + contexts[doc]! : sums[doc]!;
     return (
-      (matched + slotContinuity[slot]!) * lower[slotFlags[slot]!]! + (slotNamed[slot] === 1 && matched > 0 ? boost : 0)
+      (matched + (special ? continuities[doc]! : 0) + (matched > 0 ? 0 : base)) * upper[flagsOf[doc]!]! +
+      ((st & NAMED) !== 0 ? boost : 0)
     );
   };
 
-  /** The most the fact in `slot` can score once its terms are all read (a convention's base only when nothing matched). */
-  const upperBound = (slot: number): number => {
-    const matched = slotSum[slot]! + slotContext[slot]!;
-    return (
-      (matched + slotContinuity[slot]! + (matched > 0 ? 0 : base)) * upper[slotFlags[slot]!]! +
-      (slotNamed[slot] === 1 ? boost : 0)
-    );
-  };
-
-  const consider = (slot: number): void => {
-    const value = lowerBound(slot);
-    if (value > 0 && value >= settings.minScore && value > pool.least && eligible(slot))
-      pool.offer(slotDoc[slot]!, value);
+  const consider = (doc: number): void => {
+    const value = lowerBound(doc);
+    if (value > 0 && value >= settings.minScore && value > pool.least && eligible(doc)) pool.offer(doc, value);
   };
 
   const threshold = (): number => Math.max(pool.threshold, best.full ? best.threshold : 0) / SLACK;
 
   /** Drops the accumulators (special ones aside) that cannot reach `floor` with all that lists `next`... can add. */
   const prune = (floor: number, next: number): void => {
+    const rest = above[next]!;
     let kept = 0;
-    for (let slot = 0; slot < used; slot += 1) {
-      const doc = slotDoc[slot]!;
-      if (slotSpecial[slot] === 0 && (slotSum[slot]! + above[next]!) * upper[slotFlags[slot]!]! * SLACK < floor) {
-        slotOf[doc] = 0;
-        continue;
-      }
-      if (kept !== slot) {
-        slotDoc[kept] = doc;
-        slotSum[kept] = slotSum[slot]!;
-        slotFlags[kept] = slotFlags[slot]!;
-        slotEligible[kept] = slotEligible[slot]!;
-        slotSpecial[kept] = slotSpecial[slot]!;
-        slotContext[kept] = slotContext[slot]!;
-        slotContinuity[kept] = slotContinuity[slot]!;
-        slotNamed[kept] = slotNamed[slot]!;
-        slotComplete[kept] = slotComplete[slot]!;
-        slotOf[doc] = kept + 1;
-      }
-      kept += 1;
+    for (let i = 0; i < used; i += 1) {
+      const doc = open[i]!;
+      if ((state[doc]! & SPECIAL) === 0 && (sums[doc]! + rest) * upper[flagsOf[doc]!]! * SLACK < floor) state[doc] = 0;
+      else open[kept++] = doc;
     }
     used = kept;
   };
 
   try {
+    const specials: number[] = [];
     for (const described of special) {
       if (isConventionFlags(described.flags) !== conventions) continue;
-      const slot = open(described.doc, described.flags);
-      slotSpecial[slot] = 1;
-      slotContext[slot] = described.context;
-      slotContinuity[slot] = pass.recent.get(described.fact.sourceTaskId) ?? 0;
-      slotNamed[slot] = described.named ? 1 : 0;
+      const { doc } = described;
+      state[doc] = OPEN | SPECIAL | (described.named ? NAMED : 0);
+      flagsOf[doc] = described.flags;
+      sums[doc] = 0;
+      contexts[doc] = described.context;
+      continuities[doc] = pass.recent.get(described.fact.sourceTaskId) ?? 0;
+      open[used++] = doc;
+      specials.push(doc);
     }
     // The k most promising special facts are completed at once (their terms sought in every list),
     // so the k-th best is known to be high from the start and the lists prune early.
-    const specials = used;
-    const promising = Array.from({ length: specials }, (_, slot) => slot)
-      .sort((a, b) => upperBound(b) - upperBound(a) || slotDoc[a]! - slotDoc[b]!)
-      .slice(0, best.k);
-    for (const slot of promising) {
-      const doc = slotDoc[slot]!;
+    const promising = [...specials].sort((a, b) => upperBound(b) - upperBound(a) || a - b).slice(0, best.k);
+    for (const doc of promising) {
       let sum = 0;
       for (const { postings, factor } of lists) {
         const value = postingValue(postings, doc);
         if (value !== undefined) sum += (factor / 1000) * postingWeightOf(value);
       }
-      slotSum[slot] = sum;
-      slotComplete[slot] = 1;
+      sums[doc] = sum;
+      state[doc] = state[doc]! | COMPLETE;
     }
-    for (let slot = 0; slot < specials; slot += 1) consider(slot);
+    for (const doc of specials) consider(doc);
 
     let admitting = true;
     /** The open accumulators' documents in order, once no accumulator is opened any more. */
@@ -536,52 +543,58 @@ const offerByMaxScore = (
       const scale = factor / 1000;
       if (!admitting && used * 8 < postingsSize(postings)) {
         // Few facts to complete: seek each one in the list, in document order.
-        sorted ??= slotDoc.slice(0, used).sort();
+        sorted ??= open.slice(0, used).sort();
         const cursor = new PostingsCursor(postings);
         for (const doc of sorted) {
           cursor.seek(doc);
           if (cursor.doc === Infinity) break;
-          if (cursor.doc !== doc) continue;
-          const slot = slotOf[doc]! - 1;
-          if (slotComplete[slot] === 1) continue;
-          slotSum[slot] = slotSum[slot]! + scale * postingWeightOf(cursor.value);
-          consider(slot);
+          if (cursor.doc !== doc || (state[doc]! & COMPLETE) !== 0) continue;
+          sums[doc] = sums[doc]! + scale * postingWeightOf(cursor.value);
+          consider(doc);
         }
         continue;
       }
-      for (const block of postingBlocks(postings))
+      const blocks = postingBlocks(postings);
+      for (let b = 0; b < blocks.length; b += 1) {
+        const block = blocks[b]!;
         for (let j = 0; j < block.length; j += 2) {
           const doc = block[j]!;
-          let slot = slotOf[doc]! - 1;
-          if (slot < 0) {
+          const st = state[doc]!;
+          let sum: number;
+          if (st === 0) {
             if (!admitting) continue;
-            slot = open(doc, postingFlagsOf(block[j + 1]!));
-          } else if (slotComplete[slot] === 1) continue;
-          const sum = slotSum[slot]! + scale * postingWeightOf(block[j + 1]!);
-          slotSum[slot] = sum;
-          if (sum * lower[slotFlags[slot]!]! > pool.least || slotSpecial[slot] === 1) consider(slot);
+            const value = block[j + 1]!;
+            state[doc] = OPEN;
+            flagsOf[doc] = postingFlagsOf(value);
+            open[used++] = doc;
+            sum = scale * postingWeightOf(value);
+          } else if ((st & COMPLETE) !== 0) continue;
+          else sum = sums[doc]! + scale * postingWeightOf(block[j + 1]!);
+          sums[doc] = sum;
+          if (sum * lower[flagsOf[doc]!]! > pool.least || (st & SPECIAL) !== 0) consider(doc);
         }
+      }
     }
 
     // Every fact whose upper bound can reach the k-th best, scored exactly.
-    const matched = new Set<number>();
+    const matched = conventions ? Array.from(open.subarray(0, used)) : [];
     const floor = threshold();
-    for (let slot = 0; slot < used; slot += 1) {
-      const doc = slotDoc[slot]!;
-      if (conventions) matched.add(doc);
-      const bound = upperBound(slot);
-      if (bound * SLACK < floor || !search.mayEnter(bound) || !eligible(slot)) continue;
+    for (let i = 0; i < used; i += 1) {
+      const doc = open[i]!;
+      const bound = upperBound(doc);
+      if (bound * SLACK < floor || !search.mayEnter(bound) || !eligible(doc)) continue;
       const fact = getAt(docs, doc);
       if (fact === undefined) continue;
       const weights = storedWeights(pass, doc, conventions);
-      const context = slotContext[slot]!;
-      const continuity = slotContinuity[slot]!;
-      if (search.mayEnter(search.quickTotal(weights, slotFlags[slot]!, context, continuity, slotNamed[slot] === 1)))
+      const isSpecial = (state[doc]! & SPECIAL) !== 0;
+      const context = isSpecial ? contexts[doc]! : 0;
+      const continuity = isSpecial ? continuities[doc]! : 0;
+      if (search.mayEnter(search.quickTotal(weights, flagsOf[doc]!, context, continuity, (state[doc]! & NAMED) !== 0)))
         search.offer(fact, weights, { context, continuity });
     }
     return matched;
   } finally {
-    for (let slot = 0; slot < used; slot += 1) slotOf[slotDoc[slot]!] = 0;
+    for (let i = 0; i < used; i += 1) state[open[i]!] = 0;
     pool.clear();
   }
 };
@@ -590,13 +603,20 @@ const offerByMaxScore = (
 export const topK = (store: FactStore, settings: Settings, pass: Pass, firstPass: boolean): Scored[] => {
   if (!(Math.min(pass.k, store.index.nextDoc) > 0)) return [];
   const search = new Search(store, settings, pass, firstPass);
-  const { all: special, described } = specialFacts(store, pass);
+  const described = specialFacts(store, pass);
   // The facts first, then the conventions: they are fewer, and most are turned away by the
   // threshold the facts leave.
   offerByMaxScore(search, described, false);
   const matched = offerByMaxScore(search, described, true);
   // The first pass looks for matches only; the last also takes conventions the query does not
   // match (at their base, or at 0, filling places nothing else takes).
-  if (!firstPass) offerUnmatchedConventions(search, special, matched);
+  if (!firstPass) {
+    for (const doc of matched) matchedMark[doc] = 1;
+    try {
+      offerUnmatchedConventions(search, matchedMark);
+    } finally {
+      for (const doc of matched) matchedMark[doc] = 0;
+    }
+  }
   return search.best.list;
 };

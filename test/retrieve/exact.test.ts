@@ -162,6 +162,56 @@ describe('exact top k', () => {
       );
     });
 
+  it('conventions the query does not match, tied on score and time, are cut exactly where the exhaustive ranking cuts them', () => {
+    const conventionArb = fc.record({
+      word: wordArb(VOCABULARY.length),
+      relation: fc.constantFrom('convention', 'issue'),
+      task: fc.integer({ min: 1, max: 3 }),
+      at: fc.integer({ min: 0, max: 2 }),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(conventionArb, { minLength: 1, maxLength: 60 }),
+        fc.integer({ min: 1, max: 12 }),
+        (drafts, maxFacts) => {
+          const conventions = drafts.map(({ word, relation, task, at }, i) =>
+            makeFact({
+              subject: `src/${word}.ts`,
+              relation,
+              object: `rule ${i}`,
+              tags: ['convention'],
+              validFrom: at,
+              sourceTaskId: String(task),
+              sourceRole: 'reviewer',
+              confidence: 1,
+            }),
+          );
+          const matching = makeFact({
+            subject: 'ledger',
+            relation: 'modified_by',
+            object: 'task:4',
+            tags: ['file_change'],
+            validFrom: 1,
+            sourceTaskId: '4',
+            sourceRole: 'implementer',
+            confidence: 1,
+          });
+          const store = addFacts(emptyFactStore({ maxValidFacts: 10_000 }), [matching, ...conventions]);
+          // Without continuity no convention is found directly: every one is weighed at its base.
+          const query: FactQuery = {
+            taskDescription: 'ledger',
+            taskId: '0',
+            maxFacts,
+            maxTokens: 100_000,
+            ranking: { continuity: { weight: 0 } },
+          };
+          expect(retrieveFacts(store, query)).toEqual(included(store, query));
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
   it('a query sharing a term with some eligible valid fact never comes back empty', () => {
     fc.assert(
       fc.property(storeArb(3), fc.array(wordArb(3), { minLength: 1, maxLength: 6 }), (store, words) => {

@@ -8,7 +8,13 @@ import { expect } from 'vitest';
 import * as PMap from '../../src/base/persistentMap.js';
 import { forEachAt, getAt } from '../../src/base/persistentVector.js';
 import { type FactStore, selectAllFacts, selectValidCount } from '../../src/index.js';
-import { BLOCK, forEachPosting, type Postings, postingWeightOf } from '../../src/retrieve/index/postings.js';
+import {
+  BLOCK,
+  forEachPosting,
+  type Postings,
+  postingsSize,
+  postingWeightOf,
+} from '../../src/retrieve/index/postings.js';
 import type { SearchIndex } from '../../src/retrieve/index/searchIndex.js';
 import { buildStore, selectPairLogs, selectRecordedPrompts } from '../../src/store/write.js';
 
@@ -67,7 +73,7 @@ export const flattenIndex = (index: SearchIndex) => {
     terms: sortedEntries(index.terms, (postings) => postingsBy(postings, factId)),
     conventionTerms: sortedEntries(index.conventionTerms, (postings) => postingsBy(postings, factId)),
     names: sortedEntries(index.names, (postings) => postingsBy(postings, factId)),
-    conventions: sortedEntries(index.conventions, (v) => v),
+    conventions: postingsBy(index.conventions, factId),
     taskTerms: sortedEntries(index.taskTerms, (postings) => postingsBy(postings, taskId)),
     contextCount: index.contextCount,
     recent: index.recent,
@@ -93,11 +99,11 @@ export const expectConsistent = (store: FactStore): void => {
     index.names,
     index.taskTerms,
     index.tasks,
-    index.conventions,
   ];
   for (const map of maps) expect(PMap.isWellFormed(map)).toBe(true);
   for (const postingMap of [index.terms, index.conventionTerms, index.names, index.taskTerms])
     PMap.forEach(postingMap, (postings, term) => expect(isWellFormedPostings(postings), term).toBe(true));
+  if (postingsSize(index.conventions) > 0) expect(isWellFormedPostings(index.conventions)).toBe(true);
   let documents = 0;
   forEachAt(index.docs, (fact, doc) => {
     documents += 1;

@@ -13,7 +13,8 @@
  *   postings of their own (`conventionTerms`), so the bounds of the others stay tight.
  * - `names`: file name -> postings of the facts whose subject is a path ending in it, so a query
  *   naming `config.ts` finds `src/config.ts` without reading anything else.
- * - `conventions`: ids of the valid facts tagged `convention` (eligible without a match).
+ * - `conventions`: postings of the valid facts tagged `convention` (eligible without a match),
+ *   with their prior flags, so a query weighs the conventions it does not match without a lookup.
  * - `tasks`: per task, the context its facts inherit (its recorded prompt and its summaries),
  *   its valid facts, the file pairs it asserted, and when its facts were asserted; each task
  *   has a number (`taskIds` maps numbers back to ids).
@@ -56,7 +57,7 @@ export interface SearchIndex {
   readonly terms: PMap.PersistentMap<Postings>;
   readonly conventionTerms: PMap.PersistentMap<Postings>;
   readonly names: PMap.PersistentMap<Postings>;
-  readonly conventions: PMap.PersistentMap<true>;
+  readonly conventions: Postings;
   readonly tasks: PMap.PersistentMap<TaskDoc>;
   readonly taskIds: PersistentVector<string>;
   readonly nextTask: number;
@@ -92,7 +93,7 @@ export const emptySearchIndex = (): SearchIndex => ({
   terms: PMap.empty,
   conventionTerms: PMap.empty,
   names: PMap.empty,
-  conventions: PMap.empty,
+  conventions: NO_POSTINGS,
   tasks: PMap.empty,
   taskIds: emptyVector,
   nextTask: 0,
@@ -274,7 +275,7 @@ const addFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
     else index.terms = post(index.terms, term, doc, value);
   }
   if (isNamedSubject(fact.subject)) index.names = post(index.names, fileNameOf(fact.subject), doc, flags);
-  if (convention) index.conventions = PMap.set(index.conventions, fact.id, true);
+  if (convention) index.conventions = putPosting(index.conventions, doc, flags);
   updateTask(index, fact.sourceTaskId, fact.relation === 'summary', (task) => {
     task.facts = PMap.set(task.facts, fact.id, true);
     task.times = withTime(task.times, fact.validFrom, 1);
@@ -292,7 +293,7 @@ const removeFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
     if (convention) index.conventionTerms = unpost(index.conventionTerms, term, doc);
     else index.terms = unpost(index.terms, term, doc);
   if (isNamedSubject(fact.subject)) index.names = unpost(index.names, fileNameOf(fact.subject), doc);
-  if (convention) index.conventions = PMap.remove(index.conventions, fact.id);
+  if (convention) index.conventions = removePosting(index.conventions, doc);
   updateTask(index, fact.sourceTaskId, fact.relation === 'summary', (task) => {
     task.facts = PMap.remove(task.facts, fact.id);
     task.times = withTime(task.times, fact.validFrom, -1);
