@@ -50,9 +50,14 @@ export const textReplayOutput = (write: (text: string) => void, tokenizer: strin
   };
 };
 
-/** `value` as two-space indented JSON, nested `depth` levels down in a document indented the same way. */
-const nestedJson = (value: unknown, depth: number): string =>
-  JSON.stringify(value, null, 2).replace(/\n/gu, `\n${'  '.repeat(depth)}`);
+/**
+ * `value` as two-space indented JSON, nested two levels down in a document indented the same
+ * way: written inside two arrays, whose brackets are cut off (no pass over the text to indent it).
+ */
+const promptJson = (value: unknown): string => {
+  const text = JSON.stringify([[value]], null, 2);
+  return text.slice('[\n  [\n    '.length, text.length - '\n  ]\n]'.length);
+};
 
 /** The JSON report, as `JSON.stringify(report, null, 2)` and a newline would write it, the prompts streamed. */
 export const jsonReplayOutput = (write: (text: string) => void): ReplayOutput => {
@@ -60,14 +65,14 @@ export const jsonReplayOutput = (write: (text: string) => void): ReplayOutput =>
   let prompts = 0;
   return {
     prompt: (prompt) => {
-      out.add(`${prompts === 0 ? '{\n  "prompts": [\n    ' : ',\n    '}${nestedJson(prompt, 2)}`);
+      out.add(`${prompts === 0 ? '{\n  "prompts": [\n    ' : ',\n    '}${promptJson(prompt)}`);
       prompts += 1;
     },
     error: () => undefined,
     flush: out.flush,
     end: ({ prompts: kept, ...rest }) => {
       // The rest of the document, after its opening brace, as it follows the prompts.
-      const after = nestedJson(rest, 0).slice(1);
+      const after = JSON.stringify(rest, null, 2).slice(1);
       out.add(prompts === 0 ? `{\n  "prompts": [],${after}\n` : `\n  ],${after}\n`);
       out.flush();
     },

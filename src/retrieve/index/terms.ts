@@ -114,6 +114,31 @@ const stem = (word: string): string => {
   return stemmed;
 };
 
+const NO_TERMS: ReadonlyArray<string> = Object.freeze([]);
+
+const tokenCache = new Map<string, ReadonlyArray<string>>();
+
+/**
+ * The ranking terms of one raw token (memoized: a token's terms depend on it alone, and the
+ * paths and words of a session repeat far more than the texts they are part of).
+ */
+const tokenTerms = (raw: string): ReadonlyArray<string> => {
+  let terms = tokenCache.get(raw);
+  if (terms === undefined) {
+    const token = trimEdges(raw);
+    const out: Word[] = [];
+    if (token !== '' && !TASK_REFERENCE.test(token)) {
+      if (isPathLike(token)) pathWords(token, out);
+      else identifierWords(token, false, out);
+    }
+    const kept = out.filter(keepTerm).map(({ word }) => stem(word));
+    terms = kept.length === 0 ? NO_TERMS : Object.freeze(kept);
+    if (tokenCache.size >= 50_000) tokenCache.clear();
+    tokenCache.set(raw, terms);
+  }
+  return terms;
+};
+
 const termsCache = new Map<string, ReadonlyArray<string>>();
 
 /**
@@ -124,11 +149,9 @@ const termsCache = new Map<string, ReadonlyArray<string>>();
 export const textTerms = (text: string): ReadonlyArray<string> => {
   let terms = termsCache.get(text);
   if (terms === undefined) {
-    terms = Object.freeze(
-      words(text)
-        .filter(keepTerm)
-        .map(({ word }) => stem(word)),
-    );
+    const all: string[] = [];
+    for (const raw of rawTokens(text)) for (const term of tokenTerms(raw)) all.push(term);
+    terms = Object.freeze(all);
     if (termsCache.size >= 8_192) termsCache.clear();
     termsCache.set(text, terms);
   }

@@ -27,19 +27,35 @@ const saturateAll = (weights: Map<string, number>): Map<string, number> => {
   return weights;
 };
 
+/** Weights by fact: facts are immutable values, and the index reads a fact's weights when it enters and again when it leaves. */
+const factWeightsCache = new WeakMap<object, ReadonlyMap<string, number>>();
+
 /** The BM25 weight of each term of a fact (subject weighted 3, object 1). */
-export const factTermWeights = (fact: Pick<SessionFact, 'subject' | 'object'>): Map<string, number> => {
-  const weights = new Map<string, number>();
-  addWeighted(weights, fact.subject, FIELD_WEIGHTS.subject);
-  addWeighted(weights, fact.object, FIELD_WEIGHTS.object);
-  return saturateAll(weights);
+export const factTermWeights = (fact: Pick<SessionFact, 'subject' | 'object'>): ReadonlyMap<string, number> => {
+  let weights = factWeightsCache.get(fact);
+  if (weights === undefined) {
+    const fresh = new Map<string, number>();
+    addWeighted(fresh, fact.subject, FIELD_WEIGHTS.subject);
+    addWeighted(fresh, fact.object, FIELD_WEIGHTS.object);
+    weights = saturateAll(fresh);
+    factWeightsCache.set(fact, weights);
+  }
+  return weights;
 };
 
-/** The BM25 weight of each term of a task's context text. */
-export const contextTermWeights = (text: string): Map<string, number> => {
-  const weights = new Map<string, number>();
-  addWeighted(weights, text, 1);
-  return saturateAll(weights);
+const contextWeightsCache = new Map<string, ReadonlyMap<string, number>>();
+
+/** The BM25 weight of each term of a task's context text (memoized: a task's text is read when it starts and stops lending it). */
+export const contextTermWeights = (text: string): ReadonlyMap<string, number> => {
+  let weights = contextWeightsCache.get(text);
+  if (weights === undefined) {
+    const fresh = new Map<string, number>();
+    addWeighted(fresh, text, 1);
+    weights = saturateAll(fresh);
+    if (contextWeightsCache.size >= 4_096) contextWeightsCache.clear();
+    contextWeightsCache.set(text, weights);
+  }
+  return weights;
 };
 
 /**
