@@ -3,7 +3,14 @@ import { clipEnd } from '../base/text.js';
 import * as PMap from '../base/persistentMap.js';
 import { selectIndexedFacts } from '../retrieve/index/searchIndex.js';
 import { type FactStore, type PairLog, pairKey, validCount, withMutations } from './state.js';
-import { byTimeThenId, deriveRecords, validRecords, withAssertions } from './timeline.js';
+import {
+  byTimeThenId,
+  deriveRecords,
+  mayHoldHistory,
+  selectValidOfLog,
+  validRecords,
+  withAssertions,
+} from './timeline.js';
 import { emptyPairLog, NO_CLEARS, type PairChange, selectPairLog, writePairChanges } from './write.js';
 
 /** What a compaction removed, so nothing is lost silently. */
@@ -44,13 +51,6 @@ export const pruneToValidRuns = (
   const assertions = log.assertions.filter((fact) => fact.validFrom >= (runStart.get(fact.id) ?? Infinity)).slice();
   return { log: { subject: log.subject, relation: log.relation, assertions, clears: NO_CLEARS }, valid };
 };
-
-/**
- * False when a log certainly holds no closed record: no invalidation, and every assertion made
- * at one time (most pairs hold a single assertion), so compaction derives only the others.
- */
-const mayHoldHistory = (log: PairLog): boolean =>
-  log.clears.length > 0 || log.assertions[0]?.validFrom !== log.assertions[log.assertions.length - 1]?.validFrom;
 
 /** `relation object; relation object; ...` of the facts, clipped to the object limit (only as much as the limit needs is joined). */
 const summaryText = (older: ReadonlyArray<SessionFact>): string => {
@@ -100,8 +100,7 @@ export class Workset {
 
   set(subject: string, relation: string, after: PairLog | undefined): void {
     const before = this.log(subject, relation);
-    const validIn = (log: PairLog | undefined): number =>
-      log === undefined ? 0 : validRecords(deriveRecords(log)).length;
+    const validIn = (log: PairLog | undefined): number => (log === undefined ? 0 : selectValidOfLog(log).length);
     this.count += validIn(after) - validIn(before);
     this.changed.set(
       pairKey(subject, relation),
@@ -141,7 +140,7 @@ export class Workset {
   validFacts(valid: ReadonlyArray<SessionFact>): SessionFact[] {
     const kept = valid.filter((fact) => !this.isChanged(fact));
     for (const log of this.changed.values())
-      if (log !== undefined) for (const fact of validRecords(deriveRecords(log))) kept.push(fact);
+      if (log !== undefined) for (const fact of selectValidOfLog(log)) kept.push(fact);
     return kept;
   }
 
@@ -202,25 +201,31 @@ export const compactWithReport = (
   const valid = selectIndexedFacts(store.index);
   // (a) History goes: the pairs holding closed records keep only the runs of their valid facts.
   const closedIds = new Set<string>();
-  PMap.forEach(store.pairs, (log) => {
-    if (mayHoldHistory(log)) {
-      const pruned = pruneToValidRuns(log, closedIds);
-      if (pruned?.log !== log) work.set(log.subject, log.relation, pruned?.log);
-    }
-  });
+  // Usually no pair may: the walk over every pair is skipped.
+  if (store.historyPairs > 0)
+    PMap.forEach(store.pairs, (log) => {
+      if (mayHoldHistory(log)) {
+        const pruned = pruneToValidRuns(log, closedIds);
+        if (pruned?.log !== log) work.set(log.subject, log.relation, pruned?.log);
+      }
+    });
   for (const id of [...closedIds].sort()) report.removedClosed.push(id);
 
   // (b) Only subjects with two or more facts besides their newest can merge; the others are
   // passed over in any order, so only the mergeable ones are sorted.
+  // Most subjects hold one or two facts: they are counted first, and only the others' facts gathered.
   const newest = newestOf(valid);
+  const counts = new Map<string, number>();
+  for (const fact of valid) counts.set(fact.subject, (counts.get(fact.subject) ?? 0) + 1);
   const bySubject = new Map<string, SessionFact[]>();
-  for (const fact of valid) {
-    const facts = bySubject.get(fact.subject);
-    if (facts === undefined) bySubject.set(fact.subject, [fact]);
-    else facts.push(fact);
-  }
+  for (const fact of valid)
+    if (counts.get(fact.subject)! >= 3) {
+      const facts = bySubject.get(fact.subject);
+      if (facts === undefined) bySubject.set(fact.subject, [fact]);
+      else facts.push(fact);
+    }
   const mergeable: SessionFact[][] = [];
-  for (const facts of bySubject.values()) if (facts.length >= 3) mergeable.push(facts.sort(byTimeThenId));
+  for (const facts of bySubject.values()) mergeable.push(facts.sort(byTimeThenId));
   mergeable.sort((a, b) => byTimeThenId(a[a.length - 1]!, b[b.length - 1]!));
   for (const facts of mergeable) {
     if (work.count <= limit) break;

@@ -11,5 +11,5 @@ export const recordTaskPrompt = (store: FactStore, taskId: string, prompt: strin
   if (typeof at !== 'number' || !Number.isFinite(at)) return store;
   const index = indexTaskPrompt(store.index, taskId, prompt, at);
   if (index === store.index) return store;
-  return withMutations(store, (current) => ({ maxValidFacts: current.maxValidFacts, pairs: current.pairs, index }));
+  return withMutations(store, (current) => ({ ...current, index }));
 };

@@ -2,11 +2,11 @@
  * What a review settles: the `issue` and `must_fix` items that earlier reviews of the same task
  * raised and this review does not repeat are fixed, so they are closed at this review's time.
  */
+import * as PMap from '../base/persistentMap.js';
 import type { SessionFact } from '../fact.js';
 import type { FactsInvalidatedEvent } from './events.js';
 import { type FactStore, pairKey } from './state.js';
 import { latestAssertionTime } from './timeline.js';
-import { selectPairLogs } from './write.js';
 
 /** Relations a later review of the same task settles: what it does not repeat is fixed. */
 const REVIEW_OPEN_ITEMS = new Set(['issue', 'must_fix']);
@@ -23,17 +23,19 @@ export const settleReview = (
   at: number,
 ): FactsInvalidatedEvent[] => {
   const reasserted = new Set(reviewFacts.map((fact) => pairKey(fact.subject, fact.relation)));
-  return selectPairLogs(store)
-    .filter((log) => REVIEW_OPEN_ITEMS.has(log.relation) && !reasserted.has(pairKey(log.subject, log.relation)))
-    .filter((log) => {
-      const latest = latestAssertionTime(log);
-      const stillOpen = !log.clears.some((clear) => clear >= latest);
-      return (
-        stillOpen &&
-        log.assertions.some(
-          (fact) => fact.validFrom === latest && fact.sourceTaskId === taskId && fact.sourceRole === 'reviewer',
-        )
-      );
-    })
-    .map((log) => ({ type: 'facts/invalidated', subject: log.subject, relation: log.relation, at }));
+  const settled: FactsInvalidatedEvent[] = [];
+  // One walk over the pairs, without a list of them: a review comes every few dispatches.
+  PMap.forEach(store.pairs, (log) => {
+    if (!REVIEW_OPEN_ITEMS.has(log.relation) || reasserted.has(pairKey(log.subject, log.relation))) return;
+    const latest = latestAssertionTime(log);
+    const stillOpen = !log.clears.some((clear) => clear >= latest);
+    if (
+      stillOpen &&
+      log.assertions.some(
+        (fact) => fact.validFrom === latest && fact.sourceTaskId === taskId && fact.sourceRole === 'reviewer',
+      )
+    )
+      settled.push({ type: 'facts/invalidated', subject: log.subject, relation: log.relation, at });
+  });
+  return settled;
 };

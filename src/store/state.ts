@@ -32,6 +32,11 @@ export interface FactStore {
   readonly maxValidFacts: number;
   /** Pair logs by pair key. */
   readonly pairs: PMap.PersistentMap<PairLog>;
+  /**
+   * How many pair logs may hold closed records (see `mayHoldHistory`): compaction looks for
+   * history to remove only when some may, instead of walking every pair on every dispatch.
+   */
+  readonly historyPairs: number;
   /** The search index over the valid facts and the recorded task prompts. */
   readonly index: SearchIndex;
 }
@@ -51,7 +56,12 @@ export const normalizeMaxValidFacts = (value: unknown): number =>
 /** An empty store (default `maxValidFacts` 500). */
 export const emptyFactStore = (options: FactStoreOptions = {}): FactStore =>
   PMap.withMutations(
-    { maxValidFacts: normalizeMaxValidFacts(options?.maxValidFacts), pairs: PMap.empty, index: emptySearchIndex() },
+    {
+      maxValidFacts: normalizeMaxValidFacts(options?.maxValidFacts),
+      pairs: PMap.empty,
+      historyPairs: 0,
+      index: emptySearchIndex(),
+    },
     (store) => store,
   );
 

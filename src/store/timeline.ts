@@ -46,6 +46,20 @@ export const deriveRecords = (log: PairLog): SessionFact[] => {
   return records.sort(byTimeThenId);
 };
 
+/**
+ * False when a log certainly holds no closed record: no invalidation, and every assertion made
+ * at one time (most pairs hold a single assertion), so compaction derives only the others.
+ */
+export const mayHoldHistory = (log: PairLog): boolean =>
+  log.clears.length > 0 || log.assertions[0]?.validFrom !== log.assertions[log.assertions.length - 1]?.validFrom;
+
+/**
+ * The facts of the pair valid now, in time order: `validRecords(deriveRecords(log))`, without
+ * deriving anything for a log that holds no history (its assertions are exactly its valid facts).
+ */
+export const selectValidOfLog = (log: PairLog): ReadonlyArray<SessionFact> =>
+  mayHoldHistory(log) ? validRecords(deriveRecords(log)) : log.assertions;
+
 /** The latest assertion time of the pair, or -Infinity for an empty log. */
 export const latestAssertionTime = (log: PairLog): number =>
   log.assertions[log.assertions.length - 1]?.validFrom ?? -Infinity;

@@ -12,7 +12,7 @@ import {
   selectIndexedPrompts,
 } from '../retrieve/index/searchIndex.js';
 import { type FactStore, type PairLog, pairKey } from './state.js';
-import { deriveRecords } from './timeline.js';
+import { mayHoldHistory, selectValidOfLog } from './timeline.js';
 
 /** A pair log before and after a reducer's change (`undefined`: no log). */
 export interface PairChange {
@@ -38,7 +38,7 @@ export const emptyPairLog = (subject: string, relation: string): PairLog => ({
   clears: NO_CLEARS,
 });
 
-const isOpen = (fact: SessionFact): boolean => fact.validTo === undefined;
+const historyIn = (log: PairLog | undefined): number => (log !== undefined && mayHoldHistory(log) ? 1 : 0);
 
 /** Facts about files: their history lends them the context of every task that asserted them. */
 export const isFileFact = (fact: SessionFact): boolean => fact.tags.includes('file_change');
@@ -48,8 +48,11 @@ const fileTasks = (log: PairLog | undefined): Set<string> =>
   new Set((log?.assertions ?? []).filter(isFileFact).map((fact) => fact.sourceTaskId));
 
 /** The valid records of a log, by id (a valid record is the assertion object that opened it). */
-const validById = (log: PairLog | undefined): Map<string, SessionFact> =>
-  new Map(log === undefined ? [] : deriveRecords(log).flatMap((fact) => (isOpen(fact) ? [[fact.id, fact]] : [])));
+const validById = (log: PairLog | undefined): Map<string, SessionFact> => {
+  const byId = new Map<string, SessionFact>();
+  if (log !== undefined) for (const fact of selectValidOfLog(log)) byId.set(fact.id, fact);
+  return byId;
+};
 
 /** Freezes a pair log built by a reducer: its assertions (fresh copies of input facts), their list and its clears. */
 const freezeLog = (log: PairLog): PairLog => {
@@ -85,14 +88,16 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
   }
   return PMap.withMutations(store, (current) => {
     let pairs = current.pairs;
+    let historyPairs = current.historyPairs;
     for (const { before, after } of effective) {
       const log = (after ?? before)!;
       const key = pairKey(log.subject, log.relation);
       pairs = after === undefined ? PMap.remove(pairs, key) : PMap.set(pairs, key, freezeLog(after));
+      historyPairs += historyIn(after) - historyIn(before);
     }
     const index = applyIndexChanges(current.index, { invalid, valid, filesAsserted, filesRetracted });
     // A new store object every time, even inside a run: selectors memoize by store identity.
-    return { maxValidFacts: current.maxValidFacts, pairs, index };
+    return { maxValidFacts: current.maxValidFacts, pairs, historyPairs, index };
   });
 };
 
@@ -105,11 +110,14 @@ export const buildStore = (
   logs: Iterable<PairLog>,
   prompts: ReadonlyArray<RecordedPrompt> = [],
 ): FactStore =>
-  PMap.withMutations<FactStore>({ maxValidFacts, pairs: PMap.empty, index: emptySearchIndex() }, (empty) => {
-    const changes: PairChange[] = [];
-    for (const log of logs) changes.push({ before: undefined, after: log });
-    const store = writePairChanges(empty, changes);
-    let index = store.index;
-    for (const { taskId, prompt, at } of prompts) index = indexTaskPrompt(index, taskId, prompt, at);
-    return { maxValidFacts, pairs: store.pairs, index };
-  });
+  PMap.withMutations<FactStore>(
+    { maxValidFacts, pairs: PMap.empty, historyPairs: 0, index: emptySearchIndex() },
+    (empty) => {
+      const changes: PairChange[] = [];
+      for (const log of logs) changes.push({ before: undefined, after: log });
+      const store = writePairChanges(empty, changes);
+      let index = store.index;
+      for (const { taskId, prompt, at } of prompts) index = indexTaskPrompt(index, taskId, prompt, at);
+      return { ...store, index };
+    },
+  );

@@ -16,6 +16,7 @@ import {
   postingWeightOf,
 } from '../../src/retrieve/index/postings.js';
 import type { SearchIndex } from '../../src/retrieve/index/searchIndex.js';
+import { mayHoldHistory } from '../../src/store/timeline.js';
 import { buildStore, selectPairLogs, selectRecordedPrompts } from '../../src/store/write.js';
 
 export const isDeepFrozen = (value: unknown): boolean => {
@@ -90,6 +91,8 @@ export const expectConsistent = (store: FactStore): void => {
   const rebuilt = buildStore(store.maxValidFacts, selectPairLogs(store), selectRecordedPrompts(store));
   // Maps split as they grow and never merge, so compare contents, not shapes.
   expect(sortedEntries(store.pairs, (log) => log)).toEqual(sortedEntries(rebuilt.pairs, (log) => log));
+  // The count compaction reads instead of walking the pairs is the count of logs that may hold history.
+  expect(store.historyPairs).toBe(selectPairLogs(store).filter(mayHoldHistory).length);
   const { index } = store;
   const maps: ReadonlyArray<PMap.PersistentMap<unknown>> = [
     store.pairs,
