@@ -87,7 +87,8 @@ const blockFor = (lasts: ReadonlyArray<number>, doc: number): number => {
 
 /** `flat` with (doc, value) put in order (the same array, changed, when the run owns it). */
 const putFlat = (flat: ReadonlyArray<number>, doc: number, value: number): number[] => {
-  const at = search(flat, doc);
+  // Documents are numbered as they come, so a new posting usually goes last.
+  const at = flat.length === 0 || flat[flat.length - 2]! < doc ? -flat.length - 1 : search(flat, doc);
   const list = own(flat) as number[];
   if (at >= 0) list[at + 1] = value;
   else if (-at - 1 === list.length) list.push(doc, value);
@@ -136,8 +137,14 @@ export const putPosting = (postings: Postings, doc: number, value: number): Post
     list.max = Math.max(list.max, postingWeightOf(value));
     return list;
   }
-  const replaced = postingValue(list.blocks[i]!, doc);
-  const block = putFlat(list.blocks[i]!, doc, value);
+  const source = list.blocks[i]!;
+  const replaced = postingValue(source, doc);
+  // The block's bound only needs a pass over it when the posting replaced may have been its largest.
+  const blockMax =
+    replaced !== undefined && postingWeightOf(replaced) >= list.maxes[i]!
+      ? undefined
+      : Math.max(list.maxes[i]!, postingWeightOf(value));
+  const block = putFlat(source, doc, value);
   list.blocks = own(list.blocks);
   list.lasts = own(list.lasts);
   list.maxes = own(list.maxes);
@@ -154,7 +161,7 @@ export const putPosting = (postings: Postings, doc: number, value: number): Post
   } else {
     blocks[i] = block;
     lasts[i] = block[block.length - 2]!;
-    maxes[i] = flatMax(block);
+    maxes[i] = blockMax ?? flatMax(block);
   }
   list.n += postingsSize(block) - before;
   // A new posting can only raise the bound; a replaced one may lower it.
@@ -197,7 +204,7 @@ export const removePosting = (postings: Postings, doc: number): Postings => {
     block.splice(at, 2);
     blocks[i] = block;
     lasts[i] = block[block.length - 2]!;
-    maxes[i] = flatMax(block);
+    if (removed >= maxes[i]!) maxes[i] = flatMax(block);
   }
   list.n -= 1;
   if (removed >= list.max) list.max = largest(maxes);

@@ -125,7 +125,12 @@ const post = (
   key: string,
   doc: number,
   value: number,
-): PMap.PersistentMap<Postings> => PMap.set(map, key, putPosting(PMap.get(map, key) ?? NO_POSTINGS, doc, value));
+): PMap.PersistentMap<Postings> => {
+  const existing = PMap.get(map, key);
+  const postings = putPosting(existing ?? NO_POSTINGS, doc, value);
+  // A list the run owns was changed in place: the map already holds it.
+  return postings === existing ? map : PMap.set(map, key, postings);
+};
 
 const unpost = (map: PMap.PersistentMap<Postings>, key: string, doc: number): PMap.PersistentMap<Postings> => {
   const existing = PMap.get(map, key);
@@ -155,16 +160,22 @@ const withSummary = (list: ReadonlyArray<string>, key: string, text: string | un
   return Object.freeze(list.slice(0, at).concat([key, text], list.slice(present ? at + 2 : at)));
 };
 
-/** The times with one more (`by` 1) or one fewer (`by` -1) fact asserted at `at`: a new frozen array. */
+/** The times with one more (`by` 1) or one fewer (`by` -1) fact asserted at `at` (the same array, changed, when the run owns it). */
 const withTime = (times: ReadonlyArray<number>, at: number, by: 1 | -1): ReadonlyArray<number> => {
   let i = 0;
   while (i < times.length && times[i]! < at) i += 2;
   if (times[i] === at) {
     const count = times[i + 1]! + by;
-    if (count > 0) return Object.freeze([...times.slice(0, i), at, count, ...times.slice(i + 2)]);
-    return times.length === 2 ? NO_TIMES : Object.freeze([...times.slice(0, i), ...times.slice(i + 2)]);
+    if (count <= 0 && times.length === 2) return NO_TIMES;
+    const list = own(times) as number[];
+    if (count > 0) list[i + 1] = count;
+    else list.splice(i, 2);
+    return list;
   }
-  return by < 0 ? times : Object.freeze([...times.slice(0, i), at, 1, ...times.slice(i)]);
+  if (by < 0) return times;
+  const list = own(times) as number[];
+  list.splice(i, 0, at, 1);
+  return list;
 };
 
 /** When the task's latest valid fact was asserted (-Infinity when it has none). */
