@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { mentionedPaths, queryTerms, textTerms } from '../../src/retrieve/index/terms.js';
 import { addFacts, emptyFactStore, makeFact, retrieveFacts } from '../../src/index.js';
@@ -22,6 +23,35 @@ describe('code-aware terms', () => {
     expect(textTerms('src/commands/up.rs')).toContain('up');
     expect(queryTerms('make up take a lock')).toContain('up');
     expect(textTerms('set up the database')).not.toContain('up');
+  });
+
+  it('a text’s terms are the same whichever texts were read before it (the memo tables never change an answer)', () => {
+    // Small alphabets make tokens, path segments and file names recur between texts.
+    const piece = fc.constantFrom(
+      'src',
+      'Auth',
+      'login',
+      'Route',
+      'rate_limit',
+      '.ts',
+      '.',
+      '/',
+      ' ',
+      '-',
+      'task:3',
+      'the',
+      '2',
+    );
+    const text = fc.array(piece, { maxLength: 12 }).map((pieces) => pieces.join(''));
+    fc.assert(
+      fc.property(fc.array(text, { minLength: 1, maxLength: 8 }), (texts) => {
+        const forwards = texts.map((t) => [...textTerms(t)]);
+        const backwards = [...texts].reverse().map((t) => [...textTerms(`${t} `)]);
+        expect(backwards.reverse()).toEqual(forwards);
+        // A text's terms are its space-separated parts' terms, in order.
+        for (const t of texts) expect(t.split(' ').flatMap((part) => [...textTerms(part)])).toEqual([...textTerms(t)]);
+      }),
+    );
   });
 
   it('carry no terms for task references', () => {

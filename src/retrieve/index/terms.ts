@@ -37,18 +37,25 @@ const identifierWords = (identifier: string, fromPath: boolean, out: Word[]): vo
   for (const part of parts) out.push({ word: part.toLowerCase(), fromPath });
 };
 
+/** The segments of a path that carry words (not `.` or `..`). */
+const pathSegments = (path: string): string[] =>
+  path.split(/[/\\]+/u).filter((segment) => segment !== '' && segment !== '.' && segment !== '..');
+
+/** The raw words of one path segment: the last is a file name, its stem (whole and split) and its extension. */
+const segmentWords = (segment: string, isFileName: boolean, out: Word[]): void => {
+  const file = isFileName ? FILE_EXTENSION.exec(segment) : null;
+  if (file === null) {
+    identifierWords(segment, true, out);
+    return;
+  }
+  identifierWords(file[1]!, true, out);
+  out.push({ word: file[2]!.toLowerCase(), fromPath: true });
+};
+
 /** The raw words of a path: each directory, the file name's stem (whole and split) and its extension. */
 const pathWords = (path: string, out: Word[]): void => {
-  const segments = path.split(/[/\\]+/u).filter((segment) => segment !== '' && segment !== '.' && segment !== '..');
-  segments.forEach((segment, index) => {
-    const file = index === segments.length - 1 ? FILE_EXTENSION.exec(segment) : null;
-    if (file === null) {
-      identifierWords(segment, true, out);
-      return;
-    }
-    identifierWords(file[1]!, true, out);
-    out.push({ word: file[2]!.toLowerCase(), fromPath: true });
-  });
+  const segments = pathSegments(path);
+  segments.forEach((segment, index) => segmentWords(segment, index === segments.length - 1, out));
 };
 
 const EXTENSION = /^\p{L}[\p{L}\p{N}]{0,7}$/u;
@@ -101,62 +108,80 @@ const words = (text: string): Word[] => {
   return out;
 };
 
-const stemCache = new Map<string, string>();
+/**
+ * `compute` memoized by its string argument in a table of at most `limit` entries (past it the
+ * table starts again: a session's vocabulary is far smaller, and memory stays bounded).
+ */
+const memoize = <T>(limit: number, compute: (key: string) => T): ((key: string) => T) => {
+  const table = new Map<string, T>();
+  return (key) => {
+    let value = table.get(key);
+    if (value === undefined) {
+      value = compute(key);
+      if (table.size >= limit) table.clear();
+      table.set(key, value);
+    }
+    return value;
+  };
+};
+
+const MEMO_LIMIT = 50_000;
 
 /** The Porter stem of a lowercase word (memoized: vocabularies are small, stemming is not free). */
-const stem = (word: string): string => {
-  let stemmed = stemCache.get(word);
-  if (stemmed === undefined) {
-    stemmed = /^\p{N}+$/u.test(word) ? word : stemmer(word);
-    if (stemCache.size > 50_000) stemCache.clear();
-    stemCache.set(word, stemmed);
-  }
-  return stemmed;
-};
+const stem = memoize(MEMO_LIMIT, (word) => (/^\p{N}+$/u.test(word) ? word : stemmer(word)));
 
 const NO_TERMS: ReadonlyArray<string> = Object.freeze([]);
 
-const tokenCache = new Map<string, ReadonlyArray<string>>();
+/** The ranking terms of raw words: the kept ones, stemmed. */
+const keptTerms = (words: ReadonlyArray<Word>): ReadonlyArray<string> => {
+  const kept = words.filter(keepTerm).map(({ word }) => stem(word));
+  return kept.length === 0 ? NO_TERMS : Object.freeze(kept);
+};
+
+/**
+ * The ranking terms of one path segment, keyed by the segment, with a leading `/` when it is the
+ * file name (a segment holds no separator). Memoized: directories and file names recur in many paths.
+ */
+const segmentTerms = memoize(MEMO_LIMIT, (key) => {
+  const out: Word[] = [];
+  if (key.startsWith('/')) segmentWords(key.slice(1), true, out);
+  else segmentWords(key, false, out);
+  return keptTerms(out);
+});
+
+/** The ranking terms of a path: its segments' terms, in order. */
+const pathTerms = (path: string): ReadonlyArray<string> => {
+  const segments = pathSegments(path);
+  const terms: string[] = [];
+  segments.forEach((segment, index) => {
+    for (const term of segmentTerms(index === segments.length - 1 ? `/${segment}` : segment)) terms.push(term);
+  });
+  return terms.length === 0 ? NO_TERMS : Object.freeze(terms);
+};
 
 /**
  * The ranking terms of one raw token (memoized: a token's terms depend on it alone, and the
  * paths and words of a session repeat far more than the texts they are part of).
  */
-const tokenTerms = (raw: string): ReadonlyArray<string> => {
-  let terms = tokenCache.get(raw);
-  if (terms === undefined) {
-    const token = trimEdges(raw);
-    const out: Word[] = [];
-    if (token !== '' && !TASK_REFERENCE.test(token)) {
-      if (isPathLike(token)) pathWords(token, out);
-      else identifierWords(token, false, out);
-    }
-    const kept = out.filter(keepTerm).map(({ word }) => stem(word));
-    terms = kept.length === 0 ? NO_TERMS : Object.freeze(kept);
-    if (tokenCache.size >= 50_000) tokenCache.clear();
-    tokenCache.set(raw, terms);
-  }
-  return terms;
-};
-
-const termsCache = new Map<string, ReadonlyArray<string>>();
+const tokenTerms = memoize(MEMO_LIMIT, (raw): ReadonlyArray<string> => {
+  const token = trimEdges(raw);
+  if (token === '' || TASK_REFERENCE.test(token)) return NO_TERMS;
+  if (isPathLike(token)) return pathTerms(token);
+  const out: Word[] = [];
+  identifierWords(token, false, out);
+  return keptTerms(out);
+});
 
 /**
  * The ranking terms of `text`, with repeats (term frequency matters). Memoized: the store
  * reads a fact's terms again when the fact leaves the index, and a task's context when it
  * changes, and a few thousand texts cover everything still indexed in a long session.
  */
-export const textTerms = (text: string): ReadonlyArray<string> => {
-  let terms = termsCache.get(text);
-  if (terms === undefined) {
-    const all: string[] = [];
-    for (const raw of rawTokens(text)) for (const term of tokenTerms(raw)) all.push(term);
-    terms = Object.freeze(all);
-    if (termsCache.size >= 8_192) termsCache.clear();
-    termsCache.set(text, terms);
-  }
-  return terms;
-};
+export const textTerms = memoize(8_192, (text): ReadonlyArray<string> => {
+  const all: string[] = [];
+  for (const raw of rawTokens(text)) for (const term of tokenTerms(raw)) all.push(term);
+  return Object.freeze(all);
+});
 
 /**
  * The distinct terms of a query. Stopwords stay in: they are indexed only where a path holds
