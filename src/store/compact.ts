@@ -176,13 +176,6 @@ const oldest = (facts: ReadonlyArray<SessionFact>, count: number): SessionFact[]
   return out;
 };
 
-/** The newest of `facts` (latest `validFrom`, then greatest id). */
-const newestOf = (facts: ReadonlyArray<SessionFact>): SessionFact | undefined => {
-  let newest: SessionFact | undefined;
-  for (const fact of facts) if (newest === undefined || byTimeThenId(fact, newest) > 0) newest = fact;
-  return newest;
-};
-
 /**
  * Brings the store within `maxFacts` valid facts: (a) removes history, (b) merges each
  * subject's older valid facts into one `summary_of` fact, subjects with the oldest newest fact
@@ -213,19 +206,19 @@ export const compactWithReport = (
 
   // (b) Only subjects with two or more facts besides their newest can merge; the others are
   // passed over in any order, so only the mergeable ones are sorted.
-  // Most subjects hold one or two facts: they are counted first, and only the others' facts gathered.
-  const newest = newestOf(valid);
-  const counts = new Map<string, number>();
-  for (const fact of valid) counts.set(fact.subject, (counts.get(fact.subject) ?? 0) + 1);
-  const bySubject = new Map<string, SessionFact[]>();
-  for (const fact of valid)
-    if (counts.get(fact.subject)! >= 3) {
-      const facts = bySubject.get(fact.subject);
-      if (facts === undefined) bySubject.set(fact.subject, [fact]);
-      else facts.push(fact);
-    }
+  // One pass: a subject's first fact is kept alone, its second makes a list (most subjects hold one or two).
+  let newest: SessionFact | undefined;
+  const bySubject = new Map<string, SessionFact | SessionFact[]>();
+  for (const fact of valid) {
+    const seen = bySubject.get(fact.subject);
+    if (seen === undefined) bySubject.set(fact.subject, fact);
+    else if (Array.isArray(seen)) seen.push(fact);
+    else bySubject.set(fact.subject, [seen, fact]);
+    if (newest === undefined || byTimeThenId(fact, newest) > 0) newest = fact;
+  }
   const mergeable: SessionFact[][] = [];
-  for (const facts of bySubject.values()) mergeable.push(facts.sort(byTimeThenId));
+  for (const facts of bySubject.values())
+    if (Array.isArray(facts) && facts.length >= 3) mergeable.push(facts.sort(byTimeThenId));
   mergeable.sort((a, b) => byTimeThenId(a[a.length - 1]!, b[b.length - 1]!));
   for (const facts of mergeable) {
     if (work.count <= limit) break;

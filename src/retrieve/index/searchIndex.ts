@@ -268,7 +268,7 @@ const updateTask = (
   if (isUnused(doc)) {
     index.tasks = PMap.remove(index.tasks, taskId);
     index.taskIds = setAt(index.taskIds, doc.num, undefined);
-  } else index.tasks = PMap.set(index.tasks, taskId, doc);
+  } else if (doc !== known) index.tasks = PMap.set(index.tasks, taskId, doc);
   const timeAfter = lastFactTime(doc);
   if (timeAfter !== timeBefore) withRecent(index, taskId, timeAfter);
 };
