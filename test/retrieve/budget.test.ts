@@ -45,6 +45,36 @@ const wildStoreArb = fc
   );
 
 describe('exact token budgets', () => {
+  it('the budget stage keeps exactly the facts whose section, rendered whole, fits: each candidate in rank order, after the kept ones', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(storeArb, wildStoreArb),
+        fc.string(),
+        fc.integer({ min: 0, max: 300 }),
+        fc.constantFrom('lines' as const, 'grouped' as const),
+        (store, query, maxTokens, layout) => {
+          const decisions = explainRetrieval(store, {
+            taskDescription: query,
+            taskId: '9',
+            maxFacts: 12,
+            maxTokens,
+            layout,
+          });
+          const kept: SessionFact[] = [];
+          for (const { fact, decision, reason } of decisions) {
+            if (decision === 'excluded' && reason !== 'budget') continue;
+            const fits = estimateTokens(formatSessionFacts([...kept, fact], { layout })) <= maxTokens;
+            expect(decision === 'included').toBe(fits);
+            if (fits) kept.push(fact);
+          }
+          expect(
+            retrieveFacts(store, { taskDescription: query, taskId: '9', maxFacts: 12, maxTokens, layout }),
+          ).toEqual(kept);
+        },
+      ),
+    );
+  });
+
   it('with the o200k tokenizer, the rendered section never exceeds maxTokens, for any store and query', () => {
     fc.assert(
       fc.property(
