@@ -412,7 +412,7 @@ interface List {
  * One population's MaxScore (the facts that are not conventions, or the conventions), the
  * special facts of that population included; returns the documents it gave an accumulator.
  */
-const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, conventions: boolean): number[] => {
+const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, conventions: boolean): Int32Array => {
   const { pass, best, store, settings } = search;
   const { ranking } = pass.plan;
   const lists: List[] = [];
@@ -485,16 +485,20 @@ const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, co
 
   const threshold = (): number => Math.max(pool.threshold, best.full ? best.threshold : 0) / SLACK;
 
-  /** Drops the accumulators (special ones aside) that cannot reach `floor` with all that lists `next`... can add. */
-  const prune = (floor: number, next: number): void => {
+  /**
+   * Drops the accumulators (special ones aside) among the first `count` that cannot reach `floor`
+   * with all that lists `next`... can add; returns how many are left (passed in and out, the
+   * count stays a plain local of the hot loops instead of a variable the closure shares).
+   */
+  const prune = (count: number, floor: number, next: number): number => {
     const rest = above[next]!;
     let kept = 0;
-    for (let i = 0; i < used; i += 1) {
+    for (let i = 0; i < count; i += 1) {
       const doc = open[i]!;
       if ((state[doc]! & SPECIAL) === 0 && (sums[doc]! + rest) * upper[flagsOf[doc]!]! * SLACK < floor) state[doc] = 0;
       else open[kept++] = doc;
     }
-    used = kept;
+    return kept;
   };
 
   try {
@@ -536,7 +540,7 @@ const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, co
         // Once no accumulator opens, each list read lowers what the rest can add: drop those that can no longer make it.
         if (!admitting) {
           const before = used;
-          prune(floor, i);
+          used = prune(used, floor, i);
           if (used !== before) sorted = undefined;
         }
       }
@@ -554,6 +558,12 @@ const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, co
         }
         continue;
       }
+      // A fact first seen here gets at most its weight here and all the later lists can add: one
+      // that cannot reach the k-th best even so is not opened (the facts of the conventions are
+      // all read). Should a later list open it, its partial sum is still a lower bound, and the
+      // bounds it gets can only turn it away, which it deserves.
+      const admitFloor = conventions ? -Infinity : threshold();
+      const later = above[i + 1]!;
       const blocks = postingBlocks(postings);
       for (let b = 0; b < blocks.length; b += 1) {
         const block = blocks[b]!;
@@ -564,10 +574,12 @@ const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, co
           if (st === 0) {
             if (!admitting) continue;
             const value = block[j + 1]!;
-            state[doc] = OPEN;
-            flagsOf[doc] = postingFlagsOf(value);
-            open[used++] = doc;
+            const flags = postingFlagsOf(value);
             sum = scale * postingWeightOf(value);
+            if ((sum + later) * upper[flags]! * SLACK < admitFloor) continue;
+            state[doc] = OPEN;
+            flagsOf[doc] = flags;
+            open[used++] = doc;
           } else if ((st & COMPLETE) !== 0) continue;
           else sum = sums[doc]! + scale * postingWeightOf(block[j + 1]!);
           sums[doc] = sum;
@@ -577,7 +589,7 @@ const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, co
     }
 
     // Every fact whose upper bound can reach the k-th best, scored exactly.
-    const matched = conventions ? Array.from(open.subarray(0, used)) : [];
+    const matched = conventions ? open.slice(0, used) : new Int32Array(0);
     const floor = threshold();
     for (let i = 0; i < used; i += 1) {
       const doc = open[i]!;
