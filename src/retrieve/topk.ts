@@ -23,6 +23,7 @@ import * as PMap from '../base/persistentMap.js';
 import { getAt } from '../base/persistentVector.js';
 import type { SessionFact } from '../fact.js';
 import type { FactStore } from '../store/state.js';
+import { isFileFact } from '../store/write.js';
 import {
   forEachPosting,
   postingBlocks,
@@ -95,43 +96,54 @@ class Best {
   }
 }
 
-/** The facts of a query found directly through its context table and the files it names, by document. */
-const contextFactsCache = new WeakMap<ContextTable, Map<number, SessionFact>>();
+/**
+ * Facts found directly, by document, with the context score of those whose way in tells it (a
+ * file fact found through its pair gets the pair's score): the rest are scored by `factContext`.
+ */
+interface Found {
+  readonly facts: Map<number, SessionFact>;
+  readonly contexts: Map<number, number>;
+}
 
-const addTaskFacts = (store: FactStore, taskId: string, into: Map<number, SessionFact>): void => {
+/** The facts of a query found directly through its context table and the files it names. */
+const contextFactsCache = new WeakMap<ContextTable, Found>();
+
+const addTaskFacts = (store: FactStore, taskId: string, into: Map<number, SessionFact>, skip?: Found): void => {
   const { index } = store;
   const task = PMap.get(index.tasks, taskId);
   if (task === undefined) return;
   PMap.forEach(task.facts, (_true, id) => {
     const doc = PMap.get(index.ids, id);
-    const fact = doc === undefined ? undefined : getAt(index.docs, doc);
+    const fact = doc === undefined || skip?.facts.has(doc) ? undefined : getAt(index.docs, doc);
     if (doc !== undefined && fact !== undefined) into.set(doc, fact);
   });
 };
 
 /** The facts with a task context (of a best-matching task, or of a file such a task touched) and those of a named file. */
-const contextFacts = (store: FactStore, pass: Pass): Map<number, SessionFact> => {
+const contextFacts = (store: FactStore, pass: Pass): Found => {
   const known = contextFactsCache.get(pass.table);
   if (known !== undefined) return known;
   const { index } = store;
-  const found = new Map<number, SessionFact>();
-  for (const taskId of pass.table.byTask.keys()) addTaskFacts(store, taskId, found);
-  for (const pair of pass.table.byPair.keys()) {
+  const found: Found = { facts: new Map(), contexts: new Map() };
+  for (const [pair, score] of pass.table.byPair) {
     const log = PMap.get(store.pairs, pair);
     if (log === undefined) continue;
     // The pair's valid facts are those of its asserted ids the index holds.
     for (const assertion of log.assertions) {
       const doc = PMap.get(index.ids, assertion.id);
       const valid = doc === undefined ? undefined : getAt(index.docs, doc);
-      if (doc !== undefined && valid !== undefined) found.set(doc, valid);
+      if (doc === undefined || valid === undefined) continue;
+      found.facts.set(doc, valid);
+      if (isFileFact(valid)) found.contexts.set(doc, score);
     }
   }
+  for (const taskId of pass.table.byTask.keys()) addTaskFacts(store, taskId, found.facts);
   for (const path of pass.plan.paths) {
     const named = PMap.get(index.names, fileNameOf(path));
     if (named !== undefined)
       forEachPosting(named, (doc) => {
         const fact = getAt(index.docs, doc);
-        if (fact !== undefined && namesSubject([path], fact.subject)) found.set(doc, fact);
+        if (fact !== undefined && namesSubject([path], fact.subject)) found.facts.set(doc, fact);
       });
   }
   contextFactsCache.set(pass.table, found);
@@ -142,9 +154,8 @@ const contextFacts = (store: FactStore, pass: Pass): Map<number, SessionFact> =>
 const specialFacts = (store: FactStore, pass: Pass): ReadonlyArray<SpecialFact> => {
   const shared = contextFacts(store, pass);
   if (pass.recent.size === 0) return describeSpecial(pass, shared);
-  const recent = new Map<number, SessionFact>();
-  for (const taskId of pass.recent.keys()) addTaskFacts(store, taskId, recent);
-  for (const doc of shared.keys()) recent.delete(doc);
+  const recent: Found = { facts: new Map(), contexts: new Map() };
+  for (const taskId of pass.recent.keys()) addTaskFacts(store, taskId, recent.facts, shared);
   return [...describeSpecial(pass, shared), ...describeSpecial(pass, recent)];
 };
 
@@ -241,20 +252,23 @@ interface SpecialFact {
   readonly named: boolean;
 }
 
-/** The per-query part of the special facts, by the map that holds them (both passes of a query share it). */
-const specialCache = new WeakMap<ReadonlyMap<number, SessionFact>, SpecialFact[]>();
+/** The per-query part of the special facts, by the facts found (both passes of a query share them). */
+const specialCache = new WeakMap<Found, SpecialFact[]>();
 
-const describeSpecial = (pass: Pass, special: ReadonlyMap<number, SessionFact>): SpecialFact[] => {
+const describeSpecial = (pass: Pass, special: Found): SpecialFact[] => {
   const known = specialCache.get(special);
   if (known !== undefined) return known;
   const { paths } = pass.plan;
-  const described = [...special].map(([doc, fact]) => ({
-    doc,
-    fact,
-    context: factContext(pass.table, fact),
-    flags: priorFlags(fact),
-    named: paths.length > 0 && namesSubject(paths, fact.subject),
-  }));
+  const described: SpecialFact[] = [];
+  special.facts.forEach((fact, doc) =>
+    described.push({
+      doc,
+      fact,
+      context: special.contexts.get(doc) ?? factContext(pass.table, fact),
+      flags: priorFlags(fact),
+      named: paths.length > 0 && namesSubject(paths, fact.subject),
+    }),
+  );
   specialCache.set(special, described);
   return described;
 };
