@@ -159,18 +159,23 @@ const specialFacts = (store: FactStore, pass: Pass): ReadonlyArray<SpecialFact> 
   return [...describeSpecial(pass, shared), ...describeSpecial(pass, recent)];
 };
 
-/** The prior of every combination of flags, by the priors they were computed for (a query's passes share them). */
-const priorTablesCache = new WeakMap<RankingPriors, { lower: Float64Array; upper: Float64Array }>();
+/**
+ * The prior of every combination of flags, by the values of the priors (each query resolves its
+ * own ranking object, most often with the same numbers); a few sets of priors are kept.
+ */
+const priorTablesCache = new Map<string, { lower: Float64Array; upper: Float64Array }>();
 
 const priorTables = (priors: RankingPriors): { lower: Float64Array; upper: Float64Array } => {
-  let tables = priorTablesCache.get(priors);
+  const key = `${priors.status},${priors.test},${priors.testFile},${priors.manifest},${priors.convention},${priors.summary},${priors.issue},${priors.duplicate}`;
+  let tables = priorTablesCache.get(key);
   if (tables === undefined) {
     tables = { lower: new Float64Array(128), upper: new Float64Array(128) };
     for (let flags = 0; flags < 128; flags += 1) {
       tables.upper[flags] = priorBound(flags, priors);
       tables.lower[flags] = Math.min(priorValue(flags, priors, false), priorValue(flags, priors, true));
     }
-    priorTablesCache.set(priors, tables);
+    if (priorTablesCache.size >= 32) priorTablesCache.clear();
+    priorTablesCache.set(key, tables);
   }
   return tables;
 };
