@@ -5,11 +5,18 @@
 import type { SessionFact } from '../fact.js';
 import { explainRanked, type FactQuery, type RetrievalDecision, retrieveRanked } from '../retrieve/retrieve.js';
 import type { FactStore } from '../store/state.js';
+import type { SectionRenderer } from '../retrieve/budget.js';
 import type { SectionLayout } from '../retrieve/defaults.js';
-import { formatSessionFacts } from './format.js';
+import { formatFactLine, formatSessionFacts } from './format.js';
 
-const renderSection = (facts: ReadonlyArray<SessionFact>, layout: SectionLayout): string =>
-  formatSessionFacts(facts, { layout });
+/** The section as `formatSessionFacts` draws it; in the `lines` layout one more fact is one more line. */
+export const renderSection: SectionRenderer = Object.assign(
+  (facts: ReadonlyArray<SessionFact>, layout: SectionLayout): string => formatSessionFacts(facts, { layout }),
+  {
+    extend: (section: string, fact: SessionFact, layout: SectionLayout): string | undefined =>
+      layout === 'lines' && section !== '' ? `${section}\n${formatFactLine(fact)}` : undefined,
+  },
+);
 
 /** The facts to inject for `query`, in rank order, within `maxFacts` and `maxTokens`; never throws. */
 export const retrieveFacts = (store: FactStore, query: FactQuery): ReadonlyArray<SessionFact> =>
