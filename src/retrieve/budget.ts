@@ -7,8 +7,15 @@ import type { SessionFact } from '../fact.js';
 import type { TokenCounter } from '../tokens/estimate.js';
 import type { SectionLayout } from './defaults.js';
 
-/** Renders the facts of a section in a layout, header included (what the budget is measured on). */
-export type SectionRenderer = (facts: ReadonlyArray<SessionFact>, layout: SectionLayout) => string;
+/**
+ * Renders the facts of a section in a layout, header included (what the budget is measured on).
+ * `extend`, when given, returns the section of one more fact from the section before it, exactly
+ * the string `render` would draw for both (undefined when the layout does not grow line by line):
+ * the budget stage then appends a line instead of drawing the whole section for every candidate.
+ */
+export type SectionRenderer = ((facts: ReadonlyArray<SessionFact>, layout: SectionLayout) => string) & {
+  readonly extend?: (section: string, fact: SessionFact, layout: SectionLayout) => string | undefined;
+};
 
 /** What the budget stage needs to know. */
 export interface BudgetSettings {
@@ -40,18 +47,17 @@ export const fitToBudget = <C extends { readonly fact: SessionFact }>(
   settings: BudgetSettings,
   ranked: ReadonlyArray<C>,
 ): Array<C & { reason?: BudgetReason }> => {
+  const { render, layout } = settings;
   const included: SessionFact[] = [];
+  let section = '';
   return ranked.map((candidate, rank) => {
     if (rank >= settings.maxFacts) return { ...candidate, reason: 'max_facts' as const };
-    if (
-      !fitsBudget(
-        settings.render([...included, candidate.fact], settings.layout),
-        settings.maxTokens,
-        settings.countTokens,
-      )
-    )
-      return { ...candidate, reason: 'budget' as const };
+    const next =
+      (included.length > 0 ? render.extend?.(section, candidate.fact, layout) : undefined) ??
+      render([...included, candidate.fact], layout);
+    if (!fitsBudget(next, settings.maxTokens, settings.countTokens)) return { ...candidate, reason: 'budget' as const };
     included.push(candidate.fact);
+    section = next;
     return candidate;
   });
 };

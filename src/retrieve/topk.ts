@@ -23,6 +23,7 @@ import * as PMap from '../base/persistentMap.js';
 import { getAt } from '../base/persistentVector.js';
 import type { SessionFact } from '../fact.js';
 import type { FactStore } from '../store/state.js';
+import { isFileFact } from '../store/write.js';
 import {
   forEachPosting,
   postingBlocks,
@@ -95,43 +96,54 @@ class Best {
   }
 }
 
-/** The facts of a query found directly through its context table and the files it names, by document. */
-const contextFactsCache = new WeakMap<ContextTable, Map<number, SessionFact>>();
+/**
+ * Facts found directly, by document, with the context score of those whose way in tells it (a
+ * file fact found through its pair gets the pair's score): the rest are scored by `factContext`.
+ */
+interface Found {
+  readonly facts: Map<number, SessionFact>;
+  readonly contexts: Map<number, number>;
+}
 
-const addTaskFacts = (store: FactStore, taskId: string, into: Map<number, SessionFact>): void => {
+/** The facts of a query found directly through its context table and the files it names. */
+const contextFactsCache = new WeakMap<ContextTable, Found>();
+
+const addTaskFacts = (store: FactStore, taskId: string, into: Map<number, SessionFact>, skip?: Found): void => {
   const { index } = store;
   const task = PMap.get(index.tasks, taskId);
   if (task === undefined) return;
   PMap.forEach(task.facts, (_true, id) => {
     const doc = PMap.get(index.ids, id);
-    const fact = doc === undefined ? undefined : getAt(index.docs, doc);
+    const fact = doc === undefined || skip?.facts.has(doc) ? undefined : getAt(index.docs, doc);
     if (doc !== undefined && fact !== undefined) into.set(doc, fact);
   });
 };
 
 /** The facts with a task context (of a best-matching task, or of a file such a task touched) and those of a named file. */
-const contextFacts = (store: FactStore, pass: Pass): Map<number, SessionFact> => {
+const contextFacts = (store: FactStore, pass: Pass): Found => {
   const known = contextFactsCache.get(pass.table);
   if (known !== undefined) return known;
   const { index } = store;
-  const found = new Map<number, SessionFact>();
-  for (const taskId of pass.table.byTask.keys()) addTaskFacts(store, taskId, found);
-  for (const pair of pass.table.byPair.keys()) {
+  const found: Found = { facts: new Map(), contexts: new Map() };
+  for (const [pair, score] of pass.table.byPair) {
     const log = PMap.get(store.pairs, pair);
     if (log === undefined) continue;
     // The pair's valid facts are those of its asserted ids the index holds.
     for (const assertion of log.assertions) {
       const doc = PMap.get(index.ids, assertion.id);
       const valid = doc === undefined ? undefined : getAt(index.docs, doc);
-      if (doc !== undefined && valid !== undefined) found.set(doc, valid);
+      if (doc === undefined || valid === undefined) continue;
+      found.facts.set(doc, valid);
+      if (isFileFact(valid)) found.contexts.set(doc, score);
     }
   }
+  for (const taskId of pass.table.byTask.keys()) addTaskFacts(store, taskId, found.facts);
   for (const path of pass.plan.paths) {
     const named = PMap.get(index.names, fileNameOf(path));
     if (named !== undefined)
       forEachPosting(named, (doc) => {
         const fact = getAt(index.docs, doc);
-        if (fact !== undefined && namesSubject([path], fact.subject)) found.set(doc, fact);
+        if (fact !== undefined && namesSubject([path], fact.subject)) found.facts.set(doc, fact);
       });
   }
   contextFactsCache.set(pass.table, found);
@@ -142,24 +154,28 @@ const contextFacts = (store: FactStore, pass: Pass): Map<number, SessionFact> =>
 const specialFacts = (store: FactStore, pass: Pass): ReadonlyArray<SpecialFact> => {
   const shared = contextFacts(store, pass);
   if (pass.recent.size === 0) return describeSpecial(pass, shared);
-  const recent = new Map<number, SessionFact>();
-  for (const taskId of pass.recent.keys()) addTaskFacts(store, taskId, recent);
-  for (const doc of shared.keys()) recent.delete(doc);
+  const recent: Found = { facts: new Map(), contexts: new Map() };
+  for (const taskId of pass.recent.keys()) addTaskFacts(store, taskId, recent.facts, shared);
   return [...describeSpecial(pass, shared), ...describeSpecial(pass, recent)];
 };
 
-/** The prior of every combination of flags, by the priors they were computed for (a query's passes share them). */
-const priorTablesCache = new WeakMap<RankingPriors, { lower: Float64Array; upper: Float64Array }>();
+/**
+ * The prior of every combination of flags, by the values of the priors (each query resolves its
+ * own ranking object, most often with the same numbers); a few sets of priors are kept.
+ */
+const priorTablesCache = new Map<string, { lower: Float64Array; upper: Float64Array }>();
 
 const priorTables = (priors: RankingPriors): { lower: Float64Array; upper: Float64Array } => {
-  let tables = priorTablesCache.get(priors);
+  const key = `${priors.status},${priors.test},${priors.testFile},${priors.manifest},${priors.convention},${priors.summary},${priors.issue},${priors.duplicate}`;
+  let tables = priorTablesCache.get(key);
   if (tables === undefined) {
     tables = { lower: new Float64Array(128), upper: new Float64Array(128) };
     for (let flags = 0; flags < 128; flags += 1) {
       tables.upper[flags] = priorBound(flags, priors);
       tables.lower[flags] = Math.min(priorValue(flags, priors, false), priorValue(flags, priors, true));
     }
-    priorTablesCache.set(priors, tables);
+    if (priorTablesCache.size >= 32) priorTablesCache.clear();
+    priorTablesCache.set(key, tables);
   }
   return tables;
 };
@@ -241,20 +257,23 @@ interface SpecialFact {
   readonly named: boolean;
 }
 
-/** The per-query part of the special facts, by the map that holds them (both passes of a query share it). */
-const specialCache = new WeakMap<ReadonlyMap<number, SessionFact>, SpecialFact[]>();
+/** The per-query part of the special facts, by the facts found (both passes of a query share them). */
+const specialCache = new WeakMap<Found, SpecialFact[]>();
 
-const describeSpecial = (pass: Pass, special: ReadonlyMap<number, SessionFact>): SpecialFact[] => {
+const describeSpecial = (pass: Pass, special: Found): SpecialFact[] => {
   const known = specialCache.get(special);
   if (known !== undefined) return known;
   const { paths } = pass.plan;
-  const described = [...special].map(([doc, fact]) => ({
-    doc,
-    fact,
-    context: factContext(pass.table, fact),
-    flags: priorFlags(fact),
-    named: paths.length > 0 && namesSubject(paths, fact.subject),
-  }));
+  const described: SpecialFact[] = [];
+  special.facts.forEach((fact, doc) =>
+    described.push({
+      doc,
+      fact,
+      context: special.contexts.get(doc) ?? factContext(pass.table, fact),
+      flags: priorFlags(fact),
+      named: paths.length > 0 && namesSubject(paths, fact.subject),
+    }),
+  );
   specialCache.set(special, described);
   return described;
 };
@@ -412,7 +431,7 @@ interface List {
  * One population's MaxScore (the facts that are not conventions, or the conventions), the
  * special facts of that population included; returns the documents it gave an accumulator.
  */
-const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, conventions: boolean): number[] => {
+const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, conventions: boolean): Int32Array => {
   const { pass, best, store, settings } = search;
   const { ranking } = pass.plan;
   const lists: List[] = [];
@@ -485,16 +504,20 @@ const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, co
 
   const threshold = (): number => Math.max(pool.threshold, best.full ? best.threshold : 0) / SLACK;
 
-  /** Drops the accumulators (special ones aside) that cannot reach `floor` with all that lists `next`... can add. */
-  const prune = (floor: number, next: number): void => {
+  /**
+   * Drops the accumulators (special ones aside) among the first `count` that cannot reach `floor`
+   * with all that lists `next`... can add; returns how many are left (passed in and out, the
+   * count stays a plain local of the hot loops instead of a variable the closure shares).
+   */
+  const prune = (count: number, floor: number, next: number): number => {
     const rest = above[next]!;
     let kept = 0;
-    for (let i = 0; i < used; i += 1) {
+    for (let i = 0; i < count; i += 1) {
       const doc = open[i]!;
       if ((state[doc]! & SPECIAL) === 0 && (sums[doc]! + rest) * upper[flagsOf[doc]!]! * SLACK < floor) state[doc] = 0;
       else open[kept++] = doc;
     }
-    used = kept;
+    return kept;
   };
 
   try {
@@ -536,7 +559,7 @@ const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, co
         // Once no accumulator opens, each list read lowers what the rest can add: drop those that can no longer make it.
         if (!admitting) {
           const before = used;
-          prune(floor, i);
+          used = prune(used, floor, i);
           if (used !== before) sorted = undefined;
         }
       }
@@ -554,6 +577,12 @@ const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, co
         }
         continue;
       }
+      // A fact first seen here gets at most its weight here and all the later lists can add: one
+      // that cannot reach the k-th best even so is not opened (the facts of the conventions are
+      // all read). Should a later list open it, its partial sum is still a lower bound, and the
+      // bounds it gets can only turn it away, which it deserves.
+      const admitFloor = conventions ? -Infinity : threshold();
+      const later = above[i + 1]!;
       const blocks = postingBlocks(postings);
       for (let b = 0; b < blocks.length; b += 1) {
         const block = blocks[b]!;
@@ -564,10 +593,12 @@ const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, co
           if (st === 0) {
             if (!admitting) continue;
             const value = block[j + 1]!;
-            state[doc] = OPEN;
-            flagsOf[doc] = postingFlagsOf(value);
-            open[used++] = doc;
+            const flags = postingFlagsOf(value);
             sum = scale * postingWeightOf(value);
+            if ((sum + later) * upper[flags]! * SLACK < admitFloor) continue;
+            state[doc] = OPEN;
+            flagsOf[doc] = flags;
+            open[used++] = doc;
           } else if ((st & COMPLETE) !== 0) continue;
           else sum = sums[doc]! + scale * postingWeightOf(block[j + 1]!);
           sums[doc] = sum;
@@ -577,7 +608,7 @@ const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, co
     }
 
     // Every fact whose upper bound can reach the k-th best, scored exactly.
-    const matched = conventions ? Array.from(open.subarray(0, used)) : [];
+    const matched = conventions ? open.slice(0, used) : new Int32Array(0);
     const floor = threshold();
     for (let i = 0; i < used; i += 1) {
       const doc = open[i]!;

@@ -10,6 +10,7 @@ import {
   retrieveFacts,
   type SessionFact,
 } from '../../src/index.js';
+import { renderSection } from '../../src/prompt/retrieve.js';
 import { countO200kTokens } from '../../src/tokens/o200k.js';
 import { storeArb } from '../arbitraries.js';
 
@@ -153,6 +154,31 @@ describe('the budget decides', () => {
         expect(decisions.filter((decision) => decision.decision === 'included').length).toBeLessThanOrEqual(maxFacts);
       }),
       { numRuns: 60 },
+    );
+  });
+
+  it('extending a section of the lines layout by one fact gives exactly the section drawn whole, and the grouped layout is always drawn whole', () => {
+    const factArb = fc
+      .record({ subject: text, object: text, relation: fc.constantFrom('modified_by', 'convention', 'issue') })
+      .map(({ subject, object, relation }) =>
+        makeFact({
+          subject,
+          relation,
+          object,
+          tags: ['convention'],
+          validFrom: 1,
+          sourceTaskId: '3',
+          sourceRole: 'reviewer',
+          confidence: 1,
+        }),
+      );
+    fc.assert(
+      fc.property(fc.array(factArb, { minLength: 1, maxLength: 12 }), factArb, (facts, next) => {
+        const section = renderSection(facts, 'lines');
+        expect(renderSection.extend?.(section, next, 'lines')).toBe(renderSection([...facts, next], 'lines'));
+        expect(renderSection.extend?.(renderSection(facts, 'grouped'), next, 'grouped')).toBeUndefined();
+      }),
+      { numRuns: 100 },
     );
   });
 });

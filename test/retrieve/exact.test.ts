@@ -225,3 +225,53 @@ describe('exact top k', () => {
     );
   });
 });
+
+describe('exact top k on a store large enough to prune', () => {
+  // 3,000 facts over 30 words, subjects and objects of 1 to 8 words: long posting lists whose
+  // weights vary with the fact's length, where the lists stop admitting facts early and the
+  // bound of every later list decides which facts are opened, kept and completed.
+  const words = Array.from({ length: 30 }, (_, i) => `w${String.fromCharCode(97 + (i % 26))}${i}`);
+  const drafts = fc.sample(
+    fc.record({
+      subject: fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 4 }),
+      file: fc.boolean(),
+      relation: fc.nat({ max: RELATIONS.length - 1 }),
+      object: fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 8 }),
+      task: fc.integer({ min: 1, max: 300 }),
+    }),
+    { seed: 11, numRuns: 3_000 },
+  );
+  const store = withMutations(emptyFactStore({ maxValidFacts: 100_000 }), (start) => {
+    let next = start;
+    drafts.forEach((draft, i) => {
+      const relation = RELATIONS[draft.relation]!;
+      next = addFacts(next, [
+        makeFact({
+          subject: draft.file ? `src/${draft.subject.join('/')}.ts` : draft.subject.join('_'),
+          relation,
+          object: draft.object.join(' '),
+          tags: TAG_SETS[draft.relation]!,
+          validFrom: i,
+          sourceTaskId: String(draft.task),
+          sourceRole: relation === 'issue' || relation === 'convention' ? 'reviewer' : 'implementer',
+          confidence: 1,
+        }),
+      ]);
+    });
+    return next;
+  });
+
+  it('retrieveFacts gives exactly the facts explainRetrieval includes for 6-word queries of common words', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...words), { minLength: 6, maxLength: 6 }),
+        fc.constantFrom(3, 10, 40),
+        (query, maxFacts) => {
+          const q: FactQuery = { taskDescription: query.join(' '), taskId: 'q', maxFacts, maxTokens: 100_000 };
+          expect(retrieveFacts(store, q)).toEqual(included(store, q));
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+});
