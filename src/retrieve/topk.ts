@@ -32,7 +32,6 @@ import {
   postingFlagsOf,
   postingsMaxWeight,
   postingsSize,
-  postingValue,
   postingWeightOf,
 } from './index/postings.js';
 import { fileNameOf } from './index/searchIndex.js';
@@ -339,15 +338,13 @@ const offerUnmatchedConventions = (search: Search, matched: Uint8Array): void =>
  * state: the arrays are only ever reset where a pass wrote them.
  */
 const OPEN = 1;
-/** Every term of the fact has been read (a special fact completed up front). */
-const COMPLETE = 2;
 /** Found directly (context, a named file, a recent task): never dropped. */
-const SPECIAL = 4;
+const SPECIAL = 2;
 /** The query names the fact's file. */
-const NAMED = 8;
+const NAMED = 4;
 /** Whether the fact passes the filters (tags, own task) is known, and whether it does. */
-const CHECKED = 16;
-const ELIGIBLE = 32;
+const CHECKED = 8;
+const ELIGIBLE = 16;
 
 let docState = new Uint8Array(1024);
 let docFlags = new Uint8Array(1024);
@@ -533,18 +530,6 @@ const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, co
       open[used++] = doc;
       specials.push(doc);
     }
-    // The k most promising special facts are completed at once (their terms sought in every list),
-    // so the k-th best is known to be high from the start and the lists prune early.
-    const promising = [...specials].sort((a, b) => upperBound(b) - upperBound(a) || a - b).slice(0, best.k);
-    for (const doc of promising) {
-      let sum = 0;
-      for (const { postings, factor } of lists) {
-        const value = postingValue(postings, doc);
-        if (value !== undefined) sum += (factor / 1000) * postingWeightOf(value);
-      }
-      sums[doc] = sum;
-      state[doc] = state[doc]! | COMPLETE;
-    }
     for (const doc of specials) consider(doc);
 
     let admitting = true;
@@ -571,7 +556,7 @@ const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, co
         for (const doc of sorted) {
           cursor.seek(doc);
           if (cursor.doc === Infinity) break;
-          if (cursor.doc !== doc || (state[doc]! & COMPLETE) !== 0) continue;
+          if (cursor.doc !== doc) continue;
           sums[doc] = sums[doc]! + scale * postingWeightOf(cursor.value);
           consider(doc);
         }
@@ -599,8 +584,7 @@ const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, co
             state[doc] = OPEN;
             flagsOf[doc] = flags;
             open[used++] = doc;
-          } else if ((st & COMPLETE) !== 0) continue;
-          else sum = sums[doc]! + scale * postingWeightOf(block[j + 1]!);
+          } else sum = sums[doc]! + scale * postingWeightOf(block[j + 1]!);
           sums[doc] = sum;
           if (sum * lower[flagsOf[doc]!]! > pool.least || (st & SPECIAL) !== 0) consider(doc);
         }
