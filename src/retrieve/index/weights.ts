@@ -27,8 +27,14 @@ const saturateAll = (weights: Map<string, number>): Map<string, number> => {
   return weights;
 };
 
-/** Weights by fact: facts are immutable values, and the index reads a fact's weights when it enters and again when it leaves. */
-const factWeightsCache = new WeakMap<object, ReadonlyMap<string, number>>();
+/**
+ * Weights by fact, for the most recently read facts: facts are immutable values, and the index
+ * reads a fact's weights when it enters and again when it leaves (in a bounded store, soon
+ * after). Bounded, not weak: a weak table would keep a map alive beside every stored fact,
+ * a third more heap per fact.
+ */
+const factWeightsCache = new Map<object, ReadonlyMap<string, number>>();
+const FACT_WEIGHTS_LIMIT = 4_096;
 
 /** The BM25 weight of each term of a fact (subject weighted 3, object 1). */
 export const factTermWeights = (fact: Pick<SessionFact, 'subject' | 'object'>): ReadonlyMap<string, number> => {
@@ -38,6 +44,7 @@ export const factTermWeights = (fact: Pick<SessionFact, 'subject' | 'object'>): 
     addWeighted(fresh, fact.subject, FIELD_WEIGHTS.subject);
     addWeighted(fresh, fact.object, FIELD_WEIGHTS.object);
     weights = saturateAll(fresh);
+    if (factWeightsCache.size >= FACT_WEIGHTS_LIMIT) factWeightsCache.clear();
     factWeightsCache.set(fact, weights);
   }
   return weights;
