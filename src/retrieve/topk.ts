@@ -8,7 +8,8 @@
  *   the query names) have one from the start, with what they get besides their terms.
  * - Before each term, the most a fact not seen yet can score is what the remaining terms can
  *   add, times the largest prior. Once that is below a score the k-th best is sure to reach
- *   (the k-th of the accumulators' lower bounds, kept as they grow), no accumulator is opened,
+ *   (the k-th of the accumulators' lower bounds, kept as they grow), no accumulator is opened
+ *   (before that, a posting whose own weight and the remaining terms cannot reach it opens none),
  *   those that can no longer reach it are dropped, and the rest are completed by seeking their
  *   documents in the remaining lists (skipping whole blocks) when that reads less than the list.
  * - Every accumulator whose upper bound can still reach the k-th best is then scored exactly.
