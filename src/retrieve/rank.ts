@@ -327,6 +327,15 @@ export interface ScoreParts {
   readonly total: number;
 }
 
-/** True when the query names the fact's subject as a file, whole or by its trailing path. */
+/**
+ * True when the query names the fact's subject as a file, whole or by its trailing path (the
+ * subject ends with `/` and the path; checked without building that string, once per fact and path).
+ */
 export const namesSubject = (paths: ReadonlyArray<string>, subject: string): boolean =>
-  paths.some((path) => subject === path || subject.endsWith(`/${path}`));
+  paths.some(
+    (path) =>
+      subject === path ||
+      (subject.length > path.length &&
+        subject.charCodeAt(subject.length - path.length - 1) === 47 &&
+        subject.endsWith(path)),
+  );
