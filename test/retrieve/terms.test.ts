@@ -50,6 +50,16 @@ describe('code-aware terms', () => {
         expect(backwards.reverse()).toEqual(forwards);
         // A text's terms are its space-separated parts' terms, in order.
         for (const t of texts) expect(t.split(' ').flatMap((part) => [...textTerms(part)])).toEqual([...textTerms(t)]);
+        // The same for a query's distinct terms.
+        const queries = texts.map((t) => queryTerms(t));
+        expect(
+          [...texts]
+            .reverse()
+            .map((t) => queryTerms(`${t} `))
+            .reverse(),
+        ).toEqual(queries);
+        for (const t of texts)
+          expect([...new Set(t.split(' ').flatMap((part) => queryTerms(part)))]).toEqual(queryTerms(t));
       }),
     );
   });

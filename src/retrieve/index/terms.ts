@@ -96,18 +96,6 @@ function* rawTokens(text: string): Generator<string> {
   for (const match of text.matchAll(RAW_TOKEN)) if (match[0].length <= MAX_TOKEN_LENGTH) yield match[0];
 }
 
-/** Unstemmed lowercase words of `text`, before stopword removal, marked when they come from a path. */
-const words = (text: string): Word[] => {
-  const out: Word[] = [];
-  for (const raw of rawTokens(text)) {
-    const token = trimEdges(raw);
-    if (token === '' || TASK_REFERENCE.test(token)) continue;
-    if (isPathLike(token)) pathWords(token, out);
-    else identifierWords(token, false, out);
-  }
-  return out;
-};
-
 /**
  * `compute` memoized by its string argument in a table of at most `limit` entries (past it the
  * table starts again: a session's vocabulary is far smaller, and memory stays bounded).
@@ -183,17 +171,26 @@ export const textTerms = memoize(8_192, (text): ReadonlyArray<string> => {
   return Object.freeze(all);
 });
 
+/** The query terms of one raw token: its words of 2 characters or more, stemmed (memoized like `tokenTerms`). */
+const queryTokenTerms = memoize(MEMO_LIMIT, (raw): ReadonlyArray<string> => {
+  const token = trimEdges(raw);
+  if (token === '' || TASK_REFERENCE.test(token)) return NO_TERMS;
+  const out: Word[] = [];
+  if (isPathLike(token)) pathWords(token, out);
+  else identifierWords(token, false, out);
+  const terms = out.filter(({ word }) => word.length >= 2).map(({ word }) => stem(word));
+  return terms.length === 0 ? NO_TERMS : Object.freeze(terms);
+});
+
 /**
  * The distinct terms of a query. Stopwords stay in: they are indexed only where a path holds
  * them, so "make up take a lock" finds `src/commands/up.rs` and matches no prose.
  */
-export const queryTerms = (text: string): string[] => [
-  ...new Set(
-    words(text)
-      .filter(({ word }) => word.length >= 2)
-      .map(({ word }) => stem(word)),
-  ),
-];
+export const queryTerms = (text: string): string[] => {
+  const terms = new Set<string>();
+  for (const raw of rawTokens(text)) for (const term of queryTokenTerms(raw)) terms.add(term);
+  return [...terms];
+};
 
 /** Path-like tokens of a text (with a directory separator or a file extension), as written. */
 export const mentionedPaths = (text: string): string[] => {
