@@ -114,6 +114,14 @@ const blocked = (blocks: number[][]): BlockedPostings => {
   });
 };
 
+/** The arrays of a list owned by this mutation run (copied once if not), to change in place. */
+const ownArrays = (list: Writable<BlockedPostings>): { blocks: number[][]; lasts: number[]; maxes: number[] } => {
+  list.blocks = own(list.blocks);
+  list.lasts = own(list.lasts);
+  list.maxes = own(list.maxes);
+  return { blocks: list.blocks as number[][], lasts: list.lasts as number[], maxes: list.maxes as number[] };
+};
+
 /** The list with `doc` holding `value` (added, or its value replaced). */
 export const putPosting = (postings: Postings, doc: number, value: number): Postings => {
   if (isFlat(postings)) {
@@ -127,12 +135,10 @@ export const putPosting = (postings: Postings, doc: number, value: number): Post
   const before = postingsSize(list.blocks[i]!);
   // The common case, a new document after every other, appends to the last block or starts one.
   if (doc > list.lasts[i]! && list.blocks[i]!.length >= 2 * BLOCK) {
-    list.blocks = own(list.blocks);
-    list.lasts = own(list.lasts);
-    list.maxes = own(list.maxes);
-    (list.blocks as number[][]).push(fresh([doc, value]));
-    (list.lasts as number[]).push(doc);
-    (list.maxes as number[]).push(postingWeightOf(value));
+    const { blocks, lasts, maxes } = ownArrays(list);
+    blocks.push(fresh([doc, value]));
+    lasts.push(doc);
+    maxes.push(postingWeightOf(value));
     list.n += 1;
     list.max = Math.max(list.max, postingWeightOf(value));
     return list;
@@ -145,12 +151,7 @@ export const putPosting = (postings: Postings, doc: number, value: number): Post
       ? undefined
       : Math.max(list.maxes[i]!, postingWeightOf(value));
   const block = putFlat(source, doc, value);
-  list.blocks = own(list.blocks);
-  list.lasts = own(list.lasts);
-  list.maxes = own(list.maxes);
-  const blocks = list.blocks as number[][];
-  const lasts = list.lasts as number[];
-  const maxes = list.maxes as number[];
+  const { blocks, lasts, maxes } = ownArrays(list);
   if (block.length > 2 * BLOCK) {
     const half = Math.floor(block.length / 4) * 2;
     const left = fresh(block.slice(0, half));
@@ -188,12 +189,7 @@ export const removePosting = (postings: Postings, doc: number): Postings => {
   const at = search(source, doc);
   if (at < 0) return postings;
   const list = own(postings) as Writable<BlockedPostings>;
-  list.blocks = own(list.blocks);
-  list.lasts = own(list.lasts);
-  list.maxes = own(list.maxes);
-  const blocks = list.blocks as number[][];
-  const lasts = list.lasts as number[];
-  const maxes = list.maxes as number[];
+  const { blocks, lasts, maxes } = ownArrays(list);
   const removed = postingWeightOf(source[at + 1]!);
   if (source.length === 2) {
     blocks.splice(i, 1);

@@ -7,6 +7,7 @@
  */
 import { stemmer } from 'stemmer';
 import { eng } from 'stopword';
+import { memoize } from '../../base/memo.js';
 
 const STOPWORDS = new Set(eng);
 
@@ -96,27 +97,10 @@ function* rawTokens(text: string): Generator<string> {
   for (const match of text.matchAll(RAW_TOKEN)) if (match[0].length <= MAX_TOKEN_LENGTH) yield match[0];
 }
 
-/**
- * `compute` memoized by its string argument in a table of at most `limit` entries (past it the
- * table starts again: a session's vocabulary is far smaller, and memory stays bounded).
- */
-const memoize = <T>(limit: number, compute: (key: string) => T): ((key: string) => T) => {
-  const table = new Map<string, T>();
-  return (key) => {
-    let value = table.get(key);
-    if (value === undefined) {
-      value = compute(key);
-      if (table.size >= limit) table.clear();
-      table.set(key, value);
-    }
-    return value;
-  };
-};
-
 const MEMO_LIMIT = 50_000;
 
 /** The Porter stem of a lowercase word (memoized: vocabularies are small, stemming is not free). */
-const stem = memoize(MEMO_LIMIT, (word) => (/^\p{N}+$/u.test(word) ? word : stemmer(word)));
+const stem = memoize(MEMO_LIMIT, (word: string) => (/^\p{N}+$/u.test(word) ? word : stemmer(word)));
 
 const NO_TERMS: ReadonlyArray<string> = Object.freeze([]);
 
@@ -130,7 +114,7 @@ const keptTerms = (words: ReadonlyArray<Word>): ReadonlyArray<string> => {
  * The ranking terms of one path segment, keyed by the segment, with a leading `/` when it is the
  * file name (a segment holds no separator). Memoized: directories and file names recur in many paths.
  */
-const segmentTerms = memoize(MEMO_LIMIT, (key) => {
+const segmentTerms = memoize(MEMO_LIMIT, (key: string) => {
   const out: Word[] = [];
   if (key.startsWith('/')) segmentWords(key.slice(1), true, out);
   else segmentWords(key, false, out);
@@ -151,7 +135,7 @@ const pathTerms = (path: string): ReadonlyArray<string> => {
  * The ranking terms of one raw token (memoized: a token's terms depend on it alone, and the
  * paths and words of a session repeat far more than the texts they are part of).
  */
-const tokenTerms = memoize(MEMO_LIMIT, (raw): ReadonlyArray<string> => {
+const tokenTerms = memoize(MEMO_LIMIT, (raw: string): ReadonlyArray<string> => {
   const token = trimEdges(raw);
   if (token === '' || TASK_REFERENCE.test(token)) return NO_TERMS;
   if (isPathLike(token)) return pathTerms(token);
@@ -165,14 +149,14 @@ const tokenTerms = memoize(MEMO_LIMIT, (raw): ReadonlyArray<string> => {
  * reads a fact's terms again when the fact leaves the index, and a task's context when it
  * changes, and a few thousand texts cover everything still indexed in a long session.
  */
-export const textTerms = memoize(8_192, (text): ReadonlyArray<string> => {
+export const textTerms = memoize(8_192, (text: string): ReadonlyArray<string> => {
   const all: string[] = [];
   for (const raw of rawTokens(text)) for (const term of tokenTerms(raw)) all.push(term);
   return Object.freeze(all);
 });
 
 /** The query terms of one raw token: its words of 2 characters or more, stemmed (memoized like `tokenTerms`). */
-const queryTokenTerms = memoize(MEMO_LIMIT, (raw): ReadonlyArray<string> => {
+const queryTokenTerms = memoize(MEMO_LIMIT, (raw: string): ReadonlyArray<string> => {
   const token = trimEdges(raw);
   if (token === '' || TASK_REFERENCE.test(token)) return NO_TERMS;
   const out: Word[] = [];

@@ -4,6 +4,7 @@
  * (BM25 with b = 0); term frequencies are saturated with k1.
  */
 import type { SessionFact } from '../../fact.js';
+import { memoize } from '../../base/memo.js';
 import { textTerms } from './terms.js';
 
 /**
@@ -28,42 +29,27 @@ const saturateAll = (weights: Map<string, number>): Map<string, number> => {
 };
 
 /**
- * Weights by fact, for the most recently read facts: facts are immutable values, and the index
- * reads a fact's weights when it enters and again when it leaves (in a bounded store, soon
- * after). Bounded, not weak: a weak table would keep a map alive beside every stored fact,
- * a third more heap per fact.
+ * The BM25 weight of each term of a fact (subject weighted 3, object 1), memoized for the most
+ * recently read facts: facts are immutable values, and the index reads a fact's weights when it
+ * enters and again when it leaves (in a bounded store, soon after). Bounded, not weak: a weak
+ * table would keep a map alive beside every stored fact, a third more heap per fact.
  */
-const factWeightsCache = new Map<object, ReadonlyMap<string, number>>();
-const FACT_WEIGHTS_LIMIT = 4_096;
-
-/** The BM25 weight of each term of a fact (subject weighted 3, object 1). */
-export const factTermWeights = (fact: Pick<SessionFact, 'subject' | 'object'>): ReadonlyMap<string, number> => {
-  let weights = factWeightsCache.get(fact);
-  if (weights === undefined) {
-    const fresh = new Map<string, number>();
-    addWeighted(fresh, fact.subject, FIELD_WEIGHTS.subject);
-    addWeighted(fresh, fact.object, FIELD_WEIGHTS.object);
-    weights = saturateAll(fresh);
-    if (factWeightsCache.size >= FACT_WEIGHTS_LIMIT) factWeightsCache.clear();
-    factWeightsCache.set(fact, weights);
-  }
-  return weights;
-};
-
-const contextWeightsCache = new Map<string, ReadonlyMap<string, number>>();
+export const factTermWeights = memoize(
+  4_096,
+  (fact: Pick<SessionFact, 'subject' | 'object'>): ReadonlyMap<string, number> => {
+    const weights = new Map<string, number>();
+    addWeighted(weights, fact.subject, FIELD_WEIGHTS.subject);
+    addWeighted(weights, fact.object, FIELD_WEIGHTS.object);
+    return saturateAll(weights);
+  },
+);
 
 /** The BM25 weight of each term of a task's context text (memoized: a task's text is read when it starts and stops lending it). */
-export const contextTermWeights = (text: string): ReadonlyMap<string, number> => {
-  let weights = contextWeightsCache.get(text);
-  if (weights === undefined) {
-    const fresh = new Map<string, number>();
-    addWeighted(fresh, text, 1);
-    weights = saturateAll(fresh);
-    if (contextWeightsCache.size >= 4_096) contextWeightsCache.clear();
-    contextWeightsCache.set(text, weights);
-  }
-  return weights;
-};
+export const contextTermWeights = memoize(4_096, (text: string): ReadonlyMap<string, number> => {
+  const weights = new Map<string, number>();
+  addWeighted(weights, text, 1);
+  return saturateAll(weights);
+});
 
 /**
  * Posting weights are stored as integers (thousandths): small integers are unboxed in the
