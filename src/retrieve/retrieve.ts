@@ -43,7 +43,7 @@ import {
   type Scored,
   type Settings,
 } from './score.js';
-import { topK } from './topk.js';
+import { rankPasses } from './topk.js';
 
 export type { ExclusionReason } from './score.js';
 
@@ -225,8 +225,7 @@ export const retrieveRanked = (
     if (settings.maxFacts === 0 || settings.maxTokens < 0) return [];
     const table = contextTable(store, settings.plan);
     const passes = passesFor(store, settings, table);
-    const first = passes.first === undefined ? [] : topK(store, settings, passes.first, true);
-    const ranked = topK(store, settings, passes.last(first), false);
+    const ranked = rankPasses(store, settings, passes.first, passes.last);
     return finish(settings, ranked)
       .filter((candidate) => candidate.reason === undefined)
       .map((candidate) => candidate.fact);

@@ -27,6 +27,7 @@ import type { FactStore } from '../store/state.js';
 import { isFileFact } from '../store/write.js';
 import {
   forEachPosting,
+  blockView,
   postingBlocks,
   type Postings,
   PostingsCursor,
@@ -332,11 +333,12 @@ const offerUnmatchedConventions = (search: Search, matched: Uint8Array): void =>
 };
 
 /**
- * Accumulators of one pass, by document, in scratch arrays reused across queries (retrieval is
+ * Accumulators, by document, in scratch arrays reused across queries (retrieval is
  * synchronous): per document its state bits, its prior flags and its term sum so far, and for
- * a special fact what it gets besides its terms (context, continuity); `opened` lists the
- * documents with an accumulator. Opening one writes three numbers, dropping one clears its
- * state: the arrays are only ever reset where a pass wrote them.
+ * a special fact what it gets besides its terms (context, continuity). Each population (the
+ * facts that are not conventions, and the conventions) lists the documents it opened. Opening
+ * one writes three numbers, dropping one clears its state: the arrays are only ever reset
+ * where a query wrote them.
  */
 const OPEN = 1;
 /** Found directly (context, a named file, a recent task): never dropped. */
@@ -346,16 +348,33 @@ const NAMED = 4;
 /** Whether the fact passes the filters (tags, own task) is known, and whether it does. */
 const CHECKED = 8;
 const ELIGIBLE = 16;
+/**
+ * The sum lacks the query's own terms: the query phase dropped the fact (or never opened it),
+ * so they add less than that phase's floor (`Phase.partialCap`, priors included).
+ */
+const PARTIAL = 32;
 
 let docState = new Uint8Array(1024);
 let docFlags = new Uint8Array(1024);
 let docSum = new Float64Array(1024);
 let docContext = new Float64Array(1024);
 let docContinuity = new Float64Array(1024);
-let opened = new Int32Array(1024);
+let openFacts = new Int32Array(1024);
+let openConventions = new Int32Array(1024);
 let poolAt = new Int32Array(1024);
-/** The conventions the terms matched, by document (1), while the others are walked. */
+/**
+ * The conventions a query gave an accumulator (matched by a term, or special), by document (1),
+ * listed in `marked[0..markedCount)`: the rest are walked apart, at their base.
+ */
 let matchedMark = new Uint8Array(1024);
+let marked = new Int32Array(1024);
+let markedCount = 0;
+
+const markMatched = (doc: number): void => {
+  if (matchedMark[doc] === 1) return;
+  matchedMark[doc] = 1;
+  marked[markedCount++] = doc;
+};
 
 const ensureScratch = (documents: number): void => {
   if (docState.length >= documents) return;
@@ -365,9 +384,11 @@ const ensureScratch = (documents: number): void => {
   docSum = new Float64Array(size);
   docContext = new Float64Array(size);
   docContinuity = new Float64Array(size);
-  opened = new Int32Array(size);
+  openFacts = new Int32Array(size);
+  openConventions = new Int32Array(size);
   poolAt = new Int32Array(size);
   matchedMark = new Uint8Array(size);
+  marked = new Int32Array(size);
 };
 
 /**
@@ -386,6 +407,12 @@ class Pool {
   /** The k-th largest bound (0 until there are k). */
   get threshold(): number {
     return Math.max(0, this.least);
+  }
+
+  /** Moves every bound into `into` (a pool of the same query), leaving this one empty. */
+  moveTo(into: Pool): void {
+    this.clear();
+    this.docs.forEach((doc, i) => into.offer(doc, this.values[i]!));
   }
 
   offer(doc: number, value: number): void {
@@ -425,41 +452,89 @@ interface List {
   readonly postings: Postings;
 }
 
-/**
- * One population's MaxScore (the facts that are not conventions, or the conventions), the
- * special facts of that population included; returns the documents it gave an accumulator.
- */
-const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, conventions: boolean): Int32Array => {
-  const { pass, best, store, settings } = search;
-  const { ranking } = pass.plan;
+/** The lists of a population for the pass's terms from `from` on, by descending bound. */
+const listsOf = (pass: Pass, from: number, to: number, conventions: boolean): List[] => {
   const lists: List[] = [];
-  pass.terms.forEach((planned, at) => {
+  for (let at = from; at < to; at += 1) {
+    const planned = pass.terms[at]!;
     const postings = conventions ? planned.conventions : planned.postings;
-    if (postings === undefined) return;
+    if (postings === undefined) continue;
     const factor = planned.multiplier * planned.idf;
     const bound = factor * postingWeight(postingsMaxWeight(postings));
     if (bound > 0) lists.push({ at, factor, bound, postings });
-  });
-  lists.sort((a, b) => b.bound - a.bound || a.at - b.at);
+  }
+  return lists.sort((a, b) => b.bound - a.bound || a.at - b.at);
+};
+
+/** One population's accumulators: the documents it opened (`open[0..used)`), kept across the phases of a query. */
+class Population {
+  used = 0;
+  constructor(
+    readonly conventions: boolean,
+    readonly open: Int32Array,
+  ) {}
+}
+
+/**
+ * One phase of a query: the terms it reads (`search.pass`'s from `from` on), and the k largest
+ * lower bounds it has seen. The query phase of a two-pass query reads the query's own terms
+ * with k the larger of the two passes' counts: the last pass scores each fact at least as high
+ * as the first (it only adds feedback, continuity and a base), so its floor holds for both.
+ * The facts it keeps have their query sums complete, and every fact it drops scores less than
+ * that floor from them. When the last pass has no feedback words, its phase reads no list: it
+ * scores the facts kept (and its special facts, PARTIAL when the query phase did not keep them,
+ * with that floor as `partialCap`).
+ */
+class Phase {
+  readonly pool: Pool;
+  constructor(
+    readonly search: Search,
+    /** The first of the pass's terms this phase reads. */
+    readonly from: number,
+    /** Whether the search's own k-th best may prune: only in the last pass, which nothing follows. */
+    readonly final: boolean,
+    k: number,
+    /** What the terms before `from` add at most to a PARTIAL fact's score (priors included). */
+    readonly partialCap: number,
+  ) {
+    this.pool = new Pool(k);
+  }
+
+  /** A score the k-th best is sure to reach, less the rounding margin: facts whose bound is below it are out. */
+  floor(): number {
+    const best = this.search.best;
+    return Math.max(this.pool.threshold, this.final && best.full ? best.threshold : 0) / SLACK;
+  }
+}
+
+/**
+ * Reads one population's lists of a phase, term at a time, by MaxScore (see the top of this
+ * file), then scores exactly, for the phase's search, every accumulator whose bound can still
+ * reach the k-th best. Accumulators the phase leaves open keep their sums for the next phase.
+ */
+const accumulate = (phase: Phase, population: Population): void => {
+  const { search, pool, partialCap } = phase;
+  const { pass, best, store, settings } = search;
+  const { conventions } = population;
+  const { ranking } = pass.plan;
+  const lists = listsOf(pass, phase.from, pass.terms.length, conventions);
   // above[i]: what lists i, i+1, ... can add at most (before priors).
   const above: number[] = new Array<number>(lists.length + 1).fill(0);
   for (let i = lists.length - 1; i >= 0; i -= 1) above[i] = above[i + 1]! + lists[i]!.bound;
 
   const { docs } = store.index;
-  ensureScratch(store.index.nextDoc);
   // Locals, not the module's bindings, in the loops below.
   const state = docState;
   const flagsOf = docFlags;
   const sums = docSum;
   const contexts = docContext;
   const continuities = docContinuity;
-  const open = opened;
+  const { open } = population;
   const { lower, upper } = search;
   const topPrior = maxPriorBound(ranking.priors);
   const base = conventions ? ranking.conventionBase * pass.scale : 0;
   const boost = ranking.exactFileBoost;
-  const pool = new Pool(best.k);
-  let used = 0;
+  let used = population.used;
 
   /** True when the fact of `doc` passes the filters (tags, own task): checked once, when it matters. */
   const eligible = (doc: number): boolean => {
@@ -484,14 +559,16 @@ const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, co
     return (matched + continuities[doc]!) * lower[flagsOf[doc]!]! + ((st & NAMED) !== 0 && matched > 0 ? boost : 0);
   };
 
-  /** The most the fact of `doc` can score once its terms are all read (a convention's base only when nothing matched). */
+  /** The most the fact of `doc` can score once its terms are all read (a convention's base only when nothing may match). */
   const upperBound = (doc: number): number => {
     const st = state[doc]!;
     const special = (st & SPECIAL) !== 0;
+    const partial = (st & PARTIAL) !== 0;
     const matched = special ? sums[doc]! + contexts[doc]! : sums[doc]!;
     return (
-      (matched + (special ? continuities[doc]! : 0) + (matched > 0 ? 0 : base)) * upper[flagsOf[doc]!]! +
-      ((st & NAMED) !== 0 ? boost : 0)
+      (matched + (special ? continuities[doc]! : 0) + (matched > 0 && !partial ? 0 : base)) * upper[flagsOf[doc]!]! +
+      ((st & NAMED) !== 0 ? boost : 0) +
+      (partial ? partialCap : 0)
     );
   };
 
@@ -499,8 +576,6 @@ const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, co
     const value = lowerBound(doc);
     if (value > 0 && value >= settings.minScore && value > pool.least && eligible(doc)) pool.offer(doc, value);
   };
-
-  const threshold = (): number => Math.max(pool.threshold, best.full ? best.threshold : 0) / SLACK;
 
   /**
    * Drops the accumulators (special ones aside) among the first `count` that cannot reach `floor`
@@ -512,26 +587,43 @@ const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, co
     let kept = 0;
     for (let i = 0; i < count; i += 1) {
       const doc = open[i]!;
-      if ((state[doc]! & SPECIAL) === 0 && (sums[doc]! + rest) * upper[flagsOf[doc]!]! * SLACK < floor) state[doc] = 0;
+      const st = state[doc]!;
+      if (
+        (st & SPECIAL) === 0 &&
+        ((sums[doc]! + rest) * upper[flagsOf[doc]!]! + ((st & PARTIAL) !== 0 ? partialCap : 0)) * SLACK < floor
+      )
+        state[doc] = 0;
       else open[kept++] = doc;
     }
     return kept;
   };
 
-  try {
-    const specials: number[] = [];
-    for (const described of special) {
-      if (isConventionFlags(described.flags) !== conventions) continue;
-      const { doc } = described;
-      state[doc] = OPEN | SPECIAL | (described.named ? NAMED : 0);
-      flagsOf[doc] = described.flags;
-      sums[doc] = 0;
-      contexts[doc] = described.context;
-      continuities[doc] = pass.recent.get(described.fact.sourceTaskId) ?? 0;
-      open[used++] = doc;
-      specials.push(doc);
+  /**
+   * Adds the query phase's terms to the PARTIAL facts among the first `count` (seeking each in
+   * those lists, in document order), so that their bounds are exact again; returns `count`.
+   */
+  const completePartial = (count: number): number => {
+    const partial: number[] = [];
+    for (let i = 0; i < count; i += 1) if ((state[open[i]!]! & PARTIAL) !== 0) partial.push(open[i]!);
+    if (partial.length === 0) return count;
+    partial.sort((a, b) => a - b);
+    for (const { postings, factor } of listsOf(pass, 0, phase.from, conventions)) {
+      const cursor = new PostingsCursor(postings);
+      for (const doc of partial) {
+        cursor.seek(doc);
+        if (cursor.doc === Infinity) break;
+        if (cursor.doc === doc) sums[doc] = sums[doc]! + (factor / 1000) * postingWeightOf(cursor.value);
+      }
     }
-    for (const doc of specials) consider(doc);
+    for (const doc of partial) {
+      state[doc] = state[doc]! & ~PARTIAL;
+      consider(doc);
+    }
+    return count;
+  };
+
+  try {
+    for (let i = 0; i < used; i += 1) consider(open[i]!);
 
     let admitting = true;
     /** The open accumulators' documents in order, once no accumulator is opened any more. */
@@ -540,8 +632,8 @@ const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, co
       const { postings, factor } = lists[i]!;
       // Conventions are few: every one the terms match is read (and the rest are known unmatched).
       if (!conventions && i > 0) {
-        const floor = threshold();
-        if (admitting && above[i]! * topPrior * SLACK < floor) admitting = false;
+        const floor = phase.floor();
+        if (admitting && (above[i]! * topPrior + partialCap) * SLACK < floor) admitting = false;
         // Once no accumulator opens, each list read lowers what the rest can add: drop those that can no longer make it.
         if (!admitting) {
           const before = used;
@@ -563,15 +655,15 @@ const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, co
         }
         continue;
       }
-      // A fact first seen here gets at most its weight here and all the later lists can add: one
-      // that cannot reach the k-th best even so is not opened (the facts of the conventions are
-      // all read). Should a later list open it, its partial sum is still a lower bound, and the
-      // bounds it gets can only turn it away, which it deserves.
-      const admitFloor = conventions ? -Infinity : threshold();
+      // A fact first seen here gets at most its weight here and all the later lists can add:
+      // one that cannot reach the k-th best even so is not opened (the facts of the
+      // conventions are all read). Should a later list open it, its partial sum is still a
+      // lower bound, and the bounds it gets can only turn it away, which it deserves.
+      const admitFloor = conventions ? -Infinity : phase.floor();
       const later = above[i + 1]!;
       const blocks = postingBlocks(postings);
       for (let b = 0; b < blocks.length; b += 1) {
-        const block = blocks[b]!;
+        const block = blockView(blocks[b]!);
         for (let j = 0; j < block.length; j += 2) {
           const doc = block[j]!;
           const st = state[doc]!;
@@ -581,8 +673,12 @@ const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, co
             const value = block[j + 1]!;
             const flags = postingFlagsOf(value);
             sum = scale * postingWeightOf(value);
-            if ((sum + later) * upper[flags]! * SLACK < admitFloor) continue;
-            state[doc] = OPEN;
+            if (((sum + later) * upper[flags]! + partialCap) * SLACK < admitFloor) continue;
+            // After a query phase, its terms' part is unknown (for a convention, only if one matched it).
+            if (conventions) {
+              state[doc] = partialCap > 0 && matchedMark[doc] === 1 ? OPEN | PARTIAL : OPEN;
+              markMatched(doc);
+            } else state[doc] = partialCap > 0 ? OPEN | PARTIAL : OPEN;
             flagsOf[doc] = flags;
             open[used++] = doc;
           } else sum = sums[doc]! + scale * postingWeightOf(block[j + 1]!);
@@ -592,47 +688,145 @@ const offerByMaxScore = (search: Search, special: ReadonlyArray<SpecialFact>, co
       }
     }
 
-    // Every fact whose upper bound can reach the k-th best, scored exactly.
-    const matched = conventions ? open.slice(0, used) : new Int32Array(0);
-    const floor = threshold();
+    if (phase.partialCap > 0) used = completePartial(prune(used, phase.floor(), lists.length));
+
+    // Every fact whose upper bound can reach the k-th best, scored exactly; the rest are
+    // dropped, unless special (a later phase may add to them).
+    const floor = phase.floor();
+    let kept = 0;
     for (let i = 0; i < used; i += 1) {
       const doc = open[i]!;
+      const st = state[doc]!;
       const bound = upperBound(doc);
-      if (bound * SLACK < floor || !search.mayEnter(bound) || !eligible(doc)) continue;
+      if ((bound * SLACK < floor && (st & SPECIAL) === 0) || !eligible(doc)) {
+        state[doc] = 0;
+        continue;
+      }
+      open[kept++] = doc;
+      if (bound * SLACK < floor || !search.mayEnter(bound)) continue;
       const fact = getAt(docs, doc);
       if (fact === undefined) continue;
       const weights = storedWeights(pass, doc, conventions);
-      const isSpecial = (state[doc]! & SPECIAL) !== 0;
+      const isSpecial = (st & SPECIAL) !== 0;
       const context = isSpecial ? contexts[doc]! : 0;
       const continuity = isSpecial ? continuities[doc]! : 0;
-      if (search.mayEnter(search.quickTotal(weights, flagsOf[doc]!, context, continuity, (state[doc]! & NAMED) !== 0)))
+      if (search.mayEnter(search.quickTotal(weights, flagsOf[doc]!, context, continuity, (st & NAMED) !== 0)))
         search.offer(fact, weights, { context, continuity });
     }
-    return matched;
+    used = kept;
   } finally {
-    for (let i = 0; i < used; i += 1) state[open[i]!] = 0;
-    pool.clear();
+    population.used = used;
   }
 };
 
-/** The pass's best `pass.k` candidates, in rank order: exactly what scoring every fact would rank first. */
-export const topK = (store: FactStore, settings: Settings, pass: Pass, firstPass: boolean): Scored[] => {
-  if (!(Math.min(pass.k, store.index.nextDoc) > 0)) return [];
-  const search = new Search(store, settings, pass, firstPass);
-  const described = specialFacts(store, pass);
-  // The facts first, then the conventions: they are fewer, and most are turned away by the
-  // threshold the facts leave.
-  offerByMaxScore(search, described, false);
-  const matched = offerByMaxScore(search, described, true);
-  // The first pass looks for matches only; the last also takes conventions the query does not
-  // match (at their base, or at 0, filling places nothing else takes).
-  if (!firstPass) {
-    for (const doc of matched) matchedMark[doc] = 1;
-    try {
-      offerUnmatchedConventions(search, matchedMark);
-    } finally {
-      for (const doc of matched) matchedMark[doc] = 0;
+/**
+ * Gives the special facts of a pass accumulators (or, those a phase kept, their extras of this
+ * pass); `partial` after a query phase whose sums the pass reuses without reading its lists.
+ */
+const seedSpecial = (
+  pass: Pass,
+  special: ReadonlyArray<SpecialFact>,
+  populations: ReadonlyArray<Population>,
+  partial: boolean,
+): void => {
+  for (const described of special) {
+    const population = populations[isConventionFlags(described.flags) ? 1 : 0]!;
+    const { doc } = described;
+    const st = docState[doc]!;
+    const kept = (st & OPEN) !== 0;
+    // After a query phase, one it did not keep has its query sum unknown (a convention only if a term matched it).
+    const unknown = partial && (!population.conventions || matchedMark[doc] === 1);
+    docState[doc] = (kept ? st : OPEN | (unknown ? PARTIAL : 0)) | SPECIAL | (described.named ? NAMED : 0);
+    if (population.conventions) markMatched(doc);
+    if (!kept) {
+      docFlags[doc] = described.flags;
+      docSum[doc] = 0;
+      population.open[population.used++] = doc;
     }
+    docContext[doc] = described.context;
+    docContinuity[doc] = pass.recent.get(described.fact.sourceTaskId) ?? 0;
   }
-  return search.best.list;
+};
+
+/** Drops every accumulator a query opened. */
+const clearPopulations = (populations: ReadonlyArray<Population>): void => {
+  for (const population of populations) {
+    for (let i = 0; i < population.used; i += 1) docState[population.open[i]!] = 0;
+    population.used = 0;
+  }
+};
+
+/**
+ * The last pass's best `settings.maxFacts` candidates, in rank order: exactly what scoring
+ * every fact in both passes would rank first. A two-pass query reads the query's own terms
+ * once, for both passes (see `Phase`): the first pass's best come from the facts that phase
+ * keeps, and the last pass then reads only the feedback words' lists.
+ */
+export const rankPasses = (
+  store: FactStore,
+  settings: Settings,
+  first: Pass | undefined,
+  last: (first: ReadonlyArray<Scored>) => Pass,
+): Scored[] => {
+  const documents = store.index.nextDoc;
+  const lastK = Math.min(settings.maxFacts, documents);
+  if (!(lastK > 0)) return [];
+  ensureScratch(documents);
+  const populations = [new Population(false, openFacts), new Population(true, openConventions)];
+  const run = (phase: Phase): void => {
+    // The facts first, then the conventions: they are fewer, and most are turned away by the
+    // floor the facts leave.
+    for (const population of populations) accumulate(phase, population);
+  };
+  try {
+    let lastPhase: Phase;
+    if (first === undefined) {
+      lastPhase = new Phase(new Search(store, settings, last([]), false), 0, true, lastK, 0);
+      seedSpecial(lastPhase.search.pass, specialFacts(store, lastPhase.search.pass), populations, false);
+    } else {
+      const firstSearch = new Search(store, settings, first, true);
+      const queryPhase = new Phase(firstSearch, 0, false, Math.max(firstSearch.best.k, lastK), 0);
+      try {
+        seedSpecial(first, specialFacts(store, first), populations, false);
+        run(queryPhase);
+      } catch (error) {
+        queryPhase.pool.clear();
+        throw error;
+      }
+      const lastSearch = new Search(store, settings, last(firstSearch.best.list), false);
+      const { pass } = lastSearch;
+      const read = (from: number, to: number): { lists: number; postings: number } => {
+        const lists = [...listsOf(pass, from, to, false), ...listsOf(pass, from, to, true)];
+        return { lists: lists.length, postings: lists.reduce((sum, list) => sum + postingsSize(list.postings), 0) };
+      };
+      const query = read(0, pass.queryTerms);
+      const feedback = read(pass.queryTerms, pass.terms.length);
+      // Completing a fact only feedback opened costs a seek in each query list, several times a
+      // posting read: when the feedback lists are that long, every list is read again instead.
+      const reuse = 3 * feedback.postings * query.lists < query.postings;
+      if (reuse) {
+        lastPhase = new Phase(lastSearch, pass.queryTerms, true, lastK, queryPhase.floor() * SLACK);
+        queryPhase.pool.clear();
+      } else {
+        // The feedback words may lift any fact: every list is read again, from the floor the query phase reached.
+        lastPhase = new Phase(lastSearch, 0, true, lastK, 0);
+        queryPhase.pool.moveTo(lastPhase.pool);
+        clearPopulations(populations);
+      }
+      seedSpecial(pass, specialFacts(store, pass), populations, reuse);
+    }
+    try {
+      run(lastPhase);
+    } finally {
+      lastPhase.pool.clear();
+    }
+    // The last pass also takes conventions the query does not match (at their base, or at 0,
+    // filling places nothing else takes).
+    offerUnmatchedConventions(lastPhase.search, matchedMark);
+    return lastPhase.search.best.list;
+  } finally {
+    for (let i = 0; i < markedCount; i += 1) matchedMark[marked[i]!] = 0;
+    markedCount = 0;
+    clearPopulations(populations);
+  }
 };

@@ -20,7 +20,38 @@ import {
 } from '../../src/index.js';
 import { withMutations } from '../../src/store/state.js';
 
-const VOCABULARY = ['auth', 'login', 'token', 'route', 'cache', 'retry', 'invoice', 'schema', 'config', 'test'];
+const VOCABULARY = [
+  'auth',
+  'login',
+  'token',
+  'route',
+  'cache',
+  'retry',
+  'invoice',
+  'schema',
+  'config',
+  'test',
+  'ledger',
+  'queue',
+  'parser',
+  'render',
+  'billing',
+  'session',
+  'export',
+  'import',
+  'widget',
+  'socket',
+  'pager',
+  'mailer',
+  'search',
+  'upload',
+  'locale',
+  'theme',
+  'report',
+  'audit',
+  'metric',
+  'webhook',
+];
 const RELATIONS = ['modified_by', 'issue', 'convention', 'summary', 'requires', 'tested_by', 'completed_with'];
 const TAG_SETS: ReadonlyArray<ReadonlyArray<FactTag>> = [
   ['file_change'],
@@ -43,12 +74,21 @@ interface Draft {
   readonly at: number;
 }
 
-const draftArb = (size: number): fc.Arbitrary<Draft> =>
+/** A word of the vocabulary, or (with `rare`) now and then one of many rare words, which make feedback words. */
+const objectWordArb = (size: number, rare: boolean): fc.Arbitrary<string> =>
+  rare
+    ? fc.oneof(
+        { arbitrary: wordArb(size), weight: 4 },
+        { arbitrary: fc.nat({ max: 60 }).map((n) => `rare${n}`), weight: 1 },
+      )
+    : wordArb(size);
+
+const draftArb = (size: number, rare: boolean): fc.Arbitrary<Draft> =>
   fc.record({
     subjectWords: fc.array(wordArb(size), { minLength: 1, maxLength: 3 }),
     file: fc.boolean(),
     relation: fc.nat({ max: RELATIONS.length - 1 }),
-    objectWords: fc.array(wordArb(size), { minLength: 1, maxLength: 5 }),
+    objectWords: fc.array(objectWordArb(size, rare), { minLength: 1, maxLength: 5 }),
     task: fc.integer({ min: 1, max: 9 }),
     at: fc.integer({ min: 0, max: 60 }),
   });
@@ -72,12 +112,12 @@ const toFact = (draft: Draft): SessionFact => {
   });
 };
 
-/** A store of up to a few hundred facts over a vocabulary of `size` words, with task prompts. */
-const storeArb = (size: number): fc.Arbitrary<FactStore> =>
+/** A store of up to a few hundred facts over a vocabulary of `size` words (and rare words), with task prompts. */
+const storeArb = (size: number, rare = false): fc.Arbitrary<FactStore> =>
   fc
     .tuple(
       // Up to about 500 facts: long enough posting lists to be split into blocks.
-      fc.array(fc.array(draftArb(size), { minLength: 1, maxLength: 12, size: 'max' }), {
+      fc.array(fc.array(draftArb(size, rare), { minLength: 1, maxLength: 12, size: 'max' }), {
         minLength: 1,
         maxLength: 45,
         size: 'max',
@@ -110,7 +150,16 @@ const rankingArb: fc.Arbitrary<RankingOverrides | undefined> = fc.option(
         },
         { requiredKeys: [] },
       ),
-      feedback: fc.record({ weight: fc.constantFrom(0, 0.3, 1), facts: fc.integer({ min: 0, max: 4 }) }),
+      feedback: fc.record(
+        {
+          weight: fc.constantFrom(0, 0.3, 1),
+          facts: fc.integer({ min: 0, max: 4 }),
+          terms: fc.integer({ min: 0, max: 8 }),
+          // Above the default share, words of small stores become feedback words too.
+          maxShare: fc.constantFrom(0.05, 0.3, 1),
+        },
+        { requiredKeys: ['weight', 'facts'] },
+      ),
       continuity: fc.record({ weight: fc.constantFrom(0, 0.3, 1), tasks: fc.integer({ min: 0, max: 3 }) }),
       conventionBase: fc.constantFrom(0, 0.5),
       floor: fc.constantFrom(0, 0.1, 0.5),
@@ -152,7 +201,7 @@ const included = (store: FactStore, query: FactQuery): ReadonlyArray<SessionFact
     .map((decision) => decision.fact);
 
 describe('exact top k', () => {
-  for (const size of [3, 10])
+  for (const size of [3, 10, 30])
     it(`retrieveFacts gives exactly the facts explainRetrieval includes, in its order, on stores of a ${size}-word vocabulary`, () => {
       fc.assert(
         fc.property(storeArb(size), fc.array(queryArb(size), { minLength: 1, maxLength: 4 }), (store, queries) => {
@@ -161,6 +210,21 @@ describe('exact top k', () => {
         { numRuns: 60 },
       );
     });
+
+  // Common query words and short feedback lists: the last pass reuses the query phase's sums,
+  // and a few places make the floors bite.
+  it('retrieveFacts gives exactly the facts explainRetrieval includes on stores of common words and rare feedback words', () => {
+    const fewArb = fc.tuple(queryArb(3), fc.integer({ min: 1, max: 6 })).map(([query, maxFacts]) => ({
+      ...query,
+      maxFacts,
+    }));
+    fc.assert(
+      fc.property(storeArb(3, true), fc.array(fewArb, { minLength: 1, maxLength: 6 }), (store, queries) => {
+        for (const query of queries) expect(retrieveFacts(store, query)).toEqual(included(store, query));
+      }),
+      { numRuns: 400 },
+    );
+  });
 
   it('conventions the query does not match, tied on score and time, are cut exactly where the exhaustive ranking cuts them', () => {
     const conventionArb = fc.record({
