@@ -113,10 +113,9 @@ const addTaskFacts = (store: FactStore, taskId: string, into: Map<number, Sessio
   const { index } = store;
   const task = PMap.get(index.tasks, taskId);
   if (task === undefined) return;
-  PMap.forEach(task.facts, (_true, id) => {
-    const doc = PMap.get(index.ids, id);
-    const fact = doc === undefined || skip?.facts.has(doc) ? undefined : getAt(index.docs, doc);
-    if (doc !== undefined && fact !== undefined) into.set(doc, fact);
+  PMap.forEach(task.facts, (doc) => {
+    const fact = skip?.facts.has(doc) === true ? undefined : getAt(index.docs, doc);
+    if (fact !== undefined) into.set(doc, fact);
   });
 };
 
@@ -690,22 +689,28 @@ const accumulate = (phase: Phase, population: Population): void => {
 
     if (phase.partialCap > 0) used = completePartial(prune(used, phase.floor(), lists.length));
 
-    // Every fact whose upper bound can reach the k-th best, scored exactly; the rest are
-    // dropped, unless special (a later phase may add to them).
+    // Every fact whose upper bound can reach the k-th best is scored exactly, the highest bound
+    // first (the k-th best rises soonest, and the first bound it turns away ends the walk); the
+    // rest are dropped, unless special (a later phase may add to them).
     const floor = phase.floor();
+    const candidates: Array<{ doc: number; bound: number }> = [];
     let kept = 0;
     for (let i = 0; i < used; i += 1) {
       const doc = open[i]!;
-      const st = state[doc]!;
       const bound = upperBound(doc);
-      if ((bound * SLACK < floor && (st & SPECIAL) === 0) || !eligible(doc)) {
+      if ((bound * SLACK < floor && (state[doc]! & SPECIAL) === 0) || !eligible(doc)) {
         state[doc] = 0;
         continue;
       }
       open[kept++] = doc;
-      if (bound * SLACK < floor || !search.mayEnter(bound)) continue;
+      if (bound * SLACK >= floor && search.mayEnter(bound)) candidates.push({ doc, bound });
+    }
+    candidates.sort((a, b) => b.bound - a.bound);
+    for (const { doc, bound } of candidates) {
+      if (!search.mayEnter(bound)) break;
       const fact = getAt(docs, doc);
       if (fact === undefined) continue;
+      const st = state[doc]!;
       const weights = storedWeights(pass, doc, conventions);
       const isSpecial = (st & SPECIAL) !== 0;
       const context = isSpecial ? contexts[doc]! : 0;

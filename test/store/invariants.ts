@@ -82,6 +82,8 @@ export const flattenIndex = (index: SearchIndex) => {
       ...doc,
       numbered: taskId(num),
       facts: PMap.keys(doc.facts).sort(),
+      // Each fact's document number, as `ids` has it (numbers differ from a rebuilt index's).
+      numbers: PMap.keys(doc.facts).every((id) => PMap.get(doc.facts, id) === PMap.get(index.ids, id)),
       touched: PMap.keys(doc.touched).sort(),
     })),
   };

@@ -210,13 +210,17 @@ export const removePosting = (postings: Postings, doc: number): Postings => {
 
 /**
  * A reader of one list in document order, for a query (not state). `doc` is the current
- * document (Infinity past the end) and `value` its packed value.
+ * document (Infinity past the end) and `value` its packed value. Seeks gallop forward (1, 2,
+ * 4, ... blocks, then postings), so seeking many documents in order costs about one step each
+ * when they are spread over the list, and a binary search when they are far apart. It reads
+ * through `blockView`: no other list may be read while it is in use.
  */
 export class PostingsCursor {
   doc = Infinity;
   value = 0;
   private block = 0;
   private at = 0;
+  private current: Int32Array = NO_VIEW;
   private readonly blocks: ReadonlyArray<ReadonlyArray<number>>;
   private readonly lasts: ReadonlyArray<number> | undefined;
 
@@ -228,25 +232,31 @@ export class PostingsCursor {
       this.blocks = postings.blocks;
       this.lasts = postings.lasts;
     }
+    this.enter(0);
+  }
+
+  /** Moves to the start of block `index`. */
+  private enter(index: number): void {
+    this.block = index;
+    this.at = 0;
+    const block = this.blocks[index];
+    this.current = block === undefined ? NO_VIEW : blockView(block);
     this.load();
   }
 
   /** Reads the posting at the current position, moving to the next block at a block's end. */
   private load(): void {
-    for (;;) {
-      const block = this.blocks[this.block];
-      if (block === undefined) {
+    while (this.at >= this.current.length) {
+      if (this.block >= this.blocks.length - 1) {
         this.doc = Infinity;
-        return;
-      }
-      if (this.at < block.length) {
-        this.doc = block[this.at]!;
-        this.value = block[this.at + 1]!;
         return;
       }
       this.block += 1;
       this.at = 0;
+      this.current = blockView(this.blocks[this.block]!);
     }
+    this.doc = this.current[this.at]!;
+    this.value = this.current[this.at + 1]!;
   }
 
   /** Moves to the next posting. */
@@ -260,33 +270,34 @@ export class PostingsCursor {
     if (this.doc >= target) return;
     const { lasts } = this;
     if (lasts !== undefined && lasts[this.block]! < target) {
-      let low = this.block + 1;
-      let high = lasts.length;
-      while (low < high) {
-        const mid = (low + high) >> 1;
-        if (lasts[mid]! < target) low = mid + 1;
-        else high = mid;
-      }
-      this.block = low;
-      this.at = 0;
+      this.enter(gallop(this.block + 1, lasts.length, (i) => lasts[i]! < target));
+      if (this.doc >= target) return;
     }
-    const block = this.blocks[this.block];
-    if (block === undefined) {
-      this.doc = Infinity;
-      return;
-    }
-    // Binary search within the block, from the current position.
-    let low = this.at / 2;
-    let high = block.length / 2;
-    while (low < high) {
-      const mid = (low + high) >> 1;
-      if (block[2 * mid]! < target) low = mid + 1;
-      else high = mid;
-    }
-    this.at = 2 * low;
+    // Within the block: postings are (doc, value) pairs.
+    const block = this.current;
+    this.at = 2 * gallop(this.at / 2, block.length / 2, (i) => block[2 * i]! < target);
     this.load();
   }
 }
+
+/** The first index in [from, end) where `before` turns false (it holds on a prefix), galloping from `from`. */
+const gallop = (from: number, end: number, before: (index: number) => boolean): number => {
+  let low = from;
+  let step = 1;
+  let high = from;
+  while (high < end && before(high)) {
+    low = high + 1;
+    high += step;
+    step *= 2;
+  }
+  high = Math.min(high, end);
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (before(mid)) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+};
 
 /** The packed value of `doc` in the list, or undefined when it does not hold it. */
 export const postingValue = (postings: Postings, doc: number): number | undefined => {
@@ -303,17 +314,26 @@ export const postingBlocks = (postings: Postings): ReadonlyArray<ReadonlyArray<n
 /**
  * A block's postings as a typed array, for the loops that read whole lists: a frozen array's
  * numbers are read several times slower than a typed array's. A frozen block never changes, so
- * its copy is kept (weakly, with the block); one a mutation run still owns is copied each time.
- * Documents and packed values are integers well inside 32 bits.
+ * its copy is kept (weakly, with the block). One a mutation run still owns (a replay reads
+ * the state between writes) may change in place: it is copied into a scratch array of its
+ * length, valid until the next call (the loops read one block at a time). Documents and
+ * packed values are integers well inside 32 bits.
  */
 const views = new WeakMap<ReadonlyArray<number>, Int32Array>();
+const NO_VIEW = new Int32Array(0);
+/** Scratch copies by length: a block or a flat list holds at most 2 x BLOCK numbers. */
+const scratch = Array.from({ length: 2 * BLOCK + 1 }, (_, length) => new Int32Array(length));
 
 export const blockView = (block: ReadonlyArray<number>): Int32Array => {
   let view = views.get(block);
-  if (view === undefined) {
+  if (view !== undefined) return view;
+  if (Object.isFrozen(block)) {
     view = new Int32Array(block);
-    if (Object.isFrozen(block)) views.set(block, view);
+    views.set(block, view);
+    return view;
   }
+  view = scratch[block.length] ?? new Int32Array(block.length);
+  view.set(block);
   return view;
 };
 

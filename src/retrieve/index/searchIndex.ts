@@ -39,8 +39,11 @@ export interface TaskDoc {
   readonly promptAt?: number;
   /** The task's valid `summary` facts: fact id, then the fact's object, in id order. */
   readonly summaries: ReadonlyArray<string>;
-  /** Ids of the task's valid facts (a map: one result may give a task 100,000 facts, each added in constant time). */
-  readonly facts: PMap.PersistentMap<true>;
+  /**
+   * The task's valid facts: id -> document number (a map: one result may give a task 100,000
+   * facts, each added in constant time; the number spares a query a lookup in `ids`).
+   */
+  readonly facts: PMap.PersistentMap<number>;
   /** Pair keys of the file facts the task ever asserted (a file's history lends it every modifying task's context). */
   readonly touched: PMap.PersistentMap<true>;
   /** When the task's valid facts were asserted: time, count, time, count, ... by time (a task has a few). */
@@ -288,7 +291,7 @@ const addFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
   if (isNamedSubject(fact.subject)) index.names = post(index.names, fileNameOf(fact.subject), doc, flags);
   if (convention) index.conventions = putPosting(index.conventions, doc, flags);
   updateTask(index, fact.sourceTaskId, fact.relation === 'summary', (task) => {
-    task.facts = PMap.set(task.facts, fact.id, true);
+    task.facts = PMap.set(task.facts, fact.id, doc);
     task.times = withTime(task.times, fact.validFrom, 1);
     if (fact.relation === 'summary') task.summaries = withSummary(task.summaries, fact.id, fact.object);
   });
