@@ -241,6 +241,9 @@ export interface PlannedTerm {
   readonly postings: Postings | undefined;
   /** Postings over the conventions. */
   readonly conventions: Postings | undefined;
+  /** The largest stored weight in `postings` and in `conventions` (0 when absent). */
+  readonly postingsMax: number;
+  readonly conventionsMax: number;
   /** The largest contribution the term can make to a fact's relevance (before priors). */
   readonly bound: number;
   /** How many valid facts hold the term. */
@@ -264,13 +267,17 @@ export const planTerm = (index: SearchIndex, documents: number, term: string, mu
   const conventions = PMap.get(index.conventionTerms, term);
   const frequency = sizeOf(postings) + sizeOf(conventions);
   const weight = idf(documents, frequency);
+  const postingsMax = maxOf(postings);
+  const conventionsMax = maxOf(conventions);
   return {
     term,
     idf: weight,
     multiplier,
     postings,
     conventions,
-    bound: multiplier * weight * postingWeight(Math.max(maxOf(postings), maxOf(conventions))),
+    postingsMax,
+    conventionsMax,
+    bound: multiplier * weight * postingWeight(Math.max(postingsMax, conventionsMax)),
     frequency,
   };
 };
@@ -279,13 +286,16 @@ const planContextTerm = (index: SearchIndex, term: string): PlannedTerm => {
   const postings = PMap.get(index.taskTerms, term);
   const frequency = sizeOf(postings);
   const weight = idf(index.contextCount, frequency);
+  const postingsMax = maxOf(postings);
   return {
     term,
     idf: weight,
     multiplier: 1,
     postings,
     conventions: undefined,
-    bound: weight * postingWeight(maxOf(postings)),
+    postingsMax,
+    conventionsMax: 0,
+    bound: weight * postingWeight(postingsMax),
     frequency,
   };
 };

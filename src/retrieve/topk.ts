@@ -32,7 +32,6 @@ import {
   type Postings,
   PostingsCursor,
   postingFlagsOf,
-  postingsMaxWeight,
   postingsSize,
   postingWeightOf,
 } from './index/postings.js';
@@ -459,7 +458,7 @@ const listsOf = (pass: Pass, from: number, to: number, conventions: boolean): Li
     const postings = conventions ? planned.conventions : planned.postings;
     if (postings === undefined) continue;
     const factor = planned.multiplier * planned.idf;
-    const bound = factor * postingWeight(postingsMaxWeight(postings));
+    const bound = factor * postingWeight(conventions ? planned.conventionsMax : planned.postingsMax);
     if (bound > 0) lists.push({ at, factor, bound, postings });
   }
   return lists.sort((a, b) => b.bound - a.bound || a.at - b.at);
