@@ -13,8 +13,9 @@
  *   those that can no longer reach it are dropped, and the rest are completed by seeking their
  *   documents in the remaining lists (skipping whole blocks) when that reads less than the list.
  * - Every accumulator whose upper bound can still reach the k-th best is then scored exactly.
- *   Conventions, whose prior raises a score, have postings of their own, read whole (they are
- *   few); the conventions no term matches are eligible too, at their base.
+ *   Conventions, whose prior raises a score, have postings of their own, pruned the same way
+ *   (with their prior in the bounds) but every posting read, to mark each one a term matches;
+ *   the conventions no term matches are eligible too, at their base.
  *
  * Pruning only skips facts whose bound is strictly below the k-th best (a tie could still win on
  * recency), and scores are compared as the explaining path computes them, so the result is
@@ -529,7 +530,8 @@ const accumulate = (phase: Phase, population: Population): void => {
   const continuities = docContinuity;
   const { open } = population;
   const { lower, upper } = search;
-  const topPrior = maxPriorBound(ranking.priors);
+  // The largest prior a fact of the population can get (a convention's own prior included).
+  const topPrior = maxPriorBound(ranking.priors) * (conventions ? Math.max(1, ranking.priors.convention) : 1);
   const base = conventions ? ranking.conventionBase * pass.scale : 0;
   const boost = ranking.exactFileBoost;
   let used = population.used;
@@ -628,8 +630,7 @@ const accumulate = (phase: Phase, population: Population): void => {
     let sorted: Int32Array | undefined;
     for (let i = 0; i < lists.length; i += 1) {
       const { postings, factor } = lists[i]!;
-      // Conventions are few: every one the terms match is read (and the rest are known unmatched).
-      if (!conventions && i > 0) {
+      if (i > 0) {
         const floor = phase.floor();
         if (admitting && (above[i]! * topPrior + partialCap) * SLACK < floor) admitting = false;
         // Once no accumulator opens, each list read lowers what the rest can add: drop those that can no longer make it.
@@ -640,7 +641,8 @@ const accumulate = (phase: Phase, population: Population): void => {
         }
       }
       const scale = factor / 1000;
-      if (!admitting && used * 8 < postingsSize(postings)) {
+      // Every posting of a convention is read, to mark it matched (the unmatched are weighed apart).
+      if (!admitting && !conventions && used * 8 < postingsSize(postings)) {
         // Few facts to complete: seek each one in the list, in document order.
         sorted ??= open.slice(0, used).sort();
         const cursor = new PostingsCursor(postings);
@@ -654,10 +656,10 @@ const accumulate = (phase: Phase, population: Population): void => {
         continue;
       }
       // A fact first seen here gets at most its weight here and all the later lists can add:
-      // one that cannot reach the k-th best even so is not opened (the facts of the
-      // conventions are all read). Should a later list open it, its partial sum is still a
-      // lower bound, and the bounds it gets can only turn it away, which it deserves.
-      const admitFloor = conventions ? -Infinity : phase.floor();
+      // one that cannot reach the k-th best even so is not opened. Should a later list open
+      // it, its partial sum is still a lower bound, and the bounds it gets can only turn it
+      // away, which it deserves.
+      const admitFloor = phase.floor();
       const later = above[i + 1]!;
       const blocks = postingBlocks(postings);
       for (let b = 0; b < blocks.length; b += 1) {
@@ -667,16 +669,15 @@ const accumulate = (phase: Phase, population: Population): void => {
           const st = state[doc]!;
           let sum: number;
           if (st === 0) {
+            // After a query phase, a fact's part of its terms is unknown (a convention's only if one matched it).
+            const partial = partialCap > 0 && (!conventions || matchedMark[doc] === 1);
+            if (conventions) markMatched(doc);
             if (!admitting) continue;
             const value = block[j + 1]!;
             const flags = postingFlagsOf(value);
             sum = scale * postingWeightOf(value);
             if (((sum + later) * upper[flags]! + partialCap) * SLACK < admitFloor) continue;
-            // After a query phase, its terms' part is unknown (for a convention, only if one matched it).
-            if (conventions) {
-              state[doc] = partialCap > 0 && matchedMark[doc] === 1 ? OPEN | PARTIAL : OPEN;
-              markMatched(doc);
-            } else state[doc] = partialCap > 0 ? OPEN | PARTIAL : OPEN;
+            state[doc] = partial ? OPEN | PARTIAL : OPEN;
             flagsOf[doc] = flags;
             open[used++] = doc;
           } else sum = sums[doc]! + scale * postingWeightOf(block[j + 1]!);
