@@ -480,9 +480,10 @@ class Population {
  * with k the larger of the two passes' counts: the last pass scores each fact at least as high
  * as the first (it only adds feedback, continuity and a base), so its floor holds for both.
  * The facts it keeps have their query sums complete, and every fact it drops scores less than
- * that floor from them. When the last pass has no feedback words, its phase reads no list: it
- * scores the facts kept (and its special facts, PARTIAL when the query phase did not keep them,
- * with that floor as `partialCap`).
+ * that floor from them. The last pass's phase then either reads only the feedback words' lists
+ * (`from` past the query's terms, that floor as `partialCap`): a fact the query phase did not
+ * keep, opened there or special, is PARTIAL until its query sum is completed; or it reads every
+ * list again from the start, its pool seeded with the query phase's bounds (see `rankPasses`).
  */
 class Phase {
   readonly pool: Pool;
@@ -765,7 +766,8 @@ const clearPopulations = (populations: ReadonlyArray<Population>): void => {
  * The last pass's best `settings.maxFacts` candidates, in rank order: exactly what scoring
  * every fact in both passes would rank first. A two-pass query reads the query's own terms
  * once, for both passes (see `Phase`): the first pass's best come from the facts that phase
- * keeps, and the last pass then reads only the feedback words' lists.
+ * keeps, and the last pass then reads only the feedback words' lists, or every list again when
+ * those are long.
  */
 export const rankPasses = (
   store: FactStore,
