@@ -13,7 +13,6 @@
  * same way, with the same numbers added in the same order, and records where each one left
  * the pipeline; its included facts are exactly what `retrieveFacts` returns.
  */
-import * as PMap from '../base/persistentMap.js';
 import { collapseWhitespace } from '../base/text.js';
 import type { FactTag, SessionFact } from '../fact.js';
 import { selectAllFacts } from '../store/selectors.js';

@@ -53,7 +53,6 @@ import {
   combineScore,
   factContext,
   filterReason,
-  type ContextTable,
   type Extras,
   type Pass,
   repeatsConvention,
@@ -106,9 +105,6 @@ interface Found {
   readonly contexts: Map<number, number>;
 }
 
-/** The facts of a query found directly through its context table and the files it names. */
-const contextFactsCache = new WeakMap<ContextTable, Found>();
-
 const addTaskFacts = (store: FactStore, taskId: string, into: Map<number, SessionFact>, skip?: Found): void => {
   const { index } = store;
   const task = PMap.get(index.tasks, taskId);
@@ -121,8 +117,6 @@ const addTaskFacts = (store: FactStore, taskId: string, into: Map<number, Sessio
 
 /** The facts with a task context (of a best-matching task, or of a file such a task touched) and those of a named file. */
 const contextFacts = (store: FactStore, pass: Pass): Found => {
-  const known = contextFactsCache.get(pass.table);
-  if (known !== undefined) return known;
   const { index } = store;
   const found: Found = { facts: new Map(), contexts: new Map() };
   for (const [pair, score] of pass.table.byPair) {
@@ -146,17 +140,26 @@ const contextFacts = (store: FactStore, pass: Pass): Found => {
         if (fact !== undefined && namesSubject([path], fact.subject)) found.facts.set(doc, fact);
       });
   }
-  contextFactsCache.set(pass.table, found);
   return found;
 };
 
-/** The facts of a pass that are found directly: context, named files, and the recent tasks' (continuity). */
-const specialFacts = (store: FactStore, pass: Pass): ReadonlyArray<SpecialFact> => {
-  const shared = contextFacts(store, pass);
-  if (pass.recent.size === 0) return describeSpecial(pass, shared);
-  const recent: Found = { facts: new Map(), contexts: new Map() };
-  for (const taskId of pass.recent.keys()) addTaskFacts(store, taskId, recent.facts, shared);
-  return [...describeSpecial(pass, shared), ...describeSpecial(pass, recent)];
+/**
+ * The facts each pass of one query finds directly: those of its context and the files it names
+ * (the passes share the context table and the plan, so they are found and described once), and
+ * those of the recent tasks (continuity, in the last pass).
+ */
+const specialFactsOf = (store: FactStore): ((pass: Pass) => ReadonlyArray<SpecialFact>) => {
+  let shared: { found: Found; described: ReadonlyArray<SpecialFact> } | undefined;
+  return (pass) => {
+    if (shared === undefined) {
+      const found = contextFacts(store, pass);
+      shared = { found, described: describeSpecial(pass, found) };
+    }
+    if (pass.recent.size === 0) return shared.described;
+    const recent: Found = { facts: new Map(), contexts: new Map() };
+    for (const taskId of pass.recent.keys()) addTaskFacts(store, taskId, recent.facts, shared.found);
+    return [...shared.described, ...describeSpecial(pass, recent)];
+  };
 };
 
 /**
@@ -257,12 +260,8 @@ interface SpecialFact {
   readonly named: boolean;
 }
 
-/** The per-query part of the special facts, by the facts found (both passes of a query share them). */
-const specialCache = new WeakMap<Found, SpecialFact[]>();
-
+/** What the facts found bring to the pass besides their terms and continuity. */
 const describeSpecial = (pass: Pass, special: Found): SpecialFact[] => {
-  const known = specialCache.get(special);
-  if (known !== undefined) return known;
   const { paths } = pass.plan;
   const described: SpecialFact[] = [];
   special.facts.forEach((fact, doc) =>
@@ -274,7 +273,6 @@ const describeSpecial = (pass: Pass, special: Found): SpecialFact[] => {
       named: paths.length > 0 && namesSubject(paths, fact.subject),
     }),
   );
-  specialCache.set(special, described);
   return described;
 };
 
@@ -514,7 +512,7 @@ class Phase {
  */
 const accumulate = (phase: Phase, population: Population): void => {
   const { search, pool, partialCap } = phase;
-  const { pass, best, store, settings } = search;
+  const { pass, store, settings } = search;
   const { conventions } = population;
   const { ranking } = pass.plan;
   const lists = listsOf(pass, phase.from, pass.terms.length, conventions);
@@ -780,6 +778,7 @@ export const rankPasses = (
   if (!(lastK > 0)) return [];
   ensureScratch(documents);
   const populations = [new Population(false, openFacts), new Population(true, openConventions)];
+  const specialFacts = specialFactsOf(store);
   const run = (phase: Phase): void => {
     // The facts first, then the conventions: they are fewer, and most are turned away by the
     // floor the facts leave.
@@ -789,12 +788,12 @@ export const rankPasses = (
     let lastPhase: Phase;
     if (first === undefined) {
       lastPhase = new Phase(new Search(store, settings, last([]), false), 0, true, lastK, 0);
-      seedSpecial(lastPhase.search.pass, specialFacts(store, lastPhase.search.pass), populations, false);
+      seedSpecial(lastPhase.search.pass, specialFacts(lastPhase.search.pass), populations, false);
     } else {
       const firstSearch = new Search(store, settings, first, true);
       const queryPhase = new Phase(firstSearch, 0, false, Math.max(firstSearch.best.k, lastK), 0);
       try {
-        seedSpecial(first, specialFacts(store, first), populations, false);
+        seedSpecial(first, specialFacts(first), populations, false);
         run(queryPhase);
       } catch (error) {
         queryPhase.pool.clear();
@@ -820,7 +819,7 @@ export const rankPasses = (
         queryPhase.pool.moveTo(lastPhase.pool);
         clearPopulations(populations);
       }
-      seedSpecial(pass, specialFacts(store, pass), populations, reuse);
+      seedSpecial(pass, specialFacts(pass), populations, reuse);
     }
     try {
       run(lastPhase);

@@ -54,6 +54,7 @@ describe('posting lists', () => {
         for (const target of [0, 3, 50, 51, 120, 399, 400, 401]) {
           cursor.seek(target);
           expect(cursor.doc).toBe(docs.find((doc) => doc >= target) ?? Infinity);
+          if (cursor.doc !== Infinity) expect(cursor.value).toBe(model.get(cursor.doc));
         }
       }),
       { numRuns: 150 },

@@ -259,12 +259,6 @@ export class PostingsCursor {
     this.value = this.current[this.at + 1]!;
   }
 
-  /** Moves to the next posting. */
-  next(): void {
-    this.at += 2;
-    this.load();
-  }
-
   /** Moves to the first posting whose document is `target` or later (never backwards). */
   seek(target: number): void {
     if (this.doc >= target) return;
