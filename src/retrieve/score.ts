@@ -9,7 +9,7 @@ import type { SessionFact } from '../fact.js';
 import { type FactStore, pairKey, selectValidFact } from '../store/state.js';
 import { isFileFact, selectPairLog } from '../store/write.js';
 import type { BudgetSettings } from './budget.js';
-import { blockView, postingBlocks, postingValue, postingWeightOf } from './index/postings.js';
+import { listView, postingValue, postingWeightOf } from './index/postings.js';
 import { priorFlags } from './index/priors.js';
 import { postingWeight } from './index/weights.js';
 import { flagPriors, namesSubject, type PlannedTerm, type QueryPlan, type ScoreParts } from './rank.js';
@@ -70,13 +70,10 @@ export const contextTable = (store: FactStore, plan: QueryPlan): ContextTable =>
   const touched: number[] = [];
   for (const { idf, postings } of plan.contextTerms)
     if (postings !== undefined)
-      for (const frozen of postingBlocks(postings)) {
-        const block = blockView(frozen);
-        for (let i = 0; i < block.length; i += 2) {
-          const num = block[i]!;
-          if (scratch[num] === 0) touched.push(num);
-          scratch[num] = scratch[num]! + idf * postingWeight(postingWeightOf(block[i + 1]!));
-        }
+      for (let i = 0, list = listView(postings); i < list.length; i += 2) {
+        const num = list[i]!;
+        if (scratch[num] === 0) touched.push(num);
+        scratch[num] = scratch[num]! + idf * postingWeight(postingWeightOf(list[i + 1]!));
       }
   // The best `limit` tasks, kept in a short sorted list (no sort of every match).
   const best: Array<[string, number]> = [];

@@ -28,7 +28,7 @@ import type { FactStore } from '../store/state.js';
 import { isFileFact } from '../store/write.js';
 import {
   forEachPosting,
-  blockView,
+  listView,
   postingBlocks,
   type Postings,
   PostingsCursor,
@@ -660,29 +660,26 @@ const accumulate = (phase: Phase, population: Population): void => {
       // away, which it deserves.
       const admitFloor = phase.floor();
       const later = above[i + 1]!;
-      const blocks = postingBlocks(postings);
-      for (let b = 0; b < blocks.length; b += 1) {
-        const block = blockView(blocks[b]!);
-        for (let j = 0; j < block.length; j += 2) {
-          const doc = block[j]!;
-          const st = state[doc]!;
-          let sum: number;
-          if (st === 0) {
-            // After a query phase, a fact's part of its terms is unknown (a convention's only if one matched it).
-            const partial = partialCap > 0 && (!conventions || matchedMark[doc] === 1);
-            if (conventions) markMatched(doc);
-            if (!admitting) continue;
-            const value = block[j + 1]!;
-            const flags = postingFlagsOf(value);
-            sum = scale * postingWeightOf(value);
-            if (((sum + later) * upper[flags]! + partialCap) * SLACK < admitFloor) continue;
-            state[doc] = partial ? OPEN | PARTIAL : OPEN;
-            flagsOf[doc] = flags;
-            open[used++] = doc;
-          } else sum = sums[doc]! + scale * postingWeightOf(block[j + 1]!);
-          sums[doc] = sum;
-          if (sum * lower[flagsOf[doc]!]! > pool.least || (st & SPECIAL) !== 0) consider(doc);
-        }
+      const list = listView(postings);
+      for (let j = 0; j < list.length; j += 2) {
+        const doc = list[j]!;
+        const st = state[doc]!;
+        let sum: number;
+        if (st === 0) {
+          // After a query phase, a fact's part of its terms is unknown (a convention's only if one matched it).
+          const partial = partialCap > 0 && (!conventions || matchedMark[doc] === 1);
+          if (conventions) markMatched(doc);
+          if (!admitting) continue;
+          const value = list[j + 1]!;
+          const flags = postingFlagsOf(value);
+          sum = scale * postingWeightOf(value);
+          if (((sum + later) * upper[flags]! + partialCap) * SLACK < admitFloor) continue;
+          state[doc] = partial ? OPEN | PARTIAL : OPEN;
+          flagsOf[doc] = flags;
+          open[used++] = doc;
+        } else sum = sums[doc]! + scale * postingWeightOf(list[j + 1]!);
+        sums[doc] = sum;
+        if (sum * lower[flagsOf[doc]!]! > pool.least || (st & SPECIAL) !== 0) consider(doc);
       }
     }
 

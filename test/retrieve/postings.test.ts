@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { withMutations } from '../../src/base/owner.js';
 import {
   forEachPosting,
+  listView,
   NO_POSTINGS,
   packPosting,
   type Postings,
@@ -48,6 +49,7 @@ describe('posting lists', () => {
         if (model.size > 0) expect(isWellFormedPostings(list)).toBe(true);
         for (const [doc, value] of model) expect(postingValue(list, doc)).toBe(value);
         expect(isDeepFrozen(list)).toBe(true);
+        expect([...listView(list)]).toEqual(entries.flat());
         // A cursor seeking any sequence of targets lands on the first document at or after each.
         const cursor = new PostingsCursor(list);
         const docs = entries.map(([doc]) => doc);
@@ -59,5 +61,26 @@ describe('posting lists', () => {
       }),
       { numRuns: 150 },
     );
+  });
+
+  it('the view of a list a run still owns follows its changes, and a frozen list keeps one view', () => {
+    const value = (doc: number): number => packPosting(doc + 1, doc % 8);
+    const views: number[][] = [];
+    const list = withMutations(NO_POSTINGS, (start) => {
+      let owned = start;
+      for (let doc = 0; doc < 300; doc += 1) owned = putPosting(owned, doc, value(doc));
+      views.push([...listView(owned)]);
+      owned = putPosting(removePosting(owned, 7), 5, packPosting(999, 0));
+      views.push([...listView(owned)]);
+      return owned;
+    });
+    const expected: number[] = [];
+    for (let doc = 0; doc < 300; doc += 1)
+      if (doc !== 7) expected.push(doc, doc === 5 ? packPosting(999, 0) : value(doc));
+    expect(views[0]!.length).toBe(600);
+    expect(views[1]).toEqual(expected);
+    expect(isDeepFrozen(list)).toBe(true);
+    expect(listView(list)).toBe(listView(list));
+    expect([...listView(list)]).toEqual(expected);
   });
 });

@@ -211,87 +211,56 @@ export const removePosting = (postings: Postings, doc: number): Postings => {
 /**
  * A reader of one list in document order, for a query (not state). `doc` is the current
  * document (Infinity past the end) and `value` its packed value. Seeks gallop forward (1, 2,
- * 4, ... blocks, then postings), so seeking many documents in order costs about one step each
- * when they are spread over the list, and a binary search when they are far apart. It reads
- * through `blockView`: no other list may be read while it is in use.
+ * 4, ... postings, then a binary search), so seeking many documents in order costs about one
+ * step each when they are spread over the list, and a binary search when they are far apart.
+ * It reads through `listView`.
  */
 export class PostingsCursor {
   doc = Infinity;
   value = 0;
-  private block = 0;
+  /** The position of the current posting's document in `data`. */
   private at = 0;
-  private current: Int32Array = NO_VIEW;
-  private readonly blocks: ReadonlyArray<ReadonlyArray<number>>;
-  private readonly lasts: ReadonlyArray<number> | undefined;
+  private readonly data: Int32Array;
 
   constructor(postings: Postings) {
-    if (isFlat(postings)) {
-      this.blocks = [postings];
-      this.lasts = undefined;
-    } else {
-      this.blocks = postings.blocks;
-      this.lasts = postings.lasts;
-    }
-    this.enter(0);
-  }
-
-  /** Moves to the start of block `index`. */
-  private enter(index: number): void {
-    this.block = index;
-    this.at = 0;
-    const block = this.blocks[index];
-    this.current = block === undefined ? NO_VIEW : blockView(block);
+    this.data = listView(postings);
     this.load();
   }
 
-  /** Reads the posting at the current position, moving to the next block at a block's end. */
   private load(): void {
-    while (this.at >= this.current.length) {
-      if (this.block >= this.blocks.length - 1) {
-        this.doc = Infinity;
-        return;
-      }
-      this.block += 1;
-      this.at = 0;
-      this.current = blockView(this.blocks[this.block]!);
+    const { data, at } = this;
+    if (at >= data.length) {
+      this.doc = Infinity;
+      return;
     }
-    this.doc = this.current[this.at]!;
-    this.value = this.current[this.at + 1]!;
+    this.doc = data[at]!;
+    this.value = data[at + 1]!;
   }
 
   /** Moves to the first posting whose document is `target` or later (never backwards). */
   seek(target: number): void {
     if (this.doc >= target) return;
-    const { lasts } = this;
-    if (lasts !== undefined && lasts[this.block]! < target) {
-      this.enter(gallop(this.block + 1, lasts.length, (i) => lasts[i]! < target));
-      if (this.doc >= target) return;
+    const { data } = this;
+    // Postings are (doc, value) pairs: gallop over pair indices.
+    let low = this.at / 2 + 1;
+    let step = 1;
+    let high = low;
+    const end = data.length / 2;
+    while (high < end && data[2 * high]! < target) {
+      low = high + 1;
+      high += step;
+      step *= 2;
     }
-    // Within the block: postings are (doc, value) pairs.
-    const block = this.current;
-    this.at = 2 * gallop(this.at / 2, block.length / 2, (i) => block[2 * i]! < target);
+    if (high > end) high = end;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (data[2 * mid]! < target) low = mid + 1;
+      else high = mid;
+    }
+    this.at = 2 * low;
     this.load();
   }
 }
-
-/** The first index in [from, end) where `before` turns false (it holds on a prefix), galloping from `from`. */
-const gallop = (from: number, end: number, before: (index: number) => boolean): number => {
-  let low = from;
-  let step = 1;
-  let high = from;
-  while (high < end && before(high)) {
-    low = high + 1;
-    high += step;
-    step *= 2;
-  }
-  high = Math.min(high, end);
-  while (low < high) {
-    const mid = (low + high) >> 1;
-    if (before(mid)) low = mid + 1;
-    else high = mid;
-  }
-  return low;
-};
 
 /** The packed value of `doc` in the list, or undefined when it does not hold it. */
 export const postingValue = (postings: Postings, doc: number): number | undefined => {
@@ -306,28 +275,29 @@ export const postingBlocks = (postings: Postings): ReadonlyArray<ReadonlyArray<n
   isFlat(postings) ? [postings] : postings.blocks;
 
 /**
- * A block's postings as a typed array, for the loops that read whole lists: a frozen array's
- * numbers are read several times slower than a typed array's. A frozen block never changes, so
- * its copy is kept (weakly, with the block). One a mutation run still owns (a replay reads
- * the state between writes) may change in place: it is copied into a scratch array of its
- * length, valid until the next call (the loops read one block at a time). Documents and
- * packed values are integers well inside 32 bits.
+ * A whole list's postings as one typed array [doc, value, doc, value, ...], for the loops that
+ * read lists: a frozen array's numbers are read several times slower than a typed array's, and
+ * one view per list costs one lookup per list read instead of one per block. A frozen list
+ * never changes (its blocks are frozen with it), so its view is kept, weakly, with the list.
+ * One a mutation run still owns (a replay reads the state between writes) may change in
+ * place: it is copied afresh on every read. Documents and packed values are integers well
+ * inside 32 bits.
  */
-const views = new WeakMap<ReadonlyArray<number>, Int32Array>();
-const NO_VIEW = new Int32Array(0);
-/** Scratch copies by length: a block or a flat list holds at most 2 x BLOCK numbers. */
-const scratch = Array.from({ length: 2 * BLOCK + 1 }, (_, length) => new Int32Array(length));
+const views = new WeakMap<Postings, Int32Array>();
 
-export const blockView = (block: ReadonlyArray<number>): Int32Array => {
-  let view = views.get(block);
+export const listView = (postings: Postings): Int32Array => {
+  let view = views.get(postings);
   if (view !== undefined) return view;
-  if (Object.isFrozen(block)) {
-    view = new Int32Array(block);
-    views.set(block, view);
-    return view;
+  if (isFlat(postings)) view = new Int32Array(postings);
+  else {
+    view = new Int32Array(2 * postings.n);
+    let at = 0;
+    for (const block of postings.blocks) {
+      for (let i = 0; i < block.length; i += 1) view[at + i] = block[i]!;
+      at += block.length;
+    }
   }
-  view = scratch[block.length] ?? new Int32Array(block.length);
-  view.set(block);
+  if (Object.isFrozen(postings)) views.set(postings, view);
   return view;
 };
 

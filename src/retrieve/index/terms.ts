@@ -92,10 +92,16 @@ const trimEdges = (token: string, edges: ReadonlySet<string> = EDGE_PUNCTUATION,
 
 const PATH_TRAILING = new Set([...EDGE_PUNCTUATION, ',', ';']);
 
-/** The raw tokens of a text, at most MAX_TOKEN_LENGTH characters each. */
-function* rawTokens(text: string): Generator<string> {
-  for (const match of text.matchAll(RAW_TOKEN)) if (match[0].length <= MAX_TOKEN_LENGTH) yield match[0];
-}
+const NO_TOKENS: ReadonlyArray<string> = Object.freeze([]);
+
+/** The raw tokens of a text, at most MAX_TOKEN_LENGTH characters each (one array: a global match builds no match objects). */
+const rawTokens = (text: string): ReadonlyArray<string> => {
+  const tokens = text.match(RAW_TOKEN);
+  if (tokens === null) return NO_TOKENS;
+  return tokens.every((token) => token.length <= MAX_TOKEN_LENGTH)
+    ? tokens
+    : tokens.filter((token) => token.length <= MAX_TOKEN_LENGTH);
+};
 
 const MEMO_LIMIT = 50_000;
 
