@@ -126,7 +126,8 @@ export const loadHistories = (dir: string): History[] =>
     .sort()
     .map((file) => replayLabeled(basename(file, '.jsonl'), readFileSync(join(dir, file), 'utf8')));
 
-const queryOf = (prompt: LabeledPrompt, setting: Setting): FactQuery => ({
+/** The query a labeled prompt makes under a setting. */
+export const queryOf = (prompt: LabeledPrompt, setting: Setting): FactQuery => ({
   taskDescription: prompt.taskPrompt,
   taskId: prompt.taskId,
   ...(prompt.tags === undefined ? {} : { tags: prompt.tags }),

@@ -16,7 +16,7 @@
  * Usage: npm run eval [-- --json] [-- --misses]
  */
 import { join } from 'node:path';
-import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS, DEFAULT_RANKING } from '../src/index.js';
+import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS, DEFAULT_RANKING, explainRetrieval } from '../src/index.js';
 import type { RankingOverrides } from '../src/index.js';
 import {
   addTally,
@@ -24,11 +24,13 @@ import {
   type History,
   libraryRetriever,
   loadHistories,
+  queryOf,
   rates,
   score,
   seedRetriever,
   type Setting,
   type Tally,
+  tripleKey,
 } from './lib.js';
 
 /**
@@ -392,6 +394,32 @@ const main = (): void => {
     ['configuration', 'recall', 'precision', 'tokens'],
     ablations.map(({ name, recall, precision, tokens }) => [name, fixed(recall), fixed(precision), fixed(tokens, 0)]),
   );
+
+  if (process.argv.includes('--misses')) printMisses();
+};
+
+/**
+ * Every label the defaults miss, with where `explainRetrieval` ranks the fact it names and why
+ * it was left out (or that no valid fact says it).
+ */
+const printMisses = (): void => {
+  console.log('Labels the defaults miss\n');
+  const rows: string[][] = [];
+  for (const history of histories)
+    score(history, libraryRetriever(defaultSetting), {}, (prompt, triple) => {
+      const decisions = explainRetrieval(prompt.store, queryOf(prompt, defaultSetting));
+      const at = decisions.findIndex(({ fact }) => tripleKey(fact) === tripleKey(triple));
+      const found = decisions[at];
+      rows.push([
+        history.name,
+        `${prompt.line} (task ${prompt.taskId})`,
+        `${triple.subject} ${triple.relation} ${triple.object}`.slice(0, 100),
+        found === undefined ? 'no valid fact' : String(at + 1),
+        found === undefined ? '' : fixed(found.score),
+        found?.reason ?? '',
+      ]);
+    });
+  printTable(['history', 'prompt line', 'label', 'rank', 'score', 'left out as'], rows);
 };
 
 main();
