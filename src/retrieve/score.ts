@@ -9,7 +9,7 @@ import type { SessionFact } from '../fact.js';
 import { type FactStore, pairKey, selectValidFact } from '../store/state.js';
 import { isFileFact, selectPairLog } from '../store/write.js';
 import type { BudgetSettings } from './budget.js';
-import { listView, postingValue, postingWeightOf } from './index/postings.js';
+import { listView, postingWeightOf, viewedPostingValue } from './index/postings.js';
 import { priorFlags } from './index/priors.js';
 import { postingWeight } from './index/weights.js';
 import { flagPriors, namesSubject, type PlannedTerm, type QueryPlan, type ScoreParts } from './rank.js';
@@ -193,6 +193,6 @@ export const byRank = (a: Scored, b: Scored): number =>
 export const storedWeights = (pass: Pass, doc: number, convention: boolean): Array<number | undefined> =>
   pass.terms.map((planned) => {
     const postings = convention ? planned.conventions : planned.postings;
-    const value = postings === undefined ? undefined : postingValue(postings, doc);
+    const value = postings === undefined ? undefined : viewedPostingValue(postings, doc);
     return value === undefined ? undefined : postingWeightOf(value);
   });

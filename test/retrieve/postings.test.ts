@@ -13,6 +13,7 @@ import {
   postingValue,
   putPosting,
   removePosting,
+  viewedPostingValue,
 } from '../../src/retrieve/index/postings.js';
 import { isDeepFrozen, isWellFormedPostings } from '../store/invariants.js';
 
@@ -50,6 +51,8 @@ describe('posting lists', () => {
         for (const [doc, value] of model) expect(postingValue(list, doc)).toBe(value);
         expect(isDeepFrozen(list)).toBe(true);
         expect([...listView(list)]).toEqual(entries.flat());
+        // Through the kept view, a lookup finds what the list holds, and nothing else.
+        for (let doc = 0; doc <= 401; doc += 1) expect(viewedPostingValue(list, doc)).toBe(model.get(doc));
         // A cursor seeking any sequence of targets lands on the first document at or after each.
         const cursor = new PostingsCursor(list);
         const docs = entries.map(([doc]) => doc);

@@ -301,6 +301,25 @@ export const listView = (postings: Postings): Int32Array => {
   return view;
 };
 
+/**
+ * `postingValue` for a query: through the list's kept view when it has one (a binary search of a
+ * typed array), else through the list itself (no view is made for one lookup).
+ */
+export const viewedPostingValue = (postings: Postings, doc: number): number | undefined => {
+  const view = views.get(postings);
+  if (view === undefined) return postingValue(postings, doc);
+  let low = 0;
+  let high = view.length / 2 - 1;
+  while (low <= high) {
+    const mid = (low + high) >> 1;
+    const at = view[2 * mid]!;
+    if (at === doc) return view[2 * mid + 1];
+    if (at < doc) low = mid + 1;
+    else high = mid - 1;
+  }
+  return undefined;
+};
+
 /** Calls `visit` for every posting, in document order. */
 export const forEachPosting = (postings: Postings, visit: (doc: number, value: number) => void): void => {
   const blocks = isFlat(postings) ? [postings] : postings.blocks;
