@@ -220,7 +220,7 @@ export class PostingsCursor {
   value = 0;
   /** The position of the current posting's document in `data`. */
   private at = 0;
-  private readonly data: Int32Array;
+  private readonly data: ArrayLike<number>;
 
   constructor(postings: Postings) {
     this.data = listView(postings);
@@ -275,29 +275,33 @@ export const postingBlocks = (postings: Postings): ReadonlyArray<ReadonlyArray<n
   isFlat(postings) ? [postings] : postings.blocks;
 
 /**
- * A whole list's postings as one typed array [doc, value, doc, value, ...], for the loops that
- * read lists: a frozen array's numbers are read several times slower than a typed array's, and
- * one view per list costs one lookup per list read instead of one per block. A frozen list
- * never changes (its blocks are frozen with it), so its view is kept, weakly, with the list.
- * One a mutation run still owns (a replay reads the state between writes) may change in
- * place: it is copied afresh on every read. Documents and packed values are integers well
- * inside 32 bits.
+ * A whole list's postings as one array [doc, value, doc, value, ...], for the loops that read
+ * lists. A frozen list's numbers are read several times slower than a typed array's: a frozen
+ * list never changes (its blocks are frozen with it), so it is read through a typed copy kept,
+ * weakly, with the list (one lookup per list read, not one per block). A list a mutation run
+ * still owns (a replay reads the state between writes) may change in place, and reads at full
+ * speed: a flat one is read as it is, a blocked one through a copy made afresh. Documents and
+ * packed values are integers well inside 32 bits.
  */
 const views = new WeakMap<Postings, Int32Array>();
 
-export const listView = (postings: Postings): Int32Array => {
-  let view = views.get(postings);
-  if (view !== undefined) return view;
-  if (isFlat(postings)) view = new Int32Array(postings);
-  else {
-    view = new Int32Array(2 * postings.n);
-    let at = 0;
-    for (const block of postings.blocks) {
-      for (let i = 0; i < block.length; i += 1) view[at + i] = block[i]!;
-      at += block.length;
-    }
+export const listView = (postings: Postings): ArrayLike<number> => {
+  const kept = views.get(postings);
+  if (kept !== undefined) return kept;
+  const frozen = Object.isFrozen(postings);
+  if (isFlat(postings)) {
+    if (!frozen) return postings;
+    const view = new Int32Array(postings);
+    views.set(postings, view);
+    return view;
   }
-  if (Object.isFrozen(postings)) views.set(postings, view);
+  const view = new Int32Array(2 * postings.n);
+  let at = 0;
+  for (const block of postings.blocks) {
+    for (let i = 0; i < block.length; i += 1) view[at + i] = block[i]!;
+    at += block.length;
+  }
+  if (frozen) views.set(postings, view);
   return view;
 };
 
