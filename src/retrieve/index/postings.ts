@@ -280,10 +280,12 @@ export const postingBlocks = (postings: Postings): ReadonlyArray<ReadonlyArray<n
  * list never changes (its blocks are frozen with it), so it is read through a typed copy kept,
  * weakly, with the list (one lookup per list read, not one per block). A list a mutation run
  * still owns (a replay reads the state between writes) may change in place, and reads at full
- * speed: a flat one is read as it is, a blocked one through a copy made afresh. Documents and
- * packed values are integers well inside 32 bits.
+ * speed: a flat one is read as it is, a blocked one through a copy into a scratch array, valid
+ * until the next such read (the loops read one list at a time). Documents and packed values
+ * are integers well inside 32 bits.
  */
 const views = new WeakMap<Postings, Int32Array>();
+let scratch = new Int32Array(4 * BLOCK);
 
 export const listView = (postings: Postings): ArrayLike<number> => {
   const kept = views.get(postings);
@@ -295,7 +297,9 @@ export const listView = (postings: Postings): ArrayLike<number> => {
     views.set(postings, view);
     return view;
   }
-  const view = new Int32Array(2 * postings.n);
+  if (!frozen && scratch.length < 2 * postings.n)
+    scratch = new Int32Array(Math.max(4 * postings.n, 2 * scratch.length));
+  const view = frozen ? new Int32Array(2 * postings.n) : scratch.subarray(0, 2 * postings.n);
   let at = 0;
   for (const block of postings.blocks) {
     for (let i = 0; i < block.length; i += 1) view[at + i] = block[i]!;
