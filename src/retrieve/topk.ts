@@ -97,50 +97,75 @@ class Best {
 }
 
 /**
- * Facts found directly, by document, with the context score of those whose way in tells it (a
- * file fact found through its pair gets the pair's score): the rest are scored by `factContext`.
+ * The documents a query found directly (1), listed in `specialDocs[0..specialCount)` to be reset
+ * when it ends: each is described once, by the first way in that finds it. Scratch arrays,
+ * like the accumulators below.
  */
-interface Found {
-  readonly facts: Map<number, SessionFact>;
-  readonly contexts: Map<number, number>;
-}
+let specialMark = new Uint8Array(1024);
+let specialDocs = new Int32Array(1024);
+let specialCount = 0;
 
-const addTaskFacts = (store: FactStore, taskId: string, into: Map<number, SessionFact>, skip?: Found): void => {
+/**
+ * Describes the fact of `doc` for the query's passes, unless it is described already. `context`
+ * is the context score when the way in tells it (a file fact found through its pair gets the
+ * pair's score); otherwise `factContext` gives it.
+ */
+const describe = (pass: Pass, into: SpecialFact[], doc: number, fact: SessionFact, context?: number): void => {
+  specialMark[doc] = 1;
+  specialDocs[specialCount++] = doc;
+  const { paths } = pass.plan;
+  into.push({
+    doc,
+    fact,
+    context: context ?? factContext(pass.table, fact),
+    flags: priorFlags(fact),
+    named: paths.length > 0 && namesSubject(paths, fact.subject),
+  });
+};
+
+const clearSpecialMarks = (): void => {
+  for (let i = 0; i < specialCount; i += 1) specialMark[specialDocs[i]!] = 0;
+  specialCount = 0;
+};
+
+/** Describes the task's valid facts not described yet. */
+const describeTaskFacts = (store: FactStore, pass: Pass, taskId: string, into: SpecialFact[]): void => {
   const { index } = store;
   const task = PMap.get(index.tasks, taskId);
   if (task === undefined) return;
   PMap.forEach(task.facts, (doc) => {
-    const fact = skip?.facts.has(doc) === true ? undefined : getAt(index.docs, doc);
-    if (fact !== undefined) into.set(doc, fact);
+    if (specialMark[doc] === 1) return;
+    const fact = getAt(index.docs, doc);
+    if (fact !== undefined) describe(pass, into, doc, fact);
   });
 };
 
 /** The facts with a task context (of a best-matching task, or of a file such a task touched) and those of a named file. */
-const contextFacts = (store: FactStore, pass: Pass): Found => {
+const contextFacts = (store: FactStore, pass: Pass): SpecialFact[] => {
   const { index } = store;
-  const found: Found = { facts: new Map(), contexts: new Map() };
+  const described: SpecialFact[] = [];
   for (const [pair, score] of pass.table.byPair) {
     const log = PMap.get(store.pairs, pair);
     if (log === undefined) continue;
     // The pair's valid facts are those of its asserted ids the index holds.
     for (const assertion of log.assertions) {
       const doc = PMap.get(index.ids, assertion.id);
-      const valid = doc === undefined ? undefined : getAt(index.docs, doc);
-      if (doc === undefined || valid === undefined) continue;
-      found.facts.set(doc, valid);
-      if (isFileFact(valid)) found.contexts.set(doc, score);
+      if (doc === undefined || specialMark[doc] === 1) continue;
+      const valid = getAt(index.docs, doc);
+      if (valid !== undefined) describe(pass, described, doc, valid, isFileFact(valid) ? score : undefined);
     }
   }
-  for (const taskId of pass.table.byTask.keys()) addTaskFacts(store, taskId, found.facts);
+  for (const taskId of pass.table.byTask.keys()) describeTaskFacts(store, pass, taskId, described);
   for (const path of pass.plan.paths) {
     const named = PMap.get(index.names, fileNameOf(path));
     if (named !== undefined)
       forEachPosting(named, (doc) => {
+        if (specialMark[doc] === 1) return;
         const fact = getAt(index.docs, doc);
-        if (fact !== undefined && namesSubject([path], fact.subject)) found.facts.set(doc, fact);
+        if (fact !== undefined && namesSubject([path], fact.subject)) describe(pass, described, doc, fact);
       });
   }
-  return found;
+  return described;
 };
 
 /**
@@ -149,16 +174,13 @@ const contextFacts = (store: FactStore, pass: Pass): Found => {
  * those of the recent tasks (continuity, in the last pass).
  */
 const specialFactsOf = (store: FactStore): ((pass: Pass) => ReadonlyArray<SpecialFact>) => {
-  let shared: { found: Found; described: ReadonlyArray<SpecialFact> } | undefined;
+  let shared: ReadonlyArray<SpecialFact> | undefined;
   return (pass) => {
-    if (shared === undefined) {
-      const found = contextFacts(store, pass);
-      shared = { found, described: describeSpecial(pass, found) };
-    }
-    if (pass.recent.size === 0) return shared.described;
-    const recent: Found = { facts: new Map(), contexts: new Map() };
-    for (const taskId of pass.recent.keys()) addTaskFacts(store, taskId, recent.facts, shared.found);
-    return [...shared.described, ...describeSpecial(pass, recent)];
+    shared ??= contextFacts(store, pass);
+    if (pass.recent.size === 0) return shared;
+    const recent: SpecialFact[] = [];
+    for (const taskId of pass.recent.keys()) describeTaskFacts(store, pass, taskId, recent);
+    return [...shared, ...recent];
   };
 };
 
@@ -259,22 +281,6 @@ interface SpecialFact {
   readonly flags: number;
   readonly named: boolean;
 }
-
-/** What the facts found bring to the pass besides their terms and continuity. */
-const describeSpecial = (pass: Pass, special: Found): SpecialFact[] => {
-  const { paths } = pass.plan;
-  const described: SpecialFact[] = [];
-  special.facts.forEach((fact, doc) =>
-    described.push({
-      doc,
-      fact,
-      context: special.contexts.get(doc) ?? factContext(pass.table, fact),
-      flags: priorFlags(fact),
-      named: paths.length > 0 && namesSubject(paths, fact.subject),
-    }),
-  );
-  return described;
-};
 
 /** When each convention of a block was asserted, by position (a frozen block and the facts it names never change). */
 const blockTimesCache = new WeakMap<ReadonlyArray<number>, Float64Array>();
@@ -386,6 +392,8 @@ const ensureScratch = (documents: number): void => {
   poolAt = new Int32Array(size);
   matchedMark = new Uint8Array(size);
   marked = new Int32Array(size);
+  specialMark = new Uint8Array(size);
+  specialDocs = new Int32Array(size);
 };
 
 /**
@@ -830,6 +838,7 @@ export const rankPasses = (
   } finally {
     for (let i = 0; i < markedCount; i += 1) matchedMark[marked[i]!] = 0;
     markedCount = 0;
+    clearSpecialMarks();
     clearPopulations(populations);
   }
 };
