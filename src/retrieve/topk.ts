@@ -106,9 +106,9 @@ let specialDocs = new Int32Array(1024);
 let specialCount = 0;
 
 /**
- * Describes the fact of `doc` for the query's passes, unless it is described already. `context`
- * is the context score when the way in tells it (a file fact found through its pair gets the
- * pair's score); otherwise `factContext` gives it.
+ * Describes the fact of `doc` for the query's passes and marks it (the callers pass over what
+ * is marked). `context` is the context score when the way in tells it (a file fact found
+ * through its pair gets the pair's score); otherwise `factContext` gives it.
  */
 const describe = (pass: Pass, into: SpecialFact[], doc: number, fact: SessionFact, context?: number): void => {
   specialMark[doc] = 1;

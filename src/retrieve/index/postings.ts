@@ -213,7 +213,7 @@ export const removePosting = (postings: Postings, doc: number): Postings => {
  * document (Infinity past the end) and `value` its packed value. Seeks gallop forward (1, 2,
  * 4, ... postings, then a binary search), so seeking many documents in order costs about one
  * step each when they are spread over the list, and a binary search when they are far apart.
- * It reads through `listView`.
+ * It reads through `listView`: while it is in use, no other list a mutation run owns may be read.
  */
 export class PostingsCursor {
   doc = Infinity;
