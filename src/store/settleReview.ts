@@ -7,9 +7,7 @@ import type { SessionFact } from '../fact.js';
 import type { FactsInvalidatedEvent } from './events.js';
 import { type FactStore, type PairLog, pairKey } from './state.js';
 import { latestAssertionTime } from './timeline.js';
-
-/** Relations a later review of the same task settles: what it does not repeat is fixed. */
-const REVIEW_OPEN_ITEMS = new Set(['issue', 'must_fix']);
+import { REVIEW_OPEN_ITEMS } from './write.js';
 
 /** True when the task's reviewer made one of the pair's latest assertions (they close its assertion list, sorted by time). */
 const isRaisedBy = (log: PairLog, taskId: string): boolean => {
@@ -24,7 +22,8 @@ const isRaisedBy = (log: PairLog, taskId: string): boolean => {
 /**
  * The invalidations a review of `taskId` at `at` implies, given the facts it asserts. A pair
  * belongs to the task when the task's reviewer made its latest assertion, and it is still open
- * (not invalidated since).
+ * (not invalidated since). Only the open review items the task's reviewer ever asserted (and
+ * their logs still hold) are read, as the index lists them, in pair-key order.
  */
 export const settleReview = (
   store: FactStore,
@@ -32,14 +31,16 @@ export const settleReview = (
   reviewFacts: ReadonlyArray<SessionFact>,
   at: number,
 ): FactsInvalidatedEvent[] => {
+  const raised = PMap.get(store.index.tasks, taskId)?.raised;
+  if (raised === undefined || PMap.size(raised) === 0) return [];
   const reasserted = new Set(reviewFacts.map((fact) => pairKey(fact.subject, fact.relation)));
   const settled: FactsInvalidatedEvent[] = [];
-  // One walk over the pairs, without a list of them; the tests that build nothing come first.
-  PMap.forEach(store.pairs, (log) => {
-    if (!REVIEW_OPEN_ITEMS.has(log.relation) || !isRaisedBy(log, taskId)) return;
+  for (const key of PMap.keys(raised).sort()) {
+    const log = PMap.get(store.pairs, key);
+    if (log === undefined || !REVIEW_OPEN_ITEMS.has(log.relation) || !isRaisedBy(log, taskId)) continue;
     const latest = latestAssertionTime(log);
-    if (log.clears.some((clear) => clear >= latest) || reasserted.has(pairKey(log.subject, log.relation))) return;
+    if (log.clears.some((clear) => clear >= latest) || reasserted.has(key)) continue;
     settled.push({ type: 'facts/invalidated', subject: log.subject, relation: log.relation, at });
-  });
+  }
   return settled;
 };

@@ -47,6 +47,31 @@ export const isFileFact = (fact: SessionFact): boolean => fact.tags.includes('fi
 const fileTasks = (log: PairLog | undefined): Set<string> =>
   new Set((log?.assertions ?? []).filter(isFileFact).map((fact) => fact.sourceTaskId));
 
+/** Relations a later review of the same task settles: what it does not repeat is fixed (see settleReview.ts). */
+export const REVIEW_OPEN_ITEMS: ReadonlySet<string> = new Set(['issue', 'must_fix']);
+
+const NO_TASKS: ReadonlySet<string> = new Set();
+
+/** The tasks whose reviewer asserted an open review item in a pair log. */
+const reviewTasks = (log: PairLog | undefined): ReadonlySet<string> =>
+  log === undefined || !REVIEW_OPEN_ITEMS.has(log.relation)
+    ? NO_TASKS
+    : new Set(log.assertions.filter((fact) => fact.sourceRole === 'reviewer').map((fact) => fact.sourceTaskId));
+
+/** Adds to `gained` and `lost` the (task, pair) entries of the tasks `tasksOf` finds after and not before, and before and not after. */
+const diffTasks = (
+  tasksOf: (log: PairLog | undefined) => ReadonlySet<string>,
+  { before, after }: PairChange,
+  key: string,
+  gained: Array<[string, string]>,
+  lost: Array<[string, string]>,
+): void => {
+  const tasksBefore = tasksOf(before);
+  const tasksAfter = tasksOf(after);
+  for (const taskId of tasksAfter) if (!tasksBefore.has(taskId)) gained.push([taskId, key]);
+  for (const taskId of tasksBefore) if (!tasksAfter.has(taskId)) lost.push([taskId, key]);
+};
+
 /** The valid records of a log, by id (a valid record is the assertion object that opened it). */
 const validById = (log: PairLog | undefined): Map<string, SessionFact> => {
   const byId = new Map<string, SessionFact>();
@@ -74,17 +99,18 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
   const valid: SessionFact[] = [];
   const filesAsserted: Array<[string, string]> = [];
   const filesRetracted: Array<[string, string]> = [];
-  for (const { before, after } of effective) {
+  const itemsRaised: Array<[string, string]> = [];
+  const itemsDropped: Array<[string, string]> = [];
+  for (const change of effective) {
+    const { before, after } = change;
     const validBefore = validById(before);
     const validAfter = validById(after);
     for (const [id, fact] of validBefore) if (validAfter.get(id) !== fact) invalid.push(fact);
     for (const [id, fact] of validAfter) if (validBefore.get(id) !== fact) valid.push(fact);
     const log = (after ?? before)!;
     const key = pairKey(log.subject, log.relation);
-    const tasksBefore = fileTasks(before);
-    const tasksAfter = fileTasks(after);
-    for (const taskId of tasksAfter) if (!tasksBefore.has(taskId)) filesAsserted.push([taskId, key]);
-    for (const taskId of tasksBefore) if (!tasksAfter.has(taskId)) filesRetracted.push([taskId, key]);
+    diffTasks(fileTasks, change, key, filesAsserted, filesRetracted);
+    diffTasks(reviewTasks, change, key, itemsRaised, itemsDropped);
   }
   return PMap.withMutations(store, (current) => {
     let pairs = current.pairs;
@@ -95,7 +121,14 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
       pairs = after === undefined ? PMap.remove(pairs, key) : PMap.set(pairs, key, freezeLog(after));
       historyPairs += historyIn(after) - historyIn(before);
     }
-    const index = applyIndexChanges(current.index, { invalid, valid, filesAsserted, filesRetracted });
+    const index = applyIndexChanges(current.index, {
+      invalid,
+      valid,
+      filesAsserted,
+      filesRetracted,
+      itemsRaised,
+      itemsDropped,
+    });
     // A new store object every time, even inside a run: selectors memoize by store identity.
     return { maxValidFacts: current.maxValidFacts, pairs, historyPairs, index };
   });

@@ -85,6 +85,7 @@ export const flattenIndex = (index: SearchIndex) => {
       // Each fact's document number, as `ids` has it (numbers differ from a rebuilt index's).
       numbers: PMap.keys(doc.facts).every((id) => PMap.get(doc.facts, id) === PMap.get(index.ids, id)),
       touched: PMap.keys(doc.touched).sort(),
+      raised: PMap.keys(doc.raised).sort(),
     })),
   };
 };

@@ -16,8 +16,8 @@
  * - `conventions`: postings of the valid facts tagged `convention` (eligible without a match),
  *   with their prior flags, so a query weighs the conventions it does not match without a lookup.
  * - `tasks`: per task, the context its facts inherit (its recorded prompt and its summaries),
- *   its valid facts, the file pairs it asserted, and when its facts were asserted; each task
- *   has a number (`taskIds` maps numbers back to ids).
+ *   its valid facts, the file pairs it asserted, the open review items its reviewer asserted,
+ *   and when its facts were asserted; each task has a number (`taskIds` maps numbers back to ids).
  * - `taskTerms`: term -> postings over the task numbers of the contexts of the tasks that still
  *   lend one (a task with a valid fact or an asserted file pair), weighted the same way.
  * - `recent`: the RECENT_TASKS tasks whose latest valid fact is the most recent (then by id), as
@@ -46,6 +46,12 @@ export interface TaskDoc {
   readonly facts: PMap.PersistentMap<number>;
   /** Pair keys of the file facts the task ever asserted (a file's history lends it every modifying task's context). */
   readonly touched: PMap.PersistentMap<true>;
+  /**
+   * Pair keys of the open review items (`issue`, `must_fix`) the task's reviewer asserted that
+   * their logs still hold: the pairs a later review of the task may settle, found without a
+   * walk over every pair.
+   */
+  readonly raised: PMap.PersistentMap<true>;
   /** When the task's valid facts were asserted: time, count, time, count, ... by time (a task has a few). */
   readonly times: ReadonlyArray<number>;
   /** The task's number (its document number in `taskTerms`). */
@@ -84,6 +90,10 @@ export interface IndexChanges {
   readonly filesAsserted: ReadonlyArray<readonly [string, string]>;
   /** File pairs a task no longer asserts (compaction removed them). */
   readonly filesRetracted: ReadonlyArray<readonly [string, string]>;
+  /** Open review items a task's reviewer started asserting (task id, pair key). */
+  readonly itemsRaised: ReadonlyArray<readonly [string, string]>;
+  /** Open review items a task's reviewer no longer asserts (compaction removed them). */
+  readonly itemsDropped: ReadonlyArray<readonly [string, string]>;
 }
 
 const NO_ITEMS: ReadonlyArray<string> = Object.freeze([]);
@@ -113,6 +123,7 @@ const EMPTY_TASK_DOC: TaskDoc = Object.freeze({
   summaries: NO_ITEMS,
   facts: PMap.empty,
   touched: PMap.empty,
+  raised: PMap.empty,
   times: NO_TIMES,
   num: -1,
 });
@@ -147,7 +158,8 @@ const isUnused = (doc: TaskDoc): boolean =>
   doc.promptAt === undefined &&
   doc.summaries.length === 0 &&
   PMap.size(doc.facts) === 0 &&
-  PMap.size(doc.touched) === 0;
+  PMap.size(doc.touched) === 0 &&
+  PMap.size(doc.raised) === 0;
 
 /**
  * The summaries with `key` holding `text` (`undefined`: removed), kept in key order: a new
@@ -315,33 +327,41 @@ const removeFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
   });
 };
 
-const assertFile = (index: Writable<SearchIndex>, taskId: string, pairKey: string): void => {
+/** The task's doc with `pairKey` in (`on`) or out of one of its sets of pairs; nothing changes when it already is. */
+const markPair = (
+  index: Writable<SearchIndex>,
+  taskId: string,
+  set: 'touched' | 'raised',
+  pairKey: string,
+  on: boolean,
+): void => {
   const known = PMap.get(index.tasks, taskId);
-  if (known !== undefined && PMap.has(known.touched, pairKey)) return;
+  if ((known !== undefined && PMap.has(known[set], pairKey)) === on) return;
   updateTask(index, taskId, false, (task) => {
-    task.touched = PMap.set(task.touched, pairKey, true);
-  });
-};
-
-const retractFile = (index: Writable<SearchIndex>, taskId: string, pairKey: string): void => {
-  const known = PMap.get(index.tasks, taskId);
-  if (known === undefined || !PMap.has(known.touched, pairKey)) return;
-  updateTask(index, taskId, false, (task) => {
-    task.touched = PMap.remove(task.touched, pairKey);
+    task[set] = on ? PMap.set(task[set], pairKey, true) : PMap.remove(task[set], pairKey);
   });
 };
 
 /** The index with a reducer's changes applied (the same index when there are none). */
 export const applyIndexChanges = (index: SearchIndex, changes: IndexChanges): SearchIndex => {
-  const { invalid, valid, filesAsserted, filesRetracted } = changes;
-  if (invalid.length + valid.length + filesAsserted.length + filesRetracted.length === 0) return index;
+  const { invalid, valid, filesAsserted, filesRetracted, itemsRaised, itemsDropped } = changes;
+  const count =
+    invalid.length +
+    valid.length +
+    filesAsserted.length +
+    filesRetracted.length +
+    itemsRaised.length +
+    itemsDropped.length;
+  if (count === 0) return index;
   return PMap.withMutations(index, (current) => {
     // A new root every time, even inside a run: a reducer tells a change by the index's identity.
     const next: Writable<SearchIndex> = { ...current };
     for (const fact of invalid) removeFact(next, fact);
     for (const fact of valid) addFact(next, fact);
-    for (const [taskId, pairKey] of filesAsserted) assertFile(next, taskId, pairKey);
-    for (const [taskId, pairKey] of filesRetracted) retractFile(next, taskId, pairKey);
+    for (const [taskId, pairKey] of filesAsserted) markPair(next, taskId, 'touched', pairKey, true);
+    for (const [taskId, pairKey] of filesRetracted) markPair(next, taskId, 'touched', pairKey, false);
+    for (const [taskId, pairKey] of itemsRaised) markPair(next, taskId, 'raised', pairKey, true);
+    for (const [taskId, pairKey] of itemsDropped) markPair(next, taskId, 'raised', pairKey, false);
     return next;
   });
 };
