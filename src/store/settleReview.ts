@@ -7,7 +7,6 @@ import type { SessionFact } from '../fact.js';
 import type { FactsInvalidatedEvent } from './events.js';
 import { type FactStore, type PairLog, pairKey } from './state.js';
 import { latestAssertionTime } from './timeline.js';
-import { REVIEW_OPEN_ITEMS } from './write.js';
 
 /** True when the task's reviewer made one of the pair's latest assertions (they close its assertion list, sorted by time). */
 const isRaisedBy = (log: PairLog, taskId: string): boolean => {
@@ -22,8 +21,8 @@ const isRaisedBy = (log: PairLog, taskId: string): boolean => {
 /**
  * The invalidations a review of `taskId` at `at` implies, given the facts it asserts. A pair
  * belongs to the task when the task's reviewer made its latest assertion, and it is still open
- * (not invalidated since). Only the open review items the task's reviewer ever asserted (and
- * their logs still hold) are read, as the index lists them, in pair-key order.
+ * (not invalidated since). Only the open review items (`issue`, `must_fix`) the task's reviewer
+ * asserted and their logs still hold are read, as the index lists them, in pair-key order.
  */
 export const settleReview = (
   store: FactStore,
@@ -37,7 +36,7 @@ export const settleReview = (
   const settled: FactsInvalidatedEvent[] = [];
   for (const key of PMap.keys(raised).sort()) {
     const log = PMap.get(store.pairs, key);
-    if (log === undefined || !REVIEW_OPEN_ITEMS.has(log.relation) || !isRaisedBy(log, taskId)) continue;
+    if (log === undefined || !isRaisedBy(log, taskId)) continue;
     const latest = latestAssertionTime(log);
     if (log.clears.some((clear) => clear >= latest) || reasserted.has(key)) continue;
     settled.push({ type: 'facts/invalidated', subject: log.subject, relation: log.relation, at });

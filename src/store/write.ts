@@ -48,7 +48,7 @@ const fileTasks = (log: PairLog | undefined): Set<string> =>
   new Set((log?.assertions ?? []).filter(isFileFact).map((fact) => fact.sourceTaskId));
 
 /** Relations a later review of the same task settles: what it does not repeat is fixed (see settleReview.ts). */
-export const REVIEW_OPEN_ITEMS: ReadonlySet<string> = new Set(['issue', 'must_fix']);
+const REVIEW_OPEN_ITEMS: ReadonlySet<string> = new Set(['issue', 'must_fix']);
 
 const NO_TASKS: ReadonlySet<string> = new Set();
 
@@ -101,6 +101,7 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
   const filesRetracted: Array<[string, string]> = [];
   const itemsRaised: Array<[string, string]> = [];
   const itemsDropped: Array<[string, string]> = [];
+  const keys: string[] = [];
   for (const change of effective) {
     const { before, after } = change;
     const validBefore = validById(before);
@@ -109,18 +110,18 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
     for (const [id, fact] of validAfter) if (validBefore.get(id) !== fact) valid.push(fact);
     const log = (after ?? before)!;
     const key = pairKey(log.subject, log.relation);
+    keys.push(key);
     diffTasks(fileTasks, change, key, filesAsserted, filesRetracted);
     diffTasks(reviewTasks, change, key, itemsRaised, itemsDropped);
   }
   return PMap.withMutations(store, (current) => {
     let pairs = current.pairs;
     let historyPairs = current.historyPairs;
-    for (const { before, after } of effective) {
-      const log = (after ?? before)!;
-      const key = pairKey(log.subject, log.relation);
+    effective.forEach(({ before, after }, i) => {
+      const key = keys[i]!;
       pairs = after === undefined ? PMap.remove(pairs, key) : PMap.set(pairs, key, freezeLog(after));
       historyPairs += historyIn(after) - historyIn(before);
-    }
+    });
     const index = applyIndexChanges(current.index, {
       invalid,
       valid,

@@ -60,7 +60,7 @@ const flatMax = (flat: ReadonlyArray<number>): number => {
 export const postingsMaxWeight = (postings: Postings): number => (isFlat(postings) ? flatMax(postings) : postings.max);
 
 /** The position of `doc` in a flat run, or of the first larger doc (as a negative number minus one) when absent. */
-const search = (flat: ReadonlyArray<number>, doc: number): number => {
+const search = (flat: ArrayLike<number>, doc: number): number => {
   let low = 0;
   let high = flat.length / 2 - 1;
   while (low <= high) {
@@ -316,16 +316,8 @@ export const listView = (postings: Postings): ArrayLike<number> => {
 export const viewedPostingValue = (postings: Postings, doc: number): number | undefined => {
   const view = views.get(postings);
   if (view === undefined) return postingValue(postings, doc);
-  let low = 0;
-  let high = view.length / 2 - 1;
-  while (low <= high) {
-    const mid = (low + high) >> 1;
-    const at = view[2 * mid]!;
-    if (at === doc) return view[2 * mid + 1];
-    if (at < doc) low = mid + 1;
-    else high = mid - 1;
-  }
-  return undefined;
+  const at = search(view, doc);
+  return at < 0 ? undefined : view[at + 1];
 };
 
 /** Calls `visit` for every posting, in document order. */
