@@ -1,7 +1,6 @@
 import { type FactTag, FACT_LIMITS, makeFact, type SessionFact } from '../fact.js';
 import { clipEnd } from '../base/text.js';
 import * as PMap from '../base/persistentMap.js';
-import { selectIndexedFacts } from '../retrieve/index/searchIndex.js';
 import { type FactStore, type PairLog, pairKey, validCount, withMutations } from './state.js';
 import {
   byTimeThenId,
@@ -11,6 +10,7 @@ import {
   validRecords,
   withAssertions,
 } from './timeline.js';
+import { validOrder } from './validOrder.js';
 import { emptyPairLog, NO_CLEARS, type PairChange, selectPairLog, writePairChanges } from './write.js';
 
 /** What a compaction removed, so nothing is lost silently. */
@@ -132,16 +132,33 @@ export class Workset {
     }
   }
 
-  private isChanged(fact: SessionFact): boolean {
-    return this.subjects.has(fact.subject) && this.changed.has(pairKey(fact.subject, fact.relation));
-  }
-
-  /** The valid facts now: the untouched pairs' from `valid`, the changed pairs' derived again. */
-  validFacts(valid: ReadonlyArray<SessionFact>): SessionFact[] {
-    const kept = valid.filter((fact) => !this.isChanged(fact));
+  /**
+   * The valid facts now, oldest first, one per call (undefined past the last): the untouched
+   * pairs' from `byTime` (all valid facts before the changes, in time order), the changed pairs'
+   * derived again. Later changes do not change what it gives.
+   */
+  oldestFirst(byTime: ReadonlyArray<SessionFact>): () => SessionFact | undefined {
+    const changed = new Set(this.changed.keys());
+    const subjects = new Set(this.subjects);
+    const isChanged = (fact: SessionFact): boolean =>
+      subjects.has(fact.subject) && changed.has(pairKey(fact.subject, fact.relation));
+    const derived: SessionFact[] = [];
     for (const log of this.changed.values())
-      if (log !== undefined) for (const fact of selectValidOfLog(log)) kept.push(fact);
-    return kept;
+      if (log !== undefined) for (const fact of selectValidOfLog(log)) derived.push(fact);
+    derived.sort(byTimeThenId);
+    let i = 0;
+    let j = 0;
+    return () => {
+      while (i < byTime.length && isChanged(byTime[i]!)) i += 1;
+      const kept = byTime[i];
+      const other = derived[j];
+      if (kept === undefined || (other !== undefined && byTimeThenId(other, kept) < 0)) {
+        if (other !== undefined) j += 1;
+        return other;
+      }
+      i += 1;
+      return kept;
+    };
   }
 
   changes(): PairChange[] {
@@ -151,30 +168,6 @@ export class Workset {
     });
   }
 }
-
-/** Below this many, the oldest facts are picked by insertion (a dispatch drops a few of hundreds); above it, sorted. */
-const PICK_BY_INSERTION = 64;
-
-/**
- * The `count` first of `facts` in time order, sorted. Compaction usually drops a few of
- * hundreds, and a full sort on every dispatch would cost more than the rest; but picking many
- * by insertion is quadratic (one result of 100,000 facts), so past a few dozen it sorts.
- */
-const oldest = (facts: ReadonlyArray<SessionFact>, count: number): SessionFact[] => {
-  if (count > PICK_BY_INSERTION) return [...facts].sort(byTimeThenId).slice(0, count);
-  const out: SessionFact[] = [];
-  if (count <= 0) return out;
-  for (const fact of facts) {
-    if (out.length === count && byTimeThenId(fact, out[count - 1]!) >= 0) continue;
-    let at = out.length === count ? count - 1 : out.length;
-    while (at > 0 && byTimeThenId(fact, out[at - 1]!) < 0) {
-      out[at] = out[at - 1]!;
-      at -= 1;
-    }
-    out[at] = fact;
-  }
-  return out;
-};
 
 /**
  * Brings the store within `maxFacts` valid facts: (a) removes history, (b) merges each
@@ -191,7 +184,6 @@ export const compactWithReport = (
   const limit = Math.floor(maxFacts);
   const work = new Workset(store);
   const report = emptyReport();
-  const valid = selectIndexedFacts(store.index);
   // (a) History goes: the pairs holding closed records keep only the runs of their valid facts.
   const closedIds = new Set<string>();
   // Usually no pair may: the walk over every pair is skipped.
@@ -204,21 +196,12 @@ export const compactWithReport = (
     });
   for (const id of [...closedIds].sort()) report.removedClosed.push(id);
 
-  // (b) Only subjects with two or more facts besides their newest can merge; the others are
-  // passed over in any order, so only the mergeable ones are sorted.
-  // One pass: a subject's first fact is kept alone, its second makes a list (most subjects hold one or two).
-  let newest: SessionFact | undefined;
-  const bySubject = new Map<string, SessionFact | SessionFact[]>();
-  for (const fact of valid) {
-    const seen = bySubject.get(fact.subject);
-    if (seen === undefined) bySubject.set(fact.subject, fact);
-    else if (Array.isArray(seen)) seen.push(fact);
-    else bySubject.set(fact.subject, [seen, fact]);
-    if (newest === undefined || byTimeThenId(fact, newest) > 0) newest = fact;
-  }
+  // (b) Only subjects with two or more facts besides their newest can merge (the order keeps
+  // them apart); subjects with the oldest newest fact merge first.
+  const order = validOrder(store.index);
+  const newest = order.byTime[order.byTime.length - 1];
   const mergeable: SessionFact[][] = [];
-  for (const facts of bySubject.values())
-    if (Array.isArray(facts) && facts.length >= 3) mergeable.push(facts.sort(byTimeThenId));
+  for (const subject of order.mergeable) mergeable.push([...order.bySubject.get(subject)!].sort(byTimeThenId));
   mergeable.sort((a, b) => byTimeThenId(a[a.length - 1]!, b[b.length - 1]!));
   for (const facts of mergeable) {
     if (work.count <= limit) break;
@@ -236,23 +219,20 @@ export const compactWithReport = (
 
   // (c) The oldest go until within bounds. A removal lowers the count by one at most (it may
   // reopen an older fact of its pair), so the next `count - limit` oldest would all go one by one:
-  // they go together, then the count is checked again. Usually that is the first round, and only
-  // the oldest `count - limit` (and a few) are picked; the full order only when they run out.
+  // they go together, then the count is checked again. The candidates are the valid facts after
+  // (b), oldest first, read only as far as needed.
   if (work.count > limit) {
-    const candidates = work.validFacts(valid);
-    let oldestFirst = oldest(candidates, work.count - limit + 2);
-    let next = 0;
-    while (work.count > limit && next < candidates.length) {
+    const oldestFirst = work.oldestFirst(order.byTime);
+    let fact = oldestFirst();
+    while (work.count > limit && fact !== undefined) {
       const batch: SessionFact[] = [];
-      for (let need = work.count - limit; need > 0 && next < candidates.length; next += 1) {
-        if (next === oldestFirst.length) oldestFirst = [...candidates].sort(byTimeThenId);
-        const fact = oldestFirst[next]!;
+      for (let need = work.count - limit; need > 0 && fact !== undefined; fact = oldestFirst()) {
         if (limit > 0 && newest !== undefined && fact.id === newest.id) continue;
         batch.push(fact);
         need -= 1;
       }
       work.removeAll(batch);
-      for (const fact of batch) report.dropped.push(fact.id);
+      for (const dropped of batch) report.dropped.push(dropped.id);
     }
   }
   const changes = work.changes();

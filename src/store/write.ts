@@ -13,6 +13,7 @@ import {
 } from '../retrieve/index/searchIndex.js';
 import { type FactStore, type PairLog, pairKey } from './state.js';
 import { mayHoldHistory, selectValidOfLog } from './timeline.js';
+import { carryValidOrder } from './validOrder.js';
 
 /** A pair log before and after a reducer's change (`undefined`: no log). */
 export interface PairChange {
@@ -130,6 +131,7 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
       itemsRaised,
       itemsDropped,
     });
+    carryValidOrder(current.index, index, invalid, valid);
     // A new store object every time, even inside a run: selectors memoize by store identity.
     return { maxValidFacts: current.maxValidFacts, pairs, historyPairs, index };
   });

@@ -14,7 +14,7 @@ import {
 } from '../../src/store/compact.js';
 import { selectAllFacts } from '../../src/store/selectors.js';
 import { type FactStore, pairKey, validCount } from '../../src/store/state.js';
-import { byTimeThenId, withAssertions } from '../../src/store/timeline.js';
+import { byTimeThenId, selectValidOfLog, withAssertions } from '../../src/store/timeline.js';
 import { emptyPairLog, selectPairLog, writePairChanges } from '../../src/store/write.js';
 
 export const referenceCompact = (
@@ -64,7 +64,11 @@ export const referenceCompact = (
   }
 
   if (work.count > limit) {
-    const oldestFirst = work.validFacts(valid).sort(byTimeThenId);
+    // The valid facts now: the untouched pairs' as they were, the changed pairs' derived again.
+    const changed = [...work.changed.values()];
+    const now = valid.filter((fact) => !work.changed.has(pairKey(fact.subject, fact.relation)));
+    for (const log of changed) if (log !== undefined) now.push(...selectValidOfLog(log));
+    const oldestFirst = now.sort(byTimeThenId);
     for (const fact of oldestFirst) {
       if (work.count <= limit) break;
       if (limit > 0 && newest !== undefined && fact.id === newest.id) continue;

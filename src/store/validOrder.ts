@@ -1,0 +1,121 @@
+/**
+ * What compaction reads of the valid facts on every dispatch, kept beside the index instead of
+ * derived from every valid fact each time: the valid facts in time order (then id), each
+ * subject's valid facts, and the subjects holding enough of them to merge.
+ *
+ * A cache, not state. It is kept weakly by the index's document vector (the valid facts, by
+ * document number: an index with the same vector holds the same facts), built from the index
+ * the first time a compaction asks, and carried forward, changed in place, by every write that
+ * makes the next index from that one (the only writes that change the vector). An older index
+ * then has none, and builds its own if it is ever compacted. So it never changes
+ * what a compaction does, only what it costs: a store at its bound compacts on every dispatch,
+ * and walking and grouping every valid fact each time cost more than the rest of the compaction.
+ */
+import type { PersistentVector } from '../base/persistentVector.js';
+import type { SessionFact } from '../fact.js';
+import { type SearchIndex, selectIndexedFacts } from '../retrieve/index/searchIndex.js';
+import { byTimeThenId } from './timeline.js';
+
+/** A subject's valid facts can merge into a summary once it holds this many (its newest stays, the older ones merge). */
+export const MERGEABLE = 3;
+
+/** The valid facts of one index, ordered and grouped as compaction reads them. */
+export interface ValidOrder {
+  /** Every valid fact, by time then id (`byTimeThenId`). */
+  readonly byTime: SessionFact[];
+  /** Subject -> its valid facts, in no particular order. */
+  readonly bySubject: Map<string, SessionFact[]>;
+  /** The subjects holding MERGEABLE valid facts or more. */
+  readonly mergeable: Set<string>;
+}
+
+const orders = new WeakMap<PersistentVector<SessionFact>, ValidOrder>();
+
+/** Where `fact` is, or would go, in `byTime`. */
+const placeOf = (byTime: ReadonlyArray<SessionFact>, fact: SessionFact): number => {
+  let low = 0;
+  let high = byTime.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (byTimeThenId(byTime[mid]!, fact) < 0) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+};
+
+const group = (order: ValidOrder, fact: SessionFact): void => {
+  const facts = order.bySubject.get(fact.subject);
+  if (facts === undefined) order.bySubject.set(fact.subject, [fact]);
+  else if (facts.push(fact) === MERGEABLE) order.mergeable.add(fact.subject);
+};
+
+const ungroup = (order: ValidOrder, fact: SessionFact): void => {
+  const facts = order.bySubject.get(fact.subject);
+  const at = facts?.findIndex((held) => held.id === fact.id) ?? -1;
+  if (at < 0) return;
+  facts!.splice(at, 1);
+  if (facts!.length === MERGEABLE - 1) order.mergeable.delete(fact.subject);
+  else if (facts!.length === 0) order.bySubject.delete(fact.subject);
+};
+
+/** The order of `index`'s valid facts, built from them (what `validOrder` keeps). */
+export const buildValidOrder = (index: SearchIndex): ValidOrder => {
+  const order: ValidOrder = {
+    byTime: selectIndexedFacts(index).sort(byTimeThenId),
+    bySubject: new Map(),
+    mergeable: new Set(),
+  };
+  for (const fact of order.byTime) group(order, fact);
+  return order;
+};
+
+/** The valid facts of `index`, ordered and grouped (built now unless a write carried them here). Read only. */
+export const validOrder = (index: SearchIndex): ValidOrder => {
+  let order = orders.get(index.docs);
+  if (order === undefined) {
+    order = buildValidOrder(index);
+    orders.set(index.docs, order);
+  }
+  return order;
+};
+
+/** Past this many leaving facts, the time order is filtered once instead of spliced for each. */
+const FILTER_PAST = 16;
+
+/**
+ * Moves the order of `before` (if it has one) to `after`, the index a write made from it with
+ * the facts `invalid` leaving and `valid` entering (in that order: an id may do both), as the
+ * index applies them: a leaving fact it does not hold changes nothing.
+ */
+export const carryValidOrder = (
+  before: SearchIndex,
+  after: SearchIndex,
+  invalid: ReadonlyArray<SessionFact>,
+  valid: ReadonlyArray<SessionFact>,
+): void => {
+  // Inside a write run the vector may be changed in place and keep its identity: the order is
+  // changed all the same.
+  const order = orders.get(before.docs);
+  if (order === undefined) return;
+  orders.delete(before.docs);
+  const { byTime } = order;
+  if (invalid.length > FILTER_PAST) {
+    const leaving = new Set(invalid.map((fact) => fact.id));
+    let kept = 0;
+    for (const fact of byTime) if (!leaving.has(fact.id)) byTime[kept++] = fact;
+    byTime.length = kept;
+  } else
+    for (const fact of invalid) {
+      const at = placeOf(byTime, fact);
+      if (byTime[at]?.id === fact.id) byTime.splice(at, 1);
+    }
+  for (const fact of invalid) ungroup(order, fact);
+  for (const fact of valid) {
+    // Facts usually enter newest.
+    const last = byTime[byTime.length - 1];
+    if (last === undefined || byTimeThenId(last, fact) < 0) byTime.push(fact);
+    else byTime.splice(placeOf(byTime, fact), 0, fact);
+    group(order, fact);
+  }
+  orders.set(after.docs, order);
+};
