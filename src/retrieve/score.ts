@@ -12,7 +12,7 @@ import type { BudgetSettings } from './budget.js';
 import { listView, postingWeightOf, viewedPostingValue } from './index/postings.js';
 import { priorFlags } from './index/priors.js';
 import { postingWeight } from './index/weights.js';
-import { flagPriors, namesSubject, type PlannedTerm, type QueryPlan, type ScoreParts } from './rank.js';
+import { flagPriors, namesSubject, type PlannedTerm, priorValue, type QueryPlan, type ScoreParts } from './rank.js';
 
 /** Why a fact was not injected. */
 export type ExclusionReason = 'invalidated' | 'tag' | 'own_task' | 'no_match' | 'max_facts' | 'budget';
@@ -122,6 +122,8 @@ export interface Extras {
 /**
  * A fact's score from its stored term weights (`weights[i]` for `pass.terms[i]`, undefined when
  * it does not hold the term), summed in the pass's term order: the one formula both paths use.
+ * Without `detail` (the index path, which only ranks) the parts name no terms and no priors;
+ * every number is the same.
  */
 export const combineScore = (
   pass: Pass,
@@ -129,21 +131,27 @@ export const combineScore = (
   weights: ReadonlyArray<number | undefined>,
   extras: Extras,
   duplicate: boolean,
+  detail = true,
 ): ScoreParts => {
   const { ranking, paths } = pass.plan;
   const terms: Array<{ term: string; contribution: number }> = [];
   let query = 0;
   let feedback = 0;
-  pass.terms.forEach((planned, i) => {
+  const planned = pass.terms;
+  for (let i = 0; i < planned.length; i += 1) {
     const stored = weights[i];
-    if (stored === undefined) return;
-    const contribution = planned.multiplier * planned.idf * postingWeight(stored);
+    if (stored === undefined) continue;
+    const { multiplier, idf, term } = planned[i]!;
+    const contribution = multiplier * idf * postingWeight(stored);
     if (i < pass.queryTerms) {
-      terms.push({ term: planned.term, contribution });
+      if (detail) terms.push({ term, contribution });
       query += contribution;
     } else feedback += contribution;
-  });
-  const { names, value } = flagPriors(priorFlags(fact), ranking.priors, duplicate);
+  }
+  const flags = priorFlags(fact);
+  const { names, value } = detail
+    ? flagPriors(flags, ranking.priors, duplicate)
+    : { names: NO_NAMES, value: priorValue(flags, ranking.priors, duplicate) };
   const match = query + feedback + extras.context;
   const base = match === 0 && fact.tags.includes('convention') ? ranking.conventionBase * pass.scale : 0;
   const relevance = match + extras.continuity + base;
@@ -160,6 +168,8 @@ export const combineScore = (
     total: relevance * value + boost,
   };
 };
+
+const NO_NAMES: ReadonlyArray<string> = Object.freeze([]);
 
 /** The first stage a stored fact fails, given its score; undefined when it is a candidate. */
 export const filterReason = (

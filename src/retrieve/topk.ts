@@ -97,12 +97,17 @@ class Best {
 }
 
 /**
- * The documents a query found directly (1), listed in `specialDocs[0..specialCount)` to be reset
- * when it ends: each is described once, by the first way in that finds it. Scratch arrays,
- * like the accumulators below.
+ * The documents a query found directly (marked 1 by document), each described once, by the
+ * first way in that finds it, at the next position of the special list: its document, fact,
+ * context score, prior flags and whether the query names it. Scratch arrays, like the
+ * accumulators below, reset where a query wrote them when it ends.
  */
 let specialMark = new Uint8Array(1024);
 let specialDocs = new Int32Array(1024);
+let specialContexts = new Float64Array(1024);
+let specialFlags = new Uint8Array(1024);
+let specialNamed = new Uint8Array(1024);
+const specialFacts: Array<SessionFact | undefined> = [];
 let specialCount = 0;
 
 /**
@@ -110,40 +115,40 @@ let specialCount = 0;
  * is marked). `context` is the context score when the way in tells it (a file fact found
  * through its pair gets the pair's score); otherwise `factContext` gives it.
  */
-const describe = (pass: Pass, into: SpecialFact[], doc: number, fact: SessionFact, context?: number): void => {
-  specialMark[doc] = 1;
-  specialDocs[specialCount++] = doc;
+const describe = (pass: Pass, doc: number, fact: SessionFact, context?: number): void => {
   const { paths } = pass.plan;
-  into.push({
-    doc,
-    fact,
-    context: context ?? factContext(pass.table, fact),
-    flags: priorFlags(fact),
-    named: paths.length > 0 && namesSubject(paths, fact.subject),
-  });
+  const at = specialCount++;
+  specialMark[doc] = 1;
+  specialDocs[at] = doc;
+  specialFacts[at] = fact;
+  specialContexts[at] = context ?? factContext(pass.table, fact);
+  specialFlags[at] = priorFlags(fact);
+  specialNamed[at] = paths.length > 0 && namesSubject(paths, fact.subject) ? 1 : 0;
 };
 
-const clearSpecialMarks = (): void => {
-  for (let i = 0; i < specialCount; i += 1) specialMark[specialDocs[i]!] = 0;
+const clearSpecial = (): void => {
+  for (let i = 0; i < specialCount; i += 1) {
+    specialMark[specialDocs[i]!] = 0;
+    specialFacts[i] = undefined;
+  }
   specialCount = 0;
 };
 
 /** Describes the task's valid facts not described yet. */
-const describeTaskFacts = (store: FactStore, pass: Pass, taskId: string, into: SpecialFact[]): void => {
+const describeTaskFacts = (store: FactStore, pass: Pass, taskId: string): void => {
   const { index } = store;
   const task = PMap.get(index.tasks, taskId);
   if (task === undefined) return;
   PMap.forEach(task.facts, (doc) => {
     if (specialMark[doc] === 1) return;
     const fact = getAt(index.docs, doc);
-    if (fact !== undefined) describe(pass, into, doc, fact);
+    if (fact !== undefined) describe(pass, doc, fact);
   });
 };
 
-/** The facts with a task context (of a best-matching task, or of a file such a task touched) and those of a named file. */
-const contextFacts = (store: FactStore, pass: Pass): SpecialFact[] => {
+/** Describes the facts with a task context (of a best-matching task, or of a file such a task touched) and those of a named file. */
+const describeContextFacts = (store: FactStore, pass: Pass): void => {
   const { index } = store;
-  const described: SpecialFact[] = [];
   for (const [pair, score] of pass.table.byPair) {
     const log = PMap.get(store.pairs, pair);
     if (log === undefined) continue;
@@ -152,35 +157,35 @@ const contextFacts = (store: FactStore, pass: Pass): SpecialFact[] => {
       const doc = PMap.get(index.ids, assertion.id);
       if (doc === undefined || specialMark[doc] === 1) continue;
       const valid = getAt(index.docs, doc);
-      if (valid !== undefined) describe(pass, described, doc, valid, isFileFact(valid) ? score : undefined);
+      if (valid !== undefined) describe(pass, doc, valid, isFileFact(valid) ? score : undefined);
     }
   }
-  for (const taskId of pass.table.byTask.keys()) describeTaskFacts(store, pass, taskId, described);
+  for (const taskId of pass.table.byTask.keys()) describeTaskFacts(store, pass, taskId);
   for (const path of pass.plan.paths) {
     const named = PMap.get(index.names, fileNameOf(path));
     if (named !== undefined)
       forEachPosting(named, (doc) => {
         if (specialMark[doc] === 1) return;
         const fact = getAt(index.docs, doc);
-        if (fact !== undefined && namesSubject([path], fact.subject)) describe(pass, described, doc, fact);
+        if (fact !== undefined && namesSubject([path], fact.subject)) describe(pass, doc, fact);
       });
   }
-  return described;
 };
 
 /**
- * The facts each pass of one query finds directly: those of its context and the files it names
- * (the passes share the context table and the plan, so they are found and described once), and
- * those of the recent tasks (continuity, in the last pass).
+ * How many of the special list each pass of one query has: the facts of its context and the
+ * files it names first (the passes share the context table and the plan, so they are found and
+ * described once), then those of the recent tasks (continuity, in the last pass).
  */
-const specialFactsOf = (store: FactStore): ((pass: Pass) => ReadonlyArray<SpecialFact>) => {
-  let shared: ReadonlyArray<SpecialFact> | undefined;
+const specialFactsOf = (store: FactStore): ((pass: Pass) => number) => {
+  let shared = -1;
   return (pass) => {
-    shared ??= contextFacts(store, pass);
-    if (pass.recent.size === 0) return shared;
-    const recent: SpecialFact[] = [];
-    for (const taskId of pass.recent.keys()) describeTaskFacts(store, pass, taskId, recent);
-    return [...shared, ...recent];
+    if (shared < 0) {
+      describeContextFacts(store, pass);
+      shared = specialCount;
+    }
+    for (const taskId of pass.recent.keys()) describeTaskFacts(store, pass, taskId);
+    return specialCount;
   };
 };
 
@@ -268,18 +273,9 @@ class Search {
       context: factContext(pass.table, fact),
       continuity: pass.recent.get(fact.sourceTaskId) ?? 0,
     };
-    const parts = combineScore(pass, fact, weights, extras, repeatsConvention(store, fact));
+    const parts = combineScore(pass, fact, weights, extras, repeatsConvention(store, fact), false);
     return filterReason(settings, fact, parts, firstPass) === undefined && this.best.offer({ fact, parts });
   }
-}
-
-/** What a special fact brings to any pass of its query besides its terms and continuity. */
-interface SpecialFact {
-  readonly doc: number;
-  readonly fact: SessionFact;
-  readonly context: number;
-  readonly flags: number;
-  readonly named: boolean;
 }
 
 /** When each convention of a block was asserted, by position (a frozen block and the facts it names never change). */
@@ -394,6 +390,9 @@ const ensureScratch = (documents: number): void => {
   marked = new Int32Array(size);
   specialMark = new Uint8Array(size);
   specialDocs = new Int32Array(size);
+  specialContexts = new Float64Array(size);
+  specialFlags = new Uint8Array(size);
+  specialNamed = new Uint8Array(size);
 };
 
 /**
@@ -732,28 +731,25 @@ const accumulate = (phase: Phase, population: Population): void => {
  * Gives the special facts of a pass accumulators (or, those a phase kept, their extras of this
  * pass); `partial` after a query phase whose sums the pass reuses without reading its lists.
  */
-const seedSpecial = (
-  pass: Pass,
-  special: ReadonlyArray<SpecialFact>,
-  populations: ReadonlyArray<Population>,
-  partial: boolean,
-): void => {
-  for (const described of special) {
-    const population = populations[isConventionFlags(described.flags) ? 1 : 0]!;
-    const { doc } = described;
+const seedSpecial = (pass: Pass, count: number, populations: ReadonlyArray<Population>, partial: boolean): void => {
+  const { recent } = pass;
+  for (let i = 0; i < count; i += 1) {
+    const flags = specialFlags[i]!;
+    const population = populations[isConventionFlags(flags) ? 1 : 0]!;
+    const doc = specialDocs[i]!;
     const st = docState[doc]!;
     const kept = (st & OPEN) !== 0;
     // After a query phase, one it did not keep has its query sum unknown (a convention only if a term matched it).
     const unknown = partial && (!population.conventions || matchedMark[doc] === 1);
-    docState[doc] = (kept ? st : OPEN | (unknown ? PARTIAL : 0)) | SPECIAL | (described.named ? NAMED : 0);
+    docState[doc] = (kept ? st : OPEN | (unknown ? PARTIAL : 0)) | SPECIAL | (specialNamed[i] === 1 ? NAMED : 0);
     if (population.conventions) markMatched(doc);
     if (!kept) {
-      docFlags[doc] = described.flags;
+      docFlags[doc] = flags;
       docSum[doc] = 0;
       population.open[population.used++] = doc;
     }
-    docContext[doc] = described.context;
-    docContinuity[doc] = pass.recent.get(described.fact.sourceTaskId) ?? 0;
+    docContext[doc] = specialContexts[i]!;
+    docContinuity[doc] = recent.size === 0 ? 0 : (recent.get(specialFacts[i]!.sourceTaskId) ?? 0);
   }
 };
 
@@ -838,7 +834,7 @@ export const rankPasses = (
   } finally {
     for (let i = 0; i < markedCount; i += 1) matchedMark[marked[i]!] = 0;
     markedCount = 0;
-    clearSpecialMarks();
+    clearSpecial();
     clearPopulations(populations);
   }
 };
