@@ -222,8 +222,17 @@ const insertRecent = (list: Array<string | number>, taskId: string, time: number
 const withRecent = (index: Writable<SearchIndex>, taskId: string, time: number): void => {
   const list = index.recent;
   const at = list.indexOf(taskId);
+  // A task outside a full list that is older than its last stays out: the list is unchanged (a
+  // compaction removes the facts of old tasks on every dispatch).
+  const full = list.length >= 2 * RECENT_TASKS;
+  if (
+    at < 0 &&
+    (time === -Infinity ||
+      (full && isNewer(list[list.length - 2] as string, list[list.length - 1] as number, taskId, time)))
+  )
+    return;
   const next = at < 0 ? list.slice() : list.slice(0, at).concat(list.slice(at + 2));
-  if (at >= 0 && list.length >= 2 * RECENT_TASKS && !(time > (list[at + 1] as number))) {
+  if (at >= 0 && full && !(time > (list[at + 1] as number))) {
     // A task of a full list that became older may no longer belong: its place goes to the most
     // recent task outside the list, this one included (a walk over every task, rarely needed).
     let best: [string, number] | undefined;
