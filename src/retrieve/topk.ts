@@ -808,9 +808,10 @@ export const rankPasses = (
       };
       const query = read(0, pass.queryTerms);
       const feedback = read(pass.queryTerms, pass.terms.length);
-      // Completing a fact only feedback opened costs a seek in each query list, several times a
-      // posting read: when the feedback lists are that long, every list is read again instead.
-      const reuse = 3 * feedback.postings * query.lists < query.postings;
+      // Completing a fact only feedback opened costs a seek in each query list, but most such facts
+      // are dropped by their bound before that: every list is read again only when the feedback
+      // lists are long enough that the seeks could cost more than twice reading the query lists.
+      const reuse = feedback.postings * query.lists < 2 * query.postings;
       if (reuse) {
         lastPhase = new Phase(lastSearch, pass.queryTerms, true, lastK, queryPhase.floor() * SLACK);
         queryPhase.pool.clear();
