@@ -116,39 +116,52 @@ const keptTerms = (words: ReadonlyArray<Word>): ReadonlyArray<string> => {
   return kept.length === 0 ? NO_TERMS : Object.freeze(kept);
 };
 
-/**
- * The ranking terms of one path segment, keyed by the segment, with a leading `/` when it is the
- * file name (a segment holds no separator). Memoized: directories and file names recur in many paths.
- */
-const segmentTerms = memoize(MEMO_LIMIT, (key: string) => {
+/** The ranking terms of a directory (memoized: directories recur in many paths). */
+const directoryTerms = memoize(MEMO_LIMIT, (segment: string) => {
   const out: Word[] = [];
-  if (key.startsWith('/')) segmentWords(key.slice(1), true, out);
-  else segmentWords(key, false, out);
+  segmentWords(segment, false, out);
   return keptTerms(out);
 });
+
+/** The ranking terms of a file name (not memoized: most name one file, and the text they are part of is). */
+const fileNameTerms = (segment: string): ReadonlyArray<string> => {
+  const out: Word[] = [];
+  segmentWords(segment, true, out);
+  return keptTerms(out);
+};
 
 /** The ranking terms of a path: its segments' terms, in order. */
 const pathTerms = (path: string): ReadonlyArray<string> => {
   const segments = pathSegments(path);
   const terms: string[] = [];
   segments.forEach((segment, index) => {
-    for (const term of segmentTerms(index === segments.length - 1 ? `/${segment}` : segment)) terms.push(term);
+    const segmentTerms = index === segments.length - 1 ? fileNameTerms(segment) : directoryTerms(segment);
+    for (const term of segmentTerms) terms.push(term);
   });
   return terms.length === 0 ? NO_TERMS : Object.freeze(terms);
 };
 
-/**
- * The ranking terms of one raw token (memoized: a token's terms depend on it alone, and the
- * paths and words of a session repeat far more than the texts they are part of).
- */
-const tokenTerms = memoize(MEMO_LIMIT, (raw: string): ReadonlyArray<string> => {
+/** The ranking terms of one raw token. */
+const computeTokenTerms = (raw: string): ReadonlyArray<string> => {
   const token = trimEdges(raw);
   if (token === '' || TASK_REFERENCE.test(token)) return NO_TERMS;
   if (isPathLike(token)) return pathTerms(token);
   const out: Word[] = [];
   identifierWords(token, false, out);
   return keptTerms(out);
-});
+};
+
+const memoizedTokenTerms = memoize(MEMO_LIMIT, computeTokenTerms);
+
+/**
+ * The ranking terms of one raw token, memoized (the words of a session repeat far more than
+ * the texts they are part of) unless it holds a directory separator: most such paths name a
+ * new file, and would only grow the table the words are looked up in, making every lookup
+ * slower and starting it again sooner (their directories are memoized, and so are the texts
+ * they are part of).
+ */
+const tokenTerms = (raw: string): ReadonlyArray<string> =>
+  raw.includes('/') || raw.includes('\\') ? computeTokenTerms(raw) : memoizedTokenTerms(raw);
 
 /**
  * The ranking terms of `text`, with repeats (term frequency matters). Memoized: the store
