@@ -106,8 +106,10 @@ export const carryValidOrder = (
     byTime.length = kept;
   } else
     for (const fact of invalid) {
-      const at = placeOf(byTime, fact);
-      if (byTime[at]?.id === fact.id) byTime.splice(at, 1);
+      // By its time, or failing that by its id alone, as the index finds it.
+      let at = placeOf(byTime, fact);
+      if (byTime[at]?.id !== fact.id) at = byTime.findIndex((held) => held.id === fact.id);
+      if (at >= 0) byTime.splice(at, 1);
     }
   for (const fact of invalid) ungroup(order, fact);
   for (const fact of valid) {
