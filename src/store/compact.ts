@@ -80,8 +80,8 @@ export const summarize = (subject: string, older: ReadonlyArray<SessionFact>): S
 
 /**
  * The pair logs a compaction changes, over the store it compacts, with the running count of
- * valid facts. Pairs it never touches are never derived again, so a compaction costs what it
- * changes plus one pass over the records.
+ * valid facts. Pairs it never touches are never derived again, and the valid facts are read in
+ * order from the index's `validOrder`, so a compaction costs about what it changes.
  */
 export class Workset {
   readonly changed = new Map<string, PairLog | undefined>();
