@@ -131,9 +131,10 @@ const feedbackTerms = (store: FactStore, settings: Settings, first: ReadonlyArra
   const inQuery = new Set(settings.plan.terms.map(({ term }) => term));
   const sums = new Map<string, number>();
   for (const { fact } of top)
-    for (const [term, weight] of factTermWeights(fact))
+    factTermWeights(fact).forEach((weight, term) => {
       if (term.length >= 3 && !inQuery.has(term))
         sums.set(term, (sums.get(term) ?? 0) + postingWeight(quantize(weight)));
+    });
   const mostFacts = Math.max(1, feedback.maxShare * settings.documents);
   return [...sums]
     .map(([term, sum]) => planTerm(store.index, settings.documents, term, (feedback.weight * sum) / top.length))

@@ -149,17 +149,18 @@ const describeTaskFacts = (store: FactStore, pass: Pass, taskId: string): void =
 /** Describes the facts with a task context (of a best-matching task, or of a file such a task touched) and those of a named file. */
 const describeContextFacts = (store: FactStore, pass: Pass): void => {
   const { index } = store;
-  for (const [pair, score] of pass.table.byPair) {
+  pass.table.byPair.forEach((score, pair) => {
     const log = PMap.get(store.pairs, pair);
-    if (log === undefined) continue;
+    if (log === undefined) return;
     // The pair's valid facts are those of its asserted ids the index holds.
-    for (const assertion of log.assertions) {
-      const doc = PMap.get(index.ids, assertion.id);
+    const { assertions } = log;
+    for (let i = 0; i < assertions.length; i += 1) {
+      const doc = PMap.get(index.ids, assertions[i]!.id);
       if (doc === undefined || specialMark[doc] === 1) continue;
       const valid = getAt(index.docs, doc);
       if (valid !== undefined) describe(pass, doc, valid, isFileFact(valid) ? score : undefined);
     }
-  }
+  });
   for (const taskId of pass.table.byTask.keys()) describeTaskFacts(store, pass, taskId);
   for (const path of pass.plan.paths) {
     const named = PMap.get(index.names, fileNameOf(path));

@@ -44,24 +44,54 @@ const historyIn = (log: PairLog | undefined): number => (log !== undefined && ma
 /** Facts about files: their history lends them the context of every task that asserted them. */
 export const isFileFact = (fact: SessionFact): boolean => fact.tags.includes('file_change');
 
+/**
+ * Lists up to this long are compared by a scan: most pairs hold one to three facts, and a write
+ * compares every changed pair before and after, so small lists spare it a Map or Set each.
+ */
+const SCANNED = 8;
+
+/** The items of `list` not in `other` (a scan of small lists, a Set otherwise). */
+const missingFrom = <T>(list: ReadonlyArray<T>, other: ReadonlyArray<T>, out: (item: T) => void): void => {
+  if (other.length <= SCANNED) {
+    for (const item of list) if (!other.includes(item)) out(item);
+    return;
+  }
+  const present = new Set(other);
+  for (const item of list) if (!present.has(item)) out(item);
+};
+
+const NO_TASKS: ReadonlyArray<string> = Object.freeze([]);
+
+/** The distinct source tasks of the log's assertions that `keep` takes, in assertion order. */
+const tasksOfLog = (log: PairLog | undefined, keep: (fact: SessionFact) => boolean): ReadonlyArray<string> => {
+  if (log === undefined) return NO_TASKS;
+  const tasks: string[] = [];
+  const seen = log.assertions.length > SCANNED ? new Set<string>() : undefined;
+  for (const fact of log.assertions) {
+    if (!keep(fact)) continue;
+    const taskId = fact.sourceTaskId;
+    if (seen === undefined ? tasks.includes(taskId) : seen.has(taskId)) continue;
+    seen?.add(taskId);
+    tasks.push(taskId);
+  }
+  return tasks;
+};
+
 /** The tasks that asserted a file fact in a pair log. */
-const fileTasks = (log: PairLog | undefined): Set<string> =>
-  new Set((log?.assertions ?? []).filter(isFileFact).map((fact) => fact.sourceTaskId));
+const fileTasks = (log: PairLog | undefined): ReadonlyArray<string> => tasksOfLog(log, isFileFact);
 
 /** Relations a later review of the same task settles: what it does not repeat is fixed (see settleReview.ts). */
 const REVIEW_OPEN_ITEMS: ReadonlySet<string> = new Set(['issue', 'must_fix']);
 
-const NO_TASKS: ReadonlySet<string> = new Set();
+const byReviewer = (fact: SessionFact): boolean => fact.sourceRole === 'reviewer';
 
 /** The tasks whose reviewer asserted an open review item in a pair log. */
-const reviewTasks = (log: PairLog | undefined): ReadonlySet<string> =>
-  log === undefined || !REVIEW_OPEN_ITEMS.has(log.relation)
-    ? NO_TASKS
-    : new Set(log.assertions.filter((fact) => fact.sourceRole === 'reviewer').map((fact) => fact.sourceTaskId));
+const reviewTasks = (log: PairLog | undefined): ReadonlyArray<string> =>
+  log === undefined || !REVIEW_OPEN_ITEMS.has(log.relation) ? NO_TASKS : tasksOfLog(log, byReviewer);
 
 /** Adds to `gained` and `lost` the (task, pair) entries of the tasks `tasksOf` finds after and not before, and before and not after. */
 const diffTasks = (
-  tasksOf: (log: PairLog | undefined) => ReadonlySet<string>,
+  tasksOf: (log: PairLog | undefined) => ReadonlyArray<string>,
   { before, after }: PairChange,
   key: string,
   gained: Array<[string, string]>,
@@ -69,16 +99,16 @@ const diffTasks = (
 ): void => {
   const tasksBefore = tasksOf(before);
   const tasksAfter = tasksOf(after);
-  for (const taskId of tasksAfter) if (!tasksBefore.has(taskId)) gained.push([taskId, key]);
-  for (const taskId of tasksBefore) if (!tasksAfter.has(taskId)) lost.push([taskId, key]);
+  if (tasksBefore.length === 0 && tasksAfter.length === 0) return;
+  missingFrom(tasksAfter, tasksBefore, (taskId) => gained.push([taskId, key]));
+  missingFrom(tasksBefore, tasksAfter, (taskId) => lost.push([taskId, key]));
 };
 
-/** The valid records of a log, by id (a valid record is the assertion object that opened it). */
-const validById = (log: PairLog | undefined): Map<string, SessionFact> => {
-  const byId = new Map<string, SessionFact>();
-  if (log !== undefined) for (const fact of selectValidOfLog(log)) byId.set(fact.id, fact);
-  return byId;
-};
+const NO_FACTS: ReadonlyArray<SessionFact> = Object.freeze([]);
+
+/** The valid records of a log (a valid record is the assertion object that opened it; one per id). */
+const validOf = (log: PairLog | undefined): ReadonlyArray<SessionFact> =>
+  log === undefined ? NO_FACTS : selectValidOfLog(log);
 
 /** Freezes a pair log built by a reducer: its assertions (fresh copies of input facts), their list and its clears. */
 const freezeLog = (log: PairLog): PairLog => {
@@ -105,10 +135,11 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
   const keys: string[] = [];
   for (const change of effective) {
     const { before, after } = change;
-    const validBefore = validById(before);
-    const validAfter = validById(after);
-    for (const [id, fact] of validBefore) if (validAfter.get(id) !== fact) invalid.push(fact);
-    for (const [id, fact] of validAfter) if (validBefore.get(id) !== fact) valid.push(fact);
+    // A valid record is kept exactly when the same object is valid after (ids are one per record).
+    const validBefore = validOf(before);
+    const validAfter = validOf(after);
+    missingFrom(validBefore, validAfter, (fact) => invalid.push(fact));
+    missingFrom(validAfter, validBefore, (fact) => valid.push(fact));
     const log = (after ?? before)!;
     const key = pairKey(log.subject, log.relation);
     keys.push(key);

@@ -279,13 +279,14 @@ const updateTask = (
     if (postedBefore !== postedAfter) {
       const weightsBefore = contextTermWeights(postedBefore);
       const weightsAfter = contextTermWeights(postedAfter);
-      for (const term of weightsBefore.keys())
+      weightsBefore.forEach((_weight, term) => {
         if (!weightsAfter.has(term)) index.taskTerms = unpost(index.taskTerms, term, doc.num);
-      for (const [term, weight] of weightsAfter) {
+      });
+      weightsAfter.forEach((weight, term) => {
         const previous = weightsBefore.get(term);
         if (previous === undefined || quantize(previous) !== quantize(weight))
           index.taskTerms = post(index.taskTerms, term, doc.num, packPosting(quantize(weight), 0));
-      }
+      });
       index.contextCount += Number(postedAfter !== '') - Number(postedBefore !== '');
     }
   }
@@ -304,11 +305,11 @@ const addFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
   index.ids = PMap.set(index.ids, fact.id, doc);
   const flags = priorFlags(fact);
   const convention = fact.tags.includes('convention');
-  for (const [term, weight] of factTermWeights(fact)) {
+  factTermWeights(fact).forEach((weight, term) => {
     const value = packPosting(quantize(weight), flags);
     if (convention) index.conventionTerms = post(index.conventionTerms, term, doc, value);
     else index.terms = post(index.terms, term, doc, value);
-  }
+  });
   if (isNamedSubject(fact.subject)) index.names = post(index.names, fileNameOf(fact.subject), doc, flags);
   if (convention) index.conventions = putPosting(index.conventions, doc, flags);
   updateTask(index, fact.sourceTaskId, fact.relation === 'summary', (task) => {
@@ -324,9 +325,10 @@ const removeFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
   index.docs = setAt(index.docs, doc, undefined);
   index.ids = PMap.remove(index.ids, fact.id);
   const convention = fact.tags.includes('convention');
-  for (const term of factTermWeights(fact).keys())
+  factTermWeights(fact).forEach((_weight, term) => {
     if (convention) index.conventionTerms = unpost(index.conventionTerms, term, doc);
     else index.terms = unpost(index.terms, term, doc);
+  });
   if (isNamedSubject(fact.subject)) index.names = unpost(index.names, fileNameOf(fact.subject), doc);
   if (convention) index.conventions = removePosting(index.conventions, doc);
   updateTask(index, fact.sourceTaskId, fact.relation === 'summary', (task) => {

@@ -20,11 +20,12 @@ const saturate = (weightedFrequency: number): number =>
   (weightedFrequency * (BM25_K1 + 1)) / (weightedFrequency + BM25_K1);
 
 const addWeighted = (weights: Map<string, number>, text: string, weight: number): void => {
-  for (const term of textTerms(text)) weights.set(term, (weights.get(term) ?? 0) + weight);
+  const terms = textTerms(text);
+  for (let i = 0; i < terms.length; i += 1) weights.set(terms[i]!, (weights.get(terms[i]!) ?? 0) + weight);
 };
 
 const saturateAll = (weights: Map<string, number>): Map<string, number> => {
-  for (const [term, frequency] of weights) weights.set(term, saturate(frequency));
+  weights.forEach((frequency, term) => weights.set(term, saturate(frequency)));
   return weights;
 };
 
