@@ -341,11 +341,14 @@ export interface ScoreParts {
  * True when the query names the fact's subject as a file, whole or by its trailing path (the
  * subject ends with `/` and the path; checked without building that string, once per fact and path).
  */
-export const namesSubject = (paths: ReadonlyArray<string>, subject: string): boolean =>
-  paths.some(
-    (path) =>
+export const namesSubject = (paths: ReadonlyArray<string>, subject: string): boolean => {
+  for (const path of paths)
+    if (
       subject === path ||
       (subject.length > path.length &&
         subject.charCodeAt(subject.length - path.length - 1) === 47 &&
-        subject.endsWith(path)),
-  );
+        subject.endsWith(path))
+    )
+      return true;
+  return false;
+};

@@ -50,15 +50,25 @@ export const isFileFact = (fact: SessionFact): boolean => fact.tags.includes('fi
  */
 const SCANNED = 8;
 
-/** The items of `list` not in `other` (a scan of small lists, a Set otherwise). */
-const missingFrom = <T>(list: ReadonlyArray<T>, other: ReadonlyArray<T>, out: (item: T) => void): void => {
+/** Appends to `out` the items of `list` not in `other` (a scan of small lists, a Set otherwise), each as `as` gives it. */
+const appendMissing = <T, U>(
+  list: ReadonlyArray<T>,
+  other: ReadonlyArray<T>,
+  out: U[],
+  as: (item: T, key: string) => U,
+  key: string,
+): void => {
+  if (list.length === 0) return;
   if (other.length <= SCANNED) {
-    for (const item of list) if (!other.includes(item)) out(item);
+    for (const item of list) if (!other.includes(item)) out.push(as(item, key));
     return;
   }
   const present = new Set(other);
-  for (const item of list) if (!present.has(item)) out(item);
+  for (const item of list) if (!present.has(item)) out.push(as(item, key));
 };
+
+const itself = <T>(item: T): T => item;
+const withKey = (taskId: string, key: string): [string, string] => [taskId, key];
 
 const NO_TASKS: ReadonlyArray<string> = Object.freeze([]);
 
@@ -99,9 +109,8 @@ const diffTasks = (
 ): void => {
   const tasksBefore = tasksOf(before);
   const tasksAfter = tasksOf(after);
-  if (tasksBefore.length === 0 && tasksAfter.length === 0) return;
-  missingFrom(tasksAfter, tasksBefore, (taskId) => gained.push([taskId, key]));
-  missingFrom(tasksBefore, tasksAfter, (taskId) => lost.push([taskId, key]));
+  appendMissing(tasksAfter, tasksBefore, gained, withKey, key);
+  appendMissing(tasksBefore, tasksAfter, lost, withKey, key);
 };
 
 const NO_FACTS: ReadonlyArray<SessionFact> = Object.freeze([]);
@@ -138,8 +147,8 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
     // A valid record is kept exactly when the same object is valid after (ids are one per record).
     const validBefore = validOf(before);
     const validAfter = validOf(after);
-    missingFrom(validBefore, validAfter, (fact) => invalid.push(fact));
-    missingFrom(validAfter, validBefore, (fact) => valid.push(fact));
+    appendMissing(validBefore, validAfter, invalid, itself, '');
+    appendMissing(validAfter, validBefore, valid, itself, '');
     const log = (after ?? before)!;
     const key = pairKey(log.subject, log.relation);
     keys.push(key);

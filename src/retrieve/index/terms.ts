@@ -134,10 +134,11 @@ const fileNameTerms = (segment: string): ReadonlyArray<string> => {
 const pathTerms = (path: string): ReadonlyArray<string> => {
   const segments = pathSegments(path);
   const terms: string[] = [];
-  segments.forEach((segment, index) => {
+  for (let index = 0; index < segments.length; index += 1) {
+    const segment = segments[index]!;
     const segmentTerms = index === segments.length - 1 ? fileNameTerms(segment) : directoryTerms(segment);
-    for (const term of segmentTerms) terms.push(term);
-  });
+    for (let j = 0; j < segmentTerms.length; j += 1) terms.push(segmentTerms[j]!);
+  }
   return terms.length === 0 ? NO_TERMS : Object.freeze(terms);
 };
 
@@ -170,7 +171,11 @@ const tokenTerms = (raw: string): ReadonlyArray<string> =>
  */
 export const textTerms = memoize(8_192, (text: string): ReadonlyArray<string> => {
   const all: string[] = [];
-  for (const raw of rawTokens(text)) for (const term of tokenTerms(raw)) all.push(term);
+  const tokens = rawTokens(text);
+  for (let i = 0; i < tokens.length; i += 1) {
+    const terms = tokenTerms(tokens[i]!);
+    for (let j = 0; j < terms.length; j += 1) all.push(terms[j]!);
+  }
   return Object.freeze(all);
 });
 
