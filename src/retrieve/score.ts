@@ -134,7 +134,8 @@ export const combineScore = (
   detail = true,
 ): ScoreParts => {
   const { ranking, paths } = pass.plan;
-  const terms: Array<{ term: string; contribution: number }> = [];
+  // The index path names no terms: it shares one empty list instead of making one per fact.
+  const terms: Array<{ term: string; contribution: number }> | undefined = detail ? [] : undefined;
   let query = 0;
   let feedback = 0;
   const planned = pass.terms;
@@ -144,7 +145,7 @@ export const combineScore = (
     const { multiplier, idf, term } = planned[i]!;
     const contribution = multiplier * idf * postingWeight(stored);
     if (i < pass.queryTerms) {
-      if (detail) terms.push({ term, contribution });
+      terms?.push({ term, contribution });
       query += contribution;
     } else feedback += contribution;
   }
@@ -157,7 +158,7 @@ export const combineScore = (
   const relevance = match + extras.continuity + base;
   const boost = match > 0 && namesSubject(paths, fact.subject) ? ranking.exactFileBoost : 0;
   return {
-    terms,
+    terms: terms ?? NO_TERMS,
     feedback,
     context: extras.context,
     continuity: extras.continuity,
@@ -170,6 +171,7 @@ export const combineScore = (
 };
 
 const NO_NAMES: ReadonlyArray<string> = Object.freeze([]);
+const NO_TERMS: ScoreParts['terms'] = Object.freeze([]);
 
 /** The first stage a stored fact fails, given its score; undefined when it is a candidate. */
 export const filterReason = (

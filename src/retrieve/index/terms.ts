@@ -116,19 +116,15 @@ const keptTerms = (words: ReadonlyArray<Word>): ReadonlyArray<string> => {
   return kept.length === 0 ? NO_TERMS : Object.freeze(kept);
 };
 
-/** The ranking terms of a directory (memoized: directories recur in many paths). */
-const directoryTerms = memoize(MEMO_LIMIT, (segment: string) => {
+/** The ranking terms of one path segment (the last is a file name). */
+const segmentTerms = (segment: string, isFileName: boolean): ReadonlyArray<string> => {
   const out: Word[] = [];
-  segmentWords(segment, false, out);
-  return keptTerms(out);
-});
-
-/** The ranking terms of a file name (not memoized: most name one file, and the text they are part of is). */
-const fileNameTerms = (segment: string): ReadonlyArray<string> => {
-  const out: Word[] = [];
-  segmentWords(segment, true, out);
+  segmentWords(segment, isFileName, out);
   return keptTerms(out);
 };
+
+/** The ranking terms of a directory (memoized: directories recur in many paths; file names are not, most name one file, and the text they are part of is). */
+const directoryTerms = memoize(MEMO_LIMIT, (segment: string) => segmentTerms(segment, false));
 
 /** The ranking terms of a path: its segments' terms, in order. */
 const pathTerms = (path: string): ReadonlyArray<string> => {
@@ -136,8 +132,8 @@ const pathTerms = (path: string): ReadonlyArray<string> => {
   const terms: string[] = [];
   for (let index = 0; index < segments.length; index += 1) {
     const segment = segments[index]!;
-    const segmentTerms = index === segments.length - 1 ? fileNameTerms(segment) : directoryTerms(segment);
-    for (let j = 0; j < segmentTerms.length; j += 1) terms.push(segmentTerms[j]!);
+    const found = index === segments.length - 1 ? segmentTerms(segment, true) : directoryTerms(segment);
+    for (let j = 0; j < found.length; j += 1) terms.push(found[j]!);
   }
   return terms.length === 0 ? NO_TERMS : Object.freeze(terms);
 };
