@@ -10,13 +10,15 @@
 let runs = 0;
 /** The objects the current run created, frozen one by one when it ends (no walk over what they hold). */
 let created: object[] = [];
+/** True while the outermost run is a transient one (see `transientRun`): it freezes nothing, so it lists nothing. */
+let transient = false;
 
 /** True when the current run may change `value` in place: it created it. */
 export const owns = (value: object): boolean => runs > 0 && !Object.isFrozen(value);
 
 /** Registers a new object with the current run, which freezes it when it ends. */
 export const fresh = <T extends object>(value: T): T => {
-  if (runs > 0) created.push(value);
+  if (runs > 0 && !transient) created.push(value);
   return value;
 };
 
@@ -69,3 +71,41 @@ export const withMutations = <S>(state: S, fn: (state: S) => S): S => {
 
 /** True inside a `withMutations` run. */
 export const isMutating = (): boolean => runs > 0;
+
+/**
+ * A write run whose results stay transient (Immutable.js's `asMutable`): what it builds is not
+ * frozen when it ends, so the next transient run over the same values writes in place again
+ * instead of copying what this one built, and reads stay on unfrozen arrays (the engine reads a
+ * frozen array's elements about a third slower). Nothing it creates is listed either, so
+ * what it drops is collected as it goes. For an owner that keeps its values to itself between
+ * runs (a replay fed a history in pieces): it must `seal` a value before anyone else sees it.
+ * Inside another run, `fn` is simply part of that run.
+ */
+export const transientRun = <T>(fn: () => T): T => {
+  if (runs > 0) return fn();
+  runs = 1;
+  transient = true;
+  try {
+    return fn();
+  } finally {
+    runs = 0;
+    transient = false;
+  }
+};
+
+/**
+ * Calls `fn` as if no run were open (a caller's callback, from inside a run): its own writes
+ * copy and freeze as they would anywhere else, and the run carries on after it.
+ */
+export const outsideRuns = <T>(fn: () => T): T => {
+  if (runs === 0) return fn();
+  const saved = { runs, created, transient };
+  runs = 0;
+  created = [];
+  transient = false;
+  try {
+    return fn();
+  } finally {
+    ({ runs, created, transient } = saved);
+  }
+};

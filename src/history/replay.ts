@@ -7,6 +7,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
+import { outsideRuns, transientRun } from '../base/owner.js';
 import type { SessionFact } from '../fact.js';
 import { explainRetrieval } from '../prompt/retrieve.js';
 import type { FactQuery, RetrievalDecision } from '../retrieve/retrieve.js';
@@ -14,7 +15,7 @@ import type { TokenCounter } from '../tokens/estimate.js';
 import type { CompiledPrompt } from '../runtime/tracker.js';
 import type { ContractError } from '../runtime/parse.js';
 import { selectAllFacts, selectValidCount, selectValidFacts } from '../store/selectors.js';
-import { type FactStore, withMutations } from '../store/state.js';
+import type { FactStore } from '../store/state.js';
 import {
   createHistoryLineReader,
   type HistoryEvent,
@@ -35,8 +36,6 @@ const PROGRESS_STEP = 100;
  * file of 100 million junk lines gives a report of a thousand, not of 100 million.
  */
 export const MAX_REPORTED_ERRORS = 1000;
-/** Lines replayed in one in-place write run: the objects a run creates are kept until it ends. */
-const LINES_PER_RUN = 1000;
 
 /** Options of `replayHistory`. */
 export interface ReplayOptions extends HistoryPlayerOptions {
@@ -180,7 +179,8 @@ const createReplayCore = (options: HistoryReplayOptions) => {
   const reject = (error: ReplayError): void => {
     if (errors.length < MAX_REPORTED_ERRORS) {
       errors.push(error);
-      options.onError?.(error);
+      const { onError } = options;
+      if (onError !== undefined) outsideRuns(() => onError(error));
     } else errorsOmitted += 1;
   };
 
@@ -206,8 +206,9 @@ const createReplayCore = (options: HistoryReplayOptions) => {
       contextTokens: tokens,
       historyTokens,
     };
-    if (options.onPrompt === undefined) prompts.push(report);
-    else options.onPrompt(report);
+    const { onPrompt } = options;
+    if (onPrompt === undefined) prompts.push(report);
+    else outsideRuns(() => onPrompt(report));
   };
 
   const replayEvent = (event: HistoryEvent): void => {
@@ -248,16 +249,14 @@ const createReplayCore = (options: HistoryReplayOptions) => {
   };
 
   /**
-   * Steps through `items` in order until `step` says the replay stopped, in in-place write runs
-   * of `LINES_PER_RUN` items (see `withMutations`): a run keeps what it creates until it ends.
+   * Steps through `items` in order until `step` says the replay stopped, in one transient write
+   * run (see `transientRun`): the store stays the replay's own, written in place from the first
+   * line to the last, and is sealed only when handed out (a kept retrieval, the result).
    */
   const inRuns = <T>(items: ReadonlyArray<T>, step: (item: T) => boolean): void => {
-    for (let start = 0; start < items.length && !stopped; start += LINES_PER_RUN)
-      withMutations(tracker.getSnapshot(), () => {
-        const end = Math.min(items.length, start + LINES_PER_RUN);
-        for (let i = start; i < end; i += 1) if (!step(items[i]!)) break;
-        return tracker.getSnapshot();
-      });
+    transientRun(() => {
+      for (let i = 0; i < items.length && !stopped; i += 1) if (!step(items[i]!)) break;
+    });
   };
 
   const finish = (): ReplayResult => {
@@ -324,7 +323,7 @@ export const replayHistory = (text: string, options: ReplayOptions = {}): Replay
     const before = core.replayed();
     const going = core.apply(line);
     if (onProgress !== undefined && core.replayed() !== before && core.replayed() % PROGRESS_STEP === 0)
-      onProgress(core.replayed(), total);
+      outsideRuns(() => onProgress(core.replayed(), total));
     return going;
   });
   onProgress?.(core.replayed(), total);

@@ -7,11 +7,12 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
-import { parseHistory, parseHistoryLine, replayHistory } from '../../src/index.js';
+import { addFacts, emptyFactStore, parseHistory, parseHistoryLine, replayHistory } from '../../src/index.js';
 import { HISTORY_LINE_LIMITS, type HistoryLine, lineBatches, linesOfText } from '../../src/history/lines.js';
 import { MAX_REPORTED_ERRORS, startHistoryReplay } from '../../src/history/replay.js';
 import { BAD_LINES } from '../fixtures/expected.js';
 import { implementer } from '../fixtures/results.js';
+import { isDeepFrozen } from '../store/invariants.js';
 
 const read = (file: string): string => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
 const example = read('examples/web-api-session.jsonl');
@@ -153,6 +154,43 @@ describe('startHistoryReplay', () => {
     expect(prompts).toEqual(whole.report.prompts.map((prompt) => prompt.line));
     expect(errors).toEqual(whole.report.errors.map((error) => error.line));
     expect(retrievals.map((retrieval) => retrieval.line)).toEqual([13]);
+  });
+
+  it('writes its store in place from batch to batch, yet hands out only frozen facts and a frozen store, and what its callbacks write stays persistent', () => {
+    // A compaction half-way makes summary facts, which the replay itself creates.
+    const lines = example.split('\n');
+    const half = Math.floor(lines.length / 2);
+    const text = [...lines.slice(0, half), JSON.stringify({ type: 'compact', maxFacts: 3 }), ...lines.slice(half)].join(
+      '\n',
+    );
+    const whole = replayHistory(text);
+    expect(whole.report.prompts.some((prompt) => prompt.facts.some((fact) => fact.relation === 'summary_of'))).toBe(
+      true,
+    );
+
+    let own = emptyFactStore();
+    const handedOut: Array<{ store: typeof own; json: string }> = [];
+    const reported: unknown[] = [];
+    const replay = startHistoryReplay({
+      onPrompt: (prompt) => {
+        expect(prompt.facts.every(isDeepFrozen)).toBe(true);
+        reported.push(prompt);
+        // The callback's own writes: each store it hands itself must never change afterwards.
+        const fact = prompt.facts[0];
+        if (fact === undefined) return;
+        own = addFacts(own, [{ ...fact, sourceTaskId: `copy-${prompt.line}` }]);
+        expect(isDeepFrozen(own)).toBe(true);
+        handedOut.push({ store: own, json: JSON.stringify(own) });
+      },
+    });
+    const all = linesOfText(text);
+    for (let at = 0; at < all.length; at += 3) replay.feed(all.slice(at, at + 3));
+    const result = replay.finish();
+    expect(reported).toEqual(whole.report.prompts);
+    expect(result.store).toEqual(whole.store);
+    expect(isDeepFrozen(result.store)).toBe(true);
+    expect(handedOut.length).toBeGreaterThan(1);
+    for (const { store, json } of handedOut) expect(JSON.stringify(store)).toBe(json);
   });
 
   it('lists the first 1,000 rejected lines and counts the rest, in a replay fed in batches too', () => {

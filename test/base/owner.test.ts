@@ -1,0 +1,140 @@
+/**
+ * Write runs (the owner pattern): transient runs that leave what they built unfrozen for the
+ * next run of the same owner, and callbacks made from inside a run that write as if none were
+ * open.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { outsideRuns, transientRun } from '../../src/base/owner.js';
+import * as PMap from '../../src/base/persistentMap.js';
+import { isDeepFrozen } from '../store/invariants.js';
+
+type NumberMap = PMap.PersistentMap<number>;
+
+const contents = (map: NumberMap): string => {
+  const out: Array<[string, number]> = [];
+  PMap.forEach(map, (value, key) => out.push([key, value]));
+  return JSON.stringify(out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+};
+
+/** Enough keys that leaves split into branches. */
+const fill = (map: NumberMap, from: number, count: number): NumberMap => {
+  let next = map;
+  for (let i = from; i < from + count; i += 1) next = PMap.set(next, `k${i}`, i);
+  return next;
+};
+
+describe('transientRun', () => {
+  it('leaves what it built unfrozen, the next transient run writes it in place, and seal makes it persistent', () => {
+    let map: NumberMap = PMap.empty;
+    transientRun(() => {
+      map = fill(map, 0, 100);
+    });
+    expect(Object.isFrozen(map)).toBe(false);
+    const before = map;
+    transientRun(() => {
+      map = fill(map, 100, 100);
+    });
+    // The root the first run built was changed in place, not copied.
+    expect(map).toBe(before);
+    expect(PMap.size(map)).toBe(200);
+
+    PMap.seal(map);
+    expect(isDeepFrozen(map)).toBe(true);
+    const sealed = contents(map);
+    let later: NumberMap = map;
+    transientRun(() => {
+      later = PMap.set(PMap.remove(map, 'k5'), 'k1', -1);
+    });
+    expect(later).not.toBe(map);
+    expect(contents(map)).toBe(sealed);
+    expect(PMap.get(later, 'k5')).toBeUndefined();
+    expect(PMap.get(later, 'k1')).toBe(-1);
+  });
+
+  it('inside another run is part of it: the outer run freezes what both built', () => {
+    const map = PMap.withMutations(PMap.empty as NumberMap, (start) => {
+      let inner = start;
+      transientRun(() => {
+        inner = fill(inner, 0, 50);
+      });
+      return fill(inner, 50, 50);
+    });
+    expect(PMap.size(map)).toBe(100);
+    expect(isDeepFrozen(map)).toBe(true);
+  });
+
+  it('ends its run when `fn` throws: later writes outside a run are persistent again', () => {
+    expect(() =>
+      transientRun(() => {
+        throw new Error('stop');
+      }),
+    ).toThrow('stop');
+    const first = PMap.set(PMap.empty as NumberMap, 'a', 1);
+    const second = PMap.set(first, 'b', 2);
+    expect(isDeepFrozen(first)).toBe(true);
+    expect(contents(first)).toBe('[["a",1]]');
+    expect(PMap.size(second)).toBe(2);
+  });
+
+  it('transient runs then a seal give exactly the map the same writes make one by one, and no value sealed on the way changes', () => {
+    const op = fc.oneof(
+      fc.tuple(fc.constant('set' as const), fc.integer({ min: 0, max: 80 }), fc.integer({ min: 0, max: 9 })),
+      fc.tuple(fc.constant('remove' as const), fc.integer({ min: 0, max: 80 }), fc.constant(0)),
+      fc.tuple(fc.constant('share' as const), fc.constant(0), fc.constant(0)),
+    );
+    fc.assert(
+      fc.property(fc.array(fc.array(op, { maxLength: 60 }), { minLength: 1, maxLength: 6 }), (runs) => {
+        let persistent: NumberMap = PMap.empty;
+        let owned: NumberMap = PMap.empty;
+        const shared: Array<{ map: NumberMap; json: string }> = [];
+        for (const run of runs)
+          transientRun(() => {
+            for (const [kind, key, value] of run) {
+              if (kind === 'share') {
+                PMap.seal(owned);
+                shared.push({ map: owned, json: contents(owned) });
+              } else if (kind === 'set') {
+                owned = PMap.set(owned, `k${key}`, value);
+                persistent = outsideRuns(() => PMap.set(persistent, `k${key}`, value));
+              } else {
+                owned = PMap.remove(owned, `k${key}`);
+                persistent = outsideRuns(() => PMap.remove(persistent, `k${key}`));
+              }
+            }
+          });
+        PMap.seal(owned);
+        expect(contents(owned)).toBe(contents(persistent));
+        expect(owned).toEqual(persistent);
+        expect(isDeepFrozen(owned)).toBe(true);
+        expect(isDeepFrozen(persistent)).toBe(true);
+        for (const { map, json } of shared) expect(contents(map)).toBe(json);
+      }),
+      { numRuns: 100 },
+    );
+  });
+});
+
+describe('outsideRuns', () => {
+  it('lets a callback made from inside a run write persistently, and the run carries on in place', () => {
+    let callbackMaps: NumberMap[] = [];
+    const map = PMap.withMutations(PMap.empty as NumberMap, (start) => {
+      const first = fill(start, 0, 40);
+      callbackMaps = outsideRuns(() => {
+        const a = PMap.set(PMap.empty as NumberMap, 'x', 1);
+        const b = PMap.set(a, 'y', 2);
+        return [a, b];
+      });
+      // Still inside the run: the map it built is written in place.
+      const second = PMap.set(first, 'k0', -1);
+      expect(second).toBe(first);
+      return second;
+    });
+    const [a, b] = callbackMaps;
+    expect(isDeepFrozen(a)).toBe(true);
+    expect(contents(a!)).toBe('[["x",1]]');
+    expect(PMap.size(b!)).toBe(2);
+    expect(isDeepFrozen(map)).toBe(true);
+    expect(PMap.get(map, 'k0')).toBe(-1);
+  });
+});
