@@ -13,6 +13,7 @@ import {
   type SessionFact,
   toStateSnapshotFacts,
 } from '../../src/index.js';
+import { transientRun } from '../../src/base/owner.js';
 import { withMutations } from '../../src/store/state.js';
 import { isDeepFrozen } from '../store/invariants.js';
 import { implementer, reviewer } from '../fixtures/results.js';
@@ -292,7 +293,7 @@ describe('tracker properties', () => {
     );
   });
 
-  it('a tracker driven inside one in-place run behaves exactly like one driven call by call, and every snapshot it hands out is deeply frozen and never changes', () => {
+  it('a tracker driven inside one in-place run, or in transient runs kept from one to the next, behaves exactly like one driven call by call, and every snapshot it hands out is deeply frozen and never changes', () => {
     const stepArb = fc.oneof(
       { weight: 4, arbitrary: resultArb.map((result) => ({ kind: 'ingest' as const, result })) },
       { weight: 2, arbitrary: fc.constantFrom('1', '2', '3').map((taskId) => ({ kind: 'prompt' as const, taskId })) },
@@ -303,41 +304,72 @@ describe('tracker properties', () => {
       },
     );
     fc.assert(
-      fc.property(fc.array(stepArb, { maxLength: 20 }), fc.integer({ min: 3, max: 12 }), (steps, maxValidFacts) => {
-        let now = 0;
-        const input = (taskId: string) => ({
-          taskId,
-          taskPrompt: 'Fix the naming convention in src/a.ts and add a test',
-        });
-        /** Runs the steps, each answer recorded (snapshots sealed and serialized as they are handed out). */
-        const drive = (tracker: FactTracker, handedOut: Array<{ store: FactStore; json: string }>): unknown[] => {
-          now = 0;
-          return steps.map((step) => {
-            now += 1_000;
-            if (step.kind === 'ingest') return ingest(tracker, step.result);
-            if (step.kind === 'prompt') return tracker.compilePrompt(input(step.taskId));
-            if (step.kind === 'compact') return tracker.compact(step.maxFacts);
-            const store = tracker.getSnapshot();
-            expect(isDeepFrozen(store)).toBe(true);
-            handedOut.push({ store, json: JSON.stringify(store) });
-            return store;
+      fc.property(
+        fc.array(stepArb, { maxLength: 20 }),
+        fc.integer({ min: 3, max: 12 }),
+        fc.array(fc.boolean(), { minLength: 20, maxLength: 20 }),
+        (steps, maxValidFacts, cuts) => {
+          let now = 0;
+          const input = (taskId: string) => ({
+            taskId,
+            taskPrompt: 'Fix the naming convention in src/a.ts and add a test',
           });
-        };
-        const persistent = createFactTracker({ clock: () => now, maxValidFacts });
-        const expected = drive(persistent, []);
-        const transient = createFactTracker({ clock: () => now, maxValidFacts });
-        const handedOut: Array<{ store: FactStore; json: string }> = [];
-        let answers: unknown[] = [];
-        withMutations(transient.getSnapshot(), () => {
-          answers = drive(transient, handedOut);
-          return transient.getSnapshot();
-        });
-        expect(answers).toEqual(expected);
-        expect(transient.getSnapshot()).toEqual(persistent.getSnapshot());
-        expect(isDeepFrozen(transient.getSnapshot())).toBe(true);
-        expect(transient.events()).toEqual(persistent.events());
-        for (const { store, json } of handedOut) expect(JSON.stringify(store)).toBe(json);
-      }),
+          /** Runs the steps, each answer recorded (snapshots sealed and serialized as they are handed out). */
+          const driveSteps = (
+            tracker: FactTracker,
+            handedOut: Array<{ store: FactStore; json: string }>,
+            some: typeof steps,
+          ): unknown[] =>
+            some.map((step) => {
+              now += 1_000;
+              if (step.kind === 'ingest') return ingest(tracker, step.result);
+              if (step.kind === 'prompt') return tracker.compilePrompt(input(step.taskId));
+              if (step.kind === 'compact') return tracker.compact(step.maxFacts);
+              const store = tracker.getSnapshot();
+              expect(isDeepFrozen(store)).toBe(true);
+              handedOut.push({ store, json: JSON.stringify(store) });
+              return store;
+            });
+          const drive = (tracker: FactTracker, handedOut: Array<{ store: FactStore; json: string }>): unknown[] => {
+            now = 0;
+            return driveSteps(tracker, handedOut, steps);
+          };
+          const persistent = createFactTracker({ clock: () => now, maxValidFacts });
+          const expected = drive(persistent, []);
+          const transient = createFactTracker({ clock: () => now, maxValidFacts });
+          const handedOut: Array<{ store: FactStore; json: string }> = [];
+          let answers: unknown[] = [];
+          withMutations(transient.getSnapshot(), () => {
+            answers = drive(transient, handedOut);
+            return transient.getSnapshot();
+          });
+          expect(answers).toEqual(expected);
+          expect(transient.getSnapshot()).toEqual(persistent.getSnapshot());
+          expect(isDeepFrozen(transient.getSnapshot())).toBe(true);
+          expect(transient.events()).toEqual(persistent.events());
+          for (const { store, json } of handedOut) expect(JSON.stringify(store)).toBe(json);
+
+          // The same steps in transient runs (as a replay fed in batches writes): a new run where
+          // `cuts` says, the state unfrozen in between, sealed only when handed out.
+          const pieces = createFactTracker({ clock: () => now, maxValidFacts });
+          const piecesHandedOut: Array<{ store: FactStore; json: string }> = [];
+          const batches: Array<typeof steps> = [];
+          steps.forEach((step, i) => {
+            if (i === 0 || cuts[i] === true) batches.push([]);
+            batches[batches.length - 1]!.push(step);
+          });
+          const piecesAnswers: unknown[] = [];
+          now = 0;
+          for (const batch of batches)
+            transientRun(() => {
+              for (const answer of driveSteps(pieces, piecesHandedOut, batch)) piecesAnswers.push(answer);
+            });
+          expect(piecesAnswers).toEqual(expected);
+          expect(pieces.getSnapshot()).toEqual(persistent.getSnapshot());
+          expect(isDeepFrozen(pieces.getSnapshot())).toBe(true);
+          for (const { store, json } of piecesHandedOut) expect(JSON.stringify(store)).toBe(json);
+        },
+      ),
     );
   });
 
