@@ -253,7 +253,7 @@ const createReplayCore = (options: HistoryReplayOptions) => {
    * run (see `transientRun`): the store stays the replay's own, written in place from the first
    * line to the last, and is sealed only when handed out (a kept retrieval, the result).
    */
-  const inRuns = <T>(items: ReadonlyArray<T>, step: (item: T) => boolean): void => {
+  const inRun = <T>(items: ReadonlyArray<T>, step: (item: T) => boolean): void => {
     transientRun(() => {
       for (let i = 0; i < items.length && !stopped; i += 1) if (!step(items[i]!)) break;
     });
@@ -283,7 +283,7 @@ const createReplayCore = (options: HistoryReplayOptions) => {
     };
   };
 
-  return { apply, skipsUnread, inRuns, finish, replayed: () => replayed, stopped: () => stopped };
+  return { apply, skipsUnread, inRun, finish, replayed: () => replayed, stopped: () => stopped };
 };
 
 /**
@@ -296,7 +296,7 @@ export const startHistoryReplay = (options: HistoryReplayOptions = {}): HistoryR
   const read = createHistoryLineReader();
   return {
     feed: (lines) => {
-      core.inRuns(lines, (line) => {
+      core.inRun(lines, (line) => {
         if (core.skipsUnread(line)) return true;
         const parsed = read(line);
         return parsed === undefined || core.apply(parsed);
@@ -319,7 +319,7 @@ export const replayHistory = (text: string, options: ReplayOptions = {}): Replay
   // The lines are read first, so progress can say how many events there are in all.
   const lines = readLines(linesOfText(text));
   const total = lines.filter(E.isRight).length;
-  core.inRuns(lines, (line) => {
+  core.inRun(lines, (line) => {
     const before = core.replayed();
     const going = core.apply(line);
     if (onProgress !== undefined && core.replayed() !== before && core.replayed() % PROGRESS_STEP === 0)

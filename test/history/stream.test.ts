@@ -193,6 +193,23 @@ describe('startHistoryReplay', () => {
     for (const { store, json } of handedOut) expect(JSON.stringify(store)).toBe(json);
   });
 
+  it('two replays fed alternately, each keeping its store unfrozen between batches, give each the replay of its own text', () => {
+    const bad = read(BAD_LINES);
+    const left = startHistoryReplay();
+    const right = startHistoryReplay();
+    const leftLines = linesOfText(example);
+    const rightLines = linesOfText(bad);
+    for (let at = 0; at < Math.max(leftLines.length, rightLines.length); at += 2) {
+      left.feed(leftLines.slice(at, at + 2));
+      right.feed(rightLines.slice(at, at + 2));
+    }
+    const [leftResult, rightResult] = [left.finish(), right.finish()];
+    expect(leftResult.report).toEqual(replayHistory(example).report);
+    expect(leftResult.store).toEqual(replayHistory(example).store);
+    expect(rightResult.report).toEqual(replayHistory(bad).report);
+    expect(isDeepFrozen(leftResult.store) && isDeepFrozen(rightResult.store)).toBe(true);
+  });
+
   it('lists the first 1,000 rejected lines and counts the rest, in a replay fed in batches too', () => {
     const junk = Array.from({ length: 2_500 }, (_, i) => (i % 2 === 0 ? 'x' : '{"type":"oops"}'));
     const text = [...junk, JSON.stringify({ type: 'compact', maxFacts: 1 })].join('\n');
