@@ -23,6 +23,12 @@ export interface CompactionReport {
   readonly dropped: string[];
 }
 
+/** Relations of the facts compaction drops first: how a task went, not what it established. */
+const EXPENDABLE_RELATIONS = new Set(['completed_with', 'reviewed_as', 'tested_by', 'test_failure', 'summary']);
+
+/** True for a fact compaction drops before any other: a task's outcome, test run or summary. */
+export const isExpendable = (fact: SessionFact): boolean => EXPENDABLE_RELATIONS.has(fact.relation);
+
 /** The relation of a compaction's summary facts. */
 export const SUMMARY_RELATION = 'summary_of';
 
@@ -172,8 +178,9 @@ export class Workset {
 /**
  * Brings the store within `maxFacts` valid facts: (a) removes history, (b) merges each
  * subject's older valid facts into one `summary_of` fact, subjects with the oldest newest fact
- * first, until within bounds, (c) drops the oldest valid facts if still over. The newest fact
- * survives unchanged, and a store already within bounds is returned as it is.
+ * first, until within bounds, (c) drops valid facts if still over: first the outcomes, test runs
+ * and summaries of tasks, oldest first, then the oldest of the rest. The newest fact survives
+ * unchanged, and a store already within bounds is returned as it is.
  */
 export const compactWithReport = (
   store: FactStore,
@@ -217,17 +224,21 @@ export const compactWithReport = (
     report.summaries.push({ id: summary.id, merged: older.map((fact) => fact.id) });
   }
 
-  // (c) The oldest go until within bounds. A removal lowers the count by one at most (it may
-  // reopen an older fact of its pair), so the next `count - limit` oldest would all go one by one:
-  // they go together, then the count is checked again. The candidates are the valid facts after
-  // (b), oldest first, read only as far as needed.
-  if (work.count > limit) {
+  // (c) Facts go until within bounds: first those that only say how a task went (its outcome,
+  // its test runs, its summary: the kinds ranking weighs least, and a task's prompt still lends
+  // its context), oldest first, then any, oldest first. A removal lowers the count by one at most
+  // (it may reopen an older fact of its pair), so the next `count - limit` candidates would all go
+  // one by one: they go together, then the count is checked again. The candidates are the valid
+  // facts after (b), oldest first, read only as far as needed.
+  for (const expendableOnly of [true, false]) {
+    if (work.count <= limit) break;
     const oldestFirst = work.oldestFirst(order.byTime);
     let fact = oldestFirst();
     while (work.count > limit && fact !== undefined) {
       const batch: SessionFact[] = [];
       for (let need = work.count - limit; need > 0 && fact !== undefined; fact = oldestFirst()) {
         if (limit > 0 && newest !== undefined && fact.id === newest.id) continue;
+        if (expendableOnly && !isExpendable(fact)) continue;
         batch.push(fact);
         need -= 1;
       }

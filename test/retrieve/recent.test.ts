@@ -1,5 +1,5 @@
 /**
- * The index keeps the most recent tasks in order (continuity reads them instead of every task):
+ * The index keeps the most recent tasks in order (recency reads them instead of every task):
  * after any run of reducers over more tasks than it keeps, the list is exactly the first
  * RECENT_TASKS tasks by latest valid fact time, then id, computed from the valid facts.
  */

@@ -21,7 +21,7 @@
  * - `taskTerms`: term -> postings over the task numbers of the contexts of the tasks that still
  *   lend one (a task with a valid fact or an asserted file pair), weighted the same way.
  * - `recent`: the RECENT_TASKS tasks whose latest valid fact is the most recent (then by id), as
- *   task id, time, task id, time, ...: continuity reads it instead of every task.
+ *   task id, time, task id, time, ...: recency reads it instead of every task.
  */
 import { own } from '../../base/owner.js';
 import * as PMap from '../../base/persistentMap.js';
@@ -77,8 +77,8 @@ export interface SearchIndex {
   readonly recent: ReadonlyArray<string | number>;
 }
 
-/** How many of the most recent tasks the index keeps in order (continuity reads at most this many). */
-export const RECENT_TASKS = 32;
+/** How many of the most recent tasks the index keeps in order (recency reads at most this many). */
+export const RECENT_TASKS = 64;
 
 /** What a reducer changed, as the index needs to hear it. */
 export interface IndexChanges {
