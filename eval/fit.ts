@@ -46,8 +46,8 @@ export const START: Ranking = {
   floor: 0,
 };
 
-const STEPS = 300;
-const LEARNING_RATE = 0.05;
+const STEPS = 200;
+const LEARNING_RATE = 0.08;
 const L2 = 1e-3;
 const EPSILON = 1e-9;
 
@@ -86,7 +86,12 @@ const prepare = (
       prompt.candidates.filter(
         (c) =>
           !(c.named && (c.query > 0 || c.feedback > 0 || c.context > 0)) &&
-          (c.query > 0 || c.feedback > 0 || c.context > 0 || (c.age >= 0 && c.age < tasks) || c.coChange > 0 || c.base > 0),
+          (c.query > 0 ||
+            c.feedback > 0 ||
+            c.context > 0 ||
+            (c.age >= 0 && c.age < tasks) ||
+            c.coChange > 0 ||
+            c.base > 0),
       ),
     );
     const labels = kept.reduce((sum, candidates) => sum + candidates.filter((c) => c.label).length, 0);
@@ -225,7 +230,8 @@ const fitWeights = (
       const g = grad[k]! / total + L2 * theta[k]!;
       m[k] = 0.9 * m[k]! + 0.1 * g;
       v[k] = 0.999 * v[k]! + 0.001 * g * g;
-      theta[k] = theta[k]! - (LEARNING_RATE * (m[k]! / (1 - 0.9 ** step))) / (Math.sqrt(v[k]! / (1 - 0.999 ** step)) + 1e-8);
+      theta[k] =
+        theta[k]! - (LEARNING_RATE * (m[k]! / (1 - 0.9 ** step))) / (Math.sqrt(v[k]! / (1 - 0.999 ** step)) + 1e-8);
     }
   }
   const weight = (name: Weight): number => round(Math.exp(theta[WEIGHTS.indexOf(name)]!));
@@ -322,38 +328,52 @@ export const measure = (
   };
 };
 
-/** The floors and count caps step 2 tries. */
+/** The floors step 2 tries. */
 const FLOORS = [0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3];
-const CAPS = [20, 30, 40, 60, 80, 100];
+/**
+ * No count cap while fitting: the floor and the budget decide the count. The cap that ships is a
+ * safety limit above every section the fitted ranking fills (see `largestSection`).
+ */
+const NO_CAP = Number.MAX_SAFE_INTEGER;
 
-/** A fitted ranking and the count cap chosen with it. */
-export interface Fitted {
-  readonly ranking: Ranking;
-  readonly maxFacts: number;
-}
-
-/** Step 2: the floor and the cap with the highest recall whose precision keeps the margin over recency. */
+/** Step 2: the floor with the highest recall whose precision keeps the margin over recency. */
 const fitFloor = (
   histories: ReadonlyArray<ReadonlyArray<PromptCandidates>>,
   recency: ReadonlyArray<ReadonlyArray<RecencyList>>,
   ranking: Ranking,
   maxTokens: number,
-): Fitted => {
-  let best: { fitted: Fitted; recall: number; precision: number; ok: boolean } | undefined;
-  for (const floor of FLOORS)
-    for (const maxFacts of CAPS) {
-      const candidate = { ...ranking, floor };
-      const m = measure(histories, recency, candidate, maxFacts, maxTokens);
-      const ok = m.precision >= PRECISION_MARGIN * m.recencyPrecision;
-      const better =
-        best === undefined ||
-        (ok && !best.ok) ||
-        (ok === best.ok &&
-          (ok ? m.recall > best.recall || (m.recall === best.recall && m.precision > best.precision) : m.precision > best.precision));
-      if (better) best = { fitted: { ranking: candidate, maxFacts }, recall: m.recall, precision: m.precision, ok };
-    }
-  return best!.fitted;
+): Ranking => {
+  let best: { ranking: Ranking; recall: number; precision: number; ok: boolean } | undefined;
+  for (const floor of FLOORS) {
+    const candidate = { ...ranking, floor };
+    const m = measure(histories, recency, candidate, NO_CAP, maxTokens);
+    const ok = m.precision >= PRECISION_MARGIN * m.recencyPrecision;
+    const better =
+      best === undefined ||
+      (ok && !best.ok) ||
+      (ok === best.ok &&
+        (ok
+          ? m.recall > best.recall || (m.recall === best.recall && m.precision > best.precision)
+          : m.precision > best.precision));
+    if (better) best = { ranking: candidate, recall: m.recall, precision: m.precision, ok };
+  }
+  return best!.ranking;
 };
+
+/** The most facts a section holds under a ranking, over every prompt (the count cap must stay above it). */
+export const largestSection = (
+  histories: ReadonlyArray<ReadonlyArray<PromptCandidates>>,
+  ranking: Ranking,
+  maxTokens: number,
+): number =>
+  histories.reduce(
+    (most, prompts) =>
+      prompts.reduce(
+        (inner, prompt) => Math.max(inner, simulateSection(prompt, ranking, NO_CAP, maxTokens).facts),
+        most,
+      ),
+    0,
+  );
 
 /**
  * The whole fit on some histories: step 1 on signals read under START, the signals read again
@@ -365,7 +385,7 @@ export const fitRanking = (
   recency: ReadonlyArray<ReadonlyArray<RecencyList>>,
   maxTokens: number,
   weighting: Weighting = 'macro',
-): Fitted => {
+): Ranking => {
   const first = fitWeights(atStart, START, weighting);
   const again = read(first);
   const second = fitWeights(again, START, weighting);

@@ -151,8 +151,7 @@ export const simulateSection = (
     if (total > 0 || c.convention) scored.push({ c, total, boost });
   }
   scored.sort(
-    (a, b) =>
-      b.total - a.total || b.c.validFrom - a.c.validFrom || (a.c.id < b.c.id ? -1 : a.c.id > b.c.id ? 1 : 0),
+    (a, b) => b.total - a.total || b.c.validFrom - a.c.validFrom || (a.c.id < b.c.id ? -1 : a.c.id > b.c.id ? 1 : 0),
   );
   const inCap = scored.slice(0, maxFacts);
   const best = inCap.reduce((max, { total, boost }) => Math.max(max, total - boost), 0);

@@ -38,7 +38,7 @@ import {
   type RankingOverrides,
   selectValidFacts,
 } from '../src/index.js';
-import { fitRanking, type Fitted, type RecencyList, START } from './fit.js';
+import { fitRanking, largestSection, type RecencyList, START } from './fit.js';
 import {
   addTally,
   emptyTally,
@@ -101,8 +101,14 @@ const compare = (history: History, setting: Setting): Compared => {
   return {
     library,
     seed,
-    recency: scorePrompts(history, recencyRetriever((i) => library[i]!.tokens)),
-    atSeedTokens: scorePrompts(history, libraryAtTokens(setting, (i) => seed[i]!.tokens)),
+    recency: scorePrompts(
+      history,
+      recencyRetriever((i) => library[i]!.tokens),
+    ),
+    atSeedTokens: scorePrompts(
+      history,
+      libraryAtTokens(setting, (i) => seed[i]!.tokens),
+    ),
   };
 };
 
@@ -116,7 +122,10 @@ const recencyLists = (history: History): RecencyList[] =>
     const files = selectValidFacts(prompt.store)
       .filter((fact) => fact.tags.includes('file_change') && fact.sourceTaskId !== prompt.taskId)
       .sort((a, b) => b.validFrom - a.validFrom || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    return { costs: files.map((fact) => formatFactLine(fact).length + 1), labels: files.map((f) => labels.has(tripleKey(f))) };
+    return {
+      costs: files.map((fact) => formatFactLine(fact).length + 1),
+      labels: files.map((f) => labels.has(tripleKey(f))),
+    };
   });
 
 const read = (histories: ReadonlyArray<History>) => (ranking: Ranking) => historyCandidates(histories, ranking);
@@ -125,16 +134,30 @@ const fitOn = (
   histories: ReadonlyArray<History>,
   atStart: ReadonlyArray<ReadonlyArray<PromptCandidates>>,
   recency: ReadonlyArray<ReadonlyArray<RecencyList>>,
-): Fitted => fitRanking(read(histories), atStart, recency, maxTokens);
+): Ranking => fitRanking(read(histories), atStart, recency, maxTokens);
 
-/** The overrides a fitted ranking is, for the library. */
-const settingOf = (fitted: Fitted): Setting => ({ maxFacts: fitted.maxFacts, maxTokens, ranking: fitted.ranking as RankingOverrides });
+/** The library's setting with a fitted ranking (the count cap is the defaults': a safety limit, not fitted). */
+const settingOf = (ranking: Ranking): Setting => ({
+  maxFacts: DEFAULT_MAX_FACTS,
+  maxTokens,
+  ranking: ranking as RankingOverrides,
+});
+
+/** The count cap to ship: a round number a quarter above the largest section the ranking fills. */
+const safetyCap = (largest: number): number => 10 * Math.ceil((1.25 * largest) / 10);
+
+/** Where a long run is, on standard error. */
+const progress = (what: string): void => {
+  process.stderr.write(`${what}\n`);
+};
 
 const main = (): void => {
   const started = performance.now();
+  progress('reading the signals under the starting weights');
   const atStart = core.map((history) => read([history])(START)[0]!);
   const recency = core.map(recencyLists);
   const leaveOneOut = core.map((held, h) => {
+    progress(`leave-one-out: ${held.name}`);
     const keep = (i: number): boolean => i !== h;
     const fitted = fitOn(
       core.filter((_, i) => keep(i)),
@@ -144,10 +167,17 @@ const main = (): void => {
     return { name: held.name, fitted, compared: compare(held, settingOf(fitted)) };
   });
   const inSample = options.fit ? fitOn(core, atStart, recency) : undefined;
+  const cap = inSample === undefined ? undefined : safetyCap(largestSection(read(core)(inSample), inSample, maxTokens));
 
+  progress('the defaults and the baselines');
   const atDefaults = new Map(core.map((history) => [history.name, compare(history, defaults)]));
-  const longAtDefaults = new Map(long.map((history) => [history.name, compare(history, defaults)]));
-  report({ leaveOneOut, inSample, atDefaults, longAtDefaults, seconds: (performance.now() - started) / 1000 });
+  const longAtDefaults = new Map(
+    long.map((history) => {
+      progress(`long session: ${history.name}`);
+      return [history.name, compare(history, defaults)];
+    }),
+  );
+  report({ leaveOneOut, inSample, cap, atDefaults, longAtDefaults, seconds: (performance.now() - started) / 1000 });
 };
 
 // ---- Report ----
@@ -167,8 +197,9 @@ const triple = (t: Tally): string => {
 };
 
 interface Report {
-  readonly leaveOneOut: ReadonlyArray<{ name: string; fitted: Fitted; compared: Compared }>;
-  readonly inSample: Fitted | undefined;
+  readonly leaveOneOut: ReadonlyArray<{ name: string; fitted: Ranking; compared: Compared }>;
+  readonly inSample: Ranking | undefined;
+  readonly cap: number | undefined;
   readonly atDefaults: ReadonlyMap<string, Compared>;
   readonly longAtDefaults: ReadonlyMap<string, Compared>;
   readonly seconds: number;
@@ -197,18 +228,32 @@ const comparisonTable = (histories: ReadonlyArray<History>, of: (name: string) =
     return [history.name, history.prompts.length, history.prompts.reduce((n, p) => n + p.expect.length, 0), ...cells];
   });
   for (const [group, tallies] of groups)
-    rows.push([`**${group}**`, tallies.library.prompts, tallies.library.expected, ...COLUMNS.map((c) => triple(tallies[c]))]);
+    rows.push([
+      `**${group}**`,
+      tallies.library.prompts,
+      tallies.library.expected,
+      ...COLUMNS.map((c) => triple(tallies[c])),
+    ]);
   console.log(`${title} (recall / precision / mean tokens)\n`);
-  printTable(['history', 'prompts', 'labels', 'library', 'seed', 'recency at equal tokens', 'library at the seed\'s tokens'], rows);
+  printTable(
+    ['history', 'prompts', 'labels', 'library', 'seed', 'recency at equal tokens', "library at the seed's tokens"],
+    rows,
+  );
 };
 
-const report = ({ leaveOneOut, inSample, atDefaults, longAtDefaults, seconds }: Report): void => {
+const report = ({ leaveOneOut, inSample, cap, atDefaults, longAtDefaults, seconds }: Report): void => {
   for (const note of notes) console.log(`Note: ${note}\n`);
   comparisonTable(core, (name) => atDefaults.get(name)!, `The defaults (${DEFAULT_MAX_TOKENS} tokens, estimate)`);
   const looOf = new Map(leaveOneOut.map(({ name, compared }) => [name, compared]));
-  comparisonTable(core, (name) => looOf.get(name)!, 'Leave-one-history-out: fitted on the other histories, scored on the one left out');
+  comparisonTable(
+    core,
+    (name) => looOf.get(name)!,
+    'Leave-one-history-out: fitted on the other histories, scored on the one left out',
+  );
   if (long.length > 0) longReport(longAtDefaults);
-  if (inSample !== undefined) fitReport(inSample);
+  ablationReport();
+  if (options.misses) missesReport();
+  if (inSample !== undefined && cap !== undefined) fitReport(inSample, cap);
   console.log(`(${seconds.toFixed(0)} s)`);
 };
 
@@ -230,8 +275,77 @@ const longReport = (longAtDefaults: ReadonlyMap<string, Compared>): void => {
       fresh === undefined ? '' : fixed(rates(tail).recall / rates(fresh).recall),
     ];
   });
-  console.log('Long sessions: labels compaction removed, and the last window against the same commits from a fresh store\n');
-  printTable(['session', 'labels lost to compaction', 'last window, in the session', 'same commits, fresh store', 'ratio'], rows);
+  console.log(
+    'Long sessions: labels compaction removed, and the last window against the same commits from a fresh store\n',
+  );
+  printTable(
+    ['session', 'labels lost to compaction', 'last window, in the session', 'same commits, fresh store', 'ratio'],
+    rows,
+  );
+};
+
+/** Each signal switched off in turn, at the defaults otherwise, per group of histories. */
+const ablationReport = (): void => {
+  const off = (name: string, ranking: RankingOverrides): { name: string; setting: Setting } => ({
+    name,
+    setting: { ...defaults, ranking },
+  });
+  const neutral = (prior: keyof typeof DEFAULT_RANKING.priors) => off(`no ${prior} prior`, { priors: { [prior]: 1 } });
+  const rows = [
+    { name: 'defaults', setting: defaults },
+    off('no task context', { contextWeight: 0 }),
+    off('no feedback', { feedback: { weight: 0 } }),
+    off('no recency', { recency: { weight: 0 } }),
+    off('no co-change', { coChange: { weight: 0 } }),
+    off('no convention base', { conventionBase: 0 }),
+    off('no relevance floor', { floor: 0 }),
+    off('no exact-file boost', { exactFileBoost: 0 }),
+    ...(Object.keys(DEFAULT_RANKING.priors) as Array<keyof typeof DEFAULT_RANKING.priors>).map(neutral),
+    { name: 'grouped layout', setting: { ...defaults, layout: 'grouped' as const } },
+  ].map(({ name, setting }) => {
+    const cells = (['hand', 'real'] as const).map((group) => {
+      const sum = emptyTally();
+      for (const history of core.filter((h) => h.group === group))
+        addTally(
+          sum,
+          tallyOf(
+            history,
+            scorePrompts(
+              history,
+              libraryRetriever(setting),
+              setting.layout === undefined ? {} : { layout: setting.layout },
+            ),
+          ),
+        );
+      return triple(sum);
+    });
+    return [name, ...cells];
+  });
+  console.log('Ablations: each signal switched off in turn (recall / precision / mean tokens)\n');
+  printTable(['configuration', 'hand-written', 'real'], rows);
+};
+
+/** Every label the defaults miss, with the rank `explainRetrieval` gives its fact and why it was left out. */
+const missesReport = (): void => {
+  console.log('Labels the defaults miss\n');
+  const rows: string[][] = [];
+  for (const history of core)
+    scorePrompts(history, libraryRetriever(defaults), {}, (prompt, missed) => {
+      const decisions = explainRetrieval(prompt.store, queryOf(prompt, defaults)).filter(
+        (d) => d.reason !== 'invalidated',
+      );
+      const at = decisions.findIndex(({ fact }) => tripleKey(fact) === tripleKey(missed));
+      const found = decisions[at];
+      rows.push([
+        history.name,
+        `${prompt.line} (task ${prompt.taskId})`,
+        `${missed.subject} ${missed.relation} ${missed.object}`.slice(0, 100),
+        found === undefined ? 'no valid fact' : String(at + 1),
+        found === undefined ? '' : fixed(found.score),
+        found?.reason ?? '',
+      ]);
+    });
+  printTable(['history', 'prompt line', 'label', 'rank', 'score', 'left out as'], rows);
 };
 
 const atDefaultsCache = new Map<string, Compared>();
@@ -241,11 +355,15 @@ const atDefaultsOf = (history: History): Compared => {
   return compared;
 };
 
-const fitReport = (fitted: Fitted): void => {
-  console.log(`Fitted on every history: maxFacts ${fitted.maxFacts}\n`);
-  console.log(JSON.stringify(fitted.ranking, null, 2));
-  const same = JSON.stringify(fitted.ranking) === JSON.stringify(DEFAULT_RANKING) && fitted.maxFacts === DEFAULT_MAX_FACTS;
-  console.log(same ? '\nDEFAULT_RANKING and DEFAULT_MAX_FACTS are these.' : '\nDEFAULT_RANKING or DEFAULT_MAX_FACTS differ from these.');
+const fitReport = (ranking: Ranking, cap: number): void => {
+  console.log(`Fitted on every history (DEFAULT_RANKING), with the count cap (DEFAULT_MAX_FACTS) ${cap}:\n`);
+  console.log(JSON.stringify(ranking, null, 2));
+  const same = JSON.stringify(ranking) === JSON.stringify(DEFAULT_RANKING) && cap === DEFAULT_MAX_FACTS;
+  console.log(
+    same
+      ? '\nDEFAULT_RANKING and DEFAULT_MAX_FACTS are these.'
+      : '\nDEFAULT_RANKING or DEFAULT_MAX_FACTS differ from these.',
+  );
   if (!same) process.exitCode = 1;
 };
 

@@ -122,15 +122,6 @@ const recentTasks = (store: FactStore, settings: Settings): Map<string, number> 
   return recent;
 };
 
-/** The tasks that asserted a file pair (its log's assertions, in log order, each task once). */
-const tasksOfPair = (store: FactStore, key: string): string[] => {
-  const log = PMap.get(store.pairs, key);
-  if (log === undefined) return [];
-  const tasks: string[] = [];
-  for (const { sourceTaskId } of log.assertions) if (!tasks.includes(sourceTaskId)) tasks.push(sourceTaskId);
-  return tasks;
-};
-
 /**
  * Co-change scores of one query: the file facts among the first pass's best `coChange.seeds`
  * facts are its seeds; every other file a seed's tasks changed gets, per seed, the share of the
@@ -146,7 +137,7 @@ const coChangeScores = (store: FactStore, settings: Settings, first: ReadonlyArr
   if (!(top > 0)) return scores;
   for (const { fact, parts } of seeds) {
     const key = pairKey(fact.subject, fact.relation);
-    const tasks = tasksOfPair(store, key);
+    const tasks = PMap.get(store.index.files, key)?.tasks ?? [];
     const share = (coChange.weight * (parts.total - parts.boost)) / top / Math.max(1, tasks.length);
     if (!(share > 0)) continue;
     for (const taskId of tasks) {

@@ -14,6 +14,7 @@ import {
   recordTaskPrompt,
   retrieveFacts,
   selectAllFacts,
+  selectValidFacts,
   type SessionFact,
 } from '../../src/index.js';
 import { storeArb } from '../arbitraries.js';
@@ -212,6 +213,16 @@ describe('the signals beyond the words', () => {
       'src/middle.go',
       'src/old.go',
     ]);
+  });
+
+  it('at the defaults, a store holding a valid fact of another task never gives an empty section, whatever the prompt', () => {
+    fc.assert(
+      fc.property(storeArb, fc.string(), fc.constantFrom('1', '2', '3', 'other'), (s, text, taskId) => {
+        const others = selectValidFacts(s).filter((f) => f.sourceTaskId !== taskId);
+        const facts = retrieveFacts(s, defaults(text, { taskId }));
+        expect(facts.length > 0).toBe(others.length > 0);
+      }),
+    );
   });
 
   it('recency decays per task and stops past its window of tasks', () => {

@@ -1,7 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { mentionedPaths, queryTerms, textTerms } from '../../src/retrieve/index/terms.js';
-import { addFacts, emptyFactStore, explainRetrieval, makeFact, retrieveFacts, selectValidFacts } from '../../src/index.js';
+import {
+  addFacts,
+  emptyFactStore,
+  explainRetrieval,
+  makeFact,
+  retrieveFacts,
+  selectValidFacts,
+} from '../../src/index.js';
 
 describe('code-aware terms', () => {
   it('split a path into its segments and keep the file name whole and split', () => {

@@ -17,7 +17,7 @@ import {
 } from '../../src/retrieve/index/postings.js';
 import type { SearchIndex } from '../../src/retrieve/index/searchIndex.js';
 import { mayHoldHistory } from '../../src/store/timeline.js';
-import { buildStore, selectPairLogs, selectRecordedPrompts } from '../../src/store/write.js';
+import { buildStore, selectPairLogs, selectRecordedFiles, selectRecordedPrompts } from '../../src/store/write.js';
 
 export const isDeepFrozen = (value: unknown): boolean => {
   if (typeof value !== 'object' || value === null) return true;
@@ -78,6 +78,7 @@ export const flattenIndex = (index: SearchIndex) => {
     taskTerms: sortedEntries(index.taskTerms, (postings) => postingsBy(postings, taskId)),
     contextCount: index.contextCount,
     recent: index.recent,
+    files: sortedEntries(index.files, (record) => record),
     tasks: sortedEntries(index.tasks, ({ num, ...doc }) => ({
       ...doc,
       numbered: taskId(num),
@@ -91,7 +92,12 @@ export const flattenIndex = (index: SearchIndex) => {
 };
 
 export const expectConsistent = (store: FactStore): void => {
-  const rebuilt = buildStore(store.maxValidFacts, selectPairLogs(store), selectRecordedPrompts(store));
+  const rebuilt = buildStore(
+    store.maxValidFacts,
+    selectPairLogs(store),
+    selectRecordedPrompts(store),
+    selectRecordedFiles(store),
+  );
   // Maps split as they grow and never merge, so compare contents, not shapes.
   expect(sortedEntries(store.pairs, (log) => log)).toEqual(sortedEntries(rebuilt.pairs, (log) => log));
   // The count compaction reads instead of walking the pairs is the count of logs that may hold history.
@@ -105,6 +111,7 @@ export const expectConsistent = (store: FactStore): void => {
     index.names,
     index.taskTerms,
     index.tasks,
+    index.files,
   ];
   for (const map of maps) expect(PMap.isWellFormed(map)).toBe(true);
   for (const postingMap of [index.terms, index.conventionTerms, index.names, index.taskTerms])

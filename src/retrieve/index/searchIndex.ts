@@ -18,6 +18,9 @@
  * - `tasks`: per task, the context its facts inherit (its recorded prompt and its summaries),
  *   its valid facts, the file pairs it asserted, the open review items its reviewer asserted,
  *   and when its facts were asserted; each task has a number (`taskIds` maps numbers back to ids).
+ * - `files`: per file pair, the tasks that asserted it. What a task changed is part of its record,
+ *   like its prompt: compaction removes facts, not records, so a file keeps the context of every
+ *   task that changed it, and co-change stays known, however long the session.
  * - `taskTerms`: term -> postings over the task numbers of the contexts of the tasks that still
  *   lend one (a task with a valid fact or an asserted file pair), weighted the same way.
  * - `recent`: the RECENT_TASKS tasks whose latest valid fact is the most recent (then by id), as
@@ -44,7 +47,10 @@ export interface TaskDoc {
    * facts, each added in constant time; the number spares a query a lookup in `ids`).
    */
   readonly facts: PMap.PersistentMap<number>;
-  /** Pair keys of the file facts the task ever asserted (a file's history lends it every modifying task's context). */
+  /**
+   * Pair keys of the file facts the task ever asserted, kept when compaction removes the facts (a
+   * file's history lends it every modifying task's context; see `SearchIndex.files`).
+   */
   readonly touched: PMap.PersistentMap<true>;
   /**
    * Pair keys of the open review items (`issue`, `must_fix`) the task's reviewer asserted that
@@ -75,6 +81,15 @@ export interface SearchIndex {
   readonly contextCount: number;
   /** The most recent tasks by their latest valid fact (see `RECENT_TASKS`): id, time, id, time, ... */
   readonly recent: ReadonlyArray<string | number>;
+  /** File pair key -> the pair and the tasks that asserted a fact of it, in id order. */
+  readonly files: PMap.PersistentMap<FileRecord>;
+}
+
+/** A file pair and the tasks that asserted a fact of it. */
+export interface FileRecord {
+  readonly subject: string;
+  readonly relation: string;
+  readonly tasks: ReadonlyArray<string>;
 }
 
 /** How many of the most recent tasks the index keeps in order (recency reads at most this many). */
@@ -86,10 +101,8 @@ export interface IndexChanges {
   readonly invalid: ReadonlyArray<SessionFact>;
   /** Facts that became valid. */
   readonly valid: ReadonlyArray<SessionFact>;
-  /** File pairs a task started asserting (task id, pair key). */
-  readonly filesAsserted: ReadonlyArray<readonly [string, string]>;
-  /** File pairs a task no longer asserts (compaction removed them). */
-  readonly filesRetracted: ReadonlyArray<readonly [string, string]>;
+  /** File pairs a task started asserting (task id, subject, relation): recorded for good. */
+  readonly filesAsserted: ReadonlyArray<readonly [string, string, string]>;
   /** Open review items a task's reviewer started asserting (task id, pair key). */
   readonly itemsRaised: ReadonlyArray<readonly [string, string]>;
   /** Open review items a task's reviewer no longer asserts (compaction removed them). */
@@ -97,6 +110,9 @@ export interface IndexChanges {
 }
 
 const NO_ITEMS: ReadonlyArray<string> = Object.freeze([]);
+
+/** Between the subject and the relation of a pair key (as the store's `pairKey` joins them). */
+const PAIR_SEPARATOR = '\u001f';
 
 /** An empty index. */
 export const emptySearchIndex = (): SearchIndex => ({
@@ -113,6 +129,7 @@ export const emptySearchIndex = (): SearchIndex => ({
   taskTerms: PMap.empty,
   contextCount: 0,
   recent: NO_ITEMS,
+  files: PMap.empty,
 });
 
 type Writable<T> = { -readonly [K in keyof T]: T[K] };
@@ -353,24 +370,28 @@ const markPair = (
   });
 };
 
+/** Records that a task asserted a fact of a file pair (for good: see `SearchIndex.files`). */
+const recordFile = (index: Writable<SearchIndex>, taskId: string, subject: string, relation: string): void => {
+  const key = subject + PAIR_SEPARATOR + relation;
+  markPair(index, taskId, 'touched', key, true);
+  const record = PMap.get(index.files, key);
+  if (record?.tasks.includes(taskId) === true) return;
+  // In id order: a record is the same however its tasks arrived (a store rebuilt from a saved state holds the same).
+  const tasks = Object.freeze([...(record?.tasks ?? NO_ITEMS), taskId].sort());
+  index.files = PMap.set(index.files, key, Object.freeze({ subject, relation, tasks }));
+};
+
 /** The index with a reducer's changes applied (the same index when there are none). */
 export const applyIndexChanges = (index: SearchIndex, changes: IndexChanges): SearchIndex => {
-  const { invalid, valid, filesAsserted, filesRetracted, itemsRaised, itemsDropped } = changes;
-  const count =
-    invalid.length +
-    valid.length +
-    filesAsserted.length +
-    filesRetracted.length +
-    itemsRaised.length +
-    itemsDropped.length;
+  const { invalid, valid, filesAsserted, itemsRaised, itemsDropped } = changes;
+  const count = invalid.length + valid.length + filesAsserted.length + itemsRaised.length + itemsDropped.length;
   if (count === 0) return index;
   return PMap.withMutations(index, (current) => {
     // A new root every time, even inside a run: a reducer tells a change by the index's identity.
     const next: Writable<SearchIndex> = { ...current };
     for (const fact of invalid) removeFact(next, fact);
     for (const fact of valid) addFact(next, fact);
-    for (const [taskId, pairKey] of filesAsserted) markPair(next, taskId, 'touched', pairKey, true);
-    for (const [taskId, pairKey] of filesRetracted) markPair(next, taskId, 'touched', pairKey, false);
+    for (const [taskId, subject, relation] of filesAsserted) recordFile(next, taskId, subject, relation);
     for (const [taskId, pairKey] of itemsRaised) markPair(next, taskId, 'raised', pairKey, true);
     for (const [taskId, pairKey] of itemsDropped) markPair(next, taskId, 'raised', pairKey, false);
     return next;
@@ -406,6 +427,39 @@ export const selectIndexedFacts = (index: SearchIndex): SessionFact[] => {
   forEachAt(index.docs, (fact) => out.push(fact));
   return out;
 };
+
+/** A file a task changed, as recorded in the index. */
+export interface RecordedFile {
+  readonly taskId: string;
+  readonly subject: string;
+  readonly relation: string;
+}
+
+/** The recorded files, by subject, relation, then task id. */
+export const selectIndexedFiles = (index: SearchIndex): RecordedFile[] => {
+  const records = PMap.values(index.files).sort((a, b) =>
+    a.subject < b.subject
+      ? -1
+      : a.subject > b.subject
+        ? 1
+        : a.relation < b.relation
+          ? -1
+          : a.relation > b.relation
+            ? 1
+            : 0,
+  );
+  return records.flatMap(({ subject, relation, tasks }) => tasks.map((taskId) => ({ taskId, subject, relation })));
+};
+
+/** The index with files recorded as changed by tasks (those already recorded change nothing). */
+export const indexTaskFiles = (index: SearchIndex, files: ReadonlyArray<RecordedFile>): SearchIndex =>
+  files.length === 0
+    ? index
+    : PMap.withMutations(index, (current) => {
+        const next: Writable<SearchIndex> = { ...current };
+        for (const { taskId, subject, relation } of files) recordFile(next, taskId, subject, relation);
+        return next;
+      });
 
 /** A task prompt as recorded in the index. */
 export interface RecordedPrompt {
