@@ -122,17 +122,20 @@ const recentTasks = (store: FactStore, settings: Settings): Map<string, number> 
   return recent;
 };
 
+/** How many of its best facts a first pass keeps: feedback takes the first few, co-change the first few file facts. */
+const FIRST_PASS_FACTS = 10;
+
 /**
- * Co-change scores of one query: the file facts among the first pass's best `coChange.seeds`
- * facts are its seeds; every other file a seed's tasks changed gets, per seed, the share of the
- * seed's tasks that changed it, times the seed's score relative to the best seed's, times the
- * weight. Summed over the seeds in rank order, by pair key.
+ * Co-change scores of one query: the first pass's best `coChange.seeds` file facts (among its
+ * best FIRST_PASS_FACTS) are its seeds; every other file a seed's tasks changed gets, per seed,
+ * the share of the seed's tasks that changed it, times the seed's score relative to the best
+ * seed's, times the weight. Summed over the seeds in rank order, by pair key.
  */
 const coChangeScores = (store: FactStore, settings: Settings, first: ReadonlyArray<Scored>): Map<string, number> => {
   const { coChange } = settings.plan.ranking;
   const scores = new Map<string, number>();
   if (coChange.weight <= 0) return scores;
-  const seeds = first.slice(0, coChange.seeds).filter(({ fact }) => isFileFact(fact));
+  const seeds = first.filter(({ fact }) => isFileFact(fact)).slice(0, coChange.seeds);
   const top = seeds.length === 0 ? 0 : seeds[0]!.parts.total - seeds[0]!.parts.boost;
   if (!(top > 0)) return scores;
   for (const { fact, parts } of seeds) {
@@ -201,7 +204,17 @@ const passesFor = (store: FactStore, settings: Settings, table: ContextTable): P
     coChanged: ReadonlyMap<string, number>,
   ): Pass => ({ plan, terms, queryTerms: plan.terms.length, table, recency, coChange: coChanged, scale, k });
   const first = needsFirstPass(settings)
-    ? queryPass(Math.max(1, feedback.facts, coChange.weight > 0 ? coChange.seeds : 0), 0, [...plan.terms], none, none)
+    ? queryPass(
+        Math.max(
+          1,
+          feedback.facts,
+          coChange.weight > 0 && coChange.seeds > 0 ? Math.max(coChange.seeds, FIRST_PASS_FACTS) : 0,
+        ),
+        0,
+        [...plan.terms],
+        none,
+        none,
+      )
     : undefined;
   return {
     first,
