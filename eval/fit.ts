@@ -375,19 +375,68 @@ export const largestSection = (
     0,
   );
 
+/** The numbers step 3 adjusts: the weights, the decay and the priors, each read and set on a ranking. */
+const ADJUSTED: ReadonlyArray<{
+  readonly get: (r: Ranking) => number;
+  readonly set: (r: Ranking, v: number) => Ranking;
+}> = [
+  { get: (r) => r.contextWeight, set: (r, v) => ({ ...r, contextWeight: v }) },
+  { get: (r) => r.feedback.weight, set: (r, v) => ({ ...r, feedback: { ...r.feedback, weight: v } }) },
+  { get: (r) => r.recency.weight, set: (r, v) => ({ ...r, recency: { ...r.recency, weight: v } }) },
+  { get: (r) => r.coChange.weight, set: (r, v) => ({ ...r, coChange: { ...r.coChange, weight: v } }) },
+  { get: (r) => r.conventionBase, set: (r, v) => ({ ...r, conventionBase: v }) },
+  ...PRIOR_NAMES.map((name) => ({
+    get: (r: Ranking) => r.priors[name],
+    set: (r: Ranking, v: number) => ({ ...r, priors: { ...r.priors, [name]: v } }),
+  })),
+];
+/** The factors step 3 tries on each number. */
+const FACTORS = [0.5, 2];
+
 /**
- * The whole fit on some histories: step 1 on signals read under START, the signals read again
- * under its result (`read`), step 1 again, then step 2.
+ * Step 3: from step 1's weights, each number in turn takes the factor of FACTORS that raises
+ * recall within the budget on the histories the fit sees (precision keeping its margin over
+ * recency), one sweep: the stand-in of step 1 is not recall, and a weight it leaves low (a
+ * signal that matters in few prompts) can be worth more within the budget.
+ */
+const polish = (
+  histories: ReadonlyArray<ReadonlyArray<PromptCandidates>>,
+  recency: ReadonlyArray<ReadonlyArray<RecencyList>>,
+  start: Ranking,
+  maxTokens: number,
+): Ranking => {
+  const value = (r: Ranking): number => {
+    const m = measure(histories, recency, r, NO_CAP, maxTokens);
+    return m.precision >= PRECISION_MARGIN * m.recencyPrecision ? m.recall : -1;
+  };
+  let best = start;
+  let bestValue = value(best);
+  for (const { get, set } of ADJUSTED)
+    for (const factor of FACTORS) {
+      const candidate = set(best, round(get(best) * factor));
+      const candidateValue = value(candidate);
+      if (candidateValue > bestValue) {
+        best = candidate;
+        bestValue = candidateValue;
+      }
+    }
+  return best;
+};
+
+/**
+ * The whole fit on some histories, their signals read under START (the first pass's seeds and
+ * feedback words then come from a ranking with every prior at 1: reading them again under the
+ * fitted weights and fitting again changed no figure of the evaluation, see docs/retrieval.md):
+ * step 1, the floor (step 2), and step 3 when `adjust` is set.
  */
 export const fitRanking = (
-  read: (ranking: Ranking) => ReadonlyArray<ReadonlyArray<PromptCandidates>>,
   atStart: ReadonlyArray<ReadonlyArray<PromptCandidates>>,
   recency: ReadonlyArray<ReadonlyArray<RecencyList>>,
   maxTokens: number,
-  weighting: Weighting = 'macro',
+  weighting: Weighting = 'micro',
+  adjust = true,
 ): Ranking => {
-  const first = fitWeights(atStart, START, weighting);
-  const again = read(first);
-  const second = fitWeights(again, START, weighting);
-  return fitFloor(again, recency, second, maxTokens);
+  const weights = fitWeights(atStart, START, weighting);
+  const floored = fitFloor(atStart, recency, weights, maxTokens);
+  return adjust ? polish(atStart, recency, floored, maxTokens) : floored;
 };

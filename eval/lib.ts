@@ -42,6 +42,8 @@ export interface LabeledPrompt {
   readonly expect: ReadonlyArray<Triple>;
   /** How many of `expect` name no fact valid in `store` (compaction removed it). */
   readonly lost: number;
+  /** The commit the prompt's line names, when it names one. */
+  readonly commit?: string;
 }
 
 /** Where a history comes from: hand-written (eval/histories), a real commit window, a long real session. */
@@ -52,6 +54,8 @@ export interface History {
   readonly name: string;
   readonly group: HistoryGroup;
   readonly prompts: ReadonlyArray<LabeledPrompt>;
+  /** Task id -> the commit a prompt line names (histories built from commits carry a `commit` field). */
+  readonly commits: ReadonlyMap<string, string>;
 }
 
 /** A retrieval setting: what `compilePrompt` would be given. */
@@ -113,6 +117,7 @@ export const replayLabeled = (
     ...(options.maxValidFacts === undefined ? {} : { maxValidFacts: options.maxValidFacts }),
   });
   const prompts: LabeledPrompt[] = [];
+  const commits = new Map<string, string>();
   const parsed = parseHistory(text);
   if (parsed.errors.length > 0)
     throw new Error(`${name}: line ${parsed.errors[0]!.line}: ${parsed.errors[0]!.message}`);
@@ -123,7 +128,9 @@ export const replayLabeled = (
     else if (event.type === 'invalidate') tracker.invalidate(event.subject, event.relation, event.at);
     else if (event.type === 'compact') tracker.compact(event.maxFacts);
     else {
-      const raw = JSON.parse(lines[event.line - 1]!) as { expect?: Triple[] };
+      const raw = JSON.parse(lines[event.line - 1]!) as { expect?: Triple[]; commit?: unknown };
+      const commit = typeof raw.commit === 'string' ? raw.commit : undefined;
+      if (commit !== undefined) commits.set(event.taskId, commit);
       if (raw.expect !== undefined) {
         const store = tracker.getSnapshot();
         const valid = new Set(selectValidFacts(store).map(tripleKey));
@@ -135,13 +142,14 @@ export const replayLabeled = (
           store,
           expect: raw.expect,
           lost: raw.expect.filter((triple) => !valid.has(tripleKey(triple))).length,
+          ...(commit === undefined ? {} : { commit }),
         });
       }
       // As an orchestrator does: the prompt is compiled (and recorded) before the task runs.
       tracker.compilePrompt({ taskId: event.taskId, taskPrompt: event.taskPrompt });
     }
   }
-  return { name, group, prompts };
+  return { name, group, prompts, commits };
 };
 
 /** The `.jsonl` histories of a folder, in name order (none when the folder is absent). */

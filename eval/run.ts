@@ -70,8 +70,6 @@ const { values: options } = parseArgs({
 
 /** The seed design's count cap: ten facts, whatever the budget. */
 const SEED_MAX_FACTS = 10;
-/** How many of a long session's last commits are compared with the same commits from a fresh store. */
-const TAIL = 150;
 
 const root = resolve(import.meta.dirname, '..');
 const realworld = resolve(options.realworld ?? join(root, '..', 'shared', 'realworld'));
@@ -128,13 +126,10 @@ const recencyLists = (history: History): RecencyList[] =>
     };
   });
 
-const read = (histories: ReadonlyArray<History>) => (ranking: Ranking) => historyCandidates(histories, ranking);
-
 const fitOn = (
-  histories: ReadonlyArray<History>,
   atStart: ReadonlyArray<ReadonlyArray<PromptCandidates>>,
   recency: ReadonlyArray<ReadonlyArray<RecencyList>>,
-): Ranking => fitRanking(read(histories), atStart, recency, maxTokens);
+): Ranking => fitRanking(atStart, recency, maxTokens);
 
 /** The library's setting with a fitted ranking (the count cap is the defaults': a safety limit, not fitted). */
 const settingOf = (ranking: Ranking): Setting => ({
@@ -154,20 +149,22 @@ const progress = (what: string): void => {
 const main = (): void => {
   const started = performance.now();
   progress('reading the signals under the starting weights');
-  const atStart = core.map((history) => read([history])(START)[0]!);
+  const atStart = historyCandidates(core, START);
   const recency = core.map(recencyLists);
   const leaveOneOut = core.map((held, h) => {
     progress(`leave-one-out: ${held.name}`);
     const keep = (i: number): boolean => i !== h;
     const fitted = fitOn(
-      core.filter((_, i) => keep(i)),
       atStart.filter((_, i) => keep(i)),
       recency.filter((_, i) => keep(i)),
     );
     return { name: held.name, fitted, compared: compare(held, settingOf(fitted)) };
   });
-  const inSample = options.fit ? fitOn(core, atStart, recency) : undefined;
-  const cap = inSample === undefined ? undefined : safetyCap(largestSection(read(core)(inSample), inSample, maxTokens));
+  const inSample = options.fit ? fitOn(atStart, recency) : undefined;
+  const cap =
+    inSample === undefined
+      ? undefined
+      : safetyCap(largestSection(historyCandidates(core, inSample), inSample, maxTokens));
 
   progress('the defaults and the baselines');
   const atDefaults = new Map(core.map((history) => [history.name, compare(history, defaults)]));
@@ -250,36 +247,63 @@ const report = ({ leaveOneOut, inSample, cap, atDefaults, longAtDefaults, second
     (name) => looOf.get(name)!,
     'Leave-one-history-out: fitted on the other histories, scored on the one left out',
   );
-  if (long.length > 0) longReport(longAtDefaults);
+  if (long.length > 0) longReport(longAtDefaults, atDefaults);
   ablationReport();
   if (options.misses) missesReport();
   if (inSample !== undefined && cap !== undefined) fitReport(inSample, cap);
   console.log(`(${seconds.toFixed(0)} s)`);
 };
 
-const longReport = (longAtDefaults: ReadonlyMap<string, Compared>): void => {
+/**
+ * A window's prompts asked again inside a long session that ends with the same commits: each
+ * window prompt's labels, their task ids turned into the session's (by commit), against what the
+ * session's section at the same commit holds. Undefined when the session lacks a commit of it.
+ */
+const windowInSession = (window: History, session: History): Tally | undefined => {
+  const taskOfCommit = new Map([...session.commits].map(([taskId, commit]) => [commit, taskId]));
+  const promptOfCommit = new Map(session.prompts.map((prompt, i) => [prompt.commit, i]));
+  const tally = emptyTally();
+  for (const prompt of window.prompts) {
+    const at = promptOfCommit.get(prompt.commit);
+    if (prompt.commit === undefined || at === undefined) return undefined;
+    const section = new Set(libraryRetriever(defaults)(session.prompts[at]!, at).map(tripleKey));
+    tally.prompts += 1;
+    for (const label of prompt.expect) {
+      const task = /^task:(.+)$/u.exec(label.object)?.[1];
+      const commit = task === undefined ? undefined : window.commits.get(task);
+      const sessionTask = commit === undefined ? undefined : taskOfCommit.get(commit);
+      if (sessionTask === undefined) return undefined;
+      tally.expected += 1;
+      if (section.has(tripleKey({ ...label, object: `task:${sessionTask}` }))) tally.hits += 1;
+    }
+  }
+  return tally;
+};
+
+const longReport = (longAtDefaults: ReadonlyMap<string, Compared>, atDefaults: ReadonlyMap<string, Compared>): void => {
   comparisonTable(long, (name) => longAtDefaults.get(name)!, 'Long sessions at the defaults');
   const rows = long.map((history) => {
     const lost = history.prompts.reduce((n, p) => n + p.lost, 0);
     const labels = history.prompts.reduce((n, p) => n + p.expect.length, 0);
     const window = real.find((w) => history.name.startsWith(`${w.name}-`));
-    const compared = longAtDefaults.get(history.name)!;
-    const tailFrom = history.prompts.length - (window?.prompts.length ?? TAIL);
-    const tail = tallyOf(history, compared.library, (i) => i >= tailFrom);
-    const fresh = window === undefined ? undefined : tallyOf(window, atDefaultsOf(window).library);
+    const inSession = window === undefined ? undefined : windowInSession(window, history);
+    const fresh = window === undefined ? undefined : tallyOf(window, atDefaults.get(window.name)!.library);
+    const ratio =
+      inSession === undefined || fresh === undefined ? '' : fixed(rates(inSession).recall / rates(fresh).recall);
     return [
       history.name,
       `${lost} of ${labels}`,
-      window === undefined ? '' : `${tail.hits} of ${tail.expected} (${fixed(rates(tail).recall)})`,
+      window?.name ?? '',
+      inSession === undefined ? '' : `${inSession.hits} of ${inSession.expected} (${fixed(rates(inSession).recall)})`,
       fresh === undefined ? '' : `${fresh.hits} of ${fresh.expected} (${fixed(rates(fresh).recall)})`,
-      fresh === undefined ? '' : fixed(rates(tail).recall / rates(fresh).recall),
+      ratio,
     ];
   });
   console.log(
-    'Long sessions: labels compaction removed, and the last window against the same commits from a fresh store\n',
+    "Long sessions: labels compaction had removed when asked for, and the commits of a window asked inside the session against the same commits from a fresh store (the window's labels)\n",
   );
   printTable(
-    ['session', 'labels lost to compaction', 'last window, in the session', 'same commits, fresh store', 'ratio'],
+    ['session', 'labels lost to compaction', 'window', 'its commits in the session', 'from a fresh store', 'ratio'],
     rows,
   );
 };
@@ -346,13 +370,6 @@ const missesReport = (): void => {
       ]);
     });
   printTable(['history', 'prompt line', 'label', 'rank', 'score', 'left out as'], rows);
-};
-
-const atDefaultsCache = new Map<string, Compared>();
-const atDefaultsOf = (history: History): Compared => {
-  let compared = atDefaultsCache.get(history.name);
-  if (compared === undefined) atDefaultsCache.set(history.name, (compared = compare(history, defaults)));
-  return compared;
 };
 
 const fitReport = (ranking: Ranking, cap: number): void => {
