@@ -56,6 +56,7 @@ import {
   foldHookRecords,
   type HookRecord,
   type HookState,
+  isAgentSettled,
   isAwaitingToolResult,
   parseHookRecords,
   selectDispatchOfAgent,
@@ -388,11 +389,11 @@ const onReport = async (
   source: 'handback' | 'stop',
 ): Promise<void> => {
   const { state } = turn;
-  if (agentId !== undefined && state.settledAgents[agentId] === true) return;
+  // A repeated stop, or a stop after its call was over: its result is in, or no longer awaited.
+  if (isAgentSettled(state, agentId)) return;
   const link = selectDispatchOfAgent(state, agentId);
   if (O.isSome(link)) {
     const { dispatch, exact } = link.value;
-    if (dispatch.resulted) return;
     if (exact || dispatch.record.join === 'agent')
       return recordResult(turn, {
         taskId: dispatch.record.taskId,
@@ -423,6 +424,7 @@ const onStart = (event: SubagentStarted, turn: Turn): Record<string, unknown> | 
   const { state } = turn;
   const section = (text: string) =>
     text === '' ? undefined : { hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: text } };
+  if (isAgentSettled(state, event.agentId)) return undefined;
   const link = selectDispatchOfAgent(state, event.agentId);
   // A resumed subagent gets the section it took before (Claude Code injects it only if its copy is gone).
   if (O.isSome(link))

@@ -209,7 +209,8 @@ export const foldHookRecords = (records: ReadonlyArray<HookRecord>): HookState =
             claimed: false,
             ended: false,
             final: false,
-            resulted: false,
+            // A result recorded for its key before (a repeated call): nothing more is to come.
+            resulted: settledKeys[record.key] === true,
             observed: false,
           });
         break;
@@ -334,6 +335,15 @@ export const selectDispatchOfAgent = (
   return link === undefined || dispatch === undefined ? O.none : O.some({ dispatch, exact: link.exact });
 };
 
+/** True when the agent's result is in, or its call is over: nothing it sends from now on is recorded. */
+export const isAgentSettled = (state: HookState, agentId: string | undefined): boolean => {
+  if (agentId === undefined) return false;
+  if (state.settledAgents[agentId] === true) return true;
+  const link = state.agents[agentId];
+  const dispatch = link === undefined ? undefined : state.byKey[link.key];
+  return dispatch !== undefined && isSettled(dispatch);
+};
+
 /**
  * True while a dispatch that learns its result from its own tool call's end may still do so:
  * an agent nobody knows yet may be one of its subagents, whose call will name it.
@@ -392,6 +402,11 @@ export const compactHookRecords = (state: HookState, now: number, retentionMs: n
       at: dispatch.record.at,
     });
   }
+  const markedKeys = new Set(settled.map((dispatch) => dispatch.record.key));
+  const keys = Object.keys(state.settledKeys)
+    .filter((key) => !markedKeys.has(key) && state.byKey[key] === undefined)
+    .slice(-KEPT_SETTLED);
+  for (const key of keys) records.push({ type: 'result', key, taskId: key, at: now });
   const orphans = Object.keys(state.settledAgents)
     .filter((agentId) => !markedAgents.has(agentId))
     .slice(-KEPT_SETTLED);

@@ -107,6 +107,11 @@ describe('Claude Code sequences through the built binary', { timeout: 600_000 },
     await host.stop(background);
     const calls = [...seeds, foreground, background];
     expectOwnSections(dir, host.given, calls);
+    // In Claude Code the section reaches the subagent in its prompt: the tool ran with the rewritten input.
+    for (const call of [foreground, background]) {
+      const { input, sections } = host.given.get(call.toolUseId)!;
+      expect(input['prompt']).toBe(`${sections[0]!}\n\n${call.prompt}`);
+    }
     expect(host.given.get(foreground.toolUseId)!.sections[0]).toContain('alpha/one.py');
     expectOwnResults(dir, calls);
     expect(host.notices).toEqual([]);
