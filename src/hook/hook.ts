@@ -371,7 +371,8 @@ const onCallEnded = async (event: SubagentCallEnded, turn: Turn): Promise<void> 
         if (sameText(kept.text, text))
           records.push({ type: 'result', agentId: kept.agentId, taskId: record.taskId, at: turn.now });
   }
-  records.push({ type: 'end', key: record.key, final: !launched, at: turn.now });
+  // A spawn that returns at once (Codex) is not the end of its subagent: only Claude Code's call is.
+  records.push({ type: 'end', key: record.key, final: !launched && record.join === 'tool', at: turn.now });
 };
 
 const onCallFailed = (event: SubagentCallFailed, turn: Turn): void => {
@@ -426,11 +427,17 @@ const onStart = (event: SubagentStarted, turn: Turn): Record<string, unknown> | 
     text === '' ? undefined : { hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: text } };
   if (isAgentSettled(state, event.agentId)) return undefined;
   const link = selectDispatchOfAgent(state, event.agentId);
-  // A resumed subagent gets the section it took before (Claude Code injects it only if its copy is gone).
-  if (O.isSome(link))
-    return !link.value.exact && link.value.dispatch.record.channel === 'start'
-      ? section(link.value.dispatch.record.sessionContext)
-      : undefined;
+  if (O.isSome(link) && event.agentId !== undefined) {
+    const { dispatch } = link.value;
+    if (dispatch.record.channel !== 'start') return undefined;
+    // Its call named it before it started: it takes its own section.
+    if (!dispatch.claimed) {
+      turn.records.push({ type: 'claim', key: dispatch.record.key, agentId: event.agentId, at: turn.now });
+      return section(dispatch.record.sessionContext);
+    }
+    // A resumed subagent gets the section it took before (Claude Code injects it only if its copy is gone).
+    return dispatch.claimedBy === event.agentId ? section(dispatch.record.sessionContext) : undefined;
+  }
   const claimable = selectWaiting(state, 'section', event.agentType, turn.now, turn.timeoutMs);
   if (O.isNone(claimable)) {
     // Its section went in its prompt; remember whose it most likely is, in case its call never names it.

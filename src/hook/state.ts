@@ -290,14 +290,15 @@ const oldestOfType = (open: ReadonlyArray<DispatchState>, agentType: string | un
 
 /**
  * What a starting subagent may be paired with:
- * - `section`: a section waiting for its subagent (channel `start`), not taken, its call not over;
+ * - `section`: a section waiting for its subagent (channel `start`), not taken, its call not over
+ *   (a call that returned when its subagent was launched is not over);
  * - `guess`: a call whose section went in its prompt (channel `input`) and whose subagent is not
  *   known yet. Only a fallback, for settings without `PostToolUse`: a call's own end names its
  *   agent exactly.
  */
 const WAITING: Readonly<Record<'section' | 'guess', (dispatch: DispatchState) => boolean>> = {
   section: (dispatch) =>
-    dispatch.record.channel === 'start' && !dispatch.claimed && !dispatch.ended && !dispatch.resulted,
+    dispatch.record.channel === 'start' && !dispatch.claimed && !dispatch.final && !dispatch.resulted,
   guess: (dispatch) =>
     dispatch.record.join === 'tool' &&
     dispatch.record.channel !== 'start' &&
@@ -357,9 +358,11 @@ export const isAwaitingToolResult = (state: HookState, now: number, timeoutMs: n
       isFresh(dispatch, now, timeoutMs),
   );
 
-/** Reports kept longer than `timeoutMs`: no call named their agent in time. */
+/** Reports kept longer than `timeoutMs` whose agent's call is not over: no call named their agent in time. */
 export const selectExpiredReports = (state: HookState, now: number, timeoutMs: number): ReadonlyArray<ReportRecord> =>
-  Object.values(state.reports).filter((report) => now - report.at > timeoutMs);
+  Object.values(state.reports).filter(
+    (report) => now - report.at > timeoutMs && !isAgentSettled(state, report.agentId),
+  );
 
 /** Settled dispatches whose result markers a compacted file keeps, so repeated events stay no-ops. */
 const KEPT_SETTLED = 256;
@@ -392,15 +395,19 @@ export const compactHookRecords = (state: HookState, now: number, retentionMs: n
   }
   const markedAgents = new Set<string>();
   for (const dispatch of settled) {
-    const agentId = dispatch.agentId ?? dispatch.claimedBy;
-    if (agentId !== undefined) markedAgents.add(agentId);
+    // Both the agent its call named and the one that took it at its start: neither may record anything now.
+    const agents = [...new Set([dispatch.agentId, dispatch.claimedBy])].filter((id): id is string => id !== undefined);
+    for (const agentId of agents) markedAgents.add(agentId);
+    const [first, ...others] = agents;
     records.push({
       type: 'result',
       key: dispatch.record.key,
-      ...(agentId === undefined ? {} : { agentId }),
+      ...(first === undefined ? {} : { agentId: first }),
       taskId: dispatch.record.taskId,
       at: dispatch.record.at,
     });
+    for (const agentId of others)
+      records.push({ type: 'result', agentId, taskId: dispatch.record.taskId, at: dispatch.record.at });
   }
   const markedKeys = new Set(settled.map((dispatch) => dispatch.record.key));
   const keys = Object.keys(state.settledKeys)
@@ -411,7 +418,8 @@ export const compactHookRecords = (state: HookState, now: number, retentionMs: n
     .filter((agentId) => !markedAgents.has(agentId))
     .slice(-KEPT_SETTLED);
   for (const agentId of orphans) records.push({ type: 'result', agentId, taskId: agentId, at: now });
-  records.push(...Object.values(state.reports));
+  // A report of an agent whose call is over will never be recorded: it is not kept.
+  records.push(...Object.values(state.reports).filter((report) => !isAgentSettled(state, report.agentId)));
   if (state.rewrite !== undefined && !live.some((dispatch) => dispatch.observed)) {
     const observed = [...state.dispatches].reverse().find((dispatch) => dispatch.observed);
     records.push({ type: 'observe', key: observed?.record.key ?? '', rewrite: state.rewrite, at: now });

@@ -307,12 +307,9 @@ describe('Codex sequences (subagent events only)', { timeout: 120_000 }, () => {
     const dir = tempDir('sequence-');
     let now = Date.parse('2026-03-02T10:00:00Z');
     const advance = (ms: number) => (now += ms);
-    const host = codex({
-      send: inProcess({ cwd: dir, projectDir: dir, clock: () => (now += 1000) }),
-      sessionId: SESSION,
-      cwd: dir,
-    });
-    return { dir, host, advance };
+    const send = inProcess({ cwd: dir, projectDir: dir, clock: () => (now += 1000) });
+    const host = codex({ send, sessionId: SESSION, cwd: dir });
+    return { dir, host, advance, send };
   };
 
   const run = async (host: ReturnType<typeof codex>, call: Call) => {
@@ -334,6 +331,33 @@ describe('Codex sequences (subagent events only)', { timeout: 120_000 }, () => {
     expectOwnSections(dir, host.given, [...seeds, call, next]);
     expectOwnResults(dir, [...seeds, call, next]);
     expect(replayOf(dir).facts.filter((fact) => fact.subject === 'india/nine.ex')).toEqual([]);
+  });
+
+  it('a spawn whose call returns before its subagent starts, naming it: the subagent still gets its own section', async () => {
+    const { dir, host, send } = setUp();
+    const seeds = [seedCall(0, 'worker'), seedCall(1, 'worker')];
+    for (const call of seeds) await run(host, call);
+    const [first, second] = [workCall(2, 0, 'golf/seven.swift', 'worker'), workCall(3, 1, 'hotel/eight.php', 'worker')];
+    await host.pre(first);
+    await host.pre(second);
+    // The spawns return at once with the new agents' ids (if the host sends PostToolUse for spawn_agent).
+    for (const call of [second, first])
+      await send({
+        session_id: SESSION,
+        cwd: dir,
+        hook_event_name: 'PostToolUse',
+        tool_name: 'spawn_agent',
+        tool_input: { agent_type: call.agentType, message: call.prompt },
+        tool_use_id: call.toolUseId,
+        tool_response: { agent_id: call.agentId, status: 'running' },
+      });
+    // They start in the other order than their spawns: each still gets its own section.
+    await host.start(second);
+    await host.start(first);
+    await host.stop(first);
+    await host.stop(second);
+    expectOwnSections(dir, host.given, [...seeds, first, second]);
+    expectOwnResults(dir, [...seeds, first, second]);
   });
 
   it('a spawn that never starts stops being handed out after the timeout', async () => {

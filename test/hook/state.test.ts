@@ -106,18 +106,27 @@ const decisions = (state: HookState, now: number, timeoutMs: number) => ({
     .filter((dispatch) => !isSettled(dispatch))
     .map((dispatch) => [dispatch.record.key, dispatch.claimed, dispatch.agentId, dispatch.ended]),
   awaiting: isAwaitingToolResult(state, now, timeoutMs),
-  reports: state.reports,
+  reports: Object.values(state.reports).filter((report) => !isAgentSettled(state, report.agentId)),
   rewrite: state.rewrite,
 });
 
 /**
  * The orders the hook writes: a claim, launch, end or observation only for a call dispatched
- * before it (a result may name a call never seen: its answer came without a dispatch).
+ * before it (a result may name a call never seen: its answer came without a dispatch), and one
+ * claim and one launch per call at most.
  */
 const wellFormed = (records: ReadonlyArray<HookRecord>): HookRecord[] => {
   const dispatched = new Set<string>();
+  // A call is claimed once and names its agent once: the hook writes neither again for it.
+  const once = new Set<string>();
   return records.filter((entry) => {
     if (entry.type === 'dispatch') dispatched.add(entry.key);
+    if (entry.type === 'claim' || entry.type === 'launch') {
+      // An agent id is a call's own: a call names one agent, and no other call names it.
+      const marks = [`${entry.type}:${entry.key}`, ...(entry.type === 'launch' ? [`agent:${entry.agentId}`] : [])];
+      if (marks.some((mark) => once.has(mark))) return false;
+      for (const mark of marks) once.add(mark);
+    }
     return (
       !['claim', 'launch', 'end', 'observe'].includes(entry.type) || dispatched.has((entry as { key: string }).key)
     );
