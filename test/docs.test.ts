@@ -18,7 +18,7 @@ const PAGES = [
     .map((name) => `docs/${name}`),
 ];
 
-type Token = ReturnType<MarkdownIt['parse']>[number];
+type Token = ReturnType<InstanceType<typeof MarkdownIt>['parse']>[number];
 
 const tokensOf = (page: string): ReadonlyArray<Token> => markdown.parse(readFileSync(join(ROOT, page), 'utf8'), {});
 
