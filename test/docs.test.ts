@@ -50,7 +50,7 @@ const anchorsOf = (page: string): ReadonlySet<string> => {
 const linksOf = (page: string): ReadonlyArray<string> =>
   flatten(tokensOf(page))
     .filter((token) => token.type === 'link_open')
-    .map((token) => token.attrGet('href') ?? '');
+    .map((token) => String(token.attrGet('href') ?? ''));
 
 describe('README and docs', () => {
   it('has links that all lead to a file of the repository and a heading of it', () => {
