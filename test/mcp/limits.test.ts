@@ -53,10 +53,11 @@ describe('fact-tracker mcp limits', { timeout: 120_000 }, () => {
   let cwd: string;
   let server: Awaited<ReturnType<typeof connect>>;
 
+  // Starting the server takes seconds on a loaded machine: more than the default 10 s for hooks.
   beforeAll(async () => {
     cwd = tempDir('mcp-limits-');
     server = await connect(cwd);
-  });
+  }, 60_000);
   afterAll(async () => {
     await server.client.close();
   });
