@@ -145,9 +145,9 @@ repository. A dashboard or tool-sessions file that cannot be written is a warnin
   mcp: {
     synopsis: 'mcp [options]',
     summary: 'an MCP server (stdio) over live session logs',
-    description: `An MCP server on standard input and output (add it to an agent: see "Use it from an agent" in
-the README). Every session is a log in the dispatch-history format, one JSON event per line,
-in .fact-tracker/sessions/{sessionId}.jsonl under the working directory: a call that changes a
+    description: `An MCP server on standard input and output (add it to an agent: see docs/mcp.md). Every
+session is a log in the dispatch-history format, one JSON event per line, in
+.fact-tracker/sessions/{sessionId}.jsonl under the working directory: a call that changes a
 session appends to its log and flushes it before answering, several servers and hooks can
 share a session, and "fact-tracker replay" reads any session log afterwards.
 

@@ -26,7 +26,7 @@ import { collapseWhitespace } from '../base/text.js';
 import { SESSION_CONTEXT_HEADER } from '../prompt/format.js';
 import { BEGIN_MARKER } from '../runtime/parse.js';
 import type { TokenCounter } from '../tokens/estimate.js';
-import { LIMIT_CODES, MAX_OUTPUT_CHARACTERS, MAX_PROMPT_CHARACTERS } from '../session/limits.js';
+import { LIMIT_CODES, MAX_OUTPUT_LENGTH, MAX_PROMPT_LENGTH } from '../session/limits.js';
 import { appendToLog, flushLog, readLog, setAsideTail, withLogLock } from '../session/logFile.js';
 import type { SessionError } from '../session/model.js';
 import { resolveProjectDirectory } from '../session/project.js';
@@ -175,10 +175,10 @@ interface ResultToRecord {
  */
 const recordResult = async (turn: Turn, result: ResultToRecord): Promise<void> => {
   const { taskId, text, what } = result;
-  if (text.length > MAX_OUTPUT_CHARACTERS) {
+  if (text.length > MAX_OUTPUT_LENGTH) {
     say(
       turn,
-      `${LIMIT_CODES.output}: the result of ${what} for task ${taskId} has ${text.length} characters; at most ${MAX_OUTPUT_CHARACTERS} are recorded, so it was not`,
+      `${LIMIT_CODES.output}: the result of ${what} for task ${taskId} has ${text.length} characters; at most ${MAX_OUTPUT_LENGTH} are recorded, so it was not`,
     );
   } else {
     const session = await turn.session();
@@ -254,10 +254,10 @@ const onDispatch = async (event: SubagentDispatch, turn: Turn): Promise<Record<s
   }
   const { taskId, warning } = selected.value;
   if (warning !== undefined) say(turn, warning);
-  if (event.prompt.length > MAX_PROMPT_CHARACTERS) {
+  if (event.prompt.length > MAX_PROMPT_LENGTH) {
     say(
       turn,
-      `${LIMIT_CODES.prompt}: the prompt of task ${taskId} has ${event.prompt.length} characters; at most ${MAX_PROMPT_CHARACTERS} are recorded, so it was not`,
+      `${LIMIT_CODES.prompt}: the prompt of task ${taskId} has ${event.prompt.length} characters; at most ${MAX_PROMPT_LENGTH} are recorded, so it was not`,
     );
     return undefined;
   }

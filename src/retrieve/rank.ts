@@ -100,7 +100,7 @@ export type RankingOverrides = Partial<Omit<RankingOptions, 'priors' | 'feedback
   readonly continuity?: Partial<ContinuityOptions>;
 };
 
-/** The defaults, chosen on the evaluation histories (see README, Retrieval quality). */
+/** The defaults, chosen on the evaluation histories (see docs/retrieval.md, Retrieval quality). */
 export const DEFAULT_RANKING: RankingOptions = {
   priors: {
     status: 0.02,

@@ -65,7 +65,8 @@ const identityOf = (fd: number): string => {
   return `${stat.dev}:${stat.ino}`;
 };
 
-const readFully = (fd: number, position: number, length: number): Buffer => {
+/** Reads `length` bytes at `position`, or as many as the file holds there. */
+export const readFully = (fd: number, position: number, length: number): Buffer => {
   const buffer = Buffer.alloc(length);
   let filled = 0;
   while (filled < length) {
@@ -76,8 +77,8 @@ const readFully = (fd: number, position: number, length: number): Buffer => {
   return buffer.subarray(0, filled);
 };
 
-/** Runs `work` on `file` opened with `flags`, closing it whatever happens. */
-const withFile = <T>(file: string, flags: number, work: (fd: number) => T): T => {
+/** Runs `work` on `file` opened with `flags` (never through a symbolic link), closing it whatever happens. */
+export const withFile = <T>(file: string, flags: number, work: (fd: number) => T): T => {
   const fd = openSync(file, flags | NO_FOLLOW, 0o644);
   try {
     return work(fd);

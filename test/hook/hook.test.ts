@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type HookOptions, runHook } from '../../src/hook/hook.js';
 import { replayHistory } from '../../src/index.js';
-import { MAX_HOOK_INPUT_BYTES } from '../../src/session/limits.js';
+import { MAX_MESSAGE_BYTES } from '../../src/session/limits.js';
 import { MAIN } from '../cli/runCli.js';
 import { tempDir } from '../tempDirs.js';
 import { binary, inProcess } from './host.js';
@@ -175,7 +175,7 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
 
   it('refuses standard input over the limit with input_too_large, reading no more than the limit', async () => {
     const cwd = tempDir('hook-');
-    const huge = Buffer.alloc(MAX_HOOK_INPUT_BYTES + 1, 0x20);
+    const huge = Buffer.alloc(MAX_MESSAGE_BYTES + 1, 0x20);
     const run = await rawRun(huge, cwd, { CLAUDE_PROJECT_DIR: cwd });
     expect(run.status).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual({

@@ -56,10 +56,11 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
   let client: Client;
   let stderr: () => string;
 
+  // Starting the server takes seconds on a loaded machine: more than the default 10 s for hooks.
   beforeAll(async () => {
     cwd = tempDir('mcp-');
     ({ client, stderr } = await connect(cwd));
-  });
+  }, 60_000);
   afterAll(async () => {
     await client.close();
   });

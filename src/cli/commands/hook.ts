@@ -6,7 +6,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import type * as TE from 'fp-ts/lib/TaskEither.js';
 import { collapseWhitespace } from '../../base/text.js';
 import { type HookOutcome, hookOutput, runHook } from '../../hook/hook.js';
-import { LIMIT_CODES, MAX_HOOK_INPUT_BYTES } from '../../session/limits.js';
+import { LIMIT_CODES, MAX_MESSAGE_BYTES } from '../../session/limits.js';
 import type { HookCommand } from '../args.js';
 import { type CliIo, EXIT_OK } from '../io.js';
 import { loadTokenCounter } from '../tokenizer.js';
@@ -15,13 +15,13 @@ const problem = (message: string): HookOutcome => ({ messages: [message], notice
 
 const outcomeFor = async (command: HookCommand, io: CliIo): Promise<HookOutcome> => {
   const [payload, countTokens] = await Promise.all([
-    io.readText('-', MAX_HOOK_INPUT_BYTES),
+    io.readText('-', MAX_MESSAGE_BYTES),
     loadTokenCounter(command.tokenizer),
   ]);
   if (E.isLeft(payload))
     return problem(
       /larger than/u.test(payload.left)
-        ? `${LIMIT_CODES.input}: the hook payload on standard input is larger than ${MAX_HOOK_INPUT_BYTES} bytes; it was not read`
+        ? `${LIMIT_CODES.input}: the hook payload on standard input is larger than ${MAX_MESSAGE_BYTES} bytes; it was not read`
         : `io: ${payload.left}`,
     );
   if (E.isLeft(countTokens)) return problem(`invalid_option: ${countTokens.left}`);

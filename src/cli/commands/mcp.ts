@@ -16,7 +16,7 @@ export const runMcp = (command: McpCommand, io: CliIo): TE.TaskEither<string, nu
     TE.apS('version', TE.fromEither(io.version())),
     TE.chain(({ countTokens, version }) => async () => {
       if (io.stdio === undefined) return E.left('the MCP server needs the standard input and output streams');
-      await serveMcp(io.stdio, {
+      const served = await serveMcp(io.stdio, {
         version,
         countTokens,
         ...(io.cwd === undefined ? {} : { cwd: io.cwd }),
@@ -24,6 +24,6 @@ export const runMcp = (command: McpCommand, io: CliIo): TE.TaskEither<string, nu
         ...(command.maxAnswerTokens === undefined ? {} : { maxAnswerTokens: command.maxAnswerTokens }),
         onWarning: (message) => io.stderr(`fact-tracker mcp: ${collapseWhitespace(message)}\n`),
       });
-      return E.right(EXIT_OK);
+      return E.map(() => EXIT_OK)(served);
     }),
   );
