@@ -4,6 +4,7 @@ import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { collapseWhitespace } from '../../base/text.js';
 import { serveMcp } from '../../mcp/stdio.js';
+import { resolveProjectDirectory } from '../../session/project.js';
 import type { McpCommand } from '../args.js';
 import { type CliIo, EXIT_OK } from '../io.js';
 import { tokenCounter } from './shared.js';
@@ -19,7 +20,16 @@ export const runMcp = (command: McpCommand, io: CliIo): TE.TaskEither<string, nu
       const served = await serveMcp(io.stdio, {
         version,
         countTokens,
-        ...(io.cwd === undefined ? {} : { cwd: io.cwd }),
+        // The project's sessions, as the hooks find them: Claude Code names the project of a stdio
+        // server in CLAUDE_PROJECT_DIR; else the git work tree of the working directory, else it.
+        ...(io.cwd === undefined
+          ? {}
+          : {
+              cwd: resolveProjectDirectory({
+                cwd: io.cwd,
+                ...(io.env?.['CLAUDE_PROJECT_DIR'] === undefined ? {} : { projectDir: io.env['CLAUDE_PROJECT_DIR'] }),
+              }),
+            }),
         ...(command.sessionsDir === undefined ? {} : { directory: command.sessionsDir }),
         ...(command.maxAnswerTokens === undefined ? {} : { maxAnswerTokens: command.maxAnswerTokens }),
         onWarning: (message) => io.stderr(`fact-tracker mcp: ${collapseWhitespace(message)}\n`),
