@@ -23,6 +23,7 @@ import {
   type EvidenceLedger,
   type RunFailure,
   type SharedContext,
+  isContextTime,
 } from './model.js';
 import { pinnedRulesProblem } from './pinned.js';
 import { secretProblem } from './secrets.js';
@@ -133,13 +134,8 @@ const allLines = (
   return E.right(out);
 };
 
-/** The times a context file can hold: ISO-8601 with a four-digit year, 0000 to 9999. */
-/** 0000-01-01T00:00:00.000Z (`Date.UTC` reads years below 100 as 19xx). */
-const EARLIEST = -62_167_219_200_000;
-const LATEST = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
-
 const validTime = (at: number): E.Either<ContextError, number> =>
-  Number.isSafeInteger(at) && at >= EARLIEST && at <= LATEST
+  isContextTime(at)
     ? E.right(at)
     : E.left(invalid(`${String(at)} is not a time in whole epoch milliseconds between the years 0000 and 9999`));
 
