@@ -4,10 +4,13 @@
  * checkouts, unresolved merges, lock leftovers and commands run outside git. Real files, real
  * git repositories and real processes; each `it` names the item of the issue it covers.
  */
-import { describe, expect, it } from 'vitest';
-import { runIn } from './cliRun.js';
-import { makeRepo, readJson, writeFiles } from './repo.js';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { writeContext } from '../../src/context/node/store.js';
+import { expectOneLineFailure, runIn } from './cliRun.js';
+import { commitAll, git, makeRepo, readJson, writeFiles } from './repo.js';
+import { loadedOf } from './results.js';
 
 const CONTEXT_JSON = ['data', 'context', 'planning_context.json'];
 /** These tests run git and node processes; their assertions count outcomes, never time. */
@@ -52,5 +55,62 @@ describe.concurrent('hand-edited and teammate-written files', SLOW, () => {
     expect(claim.stderr).not.toMatch(/corrupt|moved aside|warning/u);
     const file = readJson(join(repo, ...CONTEXT_JSON)) as { contexts: Array<{ key: { workstream_id: string } }> };
     expect(file.contexts.map((context) => context.key.workstream_id)).toEqual(['a', 'b']);
+  });
+});
+
+/** `repo` after `git merge other` stopped on conflicts: `other` and `main` each ran `change` after a common base. */
+const mergeStoppedOn = async (repo: string, change: (side: 'main' | 'other') => Promise<void>): Promise<void> => {
+  git(repo, 'checkout', '-q', '-b', 'other');
+  await change('other');
+  commitAll(repo, 'other side');
+  git(repo, 'checkout', '-q', 'main');
+  await change('main');
+  commitAll(repo, 'main side');
+  expect(() => git(repo, 'merge', '-q', 'other')).toThrow();
+};
+
+describe.concurrent('merge conflicts', SLOW, () => {
+  it('6, 10: a side written by a newer schema is refused and left as it is; the hint names the kind', async () => {
+    const repo = makeRepo();
+    const IMPLEMENTATION_JSON = join(repo, 'data', 'context', 'implementation_context.json');
+    const options = (kind: 'planning' | 'implementation', now: number) => ({
+      kind,
+      cwd: repo,
+      branch: 'main',
+      enabled: true,
+      now: () => now,
+    });
+    for (const kind of ['planning', 'implementation'] as const)
+      loadedOf(await writeContext(options(kind, 1_000), { status: 'succeeded', summary: 'Base.' }));
+    commitAll(repo, 'base context');
+    await mergeStoppedOn(repo, async (side) => {
+      const now = side === 'main' ? 3_000 : 2_000;
+      for (const kind of ['planning', 'implementation'] as const)
+        loadedOf(await writeContext(options(kind, now), { status: 'succeeded', summary: `From ${side}.` }));
+      if (side === 'other') {
+        const file = join(repo, ...CONTEXT_JSON);
+        writeFileSync(file, readFileSync(file, 'utf8').replace('"schema_version": 1', '"schema_version": 2'));
+      }
+    });
+    const file = join(repo, ...CONTEXT_JSON);
+    const before = readFileSync(file, 'utf8');
+    expect(before).toMatch(/^<<<<<<< /mu);
+    for (const argv of [
+      ['context', 'show'],
+      ['context', 'resolve'],
+      ['context', 'claim', 'Looked at the parser'],
+    ])
+      expectOneLineFailure(
+        await runIn(repo, argv),
+        /^fact-tracker context: data\/context\/planning_context\.json: has merge conflict markers, and (our|their) side was written with schema version 2, newer than the 1 .*upgrade it and run fact-tracker context resolve \(the file was left as it is\)\n$/u,
+      );
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    expect(readdirSync(join(repo, 'data', 'context')).filter((name) => name.endsWith('.corrupt'))).toEqual([]);
+    expectOneLineFailure(
+      await runIn(repo, ['context', 'bundle', '--kind', 'implementation']),
+      /ours holds workstreams default \(branch main\); theirs holds .*; run fact-tracker context resolve --kind implementation \(or any write\)/u,
+    );
+    expect((await runIn(repo, ['context', 'resolve', '--kind', 'implementation'])).status).toBe(0);
+    expect(readFileSync(IMPLEMENTATION_JSON, 'utf8')).not.toMatch(/^<<<<<<< /mu);
   });
 });

@@ -350,6 +350,10 @@ const begin = async (options: ContextOptions): Result<O.Option<Session>> => {
   return E.map((session: Session) => O.some(session))(await sessionFor(options, location.right, flag.right));
 };
 
+/** The command line that runs `subcommand` on this session's kind (`--kind implementation` included when it is). */
+const contextCommand = (session: Session, subcommand: string): string =>
+  `fact-tracker context ${subcommand}${session.kind === 'planning' ? '' : ` --kind ${session.kind}`}`;
+
 const located = (session: Session, file: string, error: ContextError): ContextError => ({
   ...error,
   message: `${session.display(file)}: ${error.message}`,
@@ -399,6 +403,21 @@ const readContextFile = async (session: Session): Result<ReadFile> => {
     const theirs = decodeText(sides.theirs, decode);
     if (E.isRight(ours) && E.isRight(theirs))
       return E.right({ kind: 'conflict', ours: ours.right, theirs: theirs.right });
+    // A side written by a newer version is not broken: refused and left as it is, like a whole newer file.
+    for (const [name, side] of [
+      ['our', ours],
+      ['their', theirs],
+    ] as const)
+      if (E.isLeft(side) && side.left.code === 'future_version')
+        return E.left(
+          located(session, file, {
+            code: 'future_version',
+            message: `has merge conflict markers, and ${name} side was ${side.left.message.replace(
+              '(the file was left as it is)',
+              `and run ${contextCommand(session, 'resolve')} (the file was left as it is)`,
+            )}`,
+          }),
+        );
     const broken = E.isLeft(ours) ? ours.left : (theirs as E.Left<ContextError>).left;
     return E.right({
       kind: 'broken',
@@ -425,7 +444,7 @@ const reportUnusable = (session: Session, read: ReadFile): ContextError | undefi
   if (read.kind === 'conflict')
     return located(session, session.paths.json, {
       code: 'conflicted',
-      message: `has merge conflict markers (from a git pull or merge): ours holds ${describeSide(workstreamsOf(read.ours))}; theirs holds ${describeSide(workstreamsOf(read.theirs))}; run fact-tracker context resolve (or any write) to merge both sides`,
+      message: `has merge conflict markers (from a git pull or merge): ours holds ${describeSide(workstreamsOf(read.ours))}; theirs holds ${describeSide(workstreamsOf(read.theirs))}; run ${contextCommand(session, 'resolve')} (or any write) to merge both sides`,
     });
   return undefined;
 };
