@@ -37,12 +37,27 @@ export interface MissingEvidence {
   readonly path: string;
 }
 
-const COMPLETION = /\b(done|implemented|fixed|completed?|finished|resolved)\b/giu;
-/** A negation just before a completion word: "not done", "isn't fixed", "not yet implemented". */
-const NEGATION = /(?:\b(?:not|never|no)|n't|\byet to be)\W+(?:\w+\W+)?$/iu;
+/**
+ * Words that report work as finished, in the forms a report or a commit message uses: "done",
+ * "fixed", "fixes", "implemented", "completes", "resolved", ... Bare verbs ("fix", "implement")
+ * say it only as a commit subject, at the start ("Fix the parser"); elsewhere ("how to fix")
+ * they name work still to do.
+ */
+const COMPLETION =
+  /\b(?:done|fix(?:e[sd])|implement(?:s|ed)|complete[sd]?|finish(?:e[sd])|resolve[sd]|solve[sd]|ship(?:s|ped))\b/giu;
+const COMMIT_SUBJECT = /^\W*(?:fix|implement|complete|finish|resolve|solve|ship)\b/iu;
+/**
+ * A negation of the completion word right after it, in the same clause: "not done", "isn't
+ * fixed", "not yet fully implemented", "never resolved", "yet to be done". Only a few adverbs
+ * may stand between them, and no punctuation: in "No regressions, fixed the parser" the "no"
+ * negates something else.
+ */
+const NEGATION =
+  /(?:\b(?:not|never|no)|n't|\byet to be)(?:\s+(?:yet|been|be|being|fully|completely|entirely|quite|really|properly|actually|even|ever|all|always))*\s+$/iu;
 
 /** True when `text` says some work is done, implemented or fixed (and does not negate it). */
 export const isCompletionClaim = (text: string): boolean =>
+  COMMIT_SUBJECT.test(text) ||
   [...text.matchAll(COMPLETION)].some((match) => !NEGATION.test(text.slice(0, match.index)));
 
 const LINES = /^L?(\d{1,9})(?:-L?(\d{1,9}))?$/iu;

@@ -144,6 +144,16 @@ describe('evidence helpers', () => {
     expect(isCompletionClaim('All done')).toBe(true);
     expect(isCompletionClaim('Undone changes are in the stash')).toBe(false);
     expect(isCompletionClaim('Incomplete: the parser')).toBe(false);
+    // A negation counts only right before the word, in the same clause; verb forms of reports and commits count.
+    for (const claim of [
+      'No regressions, fixed the parser',
+      'Fixes the parser',
+      'Fix the parser',
+      'The lexer is complete',
+    ])
+      expect([claim, isCompletionClaim(claim)]).toEqual([claim, true]);
+    for (const claim of ["Hasn't been implemented", 'Not yet fully fixed', 'Looked at how to fix the parser'])
+      expect([claim, isCompletionClaim(claim)]).toEqual([claim, false]);
   });
 
   it('lists the evidence paths once and flags the claims whose files are missing', () => {

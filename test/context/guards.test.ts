@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeContext } from '../../src/context/node/store.js';
-import { expectOneLineFailure, runIn } from './cliRun.js';
+import { expectOneLineFailure, runBinary, runIn } from './cliRun.js';
 import { commitAll, git, makeRepo, readJson, writeFiles } from './repo.js';
 import { loadedOf } from './results.js';
 
@@ -112,5 +112,18 @@ describe.concurrent('merge conflicts', SLOW, () => {
     );
     expect((await runIn(repo, ['context', 'resolve', '--kind', 'implementation'])).status).toBe(0);
     expect(readFileSync(IMPLEMENTATION_JSON, 'utf8')).not.toMatch(/^<<<<<<< /mu);
+  });
+});
+
+describe.concurrent('claims and their evidence', SLOW, () => {
+  it('13: "No regressions, fixed ..." and "Fixes ..." need evidence; a negated claim does not', async () => {
+    const repo = makeRepo();
+    for (const claim of ['No regressions, fixed the parser', 'Fixes the parser'])
+      expectOneLineFailure(
+        await runBinary(['context', 'claim', claim], { cwd: repo }),
+        /^fact-tracker context: claim refused: ".*" says the work is done but gives no evidence/u,
+      );
+    for (const claim of ["The parser isn't fixed yet", 'Looked at how to fix the parser'])
+      expect((await runIn(repo, ['context', 'claim', claim])).status).toBe(0);
   });
 });
