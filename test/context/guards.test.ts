@@ -4,12 +4,14 @@
  * checkouts, unresolved merges, lock leftovers and commands run outside git. Real files, real
  * git repositories and real processes; each `it` names the item of the issue it covers.
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeContext } from '../../src/context/node/store.js';
-import { expectOneLineFailure, runBinary, runIn } from './cliRun.js';
-import { commitAll, git, makeRepo, readJson, writeFiles } from './repo.js';
+import { MAIN } from '../cli/runCli.js';
+import { expectOneLineFailure, type Ran, runBinary, runIn } from './cliRun.js';
+import { commitAll, git, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
 import { loadedOf } from './results.js';
 
 const CONTEXT_JSON = ['data', 'context', 'planning_context.json'];
@@ -125,5 +127,66 @@ describe.concurrent('claims and their evidence', SLOW, () => {
       );
     for (const claim of ["The parser isn't fixed yet", 'Looked at how to fix the parser'])
       expect((await runIn(repo, ['context', 'claim', claim])).status).toBe(0);
+  });
+});
+
+/** Runs the built `fact-tracker ...args` in `cwd` with `input` on its standard input (the flag left to the config file). */
+const runWithInput = (args: ReadonlyArray<string>, cwd: string, input: string): Promise<Ran> =>
+  new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [MAIN, ...args],
+      { cwd, env: { ...process.env, SHARED_CONTEXT_ENABLED: '', NO_COLOR: '1' }, encoding: 'utf8', timeout: 60_000 },
+      (error, stdout, stderr) =>
+        resolve({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr }),
+    );
+    child.stdin?.end(input);
+  });
+
+describe.concurrent('the config file', SLOW, () => {
+  it('4: a link to a FIFO, to /dev/stdin or out of the repository is refused in one line; nothing hangs or turns on', async () => {
+    const repo = makeRepo();
+    const config = join(repo, 'fact-tracker.config.json');
+    const unset = { SHARED_CONTEXT_ENABLED: '' };
+    execFileSync('mkfifo', [join(repo, 'pipe')]);
+    symlinkSync(join(repo, 'pipe'), config);
+    expectOneLineFailure(
+      await runBinary(['context', 'show'], { cwd: repo, env: unset }),
+      /^fact-tracker context: fact-tracker\.config\.json is a FIFO \(named pipe\), not a regular file: refusing to read it\n$/u,
+    );
+    unlinkSync(config);
+    symlinkSync('/dev/stdin', config);
+    const fromStdin = await runWithInput(
+      ['context', 'claim', 'From stdin'],
+      repo,
+      '{"sharedContext": {"enabled": true}}',
+    );
+    expectOneLineFailure(
+      fromStdin,
+      /^fact-tracker context: fact-tracker\.config\.json is a symbolic link to .*: refusing/u,
+    );
+    unlinkSync(config);
+    const outside = join(tempDir('outside-'), 'config.json');
+    writeFileSync(outside, '{"sharedContext": {"enabled": true}}');
+    symlinkSync(outside, config);
+    expectOneLineFailure(
+      await runIn(repo, ['context', 'claim', 'From outside'], {}),
+      /^fact-tracker context: fact-tracker\.config\.json is a symbolic link to .*, outside the repository: refusing/u,
+    );
+    expect(existsSync(join(repo, 'data'))).toBe(false);
+  });
+
+  it('4: a context file that is a FIFO is refused, not waited on', async () => {
+    const repo = makeRepo();
+    mkdirSync(join(repo, 'data', 'context'), { recursive: true });
+    execFileSync('mkfifo', [join(repo, ...CONTEXT_JSON)]);
+    for (const argv of [
+      ['context', 'show'],
+      ['context', 'claim', 'hello'],
+    ])
+      expectOneLineFailure(
+        await runIn(repo, argv),
+        /^fact-tracker context: data\/context\/planning_context\.json: is a FIFO \(named pipe\), not a regular file/u,
+      );
   });
 });

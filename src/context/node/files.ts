@@ -42,11 +42,18 @@ export const readTextIfExists = async (
   const { fs } = await nodeModules();
   let handle: Awaited<ReturnType<typeof fs.open>>;
   try {
-    handle = await fs.open(file, 'r');
+    // Non-blocking, so that opening a FIFO returns at once instead of waiting for a writer.
+    handle = await fs.open(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
   } catch (error) {
     return errorCode(error) === 'ENOENT' ? E.right(undefined) : E.left(ioError(`cannot read ${file}`, error));
   }
   try {
+    const stat = await handle.stat();
+    if (!stat.isFile())
+      return E.left({
+        code: 'unsafe_path',
+        message: `is ${describeFileType(stat)}, not a regular file: refusing to read it`,
+      });
     const buffer = Buffer.alloc(Math.min(maxBytes + 1, 64 * 1024));
     const chunks: Buffer[] = [];
     let total = 0;
@@ -66,6 +73,20 @@ export const readTextIfExists = async (
     await handle.close().catch(() => undefined);
   }
 };
+
+/** What a file system entry that is not a regular file is, for a message. */
+const describeFileType = (stat: import('node:fs').Stats): string =>
+  stat.isDirectory()
+    ? 'a directory'
+    : stat.isFIFO()
+      ? 'a FIFO (named pipe)'
+      : stat.isCharacterDevice()
+        ? 'a character device'
+        : stat.isBlockDevice()
+          ? 'a block device'
+          : stat.isSocket()
+            ? 'a socket'
+            : 'a special file';
 
 /** The size of `file` in bytes; 0 when it cannot be read. */
 export const fileSize = async (file: string): Promise<number> => {
@@ -104,7 +125,7 @@ export const confineToRoot = async (
     const refuse = (where: string): E.Either<ContextError, void> =>
       E.left({
         code: 'unsafe_path',
-        message: `${shown} is a symbolic link to ${where}: refusing to read or write through it (remove the link, or make it a folder inside the repository)`,
+        message: `${shown} is a symbolic link to ${where}: refusing to read or write through it (remove the link, or put a real file or folder inside the repository in its place)`,
       });
     if (real === undefined) return refuse('a missing target');
     if (!isInsideDirectory(realRoot, real, path.sep)) return refuse(`${real}, outside the repository`);

@@ -201,6 +201,9 @@ const readConfig = async (file: string): Result<boolean | undefined> => {
 const resolveFlag = async (early: SharedContextFlag, root: string): Result<SharedContextFlag> => {
   if (early.source !== 'default') return E.right(early);
   const { path } = await nodeModules();
+  // The same confinement as data/context/: a link out of the repository (to /dev/stdin, to a file elsewhere) is not followed.
+  const confined = await confineToRoot(root, [CONTEXT_CONFIG_FILE]);
+  if (E.isLeft(confined)) return E.left(configError(confined.left.message));
   const config = await readConfig(path.join(root, CONTEXT_CONFIG_FILE));
   return E.chain((value: boolean | undefined) =>
     E.mapLeft(configError)(resolveSharedContextFlag(undefined, undefined, value)),
