@@ -4,15 +4,26 @@
  * checkouts, unresolved merges, lock leftovers and commands run outside git. Real files, real
  * git repositories and real processes; each `it` names the item of the issue it covers.
  */
-import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
+import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
+import { withFileLock } from '../../src/context/node/files.js';
 import { writeContext } from '../../src/context/node/store.js';
 import { MAIN } from '../cli/runCli.js';
 import { expectOneLineFailure, type Ran, runBinary, runIn } from './cliRun.js';
 import { commitAll, git, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
-import { loadedOf } from './results.js';
+import { errorOf, loadedOf } from './results.js';
 
 const CONTEXT_JSON = ['data', 'context', 'planning_context.json'];
 /** These tests run git and node processes; their assertions count outcomes, never time. */
@@ -188,5 +199,57 @@ describe.concurrent('the config file', SLOW, () => {
         await runIn(repo, argv),
         /^fact-tracker context: data\/context\/planning_context\.json: is a FIFO \(named pipe\), not a regular file/u,
       );
+  });
+});
+
+describe.concurrent('locks', SLOW, () => {
+  it('14: a file where the lock belongs, and a lock dated in the future, are named at once, not waited on', async () => {
+    const repo = makeRepo();
+    const lock = join(repo, 'data', 'context', 'planning_context.json.lock');
+    mkdirSync(join(repo, 'data', 'context'), { recursive: true });
+    writeFileSync(lock, '');
+    const longAgo = new Date(Date.now() - 3_600_000);
+    for (const when of [new Date(), longAgo]) {
+      utimesSync(lock, when, when);
+      expectOneLineFailure(
+        await runBinary(['context', 'claim', 'hello'], { cwd: repo }),
+        /^fact-tracker context: data\/context\/planning_context\.json\.lock is a file, not a lock .*: remove it and try again\n$/u,
+      );
+    }
+    unlinkSync(lock);
+    mkdirSync(lock);
+    const ahead = new Date(Date.now() + 3_600_000);
+    utimesSync(lock, ahead, ahead);
+    expectOneLineFailure(
+      await runIn(repo, ['context', 'claim', 'hello']),
+      /^fact-tracker context: data\/context\/planning_context\.json\.lock is dated .*, 3[56]\d\d s in the future: no writer on this machine holds it .*remove the folder and try again\n$/u,
+    );
+    expect(existsSync(join(repo, ...CONTEXT_JSON))).toBe(false);
+  });
+
+  it('14: a writer waits for a held lock as long as it is told to, not less', async () => {
+    const repo = makeRepo();
+    const file = join(repo, ...CONTEXT_JSON);
+    mkdirSync(join(repo, 'data', 'context'), { recursive: true });
+    // Another process holds the lock (and keeps it fresh) until it is killed.
+    const holder = spawn(
+      process.execPath,
+      [
+        '-e',
+        `require('proper-lockfile').lockSync(${JSON.stringify(file)}, { realpath: false, stale: 10000, update: 1000 }); console.log('held'); setInterval(() => {}, 1000);`,
+      ],
+      { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    await new Promise((resolve) => holder.stdout.once('data', resolve));
+    try {
+      const waitMs = 3_000;
+      const started = Date.now();
+      const result = await withFileLock(file, waitMs, async () => E.right('took it'));
+      const waited = Date.now() - started;
+      expect(errorOf(result).message).toMatch(/another writer held it for the whole wait \(3 s\)/u);
+      expect(waited).toBeGreaterThanOrEqual(waitMs);
+    } finally {
+      holder.kill('SIGKILL');
+    }
   });
 });

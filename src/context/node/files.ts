@@ -267,19 +267,35 @@ export const LOCK_WAIT_PER_MIB_MS = 3_000;
 export const lockWaitFor = (bytes: number): number =>
   LOCK_WAIT_BASE_MS + Math.ceil(bytes / (1024 * 1024)) * LOCK_WAIT_PER_MIB_MS;
 
+/** A lock dated further ahead than this was not made by a live writer on this machine (each refreshes it to now). */
+const LOCK_FUTURE_TOLERANCE_MS = 2_000;
+
+/** The pause before the next try for the lock: short and jittered at first (a small write holds it for milliseconds), then 40 to 80 ms. */
+const lockPause = (attempt: number): number => Math.min(40, 5 * 1.2 ** attempt) * (1 + Math.random());
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
 /**
- * Retries that wait about `waitMs` in all: short and jittered at first (a small write holds
- * the lock for milliseconds), then every 40 to 80 ms until the wait is spent.
+ * Why the lock of `file` can never be taken by waiting, or undefined: a regular file (or a
+ * link) where the lock folder belongs, or a lock folder dated in the future, which no writer on
+ * this machine made (each writer keeps its lock's time at now) and which would not turn stale
+ * for as long as it is ahead.
  */
-const lockRetries = (waitMs: number) => {
-  const ramp = 14; // 5 ms growing by 1.2 reaches the 40 ms cap after about 14 tries, ~200 ms in all
-  return {
-    retries: ramp + Math.ceil(Math.max(0, waitMs - 200) / 60),
-    factor: 1.2,
-    minTimeout: 5,
-    maxTimeout: 40,
-    randomize: true,
-  };
+const unusableLock = async (file: string, shown: string, now: number): Promise<ContextError | undefined> => {
+  const { fs } = await nodeModules();
+  const stat = await fs.lstat(`${file}.lock`).catch(() => undefined);
+  if (stat === undefined) return undefined;
+  if (!stat.isDirectory())
+    return {
+      code: 'io',
+      message: `${shown}.lock is ${stat.isSymbolicLink() ? 'a symbolic link' : 'a file'}, not a lock (a writer's lock is a folder it makes and removes): remove it and try again`,
+    };
+  if (stat.mtimeMs > now + LOCK_FUTURE_TOLERANCE_MS)
+    return {
+      code: 'io',
+      message: `${shown}.lock is dated ${new Date(stat.mtimeMs).toISOString()}, ${Math.round((stat.mtimeMs - now) / 1000)} s in the future: no writer on this machine holds it (a leftover from a clock that was ahead); remove the folder and try again`,
+    };
+  return undefined;
 };
 
 const TEMPORARY = /\.\d+\.[0-9a-z]+\.tmp$/u;
@@ -314,23 +330,38 @@ export const withFileLock = async <T>(
   file: string,
   waitMs: number,
   work: (stillLocked: () => E.Either<ContextError, true>) => Promise<E.Either<ContextError, T>>,
+  /** How messages name `file` (default: as given). */
+  shown: string = file,
 ): Promise<E.Either<ContextError, T>> => {
   const { fs, lockfile, path } = await nodeModules();
   let compromised: unknown;
-  let release: () => Promise<void>;
-  try {
-    // proper-lockfile retries every failure, a folder it may not write to too: fail at once instead.
-    await fs.access(path.dirname(file), fs.constants.W_OK);
-    release = await lockfile.lock(file, {
-      realpath: false,
-      stale: LOCK_STALE_MS,
-      retries: lockRetries(waitMs),
-      onCompromised: (error) => {
-        compromised = error;
-      },
-    });
-  } catch (error) {
-    return E.left(ioError(`cannot lock ${file}`, error));
+  let release: (() => Promise<void>) | undefined;
+  const deadline = Date.now() + waitMs;
+  // Tries until the deadline itself, not a count of retries: the wait is what the docs say it is.
+  for (let attempt = 0; release === undefined; attempt += 1) {
+    try {
+      // proper-lockfile retries every failure, a folder it may not write to too: fail at once instead.
+      await fs.access(path.dirname(file), fs.constants.W_OK);
+      release = await lockfile.lock(file, {
+        realpath: false,
+        stale: LOCK_STALE_MS,
+        retries: 0,
+        onCompromised: (error) => {
+          compromised = error;
+        },
+      });
+    } catch (error) {
+      const unusable = attempt === 0 ? await unusableLock(file, shown, Date.now()) : undefined;
+      if (unusable !== undefined) return E.left(unusable);
+      if (errorCode(error) !== 'ELOCKED') return E.left(ioError(`cannot lock ${shown}`, error));
+      const left = deadline - Date.now();
+      if (left <= 0)
+        return E.left({
+          code: 'io',
+          message: `cannot lock ${shown}: another writer held it for the whole wait (${Math.round(waitMs / 1000)} s)`,
+        });
+      await sleep(Math.min(left, lockPause(attempt)));
+    }
   }
   try {
     return await work(() =>

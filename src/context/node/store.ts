@@ -824,8 +824,11 @@ export const updateContext = (
     }
     const directory = await makeDirectory(session.paths.directory);
     if (E.isLeft(directory)) return E.left(await stuck(session, directory.left));
-    const written = await withFileLock(session.paths.json, lockWaitFor(size), (stillLocked) =>
-      changeLocked(session, change, sessions, stillLocked),
+    const written = await withFileLock(
+      session.paths.json,
+      lockWaitFor(size),
+      (stillLocked) => changeLocked(session, change, sessions, stillLocked),
+      session.display(session.paths.json),
     );
     if (E.isLeft(written)) {
       await directory.right();
