@@ -253,3 +253,20 @@ describe.concurrent('locks', SLOW, () => {
     }
   });
 });
+
+describe.concurrent('outside git', SLOW, () => {
+  it('16: claim and record-failure are refused like checkpoint, and create nothing in the folder', async () => {
+    const dir = tempDir('not-a-repo-');
+    for (const argv of [
+      ['context', 'claim', 'Looked at the parser'],
+      ['context', 'record-failure', '--failed-step', 'tests', '--error', '2 failing', '--next-action', 'fix them'],
+      ['context', 'checkpoint', '--summary', 'Parser read.'],
+    ])
+      expectOneLineFailure(
+        await runBinary(argv, { cwd: dir }),
+        /^fact-tracker context: .* is not in a git repository: .*nothing was written/u,
+      );
+    expect(readdirSync(dir)).toEqual([]);
+    expect((await runIn(dir, ['context', 'show'])).stdout).toMatch(/not a git repository/u);
+  });
+});

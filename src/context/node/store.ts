@@ -815,6 +815,12 @@ export const updateContext = (
   sessions?: CliSessions,
 ): Result<O.Option<LoadedContext>> =>
   whenEnabled(options, async (session) => {
+    // Outside a repository there is no data/context/ to keep: nothing is created in whatever folder this is.
+    if (session.location.kind === 'none')
+      return E.left({
+        code: 'not_a_git_repository',
+        message: `${session.location.reason}: the shared context is kept in a git repository's ${CONTEXT_DIRECTORY}/, so nothing was written; run it in a checkout`,
+      });
     // A file that cannot be used at all (too large) is refused before anything is created or locked.
     const size = await fileSize(session.paths.json);
     if (size > CONTEXT_FILE_MAX_BYTES) return E.left(tooLarge(session));
