@@ -270,3 +270,19 @@ describe.concurrent('outside git', SLOW, () => {
     expect((await runIn(dir, ['context', 'show'])).stdout).toMatch(/not a git repository/u);
   });
 });
+
+describe.concurrent('bundle --facts', SLOW, () => {
+  it('15: a file that is not a history is said on stderr with exit 2, as facts says it; nothing quoted', async () => {
+    const repo = makeRepo();
+    const notes = join(tempDir('facts-'), 'notes.txt');
+    writeFileSync(notes, 'hunter2 is the password\nsecond line\n');
+    const ran = await runBinary(['context', 'bundle', '--facts', notes], { cwd: repo });
+    expect(ran.status).toBe(2);
+    expect(ran.stdout).toMatch(/^\[Context Bundle\] planning/u);
+    expect(ran.stderr).toMatch(
+      /^fact-tracker context: --facts .*notes\.txt: 2 lines were rejected, the first at line 1 \(is it a dispatch history\? fact-tracker facts .*notes\.txt lists them\); the bundle holds the facts of the other lines\n$/u,
+    );
+    expect(ran.stderr).not.toContain('hunter2');
+    expect((await runBinary(['facts', notes], { cwd: repo })).status).toBe(2);
+  });
+});

@@ -25,7 +25,7 @@ import { recordContextClaim } from '../../context/update.js';
 import type { FactStore } from '../../store/state.js';
 import { collapseWhitespace } from '../../base/text.js';
 import type { CheckpointRequest, ContextCommand } from '../contextArgs.js';
-import { type CliIo, EXIT_OK } from '../io.js';
+import { type CliIo, EXIT_OK, EXIT_REJECTED_LINES } from '../io.js';
 import { createStyle, type Style } from '../style.js';
 import { toJson } from './shared.js';
 
@@ -186,13 +186,36 @@ const report =
     return EXIT_OK;
   };
 
+/** A fact store for the retrieved tier, and how many lines of its history were rejected on the way. */
+interface LoadedFacts {
+  readonly store: FactStore;
+  readonly rejected: number;
+  readonly firstRejected?: number;
+}
+
 /** A fact store for the retrieved tier: a saved state, or the store a history replays to (the replay is loaded only then). */
-const loadFacts = (io: CliIo, file: string): TE.TaskEither<string, FactStore> =>
+const loadFacts = (io: CliIo, file: string): TE.TaskEither<string, LoadedFacts> =>
   pipe(
     async () => E.right((await import('./history.js')).loadStore(io, file)),
     TE.chain((load) => load),
-    TE.map(({ store }) => store),
+    TE.map(({ store, rejected }) => ({
+      store,
+      rejected: rejected.errors.length + (rejected.errorsOmitted ?? 0),
+      ...(rejected.errors[0] === undefined ? {} : { firstRejected: rejected.errors[0].line }),
+    })),
   );
+
+/**
+ * Says on stderr that lines of the `--facts` history were rejected, as `facts` and `replay` do
+ * (never quoting them: the file may hold anything), and gives their exit status.
+ */
+const factsStatus = (io: CliIo, file: string, facts: LoadedFacts | undefined, status: number): number => {
+  if (facts === undefined || facts.rejected === 0 || status !== EXIT_OK) return status;
+  io.stderr(
+    `fact-tracker context: --facts ${file}: ${facts.rejected} ${facts.rejected === 1 ? 'line was' : 'lines were'} rejected, the first at line ${facts.firstRejected ?? '?'} (is it a dispatch history? fact-tracker facts ${file} lists them); the bundle holds the facts of the other lines\n`,
+  );
+  return EXIT_REJECTED_LINES;
+};
 
 /**
  * The most bytes `--summary-file` may have: a summary holds at most `CONTEXT_LIMITS.summary`
@@ -233,23 +256,26 @@ export const runContext = (command: ContextCommand, io: CliIo): TE.TaskEither<st
     case 'bundle':
       return pipe(
         fromShell(() => loadContext(options)),
-        TE.chain((loaded): TE.TaskEither<string, { loaded: Loaded; store?: FactStore }> =>
+        TE.chain((loaded): TE.TaskEither<string, { loaded: Loaded; facts?: LoadedFacts }> =>
           O.isNone(loaded) || command.facts === undefined
             ? TE.right({ loaded })
             : pipe(
                 loadFacts(io, command.facts),
-                TE.map((store) => ({ loaded, store })),
+                TE.map((facts) => ({ loaded, facts })),
               ),
         ),
-        TE.map(({ loaded, store }) => {
+        TE.map(({ loaded, facts }) => {
           const bundleOf = (context: LoadedContext) =>
             buildContextBundle(context, {
               kind: command.kind,
-              ...(store === undefined
+              ...(facts === undefined
                 ? {}
-                : { facts: { store, ...(command.query === undefined ? {} : { query: command.query }) } }),
+                : { facts: { store: facts.store, ...(command.query === undefined ? {} : { query: command.query }) } }),
             });
-          return report(io, command, { text: (context) => `${bundleOf(context).text}\n`, json: bundleOf })(loaded);
+          const status = report(io, command, { text: (context) => `${bundleOf(context).text}\n`, json: bundleOf })(
+            loaded,
+          );
+          return factsStatus(io, command.facts ?? '', facts, status);
         }),
       );
     case 'checkpoint':
