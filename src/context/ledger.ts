@@ -4,6 +4,7 @@
  * symbol; otherwise it is refused, so a later session never inherits an unbacked "done".
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
 import { deepFreeze } from '../base/immer.js';
 import { collapseWhitespace } from '../base/text.js';
 import { hasControlCharacters } from './key.js';
@@ -27,7 +28,7 @@ export interface ClaimInput {
 
 /** Why a claim was refused. */
 export interface ClaimRejection {
-  readonly code: 'missing_evidence' | 'invalid_claim' | 'invalid_evidence' | 'secret';
+  readonly code: 'missing_evidence' | 'invalid_claim' | 'invalid_evidence' | 'secret' | 'ledger_full';
   readonly reason: string;
 }
 
@@ -176,12 +177,22 @@ export const parseClaim = (input: ClaimInput): E.Either<ClaimRejection, Claim> =
 
 /**
  * Adds a claim to the ledger, or says why it cannot. A claim with the same text replaces the
- * earlier one (it moves to the end); past `CONTEXT_LIMITS.claims` the oldest claims fall off.
+ * earlier one (it moves to the end); a new claim in a ledger that holds `CONTEXT_LIMITS.claims`
+ * already is refused (`ledger_full`): nothing stored is pushed out to make room.
  */
 export const recordClaim = (ledger: EvidenceLedger, claim: ClaimInput): E.Either<ClaimRejection, EvidenceLedger> =>
-  E.map((parsed: Claim) =>
-    deepFreeze([...ledger.filter((entry) => entry.claim !== parsed.claim), parsed].slice(-CONTEXT_LIMITS.claims)),
-  )(parseClaim(claim));
+  pipe(
+    parseClaim(claim),
+    E.chain((parsed) => {
+      const others = ledger.filter((entry) => entry.claim !== parsed.claim);
+      return others.length >= CONTEXT_LIMITS.claims
+        ? reject(
+            'ledger_full',
+            `the evidence ledger holds ${others.length} claims, the most it may: remove claims that no longer matter from its evidence_ledger in the context file (or record this one under another workstream), then try again`,
+          )
+        : E.right(deepFreeze([...others, parsed]));
+    }),
+  );
 
 /** Every file the ledger points at, once each, in code-unit order: what the shell checks exists. */
 export const selectEvidencePaths = (ledger: EvidenceLedger): ReadonlyArray<string> =>

@@ -187,6 +187,16 @@ export const DEFAULT_PINNED_RULES: ReadonlyArray<string> = Object.freeze([
  */
 export const CONTEXT_FILE_MAX_BYTES = 5 * 1024 * 1024;
 
+/** What a cap pushed out of a context (a merge over a cap, the window of recent failures): always reported, never silent. */
+export interface DroppedEntry {
+  readonly key: ContextKey;
+  readonly what: 'decision' | 'claim' | 'failure';
+  /** The decision (`D3 [decided] text`), the claim, or the failure (`step: error`), as one line. */
+  readonly text: string;
+  /** The cap that pushed it out. */
+  readonly cap: number;
+}
+
 /** What went wrong in a context operation: a code to branch on and one line to show. */
 export interface ContextError {
   readonly code:

@@ -7,6 +7,7 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import {
   existsSync,
+  chmodSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -284,5 +285,202 @@ describe.concurrent('bundle --facts', SLOW, () => {
     );
     expect(ran.stderr).not.toContain('hunter2');
     expect((await runBinary(['facts', notes], { cwd: repo })).status).toBe(2);
+  });
+});
+
+const AWS_KEY_ID = 'AKIAIOSFODNN7EXAMPLE';
+const GITHUB_TOKEN = `ghp_${'a1B2c3D4e5'.repeat(4).slice(0, 36)}`;
+
+describe.concurrent('what teammates committed', SLOW, () => {
+  it('5: a secret already in the file is redacted from every read, said on stderr, and blocks every write, named', async () => {
+    const repo = makeRepo();
+    writeFiles(repo, {
+      'data/context/planning_context.json': contextFile(
+        storedContext('a', {
+          working_summary: { text: `Deploy with ${AWS_KEY_ID}.`, updated_at: null, stale: true },
+          evidence_ledger: [{ claim: `Pushed with ${GITHUB_TOKEN}`, files: [], symbols: [] }],
+        }),
+        storedContext('b'),
+      ),
+    });
+    commitAll(repo, 'a teammate’s context');
+    const file = join(repo, ...CONTEXT_JSON);
+    const before = readFileSync(file, 'utf8');
+    for (const argv of [
+      ['context', 'bundle', '--workstream', 'a'],
+      ['context', 'show', '--workstream', 'a'],
+      ['context', 'show', '--workstream', 'a', '--json'],
+    ]) {
+      const ran = await runBinary(argv, { cwd: repo });
+      expect(ran.status).toBe(0);
+      expect(ran.stdout).not.toContain(AWS_KEY_ID);
+      expect(ran.stdout).not.toContain(GITHUB_TOKEN);
+      expect(ran.stdout).toContain('[redacted: an AWS access key id]');
+      expect(ran.stderr).toMatch(
+        /^fact-tracker context: warning: data\/context\/planning_context\.json holds what looks like an AWS access key id in contexts\[0\]\.working_summary\.text: it is redacted here; remove it from the file/mu,
+      );
+      expect(ran.stderr).not.toContain(AWS_KEY_ID);
+    }
+    const claim = await runIn(repo, ['context', 'claim', 'Looked at b', '--workstream', 'b']);
+    expectOneLineFailure(
+      claim,
+      /^fact-tracker context: data\/context\/planning_context\.json: contexts\[0\] \(workstream a, branch main\) holds what looks like an AWS access key id in working_summary\.text: nothing is written while the file holds a secret; remove it from the file and try again\n$/u,
+    );
+    expect(claim.stderr).not.toContain(AWS_KEY_ID);
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    expect(existsSync(join(repo, 'data', 'context', 'planning_context.md'))).toBe(false);
+  });
+});
+
+/** The absolute path of `parts` under `repo`, as bytes (a name need not be UTF-8). */
+const bytePath = (repo: string, ...parts: ReadonlyArray<string | Buffer>): Buffer =>
+  Buffer.concat([
+    Buffer.from(`${repo}/`),
+    ...parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : part)),
+  ]);
+
+describe.concurrent('repository state', SLOW, () => {
+  it('7: edits to files whose names are not UTF-8, or hold a line break, make the summary stale', async () => {
+    const repo = makeRepo();
+    const odd = bytePath(repo, 'src/bad', Buffer.of(0xff), 'name.js');
+    const broken = bytePath(repo, 'src/new\nline.js');
+    writeFileSync(odd, 'one\n');
+    writeFileSync(broken, 'two\n');
+    commitAll(repo, 'odd names');
+    expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Odd names in.'])).status).toBe(0);
+    commitAll(repo, 'context');
+    const verified = (await runIn(repo, ['context', 'show'])).stdout;
+    expect(verified).toContain('summary verified');
+    writeFileSync(odd, 'one, edited\n');
+    const stale = (await runIn(repo, ['context', 'show'])).stdout;
+    expect(stale).toMatch(/STALE: (HEAD moved, )?tracked files changed/u);
+    expect(stale).toContain('  M src/bad\\xFFname.js');
+    // A checkpoint over the uncommitted edit records it, and a further edit is a change again.
+    expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Odd name edited.'])).status).toBe(0);
+    expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
+    writeFileSync(odd, 'one, edited twice\n');
+    expect((await runIn(repo, ['context', 'show'])).stdout).toMatch(/STALE: (HEAD moved, )?tracked files changed/u);
+    writeFileSync(odd, 'one\n');
+    writeFileSync(broken, 'two, edited\n');
+    expect((await runIn(repo, ['context', 'show'])).stdout).toMatch(/STALE: (HEAD moved, )?tracked files changed/u);
+  });
+
+  it('17: an uncommitted chmod +x is a change, and no checkpoint is recorded over unresolved conflicts', async () => {
+    const repo = makeRepo();
+    expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Parser.'])).status).toBe(0);
+    commitAll(repo, 'context');
+    chmodSync(join(repo, 'src', 'parser.ts'), 0o755);
+    expect((await runIn(repo, ['context', 'show'])).stdout).toMatch(/STALE: (HEAD moved, )?tracked files changed/u);
+    chmodSync(join(repo, 'src', 'parser.ts'), 0o644);
+    expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
+    await mergeStoppedOn(repo, async (side) => {
+      writeFiles(repo, { 'src/parser.ts': `export const parse = '${side}';\n` });
+    });
+    const refused = await runIn(repo, ['context', 'checkpoint', '--summary', 'Merged.']);
+    expectOneLineFailure(
+      refused,
+      /^fact-tracker context: 1 file has unresolved merge conflicts \(src\/parser\.ts\): a checkpoint records verified work; resolve them and git add them first\n$/u,
+    );
+    expect((await runIn(repo, ['context', 'show'])).stdout).toMatch(/STALE: HEAD moved, tracked files changed/u);
+    expect((await runIn(repo, ['context', 'claim', 'Looking at the conflict'])).status).toBe(0);
+  });
+});
+
+describe.concurrent('evidence', SLOW, () => {
+  it('12: evidence must be a file git tracks, within its lines; a file removed from the index is flagged', async () => {
+    const repo = makeRepo();
+    writeFiles(repo, { 'src/untracked.ts': 'export {};\n' });
+    for (const [file, problem] of [
+      ['src/untracked.ts:L1', 'src/untracked.ts is not tracked by git \\(git add it first\\)'],
+      ['.git/config:L1', ".git/config is inside the repository's .git directory"],
+      ['src:L1', 'src is a directory'],
+      ['src/nowhere.ts:L1', 'src/nowhere.ts is not in the repository'],
+      ['src/parser.ts:L1-L40', 'src/parser.ts has 1 line: L1-L40 ends past them'],
+    ] as const)
+      expectOneLineFailure(
+        await runIn(repo, ['context', 'claim', 'Fixed the parser', '--file', file]),
+        new RegExp(`^fact-tracker context: claim refused: "Fixed the parser": ${problem}`, 'u'),
+      );
+    expect(existsSync(join(repo, ...CONTEXT_JSON))).toBe(false);
+    expect((await runIn(repo, ['context', 'claim', 'Fixed the parser', '--file', 'src/parser.ts:L1'])).status).toBe(0);
+    commitAll(repo, 'context');
+    expect((await runIn(repo, ['context', 'show'])).stdout).not.toContain('MISSING');
+    git(repo, 'rm', '-q', '--cached', 'src/parser.ts');
+    expect((await runIn(repo, ['context', 'show'])).stdout).toContain(
+      '  MISSING src/parser.ts (cited by: Fixed the parser)',
+    );
+  });
+
+  it('11: with data/ outside a sparse checkout the committed context is read from the index and writes say how to get it back', async () => {
+    const repo = makeRepo();
+    writeFiles(repo, { 'docs/guide.md': 'one\ntwo\nthree\n' });
+    commitAll(repo, 'docs');
+    expect(
+      (await runIn(repo, ['context', 'claim', 'Documented the parser', '--file', 'docs/guide.md:L2-L3'])).status,
+    ).toBe(0);
+    expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Docs written.'])).status).toBe(0);
+    commitAll(repo, 'context');
+    git(repo, 'sparse-checkout', 'set', 'src');
+    expect(existsSync(join(repo, 'data'))).toBe(false);
+    expect(existsSync(join(repo, 'docs'))).toBe(false);
+    const show = await runIn(repo, ['context', 'show']);
+    expect(show.status).toBe(0);
+    expect(show.stdout).toContain('Docs written.');
+    expect(show.stdout).toContain('summary verified');
+    expect(show.stdout).not.toContain('MISSING');
+    expect(show.stdout).toContain(
+      'note: data/context/ is outside this sparse checkout: the context was read from the index',
+    );
+    expectOneLineFailure(
+      await runIn(repo, ['context', 'claim', 'Looked again']),
+      /^fact-tracker context: data\/context\/ is outside this sparse checkout: .*run git sparse-checkout add data\/context, then try again\n$/u,
+    );
+    expect(existsSync(join(repo, 'data'))).toBe(false);
+    git(repo, 'sparse-checkout', 'add', 'data/context');
+    // Evidence in a file the sparse checkout leaves out is read from the index.
+    expect((await runIn(repo, ['context', 'claim', 'Read the guide', '--file', 'docs/guide.md:L3'])).status).toBe(0);
+    expectOneLineFailure(
+      await runIn(repo, ['context', 'claim', 'Read the guide', '--file', 'docs/guide.md:L4']),
+      /docs\/guide\.md has 3 lines: L4 ends past them/u,
+    );
+  });
+});
+
+/** A `git` on PATH that logs each subcommand it runs before running the real one. */
+const loggingGit = (): { readonly path: string; readonly log: string } => {
+  const dir = tempDir('git-log-');
+  const log = join(dir, 'calls.log');
+  const real = execFileSync('/bin/sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+  writeFileSync(join(dir, 'git'), `#!/bin/sh\necho "$1 $2" >> '${log}'\nexec '${real}' "$@"\n`, { mode: 0o755 });
+  return { path: `${dir}:${process.env['PATH'] ?? ''}`, log };
+};
+
+describe.concurrent('the repository identity', SLOW, () => {
+  it('19: a recorded first commit is checked against the repository, and the history is walked only until a file records it', async () => {
+    const repo = makeRepo();
+    const { path, log } = loggingGit();
+    const walks = (): number =>
+      (existsSync(log) ? readFileSync(log, 'utf8') : '').split('\n').filter((line) => line.startsWith('rev-list '))
+        .length;
+    expect(
+      (await runBinary(['context', 'checkpoint', '--summary', 'Planned.'], { cwd: repo, env: { PATH: path } })).status,
+    ).toBe(0);
+    const afterFirstWrite = walks();
+    for (const argv of [
+      ['context', 'show'],
+      ['context', 'bundle', '--kind', 'implementation'],
+      ['context', 'claim', 'Implementation started', '--kind', 'implementation'],
+    ])
+      expect((await runBinary(argv, { cwd: repo, env: { PATH: path } })).status).toBe(0);
+    expect(walks()).toBe(afterFirstWrite);
+    // A file that records another repository's first commit is not taken at its word.
+    const file = join(repo, ...CONTEXT_JSON);
+    const own = /first-commit:([0-9a-f]{12})/u.exec(readFileSync(file, 'utf8'))![1]!;
+    writeFileSync(file, readFileSync(file, 'utf8').replaceAll(own, '0123456789ab'));
+    const show = await runIn(repo, ['context', 'show']);
+    expect(show.stdout).toContain('Planned.');
+    expect(show.stdout).toContain(
+      `note: using the context recorded for repository "first-commit:0123456789ab" (first commit); this checkout computes "first-commit:${own}" (first commit)`,
+    );
   });
 });

@@ -16,11 +16,13 @@ import {
   type ContextOptions,
   type LoadedContext,
   loadContext,
+  moveContext,
   resolveContext,
   updateContext,
   writeContext,
 } from '../../context/node/store.js';
 import { CONTEXT_LIMITS } from '../../context/model.js';
+import { droppedNotice } from '../../context/notices.js';
 import { recordContextClaim } from '../../context/update.js';
 import type { FactStore } from '../../store/state.js';
 import { collapseWhitespace } from '../../base/text.js';
@@ -155,6 +157,9 @@ const jsonView = (loaded: LoadedContext): unknown => ({
   warnings: loaded.warnings,
   notes: loaded.notes,
   ...(loaded.mergedConflict === undefined ? {} : { mergedConflict: loaded.mergedConflict }),
+  dropped: loaded.dropped,
+  elsewhere: loaded.elsewhere,
+  dashboardRegenerated: loaded.dashboardRegenerated,
 });
 
 const fromShell =
@@ -181,7 +186,8 @@ const report =
     for (const warning of loaded.value.warnings) io.stderr(`fact-tracker context: warning: ${safe(warning)}\n`);
     // `show` prints its notes with the context; the other commands say them on stderr.
     if (command.action !== 'show' && !command.json)
-      for (const note of loaded.value.notes) io.stderr(`fact-tracker context: note: ${safe(note)}\n`);
+      for (const note of [...loaded.value.notes, ...loaded.value.dropped.map(droppedNotice)])
+        io.stderr(`fact-tracker context: note: ${safe(note)}\n`);
     io.stdout(command.json ? toJson((output.json ?? jsonView)(loaded.value)) : output.text(loaded.value));
     return EXIT_OK;
   };
@@ -324,10 +330,31 @@ export const runContext = (command: ContextCommand, io: CliIo): TE.TaskEither<st
             text: (loaded) => {
               const file = shown(loaded, loaded.paths.json);
               const merged = loaded.mergedConflict;
-              return merged === undefined
-                ? `nothing to resolve: ${file} has no merge conflict markers\n`
-                : `resolved ${file}: merged ours (${merged.ours.length} ${merged.ours.length === 1 ? 'workstream' : 'workstreams'}) and theirs (${merged.theirs.length}); decisions, claims and failures of both kept, the newer summary won\nwrote ${file} and ${shown(loaded, loaded.paths.dashboard)}; git add them to mark the conflict resolved\n`;
+              const dashboard = shown(loaded, loaded.paths.dashboard);
+              if (merged === undefined)
+                return loaded.dashboardRegenerated
+                  ? `nothing to resolve in ${file}; the dashboard ${dashboard} was out of step with it and is regenerated: git add it\n`
+                  : `nothing to resolve: ${file} has no merge conflict markers\n`;
+              const identity =
+                merged.identity === undefined
+                  ? ''
+                  : `; the sides identified the repository differently: the contexts of ${safe(merged.identity.rekeyed.id)} are merged into those of ${safe(merged.identity.kept.id)}`;
+              const kept =
+                loaded.dropped.length === 0
+                  ? 'decisions, claims and failures of both kept'
+                  : `decisions, claims and failures of both kept but ${loaded.dropped.length} over a cap (listed above)`;
+              return `resolved ${file}: merged ours (${merged.ours.length} ${merged.ours.length === 1 ? 'workstream' : 'workstreams'}) and theirs (${merged.theirs.length})${identity}; ${kept}, the newer summary won\nwrote ${file} and ${dashboard}; git add them to mark the conflict resolved\n`;
             },
+          }),
+        ),
+      );
+    case 'move':
+      return pipe(
+        fromShell(() => moveContext(options, command.from)),
+        TE.map(
+          report(io, command, {
+            text: (loaded) =>
+              `moved the ${loaded.kind} context of workstream ${safe(loaded.key.workstreamId)} from branch ${safe(command.from)} to branch ${safe(loaded.key.branch)}\nwrote ${shown(loaded, loaded.paths.json)} and ${shown(loaded, loaded.paths.dashboard)}\n`,
           }),
         ),
       );
