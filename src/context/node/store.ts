@@ -1024,13 +1024,15 @@ const changeLocked = async (
   }
   const head = headNotes(session, observed, fileChanged);
   const stored = context === undefined ? undefined : O.toUndefined(selectContext(out, key));
+  // A write that changed nothing wrote nothing, so a secret already in the file can still be there: never shown.
+  const secret = stored === undefined || fileChanged ? undefined : secretWarning(session, out, stored);
   return E.right({
     observed,
     found: {
       key,
-      stored,
+      stored: stored === undefined ? undefined : redactContext(stored),
       sessions: cliSessions,
-      warnings: [...warnings, ...head.warnings],
+      warnings: [...warnings, ...head.warnings, ...(secret === undefined ? [] : [secret])],
       notes: [...notes, ...edited.right.notes, ...head.notes],
       ...(read.right.mergedConflict === undefined ? {} : { mergedConflict: read.right.mergedConflict }),
       dropped: [
