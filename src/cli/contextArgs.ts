@@ -60,7 +60,11 @@ export type ContextCommand = {
 export const CONTEXT_OPTIONS = {
   kind: { type: 'string', value: 'KIND', help: 'planning (default) or implementation' },
   workstream: { type: 'string', value: 'ID', help: 'the workstream (default: default)' },
-  branch: { type: 'string', value: 'NAME', help: 'the branch part of the key (default: the current branch)' },
+  branch: {
+    type: 'string',
+    value: 'NAME',
+    help: 'the branch part of the key (default: the current branch,\nor the branch a rebase or bisect works for)',
+  },
   json: { type: 'boolean', help: 'one JSON document instead of text' },
   ...HELP_OPTION,
   facts: { type: 'string', value: 'FILE', help: 'session facts for the retrieved tier: a history or a saved state' },

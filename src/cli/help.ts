@@ -51,7 +51,7 @@ const CONTEXT_SUBCOMMAND_HELP: Readonly<Record<ContextSubcommand, readonly [usag
   ],
   resolve: [
     'resolve',
-    'merge both sides of a context file that a git pull or merge left with\nconflict markers (any write does it too; show and bundle only report it),\nand regenerate a dashboard out of step with the JSON',
+    'merge both sides of a context file that a git pull or merge left with\nconflict markers (any write does it too; show and bundle report it);\nregenerate a dashboard out of step with the JSON',
   ],
   move: [
     'move --from BRANCH',

@@ -80,7 +80,9 @@ const countLinesOnDisk = async (full: Buffer, needed: number): Promise<E.Either<
     const buffer = Buffer.alloc(64 * 1024);
     let count = 0;
     let last = 0x0a;
-    for (let read = 0; read < LINE_COUNT_MAX_BYTES;) {
+    for (let read = 0; ;) {
+      // Past the bound the file is taken to have the lines: a pointer is not worth reading more.
+      if (read >= LINE_COUNT_MAX_BYTES) return E.right(needed);
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
       if (bytesRead === 0) break;
       const chunk = buffer.subarray(0, bytesRead);
