@@ -35,7 +35,6 @@ import {
 } from '../flag.js';
 import { isSameContextKey, parseContextKey, sanitizeKeyPart } from '../key.js';
 import { CONTEXT_DIRECTORY, CONTEXT_GITIGNORE, contextFileNames } from '../layout.js';
-import { selectEvidencePaths } from '../ledger.js';
 import { mergeContexts, mergeContextFilesReported, splitConflictMarkers } from '../merge.js';
 import { elsewhereNotice, headNotice, selectOtherKeys } from '../notices.js';
 import {
@@ -510,9 +509,6 @@ const parseContextText = (session: Session, text: string): E.Either<ContextError
   return E.right({ kind: 'broken', text, error: decoded.left });
 };
 
-/** The repository-relative path of `file`, as git names it. */
-const gitPath = (session: Session, file: string): string => session.display(file);
-
 /** True when a sparse checkout leaves files of the context directory out of the working tree. */
 const outsideSparseCheckout = (observed: Observed): boolean =>
   [...observed.index.values()].some((entry) => entry.skipWorktree && isInside(CONTEXT_DIRECTORY, entry.path));
@@ -526,15 +522,15 @@ const readFromIndex = async (
   session: Session,
   observed: Observed,
 ): Promise<E.Either<ContextError, ReadFile | undefined>> => {
-  const entry = observed.index.get(gitPath(session, session.paths.json));
+  const entry = observed.index.get(session.display(session.paths.json));
   if (entry === undefined || !entry.skipWorktree) return E.right(undefined);
   const blob = await readBlob(session.paths.root, entry.blob, CONTEXT_FILE_MAX_BYTES);
   if (E.isLeft(blob)) return E.left(located(session, session.paths.json, blob.left));
   return parseContextText(session, blob.right.toString('utf8'));
 };
 
-const sparseNote = (session: Session): string =>
-  `${CONTEXT_DIRECTORY}/ is outside this sparse checkout: the context was read from the index; run git sparse-checkout add ${CONTEXT_DIRECTORY} to record anything`;
+/** What a read from the index says. */
+const SPARSE_NOTE = `${CONTEXT_DIRECTORY}/ is outside this sparse checkout: the context was read from the index; run git sparse-checkout add ${CONTEXT_DIRECTORY} to record anything`;
 
 /** What a read-only call says of a file it cannot use: it is reported, and left exactly as it is. */
 const reportUnusable = (session: Session, read: ReadFile): ContextError | undefined => {
@@ -740,7 +736,7 @@ export const loadContext = (options: ContextOptions): Result<O.Option<LoadedCont
           : notes.map((note) => `${note} (re-keyed in the file at the next write)`)),
         ...head.notes,
         ...elsewhereNotes(session, key, stored !== undefined, elsewhere),
-        ...(fromIndex.right === undefined ? [] : [sparseNote(session)]),
+        ...(fromIndex.right === undefined ? [] : [SPARSE_NOTE]),
         ...(outOfStep
           ? [
               `the dashboard ${session.display(session.paths.dashboard)} is out of step with the JSON (a merge or an interrupted write): ${contextCommand(session, 'resolve')} regenerates it`,
