@@ -51,7 +51,11 @@ const CONTEXT_SUBCOMMAND_HELP: Readonly<Record<ContextSubcommand, readonly [usag
   ],
   resolve: [
     'resolve',
-    'merge both sides of a context file that a git pull or merge left with\nconflict markers (any write does it too); show and bundle only report it',
+    'merge both sides of a context file that a git pull or merge left with\nconflict markers (any write does it too; show and bundle report it);\nregenerate a dashboard out of step with the JSON',
+  ],
+  move: [
+    'move --from BRANCH',
+    "carry the workstream's context from BRANCH to the current branch\n(after git branch -m); merged with one already there",
   ],
 };
 
@@ -138,9 +142,10 @@ a Bearer token, a JWT) is refused, naming the field: nothing of it is stored.
 Exit status: 0, or 1 with one line on stderr for a usage error, a refused claim or secret, a
 corrupt, conflicted, newer or too large (over 5 MiB) context file (a write moves a corrupt one
 aside to a timestamped backup; show and bundle never move a file), a symbolic link out of the
-repository, a bare repository or .git directory, a failing git, or a checkpoint outside a git
-repository. A dashboard or tool-sessions file that cannot be written is a warning on stderr
-(exit 0): the JSON, the source of truth, was saved.`,
+repository, a bare repository or .git directory, a failing git, or a write outside a git
+repository; 2 when bundle --facts read a history with rejected lines (the bundle is printed).
+A dashboard or tool-sessions file that cannot be written is a warning on stderr (exit 0): the
+JSON, the source of truth, was saved. See docs/context.md for every cap and key rule.`,
   },
   mcp: {
     synopsis: 'mcp [options]',
