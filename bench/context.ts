@@ -21,7 +21,7 @@ export interface ContextWriteRow {
 const workstream = (ws: number) => ({
   ...emptySharedContext({ repo: 'bench', branch: 'main', workstreamId: `ws-${ws}` }),
   workingSummary: { text: `Workstream ${ws}: `.padEnd(4_000, 'summary '), stale: true },
-  evidenceLedger: Array.from({ length: 200 }, (_, k) => ({
+  evidenceLedger: Array.from({ length: 199 }, (_, k) => ({
     claim: `Looked at module ${k} of workstream ${ws} `.padEnd(290, 'detail '),
     files: [],
     symbols: [],
@@ -32,7 +32,7 @@ const workstream = (ws: number) => ({
 const fileText = (count: number): string =>
   `${JSON.stringify(encodeContextFile({ kind: 'planning', contexts: Array.from({ length: count }, (_, ws) => workstream(ws)) }), null, 2)}\n`;
 
-/** A valid planning file of at most about `bytes`: workstreams with a full summary and 200 claims each. */
+/** A valid planning file of at most about `bytes`: workstreams with a full summary and 199 claims each (the write adds the 200th, then replaces it). */
 const contextFile = (bytes: number): string => fileText(Math.max(1, Math.floor(bytes / fileText(1).length)));
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1]!;
@@ -52,7 +52,7 @@ export const measureContextWrites = async (quick: boolean, samples = 5): Promise
         const start = performance.now();
         const result = await updateContext(
           { cwd: repo, enabled: true, repo: 'bench', workstreamId: 'ws-0' },
-          (context, at) => recordContextClaim(context, { claim: `bench claim ${i}`, at }),
+          (context, at) => recordContextClaim(context, { claim: `bench claim`, at }),
         );
         times.push(performance.now() - start);
         if (result._tag === 'Left') throw new Error(result.left.message);

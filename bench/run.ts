@@ -16,10 +16,13 @@
  * - the notes ledger: parsing hostile model answers at 10,000 and 100,000 characters (linear:
  *   about 10x apart), applyExtraction at 1,000 / 10,000 / 100,000 users (flat), replayNotes
  *   of 32,936 events, and a tracker serving 4,000 users whose model answers in 45 ms.
- * - one shared-context write by the size of the context file (bench/context.ts).
+ * - one shared-context write by the size of the context file (bench/context.ts);
+ * - live use (bench/live.ts): one `fact-tracker hook` process (PreToolUse and SubagentStop) and
+ *   a fresh `fact-tracker mcp` server's first call, on sessions of 10 and 3,000 dispatches: the
+ *   ratio of the two medians is what a session's length costs (target: at most 1.5).
  *
  * Figures are medians over repeated samples.
- * Usage: npm run bench [-- --json] [-- --quick] [-- --only=extraction,sizes,heap,replay,retrieval,notes,context,ingest,stream]
+ * Usage: npm run bench [-- --json] [-- --quick] [-- --only=extraction,sizes,heap,replay,retrieval,notes,context,ingest,stream,hook,mcp]
  */
 import { spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
@@ -47,6 +50,7 @@ import {
   replayNotes,
 } from '../dist/notes/index.js';
 import { type ContextWriteRow, measureContextWrites } from './context.js';
+import { measureHookLatency, measureServerFirstCall } from './live.js';
 import { historyLines, randomImplementerResult, randomPrompt, randomReviewerResult, seeded } from './generate.js';
 import { measureRetrieval } from './retrieval.js';
 import { SeedStore, seedExtractImplementer, seedExtractReviewer, seedRetrieve } from './seed.js';
@@ -63,6 +67,8 @@ const SECTIONS = [
   'context',
   'ingest',
   'stream',
+  'hook',
+  'mcp',
 ] as const;
 const only = process.argv
   .find((arg) => arg.startsWith('--only='))
@@ -494,6 +500,8 @@ const main = async (): Promise<void> => {
   if (runs('context')) results['context'] = await measureContextWrites(quick);
   if (runs('ingest')) results['ingest'] = measureIngest();
   if (runs('stream')) results['stream'] = replayStream(quick ? 10 : 100);
+  if (runs('hook')) results['hook'] = measureHookLatency(LIVE_SIZES, quick ? 5 : 15);
+  if (runs('mcp')) results['mcp'] = await measureServerFirstCall(LIVE_SIZES, quick ? 5 : 15);
 
   if (asJson) {
     console.log(JSON.stringify(results, null, 2));
@@ -585,6 +593,37 @@ const main = async (): Promise<void> => {
       );
   const notes = results['notes'] as Awaited<ReturnType<typeof measureNotes>> | undefined;
   if (notes !== undefined) printNotes(notes);
+  printLive(results);
+};
+
+/** Session sizes of the live sections, in dispatches: their ratio is what a long session costs. */
+const LIVE_SIZES = [10, 3_000] as const;
+
+const printLive = (results: Record<string, unknown>): void => {
+  const hook = results['hook'] as ReturnType<typeof measureHookLatency> | undefined;
+  if (hook !== undefined) {
+    console.log('');
+    console.log(`fact-tracker hook, one process per event (median of ${hook.runs}):`);
+    for (const row of hook.rows)
+      console.log(
+        `  ${row.dispatches} dispatches: PreToolUse ${row.preToolUseMs.toFixed(0)} ms, SubagentStop ${row.subagentStopMs.toFixed(0)} ms`,
+      );
+    console.log(
+      `  ratio ${LIVE_SIZES[1]} / ${LIVE_SIZES[0]}: PreToolUse ${hook.preToolUseRatio.toFixed(2)}x, SubagentStop ${hook.subagentStopRatio.toFixed(2)}x (target: at most 1.5x)`,
+    );
+  }
+  const mcp = results['mcp'] as Awaited<ReturnType<typeof measureServerFirstCall>> | undefined;
+  if (mcp !== undefined) {
+    console.log('');
+    console.log(`a fresh fact-tracker mcp's first compile_context (median of ${mcp.runs}):`);
+    for (const row of mcp.rows)
+      console.log(
+        `  ${row.dispatches} dispatches: first call ${row.firstCallMs.toFixed(0)} ms, ${row.withStartMs.toFixed(0)} ms from the server's start`,
+      );
+    console.log(
+      `  ratio ${LIVE_SIZES[1]} / ${LIVE_SIZES[0]}: first call ${mcp.firstCallRatio.toFixed(2)}x, from the start ${mcp.withStartRatio.toFixed(2)}x (target: at most 1.5x)`,
+    );
+  }
 };
 
 const printNotes = (notes: Awaited<ReturnType<typeof measureNotes>>): void => {

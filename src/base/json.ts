@@ -39,3 +39,19 @@ export const exceedsJsonDepth = (text: string, limit: number): boolean => {
   }
   return false;
 };
+
+/**
+ * True when `value` nests arrays and objects more than `limit` deep. Walked with a stack of its
+ * own, never by recursion, so a value too deep for `JSON.stringify` is measured without
+ * overflowing; a value that refers to itself counts as infinitely deep.
+ */
+export const exceedsValueDepth = (value: unknown, limit: number): boolean => {
+  const pending: Array<readonly [unknown, number]> = [[value, 0]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [node, depth] = next;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth + 1 > limit) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) pending.push([child, depth + 1]);
+  }
+  return false;
+};

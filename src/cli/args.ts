@@ -9,11 +9,22 @@ import { FACT_TAGS, type FactTag, isFactTag, isSourceRole, type SourceRole } fro
 import { parseTimeArgument } from '../base/time.js';
 import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS, SECTION_LAYOUTS, type SectionLayout } from '../retrieve/defaults.js';
 import { CONTEXT_OPTIONS, type ContextCommand, parseContextCommand } from './contextArgs.js';
+import { INIT_HOSTS, type InitHost } from './init/hosts.js';
 import { HELP_OPTION, type OptionTable, parserOptions, type UsageError } from './options.js';
 import { isTokenizerName, TOKENIZER_NAMES, type TokenizerName } from './tokenizer.js';
 
 /** The commands, in the order the help lists them. */
-export const COMMAND_NAMES = ['replay', 'facts', 'explain', 'schema', 'notes', 'context', 'mcp', 'hook'] as const;
+export const COMMAND_NAMES = [
+  'replay',
+  'facts',
+  'explain',
+  'schema',
+  'notes',
+  'context',
+  'mcp',
+  'hook',
+  'init',
+] as const;
 /** One command name. */
 export type CommandName = (typeof COMMAND_NAMES)[number];
 
@@ -88,6 +99,16 @@ export interface HookCommand extends RetrievalOptions {
   readonly reviewerPattern?: RegExp;
 }
 
+/** `fact-tracker init claude|codex`: writes an agent's hook and MCP settings into a project. */
+export interface InitCommand {
+  readonly name: 'init';
+  readonly host: InitHost;
+  /** The project (default: the git work tree of the working directory, else the working directory). */
+  readonly project?: string;
+  /** How the settings start this installation: Node on its entry point, or `npx --no-install`. */
+  readonly via: 'node' | 'npx';
+}
+
 /** `--help` (of a command, or of the whole tool) and `--version`. */
 export type InfoCommand = { readonly name: 'help'; readonly topic?: CommandName } | { readonly name: 'version' };
 
@@ -101,6 +122,7 @@ export type Command =
   | ContextCommand
   | McpCommand
   | HookCommand
+  | InitCommand
   | InfoCommand;
 
 export type { UsageError } from './options.js';
@@ -200,7 +222,7 @@ export const COMMAND_OPTIONS: Readonly<Record<CommandName, OptionTable>> = {
     'sessions-dir': {
       type: 'string',
       value: 'DIR',
-      help: "where the session logs are (default .fact-tracker/sessions under\nthe payload's cwd)",
+      help: 'where the session logs are, relative to the project (default\n.fact-tracker/sessions)',
     },
     'reviewer-pattern': {
       type: 'string',
@@ -210,6 +232,18 @@ export const COMMAND_OPTIONS: Readonly<Record<CommandName, OptionTable>> = {
     'max-facts': { type: 'string', value: 'N', help: `facts per section (default ${DEFAULT_MAX_FACTS})` },
     'max-tokens': { type: 'string', value: 'N', help: `token budget per section (default ${DEFAULT_MAX_TOKENS})` },
     ...TOKENIZER_OPTION,
+    ...HELP_OPTION,
+  },
+  init: {
+    project: {
+      type: 'string',
+      value: 'DIR',
+      help: 'the project to set up (default: the git work tree of the working\ndirectory, else the working directory)',
+    },
+    npx: {
+      type: 'boolean',
+      help: 'run "npx --no-install fact-tracker" (the copy installed in the\nproject) instead of Node on this installation\'s absolute path',
+    },
     ...HELP_OPTION,
   },
 };
@@ -456,6 +490,21 @@ const parseHook = (values: Values, positionals: string[]): E.Either<UsageError, 
     })),
   );
 
+const parseInit = (values: Values, positionals: string[]): E.Either<UsageError, InitCommand> =>
+  pipe(
+    onePositional('init', positionals, `agent (${INIT_HOSTS.join(' or ')})`),
+    E.chain((host) =>
+      (INIT_HOSTS as ReadonlyArray<string>).includes(host)
+        ? E.right({
+            name: 'init' as const,
+            host: host as InitHost,
+            via: values['npx'] === true ? ('npx' as const) : ('node' as const),
+            ...optional('project', text(values, 'project')),
+          })
+        : E.left(usage('init', `unknown agent ${JSON.stringify(host)}: expected ${INIT_HOSTS.join(' or ')}`)),
+    ),
+  );
+
 /** True when `flag` appears before a `--` terminator. */
 const hasFlag = (args: ReadonlyArray<string>, ...flags: string[]): boolean => {
   const end = args.indexOf('--');
@@ -498,6 +547,8 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): E.Either<UsageErr
           return parseMcp(values, positionals);
         case 'hook':
           return parseHook(values, positionals);
+        case 'init':
+          return parseInit(values, positionals);
       }
     }),
   );

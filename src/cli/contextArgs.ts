@@ -11,7 +11,15 @@ import type { FailedRun } from '../context/update.js';
 import { HELP_OPTION, type OptionTable, type UsageError } from './options.js';
 
 /** The subcommands of `fact-tracker context`. */
-export const CONTEXT_SUBCOMMANDS = ['show', 'bundle', 'checkpoint', 'claim', 'record-failure', 'resolve'] as const;
+export const CONTEXT_SUBCOMMANDS = [
+  'show',
+  'bundle',
+  'checkpoint',
+  'claim',
+  'record-failure',
+  'resolve',
+  'move',
+] as const;
 /** One subcommand of `fact-tracker context`. */
 export type ContextSubcommand = (typeof CONTEXT_SUBCOMMANDS)[number];
 
@@ -35,7 +43,8 @@ export type ContextAction =
   | ({ readonly action: 'checkpoint' } & CheckpointRequest)
   | { readonly action: 'claim'; readonly claim: ClaimInput }
   | { readonly action: 'record-failure'; readonly failure: FailedRun }
-  | { readonly action: 'resolve' };
+  | { readonly action: 'resolve' }
+  | { readonly action: 'move'; readonly from: string };
 
 /** `fact-tracker context SUBCOMMAND [--kind K] [--workstream ID] [--branch NAME] [--json] ...`. */
 export type ContextCommand = {
@@ -51,7 +60,11 @@ export type ContextCommand = {
 export const CONTEXT_OPTIONS = {
   kind: { type: 'string', value: 'KIND', help: 'planning (default) or implementation' },
   workstream: { type: 'string', value: 'ID', help: 'the workstream (default: default)' },
-  branch: { type: 'string', value: 'NAME', help: 'the branch part of the key (default: the current branch)' },
+  branch: {
+    type: 'string',
+    value: 'NAME',
+    help: 'the branch part of the key (default: the current branch,\nor the branch a rebase or bisect works for)',
+  },
   json: { type: 'boolean', help: 'one JSON document instead of text' },
   ...HELP_OPTION,
   facts: { type: 'string', value: 'FILE', help: 'session facts for the retrieved tier: a history or a saved state' },
@@ -83,6 +96,11 @@ export const CONTEXT_OPTIONS = {
   'failed-step': { type: 'string', value: 'STEP', help: 'the step that failed (required)' },
   error: { type: 'string', value: 'TEXT', help: 'the error it gave (required)' },
   'next-action': { type: 'string', value: 'TEXT', help: 'what to do next (required)' },
+  from: {
+    type: 'string',
+    value: 'BRANCH',
+    help: 'the branch the context is stored under, such as the old name\nof a renamed branch (required)',
+  },
 } as const satisfies OptionTable;
 
 type OptionName = keyof typeof CONTEXT_OPTIONS;
@@ -97,6 +115,7 @@ export const CONTEXT_SUBCOMMAND_OPTIONS: Readonly<Record<ContextSubcommand, Read
   claim: ['file', 'symbol'],
   'record-failure': ['failed-step', 'error', 'next-action'],
   resolve: [],
+  move: ['from'],
 };
 
 const takes = (action: ContextSubcommand, name: string): boolean =>
@@ -224,6 +243,12 @@ const parseAction = (
       return parseClaimRequest(values, rest);
     case 'record-failure':
       return parseFailure(values);
+    case 'move': {
+      const from = text(values, 'from');
+      return from === undefined || from.trim() === ''
+        ? E.left(usage('move needs --from BRANCH: the branch the context is stored under'))
+        : E.right({ action, from });
+    }
   }
 };
 

@@ -51,7 +51,11 @@ const CONTEXT_SUBCOMMAND_HELP: Readonly<Record<ContextSubcommand, readonly [usag
   ],
   resolve: [
     'resolve',
-    'merge both sides of a context file that a git pull or merge left with\nconflict markers (any write does it too); show and bundle only report it',
+    'merge both sides of a context file that a git pull or merge left with\nconflict markers (any write does it too; show and bundle report it);\nregenerate a dashboard out of step with the JSON',
+  ],
+  move: [
+    'move --from BRANCH',
+    "carry the workstream's context from BRANCH to the current branch\n(after git branch -m); merged with one already there",
   ],
 };
 
@@ -138,16 +142,17 @@ a Bearer token, a JWT) is refused, naming the field: nothing of it is stored.
 Exit status: 0, or 1 with one line on stderr for a usage error, a refused claim or secret, a
 corrupt, conflicted, newer or too large (over 5 MiB) context file (a write moves a corrupt one
 aside to a timestamped backup; show and bundle never move a file), a symbolic link out of the
-repository, a bare repository or .git directory, a failing git, or a checkpoint outside a git
-repository. A dashboard or tool-sessions file that cannot be written is a warning on stderr
-(exit 0): the JSON, the source of truth, was saved.`,
+repository, a bare repository or .git directory, a failing git, or a write outside a git
+repository; 2 when bundle --facts read a history with rejected lines (the bundle is printed).
+A dashboard or tool-sessions file that cannot be written is a warning on stderr (exit 0): the
+JSON, the source of truth, was saved. See docs/context.md for every cap and key rule.`,
   },
   mcp: {
     synopsis: 'mcp [options]',
     summary: 'an MCP server (stdio) over live session logs',
-    description: `An MCP server on standard input and output (add it to an agent: see "Use it from an agent" in
-the README). Every session is a log in the dispatch-history format, one JSON event per line,
-in .fact-tracker/sessions/{sessionId}.jsonl under the working directory: a call that changes a
+    description: `An MCP server on standard input and output (add it to an agent: see docs/mcp.md). Every
+session is a log in the dispatch-history format, one JSON event per line, in
+.fact-tracker/sessions/{sessionId}.jsonl under the working directory: a call that changes a
 session appends to its log and flushes it before answering, several servers and hooks can
 share a session, and "fact-tracker replay" reads any session log afterwards.
 
@@ -165,18 +170,37 @@ Resources: fact-tracker://schemas/dispatch-result, fact-tracker://sessions/{sess
     synopsis: 'hook [options]',
     summary: 'one Claude Code / Codex hook event on stdin',
     description: `One hook event of Claude Code or Codex, read as JSON from standard input, kept in the session
-log of its session_id (.fact-tracker/sessions/{session_id}.jsonl under the payload's cwd, the
-same log the MCP server keeps):
+log of its session_id (.fact-tracker/sessions/{session_id}.jsonl under the project: Claude Code's
+CLAUDE_PROJECT_DIR, else the git work tree of the payload's cwd, else that cwd; the same log the
+MCP server keeps). Set it up with: fact-tracker init claude (or codex).
   PreToolUse         of Agent, Task or spawn_agent: records the subagent's prompt (task id: a
                      "Task ID:" line of the prompt, else tool_use_id) and computes its
-                     [Session Context] section
-  SubagentStart      prints the oldest pending section of the agent's type as
-                     {"hookSpecificOutput": {"hookEventName": "SubagentStart",
-                     "additionalContext": "..."}}
-  SubagentStop       records last_assistant_message when it holds a dispatch result block
-Other events are ignored.`,
-    footer: `Exit status: always 0, with at most one JSON object on stdout; problems go to stderr, and the
-agent carries on.`,
+                     [Session Context] section; in Claude Code, prints the prompt with the
+                     section in front as hookSpecificOutput.updatedInput (no permission
+                     decision: the user is asked what they would be asked without it)
+  PostToolUse        of the same call: records the subagent's answer under that call's task
+  PostToolUseFailure of the same call: ends it
+  SubagentStart      where the prompt could not be rewritten (Codex, or a Claude Code that
+                     ignores the rewrite), gives the section as additionalContext
+  SubagentStop       records the last message of a subagent whose task is known; a repeated
+                     stop is a no-op
+Other events are ignored. See docs/hooks.md.`,
+    footer: `Exit status: always 0, with at most one JSON object on stdout; a problem is a line on stderr
+that starts with a code (input_too_large, invalid_payload, invalid_task_id, prompt_too_large,
+output_too_large, io, ...), and also a systemMessage the user sees; the agent carries on.`,
+  },
+  init: {
+    synopsis: 'init claude|codex [options]',
+    summary: "write an agent's hook and MCP settings into a project",
+    description: `Writes the hook and MCP server settings of an agent into the project, merged into the files
+already there (the user's entries stay; earlier fact-tracker entries are replaced; a second run
+changes nothing):
+  claude             .claude/settings.json (hooks) and .mcp.json (the MCP server)
+  codex              .codex/hooks.json (hooks) and .codex/config.toml ([mcp_servers.fact-tracker])
+The settings run this installation only: Node on the absolute path of its entry point, or with
+--npx the copy installed in the project; nothing is ever fetched from a registry. A file that is
+not valid JSON or TOML, or that is a symbolic link, stops the command with nothing written.`,
+    footer: 'Exit status: 0, or 1 with one line on stderr when nothing could be written.',
   },
 };
 

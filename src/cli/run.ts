@@ -38,6 +38,8 @@ const execute = (command: Command, io: CliIo): TE.TaskEither<string, number> => 
       return async () => (await import('./commands/mcp.js')).runMcp(command, io)();
     case 'hook':
       return async () => (await import('./commands/hook.js')).runHookCommand(command, io)();
+    case 'init':
+      return async () => (await import('./commands/init.js')).runInit(command, io)();
     case 'help':
       return async () => {
         io.stdout(helpText(command.topic));

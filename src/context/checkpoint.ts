@@ -15,6 +15,8 @@ export type RepositorySnapshot =
       /** The current commit; empty before the first commit. */
       readonly head: string;
       readonly trackedFilesHash: string;
+      /** Files with unresolved merge conflicts (outside the context directory): nothing can be verified over them. */
+      readonly unmerged?: ReadonlyArray<string>;
     }
   | { readonly kind: 'none'; readonly reason: string };
 
@@ -95,10 +97,16 @@ export interface WorkingTreeStatus {
   readonly deleted: ReadonlyArray<string>;
   /** Submodules whose checked-out commit or tracked content differs from the index. */
   readonly submodules: ReadonlyArray<string>;
+  /** The working tree's mode of each changed file whose mode it shows (`100755` after a `chmod +x`). */
+  readonly modes: ReadonlyArray<readonly [path: string, mode: string]>;
+  /** Files with unresolved merge conflicts. */
+  readonly unmerged: ReadonlyArray<string>;
 }
 
 /** The number of space-separated fields before the path, by entry type (ordinary, rename or copy, unmerged). */
 const FIELDS_BEFORE_PATH: Readonly<Record<string, number>> = { '1': 8, '2': 9, u: 10 };
+/** Which field holds the working tree's mode, by entry type (`mW`). */
+const WORKTREE_MODE_FIELD: Readonly<Record<string, number>> = { '1': 5, '2': 5, u: 6 };
 
 /**
  * Parses `git status --porcelain=v2 --branch -z` (paths relative to the repository root): the
@@ -112,6 +120,8 @@ export const parseWorkingTreeStatus = (output: string): WorkingTreeStatus => {
   const modified: string[] = [];
   const deleted: string[] = [];
   const submodules: string[] = [];
+  const modes: Array<readonly [string, string]> = [];
+  const unmerged: string[] = [];
   const records = splitNulSeparated(output);
   for (let i = 0; i < records.length; i += 1) {
     const record = records[i]!;
@@ -124,19 +134,51 @@ export const parseWorkingTreeStatus = (output: string): WorkingTreeStatus => {
     const path = parts.slice(before).join(' ');
     const worktree = record.charAt(0) === 'u' ? 'M' : (parts[1] ?? '..').charAt(1);
     const submodule = (parts[2] ?? '').startsWith('S');
+    if (record.charAt(0) === 'u') unmerged.push(path);
     if (worktree === 'D') deleted.push(path);
-    else if (worktree !== '.') (submodule ? submodules : modified).push(path);
+    else if (worktree !== '.') {
+      (submodule ? submodules : modified).push(path);
+      const mode = parts[WORKTREE_MODE_FIELD[record.charAt(0)]!];
+      if (!submodule && mode !== undefined && /^[0-7]{6}$/u.test(mode) && mode !== '000000') modes.push([path, mode]);
+    }
     // A rename or copy carries its original path as the next record.
     if (record.charAt(0) === '2') i += 1;
   }
-  return { head, ...(branch === undefined ? {} : { branch }), modified, deleted, submodules };
+  return { head, ...(branch === undefined ? {} : { branch }), modified, deleted, submodules, modes, unmerged };
 };
 
-/** A tracked file as it is in the working tree: its blob hash, or null when it was deleted. */
+/** A tracked file as it is in the working tree: its blob hash, or null when it was deleted, and its mode when it shows one. */
 export interface WorkingFile {
   readonly path: string;
   readonly blob: string | null;
+  readonly mode?: string;
 }
+
+/** One entry of the index: its mode, blob and stage, and whether it is outside a sparse checkout (skip-worktree). */
+export interface IndexEntry {
+  readonly path: string;
+  readonly mode: string;
+  readonly blob: string;
+  readonly stage: string;
+  readonly skipWorktree: boolean;
+}
+
+/**
+ * Parses `git ls-files -s -z`, with or without `-t` (whose tag says `S` for a file outside a
+ * sparse checkout): one entry per index line, in its order.
+ */
+export const parseIndexEntries = (lsFiles: string): ReadonlyArray<IndexEntry> => {
+  const entries: IndexEntry[] = [];
+  for (const record of splitNulSeparated(lsFiles)) {
+    const tab = record.indexOf('\t');
+    if (tab === -1) continue;
+    const fields = record.slice(0, tab).split(' ');
+    const tagged = fields.length === 4;
+    const [mode = '', blob = '', stage = ''] = tagged ? fields.slice(1) : fields;
+    entries.push({ path: record.slice(tab + 1), mode, blob, stage, skipWorktree: tagged && fields[0] === 'S' });
+  }
+  return entries;
+};
 
 /** True for a path inside `directory` (both repository-relative, with forward slashes). */
 export const isInside = (directory: string, path: string): boolean =>
@@ -144,22 +186,20 @@ export const isInside = (directory: string, path: string): boolean =>
 
 /**
  * The hash of the tracked files' content: each entry of the index (`git ls-files -s -z`,
- * cheap: no file is read) with its blob replaced by the working tree's where git lists the
- * file as modified, so an uncommitted edit changes the hash, and committing an edit does not.
+ * cheap: no file is read) with its blob and mode replaced by the working tree's where git lists
+ * the file as modified, so an uncommitted edit or `chmod +x` changes the hash, and committing it
+ * does not.
  * Files inside `excluded` (the context directory itself) do not count: writing or committing
  * the context must not make it stale.
  */
 export const hashTrackedFiles = (lsFiles: string, working: ReadonlyArray<WorkingFile>, excluded: string): string => {
-  const edits = new Map(working.map((file) => [file.path, file.blob]));
+  const edits = new Map(working.map((file) => [file.path, file]));
   const entries: string[] = [];
-  for (const entry of splitNulSeparated(lsFiles)) {
-    const tab = entry.indexOf('\t');
-    if (tab === -1) continue;
-    const path = entry.slice(tab + 1);
+  for (const { path, mode, blob, stage } of parseIndexEntries(lsFiles)) {
     if (isInside(excluded, path)) continue;
-    const [mode = '', blob = '', stage = ''] = entry.slice(0, tab).split(' ');
-    const current = edits.has(path) ? edits.get(path) : blob;
-    entries.push(`${mode} ${current ?? 'deleted'} ${stage}\t${path}`);
+    const edit = edits.get(path);
+    const current = edit === undefined ? blob : edit.blob;
+    entries.push(`${edit?.mode ?? mode} ${current ?? 'deleted'} ${stage}\t${path}`);
   }
   return sha256HexPrefix(entries.sort().join('\0'), 16);
 };

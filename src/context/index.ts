@@ -10,6 +10,7 @@ export {
   DECISION_STATUSES,
   DEFAULT_PINNED_RULES,
   DEFAULT_WORKSTREAM,
+  isContextTime,
 } from './model.js';
 export type {
   Checkpoint,
@@ -25,6 +26,7 @@ export type {
   ContextSessionsFile,
   Decision,
   DecisionStatus,
+  DroppedEntry,
   EvidenceLedger,
   FileEvidence,
   LastRun,
@@ -70,8 +72,11 @@ export {
   emptySharedContext,
   markSummaryStale,
   recordContextClaim,
+  redactContext,
+  removeContext,
   RETRY_WINDOW_MS,
   selectContext,
+  selectDroppedEntries,
   upsertContext,
 } from './update.js';
 export type { FailedRun, RunOutcome, SucceededRun } from './update.js';
@@ -97,11 +102,19 @@ export {
 export type { BundleFacts, BundleInput, BundleOptions, BundleSectionReport, ContextBundle } from './bundle.js';
 export { PINNED_SECTION_MAX, pinnedRulesProblem } from './pinned.js';
 export { escapeMarkdown, renderContextDashboard } from './dashboard.js';
-export { hasConflictMarkers, mergeContextFiles, mergeContexts, splitConflictMarkers } from './merge.js';
-export type { ConflictSides } from './merge.js';
+export {
+  hasConflictMarkers,
+  mergeContextFiles,
+  mergeContextFilesReported,
+  mergeContexts,
+  splitConflictMarkers,
+} from './merge.js';
+export type { ConflictSides, ContextFilesMerge } from './merge.js';
+export { droppedNotice, elsewhereNotice, headNotice, selectOtherKeys } from './notices.js';
+export type { HeadNotice } from './notices.js';
 export { identifyRepository, normalizeRemoteUrl, REPOSITORY_SOURCES, resolveRepositoryKey } from './repository.js';
 export type { RepositoryFacts, RepositoryResolution } from './repository.js';
-export { findSecret, findSecretField, secretProblem } from './secrets.js';
+export { findSecret, findSecretField, redactSecrets, secretProblem } from './secrets.js';
 export type { SecretLocation } from './secrets.js';
 export { CONTEXT_CONFIG_FILE, parseFlagValue, resolveSharedContextFlag, SHARED_CONTEXT_ENV } from './flag.js';
 export type { SharedContextFlag } from './flag.js';

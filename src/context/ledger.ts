@@ -4,6 +4,7 @@
  * symbol; otherwise it is refused, so a later session never inherits an unbacked "done".
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
 import { deepFreeze } from '../base/immer.js';
 import { collapseWhitespace } from '../base/text.js';
 import { hasControlCharacters } from './key.js';
@@ -27,7 +28,7 @@ export interface ClaimInput {
 
 /** Why a claim was refused. */
 export interface ClaimRejection {
-  readonly code: 'missing_evidence' | 'invalid_claim' | 'invalid_evidence' | 'secret';
+  readonly code: 'missing_evidence' | 'invalid_claim' | 'invalid_evidence' | 'secret' | 'ledger_full';
   readonly reason: string;
 }
 
@@ -37,12 +38,27 @@ export interface MissingEvidence {
   readonly path: string;
 }
 
-const COMPLETION = /\b(done|implemented|fixed|completed?|finished|resolved)\b/giu;
-/** A negation just before a completion word: "not done", "isn't fixed", "not yet implemented". */
-const NEGATION = /(?:\b(?:not|never|no)|n't|\byet to be)\W+(?:\w+\W+)?$/iu;
+/**
+ * Words that report work as finished, in the forms a report or a commit message uses: "done",
+ * "fixed", "fixes", "implemented", "completes", "resolved", ... Bare verbs ("fix", "implement")
+ * say it only as a commit subject, at the start ("Fix the parser"); elsewhere ("how to fix")
+ * they name work still to do.
+ */
+const COMPLETION =
+  /\b(?:done|fix(?:e[sd])|implement(?:s|ed)|complete[sd]?|finish(?:e[sd])|resolve[sd]|solve[sd]|ship(?:s|ped))\b/giu;
+const COMMIT_SUBJECT = /^\W*(?:fix|implement|complete|finish|resolve|solve|ship)\b/iu;
+/**
+ * A negation of the completion word right after it, in the same clause: "not done", "isn't
+ * fixed", "not yet fully implemented", "never resolved", "yet to be done". Only a few adverbs
+ * may stand between them, and no punctuation: in "No regressions, fixed the parser" the "no"
+ * negates something else.
+ */
+const NEGATION =
+  /(?:\b(?:not|never|no)|n't|\byet to be)(?:\s+(?:yet|been|be|being|fully|completely|entirely|quite|really|properly|actually|even|ever|all|always))*\s+$/iu;
 
 /** True when `text` says some work is done, implemented or fixed (and does not negate it). */
 export const isCompletionClaim = (text: string): boolean =>
+  COMMIT_SUBJECT.test(text) ||
   [...text.matchAll(COMPLETION)].some((match) => !NEGATION.test(text.slice(0, match.index)));
 
 const LINES = /^L?(\d{1,9})(?:-L?(\d{1,9}))?$/iu;
@@ -161,12 +177,22 @@ export const parseClaim = (input: ClaimInput): E.Either<ClaimRejection, Claim> =
 
 /**
  * Adds a claim to the ledger, or says why it cannot. A claim with the same text replaces the
- * earlier one (it moves to the end); past `CONTEXT_LIMITS.claims` the oldest claims fall off.
+ * earlier one (it moves to the end); a new claim in a ledger that holds `CONTEXT_LIMITS.claims`
+ * already is refused (`ledger_full`): nothing stored is pushed out to make room.
  */
 export const recordClaim = (ledger: EvidenceLedger, claim: ClaimInput): E.Either<ClaimRejection, EvidenceLedger> =>
-  E.map((parsed: Claim) =>
-    deepFreeze([...ledger.filter((entry) => entry.claim !== parsed.claim), parsed].slice(-CONTEXT_LIMITS.claims)),
-  )(parseClaim(claim));
+  pipe(
+    parseClaim(claim),
+    E.chain((parsed) => {
+      const others = ledger.filter((entry) => entry.claim !== parsed.claim);
+      return others.length >= CONTEXT_LIMITS.claims
+        ? reject(
+            'ledger_full',
+            `the evidence ledger holds ${others.length} claims, the most it may: remove claims that no longer matter from its evidence_ledger in the context file (or record this one under another workstream), then try again`,
+          )
+        : E.right(deepFreeze([...others, parsed]));
+    }),
+  );
 
 /** Every file the ledger points at, once each, in code-unit order: what the shell checks exists. */
 export const selectEvidencePaths = (ledger: EvidenceLedger): ReadonlyArray<string> =>

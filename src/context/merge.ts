@@ -10,9 +10,12 @@ import {
   type Claim,
   type ContextFile,
   type Decision,
+  type DroppedEntry,
+  type RepositoryIdentity,
   type RunFailure,
   type SharedContext,
 } from './model.js';
+import { selectDroppedEntries } from './update.js';
 
 /** The two versions of a file with conflict markers, ours (HEAD) and theirs. */
 export interface ConflictSides {
@@ -91,7 +94,22 @@ const mergeDecisions = (newer: ReadonlyArray<Decision>, older: ReadonlyArray<Dec
     else if (sameId !== undefined) merged.push({ ...decision, id: `D${next++}` });
     else merged.push({ ...decision });
   }
-  return merged.sort((a, b) => decisionNumber(a) - decisionNumber(b)).slice(-CONTEXT_LIMITS.decisions);
+  return keepDecisions(merged);
+};
+
+/**
+ * At most `CONTEXT_LIMITS.decisions`, in id order: past the cap the settled decisions go
+ * first, oldest first, then the open ones, oldest first (a question still open matters more
+ * than an answer the summary and the code already carry).
+ */
+const keepDecisions = (decisions: Decision[]): Decision[] => {
+  const byNumber = (a: Decision, b: Decision): number => decisionNumber(a) - decisionNumber(b);
+  const over = decisions.length - CONTEXT_LIMITS.decisions;
+  if (over <= 0) return decisions.sort(byNumber);
+  const settled = decisions.filter((decision) => decision.status !== 'open').sort(byNumber);
+  const open = decisions.filter((decision) => decision.status === 'open').sort(byNumber);
+  const out = new Set([...settled, ...open].slice(0, over));
+  return decisions.filter((decision) => !out.has(decision)).sort(byNumber);
 };
 
 /** Claims by text (the ledger's identity): the later record of a claim wins; oldest first. */
@@ -137,18 +155,80 @@ export const mergeContexts = (ours: SharedContext, theirs: SharedContext): Share
   };
 };
 
-/** Both sides of a conflicted context file as one: every workstream of either, those of both merged. */
-export const mergeContextFiles = (ours: ContextFile, theirs: ContextFile): ContextFile => {
-  const contexts = [...ours.contexts];
-  for (const context of theirs.contexts) {
+/** What merging two sides of a context file did: the file, the identity the sides were brought under, and what caps pushed out. */
+export interface ContextFilesMerge {
+  readonly file: ContextFile;
+  /** Set when the sides recorded different repository identities: the one kept, and the one re-keyed to it. */
+  readonly identity?: { readonly kept: RepositoryIdentity; readonly rekeyed: RepositoryIdentity };
+  /** What a cap pushed out (decisions, claims, failures), for each merged context. */
+  readonly dropped: ReadonlyArray<DroppedEntry>;
+}
+
+const SOURCE_RANK: Readonly<Record<RepositoryIdentity['source'], number>> = { origin: 0, first_commit: 1, folder: 2 };
+
+/** The identity a side was written under: recorded, or (a file from before identities were recorded) its one repo part. */
+const identityOf = (file: ContextFile): RepositoryIdentity | undefined => {
+  if (file.repository !== undefined) return file.repository;
+  const repos = [...new Set(file.contexts.map((context) => context.key.repo))];
+  return repos.length === 1 ? { id: repos[0]!, source: 'folder' } : undefined;
+};
+
+/** Of two identities, the one both clones keep whichever side they are on: the stronger source, then the smaller id. */
+const strongerIdentity = (a: RepositoryIdentity, b: RepositoryIdentity): RepositoryIdentity =>
+  SOURCE_RANK[a.source] !== SOURCE_RANK[b.source]
+    ? SOURCE_RANK[a.source] < SOURCE_RANK[b.source]
+      ? a
+      : b
+    : a.id <= b.id
+      ? a
+      : b;
+
+/**
+ * Both sides of a conflicted context file as one: every workstream of either, those of both
+ * merged (see `mergeContexts`). Two clones that keyed the same repository differently (one
+ * without a remote, by its first commit; one by its origin) recorded two identities: the
+ * contexts of the weaker one are re-keyed to the stronger (an origin over a first commit over a
+ * folder name; between two of a kind, the smaller id), so the same branch and workstream become
+ * one context, whichever clone resolves. What a cap pushed out is listed, never silent.
+ */
+export const mergeContextFilesReported = (ours: ContextFile, theirs: ContextFile): ContextFilesMerge => {
+  const [oursId, theirsId] = [identityOf(ours), identityOf(theirs)];
+  const unify =
+    oursId === undefined || theirsId === undefined || oursId.id === theirsId.id
+      ? undefined
+      : strongerIdentity(oursId, theirsId) === oursId
+        ? { kept: oursId, rekeyed: theirsId }
+        : { kept: theirsId, rekeyed: oursId };
+  const rekeyed = (context: SharedContext): SharedContext =>
+    unify !== undefined && context.key.repo === unify.rekeyed.id
+      ? { ...context, key: { ...context.key, repo: unify.kept.id } }
+      : context;
+  const contexts: SharedContext[] = [];
+  const sources: SharedContext[][] = [];
+  for (const context of [...ours.contexts, ...theirs.contexts].map(rekeyed)) {
     const at = contexts.findIndex((known) => isSameContextKey(known.key, context.key));
-    if (at === -1) contexts.push(context);
-    else contexts[at] = mergeContexts(contexts[at]!, context);
+    if (at === -1) {
+      contexts.push(context);
+      sources.push([context]);
+    } else {
+      contexts[at] = { ...mergeContexts(contexts[at]!, context), key: contexts[at]!.key };
+      sources[at]!.push(context);
+    }
   }
-  const repository = ours.repository ?? theirs.repository;
+  const repository = unify?.kept ?? ours.repository ?? theirs.repository;
   return {
-    kind: ours.kind,
-    ...(repository === undefined ? {} : { repository }),
-    contexts: contexts.sort((a, b) => compareContextKeys(a.key, b.key)),
+    file: {
+      kind: ours.kind,
+      ...(repository === undefined ? {} : { repository }),
+      contexts: [...contexts].sort((a, b) => compareContextKeys(a.key, b.key)),
+    },
+    ...(unify === undefined ? {} : { identity: unify }),
+    dropped: contexts.flatMap((context, i) =>
+      sources[i]!.length > 1 ? selectDroppedEntries(context.key, sources[i]!, context) : [],
+    ),
   };
 };
+
+/** Both sides of a conflicted context file as one (see `mergeContextFilesReported`, which also says what it did). */
+export const mergeContextFiles = (ours: ContextFile, theirs: ContextFile): ContextFile =>
+  mergeContextFilesReported(ours, theirs).file;

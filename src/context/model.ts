@@ -164,6 +164,14 @@ export const CONTEXT_LIMITS = {
   hash: 64,
 } as const;
 
+/** 0000-01-01T00:00:00.000Z (`Date.UTC` reads years below 100 as 19xx). */
+const EARLIEST_TIME = -62_167_219_200_000;
+const LATEST_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/** True for the times a context file can hold: whole epoch milliseconds from the year 0000 to 9999 (UTC). */
+export const isContextTime = (at: number): boolean =>
+  Number.isSafeInteger(at) && at >= EARLIEST_TIME && at <= LATEST_TIME;
+
 /** The rules a new context starts with; users add their own with `pinRule`. */
 export const DEFAULT_PINNED_RULES: ReadonlyArray<string> = Object.freeze([
   'Repository state beats memory: if the summary is stale, read the changed files first.',
@@ -178,6 +186,16 @@ export const DEFAULT_PINNED_RULES: ReadonlyArray<string> = Object.freeze([
  * past it is refused with how to prune; a larger file is refused on read without being read whole.
  */
 export const CONTEXT_FILE_MAX_BYTES = 5 * 1024 * 1024;
+
+/** What a cap pushed out of a context (a merge over a cap, the window of recent failures): always reported, never silent. */
+export interface DroppedEntry {
+  readonly key: ContextKey;
+  readonly what: 'decision' | 'claim' | 'failure';
+  /** The decision (`D3 [decided] text`), the claim, or the failure (`step: error`), as one line. */
+  readonly text: string;
+  /** The cap that pushed it out. */
+  readonly cap: number;
+}
 
 /** What went wrong in a context operation: a code to branch on and one line to show. */
 export interface ContextError {

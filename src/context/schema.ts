@@ -25,6 +25,7 @@ import {
   type RunFailure,
   type ContextSessionsFile,
   type SharedContext,
+  isContextTime,
 } from './model.js';
 import { pinnedRulesProblem } from './pinned.js';
 import { REPOSITORY_SOURCES } from './repository.js';
@@ -33,7 +34,13 @@ import { findSecretField, type SecretLocation } from './secrets.js';
 const L = CONTEXT_LIMITS;
 const text = (max: number) => z.string().max(max);
 const line = (max: number) => z.string().min(1).max(max);
-const time = z.iso.datetime();
+/**
+ * An ISO-8601 time as `Date.parse` reads it: `Z` or an offset (`+00:00`, as a hand-edited file
+ * or another tool may write), within the years 0000 to 9999 once in UTC. Written back as `Z`.
+ */
+const time = z.iso
+  .datetime({ offset: true })
+  .refine((iso) => isContextTime(Date.parse(iso)), { message: 'is outside the years 0000 to 9999 (UTC)' });
 
 const KeySchema = z.object({
   repo: line(L.keyPart),

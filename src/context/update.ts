@@ -18,14 +18,18 @@ import {
   type ContextError,
   type ContextFile,
   type ContextKey,
+  type Decision,
   type DecisionStatus,
+  type DroppedEntry,
   DEFAULT_PINNED_RULES,
   type EvidenceLedger,
   type RunFailure,
   type SharedContext,
+  isContextTime,
 } from './model.js';
 import { pinnedRulesProblem } from './pinned.js';
-import { secretProblem } from './secrets.js';
+import { findContextSecret } from './schema.js';
+import { redactSecrets, secretProblem } from './secrets.js';
 
 /** What a run that passed its checks (tests green, diff applied) writes. Every field is optional. */
 export interface SucceededRun {
@@ -103,6 +107,12 @@ export const upsertContext = (file: ContextFile, context: SharedContext): Contex
   };
 };
 
+/** `file` without the context stored under `key`; the very same file when there is none. */
+export const removeContext = (file: ContextFile, key: ContextKey): ContextFile =>
+  file.contexts.some((stored) => isSameContextKey(stored.key, key))
+    ? { ...file, contexts: file.contexts.filter((stored) => !isSameContextKey(stored.key, key)) }
+    : file;
+
 /** The context with its summary marked stale or fresh as `status` says; the same object when it already is. */
 export const markSummaryStale = (context: SharedContext, status: Pick<ContextStatus, 'stale'>): SharedContext =>
   context.workingSummary.stale === status.stale
@@ -133,13 +143,8 @@ const allLines = (
   return E.right(out);
 };
 
-/** The times a context file can hold: ISO-8601 with a four-digit year, 0000 to 9999. */
-/** 0000-01-01T00:00:00.000Z (`Date.UTC` reads years below 100 as 19xx). */
-const EARLIEST = -62_167_219_200_000;
-const LATEST = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
-
 const validTime = (at: number): E.Either<ContextError, number> =>
-  Number.isSafeInteger(at) && at >= EARLIEST && at <= LATEST
+  isContextTime(at)
     ? E.right(at)
     : E.left(invalid(`${String(at)} is not a time in whole epoch milliseconds between the years 0000 and 9999`));
 
@@ -358,15 +363,94 @@ export const applyRunOutcome = (
   if (E.isLeft(time)) return time;
   switch (outcome?.status) {
     case 'succeeded':
-      return snapshot.kind === 'git'
-        ? applySuccess(context, outcome, at, snapshot)
-        : E.left({
-            code: 'not_a_git_repository',
-            message: `${snapshot.reason}: a summary is written only at a verified checkpoint, and outside a git repository nothing can be verified`,
-          });
+      if (snapshot.kind !== 'git')
+        return E.left({
+          code: 'not_a_git_repository',
+          message: `${snapshot.reason}: a summary is written only at a verified checkpoint, and outside a git repository nothing can be verified`,
+        });
+      // Conflict markers in the files are no verified state: no checkpoint is recorded over them.
+      if (snapshot.unmerged !== undefined && snapshot.unmerged.length > 0)
+        return E.left(
+          invalid(
+            `${snapshot.unmerged.length} ${snapshot.unmerged.length === 1 ? 'file has' : 'files have'} unresolved merge conflicts (${snapshot.unmerged.slice(0, 3).join(', ')}${snapshot.unmerged.length > 3 ? ', ...' : ''}): a checkpoint records verified work; resolve them and git add them first`,
+          ),
+        );
+      return applySuccess(context, outcome, at, snapshot);
     case 'failed':
       return applyFailure(context, outcome, at);
     default:
       return E.left(invalid('a run outcome needs a status: succeeded or failed'));
   }
+};
+
+const decisionLine = (decision: Decision): string => `${decision.id} [${decision.status}] ${decision.text}`;
+const failureLine = (failure: RunFailure): string => `${failure.failedStep}: ${failure.error}`;
+const failureIdentity = (failure: RunFailure): string =>
+  JSON.stringify([failure.at ?? null, failure.failedStep, failure.error, failure.nextAction]);
+
+/**
+ * What `after` no longer holds of the contexts in `before` (all stored under `key`): decisions
+ * (by text: a merge may give one a new id), claims (by text: a repeated claim replaces the
+ * earlier one, which is no loss) and failures. Each is reported with the cap that pushed it out.
+ */
+export const selectDroppedEntries = (
+  key: ContextKey,
+  before: ReadonlyArray<SharedContext>,
+  after: SharedContext,
+): ReadonlyArray<DroppedEntry> => {
+  const decisions = new Set(after.openDecisions.map((decision) => decision.text));
+  const claims = new Set(after.evidenceLedger.map((claim) => claim.claim));
+  const failures = new Set(after.recentFailures.map(failureIdentity));
+  const dropped: DroppedEntry[] = [];
+  const seen = new Set<string>();
+  const add = (entry: DroppedEntry, identity: string): void => {
+    if (seen.has(identity)) return;
+    seen.add(identity);
+    dropped.push(entry);
+  };
+  for (const context of before) {
+    for (const decision of context.openDecisions)
+      if (!decisions.has(decision.text))
+        add(
+          { key, what: 'decision', text: decisionLine(decision), cap: CONTEXT_LIMITS.decisions },
+          `d${decision.text}`,
+        );
+    for (const claim of context.evidenceLedger)
+      if (!claims.has(claim.claim))
+        add({ key, what: 'claim', text: claim.claim, cap: CONTEXT_LIMITS.claims }, `c${claim.claim}`);
+    for (const failure of context.recentFailures)
+      if (!failures.has(failureIdentity(failure)))
+        add(
+          { key, what: 'failure', text: failureLine(failure), cap: CONTEXT_LIMITS.recentFailures },
+          `f${failureIdentity(failure)}`,
+        );
+  }
+  return dropped;
+};
+
+/**
+ * `context` with every secret in its text replaced by `[redacted: ...]` (see `redactSecrets`);
+ * the same object when it holds none. For what a read shows of a file someone else wrote.
+ */
+export const redactContext = (context: SharedContext): SharedContext => {
+  if (findContextSecret(context) === undefined) return context;
+  return produce(context, (draft) => {
+    const failure = (entry: { failedStep: string; error: string; nextAction: string }): void => {
+      entry.failedStep = redactSecrets(entry.failedStep);
+      entry.error = redactSecrets(entry.error);
+      entry.nextAction = redactSecrets(entry.nextAction);
+    };
+    draft.featureRequest = redactSecrets(draft.featureRequest);
+    draft.pinnedRules = draft.pinnedRules.map(redactSecrets);
+    draft.workingSummary.text = redactSecrets(draft.workingSummary.text);
+    for (const decision of draft.openDecisions) decision.text = redactSecrets(decision.text);
+    for (const step of draft.checklist) step.text = redactSecrets(step.text);
+    for (const claim of draft.evidenceLedger) {
+      claim.claim = redactSecrets(claim.claim);
+      for (const file of claim.files) file.path = redactSecrets(file.path);
+      claim.symbols = claim.symbols.map(redactSecrets);
+    }
+    if (draft.lastRun?.status === 'failed') failure(draft.lastRun);
+    for (const entry of draft.recentFailures) failure(entry);
+  });
 };

@@ -8,6 +8,7 @@ import type { Extraction } from '../extract/extractor.js';
 import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS, type SectionLayout } from '../retrieve/defaults.js';
 import type { FactQuery } from '../retrieve/retrieve.js';
 import type { ContractError } from '../runtime/parse.js';
+import type { FactStore } from '../store/state.js';
 import { type CompiledPrompt, createFactTracker, type FactTracker } from '../runtime/tracker.js';
 import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
 import type { HistoryEvent, HistoryPromptEvent } from './events.js';
@@ -31,6 +32,8 @@ export interface HistoryPlayerOptions {
   readonly layout?: SectionLayout;
   /** Keep the tracker's event log (default true); a replay, which never reads it, keeps none. */
   readonly keepEvents?: boolean;
+  /** The store to start from (default: an empty one), for a replay that resumes where a saved state left off. */
+  readonly initial?: FactStore;
 }
 
 /** What applying one event did. */
@@ -50,7 +53,7 @@ export interface HistoryPlayer {
   apply(event: HistoryEvent): AppliedHistoryEvent;
 }
 
-/** A player over an empty store. */
+/** A player over an empty store, or the `initial` one. */
 export const createHistoryPlayer = (options: HistoryPlayerOptions = {}): HistoryPlayer => {
   const countTokens = options.countTokens ?? estimateTokens;
   let now = 0;
@@ -60,6 +63,7 @@ export const createHistoryPlayer = (options: HistoryPlayerOptions = {}): History
     ...(options.ranking === undefined ? {} : { ranking: options.ranking }),
     ...(options.layout === undefined ? {} : { layout: options.layout }),
     ...(options.keepEvents === undefined ? {} : { keepEvents: options.keepEvents }),
+    ...(options.initial === undefined ? {} : { initial: options.initial }),
   });
 
   const queryFor = (event: HistoryPromptEvent): FactQuery => ({

@@ -17,13 +17,26 @@ import type { FactStore } from '../store/state.js';
 import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
 import { listSessionIds, openSession, type LiveSession, type SessionOptions } from '../session/session.js';
 import { parseSessionId } from '../session/id.js';
+import {
+  DEFAULT_SECTION_FACTS,
+  DEFAULT_SECTION_TOKENS,
+  MAX_OUTPUT_LENGTH,
+  MAX_PROMPT_LENGTH,
+  MAX_RELATION_LENGTH,
+  MAX_SECTION_FACTS,
+  MAX_SECTION_TOKENS,
+  MAX_SESSION_ID_LENGTH,
+  MAX_SUBJECT_LENGTH,
+  MAX_TASK_ID_LENGTH,
+  MAX_TIME_LENGTH,
+} from '../session/limits.js';
 import type { SessionError } from '../session/model.js';
 import { fitAnswer } from './answer.js';
 
 /** No tool answer is larger than this many tokens unless configured otherwise. */
 export const DEFAULT_MAX_ANSWER_TOKENS = 8_000;
-/** The longest dispatch output `ingest_result` takes, in characters (a result is a few KB; 1 MB is already absurd). */
-export const MAX_OUTPUT_CHARACTERS = 1_000_000;
+/** The longest dispatch output `ingest_result` takes, in characters (`MAX_OUTPUT_LENGTH`). */
+export const MAX_OUTPUT_CHARACTERS = MAX_OUTPUT_LENGTH;
 /** Sessions kept open at once; the least recently used is closed past it (it reopens from its log). */
 const OPEN_SESSIONS = 64;
 /** The URI of the dispatch-result schemas. */
@@ -48,12 +61,27 @@ Before dispatching a subagent, call compile_context with the task's id and promp
 Ask each subagent to end its answer with its result as JSON between a line ${BEGIN_MARKER} and a line ${END_MARKER} (the JSON Schemas are the resource ${SCHEMAS_URI}).
 When it returns, call ingest_result with its whole final message. Use one sessionId for the whole session and one taskId per task.`;
 
+/**
+ * A bound of a string argument that the SDK checks before a tool runs: its message starts with
+ * the code the tool error gets (see `codedToolError`), so a caller can branch on it.
+ */
+const bounded = (code: string, name: string, limit: number, unit = 'characters') =>
+  z.string().max(limit, { error: () => `${code}: ${name} is over ${limit.toLocaleString('en-US')} ${unit}` });
+
 const Time = z
-  .union([z.string(), z.number()])
+  .union([z.string().max(MAX_TIME_LENGTH), z.number()])
   .describe('ISO-8601 (2026-03-02T10:00:00Z) or epoch milliseconds; default: now');
 const SessionId = z
   .string()
-  .describe('The session: 1 to 128 letters, digits, "_", "-" or "."; one per orchestrator session');
+  .max(MAX_SESSION_ID_LENGTH, {
+    error: () => `invalid_session_id: the session id is over ${MAX_SESSION_ID_LENGTH} characters`,
+  })
+  .describe(
+    `The session: 1 to ${MAX_SESSION_ID_LENGTH} letters, digits, "_", "-" or "."; one per orchestrator session`,
+  );
+const TaskId = (what: string) =>
+  bounded('invalid_field', 'taskId', MAX_TASK_ID_LENGTH).describe(`${what} (at most ${MAX_TASK_ID_LENGTH} characters)`);
+const TaskPrompt = bounded('prompt_too_large', 'taskPrompt', MAX_PROMPT_LENGTH);
 const Limit = (fallback: number) =>
   z.number().int().min(1).max(1_000).optional().describe(`At most this many (default ${fallback})`);
 
@@ -70,11 +98,13 @@ type FactOut = z.infer<typeof FactOut>;
 const IngestIn = z
   .object({
     sessionId: SessionId,
-    taskId: z.string().describe('The task the subagent worked on'),
+    taskId: TaskId('The task the subagent worked on'),
     role: z.enum(SOURCE_ROLES),
     output: z
-      .union([z.string(), z.record(z.string(), z.unknown())])
-      .describe(`The subagent's final message (with the ${BEGIN_MARKER} block) or the result object`),
+      .union([bounded('output_too_large', 'output', MAX_OUTPUT_LENGTH), z.record(z.string(), z.unknown())])
+      .describe(
+        `The subagent's final message (with the ${BEGIN_MARKER} block) or the result object; at most ${MAX_OUTPUT_LENGTH} characters (the object as JSON)`,
+      ),
     at: Time.optional(),
   })
   .strict();
@@ -90,11 +120,25 @@ const IngestOut = z.object({
 const CompileIn = z
   .object({
     sessionId: SessionId,
-    taskId: z.string().describe('The task about to be dispatched'),
-    taskPrompt: z.string().describe('What the subagent will be asked to do'),
-    tags: z.array(z.enum(FACT_TAGS)).optional().describe('Only facts with one of these tags'),
-    maxTokens: z.number().int().min(0).max(4_000).optional().describe('Token budget of the section (default 500)'),
-    maxFacts: z.number().int().min(0).max(100).optional().describe('Facts in the section (default 10)'),
+    taskId: TaskId('The task about to be dispatched'),
+    taskPrompt: TaskPrompt.describe(`What the subagent will be asked to do (at most ${MAX_PROMPT_LENGTH} characters)`),
+    tags: z.array(z.enum(FACT_TAGS)).max(FACT_TAGS.length).optional().describe('Only facts with one of these tags'),
+    maxTokens: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_SECTION_TOKENS)
+      .optional()
+      .meta({ default: DEFAULT_SECTION_TOKENS })
+      .describe(`Token budget of the section (default ${DEFAULT_SECTION_TOKENS})`),
+    maxFacts: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_SECTION_FACTS)
+      .optional()
+      .meta({ default: DEFAULT_SECTION_FACTS })
+      .describe(`Facts in the section (default ${DEFAULT_SECTION_FACTS})`),
     at: Time.optional(),
   })
   .strict();
@@ -108,7 +152,7 @@ const CompileOut = z.object({
 });
 
 const ExplainIn = z
-  .object({ sessionId: SessionId, taskId: z.string(), taskPrompt: z.string(), limit: Limit(30) })
+  .object({ sessionId: SessionId, taskId: TaskId('The task'), taskPrompt: TaskPrompt, limit: Limit(30) })
   .strict();
 const DecisionOut = TripleOut.extend({
   decision: z.enum(['included', 'excluded']),
@@ -139,7 +183,11 @@ const ExplainOut = z.object({
 const ListIn = z
   .object({
     sessionId: SessionId,
-    subject: z.string().optional().describe('Only facts whose subject contains this, ignoring case'),
+    subject: z
+      .string()
+      .max(MAX_SUBJECT_LENGTH)
+      .optional()
+      .describe('Only facts whose subject contains this, ignoring case'),
     tag: z.enum(FACT_TAGS).optional(),
     asOf: Time.optional().describe('The facts valid at this time (ISO-8601 or epoch ms)'),
     includeClosed: z.boolean().optional().describe('Closed facts too'),
@@ -149,7 +197,12 @@ const ListIn = z
 const ListOut = z.object({ sessionId: z.string(), facts: z.array(FactOut), total: z.number(), omitted: z.number() });
 
 const InvalidateIn = z
-  .object({ sessionId: SessionId, subject: z.string(), relation: z.string(), at: Time.optional() })
+  .object({
+    sessionId: SessionId,
+    subject: z.string().max(MAX_SUBJECT_LENGTH),
+    relation: z.string().max(MAX_RELATION_LENGTH),
+    at: Time.optional(),
+  })
   .strict();
 const InvalidateOut = z.object({
   sessionId: z.string(),
@@ -214,6 +267,26 @@ const toolError = (code: string, message: string): ToolAnswer => ({
   content: [{ type: 'text', text: `${code}: ${message}` }],
   isError: true,
 });
+
+const SDK_INPUT_ERROR = /^Input validation error: Invalid arguments for tool [\w.-]+: /u;
+const SDK_ARGUMENTS_ERROR = /^Invalid arguments for tool [\w.-]+: /u;
+/** A code some bound of the input schemas starts its message with, after the argument's path. */
+const BOUND_CODE = /^[\w.]+: ((?:invalid_field|invalid_session_id|output_too_large|prompt_too_large)): /u;
+
+/**
+ * The tool error of a failure the SDK met before or around a tool (arguments that do not match
+ * the schema, a throw), with a code first like every other: the code a bound names, else
+ * `invalid_arguments`, else `internal`.
+ */
+export const codedToolError = (message: string): ToolAnswer => {
+  const input = SDK_INPUT_ERROR.exec(message) ?? SDK_ARGUMENTS_ERROR.exec(message);
+  if (input === null) return toolError('internal', message);
+  const detail = message.slice(input[0].length);
+  const bound = BOUND_CODE.exec(detail);
+  return bound === null
+    ? toolError('invalid_arguments', detail)
+    : toolError(bound[1]!, detail.replace(`${bound[1]!}: `, ''));
+};
 
 /** A bounded answer, as text (the JSON, or `text` when given) and as structured content. */
 const toolAnswer = (
@@ -335,23 +408,20 @@ export const createFactTrackerMcpServer = (
     { name: 'fact-tracker', version: options.version },
     { instructions: INSTRUCTIONS, capabilities: { tools: {}, resources: {} } },
   );
+  // The SDK answers arguments its schema refuses, and a tool that throws, through this method of
+  // its own (private in its types; the SDK's version is pinned): give those answers a code too.
+  (server as unknown as { createToolError: (message: string) => ToolAnswer }).createToolError = codedToolError;
 
   server.registerTool(
     'ingest_result',
     {
       title: 'Record a subagent result',
-      description: `Record a subagent's result in the session: its final message (the JSON between ${BEGIN_MARKER} and ${END_MARKER} lines) or the result object. Returns the facts extracted. Sending the same result with the same "at" again records nothing.`,
+      description: `Record a subagent's result in the session: its final message (the JSON between ${BEGIN_MARKER} and ${END_MARKER} lines) or the result object. Returns the facts extracted. Sending the same result again records nothing: with the same "at", or without "at" when it is the last result recorded for the task (same role and output).`,
       inputSchema: IngestIn,
       outputSchema: IngestOut,
       annotations: { idempotentHint: true, destructiveHint: false },
     },
     async ({ sessionId, taskId, role, output, at }) => {
-      const size = typeof output === 'string' ? output.length : JSON.stringify(output).length;
-      if (size > MAX_OUTPUT_CHARACTERS)
-        return toolError(
-          'output_too_large',
-          `output is ${size} characters; at most ${MAX_OUTPUT_CHARACTERS} are taken (a dispatch result is a few KB: send the final message, not a transcript)`,
-        );
       const time = timeArgument(at, 'at');
       if (E.isLeft(time)) return time.left;
       const live = await session(sessionId, true);
@@ -375,10 +445,10 @@ export const createFactTrackerMcpServer = (
     {
       title: 'Session context for a task',
       description:
-        'Before dispatching a subagent: the [Session Context] section with the facts earlier tasks established that are relevant to this task, within a token budget. Put sessionContext into the subagent prompt. Records the prompt in the session.',
+        'Before dispatching a subagent: the [Session Context] section with the facts earlier tasks established that are relevant to this task, within a token budget. Put sessionContext into the subagent prompt. Records the prompt in the session (sent again with the same "at", it is not recorded twice).',
       inputSchema: CompileIn,
       outputSchema: CompileOut,
-      annotations: { idempotentHint: true, destructiveHint: false },
+      annotations: { idempotentHint: false, destructiveHint: false },
     },
     async ({ sessionId, taskId, taskPrompt, tags, maxTokens: budget, maxFacts, at }) => {
       const time = timeArgument(at, 'at');

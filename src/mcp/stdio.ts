@@ -1,29 +1,47 @@
 /** Serving the MCP server over a pair of streams (the process's standard input and output). */
 import { type Readable, Transform, type Writable } from 'node:stream';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import * as E from 'fp-ts/lib/Either.js';
+import { MAX_MESSAGE_BYTES } from '../session/limits.js';
 import { createFactTrackerMcpServer, createSessionPool, type FactTrackerMcpOptions } from './server.js';
 
-/**
- * The largest message read, in bytes. The SDK's default (10 MB) closes the connection on a
- * larger one; a 10 MB agent output must instead reach `ingest_result`, which refuses it cleanly.
- */
-export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+export { MAX_MESSAGE_BYTES };
+
+/** Why the server stopped reading: a message over `MAX_MESSAGE_BYTES`. */
+export class MessageTooLargeError extends Error {
+  readonly code = 'message_too_large';
+}
 
 /**
- * Regroups a byte stream into chunks that end at a newline. The SDK's read buffer copies all it
- * holds on every chunk it receives, so a message arriving in many small chunks costs time
+ * Regroups a byte stream into chunks that end at a newline, and stops with a
+ * `MessageTooLargeError` at a message (a line) over `limit` bytes. The SDK's read buffer copies
+ * all it holds on every chunk it receives, so a message arriving in many small chunks costs time
  * quadratic in its size (seconds for a 10 MB message); as one chunk it is copied once.
  */
-export const wholeLines = (): Transform => {
+export const wholeLines = (limit = MAX_MESSAGE_BYTES): Transform => {
   let held: Buffer[] = [];
+  let heldBytes = 0;
+  const tooLarge = (): MessageTooLargeError =>
+    new MessageTooLargeError(
+      `a JSON-RPC message over the limit of ${limit.toLocaleString('en-US')} bytes arrived; the server stops, as it cannot read it`,
+    );
   return new Transform({
     transform(chunk: Buffer, _encoding, done) {
+      // Every line of the chunk but the last must fit, and so must what is held of the last.
+      let start = 0;
+      for (let end = chunk.indexOf(0x0a); end !== -1; end = chunk.indexOf(0x0a, start)) {
+        if (heldBytes + end - start > limit) return done(tooLarge());
+        heldBytes = 0;
+        start = end + 1;
+      }
+      if (heldBytes + chunk.length - start > limit) return done(tooLarge());
       const end = chunk.lastIndexOf(0x0a);
       if (end === -1) held.push(chunk);
       else {
         this.push(Buffer.concat([...held, chunk.subarray(0, end + 1)]));
         held = end + 1 < chunk.length ? [chunk.subarray(end + 1)] : [];
       }
+      heldBytes += chunk.length - start;
       done();
     },
     flush(done) {
@@ -33,23 +51,39 @@ export const wholeLines = (): Transform => {
   });
 };
 
-/** Serves MCP on `input` and `output` until the client closes `input`. */
+/**
+ * Serves MCP on `input` and `output` until the client closes `input` (Right), or until a
+ * message over `MAX_MESSAGE_BYTES` arrives (Left, its code first): a server that stopped
+ * reading must not stay alive and deaf.
+ */
 export const serveMcp = async (
   streams: { readonly input: Readable; readonly output: Writable },
   options: FactTrackerMcpOptions,
-): Promise<void> => {
+): Promise<E.Either<string, void>> => {
   const pool = createSessionPool(options);
-  const transport = new StdioServerTransport(streams.input.pipe(wholeLines()), streams.output, {
-    maxBufferSize: MAX_MESSAGE_BYTES,
+  const lines = wholeLines();
+  const transport = new StdioServerTransport(streams.input.pipe(lines), streams.output, {
+    // Past the bound `lines` enforces, so the SDK's own (which closes without a word) never trips first.
+    maxBufferSize: 2 * MAX_MESSAGE_BYTES,
   });
-  const closed = new Promise<void>((resolve) => {
-    streams.input.once('end', resolve);
-    streams.input.once('close', resolve);
+  const stopped = new Promise<E.Either<string, void>>((resolve) => {
+    streams.input.once('end', () => resolve(E.right(undefined)));
+    streams.input.once('close', () => resolve(E.right(undefined)));
+    lines.once('error', (error) => {
+      streams.input.unpipe(lines);
+      // Nothing more is read: let go of the input, so the process can end.
+      streams.input.destroy();
+      resolve(E.left(`${error instanceof MessageTooLargeError ? error.code : 'io'}: ${error.message}`));
+    });
   });
   const handle = serveStdio(() => createFactTrackerMcpServer(options, pool), {
     transport,
-    onerror: (error) => options.onWarning?.(error.message),
+    // The message too large is reported once, as the reason the server stops.
+    onerror: (error) => {
+      if (!(error instanceof MessageTooLargeError)) options.onWarning?.(error.message);
+    },
   });
-  await closed;
+  const outcome = await stopped;
   await handle.close();
+  return outcome;
 };

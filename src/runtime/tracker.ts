@@ -54,6 +54,8 @@ export interface FactTrackerOptions {
   readonly keepEvents?: boolean;
   /** The section's layout (default `lines`: one line per fact). */
   readonly layout?: SectionLayout;
+  /** The store to start from (default: an empty one with `maxValidFacts`), such as one `decodeState` read back. */
+  readonly initial?: FactStore;
 }
 
 /** Input of `ingestOutput`: raw agent text, or an already-parsed result object. */
@@ -163,7 +165,7 @@ const readPromptFields = (input: unknown): PromptFields => {
   return fields;
 };
 
-/** Creates a tracker holding an empty store. */
+/** Creates a tracker holding an empty store, or the `initial` one. */
 export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker => {
   const settings = typeof options === 'object' && options !== null ? options : {};
   const clock = typeof settings.clock === 'function' ? settings.clock : Date.now;
@@ -181,7 +183,9 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
     : DEFAULT_LAYOUT;
 
   const shell = createShell<FactStore, TrackerEvent>({
-    initial: emptyFactStore(settings.maxValidFacts === undefined ? {} : { maxValidFacts: settings.maxValidFacts }),
+    initial:
+      settings.initial ??
+      emptyFactStore(settings.maxValidFacts === undefined ? {} : { maxValidFacts: settings.maxValidFacts }),
     reduce: applyEvent,
     share: seal,
     keepLog: settings.keepEvents !== false,

@@ -4,9 +4,9 @@
  * Codex's session ids (UUIDs) pass as they are.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { MAX_SESSION_ID_LENGTH } from './limits.js';
 
-/** The longest session id accepted. */
-export const MAX_SESSION_ID_LENGTH = 128;
+export { MAX_SESSION_ID_LENGTH };
 
 const SESSION_ID = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/u;
 /** Names Windows reserves for devices, with or without an extension. */

@@ -5,10 +5,12 @@
 export {
   DEFAULT_LOCK_STALE_MS,
   DEFAULT_SESSIONS_DIRECTORY,
+  DUPLICATE_WINDOW,
   listSessionIds,
   locateSession,
   openSession,
   resolveSessionsDirectory,
+  SNAPSHOT_EVERY,
 } from './session.js';
 export type {
   CompactInput,
@@ -18,7 +20,23 @@ export type {
   SessionFiles,
   SessionOptions,
 } from './session.js';
-export { MAX_SESSION_ID_LENGTH, parseSessionId } from './id.js';
+export { parseSessionId } from './id.js';
+export {
+  DEFAULT_SECTION_FACTS,
+  DEFAULT_SECTION_TOKENS,
+  MAX_MESSAGE_BYTES,
+  MAX_OUTPUT_DEPTH,
+  MAX_OUTPUT_LENGTH,
+  MAX_PROMPT_LENGTH,
+  MAX_RELATION_LENGTH,
+  MAX_SECTION_FACTS,
+  MAX_SECTION_TOKENS,
+  MAX_SESSION_ID_LENGTH,
+  MAX_SUBJECT_LENGTH,
+  MAX_TASK_ID_LENGTH,
+  MAX_TIME_LENGTH,
+} from './limits.js';
+export { SNAPSHOT_EXTENSION, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type SnapshotUse } from './snapshot.js';
 export type {
   CompileContextInput,
   CompiledContext,

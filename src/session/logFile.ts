@@ -13,6 +13,7 @@ import {
   fdatasyncSync,
   fstatSync,
   ftruncateSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readSync,
@@ -21,7 +22,7 @@ import {
   writeFileSync,
   writeSync,
 } from 'node:fs';
-import { dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import lockfile from 'proper-lockfile';
@@ -64,7 +65,8 @@ const identityOf = (fd: number): string => {
   return `${stat.dev}:${stat.ino}`;
 };
 
-const readFully = (fd: number, position: number, length: number): Buffer => {
+/** Reads `length` bytes at `position`, or as many as the file holds there. */
+export const readFully = (fd: number, position: number, length: number): Buffer => {
   const buffer = Buffer.alloc(length);
   let filled = 0;
   while (filled < length) {
@@ -75,8 +77,8 @@ const readFully = (fd: number, position: number, length: number): Buffer => {
   return buffer.subarray(0, filled);
 };
 
-/** Runs `work` on `file` opened with `flags`, closing it whatever happens. */
-const withFile = <T>(file: string, flags: number, work: (fd: number) => T): T => {
+/** Runs `work` on `file` opened with `flags` (never through a symbolic link), closing it whatever happens. */
+export const withFile = <T>(file: string, flags: number, work: (fd: number) => T): T => {
   const fd = openSync(file, flags | NO_FOLLOW, 0o644);
   try {
     return work(fd);
@@ -276,11 +278,68 @@ const isWithin = (outer: string, inner: string): boolean => {
   return path === '' || (path !== '..' && !path.startsWith(`..${sep}`) && !isAbsolute(path));
 };
 
+/** The entry at `path` without following a link, or undefined when there is none. */
+const entryAt = (path: string) => lstatSync(path, { throwIfNoEntry: false });
+
+const refuseLink = (directory: string, within: string, link: string): SessionError => ({
+  code: 'io',
+  message: `the sessions folder ${directory} leads out of ${within} (through the symbolic link ${link}); refusing to write there`,
+});
+
+/**
+ * Makes `directory` exist, one missing folder at a time from its deepest existing ancestor, and
+ * checks each existing one on the way before anything is created below it. One `mkdir` per
+ * missing folder and no more: Node's recursive `mkdir` loops forever where the parent refuses
+ * new entries in an odd way (procfs answers ENOENT for a folder that is there).
+ */
+const makeFolders = (
+  directory: string,
+  within: string | undefined,
+  check: (existing: string) => E.Either<SessionError, void>,
+): E.Either<SessionError, void> => {
+  const missing: string[] = [];
+  let current = directory;
+  for (;;) {
+    const entry = entryAt(current);
+    if (entry !== undefined) {
+      const checked = check(current);
+      if (E.isLeft(checked)) return checked;
+      if (!entry.isDirectory() && !entry.isSymbolicLink())
+        return E.left({
+          code: 'io',
+          message: `cannot prepare the sessions folder ${directory}: ${current} is not a folder`,
+        });
+      break;
+    }
+    const parent = dirname(current);
+    if (parent === current || (within !== undefined && current === within)) break;
+    missing.unshift(current);
+    current = parent;
+  }
+  for (const folder of missing) {
+    try {
+      mkdirSync(folder);
+    } catch (error) {
+      if (codeOf(error) !== 'EEXIST') throw error;
+    }
+    // Made by us or by a process racing us: either way it must be a plain folder now.
+    const made = entryAt(folder);
+    if (made === undefined || made.isSymbolicLink() || !made.isDirectory())
+      return E.left({
+        code: 'io',
+        message: `cannot prepare the sessions folder ${directory}: ${folder} is not a folder`,
+      });
+  }
+  return E.right(undefined);
+};
+
 /**
  * Creates the sessions folder when `create` (with a `.gitignore` that keeps the logs out of
  * git) and, when `within` is given, checks that the folder is really inside it: a symbolic link
- * in a hostile repository must not send the logs elsewhere. A folder that does not exist and
- * is not to be created is fine: there is nothing in it.
+ * in a hostile repository must not send the logs elsewhere. Every folder on the way is checked
+ * before anything is created below it, so a link out of `within` is refused before any folder
+ * is made at its target. A folder that does not exist and is not to be created is fine: there
+ * is nothing in it.
  */
 export const prepareDirectory = async (
   directory: string,
@@ -288,13 +347,36 @@ export const prepareDirectory = async (
   create: boolean,
 ): Promise<E.Either<SessionError, void>> => {
   try {
-    if (create) mkdirSync(directory, { recursive: true });
-    else if (!statSync(directory, { throwIfNoEntry: false })) return E.right(undefined);
-    if (within !== undefined && !isWithin(realpathSync(within), realpathSync(directory)))
+    const root = within === undefined ? undefined : realpathSync(within);
+    // Each existing folder between `within` and the sessions folder: a link is fine while it stays inside.
+    const stayInside = (existing: string): E.Either<SessionError, void> =>
+      root === undefined || within === undefined || isWithin(root, realpathSync(existing))
+        ? E.right(undefined)
+        : E.left(refuseLink(directory, within, existing));
+    if (within !== undefined && !isWithin(resolve(within), resolve(directory)))
       return E.left({
         code: 'io',
-        message: `the sessions folder ${directory} leads out of ${within} (through a symbolic link); refusing to write there`,
+        message: `the sessions folder ${directory} is not inside ${within}; refusing to write there`,
       });
+    if (within !== undefined) {
+      // Checked from the top down: the first link out of `within` is the one named.
+      const steps = relative(resolve(within), resolve(directory))
+        .split(sep)
+        .filter((part) => part !== '');
+      let current = resolve(within);
+      for (const step of steps) {
+        current = join(current, step);
+        if (entryAt(current) === undefined) break;
+        const inside = stayInside(current);
+        if (E.isLeft(inside)) return inside;
+      }
+    }
+    if (create) {
+      const made = makeFolders(directory, within === undefined ? undefined : resolve(within), stayInside);
+      if (E.isLeft(made)) return made;
+    } else if (!statSync(directory, { throwIfNoEntry: false })) return E.right(undefined);
+    if (root !== undefined && within !== undefined && !isWithin(root, realpathSync(directory)))
+      return E.left(refuseLink(directory, within, directory));
     if (create)
       writeIfMissing(join(directory, '.gitignore'), '# Session logs of fact-tracker: local to this machine.\n*\n');
     return E.right(undefined);

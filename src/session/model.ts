@@ -9,7 +9,14 @@ import type { FactTag, SourceRole } from '../fact.js';
 /** Why a session call did nothing. */
 export interface SessionError {
   readonly code:
-    'invalid_session_id' | 'unknown_session' | 'io' | 'invalid_input' | HistoryLineErrorCode | ContractError['code'];
+    | 'invalid_session_id'
+    | 'unknown_session'
+    | 'io'
+    | 'invalid_input'
+    | 'output_too_large'
+    | 'prompt_too_large'
+    | HistoryLineErrorCode
+    | ContractError['code'];
   readonly message: string;
 }
 
@@ -68,8 +75,10 @@ export interface SetAsideLine {
 export interface SessionReport {
   /** Events applied (rejected dispatches included, as `replay` counts them). */
   readonly events: number;
-  /** Lines that are not events and dispatches the contract rejected, by line, exactly as `replay` reports them. */
+  /** Lines that are not events and dispatches the contract rejected, by line, exactly as `replay` reports them: the first 1,000. */
   readonly errors: ReadonlyArray<ReplayError>;
-  /** Torn last lines this process moved to the side file. */
+  /** How many more lines were rejected than `errors` lists (absent when it lists them all). */
+  readonly errorsOmitted?: number;
+  /** Torn last lines this process moved to the side file (the first 100). */
   readonly setAside: ReadonlyArray<SetAsideLine>;
 }

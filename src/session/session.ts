@@ -12,10 +12,11 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { describeError } from '../base/describe.js';
 import { sha256HexPrefix } from '../base/hash.js';
+import { exceedsValueDepth } from '../base/json.js';
 import { isRecord } from '../base/record.js';
 import { type HistoryEvent, type HistoryPromptEvent, parseHistoryLine } from '../history/events.js';
 import { type AppliedHistoryEvent, createHistoryPlayer, type HistoryPlayer } from '../history/player.js';
-import type { ReplayError } from '../history/replay.js';
+import { MAX_REPORTED_ERRORS, type ReplayError } from '../history/replay.js';
 import { formatSessionFacts } from '../prompt/format.js';
 import { explainRetrieval, retrieveFacts } from '../prompt/retrieve.js';
 import type { RetrievalDecision } from '../retrieve/retrieve.js';
@@ -23,6 +24,7 @@ import { selectValidFacts } from '../store/selectors.js';
 import { emptyFactStore, type FactStore, withMutations } from '../store/state.js';
 import type { TokenCounter } from '../tokens/estimate.js';
 import { parseSessionId } from './id.js';
+import { MAX_OUTPUT_DEPTH, MAX_OUTPUT_LENGTH, MAX_PROMPT_LENGTH, MAX_TASK_ID_LENGTH } from './limits.js';
 import {
   appendToLog,
   flushLog,
@@ -43,6 +45,7 @@ import type {
   SessionReport,
   SetAsideLine,
 } from './model.js';
+import { readSnapshot, type SessionSnapshot, type SnapshotUse, writeSnapshot } from './snapshot.js';
 
 /** Where session logs live when nothing says otherwise, under the working directory. */
 export const DEFAULT_SESSIONS_DIRECTORY = '.fact-tracker/sessions';
@@ -52,6 +55,16 @@ const LOG_EXTENSION = '.jsonl';
 const SET_ASIDE_EXTENSION = '.set-aside';
 /** A lock not refreshed for this long is taken over: its holder died. */
 export const DEFAULT_LOCK_STALE_MS = 5_000;
+/** A writer saves a snapshot once this many lines were read or written since the last one: no process replays more. */
+export const SNAPSHOT_EVERY = 64;
+/** A reader saves one only past this many (it must take the lock for it). */
+const SNAPSHOT_EVERY_READER = 4 * SNAPSHOT_EVERY;
+/** How many of the log's most recent events a resent event is recognized among. */
+export const DUPLICATE_WINDOW = 1_000;
+/** How many of the most recent tasks the last result is remembered for (a result resent without a time). */
+const RESULT_TASKS = 1_000;
+/** Torn lines this process set aside that the report lists. */
+const REPORTED_SET_ASIDE = 100;
 
 /** Where the sessions are and how a session runs. */
 export interface SessionOptions {
@@ -105,6 +118,8 @@ export interface LiveSession {
   snapshot(): Promise<E.Either<SessionError, FactStore>>;
   /** What reading the log met so far. */
   report(): SessionReport;
+  /** Whether the session started from the snapshot beside its log (and how far into the log it reached), or why not. */
+  snapshotUse(): SnapshotUse;
 }
 
 /** The sessions folder `options` name, and the folder it must stay inside (the default one must stay in `cwd`). */
@@ -138,7 +153,51 @@ const eventKey = (event: HistoryEvent): string => {
   return sha256HexPrefix(JSON.stringify(fields), 16);
 };
 
+/** The key of a result's content: its task, role and output, whatever its time. */
+const resultKey = (taskId: unknown, role: unknown, output: unknown): string =>
+  sha256HexPrefix(JSON.stringify([taskId, role, output]), 16);
+
 const invalidInput = (message: string): SessionError => ({ code: 'invalid_input', message });
+
+/** A map that forgets its oldest entries past `limit` (a key set again becomes the newest). */
+const remember = <K, V>(map: Map<K, V>, key: K, value: V, limit: number): void => {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > limit) map.delete(map.keys().next().value as K);
+};
+
+/** A task id the session takes: what facts can carry, the same for prompts and results. */
+const checkTaskId = (taskId: unknown): E.Either<SessionError, void> =>
+  typeof taskId === 'string' && taskId.length > MAX_TASK_ID_LENGTH
+    ? E.left({
+        code: 'invalid_field',
+        message: `taskId is ${taskId.length} characters long; at most ${MAX_TASK_ID_LENGTH} are allowed`,
+      })
+    : E.right(undefined);
+
+/** A prompt the session takes: a task id facts can carry and a prompt of at most `MAX_PROMPT_LENGTH` characters. */
+const checkPrompt = (input: unknown): E.Either<SessionError, void> => {
+  const { taskId, taskPrompt } = isRecord(input) ? input : { taskId: undefined, taskPrompt: undefined };
+  if (typeof taskPrompt === 'string' && taskPrompt.length > MAX_PROMPT_LENGTH)
+    return E.left({
+      code: 'prompt_too_large',
+      message: `taskPrompt is ${taskPrompt.length} characters long; at most ${MAX_PROMPT_LENGTH} are taken`,
+    });
+  return checkTaskId(taskId);
+};
+
+/** An output the session takes: text or a result object of at most `MAX_OUTPUT_LENGTH` characters, nested at most `MAX_OUTPUT_DEPTH` deep. */
+const checkOutput = (output: unknown): E.Either<SessionError, void> => {
+  if (isRecord(output) && exceedsValueDepth(output, MAX_OUTPUT_DEPTH))
+    return E.left({ code: 'too_large', message: `output nests arrays and objects more than ${MAX_OUTPUT_DEPTH} deep` });
+  const size = typeof output === 'string' ? output.length : isRecord(output) ? JSON.stringify(output).length : 0;
+  return size > MAX_OUTPUT_LENGTH
+    ? E.left({
+        code: 'output_too_large',
+        message: `output is ${size} characters; at most ${MAX_OUTPUT_LENGTH} are taken (a dispatch result is a few KB: send the final message, not a transcript)`,
+      })
+    : E.right(undefined);
+};
 
 /** A finite time, or the clock's. */
 const timeOf = (at: number | undefined, clock: () => number): E.Either<SessionError, number> => {
@@ -195,41 +254,93 @@ const open = async (
   const create = options.create !== false;
   const clock = options.clock ?? Date.now;
   const lock: LockSettings = { staleMs: Math.max(options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS, 2_000) };
+  const playerOptions = {
+    keepEvents: false,
+    ...(options.countTokens === undefined ? {} : { countTokens: options.countTokens }),
+  };
 
   // What the log held when last read; all reset when the file was replaced or cut behind our back.
+  // Nothing here grows with the log: the store is bounded by its own compaction, the rest by a count.
   let player: HistoryPlayer;
   let offset: number;
   let lines: number;
   let previousAt: number | undefined;
   let identity: string;
   let events: number;
-  let keys: Map<string, number>;
+  /** The first rejected lines, and how many more. */
   let errors: ReplayError[];
+  let errorsOmitted: number;
+  /** The keys of the most recent events, with their lines. */
+  let recent: Map<string, number>;
+  /** Per recent task, the content key and line of its last result. */
+  let results: Map<string, { readonly key: string; readonly line: number }>;
+  /** Lines read or written since the state of the snapshot on disk (or since the first line). */
+  let sinceSnapshot: number;
+  /** The snapshot file is read once per rebuild, before the first line. */
+  let snapshotChecked: boolean;
   /** The tracker may hold an event the log does not: rebuild from the file before the next answer. */
   let stale = false;
+  let snapshotUse: SnapshotUse = { used: false, reason: 'not read yet' };
   const setAside: SetAsideLine[] = [];
 
   const reset = (): void => {
-    player = createHistoryPlayer(options.countTokens === undefined ? {} : { countTokens: options.countTokens });
+    player = createHistoryPlayer(playerOptions);
     offset = 0;
     lines = 0;
     previousAt = undefined;
     identity = '';
     events = 0;
-    keys = new Map();
     errors = [];
+    errorsOmitted = 0;
+    recent = new Map();
+    results = new Map();
+    sinceSnapshot = 0;
+    snapshotChecked = false;
     stale = false;
   };
   reset();
 
+  /** Starts from the snapshot beside the log when it can be trusted; otherwise the log is read from its first line. */
+  const resume = (): void => {
+    snapshotChecked = true;
+    const read = readSnapshot(file);
+    if (E.isLeft(read) || read.right === undefined) {
+      snapshotUse = { used: false, reason: E.isLeft(read) ? read.left : 'there is no snapshot' };
+      return;
+    }
+    const snapshot = read.right;
+    player = createHistoryPlayer({ ...playerOptions, initial: snapshot.store });
+    ({ offset, identity, lines, previousAt, events, errorsOmitted } = snapshot);
+    errors = [...snapshot.errors];
+    recent = new Map(snapshot.recent);
+    results = new Map(snapshot.results.map(([taskId, key, line]) => [taskId, { key, line }]));
+    sinceSnapshot = 0;
+    snapshotUse = { used: true, offset };
+  };
+
+  const reject = (error: ReplayError): void => {
+    if (errors.length < MAX_REPORTED_ERRORS) errors.push(error);
+    else errorsOmitted += 1;
+  };
+
   /** Counts an event that is in the log, as `replay` counts it; one that applied is known by its key from now on. */
-  const remember = (event: HistoryEvent, applied: AppliedHistoryEvent): void => {
+  const note = (event: HistoryEvent, applied: AppliedHistoryEvent): void => {
     lines = event.line;
     previousAt = event.at;
     events += 1;
-    if (applied.type === 'dispatch' && E.isLeft(applied.ingested))
-      errors.push({ line: event.line, code: applied.ingested.left.code, message: applied.ingested.left.message });
-    else keys.set(eventKey(event), event.line);
+    sinceSnapshot += 1;
+    if (applied.type === 'dispatch' && E.isLeft(applied.ingested)) {
+      reject({ line: event.line, code: applied.ingested.left.code, message: applied.ingested.left.message });
+      return;
+    }
+    remember(recent, eventKey(event), event.line, DUPLICATE_WINDOW);
+    if (event.type === 'dispatch')
+      remember(
+        results,
+        event.taskId,
+        { key: resultKey(event.taskId, event.role, event.output), line: event.line },
+        RESULT_TASKS,
+      );
   };
 
   /** Applies complete lines read from the log, numbered and parsed as `parseHistory` does. */
@@ -244,10 +355,11 @@ const open = async (
         if (content.trim() === '') continue;
         const parsed = parseHistoryLine(content, lines, previousAt);
         if (E.isLeft(parsed)) {
-          errors.push(parsed.left);
+          reject(parsed.left);
+          sinceSnapshot += 1;
           continue;
         }
-        remember(parsed.right, player.apply(parsed.right));
+        note(parsed.right, player.apply(parsed.right));
       }
       return player.tracker.getSnapshot();
     });
@@ -259,6 +371,7 @@ const open = async (
    * now, and is left for later.
    */
   const catchUp = async (locked: boolean): Promise<E.Either<SessionError, { exists: boolean; tail: number }>> => {
+    if (offset === 0 && !snapshotChecked) resume();
     const read = await readLog(file, offset);
     if (E.isLeft(read)) return read;
     const { exists, identity: current, size, text, consumed, tail } = read.right;
@@ -272,8 +385,31 @@ const open = async (
     if (!locked || tail === 0) return E.right({ exists, tail });
     const moved = await setAsideTail(file, sideFile, offset, lines + 1, clock());
     if (E.isLeft(moved)) return moved;
-    setAside.push(moved.right);
+    if (setAside.length < REPORTED_SET_ASIDE) setAside.push(moved.right);
     return E.right({ exists, tail: 0 });
+  };
+
+  /** The state as a snapshot at the end of what was read. */
+  const snapshotNow = (): SessionSnapshot => ({
+    offset,
+    identity,
+    lines,
+    previousAt,
+    events,
+    errors,
+    errorsOmitted,
+    recent: [...recent],
+    results: [...results].map(([taskId, { key, line }]) => [taskId, key, line] as const),
+    store: player.tracker.getSnapshot(),
+  });
+
+  /**
+   * Saves the snapshot when enough was read since the last one. Call it holding the lock, caught
+   * up. A snapshot that cannot be written is only a cache missed: the call goes on.
+   */
+  const saveSnapshotIfDue = (threshold: number): void => {
+    if (sinceSnapshot < threshold || stale || offset === 0) return;
+    if (E.isRight(writeSnapshot(file, snapshotNow()))) sinceSnapshot = 0;
   };
 
   // Calls of this process take turns, so a catch-up never runs twice over the same bytes.
@@ -292,9 +428,20 @@ const open = async (
     return run;
   };
 
-  /** Catches up without the lock, then answers from the tracker. */
+  /**
+   * Catches up without the lock, then answers from the tracker. A reader that had a long stretch
+   * to read saves a snapshot (under the lock), so the next process does not read it again.
+   */
   const read = <T>(answer: () => E.Either<SessionError, T>): Promise<E.Either<SessionError, T>> =>
-    serialize(async () => pipe(await catchUp(false), E.chain(answer)));
+    serialize(async () => {
+      const caught = await catchUp(false);
+      if (E.isLeft(caught)) return caught;
+      if (sinceSnapshot >= SNAPSHOT_EVERY_READER && caught.right.exists)
+        await withLogLock(file, lock, async () =>
+          E.map(() => saveSnapshotIfDue(SNAPSHOT_EVERY_READER))(await catchUp(true)),
+        );
+      return answer();
+    });
 
   /** What `record` hands its answer: where the event is, what applying it did, and the store before it. */
   interface Outcome {
@@ -312,13 +459,15 @@ const open = async (
   }
 
   /**
-   * Appends one event, given as the fields of its line, unless the log holds it already. Under
-   * the lock: catch up, number the line and parse it exactly as `replay` will, apply it, and
-   * write it only when it applied (a result the contract rejects leaves the log as it was).
+   * Appends one event, given as the fields of its line, unless the log holds it already (among
+   * its recent events, or, for a result sent without a time, as the last result of its task).
+   * Under the lock: catch up, number the line and parse it exactly as `replay` will, apply it,
+   * and write it only when it applied (a result the contract rejects leaves the log as it was).
    */
   const record = <T>(
     fields: Readonly<Record<string, unknown>>,
     answer: (outcome: Outcome) => E.Either<SessionError, T>,
+    sameResult?: { readonly taskId: string; readonly key: string },
   ): Promise<E.Either<SessionError, T>> =>
     serialize(async () => {
       // Most of what others appended is applied before the lock is taken, so little work waits on it.
@@ -332,7 +481,8 @@ const open = async (
         if (E.isLeft(parsed)) return E.left({ code: parsed.left.code, message: parsed.left.message });
         const event = parsed.right;
         const before = player.tracker.getSnapshot();
-        const earlier = keys.get(eventKey(event));
+        const last = sameResult === undefined ? undefined : results.get(sameResult.taskId);
+        const earlier = last !== undefined && last.key === sameResult?.key ? last.line : recent.get(eventKey(event));
         if (earlier !== undefined)
           return E.right({ outcome: { recorded: { line: earlier, duplicate: true }, before }, created: undefined });
         const applied = player.apply(event);
@@ -346,8 +496,9 @@ const open = async (
         if (E.isLeft(appended)) return appended;
         offset += appended.right.bytes;
         identity = appended.right.identity;
-        remember(event, applied);
+        note(event, applied);
         stale = false;
+        saveSnapshotIfDue(SNAPSHOT_EVERY);
         return E.right({ outcome: { recorded: { line: event.line, duplicate: false }, applied, before }, created });
       });
       if (E.isLeft(written)) return written;
@@ -362,8 +513,13 @@ const open = async (
   /** A prompt event from `input`, parsed as a history line (line 0: it is not written), for the query it runs. */
   const promptEvent = (input: ExplainContextInput): E.Either<SessionError, HistoryPromptEvent> =>
     pipe(
-      parseHistoryLine(JSON.stringify(promptFields(input, 0)), 0, undefined),
-      E.mapLeft((error): SessionError => ({ code: error.code, message: error.message })),
+      checkPrompt(input),
+      E.chain(() =>
+        pipe(
+          parseHistoryLine(JSON.stringify(promptFields(input, 0)), 0, undefined),
+          E.mapLeft((error): SessionError => ({ code: error.code, message: error.message })),
+        ),
+      ),
       E.map((event) => event as HistoryPromptEvent),
     );
 
@@ -373,15 +529,20 @@ const open = async (
     ingestResult: async (input) => {
       const fields = dispatchFields(input);
       if (E.isLeft(fields)) return fields;
-      const at = time(input.at);
+      const given = input.at;
+      const at = time(given);
       if (E.isLeft(at)) return at;
-      return record(fields.right(at.right), ({ recorded, applied }) =>
-        E.right({
-          ...recorded,
-          ...(applied?.type === 'dispatch' && E.isRight(applied.ingested)
-            ? applied.ingested.right
-            : { facts: [], warnings: [] }),
-        }),
+      return record(
+        fields.right.line(at.right),
+        ({ recorded, applied }) =>
+          E.right({
+            ...recorded,
+            ...(applied?.type === 'dispatch' && E.isRight(applied.ingested)
+              ? applied.ingested.right
+              : { facts: [], warnings: [] }),
+          }),
+        // Without a time, a resend gets the clock's: the same content as the task's last result is what makes it one.
+        given === undefined ? fields.right.sameResult : undefined,
       );
     },
     compileContext: async (input) => {
@@ -425,7 +586,13 @@ const open = async (
       return record({ type: 'compact', maxFacts, at: at.right }, ({ recorded }) => E.right(recorded));
     },
     snapshot: () => read(() => E.right(player.tracker.getSnapshot())),
-    report: () => ({ events, errors: [...errors], setAside: [...setAside] }),
+    report: () => ({
+      events,
+      errors: [...errors],
+      ...(errorsOmitted === 0 ? {} : { errorsOmitted }),
+      setAside: [...setAside],
+    }),
+    snapshotUse: () => snapshotUse,
   };
 
   // Opening reads the log; a torn last line is set aside under the lock (a writer still busy
@@ -454,19 +621,25 @@ const promptFields = (input: ExplainContextInput, at: number): Readonly<Record<s
   };
 };
 
-/** The fields of a dispatch line at a time, in the documented order: raw text goes in `output`, a result object in `result`. */
-const dispatchFields = (
-  input: IngestResultInput,
-): E.Either<SessionError, (at: number) => Readonly<Record<string, unknown>>> => {
+/** A dispatch to record: the fields of its line at a time, and the task and content key a resend is recognized by. */
+interface DispatchFields {
+  readonly line: (at: number) => Readonly<Record<string, unknown>>;
+  readonly sameResult: { readonly taskId: string; readonly key: string };
+}
+
+/** The fields of a dispatch line, in the documented order: raw text goes in `output`, a result object in `result`. */
+const dispatchFields = (input: IngestResultInput): E.Either<SessionError, DispatchFields> => {
   if (!isRecord(input)) return E.left(invalidInput('the input is not an object'));
   const { role, taskId, output } = input;
   if (typeof output !== 'string' && !isRecord(output))
     return E.left(invalidInput('output must be the raw agent text (a string) or the result object'));
-  return E.right((at) => ({
-    type: 'dispatch',
-    role,
-    taskId,
-    at,
-    [typeof output === 'string' ? 'output' : 'result']: output,
-  }));
+  const limited = pipe(
+    checkTaskId(taskId),
+    E.chain(() => checkOutput(output)),
+  );
+  if (E.isLeft(limited)) return limited;
+  return E.right({
+    line: (at) => ({ type: 'dispatch', role, taskId, at, [typeof output === 'string' ? 'output' : 'result']: output }),
+    sameResult: { taskId, key: resultKey(taskId, role, output) },
+  });
 };

@@ -191,7 +191,7 @@ describe.concurrent('fact-tracker context', () => {
     const cases: ReadonlyArray<[ReadonlyArray<string>, RegExp]> = [
       [
         ['context'],
-        /missing subcommand: one of show, bundle, checkpoint, claim, record-failure, resolve \(see fact-tracker context --help\)/u,
+        /missing subcommand: one of show, bundle, checkpoint, claim, record-failure, resolve, move \(see fact-tracker context --help\)/u,
       ],
       [['context', 'frobnicate'], /unknown subcommand "frobnicate"/u],
       [['context', 'show', '--summary', 'x'], /--summary does not apply to context show/u],

@@ -112,7 +112,7 @@ describe('recordClaim', () => {
     expect(reason({ claim: 'x'.repeat(CONTEXT_LIMITS.claim + 1) })).toMatch(/^a claim is at most 300 characters/u);
   });
 
-  it('keeps claim text on one line, replaces a repeated claim, and drops the oldest past the limit', () => {
+  it('keeps claim text on one line, replaces a repeated claim, and refuses a new one past the limit', () => {
     const first = ledgerOf(recordClaim([], { claim: 'Implemented\nthe\tcache', symbols: ['Cache'] }));
     expect(first[0]!.claim).toBe('Implemented the cache');
     const again = ledgerOf(
@@ -126,10 +126,19 @@ describe('recordClaim', () => {
       ['Implemented the cache', ['LruCache']],
     ]);
     let ledger: EvidenceLedger = [];
-    for (let i = 0; i < CONTEXT_LIMITS.claims + 3; i += 1)
-      ledger = ledgerOf(recordClaim(ledger, { claim: `note ${i}` }));
+    for (let i = 0; i < CONTEXT_LIMITS.claims; i += 1) ledger = ledgerOf(recordClaim(ledger, { claim: `note ${i}` }));
     expect(ledger).toHaveLength(CONTEXT_LIMITS.claims);
-    expect(ledger[0]!.claim).toBe('note 3');
+    // Nothing stored is pushed out to make room: a new claim is refused, a repeated one still replaces.
+    const full = recordClaim(ledger, { claim: 'one more' });
+    expect(E.isLeft(full) && full.left).toMatchObject({
+      code: 'ledger_full',
+      reason: expect.stringMatching(/^the evidence ledger holds 200 claims, the most it may/u),
+    });
+    expect(
+      ledgerOf(recordClaim(ledger, { claim: 'note 0' }))
+        .map((entry) => entry.claim)
+        .slice(-2),
+    ).toEqual(['note 199', 'note 0']);
   });
 });
 
@@ -144,6 +153,16 @@ describe('evidence helpers', () => {
     expect(isCompletionClaim('All done')).toBe(true);
     expect(isCompletionClaim('Undone changes are in the stash')).toBe(false);
     expect(isCompletionClaim('Incomplete: the parser')).toBe(false);
+    // A negation counts only right before the word, in the same clause; verb forms of reports and commits count.
+    for (const claim of [
+      'No regressions, fixed the parser',
+      'Fixes the parser',
+      'Fix the parser',
+      'The lexer is complete',
+    ])
+      expect([claim, isCompletionClaim(claim)]).toEqual([claim, true]);
+    for (const claim of ["Hasn't been implemented", 'Not yet fully fixed', 'Looked at how to fix the parser'])
+      expect([claim, isCompletionClaim(claim)]).toEqual([claim, false]);
   });
 
   it('lists the evidence paths once and flags the claims whose files are missing', () => {

@@ -5,8 +5,19 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { sanitizeKeyPart, hasControlCharacters } from '../../src/context/key.js';
-import { mergeContextFiles, mergeContexts, splitConflictMarkers } from '../../src/context/merge.js';
-import { CONTEXT_LIMITS, type ContextFile, type SharedContext } from '../../src/context/model.js';
+import {
+  mergeContextFiles,
+  mergeContextFilesReported,
+  mergeContexts,
+  splitConflictMarkers,
+} from '../../src/context/merge.js';
+import {
+  CONTEXT_LIMITS,
+  type ContextFile,
+  DECISION_STATUSES,
+  type RepositoryIdentity,
+  type SharedContext,
+} from '../../src/context/model.js';
 import { identifyRepository, normalizeRemoteUrl, resolveRepositoryKey } from '../../src/context/repository.js';
 import { emptySharedContext } from '../../src/context/update.js';
 import { contextArb } from './arbitraries.js';
@@ -127,6 +138,84 @@ describe('conflict markers', () => {
         expect(sorted(self.contexts[0]!.recentFailures)).toEqual(sorted(a.recentFailures));
       }),
       { numRuns: 100 },
+    );
+  });
+});
+
+/** The contexts of one side, each under a key of its own, all keyed by `identity`. */
+const sideArb = (identity: RepositoryIdentity): fc.Arbitrary<ContextFile> =>
+  fc
+    .uniqueArray(contextArb, {
+      maxLength: 4,
+      selector: (context) => `${context.key.branch}\u0000${context.key.workstreamId}`,
+    })
+    .map((contexts) => ({
+      kind: 'planning' as const,
+      repository: identity,
+      contexts: contexts.map((context) => ({ ...context, key: { ...context.key, repo: identity.id } })),
+    }));
+
+const textsBy = (file: ContextFile, pick: (context: SharedContext) => ReadonlyArray<string>): Set<string> =>
+  new Set(
+    file.contexts.flatMap((context) =>
+      pick(context).map((text) => `${context.key.branch} ${context.key.workstreamId} ${text}`),
+    ),
+  );
+
+describe('merging sides that identified the repository differently (issue 28)', () => {
+  const firstCommit: RepositoryIdentity = { id: 'first-commit:0123456789ab', source: 'first_commit' };
+  const origin: RepositoryIdentity = { id: 'github.com/acme/app', source: 'origin' };
+
+  it('every context ends under the stronger identity, each decision and claim of both is kept or listed, whichever side is ours', () => {
+    fc.assert(
+      fc.property(sideArb(firstCommit), sideArb(origin), (a, b) => {
+        for (const [ours, theirs] of [
+          [a, b],
+          [b, a],
+        ] as const) {
+          const merged = mergeContextFilesReported(ours, theirs);
+          expect(merged.file.repository).toEqual(origin);
+          expect(merged.identity).toEqual({ kept: origin, rekeyed: firstCommit });
+          expect(merged.file.contexts.every((context) => context.key.repo === origin.id)).toBe(true);
+          const keys = merged.file.contexts.map((context) => `${context.key.branch} ${context.key.workstreamId}`);
+          expect(new Set(keys).size).toBe(keys.length);
+          const dropped = new Set(
+            merged.dropped.map((entry) => `${entry.key.branch} ${entry.key.workstreamId} ${entry.text}`),
+          );
+          const decisions = textsBy(merged.file, (context) => context.openDecisions.map((decision) => decision.text));
+          const claims = textsBy(merged.file, (context) => context.evidenceLedger.map((claim) => claim.claim));
+          for (const side of [ours, theirs]) {
+            for (const text of textsBy(side, (context) => context.openDecisions.map((decision) => decision.text)))
+              expect(decisions.has(text) || [...dropped].some((entry) => entry.endsWith(text))).toBe(true);
+            for (const text of textsBy(side, (context) => context.evidenceLedger.map((claim) => claim.claim)))
+              expect(claims.has(text) || dropped.has(text)).toBe(true);
+          }
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('over the decision cap, a merge keeps at most the cap, drops no open decision while it keeps a settled one, and lists the rest', () => {
+    const decisionsArb = (side: string) =>
+      fc
+        .array(fc.constantFrom(...DECISION_STATUSES), { minLength: 30, maxLength: CONTEXT_LIMITS.decisions })
+        .map((statuses) => statuses.map((status, i) => ({ id: `D${i + 1}`, text: `${side} ${i}`, status })));
+    fc.assert(
+      fc.property(decisionsArb('ours'), decisionsArb('theirs'), (oursDecisions, theirsDecisions) => {
+        const side = (openDecisions: SharedContext['openDecisions']): ContextFile => ({
+          kind: 'planning',
+          contexts: [{ ...at('demo'), openDecisions }],
+        });
+        const merged = mergeContextFilesReported(side(oursDecisions), side(theirsDecisions));
+        const kept = merged.file.contexts[0]!.openDecisions;
+        expect(kept.length).toBe(Math.min(CONTEXT_LIMITS.decisions, oursDecisions.length + theirsDecisions.length));
+        const listed = merged.dropped.filter((entry) => entry.what === 'decision');
+        expect(kept.length + listed.length).toBe(oursDecisions.length + theirsDecisions.length);
+        if (kept.some((decision) => decision.status !== 'open'))
+          expect(listed.every((entry) => !entry.text.includes('[open]'))).toBe(true);
+      }),
+      { numRuns: 60 },
     );
   });
 });

@@ -191,7 +191,7 @@ describe.concurrent('repository state beats memory', () => {
     );
   });
 
-  it('says so outside a git repository, treats everything as stale and writes no summary', async () => {
+  it('says so outside a git repository, treats everything as stale and writes nothing there', async () => {
     const dir = tempDir();
     const loaded = loadedOf(await loadContext(PLANNING(dir)));
     expect(loaded.status).toMatchObject({ repository: 'none', stale: true, reasons: ['not_a_git_repository'] });
@@ -200,9 +200,9 @@ describe.concurrent('repository state beats memory', () => {
       'not_a_git_repository',
     );
     expect(
-      loadedOf(await writeContext(PLANNING(dir), { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }))
-        .context.lastRun?.status,
-    ).toBe('failed');
+      errorOf(await writeContext(PLANNING(dir), { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' })),
+    ).toMatchObject({ code: 'not_a_git_repository', message: expect.stringMatching(/so nothing was written/u) });
+    expect(existsSync(join(dir, 'data'))).toBe(false);
   });
 });
 

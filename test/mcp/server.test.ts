@@ -4,7 +4,7 @@
  * `fact-tracker replay` prints for it (computed in this run, not a stored golden), and every
  * kind of bad call gets a clean tool error while the server keeps serving.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -22,13 +22,22 @@ interface ToolResult {
 }
 
 /** A client connected to a fresh `fact-tracker mcp` in `cwd`, and the server's standard error. */
-const connect = async (cwd: string, ...args: string[]): Promise<{ client: Client; stderr: () => string }> => {
+const connect = async (cwd: string, ...args: string[]): Promise<{ client: Client; stderr: () => string }> =>
+  connectWith(cwd, undefined, ...args);
+
+/** As `connect`, with environment variables added to the server's. */
+const connectWith = async (
+  cwd: string,
+  env: Record<string, string> | undefined,
+  ...args: string[]
+): Promise<{ client: Client; stderr: () => string }> => {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run "npm run build" first (npm test does it)`);
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [MAIN, 'mcp', ...args],
     cwd,
     stderr: 'pipe',
+    ...(env === undefined ? {} : { env: { ...(process.env as Record<string, string>), ...env } }),
   });
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => {
@@ -56,10 +65,11 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
   let client: Client;
   let stderr: () => string;
 
+  // Starting the server takes seconds on a loaded machine: more than the default 10 s for hooks.
   beforeAll(async () => {
     cwd = tempDir('mcp-');
     ({ client, stderr } = await connect(cwd));
-  });
+  }, 60_000);
   afterAll(async () => {
     await client.close();
   });
@@ -292,5 +302,34 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
     } finally {
       await small.client.close();
     }
+  });
+});
+
+describe('where fact-tracker mcp keeps its sessions', { timeout: 120_000 }, () => {
+  const compile = async (cwd: string, env?: Record<string, string>): Promise<void> => {
+    const { client } = await connectWith(cwd, env);
+    try {
+      structured(await call(client, 'compile_context', { sessionId: 's1', taskId: '1', taskPrompt: 'Add a route' }));
+    } finally {
+      await client.close();
+    }
+  };
+
+  it('in the project: the top of the git work tree holding its working directory, as the hooks find it', async () => {
+    const project = tempDir('mcp-project-');
+    mkdirSync(join(project, '.git'));
+    const nested = join(project, 'packages', 'api');
+    mkdirSync(nested, { recursive: true });
+    await compile(nested);
+    expect(existsSync(join(project, '.fact-tracker', 'sessions', 's1.jsonl'))).toBe(true);
+    expect(existsSync(join(nested, '.fact-tracker'))).toBe(false);
+  });
+
+  it('in CLAUDE_PROJECT_DIR when Claude Code names the project', async () => {
+    const project = tempDir('mcp-claude-');
+    const elsewhere = tempDir('mcp-elsewhere-');
+    await compile(elsewhere, { CLAUDE_PROJECT_DIR: project });
+    expect(existsSync(join(project, '.fact-tracker', 'sessions', 's1.jsonl'))).toBe(true);
+    expect(existsSync(join(elsewhere, '.fact-tracker'))).toBe(false);
   });
 });

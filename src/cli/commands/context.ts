@@ -16,16 +16,18 @@ import {
   type ContextOptions,
   type LoadedContext,
   loadContext,
+  moveContext,
   resolveContext,
   updateContext,
   writeContext,
 } from '../../context/node/store.js';
 import { CONTEXT_LIMITS } from '../../context/model.js';
+import { droppedNotice } from '../../context/notices.js';
 import { recordContextClaim } from '../../context/update.js';
 import type { FactStore } from '../../store/state.js';
 import { collapseWhitespace } from '../../base/text.js';
 import type { CheckpointRequest, ContextCommand } from '../contextArgs.js';
-import { type CliIo, EXIT_OK } from '../io.js';
+import { type CliIo, EXIT_OK, EXIT_REJECTED_LINES } from '../io.js';
 import { createStyle, type Style } from '../style.js';
 import { toJson } from './shared.js';
 
@@ -155,6 +157,9 @@ const jsonView = (loaded: LoadedContext): unknown => ({
   warnings: loaded.warnings,
   notes: loaded.notes,
   ...(loaded.mergedConflict === undefined ? {} : { mergedConflict: loaded.mergedConflict }),
+  dropped: loaded.dropped,
+  elsewhere: loaded.elsewhere,
+  dashboardRegenerated: loaded.dashboardRegenerated,
 });
 
 const fromShell =
@@ -181,18 +186,42 @@ const report =
     for (const warning of loaded.value.warnings) io.stderr(`fact-tracker context: warning: ${safe(warning)}\n`);
     // `show` prints its notes with the context; the other commands say them on stderr.
     if (command.action !== 'show' && !command.json)
-      for (const note of loaded.value.notes) io.stderr(`fact-tracker context: note: ${safe(note)}\n`);
+      for (const note of [...loaded.value.notes, ...loaded.value.dropped.map(droppedNotice)])
+        io.stderr(`fact-tracker context: note: ${safe(note)}\n`);
     io.stdout(command.json ? toJson((output.json ?? jsonView)(loaded.value)) : output.text(loaded.value));
     return EXIT_OK;
   };
 
+/** A fact store for the retrieved tier, and how many lines of its history were rejected on the way. */
+interface LoadedFacts {
+  readonly store: FactStore;
+  readonly rejected: number;
+  readonly firstRejected?: number;
+}
+
 /** A fact store for the retrieved tier: a saved state, or the store a history replays to (the replay is loaded only then). */
-const loadFacts = (io: CliIo, file: string): TE.TaskEither<string, FactStore> =>
+const loadFacts = (io: CliIo, file: string): TE.TaskEither<string, LoadedFacts> =>
   pipe(
     async () => E.right((await import('./history.js')).loadStore(io, file)),
     TE.chain((load) => load),
-    TE.map(({ store }) => store),
+    TE.map(({ store, rejected }) => ({
+      store,
+      rejected: rejected.errors.length + (rejected.errorsOmitted ?? 0),
+      ...(rejected.errors[0] === undefined ? {} : { firstRejected: rejected.errors[0].line }),
+    })),
   );
+
+/**
+ * Says on stderr that lines of the `--facts` history were rejected, as `facts` and `replay` do
+ * (never quoting them: the file may hold anything), and gives their exit status.
+ */
+const factsStatus = (io: CliIo, file: string, facts: LoadedFacts | undefined, status: number): number => {
+  if (facts === undefined || facts.rejected === 0 || status !== EXIT_OK) return status;
+  io.stderr(
+    `fact-tracker context: --facts ${file}: ${facts.rejected} ${facts.rejected === 1 ? 'line was' : 'lines were'} rejected, the first at line ${facts.firstRejected ?? '?'} (is it a dispatch history? fact-tracker facts ${file} lists them); the bundle holds the facts of the other lines\n`,
+  );
+  return EXIT_REJECTED_LINES;
+};
 
 /**
  * The most bytes `--summary-file` may have: a summary holds at most `CONTEXT_LIMITS.summary`
@@ -233,23 +262,26 @@ export const runContext = (command: ContextCommand, io: CliIo): TE.TaskEither<st
     case 'bundle':
       return pipe(
         fromShell(() => loadContext(options)),
-        TE.chain((loaded): TE.TaskEither<string, { loaded: Loaded; store?: FactStore }> =>
+        TE.chain((loaded): TE.TaskEither<string, { loaded: Loaded; facts?: LoadedFacts }> =>
           O.isNone(loaded) || command.facts === undefined
             ? TE.right({ loaded })
             : pipe(
                 loadFacts(io, command.facts),
-                TE.map((store) => ({ loaded, store })),
+                TE.map((facts) => ({ loaded, facts })),
               ),
         ),
-        TE.map(({ loaded, store }) => {
+        TE.map(({ loaded, facts }) => {
           const bundleOf = (context: LoadedContext) =>
             buildContextBundle(context, {
               kind: command.kind,
-              ...(store === undefined
+              ...(facts === undefined
                 ? {}
-                : { facts: { store, ...(command.query === undefined ? {} : { query: command.query }) } }),
+                : { facts: { store: facts.store, ...(command.query === undefined ? {} : { query: command.query }) } }),
             });
-          return report(io, command, { text: (context) => `${bundleOf(context).text}\n`, json: bundleOf })(loaded);
+          const status = report(io, command, { text: (context) => `${bundleOf(context).text}\n`, json: bundleOf })(
+            loaded,
+          );
+          return factsStatus(io, command.facts ?? '', facts, status);
         }),
       );
     case 'checkpoint':
@@ -298,10 +330,31 @@ export const runContext = (command: ContextCommand, io: CliIo): TE.TaskEither<st
             text: (loaded) => {
               const file = shown(loaded, loaded.paths.json);
               const merged = loaded.mergedConflict;
-              return merged === undefined
-                ? `nothing to resolve: ${file} has no merge conflict markers\n`
-                : `resolved ${file}: merged ours (${merged.ours.length} ${merged.ours.length === 1 ? 'workstream' : 'workstreams'}) and theirs (${merged.theirs.length}); decisions, claims and failures of both kept, the newer summary won\nwrote ${file} and ${shown(loaded, loaded.paths.dashboard)}; git add them to mark the conflict resolved\n`;
+              const dashboard = shown(loaded, loaded.paths.dashboard);
+              if (merged === undefined)
+                return loaded.dashboardRegenerated
+                  ? `nothing to resolve in ${file}; the dashboard ${dashboard} was out of step with it and is regenerated: git add it\n`
+                  : `nothing to resolve: ${file} has no merge conflict markers\n`;
+              const identity =
+                merged.identity === undefined
+                  ? ''
+                  : `; the sides identified the repository differently: the contexts of ${safe(merged.identity.rekeyed.id)} are merged into those of ${safe(merged.identity.kept.id)}`;
+              const kept =
+                loaded.dropped.length === 0
+                  ? 'decisions, claims and failures of both kept'
+                  : `decisions, claims and failures of both kept but ${loaded.dropped.length} over a cap (listed above)`;
+              return `resolved ${file}: merged ours (${merged.ours.length} ${merged.ours.length === 1 ? 'workstream' : 'workstreams'}) and theirs (${merged.theirs.length})${identity}; ${kept}, the newer summary won\nwrote ${file} and ${dashboard}; git add them to mark the conflict resolved\n`;
             },
+          }),
+        ),
+      );
+    case 'move':
+      return pipe(
+        fromShell(() => moveContext(options, command.from)),
+        TE.map(
+          report(io, command, {
+            text: (loaded) =>
+              `moved the ${loaded.kind} context of workstream ${safe(loaded.key.workstreamId)} from branch ${safe(command.from)} to branch ${safe(loaded.key.branch)}\nwrote ${shown(loaded, loaded.paths.json)} and ${shown(loaded, loaded.paths.dashboard)}\n`,
           }),
         ),
       );

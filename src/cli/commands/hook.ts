@@ -5,18 +5,31 @@
 import * as E from 'fp-ts/lib/Either.js';
 import type * as TE from 'fp-ts/lib/TaskEither.js';
 import { collapseWhitespace } from '../../base/text.js';
-import { type HookOutcome, runHook } from '../../hook/hook.js';
+import { type HookOutcome, hookOutput, runHook } from '../../hook/hook.js';
+import { LIMIT_CODES, MAX_MESSAGE_BYTES } from '../../session/limits.js';
 import type { HookCommand } from '../args.js';
 import { type CliIo, EXIT_OK } from '../io.js';
 import { loadTokenCounter } from '../tokenizer.js';
 
+const problem = (message: string): HookOutcome => ({ messages: [message], notices: [message] });
+
 const outcomeFor = async (command: HookCommand, io: CliIo): Promise<HookOutcome> => {
-  const [payload, countTokens] = await Promise.all([io.readText('-'), loadTokenCounter(command.tokenizer)]);
-  if (E.isLeft(payload)) return { messages: [payload.left] };
-  if (E.isLeft(countTokens)) return { messages: [countTokens.left] };
+  const [payload, countTokens] = await Promise.all([
+    io.readText('-', MAX_MESSAGE_BYTES),
+    loadTokenCounter(command.tokenizer),
+  ]);
+  if (E.isLeft(payload))
+    return problem(
+      /larger than/u.test(payload.left)
+        ? `${LIMIT_CODES.input}: the hook payload on standard input is larger than ${MAX_MESSAGE_BYTES} bytes; it was not read`
+        : `io: ${payload.left}`,
+    );
+  if (E.isLeft(countTokens)) return problem(`invalid_option: ${countTokens.left}`);
+  const projectDir = io.env?.['CLAUDE_PROJECT_DIR'];
   return runHook(payload.right, {
     cwd: io.cwd ?? '.',
     countTokens: countTokens.right,
+    ...(projectDir === undefined || projectDir === '' ? {} : { projectDir }),
     ...(command.sessionsDir === undefined ? {} : { directory: command.sessionsDir }),
     ...(command.reviewerPattern === undefined ? {} : { reviewerPattern: command.reviewerPattern }),
     ...(command.maxFacts === undefined ? {} : { maxFacts: command.maxFacts }),
@@ -29,7 +42,8 @@ export const runHookCommand =
   (command: HookCommand, io: CliIo): TE.TaskEither<string, number> =>
   async () => {
     const outcome = await outcomeFor(command, io);
-    if (outcome.output !== undefined) io.stdout(`${JSON.stringify(outcome.output)}\n`);
+    const output = hookOutput(outcome);
+    if (output !== undefined) io.stdout(`${JSON.stringify(output)}\n`);
     for (const message of outcome.messages) io.stderr(`fact-tracker hook: ${collapseWhitespace(message)}\n`);
     return E.right(EXIT_OK);
   };

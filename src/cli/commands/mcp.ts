@@ -4,6 +4,7 @@ import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { collapseWhitespace } from '../../base/text.js';
 import { serveMcp } from '../../mcp/stdio.js';
+import { resolveProjectDirectory } from '../../session/project.js';
 import type { McpCommand } from '../args.js';
 import { type CliIo, EXIT_OK } from '../io.js';
 import { tokenCounter } from './shared.js';
@@ -16,14 +17,23 @@ export const runMcp = (command: McpCommand, io: CliIo): TE.TaskEither<string, nu
     TE.apS('version', TE.fromEither(io.version())),
     TE.chain(({ countTokens, version }) => async () => {
       if (io.stdio === undefined) return E.left('the MCP server needs the standard input and output streams');
-      await serveMcp(io.stdio, {
+      const served = await serveMcp(io.stdio, {
         version,
         countTokens,
-        ...(io.cwd === undefined ? {} : { cwd: io.cwd }),
+        // The project's sessions, as the hooks find them: Claude Code names the project of a stdio
+        // server in CLAUDE_PROJECT_DIR; else the git work tree of the working directory, else it.
+        ...(io.cwd === undefined
+          ? {}
+          : {
+              cwd: resolveProjectDirectory({
+                cwd: io.cwd,
+                ...(io.env?.['CLAUDE_PROJECT_DIR'] === undefined ? {} : { projectDir: io.env['CLAUDE_PROJECT_DIR'] }),
+              }),
+            }),
         ...(command.sessionsDir === undefined ? {} : { directory: command.sessionsDir }),
         ...(command.maxAnswerTokens === undefined ? {} : { maxAnswerTokens: command.maxAnswerTokens }),
         onWarning: (message) => io.stderr(`fact-tracker mcp: ${collapseWhitespace(message)}\n`),
       });
-      return E.right(EXIT_OK);
+      return E.map(() => EXIT_OK)(served);
     }),
   );

@@ -42,11 +42,18 @@ export const readTextIfExists = async (
   const { fs } = await nodeModules();
   let handle: Awaited<ReturnType<typeof fs.open>>;
   try {
-    handle = await fs.open(file, 'r');
+    // Non-blocking, so that opening a FIFO returns at once instead of waiting for a writer.
+    handle = await fs.open(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
   } catch (error) {
     return errorCode(error) === 'ENOENT' ? E.right(undefined) : E.left(ioError(`cannot read ${file}`, error));
   }
   try {
+    const stat = await handle.stat();
+    if (!stat.isFile())
+      return E.left({
+        code: 'unsafe_path',
+        message: `is ${describeFileType(stat)}, not a regular file: refusing to read it`,
+      });
     const buffer = Buffer.alloc(Math.min(maxBytes + 1, 64 * 1024));
     const chunks: Buffer[] = [];
     let total = 0;
@@ -66,6 +73,20 @@ export const readTextIfExists = async (
     await handle.close().catch(() => undefined);
   }
 };
+
+/** What a file system entry that is not a regular file is, for a message. */
+const describeFileType = (stat: import('node:fs').Stats): string =>
+  stat.isDirectory()
+    ? 'a directory'
+    : stat.isFIFO()
+      ? 'a FIFO (named pipe)'
+      : stat.isCharacterDevice()
+        ? 'a character device'
+        : stat.isBlockDevice()
+          ? 'a block device'
+          : stat.isSocket()
+            ? 'a socket'
+            : 'a special file';
 
 /** The size of `file` in bytes; 0 when it cannot be read. */
 export const fileSize = async (file: string): Promise<number> => {
@@ -104,7 +125,7 @@ export const confineToRoot = async (
     const refuse = (where: string): E.Either<ContextError, void> =>
       E.left({
         code: 'unsafe_path',
-        message: `${shown} is a symbolic link to ${where}: refusing to read or write through it (remove the link, or make it a folder inside the repository)`,
+        message: `${shown} is a symbolic link to ${where}: refusing to read or write through it (remove the link, or put a real file or folder inside the repository in its place)`,
       });
     if (real === undefined) return refuse('a missing target');
     if (!isInsideDirectory(realRoot, real, path.sep)) return refuse(`${real}, outside the repository`);
@@ -246,19 +267,35 @@ export const LOCK_WAIT_PER_MIB_MS = 3_000;
 export const lockWaitFor = (bytes: number): number =>
   LOCK_WAIT_BASE_MS + Math.ceil(bytes / (1024 * 1024)) * LOCK_WAIT_PER_MIB_MS;
 
+/** A lock dated further ahead than this was not made by a live writer on this machine (each refreshes it to now). */
+const LOCK_FUTURE_TOLERANCE_MS = 2_000;
+
+/** The pause before the next try for the lock: short and jittered at first (a small write holds it for milliseconds), then 40 to 80 ms. */
+const lockPause = (attempt: number): number => Math.min(40, 5 * 1.2 ** attempt) * (1 + Math.random());
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
 /**
- * Retries that wait about `waitMs` in all: short and jittered at first (a small write holds
- * the lock for milliseconds), then every 40 to 80 ms until the wait is spent.
+ * Why the lock of `file` can never be taken by waiting, or undefined: a regular file (or a
+ * link) where the lock folder belongs, or a lock folder dated in the future, which no writer on
+ * this machine made (each writer keeps its lock's time at now) and which would not turn stale
+ * for as long as it is ahead.
  */
-const lockRetries = (waitMs: number) => {
-  const ramp = 14; // 5 ms growing by 1.2 reaches the 40 ms cap after about 14 tries, ~200 ms in all
-  return {
-    retries: ramp + Math.ceil(Math.max(0, waitMs - 200) / 60),
-    factor: 1.2,
-    minTimeout: 5,
-    maxTimeout: 40,
-    randomize: true,
-  };
+const unusableLock = async (file: string, shown: string, now: number): Promise<ContextError | undefined> => {
+  const { fs } = await nodeModules();
+  const stat = await fs.lstat(`${file}.lock`).catch(() => undefined);
+  if (stat === undefined) return undefined;
+  if (!stat.isDirectory())
+    return {
+      code: 'io',
+      message: `${shown}.lock is ${stat.isSymbolicLink() ? 'a symbolic link' : 'a file'}, not a lock (a writer's lock is a folder it makes and removes): remove it and try again`,
+    };
+  if (stat.mtimeMs > now + LOCK_FUTURE_TOLERANCE_MS)
+    return {
+      code: 'io',
+      message: `${shown}.lock is dated ${new Date(stat.mtimeMs).toISOString()}, ${Math.round((stat.mtimeMs - now) / 1000)} s in the future: no writer on this machine holds it (a leftover from a clock that was ahead); remove the folder and try again`,
+    };
+  return undefined;
 };
 
 const TEMPORARY = /\.\d+\.[0-9a-z]+\.tmp$/u;
@@ -293,23 +330,38 @@ export const withFileLock = async <T>(
   file: string,
   waitMs: number,
   work: (stillLocked: () => E.Either<ContextError, true>) => Promise<E.Either<ContextError, T>>,
+  /** How messages name `file` (default: as given). */
+  shown: string = file,
 ): Promise<E.Either<ContextError, T>> => {
   const { fs, lockfile, path } = await nodeModules();
   let compromised: unknown;
-  let release: () => Promise<void>;
-  try {
-    // proper-lockfile retries every failure, a folder it may not write to too: fail at once instead.
-    await fs.access(path.dirname(file), fs.constants.W_OK);
-    release = await lockfile.lock(file, {
-      realpath: false,
-      stale: LOCK_STALE_MS,
-      retries: lockRetries(waitMs),
-      onCompromised: (error) => {
-        compromised = error;
-      },
-    });
-  } catch (error) {
-    return E.left(ioError(`cannot lock ${file}`, error));
+  let release: (() => Promise<void>) | undefined;
+  const deadline = Date.now() + waitMs;
+  // Tries until the deadline itself, not a count of retries: the wait is what the docs say it is.
+  for (let attempt = 0; release === undefined; attempt += 1) {
+    try {
+      // proper-lockfile retries every failure, a folder it may not write to too: fail at once instead.
+      await fs.access(path.dirname(file), fs.constants.W_OK);
+      release = await lockfile.lock(file, {
+        realpath: false,
+        stale: LOCK_STALE_MS,
+        retries: 0,
+        onCompromised: (error) => {
+          compromised = error;
+        },
+      });
+    } catch (error) {
+      const unusable = attempt === 0 ? await unusableLock(file, shown, Date.now()) : undefined;
+      if (unusable !== undefined) return E.left(unusable);
+      if (errorCode(error) !== 'ELOCKED') return E.left(ioError(`cannot lock ${shown}`, error));
+      const left = deadline - Date.now();
+      if (left <= 0)
+        return E.left({
+          code: 'io',
+          message: `cannot lock ${shown}: another writer held it for the whole wait (${Math.round(waitMs / 1000)} s)`,
+        });
+      await sleep(Math.min(left, lockPause(attempt)));
+    }
   }
   try {
     return await work(() =>

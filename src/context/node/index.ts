@@ -1,5 +1,5 @@
 /**
  * session-fact-tracker/context/node: the shared context's Node shell (files, git, locks).
  */
-export { loadContext, resolveContext, updateContext, writeContext } from './store.js';
+export { loadContext, moveContext, resolveContext, updateContext, writeContext } from './store.js';
 export type { ConflictReport, ContextChange, ContextOptions, ContextPaths, LoadedContext } from './store.js';

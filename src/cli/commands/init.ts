@@ -1,0 +1,238 @@
+/**
+ * `fact-tracker init claude|codex`: writes the hook and MCP settings of an agent into a
+ * project, merged into the files already there, with commands that run this installation and
+ * nothing else. Every file is read and merged before any is written: a malformed file, or one
+ * that is a symbolic link, stops the command with nothing written. A file whose content does
+ * not change is not touched.
+ */
+import {
+  closeSync,
+  constants,
+  fdatasyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as E from 'fp-ts/lib/Either.js';
+import type * as TE from 'fp-ts/lib/TaskEither.js';
+import { describeFileFailure } from '../../base/fileFailure.js';
+import { findGitTopLevel } from '../../session/project.js';
+import type { InitCommand } from '../args.js';
+import { type CliIo, EXIT_OK } from '../io.js';
+import type { InitHost } from '../init/hosts.js';
+import {
+  formatJson,
+  launcherFor,
+  type Launcher,
+  mergeCodexToml,
+  mergeHooks,
+  mergeMcpJson,
+  parseJsonSettings,
+  shellQuote,
+} from '../init/settings.js';
+
+/** The entry point of this installation: what the settings run. */
+const thisMain = (): string => {
+  const main = fileURLToPath(new URL('../main.js', import.meta.url));
+  try {
+    return realpathSync(main);
+  } catch {
+    return main;
+  }
+};
+
+/** One settings file and how its new content comes from its current one. */
+interface SettingsFile {
+  /** Relative to the project. */
+  readonly path: string;
+  readonly merge: (current: string | undefined) => E.Either<string, string>;
+}
+
+const jsonFile = (path: string, merge: (value: unknown) => E.Either<string, unknown>): SettingsFile => ({
+  path,
+  merge: (current) => {
+    if (current === undefined) return E.map(formatJson)(merge(undefined));
+    const parsed = parseJsonSettings(current);
+    if (E.isLeft(parsed)) return parsed;
+    const merged = merge(parsed.right);
+    if (E.isLeft(merged)) return merged;
+    // Unchanged content keeps its bytes: the user's layout is not rewritten for nothing.
+    return E.right(JSON.stringify(merged.right) === JSON.stringify(parsed.right) ? current : formatJson(merged.right));
+  },
+});
+
+/**
+ * True for a hook command of fact-tracker: one that runs `fact-tracker hook` by name (npx, a
+ * global install), or Node on the entry point of an installation of this package (the same
+ * one, a moved one whose path is gone, or another copy).
+ */
+const isFactTrackerHook =
+  (launcher: Launcher) =>
+  (command: string): boolean => {
+    if (command === launcher.hook || /(?:^|[\s/])fact-tracker\s+hook(?:\s|$)/u.test(command)) return true;
+    const node = /^\s*node\s+('(?:[^']|'\\'')*'|"[^"]*"|\S+)\s+hook\s*$/u.exec(command);
+    if (node === null) return false;
+    const path = node[1]!.replace(/^'|'$/gu, '').replace(/'\\''/gu, "'").replace(/^"|"$/gu, '');
+    if (!path.endsWith(join('dist', 'cli', 'main.js'))) return false;
+    try {
+      const manifest = JSON.parse(readFileSync(join(dirname(path), '..', '..', 'package.json'), 'utf8')) as unknown;
+      return (
+        typeof manifest === 'object' &&
+        manifest !== null &&
+        'name' in manifest &&
+        manifest.name === 'session-fact-tracker'
+      );
+    } catch {
+      return statSync(path, { throwIfNoEntry: false }) === undefined;
+    }
+  };
+
+const filesOf = (host: InitHost, launcher: Launcher): ReadonlyArray<SettingsFile> => {
+  const ours = isFactTrackerHook(launcher);
+  return host === 'claude'
+    ? [
+        jsonFile(join('.claude', 'settings.json'), (value) => mergeHooks(value, 'claude', launcher, ours)),
+        jsonFile('.mcp.json', (value) => mergeMcpJson(value, launcher)),
+      ]
+    : [
+        jsonFile(join('.codex', 'hooks.json'), (value) => mergeHooks(value, 'codex', launcher, ours)),
+        { path: join('.codex', 'config.toml'), merge: (current) => mergeCodexToml(current, launcher) },
+      ];
+};
+
+/** Refuses a path that is, or passes through, a symbolic link inside the project. */
+const refuseLinks = (project: string, path: string): E.Either<string, void> => {
+  let current = project;
+  for (const part of path.split(/[\\/]/u)) {
+    current = join(current, part);
+    const entry = lstatSync(current, { throwIfNoEntry: false });
+    if (entry === undefined) return E.right(undefined);
+    if (entry.isSymbolicLink())
+      return E.left(
+        `${relative(project, current)} is a symbolic link; refusing to write through it (nothing was written)`,
+      );
+  }
+  return E.right(undefined);
+};
+
+/** What one file will get. */
+interface Planned {
+  readonly path: string;
+  readonly absolute: string;
+  readonly text: string;
+  readonly changed: boolean;
+  readonly mode?: number;
+}
+
+const plan = (project: string, file: SettingsFile): E.Either<string, Planned> => {
+  const absolute = join(project, file.path);
+  const links = refuseLinks(project, file.path);
+  if (E.isLeft(links)) return links;
+  let current: string | undefined;
+  let mode: number | undefined;
+  try {
+    const stats = statSync(absolute, { throwIfNoEntry: false });
+    if (stats !== undefined) {
+      if (!stats.isFile()) return E.left(`${file.path} is not a regular file (nothing was written)`);
+      mode = stats.mode & 0o777;
+      current = readFileSync(absolute, 'utf8');
+    }
+  } catch (error) {
+    return E.left(`cannot read ${file.path}: ${describeFileFailure(error)} (nothing was written)`);
+  }
+  const merged = file.merge(current);
+  if (E.isLeft(merged)) return E.left(`${file.path}: ${merged.left}; nothing was written`);
+  return E.right({
+    path: file.path,
+    absolute,
+    text: merged.right,
+    changed: merged.right !== current,
+    ...(mode === undefined ? {} : { mode }),
+  });
+};
+
+/** Writes a file whole: a new file beside it (created exclusively), flushed, renamed over it. */
+const writeWhole = (planned: Planned): E.Either<string, void> => {
+  const temporary = `${planned.absolute}.${process.pid}.tmp`;
+  try {
+    mkdirSync(dirname(planned.absolute), { recursive: false });
+  } catch (error) {
+    if (!(typeof error === 'object' && error !== null && 'code' in error && error.code === 'EEXIST'))
+      return E.left(`cannot create ${dirname(planned.path)}: ${describeFileFailure(error)}`);
+  }
+  try {
+    const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, planned.mode ?? 0o644);
+    try {
+      const bytes = Buffer.from(planned.text, 'utf8');
+      for (let written = 0; written < bytes.length;) written += writeSync(fd, bytes, written, bytes.length - written);
+      fdatasyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temporary, planned.absolute);
+    return E.right(undefined);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    return E.left(`cannot write ${planned.path}: ${describeFileFailure(error)}`);
+  }
+};
+
+const NEXT_STEPS: Readonly<Record<InitHost, string>> = {
+  claude: `Claude Code reads these files when a session starts in the project (approve the MCP server
+when it asks). Subagents then get their [Session Context] in their prompt, and their results are
+recorded in .fact-tracker/sessions/ (see docs/hooks.md).`,
+  codex: `Codex runs a project's hooks and MCP servers once you trust the project: run /hooks in Codex to
+review and trust these. Subagents get their [Session Context] when they start, and their results
+are recorded in .fact-tracker/sessions/ (see docs/hooks.md).`,
+};
+
+/** Writes the settings; a file that cannot be merged stops it with nothing written. */
+export const runInit =
+  (command: InitCommand, io: CliIo): TE.TaskEither<string, number> =>
+  async () => {
+    const base = io.cwd ?? '.';
+    const project = resolve(
+      command.project === undefined ? (findGitTopLevel(base) ?? base) : resolve(base, command.project),
+    );
+    const folder = statSync(project, { throwIfNoEntry: false });
+    if (folder === undefined || !folder.isDirectory()) return E.left(`the project ${project} is not a directory`);
+    const main = thisMain();
+    if (command.via === 'node' && statSync(main, { throwIfNoEntry: false }) === undefined)
+      return E.left(`this installation has no built entry point at ${main}: run npm run build first`);
+    const launcher = launcherFor(main, command.via);
+    const planned: Planned[] = [];
+    for (const file of filesOf(command.host, launcher)) {
+      const one = plan(project, file);
+      if (E.isLeft(one)) return one;
+      planned.push(one.right);
+    }
+    for (const file of planned) {
+      if (!file.changed) {
+        io.stdout(`unchanged  ${file.path}\n`);
+        continue;
+      }
+      const written = writeWhole(file);
+      if (E.isLeft(written)) return written;
+      io.stdout(`wrote      ${file.path}\n`);
+    }
+    io.stdout(
+      `\nThe hooks run: ${launcher.hook}\nThe MCP server runs: ${[launcher.mcp.command, ...launcher.mcp.args].map(shellQuote).join(' ')}\n`,
+    );
+    if (
+      command.via === 'npx' &&
+      statSync(join(project, 'node_modules', '.bin', 'fact-tracker'), { throwIfNoEntry: false }) === undefined
+    )
+      io.stderr(
+        `fact-tracker init: warning: ${project} has no node_modules/.bin/fact-tracker yet; npx --no-install runs only an installed copy (install the package in the project first)\n`,
+      );
+    io.stdout(`\n${NEXT_STEPS[command.host]}\n`);
+    return E.right(EXIT_OK);
+  };

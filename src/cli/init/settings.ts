@@ -1,0 +1,235 @@
+/**
+ * What `fact-tracker init` writes into an agent's settings, as pure functions from the current
+ * content of a file to its new content. Each merge keeps everything of the user's, replaces the
+ * entries of fact-tracker it finds (from an earlier `init`, or written by hand from an older
+ * README), and gives back the same value when there is nothing to change, so running `init`
+ * twice leaves the files as the first run left them.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { parse as parseToml, stringify as stringifyToml } from 'smol-toml';
+import { isRecord } from '../../base/record.js';
+import { collapseWhitespace } from '../../base/text.js';
+import type { InitHost } from './hosts.js';
+
+/** The name the MCP server is registered under. */
+export const SERVER_NAME = 'fact-tracker';
+
+/** How the agent starts this installation: the hook command line, and the MCP server's command. */
+export interface Launcher {
+  /** A shell command line (hooks run through `sh -c`). */
+  readonly hook: string;
+  readonly mcp: { readonly command: string; readonly args: ReadonlyArray<string> };
+}
+
+/** `text` quoted for a POSIX shell: one argument, whatever it holds. */
+export const shellQuote = (text: string): string =>
+  /^[\w@%+=:,./-]+$/u.test(text) ? text : `'${text.replace(/'/gu, `'\\''`)}'`;
+
+/**
+ * The commands that run this installation and nothing else: Node on the absolute path of its
+ * entry point, or `npx --no-install`, which runs the copy installed in the project and never
+ * fetches a package.
+ */
+export const launcherFor = (main: string, via: 'node' | 'npx'): Launcher =>
+  via === 'npx'
+    ? {
+        hook: 'npx --no-install fact-tracker hook',
+        mcp: { command: 'npx', args: ['--no-install', 'fact-tracker', 'mcp'] },
+      }
+    : { hook: `node ${shellQuote(main)} hook`, mcp: { command: 'node', args: [main, 'mcp'] } };
+
+/** One hook `init` registers: an event, and the tools it matches when the event has a matcher. */
+export interface HookEntry {
+  readonly event: string;
+  readonly matcher?: string;
+}
+
+/**
+ * The hooks of each agent. Claude Code pairs a subagent with its call by the call's id, so it
+ * needs the tool events; Codex has no tool events for `spawn_agent` in its documented hooks,
+ * so it gets them in case a version sends them, and relies on the subagent events.
+ */
+export const HOOK_ENTRIES: Readonly<Record<InitHost, ReadonlyArray<HookEntry>>> = {
+  claude: [
+    { event: 'PreToolUse', matcher: 'Agent|Task' },
+    { event: 'PostToolUse', matcher: 'Agent|Task|SubagentHandback' },
+    { event: 'PostToolUseFailure', matcher: 'Agent|Task' },
+    { event: 'SubagentStart' },
+    { event: 'SubagentStop' },
+  ],
+  codex: [
+    { event: 'PreToolUse', matcher: 'spawn_agent' },
+    { event: 'PostToolUse', matcher: 'spawn_agent' },
+    { event: 'SubagentStart' },
+    { event: 'SubagentStop' },
+  ],
+};
+
+/** Seconds an agent waits for one hook run: far more than it takes, far less than the agents' default of ten minutes. */
+export const HOOK_TIMEOUT_SECONDS = 60;
+
+/** What kind of JSON value this is, in words. */
+const kindOf = (value: unknown): string =>
+  value === null
+    ? 'null'
+    : Array.isArray(value)
+      ? 'an array'
+      : typeof value === 'object'
+        ? 'an object'
+        : `a ${typeof value}`;
+
+/** A merge that cannot be made safely: why, in one line. */
+export type MergeError = string;
+
+/**
+ * Adds the hooks of `host` to a settings document (`.claude/settings.json`, `.codex/hooks.json`:
+ * both use `{"hooks": {"Event": [{"matcher", "hooks": [{"type": "command", ...}]}]}}`). Handlers
+ * `isOurs` recognizes are removed first, and groups they leave empty with them; every other
+ * key, event, group and handler stays as it was.
+ */
+export const mergeHooks = (
+  current: unknown,
+  host: InitHost,
+  launcher: Launcher,
+  isOurs: (command: string) => boolean,
+): E.Either<MergeError, Readonly<Record<string, unknown>>> => {
+  const settings = current === undefined ? {} : current;
+  if (!isRecord(settings)) return E.left(`it holds ${kindOf(settings)}, not a JSON object`);
+  const hooks = settings['hooks'] ?? {};
+  if (!isRecord(hooks)) return E.left(`"hooks" is ${kindOf(hooks)}, not an object`);
+  const merged: Record<string, unknown> = {};
+  for (const [event, groups] of Object.entries(hooks)) {
+    if (!Array.isArray(groups)) return E.left(`"hooks.${event}" is ${kindOf(groups)}, not an array`);
+    const kept: unknown[] = [];
+    for (const [index, group] of groups.entries()) {
+      if (!isRecord(group) || !Array.isArray(group['hooks']))
+        return E.left(`"hooks.${event}[${index}]" is not a group of the form {"matcher", "hooks": [...]}`);
+      const handlers = group['hooks'].filter(
+        (handler) => !(isRecord(handler) && typeof handler['command'] === 'string' && isOurs(handler['command'])),
+      );
+      if (handlers.length === group['hooks'].length) kept.push(group);
+      else if (handlers.length > 0) kept.push({ ...group, hooks: handlers });
+    }
+    merged[event] = kept;
+  }
+  for (const { event, matcher } of HOOK_ENTRIES[host]) {
+    const group = {
+      ...(matcher === undefined ? {} : { matcher }),
+      hooks: [{ type: 'command', command: launcher.hook, timeout: HOOK_TIMEOUT_SECONDS }],
+    };
+    merged[event] = [...((merged[event] as unknown[] | undefined) ?? []), group];
+  }
+  for (const [event, groups] of Object.entries(merged))
+    if ((groups as unknown[]).length === 0 && (hooks[event] as unknown[]).length > 0) delete merged[event];
+  return E.right({ ...settings, hooks: merged });
+};
+
+/** The server's entry: its command, keeping whatever else the user set on it (`env`, ...). */
+const serverEntry = (current: unknown, launcher: Launcher, withType: boolean): Record<string, unknown> => ({
+  ...(isRecord(current) ? current : {}),
+  ...(withType ? { type: 'stdio' } : {}),
+  command: launcher.mcp.command,
+  args: [...launcher.mcp.args],
+});
+
+/** Registers the MCP server in a `.mcp.json` document (`{"mcpServers": {...}}`). */
+export const mergeMcpJson = (
+  current: unknown,
+  launcher: Launcher,
+): E.Either<MergeError, Readonly<Record<string, unknown>>> => {
+  const document = current === undefined ? {} : current;
+  if (!isRecord(document)) return E.left(`it holds ${kindOf(document)}, not a JSON object`);
+  const servers = document['mcpServers'] ?? {};
+  if (!isRecord(servers)) return E.left(`"mcpServers" is ${kindOf(servers)}, not an object`);
+  return E.right({
+    ...document,
+    mcpServers: { ...servers, [SERVER_NAME]: serverEntry(servers[SERVER_NAME], launcher, true) },
+  });
+};
+
+/** The text of a JSON settings file as `init` writes it. */
+export const formatJson = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
+
+/** A JSON settings file's text, read; Left says why it is not a JSON document. */
+export const parseJsonSettings = (text: string): E.Either<MergeError, unknown> => {
+  if (text.trim() === '') return E.right(undefined);
+  try {
+    return E.right(JSON.parse(text.replace(/^\uFEFF/u, '')) as unknown);
+  } catch (error) {
+    return E.left(
+      `it is not valid JSON (${collapseWhitespace(error instanceof Error ? error.message : String(error))})`,
+    );
+  }
+};
+
+const TABLE_HEADER = /^\s*\[\[?\s*([^\]]*?)\s*\]\]?\s*(?:#.*)?$/u;
+
+/** True when a table header line names the server's table or one below it. */
+const isServerTable = (name: string): boolean => {
+  const unquoted = name.replace(/\s*\.\s*/gu, '.').replace(/"([^"]*)"|'([^']*)'/gu, (_, a, b) => String(a ?? b));
+  return unquoted === `mcp_servers.${SERVER_NAME}` || unquoted.startsWith(`mcp_servers.${SERVER_NAME}.`);
+};
+
+/**
+ * Registers the MCP server in Codex's `config.toml`, editing the text so the user's comments
+ * and layout stay: the server's own table is replaced (its other keys kept) or appended. The
+ * result is parsed back and must hold exactly what was meant; a file whose server entry is
+ * written some other way (an inline table, dotted keys) is left for the user to edit.
+ */
+export const mergeCodexToml = (current: string | undefined, launcher: Launcher): E.Either<MergeError, string> => {
+  const text = current ?? '';
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = parseToml(text) as Record<string, unknown>;
+  } catch (error) {
+    return E.left(
+      `it is not valid TOML (${collapseWhitespace(error instanceof Error ? error.message : String(error))})`,
+    );
+  }
+  const servers = parsed['mcp_servers'];
+  if (servers !== undefined && !isRecord(servers)) return E.left(`"mcp_servers" is ${kindOf(servers)}, not a table`);
+  const existing = isRecord(servers) ? servers[SERVER_NAME] : undefined;
+  const wanted = serverEntry(existing, launcher, false);
+  if (isRecord(existing) && JSON.stringify(existing) === JSON.stringify(wanted)) return E.right(text);
+  const lines = text.split('\n');
+  const start = lines.findIndex((line) => {
+    const header = TABLE_HEADER.exec(line);
+    return header !== null && isServerTable(header[1]!);
+  });
+  const table = stringifyToml({ mcp_servers: { [SERVER_NAME]: wanted } }).trimEnd();
+  let edited: string;
+  if (start === -1) {
+    if (existing !== undefined)
+      return E.left(
+        `it defines mcp_servers.${SERVER_NAME} without a [mcp_servers.${SERVER_NAME}] table; edit it by hand`,
+      );
+    const body = text.replace(/\s*$/u, '');
+    edited = `${body === '' ? '' : `${body}\n\n`}${table}\n`;
+  } else {
+    let end = start + 1;
+    while (end < lines.length) {
+      const header = TABLE_HEADER.exec(lines[end]!);
+      if (header !== null && !isServerTable(header[1]!)) break;
+      end += 1;
+    }
+    while (end > start + 1 && lines[end - 1]!.trim() === '') end -= 1;
+    edited = [...lines.slice(0, start), table, ...lines.slice(end)].join('\n');
+  }
+  try {
+    const check = parseToml(edited) as Record<string, unknown>;
+    const { mcp_servers: checkServers, ...rest } = check;
+    const { mcp_servers: _servers, ...restBefore } = parsed;
+    const others = (value: unknown): unknown =>
+      isRecord(value) ? Object.fromEntries(Object.entries(value).filter(([name]) => name !== SERVER_NAME)) : {};
+    if (
+      isRecord(checkServers) &&
+      JSON.stringify(checkServers[SERVER_NAME]) === JSON.stringify(wanted) &&
+      JSON.stringify(others(checkServers)) === JSON.stringify(others(servers)) &&
+      JSON.stringify(rest) === JSON.stringify(restBefore)
+    )
+      return E.right(edited);
+  } catch {
+    // Falls through to the refusal below.
+  }
+  return E.left(`its [mcp_servers.${SERVER_NAME}] table could not be updated in place; edit it by hand`);
+};

@@ -1,0 +1,169 @@
+/**
+ * Evidence checked against the repository, not only the disk: a claim points at a file git
+ * tracks (what a teammate's clone will have: not an untracked file, not `.git/config`, not a
+ * directory), at lines that file has, and a file removed from the index, or deleted from the
+ * working tree, is flagged. A sparse checkout's files are in the index even when they are not
+ * on disk, so they are neither refused nor flagged.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { isInside } from '../checkpoint.js';
+import { parseLineRange, selectEvidencePaths } from '../ledger.js';
+import type { Claim, ContextError, EvidenceLedger, FileEvidence, SharedContext } from '../model.js';
+import type { Observed } from './git.js';
+import { readBlob } from './git.js';
+import { pathUnder } from './gitPaths.js';
+import { nodeModules } from './modules.js';
+
+/** Index modes of entries that are not files with lines. */
+const SYMLINK = '120000';
+const GITLINK = '160000';
+
+/** The submodule (a gitlink in the index) that holds `file`, if one does: the superproject does not index its files. */
+const submoduleOf = (observed: Observed, file: string): string | undefined => {
+  const parts = file.split('/');
+  for (let i = 1; i < parts.length; i += 1) {
+    const prefix = parts.slice(0, i).join('/');
+    if (observed.index.get(prefix)?.mode === GITLINK) return prefix;
+  }
+  return undefined;
+};
+
+const existsOnDisk = async (root: string, file: string): Promise<boolean> => {
+  const { fs } = await nodeModules();
+  return fs.access(pathUnder(root, file)).then(
+    () => true,
+    () => false,
+  );
+};
+
+/**
+ * The paths of the ledger's evidence the repository no longer holds: not in the index (a file
+ * removed with `git rm --cached` too), or deleted from the working tree. Files inside a
+ * submodule, and everything outside a repository, are looked for on disk.
+ */
+export const missingEvidencePaths = async (
+  root: string,
+  context: SharedContext,
+  observed: Observed,
+): Promise<ReadonlyArray<string>> => {
+  const paths = selectEvidencePaths(context.evidenceLedger);
+  const present = await Promise.all(
+    paths.map(async (file) => {
+      if (observed.head === 'none' || submoduleOf(observed, file) !== undefined) return existsOnDisk(root, file);
+      return observed.index.has(file) && !observed.deleted.has(file);
+    }),
+  );
+  return paths.filter((_, i) => !present[i]);
+};
+
+/** The number of lines in `bytes`, a line being text ended by a line feed or by the end of the text. */
+const linesIn = (bytes: Buffer): number => {
+  let count = 0;
+  for (let at = bytes.indexOf(0x0a); at !== -1; at = bytes.indexOf(0x0a, at + 1)) count += 1;
+  return bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a ? count + 1 : count;
+};
+
+/** The most a line count reads of one file: past it, a range is taken to fit (a file that large is not read whole for a pointer). */
+const LINE_COUNT_MAX_BYTES = 64 * 1024 * 1024;
+
+/** How many lines the working-tree file at `full` has, reading no further than needed to see `needed` of them. */
+const countLinesOnDisk = async (full: Buffer, needed: number): Promise<E.Either<string, number>> => {
+  const { fs } = await nodeModules();
+  let handle: Awaited<ReturnType<typeof fs.open>>;
+  try {
+    handle = await fs.open(full, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  } catch {
+    return E.left('cannot be read');
+  }
+  try {
+    if (!(await handle.stat()).isFile()) return E.left('is not a regular file in the working tree');
+    const buffer = Buffer.alloc(64 * 1024);
+    let count = 0;
+    let last = 0x0a;
+    for (let read = 0; ;) {
+      // Past the bound the file is taken to have the lines: a pointer is not worth reading more.
+      if (read >= LINE_COUNT_MAX_BYTES) return E.right(needed);
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      const chunk = buffer.subarray(0, bytesRead);
+      for (let at = chunk.indexOf(0x0a); at !== -1; at = chunk.indexOf(0x0a, at + 1)) count += 1;
+      last = chunk[bytesRead - 1]!;
+      read += bytesRead;
+      if (count >= needed) return E.right(count);
+    }
+    return E.right(last === 0x0a ? count : count + 1);
+  } catch {
+    return E.left('cannot be read');
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+};
+
+/** Why `evidence` does not point at lines the repository holds, or undefined when it does. */
+const evidenceProblem = async (
+  root: string,
+  observed: Observed,
+  evidence: FileEvidence,
+): Promise<string | undefined> => {
+  const { fs } = await nodeModules();
+  const { path: file, lines } = evidence;
+  const range = parseLineRange(lines);
+  if (E.isLeft(range)) return range.left;
+  const inSubmodule = submoduleOf(observed, file) !== undefined;
+  const entry = observed.index.get(file);
+  let count: E.Either<string, number>;
+  if (inSubmodule) count = await countLinesOnDisk(pathUnder(root, file), range.right.end);
+  else if (entry === undefined) {
+    const stat = await fs.lstat(pathUnder(root, file)).catch(() => undefined);
+    const what = isInside('.git', file)
+      ? "is inside the repository's .git directory"
+      : stat === undefined
+        ? 'is not in the repository'
+        : stat.isDirectory()
+          ? 'is a directory'
+          : 'is not tracked by git (git add it first)';
+    return `${file} ${what}: evidence points at a file the repository holds, so that every clone can follow it`;
+  } else if (entry.mode === GITLINK) return `${file} is a submodule: point at a file inside it`;
+  else if (entry.mode === SYMLINK) return `${file} is a symbolic link: point at the file it links to`;
+  else if (observed.deleted.has(file)) return `${file} is deleted in the working tree`;
+  else if (entry.skipWorktree) {
+    // Outside a sparse checkout: the index has the file, the disk does not.
+    const blob = await readBlob(root, entry.blob, LINE_COUNT_MAX_BYTES);
+    count = E.isRight(blob) ? E.right(linesIn(blob.right)) : E.right(Number.MAX_SAFE_INTEGER);
+  } else count = await countLinesOnDisk(pathUnder(root, file), range.right.end);
+  if (E.isLeft(count)) return `${file} ${count.left}`;
+  return count.right >= range.right.end
+    ? undefined
+    : `${file} has ${count.right} ${count.right === 1 ? 'line' : 'lines'}: ${lines} ends past them`;
+};
+
+const sameEvidence = (a: Claim, b: Claim): boolean =>
+  a.files.length === b.files.length &&
+  a.files.every((file, i) => file.path === b.files[i]!.path && file.lines === b.files[i]!.lines);
+
+/**
+ * Checks the file evidence of the claims `after` adds to (or changes in) `before` against the
+ * repository: each file tracked by git, and each range within the file. Evidence already in
+ * the ledger is not checked again (the file may have changed since; a read flags what is gone).
+ */
+export const checkNewEvidence = async (
+  root: string,
+  before: EvidenceLedger,
+  after: EvidenceLedger,
+  observed: Observed,
+): Promise<E.Either<ContextError, void>> => {
+  if (before === after || observed.head === 'none') return E.right(undefined);
+  for (const claim of after) {
+    const known = before.find((entry) => entry.claim === claim.claim);
+    if (known !== undefined && sameEvidence(known, claim)) continue;
+    for (const evidence of claim.files) {
+      const problem = await evidenceProblem(root, observed, evidence);
+      if (problem !== undefined)
+        return E.left({
+          code: 'invalid',
+          message: `claim refused: "${claim.claim.length > 60 ? `${claim.claim.slice(0, 57)}...` : claim.claim}": ${problem}`,
+        });
+    }
+  }
+  return E.right(undefined);
+};

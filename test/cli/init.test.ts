@@ -1,0 +1,268 @@
+/**
+ * `fact-tracker init claude|codex` on real projects: the settings it writes, merged into the
+ * files already there, and then used as the agent uses them: each hook event runs the command
+ * exactly as written into the settings, through `sh -c`, with no registry anywhere.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { describe, expect, it } from 'vitest';
+import { replayHistory } from '../../src/index.js';
+import { claudeCode, implementerAnswer, type Send } from '../hook/host.js';
+import { tempDir } from '../tempDirs.js';
+import { MAIN, runCli } from './runCli.js';
+
+type Json = Record<string, unknown>;
+
+const read = (path: string): string => readFileSync(path, 'utf8');
+const readJson = (path: string): Json => JSON.parse(read(path)) as Json;
+
+const init = (project: string, ...args: string[]) => runCli(['init', ...args, '--project', project]);
+
+const HOOK = `node ${MAIN} hook`;
+
+/** Every command of every hook group in a settings document. */
+const commandsOf = (settings: Json): string[] =>
+  Object.values(settings['hooks'] as Record<string, Json[]>).flatMap((groups) =>
+    groups.flatMap((group) => (group['hooks'] as Json[]).map((handler) => handler['command'] as string)),
+  );
+
+describe('fact-tracker init', { timeout: 120_000 }, () => {
+  it('claude: writes the hooks and the MCP server into a fresh project, and a second run changes nothing', async () => {
+    const project = tempDir('init-');
+    const first = await init(project, 'claude');
+    expect(first.status).toBe(0);
+    expect(first.stdout).toMatch(/^wrote {6}\.claude\/settings\.json\nwrote {6}\.mcp\.json\n/u);
+    const settings = readJson(join(project, '.claude', 'settings.json'));
+    expect(Object.keys(settings['hooks'] as Json)).toEqual([
+      'PreToolUse',
+      'PostToolUse',
+      'PostToolUseFailure',
+      'SubagentStart',
+      'SubagentStop',
+    ]);
+    expect((settings['hooks'] as Record<string, Json[]>)['PreToolUse']).toEqual([
+      { matcher: 'Agent|Task', hooks: [{ type: 'command', command: HOOK, timeout: 60 }] },
+    ]);
+    expect(new Set(commandsOf(settings))).toEqual(new Set([HOOK]));
+    expect(readJson(join(project, '.mcp.json'))).toEqual({
+      mcpServers: { 'fact-tracker': { type: 'stdio', command: 'node', args: [MAIN, 'mcp'] } },
+    });
+    const before = [read(join(project, '.claude', 'settings.json')), read(join(project, '.mcp.json'))];
+    const second = await init(project, 'claude');
+    expect(second.status).toBe(0);
+    expect(second.stdout).toMatch(/^unchanged {2}\.claude\/settings\.json\nunchanged {2}\.mcp\.json\n/u);
+    expect([read(join(project, '.claude', 'settings.json')), read(join(project, '.mcp.json'))]).toEqual(before);
+  });
+
+  it("claude: keeps the user's settings, hooks and servers, and replaces older fact-tracker entries", async () => {
+    const project = tempDir('init-');
+    mkdirSync(join(project, '.claude'));
+    const mine = {
+      permissions: { allow: ['Bash(npm test)'] },
+      hooks: {
+        PreToolUse: [
+          { matcher: 'Bash', hooks: [{ type: 'command', command: 'echo checked' }] },
+          // What the README used to say: fetched a package by name outside an installation.
+          { matcher: 'Agent|Task|spawn_agent', hooks: [{ type: 'command', command: 'npx fact-tracker hook' }] },
+        ],
+        SubagentStart: [
+          {
+            hooks: [
+              { type: 'command', command: 'npx fact-tracker hook' },
+              { type: 'command', command: 'notify-send started' },
+            ],
+          },
+        ],
+        Stop: [{ hooks: [{ type: 'command', command: 'echo stop' }] }],
+      },
+    };
+    writeFileSync(join(project, '.claude', 'settings.json'), JSON.stringify(mine));
+    writeFileSync(
+      join(project, '.mcp.json'),
+      JSON.stringify({
+        mcpServers: {
+          other: { command: 'other-server' },
+          'fact-tracker': { type: 'stdio', command: 'npx', args: ['fact-tracker', 'mcp'], env: { DEBUG: '1' } },
+        },
+      }),
+    );
+    expect((await init(project, 'claude')).status).toBe(0);
+    const settings = readJson(join(project, '.claude', 'settings.json'));
+    const hooks = settings['hooks'] as Record<string, Json[]>;
+    expect(settings['permissions']).toEqual(mine.permissions);
+    expect(hooks['PreToolUse']![0]).toEqual(mine.hooks.PreToolUse[0]);
+    expect(hooks['SubagentStart']![0]).toEqual({ hooks: [{ type: 'command', command: 'notify-send started' }] });
+    expect(hooks['Stop']).toEqual(mine.hooks.Stop);
+    expect(commandsOf(settings).filter((command) => /fact-tracker/u.test(command))).toEqual([]);
+    expect(commandsOf(settings).filter((command) => command === HOOK)).toHaveLength(5);
+    expect(readJson(join(project, '.mcp.json'))).toEqual({
+      mcpServers: {
+        other: { command: 'other-server' },
+        'fact-tracker': { type: 'stdio', command: 'node', args: [MAIN, 'mcp'], env: { DEBUG: '1' } },
+      },
+    });
+    const again = read(join(project, '.claude', 'settings.json'));
+    expect((await init(project, 'claude')).stdout).toMatch(/^unchanged/u);
+    expect(read(join(project, '.claude', 'settings.json'))).toBe(again);
+  });
+
+  it('refuses a malformed settings file with a clear error, and writes nothing at all', async () => {
+    const project = tempDir('init-');
+    mkdirSync(join(project, '.claude'));
+    const broken = '{"hooks": {"PreToolUse": [ ';
+    writeFileSync(join(project, '.claude', 'settings.json'), broken);
+    const run = await init(project, 'claude');
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(
+      /^fact-tracker init: \.claude\/settings\.json: it is not valid JSON \(.*\); nothing was written\n$/u,
+    );
+    expect(read(join(project, '.claude', 'settings.json'))).toBe(broken);
+    expect(readdirSync(project)).toEqual(['.claude']);
+    writeFileSync(join(project, '.claude', 'settings.json'), '{"hooks": {"PreToolUse": {"matcher": "Bash"}}}');
+    const shape = await init(project, 'claude');
+    expect(shape.stderr).toMatch(/"hooks\.PreToolUse" is an object, not an array; nothing was written/u);
+  });
+
+  it('refuses a symlinked settings file or folder, leaving its target as it was', async () => {
+    const project = tempDir('init-');
+    const elsewhere = tempDir('elsewhere-');
+    writeFileSync(join(elsewhere, 'settings.json'), '{}');
+    mkdirSync(join(project, '.claude'));
+    symlinkSync(join(elsewhere, 'settings.json'), join(project, '.claude', 'settings.json'));
+    const file = await init(project, 'claude');
+    expect(file.status).toBe(1);
+    expect(file.stderr).toMatch(/\.claude\/settings\.json is a symbolic link; refusing to write through it/u);
+    expect(read(join(elsewhere, 'settings.json'))).toBe('{}');
+    const other = tempDir('init-');
+    symlinkSync(elsewhere, join(other, '.codex'));
+    const folder = await init(other, 'codex');
+    expect(folder.stderr).toMatch(/\.codex is a symbolic link; refusing to write through it/u);
+    expect(readdirSync(elsewhere)).toEqual(['settings.json']);
+  });
+
+  it("codex: writes hooks.json and config.toml, keeping the user's TOML as written", async () => {
+    const project = tempDir('init-');
+    mkdirSync(join(project, '.codex'));
+    const toml = `# my settings\nmodel = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-server" # keep me\n\n[mcp_servers.fact-tracker]\ncommand = "npx"\nargs = ["fact-tracker", "mcp"]\nstartup_timeout_sec = 20\n\n[mcp_servers.fact-tracker.env]\nDEBUG = "1"\n\n[profiles.fast]\nmodel = "gpt-5-mini"\n`;
+    writeFileSync(join(project, '.codex', 'config.toml'), toml);
+    expect((await init(project, 'codex')).status).toBe(0);
+    const written = read(join(project, '.codex', 'config.toml'));
+    expect(written).toContain(
+      '# my settings\nmodel = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-server" # keep me\n',
+    );
+    expect(written).toContain('[profiles.fast]\nmodel = "gpt-5-mini"\n');
+    expect(parseToml(written)).toEqual({
+      model: 'gpt-5-codex',
+      mcp_servers: {
+        docs: { command: 'docs-server' },
+        'fact-tracker': { command: 'node', args: [MAIN, 'mcp'], startup_timeout_sec: 20, env: { DEBUG: '1' } },
+      },
+      profiles: { fast: { model: 'gpt-5-mini' } },
+    });
+    const hooks = readJson(join(project, '.codex', 'hooks.json'));
+    expect(Object.keys(hooks['hooks'] as Json)).toEqual(['PreToolUse', 'PostToolUse', 'SubagentStart', 'SubagentStop']);
+    expect(new Set(commandsOf(hooks))).toEqual(new Set([HOOK]));
+    expect((await init(project, 'codex')).stdout).toMatch(
+      /^unchanged {2}\.codex\/hooks\.json\nunchanged {2}\.codex\/config\.toml\n/u,
+    );
+    expect(read(join(project, '.codex', 'config.toml'))).toBe(written);
+    writeFileSync(join(project, '.codex', 'config.toml'), 'model = \n');
+    const broken = await init(project, 'codex');
+    expect(broken.status).toBe(1);
+    expect(broken.stderr).toMatch(/\.codex\/config\.toml: it is not valid TOML .*; nothing was written/u);
+    expect(read(join(project, '.codex', 'config.toml'))).toBe('model = \n');
+  });
+
+  it('--npx writes commands that run only the copy installed in the project', async () => {
+    const project = tempDir('init-');
+    const run = await init(project, 'claude', '--npx');
+    expect(run.status).toBe(0);
+    expect(new Set(commandsOf(readJson(join(project, '.claude', 'settings.json'))))).toEqual(
+      new Set(['npx --no-install fact-tracker hook']),
+    );
+    expect((readJson(join(project, '.mcp.json'))['mcpServers'] as Json)['fact-tracker']).toEqual({
+      type: 'stdio',
+      command: 'npx',
+      args: ['--no-install', 'fact-tracker', 'mcp'],
+    });
+    expect(run.stderr).toMatch(/no node_modules\/\.bin\/fact-tracker yet/u);
+  });
+
+  it('rejects an unknown agent', async () => {
+    const run = await runCli(['init', 'cursor']);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toBe(
+      'fact-tracker init: unknown agent "cursor": expected claude or codex (see fact-tracker init --help)\n',
+    );
+  });
+});
+
+/** Runs each event through the command the settings name for it, as Claude Code runs it: `sh -c`, from the project. */
+const asSettingsSay =
+  (project: string): Send =>
+  (payload) => {
+    const settings = readJson(join(project, '.claude', 'settings.json'));
+    const groups = ((settings['hooks'] as Record<string, Json[]>)[payload['hook_event_name'] as string] ?? []).filter(
+      (group) =>
+        group['matcher'] === undefined ||
+        (group['matcher'] as string).split('|').includes(payload['tool_name'] as string),
+    );
+    expect(groups).toHaveLength(1);
+    const command = (groups[0]!['hooks'] as Json[])[0]!['command'] as string;
+    return new Promise((resolve, reject) => {
+      const child = execFile(
+        '/bin/sh',
+        ['-c', command],
+        // No registry can be reached: npm is told it is offline, and no proxy or token is set.
+        {
+          cwd: project,
+          env: { PATH: process.env['PATH'] ?? '', CLAUDE_PROJECT_DIR: project, npm_config_offline: 'true' },
+        },
+        (error, stdout, stderr) => {
+          if (error !== null) return reject(new Error(`${command} failed: ${error.message}\n${stderr}`));
+          const lines = stdout.split('\n').filter((line) => line !== '');
+          resolve({ output: lines.length === 0 ? undefined : (JSON.parse(lines[0]!) as Json), stderr });
+        },
+      );
+      child.stdin?.end(JSON.stringify(payload));
+    });
+  };
+
+describe('init claude, then a recorded Claude Code session through the written commands', { timeout: 600_000 }, () => {
+  it('gives each subagent its own section and records each result under its task', async () => {
+    const project = tempDir('init-session-');
+    expect((await init(project, 'claude')).status).toBe(0);
+    const session = '5d1c9e20-4b7a-4e1f-9c3d-2a6b8e0f1d47';
+    const host = claudeCode({ send: asSettingsSay(project), sessionId: session, cwd: project });
+    const first = {
+      toolUseId: 'toolu_01InitFirstCall000000001',
+      agentId: 'ainit1',
+      agentType: 'implementer',
+      prompt: 'Task ID: 1\nCreate src/config.ts.',
+      answer: implementerAnswer('1', 'src/config.ts'),
+    };
+    const second = {
+      toolUseId: 'toolu_01InitSecondCall00000002',
+      agentId: 'ainit2',
+      agentType: 'implementer',
+      prompt: 'Task ID: 2\nValidate the ports in src/config.ts.',
+      answer: implementerAnswer('2', 'src/ports.ts'),
+    };
+    await host.foreground(first);
+    await host.foreground(second);
+    const report = replayHistory(read(join(project, '.fact-tracker', 'sessions', `${session}.jsonl`))).report;
+    const sections = report.prompts.map((prompt) => prompt.sessionContext);
+    expect(sections[0]).toBe('');
+    expect(sections[1]).toContain('src/config.ts modified_by task:1');
+    expect(host.given.get(second.toolUseId)!.sections).toEqual([sections[1]]);
+    expect(report.facts.map((fact) => [fact.subject, fact.sourceTaskId])).toEqual(
+      expect.arrayContaining([
+        ['src/config.ts', '1'],
+        ['src/ports.ts', '2'],
+      ]),
+    );
+    expect(host.notices).toEqual([]);
+  });
+});
