@@ -28,7 +28,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { isDeepStrictEqual, parseArgs } from 'node:util';
 import {
   DEFAULT_MAX_FACTS,
   DEFAULT_MAX_TOKENS,
@@ -161,10 +161,8 @@ const main = (): void => {
     return { name: held.name, fitted, compared: compare(held, settingOf(fitted)) };
   });
   const inSample = options.fit ? fitOn(atStart, recency) : undefined;
-  const cap =
-    inSample === undefined
-      ? undefined
-      : safetyCap(largestSection(historyCandidates(core, inSample), inSample, maxTokens));
+  const largest =
+    inSample === undefined ? undefined : largestSection(historyCandidates(core, inSample), inSample, maxTokens);
 
   progress('the defaults and the baselines');
   const atDefaults = new Map(core.map((history) => [history.name, compare(history, defaults)]));
@@ -174,7 +172,7 @@ const main = (): void => {
       return [history.name, compare(history, defaults)];
     }),
   );
-  report({ leaveOneOut, inSample, cap, atDefaults, longAtDefaults, seconds: (performance.now() - started) / 1000 });
+  report({ leaveOneOut, inSample, largest, atDefaults, longAtDefaults, seconds: (performance.now() - started) / 1000 });
 };
 
 // ---- Report ----
@@ -196,7 +194,8 @@ const triple = (t: Tally): string => {
 interface Report {
   readonly leaveOneOut: ReadonlyArray<{ name: string; fitted: Ranking; compared: Compared }>;
   readonly inSample: Ranking | undefined;
-  readonly cap: number | undefined;
+  /** The most facts a section holds under the ranking fitted on every history (with --fit). */
+  readonly largest: number | undefined;
   readonly atDefaults: ReadonlyMap<string, Compared>;
   readonly longAtDefaults: ReadonlyMap<string, Compared>;
   readonly seconds: number;
@@ -238,7 +237,7 @@ const comparisonTable = (histories: ReadonlyArray<History>, of: (name: string) =
   );
 };
 
-const report = ({ leaveOneOut, inSample, cap, atDefaults, longAtDefaults, seconds }: Report): void => {
+const report = ({ leaveOneOut, inSample, largest, atDefaults, longAtDefaults, seconds }: Report): void => {
   for (const note of notes) console.log(`Note: ${note}\n`);
   comparisonTable(core, (name) => atDefaults.get(name)!, `The defaults (${DEFAULT_MAX_TOKENS} tokens, estimate)`);
   const looOf = new Map(leaveOneOut.map(({ name, compared }) => [name, compared]));
@@ -250,7 +249,7 @@ const report = ({ leaveOneOut, inSample, cap, atDefaults, longAtDefaults, second
   if (long.length > 0) longReport(longAtDefaults, atDefaults);
   ablationReport();
   if (options.misses) missesReport();
-  if (inSample !== undefined && cap !== undefined) fitReport(inSample, cap);
+  if (inSample !== undefined && largest !== undefined) fitReport(inSample, largest);
   console.log(`(${seconds.toFixed(0)} s)`);
 };
 
@@ -372,10 +371,13 @@ const missesReport = (): void => {
   printTable(['history', 'prompt line', 'label', 'rank', 'score', 'left out as'], rows);
 };
 
-const fitReport = (ranking: Ranking, cap: number): void => {
-  console.log(`Fitted on every history (DEFAULT_RANKING), with the count cap (DEFAULT_MAX_FACTS) ${cap}:\n`);
+const fitReport = (ranking: Ranking, largest: number): void => {
+  const cap = safetyCap(largest);
+  console.log(
+    `Fitted on every history (DEFAULT_RANKING), with the count cap (DEFAULT_MAX_FACTS) ${cap}, a quarter above the largest section it fills (${largest} facts):\n`,
+  );
   console.log(JSON.stringify(ranking, null, 2));
-  const same = JSON.stringify(ranking) === JSON.stringify(DEFAULT_RANKING) && cap === DEFAULT_MAX_FACTS;
+  const same = isDeepStrictEqual(ranking, DEFAULT_RANKING) && cap === DEFAULT_MAX_FACTS;
   console.log(
     same
       ? '\nDEFAULT_RANKING and DEFAULT_MAX_FACTS are these.'

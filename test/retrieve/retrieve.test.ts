@@ -31,8 +31,11 @@ const fact = (subject: string, relation: string, object: string, validFrom: numb
     confidence: 1,
   });
 
-/** Keyword relevance only: the stage tests below check the pipeline, not the signals beyond the words. */
-const KEYWORDS = { recency: { weight: 0 }, coChange: { weight: 0 } };
+/**
+ * Keyword relevance only: the stage tests below check the pipeline, not the signals beyond the
+ * words; an unmatched convention ranks below the best match (its base times its prior under 1).
+ */
+const KEYWORDS = { recency: { weight: 0 }, coChange: { weight: 0 }, conventionBase: 0.2 };
 
 const query = (taskDescription: string, overrides: Partial<FactQuery> = {}): FactQuery => ({
   taskDescription,

@@ -4,6 +4,7 @@ import {
   compact,
   compactWithReport,
   createFactId,
+  DEFAULT_MAX_VALID_FACTS,
   emptyFactStore,
   type FactStore,
   invalidate,
@@ -38,9 +39,9 @@ const history = (store: FactStore): string[] =>
   selectAllFacts(store).map((f) => `${f.object}[${f.validFrom},${f.validTo ?? ''})`);
 
 describe('emptyFactStore', () => {
-  it('is deeply frozen plain data with the default bound of 500', () => {
+  it('is deeply frozen plain data with the default bound of 5,000', () => {
     const store = emptyFactStore();
-    expect(store.maxValidFacts).toBe(500);
+    expect(store.maxValidFacts).toBe(DEFAULT_MAX_VALID_FACTS);
     expect(isDeepFrozen(store)).toBe(true);
     expect(JSON.parse(JSON.stringify(store))).toEqual(store);
     expect(selectAllFacts(store)).toEqual([]);
@@ -48,8 +49,8 @@ describe('emptyFactStore', () => {
 
   it('takes a custom bound and ignores a nonsensical one', () => {
     expect(emptyFactStore({ maxValidFacts: 20 }).maxValidFacts).toBe(20);
-    expect(emptyFactStore({ maxValidFacts: -3 }).maxValidFacts).toBe(500);
-    expect(emptyFactStore({ maxValidFacts: Number.NaN }).maxValidFacts).toBe(500);
+    expect(emptyFactStore({ maxValidFacts: -3 }).maxValidFacts).toBe(DEFAULT_MAX_VALID_FACTS);
+    expect(emptyFactStore({ maxValidFacts: Number.NaN }).maxValidFacts).toBe(DEFAULT_MAX_VALID_FACTS);
   });
 });
 
