@@ -153,9 +153,12 @@ const describePairFacts = (store: FactStore, pass: Pass, pair: string, score?: n
   const { index } = store;
   const log = PMap.get(store.pairs, pair);
   if (log === undefined) return;
-  // The pair's valid facts are those of its asserted ids the index holds.
+  // The pair's valid facts are those of its ids asserted at its latest assertion time (an older
+  // one is closed by it) that the index holds: read from the end of the log, in time order,
+  // however long its history.
   const { assertions } = log;
-  for (let i = 0; i < assertions.length; i += 1) {
+  const latest = assertions[assertions.length - 1]?.validFrom;
+  for (let i = assertions.length - 1; i >= 0 && assertions[i]!.validFrom === latest; i -= 1) {
     const doc = PMap.get(index.ids, assertions[i]!.id);
     if (doc === undefined || specialMark[doc] === 1) continue;
     const valid = getAt(index.docs, doc);

@@ -10,7 +10,9 @@ import {
   validRecords,
   withAssertions,
 } from './timeline.js';
-import { validOrder } from './validOrder.js';
+import { isExpendable, validOrder } from './validOrder.js';
+
+export { isExpendable } from './validOrder.js';
 import { emptyPairLog, NO_CLEARS, type PairChange, selectPairLog, writePairChanges } from './write.js';
 
 /** What a compaction removed, so nothing is lost silently. */
@@ -22,12 +24,6 @@ export interface CompactionReport {
   /** Ids of valid facts dropped because summaries were not enough. */
   readonly dropped: string[];
 }
-
-/** Relations of the facts compaction drops first: how a task went, not what it established. */
-const EXPENDABLE_RELATIONS = new Set(['completed_with', 'reviewed_as', 'tested_by', 'test_failure', 'summary']);
-
-/** True for a fact compaction drops before any other: a task's outcome, test run or summary. */
-export const isExpendable = (fact: SessionFact): boolean => EXPENDABLE_RELATIONS.has(fact.relation);
 
 /** The relation of a compaction's summary facts. */
 export const SUMMARY_RELATION = 'summary_of';
@@ -139,18 +135,21 @@ export class Workset {
   }
 
   /**
-   * The valid facts now, oldest first, one per call (undefined past the last): the untouched
-   * pairs' from `byTime` (all valid facts before the changes, in time order), the changed pairs'
-   * derived again. Later changes do not change what it gives.
+   * The valid facts now that `keep` keeps, oldest first, one per call (undefined past the last):
+   * the untouched pairs' from `byTime` (the valid facts before the changes that `keep` keeps, in
+   * time order), the changed pairs' derived again. Later changes do not change what it gives.
    */
-  oldestFirst(byTime: ReadonlyArray<SessionFact>): () => SessionFact | undefined {
+  oldestFirst(
+    byTime: ReadonlyArray<SessionFact>,
+    keep: (fact: SessionFact) => boolean = () => true,
+  ): () => SessionFact | undefined {
     const changed = new Set(this.changed.keys());
     const subjects = new Set(this.subjects);
     const isChanged = (fact: SessionFact): boolean =>
       subjects.has(fact.subject) && changed.has(pairKey(fact.subject, fact.relation));
     const derived: SessionFact[] = [];
     for (const log of this.changed.values())
-      if (log !== undefined) for (const fact of selectValidOfLog(log)) derived.push(fact);
+      if (log !== undefined) for (const fact of selectValidOfLog(log)) if (keep(fact)) derived.push(fact);
     derived.sort(byTimeThenId);
     let i = 0;
     let j = 0;
@@ -232,7 +231,9 @@ export const compactWithReport = (
   // facts after (b), oldest first, read only as far as needed.
   for (const expendableOnly of [true, false]) {
     if (work.count <= limit) break;
-    const oldestFirst = work.oldestFirst(order.byTime);
+    const oldestFirst = expendableOnly
+      ? work.oldestFirst(order.expendable, isExpendable)
+      : work.oldestFirst(order.byTime);
     let fact = oldestFirst();
     while (work.count > limit && fact !== undefined) {
       const batch: SessionFact[] = [];

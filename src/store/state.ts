@@ -53,7 +53,7 @@ export const DEFAULT_MAX_VALID_FACTS = 5_000;
 export const normalizeMaxValidFacts = (value: unknown): number =>
   typeof value === 'number' && Number.isFinite(value) && value >= 1 ? Math.floor(value) : DEFAULT_MAX_VALID_FACTS;
 
-/** An empty store (default `maxValidFacts` 500). */
+/** An empty store (default `maxValidFacts`: DEFAULT_MAX_VALID_FACTS). */
 export const emptyFactStore = (options: FactStoreOptions = {}): FactStore =>
   PMap.withMutations(
     {

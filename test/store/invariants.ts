@@ -15,7 +15,7 @@ import {
   postingsSize,
   postingWeightOf,
 } from '../../src/retrieve/index/postings.js';
-import type { SearchIndex } from '../../src/retrieve/index/searchIndex.js';
+import { RECENT_TASKS, type SearchIndex } from '../../src/retrieve/index/searchIndex.js';
 import { mayHoldHistory } from '../../src/store/timeline.js';
 import { buildStore, selectPairLogs, selectRecordedFiles, selectRecordedPrompts } from '../../src/store/write.js';
 
@@ -77,7 +77,8 @@ export const flattenIndex = (index: SearchIndex) => {
     conventions: postingsBy(index.conventions, factId),
     taskTerms: sortedEntries(index.taskTerms, (postings) => postingsBy(postings, taskId)),
     contextCount: index.contextCount,
-    recent: index.recent,
+    // The first RECENT_TASKS are exact; the reserve after them depends on the path taken.
+    recent: index.recent.slice(0, 2 * RECENT_TASKS),
     files: sortedEntries(index.files, (record) => record),
     tasks: sortedEntries(index.tasks, ({ num, ...doc }) => ({
       ...doc,

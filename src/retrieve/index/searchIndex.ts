@@ -24,7 +24,8 @@
  * - `taskTerms`: term -> postings over the task numbers of the contexts of the tasks that still
  *   lend one (a task with a valid fact or an asserted file pair), weighted the same way.
  * - `recent`: the RECENT_TASKS tasks whose latest valid fact is the most recent (then by id), as
- *   task id, time, task id, time, ...: recency reads it instead of every task.
+ *   task id, time, task id, time, ..., then up to as many more, in order: recency reads it
+ *   instead of every task.
  */
 import { own } from '../../base/owner.js';
 import * as PMap from '../../base/persistentMap.js';
@@ -92,8 +93,10 @@ export interface FileRecord {
   readonly tasks: ReadonlyArray<string>;
 }
 
-/** How many of the most recent tasks the index keeps in order (recency reads at most this many). */
+/** How many of the most recent tasks the index knows exactly, in order (recency reads at most this many). */
 export const RECENT_TASKS = 64;
+/** How many tasks the recent list may hold: the first RECENT_TASKS are exact, the rest a reserve (see `withRecent`). */
+export const RECENT_KEPT = 2 * RECENT_TASKS;
 
 /** What a reducer changed, as the index needs to hear it. */
 export interface IndexChanges {
@@ -227,40 +230,46 @@ const lendsContext = (doc: TaskDoc): boolean => PMap.size(doc.facts) > 0 || PMap
 /** True when task `a` at time `x` is more recent than task `b` at time `y` (ties: the smaller id). */
 const isNewer = (a: string, x: number, b: string, y: number): boolean => x > y || (x === y && a < b);
 
-/** `list` with `taskId` at `time` in its place, kept to RECENT_TASKS tasks. */
-const insertRecent = (list: Array<string | number>, taskId: string, time: number): void => {
+/** Where `taskId` at `time` goes in `list` (after every more recent task). */
+const placeIn = (list: ReadonlyArray<string | number>, taskId: string, time: number): number => {
   let place = 0;
   while (place < list.length && isNewer(list[place] as string, list[place + 1] as number, taskId, time)) place += 2;
-  if (place < 2 * RECENT_TASKS) list.splice(place, 0, taskId, time);
-  list.length = Math.min(list.length, 2 * RECENT_TASKS);
+  return place;
 };
 
-/** The recent list with `taskId` at `time` put in order, or taken out (time -Infinity). */
+/**
+ * The recent list with `taskId` at `time` put in order, or taken out (time -Infinity).
+ *
+ * The list keeps up to RECENT_KEPT tasks, in order, and every task with a valid fact outside it
+ * is older than its last; while it holds fewer than RECENT_TASKS, it holds every such task. Its
+ * first RECENT_TASKS are then exactly the most recent tasks, and a task that becomes older (a
+ * compaction removes a recent task's outcome on every dispatch) only moves down the list or
+ * leaves it: the walk over every task that refills it is needed once RECENT_TASKS tasks have
+ * left, not on every change.
+ */
 const withRecent = (index: Writable<SearchIndex>, taskId: string, time: number): void => {
   const list = index.recent;
   const at = list.indexOf(taskId);
-  // A task outside a full list that is older than its last stays out: the list is unchanged (a
-  // compaction removes the facts of old tasks on every dispatch).
-  const full = list.length >= 2 * RECENT_TASKS;
-  if (
-    at < 0 &&
-    (time === -Infinity ||
-      (full && isNewer(list[list.length - 2] as string, list[list.length - 1] as number, taskId, time)))
-  )
-    return;
   const next = at < 0 ? list.slice() : list.slice(0, at).concat(list.slice(at + 2));
-  if (at >= 0 && full && !(time > (list[at + 1] as number))) {
-    // A task of a full list that became older may no longer belong: its place goes to the most
-    // recent task outside the list, this one included (a walk over every task, rarely needed).
-    let best: [string, number] | undefined;
+  if (time !== -Infinity) {
+    const place = placeIn(next, taskId, time);
+    // Past the last, a task goes in only when it is new to a list that holds every task (under
+    // RECENT_TASKS); one that was in the list leaves it, and comes back by the refill below if
+    // the list is then short.
+    if (place < next.length || (at < 0 && next.length < 2 * RECENT_TASKS)) next.splice(place, 0, taskId, time);
+    next.length = Math.min(next.length, 2 * RECENT_KEPT);
+  }
+  if (at >= 0 && next.length < 2 * RECENT_TASKS) {
+    // Fewer than RECENT_TASKS left: refill from every task (outside the list, older than its last).
+    const outside: Array<[string, number]> = [];
     PMap.forEach(index.tasks, (doc, id) => {
       const latest = lastFactTime(doc);
-      if (latest === -Infinity || next.includes(id)) return;
-      if (best === undefined || isNewer(id, latest, best[0], best[1])) best = [id, latest];
+      if (latest !== -Infinity && !next.includes(id)) outside.push([id, latest]);
     });
-    if (best !== undefined) insertRecent(next, best[0], best[1]);
-  } else if (time !== -Infinity) insertRecent(next, taskId, time);
-  index.recent = Object.freeze(next);
+    outside.sort(([a, x], [b, y]) => (isNewer(a, x, b, y) ? -1 : 1));
+    for (const [id, latest] of outside.slice(0, RECENT_KEPT - next.length / 2)) next.push(id, latest);
+  }
+  if (next.length !== list.length || next.some((value, i) => value !== list[i])) index.recent = Object.freeze(next);
 };
 
 /**
