@@ -192,14 +192,14 @@ export const compactWithReport = (
   const report = emptyReport();
   // (a) History goes: the pairs holding closed records keep only the runs of their valid facts.
   const closedIds = new Set<string>();
-  // Usually no pair may: the walk over every pair is skipped.
-  if (store.historyPairs > 0)
-    PMap.forEach(store.pairs, (log) => {
-      if (mayHoldHistory(log)) {
-        const pruned = pruneToValidRuns(log, closedIds);
-        if (pruned?.log !== log) work.set(log.subject, log.relation, pruned?.log);
-      }
-    });
+  // Only the pairs that may hold some are read, not every pair.
+  PMap.forEach(store.historyPairs, (_true, key) => {
+    const log = PMap.get(store.pairs, key);
+    if (log !== undefined && mayHoldHistory(log)) {
+      const pruned = pruneToValidRuns(log, closedIds);
+      if (pruned?.log !== log) work.set(log.subject, log.relation, pruned?.log);
+    }
+  });
   for (const id of [...closedIds].sort()) report.removedClosed.push(id);
 
   // (b) Only subjects with two or more facts besides their newest can merge (the order keeps

@@ -33,10 +33,10 @@ export interface FactStore {
   /** Pair logs by pair key. */
   readonly pairs: PMap.PersistentMap<PairLog>;
   /**
-   * How many pair logs may hold closed records (see `mayHoldHistory`): compaction looks for
-   * history to remove only when some may, instead of walking every pair on every dispatch.
+   * The keys of the pair logs that may hold closed records (see `mayHoldHistory`): compaction
+   * removes history from those, instead of walking every pair on every dispatch.
    */
-  readonly historyPairs: number;
+  readonly historyPairs: PMap.PersistentMap<true>;
   /** The search index over the valid facts and the recorded task prompts. */
   readonly index: SearchIndex;
 }
@@ -59,7 +59,7 @@ export const emptyFactStore = (options: FactStoreOptions = {}): FactStore =>
     {
       maxValidFacts: normalizeMaxValidFacts(options?.maxValidFacts),
       pairs: PMap.empty,
-      historyPairs: 0,
+      historyPairs: PMap.empty,
       index: emptySearchIndex(),
     },
     (store) => store,

@@ -171,7 +171,8 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
     effective.forEach(({ before, after }, i) => {
       const key = keys[i]!;
       pairs = after === undefined ? PMap.remove(pairs, key) : PMap.set(pairs, key, freezeLog(after));
-      historyPairs += historyIn(after) - historyIn(before);
+      if (historyIn(after) !== historyIn(before))
+        historyPairs = historyIn(after) === 1 ? PMap.set(historyPairs, key, true) : PMap.remove(historyPairs, key);
     });
     const index = applyIndexChanges(current.index, {
       invalid,
@@ -203,7 +204,7 @@ export const buildStore = (
   files: ReadonlyArray<RecordedFile> = [],
 ): FactStore =>
   PMap.withMutations<FactStore>(
-    { maxValidFacts, pairs: PMap.empty, historyPairs: 0, index: emptySearchIndex() },
+    { maxValidFacts, pairs: PMap.empty, historyPairs: PMap.empty, index: emptySearchIndex() },
     (empty) => {
       const changes: PairChange[] = [];
       for (const log of logs) changes.push({ before: undefined, after: log });
