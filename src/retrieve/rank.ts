@@ -130,7 +130,7 @@ export type RankingOverrides = Partial<Omit<RankingOptions, 'priors' | 'feedback
 /** The defaults: fitted on the labeled histories (`npm run eval -- --fit`; see docs/retrieval.md). */
 export const DEFAULT_RANKING: RankingOptions = {
   priors: {
-    status: 0.12,
+    status: 0.119,
     test: 0.382,
     testFile: 0.67,
     manifest: 1.04,
@@ -145,7 +145,7 @@ export const DEFAULT_RANKING: RankingOptions = {
   contextTasks: 48,
   exactFileBoost: 100,
   feedback: { weight: 0.0995, facts: 3, terms: 8, maxShare: 0.05 },
-  recency: { weight: 4.94, tasks: 63, decay: 0.966 },
+  recency: { weight: 4.92, tasks: 63, decay: 0.966 },
   coChange: { weight: 2.18, seeds: 3 },
   conventionBase: 0.426,
   floor: 0.02,

@@ -32,7 +32,9 @@ import {
   resolveRanking,
   type ScoreParts,
 } from './rank.js';
+import { lastFactTime, type TaskDoc } from './index/searchIndex.js';
 import {
+  bestEntries,
   byRank,
   combineScore,
   type ContextTable,
@@ -125,11 +127,40 @@ const recentTasks = (store: FactStore, settings: Settings): Map<string, number> 
 /** How many of its best facts a first pass keeps: feedback takes the first few, co-change the first few file facts. */
 const FIRST_PASS_FACTS = 10;
 
+/** Co-change reads at most this many of a seed's tasks, the latest (a manifest changes with everything). */
+const CO_CHANGE_TASKS = 32;
+/**
+ * A task that changed more files than this tells nothing of what changes together (a sweep:
+ * a rename, a reformat, a dependency bump), as in co-change mining generally: co-change skips it.
+ */
+const CO_CHANGE_MAX_FILES = 32;
+/** Co-change reaches at most this many file pairs, the best-scored ones. */
+const CO_CHANGE_PAIRS = 64;
+
+/**
+ * The docs of the latest CO_CHANGE_TASKS of these tasks that changed at most CO_CHANGE_MAX_FILES
+ * files: latest by their prompt's time, then their latest valid fact's, then id (what the store
+ * holds, so a store rebuilt from a saved state picks the same).
+ */
+const latestTasks = (store: FactStore, taskIds: ReadonlyArray<string>): Array<readonly [string, TaskDoc]> => {
+  const docs: Array<readonly [string, TaskDoc]> = [];
+  for (const taskId of taskIds) {
+    const task = PMap.get(store.index.tasks, taskId);
+    if (task !== undefined && PMap.size(task.touched) <= CO_CHANGE_MAX_FILES) docs.push([taskId, task]);
+  }
+  if (docs.length <= CO_CHANGE_TASKS) return docs;
+  const time = (task: TaskDoc): number => task.promptAt ?? -Infinity;
+  return docs
+    .sort(([a, x], [b, y]) => time(y) - time(x) || lastFactTime(y) - lastFactTime(x) || (a < b ? -1 : a > b ? 1 : 0))
+    .slice(0, CO_CHANGE_TASKS);
+};
+
 /**
  * Co-change scores of one query: the first pass's best `coChange.seeds` file facts (among its
- * best FIRST_PASS_FACTS) are its seeds; every other file a seed's tasks changed gets, per seed,
- * the share of the seed's tasks that changed it, times the seed's score relative to the best
- * seed's, times the weight. Summed over the seeds in rank order, by pair key.
+ * best FIRST_PASS_FACTS) are its seeds; every other file a seed's latest CO_CHANGE_TASKS tasks
+ * (see `latestTasks`) changed gets, per seed, the share of those
+ * tasks that changed it, times the seed's score relative to the best seed's, times the weight.
+ * Summed over the seeds in rank order, by pair key; the CO_CHANGE_PAIRS best are kept.
  */
 const coChangeScores = (store: FactStore, settings: Settings, first: ReadonlyArray<Scored>): Map<string, number> => {
   const { coChange } = settings.plan.ranking;
@@ -140,18 +171,15 @@ const coChangeScores = (store: FactStore, settings: Settings, first: ReadonlyArr
   if (!(top > 0)) return scores;
   for (const { fact, parts } of seeds) {
     const key = pairKey(fact.subject, fact.relation);
-    const tasks = PMap.get(store.index.files, key)?.tasks ?? [];
+    const tasks = latestTasks(store, PMap.get(store.index.files, key)?.tasks ?? []);
     const share = (coChange.weight * (parts.total - parts.boost)) / top / Math.max(1, tasks.length);
     if (!(share > 0)) continue;
-    for (const taskId of tasks) {
-      const task = PMap.get(store.index.tasks, taskId);
-      if (task !== undefined)
-        PMap.forEach(task.touched, (_true, pair) => {
-          if (pair !== key) scores.set(pair, (scores.get(pair) ?? 0) + share);
-        });
-    }
+    for (const [, task] of tasks)
+      PMap.forEach(task.touched, (_true, pair) => {
+        if (pair !== key) scores.set(pair, (scores.get(pair) ?? 0) + share);
+      });
   }
-  return scores;
+  return bestEntries(scores, CO_CHANGE_PAIRS);
 };
 
 /**

@@ -58,6 +58,24 @@ export interface ContextTable {
   readonly byPair: ReadonlyMap<string, number>;
 }
 
+/**
+ * The `limit` entries of a score map with the highest scores (ties: the smaller key), as a map
+ * in that order; the map itself when it holds no more.
+ */
+export const bestEntries = (scores: Map<string, number>, limit: number): Map<string, number> => {
+  if (scores.size <= limit) return scores;
+  return new Map(
+    [...scores].sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0)).slice(0, Math.max(0, limit)),
+  );
+};
+
+/**
+ * How many file pairs a query's context reaches at most: the best-scored ones. A task that
+ * changed hundreds of files lends each of them a share too small to rank it, and describing
+ * them all would cost more than the rest of the query.
+ */
+export const CONTEXT_PAIRS = 512;
+
 /** A scratch accumulator by task number, reused across queries (retrieval is synchronous). */
 let scratch = new Float64Array(1024);
 
@@ -103,7 +121,7 @@ export const contextTable = (store: FactStore, plan: QueryPlan): ContextTable =>
     const share = score / Math.max(1, PMap.size(task.touched));
     PMap.forEach(task.touched, (_true, pair) => byPair.set(pair, (byPair.get(pair) ?? 0) + share));
   }
-  return { byTask, byPair };
+  return { byTask, byPair: bestEntries(byPair, CONTEXT_PAIRS) };
 };
 
 /** The context score of a fact: its pair's, for a file fact, else its task's. */

@@ -265,6 +265,46 @@ describe('the signals beyond the words', () => {
     expect(subjectsOf(retrieveFacts(s, q))).toEqual(['src/parser.y', 'src/parser.c', 'docs/grammar.md']);
   });
 
+  it('a sweep (a task that changed more than 32 files) lends no co-change, and only the latest 32 tasks of a seed count', () => {
+    const sweep = Array.from({ length: 40 }, (_, i) => `src/mod${i}.c`);
+    const s = addFacts(emptyFactStore({ maxValidFacts: 10_000 }), [
+      ...changed(1, ['src/parser.y', ...sweep]),
+      ...changed(2, ['src/parser.y', 'src/old.c']),
+      ...Array.from({ length: 32 }, (_, i) => changed(3 + i, ['src/parser.y', 'src/parser.c'])).flat(),
+    ]);
+    // The latest tasks are those whose prompts came last.
+    const withPrompts = recordPrompts(
+      s,
+      Array.from({ length: 34 }, (_, i) => [String(i + 1), `Work item ${i + 1}`] as const),
+    );
+    const q = defaults('Extend the parser.y grammar with a pipe operator', { ranking: { recency: { weight: 0 } } });
+    const decisions = explainRetrieval(withPrompts, q).filter((d) => d.reason !== 'invalidated');
+    const coChange = Object.fromEntries(decisions.map((d) => [d.fact.subject, d.parts?.coChange ?? 0]));
+    expect(coChange['src/parser.c']).toBeGreaterThan(0);
+    expect(coChange['src/mod0.c']).toBe(0);
+    // Task 2 is older than the 32 tasks after it: its file is not read.
+    expect(coChange['src/old.c']).toBe(0);
+  });
+
+  it('the context of a query reaches at most the 512 files it scores highest', () => {
+    const s = addFacts(emptyFactStore({ maxValidFacts: 10_000 }), [
+      ...changed(
+        1,
+        Array.from({ length: 600 }, (_, i) => `src/gen/file${i}.ts`),
+      ),
+      ...changed(2, ['src/gen/index.ts']),
+    ]);
+    const withPrompts = recordPrompts(s, [
+      ['1', 'Regenerate the client bindings'],
+      ['2', 'Regenerate the client bindings index'],
+    ]);
+    const decisions = explainRetrieval(withPrompts, defaults('Regenerate the client bindings'));
+    const reached = decisions.filter((d) => (d.parts?.context ?? 0) > 0).map((d) => d.fact.subject);
+    expect(reached).toHaveLength(512);
+    // Task 2 changed one file: its share is the whole of its score, the highest.
+    expect(reached).toContain('src/gen/index.ts');
+  });
+
   it('a task that changed many files lends each of them a share of its context, not the whole', () => {
     const s = addFacts(emptyFactStore(), [
       ...changed(
