@@ -4,7 +4,7 @@
  * (ranking is a query-time choice), so a history is replayed once and every setting is a pure
  * function call per prompt: a grid of settings costs retrievals, not replays.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import {
   createFactTracker,
@@ -12,10 +12,12 @@ import {
   type FactQuery,
   type FactStore,
   type FactTag,
+  formatFactLine,
   formatSessionFacts,
   parseHistory,
   type RankingOverrides,
   retrieveFacts,
+  SESSION_CONTEXT_HEADER,
   type SectionLayout,
   selectValidFacts,
   type SessionFact,
@@ -38,12 +40,22 @@ export interface LabeledPrompt {
   readonly tags?: ReadonlyArray<FactTag>;
   readonly store: FactStore;
   readonly expect: ReadonlyArray<Triple>;
+  /** How many of `expect` name no fact valid in `store` (compaction removed it). */
+  readonly lost: number;
+  /** The commit the prompt's line names, when it names one. */
+  readonly commit?: string;
 }
+
+/** Where a history comes from: hand-written (eval/histories), a real commit window, a long real session. */
+export type HistoryGroup = 'hand' | 'real' | 'long';
 
 /** A labeled history, replayed. */
 export interface History {
   readonly name: string;
+  readonly group: HistoryGroup;
   readonly prompts: ReadonlyArray<LabeledPrompt>;
+  /** Task id -> the commit a prompt line names (histories built from commits carry a `commit` field). */
+  readonly commits: ReadonlyMap<string, string>;
 }
 
 /** A retrieval setting: what `compilePrompt` would be given. */
@@ -86,12 +98,26 @@ export const rates = (tally: Tally): { recall: number; precision: number; tokens
 
 export const tripleKey = (t: Triple): string => `${t.subject}\u001f${t.relation}\u001f${t.object}`;
 
+/** Options of a replay: the store's bound on valid facts (the library's default when absent). */
+export interface ReplayOptions {
+  readonly maxValidFacts?: number;
+}
+
 /** Replays a history through the tracker and keeps, at each labeled prompt, the store it sees. */
-export const replayLabeled = (name: string, text: string): History => {
+export const replayLabeled = (
+  name: string,
+  group: HistoryGroup,
+  text: string,
+  options: ReplayOptions = {},
+): History => {
   const lines = text.split('\n');
   let now = 0;
-  const tracker = createFactTracker({ clock: () => now });
+  const tracker = createFactTracker({
+    clock: () => now,
+    ...(options.maxValidFacts === undefined ? {} : { maxValidFacts: options.maxValidFacts }),
+  });
   const prompts: LabeledPrompt[] = [];
+  const commits = new Map<string, string>();
   const parsed = parseHistory(text);
   if (parsed.errors.length > 0)
     throw new Error(`${name}: line ${parsed.errors[0]!.line}: ${parsed.errors[0]!.message}`);
@@ -102,29 +128,42 @@ export const replayLabeled = (name: string, text: string): History => {
     else if (event.type === 'invalidate') tracker.invalidate(event.subject, event.relation, event.at);
     else if (event.type === 'compact') tracker.compact(event.maxFacts);
     else {
-      const raw = JSON.parse(lines[event.line - 1]!) as { expect?: Triple[] };
-      if (raw.expect !== undefined)
+      const raw = JSON.parse(lines[event.line - 1]!) as { expect?: Triple[]; commit?: unknown };
+      const commit = typeof raw.commit === 'string' ? raw.commit : undefined;
+      if (commit !== undefined) commits.set(event.taskId, commit);
+      if (raw.expect !== undefined) {
+        const store = tracker.getSnapshot();
+        const valid = new Set(selectValidFacts(store).map(tripleKey));
         prompts.push({
           line: event.line,
           taskId: event.taskId,
           taskPrompt: event.taskPrompt,
           ...(event.tags === undefined ? {} : { tags: event.tags }),
-          store: tracker.getSnapshot(),
+          store,
           expect: raw.expect,
+          lost: raw.expect.filter((triple) => !valid.has(tripleKey(triple))).length,
+          ...(commit === undefined ? {} : { commit }),
         });
+      }
       // As an orchestrator does: the prompt is compiled (and recorded) before the task runs.
       tracker.compilePrompt({ taskId: event.taskId, taskPrompt: event.taskPrompt });
     }
   }
-  return { name, prompts };
+  return { name, group, prompts, commits };
 };
 
+/** The `.jsonl` histories of a folder, in name order (none when the folder is absent). */
+export const historyFiles = (dir: string): string[] =>
+  existsSync(dir)
+    ? readdirSync(dir)
+        .filter((file) => file.endsWith('.jsonl'))
+        .sort()
+        .map((file) => join(dir, file))
+    : [];
+
 /** Every history of `dir`, replayed, in name order. */
-export const loadHistories = (dir: string): History[] =>
-  readdirSync(dir)
-    .filter((file) => file.endsWith('.jsonl'))
-    .sort()
-    .map((file) => replayLabeled(basename(file, '.jsonl'), readFileSync(join(dir, file), 'utf8')));
+export const loadHistories = (dir: string, group: HistoryGroup, options: ReplayOptions = {}): History[] =>
+  historyFiles(dir).map((file) => replayLabeled(basename(file, '.jsonl'), group, readFileSync(file, 'utf8'), options));
 
 /** The query a labeled prompt makes under a setting. */
 export const queryOf = (prompt: LabeledPrompt, setting: Setting): FactQuery => ({
@@ -138,14 +177,20 @@ export const queryOf = (prompt: LabeledPrompt, setting: Setting): FactQuery => (
   ...(setting.layout === undefined ? {} : { layout: setting.layout }),
 });
 
-/** How a retriever chooses facts for a prompt. */
-export type Retriever = (prompt: LabeledPrompt) => ReadonlyArray<SessionFact>;
+/** How a retriever chooses facts for a prompt (the `i`th labeled prompt of its history). */
+export type Retriever = (prompt: LabeledPrompt, i: number) => ReadonlyArray<SessionFact>;
 
 /** The library's retrieval under a setting. */
 export const libraryRetriever =
   (setting: Setting): Retriever =>
   (prompt) =>
     retrieveFacts(prompt.store, queryOf(prompt, setting));
+
+/** The library's retrieval with each prompt's budget given by `tokensOf` (to compare at equal tokens). */
+export const libraryAtTokens =
+  (setting: Setting, tokensOf: (i: number) => number): Retriever =>
+  (prompt, i) =>
+    retrieveFacts(prompt.store, queryOf(prompt, { ...setting, maxTokens: tokensOf(i) }));
 
 /** The seed design's keyword-overlap retriever (bench/seed.ts) on the same store. */
 export const seedRetriever =
@@ -163,39 +208,80 @@ export const seedRetriever =
       (fact) => fact.validFrom,
     );
 
+/**
+ * The recency baseline: the file facts of the most recently changed files (other tasks' only,
+ * newest first), as many as fit in the prompt's budget given by `tokensOf` (a fact that does not
+ * fit is skipped and later ones are still tried, as the library's budget does), counted on the
+ * section as rendered with the default estimate.
+ */
+export const recencyRetriever =
+  (tokensOf: (i: number) => number): Retriever =>
+  (prompt, i) => {
+    const budget = tokensOf(i);
+    const files = selectValidFacts(prompt.store)
+      .filter((fact) => fact.tags.includes('file_change') && fact.sourceTaskId !== prompt.taskId)
+      .sort((a, b) => b.validFrom - a.validFrom || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const chosen: SessionFact[] = [];
+    let characters = SESSION_CONTEXT_HEADER.length;
+    for (const fact of files) {
+      const cost = formatFactLine(fact).length + 1;
+      if (Math.ceil((characters + cost) / 4) > budget) continue;
+      chosen.push(fact);
+      characters += cost;
+    }
+    return chosen;
+  };
+
+/** One prompt's outcome under a retriever. */
+export interface PromptOutcome {
+  readonly hits: number;
+  readonly injected: number;
+  readonly tokens: number;
+}
+
+/** Scores a retriever on a history, per prompt: hits against the labels, facts injected, tokens of the section. */
+export const scorePrompts = (
+  history: History,
+  retrieve: Retriever,
+  options: { countTokens?: TokenCounter; layout?: SectionLayout } = {},
+  onMiss?: (prompt: LabeledPrompt, triple: Triple) => void,
+): PromptOutcome[] => {
+  const count = options.countTokens ?? estimateTokens;
+  const render = (facts: ReadonlyArray<SessionFact>): string =>
+    formatSessionFacts(facts, options.layout === undefined ? {} : { layout: options.layout });
+  return history.prompts.map((prompt, i) => {
+    const facts = retrieve(prompt, i);
+    const injected = new Set(facts.map(tripleKey));
+    let hits = 0;
+    for (const triple of prompt.expect)
+      if (injected.has(tripleKey(triple))) hits += 1;
+      else onMiss?.(prompt, triple);
+    return { hits, injected: facts.length, tokens: facts.length === 0 ? 0 : count(render(facts)) };
+  });
+};
+
+/** The tally of a history's prompt outcomes (`keep` selects prompts by position). */
+export const tallyOf = (
+  history: History,
+  outcomes: ReadonlyArray<PromptOutcome>,
+  keep: (i: number) => boolean = () => true,
+): Tally => {
+  const tally = emptyTally();
+  outcomes.forEach((outcome, i) => {
+    if (!keep(i)) return;
+    tally.prompts += 1;
+    tally.expected += history.prompts[i]!.expect.length;
+    tally.hits += outcome.hits;
+    tally.injected += outcome.injected;
+    tally.tokens += outcome.tokens;
+  });
+  return tally;
+};
+
 /** Scores a retriever on a history: hits against the labels, facts injected, tokens of the section. */
 export const score = (
   history: History,
   retrieve: Retriever,
   options: { countTokens?: TokenCounter; layout?: SectionLayout } = {},
   onMiss?: (prompt: LabeledPrompt, triple: Triple) => void,
-): Tally => {
-  const count = options.countTokens ?? estimateTokens;
-  const render = (facts: ReadonlyArray<SessionFact>): string =>
-    formatSessionFacts(facts, options.layout === undefined ? {} : { layout: options.layout });
-  const tally = emptyTally();
-  for (const prompt of history.prompts) {
-    const facts = retrieve(prompt);
-    const injected = new Set(facts.map(tripleKey));
-    tally.prompts += 1;
-    tally.expected += prompt.expect.length;
-    tally.injected += facts.length;
-    tally.tokens += count(render(facts));
-    for (const triple of prompt.expect)
-      if (injected.has(tripleKey(triple))) tally.hits += 1;
-      else onMiss?.(prompt, triple);
-  }
-  return tally;
-};
-
-/** The rank of each label in a ranking of `depth` (Infinity when not in it), for top-k recall. */
-export const labelRanks = (history: History, setting: Setting, depth: number): number[] =>
-  history.prompts.flatMap((prompt) => {
-    const ranked = retrieveFacts(prompt.store, {
-      ...queryOf(prompt, { ...setting, ranking: { ...setting.ranking, floor: 0 } }),
-      maxFacts: depth,
-      maxTokens: 1e9,
-    });
-    const position = new Map(ranked.map((fact, i) => [tripleKey(fact), i + 1]));
-    return prompt.expect.map((triple) => position.get(tripleKey(triple)) ?? Infinity);
-  });
+): Tally => tallyOf(history, scorePrompts(history, retrieve, options, onMiss));

@@ -1,224 +1,179 @@
 /**
- * `npm run eval`: retrieval quality on the labeled histories in eval/histories/. Each prompt
- * there from the third task on carries `expect`, the earlier facts a careful engineer wants
- * that task to see. The report:
+ * `npm run eval`: retrieval quality on every labeled history there is.
  *
- * 1. per history and overall, recall, precision and mean section tokens of the library with
- *    the defaults of `fact-tracker replay`, and of the seed design's keyword-overlap retriever
- *    run exactly as the seed describes it (bench/seed.ts) on the same stores;
- * 2. leave-one-history-out: the tuned weights are chosen on the other histories (a coordinate
- *    search over PARAMETERS, maximizing recall while precision stays at least the seed's on
- *    those histories) and scored on the one left out, next to the same figures in sample (fit on
- *    every history), which is what the defaults should be;
- * 3. recall against the token budget (100 to 800) for the library and the seed;
- * 4. ablations: each ranking signal switched off in turn, and the grouped layout.
+ * - `eval/histories/`: seven hand-written sessions, whose prompts from the third task on carry
+ *   `expect`, the earlier facts a careful engineer wants that task to see;
+ * - `<realworld>/histories/`: public commit histories turned into dispatch histories (each commit a
+ *   task: its message the prompt, its files the result), each prompt labeled with the
+ *   `modified_by` facts of the files the commit goes on to change;
+ * - `<realworld>/scale/`: long sessions labeled the same way.
  *
- * Usage: npm run eval [-- --json] [-- --misses]
+ * `<realworld>` is `../shared/realworld` beside the project unless `--realworld DIR` says
+ * otherwise; when it is absent those histories are skipped with a note. The data is read where it
+ * is, never copied into the project.
+ *
+ * The report, per history and overall:
+ * 1. the library at its defaults (`fact-tracker replay`), the seed design's retriever, the recency
+ *    baseline (the most recently changed files' facts, as many as fit in the tokens the library
+ *    used for that prompt), and the library at the seed's tokens;
+ * 2. leave-one-history-out over the hand-written and real histories: the ranking is fitted (fit.ts)
+ *    on all the others and scored, through the library, on the one left out;
+ * 3. the long sessions at the defaults, the labels compaction had removed when asked for, and
+ *    their last 150 commits against the same commits replayed from a fresh store;
+ * 4. ablations: each signal switched off in turn.
+ *
+ * Usage: npm run eval [-- --fit] [-- --json] [-- --misses] [-- --realworld DIR]
+ *   --fit     also fit on every history and print the ranking to ship, checking it against
+ *             DEFAULT_RANKING (exits 1 when they differ)
  */
-import { join } from 'node:path';
-import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS, DEFAULT_RANKING, explainRetrieval } from '../src/index.js';
-import type { RankingOverrides } from '../src/index.js';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { isDeepStrictEqual, parseArgs } from 'node:util';
+import {
+  DEFAULT_MAX_FACTS,
+  DEFAULT_MAX_TOKENS,
+  DEFAULT_RANKING,
+  explainRetrieval,
+  formatFactLine,
+  type RankingOverrides,
+  selectValidFacts,
+} from '../src/index.js';
+import { fitRanking, largestSection, type RecencyList, START } from './fit.js';
 import {
   addTally,
   emptyTally,
   type History,
+  libraryAtTokens,
   libraryRetriever,
   loadHistories,
+  type PromptOutcome,
   queryOf,
   rates,
-  score,
+  recencyRetriever,
+  scorePrompts,
   seedRetriever,
   type Setting,
   type Tally,
+  tallyOf,
   tripleKey,
 } from './lib.js';
+import { historyCandidates, type PromptCandidates, type Ranking } from './model.js';
 
-/**
- * The fit keeps precision this much above the seed's on the histories it sees, so that on a
- * session it has never seen precision stays at least the seed's (leave-one-out measures it).
- */
-const PRECISION_MARGIN = Number(process.env['EVAL_PRECISION_MARGIN'] ?? 1.1);
+const { values: options } = parseArgs({
+  options: {
+    fit: { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+    misses: { type: 'boolean', default: false },
+    realworld: { type: 'string' },
+  },
+});
 
 /** The seed design's count cap: ten facts, whatever the budget. */
 const SEED_MAX_FACTS = 10;
 
-const histories = loadHistories(join(import.meta.dirname, 'histories'));
-const names = histories.map((history) => history.name);
+const root = resolve(import.meta.dirname, '..');
+const realworld = resolve(options.realworld ?? join(root, '..', 'shared', 'realworld'));
+const notes: string[] = [];
+const hand = loadHistories(join(root, 'eval', 'histories'), 'hand');
+const present = existsSync(realworld);
+if (!present) notes.push(`${realworld} is absent: the real and long histories are skipped.`);
+const real = present ? loadHistories(join(realworld, 'histories'), 'real') : [];
+const long = present ? loadHistories(join(realworld, 'scale'), 'long') : [];
+const core = [...hand, ...real];
 
-const defaultSetting: Setting = { maxFacts: DEFAULT_MAX_FACTS, maxTokens: DEFAULT_MAX_TOKENS };
+const defaults: Setting = { maxFacts: DEFAULT_MAX_FACTS, maxTokens: DEFAULT_MAX_TOKENS };
 
-/** Per history, then overall. */
-type Table = Record<string, Tally>;
+// ---- Baselines ----
 
-const tabulate = (tallyOf: (history: History) => Tally): Table => {
-  const table: Table = {};
-  const overall = emptyTally();
-  for (const history of histories) addTally(overall, (table[history.name] = tallyOf(history)));
-  table['overall'] = overall;
-  return table;
-};
-
-const librarySetting = (setting: Setting): Table =>
-  tabulate((history) =>
-    score(history, libraryRetriever(setting), setting.layout === undefined ? {} : { layout: setting.layout }),
-  );
-const seedTable = (maxTokens: number): Table =>
-  tabulate((history) => score(history, seedRetriever(SEED_MAX_FACTS, maxTokens)));
-
-// ---- Choosing the weights (leave-one-history-out) ----
-
-/** A point of the search: the count cap and the ranking overrides. */
-interface Point {
-  readonly maxFacts: number;
-  readonly ranking: RankingOverrides;
+/** A history's outcomes under the library, the seed, recency at the library's tokens, the library at the seed's tokens. */
+interface Compared {
+  readonly library: PromptOutcome[];
+  readonly seed: PromptOutcome[];
+  readonly recency: PromptOutcome[];
+  readonly atSeedTokens: PromptOutcome[];
 }
 
-/** One tunable parameter: its values, and how a point reads and sets it. */
-interface Parameter {
-  readonly name: string;
-  readonly values: ReadonlyArray<number>;
-  readonly get: (point: Point) => number;
-  readonly set: (point: Point, value: number) => Point;
-}
-
-const D = DEFAULT_RANKING;
-/** The ranking a point's overrides give, field by field (as the library resolves them). */
-const resolved = (ranking: RankingOverrides): typeof D => ({
-  ...D,
-  ...ranking,
-  priors: { ...D.priors, ...ranking.priors },
-  feedback: { ...D.feedback, ...ranking.feedback },
-  continuity: { ...D.continuity, ...ranking.continuity },
-});
-const rankingParameter = (
-  name: string,
-  values: ReadonlyArray<number>,
-  get: (ranking: typeof D) => number,
-  patch: (value: number, ranking: RankingOverrides) => RankingOverrides,
-): Parameter => ({
-  name,
-  values,
-  get: (point) => get(resolved(point.ranking)),
-  set: (point, value) => ({ ...point, ranking: patch(value, point.ranking) }),
-});
-const prior = (name: keyof typeof D.priors, values: ReadonlyArray<number>): Parameter =>
-  rankingParameter(
-    `priors.${name}`,
-    values,
-    (r) => r.priors[name],
-    (value, r) => ({ ...r, priors: { ...r.priors, [name]: value } }),
-  );
-
-/** What the search may change, each over a few values around its default. */
-const PARAMETERS: ReadonlyArray<Parameter> = [
-  {
-    name: 'maxFacts',
-    values: [15, 20, 25, 30, 40, 60],
-    get: (point) => point.maxFacts,
-    set: (point, maxFacts) => ({ ...point, maxFacts }),
-  },
-  rankingParameter(
-    'floor',
-    [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4],
-    (r) => r.floor,
-    (floor, r) => ({ ...r, floor }),
-  ),
-  rankingParameter(
-    'feedback.weight',
-    [0, 0.1, 0.2, 0.3, 0.5, 0.7, 1],
-    (r) => r.feedback.weight,
-    (weight, r) => ({ ...r, feedback: { ...r.feedback, weight } }),
-  ),
-  rankingParameter(
-    'continuity.weight',
-    [0, 0.05, 0.1, 0.2, 0.3],
-    (r) => r.continuity.weight,
-    (weight, r) => ({ ...r, continuity: { ...r.continuity, weight } }),
-  ),
-  rankingParameter(
-    'conventionBase',
-    [0, 0.1, 0.2, 0.3, 0.5, 0.7, 1, 1.5],
-    (r) => r.conventionBase,
-    (conventionBase, r) => ({ ...r, conventionBase }),
-  ),
-  rankingParameter(
-    'contextTasks',
-    [4, 8, 16, 32],
-    (r) => r.contextTasks,
-    (contextTasks, r) => ({ ...r, contextTasks }),
-  ),
-  rankingParameter(
-    'contextWeight',
-    [0.5, 0.75, 1, 1.5, 2, 3],
-    (r) => r.contextWeight,
-    (contextWeight, r) => ({ ...r, contextWeight }),
-  ),
-  prior('status', [0.02, 0.05, 0.1, 0.2, 0.5]),
-  prior('test', [0.02, 0.05, 0.1, 0.2, 0.5]),
-  prior('testFile', [0.05, 0.1, 0.2, 0.3, 0.5, 1]),
-  prior('manifest', [0.05, 0.1, 0.2, 0.3, 0.5]),
-  prior('summary', [0.1, 0.2, 0.3, 0.5, 0.7]),
-  prior('issue', [0.3, 0.6, 1]),
-  prior('convention', [1, 1.5, 2, 3, 4]),
-];
-
-const START: Point = { maxFacts: DEFAULT_MAX_FACTS, ranking: {} };
-
-const pointKey = (point: Point): string => JSON.stringify([point.maxFacts, point.ranking]);
-
-/** Tallies per history of each point evaluated so far: the folds share them. */
-const evaluated = new Map<string, Tally[]>();
-const talliesOf = (point: Point): Tally[] => {
-  const key = pointKey(point);
-  let tallies = evaluated.get(key);
-  if (tallies === undefined) {
-    const setting: Setting = { maxFacts: point.maxFacts, maxTokens: DEFAULT_MAX_TOKENS, ranking: point.ranking };
-    tallies = histories.map((history) => score(history, libraryRetriever(setting)));
-    evaluated.set(key, tallies);
-  }
-  return tallies;
-};
-
-const sumOver = (tallies: ReadonlyArray<Tally>, keep: (i: number) => boolean): Tally =>
-  tallies.reduce((sum, tally, i) => (keep(i) ? addTally(sum, tally) : sum), emptyTally());
-
-/**
- * Coordinate search on the histories `keep` selects: from START, each parameter in turn takes
- * its best value, until a sweep changes nothing. A point is better when its precision is at
- * least the seed's on the same histories and its recall is higher (ties: higher precision);
- * a point short of the seed's precision only beats another that is shorter.
- */
-const fit = (seed: ReadonlyArray<Tally>, keep: (i: number) => boolean): Point => {
-  const seedPrecision = rates(sumOver(seed, keep)).precision * PRECISION_MARGIN;
-  const value = (point: Point): [number, number] => {
-    const { recall, precision } = rates(sumOver(talliesOf(point), keep));
-    return precision >= seedPrecision ? [recall, precision] : [-1, precision];
+const compare = (history: History, setting: Setting): Compared => {
+  const library = scorePrompts(history, libraryRetriever(setting));
+  const seed = scorePrompts(history, seedRetriever(SEED_MAX_FACTS, setting.maxTokens));
+  return {
+    library,
+    seed,
+    recency: scorePrompts(
+      history,
+      recencyRetriever((i) => library[i]!.tokens),
+    ),
+    atSeedTokens: scorePrompts(
+      history,
+      libraryAtTokens(setting, (i) => seed[i]!.tokens),
+    ),
   };
-  const better = ([r1, p1]: [number, number], [r2, p2]: [number, number]): boolean => r1 > r2 || (r1 === r2 && p1 > p2);
-  let best = START;
-  let bestValue = value(best);
-  for (let sweep = 0; sweep < 4; sweep += 1) {
-    let changed = false;
-    for (const parameter of PARAMETERS)
-      for (const candidateValue of parameter.values) {
-        if (candidateValue === parameter.get(best)) continue;
-        const candidate = parameter.set(best, candidateValue);
-        const candidateScore = value(candidate);
-        if (better(candidateScore, bestValue)) {
-          best = candidate;
-          bestValue = candidateScore;
-          changed = true;
-        }
-      }
-    if (!changed) break;
-  }
-  return best;
 };
 
-const describePoint = (point: Point): string =>
-  PARAMETERS.filter((parameter) => parameter.get(point) !== parameter.get(START))
-    .map((parameter) => `${parameter.name} ${parameter.get(point)}`)
-    .join(', ') || 'the defaults';
+// ---- Leave-one-history-out ----
+
+const maxTokens = DEFAULT_MAX_TOKENS;
+
+const recencyLists = (history: History): RecencyList[] =>
+  history.prompts.map((prompt) => {
+    const labels = new Set(prompt.expect.map(tripleKey));
+    const files = selectValidFacts(prompt.store)
+      .filter((fact) => fact.tags.includes('file_change') && fact.sourceTaskId !== prompt.taskId)
+      .sort((a, b) => b.validFrom - a.validFrom || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return {
+      costs: files.map((fact) => formatFactLine(fact).length + 1),
+      labels: files.map((f) => labels.has(tripleKey(f))),
+    };
+  });
+
+const fitOn = (
+  atStart: ReadonlyArray<ReadonlyArray<PromptCandidates>>,
+  recency: ReadonlyArray<ReadonlyArray<RecencyList>>,
+): Ranking => fitRanking(atStart, recency, maxTokens);
+
+/** The library's setting with a fitted ranking (the count cap is the defaults': a safety limit, not fitted). */
+const settingOf = (ranking: Ranking): Setting => ({
+  maxFacts: DEFAULT_MAX_FACTS,
+  maxTokens,
+  ranking: ranking as RankingOverrides,
+});
+
+/** The count cap to ship: a round number a quarter above the largest section the ranking fills. */
+const safetyCap = (largest: number): number => 10 * Math.ceil((1.25 * largest) / 10);
+
+/** Where a long run is, on standard error. */
+const progress = (what: string): void => {
+  process.stderr.write(`${what}\n`);
+};
+
+const main = (): void => {
+  const started = performance.now();
+  progress('reading the signals under the starting weights');
+  const atStart = historyCandidates(core, START);
+  const recency = core.map(recencyLists);
+  const leaveOneOut = core.map((held, h) => {
+    progress(`leave-one-out: ${held.name}`);
+    const keep = (i: number): boolean => i !== h;
+    const fitted = fitOn(
+      atStart.filter((_, i) => keep(i)),
+      recency.filter((_, i) => keep(i)),
+    );
+    return { name: held.name, fitted, compared: compare(held, settingOf(fitted)) };
+  });
+  const inSample = options.fit ? fitOn(atStart, recency) : undefined;
+  const largest =
+    inSample === undefined ? undefined : largestSection(historyCandidates(core, inSample), inSample, maxTokens);
+
+  progress('the defaults and the baselines');
+  const atDefaults = new Map(core.map((history) => [history.name, compare(history, defaults)]));
+  const longAtDefaults = new Map(
+    long.map((history) => {
+      progress(`long session: ${history.name}`);
+      return [history.name, compare(history, defaults)];
+    }),
+  );
+  report({ leaveOneOut, inSample, largest, atDefaults, longAtDefaults, seconds: (performance.now() - started) / 1000 });
+};
 
 // ---- Report ----
 
@@ -231,195 +186,204 @@ const printTable = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyA
   console.log('');
 };
 
-const main = (): void => {
-  const json = process.argv.includes('--json');
-  const library = librarySetting(defaultSetting);
-  const seed = seedTable(DEFAULT_MAX_TOKENS);
+const triple = (t: Tally): string => {
+  const r = rates(t);
+  return `${fixed(r.recall)} / ${fixed(r.precision)} / ${fixed(r.tokens, 0)}`;
+};
 
-  const seedByHistory = names.map((name) => seed[name]!);
-  const inSample = fit(seedByHistory, () => true);
-  const leaveOneOut = names.map((name, held) => {
-    const point = fit(seedByHistory, (i) => i !== held);
-    return { name, point, tally: talliesOf(point)[held]! };
+interface Report {
+  readonly leaveOneOut: ReadonlyArray<{ name: string; fitted: Ranking; compared: Compared }>;
+  readonly inSample: Ranking | undefined;
+  /** The most facts a section holds under the ranking fitted on every history (with --fit). */
+  readonly largest: number | undefined;
+  readonly atDefaults: ReadonlyMap<string, Compared>;
+  readonly longAtDefaults: ReadonlyMap<string, Compared>;
+  readonly seconds: number;
+}
+
+type Column = keyof Compared;
+const COLUMNS: ReadonlyArray<Column> = ['library', 'seed', 'recency', 'atSeedTokens'];
+
+const comparisonTable = (histories: ReadonlyArray<History>, of: (name: string) => Compared, title: string): void => {
+  const groups = new Map<string, Record<Column, Tally>>();
+  const sum = (group: string): Record<Column, Tally> => {
+    let tallies = groups.get(group);
+    if (tallies === undefined) {
+      tallies = { library: emptyTally(), seed: emptyTally(), recency: emptyTally(), atSeedTokens: emptyTally() };
+      groups.set(group, tallies);
+    }
+    return tallies;
+  };
+  const rows = histories.map((history) => {
+    const compared = of(history.name);
+    const cells = COLUMNS.map((column) => {
+      const tally = tallyOf(history, compared[column]);
+      addTally(sum(history.group)[column], tally);
+      return triple(tally);
+    });
+    return [history.name, history.prompts.length, history.prompts.reduce((n, p) => n + p.expect.length, 0), ...cells];
   });
-  const looOverall = leaveOneOut.reduce((sum, { tally }) => addTally(sum, tally), emptyTally());
-
-  const budgets = [100, 200, 300, 400, 500, 600, 700, 800];
-  const curve = budgets.map((maxTokens) => ({
-    maxTokens,
-    library: rates(librarySetting({ ...defaultSetting, maxTokens })['overall']!),
-    grouped: rates(librarySetting({ ...defaultSetting, maxTokens, layout: 'grouped' })['overall']!),
-    seed: rates(seedTable(maxTokens)['overall']!),
-  }));
-
-  const off = (name: string, ranking: RankingOverrides): { name: string; setting: Setting } => ({
-    name,
-    setting: { ...defaultSetting, ranking },
-  });
-  const neutral = (prior: keyof typeof DEFAULT_RANKING.priors) => off(`no ${prior} prior`, { priors: { [prior]: 1 } });
-  const ablations = [
-    { name: 'defaults', setting: defaultSetting },
-    { name: 'grouped layout', setting: { ...defaultSetting, layout: 'grouped' as const } },
-    off('no task context', { contextWeight: 0 }),
-    off('no feedback', { feedback: { weight: 0 } }),
-    off('no continuity', { continuity: { weight: 0 } }),
-    off('no convention base', { conventionBase: 0 }),
-    off('no relevance floor', { floor: 0 }),
-    off('no exact-file boost', { exactFileBoost: 0 }),
-    ...(['status', 'test', 'testFile', 'manifest', 'convention', 'summary', 'issue', 'duplicate'] as const).map(
-      neutral,
-    ),
-    { name: `count cap ${SEED_MAX_FACTS} (the seed's)`, setting: { ...defaultSetting, maxFacts: SEED_MAX_FACTS } },
-  ].map(({ name, setting }) => ({ name, ...rates(librarySetting(setting)['overall']!) }));
-
-  if (json) {
-    const asRates = (table: Table) => Object.fromEntries(Object.entries(table).map(([k, t]) => [k, rates(t)]));
-    console.log(
-      JSON.stringify(
-        {
-          defaults: { maxFacts: DEFAULT_MAX_FACTS, maxTokens: DEFAULT_MAX_TOKENS, ranking: DEFAULT_RANKING },
-          library: asRates(library),
-          seed: asRates(seed),
-          inSample: { point: inSample, rates: rates(sumOver(talliesOf(inSample), () => true)) },
-          leaveOneOut: {
-            overall: rates(looOverall),
-            histories: leaveOneOut.map(({ name, point, tally }) => ({ name, point, ...rates(tally) })),
-          },
-          curve,
-          ablations,
-        },
-        null,
-        2,
-      ),
-    );
-    return;
-  }
-
-  console.log(
-    `Retrieval quality: defaults of fact-tracker replay (${DEFAULT_MAX_TOKENS} tokens, estimate, cap ${DEFAULT_MAX_FACTS} facts)\n`,
-  );
+  for (const [group, tallies] of groups)
+    rows.push([
+      `**${group}**`,
+      tallies.library.prompts,
+      tallies.library.expected,
+      ...COLUMNS.map((c) => triple(tallies[c])),
+    ]);
+  console.log(`${title} (recall / precision / mean tokens)\n`);
   printTable(
-    ['history', 'prompts', 'labels', 'recall', 'precision', 'tokens', 'seed recall', 'seed precision', 'seed tokens'],
-    [...names, 'overall'].map((name) => {
-      const t = library[name]!;
-      const s = seed[name]!;
-      const [l, b] = [rates(t), rates(s)];
-      return [
-        name,
-        t.prompts,
-        t.expected,
-        fixed(l.recall),
-        fixed(l.precision),
-        fixed(l.tokens, 0),
-        fixed(b.recall),
-        fixed(b.precision),
-        fixed(b.tokens, 0),
-      ];
-    }),
+    ['history', 'prompts', 'labels', 'library', 'seed', 'recency at equal tokens', "library at the seed's tokens"],
+    rows,
   );
+};
 
-  console.log('Leave-one-history-out: weights fitted on the other histories, scored on the one left out\n');
-  printTable(
-    [
-      'held out',
-      'recall',
-      'precision',
-      'tokens',
-      'in-sample recall',
-      'in-sample precision',
-      'seed precision',
-      'fitted on the others',
-    ],
-    [
-      ...leaveOneOut.map(({ name, point, tally }, i) => {
-        const held = rates(tally);
-        const sample = rates(talliesOf(inSample)[i]!);
-        return [
-          name,
-          fixed(held.recall),
-          fixed(held.precision),
-          fixed(held.tokens, 0),
-          fixed(sample.recall),
-          fixed(sample.precision),
-          fixed(rates(seed[name]!).precision),
-          describePoint(point),
-        ];
-      }),
-      (() => {
-        const held = rates(looOverall);
-        const sample = rates(sumOver(talliesOf(inSample), () => true));
-        return [
-          'overall',
-          fixed(held.recall),
-          fixed(held.precision),
-          fixed(held.tokens, 0),
-          fixed(sample.recall),
-          fixed(sample.precision),
-          fixed(rates(seed['overall']!).precision),
-          '',
-        ];
-      })(),
-    ],
+const report = ({ leaveOneOut, inSample, largest, atDefaults, longAtDefaults, seconds }: Report): void => {
+  for (const note of notes) console.log(`Note: ${note}\n`);
+  comparisonTable(core, (name) => atDefaults.get(name)!, `The defaults (${DEFAULT_MAX_TOKENS} tokens, estimate)`);
+  const looOf = new Map(leaveOneOut.map(({ name, compared }) => [name, compared]));
+  comparisonTable(
+    core,
+    (name) => looOf.get(name)!,
+    'Leave-one-history-out: fitted on the other histories, scored on the one left out',
   );
-  console.log(`Fitted on every history (the defaults should be this point): ${describePoint(inSample)}\n`);
-
-  console.log('Recall against the token budget (overall)\n');
-  printTable(
-    [
-      'budget',
-      'recall',
-      'precision',
-      'tokens',
-      'grouped recall',
-      'grouped tokens',
-      'seed recall',
-      'seed precision',
-      'seed tokens',
-    ],
-    curve.map(({ maxTokens, library: l, grouped: g, seed: s }) => [
-      maxTokens,
-      fixed(l.recall),
-      fixed(l.precision),
-      fixed(l.tokens, 0),
-      fixed(g.recall),
-      fixed(g.tokens, 0),
-      fixed(s.recall),
-      fixed(s.precision),
-      fixed(s.tokens, 0),
-    ]),
-  );
-
-  console.log('Ablations (overall): each signal switched off in turn\n');
-  printTable(
-    ['configuration', 'recall', 'precision', 'tokens'],
-    ablations.map(({ name, recall, precision, tokens }) => [name, fixed(recall), fixed(precision), fixed(tokens, 0)]),
-  );
-
-  if (process.argv.includes('--misses')) printMisses();
+  if (long.length > 0) longReport(longAtDefaults, atDefaults);
+  ablationReport();
+  if (options.misses) missesReport();
+  if (inSample !== undefined && largest !== undefined) fitReport(inSample, largest);
+  console.log(`(${seconds.toFixed(0)} s)`);
 };
 
 /**
- * Every label the defaults miss, with where `explainRetrieval` ranks the fact it names and why
- * it was left out (or that no valid fact says it).
+ * A window's prompts asked again inside a long session that ends with the same commits: each
+ * window prompt's labels, their task ids turned into the session's (by commit), against what the
+ * session's section at the same commit holds. Undefined when the session lacks a commit of it.
  */
-const printMisses = (): void => {
+const windowInSession = (window: History, session: History): Tally | undefined => {
+  const taskOfCommit = new Map([...session.commits].map(([taskId, commit]) => [commit, taskId]));
+  const promptOfCommit = new Map(session.prompts.map((prompt, i) => [prompt.commit, i]));
+  const tally = emptyTally();
+  for (const prompt of window.prompts) {
+    const at = promptOfCommit.get(prompt.commit);
+    if (prompt.commit === undefined || at === undefined) return undefined;
+    const section = new Set(libraryRetriever(defaults)(session.prompts[at]!, at).map(tripleKey));
+    tally.prompts += 1;
+    for (const label of prompt.expect) {
+      const task = /^task:(.+)$/u.exec(label.object)?.[1];
+      const commit = task === undefined ? undefined : window.commits.get(task);
+      const sessionTask = commit === undefined ? undefined : taskOfCommit.get(commit);
+      if (sessionTask === undefined) return undefined;
+      tally.expected += 1;
+      if (section.has(tripleKey({ ...label, object: `task:${sessionTask}` }))) tally.hits += 1;
+    }
+  }
+  return tally;
+};
+
+const longReport = (longAtDefaults: ReadonlyMap<string, Compared>, atDefaults: ReadonlyMap<string, Compared>): void => {
+  comparisonTable(long, (name) => longAtDefaults.get(name)!, 'Long sessions at the defaults');
+  const rows = long.map((history) => {
+    const lost = history.prompts.reduce((n, p) => n + p.lost, 0);
+    const labels = history.prompts.reduce((n, p) => n + p.expect.length, 0);
+    const window = real.find((w) => history.name.startsWith(`${w.name}-`));
+    const inSession = window === undefined ? undefined : windowInSession(window, history);
+    const fresh = window === undefined ? undefined : tallyOf(window, atDefaults.get(window.name)!.library);
+    const ratio =
+      inSession === undefined || fresh === undefined ? '' : fixed(rates(inSession).recall / rates(fresh).recall);
+    return [
+      history.name,
+      `${lost} of ${labels}`,
+      window?.name ?? '',
+      inSession === undefined ? '' : `${inSession.hits} of ${inSession.expected} (${fixed(rates(inSession).recall)})`,
+      fresh === undefined ? '' : `${fresh.hits} of ${fresh.expected} (${fixed(rates(fresh).recall)})`,
+      ratio,
+    ];
+  });
+  console.log(
+    "Long sessions: labels compaction had removed when asked for, and the commits of a window asked inside the session against the same commits from a fresh store (the window's labels)\n",
+  );
+  printTable(
+    ['session', 'labels lost to compaction', 'window', 'its commits in the session', 'from a fresh store', 'ratio'],
+    rows,
+  );
+};
+
+/** Each signal switched off in turn, at the defaults otherwise, per group of histories. */
+const ablationReport = (): void => {
+  const off = (name: string, ranking: RankingOverrides): { name: string; setting: Setting } => ({
+    name,
+    setting: { ...defaults, ranking },
+  });
+  const neutral = (prior: keyof typeof DEFAULT_RANKING.priors) => off(`no ${prior} prior`, { priors: { [prior]: 1 } });
+  const rows = [
+    { name: 'defaults', setting: defaults },
+    off('no task context', { contextWeight: 0 }),
+    off('no feedback', { feedback: { weight: 0 } }),
+    off('no recency', { recency: { weight: 0 } }),
+    off('no co-change', { coChange: { weight: 0 } }),
+    off('no convention base', { conventionBase: 0 }),
+    off('no relevance floor', { floor: 0 }),
+    off('no exact-file boost', { exactFileBoost: 0 }),
+    ...(Object.keys(DEFAULT_RANKING.priors) as Array<keyof typeof DEFAULT_RANKING.priors>).map(neutral),
+    { name: 'grouped layout', setting: { ...defaults, layout: 'grouped' as const } },
+  ].map(({ name, setting }) => {
+    const cells = (['hand', 'real'] as const).map((group) => {
+      const sum = emptyTally();
+      for (const history of core.filter((h) => h.group === group))
+        addTally(
+          sum,
+          tallyOf(
+            history,
+            scorePrompts(
+              history,
+              libraryRetriever(setting),
+              setting.layout === undefined ? {} : { layout: setting.layout },
+            ),
+          ),
+        );
+      return triple(sum);
+    });
+    return [name, ...cells];
+  });
+  console.log('Ablations: each signal switched off in turn (recall / precision / mean tokens)\n');
+  printTable(['configuration', 'hand-written', 'real'], rows);
+};
+
+/** Every label the defaults miss, with the rank `explainRetrieval` gives its fact and why it was left out. */
+const missesReport = (): void => {
   console.log('Labels the defaults miss\n');
   const rows: string[][] = [];
-  for (const history of histories)
-    score(history, libraryRetriever(defaultSetting), {}, (prompt, triple) => {
-      const decisions = explainRetrieval(prompt.store, queryOf(prompt, defaultSetting));
-      const at = decisions.findIndex(({ fact }) => tripleKey(fact) === tripleKey(triple));
+  for (const history of core)
+    scorePrompts(history, libraryRetriever(defaults), {}, (prompt, missed) => {
+      const decisions = explainRetrieval(prompt.store, queryOf(prompt, defaults)).filter(
+        (d) => d.reason !== 'invalidated',
+      );
+      const at = decisions.findIndex(({ fact }) => tripleKey(fact) === tripleKey(missed));
       const found = decisions[at];
       rows.push([
         history.name,
         `${prompt.line} (task ${prompt.taskId})`,
-        `${triple.subject} ${triple.relation} ${triple.object}`.slice(0, 100),
+        `${missed.subject} ${missed.relation} ${missed.object}`.slice(0, 100),
         found === undefined ? 'no valid fact' : String(at + 1),
         found === undefined ? '' : fixed(found.score),
         found?.reason ?? '',
       ]);
     });
   printTable(['history', 'prompt line', 'label', 'rank', 'score', 'left out as'], rows);
+};
+
+const fitReport = (ranking: Ranking, largest: number): void => {
+  const cap = safetyCap(largest);
+  console.log(
+    `Fitted on every history (DEFAULT_RANKING), with the count cap (DEFAULT_MAX_FACTS) ${cap}, a quarter above the largest section it fills (${largest} facts):\n`,
+  );
+  console.log(JSON.stringify(ranking, null, 2));
+  const same = isDeepStrictEqual(ranking, DEFAULT_RANKING) && cap === DEFAULT_MAX_FACTS;
+  console.log(
+    same
+      ? '\nDEFAULT_RANKING and DEFAULT_MAX_FACTS are these.'
+      : '\nDEFAULT_RANKING or DEFAULT_MAX_FACTS differ from these.',
+  );
+  if (!same) process.exitCode = 1;
 };
 
 main();

@@ -239,7 +239,13 @@ export const selectRelevantFacts = (facts: BundleFacts, fallbackQuery: string): 
     taskId: '',
     maxFacts,
     maxTokens: Number.MAX_SAFE_INTEGER,
-    ranking: { contextWeight: 0, feedback: { weight: 0 }, continuity: { weight: 0 }, conventionBase: 0 },
+    ranking: {
+      contextWeight: 0,
+      feedback: { weight: 0 },
+      recency: { weight: 0 },
+      coChange: { weight: 0 },
+      conventionBase: 0,
+    },
     minScore: facts.threshold ?? DEFAULT_RELEVANCE_THRESHOLD,
   });
 };

@@ -161,7 +161,11 @@ const DecisionOut = TripleOut.extend({
   parts: z
     .object({
       terms: z.array(z.object({ term: z.string(), contribution: z.number() })),
+      feedback: z.number(),
       context: z.number(),
+      recency: z.number(),
+      coChange: z.number(),
+      base: z.number(),
       priors: z.array(z.string()),
       prior: z.number(),
       boost: z.number(),
@@ -237,7 +241,11 @@ const decisionOut = (entry: RetrievalDecision): z.infer<typeof DecisionOut> => (
     : {
         parts: {
           terms: entry.parts.terms.map(({ term, contribution }) => ({ term, contribution })),
+          feedback: entry.parts.feedback,
           context: entry.parts.context,
+          recency: entry.parts.recency,
+          coChange: entry.parts.coChange,
+          base: entry.parts.base,
           priors: [...entry.parts.priors],
           prior: entry.parts.prior,
           boost: entry.parts.boost,

@@ -1,7 +1,11 @@
 /** The section's defaults, in a module of their own so that the command line's help can quote them cheaply. */
 
-/** Facts a `[Session Context]` section holds at most, by default. */
-export const DEFAULT_MAX_FACTS = 20;
+/**
+ * Facts a `[Session Context]` section holds at most, by default: a safety limit, a quarter above
+ * the largest section the token budget and the relevance floor fill on the labeled histories
+ * (`npm run eval -- --fit`); the budget and the floor decide the count.
+ */
+export const DEFAULT_MAX_FACTS = 50;
 /** The token budget of a `[Session Context]` section, header included, by default. */
 export const DEFAULT_MAX_TOKENS = 500;
 

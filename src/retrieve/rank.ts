@@ -1,20 +1,28 @@
 /**
  * The ranking, in one place: what a fact's score is made of, its defaults, and how a query is
- * resolved against the index. A fact's score is
+ * resolved against the index. A fact's score is a linear model over a few signals, times a
+ * prior for its kind:
  *
- *     (query BM25 + feedback x feedback BM25 + context + continuity + convention base) x priors + boost
+ *     (query BM25 + feedback + context + recency + co-change + convention base) x prior + boost
  *
- * - query BM25: the fact's own fields (subject weighted 3, object 1) against the query terms;
+ * - query BM25: the fact's own fields (subject weighted 3, object 1) against the query terms
+ *   (its weight is 1: every other weight is relative to it);
  * - feedback: the same scorer with the words of the query's best few matches (pseudo-relevance
  *   feedback), for facts that need the words of the best matches, not of the prompt;
- * - context: BM25 of the query against the prompt and summary of the task that produced the fact
- *   (for a file fact, of every task that changed the file), among the best-matching tasks;
- * - continuity: a share of the query's own best score for the facts of the most recent other
- *   tasks, decaying per task (the review that just set a convention, the file just created);
- * - convention base: a share of that best score for a convention the query does not match
+ * - context: BM25 of the query against the prompt and summary of the task that produced the fact,
+ *   shared out over what the task did (for a file fact, summed over every task that changed
+ *   the file, each task's score divided by the number of files it changed), among the
+ *   best-matching tasks;
+ * - recency: the facts of the most recent other tasks, decaying per task, on their own weight:
+ *   a prompt that matches nothing still gets what the last tasks did;
+ * - co-change: files that changed together with the query's best-matching files, by how often;
+ * - convention base: a share of the query's best score for a convention it does not match
  *   (conventions bind every later task);
  * - priors: multipliers for kinds of facts that rarely (or always) help a later task;
  * - boost: puts the facts of a file the query names exactly first.
+ *
+ * The weights and priors are fitted on labeled histories (`npm run eval -- --fit`, see
+ * docs/retrieval.md); `DEFAULT_RANKING` ships the fitted values.
  */
 import * as PMap from '../base/persistentMap.js';
 import type { SessionFact } from '../fact.js';
@@ -25,9 +33,9 @@ import { mentionedPaths, queryTerms } from './index/terms.js';
 import { idf, postingWeight } from './index/weights.js';
 
 /**
- * Multipliers for kinds of facts. Each was measured on the labeled evaluation (`npm run eval`):
- * status, test and review-outcome facts, test files and lock/manifest files rarely help a
- * later task; conventions bind every later task.
+ * Multipliers for kinds of facts, fitted on the labeled evaluation (`npm run eval -- --fit`):
+ * status, test and review-outcome facts and summaries rarely help a later task; conventions
+ * bind every later task. A fact of several kinds gets the product.
  */
 export interface RankingPriors {
   /** `completed_with` and `reviewed_as`: the outcome of a task or review. */
@@ -38,6 +46,10 @@ export interface RankingPriors {
   readonly testFile: number;
   /** Facts whose subject is a lock file or a package manifest. */
   readonly manifest: number;
+  /** File facts of documentation (`docs/`, `*.md`, `README`, `CHANGELOG`, ...). */
+  readonly docs: number;
+  /** File facts of generated files (snapshots, `generated/`, `dist/`, `vendor/`, `*.pb.go`, `*.min.js`, ...). */
+  readonly generated: number;
   /** Facts tagged `convention`. */
   readonly convention: number;
   /** `summary` facts: the task's summary also reaches its facts as context. */
@@ -63,14 +75,26 @@ export interface FeedbackOptions {
   readonly maxShare: number;
 }
 
-/** Continuity: the facts of the tasks just before the query's own. */
-export interface ContinuityOptions {
-  /** Share of the query's best score given to the facts of the most recent other task (0 turns it off). */
+/** Recency: the facts of the tasks just before the query's own, on their own weight. */
+export interface RecencyOptions {
+  /** What the facts of the most recent other task get (0 turns it off). */
   readonly weight: number;
-  /** How many recent tasks get the bonus (at most 31: the index keeps the 32 most recent tasks). */
+  /** How many recent tasks get it (at most RECENT_TASKS - 1: the index keeps the most recent tasks in order). */
   readonly tasks: number;
-  /** The bonus of each task further back, relative to the one after it. */
+  /** What each task further back gets, relative to the one after it. */
   readonly decay: number;
+}
+
+/** Co-change: files that changed in the same tasks as the query's best-matching files. */
+export interface CoChangeOptions {
+  /**
+   * Weight of the co-change score: for each of the first pass's best files, the share of the
+   * tasks that changed it that also changed this file, times that file's score relative to the
+   * best (0 turns it off).
+   */
+  readonly weight: number;
+  /** How many of the first pass's best file facts are looked at. */
+  readonly seeds: number;
 }
 
 /** How retrieval ranks; every field has a documented default. */
@@ -83,42 +107,48 @@ export interface RankingOptions {
   /** Added to the score of a fact whose subject is a file the query names exactly. */
   readonly exactFileBoost: number;
   readonly feedback: FeedbackOptions;
-  readonly continuity: ContinuityOptions;
+  readonly recency: RecencyOptions;
+  readonly coChange: CoChangeOptions;
   /** Share of the query's best score a convention gets when the query does not match it. */
   readonly conventionBase: number;
   /**
-   * The relevance floor: among the facts within the count cap, a fact whose score (boost aside)
-   * is below this share of the best one's is left out (boosted facts and conventions excepted).
+   * The relevance floor: a fact whose score (boost aside) is below this share of the best one's
+   * is left out (boosted facts and conventions excepted). With the token budget, it decides how
+   * many facts go in.
    */
   readonly floor: number;
 }
 
 /** Ranking options a caller may override, field by field. */
-export type RankingOverrides = Partial<Omit<RankingOptions, 'priors' | 'feedback' | 'continuity'>> & {
+export type RankingOverrides = Partial<Omit<RankingOptions, 'priors' | 'feedback' | 'recency' | 'coChange'>> & {
   readonly priors?: Partial<RankingPriors>;
   readonly feedback?: Partial<FeedbackOptions>;
-  readonly continuity?: Partial<ContinuityOptions>;
+  readonly recency?: Partial<RecencyOptions>;
+  readonly coChange?: Partial<CoChangeOptions>;
 };
 
-/** The defaults, chosen on the evaluation histories (see docs/retrieval.md, Retrieval quality). */
+/** The defaults: fitted on the labeled histories (`npm run eval -- --fit`; see docs/retrieval.md). */
 export const DEFAULT_RANKING: RankingOptions = {
   priors: {
-    status: 0.02,
-    test: 0.02,
-    testFile: 0.3,
-    manifest: 0.05,
-    convention: 2,
-    summary: 0.2,
-    issue: 0.6,
-    duplicate: 0.1,
+    status: 0.119,
+    test: 0.382,
+    testFile: 0.67,
+    manifest: 1.04,
+    docs: 0.849,
+    generated: 1.16,
+    convention: 3.82,
+    summary: 0.111,
+    issue: 1.04,
+    duplicate: 0.277,
   },
-  contextWeight: 2,
-  contextTasks: 16,
+  contextWeight: 3.8,
+  contextTasks: 48,
   exactFileBoost: 100,
-  feedback: { weight: 1, facts: 3, terms: 8, maxShare: 0.05 },
-  continuity: { weight: 0.1, tasks: 2, decay: 0.5 },
-  conventionBase: 0.2,
-  floor: 0.05,
+  feedback: { weight: 0.0995, facts: 3, terms: 8, maxShare: 0.05 },
+  recency: { weight: 4.92, tasks: 63, decay: 0.966 },
+  coChange: { weight: 2.18, seeds: 3 },
+  conventionBase: 0.426,
+  floor: 0.02,
 };
 
 const finiteOr = (value: unknown, fallback: number): number =>
@@ -132,7 +162,8 @@ export const resolveRanking = (overrides: unknown): RankingOptions => {
   const o = fieldsOf(overrides);
   const p = fieldsOf(o['priors']);
   const f = fieldsOf(o['feedback']);
-  const c = fieldsOf(o['continuity']);
+  const r = fieldsOf(o['recency']);
+  const c = fieldsOf(o['coChange']);
   const d = DEFAULT_RANKING;
   return {
     priors: {
@@ -140,6 +171,8 @@ export const resolveRanking = (overrides: unknown): RankingOptions => {
       test: finiteOr(p['test'], d.priors.test),
       testFile: finiteOr(p['testFile'], d.priors.testFile),
       manifest: finiteOr(p['manifest'], d.priors.manifest),
+      docs: finiteOr(p['docs'], d.priors.docs),
+      generated: finiteOr(p['generated'], d.priors.generated),
       convention: finiteOr(p['convention'], d.priors.convention),
       summary: finiteOr(p['summary'], d.priors.summary),
       issue: finiteOr(p['issue'], d.priors.issue),
@@ -154,10 +187,14 @@ export const resolveRanking = (overrides: unknown): RankingOptions => {
       terms: Math.floor(finiteOr(f['terms'], d.feedback.terms)),
       maxShare: finiteOr(f['maxShare'], d.feedback.maxShare),
     },
-    continuity: {
-      weight: finiteOr(c['weight'], d.continuity.weight),
-      tasks: Math.min(RECENT_TASKS - 1, Math.floor(finiteOr(c['tasks'], d.continuity.tasks))),
-      decay: finiteOr(c['decay'], d.continuity.decay),
+    recency: {
+      weight: finiteOr(r['weight'], d.recency.weight),
+      tasks: Math.min(RECENT_TASKS - 1, Math.floor(finiteOr(r['tasks'], d.recency.tasks))),
+      decay: finiteOr(r['decay'], d.recency.decay),
+    },
+    coChange: {
+      weight: finiteOr(c['weight'], d.coChange.weight),
+      seeds: Math.floor(finiteOr(c['seeds'], d.coChange.seeds)),
     },
     conventionBase: finiteOr(o['conventionBase'], d.conventionBase),
     floor: finiteOr(o['floor'], d.floor),
@@ -324,8 +361,10 @@ export interface ScoreParts {
   readonly feedback: number;
   /** Weighted BM25 match against the producing task's prompt and summary. */
   readonly context: number;
-  /** The continuity bonus of a fact of one of the most recent other tasks. */
-  readonly continuity: number;
+  /** The recency of a fact of one of the most recent other tasks (already times its weight). */
+  readonly recency: number;
+  /** The co-change score of a file that changed with the query's best files (already times its weight). */
+  readonly coChange: number;
   /** The base a convention gets when the query does not match it. */
   readonly base: number;
   /** The priors that applied, by name, and their product. */
@@ -333,7 +372,7 @@ export interface ScoreParts {
   readonly prior: number;
   /** The exact-file boost, when the query names the fact's subject. */
   readonly boost: number;
-  /** (sum of terms + feedback + context + continuity + base) x prior + boost. */
+  /** (sum of terms + feedback + context + recency + co-change + base) x prior + boost. */
   readonly total: number;
 }
 

@@ -4,19 +4,22 @@
  * `maxFacts` -> the relevance floor -> the token budget, measured on the section exactly as
  * the caller renders it.
  *
- * Scoring takes two passes when feedback, continuity or a convention base is on: the first
+ * Scoring takes two passes when feedback, co-change or a convention base is on: the first
  * ranks by the query alone and gives the best few matches (whose words make the feedback
- * query) and the query's score scale; the second ranks with everything.
+ * query, and whose files seed co-change) and the query's score scale; the second ranks with
+ * everything.
  *
  * `retrieveFacts` finds each pass's exact top k through the index only (topk.ts: MaxScore over
  * the postings, with per-term upper bounds). `explainRetrieval` scores every stored fact the
  * same way, with the same numbers added in the same order, and records where each one left
  * the pipeline; its included facts are exactly what `retrieveFacts` returns.
  */
+import * as PMap from '../base/persistentMap.js';
 import { collapseWhitespace } from '../base/text.js';
 import type { FactTag, SessionFact } from '../fact.js';
 import { selectAllFacts } from '../store/selectors.js';
-import { type FactStore, validCount } from '../store/state.js';
+import { type FactStore, pairKey, validCount } from '../store/state.js';
+import { isFileFact } from '../store/write.js';
 import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
 import { fitToBudget, type SectionRenderer } from './budget.js';
 import { DEFAULT_LAYOUT, SECTION_LAYOUTS, type SectionLayout } from './defaults.js';
@@ -29,12 +32,15 @@ import {
   resolveRanking,
   type ScoreParts,
 } from './rank.js';
+import { lastFactTime, type TaskDoc } from './index/searchIndex.js';
 import {
+  bestEntries,
   byRank,
   combineScore,
   type ContextTable,
   contextTable,
   type ExclusionReason,
+  factCoChange,
   factContext,
   filterReason,
   type Pass,
@@ -68,7 +74,7 @@ export interface RetrievalDecision {
   readonly score: number;
   readonly decision: 'included' | 'excluded';
   readonly reason?: ExclusionReason;
-  /** What the score is made of: term contributions, feedback, task context, continuity, priors, boost. */
+  /** What the score is made of: term contributions, feedback, task context, recency, co-change, priors, boost. */
   readonly parts?: ScoreParts;
 }
 
@@ -104,18 +110,76 @@ const settingsFor = (store: FactStore, query: FactQuery, render: SectionRenderer
 
 /**
  * The most recent other tasks (by their latest valid fact, then id; the index keeps them in
- * order) with their continuity bonus before the scale: 1, decay, decay^2, ...
+ * order) with the recency of their facts: weight, weight x decay, weight x decay^2, ...
  */
 const recentTasks = (store: FactStore, settings: Settings): Map<string, number> => {
-  const { continuity } = settings.plan.ranking;
+  const { recency } = settings.plan.ranking;
   const recent = new Map<string, number>();
-  if (continuity.weight <= 0) return recent;
+  if (recency.weight <= 0) return recent;
   const list = store.index.recent;
-  for (let at = 0; at < list.length && recent.size < continuity.tasks; at += 2) {
+  for (let at = 0; at < list.length && recent.size < recency.tasks; at += 2) {
     const taskId = list[at] as string;
-    if (taskId !== settings.taskId) recent.set(taskId, continuity.weight * continuity.decay ** recent.size);
+    if (taskId !== settings.taskId) recent.set(taskId, recency.weight * recency.decay ** recent.size);
   }
   return recent;
+};
+
+/** How many of its best facts a first pass keeps: feedback takes the first few, co-change the first few file facts. */
+const FIRST_PASS_FACTS = 10;
+
+/** Co-change reads at most this many of a seed's tasks, the latest (a manifest changes with everything). */
+const CO_CHANGE_TASKS = 32;
+/**
+ * A task that changed more files than this tells nothing of what changes together (a sweep:
+ * a rename, a reformat, a dependency bump), as in co-change mining generally: co-change skips it.
+ */
+const CO_CHANGE_MAX_FILES = 32;
+/** Co-change reaches at most this many file pairs, the best-scored ones. */
+const CO_CHANGE_PAIRS = 64;
+
+/**
+ * The docs of the latest CO_CHANGE_TASKS of these tasks that changed at most CO_CHANGE_MAX_FILES
+ * files: latest by their prompt's time, then their latest valid fact's, then id (what the store
+ * holds, so a store rebuilt from a saved state picks the same).
+ */
+const latestTasks = (store: FactStore, taskIds: ReadonlyArray<string>): Array<readonly [string, TaskDoc]> => {
+  const docs: Array<readonly [string, TaskDoc]> = [];
+  for (const taskId of taskIds) {
+    const task = PMap.get(store.index.tasks, taskId);
+    if (task !== undefined && PMap.size(task.touched) <= CO_CHANGE_MAX_FILES) docs.push([taskId, task]);
+  }
+  if (docs.length <= CO_CHANGE_TASKS) return docs;
+  const time = (task: TaskDoc): number => task.promptAt ?? -Infinity;
+  return docs
+    .sort(([a, x], [b, y]) => time(y) - time(x) || lastFactTime(y) - lastFactTime(x) || (a < b ? -1 : a > b ? 1 : 0))
+    .slice(0, CO_CHANGE_TASKS);
+};
+
+/**
+ * Co-change scores of one query: the first pass's best `coChange.seeds` file facts (among its
+ * best FIRST_PASS_FACTS) are its seeds; every other file a seed's latest CO_CHANGE_TASKS tasks
+ * (see `latestTasks`) changed gets, per seed, the share of those
+ * tasks that changed it, times the seed's score relative to the best seed's, times the weight.
+ * Summed over the seeds in rank order, by pair key; the CO_CHANGE_PAIRS best are kept.
+ */
+const coChangeScores = (store: FactStore, settings: Settings, first: ReadonlyArray<Scored>): Map<string, number> => {
+  const { coChange } = settings.plan.ranking;
+  const scores = new Map<string, number>();
+  if (coChange.weight <= 0) return scores;
+  const seeds = first.filter(({ fact }) => isFileFact(fact)).slice(0, coChange.seeds);
+  const top = seeds.length === 0 ? 0 : seeds[0]!.parts.total - seeds[0]!.parts.boost;
+  if (!(top > 0)) return scores;
+  for (const { fact, parts } of seeds) {
+    const key = pairKey(fact.subject, fact.relation);
+    const tasks = latestTasks(store, PMap.get(store.index.files, key)?.tasks ?? []);
+    const share = (coChange.weight * (parts.total - parts.boost)) / top / Math.max(1, tasks.length);
+    if (!(share > 0)) continue;
+    for (const [, task] of tasks)
+      PMap.forEach(task.touched, (_true, pair) => {
+        if (pair !== key) scores.set(pair, (scores.get(pair) ?? 0) + share);
+      });
+  }
+  return bestEntries(scores, CO_CHANGE_PAIRS);
 };
 
 /**
@@ -150,35 +214,47 @@ interface Passes {
 }
 
 const needsFirstPass = (settings: Settings): boolean => {
-  const { feedback, continuity, conventionBase } = settings.plan.ranking;
-  return (feedback.weight > 0 && feedback.facts > 0) || continuity.weight > 0 || conventionBase > 0;
+  const { feedback, coChange, conventionBase } = settings.plan.ranking;
+  return (
+    (feedback.weight > 0 && feedback.facts > 0) || (coChange.weight > 0 && coChange.seeds > 0) || conventionBase > 0
+  );
 };
 
 const passesFor = (store: FactStore, settings: Settings, table: ContextTable): Passes => {
   const { plan } = settings;
-  const queryPass = (k: number, scale: number, terms: PlannedTerm[], recent: ReadonlyMap<string, number>): Pass => ({
-    plan,
-    terms,
-    queryTerms: plan.terms.length,
-    table,
-    recent,
-    scale,
-    k,
-  });
+  const { feedback, coChange } = plan.ranking;
+  const none = new Map<string, number>();
+  const queryPass = (
+    k: number,
+    scale: number,
+    terms: PlannedTerm[],
+    recency: ReadonlyMap<string, number>,
+    coChanged: ReadonlyMap<string, number>,
+  ): Pass => ({ plan, terms, queryTerms: plan.terms.length, table, recency, coChange: coChanged, scale, k });
   const first = needsFirstPass(settings)
-    ? queryPass(Math.max(1, plan.ranking.feedback.facts), 0, [...plan.terms], new Map())
+    ? queryPass(
+        Math.max(
+          1,
+          feedback.facts,
+          coChange.weight > 0 && coChange.seeds > 0 ? Math.max(coChange.seeds, FIRST_PASS_FACTS) : 0,
+        ),
+        0,
+        [...plan.terms],
+        none,
+        none,
+      )
     : undefined;
   return {
     first,
     last: (firstRanked) => {
       const best = firstRanked[0];
       const scale = best === undefined ? 0 : best.parts.total - best.parts.boost;
-      const recent = new Map([...recentTasks(store, settings)].map(([taskId, share]) => [taskId, share * scale]));
       return queryPass(
         settings.maxFacts,
         scale,
         [...plan.terms, ...feedbackTerms(store, settings, firstRanked)],
-        recent,
+        recentTasks(store, settings),
+        coChangeScores(store, settings, firstRanked),
       );
     },
   };
@@ -247,9 +323,11 @@ const scoreAll = (
       const weight = weights.get(term);
       return weight === undefined ? undefined : quantize(weight);
     });
+    const valid = fact.validTo === undefined;
     const extras = {
-      context: fact.validTo === undefined ? factContext(pass.table, fact) : 0,
-      continuity: pass.recent.get(fact.sourceTaskId) ?? 0,
+      context: valid ? factContext(pass.table, fact) : 0,
+      recency: pass.recency.get(fact.sourceTaskId) ?? 0,
+      coChange: valid ? factCoChange(pass, fact) : 0,
     };
     const parts = combineScore(pass, fact, stored, extras, repeatsConvention(store, fact));
     const reason = filterReason(settings, fact, parts, firstPass);

@@ -28,8 +28,8 @@ export interface Settings extends BudgetSettings {
 
 /**
  * One scoring pass of a query: its terms (the query's, then any feedback words), the context
- * table, the continuity bonus of recent tasks, the query's score scale, and how many of the best
- * facts it looks for.
+ * table, the recency of recent tasks and the co-change of files (last pass only), the query's
+ * score scale, and how many of the best facts it looks for.
  */
 export interface Pass {
   readonly plan: QueryPlan;
@@ -37,23 +37,44 @@ export interface Pass {
   /** How many of `terms` are the query's own (the rest are feedback words). */
   readonly queryTerms: number;
   readonly table: ContextTable;
-  /** Task id -> the continuity bonus of its facts. */
-  readonly recent: ReadonlyMap<string, number>;
+  /** Task id -> the recency of its facts (times its weight). */
+  readonly recency: ReadonlyMap<string, number>;
+  /** File pair key -> its co-change score (times its weight). */
+  readonly coChange: ReadonlyMap<string, number>;
   /** The query's own best score (boost aside), from the first pass; 0 in the first pass. */
   readonly scale: number;
   readonly k: number;
 }
 
 /**
- * Context scores for one query: per task (its prompt and summary), for the `contextTasks`
- * best-matching tasks, and per file pair (the sum over those tasks that asserted a fact about
- * the file: a file is described by all the work done on it, and a file many tasks touched is
- * central).
+ * Context scores for one query: per task (its prompt and summary, shared out over the task's
+ * valid facts), for the `contextTasks` best-matching tasks, and per file pair (the sum over
+ * those tasks that asserted a fact about the file, each shared out over the files it changed: a
+ * file is described by all the work done on it, and a task that changed twenty files does not
+ * lend each of them its whole score).
  */
 export interface ContextTable {
   readonly byTask: ReadonlyMap<string, number>;
   readonly byPair: ReadonlyMap<string, number>;
 }
+
+/**
+ * The `limit` entries of a score map with the highest scores (ties: the smaller key), as a map
+ * in that order; the map itself when it holds no more.
+ */
+export const bestEntries = (scores: Map<string, number>, limit: number): Map<string, number> => {
+  if (scores.size <= limit) return scores;
+  return new Map(
+    [...scores].sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0)).slice(0, Math.max(0, limit)),
+  );
+};
+
+/**
+ * How many file pairs a query's context reaches at most: the best-scored ones. A task that
+ * changed hundreds of files lends each of them a share too small to rank it, and describing
+ * them all would cost more than the rest of the query.
+ */
+export const CONTEXT_PAIRS = 512;
 
 /** A scratch accumulator by task number, reused across queries (retrieval is synchronous). */
 let scratch = new Float64Array(1024);
@@ -91,11 +112,16 @@ export const contextTable = (store: FactStore, plan: QueryPlan): ContextTable =>
     if (best.length > limit) best.pop();
   }
   const ranked = best.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const byTask = new Map<string, number>();
   const byPair = new Map<string, number>();
-  for (const [taskId, score] of ranked)
-    for (const pair of PMap.keys(PMap.get(index.tasks, taskId)?.touched ?? PMap.empty))
-      byPair.set(pair, (byPair.get(pair) ?? 0) + score);
-  return { byTask: new Map(ranked), byPair };
+  for (const [taskId, score] of ranked) {
+    const task = PMap.get(index.tasks, taskId);
+    byTask.set(taskId, score / Math.max(1, task === undefined ? 0 : PMap.size(task.facts)));
+    if (task === undefined) continue;
+    const share = score / Math.max(1, PMap.size(task.touched));
+    PMap.forEach(task.touched, (_true, pair) => byPair.set(pair, (byPair.get(pair) ?? 0) + share));
+  }
+  return { byTask, byPair: bestEntries(byPair, CONTEXT_PAIRS) };
 };
 
 /** The context score of a fact: its pair's, for a file fact, else its task's. */
@@ -116,8 +142,13 @@ export const repeatsConvention = (store: FactStore, fact: SessionFact): boolean 
 /** What a fact gets besides its terms in a pass. */
 export interface Extras {
   readonly context: number;
-  readonly continuity: number;
+  readonly recency: number;
+  readonly coChange: number;
 }
+
+/** The co-change score of a fact in a pass: its pair's, for a file fact. */
+export const factCoChange = (pass: Pass, fact: SessionFact): number =>
+  pass.coChange.size === 0 || !isFileFact(fact) ? 0 : (pass.coChange.get(pairKey(fact.subject, fact.relation)) ?? 0);
 
 /**
  * A fact's score from its stored term weights (`weights[i]` for `pass.terms[i]`, undefined when
@@ -155,13 +186,14 @@ export const combineScore = (
     : { names: NO_NAMES, value: priorValue(flags, ranking.priors, duplicate) };
   const match = query + feedback + extras.context;
   const base = match === 0 && fact.tags.includes('convention') ? ranking.conventionBase * pass.scale : 0;
-  const relevance = match + extras.continuity + base;
+  const relevance = match + extras.recency + extras.coChange + base;
   const boost = match > 0 && namesSubject(paths, fact.subject) ? ranking.exactFileBoost : 0;
   return {
     terms: terms ?? NO_TERMS,
     feedback,
     context: extras.context,
-    continuity: extras.continuity,
+    recency: extras.recency,
+    coChange: extras.coChange,
     base,
     priors: names,
     prior: value,

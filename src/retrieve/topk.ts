@@ -4,8 +4,9 @@
  *
  * - The terms are read in descending order of their upper bound (the term's largest weight,
  *   kept by the index, times its idf and multiplier). Each fact's sum is gathered in an
- *   accumulator. The special facts (those with a task context, of a recent task, or of a file
- *   the query names) have one from the start, with what they get besides their terms.
+ *   accumulator. The special facts (those with a task context, of a recent task, of a file that
+ *   changed with the query's best files, or of a file the query names) have one from the start,
+ *   with what they get besides their terms.
  * - Before each term, the most a fact not seen yet can score is what the remaining terms can
  *   add, times the largest prior. Once that is below a score the k-th best is sure to reach
  *   (the k-th of the accumulators' lower bounds, kept as they grow), no accumulator is opened
@@ -37,7 +38,7 @@ import {
   postingWeightOf,
 } from './index/postings.js';
 import { fileNameOf } from './index/searchIndex.js';
-import { priorFlags } from './index/priors.js';
+import { PRIOR_CLASSES, priorFlags } from './index/priors.js';
 import { postingWeight } from './index/weights.js';
 import {
   hasIssueFlag,
@@ -51,6 +52,7 @@ import {
 import {
   byRank,
   combineScore,
+  factCoChange,
   factContext,
   filterReason,
   type Extras,
@@ -105,7 +107,7 @@ class Best {
 let specialMark = new Uint8Array(1024);
 let specialDocs = new Int32Array(1024);
 let specialContexts = new Float64Array(1024);
-let specialFlags = new Uint8Array(1024);
+let specialFlags = new Uint16Array(1024);
 let specialNamed = new Uint8Array(1024);
 const specialFacts: Array<SessionFact | undefined> = [];
 let specialCount = 0;
@@ -146,21 +148,28 @@ const describeTaskFacts = (store: FactStore, pass: Pass, taskId: string): void =
   });
 };
 
+/** Describes the valid facts of a pair not described yet (a file fact's context is `score` when given). */
+const describePairFacts = (store: FactStore, pass: Pass, pair: string, score?: number): void => {
+  const { index } = store;
+  const log = PMap.get(store.pairs, pair);
+  if (log === undefined) return;
+  // The pair's valid facts are those of its ids asserted at its latest assertion time (an older
+  // one is closed by it) that the index holds: read from the end of the log, in time order,
+  // however long its history.
+  const { assertions } = log;
+  const latest = assertions[assertions.length - 1]?.validFrom;
+  for (let i = assertions.length - 1; i >= 0 && assertions[i]!.validFrom === latest; i -= 1) {
+    const doc = PMap.get(index.ids, assertions[i]!.id);
+    if (doc === undefined || specialMark[doc] === 1) continue;
+    const valid = getAt(index.docs, doc);
+    if (valid !== undefined) describe(pass, doc, valid, score !== undefined && isFileFact(valid) ? score : undefined);
+  }
+};
+
 /** Describes the facts with a task context (of a best-matching task, or of a file such a task touched) and those of a named file. */
 const describeContextFacts = (store: FactStore, pass: Pass): void => {
   const { index } = store;
-  pass.table.byPair.forEach((score, pair) => {
-    const log = PMap.get(store.pairs, pair);
-    if (log === undefined) return;
-    // The pair's valid facts are those of its asserted ids the index holds.
-    const { assertions } = log;
-    for (let i = 0; i < assertions.length; i += 1) {
-      const doc = PMap.get(index.ids, assertions[i]!.id);
-      if (doc === undefined || specialMark[doc] === 1) continue;
-      const valid = getAt(index.docs, doc);
-      if (valid !== undefined) describe(pass, doc, valid, isFileFact(valid) ? score : undefined);
-    }
-  });
+  pass.table.byPair.forEach((score, pair) => describePairFacts(store, pass, pair, score));
   for (const taskId of pass.table.byTask.keys()) describeTaskFacts(store, pass, taskId);
   for (const path of pass.plan.paths) {
     const named = PMap.get(index.names, fileNameOf(path));
@@ -176,7 +185,7 @@ const describeContextFacts = (store: FactStore, pass: Pass): void => {
 /**
  * How many of the special list each pass of one query has: the facts of its context and the
  * files it names first (the passes share the context table and the plan, so they are found and
- * described once), then those of the recent tasks (continuity, in the last pass).
+ * described once), then those of the recent tasks and the co-changed files (in the last pass).
  */
 const specialFactsOf = (store: FactStore): ((pass: Pass) => number) => {
   let shared = -1;
@@ -185,7 +194,8 @@ const specialFactsOf = (store: FactStore): ((pass: Pass) => number) => {
       describeContextFacts(store, pass);
       shared = specialCount;
     }
-    for (const taskId of pass.recent.keys()) describeTaskFacts(store, pass, taskId);
+    for (const taskId of pass.recency.keys()) describeTaskFacts(store, pass, taskId);
+    for (const pair of pass.coChange.keys()) describePairFacts(store, pass, pair);
     return specialCount;
   };
 };
@@ -195,13 +205,16 @@ const specialFactsOf = (store: FactStore): ((pass: Pass) => number) => {
  * own ranking object, most often with the same numbers); a few sets of priors are kept.
  */
 const priorTablesCache = new Map<string, { lower: Float64Array; upper: Float64Array }>();
+const PRIOR_NAMES = [...PRIOR_CLASSES, 'duplicate'] as const;
+/** Every combination of prior flags. */
+const FLAG_COMBINATIONS = 1 << PRIOR_CLASSES.length;
 
 const priorTables = (priors: RankingPriors): { lower: Float64Array; upper: Float64Array } => {
-  const key = `${priors.status},${priors.test},${priors.testFile},${priors.manifest},${priors.convention},${priors.summary},${priors.issue},${priors.duplicate}`;
+  const key = PRIOR_NAMES.map((name) => priors[name]).join(',');
   let tables = priorTablesCache.get(key);
   if (tables === undefined) {
-    tables = { lower: new Float64Array(128), upper: new Float64Array(128) };
-    for (let flags = 0; flags < 128; flags += 1) {
+    tables = { lower: new Float64Array(FLAG_COMBINATIONS), upper: new Float64Array(FLAG_COMBINATIONS) };
+    for (let flags = 0; flags < FLAG_COMBINATIONS; flags += 1) {
       tables.upper[flags] = priorBound(flags, priors);
       tables.lower[flags] = Math.min(priorValue(flags, priors, false), priorValue(flags, priors, true));
     }
@@ -242,7 +255,7 @@ class Search {
     weights: ReadonlyArray<number | undefined>,
     flags: number,
     context: number,
-    continuity: number,
+    extra: number,
     named: boolean,
   ): number {
     const { terms, queryTerms, plan, scale } = this.pass;
@@ -259,7 +272,7 @@ class Search {
     const match = query + feedback + context;
     const base = match === 0 && isConventionFlags(flags) ? plan.ranking.conventionBase * scale : 0;
     const boost = match > 0 && named ? plan.ranking.exactFileBoost : 0;
-    return (match + continuity + base) * this.priorOf(flags) + boost;
+    return (match + extra + base) * this.priorOf(flags) + boost;
   }
 
   /** True when a candidate with this quick total could still enter the best k. */
@@ -272,7 +285,8 @@ class Search {
     const { store, settings, pass, firstPass } = this;
     const extras = known ?? {
       context: factContext(pass.table, fact),
-      continuity: pass.recent.get(fact.sourceTaskId) ?? 0,
+      recency: pass.recency.get(fact.sourceTaskId) ?? 0,
+      coChange: factCoChange(pass, fact),
     };
     const parts = combineScore(pass, fact, weights, extras, repeatsConvention(store, fact), false);
     return filterReason(settings, fact, parts, firstPass) === undefined && this.best.offer({ fact, parts });
@@ -308,7 +322,7 @@ const offerUnmatchedConventions = (search: Search, matched: Uint8Array): void =>
     ranking.conventionBase * search.pass.scale * ranking.priors.convention * maxPriorBound(ranking.priors);
   if (best.full && ceiling * SLACK < best.threshold) return;
   const none: Array<number | undefined> = [];
-  const quick = new Float64Array(128).fill(NaN);
+  const quick = new Float64Array(FLAG_COMBINATIONS).fill(NaN);
   // Newest documents first: when they are also the most recent facts, the first k take the places.
   const blocks = postingBlocks(store.index.conventions);
   for (let b = blocks.length - 1; b >= 0; b -= 1) {
@@ -335,13 +349,13 @@ const offerUnmatchedConventions = (search: Search, matched: Uint8Array): void =>
 /**
  * Accumulators, by document, in scratch arrays reused across queries (retrieval is
  * synchronous): per document its state bits, its prior flags and its term sum so far, and for
- * a special fact what it gets besides its terms (context, continuity). Each population (the
+ * a special fact what it gets besides its terms (context, recency and co-change). Each population (the
  * facts that are not conventions, and the conventions) lists the documents it opened. Opening
  * one writes three numbers, dropping one clears its state: the arrays are only ever reset
  * where a query wrote them.
  */
 const OPEN = 1;
-/** Found directly (context, a named file, a recent task): never dropped. */
+/** Found directly (context, a named file, a recent task, a co-changed file): never dropped. */
 const SPECIAL = 2;
 /** The query names the fact's file. */
 const NAMED = 4;
@@ -355,10 +369,11 @@ const ELIGIBLE = 16;
 const PARTIAL = 32;
 
 let docState = new Uint8Array(1024);
-let docFlags = new Uint8Array(1024);
+let docFlags = new Uint16Array(1024);
 let docSum = new Float64Array(1024);
 let docContext = new Float64Array(1024);
-let docContinuity = new Float64Array(1024);
+let docRecency = new Float64Array(1024);
+let docCoChange = new Float64Array(1024);
 let openFacts = new Int32Array(1024);
 let openConventions = new Int32Array(1024);
 let poolAt = new Int32Array(1024);
@@ -380,10 +395,11 @@ const ensureScratch = (documents: number): void => {
   if (docState.length >= documents) return;
   const size = Math.max(documents, 2 * docState.length);
   docState = new Uint8Array(size);
-  docFlags = new Uint8Array(size);
+  docFlags = new Uint16Array(size);
   docSum = new Float64Array(size);
   docContext = new Float64Array(size);
-  docContinuity = new Float64Array(size);
+  docRecency = new Float64Array(size);
+  docCoChange = new Float64Array(size);
   openFacts = new Int32Array(size);
   openConventions = new Int32Array(size);
   poolAt = new Int32Array(size);
@@ -392,7 +408,7 @@ const ensureScratch = (documents: number): void => {
   specialMark = new Uint8Array(size);
   specialDocs = new Int32Array(size);
   specialContexts = new Float64Array(size);
-  specialFlags = new Uint8Array(size);
+  specialFlags = new Uint16Array(size);
   specialNamed = new Uint8Array(size);
 };
 
@@ -484,7 +500,7 @@ class Population {
  * One phase of a query: the terms it reads (`search.pass`'s from `from` on), and the k largest
  * lower bounds it has seen. The query phase of a two-pass query reads the query's own terms
  * with k the larger of the two passes' counts: the last pass scores each fact at least as high
- * as the first (it only adds feedback, continuity and a base), so its floor holds for both.
+ * as the first (it only adds feedback, recency, co-change and a base), so its floor holds for both.
  * The facts it keeps have their query sums complete, and every fact it drops scores less than
  * that floor from them. The last pass's phase then either reads only the feedback words' lists
  * (`from` past the query's terms, that floor as `partialCap`): a fact the query phase did not
@@ -534,7 +550,8 @@ const accumulate = (phase: Phase, population: Population): void => {
   const flagsOf = docFlags;
   const sums = docSum;
   const contexts = docContext;
-  const continuities = docContinuity;
+  const recencies = docRecency;
+  const coChanges = docCoChange;
   const { open } = population;
   const { lower, upper } = search;
   // The largest prior a fact of the population can get (a convention's own prior included).
@@ -563,7 +580,10 @@ const accumulate = (phase: Phase, population: Population): void => {
     const st = state[doc]!;
     if ((st & SPECIAL) === 0) return sums[doc]! * lower[flagsOf[doc]!]!;
     const matched = sums[doc]! + contexts[doc]!;
-    return (matched + continuities[doc]!) * lower[flagsOf[doc]!]! + ((st & NAMED) !== 0 && matched > 0 ? boost : 0);
+    return (
+      (matched + recencies[doc]! + coChanges[doc]!) * lower[flagsOf[doc]!]! +
+      ((st & NAMED) !== 0 && matched > 0 ? boost : 0)
+    );
   };
 
   /** The most the fact of `doc` can score once its terms are all read (a convention's base only when nothing may match). */
@@ -573,7 +593,8 @@ const accumulate = (phase: Phase, population: Population): void => {
     const partial = (st & PARTIAL) !== 0;
     const matched = special ? sums[doc]! + contexts[doc]! : sums[doc]!;
     return (
-      (matched + (special ? continuities[doc]! : 0) + (matched > 0 && !partial ? 0 : base)) * upper[flagsOf[doc]!]! +
+      (matched + (special ? recencies[doc]! + coChanges[doc]! : 0) + (matched > 0 && !partial ? 0 : base)) *
+        upper[flagsOf[doc]!]! +
       ((st & NAMED) !== 0 ? boost : 0) +
       (partial ? partialCap : 0)
     );
@@ -718,9 +739,10 @@ const accumulate = (phase: Phase, population: Population): void => {
       const weights = storedWeights(pass, doc, conventions);
       const isSpecial = (st & SPECIAL) !== 0;
       const context = isSpecial ? contexts[doc]! : 0;
-      const continuity = isSpecial ? continuities[doc]! : 0;
-      if (search.mayEnter(search.quickTotal(weights, flagsOf[doc]!, context, continuity, (st & NAMED) !== 0)))
-        search.offer(fact, weights, { context, continuity });
+      const recency = isSpecial ? recencies[doc]! : 0;
+      const coChange = isSpecial ? coChanges[doc]! : 0;
+      if (search.mayEnter(search.quickTotal(weights, flagsOf[doc]!, context, recency + coChange, (st & NAMED) !== 0)))
+        search.offer(fact, weights, { context, recency, coChange });
     }
     used = kept;
   } finally {
@@ -733,7 +755,7 @@ const accumulate = (phase: Phase, population: Population): void => {
  * pass); `partial` after a query phase whose sums the pass reuses without reading its lists.
  */
 const seedSpecial = (pass: Pass, count: number, populations: ReadonlyArray<Population>, partial: boolean): void => {
-  const { recent } = pass;
+  const { recency } = pass;
   for (let i = 0; i < count; i += 1) {
     const flags = specialFlags[i]!;
     const population = populations[isConventionFlags(flags) ? 1 : 0]!;
@@ -750,7 +772,9 @@ const seedSpecial = (pass: Pass, count: number, populations: ReadonlyArray<Popul
       population.open[population.used++] = doc;
     }
     docContext[doc] = specialContexts[i]!;
-    docContinuity[doc] = recent.size === 0 ? 0 : (recent.get(specialFacts[i]!.sourceTaskId) ?? 0);
+    const fact = specialFacts[i]!;
+    docRecency[doc] = recency.size === 0 ? 0 : (recency.get(fact.sourceTaskId) ?? 0);
+    docCoChange[doc] = factCoChange(pass, fact);
   }
 };
 

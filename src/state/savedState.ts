@@ -11,10 +11,11 @@ import { describeIssue, formatPath } from '../base/schema.js';
 import { parseNewFact, type SessionFact } from '../fact.js';
 import type { NotesLedger } from '../notes/ledger.js';
 import { decodeNotes, encodeNotes, type SavedNotes } from '../notes/persist.js';
+import * as PMap from '../base/persistentMap.js';
 import { normalizeMaxValidFacts, type FactStore, type PairLog, pairKey } from '../store/state.js';
 import { byTimeThenId } from '../store/timeline.js';
-import type { RecordedPrompt } from '../retrieve/index/searchIndex.js';
-import { buildStore, selectPairLogs, selectRecordedPrompts } from '../store/write.js';
+import type { RecordedFile, RecordedPrompt } from '../retrieve/index/searchIndex.js';
+import { buildStore, isFileFact, selectPairLogs, selectRecordedFiles, selectRecordedPrompts } from '../store/write.js';
 
 /** The `format` tag of a saved state. */
 export const STATE_FORMAT = 'session-fact-tracker/state';
@@ -29,6 +30,12 @@ export interface SavedState {
   readonly pairs: ReadonlyArray<PairLog>;
   /** The task prompts recorded for ranking context. */
   readonly prompts: ReadonlyArray<RecordedPrompt>;
+  /**
+   * The files tasks changed whose facts compaction removed (those still in `pairs` are read from
+   * there): what a task changed stays part of its record, for ranking (optional: files without it
+   * decode as before).
+   */
+  readonly files?: ReadonlyArray<RecordedFile>;
   /** The notable-facts ledger, when one was saved (optional: files without it decode as before). */
   readonly notes?: SavedNotes;
 }
@@ -54,14 +61,27 @@ const byPairKey = (a: PairLog, b: PairLog): number =>
  * The store (and the notable-facts ledger, when given) as a saved-state document
  * (deterministic: pairs sorted by subject, then relation).
  */
-export const encodeState = (store: FactStore, notes?: NotesLedger): SavedState => ({
-  format: STATE_FORMAT,
-  version: STATE_VERSION,
-  maxValidFacts: store.maxValidFacts,
-  pairs: [...selectPairLogs(store)].sort(byPairKey),
-  prompts: selectRecordedPrompts(store),
-  ...(notes === undefined ? {} : { notes: encodeNotes(notes) }),
-});
+export const encodeState = (store: FactStore, notes?: NotesLedger): SavedState => {
+  const files = removedFiles(store);
+  return {
+    format: STATE_FORMAT,
+    version: STATE_VERSION,
+    maxValidFacts: store.maxValidFacts,
+    pairs: [...selectPairLogs(store)].sort(byPairKey),
+    prompts: selectRecordedPrompts(store),
+    ...(files.length === 0 ? {} : { files }),
+    ...(notes === undefined ? {} : { notes: encodeNotes(notes) }),
+  };
+};
+
+/** The recorded files the pair logs no longer show (compaction removed the facts). */
+const removedFiles = (store: FactStore): RecordedFile[] =>
+  selectRecordedFiles(store).filter(
+    ({ taskId, subject, relation }) =>
+      PMap.get(store.pairs, pairKey(subject, relation))?.assertions.some(
+        (fact) => fact.sourceTaskId === taskId && isFileFact(fact),
+      ) !== true,
+  );
 
 type IssuePath = { readonly path?: ReadonlyArray<PropertyKey> | undefined };
 
@@ -74,6 +94,17 @@ const pathOf = (issue: IssuePath, up = 0): string => {
 const notAnObject = (issue: IssuePath): string => `${pathOf(issue)} is not an object`;
 
 const incompletePrompt = (issue: IssuePath): string => `${pathOf(issue, 1)} needs a taskId, a prompt and a finite time`;
+
+const incompleteFile = (issue: IssuePath): string => `${pathOf(issue, 1)} needs a taskId, a subject and a relation`;
+
+const RecordedFileSchema = z.object(
+  {
+    taskId: z.string({ error: incompleteFile }).min(1, { error: incompleteFile }),
+    subject: z.string({ error: incompleteFile }).min(1, { error: incompleteFile }),
+    relation: z.string({ error: incompleteFile }).min(1, { error: incompleteFile }),
+  },
+  { error: notAnObject },
+);
 
 const RecordedPromptSchema = z.object(
   {
@@ -168,6 +199,7 @@ const SavedStateSchema = () =>
         }),
       pairs: z.array(PairLogSchema(new Set()), { error: 'saved state has no pairs array' }),
       prompts: z.array(RecordedPromptSchema, { error: 'saved state prompts is not an array' }).optional(),
+      files: z.array(RecordedFileSchema, { error: 'saved state files is not an array' }).optional(),
       maxValidFacts: z.unknown().optional(),
       // The notes section keeps its own decoder (and its messages), run once the fact store decoded.
       notes: z.unknown().optional(),
@@ -183,11 +215,11 @@ const problemOf = (issue: z.core.$ZodIssue): string =>
 export const decodeSavedState = (value: unknown): E.Either<string, DecodedState> => {
   const decoded = SavedStateSchema().safeParse(value);
   if (!decoded.success) return E.left(problemOf(decoded.error.issues[0]!));
-  const { pairs, prompts, maxValidFacts, notes } = decoded.data;
+  const { pairs, prompts, files, maxValidFacts, notes } = decoded.data;
   return pipe(
     notes === undefined ? E.right(undefined) : decodeNotes(notes),
     E.map((ledger: NotesLedger | undefined): DecodedState => {
-      const store = buildStore(normalizeMaxValidFacts(maxValidFacts), pairs, prompts ?? []);
+      const store = buildStore(normalizeMaxValidFacts(maxValidFacts), pairs, prompts ?? [], files ?? []);
       return ledger === undefined ? { store } : { store, notes: ledger };
     }),
   );

@@ -10,7 +10,9 @@ import {
   validRecords,
   withAssertions,
 } from './timeline.js';
-import { validOrder } from './validOrder.js';
+import { isExpendable, validOrder } from './validOrder.js';
+
+export { isExpendable } from './validOrder.js';
 import { emptyPairLog, NO_CLEARS, type PairChange, selectPairLog, writePairChanges } from './write.js';
 
 /** What a compaction removed, so nothing is lost silently. */
@@ -133,18 +135,21 @@ export class Workset {
   }
 
   /**
-   * The valid facts now, oldest first, one per call (undefined past the last): the untouched
-   * pairs' from `byTime` (all valid facts before the changes, in time order), the changed pairs'
-   * derived again. Later changes do not change what it gives.
+   * The valid facts now that `keep` keeps, oldest first, one per call (undefined past the last):
+   * the untouched pairs' from `byTime` (the valid facts before the changes that `keep` keeps, in
+   * time order), the changed pairs' derived again. Later changes do not change what it gives.
    */
-  oldestFirst(byTime: ReadonlyArray<SessionFact>): () => SessionFact | undefined {
+  oldestFirst(
+    byTime: ReadonlyArray<SessionFact>,
+    keep: (fact: SessionFact) => boolean = () => true,
+  ): () => SessionFact | undefined {
     const changed = new Set(this.changed.keys());
     const subjects = new Set(this.subjects);
     const isChanged = (fact: SessionFact): boolean =>
       subjects.has(fact.subject) && changed.has(pairKey(fact.subject, fact.relation));
     const derived: SessionFact[] = [];
     for (const log of this.changed.values())
-      if (log !== undefined) for (const fact of selectValidOfLog(log)) derived.push(fact);
+      if (log !== undefined) for (const fact of selectValidOfLog(log)) if (keep(fact)) derived.push(fact);
     derived.sort(byTimeThenId);
     let i = 0;
     let j = 0;
@@ -172,8 +177,9 @@ export class Workset {
 /**
  * Brings the store within `maxFacts` valid facts: (a) removes history, (b) merges each
  * subject's older valid facts into one `summary_of` fact, subjects with the oldest newest fact
- * first, until within bounds, (c) drops the oldest valid facts if still over. The newest fact
- * survives unchanged, and a store already within bounds is returned as it is.
+ * first, until within bounds, (c) drops valid facts if still over: first the outcomes, test runs
+ * and summaries of tasks, oldest first, then the oldest of the rest. The newest fact survives
+ * unchanged, and a store already within bounds is returned as it is.
  */
 export const compactWithReport = (
   store: FactStore,
@@ -186,14 +192,14 @@ export const compactWithReport = (
   const report = emptyReport();
   // (a) History goes: the pairs holding closed records keep only the runs of their valid facts.
   const closedIds = new Set<string>();
-  // Usually no pair may: the walk over every pair is skipped.
-  if (store.historyPairs > 0)
-    PMap.forEach(store.pairs, (log) => {
-      if (mayHoldHistory(log)) {
-        const pruned = pruneToValidRuns(log, closedIds);
-        if (pruned?.log !== log) work.set(log.subject, log.relation, pruned?.log);
-      }
-    });
+  // Only the pairs that may hold some are read, not every pair.
+  PMap.forEach(store.historyPairs, (_true, key) => {
+    const log = PMap.get(store.pairs, key);
+    if (log !== undefined && mayHoldHistory(log)) {
+      const pruned = pruneToValidRuns(log, closedIds);
+      if (pruned?.log !== log) work.set(log.subject, log.relation, pruned?.log);
+    }
+  });
   for (const id of [...closedIds].sort()) report.removedClosed.push(id);
 
   // (b) Only subjects with two or more facts besides their newest can merge (the order keeps
@@ -217,17 +223,23 @@ export const compactWithReport = (
     report.summaries.push({ id: summary.id, merged: older.map((fact) => fact.id) });
   }
 
-  // (c) The oldest go until within bounds. A removal lowers the count by one at most (it may
-  // reopen an older fact of its pair), so the next `count - limit` oldest would all go one by one:
-  // they go together, then the count is checked again. The candidates are the valid facts after
-  // (b), oldest first, read only as far as needed.
-  if (work.count > limit) {
-    const oldestFirst = work.oldestFirst(order.byTime);
+  // (c) Facts go until within bounds: first those that only say how a task went (its outcome,
+  // its test runs, its summary: the kinds ranking weighs least, and a task's prompt still lends
+  // its context), oldest first, then any, oldest first. A removal lowers the count by one at most
+  // (it may reopen an older fact of its pair), so the next `count - limit` candidates would all go
+  // one by one: they go together, then the count is checked again. The candidates are the valid
+  // facts after (b), oldest first, read only as far as needed.
+  for (const expendableOnly of [true, false]) {
+    if (work.count <= limit) break;
+    const oldestFirst = expendableOnly
+      ? work.oldestFirst(order.expendable, isExpendable)
+      : work.oldestFirst(order.byTime);
     let fact = oldestFirst();
     while (work.count > limit && fact !== undefined) {
       const batch: SessionFact[] = [];
       for (let need = work.count - limit; need > 0 && fact !== undefined; fact = oldestFirst()) {
         if (limit > 0 && newest !== undefined && fact.id === newest.id) continue;
+        if (expendableOnly && !isExpendable(fact)) continue;
         batch.push(fact);
         need -= 1;
       }

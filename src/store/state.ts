@@ -33,10 +33,10 @@ export interface FactStore {
   /** Pair logs by pair key. */
   readonly pairs: PMap.PersistentMap<PairLog>;
   /**
-   * How many pair logs may hold closed records (see `mayHoldHistory`): compaction looks for
-   * history to remove only when some may, instead of walking every pair on every dispatch.
+   * The keys of the pair logs that may hold closed records (see `mayHoldHistory`): compaction
+   * removes history from those, instead of walking every pair on every dispatch.
    */
-  readonly historyPairs: number;
+  readonly historyPairs: PMap.PersistentMap<true>;
   /** The search index over the valid facts and the recorded task prompts. */
   readonly index: SearchIndex;
 }
@@ -47,19 +47,19 @@ export interface FactStoreOptions {
 }
 
 /** The default bound on valid facts before `addFacts` compacts. */
-export const DEFAULT_MAX_VALID_FACTS = 500;
+export const DEFAULT_MAX_VALID_FACTS = 5_000;
 
 /** A usable bound: a positive integer, or the default. */
 export const normalizeMaxValidFacts = (value: unknown): number =>
   typeof value === 'number' && Number.isFinite(value) && value >= 1 ? Math.floor(value) : DEFAULT_MAX_VALID_FACTS;
 
-/** An empty store (default `maxValidFacts` 500). */
+/** An empty store (default `maxValidFacts`: DEFAULT_MAX_VALID_FACTS). */
 export const emptyFactStore = (options: FactStoreOptions = {}): FactStore =>
   PMap.withMutations(
     {
       maxValidFacts: normalizeMaxValidFacts(options?.maxValidFacts),
       pairs: PMap.empty,
-      historyPairs: 0,
+      historyPairs: PMap.empty,
       index: emptySearchIndex(),
     },
     (store) => store,

@@ -19,10 +19,21 @@ import { byTimeThenId } from './timeline.js';
 /** A subject's valid facts can merge into a summary once it holds this many (its newest stays, the older ones merge). */
 export const MERGEABLE = 3;
 
+/** Relations of the facts compaction drops first: how a task went, not what it established. */
+const EXPENDABLE_RELATIONS = new Set(['completed_with', 'reviewed_as', 'tested_by', 'test_failure', 'summary']);
+
+/** True for a fact compaction drops before any other: a task's outcome, test run or summary. */
+export const isExpendable = (fact: SessionFact): boolean => EXPENDABLE_RELATIONS.has(fact.relation);
+
 /** The valid facts of one index, ordered and grouped as compaction reads them. */
 export interface ValidOrder {
   /** Every valid fact, by time then id (`byTimeThenId`). */
   readonly byTime: SessionFact[];
+  /**
+   * The expendable ones (`isExpendable`), by time then id: once the old ones are gone, the
+   * expendable facts are the recent ones, found without walking past every older fact.
+   */
+  readonly expendable: SessionFact[];
   /** Subject -> its valid facts, in no particular order. */
   readonly bySubject: Map<string, SessionFact[]>;
   /** The subjects holding MERGEABLE valid facts or more. */
@@ -60,8 +71,10 @@ const ungroup = (order: ValidOrder, fact: SessionFact): void => {
 
 /** The order of `index`'s valid facts, built from them (what `validOrder` keeps). */
 export const buildValidOrder = (index: SearchIndex): ValidOrder => {
+  const byTime = selectIndexedFacts(index).sort(byTimeThenId);
   const order: ValidOrder = {
-    byTime: selectIndexedFacts(index).sort(byTimeThenId),
+    byTime,
+    expendable: byTime.filter(isExpendable),
     bySubject: new Map(),
     mergeable: new Set(),
   };
@@ -79,8 +92,32 @@ export const validOrder = (index: SearchIndex): ValidOrder => {
   return order;
 };
 
-/** Past this many leaving facts, the time order is filtered once instead of spliced for each. */
+/** Past this many leaving facts, a time order is filtered once instead of spliced for each. */
 const FILTER_PAST = 16;
+
+/** Takes the leaving facts out of a list in time order (a fact it does not hold changes nothing). */
+const remove = (byTime: SessionFact[], invalid: ReadonlyArray<SessionFact>): void => {
+  if (invalid.length === 0) return;
+  if (invalid.length > FILTER_PAST) {
+    const leaving = new Set(invalid.map((fact) => fact.id));
+    let kept = 0;
+    for (const fact of byTime) if (!leaving.has(fact.id)) byTime[kept++] = fact;
+    byTime.length = kept;
+  } else
+    for (const fact of invalid) {
+      // By its time, or failing that by its id alone, as the index finds it.
+      let at = placeOf(byTime, fact);
+      if (byTime[at]?.id !== fact.id) at = byTime.findIndex((held) => held.id === fact.id);
+      if (at >= 0) byTime.splice(at, 1);
+    }
+};
+
+/** Puts an entering fact in its place in a list in time order (facts usually enter newest). */
+const insert = (byTime: SessionFact[], fact: SessionFact): void => {
+  const last = byTime[byTime.length - 1];
+  if (last === undefined || byTimeThenId(last, fact) < 0) byTime.push(fact);
+  else byTime.splice(placeOf(byTime, fact), 0, fact);
+};
 
 /**
  * Moves the order of `before` (if it has one) to `after`, the index a write made from it with
@@ -98,25 +135,15 @@ export const carryValidOrder = (
   const order = orders.get(before.docs);
   if (order === undefined) return;
   orders.delete(before.docs);
-  const { byTime } = order;
-  if (invalid.length > FILTER_PAST) {
-    const leaving = new Set(invalid.map((fact) => fact.id));
-    let kept = 0;
-    for (const fact of byTime) if (!leaving.has(fact.id)) byTime[kept++] = fact;
-    byTime.length = kept;
-  } else
-    for (const fact of invalid) {
-      // By its time, or failing that by its id alone, as the index finds it.
-      let at = placeOf(byTime, fact);
-      if (byTime[at]?.id !== fact.id) at = byTime.findIndex((held) => held.id === fact.id);
-      if (at >= 0) byTime.splice(at, 1);
-    }
+  remove(order.byTime, invalid);
+  remove(
+    order.expendable,
+    invalid.filter((fact) => isExpendable(fact)),
+  );
   for (const fact of invalid) ungroup(order, fact);
   for (const fact of valid) {
-    // Facts usually enter newest.
-    const last = byTime[byTime.length - 1];
-    if (last === undefined || byTimeThenId(last, fact) < 0) byTime.push(fact);
-    else byTime.splice(placeOf(byTime, fact), 0, fact);
+    insert(order.byTime, fact);
+    if (isExpendable(fact)) insert(order.expendable, fact);
     group(order, fact);
   }
   orders.set(after.docs, order);

@@ -7,8 +7,11 @@ import type { SessionFact } from '../fact.js';
 import {
   applyIndexChanges,
   emptySearchIndex,
+  indexTaskFiles,
   indexTaskPrompt,
+  type RecordedFile,
   type RecordedPrompt,
+  selectIndexedFiles,
   selectIndexedPrompts,
 } from '../retrieve/index/searchIndex.js';
 import { type FactStore, type PairLog, pairKey } from './state.js';
@@ -99,6 +102,14 @@ const byReviewer = (fact: SessionFact): boolean => fact.sourceRole === 'reviewer
 const reviewTasks = (log: PairLog | undefined): ReadonlyArray<string> =>
   log === undefined || !REVIEW_OPEN_ITEMS.has(log.relation) ? NO_TASKS : tasksOfLog(log, byReviewer);
 
+/** The (task, subject, relation) entries of the tasks that asserted a file fact after a change and not before. */
+const assertedFiles = ({ before, after }: PairChange, out: Array<[string, string, string]>): void => {
+  if (after === undefined) return;
+  const tasksBefore = fileTasks(before);
+  for (const taskId of fileTasks(after))
+    if (!tasksBefore.includes(taskId)) out.push([taskId, after.subject, after.relation]);
+};
+
 /** Adds to `gained` and `lost` the (task, pair) entries of the tasks `tasksOf` finds after and not before, and before and not after. */
 const diffTasks = (
   tasksOf: (log: PairLog | undefined) => ReadonlyArray<string>,
@@ -137,8 +148,7 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
   if (effective.length === 0) return store;
   const invalid: SessionFact[] = [];
   const valid: SessionFact[] = [];
-  const filesAsserted: Array<[string, string]> = [];
-  const filesRetracted: Array<[string, string]> = [];
+  const filesAsserted: Array<[string, string, string]> = [];
   const itemsRaised: Array<[string, string]> = [];
   const itemsDropped: Array<[string, string]> = [];
   const keys: string[] = [];
@@ -152,7 +162,7 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
     const log = (after ?? before)!;
     const key = pairKey(log.subject, log.relation);
     keys.push(key);
-    diffTasks(fileTasks, change, key, filesAsserted, filesRetracted);
+    assertedFiles(change, filesAsserted);
     diffTasks(reviewTasks, change, key, itemsRaised, itemsDropped);
   }
   return PMap.withMutations(store, (current) => {
@@ -161,13 +171,13 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
     effective.forEach(({ before, after }, i) => {
       const key = keys[i]!;
       pairs = after === undefined ? PMap.remove(pairs, key) : PMap.set(pairs, key, freezeLog(after));
-      historyPairs += historyIn(after) - historyIn(before);
+      if (historyIn(after) !== historyIn(before))
+        historyPairs = historyIn(after) === 1 ? PMap.set(historyPairs, key, true) : PMap.remove(historyPairs, key);
     });
     const index = applyIndexChanges(current.index, {
       invalid,
       valid,
       filesAsserted,
-      filesRetracted,
       itemsRaised,
       itemsDropped,
     });
@@ -180,20 +190,27 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
 /** The task prompts recorded in a store, by task id. */
 export const selectRecordedPrompts = (store: FactStore): RecordedPrompt[] => selectIndexedPrompts(store.index);
 
-/** A whole store built from pair logs and recorded prompts (where a reducer rewrites most of the state). */
+/** The files recorded as changed by tasks, by subject, relation and task. */
+export const selectRecordedFiles = (store: FactStore): RecordedFile[] => selectIndexedFiles(store.index);
+
+/**
+ * A whole store built from pair logs, recorded prompts and recorded files (where a reducer
+ * rewrites most of the state).
+ */
 export const buildStore = (
   maxValidFacts: number,
   logs: Iterable<PairLog>,
   prompts: ReadonlyArray<RecordedPrompt> = [],
+  files: ReadonlyArray<RecordedFile> = [],
 ): FactStore =>
   PMap.withMutations<FactStore>(
-    { maxValidFacts, pairs: PMap.empty, historyPairs: 0, index: emptySearchIndex() },
+    { maxValidFacts, pairs: PMap.empty, historyPairs: PMap.empty, index: emptySearchIndex() },
     (empty) => {
       const changes: PairChange[] = [];
       for (const log of logs) changes.push({ before: undefined, after: log });
       const store = writePairChanges(empty, changes);
       let index = store.index;
       for (const { taskId, prompt, at } of prompts) index = indexTaskPrompt(index, taskId, prompt, at);
-      return { ...store, index };
+      return { ...store, index: indexTaskFiles(index, files) };
     },
   );

@@ -50,7 +50,7 @@ describe('one huge result (issue 14, item 1)', () => {
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     const report = JSON.parse(run.stdout) as { summary: { validFacts: number }; prompts: { facts: unknown[] }[] };
-    expect(report.summary.validFacts).toBe(500);
+    expect(report.summary.validFacts).toBe(1_000);
     expect(report.prompts[0]?.facts.length).toBeGreaterThan(0);
   });
 });

@@ -147,6 +147,8 @@ const rankingArb: fc.Arbitrary<RankingOverrides | undefined> = fc.option(
           duplicate: fc.constantFrom(0.1, 3),
           testFile: fc.constantFrom(0.5, 2),
           status: fc.constantFrom(0, 0.2, 1),
+          docs: fc.constantFrom(0.3, 1.5),
+          generated: fc.constantFrom(0.3, 2),
         },
         { requiredKeys: [] },
       ),
@@ -160,7 +162,12 @@ const rankingArb: fc.Arbitrary<RankingOverrides | undefined> = fc.option(
         },
         { requiredKeys: ['weight', 'facts'] },
       ),
-      continuity: fc.record({ weight: fc.constantFrom(0, 0.3, 1), tasks: fc.integer({ min: 0, max: 3 }) }),
+      recency: fc.record({
+        weight: fc.constantFrom(0, 0.3, 1),
+        tasks: fc.integer({ min: 0, max: 3 }),
+        decay: fc.constantFrom(0.5, 1),
+      }),
+      coChange: fc.record({ weight: fc.constantFrom(0, 0.5, 2), seeds: fc.integer({ min: 0, max: 4 }) }),
       conventionBase: fc.constantFrom(0, 0.5),
       floor: fc.constantFrom(0, 0.1, 0.5),
       contextTasks: fc.integer({ min: 0, max: 4 }),
@@ -261,13 +268,13 @@ describe('exact top k', () => {
             confidence: 1,
           });
           const store = addFacts(emptyFactStore({ maxValidFacts: 10_000 }), [matching, ...conventions]);
-          // Without continuity no convention is found directly: every one is weighed at its base.
+          // Without recency no convention is found directly: every one is weighed at its base.
           const query: FactQuery = {
             taskDescription: 'ledger',
             taskId: '0',
             maxFacts,
             maxTokens: 100_000,
-            ranking: { continuity: { weight: 0 } },
+            ranking: { recency: { weight: 0 }, coChange: { weight: 0 } },
           };
           expect(retrieveFacts(store, query)).toEqual(included(store, query));
         },

@@ -9,8 +9,12 @@ import {
   formatSessionFacts,
   invalidate,
   makeFact,
+  DEFAULT_RANKING,
+  factPriors,
+  recordTaskPrompt,
   retrieveFacts,
   selectAllFacts,
+  selectValidFacts,
   type SessionFact,
 } from '../../src/index.js';
 import { storeArb } from '../arbitraries.js';
@@ -27,11 +31,18 @@ const fact = (subject: string, relation: string, object: string, validFrom: numb
     confidence: 1,
   });
 
+/**
+ * Keyword relevance only: the stage tests below check the pipeline, not the signals beyond the
+ * words; an unmatched convention ranks below the best match (its base times its prior under 1).
+ */
+const KEYWORDS = { recency: { weight: 0 }, coChange: { weight: 0 }, conventionBase: 0.2 };
+
 const query = (taskDescription: string, overrides: Partial<FactQuery> = {}): FactQuery => ({
   taskDescription,
   taskId: '9',
   maxFacts: 10,
   maxTokens: 500,
+  ranking: KEYWORDS,
   ...overrides,
 });
 
@@ -46,6 +57,9 @@ const store: FactStore = addFacts(emptyFactStore(), [
   }),
   fact('task:5', 'tested_by', 'npm test passed', 5, { sourceTaskId: '5', tags: ['test'] }),
 ]);
+
+const recordPrompts = (s: FactStore, prompts: ReadonlyArray<readonly [string, string]>): FactStore =>
+  prompts.reduce((current, [taskId, prompt], i) => recordTaskPrompt(current, taskId, prompt, i), s);
 
 const subjectsOf = (facts: ReadonlyArray<SessionFact>) => facts.map((f) => f.subject);
 
@@ -67,7 +81,7 @@ describe('retrieveFacts', () => {
     ]);
   });
 
-  it('with no keyword overlap gives only the conventions, and an empty store gives nothing', () => {
+  it('with no keyword overlap and no recency gives only the conventions, and an empty store gives nothing', () => {
     expect(subjectsOf(retrieveFacts(store, query('Paint the bikeshed')))).toEqual(['task:4']);
     expect(retrieveFacts(emptyFactStore(), query('login'))).toEqual([]);
   });
@@ -177,5 +191,149 @@ describe('explainRetrieval', () => {
         },
       ),
     );
+  });
+});
+
+describe('the signals beyond the words', () => {
+  const defaults = (taskDescription: string, overrides: Partial<FactQuery> = {}): FactQuery => ({
+    taskDescription,
+    taskId: '99',
+    maxFacts: 40,
+    maxTokens: 500,
+    ...overrides,
+  });
+  const changed = (task: number, files: ReadonlyArray<string>, at = task): SessionFact[] =>
+    files.map((file) => fact(file, 'modified_by', `task:${task}`, at, { sourceTaskId: String(task) }));
+
+  it("a prompt that matches nothing still gets the most recent tasks' files, the latest first", () => {
+    const s = addFacts(emptyFactStore(), [
+      ...changed(1, ['src/old.go']),
+      ...changed(2, ['src/middle.go']),
+      ...changed(3, ['src/latest.go']),
+    ]);
+    expect(subjectsOf(retrieveFacts(s, defaults('make lint')))).toEqual([
+      'src/latest.go',
+      'src/middle.go',
+      'src/old.go',
+    ]);
+  });
+
+  it('at the defaults, a store holding a valid fact of another task never gives an empty section, whatever the prompt', () => {
+    fc.assert(
+      fc.property(storeArb, fc.string(), fc.constantFrom('1', '2', '3', 'other'), (s, text, taskId) => {
+        const others = selectValidFacts(s).filter((f) => f.sourceTaskId !== taskId);
+        const facts = retrieveFacts(s, defaults(text, { taskId }));
+        expect(facts.length > 0).toBe(others.length > 0);
+      }),
+    );
+  });
+
+  it('recency decays per task and stops past its window of tasks', () => {
+    const s = addFacts(
+      emptyFactStore(),
+      Array.from({ length: 6 }, (_, i) => changed(i + 1, [`src/f${i + 1}.go`])).flat(),
+    );
+    const decisions = explainRetrieval(
+      s,
+      defaults('make lint', { ranking: { recency: { weight: 1, decay: 0.5, tasks: 3 } } }),
+    );
+    const recency = Object.fromEntries(decisions.map((d) => [d.fact.subject, d.parts?.recency]));
+    expect(recency).toEqual({
+      'src/f6.go': 1,
+      'src/f5.go': 0.5,
+      'src/f4.go': 0.25,
+      'src/f3.go': 0,
+      'src/f2.go': 0,
+      'src/f1.go': 0,
+    });
+  });
+
+  it('files that changed in the same tasks as the best match come along by co-change', () => {
+    const s = addFacts(emptyFactStore({ maxValidFacts: 10_000 }), [
+      ...changed(1, ['src/parser.y', 'src/parser.c']),
+      ...changed(2, ['src/parser.y', 'src/parser.c', 'docs/grammar.md']),
+      ...changed(3, ['src/lexer.c']),
+      ...Array.from({ length: 70 }, (_, i) => changed(4 + i, [`src/unrelated${i}.c`])).flat(),
+    ]);
+    const q = defaults('Extend the parser.y grammar with a pipe operator', { ranking: { recency: { weight: 0 } } });
+    const decisions = explainRetrieval(s, q).filter((d) => d.reason !== 'invalidated');
+    const coChange = Object.fromEntries(decisions.map((d) => [d.fact.subject, d.parts?.coChange ?? 0]));
+    // parser.c changed in both of parser.y's tasks, grammar.md in one of them; lexer.c in neither.
+    expect(coChange['src/parser.c']).toBeGreaterThan(coChange['docs/grammar.md']!);
+    expect(coChange['docs/grammar.md']).toBeGreaterThan(0);
+    expect(coChange['src/lexer.c']).toBe(0);
+    expect(subjectsOf(retrieveFacts(s, q))).toEqual(['src/parser.y', 'src/parser.c', 'docs/grammar.md']);
+  });
+
+  it('a sweep (a task that changed more than 32 files) lends no co-change, and only the latest 32 tasks of a seed count', () => {
+    const sweep = Array.from({ length: 40 }, (_, i) => `src/mod${i}.c`);
+    const s = addFacts(emptyFactStore({ maxValidFacts: 10_000 }), [
+      ...changed(1, ['src/parser.y', ...sweep]),
+      ...changed(2, ['src/parser.y', 'src/old.c']),
+      ...Array.from({ length: 32 }, (_, i) => changed(3 + i, ['src/parser.y', 'src/parser.c'])).flat(),
+    ]);
+    // The latest tasks are those whose prompts came last.
+    const withPrompts = recordPrompts(
+      s,
+      Array.from({ length: 34 }, (_, i) => [String(i + 1), `Work item ${i + 1}`] as const),
+    );
+    const q = defaults('Extend the parser.y grammar with a pipe operator', { ranking: { recency: { weight: 0 } } });
+    const decisions = explainRetrieval(withPrompts, q).filter((d) => d.reason !== 'invalidated');
+    const coChange = Object.fromEntries(decisions.map((d) => [d.fact.subject, d.parts?.coChange ?? 0]));
+    expect(coChange['src/parser.c']).toBeGreaterThan(0);
+    expect(coChange['src/mod0.c']).toBe(0);
+    // Task 2 is older than the 32 tasks after it: its file is not read.
+    expect(coChange['src/old.c']).toBe(0);
+  });
+
+  it('the context of a query reaches at most the 512 files it scores highest', () => {
+    const s = addFacts(emptyFactStore({ maxValidFacts: 10_000 }), [
+      ...changed(
+        1,
+        Array.from({ length: 600 }, (_, i) => `src/gen/file${i}.ts`),
+      ),
+      ...changed(2, ['src/gen/index.ts']),
+    ]);
+    const withPrompts = recordPrompts(s, [
+      ['1', 'Regenerate the client bindings'],
+      ['2', 'Regenerate the client bindings index'],
+    ]);
+    const decisions = explainRetrieval(withPrompts, defaults('Regenerate the client bindings'));
+    const reached = decisions.filter((d) => (d.parts?.context ?? 0) > 0).map((d) => d.fact.subject);
+    expect(reached).toHaveLength(512);
+    // Task 2 changed one file: its share is the whole of its score, the highest.
+    expect(reached).toContain('src/gen/index.ts');
+  });
+
+  it('a task that changed many files lends each of them a share of its context, not the whole', () => {
+    const s = addFacts(emptyFactStore(), [
+      ...changed(
+        1,
+        Array.from({ length: 20 }, (_, i) => `assets/logo${i}.svg`),
+      ),
+      ...changed(2, ['src/render.ts']),
+    ]);
+    const withPrompts = recordPrompts(s, [
+      ['1', 'Add documentation logos'],
+      ['2', 'Add documentation rendering of code samples'],
+    ]);
+    const decisions = explainRetrieval(
+      withPrompts,
+      defaults('Add documentation', { ranking: { recency: { weight: 0 }, coChange: { weight: 0 } } }),
+    );
+    const context = Object.fromEntries(decisions.map((d) => [d.fact.subject, d.parts?.context ?? 0]));
+    expect(context['src/render.ts']).toBeGreaterThan(10 * context['assets/logo0.svg']!);
+    expect(decisions[0]!.fact.subject).toBe('src/render.ts');
+  });
+
+  it('a file kind is a prior of its own: documentation, generated files, tests and manifests', () => {
+    const flagged = (subject: string): ReadonlyArray<string> =>
+      factPriors(fact(subject, 'modified_by', 'task:1', 1), DEFAULT_RANKING.priors).names;
+    expect(flagged('docs/guide/install.md')).toEqual(['docs']);
+    expect(flagged('CHANGELOG.md')).toEqual(['docs']);
+    expect(flagged('test/__snapshots__/cli.test.ts.snap')).toEqual(['testFile', 'generated']);
+    expect(flagged('api/v1/service.pb.go')).toEqual(['generated']);
+    expect(flagged('package.json')).toEqual(['manifest']);
+    expect(flagged('src/index.ts')).toEqual([]);
   });
 });

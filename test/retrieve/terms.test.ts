@@ -1,7 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { mentionedPaths, queryTerms, textTerms } from '../../src/retrieve/index/terms.js';
-import { addFacts, emptyFactStore, makeFact, retrieveFacts } from '../../src/index.js';
+import {
+  addFacts,
+  emptyFactStore,
+  explainRetrieval,
+  makeFact,
+  retrieveFacts,
+  selectValidFacts,
+} from '../../src/index.js';
 
 describe('code-aware terms', () => {
   it('split a path into its segments and keep the file name whole and split', () => {
@@ -97,7 +104,10 @@ describe('untrusted prompt text of any size', () => {
         confidence: 1,
       }),
     ]);
-    expect(retrieveFacts(store, { taskDescription: text, taskId: '2', maxFacts: 10, maxTokens: 500 })).toEqual([]);
+    // Nothing in the text matches: the most recent task's fact comes on its recency alone.
+    const query = { taskDescription: text, taskId: '2', maxFacts: 10, maxTokens: 500 };
+    expect(retrieveFacts(store, query)).toEqual(selectValidFacts(store));
+    expect(explainRetrieval(store, query)[0]!.parts!.terms).toEqual([]);
     expect(mentionedPaths(text).length).toBeLessThanOrEqual(1);
   });
 });

@@ -120,17 +120,19 @@ describe('createFactTracker', () => {
       taskPrompt: 'Rate limit the login route',
       deltaPacket: { k: 1 },
     });
-    expect(compiled.prompt.split('\n')).toEqual([
+    const lines = compiled.prompt.split('\n');
+    expect(lines.slice(0, 4)).toEqual([
       'Task ID: 2',
       'Max output tokens: 1200',
       'Delta context: {"k":1}',
       '[Session Context]',
-      '- src/routes/login.ts modified_by task:1 [task:1]',
-      'Task prompt:',
-      'Rate limit the login route',
     ]);
-    expect(compiled.sessionContext).toBe('[Session Context]\n- src/routes/login.ts modified_by task:1 [task:1]');
-    expect(compiled.facts).toHaveLength(1);
+    expect(lines.slice(-2)).toEqual(['Task prompt:', 'Rate limit the login route']);
+    expect(lines.slice(3, -2).join('\n')).toBe(compiled.sessionContext);
+    // The file the prompt matches first, then what else task 1 left (its status and summary, by recency).
+    expect(lines[4]).toBe('- src/routes/login.ts modified_by task:1 [task:1]');
+    expect(compiled.facts).toHaveLength(lines.length - 6);
+    expect(compiled.facts.every((fact) => fact.sourceTaskId === '1')).toBe(true);
   });
 
   it('uses its own defaults for facts, tokens and counting', () => {
@@ -227,8 +229,8 @@ describe('integration scenarios from the design', () => {
     );
   });
 
-  it('a store of 600 facts compacts to 500 keeping the most recent', () => {
-    const tracker = createFactTracker({ clock: steppingClock() });
+  it('a store of 600 facts compacts to its bound of 500 keeping the most recent', () => {
+    const tracker = createFactTracker({ clock: steppingClock(), maxValidFacts: 500 });
     for (let task = 1; task <= 60; task += 1)
       tracker.ingestOutput({
         role: 'implementer',

@@ -15,9 +15,10 @@ import {
   postingsSize,
   postingWeightOf,
 } from '../../src/retrieve/index/postings.js';
-import type { SearchIndex } from '../../src/retrieve/index/searchIndex.js';
+import { RECENT_TASKS, type SearchIndex } from '../../src/retrieve/index/searchIndex.js';
+import { pairKey } from '../../src/store/state.js';
 import { mayHoldHistory } from '../../src/store/timeline.js';
-import { buildStore, selectPairLogs, selectRecordedPrompts } from '../../src/store/write.js';
+import { buildStore, selectPairLogs, selectRecordedFiles, selectRecordedPrompts } from '../../src/store/write.js';
 
 export const isDeepFrozen = (value: unknown): boolean => {
   if (typeof value !== 'object' || value === null) return true;
@@ -77,7 +78,9 @@ export const flattenIndex = (index: SearchIndex) => {
     conventions: postingsBy(index.conventions, factId),
     taskTerms: sortedEntries(index.taskTerms, (postings) => postingsBy(postings, taskId)),
     contextCount: index.contextCount,
-    recent: index.recent,
+    // The first RECENT_TASKS are exact; the reserve after them depends on the path taken.
+    recent: index.recent.slice(0, 2 * RECENT_TASKS),
+    files: sortedEntries(index.files, (record) => record),
     tasks: sortedEntries(index.tasks, ({ num, ...doc }) => ({
       ...doc,
       numbered: taskId(num),
@@ -91,11 +94,21 @@ export const flattenIndex = (index: SearchIndex) => {
 };
 
 export const expectConsistent = (store: FactStore): void => {
-  const rebuilt = buildStore(store.maxValidFacts, selectPairLogs(store), selectRecordedPrompts(store));
+  const rebuilt = buildStore(
+    store.maxValidFacts,
+    selectPairLogs(store),
+    selectRecordedPrompts(store),
+    selectRecordedFiles(store),
+  );
   // Maps split as they grow and never merge, so compare contents, not shapes.
   expect(sortedEntries(store.pairs, (log) => log)).toEqual(sortedEntries(rebuilt.pairs, (log) => log));
   // The count compaction reads instead of walking the pairs is the count of logs that may hold history.
-  expect(store.historyPairs).toBe(selectPairLogs(store).filter(mayHoldHistory).length);
+  expect(PMap.keys(store.historyPairs).sort()).toEqual(
+    selectPairLogs(store)
+      .filter(mayHoldHistory)
+      .map((log) => pairKey(log.subject, log.relation))
+      .sort(),
+  );
   const { index } = store;
   const maps: ReadonlyArray<PMap.PersistentMap<unknown>> = [
     store.pairs,
@@ -105,6 +118,7 @@ export const expectConsistent = (store: FactStore): void => {
     index.names,
     index.taskTerms,
     index.tasks,
+    index.files,
   ];
   for (const map of maps) expect(PMap.isWellFormed(map)).toBe(true);
   for (const postingMap of [index.terms, index.conventionTerms, index.names, index.taskTerms])

@@ -4,6 +4,7 @@ import {
   compact,
   compactWithReport,
   createFactId,
+  DEFAULT_MAX_VALID_FACTS,
   emptyFactStore,
   type FactStore,
   invalidate,
@@ -38,9 +39,9 @@ const history = (store: FactStore): string[] =>
   selectAllFacts(store).map((f) => `${f.object}[${f.validFrom},${f.validTo ?? ''})`);
 
 describe('emptyFactStore', () => {
-  it('is deeply frozen plain data with the default bound of 500', () => {
+  it('is deeply frozen plain data with the default bound of 5,000', () => {
     const store = emptyFactStore();
-    expect(store.maxValidFacts).toBe(500);
+    expect(store.maxValidFacts).toBe(DEFAULT_MAX_VALID_FACTS);
     expect(isDeepFrozen(store)).toBe(true);
     expect(JSON.parse(JSON.stringify(store))).toEqual(store);
     expect(selectAllFacts(store)).toEqual([]);
@@ -48,8 +49,8 @@ describe('emptyFactStore', () => {
 
   it('takes a custom bound and ignores a nonsensical one', () => {
     expect(emptyFactStore({ maxValidFacts: 20 }).maxValidFacts).toBe(20);
-    expect(emptyFactStore({ maxValidFacts: -3 }).maxValidFacts).toBe(500);
-    expect(emptyFactStore({ maxValidFacts: Number.NaN }).maxValidFacts).toBe(500);
+    expect(emptyFactStore({ maxValidFacts: -3 }).maxValidFacts).toBe(DEFAULT_MAX_VALID_FACTS);
+    expect(emptyFactStore({ maxValidFacts: Number.NaN }).maxValidFacts).toBe(DEFAULT_MAX_VALID_FACTS);
   });
 });
 
@@ -347,5 +348,95 @@ describe('task context', () => {
     expect(store.index.contextCount).toBe(0);
     expect(postedFor(store, 'rate')).toBe(0);
     expectConsistent(store);
+  });
+});
+
+describe('retention', () => {
+  const outcome = (task: number, at: number): SessionFact[] => [
+    fact('completed', at, {
+      subject: `task:${task}`,
+      relation: 'completed_with',
+      sourceTaskId: String(task),
+      tags: ['decision'],
+    }),
+    fact(`did ${task}`, at, {
+      subject: `task:${task}`,
+      relation: 'summary',
+      sourceTaskId: String(task),
+      tags: ['decision'],
+    }),
+  ];
+  const change = (task: number, file: string, at: number): SessionFact =>
+    fact(`task:${task}`, at, { subject: file, sourceTaskId: String(task) });
+
+  it('drops task outcomes, test runs and summaries before any other fact, oldest first', () => {
+    const store = addFacts(emptyFactStore({ maxValidFacts: 100 }), [
+      ...outcome(1, 1),
+      change(1, 'src/a.ts', 1),
+      fact('use snake_case', 2, { subject: 'db/', relation: 'convention', sourceTaskId: '2', tags: ['convention'] }),
+      ...outcome(2, 2),
+      change(3, 'src/b.ts', 3),
+      ...outcome(3, 3),
+    ]);
+    const { store: next, report } = compactWithReport(store, 5);
+    expect(report.dropped).toHaveLength(4);
+    expect(
+      selectValidFacts(next)
+        .map((f) => `${f.subject} ${f.relation}`)
+        .sort(),
+    ).toEqual([
+      'db/ convention',
+      'src/a.ts modified_by',
+      'src/b.ts modified_by',
+      'task:3 completed_with',
+      'task:3 summary',
+    ]);
+    expectConsistent(next);
+  });
+
+  it('keeps what a task changed when compaction removes the facts: context and co-change still see every task', async () => {
+    const { recordTaskPrompt, explainRetrieval } = await import('../../src/index.js');
+    const { decodeState, encodeState } = await import('../../src/state/savedState.js');
+    let store = emptyFactStore({ maxValidFacts: 1_000 });
+    store = recordTaskPrompt(store, '1', 'Teach the parser the pipe operator', 0);
+    const done = (task: number, at: number): SessionFact =>
+      fact('completed', at, {
+        subject: `task:${task}`,
+        relation: 'completed_with',
+        sourceTaskId: String(task),
+        tags: ['decision'],
+      });
+    store = addFacts(store, [change(1, 'src/parser.y', 1), change(1, 'src/parser.c', 1), done(1, 1)]);
+    store = recordTaskPrompt(store, '2', 'Fix a crash in the lexer', 2);
+    store = addFacts(store, [change(2, 'src/parser.y', 3), change(2, 'src/lexer.c', 3), done(2, 2)]);
+    const query = {
+      taskDescription: 'Teach the parser.y grammar a pipe operator',
+      taskId: '3',
+      maxFacts: 10,
+      maxTokens: 500,
+      // The best match alone seeds co-change (the outcomes compaction drops could be seeds too).
+      ranking: { coChange: { seeds: 1 } },
+    };
+    const partsOf = (s: FactStore) =>
+      Object.fromEntries(
+        explainRetrieval(s, query)
+          .filter((d) => d.fact.validTo === undefined)
+          .map((d) => [d.fact.subject, { context: d.parts!.context, coChange: d.parts!.coChange }]),
+      );
+    const before = partsOf(store);
+    // Compaction removes the outcomes and task 1's fact of parser.y (history): the record stays.
+    const compacted = compact(store, 3);
+    expect(selectAllFacts(compacted).filter((f) => f.subject === 'src/parser.y')).toHaveLength(1);
+    expect(partsOf(compacted)['src/parser.y']).toEqual(before['src/parser.y']);
+    expect(partsOf(compacted)['src/lexer.c']).toEqual(before['src/lexer.c']);
+    expectConsistent(compacted);
+    // A saved state carries the records the pair logs no longer show.
+    const saved = JSON.parse(JSON.stringify(encodeState(compacted))) as unknown;
+    expect((saved as { files: unknown }).files).toEqual([
+      { taskId: '1', subject: 'src/parser.y', relation: 'modified_by' },
+    ]);
+    const decoded = decodeState(saved);
+    expect(decoded._tag).toBe('Right');
+    if (decoded._tag === 'Right') expect(partsOf(decoded.right)).toEqual(partsOf(compacted));
   });
 });

@@ -7,6 +7,7 @@ import type { SessionFact } from '../../src/fact.js';
 import {
   type CompactionReport,
   emptyReport,
+  isExpendable,
   pruneToValidRuns,
   SUMMARY_RELATION,
   summarize,
@@ -69,7 +70,8 @@ export const referenceCompact = (
     const now = valid.filter((fact) => !work.changed.has(pairKey(fact.subject, fact.relation)));
     for (const log of changed) if (log !== undefined) now.push(...selectValidOfLog(log));
     const oldestFirst = now.sort(byTimeThenId);
-    for (const fact of oldestFirst) {
+    // Outcomes, test runs and summaries go first, then the rest, oldest first in each.
+    for (const fact of [...oldestFirst.filter(isExpendable), ...oldestFirst.filter((f) => !isExpendable(f))]) {
       if (work.count <= limit) break;
       if (limit > 0 && newest !== undefined && fact.id === newest.id) continue;
       work.remove(fact);

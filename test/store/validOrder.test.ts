@@ -6,9 +6,10 @@ import { buildValidOrder, validOrder, type ValidOrder } from '../../src/store/va
 import { eventArb } from '../arbitraries.js';
 import { referenceCompact } from './referenceCompact.js';
 
-/** An order as plain data: ids by time, each subject's ids sorted, the mergeable subjects sorted. */
+/** An order as plain data: ids by time, expendable ids by time, each subject's ids sorted, the mergeable subjects sorted. */
 const plain = (order: ValidOrder) => ({
   byTime: order.byTime.map((fact) => fact.id),
+  expendable: order.expendable.map((fact) => fact.id),
   bySubject: [...order.bySubject]
     .map(([subject, facts]) => [subject, facts.map((fact) => fact.id).sort()] as const)
     .sort(([a], [b]) => (a < b ? -1 : 1)),

@@ -32,7 +32,7 @@ export type Postings = ReadonlyArray<number> | BlockedPostings;
 type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** Prior flags a posting carries, in its low bits. */
-export const FLAG_BITS = 7;
+export const FLAG_BITS = 9;
 const FLAG_MASK = (1 << FLAG_BITS) - 1;
 
 /** A posting's value: the stored weight (thousandths) and the document's prior flags. */

@@ -18,10 +18,14 @@
  * - `tasks`: per task, the context its facts inherit (its recorded prompt and its summaries),
  *   its valid facts, the file pairs it asserted, the open review items its reviewer asserted,
  *   and when its facts were asserted; each task has a number (`taskIds` maps numbers back to ids).
+ * - `files`: per file pair, the tasks that asserted it. What a task changed is part of its record,
+ *   like its prompt: compaction removes facts, not records, so a file keeps the context of every
+ *   task that changed it, and co-change stays known, however long the session.
  * - `taskTerms`: term -> postings over the task numbers of the contexts of the tasks that still
  *   lend one (a task with a valid fact or an asserted file pair), weighted the same way.
  * - `recent`: the RECENT_TASKS tasks whose latest valid fact is the most recent (then by id), as
- *   task id, time, task id, time, ...: continuity reads it instead of every task.
+ *   task id, time, task id, time, ..., then up to as many more, in order: recency reads it
+ *   instead of every task.
  */
 import { own } from '../../base/owner.js';
 import * as PMap from '../../base/persistentMap.js';
@@ -44,7 +48,10 @@ export interface TaskDoc {
    * facts, each added in constant time; the number spares a query a lookup in `ids`).
    */
   readonly facts: PMap.PersistentMap<number>;
-  /** Pair keys of the file facts the task ever asserted (a file's history lends it every modifying task's context). */
+  /**
+   * Pair keys of the file facts the task ever asserted, kept when compaction removes the facts (a
+   * file's history lends it every modifying task's context; see `SearchIndex.files`).
+   */
   readonly touched: PMap.PersistentMap<true>;
   /**
    * Pair keys of the open review items (`issue`, `must_fix`) the task's reviewer asserted that
@@ -75,10 +82,21 @@ export interface SearchIndex {
   readonly contextCount: number;
   /** The most recent tasks by their latest valid fact (see `RECENT_TASKS`): id, time, id, time, ... */
   readonly recent: ReadonlyArray<string | number>;
+  /** File pair key -> the pair and the tasks that asserted a fact of it, in id order. */
+  readonly files: PMap.PersistentMap<FileRecord>;
 }
 
-/** How many of the most recent tasks the index keeps in order (continuity reads at most this many). */
-export const RECENT_TASKS = 32;
+/** A file pair and the tasks that asserted a fact of it. */
+export interface FileRecord {
+  readonly subject: string;
+  readonly relation: string;
+  readonly tasks: ReadonlyArray<string>;
+}
+
+/** How many of the most recent tasks the index knows exactly, in order (recency reads at most this many). */
+export const RECENT_TASKS = 64;
+/** How many tasks the recent list may hold: the first RECENT_TASKS are exact, the rest a reserve (see `withRecent`). */
+export const RECENT_KEPT = 2 * RECENT_TASKS;
 
 /** What a reducer changed, as the index needs to hear it. */
 export interface IndexChanges {
@@ -86,10 +104,8 @@ export interface IndexChanges {
   readonly invalid: ReadonlyArray<SessionFact>;
   /** Facts that became valid. */
   readonly valid: ReadonlyArray<SessionFact>;
-  /** File pairs a task started asserting (task id, pair key). */
-  readonly filesAsserted: ReadonlyArray<readonly [string, string]>;
-  /** File pairs a task no longer asserts (compaction removed them). */
-  readonly filesRetracted: ReadonlyArray<readonly [string, string]>;
+  /** File pairs a task started asserting (task id, subject, relation): recorded for good. */
+  readonly filesAsserted: ReadonlyArray<readonly [string, string, string]>;
   /** Open review items a task's reviewer started asserting (task id, pair key). */
   readonly itemsRaised: ReadonlyArray<readonly [string, string]>;
   /** Open review items a task's reviewer no longer asserts (compaction removed them). */
@@ -97,6 +113,9 @@ export interface IndexChanges {
 }
 
 const NO_ITEMS: ReadonlyArray<string> = Object.freeze([]);
+
+/** Between the subject and the relation of a pair key (as the store's `pairKey` joins them). */
+const PAIR_SEPARATOR = '\u001f';
 
 /** An empty index. */
 export const emptySearchIndex = (): SearchIndex => ({
@@ -113,6 +132,7 @@ export const emptySearchIndex = (): SearchIndex => ({
   taskTerms: PMap.empty,
   contextCount: 0,
   recent: NO_ITEMS,
+  files: PMap.empty,
 });
 
 type Writable<T> = { -readonly [K in keyof T]: T[K] };
@@ -210,40 +230,46 @@ const lendsContext = (doc: TaskDoc): boolean => PMap.size(doc.facts) > 0 || PMap
 /** True when task `a` at time `x` is more recent than task `b` at time `y` (ties: the smaller id). */
 const isNewer = (a: string, x: number, b: string, y: number): boolean => x > y || (x === y && a < b);
 
-/** `list` with `taskId` at `time` in its place, kept to RECENT_TASKS tasks. */
-const insertRecent = (list: Array<string | number>, taskId: string, time: number): void => {
+/** Where `taskId` at `time` goes in `list` (after every more recent task). */
+const placeIn = (list: ReadonlyArray<string | number>, taskId: string, time: number): number => {
   let place = 0;
   while (place < list.length && isNewer(list[place] as string, list[place + 1] as number, taskId, time)) place += 2;
-  if (place < 2 * RECENT_TASKS) list.splice(place, 0, taskId, time);
-  list.length = Math.min(list.length, 2 * RECENT_TASKS);
+  return place;
 };
 
-/** The recent list with `taskId` at `time` put in order, or taken out (time -Infinity). */
+/**
+ * The recent list with `taskId` at `time` put in order, or taken out (time -Infinity).
+ *
+ * The list keeps up to RECENT_KEPT tasks, in order, and every task with a valid fact outside it
+ * is older than its last; while it holds fewer than RECENT_TASKS, it holds every such task. Its
+ * first RECENT_TASKS are then exactly the most recent tasks, and a task that becomes older (a
+ * compaction removes a recent task's outcome on every dispatch) only moves down the list or
+ * leaves it: the walk over every task that refills it is needed once RECENT_TASKS tasks have
+ * left, not on every change.
+ */
 const withRecent = (index: Writable<SearchIndex>, taskId: string, time: number): void => {
   const list = index.recent;
   const at = list.indexOf(taskId);
-  // A task outside a full list that is older than its last stays out: the list is unchanged (a
-  // compaction removes the facts of old tasks on every dispatch).
-  const full = list.length >= 2 * RECENT_TASKS;
-  if (
-    at < 0 &&
-    (time === -Infinity ||
-      (full && isNewer(list[list.length - 2] as string, list[list.length - 1] as number, taskId, time)))
-  )
-    return;
   const next = at < 0 ? list.slice() : list.slice(0, at).concat(list.slice(at + 2));
-  if (at >= 0 && full && !(time > (list[at + 1] as number))) {
-    // A task of a full list that became older may no longer belong: its place goes to the most
-    // recent task outside the list, this one included (a walk over every task, rarely needed).
-    let best: [string, number] | undefined;
+  if (time !== -Infinity) {
+    const place = placeIn(next, taskId, time);
+    // Past the last, a task goes in only when it is new to a list that holds every task (under
+    // RECENT_TASKS); one that was in the list leaves it, and comes back by the refill below if
+    // the list is then short.
+    if (place < next.length || (at < 0 && next.length < 2 * RECENT_TASKS)) next.splice(place, 0, taskId, time);
+    next.length = Math.min(next.length, 2 * RECENT_KEPT);
+  }
+  if (at >= 0 && next.length < 2 * RECENT_TASKS) {
+    // Fewer than RECENT_TASKS left: refill from every task (outside the list, older than its last).
+    const outside: Array<[string, number]> = [];
     PMap.forEach(index.tasks, (doc, id) => {
       const latest = lastFactTime(doc);
-      if (latest === -Infinity || next.includes(id)) return;
-      if (best === undefined || isNewer(id, latest, best[0], best[1])) best = [id, latest];
+      if (latest !== -Infinity && !next.includes(id)) outside.push([id, latest]);
     });
-    if (best !== undefined) insertRecent(next, best[0], best[1]);
-  } else if (time !== -Infinity) insertRecent(next, taskId, time);
-  index.recent = Object.freeze(next);
+    outside.sort(([a, x], [b, y]) => (isNewer(a, x, b, y) ? -1 : 1));
+    for (const [id, latest] of outside.slice(0, RECENT_KEPT - next.length / 2)) next.push(id, latest);
+  }
+  if (next.length !== list.length || next.some((value, i) => value !== list[i])) index.recent = Object.freeze(next);
 };
 
 /**
@@ -353,24 +379,28 @@ const markPair = (
   });
 };
 
+/** Records that a task asserted a fact of a file pair (for good: see `SearchIndex.files`). */
+const recordFile = (index: Writable<SearchIndex>, taskId: string, subject: string, relation: string): void => {
+  const key = subject + PAIR_SEPARATOR + relation;
+  markPair(index, taskId, 'touched', key, true);
+  const record = PMap.get(index.files, key);
+  if (record?.tasks.includes(taskId) === true) return;
+  // In id order: a record is the same however its tasks arrived (a store rebuilt from a saved state holds the same).
+  const tasks = Object.freeze([...(record?.tasks ?? NO_ITEMS), taskId].sort());
+  index.files = PMap.set(index.files, key, Object.freeze({ subject, relation, tasks }));
+};
+
 /** The index with a reducer's changes applied (the same index when there are none). */
 export const applyIndexChanges = (index: SearchIndex, changes: IndexChanges): SearchIndex => {
-  const { invalid, valid, filesAsserted, filesRetracted, itemsRaised, itemsDropped } = changes;
-  const count =
-    invalid.length +
-    valid.length +
-    filesAsserted.length +
-    filesRetracted.length +
-    itemsRaised.length +
-    itemsDropped.length;
+  const { invalid, valid, filesAsserted, itemsRaised, itemsDropped } = changes;
+  const count = invalid.length + valid.length + filesAsserted.length + itemsRaised.length + itemsDropped.length;
   if (count === 0) return index;
   return PMap.withMutations(index, (current) => {
     // A new root every time, even inside a run: a reducer tells a change by the index's identity.
     const next: Writable<SearchIndex> = { ...current };
     for (const fact of invalid) removeFact(next, fact);
     for (const fact of valid) addFact(next, fact);
-    for (const [taskId, pairKey] of filesAsserted) markPair(next, taskId, 'touched', pairKey, true);
-    for (const [taskId, pairKey] of filesRetracted) markPair(next, taskId, 'touched', pairKey, false);
+    for (const [taskId, subject, relation] of filesAsserted) recordFile(next, taskId, subject, relation);
     for (const [taskId, pairKey] of itemsRaised) markPair(next, taskId, 'raised', pairKey, true);
     for (const [taskId, pairKey] of itemsDropped) markPair(next, taskId, 'raised', pairKey, false);
     return next;
@@ -406,6 +436,39 @@ export const selectIndexedFacts = (index: SearchIndex): SessionFact[] => {
   forEachAt(index.docs, (fact) => out.push(fact));
   return out;
 };
+
+/** A file a task changed, as recorded in the index. */
+export interface RecordedFile {
+  readonly taskId: string;
+  readonly subject: string;
+  readonly relation: string;
+}
+
+/** The recorded files, by subject, relation, then task id. */
+export const selectIndexedFiles = (index: SearchIndex): RecordedFile[] => {
+  const records = PMap.values(index.files).sort((a, b) =>
+    a.subject < b.subject
+      ? -1
+      : a.subject > b.subject
+        ? 1
+        : a.relation < b.relation
+          ? -1
+          : a.relation > b.relation
+            ? 1
+            : 0,
+  );
+  return records.flatMap(({ subject, relation, tasks }) => tasks.map((taskId) => ({ taskId, subject, relation })));
+};
+
+/** The index with files recorded as changed by tasks (those already recorded change nothing). */
+export const indexTaskFiles = (index: SearchIndex, files: ReadonlyArray<RecordedFile>): SearchIndex =>
+  files.length === 0
+    ? index
+    : PMap.withMutations(index, (current) => {
+        const next: Writable<SearchIndex> = { ...current };
+        for (const { taskId, subject, relation } of files) recordFile(next, taskId, subject, relation);
+        return next;
+      });
 
 /** A task prompt as recorded in the index. */
 export interface RecordedPrompt {
