@@ -23,7 +23,7 @@ import type { CategorizedFact } from '../../src/notes/model.js';
 import { decodeNotes, encodeNotes } from '../../src/notes/persist.js';
 import { rewriteProfile } from '../../src/notes/rewriteProfile.js';
 import { decodeSavedState, decodeState, encodeState } from '../../src/state/savedState.js';
-import { emptyFactStore } from '../../src/store/state.js';
+import { DEFAULT_MAX_VALID_FACTS, emptyFactStore } from '../../src/store/state.js';
 import { eventArb, factArb, factListArb, ledgerArb, SESSIONS, USERS } from './arbitraries.js';
 
 const people = (fact: string): CategorizedFact => ({ category: 'People', fact });
@@ -387,7 +387,13 @@ describe('persistence', () => {
   });
 
   it('still reads a state file without notes, and writes none when no ledger is given', () => {
-    const v1 = { format: 'session-fact-tracker/state', version: 1, maxValidFacts: 500, pairs: [], prompts: [] };
+    const v1 = {
+      format: 'session-fact-tracker/state',
+      version: 1,
+      maxValidFacts: DEFAULT_MAX_VALID_FACTS,
+      pairs: [],
+      prompts: [],
+    };
     expect(encodeState(emptyFactStore())).toEqual(v1);
     const decoded = decodeSavedState(v1);
     expect(E.isRight(decoded) && decoded.right.notes).toBeUndefined();
