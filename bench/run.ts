@@ -17,9 +17,12 @@
  *   about 10x apart), applyExtraction at 1,000 / 10,000 / 100,000 users (flat), replayNotes
  *   of 32,936 events, and a tracker serving 4,000 users whose model answers in 45 ms.
  * - one shared-context write by the size of the context file (bench/context.ts).
+ * - linear: every function that reads untrusted text, fed runs of one character of 10,000 and
+ *   100,000 characters (bench/linear.ts, the cases test/linear.test.ts checks, run on the
+ *   source modules): the worst growth of each (linear: about 10x).
  *
  * Figures are medians over repeated samples.
- * Usage: npm run bench [-- --json] [-- --quick] [-- --only=extraction,sizes,heap,replay,retrieval,notes,context,ingest,stream]
+ * Usage: npm run bench [-- --json] [-- --quick] [-- --only=extraction,sizes,heap,replay,retrieval,notes,context,ingest,stream,linear]
  */
 import { spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
@@ -47,6 +50,7 @@ import {
   replayNotes,
 } from '../dist/notes/index.js';
 import { type ContextWriteRow, measureContextWrites } from './context.js';
+import { isSuperlinear, LINEAR_CASES, type LinearRow, measureLinearCase } from './linear.js';
 import { historyLines, randomImplementerResult, randomPrompt, randomReviewerResult, seeded } from './generate.js';
 import { measureRetrieval } from './retrieval.js';
 import { SeedStore, seedExtractImplementer, seedExtractReviewer, seedRetrieve } from './seed.js';
@@ -63,6 +67,7 @@ const SECTIONS = [
   'context',
   'ingest',
   'stream',
+  'linear',
 ] as const;
 const only = process.argv
   .find((arg) => arg.startsWith('--only='))
@@ -494,6 +499,7 @@ const main = async (): Promise<void> => {
   if (runs('context')) results['context'] = await measureContextWrites(quick);
   if (runs('ingest')) results['ingest'] = measureIngest();
   if (runs('stream')) results['stream'] = replayStream(quick ? 10 : 100);
+  if (runs('linear')) results['linear'] = LINEAR_CASES.map(measureLinearCase);
 
   if (asJson) {
     console.log(JSON.stringify(results, null, 2));
@@ -585,6 +591,29 @@ const main = async (): Promise<void> => {
       );
   const notes = results['notes'] as Awaited<ReturnType<typeof measureNotes>> | undefined;
   if (notes !== undefined) printNotes(notes);
+  const linear = results['linear'] as ReadonlyArray<LinearRow> | undefined;
+  if (linear !== undefined) printLinear(linear);
+};
+
+const printLinear = (rows: ReadonlyArray<LinearRow>): void => {
+  console.log('');
+  console.log(
+    'untrusted text: function | worst run | 10,000 chars | 100,000 chars | growth (linear: ~10x, quadratic: ~100x)',
+  );
+  for (const row of rows)
+    console.log(
+      [
+        row.name,
+        `${JSON.stringify(row.character)} in ${JSON.stringify(row.around.join('…'))}`,
+        `${row.small.toFixed(2)} ms`,
+        `${row.large.toFixed(2)} ms`,
+        `${row.ratio.toFixed(1)}x${row.doubling === undefined ? '' : ` (then ${row.doubling.toFixed(1)}x to 200,000)`}${isSuperlinear(row) ? ' SUPERLINEAR' : ''}`,
+      ].join(' | '),
+    );
+  const worst = rows.reduce((a, b) => (b.ratio > a.ratio ? b : a));
+  console.log(
+    `untrusted text: ${rows.length} functions, worst growth ${worst.ratio.toFixed(1)}x (${worst.name}), ${rows.filter(isSuperlinear).length} superlinear`,
+  );
 };
 
 const printNotes = (notes: Awaited<ReturnType<typeof measureNotes>>): void => {

@@ -9,7 +9,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { z } from 'zod';
 import { describeIssue } from '../base/schema.js';
-import { collapseWhitespace } from '../base/text.js';
+import { collapseWhitespace, trimEndOf } from '../base/text.js';
 
 /** The tools that start a subagent: Claude Code's `Agent` (called `Task` before 2.1) and Codex's `spawn_agent`. */
 export const SUBAGENT_TOOLS = ['Agent', 'Task', 'spawn_agent'] as const;
@@ -157,11 +157,22 @@ export const parseHookEvent = (text: string): E.Either<string, HookEvent> => {
   }
 };
 
-const TASK_ID_LINE = /^[ \t>*_-]*Task ID:[ \t*_]*(\S[^\r\n]*?)[ \t*_]*$/imu;
+/**
+ * A `Task ID:` line: the id is the rest of the line (up to any line terminator), its final
+ * spaces, tabs and Markdown emphasis trimmed by a scan (a lazy group before `[ \t*_]*$` would
+ * retry that tail from every position of the id: quadratic in a long line).
+ */
+const TASK_ID_LINE = /^[ \t>*_-]*Task ID:[ \t*_]*(\S[^\r\n\u2028\u2029]*)/imu;
+
+/** The id written on a `Task ID:` line of `prompt`, if any. */
+const writtenTaskId = (prompt: string): string | undefined => {
+  const id = TASK_ID_LINE.exec(prompt)?.[1];
+  return id === undefined ? undefined : id.slice(0, 1) + trimEndOf(id.slice(1), ' \t*_');
+};
 
 /** The task id of a subagent prompt: a `Task ID:` line the orchestrator wrote, else the tool call's id. */
 export const selectTaskId = (dispatch: Pick<SubagentDispatch, 'prompt' | 'toolUseId'>): O.Option<string> => {
-  const written = TASK_ID_LINE.exec(dispatch.prompt)?.[1];
+  const written = writtenTaskId(dispatch.prompt);
   if (written !== undefined && written.trim() !== '') return O.some(written.trim());
   return dispatch.toolUseId === undefined || dispatch.toolUseId.trim() === '' ? O.none : O.some(dispatch.toolUseId);
 };
