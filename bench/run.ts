@@ -19,10 +19,13 @@
  * - one shared-context write by the size of the context file (bench/context.ts);
  * - live use (bench/live.ts): one `fact-tracker hook` process (PreToolUse and SubagentStop) and
  *   a fresh `fact-tracker mcp` server's first call, on sessions of 10 and 3,000 dispatches: the
- *   ratio of the two medians is what a session's length costs (target: at most 1.5).
+ *   ratio of the two medians is what a session's length costs (target: at most 1.5);
+ * - linear: every function that reads untrusted text, fed runs of one character of 10,000 and
+ *   100,000 characters (bench/linear.ts, the cases test/linear.test.ts checks, run on the
+ *   source modules): the worst growth of each (linear: about 10x).
  *
  * Figures are medians over repeated samples.
- * Usage: npm run bench [-- --json] [-- --quick] [-- --only=extraction,sizes,heap,replay,retrieval,notes,context,ingest,stream,hook,mcp]
+ * Usage: npm run bench [-- --json] [-- --quick] [-- --only=extraction,sizes,heap,replay,retrieval,notes,context,ingest,stream,hook,mcp,linear]
  */
 import { spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
@@ -51,6 +54,7 @@ import {
 } from '../dist/notes/index.js';
 import { type ContextWriteRow, measureContextWrites } from './context.js';
 import { measureHookLatency, measureServerFirstCall } from './live.js';
+import { isSuperlinear, LINEAR_CASES, type LinearRow, measureLinearCase } from './linear.js';
 import { historyLines, randomImplementerResult, randomPrompt, randomReviewerResult, seeded } from './generate.js';
 import { measureRetrieval } from './retrieval.js';
 import { SeedStore, seedExtractImplementer, seedExtractReviewer, seedRetrieve } from './seed.js';
@@ -69,6 +73,7 @@ const SECTIONS = [
   'stream',
   'hook',
   'mcp',
+  'linear',
 ] as const;
 const only = process.argv
   .find((arg) => arg.startsWith('--only='))
@@ -502,6 +507,7 @@ const main = async (): Promise<void> => {
   if (runs('stream')) results['stream'] = replayStream(quick ? 10 : 100);
   if (runs('hook')) results['hook'] = measureHookLatency(LIVE_SIZES, quick ? 5 : 15);
   if (runs('mcp')) results['mcp'] = await measureServerFirstCall(LIVE_SIZES, quick ? 5 : 15);
+  if (runs('linear')) results['linear'] = LINEAR_CASES.map(measureLinearCase);
 
   if (asJson) {
     console.log(JSON.stringify(results, null, 2));
@@ -594,6 +600,8 @@ const main = async (): Promise<void> => {
   const notes = results['notes'] as Awaited<ReturnType<typeof measureNotes>> | undefined;
   if (notes !== undefined) printNotes(notes);
   printLive(results);
+  const linear = results['linear'] as ReadonlyArray<LinearRow> | undefined;
+  if (linear !== undefined) printLinear(linear);
 };
 
 /** Session sizes of the live sections, in dispatches: their ratio is what a long session costs. */
@@ -624,6 +632,27 @@ const printLive = (results: Record<string, unknown>): void => {
       `  ratio ${LIVE_SIZES[1]} / ${LIVE_SIZES[0]}: first call ${mcp.firstCallRatio.toFixed(2)}x, from the start ${mcp.withStartRatio.toFixed(2)}x (target: at most 1.5x)`,
     );
   }
+};
+
+const printLinear = (rows: ReadonlyArray<LinearRow>): void => {
+  console.log('');
+  console.log(
+    'untrusted text: function | worst run | 10,000 chars | 100,000 chars | growth (linear: ~10x, quadratic: ~100x)',
+  );
+  for (const row of rows)
+    console.log(
+      [
+        row.name,
+        `${JSON.stringify(row.character)} in ${JSON.stringify(row.around.join('…'))}`,
+        `${row.small.toFixed(2)} ms`,
+        `${row.large.toFixed(2)} ms`,
+        `${row.ratio.toFixed(1)}x${row.doubling === undefined ? '' : ` (then ${row.doubling.toFixed(1)}x to 200,000)`}${isSuperlinear(row) ? ' SUPERLINEAR' : ''}`,
+      ].join(' | '),
+    );
+  const worst = rows.reduce((a, b) => (b.ratio > a.ratio ? b : a));
+  console.log(
+    `untrusted text: ${rows.length} functions, worst growth ${worst.ratio.toFixed(1)}x (${worst.name}), ${rows.filter(isSuperlinear).length} superlinear`,
+  );
 };
 
 const printNotes = (notes: Awaited<ReturnType<typeof measureNotes>>): void => {

@@ -27,6 +27,19 @@ export const tagsArb: fc.Arbitrary<FactTag[]> = fc.uniqueArray(fc.constantFrom(.
 
 export const timeArb = fc.integer({ min: 0, max: 12 });
 
+/** A file fact of task 1's implementer. */
+export const fileFact = (subject: string, relation: string, object: string, validFrom: number): SessionFact =>
+  makeFact({
+    subject,
+    relation,
+    object,
+    tags: ['file_change'],
+    validFrom,
+    sourceTaskId: '1',
+    sourceRole: 'implementer',
+    confidence: 1,
+  });
+
 /** A well-formed fact from the small id space. */
 export const factArb: fc.Arbitrary<SessionFact> = fc
   .record({

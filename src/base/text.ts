@@ -52,6 +52,16 @@ const isCollapsed = (text: string): boolean => {
 export const collapseWhitespace = (text: string): string =>
   isCollapsed(text) ? text : text.replace(INVISIBLE, '').replace(LINE_BREAKING, ' ').trim();
 
+/**
+ * `text` without its final run of characters from `set` (ASCII). A scan from the end: a pattern
+ * such as `/[.!]+$/` tries the run from each of its positions, quadratic in its length.
+ */
+export const trimEndOf = (text: string, set: string): string => {
+  let end = text.length;
+  while (end > 0 && set.includes(text[end - 1]!)) end -= 1;
+  return end === text.length ? text : text.slice(0, end);
+};
+
 const ELLIPSIS = '...';
 
 const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff;

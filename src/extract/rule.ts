@@ -1,5 +1,5 @@
 import type { FactTag } from '../fact.js';
-import { clipEnd, clipStart, collapseWhitespace } from '../base/text.js';
+import { clipEnd, clipStart, collapseWhitespace, trimEndOf } from '../base/text.js';
 
 /** A fact as a rule proposes it; the extractor adds id, time, source and confidence. */
 export interface FactDraft {
@@ -55,10 +55,14 @@ const PLACEHOLDERS = new Set([
   'not applicable',
 ]);
 
-/** True for an entry that says "nothing here" (`none`, `n/a`, `-`, ...), compared case-insensitively. */
+/** The longest placeholder: an entry longer than this, once its final `.`s and `!`s are gone, is not one. */
+const LONGEST_PLACEHOLDER = Math.max(...[...PLACEHOLDERS].map((placeholder) => placeholder.length));
+
+/**
+ * True for an entry that says "nothing here" (`none`, `n/a`, `-`, ...), compared
+ * case-insensitively, final `.`s and `!`s aside. Linear in the entry's length.
+ */
 export const isPlaceholder = (text: string): boolean => {
-  const normalized = collapseWhitespace(text)
-    .toLowerCase()
-    .replace(/[.!]+$/u, '');
-  return normalized === '' || PLACEHOLDERS.has(normalized);
+  const bare = trimEndOf(collapseWhitespace(text), '.!');
+  return bare === '' || (bare.length <= LONGEST_PLACEHOLDER && PLACEHOLDERS.has(bare.toLowerCase()));
 };

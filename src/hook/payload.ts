@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { sha256HexPrefix } from '../base/hash.js';
 import { isRecord } from '../base/record.js';
 import { describeIssue } from '../base/schema.js';
-import { collapseWhitespace } from '../base/text.js';
+import { collapseWhitespace, trimEndOf } from '../base/text.js';
 import { normalizeTaskId } from '../extract/extractor.js';
 import { LIMIT_CODES, MAX_TASK_ID_LENGTH } from '../session/limits.js';
 
@@ -292,7 +292,18 @@ export const parseHookEvent = (payload: string): E.Either<string, HookEvent> => 
   }
 };
 
-const TASK_ID_LINE = /^[ \t>*_-]*Task ID:[ \t*_]*(\S[^\r\n]*?)[ \t*_]*$/imu;
+/**
+ * A `Task ID:` line: the id is the rest of the line (up to any line terminator), its final
+ * spaces, tabs and Markdown emphasis trimmed by a scan (a lazy group before `[ \t*_]*$` would
+ * retry that tail from every position of the id: quadratic in a long line).
+ */
+const TASK_ID_LINE = /^[ \t>*_-]*Task ID:[ \t*_]*(\S[^\r\n\u2028\u2029]*)/imu;
+
+/** The id written on a `Task ID:` line of `prompt`, if any. */
+const writtenTaskId = (prompt: string): string | undefined => {
+  const id = TASK_ID_LINE.exec(prompt)?.[1];
+  return id === undefined ? undefined : id.slice(0, 1) + trimEndOf(id.slice(1), ' \t*_');
+};
 
 /** The task id of a tool call alone, within the task id limit: its `tool_use_id`, or a digest of a longer one. */
 const callTaskId = (toolUseId: string | undefined): O.Option<string> => {
@@ -316,7 +327,7 @@ export const selectTaskId = (dispatch: {
   readonly prompt: string;
   readonly toolUseId?: string;
 }): O.Option<SelectedTask> => {
-  const written = TASK_ID_LINE.exec(dispatch.prompt)?.[1]?.trim();
+  const written = writtenTaskId(dispatch.prompt)?.trim();
   const call = callTaskId(dispatch.toolUseId);
   if (written === undefined || written === '') return O.map((taskId: string) => ({ taskId }))(call);
   const normalized = normalizeTaskId(written);

@@ -6,7 +6,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { isRecord } from '../base/record.js';
-import { clipEnd, collapseWhitespace } from '../base/text.js';
+import { clipEnd, collapseWhitespace, trimEndOf } from '../base/text.js';
 
 /** One fact about a user: a category from the ledger's set and one sentence. */
 export interface CategorizedFact {
@@ -61,8 +61,8 @@ const CATEGORY_FORBIDDEN = /[[\]]/gu;
 /** A list marker or a `[Category]` tag a model sometimes puts in front of a fact. */
 const LEADING_MARKERS = /^(?:[-*•·]+\s*|\[[^\]]*\]\s*)+/u;
 
-/** Trailing sentence punctuation, ignored when facts are compared. */
-const TRAILING_PUNCTUATION = /[\s.!;,]+$/u;
+/** Trailing sentence punctuation (and spaces: the only whitespace collapsed text holds), ignored when facts are compared. */
+const TRAILING_PUNCTUATION = ' .!;,';
 
 /**
  * A fact's text as the ledger keeps it: whitespace- and control-collapsed (so it can never
@@ -77,7 +77,7 @@ export const normalizeCategoryName = (name: string): string =>
 
 /** The comparison key of a fact: its text ignoring case, whitespace and trailing punctuation. */
 export const factKey = (fact: Pick<CategorizedFact, 'fact'>): string =>
-  collapseWhitespace(fact.fact).toLowerCase().replace(TRAILING_PUNCTUATION, '');
+  trimEndOf(collapseWhitespace(fact.fact).toLowerCase(), TRAILING_PUNCTUATION);
 
 /** What kind of JSON value `value` is, for a message: `null`, `an array`, `a string`, ... */
 export const describeJson = (value: unknown): string =>

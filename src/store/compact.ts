@@ -5,6 +5,7 @@ import { type FactStore, type PairLog, pairKey, validCount, withMutations } from
 import {
   byTimeThenId,
   deriveRecords,
+  latestAssertionTime,
   mayHoldHistory,
   selectValidOfLog,
   validRecords,
@@ -64,8 +65,11 @@ const summaryText = (older: ReadonlyArray<SessionFact>): string => {
   return clipEnd(text, FACT_LIMITS.object);
 };
 
-/** One summary fact standing for `older` (two or more valid facts of one subject, in time order). */
-export const summarize = (subject: string, older: ReadonlyArray<SessionFact>): SessionFact => {
+/**
+ * One summary fact standing for `older` (two or more valid facts of one subject, in time
+ * order), asserted when the newest of them was, or at `notBefore` when that is later.
+ */
+export const summarize = (subject: string, older: ReadonlyArray<SessionFact>, notBefore = -Infinity): SessionFact => {
   const newest = older[older.length - 1]!;
   const tags = [...new Set(older.flatMap((fact) => fact.tags))].slice(0, FACT_LIMITS.maxTags) as FactTag[];
   return makeFact({
@@ -73,11 +77,27 @@ export const summarize = (subject: string, older: ReadonlyArray<SessionFact>): S
     relation: SUMMARY_RELATION,
     object: summaryText(older),
     tags,
-    validFrom: newest.validFrom,
+    validFrom: Math.max(newest.validFrom, notBefore),
     sourceTaskId: newest.sourceTaskId,
     sourceRole: newest.sourceRole,
     confidence: older.reduce((lowest, fact) => Math.min(lowest, fact.confidence), newest.confidence),
   });
+};
+
+/**
+ * The subject's summary log (`log`, if any, once the merged facts are gone) with the summary
+ * of `older` asserted. The summary must be valid once asserted: a summary asserted before the
+ * log's latest assertion would be closed at once, left behind as history by the compaction that
+ * made it, and the facts it stands for lost with it. So it is asserted no earlier than that.
+ */
+export const withSummary = (
+  log: PairLog | undefined,
+  subject: string,
+  older: ReadonlyArray<SessionFact>,
+): { log: PairLog; summary: SessionFact } => {
+  const summaries = log ?? emptyPairLog(subject, SUMMARY_RELATION);
+  const summary = summarize(subject, older, latestAssertionTime(summaries));
+  return { log: withAssertions(summaries, [summary]), summary };
 };
 
 /**
@@ -213,13 +233,9 @@ export const compactWithReport = (
     if (work.count <= limit) break;
     const subject = facts[0]!.subject;
     const older = facts.slice(0, -1);
-    const summary = summarize(subject, older);
     work.removeAll(older);
-    work.set(
-      subject,
-      SUMMARY_RELATION,
-      withAssertions(work.log(subject, SUMMARY_RELATION) ?? emptyPairLog(subject, SUMMARY_RELATION), [summary]),
-    );
+    const { log, summary } = withSummary(work.log(subject, SUMMARY_RELATION), subject, older);
+    work.set(subject, SUMMARY_RELATION, log);
     report.summaries.push({ id: summary.id, merged: older.map((fact) => fact.id) });
   }
 

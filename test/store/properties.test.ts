@@ -14,12 +14,15 @@ import {
   selectValidCount,
   selectValidFacts,
   type SessionFact,
+  SUMMARY_RELATION,
+  type TrackerEvent,
 } from '../../src/index.js';
 import {
   canonicalFactArb,
   eventArb,
   eventsArb,
   factArb,
+  fileFact,
   relations,
   storeArb,
   subjects,
@@ -188,8 +191,7 @@ describe('store properties', () => {
         for (const id of before) if (!after.has(id)) expect(accounted).toContain(id);
         const summaries = new Set(report.summaries.map((s) => s.id));
         for (const id of after) if (!before.has(id)) expect(summaries).toContain(id);
-        if (next !== store)
-          expect(selectAllFacts(next).every((f) => f.validTo === undefined || summaries.has(f.id))).toBe(true);
+        if (next !== store) expect(selectAllFacts(next).filter((f) => f.validTo !== undefined)).toEqual([]);
       }),
     );
   });
@@ -238,6 +240,81 @@ describe('in-place runs (withMutations)', () => {
           expect(store).toEqual(expected);
         }
       }),
+    );
+  });
+});
+
+describe('complete compaction', () => {
+  it('a summary merged under a newer summary of its subject is valid, not left behind closed', () => {
+    let s = emptyFactStore({ maxValidFacts: 3 });
+    s = addFacts(s, [fileFact('src/a.ts', 'requires', 'task:1', 0)]);
+    s = addFacts(s, [fileFact('src/a.ts', 'modified_by', 'task:1', 5)]);
+    s = addFacts(s, [fileFact('src/a.ts', 'modified_by', 'beta', 5)]);
+    s = compact(s, 2);
+    // A late assertion, then a third fact: the subject's newest valid fact is now the summary at 5.
+    s = addFacts(s, [fileFact('src/a.ts', 'modified_by', 'task:1', 0)]);
+    s = addFacts(s, [fileFact('src/a.ts', 'issue', 'task:1', 0)]);
+    const { store, report } = compactWithReport(s, 1);
+    expect(selectAllFacts(store).filter((f) => f.validTo !== undefined)).toEqual([]);
+    expect(selectValidCount(store)).toBe(1);
+    expectConsistent(store);
+    // The two older facts merged into a summary, valid when made; at a bound of 1 it then goes
+    // as the oldest, and the report says so.
+    const [summary] = report.summaries;
+    expect(summary?.merged).toHaveLength(2);
+    expect(report.dropped).toEqual([summary!.id]);
+    // At a bound of 2 the summary stays, valid, with what it merged.
+    const roomier = compactWithReport(s, 2).store;
+    expect(selectAllFacts(roomier).filter((f) => f.validTo !== undefined)).toEqual([]);
+    expect(
+      selectValidFacts(roomier)
+        .filter((f) => f.id === summary!.id)
+        .map((f) => f.object),
+    ).toEqual(['issue task:1; modified_by task:1']);
+  });
+
+  // Summaries asserted directly too, at any time, over two subjects, so that a subject's newest
+  // valid fact is often a summary (about 2% of these histories on the compaction that left the
+  // older facts' summary closed behind it: 500 runs miss it with a chance of about 1 in 60,000).
+  const withSummaries = fc.oneof(
+    { weight: 1, arbitrary: eventArb },
+    {
+      weight: 3,
+      arbitrary: fc
+        .array(
+          fc
+            .tuple(
+              fc.constantFrom('src/a.ts', 'src/b.ts'),
+              fc.constantFrom(SUMMARY_RELATION, ...relations),
+              fc.constantFrom('a', 'b'),
+              timeArb,
+            )
+            .map(([subject, relation, object, validFrom]) => fileFact(subject, relation, object, validFrom)),
+          { minLength: 1, maxLength: 4 },
+        )
+        .map((facts): TrackerEvent => ({ type: 'facts/added', facts })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .integer({ min: 0, max: 4 })
+        .map((maxFacts): TrackerEvent => ({ type: 'store/compacted', maxFacts })),
+    },
+  );
+
+  it('a compaction that changes the store leaves no closed record in it', () => {
+    fc.assert(
+      fc.property(
+        fc.array(withSummaries, { maxLength: 30 }),
+        fc.option(fc.integer({ min: 1, max: 6 }), { nil: undefined }),
+        fc.integer({ min: 0, max: 3 }),
+        (events, maxValidFacts, n) => {
+          const store = replay(events, emptyFactStore(maxValidFacts === undefined ? {} : { maxValidFacts }));
+          const next = compact(store, n);
+          if (next !== store) expect(selectAllFacts(next).filter((f) => f.validTo !== undefined)).toEqual([]);
+        },
+      ),
+      { numRuns: 500 },
     );
   });
 });

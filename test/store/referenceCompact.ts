@@ -10,13 +10,13 @@ import {
   isExpendable,
   pruneToValidRuns,
   SUMMARY_RELATION,
-  summarize,
+  withSummary,
   Workset,
 } from '../../src/store/compact.js';
 import { selectAllFacts } from '../../src/store/selectors.js';
 import { type FactStore, pairKey, validCount } from '../../src/store/state.js';
-import { byTimeThenId, selectValidOfLog, withAssertions } from '../../src/store/timeline.js';
-import { emptyPairLog, selectPairLog, writePairChanges } from '../../src/store/write.js';
+import { byTimeThenId, selectValidOfLog } from '../../src/store/timeline.js';
+import { selectPairLog, writePairChanges } from '../../src/store/write.js';
 
 export const referenceCompact = (
   store: FactStore,
@@ -54,13 +54,9 @@ export const referenceCompact = (
     if (work.count <= limit) break;
     const older = facts.slice(0, -1);
     if (older.length < 2) continue;
-    const summary = summarize(subject, older);
     for (const fact of older) work.remove(fact);
-    work.set(
-      subject,
-      SUMMARY_RELATION,
-      withAssertions(work.log(subject, SUMMARY_RELATION) ?? emptyPairLog(subject, SUMMARY_RELATION), [summary]),
-    );
+    const { log, summary } = withSummary(work.log(subject, SUMMARY_RELATION), subject, older);
+    work.set(subject, SUMMARY_RELATION, log);
     report.summaries.push({ id: summary.id, merged: older.map((fact) => fact.id) });
   }
 
