@@ -47,7 +47,7 @@ export interface FactStoreOptions {
 }
 
 /** The default bound on valid facts before `addFacts` compacts. */
-export const DEFAULT_MAX_VALID_FACTS = 5_000;
+export const DEFAULT_MAX_VALID_FACTS = 1_000;
 
 /** A usable bound: a positive integer, or the default. */
 export const normalizeMaxValidFacts = (value: unknown): number =>

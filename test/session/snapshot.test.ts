@@ -157,7 +157,7 @@ describe('session snapshots', { timeout: 120_000 }, () => {
       ['cut in its header', (target) => truncateSync(target, Math.floor(newline / 2)), /not JSON/u],
       [
         'a changed byte in the store',
-        (target) => writeFileSync(target, snapshot.replace(/"maxValidFacts":5000/u, '"maxValidFacts":5001')),
+        (target) => writeFileSync(target, snapshot.replace(/"maxValidFacts":1000/u, '"maxValidFacts":1001')),
         /corrupt/u,
       ],
       [
