@@ -353,8 +353,17 @@ export const measureLinearCase = (linear: LinearCase): LinearRow => {
 };
 
 /**
+ * Below this at 100,000 characters a row is not superlinear whatever its ratios: on a loaded
+ * machine a few milliseconds can grow 40 times from noise alone, and the quadratic patterns
+ * this looks for took seconds there.
+ */
+const NOTICEABLE_MS = 500;
+
+/**
  * True when a row grew faster than linearly: past the bound from 10,000 to 100,000 characters,
- * and then past the doubling bound to 200,000, or slow outright at 100,000.
+ * noticeable at 100,000, and then past the doubling bound to 200,000, or slow outright at 100,000.
  */
 export const isSuperlinear = (row: LinearRow): boolean =>
-  row.ratio > GROWTH_BOUND && ((row.doubling ?? 0) > DOUBLING_BOUND || row.large > SLOW_MS);
+  row.ratio > GROWTH_BOUND &&
+  row.large > NOTICEABLE_MS &&
+  ((row.doubling ?? 0) > DOUBLING_BOUND || row.large > SLOW_MS);
