@@ -23,6 +23,7 @@
  * 4. ablations: each signal switched off in turn.
  *
  * Usage: npm run eval [-- --fit] [-- --json] [-- --misses] [-- --realworld DIR]
+ *   --json    print the comparison tables (and the fitted ranking, with --fit) as JSON instead
  *   --fit     also fit on every history and print the ranking to ship, checking it against
  *             DEFAULT_RANKING (exits 1 when they differ)
  */
@@ -204,7 +205,14 @@ interface Report {
 type Column = keyof Compared;
 const COLUMNS: ReadonlyArray<Column> = ['library', 'seed', 'recency', 'atSeedTokens'];
 
-const comparisonTable = (histories: ReadonlyArray<History>, of: (name: string) => Compared, title: string): void => {
+/** Each history's tallies per column, and their sums per group (hand, real, long). */
+const comparisonTallies = (
+  histories: ReadonlyArray<History>,
+  of: (name: string) => Compared,
+): {
+  rows: Array<{ history: History; tallies: Record<Column, Tally> }>;
+  groups: Map<string, Record<Column, Tally>>;
+} => {
   const groups = new Map<string, Record<Column, Tally>>();
   const sum = (group: string): Record<Column, Tally> => {
     let tallies = groups.get(group);
@@ -216,15 +224,28 @@ const comparisonTable = (histories: ReadonlyArray<History>, of: (name: string) =
   };
   const rows = histories.map((history) => {
     const compared = of(history.name);
-    const cells = COLUMNS.map((column) => {
-      const tally = tallyOf(history, compared[column]);
-      addTally(sum(history.group)[column], tally);
-      return triple(tally);
-    });
-    return [history.name, history.prompts.length, history.prompts.reduce((n, p) => n + p.expect.length, 0), ...cells];
+    const tallies = Object.fromEntries(
+      COLUMNS.map((column) => {
+        const tally = tallyOf(history, compared[column]);
+        addTally(sum(history.group)[column], tally);
+        return [column, tally];
+      }),
+    ) as Record<Column, Tally>;
+    return { history, tallies };
   });
+  return { rows, groups };
+};
+
+const comparisonTable = (histories: ReadonlyArray<History>, of: (name: string) => Compared, title: string): void => {
+  const { rows, groups } = comparisonTallies(histories, of);
+  const lines: Array<Array<string | number>> = rows.map(({ history, tallies }) => [
+    history.name,
+    history.prompts.length,
+    history.prompts.reduce((n, p) => n + p.expect.length, 0),
+    ...COLUMNS.map((c) => triple(tallies[c])),
+  ]);
   for (const [group, tallies] of groups)
-    rows.push([
+    lines.push([
       `**${group}**`,
       tallies.library.prompts,
       tallies.library.expected,
@@ -233,11 +254,55 @@ const comparisonTable = (histories: ReadonlyArray<History>, of: (name: string) =
   console.log(`${title} (recall / precision / mean tokens)\n`);
   printTable(
     ['history', 'prompts', 'labels', 'library', 'seed', 'recency at equal tokens', "library at the seed's tokens"],
-    rows,
+    lines,
   );
 };
 
-const report = ({ leaveOneOut, inSample, largest, atDefaults, longAtDefaults, seconds }: Report): void => {
+/** The comparisons as data: recall, precision and mean tokens per column, per history and per group. */
+const comparisonJson = (histories: ReadonlyArray<History>, of: (name: string) => Compared) => {
+  const { rows, groups } = comparisonTallies(histories, of);
+  const asRates = (tallies: Record<Column, Tally>) => Object.fromEntries(COLUMNS.map((c) => [c, rates(tallies[c])]));
+  return {
+    histories: rows.map(({ history, tallies }) => ({ name: history.name, group: history.group, ...asRates(tallies) })),
+    groups: Object.fromEntries([...groups].map(([group, tallies]) => [group, asRates(tallies)])),
+  };
+};
+
+/** `--json`: the comparison tables and the fitted ranking (with --fit) as one JSON document. */
+const jsonReport = ({ leaveOneOut, inSample, largest, atDefaults, longAtDefaults, seconds }: Report): void => {
+  const looOf = new Map(leaveOneOut.map(({ name, compared }) => [name, compared]));
+  console.log(
+    JSON.stringify(
+      {
+        notes,
+        defaults: { maxFacts: DEFAULT_MAX_FACTS, maxTokens: DEFAULT_MAX_TOKENS, ranking: DEFAULT_RANKING },
+        atDefaults: comparisonJson(core, (name) => atDefaults.get(name)!),
+        leaveOneOut: comparisonJson(core, (name) => looOf.get(name)!),
+        long: comparisonJson(long, (name) => longAtDefaults.get(name)!),
+        ...(inSample === undefined || largest === undefined
+          ? {}
+          : {
+              fitted: {
+                ranking: inSample,
+                maxFacts: safetyCap(largest),
+                largestSection: largest,
+                shipped: isShipped(inSample, largest),
+              },
+            }),
+        seconds,
+      },
+      null,
+      2,
+    ),
+  );
+};
+
+const report = (data: Report): void => {
+  if (options.json) {
+    jsonReport(data);
+    return;
+  }
+  const { leaveOneOut, inSample, largest, atDefaults, longAtDefaults, seconds } = data;
   for (const note of notes) console.log(`Note: ${note}\n`);
   comparisonTable(core, (name) => atDefaults.get(name)!, `The defaults (${DEFAULT_MAX_TOKENS} tokens, estimate)`);
   const looOf = new Map(leaveOneOut.map(({ name, compared }) => [name, compared]));
@@ -371,19 +436,25 @@ const missesReport = (): void => {
   printTable(['history', 'prompt line', 'label', 'rank', 'score', 'left out as'], rows);
 };
 
+/** True when the fitted ranking and its count cap are what the library ships (else the eval exits 1). */
+const isShipped = (ranking: Ranking, largest: number): boolean => {
+  const same = isDeepStrictEqual(ranking, DEFAULT_RANKING) && safetyCap(largest) === DEFAULT_MAX_FACTS;
+  if (!same) process.exitCode = 1;
+  return same;
+};
+
 const fitReport = (ranking: Ranking, largest: number): void => {
   const cap = safetyCap(largest);
   console.log(
     `Fitted on every history (DEFAULT_RANKING), with the count cap (DEFAULT_MAX_FACTS) ${cap}, a quarter above the largest section it fills (${largest} facts):\n`,
   );
   console.log(JSON.stringify(ranking, null, 2));
-  const same = isDeepStrictEqual(ranking, DEFAULT_RANKING) && cap === DEFAULT_MAX_FACTS;
+  const same = isShipped(ranking, largest);
   console.log(
     same
       ? '\nDEFAULT_RANKING and DEFAULT_MAX_FACTS are these.'
       : '\nDEFAULT_RANKING or DEFAULT_MAX_FACTS differ from these.',
   );
-  if (!same) process.exitCode = 1;
 };
 
 main();
