@@ -1,24 +1,45 @@
 /**
- * In-place writes for persistent data, the Immutable.js owner pattern. Inside a
- * `withMutations` run, the objects the run created (the ones not frozen yet) are changed in
- * place, so a run of many writes copies each node at most once; when the outermost run ends,
- * what it created is frozen, and the result is exactly the value the same writes make one by
- * one. Outside a run, writers make every write a run of its own, so data stays persistent.
+ * In-place writes for persistent data, the Immutable.js owner pattern. A write run has an
+ * owner, an explicit token that lists the nodes the run created; inside the run, those nodes
+ * (and only those) are changed in place, so a run of many writes copies each node at most
+ * once. Anything else, frozen or not (a store from `JSON.parse` or `structuredClone`, a value
+ * of another run), is read as a value: the first write copies it. When the outermost run
+ * ends, what it created is frozen, and the result is exactly the value the same writes make
+ * one by one. Outside a run, writers make every write a run of its own, so data stays
+ * persistent.
+ *
+ * Which run is open is the one piece of module state. Callbacks a run makes into its caller's
+ * code go through `outsideRuns`, which closes the run for the callback's duration, so nothing
+ * a callback does can write into, or be written by, the run that called it.
  */
 
-/** How deep `withMutations` runs are nested (0: none, every write copies and freezes). */
-let runs = 0;
-/** The objects the current run created, frozen one by one when it ends (no walk over what they hold). */
-let created: object[] = [];
-/** True while the outermost run is a transient one (see `transientRun`): it freezes nothing, so it lists nothing. */
-let transient = false;
+/** A run's token: the nodes it created, which its writes may change in place. */
+export interface Owner {
+  /** What the run created (a weak set: what it drops is collected as it goes). */
+  readonly nodes: WeakSet<object>;
+  /** The same nodes in order, frozen one by one when the run ends; absent for a transient owner, which freezes nothing. */
+  readonly created?: object[];
+}
 
-/** True when the current run may change `value` in place: it created it. */
-export const owns = (value: object): boolean => runs > 0 && !Object.isFrozen(value);
+/** The owner of the run in progress, if any. */
+let current: Owner | undefined;
 
-/** Registers a new object with the current run, which freezes it when it ends. */
+/**
+ * A new owner for transient runs (see `transientRun`): a replay keeps one for its whole life
+ * and writes in place, across runs, what its own runs built.
+ */
+export const createOwner = (): Owner => ({ nodes: new WeakSet() });
+
+/** True when the current run may change `value` in place: it created it and has not shared (sealed) it. */
+export const owns = (value: object): boolean =>
+  current !== undefined && !Object.isFrozen(value) && current.nodes.has(value);
+
+/** Registers a new object with the current run, which may then change it in place (and freezes it when it ends). */
 export const fresh = <T extends object>(value: T): T => {
-  if (runs > 0 && !transient) created.push(value);
+  if (current !== undefined) {
+    current.nodes.add(value);
+    current.created?.push(value);
+  }
   return value;
 };
 
@@ -33,9 +54,9 @@ export const own = <T extends object>(value: T): { -readonly [K in keyof T]: T[K
   };
 
 /**
- * Deeply freezes what a run built (everything else in a sealed state is frozen already, so
- * frozen subtrees are skipped). Inside a run, sealing a value shares it: later writes of the
- * run copy its nodes instead of changing them in place.
+ * Deeply freezes a value (frozen subtrees are skipped: what a sealed state holds is frozen
+ * already). Inside a run, sealing a value shares it: later writes of the run copy its nodes
+ * instead of changing them in place.
  */
 export const seal = (value: unknown): void => {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
@@ -45,67 +66,64 @@ export const seal = (value: unknown): void => {
 };
 
 /**
- * Runs `fn` over `state` with in-place writes: every node created during the run is changed in
- * place by later writes of the same run instead of being copied again. When the outermost run
- * returns, its result is deeply frozen, exactly the value the same writes make one by one.
- * `fn` must not keep or hand out intermediate values (only the result is sealed), and a
- * failure half-way leaves the intermediate values unusable, as with any transient.
+ * Runs `fn` over `state` with in-place writes, under a new owner: every node created during
+ * the run is changed in place by later writes of the same run instead of being copied again,
+ * and nothing the run did not create is ever written. When the outermost run returns, its
+ * result is deeply frozen, exactly the value the same writes make one by one. Inside another
+ * run, `fn` is part of that run. `fn` must not keep or hand out intermediate values (only the
+ * result is sealed), and a failure half-way leaves the intermediate values unusable, as with
+ * any transient.
  */
 export const withMutations = <S>(state: S, fn: (state: S) => S): S => {
-  runs += 1;
+  if (current !== undefined) return fn(state);
+  const owner: Owner = { nodes: new WeakSet(), created: [] };
+  current = owner;
   let result: S;
   try {
     result = fn(state);
   } finally {
-    runs -= 1;
+    current = undefined;
   }
-  if (runs === 0) {
-    const built = created;
-    created = [];
-    for (const value of built) Object.freeze(value);
-    // What the run built outside this module (a new root, say) is reached from the result.
-    seal(result);
-  }
+  // Through the result first: what it holds that the run did not build (a caller's unfrozen
+  // input, shared) is frozen too, and a frozen node the run built stops no walk below it.
+  seal(result);
+  for (const value of owner.created!) Object.freeze(value);
   return result;
 };
 
-/** True inside a `withMutations` run. */
-export const isMutating = (): boolean => runs > 0;
+/** True inside a write run. */
+export const isMutating = (): boolean => current !== undefined;
 
 /**
- * A write run whose results stay transient (Immutable.js's `asMutable`): what it builds is not
- * frozen when it ends, so the next transient run over the same values writes in place again
- * instead of copying what this one built, and reads stay on unfrozen arrays (the engine reads a
- * frozen array's elements about a third slower). Nothing it creates is listed either, so
- * what it drops is collected as it goes. For an owner that keeps its values to itself between
- * runs (a replay fed a history in pieces): it must `seal` a value before anyone else sees it.
- * Inside another run, `fn` is simply part of that run.
+ * A write run whose results stay transient (Immutable.js's `asMutable`), under `owner`: what
+ * it builds is not frozen when it ends, so the next transient run of the same owner writes it
+ * in place again instead of copying it, and reads stay on unfrozen arrays (the engine reads a
+ * frozen array's elements about a third slower). For an owner that keeps its values to itself
+ * between runs (a replay fed a history in pieces): it must `seal` a value before anyone else
+ * sees it. Inside another run, `fn` is simply part of that run.
  */
-export const transientRun = <T>(fn: () => T): T => {
-  if (runs > 0) return fn();
-  runs = 1;
-  transient = true;
+export const transientRun = <T>(owner: Owner, fn: () => T): T => {
+  if (current !== undefined) return fn();
+  current = owner;
   try {
     return fn();
   } finally {
-    runs = 0;
-    transient = false;
+    current = undefined;
   }
 };
 
 /**
  * Calls `fn` as if no run were open (a caller's callback, from inside a run): its own writes
- * copy and freeze as they would anywhere else, and the run carries on after it.
+ * copy and freeze as they would anywhere else, it cannot write what the run owns, and the run
+ * carries on after it.
  */
 export const outsideRuns = <T>(fn: () => T): T => {
-  if (runs === 0) return fn();
-  const saved = { runs, created, transient };
-  runs = 0;
-  created = [];
-  transient = false;
+  if (current === undefined) return fn();
+  const saved = current;
+  current = undefined;
   try {
     return fn();
   } finally {
-    ({ runs, created, transient } = saved);
+    current = saved;
   }
 };

@@ -7,7 +7,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
-import { outsideRuns, transientRun } from '../base/owner.js';
+import { createOwner, outsideRuns, transientRun } from '../base/owner.js';
 import type { SessionFact } from '../fact.js';
 import { explainRetrieval } from '../prompt/retrieve.js';
 import type { FactQuery, RetrievalDecision } from '../retrieve/retrieve.js';
@@ -253,8 +253,9 @@ const createReplayCore = (options: HistoryReplayOptions) => {
    * run (see `transientRun`): the store stays the replay's own, written in place from the first
    * line to the last, and is sealed only when handed out (a kept retrieval, the result).
    */
+  const owner = createOwner();
   const inRun = <T>(items: ReadonlyArray<T>, step: (item: T) => boolean): void => {
-    transientRun(() => {
+    transientRun(owner, () => {
       for (let i = 0; i < items.length && !stopped; i += 1) if (!step(items[i]!)) break;
     });
   };

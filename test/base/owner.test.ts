@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { outsideRuns, transientRun } from '../../src/base/owner.js';
+import { createOwner, outsideRuns, transientRun } from '../../src/base/owner.js';
 import * as PMap from '../../src/base/persistentMap.js';
 import { isDeepFrozen } from '../store/invariants.js';
 
@@ -26,13 +26,14 @@ const fill = (map: NumberMap, from: number, count: number): NumberMap => {
 
 describe('transientRun', () => {
   it('leaves what it built unfrozen, the next transient run writes it in place, and seal makes it persistent', () => {
+    const owner = createOwner();
     let map: NumberMap = PMap.empty;
-    transientRun(() => {
+    transientRun(owner, () => {
       map = fill(map, 0, 100);
     });
     expect(Object.isFrozen(map)).toBe(false);
     const before = map;
-    transientRun(() => {
+    transientRun(owner, () => {
       map = fill(map, 100, 100);
     });
     // The root the first run built was changed in place, not copied.
@@ -43,7 +44,7 @@ describe('transientRun', () => {
     expect(isDeepFrozen(map)).toBe(true);
     const sealed = contents(map);
     let later: NumberMap = map;
-    transientRun(() => {
+    transientRun(owner, () => {
       later = PMap.set(PMap.remove(map, 'k5'), 'k1', -1);
     });
     expect(later).not.toBe(map);
@@ -53,9 +54,10 @@ describe('transientRun', () => {
   });
 
   it('inside another run is part of it: the outer run freezes what both built', () => {
+    const owner = createOwner();
     const map = PMap.withMutations(PMap.empty as NumberMap, (start) => {
       let inner = start;
-      transientRun(() => {
+      transientRun(owner, () => {
         inner = fill(inner, 0, 50);
       });
       return fill(inner, 50, 50);
@@ -65,8 +67,9 @@ describe('transientRun', () => {
   });
 
   it('ends its run when `fn` throws: later writes outside a run are persistent again', () => {
+    const owner = createOwner();
     expect(() =>
-      transientRun(() => {
+      transientRun(owner, () => {
         throw new Error('stop');
       }),
     ).toThrow('stop');
@@ -88,8 +91,9 @@ describe('transientRun', () => {
         let persistent: NumberMap = PMap.empty;
         let owned: NumberMap = PMap.empty;
         const shared: Array<{ map: NumberMap; json: string }> = [];
+        const owner = createOwner();
         for (const run of runs)
-          transientRun(() => {
+          transientRun(owner, () => {
             for (const [kind, key, value] of run) {
               if (kind === 'share') {
                 PMap.seal(owned);
@@ -112,6 +116,45 @@ describe('transientRun', () => {
       }),
       { numRuns: 100 },
     );
+  });
+});
+
+describe('ownership', () => {
+  it('a run never writes a node it did not create: an unfrozen map from JSON.parse or structuredClone is copied, not changed', () => {
+    const built = fill(PMap.empty as NumberMap, 0, 100);
+    for (const input of [JSON.parse(JSON.stringify(built)) as NumberMap, structuredClone(built)]) {
+      expect(Object.isFrozen(input)).toBe(false);
+      const before = JSON.stringify(input);
+      const changed = PMap.withMutations(input, (start) => PMap.remove(fill(start, 50, 100), 'k3'));
+      expect(JSON.stringify(input)).toBe(before);
+      expect(changed).not.toBe(input);
+      expect(PMap.size(changed)).toBe(149);
+      // The same writes one by one, outside any run, leave it as it was too.
+      const stepwise = PMap.remove(PMap.set(input, 'k0', -1), 'k1');
+      expect(JSON.stringify(input)).toBe(before);
+      expect(PMap.get(stepwise, 'k0')).toBe(-1);
+    }
+  });
+
+  it('an owner writes in place only what its own runs built: another owner copies it', () => {
+    const first = createOwner();
+    const second = createOwner();
+    let map: NumberMap = PMap.empty;
+    transientRun(first, () => {
+      map = fill(map, 0, 100);
+    });
+    const json = contents(map);
+    let other: NumberMap = map;
+    transientRun(second, () => {
+      other = PMap.set(map, 'k1', -1);
+    });
+    expect(other).not.toBe(map);
+    expect(contents(map)).toBe(json);
+    let again: NumberMap = map;
+    transientRun(first, () => {
+      again = PMap.set(map, 'k1', -1);
+    });
+    expect(again).toBe(map);
   });
 });
 

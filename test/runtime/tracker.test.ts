@@ -13,7 +13,7 @@ import {
   type SessionFact,
   toStateSnapshotFacts,
 } from '../../src/index.js';
-import { transientRun } from '../../src/base/owner.js';
+import { createOwner, transientRun } from '../../src/base/owner.js';
 import { withMutations } from '../../src/store/state.js';
 import { isDeepFrozen } from '../store/invariants.js';
 import { implementer, reviewer } from '../fixtures/results.js';
@@ -362,8 +362,9 @@ describe('tracker properties', () => {
           });
           const piecesAnswers: unknown[] = [];
           now = 0;
+          const owner = createOwner();
           for (const batch of batches)
-            transientRun(() => {
+            transientRun(owner, () => {
               for (const answer of driveSteps(pieces, piecesHandedOut, batch)) piecesAnswers.push(answer);
             });
           expect(piecesAnswers).toEqual(expected);
