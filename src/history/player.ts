@@ -51,7 +51,18 @@ export interface HistoryPlayer {
   queryFor(event: HistoryPromptEvent): FactQuery;
   /** Applies one event exactly as a replay does: dispatches through `ingestOutput`, prompts through `compilePrompt`. */
   apply(event: HistoryEvent): AppliedHistoryEvent;
+  /**
+   * Applies one event to the store only, as `apply` changes it, without compiling a prompt's
+   * section (a prompt is recorded through `recordPrompt`): for catching up on a log whose
+   * prompts were answered when they were written.
+   */
+  advance(event: HistoryEvent): AdvancedHistoryEvent;
 }
+
+/** What advancing over one event did: a dispatch's ingest, or only the event's kind. */
+export type AdvancedHistoryEvent =
+  | { readonly type: 'dispatch'; readonly ingested: E.Either<ContractError, Extraction> }
+  | { readonly type: 'prompt' | 'invalidate' | 'compact' };
 
 /** A player over an empty store, or the `initial` one. */
 export const createHistoryPlayer = (options: HistoryPlayerOptions = {}): HistoryPlayer => {
@@ -105,5 +116,12 @@ export const createHistoryPlayer = (options: HistoryPlayerOptions = {}): History
     }
   };
 
-  return { tracker, countTokens, queryFor, apply };
+  const advance = (event: HistoryEvent): AdvancedHistoryEvent => {
+    if (event.type !== 'prompt') return apply(event);
+    now = event.at;
+    tracker.recordPrompt(event.taskId, event.taskPrompt, event.at);
+    return { type: 'prompt' };
+  };
+
+  return { tracker, countTokens, queryFor, apply, advance };
 };

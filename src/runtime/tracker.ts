@@ -94,6 +94,13 @@ export type StoreListener = (next: FactStore, previous: FactStore) => void;
 export interface FactTracker {
   ingestOutput(input: IngestInput): E.Either<ContractError, Extraction>;
   compilePrompt(input: CompilePromptInput): CompiledPrompt;
+  /**
+   * Records a task's prompt as context for the facts its dispatches will produce, at `at`
+   * (default: the clock), without compiling a section: what `compilePrompt` does to the store.
+   * For catching up on a log whose prompts were answered already. Bad input (a task id that is
+   * not one, an empty prompt, a time that is not finite) records nothing.
+   */
+  recordPrompt(taskId: string, taskPrompt: string, at?: number): void;
   /** Closes the valid facts of (subject, relation) at `at` (default: the clock). */
   invalidate(subject: string, relation: string, at?: number): FactStore;
   /** Compacts to `maxFacts` valid facts and reports what went. */
@@ -242,6 +249,13 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
     );
   };
 
+  /** The task's prompt becomes context for the facts its dispatches will produce. */
+  const record = (taskId: string, taskPrompt: string, now: E.Either<ContractError, number>): void => {
+    const normalizedTaskId = normalizeTaskId(taskId);
+    if (E.isRight(normalizedTaskId) && E.isRight(now) && taskPrompt.trim() !== '')
+      commit([{ type: 'prompt/recorded', taskId: normalizedTaskId.right, taskPrompt, at: now.right }]);
+  };
+
   const compile = (fields: PromptFields): CompiledPrompt => {
     const taskId = asText(fields.taskId);
     const taskPrompt = asText(fields.taskPrompt);
@@ -258,11 +272,7 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
       layout,
     });
     const sessionContext = formatSessionFacts(facts, { layout });
-    // The task's prompt becomes context for the facts its dispatches will produce.
-    const normalizedTaskId = normalizeTaskId(taskId);
-    const now = readClock(clock);
-    if (E.isRight(normalizedTaskId) && E.isRight(now) && taskPrompt.trim() !== '')
-      commit([{ type: 'prompt/recorded', taskId: normalizedTaskId.right, taskPrompt, at: now.right }]);
+    record(taskId, taskPrompt, readClock(clock));
     const { deltaPacket } = fields;
     const prompt = buildDispatchDynamicTail({
       taskId,
@@ -305,6 +315,22 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
         } catch {
           return { prompt: '', sessionContext: '', facts: [] };
         }
+      }
+    },
+    recordPrompt: (taskId, taskPrompt, at) => {
+      try {
+        if (typeof taskId === 'string' && typeof taskPrompt === 'string')
+          record(
+            taskId,
+            taskPrompt,
+            at === undefined
+              ? readClock(clock)
+              : Number.isFinite(at)
+                ? E.right(at)
+                : E.left(invalidInput('the time is not a finite number')),
+          );
+      } catch {
+        // Bad input leaves the state as it is.
       }
     },
     invalidate: (subject, relation, at) => {

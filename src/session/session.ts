@@ -15,7 +15,12 @@ import { sha256HexPrefix } from '../base/hash.js';
 import { exceedsValueDepth } from '../base/json.js';
 import { isRecord } from '../base/record.js';
 import { type HistoryEvent, type HistoryPromptEvent, parseHistoryLine } from '../history/events.js';
-import { type AppliedHistoryEvent, createHistoryPlayer, type HistoryPlayer } from '../history/player.js';
+import {
+  type AdvancedHistoryEvent,
+  type AppliedHistoryEvent,
+  createHistoryPlayer,
+  type HistoryPlayer,
+} from '../history/player.js';
 import { MAX_REPORTED_ERRORS, type ReplayError } from '../history/replay.js';
 import { formatSessionFacts } from '../prompt/format.js';
 import { explainRetrieval, retrieveFacts } from '../prompt/retrieve.js';
@@ -324,7 +329,7 @@ const open = async (
   };
 
   /** Counts an event that is in the log, as `replay` counts it; one that applied is known by its key from now on. */
-  const note = (event: HistoryEvent, applied: AppliedHistoryEvent): void => {
+  const note = (event: HistoryEvent, applied: AdvancedHistoryEvent): void => {
     lines = event.line;
     previousAt = event.at;
     events += 1;
@@ -359,7 +364,8 @@ const open = async (
           sinceSnapshot += 1;
           continue;
         }
-        note(parsed.right, player.apply(parsed.right));
+        // Prompts in the log were answered when written: catching up only records them.
+        note(parsed.right, player.advance(parsed.right));
       }
       return player.tracker.getSnapshot();
     });

@@ -489,7 +489,31 @@ describe('tracker properties', () => {
           tracker.compilePrompt({ taskId: b, taskPrompt: c, tags: a, deltaPacket: b } as never),
         ).not.toThrow();
         expect(() => tracker.invalidate(a as never, b as never, c as never)).not.toThrow();
+        expect(() => tracker.recordPrompt(a as never, b as never, c as never)).not.toThrow();
         expect(() => tracker.compact(a as never)).not.toThrow();
+      }),
+    );
+  });
+
+  it('recordPrompt changes the store exactly as compilePrompt of the same prompt at the same time does', () => {
+    const prompt = fc.record({
+      taskId: fc.constantFrom('1', '2', 'task-3', '', ' 4 ', 'x'.repeat(60)),
+      taskPrompt: fc.constantFrom('Fix the naming in src/a.ts', 'Add rate limiting', '', '   '),
+      at: fc.integer({ min: 0, max: 20 }),
+    });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(prompt, fc.boolean()), { maxLength: 10 }), (steps) => {
+        let now = 0;
+        const compiled = createFactTracker({ clock: () => now });
+        const recorded = createFactTracker({ clock: () => now });
+        for (const tracker of [compiled, recorded])
+          tracker.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', ['src/a.ts']) });
+        for (const [{ taskId, taskPrompt, at }, byClock] of steps) {
+          now = at;
+          compiled.compilePrompt({ taskId, taskPrompt });
+          recorded.recordPrompt(taskId, taskPrompt, byClock ? undefined : at);
+        }
+        expect(recorded.getSnapshot()).toEqual(compiled.getSnapshot());
       }),
     );
   });
