@@ -2,6 +2,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { parseNewFact, type SessionFact } from '../fact.js';
 import { compactWithReport } from './compact.js';
 import { type FactStore, pairKey, validCount, withMutations } from './state.js';
+import { pruneTaskRecords } from './taskRecords.js';
 import { withAssertions } from './timeline.js';
 import { emptyPairLog, type PairChange, selectPairLog, writePairChanges } from './write.js';
 
@@ -17,7 +18,8 @@ export const keepWellFormedFacts = (input: unknown): SessionFact[] =>
 /**
  * Asserts each well-formed fact at its `validFrom` (malformed facts are skipped, never thrown
  * on). Per (subject, relation) pair the valid facts are those asserted at the pair's latest
- * assertion time; see `timeline.ts`. Compacts to `maxValidFacts` when that is exceeded.
+ * assertion time; see `timeline.ts`. Compacts to `maxValidFacts` when that is exceeded, and
+ * keeps the records of tasks that hold nothing else within bounds (see `taskRecords.ts`).
  */
 export const addFacts = (store: FactStore, facts: ReadonlyArray<SessionFact>): FactStore =>
   addCheckedFacts(store, keepWellFormedFacts(facts));
@@ -44,6 +46,8 @@ export const addCheckedFacts = (store: FactStore, facts: ReadonlyArray<SessionFa
   if (changes.length === 0) return store;
   return withMutations(store, (current) => {
     const next = writePairChanges(current, changes);
-    return validCount(next) > next.maxValidFacts ? compactWithReport(next, next.maxValidFacts).store : next;
+    return pruneTaskRecords(
+      validCount(next) > next.maxValidFacts ? compactWithReport(next, next.maxValidFacts).store : next,
+    );
   });
 };

@@ -20,7 +20,8 @@
  *   and when its facts were asserted; each task has a number (`taskIds` maps numbers back to ids).
  * - `files`: per file pair, the tasks that asserted it. What a task changed is part of its record,
  *   like its prompt: compaction removes facts, not records, so a file keeps the context of every
- *   task that changed it, and co-change stays known, however long the session.
+ *   task that changed it, and co-change stays known. Records of tasks that hold nothing else
+ *   are bounded in number (see `store/taskRecords.ts` and `forgetTasks`).
  * - `taskTerms`: term -> postings over the task numbers of the contexts of the tasks that still
  *   lend one (a task with a valid fact or an asserted file pair), weighted the same way.
  * - `recent`: the RECENT_TASKS tasks whose latest valid fact is the most recent (then by id), as
@@ -104,7 +105,7 @@ export interface IndexChanges {
   readonly invalid: ReadonlyArray<SessionFact>;
   /** Facts that became valid. */
   readonly valid: ReadonlyArray<SessionFact>;
-  /** File pairs a task started asserting (task id, subject, relation): recorded for good. */
+  /** File pairs a task started asserting (task id, subject, relation): recorded with the task's record. */
   readonly filesAsserted: ReadonlyArray<readonly [string, string, string]>;
   /** Open review items a task's reviewer started asserting (task id, pair key). */
   readonly itemsRaised: ReadonlyArray<readonly [string, string]>;
@@ -379,7 +380,7 @@ const markPair = (
   });
 };
 
-/** Records that a task asserted a fact of a file pair (for good: see `SearchIndex.files`). */
+/** Records that a task asserted a fact of a file pair (with the task's record: see `SearchIndex.files`). */
 const recordFile = (index: Writable<SearchIndex>, taskId: string, subject: string, relation: string): void => {
   const key = subject + PAIR_SEPARATOR + relation;
   markPair(index, taskId, 'touched', key, true);
@@ -389,6 +390,37 @@ const recordFile = (index: Writable<SearchIndex>, taskId: string, subject: strin
   const tasks = Object.freeze([...(record?.tasks ?? NO_ITEMS), taskId].sort());
   index.files = PMap.set(index.files, key, Object.freeze({ subject, relation, tasks }));
 };
+
+/**
+ * The index without the records of `taskIds`: their prompts, the files they changed and the
+ * context they lend. For tasks that no longer hold a valid fact, an open review item or an
+ * assertion in a pair log (see `forgettableTasks`); any other task is left as it is.
+ */
+export const forgetTasks = (index: SearchIndex, taskIds: ReadonlyArray<string>): SearchIndex =>
+  taskIds.length === 0
+    ? index
+    : PMap.withMutations(index, (current) => {
+        const next: Writable<SearchIndex> = { ...current };
+        for (const taskId of taskIds) {
+          const doc = PMap.get(next.tasks, taskId);
+          if (doc === undefined || PMap.size(doc.facts) > 0 || PMap.size(doc.raised) > 0) continue;
+          PMap.forEach(doc.touched, (_true, key) => {
+            const record = PMap.get(next.files, key);
+            if (record === undefined) return;
+            const tasks = record.tasks.filter((id) => id !== taskId);
+            next.files =
+              tasks.length === 0
+                ? PMap.remove(next.files, key)
+                : PMap.set(next.files, key, Object.freeze({ ...record, tasks: Object.freeze(tasks) }));
+          });
+          updateTask(next, taskId, true, (task) => {
+            task.prompt = '';
+            delete task.promptAt;
+            task.touched = PMap.empty;
+          });
+        }
+        return next;
+      });
 
 /** The index with a reducer's changes applied (the same index when there are none). */
 export const applyIndexChanges = (index: SearchIndex, changes: IndexChanges): SearchIndex => {
