@@ -4,6 +4,7 @@
  * Both trackers are this plus their own scheduling; neither keeps a second copy of it.
  */
 import { deepFreeze } from './immer.js';
+import { outsideRuns } from './owner.js';
 
 /** Called after a commit changed the state. */
 export type Listener<S> = (next: S, previous: S) => void;
@@ -87,7 +88,8 @@ export const createShell = <S, E>(options: ShellOptions<S, E>): Shell<S, E> => {
     options.share?.(state);
     for (const listener of [...listeners]) {
       try {
-        listener(state, previous);
+        // A listener is the caller's code: it runs outside any write run the commit is part of.
+        outsideRuns(() => listener(state, previous));
       } catch {
         // A failing listener must not break the caller or the other listeners.
       }

@@ -177,3 +177,25 @@ describe('a tracker started from a store users pass', () => {
     );
   });
 });
+
+describe('callbacks from inside a write run', () => {
+  it('a listener that writes from the state it is handed keeps a value no later call of the tracker changes', () => {
+    const tracker = createFactTracker({ clock: () => 5 });
+    const kept: Array<{ store: FactStore; json: string }> = [];
+    tracker.subscribe((state) => {
+      const derived = addFacts(state, [fileFact('src/listener.ts', 'modified_by', 'task:9', 9)]);
+      kept.push({ store: derived, json: JSON.stringify(derived) });
+    });
+    for (let task = 1; task <= 6; task += 1)
+      tracker.ingestOutput({
+        role: 'implementer',
+        taskId: String(task),
+        output: { task_id: String(task), status: 'completed', summary: `task ${task}`, files_changed: ['src/a.ts'] },
+      });
+    expect(kept).toHaveLength(6);
+    for (const { store, json } of kept) {
+      expect(isDeepFrozen(store)).toBe(true);
+      expect(JSON.stringify(store)).toBe(json);
+    }
+  });
+});
