@@ -4,6 +4,7 @@
  * makes a live session and a later replay of its log agree line for line.
  */
 import type * as E from 'fp-ts/lib/Either.js';
+import { outsideRuns } from '../base/owner.js';
 import type { Extraction } from '../extract/extractor.js';
 import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS, type SectionLayout } from '../retrieve/defaults.js';
 import type { FactQuery } from '../retrieve/retrieve.js';
@@ -66,7 +67,10 @@ export type AdvancedHistoryEvent =
 
 /** A player over an empty store, or the `initial` one. */
 export const createHistoryPlayer = (options: HistoryPlayerOptions = {}): HistoryPlayer => {
-  const countTokens = options.countTokens ?? estimateTokens;
+  // The caller's counter runs outside the replay's write run, as the tracker runs it.
+  const userCounter = options.countTokens;
+  const countTokens: TokenCounter =
+    userCounter === undefined ? estimateTokens : (text) => outsideRuns(() => userCounter(text));
   let now = 0;
   const tracker = createFactTracker({
     clock: () => now,

@@ -28,6 +28,7 @@ import { applyEvent, type TrackerEvent } from '../store/events.js';
 import { settleReview } from '../store/settleReview.js';
 import { emptyFactStore, type FactStore, withMutations } from '../store/state.js';
 import type { TokenCounter } from '../tokens/estimate.js';
+import { outsideRuns } from '../base/owner.js';
 import { type ContractError, parseDispatchOutput, parseDispatchResult } from './parse.js';
 
 /** Options of `createFactTracker`. */
@@ -175,10 +176,14 @@ const readPromptFields = (input: unknown): PromptFields => {
 /** Creates a tracker holding an empty store, or the `initial` one. */
 export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker => {
   const settings = typeof options === 'object' && options !== null ? options : {};
-  const clock = typeof settings.clock === 'function' ? settings.clock : Date.now;
+  // The caller's functions run outside any write run (a replay calls them from inside its own).
+  const userClock = settings.clock;
+  const clock = typeof userClock === 'function' ? (): number => outsideRuns(userClock) : Date.now;
   const maxFacts = orDefault(settings.maxFacts, DEFAULT_MAX_FACTS);
   const maxTokens = orDefault(settings.maxTokens, DEFAULT_MAX_TOKENS);
-  const countTokens = typeof settings.countTokens === 'function' ? settings.countTokens : undefined;
+  const userCounter = settings.countTokens;
+  const countTokens: TokenCounter | undefined =
+    typeof userCounter === 'function' ? (text) => outsideRuns(() => userCounter(text)) : undefined;
   const ranking = settings.ranking;
   const extractor = createExtractor({
     implementerRules,

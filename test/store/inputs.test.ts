@@ -18,6 +18,7 @@ import {
   invalidate,
   recordTaskPrompt,
   replay,
+  replayHistory,
   type SessionFact,
   type TrackerEvent,
 } from '../../src/index.js';
@@ -197,5 +198,31 @@ describe('callbacks from inside a write run', () => {
       expect(isDeepFrozen(store)).toBe(true);
       expect(JSON.stringify(store)).toBe(json);
     }
+  });
+
+  it('a token counter or a clock that writes, called from inside a replay, gets values as frozen as anywhere else', () => {
+    const derived: FactStore[] = [];
+    const history = [
+      { type: 'prompt', taskId: '1', at: 1, taskPrompt: 'Add the parser' },
+      {
+        type: 'dispatch',
+        role: 'implementer',
+        taskId: '1',
+        at: 2,
+        result: { task_id: '1', status: 'completed', summary: 'parser', files_changed: ['src/parser.ts'] },
+      },
+      { type: 'prompt', taskId: '2', at: 3, taskPrompt: 'Fix the parser' },
+    ]
+      .map((event) => JSON.stringify(event))
+      .join('\n');
+    const report = replayHistory(history, {
+      countTokens: (text) => {
+        derived.push(addFacts(emptyFactStore(), [fileFact('src/counted.ts', 'modified_by', 'task:9', derived.length)]));
+        return Math.ceil(text.length / 4);
+      },
+    });
+    expect(report.report.summary.prompts).toBe(2);
+    expect(derived.length).toBeGreaterThan(0);
+    for (const store of derived) expect(isDeepFrozen(store)).toBe(true);
   });
 });
