@@ -15,7 +15,13 @@ import { BEGIN_MARKER, END_MARKER } from '../runtime/parse.js';
 import { selectAllFacts, selectFactsWhere, selectValidCount } from '../store/selectors.js';
 import type { FactStore } from '../store/state.js';
 import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
-import { listSessionIds, openSession, type LiveSession, type SessionOptions } from '../session/session.js';
+import {
+  latestSessionId,
+  listSessionIds,
+  openSession,
+  type LiveSession,
+  type SessionOptions,
+} from '../session/session.js';
 import { parseSessionId } from '../session/id.js';
 import {
   DEFAULT_SECTION_FACTS,
@@ -362,6 +368,27 @@ export const createSessionPool = (
     }
     return opened;
   };
+};
+
+/**
+ * Opens, in `pool`, the session whose log changed last in the server's folder (never creating
+ * one): a server started for an agent session is most often asked about that session first,
+ * and finds it read. The session it opened, if any; a failure is only a cache missed (the
+ * first call opens the session as it would have).
+ */
+export const warmSessionPool = async (
+  pool: SessionPool,
+  options: Pick<FactTrackerMcpOptions, 'cwd' | 'directory'>,
+): Promise<E.Either<SessionError, LiveSession> | undefined> => {
+  try {
+    const id = await latestSessionId({
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+      ...(options.directory === undefined ? {} : { directory: options.directory }),
+    });
+    return id === undefined ? undefined : await pool(id, false);
+  } catch {
+    return undefined;
+  }
 };
 
 /** A session's snapshot as its resource: what the log held, bounded like a tool answer. */

@@ -3,7 +3,12 @@ import { type Readable, Transform, type Writable } from 'node:stream';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import * as E from 'fp-ts/lib/Either.js';
 import { MAX_MESSAGE_BYTES } from '../session/limits.js';
-import { createFactTrackerMcpServer, createSessionPool, type FactTrackerMcpOptions } from './server.js';
+import {
+  createFactTrackerMcpServer,
+  createSessionPool,
+  type FactTrackerMcpOptions,
+  warmSessionPool,
+} from './server.js';
 
 export { MAX_MESSAGE_BYTES };
 
@@ -61,6 +66,8 @@ export const serveMcp = async (
   options: FactTrackerMcpOptions,
 ): Promise<E.Either<string, void>> => {
   const pool = createSessionPool(options);
+  // The session the agent most likely asks about first is read while the client connects.
+  void warmSessionPool(pool, options);
   const lines = wholeLines();
   const transport = new StdioServerTransport(streams.input.pipe(lines), streams.output, {
     // Past the bound `lines` enforces, so the SDK's own (which closes without a word) never trips first.

@@ -6,7 +6,7 @@
  * processes appended. So a session answers exactly what `fact-tracker replay` prints for its
  * log, whoever wrote it.
  */
-import { readdir } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
@@ -148,6 +148,24 @@ export const listSessionIds = async (
     .map((name) => name.slice(0, -LOG_EXTENSION.length))
     .filter((id) => E.isRight(parseSessionId(id)))
     .sort();
+};
+
+/**
+ * The id of the session whose log changed last in the folder `options` name (ties: the smaller
+ * id), or undefined when it holds none. Only regular files count: a symlinked log is not
+ * followed. Never throws.
+ */
+export const latestSessionId = async (
+  options: Pick<SessionOptions, 'directory' | 'cwd'> = {},
+): Promise<string | undefined> => {
+  const { directory } = resolveSessionsDirectory(options);
+  let latest: { readonly id: string; readonly at: number } | undefined;
+  for (const id of await listSessionIds(options)) {
+    const stats = await lstat(join(directory, `${id}${LOG_EXTENSION}`)).catch(() => undefined);
+    if (stats?.isFile() === true && (latest === undefined || stats.mtimeMs > latest.at))
+      latest = { id, at: stats.mtimeMs };
+  }
+  return latest?.id;
 };
 
 const LINE_BREAK = /\r\n|\n|\r/u;

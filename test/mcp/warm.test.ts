@@ -1,0 +1,56 @@
+/**
+ * A server reads the session an agent most likely asks about first (the one whose log changed
+ * last) while its client connects, never creating one, never following a symlinked log.
+ */
+import { mkdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import { createSessionPool, warmSessionPool } from '../../src/mcp/server.js';
+import { latestSessionId } from '../../src/session/session.js';
+import { tempDir } from '../tempDirs.js';
+
+const prompt = (taskId: string): string =>
+  `${JSON.stringify({ type: 'prompt', taskId, at: 1, taskPrompt: `task ${taskId}` })}\n`;
+
+const sessionsIn = (cwd: string): string => {
+  const directory = join(cwd, '.fact-tracker', 'sessions');
+  mkdirSync(directory, { recursive: true });
+  return directory;
+};
+
+describe('warming the session pool', () => {
+  it('latestSessionId names the log changed last, skipping symlinks, files that are no session and other names', () => {
+    const cwd = tempDir('warm-');
+    const directory = sessionsIn(cwd);
+    const outside = tempDir('warm-outside-');
+    writeFileSync(join(directory, 'older.jsonl'), prompt('1'));
+    writeFileSync(join(directory, 'newer.jsonl'), prompt('2'));
+    writeFileSync(join(outside, 'elsewhere.jsonl'), prompt('3'));
+    symlinkSync(join(outside, 'elsewhere.jsonl'), join(directory, 'linked.jsonl'));
+    writeFileSync(join(directory, 'notes.txt'), 'not a session');
+    mkdirSync(join(directory, 'folder.jsonl'));
+    utimesSync(join(directory, 'older.jsonl'), 1_000, 1_000);
+    utimesSync(join(directory, 'newer.jsonl'), 2_000, 2_000);
+    return latestSessionId({ cwd }).then((id) => expect(id).toBe('newer'));
+  });
+
+  it('a folder without sessions, or none at all, names none and warming opens nothing and creates nothing', async () => {
+    const cwd = tempDir('warm-empty-');
+    expect(await latestSessionId({ cwd })).toBeUndefined();
+    const pool = createSessionPool({ cwd });
+    expect(await warmSessionPool(pool, { cwd })).toBeUndefined();
+    expect(await latestSessionId({ cwd })).toBeUndefined();
+  });
+
+  it('the warmed session is the one the first call gets, already open', async () => {
+    const cwd = tempDir('warm-open-');
+    const directory = sessionsIn(cwd);
+    writeFileSync(join(directory, 'agent-session.jsonl'), prompt('1') + prompt('2'));
+    const pool = createSessionPool({ cwd });
+    const warmed = await warmSessionPool(pool, { cwd });
+    expect(warmed !== undefined && E.isRight(warmed)).toBe(true);
+    const first = await pool('agent-session', true);
+    expect(E.isRight(first) && E.isRight(warmed!) && first.right === warmed.right).toBe(true);
+  });
+});
