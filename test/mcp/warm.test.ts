@@ -38,7 +38,7 @@ describe('warming the session pool', () => {
   it('a folder without sessions, or none at all, names none and warming opens nothing and creates nothing', async () => {
     const cwd = tempDir('warm-empty-');
     expect(await latestSessionId({ cwd })).toBeUndefined();
-    const pool = createSessionPool({ cwd });
+    const pool = createSessionPool({ cwd, version: '0.0.0-test' });
     expect(await warmSessionPool(pool, { cwd })).toBeUndefined();
     expect(await latestSessionId({ cwd })).toBeUndefined();
   });
@@ -47,7 +47,7 @@ describe('warming the session pool', () => {
     const cwd = tempDir('warm-open-');
     const directory = sessionsIn(cwd);
     writeFileSync(join(directory, 'agent-session.jsonl'), prompt('1') + prompt('2'));
-    const pool = createSessionPool({ cwd });
+    const pool = createSessionPool({ cwd, version: '0.0.0-test' });
     const warmed = await warmSessionPool(pool, { cwd });
     expect(warmed !== undefined && E.isRight(warmed)).toBe(true);
     const first = await pool('agent-session', true);
