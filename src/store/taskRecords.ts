@@ -31,13 +31,16 @@ const holdsNothingElse = (store: FactStore, taskId: string, doc: TaskDoc): boole
 
 /**
  * The store keeping the records of at most `keep` (default TASK_RECORDS) tasks that hold nothing
- * else (see the module's comment), the most recent by their prompt's time (then id); the same
- * store while it holds at most `maxValidFacts` + 2 x `keep` tasks in all, so the walk over every
- * task this takes happens once in about `keep` new tasks.
+ * else (see the module's comment), the most recent by their prompt's time (then id). It walks
+ * every task only when the store holds more than `maxValidFacts` + 2 x `keep` of them and their
+ * number is a multiple of `keep`, else it returns the same store: the walk happens once in about
+ * `keep` new tasks, even in a session whose tasks all still hold something (a store under its
+ * bound keeps its history, and with it every task that asserted a fact there).
  */
 export const pruneTaskRecords = (store: FactStore, keep: number = TASK_RECORDS): FactStore => {
   const { index } = store;
-  if (PMap.size(index.tasks) <= store.maxValidFacts + 2 * keep) return store;
+  const tasks = PMap.size(index.tasks);
+  if (tasks <= store.maxValidFacts + 2 * keep || tasks % Math.max(1, keep) !== 0) return store;
   const idle: Array<readonly [string, number]> = [];
   PMap.forEach(index.tasks, (doc, taskId) => {
     if (holdsNothingElse(store, taskId, doc)) idle.push([taskId, doc.promptAt ?? -Infinity]);
