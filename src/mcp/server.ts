@@ -381,10 +381,7 @@ export const warmSessionPool = async (
   options: Pick<FactTrackerMcpOptions, 'cwd' | 'directory'>,
 ): Promise<E.Either<SessionError, LiveSession> | undefined> => {
   try {
-    const id = await latestSessionId({
-      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-      ...(options.directory === undefined ? {} : { directory: options.directory }),
-    });
+    const id = await latestSessionId(options);
     return id === undefined ? undefined : await pool(id, false);
   } catch {
     return undefined;

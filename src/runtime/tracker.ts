@@ -5,6 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
+import { outsideRuns } from '../base/owner.js';
 import { seal } from '../base/persistentMap.js';
 import { createShell } from '../base/shell.js';
 import type { DispatchResult, ImplementerResult, ReviewerResult } from '../extract/contract.js';
@@ -28,7 +29,6 @@ import { applyEvent, type TrackerEvent } from '../store/events.js';
 import { settleReview } from '../store/settleReview.js';
 import { emptyFactStore, type FactStore, withMutations } from '../store/state.js';
 import type { TokenCounter } from '../tokens/estimate.js';
-import { outsideRuns } from '../base/owner.js';
 import { type ContractError, parseDispatchOutput, parseDispatchResult } from './parse.js';
 
 /** Options of `createFactTracker`. */

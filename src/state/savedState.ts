@@ -15,7 +15,14 @@ import * as PMap from '../base/persistentMap.js';
 import { normalizeMaxValidFacts, type FactStore, type PairLog, pairKey } from '../store/state.js';
 import { byTimeThenId } from '../store/timeline.js';
 import type { RecordedFile, RecordedPrompt } from '../retrieve/index/searchIndex.js';
-import { buildStore, isFileFact, selectPairLogs, selectRecordedFiles, selectRecordedPrompts } from '../store/write.js';
+import {
+  buildStore,
+  holdsFileFactOf,
+  isFileFact,
+  selectPairLogs,
+  selectRecordedFiles,
+  selectRecordedPrompts,
+} from '../store/write.js';
 
 /** The `format` tag of a saved state. */
 export const STATE_FORMAT = 'session-fact-tracker/state';
@@ -77,10 +84,7 @@ export const encodeState = (store: FactStore, notes?: NotesLedger): SavedState =
 /** The recorded files the pair logs no longer show (compaction removed the facts). */
 const removedFiles = (store: FactStore): RecordedFile[] =>
   selectRecordedFiles(store).filter(
-    ({ taskId, subject, relation }) =>
-      PMap.get(store.pairs, pairKey(subject, relation))?.assertions.some(
-        (fact) => fact.sourceTaskId === taskId && isFileFact(fact),
-      ) !== true,
+    ({ taskId, subject, relation }) => !holdsFileFactOf(PMap.get(store.pairs, pairKey(subject, relation)), taskId),
   );
 
 type IssuePath = { readonly path?: ReadonlyArray<PropertyKey> | undefined };

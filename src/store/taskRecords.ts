@@ -10,7 +10,7 @@
 import * as PMap from '../base/persistentMap.js';
 import { forgetTasks, type TaskDoc } from '../retrieve/index/searchIndex.js';
 import { type FactStore, withMutations } from './state.js';
-import { isFileFact } from './write.js';
+import { holdsFileFactOf } from './write.js';
 
 /** Records of tasks that hold nothing else a store keeps: the most recent by their prompt's time. */
 export const TASK_RECORDS = 1_024;
@@ -23,8 +23,7 @@ const holdsNothingElse = (store: FactStore, taskId: string, doc: TaskDoc): boole
   if (PMap.size(doc.facts) > 0 || PMap.size(doc.raised) > 0) return false;
   let asserted = false;
   PMap.forEach(doc.touched, (_true, key) => {
-    asserted ||=
-      PMap.get(store.pairs, key)?.assertions.some((fact) => fact.sourceTaskId === taskId && isFileFact(fact)) === true;
+    asserted ||= holdsFileFactOf(PMap.get(store.pairs, key), taskId);
   });
   return !asserted;
 };

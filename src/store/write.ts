@@ -90,6 +90,10 @@ const tasksOfLog = (log: PairLog | undefined, keep: (fact: SessionFact) => boole
   return tasks;
 };
 
+/** True when task `taskId` asserted a file fact that the pair log `log` still holds. */
+export const holdsFileFactOf = (log: PairLog | undefined, taskId: string): boolean =>
+  log?.assertions.some((fact) => fact.sourceTaskId === taskId && isFileFact(fact)) === true;
+
 /** The tasks that asserted a file fact in a pair log. */
 const fileTasks = (log: PairLog | undefined): ReadonlyArray<string> => tasksOfLog(log, isFileFact);
 

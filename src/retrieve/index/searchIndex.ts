@@ -394,7 +394,7 @@ const recordFile = (index: Writable<SearchIndex>, taskId: string, subject: strin
 /**
  * The index without the records of `taskIds`: their prompts, the files they changed and the
  * context they lend. For tasks that no longer hold a valid fact, an open review item or an
- * assertion in a pair log (see `forgettableTasks`); any other task is left as it is.
+ * assertion in a pair log (`pruneTaskRecords` in store/taskRecords.ts chooses them); any other task is left as it is.
  */
 export const forgetTasks = (index: SearchIndex, taskIds: ReadonlyArray<string>): SearchIndex =>
   taskIds.length === 0
