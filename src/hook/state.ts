@@ -377,11 +377,12 @@ export const compactHookRecords = (state: HookState, now: number, retentionMs: n
   const live = state.dispatches.filter((dispatch) => !isSettled(dispatch) && now - dispatch.record.at <= retentionMs);
   const settled = state.dispatches.filter(isSettled).slice(-KEPT_SETTLED);
   const records: HookRecord[] = [];
+  const claims: ClaimRecord[] = [];
   for (const dispatch of live) {
     const { record } = dispatch;
     records.push(record);
     if (dispatch.claimed)
-      records.push({
+      claims.push({
         type: 'claim',
         key: record.key,
         ...(dispatch.claimedBy === undefined ? {} : { agentId: dispatch.claimedBy }),
@@ -393,10 +394,17 @@ export const compactHookRecords = (state: HookState, now: number, retentionMs: n
     if (dispatch.observed && state.rewrite !== undefined)
       records.push({ type: 'observe', key: record.key, rewrite: state.rewrite, at: record.at });
   }
+  // An agent that took several sections works for the first it took: its claim goes first.
+  const linked = (claim: ClaimRecord) => claim.agentId !== undefined && state.agents[claim.agentId]?.key === claim.key;
+  records.push(...claims.filter(linked), ...claims.filter((claim) => !linked(claim)));
   const markedAgents = new Set<string>();
   for (const dispatch of settled) {
-    // Both the agent its call named and the one that took it at its start: neither may record anything now.
-    const agents = [...new Set([dispatch.agentId, dispatch.claimedBy])].filter((id): id is string => id !== undefined);
+    // Both the agent its call named and the one that took it at its start: neither may record
+    // anything now. An agent linked to another dispatch works for that one: it is not marked.
+    const agents = [...new Set([dispatch.agentId, dispatch.claimedBy])].filter(
+      (id): id is string =>
+        id !== undefined && (state.settledAgents[id] === true || state.agents[id]?.key === dispatch.record.key),
+    );
     for (const agentId of agents) markedAgents.add(agentId);
     const [first, ...others] = agents;
     records.push({

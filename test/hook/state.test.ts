@@ -133,6 +133,18 @@ const wellFormed = (records: ReadonlyArray<HookRecord>): HookRecord[] => {
   });
 };
 
+/** A call of task 1 whose section went in its prompt, at time 0. */
+const dispatchOf = (key: string): HookRecord => ({
+  type: 'dispatch',
+  key,
+  taskId: '1',
+  line: 1,
+  sessionContext: '',
+  channel: 'input',
+  join: 'tool',
+  at: 0,
+});
+
 describe('the hooks file state', () => {
   it('compacting the records leaves every decision still to be made as the full records leave it', () => {
     fc.assert(
@@ -149,8 +161,35 @@ describe('the hooks file state', () => {
         expect(decisions(compacted, now, 600_000)).toEqual(decisions(full, now, 600_000));
         expect(Object.keys(full.settledKeys).every((key) => compacted.settledKeys[key] === true)).toBe(true);
       }),
-      { numRuns: 300 },
+      { numRuns: 2_000 },
     );
+  });
+
+  it('keeps an agent live when a settled dispatch was claimed by an agent another call had named', () => {
+    // The agent a2 works for toolu_b (its call named it); its claim of toolu_a, whose result was
+    // recorded first, must not mark it settled once the file is compacted.
+    const records: HookRecord[] = [
+      dispatchOf('toolu_b'),
+      { type: 'launch', key: 'toolu_b', agentId: 'a2', at: 0 },
+      { type: 'result', key: 'toolu_a', taskId: '1', at: 0 },
+      dispatchOf('toolu_a'),
+      { type: 'claim', key: 'toolu_a', agentId: 'a2', at: 0 },
+    ];
+    const compacted = foldHookRecords(compactHookRecords(foldHookRecords(records), 0, 1));
+    expect(isAgentSettled(compacted, 'a2')).toBe(false);
+    expect(compacted.agents['a2']).toEqual({ key: 'toolu_b', exact: true });
+  });
+
+  it('keeps an agent that took two sections working for the first it took, once the file is compacted', () => {
+    const records: HookRecord[] = [
+      dispatchOf('toolu_c'),
+      dispatchOf('line:4'),
+      { type: 'claim', key: 'line:4', agentId: 'a3', at: 0 },
+      { type: 'claim', key: 'toolu_c', agentId: 'a3', at: 0 },
+    ];
+    const compacted = foldHookRecords(compactHookRecords(foldHookRecords(records), 0, 1));
+    expect(compacted.agents['a3']).toEqual({ key: 'line:4', exact: false });
+    expect(compacted.byKey['toolu_c']?.claimedBy).toBe('a3');
   });
 
   it('skips lines that are not records, and keeps the first dispatch of a key', () => {
