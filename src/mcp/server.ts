@@ -323,7 +323,9 @@ const timeArgument = (value: string | number | undefined, name: string): E.Eithe
  */
 export const createSessionPool = (
   options: FactTrackerMcpOptions,
-): ((sessionId: string, create: boolean) => Promise<E.Either<SessionError, LiveSession>>) => {
+): ((sessionId: string, create: boolean) => Promise<E.Either<SessionError, LiveSession>>) & {
+  readonly requests: () => number;
+} => {
   const open = new Map<string, Promise<E.Either<SessionError, LiveSession>>>();
   const settings: SessionOptions = {
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
@@ -344,7 +346,9 @@ export const createSessionPool = (
       options.onWarning?.(`session ${session.id}: a torn last line (line ${torn.line}) was set aside to ${torn.file}`);
   };
 
-  return async (sessionId: string, create: boolean): Promise<E.Either<SessionError, LiveSession>> => {
+  let requests = 0;
+  const lookup = async (sessionId: string, create: boolean): Promise<E.Either<SessionError, LiveSession>> => {
+    requests += 1;
     const valid = parseSessionId(sessionId);
     if (E.isLeft(valid)) return E.left({ code: 'invalid_session_id', message: valid.left });
     const known = open.get(sessionId);
@@ -368,13 +372,16 @@ export const createSessionPool = (
     }
     return opened;
   };
+  // How many lookups the pool has had: a warm-up gives way to a call.
+  return Object.assign(lookup, { requests: (): number => requests });
 };
 
 /**
  * Opens, in `pool`, the session whose log changed last in the server's folder (never creating
- * one): a server started for an agent session is most often asked about that session first,
- * and finds it read. The session it opened, if any; a failure is only a cache missed (the
- * first call opens the session as it would have).
+ * one), then runs its latest prompts' queries until the pool is asked for anything (see
+ * `LiveSession.warm`): a server started for an agent session is most often asked about that
+ * session first, and finds it read and its queries warm. The session it opened, if any; a
+ * failure is only a cache missed (the first call opens the session as it would have).
  */
 export const warmSessionPool = async (
   pool: SessionPool,
@@ -382,7 +389,12 @@ export const warmSessionPool = async (
 ): Promise<E.Either<SessionError, LiveSession> | undefined> => {
   try {
     const id = await latestSessionId(options);
-    return id === undefined ? undefined : await pool(id, false);
+    if (id === undefined) return undefined;
+    const opened = await pool(id, false);
+    const asked = pool.requests();
+    // Its latest prompts' queries run, until a call comes (it would wait for them).
+    if (E.isRight(opened)) await opened.right.warm(() => pool.requests() !== asked);
+    return opened;
   } catch {
     return undefined;
   }

@@ -27,6 +27,7 @@ import { explainRetrieval, retrieveFacts } from '../prompt/retrieve.js';
 import type { RetrievalDecision } from '../retrieve/retrieve.js';
 import { selectValidFacts } from '../store/selectors.js';
 import { emptyFactStore, type FactStore, withMutations } from '../store/state.js';
+import { selectLatestPrompts } from '../store/taskRecords.js';
 import type { TokenCounter } from '../tokens/estimate.js';
 import { parseSessionId } from './id.js';
 import { MAX_OUTPUT_DEPTH, MAX_OUTPUT_LENGTH, MAX_PROMPT_LENGTH, MAX_TASK_ID_LENGTH } from './limits.js';
@@ -64,6 +65,8 @@ export const DEFAULT_LOCK_STALE_MS = 5_000;
 export const SNAPSHOT_EVERY = 64;
 /** A reader saves one only past this many (it must take the lock for it). */
 const SNAPSHOT_EVERY_READER = 4 * SNAPSHOT_EVERY;
+/** Prompts whose queries a warm-up runs: the most recent, whose words the next prompt most likely shares. */
+const WARM_QUERIES = 8;
 /** How many of the log's most recent events a resent event is recognized among. */
 export const DUPLICATE_WINDOW = 1_000;
 /** How many of the most recent tasks the last result is remembered for (a result resent without a time). */
@@ -125,6 +128,13 @@ export interface LiveSession {
   report(): SessionReport;
   /** Whether the session started from the snapshot beside its log (and how far into the log it reached), or why not. */
   snapshotUse(): SnapshotUse;
+  /**
+   * Runs the queries of the latest recorded prompts once on the state as read, one at a time,
+   * until `stop` says so; records nothing and never fails. A first call then finds the query's
+   * code compiled and the lists it reads ready: a warm-up for a process that has just opened
+   * the session.
+   */
+  warm(stop?: () => boolean): Promise<void>;
 }
 
 /** The sessions folder `options` name, and the folder it must stay inside (the default one must stay in `cwd`). */
@@ -585,6 +595,22 @@ const open = async (
         const facts = retrieveFacts(before, player.queryFor(query.right));
         return E.right({ ...recorded, sessionContext: formatSessionFacts(facts), facts });
       });
+    },
+    warm: async (stop = () => false) => {
+      const store = player.tracker.getSnapshot();
+      for (const { taskId, prompt } of selectLatestPrompts(store, WARM_QUERIES)) {
+        // One query at a time, each after a turn of the event loop that reads what has come in:
+        // a call that came meanwhile goes first and ends the warm-up.
+        await new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
+        if (stop()) return;
+        try {
+          const query = promptEvent({ taskId, taskPrompt: prompt });
+          if (E.isRight(query)) retrieveFacts(store, player.queryFor(query.right));
+        } catch {
+          // Only a warm-up: the first call runs its query as it would have.
+          return;
+        }
+      }
     },
     explainContext: async (input) => {
       const query = promptEvent(input);

@@ -2,12 +2,12 @@
  * A server reads the session an agent most likely asks about first (the one whose log changed
  * last) while its client connects, never creating one, never following a symlinked log.
  */
-import { mkdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { createSessionPool, warmSessionPool } from '../../src/mcp/server.js';
-import { latestSessionId } from '../../src/session/session.js';
+import { latestSessionId, openSession } from '../../src/session/session.js';
 import { tempDir } from '../tempDirs.js';
 
 const prompt = (taskId: string): string =>
@@ -52,5 +52,62 @@ describe('warming the session pool', () => {
     expect(warmed !== undefined && E.isRight(warmed)).toBe(true);
     const first = await pool('agent-session', true);
     expect(E.isRight(first) && E.isRight(warmed!) && first.right === warmed.right).toBe(true);
+  });
+
+  it('a warm-up runs the latest prompts one at a time until told to stop, and records nothing', async () => {
+    const cwd = tempDir('warm-queries-');
+    const directory = sessionsIn(cwd);
+    const tasks = Array.from({ length: 12 }, (_, i) => String(i + 1));
+    const result = (taskId: string): string =>
+      `${JSON.stringify({
+        type: 'dispatch',
+        role: 'implementer',
+        taskId,
+        at: 2,
+        result: {
+          task_id: taskId,
+          status: 'completed',
+          summary: `work on ${taskId}`,
+          files_changed: [`src/m${taskId}.ts`],
+        },
+      })}\n`;
+    const log = tasks.map((taskId) => prompt(taskId) + result(taskId)).join('');
+    writeFileSync(join(directory, 'agent-session.jsonl'), log);
+    const opened = await openSession('agent-session', { cwd });
+    if (E.isLeft(opened)) throw new Error(opened.left.message);
+    const session = opened.right;
+    const before = await session.snapshot();
+    let asked = 0;
+    await session.warm(() => {
+      asked += 1;
+      return false;
+    });
+    // One question before each query: eight queries, of the eight latest prompts.
+    expect(asked).toBe(8);
+    let stopped = 0;
+    await session.warm(() => {
+      stopped += 1;
+      return true;
+    });
+    expect(stopped).toBe(1);
+    expect(readFileSync(join(directory, 'agent-session.jsonl'), 'utf8')).toBe(log);
+    expect(await session.snapshot()).toEqual(before);
+  });
+
+  it('warming the pool leaves the log as it was and the first call answers as on a cold server', async () => {
+    const cwd = tempDir('warm-answer-');
+    const directory = sessionsIn(cwd);
+    writeFileSync(join(directory, 'agent-session.jsonl'), prompt('1') + prompt('2'));
+    const cold = tempDir('warm-cold-');
+    writeFileSync(join(sessionsIn(cold), 'agent-session.jsonl'), prompt('1') + prompt('2'));
+    const pool = createSessionPool({ cwd, version: '0.0.0-test' });
+    await warmSessionPool(pool, { cwd });
+    expect(readFileSync(join(directory, 'agent-session.jsonl'), 'utf8')).toBe(prompt('1') + prompt('2'));
+    const compile = async (source: ReturnType<typeof createSessionPool>) => {
+      const session = await source('agent-session', false);
+      if (E.isLeft(session)) throw new Error(session.left.message);
+      return session.right.compileContext({ taskId: '3', taskPrompt: 'task 2', at: 5 });
+    };
+    expect(await compile(pool)).toEqual(await compile(createSessionPool({ cwd: cold, version: '0.0.0-test' })));
   });
 });
