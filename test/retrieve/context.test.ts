@@ -1,0 +1,85 @@
+/**
+ * The context table of a query: the `contextTasks` tasks whose prompts match it best, read from
+ * the task postings. It must be exactly what scoring every task's own prompt gives.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { addFacts, emptyFactStore, type FactStore, makeFact, recordTaskPrompt } from '../../src/index.js';
+import * as PMap from '../../src/base/persistentMap.js';
+import { withMutations } from '../../src/store/state.js';
+import { planQuery, resolveRanking } from '../../src/retrieve/rank.js';
+import { contextTable } from '../../src/retrieve/score.js';
+import { contextTermWeights, postingWeight, quantize } from '../../src/retrieve/index/weights.js';
+
+/** A few common words and a tail of rarer ones: long lists (split into blocks) and many ties. */
+const WORDS = ['fix', 'add', 'test', 'parser', 'cache', 'route', 'auth', 'docs', 'build', 'lint', 'queue', 'theme'];
+const wordArb = fc.oneof(
+  { arbitrary: fc.constantFrom(...WORDS.slice(0, 4)), weight: 6 },
+  { arbitrary: fc.constantFrom(...WORDS), weight: 3 },
+  { arbitrary: fc.nat({ max: 40 }).map((n) => `word${n}`), weight: 1 },
+);
+
+/** Up to 300 tasks, each with a prompt and one fact (a task lends its prompt while it holds a fact). */
+const storeArb: fc.Arbitrary<{ store: FactStore; prompts: Map<string, string> }> = fc
+  .array(fc.array(wordArb, { minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 300 })
+  .map((tasks) => {
+    const prompts = new Map(tasks.map((words, i) => [String(i + 1), words.join(' ')]));
+    const store = withMutations(emptyFactStore({ maxValidFacts: 10_000 }), (start) => {
+      let next = start;
+      for (const [taskId, prompt] of prompts) {
+        next = recordTaskPrompt(next, taskId, prompt, Number(taskId));
+        next = addFacts(next, [
+          makeFact({
+            subject: `task:${taskId}`,
+            relation: 'completed_with',
+            object: 'completed',
+            tags: ['decision'],
+            validFrom: Number(taskId),
+            sourceTaskId: taskId,
+            sourceRole: 'implementer',
+            confidence: 1,
+          }),
+        ]);
+      }
+      return next;
+    });
+    return { store, prompts };
+  });
+
+describe('the context table', () => {
+  it('holds exactly the best contextTasks tasks by the BM25 of their prompts, with their scores, read from the index', () => {
+    fc.assert(
+      fc.property(
+        storeArb,
+        fc.array(wordArb, { minLength: 1, maxLength: 8 }),
+        fc.integer({ min: 1, max: 60 }),
+        ({ store, prompts }, query, contextTasks) => {
+          const ranking = resolveRanking({ contextTasks });
+          const plan = planQuery(store.index, prompts.size, query.join(' '), ranking);
+          // Every task scored: its terms' weights read from its own prompt, added in query order.
+          const scored = [...prompts].flatMap(([taskId, prompt]) => {
+            const weights = contextTermWeights(prompt);
+            let sum = 0;
+            for (const term of plan.contextTerms) {
+              const weight = weights.get(term.term);
+              if (weight !== undefined) sum += term.idf * postingWeight(quantize(weight));
+            }
+            return sum > 0 ? [{ taskId, score: sum * ranking.contextWeight }] : [];
+          });
+          scored.sort((a, b) => b.score - a.score || (a.taskId < b.taskId ? -1 : 1));
+          const expected = new Map(
+            scored
+              .slice(0, contextTasks)
+              .sort((a, b) => (a.taskId < b.taskId ? -1 : 1))
+              .map(({ taskId, score }) => {
+                const facts = PMap.size(PMap.get(store.index.tasks, taskId)!.facts);
+                return [taskId, score / Math.max(1, facts)];
+              }),
+          );
+          expect([...contextTable(store, plan).byTask]).toEqual([...expected]);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+});
