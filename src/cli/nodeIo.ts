@@ -150,14 +150,17 @@ const version = (): E.Either<string, string> => {
   }
 };
 
+/** A reader that closes the pipe early (`fact-tracker replay f | head`) is not an error. */
+const onStdoutError = (error: NodeJS.ErrnoException): void => {
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw error;
+};
+
 /** The real streams and files of this process. */
 export const createNodeIo = (): CliIo => {
   const cwd = currentDirectory();
-  // A reader that closes the pipe early (`fact-tracker replay f | head`) is not an error.
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw error;
-  });
+  // Once per process, however many times the streams are asked for.
+  if (!process.stdout.listeners('error').includes(onStdoutError)) process.stdout.on('error', onStdoutError);
   return {
     readText,
     openStream,
