@@ -27,7 +27,7 @@ import { explainRetrieval, retrieveFacts } from '../prompt/retrieve.js';
 import type { RetrievalDecision } from '../retrieve/retrieve.js';
 import { selectValidFacts } from '../store/selectors.js';
 import { emptyFactStore, type FactStore, withMutations } from '../store/state.js';
-import { selectLatestPrompts } from '../store/taskRecords.js';
+import { selectLatestPrompts } from '../store/write.js';
 import type { TokenCounter } from '../tokens/estimate.js';
 import { parseSessionId } from './id.js';
 import { MAX_OUTPUT_DEPTH, MAX_OUTPUT_LENGTH, MAX_PROMPT_LENGTH, MAX_TASK_ID_LENGTH } from './limits.js';
@@ -597,19 +597,18 @@ const open = async (
       });
     },
     warm: async (stop = () => false) => {
-      const store = player.tracker.getSnapshot();
-      for (const { taskId, prompt } of selectLatestPrompts(store, WARM_QUERIES)) {
-        // One query at a time, each after a turn of the event loop that reads what has come in:
-        // a call that came meanwhile goes first and ends the warm-up.
-        await new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
-        if (stop()) return;
-        try {
+      try {
+        const store = player.tracker.getSnapshot();
+        for (const { taskId, prompt } of selectLatestPrompts(store, WARM_QUERIES)) {
+          // One query at a time, each after a turn of the event loop that reads what has come
+          // in: a call that came meanwhile goes first and ends the warm-up.
+          await new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
+          if (stop()) return;
           const query = promptEvent({ taskId, taskPrompt: prompt });
           if (E.isRight(query)) retrieveFacts(store, player.queryFor(query.right));
-        } catch {
-          // Only a warm-up: the first call runs its query as it would have.
-          return;
         }
+      } catch {
+        // Only a warm-up: the first call runs its query as it would have.
       }
     },
     explainContext: async (input) => {

@@ -49,24 +49,3 @@ export const pruneTaskRecords = (store: FactStore, keep: number = TASK_RECORDS):
   const forgotten = idle.slice(keep).map(([taskId]) => taskId);
   return withMutations(store, (current) => ({ ...current, index: forgetTasks(current.index, forgotten) }));
 };
-
-/** The `count` latest recorded prompts of the store's tasks, latest first (by time, then the smaller id). */
-export const selectLatestPrompts = (
-  store: FactStore,
-  count: number,
-): ReadonlyArray<{ readonly taskId: string; readonly prompt: string }> => {
-  const latest: Array<{ taskId: string; prompt: string; at: number }> = [];
-  const before = (a: { taskId: string; at: number }, b: { taskId: string; at: number }): boolean =>
-    a.at > b.at || (a.at === b.at && a.taskId < b.taskId);
-  PMap.forEach(store.index.tasks, (doc, taskId) => {
-    const at = doc.promptAt;
-    if (at === undefined || doc.prompt === '' || count < 1) return;
-    const entry = { taskId, prompt: doc.prompt, at };
-    if (latest.length === count && !before(entry, latest[count - 1]!)) return;
-    let place = latest.length;
-    while (place > 0 && before(entry, latest[place - 1]!)) place -= 1;
-    latest.splice(place, 0, entry);
-    if (latest.length > count) latest.pop();
-  });
-  return latest.map(({ taskId, prompt }) => ({ taskId, prompt }));
-};

@@ -194,6 +194,13 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
 /** The task prompts recorded in a store, by task id. */
 export const selectRecordedPrompts = (store: FactStore): RecordedPrompt[] => selectIndexedPrompts(store.index);
 
+/** The `count` latest recorded prompts that are not empty, latest first (by time, then task id). */
+export const selectLatestPrompts = (store: FactStore, count: number): RecordedPrompt[] =>
+  selectRecordedPrompts(store)
+    .filter((recorded) => recorded.prompt !== '')
+    .sort((a, b) => b.at - a.at || (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0))
+    .slice(0, Math.max(0, count));
+
 /** The files recorded as changed by tasks, by subject, relation and task. */
 export const selectRecordedFiles = (store: FactStore): RecordedFile[] => selectIndexedFiles(store.index);
 

@@ -20,7 +20,7 @@ import {
 } from '../../src/index.js';
 import { lastFactTime } from '../../src/retrieve/index/searchIndex.js';
 import { pruneTaskRecords, TASK_RECORDS } from '../../src/store/taskRecords.js';
-import { selectRecordedFiles, selectRecordedPrompts } from '../../src/store/write.js';
+import { selectLatestPrompts, selectRecordedFiles, selectRecordedPrompts } from '../../src/store/write.js';
 import { expectConsistent, flattenIndex } from './invariants.js';
 
 const change = (task: number, path: string, at: number): SessionFact =>
@@ -138,5 +138,22 @@ describe('task records', () => {
     // What recency reads is untouched: the latest tasks with facts.
     expect(lastFactTime(PMap.get(store.index.tasks, String(tasks.length))!)).toBe(tasks.length - 1);
     expect(flattenIndex(roundTrip(store).index)).toEqual(flattenIndex(store.index));
+  });
+
+  it('selectLatestPrompts gives the latest non-empty prompts, latest first, ties by task id', () => {
+    let store = emptyFactStore();
+    for (const [task, prompt, at] of [
+      ['b', 'second at 5', 5],
+      ['a', 'first at 5', 5],
+      ['c', 'at 9', 9],
+      ['d', '', 12],
+      ['e', 'at 1', 1],
+    ] as const)
+      store = recordTaskPrompt(store, task, prompt, at);
+    const ids = (count: number) => selectLatestPrompts(store, count).map((recorded) => recorded.taskId);
+    expect(ids(3)).toEqual(['c', 'a', 'b']);
+    expect(ids(10)).toEqual(['c', 'a', 'b', 'e']);
+    expect(ids(0)).toEqual([]);
+    expect(selectLatestPrompts(store, 1)).toEqual([{ taskId: 'c', prompt: 'at 9', at: 9 }]);
   });
 });
