@@ -370,8 +370,9 @@ const KEPT_SETTLED = 256;
 /**
  * The records that leave the same state for every decision still to be made: live dispatches
  * with what happened to them, waiting reports, the latest observation, and markers for the most
- * recent settled dispatches and agents (a repeated stop of one of them stays a no-op). What is
- * older than `retentionMs` at `now` and settled is dropped.
+ * recent settled dispatches and agents (a repeated stop of one of them stays a no-op). A
+ * dispatch still waiting for its result after `retentionMs` at `now` is dropped (its subagent
+ * has long stopped), and settled dispatches past the most recent KEPT_SETTLED leave no marker.
  */
 export const compactHookRecords = (state: HookState, now: number, retentionMs: number): ReadonlyArray<HookRecord> => {
   const live = state.dispatches.filter((dispatch) => !isSettled(dispatch) && now - dispatch.record.at <= retentionMs);
