@@ -198,7 +198,8 @@ export const selectRecordedPrompts = (store: FactStore): RecordedPrompt[] => sel
 export const selectLatestPrompts = (store: FactStore, count: number): RecordedPrompt[] =>
   selectRecordedPrompts(store)
     .filter((recorded) => recorded.prompt !== '')
-    .sort((a, b) => b.at - a.at || (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0))
+    // A stable sort: prompts of one time keep the task-id order they come in.
+    .sort((a, b) => b.at - a.at)
     .slice(0, Math.max(0, count));
 
 /** The files recorded as changed by tasks, by subject, relation and task. */
