@@ -152,7 +152,8 @@ const isHeader = (value: unknown): value is Header =>
   isCount(value['store']['length']) &&
   isText(value['store']['sha256']);
 
-const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+/** The SHA-256 of a text's UTF-8 bytes (of the bytes themselves, given a buffer): the same digest either way. */
+const sha256 = (data: string | Uint8Array): string => createHash('sha256').update(data).digest('hex');
 
 /**
  * Deeply freezes a value just parsed from JSON (plain objects and arrays only), as every store
@@ -182,26 +183,31 @@ export const snapshotFileOf = (file: string): string => `${file}${SNAPSHOT_EXTEN
  * there is not (Right(undefined) when there is none). Never throws.
  */
 export const readSnapshot = (file: string): E.Either<string, SessionSnapshot | undefined> => {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = withFile(snapshotFileOf(file), constants.O_RDONLY, (fd) => readFileSync(fd, 'utf8'));
+    bytes = withFile(snapshotFileOf(file), constants.O_RDONLY, (fd) => readFileSync(fd));
   } catch (error) {
     return (error as { code?: unknown }).code === 'ENOENT'
       ? E.right(undefined)
       : E.left(`the snapshot cannot be read (${String((error as { code?: unknown }).code ?? 'error')})`);
   }
-  const newline = text.indexOf('\n');
-  const [head, body] = newline === -1 ? [text, ''] : [text.slice(0, newline), text.slice(newline + 1)];
+  // The store's bytes are hashed as read (hashing the decoded text encodes it again, several times slower).
+  const newline = bytes.indexOf(0x0a);
+  const [head, body] =
+    newline === -1 ? [bytes, bytes.subarray(bytes.length)] : [bytes.subarray(0, newline), bytes.subarray(newline + 1)];
   let header: unknown;
   try {
-    header = JSON.parse(head);
+    header = JSON.parse(head.toString('utf8'));
   } catch {
     return E.left('the snapshot is not JSON (cut short or corrupt)');
   }
   if (!isHeader(header)) return E.left('the snapshot is not a session snapshot of this layout');
   if (header.library !== libraryVersion())
     return E.left(`the snapshot was written by version ${header.library} of the package`);
-  if (body.length !== header.store.length || sha256(body) !== header.store.sha256)
+  if (sha256(body) !== header.store.sha256)
+    return E.left('the snapshot is cut short or corrupt (its store does not match its hash)');
+  const text = body.toString('utf8');
+  if (text.length !== header.store.length)
     return E.left('the snapshot is cut short or corrupt (its store does not match its hash)');
   try {
     const problem = withFile(file, constants.O_RDONLY, (fd): string | undefined => {
@@ -220,7 +226,7 @@ export const readSnapshot = (file: string): E.Either<string, SessionSnapshot | u
   }
   let store: unknown;
   try {
-    store = JSON.parse(body);
+    store = JSON.parse(text);
   } catch {
     return E.left('the snapshot is not JSON (cut short or corrupt)');
   }
