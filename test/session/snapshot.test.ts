@@ -51,9 +51,9 @@ const right = <T>(value: E.Either<{ code: string; message: string }, T>): T => {
 const AREAS = ['auth', 'billing', 'search', 'orders', 'mail', 'reports', 'admin'];
 
 /** Writes `tasks` tasks (a prompt, an implementer result and a review each) through `session`. */
-const work = async (session: LiveSession, tasks: number, first = 1): Promise<void> => {
+const work = async (session: LiveSession, tasks: number, first = 1, areas = AREAS): Promise<void> => {
   for (let task = first; task < first + tasks; task += 1) {
-    const area = AREAS[task % AREAS.length]!;
+    const area = areas[task % areas.length]!;
     const taskId = String(task);
     const at = task * 60_000;
     right(await session.compileContext({ taskId, taskPrompt: `Fix the ${area} retry handling, step ${task}`, at }));
@@ -144,6 +144,16 @@ describe('session snapshots', { timeout: 120_000 }, () => {
     const replayed = replayHistory(readFileSync(file, 'utf8'));
     expect(answer.sessionContext).toBe(replayed.report.prompts.at(-1)!.sessionContext);
     expect(answer.sessionContext).not.toBe('');
+  });
+
+  it('starts from a snapshot whose facts hold text of several bytes a character (its hash is of the bytes written)', async () => {
+    const directory = tempDir('snapshot-');
+    const writer = await open('s', { directory });
+    await work(writer, 40, 1, ['café', '検索', 'ünïcode', 'fusée-🚀', 'naïve']);
+    expect(readFileSync(`${writer.file}.snapshot`, 'utf8')).toContain('検索');
+    const reader = await open('s', { directory, create: false });
+    expect(reader.snapshotUse().used).toBe(true);
+    expect(right(await reader.snapshot())).toEqual(replayHistory(readFileSync(writer.file, 'utf8')).store);
   });
 
   it('rebuilds from the log when the snapshot is missing, cut short, corrupt, of another version or another layout', async () => {
