@@ -110,6 +110,8 @@ let specialContexts = new Float64Array(1024);
 let specialFlags = new Uint16Array(1024);
 let specialNamed = new Uint8Array(1024);
 const specialFacts: Array<SessionFact | undefined> = [];
+/** The pair key of a special fact found through its pair (its co-change is read by it, with no key built). */
+const specialPairs: Array<string | undefined> = [];
 let specialCount = 0;
 
 /**
@@ -117,12 +119,13 @@ let specialCount = 0;
  * is marked). `context` is the context score when the way in tells it (a file fact found
  * through its pair gets the pair's score); otherwise `factContext` gives it.
  */
-const describe = (pass: Pass, doc: number, fact: SessionFact, context?: number): void => {
+const describe = (pass: Pass, doc: number, fact: SessionFact, context?: number, pair?: string): void => {
   const { paths } = pass.plan;
   const at = specialCount++;
   specialMark[doc] = 1;
   specialDocs[at] = doc;
   specialFacts[at] = fact;
+  specialPairs[at] = pair;
   specialContexts[at] = context ?? factContext(pass.table, fact);
   specialFlags[at] = priorFlags(fact);
   specialNamed[at] = paths.length > 0 && namesSubject(paths, fact.subject) ? 1 : 0;
@@ -132,6 +135,7 @@ const clearSpecial = (): void => {
   for (let i = 0; i < specialCount; i += 1) {
     specialMark[specialDocs[i]!] = 0;
     specialFacts[i] = undefined;
+    specialPairs[i] = undefined;
   }
   specialCount = 0;
 };
@@ -162,7 +166,8 @@ const describePairFacts = (store: FactStore, pass: Pass, pair: string, score?: n
     const doc = PMap.get(index.ids, assertions[i]!.id);
     if (doc === undefined || specialMark[doc] === 1) continue;
     const valid = getAt(index.docs, doc);
-    if (valid !== undefined) describe(pass, doc, valid, score !== undefined && isFileFact(valid) ? score : undefined);
+    if (valid !== undefined)
+      describe(pass, doc, valid, score !== undefined && isFileFact(valid) ? score : undefined, pair);
   }
 };
 
@@ -774,7 +779,13 @@ const seedSpecial = (pass: Pass, count: number, populations: ReadonlyArray<Popul
     docContext[doc] = specialContexts[i]!;
     const fact = specialFacts[i]!;
     docRecency[doc] = recency.size === 0 ? 0 : (recency.get(fact.sourceTaskId) ?? 0);
-    docCoChange[doc] = factCoChange(pass, fact);
+    const pair = specialPairs[i];
+    docCoChange[doc] =
+      pair === undefined
+        ? factCoChange(pass, fact)
+        : pass.coChange.size === 0 || !isFileFact(fact)
+          ? 0
+          : (pass.coChange.get(pair) ?? 0);
   }
 };
 
