@@ -140,15 +140,16 @@ const clearSpecial = (): void => {
   specialCount = 0;
 };
 
-/** Describes the task's valid facts not described yet. */
+/** Describes the task's valid facts not described yet (all asserted by the task: their context, but a file fact's, is the task's). */
 const describeTaskFacts = (store: FactStore, pass: Pass, taskId: string): void => {
   const { index } = store;
   const task = PMap.get(index.tasks, taskId);
   if (task === undefined) return;
+  const context = pass.table.byTask.get(taskId) ?? 0;
   PMap.forEach(task.facts, (doc) => {
     if (specialMark[doc] === 1) return;
     const fact = getAt(index.docs, doc);
-    if (fact !== undefined) describe(pass, doc, fact);
+    if (fact !== undefined) describe(pass, doc, fact, isFileFact(fact) ? undefined : context);
   });
 };
 
