@@ -233,10 +233,22 @@ export const byRank = (a: Scored, b: Scored): number =>
   b.fact.validFrom - a.fact.validFrom ||
   (a.fact.id < b.fact.id ? -1 : a.fact.id > b.fact.id ? 1 : 0);
 
-/** The stored weight of each pass term in a document, read from the postings (undefined: absent). */
-export const storedWeights = (pass: Pass, doc: number, convention: boolean): Array<number | undefined> =>
-  pass.terms.map((planned) => {
-    const postings = convention ? planned.conventions : planned.postings;
+/**
+ * The stored weight of each pass term in a document, read from the postings (undefined: absent),
+ * written into `into` (a scratch list the caller reuses and never keeps) and returned.
+ */
+export const storedWeights = (
+  pass: Pass,
+  doc: number,
+  convention: boolean,
+  into: Array<number | undefined> = [],
+): Array<number | undefined> => {
+  const { terms } = pass;
+  into.length = terms.length;
+  for (let i = 0; i < terms.length; i += 1) {
+    const postings = convention ? terms[i]!.conventions : terms[i]!.postings;
     const value = postings === undefined ? undefined : viewedPostingValue(postings, doc);
-    return value === undefined ? undefined : postingWeightOf(value);
-  });
+    into[i] = value === undefined ? undefined : postingWeightOf(value);
+  }
+  return into;
+};

@@ -742,7 +742,7 @@ const accumulate = (phase: Phase, population: Population): void => {
       const fact = getAt(docs, doc);
       if (fact === undefined) continue;
       const st = state[doc]!;
-      const weights = storedWeights(pass, doc, conventions);
+      const weights = storedWeights(pass, doc, conventions, weightsScratch);
       const isSpecial = (st & SPECIAL) !== 0;
       const context = isSpecial ? contexts[doc]! : 0;
       const recency = isSpecial ? recencies[doc]! : 0;
@@ -789,6 +789,9 @@ const seedSpecial = (pass: Pass, count: number, populations: ReadonlyArray<Popul
           : (pass.coChange.get(pair) ?? 0);
   }
 };
+
+/** The stored weights of the fact being scored exactly (combineScore reads them, nothing keeps them). */
+const weightsScratch: Array<number | undefined> = [];
 
 /** Drops every accumulator a query opened. */
 const clearPopulations = (populations: ReadonlyArray<Population>): void => {
