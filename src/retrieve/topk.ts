@@ -117,7 +117,8 @@ let specialCount = 0;
 /**
  * Describes the fact of `doc` for the query's passes and marks it (the callers pass over what
  * is marked). `context` is the context score when the way in tells it (a file fact found
- * through its pair gets the pair's score); otherwise `factContext` gives it.
+ * through its pair gets the pair's score, another fact found through its task the task's);
+ * otherwise `factContext` gives it. `pair` is the fact's pair key when it was found through it.
  */
 const describe = (pass: Pass, doc: number, fact: SessionFact, context?: number, pair?: string): void => {
   const { paths } = pass.plan;
@@ -780,13 +781,7 @@ const seedSpecial = (pass: Pass, count: number, populations: ReadonlyArray<Popul
     docContext[doc] = specialContexts[i]!;
     const fact = specialFacts[i]!;
     docRecency[doc] = recency.size === 0 ? 0 : (recency.get(fact.sourceTaskId) ?? 0);
-    const pair = specialPairs[i];
-    docCoChange[doc] =
-      pair === undefined
-        ? factCoChange(pass, fact)
-        : pass.coChange.size === 0 || !isFileFact(fact)
-          ? 0
-          : (pass.coChange.get(pair) ?? 0);
+    docCoChange[doc] = factCoChange(pass, fact, specialPairs[i]);
   }
 };
 
