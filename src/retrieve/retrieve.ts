@@ -44,6 +44,7 @@ import {
   factContext,
   filterReason,
   type Pass,
+  type Passes,
   repeatsConvention,
   type Scored,
   type Settings,
@@ -149,10 +150,25 @@ const latestTasks = (store: FactStore, taskIds: ReadonlyArray<string>): Array<re
     if (task !== undefined && PMap.size(task.touched) <= CO_CHANGE_MAX_FILES) docs.push([taskId, task]);
   }
   if (docs.length <= CO_CHANGE_TASKS) return docs;
+  // The latest, kept in a short sorted list (a file may have hundreds of tasks; no sort of them
+  // all), read from the end: the tasks of a file are listed about in time order.
   const time = (task: TaskDoc): number => task.promptAt ?? -Infinity;
-  return docs
-    .sort(([a, x], [b, y]) => time(y) - time(x) || lastFactTime(y) - lastFactTime(x) || (a < b ? -1 : a > b ? 1 : 0))
-    .slice(0, CO_CHANGE_TASKS);
+  const newer = ([a, x]: readonly [string, TaskDoc], [b, y]: readonly [string, TaskDoc]): boolean => {
+    const [p, q] = [time(x), time(y)];
+    if (p !== q) return p > q;
+    const [s, t] = [lastFactTime(x), lastFactTime(y)];
+    return s !== t ? s > t : a < b;
+  };
+  const latest: Array<readonly [string, TaskDoc]> = [];
+  for (let i = docs.length - 1; i >= 0; i -= 1) {
+    const entry = docs[i]!;
+    if (latest.length === CO_CHANGE_TASKS && !newer(entry, latest[CO_CHANGE_TASKS - 1]!)) continue;
+    let at = latest.length;
+    while (at > 0 && newer(entry, latest[at - 1]!)) at -= 1;
+    latest.splice(at, 0, entry);
+    if (latest.length > CO_CHANGE_TASKS) latest.pop();
+  }
+  return latest;
 };
 
 /**
@@ -207,12 +223,6 @@ const feedbackTerms = (store: FactStore, settings: Settings, first: ReadonlyArra
     .slice(0, feedback.terms);
 };
 
-/** The two passes of a query: the first (the query alone) and the last (everything), with what links them. */
-interface Passes {
-  readonly first: Pass | undefined;
-  readonly last: (first: ReadonlyArray<Scored>) => Pass;
-}
-
 const needsFirstPass = (settings: Settings): boolean => {
   const { feedback, coChange, conventionBase } = settings.plan.ranking;
   return (
@@ -224,6 +234,7 @@ const passesFor = (store: FactStore, settings: Settings, table: ContextTable): P
   const { plan } = settings;
   const { feedback, coChange } = plan.ranking;
   const none = new Map<string, number>();
+  const recency = recentTasks(store, settings);
   const queryPass = (
     k: number,
     scale: number,
@@ -246,6 +257,7 @@ const passesFor = (store: FactStore, settings: Settings, table: ContextTable): P
     : undefined;
   return {
     first,
+    recency,
     last: (firstRanked) => {
       const best = firstRanked[0];
       const scale = best === undefined ? 0 : best.parts.total - best.parts.boost;
@@ -253,7 +265,7 @@ const passesFor = (store: FactStore, settings: Settings, table: ContextTable): P
         settings.maxFacts,
         scale,
         [...plan.terms, ...feedbackTerms(store, settings, firstRanked)],
-        recentTasks(store, settings),
+        recency,
         coChangeScores(store, settings, firstRanked),
       );
     },
@@ -301,7 +313,7 @@ export const retrieveRanked = (
     if (settings.maxFacts === 0 || settings.maxTokens < 0) return [];
     const table = contextTable(store, settings.plan);
     const passes = passesFor(store, settings, table);
-    const ranked = rankPasses(store, settings, passes.first, passes.last);
+    const ranked = rankPasses(store, settings, passes);
     return finish(settings, ranked)
       .filter((candidate) => candidate.reason === undefined)
       .map((candidate) => candidate.fact);

@@ -9,7 +9,7 @@ import type { SessionFact } from '../fact.js';
 import { type FactStore, pairKey, selectValidFact } from '../store/state.js';
 import { isFileFact, selectPairLog } from '../store/write.js';
 import type { BudgetSettings } from './budget.js';
-import { listView, postingWeightOf, viewedPostingValue } from './index/postings.js';
+import { keptView, listView, type Postings, postingValue, postingWeightOf, viewValue } from './index/postings.js';
 import { priorFlags } from './index/priors.js';
 import { postingWeight } from './index/weights.js';
 import { flagPriors, namesSubject, type PlannedTerm, priorValue, type QueryPlan, type ScoreParts } from './rank.js';
@@ -44,6 +44,14 @@ export interface Pass {
   /** The query's own best score (boost aside), from the first pass; 0 in the first pass. */
   readonly scale: number;
   readonly k: number;
+}
+
+/** The two passes of a query: the first (the query alone) and the last (everything), with what links them. */
+export interface Passes {
+  readonly first: Pass | undefined;
+  readonly last: (first: ReadonlyArray<Scored>) => Pass;
+  /** The recent tasks and the recency the last pass gives their facts: known before the first pass. */
+  readonly recency: ReadonlyMap<string, number>;
 }
 
 /**
@@ -236,20 +244,36 @@ export const byRank = (a: Scored, b: Scored): number =>
   (a.fact.id < b.fact.id ? -1 : a.fact.id > b.fact.id ? 1 : 0);
 
 /**
+ * A pass's lists of one population (the facts, or the conventions), by term, for looking
+ * documents up: each read through the view a query kept of it (a binary search of a typed
+ * array), else through the list itself. Made once the lists are read, for the exact scoring of
+ * many candidates, so that each lookup is not also a search for the list's view.
+ */
+export interface TermLists {
+  readonly views: ReadonlyArray<Int32Array | undefined>;
+  readonly lists: ReadonlyArray<Postings | undefined>;
+}
+
+export const termLists = (pass: Pass, convention: boolean): TermLists => {
+  const lists = pass.terms.map((term) => (convention ? term.conventions : term.postings));
+  return { lists, views: lists.map((postings) => (postings === undefined ? undefined : keptView(postings))) };
+};
+
+/**
  * The stored weight of each pass term in a document, read from the postings (undefined: absent),
  * written into `into` (a scratch list the caller reuses and never keeps) and returned.
  */
 export const storedWeights = (
-  pass: Pass,
+  { views, lists }: TermLists,
   doc: number,
-  convention: boolean,
   into: Array<number | undefined>,
 ): Array<number | undefined> => {
-  const { terms } = pass;
-  into.length = terms.length;
-  for (let i = 0; i < terms.length; i += 1) {
-    const postings = convention ? terms[i]!.conventions : terms[i]!.postings;
-    const value = postings === undefined ? undefined : viewedPostingValue(postings, doc);
+  into.length = lists.length;
+  for (let i = 0; i < lists.length; i += 1) {
+    const view = views[i];
+    const postings = lists[i];
+    const value =
+      view !== undefined ? viewValue(view, doc) : postings === undefined ? undefined : postingValue(postings, doc);
     into[i] = value === undefined ? undefined : postingWeightOf(value);
   }
   return into;

@@ -57,10 +57,12 @@ import {
   filterReason,
   type Extras,
   type Pass,
+  type Passes,
   repeatsConvention,
   type Scored,
   type Settings,
   storedWeights,
+  termLists,
 } from './score.js';
 
 /** Bounds are sums in another order than the exact scores: a margin keeps rounding from pruning a tie. */
@@ -190,18 +192,21 @@ const describeContextFacts = (store: FactStore, pass: Pass): void => {
 };
 
 /**
- * How many of the special list each pass of one query has: the facts of its context and the
- * files it names first (the passes share the context table and the plan, so they are found and
- * described once), then those of the recent tasks and the co-changed files (in the last pass).
+ * How many of the special list each pass of one query has: the facts of its context, of the
+ * files it names and of the recent tasks first (the passes share the context table, the plan
+ * and the recent tasks, so they are found and described once), then those of the co-changed
+ * files (in the last pass). The recent tasks' facts get their recency in the last pass only,
+ * but are special in the first too: the query phase then reads their query terms in full, and
+ * the last pass need not seek them in every list of the query again.
  */
-const specialFactsOf = (store: FactStore): ((pass: Pass) => number) => {
+const specialFactsOf = (store: FactStore, recent: ReadonlyMap<string, number>): ((pass: Pass) => number) => {
   let shared = -1;
   return (pass) => {
     if (shared < 0) {
       describeContextFacts(store, pass);
+      for (const taskId of recent.keys()) describeTaskFacts(store, pass, taskId);
       shared = specialCount;
     }
-    for (const taskId of pass.recency.keys()) describeTaskFacts(store, pass, taskId);
     for (const pair of pass.coChange.keys()) describePairFacts(store, pass, pair);
     return specialCount;
   };
@@ -738,12 +743,13 @@ const accumulate = (phase: Phase, population: Population): void => {
       if (bound * SLACK >= floor && search.mayEnter(bound)) candidates.push({ doc, bound });
     }
     candidates.sort((a, b) => b.bound - a.bound);
+    const lookup = candidates.length === 0 ? undefined : termLists(pass, conventions);
     for (const { doc, bound } of candidates) {
       if (!search.mayEnter(bound)) break;
       const fact = getAt(docs, doc);
       if (fact === undefined) continue;
       const st = state[doc]!;
-      const weights = storedWeights(pass, doc, conventions, weightsScratch);
+      const weights = storedWeights(lookup!, doc, weightsScratch);
       const isSpecial = (st & SPECIAL) !== 0;
       const context = isSpecial ? contexts[doc]! : 0;
       const recency = isSpecial ? recencies[doc]! : 0;
@@ -803,18 +809,13 @@ const clearPopulations = (populations: ReadonlyArray<Population>): void => {
  * keeps, and the last pass then reads only the feedback words' lists, or every list again when
  * those are long.
  */
-export const rankPasses = (
-  store: FactStore,
-  settings: Settings,
-  first: Pass | undefined,
-  last: (first: ReadonlyArray<Scored>) => Pass,
-): Scored[] => {
+export const rankPasses = (store: FactStore, settings: Settings, { first, last, recency }: Passes): Scored[] => {
   const documents = store.index.nextDoc;
   const lastK = Math.min(settings.maxFacts, documents);
   if (!(lastK > 0)) return [];
   ensureScratch(documents);
   const populations = [new Population(false, openFacts), new Population(true, openConventions)];
-  const specialFacts = specialFactsOf(store);
+  const specialFacts = specialFactsOf(store, recency);
   const run = (phase: Phase): void => {
     // The facts first, then the conventions: they are fewer, and most are turned away by the
     // floor the facts leave.

@@ -309,13 +309,11 @@ export const listView = (postings: Postings): ArrayLike<number> => {
   return view;
 };
 
-/**
- * `postingValue` for a query: through the list's kept view when it has one (a binary search of a
- * typed array), else through the list itself (no view is made for one lookup).
- */
-export const viewedPostingValue = (postings: Postings, doc: number): number | undefined => {
-  const view = views.get(postings);
-  if (view === undefined) return postingValue(postings, doc);
+/** The view `listView` keeps for a frozen list it has read, if any. */
+export const keptView = (postings: Postings): Int32Array | undefined => views.get(postings);
+
+/** The packed value of `doc` in a list's kept view (see `keptView`), or undefined when it does not hold it. */
+export const viewValue = (view: Int32Array, doc: number): number | undefined => {
   const at = search(view, doc);
   return at < 0 ? undefined : view[at + 1];
 };
