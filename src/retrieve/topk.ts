@@ -112,24 +112,24 @@ let specialContexts = new Float64Array(1024);
 let specialFlags = new Uint16Array(1024);
 let specialNamed = new Uint8Array(1024);
 const specialFacts: Array<SessionFact | undefined> = [];
-/** The pair key of a special fact found through its pair (its co-change is read by it, with no key built). */
-const specialPairs: Array<string | undefined> = [];
 let specialCount = 0;
+/** The co-changed files' facts of the last pass (`coChangedCount` of them) and their co-change scores. */
+let coChangedDocs = new Int32Array(1024);
+let coChangedScores = new Float64Array(1024);
+let coChangedCount = 0;
 
 /**
  * Describes the fact of `doc` for the query's passes and marks it (the callers pass over what
- * is marked). `context` is the context score when the way in tells it (a file fact found
- * through its pair gets the pair's score, another fact found through its task the task's);
- * otherwise `factContext` gives it. `pair` is the fact's pair key when it was found through it.
+ * is marked), with its context score (`factContext`'s, which the way in mostly tells: see
+ * `describeContextFacts`).
  */
-const describe = (pass: Pass, doc: number, fact: SessionFact, context?: number, pair?: string): void => {
+const describe = (pass: Pass, doc: number, fact: SessionFact, context: number): void => {
   const { paths } = pass.plan;
   const at = specialCount++;
   specialMark[doc] = 1;
   specialDocs[at] = doc;
   specialFacts[at] = fact;
-  specialPairs[at] = pair;
-  specialContexts[at] = context ?? factContext(pass.table, fact);
+  specialContexts[at] = context;
   specialFlags[at] = priorFlags(fact);
   specialNamed[at] = paths.length > 0 && namesSubject(paths, fact.subject) ? 1 : 0;
 };
@@ -138,12 +138,16 @@ const clearSpecial = (): void => {
   for (let i = 0; i < specialCount; i += 1) {
     specialMark[specialDocs[i]!] = 0;
     specialFacts[i] = undefined;
-    specialPairs[i] = undefined;
   }
   specialCount = 0;
+  coChangedCount = 0;
 };
 
-/** Describes the task's valid facts not described yet (all asserted by the task: their context, but a file fact's, is the task's). */
+/**
+ * Describes the task's valid facts not described yet: all asserted by the task, so their context
+ * is the task's, but a file fact's, which is its pair's: none, as the facts of the context's
+ * pairs are described first.
+ */
 const describeTaskFacts = (store: FactStore, pass: Pass, taskId: string): void => {
   const { index } = store;
   const task = PMap.get(index.tasks, taskId);
@@ -152,30 +156,58 @@ const describeTaskFacts = (store: FactStore, pass: Pass, taskId: string): void =
   PMap.forEach(task.facts, (doc) => {
     if (specialMark[doc] === 1) return;
     const fact = getAt(index.docs, doc);
-    if (fact !== undefined) describe(pass, doc, fact, isFileFact(fact) ? undefined : context);
+    if (fact !== undefined) describe(pass, doc, fact, isFileFact(fact) ? 0 : context);
   });
 };
 
-/** Describes the valid facts of a pair not described yet (a file fact's context is `score` when given). */
-const describePairFacts = (store: FactStore, pass: Pass, pair: string, score?: number): void => {
+/**
+ * Calls `visit` with each valid fact of a pair and its document: those of its ids asserted at
+ * its latest assertion time (an older one is closed by it) that the index holds, read from the
+ * end of the log, in time order, however long its history.
+ */
+const forEachValidOfPair = (store: FactStore, pair: string, visit: (doc: number, fact: SessionFact) => void): void => {
   const { index } = store;
   const log = PMap.get(store.pairs, pair);
   if (log === undefined) return;
-  // The pair's valid facts are those of its ids asserted at its latest assertion time (an older
-  // one is closed by it) that the index holds: read from the end of the log, in time order,
-  // however long its history.
   const { assertions } = log;
   const latest = assertions[assertions.length - 1]?.validFrom;
   for (let i = assertions.length - 1; i >= 0 && assertions[i]!.validFrom === latest; i -= 1) {
     const doc = PMap.get(index.ids, assertions[i]!.id);
-    if (doc === undefined || specialMark[doc] === 1) continue;
-    const valid = getAt(index.docs, doc);
-    if (valid !== undefined)
-      describe(pass, doc, valid, score !== undefined && isFileFact(valid) ? score : undefined, pair);
+    const fact = doc === undefined ? undefined : getAt(index.docs, doc);
+    if (fact !== undefined) visit(doc!, fact);
   }
 };
 
-/** Describes the facts with a task context (of a best-matching task, or of a file such a task touched) and those of a named file. */
+/** Describes the valid facts of a pair of the context not described yet (a file fact's context is `score`). */
+const describePairFacts = (store: FactStore, pass: Pass, pair: string, score: number): void =>
+  forEachValidOfPair(store, pair, (doc, fact) => {
+    if (specialMark[doc] === 0) describe(pass, doc, fact, isFileFact(fact) ? score : factContext(pass.table, fact));
+  });
+
+/**
+ * Describes the valid facts of the pass's co-changed files not described yet (with no context:
+ * the facts of the context's tasks and pairs are described first), and lists each file fact
+ * among them, described now or before, with its co-change score.
+ */
+const describeCoChanged = (store: FactStore, pass: Pass): void => {
+  coChangedCount = 0;
+  pass.coChange.forEach((score, pair) =>
+    forEachValidOfPair(store, pair, (doc, fact) => {
+      if (specialMark[doc] === 0) describe(pass, doc, fact, 0);
+      if (!isFileFact(fact)) return;
+      coChangedDocs[coChangedCount] = doc;
+      coChangedScores[coChangedCount++] = score;
+    }),
+  );
+};
+
+/**
+ * Describes the facts with a task context (of a file a best-matching task touched, then of such
+ * a task) and those of a named file. A pair's every valid fact is described through it, and a
+ * task's through it, so a fact described after those two loops (here, or of a recent task or a
+ * co-changed file) has no context: a file fact's pair is not the context's, nor is another
+ * fact's task.
+ */
 const describeContextFacts = (store: FactStore, pass: Pass): void => {
   const { index } = store;
   pass.table.byPair.forEach((score, pair) => describePairFacts(store, pass, pair, score));
@@ -186,7 +218,7 @@ const describeContextFacts = (store: FactStore, pass: Pass): void => {
       forEachPosting(named, (doc) => {
         if (specialMark[doc] === 1) return;
         const fact = getAt(index.docs, doc);
-        if (fact !== undefined && namesSubject([path], fact.subject)) describe(pass, doc, fact);
+        if (fact !== undefined && namesSubject([path], fact.subject)) describe(pass, doc, fact, 0);
       });
   }
 };
@@ -207,7 +239,7 @@ const specialFactsOf = (store: FactStore, recent: ReadonlyMap<string, number>): 
       for (const taskId of recent.keys()) describeTaskFacts(store, pass, taskId);
       shared = specialCount;
     }
-    for (const pair of pass.coChange.keys()) describePairFacts(store, pass, pair);
+    describeCoChanged(store, pass);
     return specialCount;
   };
 };
@@ -422,6 +454,8 @@ const ensureScratch = (documents: number): void => {
   specialContexts = new Float64Array(size);
   specialFlags = new Uint16Array(size);
   specialNamed = new Uint8Array(size);
+  coChangedDocs = new Int32Array(size);
+  coChangedScores = new Float64Array(size);
 };
 
 /**
@@ -785,10 +819,12 @@ const seedSpecial = (pass: Pass, count: number, populations: ReadonlyArray<Popul
       population.open[population.used++] = doc;
     }
     docContext[doc] = specialContexts[i]!;
-    const fact = specialFacts[i]!;
-    docRecency[doc] = recency.size === 0 ? 0 : (recency.get(fact.sourceTaskId) ?? 0);
-    docCoChange[doc] = factCoChange(pass, fact, specialPairs[i]);
+    docRecency[doc] = recency.size === 0 ? 0 : (recency.get(specialFacts[i]!.sourceTaskId) ?? 0);
+    docCoChange[doc] = 0;
   }
+  // The co-changed files' facts are special, described by this pass or before.
+  if (pass.coChange.size > 0)
+    for (let i = 0; i < coChangedCount; i += 1) docCoChange[coChangedDocs[i]!] = coChangedScores[i]!;
 };
 
 /** The stored weights of the fact being scored exactly (combineScore reads them, nothing keeps them). */
