@@ -88,6 +88,34 @@ export const forEach = <V>(map: PersistentMap<V>, visit: (value: V, key: string)
   walk(node(map));
 };
 
+/**
+ * The map with each value replaced by `fn(value, key)`: the same keys in the same layout, as
+ * new nodes nothing owns (for a value to be written out, or frozen by whoever reads it in).
+ */
+export const mapValues = <V, W>(map: PersistentMap<V>, fn: (value: V, key: string) => W): PersistentMap<W> => {
+  const copy = (current: Node): Node => {
+    if (!isLeaf(current)) return { n: current.n, c: current.c.map((child) => (child === null ? null : copy(child))) };
+    const leaf = current.slice();
+    for (let i = 1; i < leaf.length; i += 2) leaf[i] = fn(leaf[i] as V, leaf[i - 1] as string);
+    return leaf;
+  };
+  return wrap(copy(node(map)));
+};
+
+/**
+ * For a map just parsed from JSON, which nothing else holds yet: replaces each value, in place,
+ * by `fn(value, key)`, keeping the layout (no copy of a map read in once, such as a snapshot's).
+ */
+export const reviveValues = <V, W>(map: PersistentMap<V>, fn: (value: V, key: string) => W): PersistentMap<W> => {
+  const revive = (current: Node): void => {
+    if (isLeaf(current))
+      for (let i = 1; i < current.length; i += 2) current[i] = fn(current[i] as V, current[i - 1] as string);
+    else for (const child of current.c) if (child !== null) revive(child);
+  };
+  revive(node(map));
+  return map as unknown as PersistentMap<W>;
+};
+
 /** Every value, in no particular order. */
 export const values = <V>(map: PersistentMap<V>): V[] => {
   const out: V[] = [];

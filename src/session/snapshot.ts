@@ -21,6 +21,8 @@ import { constants, fstatSync, readdirSync, readFileSync, renameSync, rmSync, wr
 import { basename, dirname, join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import type { ReplayError } from '../history/replay.js';
+import type { PersistentMap } from '../base/persistentMap.js';
+import { reviveFileRecords, type StoredFileRecord, storedFileRecords } from '../retrieve/index/searchIndex.js';
 import type { FactStore } from '../store/state.js';
 import { ioError, readFully, withFile } from './logFile.js';
 import type { SessionError } from './model.js';
@@ -30,7 +32,7 @@ export const SNAPSHOT_EXTENSION = '.snapshot';
 /** The `format` tag of a snapshot. */
 export const SNAPSHOT_FORMAT = 'session-fact-tracker/session-snapshot';
 /** The layout of a snapshot this code reads and writes. */
-export const SNAPSHOT_VERSION = 3;
+export const SNAPSHOT_VERSION = 4;
 
 /** What a session knows about its log besides the store, at the end of the bytes it has read. */
 export interface LogPosition {
@@ -245,7 +247,14 @@ export const readSnapshot = (file: string): E.Either<string, SessionSnapshot | u
     return E.left('the snapshot is not JSON (cut short or corrupt)');
   }
   // What a store must look like at least: its hash vouches for the rest.
-  if (!isObject(store) || typeof store['maxValidFacts'] !== 'number') return E.left('the snapshot holds no store');
+  const index = isObject(store) ? store['index'] : undefined;
+  if (!isObject(store) || typeof store['maxValidFacts'] !== 'number' || !isObject(index))
+    return E.left('the snapshot holds no store');
+  try {
+    index['files'] = reviveFileRecords(index['files'] as PersistentMap<StoredFileRecord>);
+  } catch {
+    return E.left('the snapshot holds no store');
+  }
   return E.right({
     offset: header.log.offset,
     identity: header.log.identity,
@@ -277,7 +286,8 @@ export const writeSnapshot = (file: string, snapshot: SessionSnapshot): E.Either
   const temporary = `${target}.${process.pid}.${Date.now()}.tmp`;
   try {
     const fingerprint = withFile(file, constants.O_RDONLY, (fd) => fingerprintOf(fd, snapshot.offset));
-    const store = JSON.stringify(snapshot.store);
+    const { index } = snapshot.store;
+    const store = JSON.stringify({ ...snapshot.store, index: { ...index, files: storedFileRecords(index.files) } });
     const header = {
       format: SNAPSHOT_FORMAT,
       version: SNAPSHOT_VERSION,

@@ -28,6 +28,13 @@ const contents = (map: PMap.PersistentMap<number>): Array<[string, number]> => {
 const modelContents = (model: Map<string, number>): Array<[string, number]> =>
   [...model].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
+/** Entries of distinct keys, up to 300 (enough for leaves to split). */
+const entriesArb = fc.uniqueArray(fc.tuple(keyArb, fc.integer({ min: 0, max: 5 })), {
+  selector: ([key]) => key,
+  maxLength: 300,
+  size: 'large',
+});
+
 describe('persistent map', () => {
   for (const inPlace of [false, true])
     it(`a run of sets and removes ${inPlace ? 'inside withMutations ' : ''}holds exactly what a Map holds, counts it, and never changes a shared version`, () => {
@@ -69,11 +76,7 @@ describe('persistent map', () => {
   it('maps set with the same entries in any order are deep-equal: the layout depends on the entries alone', () => {
     fc.assert(
       fc.property(
-        fc.uniqueArray(fc.tuple(keyArb, fc.integer({ min: 0, max: 5 })), {
-          selector: ([key]) => key,
-          maxLength: 300,
-          size: 'large',
-        }),
+        entriesArb,
         fc.array(fc.nat(), { minLength: 300, maxLength: 300 }),
         fc.boolean(),
         (entries, order, inPlace) => {
@@ -88,6 +91,22 @@ describe('persistent map', () => {
           expect(build(shuffled)).toEqual(build(entries));
         },
       ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('mapValues gives the map a set of the mapped entries gives, and leaves its input as it was; reviveValues gives it too, in place, from the JSON', () => {
+    fc.assert(
+      fc.property(entriesArb, (entries) => {
+        const map = PMap.fromEntries(entries);
+        const json = JSON.stringify(map);
+        const mapped = PMap.mapValues(map, (value, key) => `${key}=${value * 2}`);
+        expect(mapped).toEqual(PMap.fromEntries(entries.map(([key, value]) => [key, `${key}=${value * 2}`])));
+        expect(PMap.isWellFormed(mapped)).toBe(true);
+        expect(JSON.stringify(map)).toBe(json);
+        const parsed = JSON.parse(json) as PMap.PersistentMap<number>;
+        expect(PMap.reviveValues(parsed, (value, key) => `${key}=${value * 2}`)).toEqual(mapped);
+      }),
       { numRuns: 150 },
     );
   });

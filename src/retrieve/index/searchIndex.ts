@@ -94,6 +94,29 @@ export interface FileRecord {
   readonly tasks: ReadonlyArray<string>;
 }
 
+/**
+ * A file record as a snapshot stores it: its tasks alone, when its key gives back its subject
+ * and relation (a snapshot is a sixth smaller without them), else the record itself.
+ */
+export type StoredFileRecord = FileRecord | ReadonlyArray<string>;
+
+/** The file records as a snapshot stores them (see `StoredFileRecord`). */
+export const storedFileRecords = (files: PMap.PersistentMap<FileRecord>): PMap.PersistentMap<StoredFileRecord> =>
+  PMap.mapValues(files, (record, key): StoredFileRecord =>
+    key.lastIndexOf(PAIR_SEPARATOR) === record.subject.length &&
+    key === record.subject + PAIR_SEPARATOR + record.relation
+      ? record.tasks
+      : record,
+  );
+
+/** The file records a snapshot stored, just parsed, made in place what the index holds (not frozen yet). */
+export const reviveFileRecords = (stored: PMap.PersistentMap<StoredFileRecord>): PMap.PersistentMap<FileRecord> =>
+  PMap.reviveValues(stored, (value, key): FileRecord => {
+    if (!Array.isArray(value)) return value as FileRecord;
+    const at = key.lastIndexOf(PAIR_SEPARATOR);
+    return { subject: key.slice(0, at), relation: key.slice(at + 1), tasks: value };
+  });
+
 /** How many of the most recent tasks the index knows exactly, in order (recency reads at most this many). */
 export const RECENT_TASKS = 64;
 /** How many tasks the recent list may hold: the first RECENT_TASKS are exact, the rest a reserve (see `withRecent`). */
