@@ -150,18 +150,15 @@ const latestTasks = (store: FactStore, taskIds: ReadonlyArray<string>): Array<re
     if (task !== undefined && PMap.size(task.touched) <= CO_CHANGE_MAX_FILES) docs.push([taskId, task]);
   }
   if (docs.length <= CO_CHANGE_TASKS) return docs;
-  // The latest, kept in a short sorted list (a file may have hundreds of tasks; no sort of them
-  // all), read from the end: the tasks of a file are listed about in time order.
+  // The latest, kept in a short sorted list (a file may have hundreds of tasks; no sort of them all).
   const time = (task: TaskDoc): number => task.promptAt ?? -Infinity;
   const newer = ([a, x]: readonly [string, TaskDoc], [b, y]: readonly [string, TaskDoc]): boolean => {
-    const [p, q] = [time(x), time(y)];
-    if (p !== q) return p > q;
-    const [s, t] = [lastFactTime(x), lastFactTime(y)];
-    return s !== t ? s > t : a < b;
+    if (time(x) !== time(y)) return time(x) > time(y);
+    if (lastFactTime(x) !== lastFactTime(y)) return lastFactTime(x) > lastFactTime(y);
+    return a < b;
   };
   const latest: Array<readonly [string, TaskDoc]> = [];
-  for (let i = docs.length - 1; i >= 0; i -= 1) {
-    const entry = docs[i]!;
+  for (const entry of docs) {
     if (latest.length === CO_CHANGE_TASKS && !newer(entry, latest[CO_CHANGE_TASKS - 1]!)) continue;
     let at = latest.length;
     while (at > 0 && newer(entry, latest[at - 1]!)) at -= 1;
