@@ -279,14 +279,22 @@ const passesFloor = (settings: Settings, inCap: ReadonlyArray<Scored>): ((candid
   return ({ fact, parts }) => parts.boost > 0 || fact.tags.includes('convention') || parts.total - parts.boost >= floor;
 };
 
-/** The ranked candidates with the reason each left out has: past the cap, below the floor, or over the budget. */
-const finish = (settings: Settings, ranked: ReadonlyArray<Scored>): Array<Scored & { reason?: ExclusionReason }> => {
+/** The ranked candidates within the cap that pass the floor, each with the reason the budget leaves it out, if it does. */
+const budgeted = (
+  settings: Settings,
+  ranked: ReadonlyArray<Scored>,
+): { keep: (candidate: Scored) => boolean; kept: Scored[]; fitted: Array<Scored & { reason?: ExclusionReason }> } => {
   const inCap = ranked.slice(0, settings.maxFacts);
   const keep = passesFloor(settings, inCap);
   const kept = inCap.filter(keep);
-  const fitted = fitToBudget(settings, kept);
+  return { keep, kept, fitted: fitToBudget(settings, kept) };
+};
+
+/** The ranked candidates with the reason each left out has: past the cap, below the floor, or over the budget. */
+const finish = (settings: Settings, ranked: ReadonlyArray<Scored>): Array<Scored & { reason?: ExclusionReason }> => {
+  const { keep, kept, fitted: fittedKept } = budgeted(settings, ranked);
   const reasons = new Map<Scored, ExclusionReason>();
-  fitted.forEach((candidate, i) => {
+  fittedKept.forEach((candidate, i) => {
     if (candidate.reason !== undefined) reasons.set(kept[i]!, candidate.reason);
   });
   return ranked.map((candidate, rank) => {
@@ -311,8 +319,9 @@ export const retrieveRanked = (
     const table = contextTable(store, settings.plan);
     const passes = passesFor(store, settings, table);
     const ranked = rankPasses(store, settings, passes);
-    return finish(settings, ranked)
-      .filter((candidate) => candidate.reason === undefined)
+    // What `finish` includes: the candidates within the cap, past the floor and within the budget.
+    return budgeted(settings, ranked)
+      .fitted.filter((candidate) => candidate.reason === undefined)
       .map((candidate) => candidate.fact);
   } catch {
     return [];
