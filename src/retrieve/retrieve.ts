@@ -150,22 +150,10 @@ const latestTasks = (store: FactStore, taskIds: ReadonlyArray<string>): Array<re
     if (task !== undefined && PMap.size(task.touched) <= CO_CHANGE_MAX_FILES) docs.push([taskId, task]);
   }
   if (docs.length <= CO_CHANGE_TASKS) return docs;
-  // The latest, kept in a short sorted list (a file may have hundreds of tasks; no sort of them all).
   const time = (task: TaskDoc): number => task.promptAt ?? -Infinity;
-  const newer = ([a, x]: readonly [string, TaskDoc], [b, y]: readonly [string, TaskDoc]): boolean => {
-    if (time(x) !== time(y)) return time(x) > time(y);
-    if (lastFactTime(x) !== lastFactTime(y)) return lastFactTime(x) > lastFactTime(y);
-    return a < b;
-  };
-  const latest: Array<readonly [string, TaskDoc]> = [];
-  for (const entry of docs) {
-    if (latest.length === CO_CHANGE_TASKS && !newer(entry, latest[CO_CHANGE_TASKS - 1]!)) continue;
-    let at = latest.length;
-    while (at > 0 && newer(entry, latest[at - 1]!)) at -= 1;
-    latest.splice(at, 0, entry);
-    if (latest.length > CO_CHANGE_TASKS) latest.pop();
-  }
-  return latest;
+  return docs
+    .sort(([a, x], [b, y]) => time(y) - time(x) || lastFactTime(y) - lastFactTime(x) || (a < b ? -1 : a > b ? 1 : 0))
+    .slice(0, CO_CHANGE_TASKS);
 };
 
 /**
