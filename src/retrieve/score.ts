@@ -154,11 +154,9 @@ export interface Extras {
   readonly coChange: number;
 }
 
-/** The co-change score of a fact in a pass: its pair's, for a file fact (`pair`: its pair key, when the caller has it). */
-export const factCoChange = (pass: Pass, fact: SessionFact, pair?: string): number =>
-  pass.coChange.size === 0 || !isFileFact(fact)
-    ? 0
-    : (pass.coChange.get(pair ?? pairKey(fact.subject, fact.relation)) ?? 0);
+/** The co-change score of a fact in a pass: its pair's, for a file fact. */
+export const factCoChange = (pass: Pass, fact: SessionFact): number =>
+  pass.coChange.size === 0 || !isFileFact(fact) ? 0 : (pass.coChange.get(pairKey(fact.subject, fact.relation)) ?? 0);
 
 /**
  * A fact's score from its stored term weights (`weights[i]` for `pass.terms[i]`, undefined when

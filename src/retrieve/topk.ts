@@ -822,9 +822,8 @@ const seedSpecial = (pass: Pass, count: number, populations: ReadonlyArray<Popul
     docRecency[doc] = recency.size === 0 ? 0 : (recency.get(specialFacts[i]!.sourceTaskId) ?? 0);
     docCoChange[doc] = 0;
   }
-  // The co-changed files' facts are special, described by this pass or before.
-  if (pass.coChange.size > 0)
-    for (let i = 0; i < coChangedCount; i += 1) docCoChange[coChangedDocs[i]!] = coChangedScores[i]!;
+  // The co-changed files' facts (none but in the last pass) are special, described by this pass or before.
+  for (let i = 0; i < coChangedCount; i += 1) docCoChange[coChangedDocs[i]!] = coChangedScores[i]!;
 };
 
 /** The stored weights of the fact being scored exactly (combineScore reads them, nothing keeps them). */
