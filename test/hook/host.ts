@@ -33,14 +33,17 @@ export const inProcess =
     };
   };
 
-/** The built binary, as the agent runs it: a process per event, from `cwd`, with exactly `env`. */
+/**
+ * The built binary (or the `main` of another installation), as the agent runs it: a process
+ * per event, from `cwd`, with exactly `env`.
+ */
 export const binary =
-  (env: Readonly<Record<string, string>>, cwd: string, args: ReadonlyArray<string> = []): Send =>
+  (env: Readonly<Record<string, string>>, cwd: string, args: ReadonlyArray<string> = [], main = MAIN): Send =>
   (payload) =>
     new Promise((resolve, reject) => {
       const child = execFile(
         process.execPath,
-        [MAIN, 'hook', ...args],
+        [main, 'hook', ...args],
         { cwd, env: { PATH: process.env['PATH'] ?? '', ...env }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
         (error, stdout, stderr) => {
           if (error !== null) return reject(new Error(`the hook failed: ${error.message}\n${stderr}`));

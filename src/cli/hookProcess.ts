@@ -1,0 +1,11 @@
+/**
+ * A `fact-tracker hook` process without options, from its streams to its exit status: the entry
+ * point of the hook bundle (`scripts/bundleHook.ts`), which holds it and everything it imports
+ * in a few files, so the process that runs on every agent event reads those instead of loading
+ * two hundred modules one by one.
+ */
+import { runBareHook } from './bareHook.js';
+import { createNodeIo } from './nodeIo.js';
+
+/** Runs one hook event on the process's streams; resolves to its exit status. */
+export const runHookProcess = (): Promise<number> => runBareHook(createNodeIo());
