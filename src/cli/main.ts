@@ -1,27 +1,28 @@
 #!/usr/bin/env node
 /**
  * The `fact-tracker` binary: the real process and streams, handed to the command router. A hook
- * runs on every agent event, so `hook` alone skips the router and runs from the hook bundle,
- * which `npm run build` writes (see `scripts/bundleHook.ts`): the same code, loaded in a
- * fraction of the time. A build without the bundle runs the same code from its modules.
+ * runs on every agent event, so `hook` alone skips the router and loads only what a hook needs.
+ * Both run from the bundle `npm run build` writes (see `scripts/bundle.ts`): the same compiled
+ * code, loaded from a few files instead of module by module, in a fraction of the time. A build
+ * without the bundle runs the same code from its modules.
  */
 type HookProcess = typeof import('./hookProcess.js');
+type CommandProcess = typeof import('./commandProcess.js');
 
-const HOOK_BUNDLE = new URL('../bundle/hookProcess.js', import.meta.url).href;
-
-const isModuleNotFound = (error: unknown): boolean =>
-  (error as { code?: unknown } | null)?.code === 'ERR_MODULE_NOT_FOUND';
-
-const runHook = async (): Promise<number> => {
-  const bundled = await (import(HOOK_BUNDLE) as Promise<HookProcess>).catch((error: unknown) => {
-    if (isModuleNotFound(error)) return undefined;
+/** The bundled entry point `name` (`hookProcess` or `commandProcess`), or undefined when the build wrote no bundle. */
+const bundled = async <T>(name: string): Promise<T | undefined> => {
+  try {
+    return (await import(new URL(`../bundle/${name}.js`, import.meta.url).href)) as T;
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code === 'ERR_MODULE_NOT_FOUND') return undefined;
     throw error;
-  });
-  return (bundled ?? (await import('./hookProcess.js'))).runHookProcess();
+  }
 };
 
 const argv = process.argv.slice(2);
 process.exitCode =
   argv.length === 1 && argv[0] === 'hook'
-    ? await runHook()
-    : await (await import('./run.js')).run(argv, (await import('./nodeIo.js')).createNodeIo());
+    ? await ((await bundled<HookProcess>('hookProcess')) ?? (await import('./hookProcess.js'))).runHookProcess()
+    : await (
+        (await bundled<CommandProcess>('commandProcess')) ?? (await import('./commandProcess.js'))
+      ).runCommandProcess(argv);

@@ -8,6 +8,7 @@
 import {
   closeSync,
   constants,
+  existsSync,
   fdatasyncSync,
   lstatSync,
   mkdirSync,
@@ -39,9 +40,13 @@ import {
   shellQuote,
 } from '../init/settings.js';
 
-/** The entry point of this installation: what the settings run. */
+/**
+ * The entry point of this installation, `dist/cli/main.js`: what the settings run. This code
+ * is compiled in `dist/cli/commands/` and bundled in `dist/bundle/` (see `scripts/bundle.ts`).
+ */
 const thisMain = (): string => {
-  const main = fileURLToPath(new URL('../main.js', import.meta.url));
+  const places = ['../main.js', '../cli/main.js'].map((path) => fileURLToPath(new URL(path, import.meta.url)));
+  const main = places.find((place) => existsSync(place)) ?? places[0]!;
   try {
     return realpathSync(main);
   } catch {

@@ -21,4 +21,6 @@ export const nodeModules = (): Promise<NodeModules> =>
     import('node:path'),
     import('node:child_process'),
     import('proper-lockfile'),
-  ]).then(([fs, path, childProcess, lockfile]) => ({ fs, path, childProcess, lockfile })));
+    // Its `module.exports`, as a default import gives it: a bundler's import of a CommonJS module
+    // (see scripts/bundle.ts) has no named exports, only Node's own has.
+  ]).then(([fs, path, childProcess, lockfile]) => ({ fs, path, childProcess, lockfile: lockfile.default })));

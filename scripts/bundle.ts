@@ -1,0 +1,34 @@
+/**
+ * Writes the bundle the binary runs from, `dist/bundle/`, from the compiled entry points of a
+ * bare hook (`dist/cli/hookProcess.js`) and of every other command line
+ * (`dist/cli/commandProcess.js`); run by `npm run build`, after `tsc`. A hook process is
+ * started by the agent on every event and blocks it until it exits, and an MCP server is
+ * started with every agent session: loaded module by module, the hook path reads about two
+ * hundred files (zod alone is ninety-five), the server more, and loading them was most of a
+ * short session's hook time. Bundled, with code split where the commands import on demand
+ * (the two entries share their chunks), each reads a handful. The o200k tokenizer stays
+ * outside: its tables are loaded from where npm installed them when `--tokenizer o200k` asks.
+ */
+import { rmSync } from 'node:fs';
+import { build } from 'esbuild';
+
+const at = (path: string): string => new URL(`../${path}`, import.meta.url).pathname;
+
+// Chunks are named by content: a bundle written before would leave its chunks beside the new ones.
+rmSync(at('dist/bundle'), { recursive: true, force: true });
+
+await build({
+  entryPoints: [at('dist/cli/hookProcess.js'), at('dist/cli/commandProcess.js')],
+  outdir: at('dist/bundle'),
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  external: ['gpt-tokenizer', 'gpt-tokenizer/*'],
+  // The CommonJS dependencies bundled in (fp-ts, proper-lockfile and its own) require Node's modules.
+  banner: {
+    js: "import { createRequire as bundleRequire } from 'node:module'; const require = bundleRequire(import.meta.url);",
+  },
+  logLevel: 'warning',
+});

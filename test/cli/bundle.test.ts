@@ -1,0 +1,112 @@
+/**
+ * The bundle (`scripts/bundle.ts`): `npm run build` writes it, and the binary runs every command
+ * line from it. An installation of the binary and the bundle alone (no compiled module, no
+ * dependency) answers as the full build does, and so does one without the bundle, where the
+ * binary runs the compiled modules.
+ */
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { binary } from '../hook/host.js';
+import { tempDir } from '../tempDirs.js';
+import { type CliRun, MAIN, ROOT } from './runCli.js';
+
+type Payload = Record<string, unknown>;
+
+const BUNDLE = join(ROOT, 'dist', 'bundle');
+const EXAMPLE = join(ROOT, 'examples', 'web-api-session.jsonl');
+
+const fixture = (name: string, cwd: string): Payload => ({
+  ...(JSON.parse(
+    readFileSync(new URL(`../hook/fixtures/claude-code/${name}.json`, import.meta.url), 'utf8'),
+  ) as Payload),
+  cwd,
+});
+
+/** An installation in a new folder: the package manifest, the binary, and what `parts` adds; its binary's path. */
+const installation = (parts: (dir: string) => void): string => {
+  const dir = tempDir('install-');
+  cpSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
+  mkdirSync(join(dir, 'dist', 'cli'), { recursive: true });
+  cpSync(MAIN, join(dir, 'dist', 'cli', 'main.js'));
+  parts(dir);
+  return join(dir, 'dist', 'cli', 'main.js');
+};
+
+const bundleOnly = (): string =>
+  installation((dir) => cpSync(BUNDLE, join(dir, 'dist', 'bundle'), { recursive: true }));
+
+const modulesOnly = (): string =>
+  installation((dir) => {
+    cpSync(join(ROOT, 'dist'), join(dir, 'dist'), { recursive: true, filter: (source) => source !== BUNDLE });
+    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  });
+
+/** Runs `main` with `args` from `cwd`. */
+const runMain = (main: string, args: ReadonlyArray<string>, cwd = ROOT): Promise<CliRun> =>
+  new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [main, ...args],
+      { cwd, env: { PATH: process.env['PATH'] ?? '', NO_COLOR: '1' }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) =>
+        resolve({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr }),
+    );
+  });
+
+/** Each answer of one installation's hook to a task, then to a second task that is given the first's facts. */
+const hookAnswers = async (main: string): Promise<Array<Payload | undefined>> => {
+  const cwd = tempDir('hook-');
+  const send = binary({ CLAUDE_PROJECT_DIR: cwd }, cwd, [], main);
+  const out: Array<Payload | undefined> = [];
+  for (const name of [
+    'pre-tool-use-agent',
+    'subagent-start',
+    'subagent-stop',
+    'post-tool-use-agent',
+    'pre-tool-use-task-reviewer',
+  ]) {
+    const answer = await send(fixture(name, cwd));
+    expect(answer.stderr).toBe('');
+    out.push(answer.output);
+  }
+  return out;
+};
+
+describe('the bundle', { timeout: 120_000 }, () => {
+  it('is written by the build, and the binary alone with it answers as the full build does', async () => {
+    expect(existsSync(join(BUNDLE, 'hookProcess.js'))).toBe(true);
+    expect(existsSync(join(BUNDLE, 'commandProcess.js'))).toBe(true);
+    // No compiled module and no dependency beside the binary: what it answers comes from the bundle.
+    const bundled = bundleOnly();
+
+    const full = await hookAnswers(MAIN);
+    const section = JSON.stringify(full[4]);
+    expect(section).toContain('[Session Context]');
+    expect(section).toContain('src/config.ts modified_by task:1');
+    expect(await hookAnswers(bundled)).toEqual(full);
+
+    const replay = ['replay', EXAMPLE, '--json', '--max-facts', '5'];
+    const expected = await runMain(MAIN, replay);
+    expect(expected.status).toBe(0);
+    expect(JSON.parse(expected.stdout)).toHaveProperty('prompts');
+    expect(await runMain(bundled, replay)).toEqual(expected);
+
+    // `init` names the binary of the installation it runs from.
+    const project = tempDir('init-');
+    expect((await runMain(bundled, ['init', 'claude', '--project', project])).status).toBe(0);
+    expect(readFileSync(join(project, '.mcp.json'), 'utf8')).toContain(JSON.stringify(bundled));
+  });
+
+  it('missing, the binary runs the compiled modules, with the same answers', async () => {
+    const modules = modulesOnly();
+    expect(existsSync(join(modules, '..', '..', 'bundle'))).toBe(false);
+    expect(await hookAnswers(modules)).toEqual(await hookAnswers(MAIN));
+    // The o200k tokenizer is outside the bundle: both load it from where npm installed it.
+    const replay = ['replay', EXAMPLE, '--json', '--tokenizer', 'o200k', '--max-facts', '3'];
+    const expected = await runMain(MAIN, replay);
+    expect(expected.status).toBe(0);
+    expect(await runMain(modules, replay)).toEqual(expected);
+  });
+});
