@@ -9,10 +9,21 @@
  * (the two entries share their chunks), each reads a handful. The o200k tokenizer stays
  * outside: its tables are loaded from where npm installed them when `--tokenizer o200k` asks.
  */
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const at = (path: string): string => new URL(`../${path}`, import.meta.url).pathname;
+
+/**
+ * A package's ES module build, as its `module` field names it. The stopword lists' main entry
+ * is CommonJS, one object of every language's list, which a bundle takes whole (a fifth of the
+ * hook's code); from the module build it takes the English list alone.
+ */
+const moduleBuild = (name: string): string => {
+  const manifest = JSON.parse(readFileSync(at(`node_modules/${name}/package.json`), 'utf8')) as { module?: unknown };
+  if (typeof manifest.module !== 'string') throw new Error(`${name} names no module build`);
+  return `${name}/${manifest.module.replace(/^\.\//u, '')}`;
+};
 
 // Chunks are named by content: a bundle written before would leave its chunks beside the new ones.
 rmSync(at('dist/bundle'), { recursive: true, force: true });
@@ -26,6 +37,7 @@ await build({
   platform: 'node',
   target: 'node20',
   external: ['gpt-tokenizer', 'gpt-tokenizer/*'],
+  alias: { stopword: moduleBuild('stopword') },
   // The CommonJS dependencies bundled in (fp-ts, proper-lockfile and its own) require Node's modules.
   banner: {
     js: "import { createRequire as bundleRequire } from 'node:module'; const require = bundleRequire(import.meta.url);",
