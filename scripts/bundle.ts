@@ -10,9 +10,11 @@
  * outside: its tables are loaded from where npm installed them when `--tokenizer o200k` asks.
  */
 import { readFileSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
-const at = (path: string): string => new URL(`../${path}`, import.meta.url).pathname;
+/** A path in the repository, as a file path (a checkout's folder may hold spaces or non-ASCII names). */
+const at = (path: string): string => fileURLToPath(new URL(`../${path}`, import.meta.url));
 
 /**
  * A package's ES module build, as its `module` field names it. The stopword lists' main entry
