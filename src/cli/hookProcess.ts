@@ -1,8 +1,8 @@
 /**
- * A `fact-tracker hook` process without options, from its streams to its exit status: the entry
- * point of the hook bundle (`scripts/bundleHook.ts`), which holds it and everything it imports
- * in a few files, so the process that runs on every agent event reads those instead of loading
- * two hundred modules one by one.
+ * A `fact-tracker hook` process without options, from its streams to its exit status: an entry
+ * point of the bundle (`scripts/bundle.ts`), which holds it and everything it imports in a few
+ * files, so the process that runs on every agent event reads those instead of loading two
+ * hundred modules one by one.
  */
 import { runBareHook } from './bareHook.js';
 import { createNodeIo } from './nodeIo.js';
