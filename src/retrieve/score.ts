@@ -9,7 +9,7 @@ import type { SessionFact } from '../fact.js';
 import { type FactStore, pairKey, selectValidFact } from '../store/state.js';
 import { isFileFact, selectPairLog } from '../store/write.js';
 import type { BudgetSettings } from './budget.js';
-import { keptView, listView, type Postings, postingValue, postingWeightOf, viewValue } from './index/postings.js';
+import { keptView, listChunks, type Postings, postingValue, postingWeightOf, viewValue } from './index/postings.js';
 import { priorFlags } from './index/priors.js';
 import { postingWeight } from './index/weights.js';
 import { flagPriors, namesSubject, type PlannedTerm, priorValue, type QueryPlan, type ScoreParts } from './rank.js';
@@ -99,11 +99,12 @@ export const contextTable = (store: FactStore, plan: QueryPlan): ContextTable =>
   const touched: number[] = [];
   for (const { idf, postings } of plan.contextTerms)
     if (postings !== undefined)
-      for (let i = 0, list = listView(postings); i < list.length; i += 2) {
-        const num = list[i]!;
-        if (scratch[num] === 0) touched.push(num);
-        scratch[num] = scratch[num]! + idf * postingWeight(postingWeightOf(list[i + 1]!));
-      }
+      for (const list of listChunks(postings))
+        for (let i = 0; i < list.length; i += 2) {
+          const num = list[i]!;
+          if (scratch[num] === 0) touched.push(num);
+          scratch[num] = scratch[num]! + idf * postingWeight(postingWeightOf(list[i + 1]!));
+        }
   // The best `limit` tasks, kept in a short sorted list (no sort of every match).
   const best: Array<[string, number]> = [];
   const better = ([a, x]: [string, number], [b, y]: [string, number]): boolean => x > y || (x === y && a < b);

@@ -29,7 +29,7 @@ import type { FactStore } from '../store/state.js';
 import { isFileFact } from '../store/write.js';
 import {
   forEachPosting,
-  listView,
+  listChunks,
   postingBlocks,
   type Postings,
   PostingsCursor,
@@ -735,27 +735,27 @@ const accumulate = (phase: Phase, population: Population): void => {
       // away, which it deserves.
       const admitFloor = phase.floor();
       const later = above[i + 1]!;
-      const list = listView(postings);
-      for (let j = 0; j < list.length; j += 2) {
-        const doc = list[j]!;
-        const st = state[doc]!;
-        let sum: number;
-        if (st === 0) {
-          // After a query phase, a fact's part of its terms is unknown (a convention's only if one matched it).
-          const partial = partialCap > 0 && (!conventions || matchedMark[doc] === 1);
-          if (conventions) markMatched(doc);
-          if (!admitting) continue;
-          const value = list[j + 1]!;
-          const flags = postingFlagsOf(value);
-          sum = scale * postingWeightOf(value);
-          if (((sum + later) * upper[flags]! + partialCap) * SLACK < admitFloor) continue;
-          state[doc] = partial ? OPEN | PARTIAL : OPEN;
-          flagsOf[doc] = flags;
-          open[used++] = doc;
-        } else sum = sums[doc]! + scale * postingWeightOf(list[j + 1]!);
-        sums[doc] = sum;
-        if (sum * lower[flagsOf[doc]!]! > pool.least || (st & SPECIAL) !== 0) consider(doc);
-      }
+      for (const list of listChunks(postings))
+        for (let j = 0; j < list.length; j += 2) {
+          const doc = list[j]!;
+          const st = state[doc]!;
+          let sum: number;
+          if (st === 0) {
+            // After a query phase, a fact's part of its terms is unknown (a convention's only if one matched it).
+            const partial = partialCap > 0 && (!conventions || matchedMark[doc] === 1);
+            if (conventions) markMatched(doc);
+            if (!admitting) continue;
+            const value = list[j + 1]!;
+            const flags = postingFlagsOf(value);
+            sum = scale * postingWeightOf(value);
+            if (((sum + later) * upper[flags]! + partialCap) * SLACK < admitFloor) continue;
+            state[doc] = partial ? OPEN | PARTIAL : OPEN;
+            flagsOf[doc] = flags;
+            open[used++] = doc;
+          } else sum = sums[doc]! + scale * postingWeightOf(list[j + 1]!);
+          sums[doc] = sum;
+          if (sum * lower[flagsOf[doc]!]! > pool.least || (st & SPECIAL) !== 0) consider(doc);
+        }
     }
 
     if (phase.partialCap > 0) used = completePartial(prune(used, phase.floor(), lists.length));
@@ -764,6 +764,10 @@ const accumulate = (phase: Phase, population: Population): void => {
     // first (the k-th best rises soonest, and the first bound it turns away ends the walk); the
     // rest are dropped, unless special (a later phase may add to them).
     const floor = phase.floor();
+    // Scores are never negative, so a bound of 0 is the exact score, and only a convention of
+    // the last pass may enter with it (`filterReason`): the special facts no term or extra
+    // reaches (most of the recent tasks' facts in a first pass) are not scored one by one.
+    const zeroEnters = conventions && !search.firstPass;
     const candidates: Array<{ doc: number; bound: number }> = [];
     let kept = 0;
     for (let i = 0; i < used; i += 1) {
@@ -774,7 +778,8 @@ const accumulate = (phase: Phase, population: Population): void => {
         continue;
       }
       open[kept++] = doc;
-      if (bound * SLACK >= floor && search.mayEnter(bound)) candidates.push({ doc, bound });
+      if (bound * SLACK >= floor && (bound > 0 || zeroEnters) && search.mayEnter(bound))
+        candidates.push({ doc, bound });
     }
     candidates.sort((a, b) => b.bound - a.bound);
     const lookup = candidates.length === 0 ? undefined : termLists(pass, conventions);

@@ -281,7 +281,8 @@ export const postingBlocks = (postings: Postings): ReadonlyArray<ReadonlyArray<n
  * weakly, with the list (one lookup per list read, not one per block). A list a mutation run
  * still owns (a replay reads the state between writes) may change in place, and reads at full
  * speed: a flat one is read as it is, a blocked one through a copy into a scratch array, valid
- * until the next such read (the loops read one list at a time). Documents and packed values
+ * until the next such read (`PostingsCursor` reads one list at a time; the loops that read
+ * whole lists read a blocked one's blocks, see `listChunks`). Documents and packed values
  * are integers well inside 32 bits.
  */
 const views = new WeakMap<Postings, Int32Array>();
@@ -308,6 +309,15 @@ export const listView = (postings: Postings): ArrayLike<number> => {
   if (frozen) views.set(postings, view);
   return view;
 };
+
+/**
+ * A whole list's postings as runs of [doc, value, doc, value, ...], in document order, for the
+ * loops that read every posting of a list: a frozen list as its kept typed view (`listView`),
+ * one a mutation run still owns (a replay reads the state between writes) as its own blocks,
+ * read where they are instead of copied.
+ */
+export const listChunks = (postings: Postings): ReadonlyArray<ArrayLike<number>> =>
+  Object.isFrozen(postings) ? [listView(postings)] : postingBlocks(postings);
 
 /** The view `listView` keeps for a frozen list it has read, if any. */
 export const keptView = (postings: Postings): Int32Array | undefined => views.get(postings);
