@@ -37,7 +37,7 @@ import {
   postingsSize,
   postingWeightOf,
 } from './index/postings.js';
-import { fileNameOf } from './index/searchIndex.js';
+import { fileNameOf, visitIndexedFact } from './index/searchIndex.js';
 import { PRIOR_CLASSES, priorFlags } from './index/priors.js';
 import { postingWeight } from './index/weights.js';
 import {
@@ -171,11 +171,8 @@ const forEachValidOfPair = (store: FactStore, pair: string, visit: (doc: number,
   if (log === undefined) return;
   const { assertions } = log;
   const latest = assertions[assertions.length - 1]?.validFrom;
-  for (let i = assertions.length - 1; i >= 0 && assertions[i]!.validFrom === latest; i -= 1) {
-    const doc = PMap.get(index.ids, assertions[i]!.id);
-    const fact = doc === undefined ? undefined : getAt(index.docs, doc);
-    if (fact !== undefined) visit(doc!, fact);
-  }
+  for (let i = assertions.length - 1; i >= 0 && assertions[i]!.validFrom === latest; i -= 1)
+    visitIndexedFact(index, assertions[i]!, visit);
 };
 
 /** Describes the valid facts of a pair of the context not described yet (a file fact's context is `score`). */
