@@ -423,6 +423,15 @@ let poolAt = new Int32Array(1024);
  * listed in `marked[0..markedCount)`: the rest are walked apart, at their base.
  */
 let matchedMark = new Uint8Array(1024);
+let marked = new Int32Array(1024);
+let markedCount = 0;
+
+const markMatched = (doc: number): void => {
+  if (matchedMark[doc] === 1) return;
+  matchedMark[doc] = 1;
+  marked[markedCount++] = doc;
+};
+
 /**
  * The documents of the query's own task's valid facts (1), which no answer holds, listed in
  * `owned[0..ownedCount)`: the index knows them by task, so eligibility reads no fact.
@@ -443,14 +452,6 @@ const markOwnTask = (store: FactStore, taskId: string): void => {
 const clearOwnTask = (): void => {
   for (let i = 0; i < ownedCount; i += 1) ownMark[owned[i]!] = 0;
   ownedCount = 0;
-};
-let marked = new Int32Array(1024);
-let markedCount = 0;
-
-const markMatched = (doc: number): void => {
-  if (matchedMark[doc] === 1) return;
-  matchedMark[doc] = 1;
-  marked[markedCount++] = doc;
 };
 
 const ensureScratch = (documents: number): void => {
