@@ -9,6 +9,9 @@
  * - retrieveFacts at the same sizes, against the seed's linear keyword scan;
  * - heap bytes per valid fact at 100,000 (index included), after a forced GC;
  * - a generated 10,000-dispatch history replayed by the `fact-tracker replay` command;
+ * - long: the long real sessions of `../shared/realworld/scale/` (vue-core's 3,200 commits, 1,200
+ *   each of tokio and fzf) replayed by the same command, when that folder is there (skipped with
+ *   a note otherwise; read where it is, never copied into the project);
  * - ingest: one result of 100,000 files_changed through ingestOutput (capped at 1,000 facts),
  *   and results of 10,000 and 40,000 facts with the cap off (linear growth, not quadratic);
  * - stream: a realistic generated history of 100 MB (10 MB with --quick) replayed by the
@@ -25,10 +28,10 @@
  *   source modules): the worst growth of each (linear: about 10x).
  *
  * Figures are medians over repeated samples.
- * Usage: npm run bench [-- --json] [-- --quick] [-- --only=extraction,sizes,heap,replay,retrieval,notes,context,ingest,stream,hook,mcp,linear]
+ * Usage: npm run bench [-- --json] [-- --quick] [-- --only=extraction,sizes,heap,replay,long,retrieval,notes,context,ingest,stream,hook,mcp,linear]
  */
 import { spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -66,6 +69,7 @@ const SECTIONS = [
   'sizes',
   'heap',
   'replay',
+  'long',
   'retrieval',
   'notes',
   'context',
@@ -253,6 +257,34 @@ const replayCli = (): { dispatches: number; seconds: number; runs: number[] } | 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+};
+
+/** Runs of the replay command on each long real session. */
+const LONG_RUNS = 3;
+
+/** The replay command on each long real session (`../shared/realworld/scale/*.jsonl`): median seconds of LONG_RUNS runs. */
+const replayLong = (): { sessions: Array<{ name: string; seconds: number; runs: number[] }> } | { skipped: string } => {
+  const dir = new URL('../../shared/realworld/scale/', import.meta.url).pathname;
+  if (!existsSync(dir)) return { skipped: `${dir} is absent` };
+  const cli = new URL('../dist/cli/main.js', import.meta.url).pathname;
+  const sessions: Array<{ name: string; seconds: number; runs: number[] }> = [];
+  for (const name of readdirSync(dir)
+    .filter((file) => file.endsWith('.jsonl'))
+    .sort()) {
+    const runs: number[] = [];
+    for (let i = 0; i < LONG_RUNS; i += 1) {
+      const start = performance.now();
+      const run = spawnSync(process.execPath, [cli, 'replay', join(dir, name), '--json'], {
+        encoding: 'utf8',
+        maxBuffer: 1 << 30,
+      });
+      runs.push((performance.now() - start) / 1000);
+      if (run.status !== 0 && run.status !== 2)
+        return { skipped: `fact-tracker exited ${run.status} on ${name}: ${run.stderr.trim()}` };
+    }
+    sessions.push({ name: name.slice(0, -'.jsonl'.length), seconds: median(runs), runs });
+  }
+  return { sessions };
 };
 
 /** Milliseconds of one ingestOutput of an implementer result with `files` files_changed. */
@@ -500,6 +532,7 @@ const main = async (): Promise<void> => {
   if (runs('heap'))
     results['heap'] = { atValidFacts: heapSize, ...heapPerFact(heapSize), storeOf200Facts: heapOfSmallStore() };
   if (runs('replay')) results['replay'] = quick ? { skipped: 'quick run' } : replayCli();
+  if (runs('long')) results['long'] = quick ? { skipped: 'quick run' } : replayLong();
   if (runs('retrieval')) results['retrieval'] = measureRetrieval(quick ? [1_000, 10_000] : [1_000, 100_000], 10);
   if (runs('notes')) results['notes'] = await measureNotes();
   if (runs('context')) results['context'] = await measureContextWrites(quick);
@@ -575,6 +608,15 @@ const main = async (): Promise<void> => {
         ? `fact-tracker replay of a ${replay.dispatches}-dispatch history: median ${replay.seconds!.toFixed(2)} s of ${replay.runs!.length} runs (${replay.runs!.map((seconds) => seconds.toFixed(2)).join(', ')} s)`
         : `fact-tracker replay: skipped (${replay.skipped})`,
     );
+  const long = results['long'] as ReturnType<typeof replayLong> | undefined;
+  if (long !== undefined) {
+    if ('skipped' in long) console.log(`fact-tracker replay of the long real sessions: skipped (${long.skipped})`);
+    else
+      for (const { name, seconds, runs } of long.sessions)
+        console.log(
+          `fact-tracker replay of ${name}: median ${seconds.toFixed(2)} s of ${runs.length} runs (${runs.map((run) => run.toFixed(2)).join(', ')} s)`,
+        );
+  }
   const ingest = results['ingest'] as ReturnType<typeof measureIngest> | undefined;
   if (ingest !== undefined) {
     console.log(
