@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { withMutations } from '../../src/base/owner.js';
 import {
   forEachPosting,
+  listChunks,
   listView,
   NO_POSTINGS,
   packPosting,
@@ -67,6 +68,31 @@ describe('posting lists', () => {
         }
       }),
       { numRuns: 150 },
+    );
+  });
+
+  it('the chunks of a list, frozen or still owned by a run, hold its postings in order, in place while owned', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.nat({ max: 2_000 }), { maxLength: 400, size: 'max' }), (docs) => {
+        const value = (doc: number): number => packPosting((doc % 50) + 1, doc % 8);
+        const expected = [...docs].sort((a, b) => a - b).flatMap((doc) => [doc, value(doc)]);
+        const read = (list: Postings): number[] => listChunks(list).flatMap((chunk) => Array.from(chunk));
+        let owned: number[] = [];
+        const list = withMutations(NO_POSTINGS, (start) => {
+          const built = docs.reduce((current, doc) => putPosting(current, doc, value(doc)), start);
+          owned = read(built);
+          // Owned (the empty list is a shared frozen one): read where the list is (its blocks, or
+          // the flat list itself), never through a copy.
+          if (!Object.isFrozen(built)) for (const chunk of listChunks(built)) expect(Array.isArray(chunk)).toBe(true);
+          return built;
+        });
+        expect(owned).toEqual(expected);
+        expect(read(list)).toEqual(expected);
+        // Frozen: one typed view, the one exact scoring looks documents up in.
+        expect(listChunks(list)).toEqual([keptView(list) ?? listChunks(list)[0]]);
+        expect(listChunks(list)[0]).toBeInstanceOf(Int32Array);
+      }),
+      { numRuns: 100 },
     );
   });
 
