@@ -10,11 +10,12 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { historyLines, randomImplementerResult, randomPrompt, seeded } from './generate.js';
 
-const CLI = new URL('../dist/cli/main.js', import.meta.url).pathname;
+const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const SESSION = 'bench-session';
 
 const median = (values: ReadonlyArray<number>): number => {

@@ -34,6 +34,7 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   addFacts,
   createFactTracker,
@@ -61,6 +62,9 @@ import { isSuperlinear, LINEAR_CASES, type LinearRow, measureLinearCase } from '
 import { historyLines, randomImplementerResult, randomPrompt, randomReviewerResult, seeded } from './generate.js';
 import { measureRetrieval } from './retrieval.js';
 import { SeedStore, seedExtractImplementer, seedExtractReviewer, seedRetrieve } from './seed.js';
+
+/** The binary the command-line sections run (a path, as a checkout's folder may hold spaces). */
+const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 
 const quick = process.argv.includes('--quick');
 const asJson = process.argv.includes('--json');
@@ -241,11 +245,10 @@ const replayCli = (): { dispatches: number; seconds: number; runs: number[] } | 
     }
     const file = join(dir, 'history.jsonl');
     writeFileSync(file, `${lines.join('\n')}\n`);
-    const cli = new URL('../dist/cli/main.js', import.meta.url).pathname;
     const runs: number[] = [];
     for (let i = 0; i < REPLAY_RUNS; i += 1) {
       const start = performance.now();
-      const run = spawnSync(process.execPath, [cli, 'replay', file, '--json'], {
+      const run = spawnSync(process.execPath, [CLI, 'replay', file, '--json'], {
         encoding: 'utf8',
         maxBuffer: 1 << 30,
       });
@@ -264,9 +267,8 @@ const LONG_RUNS = 3;
 
 /** The replay command on each long real session (`../shared/realworld/scale/*.jsonl`): median seconds of LONG_RUNS runs. */
 const replayLong = (): { sessions: Array<{ name: string; seconds: number; runs: number[] }> } | { skipped: string } => {
-  const dir = new URL('../../shared/realworld/scale/', import.meta.url).pathname;
+  const dir = fileURLToPath(new URL('../../shared/realworld/scale/', import.meta.url));
   if (!existsSync(dir)) return { skipped: `${dir} is absent` };
-  const cli = new URL('../dist/cli/main.js', import.meta.url).pathname;
   const sessions: Array<{ name: string; seconds: number; runs: number[] }> = [];
   for (const name of readdirSync(dir)
     .filter((file) => file.endsWith('.jsonl'))
@@ -274,7 +276,7 @@ const replayLong = (): { sessions: Array<{ name: string; seconds: number; runs: 
     const runs: number[] = [];
     for (let i = 0; i < LONG_RUNS; i += 1) {
       const start = performance.now();
-      const run = spawnSync(process.execPath, [cli, 'replay', join(dir, name), '--json'], {
+      const run = spawnSync(process.execPath, [CLI, 'replay', join(dir, name), '--json'], {
         encoding: 'utf8',
         maxBuffer: 1 << 30,
       });
@@ -345,9 +347,8 @@ const replayStream = (
       peak,
       "process.on('exit', () => process.stderr.write(`peak-rss-kb ${process.resourceUsage().maxRSS}\\n`));\n",
     );
-    const cli = new URL('../dist/cli/main.js', import.meta.url).pathname;
     const start = performance.now();
-    const run = spawnSync(process.execPath, ['--import', peak, cli, 'replay', file, '--json'], {
+    const run = spawnSync(process.execPath, ['--import', peak, CLI, 'replay', file, '--json'], {
       encoding: 'utf8',
       stdio: ['ignore', 'ignore', 'pipe'],
     });
