@@ -378,14 +378,16 @@ export const createSessionPool = (
 
 /**
  * Opens, in `pool`, the session whose log changed last in the server's folder (never creating
- * one), then runs its latest prompts' queries until the pool is asked for anything (see
- * `LiveSession.warm`): a server started for an agent session is most often asked about that
- * session first, and finds it read and its queries warm. The session it opened, if any; a
- * failure is only a cache missed (the first call opens the session as it would have).
+ * one), then runs its latest prompts' queries until `stop` says so (by default, until the pool
+ * is asked for anything; see `LiveSession.warm`): a server started for an agent session is most
+ * often asked about that session first, and finds it read and its queries warm. The session it
+ * opened, if any; a failure is only a cache missed (the first call opens the session as it
+ * would have).
  */
 export const warmSessionPool = async (
   pool: SessionPool,
   options: Pick<FactTrackerMcpOptions, 'cwd' | 'directory'>,
+  stop?: () => boolean,
 ): Promise<E.Either<SessionError, LiveSession> | undefined> => {
   try {
     const id = await latestSessionId(options);
@@ -393,7 +395,7 @@ export const warmSessionPool = async (
     const opened = await pool(id, false);
     const asked = pool.requests();
     // Its latest prompts' queries run, until a call comes (it would wait for them).
-    if (E.isRight(opened)) await opened.right.warm(() => pool.requests() !== asked);
+    if (E.isRight(opened)) await opened.right.warm(stop ?? (() => pool.requests() !== asked));
     return opened;
   } catch {
     return undefined;

@@ -12,6 +12,9 @@ import {
 
 export { MAX_MESSAGE_BYTES };
 
+/** How long a server may spend on its latest session before it reads its first message. */
+const PREPARE_MS = 1_000;
+
 /** Why the server stopped reading: a message over `MAX_MESSAGE_BYTES`. */
 export class MessageTooLargeError extends Error {
   readonly code = 'message_too_large';
@@ -66,8 +69,20 @@ export const serveMcp = async (
   options: FactTrackerMcpOptions,
 ): Promise<E.Either<string, void>> => {
   const pool = createSessionPool(options);
-  // The session the agent most likely asks about first is read while the client connects.
-  void warmSessionPool(pool, options);
+  // The session the agent most likely asks about first is read, and its latest queries run,
+  // before the first message is read: the handshake, which an agent's host makes as it starts,
+  // bears that cost (about 200 ms at 3,000 dispatches) and the first call does not. Bounded in
+  // time: past the bound the server reads its messages, and a session still opening (its log
+  // held locked by a writer, say) is shared with the first call that asks for it.
+  const deadline = performance.now() + PREPARE_MS;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    warmSessionPool(pool, options, () => performance.now() > deadline),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, PREPARE_MS);
+    }),
+  ]);
+  clearTimeout(timer);
   const lines = wholeLines();
   const transport = new StdioServerTransport(streams.input.pipe(lines), streams.output, {
     // Past the bound `lines` enforces, so the SDK's own (which closes without a word) never trips first.

@@ -2,11 +2,14 @@
  * A server reads the session an agent most likely asks about first (the one whose log changed
  * last) while its client connects, never creating one, never following a symlinked log.
  */
-import { mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { createSessionPool, warmSessionPool } from '../../src/mcp/server.js';
+import { serveMcp } from '../../src/mcp/stdio.js';
 import { latestSessionId, openSession } from '../../src/session/session.js';
 import { tempDir } from '../tempDirs.js';
 
@@ -109,5 +112,29 @@ describe('warming the session pool', () => {
       return session.right.compileContext({ taskId: '3', taskPrompt: 'task 2', at: 5 });
     };
     expect(await compile(pool)).toEqual(await compile(createSessionPool({ cwd: cold, version: '0.0.0-test' })));
+  });
+
+  it('a server opens its latest session before it answers its first message', async () => {
+    const cwd = tempDir('warm-serve-');
+    const file = join(sessionsIn(cwd), 'agent-session.jsonl');
+    // A torn last line: opening the session sets it aside, which shows the session was opened.
+    writeFileSync(file, `${prompt('1')}{"type":"prompt","taskId":"2"`);
+    const input = new PassThrough();
+    const output = new PassThrough();
+    // The handshake is waiting before the server starts: it must still be answered second.
+    input.write(
+      `${JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'warm-test', version: '1' } },
+      })}\n`,
+    );
+    const serving = serveMcp({ input, output }, { cwd, version: '0.0.0-test' });
+    const [answer] = (await once(output, 'data')) as [Buffer];
+    expect(existsSync(`${file}.set-aside`)).toBe(true);
+    expect(JSON.parse(answer.toString()) as unknown).toMatchObject({ id: 1, result: { serverInfo: {} } });
+    input.end();
+    expect(E.isRight(await serving)).toBe(true);
   });
 });
