@@ -3,7 +3,7 @@
  * last) while its client connects, never creating one, never following a symlinked log.
  */
 import { once } from 'node:events';
-import { existsSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import * as E from 'fp-ts/lib/Either.js';
@@ -21,6 +21,13 @@ const sessionsIn = (cwd: string): string => {
   mkdirSync(directory, { recursive: true });
   return directory;
 };
+
+const initialize = `${JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'warm-test', version: '1' } },
+})}\n`;
 
 describe('warming the session pool', () => {
   it('latestSessionId names the log changed last, skipping symlinks, files that are no session and other names', () => {
@@ -122,18 +129,33 @@ describe('warming the session pool', () => {
     const input = new PassThrough();
     const output = new PassThrough();
     // The handshake is waiting before the server starts: it must still be answered second.
-    input.write(
-      `${JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'warm-test', version: '1' } },
-      })}\n`,
-    );
+    input.write(initialize);
     const serving = serveMcp({ input, output }, { cwd, version: '0.0.0-test' });
     const [answer] = (await once(output, 'data')) as [Buffer];
     expect(existsSync(`${file}.set-aside`)).toBe(true);
     expect(JSON.parse(answer.toString()) as unknown).toMatchObject({ id: 1, result: { serverInfo: {} } });
+    input.end();
+    expect(E.isRight(await serving)).toBe(true);
+  });
+
+  it('a server whose latest session cannot be opened yet (its log locked by a live writer) answers after a second at most', async () => {
+    const cwd = tempDir('warm-locked-');
+    const file = join(sessionsIn(cwd), 'agent-session.jsonl');
+    writeFileSync(file, `${prompt('1')}{"type":"prompt","taskId":"2"`);
+    // A writer holds the lock (fresh, so not abandoned): setting the torn line aside must wait for it.
+    mkdirSync(`${file}.lock`);
+    const input = new PassThrough();
+    const output = new PassThrough();
+    input.write(initialize);
+    const started = Date.now();
+    const serving = serveMcp({ input, output }, { cwd, version: '0.0.0-test' });
+    const [answer] = (await once(output, 'data')) as [Buffer];
+    const waited = Date.now() - started;
+    expect(JSON.parse(answer.toString()) as unknown).toMatchObject({ id: 1, result: { serverInfo: {} } });
+    expect(existsSync(`${file}.set-aside`)).toBe(false);
+    // It waited for the session, then answered with the lock still held (without the bound it would wait for the lock).
+    expect(waited).toBeGreaterThanOrEqual(900);
+    rmSync(`${file}.lock`, { recursive: true });
     input.end();
     expect(E.isRight(await serving)).toBe(true);
   });
