@@ -71,7 +71,7 @@ export const serveMcp = async (
   const pool = createSessionPool(options);
   // The session the agent most likely asks about first is read, and its latest queries run,
   // before the first message is read: the handshake, which an agent's host makes as it starts,
-  // bears that cost (about 150 ms at 3,000 dispatches) and the first call does not. Bounded in
+  // bears that cost (150 to 210 ms at 3,000 dispatches) and the first call does not. Bounded in
   // time: past the bound the server reads its messages, and a session still opening (its log
   // held locked by a writer, say) is shared with the first call that asks for it.
   let expired = false;
