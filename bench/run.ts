@@ -28,7 +28,8 @@
  *   source modules): the worst growth of each (linear: about 10x).
  *
  * Figures are medians over repeated samples.
- * Usage: npm run bench [-- --json] [-- --quick] [-- --only=extraction,sizes,heap,replay,long,retrieval,notes,context,ingest,stream,hook,mcp,linear]
+ * Usage: npm run bench [-- --json] [-- --quick] [-- --only=SECTION,...] (see USAGE below, or `-- --help`;
+ * anything else exits 2 before a section runs).
  */
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
@@ -90,7 +91,23 @@ const only = process.argv
 const unknown = only?.filter((name) => !(SECTIONS as ReadonlyArray<string>).includes(name)) ?? [];
 if (unknown.length > 0) {
   console.error(`bench: unknown section ${unknown.join(', ')}: use ${SECTIONS.join(', ')}`);
-  process.exit(1);
+  process.exit(2);
+}
+const USAGE = `Usage: npm run bench [-- --json] [-- --quick] [-- --only=SECTION,...]
+  --json           write the results as JSON
+  --quick          smaller: 10,000 facts at most, a 10 MB stream, 5 live runs, and neither the
+                   10,000-dispatch replay nor the long ones
+  --only=SECTIONS  run only these sections (comma-separated): ${SECTIONS.join(', ')}
+  --help           print this`;
+const given = process.argv.slice(2);
+if (given.includes('--help') || given.includes('-h')) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const strange = given.filter((arg) => arg !== '--json' && arg !== '--quick' && !arg.startsWith('--only='));
+if (strange.length > 0) {
+  console.error(`bench: unknown argument ${strange.join(' ')}\n${USAGE}`);
+  process.exit(2);
 }
 const runs = (section: (typeof SECTIONS)[number]): boolean => only === undefined || only.includes(section);
 const SIZES = quick ? [1_000, 10_000] : [1_000, 10_000, 100_000];

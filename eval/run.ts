@@ -22,10 +22,8 @@
  *    their last 150 commits against the same commits replayed from a fresh store;
  * 4. ablations: each signal switched off in turn.
  *
- * Usage: npm run eval [-- --fit] [-- --json] [-- --misses] [-- --realworld DIR]
- *   --json    print the comparison tables (and the fitted ranking, with --fit) as JSON instead
- *   --fit     also fit on every history and print the ranking to ship, checking it against
- *             DEFAULT_RANKING (exits 1 when they differ)
+ * Usage: see USAGE below (`npm run eval -- --help`). A bad option exits 2, a history that cannot
+ * be read exits 1, each with one line on stderr.
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -60,14 +58,41 @@ import {
 } from './lib.js';
 import { historyCandidates, type PromptCandidates, type Ranking } from './model.js';
 
-const { values: options } = parseArgs({
-  options: {
-    fit: { type: 'boolean', default: false },
-    json: { type: 'boolean', default: false },
-    misses: { type: 'boolean', default: false },
-    realworld: { type: 'string' },
-  },
-});
+const USAGE = `Usage: npm run eval [-- --fit] [-- --json] [-- --misses] [-- --realworld DIR]
+  --fit            also fit on every history, print the ranking to ship and check it against
+                   DEFAULT_RANKING and the count cap (exit status 1 when they differ)
+  --json           print the comparison tables (and the fitted ranking, with --fit) as JSON
+  --misses         list every label the defaults miss, with its rank and why it was left out
+  --realworld DIR  the labeled real histories (DIR/histories) and long sessions (DIR/scale);
+                   default ../shared/realworld beside the project, skipped with a note when absent
+  --help           print this`;
+
+/** Ends the run with one line on stderr (no stack trace: a wrong option or a bad file is the user's to fix). */
+const fail = (message: string, status: number): never => {
+  process.stderr.write(`npm run eval: ${message}\n`);
+  process.exit(status);
+};
+
+const parsed = (() => {
+  try {
+    return parseArgs({
+      options: {
+        fit: { type: 'boolean', default: false },
+        json: { type: 'boolean', default: false },
+        misses: { type: 'boolean', default: false },
+        realworld: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (error) {
+    return fail(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`, 2);
+  }
+})();
+const options = parsed.values;
+if (options.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
 
 /** The seed design's count cap: ten facts, whatever the budget. */
 const SEED_MAX_FACTS = 10;
@@ -75,11 +100,19 @@ const SEED_MAX_FACTS = 10;
 const root = resolve(import.meta.dirname, '..');
 const realworld = resolve(options.realworld ?? join(root, '..', 'shared', 'realworld'));
 const notes: string[] = [];
-const hand = loadHistories(join(root, 'eval', 'histories'), 'hand');
+/** The histories of `dir`, or the end of the run when one cannot be read or replayed. */
+const load = (dir: string, group: Parameters<typeof loadHistories>[1]): History[] => {
+  try {
+    return loadHistories(dir, group);
+  } catch (error) {
+    return fail(`cannot read the histories in ${dir}: ${error instanceof Error ? error.message : String(error)}`, 1);
+  }
+};
+const hand = load(join(root, 'eval', 'histories'), 'hand');
 const present = existsSync(realworld);
 if (!present) notes.push(`${realworld} is absent: the real and long histories are skipped.`);
-const real = present ? loadHistories(join(realworld, 'histories'), 'real') : [];
-const long = present ? loadHistories(join(realworld, 'scale'), 'long') : [];
+const real = present ? load(join(realworld, 'histories'), 'real') : [];
+const long = present ? load(join(realworld, 'scale'), 'long') : [];
 const core = [...hand, ...real];
 
 const defaults: Setting = { maxFacts: DEFAULT_MAX_FACTS, maxTokens: DEFAULT_MAX_TOKENS };

@@ -1,0 +1,42 @@
+/**
+ * `npm run eval` as a user meets it: `--help` prints the usage, a wrong option and a history
+ * that cannot be replayed each end the run with one line of why and a status, never a stack trace.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../cli/runCli.js';
+import { tempDir } from '../tempDirs.js';
+
+const evaluate = (...args: string[]) =>
+  spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'eval', 'run.ts'), ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+
+describe('npm run eval, on bad input', () => {
+  it('--help prints the usage and every option', () => {
+    const run = evaluate('--help');
+    expect(run.status).toBe(0);
+    for (const option of ['--fit', '--json', '--misses', '--realworld DIR']) expect(run.stdout).toContain(option);
+  });
+
+  it('an unknown option exits 2 with the usage and no stack trace', () => {
+    const run = evaluate('--bogus');
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/^npm run eval: Unknown option '--bogus'/u);
+    expect(run.stderr).toContain('Usage: npm run eval');
+    expect(run.stderr).not.toMatch(/\n\s+at /u);
+  });
+
+  it('a real history that cannot be replayed exits 1 naming its folder and line, with no stack trace', () => {
+    const realworld = tempDir('eval-bad-');
+    mkdirSync(join(realworld, 'histories'));
+    writeFileSync(join(realworld, 'histories', 'broken.jsonl'), '{"type":"nonsense"}\n');
+    const run = evaluate('--realworld', realworld);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(`cannot read the histories in ${join(realworld, 'histories')}: broken: line 1:`);
+    expect(run.stderr).not.toMatch(/\n\s+at /u);
+  });
+});
