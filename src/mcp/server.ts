@@ -16,6 +16,7 @@ import { selectAllFacts, selectFactsWhere, selectValidCount } from '../store/sel
 import type { FactStore } from '../store/state.js';
 import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
 import {
+  bytesToReplay,
   latestSessionId,
   listSessionIds,
   openSession,
@@ -374,6 +375,30 @@ export const createSessionPool = (
   };
   // How many lookups the pool has had: a warm-up gives way to a call.
   return Object.assign(lookup, { requests: (): number => requests });
+};
+
+/**
+ * The most log a server replays before it reads its first message (see `serveMcp`): about a
+ * third of a second of catching up, where a whole long log without its snapshot takes seconds.
+ */
+export const MAX_PREPARED_REPLAY_BYTES = 256 * 1024;
+
+/**
+ * True when the session whose log changed last in the server's folder opens quickly: its
+ * snapshot can be used and leaves at most `MAX_PREPARED_REPLAY_BYTES` of log to replay (or
+ * the whole log is that small). Never throws.
+ */
+export const latestOpensQuickly = async (
+  options: Pick<FactTrackerMcpOptions, 'cwd' | 'directory'>,
+): Promise<boolean> => {
+  try {
+    const id = await latestSessionId(options);
+    if (id === undefined) return false;
+    const bytes = await bytesToReplay(id, options);
+    return bytes !== undefined && bytes <= MAX_PREPARED_REPLAY_BYTES;
+  } catch {
+    return false;
+  }
 };
 
 /**

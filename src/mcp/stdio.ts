@@ -7,6 +7,7 @@ import {
   createFactTrackerMcpServer,
   createSessionPool,
   type FactTrackerMcpOptions,
+  latestOpensQuickly,
   warmSessionPool,
 } from './server.js';
 
@@ -70,22 +71,27 @@ export const serveMcp = async (
 ): Promise<E.Either<string, void>> => {
   const pool = createSessionPool(options);
   // The session the agent most likely asks about first is read, and its latest queries run,
-  // before the first message is read: the handshake, which an agent's host makes as it starts,
-  // bears that cost (150 to 210 ms at 3,000 dispatches) and the first call does not. Bounded in
-  // time: past the bound the server reads its messages, and a session still opening (its log
-  // held locked by a writer, say) is shared with the first call that asks for it.
-  let expired = false;
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    warmSessionPool(pool, options, () => expired),
-    new Promise<void>((resolve) => {
-      timer = setTimeout(() => {
-        expired = true;
-        resolve();
-      }, PREPARE_MS);
-    }),
-  ]);
-  clearTimeout(timer);
+  // before the first message is read, when that is quick (its snapshot usable, little log
+  // after it): the handshake, which an agent's host makes as it starts, bears that cost (150 to
+  // 210 ms at 3,000 dispatches) and the first call does not. Bounded in time: past the bound
+  // the server reads its messages, and a session still opening (its log held locked by a
+  // writer, say) is shared with the first call that asks for it. A session that needs a long
+  // replay (no usable snapshot: a log from another version of the package, say) is read while
+  // the client connects instead, so the handshake is not held up for seconds.
+  if (await latestOpensQuickly(options)) {
+    let expired = false;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      warmSessionPool(pool, options, () => expired),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          expired = true;
+          resolve();
+        }, PREPARE_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+  } else void warmSessionPool(pool, options);
   const lines = wholeLines();
   const transport = new StdioServerTransport(streams.input.pipe(lines), streams.output, {
     // Past the bound `lines` enforces, so the SDK's own (which closes without a word) never trips first.

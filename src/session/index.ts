@@ -3,6 +3,7 @@
  * and locks). A log is a dispatch history, so `fact-tracker replay` reads every session.
  */
 export {
+  bytesToReplay,
   DEFAULT_LOCK_STALE_MS,
   DEFAULT_SESSIONS_DIRECTORY,
   DUPLICATE_WINDOW,

@@ -51,7 +51,7 @@ import type {
   SessionReport,
   SetAsideLine,
 } from './model.js';
-import { readSnapshot, type SessionSnapshot, type SnapshotUse, writeSnapshot } from './snapshot.js';
+import { readSnapshot, type SessionSnapshot, type SnapshotUse, snapshotTail, writeSnapshot } from './snapshot.js';
 
 /** Where session logs live when nothing says otherwise, under the working directory. */
 export const DEFAULT_SESSIONS_DIRECTORY = '.fact-tracker/sessions';
@@ -176,6 +176,27 @@ export const latestSessionId = async (
       latest = { id, at: stats.mtimeMs };
   }
   return latest?.id;
+};
+
+/**
+ * How many bytes of a session's log a process opening it would replay: those after its
+ * snapshot when the snapshot's header says it can be used, else the whole log; undefined when
+ * the session has no log (or the id or the folder is not valid). Reads no store, creates
+ * nothing, follows no symlinked log. Never throws.
+ */
+export const bytesToReplay = async (
+  sessionId: unknown,
+  options: Pick<SessionOptions, 'directory' | 'cwd'> = {},
+): Promise<number | undefined> => {
+  try {
+    const files = await locateSession(sessionId, { ...options, create: false });
+    if (E.isLeft(files)) return undefined;
+    const stats = await lstat(files.right.file).catch(() => undefined);
+    if (stats?.isFile() !== true) return undefined;
+    return snapshotTail(files.right.file) ?? stats.size;
+  } catch {
+    return undefined;
+  }
 };
 
 const LINE_BREAK = /\r\n|\n|\r/u;

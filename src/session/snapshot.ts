@@ -191,6 +191,64 @@ const freezeParsed = <T>(value: T): T => {
   return value;
 };
 
+/**
+ * Checks the log `file` against a snapshot's header: the same file (device and inode), at
+ * least as long as the snapshot covers, and its sampled bytes unchanged. Right: the log's size.
+ */
+const checkLog = (file: string, header: Header): E.Either<string, number> => {
+  try {
+    return withFile(file, constants.O_RDONLY, (fd): E.Either<string, number> => {
+      const stat = fstatSync(fd);
+      if (`${stat.dev}:${stat.ino}` !== header.log.identity) return E.left('the log was replaced since the snapshot');
+      if (stat.size < header.log.offset) return E.left('the log is shorter than the snapshot covers');
+      if (fingerprintOf(fd, header.log.offset) !== header.log.fingerprint)
+        return E.left('the log was rewritten since the snapshot');
+      return E.right(stat.size);
+    });
+  } catch (error) {
+    return E.left(
+      `the log cannot be checked against the snapshot (${String((error as { code?: unknown }).code ?? 'error')})`,
+    );
+  }
+};
+
+/** The most of a snapshot's first line `snapshotTail` reads looking for its end. */
+const MAX_HEADER_BYTES = 16 * 1024 * 1024;
+
+/** The first line of the open file `fd` (without its line break), or undefined when it has none within `MAX_HEADER_BYTES`. */
+const firstLine = (fd: number): Buffer | undefined => {
+  const pieces: Buffer[] = [];
+  for (let position = 0; position < MAX_HEADER_BYTES;) {
+    const piece = readFully(fd, position, 256 * 1024);
+    if (piece.length === 0) return undefined;
+    const newline = piece.indexOf(0x0a);
+    if (newline !== -1) return Buffer.concat([...pieces, piece.subarray(0, newline)]);
+    pieces.push(piece);
+    position += piece.length;
+  }
+  return undefined;
+};
+
+/**
+ * How many bytes of the log `file` a process opening it would replay after its snapshot, when
+ * the snapshot's header says it can be used (this version's, for this very log, which still
+ * holds the bytes it covered); undefined when there is no such snapshot. Reads the header and
+ * samples of the log, not the store: cheap at any size, and no promise that the store itself
+ * is whole (`readSnapshot` checks that). Never throws.
+ */
+export const snapshotTail = (file: string): number | undefined => {
+  try {
+    const head = withFile(snapshotFileOf(file), constants.O_RDONLY, firstLine);
+    if (head === undefined) return undefined;
+    const header = JSON.parse(head.toString('utf8')) as unknown;
+    if (!isHeader(header) || header.library !== libraryVersion()) return undefined;
+    const size = checkLog(file, header);
+    return E.isRight(size) ? size.right - header.log.offset : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
 /** The snapshot file of the log `file`. */
 export const snapshotFileOf = (file: string): string => `${file}${SNAPSHOT_EXTENSION}`;
 
@@ -225,21 +283,8 @@ export const readSnapshot = (file: string): E.Either<string, SessionSnapshot | u
   const text = body.toString('utf8');
   if (text.length !== header.store.length)
     return E.left('the snapshot is cut short or corrupt (its store does not match its hash)');
-  try {
-    const problem = withFile(file, constants.O_RDONLY, (fd): string | undefined => {
-      const stat = fstatSync(fd);
-      if (`${stat.dev}:${stat.ino}` !== header.log.identity) return 'the log was replaced since the snapshot';
-      if (stat.size < header.log.offset) return 'the log is shorter than the snapshot covers';
-      if (fingerprintOf(fd, header.log.offset) !== header.log.fingerprint)
-        return 'the log was rewritten since the snapshot';
-      return undefined;
-    });
-    if (problem !== undefined) return E.left(problem);
-  } catch (error) {
-    return E.left(
-      `the log cannot be checked against the snapshot (${String((error as { code?: unknown }).code ?? 'error')})`,
-    );
-  }
+  const checked = checkLog(file, header);
+  if (E.isLeft(checked)) return checked;
   let store: unknown;
   try {
     store = JSON.parse(text);

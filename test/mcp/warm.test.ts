@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
-import { createSessionPool, warmSessionPool } from '../../src/mcp/server.js';
+import { createSessionPool, MAX_PREPARED_REPLAY_BYTES, warmSessionPool } from '../../src/mcp/server.js';
 import { serveMcp } from '../../src/mcp/stdio.js';
 import { latestSessionId, openSession } from '../../src/session/session.js';
 import { tempDir } from '../tempDirs.js';
@@ -156,6 +156,24 @@ describe('warming the session pool', () => {
     // It waited for the session, then answered with the lock still held (without the bound it would wait for the lock).
     expect(waited).toBeGreaterThanOrEqual(900);
     rmSync(`${file}.lock`, { recursive: true });
+    input.end();
+    expect(E.isRight(await serving)).toBe(true);
+  });
+
+  it('a server whose latest session needs a long replay (no snapshot) answers its first message without waiting for it', async () => {
+    const cwd = tempDir('warm-long-');
+    const file = join(sessionsIn(cwd), 'agent-session.jsonl');
+    let log = '';
+    for (let task = 1; log.length <= MAX_PREPARED_REPLAY_BYTES; task += 1) log += prompt(String(task));
+    // The torn last line is set aside once the log is read: it shows whether the open came first.
+    writeFileSync(file, `${log}{"type":"prompt","taskId":"x"`);
+    const input = new PassThrough();
+    const output = new PassThrough();
+    input.write(initialize);
+    const serving = serveMcp({ input, output }, { cwd, version: '0.0.0-test' });
+    const [answer] = (await once(output, 'data')) as [Buffer];
+    expect(JSON.parse(answer.toString()) as unknown).toMatchObject({ id: 1, result: { serverInfo: {} } });
+    expect(existsSync(`${file}.set-aside`)).toBe(false);
     input.end();
     expect(E.isRight(await serving)).toBe(true);
   });

@@ -25,6 +25,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { replayHistory } from '../../src/index.js';
 import {
+  bytesToReplay,
   type LiveSession,
   MAX_OUTPUT_LENGTH,
   MAX_PROMPT_LENGTH,
@@ -239,6 +240,43 @@ describe('session snapshots', { timeout: 120_000 }, () => {
     expect(use.used).toBe(false);
     expect(store).toEqual(expected);
     expect(right(await fresh.snapshot())).toEqual(expected);
+  });
+
+  it('bytesToReplay gives the log an open would replay: what follows a usable snapshot, else the whole log', async () => {
+    const { directory, file } = await writtenSession();
+    const session = await open('s', { directory, create: false });
+    const use = session.snapshotUse();
+    expect(use.used).toBe(true);
+    if (use.used) expect(await bytesToReplay('s', { directory })).toBe(statSync(file).size - use.offset);
+    expect(await bytesToReplay('absent', { directory })).toBeUndefined();
+    expect(await bytesToReplay('../s', { directory })).toBeUndefined();
+    // A snapshot its header refuses, or a log it no longer fits: the whole log, as the open replays it.
+    const spoilers: ReadonlyArray<readonly [string, (log: string) => void]> = [
+      ['no snapshot', (log) => rmSync(`${log}.snapshot`)],
+      [
+        'another version',
+        (log) => {
+          const text = readFileSync(`${log}.snapshot`, 'utf8');
+          const newline = text.indexOf('\n');
+          const header = JSON.parse(text.slice(0, newline)) as Record<string, unknown>;
+          writeFileSync(
+            `${log}.snapshot`,
+            `${JSON.stringify({ ...header, library: '0.0.0-other' })}${text.slice(newline)}`,
+          );
+        },
+      ],
+      ['a header cut short', (log) => truncateSync(`${log}.snapshot`, 100)],
+      ['a log rewritten', (log) => writeFileSync(log, readFileSync(log, 'utf8').replaceAll('retry', 'RETRY'))],
+    ];
+    for (const [what, spoil] of spoilers) {
+      const { directory: spoiled, file: log } = await writtenSession();
+      spoil(log);
+      expect([what, await bytesToReplay('s', { directory: spoiled })]).toEqual([what, statSync(log).size]);
+      expect([what, (await open('s', { directory: spoiled, create: false })).snapshotUse().used]).toEqual([
+        what,
+        false,
+      ]);
+    }
   });
 
   it('ignores and clears the temporary file of a writer killed while it wrote the snapshot', async () => {
