@@ -15,6 +15,8 @@ const REASONS: Readonly<Record<string, string>> = {
   EROFS: 'the file system is read-only',
   ELOOP: 'it is a symbolic link, which is not followed',
   ELOCKED: 'another process held the lock for too long',
+  ENOTREG: 'it is not a regular file (a FIFO, a socket or a device), which is not opened',
+  ENXIO: 'it is not a regular file (a FIFO, a socket or a device), which is not opened',
 };
 
 /** The `code` of a failed call (`ENOENT`, ...), or '' when it has none. */

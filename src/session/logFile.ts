@@ -77,10 +77,21 @@ export const readFully = (fd: number, position: number, length: number): Buffer 
   return buffer.subarray(0, filled);
 };
 
-/** Runs `work` on `file` opened with `flags` (never through a symbolic link), closing it whatever happens. */
+/** Opening never waits: a FIFO in the log's place would otherwise block the process until a writer came, unkillable by SIGTERM. */
+const NON_BLOCKING = constants.O_NONBLOCK ?? 0;
+
+/**
+ * Runs `work` on `file` opened with `flags`, closing it whatever happens. Only a regular file (or
+ * a directory, to flush its entries) is worked on: a symbolic link is refused by the open
+ * itself (ELOOP), and a FIFO, socket or device, opened without waiting, is refused (ENOTREG)
+ * before `work` reads or writes it.
+ */
 export const withFile = <T>(file: string, flags: number, work: (fd: number) => T): T => {
-  const fd = openSync(file, flags | NO_FOLLOW, 0o644);
+  const fd = openSync(file, flags | NO_FOLLOW | NON_BLOCKING, 0o644);
   try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile() && !stat.isDirectory())
+      throw Object.assign(new Error(`${file} is not a regular file`), { code: 'ENOTREG' });
     return work(fd);
   } finally {
     closeSync(fd);

@@ -3,6 +3,7 @@
  * for its log, re-sent events change nothing, bad input writes nothing, and a log written by
  * someone else (another session, a crash, a hand edit) is read exactly as `replay` reads it.
  */
+import { spawnSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
@@ -245,6 +246,41 @@ describe('a live session', () => {
       E.left(expect.objectContaining({ code: 'io', message: expect.stringContaining('symbolic link') })),
     );
     expect(readFileSync(join(outside, 'target.jsonl'), 'utf8')).toBe('');
+  });
+
+  it('refuses at once a FIFO in place of a log or of its snapshot, never waiting on it (run in a child, killed if it hangs)', () => {
+    const cwd = tempDir('session-fifo-');
+    const { directory } = resolveSessionsDirectory({ cwd });
+    mkdirSync(directory, { recursive: true });
+    writeFileSync(
+      join(directory, 'beside.jsonl'),
+      `${JSON.stringify({ type: 'prompt', taskId: '1', at: 1, taskPrompt: 'x' })}\n`,
+    );
+    for (const name of ['beside.jsonl.snapshot', 'piped.jsonl'])
+      expect(spawnSync('mkfifo', [join(directory, name)]).status).toBe(0);
+    const script = `
+      const { openSession, bytesToReplay } = await import(${JSON.stringify(new URL('../../dist/session/index.js', import.meta.url).href)});
+      const options = { cwd: ${JSON.stringify(cwd)}, create: false };
+      const beside = await openSession('beside', options);
+      const piped = await openSession('piped', options);
+      console.log(JSON.stringify({
+        beside: beside.right?.snapshotUse(),
+        besideBytes: await bytesToReplay('beside', options),
+        piped: piped.left,
+        pipedBytes: (await bytesToReplay('piped', options)) ?? null,
+      }));`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 20_000,
+      killSignal: 'SIGKILL',
+    });
+    expect(run.signal).toBeNull();
+    expect(JSON.parse(run.stdout) as unknown).toEqual({
+      beside: { used: false, reason: 'the snapshot cannot be read (ENOTREG)' },
+      besideBytes: readFileSync(join(directory, 'beside.jsonl')).length,
+      piped: { code: 'io', message: expect.stringContaining('piped.jsonl: it is not a regular file') },
+      pipedBytes: null,
+    });
   });
 
   it('explains a prompt without recording it, and keeps the sessions folder out of git', async () => {
