@@ -16,6 +16,7 @@
  * the old one: a writer killed halfway leaves the old snapshot (and a temporary file the next
  * writer removes), never half of one.
  */
+import { constants as bufferConstants } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { constants, fstatSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -26,6 +27,8 @@ import { reviveFileRecords, type StoredFileRecord, storedFileRecords } from '../
 import type { FactStore } from '../store/state.js';
 import { ioError, readFully, withFile } from './logFile.js';
 import type { SessionError } from './model.js';
+
+const { MAX_STRING_LENGTH } = bufferConstants;
 
 /** Appended to a log's name for its snapshot. */
 export const SNAPSHOT_EXTENSION = '.snapshot';
@@ -257,14 +260,18 @@ export const snapshotFileOf = (file: string): string => `${file}${SNAPSHOT_EXTEN
  * there is not (Right(undefined) when there is none). Never throws.
  */
 export const readSnapshot = (file: string): E.Either<string, SessionSnapshot | undefined> => {
-  let bytes: Buffer;
+  let bytes: Buffer | undefined;
   try {
-    bytes = withFile(snapshotFileOf(file), constants.O_RDONLY, (fd) => readFileSync(fd));
+    // A file longer than the longest string the engine makes cannot be parsed: it is not read.
+    bytes = withFile(snapshotFileOf(file), constants.O_RDONLY, (fd) =>
+      fstatSync(fd).size > MAX_STRING_LENGTH ? undefined : readFileSync(fd),
+    );
   } catch (error) {
     return (error as { code?: unknown }).code === 'ENOENT'
       ? E.right(undefined)
       : E.left(`the snapshot cannot be read (${String((error as { code?: unknown }).code ?? 'error')})`);
   }
+  if (bytes === undefined) return E.left('the snapshot is too large to read');
   // The store's bytes are hashed as read (hashing the decoded text encodes it again, several times slower).
   const newline = bytes.indexOf(0x0a);
   const [head, body] =

@@ -6,6 +6,7 @@
  * writers killed at random points or running at once never leave one that is. Also the limits
  * and resends of a live session.
  */
+import { constants } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import {
   copyFileSync,
@@ -157,7 +158,7 @@ describe('session snapshots', { timeout: 120_000 }, () => {
     expect(right(await reader.snapshot())).toEqual(replayHistory(readFileSync(writer.file, 'utf8')).store);
   });
 
-  it('rebuilds from the log when the snapshot is missing, cut short, corrupt, of another version or another layout', async () => {
+  it('rebuilds from the log when the snapshot is missing, cut short, corrupt, too large, of another version or another layout', async () => {
     const { directory, file } = await writtenSession();
     const snapshot = readFileSync(`${file}.snapshot`, 'utf8');
     const newline = snapshot.indexOf('\n');
@@ -183,6 +184,8 @@ describe('session snapshots', { timeout: 120_000 }, () => {
         /layout/u,
       ],
       ['empty', (target) => writeFileSync(target, ''), /not JSON/u],
+      // Sparse: longer than any string the engine makes, so never read (nor held in memory).
+      ['too large to read', (target) => truncateSync(target, constants.MAX_STRING_LENGTH + 1), /too large/u],
       ['a directory', (target) => (rmSync(target), mkdirSync(target)), /cannot be read/u],
     ];
     for (const [what, spoil, reason] of spoilers) {
