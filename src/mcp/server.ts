@@ -384,26 +384,26 @@ export const createSessionPool = (
 export const MAX_PREPARED_REPLAY_BYTES = 256 * 1024;
 
 /**
- * True when the session whose log changed last in the server's folder opens quickly: its
- * snapshot can be used and leaves at most `MAX_PREPARED_REPLAY_BYTES` of log to replay (or
- * the whole log is that small). Never throws.
+ * The session whose log changed last in the server's folder, and whether it opens quickly: its
+ * snapshot can be used and leaves at most `MAX_PREPARED_REPLAY_BYTES` of log to replay (or the
+ * whole log is that small). Undefined when the folder holds no session. Never throws.
  */
-export const latestOpensQuickly = async (
+export const latestSession = async (
   options: Pick<FactTrackerMcpOptions, 'cwd' | 'directory'>,
-): Promise<boolean> => {
+): Promise<{ readonly id: string; readonly quick: boolean } | undefined> => {
   try {
     const id = await latestSessionId(options);
-    if (id === undefined) return false;
+    if (id === undefined) return undefined;
     const bytes = await bytesToReplay(id, options);
-    return bytes !== undefined && bytes <= MAX_PREPARED_REPLAY_BYTES;
+    return { id, quick: bytes !== undefined && bytes <= MAX_PREPARED_REPLAY_BYTES };
   } catch {
-    return false;
+    return undefined;
   }
 };
 
 /**
- * Opens, in `pool`, the session whose log changed last in the server's folder (never creating
- * one), then runs its latest prompts' queries until `stop` says so (by default, until the pool
+ * Opens, in `pool`, the session whose log changed last in the server's folder (or `known`,
+ * when the caller found it already; never creating one), then runs its latest prompts' queries until `stop` says so (by default, until the pool
  * is asked for anything; see `LiveSession.warm`): a server started for an agent session is most
  * often asked about that session first, and finds it read and its queries warm. The session it
  * opened, if any; a failure is only a cache missed (the first call opens the session as it
@@ -413,9 +413,10 @@ export const warmSessionPool = async (
   pool: SessionPool,
   options: Pick<FactTrackerMcpOptions, 'cwd' | 'directory'>,
   stop?: () => boolean,
+  known?: string,
 ): Promise<E.Either<SessionError, LiveSession> | undefined> => {
   try {
-    const id = await latestSessionId(options);
+    const id = known ?? (await latestSessionId(options));
     if (id === undefined) return undefined;
     const opened = await pool(id, false);
     const asked = pool.requests();

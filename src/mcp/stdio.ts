@@ -7,7 +7,7 @@ import {
   createFactTrackerMcpServer,
   createSessionPool,
   type FactTrackerMcpOptions,
-  latestOpensQuickly,
+  latestSession,
   warmSessionPool,
 } from './server.js';
 
@@ -15,6 +15,8 @@ export { MAX_MESSAGE_BYTES };
 
 /** How long a server may spend on its latest session before it reads its first message. */
 const PREPARE_MS = 1_000;
+/** When a latest session that needs a long replay is opened, if the handshake has not ended by then. */
+const SLOW_OPEN_AFTER_MS = 2_000;
 
 /** Why the server stopped reading: a message over `MAX_MESSAGE_BYTES`. */
 export class MessageTooLargeError extends Error {
@@ -76,13 +78,17 @@ export const serveMcp = async (
   // 210 ms at 3,000 dispatches) and the first call does not. Bounded in time: past the bound
   // the server reads its messages, and a session still opening (its log held locked by a
   // writer, say) is shared with the first call that asks for it. A session that needs a long
-  // replay (no usable snapshot: a log from another version of the package, say) is read while
-  // the client connects instead, so the handshake is not held up for seconds.
-  if (await latestOpensQuickly(options)) {
+  // replay (no usable snapshot: a log from another version of the package, say) is read once
+  // the handshake is over (or `SLOW_OPEN_AFTER_MS` after the start, whichever comes first), so
+  // the handshake is never held up for seconds and a call made later finds it open.
+  const latest = await latestSession(options);
+  let startSlowOpen = (): void => undefined;
+  let slowOpenTimer: NodeJS.Timeout | undefined;
+  if (latest?.quick === true) {
     let expired = false;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      warmSessionPool(pool, options, () => expired),
+      warmSessionPool(pool, options, () => expired, latest.id),
       new Promise<void>((resolve) => {
         timer = setTimeout(() => {
           expired = true;
@@ -91,7 +97,16 @@ export const serveMcp = async (
       }),
     ]);
     clearTimeout(timer);
-  } else void warmSessionPool(pool, options);
+  } else if (latest !== undefined) {
+    let started = false;
+    startSlowOpen = () => {
+      if (started) return;
+      started = true;
+      clearTimeout(slowOpenTimer);
+      void warmSessionPool(pool, options, undefined, latest.id);
+    };
+    slowOpenTimer = setTimeout(startSlowOpen, SLOW_OPEN_AFTER_MS);
+  }
   const lines = wholeLines();
   const transport = new StdioServerTransport(streams.input.pipe(lines), streams.output, {
     // Past the bound `lines` enforces, so the SDK's own (which closes without a word) never trips first.
@@ -107,14 +122,22 @@ export const serveMcp = async (
       resolve(E.left(`${error instanceof MessageTooLargeError ? error.code : 'io'}: ${error.message}`));
     });
   });
-  const handle = serveStdio(() => createFactTrackerMcpServer(options, pool), {
-    transport,
-    // The message too large is reported once, as the reason the server stops.
-    onerror: (error) => {
-      if (!(error instanceof MessageTooLargeError)) options.onWarning?.(error.message);
+  const handle = serveStdio(
+    () => {
+      const server = createFactTrackerMcpServer(options, pool);
+      server.server.oninitialized = startSlowOpen;
+      return server;
     },
-  });
+    {
+      transport,
+      // The message too large is reported once, as the reason the server stops.
+      onerror: (error) => {
+        if (!(error instanceof MessageTooLargeError)) options.onWarning?.(error.message);
+      },
+    },
+  );
   const outcome = await stopped;
+  clearTimeout(slowOpenTimer);
   await handle.close();
   return outcome;
 };

@@ -6,7 +6,8 @@
  * processes appended. So a session answers exactly what `fact-tracker replay` prints for its
  * log, whoever wrote it.
  */
-import { lstat, readdir } from 'node:fs/promises';
+import { lstatSync, type Stats } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
@@ -160,6 +161,15 @@ export const listSessionIds = async (
     .sort();
 };
 
+/** The entry at `path` itself (a link is not followed), or undefined when it cannot be read. */
+const lstatQuietly = (path: string): Stats | undefined => {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+};
+
 /**
  * The id of the session whose log changed last in the folder `options` name (ties: the smaller
  * id), or undefined when it holds none. Only regular files count: a symlinked log is not
@@ -171,7 +181,9 @@ export const latestSessionId = async (
   const { directory } = resolveSessionsDirectory(options);
   let latest: { readonly id: string; readonly at: number } | undefined;
   for (const id of await listSessionIds(options)) {
-    const stats = await lstat(join(directory, `${id}${LOG_EXTENSION}`)).catch(() => undefined);
+    // Synchronous, as the log's own calls are: one short call each, where a round trip through
+    // the thread pool per log made a folder of 10,000 sessions take 0.4 s.
+    const stats = lstatQuietly(join(directory, `${id}${LOG_EXTENSION}`));
     if (stats?.isFile() === true && (latest === undefined || stats.mtimeMs > latest.at))
       latest = { id, at: stats.mtimeMs };
   }
@@ -191,7 +203,7 @@ export const bytesToReplay = async (
   try {
     const files = await locateSession(sessionId, { ...options, create: false });
     if (E.isLeft(files)) return undefined;
-    const stats = await lstat(files.right.file).catch(() => undefined);
+    const stats = lstatQuietly(files.right.file);
     if (stats?.isFile() !== true) return undefined;
     return snapshotTail(files.right.file) ?? stats.size;
   } catch {

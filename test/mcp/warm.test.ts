@@ -160,7 +160,7 @@ describe('warming the session pool', () => {
     expect(E.isRight(await serving)).toBe(true);
   });
 
-  it('a server whose latest session needs a long replay (no snapshot) answers its first message without waiting for it', async () => {
+  it('a server whose latest session needs a long replay (no snapshot) answers the handshake first, then reads it', async () => {
     const cwd = tempDir('warm-long-');
     const file = join(sessionsIn(cwd), 'agent-session.jsonl');
     let log = '';
@@ -174,6 +174,11 @@ describe('warming the session pool', () => {
     const [answer] = (await once(output, 'data')) as [Buffer];
     expect(JSON.parse(answer.toString()) as unknown).toMatchObject({ id: 1, result: { serverInfo: {} } });
     expect(existsSync(`${file}.set-aside`)).toBe(false);
+    // Once the handshake is over, the session is read, before any call asks for it.
+    input.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    for (let waited = 0; !existsSync(`${file}.set-aside`) && waited < 10_000; waited += 50)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(existsSync(`${file}.set-aside`)).toBe(true);
     input.end();
     expect(E.isRight(await serving)).toBe(true);
   });
