@@ -8,6 +8,7 @@ import {
   createSessionPool,
   type FactTrackerMcpOptions,
   latestSession,
+  type SessionPool,
   warmSessionPool,
 } from './server.js';
 
@@ -63,6 +64,50 @@ export const wholeLines = (limit = MAX_MESSAGE_BYTES): Transform => {
 };
 
 /**
+ * Opens the session `id` and runs its latest queries before the server reads its first message:
+ * the handshake, which an agent's host makes as it starts, bears that cost (150 to 210 ms at
+ * 3,000 dispatches) and the first call does not. Bounded by `PREPARE_MS`, past which the server
+ * reads its messages: a session still opening then (its log held locked by a writer, say) is
+ * shared with the first call that asks for it, and its queries are not run.
+ */
+const prepareBeforeServing = async (pool: SessionPool, options: FactTrackerMcpOptions, id: string): Promise<void> => {
+  let expired = false;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    warmSessionPool(pool, options, () => expired, id),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        expired = true;
+        resolve();
+      }, PREPARE_MS);
+    }),
+  ]);
+  clearTimeout(timer);
+};
+
+/**
+ * For a session that needs a long replay (no usable snapshot: a log of another version of the
+ * package, say): `start` opens it and runs its queries until a call comes, at most once; the
+ * server calls it when the handshake is over, and a timer after `SLOW_OPEN_AFTER_MS` if that
+ * never comes. Opened before, its synchronous replay would hold the handshake up for seconds.
+ */
+const openAfterHandshake = (
+  pool: SessionPool,
+  options: FactTrackerMcpOptions,
+  id: string,
+): { readonly start: () => void; readonly cancel: () => void } => {
+  let started = false;
+  const start = (): void => {
+    if (started) return;
+    started = true;
+    clearTimeout(timer);
+    void warmSessionPool(pool, options, undefined, id);
+  };
+  const timer = setTimeout(start, SLOW_OPEN_AFTER_MS);
+  return { start, cancel: () => clearTimeout(timer) };
+};
+
+/**
  * Serves MCP on `input` and `output` until the client closes `input` (Right), or until a
  * message over `MAX_MESSAGE_BYTES` arrives (Left, its code first): a server that stopped
  * reading must not stay alive and deaf.
@@ -72,41 +117,11 @@ export const serveMcp = async (
   options: FactTrackerMcpOptions,
 ): Promise<E.Either<string, void>> => {
   const pool = createSessionPool(options);
-  // The session the agent most likely asks about first is read, and its latest queries run,
-  // before the first message is read, when that is quick (its snapshot usable, little log
-  // after it): the handshake, which an agent's host makes as it starts, bears that cost (150 to
-  // 210 ms at 3,000 dispatches) and the first call does not. Bounded in time: past the bound
-  // the server reads its messages, and a session still opening (its log held locked by a
-  // writer, say) is shared with the first call that asks for it. A session that needs a long
-  // replay (no usable snapshot: a log from another version of the package, say) is read once
-  // the handshake is over (or `SLOW_OPEN_AFTER_MS` after the start, whichever comes first), so
-  // the handshake is never held up for seconds and a call made later finds it open.
+  // The session the agent most likely asks about first: prepared before the first message when
+  // that is quick, else read once the handshake is over (see the two functions above).
   const latest = await latestSession(options);
-  let startSlowOpen = (): void => undefined;
-  let slowOpenTimer: NodeJS.Timeout | undefined;
-  if (latest?.quick === true) {
-    let expired = false;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      warmSessionPool(pool, options, () => expired, latest.id),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(() => {
-          expired = true;
-          resolve();
-        }, PREPARE_MS);
-      }),
-    ]);
-    clearTimeout(timer);
-  } else if (latest !== undefined) {
-    let started = false;
-    startSlowOpen = () => {
-      if (started) return;
-      started = true;
-      clearTimeout(slowOpenTimer);
-      void warmSessionPool(pool, options, undefined, latest.id);
-    };
-    slowOpenTimer = setTimeout(startSlowOpen, SLOW_OPEN_AFTER_MS);
-  }
+  const later = latest === undefined || latest.quick ? undefined : openAfterHandshake(pool, options, latest.id);
+  if (latest?.quick === true) await prepareBeforeServing(pool, options, latest.id);
   const lines = wholeLines();
   const transport = new StdioServerTransport(streams.input.pipe(lines), streams.output, {
     // Past the bound `lines` enforces, so the SDK's own (which closes without a word) never trips first.
@@ -125,7 +140,7 @@ export const serveMcp = async (
   const handle = serveStdio(
     () => {
       const server = createFactTrackerMcpServer(options, pool);
-      server.server.oninitialized = startSlowOpen;
+      if (later !== undefined) server.server.oninitialized = later.start;
       return server;
     },
     {
@@ -137,7 +152,7 @@ export const serveMcp = async (
     },
   );
   const outcome = await stopped;
-  clearTimeout(slowOpenTimer);
+  later?.cancel();
   await handle.close();
   return outcome;
 };
