@@ -36,6 +36,7 @@ import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import {
   addFacts,
   createFactTracker,
@@ -67,8 +68,6 @@ import { SeedStore, seedExtractImplementer, seedExtractReviewer, seedRetrieve } 
 /** The binary the command-line sections run (a path, as a checkout's folder may hold spaces). */
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 
-const quick = process.argv.includes('--quick');
-const asJson = process.argv.includes('--json');
 const SECTIONS = [
   'extraction',
   'sizes',
@@ -84,31 +83,41 @@ const SECTIONS = [
   'mcp',
   'linear',
 ] as const;
-const only = process.argv
-  .find((arg) => arg.startsWith('--only='))
-  ?.slice('--only='.length)
-  .split(',');
-const unknown = only?.filter((name) => !(SECTIONS as ReadonlyArray<string>).includes(name)) ?? [];
-if (unknown.length > 0) {
-  console.error(`bench: unknown section ${unknown.join(', ')}: use ${SECTIONS.join(', ')}`);
-  process.exit(2);
-}
 const USAGE = `Usage: npm run bench [-- --json] [-- --quick] [-- --only=SECTION,...]
   --json           write the results as JSON
   --quick          smaller: 10,000 facts at most, a 10 MB stream, 5 live runs, and neither the
                    10,000-dispatch replay nor the long ones
   --only=SECTIONS  run only these sections (comma-separated): ${SECTIONS.join(', ')}
   --help           print this`;
-const given = process.argv.slice(2);
-if (given.includes('--help') || given.includes('-h')) {
+
+/** Ends the run before any section, with one line and the usage on stderr. */
+const refuse = (message: string): never => {
+  console.error(`bench: ${message}\n${USAGE}`);
+  process.exit(2);
+};
+
+const { values: given } = (() => {
+  try {
+    return parseArgs({
+      options: {
+        json: { type: 'boolean', default: false },
+        quick: { type: 'boolean', default: false },
+        only: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (error) {
+    return refuse(error instanceof Error ? error.message : String(error));
+  }
+})();
+if (given.help) {
   console.log(USAGE);
   process.exit(0);
 }
-const strange = given.filter((arg) => arg !== '--json' && arg !== '--quick' && !arg.startsWith('--only='));
-if (strange.length > 0) {
-  console.error(`bench: unknown argument ${strange.join(' ')}\n${USAGE}`);
-  process.exit(2);
-}
+const { quick, json: asJson } = given;
+const only = given.only?.split(',');
+const unknown = only?.filter((name) => !(SECTIONS as ReadonlyArray<string>).includes(name)) ?? [];
+if (unknown.length > 0) refuse(`unknown section ${unknown.join(', ')}`);
 const runs = (section: (typeof SECTIONS)[number]): boolean => only === undefined || only.includes(section);
 const SIZES = quick ? [1_000, 10_000] : [1_000, 10_000, 100_000];
 

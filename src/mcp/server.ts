@@ -402,26 +402,25 @@ export const latestSession = async (
 };
 
 /**
- * Opens, in `pool`, the session whose log changed last in the server's folder (or `known`,
- * when the caller found it already; never creating one), then runs its latest prompts' queries until `stop` says so (by default, until the pool
- * is asked for anything; see `LiveSession.warm`): a server started for an agent session is most
- * often asked about that session first, and finds it read and its queries warm. The session it
- * opened, if any; a failure is only a cache missed (the first call opens the session as it
- * would have).
+ * Opens, in `pool`, the session `id` (by default the one whose log changed last in the
+ * server's folder; never creating one), then runs its latest prompts' queries until `stop` says
+ * so (by default, until the pool is asked for anything; see `LiveSession.warm`): a server started
+ * for an agent session is most often asked about that session first, and finds it read and its
+ * queries warm. The session it opened, if any; a failure is only a cache missed (the first call
+ * opens the session as it would have).
  */
 export const warmSessionPool = async (
   pool: SessionPool,
   options: Pick<FactTrackerMcpOptions, 'cwd' | 'directory'>,
-  stop?: () => boolean,
-  known?: string,
+  warming: { readonly id?: string; readonly stop?: () => boolean } = {},
 ): Promise<E.Either<SessionError, LiveSession> | undefined> => {
   try {
-    const id = known ?? (await latestSessionId(options));
+    const id = warming.id ?? (await latestSessionId(options));
     if (id === undefined) return undefined;
     const opened = await pool(id, false);
     const asked = pool.requests();
     // Its latest prompts' queries run, until a call comes (it would wait for them).
-    if (E.isRight(opened)) await opened.right.warm(stop ?? (() => pool.requests() !== asked));
+    if (E.isRight(opened)) await opened.right.warm(warming.stop ?? (() => pool.requests() !== asked));
     return opened;
   } catch {
     return undefined;

@@ -74,7 +74,7 @@ const prepareBeforeServing = async (pool: SessionPool, options: FactTrackerMcpOp
   let expired = false;
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([
-    warmSessionPool(pool, options, () => expired, id),
+    warmSessionPool(pool, options, { id, stop: () => expired }),
     new Promise<void>((resolve) => {
       timer = setTimeout(() => {
         expired = true;
@@ -101,7 +101,7 @@ const openAfterHandshake = (
     if (started) return;
     started = true;
     clearTimeout(timer);
-    void warmSessionPool(pool, options, undefined, id);
+    void warmSessionPool(pool, options, { id });
   };
   const timer = setTimeout(start, SLOW_OPEN_AFTER_MS);
   return { start, cancel: () => clearTimeout(timer) };

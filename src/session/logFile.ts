@@ -77,7 +77,10 @@ export const readFully = (fd: number, position: number, length: number): Buffer 
   return buffer.subarray(0, filled);
 };
 
-/** Opening never waits: a FIFO in the log's place would otherwise block the process until a writer came, unkillable by SIGTERM. */
+/**
+ * Opening never waits: a FIFO in a log's place would otherwise block the process until a writer
+ * came, and SIGTERM would not end it.
+ */
 const NON_BLOCKING = constants.O_NONBLOCK ?? 0;
 
 /**

@@ -194,6 +194,20 @@ const freezeParsed = <T>(value: T): T => {
   return value;
 };
 
+/** A snapshot's first line as the header of a snapshot this version of the package wrote, or why it is not one. */
+const parseHeader = (head: Buffer): E.Either<string, Header> => {
+  let header: unknown;
+  try {
+    header = JSON.parse(head.toString('utf8'));
+  } catch {
+    return E.left('the snapshot is not JSON (cut short or corrupt)');
+  }
+  if (!isHeader(header)) return E.left('the snapshot is not a session snapshot of this layout');
+  if (header.library !== libraryVersion())
+    return E.left(`the snapshot was written by version ${header.library} of the package`);
+  return E.right(header);
+};
+
 /**
  * Checks the log `file` against a snapshot's header: the same file (device and inode), at
  * least as long as the snapshot covers, and its sampled bytes unchanged. Right: the log's size.
@@ -243,10 +257,10 @@ export const snapshotTail = (file: string): number | undefined => {
   try {
     const head = withFile(snapshotFileOf(file), constants.O_RDONLY, firstLine);
     if (head === undefined) return undefined;
-    const header = JSON.parse(head.toString('utf8')) as unknown;
-    if (!isHeader(header) || header.library !== libraryVersion()) return undefined;
-    const size = checkLog(file, header);
-    return E.isRight(size) ? size.right - header.log.offset : undefined;
+    const header = parseHeader(head);
+    if (E.isLeft(header)) return undefined;
+    const size = checkLog(file, header.right);
+    return E.isRight(size) ? size.right - header.right.log.offset : undefined;
   } catch {
     return undefined;
   }
@@ -276,15 +290,9 @@ export const readSnapshot = (file: string): E.Either<string, SessionSnapshot | u
   const newline = bytes.indexOf(0x0a);
   const [head, body] =
     newline === -1 ? [bytes, bytes.subarray(bytes.length)] : [bytes.subarray(0, newline), bytes.subarray(newline + 1)];
-  let header: unknown;
-  try {
-    header = JSON.parse(head.toString('utf8'));
-  } catch {
-    return E.left('the snapshot is not JSON (cut short or corrupt)');
-  }
-  if (!isHeader(header)) return E.left('the snapshot is not a session snapshot of this layout');
-  if (header.library !== libraryVersion())
-    return E.left(`the snapshot was written by version ${header.library} of the package`);
+  const parsed = parseHeader(head);
+  if (E.isLeft(parsed)) return parsed;
+  const header = parsed.right;
   if (sha256(body) !== header.store.sha256)
     return E.left('the snapshot is cut short or corrupt (its store does not match its hash)');
   const text = body.toString('utf8');
