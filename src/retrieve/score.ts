@@ -4,7 +4,7 @@
  * rank exactly alike.
  */
 import * as PMap from '../base/persistentMap.js';
-import { getAt } from '../base/persistentVector.js';
+import { getAt, type PersistentVector } from '../base/persistentVector.js';
 import type { SessionFact } from '../fact.js';
 import { type FactStore, pairKey, selectValidFact } from '../store/state.js';
 import { isFileFact, selectPairLog } from '../store/write.js';
@@ -84,8 +84,59 @@ export const bestEntries = (scores: Map<string, number>, limit: number): Map<str
  */
 export const CONTEXT_PAIRS = 512;
 
-/** A scratch accumulator by task number, reused across queries (retrieval is synchronous). */
-let scratch = new Float64Array(1024);
+/**
+ * Scratch space reused across queries (retrieval is synchronous): the sums by task number, the
+ * numbers of the tasks a query's terms reached, and the best tasks so far (scores and ids).
+ */
+let sums = new Float64Array(1024);
+let reached = new Int32Array(1024);
+let bestScores = new Float64Array(64);
+const bestIds: string[] = [];
+
+/**
+ * Adds one run of a context term's postings to the sums, appending each task it reaches first
+ * to `reached` after the `count` reached before; returns the new count.
+ */
+const addContextPostings = (list: ArrayLike<number>, idf: number, count: number): number => {
+  let at = count;
+  for (let i = 0; i < list.length; i += 2) {
+    const num = list[i]!;
+    const sum = sums[num]!;
+    if (sum === 0) reached[at++] = num;
+    sums[num] = sum + idf * postingWeight(postingWeightOf(list[i + 1]!));
+  }
+  return at;
+};
+
+/**
+ * The `limit` best of the `count` tasks reached (score: the sum times `weight`, above 0; ties
+ * to the smaller id), in order in `bestScores` and `bestIds`; resets their sums. Returns how
+ * many it keeps. Typed scratch and no entry per task: a query reaches every task that shares a
+ * common word with it.
+ */
+const bestTasks = (taskIds: PersistentVector<string>, count: number, weight: number, limit: number): number => {
+  if (bestScores.length < limit) bestScores = new Float64Array(Math.max(limit, 2 * bestScores.length));
+  let kept = 0;
+  for (let t = 0; t < count; t += 1) {
+    const num = reached[t]!;
+    const score = sums[num]! * weight;
+    sums[num] = 0;
+    if (!(score > 0) || (kept === limit && score < bestScores[limit - 1]!)) continue;
+    const taskId = getAt(taskIds, num)!;
+    let at = kept;
+    while (at > 0 && (score > bestScores[at - 1]! || (score === bestScores[at - 1]! && taskId < bestIds[at - 1]!)))
+      at -= 1;
+    if (at === limit) continue;
+    for (let j = Math.min(kept, limit - 1); j > at; j -= 1) {
+      bestScores[j] = bestScores[j - 1]!;
+      bestIds[j] = bestIds[j - 1]!;
+    }
+    bestScores[at] = score;
+    bestIds[at] = taskId;
+    if (kept < limit) kept += 1;
+  }
+  return kept;
+};
 
 /**
  * The context table of a query. A task's score is its BM25 against the query, summed in
@@ -94,35 +145,20 @@ let scratch = new Float64Array(1024);
 export const contextTable = (store: FactStore, plan: QueryPlan): ContextTable => {
   const { index } = store;
   const limit = plan.ranking.contextTasks;
-  if (plan.contextTerms.length === 0 || limit < 1) return { byTask: new Map(), byPair: new Map() };
-  if (scratch.length < index.nextTask) scratch = new Float64Array(Math.max(index.nextTask, 2 * scratch.length));
-  const touched: number[] = [];
-  for (const { idf, postings } of plan.contextTerms)
-    if (postings !== undefined)
-      for (const list of listChunks(postings))
-        for (let i = 0; i < list.length; i += 2) {
-          const num = list[i]!;
-          if (scratch[num] === 0) touched.push(num);
-          scratch[num] = scratch[num]! + idf * postingWeight(postingWeightOf(list[i + 1]!));
-        }
-  // The best `limit` tasks, kept in a short sorted list (no sort of every match).
-  const best: Array<[string, number]> = [];
-  const better = ([a, x]: [string, number], [b, y]: [string, number]): boolean => x > y || (x === y && a < b);
-  for (const num of touched) {
-    const score = scratch[num]! * plan.ranking.contextWeight;
-    scratch[num] = 0;
-    if (!(score > 0)) continue;
-    if (best.length === limit && score < best[limit - 1]![1]) continue;
-    const entry: [string, number] = [getAt(index.taskIds, num)!, score];
-    if (best.length === limit && !better(entry, best[limit - 1]!)) continue;
-    let at = best.length;
-    while (at > 0 && better(entry, best[at - 1]!)) at -= 1;
-    best.splice(at, 0, entry);
-    if (best.length > limit) best.pop();
-  }
-  const ranked = best.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const byTask = new Map<string, number>();
   const byPair = new Map<string, number>();
+  if (plan.contextTerms.length === 0 || limit < 1) return { byTask, byPair };
+  if (sums.length < index.nextTask) sums = new Float64Array(Math.max(index.nextTask, 2 * sums.length));
+  // A task is reached once (its sum is above 0 from then on): at most as many as the postings.
+  const postings = plan.contextTerms.reduce((total, { frequency }) => total + frequency, 0);
+  if (reached.length < postings) reached = new Int32Array(Math.max(postings, 2 * reached.length));
+  let count = 0;
+  for (const term of plan.contextTerms)
+    if (term.postings !== undefined)
+      for (const list of listChunks(term.postings)) count = addContextPostings(list, term.idf, count);
+  const kept = bestTasks(index.taskIds, count, plan.ranking.contextWeight, Math.min(Math.floor(limit), count));
+  const ranked = bestIds.splice(0, kept).map((taskId, i) => [taskId, bestScores[i]!] as const);
+  ranked.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   for (const [taskId, score] of ranked) {
     const task = PMap.get(index.tasks, taskId);
     byTask.set(taskId, score / Math.max(1, task === undefined ? 0 : PMap.size(task.facts)));
