@@ -67,14 +67,63 @@ export interface ContextTable {
 }
 
 /**
+ * The best `limit` of the scores offered it (ties: the smaller key), in order: a short sorted
+ * list in typed scratch, so that a query that offers thousands of scores makes no entry for
+ * each and sorts none of them. Reused across queries (retrieval is synchronous): `start`, offer,
+ * then `take`.
+ */
+class Leaders {
+  private scores = new Float64Array(64);
+  private readonly keys: string[] = [];
+  private limit = 0;
+  private size = 0;
+
+  start(limit: number): void {
+    if (this.scores.length < limit) this.scores = new Float64Array(Math.max(limit, 2 * this.scores.length));
+    this.limit = limit;
+    this.size = 0;
+  }
+
+  /** True when a score is sure to stay out: below the last of a full list. */
+  refuses(score: number): boolean {
+    return this.size === this.limit && score < this.scores[this.limit - 1]!;
+  }
+
+  offer(score: number, key: string): void {
+    const { scores, keys, limit } = this;
+    let at = this.size;
+    while (at > 0 && (score > scores[at - 1]! || (score === scores[at - 1]! && key < keys[at - 1]!))) at -= 1;
+    if (at === limit) return;
+    for (let j = Math.min(this.size, limit - 1); j > at; j -= 1) {
+      scores[j] = scores[j - 1]!;
+      keys[j] = keys[j - 1]!;
+    }
+    scores[at] = score;
+    keys[at] = key;
+    if (this.size < limit) this.size += 1;
+  }
+
+  /** The entries kept, in order; the list is empty after. */
+  take(): Array<[string, number]> {
+    const entries = this.keys.splice(0, this.size).map((key, i): [string, number] => [key, this.scores[i]!]);
+    this.size = 0;
+    return entries;
+  }
+}
+
+const pairLeaders = new Leaders();
+
+/**
  * The `limit` entries of a score map with the highest scores (ties: the smaller key), as a map
  * in that order; the map itself when it holds no more.
  */
 export const bestEntries = (scores: Map<string, number>, limit: number): Map<string, number> => {
   if (scores.size <= limit) return scores;
-  return new Map(
-    [...scores].sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0)).slice(0, Math.max(0, limit)),
-  );
+  pairLeaders.start(Math.max(0, Math.floor(limit)));
+  scores.forEach((score, key) => {
+    if (!pairLeaders.refuses(score)) pairLeaders.offer(score, key);
+  });
+  return new Map(pairLeaders.take());
 };
 
 /**
@@ -85,13 +134,12 @@ export const bestEntries = (scores: Map<string, number>, limit: number): Map<str
 export const CONTEXT_PAIRS = 512;
 
 /**
- * Scratch space reused across queries (retrieval is synchronous): the sums by task number, the
- * numbers of the tasks a query's terms reached, and the best tasks so far (scores and ids).
+ * Scratch space reused across queries (retrieval is synchronous): the sums by task number, and
+ * the numbers of the tasks a query's terms reached.
  */
 let sums = new Float64Array(1024);
 let reached = new Int32Array(1024);
-let bestScores = new Float64Array(64);
-const bestIds: string[] = [];
+const taskLeaders = new Leaders();
 
 /**
  * Adds one run of a context term's postings to the sums, appending each task it reaches first
@@ -109,33 +157,23 @@ const addContextPostings = (list: ArrayLike<number>, idf: number, count: number)
 };
 
 /**
- * The `limit` best of the `count` tasks reached (score: the sum times `weight`, above 0; ties
- * to the smaller id), in order in `bestScores` and `bestIds`; resets their sums. Returns how
- * many it keeps. Typed scratch and no entry per task: a query reaches every task that shares a
- * common word with it.
+ * The `limit` best of the `count` tasks reached (score: the sum times `weight`, above 0; ties to
+ * the smaller id), in order; resets their sums. A task's id is read only when its score may enter.
  */
-const bestTasks = (taskIds: PersistentVector<string>, count: number, weight: number, limit: number): number => {
-  if (bestScores.length < limit) bestScores = new Float64Array(Math.max(limit, 2 * bestScores.length));
-  let kept = 0;
+const bestTasks = (
+  taskIds: PersistentVector<string>,
+  count: number,
+  weight: number,
+  limit: number,
+): Array<[string, number]> => {
+  taskLeaders.start(limit);
   for (let t = 0; t < count; t += 1) {
     const num = reached[t]!;
     const score = sums[num]! * weight;
     sums[num] = 0;
-    if (!(score > 0) || (kept === limit && score < bestScores[limit - 1]!)) continue;
-    const taskId = getAt(taskIds, num)!;
-    let at = kept;
-    while (at > 0 && (score > bestScores[at - 1]! || (score === bestScores[at - 1]! && taskId < bestIds[at - 1]!)))
-      at -= 1;
-    if (at === limit) continue;
-    for (let j = Math.min(kept, limit - 1); j > at; j -= 1) {
-      bestScores[j] = bestScores[j - 1]!;
-      bestIds[j] = bestIds[j - 1]!;
-    }
-    bestScores[at] = score;
-    bestIds[at] = taskId;
-    if (kept < limit) kept += 1;
+    if (score > 0 && !taskLeaders.refuses(score)) taskLeaders.offer(score, getAt(taskIds, num)!);
   }
-  return kept;
+  return taskLeaders.take();
 };
 
 /**
@@ -156,8 +194,7 @@ export const contextTable = (store: FactStore, plan: QueryPlan): ContextTable =>
   for (const term of plan.contextTerms)
     if (term.postings !== undefined)
       for (const list of listChunks(term.postings)) count = addContextPostings(list, term.idf, count);
-  const kept = bestTasks(index.taskIds, count, plan.ranking.contextWeight, Math.min(Math.floor(limit), count));
-  const ranked = bestIds.splice(0, kept).map((taskId, i) => [taskId, bestScores[i]!] as const);
+  const ranked = bestTasks(index.taskIds, count, plan.ranking.contextWeight, Math.min(Math.floor(limit), count));
   ranked.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   for (const [taskId, score] of ranked) {
     const task = PMap.get(index.tasks, taskId);

@@ -8,7 +8,7 @@ import { addFacts, emptyFactStore, type FactStore, makeFact, recordTaskPrompt } 
 import * as PMap from '../../src/base/persistentMap.js';
 import { withMutations } from '../../src/store/state.js';
 import { planQuery, resolveRanking } from '../../src/retrieve/rank.js';
-import { contextTable } from '../../src/retrieve/score.js';
+import { bestEntries, contextTable } from '../../src/retrieve/score.js';
 import { contextTermWeights, postingWeight, quantize } from '../../src/retrieve/index/weights.js';
 
 /** A few common words and a tail of rarer ones: long lists (split into blocks) and many ties. */
@@ -77,6 +77,30 @@ describe('the context table', () => {
               }),
           );
           expect([...contextTable(store, plan).byTask]).toEqual([...expected]);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('keeps of a score map the limit highest scores, ties to the smaller key, in that order, as sorting them all does', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.tuple(
+            fc.string({ maxLength: 3 }),
+            fc.oneof(fc.constantFrom(0, 0.5, 1, 2), fc.double({ min: 0, max: 10, noNaN: true })),
+          ),
+          {
+            maxLength: 200,
+          },
+        ),
+        fc.nat({ max: 80 }),
+        (entries, limit) => {
+          const scores = new Map(entries);
+          const sorted = [...scores].sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0));
+          const expected = scores.size <= limit ? [...scores] : sorted.slice(0, limit);
+          expect([...bestEntries(new Map(scores), limit)]).toEqual(expected);
         },
       ),
       { numRuns: 500 },
