@@ -99,4 +99,31 @@ describe('recent tasks in the index', () => {
       { numRuns: 30, endOnFailure: true },
     );
   });
+
+  it('in a session of tasks one after another, each adding facts as it goes, the list stays exactly the most recent tasks', () => {
+    // The common path: the newest task's latest fact becoming later, over a list already full.
+    const sessionArb = fc.array(
+      fc.record({
+        facts: fc.integer({ min: 1, max: 4 }),
+        pause: fc.integer({ min: 0, max: 3 }),
+        compact: fc.boolean(),
+      }),
+      { minLength: RECENT_TASKS + 1, maxLength: RECENT_TASKS + 60 },
+    );
+    fc.assert(
+      fc.property(sessionArb, (tasks) => {
+        let store = emptyFactStore({ maxValidFacts: 10_000 });
+        let at = 0;
+        tasks.forEach(({ facts, pause, compact: compacts }, i) => {
+          for (let f = 0; f < facts; f += 1) {
+            at += pause + f;
+            store = apply(store, { kind: 'add', task: i + 1, file: (i * 7 + f) % 300, at });
+            expect(store.index.recent.slice(0, 2 * RECENT_TASKS)).toEqual(expectedRecent(store));
+          }
+          if (compacts) store = apply(store, { kind: 'compact', bound: 150 });
+        });
+      }),
+      { numRuns: 20 },
+    );
+  });
 });
