@@ -151,9 +151,20 @@ const latestTasks = (store: FactStore, taskIds: ReadonlyArray<string>): Array<re
   }
   if (docs.length <= CO_CHANGE_TASKS) return docs;
   const time = (task: TaskDoc): number => task.promptAt ?? -Infinity;
-  return docs
-    .sort(([a, x], [b, y]) => time(y) - time(x) || lastFactTime(y) - lastFactTime(x) || (a < b ? -1 : a > b ? 1 : 0))
-    .slice(0, CO_CHANGE_TASKS);
+  /** Negative when the first task is the later. */
+  const later = ([a, x]: readonly [string, TaskDoc], [b, y]: readonly [string, TaskDoc]): number =>
+    time(y) - time(x) || lastFactTime(y) - lastFactTime(x) || (a < b ? -1 : a > b ? 1 : 0);
+  // A file every task changes (a manifest) has hundreds: the latest are kept in a short sorted
+  // list, which turns most of the rest away by its last, instead of sorting them all.
+  const latest: Array<readonly [string, TaskDoc]> = [];
+  for (const entry of docs) {
+    if (latest.length === CO_CHANGE_TASKS && later(entry, latest[CO_CHANGE_TASKS - 1]!) >= 0) continue;
+    let at = latest.length;
+    while (at > 0 && later(entry, latest[at - 1]!) < 0) at -= 1;
+    latest.splice(at, 0, entry);
+    if (latest.length > CO_CHANGE_TASKS) latest.pop();
+  }
+  return latest;
 };
 
 /**
