@@ -274,6 +274,17 @@ const placeIn = (list: ReadonlyArray<string | number>, taskId: string, time: num
 const withRecent = (index: Writable<SearchIndex>, taskId: string, time: number): void => {
   const list = index.recent;
   const at = list.indexOf(taskId);
+  if (at < 0) {
+    // A task new to the list goes in where its time puts it; past the last, only while the list
+    // holds every task (under RECENT_TASKS). One that has no valid fact left changes nothing.
+    if (time === -Infinity) return;
+    const place = placeIn(list, taskId, time);
+    if (place === list.length && list.length >= 2 * RECENT_TASKS) return;
+    const next = [...list.slice(0, place), taskId, time, ...list.slice(place)];
+    next.length = Math.min(next.length, 2 * RECENT_KEPT);
+    index.recent = Object.freeze(next);
+    return;
+  }
   // The most recent task's facts becoming later (a dispatch's facts arrive task by task): it stays
   // first, and a list that long needs no refill. The same list the walk below makes, without it.
   if (at === 0 && time >= (list[1] as number) && list.length >= 2 * RECENT_TASKS) {
@@ -282,16 +293,14 @@ const withRecent = (index: Writable<SearchIndex>, taskId: string, time: number):
     index.recent = Object.freeze(next);
     return;
   }
-  const next = at < 0 ? list.slice() : list.slice(0, at).concat(list.slice(at + 2));
+  const next = list.slice(0, at).concat(list.slice(at + 2));
   if (time !== -Infinity) {
     const place = placeIn(next, taskId, time);
-    // Past the last, a task goes in only when it is new to a list that holds every task (under
-    // RECENT_TASKS); one that was in the list leaves it, and comes back by the refill below if
-    // the list is then short.
-    if (place < next.length || (at < 0 && next.length < 2 * RECENT_TASKS)) next.splice(place, 0, taskId, time);
+    // One that was in the list goes past the last only by the refill below, if the list is then short.
+    if (place < next.length) next.splice(place, 0, taskId, time);
     next.length = Math.min(next.length, 2 * RECENT_KEPT);
   }
-  if (at >= 0 && next.length < 2 * RECENT_TASKS) {
+  if (next.length < 2 * RECENT_TASKS) {
     // Fewer than RECENT_TASKS left: refill from every task (outside the list, older than its last).
     const outside: Array<[string, number]> = [];
     PMap.forEach(index.tasks, (doc, id) => {
