@@ -82,6 +82,7 @@ class Leaders {
     if (this.scores.length < limit) this.scores = new Float64Array(Math.max(limit, 2 * this.scores.length));
     this.limit = limit;
     this.size = 0;
+    this.keys.length = 0;
   }
 
   /** True when a score is sure to stay out: below the last of a full list. */
@@ -158,7 +159,7 @@ const addContextPostings = (list: ArrayLike<number>, idf: number, count: number)
 
 /**
  * The `limit` best of the `count` tasks reached (score: the sum times `weight`, above 0; ties to
- * the smaller id), in order; resets their sums. A task's id is read only when its score may enter.
+ * the smaller id), in order. A task's id is read only when its score may enter.
  */
 const bestTasks = (
   taskIds: PersistentVector<string>,
@@ -170,7 +171,6 @@ const bestTasks = (
   for (let t = 0; t < count; t += 1) {
     const num = reached[t]!;
     const score = sums[num]! * weight;
-    sums[num] = 0;
     if (score > 0 && !taskLeaders.refuses(score)) taskLeaders.offer(score, getAt(taskIds, num)!);
   }
   return taskLeaders.take();
@@ -187,14 +187,26 @@ export const contextTable = (store: FactStore, plan: QueryPlan): ContextTable =>
   const byPair = new Map<string, number>();
   if (plan.contextTerms.length === 0 || limit < 1) return { byTask, byPair };
   if (sums.length < index.nextTask) sums = new Float64Array(Math.max(index.nextTask, 2 * sums.length));
-  // A task is reached once (its sum is above 0 from then on): at most as many as the postings.
-  const postings = plan.contextTerms.reduce((total, { frequency }) => total + frequency, 0);
-  if (reached.length < postings) reached = new Int32Array(Math.max(postings, 2 * reached.length));
   let count = 0;
-  for (const term of plan.contextTerms)
-    if (term.postings !== undefined)
-      for (const list of listChunks(term.postings)) count = addContextPostings(list, term.idf, count);
-  const ranked = bestTasks(index.taskIds, count, plan.ranking.contextWeight, Math.min(Math.floor(limit), count));
+  let ranked: Array<[string, number]>;
+  try {
+    for (const term of plan.contextTerms)
+      if (term.postings !== undefined)
+        for (const list of listChunks(term.postings)) {
+          // A posting reaches at most one task not reached before (its sum is above 0 from then on).
+          const most = count + list.length / 2;
+          if (reached.length < most) {
+            const grown = new Int32Array(Math.max(most, 2 * reached.length));
+            grown.set(reached.subarray(0, count));
+            reached = grown;
+          }
+          count = addContextPostings(list, term.idf, count);
+        }
+    ranked = bestTasks(index.taskIds, count, plan.ranking.contextWeight, Math.min(Math.floor(limit), count));
+  } finally {
+    // The sums are all 0 between queries, whatever a malformed index throws.
+    for (let t = 0; t < count; t += 1) sums[reached[t]!] = 0;
+  }
   ranked.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   for (const [taskId, score] of ranked) {
     const task = PMap.get(index.tasks, taskId);

@@ -106,4 +106,19 @@ describe('the context table', () => {
       { numRuns: 500 },
     );
   });
+
+  it('a query on a malformed index that throws half-way leaves nothing behind: the next query gets the same table', () => {
+    fc.assert(
+      fc.property(storeArb, fc.array(wordArb, { minLength: 1, maxLength: 8 }), ({ store, prompts }, query) => {
+        const plan = planQuery(store.index, prompts.size, query.join(' '), resolveRanking({}));
+        const table = contextTable(store, plan);
+        fc.pre(table.byTask.size > 0);
+        // Its postings read, the task ids it then looks up are not there.
+        const broken = { ...store, index: { ...store.index, taskIds: null } } as unknown as FactStore;
+        expect(() => contextTable(broken, plan)).toThrow();
+        expect(contextTable(store, plan)).toEqual(table);
+      }),
+      { numRuns: 200 },
+    );
+  });
 });
