@@ -43,6 +43,7 @@ import {
   factCoChange,
   factContext,
   filterReason,
+  offerRanked,
   type Pass,
   type Passes,
   repeatsConvention,
@@ -157,13 +158,7 @@ const latestTasks = (store: FactStore, taskIds: ReadonlyArray<string>): Array<re
   // A file every task changes (a manifest) has hundreds: the latest are kept in a short sorted
   // list, which turns most of the rest away by its last, instead of sorting them all.
   const latest: Array<readonly [string, TaskDoc]> = [];
-  for (const entry of docs) {
-    if (latest.length === CO_CHANGE_TASKS && later(entry, latest[CO_CHANGE_TASKS - 1]!) >= 0) continue;
-    let at = latest.length;
-    while (at > 0 && later(entry, latest[at - 1]!) < 0) at -= 1;
-    latest.splice(at, 0, entry);
-    if (latest.length > CO_CHANGE_TASKS) latest.pop();
-  }
+  for (const entry of docs) offerRanked(latest, entry, CO_CHANGE_TASKS, later);
   return latest;
 };
 

@@ -67,6 +67,20 @@ export interface ContextTable {
 }
 
 /**
+ * Puts `entry` in `list`, kept in `order` and at most `limit` long, when it ranks within it;
+ * true when it did. For the short lists of the best few (the scan of every entry only compares
+ * most of them with the last).
+ */
+export const offerRanked = <T>(list: T[], entry: T, limit: number, order: (a: T, b: T) => number): boolean => {
+  if (list.length >= limit && order(entry, list[limit - 1]!) >= 0) return false;
+  let at = list.length;
+  while (at > 0 && order(entry, list[at - 1]!) < 0) at -= 1;
+  list.splice(at, 0, entry);
+  if (list.length > limit) list.pop();
+  return true;
+};
+
+/**
  * The best `limit` of the scores offered it (ties: the smaller key), in order: a short sorted
  * list in typed scratch, so that a query that offers thousands of scores makes no entry for
  * each and sorts none of them. Reused across queries (retrieval is synchronous): `start`, offer,
@@ -121,9 +135,7 @@ const pairLeaders = new Leaders();
 export const bestEntries = (scores: Map<string, number>, limit: number): Map<string, number> => {
   if (scores.size <= limit) return scores;
   pairLeaders.start(Math.max(0, Math.floor(limit)));
-  scores.forEach((score, key) => {
-    if (!pairLeaders.refuses(score)) pairLeaders.offer(score, key);
-  });
+  scores.forEach((score, key) => pairLeaders.offer(score, key));
   return new Map(pairLeaders.take());
 };
 

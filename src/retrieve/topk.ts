@@ -56,6 +56,7 @@ import {
   factContext,
   filterReason,
   type Extras,
+  offerRanked,
   type Pass,
   type Passes,
   repeatsConvention,
@@ -90,13 +91,7 @@ class Best {
 
   /** Adds a candidate if it ranks within the best k; true when it did. */
   offer(candidate: Scored): boolean {
-    const { list, k } = this;
-    if (list.length === k && byRank(candidate, list[k - 1]!) >= 0) return false;
-    let at = list.length;
-    while (at > 0 && byRank(candidate, list[at - 1]!) < 0) at -= 1;
-    list.splice(at, 0, candidate);
-    if (list.length > k) list.pop();
-    return true;
+    return offerRanked(this.list, candidate, this.k, byRank);
   }
 }
 
