@@ -41,6 +41,9 @@ const ID_SEPARATOR = '\u001f';
 export const createFactId = (subject: string, relation: string, object: string): string =>
   sha256HexPrefix(subject + ID_SEPARATOR + relation + ID_SEPARATOR + object, 8);
 
+/** Facts about files: their history lends them the context of every task that asserted them. */
+export const isFileFact = (fact: SessionFact): boolean => fact.tags.includes('file_change');
+
 /** True for one of the six fact tags. */
 export const isFactTag = (value: unknown): value is FactTag =>
   typeof value === 'string' && (FACT_TAGS as ReadonlyArray<string>).includes(value);

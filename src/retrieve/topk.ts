@@ -37,7 +37,7 @@ import {
   postingsSize,
   postingWeightOf,
 } from './index/postings.js';
-import { fileNameOf, visitIndexedFact } from './index/searchIndex.js';
+import { entryDoc, entryFlags, entryIsFile, fileNameOf, visitIndexedFact } from './index/searchIndex.js';
 import { PRIOR_CLASSES, priorFlags } from './index/priors.js';
 import { postingWeight } from './index/weights.js';
 import {
@@ -97,17 +97,20 @@ class Best {
 
 /**
  * The documents a query found directly (marked 1 by document), each described once, by the
- * first way in that finds it, at the next position of the special list: its document, fact,
- * context score, prior flags and whether the query names it. Scratch arrays, like the
- * accumulators below, reset where a query wrote them when it ends.
+ * first way in that finds it, at the next position of the special list: its document, context
+ * score, recency (in the last pass), prior flags and whether the query names it. Scratch
+ * arrays, like the accumulators below, reset where a query wrote them when it ends.
  */
 let specialMark = new Uint8Array(1024);
 let specialDocs = new Int32Array(1024);
 let specialContexts = new Float64Array(1024);
+let specialRecencies = new Float64Array(1024);
 let specialFlags = new Uint16Array(1024);
 let specialNamed = new Uint8Array(1024);
-const specialFacts: Array<SessionFact | undefined> = [];
 let specialCount = 0;
+const NO_RECENCY: ReadonlyMap<string, number> = new Map();
+/** The recency the last pass of the query being described gives each recent task's facts. */
+let describedRecency = NO_RECENCY;
 /** The co-changed files' facts of the last pass (`coChangedCount` of them) and their co-change scores. */
 let coChangedDocs = new Int32Array(1024);
 let coChangedScores = new Float64Array(1024);
@@ -120,38 +123,57 @@ let coChangedCount = 0;
  */
 const describe = (pass: Pass, doc: number, fact: SessionFact, context: number): void => {
   const { paths } = pass.plan;
+  describeDocument(
+    doc,
+    priorFlags(fact),
+    paths.length > 0 && namesSubject(paths, fact.subject),
+    context,
+    describedRecency.size === 0 ? 0 : (describedRecency.get(fact.sourceTaskId) ?? 0),
+  );
+};
+
+/** Describes the fact of `doc` from what is known of it (see `describe`). */
+const describeDocument = (doc: number, flags: number, named: boolean, context: number, recency: number): void => {
   const at = specialCount++;
   specialMark[doc] = 1;
   specialDocs[at] = doc;
-  specialFacts[at] = fact;
   specialContexts[at] = context;
-  specialFlags[at] = priorFlags(fact);
-  specialNamed[at] = paths.length > 0 && namesSubject(paths, fact.subject) ? 1 : 0;
+  specialRecencies[at] = recency;
+  specialFlags[at] = flags;
+  specialNamed[at] = named ? 1 : 0;
 };
 
 const clearSpecial = (): void => {
-  for (let i = 0; i < specialCount; i += 1) {
-    specialMark[specialDocs[i]!] = 0;
-    specialFacts[i] = undefined;
-  }
+  for (let i = 0; i < specialCount; i += 1) specialMark[specialDocs[i]!] = 0;
   specialCount = 0;
   coChangedCount = 0;
+  describedRecency = NO_RECENCY;
 };
 
 /**
  * Describes the task's valid facts not described yet: all asserted by the task, so their context
  * is the task's, but a file fact's, which is its pair's: none, as the facts of the context's
- * pairs are described first.
+ * pairs are described first. The task's entries tell each fact's document, flags and whether it
+ * is a file fact: a fact is read only when the query names paths (to tell whether it names its file).
  */
 const describeTaskFacts = (store: FactStore, pass: Pass, taskId: string): void => {
   const { index } = store;
   const task = PMap.get(index.tasks, taskId);
   if (task === undefined) return;
+  const { paths } = pass.plan;
   const context = pass.table.byTask.get(taskId) ?? 0;
-  PMap.forEach(task.facts, (doc) => {
-    if (specialMark[doc] === 1) return;
-    const fact = getAt(index.docs, doc);
-    if (fact !== undefined) describe(pass, doc, fact, isFileFact(fact) ? 0 : context);
+  const recency = describedRecency.size === 0 ? 0 : (describedRecency.get(taskId) ?? 0);
+  PMap.forEach(task.facts, (entry) => {
+    const doc = entryDoc(entry);
+    // A number outside the scratch is no document of this index (as a malformed one could hold).
+    if (!(doc >= 0 && doc < specialMark.length) || specialMark[doc] === 1) return;
+    const ownContext = entryIsFile(entry) ? 0 : context;
+    if (paths.length === 0) describeDocument(doc, entryFlags(entry), false, ownContext, recency);
+    else {
+      const fact = getAt(index.docs, doc);
+      if (fact !== undefined)
+        describeDocument(doc, entryFlags(entry), namesSubject(paths, fact.subject), ownContext, recency);
+    }
   });
 };
 
@@ -226,6 +248,7 @@ const describeContextFacts = (store: FactStore, pass: Pass): void => {
 const specialFactsOf = (store: FactStore, recent: ReadonlyMap<string, number>): ((pass: Pass) => number) => {
   let shared = -1;
   return (pass) => {
+    describedRecency = recent;
     if (shared < 0) {
       describeContextFacts(store, pass);
       for (const taskId of recent.keys()) describeTaskFacts(store, pass, taskId);
@@ -438,7 +461,8 @@ let ownedCount = 0;
 const markOwnTask = (store: FactStore, taskId: string): void => {
   const task = PMap.get(store.index.tasks, taskId);
   if (task !== undefined)
-    PMap.forEach(task.facts, (doc) => {
+    PMap.forEach(task.facts, (entry) => {
+      const doc = entryDoc(entry);
       ownMark[doc] = 1;
       owned[ownedCount++] = doc;
     });
@@ -468,6 +492,7 @@ const ensureScratch = (documents: number): void => {
   specialMark = new Uint8Array(size);
   specialDocs = new Int32Array(size);
   specialContexts = new Float64Array(size);
+  specialRecencies = new Float64Array(size);
   specialFlags = new Uint16Array(size);
   specialNamed = new Uint8Array(size);
   coChangedDocs = new Int32Array(size);
@@ -590,6 +615,55 @@ class Phase {
     return Math.max(this.pool.threshold, this.final && best.full ? best.threshold : 0) / SLACK;
   }
 }
+
+/**
+ * The candidates a phase scores exactly, as a max-heap by bound in scratch arrays: the walk
+ * takes them highest bound first and mostly stops after a few dozen, so they are not sorted.
+ */
+let candidateDocs = new Int32Array(1024);
+let candidateBounds = new Float64Array(1024);
+
+/** Adds a candidate to the heap of `count`; returns the new count. */
+const pushCandidate = (count: number, doc: number, bound: number): number => {
+  if (count === candidateDocs.length) {
+    const docs = new Int32Array(2 * count);
+    const bounds = new Float64Array(2 * count);
+    docs.set(candidateDocs);
+    bounds.set(candidateBounds);
+    candidateDocs = docs;
+    candidateBounds = bounds;
+  }
+  let at = count;
+  while (at > 0) {
+    const parent = (at - 1) >> 1;
+    if (candidateBounds[parent]! >= bound) break;
+    candidateDocs[at] = candidateDocs[parent]!;
+    candidateBounds[at] = candidateBounds[parent]!;
+    at = parent;
+  }
+  candidateDocs[at] = doc;
+  candidateBounds[at] = bound;
+  return count + 1;
+};
+
+/** Removes the top of the heap of `count` candidates. */
+const popCandidate = (count: number): void => {
+  const n = count - 1;
+  const doc = candidateDocs[n]!;
+  const bound = candidateBounds[n]!;
+  let at = 0;
+  for (;;) {
+    const left = 2 * at + 1;
+    if (left >= n) break;
+    const child = left + 1 < n && candidateBounds[left + 1]! > candidateBounds[left]! ? left + 1 : left;
+    if (candidateBounds[child]! <= bound) break;
+    candidateDocs[at] = candidateDocs[child]!;
+    candidateBounds[at] = candidateBounds[child]!;
+    at = child;
+  }
+  candidateDocs[at] = doc;
+  candidateBounds[at] = bound;
+};
 
 /**
  * Reads one population's lists of a phase, term at a time, by MaxScore (see the top of this
@@ -789,7 +863,7 @@ const accumulate = (phase: Phase, population: Population): void => {
     // the last pass may enter with it (`filterReason`): the special facts no term or extra
     // reaches (most of the recent tasks' facts in a first pass) are not scored one by one.
     const zeroEnters = conventions && !search.firstPass;
-    const candidates: Array<{ doc: number; bound: number }> = [];
+    let candidates = 0;
     let kept = 0;
     for (let i = 0; i < used; i += 1) {
       const doc = open[i]!;
@@ -800,11 +874,13 @@ const accumulate = (phase: Phase, population: Population): void => {
       }
       open[kept++] = doc;
       if (bound * SLACK >= floor && (bound > 0 || zeroEnters) && search.mayEnter(bound))
-        candidates.push({ doc, bound });
+        candidates = pushCandidate(candidates, doc, bound);
     }
-    candidates.sort((a, b) => b.bound - a.bound);
-    const lookup = candidates.length === 0 ? undefined : termLists(pass, conventions);
-    for (const { doc, bound } of candidates) {
+    const lookup = candidates === 0 ? undefined : termLists(pass, conventions);
+    for (let left = candidates; left > 0; left -= 1) {
+      const doc = candidateDocs[0]!;
+      const bound = candidateBounds[0]!;
+      popCandidate(left);
       if (!search.mayEnter(bound)) break;
       const fact = getAt(docs, doc);
       if (fact === undefined) continue;
@@ -845,7 +921,7 @@ const seedSpecial = (pass: Pass, count: number, populations: ReadonlyArray<Popul
       population.open[population.used++] = doc;
     }
     docContext[doc] = specialContexts[i]!;
-    docRecency[doc] = recency.size === 0 ? 0 : (recency.get(specialFacts[i]!.sourceTaskId) ?? 0);
+    docRecency[doc] = recency.size === 0 ? 0 : specialRecencies[i]!;
     docCoChange[doc] = 0;
   }
   // The co-changed files' facts (none but in the last pass) are special, described by this pass or before.

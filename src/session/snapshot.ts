@@ -35,7 +35,7 @@ export const SNAPSHOT_EXTENSION = '.snapshot';
 /** The `format` tag of a snapshot. */
 export const SNAPSHOT_FORMAT = 'session-fact-tracker/session-snapshot';
 /** The layout of a snapshot this code reads and writes. */
-export const SNAPSHOT_VERSION = 4;
+export const SNAPSHOT_VERSION = 5;
 
 /** What a session knows about its log besides the store, at the end of the bytes it has read. */
 export interface LogPosition {

@@ -3,7 +3,7 @@
  * became valid or stopped being valid go to the index, and untouched parts keep their identity.
  */
 import * as PMap from '../base/persistentMap.js';
-import type { SessionFact } from '../fact.js';
+import { isFileFact, type SessionFact } from '../fact.js';
 import {
   applyIndexChanges,
   emptySearchIndex,
@@ -44,8 +44,7 @@ export const emptyPairLog = (subject: string, relation: string): PairLog => ({
 
 const historyIn = (log: PairLog | undefined): number => (log !== undefined && mayHoldHistory(log) ? 1 : 0);
 
-/** Facts about files: their history lends them the context of every task that asserted them. */
-export const isFileFact = (fact: SessionFact): boolean => fact.tags.includes('file_change');
+export { isFileFact };
 
 /**
  * Lists up to this long are compared by a scan: most pairs hold one to three facts, and a write

@@ -7,6 +7,7 @@
 import { expect } from 'vitest';
 import * as PMap from '../../src/base/persistentMap.js';
 import { forEachAt, getAt } from '../../src/base/persistentVector.js';
+import { isFileFact } from '../../src/fact.js';
 import { type FactStore, selectAllFacts, selectValidCount } from '../../src/index.js';
 import {
   BLOCK,
@@ -15,7 +16,14 @@ import {
   postingsSize,
   postingWeightOf,
 } from '../../src/retrieve/index/postings.js';
-import { RECENT_TASKS, type SearchIndex } from '../../src/retrieve/index/searchIndex.js';
+import { priorFlags } from '../../src/retrieve/index/priors.js';
+import {
+  entryDoc,
+  entryFlags,
+  entryIsFile,
+  RECENT_TASKS,
+  type SearchIndex,
+} from '../../src/retrieve/index/searchIndex.js';
 import { pairKey } from '../../src/store/state.js';
 import { mayHoldHistory } from '../../src/store/timeline.js';
 import { buildStore, selectPairLogs, selectRecordedFiles, selectRecordedPrompts } from '../../src/store/write.js';
@@ -85,8 +93,18 @@ export const flattenIndex = (index: SearchIndex) => {
       ...doc,
       numbered: taskId(num),
       facts: PMap.keys(doc.facts).sort(),
-      // Each fact's document number, as `ids` has it (numbers differ from a rebuilt index's).
-      numbers: PMap.keys(doc.facts).every((id) => PMap.get(doc.facts, id) === PMap.get(index.ids, id)),
+      // Each fact's entry: its document number, as `ids` has it (numbers differ from a rebuilt
+      // index's), its prior flags and whether it is a file fact.
+      entries: PMap.keys(doc.facts).every((id) => {
+        const entry = PMap.get(doc.facts, id)!;
+        const fact = getAt(index.docs, entryDoc(entry));
+        return (
+          entryDoc(entry) === PMap.get(index.ids, id) &&
+          fact !== undefined &&
+          entryFlags(entry) === priorFlags(fact) &&
+          entryIsFile(entry) === isFileFact(fact)
+        );
+      }),
       touched: PMap.keys(doc.touched).sort(),
       raised: PMap.keys(doc.raised).sort(),
     })),

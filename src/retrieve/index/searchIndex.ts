@@ -31,8 +31,16 @@
 import { own } from '../../base/owner.js';
 import * as PMap from '../../base/persistentMap.js';
 import { emptyVector, forEachAt, getAt, type PersistentVector, setAt } from '../../base/persistentVector.js';
-import type { SessionFact } from '../../fact.js';
-import { NO_POSTINGS, packPosting, type Postings, postingsSize, putPosting, removePosting } from './postings.js';
+import { isFileFact, type SessionFact } from '../../fact.js';
+import {
+  FLAG_BITS,
+  NO_POSTINGS,
+  packPosting,
+  type Postings,
+  postingsSize,
+  putPosting,
+  removePosting,
+} from './postings.js';
 import { priorFlags } from './priors.js';
 import { isPathLike } from './terms.js';
 import { contextTermWeights, factTermWeights, quantize } from './weights.js';
@@ -45,8 +53,10 @@ export interface TaskDoc {
   /** The task's valid `summary` facts: fact id, then the fact's object, in id order. */
   readonly summaries: ReadonlyArray<string>;
   /**
-   * The task's valid facts: id -> document number (a map: one result may give a task 100,000
-   * facts, each added in constant time; the number spares a query a lookup in `ids`).
+   * The task's valid facts: id -> document number, with the fact's prior flags and whether it
+   * is a file fact (see `taskFactEntry`; a map: one result may give a task 100,000 facts, each
+   * added in constant time). A query describes the facts of dozens of tasks from these numbers
+   * alone, without a lookup in `ids`, in `docs` or of the flags.
    */
   readonly facts: PMap.PersistentMap<number>;
   /**
@@ -171,6 +181,21 @@ const EMPTY_TASK_DOC: TaskDoc = Object.freeze({
   times: NO_TIMES,
   num: -1,
 });
+
+/** The bit of a task's fact entry (`TaskDoc.facts`) that marks a file fact, above its prior flags. */
+const FILE_BIT = 1 << FLAG_BITS;
+/** A task fact entry is its document number times this, plus the file bit and the prior flags. */
+const ENTRY_SCALE = 2 * FILE_BIT;
+
+/** A task's entry for its fact of document `doc`, with the fact's prior flags (see `TaskDoc.facts`). */
+const taskFactEntry = (doc: number, flags: number, fact: SessionFact): number =>
+  doc * ENTRY_SCALE + (isFileFact(fact) ? FILE_BIT : 0) + flags;
+/** The document of a task fact entry. */
+export const entryDoc = (entry: number): number => Math.floor(entry / ENTRY_SCALE);
+/** The prior flags of a task fact entry. */
+export const entryFlags = (entry: number): number => entry % FILE_BIT;
+/** True when a task fact entry is a file fact's. */
+export const entryIsFile = (entry: number): boolean => entry % ENTRY_SCALE >= FILE_BIT;
 
 /** The name a path-like subject is found by: what follows its last `/`. */
 export const fileNameOf = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
@@ -380,7 +405,7 @@ const addFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
   if (isNamedSubject(fact.subject)) index.names = post(index.names, fileNameOf(fact.subject), doc, flags);
   if (convention) index.conventions = putPosting(index.conventions, doc, flags);
   updateTask(index, fact.sourceTaskId, fact.relation === 'summary', (task) => {
-    task.facts = PMap.set(task.facts, fact.id, doc);
+    task.facts = PMap.set(task.facts, fact.id, taskFactEntry(doc, flags, fact));
     task.times = withTime(task.times, fact.validFrom, 1);
     if (fact.relation === 'summary') task.summaries = withSummary(task.summaries, fact.id, fact.object);
   });
