@@ -357,15 +357,22 @@ export const termLists = (pass: Pass, convention: boolean): TermLists => {
 
 /**
  * The stored weight of each pass term in a document, read from the postings (undefined: absent),
- * written into `into` (a scratch list the caller reuses and never keeps) and returned.
+ * written into `into` (a scratch list the caller reuses and never keeps) and returned. Of the
+ * first 32 terms, only those with their bit set in `held` are looked up (the others are known
+ * to be absent; -1 looks every term up).
  */
 export const storedWeights = (
   { views, lists }: TermLists,
   doc: number,
   into: Array<number | undefined>,
+  held = -1,
 ): Array<number | undefined> => {
   into.length = lists.length;
   for (let i = 0; i < lists.length; i += 1) {
+    if (i < 32 && (held & (1 << i)) === 0) {
+      into[i] = undefined;
+      continue;
+    }
     const view = views[i];
     const postings = lists[i];
     const value =
