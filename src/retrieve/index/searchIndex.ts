@@ -188,8 +188,8 @@ const FILE_BIT = 1 << FLAG_BITS;
 const ENTRY_SCALE = 2 * FILE_BIT;
 
 /** A task's entry for its fact of document `doc`, with the fact's prior flags (see `TaskDoc.facts`). */
-const taskFactEntry = (doc: number, flags: number, fact: SessionFact): number =>
-  doc * ENTRY_SCALE + (isFileFact(fact) ? FILE_BIT : 0) + flags;
+export const taskFactEntry = (doc: number, flags: number, isFile: boolean): number =>
+  doc * ENTRY_SCALE + (isFile ? FILE_BIT : 0) + flags;
 /** The document of a task fact entry. */
 export const entryDoc = (entry: number): number => Math.floor(entry / ENTRY_SCALE);
 /** The prior flags of a task fact entry. */
@@ -405,7 +405,7 @@ const addFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
   if (isNamedSubject(fact.subject)) index.names = post(index.names, fileNameOf(fact.subject), doc, flags);
   if (convention) index.conventions = putPosting(index.conventions, doc, flags);
   updateTask(index, fact.sourceTaskId, fact.relation === 'summary', (task) => {
-    task.facts = PMap.set(task.facts, fact.id, taskFactEntry(doc, flags, fact));
+    task.facts = PMap.set(task.facts, fact.id, taskFactEntry(doc, flags, isFileFact(fact)));
     task.times = withTime(task.times, fact.validFrom, 1);
     if (fact.relation === 'summary') task.summaries = withSummary(task.summaries, fact.id, fact.object);
   });
