@@ -355,11 +355,14 @@ export const termLists = (pass: Pass, convention: boolean): TermLists => {
   return { lists, views: lists.map((postings) => (postings === undefined ? undefined : keptView(postings))) };
 };
 
+/** How many of a pass's terms a `held` mask of `storedWeights` has bits for (one per bit of an integer). */
+export const MASKED_TERMS = 32;
+
 /**
  * The stored weight of each pass term in a document, read from the postings (undefined: absent),
  * written into `into` (a scratch list the caller reuses and never keeps) and returned. Of the
- * first 32 terms, only those with their bit set in `held` are looked up (the others are known
- * to be absent; -1 looks every term up).
+ * first MASKED_TERMS terms, only those with their bit set in `held` are looked up (the others
+ * are known to be absent; -1 looks every term up).
  */
 export const storedWeights = (
   { views, lists }: TermLists,
@@ -369,7 +372,7 @@ export const storedWeights = (
 ): Array<number | undefined> => {
   into.length = lists.length;
   for (let i = 0; i < lists.length; i += 1) {
-    if (i < 32 && (held & (1 << i)) === 0) {
+    if (i < MASKED_TERMS && (held & (1 << i)) === 0) {
       into[i] = undefined;
       continue;
     }

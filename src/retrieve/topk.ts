@@ -56,6 +56,7 @@ import {
   factContext,
   filterReason,
   type Extras,
+  MASKED_TERMS,
   offerRanked,
   type Pass,
   type Passes,
@@ -442,13 +443,11 @@ let docCoChange = new Float64Array(1024);
  * lists hold at most TRACKED_POSTINGS postings (see `Population.tracksTerms`).
  */
 let docTerms = new Int32Array(1024);
-/** How many of a pass's terms `docTerms` has bits for. */
-const MASKED_TERMS = 32;
 /**
  * Past this many postings in a query's own lists, the bits cost more than the lookups they
- * spare: each posting read writes one, and exact scoring looks up a few terms for about a
- * hundred candidates (measured: a 30-word store of 100,000 facts, about 90,000 postings a
- * query, 2 to 3% slower with the bits; stores of 1,000 facts 3 to 6% faster).
+ * spare: each list read in full is read a second time to set them, and exact scoring looks up
+ * a few terms for about a hundred candidates (measured: a 30-word store of 100,000 facts, about
+ * 90,000 postings a query, 2 to 3% slower with the bits; stores of 1,000 facts 3 to 6% faster).
  */
 const TRACKED_POSTINGS = 50_000;
 let openFacts = new Int32Array(1024);
