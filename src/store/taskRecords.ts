@@ -29,17 +29,26 @@ const holdsNothingElse = (store: FactStore, taskId: string, doc: TaskDoc): boole
 };
 
 /**
+ * How many new tasks apart `pruneTaskRecords` walks the tasks, at `tasks` tasks: an eighth of
+ * `keep`, so the idle records stay between `keep` and `keep` + `keep` / 8 and a query sums the
+ * context of few more tasks than it must; an eighth of the largest power of two up to `tasks`
+ * when that is more, so a session whose tasks all still hold something (a store under its bound
+ * keeps its history) walks them about eight times each time their number doubles.
+ */
+export const pruneStep = (tasks: number, keep: number): number =>
+  Math.max(1, Math.floor(keep / 8), Math.floor(2 ** Math.floor(Math.log2(Math.max(1, tasks))) / 8));
+
+/**
  * The store keeping the records of at most `keep` (default TASK_RECORDS) tasks that hold nothing
  * else (see the module's comment), the most recent by their prompt's time (then id). It walks
- * every task only when the store holds more than `maxValidFacts` + 2 x `keep` of them and their
- * number is a multiple of `keep`, else it returns the same store: the walk happens once in about
- * `keep` new tasks, even in a session whose tasks all still hold something (a store under its
- * bound keeps its history, and with it every task that asserted a fact there).
+ * every task only when the store holds more than `keep` + `pruneStep` tasks and their number is
+ * a multiple of `pruneStep`, else it returns the same store.
  */
 export const pruneTaskRecords = (store: FactStore, keep: number = TASK_RECORDS): FactStore => {
   const { index } = store;
   const tasks = PMap.size(index.tasks);
-  if (tasks <= store.maxValidFacts + 2 * keep || tasks % Math.max(1, keep) !== 0) return store;
+  const step = pruneStep(tasks, keep);
+  if (tasks <= keep + step || tasks % step !== 0) return store;
   const idle: Array<readonly [string, number]> = [];
   PMap.forEach(index.tasks, (doc, taskId) => {
     if (holdsNothingElse(store, taskId, doc)) idle.push([taskId, doc.promptAt ?? -Infinity]);

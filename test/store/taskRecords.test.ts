@@ -19,7 +19,7 @@ import {
   type SessionFact,
 } from '../../src/index.js';
 import { lastFactTime } from '../../src/retrieve/index/searchIndex.js';
-import { pruneTaskRecords, TASK_RECORDS } from '../../src/store/taskRecords.js';
+import { pruneStep, pruneTaskRecords, TASK_RECORDS } from '../../src/store/taskRecords.js';
 import { selectLatestPrompts, selectRecordedFiles, selectRecordedPrompts } from '../../src/store/write.js';
 import { expectConsistent, flattenIndex } from './invariants.js';
 
@@ -89,7 +89,8 @@ describe('task records', () => {
           expect(pruned.pairs).toBe(store.pairs);
           const idleBefore = idleTasks(store);
           const tasksBefore = PMap.size(store.index.tasks);
-          if (tasksBefore <= bound + 2 * keep || tasksBefore % Math.max(1, keep) !== 0 || idleBefore.length <= keep) {
+          const step = pruneStep(tasksBefore, keep);
+          if (tasksBefore <= keep + step || tasksBefore % step !== 0 || idleBefore.length <= keep) {
             expect(pruned).toBe(store);
             return;
           }
@@ -128,6 +129,9 @@ describe('task records', () => {
     const total = PMap.size(store.index.tasks);
     expect(total).toBeLessThanOrEqual(50 + 3 * TASK_RECORDS);
     expect(total).toBeLessThan(tasks.length);
+    // Idle records stay within an eighth of the bound above it, not up to twice it.
+    expect(idleTasks(store).length).toBeLessThanOrEqual(TASK_RECORDS + pruneStep(total, TASK_RECORDS));
+    expect(pruneStep(total, TASK_RECORDS)).toBe(TASK_RECORDS / 8);
     // The most recent tasks all keep their prompts.
     const prompts = new Set(selectRecordedPrompts(store).map(({ taskId }) => taskId));
     for (let task = tasks.length; task > tasks.length - TASK_RECORDS; task -= 1)
@@ -138,6 +142,25 @@ describe('task records', () => {
     // What recency reads is untouched: the latest tasks with facts.
     expect(lastFactTime(PMap.get(store.index.tasks, String(tasks.length))!)).toBe(tasks.length - 1);
     expect(flattenIndex(roundTrip(store).index)).toEqual(flattenIndex(store.index));
+  });
+
+  it('the walk over every task comes about eight times each time the number of tasks doubles, so all its walks cost time linear in the tasks', () => {
+    for (const keep of [1, 8, TASK_RECORDS]) {
+      let walks = 0;
+      let visited = 0;
+      let smallest = Infinity;
+      for (let tasks = 1; tasks <= 200_000; tasks += 1) {
+        const step = pruneStep(tasks, keep);
+        smallest = Math.min(smallest, step);
+        if (tasks > keep + step && tasks % step === 0) {
+          walks += 1;
+          visited += tasks;
+        }
+      }
+      expect(smallest).toBe(Math.max(1, Math.floor(keep / 8)));
+      expect(walks).toBeLessThanOrEqual(8 * Math.log2(200_000) + 8);
+      expect(visited).toBeLessThanOrEqual(16 * 200_000);
+    }
   });
 
   it('selectLatestPrompts gives the latest non-empty prompts, latest first, ties by task id', () => {
