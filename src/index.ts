@@ -20,7 +20,7 @@ export type { FactStore, FactStoreOptions, PairLog } from './store/state.js';
 export { addFacts } from './store/addFacts.js';
 export { invalidate } from './store/invalidate.js';
 export { recordTaskPrompt } from './store/recordTaskPrompt.js';
-export { compact, compactWithReport, SUMMARY_RELATION } from './store/compact.js';
+export { compact, compactWithReport, SUMMARY_RELATION, UNMERGED_SHARE } from './store/compact.js';
 export type { CompactionReport } from './store/compact.js';
 export {
   selectAllFacts,

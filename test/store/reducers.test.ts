@@ -225,6 +225,27 @@ describe('compact', () => {
     expect(selectValidFacts(next).filter((f) => f.subject === 'src/new.ts')).toHaveLength(3);
   });
 
+  it('at its bound, a session keeps what the latest tasks established as it was given, and drops outcomes first, instead of merging each new task at once', () => {
+    // Tasks of five facts each: an outcome, a summary and a test run (expendable), two it established.
+    const task = (n: number): SessionFact[] =>
+      ['completed_with', 'summary', 'tested_by', 'requires', 'must_fix'].map((relation, i) =>
+        fact(`${relation} of ${n}`, n * 10 + i, { subject: `task:${n}`, relation, sourceTaskId: String(n) }),
+      );
+    let store = emptyFactStore({ maxValidFacts: 40 });
+    for (let n = 1; n <= 30; n += 1) store = addFacts(store, task(n));
+    expectConsistent(store);
+    const facts = selectValidFacts(store);
+    expect(facts).toHaveLength(40);
+    // The last ten tasks' requirements and fixes are there one by one, none merged into a summary.
+    for (let n = 21; n <= 30; n += 1)
+      for (const relation of ['requires', 'must_fix'])
+        expect(facts.some((f) => f.subject === `task:${n}` && f.relation === relation)).toBe(true);
+    const merged = facts.filter((f) => f.relation === SUMMARY_RELATION).map((f) => Number(f.subject.slice(5)));
+    expect(merged.every((n) => n < 21)).toBe(true);
+    // What went is how the tasks went (and the oldest tasks), never a recent task's fix.
+    expect(facts.filter((f) => f.relation === 'tested_by').length).toBeLessThanOrEqual(1);
+  });
+
   it('clips a long summary to 200 characters and takes the minimum confidence', () => {
     const long = 'y'.repeat(150);
     const store = addFacts(emptyFactStore(), [

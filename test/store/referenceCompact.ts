@@ -10,6 +10,7 @@ import {
   isExpendable,
   pruneToValidRuns,
   SUMMARY_RELATION,
+  UNMERGED_SHARE,
   withSummary,
   Workset,
 } from '../../src/store/compact.js';
@@ -50,8 +51,12 @@ export const referenceCompact = (
   const subjectsOldestFirst = [...bySubject.entries()].sort(([, a], [, b]) =>
     byTimeThenId(a[a.length - 1]!, b[b.length - 1]!),
   );
+  // No subject merges whose newest fact is one of the most recent limit x UNMERGED_SHARE.
+  const recent = Math.floor(limit * UNMERGED_SHARE);
+  const isRecent = (fact: SessionFact): boolean => recent > 0 && valid.indexOf(fact) >= valid.length - recent;
   for (const [subject, facts] of subjectsOldestFirst) {
     if (work.count <= limit) break;
+    if (isRecent(facts[facts.length - 1]!)) continue;
     const older = facts.slice(0, -1);
     if (older.length < 2) continue;
     for (const fact of older) work.remove(fact);
