@@ -16,10 +16,9 @@
  */
 import * as PMap from '../base/persistentMap.js';
 import { collapseWhitespace } from '../base/text.js';
-import type { FactTag, SessionFact } from '../fact.js';
+import { type FactTag, isFileFact, type SessionFact } from '../fact.js';
 import { selectAllFacts } from '../store/selectors.js';
 import { type FactStore, pairKey, validCount } from '../store/state.js';
-import { isFileFact } from '../store/write.js';
 import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
 import { fitToBudget, type SectionRenderer } from './budget.js';
 import { DEFAULT_LAYOUT, SECTION_LAYOUTS, type SectionLayout } from './defaults.js';

@@ -5,9 +5,9 @@
  */
 import * as PMap from '../base/persistentMap.js';
 import { getAt, type PersistentVector } from '../base/persistentVector.js';
-import type { SessionFact } from '../fact.js';
+import { isFileFact, type SessionFact } from '../fact.js';
 import { type FactStore, pairKey, selectValidFact } from '../store/state.js';
-import { isFileFact, selectPairLog } from '../store/write.js';
+import { selectPairLog } from '../store/write.js';
 import type { BudgetSettings } from './budget.js';
 import { keptView, listChunks, type Postings, postingValue, postingWeightOf, viewValue } from './index/postings.js';
 import { priorFlags } from './index/priors.js';

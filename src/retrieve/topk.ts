@@ -24,9 +24,8 @@
  */
 import * as PMap from '../base/persistentMap.js';
 import { getAt } from '../base/persistentVector.js';
-import type { SessionFact } from '../fact.js';
+import { isFileFact, type SessionFact } from '../fact.js';
 import type { FactStore } from '../store/state.js';
-import { isFileFact } from '../store/write.js';
 import {
   forEachPosting,
   listChunks,

@@ -8,7 +8,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { z } from 'zod';
 import { describeIssue, formatPath } from '../base/schema.js';
-import { parseNewFact, type SessionFact } from '../fact.js';
+import { isFileFact, parseNewFact, type SessionFact } from '../fact.js';
 import type { NotesLedger } from '../notes/ledger.js';
 import { decodeNotes, encodeNotes, type SavedNotes } from '../notes/persist.js';
 import * as PMap from '../base/persistentMap.js';
@@ -18,7 +18,6 @@ import type { RecordedFile, RecordedPrompt } from '../retrieve/index/searchIndex
 import {
   buildStore,
   holdsFileFactOf,
-  isFileFact,
   selectPairLogs,
   selectRecordedFiles,
   selectRecordedPrompts,

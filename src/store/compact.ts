@@ -242,11 +242,17 @@ export const compactWithReport = (
   const recent = Math.floor(limit * UNMERGED_SHARE);
   const firstRecent = recent > 0 ? order.byTime[order.byTime.length - recent] : undefined;
   const mergeable: SessionFact[][] = [];
-  for (const subject of order.mergeable) mergeable.push([...order.bySubject.get(subject)!].sort(byTimeThenId));
+  for (const subject of order.mergeable) {
+    const facts = order.bySubject.get(subject)!;
+    // A recent subject is left out before its facts are copied and sorted (at the bound, on every dispatch).
+    let latest = facts[0]!;
+    for (const fact of facts) if (byTimeThenId(fact, latest) > 0) latest = fact;
+    if (firstRecent === undefined || byTimeThenId(latest, firstRecent) < 0)
+      mergeable.push([...facts].sort(byTimeThenId));
+  }
   mergeable.sort((a, b) => byTimeThenId(a[a.length - 1]!, b[b.length - 1]!));
   for (const facts of mergeable) {
     if (work.count <= limit) break;
-    if (firstRecent !== undefined && byTimeThenId(facts[facts.length - 1]!, firstRecent) >= 0) break;
     const subject = facts[0]!.subject;
     const older = facts.slice(0, -1);
     work.removeAll(older);

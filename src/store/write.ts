@@ -44,8 +44,6 @@ export const emptyPairLog = (subject: string, relation: string): PairLog => ({
 
 const historyIn = (log: PairLog | undefined): number => (log !== undefined && mayHoldHistory(log) ? 1 : 0);
 
-export { isFileFact };
-
 /**
  * Lists up to this long are compared by a scan: most pairs hold one to three facts, and a write
  * compares every changed pair before and after, so small lists spare it a Map or Set each.

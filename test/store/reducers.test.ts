@@ -240,7 +240,9 @@ describe('compact', () => {
     for (let n = 21; n <= 30; n += 1)
       for (const relation of ['requires', 'must_fix'])
         expect(facts.some((f) => f.subject === `task:${n}` && f.relation === relation)).toBe(true);
-    const merged = facts.filter((f) => f.relation === SUMMARY_RELATION).map((f) => Number(f.subject.slice(5)));
+    const merged = facts
+      .filter((f) => f.relation === SUMMARY_RELATION)
+      .map((f) => Number(f.subject.slice('task:'.length)));
     expect(merged.every((n) => n < 21)).toBe(true);
     // What went is how the tasks went (and the oldest tasks), never a recent task's fix.
     expect(facts.filter((f) => f.relation === 'tested_by').length).toBeLessThanOrEqual(1);
