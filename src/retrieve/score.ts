@@ -153,6 +153,8 @@ export const CONTEXT_PAIRS = 512;
 let sums = new Float64Array(1024);
 let reached = new Int32Array(1024);
 const taskLeaders = new Leaders();
+/** A task's file pairs, read into scratch (see `PMap.keysInto`). */
+const touchedPairs: string[] = [];
 
 /**
  * Adds one run of a context term's postings to the sums, appending each task it reaches first
@@ -225,7 +227,10 @@ export const contextTable = (store: FactStore, plan: QueryPlan): ContextTable =>
     byTask.set(taskId, score / Math.max(1, task === undefined ? 0 : PMap.size(task.facts)));
     if (task === undefined) continue;
     const share = score / Math.max(1, PMap.size(task.touched));
-    PMap.forEach(task.touched, (_true, pair) => byPair.set(pair, (byPair.get(pair) ?? 0) + share));
+    for (let i = 0, count = PMap.keysInto(task.touched, touchedPairs); i < count; i += 1) {
+      const pair = touchedPairs[i]!;
+      byPair.set(pair, (byPair.get(pair) ?? 0) + share);
+    }
   }
   return { byTask, byPair: bestEntries(byPair, CONTEXT_PAIRS) };
 };
@@ -269,6 +274,8 @@ export const combineScore = (
   extras: Extras,
   duplicate: boolean,
   detail = true,
+  /** The fact's prior flags, when the caller knows them (the index path reads them from the postings). */
+  flags = priorFlags(fact),
 ): ScoreParts => {
   const { ranking, paths } = pass.plan;
   // The index path names no terms: it shares one empty list instead of making one per fact.
@@ -286,7 +293,6 @@ export const combineScore = (
       query += contribution;
     } else feedback += contribution;
   }
-  const flags = priorFlags(fact);
   const { names, value } = detail
     ? flagPriors(flags, ranking.priors, duplicate)
     : { names: NO_NAMES, value: priorValue(flags, ranking.priors, duplicate) };

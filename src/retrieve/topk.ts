@@ -36,7 +36,7 @@ import {
   postingsSize,
   postingWeightOf,
 } from './index/postings.js';
-import { entryDoc, entryFlags, entryIsFile, fileNameOf, visitIndexedFact } from './index/searchIndex.js';
+import { entryDoc, entryFlags, entryIsFile, fileNameOf, indexedDocument } from './index/searchIndex.js';
 import { PRIOR_CLASSES, priorFlags } from './index/priors.js';
 import { postingWeight } from './index/weights.js';
 import {
@@ -156,6 +156,9 @@ const clearSpecial = (): void => {
  * pairs are described first. The task's entries tell each fact's document, flags and whether it
  * is a file fact: a fact is read only when the query names paths (to tell whether it names its file).
  */
+/** A task's fact entries, read into scratch (see `PMap.valuesInto`). */
+const taskEntries: number[] = [];
+
 const describeTaskFacts = (store: FactStore, pass: Pass, taskId: string): void => {
   const { index } = store;
   const task = PMap.get(index.tasks, taskId);
@@ -163,10 +166,12 @@ const describeTaskFacts = (store: FactStore, pass: Pass, taskId: string): void =
   const { paths } = pass.plan;
   const context = pass.table.byTask.get(taskId) ?? 0;
   const recency = describedRecency.size === 0 ? 0 : (describedRecency.get(taskId) ?? 0);
-  PMap.forEach(task.facts, (entry) => {
+  const count = PMap.valuesInto(task.facts, taskEntries);
+  for (let i = 0; i < count; i += 1) {
+    const entry = taskEntries[i]!;
     const doc = entryDoc(entry);
     // A number outside the scratch is no document of this index (as a malformed one could hold).
-    if (!(doc >= 0 && doc < specialMark.length) || specialMark[doc] === 1) return;
+    if (!(doc >= 0 && doc < specialMark.length) || specialMark[doc] === 1) continue;
     const ownContext = entryIsFile(entry) ? 0 : context;
     if (paths.length === 0) describeDocument(doc, entryFlags(entry), false, ownContext, recency);
     else {
@@ -174,29 +179,46 @@ const describeTaskFacts = (store: FactStore, pass: Pass, taskId: string): void =
       if (fact !== undefined)
         describeDocument(doc, entryFlags(entry), namesSubject(paths, fact.subject), ownContext, recency);
     }
-  });
+  }
 };
 
 /**
- * Calls `visit` with each valid fact of a pair and its document: those of its ids asserted at
- * its latest assertion time (an older one is closed by it) that the index holds, read from the
- * end of the log, in time order, however long its history.
+ * The valid facts of a pair, as their documents in `pairDocs[0..count)` (the count returned):
+ * those of its ids asserted at its latest assertion time (an older one is closed by it) that
+ * the index holds, read from the end of the log, however long its history. Scratch, like the
+ * rest: a pair holds a few valid facts at most.
  */
-const forEachValidOfPair = (store: FactStore, pair: string, visit: (doc: number, fact: SessionFact) => void): void => {
-  const { index } = store;
+let pairDocs = new Int32Array(64);
+
+const validDocsOfPair = (store: FactStore, pair: string): number => {
   const log = PMap.get(store.pairs, pair);
-  if (log === undefined) return;
+  if (log === undefined) return 0;
   const { assertions } = log;
   const latest = assertions[assertions.length - 1]?.validFrom;
-  for (let i = assertions.length - 1; i >= 0 && assertions[i]!.validFrom === latest; i -= 1)
-    visitIndexedFact(index, assertions[i]!, visit);
+  let count = 0;
+  for (let i = assertions.length - 1; i >= 0 && assertions[i]!.validFrom === latest; i -= 1) {
+    const doc = indexedDocument(store.index, assertions[i]!);
+    if (doc < 0) continue;
+    if (count === pairDocs.length) {
+      const grown = new Int32Array(2 * count);
+      grown.set(pairDocs);
+      pairDocs = grown;
+    }
+    pairDocs[count++] = doc;
+  }
+  return count;
 };
 
 /** Describes the valid facts of a pair of the context not described yet (a file fact's context is `score`). */
-const describePairFacts = (store: FactStore, pass: Pass, pair: string, score: number): void =>
-  forEachValidOfPair(store, pair, (doc, fact) => {
-    if (specialMark[doc] === 0) describe(pass, doc, fact, isFileFact(fact) ? score : factContext(pass.table, fact));
-  });
+const describePairFacts = (store: FactStore, pass: Pass, pair: string, score: number): void => {
+  const { docs } = store.index;
+  for (let i = 0, count = validDocsOfPair(store, pair); i < count; i += 1) {
+    const doc = pairDocs[i]!;
+    if (specialMark[doc] !== 0) continue;
+    const fact = getAt(docs, doc)!;
+    describe(pass, doc, fact, isFileFact(fact) ? score : factContext(pass.table, fact));
+  }
+};
 
 /**
  * Describes the valid facts of the pass's co-changed files not described yet (with no context:
@@ -204,15 +226,18 @@ const describePairFacts = (store: FactStore, pass: Pass, pair: string, score: nu
  * among them, described now or before, with its co-change score.
  */
 const describeCoChanged = (store: FactStore, pass: Pass): void => {
+  const { docs } = store.index;
   coChangedCount = 0;
-  pass.coChange.forEach((score, pair) =>
-    forEachValidOfPair(store, pair, (doc, fact) => {
+  pass.coChange.forEach((score, pair) => {
+    for (let i = 0, count = validDocsOfPair(store, pair); i < count; i += 1) {
+      const doc = pairDocs[i]!;
+      const fact = getAt(docs, doc)!;
       if (specialMark[doc] === 0) describe(pass, doc, fact, 0);
-      if (!isFileFact(fact)) return;
+      if (!isFileFact(fact)) continue;
       coChangedDocs[coChangedCount] = doc;
       coChangedScores[coChangedCount++] = score;
-    }),
-  );
+    }
+  });
 };
 
 /**
@@ -339,15 +364,15 @@ class Search {
     return !this.best.full || quick * SLACK >= this.best.threshold;
   }
 
-  /** Scores a fact exactly from its stored weights and offers it; true when it entered. */
-  offer(fact: SessionFact, weights: ReadonlyArray<number | undefined>, known?: Extras): boolean {
+  /** Scores a fact (with these prior flags) exactly from its stored weights and offers it; true when it entered. */
+  offer(fact: SessionFact, flags: number, weights: ReadonlyArray<number | undefined>, known?: Extras): boolean {
     const { store, settings, pass, firstPass } = this;
     const extras = known ?? {
       context: factContext(pass.table, fact),
       recency: pass.recency.get(fact.sourceTaskId) ?? 0,
       coChange: factCoChange(pass, fact),
     };
-    const parts = combineScore(pass, fact, weights, extras, repeatsConvention(store, fact), false);
+    const parts = combineScore(pass, fact, weights, extras, repeatsConvention(store, fact), false, flags);
     return filterReason(settings, fact, parts, firstPass) === undefined && this.best.offer({ fact, parts });
   }
 }
@@ -400,7 +425,7 @@ const offerUnmatchedConventions = (search: Search, matched: Uint8Array): void =>
         if (best.refuses(total, times[j / 2]!)) continue;
       }
       const fact = getAt(store.index.docs, doc);
-      if (fact !== undefined) search.offer(fact, none);
+      if (fact !== undefined) search.offer(fact, flags, none);
     }
   }
 };
@@ -933,7 +958,7 @@ const accumulate = (phase: Phase, population: Population): void => {
       const recency = isSpecial ? recencies[doc]! : 0;
       const coChange = isSpecial ? coChanges[doc]! : 0;
       if (search.mayEnter(search.quickTotal(weights, flagsOf[doc]!, context, recency + coChange, (st & NAMED) !== 0)))
-        search.offer(fact, weights, { context, recency, coChange });
+        search.offer(fact, flagsOf[doc]!, weights, { context, recency, coChange });
     }
     used = kept;
   } finally {

@@ -111,6 +111,24 @@ describe('persistent map', () => {
     );
   });
 
+  it('valuesInto and keysInto write what forEach visits, in its order, over whatever the scratch held before', () => {
+    fc.assert(
+      fc.property(entriesArb, fc.array(fc.integer(), { maxLength: 400 }), (entries, leftover) => {
+        const map = PMap.fromEntries(entries);
+        const visited: Array<[string, number]> = [];
+        PMap.forEach(map, (value, key) => visited.push([key, value]));
+        const values: number[] = [...leftover];
+        const keys: string[] = leftover.map(String);
+        const count = PMap.valuesInto(map, values);
+        expect(PMap.keysInto(map, keys)).toBe(count);
+        expect(count).toBe(entries.length);
+        expect(values.slice(0, count)).toEqual(visited.map(([, value]) => value));
+        expect(keys.slice(0, count)).toEqual(visited.map(([key]) => key));
+      }),
+      { numRuns: 150 },
+    );
+  });
+
   it('a write that changes nothing returns the very same map', () => {
     const map = PMap.fromEntries([
       ['a', 1],

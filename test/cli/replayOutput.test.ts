@@ -1,7 +1,8 @@
 /** The replay report written as the replay goes is the report rendered whole, byte for byte. */
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { replayHistory, type ReplayReport } from '../../src/index.js';
+import { FACT_TAGS, type PromptReport, replayHistory, type ReplayReport, type SessionFact } from '../../src/index.js';
 import { jsonReplayOutput, textReplayOutput } from '../../src/cli/replayOutput.js';
 import { createStyle } from '../../src/cli/style.js';
 import { BAD_LINES } from '../fixtures/expected.js';
@@ -36,6 +37,67 @@ describe('jsonReplayOutput', () => {
   ])('writes %s as JSON.stringify(report, null, 2) does', (_, text) => {
     const { report } = replayHistory(text);
     expect(streamed(report, jsonReplayOutput)).toBe(`${JSON.stringify(report, null, 2)}\n`);
+  });
+});
+
+/** Any text a model may write: quotes, backslashes, control characters, lone surrogates, emoji. */
+const textArb = fc.string({ unit: 'binary', maxLength: 40 });
+
+/** A fact as a prompt holds it: frozen as the store's are, or a plain copy, with or without an end. */
+const factArb: fc.Arbitrary<SessionFact> = fc
+  .record(
+    {
+      id: fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: 16, maxLength: 16 }),
+      subject: textArb,
+      relation: textArb,
+      object: textArb,
+      tags: fc.array(fc.constantFrom(...FACT_TAGS), { maxLength: 3 }),
+      validFrom: fc.integer({ min: 0, max: 2 ** 40 }),
+      validTo: fc.integer({ min: 0, max: 2 ** 40 }),
+      sourceTaskId: textArb,
+      sourceRole: fc.constantFrom('implementer' as const, 'reviewer' as const),
+      confidence: fc.double({ min: 0, max: 1, noNaN: true }),
+    },
+    {
+      requiredKeys: [
+        'id',
+        'subject',
+        'relation',
+        'object',
+        'tags',
+        'validFrom',
+        'sourceTaskId',
+        'sourceRole',
+        'confidence',
+      ],
+    },
+  )
+  .chain((fact) => fc.constantFrom(Object.freeze(fact), { ...fact }));
+
+const promptsArb: fc.Arbitrary<PromptReport[]> = fc.array(factArb, { minLength: 1, maxLength: 6 }).chain((facts) =>
+  fc.array(
+    fc.record({
+      line: fc.nat(),
+      taskId: textArb,
+      sessionContext: textArb,
+      // Drawn from a few facts, so the same fact object is in several prompts.
+      facts: fc.array(fc.constantFrom(...facts), { maxLength: 5 }),
+      contextTokens: fc.nat(),
+      historyTokens: fc.nat(),
+    }),
+    { maxLength: 6 },
+  ),
+);
+
+describe('jsonReplayOutput on any prompts', () => {
+  it('writes every report as JSON.stringify(report, null, 2) does, whatever its texts and however often a fact recurs', () => {
+    const { report } = replayHistory('');
+    fc.assert(
+      fc.property(promptsArb, (prompts) => {
+        const whole = { ...report, prompts: prompts.map((prompt, i) => ({ ...prompt, line: i + 1 })) };
+        expect(streamed(whole, jsonReplayOutput)).toBe(`${JSON.stringify(whole, null, 2)}\n`);
+      }),
+    );
   });
 });
 

@@ -526,20 +526,14 @@ export const indexTaskPrompt = (index: SearchIndex, taskId: string, prompt: stri
  */
 const documentHints = new WeakMap<object, number>();
 
-/** Calls `visit` with the document and the fact when the index holds a valid fact of this record's id. */
-export const visitIndexedFact = (
-  index: SearchIndex,
-  record: { readonly id: string },
-  visit: (doc: number, fact: SessionFact) => void,
-): void => {
+/** The document of the valid fact of this record's id, or -1 when the index holds none. */
+export const indexedDocument = (index: SearchIndex, record: { readonly id: string }): number => {
   const hint = documentHints.get(record);
-  const hinted = hint === undefined ? undefined : getAt(index.docs, hint);
-  if (hinted !== undefined && hinted.id === record.id) return visit(hint!, hinted);
+  if (hint !== undefined && getAt(index.docs, hint)?.id === record.id) return hint;
   const doc = PMap.get(index.ids, record.id);
-  const fact = doc === undefined ? undefined : getAt(index.docs, doc);
-  if (fact === undefined) return;
-  documentHints.set(record, doc!);
-  visit(doc!, fact);
+  if (doc === undefined || getAt(index.docs, doc) === undefined) return -1;
+  documentHints.set(record, doc);
+  return doc;
 };
 
 /** The valid fact with this id, if any. */
