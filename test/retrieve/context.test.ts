@@ -9,7 +9,8 @@ import * as PMap from '../../src/base/persistentMap.js';
 import { withMutations } from '../../src/store/state.js';
 import { planQuery, resolveRanking } from '../../src/retrieve/rank.js';
 import { bestEntries, contextTable } from '../../src/retrieve/score.js';
-import { contextTermWeights, postingWeight, quantize } from '../../src/retrieve/index/weights.js';
+import { BM25_K1, contextTermWeights, postingWeight, quantize } from '../../src/retrieve/index/weights.js';
+import { textTerms } from '../../src/retrieve/index/terms.js';
 
 /** A few common words and a tail of rarer ones: long lists (split into blocks) and many ties. */
 const WORDS = ['fix', 'add', 'test', 'parser', 'cache', 'route', 'auth', 'docs', 'build', 'lint', 'queue', 'theme'];
@@ -119,6 +120,31 @@ describe('the context table', () => {
         expect(contextTable(store, plan)).toEqual(table);
       }),
       { numRuns: 200 },
+    );
+  });
+});
+
+describe('context term weights', () => {
+  /** Prose, identifiers, paths and line breaks: what prompts and summaries hold. */
+  const pieceArb = fc
+    .array(
+      fc.oneof(
+        wordArb,
+        fc.constantFrom('src/auth/loginRoute.ts', 'rate-limit', 'parseJSON', 'the', '\n', '  ', '.', 'a.b'),
+      ),
+      { maxLength: 8 },
+    )
+    .map((words) => words.join(' '));
+
+  it("a context's weights from its pieces are the weights of the pieces joined by line breaks, read as one text", () => {
+    fc.assert(
+      fc.property(fc.array(pieceArb, { minLength: 1, maxLength: 4 }), (pieces) => {
+        const joined = pieces.join('\n');
+        const expected = new Map<string, number>();
+        for (const term of textTerms(joined)) expected.set(term, (expected.get(term) ?? 0) + 1);
+        expected.forEach((frequency, term) => expected.set(term, (frequency * (BM25_K1 + 1)) / (frequency + BM25_K1)));
+        expect([...contextTermWeights(joined, pieces)]).toEqual([...expected]);
+      }),
     );
   });
 });

@@ -265,9 +265,11 @@ const withTime = (times: ReadonlyArray<number>, at: number, by: 1 | -1): Readonl
 /** When the task's latest valid fact was asserted (-Infinity when it has none). */
 export const lastFactTime = (doc: TaskDoc): number => doc.times[doc.times.length - 2] ?? -Infinity;
 
-/** The text a task lends its facts as context: its prompt and summaries (in fact-id order). */
-const taskContextText = (doc: Pick<TaskDoc, 'prompt' | 'summaries'>): string =>
-  [doc.prompt, ...doc.summaries.filter((_, i) => i % 2 === 1)].filter((text) => text !== '').join('\n');
+/** The texts a task lends its facts as context: its prompt and summaries (in fact-id order), none empty. */
+const taskContextPieces = (doc: Pick<TaskDoc, 'prompt' | 'summaries'>): string[] =>
+  [doc.prompt, ...doc.summaries.filter((_, i) => i % 2 === 1)].filter((text) => text !== '');
+
+const NO_PIECES: ReadonlyArray<string> = Object.freeze([]);
 
 /**
  * A task lends its context only while it has something to lend it to: a valid fact, or a file
@@ -354,7 +356,7 @@ const updateTask = (
   // Read before changing: a doc this run created is changed in place.
   const lentBefore = lendsContext(before);
   const timeBefore = lastFactTime(before);
-  const textBefore = touchesText ? taskContextText(before) : undefined;
+  const piecesBefore = touchesText ? taskContextPieces(before) : undefined;
   const doc = own(before);
   if (known === undefined) {
     doc.num = index.nextTask;
@@ -364,13 +366,15 @@ const updateTask = (
   change(doc);
   const lentAfter = lendsContext(doc);
   if (touchesText || lentBefore !== lentAfter) {
-    const text = taskContextText(doc);
+    const pieces = taskContextPieces(doc);
     // What the task posted and now posts: its text while it lends context, else nothing.
-    const postedBefore = lentBefore ? (textBefore ?? text) : '';
-    const postedAfter = lentAfter ? text : '';
+    const piecesPosted = lentBefore ? (piecesBefore ?? pieces) : NO_PIECES;
+    const piecesPosting = lentAfter ? pieces : NO_PIECES;
+    const postedBefore = piecesPosted.join('\n');
+    const postedAfter = piecesPosting.join('\n');
     if (postedBefore !== postedAfter) {
-      const weightsBefore = contextTermWeights(postedBefore);
-      const weightsAfter = contextTermWeights(postedAfter);
+      const weightsBefore = contextTermWeights(postedBefore, piecesPosted);
+      const weightsAfter = contextTermWeights(postedAfter, piecesPosting);
       weightsBefore.forEach((_weight, term) => {
         if (!weightsAfter.has(term)) index.taskTerms = unpost(index.taskTerms, term, doc.num);
       });
