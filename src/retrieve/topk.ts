@@ -150,15 +150,15 @@ const clearSpecial = (): void => {
   describedRecency = NO_RECENCY;
 };
 
+/** A task's fact entries, read into scratch (see `PMap.valuesInto`). */
+const taskEntries: number[] = [];
+
 /**
  * Describes the task's valid facts not described yet: all asserted by the task, so their context
  * is the task's, but a file fact's, which is its pair's: none, as the facts of the context's
  * pairs are described first. The task's entries tell each fact's document, flags and whether it
  * is a file fact: a fact is read only when the query names paths (to tell whether it names its file).
  */
-/** A task's fact entries, read into scratch (see `PMap.valuesInto`). */
-const taskEntries: number[] = [];
-
 const describeTaskFacts = (store: FactStore, pass: Pass, taskId: string): void => {
   const { index } = store;
   const task = PMap.get(index.tasks, taskId);

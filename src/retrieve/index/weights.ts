@@ -45,10 +45,6 @@ export const factTermWeights = memoize(
   },
 );
 
-/** Context texts whose weights are kept (see `contextTermWeights`). */
-const CONTEXT_MEMO = 4_096;
-const contextWeights = new Map<string, ReadonlyMap<string, number>>();
-
 /**
  * The BM25 weight of each term of a task's context text: `text`, the `pieces` it joins with line
  * breaks (its prompt and summaries). Memoized by text: a task's text is read when it starts and
@@ -56,20 +52,14 @@ const contextWeights = new Map<string, ReadonlyMap<string, number>>();
  * summary are read again each time the task's context changes); no term spans a line break,
  * so they are the joined text's terms.
  */
-export const contextTermWeights = (
-  text: string,
-  pieces: ReadonlyArray<string> = [text],
-): ReadonlyMap<string, number> => {
-  let weights = contextWeights.get(text);
-  if (weights === undefined) {
-    const made = new Map<string, number>();
-    for (const piece of pieces) addWeighted(made, piece, 1);
-    weights = saturateAll(made);
-    if (contextWeights.size >= CONTEXT_MEMO) contextWeights.clear();
-    contextWeights.set(text, weights);
-  }
-  return weights;
-};
+export const contextTermWeights = memoize(
+  4_096,
+  (text: string, pieces: ReadonlyArray<string> = [text]): ReadonlyMap<string, number> => {
+    const weights = new Map<string, number>();
+    for (const piece of pieces) addWeighted(weights, piece, 1);
+    return saturateAll(weights);
+  },
+);
 
 /**
  * Posting weights are stored as integers (thousandths): small integers are unboxed in the
