@@ -113,3 +113,28 @@ describe('textReplayOutput', () => {
     expect(text).toMatch(/· 1208 rejected lines\n$/u);
   });
 });
+
+describe('the report as it is written', () => {
+  it('goes out in runs of about 64 KiB as prompts come, without waiting for a flush, the same text in the end', () => {
+    const { report } = replayHistory(read('examples/web-api-session.jsonl'));
+    // Enough prompts, each a few KiB, for several runs between two flushes.
+    const prompts = Array.from({ length: 200 }, (_, i) => ({
+      ...report.prompts[i % report.prompts.length]!,
+      sessionContext: `${'x'.repeat(1_000 + i)}`,
+      line: i + 1,
+    }));
+    const whole = { ...report, prompts };
+    const writes: string[] = [];
+    const output = jsonReplayOutput((text) => writes.push(text));
+    for (const prompt of prompts) output.prompt(prompt);
+    const beforeEnd = writes.length;
+    output.end({ ...whole, prompts: [] });
+    expect(writes.join('')).toBe(`${JSON.stringify(whole, null, 2)}\n`);
+    expect(beforeEnd).toBeGreaterThan(2);
+    const largestPrompt = Math.max(...prompts.map((prompt) => JSON.stringify(prompt, null, 4).length));
+    for (const text of writes.slice(0, beforeEnd)) {
+      expect(text.length).toBeGreaterThanOrEqual(64 * 1024);
+      expect(text.length).toBeLessThan(64 * 1024 + largestPrompt + 16);
+    }
+  });
+});
