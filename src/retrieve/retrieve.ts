@@ -22,7 +22,7 @@ import { type FactStore, pairKey, validCount } from '../store/state.js';
 import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
 import { fitToBudget, type SectionRenderer } from './budget.js';
 import { DEFAULT_LAYOUT, SECTION_LAYOUTS, type SectionLayout } from './defaults.js';
-import { factTermWeights, postingWeight, quantize } from './index/weights.js';
+import { factTermWeights, postingWeight, storedTermWeight } from './index/weights.js';
 import {
   planQuery,
   planTerm,
@@ -200,11 +200,14 @@ const feedbackTerms = (store: FactStore, settings: Settings, first: ReadonlyArra
   if (feedback.weight <= 0 || top.length === 0) return [];
   const inQuery = new Set(settings.plan.terms.map(({ term }) => term));
   const sums = new Map<string, number>();
-  for (const { fact } of top)
-    factTermWeights(fact).forEach((weight, term) => {
+  for (const { fact } of top) {
+    const weights = factTermWeights(fact);
+    for (let i = 0; i < weights.length; i += 2) {
+      const term = weights[i] as string;
       if (term.length >= 3 && !inQuery.has(term))
-        sums.set(term, (sums.get(term) ?? 0) + postingWeight(quantize(weight)));
-    });
+        sums.set(term, (sums.get(term) ?? 0) + postingWeight(weights[i + 1] as number));
+    }
+  }
   const mostFacts = Math.max(1, feedback.maxShare * settings.documents);
   return [...sums]
     .map(([term, sum]) => planTerm(store.index, settings.documents, term, (feedback.weight * sum) / top.length))
@@ -330,10 +333,7 @@ const scoreAll = (
 ): Array<Scored & { reason?: ExclusionReason }> =>
   selectAllFacts(store).map((fact) => {
     const weights = factTermWeights(fact);
-    const stored = pass.terms.map(({ term }) => {
-      const weight = weights.get(term);
-      return weight === undefined ? undefined : quantize(weight);
-    });
+    const stored = pass.terms.map(({ term }) => storedTermWeight(weights, term));
     const valid = fact.validTo === undefined;
     const extras = {
       context: valid ? factContext(pass.table, fact) : 0,

@@ -9,7 +9,15 @@ import * as PMap from '../../src/base/persistentMap.js';
 import { withMutations } from '../../src/store/state.js';
 import { planQuery, resolveRanking } from '../../src/retrieve/rank.js';
 import { bestEntries, contextTable } from '../../src/retrieve/score.js';
-import { BM25_K1, contextTermWeights, postingWeight, quantize } from '../../src/retrieve/index/weights.js';
+import {
+  BM25_K1,
+  contextTermWeights,
+  factTermWeights,
+  FIELD_WEIGHTS,
+  postingWeight,
+  quantize,
+  storedTermWeight,
+} from '../../src/retrieve/index/weights.js';
 import { textTerms } from '../../src/retrieve/index/terms.js';
 
 /** A few common words and a tail of rarer ones: long lists (split into blocks) and many ties. */
@@ -144,6 +152,28 @@ describe('context term weights', () => {
         for (const term of textTerms(joined)) expected.set(term, (expected.get(term) ?? 0) + 1);
         expected.forEach((frequency, term) => expected.set(term, (frequency * (BM25_K1 + 1)) / (frequency + BM25_K1)));
         expect([...contextTermWeights(joined, pieces)]).toEqual([...expected]);
+      }),
+    );
+  });
+
+  it("a fact's stored weights are its terms once each, in the order they first occur, with the quantized BM25 weight of subject (x3) and object", () => {
+    fc.assert(
+      fc.property(pieceArb, pieceArb, (subject, object) => {
+        const frequencies = new Map<string, number>();
+        for (const term of textTerms(subject))
+          frequencies.set(term, (frequencies.get(term) ?? 0) + FIELD_WEIGHTS.subject);
+        for (const term of textTerms(object))
+          frequencies.set(term, (frequencies.get(term) ?? 0) + FIELD_WEIGHTS.object);
+        const expected = [...frequencies].flatMap(([term, frequency]) => [
+          term,
+          quantize((frequency * (BM25_K1 + 1)) / (frequency + BM25_K1)),
+        ]);
+        const weights = factTermWeights({ subject, object });
+        expect([...weights]).toEqual(expected);
+        expect(Object.isFrozen(weights)).toBe(true);
+        for (const [term] of frequencies)
+          expect(storedTermWeight(weights, term)).toBe(expected[expected.indexOf(term) + 1]);
+        expect(storedTermWeight(weights, 'no such term')).toBeUndefined();
       }),
     );
   });

@@ -401,11 +401,13 @@ const addFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
   index.ids = PMap.set(index.ids, fact.id, doc);
   const flags = priorFlags(fact);
   const convention = fact.tags.includes('convention');
-  factTermWeights(fact).forEach((weight, term) => {
-    const value = packPosting(quantize(weight), flags);
+  const weights = factTermWeights(fact);
+  for (let i = 0; i < weights.length; i += 2) {
+    const term = weights[i] as string;
+    const value = packPosting(weights[i + 1] as number, flags);
     if (convention) index.conventionTerms = post(index.conventionTerms, term, doc, value);
     else index.terms = post(index.terms, term, doc, value);
-  });
+  }
   if (isNamedSubject(fact.subject)) index.names = post(index.names, fileNameOf(fact.subject), doc, flags);
   if (convention) index.conventions = putPosting(index.conventions, doc, flags);
   updateTask(index, fact.sourceTaskId, fact.relation === 'summary', (task) => {
@@ -421,10 +423,12 @@ const removeFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
   index.docs = setAt(index.docs, doc, undefined);
   index.ids = PMap.remove(index.ids, fact.id);
   const convention = fact.tags.includes('convention');
-  factTermWeights(fact).forEach((_weight, term) => {
+  const weights = factTermWeights(fact);
+  for (let i = 0; i < weights.length; i += 2) {
+    const term = weights[i] as string;
     if (convention) index.conventionTerms = unpost(index.conventionTerms, term, doc);
     else index.terms = unpost(index.terms, term, doc);
-  });
+  }
   if (isNamedSubject(fact.subject)) index.names = unpost(index.names, fileNameOf(fact.subject), doc);
   if (convention) index.conventions = removePosting(index.conventions, doc);
   updateTask(index, fact.sourceTaskId, fact.relation === 'summary', (task) => {

@@ -29,21 +29,31 @@ const saturateAll = (weights: Map<string, number>): Map<string, number> => {
   return weights;
 };
 
+/** A fact's terms with their stored weights (see `quantize`): term, weight, term, weight, ... */
+export type StoredTermWeights = ReadonlyArray<string | number>;
+
 /**
- * The BM25 weight of each term of a fact (subject weighted 3, object 1), memoized for the most
- * recently read facts: facts are immutable values, and the index reads a fact's weights when it
- * enters and again when it leaves (in a bounded store, soon after). Bounded, not weak: a weak
- * table would keep a map alive beside every stored fact, a third more heap per fact.
+ * The stored BM25 weight of each term of a fact (subject weighted 3, object 1), in the order
+ * the terms first occur, memoized for the most recently read facts: facts are immutable values,
+ * and the index reads a fact's weights when it enters and again when it leaves (in a bounded
+ * store, soon after). Bounded, not weak: a weak table would keep the weights alive beside every
+ * stored fact. Flat, the weights small integers: a map per fact held about three times the
+ * memory, which the engine copied out of its young generation for every fact indexed.
  */
-export const factTermWeights = memoize(
-  4_096,
-  (fact: Pick<SessionFact, 'subject' | 'object'>): ReadonlyMap<string, number> => {
-    const weights = new Map<string, number>();
-    addWeighted(weights, fact.subject, FIELD_WEIGHTS.subject);
-    addWeighted(weights, fact.object, FIELD_WEIGHTS.object);
-    return saturateAll(weights);
-  },
-);
+export const factTermWeights = memoize(4_096, (fact: Pick<SessionFact, 'subject' | 'object'>): StoredTermWeights => {
+  const frequencies = new Map<string, number>();
+  addWeighted(frequencies, fact.subject, FIELD_WEIGHTS.subject);
+  addWeighted(frequencies, fact.object, FIELD_WEIGHTS.object);
+  const stored: Array<string | number> = [];
+  frequencies.forEach((frequency, term) => stored.push(term, quantize(saturate(frequency))));
+  return Object.freeze(stored);
+});
+
+/** The stored weight of `term` in a fact's weights, if the fact holds it. */
+export const storedTermWeight = (weights: StoredTermWeights, term: string): number | undefined => {
+  for (let i = 0; i < weights.length; i += 2) if (weights[i] === term) return weights[i + 1] as number;
+  return undefined;
+};
 
 /**
  * The BM25 weight of each term of a task's context text: `text`, the `pieces` it joins with line
