@@ -709,6 +709,9 @@ const popCandidate = (count: number): void => {
   candidateBounds[at] = bound;
 };
 
+/** The open accumulators' documents, sorted, for seeking them in a list (scratch reused across lists and queries). */
+let sortedScratch = new Int32Array(1024);
+
 /** The bit of `docTerms` for the pass's term at `at` (none past MASKED_TERMS: then nothing reads the bits). */
 const termBit = (at: number): number => (at < MASKED_TERMS ? 1 << at : 0);
 
@@ -868,7 +871,11 @@ const accumulate = (phase: Phase, population: Population): void => {
       // Every posting of a convention is read, to mark it matched (the unmatched are weighed apart).
       if (!admitting && !conventions && used * 8 < postingsSize(postings)) {
         // Few facts to complete: seek each one in the list, in document order.
-        sorted ??= open.slice(0, used).sort();
+        if (sorted === undefined) {
+          if (sortedScratch.length < used) sortedScratch = new Int32Array(Math.max(used, 2 * sortedScratch.length));
+          sortedScratch.set(open.subarray(0, used));
+          sorted = sortedScratch.subarray(0, used).sort();
+        }
         const cursor = new PostingsCursor(postings);
         for (const doc of sorted) {
           cursor.seek(doc);

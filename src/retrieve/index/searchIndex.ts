@@ -307,20 +307,23 @@ const withRecent = (index: Writable<SearchIndex>, taskId: string, time: number):
     if (time === -Infinity) return;
     const place = placeIn(list, taskId, time);
     if (place === list.length && list.length >= 2 * RECENT_TASKS) return;
-    const next = [...list.slice(0, place), taskId, time, ...list.slice(place)];
-    next.length = Math.min(next.length, 2 * RECENT_KEPT);
-    index.recent = Object.freeze(next);
+    const next = own(list) as Array<string | number>;
+    next.splice(place, 0, taskId, time);
+    if (next.length > 2 * RECENT_KEPT) next.length = 2 * RECENT_KEPT;
+    index.recent = next;
     return;
   }
   // The most recent task's facts becoming later (a dispatch's facts arrive task by task): it stays
   // first, and a list that long needs no refill. The same list the walk below makes, without it.
   if (at === 0 && time >= (list[1] as number) && list.length >= 2 * RECENT_TASKS) {
-    const next = list.slice();
+    const next = own(list) as Array<string | number>;
     next[1] = time;
-    index.recent = Object.freeze(next);
+    index.recent = next;
     return;
   }
-  const next = list.slice(0, at).concat(list.slice(at + 2));
+  // The list is changed in place when the run owns it, else a copy is.
+  const next = own(list) as Array<string | number>;
+  next.splice(at, 2);
   if (time !== -Infinity) {
     const place = placeIn(next, taskId, time);
     // One that was in the list goes past the last only by the refill below, if the list is then short.
@@ -337,7 +340,8 @@ const withRecent = (index: Writable<SearchIndex>, taskId: string, time: number):
     outside.sort(([a, x], [b, y]) => (isNewer(a, x, b, y) ? -1 : 1));
     for (const [id, latest] of outside.slice(0, RECENT_KEPT - next.length / 2)) next.push(id, latest);
   }
-  if (next.length !== list.length || next.some((value, i) => value !== list[i])) index.recent = Object.freeze(next);
+  // A copy that came out the same is dropped: the list keeps its identity.
+  if (next !== list && (next.length !== list.length || next.some((value, i) => value !== list[i]))) index.recent = next;
 };
 
 /**
