@@ -83,7 +83,8 @@ export interface ParsedHistory {
   readonly errors: ReadonlyArray<HistoryLineError>;
 }
 
-type Problem = Omit<HistoryLineError, 'line'>;
+/** What is wrong with a line, told before its number is added. */
+export type Problem = Omit<HistoryLineError, 'line'>;
 
 /** Longest message of a line error: a message quotes the line's values, which may be any size. */
 const MESSAGE_LIMIT = 300;
@@ -245,6 +246,59 @@ const readJsonObject = (text: string): E.Either<Problem, Fields> => {
     : E.left({ code: 'invalid_json', message: `expected a JSON object, not ${describeKind(value)}` });
 };
 
+const isText = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';
+const isCount = (value: unknown): boolean => typeof value === 'number' && Number.isInteger(value) && value >= 0;
+const isRole = (value: unknown): value is SourceRole => (SOURCE_ROLES as ReadonlyArray<unknown>).includes(value);
+const isTags = (value: unknown): value is FactTag[] =>
+  Array.isArray(value) && value.every((tag) => (FACT_TAGS as ReadonlyArray<unknown>).includes(tag));
+
+/**
+ * The event of a dispatch or prompt line whose fields are plainly right, read without the
+ * schemas (the lines of a history are nearly all such, and the schemas cost more than the JSON
+ * parse); undefined for any other line, which the schemas then read, and report. Whatever it
+ * returns, the schemas return too (a property test holds them to it).
+ */
+export const plainEvent = (
+  fields: Fields,
+  line: number,
+  previousAt: number | undefined,
+): HistoryDispatchEvent | HistoryPromptEvent | undefined => {
+  const { type, taskId } = fields;
+  if ((type !== 'dispatch' && type !== 'prompt') || !isText(taskId)) return undefined;
+  let at: number;
+  if (fields.at === undefined) at = previousAt === undefined ? 0 : previousAt + 1000;
+  else {
+    const time = parseEventTime(fields.at);
+    if (E.isLeft(time)) return undefined;
+    at = time.right;
+  }
+  if (type === 'dispatch') {
+    const { role, output, result } = fields;
+    if (!isRole(role)) return undefined;
+    if (output !== undefined)
+      return result === undefined && typeof output === 'string' ? { type, line, at, role, taskId, output } : undefined;
+    return isRecord(result) ? { type, line, at, role, taskId, output: result } : undefined;
+  }
+  const { taskPrompt, tags, maxFacts, maxTokens } = fields;
+  if (
+    typeof taskPrompt !== 'string' ||
+    (tags !== undefined && !isTags(tags)) ||
+    (maxFacts !== undefined && !isCount(maxFacts)) ||
+    (maxTokens !== undefined && !isCount(maxTokens))
+  )
+    return undefined;
+  return {
+    type,
+    line,
+    at,
+    taskId,
+    taskPrompt,
+    ...(tags === undefined ? {} : { tags }),
+    ...(maxFacts === undefined ? {} : { maxFacts: maxFacts as number }),
+    ...(maxTokens === undefined ? {} : { maxTokens: maxTokens as number }),
+  };
+};
+
 /**
  * Parses one non-blank history line. `previousAt` is the time of the event before it (absent
  * for the first event): a line without `at` happens one second after it, or at 0.
@@ -256,20 +310,29 @@ export const parseHistoryLine = (
 ): E.Either<HistoryLineError, HistoryEvent> =>
   pipe(
     readJsonObject(text),
-    E.chain((fields) =>
-      pipe(
-        decode(Envelope, fields),
-        E.chain(({ type, at }) =>
-          pipe(
-            decode<Record<string, unknown>>(EVENT_FIELDS[type], fields),
-            E.map((body) => ({ type, line, at: at ?? (previousAt === undefined ? 0 : previousAt + 1000), ...body })),
-          ),
-        ),
-      ),
-    ),
+    E.chain((fields): E.Either<Problem, HistoryEvent | Record<string, unknown>> => {
+      const plain = plainEvent(fields, line, previousAt);
+      return plain !== undefined ? E.right(plain) : decodeEvent(fields, line, previousAt);
+    }),
     E.bimap(
       (problem): HistoryLineError => ({ line, code: problem.code, message: clipEnd(problem.message, MESSAGE_LIMIT) }),
       (event) => event as HistoryEvent,
+    ),
+  );
+
+/** A line's fields read by the schemas: its event, or its first problem. */
+export const decodeEvent = (
+  fields: Fields,
+  line: number,
+  previousAt: number | undefined,
+): E.Either<Problem, Record<string, unknown>> =>
+  pipe(
+    decode(Envelope, fields),
+    E.chain(({ type, at }) =>
+      pipe(
+        decode<Record<string, unknown>>(EVENT_FIELDS[type], fields),
+        E.map((body) => ({ type, line, at: at ?? (previousAt === undefined ? 0 : previousAt + 1000), ...body })),
+      ),
     ),
   );
 

@@ -1,5 +1,8 @@
+import fc from 'fast-check';
+import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
-import { parseHistory } from '../../src/index.js';
+import { FACT_TAGS, parseHistory } from '../../src/index.js';
+import { decodeEvent, plainEvent } from '../../src/history/events.js';
 
 const history = (...lines: ReadonlyArray<unknown>): string =>
   lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n');
@@ -143,5 +146,76 @@ describe('parseHistory', () => {
     );
     expect(parsed.errors).toEqual([]);
     expect(parsed.events.map((event) => event.line)).toEqual([1, 2]);
+  });
+});
+
+describe('the plain reading of a line', () => {
+  /** Right values, wrong ones and absent ones for every field a dispatch or a prompt reads. */
+  const valueArb = fc.oneof(
+    fc.constant(undefined),
+    fc.constantFrom('dispatch', 'prompt', 'compact', 'implementer', 'reviewer', '', ' ', '7', 'task-1', ...FACT_TAGS),
+    fc.constantFrom('2026-03-02T10:00:00Z', '2026-13-45', 'yesterday', '1700000000000'),
+    fc.integer({ min: -3, max: 2 ** 42 }),
+    fc.double(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(fc.constantFrom(...FACT_TAGS, 'nonsense', 3), { maxLength: 3 }),
+    fc.dictionary(fc.constantFrom('status', 'summary'), fc.string(), { maxKeys: 2 }),
+    fc.string({ maxLength: 12 }),
+  );
+  /** Mostly a right value, sometimes anything at all. */
+  const mostly = <T>(right: fc.Arbitrary<T>) =>
+    fc.oneof({ arbitrary: right, weight: 4 }, { arbitrary: valueArb, weight: 1 });
+  const fieldsArb = fc
+    .record({
+      type: mostly(fc.constantFrom('dispatch', 'prompt')),
+      at: mostly(fc.constantFrom(undefined, '2026-03-02T10:00:00Z', 1_700_000_000_000)),
+      role: mostly(fc.constantFrom('implementer', 'reviewer')),
+      taskId: mostly(fc.constantFrom('1', 'task-2', ' 3 ')),
+      output: mostly(fc.oneof(fc.string({ maxLength: 12 }), fc.constant(undefined))),
+      result: mostly(fc.oneof(fc.constant(undefined), fc.constant({ status: 'completed' }))),
+      taskPrompt: mostly(fc.string({ maxLength: 12 })),
+      tags: mostly(fc.oneof(fc.constant(undefined), fc.array(fc.constantFrom(...FACT_TAGS), { maxLength: 2 }))),
+      maxFacts: mostly(fc.oneof(fc.constant(undefined), fc.nat(100))),
+      maxTokens: mostly(fc.oneof(fc.constant(undefined), fc.nat(1_000))),
+      extra: valueArb,
+    })
+    // As JSON gives them: a field is absent rather than undefined.
+    .map((fields) => JSON.parse(JSON.stringify(fields)) as Record<string, unknown>);
+
+  it('gives exactly the event the schemas give, whenever it gives one', () => {
+    let read = 0;
+    fc.assert(
+      fc.property(fieldsArb, fc.option(fc.integer({ min: 0, max: 2 ** 42 }), { nil: undefined }), (fields, before) => {
+        const plain = plainEvent(fields, 3, before);
+        if (plain === undefined) return;
+        read += 1;
+        expect(decodeEvent(fields, 3, before)).toEqual(E.right(plain));
+      }),
+      { numRuns: 2_000 },
+    );
+    // Not vacuous: a good share of the drawn lines are plain.
+    expect(read).toBeGreaterThan(50);
+  });
+
+  it('reads the well-formed dispatch and prompt lines (the schemas are left for the others)', () => {
+    expect(
+      plainEvent({ type: 'dispatch', role: 'reviewer', taskId: '2', result: { status: 'approved' } }, 1, 5_000),
+    ).toEqual({ type: 'dispatch', line: 1, at: 6_000, role: 'reviewer', taskId: '2', output: { status: 'approved' } });
+    expect(
+      plainEvent({ type: 'prompt', taskId: '2', taskPrompt: 'Add a route', tags: ['convention'] }, 2, undefined),
+    ).toEqual({
+      type: 'prompt',
+      line: 2,
+      at: 0,
+      taskId: '2',
+      taskPrompt: 'Add a route',
+      tags: ['convention'],
+    });
+    expect(
+      plainEvent({ type: 'dispatch', role: 'reviewer', taskId: '2', output: 'x', result: {} }, 1, 0),
+    ).toBeUndefined();
+    expect(plainEvent({ type: 'prompt', taskId: ' ', taskPrompt: 'x' }, 1, 0)).toBeUndefined();
+    expect(plainEvent({ type: 'compact', maxFacts: 3 }, 1, 0)).toBeUndefined();
   });
 });
