@@ -15,7 +15,7 @@ import { describeKind, formatPath, quoteValue } from '../base/schema.js';
 import { type Fields, isRecord } from '../base/record.js';
 import { clipEnd } from '../base/text.js';
 import { parseEventTime } from '../base/time.js';
-import { FACT_TAGS, type FactTag, SOURCE_ROLES, type SourceRole } from '../fact.js';
+import { FACT_TAGS, type FactTag, isFactTag, isSourceRole, SOURCE_ROLES, type SourceRole } from '../fact.js';
 import { HISTORY_LINE_LIMITS, type HistoryLine, linesOfText } from './lines.js';
 
 /** A dispatch result, given as raw agent text (`output`) or as the result object (`result`). */
@@ -248,9 +248,10 @@ const readJsonObject = (text: string): E.Either<Problem, Fields> => {
 
 const isText = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';
 const isCount = (value: unknown): boolean => typeof value === 'number' && Number.isInteger(value) && value >= 0;
-const isRole = (value: unknown): value is SourceRole => (SOURCE_ROLES as ReadonlyArray<unknown>).includes(value);
-const isTags = (value: unknown): value is FactTag[] =>
-  Array.isArray(value) && value.every((tag) => (FACT_TAGS as ReadonlyArray<unknown>).includes(tag));
+const isTags = (value: unknown): value is FactTag[] => Array.isArray(value) && value.every(isFactTag);
+
+/** The time of a line without `at`: one second after the event before it, or 0 for the first. */
+const timeAfter = (previousAt: number | undefined): number => (previousAt === undefined ? 0 : previousAt + 1000);
 
 /**
  * The event of a dispatch or prompt line whose fields are plainly right, read without the
@@ -266,7 +267,7 @@ export const plainEvent = (
   const { type, taskId } = fields;
   if ((type !== 'dispatch' && type !== 'prompt') || !isText(taskId)) return undefined;
   let at: number;
-  if (fields.at === undefined) at = previousAt === undefined ? 0 : previousAt + 1000;
+  if (fields.at === undefined) at = timeAfter(previousAt);
   else {
     const time = parseEventTime(fields.at);
     if (E.isLeft(time)) return undefined;
@@ -274,7 +275,7 @@ export const plainEvent = (
   }
   if (type === 'dispatch') {
     const { role, output, result } = fields;
-    if (!isRole(role)) return undefined;
+    if (!isSourceRole(role)) return undefined;
     if (output !== undefined)
       return result === undefined && typeof output === 'string' ? { type, line, at, role, taskId, output } : undefined;
     return isRecord(result) ? { type, line, at, role, taskId, output: result } : undefined;
@@ -331,7 +332,7 @@ export const decodeEvent = (
     E.chain(({ type, at }) =>
       pipe(
         decode<Record<string, unknown>>(EVENT_FIELDS[type], fields),
-        E.map((body) => ({ type, line, at: at ?? (previousAt === undefined ? 0 : previousAt + 1000), ...body })),
+        E.map((body) => ({ type, line, at: at ?? timeAfter(previousAt), ...body })),
       ),
     ),
   );
