@@ -250,7 +250,20 @@ export const COMMAND_OPTIONS: Readonly<Record<CommandName, OptionTable>> = {
 
 type Values = Readonly<Record<string, unknown>>;
 
-/** Runs `parseArgs` strictly; its messages carry a hint about `--` that does not apply here, so only the first sentence is kept. */
+/**
+ * What a `parseArgs` error tells the user: its first sentence (the rest hints at `--`, which does
+ * not apply here), or, for an option followed by a value that starts with a dash, how to give
+ * such a value.
+ */
+const parseMessage = (error: unknown): string => {
+  const message = error instanceof Error ? error.message : String(error);
+  const ambiguous = /^Option '(--[^'\s]+)' argument is ambiguous/u.exec(message);
+  if (ambiguous !== null)
+    return `${ambiguous[1]} needs a value; a value that starts with a dash is written ${ambiguous[1]}=VALUE`;
+  return message.split(/\.\s/u)[0]!.replace(/\.$/u, '');
+};
+
+/** Runs `parseArgs` strictly. */
 const tokenize = (
   command: CommandName,
   args: ReadonlyArray<string>,
@@ -263,10 +276,7 @@ const tokenize = (
         allowPositionals: true,
         strict: true,
       }),
-    (error) => ({
-      message: (error instanceof Error ? error.message : String(error)).split(/\.\s/u)[0]!.replace(/\.$/u, ''),
-      command,
-    }),
+    (error) => ({ message: parseMessage(error), command }),
   );
 
 const usage = (command: CommandName, message: string): UsageError => ({ command, message });

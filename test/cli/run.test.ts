@@ -95,7 +95,11 @@ describe('usage errors', () => {
     [['replay', 'a', 'b'], /expected one history FILE .*, got 2: a b/u],
     [['replay', EXAMPLE, '--bogus'], /Unknown option '--bogus' \(see fact-tracker replay --help\)/u],
     [['replay', EXAMPLE, '--max-facts'], /--max-facts/u],
-    [['replay', EXAMPLE, '--max-tokens', '-3'], /--max-tokens/u],
+    [
+      ['replay', EXAMPLE, '--max-tokens', '-3'],
+      /replay: --max-tokens needs a value; a value that starts with a dash is written --max-tokens=VALUE \(see/u,
+    ],
+    [['replay', EXAMPLE, '--max-tokens=-3'], /--max-tokens must be a whole number 0 or more, not "-3"/u],
     [['replay', EXAMPLE, '--tokenizer', 'cl100k'], /--tokenizer must be estimate or o200k/u],
     [['replay', EXAMPLE, '--as-of', 'tomorrow'], /--as-of: "tomorrow" is not an ISO-8601 time/u],
     [['facts', EXAMPLE, '--tag', 'urgent'], /--tag "urgent" is not a tag/u],
