@@ -22,12 +22,12 @@ import { normalizeRemoteUrl } from '../src/context/repository.js';
 import { parseJsonText } from '../src/context/schema.js';
 import { findSecret } from '../src/context/secrets.js';
 import { applyRunOutcome, emptySharedContext } from '../src/context/update.js';
-import { normalizeTaskId } from '../src/extract/extractor.js';
-import { freeText, isPlaceholder, pathText } from '../src/extract/rule.js';
-import { mentionsConvention } from '../src/extract/rules.js';
-import { parseHistory, parseHistoryLine } from '../src/history/events.js';
-import { linesOfText } from '../src/history/lines.js';
-import { parseHookEvent, selectTaskId } from '../src/hook/payload.js';
+import { normalizeTaskId } from '../src/core/extract/extractor.js';
+import { freeText, isPlaceholder, pathText } from '../src/core/extract/rule.js';
+import { mentionsConvention } from '../src/core/extract/rules.js';
+import { parseHistory, parseHistoryLine } from '../src/core/history/events.js';
+import { linesOfText } from '../src/core/history/lines.js';
+import { parseHookEvent, selectTaskId } from '../src/live/hook/payload.js';
 import {
   addFacts,
   createFactTracker,
@@ -45,10 +45,10 @@ import {
 import { factKey, normalizeCategoryName, normalizeFactText } from '../src/notes/model.js';
 import { parseNotableFactsResponse } from '../src/notes/parse.js';
 import { parseNotesLogLine } from '../src/notes/replay.js';
-import { fileNameOf } from '../src/retrieve/index/searchIndex.js';
-import { priorFlags } from '../src/retrieve/index/priors.js';
-import { isPathLike, mentionedPaths, queryTerms, textTerms } from '../src/retrieve/index/terms.js';
-import { parseSessionId } from '../src/session/id.js';
+import { fileNameOf } from '../src/core/search/searchIndex.js';
+import { priorFlags } from '../src/core/search/priors.js';
+import { isPathLike, mentionedPaths, queryTerms, textTerms } from '../src/core/search/terms.js';
+import { parseSessionId } from '../src/live/session/id.js';
 import { countO200kTokens } from '../src/tokens/o200k.js';
 
 /** One function reading untrusted text. */

@@ -29,7 +29,7 @@
  * fitted weights and fitting again changed no figure of the evaluation).
  */
 import { DEFAULT_RANKING } from '../src/index.js';
-import { PRIOR_CLASSES } from '../src/retrieve/index/priors.js';
+import { PRIOR_CLASSES } from '../src/core/search/priors.js';
 import { type PromptCandidates, PRIOR_NAMES, type Ranking, simulateSection } from './model.js';
 
 /** The weights step 1 fits, besides the priors and the recency decay. */

@@ -15,7 +15,7 @@
  * fitting (see fit.ts).
  */
 import { type DEFAULT_RANKING, explainRetrieval, formatFactLine, SESSION_CONTEXT_HEADER } from '../src/index.js';
-import { PRIOR_CLASSES, priorFlags } from '../src/retrieve/index/priors.js';
+import { PRIOR_CLASSES, priorFlags } from '../src/core/search/priors.js';
 import type { History, LabeledPrompt } from './lib.js';
 import { queryOf, tripleKey } from './lib.js';
 

@@ -16,27 +16,30 @@ const SRC = resolve(import.meta.dirname, '..', 'src');
  * store holds; `retrieve` is the ranking over it.
  */
 const LAYERS: ReadonlyArray<ReadonlyArray<string>> = [
-  ['base', 'tokens'],
-  ['fact.ts'],
-  ['retrieve/index'],
-  ['store'],
-  ['extract', 'retrieve'],
-  ['prompt'],
-  ['runtime'],
-  ['history', 'notes'],
-  ['state', 'context', 'session'],
-  ['context/node', 'mcp', 'hook'],
+  ['base'],
+  ['persistent', 'tokens'],
+  ['shell'],
+  ['core/fact.ts'],
+  ['core/search'],
+  ['core/store'],
+  ['core/extract', 'core/retrieve', 'core/history'],
+  ['core/prompt'],
+  ['core/tracker'],
+  ['core/replay'],
+  ['notes', 'context'],
+  ['saved', 'node'],
+  ['context/node', 'live/session'],
+  ['live/mcp', 'live/hook'],
   ['cli'],
 ];
-
 /** Entry points: the modules `package.json` exports. They sit above everything; nothing in `src/` imports a barrel. */
 const ENTRY_POINTS = [
   'index.ts',
   'notes/index.ts',
   'context/index.ts',
   'context/node/index.ts',
-  'history/node.ts',
-  'session/index.ts',
+  'node/history.ts',
+  'live/session/index.ts',
   'tokens/o200k.ts',
 ];
 const isBarrel = (file: string): boolean => ENTRY_POINTS.includes(file) && file.endsWith('index.ts');
@@ -127,6 +130,37 @@ const cycles = (): string[][] => {
   return found;
 };
 
+/** The layers docs/ARCHITECTURE.md draws, bottom first: each row's leading folder names (`core/store/`, `core/fact.ts`). */
+const documentedLayers = (): string[][] => {
+  const text = readFileSync(resolve(SRC, '..', 'docs', 'ARCHITECTURE.md'), 'utf8');
+  const block = text.split('<!-- layers: bottom row last -->')[1]?.split('```')[1] ?? '';
+  return block
+    .split('\n')
+    .map((row) => {
+      const names: string[] = [];
+      for (const token of row.trim().split(/\s+/u)) {
+        if (!/^[a-z][\w/.]*(\/|\.ts)$/u.test(token)) break;
+        names.push(token.replace(/\/$/u, ''));
+      }
+      return names;
+    })
+    .filter((names) => names.length > 0)
+    .reverse();
+};
+
+/** The folders of `src/` (below the entry points), with the layer-level folders LAYERS names. */
+const folderGraph = (): Map<string, Set<string>> => {
+  const folders = new Map<string, Set<string>>();
+  for (const [file, { local }] of graph) {
+    if (isBarrel(file)) continue;
+    const from = folderOf(file);
+    const targets = folders.get(from) ?? new Set<string>();
+    for (const target of local) if (!isBarrel(target) && folderOf(target) !== from) targets.add(folderOf(target));
+    folders.set(from, targets);
+  }
+  return folders;
+};
+
 describe('the import graph of src/', () => {
   it('resolves every relative import to a module of src/', () => {
     const dangling = [...graph].flatMap(([file, { local }]) =>
@@ -144,6 +178,21 @@ describe('the import graph of src/', () => {
 
   it('has no cycle, type-only imports included', () => {
     expect(cycles()).toEqual([]);
+  });
+
+  it('has no cycle between folders', () => {
+    const folders = folderGraph();
+    const cyclic: string[] = [];
+    const reaches = (from: string, to: string, seen = new Set<string>()): boolean =>
+      [...(folders.get(from) ?? [])].some(
+        (next) => next === to || (!seen.has(next) && (seen.add(next), reaches(next, to, seen))),
+      );
+    for (const folder of folders.keys()) if (reaches(folder, folder)) cyclic.push(folder);
+    expect(cyclic).toEqual([]);
+  });
+
+  it('draws the same layers in docs/ARCHITECTURE.md as it checks', () => {
+    expect(documentedLayers()).toEqual(LAYERS.map((layer) => [...layer]));
   });
 
   it('has no import of a layer at or above the importer own, and no import of a barrel', () => {

@@ -5,9 +5,14 @@
 import { parseArgs } from 'node:util';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import { FACT_TAGS, type FactTag, isFactTag, isSourceRole, type SourceRole } from '../fact.js';
+import { FACT_TAGS, type FactTag, isFactTag, isSourceRole, type SourceRole } from '../core/fact.js';
 import { parseTimeArgument } from '../base/time.js';
-import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS, SECTION_LAYOUTS, type SectionLayout } from '../retrieve/defaults.js';
+import {
+  DEFAULT_MAX_FACTS,
+  DEFAULT_MAX_TOKENS,
+  SECTION_LAYOUTS,
+  type SectionLayout,
+} from '../core/retrieve/defaults.js';
 import { CONTEXT_OPTIONS, type ContextCommand, parseContextCommand } from './contextArgs.js';
 import { INIT_HOSTS, type InitHost } from './init/hosts.js';
 import { HELP_OPTION, type OptionTable, parserOptions, type UsageError } from './options.js';

@@ -4,10 +4,10 @@
  * `formatSessionFacts` already sanitizes) goes through `collapseWhitespace`: a fact can neither
  * break a table row nor smuggle terminal escapes.
  */
-import type { RetrievalDecision } from '../retrieve/retrieve.js';
-import type { FactQuery } from '../retrieve/retrieve.js';
-import type { SessionFact } from '../fact.js';
-import type { PromptReport, ReplayError, ReplayReport } from '../history/replay.js';
+import type { RetrievalDecision } from '../core/retrieve/retrieve.js';
+import type { FactQuery } from '../core/retrieve/retrieve.js';
+import type { SessionFact } from '../core/fact.js';
+import type { PromptReport, ReplayError, ReplayReport } from '../core/replay/replay.js';
 import { clipEnd, clipStart, collapseWhitespace } from '../base/text.js';
 import type { Style } from './style.js';
 import { type Column, renderTable, type Row } from './table.js';

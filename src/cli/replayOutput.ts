@@ -3,7 +3,7 @@
  * line) as soon as it is replayed, the rest at the end. Byte for byte what rendering the whole
  * report at once gives, but the prompts of a long history are never all held in memory.
  */
-import type { PromptReport, ReplayError, ReplayReport } from '../history/replay.js';
+import type { PromptReport, ReplayError, ReplayReport } from '../core/replay/replay.js';
 import { renderError, renderPrompt, renderReplayEnd } from './render.js';
 import type { Style } from './style.js';
 

@@ -8,9 +8,9 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { isRecord } from '../base/record.js';
 import { collapseWhitespace } from '../base/text.js';
-import { HISTORY_LINE_LIMITS, type HistoryLine, lineBatches } from '../history/lines.js';
-import { decodeState, encodeState } from '../state/savedState.js';
-import type { FactStore } from '../store/state.js';
+import { HISTORY_LINE_LIMITS, type HistoryLine, lineBatches } from '../core/history/lines.js';
+import { decodeState, encodeState } from '../saved/savedState.js';
+import type { FactStore } from '../core/store/state.js';
 import type { CliIo } from './io.js';
 
 /** The opening of a saved state whose first line is not a whole object: `{` alone (pretty-printed) or `{"format":` (cut short). */

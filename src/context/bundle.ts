@@ -9,10 +9,10 @@
  * whitespace-collapsed into the body of a line that starts with `- `, so none can start a line
  * of its own, let alone a `## ` section header or the `[Context Bundle]` line.
  */
-import type { SessionFact } from '../fact.js';
-import { formatFactLine } from '../prompt/format.js';
-import { retrieveFacts } from '../prompt/retrieve.js';
-import type { FactStore } from '../store/state.js';
+import type { SessionFact } from '../core/fact.js';
+import { formatFactLine } from '../core/prompt/format.js';
+import { retrieveFacts } from '../core/prompt/retrieve.js';
+import type { FactStore } from '../core/store/state.js';
 import { clipEnd, collapseWhitespace } from '../base/text.js';
 import {
   type BundleBudget,

@@ -5,7 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import { deepFreeze } from '../base/immer.js';
+import { deepFreeze } from '../persistent/freeze.js';
 import { collapseWhitespace } from '../base/text.js';
 import { hasControlCharacters } from './key.js';
 import { type Claim, CONTEXT_LIMITS, type EvidenceLedger, type FileEvidence } from './model.js';

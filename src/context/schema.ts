@@ -8,7 +8,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { z } from 'zod';
 import { formatPath } from '../base/schema.js';
-import { deepFreeze } from '../base/immer.js';
+import { deepFreeze } from '../persistent/freeze.js';
 import { collapseWhitespace } from '../base/text.js';
 import { compareContextKeys, isSameContextKey } from './key.js';
 import { migrateContextDocument } from './migrate.js';

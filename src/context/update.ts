@@ -6,7 +6,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
-import { deepFreeze, produce } from '../base/immer.js';
+import { deepFreeze, produce } from '../persistent/freeze.js';
 import { collapseWhitespace } from '../base/text.js';
 import { checkpointAt, type ContextStatus, type RepositorySnapshot } from './checkpoint.js';
 import { isSameContextKey, compareContextKeys } from './key.js';

@@ -3,7 +3,7 @@
  * it deterministically: duplicates collapse, the newer wording wins, and past the cap the least
  * recently confirmed facts fall off, each one reported.
  */
-import { deepFreeze } from '../base/immer.js';
+import { deepFreeze } from '../persistent/freeze.js';
 import {
   type CategorizedFact,
   factKey,

@@ -117,8 +117,8 @@ export { anthropicComplete } from './anthropic.js';
 export type { AnthropicCompleteOptions, MessagesClient, MessagesRequest, MessagesResponse } from './anthropic.js';
 export { decodeNotes, encodeNotes } from './persist.js';
 export type { SavedNotes, SavedProfile, SavedSessionNotes } from './persist.js';
-export { decodeSavedState } from '../state/savedState.js';
-export type { DecodedState } from '../state/savedState.js';
+export { decodeSavedState } from '../saved/savedState.js';
+export type { DecodedState } from '../saved/savedState.js';
 export { NOTES_LOG_TYPES, parseNotesLog, parseNotesLogLine, replayConversationLog } from './replay.js';
 export type {
   NotesExtractionStep,

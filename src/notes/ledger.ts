@@ -6,8 +6,8 @@
  * the same whether the ledger holds ten users or a hundred thousand.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { deepFreeze } from '../base/immer.js';
-import * as PMap from '../base/persistentMap.js';
+import { deepFreeze } from '../persistent/freeze.js';
+import * as PMap from '../persistent/persistentMap.js';
 import type { GlobalFacts } from './global.js';
 import {
   type CategorizedFact,

@@ -7,8 +7,8 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { z } from 'zod';
-import { deepFreeze } from '../base/immer.js';
-import * as PMap from '../base/persistentMap.js';
+import { deepFreeze } from '../persistent/freeze.js';
+import * as PMap from '../persistent/persistentMap.js';
 import { type Fields, isRecord } from '../base/record.js';
 import { describeIssue } from '../base/schema.js';
 import type { GlobalFacts } from './global.js';

@@ -6,9 +6,9 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { describeError, describeValue } from '../base/describe.js';
-import { deepFreeze } from '../base/immer.js';
-import * as PMap from '../base/persistentMap.js';
-import { createShell } from '../base/shell.js';
+import { deepFreeze } from '../persistent/freeze.js';
+import * as PMap from '../persistent/persistentMap.js';
+import { createShell } from '../shell/shell.js';
 import { type ConversationMessage, selectRecentTurns } from './conversation.js';
 import { applyNotesEvent, type NotesEvent } from './events.js';
 import { formatNotesBlocks, type NotesBlocks } from './format.js';

@@ -14,8 +14,8 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { describeValue } from '../base/describe.js';
-import { deepFreeze } from '../base/immer.js';
-import * as PMap from '../base/persistentMap.js';
+import { deepFreeze } from '../persistent/freeze.js';
+import * as PMap from '../persistent/persistentMap.js';
 import { endStageWithReport } from './consolidateSession.js';
 import { appendMessage, type ConversationMessage, DEFAULT_HISTORY_TURNS } from './conversation.js';
 import { applyNotesEvent, type NotesEvent } from './events.js';

@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { binary } from '../hook/host.js';
+import { binary } from '../live/hook/host.js';
 import { tempDir } from '../tempDirs.js';
 import { type CliRun, MAIN, ROOT } from './runCli.js';
 
@@ -19,7 +19,7 @@ const EXAMPLE = join(ROOT, 'examples', 'web-api-session.jsonl');
 
 const fixture = (name: string, cwd: string): Payload => ({
   ...(JSON.parse(
-    readFileSync(new URL(`../hook/fixtures/claude-code/${name}.json`, import.meta.url), 'utf8'),
+    readFileSync(new URL(`../live/hook/fixtures/claude-code/${name}.json`, import.meta.url), 'utf8'),
   ) as Payload),
   cwd,
 });

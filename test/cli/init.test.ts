@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
 import { replayHistory } from '../../src/index.js';
-import { claudeCode, implementerAnswer, type Send } from '../hook/host.js';
+import { claudeCode, implementerAnswer, type Send } from '../live/hook/host.js';
 import { tempDir } from '../tempDirs.js';
 import { MAIN, runCli } from './runCli.js';
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createNodeIo } from '../../src/cli/nodeIo.js';
 import { run } from '../../src/cli/run.js';
 import { selectGlobalFacts } from '../../src/notes/ledger.js';
-import { decodeSavedState } from '../../src/state/savedState.js';
+import { decodeSavedState } from '../../src/saved/savedState.js';
 import { ROOT, runCli } from './runCli.js';
 
 const EXAMPLE = 'examples/couples-coaching.jsonl';

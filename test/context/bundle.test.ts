@@ -5,9 +5,9 @@ import { buildContextBundle, CONTEXT_BUNDLE_HEADER, type ContextBundle } from '.
 import type { ContextStatus } from '../../src/context/checkpoint.js';
 import type { ContextKind, SharedContext } from '../../src/context/model.js';
 import { emptySharedContext } from '../../src/context/update.js';
-import { makeFact } from '../../src/fact.js';
-import { addFacts } from '../../src/store/addFacts.js';
-import { emptyFactStore } from '../../src/store/state.js';
+import { makeFact } from '../../src/core/fact.js';
+import { addFacts } from '../../src/core/store/addFacts.js';
+import { emptyFactStore } from '../../src/core/store/state.js';
 import { bundleInputArb } from './arbitraries.js';
 
 const KINDS: ReadonlyArray<ContextKind> = ['planning', 'implementation'];

@@ -11,9 +11,9 @@ import { formatSavedState } from '../../src/cli/source.js';
 import { CONTEXT_BUDGETS } from '../../src/context/budget.js';
 import { buildContextBundle } from '../../src/context/bundle.js';
 import { loadContext } from '../../src/context/node/store.js';
-import { makeFact } from '../../src/fact.js';
-import { addFacts } from '../../src/store/addFacts.js';
-import { emptyFactStore } from '../../src/store/state.js';
+import { makeFact } from '../../src/core/fact.js';
+import { addFacts } from '../../src/core/store/addFacts.js';
+import { emptyFactStore } from '../../src/core/store/state.js';
 import { expectOneLineFailure, runBinary, runIn } from './cliRun.js';
 import { makeRepo } from './repo.js';
 

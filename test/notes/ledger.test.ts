@@ -22,8 +22,8 @@ import {
 import type { CategorizedFact } from '../../src/notes/model.js';
 import { decodeNotes, encodeNotes } from '../../src/notes/persist.js';
 import { rewriteProfile } from '../../src/notes/rewriteProfile.js';
-import { decodeSavedState, decodeState, encodeState } from '../../src/state/savedState.js';
-import { DEFAULT_MAX_VALID_FACTS, emptyFactStore } from '../../src/store/state.js';
+import { decodeSavedState, decodeState, encodeState } from '../../src/saved/savedState.js';
+import { DEFAULT_MAX_VALID_FACTS, emptyFactStore } from '../../src/core/store/state.js';
 import { eventArb, factArb, factListArb, ledgerArb, SESSIONS, USERS } from './arbitraries.js';
 
 const people = (fact: string): CategorizedFact => ({ category: 'People', fact });

@@ -24,7 +24,7 @@ import {
 import { CONTEXT_LIMITS } from '../../context/model.js';
 import { droppedNotice } from '../../context/notices.js';
 import { recordContextClaim } from '../../context/update.js';
-import type { FactStore } from '../../store/state.js';
+import type { FactStore } from '../../core/store/state.js';
 import { collapseWhitespace } from '../../base/text.js';
 import type { CheckpointRequest, ContextCommand } from '../contextArgs.js';
 import { type CliIo, EXIT_OK, EXIT_REJECTED_LINES } from '../io.js';

@@ -2,8 +2,8 @@
 import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import { selectFactsWhere } from '../../store/selectors.js';
-import type { FactStore } from '../../store/state.js';
+import { selectFactsWhere } from '../../core/store/selectors.js';
+import type { FactStore } from '../../core/store/state.js';
 import type { FactsCommand } from '../args.js';
 import type { CliIo } from '../io.js';
 import { type RejectedLines, renderFacts } from '../render.js';

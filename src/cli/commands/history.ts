@@ -6,9 +6,9 @@
 import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import type { HistoryLine } from '../../history/lines.js';
-import { type HistoryReplayOptions, type ReplayResult, startHistoryReplay } from '../../history/replay.js';
-import type { FactStore } from '../../store/state.js';
+import type { HistoryLine } from '../../core/history/lines.js';
+import { type HistoryReplayOptions, type ReplayResult, startHistoryReplay } from '../../core/replay/replay.js';
+import type { FactStore } from '../../core/store/state.js';
 import type { CliIo } from '../io.js';
 import type { RejectedLines } from '../render.js';
 import { openSource, parseSavedState, type Source } from '../source.js';

@@ -16,8 +16,8 @@ import {
   type NotesStageStep,
   replayConversationLog,
 } from '../../notes/replay.js';
-import { encodeState } from '../../state/savedState.js';
-import { emptyFactStore } from '../../store/state.js';
+import { encodeState } from '../../saved/savedState.js';
+import { emptyFactStore } from '../../core/store/state.js';
 import { clipEnd, collapseWhitespace } from '../../base/text.js';
 import type { NotesCommand } from '../args.js';
 import type { CliIo } from '../io.js';

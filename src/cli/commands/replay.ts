@@ -1,7 +1,7 @@
 /** `fact-tracker replay FILE`: what each prompt of a history would get, and at what cost. */
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import type { ReplayResult } from '../../history/replay.js';
+import type { ReplayResult } from '../../core/replay/replay.js';
 import type { ReplayCommand } from '../args.js';
 import type { CliIo } from '../io.js';
 import { jsonReplayOutput, type ReplayOutput, textReplayOutput } from '../replayOutput.js';

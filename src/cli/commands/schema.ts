@@ -1,7 +1,7 @@
 /** `fact-tracker schema implementer|reviewer`: the JSON Schema of a dispatch result contract. */
 import * as E from 'fp-ts/lib/Either.js';
 import type * as TE from 'fp-ts/lib/TaskEither.js';
-import { dispatchResultJsonSchema } from '../../extract/contract.js';
+import { dispatchResultJsonSchema } from '../../core/extract/contract.js';
 import type { SchemaCommand } from '../args.js';
 import { type CliIo, EXIT_OK } from '../io.js';
 import { toJson } from './shared.js';

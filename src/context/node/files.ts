@@ -5,7 +5,7 @@
  * check that keeps every path the shell touches inside the repository.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { describeFileFailure, fileErrorCode } from '../../base/fileFailure.js';
+import { describeFileFailure, fileErrorCode } from '../../node/fileFailure.js';
 import type { ContextError } from '../model.js';
 import { nodeModules } from './modules.js';
 

@@ -1,0 +1,63 @@
+/**
+ * The dispatch result contract (v1), as one zod schema per role. The same schemas validate
+ * input and generate the JSON Schema that orchestrators hand to agents, so the two never drift.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { z } from 'zod';
+import { formatIssues } from '../../base/schema.js';
+import type { SourceRole } from '../fact.js';
+
+const TestRunSchema = z.object({
+  command: z.string(),
+  passed: z.boolean(),
+  failures: z.array(z.string()).optional(),
+});
+
+const ReviewIssueSchema = z.object({
+  severity: z.enum(['critical', 'important', 'minor']),
+  file: z.string().optional(),
+  message: z.string(),
+  fix: z.string(),
+});
+
+/** The implementer's result. `files_modified` is accepted as an older name of `files_changed`. */
+export const ImplementerResultSchema = z.object({
+  task_id: z.string(),
+  status: z.enum(['completed', 'blocked', 'failed']),
+  summary: z.string(),
+  files_changed: z.array(z.string()).optional(),
+  files_modified: z.array(z.string()).optional(),
+  tests: z.array(TestRunSchema).optional(),
+  follow_up_actions: z.array(z.string()).optional(),
+});
+
+/** The reviewer's result. */
+export const ReviewerResultSchema = z.object({
+  task_id: z.string(),
+  assessment: z.enum(['approved', 'needs_changes', 'blocked']),
+  strengths: z.array(z.string()).optional(),
+  issues: z.array(ReviewIssueSchema).optional(),
+  required_fixes: z.array(z.string()).optional(),
+});
+
+/** An implementer dispatch result (contract v1). */
+export type ImplementerResult = z.infer<typeof ImplementerResultSchema>;
+/** A reviewer dispatch result (contract v1). */
+export type ReviewerResult = z.infer<typeof ReviewerResultSchema>;
+/** The result of either role. */
+export type DispatchResult = ImplementerResult | ReviewerResult;
+
+const schemaFor = (role: SourceRole) => (role === 'implementer' ? ImplementerResultSchema : ReviewerResultSchema);
+
+/**
+ * Validates a parsed value against the role's contract; the error names each offending field
+ * path (the first ten, then how many more: a result of 100,000 bad entries gets a short message).
+ */
+export const validateDispatchResult = (value: unknown, role: SourceRole): E.Either<string, DispatchResult> => {
+  const parsed = schemaFor(role).safeParse(value);
+  return parsed.success ? E.right(parsed.data) : E.left(formatIssues(parsed.error.issues));
+};
+
+/** The JSON Schema (draft 2020-12) of a role's result contract, generated from the validating schema. */
+export const dispatchResultJsonSchema = (role: SourceRole): Record<string, unknown> =>
+  z.toJSONSchema(schemaFor(role), { target: 'draft-2020-12' }) as Record<string, unknown>;

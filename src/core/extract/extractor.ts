@@ -1,0 +1,156 @@
+/**
+ * The extraction pipeline: run every rule in isolation, normalize what it proposes, stamp it
+ * with the dispatch's time and source, and keep only well-formed facts, so extraction never
+ * throws and never produces a fact the store would reject.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { FACT_LIMITS, isFactTag, makeFact, type SessionFact, shareTags, type SourceRole } from '../fact.js';
+import { clipEnd, clipStart, collapseWhitespace } from '../../base/text.js';
+import type { ImplementerResult, ReviewerResult } from './contract.js';
+import { readString } from './fields.js';
+import type { ExtractionRule, FactDraft, RuleContext } from './rule.js';
+import { implementerRules as defaultImplementerRules, reviewerRules as defaultReviewerRules } from './rules.js';
+
+/** The facts of one dispatch result, and what went wrong on the way (never an exception). */
+export interface Extraction {
+  readonly facts: ReadonlyArray<SessionFact>;
+  readonly warnings: ReadonlyArray<string>;
+}
+
+/**
+ * Facts one dispatch result may add (default of `maxFactsPerResult`): far more than a task
+ * produces (a few to a few dozen), far fewer than a runaway result can propose. Past it, facts
+ * are dropped in rule order and one warning says how many.
+ */
+export const MAX_FACTS_PER_RESULT = 1000;
+
+/** Extraction functions over a given set of rules. */
+export interface Extractor {
+  readonly extractFromImplementer: (result: ImplementerResult, taskId: string, at: number) => Extraction;
+  readonly extractFromReviewer: (result: ReviewerResult, taskId: string, at: number) => Extraction;
+}
+
+/** A task id as facts carry it: whitespace-collapsed, 1 to 50 characters. */
+export const normalizeTaskId = (taskId: unknown): E.Either<string, string> => {
+  if (typeof taskId !== 'string' && typeof taskId !== 'number') return E.left('task id must be a string');
+  const normalized = collapseWhitespace(String(taskId));
+  if (normalized === '') return E.left('task id is empty');
+  if (normalized.length > FACT_LIMITS.sourceTaskId)
+    return E.left(`task id is longer than ${FACT_LIMITS.sourceTaskId} characters`);
+  return E.right(normalized);
+};
+
+const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+const textOf = (value: unknown): string => (typeof value === 'string' ? collapseWhitespace(value) : '');
+
+/**
+ * The fact a draft proposes, or why it is malformed. Each field is normalized and checked
+ * once, as `parseNewFact` would check it (the same reasons), and the id hashed once.
+ */
+const toFact = (draft: FactDraft, taskId: string, role: SourceRole, at: number): E.Either<string, SessionFact> => {
+  if (typeof draft !== 'object' || draft === null) return E.left('a draft is not an object');
+  const subject = clipStart(textOf(draft.subject), FACT_LIMITS.subject);
+  if (subject === '') return E.left('subject is missing or empty');
+  const relation = clipEnd(textOf(draft.relation), FACT_LIMITS.relation);
+  if (relation === '') return E.left('relation is missing or empty');
+  const object = clipEnd(textOf(draft.object), FACT_LIMITS.object);
+  if (object === '') return E.left('object is missing or empty');
+  const { tags } = draft;
+  if (!Array.isArray(tags) || tags.length < 1 || tags.length > FACT_LIMITS.maxTags)
+    return E.left(`tags must hold 1 to ${FACT_LIMITS.maxTags} tags`);
+  if (!tags.every(isFactTag)) return E.left('tags hold an unknown tag');
+  return E.right(
+    makeFact({
+      subject,
+      relation,
+      object,
+      tags: shareTags(tags),
+      validFrom: at,
+      sourceTaskId: taskId,
+      sourceRole: role,
+      confidence: 1,
+    }),
+  );
+};
+
+const runRules = <Result>(
+  rules: ReadonlyArray<ExtractionRule<Result>>,
+  maxFacts: number,
+  role: SourceRole,
+  result: Result,
+  rawTaskId: string,
+  at: number,
+): Extraction => {
+  const taskId = normalizeTaskId(rawTaskId);
+  if (E.isLeft(taskId)) return { facts: [], warnings: [`no facts extracted: ${taskId.left}`] };
+  if (typeof at !== 'number' || !Number.isFinite(at))
+    return { facts: [], warnings: ['no facts extracted: the time is not a finite number'] };
+  const warnings: string[] = [];
+  const resultTaskId = readString(result, 'task_id');
+  if (resultTaskId !== undefined && collapseWhitespace(resultTaskId) !== taskId.right)
+    warnings.push(
+      `result task_id "${clipEnd(collapseWhitespace(resultTaskId), 50)}" differs from the dispatch task "${taskId.right}"; facts are bound to the dispatch task`,
+    );
+  const context: RuleContext = { taskId: taskId.right, taskSubject: `task:${taskId.right}` };
+  const facts = new Map<string, SessionFact>();
+  let overCap = 0;
+  for (const rule of rules) {
+    let drafts: ReadonlyArray<FactDraft>;
+    try {
+      drafts = rule.extract(result, context);
+      if (!Array.isArray(drafts)) throw new Error('the rule did not return an array');
+    } catch (error) {
+      warnings.push(`rule ${String(rule?.name)} failed: ${describe(error)}`);
+      continue;
+    }
+    for (const draft of drafts) {
+      // Past the cap, drafts are only counted: not even built (a fact costs a hash).
+      if (facts.size >= maxFacts) {
+        overCap += 1;
+        continue;
+      }
+      const fact = toFact(draft, taskId.right, role, at);
+      if (E.isLeft(fact)) warnings.push(`rule ${rule.name} proposed a malformed fact: ${fact.left}`);
+      else if (!facts.has(fact.right.id)) facts.set(fact.right.id, fact.right);
+    }
+  }
+  if (overCap > 0)
+    warnings.push(
+      `the result proposed ${overCap} more ${overCap === 1 ? 'fact' : 'facts'} past the cap of ${maxFacts} per result; they were dropped`,
+    );
+  return { facts: [...facts.values()], warnings };
+};
+
+/** A whole number of facts, 0 or more; anything else gives the default cap. */
+const normalizeMaxFacts = (value: unknown): number =>
+  typeof value === 'number' && value >= 0 && !Number.isNaN(value) ? Math.floor(value) : MAX_FACTS_PER_RESULT;
+
+/**
+ * Builds an extractor over the given rules (pass the registered ones plus your own), keeping at
+ * most `maxFactsPerResult` facts of a result (default `MAX_FACTS_PER_RESULT`).
+ */
+export const createExtractor = (rules: {
+  readonly implementerRules: ReadonlyArray<ExtractionRule<ImplementerResult>>;
+  readonly reviewerRules: ReadonlyArray<ExtractionRule<ReviewerResult>>;
+  readonly maxFactsPerResult?: number;
+}): Extractor => {
+  const maxFacts = normalizeMaxFacts(rules.maxFactsPerResult);
+  return {
+    extractFromImplementer: (result, taskId, at) =>
+      runRules(rules.implementerRules, maxFacts, 'implementer', result, taskId, at),
+    extractFromReviewer: (result, taskId, at) =>
+      runRules(rules.reviewerRules, maxFacts, 'reviewer', result, taskId, at),
+  };
+};
+
+const defaultExtractor = createExtractor({
+  implementerRules: defaultImplementerRules,
+  reviewerRules: defaultReviewerRules,
+});
+
+/** Facts of an implementer result, all stamped `validFrom = at`, bound to `taskId`. */
+export const extractFromImplementer = defaultExtractor.extractFromImplementer;
+
+/** Facts of a reviewer result, all stamped `validFrom = at`, bound to `taskId`. */
+export const extractFromReviewer = defaultExtractor.extractFromReviewer;

@@ -1,0 +1,93 @@
+/**
+ * Parsing raw agent output: the JSON result sits between lines `BEGIN_DISPATCH_RESULT` and
+ * `END_DISPATCH_RESULT`. Markers count only on a line of their own, so prose that names them
+ * does not break parsing; with several complete blocks, the last one wins.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import { type DispatchResult, validateDispatchResult } from './contract.js';
+import { isSourceRole, type SourceRole } from '../fact.js';
+
+/** Why a dispatch result was rejected. `invalid_input`: a bad role or task id given to the shell. */
+export interface ContractError {
+  readonly code: 'marker_missing' | 'json_parse_failed' | 'schema_invalid' | 'invalid_input';
+  readonly message: string;
+}
+
+/** The marker line that opens a result block. */
+export const BEGIN_MARKER = 'BEGIN_DISPATCH_RESULT';
+/** The marker line that closes a result block. */
+export const END_MARKER = 'END_DISPATCH_RESULT';
+
+const contractError = (code: ContractError['code'], message: string): ContractError => ({ code, message });
+
+/**
+ * The body of the last complete block, or `marker_missing`. A BEGIN opens a block (a later
+ * BEGIN before any END restarts it); the first END after it closes it; an END outside a
+ * block is prose.
+ */
+const findLastBlock = (raw: string): E.Either<ContractError, string[]> => {
+  const lines = raw.split(/\r\n|\r|\n/u);
+  let open: number | undefined;
+  let last: string[] | undefined;
+  lines.forEach((line, index) => {
+    const marker = line.trim();
+    if (marker === BEGIN_MARKER) open = index;
+    else if (marker === END_MARKER && open !== undefined) {
+      last = lines.slice(open + 1, index);
+      open = undefined;
+    }
+  });
+  return last === undefined
+    ? E.left(
+        contractError('marker_missing', `no complete ${BEGIN_MARKER} ... ${END_MARKER} block on lines of their own`),
+      )
+    : E.right(last);
+};
+
+/** The block body without a surrounding Markdown code fence (blank lines around it dropped by index: a block may hold thousands). */
+const stripFence = (body: ReadonlyArray<string>): string => {
+  let first = 0;
+  let last = body.length - 1;
+  while (first <= last && body[first]!.trim() === '') first += 1;
+  while (last >= first && body[last]!.trim() === '') last -= 1;
+  if (first <= last && /^```[\w-]*$/u.test(body[first]!.trim())) first += 1;
+  if (first <= last && body[last]!.trim() === '```') last -= 1;
+  return body.slice(first, last + 1).join('\n');
+};
+
+const parseJson = (text: string): E.Either<ContractError, unknown> => {
+  if (text.trim() === '') return E.left(contractError('json_parse_failed', 'the result block is empty'));
+  return E.tryCatch(
+    () => JSON.parse(text) as unknown,
+    (error) =>
+      contractError('json_parse_failed', `invalid JSON: ${error instanceof Error ? error.message : String(error)}`),
+  );
+};
+
+/** Validates an already-parsed result object against the role's contract. */
+export const parseDispatchResult = (value: unknown, role: SourceRole): E.Either<ContractError, DispatchResult> =>
+  isSourceRole(role)
+    ? pipe(
+        validateDispatchResult(value, role),
+        E.mapLeft((message) => contractError('schema_invalid', message)),
+      )
+    : E.left(
+        contractError(
+          'invalid_input',
+          `unknown role ${JSON.stringify(String(role))}: expected implementer or reviewer`,
+        ),
+      );
+
+/** Parses raw agent output into a validated result of the given role. */
+export const parseDispatchOutput = (raw: string, role: SourceRole): E.Either<ContractError, DispatchResult> =>
+  !isSourceRole(role)
+    ? parseDispatchResult(undefined, role)
+    : typeof raw !== 'string'
+      ? E.left(contractError('invalid_input', 'the output is not a string'))
+      : pipe(
+          findLastBlock(raw),
+          E.map(stripFence),
+          E.chain(parseJson),
+          E.chain((value) => parseDispatchResult(value, role)),
+        );

@@ -1,0 +1,127 @@
+import * as E from 'fp-ts/lib/Either.js';
+import { sha256HexPrefix } from '../base/hash.js';
+import { isRecord } from '../base/record.js';
+
+/** The categories a fact can carry. */
+export const FACT_TAGS = ['file_change', 'convention', 'decision', 'error', 'dependency', 'test'] as const;
+/** One category of a fact. */
+export type FactTag = (typeof FACT_TAGS)[number];
+
+/** The dispatch roles whose results produce facts. */
+export const SOURCE_ROLES = ['implementer', 'reviewer'] as const;
+/** The role of the dispatch a fact came from. */
+export type SourceRole = (typeof SOURCE_ROLES)[number];
+
+/** A (subject, relation, object) fact with the valid-time interval [validFrom, validTo). */
+export interface SessionFact {
+  readonly id: string;
+  readonly subject: string;
+  readonly relation: string;
+  readonly object: string;
+  readonly tags: ReadonlyArray<FactTag>;
+  readonly validFrom: number;
+  readonly validTo?: number;
+  readonly sourceTaskId: string;
+  readonly sourceRole: SourceRole;
+  readonly confidence: number;
+}
+
+/** Length limits of a fact's fields, in UTF-16 units. */
+export const FACT_LIMITS = {
+  subject: 200,
+  relation: 50,
+  object: 200,
+  sourceTaskId: 50,
+  maxTags: 3,
+} as const;
+
+const ID_SEPARATOR = '\u001f';
+
+/** The first 16 hex characters of SHA-256 over `subject \u001f relation \u001f object`. */
+export const createFactId = (subject: string, relation: string, object: string): string =>
+  sha256HexPrefix(subject + ID_SEPARATOR + relation + ID_SEPARATOR + object, 8);
+
+/** Facts about files: their history lends them the context of every task that asserted them. */
+export const isFileFact = (fact: SessionFact): boolean => fact.tags.includes('file_change');
+
+/** True for one of the six fact tags. */
+export const isFactTag = (value: unknown): value is FactTag =>
+  typeof value === 'string' && (FACT_TAGS as ReadonlyArray<string>).includes(value);
+
+/** True for `implementer` or `reviewer`. */
+export const isSourceRole = (value: unknown): value is SourceRole =>
+  typeof value === 'string' && (SOURCE_ROLES as ReadonlyArray<string>).includes(value);
+
+/**
+ * Tag lists are shared per combination (there are at most 41): a store holds one array per
+ * combination instead of one per fact.
+ */
+const tagLists = new Map<string, ReadonlyArray<FactTag>>();
+
+/** The one frozen list of these tags (repeats dropped, order kept). */
+export const shareTags = (tags: ReadonlyArray<FactTag>): ReadonlyArray<FactTag> => {
+  const unique = tags.length === 1 ? tags : [...new Set(tags)];
+  const key = unique.length === 1 ? unique[0]! : unique.join(',');
+  let shared = tagLists.get(key);
+  if (shared === undefined) tagLists.set(key, (shared = Object.freeze([...unique])));
+  return shared;
+};
+
+const checkText = (record: Readonly<Record<string, unknown>>, field: string, max: number): string | undefined => {
+  const value = record[field];
+  if (typeof value !== 'string' || value.trim() === '') return `${field} is missing or empty`;
+  if (value.length > max) return `${field} is longer than ${max} characters`;
+  return undefined;
+};
+
+/**
+ * Validates one fact as it enters the store and returns a fresh plain copy holding only the
+ * known fields, or the reason it is malformed. History (`validTo`) never enters this way.
+ */
+export const parseNewFact = (input: unknown): E.Either<string, SessionFact> => validateNewFact(input);
+
+const validateNewFact = (input: unknown): E.Either<string, SessionFact> => {
+  if (!isRecord(input)) return E.left('fact is not an object');
+  const textProblem =
+    checkText(input, 'id', 64) ??
+    checkText(input, 'subject', FACT_LIMITS.subject) ??
+    checkText(input, 'relation', FACT_LIMITS.relation) ??
+    checkText(input, 'object', FACT_LIMITS.object) ??
+    checkText(input, 'sourceTaskId', FACT_LIMITS.sourceTaskId);
+  if (textProblem !== undefined) return E.left(textProblem);
+  const { id, subject, relation, object, sourceTaskId, sourceRole, tags, validFrom, validTo, confidence } =
+    input as Record<string, unknown> & Record<'id' | 'subject' | 'relation' | 'object' | 'sourceTaskId', string>;
+  if (id !== createFactId(subject, relation, object)) return E.left('id is not createFactId of the triple');
+  if (!Array.isArray(tags) || tags.length < 1 || tags.length > FACT_LIMITS.maxTags)
+    return E.left(`tags must hold 1 to ${FACT_LIMITS.maxTags} tags`);
+  if (!tags.every(isFactTag)) return E.left('tags hold an unknown tag');
+  if (typeof validFrom !== 'number' || !Number.isFinite(validFrom)) return E.left('validFrom is not a finite number');
+  if (validTo !== undefined) return E.left('validTo is already set');
+  if (typeof confidence !== 'number' || !(confidence >= 0 && confidence <= 1))
+    return E.left('confidence is not a number in 0..1');
+  if (!isSourceRole(sourceRole)) return E.left('sourceRole is unknown');
+  return E.right({
+    id,
+    subject,
+    relation,
+    object,
+    tags: shareTags(tags as ReadonlyArray<FactTag>),
+    validFrom,
+    sourceTaskId,
+    sourceRole,
+    confidence,
+  });
+};
+
+/** Builds a fact with its id derived from the triple (no validation: pass it through `parseNewFact` or `addFacts`). */
+export const makeFact = (fields: Omit<SessionFact, 'id' | 'validTo'>): SessionFact => ({
+  id: createFactId(fields.subject, fields.relation, fields.object),
+  subject: fields.subject,
+  relation: fields.relation,
+  object: fields.object,
+  tags: fields.tags,
+  validFrom: fields.validFrom,
+  sourceTaskId: fields.sourceTaskId,
+  sourceRole: fields.sourceRole,
+  confidence: fields.confidence,
+});

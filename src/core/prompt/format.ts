@@ -1,0 +1,144 @@
+import type { SessionFact } from '../fact.js';
+import { clipEnd, clipStart, collapseWhitespace } from '../../base/text.js';
+import { DEFAULT_LAYOUT, type SectionLayout } from '../retrieve/defaults.js';
+
+/** The header line of the injected section. */
+export const SESSION_CONTEXT_HEADER = '[Session Context]';
+
+/** The longest rendered fact line. */
+export const MAX_LINE_LENGTH = 120;
+
+/** The shortest object kept before the subject is clipped too. */
+const OBJECT_FLOOR = 40;
+const FIELD_LIMIT = 50;
+
+const field = (value: unknown): string => collapseWhitespace(typeof value === 'string' ? value : String(value ?? ''));
+
+const lineCache = new WeakMap<SessionFact, string>();
+
+const drawFactLine = (fact: SessionFact): string => {
+  const relation = clipEnd(field(fact.relation), FIELD_LIMIT);
+  const taskId = clipEnd(field(fact.sourceTaskId), FIELD_LIMIT);
+  const fixed = `-  ${relation}  [task:${taskId}]`.length;
+  const room = MAX_LINE_LENGTH - fixed;
+  let subject = field(fact.subject);
+  let object = field(fact.object);
+  if (subject.length + object.length > room) {
+    const objectFloor = Math.min(object.length, OBJECT_FLOOR);
+    if (subject.length + objectFloor <= room) {
+      object = clipEnd(object, room - subject.length);
+    } else {
+      object = clipEnd(object, objectFloor);
+      subject = clipStart(subject, Math.max(room - object.length, Math.min(subject.length, 3)));
+      object = clipEnd(object, room - subject.length);
+    }
+  }
+  return `- ${subject} ${relation} ${object} [task:${taskId}]`;
+};
+
+/**
+ * One fact as a prompt line, `- {subject} {relation} {object} [task:{id}]`, at most 120
+ * characters. Every field is whitespace-collapsed, so a fact can never start a new line.
+ * Over-long lines clip the object first (keeping at least 40 characters of it when it can),
+ * then the subject from the front, since a path's file name matters most.
+ */
+export const formatFactLine = (fact: SessionFact): string => {
+  // Facts are frozen values: a line drawn once is the line forever. The budget stage draws the
+  // same facts' lines again for every candidate it tries.
+  const known = typeof fact === 'object' && fact !== null && Object.isFrozen(fact) ? lineCache.get(fact) : undefined;
+  if (known !== undefined) return known;
+  const line = drawFactLine(fact);
+  if (typeof fact === 'object' && fact !== null && Object.isFrozen(fact)) lineCache.set(fact, line);
+  return line;
+};
+
+/** Options of `formatSessionFacts`. */
+export interface SectionFormatOptions {
+  readonly layout?: SectionLayout;
+}
+
+/** `modified_by task:N` from task N: the facts the grouped layout lists as `- task:N modified a, b`. */
+const isOwnFileChange = (fact: SessionFact): boolean =>
+  fact.relation === 'modified_by' && fact.object === `task:${fact.sourceTaskId}`;
+
+/** Groups in order of their first fact; facts in a group keep their order. */
+const groupsOf = (facts: ReadonlyArray<SessionFact>): SessionFact[][] => {
+  const groups = new Map<string, SessionFact[]>();
+  for (const fact of facts) {
+    const key = isOwnFileChange(fact)
+      ? `files\u0000${field(fact.sourceTaskId)}`
+      : `subject\u0000${field(fact.subject)}`;
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, [fact]);
+    else group.push(fact);
+  }
+  return [...groups.values()];
+};
+
+/**
+ * Packs items after a fixed prefix into lines of at most MAX_LINE_LENGTH characters; an item
+ * too long for a line of its own is clipped by `alone`.
+ */
+const pack = (
+  prefix: string,
+  items: ReadonlyArray<string>,
+  separator: string,
+  suffix: string,
+  alone: (item: string, room: number) => string,
+): string[] => {
+  const lines: string[] = [];
+  let current: string[] = [];
+  const render = (parts: ReadonlyArray<string>): string => `${prefix}${parts.join(separator)}${suffix}`;
+  for (const item of items) {
+    if (current.length > 0 && render([...current, item]).length <= MAX_LINE_LENGTH) {
+      current.push(item);
+      continue;
+    }
+    if (current.length > 0) lines.push(render(current));
+    current = [alone(item, MAX_LINE_LENGTH - render(['']).length)];
+  }
+  if (current.length > 0) lines.push(render(current));
+  return lines;
+};
+
+const taskSuffix = (group: ReadonlyArray<SessionFact>): string => {
+  const tasks = [...new Set(group.map((fact) => clipEnd(field(fact.sourceTaskId), FIELD_LIMIT)))];
+  return ` [task:${clipEnd(tasks.join(','), FIELD_LIMIT)}]`;
+};
+
+/**
+ * The lines of one group: a task's own file changes as `- task:N modified a, b, c`, the facts of
+ * one subject as `- subject relation object; relation object [task:...]`, as many lines of at most
+ * MAX_LINE_LENGTH characters as they need. Every field is collapsed first, as in `formatFactLine`.
+ */
+const groupLines = (group: ReadonlyArray<SessionFact>): string[] => {
+  const first = group[0]!;
+  if (isOwnFileChange(first)) {
+    const taskId = clipEnd(field(first.sourceTaskId), FIELD_LIMIT);
+    return pack(
+      `- task:${taskId} modified `,
+      group.map((fact) => field(fact.subject)),
+      ', ',
+      '',
+      clipStart,
+    );
+  }
+  if (group.length === 1) return [formatFactLine(first)];
+  const subject = clipStart(field(first.subject), MAX_LINE_LENGTH / 2);
+  const items = group.map((fact) => `${clipEnd(field(fact.relation), FIELD_LIMIT)} ${field(fact.object)}`);
+  return pack(`- ${subject} `, items, '; ', taskSuffix(group), clipEnd);
+};
+
+/**
+ * The `[Session Context]` section for `facts`: the header and the facts' lines, or `''` for none.
+ * The default layout is one line per fact (`formatFactLine`), in the given order; `grouped` puts
+ * a task's own file changes on one line and a subject's facts together (groups in the order of
+ * their first fact), to fit more facts in the same tokens. Every line is at most 120 characters
+ * and untrusted text stays on its line in both.
+ */
+export const formatSessionFacts = (facts: ReadonlyArray<SessionFact>, options?: SectionFormatOptions): string => {
+  if (!Array.isArray(facts) || facts.length === 0) return '';
+  const lines =
+    (options?.layout ?? DEFAULT_LAYOUT) === 'grouped' ? groupsOf(facts).flatMap(groupLines) : facts.map(formatFactLine);
+  return [SESSION_CONTEXT_HEADER, ...lines].join('\n');
+};

@@ -1,0 +1,338 @@
+/**
+ * Replaying a dispatch history through the runtime shell, exactly as a live orchestrator would
+ * have run it: the tracker's clock is the event's time, dispatches go through `ingestOutput`
+ * (so a later review of a task settles the issues it does not repeat), and prompt events go
+ * through `compilePrompt` (which also records the task prompt for the facts its dispatches will
+ * produce). The result is plain data, the same for the same text and options.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import * as O from 'fp-ts/lib/Option.js';
+import { createOwner, outsideRuns, transientRun } from '../../persistent/owner.js';
+import type { SessionFact } from '../fact.js';
+import { explainRetrieval } from '../prompt/retrieve.js';
+import type { FactQuery, RetrievalDecision } from '../retrieve/retrieve.js';
+import type { TokenCounter } from '../../tokens/estimate.js';
+import type { CompiledPrompt } from '../tracker/tracker.js';
+import type { ContractError } from '../extract/parse.js';
+import { selectAllFacts, selectValidCount, selectValidFacts } from '../store/selectors.js';
+import type { FactStore } from '../store/state.js';
+import {
+  createHistoryLineReader,
+  type HistoryEvent,
+  type HistoryLineError,
+  type HistoryLineErrorCode,
+  type HistoryPromptEvent,
+  isBlankLine,
+  readLines,
+} from '../history/events.js';
+import { type HistoryLine, linesOfText } from '../history/lines.js';
+import { createHistoryPlayer, type HistoryPlayerOptions } from '../tracker/player.js';
+
+export { DEFAULT_PROMPT_MAX_FACTS, DEFAULT_PROMPT_MAX_TOKENS } from '../tracker/player.js';
+/** How many events pass between two progress reports. */
+const PROGRESS_STEP = 100;
+/**
+ * The most rejected lines a report lists; the others are only counted (`errorsOmitted`), so a
+ * file of 100 million junk lines gives a report of a thousand, not of 100 million.
+ */
+export const MAX_REPORTED_ERRORS = 1000;
+
+/** Options of `replayHistory`. */
+export interface ReplayOptions extends HistoryPlayerOptions {
+  /** Counts tokens of sections and dispatch outputs (default: ceil(characters / 4)). */
+  readonly countTokens?: TokenCounter;
+  /** Stop at the first event whose time is after this (epoch ms). */
+  readonly asOf?: number;
+  /** Stop after this line (used to explain the prompt on it without replaying the rest). */
+  readonly untilLine?: number;
+  /**
+   * Keep each prompt's store and query in `retrievals`, for `explainRetrieval` (default: off;
+   * a snapshot per prompt makes a long replay several times slower).
+   */
+  readonly keepRetrievals?: boolean;
+  /** Told now and then how many of the events have been replayed (for progress displays). */
+  readonly onProgress?: (replayed: number, total: number) => void;
+}
+
+/** What one prompt event would have received. */
+export interface PromptReport {
+  readonly line: number;
+  readonly taskId: string;
+  readonly sessionContext: string;
+  readonly facts: ReadonlyArray<SessionFact>;
+  /** Tokens of `sessionContext`. */
+  readonly contextTokens: number;
+  /** Tokens of every earlier dispatch output: what the prompt would carry if nothing were masked. */
+  readonly historyTokens: number;
+}
+
+/** A line that was not applied: a line that is not an event, or a dispatch result the contract rejected. */
+export interface ReplayError {
+  readonly line: number;
+  readonly code: HistoryLineErrorCode | ContractError['code'];
+  readonly message: string;
+}
+
+/** Totals of a replay. */
+export interface ReplaySummary {
+  /** Events replayed (rejected dispatches included). */
+  readonly events: number;
+  /** Dispatch events replayed (rejected ones included). */
+  readonly dispatches: number;
+  readonly prompts: number;
+  readonly validFacts: number;
+  /** Every record at the end, closed history included. */
+  readonly allFacts: number;
+  /** Tokens of every dispatch output replayed. */
+  readonly historyTokens: number;
+  /** Tokens injected over all prompts. */
+  readonly contextTokens: number;
+  /** `contextTokens / historyTokens`, rounded to 3 decimals (0 for an empty history). */
+  readonly contextToHistoryRatio: number;
+}
+
+/** The replay as the command line prints it with `--json`. */
+export interface ReplayReport {
+  readonly prompts: ReadonlyArray<PromptReport>;
+  /** The rejected lines, in line order: the first `MAX_REPORTED_ERRORS` of them. */
+  readonly errors: ReadonlyArray<ReplayError>;
+  /** How many more lines were rejected than `errors` lists (absent when it lists them all). */
+  readonly errorsOmitted?: number;
+  /** The facts valid at the end of the replay. */
+  readonly facts: ReadonlyArray<SessionFact>;
+  readonly summary: ReplaySummary;
+}
+
+/** Everything needed to explain one prompt's retrieval later: the store it saw and its query. */
+export interface PromptRetrieval {
+  readonly line: number;
+  readonly taskPrompt: string;
+  readonly store: FactStore;
+  readonly query: FactQuery;
+}
+
+/** A replay: the report, the final store, and with `keepRetrievals` each prompt's retrieval input (same order as `report.prompts`). */
+export interface ReplayResult {
+  readonly report: ReplayReport;
+  readonly store: FactStore;
+  readonly retrievals: ReadonlyArray<PromptRetrieval>;
+}
+
+const outputText = (output: string | Readonly<Record<string, unknown>>): string =>
+  typeof output === 'string' ? output : JSON.stringify(output);
+
+const ratio = (part: number, whole: number): number => (whole > 0 ? Math.round((part / whole) * 1000) / 1000 : 0);
+
+/** Options of `startHistoryReplay`: those of `replayHistory`, and where the results go as they come. */
+export interface HistoryReplayOptions extends Omit<ReplayOptions, 'onProgress' | 'keepRetrievals'> {
+  /**
+   * Receives each prompt's report as soon as it is replayed; the result then keeps none, so
+   * output written as the replay goes costs no memory per prompt.
+   */
+  readonly onPrompt?: (prompt: PromptReport) => void;
+  /** Receives each rejected line the report lists (the first `MAX_REPORTED_ERRORS`), in line order. */
+  readonly onError?: (error: ReplayError) => void;
+  /** Keep each prompt's retrieval input (`true`), or only that of the prompt on this line (what `explain` needs). */
+  readonly keepRetrievals?: boolean | number;
+}
+
+/** A replay fed a history line by line, for a history read as a stream. */
+export interface HistoryReplay {
+  /**
+   * Replays the next lines of the history, in file order. False once the replay has stopped
+   * (`asOf` or `untilLine` reached): later lines change nothing, so the caller may stop reading.
+   */
+  readonly feed: (lines: ReadonlyArray<HistoryLine>) => boolean;
+  /** Events replayed so far. */
+  readonly replayed: () => number;
+  /** The result so far: the report, the store, the retrievals kept. */
+  readonly finish: () => ReplayResult;
+}
+
+/** A line is read or rejected: what the replay does with each non-blank line, in order. */
+type ReadLine = E.Either<HistoryLineError, HistoryEvent>;
+
+/** True when a line cannot be an event at all (its first character is not `{`): no need to parse it to count it. */
+const cannotBeEvent = (text: string): boolean => !/^\s*\{/u.test(text);
+
+/**
+ * The replay itself: applies read lines one by one to a tracker of its own (which keeps no
+ * event log), reporting prompts and rejected lines as they come.
+ */
+const createReplayCore = (options: HistoryReplayOptions) => {
+  // The replay never reads the tracker's event log: it keeps none.
+  const player = createHistoryPlayer({ ...options, keepEvents: false });
+  const { tracker, countTokens } = player;
+  const prompts: PromptReport[] = [];
+  const retrievals: PromptRetrieval[] = [];
+  const errors: ReplayError[] = [];
+  let errorsOmitted = 0;
+  let historyTokens = 0;
+  let contextTokens = 0;
+  let dispatches = 0;
+  let promptCount = 0;
+  let replayed = 0;
+  let stopped = false;
+  const keepsRetrievalOf = (line: number): boolean =>
+    options.keepRetrievals === true || options.keepRetrievals === line;
+
+  const reject = (error: ReplayError): void => {
+    if (errors.length < MAX_REPORTED_ERRORS) {
+      errors.push(error);
+      const { onError } = options;
+      if (onError !== undefined) outsideRuns(() => onError(error));
+    } else errorsOmitted += 1;
+  };
+
+  /** False past the point where the replay stops: this line and every later one are not replayed. */
+  const reaches = (line: number, at?: number): boolean => {
+    if (
+      (options.untilLine !== undefined && line > options.untilLine) ||
+      (options.asOf !== undefined && at !== undefined && at > options.asOf)
+    )
+      stopped = true;
+    return !stopped;
+  };
+
+  const reportPrompt = (event: HistoryPromptEvent, query: FactQuery, compiled: CompiledPrompt): void => {
+    const tokens = countTokens(compiled.sessionContext);
+    contextTokens += tokens;
+    promptCount += 1;
+    const report: PromptReport = {
+      line: event.line,
+      taskId: query.taskId,
+      sessionContext: compiled.sessionContext,
+      facts: compiled.facts,
+      contextTokens: tokens,
+      historyTokens,
+    };
+    const { onPrompt } = options;
+    if (onPrompt === undefined) prompts.push(report);
+    else outsideRuns(() => onPrompt(report));
+  };
+
+  const replayEvent = (event: HistoryEvent): void => {
+    if (event.type === 'dispatch') {
+      dispatches += 1;
+      historyTokens += countTokens(outputText(event.output));
+    }
+    if (event.type === 'prompt' && keepsRetrievalOf(event.line))
+      retrievals.push({
+        line: event.line,
+        taskPrompt: event.taskPrompt,
+        store: tracker.getSnapshot(),
+        query: player.queryFor(event),
+      });
+    const applied = player.apply(event);
+    if (applied.type === 'dispatch' && E.isLeft(applied.ingested))
+      reject({ line: event.line, code: applied.ingested.left.code, message: applied.ingested.left.message });
+    if (applied.type === 'prompt' && event.type === 'prompt') reportPrompt(event, applied.query, applied.compiled);
+    replayed += 1;
+  };
+
+  /** Applies one read line; false once the replay has stopped. */
+  const apply = (read: ReadLine): boolean => {
+    if (E.isLeft(read)) {
+      if (reaches(read.left.line)) reject(read.left);
+    } else if (reaches(read.right.line, read.right.at)) replayEvent(read.right);
+    return !stopped;
+  };
+
+  /**
+   * Counts a line as rejected without parsing it when it cannot be an event and the report
+   * lists no more errors: its message would never be shown. False when the line needs reading.
+   */
+  const skipsUnread = (line: HistoryLine): boolean => {
+    if (errors.length < MAX_REPORTED_ERRORS || !cannotBeEvent(line.text)) return false;
+    if (reaches(line.line) && !isBlankLine(line.text)) errorsOmitted += 1;
+    return true;
+  };
+
+  /**
+   * Steps through `items` in order until `step` says the replay stopped, in one transient write
+   * run (see `transientRun`): the store stays the replay's own, written in place from the first
+   * line to the last, and is sealed only when handed out (a kept retrieval, the result).
+   */
+  const owner = createOwner();
+  const inRun = <T>(items: ReadonlyArray<T>, step: (item: T) => boolean): void => {
+    transientRun(owner, () => {
+      for (let i = 0; i < items.length && !stopped; i += 1) if (!step(items[i]!)) break;
+    });
+  };
+
+  const finish = (): ReplayResult => {
+    const store = tracker.getSnapshot();
+    return {
+      report: {
+        prompts,
+        errors,
+        ...(errorsOmitted === 0 ? {} : { errorsOmitted }),
+        facts: selectValidFacts(store),
+        summary: {
+          events: replayed,
+          dispatches,
+          prompts: promptCount,
+          validFacts: selectValidCount(store),
+          allFacts: selectAllFacts(store).length,
+          historyTokens,
+          contextTokens,
+          contextToHistoryRatio: ratio(contextTokens, historyTokens),
+        },
+      },
+      store,
+      retrievals,
+    };
+  };
+
+  return { apply, skipsUnread, inRun, finish, replayed: () => replayed, stopped: () => stopped };
+};
+
+/**
+ * Starts a replay fed line by line (for a history read as a stream, where `replayHistory`
+ * needs the whole text): the same report, store and retrievals for the same lines, with
+ * memory bounded by the store rather than the history when `onPrompt` takes the prompts.
+ */
+export const startHistoryReplay = (options: HistoryReplayOptions = {}): HistoryReplay => {
+  const core = createReplayCore(options);
+  const read = createHistoryLineReader();
+  return {
+    feed: (lines) => {
+      core.inRun(lines, (line) => {
+        if (core.skipsUnread(line)) return true;
+        const parsed = read(line);
+        return parsed === undefined || core.apply(parsed);
+      });
+      return !core.stopped();
+    },
+    replayed: core.replayed,
+    finish: core.finish,
+  };
+};
+
+/**
+ * Replays a JSON Lines history and reports, for each prompt event, the section it would get
+ * and its token cost against the history it stands in for. Bad lines are reported and
+ * skipped; everything else still applies.
+ */
+export const replayHistory = (text: string, options: ReplayOptions = {}): ReplayResult => {
+  const { onProgress, keepRetrievals, ...rest } = options;
+  const core = createReplayCore({ ...rest, ...(keepRetrievals === undefined ? {} : { keepRetrievals }) });
+  // The lines are read first, so progress can say how many events there are in all.
+  const lines = readLines(linesOfText(text));
+  const total = lines.filter(E.isRight).length;
+  core.inRun(lines, (line) => {
+    const before = core.replayed();
+    const going = core.apply(line);
+    if (onProgress !== undefined && core.replayed() !== before && core.replayed() % PROGRESS_STEP === 0)
+      outsideRuns(() => onProgress(core.replayed(), total));
+    return going;
+  });
+  onProgress?.(core.replayed(), total);
+  return core.finish();
+};
+
+/** Every fact's score and decision for the prompt event on `line` of a replay run with `keepRetrievals`, if that line is a replayed prompt. */
+export const explainPromptAt = (result: ReplayResult, line: number): O.Option<ReadonlyArray<RetrievalDecision>> => {
+  const retrieval = result.retrievals.find((entry) => entry.line === line);
+  return retrieval === undefined ? O.none : O.some(explainRetrieval(retrieval.store, retrieval.query));
+};

@@ -1,0 +1,63 @@
+/**
+ * The last stage of retrieval: candidates in rank order, at most `maxFacts`, then the token
+ * budget measured on the section exactly as the caller renders it (the renderer is an
+ * argument: retrieval knows how a section costs, not how it looks).
+ */
+import type { SessionFact } from '../fact.js';
+import type { TokenCounter } from '../../tokens/estimate.js';
+import type { SectionLayout } from './defaults.js';
+
+/**
+ * Renders the facts of a section in a layout, header included (what the budget is measured on).
+ * `extend`, when given, returns the section of one more fact from the section before it, exactly
+ * the string `render` would draw for both (undefined when the layout does not grow line by line):
+ * the budget stage then appends a line instead of drawing the whole section for every candidate.
+ */
+export type SectionRenderer = ((facts: ReadonlyArray<SessionFact>, layout: SectionLayout) => string) & {
+  readonly extend?: (section: string, fact: SessionFact, layout: SectionLayout) => string | undefined;
+};
+
+/** What the budget stage needs to know. */
+export interface BudgetSettings {
+  readonly maxFacts: number;
+  readonly maxTokens: number;
+  readonly countTokens: TokenCounter;
+  readonly render: SectionRenderer;
+  readonly layout: SectionLayout;
+}
+
+/** Why the budget stage left a candidate out. */
+export type BudgetReason = 'max_facts' | 'budget';
+
+const fitsBudget = (section: string, maxTokens: number, countTokens: TokenCounter): boolean => {
+  try {
+    const tokens = countTokens(section);
+    return typeof tokens === 'number' && tokens <= maxTokens;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Each ranked candidate with the reason it is left out, if it is: past `maxFacts`, or its line
+ * would take the section over the budget (a fact that does not fit is skipped, and smaller
+ * later ones are still tried).
+ */
+export const fitToBudget = <C extends { readonly fact: SessionFact }>(
+  settings: BudgetSettings,
+  ranked: ReadonlyArray<C>,
+): Array<C & { reason?: BudgetReason }> => {
+  const { render, layout } = settings;
+  const included: SessionFact[] = [];
+  let section = '';
+  return ranked.map((candidate, rank) => {
+    if (rank >= settings.maxFacts) return { ...candidate, reason: 'max_facts' as const };
+    const next =
+      (included.length > 0 ? render.extend?.(section, candidate.fact, layout) : undefined) ??
+      render([...included, candidate.fact], layout);
+    if (!fitsBudget(next, settings.maxTokens, settings.countTokens)) return { ...candidate, reason: 'budget' as const };
+    included.push(candidate.fact);
+    section = next;
+    return candidate;
+  });
+};

@@ -1,0 +1,393 @@
+/**
+ * The ranking, in one place: what a fact's score is made of, its defaults, and how a query is
+ * resolved against the index. A fact's score is a linear model over a few signals, times a
+ * prior for its kind:
+ *
+ *     (query BM25 + feedback + context + recency + co-change + convention base) x prior + boost
+ *
+ * - query BM25: the fact's own fields (subject weighted 3, object 1) against the query terms
+ *   (its weight is 1: every other weight is relative to it);
+ * - feedback: the same scorer with the words of the query's best few matches (pseudo-relevance
+ *   feedback), for facts that need the words of the best matches, not of the prompt;
+ * - context: BM25 of the query against the prompt and summary of the task that produced the fact,
+ *   shared out over what the task did (for a file fact, summed over every task that changed
+ *   the file, each task's score divided by the number of files it changed), among the
+ *   best-matching tasks;
+ * - recency: the facts of the most recent other tasks, decaying per task, on their own weight:
+ *   a prompt that matches nothing still gets what the last tasks did;
+ * - co-change: files that changed together with the query's best-matching files, by how often;
+ * - convention base: a share of the query's best score for a convention it does not match
+ *   (conventions bind every later task);
+ * - priors: multipliers for kinds of facts that rarely (or always) help a later task;
+ * - boost: puts the facts of a file the query names exactly first.
+ *
+ * The weights and priors are fitted on labeled histories (`npm run eval -- --fit`, see
+ * docs/retrieval.md); `DEFAULT_RANKING` ships the fitted values.
+ */
+import * as PMap from '../../persistent/persistentMap.js';
+import type { SessionFact } from '../fact.js';
+import { type Postings, postingsMaxWeight, postingsSize } from '../search/postings.js';
+import { PRIOR_CLASSES, priorFlags } from '../search/priors.js';
+import { RECENT_TASKS, type SearchIndex } from '../search/searchIndex.js';
+import { mentionedPaths, queryTerms } from '../search/terms.js';
+import { idf, postingWeight } from '../search/weights.js';
+
+/**
+ * Multipliers for kinds of facts, fitted on the labeled evaluation (`npm run eval -- --fit`):
+ * status, test and review-outcome facts and summaries rarely help a later task; conventions
+ * bind every later task. A fact of several kinds gets the product.
+ */
+export interface RankingPriors {
+  /** `completed_with` and `reviewed_as`: the outcome of a task or review. */
+  readonly status: number;
+  /** `tested_by` and `test_failure`: test runs. */
+  readonly test: number;
+  /** Facts whose subject is a test file (`test/`, `*.test.ts`, `*_test.go`, ...). */
+  readonly testFile: number;
+  /** Facts whose subject is a lock file or a package manifest. */
+  readonly manifest: number;
+  /** File facts of documentation (`docs/`, `*.md`, `README`, `CHANGELOG`, ...). */
+  readonly docs: number;
+  /** File facts of generated files (snapshots, `generated/`, `dist/`, `vendor/`, `*.pb.go`, `*.min.js`, ...). */
+  readonly generated: number;
+  /** Facts tagged `convention`. */
+  readonly convention: number;
+  /** `summary` facts: the task's summary also reaches its facts as context. */
+  readonly summary: number;
+  /** `issue` facts: review findings. */
+  readonly issue: number;
+  /** An `issue` whose text is also stored as a `convention` of the same subject (the convention carries it). */
+  readonly duplicate: number;
+}
+
+/** Pseudo-relevance feedback: a second query made of the words of the first one's best matches. */
+export interface FeedbackOptions {
+  /** Weight of the feedback BM25 in the relevance (0 turns it off). */
+  readonly weight: number;
+  /** How many of the best first-pass facts lend their words. */
+  readonly facts: number;
+  /** How many words the feedback query keeps (the most telling ones). */
+  readonly terms: number;
+  /**
+   * A word is a feedback word only while it is in at most this share of the valid facts (and in
+   * at least one fact besides the feedback facts' own): `src`, `app` and `ts` tell nothing.
+   */
+  readonly maxShare: number;
+}
+
+/** Recency: the facts of the tasks just before the query's own, on their own weight. */
+export interface RecencyOptions {
+  /** What the facts of the most recent other task get (0 turns it off). */
+  readonly weight: number;
+  /** How many recent tasks get it (at most RECENT_TASKS - 1: the index keeps the most recent tasks in order). */
+  readonly tasks: number;
+  /** What each task further back gets, relative to the one after it. */
+  readonly decay: number;
+}
+
+/** Co-change: files that changed in the same tasks as the query's best-matching files. */
+export interface CoChangeOptions {
+  /**
+   * Weight of the co-change score: for each of the first pass's best files, the share of the
+   * tasks that changed it that also changed this file, times that file's score relative to the
+   * best (0 turns it off).
+   */
+  readonly weight: number;
+  /** How many of the first pass's best file facts are looked at. */
+  readonly seeds: number;
+}
+
+/** How retrieval ranks; every field has a documented default. */
+export interface RankingOptions {
+  readonly priors: RankingPriors;
+  /** Weight of the match against the producing task's prompt and summary (0 turns it off). */
+  readonly contextWeight: number;
+  /** How many of the best-matching tasks lend their context (bounds the cost in long sessions). */
+  readonly contextTasks: number;
+  /** Added to the score of a fact whose subject is a file the query names exactly. */
+  readonly exactFileBoost: number;
+  readonly feedback: FeedbackOptions;
+  readonly recency: RecencyOptions;
+  readonly coChange: CoChangeOptions;
+  /** Share of the query's best score a convention gets when the query does not match it. */
+  readonly conventionBase: number;
+  /**
+   * The relevance floor: a fact whose score (boost aside) is below this share of the best one's
+   * is left out (boosted facts and conventions excepted). With the token budget, it decides how
+   * many facts go in.
+   */
+  readonly floor: number;
+}
+
+/** Ranking options a caller may override, field by field. */
+export type RankingOverrides = Partial<Omit<RankingOptions, 'priors' | 'feedback' | 'recency' | 'coChange'>> & {
+  readonly priors?: Partial<RankingPriors>;
+  readonly feedback?: Partial<FeedbackOptions>;
+  readonly recency?: Partial<RecencyOptions>;
+  readonly coChange?: Partial<CoChangeOptions>;
+};
+
+/** The defaults: fitted on the labeled histories (`npm run eval -- --fit`; see docs/retrieval.md). */
+export const DEFAULT_RANKING: RankingOptions = {
+  priors: {
+    status: 0.118,
+    test: 0.382,
+    testFile: 0.667,
+    manifest: 1.05,
+    docs: 0.851,
+    generated: 1.15,
+    convention: 3.84,
+    summary: 0.111,
+    issue: 1.05,
+    duplicate: 0.278,
+  },
+  contextWeight: 3.96,
+  contextTasks: 32,
+  exactFileBoost: 100,
+  feedback: { weight: 0.102, facts: 3, terms: 8, maxShare: 0.05 },
+  recency: { weight: 5.04, tasks: 63, decay: 0.967 },
+  coChange: { weight: 2.24, seeds: 3 },
+  conventionBase: 0.429,
+  floor: 0.02,
+};
+
+const finiteOr = (value: unknown, fallback: number): number =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : fallback;
+
+const fieldsOf = (value: unknown): Record<string, unknown> =>
+  (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+
+/** Defaults with the valid overrides applied (a field that is not a finite number >= 0 keeps its default). */
+export const resolveRanking = (overrides: unknown): RankingOptions => {
+  const o = fieldsOf(overrides);
+  const p = fieldsOf(o['priors']);
+  const f = fieldsOf(o['feedback']);
+  const r = fieldsOf(o['recency']);
+  const c = fieldsOf(o['coChange']);
+  const d = DEFAULT_RANKING;
+  return {
+    priors: {
+      status: finiteOr(p['status'], d.priors.status),
+      test: finiteOr(p['test'], d.priors.test),
+      testFile: finiteOr(p['testFile'], d.priors.testFile),
+      manifest: finiteOr(p['manifest'], d.priors.manifest),
+      docs: finiteOr(p['docs'], d.priors.docs),
+      generated: finiteOr(p['generated'], d.priors.generated),
+      convention: finiteOr(p['convention'], d.priors.convention),
+      summary: finiteOr(p['summary'], d.priors.summary),
+      issue: finiteOr(p['issue'], d.priors.issue),
+      duplicate: finiteOr(p['duplicate'], d.priors.duplicate),
+    },
+    contextWeight: finiteOr(o['contextWeight'], d.contextWeight),
+    contextTasks: Math.floor(finiteOr(o['contextTasks'], d.contextTasks)),
+    exactFileBoost: finiteOr(o['exactFileBoost'], d.exactFileBoost),
+    feedback: {
+      weight: finiteOr(f['weight'], d.feedback.weight),
+      facts: Math.floor(finiteOr(f['facts'], d.feedback.facts)),
+      terms: Math.floor(finiteOr(f['terms'], d.feedback.terms)),
+      maxShare: finiteOr(f['maxShare'], d.feedback.maxShare),
+    },
+    recency: {
+      weight: finiteOr(r['weight'], d.recency.weight),
+      tasks: Math.min(RECENT_TASKS - 1, Math.floor(finiteOr(r['tasks'], d.recency.tasks))),
+      decay: finiteOr(r['decay'], d.recency.decay),
+    },
+    coChange: {
+      weight: finiteOr(c['weight'], d.coChange.weight),
+      seeds: Math.floor(finiteOr(c['seeds'], d.coChange.seeds)),
+    },
+    conventionBase: finiteOr(o['conventionBase'], d.conventionBase),
+    floor: finiteOr(o['floor'], d.floor),
+  };
+};
+
+const ISSUE = 1 << PRIOR_CLASSES.indexOf('issue');
+const CONVENTION = 1 << PRIOR_CLASSES.indexOf('convention');
+
+/**
+ * The priors of a fact with these prior flags, by name, and their product. `duplicate` says
+ * whether an `issue` repeats a stored convention (which the store, not the fact, knows).
+ */
+export const flagPriors = (
+  flags: number,
+  priors: RankingPriors,
+  duplicate: boolean,
+): { names: string[]; value: number } => {
+  const names: string[] = [];
+  let value = 1;
+  PRIOR_CLASSES.forEach((name, bit) => {
+    if ((flags & (1 << bit)) === 0) return;
+    const applied = name === 'issue' && duplicate ? 'duplicate' : name;
+    names.push(applied);
+    value *= priors[applied];
+  });
+  return { names, value };
+};
+
+/** The product of the priors of these flags (as `flagPriors`, without naming them). */
+export const priorValue = (flags: number, priors: RankingPriors, duplicate: boolean): number => {
+  let value = 1;
+  for (let bit = 0; bit < PRIOR_CLASSES.length; bit += 1)
+    if ((flags & (1 << bit)) !== 0) {
+      const name = PRIOR_CLASSES[bit]!;
+      value *= priors[name === 'issue' && duplicate ? 'duplicate' : name];
+    }
+  return value;
+};
+
+/** The priors that apply to a fact, by name, and their product (`duplicate`: see `flagPriors`). */
+export const factPriors = (
+  fact: SessionFact,
+  priors: RankingPriors,
+  duplicate = false,
+): { names: string[]; value: number } => flagPriors(priorFlags(fact), priors, duplicate);
+
+/**
+ * The largest prior a fact with these flags can get, whatever the store says of duplicates:
+ * an upper bound that needs no lookup.
+ */
+export const priorBound = (flags: number, priors: RankingPriors): number => {
+  const base = priorValue(flags & ~ISSUE, priors, false);
+  return (flags & ISSUE) === 0 ? base : base * Math.max(priors.issue, priors.duplicate);
+};
+
+/**
+ * The largest prior any fact but a convention can get: the product of every prior class
+ * above 1 (with the defaults, 1). Conventions are ranked apart (see `conventionTerms`).
+ */
+export const maxPriorBound = (priors: RankingPriors): number =>
+  PRIOR_CLASSES.reduce((product, name) => {
+    if (name === 'convention') return product;
+    const prior = name === 'issue' ? Math.max(priors.issue, priors.duplicate) : priors[name];
+    return product * Math.max(1, prior);
+  }, 1);
+
+/** True for the flags of an `issue` (whose prior depends on whether it repeats a convention). */
+export const hasIssueFlag = (flags: number): boolean => (flags & ISSUE) !== 0;
+
+/** True for the flags of a convention. */
+export const isConventionFlags = (flags: number): boolean => (flags & CONVENTION) !== 0;
+
+/** One term of a query: its inverse document frequency, its multiplier, and where its postings are. */
+export interface PlannedTerm {
+  readonly term: string;
+  readonly idf: number;
+  /** 1 for a word of the query; the feedback weight for a feedback word. */
+  readonly multiplier: number;
+  /** Postings over the facts that are not conventions. */
+  readonly postings: Postings | undefined;
+  /** Postings over the conventions. */
+  readonly conventions: Postings | undefined;
+  /** The largest stored weight in `postings` and in `conventions` (0 when absent). */
+  readonly postingsMax: number;
+  readonly conventionsMax: number;
+  /** The largest contribution the term can make to a fact's relevance (before priors). */
+  readonly bound: number;
+  /** How many valid facts hold the term. */
+  readonly frequency: number;
+}
+
+/** The query, resolved against the index once. */
+export interface QueryPlan {
+  readonly terms: ReadonlyArray<PlannedTerm>;
+  readonly contextTerms: ReadonlyArray<PlannedTerm>;
+  readonly paths: ReadonlyArray<string>;
+  readonly ranking: RankingOptions;
+}
+
+const sizeOf = (postings: Postings | undefined): number => (postings === undefined ? 0 : postingsSize(postings));
+const maxOf = (postings: Postings | undefined): number => (postings === undefined ? 0 : postingsMaxWeight(postings));
+
+/** A fact term of a query, resolved against the index; `weight` multiplies its contributions. */
+export const planTerm = (index: SearchIndex, documents: number, term: string, multiplier: number): PlannedTerm => {
+  const postings = PMap.get(index.terms, term);
+  const conventions = PMap.get(index.conventionTerms, term);
+  const frequency = sizeOf(postings) + sizeOf(conventions);
+  const weight = idf(documents, frequency);
+  const postingsMax = maxOf(postings);
+  const conventionsMax = maxOf(conventions);
+  return {
+    term,
+    idf: weight,
+    multiplier,
+    postings,
+    conventions,
+    postingsMax,
+    conventionsMax,
+    bound: multiplier * weight * postingWeight(Math.max(postingsMax, conventionsMax)),
+    frequency,
+  };
+};
+
+const planContextTerm = (index: SearchIndex, term: string): PlannedTerm => {
+  const postings = PMap.get(index.taskTerms, term);
+  const frequency = sizeOf(postings);
+  const weight = idf(index.contextCount, frequency);
+  const postingsMax = maxOf(postings);
+  return {
+    term,
+    idf: weight,
+    multiplier: 1,
+    postings,
+    conventions: undefined,
+    postingsMax,
+    conventionsMax: 0,
+    bound: weight * postingWeight(postingsMax),
+    frequency,
+  };
+};
+
+/** Resolves a task description against the index. Every term counts: none is skipped as too common. */
+export const planQuery = (
+  index: SearchIndex,
+  validCount: number,
+  description: string,
+  ranking: RankingOptions,
+): QueryPlan => {
+  const terms = queryTerms(description);
+  return {
+    terms: terms.map((term) => planTerm(index, validCount, term, 1)),
+    contextTerms: ranking.contextWeight > 0 ? terms.map((term) => planContextTerm(index, term)) : [],
+    paths: mentionedPaths(description),
+    ranking,
+  };
+};
+
+/** A score and what it is made of. */
+export interface ScoreParts {
+  /** BM25 contribution of each matched query term (idf x the fact's term weight). */
+  readonly terms: ReadonlyArray<{ readonly term: string; readonly contribution: number }>;
+  /** Pseudo-relevance feedback: the weighted BM25 of the feedback words (already times the feedback weight). */
+  readonly feedback: number;
+  /** Weighted BM25 match against the producing task's prompt and summary. */
+  readonly context: number;
+  /** The recency of a fact of one of the most recent other tasks (already times its weight). */
+  readonly recency: number;
+  /** The co-change score of a file that changed with the query's best files (already times its weight). */
+  readonly coChange: number;
+  /** The base a convention gets when the query does not match it. */
+  readonly base: number;
+  /** The priors that applied, by name, and their product. */
+  readonly priors: ReadonlyArray<string>;
+  readonly prior: number;
+  /** The exact-file boost, when the query names the fact's subject. */
+  readonly boost: number;
+  /** (sum of terms + feedback + context + recency + co-change + base) x prior + boost. */
+  readonly total: number;
+}
+
+/**
+ * True when the query names the fact's subject as a file, whole or by its trailing path (the
+ * subject ends with `/` and the path; checked without building that string, once per fact and path).
+ */
+export const namesSubject = (paths: ReadonlyArray<string>, subject: string): boolean => {
+  for (const path of paths)
+    if (
+      subject === path ||
+      (subject.length > path.length &&
+        subject.charCodeAt(subject.length - path.length - 1) === 47 &&
+        subject.endsWith(path))
+    )
+      return true;
+  return false;
+};

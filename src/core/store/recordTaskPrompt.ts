@@ -1,0 +1,15 @@
+import { indexTaskPrompt } from '../search/searchIndex.js';
+import { type FactStore, withMutations } from './state.js';
+
+/**
+ * Records the prompt a task was given, so its facts can be found by the words of the task
+ * that produced them. The latest prompt of a task wins; an older one, or the same text again,
+ * returns the same store.
+ */
+export const recordTaskPrompt = (store: FactStore, taskId: string, prompt: string, at: number): FactStore => {
+  if (typeof taskId !== 'string' || taskId.trim() === '' || typeof prompt !== 'string') return store;
+  if (typeof at !== 'number' || !Number.isFinite(at)) return store;
+  const index = indexTaskPrompt(store.index, taskId, prompt, at);
+  if (index === store.index) return store;
+  return withMutations(store, (current) => ({ ...current, index }));
+};

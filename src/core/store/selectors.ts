@@ -1,0 +1,76 @@
+import * as PMap from '../../persistent/persistentMap.js';
+import type { FactTag, SessionFact } from '../fact.js';
+import { selectIndexedFacts } from '../search/searchIndex.js';
+import { type FactStore, validCount } from './state.js';
+import { byTimeThenId, deriveRecords } from './timeline.js';
+
+const allFactsCache = new WeakMap<FactStore, ReadonlyArray<SessionFact>>();
+const validFactsCache = new WeakMap<FactStore, ReadonlyArray<SessionFact>>();
+
+const memoize = (
+  cache: WeakMap<FactStore, ReadonlyArray<SessionFact>>,
+  store: FactStore,
+  compute: () => SessionFact[],
+): ReadonlyArray<SessionFact> => {
+  const cached = cache.get(store);
+  if (cached !== undefined) return cached;
+  const value = Object.freeze(compute());
+  cache.set(store, value);
+  return value;
+};
+
+/** Every record, closed history included, by `validFrom` then id. */
+export const selectAllFacts = (store: FactStore): ReadonlyArray<SessionFact> =>
+  memoize(allFactsCache, store, () =>
+    PMap.values(store.pairs)
+      .flatMap((log) => deriveRecords(log).map((fact) => (fact.validTo === undefined ? fact : Object.freeze(fact))))
+      .sort(byTimeThenId),
+  );
+
+/** The facts valid now, by `validFrom` then id. */
+export const selectValidFacts = (store: FactStore): ReadonlyArray<SessionFact> =>
+  memoize(validFactsCache, store, () => selectIndexedFacts(store.index).sort(byTimeThenId));
+
+/** The valid facts carrying any of `tags`. */
+export const selectValidFactsByTags = (store: FactStore, tags: ReadonlyArray<FactTag>): ReadonlyArray<SessionFact> => {
+  const wanted = new Set<string>(Array.isArray(tags) ? tags : []);
+  return selectValidFacts(store).filter((fact) => fact.tags.some((tag) => wanted.has(tag)));
+};
+
+/** The number of valid facts. */
+export const selectValidCount = (store: FactStore): number => validCount(store);
+
+/** The facts whose interval holds `at`: validFrom <= at < validTo (or no validTo). */
+export const selectFactsValidAt = (store: FactStore, at: number): ReadonlyArray<SessionFact> =>
+  selectAllFacts(store).filter((fact) => fact.validFrom <= at && (fact.validTo === undefined || at < fact.validTo));
+
+/** What `selectFactsWhere` keeps: every given condition must hold. */
+export interface FactFilter {
+  /** Closed facts too (with `asOf`: every fact asserted by then). */
+  readonly all?: boolean;
+  /** The facts valid at this time instead of now. */
+  readonly asOf?: number;
+  /** Facts carrying any of these tags (none: any tag). */
+  readonly tags?: ReadonlyArray<FactTag>;
+  /** Facts whose subject contains this text, ignoring case. */
+  readonly subject?: string;
+}
+
+/** The facts `filter` selects, by `validFrom` then id: what `fact-tracker facts` and the MCP `list_facts` list. */
+export const selectFactsWhere = (store: FactStore, filter: FactFilter): ReadonlyArray<SessionFact> => {
+  const { asOf, all = false, tags = [] } = filter;
+  const facts =
+    asOf === undefined
+      ? all
+        ? selectAllFacts(store)
+        : selectValidFacts(store)
+      : all
+        ? selectAllFacts(store).filter((fact) => fact.validFrom <= asOf)
+        : selectFactsValidAt(store, asOf);
+  const subject = filter.subject?.toLowerCase();
+  return facts.filter(
+    (fact) =>
+      (tags.length === 0 || fact.tags.some((tag) => tags.includes(tag))) &&
+      (subject === undefined || fact.subject.toLowerCase().includes(subject)),
+  );
+};

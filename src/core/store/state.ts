@@ -1,0 +1,81 @@
+import * as PMap from '../../persistent/persistentMap.js';
+import type { SessionFact } from '../fact.js';
+import { emptySearchIndex, type SearchIndex, selectIndexedCount, selectIndexedFact } from '../search/searchIndex.js';
+
+/**
+ * Everything the store knows about one (subject, relation) pair: the assertions it received
+ * (each fact as asserted, `validFrom` = assertion time; one per id and time) and the times it
+ * was invalidated. The pair's records are derived from this log (see `timeline.ts`), so the
+ * result depends on the set of assertions, not on the order they arrived in.
+ */
+export interface PairLog {
+  readonly subject: string;
+  readonly relation: string;
+  /** Sorted by `validFrom`, then id. */
+  readonly assertions: ReadonlyArray<SessionFact>;
+  /** Invalidation times, ascending, unique. */
+  readonly clears: ReadonlyArray<number>;
+}
+
+/**
+ * The fact store: plain, JSON-serializable, deeply frozen data. Read it through the selectors.
+ * The pair logs are the source of truth; the index holds the valid facts (by id) and what
+ * ranking needs, kept up to date by the same reducers.
+ */
+export interface FactStore {
+  /** `addFacts` compacts to this many valid facts when it is exceeded. */
+  readonly maxValidFacts: number;
+  /** Pair logs by pair key. */
+  readonly pairs: PMap.PersistentMap<PairLog>;
+  /**
+   * The keys of the pair logs that may hold closed records (see `mayHoldHistory`): compaction
+   * removes history from those, instead of walking every pair on every dispatch.
+   */
+  readonly historyPairs: PMap.PersistentMap<true>;
+  /** The search index over the valid facts and the recorded task prompts. */
+  readonly index: SearchIndex;
+}
+
+/** Options of `emptyFactStore`. */
+export interface FactStoreOptions {
+  readonly maxValidFacts?: number;
+}
+
+/** The default bound on valid facts before `addFacts` compacts. */
+export const DEFAULT_MAX_VALID_FACTS = 1_000;
+
+/** A usable bound: a positive integer, or the default. */
+export const normalizeMaxValidFacts = (value: unknown): number =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 1 ? Math.floor(value) : DEFAULT_MAX_VALID_FACTS;
+
+/** An empty store (default `maxValidFacts`: DEFAULT_MAX_VALID_FACTS). */
+export const emptyFactStore = (options: FactStoreOptions = {}): FactStore =>
+  PMap.withMutations(
+    {
+      maxValidFacts: normalizeMaxValidFacts(options?.maxValidFacts),
+      pairs: PMap.empty,
+      historyPairs: PMap.empty,
+      index: emptySearchIndex(),
+    },
+    (store) => store,
+  );
+
+const PAIR_SEPARATOR = '\u001f';
+
+/** The key of a (subject, relation) pair. */
+export const pairKey = (subject: string, relation: string): string => subject + PAIR_SEPARATOR + relation;
+
+/** The number of valid facts. */
+export const validCount = (store: FactStore): number => selectIndexedCount(store.index);
+
+/** The valid fact with this id, if any. */
+export const selectValidFact = (store: FactStore, id: string): SessionFact | undefined =>
+  selectIndexedFact(store.index, id);
+
+/**
+ * Runs `fn` over the store with in-place writes (the owner pattern; see `withMutations` in the
+ * persistent map): a run of reducer calls copies each node at most once, and the result is
+ * deeply frozen when the outermost run returns, exactly what the calls make one by one.
+ */
+export const withMutations = (store: FactStore, fn: (store: FactStore) => FactStore): FactStore =>
+  PMap.withMutations(store, fn);

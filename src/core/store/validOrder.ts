@@ -1,0 +1,150 @@
+/**
+ * What compaction reads of the valid facts on every dispatch, kept beside the index instead of
+ * derived from every valid fact each time: the valid facts in time order (then id), each
+ * subject's valid facts, and the subjects holding enough of them to merge.
+ *
+ * A cache, not state. It is kept weakly by the index's document vector (the valid facts, by
+ * document number: an index with the same vector holds the same facts), built from the index
+ * the first time a compaction asks, and carried forward, changed in place, by every write that
+ * makes the next index from that one (the only writes that change the vector). An older index
+ * then has none, and builds its own if it is ever compacted. So it never changes what a
+ * compaction does, only what it costs: a store at its bound compacts on every dispatch, and
+ * walking and grouping every valid fact each time cost more than the rest of the compaction.
+ */
+import type { PersistentVector } from '../../persistent/persistentVector.js';
+import type { SessionFact } from '../fact.js';
+import { type SearchIndex, selectIndexedFacts } from '../search/searchIndex.js';
+import { byTimeThenId } from './timeline.js';
+
+/** A subject's valid facts can merge into a summary once it holds this many (its newest stays, the older ones merge). */
+export const MERGEABLE = 3;
+
+/** Relations of the facts compaction drops first: how a task went, not what it established. */
+const EXPENDABLE_RELATIONS = new Set(['completed_with', 'reviewed_as', 'tested_by', 'test_failure', 'summary']);
+
+/** True for a fact compaction drops before any other: a task's outcome, test run or summary. */
+export const isExpendable = (fact: SessionFact): boolean => EXPENDABLE_RELATIONS.has(fact.relation);
+
+/** The valid facts of one index, ordered and grouped as compaction reads them. */
+export interface ValidOrder {
+  /** Every valid fact, by time then id (`byTimeThenId`). */
+  readonly byTime: SessionFact[];
+  /**
+   * The expendable ones (`isExpendable`), by time then id: once the old ones are gone, the
+   * expendable facts are the recent ones, found without walking past every older fact.
+   */
+  readonly expendable: SessionFact[];
+  /** Subject -> its valid facts, in no particular order. */
+  readonly bySubject: Map<string, SessionFact[]>;
+  /** The subjects holding MERGEABLE valid facts or more. */
+  readonly mergeable: Set<string>;
+}
+
+const orders = new WeakMap<PersistentVector<SessionFact>, ValidOrder>();
+
+/** Where `fact` is, or would go, in `byTime`. */
+const placeOf = (byTime: ReadonlyArray<SessionFact>, fact: SessionFact): number => {
+  let low = 0;
+  let high = byTime.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (byTimeThenId(byTime[mid]!, fact) < 0) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+};
+
+const group = (order: ValidOrder, fact: SessionFact): void => {
+  const facts = order.bySubject.get(fact.subject);
+  if (facts === undefined) order.bySubject.set(fact.subject, [fact]);
+  else if (facts.push(fact) === MERGEABLE) order.mergeable.add(fact.subject);
+};
+
+const ungroup = (order: ValidOrder, fact: SessionFact): void => {
+  const facts = order.bySubject.get(fact.subject);
+  const at = facts?.findIndex((held) => held.id === fact.id) ?? -1;
+  if (at < 0) return;
+  facts!.splice(at, 1);
+  if (facts!.length === MERGEABLE - 1) order.mergeable.delete(fact.subject);
+  else if (facts!.length === 0) order.bySubject.delete(fact.subject);
+};
+
+/** The order of `index`'s valid facts, built from them (what `validOrder` keeps). */
+export const buildValidOrder = (index: SearchIndex): ValidOrder => {
+  const byTime = selectIndexedFacts(index).sort(byTimeThenId);
+  const order: ValidOrder = {
+    byTime,
+    expendable: byTime.filter(isExpendable),
+    bySubject: new Map(),
+    mergeable: new Set(),
+  };
+  for (const fact of order.byTime) group(order, fact);
+  return order;
+};
+
+/** The valid facts of `index`, ordered and grouped (built now unless a write carried them here). Read only. */
+export const validOrder = (index: SearchIndex): ValidOrder => {
+  let order = orders.get(index.docs);
+  if (order === undefined) {
+    order = buildValidOrder(index);
+    orders.set(index.docs, order);
+  }
+  return order;
+};
+
+/** Past this many leaving facts, a time order is filtered once instead of spliced for each. */
+const FILTER_PAST = 16;
+
+/** Takes the leaving facts out of a list in time order (a fact it does not hold changes nothing). */
+const remove = (byTime: SessionFact[], invalid: ReadonlyArray<SessionFact>): void => {
+  if (invalid.length === 0) return;
+  if (invalid.length > FILTER_PAST) {
+    const leaving = new Set(invalid.map((fact) => fact.id));
+    let kept = 0;
+    for (const fact of byTime) if (!leaving.has(fact.id)) byTime[kept++] = fact;
+    byTime.length = kept;
+  } else
+    for (const fact of invalid) {
+      // By its time, or failing that by its id alone, as the index finds it.
+      let at = placeOf(byTime, fact);
+      if (byTime[at]?.id !== fact.id) at = byTime.findIndex((held) => held.id === fact.id);
+      if (at >= 0) byTime.splice(at, 1);
+    }
+};
+
+/** Puts an entering fact in its place in a list in time order (facts usually enter newest). */
+const insert = (byTime: SessionFact[], fact: SessionFact): void => {
+  const last = byTime[byTime.length - 1];
+  if (last === undefined || byTimeThenId(last, fact) < 0) byTime.push(fact);
+  else byTime.splice(placeOf(byTime, fact), 0, fact);
+};
+
+/**
+ * Moves the order of `before` (if it has one) to `after`, the index a write made from it with
+ * the facts `invalid` leaving and `valid` entering (in that order: an id may do both), as the
+ * index applies them: a leaving fact it does not hold changes nothing.
+ */
+export const carryValidOrder = (
+  before: SearchIndex,
+  after: SearchIndex,
+  invalid: ReadonlyArray<SessionFact>,
+  valid: ReadonlyArray<SessionFact>,
+): void => {
+  // Inside a write run the vector may be changed in place and keep its identity: the order is
+  // changed all the same.
+  const order = orders.get(before.docs);
+  if (order === undefined) return;
+  orders.delete(before.docs);
+  remove(order.byTime, invalid);
+  remove(
+    order.expendable,
+    invalid.filter((fact) => isExpendable(fact)),
+  );
+  for (const fact of invalid) ungroup(order, fact);
+  for (const fact of valid) {
+    insert(order.byTime, fact);
+    if (isExpendable(fact)) insert(order.expendable, fact);
+    group(order, fact);
+  }
+  orders.set(after.docs, order);
+};

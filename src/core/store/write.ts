@@ -1,0 +1,225 @@
+/**
+ * Applies changed pair logs to a store: the pair's records are derived again, the facts that
+ * became valid or stopped being valid go to the index, and untouched parts keep their identity.
+ */
+import * as PMap from '../../persistent/persistentMap.js';
+import { isFileFact, type SessionFact } from '../fact.js';
+import {
+  applyIndexChanges,
+  emptySearchIndex,
+  indexTaskFiles,
+  indexTaskPrompt,
+  type RecordedFile,
+  type RecordedPrompt,
+  selectIndexedFiles,
+  selectIndexedPrompts,
+} from '../search/searchIndex.js';
+import { type FactStore, type PairLog, pairKey } from './state.js';
+import { mayHoldHistory, selectValidOfLog } from './timeline.js';
+import { carryValidOrder } from './validOrder.js';
+
+/** A pair log before and after a reducer's change (`undefined`: no log). */
+export interface PairChange {
+  readonly before: PairLog | undefined;
+  readonly after: PairLog | undefined;
+}
+
+/** The log stored for a pair, if any. */
+export const selectPairLog = (store: FactStore, subject: string, relation: string): PairLog | undefined =>
+  PMap.get(store.pairs, pairKey(subject, relation));
+
+/** Every pair log of the store, in no particular order. */
+export const selectPairLogs = (store: FactStore): PairLog[] => PMap.values(store.pairs);
+
+/** The clears of a pair never invalidated: one shared empty list instead of one per pair. */
+export const NO_CLEARS: ReadonlyArray<number> = Object.freeze([]);
+
+/** An empty log for a pair. */
+export const emptyPairLog = (subject: string, relation: string): PairLog => ({
+  subject,
+  relation,
+  assertions: [],
+  clears: NO_CLEARS,
+});
+
+const historyIn = (log: PairLog | undefined): number => (log !== undefined && mayHoldHistory(log) ? 1 : 0);
+
+/**
+ * Lists up to this long are compared by a scan: most pairs hold one to three facts, and a write
+ * compares every changed pair before and after, so small lists spare it a Map or Set each.
+ */
+const SCANNED = 8;
+
+/** Appends to `out` the items of `list` not in `other` (a scan of small lists, a Set otherwise), each as `as` gives it. */
+const appendMissing = <T, U>(
+  list: ReadonlyArray<T>,
+  other: ReadonlyArray<T>,
+  out: U[],
+  as: (item: T, key: string) => U,
+  key: string,
+): void => {
+  if (list.length === 0) return;
+  if (other.length <= SCANNED) {
+    for (const item of list) if (!other.includes(item)) out.push(as(item, key));
+    return;
+  }
+  const present = new Set(other);
+  for (const item of list) if (!present.has(item)) out.push(as(item, key));
+};
+
+const itself = <T>(item: T): T => item;
+const withKey = (taskId: string, key: string): [string, string] => [taskId, key];
+
+const NO_TASKS: ReadonlyArray<string> = Object.freeze([]);
+
+/** The distinct source tasks of the log's assertions that `keep` takes, in assertion order. */
+const tasksOfLog = (log: PairLog | undefined, keep: (fact: SessionFact) => boolean): ReadonlyArray<string> => {
+  if (log === undefined) return NO_TASKS;
+  const tasks: string[] = [];
+  const seen = log.assertions.length > SCANNED ? new Set<string>() : undefined;
+  for (const fact of log.assertions) {
+    if (!keep(fact)) continue;
+    const taskId = fact.sourceTaskId;
+    if (seen === undefined ? tasks.includes(taskId) : seen.has(taskId)) continue;
+    seen?.add(taskId);
+    tasks.push(taskId);
+  }
+  return tasks;
+};
+
+/** True when task `taskId` asserted a file fact that the pair log `log` still holds. */
+export const holdsFileFactOf = (log: PairLog | undefined, taskId: string): boolean =>
+  log?.assertions.some((fact) => fact.sourceTaskId === taskId && isFileFact(fact)) === true;
+
+/** The tasks that asserted a file fact in a pair log. */
+const fileTasks = (log: PairLog | undefined): ReadonlyArray<string> => tasksOfLog(log, isFileFact);
+
+/** Relations a later review of the same task settles: what it does not repeat is fixed (see settleReview.ts). */
+const REVIEW_OPEN_ITEMS: ReadonlySet<string> = new Set(['issue', 'must_fix']);
+
+const byReviewer = (fact: SessionFact): boolean => fact.sourceRole === 'reviewer';
+
+/** The tasks whose reviewer asserted an open review item in a pair log. */
+const reviewTasks = (log: PairLog | undefined): ReadonlyArray<string> =>
+  log === undefined || !REVIEW_OPEN_ITEMS.has(log.relation) ? NO_TASKS : tasksOfLog(log, byReviewer);
+
+/** The (task, subject, relation) entries of the tasks that asserted a file fact after a change and not before. */
+const assertedFiles = ({ before, after }: PairChange, out: Array<[string, string, string]>): void => {
+  if (after === undefined) return;
+  const tasksBefore = fileTasks(before);
+  for (const taskId of fileTasks(after))
+    if (!tasksBefore.includes(taskId)) out.push([taskId, after.subject, after.relation]);
+};
+
+/** Adds to `gained` and `lost` the (task, pair) entries of the tasks `tasksOf` finds after and not before, and before and not after. */
+const diffTasks = (
+  tasksOf: (log: PairLog | undefined) => ReadonlyArray<string>,
+  { before, after }: PairChange,
+  key: string,
+  gained: Array<[string, string]>,
+  lost: Array<[string, string]>,
+): void => {
+  const tasksBefore = tasksOf(before);
+  const tasksAfter = tasksOf(after);
+  appendMissing(tasksAfter, tasksBefore, gained, withKey, key);
+  appendMissing(tasksBefore, tasksAfter, lost, withKey, key);
+};
+
+const NO_FACTS: ReadonlyArray<SessionFact> = Object.freeze([]);
+
+/** The valid records of a log (a valid record is the assertion object that opened it; one per id). */
+const validOf = (log: PairLog | undefined): ReadonlyArray<SessionFact> =>
+  log === undefined ? NO_FACTS : selectValidOfLog(log);
+
+/** Freezes a pair log built by a reducer: its assertions (fresh copies of input facts), their list and its clears. */
+const freezeLog = (log: PairLog): PairLog => {
+  if (Object.isFrozen(log)) return log;
+  for (const fact of log.assertions) {
+    Object.freeze(fact.tags);
+    Object.freeze(fact);
+  }
+  Object.freeze(log.assertions);
+  Object.freeze(log.clears);
+  return Object.freeze(log);
+};
+
+/** The store with every change applied, or the same store when nothing differs. */
+export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairChange>): FactStore => {
+  const effective = changes.filter((change) => change.before !== change.after);
+  if (effective.length === 0) return store;
+  const invalid: SessionFact[] = [];
+  const valid: SessionFact[] = [];
+  const filesAsserted: Array<[string, string, string]> = [];
+  const itemsRaised: Array<[string, string]> = [];
+  const itemsDropped: Array<[string, string]> = [];
+  const keys: string[] = [];
+  for (const change of effective) {
+    const { before, after } = change;
+    // A valid record is kept exactly when the same object is valid after (ids are one per record).
+    const validBefore = validOf(before);
+    const validAfter = validOf(after);
+    appendMissing(validBefore, validAfter, invalid, itself, '');
+    appendMissing(validAfter, validBefore, valid, itself, '');
+    const log = (after ?? before)!;
+    const key = pairKey(log.subject, log.relation);
+    keys.push(key);
+    assertedFiles(change, filesAsserted);
+    diffTasks(reviewTasks, change, key, itemsRaised, itemsDropped);
+  }
+  return PMap.withMutations(store, (current) => {
+    let pairs = current.pairs;
+    let historyPairs = current.historyPairs;
+    effective.forEach(({ before, after }, i) => {
+      const key = keys[i]!;
+      pairs = after === undefined ? PMap.remove(pairs, key) : PMap.set(pairs, key, freezeLog(after));
+      if (historyIn(after) !== historyIn(before))
+        historyPairs = historyIn(after) === 1 ? PMap.set(historyPairs, key, true) : PMap.remove(historyPairs, key);
+    });
+    const index = applyIndexChanges(current.index, {
+      invalid,
+      valid,
+      filesAsserted,
+      itemsRaised,
+      itemsDropped,
+    });
+    carryValidOrder(current.index, index, invalid, valid);
+    // A new store object every time, even inside a run: selectors memoize by store identity.
+    return { maxValidFacts: current.maxValidFacts, pairs, historyPairs, index };
+  });
+};
+
+/** The task prompts recorded in a store, by task id. */
+export const selectRecordedPrompts = (store: FactStore): RecordedPrompt[] => selectIndexedPrompts(store.index);
+
+/** The `count` latest recorded prompts that are not empty, latest first (by time, then task id). */
+export const selectLatestPrompts = (store: FactStore, count: number): RecordedPrompt[] =>
+  selectRecordedPrompts(store)
+    .filter((recorded) => recorded.prompt !== '')
+    // A stable sort: prompts of one time keep the task-id order they come in.
+    .sort((a, b) => b.at - a.at)
+    .slice(0, Math.max(0, count));
+
+/** The files recorded as changed by tasks, by subject, relation and task. */
+export const selectRecordedFiles = (store: FactStore): RecordedFile[] => selectIndexedFiles(store.index);
+
+/**
+ * A whole store built from pair logs, recorded prompts and recorded files (where a reducer
+ * rewrites most of the state).
+ */
+export const buildStore = (
+  maxValidFacts: number,
+  logs: Iterable<PairLog>,
+  prompts: ReadonlyArray<RecordedPrompt> = [],
+  files: ReadonlyArray<RecordedFile> = [],
+): FactStore =>
+  PMap.withMutations<FactStore>(
+    { maxValidFacts, pairs: PMap.empty, historyPairs: PMap.empty, index: emptySearchIndex() },
+    (empty) => {
+      const changes: PairChange[] = [];
+      for (const log of logs) changes.push({ before: undefined, after: log });
+      const store = writePairChanges(empty, changes);
+      let index = store.index;
+      for (const { taskId, prompt, at } of prompts) index = indexTaskPrompt(index, taskId, prompt, at);
+      return { ...store, index: indexTaskFiles(index, files) };
+    },
+  );

@@ -1,0 +1,84 @@
+/** The values a live session takes and gives: plain data, no file handles. */
+import type { Extraction } from '../../core/extract/extractor.js';
+import type { SessionFact } from '../../core/fact.js';
+import type { HistoryLineErrorCode } from '../../core/history/events.js';
+import type { ReplayError } from '../../core/replay/replay.js';
+import type { ContractError } from '../../core/extract/parse.js';
+import type { FactTag, SourceRole } from '../../core/fact.js';
+
+/** Why a session call did nothing. */
+export interface SessionError {
+  readonly code:
+    | 'invalid_session_id'
+    | 'unknown_session'
+    | 'io'
+    | 'invalid_input'
+    | 'output_too_large'
+    | 'prompt_too_large'
+    | HistoryLineErrorCode
+    | ContractError['code'];
+  readonly message: string;
+}
+
+/** A dispatch result to record: raw agent text or the result object, as the history format takes them. */
+export interface IngestResultInput {
+  readonly role: SourceRole;
+  readonly taskId: string;
+  readonly output: string | Readonly<Record<string, unknown>>;
+  /** Epoch milliseconds (default: the session's clock). */
+  readonly at?: number;
+}
+
+/** A prompt to compile, as a history prompt event holds it. */
+export interface CompileContextInput {
+  readonly taskId: string;
+  readonly taskPrompt: string;
+  readonly tags?: ReadonlyArray<FactTag>;
+  readonly maxFacts?: number;
+  readonly maxTokens?: number;
+  /** Epoch milliseconds (default: the session's clock). */
+  readonly at?: number;
+}
+
+/** What a change to the log did. */
+export interface Recorded {
+  /** The line of the log that holds the event. */
+  readonly line: number;
+  /** True when the log held this very event already (same fields, same time): nothing was written. */
+  readonly duplicate: boolean;
+}
+
+/** A recorded dispatch: the facts it added and the extraction's warnings (both empty for a duplicate). */
+export type IngestedResult = Recorded & Extraction;
+
+/** A recorded prompt: the `[Session Context]` section and its facts, as `compilePrompt` made them. */
+export interface CompiledContext extends Recorded {
+  readonly sessionContext: string;
+  readonly facts: ReadonlyArray<SessionFact>;
+}
+
+/** A recorded invalidation: the facts it closed. */
+export interface InvalidatedFacts extends Recorded {
+  readonly closed: ReadonlyArray<SessionFact>;
+}
+
+/** A torn last line, moved out of the log into its side file. */
+export interface SetAsideLine {
+  /** The line number it had in the log. */
+  readonly line: number;
+  readonly bytes: number;
+  /** Where it is kept. */
+  readonly file: string;
+}
+
+/** What reading the log met: lines that did not apply, and torn last lines set aside. */
+export interface SessionReport {
+  /** Events applied (rejected dispatches included, as `replay` counts them). */
+  readonly events: number;
+  /** Lines that are not events and dispatches the contract rejected, by line, exactly as `replay` reports them: the first 1,000. */
+  readonly errors: ReadonlyArray<ReplayError>;
+  /** How many more lines were rejected than `errors` lists (absent when it lists them all). */
+  readonly errorsOmitted?: number;
+  /** Torn last lines this process moved to the side file (the first 100). */
+  readonly setAside: ReadonlyArray<SetAsideLine>;
+}

@@ -1,0 +1,56 @@
+/**
+ * Reading dispatch histories from files and streams on Node (`session-fact-tracker/history/node`;
+ * the package root stays browser-safe). A history is read line by line, in memory bounded by
+ * its longest line (at most `HISTORY_LINE_LIMITS.length` characters are held of any line), so
+ * a file of any size can be read, replayed or followed.
+ */
+import { createReadStream } from 'node:fs';
+import * as E from 'fp-ts/lib/Either.js';
+import { createHistoryLineReader, type HistoryEvent, type HistoryLineError } from '../core/history/events.js';
+import { lineBatches } from '../core/history/lines.js';
+import { type HistoryReplayOptions, type ReplayResult, startHistoryReplay } from '../core/replay/replay.js';
+
+/** Where a history is read from: a file path, or a stream of chunks (a `Readable`, `process.stdin`, ...). */
+export type HistorySource = string | AsyncIterable<Uint8Array | string>;
+
+/** One non-blank line of a history, read: its event, or why it is not one. Both carry the line number (`line`). */
+export type ReadHistoryLine = E.Either<HistoryLineError, HistoryEvent>;
+
+const chunksOf = (source: HistorySource): AsyncIterable<Uint8Array | string> =>
+  typeof source === 'string'
+    ? (createReadStream(source, { highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>)
+    : source;
+
+/**
+ * The lines of a history as they are read, each non-blank one as its event or its error, in
+ * file order (a line without `at` is timed from the event before it, as `parseHistory` does).
+ * A file that cannot be read makes the iteration throw the reading error.
+ */
+export async function* readHistoryEvents(source: HistorySource): AsyncGenerator<ReadHistoryLine> {
+  const read = createHistoryLineReader();
+  for await (const batch of lineBatches(chunksOf(source)))
+    for (const line of batch) {
+      const parsed = read(line);
+      if (parsed !== undefined) yield parsed;
+    }
+}
+
+/**
+ * `replayHistory` for a history read as it goes: the same result for the same lines, reading
+ * stops as soon as the replay does (`asOf`, `untilLine`). With `onPrompt`, prompts are handed
+ * out rather than kept, and memory is bounded by the store, not by the history. A source that
+ * cannot be read gives a Left with the reason.
+ */
+export const replayHistoryFile = async (
+  source: HistorySource,
+  options: HistoryReplayOptions = {},
+): Promise<E.Either<string, ReplayResult>> => {
+  const replay = startHistoryReplay(options);
+  try {
+    for await (const batch of lineBatches(chunksOf(source))) if (!replay.feed(batch)) break;
+  } catch (error) {
+    const where = typeof source === 'string' ? source : 'the history stream';
+    return E.left(`cannot read ${where}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return E.right(replay.finish());
+};

@@ -1,0 +1,233 @@
+/**
+ * The saved-state format: a versioned JSON document holding the pair logs, the store's source
+ * of truth. Decoding validates every assertion and rebuilds the records, so a file can never
+ * load as a half-built or inconsistent store.
+ */
+import * as A from 'fp-ts/lib/Array.js';
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import { z } from 'zod';
+import { describeIssue, formatPath } from '../base/schema.js';
+import { isFileFact, parseNewFact, type SessionFact } from '../core/fact.js';
+import type { NotesLedger } from '../notes/ledger.js';
+import { decodeNotes, encodeNotes, type SavedNotes } from '../notes/persist.js';
+import * as PMap from '../persistent/persistentMap.js';
+import { normalizeMaxValidFacts, type FactStore, type PairLog, pairKey } from '../core/store/state.js';
+import { byTimeThenId } from '../core/store/timeline.js';
+import type { RecordedFile, RecordedPrompt } from '../core/search/searchIndex.js';
+import {
+  buildStore,
+  holdsFileFactOf,
+  selectPairLogs,
+  selectRecordedFiles,
+  selectRecordedPrompts,
+} from '../core/store/write.js';
+
+/** The `format` tag of a saved state. */
+export const STATE_FORMAT = 'session-fact-tracker/state';
+/** The newest saved-state version this code reads and writes. */
+export const STATE_VERSION = 1;
+
+/** A saved state, as written to disk. */
+export interface SavedState {
+  readonly format: typeof STATE_FORMAT;
+  readonly version: typeof STATE_VERSION;
+  readonly maxValidFacts: number;
+  readonly pairs: ReadonlyArray<PairLog>;
+  /** The task prompts recorded for ranking context. */
+  readonly prompts: ReadonlyArray<RecordedPrompt>;
+  /**
+   * The files tasks changed whose facts compaction removed (those still in `pairs` are read from
+   * there): what a task changed stays part of its record, for ranking (optional: files without it
+   * decode as before).
+   */
+  readonly files?: ReadonlyArray<RecordedFile>;
+  /** The notable-facts ledger, when one was saved (optional: files without it decode as before). */
+  readonly notes?: SavedNotes;
+}
+
+/** A decoded saved state: the fact store, and the notable-facts ledger when the file holds one. */
+export interface DecodedState {
+  readonly store: FactStore;
+  readonly notes?: NotesLedger;
+}
+
+const byPairKey = (a: PairLog, b: PairLog): number =>
+  a.subject < b.subject
+    ? -1
+    : a.subject > b.subject
+      ? 1
+      : a.relation < b.relation
+        ? -1
+        : a.relation > b.relation
+          ? 1
+          : 0;
+
+/**
+ * The store (and the notable-facts ledger, when given) as a saved-state document
+ * (deterministic: pairs sorted by subject, then relation).
+ */
+export const encodeState = (store: FactStore, notes?: NotesLedger): SavedState => {
+  const files = removedFiles(store);
+  return {
+    format: STATE_FORMAT,
+    version: STATE_VERSION,
+    maxValidFacts: store.maxValidFacts,
+    pairs: [...selectPairLogs(store)].sort(byPairKey),
+    prompts: selectRecordedPrompts(store),
+    ...(files.length === 0 ? {} : { files }),
+    ...(notes === undefined ? {} : { notes: encodeNotes(notes) }),
+  };
+};
+
+/** The recorded files the pair logs no longer show (compaction removed the facts). */
+const removedFiles = (store: FactStore): RecordedFile[] =>
+  selectRecordedFiles(store).filter(
+    ({ taskId, subject, relation }) => !holdsFileFactOf(PMap.get(store.pairs, pairKey(subject, relation)), taskId),
+  );
+
+type IssuePath = { readonly path?: ReadonlyArray<PropertyKey> | undefined };
+
+/** The path of an issue, `up` levels above where it was found. */
+const pathOf = (issue: IssuePath, up = 0): string => {
+  const path = issue.path ?? [];
+  return formatPath(path.slice(0, path.length - up));
+};
+
+const notAnObject = (issue: IssuePath): string => `${pathOf(issue)} is not an object`;
+
+const incompletePrompt = (issue: IssuePath): string => `${pathOf(issue, 1)} needs a taskId, a prompt and a finite time`;
+
+const incompleteFile = (issue: IssuePath): string => `${pathOf(issue, 1)} needs a taskId, a subject and a relation`;
+
+const RecordedFileSchema = z.object(
+  {
+    taskId: z.string({ error: incompleteFile }).min(1, { error: incompleteFile }),
+    subject: z.string({ error: incompleteFile }).min(1, { error: incompleteFile }),
+    relation: z.string({ error: incompleteFile }).min(1, { error: incompleteFile }),
+  },
+  { error: notAnObject },
+);
+
+const RecordedPromptSchema = z.object(
+  {
+    taskId: z.string({ error: incompletePrompt }).min(1, { error: incompletePrompt }),
+    prompt: z.string({ error: incompletePrompt }),
+    at: z.number({ error: incompletePrompt }),
+  },
+  { error: notAnObject },
+);
+
+/** What is wrong within a pair, where in it (the pair's own path is added as the issue bubbles up). */
+interface PairProblem {
+  readonly path: Array<string | number>;
+  readonly message: string;
+}
+
+/**
+ * The assertions of one pair, in file order: each a well-formed fact (`parseNewFact`, the
+ * check every fact entering a store passes), of this pair, asserted once at its time.
+ */
+const decodeAssertions = (
+  subject: string,
+  relation: string,
+  raw: ReadonlyArray<unknown>,
+): E.Either<PairProblem, ReadonlyArray<SessionFact>> => {
+  const seen = new Set<string>();
+  return A.traverseWithIndex(E.Applicative)((i, value: unknown): E.Either<PairProblem, SessionFact> => {
+    const at = ['assertions', i];
+    const fact = parseNewFact(value);
+    if (E.isLeft(fact)) return E.left({ path: at, message: `: ${fact.left}` });
+    if (fact.right.subject !== subject || fact.right.relation !== relation)
+      return E.left({ path: at, message: 'belongs to another pair' });
+    const key = `${fact.right.id}@${fact.right.validFrom}`;
+    if (seen.has(key)) return E.left({ path: at, message: 'repeats an assertion' });
+    seen.add(key);
+    return fact;
+  })([...raw]);
+};
+
+const nameless = (issue: IssuePath): string => `${pathOf(issue, 1)} has no subject or relation`;
+const notAssertions = (issue: IssuePath): string => `${pathOf(issue)} is not a non-empty array`;
+const notTimes =
+  (up: number) =>
+  (issue: IssuePath): string =>
+    `${pathOf(issue, up)} is not an array of times`;
+
+/**
+ * One pair log, its facts decoded; `seen` holds the pairs before it in the document, so a
+ * repeated pair is reported where it repeats, before any problem further on.
+ */
+const PairLogSchema = (seen: Set<string>) =>
+  z
+    .object(
+      {
+        subject: z.string({ error: nameless }),
+        relation: z.string({ error: nameless }),
+        assertions: z.array(z.unknown(), { error: notAssertions }).min(1, { error: notAssertions }),
+        clears: z.array(z.number({ error: notTimes(1) }), { error: notTimes(0) }),
+      },
+      { error: notAnObject },
+    )
+    .transform(({ subject, relation, assertions, clears }, context): PairLog => {
+      // The pair's path is not known here: the issue's is, once it reaches the document (see `problemOf`).
+      const facts = decodeAssertions(subject, relation, assertions);
+      const key = pairKey(subject, relation);
+      const repeated = seen.has(key);
+      seen.add(key);
+      if (E.isLeft(facts) || repeated) {
+        const { path, message } = E.isLeft(facts) ? facts.left : { path: [], message: 'repeats a pair' };
+        context.addIssue({ code: 'custom', input: assertions, path, message, params: { underPath: true } });
+        return z.NEVER;
+      }
+      return {
+        subject,
+        relation,
+        assertions: [...facts.right].sort(byTimeThenId),
+        clears: [...new Set(clears)].sort((a, b) => a - b),
+      };
+    });
+
+/** A saved-state document: a fresh schema per document, as its pairs remember the ones seen. */
+const SavedStateSchema = () =>
+  z.object(
+    {
+      format: z.literal(STATE_FORMAT, { error: `not a saved state: format is not "${STATE_FORMAT}"` }),
+      version: z
+        .number({ error: 'saved state has no valid version' })
+        .refine((version) => Number.isInteger(version) && version >= 1, 'saved state has no valid version')
+        .refine((version) => version <= STATE_VERSION, {
+          error: (issue) =>
+            `saved state version ${String(issue.input)} is newer than this version of the library reads (${STATE_VERSION})`,
+        }),
+      pairs: z.array(PairLogSchema(new Set()), { error: 'saved state has no pairs array' }),
+      prompts: z.array(RecordedPromptSchema, { error: 'saved state prompts is not an array' }).optional(),
+      files: z.array(RecordedFileSchema, { error: 'saved state files is not an array' }).optional(),
+      maxValidFacts: z.unknown().optional(),
+      // The notes section keeps its own decoder (and its messages), run once the fact store decoded.
+      notes: z.unknown().optional(),
+    },
+    { error: 'not a saved state: expected a JSON object' },
+  );
+
+/** The message of an issue: whole, or for a pair's own checks its path followed by it. */
+const problemOf = (issue: z.core.$ZodIssue): string =>
+  issue.code === 'custom' && issue.params?.['underPath'] === true ? describeIssue([], issue) : issue.message;
+
+/** Decodes a parsed saved-state document into a store and its ledger, or says precisely why it cannot. */
+export const decodeSavedState = (value: unknown): E.Either<string, DecodedState> => {
+  const decoded = SavedStateSchema().safeParse(value);
+  if (!decoded.success) return E.left(problemOf(decoded.error.issues[0]!));
+  const { pairs, prompts, files, maxValidFacts, notes } = decoded.data;
+  return pipe(
+    notes === undefined ? E.right(undefined) : decodeNotes(notes),
+    E.map((ledger: NotesLedger | undefined): DecodedState => {
+      const store = buildStore(normalizeMaxValidFacts(maxValidFacts), pairs, prompts ?? [], files ?? []);
+      return ledger === undefined ? { store } : { store, notes: ledger };
+    }),
+  );
+};
+
+/** Decodes a parsed saved-state document into a store (its notes section validated too), or says precisely why it cannot. */
+export const decodeState = (value: unknown): E.Either<string, FactStore> =>
+  E.map((decoded: DecodedState) => decoded.store)(decodeSavedState(value));

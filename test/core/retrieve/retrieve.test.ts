@@ -1,0 +1,339 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  addFacts,
+  emptyFactStore,
+  explainRetrieval,
+  type FactQuery,
+  type FactStore,
+  formatSessionFacts,
+  invalidate,
+  makeFact,
+  DEFAULT_RANKING,
+  factPriors,
+  recordTaskPrompt,
+  retrieveFacts,
+  selectAllFacts,
+  selectValidFacts,
+  type SessionFact,
+} from '../../../src/index.js';
+import { storeArb } from '../../arbitraries.js';
+
+const fact = (subject: string, relation: string, object: string, validFrom: number, extra: Partial<SessionFact> = {}) =>
+  makeFact({
+    subject,
+    relation,
+    object,
+    tags: extra.tags ?? ['file_change'],
+    validFrom,
+    sourceTaskId: extra.sourceTaskId ?? '1',
+    sourceRole: extra.sourceRole ?? 'implementer',
+    confidence: 1,
+  });
+
+/**
+ * Keyword relevance only: the stage tests below check the pipeline, not the signals beyond the
+ * words; an unmatched convention ranks below the best match (its base times its prior under 1).
+ */
+const KEYWORDS = { recency: { weight: 0 }, coChange: { weight: 0 }, conventionBase: 0.2 };
+
+const query = (taskDescription: string, overrides: Partial<FactQuery> = {}): FactQuery => ({
+  taskDescription,
+  taskId: '9',
+  maxFacts: 10,
+  maxTokens: 500,
+  ranking: KEYWORDS,
+  ...overrides,
+});
+
+const store: FactStore = addFacts(emptyFactStore(), [
+  fact('src/auth/login.ts', 'modified_by', 'task:1', 1),
+  fact('src/billing/invoice.ts', 'modified_by', 'task:2', 2, { sourceTaskId: '2' }),
+  fact('task:3', 'summary', 'Added rate limiting middleware', 3, { sourceTaskId: '3', tags: ['decision'] }),
+  fact('task:4', 'convention', 'Handlers follow verbNoun naming', 4, {
+    sourceTaskId: '4',
+    tags: ['convention'],
+    sourceRole: 'reviewer',
+  }),
+  fact('task:5', 'tested_by', 'npm test passed', 5, { sourceTaskId: '5', tags: ['test'] }),
+]);
+
+const recordPrompts = (s: FactStore, prompts: ReadonlyArray<readonly [string, string]>): FactStore =>
+  prompts.reduce((current, [taskId, prompt], i) => recordTaskPrompt(current, taskId, prompt, i), s);
+
+const subjectsOf = (facts: ReadonlyArray<SessionFact>) => facts.map((f) => f.subject);
+
+describe('retrieveFacts', () => {
+  it('keeps facts that share a keyword with the task, plus conventions', () => {
+    expect(subjectsOf(retrieveFacts(store, query('Fix the login flow')))).toEqual(['src/auth/login.ts', 'task:4']);
+  });
+
+  it('ranks by score, then the most recent first', () => {
+    const s = addFacts(emptyFactStore(), [
+      fact('src/a/login.ts', 'modified_by', 'task:1', 1),
+      fact('src/b/login.ts', 'modified_by', 'task:1', 2),
+      fact('src/login/rate.ts', 'modified_by', 'task:1', 3),
+    ]);
+    expect(subjectsOf(retrieveFacts(s, query('login rate limits')))).toEqual([
+      'src/login/rate.ts',
+      'src/b/login.ts',
+      'src/a/login.ts',
+    ]);
+  });
+
+  it('with no keyword overlap and no recency gives only the conventions, and an empty store gives nothing', () => {
+    expect(subjectsOf(retrieveFacts(store, query('Paint the bikeshed')))).toEqual(['task:4']);
+    expect(retrieveFacts(emptyFactStore(), query('login'))).toEqual([]);
+  });
+
+  it('filters by any of the query tags; empty tags mean no filter', () => {
+    expect(subjectsOf(retrieveFacts(store, query('login rate limiting invoice', { tags: ['decision'] })))).toEqual([
+      'task:3',
+    ]);
+    expect(retrieveFacts(store, query('login', { tags: [] }))).toHaveLength(2);
+  });
+
+  it("excludes the query task's own facts", () => {
+    expect(subjectsOf(retrieveFacts(store, query('login', { taskId: '1' })))).toEqual(['task:4']);
+  });
+
+  it('excludes invalidated facts', () => {
+    const s = invalidate(store, 'src/auth/login.ts', 'modified_by', 10);
+    expect(subjectsOf(retrieveFacts(s, query('login')))).toEqual(['task:4']);
+  });
+
+  it('takes at most maxFacts', () => {
+    expect(retrieveFacts(store, query('login invoice rate', { maxFacts: 2 }))).toHaveLength(2);
+    expect(retrieveFacts(store, query('login', { maxFacts: 0 }))).toEqual([]);
+  });
+
+  it('measures the budget on the rendered section, header included, and still tries smaller later facts', () => {
+    const s = addFacts(emptyFactStore(), [
+      fact('src/login/a.ts', 'requires', `login ${'long '.repeat(20)}`.trim(), 3, { tags: ['dependency'] }),
+      fact('src/login/b.ts', 'modified_by', 'task:1', 2),
+    ]);
+    const countTokens = (text: string) => text.length;
+    const short = selectAllFacts(s).find((f) => f.subject === 'src/login/b.ts')!;
+    const small = formatSessionFacts([short]).length;
+    // The long fact ranks first (more recent, same score) but alone overruns the budget.
+    expect(subjectsOf(retrieveFacts(s, query('login')))[0]).toBe('src/login/a.ts');
+    const facts = retrieveFacts(s, query('login', { maxTokens: small, countTokens }));
+    expect(subjectsOf(facts)).toEqual(['src/login/b.ts']);
+    expect(countTokens(formatSessionFacts(facts))).toBeLessThanOrEqual(small);
+  });
+
+  it('gives [] for bad numbers and never throws', () => {
+    for (const bad of [-1, Number.NaN, undefined, '3']) {
+      expect(retrieveFacts(store, query('login', { maxFacts: bad as number }))).toEqual([]);
+      expect(retrieveFacts(store, query('login', { maxTokens: bad as number }))).toEqual([]);
+    }
+    const throwing = () => {
+      throw new Error('tokenizer down');
+    };
+    expect(retrieveFacts(store, query('login', { countTokens: throwing }))).toEqual([]);
+  });
+
+  it('the rendered section always fits the budget', () => {
+    fc.assert(
+      fc.property(
+        storeArb,
+        fc.string(),
+        fc.integer({ min: 0, max: 200 }),
+        fc.integer({ min: 0, max: 12 }),
+        (s, text, maxTokens, maxFacts) => {
+          const facts = retrieveFacts(s, query(`${text} src a.ts task naming`, { maxTokens, maxFacts }));
+          expect(facts.length).toBeLessThanOrEqual(maxFacts);
+          expect(Math.ceil(formatSessionFacts(facts).length / 4)).toBeLessThanOrEqual(maxTokens);
+        },
+      ),
+    );
+  });
+});
+
+describe('explainRetrieval', () => {
+  it('gives one decision per stored fact with the exclusion reasons', () => {
+    const s = invalidate(store, 'src/billing/invoice.ts', 'modified_by', 10);
+    const decisions = explainRetrieval(
+      s,
+      query('login invoice rate', { tags: ['file_change', 'convention', 'test'], taskId: '5', maxFacts: 1 }),
+    );
+    const bySubject = Object.fromEntries(decisions.map((d) => [d.fact.subject, [d.decision, d.reason]]));
+    expect(bySubject).toEqual({
+      'src/auth/login.ts': ['included', undefined],
+      'src/billing/invoice.ts': ['excluded', 'invalidated'],
+      'task:3': ['excluded', 'tag'],
+      'task:4': ['excluded', 'max_facts'],
+      'task:5': ['excluded', 'own_task'],
+    });
+    expect(decisions).toHaveLength(selectAllFacts(s).length);
+  });
+
+  it('marks unmatched facts no_match and over-budget ones budget', () => {
+    const decisions = explainRetrieval(store, query('login', { maxTokens: 5 }));
+    const reasons = Object.fromEntries(decisions.map((d) => [d.fact.subject, d.reason]));
+    expect(reasons['src/billing/invoice.ts']).toBe('no_match');
+    expect(reasons['src/auth/login.ts']).toBe('budget');
+  });
+
+  it('its included facts, in order, are exactly what retrieveFacts returns, and a reason is present exactly when excluded', () => {
+    fc.assert(
+      fc.property(
+        storeArb,
+        fc.string(),
+        fc.integer({ min: 0, max: 300 }),
+        fc.integer({ min: 0, max: 6 }),
+        (s, text, maxTokens, maxFacts) => {
+          const q = query(`${text} src/a.ts naming task`, { maxTokens, maxFacts, taskId: '2' });
+          const decisions = explainRetrieval(s, q);
+          expect(decisions.filter((d) => d.decision === 'included').map((d) => d.fact)).toEqual(retrieveFacts(s, q));
+          expect(decisions).toHaveLength(selectAllFacts(s).length);
+          for (const d of decisions) expect(d.reason === undefined).toBe(d.decision === 'included');
+        },
+      ),
+    );
+  });
+});
+
+describe('the signals beyond the words', () => {
+  const defaults = (taskDescription: string, overrides: Partial<FactQuery> = {}): FactQuery => ({
+    taskDescription,
+    taskId: '99',
+    maxFacts: 40,
+    maxTokens: 500,
+    ...overrides,
+  });
+  const changed = (task: number, files: ReadonlyArray<string>, at = task): SessionFact[] =>
+    files.map((file) => fact(file, 'modified_by', `task:${task}`, at, { sourceTaskId: String(task) }));
+
+  it("a prompt that matches nothing still gets the most recent tasks' files, the latest first", () => {
+    const s = addFacts(emptyFactStore(), [
+      ...changed(1, ['src/old.go']),
+      ...changed(2, ['src/middle.go']),
+      ...changed(3, ['src/latest.go']),
+    ]);
+    expect(subjectsOf(retrieveFacts(s, defaults('make lint')))).toEqual([
+      'src/latest.go',
+      'src/middle.go',
+      'src/old.go',
+    ]);
+  });
+
+  it('at the defaults, a store holding a valid fact of another task never gives an empty section, whatever the prompt', () => {
+    fc.assert(
+      fc.property(storeArb, fc.string(), fc.constantFrom('1', '2', '3', 'other'), (s, text, taskId) => {
+        const others = selectValidFacts(s).filter((f) => f.sourceTaskId !== taskId);
+        const facts = retrieveFacts(s, defaults(text, { taskId }));
+        expect(facts.length > 0).toBe(others.length > 0);
+      }),
+    );
+  });
+
+  it('recency decays per task and stops past its window of tasks', () => {
+    const s = addFacts(
+      emptyFactStore(),
+      Array.from({ length: 6 }, (_, i) => changed(i + 1, [`src/f${i + 1}.go`])).flat(),
+    );
+    const decisions = explainRetrieval(
+      s,
+      defaults('make lint', { ranking: { recency: { weight: 1, decay: 0.5, tasks: 3 } } }),
+    );
+    const recency = Object.fromEntries(decisions.map((d) => [d.fact.subject, d.parts?.recency]));
+    expect(recency).toEqual({
+      'src/f6.go': 1,
+      'src/f5.go': 0.5,
+      'src/f4.go': 0.25,
+      'src/f3.go': 0,
+      'src/f2.go': 0,
+      'src/f1.go': 0,
+    });
+  });
+
+  it('files that changed in the same tasks as the best match come along by co-change', () => {
+    const s = addFacts(emptyFactStore({ maxValidFacts: 10_000 }), [
+      ...changed(1, ['src/parser.y', 'src/parser.c']),
+      ...changed(2, ['src/parser.y', 'src/parser.c', 'docs/grammar.md']),
+      ...changed(3, ['src/lexer.c']),
+      ...Array.from({ length: 70 }, (_, i) => changed(4 + i, [`src/unrelated${i}.c`])).flat(),
+    ]);
+    const q = defaults('Extend the parser.y grammar with a pipe operator', { ranking: { recency: { weight: 0 } } });
+    const decisions = explainRetrieval(s, q).filter((d) => d.reason !== 'invalidated');
+    const coChange = Object.fromEntries(decisions.map((d) => [d.fact.subject, d.parts?.coChange ?? 0]));
+    // parser.c changed in both of parser.y's tasks, grammar.md in one of them; lexer.c in neither.
+    expect(coChange['src/parser.c']).toBeGreaterThan(coChange['docs/grammar.md']!);
+    expect(coChange['docs/grammar.md']).toBeGreaterThan(0);
+    expect(coChange['src/lexer.c']).toBe(0);
+    expect(subjectsOf(retrieveFacts(s, q))).toEqual(['src/parser.y', 'src/parser.c', 'docs/grammar.md']);
+  });
+
+  it('a sweep (a task that changed more than 32 files) lends no co-change, and only the latest 32 tasks of a seed count', () => {
+    const sweep = Array.from({ length: 40 }, (_, i) => `src/mod${i}.c`);
+    const s = addFacts(emptyFactStore({ maxValidFacts: 10_000 }), [
+      ...changed(1, ['src/parser.y', ...sweep]),
+      ...changed(2, ['src/parser.y', 'src/old.c']),
+      ...Array.from({ length: 32 }, (_, i) => changed(3 + i, ['src/parser.y', 'src/parser.c'])).flat(),
+    ]);
+    // The latest tasks are those whose prompts came last.
+    const withPrompts = recordPrompts(
+      s,
+      Array.from({ length: 34 }, (_, i) => [String(i + 1), `Work item ${i + 1}`] as const),
+    );
+    const q = defaults('Extend the parser.y grammar with a pipe operator', { ranking: { recency: { weight: 0 } } });
+    const decisions = explainRetrieval(withPrompts, q).filter((d) => d.reason !== 'invalidated');
+    const coChange = Object.fromEntries(decisions.map((d) => [d.fact.subject, d.parts?.coChange ?? 0]));
+    expect(coChange['src/parser.c']).toBeGreaterThan(0);
+    expect(coChange['src/mod0.c']).toBe(0);
+    // Task 2 is older than the 32 tasks after it: its file is not read.
+    expect(coChange['src/old.c']).toBe(0);
+  });
+
+  it('the context of a query reaches at most the 512 files it scores highest', () => {
+    const s = addFacts(emptyFactStore({ maxValidFacts: 10_000 }), [
+      ...changed(
+        1,
+        Array.from({ length: 600 }, (_, i) => `src/gen/file${i}.ts`),
+      ),
+      ...changed(2, ['src/gen/index.ts']),
+    ]);
+    const withPrompts = recordPrompts(s, [
+      ['1', 'Regenerate the client bindings'],
+      ['2', 'Regenerate the client bindings index'],
+    ]);
+    const decisions = explainRetrieval(withPrompts, defaults('Regenerate the client bindings'));
+    const reached = decisions.filter((d) => (d.parts?.context ?? 0) > 0).map((d) => d.fact.subject);
+    expect(reached).toHaveLength(512);
+    // Task 2 changed one file: its share is the whole of its score, the highest.
+    expect(reached).toContain('src/gen/index.ts');
+  });
+
+  it('a task that changed many files lends each of them a share of its context, not the whole', () => {
+    const s = addFacts(emptyFactStore(), [
+      ...changed(
+        1,
+        Array.from({ length: 20 }, (_, i) => `assets/logo${i}.svg`),
+      ),
+      ...changed(2, ['src/render.ts']),
+    ]);
+    const withPrompts = recordPrompts(s, [
+      ['1', 'Add documentation logos'],
+      ['2', 'Add documentation rendering of code samples'],
+    ]);
+    const decisions = explainRetrieval(
+      withPrompts,
+      defaults('Add documentation', { ranking: { recency: { weight: 0 }, coChange: { weight: 0 } } }),
+    );
+    const context = Object.fromEntries(decisions.map((d) => [d.fact.subject, d.parts?.context ?? 0]));
+    expect(context['src/render.ts']).toBeGreaterThan(10 * context['assets/logo0.svg']!);
+    expect(decisions[0]!.fact.subject).toBe('src/render.ts');
+  });
+
+  it('a file kind is a prior of its own: documentation, generated files, tests and manifests', () => {
+    const flagged = (subject: string): ReadonlyArray<string> =>
+      factPriors(fact(subject, 'modified_by', 'task:1', 1), DEFAULT_RANKING.priors).names;
+    expect(flagged('docs/guide/install.md')).toEqual(['docs']);
+    expect(flagged('CHANGELOG.md')).toEqual(['docs']);
+    expect(flagged('test/__snapshots__/cli.test.ts.snap')).toEqual(['testFile', 'generated']);
+    expect(flagged('api/v1/service.pb.go')).toEqual(['generated']);
+    expect(flagged('package.json')).toEqual(['manifest']);
+    expect(flagged('src/index.ts')).toEqual([]);
+  });
+});

@@ -1,0 +1,113 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { mentionedPaths, queryTerms, textTerms } from '../../../src/core/search/terms.js';
+import {
+  addFacts,
+  emptyFactStore,
+  explainRetrieval,
+  makeFact,
+  retrieveFacts,
+  selectValidFacts,
+} from '../../../src/index.js';
+
+describe('code-aware terms', () => {
+  it('split a path into its segments and keep the file name whole and split', () => {
+    expect(textTerms('src/auth/loginRoute.ts')).toEqual(['src', 'auth', 'loginrout', 'login', 'rout', 'ts']);
+  });
+
+  it('split camelCase, PascalCase, snake_case and kebab-case, keeping the compound so the spellings meet', () => {
+    const spellings = ['rateLimit', 'RateLimit', 'rate_limit', 'rate-limit'].map(textTerms);
+    for (const terms of spellings) expect(terms).toEqual(['ratelimit', 'rate', 'limit']);
+    expect(textTerms('parseJSONBody')).toEqual(['parsejsonbodi', 'pars', 'json', 'bodi']);
+  });
+
+  it('stem so that validate, validation and validates meet, and drop stopwords from prose', () => {
+    expect(new Set(textTerms('validate validation validates'))).toEqual(new Set(['valid']));
+    expect(textTerms('the and of is')).toEqual([]);
+  });
+
+  it('keep stopwords inside paths, and in queries (they match paths only)', () => {
+    expect(textTerms('src/commands/up.rs')).toContain('up');
+    expect(queryTerms('make up take a lock')).toContain('up');
+    expect(textTerms('set up the database')).not.toContain('up');
+  });
+
+  it('a text’s terms are the same whichever texts were read before it (the memo tables never change an answer)', () => {
+    // Small alphabets make tokens, path segments and file names recur between texts.
+    const piece = fc.constantFrom(
+      'src',
+      'Auth',
+      'login',
+      'Route',
+      'rate_limit',
+      '.ts',
+      '.',
+      '/',
+      ' ',
+      '-',
+      'task:3',
+      'the',
+      '2',
+    );
+    const text = fc.array(piece, { maxLength: 12 }).map((pieces) => pieces.join(''));
+    fc.assert(
+      fc.property(fc.array(text, { minLength: 1, maxLength: 8 }), (texts) => {
+        const forwards = texts.map((t) => [...textTerms(t)]);
+        const backwards = [...texts].reverse().map((t) => [...textTerms(`${t} `)]);
+        expect(backwards.reverse()).toEqual(forwards);
+        // A text's terms are its space-separated parts' terms, in order.
+        for (const t of texts) expect(t.split(' ').flatMap((part) => [...textTerms(part)])).toEqual([...textTerms(t)]);
+        // The same for a query's distinct terms.
+        const queries = texts.map((t) => queryTerms(t));
+        expect(
+          [...texts]
+            .reverse()
+            .map((t) => queryTerms(`${t} `))
+            .reverse(),
+        ).toEqual(queries);
+        for (const t of texts)
+          expect([...new Set(t.split(' ').flatMap((part) => queryTerms(part)))]).toEqual(queryTerms(t));
+      }),
+    );
+  });
+
+  it('carry no terms for task references', () => {
+    expect(textTerms('task:12 modified_by')).toEqual(['modifiedbi', 'modifi']);
+  });
+
+  it('find the paths a query names', () => {
+    expect(mentionedPaths('Update ./src/config.ts, then config.ts and docs/api/ but not e.g. this')).toEqual([
+      'src/config.ts',
+      'config.ts',
+      'docs/api/',
+    ]);
+  });
+});
+
+describe('untrusted prompt text of any size', () => {
+  // A pattern that backtracks over a long token is quadratic in it: 10 MB would take hours.
+  it.each([
+    ['one 10 MB word', 'a'.repeat(10_000_000)],
+    ['10 MB of dots', 'x.'.repeat(5_000_000)],
+    ['10 MB of slashes', 'a/'.repeat(5_000_000)],
+    ['a 40,000-character file name', `${'ab'.repeat(20_000)}.ts`],
+  ])('retrieves for %s without stalling', (_label, text) => {
+    const store = addFacts(emptyFactStore(), [
+      makeFact({
+        subject: 'src/a.ts',
+        relation: 'modified_by',
+        object: 'task:1',
+        tags: ['file_change'],
+        validFrom: 1,
+        sourceTaskId: '1',
+        sourceRole: 'implementer',
+        confidence: 1,
+      }),
+    ]);
+    // Nothing in the text matches: the most recent task's fact comes on its recency alone.
+    const query = { taskDescription: text, taskId: '2', maxFacts: 10, maxTokens: 500 };
+    expect(retrieveFacts(store, query)).toEqual(selectValidFacts(store));
+    expect(explainRetrieval(store, query)[0]!.parts!.terms).toEqual([]);
+    expect(mentionedPaths(text).length).toBeLessThanOrEqual(1);
+  });
+});

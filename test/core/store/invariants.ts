@@ -1,0 +1,159 @@
+/**
+ * Structural invariants of a store, checked after every reducer in the property tests: the
+ * valid facts are exactly those derived from the pair logs, the search index holds exactly
+ * what a rebuild from scratch holds (its document numbers aside), every map and posting list
+ * is well formed, and the whole value is deeply frozen plain data.
+ */
+import { expect } from 'vitest';
+import * as PMap from '../../../src/persistent/persistentMap.js';
+import { forEachAt, getAt } from '../../../src/persistent/persistentVector.js';
+import { isFileFact } from '../../../src/core/fact.js';
+import { type FactStore, selectAllFacts, selectValidCount } from '../../../src/index.js';
+import {
+  BLOCK,
+  forEachPosting,
+  type Postings,
+  postingsSize,
+  postingWeightOf,
+} from '../../../src/core/search/postings.js';
+import { priorFlags } from '../../../src/core/search/priors.js';
+import {
+  entryDoc,
+  entryFlags,
+  entryIsFile,
+  RECENT_TASKS,
+  type SearchIndex,
+} from '../../../src/core/search/searchIndex.js';
+import { pairKey } from '../../../src/core/store/state.js';
+import { mayHoldHistory } from '../../../src/core/store/timeline.js';
+import {
+  buildStore,
+  selectPairLogs,
+  selectRecordedFiles,
+  selectRecordedPrompts,
+} from '../../../src/core/store/write.js';
+
+export const isDeepFrozen = (value: unknown): boolean => {
+  if (typeof value !== 'object' || value === null) return true;
+  if (!Object.isFrozen(value)) return false;
+  return Object.values(value).every(isDeepFrozen);
+};
+
+const byKey = <U>([a]: [string, U], [b]: [string, U]): number => (a < b ? -1 : a > b ? 1 : 0);
+
+const sortedEntries = <T, U>(map: PMap.PersistentMap<T>, view: (value: T) => U): Array<[string, U]> => {
+  const out: Array<[string, U]> = [];
+  PMap.forEach(map, (value, key) => out.push([key, view(value)]));
+  return out.sort(byKey);
+};
+
+/** True when a posting list is sorted, its counts, lasts and bounds are right, and its blocks are within size. */
+export const isWellFormedPostings = (postings: Postings): boolean => {
+  const docs: number[] = [];
+  let max = 0;
+  forEachPosting(postings, (doc, value) => {
+    docs.push(doc);
+    max = Math.max(max, postingWeightOf(value));
+  });
+  if (docs.some((doc, i) => i > 0 && doc <= docs[i - 1]!)) return false;
+  if (Array.isArray(postings)) return postings.length > 0 && postings.length <= 2 * BLOCK;
+  const blocked = postings as Exclude<Postings, ReadonlyArray<number>>;
+  return (
+    blocked.n === docs.length &&
+    blocked.n > BLOCK / 2 &&
+    blocked.max === max &&
+    blocked.blocks.every(
+      (block, i) =>
+        block.length > 0 &&
+        block.length <= 2 * BLOCK &&
+        blocked.lasts[i] === block[block.length - 2] &&
+        blocked.maxes[i] === Math.max(...block.filter((_, j) => j % 2 === 1).map(postingWeightOf)),
+    )
+  );
+};
+
+/** A posting list by fact id or task id instead of by number. */
+const postingsBy = (postings: Postings, name: (doc: number) => string | undefined): Array<[string, number]> => {
+  const out: Array<[string, number]> = [];
+  forEachPosting(postings, (doc, value) => out.push([name(doc) ?? `missing ${doc}`, value]));
+  return out.sort(byKey);
+};
+
+/** The index's content, independent of how its maps happen to be split and its documents numbered. */
+export const flattenIndex = (index: SearchIndex) => {
+  const factId = (doc: number): string | undefined => getAt(index.docs, doc)?.id;
+  const taskId = (num: number): string | undefined => getAt(index.taskIds, num);
+  return {
+    facts: sortedEntries(index.ids, (doc) => getAt(index.docs, doc)),
+    terms: sortedEntries(index.terms, (postings) => postingsBy(postings, factId)),
+    conventionTerms: sortedEntries(index.conventionTerms, (postings) => postingsBy(postings, factId)),
+    names: sortedEntries(index.names, (postings) => postingsBy(postings, factId)),
+    conventions: postingsBy(index.conventions, factId),
+    taskTerms: sortedEntries(index.taskTerms, (postings) => postingsBy(postings, taskId)),
+    contextCount: index.contextCount,
+    // The first RECENT_TASKS are exact; the reserve after them depends on the path taken.
+    recent: index.recent.slice(0, 2 * RECENT_TASKS),
+    files: sortedEntries(index.files, (record) => record),
+    tasks: sortedEntries(index.tasks, ({ num, ...doc }) => ({
+      ...doc,
+      numbered: taskId(num),
+      facts: PMap.keys(doc.facts).sort(),
+      // Each fact's entry: its document number, as `ids` has it (numbers differ from a rebuilt
+      // index's), its prior flags and whether it is a file fact.
+      entries: PMap.keys(doc.facts).every((id) => {
+        const entry = PMap.get(doc.facts, id)!;
+        const fact = getAt(index.docs, entryDoc(entry));
+        return (
+          entryDoc(entry) === PMap.get(index.ids, id) &&
+          fact !== undefined &&
+          entryFlags(entry) === priorFlags(fact) &&
+          entryIsFile(entry) === isFileFact(fact)
+        );
+      }),
+      touched: PMap.keys(doc.touched).sort(),
+      raised: PMap.keys(doc.raised).sort(),
+    })),
+  };
+};
+
+export const expectConsistent = (store: FactStore): void => {
+  const rebuilt = buildStore(
+    store.maxValidFacts,
+    selectPairLogs(store),
+    selectRecordedPrompts(store),
+    selectRecordedFiles(store),
+  );
+  // Maps split as they grow and never merge, so compare contents, not shapes.
+  expect(sortedEntries(store.pairs, (log) => log)).toEqual(sortedEntries(rebuilt.pairs, (log) => log));
+  // The count compaction reads instead of walking the pairs is the count of logs that may hold history.
+  expect(PMap.keys(store.historyPairs).sort()).toEqual(
+    selectPairLogs(store)
+      .filter(mayHoldHistory)
+      .map((log) => pairKey(log.subject, log.relation))
+      .sort(),
+  );
+  const { index } = store;
+  const maps: ReadonlyArray<PMap.PersistentMap<unknown>> = [
+    store.pairs,
+    index.ids,
+    index.terms,
+    index.conventionTerms,
+    index.names,
+    index.taskTerms,
+    index.tasks,
+    index.files,
+  ];
+  for (const map of maps) expect(PMap.isWellFormed(map)).toBe(true);
+  for (const postingMap of [index.terms, index.conventionTerms, index.names, index.taskTerms])
+    PMap.forEach(postingMap, (postings, term) => expect(isWellFormedPostings(postings), term).toBe(true));
+  if (postingsSize(index.conventions) > 0) expect(isWellFormedPostings(index.conventions)).toBe(true);
+  let documents = 0;
+  forEachAt(index.docs, (fact, doc) => {
+    documents += 1;
+    expect(PMap.get(index.ids, fact.id)).toBe(doc);
+  });
+  expect(documents).toBe(PMap.size(index.ids));
+  expect(selectValidCount(store)).toBe(selectAllFacts(store).filter((fact) => fact.validTo === undefined).length);
+  expect(flattenIndex(index)).toEqual(flattenIndex(rebuilt.index));
+  expect(isDeepFrozen(store)).toBe(true);
+};

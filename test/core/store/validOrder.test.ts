@@ -1,0 +1,90 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { addFacts, applyEvent, compact, emptyFactStore, type FactStore, makeFact } from '../../../src/index.js';
+import { withMutations } from '../../../src/core/store/state.js';
+import { buildValidOrder, validOrder, type ValidOrder } from '../../../src/core/store/validOrder.js';
+import { eventArb } from '../../arbitraries.js';
+import { referenceCompact } from './referenceCompact.js';
+
+/** An order as plain data: ids by time, expendable ids by time, each subject's ids sorted, the mergeable subjects sorted. */
+const plain = (order: ValidOrder) => ({
+  byTime: order.byTime.map((fact) => fact.id),
+  expendable: order.expendable.map((fact) => fact.id),
+  bySubject: [...order.bySubject]
+    .map(([subject, facts]) => [subject, facts.map((fact) => fact.id).sort()] as const)
+    .sort(([a], [b]) => (a < b ? -1 : 1)),
+  mergeable: [...order.mergeable].sort(),
+});
+
+const expectOrderOf = (store: FactStore): void =>
+  expect(plain(validOrder(store.index))).toEqual(plain(buildValidOrder(store.index)));
+
+describe('the order compaction keeps beside the index', () => {
+  it('after any events, written one by one or in place within runs, the carried order is the order built from the index', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(eventArb, fc.boolean()), { maxLength: 30 }),
+        fc.integer({ min: 1, max: 6 }),
+        (events, maxValidFacts) => {
+          // One by one: each compaction reads the order the write before it carried.
+          let store = emptyFactStore({ maxValidFacts });
+          for (const [event] of events) {
+            store = applyEvent(store, event);
+            expectOrderOf(store);
+          }
+          // In place: runs end where the event says, and the order follows writes that keep the vector's identity.
+          let inRuns = emptyFactStore({ maxValidFacts });
+          let at = 0;
+          while (at < events.length) {
+            inRuns = withMutations(inRuns, (start) => {
+              let current = start;
+              do current = applyEvent(current, events[at]![0]);
+              while (!events[at++]![1] && at < events.length);
+              return current;
+            });
+            expectOrderOf(inRuns);
+          }
+          expect(inRuns).toEqual(store);
+        },
+      ),
+    );
+  });
+
+  it('a long session at a small bound, written in runs, compacts exactly as the reference', () => {
+    const random = (() => {
+      let state = 11;
+      return (): number => (state = (state * 48271) % 2147483647) / 2147483647;
+    })();
+    const batches = Array.from({ length: 240 }, (_, i) =>
+      Array.from({ length: 1 + Math.floor(random() * 6) }, () =>
+        makeFact({
+          subject: `src/f${Math.floor(random() * 20)}.ts`,
+          relation: ['modified_by', 'issue', 'summary', 'requires'][Math.floor(random() * 4)]!,
+          object: `o${Math.floor(random() * 6)}`,
+          tags: ['file_change'],
+          validFrom: i + 1,
+          sourceTaskId: String(i + 1),
+          sourceRole: 'implementer',
+          confidence: 1,
+        }),
+      ),
+    );
+    let expected = emptyFactStore({ maxValidFacts: 30 });
+    let store = expected;
+    for (let start = 0; start < batches.length; start += 24) {
+      const run = batches.slice(start, start + 24);
+      store = withMutations(store, (current) => run.reduce((next, facts) => addFacts(next, facts), current));
+      for (const facts of run)
+        expected = referenceCompact(addFacts({ ...expected, maxValidFacts: 1_000 }, facts), 30).store;
+      expect(store).toEqual({ ...expected, maxValidFacts: 30 });
+      expectOrderOf(store);
+      // Now and then a compaction far below the bound: many facts leave the order at once.
+      if (start % 72 === 48) {
+        store = compact(store, 8);
+        expected = referenceCompact(expected, 8).store;
+        expect(store).toEqual({ ...expected, maxValidFacts: 30 });
+        expectOrderOf(store);
+      }
+    }
+  });
+});

@@ -1,0 +1,310 @@
+/**
+ * `fact-tracker hook` run as the agents run it: the built binary, one recorded payload on
+ * standard input per event. It always exits 0, prints at most one JSON object, and keeps its
+ * state in the session log that `fact-tracker replay` reads. Hostile and broken input is
+ * refused with a code the user sees, and leaves no file outside the project.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { type HookOptions, runHook } from '../../../src/live/hook/hook.js';
+import { replayHistory } from '../../../src/index.js';
+import { MAX_MESSAGE_BYTES } from '../../../src/live/session/limits.js';
+import { MAIN } from '../../cli/runCli.js';
+import { tempDir } from '../../tempDirs.js';
+import { binary, inProcess } from './host.js';
+
+type Payload = Record<string, unknown>;
+
+const fixture = (agent: 'claude-code' | 'codex', name: string, cwd: string): Payload => ({
+  ...(JSON.parse(readFileSync(new URL(`./fixtures/${agent}/${name}.json`, import.meta.url), 'utf8')) as Payload),
+  cwd,
+});
+
+const logOf = (cwd: string, sessionId: string): string => join(cwd, '.fact-tracker', 'sessions', `${sessionId}.jsonl`);
+
+interface ReplayJson {
+  readonly prompts: ReadonlyArray<{ readonly taskId: string; readonly sessionContext: string }>;
+  readonly facts: ReadonlyArray<{
+    readonly subject: string;
+    readonly relation: string;
+    readonly sourceRole: string;
+    readonly sourceTaskId: string;
+  }>;
+  readonly errors: ReadonlyArray<unknown>;
+}
+
+/** The session log as `fact-tracker replay --json` reports it (the same function, in this process). */
+const replayOf = (file: string): ReplayJson =>
+  JSON.parse(JSON.stringify(replayHistory(readFileSync(file, 'utf8')).report)) as ReplayJson;
+
+const specific = (output: Payload | undefined): Payload | undefined =>
+  output?.['hookSpecificOutput'] as Payload | undefined;
+
+/** Runs the binary on raw standard input, from `cwd`, with only PATH and `env` set. */
+const rawRun = (
+  input: string | Buffer,
+  cwd: string,
+  env: Record<string, string> = {},
+): Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> =>
+  new Promise((resolve) => {
+    const child = spawn(process.execPath, [MAIN, 'hook'], { cwd, env: { PATH: process.env['PATH'] ?? '', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr }));
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(input);
+  });
+
+describe('fact-tracker hook with the recorded payloads', { timeout: 300_000 }, () => {
+  it('Claude Code: the section goes in front of the prompt, and PostToolUse records the answer', async () => {
+    const cwd = tempDir('hook-');
+    const send = binary({ CLAUDE_PROJECT_DIR: cwd }, cwd);
+    const payload = (name: string) => fixture('claude-code', name, cwd);
+    const session = '3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f';
+    // Task 1: nothing is known yet, so the prompt stays as it is.
+    for (const name of ['pre-tool-use-agent', 'subagent-start', 'subagent-stop', 'post-tool-use-agent'])
+      expect(await send(payload(name))).toEqual({ output: undefined, stderr: '' });
+    // The reviewer's call: its prompt gets the section of what task 1 established, nothing else changes.
+    const review = payload('pre-tool-use-task-reviewer');
+    const rewritten = await send(review);
+    expect(rewritten.stderr).toBe('');
+    const own = specific(rewritten.output)!;
+    expect(Object.keys(rewritten.output!)).toEqual(['hookSpecificOutput']);
+    expect(Object.keys(own).sort()).toEqual(['hookEventName', 'updatedInput']);
+    const input = review['tool_input'] as Payload;
+    const updated = own['updatedInput'] as Payload;
+    expect({ ...updated, prompt: input['prompt'] }).toEqual(input);
+    const section = (updated['prompt'] as string).slice(0, -`\n\n${input['prompt'] as string}`.length);
+    expect(section).toMatch(/^\[Session Context\]\n/u);
+    expect(section).toContain('src/config.ts modified_by task:1');
+    // The reviewer runs in the background; its stop carries the review.
+    expect(await send(payload('subagent-start-reviewer'))).toEqual({ output: undefined, stderr: '' });
+    const launched = payload('post-tool-use-task-reviewer');
+    const launchedInput = { ...(launched['tool_input'] as Payload), prompt: updated['prompt'] };
+    const response = { ...(launched['tool_response'] as Payload), prompt: updated['prompt'] };
+    expect(await send({ ...launched, tool_input: launchedInput, tool_response: response })).toEqual({
+      output: undefined,
+      stderr: '',
+    });
+    expect(await send(payload('subagent-stop-reviewer'))).toEqual({ output: undefined, stderr: '' });
+
+    const replayed = replayOf(logOf(cwd, session));
+    expect(replayed.errors).toEqual([]);
+    expect(replayed.prompts.map((prompt) => [prompt.taskId, prompt.sessionContext])).toEqual([
+      ['1', ''],
+      ['2', section],
+    ]);
+    expect(replayed.facts).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ subject: 'src/config.ts', relation: 'modified_by', sourceTaskId: '1' }),
+        expect.objectContaining({ relation: 'must_fix', sourceRole: 'reviewer', sourceTaskId: '2' }),
+      ]),
+    );
+  });
+
+  it('Codex: the section waits for SubagentStart, and SubagentStop records the answer', async () => {
+    const cwd = tempDir('hook-');
+    const send = inProcess({ cwd });
+    const payload = (name: string) => fixture('codex', name, cwd);
+    for (const name of ['pre-tool-use-spawn-agent', 'subagent-start', 'subagent-stop'])
+      expect(await send(payload(name))).toEqual({ output: undefined, stderr: '' });
+    expect(await send(payload('pre-tool-use-spawn-reviewer'))).toEqual({ output: undefined, stderr: '' });
+    const started = await send(payload('subagent-start-reviewer'));
+    const section = specific(started.output)!['additionalContext'] as string;
+    expect(section).toContain('src/config.ts modified_by task:1');
+    // The review names task 2, but its prompt had no "Task ID:" line: it lands on the call, and the user is told.
+    const stopped = await send(payload('subagent-stop-reviewer'));
+    expect(stopped.output).toEqual({
+      systemMessage: expect.stringMatching(
+        /result task_id "2" differs from the dispatch task "call_Rv3wY5zA7bC9dE1f"/u,
+      ),
+    });
+    const replayed = replayOf(logOf(cwd, '019a1b2c-3d4e-7f60-8a9b-0c1d2e3f4a5b'));
+    expect(replayed.prompts.map((prompt) => [prompt.taskId, prompt.sessionContext])).toEqual([
+      ['1', ''],
+      ['call_Rv3wY5zA7bC9dE1f', section],
+    ]);
+    expect(replayed.facts).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          relation: 'must_fix',
+          sourceRole: 'reviewer',
+          sourceTaskId: 'call_Rv3wY5zA7bC9dE1f',
+        }),
+      ]),
+    );
+  });
+});
+
+describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, () => {
+  it('exits 0 and tells the user, with a code, about malformed, truncated or empty stdin', async () => {
+    const cwd = tempDir('hook-');
+    const whole = JSON.stringify(fixture('claude-code', 'pre-tool-use-agent', cwd));
+    for (const input of ['not json at all', whole.slice(0, Math.floor(whole.length / 2)), '']) {
+      const run = await rawRun(input, cwd, { CLAUDE_PROJECT_DIR: cwd });
+      expect(run.status).toBe(0);
+      expect(JSON.parse(run.stdout)).toEqual({
+        systemMessage: expect.stringMatching(
+          /^fact-tracker: invalid_payload: the hook payload on standard input is not JSON/u,
+        ),
+      });
+      expect(run.stderr).toMatch(
+        /^fact-tracker hook: invalid_payload: the hook payload on standard input is not JSON .*\n$/u,
+      );
+    }
+    const options: HookOptions = { cwd };
+    expect((await runHook('[1, 2]', options)).messages).toEqual([
+      'invalid_payload: the hook payload on standard input is not a JSON object',
+    ]);
+    expect((await runHook('{"session_id": "s"}', options)).messages).toEqual([
+      'invalid_payload: the hook payload has no hook_event_name',
+    ]);
+    const noSession = await runHook(
+      JSON.stringify({ hook_event_name: 'SubagentStart', cwd, agent_type: 'x' }),
+      options,
+    );
+    expect(noSession.messages).toEqual([
+      'invalid_payload: the SubagentStart payload is not as documented (session_id Invalid input: expected string, received undefined)',
+    ]);
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  it('refuses standard input over the limit with input_too_large, reading no more than the limit', async () => {
+    const cwd = tempDir('hook-');
+    const huge = Buffer.alloc(MAX_MESSAGE_BYTES + 1, 0x20);
+    const run = await rawRun(huge, cwd, { CLAUDE_PROJECT_DIR: cwd });
+    expect(run.status).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({
+      systemMessage: expect.stringMatching(/^fact-tracker: input_too_large: /u),
+    });
+    expect(run.stderr).toMatch(
+      /^fact-tracker hook: input_too_large: the hook payload on standard input is larger than/u,
+    );
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  it('ignores unknown events and tools that start no subagent, silently', async () => {
+    const cwd = tempDir('hook-');
+    const send = inProcess({ cwd });
+    expect(await send(fixture('claude-code', 'notification', cwd))).toEqual({ output: undefined, stderr: '' });
+    expect(await send(fixture('claude-code', 'pre-tool-use-bash', cwd))).toEqual({ output: undefined, stderr: '' });
+    const unknown = { ...fixture('claude-code', 'subagent-start', cwd), hook_event_name: 'SomethingNew' };
+    expect(await send(unknown)).toEqual({ output: undefined, stderr: '' });
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  it('gives nothing to a subagent of a session it has never seen, and creates no file for it', async () => {
+    const cwd = tempDir('hook-');
+    const send = inProcess({ cwd });
+    const start = { ...fixture('claude-code', 'subagent-start', cwd), session_id: 'never-seen' };
+    expect(await send(start)).toEqual({ output: undefined, stderr: '' });
+    const failed = { ...fixture('claude-code', 'post-tool-use-failure-agent', cwd), session_id: 'never-seen' };
+    expect(await send(failed)).toEqual({ output: undefined, stderr: '' });
+    const chatty = {
+      ...fixture('claude-code', 'subagent-stop', cwd),
+      session_id: 'never-seen',
+      last_assistant_message: 'Done!',
+    };
+    expect(await send(chatty)).toEqual({ output: undefined, stderr: '' });
+    expect(readdirSync(cwd)).toEqual([]);
+    // A result from an agent no call was seen for is kept, under the agent's id.
+    const stop = { ...fixture('claude-code', 'subagent-stop', cwd), session_id: 'never-seen' };
+    expect((await send(stop)).output).toEqual({
+      systemMessage: expect.stringMatching(/result task_id "1" differs from the dispatch task "a8a5aea3b68767861"/u),
+    });
+    const replayed = replayOf(logOf(cwd, 'never-seen'));
+    expect(new Set(replayed.facts.map((fact) => fact.sourceTaskId))).toEqual(new Set(['a8a5aea3b68767861']));
+  });
+
+  it('refuses a hostile session id and a result the contract rejects, where the user sees it', async () => {
+    const cwd = tempDir('hook-');
+    const send = binary({ CLAUDE_PROJECT_DIR: cwd }, cwd);
+    const hostile = await send({ ...fixture('claude-code', 'pre-tool-use-agent', cwd), session_id: '../../outside' });
+    expect(hostile.output).toEqual({
+      systemMessage: expect.stringMatching(/^fact-tracker: invalid_session_id: session \.\.\/\.\.\/outside: /u),
+    });
+    expect(readdirSync(cwd)).toEqual([]);
+    const inside = inProcess({ cwd });
+    await inside(fixture('claude-code', 'pre-tool-use-agent', cwd));
+    const broken = {
+      ...fixture('claude-code', 'post-tool-use-agent', cwd),
+      tool_response: {
+        status: 'completed',
+        content: [
+          { type: 'text', text: 'BEGIN_DISPATCH_RESULT\n{"task_id": "1", "status": "finished"\nEND_DISPATCH_RESULT' },
+        ],
+      },
+    };
+    const rejected = await inside(broken);
+    expect(rejected.output?.['systemMessage']).toMatch(
+      /json_parse_failed: the result of implementer for task 1 was not recorded/u,
+    );
+  });
+
+  it('a task id longer than the limit is not taken: the call id is, and the user is told', async () => {
+    const cwd = tempDir('hook-');
+    const send = inProcess({ cwd });
+    const base = fixture('claude-code', 'pre-tool-use-agent', cwd);
+    const longId = 'x'.repeat(51);
+    const prompt = `Task ID: ${longId}\nAdd typed config loading.`;
+    const answer = await send({ ...base, tool_input: { ...(base['tool_input'] as Payload), prompt } });
+    expect(answer.output?.['systemMessage']).toMatch(
+      /invalid_task_id: the "Task ID:" line names a task id of 51 characters; at most 50 are allowed, so the task is the tool call's id toolu_01A2b3C4d5E6f7G8h9I0j1K2/u,
+    );
+    await send({
+      ...fixture('claude-code', 'post-tool-use-agent', cwd),
+      tool_input: { ...(base['tool_input'] as Payload), prompt },
+    });
+    const replayed = replayOf(logOf(cwd, '3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f'));
+    expect(replayed.prompts.map((entry) => entry.taskId)).toEqual(['toolu_01A2b3C4d5E6f7G8h9I0j1K2']);
+    expect(new Set(replayed.facts.map((fact) => fact.sourceTaskId))).toEqual(
+      new Set(['toolu_01A2b3C4d5E6f7G8h9I0j1K2']),
+    );
+  });
+
+  it('refuses a symlinked .fact-tracker before making any folder at its target', async () => {
+    const cwd = tempDir('hook-');
+    const outside = tempDir('outside-');
+    symlinkSync(outside, join(cwd, '.fact-tracker'));
+    const answer = await inProcess({ cwd, projectDir: cwd })(fixture('claude-code', 'pre-tool-use-agent', cwd));
+    expect(answer.output?.['systemMessage']).toMatch(/leads out of .* \(through the symbolic link .*\.fact-tracker\)/u);
+    expect(readdirSync(outside)).toEqual([]);
+  });
+
+  it('fails at once, and exits, where the sessions folder cannot be made (procfs)', async () => {
+    const cwd = tempDir('hook-');
+    // Node's recursive mkdir never returns under /proc/self: the hook must not use it.
+    const payload = { ...fixture('claude-code', 'pre-tool-use-agent', cwd), cwd: '/proc/self' };
+    const run = await rawRun(JSON.stringify(payload), cwd);
+    expect(run.status).toBe(0);
+    expect(run.stderr).toMatch(/cannot prepare the sessions folder \/proc\/self\/\.fact-tracker\/sessions/u);
+  });
+
+  it('ends on SIGTERM while it waits for a session another process holds', async () => {
+    const cwd = tempDir('hook-');
+    const sessions = join(cwd, '.fact-tracker', 'sessions');
+    mkdirSync(sessions, { recursive: true });
+    const file = join(sessions, '3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f.jsonl.hooks');
+    writeFileSync(file, '');
+    // A live holder: its lock folder is kept fresh, so the hook keeps waiting.
+    mkdirSync(`${file}.lock`);
+    const child = spawn(process.execPath, [MAIN, 'hook'], {
+      cwd,
+      env: { PATH: process.env['PATH'] ?? '', CLAUDE_PROJECT_DIR: cwd },
+    });
+    child.stdin.end(JSON.stringify(fixture('claude-code', 'subagent-start', cwd)));
+    const closed = new Promise<NodeJS.Signals | number | null>((resolve) =>
+      child.on('close', (status, signal) => resolve(signal ?? status)),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const sentAt = Date.now();
+    child.kill('SIGTERM');
+    expect(await closed).toBe('SIGTERM');
+    expect(Date.now() - sentAt).toBeLessThan(10_000);
+    expect(existsSync(`${file}.lock`)).toBe(true);
+  });
+});

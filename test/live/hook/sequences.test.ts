@@ -1,0 +1,377 @@
+/**
+ * Recorded event sequences of Claude Code and Codex, replayed through `fact-tracker hook`: each
+ * must give every subagent exactly the section of its own prompt (once, by one channel) and
+ * record every result under its own task. The prompts are checked against the session log as
+ * `fact-tracker replay` reads it: the section the replay computes for a prompt is the one its
+ * subagent must have got. Some sequences run the built binary, a process per event, as the
+ * agents run it; the others run the same code in this process (a process costs up to a second
+ * on a loaded machine).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { replayHistory } from '../../../src/index.js';
+import { tempDir } from '../../tempDirs.js';
+import { binary, type Call, claudeCode, codex, type Given, implementerAnswer, inProcess, type Send } from './host.js';
+
+const SESSION = '3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f';
+
+const logOf = (project: string): string => join(project, '.fact-tracker', 'sessions', `${SESSION}.jsonl`);
+
+/** Files with no word in common, so each prompt's section holds the facts of its own file only. */
+const FILES = ['alpha/one.py', 'bravo/two.rb', 'charlie/three.go', 'delta/four.rs', 'echo/five.kt', 'foxtrot/six.cs'];
+
+/** A seed call: its result makes a fact about `FILES[i]` that later prompts can be given. */
+const seedCall = (i: number, agentType = 'implementer'): Call => ({
+  toolUseId: `toolu_seed${i}`,
+  agentId: `aseed${i}`,
+  agentType,
+  prompt: `Task ID: s${i}\nCreate ${FILES[i]}.\nEnd with your result between BEGIN_DISPATCH_RESULT and END_DISPATCH_RESULT.`,
+  answer: implementerAnswer(`s${i}`, FILES[i]!),
+});
+
+/** A call that works on `FILES[about]` again and changes `file` (its own result's fact). */
+const workCall = (n: number, about: number, file: string, agentType = 'implementer'): Call => ({
+  toolUseId: `toolu_0${n}WorkCall${n}`,
+  agentId: `awork${n}`,
+  agentType,
+  prompt: `Task ID: ${n}\nExtend ${FILES[about]} and add ${file}.\nEnd with your result between BEGIN_DISPATCH_RESULT and END_DISPATCH_RESULT.`,
+  answer: implementerAnswer(String(n), file),
+});
+
+const taskOf = (call: Call): string => /Task ID: (\S+)/u.exec(call.prompt)![1]!;
+
+interface Replayed {
+  readonly prompts: ReadonlyArray<{ readonly taskId: string; readonly sessionContext: string }>;
+  readonly facts: ReadonlyArray<{ readonly subject: string; readonly sourceTaskId: string }>;
+  readonly errors: ReadonlyArray<unknown>;
+}
+
+const replayOf = (project: string): Replayed =>
+  JSON.parse(JSON.stringify(replayHistory(readFileSync(logOf(project), 'utf8')).report)) as Replayed;
+
+/** Every given subagent got exactly the section `replay` computes for its own prompt, once (none when it is empty). */
+const expectOwnSections = (project: string, given: ReadonlyMap<string, Given>, calls: ReadonlyArray<Call>): void => {
+  const { prompts, errors } = replayOf(project);
+  expect(errors).toEqual([]);
+  for (const call of calls) {
+    const own = prompts.filter((prompt) => prompt.taskId === taskOf(call));
+    expect(own, `one prompt event for task ${taskOf(call)}`).toHaveLength(1);
+    const expected = own[0]!.sessionContext;
+    expect(given.get(call.toolUseId)?.sections, `the sections given to ${call.agentId}`).toEqual(
+      expected === '' ? [] : [expected],
+    );
+  }
+};
+
+/** Each result's fact sits under its own task, once; the calls that gave no result left no fact. */
+const expectOwnResults = (project: string, answered: ReadonlyArray<Call>, silent: ReadonlyArray<Call> = []): void => {
+  const { facts } = replayOf(project);
+  for (const call of answered) {
+    const file = /"files_changed": \[\s*"([^"]+)"/u.exec(call.answer)![1]!;
+    expect(
+      facts.filter((fact) => fact.subject === file).map((fact) => fact.sourceTaskId),
+      `the facts of ${file}`,
+    ).toEqual([taskOf(call)]);
+  }
+  for (const call of silent) expect(facts.filter((fact) => fact.sourceTaskId === taskOf(call))).toEqual([]);
+};
+
+/** Dispatches whose results are the facts later prompts need. */
+const seed = async (host: ReturnType<typeof claudeCode>, count: number): Promise<Call[]> => {
+  const seeds = Array.from({ length: count }, (_, i) => seedCall(i));
+  for (const call of seeds) await host.foreground(call);
+  return seeds;
+};
+
+const shuffled = <T>(items: ReadonlyArray<T>, order: ReadonlyArray<number>): T[] => order.map((i) => items[i]!);
+
+describe('Claude Code sequences through the built binary', { timeout: 600_000 }, () => {
+  const project = (): { dir: string; send: Send } => {
+    const dir = tempDir('sequence-');
+    return { dir, send: binary({ CLAUDE_PROJECT_DIR: dir }, dir) };
+  };
+
+  it('normal: each subagent gets its own section in its prompt, and each result lands on its task', async () => {
+    const { dir, send } = project();
+    const host = claudeCode({ send, sessionId: SESSION, cwd: dir });
+    const seeds = await seed(host, 1);
+    const foreground = workCall(2, 0, 'golf/seven.swift');
+    await host.foreground(foreground);
+    // A subagent sent to the background: its result arrives with its stop, after the call ended.
+    const background = workCall(3, 0, 'hotel/eight.php');
+    await host.pre(background);
+    await host.start(background);
+    await host.launched(background);
+    await host.stop(background);
+    const calls = [...seeds, foreground, background];
+    expectOwnSections(dir, host.given, calls);
+    // In Claude Code the section reaches the subagent in its prompt: the tool ran with the rewritten input.
+    for (const call of [foreground, background]) {
+      const { input, sections } = host.given.get(call.toolUseId)!;
+      expect(input['prompt']).toBe(`${sections[0]!}\n\n${call.prompt}`);
+    }
+    expect(host.given.get(foreground.toolUseId)!.sections[0]).toContain('alpha/one.py');
+    expectOwnResults(dir, calls);
+    expect(host.notices).toEqual([]);
+  });
+
+  it('denied: a call that never starts takes nothing from the next one of its type', async () => {
+    const { dir, send } = project();
+    const host = claudeCode({ send, sessionId: SESSION, cwd: dir });
+    const seeds = await seed(host, 2);
+    const denied = workCall(2, 0, 'golf/seven.swift');
+    await host.pre(denied); // the user said no: nothing else comes for this call
+    const next = workCall(3, 1, 'hotel/eight.php');
+    await host.foreground(next);
+    expectOwnSections(dir, host.given, [...seeds, denied, next]);
+    expect(host.given.get(next.toolUseId)!.sections[0]).toContain('bravo/two.rb');
+    expectOwnResults(dir, [...seeds, next], [denied]);
+  });
+
+  it('five parallel subagents of one type, in hook processes running at once, each get their own section and result', async () => {
+    const { dir, send } = project();
+    // The seeds in this process (same files, same code): only the parallel part needs processes.
+    const seeding = claudeCode({ send: inProcess({ cwd: dir, projectDir: dir }), sessionId: SESSION, cwd: dir });
+    const seeds = await seed(seeding, 5);
+    const host = claudeCode({ send, sessionId: SESSION, cwd: dir });
+    const calls = [0, 1, 2, 3, 4].map((i) => workCall(10 + i, i, `parallel/file${i}.txt`));
+    await Promise.all(calls.map((call) => host.pre(call)));
+    await Promise.all(shuffled(calls, [3, 0, 4, 1, 2]).map((call) => host.start(call)));
+    await Promise.all(
+      shuffled(calls, [2, 4, 0, 3, 1]).map(async (call) => {
+        await host.stop(call);
+        await host.finished(call);
+      }),
+    );
+    const sections = calls.map((call) => host.given.get(call.toolUseId)!.sections[0]);
+    expect(new Set(sections).size).toBe(5);
+    calls.forEach((call, i) => expect(sections[i]).toContain(FILES[i]));
+    expectOwnSections(dir, host.given, calls);
+    expectOwnResults(dir, [...seeds, ...calls]);
+  });
+
+  it('a cd between dispatches: the same session, in the one log of the project', async () => {
+    const { dir, send } = project();
+    const host = claudeCode({ send, sessionId: SESSION, cwd: dir });
+    const seeds = await seed(host, 1);
+    const nested = join(dir, 'packages', 'api');
+    mkdirSync(nested, { recursive: true });
+    const moved = { ...workCall(2, 0, 'golf/seven.swift'), cwd: nested };
+    await host.foreground(moved);
+    expectOwnSections(dir, host.given, [...seeds, moved]);
+    expect(host.given.get(moved.toolUseId)!.sections[0]).toContain('alpha/one.py');
+    expectOwnResults(dir, [...seeds, moved]);
+    expect(readdirSync(nested)).toEqual([]);
+  });
+});
+
+describe('Claude Code sequences', { timeout: 120_000 }, () => {
+  const setUp = (options: { honoursRewrite?: boolean } = {}) => {
+    const dir = tempDir('sequence-');
+    let now = Date.parse('2026-03-02T10:00:00Z');
+    const host = claudeCode({
+      send: inProcess({ cwd: dir, projectDir: dir, clock: () => (now += 1000) }),
+      sessionId: SESSION,
+      cwd: dir,
+      ...options,
+    });
+    return { dir, host, advance: (ms: number) => (now += ms) };
+  };
+
+  it('interrupted: a subagent stopped without a result leaves nothing pending', async () => {
+    const { dir, host } = setUp();
+    const seeds = await seed(host, 2);
+    const interrupted = workCall(2, 0, 'golf/seven.swift');
+    await host.pre(interrupted);
+    await host.start(interrupted);
+    await host.stop(interrupted, 'Interrupted by the user.');
+    const next = workCall(3, 1, 'hotel/eight.php');
+    await host.foreground(next);
+    expectOwnSections(dir, host.given, [...seeds, interrupted, next]);
+    expectOwnResults(dir, [...seeds, next], [interrupted]);
+  });
+
+  it('a failed tool call ends its dispatch', async () => {
+    const { dir, host } = setUp();
+    const seeds = await seed(host, 2);
+    const failing = workCall(2, 0, 'golf/seven.swift');
+    await host.pre(failing);
+    await host.start(failing);
+    await host.failed(failing);
+    const next = workCall(3, 1, 'hotel/eight.php');
+    await host.foreground(next);
+    expectOwnSections(dir, host.given, [...seeds, failing, next]);
+    expectOwnResults(dir, [...seeds, next], [failing]);
+  });
+
+  it('a repeated SubagentStop records nothing more, and takes nothing from the next task', async () => {
+    const { dir, host } = setUp();
+    const seeds = await seed(host, 2);
+    const twice = workCall(2, 0, 'golf/seven.swift');
+    await host.pre(twice);
+    await host.start(twice);
+    await host.stop(twice);
+    // A blocking Stop hook sent it back to work: it stops again, with another answer.
+    await host.stop(twice, implementerAnswer('2', 'india/nine.ex'));
+    await host.finished(twice);
+    await host.stop(twice, implementerAnswer('2', 'juliet/ten.ml'));
+    const background = workCall(3, 1, 'hotel/eight.php');
+    await host.pre(background);
+    await host.start(background);
+    await host.launched(background);
+    await host.stop(background);
+    await host.stop(background, implementerAnswer('3', 'kilo/eleven.hs'));
+    const next = workCall(4, 1, 'lima/twelve.jl');
+    await host.foreground(next);
+    expectOwnSections(dir, host.given, [...seeds, twice, background, next]);
+    expectOwnResults(dir, [...seeds, twice, background, next]);
+    const { facts } = replayOf(dir);
+    for (const file of ['india/nine.ex', 'juliet/ten.ml', 'kilo/eleven.hs'])
+      expect(facts.filter((fact) => fact.subject === file)).toEqual([]);
+    const dispatches = readFileSync(logOf(dir), 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('"type":"dispatch"'));
+    expect(dispatches).toHaveLength(seeds.length + 3);
+  });
+
+  it('tells the user, and names both tasks, when a result carries another task_id', async () => {
+    const { dir, host } = setUp();
+    await seed(host, 1);
+    const call = { ...workCall(2, 0, 'golf/seven.swift'), answer: implementerAnswer('7', 'golf/seven.swift') };
+    await host.foreground(call);
+    expect(host.notices).toEqual([expect.stringMatching(/result task_id "7" differs from the dispatch task "2"/u)]);
+    expectOwnResults(dir, [{ ...call, prompt: 'Task ID: 2' }]);
+  });
+
+  it('on a host that ignores the rewritten prompt: the first section is reported lost, later ones reach their subagent at SubagentStart', async () => {
+    const { dir, host } = setUp({ honoursRewrite: false });
+    const seeds = await seed(host, 1);
+    const first = workCall(2, 0, 'golf/seven.swift');
+    await host.foreground(first);
+    expect(host.given.get(first.toolUseId)!.sections).toEqual([]);
+    expect(host.notices).toEqual([
+      expect.stringMatching(/rewrite_ignored: .* task 2 started without its \[Session Context\]/u),
+    ]);
+    const later = [workCall(3, 0, 'hotel/eight.php'), workCall(4, 0, 'india/nine.ex')];
+    for (const call of later) await host.foreground(call);
+    expectOwnSections(dir, host.given, [...seeds, ...later]);
+    for (const call of later) expect(host.given.get(call.toolUseId)!.sections[0]).toContain('alpha/one.py');
+    expect(host.notices).toHaveLength(1);
+    expectOwnResults(dir, [...seeds, first, ...later]);
+  });
+
+  it('a subagent that hands its report back: the report is its result, once', async () => {
+    const dir = tempDir('sequence-');
+    const send = inProcess({ cwd: dir, projectDir: dir });
+    const host = claudeCode({ send, sessionId: SESSION, cwd: dir });
+    const seeds = await seed(host, 1);
+    const call = workCall(2, 0, 'golf/seven.swift');
+    await host.pre(call);
+    await host.start(call);
+    await send({
+      session_id: SESSION,
+      cwd: dir,
+      hook_event_name: 'PostToolUse',
+      agent_id: call.agentId,
+      agent_type: call.agentType,
+      tool_name: 'SubagentHandback',
+      tool_input: { message: call.answer },
+      tool_use_id: 'toolu_handback',
+      tool_response: 'Report delivered.',
+    });
+    await host.stop(call, 'Handed back.');
+    await host.finished({ ...call, answer: 'Report handed back to the parent.' });
+    expectOwnSections(dir, host.given, [...seeds, call]);
+    expectOwnResults(dir, [...seeds, call]);
+  });
+
+  it('finds the project by its git work tree when the agent names none', async () => {
+    const dir = tempDir('sequence-');
+    execFileSync('git', ['init', '-q', dir]);
+    const nested = join(dir, 'packages', 'api');
+    mkdirSync(nested, { recursive: true });
+    const host = claudeCode({ send: inProcess({ cwd: '/' }), sessionId: SESSION, cwd: nested });
+    const seeds = await seed(host, 1);
+    const moved = { ...workCall(2, 0, 'golf/seven.swift'), cwd: dir };
+    await host.foreground(moved);
+    expectOwnSections(dir, host.given, [...seeds, moved]);
+    expectOwnResults(dir, [...seeds, moved]);
+    expect(readdirSync(nested)).toEqual([]);
+  });
+});
+
+describe('Codex sequences (subagent events only)', { timeout: 120_000 }, () => {
+  const setUp = () => {
+    const dir = tempDir('sequence-');
+    let now = Date.parse('2026-03-02T10:00:00Z');
+    const advance = (ms: number) => (now += ms);
+    const send = inProcess({ cwd: dir, projectDir: dir, clock: () => (now += 1000) });
+    const host = codex({ send, sessionId: SESSION, cwd: dir });
+    return { dir, host, advance, send };
+  };
+
+  const run = async (host: ReturnType<typeof codex>, call: Call) => {
+    await host.pre(call);
+    await host.start(call);
+    await host.stop(call);
+  };
+
+  it('hands each section out at SubagentStart, and a stop after every turn records the result once', async () => {
+    const { dir, host } = setUp();
+    const seeds = [seedCall(0, 'worker'), seedCall(1, 'worker')];
+    for (const call of seeds) await run(host, call);
+    const call = workCall(2, 0, 'golf/seven.swift', 'worker');
+    await run(host, call);
+    await host.stop(call, implementerAnswer('2', 'india/nine.ex'));
+    await host.stop(call, 'Anything else?');
+    const next = workCall(3, 1, 'hotel/eight.php', 'worker');
+    await run(host, next);
+    expectOwnSections(dir, host.given, [...seeds, call, next]);
+    expectOwnResults(dir, [...seeds, call, next]);
+    expect(replayOf(dir).facts.filter((fact) => fact.subject === 'india/nine.ex')).toEqual([]);
+  });
+
+  it('a spawn whose call returns before its subagent starts, naming it: the subagent still gets its own section', async () => {
+    const { dir, host, send } = setUp();
+    const seeds = [seedCall(0, 'worker'), seedCall(1, 'worker')];
+    for (const call of seeds) await run(host, call);
+    const [first, second] = [workCall(2, 0, 'golf/seven.swift', 'worker'), workCall(3, 1, 'hotel/eight.php', 'worker')];
+    await host.pre(first);
+    await host.pre(second);
+    // The spawns return at once with the new agents' ids (if the host sends PostToolUse for spawn_agent).
+    for (const call of [second, first])
+      await send({
+        session_id: SESSION,
+        cwd: dir,
+        hook_event_name: 'PostToolUse',
+        tool_name: 'spawn_agent',
+        tool_input: { agent_type: call.agentType, message: call.prompt },
+        tool_use_id: call.toolUseId,
+        tool_response: { agent_id: call.agentId, status: 'running' },
+      });
+    // They start in the other order than their spawns: each still gets its own section.
+    await host.start(second);
+    await host.start(first);
+    await host.stop(first);
+    await host.stop(second);
+    expectOwnSections(dir, host.given, [...seeds, first, second]);
+    expectOwnResults(dir, [...seeds, first, second]);
+  });
+
+  it('a spawn that never starts stops being handed out after the timeout', async () => {
+    const { dir, host, advance } = setUp();
+    const seeds = [seedCall(0, 'worker'), seedCall(1, 'worker')];
+    for (const call of seeds) await run(host, call);
+    const denied = workCall(2, 0, 'golf/seven.swift', 'worker');
+    await host.pre(denied);
+    advance(11 * 60_000);
+    const next = workCall(3, 1, 'hotel/eight.php', 'worker');
+    await run(host, next);
+    // The denied spawn's section went to no one; the next subagent of its type got its own.
+    expectOwnSections(dir, host.given, [...seeds, next]);
+    expect(host.given.get(next.toolUseId)!.sections[0]).toContain('bravo/two.rb');
+    expectOwnResults(dir, [...seeds, next], [denied]);
+  });
+});

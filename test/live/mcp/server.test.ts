@@ -1,0 +1,335 @@
+/**
+ * `fact-tracker mcp` end to end: the SDK's own Client over StdioClientTransport against the
+ * built binary. A whole example history driven through the tools gives exactly what
+ * `fact-tracker replay` prints for it (computed in this run, not a stored golden), and every
+ * kind of bad call gets a clean tool error while the server keeps serving.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseHistory } from '../../../src/index.js';
+import { MAIN, ROOT, runCli } from '../../cli/runCli.js';
+import { tempDir } from '../../tempDirs.js';
+
+const EXAMPLE = join(ROOT, 'examples', 'web-api-session.jsonl');
+
+interface ToolResult {
+  readonly content: ReadonlyArray<{ readonly type: string; readonly text?: string }>;
+  readonly structuredContent?: Record<string, unknown>;
+  readonly isError?: boolean;
+}
+
+/** A client connected to a fresh `fact-tracker mcp` in `cwd`, and the server's standard error. */
+const connect = async (cwd: string, ...args: string[]): Promise<{ client: Client; stderr: () => string }> =>
+  connectWith(cwd, undefined, ...args);
+
+/** As `connect`, with environment variables added to the server's. */
+const connectWith = async (
+  cwd: string,
+  env: Record<string, string> | undefined,
+  ...args: string[]
+): Promise<{ client: Client; stderr: () => string }> => {
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run "npm run build" first (npm test does it)`);
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [MAIN, 'mcp', ...args],
+    cwd,
+    stderr: 'pipe',
+    ...(env === undefined ? {} : { env: { ...(process.env as Record<string, string>), ...env } }),
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const client = new Client({ name: 'fact-tracker-test', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, stderr: () => stderr };
+};
+
+const call = async (client: Client, name: string, args: Record<string, unknown>): Promise<ToolResult> =>
+  (await client.callTool({ name, arguments: args })) as ToolResult;
+
+const text = (result: ToolResult): string => result.content.map((part) => part.text ?? '').join('');
+
+/** The answer of a call expected to succeed. */
+const structured = (result: ToolResult): Record<string, unknown> => {
+  if (result.isError === true || result.structuredContent === undefined) throw new Error(`tool error: ${text(result)}`);
+  return result.structuredContent;
+};
+
+// One server for the file, and a few runs of the binary: seconds each on a loaded machine.
+describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
+  let cwd: string;
+  let client: Client;
+  let stderr: () => string;
+
+  // Starting the server takes seconds on a loaded machine: more than the default 10 s for hooks.
+  beforeAll(async () => {
+    cwd = tempDir('mcp-');
+    ({ client, stderr } = await connect(cwd));
+  }, 60_000);
+  afterAll(async () => {
+    await client.close();
+  });
+
+  it('lists exactly the five tools, with input and output schemas, and the two resources', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual([
+      'ingest_result',
+      'compile_context',
+      'explain_context',
+      'list_facts',
+      'invalidate_fact',
+    ]);
+    const fields = Object.fromEntries(tools.map((tool) => [tool.name, Object.keys(tool.inputSchema.properties ?? {})]));
+    expect(fields).toEqual({
+      ingest_result: ['sessionId', 'taskId', 'role', 'output', 'at'],
+      compile_context: ['sessionId', 'taskId', 'taskPrompt', 'tags', 'maxTokens', 'maxFacts', 'at'],
+      explain_context: ['sessionId', 'taskId', 'taskPrompt', 'limit'],
+      list_facts: ['sessionId', 'subject', 'tag', 'asOf', 'includeClosed', 'limit'],
+      invalidate_fact: ['sessionId', 'subject', 'relation', 'at'],
+    });
+    expect(tools.every((tool) => tool.outputSchema !== undefined)).toBe(true);
+    const { resources } = await client.listResources();
+    expect(resources.map((resource) => resource.uri)).toContain('fact-tracker://schemas/dispatch-result');
+    const { resourceTemplates } = await client.listResourceTemplates();
+    expect(resourceTemplates.map((template) => template.uriTemplate)).toEqual(['fact-tracker://sessions/{sessionId}']);
+    const schemas = await client.readResource({ uri: 'fact-tracker://schemas/dispatch-result' });
+    const schemasText = (schemas.contents[0] as { text: string }).text;
+    const expected = await runCli(['schema', 'implementer']);
+    expect(JSON.parse(schemasText)).toMatchObject({
+      begin: 'BEGIN_DISPATCH_RESULT',
+      end: 'END_DISPATCH_RESULT',
+      implementer: JSON.parse(expected.stdout),
+    });
+  });
+
+  it('gives, for a whole example session driven through the tools, exactly the sections replay prints', async () => {
+    const replayed = await runCli(['replay', EXAMPLE, '--json']);
+    expect(replayed.status).toBe(0);
+    const expected = JSON.parse(replayed.stdout) as {
+      prompts: ReadonlyArray<{ sessionContext: string; facts: ReadonlyArray<Record<string, unknown>> }>;
+    };
+    const sections: Array<{ sessionContext: unknown; facts: unknown }> = [];
+    for (const event of parseHistory(readFileSync(EXAMPLE, 'utf8')).events) {
+      const sessionId = 'web-api';
+      if (event.type === 'dispatch')
+        structured(
+          await call(client, 'ingest_result', {
+            sessionId,
+            taskId: event.taskId,
+            role: event.role,
+            output: event.output,
+            at: event.at,
+          }),
+        );
+      if (event.type === 'invalidate')
+        structured(
+          await call(client, 'invalidate_fact', {
+            sessionId,
+            subject: event.subject,
+            relation: event.relation,
+            at: new Date(event.at).toISOString(),
+          }),
+        );
+      if (event.type === 'prompt') {
+        const answer = structured(
+          await call(client, 'compile_context', {
+            sessionId,
+            taskId: event.taskId,
+            taskPrompt: event.taskPrompt,
+            ...(event.tags === undefined ? {} : { tags: event.tags }),
+            ...(event.maxFacts === undefined ? {} : { maxFacts: event.maxFacts }),
+            ...(event.maxTokens === undefined ? {} : { maxTokens: event.maxTokens }),
+            at: event.at,
+          }),
+        );
+        sections.push({ sessionContext: answer['sessionContext'], facts: answer['facts'] });
+      }
+    }
+    expect(sections).toEqual(
+      expected.prompts.map((prompt) => ({
+        sessionContext: prompt.sessionContext,
+        facts: prompt.facts.map(({ subject, relation, object }) => ({ subject, relation, object })),
+      })),
+    );
+    // The session's log is a dispatch history: replaying it prints the example's report, byte for byte.
+    const log = join(cwd, '.fact-tracker', 'sessions', 'web-api.jsonl');
+    expect((await runCli(['replay', log, '--json'])).stdout).toBe(replayed.stdout);
+  });
+
+  it('changes nothing when a result is sent again with the same time', async () => {
+    const log = join(cwd, '.fact-tracker', 'sessions', 'web-api.jsonl');
+    const before = readFileSync(log, 'utf8');
+    const first = parseHistory(readFileSync(EXAMPLE, 'utf8')).events.find((event) => event.type === 'dispatch')!;
+    if (first.type !== 'dispatch') throw new Error('no dispatch');
+    const again = structured(
+      await call(client, 'ingest_result', {
+        sessionId: 'web-api',
+        taskId: first.taskId,
+        role: first.role,
+        output: first.output,
+        at: first.at,
+      }),
+    );
+    expect(again).toMatchObject({ line: first.line, duplicate: true, facts: [] });
+    expect(readFileSync(log, 'utf8')).toBe(before);
+  });
+
+  it('bounds list_facts and explain_context by their limits and says how many were left out', async () => {
+    const listed = structured(await call(client, 'list_facts', { sessionId: 'web-api' }));
+    expect((listed['facts'] as unknown[]).length).toBe(50);
+    expect(listed['total']).toBeGreaterThan(100);
+    expect(listed['omitted']).toBe((listed['total'] as number) - 50);
+    const closed = structured(
+      await call(client, 'list_facts', { sessionId: 'web-api', subject: 'SRC/CONFIG.TS', includeClosed: true }),
+    );
+    expect((closed['facts'] as ReadonlyArray<Record<string, unknown>>).some((fact) => 'validTo' in fact)).toBe(true);
+    const tagged = structured(await call(client, 'list_facts', { sessionId: 'web-api', tag: 'convention', limit: 3 }));
+    expect(
+      (tagged['facts'] as ReadonlyArray<{ tags: string[] }>).every((fact) => fact.tags.includes('convention')),
+    ).toBe(true);
+    const early = structured(
+      await call(client, 'list_facts', { sessionId: 'web-api', asOf: '2026-03-02T09:10:00Z', limit: 1000 }),
+    );
+    expect(early['total']).toBeLessThan(listed['total'] as number);
+    const explained = structured(
+      await call(client, 'explain_context', {
+        sessionId: 'web-api',
+        taskId: '11',
+        taskPrompt: 'Add pagination to GET /bookings in src/routes/bookings.ts',
+      }),
+    );
+    expect((explained['decisions'] as unknown[]).length).toBe(30);
+    expect(explained['omitted']).toBe((explained['total'] as number) - 30);
+    expect((explained['decisions'] as ReadonlyArray<Record<string, unknown>>)[0]).toMatchObject({
+      decision: 'included',
+      parts: expect.objectContaining({ terms: expect.any(Array), prior: expect.any(Number) }),
+    });
+    const snapshot = await client.readResource({ uri: 'fact-tracker://sessions/web-api' });
+    expect(JSON.parse((snapshot.contents[0] as { text: string }).text)).toMatchObject({
+      sessionId: 'web-api',
+      events: 40,
+      errors: [],
+    });
+  });
+
+  it('answers every bad call with a clean tool error and keeps serving', async () => {
+    const cases: ReadonlyArray<readonly [string, Record<string, unknown>, RegExp]> = [
+      ['ingest_result', { sessionId: 's', taskId: '1', role: 'implementer' }, /output/u],
+      ['ingest_result', { sessionId: 's', taskId: '1', role: 'tester', output: 'x' }, /role/u],
+      ['compile_context', { sessionId: 's', taskId: '1', taskPrompt: 'x', maxFacts: -1 }, /maxFacts/u],
+      ['compile_context', { sessionId: 's', taskId: '1', taskPrompt: 'x', tags: ['nope'] }, /tags/u],
+      ['compile_context', { sessionId: 's', taskId: '1', taskPrompt: 'x', at: 'yesterday' }, /^invalid_field: at/u],
+      ['list_facts', { sessionId: 's', unknown: true }, /unknown/iu],
+      ['list_facts', { sessionId: 'never-made' }, /^unknown_session: /u],
+      ['explain_context', { sessionId: 'never-made', taskId: '1', taskPrompt: 'x' }, /^unknown_session: /u],
+      ['invalidate_fact', { sessionId: 'never-made', subject: 'a', relation: 'b' }, /^unknown_session: /u],
+      [
+        'ingest_result',
+        { sessionId: 'web-api', taskId: '1', role: 'implementer', output: 'no block' },
+        /^marker_missing: /u,
+      ],
+      [
+        'ingest_result',
+        { sessionId: 'web-api', taskId: '1', role: 'reviewer', output: { task_id: '1', assessment: 'great' } },
+        /^schema_invalid: .*assessment/u,
+      ],
+      [
+        'ingest_result',
+        { sessionId: 'web-api', taskId: ' ', role: 'implementer', output: 'x' },
+        /^invalid_field: taskId/u,
+      ],
+    ];
+    for (const [tool, args, message] of cases) {
+      const result = await call(client, tool, args);
+      expect([tool, result.isError]).toEqual([tool, true]);
+      expect(text(result)).toMatch(message);
+    }
+    for (const sessionId of [
+      '../escape',
+      '../../etc/passwd',
+      'a/b',
+      '..',
+      '.',
+      '.hidden',
+      'CON',
+      'x'.repeat(200),
+      'a\u0000b',
+      '',
+    ])
+      for (const [tool, extra] of [
+        ['compile_context', { taskId: '1', taskPrompt: 'x' }],
+        ['ingest_result', { taskId: '1', role: 'implementer', output: 'x' }],
+        ['list_facts', {}],
+      ] as const) {
+        const result = await call(client, tool, { sessionId, ...extra });
+        expect([sessionId, tool, result.isError, text(result).split(':')[0]]).toEqual([
+          sessionId,
+          tool,
+          true,
+          'invalid_session_id',
+        ]);
+      }
+    const huge = await call(client, 'ingest_result', {
+      sessionId: 'web-api',
+      taskId: '1',
+      role: 'implementer',
+      output: `BEGIN_DISPATCH_RESULT\n${'x'.repeat(10 * 1024 * 1024)}\nEND_DISPATCH_RESULT`,
+    });
+    expect(huge.isError).toBe(true);
+    expect(text(huge)).toMatch(/^output_too_large: /u);
+    // Still serving, and nothing was written outside the sessions folder.
+    expect(structured(await call(client, 'list_facts', { sessionId: 'web-api', limit: 1 }))['total']).toBeGreaterThan(
+      0,
+    );
+    expect(readdirSync(cwd)).toEqual(['.fact-tracker']);
+    expect(readdirSync(join(cwd, '.fact-tracker', 'sessions')).sort()).toEqual(['.gitignore', 'web-api.jsonl']);
+    expect(stderr()).toBe('');
+  });
+
+  it('keeps every answer within --max-answer-tokens', async () => {
+    const small = await connect(cwd, '--max-answer-tokens', '1000');
+    try {
+      const listed = await call(small.client, 'list_facts', { sessionId: 'web-api', limit: 1000, includeClosed: true });
+      const answer = structured(listed);
+      expect(Math.ceil(JSON.stringify(answer).length / 4)).toBeLessThanOrEqual(1000);
+      expect(text(listed).length).toBeLessThanOrEqual(4000);
+      expect(answer['omitted']).toBeGreaterThan(0);
+      expect((answer['facts'] as unknown[]).length + (answer['omitted'] as number)).toBe(answer['total']);
+    } finally {
+      await small.client.close();
+    }
+  });
+});
+
+describe('where fact-tracker mcp keeps its sessions', { timeout: 120_000 }, () => {
+  const compile = async (cwd: string, env?: Record<string, string>): Promise<void> => {
+    const { client } = await connectWith(cwd, env);
+    try {
+      structured(await call(client, 'compile_context', { sessionId: 's1', taskId: '1', taskPrompt: 'Add a route' }));
+    } finally {
+      await client.close();
+    }
+  };
+
+  it('in the project: the top of the git work tree holding its working directory, as the hooks find it', async () => {
+    const project = tempDir('mcp-project-');
+    mkdirSync(join(project, '.git'));
+    const nested = join(project, 'packages', 'api');
+    mkdirSync(nested, { recursive: true });
+    await compile(nested);
+    expect(existsSync(join(project, '.fact-tracker', 'sessions', 's1.jsonl'))).toBe(true);
+    expect(existsSync(join(nested, '.fact-tracker'))).toBe(false);
+  });
+
+  it('in CLAUDE_PROJECT_DIR when Claude Code names the project', async () => {
+    const project = tempDir('mcp-claude-');
+    const elsewhere = tempDir('mcp-elsewhere-');
+    await compile(elsewhere, { CLAUDE_PROJECT_DIR: project });
+    expect(existsSync(join(project, '.fact-tracker', 'sessions', 's1.jsonl'))).toBe(true);
+    expect(existsSync(join(elsewhere, '.fact-tracker'))).toBe(false);
+  });
+});

@@ -1,0 +1,147 @@
+/**
+ * The session log across real processes running the built library: writers at once lose
+ * nothing and all end on the same store, and a writer killed at any moment never leaves a log
+ * that cannot be opened.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, truncateSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import { replayHistory } from '../../../src/index.js';
+import { openSession } from '../../../src/live/session/index.js';
+import { tempDir } from '../../tempDirs.js';
+
+const DIST = fileURLToPath(new URL('../../../dist/live/session/index.js', import.meta.url));
+const APPENDER = fileURLToPath(new URL('./fixtures/appender.mjs', import.meta.url));
+
+/** What a finished child said and how it ended. */
+interface Exit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Starts an appender: NAME appends COUNT events to SESSION in DIRECTORY, then waits for TOTAL. */
+const appender = (directory: string, session: string, name: string, count: number, total: number, big = false) => {
+  if (!existsSync(DIST)) throw new Error(`${DIST} is missing: run "npm run build" first (npm test does it)`);
+  const child = spawn(
+    process.execPath,
+    [APPENDER, directory, session, name, String(count), String(total), ...(big ? ['big'] : [])],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exit = new Promise<Exit>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
+  return { child, exit, announced: () => stdout.split('appending ').length - 1 };
+};
+
+/** Resolves once the child has announced `count` appends (it announces each one just before making it). */
+const announced = (child: ChildProcess, count: number): Promise<void> =>
+  new Promise((resolve, reject) => {
+    let seen = 0;
+    child.stdout?.on('data', (chunk: Buffer) => {
+      seen += chunk.toString().split('appending ').length - 1;
+      if (seen >= count) resolve();
+    });
+    child.on('exit', () => reject(new Error('the writer exited before it was killed')));
+  });
+
+const digest = (value: unknown): string => createHash('sha256').update(JSON.stringify(value)).digest('hex');
+
+/** Runs `work` over `items`, at most `width` at a time. */
+const inBatches = async <T, R>(items: ReadonlyArray<T>, width: number, work: (item: T) => Promise<R>): Promise<R[]> => {
+  const results: R[] = [];
+  for (let start = 0; start < items.length; start += width)
+    results.push(...(await Promise.all(items.slice(start, start + width).map(work))));
+  return results;
+};
+
+describe('session logs across processes', () => {
+  it('loses nothing when 8 processes append 200 events each, and every process ends on the same store', async () => {
+    const directory = tempDir('sessions-');
+    const names = Array.from({ length: 8 }, (_, i) => `w${i}`);
+    const runs = names.map((name) => appender(directory, 'shared', name, 200, 1600));
+    const exits = await Promise.all(runs.map((run) => run.exit));
+    expect(exits.map((exit) => [exit.code, exit.stderr])).toEqual(exits.map(() => [0, '']));
+
+    const log = readFileSync(join(directory, 'shared.jsonl'), 'utf8');
+    const { report, store } = replayHistory(log);
+    expect(report.errors).toEqual([]);
+    expect(report.summary.events).toBe(1600);
+    // Every event of every writer is there once: its task and kind appear exactly once.
+    const events = log
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const keys = new Set(
+      events.map(
+        (event) =>
+          `${String(event['type'])} ${String(event['taskId'] ?? event['subject'])} ${String(event['relation'])}`,
+      ),
+    );
+    expect(keys.size).toBe(1600);
+    // Every process ends on the store the log replays to.
+    const digests = exits.map((exit) => /done (\d+) ([0-9a-f]+)/u.exec(exit.stdout)?.slice(1));
+    expect(digests).toEqual(exits.map(() => ['1600', digest(store)]));
+  }, 180_000);
+
+  it('never leaves a log that cannot be opened when a writer is killed at random points (32 runs)', async () => {
+    const root = tempDir('killed-');
+    const runs = Array.from({ length: 32 }, (_, i) => i);
+    const outcomes = await inBatches(runs, 8, async (run) => {
+      const directory = join(root, `run${run}`);
+      // Half the writers append 256 KB results, so a kill often lands inside a write.
+      const writer = appender(directory, 'killed', `k${run}`, 1_000, 1_000, run % 2 === 0);
+      await announced(writer.child, 1 + Math.floor(Math.random() * 12));
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 15));
+      writer.child.kill('SIGKILL');
+      const exit = await writer.exit;
+      expect(exit.signal).toBe('SIGKILL');
+      // Every append that returned (each announced one but the last) is in the log.
+      const returned = writer.announced() - 1;
+      const file = join(directory, 'killed.jsonl');
+      // Every fourth run also loses the end of its last line, as a crash of the machine would.
+      if (run % 4 === 1 && existsSync(file)) {
+        const size = readFileSync(file).length;
+        if (size > 2) truncateSync(file, size - 1 - Math.floor(Math.random() * Math.min(size - 1, 200)));
+      }
+      const opened = await openSession('killed', { directory, create: true, lockStaleMs: 2_000 });
+      if (E.isLeft(opened)) throw new Error(opened.left.message);
+      const session = opened.right;
+      const report = session.report();
+      const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+      const replayed = replayHistory(text);
+      // Opened: every complete line applied, no line corrupt, at most the one torn line set aside.
+      expect(report.errors).toEqual([]);
+      expect(replayed.report.errors).toEqual([]);
+      expect(report.setAside.length).toBeLessThanOrEqual(1);
+      expect(text === '' || text.endsWith('\n')).toBe(true);
+      expect(report.events).toBe(replayed.report.summary.events);
+      if (run % 4 !== 1) expect(report.events).toBeGreaterThanOrEqual(returned);
+      const snapshot = await session.snapshot();
+      expect(E.isRight(snapshot) && snapshot.right).toEqual(replayed.store);
+      return { session, torn: report.setAside.length };
+    });
+    // The killed writers may have held the lock: a new append waits until it counts as abandoned, then goes on.
+    await Promise.all(
+      outcomes.map(async ({ session }) => {
+        const added = await session.invalidateFact({ subject: 'task:x', relation: 'summary' });
+        expect(E.isRight(added)).toBe(true);
+        expect(replayHistory(readFileSync(session.file, 'utf8')).report.errors).toEqual([]);
+      }),
+    );
+    expect(outcomes.length).toBe(32);
+  }, 180_000);
+});

@@ -1,0 +1,302 @@
+/**
+ * The live session shell on real files in one process: a session answers what `replay` prints
+ * for its log, re-sent events change nothing, bad input writes nothing, and a log written by
+ * someone else (another session, a crash, a hand edit) is read exactly as `replay` reads it.
+ */
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import { parseHistory, replayHistory, selectValidFacts } from '../../../src/index.js';
+import {
+  type LiveSession,
+  openSession,
+  parseSessionId,
+  resolveSessionsDirectory,
+  type SessionOptions,
+} from '../../../src/live/session/index.js';
+import { tempDir } from '../../tempDirs.js';
+
+const example = readFileSync(new URL('../../../examples/web-api-session.jsonl', import.meta.url), 'utf8');
+const badLines = readFileSync(new URL('../../fixtures/bad-lines.jsonl', import.meta.url), 'utf8');
+
+const right = <T>(either: E.Either<unknown, T>): T => {
+  if (E.isLeft(either)) throw new Error(`expected a Right, got ${JSON.stringify(either.left)}`);
+  return either.right;
+};
+
+const open = async (id: string, options: SessionOptions): Promise<LiveSession> => right(await openSession(id, options));
+
+const result = (taskId: string, summary: string) => ({
+  task_id: taskId,
+  status: 'completed',
+  summary,
+  files_changed: [`src/${taskId}.ts`],
+});
+
+/** Drives every event of a history through the session's calls, with the history's own times. */
+const drive = async (session: LiveSession, text: string): Promise<ReadonlyArray<string>> => {
+  const sections: string[] = [];
+  for (const event of parseHistory(text).events) {
+    if (event.type === 'dispatch')
+      right(await session.ingestResult({ role: event.role, taskId: event.taskId, output: event.output, at: event.at }));
+    if (event.type === 'invalidate')
+      right(await session.invalidateFact({ subject: event.subject, relation: event.relation, at: event.at }));
+    if (event.type === 'compact') right(await session.compact({ maxFacts: event.maxFacts, at: event.at }));
+    if (event.type === 'prompt') {
+      const { tags, maxFacts, maxTokens } = event;
+      const compiled = right(
+        await session.compileContext({
+          taskId: event.taskId,
+          taskPrompt: event.taskPrompt,
+          ...(tags === undefined ? {} : { tags }),
+          ...(maxFacts === undefined ? {} : { maxFacts }),
+          ...(maxTokens === undefined ? {} : { maxTokens }),
+          at: event.at,
+        }),
+      );
+      sections.push(compiled.sessionContext);
+    }
+  }
+  return sections;
+};
+
+describe('a live session', () => {
+  it('answers each prompt with the section replay prints, and its log replays to the same report', async () => {
+    const cwd = tempDir('session-');
+    const session = await open('web-api', { cwd });
+    const sections = await drive(session, example);
+    const expected = replayHistory(example);
+    expect(sections).toEqual(expected.report.prompts.map((prompt) => prompt.sessionContext));
+    const log = readFileSync(join(cwd, '.fact-tracker', 'sessions', 'web-api.jsonl'), 'utf8');
+    // The example has one event per line and no rejected line: the whole report is the same, line numbers included.
+    expect(replayHistory(log).report).toEqual(expected.report);
+    expect(right(await session.snapshot())).toEqual(expected.store);
+    // A second process opening the log replays it to the same store.
+    const reopened = await open('web-api', { cwd, create: false });
+    expect(right(await reopened.snapshot())).toEqual(expected.store);
+    expect(reopened.report()).toEqual({ events: 40, errors: [], setAside: [] });
+  });
+
+  it('changes nothing when an event is sent again with the same time', async () => {
+    const cwd = tempDir('session-');
+    const session = await open('s', { cwd });
+    const input = { role: 'implementer' as const, taskId: '1', output: result('1', 'Added a parser'), at: 1000 };
+    const first = right(await session.ingestResult(input));
+    expect(first).toMatchObject({ line: 1, duplicate: false });
+    expect(first.facts.length).toBeGreaterThan(0);
+    const before = right(await session.snapshot());
+    const again = right(await session.ingestResult(input));
+    expect(again).toEqual({ line: 1, duplicate: true, facts: [], warnings: [] });
+    const prompt = { taskId: '2', taskPrompt: 'Extend the parser in src/1.ts', at: 2000 };
+    const compiled = right(await session.compileContext(prompt));
+    const recompiled = right(await session.compileContext(prompt));
+    expect(recompiled).toEqual({ ...compiled, duplicate: true });
+    right(await session.invalidateFact({ subject: 'src/1.ts', relation: 'modified_by', at: 3000 }));
+    expect(right(await session.invalidateFact({ subject: 'src/1.ts', relation: 'modified_by', at: 3000 }))).toEqual({
+      line: 3,
+      duplicate: true,
+      closed: [],
+    });
+    const log = readFileSync(session.file, 'utf8');
+    expect(log.trimEnd().split('\n')).toHaveLength(3);
+    expect(right(await session.snapshot())).not.toBe(before);
+    // The same result at another time is another event.
+    expect(right(await session.ingestResult({ ...input, at: 4000 }))).toMatchObject({ line: 4, duplicate: false });
+  });
+
+  it('writes nothing for a result the contract rejects or an event the history format rejects', async () => {
+    const cwd = tempDir('session-');
+    const session = await open('s', { cwd });
+    right(await session.ingestResult({ role: 'implementer', taskId: '1', output: result('1', 'First'), at: 1 }));
+    const log = readFileSync(session.file, 'utf8');
+    const rejected = await session.ingestResult({ role: 'implementer', taskId: '2', output: 'no result block here' });
+    expect(rejected).toEqual(E.left(expect.objectContaining({ code: 'marker_missing' })));
+    const invalid = await session.ingestResult({ role: 'implementer', taskId: '2', output: { task_id: '2' } });
+    expect(invalid).toEqual(E.left(expect.objectContaining({ code: 'schema_invalid' })));
+    const noTask = await session.ingestResult({ role: 'implementer', taskId: ' ', output: result('2', 'x') });
+    expect(noTask).toEqual(E.left(expect.objectContaining({ code: 'invalid_field', message: 'taskId is empty' })));
+    const badRole = await session.ingestResult({ role: 'tester' as never, taskId: '2', output: result('2', 'x') });
+    expect(badRole).toEqual(E.left(expect.objectContaining({ code: 'invalid_field' })));
+    const badTime = await session.ingestResult({ role: 'implementer', taskId: '2', output: 'x', at: Number.NaN });
+    expect(badTime).toEqual(E.left(expect.objectContaining({ code: 'invalid_input' })));
+    expect(readFileSync(session.file, 'utf8')).toBe(log);
+    expect(session.report().events).toBe(1);
+  });
+
+  it('reports corrupt lines with their line numbers exactly as replay does, and applies the rest', async () => {
+    const cwd = tempDir('session-');
+    const { directory } = resolveSessionsDirectory({ cwd });
+    mkdirSync(directory, { recursive: true });
+    writeFileSync(join(directory, 'bad.jsonl'), badLines);
+    const session = await open('bad', { cwd, create: false });
+    const expected = replayHistory(badLines);
+    expect(expected.report.errors.length).toBeGreaterThan(3);
+    expect(session.report().errors).toEqual(expected.report.errors);
+    expect(session.report().events).toBe(expected.report.summary.events);
+    expect(right(await session.snapshot())).toEqual(expected.store);
+    // Appending after them numbers the new line after every line of the file, blank or bad.
+    const lines = badLines.split(/\r\n|\n|\r/u).length - (badLines.endsWith('\n') ? 1 : 0);
+    const added = right(await session.invalidateFact({ subject: 'src/app.ts', relation: 'modified_by' }));
+    expect(added.line).toBe(lines + 1);
+    expect(replayHistory(readFileSync(session.file, 'utf8')).report.errors).toEqual(expected.report.errors);
+  });
+
+  it('sets a torn last line aside in a side file, reports it, and keeps every complete event', async () => {
+    const cwd = tempDir('session-');
+    const writer = await open('torn', { cwd, clock: () => 5_000 });
+    right(await writer.ingestResult({ role: 'implementer', taskId: '1', output: result('1', 'First'), at: 1 }));
+    right(await writer.ingestResult({ role: 'implementer', taskId: '2', output: result('2', 'Second'), at: 2 }));
+    const whole = readFileSync(writer.file, 'utf8');
+    const torn = '{"type":"dispatch","role":"implementer","taskId":"3","at":3,"result":{"task_id":"3","sta';
+    appendFileSync(writer.file, torn);
+    // A reader does not touch it: it may be a line another process is writing right now.
+    expect(right(await writer.snapshot())).toEqual(replayHistory(whole).store);
+    expect(readFileSync(writer.file, 'utf8')).toBe(whole + torn);
+    // The next open takes the lock, so nobody is writing: the tail is a crash's, and goes aside.
+    const reader = await open('torn', { cwd, create: false, clock: () => 5_000 });
+    expect(reader.report()).toEqual({
+      events: 2,
+      errors: [],
+      setAside: [{ line: 3, bytes: Buffer.byteLength(torn), file: `${writer.file}.set-aside` }],
+    });
+    expect(readFileSync(writer.file, 'utf8')).toBe(whole);
+    const kept = JSON.parse(readFileSync(`${writer.file}.set-aside`, 'utf8'));
+    expect(kept).toEqual({
+      setAsideAt: '1970-01-01T00:00:05.000Z',
+      line: 3,
+      bytes: Buffer.byteLength(torn),
+      text: torn,
+      base64: Buffer.from(torn).toString('base64'),
+    });
+    // The writer catches up with the repaired file and appends after it.
+    expect(right(await writer.invalidateFact({ subject: 'src/1.ts', relation: 'modified_by', at: 4 })).line).toBe(3);
+    expect(replayHistory(readFileSync(writer.file, 'utf8')).report.errors).toEqual([]);
+  });
+
+  it('sees what another session object appended before it answers', async () => {
+    const cwd = tempDir('session-');
+    const [a, b] = [await open('shared', { cwd }), await open('shared', { cwd })];
+    right(await a.ingestResult({ role: 'implementer', taskId: '1', output: result('1', 'Parser'), at: 1 }));
+    right(await b.ingestResult({ role: 'implementer', taskId: '2', output: result('2', 'Lexer'), at: 2 }));
+    const fromA = right(await a.compileContext({ taskId: '3', taskPrompt: 'Use src/2.ts and src/1.ts', at: 3 }));
+    expect(fromA.line).toBe(3);
+    expect(fromA.facts.map((fact) => fact.subject)).toEqual(expect.arrayContaining(['src/1.ts', 'src/2.ts']));
+    // b re-sending a's prompt finds it in the log: a duplicate, not a second line.
+    expect(
+      right(await b.compileContext({ taskId: '3', taskPrompt: 'Use src/2.ts and src/1.ts', at: 3 })).duplicate,
+    ).toBe(true);
+    expect(right(await b.snapshot())).toEqual(right(await a.snapshot()));
+  });
+
+  it('keeps calls made at once in one order, numbered line by line', async () => {
+    const cwd = tempDir('session-');
+    const session = await open('burst', { cwd });
+    const calls = Array.from({ length: 30 }, (_, i) =>
+      session.ingestResult({ role: 'implementer', taskId: `${i}`, output: result(`${i}`, `Step ${i}`), at: i }),
+    );
+    const lines = (await Promise.all(calls)).map((answer) => right(answer).line);
+    expect(lines).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    const log = readFileSync(session.file, 'utf8');
+    expect(right(await session.snapshot())).toEqual(replayHistory(log).store);
+  });
+
+  it('rebuilds from the file when the log was replaced behind its back', async () => {
+    const cwd = tempDir('session-');
+    const session = await open('swap', { cwd });
+    right(await session.ingestResult({ role: 'implementer', taskId: '1', output: result('1', 'One'), at: 1 }));
+    const other = await open('other', { cwd });
+    right(await other.ingestResult({ role: 'implementer', taskId: '9', output: result('9', 'Nine'), at: 9 }));
+    renameSync(other.file, session.file);
+    const facts = selectValidFacts(right(await session.snapshot()));
+    expect(facts.map((fact) => fact.sourceTaskId)).toEqual(facts.map(() => '9'));
+  });
+
+  it('refuses ids that are not one safe path segment, and sessions that do not exist when asked not to create', async () => {
+    const cwd = tempDir('session-');
+    for (const id of ['', '../escape', 'a/b', 'a\\b', '..', '.hidden', '-x', 'x'.repeat(129), 'CON', 'nul.txt', 'a..b'])
+      expect(await openSession(id, { cwd })).toEqual(E.left(expect.objectContaining({ code: 'invalid_session_id' })));
+    expect(await openSession(42, { cwd })).toEqual(E.left(expect.objectContaining({ code: 'invalid_session_id' })));
+    expect(parseSessionId('3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f')).toEqual(
+      E.right('3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f'),
+    );
+    expect(await openSession('missing', { cwd, create: false })).toEqual(
+      E.left(expect.objectContaining({ code: 'unknown_session' })),
+    );
+  });
+
+  it('does not follow a symbolic link out of the working directory, for the folder or the log', async () => {
+    const cwd = tempDir('session-');
+    const outside = tempDir('outside-');
+    mkdirSync(join(cwd, '.fact-tracker'));
+    symlinkSync(outside, join(cwd, '.fact-tracker', 'sessions'));
+    const escaped = await openSession('s', { cwd });
+    expect(escaped).toEqual(
+      E.left(expect.objectContaining({ code: 'io', message: expect.stringContaining('leads out') })),
+    );
+
+    const other = tempDir('session-');
+    const { directory } = resolveSessionsDirectory({ cwd: other });
+    mkdirSync(directory, { recursive: true });
+    writeFileSync(join(outside, 'target.jsonl'), '');
+    symlinkSync(join(outside, 'target.jsonl'), join(directory, 'linked.jsonl'));
+    const linked = await openSession('linked', { cwd: other });
+    expect(linked).toEqual(
+      E.left(expect.objectContaining({ code: 'io', message: expect.stringContaining('symbolic link') })),
+    );
+    expect(readFileSync(join(outside, 'target.jsonl'), 'utf8')).toBe('');
+  });
+
+  it('refuses at once a FIFO in place of a log or of its snapshot, never waiting on it (run in a child, killed if it hangs)', () => {
+    const cwd = tempDir('session-fifo-');
+    const { directory } = resolveSessionsDirectory({ cwd });
+    mkdirSync(directory, { recursive: true });
+    writeFileSync(
+      join(directory, 'beside.jsonl'),
+      `${JSON.stringify({ type: 'prompt', taskId: '1', at: 1, taskPrompt: 'x' })}\n`,
+    );
+    for (const name of ['beside.jsonl.snapshot', 'piped.jsonl'])
+      expect(spawnSync('mkfifo', [join(directory, name)]).status).toBe(0);
+    const script = `
+      const { openSession, bytesToReplay } = await import(${JSON.stringify(new URL('../../../dist/live/session/index.js', import.meta.url).href)});
+      const options = { cwd: ${JSON.stringify(cwd)}, create: false };
+      const beside = await openSession('beside', options);
+      const piped = await openSession('piped', options);
+      console.log(JSON.stringify({
+        beside: beside.right?.snapshotUse(),
+        besideBytes: await bytesToReplay('beside', options),
+        piped: piped.left,
+        pipedBytes: (await bytesToReplay('piped', options)) ?? null,
+      }));`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 20_000,
+      killSignal: 'SIGKILL',
+    });
+    expect(run.signal).toBeNull();
+    expect(JSON.parse(run.stdout) as unknown).toEqual({
+      beside: { used: false, reason: 'the snapshot cannot be read (ENOTREG)' },
+      besideBytes: readFileSync(join(directory, 'beside.jsonl')).length,
+      piped: { code: 'io', message: expect.stringContaining('piped.jsonl: it is not a regular file') },
+      pipedBytes: null,
+    });
+  });
+
+  it('explains a prompt without recording it, and keeps the sessions folder out of git', async () => {
+    const cwd = tempDir('session-');
+    const session = await open('explain', { cwd });
+    await drive(session, example);
+    const log = readFileSync(session.file, 'utf8');
+    const last = parseHistory(example)
+      .events.filter((event) => event.type === 'prompt')
+      .at(-1)!;
+    const decisions = right(
+      await session.explainContext({ taskId: last.taskId, taskPrompt: last.type === 'prompt' ? last.taskPrompt : '' }),
+    );
+    expect(decisions.length).toBeGreaterThan(10);
+    expect(decisions.filter((decision) => decision.decision === 'included').length).toBeGreaterThan(0);
+    expect(readFileSync(session.file, 'utf8')).toBe(log);
+    expect(readFileSync(join(cwd, '.fact-tracker', 'sessions', '.gitignore'), 'utf8')).toContain('*');
+  });
+});

@@ -1,0 +1,420 @@
+/**
+ * The snapshot beside a session log, with real files and processes: a session opened after a
+ * writer saved one starts from it and answers exactly what a replay of the whole log gives; a
+ * snapshot that is missing, cut short, corrupt, of another version, or out of step with its log
+ * (longer than the log, a log rewritten, replaced or set aside) is never trusted over the log;
+ * writers killed at random points or running at once never leave one that is. Also the limits
+ * and resends of a live session.
+ */
+import { constants } from 'node:buffer';
+import { spawn } from 'node:child_process';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import { replayHistory } from '../../../src/index.js';
+import {
+  bytesToReplay,
+  type LiveSession,
+  MAX_OUTPUT_LENGTH,
+  MAX_PROMPT_LENGTH,
+  MAX_TASK_ID_LENGTH,
+  openSession,
+  SNAPSHOT_EVERY,
+  type SessionOptions,
+} from '../../../src/live/session/index.js';
+import { tempDir } from '../../tempDirs.js';
+
+const APPENDER = fileURLToPath(new URL('./fixtures/appender.mjs', import.meta.url));
+
+const open = async (id: string, options: SessionOptions): Promise<LiveSession> => {
+  const opened = await openSession(id, options);
+  if (E.isLeft(opened)) throw new Error(`${opened.left.code}: ${opened.left.message}`);
+  return opened.right;
+};
+
+const right = <T>(value: E.Either<{ code: string; message: string }, T>): T => {
+  if (E.isLeft(value)) throw new Error(`${value.left.code}: ${value.left.message}`);
+  return value.right;
+};
+
+const AREAS = ['auth', 'billing', 'search', 'orders', 'mail', 'reports', 'admin'];
+
+/** Writes `tasks` tasks (a prompt, an implementer result and a review each) through `session`. */
+const work = async (session: LiveSession, tasks: number, first = 1, areas = AREAS): Promise<void> => {
+  for (let task = first; task < first + tasks; task += 1) {
+    const area = areas[task % areas.length]!;
+    const taskId = String(task);
+    const at = task * 60_000;
+    right(await session.compileContext({ taskId, taskPrompt: `Fix the ${area} retry handling, step ${task}`, at }));
+    right(
+      await session.ingestResult({
+        role: 'implementer',
+        taskId,
+        at: at + 1_000,
+        output: {
+          task_id: taskId,
+          status: 'completed',
+          summary: `Changed the ${area} retry policy (step ${task})`,
+          files_changed: [`src/${area}/retry.ts`, `src/${area}/step${task}.ts`],
+          tests: [{ command: `npm test -- ${area}`, passed: task % 5 !== 0 }],
+        },
+      }),
+    );
+    right(
+      await session.ingestResult({
+        role: 'reviewer',
+        taskId,
+        at: at + 2_000,
+        output: {
+          task_id: taskId,
+          assessment: task % 3 === 0 ? 'needs_changes' : 'approved',
+          issues:
+            task % 3 === 0
+              ? [
+                  {
+                    severity: 'minor',
+                    file: `src/${area}/retry.ts`,
+                    message: `Retry ${task} unbounded`,
+                    fix: 'bound it',
+                  },
+                ]
+              : [],
+        },
+      }),
+    );
+  }
+};
+
+/** A session folder whose log holds 40 tasks written through a session (so its snapshot was saved). */
+const writtenSession = async (): Promise<{ directory: string; file: string }> => {
+  const directory = tempDir('snapshot-');
+  const writer = await open('s', { directory });
+  await work(writer, 40);
+  return { directory, file: writer.file };
+};
+
+/** A copy of a session folder, to spoil one file of it. */
+const copyOf = (directory: string): string => {
+  const copy = tempDir('snapshot-copy-');
+  for (const name of readdirSync(directory)) copyFileSync(join(directory, name), join(copy, name));
+  return copy;
+};
+
+/** What a session opened on `directory` knows, next to what a replay of its log gives. */
+const reopen = async (directory: string) => {
+  const session = await open('s', { directory, create: false, lockStaleMs: 2_000 });
+  const log = readFileSync(join(directory, 's.jsonl'), 'utf8');
+  const prompt = { taskId: 'next', taskPrompt: 'Bound the billing retry policy in src/billing/retry.ts' };
+  const replayed = replayHistory(log);
+  const store = right(await session.snapshot());
+  const explained = right(await session.explainContext(prompt));
+  return { session, use: session.snapshotUse(), store, expected: replayed.store, explained, report: session.report() };
+};
+
+describe('session snapshots', { timeout: 120_000 }, () => {
+  it('starts from the snapshot a writer saved, and answers exactly what a replay of the whole log gives', async () => {
+    const { directory, file } = await writtenSession();
+    expect(existsSync(`${file}.snapshot`)).toBe(true);
+    const reader = await open('s', { directory, create: false });
+    const use = reader.snapshotUse();
+    expect(use.used).toBe(true);
+    if (!use.used) return;
+    expect(use.offset).toBeGreaterThan(0);
+    expect(use.offset).toBeLessThanOrEqual(statSync(file).size);
+    // The tail after the snapshot is shorter than the interval between snapshots.
+    const tail = readFileSync(file).subarray(use.offset).toString('utf8').split('\n').length - 1;
+    expect(tail).toBeLessThan(SNAPSHOT_EVERY);
+    expect(right(await reader.snapshot())).toEqual(replayHistory(readFileSync(file, 'utf8')).store);
+    expect(reader.report()).toEqual({ events: 120, errors: [], setAside: [] });
+    // The next prompt gets the section a replay of the log prints for it.
+    const answer = right(
+      await reader.compileContext({ taskId: '41', taskPrompt: 'Bound the billing retry policy', at: 41 * 60_000 }),
+    );
+    const replayed = replayHistory(readFileSync(file, 'utf8'));
+    expect(answer.sessionContext).toBe(replayed.report.prompts.at(-1)!.sessionContext);
+    expect(answer.sessionContext).not.toBe('');
+  });
+
+  it('starts from a snapshot whose facts hold text of several bytes a character (its hash is of the bytes written)', async () => {
+    const directory = tempDir('snapshot-');
+    const writer = await open('s', { directory });
+    await work(writer, 40, 1, ['café', '検索', 'ünïcode', 'fusée-🚀', 'naïve']);
+    expect(readFileSync(`${writer.file}.snapshot`, 'utf8')).toContain('検索');
+    const reader = await open('s', { directory, create: false });
+    expect(reader.snapshotUse().used).toBe(true);
+    expect(right(await reader.snapshot())).toEqual(replayHistory(readFileSync(writer.file, 'utf8')).store);
+  });
+
+  it('rebuilds from the log when the snapshot is missing, cut short, corrupt, too large, of another version or another layout', async () => {
+    const { directory, file } = await writtenSession();
+    const snapshot = readFileSync(`${file}.snapshot`, 'utf8');
+    const newline = snapshot.indexOf('\n');
+    const header = JSON.parse(snapshot.slice(0, newline)) as Record<string, unknown>;
+    const spoilers: ReadonlyArray<readonly [string, (target: string) => void, RegExp]> = [
+      ['missing', (target) => rmSync(target), /no snapshot/u],
+      ['cut short', (target) => truncateSync(target, Math.floor(snapshot.length / 2)), /cut short|corrupt/u],
+      ['cut in its header', (target) => truncateSync(target, Math.floor(newline / 2)), /not JSON/u],
+      [
+        'a changed byte in the store',
+        (target) => writeFileSync(target, snapshot.replace(/"maxValidFacts":1000/u, '"maxValidFacts":1001')),
+        /corrupt/u,
+      ],
+      [
+        'another version',
+        (target) =>
+          writeFileSync(target, `${JSON.stringify({ ...header, library: '0.0.0-other' })}${snapshot.slice(newline)}`),
+        /version 0\.0\.0-other/u,
+      ],
+      [
+        'another layout',
+        (target) => writeFileSync(target, `${JSON.stringify({ ...header, version: 99 })}${snapshot.slice(newline)}`),
+        /layout/u,
+      ],
+      ['empty', (target) => writeFileSync(target, ''), /not JSON/u],
+      // Sparse: longer than any string the engine makes, so never read (nor held in memory).
+      ['too large to read', (target) => truncateSync(target, constants.MAX_STRING_LENGTH + 1), /too large/u],
+      ['a directory', (target) => (rmSync(target), mkdirSync(target)), /cannot be read/u],
+    ];
+    for (const [what, spoil, reason] of spoilers) {
+      const copy = copyOf(directory);
+      spoil(join(copy, 's.jsonl.snapshot'));
+      const { use, store, expected, report } = await reopen(copy);
+      expect([what, use.used]).toEqual([what, false]);
+      if (!use.used) expect([what, use.reason]).toEqual([what, expect.stringMatching(reason)]);
+      expect(store).toEqual(expected);
+      expect(report).toEqual({ events: 120, errors: [], setAside: [] });
+    }
+  });
+
+  it('never trusts a snapshot over a log that is shorter, rewritten, replaced or set aside', async () => {
+    // Each case on a session of its own: a copied log is another file, which alone refuses the snapshot.
+    const spoilers: ReadonlyArray<readonly [string, (log: string) => void, RegExp]> = [
+      [
+        'cut to fewer lines than the snapshot covers',
+        (log) => writeFileSync(log, readFileSync(log, 'utf8').split('\n').slice(0, 30).join('\n') + '\n'),
+        /shorter/u,
+      ],
+      [
+        'rewritten in place, as long or longer',
+        (log) => {
+          const text = readFileSync(log, 'utf8');
+          writeFileSync(log, text.replaceAll('retry', 'RETRY'));
+        },
+        /rewritten/u,
+      ],
+      [
+        'replaced by another file',
+        (log) => {
+          writeFileSync(`${log}.new`, readFileSync(log));
+          renameSync(`${log}.new`, log);
+        },
+        /replaced/u,
+      ],
+    ];
+    for (const [what, spoil, reason] of spoilers) {
+      const { directory } = await writtenSession();
+      expect((await reopen(directory)).use.used).toBe(true);
+      spoil(join(directory, 's.jsonl'));
+      const { use, store, expected, explained } = await reopen(directory);
+      expect([what, use.used]).toEqual([what, false]);
+      if (!use.used) expect([what, use.reason]).toEqual([what, expect.stringMatching(reason)]);
+      expect(store).toEqual(expected);
+      expect(explained.length).toBeGreaterThan(0);
+    }
+    // A log set aside and a new session begun under the same id: the old snapshot is not the new log's.
+    const { directory: copy } = await writtenSession();
+    renameSync(join(copy, 's.jsonl'), join(copy, 's.jsonl.old'));
+    const fresh = await open('s', { directory: copy });
+    await work(fresh, 2, 100);
+    const { use, store, expected } = await reopen(copy);
+    expect(use.used).toBe(false);
+    expect(store).toEqual(expected);
+    expect(right(await fresh.snapshot())).toEqual(expected);
+  });
+
+  it('bytesToReplay gives the log an open would replay: what follows a usable snapshot, else the whole log', async () => {
+    const { directory, file } = await writtenSession();
+    const session = await open('s', { directory, create: false });
+    const use = session.snapshotUse();
+    expect(use.used).toBe(true);
+    if (use.used) expect(await bytesToReplay('s', { directory })).toBe(statSync(file).size - use.offset);
+    expect(await bytesToReplay('absent', { directory })).toBeUndefined();
+    expect(await bytesToReplay('../s', { directory })).toBeUndefined();
+    // A snapshot its header refuses, or a log it no longer fits: the whole log, as the open replays it.
+    const spoilers: ReadonlyArray<readonly [string, (log: string) => void]> = [
+      ['no snapshot', (log) => rmSync(`${log}.snapshot`)],
+      [
+        'another version',
+        (log) => {
+          const text = readFileSync(`${log}.snapshot`, 'utf8');
+          const newline = text.indexOf('\n');
+          const header = JSON.parse(text.slice(0, newline)) as Record<string, unknown>;
+          writeFileSync(
+            `${log}.snapshot`,
+            `${JSON.stringify({ ...header, library: '0.0.0-other' })}${text.slice(newline)}`,
+          );
+        },
+      ],
+      ['a header cut short', (log) => truncateSync(`${log}.snapshot`, 100)],
+      ['a log rewritten', (log) => writeFileSync(log, readFileSync(log, 'utf8').replaceAll('retry', 'RETRY'))],
+    ];
+    for (const [what, spoil] of spoilers) {
+      const { directory: spoiled, file: log } = await writtenSession();
+      spoil(log);
+      expect([what, await bytesToReplay('s', { directory: spoiled })]).toEqual([what, statSync(log).size]);
+      expect([what, (await open('s', { directory: spoiled, create: false })).snapshotUse().used]).toEqual([
+        what,
+        false,
+      ]);
+    }
+  });
+
+  it('ignores and clears the temporary file of a writer killed while it wrote the snapshot', async () => {
+    const { directory, file } = await writtenSession();
+    const leftover = `${file}.snapshot.99999.1.tmp`;
+    writeFileSync(leftover, readFileSync(`${file}.snapshot`, 'utf8').slice(0, 1000));
+    const session = await open('s', { directory, create: false });
+    expect(session.snapshotUse().used).toBe(true);
+    await work(session, 25, 200);
+    expect(existsSync(leftover)).toBe(false);
+    expect(readdirSync(directory).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    expect((await reopen(directory)).use.used).toBe(true);
+  });
+
+  it('stays trustworthy when writers are killed at random points, and when several write at once', async () => {
+    const root = tempDir('snapshot-kill-');
+    for (let run = 0; run < 6; run += 1) {
+      const directory = join(root, `run${run}`);
+      const child = spawn(process.execPath, [APPENDER, directory, 's', `k${run}`, '2000', '2000'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      // Past a few snapshots: each is saved once SNAPSHOT_EVERY lines were written since the last.
+      const target = SNAPSHOT_EVERY * 2 + Math.floor(Math.random() * SNAPSHOT_EVERY * 2);
+      await new Promise<void>((resolve, reject) => {
+        let seen = 0;
+        child.stdout.on('data', (chunk: Buffer) => {
+          seen += chunk.toString().split('appending ').length - 1;
+          if (seen >= target) resolve();
+        });
+        child.on('exit', () => reject(new Error('the writer exited before it was killed')));
+      });
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.on('close', resolve));
+      const { use, store, expected, report } = await reopen(directory);
+      // A snapshot is there (at least two were saved) and used, or, cut in its write, the old one is.
+      expect([run, use.used]).toEqual([run, true]);
+      expect(store).toEqual(expected);
+      expect(report.errors).toEqual([]);
+    }
+    // Four writers at once, each past several snapshots: all end on the store the log replays to.
+    const directory = join(root, 'shared');
+    const writers = ['a', 'b', 'c', 'd'].map(
+      (name) =>
+        new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+          const child = spawn(process.execPath, [APPENDER, directory, 's', name, '100', '400'], {
+            stdio: ['ignore', 'pipe', 'pipe'],
+          });
+          let stdout = '';
+          let stderr = '';
+          child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+          child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+          child.on('close', (code) => resolve({ code, stdout, stderr }));
+        }),
+    );
+    const exits = await Promise.all(writers);
+    expect(exits.map((exit) => [exit.code, exit.stderr])).toEqual(exits.map(() => [0, '']));
+    const { use, store, expected, report } = await reopen(directory);
+    expect(use.used).toBe(true);
+    expect(store).toEqual(expected);
+    expect(report.events).toBe(400);
+  });
+});
+
+describe('a live session’s limits and resends', () => {
+  it('refuses a task id over the limit for prompts and results alike, and prompts and outputs over theirs, writing nothing', async () => {
+    const directory = tempDir('limits-');
+    const session = await open('s', { directory, clock: () => 1_000 });
+    const long = 'x'.repeat(MAX_TASK_ID_LENGTH + 1);
+    const ok = 'x'.repeat(MAX_TASK_ID_LENGTH);
+    const result = { task_id: ok, status: 'completed', summary: 'done' };
+    const refused = [
+      await session.compileContext({ taskId: long, taskPrompt: 'a prompt' }),
+      await session.ingestResult({ role: 'implementer', taskId: long, output: result }),
+      await session.explainContext({ taskId: long, taskPrompt: 'a prompt' }),
+      await session.compileContext({ taskId: '1', taskPrompt: 'p'.repeat(MAX_PROMPT_LENGTH + 1) }),
+      await session.ingestResult({ role: 'implementer', taskId: '1', output: 'o'.repeat(MAX_OUTPUT_LENGTH + 1) }),
+      await session.ingestResult({
+        role: 'implementer',
+        taskId: '1',
+        output: { ...result, notes: 'n'.repeat(MAX_OUTPUT_LENGTH) },
+      }),
+      await session.ingestResult({
+        role: 'implementer',
+        taskId: '1',
+        output: { ...result, deep: JSON.parse(`${'['.repeat(10_000)}${']'.repeat(10_000)}`) as unknown },
+      }),
+    ];
+    expect(refused.map((answer) => (E.isLeft(answer) ? answer.left.code : 'accepted'))).toEqual([
+      'invalid_field',
+      'invalid_field',
+      'invalid_field',
+      'prompt_too_large',
+      'output_too_large',
+      'output_too_large',
+      'too_large',
+    ]);
+    expect(existsSync(session.file)).toBe(false);
+    // At the limits themselves, both are taken.
+    right(await session.compileContext({ taskId: ok, taskPrompt: 'p'.repeat(MAX_PROMPT_LENGTH) }));
+    expect(right(await session.ingestResult({ role: 'implementer', taskId: ok, output: result })).facts.length).toBe(2);
+  });
+
+  it('recognizes a result sent again without a time as the last result of its task, and nothing else', async () => {
+    const directory = tempDir('resend-');
+    let now = 1_000;
+    const session = await open('s', { directory, clock: () => (now += 1_000) });
+    const first = {
+      role: 'implementer',
+      taskId: '1',
+      output: { task_id: '1', status: 'completed', summary: 'a' },
+    } as const;
+    const second = { ...first, output: { ...first.output, summary: 'b' } };
+    const recorded = right(await session.ingestResult(first));
+    const log = readFileSync(session.file, 'utf8');
+    expect(right(await session.ingestResult(first))).toEqual({
+      line: recorded.line,
+      duplicate: true,
+      facts: [],
+      warnings: [],
+    });
+    expect(readFileSync(session.file, 'utf8')).toBe(log);
+    // Another session object (another process) sees it the same way.
+    const other = await open('s', { directory, clock: () => (now += 1_000) });
+    expect(right(await other.ingestResult(first)).duplicate).toBe(true);
+    // Another role, another output, or the first output again after a second one: recorded.
+    expect(
+      right(
+        await session.ingestResult({ ...first, role: 'reviewer', output: { task_id: '1', assessment: 'approved' } }),
+      ).duplicate,
+    ).toBe(false);
+    expect(right(await session.ingestResult(second)).duplicate).toBe(false);
+    expect(right(await session.ingestResult(first)).duplicate).toBe(false);
+    expect(
+      right(await session.ingestResult({ ...first, taskId: '2', output: { ...first.output, task_id: '2' } })).duplicate,
+    ).toBe(false);
+    expect(session.report().events).toBe(5);
+  });
+});

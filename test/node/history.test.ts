@@ -1,0 +1,56 @@
+/** `session-fact-tracker/history/node`: histories read from files and streams, line by line. */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import { parseHistory, replayHistory } from '../../src/index.js';
+import { type ReadHistoryLine, readHistoryEvents, replayHistoryFile } from '../../src/node/history.js';
+import { BAD_LINES } from '../fixtures/expected.js';
+import { tempDir } from '../tempDirs.js';
+
+const path = (file: string): string => new URL(`../../${file}`, import.meta.url).pathname;
+
+describe('readHistoryEvents', () => {
+  it('gives each non-blank line of a file as its event or its error, as parseHistory does', async () => {
+    const read: ReadHistoryLine[] = [];
+    for await (const line of readHistoryEvents(path(BAD_LINES))) read.push(line);
+    const { events, errors } = parseHistory(readFileSync(path(BAD_LINES), 'utf8'));
+    expect(read.filter(E.isRight).map((line) => line.right)).toEqual(events);
+    expect(read.filter(E.isLeft).map((line) => line.left)).toEqual(errors);
+  });
+
+  it('reads a stream of text or bytes, and throws when the file cannot be read', async () => {
+    const lines = [];
+    for await (const line of readHistoryEvents(Readable.from(['{"type":"compact",', '"maxFacts":1}\n\n{}'])))
+      lines.push(line);
+    expect(lines.map((line) => (E.isRight(line) ? line.right.line : line.left.code))).toEqual([1, 'missing_field']);
+    await expect(async () => {
+      for await (const line of readHistoryEvents(join(tempDir('node-'), 'missing.jsonl'))) expect(line).toBeUndefined();
+    }).rejects.toThrow(/ENOENT/u);
+  });
+});
+
+describe('replayHistoryFile', () => {
+  it('replays a file as replayHistory replays its text, and a stream as well', async () => {
+    for (const file of ['examples/web-api-session.jsonl', BAD_LINES]) {
+      const text = readFileSync(path(file), 'utf8');
+      const expected = replayHistory(text);
+      const fromFile = await replayHistoryFile(path(file));
+      expect(E.isRight(fromFile) && fromFile.right.report).toEqual(expected.report);
+      const fromStream = await replayHistoryFile(Readable.from([Buffer.from(text)]), { asOf: 1_772_442_000_000 });
+      expect(E.isRight(fromStream) && fromStream.right.report).toEqual(
+        replayHistory(text, { asOf: 1_772_442_000_000 }).report,
+      );
+    }
+  });
+
+  it('says in one line why a file cannot be read', async () => {
+    const dir = tempDir('node-');
+    writeFileSync(join(dir, 'a.jsonl'), '');
+    expect(await replayHistoryFile(join(dir, 'missing.jsonl'))).toEqual(
+      E.left(expect.stringMatching(/^cannot read .*missing\.jsonl: ENOENT/u) as unknown as string),
+    );
+    expect(E.isLeft(await replayHistoryFile(dir))).toBe(true);
+  });
+});
