@@ -1,0 +1,23 @@
+/**
+ * Expected failures as values. Every product reports what went wrong as a `Failure`: a tag
+ * code branches on and one line for people. `internal` is the one code no input can earn: a
+ * shell's outermost boundary turns an exception nobody expected (a bug) into it, so a bug
+ * surfaces as a `Left` instead of an answer that looks like "nothing relevant".
+ */
+import { describeError } from './describe.js';
+
+/** An expected failure: a code to branch on and a one-line message. */
+export interface Failure<C extends string = string> {
+  readonly code: C;
+  readonly message: string;
+}
+
+/** The code of an unexpected exception caught at a shell's boundary. */
+export const INTERNAL = 'internal';
+
+/** A failure of code `code`. */
+export const failure = <C extends string>(code: C, message: string): Failure<C> => ({ code, message });
+
+/** What a shell's boundary returns for an exception it did not expect. Never throws. */
+export const internalFailure = (error: unknown): Failure<typeof INTERNAL> =>
+  failure(INTERNAL, `unexpected failure (a bug; please report it): ${describeError(error)}`);
