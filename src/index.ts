@@ -79,8 +79,29 @@ export type {
   FactTracker,
   FactTrackerOptions,
   IngestInput,
+  InvalidatedFacts,
   StoreListener,
 } from './core/tracker/tracker.js';
+export { initialTrackerState, trackerSettings } from './core/tracker/state.js';
+export type { TrackerSettings, TrackerState, TrackerStateOptions } from './core/tracker/state.js';
+export { promptQuery, recordPrompt, selectSessionContext, trackerTransition } from './core/tracker/transition.js';
+export type {
+  CompactInput,
+  CompactOutput,
+  DispatchInput,
+  DispatchOutput,
+  InvalidateInput,
+  InvalidateOutput,
+  PromptInput,
+  PromptOutput,
+  TrackerEnvironment,
+  TrackerError,
+  TrackerInput,
+  TrackerOutput,
+  TrackerStep,
+} from './core/tracker/transition.js';
+export { failure, INTERNAL, internalFailure } from './base/failure.js';
+export type { Failure } from './base/failure.js';
 
 export { decodeState, encodeState, STATE_FORMAT, STATE_VERSION } from './saved/savedState.js';
 export type { SavedState } from './saved/savedState.js';
@@ -97,14 +118,7 @@ export type {
   ParsedHistory,
 } from './core/history/events.js';
 export { parseEventTime, parseIsoTime, parseTimeArgument } from './base/time.js';
-export {
-  DEFAULT_PROMPT_MAX_FACTS,
-  DEFAULT_PROMPT_MAX_TOKENS,
-  explainPromptAt,
-  MAX_REPORTED_ERRORS,
-  replayHistory,
-  startHistoryReplay,
-} from './core/replay/replay.js';
+export { explainPromptAt, MAX_REPORTED_ERRORS, replayHistory, startHistoryReplay } from './core/replay/replay.js';
 export type {
   HistoryReplay,
   HistoryReplayOptions,

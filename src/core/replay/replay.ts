@@ -1,18 +1,18 @@
 /**
- * Replaying a dispatch history through the runtime shell, exactly as a live orchestrator would
- * have run it: the tracker's clock is the event's time, dispatches go through `ingestOutput`
- * (so a later review of a task settles the issues it does not repeat), and prompt events go
- * through `compilePrompt` (which also records the task prompt for the facts its dispatches will
- * produce). The result is plain data, the same for the same text and options.
+ * Replaying a dispatch history: a fold of `trackerTransition` over its events, exactly what a
+ * live orchestrator's tracker ran (a dispatch's facts enter at the event's time, a later review
+ * of a task settles the issues it does not repeat, a prompt gets its section and is recorded as
+ * context for the facts its dispatches will produce). The fold adds only the report: each
+ * prompt's section and tokens, the rejected lines, the totals. The result is plain data, the
+ * same for the same text and options.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
-import { createOwner, outsideRuns, transientRun } from '../../persistent/owner.js';
+import { createOwner, outsideRuns, seal, transientRun } from '../../persistent/owner.js';
 import type { SessionFact } from '../fact.js';
 import { explainRetrieval } from '../prompt/retrieve.js';
 import type { FactQuery, RetrievalDecision } from '../retrieve/retrieve.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
-import type { CompiledPrompt } from '../tracker/tracker.js';
 import type { ContractError } from '../extract/parse.js';
 import { selectAllFacts, selectValidCount, selectValidFacts } from '../store/selectors.js';
 import type { FactStore } from '../store/state.js';
@@ -26,9 +26,18 @@ import {
   readLines,
 } from '../history/events.js';
 import { type HistoryLine, linesOfText } from '../history/lines.js';
-import { createHistoryPlayer, type HistoryPlayerOptions } from '../tracker/player.js';
+import type { SectionLayout } from '../retrieve/defaults.js';
+import { initialTrackerState, type TrackerState } from '../tracker/state.js';
+import {
+  type PromptInput,
+  type PromptOutput,
+  promptQuery,
+  type TrackerEnvironment,
+  type TrackerError,
+  trackerTransition,
+} from '../tracker/transition.js';
+import { estimateTokens } from '../../tokens/estimate.js';
 
-export { DEFAULT_PROMPT_MAX_FACTS, DEFAULT_PROMPT_MAX_TOKENS } from '../tracker/player.js';
 /** How many events pass between two progress reports. */
 const PROGRESS_STEP = 100;
 /**
@@ -38,7 +47,17 @@ const PROGRESS_STEP = 100;
 export const MAX_REPORTED_ERRORS = 1000;
 
 /** Options of `replayHistory`. */
-export interface ReplayOptions extends HistoryPlayerOptions {
+export interface ReplayOptions {
+  /** Facts per prompt for every prompt, over the prompt event's own `maxFacts`. */
+  readonly maxFacts?: number;
+  /** Token budget for every prompt, over the prompt event's own `maxTokens`. */
+  readonly maxTokens?: number;
+  /** Overrides of the ranking defaults, as `createFactTracker` takes them. */
+  readonly ranking?: FactQuery['ranking'];
+  /** The sections' layout (default `lines`). */
+  readonly layout?: SectionLayout;
+  /** The store to start from (default: an empty one), for a replay that resumes where a saved state left off. */
+  readonly initial?: FactStore;
   /** Counts tokens of sections and dispatch outputs (default: ceil(characters / 4)). */
   readonly countTokens?: TokenCounter;
   /** Stop at the first event whose time is after this (epoch ms). */
@@ -69,7 +88,7 @@ export interface PromptReport {
 /** A line that was not applied: a line that is not an event, or a dispatch result the contract rejected. */
 export interface ReplayError {
   readonly line: number;
-  readonly code: HistoryLineErrorCode | ContractError['code'];
+  readonly code: HistoryLineErrorCode | ContractError['code'] | TrackerError['code'];
   readonly message: string;
 }
 
@@ -156,13 +175,20 @@ type ReadLine = E.Either<HistoryLineError, HistoryEvent>;
 const cannotBeEvent = (text: string): boolean => !/^\s*\{/u.test(text);
 
 /**
- * The replay itself: applies read lines one by one to a tracker of its own (which keeps no
- * event log), reporting prompts and rejected lines as they come.
+ * The replay itself: folds `trackerTransition` over the read lines one by one, reporting
+ * prompts and rejected lines as they come.
  */
 const createReplayCore = (options: HistoryReplayOptions) => {
-  // The replay never reads the tracker's event log: it keeps none.
-  const player = createHistoryPlayer({ ...options, keepEvents: false });
-  const { tracker, countTokens } = player;
+  // The caller's counter runs outside the replay's write run.
+  const userCounter = options.countTokens;
+  const countTokens: TokenCounter =
+    userCounter === undefined ? estimateTokens : (text) => outsideRuns(() => userCounter(text));
+  const env: TrackerEnvironment = { countTokens };
+  let state: TrackerState = initialTrackerState({
+    ...(options.ranking === undefined ? {} : { ranking: options.ranking }),
+    ...(options.layout === undefined ? {} : { layout: options.layout }),
+    ...(options.initial === undefined ? {} : { store: options.initial }),
+  });
   const prompts: PromptReport[] = [];
   const retrievals: PromptRetrieval[] = [];
   const errors: ReplayError[] = [];
@@ -175,6 +201,16 @@ const createReplayCore = (options: HistoryReplayOptions) => {
   let stopped = false;
   const keepsRetrievalOf = (line: number): boolean =>
     options.keepRetrievals === true || options.keepRetrievals === line;
+
+  /** A prompt event with the replay's overrides of its budget. */
+  const withOverrides = (event: HistoryPromptEvent): PromptInput =>
+    options.maxFacts === undefined && options.maxTokens === undefined
+      ? event
+      : {
+          ...event,
+          ...(options.maxFacts === undefined ? {} : { maxFacts: options.maxFacts }),
+          ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
+        };
 
   const reject = (error: ReplayError): void => {
     if (errors.length < MAX_REPORTED_ERRORS) {
@@ -194,15 +230,15 @@ const createReplayCore = (options: HistoryReplayOptions) => {
     return !stopped;
   };
 
-  const reportPrompt = (event: HistoryPromptEvent, query: FactQuery, compiled: CompiledPrompt): void => {
-    const tokens = countTokens(compiled.sessionContext);
+  const reportPrompt = (line: number, output: PromptOutput): void => {
+    const tokens = countTokens(output.sessionContext);
     contextTokens += tokens;
     promptCount += 1;
     const report: PromptReport = {
-      line: event.line,
-      taskId: query.taskId,
-      sessionContext: compiled.sessionContext,
-      facts: compiled.facts,
+      line,
+      taskId: output.taskId,
+      sessionContext: output.sessionContext,
+      facts: output.facts,
       contextTokens: tokens,
       historyTokens,
     };
@@ -216,17 +252,22 @@ const createReplayCore = (options: HistoryReplayOptions) => {
       dispatches += 1;
       historyTokens += countTokens(outputText(event.output));
     }
-    if (event.type === 'prompt' && keepsRetrievalOf(event.line))
+    const input = event.type === 'prompt' ? withOverrides(event) : event;
+    if (event.type === 'prompt' && keepsRetrievalOf(event.line)) {
+      // Handed out: sealed, so the run's later writes copy what it holds instead of changing it.
+      seal(state.store);
       retrievals.push({
         line: event.line,
         taskPrompt: event.taskPrompt,
-        store: tracker.getSnapshot(),
-        query: player.queryFor(event),
+        store: state.store,
+        query: promptQuery(state, input as PromptInput, env),
       });
-    const applied = player.apply(event);
-    if (applied.type === 'dispatch' && E.isLeft(applied.ingested))
-      reject({ line: event.line, code: applied.ingested.left.code, message: applied.ingested.left.message });
-    if (applied.type === 'prompt' && event.type === 'prompt') reportPrompt(event, applied.query, applied.compiled);
+    }
+    const [next, , output] = trackerTransition(state, input, env);
+    state = next;
+    if (output.type === 'dispatch' && E.isLeft(output.ingested))
+      reject({ line: event.line, code: output.ingested.left.code, message: output.ingested.left.message });
+    if (output.type === 'prompt') reportPrompt(event.line, output);
     replayed += 1;
   };
 
@@ -261,7 +302,8 @@ const createReplayCore = (options: HistoryReplayOptions) => {
   };
 
   const finish = (): ReplayResult => {
-    const store = tracker.getSnapshot();
+    const { store } = state;
+    seal(store);
     return {
       report: {
         prompts,

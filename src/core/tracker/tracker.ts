@@ -1,35 +1,34 @@
 /**
- * The stateful shell: one mutable binding holding the current store, a listener set and the
- * event log. Everything it does is a reducer call over plain data; it only adds the clock,
- * notification, and the guarantee that no call throws.
+ * `createFactTracker`: the fact tracker's thin shell. It is a clock, one mutable binding (the
+ * shell of `shell/shell.ts`) and `trackerTransition`: each call reads its input into a history
+ * event stamped with the clock's time, runs the transition, and keeps the state it returns. It
+ * never throws at its caller, and never hides a bug: an exception nobody expected becomes a
+ * `Left` with code `internal`, which `onError` hears too.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { pipe } from 'fp-ts/lib/function.js';
-import { outsideRuns } from '../../persistent/owner.js';
-import { seal } from '../../persistent/persistentMap.js';
+import { describeError } from '../../base/describe.js';
+import { internalFailure } from '../../base/failure.js';
+import { outsideRuns, seal } from '../../persistent/owner.js';
 import { createShell } from '../../shell/shell.js';
-import type { DispatchResult, ImplementerResult, ReviewerResult } from '../extract/contract.js';
-import { createExtractor, type Extraction, type Extractor, normalizeTaskId } from '../extract/extractor.js';
-import { implementerRules, reviewerRules } from '../extract/rules.js';
-import { type FactTag, isSourceRole, type SessionFact, type SourceRole } from '../fact.js';
-import { formatSessionFacts } from '../prompt/format.js';
-import { retrieveFacts } from '../prompt/retrieve.js';
+import type { Extraction } from '../extract/extractor.js';
+import { type FactTag, isFactTag, type SessionFact, type SourceRole } from '../fact.js';
 import { buildDispatchDynamicTail } from '../prompt/tail.js';
+import type { SectionLayout } from '../retrieve/defaults.js';
 import type { RankingOverrides } from '../retrieve/rank.js';
-import {
-  DEFAULT_LAYOUT,
-  DEFAULT_MAX_FACTS,
-  DEFAULT_MAX_TOKENS,
-  SECTION_LAYOUTS,
-  type SectionLayout,
-} from '../retrieve/defaults.js';
-import { addCheckedFacts } from '../store/addFacts.js';
-import { type CompactionReport, compactWithReport } from '../store/compact.js';
+import type { CompactionReport } from '../store/compact.js';
 import { applyEvent, type TrackerEvent } from '../store/events.js';
-import { settleReview } from '../store/settleReview.js';
-import { emptyFactStore, type FactStore, withMutations } from '../store/state.js';
+import type { FactStore } from '../store/state.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
-import { type ContractError, parseDispatchOutput, parseDispatchResult } from '../extract/parse.js';
+import { initialTrackerState, type TrackerState } from './state.js';
+import {
+  type PromptInput,
+  type PromptOutput,
+  recordPrompt,
+  selectSessionContext,
+  type TrackerEnvironment,
+  type TrackerError,
+  trackerTransition,
+} from './transition.js';
 
 /** Options of `createFactTracker`. */
 export interface FactTrackerOptions {
@@ -57,6 +56,8 @@ export interface FactTrackerOptions {
   readonly layout?: SectionLayout;
   /** The store to start from (default: an empty one with `maxValidFacts`), such as one `decodeState` read back. */
   readonly initial?: FactStore;
+  /** Hears every failure with code `internal`: a bug, reported to the caller as a `Left` as well. */
+  readonly onError?: (error: TrackerError) => void;
 }
 
 /** Input of `ingestOutput`: raw agent text, or an already-parsed result object. */
@@ -66,7 +67,7 @@ export interface IngestInput {
   readonly output: string | unknown;
 }
 
-/** Input of `compilePrompt`. */
+/** Input of `compilePrompt` and `previewPrompt`. */
 export interface CompilePromptInput {
   readonly taskId: string;
   readonly taskPrompt: string;
@@ -81,65 +82,59 @@ export interface CompilePromptInput {
   readonly maxTokens?: number;
 }
 
-/** A compiled dispatch tail and what went into its `[Session Context]` section. */
+/**
+ * A compiled dispatch tail and what went into its `[Session Context]` section. There is always
+ * a prompt to dispatch with: when the section could not be built (an input that is not one, or
+ * a bug), the prompt goes without it and `error` says why, never a silent empty section.
+ */
 export interface CompiledPrompt {
   readonly prompt: string;
   readonly sessionContext: string;
   readonly facts: ReadonlyArray<SessionFact>;
+  /** Present when the section could not be built: why. */
+  readonly error?: TrackerError;
+}
+
+/** What an invalidation closed. */
+export interface InvalidatedFacts {
+  readonly closed: ReadonlyArray<SessionFact>;
 }
 
 /** Called after a public call changed the state. */
 export type StoreListener = (next: FactStore, previous: FactStore) => void;
 
-/** The session's fact memory. No method throws. */
+/** The session's fact memory. No method throws; every answer is an `Either`. */
 export interface FactTracker {
-  ingestOutput(input: IngestInput): E.Either<ContractError, Extraction>;
+  /** Records a dispatch result (raw agent text or the result object) and returns the facts extracted. */
+  ingestOutput(input: IngestInput): E.Either<TrackerError, Extraction>;
+  /** The dispatch tail with the `[Session Context]` section for a task's prompt; records the prompt. */
   compilePrompt(input: CompilePromptInput): CompiledPrompt;
+  /** What `compilePrompt` would answer now, recording nothing: a pure query. */
+  previewPrompt(input: CompilePromptInput): CompiledPrompt;
   /**
    * Records a task's prompt as context for the facts its dispatches will produce, at `at`
-   * (default: the clock), without compiling a section: what `compilePrompt` does to the store.
-   * For catching up on a log whose prompts were answered already. Bad input (a task id that is
-   * not one, an empty prompt, a time that is not finite) records nothing.
+   * (default: the clock), without compiling a section: what `compilePrompt` does to the state.
+   * A task id that is not one or a blank prompt records nothing.
    */
-  recordPrompt(taskId: string, taskPrompt: string, at?: number): void;
-  /** Closes the valid facts of (subject, relation) at `at` (default: the clock). */
-  invalidate(subject: string, relation: string, at?: number): FactStore;
-  /** Compacts to `maxFacts` valid facts and reports what went. */
-  compact(maxFacts: number): CompactionReport;
+  recordPrompt(taskId: string, taskPrompt: string, at?: number): E.Either<TrackerError, void>;
+  /** Closes the valid facts of (subject, relation) at `at` (default: the clock) and returns them. */
+  invalidate(subject: string, relation: string, at?: number): E.Either<TrackerError, InvalidatedFacts>;
+  /** Compacts to `maxFacts` valid facts at `at` (default: the clock) and reports what went. */
+  compact(maxFacts: number, at?: number): E.Either<TrackerError, CompactionReport>;
+  /** The current store: plain, frozen, JSON-serializable (`encodeState`). */
   getSnapshot(): FactStore;
+  /** The current state: the store and the settings the tracker applies events with. */
+  getState(): TrackerState;
   subscribe(listener: StoreListener): () => void;
+  /** Every state change as data: `replay(events)` rebuilds the snapshot. */
   events(): ReadonlyArray<TrackerEvent>;
 }
 
 const DEFAULT_MAX_OUTPUT_TOKENS = 1200;
 
-const invalidInput = (message: string): ContractError => ({ code: 'invalid_input', message });
+const invalidInput = (message: string): TrackerError => ({ code: 'invalid_input', message });
 
-const asText = (value: unknown): string =>
-  typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : '';
-
-const orDefault = (value: unknown, fallback: number): number =>
-  typeof value === 'number' && value >= 0 && !Number.isNaN(value) ? value : fallback;
-
-/** A one-line description of anything thrown, without ever throwing itself (a value's `toString` may). */
-const describeError = (error: unknown): string => {
-  try {
-    return error instanceof Error ? error.message : String(error);
-  } catch {
-    return 'an error that cannot be described';
-  }
-};
-
-const readClock = (clock: () => number): E.Either<ContractError, number> => {
-  try {
-    const now = clock();
-    return typeof now === 'number' && Number.isFinite(now)
-      ? E.right(now)
-      : E.left(invalidInput(`the clock returned ${describeError(now)}, not a finite number of milliseconds`));
-  } catch (error) {
-    return E.left(invalidInput(`the clock failed: ${describeError(error)}`));
-  }
-};
+const isCount = (value: unknown): value is number => typeof value === 'number' && value >= 0 && !Number.isNaN(value);
 
 /** The fields `compilePrompt` reads. */
 const PROMPT_FIELDS = [
@@ -157,225 +152,261 @@ const PROMPT_FIELDS = [
 /** A compilePrompt input's fields as read: plain values, whatever the input was. */
 type PromptFields = Partial<Record<(typeof PROMPT_FIELDS)[number], unknown>>;
 
+/** An input's fields as read, and the ones whose getters threw (they read as not given). */
+interface ReadFields<K extends string> {
+  readonly fields: Partial<Record<K, unknown>>;
+  readonly unreadable: ReadonlyArray<K>;
+}
+
 /**
- * Reads each field of a compilePrompt input exactly once (a getter may throw, or answer
- * differently twice); a field whose getter throws reads as absent. Never throws.
+ * Reads each field of an input exactly once (a getter may throw, or answer differently twice);
+ * a field whose getter throws reads as not given, and is named in `unreadable`.
  */
-const readPromptFields = (input: unknown): PromptFields => {
-  const fields: PromptFields = {};
-  if (typeof input !== 'object' || input === null) return fields;
-  for (const key of PROMPT_FIELDS)
+const readFields = <K extends string>(
+  input: unknown,
+  keys: ReadonlyArray<K>,
+): E.Either<TrackerError, ReadFields<K>> => {
+  if (typeof input !== 'object' || input === null) return E.left(invalidInput('the input is not an object'));
+  const fields: Partial<Record<K, unknown>> = {};
+  const unreadable: K[] = [];
+  for (const key of keys)
     try {
       fields[key] = (input as Record<string, unknown>)[key];
     } catch {
-      // A throwing getter (or a Proxy trap): the field is treated as not given.
+      unreadable.push(key);
     }
-  return fields;
+  return E.right({ fields, unreadable });
+};
+
+/** A failure naming the required fields that could not be read, if any. */
+const unreadableOf = <K extends string>(read: ReadFields<K>, required: ReadonlyArray<K>): TrackerError | undefined => {
+  const missing = read.unreadable.filter((key) => required.includes(key));
+  return missing.length === 0 ? undefined : invalidInput(`the input's ${missing.join(', ')} cannot be read`);
+};
+
+/** The prompt event a compilePrompt input describes at `at`, or why it describes none. */
+const promptEvent = (fields: PromptFields, at: number): E.Either<TrackerError, PromptInput> => {
+  const { taskId, taskPrompt, tags, maxFacts, maxTokens } = fields;
+  if (typeof taskId !== 'string' && typeof taskId !== 'number') return E.left(invalidInput('taskId must be a string'));
+  if (typeof taskPrompt !== 'string') return E.left(invalidInput('taskPrompt must be a string'));
+  if (tags !== undefined && !(Array.isArray(tags) && tags.every(isFactTag)))
+    return E.left(invalidInput('tags must be an array of fact tags'));
+  if (maxFacts !== undefined && !isCount(maxFacts)) return E.left(invalidInput('maxFacts must be a number 0 or more'));
+  if (maxTokens !== undefined && !isCount(maxTokens))
+    return E.left(invalidInput('maxTokens must be a number 0 or more'));
+  return E.right({
+    type: 'prompt',
+    at,
+    taskId: String(taskId),
+    taskPrompt,
+    ...(tags === undefined ? {} : { tags: tags as ReadonlyArray<FactTag> }),
+    ...(maxFacts === undefined ? {} : { maxFacts }),
+    ...(maxTokens === undefined ? {} : { maxTokens }),
+  });
+};
+
+/** The dispatch tail around a section, as the seed's `buildDispatchDynamicTail` draws it. */
+const tailOf = (fields: PromptFields, event: PromptInput, output: PromptOutput): CompiledPrompt => {
+  const { deltaPacket, maxOutputTokens, guideCacheKey, guideInstruction } = fields;
+  const prompt = buildDispatchDynamicTail({
+    taskId: event.taskId,
+    maxOutputTokens: isCount(maxOutputTokens) ? maxOutputTokens : DEFAULT_MAX_OUTPUT_TOKENS,
+    deltaPacket:
+      typeof deltaPacket === 'object' && deltaPacket !== null ? (deltaPacket as Record<string, unknown>) : {},
+    ...(typeof guideCacheKey === 'string' ? { guideCacheKey } : {}),
+    ...(typeof guideInstruction === 'string' ? { guideInstruction } : {}),
+    sessionContext: output.sessionContext,
+    taskPrompt: event.taskPrompt,
+  });
+  return { prompt, sessionContext: output.sessionContext, facts: output.facts };
 };
 
 /** Creates a tracker holding an empty store, or the `initial` one. */
 export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker => {
-  const settings = typeof options === 'object' && options !== null ? options : {};
-  // The caller's functions run outside any write run (a replay calls them from inside its own).
-  const userClock = settings.clock;
+  const settings: FactTrackerOptions = typeof options === 'object' && options !== null ? options : {};
+  const { clock: userClock, countTokens: userCounter, onError } = settings;
+  // The caller's functions run outside any write run its own code may have open.
   const clock = typeof userClock === 'function' ? (): number => outsideRuns(userClock) : Date.now;
-  const maxFacts = orDefault(settings.maxFacts, DEFAULT_MAX_FACTS);
-  const maxTokens = orDefault(settings.maxTokens, DEFAULT_MAX_TOKENS);
-  const userCounter = settings.countTokens;
-  const countTokens: TokenCounter | undefined =
-    typeof userCounter === 'function' ? (text) => outsideRuns(() => userCounter(text)) : undefined;
-  const ranking = settings.ranking;
-  const extractor = createExtractor({
-    implementerRules,
-    reviewerRules,
-    ...(settings.maxFactsPerResult === undefined ? {} : { maxFactsPerResult: settings.maxFactsPerResult }),
-  });
-  const layout: SectionLayout = (SECTION_LAYOUTS as ReadonlyArray<unknown>).includes(settings.layout)
-    ? (settings.layout as SectionLayout)
-    : DEFAULT_LAYOUT;
-
-  const shell = createShell<FactStore, TrackerEvent>({
-    initial:
-      settings.initial ??
-      emptyFactStore(settings.maxValidFacts === undefined ? {} : { maxValidFacts: settings.maxValidFacts }),
-    reduce: applyEvent,
-    share: seal,
+  const env: TrackerEnvironment =
+    typeof userCounter === 'function' ? { countTokens: (text) => outsideRuns(() => userCounter(text)) } : {};
+  const shell = createShell<TrackerState, TrackerEvent>({
+    initial: initialTrackerState({
+      ...(settings.maxFacts === undefined ? {} : { maxFacts: settings.maxFacts }),
+      ...(settings.maxTokens === undefined ? {} : { maxTokens: settings.maxTokens }),
+      ...(settings.layout === undefined ? {} : { layout: settings.layout }),
+      ...(settings.maxFactsPerResult === undefined ? {} : { maxFactsPerResult: settings.maxFactsPerResult }),
+      ...(settings.ranking === undefined ? {} : { ranking: settings.ranking }),
+      ...(settings.maxValidFacts === undefined ? {} : { maxValidFacts: settings.maxValidFacts }),
+      ...(settings.initial === undefined ? {} : { store: settings.initial }),
+    }),
+    reduce: (state, event) => {
+      const store = applyEvent(state.store, event);
+      return store === state.store ? state : { store, settings: state.settings };
+    },
     keepLog: settings.keepEvents !== false,
+    share: seal,
   });
+
+  /** The time of a call: `at` when given, else the clock's; a time must be a finite number. */
+  const timeOf = (at?: unknown): E.Either<TrackerError, number> => {
+    if (at !== undefined)
+      return typeof at === 'number' && Number.isFinite(at)
+        ? E.right(at)
+        : E.left(invalidInput('the time is not a finite number'));
+    let now: unknown;
+    try {
+      now = clock();
+    } catch (error) {
+      // The clock is the caller's function: its failure is the caller's input, not a bug here.
+      return E.left(invalidInput(`the clock failed: ${describeError(error)}`));
+    }
+    return typeof now === 'number' && Number.isFinite(now)
+      ? E.right(now)
+      : E.left(invalidInput(`the clock returned ${String(now)}, not a finite number of milliseconds`));
+  };
 
   /**
-   * The state, shared: inside a `withMutations` run (a replay of a history) the run may still
-   * be writing in place, and a state handed out must never change afterwards.
+   * The shell's boundary: runs a call, and turns an exception nobody expected into a `Left`
+   * with code `internal` that `onError` hears too.
    */
-  const share = (): FactStore => {
-    const state = shell.getState();
-    seal(state);
-    return state;
+  const guard = <T>(call: () => E.Either<TrackerError, T>): E.Either<TrackerError, T> => {
+    try {
+      return call();
+    } catch (error) {
+      const failure = internalFailure(error);
+      if (typeof onError === 'function')
+        try {
+          outsideRuns(() => onError(failure));
+        } catch {
+          // The listener is the caller's: its failure must not replace the answer it was told about.
+        }
+      return E.left(failure);
+    }
   };
 
-  /** Applies events (with `reduce`, default their reducers), writing in place within the call; listeners see shared states. */
-  const commit = (
-    events: ReadonlyArray<TrackerEvent>,
-    reduce: (store: FactStore, event: TrackerEvent) => FactStore = applyEvent,
-  ): void => {
-    withMutations(shell.getState(), () => shell.commit(events, reduce));
+  /** Keeps a transition's state and events. */
+  const keep = (state: TrackerState, events: ReadonlyArray<TrackerEvent>): void => {
+    shell.update(state, events);
   };
 
-  const ingest = (input: IngestInput): E.Either<ContractError, Extraction> => {
-    if (typeof input !== 'object' || input === null) return E.left(invalidInput('the input is not an object'));
-    const { role, output, taskId: rawTaskId } = input;
-    if (!isSourceRole(role))
-      return E.left(invalidInput(`unknown role ${JSON.stringify(String(role))}: expected implementer or reviewer`));
-    return pipe(
-      normalizeTaskId(rawTaskId),
-      E.mapLeft(invalidInput),
-      E.chain((taskId) =>
-        pipe(
-          typeof output === 'string' ? parseDispatchOutput(output, role) : parseDispatchResult(output, role),
-          E.chain((result) =>
-            pipe(
-              readClock(clock),
-              E.map((at) => ({ taskId, result, at })),
-            ),
-          ),
-        ),
-      ),
-      E.map(({ taskId, result, at }) => {
-        const extraction = extractFor(extractor, role, result, taskId, at);
-        const settled = role === 'reviewer' ? settleReview(shell.getState(), taskId, extraction.facts, at) : [];
-        const added: TrackerEvent = { type: 'facts/added', facts: extraction.facts };
-        // The extractor checked these facts as it built them (commit freezes them first), so
-        // they enter the store without a second check; a replay of the event checks them again.
-        commit([...settled, added], (store, event) =>
-          event === added ? addCheckedFacts(store, extraction.facts) : applyEvent(store, event),
-        );
-        return extraction;
-      }),
-    );
+  /** The tail without a section, for a prompt whose section could not be built, with why. */
+  const withoutSection = (fields: PromptFields, error: TrackerError): CompiledPrompt => {
+    const taskId = fields.taskId;
+    const taskPrompt = fields.taskPrompt;
+    const event: PromptInput = {
+      type: 'prompt',
+      at: 0,
+      taskId: typeof taskId === 'string' || typeof taskId === 'number' ? String(taskId) : '',
+      taskPrompt: typeof taskPrompt === 'string' ? taskPrompt : '',
+    };
+    return { ...tailOf(fields, event, { type: 'prompt', taskId: event.taskId, sessionContext: '', facts: [] }), error };
   };
 
-  /** The task's prompt becomes context for the facts its dispatches will produce. */
-  const record = (taskId: string, taskPrompt: string, now: E.Either<ContractError, number>): void => {
-    const normalizedTaskId = normalizeTaskId(taskId);
-    if (E.isRight(normalizedTaskId) && E.isRight(now) && taskPrompt.trim() !== '')
-      commit([{ type: 'prompt/recorded', taskId: normalizedTaskId.right, taskPrompt, at: now.right }]);
-  };
-
-  const compile = (fields: PromptFields): CompiledPrompt => {
-    const taskId = asText(fields.taskId);
-    const taskPrompt = asText(fields.taskPrompt);
-    const { tags, maxOutputTokens, guideCacheKey, guideInstruction } = fields;
-    const facts = retrieveFacts(shell.getState(), {
-      taskDescription: taskPrompt,
-      taskId,
-      ...(Array.isArray(tags) ? { tags: tags as FactTag[] } : {}),
-      // Whatever was given: retrieval checks the numbers (a bad one gives no facts).
-      maxFacts: fields.maxFacts === undefined ? maxFacts : (fields.maxFacts as number),
-      maxTokens: fields.maxTokens === undefined ? maxTokens : (fields.maxTokens as number),
-      ...(countTokens === undefined ? {} : { countTokens }),
-      ...(ranking === undefined ? {} : { ranking }),
-      layout,
+  const compile = (input: CompilePromptInput, records: boolean): CompiledPrompt => {
+    const read = readFields(input, PROMPT_FIELDS);
+    const fields = E.isRight(read) ? read.right.fields : {};
+    const compiled = guard(() => {
+      if (E.isLeft(read)) return read;
+      const unreadable = unreadableOf(read.right, ['taskId', 'taskPrompt']);
+      if (unreadable !== undefined) return E.left(unreadable);
+      const at = records ? timeOf() : E.right(0);
+      if (E.isLeft(at)) return at;
+      const event = promptEvent(fields, at.right);
+      if (E.isLeft(event)) return event;
+      if (!records)
+        return E.right(tailOf(fields, event.right, selectSessionContext(shell.getState(), event.right, env)));
+      const [state, events, output] = trackerTransition(shell.getState(), event.right, env);
+      keep(state, events);
+      return E.right(tailOf(fields, event.right, output));
     });
-    const sessionContext = formatSessionFacts(facts, { layout });
-    record(taskId, taskPrompt, readClock(clock));
-    const { deltaPacket } = fields;
-    const prompt = buildDispatchDynamicTail({
-      taskId,
-      maxOutputTokens: orDefault(maxOutputTokens, DEFAULT_MAX_OUTPUT_TOKENS),
-      deltaPacket:
-        typeof deltaPacket === 'object' && deltaPacket !== null ? (deltaPacket as Record<string, unknown>) : {},
-      ...(typeof guideCacheKey === 'string' ? { guideCacheKey } : {}),
-      ...(typeof guideInstruction === 'string' ? { guideInstruction } : {}),
-      sessionContext,
-      taskPrompt,
-    });
-    return { prompt, sessionContext, facts };
+    if (E.isRight(compiled)) return compiled.right;
+    try {
+      return withoutSection(fields, compiled.left);
+    } catch (error) {
+      // Drawing the bare tail failed too: the caller still gets an answer, and why.
+      return { prompt: '', sessionContext: '', facts: [], error: internalFailure(error) };
+    }
   };
 
   return {
-    ingestOutput: (input) => {
-      try {
-        return ingest(input);
-      } catch (error) {
-        return E.left(invalidInput(`unexpected failure: ${describeError(error)}`));
-      }
-    },
-    compilePrompt: (input) => {
-      const fields = readPromptFields(input);
-      try {
-        return compile(fields);
-      } catch {
-        // Only the fields already read: the input is never read again.
-        try {
-          return {
-            prompt: buildDispatchDynamicTail({
-              taskId: asText(fields.taskId),
-              maxOutputTokens: DEFAULT_MAX_OUTPUT_TOKENS,
-              deltaPacket: {},
-              taskPrompt: asText(fields.taskPrompt),
-            }),
-            sessionContext: '',
-            facts: [],
-          };
-        } catch {
-          return { prompt: '', sessionContext: '', facts: [] };
-        }
-      }
-    },
-    recordPrompt: (taskId, taskPrompt, at) => {
-      try {
-        if (typeof taskId === 'string' && typeof taskPrompt === 'string')
-          record(
-            taskId,
-            taskPrompt,
-            at === undefined
-              ? readClock(clock)
-              : Number.isFinite(at)
-                ? E.right(at)
-                : E.left(invalidInput('the time is not a finite number')),
-          );
-      } catch {
-        // Bad input leaves the state as it is.
-      }
-    },
-    invalidate: (subject, relation, at) => {
-      try {
-        const time = at === undefined ? readClock(clock) : E.right(at);
-        if (E.isRight(time)) commit([{ type: 'facts/invalidated', subject, relation, at: time.right }]);
-      } catch {
-        // Bad input leaves the state as it is.
-      }
-      return share();
-    },
-    compact: (maxFacts) => {
-      try {
-        let report: CompactionReport = { removedClosed: [], summaries: [], dropped: [] };
-        commit([{ type: 'store/compacted', maxFacts }], (store) => {
-          const compacted = compactWithReport(store, maxFacts);
-          report = compacted.report;
-          return compacted.store;
+    ingestOutput: (input) =>
+      guard(() => {
+        const read = readFields(input, ['role', 'taskId', 'output'] as const);
+        if (E.isLeft(read)) return read;
+        const unreadable = unreadableOf(read.right, ['role', 'taskId', 'output']);
+        if (unreadable !== undefined) return E.left(unreadable);
+        const { role, taskId, output } = read.right.fields;
+        const at = timeOf();
+        if (E.isLeft(at)) return at;
+        const [state, events, answer] = trackerTransition(
+          shell.getState(),
+          {
+            type: 'dispatch',
+            at: at.right,
+            role: role as SourceRole,
+            taskId: taskId as string,
+            output: output as string,
+          },
+          env,
+        );
+        keep(state, events);
+        return answer.ingested;
+      }),
+    compilePrompt: (input) => compile(input, true),
+    previewPrompt: (input) => compile(input, false),
+    recordPrompt: (taskId, taskPrompt, at) =>
+      guard(() => {
+        const time = timeOf(at);
+        if (E.isLeft(time)) return time;
+        const [state, events] = recordPrompt(shell.getState(), { taskId, taskPrompt, at: time.right });
+        keep(state, events);
+        return E.right(undefined);
+      }),
+    invalidate: (subject, relation, at) =>
+      guard(() => {
+        if (typeof subject !== 'string' || typeof relation !== 'string')
+          return E.left(invalidInput('subject and relation must be strings'));
+        const time = timeOf(at);
+        if (E.isLeft(time)) return time;
+        const [state, events, output] = trackerTransition(shell.getState(), {
+          type: 'invalidate',
+          at: time.right,
+          subject,
+          relation,
         });
-        return report;
-      } catch {
-        return { removedClosed: [], summaries: [], dropped: [] };
-      }
+        keep(state, events);
+        return E.right({ closed: output.closed });
+      }),
+    compact: (maxFacts, at) =>
+      guard(() => {
+        if (!isCount(maxFacts)) return E.left(invalidInput('maxFacts must be a number 0 or more'));
+        const time = timeOf(at);
+        if (E.isLeft(time)) return time;
+        const [state, events, output] = trackerTransition(shell.getState(), {
+          type: 'compact',
+          at: time.right,
+          maxFacts,
+        });
+        keep(state, events);
+        return E.right(output.report);
+      }),
+    getSnapshot: () => {
+      const { store } = shell.getState();
+      seal(store);
+      return store;
     },
-    getSnapshot: share,
-    subscribe: (listener) => shell.subscribe(listener),
+    getState: () => {
+      const state = shell.getState();
+      seal(state);
+      return state;
+    },
+    subscribe: (listener) =>
+      shell.subscribe((next, previous) => {
+        if (next.store !== previous.store) listener(next.store, previous.store);
+      }),
     events: () => shell.events(),
   };
 };
-
-const extractFor = (
-  extractor: Extractor,
-  role: SourceRole,
-  result: DispatchResult,
-  taskId: string,
-  at: number,
-): Extraction =>
-  role === 'implementer'
-    ? extractor.extractFromImplementer(result as ImplementerResult, taskId, at)
-    : extractor.extractFromReviewer(result as ReviewerResult, taskId, at);
 
 /** Facts in the `{ k, v, confidence }` shape of an orchestrator's state snapshot. */
 export const toStateSnapshotFacts = (

@@ -7,6 +7,7 @@ export {
   DEFAULT_LOCK_STALE_MS,
   DEFAULT_SESSIONS_DIRECTORY,
   DUPLICATE_WINDOW,
+  latestSessionId,
   listSessionIds,
   locateSession,
   openSession,
@@ -14,6 +15,7 @@ export {
   SNAPSHOT_EVERY,
 } from './session.js';
 export type {
+  CompactedFacts,
   CompactInput,
   ExplainContextInput,
   InvalidateFactInput,
@@ -21,6 +23,19 @@ export type {
   SessionFiles,
   SessionOptions,
 } from './session.js';
+export { fileSessionStore } from './files.js';
+export type { FileSessionStoreOptions, SessionsFolder } from './files.js';
+export { memorySessionStore } from './memoryStore.js';
+export type { AppendResult, SessionStore, SessionStoreError, StoredLine, StoredSnapshot, TailRead } from './store.js';
+export {
+  applyLogLine,
+  applyLogLines,
+  decodeSessionState,
+  encodeSessionState,
+  initialSessionState,
+  planEvent,
+} from './sessionState.js';
+export type { EventPlan, RecordedEvent, SessionState } from './sessionState.js';
 export { parseSessionId } from './id.js';
 export {
   DEFAULT_SECTION_FACTS,

@@ -12,6 +12,8 @@ export interface SessionError {
     | 'invalid_session_id'
     | 'unknown_session'
     | 'io'
+    | 'conflict'
+    | 'internal'
     | 'invalid_input'
     | 'output_too_large'
     | 'prompt_too_large'

@@ -7,10 +7,10 @@
  * (a missing, truncated, corrupt or foreign file, a log replaced, cut or rewritten) and the
  * session is rebuilt from the log's first line, and the next writer replaces the snapshot.
  *
- * The file is two lines: a header (what the snapshot covers, the session's counters, and a hash
- * of the second line) and the store itself as JSON. The store is plain data, so parsing it back
- * gives exactly the store the log's replay built (index and all), several times faster than
- * rebuilding one from a saved state (`encodeState`), which validates and re-indexes every fact.
+ * The file is two lines: a header (what the snapshot covers, and a hash of the second line) and
+ * the session's state as `encodeSessionState` writes it. The state is plain data, so parsing it
+ * back gives exactly the state the log's replay built (index and all), several times faster
+ * than rebuilding one from a saved state (`encodeState`), which validates and re-indexes every fact.
  *
  * Snapshots are written by a process holding the log's lock, to a temporary file renamed over
  * the old one: a writer killed halfway leaves the old snapshot (and a temporary file the next
@@ -21,10 +21,6 @@ import { createHash } from 'node:crypto';
 import { constants, fstatSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
-import type { ReplayError } from '../../core/replay/replay.js';
-import type { PersistentMap } from '../../persistent/persistentMap.js';
-import { reviveFileRecords, type StoredFileRecord, storedFileRecords } from '../../core/search/searchIndex.js';
-import type { FactStore } from '../../core/store/state.js';
 import { ioError, readFully, withFile } from './logFile.js';
 import type { SessionError } from './model.js';
 
@@ -35,58 +31,60 @@ export const SNAPSHOT_EXTENSION = '.snapshot';
 /** The `format` tag of a snapshot. */
 export const SNAPSHOT_FORMAT = 'session-fact-tracker/session-snapshot';
 /** The layout of a snapshot this code reads and writes. */
-export const SNAPSHOT_VERSION = 5;
+export const SNAPSHOT_VERSION = 6;
 
-/** What a session knows about its log besides the store, at the end of the bytes it has read. */
-export interface LogPosition {
-  /** Bytes of the log read, up to the end of a complete line. */
+/** A snapshot of a log: the state after its first `position` lines, which end at byte `offset` of the file `identity`. */
+export interface FileSnapshot {
+  /** Bytes of the log covered, up to the end of a complete line. */
   readonly offset: number;
   /** The log's device and inode. */
   readonly identity: string;
-  /** Lines read (blank ones included), as `replay` numbers them. */
-  readonly lines: number;
-  /** The time of the last event, which a line without `at` follows by one second. */
-  readonly previousAt: number | undefined;
-  /** Events applied, rejected dispatches included, as `replay` counts them. */
-  readonly events: number;
-  /** The first rejected lines, and how many more there were. */
-  readonly errors: ReadonlyArray<ReplayError>;
-  readonly errorsOmitted: number;
-  /** The keys of the most recent events and their lines, oldest first: what a resent event is recognized by. */
-  readonly recent: ReadonlyArray<readonly [key: string, line: number]>;
-  /** The content key and line of the last result recorded for each of the most recent tasks, oldest first. */
-  readonly results: ReadonlyArray<readonly [taskId: string, key: string, line: number]>;
-}
-
-/** A session's state at a position of its log. */
-export interface SessionSnapshot extends LogPosition {
-  readonly store: FactStore;
+  /** Lines covered (blank ones included), as `replay` numbers them. */
+  readonly position: number;
+  /** The session's state, as `encodeSessionState` writes it. */
+  readonly state: string;
 }
 
 /** What became of the snapshot when a session was opened. */
 export type SnapshotUse =
-  { readonly used: true; readonly offset: number } | { readonly used: false; readonly reason: string };
+  { readonly used: true; readonly position: number } | { readonly used: false; readonly reason: string };
 
 /** The bytes sampled from the log for its fingerprint: its start, the end of what is covered, and pieces between. */
 const EDGE_BYTES = 64 * 1024;
 const PIECES = 16;
 const PIECE_BYTES = 4 * 1024;
 
-/** The package's version: a snapshot written by another one is not read (its rules may give other facts). */
-let packageVersion: string | undefined;
-const libraryVersion = (): string => {
-  if (packageVersion === undefined) {
+/** The package's manifest, found from this module upward (the compiled modules and the bundle sit at different depths). */
+const findManifest = (): unknown => {
+  for (let folder = new URL('.', import.meta.url); ; folder = new URL('..', folder)) {
     try {
-      const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as unknown;
+      const manifest = JSON.parse(readFileSync(new URL('package.json', folder), 'utf8')) as unknown;
+      if (
+        typeof manifest === 'object' &&
+        manifest !== null &&
+        (manifest as { name?: unknown }).name === 'session-fact-tracker'
+      )
+        return manifest;
+    } catch {
+      // No manifest of ours here: one folder up.
+    }
+    if (new URL('..', folder).href === folder.href) return undefined;
+  }
+};
+
+/** The package's version: a snapshot written by another one is not read (its rules may give other facts). */
+const libraryVersion: () => string = (() => {
+  const memo: { version?: string } = {};
+  return () => {
+    if (memo.version === undefined) {
+      const manifest = findManifest();
       const version =
         typeof manifest === 'object' && manifest !== null ? (manifest as { version?: unknown }).version : '';
-      packageVersion = typeof version === 'string' ? version : '';
-    } catch {
-      packageVersion = '';
+      memo.version = typeof version === 'string' ? version : '';
     }
-  }
-  return packageVersion;
-};
+    return memo.version;
+  };
+})();
 
 /**
  * A hash of the first `offset` bytes of the log, as sampled: its first and last 64 KiB and 16
@@ -110,29 +108,16 @@ interface Header {
   readonly version: typeof SNAPSHOT_VERSION;
   readonly library: string;
   readonly log: { readonly identity: string; readonly offset: number; readonly fingerprint: string };
-  readonly lines: number;
-  readonly previousAt: number | null;
-  readonly events: number;
-  readonly errors: ReadonlyArray<ReplayError>;
-  readonly errorsOmitted: number;
-  readonly recent: ReadonlyArray<readonly [string, number]>;
-  readonly results: ReadonlyArray<readonly [string, string, number]>;
-  readonly store: { readonly length: number; readonly sha256: string };
+  readonly position: number;
+  readonly state: { readonly length: number; readonly sha256: string };
 }
 
 const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 const isText = (value: unknown): value is string => typeof value === 'string';
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
-const isListOf = <T>(value: unknown, item: (entry: unknown) => boolean): value is ReadonlyArray<T> =>
-  Array.isArray(value) && value.every(item);
-const isTuple = (entry: unknown, ...kinds: ReadonlyArray<(field: unknown) => boolean>): boolean =>
-  Array.isArray(entry) && entry.length === kinds.length && kinds.every((kind, i) => kind(entry[i]));
 
-/**
- * A parsed header, checked field by field. Written out rather than as a zod schema: its lists
- * hold a few thousand entries, and a fresh process spent 100 ms in the schema's first run.
- */
+/** A parsed header, checked field by field. */
 const isHeader = (value: unknown): value is Header =>
   isObject(value) &&
   value['format'] === SNAPSHOT_FORMAT &&
@@ -143,56 +128,13 @@ const isHeader = (value: unknown): value is Header =>
   isCount(value['log']['offset']) &&
   value['log']['offset'] > 0 &&
   isText(value['log']['fingerprint']) &&
-  isCount(value['lines']) &&
-  (value['previousAt'] === null || typeof value['previousAt'] === 'number') &&
-  isCount(value['events']) &&
-  isListOf(
-    value['errors'],
-    (error) => isObject(error) && isCount(error['line']) && isText(error['code']) && isText(error['message']),
-  ) &&
-  isCount(value['errorsOmitted']) &&
-  isListOf(value['recent'], (entry) => isTuple(entry, isText, isCount)) &&
-  isListOf(value['results'], (entry) => isTuple(entry, isText, isText, isCount)) &&
-  isObject(value['store']) &&
-  isCount(value['store']['length']) &&
-  isText(value['store']['sha256']);
+  isCount(value['position']) &&
+  isObject(value['state']) &&
+  isCount(value['state']['length']) &&
+  isText(value['state']['sha256']);
 
 /** The SHA-256 of a text's UTF-8 bytes (of the bytes themselves, given a buffer): the same digest either way. */
 const sha256 = (data: string | Uint8Array): string => createHash('sha256').update(data).digest('hex');
-
-/** Adds the objects among an array's elements to `pending`. */
-const pushArrayChildren = (node: ReadonlyArray<unknown>, pending: unknown[]): void => {
-  for (let i = 0; i < node.length; i += 1) {
-    const child = node[i];
-    if (typeof child === 'object' && child !== null) pending.push(child);
-  }
-};
-
-/** Adds the objects among an object's property values to `pending`. */
-const pushObjectChildren = (node: Record<string, unknown>, pending: unknown[]): void => {
-  for (const key in node) {
-    const child = node[key];
-    if (typeof child === 'object' && child !== null) pending.push(child);
-  }
-};
-
-/**
- * Deeply freezes a value just parsed from JSON (plain objects and arrays only), as every store
- * handed out is frozen. A loop with a stack of its own: immer's deep freeze, which checks each
- * node's kind and reads its keys through `Reflect.ownKeys`, took 40 times longer on a store.
- * It runs once, in a process just started: the element loops are small functions of their own,
- * which the engine optimizes after a few calls, where one loop inside the walk stayed slow code
- * for most of it (a 2.7 MB snapshot, a fresh process: 38 ms, 9 ms so).
- */
-const freezeParsed = <T>(value: T): T => {
-  const pending: unknown[] = [value];
-  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
-    Object.freeze(node);
-    if (Array.isArray(node)) pushArrayChildren(node, pending);
-    else pushObjectChildren(node as Record<string, unknown>, pending);
-  }
-  return value;
-};
 
 /** A snapshot's first line as the header of a snapshot this version of the package wrote, or why it is not one. */
 const parseHeader = (head: Buffer): E.Either<string, Header> => {
@@ -273,7 +215,7 @@ export const snapshotFileOf = (file: string): string => `${file}${SNAPSHOT_EXTEN
  * The snapshot of the log `file`, if there is one this process may trust: Left says why the one
  * there is not (Right(undefined) when there is none). Never throws.
  */
-export const readSnapshot = (file: string): E.Either<string, SessionSnapshot | undefined> => {
+export const readSnapshot = (file: string): E.Either<string, FileSnapshot | undefined> => {
   let bytes: Buffer | undefined;
   try {
     // A file longer than the longest string the engine makes cannot be parsed: it is not read.
@@ -286,47 +228,19 @@ export const readSnapshot = (file: string): E.Either<string, SessionSnapshot | u
       : E.left(`the snapshot cannot be read (${String((error as { code?: unknown }).code ?? 'error')})`);
   }
   if (bytes === undefined) return E.left('the snapshot is too large to read');
-  // The store's bytes are hashed as read (hashing the decoded text encodes it again, several times slower).
+  // The state's bytes are hashed as read (hashing the decoded text encodes it again, several times slower).
   const newline = bytes.indexOf(0x0a);
   const [head, body] =
     newline === -1 ? [bytes, bytes.subarray(bytes.length)] : [bytes.subarray(0, newline), bytes.subarray(newline + 1)];
   const parsed = parseHeader(head);
   if (E.isLeft(parsed)) return parsed;
   const header = parsed.right;
-  if (sha256(body) !== header.store.sha256)
-    return E.left('the snapshot is cut short or corrupt (its store does not match its hash)');
-  const text = body.toString('utf8');
-  if (text.length !== header.store.length)
-    return E.left('the snapshot is cut short or corrupt (its store does not match its hash)');
+  const state = body.toString('utf8');
+  if (sha256(body) !== header.state.sha256 || state.length !== header.state.length)
+    return E.left('the snapshot is cut short or corrupt (its state does not match its hash)');
   const checked = checkLog(file, header);
   if (E.isLeft(checked)) return checked;
-  let store: unknown;
-  try {
-    store = JSON.parse(text);
-  } catch {
-    return E.left('the snapshot is not JSON (cut short or corrupt)');
-  }
-  // What a store must look like at least: its hash vouches for the rest.
-  const index = isObject(store) ? store['index'] : undefined;
-  if (!isObject(store) || typeof store['maxValidFacts'] !== 'number' || !isObject(index))
-    return E.left('the snapshot holds no store');
-  try {
-    index['files'] = reviveFileRecords(index['files'] as PersistentMap<StoredFileRecord>);
-  } catch {
-    return E.left('the snapshot holds no store');
-  }
-  return E.right({
-    offset: header.log.offset,
-    identity: header.log.identity,
-    lines: header.lines,
-    previousAt: header.previousAt ?? undefined,
-    events: header.events,
-    errors: header.errors,
-    errorsOmitted: header.errorsOmitted,
-    recent: header.recent,
-    results: header.results,
-    store: freezeParsed(store as unknown as FactStore),
-  });
+  return E.right({ offset: header.log.offset, identity: header.log.identity, position: header.position, state });
 };
 
 /** Temporary files of interrupted snapshot writes of `file`: `{snapshot}.{pid}.{stamp}.tmp`. */
@@ -338,33 +252,25 @@ const removeLeftovers = (snapshotFile: string): void => {
 
 /**
  * Writes the snapshot of the log `file` at `snapshot.offset`. Call it holding the log's lock,
- * with the state the log's first `offset` bytes give. The temporary files of writers killed
+ * with the state the log's first `position` lines (its first `offset` bytes) give. The temporary files of writers killed
  * before they renamed theirs are removed first (no other writer can be busy: the lock is held).
  */
-export const writeSnapshot = (file: string, snapshot: SessionSnapshot): E.Either<SessionError, void> => {
+export const writeSnapshot = (file: string, snapshot: FileSnapshot): E.Either<SessionError, void> => {
   const target = snapshotFileOf(file);
   const temporary = `${target}.${process.pid}.${Date.now()}.tmp`;
   try {
     const fingerprint = withFile(file, constants.O_RDONLY, (fd) => fingerprintOf(fd, snapshot.offset));
-    const { index } = snapshot.store;
-    const store = JSON.stringify({ ...snapshot.store, index: { ...index, files: storedFileRecords(index.files) } });
-    const header = {
+    const header: Header = {
       format: SNAPSHOT_FORMAT,
       version: SNAPSHOT_VERSION,
       library: libraryVersion(),
       log: { identity: snapshot.identity, offset: snapshot.offset, fingerprint },
-      lines: snapshot.lines,
-      previousAt: snapshot.previousAt ?? null,
-      events: snapshot.events,
-      errors: snapshot.errors,
-      errorsOmitted: snapshot.errorsOmitted,
-      recent: snapshot.recent,
-      results: snapshot.results,
-      store: { length: store.length, sha256: sha256(store) },
+      position: snapshot.position,
+      state: { length: snapshot.state.length, sha256: sha256(snapshot.state) },
     };
     removeLeftovers(target);
     // No fsync: a snapshot lost to a crash is rebuilt from the log, which is flushed.
-    writeFileSync(temporary, `${JSON.stringify(header)}\n${store}`, { flag: 'wx', mode: 0o644 });
+    writeFileSync(temporary, `${JSON.stringify(header)}\n${snapshot.state}`, { flag: 'wx', mode: 0o644 });
     renameSync(temporary, target);
     return E.right(undefined);
   } catch (error) {

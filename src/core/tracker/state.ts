@@ -1,0 +1,92 @@
+/**
+ * The fact tracker's state: the store, and beside it, as plain data, the settings every event
+ * is applied with. Nothing here is a function or a class instance, so a state survives
+ * `JSON.stringify` (the store through `encodeState`), `structuredClone` and a worker boundary.
+ */
+import { MAX_FACTS_PER_RESULT } from '../extract/extractor.js';
+import {
+  DEFAULT_LAYOUT,
+  DEFAULT_MAX_FACTS,
+  DEFAULT_MAX_TOKENS,
+  SECTION_LAYOUTS,
+  type SectionLayout,
+} from '../retrieve/defaults.js';
+import type { RankingOverrides } from '../retrieve/rank.js';
+import { emptyFactStore, type FactStore } from '../store/state.js';
+
+/** How a tracker applies events: plain data, fixed when the state is made. */
+export interface TrackerSettings {
+  /** Facts per prompt when the prompt does not say (`DEFAULT_MAX_FACTS`). */
+  readonly maxFacts: number;
+  /** Token budget of a prompt's section when the prompt does not say (`DEFAULT_MAX_TOKENS`). */
+  readonly maxTokens: number;
+  /** The section's layout (`lines`: one line per fact). */
+  readonly layout: SectionLayout;
+  /** Facts one dispatch result may add (`MAX_FACTS_PER_RESULT`); past it, facts are dropped in rule order. */
+  readonly maxFactsPerResult: number;
+  /** Overrides of the ranking defaults, when any were given. */
+  readonly ranking?: RankingOverrides;
+}
+
+/** A tracker's whole state: its store and its settings. Plain, frozen data. */
+export interface TrackerState {
+  readonly store: FactStore;
+  readonly settings: TrackerSettings;
+}
+
+/** Options of `initialTrackerState`; anything left out, or not usable, takes its default. */
+export interface TrackerStateOptions {
+  /** Default facts per prompt (`DEFAULT_MAX_FACTS`). */
+  readonly maxFacts?: number;
+  /** Default token budget of the section (`DEFAULT_MAX_TOKENS`). */
+  readonly maxTokens?: number;
+  /** The section's layout (default `lines`). */
+  readonly layout?: SectionLayout;
+  /** Facts one dispatch result may add (default `MAX_FACTS_PER_RESULT`, 1,000). */
+  readonly maxFactsPerResult?: number;
+  /** Overrides of the ranking defaults. */
+  readonly ranking?: RankingOverrides;
+  /** The bound on valid facts of a new store (ignored with `store`). */
+  readonly maxValidFacts?: number;
+  /** The store to start from (default: an empty one), such as one `decodeState` read back. */
+  readonly store?: FactStore;
+}
+
+const countOr = (value: unknown, fallback: number): number =>
+  typeof value === 'number' && value >= 0 && !Number.isNaN(value) ? value : fallback;
+
+/** A deep, frozen copy of JSON-shaped overrides: what the caller keeps can change without reaching the state. */
+const frozenCopy = <T>(value: T): T => {
+  const copy = (item: unknown): unknown => {
+    if (Array.isArray(item)) return Object.freeze(item.map(copy));
+    if (typeof item === 'object' && item !== null)
+      return Object.freeze(Object.fromEntries(Object.entries(item).map(([key, field]) => [key, copy(field)])));
+    return item;
+  };
+  return copy(value) as T;
+};
+
+/** The settings `options` describe, each field checked (a bad value takes the default). */
+export const trackerSettings = (options: TrackerStateOptions = {}): TrackerSettings => {
+  const given = typeof options === 'object' && options !== null ? options : {};
+  const { ranking } = given;
+  return Object.freeze({
+    maxFacts: countOr(given.maxFacts, DEFAULT_MAX_FACTS),
+    maxTokens: countOr(given.maxTokens, DEFAULT_MAX_TOKENS),
+    layout: (SECTION_LAYOUTS as ReadonlyArray<unknown>).includes(given.layout)
+      ? (given.layout as SectionLayout)
+      : DEFAULT_LAYOUT,
+    maxFactsPerResult: countOr(given.maxFactsPerResult, MAX_FACTS_PER_RESULT),
+    ...(typeof ranking === 'object' && ranking !== null ? { ranking: frozenCopy(ranking) } : {}),
+  });
+};
+
+/** A tracker's first state: an empty store (or `options.store`) and the settings `options` describe. */
+export const initialTrackerState = (options: TrackerStateOptions = {}): TrackerState => {
+  const given = typeof options === 'object' && options !== null ? options : {};
+  return Object.freeze({
+    store:
+      given.store ?? emptyFactStore(given.maxValidFacts === undefined ? {} : { maxValidFacts: given.maxValidFacts }),
+    settings: trackerSettings(given),
+  });
+};

@@ -1,0 +1,94 @@
+/**
+ * The inputs a live session takes, checked before anything is read or written: the limits of
+ * live use (`limits.ts`), and each input turned into the fields of its history line, in the
+ * order the history format documents them.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import { exceedsValueDepth } from '../../base/json.js';
+import { isRecord } from '../../base/record.js';
+import { MAX_OUTPUT_DEPTH, MAX_OUTPUT_LENGTH, MAX_PROMPT_LENGTH, MAX_TASK_ID_LENGTH } from './limits.js';
+import type { CompileContextInput, IngestResultInput, SessionError } from './model.js';
+import { resultKey, type SameResult } from './sessionState.js';
+
+const invalidInput = (message: string): SessionError => ({ code: 'invalid_input', message });
+
+/** A task id the session takes: what facts can carry, the same for prompts and results. */
+const checkTaskId = (taskId: unknown): E.Either<SessionError, void> =>
+  typeof taskId === 'string' && taskId.length > MAX_TASK_ID_LENGTH
+    ? E.left({
+        code: 'invalid_field',
+        message: `taskId is ${taskId.length} characters long; at most ${MAX_TASK_ID_LENGTH} are allowed`,
+      })
+    : E.right(undefined);
+
+/** A prompt the session takes: a task id facts can carry and a prompt of at most `MAX_PROMPT_LENGTH` characters. */
+export const checkPrompt = (input: unknown): E.Either<SessionError, void> => {
+  const { taskId, taskPrompt } = isRecord(input) ? input : { taskId: undefined, taskPrompt: undefined };
+  if (typeof taskPrompt === 'string' && taskPrompt.length > MAX_PROMPT_LENGTH)
+    return E.left({
+      code: 'prompt_too_large',
+      message: `taskPrompt is ${taskPrompt.length} characters long; at most ${MAX_PROMPT_LENGTH} are taken`,
+    });
+  return checkTaskId(taskId);
+};
+
+/** An output the session takes: text or a result object of at most `MAX_OUTPUT_LENGTH` characters, nested at most `MAX_OUTPUT_DEPTH` deep. */
+const checkOutput = (output: unknown): E.Either<SessionError, void> => {
+  if (isRecord(output) && exceedsValueDepth(output, MAX_OUTPUT_DEPTH))
+    return E.left({ code: 'too_large', message: `output nests arrays and objects more than ${MAX_OUTPUT_DEPTH} deep` });
+  const size = typeof output === 'string' ? output.length : isRecord(output) ? JSON.stringify(output).length : 0;
+  return size > MAX_OUTPUT_LENGTH
+    ? E.left({
+        code: 'output_too_large',
+        message: `output is ${size} characters; at most ${MAX_OUTPUT_LENGTH} are taken (a dispatch result is a few KB: send the final message, not a transcript)`,
+      })
+    : E.right(undefined);
+};
+
+/** A finite time, or the clock's. */
+export const timeOf = (at: unknown, clock: () => number): E.Either<SessionError, number> => {
+  const value = at ?? clock();
+  return typeof value === 'number' && Number.isFinite(value)
+    ? E.right(value)
+    : E.left(invalidInput(`the time must be a finite number of epoch milliseconds, not ${String(value)}`));
+};
+
+/** The fields of a prompt line, in the order the history format documents them. */
+export const promptFields = (input: Omit<CompileContextInput, 'at'>, at: number): Readonly<Record<string, unknown>> => {
+  const { taskId, taskPrompt, tags, maxFacts, maxTokens } = isRecord(input)
+    ? (input as Partial<CompileContextInput>)
+    : ({} as Partial<CompileContextInput>);
+  return {
+    type: 'prompt',
+    taskId,
+    taskPrompt,
+    ...(tags === undefined ? {} : { tags }),
+    ...(maxFacts === undefined ? {} : { maxFacts }),
+    ...(maxTokens === undefined ? {} : { maxTokens }),
+    at,
+  };
+};
+
+/** A dispatch to record: the fields of its line at a time, and the task and content key a resend is recognized by. */
+export interface DispatchFields {
+  readonly line: (at: number) => Readonly<Record<string, unknown>>;
+  readonly sameResult: SameResult;
+}
+
+/** The fields of a dispatch line, in the documented order: raw text goes in `output`, a result object in `result`. */
+export const dispatchFields = (input: IngestResultInput): E.Either<SessionError, DispatchFields> => {
+  if (!isRecord(input)) return E.left(invalidInput('the input is not an object'));
+  const { role, taskId, output } = input;
+  if (typeof output !== 'string' && !isRecord(output))
+    return E.left(invalidInput('output must be the raw agent text (a string) or the result object'));
+  const limited = pipe(
+    checkTaskId(taskId),
+    E.chain(() => checkOutput(output)),
+  );
+  if (E.isLeft(limited)) return limited;
+  return E.right({
+    line: (at) => ({ type: 'dispatch', role, taskId, at, [typeof output === 'string' ? 'output' : 'result']: output }),
+    sameResult: { taskId: String(taskId), key: resultKey(taskId, role, output) },
+  });
+};

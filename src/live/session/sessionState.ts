@@ -1,0 +1,349 @@
+/**
+ * A live session as a value: the tracker's state after the lines of its log read so far, and
+ * what the session adds to it (where in the log it is, the rejected lines it reports, and the
+ * keys that recognize an event sent twice). Two pure functions move it: `applyLogLine` for a
+ * line read from the log (a prompt there was answered when written: it is only recorded), and
+ * `planEvent` for an event to record, which says whether to append it and what it answers. The
+ * session shell only reads and appends lines; `replay` of the same log folds the same tracker
+ * transition, so both give the same sections and facts.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { sha256HexPrefix } from '../../base/hash.js';
+import { withMutations } from '../../persistent/owner.js';
+import type { Extraction } from '../../core/extract/extractor.js';
+import type { SessionFact } from '../../core/fact.js';
+import { type HistoryEvent, type HistoryPromptEvent, parseHistoryLine } from '../../core/history/events.js';
+import { MAX_REPORTED_ERRORS, type ReplayError } from '../../core/replay/replay.js';
+import type { CompactionReport } from '../../core/store/compact.js';
+import type { FactStore } from '../../core/store/state.js';
+import { reviveFileRecords, type StoredFileRecord, storedFileRecords } from '../../core/search/searchIndex.js';
+import type { PersistentMap } from '../../persistent/persistentMap.js';
+import { initialTrackerState, type TrackerState, trackerSettings } from '../../core/tracker/state.js';
+import {
+  recordPrompt,
+  selectSessionContext,
+  type TrackerEnvironment,
+  type TrackerOutput,
+  trackerTransition,
+} from '../../core/tracker/transition.js';
+import type { SessionError } from './model.js';
+
+/** How many of the log's most recent events a resent event is recognized among. */
+export const DUPLICATE_WINDOW = 1_000;
+/** How many of the most recent tasks the last result is remembered for (a result resent without a time). */
+export const RESULT_TASKS = 1_000;
+
+/** A session's state after the first `lines` lines of its log. Plain, frozen data. */
+export interface SessionState {
+  readonly tracker: TrackerState;
+  /** Lines read (blank ones included), as `replay` numbers them. */
+  readonly lines: number;
+  /** The time of the last event, which a line without `at` follows by one second. */
+  readonly previousAt: number | undefined;
+  /** Events applied, rejected dispatches included, as `replay` counts them. */
+  readonly events: number;
+  /** The first rejected lines (`MAX_REPORTED_ERRORS`), and how many more there were. */
+  readonly errors: ReadonlyArray<ReplayError>;
+  readonly errorsOmitted: number;
+  /** The keys of the most recent events and their lines, oldest first: what a resent event is recognized by. */
+  readonly recent: ReadonlyArray<readonly [key: string, line: number]>;
+  /** The content key and line of the last result recorded for each of the most recent tasks, oldest first. */
+  readonly results: ReadonlyArray<readonly [taskId: string, key: string, line: number]>;
+}
+
+/** A session before its first line: an empty store, or `store`. */
+export const initialSessionState = (store?: FactStore): SessionState =>
+  Object.freeze({
+    tracker: initialTrackerState(store === undefined ? {} : { store }),
+    lines: 0,
+    previousAt: undefined,
+    events: 0,
+    errors: Object.freeze([]),
+    errorsOmitted: 0,
+    recent: Object.freeze([]),
+    results: Object.freeze([]),
+  });
+
+/** One key per distinct event: the same fields at the same time are the same event, wherever the line came from. */
+export const eventKey = (event: HistoryEvent): string => {
+  const { line: _line, ...fields } = event;
+  return sha256HexPrefix(JSON.stringify(fields), 16);
+};
+
+/** The key of a result's content: its task, role and output, whatever its time. */
+export const resultKey = (taskId: unknown, role: unknown, output: unknown): string =>
+  sha256HexPrefix(JSON.stringify([taskId, role, output]), 16);
+
+/** `list` with `entry` last, any entry of the same key dropped, and at most `limit` entries. */
+const remember = <T extends readonly [string, ...unknown[]]>(
+  list: ReadonlyArray<T>,
+  entry: T,
+  limit: number,
+): ReadonlyArray<T> => {
+  const kept = list.filter(([key]) => key !== entry[0]);
+  kept.push(Object.freeze(entry));
+  return Object.freeze(kept.length > limit ? kept.slice(kept.length - limit) : kept);
+};
+
+const withError = (state: SessionState, error: ReplayError): Pick<SessionState, 'errors' | 'errorsOmitted'> =>
+  state.errors.length < MAX_REPORTED_ERRORS
+    ? { errors: Object.freeze([...state.errors, Object.freeze(error)]), errorsOmitted: state.errorsOmitted }
+    : { errors: state.errors, errorsOmitted: state.errorsOmitted + 1 };
+
+/** The state after an event of the log at its line, as `replay` counts it: a rejected dispatch is an error, anything else is known by its key. */
+const noteEvent = (
+  state: SessionState,
+  tracker: TrackerState,
+  event: HistoryEvent,
+  rejection: { readonly code: ReplayError['code']; readonly message: string } | undefined,
+): SessionState => {
+  const counted = { tracker, lines: event.line, previousAt: event.at, events: state.events + 1 };
+  if (rejection !== undefined)
+    return Object.freeze({ ...state, ...counted, ...withError(state, { line: event.line, ...rejection }) });
+  return Object.freeze({
+    ...state,
+    ...counted,
+    recent: remember(state.recent, [eventKey(event), event.line] as const, DUPLICATE_WINDOW),
+    results:
+      event.type === 'dispatch'
+        ? remember(
+            state.results,
+            [event.taskId, resultKey(event.taskId, event.role, event.output), event.line] as const,
+            RESULT_TASKS,
+          )
+        : state.results,
+  });
+};
+
+/**
+ * The state after one line read from the log (blank lines are only counted): parsed as
+ * `replay` parses it, and applied as `trackerTransition` applies it, except that a prompt,
+ * answered when it was written, is only recorded.
+ */
+export const applyLogLine = (
+  state: SessionState,
+  line: number,
+  text: string,
+  env: TrackerEnvironment = {},
+): SessionState => {
+  if (text.trim() === '') return Object.freeze({ ...state, lines: line });
+  const parsed = parseHistoryLine(text, line, state.previousAt);
+  if (E.isLeft(parsed)) return Object.freeze({ ...state, lines: line, ...withError(state, parsed.left) });
+  const event = parsed.right;
+  if (event.type === 'prompt') return noteEvent(state, recordPrompt(state.tracker, event)[0], event, undefined);
+  const [tracker, , output] = trackerTransition(state.tracker, event, env);
+  const rejection = output.type === 'dispatch' && E.isLeft(output.ingested) ? output.ingested.left : undefined;
+  return noteEvent(state, tracker, event, rejection);
+};
+
+/** The state after the log's lines up to line `position`, the blank ones after the last listed line included. */
+export const applyLogLines = (
+  state: SessionState,
+  lines: ReadonlyArray<{ readonly line: number; readonly text: string }>,
+  position: number,
+  env: TrackerEnvironment = {},
+): SessionState => {
+  // One write run for the batch, as a replay writes: no state between two lines escapes it.
+  return withMutations(state, (first) => {
+    let next = first;
+    for (const { line, text } of lines) next = applyLogLine(next, line, text, env);
+    return next.lines === position ? next : Object.freeze({ ...next, lines: position });
+  });
+};
+
+/** What recording an event answers: where it is in the log, and what it did. */
+export interface RecordedEvent {
+  /** The line of the log that holds the event. */
+  readonly line: number;
+  /** True when the log held this very event already: nothing is to be written. */
+  readonly duplicate: boolean;
+  /** What the event answered; for a duplicate prompt, its section on the state as it is. */
+  readonly output?: TrackerOutput;
+}
+
+/** What to do with an event to record: append its line and take the next state, or nothing (a duplicate). */
+export type EventPlan =
+  | {
+      readonly kind: 'append';
+      readonly text: string;
+      readonly next: SessionState;
+      readonly recorded: RecordedEvent;
+    }
+  | { readonly kind: 'duplicate'; readonly recorded: RecordedEvent };
+
+/** A result to recognize when it is sent again without a time: its task and content key. */
+export interface SameResult {
+  readonly taskId: string;
+  readonly key: string;
+}
+
+/**
+ * Plans recording the event whose line is `fields` after the state's last line: parsed exactly
+ * as `replay` will parse it there, recognized when the log holds it already (among its recent
+ * events, or, for a result sent without a time, as the last result of its task), and applied
+ * with `trackerTransition`. A dispatch result the contract rejects is a Left: nothing is written.
+ */
+export const planEvent = (
+  state: SessionState,
+  fields: Readonly<Record<string, unknown>>,
+  env: TrackerEnvironment = {},
+  sameResult?: SameResult,
+): E.Either<SessionError, EventPlan> => {
+  const text = JSON.stringify(fields);
+  const line = state.lines + 1;
+  const parsed = parseHistoryLine(text, line, state.previousAt);
+  if (E.isLeft(parsed)) return E.left({ code: parsed.left.code, message: parsed.left.message });
+  const event = parsed.right;
+  const last = sameResult === undefined ? undefined : state.results.find(([taskId]) => taskId === sameResult.taskId);
+  const key = eventKey(event);
+  const earlier =
+    last !== undefined && last[1] === sameResult?.key ? last[2] : state.recent.find(([known]) => known === key)?.[1];
+  if (earlier !== undefined)
+    return E.right({
+      kind: 'duplicate',
+      recorded: {
+        line: earlier,
+        duplicate: true,
+        // A prompt sent again is not recorded twice: its section is computed again on the state as it is.
+        ...(event.type === 'prompt' ? { output: selectSessionContext(state.tracker, event, env) } : {}),
+      },
+    });
+  const [tracker, , output] = trackerTransition(state.tracker, event, env);
+  if (output.type === 'dispatch' && E.isLeft(output.ingested)) return E.left(output.ingested.left);
+  return E.right({
+    kind: 'append',
+    text,
+    next: noteEvent(state, tracker, event, undefined),
+    recorded: { line, duplicate: false, output },
+  });
+};
+
+/** The facts a recorded dispatch added and its warnings (both empty for a duplicate). */
+export const extractionOf = (recorded: RecordedEvent): Extraction =>
+  recorded.output?.type === 'dispatch' && E.isRight(recorded.output.ingested)
+    ? recorded.output.ingested.right
+    : { facts: [], warnings: [] };
+
+/** The section and facts of a recorded prompt. */
+export const sectionOf = (
+  recorded: RecordedEvent,
+): { readonly sessionContext: string; readonly facts: ReadonlyArray<SessionFact> } =>
+  recorded.output?.type === 'prompt'
+    ? { sessionContext: recorded.output.sessionContext, facts: recorded.output.facts }
+    : { sessionContext: '', facts: [] };
+
+/** The facts a recorded invalidation closed (none for a duplicate). */
+export const closedOf = (recorded: RecordedEvent): ReadonlyArray<SessionFact> =>
+  recorded.output?.type === 'invalidate' ? recorded.output.closed : [];
+
+/** What a recorded compaction reported (nothing for a duplicate). */
+export const compactionOf = (recorded: RecordedEvent): CompactionReport | undefined =>
+  recorded.output?.type === 'compact' ? recorded.output.report : undefined;
+
+/** The prompt event an input describes, parsed as a history line (line 0: it is not written), for a query that records nothing. */
+export const parsePromptQuery = (
+  fields: Readonly<Record<string, unknown>>,
+): E.Either<SessionError, HistoryPromptEvent> => {
+  const parsed = parseHistoryLine(JSON.stringify(fields), 0, undefined);
+  if (E.isLeft(parsed)) return E.left({ code: parsed.left.code, message: parsed.left.message });
+  return parsed.right.type === 'prompt'
+    ? E.right(parsed.right)
+    : E.left({ code: 'invalid_input', message: 'the input is not a prompt' });
+};
+
+const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+const isText = (value: unknown): value is string => typeof value === 'string';
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isListOf = (value: unknown, item: (entry: unknown) => boolean): boolean =>
+  Array.isArray(value) && value.every(item);
+const isTuple = (entry: unknown, ...kinds: ReadonlyArray<(field: unknown) => boolean>): boolean =>
+  Array.isArray(entry) && entry.length === kinds.length && kinds.every((kind, i) => kind(entry[i]));
+
+/**
+ * A session's state as text for a snapshot: plain JSON, the store's file records in their
+ * stored form. Parsing it back (`decodeSessionState`) gives the very state, index and all,
+ * several times faster than a replay of the log.
+ */
+export const encodeSessionState = (state: SessionState): string => {
+  const { store } = state.tracker;
+  return JSON.stringify({
+    ...state,
+    previousAt: state.previousAt ?? null,
+    tracker: {
+      ...state.tracker,
+      store: { ...store, index: { ...store.index, files: storedFileRecords(store.index.files) } },
+    },
+  });
+};
+
+/** Adds the objects among a node's elements or property values to `pending`. */
+const pushChildren = (node: object, pending: unknown[]): void => {
+  if (Array.isArray(node)) {
+    for (let i = 0; i < node.length; i += 1) {
+      const child: unknown = node[i];
+      if (typeof child === 'object' && child !== null) pending.push(child);
+    }
+  } else
+    for (const key in node) {
+      const child: unknown = (node as Record<string, unknown>)[key];
+      if (typeof child === 'object' && child !== null) pending.push(child);
+    }
+};
+
+/** Deeply freezes a value just parsed from JSON (plain objects and arrays only), with a stack of its own. */
+const freezeParsed = <T>(value: T): T => {
+  const pending: unknown[] = [value];
+  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+    Object.freeze(node);
+    pushChildren(node as object, pending);
+  }
+  return value;
+};
+
+/**
+ * The state `encodeSessionState` wrote, or why the text is not one. The store is checked only
+ * in its outline: a snapshot's store is vouched for by the store that wrote it (a hash, a
+ * version), and this is a cache the log can always rebuild.
+ */
+export const decodeSessionState = (text: string): E.Either<string, SessionState> => {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return E.left('the snapshot is not JSON (cut short or corrupt)');
+  }
+  if (
+    !isObject(value) ||
+    !isCount(value['lines']) ||
+    !(value['previousAt'] === null || typeof value['previousAt'] === 'number') ||
+    !isCount(value['events']) ||
+    !isListOf(
+      value['errors'],
+      (error) => isObject(error) && isCount(error['line']) && isText(error['code']) && isText(error['message']),
+    ) ||
+    !isCount(value['errorsOmitted']) ||
+    !isListOf(value['recent'], (entry) => isTuple(entry, isText, isCount)) ||
+    !isListOf(value['results'], (entry) => isTuple(entry, isText, isText, isCount)) ||
+    !isObject(value['tracker']) ||
+    !isObject(value['tracker']['settings'])
+  )
+    return E.left('the snapshot is not a session state of this layout');
+  const store = value['tracker']['store'];
+  const index = isObject(store) ? store['index'] : undefined;
+  if (!isObject(store) || typeof store['maxValidFacts'] !== 'number' || !isObject(index))
+    return E.left('the snapshot holds no store');
+  try {
+    index['files'] = reviveFileRecords(index['files'] as PersistentMap<StoredFileRecord>);
+  } catch {
+    return E.left('the snapshot holds no store');
+  }
+  const previousAt = value['previousAt'];
+  return E.right(
+    freezeParsed({
+      ...(value as unknown as SessionState),
+      tracker: { settings: trackerSettings(value['tracker']['settings']), store: store as unknown as FactStore },
+      previousAt: typeof previousAt === 'number' ? previousAt : undefined,
+    }),
+  );
+};

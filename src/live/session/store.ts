@@ -1,0 +1,85 @@
+/**
+ * The session store port: what a live session needs from storage, and nothing more. A session
+ * is a log of lines (one history event each, in the dispatch-history format) numbered from 1,
+ * and a snapshot beside it (the session's state after some line, a cache the log can always
+ * rebuild). Writers append with the number of the last line they have read; a writer that lost
+ * the race to another gets `conflict`, reads what it missed and tries again, so nothing is lost
+ * or written twice. The files under `.fact-tracker/sessions` are the embedded default
+ * (`fileSessionStore`); `memorySessionStore` keeps sessions in the process; every adapter passes
+ * the same conformance suite.
+ */
+import type * as E from 'fp-ts/lib/Either.js';
+import type { Failure } from '../../base/failure.js';
+import type { SetAsideLine } from './model.js';
+
+/** Why a store call did nothing. `conflict`: another writer appended first (read the tail, then retry). */
+export type SessionStoreError = Failure<'conflict' | 'io' | 'invalid_session_id' | 'unknown_session' | 'internal'>;
+
+/** One line of a session's log: its number and its text (without its line break). */
+export interface StoredLine {
+  readonly line: number;
+  readonly text: string;
+}
+
+/** What reading a log's tail found. */
+export interface TailRead {
+  /** False when the session has no log yet. */
+  readonly exists: boolean;
+  /**
+   * True when the log is not the one the earlier reads saw (replaced, cut short or rewritten):
+   * `lines` then start from line 1, and the reader must start over from an empty state.
+   */
+  readonly restarted: boolean;
+  /** The non-blank lines after the position asked for, in order. */
+  readonly lines: ReadonlyArray<StoredLine>;
+  /** The number of the last complete line read (blank lines count): the position to read or append after next. */
+  readonly position: number;
+  /** True when bytes follow the last complete line: a line being written, or a dead writer's torn line. */
+  readonly torn: boolean;
+}
+
+/** What an append wrote. */
+export interface AppendResult {
+  /** The number of the last line appended: the new position. */
+  readonly position: number;
+  /** Torn last lines the store set aside before appending (a dead writer's). */
+  readonly setAside: ReadonlyArray<SetAsideLine>;
+}
+
+/** A session's state after line `position`, as the session encodes it. */
+export interface StoredSnapshot {
+  readonly position: number;
+  readonly state: string;
+}
+
+/** What storing a session's lines and snapshots takes. Calls never throw. */
+export interface SessionStore {
+  /** Where the sessions are, for messages (a folder, or a database address without its password). */
+  readonly location: string;
+  /** The ids of the stored sessions, sorted. */
+  list(): Promise<E.Either<SessionStoreError, ReadonlyArray<string>>>;
+  /** The lines after line `after` (0: from the first). */
+  read(id: string, after: number): Promise<E.Either<SessionStoreError, TailRead>>;
+  /**
+   * Appends `lines` (each one event, without a line break) after line `expected`, creating the
+   * session when it has none; `conflict` when the log already holds more than `expected` lines.
+   */
+  append(
+    id: string,
+    expected: number,
+    lines: ReadonlyArray<string>,
+  ): Promise<E.Either<SessionStoreError, AppendResult>>;
+  /** Moves a dead writer's torn last line out of the log (a store without torn lines sets none aside). */
+  repair(id: string): Promise<E.Either<SessionStoreError, ReadonlyArray<SetAsideLine>>>;
+  /**
+   * The newest snapshot this store can vouch for (same log, same library version), Right(undefined)
+   * when there is none; a Left says why the one there cannot be used (the log still rebuilds the state).
+   */
+  readSnapshot(id: string): Promise<E.Either<string, StoredSnapshot | undefined>>;
+  /** Keeps a snapshot of the session after line `snapshot.position`, replacing an older one. */
+  writeSnapshot(id: string, snapshot: StoredSnapshot): Promise<E.Either<SessionStoreError, void>>;
+  /** How much of the log a process opening the session would replay (a store's own measure, such as bytes), if known. */
+  backlog(id: string): Promise<number | undefined>;
+  /** Ends what the store holds open (a pool of connections); a store others passed in stays theirs. */
+  close(): Promise<void>;
+}
