@@ -29,13 +29,10 @@ export interface BudgetSettings {
 /** Why the budget stage left a candidate out. */
 export type BudgetReason = 'max_facts' | 'budget';
 
+/** True when the section's tokens are within the budget. A counter that throws is not hidden: its caller hears it. */
 const fitsBudget = (section: string, maxTokens: number, countTokens: TokenCounter): boolean => {
-  try {
-    const tokens = countTokens(section);
-    return typeof tokens === 'number' && tokens <= maxTokens;
-  } catch {
-    return false;
-  }
+  const tokens = countTokens(section);
+  return typeof tokens === 'number' && tokens <= maxTokens;
 };
 
 /**

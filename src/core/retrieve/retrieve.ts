@@ -302,26 +302,22 @@ const finish = (settings: Settings, ranked: ReadonlyArray<Scored>): Array<Scored
 
 /**
  * The facts to inject for `query`, in rank order, within `maxFacts` and `maxTokens` measured on
- * the section as `render` draws it; never throws.
+ * the section as `render` draws it. Valid queries only throw for a bug (or a counter that throws).
  */
 export const retrieveRanked = (
   store: FactStore,
   query: FactQuery,
   render: SectionRenderer,
 ): ReadonlyArray<SessionFact> => {
-  try {
-    const settings = settingsFor(store, query, render);
-    if (settings.maxFacts === 0 || settings.maxTokens < 0) return [];
-    const table = contextTable(store, settings.plan);
-    const passes = passesFor(store, settings, table);
-    const ranked = rankPasses(store, settings, passes);
-    // What `finish` includes: the candidates within the cap, past the floor and within the budget.
-    return budgeted(settings, ranked)
-      .fitted.filter((candidate) => candidate.reason === undefined)
-      .map((candidate) => candidate.fact);
-  } catch {
-    return [];
-  }
+  const settings = settingsFor(store, query, render);
+  if (settings.maxFacts === 0 || settings.maxTokens < 0) return [];
+  const table = contextTable(store, settings.plan);
+  const passes = passesFor(store, settings, table);
+  const ranked = rankPasses(store, settings, passes);
+  // What `finish` includes: the candidates within the cap, past the floor and within the budget.
+  return budgeted(settings, ranked)
+    .fitted.filter((candidate) => candidate.reason === undefined)
+    .map((candidate) => candidate.fact);
 };
 
 /** Scores every stored fact in one pass, the slow way (from the fact's own text). */
@@ -354,29 +350,25 @@ export const explainRanked = (
   query: FactQuery,
   render: SectionRenderer,
 ): ReadonlyArray<RetrievalDecision> => {
-  try {
-    const settings = settingsFor(store, query, render);
-    const table = contextTable(store, settings.plan);
-    const passes = passesFor(store, settings, table);
-    const first =
-      passes.first === undefined
-        ? []
-        : scoreAll(store, settings, passes.first, true)
-            .filter((scored) => scored.reason === undefined)
-            .sort(byRank)
-            .slice(0, passes.first.k);
-    const scored = scoreAll(store, settings, passes.last(first), false);
-    const candidates = scored.filter((entry) => entry.reason === undefined).sort(byRank);
-    const ranked = finish(settings, candidates).map(({ fact, parts, reason }): RetrievalDecision =>
-      reason === undefined
-        ? { fact, score: parts.total, decision: 'included', parts }
-        : { fact, score: parts.total, decision: 'excluded', reason, parts },
-    );
-    const others = scored.flatMap(({ fact, parts, reason }): RetrievalDecision[] =>
-      reason === undefined ? [] : [{ fact, score: parts.total, decision: 'excluded', reason, parts }],
-    );
-    return [...ranked, ...others];
-  } catch {
-    return [];
-  }
+  const settings = settingsFor(store, query, render);
+  const table = contextTable(store, settings.plan);
+  const passes = passesFor(store, settings, table);
+  const first =
+    passes.first === undefined
+      ? []
+      : scoreAll(store, settings, passes.first, true)
+          .filter((scored) => scored.reason === undefined)
+          .sort(byRank)
+          .slice(0, passes.first.k);
+  const scored = scoreAll(store, settings, passes.last(first), false);
+  const candidates = scored.filter((entry) => entry.reason === undefined).sort(byRank);
+  const ranked = finish(settings, candidates).map(({ fact, parts, reason }): RetrievalDecision =>
+    reason === undefined
+      ? { fact, score: parts.total, decision: 'included', parts }
+      : { fact, score: parts.total, decision: 'excluded', reason, parts },
+  );
+  const others = scored.flatMap(({ fact, parts, reason }): RetrievalDecision[] =>
+    reason === undefined ? [] : [{ fact, score: parts.total, decision: 'excluded', reason, parts }],
+  );
+  return [...ranked, ...others];
 };

@@ -50,7 +50,7 @@ export const memorySessionStore = (): SessionStore => {
           message: `session ${id} holds ${session.lines.length} lines, not ${expected}: another writer appended first`,
         });
       if (texts.some((text) => /[\r\n]/u.test(text)))
-        return E.left({ code: 'io', message: 'a line to append holds a line break' });
+        return E.left({ code: 'io', message: 'a line to append holds a line break: it would forge a line of the log' });
       session.lines.push(...texts);
       sessions.set(id, session);
       return E.right({ position: session.lines.length, setAside: [] });

@@ -122,7 +122,7 @@ describe('retrieveFacts', () => {
     expect(countTokens(formatSessionFacts(facts))).toBeLessThanOrEqual(small);
   });
 
-  it('gives [] for bad numbers and never throws', () => {
+  it('gives [] for bad numbers, and lets a counter that throws be heard rather than answer "nothing relevant"', () => {
     for (const bad of [-1, Number.NaN, undefined, '3']) {
       expect(retrieveFacts(store, query('login', { maxFacts: bad as number }))).toEqual([]);
       expect(retrieveFacts(store, query('login', { maxTokens: bad as number }))).toEqual([]);
@@ -130,7 +130,7 @@ describe('retrieveFacts', () => {
     const throwing = () => {
       throw new Error('tokenizer down');
     };
-    expect(retrieveFacts(store, query('login', { countTokens: throwing }))).toEqual([]);
+    expect(() => retrieveFacts(store, query('login', { countTokens: throwing }))).toThrow('tokenizer down');
   });
 
   it('the rendered section always fits the budget', () => {

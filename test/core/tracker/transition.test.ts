@@ -1,0 +1,278 @@
+/**
+ * `trackerTransition`: one pure step per history event. Examples per kind of event, and the
+ * property the design rests on: folding it over any history gives the sections and the final
+ * valid facts `replayHistory` (and so `fact-tracker replay`) reports, byte for byte.
+ */
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import {
+  createFactTracker,
+  encodeState,
+  initialTrackerState,
+  parseHistory,
+  replay,
+  replayHistory,
+  selectSessionContext,
+  selectValidFacts,
+  trackerTransition,
+  type TrackerEvent,
+  type TrackerState,
+} from '../../../src/index.js';
+import { implementer, reviewer } from '../../fixtures/results.js';
+
+const example = readFileSync(new URL('../../../examples/web-api-session.jsonl', import.meta.url), 'utf8');
+
+/** The sections and the final valid facts of a fold of the transition over `text`'s events, as JSON. */
+const fold = (text: string): { sections: string[]; facts: string } => {
+  let state = initialTrackerState();
+  const sections: string[] = [];
+  for (const event of parseHistory(text).events) {
+    const [next, , output] = trackerTransition(state, event);
+    if (output.type === 'prompt') sections.push(output.sessionContext);
+    state = next;
+  }
+  return { sections, facts: JSON.stringify(selectValidFacts(state.store)) };
+};
+
+/** The same, as the replay reports them. */
+const replayed = (text: string): { sections: string[]; facts: string } => {
+  const { report } = replayHistory(text);
+  return { sections: report.prompts.map((prompt) => prompt.sessionContext), facts: JSON.stringify(report.facts) };
+};
+
+const files = ['src/auth/login.ts', 'src/auth/token.ts', 'src/db/schema.ts', 'README.md', 'test/login.test.ts'];
+const words = ['login', 'token', 'schema', 'rate', 'limit', 'docs', 'retry', 'cache'];
+
+/** One history line: dispatches of both roles as text or objects, prompts, invalidations, compactions, and some junk. */
+const lineArb = (at: number): fc.Arbitrary<unknown> =>
+  fc.oneof(
+    fc
+      .record({ task: fc.constantFrom('1', '2', '3', '4'), changed: fc.subarray(files, { minLength: 1 }) })
+      .map(({ task, changed }) => ({
+        type: 'dispatch',
+        role: 'implementer',
+        taskId: task,
+        result: implementer(task, changed),
+        at,
+      })),
+    fc
+      .record({ task: fc.constantFrom('1', '2', '3', '4'), changed: fc.subarray(files, { minLength: 1 }) })
+      .map(({ task, changed }) => ({
+        type: 'dispatch',
+        role: 'implementer',
+        taskId: task,
+        output: `Done.\nBEGIN_DISPATCH_RESULT\n${JSON.stringify(implementer(task, changed))}\nEND_DISPATCH_RESULT`,
+        at,
+      })),
+    fc
+      .record({
+        task: fc.constantFrom('1', '2', '3'),
+        verdict: fc.constantFrom('approved', 'needs_changes'),
+        issues: fc.subarray(files),
+      })
+      .map(({ task, verdict, issues }) => ({
+        type: 'dispatch',
+        role: 'reviewer',
+        taskId: task,
+        result: reviewer(
+          task,
+          verdict,
+          issues.map((file) => ({ file, message: `check ${file}` })),
+        ),
+        at,
+      })),
+    fc
+      .record({
+        task: fc.constantFrom('2', '3', '4', '5'),
+        prompt: fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 5 }),
+      })
+      .map(({ task, prompt }) => ({ type: 'prompt', taskId: task, taskPrompt: prompt.join(' '), at })),
+    fc.constantFrom(...files).map((subject) => ({ type: 'invalidate', subject, relation: 'modified_by', at })),
+    fc.integer({ min: 0, max: 12 }).map((maxFacts) => ({ type: 'compact', maxFacts, at })),
+    fc.constant({ type: 'dispatch', role: 'implementer', taskId: '9', output: 'no markers here', at }),
+    fc.constant('not json'),
+  );
+
+/** A history of up to 40 lines, times increasing by a second. */
+const historyArb = fc
+  .integer({ min: 0, max: 40 })
+  .chain((length) => fc.tuple(...Array.from({ length }, (_, i) => lineArb(1_000 * (i + 1)))))
+  .map((lines) => lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n'));
+
+describe('trackerTransition', () => {
+  it('a fold of it over any history gives the sections and the final valid facts replay reports, byte for byte', () => {
+    fc.assert(
+      fc.property(historyArb, (text) => {
+        expect(fold(text)).toEqual(replayed(text));
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('a fold of it over the example session gives what replay reports', () => {
+    expect(fold(example)).toEqual(replayed(example));
+  });
+
+  it('answers a prompt with the section the state gives and records the prompt', () => {
+    const start = initialTrackerState();
+    const [afterDispatch, dispatchEvents, ingested] = trackerTransition(start, {
+      type: 'dispatch',
+      role: 'implementer',
+      taskId: '1',
+      output: implementer('1', ['src/auth/login.ts']),
+      at: 1_000,
+    });
+    expect(E.isRight(ingested.ingested)).toBe(true);
+    expect(dispatchEvents.map((event) => event.type)).toEqual(['facts/added']);
+    const [afterPrompt, promptEvents, answer] = trackerTransition(afterDispatch, {
+      type: 'prompt',
+      taskId: '2',
+      taskPrompt: 'Rate limit the login route',
+      at: 2_000,
+    });
+    expect(answer.sessionContext).toContain('src/auth/login.ts modified_by task:1');
+    expect(answer).toEqual(
+      selectSessionContext(afterDispatch, {
+        type: 'prompt',
+        taskId: '2',
+        taskPrompt: 'Rate limit the login route',
+        at: 2_000,
+      }),
+    );
+    expect(promptEvents).toEqual([
+      { type: 'prompt/recorded', taskId: '2', taskPrompt: 'Rate limit the login route', at: 2_000 },
+    ]);
+    expect(afterPrompt.settings).toBe(afterDispatch.settings);
+  });
+
+  it('gives back the very same state, and no events, for an event that changes nothing', () => {
+    const start = initialTrackerState();
+    const rejected = trackerTransition(start, {
+      type: 'dispatch',
+      role: 'implementer',
+      taskId: '1',
+      output: 'no markers',
+      at: 1,
+    });
+    expect(rejected[0]).toBe(start);
+    expect(rejected[1]).toEqual([]);
+    expect(E.isLeft(rejected[2].ingested) && rejected[2].ingested.left.code).toBe('marker_missing');
+    const nothingToClose = trackerTransition(start, { type: 'invalidate', subject: 'x', relation: 'y', at: 1 });
+    expect(nothingToClose[0]).toBe(start);
+    expect(nothingToClose[2]).toEqual({ type: 'invalidate', closed: [] });
+    const blank = trackerTransition(start, { type: 'prompt', taskId: '1', taskPrompt: '   ', at: 1 });
+    expect(blank[0]).toBe(start);
+  });
+
+  it('returns frozen states and events that replay rebuilds, and reads a state from JSON or structuredClone like its own', () => {
+    const events: TrackerEvent[] = [];
+    let state: TrackerState = initialTrackerState({ maxFacts: 5 });
+    for (const event of parseHistory(example).events) {
+      const [next, applied] = trackerTransition(state, event);
+      events.push(...applied);
+      state = next;
+    }
+    expect(Object.isFrozen(state)).toBe(true);
+    expect(Object.isFrozen(state.store)).toBe(true);
+    expect(Object.isFrozen(state.settings)).toBe(true);
+    expect(events.every((event) => Object.isFrozen(event))).toBe(true);
+    expect(encodeState(replay(events))).toEqual(encodeState(state.store));
+    const prompt = {
+      type: 'prompt',
+      taskId: '99',
+      taskPrompt: 'Add rate limiting to the login route',
+      at: 1e13,
+    } as const;
+    const own = trackerTransition(state, prompt)[2];
+    const parsed = JSON.parse(JSON.stringify({ settings: state.settings })) as Pick<TrackerState, 'settings'>;
+    expect(trackerTransition({ store: structuredClone(state.store), settings: parsed.settings }, prompt)[2]).toEqual(
+      own,
+    );
+  });
+
+  it('closes the facts of an invalidated pair and says which', () => {
+    const [state] = trackerTransition(initialTrackerState(), {
+      type: 'dispatch',
+      role: 'implementer',
+      taskId: '1',
+      output: implementer('1', ['src/a.ts']),
+      at: 1_000,
+    });
+    const [after, events, output] = trackerTransition(state, {
+      type: 'invalidate',
+      subject: 'src/a.ts',
+      relation: 'modified_by',
+      at: 2_000,
+    });
+    expect(output.closed.map((fact) => [fact.subject, fact.relation, fact.object])).toEqual([
+      ['src/a.ts', 'modified_by', 'task:1'],
+    ]);
+    expect(events).toEqual([{ type: 'facts/invalidated', subject: 'src/a.ts', relation: 'modified_by', at: 2_000 }]);
+    expect(selectValidFacts(after.store).some((fact) => fact.subject === 'src/a.ts')).toBe(false);
+  });
+
+  it('a review settles the issues of its task it no longer raises, in the same step', () => {
+    const issue = { file: 'src/a.ts', message: 'missing null check' };
+    let state = initialTrackerState();
+    for (const event of [
+      { type: 'dispatch', role: 'implementer', taskId: '1', output: implementer('1', ['src/a.ts']), at: 1_000 },
+      {
+        type: 'dispatch',
+        role: 'reviewer',
+        taskId: '1',
+        output: reviewer('1', 'needs_changes', [issue], ['add the check']),
+        at: 2_000,
+      },
+    ] as const)
+      state = trackerTransition(state, event)[0];
+    const [, events] = trackerTransition(state, {
+      type: 'dispatch',
+      role: 'reviewer',
+      taskId: '1',
+      output: reviewer('1', 'approved'),
+      at: 3_000,
+    });
+    expect(events.map((event) => event.type)).toEqual(['facts/invalidated', 'facts/invalidated', 'facts/added']);
+  });
+});
+
+describe('createFactTracker over the transition', () => {
+  it('turns an exception nobody expected into a Left with code internal that onError hears, never a silent answer', () => {
+    const heard: string[] = [];
+    const tracker = createFactTracker({
+      clock: () => 1_000,
+      countTokens: () => {
+        throw new Error('counter bug');
+      },
+      onError: (error) => heard.push(error.code),
+    });
+    tracker.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', ['src/a.ts']) });
+    const compiled = tracker.compilePrompt({ taskId: '2', taskPrompt: 'Change src/a.ts' });
+    expect(compiled.error?.code).toBe('internal');
+    expect(compiled.error?.message).toContain('counter bug');
+    expect(compiled.sessionContext).toBe('');
+    expect(compiled.prompt).toContain('Change src/a.ts');
+    expect(heard).toEqual(['internal']);
+  });
+
+  it('previewPrompt answers what compilePrompt would, and records nothing', () => {
+    const tracker = createFactTracker({ clock: () => 1_000 });
+    tracker.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', ['src/a.ts']) });
+    const before = tracker.getSnapshot();
+    const preview = tracker.previewPrompt({ taskId: '2', taskPrompt: 'Change src/a.ts' });
+    expect(tracker.getSnapshot()).toBe(before);
+    expect(tracker.compilePrompt({ taskId: '2', taskPrompt: 'Change src/a.ts' })).toEqual(preview);
+    expect(tracker.getSnapshot()).not.toBe(before);
+  });
+
+  it('answers bad input to invalidate and compact with a Left, and a finished call with a Right', () => {
+    const tracker = createFactTracker({ clock: () => 1_000 });
+    expect(E.isLeft(tracker.compact(-1))).toBe(true);
+    expect(E.isLeft(tracker.invalidate(3 as never, 'x'))).toBe(true);
+    expect(E.isLeft(tracker.invalidate('a', 'b', Number.NaN))).toBe(true);
+    expect(tracker.compact(10)).toEqual(E.right({ removedClosed: [], summaries: [], dropped: [] }));
+    expect(tracker.invalidate('a', 'b')).toEqual(E.right({ closed: [] }));
+  });
+});

@@ -1,0 +1,167 @@
+/**
+ * The conformance suite of the session store port: what every adapter must do, run on each of
+ * them (the files, memory, PostgreSQL). `open` gives a store over some storage; `reopen` another
+ * handle on the same storage (another process's view of it), so what one appends the other reads.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import type { SessionStore, SessionStoreError, TailRead } from '../../../src/live/session/store.js';
+
+/** An adapter under test: a fresh storage, and a second handle on it. */
+export interface StoreUnderTest {
+  readonly store: SessionStore;
+  readonly reopen: () => SessionStore;
+}
+
+const right = <T>(either: E.Either<SessionStoreError | string, T>): T => {
+  if (E.isLeft(either)) throw new Error(typeof either.left === 'string' ? either.left : either.left.message);
+  return either.right;
+};
+
+const line = (n: number, extra = ''): string => JSON.stringify({ type: 'compact', maxFacts: n, at: n, extra });
+
+const texts = (read: TailRead): string[] => read.lines.map((entry) => entry.text);
+
+/** Runs the conformance suite against the adapter `make` creates, once per test. */
+export const describeSessionStore = (name: string, make: () => Promise<StoreUnderTest> | StoreUnderTest): void => {
+  describe(`the session store port: ${name}`, () => {
+    it('reads a session that does not exist as empty, and lists no session', async () => {
+      const { store } = await make();
+      expect(right(await store.read('absent', 0))).toEqual({
+        exists: false,
+        restarted: false,
+        lines: [],
+        position: 0,
+        torn: false,
+      });
+      expect(right(await store.list())).toEqual([]);
+      expect(right(await store.readSnapshot('absent'))).toBeUndefined();
+      await store.close();
+    });
+
+    it('appends after the expected line, numbers lines from 1, and reads only what follows a position', async () => {
+      const { store } = await make();
+      expect(right(await store.append('s', 0, [line(1), line(2)])).position).toBe(2);
+      expect(right(await store.append('s', 2, [line(3)])).position).toBe(3);
+      const all = right(await store.read('s', 0));
+      expect(all.exists).toBe(true);
+      expect(all.position).toBe(3);
+      expect(all.lines).toEqual([
+        { line: 1, text: line(1) },
+        { line: 2, text: line(2) },
+        { line: 3, text: line(3) },
+      ]);
+      expect(texts(right(await store.read('s', 2)))).toEqual([line(3)]);
+      expect(right(await store.read('s', 3)).lines).toEqual([]);
+      expect(right(await store.list())).toEqual(['s']);
+      await store.close();
+    });
+
+    it('refuses an append after a line that is not the last with conflict, and writes nothing', async () => {
+      const { store } = await make();
+      right(await store.append('s', 0, [line(1)]));
+      for (const expected of [0, 2]) {
+        const stale = await store.append('s', expected, [line(9)]);
+        expect(E.isLeft(stale) && stale.left.code).toBe('conflict');
+      }
+      expect(texts(right(await store.read('s', 0)))).toEqual([line(1)]);
+      await store.close();
+    });
+
+    it('lets exactly one of several writers that read the same position append there; the others get conflict', async () => {
+      const { store, reopen } = await make();
+      right(await store.append('s', 0, [line(1)]));
+      const handles = [store, reopen(), reopen(), reopen()];
+      for (const handle of handles) right(await handle.read('s', 0));
+      const results = await Promise.all(handles.map((handle, i) => handle.append('s', 1, [line(10 + i)])));
+      expect(results.filter(E.isRight)).toHaveLength(1);
+      expect(results.filter(E.isLeft).map((result) => E.isLeft(result) && result.left.code)).toEqual([
+        'conflict',
+        'conflict',
+        'conflict',
+      ]);
+      expect(right(await store.read('s', 0)).position).toBe(2);
+      for (const handle of handles) await handle.close();
+    });
+
+    it('shows what one handle appends to another, in one order for every reader', async () => {
+      const { store, reopen } = await make();
+      const other = reopen();
+      right(await store.append('s', 0, [line(1)]));
+      expect(texts(right(await other.read('s', 0)))).toEqual([line(1)]);
+      right(await other.append('s', 1, [line(2)]));
+      expect(texts(right(await store.read('s', 1)))).toEqual([line(2)]);
+      expect(right(await store.read('s', 0)).lines).toEqual(right(await other.read('s', 0)).lines);
+      await other.close();
+      await store.close();
+    });
+
+    it('keeps text exactly: unicode, quotes, backslashes, a line of a megabyte', async () => {
+      const { store, reopen } = await make();
+      const odd = [line(1, 'zß水🀄 "quoted" \\ back\\slash \u2028 \u0000'), line(2, 'x'.repeat(1_000_000))];
+      right(await store.append('s', 0, odd));
+      expect(texts(right(await reopen().read('s', 0)))).toEqual(odd);
+      await store.close();
+    });
+
+    it('refuses a line holding a line break, which would forge a second line', async () => {
+      const { store } = await make();
+      const forged = await store.append('s', 0, [`${line(1)}\n${line(2)}`]);
+      expect(E.isLeft(forged)).toBe(true);
+      expect(right(await store.read('s', 0)).position).toBe(0);
+      await store.close();
+    });
+
+    it('refuses an id that is not one, without touching anything', async () => {
+      const { store } = await make();
+      for (const id of ['', '../escape', '.hidden', 'a/b', 'x'.repeat(500)]) {
+        const read = await store.read(id, 0);
+        expect(E.isLeft(read) && read.left.code).toBe('invalid_session_id');
+        const appended = await store.append(id, 0, [line(1)]);
+        expect(E.isLeft(appended) && appended.left.code).toBe('invalid_session_id');
+      }
+      expect(right(await store.list())).toEqual([]);
+      await store.close();
+    });
+
+    it('keeps the newest snapshot at a position it holds, for another handle too, and never one past its end', async () => {
+      const { store, reopen } = await make();
+      right(await store.append('s', 0, [line(1), line(2), line(3)]));
+      right(await store.read('s', 0));
+      right(await store.writeSnapshot('s', { position: 3, state: '{"at":3}' }));
+      expect(right(await reopen().readSnapshot('s'))).toEqual({ position: 3, state: '{"at":3}' });
+      right(await store.append('s', 3, [line(4)]));
+      right(await store.writeSnapshot('s', { position: 4, state: '{"at":4}' }));
+      expect(right(await reopen().readSnapshot('s'))).toEqual({ position: 4, state: '{"at":4}' });
+      right(await store.writeSnapshot('s', { position: 9, state: '{"at":9}' }));
+      expect(right(await reopen().readSnapshot('s'))).toEqual({ position: 4, state: '{"at":4}' });
+      await store.close();
+    });
+
+    it('counts less backlog once a snapshot covers the log', async () => {
+      const { store } = await make();
+      right(
+        await store.append(
+          's',
+          0,
+          Array.from({ length: 20 }, (_, i) => line(i)),
+        ),
+      );
+      const before = await store.backlog('s');
+      right(await store.read('s', 0));
+      right(await store.writeSnapshot('s', { position: 20, state: '{}' }));
+      expect(before).toBeGreaterThan(0);
+      expect(await store.backlog('s')).toBe(0);
+      expect(await store.backlog('absent')).toBeUndefined();
+      await store.close();
+    });
+
+    it('has nothing to repair in a log written through it', async () => {
+      const { store } = await make();
+      right(await store.append('s', 0, [line(1)]));
+      expect(right(await store.repair('s'))).toEqual([]);
+      expect(right(await store.read('s', 0)).torn).toBe(false);
+      await store.close();
+    });
+  });
+};

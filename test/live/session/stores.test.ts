@@ -1,0 +1,81 @@
+/**
+ * The session store adapters that need no server, against the port's conformance suite, and a
+ * live session over each: the same answers as `replay` of the log it wrote.
+ */
+import { join } from 'node:path';
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import { replayHistory } from '../../../src/index.js';
+import { fileSessionStore, memorySessionStore, openSession } from '../../../src/live/session/index.js';
+import type { SessionStore } from '../../../src/live/session/store.js';
+import { implementer } from '../../fixtures/results.js';
+import { tempDir } from '../../tempDirs.js';
+import { describeSessionStore } from './storeConformance.js';
+
+describeSessionStore('the files of a folder', () => {
+  const directory = join(tempDir('store-files-'), 'sessions');
+  return { store: fileSessionStore({ directory }), reopen: () => fileSessionStore({ directory }) };
+});
+
+describeSessionStore('memory', () => {
+  const store = memorySessionStore();
+  // Another handle on the same memory: the same store, whose close ends nothing.
+  return { store, reopen: () => store };
+});
+
+/** The log a store holds for `id`, as history text. */
+const logOf = async (store: SessionStore, id: string): Promise<string> => {
+  const read = await store.read(id, 0);
+  if (E.isLeft(read)) throw new Error(read.left.message);
+  return read.right.lines.map((entry) => entry.text).join('\n');
+};
+
+describe.each([
+  ['files', () => fileSessionStore({ directory: join(tempDir('store-session-'), 'sessions') })],
+  ['memory', () => memorySessionStore()],
+])('a live session over the %s store', (_name, make) => {
+  it('answers each prompt with the section replay gives for its log, and two sessions on one store share it', async () => {
+    const store = make();
+    let now = 1_000;
+    const clock = () => (now += 1_000);
+    const first = await openSession('shared', { store, clock });
+    const second = await openSession('shared', { store, clock });
+    if (E.isLeft(first) || E.isLeft(second)) throw new Error('open failed');
+    const sections: string[] = [];
+    for (let task = 1; task <= 6; task += 1) {
+      const writer = task % 2 === 0 ? first.right : second.right;
+      const compiled = await writer.compileContext({
+        taskId: String(task),
+        taskPrompt: `Change src/mod${task - 1}.ts`,
+      });
+      if (E.isLeft(compiled)) throw new Error(compiled.left.message);
+      sections.push(compiled.right.sessionContext);
+      const ingested = await writer.ingestResult({
+        role: 'implementer',
+        taskId: String(task),
+        output: implementer(String(task), [`src/mod${task}.ts`]),
+      });
+      expect(E.isRight(ingested)).toBe(true);
+    }
+    const { report } = replayHistory(await logOf(store, 'shared'));
+    expect(report.prompts.map((prompt) => prompt.sessionContext)).toEqual(sections);
+    const snapshot = await first.right.snapshot();
+    expect(E.isRight(snapshot) && snapshot.right).toEqual(replayHistory(await logOf(store, 'shared')).store);
+    await store.close();
+  });
+
+  it('records a resent event once, and a result the contract rejects not at all', async () => {
+    const store = make();
+    const opened = await openSession('s', { store, clock: () => 5_000 });
+    if (E.isLeft(opened)) throw new Error(opened.left.message);
+    const session = opened.right;
+    const input = { role: 'implementer' as const, taskId: '1', output: implementer('1', ['src/a.ts']), at: 1_000 };
+    const once = await session.ingestResult(input);
+    const twice = await session.ingestResult(input);
+    expect(E.isRight(once) && once.right.duplicate).toBe(false);
+    expect(E.isRight(twice) && [twice.right.duplicate, twice.right.line]).toEqual([true, 1]);
+    const rejected = await session.ingestResult({ role: 'implementer', taskId: '2', output: 'no markers' });
+    expect(E.isLeft(rejected) && rejected.left.code).toBe('marker_missing');
+    expect((await logOf(store, 's')).split('\n')).toHaveLength(1);
+  });
+});
