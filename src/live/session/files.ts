@@ -253,7 +253,10 @@ export const fileSessionStore = (options: FileSessionStoreOptions = {}): Session
     append: (id, expected, texts) =>
       guarded(id, true, async (files) => {
         if (texts.some((text) => LINE_BREAK.test(text)))
-          return E.left({ code: 'io', message: 'a line to append holds a line break: it would forge a line of the log' });
+          return E.left({
+            code: 'io',
+            message: 'a line to append holds a line break: it would forge a line of the log',
+          });
         let created = false;
         const written = await locked(files, async (stillLocked): Promise<E.Either<SessionStoreError, AppendResult>> => {
           const read = await readTail(files.file, id, expected);
