@@ -3,14 +3,9 @@ import { type Readable, Transform, type Writable } from 'node:stream';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import * as E from 'fp-ts/lib/Either.js';
 import { MAX_MESSAGE_BYTES } from '../session/limits.js';
-import {
-  createFactTrackerMcpServer,
-  createSessionPool,
-  type FactTrackerMcpOptions,
-  latestSession,
-  type SessionPool,
-  warmSessionPool,
-} from './server.js';
+import { internalFailure } from '../../base/failure.js';
+import { createSessionPool, latestSession, type SessionPool, warmSessionPool } from '../session/pool.js';
+import { createFactTrackerMcpServer, type FactTrackerMcpOptions } from './server.js';
 
 export { MAX_MESSAGE_BYTES };
 
@@ -64,6 +59,21 @@ export const wholeLines = (limit = MAX_MESSAGE_BYTES): Transform => {
 };
 
 /**
+ * A warm-up, whose failure is only a cache missed: the server's boundary for work no call
+ * waits for. An exception there (a bug) is told on standard error as `internal`, and the
+ * server serves on.
+ */
+const warmInBackground = (
+  pool: SessionPool,
+  options: FactTrackerMcpOptions,
+  warming: Parameters<typeof warmSessionPool>[2],
+): Promise<unknown> =>
+  warmSessionPool(pool, options, warming).catch((error: unknown) => {
+    const { code, message } = internalFailure(error);
+    options.onWarning?.(`${code}: warming a session: ${message}`);
+  });
+
+/**
  * Opens the session `id` and runs its latest queries before the server reads its first message:
  * the handshake, which an agent's host makes as it starts, bears that cost (150 to 210 ms at
  * 3,000 dispatches) and the first call does not. Bounded by `PREPARE_MS`, past which the server
@@ -74,7 +84,7 @@ const prepareBeforeServing = async (pool: SessionPool, options: FactTrackerMcpOp
   let expired = false;
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([
-    warmSessionPool(pool, options, { id, stop: () => expired }),
+    warmInBackground(pool, options, { id, stop: () => expired }),
     new Promise<void>((resolve) => {
       timer = setTimeout(() => {
         expired = true;
@@ -101,7 +111,7 @@ const openAfterHandshake = (
     if (started) return;
     started = true;
     clearTimeout(timer);
-    void warmSessionPool(pool, options, { id });
+    void warmInBackground(pool, options, { id });
   };
   const timer = setTimeout(start, SLOW_OPEN_AFTER_MS);
   return { start, cancel: () => clearTimeout(timer) };
