@@ -40,6 +40,7 @@ export const compactHookRecords = (state: HookState, now: number, retentionMs: n
     if (dispatch.agentId !== undefined)
       records.push({ type: 'launch', key: record.key, agentId: dispatch.agentId, at: record.at });
     if (dispatch.ended) records.push({ type: 'end', key: record.key, final: dispatch.final, at: record.at });
+    if (dispatch.unmarked) records.push({ type: 'unmarked', key: record.key, at: record.at });
     if (dispatch.observed && state.rewrite !== undefined)
       records.push({ type: 'observe', key: record.key, rewrite: state.rewrite, at: record.at });
   }

@@ -19,16 +19,15 @@ export const needsNoFiles = (event: HookEvent): boolean => {
       return true;
     case 'PostToolUse':
       return event.response.status === 'async_launched' || !holdsResult(event.response.text);
+    // An answer without a result block is only told about, for a dispatch the file knows.
+    case 'SubagentStop':
+      return !holdsResult(event.lastAssistantMessage);
+    case 'Handback':
+      return !holdsResult(event.message);
     default:
       return false;
   }
 };
-
-/** True when the event can change nothing at all. */
-export const isIdle = (event: HookEvent): boolean =>
-  event.event === 'ignored' ||
-  (event.event === 'SubagentStop' && !holdsResult(event.lastAssistantMessage)) ||
-  (event.event === 'Handback' && !holdsResult(event.message));
 
 /** The output of the event itself, after the reports that expired are recorded. */
 const decide = (event: ActiveHookEvent, turn: Turn): Readonly<Record<string, unknown>> | undefined => {

@@ -24,7 +24,7 @@ import {
   type SessionOptions,
 } from '../session/session.js';
 import { selectCompaction } from './compact.js';
-import { isIdle, needsNoFiles } from './decide.js';
+import { needsNoFiles } from './decide.js';
 import { writeHooksFile } from './file.js';
 import {
   type ActiveHookEvent,
@@ -253,7 +253,7 @@ const runLocked = async (event: ActiveHookEvent, options: HookOptions): Promise<
 export const runHook = async (payload: string, options: HookOptions): Promise<HookOutcome> => {
   const event = parseHookEvent(payload);
   if (E.isLeft(event)) return alert(event.left);
-  if (event.right.event === 'ignored' || isIdle(event.right)) return quiet;
+  if (event.right.event === 'ignored') return quiet;
   return runLocked(event.right, options);
 };
 

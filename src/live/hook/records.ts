@@ -87,9 +87,26 @@ export interface ObserveRecord {
   readonly at: number;
 }
 
+/**
+ * The user was told that an answer for the dispatch `key` had no result block: told once per
+ * dispatch, while a later answer with one is still recorded.
+ */
+export interface UnmarkedRecord {
+  readonly type: 'unmarked';
+  readonly key: string;
+  readonly at: number;
+}
+
 /** One line of the hooks file. */
 export type HookRecord =
-  DispatchRecord | ClaimRecord | LaunchRecord | EndRecord | ReportRecord | ResultRecord | ObserveRecord;
+  | DispatchRecord
+  | ClaimRecord
+  | LaunchRecord
+  | EndRecord
+  | ReportRecord
+  | ResultRecord
+  | ObserveRecord
+  | UnmarkedRecord;
 
 const Time = z.number().finite();
 const Text = z.string();
@@ -114,6 +131,7 @@ const HookRecordSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('report'), agentId: Text, text: Text, source: z.enum(['handback', 'stop']), at: Time }),
   z.object({ type: z.literal('result'), key: Optional, agentId: Optional, taskId: Text, at: Time }),
   z.object({ type: z.literal('observe'), key: Text, rewrite: z.enum(['honoured', 'ignored']), at: Time }),
+  z.object({ type: z.literal('unmarked'), key: Text, at: Time }),
 ]);
 
 /** The JSON value of a line, or none when it is not JSON. */

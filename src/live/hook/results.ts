@@ -1,10 +1,28 @@
 /** How a subagent's result is paired with its call: at the call's end, at the agent's stop or handback, or at expiry. */
 import * as O from 'fp-ts/lib/Option.js';
 import { failure } from '../../base/failure.js';
+import { BEGIN_MARKER, END_MARKER } from '../../core/extract/parse.js';
 import { collapseWhitespace } from '../../base/text.js';
 import { selectTaskId, type SubagentCallEnded, type SubagentCallFailed } from './payload.js';
+import type { DispatchState } from './state.js';
 import { isAgentSettled, isAwaitingToolResult, selectDispatchOfAgent, selectExpiredReports } from './select.js';
 import { agentName, holdsResult, recordResult, say, type Turn } from './turn.js';
+
+/**
+ * Tells the user, once per dispatch, that an answer its subagent gave has no result block, so
+ * nothing was recorded from it: without this the hooks drop such an answer without a word.
+ */
+const tellUnmarked = (turn: Turn, dispatch: DispatchState, what: string): void => {
+  if (dispatch.unmarked) return;
+  say(
+    turn,
+    failure(
+      'marker_missing',
+      `the answer of ${what} for task ${dispatch.record.taskId} has no result between a line ${BEGIN_MARKER} and a line ${END_MARKER}, so nothing was recorded from it; ask subagents to end their answer with one (see docs/hooks.md)`,
+    ),
+  );
+  turn.records.push({ type: 'unmarked', key: dispatch.record.key, at: turn.now });
+};
 
 /** Reports whose call never named their agent in time: recorded under the task their agent took, else the agent's id. */
 export const settleExpiredReports = (turn: Turn): void => {
@@ -113,7 +131,10 @@ export const onCallEnded = (event: SubagentCallEnded, turn: Turn): void => {
           records.push({ type: 'result', agentId: kept.agentId, taskId: record.taskId, at: turn.now });
   }
   // A spawn that returns at once (Codex) is not the end of its subagent: only Claude Code's call is.
-  records.push({ type: 'end', key: record.key, final: !launched && record.join === 'tool', at: turn.now });
+  const final = !launched && record.join === 'tool';
+  if (final && !dispatch.resulted && !dispatch.final && text !== undefined && !holdsResult(text))
+    tellUnmarked(turn, dispatch, agentName(agentId, record.agentType ?? event.agentType));
+  records.push({ type: 'end', key: record.key, final, at: turn.now });
 };
 
 /** `PostToolUseFailure`: the call is over, and no result will come. */
@@ -135,6 +156,12 @@ export const onReport = (
   // A repeated stop, or a stop after its call was over: its result is in, or no longer awaited.
   if (isAgentSettled(state, agentId)) return;
   const link = selectDispatchOfAgent(state, agentId);
+  if (!holdsResult(text)) {
+    // Nothing to record or keep; said where the report is known to be its call's answer.
+    if (O.isSome(link) && (link.value.exact || link.value.dispatch.record.join === 'agent'))
+      tellUnmarked(turn, link.value.dispatch, agentName(agentId, agentType ?? link.value.dispatch.record.agentType));
+    return;
+  }
   if (O.isSome(link)) {
     const { dispatch, exact } = link.value;
     if (exact || dispatch.record.join === 'agent')

@@ -18,6 +18,8 @@ export interface DispatchState {
   readonly final: boolean;
   readonly resulted: boolean;
   readonly observed: boolean;
+  /** True once the user was told an answer for it had no result block. */
+  readonly unmarked: boolean;
 }
 
 /** Who an agent works for. */
@@ -88,6 +90,7 @@ export const applyHookRecords = (state: HookState, records: ReadonlyArray<HookRe
             // A result recorded for its key before (a repeated call): nothing more is to come.
             resulted: settledKeys[record.key] === true,
             observed: false,
+            unmarked: false,
           });
         break;
       case 'claim': {
@@ -127,6 +130,11 @@ export const applyHookRecords = (state: HookState, records: ReadonlyArray<HookRe
           if (dispatch !== undefined) dispatch.resulted = true;
         }
         if (record.agentId !== undefined) settleAgent(record.agentId);
+        break;
+      }
+      case 'unmarked': {
+        const dispatch = dispatchOf(record.key);
+        if (dispatch !== undefined) dispatch.unmarked = true;
         break;
       }
       case 'observe': {

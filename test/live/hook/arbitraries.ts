@@ -57,6 +57,7 @@ const anyRecord = fc.oneof(
       at,
     })
     .map(strip),
+  fc.record({ type: fc.constant('unmarked' as const), key: fc.constantFrom(...KEYS), at }),
   fc.record({
     type: fc.constant('observe' as const),
     key: fc.constantFrom(...KEYS),
@@ -86,7 +87,8 @@ export const wellFormed = (records: ReadonlyArray<HookRecord>): HookRecord[] => 
       for (const mark of marks) once.add(mark);
     }
     return (
-      !['claim', 'launch', 'end', 'observe'].includes(entry.type) || dispatched.has((entry as { key: string }).key)
+      !['claim', 'launch', 'end', 'observe', 'unmarked'].includes(entry.type) ||
+      dispatched.has((entry as { key: string }).key)
     );
   });
 };

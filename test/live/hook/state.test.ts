@@ -40,7 +40,7 @@ const decisions = (state: HookState, now: number, timeoutMs: number) => ({
   ),
   live: state.dispatches
     .filter((dispatch) => !isSettled(dispatch))
-    .map((dispatch) => [dispatch.record.key, dispatch.claimed, dispatch.agentId, dispatch.ended]),
+    .map((dispatch) => [dispatch.record.key, dispatch.claimed, dispatch.agentId, dispatch.ended, dispatch.unmarked]),
   awaiting: isAwaitingToolResult(state, now, timeoutMs),
   reports: Object.values(state.reports).filter((report) => !isAgentSettled(state, report.agentId)),
   rewrite: state.rewrite,

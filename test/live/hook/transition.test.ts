@@ -219,6 +219,31 @@ describe('the hook transition, by example', () => {
     ]);
   });
 
+  it('an answer without a result block is told as marker_missing once per call, and records no result', () => {
+    const called = run(emptyHookState, dispatchEvent(), 1_000);
+    const ended = {
+      event: 'PostToolUse',
+      sessionId: SESSION,
+      toolName: 'Agent',
+      toolUseId: 'toolu_a',
+      response: { status: 'completed', agentId: 'a1', text: 'All done, tests pass.' },
+    } as const;
+    const told = onEvent(called.state, ended, 2_000);
+    expect(told.effects).toEqual([
+      {
+        type: 'say',
+        failure: {
+          code: 'marker_missing',
+          message:
+            'the answer of worker (a1) for task 7 has no result between a line BEGIN_DISPATCH_RESULT and a line END_DISPATCH_RESULT, so nothing was recorded from it; ask subagents to end their answer with one (see docs/hooks.md)',
+        },
+        notice: true,
+      },
+    ]);
+    expect(told.records.map((entry) => entry.type)).toEqual(['launch', 'unmarked', 'end']);
+    expect(onEvent(told.state, ended, 3_000).effects).toEqual([]);
+  });
+
   it('never changes the state it is given, and returns it as it is when it adds no record', () => {
     const state = foldHookRecords([
       { type: 'dispatch', key: 'k', taskId: '1', line: 1, sessionContext: '', channel: 'input', join: 'tool', at: 0 },
