@@ -125,6 +125,21 @@ describe('fact-tracker init', { timeout: 120_000 }, () => {
     expect(shape.stderr).toMatch(/"hooks\.PreToolUse" is an object, not an array; nothing was written/u);
   });
 
+  it('refuses an empty settings file with a clear line, and writes nothing at all', async () => {
+    const project = tempDir('init-');
+    mkdirSync(join(project, '.claude'));
+    for (const empty of ['', '  \n']) {
+      writeFileSync(join(project, '.claude', 'settings.json'), empty);
+      const run = await init(project, 'claude');
+      expect(run.status).toBe(1);
+      expect(run.stderr).toBe(
+        'fact-tracker init: .claude/settings.json: it is empty, which is not a JSON document: write {} into it (or delete it) and run init again; nothing was written\n',
+      );
+      expect(read(join(project, '.claude', 'settings.json'))).toBe(empty);
+      expect(readdirSync(project)).toEqual(['.claude']);
+    }
+  });
+
   it('refuses a symlinked settings file or folder, leaving its target as it was', async () => {
     const project = tempDir('init-');
     const elsewhere = tempDir('elsewhere-');
