@@ -39,8 +39,29 @@ const SessionId = z
   .describe(
     `The session: 1 to ${MAX_SESSION_ID_LENGTH} letters, digits, "_", "-" or "."; one per orchestrator session`,
   );
+/**
+ * A task id as clients send it: text, or an integer, which some clients send for an id of
+ * digits (recorded as its decimal digits, see `taskIdText`). Only safe integers: a larger one
+ * has already lost its digits when the JSON was read.
+ */
 const TaskId = (what: string) =>
-  bounded('invalid_field', 'taskId', MAX_TASK_ID_LENGTH).describe(`${what} (at most ${MAX_TASK_ID_LENGTH} characters)`);
+  z
+    .union(
+      [
+        bounded('invalid_field', 'taskId', MAX_TASK_ID_LENGTH),
+        z.int({
+          error: () => 'invalid_field: taskId, given as a number, is not an integer between -(2^53 - 1) and 2^53 - 1',
+        }),
+      ],
+      {
+        error: (issue) =>
+          issue.code === 'invalid_union' ? 'invalid_field: taskId is neither text nor an integer' : undefined,
+      },
+    )
+    .describe(`${what}: at most ${MAX_TASK_ID_LENGTH} characters, or an integer (recorded as its decimal digits)`);
+
+/** The task id a tool records: text as given, an integer as its decimal digits. */
+export const taskIdText = (taskId: string | number): string => (typeof taskId === 'number' ? String(taskId) : taskId);
 const TaskPrompt = bounded('prompt_too_large', 'taskPrompt', MAX_PROMPT_LENGTH);
 const Limit = (fallback: number) =>
   z.number().int().min(1).max(1_000).optional().describe(`At most this many (default ${fallback})`);

@@ -23,6 +23,7 @@ import {
   InvalidateOut,
   ListIn,
   ListOut,
+  taskIdText,
 } from './schemas.js';
 
 /** Cuts an answer's list until the answer fits the server's bound (see `fitAnswer`). */
@@ -61,7 +62,7 @@ export const registerTools = (server: McpServer, session: SessionPool, fit: FitA
       if (E.isLeft(live)) return failureAnswer(live.left);
       const ingested = await live.right.ingestResult({
         role,
-        taskId,
+        taskId: taskIdText(taskId),
         output,
         ...(time.right === undefined ? {} : { at: time.right }),
       });
@@ -89,7 +90,7 @@ export const registerTools = (server: McpServer, session: SessionPool, fit: FitA
       const live = await session(sessionId, true);
       if (E.isLeft(live)) return failureAnswer(live.left);
       const compiled = await live.right.compileContext({
-        taskId,
+        taskId: taskIdText(taskId),
         taskPrompt,
         ...(tags === undefined ? {} : { tags }),
         ...(maxFacts === undefined ? {} : { maxFacts }),
@@ -119,7 +120,7 @@ export const registerTools = (server: McpServer, session: SessionPool, fit: FitA
     atBoundary(async ({ sessionId, taskId, taskPrompt, limit = 30 }) => {
       const live = await session(sessionId, false);
       if (E.isLeft(live)) return failureAnswer(live.left);
-      const explained = await live.right.explainContext({ taskId, taskPrompt });
+      const explained = await live.right.explainContext({ taskId: taskIdText(taskId), taskPrompt });
       if (E.isLeft(explained)) return failureAnswer(explained.left);
       const decisions = explained.right;
       const top = decisions.slice(0, limit).map(decisionOut);

@@ -11,6 +11,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseHistory } from '../../../src/index.js';
 import { MAIN, ROOT, runCli } from '../../cli/runCli.js';
+import { implementerAnswer } from '../hook/host.js';
 import { tempDir } from '../../tempDirs.js';
 
 const EXAMPLE = join(ROOT, 'examples', 'web-api-session.jsonl');
@@ -301,6 +302,40 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
       expect((answer['facts'] as unknown[]).length + (answer['omitted'] as number)).toBe(answer['total']);
     } finally {
       await small.client.close();
+    }
+  });
+
+  it('takes a task id sent as an integer, and records its decimal digits', async () => {
+    const sessionId = 'numeric-task';
+    const ingested = structured(
+      await call(client, 'ingest_result', {
+        sessionId,
+        taskId: 7,
+        role: 'implementer',
+        output: implementerAnswer('7', 'src/numeric.ts'),
+      }),
+    );
+    expect(ingested['warnings']).toEqual([]);
+    expect((ingested['facts'] as ReadonlyArray<{ sourceTaskId: string }>).map((fact) => fact.sourceTaskId)).toContain(
+      '7',
+    );
+    const compiled = structured(
+      await call(client, 'compile_context', { sessionId, taskId: 8, taskPrompt: 'Extend src/numeric.ts' }),
+    );
+    expect(compiled['sessionContext']).toContain('src/numeric.ts');
+    structured(await call(client, 'explain_context', { sessionId, taskId: -9, taskPrompt: 'src/numeric.ts' }));
+    const events = readFileSync(join(cwd, '.fact-tracker', 'sessions', `${sessionId}.jsonl`), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { taskId: unknown }).taskId);
+    expect(events).toEqual(['7', '8']);
+    for (const taskId of [1.5, 2 ** 53, true]) {
+      const refused = await call(client, 'ingest_result', { sessionId, taskId, role: 'implementer', output: 'x' });
+      expect([taskId, refused.isError, text(refused)]).toEqual([
+        taskId,
+        true,
+        expect.stringMatching(/^invalid_field: taskId/u),
+      ]);
     }
   });
 });
