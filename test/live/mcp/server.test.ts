@@ -368,3 +368,48 @@ describe('where fact-tracker mcp keeps its sessions', { timeout: 120_000 }, () =
     expect(existsSync(join(elsewhere, '.fact-tracker'))).toBe(false);
   });
 });
+
+describe('a line that is not JSON', { timeout: 120_000 }, () => {
+  it('gets a JSON-RPC parse error (-32700, id null), and the server keeps serving the client', async () => {
+    const cwd = tempDir('mcp-parse-');
+    const transport = new StdioClientTransport({ command: process.execPath, args: [MAIN, 'mcp'], cwd, stderr: 'pipe' });
+    const client = new Client({ name: 'fact-tracker-parse', version: '1.0.0' });
+    // The SDK's client takes no error with id null (MCP's schema leaves the id out instead): it tells it here.
+    const refused: Error[] = [];
+    client.onerror = (error) => refused.push(error);
+    await client.connect(transport);
+    try {
+      // The SDK's client writes only JSON: what a broken client sends goes through the pipe itself.
+      const child = (
+        transport as unknown as {
+          _process: { stdin: NodeJS.WritableStream; stdout: NodeJS.ReadableStream };
+        }
+      )._process;
+      let received = '';
+      const answered = new Promise<string[]>((resolve) => {
+        const timer = setTimeout(() => resolve(['no answer within 20 s']), 20_000);
+        child.stdout.on('data', (chunk: Buffer) => {
+          received += chunk.toString();
+          const parseErrors = received.split('\n').filter((line) => line.includes('-32700'));
+          if (parseErrors.length === 2) {
+            clearTimeout(timer);
+            resolve(parseErrors);
+          }
+        });
+      });
+      child.stdin.write('this is not JSON\n{"jsonrpc": "2.0", "id": 99, "method": \n');
+      const parseErrors = (await answered).map((line) => JSON.parse(line) as unknown);
+      expect(parseErrors).toEqual([
+        { jsonrpc: '2.0', id: null, error: { code: -32700, message: expect.stringMatching(/^Parse error: /u) } },
+        { jsonrpc: '2.0', id: null, error: { code: -32700, message: expect.stringMatching(/^Parse error: /u) } },
+      ]);
+      const compiled = structured(
+        await call(client, 'compile_context', { sessionId: 's1', taskId: '1', taskPrompt: 'Add a route' }),
+      );
+      expect(compiled['line']).toBe(1);
+      expect(refused.length).toBeLessThanOrEqual(2);
+    } finally {
+      await client.close();
+    }
+  });
+});
