@@ -22,6 +22,18 @@ const init = (project: string, ...args: string[]) => runCli(['init', ...args, '-
 
 const HOOK = `node ${MAIN} hook`;
 
+/** The Claude Code settings of `project` run the copy installed there, through `npx --no-install`. */
+const expectPortable = (project: string): void => {
+  expect(new Set(commandsOf(readJson(join(project, '.claude', 'settings.json'))))).toEqual(
+    new Set(['npx --no-install fact-tracker hook']),
+  );
+  expect((readJson(join(project, '.mcp.json'))['mcpServers'] as Json)['fact-tracker']).toEqual({
+    type: 'stdio',
+    command: 'npx',
+    args: ['--no-install', 'fact-tracker', 'mcp'],
+  });
+};
+
 /** Installs this checkout into `project` as npm would: the package under node_modules, and its binary in node_modules/.bin. */
 const installInto = (project: string): void => {
   mkdirSync(join(project, 'node_modules', '.bin'), { recursive: true });
@@ -211,14 +223,7 @@ describe('fact-tracker init', { timeout: 120_000 }, () => {
     const written = [read(join(project, '.claude', 'settings.json')), read(join(project, '.mcp.json'))];
     // Nothing of this machine: the files can be committed and work on every clone.
     for (const text of written) expect([text.includes(ROOT), text.includes(project)]).toEqual([false, false]);
-    expect(new Set(commandsOf(readJson(join(project, '.claude', 'settings.json'))))).toEqual(
-      new Set(['npx --no-install fact-tracker hook']),
-    );
-    expect((readJson(join(project, '.mcp.json'))['mcpServers'] as Json)['fact-tracker']).toEqual({
-      type: 'stdio',
-      command: 'npx',
-      args: ['--no-install', 'fact-tracker', 'mcp'],
-    });
+    expectPortable(project);
     expect(run.stdout).not.toMatch(/keep them out of git/u);
     expect(run.stderr).toBe('');
     // The written commands run the installed copy.
@@ -243,14 +248,7 @@ describe('fact-tracker init', { timeout: 120_000 }, () => {
     const project = tempDir('init-');
     const run = await init(project, 'claude', '--npx');
     expect(run.status).toBe(0);
-    expect(new Set(commandsOf(readJson(join(project, '.claude', 'settings.json'))))).toEqual(
-      new Set(['npx --no-install fact-tracker hook']),
-    );
-    expect((readJson(join(project, '.mcp.json'))['mcpServers'] as Json)['fact-tracker']).toEqual({
-      type: 'stdio',
-      command: 'npx',
-      args: ['--no-install', 'fact-tracker', 'mcp'],
-    });
+    expectPortable(project);
     expect(run.stderr).toMatch(/no node_modules\/\.bin\/fact-tracker yet/u);
   });
 
