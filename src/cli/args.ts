@@ -110,8 +110,11 @@ export interface InitCommand {
   readonly host: InitHost;
   /** The project (default: the git work tree of the working directory, else the working directory). */
   readonly project?: string;
-  /** How the settings start this installation: Node on its entry point, or `npx --no-install`. */
-  readonly via: 'node' | 'npx';
+  /**
+   * How the settings start this installation: Node on its entry point, or `npx --no-install`;
+   * absent, `npx` when the package is installed in the project, else Node.
+   */
+  readonly via?: 'node' | 'npx';
 }
 
 /** `--help` (of a command, or of the whole tool) and `--version`. */
@@ -247,7 +250,11 @@ export const COMMAND_OPTIONS: Readonly<Record<CommandName, OptionTable>> = {
     },
     npx: {
       type: 'boolean',
-      help: 'run "npx --no-install fact-tracker" (the copy installed in the\nproject) instead of Node on this installation\'s absolute path',
+      help: 'run "npx --no-install fact-tracker" (the copy installed in the\nproject): settings to commit. The default when the package is\ninstalled in the project',
+    },
+    node: {
+      type: 'boolean',
+      help: "run Node on this installation's absolute path: settings of this\nmachine only. The default when the package is not installed in\nthe project",
     },
     ...HELP_OPTION,
   },
@@ -510,12 +517,18 @@ const parseInit = (values: Values, positionals: string[]): E.Either<UsageError, 
     onePositional('init', positionals, `agent (${INIT_HOSTS.join(' or ')})`),
     E.chain((host) =>
       (INIT_HOSTS as ReadonlyArray<string>).includes(host)
-        ? E.right({
-            name: 'init' as const,
-            host: host as InitHost,
-            via: values['npx'] === true ? ('npx' as const) : ('node' as const),
-            ...optional('project', text(values, 'project')),
-          })
+        ? values['npx'] === true && values['node'] === true
+          ? E.left(usage('init', '--npx and --node choose two ways to run it: give one'))
+          : E.right({
+              name: 'init' as const,
+              host: host as InitHost,
+              ...(values['npx'] === true
+                ? { via: 'npx' as const }
+                : values['node'] === true
+                  ? { via: 'node' as const }
+                  : {}),
+              ...optional('project', text(values, 'project')),
+            })
         : E.left(usage('init', `unknown agent ${JSON.stringify(host)}: expected ${INIT_HOSTS.join(' or ')}`)),
     ),
   );

@@ -4,20 +4,14 @@
  * With any option the router handles it, as every other command.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { collapseWhitespace } from '../base/text.js';
 import { runHookCommand } from './commands/hook.js';
 import { type CliIo, EXIT_OK } from './io.js';
 
-/** Runs one hook event with the default options; whatever happens, resolves to exit status 0. */
+/**
+ * Runs one hook event with the default options; resolves to exit status 0. `runHookCommand`
+ * is the boundary that turns a bug into a `systemMessage`; it fails only where it cannot print.
+ */
 export const runBareHook = async (io: CliIo): Promise<number> => {
-  try {
-    const outcome = await runHookCommand({ name: 'hook', tokenizer: 'estimate' }, io)();
-    return E.isRight(outcome) ? outcome.right : EXIT_OK;
-  } catch (error) {
-    // As the router says it: one line, and the agent carries on.
-    io.stderr(
-      `fact-tracker: internal error: ${collapseWhitespace(error instanceof Error ? error.message : String(error))}\n`,
-    );
-    return EXIT_OK;
-  }
+  const outcome = await runHookCommand({ name: 'hook', tokenizer: 'estimate' }, io)();
+  return E.isRight(outcome) ? outcome.right : EXIT_OK;
 };

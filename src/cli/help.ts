@@ -197,9 +197,11 @@ already there (the user's entries stay; earlier fact-tracker entries are replace
 changes nothing):
   claude             .claude/settings.json (hooks) and .mcp.json (the MCP server)
   codex              .codex/hooks.json (hooks) and .codex/config.toml ([mcp_servers.fact-tracker])
-The settings run this installation only: Node on the absolute path of its entry point, or with
---npx the copy installed in the project; nothing is ever fetched from a registry. A file that is
-not valid JSON or TOML, or that is a symbolic link, stops the command with nothing written.`,
+The settings run this installation only, and nothing is ever fetched from a registry: where the
+package is installed in the project, the copy in its node_modules (npx --no-install: settings to
+commit); elsewhere Node on the absolute path of this entry point (settings of this machine only).
+--npx and --node choose. A file that is empty, not valid JSON or TOML, or a symbolic link stops
+the command with nothing written.`,
     footer: 'Exit status: 0, or 1 with one line on stderr when nothing could be written.',
   },
 };

@@ -4,14 +4,14 @@
  * exactly as written into the settings, through `sh -c`, with no registry anywhere.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
 import { replayHistory } from '../../src/index.js';
 import { claudeCode, implementerAnswer, type Send } from '../live/hook/host.js';
 import { tempDir } from '../tempDirs.js';
-import { MAIN, runCli } from './runCli.js';
+import { MAIN, ROOT, runCli } from './runCli.js';
 
 type Json = Record<string, unknown>;
 
@@ -21,6 +21,30 @@ const readJson = (path: string): Json => JSON.parse(read(path)) as Json;
 const init = (project: string, ...args: string[]) => runCli(['init', ...args, '--project', project]);
 
 const HOOK = `node ${MAIN} hook`;
+
+/** The Claude Code settings of `project` run the copy installed there, through `npx --no-install`. */
+const expectPortable = (project: string): void => {
+  expect(new Set(commandsOf(readJson(join(project, '.claude', 'settings.json'))))).toEqual(
+    new Set(['npx --no-install fact-tracker hook']),
+  );
+  expect((readJson(join(project, '.mcp.json'))['mcpServers'] as Json)['fact-tracker']).toEqual({
+    type: 'stdio',
+    command: 'npx',
+    args: ['--no-install', 'fact-tracker', 'mcp'],
+  });
+};
+
+/** Installs this checkout into `project` as npm would: the package under node_modules, and its binary in node_modules/.bin. */
+const installInto = (project: string): void => {
+  mkdirSync(join(project, 'node_modules', '.bin'), { recursive: true });
+  symlinkSync(ROOT, join(project, 'node_modules', 'session-fact-tracker'));
+  const bin = join(project, 'node_modules', '.bin', 'fact-tracker');
+  writeFileSync(
+    bin,
+    `#!/bin/sh\nexec node ${join(project, 'node_modules', 'session-fact-tracker', 'dist', 'cli', 'main.js')} "$@"\n`,
+  );
+  chmodSync(bin, 0o755);
+};
 
 /** Every command of every hook group in a settings document. */
 const commandsOf = (settings: Json): string[] =>
@@ -34,6 +58,7 @@ describe('fact-tracker init', { timeout: 120_000 }, () => {
     const first = await init(project, 'claude');
     expect(first.status).toBe(0);
     expect(first.stdout).toMatch(/^wrote {6}\.claude\/settings\.json\nwrote {6}\.mcp\.json\n/u);
+    expect(first.stdout).toMatch(/hold this machine's path to fact-tracker: keep them out of git/u);
     const settings = readJson(join(project, '.claude', 'settings.json'));
     expect(Object.keys(settings['hooks'] as Json)).toEqual([
       'PreToolUse',
@@ -125,6 +150,21 @@ describe('fact-tracker init', { timeout: 120_000 }, () => {
     expect(shape.stderr).toMatch(/"hooks\.PreToolUse" is an object, not an array; nothing was written/u);
   });
 
+  it('refuses an empty settings file with a clear line, and writes nothing at all', async () => {
+    const project = tempDir('init-');
+    mkdirSync(join(project, '.claude'));
+    for (const empty of ['', '  \n']) {
+      writeFileSync(join(project, '.claude', 'settings.json'), empty);
+      const run = await init(project, 'claude');
+      expect(run.status).toBe(1);
+      expect(run.stderr).toBe(
+        'fact-tracker init: .claude/settings.json: it is empty, which is not a JSON document: write {} into it (or delete it) and run init again; nothing was written\n',
+      );
+      expect(read(join(project, '.claude', 'settings.json'))).toBe(empty);
+      expect(readdirSync(project)).toEqual(['.claude']);
+    }
+  });
+
   it('refuses a symlinked settings file or folder, leaving its target as it was', async () => {
     const project = tempDir('init-');
     const elsewhere = tempDir('elsewhere-');
@@ -175,18 +215,40 @@ describe('fact-tracker init', { timeout: 120_000 }, () => {
     expect(read(join(project, '.codex', 'config.toml'))).toBe('model = \n');
   });
 
+  it('claude: where the package is installed in the project, writes by default the portable form, which runs', async () => {
+    const project = tempDir('init-');
+    installInto(project);
+    const run = await init(project, 'claude');
+    expect(run.status).toBe(0);
+    const written = [read(join(project, '.claude', 'settings.json')), read(join(project, '.mcp.json'))];
+    // Nothing of this machine: the files can be committed and work on every clone.
+    for (const text of written) expect([text.includes(ROOT), text.includes(project)]).toEqual([false, false]);
+    expectPortable(project);
+    expect(run.stdout).not.toMatch(/keep them out of git/u);
+    expect(run.stderr).toBe('');
+    // The written commands run the installed copy.
+    const session = '0c9d2e61-7a1b-4f3e-8d5c-6b2a1e0f9d38';
+    const host = claudeCode({ send: asSettingsSay(project), sessionId: session, cwd: project });
+    await host.foreground({
+      toolUseId: 'toolu_01PortableCall0000000001',
+      agentId: 'aport1',
+      agentType: 'implementer',
+      prompt: 'Task ID: 1\nCreate src/config.ts.',
+      answer: implementerAnswer('1', 'src/config.ts'),
+    });
+    const report = replayHistory(read(join(project, '.fact-tracker', 'sessions', `${session}.jsonl`))).report;
+    expect(report.facts.map((fact) => [fact.subject, fact.sourceTaskId])).toContainEqual(['src/config.ts', '1']);
+    expect(host.notices).toEqual([]);
+    // --node asks for this machine's path all the same.
+    expect((await init(project, 'claude', '--node')).status).toBe(0);
+    expect(new Set(commandsOf(readJson(join(project, '.claude', 'settings.json'))))).toEqual(new Set([HOOK]));
+  });
+
   it('--npx writes commands that run only the copy installed in the project', async () => {
     const project = tempDir('init-');
     const run = await init(project, 'claude', '--npx');
     expect(run.status).toBe(0);
-    expect(new Set(commandsOf(readJson(join(project, '.claude', 'settings.json'))))).toEqual(
-      new Set(['npx --no-install fact-tracker hook']),
-    );
-    expect((readJson(join(project, '.mcp.json'))['mcpServers'] as Json)['fact-tracker']).toEqual({
-      type: 'stdio',
-      command: 'npx',
-      args: ['--no-install', 'fact-tracker', 'mcp'],
-    });
+    expectPortable(project);
     expect(run.stderr).toMatch(/no node_modules\/\.bin\/fact-tracker yet/u);
   });
 

@@ -4,14 +4,13 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import type * as TE from 'fp-ts/lib/TaskEither.js';
+import { failure, internalFailure } from '../../base/failure.js';
 import { collapseWhitespace } from '../../base/text.js';
-import { type HookOutcome, hookOutput, runHook } from '../../live/hook/hook.js';
+import { alert, type HookOutcome, hookOutput, runHook } from '../../live/hook/hook.js';
 import { LIMIT_CODES, MAX_MESSAGE_BYTES } from '../../live/session/limits.js';
 import type { HookCommand } from '../args.js';
 import { type CliIo, EXIT_OK } from '../io.js';
 import { loadTokenCounter } from '../tokenizer.js';
-
-const problem = (message: string): HookOutcome => ({ messages: [message], notices: [message] });
 
 const outcomeFor = async (command: HookCommand, io: CliIo): Promise<HookOutcome> => {
   const [payload, countTokens] = await Promise.all([
@@ -19,12 +18,15 @@ const outcomeFor = async (command: HookCommand, io: CliIo): Promise<HookOutcome>
     loadTokenCounter(command.tokenizer),
   ]);
   if (E.isLeft(payload))
-    return problem(
+    return alert(
       /larger than/u.test(payload.left)
-        ? `${LIMIT_CODES.input}: the hook payload on standard input is larger than ${MAX_MESSAGE_BYTES} bytes; it was not read`
-        : `io: ${payload.left}`,
+        ? failure(
+            LIMIT_CODES.input,
+            `the hook payload on standard input is larger than ${MAX_MESSAGE_BYTES} bytes; it was not read`,
+          )
+        : failure('io', payload.left),
     );
-  if (E.isLeft(countTokens)) return problem(`invalid_option: ${countTokens.left}`);
+  if (E.isLeft(countTokens)) return alert(failure('invalid_option', countTokens.left));
   const projectDir = io.env?.['CLAUDE_PROJECT_DIR'];
   return runHook(payload.right, {
     cwd: io.cwd ?? '.',
@@ -37,11 +39,14 @@ const outcomeFor = async (command: HookCommand, io: CliIo): Promise<HookOutcome>
   });
 };
 
-/** Runs the event; whatever happens, resolves to exit status 0. */
+/**
+ * Runs the event; whatever happens, resolves to exit status 0. The hook's outermost boundary:
+ * an exception here is a bug, told to the user as code `internal` in the `systemMessage`.
+ */
 export const runHookCommand =
   (command: HookCommand, io: CliIo): TE.TaskEither<string, number> =>
   async () => {
-    const outcome = await outcomeFor(command, io);
+    const outcome = await outcomeFor(command, io).catch((error: unknown) => alert(internalFailure(error)));
     const output = hookOutput(outcome);
     if (output !== undefined) io.stdout(`${JSON.stringify(output)}\n`);
     for (const message of outcome.messages) io.stderr(`fact-tracker hook: ${collapseWhitespace(message)}\n`);

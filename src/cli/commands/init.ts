@@ -29,6 +29,7 @@ import { findGitTopLevel } from '../../live/session/project.js';
 import type { InitCommand } from '../args.js';
 import { type CliIo, EXIT_OK } from '../io.js';
 import type { InitHost } from '../init/hosts.js';
+import { chooseVia } from '../init/install.js';
 import {
   formatJson,
   launcherFor,
@@ -210,9 +211,10 @@ export const runInit =
     const folder = statSync(project, { throwIfNoEntry: false });
     if (folder === undefined || !folder.isDirectory()) return E.left(`the project ${project} is not a directory`);
     const main = thisMain();
-    if (command.via === 'node' && statSync(main, { throwIfNoEntry: false }) === undefined)
+    const via = chooseVia(project, command.via);
+    if (via === 'node' && statSync(main, { throwIfNoEntry: false }) === undefined)
       return E.left(`this installation has no built entry point at ${main}: run npm run build first`);
-    const launcher = launcherFor(main, command.via);
+    const launcher = launcherFor(main, via);
     const planned: Planned[] = [];
     for (const file of filesOf(command.host, launcher)) {
       const one = plan(project, file);
@@ -231,8 +233,12 @@ export const runInit =
     io.stdout(
       `\nThe hooks run: ${launcher.hook}\nThe MCP server runs: ${[launcher.mcp.command, ...launcher.mcp.args].map(shellQuote).join(' ')}\n`,
     );
+    if (via === 'node')
+      io.stdout(
+        `\nThese settings hold this machine's path to fact-tracker: keep them out of git. For settings a team can commit, install the package in the project and run init again (see docs/hooks.md).\n`,
+      );
     if (
-      command.via === 'npx' &&
+      via === 'npx' &&
       statSync(join(project, 'node_modules', '.bin', 'fact-tracker'), { throwIfNoEntry: false }) === undefined
     )
       io.stderr(

@@ -150,9 +150,14 @@ export const mergeMcpJson = (
 /** The text of a JSON settings file as `init` writes it. */
 export const formatJson = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 
-/** A JSON settings file's text, read; Left says why it is not a JSON document. */
+/**
+ * A JSON settings file's text, read; Left says why it is not a JSON document. An empty file is
+ * not one either: the agent would not read it, and it may be a file another tool truncated,
+ * which `init` must not take as "no settings" and overwrite.
+ */
 export const parseJsonSettings = (text: string): E.Either<MergeError, unknown> => {
-  if (text.trim() === '') return E.right(undefined);
+  if (text.replace(/^\uFEFF/u, '').trim() === '')
+    return E.left('it is empty, which is not a JSON document: write {} into it (or delete it) and run init again');
   try {
     return E.right(JSON.parse(text.replace(/^\uFEFF/u, '')) as unknown);
   } catch (error) {

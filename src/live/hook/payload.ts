@@ -8,6 +8,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { z } from 'zod';
+import { type Failure, failure } from '../../base/failure.js';
 import { sha256HexPrefix } from '../../base/hash.js';
 import { isRecord } from '../../base/record.js';
 import { describeIssue } from '../../base/schema.js';
@@ -150,11 +151,14 @@ const firstIssue = (error: z.ZodError): string => {
   return issue === undefined ? 'it does not match the event' : describeIssue([], issue);
 };
 
-const validated = <T>(schema: z.ZodType<T>, value: unknown, name: string): E.Either<string, T> => {
+/** The code of every payload the hook cannot read. */
+const INVALID_PAYLOAD = 'invalid_payload';
+
+const validated = <T>(schema: z.ZodType<T>, value: unknown, name: string): E.Either<Failure, T> => {
   const parsed = schema.safeParse(value);
   return parsed.success
     ? E.right(parsed.data)
-    : E.left(`invalid_payload: the ${name} payload is not as documented (${firstIssue(parsed.error)})`);
+    : E.left(failure(INVALID_PAYLOAD, `the ${name} payload is not as documented (${firstIssue(parsed.error)})`));
 };
 
 const base = (event: z.infer<typeof Common>): Base => ({ sessionId: event.session_id, ...defined('cwd', event.cwd) });
@@ -198,7 +202,7 @@ export const readSubagentResponse = (response: unknown): SubagentResponse => {
 const readToolEvent = (
   name: 'PreToolUse' | 'PostToolUse' | 'PostToolUseFailure',
   value: unknown,
-): E.Either<string, HookEvent> => {
+): E.Either<Failure, HookEvent> => {
   const tool = isRecord(value) ? value['tool_name'] : undefined;
   if (typeof tool === 'string' && !isOneOf(SUBAGENT_TOOLS, tool) && tool !== HANDBACK_TOOL)
     return E.right({ event: 'ignored', name: `${name} of ${tool}` });
@@ -254,19 +258,29 @@ const readToolEvent = (
   }
 };
 
-/** Reads a hook payload; Left says in one line, starting with a code, why it is not one. */
-export const parseHookEvent = (payload: string): E.Either<string, HookEvent> => {
-  let value: unknown;
+/** The JSON value of a payload, or why it is not JSON. */
+const parsePayloadJson = (payload: string): E.Either<Failure, unknown> => {
   try {
-    value = JSON.parse(payload);
+    return E.right(JSON.parse(payload) as unknown);
   } catch (error) {
     return E.left(
-      `invalid_payload: the hook payload on standard input is not JSON (${collapseWhitespace(error instanceof Error ? error.message : String(error))})`,
+      failure(
+        INVALID_PAYLOAD,
+        `the hook payload on standard input is not JSON (${collapseWhitespace(error instanceof Error ? error.message : String(error))})`,
+      ),
     );
   }
-  if (!isRecord(value)) return E.left('invalid_payload: the hook payload on standard input is not a JSON object');
+};
+
+/** Reads a hook payload; Left says in one line why it is not one. */
+export const parseHookEvent = (payload: string): E.Either<Failure, HookEvent> => {
+  const parsed = parsePayloadJson(payload);
+  if (E.isLeft(parsed)) return parsed;
+  const value = parsed.right;
+  if (!isRecord(value))
+    return E.left(failure(INVALID_PAYLOAD, 'the hook payload on standard input is not a JSON object'));
   const name = value['hook_event_name'];
-  if (typeof name !== 'string') return E.left('invalid_payload: the hook payload has no hook_event_name');
+  if (typeof name !== 'string') return E.left(failure(INVALID_PAYLOAD, 'the hook payload has no hook_event_name'));
   switch (name) {
     case 'PreToolUse':
     case 'PostToolUse':
@@ -315,7 +329,7 @@ const callTaskId = (toolUseId: string | undefined): O.Option<string> => {
 /** The task a subagent prompt is for, and why the id the prompt wrote was not taken. */
 export interface SelectedTask {
   readonly taskId: string;
-  readonly warning?: string;
+  readonly warning?: Failure;
 }
 
 /**
@@ -332,8 +346,11 @@ export const selectTaskId = (dispatch: {
   if (written === undefined || written === '') return O.map((taskId: string) => ({ taskId }))(call);
   const normalized = normalizeTaskId(written);
   if (E.isRight(normalized)) return O.some({ taskId: normalized.right });
-  const warning = `${LIMIT_CODES.taskId}: the "Task ID:" line names a task id of ${collapseWhitespace(written).length} characters; at most ${MAX_TASK_ID_LENGTH} are allowed`;
+  const warning = `the "Task ID:" line names a task id of ${collapseWhitespace(written).length} characters; at most ${MAX_TASK_ID_LENGTH} are allowed`;
   return O.isNone(call)
     ? O.none
-    : O.some({ taskId: call.value, warning: `${warning}, so the task is the tool call's id ${call.value}` });
+    : O.some({
+        taskId: call.value,
+        warning: failure(LIMIT_CODES.taskId, `${warning}, so the task is the tool call's id ${call.value}`),
+      });
 };

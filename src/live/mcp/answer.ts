@@ -4,6 +4,7 @@
  * many entries were left out, so a caller can ask for fewer or narrower ones.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { type Failure, failure } from '../../base/failure.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
 
 /** The tokens of `value` as the JSON a client receives. */
@@ -19,13 +20,16 @@ export const fitAnswer = <A, T>(
   build: (kept: ReadonlyArray<T>, omitted: number) => A,
   maxTokens: number,
   countTokens: TokenCounter,
-): E.Either<string, A> => {
+): E.Either<Failure, A> => {
   const withCount = (count: number): A => build(list.slice(0, count), list.length - count);
   const fits = (count: number): boolean => answerTokens(withCount(count), countTokens) <= maxTokens;
   if (fits(list.length)) return E.right(withCount(list.length));
   if (!fits(0))
     return E.left(
-      `the answer is over the bound of ${maxTokens} tokens even without its list (${answerTokens(withCount(0), countTokens)} tokens without it)`,
+      failure(
+        'answer_too_large',
+        `the answer is over the bound of ${maxTokens} tokens even without its list (${answerTokens(withCount(0), countTokens)} tokens without it)`,
+      ),
     );
   let low = 0;
   let high = list.length;

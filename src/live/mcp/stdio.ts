@@ -3,14 +3,10 @@ import { type Readable, Transform, type Writable } from 'node:stream';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import * as E from 'fp-ts/lib/Either.js';
 import { MAX_MESSAGE_BYTES } from '../session/limits.js';
-import {
-  createFactTrackerMcpServer,
-  createSessionPool,
-  type FactTrackerMcpOptions,
-  latestSession,
-  type SessionPool,
-  warmSessionPool,
-} from './server.js';
+import { internalFailure } from '../../base/failure.js';
+import { collapseWhitespace } from '../../base/text.js';
+import { createSessionPool, latestSession, type SessionPool, warmSessionPool } from '../session/pool.js';
+import { createFactTrackerMcpServer, type FactTrackerMcpOptions } from './server.js';
 
 export { MAX_MESSAGE_BYTES };
 
@@ -24,13 +20,35 @@ export class MessageTooLargeError extends Error {
   readonly code = 'message_too_large';
 }
 
+/** What the server answers a line that is not JSON, as JSON-RPC 2.0 says: a parse error, with no id. */
+export const parseErrorResponse = (reason: string): string =>
+  `${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: `Parse error: ${reason}` } })}\n`;
+
+/** Why a complete line (its newline included) is not a JSON-RPC message's JSON; none for JSON or a blank line. */
+const notJson = (line: Buffer): string | undefined => {
+  const text = line.toString('utf8');
+  if (text.trim() === '') return undefined;
+  try {
+    JSON.parse(text);
+    return undefined;
+  } catch (error) {
+    // JSON.parse throws only a SyntaxError: the reason a client can fix.
+    return collapseWhitespace(error instanceof Error ? error.message : String(error));
+  }
+};
+
 /**
  * Regroups a byte stream into chunks that end at a newline, and stops with a
  * `MessageTooLargeError` at a message (a line) over `limit` bytes. The SDK's read buffer copies
  * all it holds on every chunk it receives, so a message arriving in many small chunks costs time
- * quadratic in its size (seconds for a 10 MB message); as one chunk it is copied once.
+ * quadratic in its size (seconds for a 10 MB message); as one chunk it is copied once. A line
+ * that is not JSON is not passed on (the SDK would drop it without a word): `onNotJson` hears
+ * why, so the server can answer it.
  */
-export const wholeLines = (limit = MAX_MESSAGE_BYTES): Transform => {
+export const wholeLines = (
+  limit = MAX_MESSAGE_BYTES,
+  onNotJson: (reason: string) => void = () => undefined,
+): Transform => {
   let held: Buffer[] = [];
   let heldBytes = 0;
   const tooLarge = (): MessageTooLargeError =>
@@ -40,20 +58,25 @@ export const wholeLines = (limit = MAX_MESSAGE_BYTES): Transform => {
   return new Transform({
     transform(chunk: Buffer, _encoding, done) {
       // Every line of the chunk but the last must fit, and so must what is held of the last.
+      const lines: Buffer[] = [];
       let start = 0;
       for (let end = chunk.indexOf(0x0a); end !== -1; end = chunk.indexOf(0x0a, start)) {
         if (heldBytes + end - start > limit) return done(tooLarge());
+        const piece = chunk.subarray(start, end + 1);
+        const line = held.length === 0 ? piece : Buffer.concat([...held, piece]);
+        held = [];
         heldBytes = 0;
+        const reason = notJson(line);
+        if (reason === undefined) lines.push(line);
+        else onNotJson(reason);
         start = end + 1;
       }
       if (heldBytes + chunk.length - start > limit) return done(tooLarge());
-      const end = chunk.lastIndexOf(0x0a);
-      if (end === -1) held.push(chunk);
-      else {
-        this.push(Buffer.concat([...held, chunk.subarray(0, end + 1)]));
-        held = end + 1 < chunk.length ? [chunk.subarray(end + 1)] : [];
+      if (start < chunk.length) {
+        held.push(chunk.subarray(start));
+        heldBytes += chunk.length - start;
       }
-      heldBytes += chunk.length - start;
+      if (lines.length > 0) this.push(lines.length === 1 ? lines[0] : Buffer.concat(lines));
       done();
     },
     flush(done) {
@@ -62,6 +85,21 @@ export const wholeLines = (limit = MAX_MESSAGE_BYTES): Transform => {
     },
   });
 };
+
+/**
+ * A warm-up, whose failure is only a cache missed: the server's boundary for work no call
+ * waits for. An exception there (a bug) is told on standard error as `internal`, and the
+ * server serves on.
+ */
+const warmInBackground = (
+  pool: SessionPool,
+  options: FactTrackerMcpOptions,
+  warming: Parameters<typeof warmSessionPool>[2],
+): Promise<unknown> =>
+  warmSessionPool(pool, options, warming).catch((error: unknown) => {
+    const { code, message } = internalFailure(error);
+    options.onWarning?.(`${code}: warming a session: ${message}`);
+  });
 
 /**
  * Opens the session `id` and runs its latest queries before the server reads its first message:
@@ -74,7 +112,7 @@ const prepareBeforeServing = async (pool: SessionPool, options: FactTrackerMcpOp
   let expired = false;
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([
-    warmSessionPool(pool, options, { id, stop: () => expired }),
+    warmInBackground(pool, options, { id, stop: () => expired }),
     new Promise<void>((resolve) => {
       timer = setTimeout(() => {
         expired = true;
@@ -101,7 +139,7 @@ const openAfterHandshake = (
     if (started) return;
     started = true;
     clearTimeout(timer);
-    void warmSessionPool(pool, options, { id });
+    void warmInBackground(pool, options, { id });
   };
   const timer = setTimeout(start, SLOW_OPEN_AFTER_MS);
   return { start, cancel: () => clearTimeout(timer) };
@@ -122,7 +160,8 @@ export const serveMcp = async (
   const latest = await latestSession(options);
   const later = latest === undefined || latest.quick ? undefined : openAfterHandshake(pool, options, latest.id);
   if (latest?.quick === true) await prepareBeforeServing(pool, options, latest.id);
-  const lines = wholeLines();
+  // A line that is not JSON gets its parse error, and the server reads on.
+  const lines = wholeLines(MAX_MESSAGE_BYTES, (reason) => streams.output.write(parseErrorResponse(reason)));
   const transport = new StdioServerTransport(streams.input.pipe(lines), streams.output, {
     // Past the bound `lines` enforces, so the SDK's own (which closes without a word) never trips first.
     maxBufferSize: 2 * MAX_MESSAGE_BYTES,

@@ -8,6 +8,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import * as E from 'fp-ts/lib/Either.js';
+import { runHookCommand } from '../../../src/cli/commands/hook.js';
+import type { CliIo } from '../../../src/cli/io.js';
 import { type HookOptions, runHook } from '../../../src/live/hook/hook.js';
 import { replayHistory } from '../../../src/index.js';
 import { MAX_MESSAGE_BYTES } from '../../../src/live/session/limits.js';
@@ -306,5 +309,26 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
     expect(await closed).toBe('SIGTERM');
     expect(Date.now() - sentAt).toBeLessThan(10_000);
     expect(existsSync(`${file}.lock`)).toBe(true);
+  });
+
+  it('a bug in the hook is told to the user as code internal, and the hook still exits 0', async () => {
+    const printed: string[] = [];
+    const errors: string[] = [];
+    const io: CliIo = {
+      readText: () => Promise.reject(new RangeError('a bug in reading')),
+      writeText: () => Promise.resolve(E.right(undefined)),
+      stdout: (text) => printed.push(text),
+      stderr: (text) => errors.push(text),
+      colour: false,
+      stderrIsTty: false,
+      version: () => E.right('0.0.0'),
+    };
+    expect(await runHookCommand({ name: 'hook', tokenizer: 'estimate' }, io)()).toEqual(E.right(0));
+    expect(printed.map((line) => JSON.parse(line) as unknown)).toEqual([
+      { systemMessage: 'fact-tracker: internal: unexpected failure (a bug; please report it): a bug in reading' },
+    ]);
+    expect(errors).toEqual([
+      'fact-tracker hook: internal: unexpected failure (a bug; please report it): a bug in reading\n',
+    ]);
   });
 });

@@ -245,6 +245,28 @@ describe('Claude Code sequences', { timeout: 120_000 }, () => {
     expectOwnResults(dir, [{ ...call, prompt: 'Task ID: 2' }]);
   });
 
+  it('an answer without a result block is told to the user as marker_missing, once per call, and records nothing', async () => {
+    const { dir, host } = setUp();
+    const seeds = await seed(host, 1);
+    const plain = { ...workCall(2, 0, 'golf/seven.swift'), answer: 'I added golf/seven.swift; all tests pass.' };
+    await host.foreground(plain);
+    expect(host.notices).toEqual([
+      expect.stringMatching(
+        /^fact-tracker: marker_missing: the answer of implementer \(awork2\) for task 2 has no result between a line BEGIN_DISPATCH_RESULT and a line END_DISPATCH_RESULT/u,
+      ),
+    ]);
+    // In the background: the answer is its stop, told once however often it stops.
+    const background = { ...workCall(3, 0, 'hotel/eight.php'), answer: 'Done, see the diff.' };
+    await host.pre(background);
+    await host.start(background);
+    await host.launched(background);
+    await host.stop(background);
+    await host.stop(background);
+    expect(host.notices).toHaveLength(2);
+    expect(host.notices[1]).toMatch(/marker_missing: the answer of implementer \(awork3\) for task 3 /u);
+    expectOwnResults(dir, seeds, [plain, background]);
+  });
+
   it('on a host that ignores the rewritten prompt: the first section is reported lost, later ones reach their subagent at SubagentStart', async () => {
     const { dir, host } = setUp({ honoursRewrite: false });
     const seeds = await seed(host, 1);
@@ -331,6 +353,21 @@ describe('Codex sequences (subagent events only)', { timeout: 120_000 }, () => {
     expectOwnSections(dir, host.given, [...seeds, call, next]);
     expectOwnResults(dir, [...seeds, call, next]);
     expect(replayOf(dir).facts.filter((fact) => fact.subject === 'india/nine.ex')).toEqual([]);
+  });
+
+  it('a turn without a result block is told as marker_missing once; a later turn with one is still recorded', async () => {
+    const { dir, host } = setUp();
+    const call = workCall(2, 0, 'golf/seven.swift', 'worker');
+    await host.pre(call);
+    await host.start(call);
+    await host.stop(call, 'Looking at the code first.');
+    await host.stop(call, 'Still looking.');
+    expect(host.notices).toEqual([
+      expect.stringMatching(/^fact-tracker: marker_missing: the answer of worker \(awork2\) for task 2 /u),
+    ]);
+    await host.stop(call);
+    expectOwnResults(dir, [call]);
+    expect(host.notices).toHaveLength(1);
   });
 
   it('a spawn whose call returns before its subagent starts, naming it: the subagent still gets its own section', async () => {

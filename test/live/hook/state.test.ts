@@ -5,81 +5,17 @@
 import fc from 'fast-check';
 import * as O from 'fp-ts/lib/Option.js';
 import { describe, expect, it } from 'vitest';
+import { compactHookRecords } from '../../../src/live/hook/compact.js';
+import { type HookRecord, parseHookRecords } from '../../../src/live/hook/records.js';
 import {
-  compactHookRecords,
-  foldHookRecords,
-  type HookRecord,
-  type HookState,
   isAgentSettled,
   isAwaitingToolResult,
   isSettled,
-  parseHookRecords,
   selectDispatchOfAgent,
   selectWaiting,
-} from '../../../src/live/hook/state.js';
-
-const KEYS = ['toolu_a', 'toolu_b', 'toolu_c', 'line:4'];
-const AGENTS = ['a1', 'a2', 'a3'];
-const TYPES = ['worker', 'reviewer', undefined];
-
-const at = fc.integer({ min: 0, max: 2_000_000 });
-const optional = <T>(arbitrary: fc.Arbitrary<T>) => fc.option(arbitrary, { nil: undefined });
-const strip = <T extends object>(record: T): T =>
-  Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as T;
-
-/** Records over a small id space: collisions (a key dispatched twice, an agent claimed twice) are where bugs live. */
-const record = fc.oneof(
-  fc
-    .record({
-      type: fc.constant('dispatch' as const),
-      key: fc.constantFrom(...KEYS),
-      taskId: fc.constantFrom('1', '2', '3'),
-      line: fc.integer({ min: 1, max: 9 }),
-      agentType: fc.constantFrom(...TYPES),
-      sessionContext: fc.constantFrom('', '[Session Context]\n- a'),
-      channel: fc.constantFrom('input' as const, 'start' as const, 'none' as const),
-      join: fc.constantFrom('tool' as const, 'agent' as const),
-      at,
-    })
-    .map(strip),
-  fc
-    .record({
-      type: fc.constant('claim' as const),
-      key: fc.constantFrom(...KEYS),
-      agentId: optional(fc.constantFrom(...AGENTS)),
-      at,
-    })
-    .map(strip),
-  fc.record({
-    type: fc.constant('launch' as const),
-    key: fc.constantFrom(...KEYS),
-    agentId: fc.constantFrom(...AGENTS),
-    at,
-  }),
-  fc.record({ type: fc.constant('end' as const), key: fc.constantFrom(...KEYS), final: fc.boolean(), at }),
-  fc.record({
-    type: fc.constant('report' as const),
-    agentId: fc.constantFrom(...AGENTS),
-    text: fc.constantFrom('one', 'two'),
-    source: fc.constantFrom('handback' as const, 'stop' as const),
-    at,
-  }),
-  fc
-    .record({
-      type: fc.constant('result' as const),
-      key: optional(fc.constantFrom(...KEYS)),
-      agentId: optional(fc.constantFrom(...AGENTS)),
-      taskId: fc.constant('1'),
-      at,
-    })
-    .map(strip),
-  fc.record({
-    type: fc.constant('observe' as const),
-    key: fc.constantFrom(...KEYS),
-    rewrite: fc.constantFrom('honoured' as const, 'ignored' as const),
-    at,
-  }),
-);
+} from '../../../src/live/hook/select.js';
+import { foldHookRecords, type HookState } from '../../../src/live/hook/state.js';
+import { AGENTS, record, TYPES, wellFormed } from './arbitraries.js';
 
 /** Every answer a later event can ask of the state. */
 const decisions = (state: HookState, now: number, timeoutMs: number) => ({
@@ -104,34 +40,11 @@ const decisions = (state: HookState, now: number, timeoutMs: number) => ({
   ),
   live: state.dispatches
     .filter((dispatch) => !isSettled(dispatch))
-    .map((dispatch) => [dispatch.record.key, dispatch.claimed, dispatch.agentId, dispatch.ended]),
+    .map((dispatch) => [dispatch.record.key, dispatch.claimed, dispatch.agentId, dispatch.ended, dispatch.unmarked]),
   awaiting: isAwaitingToolResult(state, now, timeoutMs),
   reports: Object.values(state.reports).filter((report) => !isAgentSettled(state, report.agentId)),
   rewrite: state.rewrite,
 });
-
-/**
- * The orders the hook writes: a claim, launch, end or observation only for a call dispatched
- * before it (a result may name a call never seen: its answer came without a dispatch), and one
- * claim and one launch per call at most.
- */
-const wellFormed = (records: ReadonlyArray<HookRecord>): HookRecord[] => {
-  const dispatched = new Set<string>();
-  // A call is claimed once and names its agent once: the hook writes neither again for it.
-  const once = new Set<string>();
-  return records.filter((entry) => {
-    if (entry.type === 'dispatch') dispatched.add(entry.key);
-    if (entry.type === 'claim' || entry.type === 'launch') {
-      // An agent id is a call's own: a call names one agent, and no other call names it.
-      const marks = [`${entry.type}:${entry.key}`, ...(entry.type === 'launch' ? [`agent:${entry.agentId}`] : [])];
-      if (marks.some((mark) => once.has(mark))) return false;
-      for (const mark of marks) once.add(mark);
-    }
-    return (
-      !['claim', 'launch', 'end', 'observe'].includes(entry.type) || dispatched.has((entry as { key: string }).key)
-    );
-  });
-};
 
 /** A call of task 1 whose section went in its prompt, at time 0. */
 const dispatchOf = (key: string): HookRecord => ({

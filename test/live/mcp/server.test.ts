@@ -11,6 +11,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseHistory } from '../../../src/index.js';
 import { MAIN, ROOT, runCli } from '../../cli/runCli.js';
+import { implementerAnswer } from '../hook/host.js';
 import { tempDir } from '../../tempDirs.js';
 
 const EXAMPLE = join(ROOT, 'examples', 'web-api-session.jsonl');
@@ -303,6 +304,40 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
       await small.client.close();
     }
   });
+
+  it('takes a task id sent as an integer, and records its decimal digits', async () => {
+    const sessionId = 'numeric-task';
+    const ingested = structured(
+      await call(client, 'ingest_result', {
+        sessionId,
+        taskId: 7,
+        role: 'implementer',
+        output: implementerAnswer('7', 'src/numeric.ts'),
+      }),
+    );
+    expect(ingested['warnings']).toEqual([]);
+    expect((ingested['facts'] as ReadonlyArray<{ sourceTaskId: string }>).map((fact) => fact.sourceTaskId)).toContain(
+      '7',
+    );
+    const compiled = structured(
+      await call(client, 'compile_context', { sessionId, taskId: 8, taskPrompt: 'Extend src/numeric.ts' }),
+    );
+    expect(compiled['sessionContext']).toContain('src/numeric.ts');
+    structured(await call(client, 'explain_context', { sessionId, taskId: -9, taskPrompt: 'src/numeric.ts' }));
+    const events = readFileSync(join(cwd, '.fact-tracker', 'sessions', `${sessionId}.jsonl`), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { taskId: unknown }).taskId);
+    expect(events).toEqual(['7', '8']);
+    for (const taskId of [1.5, 2 ** 53, true]) {
+      const refused = await call(client, 'ingest_result', { sessionId, taskId, role: 'implementer', output: 'x' });
+      expect([taskId, refused.isError, text(refused)]).toEqual([
+        taskId,
+        true,
+        expect.stringMatching(/^invalid_field: taskId/u),
+      ]);
+    }
+  });
 });
 
 describe('where fact-tracker mcp keeps its sessions', { timeout: 120_000 }, () => {
@@ -331,5 +366,50 @@ describe('where fact-tracker mcp keeps its sessions', { timeout: 120_000 }, () =
     await compile(elsewhere, { CLAUDE_PROJECT_DIR: project });
     expect(existsSync(join(project, '.fact-tracker', 'sessions', 's1.jsonl'))).toBe(true);
     expect(existsSync(join(elsewhere, '.fact-tracker'))).toBe(false);
+  });
+});
+
+describe('a line that is not JSON', { timeout: 120_000 }, () => {
+  it('gets a JSON-RPC parse error (-32700, id null), and the server keeps serving the client', async () => {
+    const cwd = tempDir('mcp-parse-');
+    const transport = new StdioClientTransport({ command: process.execPath, args: [MAIN, 'mcp'], cwd, stderr: 'pipe' });
+    const client = new Client({ name: 'fact-tracker-parse', version: '1.0.0' });
+    // The SDK's client takes no error with id null (MCP's schema leaves the id out instead): it tells it here.
+    const refused: Error[] = [];
+    client.onerror = (error) => refused.push(error);
+    await client.connect(transport);
+    try {
+      // The SDK's client writes only JSON: what a broken client sends goes through the pipe itself.
+      const child = (
+        transport as unknown as {
+          _process: { stdin: NodeJS.WritableStream; stdout: NodeJS.ReadableStream };
+        }
+      )._process;
+      let received = '';
+      const answered = new Promise<string[]>((resolve) => {
+        const timer = setTimeout(() => resolve(['no answer within 20 s']), 20_000);
+        child.stdout.on('data', (chunk: Buffer) => {
+          received += chunk.toString();
+          const parseErrors = received.split('\n').filter((line) => line.includes('-32700'));
+          if (parseErrors.length === 2) {
+            clearTimeout(timer);
+            resolve(parseErrors);
+          }
+        });
+      });
+      child.stdin.write('this is not JSON\n{"jsonrpc": "2.0", "id": 99, "method": \n');
+      const parseErrors = (await answered).map((line) => JSON.parse(line) as unknown);
+      expect(parseErrors).toEqual([
+        { jsonrpc: '2.0', id: null, error: { code: -32700, message: expect.stringMatching(/^Parse error: /u) } },
+        { jsonrpc: '2.0', id: null, error: { code: -32700, message: expect.stringMatching(/^Parse error: /u) } },
+      ]);
+      const compiled = structured(
+        await call(client, 'compile_context', { sessionId: 's1', taskId: '1', taskPrompt: 'Add a route' }),
+      );
+      expect(compiled['line']).toBe(1);
+      expect(refused.length).toBeLessThanOrEqual(2);
+    } finally {
+      await client.close();
+    }
   });
 });

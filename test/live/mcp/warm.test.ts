@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
-import { createSessionPool, MAX_PREPARED_REPLAY_BYTES, warmSessionPool } from '../../../src/live/mcp/server.js';
+import { createSessionPool, MAX_PREPARED_REPLAY_BYTES, warmSessionPool } from '../../../src/live/session/pool.js';
 import { serveMcp } from '../../../src/live/mcp/stdio.js';
 import { latestSessionId, openSession } from '../../../src/live/session/session.js';
 import { tempDir } from '../../tempDirs.js';
@@ -48,7 +48,7 @@ describe('warming the session pool', () => {
   it('a folder without sessions, or none at all, names none and warming opens nothing and creates nothing', async () => {
     const cwd = tempDir('warm-empty-');
     expect(await latestSessionId({ cwd })).toBeUndefined();
-    const pool = createSessionPool({ cwd, version: '0.0.0-test' });
+    const pool = createSessionPool({ cwd });
     expect(await warmSessionPool(pool, { cwd })).toBeUndefined();
     expect(await latestSessionId({ cwd })).toBeUndefined();
   });
@@ -57,7 +57,7 @@ describe('warming the session pool', () => {
     const cwd = tempDir('warm-open-');
     const directory = sessionsIn(cwd);
     writeFileSync(join(directory, 'agent-session.jsonl'), prompt('1') + prompt('2'));
-    const pool = createSessionPool({ cwd, version: '0.0.0-test' });
+    const pool = createSessionPool({ cwd });
     const warmed = await warmSessionPool(pool, { cwd });
     expect(warmed !== undefined && E.isRight(warmed)).toBe(true);
     const first = await pool('agent-session', true);
@@ -110,7 +110,7 @@ describe('warming the session pool', () => {
     writeFileSync(join(directory, 'agent-session.jsonl'), prompt('1') + prompt('2'));
     const cold = tempDir('warm-cold-');
     writeFileSync(join(sessionsIn(cold), 'agent-session.jsonl'), prompt('1') + prompt('2'));
-    const pool = createSessionPool({ cwd, version: '0.0.0-test' });
+    const pool = createSessionPool({ cwd });
     await warmSessionPool(pool, { cwd });
     expect(readFileSync(join(directory, 'agent-session.jsonl'), 'utf8')).toBe(prompt('1') + prompt('2'));
     const compile = async (source: ReturnType<typeof createSessionPool>) => {
@@ -118,7 +118,7 @@ describe('warming the session pool', () => {
       if (E.isLeft(session)) throw new Error(session.left.message);
       return session.right.compileContext({ taskId: '3', taskPrompt: 'task 2', at: 5 });
     };
-    expect(await compile(pool)).toEqual(await compile(createSessionPool({ cwd: cold, version: '0.0.0-test' })));
+    expect(await compile(pool)).toEqual(await compile(createSessionPool({ cwd: cold })));
   });
 
   it('a server opens its latest session before it answers its first message', async () => {

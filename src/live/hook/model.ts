@@ -1,0 +1,101 @@
+/** The values of the hook's transition: its settings, its inputs, its effects and its steps. */
+import type * as E from 'fp-ts/lib/Either.js';
+import type { Failure } from '../../base/failure.js';
+import type { CompileContextInput, IngestResultInput } from '../session/model.js';
+import type { HookEvent, SubagentDispatch } from './payload.js';
+import type { DispatchRecord, HookRecord } from './records.js';
+import type { HookState } from './state.js';
+
+/** Agent types matching this are reviewers; every other agent is an implementer. */
+export const DEFAULT_REVIEWER_PATTERN = /review/iu;
+/**
+ * How long a section waits for its subagent, and a report for the call that names its agent:
+ * a call the user denied or interrupted never starts a subagent and never ends.
+ */
+export const DEFAULT_PENDING_TIMEOUT_MS = 10 * 60_000;
+
+/** What the decisions depend on besides the state, the input and the time. */
+export interface HookSettings {
+  /** How long a section waits for its subagent (default 10 minutes). */
+  readonly timeoutMs: number;
+  /** Agent types matching it are reviewers. */
+  readonly reviewerPattern: RegExp;
+  /** Facts and token budget of a section (the session's defaults when absent). */
+  readonly maxFacts?: number;
+  readonly maxTokens?: number;
+}
+
+/** The settings when nothing says otherwise. */
+export const DEFAULT_HOOK_SETTINGS: HookSettings = Object.freeze({
+  timeoutMs: DEFAULT_PENDING_TIMEOUT_MS,
+  reviewerPattern: DEFAULT_REVIEWER_PATTERN,
+});
+
+/** A line for the user: on standard error, and also in the transcript when `notice`. */
+export interface SayEffect {
+  readonly type: 'say';
+  readonly failure: Failure;
+  readonly notice: boolean;
+}
+
+/** Record a prompt in the session and compute its section; the answer comes back as `compiled`. */
+export interface CompileEffect {
+  readonly type: 'compile';
+  readonly request: CompileContextInput & { readonly at: number };
+  /** The call the prompt is for: its section may go in front of its prompt. */
+  readonly call: SubagentDispatch;
+  /** The dispatch to record once the session answers, without what the answer gives. */
+  readonly dispatch: Omit<DispatchRecord, 'key' | 'line' | 'sessionContext'> & { readonly key?: string };
+}
+
+/** Record a subagent's result in the session; the answer comes back as `ingested`. */
+export interface IngestEffect {
+  readonly type: 'ingest';
+  readonly request: IngestResultInput & { readonly at: number };
+  /** Who the result is from, for messages. */
+  readonly what: string;
+}
+
+/** What the shell does for a transition, in order. */
+export type HookEffect = SayEffect | CompileEffect | IngestEffect;
+
+/** Why the session did not answer: it could not be opened (`open`), or the call failed (`call`). */
+export interface SessionFailure {
+  readonly step: 'open' | 'call';
+  readonly failure: Failure;
+}
+
+/** The session's answer to an effect. */
+export type SessionAnswer<A> = E.Either<SessionFailure, A>;
+
+/** An event that may change something: an agent's event the hook acts on. */
+export type ActiveHookEvent = Exclude<HookEvent, { event: 'ignored' }>;
+
+/** What the transition takes: an agent's event, or the session's answer to one of its effects. */
+export type HookInput =
+  | { readonly type: 'event'; readonly event: ActiveHookEvent }
+  | {
+      readonly type: 'compiled';
+      readonly effect: CompileEffect;
+      readonly answer: SessionAnswer<{ readonly line: number; readonly sessionContext: string }>;
+    }
+  | {
+      readonly type: 'ingested';
+      readonly effect: IngestEffect;
+      readonly answer: SessionAnswer<{ readonly warnings: ReadonlyArray<string> }>;
+    };
+
+/** What a decision adds: the records to append, the effects to run, the output to print. */
+export interface HookDecision {
+  readonly records: ReadonlyArray<HookRecord>;
+  readonly effects: ReadonlyArray<HookEffect>;
+  readonly output?: Readonly<Record<string, unknown>>;
+}
+
+/** What one input does: the state after, the records to append, the effects to run, the output to print. */
+export interface HookStep {
+  readonly state: HookState;
+  readonly records: ReadonlyArray<HookRecord>;
+  readonly effects: ReadonlyArray<HookEffect>;
+  readonly output?: Readonly<Record<string, unknown>>;
+}

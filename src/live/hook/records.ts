@@ -1,0 +1,164 @@
+/**
+ * The lines of a hooks file (`{id}.jsonl.hooks`, beside the session log): what the hook events
+ * of one session leave for each other. Hook commands are separate processes, so these records
+ * are their only memory; state.ts folds them.
+ *
+ * A dispatch is one call of a subagent tool, keyed by its `tool_use_id`. Its section reaches
+ * the subagent by one channel, chosen once when the call is made:
+ * - `input`: the hook rewrote the call's prompt (Claude Code);
+ * - `start`: the section waits for the `SubagentStart` of a subagent of its type (Codex, and
+ *   Claude Code versions that do not apply a rewritten prompt);
+ * - `none`: the prompt carries a `[Session Context]` section already.
+ * Its result is recorded once, from whichever event first brings it together with its dispatch:
+ * the call's own `PostToolUse` (`join: 'tool'`, exact), or the `SubagentStop` of the agent it
+ * is known to belong to.
+ */
+import * as O from 'fp-ts/lib/Option.js';
+import { z } from 'zod';
+
+/** How a section reaches its subagent. */
+export type Channel = 'input' | 'start' | 'none';
+/** How a dispatch learns its result: from its own tool call's end (`tool`), or from its agent's stop (`agent`). */
+export type Join = 'tool' | 'agent';
+
+/** A subagent tool call, with the section computed for its prompt. */
+export interface DispatchRecord {
+  readonly type: 'dispatch';
+  /** The tool call's id, or `line:N` (the prompt's line in the session log) without one. */
+  readonly key: string;
+  readonly taskId: string;
+  /** The line of the prompt event in the session log. */
+  readonly line: number;
+  readonly agentType?: string;
+  readonly sessionContext: string;
+  readonly channel: Channel;
+  readonly join: Join;
+  readonly at: number;
+}
+
+/** A subagent started and took the section of `key` (channel `start`). */
+export interface ClaimRecord {
+  readonly type: 'claim';
+  readonly key: string;
+  readonly agentId?: string;
+  readonly at: number;
+}
+
+/** The tool call `key` named its subagent: an exact pairing. */
+export interface LaunchRecord {
+  readonly type: 'launch';
+  readonly key: string;
+  readonly agentId: string;
+  readonly at: number;
+}
+
+/** The tool call `key` is over; `final` when no result can come later (it finished or failed). */
+export interface EndRecord {
+  readonly type: 'end';
+  readonly key: string;
+  readonly final: boolean;
+  readonly at: number;
+}
+
+/** A subagent's report, kept until its dispatch is known. */
+export interface ReportRecord {
+  readonly type: 'report';
+  readonly agentId: string;
+  readonly text: string;
+  /** `handback`: the report it handed back; `stop`: its last message. */
+  readonly source: 'handback' | 'stop';
+  readonly at: number;
+}
+
+/** A result was recorded: for the dispatch `key`, for the agent `agentId`, or both. */
+export interface ResultRecord {
+  readonly type: 'result';
+  readonly key?: string;
+  readonly agentId?: string;
+  readonly taskId: string;
+  readonly at: number;
+}
+
+/** Whether the host applied a rewritten prompt, as the end of the call `key` showed. */
+export interface ObserveRecord {
+  readonly type: 'observe';
+  readonly key: string;
+  readonly rewrite: 'honoured' | 'ignored';
+  readonly at: number;
+}
+
+/**
+ * The user was told that an answer for the dispatch `key` had no result block: told once per
+ * dispatch, while a later answer with one is still recorded.
+ */
+export interface UnmarkedRecord {
+  readonly type: 'unmarked';
+  readonly key: string;
+  readonly at: number;
+}
+
+/** One line of the hooks file. */
+export type HookRecord =
+  | DispatchRecord
+  | ClaimRecord
+  | LaunchRecord
+  | EndRecord
+  | ReportRecord
+  | ResultRecord
+  | ObserveRecord
+  | UnmarkedRecord;
+
+const Time = z.number().finite();
+const Text = z.string();
+const Optional = z.string().optional();
+
+/** The records, as read back: a line that is not one of them (a hand edit) is skipped, never a reason to stop. */
+const HookRecordSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('dispatch'),
+    key: Text,
+    taskId: Text,
+    line: z.number().int(),
+    agentType: Optional,
+    sessionContext: Text,
+    channel: z.enum(['input', 'start', 'none']),
+    join: z.enum(['tool', 'agent']),
+    at: Time,
+  }),
+  z.object({ type: z.literal('claim'), key: Text, agentId: Optional, at: Time }),
+  z.object({ type: z.literal('launch'), key: Text, agentId: Text, at: Time }),
+  z.object({ type: z.literal('end'), key: Text, final: z.boolean(), at: Time }),
+  z.object({ type: z.literal('report'), agentId: Text, text: Text, source: z.enum(['handback', 'stop']), at: Time }),
+  z.object({ type: z.literal('result'), key: Optional, agentId: Optional, taskId: Text, at: Time }),
+  z.object({ type: z.literal('observe'), key: Text, rewrite: z.enum(['honoured', 'ignored']), at: Time }),
+  z.object({ type: z.literal('unmarked'), key: Text, at: Time }),
+]);
+
+/** The JSON value of a line, or none when it is not JSON. */
+const parseJsonLine = (line: string): O.Option<unknown> => {
+  try {
+    return O.some(JSON.parse(line) as unknown);
+  } catch {
+    // Not JSON: a torn or hand-edited line, skipped like any other line that is not a record.
+    return O.none;
+  }
+};
+
+const parseRecord = (line: string): O.Option<HookRecord> => {
+  if (line.trim() === '') return O.none;
+  const value = parseJsonLine(line);
+  if (O.isNone(value)) return O.none;
+  const parsed = HookRecordSchema.safeParse(value.value);
+  return parsed.success ? O.some(parsed.data as HookRecord) : O.none;
+};
+
+/** The records of a hooks file's text, in order; lines that are not records are skipped. */
+export const parseHookRecords = (text: string): ReadonlyArray<HookRecord> =>
+  text.split('\n').flatMap((line) => {
+    const record = parseRecord(line);
+    return O.isSome(record) ? [record.value] : [];
+  });
+
+/** The text of `records` as the hooks file holds them: one JSON object a line. */
+export const formatHookRecords = (records: ReadonlyArray<HookRecord>): string =>
+  records.map((record) => `${JSON.stringify(record)}\n`).join('');

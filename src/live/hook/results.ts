@@ -1,0 +1,191 @@
+/** How a subagent's result is paired with its call: at the call's end, at the agent's stop or handback, or at expiry. */
+import * as O from 'fp-ts/lib/Option.js';
+import { failure } from '../../base/failure.js';
+import { BEGIN_MARKER, END_MARKER } from '../../core/extract/parse.js';
+import { collapseWhitespace } from '../../base/text.js';
+import { selectTaskId, type SubagentCallEnded, type SubagentCallFailed } from './payload.js';
+import type { DispatchState } from './state.js';
+import { isAgentSettled, isAwaitingToolResult, selectDispatchOfAgent, selectExpiredReports } from './select.js';
+import { agentName, holdsResult, recordResult, say, type Turn } from './turn.js';
+
+/**
+ * Tells the user, once per dispatch, that an answer its subagent gave has no result block, so
+ * nothing was recorded from it: without this the hooks drop such an answer without a word.
+ */
+const tellUnmarked = (turn: Turn, dispatch: DispatchState, what: string): void => {
+  if (dispatch.unmarked) return;
+  say(
+    turn,
+    failure(
+      'marker_missing',
+      `the answer of ${what} for task ${dispatch.record.taskId} has no result between a line ${BEGIN_MARKER} and a line ${END_MARKER}, so nothing was recorded from it; ask subagents to end their answer with one (see docs/hooks.md)`,
+    ),
+  );
+  turn.records.push({ type: 'unmarked', key: dispatch.record.key, at: turn.now });
+};
+
+/** Reports whose call never named their agent in time: recorded under the task their agent took, else the agent's id. */
+export const settleExpiredReports = (turn: Turn): void => {
+  const { timeoutMs } = turn.settings;
+  for (const report of selectExpiredReports(turn.state, turn.now, timeoutMs)) {
+    const link = selectDispatchOfAgent(turn.state, report.agentId);
+    const dispatch = O.isSome(link) && !link.value.dispatch.resulted ? link.value.dispatch : undefined;
+    const taskId = dispatch?.record.taskId ?? report.agentId;
+    say(
+      turn,
+      failure(
+        'report_unpaired',
+        `no tool call named the subagent ${report.agentId} within ${Math.round(timeoutMs / 1000)} s; its result is recorded under task ${taskId}`,
+      ),
+    );
+    recordResult(turn, {
+      taskId,
+      text: report.text,
+      agentType: dispatch?.record.agentType,
+      at: report.at,
+      ...(dispatch === undefined ? {} : { key: dispatch.record.key }),
+      agentId: report.agentId,
+      what: agentName(report.agentId, dispatch?.record.agentType),
+    });
+  }
+};
+
+const sameText = (a: string, b: string): boolean => collapseWhitespace(a) === collapseWhitespace(b);
+
+/** A call whose dispatch was never seen (hooks added mid-session): its answer still counts. */
+const onUnknownCallEnded = (event: SubagentCallEnded, turn: Turn): void => {
+  const { response } = event;
+  const key = event.toolUseId;
+  if (key !== undefined && turn.state.settledKeys[key] === true) return;
+  if (response.status === 'async_launched' || !holdsResult(response.text)) return;
+  const task = selectTaskId({ prompt: event.prompt ?? '', ...(key === undefined ? {} : { toolUseId: key }) });
+  recordResult(turn, {
+    taskId: O.isSome(task) ? task.value.taskId : (response.agentId ?? 'unknown'),
+    text: response.text,
+    agentType: event.agentType,
+    at: turn.now,
+    ...(key === undefined ? {} : { key }),
+    ...(response.agentId === undefined ? {} : { agentId: response.agentId }),
+    what: agentName(response.agentId, event.agentType),
+  });
+};
+
+/** `PostToolUse` of a subagent tool: the call's answer, or the agent it launched. */
+export const onCallEnded = (event: SubagentCallEnded, turn: Turn): void => {
+  const { state, records } = turn;
+  const { response } = event;
+  const dispatch = event.toolUseId === undefined ? undefined : state.byKey[event.toolUseId];
+  if (dispatch === undefined) return onUnknownCallEnded(event, turn);
+  const { record } = dispatch;
+  if (record.channel === 'input' && record.sessionContext !== '' && !dispatch.observed) {
+    const seen = response.prompt ?? event.prompt;
+    if (seen !== undefined) {
+      const honoured = seen.startsWith(record.sessionContext);
+      records.push({ type: 'observe', key: record.key, rewrite: honoured ? 'honoured' : 'ignored', at: turn.now });
+      if (!honoured)
+        say(
+          turn,
+          failure(
+            'rewrite_ignored',
+            `this ${event.toolName} tool did not apply the hook's rewritten prompt, so the subagent of task ${record.taskId} started without its [Session Context]; later subagents of this session get theirs at SubagentStart (see docs/hooks.md)`,
+          ),
+        );
+    }
+  }
+  const agentId = response.agentId ?? dispatch.agentId;
+  if (response.agentId !== undefined && dispatch.agentId === undefined) {
+    records.push({ type: 'launch', key: record.key, agentId: response.agentId, at: turn.now });
+    const guessed = state.agents[response.agentId];
+    const other = guessed === undefined ? undefined : state.byKey[guessed.key];
+    if (
+      other !== undefined &&
+      other.record.key !== record.key &&
+      other.record.channel === 'start' &&
+      other.record.sessionContext !== ''
+    )
+      say(
+        turn,
+        failure(
+          'section_mismatch',
+          `the subagent of task ${record.taskId} (${response.agentId}) started with the [Session Context] of task ${other.record.taskId}`,
+        ),
+      );
+  }
+  const report = agentId === undefined ? undefined : state.reports[agentId];
+  const launched = response.status === 'async_launched';
+  const text = report?.text ?? (launched ? undefined : response.text);
+  if (!dispatch.resulted && holdsResult(text)) {
+    recordResult(turn, {
+      taskId: record.taskId,
+      text,
+      agentType: record.agentType ?? event.agentType,
+      at: report?.at ?? turn.now,
+      key: record.key,
+      ...(agentId === undefined ? {} : { agentId }),
+      what: agentName(agentId, record.agentType),
+    });
+    // The same answer kept from a stop whose agent the call did not name (older versions) is this one.
+    if (agentId === undefined)
+      for (const kept of Object.values(state.reports))
+        if (sameText(kept.text, text))
+          records.push({ type: 'result', agentId: kept.agentId, taskId: record.taskId, at: turn.now });
+  }
+  // A spawn that returns at once (Codex) is not the end of its subagent: only Claude Code's call is.
+  const final = !launched && record.join === 'tool';
+  if (final && !dispatch.resulted && !dispatch.final && text !== undefined && !holdsResult(text))
+    tellUnmarked(turn, dispatch, agentName(agentId, record.agentType ?? event.agentType));
+  records.push({ type: 'end', key: record.key, final, at: turn.now });
+};
+
+/** `PostToolUseFailure`: the call is over, and no result will come. */
+export const onCallFailed = (event: SubagentCallFailed, turn: Turn): void => {
+  const dispatch = event.toolUseId === undefined ? undefined : turn.state.byKey[event.toolUseId];
+  if (dispatch !== undefined && !dispatch.final)
+    turn.records.push({ type: 'end', key: dispatch.record.key, final: true, at: turn.now });
+};
+
+/** A subagent's report (a handed-back one, or its last message): recorded where its task is known exactly, else kept. */
+export const onReport = (
+  turn: Turn,
+  agentId: string | undefined,
+  agentType: string | undefined,
+  text: string,
+  source: 'handback' | 'stop',
+): void => {
+  const { state } = turn;
+  // A repeated stop, or a stop after its call was over: its result is in, or no longer awaited.
+  if (isAgentSettled(state, agentId)) return;
+  const link = selectDispatchOfAgent(state, agentId);
+  if (!holdsResult(text)) {
+    // Nothing to record or keep; said where the report is known to be its call's answer.
+    if (O.isSome(link) && (link.value.exact || link.value.dispatch.record.join === 'agent'))
+      tellUnmarked(turn, link.value.dispatch, agentName(agentId, agentType ?? link.value.dispatch.record.agentType));
+    return;
+  }
+  if (O.isSome(link)) {
+    const { dispatch, exact } = link.value;
+    if (exact || dispatch.record.join === 'agent')
+      return recordResult(turn, {
+        taskId: dispatch.record.taskId,
+        text,
+        agentType: dispatch.record.agentType ?? agentType,
+        at: turn.now,
+        key: dispatch.record.key,
+        ...(agentId === undefined ? {} : { agentId }),
+        what: agentName(agentId, agentType),
+      });
+  }
+  // Its call will name it (Claude Code): wait for that, unless no call is waiting at all.
+  if (agentId !== undefined && (O.isSome(link) || isAwaitingToolResult(state, turn.now, turn.settings.timeoutMs))) {
+    turn.records.push({ type: 'report', agentId, text, source, at: turn.now });
+    return;
+  }
+  recordResult(turn, {
+    taskId: agentId ?? 'unknown',
+    text,
+    agentType,
+    at: turn.now,
+    ...(agentId === undefined ? {} : { agentId }),
+    what: agentName(agentId, agentType),
+  });
+};

@@ -1,0 +1,94 @@
+/** What the hook's decisions ask of its state: pure functions of the state, an agent or a type, and the time. */
+import * as O from 'fp-ts/lib/Option.js';
+import type { ReportRecord } from './records.js';
+import type { DispatchState, HookState } from './state.js';
+
+/** True when no result can still come for the dispatch. */
+export const isSettled = (dispatch: DispatchState): boolean => dispatch.resulted || dispatch.final;
+
+/** True when the dispatch is younger than `timeoutMs` at `now`. */
+const isFresh = (dispatch: DispatchState, now: number, timeoutMs: number): boolean =>
+  now - dispatch.record.at <= timeoutMs;
+
+/** The oldest of `open` of `agentType`, else the oldest whose type was not known. */
+const oldestOfType = (open: ReadonlyArray<DispatchState>, agentType: string | undefined): O.Option<DispatchState> =>
+  O.fromNullable(
+    open.find((dispatch) => agentType !== undefined && dispatch.record.agentType === agentType) ??
+      open.find((dispatch) => dispatch.record.agentType === undefined),
+  );
+
+/**
+ * What a starting subagent may be paired with:
+ * - `section`: a section waiting for its subagent (channel `start`), not taken, its call not over
+ *   (a call that returned when its subagent was launched is not over);
+ * - `guess`: a call whose section went in its prompt (channel `input`) and whose subagent is not
+ *   known yet. Only a fallback, for settings without `PostToolUse`: a call's own end names its
+ *   agent exactly.
+ */
+const WAITING: Readonly<Record<'section' | 'guess', (dispatch: DispatchState) => boolean>> = {
+  section: (dispatch) =>
+    dispatch.record.channel === 'start' && !dispatch.claimed && !dispatch.final && !dispatch.resulted,
+  guess: (dispatch) =>
+    dispatch.record.join === 'tool' &&
+    dispatch.record.channel !== 'start' &&
+    !dispatch.claimed &&
+    dispatch.agentId === undefined &&
+    !isSettled(dispatch),
+};
+
+/**
+ * The dispatch a subagent of `agentType` starting at `now` is paired with: the oldest waiting
+ * one of that type no older than `timeoutMs`, else the oldest such one whose type was not known.
+ * A denied or interrupted call never starts a subagent and never ends: it stops waiting once it
+ * is `timeoutMs` old.
+ */
+export const selectWaiting = (
+  state: HookState,
+  kind: keyof typeof WAITING,
+  agentType: string | undefined,
+  now: number,
+  timeoutMs: number,
+): O.Option<DispatchState> =>
+  oldestOfType(
+    state.dispatches.filter((dispatch) => WAITING[kind](dispatch) && isFresh(dispatch, now, timeoutMs)),
+    agentType,
+  );
+
+/** The dispatch an agent works for, and whether that is known exactly. */
+export const selectDispatchOfAgent = (
+  state: HookState,
+  agentId: string | undefined,
+): O.Option<{ readonly dispatch: DispatchState; readonly exact: boolean }> => {
+  if (agentId === undefined) return O.none;
+  const link = state.agents[agentId];
+  const dispatch = link === undefined ? undefined : state.byKey[link.key];
+  return link === undefined || dispatch === undefined ? O.none : O.some({ dispatch, exact: link.exact });
+};
+
+/** True when the agent's result is in, or its call is over: nothing it sends from now on is recorded. */
+export const isAgentSettled = (state: HookState, agentId: string | undefined): boolean => {
+  if (agentId === undefined) return false;
+  if (state.settledAgents[agentId] === true) return true;
+  const link = state.agents[agentId];
+  const dispatch = link === undefined ? undefined : state.byKey[link.key];
+  return dispatch !== undefined && isSettled(dispatch);
+};
+
+/**
+ * True while a dispatch that learns its result from its own tool call's end may still do so:
+ * an agent nobody knows yet may be one of its subagents, whose call will name it.
+ */
+export const isAwaitingToolResult = (state: HookState, now: number, timeoutMs: number): boolean =>
+  state.dispatches.some(
+    (dispatch) =>
+      dispatch.record.join === 'tool' &&
+      !isSettled(dispatch) &&
+      dispatch.agentId === undefined &&
+      isFresh(dispatch, now, timeoutMs),
+  );
+
+/** Reports kept longer than `timeoutMs` whose agent's call is not over: no call named their agent in time. */
+export const selectExpiredReports = (state: HookState, now: number, timeoutMs: number): ReadonlyArray<ReportRecord> =>
+  Object.values(state.reports).filter(
+    (report) => now - report.at > timeoutMs && !isAgentSettled(state, report.agentId),
+  );

@@ -1,0 +1,121 @@
+/**
+ * The hook's decisions as one pure transition: `hookTransition(state, input, now, settings)`
+ * returns the state after, the records to append to the hooks file (the state is their fold),
+ * the effects to carry out in order (tell the user, ask the session) and the output to print.
+ * An input is an agent's event, or the session's answer to an effect, which comes back as an
+ * input (xstate's pattern: effects are data, the shell runs them and feeds their results back).
+ * The shell (hook.ts) only reads, locks, runs the effects, appends and prints.
+ *
+ * - `PreToolUse` of a subagent tool records the subagent's prompt in the session log (a prompt
+ *   event, task id from a `Task ID:` line or the tool call's id) and computes its section. In
+ *   Claude Code the section goes in front of the prompt through `updatedInput`, with no
+ *   permission decision, so the user is asked exactly what they would be asked without the hook.
+ *   Elsewhere, or where the host was seen not to apply the rewrite, it waits for `SubagentStart`.
+ * - `PostToolUse` of the same `tool_use_id` records the subagent's answer under that call's task
+ *   (or, for a subagent sent to the background, learns its agent id, so that its `SubagentStop`
+ *   is recorded under the right task); `PostToolUseFailure` ends the call.
+ * - `SubagentStart` hands a waiting section to a subagent of its type (`additionalContext`).
+ * - `SubagentStop` records the last message of a subagent whose task is known; a repeated stop
+ *   of an agent already recorded is a no-op.
+ * Every event first records the reports whose call never named their agent in time (expiry).
+ * See state.ts and select.ts for the rules, and docs/hooks.md for which host gets which path.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { type Failure, failure } from '../../base/failure.js';
+import { decideEvent } from './decide.js';
+import { rewriteOutput } from './sections.js';
+import {
+  type CompileEffect,
+  DEFAULT_HOOK_SETTINGS,
+  type HookDecision,
+  type HookInput,
+  type HookSettings,
+  type HookStep,
+  type IngestEffect,
+  type SayEffect,
+  type SessionAnswer,
+} from './model.js';
+import type { DispatchRecord } from './records.js';
+import { applyHookRecords, type HookState } from './state.js';
+
+/** A failure of the session, as the user reads it: what it was about, then why. */
+const sessionSaid = (what: string, error: Failure, notice = true): SayEffect => ({
+  type: 'say',
+  failure: failure(error.code, `${what}: ${error.message}`),
+  notice,
+});
+
+/** The dispatch record of a prompt the session recorded and the section it computed. */
+const onCompiled = (
+  effect: CompileEffect,
+  answer: SessionAnswer<{ readonly line: number; readonly sessionContext: string }>,
+): HookDecision => {
+  if (E.isLeft(answer)) {
+    const { step, failure: error } = answer.left;
+    const what = step === 'open' ? `session ${effect.call.sessionId}` : `the prompt of task ${effect.request.taskId}`;
+    return { records: [], effects: [sessionSaid(what, error)] };
+  }
+  const { key, ...dispatch } = effect.dispatch;
+  const record: DispatchRecord = {
+    type: 'dispatch',
+    key: key ?? `line:${answer.right.line}`,
+    taskId: dispatch.taskId,
+    line: answer.right.line,
+    ...(dispatch.agentType === undefined ? {} : { agentType: dispatch.agentType }),
+    sessionContext: answer.right.sessionContext,
+    channel: dispatch.channel,
+    join: dispatch.join,
+    at: dispatch.at,
+  };
+  const output = rewriteOutput(effect.call, record);
+  return { records: [record], effects: [], ...(output === undefined ? {} : { output }) };
+};
+
+/**
+ * What the user is told about a recorded result: a failure to record it, or the extraction's
+ * warnings (in the transcript only a result that lands on another task than it names).
+ */
+const onIngested = (
+  effect: IngestEffect,
+  answer: SessionAnswer<{ readonly warnings: ReadonlyArray<string> }>,
+): HookDecision => {
+  const { what, request } = effect;
+  const about = `the result of ${what} for task ${request.taskId}`;
+  if (E.isLeft(answer)) {
+    const { step, failure: error } = answer.left;
+    return { records: [], effects: [sessionSaid(step === 'open' ? about : `${about} was not recorded`, error)] };
+  }
+  return {
+    records: [],
+    effects: answer.right.warnings.map((warning): SayEffect => ({
+      type: 'say',
+      failure: failure('result_warning', `${about}: ${warning}`),
+      notice: /differs from/u.test(warning),
+    })),
+  };
+};
+
+/**
+ * The hook's transition. Total and deterministic: the same state, input, time and settings
+ * give the same step, and `state` is never changed. The step's state is `state` with its
+ * records applied, which is what the next process folds from the file.
+ */
+export const hookTransition = (
+  state: HookState,
+  input: HookInput,
+  now: number,
+  settings: HookSettings = DEFAULT_HOOK_SETTINGS,
+): HookStep => {
+  const decision =
+    input.type === 'event'
+      ? decideEvent(state, input.event, now, settings)
+      : input.type === 'compiled'
+        ? onCompiled(input.effect, input.answer)
+        : onIngested(input.effect, input.answer);
+  return {
+    state: applyHookRecords(state, decision.records),
+    records: decision.records,
+    effects: decision.effects,
+    ...(decision.output === undefined ? {} : { output: decision.output }),
+  };
+};

@@ -1,0 +1,105 @@
+/**
+ * The two resources: the dispatch-result schemas (what a subagent must print) and a session's
+ * snapshot (its event count, the lines its log could not apply, its valid facts, bounded).
+ */
+import { type McpServer, ResourceNotFoundError, ResourceTemplate } from '@modelcontextprotocol/server';
+import * as E from 'fp-ts/lib/Either.js';
+import { dispatchResultJsonSchema } from '../../core/extract/contract.js';
+import { BEGIN_MARKER, END_MARKER } from '../../core/extract/parse.js';
+import { selectAllFacts, selectFactsWhere, selectValidCount } from '../../core/store/selectors.js';
+import type { FactStore } from '../../core/store/state.js';
+import type { SessionPool } from '../session/pool.js';
+import { listSessionIds, type LiveSession, type SessionOptions } from '../session/session.js';
+import type { TokenCounter } from '../../tokens/estimate.js';
+import { fitAnswer } from './answer.js';
+import { factOut } from './schemas.js';
+
+/** The URI of the dispatch-result schemas. */
+export const SCHEMAS_URI = 'fact-tracker://schemas/dispatch-result';
+/** The URI template of a session's snapshot. */
+export const SESSION_URI_TEMPLATE = 'fact-tracker://sessions/{sessionId}';
+
+/** A session's snapshot as its resource: what the log held, bounded like a tool answer. */
+const snapshotAnswer = (session: LiveSession, store: FactStore, maxTokens: number, countTokens: TokenCounter) => {
+  const { events, errors, setAside } = session.report();
+  const facts = selectFactsWhere(store, {}).map(factOut);
+  return fitAnswer(
+    facts,
+    (kept, omitted) => ({
+      sessionId: session.id,
+      file: session.file,
+      events,
+      validFacts: selectValidCount(store),
+      allFacts: selectAllFacts(store).length,
+      errors: errors.slice(0, 20),
+      setAside,
+      facts: kept,
+      omitted,
+    }),
+    maxTokens,
+    countTokens,
+  );
+};
+
+/** Registers the resources on `server`, over the sessions of `session`; snapshots are bounded like tool answers. */
+export const registerResources = (
+  server: McpServer,
+  session: SessionPool,
+  options: Pick<SessionOptions, 'cwd' | 'directory'> & {
+    readonly maxTokens: number;
+    readonly countTokens: TokenCounter;
+  },
+): void => {
+  const { maxTokens, countTokens } = options;
+  server.registerResource(
+    'dispatch-result-schemas',
+    SCHEMAS_URI,
+    {
+      title: 'Dispatch result schemas',
+      description: `What a subagent must print at the end of its answer: JSON between a line ${BEGIN_MARKER} and a line ${END_MARKER}, valid against the schema of its role.`,
+      mimeType: 'application/json',
+    },
+    async (uri) => ({
+      contents: [
+        {
+          uri: uri.href,
+          mimeType: 'application/json',
+          text: JSON.stringify({
+            begin: BEGIN_MARKER,
+            end: END_MARKER,
+            implementer: dispatchResultJsonSchema('implementer'),
+            reviewer: dispatchResultJsonSchema('reviewer'),
+          }),
+        },
+      ],
+    }),
+  );
+
+  server.registerResource(
+    'session-snapshot',
+    new ResourceTemplate(SESSION_URI_TEMPLATE, {
+      list: async () => ({
+        resources: (await listSessionIds(options)).slice(0, 200).map((id) => ({
+          uri: SESSION_URI_TEMPLATE.replace('{sessionId}', id),
+          name: `session ${id}`,
+          mimeType: 'application/json',
+        })),
+      }),
+    }),
+    {
+      title: 'Session snapshot',
+      description: 'A session: its event count, the lines its log could not apply, and its valid facts (bounded).',
+      mimeType: 'application/json',
+    },
+    async (uri, variables) => {
+      const id = variables['sessionId'];
+      const live = await session(typeof id === 'string' ? id : '', false);
+      if (E.isLeft(live)) throw new ResourceNotFoundError(uri.href, `${live.left.code}: ${live.left.message}`);
+      const store = await live.right.snapshot();
+      if (E.isLeft(store)) throw new ResourceNotFoundError(uri.href, `${store.left.code}: ${store.left.message}`);
+      const answer = snapshotAnswer(live.right, store.right, maxTokens, countTokens);
+      if (E.isLeft(answer)) throw new ResourceNotFoundError(uri.href, `${answer.left.code}: ${answer.left.message}`);
+      return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(answer.right) }] };
+    },
+  );
+};

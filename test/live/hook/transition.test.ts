@@ -1,0 +1,367 @@
+/**
+ * The hook's transition, without files or processes: what it decides for each event from the
+ * state and the time, and what it makes of the session's answers. The shell only runs these
+ * steps, so the pairing, the channel and the expiry are checked here directly.
+ */
+import fc from 'fast-check';
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import {
+  type ActiveHookEvent,
+  DEFAULT_HOOK_SETTINGS,
+  type HookEffect,
+  type HookInput,
+  type HookStep,
+} from '../../../src/live/hook/model.js';
+import type { SubagentDispatch } from '../../../src/live/hook/payload.js';
+import type { HookRecord } from '../../../src/live/hook/records.js';
+import { emptyHookState, foldHookRecords, type HookState } from '../../../src/live/hook/state.js';
+import { hookTransition } from '../../../src/live/hook/transition.js';
+import { AGENTS, KEYS, optional, record, TYPES, wellFormed } from './arbitraries.js';
+
+const SESSION = 's1';
+const SECTION = '[Session Context]\n- src/a.ts modified_by task:0';
+const RESULT = (taskId: string) =>
+  `Done.\nBEGIN_DISPATCH_RESULT\n{"task_id": "${taskId}", "status": "completed"}\nEND_DISPATCH_RESULT`;
+const TIMEOUT = DEFAULT_HOOK_SETTINGS.timeoutMs;
+
+const dispatchEvent = (fields: Partial<SubagentDispatch> = {}): SubagentDispatch => ({
+  event: 'PreToolUse',
+  sessionId: SESSION,
+  toolName: 'Agent',
+  toolUseId: 'toolu_a',
+  prompt: 'Task ID: 7\nAdd src/b.ts.',
+  promptField: 'prompt',
+  toolInput: { description: 'b', prompt: 'Task ID: 7\nAdd src/b.ts.', subagent_type: 'worker' },
+  agentType: 'worker',
+  ...fields,
+});
+
+const step = (state: HookState, input: HookInput, now = 1_000): HookStep => hookTransition(state, input, now);
+const onEvent = (state: HookState, event: ActiveHookEvent, now = 1_000): HookStep =>
+  step(state, { type: 'event', event }, now);
+
+/** The step's effects of a type. */
+const effectsOf = <T extends HookEffect['type']>(
+  effects: ReadonlyArray<HookEffect>,
+  type: T,
+): ReadonlyArray<Extract<HookEffect, { type: T }>> =>
+  effects.filter((effect): effect is Extract<HookEffect, { type: T }> => effect.type === type);
+
+/**
+ * Runs an input as the shell does, with a session that records every prompt on the next line
+ * with `section` and every result without a warning: the state after, and everything it did.
+ */
+const run = (
+  state: HookState,
+  event: ActiveHookEvent,
+  now: number,
+  section = SECTION,
+): { state: HookState; records: HookRecord[]; effects: HookEffect[]; output?: unknown } => {
+  const records: HookRecord[] = [];
+  const effects: HookEffect[] = [];
+  let current = state;
+  let output: unknown;
+  const take = (next: HookStep): void => {
+    current = next.state;
+    records.push(...next.records);
+    output = next.output ?? output;
+    for (const effect of next.effects) {
+      effects.push(effect);
+      if (effect.type === 'compile')
+        take(
+          hookTransition(
+            current,
+            { type: 'compiled', effect, answer: E.right({ line: current.lines + 1, sessionContext: section }) },
+            now,
+          ),
+        );
+      if (effect.type === 'ingest')
+        take(hookTransition(current, { type: 'ingested', effect, answer: E.right({ warnings: [] }) }, now));
+    }
+  };
+  take(hookTransition(state, { type: 'event', event }, now));
+  return { state: current, records, effects, ...(output === undefined ? {} : { output }) };
+};
+
+describe('the hook transition, by example', () => {
+  it('Claude Code: a subagent call asks for its section, and the answer rewrites the prompt', () => {
+    const event = dispatchEvent();
+    const asked = onEvent(emptyHookState, event);
+    expect(asked.records).toEqual([]);
+    expect(asked.output).toBeUndefined();
+    const [compile] = effectsOf(asked.effects, 'compile');
+    expect(compile?.request).toEqual({ taskId: '7', taskPrompt: event.prompt, at: 1_000 });
+    const answered = step(asked.state, {
+      type: 'compiled',
+      effect: compile!,
+      answer: E.right({ line: 4, sessionContext: SECTION }),
+    });
+    expect(answered.records).toEqual([
+      {
+        type: 'dispatch',
+        key: 'toolu_a',
+        taskId: '7',
+        line: 4,
+        agentType: 'worker',
+        sessionContext: SECTION,
+        channel: 'input',
+        join: 'tool',
+        at: 1_000,
+      },
+    ]);
+    expect(answered.output).toEqual({
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        updatedInput: { ...event.toolInput, prompt: `${SECTION}\n\n${event.prompt}` },
+      },
+    });
+    // The same call again (a resumed call) gets the section computed the first time, and asks for nothing.
+    const again = onEvent(answered.state, event, 2_000);
+    expect(again.effects).toEqual([]);
+    expect(again.output).toEqual(answered.output);
+  });
+
+  it('Codex: the section waits for SubagentStart of its type, which takes it once', () => {
+    const spawn = dispatchEvent({ toolName: 'spawn_agent', toolUseId: 'call_1', promptField: 'message' });
+    const sent = run(emptyHookState, spawn, 1_000);
+    expect(sent.output).toBeUndefined();
+    expect(sent.records).toEqual([expect.objectContaining({ channel: 'start', join: 'agent', key: 'call_1' })]);
+    const other = onEvent(sent.state, {
+      event: 'SubagentStart',
+      sessionId: SESSION,
+      agentId: 'x',
+      agentType: 'critic',
+    });
+    expect(other.output).toBeUndefined();
+    const started = onEvent(sent.state, {
+      event: 'SubagentStart',
+      sessionId: SESSION,
+      agentId: 'a1',
+      agentType: 'worker',
+    });
+    expect(started.output).toEqual({
+      hookSpecificOutput: { hookEventName: 'SubagentStart', additionalContext: SECTION },
+    });
+    expect(started.records).toEqual([{ type: 'claim', key: 'call_1', agentId: 'a1', at: 1_000 }]);
+    // Its stop records its answer under the call's task, once.
+    const stop = {
+      event: 'SubagentStop',
+      sessionId: SESSION,
+      agentId: 'a1',
+      agentType: 'worker',
+      lastAssistantMessage: RESULT('7'),
+    } as const;
+    const stopped = run(started.state, stop, 2_000);
+    expect(effectsOf(stopped.effects, 'ingest').map((effect) => effect.request)).toEqual([
+      { role: 'implementer', taskId: '7', output: RESULT('7'), at: 2_000 },
+    ]);
+    expect(run(stopped.state, stop, 3_000).effects).toEqual([]);
+  });
+
+  it('a report no call named in time is recorded under its agent, and the user is told', () => {
+    const state = foldHookRecords([{ type: 'report', agentId: 'a9', text: RESULT('3'), source: 'stop', at: 0 }]);
+    const early = onEvent(state, { event: 'PostToolUseFailure', sessionId: SESSION, toolName: 'Agent' }, TIMEOUT);
+    expect(early.effects).toEqual([]);
+    const late = onEvent(state, { event: 'PostToolUseFailure', sessionId: SESSION, toolName: 'Agent' }, TIMEOUT + 1);
+    expect(late.effects).toEqual([
+      {
+        type: 'say',
+        failure: {
+          code: 'report_unpaired',
+          message: 'no tool call named the subagent a9 within 600 s; its result is recorded under task a9',
+        },
+        notice: true,
+      },
+      {
+        type: 'ingest',
+        request: { role: 'implementer', taskId: 'a9', output: RESULT('3'), at: 0 },
+        what: 'a subagent (a9)',
+      },
+    ]);
+    expect(late.records).toEqual([{ type: 'result', agentId: 'a9', taskId: 'a9', at: TIMEOUT + 1 }]);
+  });
+
+  it("tells the session's failures and warnings, and records no dispatch for a prompt it refused", () => {
+    const asked = onEvent(emptyHookState, dispatchEvent());
+    const [compile] = effectsOf(asked.effects, 'compile');
+    const closed = step(asked.state, {
+      type: 'compiled',
+      effect: compile!,
+      answer: E.left({ step: 'open', failure: { code: 'io', message: 'cannot open the log' } }),
+    });
+    expect(closed.records).toEqual([]);
+    expect(closed.state).toBe(asked.state);
+    expect(closed.effects).toEqual([
+      { type: 'say', failure: { code: 'io', message: `session ${SESSION}: cannot open the log` }, notice: true },
+    ]);
+    const refused = step(asked.state, {
+      type: 'compiled',
+      effect: compile!,
+      answer: E.left({ step: 'call', failure: { code: 'prompt_too_large', message: 'too long' } }),
+    });
+    expect(refused.effects).toEqual([
+      { type: 'say', failure: { code: 'prompt_too_large', message: 'the prompt of task 7: too long' }, notice: true },
+    ]);
+    const ingest = {
+      type: 'ingest',
+      request: { role: 'implementer', taskId: '7', output: RESULT('8'), at: 0 },
+      what: 'worker (a1)',
+    } as const;
+    const warned = step(emptyHookState, {
+      type: 'ingested',
+      effect: ingest,
+      answer: E.right({ warnings: ['result task_id "8" differs from the dispatch task "7"', 'a fact was dropped'] }),
+    });
+    expect(warned.effects.map((effect) => effect.type === 'say' && [effect.failure.code, effect.notice])).toEqual([
+      ['result_warning', true],
+      ['result_warning', false],
+    ]);
+  });
+
+  it('an answer without a result block is told as marker_missing once per call, and records no result', () => {
+    const called = run(emptyHookState, dispatchEvent(), 1_000);
+    const ended = {
+      event: 'PostToolUse',
+      sessionId: SESSION,
+      toolName: 'Agent',
+      toolUseId: 'toolu_a',
+      response: { status: 'completed', agentId: 'a1', text: 'All done, tests pass.' },
+    } as const;
+    const told = onEvent(called.state, ended, 2_000);
+    expect(told.effects).toEqual([
+      {
+        type: 'say',
+        failure: {
+          code: 'marker_missing',
+          message:
+            'the answer of worker (a1) for task 7 has no result between a line BEGIN_DISPATCH_RESULT and a line END_DISPATCH_RESULT, so nothing was recorded from it; ask subagents to end their answer with one (see docs/hooks.md)',
+        },
+        notice: true,
+      },
+    ]);
+    expect(told.records.map((entry) => entry.type)).toEqual(['launch', 'unmarked', 'end']);
+    expect(onEvent(told.state, ended, 3_000).effects).toEqual([]);
+  });
+
+  it('never changes the state it is given, and returns it as it is when it adds no record', () => {
+    const state = foldHookRecords([
+      { type: 'dispatch', key: 'k', taskId: '1', line: 1, sessionContext: '', channel: 'input', join: 'tool', at: 0 },
+    ]);
+    expect(Object.isFrozen(state) && Object.isFrozen(state.dispatches[0])).toBe(true);
+    const idle = onEvent(state, { event: 'PostToolUseFailure', sessionId: SESSION, toolName: 'Agent' });
+    expect(idle.state).toBe(state);
+  });
+});
+
+const TEXTS = [RESULT('1'), 'No result block here.'];
+
+/** Events over the same small id space as the records: every event carries the ids the hook pairs by. */
+const event: fc.Arbitrary<ActiveHookEvent> = fc.oneof(
+  fc
+    .record({
+      toolName: fc.constantFrom('Agent', 'spawn_agent'),
+      toolUseId: fc.constantFrom(...KEYS),
+      prompt: fc.constantFrom('Task ID: 1\nDo a.', 'Do b.', `${SECTION}\n\nDo c.`),
+      agentType: optional(fc.constantFrom(...TYPES.filter((type) => type !== undefined))),
+    })
+    .map(({ toolName, toolUseId, prompt, agentType }) =>
+      dispatchEvent({
+        toolName,
+        toolUseId,
+        prompt,
+        toolInput: { prompt },
+        ...(agentType === undefined ? {} : { agentType }),
+      }),
+    ),
+  fc
+    .record({
+      toolUseId: fc.constantFrom(...KEYS),
+      status: fc.constantFrom('completed', 'async_launched'),
+      agentId: optional(fc.constantFrom(...AGENTS)),
+      text: optional(fc.constantFrom(...TEXTS)),
+      prompt: optional(fc.constantFrom(`${SECTION}\n\nDo a.`, 'Do a.')),
+    })
+    .map(({ toolUseId, status, agentId, text, prompt }): ActiveHookEvent => ({
+      event: 'PostToolUse',
+      sessionId: SESSION,
+      toolName: 'Agent',
+      toolUseId,
+      ...(prompt === undefined ? {} : { prompt }),
+      response: {
+        status,
+        ...(agentId === undefined ? {} : { agentId }),
+        ...(text === undefined ? {} : { text }),
+      },
+    })),
+  fc.constantFrom(...KEYS).map((toolUseId): ActiveHookEvent => ({
+    event: 'PostToolUseFailure',
+    sessionId: SESSION,
+    toolName: 'Agent',
+    toolUseId,
+  })),
+  fc
+    .record({ agentId: fc.constantFrom(...AGENTS), agentType: optional(fc.constantFrom('worker', 'reviewer')) })
+    .map(({ agentId, agentType }): ActiveHookEvent => ({
+      event: 'SubagentStart',
+      sessionId: SESSION,
+      agentId,
+      ...(agentType === undefined ? {} : { agentType }),
+    })),
+  fc
+    .record({
+      agentId: fc.constantFrom(...AGENTS),
+      text: fc.constantFrom(...TEXTS),
+      handback: fc.boolean(),
+    })
+    .map(({ agentId, text, handback }): ActiveHookEvent =>
+      handback
+        ? { event: 'Handback', sessionId: SESSION, agentId, message: text }
+        : { event: 'SubagentStop', sessionId: SESSION, agentId, lastAssistantMessage: text },
+    ),
+);
+
+/** Files the hook could have written: it keeps only reports that hold a result block. */
+const history = fc
+  .array(record, { maxLength: 30 })
+  .map(wellFormed)
+  .map((records) =>
+    records.map((entry): HookRecord => (entry.type === 'report' ? { ...entry, text: RESULT(entry.text) } : entry)),
+  );
+const time = fc.integer({ min: 0, max: 4_000_000 });
+
+describe('the hook transition, over random files and events', () => {
+  it('the state a step returns is the fold of the file read and the records the step appends', () => {
+    fc.assert(
+      fc.property(history, event, time, (records, input, now) => {
+        const before = foldHookRecords(records);
+        const copy = JSON.parse(JSON.stringify(before)) as unknown;
+        const after = run(before, input, now);
+        expect(after.state).toEqual(foldHookRecords([...records, ...after.records]));
+        expect(before).toEqual(copy);
+      }),
+      { numRuns: 1_500 },
+    );
+  });
+
+  it('the same event sent twice at one time asks the session for each prompt and each result once', () => {
+    fc.assert(
+      fc.property(history, event, time, (records, input, now) => {
+        const first = run(foldHookRecords(records), input, now);
+        const second = run(first.state, input, now);
+        expect(second.effects.filter((effect) => effect.type !== 'say')).toEqual([]);
+      }),
+      { numRuns: 1_500 },
+    );
+  });
+
+  it('is deterministic: the same state, event and time give the same step', () => {
+    fc.assert(
+      fc.property(history, event, time, (records, input, now) => {
+        const state = foldHookRecords(records);
+        expect(onEvent(state, input, now)).toEqual(onEvent(state, input, now));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

@@ -1,0 +1,39 @@
+/**
+ * How the server fails: every tool error starts with its code, and the boundary around a tool
+ * turns an exception (a bug) into a tool error of code `internal` that says so.
+ */
+import { describe, expect, it } from 'vitest';
+import { atBoundary, codedToolError, failureAnswer } from '../../../src/live/mcp/errors.js';
+
+const textOf = (answer: { content: ReadonlyArray<{ text: string }> }): string => answer.content[0]!.text;
+
+describe('the MCP server failures', () => {
+  it('a tool that throws answers a tool error of code internal that names the bug, and the next call is served', async () => {
+    const tool = atBoundary(async (args: { readonly fail: boolean }) => {
+      if (args.fail) throw new TypeError('x is undefined');
+      return { content: [{ type: 'text' as const, text: 'fine' }] };
+    });
+    const failed = await tool({ fail: true });
+    expect(failed.isError).toBe(true);
+    expect(textOf(failed)).toBe('internal: unexpected failure (a bug; please report it): x is undefined');
+    expect(textOf(await tool({ fail: false }))).toBe('fine');
+  });
+
+  it("gives the SDK's own refusals a code: a bound's, else invalid_arguments, else internal", () => {
+    expect(
+      textOf(
+        codedToolError(
+          'Input validation error: Invalid arguments for tool ingest_result: taskId: invalid_field: taskId is over 50 characters',
+        ),
+      ),
+    ).toBe('invalid_field: taskId: taskId is over 50 characters');
+    expect(textOf(codedToolError('Invalid arguments for tool list_facts: limit: Too big'))).toBe(
+      'invalid_arguments: limit: Too big',
+    );
+    expect(textOf(codedToolError('Something else'))).toBe('internal: Something else');
+    expect(failureAnswer({ code: 'io', message: 'disk full' })).toEqual({
+      content: [{ type: 'text', text: 'io: disk full' }],
+      isError: true,
+    });
+  });
+});

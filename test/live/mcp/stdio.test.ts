@@ -1,0 +1,58 @@
+/**
+ * The server's input, regrouped into whole lines before the SDK reads it: a line that is not
+ * JSON is held back and reported (the server answers it with a parse error), whatever chunks
+ * the lines arrive in.
+ */
+import { Readable } from 'node:stream';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { parseErrorResponse, wholeLines } from '../../../src/live/mcp/stdio.js';
+
+/** What `wholeLines` passes on and reports for `input` cut at `cuts`. */
+const regroup = async (
+  input: string,
+  cuts: ReadonlyArray<number>,
+): Promise<{ passed: string; chunks: string[]; reasons: string[] }> => {
+  const bytes = Buffer.from(input);
+  const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
+  const pieces = [0, ...points, bytes.length].flatMap((start, i, all) =>
+    i + 1 < all.length && all[i + 1]! > start ? [bytes.subarray(start, all[i + 1])] : [],
+  );
+  const reasons: string[] = [];
+  const chunks: string[] = [];
+  for await (const chunk of Readable.from(pieces).pipe(wholeLines(1024, (reason) => reasons.push(reason))))
+    chunks.push((chunk as Buffer).toString());
+  return { passed: chunks.join(''), chunks, reasons };
+};
+
+const LINES = ['{"jsonrpc":"2.0","id":1,"method":"ping"}', 'not json', '', '{"a": [1, 2', '  ', '[]'];
+
+describe('wholeLines', () => {
+  it('passes on every JSON or blank line whole, and reports each other line once, however the input is cut', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom(...LINES), { maxLength: 8 }),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        async (lines, cuts) => {
+          const { passed, chunks, reasons } = await regroup(lines.map((line) => `${line}\n`).join(''), cuts);
+          const json = lines.filter(
+            (line) => line === '' || line.trim() === '' || line.startsWith('{"jsonrpc') || line === '[]',
+          );
+          expect(passed).toBe(json.map((line) => `${line}\n`).join(''));
+          expect(chunks.every((chunk) => chunk.endsWith('\n'))).toBe(true);
+          expect(reasons).toHaveLength(lines.length - json.length);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('answers a parse error as JSON-RPC 2.0 says: code -32700 and a null id, on one line', () => {
+    expect(JSON.parse(parseErrorResponse('Unexpected token'))).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32700, message: 'Parse error: Unexpected token' },
+    });
+    expect(parseErrorResponse('x').endsWith('}\n')).toBe(true);
+  });
+});
