@@ -1,5 +1,5 @@
 /**
- * The TypeScript examples of the docs compile: every ```ts block of the pages under docs/ is
+ * The TypeScript examples of the docs compile: every ```ts block of the README and the pages under docs/ is
  * type-checked as a module of its own, with the project's compiler options (`strict` and the
  * rest of tsconfig.json), its imports of `session-fact-tracker/...` resolved as a user's are:
  * through the package's `exports`, to the declarations the build wrote (`npm run build`). The
@@ -19,9 +19,12 @@ interface Example {
   readonly code: string;
 }
 
-const PAGES = readdirSync(join(ROOT, 'docs'))
-  .filter((name) => name.endsWith('.md'))
-  .map((name) => `docs/${name}`);
+const PAGES = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 
 /** The ```ts (or ```typescript) blocks of a page. */
 const examplesOf = (page: string): ReadonlyArray<Example> =>
@@ -40,7 +43,7 @@ const typeErrors = (examples: ReadonlyArray<Example>): ReadonlyArray<string> => 
   // Beside the docs, so that their imports resolve from the repository's node_modules.
   const files = new Map(
     examples.map((example) => [
-      join(ROOT, 'docs', `${example.page.slice(5, -3)}.${example.line}.example.mts`),
+      join(ROOT, 'docs', `${example.page.replace(/^docs\//u, '').slice(0, -3)}.${example.line}.example.mts`),
       example,
     ]),
   );
@@ -68,7 +71,9 @@ const typeErrors = (examples: ReadonlyArray<Example>): ReadonlyArray<string> => 
 
 describe('the TypeScript examples of the docs', () => {
   it('finds them in the pages', () => {
-    expect(PAGES.flatMap(examplesOf).map((example) => example.page)).toContain('docs/mcp.md');
+    expect(PAGES.flatMap(examplesOf).map((example) => example.page)).toEqual(
+      expect.arrayContaining(['README.md', 'docs/mcp.md', 'docs/library.md']),
+    );
   });
 
   it('type-check under the project options (strict), each as a module of its own', { timeout: 120_000 }, () => {
