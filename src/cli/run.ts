@@ -7,9 +7,11 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { collapseWhitespace } from '../base/text.js';
-import { type Command, parseCommandLine, type UsageError } from './args.js';
+import { parseCommandLine } from './args.js';
+import type { Command } from './command.js';
 import { helpText } from './help.js';
 import { type CliIo, EXIT_FAILURE, EXIT_OK } from './io.js';
+import type { UsageError } from './options.js';
 
 const PROGRAM = 'fact-tracker';
 

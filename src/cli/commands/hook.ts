@@ -7,7 +7,7 @@ import type * as TE from 'fp-ts/lib/TaskEither.js';
 import { collapseWhitespace } from '../../base/text.js';
 import { type HookOutcome, hookOutput, runHook } from '../../live/hook/hook.js';
 import { LIMIT_CODES, MAX_MESSAGE_BYTES } from '../../live/session/limits.js';
-import type { HookCommand } from '../args.js';
+import type { HookCommand } from '../command.js';
 import { type CliIo, EXIT_OK } from '../io.js';
 import { loadTokenCounter } from '../tokenizer.js';
 

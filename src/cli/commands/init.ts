@@ -26,7 +26,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import type * as TE from 'fp-ts/lib/TaskEither.js';
 import { describeFileFailure } from '../../node/fileFailure.js';
 import { findGitTopLevel } from '../../live/session/project.js';
-import type { InitCommand } from '../args.js';
+import type { InitCommand } from '../command.js';
 import { type CliIo, EXIT_OK } from '../io.js';
 import type { InitHost } from '../init/hosts.js';
 import {
