@@ -60,29 +60,37 @@ export type { UsageError } from './options.js';
  * not apply here), or, for an option followed by a value that starts with a dash, how to give
  * such a value.
  */
-const parseMessage = (error: unknown): string => {
-  const message = error instanceof Error ? error.message : String(error);
+const parseMessage = (error: Error): string => {
+  const { message } = error;
   const ambiguous = /^Option '(--[^'\s]+)' argument is ambiguous/u.exec(message);
   if (ambiguous !== null)
     return `${ambiguous[1]} needs a value; a value that starts with a dash is written ${ambiguous[1]}=VALUE`;
   return message.split(/\.\s/u)[0]!.replace(/\.$/u, '');
 };
 
+/** True for what `parseArgs` throws about the arguments (`ERR_PARSE_ARGS_*`), not about its own configuration. */
+const isArgumentError = (error: unknown): error is Error =>
+  error instanceof Error && String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS_');
+
 /** Runs `parseArgs` strictly. */
 const tokenize = (
   command: CommandName,
   args: ReadonlyArray<string>,
-): E.Either<UsageError, { values: OptionValues; positionals: string[] }> =>
-  E.tryCatch(
-    () =>
+): E.Either<UsageError, { values: OptionValues; positionals: string[] }> => {
+  try {
+    return E.right(
       parseArgs({
         args: [...args],
         options: parserOptions(COMMAND_OPTIONS[command]),
         allowPositionals: true,
         strict: true,
       }),
-    (error) => ({ message: parseMessage(error), command }),
-  );
+    );
+  } catch (error) {
+    if (!isArgumentError(error)) throw error;
+    return E.left({ message: parseMessage(error), command });
+  }
+};
 
 const parseReplay = (values: OptionValues, positionals: string[]): E.Either<UsageError, ReplayCommand> =>
   pipe(
@@ -200,10 +208,12 @@ const parseMcp = (values: OptionValues, positionals: string[]): E.Either<UsageEr
 const pattern = (values: OptionValues): E.Either<UsageError, RegExp | undefined> => {
   const source = stringOption(values, 'reviewer-pattern');
   if (source === undefined) return E.right(undefined);
-  return E.tryCatch(
-    () => new RegExp(source, 'iu'),
-    () => usageError('hook', `--reviewer-pattern ${JSON.stringify(source)} is not a regular expression`),
-  );
+  try {
+    return E.right(new RegExp(source, 'iu'));
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    return E.left(usageError('hook', `--reviewer-pattern ${JSON.stringify(source)} is not a regular expression`));
+  }
 };
 
 const parseHook = (values: OptionValues, positionals: string[]): E.Either<UsageError, HookCommand> =>

@@ -4,8 +4,8 @@
  * With any option the router handles it, as every other command.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { collapseWhitespace } from '../base/text.js';
 import { runHookCommand } from './commands/hook.js';
+import { uncaughtLine } from './boundary.js';
 import { type CliIo, EXIT_OK } from './io.js';
 
 /** Runs one hook event with the default options; whatever happens, resolves to exit status 0. */
@@ -15,9 +15,7 @@ export const runBareHook = async (io: CliIo): Promise<number> => {
     return E.isRight(outcome) ? outcome.right : EXIT_OK;
   } catch (error) {
     // As the router says it: one line, and the agent carries on.
-    io.stderr(
-      `fact-tracker: internal error: ${collapseWhitespace(error instanceof Error ? error.message : String(error))}\n`,
-    );
+    io.stderr(uncaughtLine(error));
     return EXIT_OK;
   }
 };

@@ -5,7 +5,7 @@
  * binary runs the compiled modules.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { binary } from '../live/hook/host.js';
@@ -108,5 +108,16 @@ describe('the bundle', { timeout: 120_000 }, () => {
     const expected = await runMain(MAIN, replay);
     expect(expected.status).toBe(0);
     expect(await runMain(modules, replay)).toEqual(expected);
+  });
+
+  it('that cannot load is one line saying it is an internal error, never a stack trace; a hook still exits 0', async () => {
+    const broken = installation((dir) => {
+      mkdirSync(join(dir, 'dist', 'bundle'));
+      for (const entry of ['hookProcess.js', 'commandProcess.js'])
+        writeFileSync(join(dir, 'dist', 'bundle', entry), "throw new Error('a broken\\n  installation');\n");
+    });
+    const line = 'fact-tracker: internal error: a broken installation\n';
+    expect(await runMain(broken, ['--version'])).toEqual({ status: 1, stdout: '', stderr: line });
+    expect(await runMain(broken, ['hook'])).toEqual({ status: 0, stdout: '', stderr: line });
   });
 });
