@@ -8,12 +8,18 @@
 import { describeError } from '../base/describe.js';
 import { collapseWhitespace } from '../base/text.js';
 
+/** Node's refusals of a file too large to read as one string (over 2 GiB, or 512 Mi characters): the input's size. */
+const TOO_LARGE_CODES: ReadonlySet<unknown> = new Set(['ERR_FS_FILE_TOO_LARGE', 'ERR_STRING_TOO_LONG']);
+
 /**
- * True for a failed system call (a file, a pipe, a directory: what the outside world can make
- * fail), as opposed to an exception of the code itself, which is a bug and must surface.
+ * True for a failure the outside world caused: a failed system call (a file, a pipe, a
+ * directory) or a file too large to read whole, as opposed to an exception of the code itself,
+ * which is a bug and must surface.
  */
-export const isSystemError = (error: unknown): error is NodeJS.ErrnoException =>
-  error instanceof Error && typeof (error as NodeJS.ErrnoException).syscall === 'string';
+export const isOutsideFailure = (error: unknown): error is NodeJS.ErrnoException =>
+  error instanceof Error &&
+  (typeof (error as NodeJS.ErrnoException).syscall === 'string' ||
+    TOO_LARGE_CODES.has((error as NodeJS.ErrnoException).code));
 
 /** Standard output could not be written (a full disk, a closed descriptor); its message is one line. */
 export class OutputFailure extends Error {}

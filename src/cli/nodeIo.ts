@@ -3,7 +3,7 @@ import { fstatSync, readFileSync } from 'node:fs';
 import { open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import * as E from 'fp-ts/lib/Either.js';
 import { collapseWhitespace } from '../base/text.js';
-import { isSystemError, OutputFailure, uncaughtLine } from './boundary.js';
+import { isOutsideFailure, OutputFailure, uncaughtLine } from './boundary.js';
 import { type ByteStream, type CliIo, ReadFailure } from './io.js';
 import { isColourWanted } from './style.js';
 
@@ -41,7 +41,7 @@ async function* describingFailures(chunks: AsyncIterable<Uint8Array>, file: stri
   try {
     yield* chunks;
   } catch (error) {
-    if (!isSystemError(error)) throw error;
+    if (!isOutsideFailure(error)) throw error;
     throw new ReadFailure(`cannot read ${nameOf(file)}: ${describeFailure(error)}`, { cause: error });
   }
 }
@@ -64,7 +64,7 @@ const openStream = async (file: string): Promise<E.Either<string, ByteStream>> =
     const stream = handle.createReadStream({ highWaterMark: CHUNK_BYTES }) as AsyncIterable<Uint8Array>;
     return E.right({ chunks: describingFailures(stream, file), ...(stats.isFile() ? { size: stats.size } : {}) });
   } catch (error) {
-    if (!isSystemError(error)) throw error;
+    if (!isOutsideFailure(error)) throw error;
     return E.left(`cannot read ${nameOf(file)}: ${describeFailure(error)}`);
   }
 };
@@ -113,7 +113,7 @@ const readText = async (file: string, maxBytes?: number): Promise<E.Either<strin
     }
     return E.right(maxBytes === undefined ? await readFile(file, 'utf8') : await readBounded(file, maxBytes));
   } catch (error) {
-    if (!(error instanceof TooLarge || isSystemError(error))) throw error;
+    if (!(error instanceof TooLarge || isOutsideFailure(error))) throw error;
     return E.left(
       error instanceof TooLarge
         ? `cannot read ${what}: it is larger than the ${maxBytes} bytes it may have`
@@ -127,7 +127,7 @@ const currentDirectory = (): string | undefined => {
   try {
     return process.cwd();
   } catch (error) {
-    if (!isSystemError(error)) throw error;
+    if (!isOutsideFailure(error)) throw error;
     return undefined;
   }
 };
@@ -139,10 +139,10 @@ const writeText = async (file: string, text: string): Promise<E.Either<string, v
     await rename(temporary, file);
     return E.right(undefined);
   } catch (error) {
-    if (!isSystemError(error)) throw error;
+    if (!isOutsideFailure(error)) throw error;
     // Only tidying: the failure to report is the write's.
     await rm(temporary, { force: true }).catch((tidying: unknown) => {
-      if (!isSystemError(tidying)) throw tidying;
+      if (!isOutsideFailure(tidying)) throw tidying;
     });
     return E.left(`cannot write ${file}: ${describeFailure(error)}`);
   }
@@ -155,7 +155,7 @@ const version = (): E.Either<string, string> => {
       typeof manifest === 'object' && manifest !== null && 'version' in manifest ? manifest.version : undefined;
     return typeof value === 'string' ? E.right(value) : E.left('package.json has no version');
   } catch (error) {
-    if (!(error instanceof SyntaxError || isSystemError(error))) throw error;
+    if (!(error instanceof SyntaxError || isOutsideFailure(error))) throw error;
     return E.left(`cannot read package.json: ${describeFailure(error)}`);
   }
 };
@@ -165,7 +165,7 @@ const version = (): E.Either<string, string> => {
  * early (`fact-tracker replay f | head`) is not an error: the process ends quietly.
  */
 const outputFailure = (error: unknown): OutputFailure => {
-  if (!isSystemError(error)) throw error;
+  if (!isOutsideFailure(error)) throw error;
   if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
   return new OutputFailure(`cannot write standard output: ${describeFailure(error)}`, { cause: error });
 };

@@ -27,7 +27,7 @@ import type * as TE from 'fp-ts/lib/TaskEither.js';
 import { describeFileFailure } from '../../node/fileFailure.js';
 import { findGitTopLevel } from '../../live/session/project.js';
 import type { InitCommand } from '../command.js';
-import { isSystemError } from '../boundary.js';
+import { isOutsideFailure } from '../boundary.js';
 import { type CliIo, EXIT_OK } from '../io.js';
 import type { InitHost } from '../init/hosts.js';
 import {
@@ -51,7 +51,7 @@ const thisMain = (): string => {
   try {
     return realpathSync(main);
   } catch (error) {
-    if (!isSystemError(error)) throw error;
+    if (!isOutsideFailure(error)) throw error;
     return main;
   }
 };
@@ -99,7 +99,7 @@ const isFactTrackerHook =
       );
     } catch (error) {
       // No readable manifest beside it: ours only if the path is gone (an installation since moved).
-      if (!(error instanceof SyntaxError || isSystemError(error))) throw error;
+      if (!(error instanceof SyntaxError || isOutsideFailure(error))) throw error;
       return statSync(path, { throwIfNoEntry: false }) === undefined;
     }
   };
@@ -155,7 +155,7 @@ const plan = (project: string, file: SettingsFile): E.Either<string, Planned> =>
       current = readFileSync(absolute, 'utf8');
     }
   } catch (error) {
-    if (!isSystemError(error)) throw error;
+    if (!isOutsideFailure(error)) throw error;
     return E.left(`cannot read ${file.path}: ${describeFileFailure(error)} (nothing was written)`);
   }
   const merged = file.merge(current);
@@ -175,7 +175,7 @@ const writeWhole = (planned: Planned): E.Either<string, void> => {
   try {
     mkdirSync(dirname(planned.absolute), { recursive: false });
   } catch (error) {
-    if (!isSystemError(error)) throw error;
+    if (!isOutsideFailure(error)) throw error;
     if (error.code !== 'EEXIST') return E.left(`cannot create ${dirname(planned.path)}: ${describeFileFailure(error)}`);
   }
   try {
@@ -190,7 +190,7 @@ const writeWhole = (planned: Planned): E.Either<string, void> => {
     renameSync(temporary, planned.absolute);
     return E.right(undefined);
   } catch (error) {
-    if (!isSystemError(error)) throw error;
+    if (!isOutsideFailure(error)) throw error;
     rmSync(temporary, { force: true });
     return E.left(`cannot write ${planned.path}: ${describeFileFailure(error)}`);
   }
