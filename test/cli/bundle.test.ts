@@ -74,6 +74,12 @@ const hookAnswers = async (main: string): Promise<Array<Payload | undefined>> =>
   return out;
 };
 
+/** The full build's hook answers, asked for once: both tests compare an installation with them. */
+const fullAnswers = ((): (() => Promise<Array<Payload | undefined>>) => {
+  let answers: Promise<Array<Payload | undefined>> | undefined;
+  return () => (answers ??= hookAnswers(MAIN));
+})();
+
 describe('the bundle', { timeout: 120_000 }, () => {
   it('is written by the build, and the binary alone with it answers as the full build does', async () => {
     expect(existsSync(join(BUNDLE, 'hookProcess.js'))).toBe(true);
@@ -81,7 +87,7 @@ describe('the bundle', { timeout: 120_000 }, () => {
     // No compiled module and no dependency beside the binary: what it answers comes from the bundle.
     const bundled = bundleOnly();
 
-    const full = await hookAnswers(MAIN);
+    const full = await fullAnswers();
     const section = JSON.stringify(full[4]);
     expect(section).toContain('[Session Context]');
     expect(section).toContain('src/config.ts modified_by task:1');
@@ -102,7 +108,7 @@ describe('the bundle', { timeout: 120_000 }, () => {
   it('missing, the binary runs the compiled modules, with the same answers', async () => {
     const modules = modulesOnly();
     expect(existsSync(join(modules, '..', '..', 'bundle'))).toBe(false);
-    expect(await hookAnswers(modules)).toEqual(await hookAnswers(MAIN));
+    expect(await hookAnswers(modules)).toEqual(await fullAnswers());
     // The o200k tokenizer is outside the bundle: both load it from where npm installed it.
     const replay = ['replay', EXAMPLE, '--json', '--tokenizer', 'o200k', '--max-facts', '3'];
     const expected = await runMain(MAIN, replay);
