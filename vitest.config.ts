@@ -1,10 +1,21 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
+/**
+ * The files whose tests start processes (the built binary, git, a child holding a lock) or wait
+ * on them. Their time is the children's, and a loaded machine stretches it most: they get a
+ * timeout of their own (`vitest --project unit` runs the rest alone, in seconds).
+ */
+const PROCESS_TESTS = [
+  'test/cli/{bundle,commands,init,largeHistories,notes,replay}.test.ts',
+  'test/context/{cli,gitflows,guards,hostile,processes,store}.test.ts',
+  'test/eval/cli.test.ts',
+  'test/live/**/*.test.ts',
+  'test/notes/tracker.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    testTimeout: 30_000,
     // Test files share one module graph per worker: importing the library once instead of once
     // per file takes about two thirds off the suite's time. No test relies on fresh modules.
     isolate: false,
@@ -12,5 +23,27 @@ export default defineConfig({
     // the process tests spend much of their time waiting on children, locks and git.
     maxWorkers: Math.max(2, availableParallelism() - 1),
     setupFiles: ['test/setup.ts'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'processes',
+          include: PROCESS_TESTS,
+          // A bound for a test that hangs, not a speed check: on a busy machine a child's start
+          // alone can take seconds.
+          testTimeout: 120_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: PROCESS_TESTS,
+          // The largest property tests take seconds alone; the bound only ends a test that hangs.
+          testTimeout: 60_000,
+        },
+      },
+    ],
   },
 });

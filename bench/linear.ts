@@ -51,6 +51,10 @@ import { isPathLike, mentionedPaths, queryTerms, textTerms } from '../src/core/s
 import { parseSessionId } from '../src/live/session/id.js';
 import { countO200kTokens } from '../src/tokens/o200k.js';
 
+/** Where the runs of `character` go for `linear`: its own placements, else the default ones. */
+export const runsAround = (linear: LinearCase, character: string): ReadonlyArray<readonly [string, string]> =>
+  linear.around ?? defaultAround(character);
+
 /** One function reading untrusted text. */
 export interface LinearCase {
   readonly name: string;
@@ -292,6 +296,10 @@ const collect = ((): (() => void) => {
 
 let fresh = 0;
 
+/** The text of one run: `length` times `character`, between the two sides of `around`. */
+export const runText = (character: string, around: readonly [string, string], length: number): string =>
+  `${around[0]}${character.repeat(length)}${around[1]}`;
+
 /**
  * The fastest of `repeats` calls, each on a run a little longer than the last: a text is never
  * given twice, so a memoized function (terms, a tokenizer's merge cache) is timed computing,
@@ -307,7 +315,7 @@ const best = (
   let fastest = Infinity;
   for (let i = 0; i < repeats; i += 1) {
     fresh = (fresh + 1) % 64;
-    const text = `${around[0]}${character.repeat(length + fresh)}${around[1]}`;
+    const text = runText(character, around, length + fresh);
     collect();
     const start = performance.now();
     linear.run(text);
@@ -332,7 +340,7 @@ export const measureLinearCase = (linear: LinearCase): LinearRow => {
   let worst: LinearRow | undefined;
   const [shortRun, longRun] = RUN_LENGTHS;
   for (const character of RUN_CHARACTERS)
-    for (const around of linear.around ?? defaultAround(character)) {
+    for (const around of runsAround(linear, character)) {
       let small = best(linear, character, around, shortRun, 3);
       let large = best(linear, character, around, longRun, 1);
       const first = large / Math.max(small, FLOOR_MS);

@@ -24,8 +24,8 @@
  *   a fresh `fact-tracker mcp` server's first call, on sessions of 10 and 3,000 dispatches: the
  *   ratio of the two medians is what a session's length costs (target: at most 1.5);
  * - linear: every function that reads untrusted text, fed runs of one character of 10,000 and
- *   100,000 characters (bench/linear.ts, the cases test/linear.test.ts checks, run on the
- *   source modules): the worst growth of each (linear: about 10x).
+ *   100,000 characters (bench/linear.ts, run on the source modules): the worst growth of each
+ *   (linear: about 10x); a superlinear one makes the run exit 1 (`npm run bench:linear`).
  *
  * Figures are medians over repeated samples.
  * Usage: npm run bench [-- --json] [-- --quick] [-- --only=SECTION,...] (see USAGE below, or `-- --help`;
@@ -601,7 +601,12 @@ const main = async (): Promise<void> => {
   if (runs('stream')) results['stream'] = replayStream(quick ? 10 : 100);
   if (runs('hook')) results['hook'] = measureHookLatency(LIVE_SIZES, quick ? 5 : 15);
   if (runs('mcp')) results['mcp'] = await measureServerFirstCall(LIVE_SIZES, quick ? 5 : 15);
-  if (runs('linear')) results['linear'] = LINEAR_CASES.map(measureLinearCase);
+  if (runs('linear')) {
+    const rows = LINEAR_CASES.map(measureLinearCase);
+    results['linear'] = rows;
+    // The check test/linear.test.ts cannot make on a loaded machine: a superlinear case fails the run.
+    if (rows.some(isSuperlinear)) process.exitCode = 1;
+  }
 
   if (asJson) {
     console.log(JSON.stringify(results, null, 2));

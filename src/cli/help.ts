@@ -3,7 +3,8 @@
  * generated from the same tables the parser reads (`COMMAND_OPTIONS`), so no option's name or
  * description is written twice.
  */
-import { COMMAND_NAMES, COMMAND_OPTIONS, type CommandName } from './args.js';
+import { COMMAND_NAMES, type CommandName } from './command.js';
+import { COMMAND_OPTIONS } from './commandOptions.js';
 import {
   CONTEXT_COMMON_OPTIONS,
   CONTEXT_OPTIONS,

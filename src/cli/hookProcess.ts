@@ -5,7 +5,12 @@
  * hundred modules one by one.
  */
 import { runBareHook } from './bareHook.js';
-import { createNodeIo } from './nodeIo.js';
+import { EXIT_OK } from './io.js';
+import { createNodeIo, exitOnUncaughtError } from './nodeIo.js';
 
 /** Runs one hook event on the process's streams; resolves to its exit status. */
-export const runHookProcess = (): Promise<number> => runBareHook(createNodeIo());
+export const runHookProcess = (): Promise<number> => {
+  // A hook never fails the agent's work, even on a bug of ours.
+  exitOnUncaughtError(EXIT_OK);
+  return runBareHook(createNodeIo());
+};

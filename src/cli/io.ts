@@ -12,9 +12,15 @@ export const EXIT_FAILURE = 1;
 /** Some history lines were rejected; the full report was still printed. */
 export const EXIT_REJECTED_LINES = 2;
 
+/**
+ * A read that failed half-way (the file, the pipe), its message a one-line reason. Anything
+ * else a stream throws is a bug, which the commands let through to the router.
+ */
+export class ReadFailure extends Error {}
+
 /** A file's bytes as they are read, with its size when it is known. */
 export interface ByteStream {
-  /** The bytes, chunk by chunk. A failure half-way throws an Error whose message is a one-line reason. */
+  /** The bytes, chunk by chunk. A failure half-way throws a `ReadFailure`. */
   readonly chunks: AsyncIterable<Uint8Array>;
   /** Bytes in all, for a regular file (not for a pipe or a terminal). */
   readonly size?: number;

@@ -20,9 +20,17 @@ const bundled = async <T>(name: string): Promise<T | undefined> => {
 };
 
 const argv = process.argv.slice(2);
-process.exitCode =
-  argv.length === 1 && argv[0] === 'hook'
-    ? await ((await bundled<HookProcess>('hookProcess')) ?? (await import('./hookProcess.js'))).runHookProcess()
-    : await (
-        (await bundled<CommandProcess>('commandProcess')) ?? (await import('./commandProcess.js'))
-      ).runCommandProcess(argv);
+try {
+  process.exitCode =
+    argv.length === 1 && argv[0] === 'hook'
+      ? await ((await bundled<HookProcess>('hookProcess')) ?? (await import('./hookProcess.js'))).runHookProcess()
+      : await (
+          (await bundled<CommandProcess>('commandProcess')) ?? (await import('./commandProcess.js'))
+        ).runCommandProcess(argv);
+} catch (error) {
+  // Only an installation whose code cannot load gets here (the processes catch the rest): one
+  // line as for any internal error, written here since the module that words it did not load.
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`fact-tracker: internal error: ${message.replace(/\s+/gu, ' ').trim()}\n`);
+  process.exitCode = argv[0] === 'hook' ? 0 : 1;
+}

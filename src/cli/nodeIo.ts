@@ -3,7 +3,8 @@ import { fstatSync, readFileSync } from 'node:fs';
 import { open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import * as E from 'fp-ts/lib/Either.js';
 import { collapseWhitespace } from '../base/text.js';
-import type { ByteStream, CliIo } from './io.js';
+import { isOutsideFailure, OutputFailure, uncaughtLine } from './boundary.js';
+import { type ByteStream, type CliIo, ReadFailure } from './io.js';
 import { isColourWanted } from './style.js';
 
 const REASONS: Readonly<Record<string, string>> = {
@@ -35,12 +36,13 @@ const openStdin = (): E.Either<string, ByteStream> => {
   });
 };
 
-/** The chunks, a failure half-way turned into an Error whose message is one line naming the file. */
+/** The chunks, a failed read half-way turned into a `ReadFailure` whose message is one line naming the file. */
 async function* describingFailures(chunks: AsyncIterable<Uint8Array>, file: string): AsyncGenerator<Uint8Array> {
   try {
     yield* chunks;
   } catch (error) {
-    throw new Error(`cannot read ${nameOf(file)}: ${describeFailure(error)}`, { cause: error });
+    if (!isOutsideFailure(error)) throw error;
+    throw new ReadFailure(`cannot read ${nameOf(file)}: ${describeFailure(error)}`, { cause: error });
   }
 }
 
@@ -62,6 +64,7 @@ const openStream = async (file: string): Promise<E.Either<string, ByteStream>> =
     const stream = handle.createReadStream({ highWaterMark: CHUNK_BYTES }) as AsyncIterable<Uint8Array>;
     return E.right({ chunks: describingFailures(stream, file), ...(stats.isFile() ? { size: stats.size } : {}) });
   } catch (error) {
+    if (!isOutsideFailure(error)) throw error;
     return E.left(`cannot read ${nameOf(file)}: ${describeFailure(error)}`);
   }
 };
@@ -110,6 +113,7 @@ const readText = async (file: string, maxBytes?: number): Promise<E.Either<strin
     }
     return E.right(maxBytes === undefined ? await readFile(file, 'utf8') : await readBounded(file, maxBytes));
   } catch (error) {
+    if (!(error instanceof TooLarge || isOutsideFailure(error))) throw error;
     return E.left(
       error instanceof TooLarge
         ? `cannot read ${what}: it is larger than the ${maxBytes} bytes it may have`
@@ -122,7 +126,8 @@ const readText = async (file: string, maxBytes?: number): Promise<E.Either<strin
 const currentDirectory = (): string | undefined => {
   try {
     return process.cwd();
-  } catch {
+  } catch (error) {
+    if (!isOutsideFailure(error)) throw error;
     return undefined;
   }
 };
@@ -134,7 +139,11 @@ const writeText = async (file: string, text: string): Promise<E.Either<string, v
     await rename(temporary, file);
     return E.right(undefined);
   } catch (error) {
-    await rm(temporary, { force: true }).catch(() => undefined);
+    if (!isOutsideFailure(error)) throw error;
+    // Only tidying: the failure to report is the write's.
+    await rm(temporary, { force: true }).catch((tidying: unknown) => {
+      if (!isOutsideFailure(tidying)) throw tidying;
+    });
     return E.left(`cannot write ${file}: ${describeFailure(error)}`);
   }
 };
@@ -146,14 +155,38 @@ const version = (): E.Either<string, string> => {
       typeof manifest === 'object' && manifest !== null && 'version' in manifest ? manifest.version : undefined;
     return typeof value === 'string' ? E.right(value) : E.left('package.json has no version');
   } catch (error) {
+    if (!(error instanceof SyntaxError || isOutsideFailure(error))) throw error;
     return E.left(`cannot read package.json: ${describeFailure(error)}`);
   }
 };
 
-/** A reader that closes the pipe early (`fact-tracker replay f | head`) is not an error. */
-const onStdoutError = (error: NodeJS.ErrnoException): void => {
+/**
+ * A failed write to standard output, as the boundaries report it. A reader that closes the pipe
+ * early (`fact-tracker replay f | head`) is not an error: the process ends quietly.
+ */
+const outputFailure = (error: unknown): OutputFailure => {
+  if (!isOutsideFailure(error)) throw error;
   if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-  throw error;
+  return new OutputFailure(`cannot write standard output: ${describeFailure(error)}`, { cause: error });
+};
+
+/** A failed write to a pipe arrives later, as an event (to a file, the write itself throws). */
+const onStdoutError = (error: unknown): void => {
+  throw outputFailure(error);
+};
+
+/**
+ * The last resort of a process, for an exception no boundary saw (thrown in a stream's
+ * callback, a rejection nobody awaited): its one line and exit `status`, instead of Node's
+ * stack trace.
+ */
+export const exitOnUncaughtError = (status: number): void => {
+  const exit = (error: unknown): void => {
+    process.stderr.write(uncaughtLine(error));
+    process.exit(status);
+  };
+  process.on('uncaughtException', exit);
+  process.on('unhandledRejection', exit);
 };
 
 /** The real streams and files of this process. */
@@ -166,7 +199,11 @@ export const createNodeIo = (): CliIo => {
     openStream,
     writeText,
     stdout: (text) => {
-      process.stdout.write(text);
+      try {
+        process.stdout.write(text);
+      } catch (error) {
+        throw outputFailure(error);
+      }
     },
     stderr: (text) => {
       process.stderr.write(text);

@@ -24,11 +24,10 @@ const WRITE_SIZE = 64 * 1024;
  * Buffered writes: `write` is called with the pieces `add` gathers, in order, joined into runs
  * of about WRITE_SIZE characters, each as soon as it is full (and the rest on `flush`). A
  * replay's JSON is tens of megabytes written in pieces of a prompt each: written one by one,
- * every piece pays a write of its own (about twice the time of the same text in runs of 64 KiB,
- * measured on a file), and joined whole, the copy of all of it costs more again (a fifth of a
- * second on a 10,000-dispatch replay). Held until the end of a batch of lines (a few hundred
- * prompts), the pieces outlived the engine's young generation, to be copied out of it and
- * collected later; a run is written while its pieces are young.
+ * every piece pays a write of its own, and joined whole, all of it is copied once more. Held
+ * until the end of a batch of lines (a few hundred prompts), the pieces outlived the engine's
+ * young generation, to be copied out of it and collected later; a run is written while its
+ * pieces are young. (The measures: docs/performance.md, Writing the report.)
  */
 const buffered = (write: (text: string) => void) => {
   let parts: string[] = [];

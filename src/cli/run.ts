@@ -1,15 +1,20 @@
 /**
  * The command router: parses the command line, runs one command against a `CliIo`, and folds
  * every expected failure into one line on stderr and exit status 1. No stack trace reaches the
- * user for a mistake of theirs.
+ * user for a mistake of theirs. It is also the commands' outermost boundary: an exception none
+ * of them expected (a bug) becomes one line saying it is an internal error, never an empty
+ * answer.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { collapseWhitespace } from '../base/text.js';
-import { type Command, parseCommandLine, type UsageError } from './args.js';
+import { parseCommandLine } from './args.js';
+import type { Command } from './command.js';
 import { helpText } from './help.js';
+import { uncaughtLine } from './boundary.js';
 import { type CliIo, EXIT_FAILURE, EXIT_OK } from './io.js';
+import type { UsageError } from './options.js';
 
 const PROGRAM = 'fact-tracker';
 
@@ -60,21 +65,19 @@ const execute = (command: Command, io: CliIo): TE.TaskEither<string, number> => 
 export const run = async (argv: ReadonlyArray<string>, io: CliIo): Promise<number> => {
   // An agent's hook must never fail the agent's work: even a mistake of ours exits 0 there.
   const failed = argv[0] === 'hook' ? EXIT_OK : EXIT_FAILURE;
-  const command = parseCommandLine(argv);
-  if (E.isLeft(command)) {
-    io.stderr(usageLine(command.left));
-    return failed;
-  }
   try {
+    const command = parseCommandLine(argv);
+    if (E.isLeft(command)) {
+      io.stderr(usageLine(command.left));
+      return failed;
+    }
     const outcome = await execute(command.right, io)();
     if (E.isRight(outcome)) return outcome.right;
     io.stderr(`${PROGRAM} ${command.right.name}: ${collapseWhitespace(outcome.left)}\n`);
     return failed;
   } catch (error) {
-    // A bug, not a user mistake: still one line, so the report stays readable.
-    io.stderr(
-      `${PROGRAM}: internal error: ${collapseWhitespace(error instanceof Error ? error.message : String(error))}\n`,
-    );
+    // A bug (or standard output gone), not a user mistake: still one line, so the report stays readable.
+    io.stderr(uncaughtLine(error));
     return failed;
   }
 };

@@ -11,7 +11,7 @@ import { collapseWhitespace } from '../base/text.js';
 import { HISTORY_LINE_LIMITS, type HistoryLine, lineBatches } from '../core/history/lines.js';
 import { decodeState, encodeState } from '../saved/savedState.js';
 import type { FactStore } from '../core/store/state.js';
-import type { CliIo } from './io.js';
+import { type CliIo, ReadFailure } from './io.js';
 
 /** The opening of a saved state whose first line is not a whole object: `{` alone (pretty-printed) or `{"format":` (cut short). */
 const STATE_OPENING = /^\{\s*(?:"format"\s*:|$)/u;
@@ -31,7 +31,8 @@ export const isSavedStateStart = (firstLine: string): boolean => {
   try {
     const value: unknown = JSON.parse(firstLine);
     return isRecord(value) && !('type' in value);
-  } catch {
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
     return STATE_OPENING.test(firstLine);
   }
 };
@@ -51,6 +52,7 @@ export const parseSavedState = (text: string): E.Either<string, FactStore> => {
   try {
     value = JSON.parse(withoutBom(text));
   } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
     const reason = collapseWhitespace(error instanceof Error ? error.message : String(error));
     return E.left(`not a readable saved state: the JSON is truncated or corrupt (${reason})`);
   }
@@ -64,14 +66,14 @@ export const formatSavedState = (store: FactStore): string => `${JSON.stringify(
 export type Source =
   | {
       readonly kind: 'history';
-      /** The lines, a batch per chunk read; iterating may throw an Error whose message is one line. */
+      /** The lines, a batch per chunk read; iterating may throw a `ReadFailure`. */
       readonly batches: AsyncIterable<HistoryLine[]>;
       /** How much of the file has been read, from 0 to 1, when its size is known. */
       readonly fractionRead: () => number | undefined;
     }
   | {
       readonly kind: 'state';
-      /** The whole text, read when asked for (a command that refuses a state never reads it); rejects with a one-line reason. */
+      /** The whole text, read when asked for (a command that refuses a state never reads it); may reject with a `ReadFailure`. */
       readonly text: () => Promise<string>;
     };
 
@@ -160,6 +162,19 @@ export const openSource = async (io: CliIo, file: string): Promise<E.Either<stri
       fractionRead: () => (size === undefined || size === 0 ? undefined : Math.min(1, bytes / size)),
     });
   } catch (error) {
-    return E.left(error instanceof Error ? error.message : `cannot read ${file}`);
+    if (!(error instanceof ReadFailure)) throw error;
+    return E.left(error.message);
   }
 };
+
+/** What `read` resolves to, or the one-line reason of a `ReadFailure`; any other exception is a bug and is let through. */
+export const readOrFailure =
+  <A>(read: () => Promise<A>): (() => Promise<E.Either<string, A>>) =>
+  async () => {
+    try {
+      return E.right(await read());
+    } catch (error) {
+      if (!(error instanceof ReadFailure)) throw error;
+      return E.left(error.message);
+    }
+  };

@@ -5,7 +5,7 @@
  * binary runs the compiled modules.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { binary } from '../live/hook/host.js';
@@ -74,6 +74,12 @@ const hookAnswers = async (main: string): Promise<Array<Payload | undefined>> =>
   return out;
 };
 
+/** The full build's hook answers, asked for once: both tests compare an installation with them. */
+const fullAnswers = ((): (() => Promise<Array<Payload | undefined>>) => {
+  let answers: Promise<Array<Payload | undefined>> | undefined;
+  return () => (answers ??= hookAnswers(MAIN));
+})();
+
 describe('the bundle', { timeout: 120_000 }, () => {
   it('is written by the build, and the binary alone with it answers as the full build does', async () => {
     expect(existsSync(join(BUNDLE, 'hookProcess.js'))).toBe(true);
@@ -81,7 +87,7 @@ describe('the bundle', { timeout: 120_000 }, () => {
     // No compiled module and no dependency beside the binary: what it answers comes from the bundle.
     const bundled = bundleOnly();
 
-    const full = await hookAnswers(MAIN);
+    const full = await fullAnswers();
     const section = JSON.stringify(full[4]);
     expect(section).toContain('[Session Context]');
     expect(section).toContain('src/config.ts modified_by task:1');
@@ -102,11 +108,22 @@ describe('the bundle', { timeout: 120_000 }, () => {
   it('missing, the binary runs the compiled modules, with the same answers', async () => {
     const modules = modulesOnly();
     expect(existsSync(join(modules, '..', '..', 'bundle'))).toBe(false);
-    expect(await hookAnswers(modules)).toEqual(await hookAnswers(MAIN));
+    expect(await hookAnswers(modules)).toEqual(await fullAnswers());
     // The o200k tokenizer is outside the bundle: both load it from where npm installed it.
     const replay = ['replay', EXAMPLE, '--json', '--tokenizer', 'o200k', '--max-facts', '3'];
     const expected = await runMain(MAIN, replay);
     expect(expected.status).toBe(0);
     expect(await runMain(modules, replay)).toEqual(expected);
+  });
+
+  it('that cannot load is one line saying it is an internal error, never a stack trace; a hook still exits 0', async () => {
+    const broken = installation((dir) => {
+      mkdirSync(join(dir, 'dist', 'bundle'));
+      for (const entry of ['hookProcess.js', 'commandProcess.js'])
+        writeFileSync(join(dir, 'dist', 'bundle', entry), "throw new Error('a broken\\n  installation');\n");
+    });
+    const line = 'fact-tracker: internal error: a broken installation\n';
+    expect(await runMain(broken, ['--version'])).toEqual({ status: 1, stdout: '', stderr: line });
+    expect(await runMain(broken, ['hook'])).toEqual({ status: 0, stdout: '', stderr: line });
   });
 });

@@ -1,12 +1,15 @@
 /**
- * `facts` on a broken state, `explain`, `schema`, `--help` and `--version`, run as a process.
+ * `facts` on a broken state, `explain`, `schema`, `--help`, `--version` and a standard output
+ * that cannot be written, run as a process.
  * Each process costs about half a second of start-up, so the finer cases run in-process
  * through the same router in run.test.ts.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, type ExpectStatic, it } from 'vitest';
-import { type CliRun, runCli } from './runCli.js';
+import { type CliRun, MAIN, ROOT, runCli } from './runCli.js';
 import { DEFAULT_MAX_FACTS } from '../../src/index.js';
 import { tempDir } from '../tempDirs.js';
 
@@ -70,4 +73,24 @@ describe.concurrent('fact-tracker commands', () => {
     expect(version.status).toBe(0);
     expect(version.stdout).toBe(`${manifest.version}\n`);
   });
+
+  it.skipIf(!existsSync('/dev/full'))(
+    'a full disk under standard output is one line and exit 1, never a stack trace',
+    async ({ expect }) => {
+      const full = openSync('/dev/full', 'w');
+      try {
+        const child = spawn(process.execPath, [MAIN, 'replay', EXAMPLE], {
+          cwd: ROOT,
+          stdio: ['ignore', full, 'pipe'],
+        });
+        let stderr = '';
+        child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        const [status] = (await once(child, 'close')) as [number | null];
+        expect(status).toBe(1);
+        expect(stderr).toMatch(/^fact-tracker: cannot write standard output: [^\n]*\n$/u);
+      } finally {
+        closeSync(full);
+      }
+    },
+  );
 });

@@ -3,7 +3,9 @@
  * accepts is on its page, and nothing on a page names an option the command does not accept.
  */
 import { describe, expect, it } from 'vitest';
-import { COMMAND_NAMES, COMMAND_OPTIONS, parseCommandLine } from '../../src/cli/args.js';
+import { parseCommandLine } from '../../src/cli/args.js';
+import { COMMAND_NAMES } from '../../src/cli/command.js';
+import { COMMAND_OPTIONS } from '../../src/cli/commandOptions.js';
 import { CONTEXT_COMMON_OPTIONS, CONTEXT_SUBCOMMAND_OPTIONS, CONTEXT_SUBCOMMANDS } from '../../src/cli/contextArgs.js';
 import { helpText } from '../../src/cli/help.js';
 

@@ -1,28 +1,50 @@
 /**
  * `fact-tracker replay`, run as a process on fixture histories.
  *
- * Golden files: test/cli/golden/ holds the exact output of `replay` (human and --json) for the
- * main example. After an intended change of retrieval, extraction or the output format,
- * regenerate them and review the diff before committing:
+ * The golden file test/cli/golden/web-api-session.replay.json is the digest of the main
+ * example's replay (see golden.ts): the summary, each prompt's figures and section digest, each
+ * valid fact, and the SHA-256 of both outputs, so any byte of either is checked and a change is
+ * named by what it changed. After an intended change of retrieval, extraction or the output
+ * format, regenerate it and review its diff before committing:
  *
- *   npm run build && UPDATE_GOLDEN=1 npx vitest run test/cli
+ *   npm run build && UPDATE_GOLDEN=1 npx vitest run test/cli/replay.test.ts
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'vitest';
 import { z } from 'zod';
-import { FACT_TAGS } from '../../src/index.js';
-import { ROOT, runCli } from './runCli.js';
+import { createStyle } from '../../src/cli/style.js';
+import { renderPrompt } from '../../src/cli/render.js';
+import { FACT_TAGS, type ReplayReport } from '../../src/index.js';
+import { type CliRun, ROOT, runCli } from './runCli.js';
+import { digestDifferences, type ReplayDigest, replayDigest } from './golden.js';
 import { tempDir } from '../tempDirs.js';
 import { BAD_LINES, BAD_LINES_REJECTED, REPLAY_SUMMARY_KEYS } from '../fixtures/expected.js';
 
 const EXAMPLE = 'examples/web-api-session.jsonl';
-const golden = (name: string): URL => new URL(`./golden/${name}`, import.meta.url);
+const GOLDEN = new URL('./golden/web-api-session.replay.json', import.meta.url);
 
-/** Compares with a golden file, or rewrites it when UPDATE_GOLDEN is set. */
-const readGolden = (name: string, actual: string): string => {
-  if (process.env['UPDATE_GOLDEN']) writeFileSync(golden(name), actual);
-  return readFileSync(golden(name), 'utf8');
+/** The golden digest, rewritten from `actual` first when UPDATE_GOLDEN is set. */
+const readGolden = (actual: ReplayDigest): ReplayDigest => {
+  if (process.env['UPDATE_GOLDEN']) writeFileSync(GOLDEN, `${JSON.stringify(actual, null, 2)}\n`);
+  return JSON.parse(readFileSync(GOLDEN, 'utf8')) as ReplayDigest;
+};
+
+/** Each output of the example's replay, run once for the tests that read them. */
+const runs = new Map<string, Promise<CliRun>>();
+const replayed = (format: 'json' | 'text'): Promise<CliRun> => {
+  const known = runs.get(format);
+  if (known !== undefined) return known;
+  const run = runCli(['replay', EXAMPLE, ...(format === 'json' ? ['--json'] : [])]);
+  runs.set(format, run);
+  return run;
+};
+
+/** Both outputs, the report and their digest. */
+const example = async () => {
+  const [json, text] = await Promise.all([replayed('json'), replayed('text')]);
+  const report = JSON.parse(json.stdout) as ReplayReport;
+  return { json, text, report, digest: replayDigest(report, { json: json.stdout, text: text.stdout }) };
 };
 
 const SessionFactSchema = z.strictObject({
@@ -73,7 +95,7 @@ describe.concurrent('fact-tracker replay', () => {
   }) => {
     const state = join(tempDir('replay-'), 'state.json');
     const [first, second] = await Promise.all([
-      runCli(['replay', EXAMPLE, '--json']),
+      replayed('json'),
       runCli(['replay', EXAMPLE, '--json', '--save', state]),
     ]);
     expect(first.status).toBe(0);
@@ -87,7 +109,8 @@ describe.concurrent('fact-tracker replay', () => {
         (prompt, index) => index === 0 || prompt.historyTokens >= report.prompts[index - 1]!.historyTokens,
       ),
     ).toBe(true);
-    expect(first.stdout).toBe(readGolden('web-api-session.replay.json', first.stdout));
+    const { digest, report: read } = await example();
+    expect(digestDifferences(digest, readGolden(digest), read)).toEqual([]);
 
     expect(JSON.parse(readFileSync(state, 'utf8'))).toMatchObject({ format: 'session-fact-tracker/state', version: 1 });
     const saved = await runCli(['facts', state, '--json']);
@@ -97,7 +120,7 @@ describe.concurrent('fact-tracker replay', () => {
   });
 
   it('prints each prompt with its header and section, the valid facts and the token summary', async ({ expect }) => {
-    const run = await runCli(['replay', EXAMPLE]);
+    const { text: run, report } = await example();
     expect(run.status).toBe(0);
     expect(run.stderr).toBe('');
     expect(run.stdout).toMatch(
@@ -107,7 +130,58 @@ describe.concurrent('fact-tracker replay', () => {
     expect(run.stdout).toMatch(/^SUBJECT +RELATION +OBJECT +TAGS +TASK$/mu);
     expect(run.stdout).toContain('Tokens (estimate)');
     expect(run.stdout).not.toContain('\u001b[');
-    expect(run.stdout).toBe(readGolden('web-api-session.replay.txt', run.stdout));
+    // The text holds the prompts of the --json report, in order, each as the renderer writes it.
+    const style = createStyle(false);
+    let from = 0;
+    for (const prompt of report.prompts) {
+      const at = run.stdout.indexOf(`${renderPrompt(prompt, style)}\n\n`, from);
+      expect(at, `the prompt at line ${prompt.line}`).toBeGreaterThanOrEqual(from);
+      from = at;
+    }
+    const table = run.stdout.slice(run.stdout.indexOf('Valid facts at the end'), run.stdout.indexOf('Tokens ('));
+    expect(table).toMatch(`Valid facts at the end (${report.summary.validFacts})\n`);
+    expect(table.trimEnd().split('\n')).toHaveLength(2 + report.summary.validFacts);
+    const { events, dispatches, prompts, validFacts, allFacts } = report.summary;
+    expect(run.stdout).toMatch(
+      `\n${events} events · ${dispatches} dispatches · ${prompts} prompts · ${validFacts} valid facts · ${allFacts} in all · 0 rejected lines\n`,
+    );
+  });
+
+  it('the golden digest names what changed: a section, a fact, the summary; the bytes alone otherwise', async ({
+    expect,
+  }) => {
+    const { json, text, report } = await example();
+    const golden = readGolden(replayDigest(report, { json: json.stdout, text: text.stdout }));
+    const changed = (
+      edit: (report: ReplayReport) => ReplayReport,
+      output = { json: json.stdout, text: text.stdout },
+    ) => {
+      const edited = edit(report);
+      return digestDifferences(replayDigest(edited, output), golden, edited);
+    };
+    const [, , third] = report.prompts;
+    const [first, second] = report.facts;
+    expect(
+      changed((r) => ({
+        ...r,
+        prompts: r.prompts.map((p) => (p === third ? { ...p, sessionContext: `${p.sessionContext}\n- one more` } : p)),
+      })),
+    ).toEqual([`prompt at line ${third!.line}: its section is now\n${third!.sessionContext}\n- one more`]);
+    expect(
+      changed((r) => ({ ...r, facts: r.facts.map((f) => (f === first ? { ...f, confidence: 0.5 } : f)) })),
+    ).toEqual([expect.stringMatching(new RegExp(`^fact ${first!.id}: .*confidence 1 is now .*confidence 0.5$`, 'u'))]);
+    expect(
+      changed((r) => ({ ...r, facts: r.facts.map((f) => (f === second ? { ...f, id: '0000000000000000' } : f)) })),
+    ).toEqual([
+      expect.stringMatching(/^fact 0000000000000000: new, \{/u),
+      expect.stringMatching(new RegExp(`^fact ${second!.id} \\(.*\\): no longer valid at the end$`, 'u')),
+    ]);
+    expect(changed((r) => ({ ...r, summary: { ...r.summary, allFacts: r.summary.allFacts + 1 } }))).toEqual([
+      expect.stringMatching(/^summary: /u),
+    ]);
+    expect(changed((r) => r, { json: json.stdout, text: `${text.stdout} ` })).toEqual([
+      'the text output: its bytes differ (no summary, section or fact does)',
+    ]);
   });
 
   it('reads stdin with -, reports every kind of bad line with its number, applies the later lines, and exits 2', async ({

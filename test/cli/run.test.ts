@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
-import type { CliIo } from '../../src/cli/io.js';
+import { type CliIo, ReadFailure } from '../../src/cli/io.js';
 import { run } from '../../src/cli/run.js';
 import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS } from '../../src/index.js';
 import { ROOT } from './runCli.js';
@@ -23,7 +23,13 @@ interface MemoryRun {
 /** Runs the router with files from `files`, else from the repository, and captures everything. */
 const runInMemory = async (
   argv: ReadonlyArray<string>,
-  options: { files?: Readonly<Record<string, string>>; colour?: boolean; stderrIsTty?: boolean } = {},
+  options: {
+    files?: Readonly<Record<string, string>>;
+    colour?: boolean;
+    stderrIsTty?: boolean;
+    /** Replaces parts of the in-memory io. */
+    io?: Partial<CliIo>;
+  } = {},
 ): Promise<MemoryRun> => {
   let stdout = '';
   let stderr = '';
@@ -51,6 +57,7 @@ const runInMemory = async (
     colour: options.colour ?? false,
     stderrIsTty: options.stderrIsTty ?? false,
     version: () => E.right('9.9.9'),
+    ...options.io,
   };
   const status = await run(argv, io);
   return { status, stdout, stderr, written };
@@ -288,5 +295,55 @@ describe('schema', () => {
     const schema = JSON.parse(result.stdout) as { required: string[]; properties: Record<string, { enum?: string[] }> };
     expect(schema.required).toEqual(['task_id', 'assessment']);
     expect(schema.properties['assessment']?.enum).toEqual(['approved', 'needs_changes', 'blocked']);
+  });
+});
+
+describe("failures that are not the user's", () => {
+  /** A history stream that gives its first line, then throws `error`. */
+  const failingStream = (error: Error): Pick<CliIo, 'openStream'> => ({
+    openStream: async () =>
+      E.right({
+        chunks: (async function* () {
+          yield new TextEncoder().encode(`${readFileSync(`${ROOT}${EXAMPLE}`, 'utf8').split('\n')[0]!}\n`);
+          throw error;
+        })(),
+      }),
+  });
+
+  /** An io whose every read throws `error`, as a bug in it would. */
+  const throwingRead = (error: Error): Pick<CliIo, 'readText'> => ({
+    readText: () => {
+      throw error;
+    },
+  });
+
+  it("a read that fails half-way is the command's one line, exit 1", async () => {
+    const result = await runInMemory(['replay', EXAMPLE], {
+      io: failingStream(new ReadFailure('cannot read h.jsonl: it went away')),
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toBe('fact-tracker replay: cannot read h.jsonl: it went away\n');
+  });
+
+  it('any other exception below the router is one line saying it is an internal error, exit 1', async () => {
+    const half = await runInMemory(['replay', EXAMPLE], { io: failingStream(new TypeError('x is not a function')) });
+    expect(half).toMatchObject({ status: 1, stderr: 'fact-tracker: internal error: x is not a function\n' });
+    const thrown = await runInMemory(['facts', EXAMPLE], { io: throwingRead(new RangeError('a bug\n  at somewhere')) });
+    expect(thrown).toMatchObject({
+      status: 1,
+      stdout: '',
+      stderr: 'fact-tracker: internal error: a bug at somewhere\n',
+    });
+  });
+
+  it("a hook's internal error is said to the user as a systemMessage and on stderr, and exits 0: the agent carries on", async () => {
+    const result = await runInMemory(['hook', '--max-facts', '3'], {
+      io: throwingRead(new TypeError('x is not a function')),
+    });
+    expect(result.status).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({
+      systemMessage: expect.stringMatching(/^fact-tracker: internal: .*x is not a function$/u),
+    });
+    expect(result.stderr).toMatch(/^fact-tracker hook: internal: .*x is not a function\n$/u);
   });
 });

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { replayNotes } from '../../src/notes/events.js';
@@ -12,6 +14,7 @@ import {
   type RecordOutcome,
 } from '../../src/notes/tracker.js';
 import { MAX_PROMPT_TURNS } from '../../src/notes/transition.js';
+import { tempDir } from '../tempDirs.js';
 
 const answer = (...facts: Array<[string, string]>): string =>
   JSON.stringify({ notableFacts: facts.map(([category, fact]) => ({ category, fact })) });
@@ -411,12 +414,16 @@ describe('hostile and heavy use', () => {
   });
 
   it('times the model, not the host: an answer that arrived while the host was busy is not a timeout', async () => {
-    // The model is a real process that answers after 50 ms; the host then stays busy for 400 ms,
-    // past the 200 ms timeout, so the answer and the deadline are both due when the host is free.
+    // The model is a real process that answers after 50 ms (and then leaves a mark); the host stays
+    // busy past the 200 ms timeout and until the mark is there, however loaded the machine: the
+    // answer and the deadline are both due when the host is free.
+    const answered = join(tempDir('model-'), 'answered');
     const tracker = createNotableFactsTracker({
       complete: () =>
         new Promise((resolve) => {
-          const child = spawn('sh', ['-c', 'sleep 0.05; echo answered'], { stdio: ['ignore', 'pipe', 'ignore'] });
+          const child = spawn('sh', ['-c', `sleep 0.05; echo answered; : > '${answered}'`], {
+            stdio: ['ignore', 'pipe', 'ignore'],
+          });
           child.stdout.once('data', () => resolve(answer(['People', 'Partner is Jordan'])));
         }),
       timeoutMs: 200,
@@ -425,7 +432,7 @@ describe('hostile and heavy use', () => {
     // Busy in the check phase: the next turn of the event loop runs due timers before it reads input.
     await new Promise((resolve) => setImmediate(resolve));
     const busyUntil = performance.now() + 400;
-    while (performance.now() < busyUntil);
+    while (performance.now() < busyUntil || !existsSync(answered));
     await tracker.settled();
     expect(tracker.events().map((event) => event.type)).toEqual(['notes/extracted']);
   });

@@ -6,7 +6,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import { isBlankLine, parseHistoryLine } from '../../core/history/events.js';
 import type { HistoryLine } from '../../core/history/lines.js';
 import { explainPromptAt, type ReplayResult } from '../../core/replay/replay.js';
-import type { ExplainCommand } from '../args.js';
+import type { ExplainCommand } from '../command.js';
 import type { CliIo } from '../io.js';
 import { type ExplainView, renderExplain } from '../render.js';
 import { createStyle } from '../style.js';

@@ -4,7 +4,7 @@ import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { selectFactsWhere } from '../../core/store/selectors.js';
 import type { FactStore } from '../../core/store/state.js';
-import type { FactsCommand } from '../args.js';
+import type { FactsCommand } from '../command.js';
 import type { CliIo } from '../io.js';
 import { type RejectedLines, renderFacts } from '../render.js';
 import { openSource, parseSavedState, type Source } from '../source.js';

@@ -9,9 +9,9 @@ import { pipe } from 'fp-ts/lib/function.js';
 import type { HistoryLine } from '../../core/history/lines.js';
 import { type HistoryReplayOptions, type ReplayResult, startHistoryReplay } from '../../core/replay/replay.js';
 import type { FactStore } from '../../core/store/state.js';
-import type { CliIo } from '../io.js';
+import { type CliIo, ReadFailure } from '../io.js';
 import type { RejectedLines } from '../render.js';
-import { openSource, parseSavedState, type Source } from '../source.js';
+import { openSource, parseSavedState, readOrFailure, type Source } from '../source.js';
 
 /** Replays of more events than this draw progress on a terminal's stderr. */
 export const PROGRESS_THRESHOLD = 2000;
@@ -33,7 +33,8 @@ export const openHistory = (io: CliIo, file: string): TE.TaskEither<string, Hist
 /**
  * Replays a history as its lines are read, drawing progress on a terminal, with `afterBatch`
  * called after each batch (to write out what it produced). Reading stops as soon as the replay
- * does (`--as-of`, `--line`); a failure to read half-way is a Left with its one-line reason.
+ * does (`--as-of`, `--line`); a failure to read half-way is a Left with its one-line reason (any
+ * other exception is a bug, and is let through to the router).
  */
 export const replaySource = (
   io: CliIo,
@@ -58,7 +59,8 @@ export const replaySource = (
       }
     } catch (error) {
       progress.finish();
-      return E.left(error instanceof Error ? error.message : 'cannot read the history');
+      if (!(error instanceof ReadFailure)) throw error;
+      return E.left(error.message);
     }
     progress.finish();
     return E.right(replay.finish());
@@ -99,7 +101,7 @@ export const loadStore = (io: CliIo, file: string, asOf?: number): TE.TaskEither
     TE.chain((source) =>
       source.kind === 'state'
         ? pipe(
-            TE.tryCatch(source.text, (error) => (error instanceof Error ? error.message : `cannot read ${file}`)),
+            readOrFailure(source.text),
             TE.chainEitherK((text) =>
               pipe(
                 parseSavedState(text),

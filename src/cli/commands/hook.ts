@@ -8,7 +8,7 @@ import { failure, internalFailure } from '../../base/failure.js';
 import { collapseWhitespace } from '../../base/text.js';
 import { alert, type HookOutcome, hookOutput, runHook } from '../../live/hook/hook.js';
 import { LIMIT_CODES, MAX_MESSAGE_BYTES } from '../../live/session/limits.js';
-import type { HookCommand } from '../args.js';
+import type { HookCommand } from '../command.js';
 import { type CliIo, EXIT_OK } from '../io.js';
 import { loadTokenCounter } from '../tokenizer.js';
 

@@ -26,7 +26,8 @@ import * as E from 'fp-ts/lib/Either.js';
 import type * as TE from 'fp-ts/lib/TaskEither.js';
 import { describeFileFailure } from '../../node/fileFailure.js';
 import { findGitTopLevel } from '../../live/session/project.js';
-import type { InitCommand } from '../args.js';
+import type { InitCommand } from '../command.js';
+import { isOutsideFailure } from '../boundary.js';
 import { type CliIo, EXIT_OK } from '../io.js';
 import type { InitHost } from '../init/hosts.js';
 import { chooseVia } from '../init/install.js';
@@ -50,7 +51,8 @@ const thisMain = (): string => {
   const main = places.find((place) => existsSync(place)) ?? places[0]!;
   try {
     return realpathSync(main);
-  } catch {
+  } catch (error) {
+    if (!isOutsideFailure(error)) throw error;
     return main;
   }
 };
@@ -96,7 +98,9 @@ const isFactTrackerHook =
         'name' in manifest &&
         manifest.name === 'session-fact-tracker'
       );
-    } catch {
+    } catch (error) {
+      // No readable manifest beside it: ours only if the path is gone (an installation since moved).
+      if (!(error instanceof SyntaxError || isOutsideFailure(error))) throw error;
       return statSync(path, { throwIfNoEntry: false }) === undefined;
     }
   };
@@ -152,6 +156,7 @@ const plan = (project: string, file: SettingsFile): E.Either<string, Planned> =>
       current = readFileSync(absolute, 'utf8');
     }
   } catch (error) {
+    if (!isOutsideFailure(error)) throw error;
     return E.left(`cannot read ${file.path}: ${describeFileFailure(error)} (nothing was written)`);
   }
   const merged = file.merge(current);
@@ -171,8 +176,8 @@ const writeWhole = (planned: Planned): E.Either<string, void> => {
   try {
     mkdirSync(dirname(planned.absolute), { recursive: false });
   } catch (error) {
-    if (!(typeof error === 'object' && error !== null && 'code' in error && error.code === 'EEXIST'))
-      return E.left(`cannot create ${dirname(planned.path)}: ${describeFileFailure(error)}`);
+    if (!isOutsideFailure(error)) throw error;
+    if (error.code !== 'EEXIST') return E.left(`cannot create ${dirname(planned.path)}: ${describeFileFailure(error)}`);
   }
   try {
     const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, planned.mode ?? 0o644);
@@ -186,6 +191,7 @@ const writeWhole = (planned: Planned): E.Either<string, void> => {
     renameSync(temporary, planned.absolute);
     return E.right(undefined);
   } catch (error) {
+    if (!isOutsideFailure(error)) throw error;
     rmSync(temporary, { force: true });
     return E.left(`cannot write ${planned.path}: ${describeFileFailure(error)}`);
   }

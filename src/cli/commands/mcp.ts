@@ -5,7 +5,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import { collapseWhitespace } from '../../base/text.js';
 import { serveMcp } from '../../live/mcp/stdio.js';
 import { resolveProjectDirectory } from '../../live/session/project.js';
-import type { McpCommand } from '../args.js';
+import type { McpCommand } from '../command.js';
 import { type CliIo, EXIT_OK } from '../io.js';
 import { tokenCounter } from './shared.js';
 

@@ -2,7 +2,7 @@
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import type { ReplayResult } from '../../core/replay/replay.js';
-import type { ReplayCommand } from '../args.js';
+import type { ReplayCommand } from '../command.js';
 import type { CliIo } from '../io.js';
 import { jsonReplayOutput, type ReplayOutput, textReplayOutput } from '../replayOutput.js';
 import { formatSavedState } from '../source.js';

@@ -2,7 +2,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import type * as TE from 'fp-ts/lib/TaskEither.js';
 import { dispatchResultJsonSchema } from '../../core/extract/contract.js';
-import type { SchemaCommand } from '../args.js';
+import type { SchemaCommand } from '../command.js';
 import { type CliIo, EXIT_OK } from '../io.js';
 import { toJson } from './shared.js';
 

@@ -1,7 +1,7 @@
 /** Steps every command shares: loading a tokenizer, exit statuses, JSON output. */
 import type * as TE from 'fp-ts/lib/TaskEither.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
-import type { CommandName } from '../args.js';
+import type { CommandName } from '../command.js';
 import { type CliIo, EXIT_OK, EXIT_REJECTED_LINES } from '../io.js';
 import { loadTokenCounter, type TokenizerName } from '../tokenizer.js';
 

@@ -6,7 +6,7 @@
  * twice leaves the files as the first run left them.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { parse as parseToml, stringify as stringifyToml } from 'smol-toml';
+import { parse as parseToml, stringify as stringifyToml, TomlError } from 'smol-toml';
 import { isRecord } from '../../base/record.js';
 import { collapseWhitespace } from '../../base/text.js';
 import type { InitHost } from './hosts.js';
@@ -161,6 +161,7 @@ export const parseJsonSettings = (text: string): E.Either<MergeError, unknown> =
   try {
     return E.right(JSON.parse(text.replace(/^\uFEFF/u, '')) as unknown);
   } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
     return E.left(
       `it is not valid JSON (${collapseWhitespace(error instanceof Error ? error.message : String(error))})`,
     );
@@ -187,6 +188,7 @@ export const mergeCodexToml = (current: string | undefined, launcher: Launcher):
   try {
     parsed = parseToml(text) as Record<string, unknown>;
   } catch (error) {
+    if (!(error instanceof TomlError)) throw error;
     return E.left(
       `it is not valid TOML (${collapseWhitespace(error instanceof Error ? error.message : String(error))})`,
     );
@@ -233,8 +235,9 @@ export const mergeCodexToml = (current: string | undefined, launcher: Launcher):
       JSON.stringify(rest) === JSON.stringify(restBefore)
     )
       return E.right(edited);
-  } catch {
-    // Falls through to the refusal below.
+  } catch (error) {
+    // An edit that does not parse back falls through to the refusal below.
+    if (!(error instanceof TomlError)) throw error;
   }
   return E.left(`its [mcp_servers.${SERVER_NAME}] table could not be updated in place; edit it by hand`);
 };

@@ -304,10 +304,9 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
       child.on('close', (status, signal) => resolve(signal ?? status)),
     );
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    const sentAt = Date.now();
     child.kill('SIGTERM');
+    // Ended by the signal itself: a hook that caught it to finish its wait first would report an exit code.
     expect(await closed).toBe('SIGTERM');
-    expect(Date.now() - sentAt).toBeLessThan(10_000);
     expect(existsSync(`${file}.lock`)).toBe(true);
   });
 

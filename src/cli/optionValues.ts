@@ -1,0 +1,109 @@
+/**
+ * The values of options and arguments, checked where they enter: each reader takes what
+ * `parseArgs` gave and returns the typed value, or a usage error naming the option and what it
+ * accepts.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import { parseTimeArgument } from '../base/time.js';
+import { SECTION_LAYOUTS, type SectionLayout } from '../core/retrieve/defaults.js';
+import type { CommandName, RetrievalOptions } from './command.js';
+import type { UsageError } from './options.js';
+import { isTokenizerName, TOKENIZER_NAMES, type TokenizerName } from './tokenizer.js';
+
+/** The option values `parseArgs` returns, by option name. */
+export type OptionValues = Readonly<Record<string, unknown>>;
+
+/** A usage error pointing to `command`'s help. */
+export const usageError = (command: CommandName, message: string): UsageError => ({ command, message });
+
+/** The value of a string option, when it was given. */
+export const stringOption = (values: OptionValues, name: string): string | undefined => {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+};
+
+/** `--name N`: a whole number of at least `least` (and a safe integer), when it was given. */
+export const wholeNumberOption = (
+  command: CommandName,
+  values: OptionValues,
+  name: string,
+  least: number,
+): E.Either<UsageError, number | undefined> => {
+  const value = stringOption(values, name);
+  if (value === undefined) return E.right(undefined);
+  return /^\d+$/u.test(value) && Number(value) >= least && Number.isSafeInteger(Number(value))
+    ? E.right(Number(value))
+    : E.left(usageError(command, `--${name} must be a whole number ${least} or more, not ${JSON.stringify(value)}`));
+};
+
+/** `--as-of TIME` in epoch milliseconds, when it was given. */
+export const asOfOption = (command: CommandName, values: OptionValues): E.Either<UsageError, number | undefined> => {
+  const value = stringOption(values, 'as-of');
+  if (value === undefined) return E.right(undefined);
+  return pipe(
+    parseTimeArgument(value),
+    E.mapLeft((reason) =>
+      usageError(command, `--as-of: ${reason}; give ISO-8601 (2026-03-02T10:00:00Z) or epoch milliseconds`),
+    ),
+  );
+};
+
+/** `--tokenizer NAME`, `estimate` when it was not given. */
+export const tokenizerOption = (command: CommandName, values: OptionValues): E.Either<UsageError, TokenizerName> => {
+  const value = stringOption(values, 'tokenizer') ?? 'estimate';
+  return isTokenizerName(value)
+    ? E.right(value)
+    : E.left(usageError(command, `--tokenizer must be ${TOKENIZER_NAMES.join(' or ')}, not ${JSON.stringify(value)}`));
+};
+
+const layoutOption = (command: CommandName, values: OptionValues): E.Either<UsageError, SectionLayout | undefined> => {
+  const value = stringOption(values, 'layout');
+  if (value === undefined) return E.right(undefined);
+  return (SECTION_LAYOUTS as ReadonlyArray<string>).includes(value)
+    ? E.right(value as SectionLayout)
+    : E.left(usageError(command, `--layout must be ${SECTION_LAYOUTS.join(' or ')}, not ${JSON.stringify(value)}`));
+};
+
+/** The one argument a command takes (`what` names it in the error when there is none, or more). */
+export const onePositional = (
+  command: CommandName,
+  positionals: ReadonlyArray<string>,
+  what: string,
+): E.Either<UsageError, string> =>
+  positionals.length === 1
+    ? E.right(positionals[0]!)
+    : E.left(
+        usageError(
+          command,
+          positionals.length === 0
+            ? `missing ${what}`
+            : `expected one ${what}, got ${positionals.length}: ${positionals.join(' ')}`,
+        ),
+      );
+
+/** Nothing, for a command that takes no arguments; else a usage error listing them. */
+export const noPositionals = (command: CommandName, positionals: ReadonlyArray<string>): E.Either<UsageError, void> =>
+  positionals.length === 0
+    ? E.right(undefined)
+    : E.left(usageError(command, `takes no arguments, got: ${positionals.join(' ')}`));
+
+/** `{ [key]: value }`, or no field at all when the value is undefined (optional properties are exact). */
+export const optionalField = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
+  (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+
+/** `--max-facts`, `--max-tokens`, `--tokenizer` and `--layout`, for the commands that retrieve facts. */
+export const retrievalOptions = (command: CommandName, values: OptionValues): E.Either<UsageError, RetrievalOptions> =>
+  pipe(
+    E.Do,
+    E.apS('maxFacts', wholeNumberOption(command, values, 'max-facts', 0)),
+    E.apS('maxTokens', wholeNumberOption(command, values, 'max-tokens', 0)),
+    E.apS('tokenizer', tokenizerOption(command, values)),
+    E.apS('layout', layoutOption(command, values)),
+    E.map(({ maxFacts, maxTokens, tokenizer, layout }) => ({
+      ...optionalField('maxFacts', maxFacts),
+      ...optionalField('maxTokens', maxTokens),
+      tokenizer,
+      ...optionalField('layout', layout),
+    })),
+  );
