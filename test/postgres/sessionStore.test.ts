@@ -151,6 +151,52 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     expect(codeOf(await migrate(url, settings))).toBe('store_schema');
   });
 
+  it('retries an append whose connection was ended while it waited, and writes it once', async () => {
+    const { url, settings, store, reopen } = await freshStore();
+    right(await store.append('s', 0, [JSON.stringify({ type: 'compact', maxFacts: 9, at: 1 })]));
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query('BEGIN');
+    await admin.query(`SELECT lines FROM ${settings.schema}.sessions WHERE id = 's' FOR UPDATE`);
+    const session = right(await openSession('s', { store: reopen() }));
+    const pending = session.invalidateFact({ subject: 'task:1', relation: 'summary', at: 2 });
+    // The append waits on the row; its connection is ended under it, before any answer.
+    const waiting = async (): Promise<number> => {
+      for (;;) {
+        const { rows } = await server().admin(
+          `SELECT pid FROM pg_stat_activity WHERE application_name = 'session-fact-tracker' AND wait_event_type = 'Lock'`,
+        );
+        if (rows.length > 0) return (rows[0] as { pid: number }).pid;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    await server().admin('SELECT pg_terminate_backend($1)', [await waiting()]);
+    await admin.query('COMMIT');
+    await admin.end();
+    expect(right(await pending)).toMatchObject({ line: 2, duplicate: false });
+    expect(right(await store.read('s', 0)).lines.map((line) => line.line)).toEqual([1, 2]);
+  });
+
+  it('records an event once when an append landed but its answer was lost: the session finds it on reading again', async () => {
+    const { store } = await freshStore();
+    // A store whose first append lands and then reports what a connection lost before the answer gives.
+    let appends = 0;
+    const lossy: SessionStore = {
+      ...store,
+      append: async (id, expected, lines) => {
+        const landed = await store.append(id, expected, lines);
+        appends += 1;
+        return appends === 1 && E.isRight(landed)
+          ? E.left({ code: 'conflict', message: 'the connection ended before the server answered' })
+          : landed;
+      },
+    };
+    const session = right(await openSession('s', { store: lossy }));
+    const input = { role: 'implementer' as const, taskId: '1', output: implementer('1', ['src/a.ts']), at: 1_000 };
+    expect(right(await session.ingestResult(input))).toMatchObject({ line: 1, duplicate: true });
+    expect(right(await store.read('s', 0)).lines).toHaveLength(1);
+  });
+
   it('leaves a pool passed in open on close, and ends the one it made', async () => {
     const url = await databaseUrl();
     const pool = new pg.Pool({ connectionString: url, max: 2 });
