@@ -57,6 +57,51 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 /** Ignores an error event: the call that met it reports it; unheard, Node would end the process. */
 const ignore = (): void => undefined;
 
+/** A pool and what messages may say of it. */
+interface Connection {
+  readonly pool: pg.Pool;
+  /** True when the store made the pool, and so ends it. */
+  readonly owned: boolean;
+  readonly location: string;
+  readonly secrets: ReadonlyArray<string>;
+}
+
+/** A pool of our own for the URL `url`, checked first. */
+const poolFor = (url: string, options: PostgresOptions): E.Either<PostgresFailure, Connection> => {
+  const address = parsePostgresUrl(url);
+  if (E.isLeft(address)) return address;
+  const pool = new pg.Pool({
+    connectionString: address.right.url,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    max: options.maxConnections ?? 10,
+    keepAlive: true,
+    // A process that forgets `close` still exits once its calls are done.
+    allowExitOnIdle: true,
+    application_name: 'session-fact-tracker',
+  });
+  pool.on('error', ignore);
+  return E.right({ pool, owned: true, location: address.right.location, secrets: address.right.secrets });
+};
+
+/** The caller's pool, named in messages by its settings (never its password). */
+const callersPool = (pool: pg.Pool): Connection => {
+  const settings: pg.PoolConfig = (pool as { options?: pg.PoolConfig }).options ?? {};
+  const address =
+    typeof settings.connectionString === 'string' ? parsePostgresUrl(settings.connectionString) : undefined;
+  if (address !== undefined && E.isRight(address))
+    return { pool, owned: false, location: address.right.location, secrets: address.right.secrets };
+  const host = settings.host ?? 'localhost';
+  const user = settings.user === undefined ? '' : `${encodeURIComponent(settings.user)}@`;
+  const port = settings.port === undefined ? '' : `:${settings.port}`;
+  const secrets = typeof settings.password === 'string' && settings.password !== '' ? [settings.password] : [];
+  const database = settings.database ?? '';
+  // A socket folder goes in the `host` parameter, as libpq writes it.
+  const location = host.startsWith('/')
+    ? `postgres://${user}${port === '' ? '' : `localhost${port}`}/${database}?host=${host}`
+    : `postgres://${user}${host}${port}/${database}`;
+  return { pool, owned: false, location, secrets };
+};
+
 /**
  * The connection `urlOrPool` describes, or why it cannot be one (a URL that is not one, a
  * schema name that is not one). Makes no connection: the pool connects on first use.
@@ -74,26 +119,9 @@ export const openDatabase = (
       ),
     );
   const retryMs = Math.max(0, options.retryMs ?? DEFAULT_RETRY_MS);
-  let owned = false;
-  let pool: pg.Pool;
-  let location = 'a PostgreSQL pool of the caller';
-  let secrets: ReadonlyArray<string> = [];
-  if (typeof urlOrPool === 'string') {
-    const address = parsePostgresUrl(urlOrPool);
-    if (E.isLeft(address)) return address;
-    ({ location, secrets } = address.right);
-    owned = true;
-    pool = new pg.Pool({
-      connectionString: address.right.url,
-      connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
-      max: options.maxConnections ?? 10,
-      keepAlive: true,
-      // A process that forgets `close` still exits once its calls are done.
-      allowExitOnIdle: true,
-      application_name: 'session-fact-tracker',
-    });
-    pool.on('error', ignore);
-  } else pool = urlOrPool;
+  const connection = typeof urlOrPool === 'string' ? poolFor(urlOrPool, options) : E.right(callersPool(urlOrPool));
+  if (E.isLeft(connection)) return connection;
+  const { pool, owned, location, secrets } = connection.right;
   const context = { location, secrets };
 
   const run = async <T>(

@@ -203,7 +203,11 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     pool.on('error', () => undefined);
     const store = postgresSessionStore(pool, { schema: 'pooled' });
     right(await store.append('s', 0, ['{}']));
-    expect(store.location).not.toContain(PASSWORD);
+    expect(store.location).toBe(url.replace(`:${PASSWORD}@`, '@'));
+    const bySettings = postgresSessionStore(
+      new pg.Pool({ host: '127.0.0.1', port: 5, user: 'app', password: PASSWORD }),
+    );
+    expect(bySettings.location).toBe('postgres://app@127.0.0.1:5/');
     await store.close();
     expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
     await pool.end();
