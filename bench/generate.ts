@@ -214,3 +214,15 @@ export function* historyLines(seed: number): Generator<string> {
       });
   }
 }
+
+/** The lines of `historyLines(seed)` up to its `dispatches`-th dispatch: a session of that length. */
+export const historyOfDispatches = (seed: number, dispatches: number): string[] => {
+  const lines: string[] = [];
+  let count = 0;
+  for (const line of historyLines(seed)) {
+    if (count >= dispatches) break;
+    lines.push(line);
+    if ((JSON.parse(line) as { type: string }).type === 'dispatch') count += 1;
+  }
+  return lines;
+};

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { historyLines, randomImplementerResult, randomPrompt, seeded } from './generate.js';
+import { historyOfDispatches, randomImplementerResult, randomPrompt, seeded } from './generate.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const SESSION = 'bench-session';
@@ -29,13 +29,7 @@ const projectWith = (dispatches: number): string => {
   const dir = mkdtempSync(join(tmpdir(), 'fact-tracker-live-'));
   const sessions = join(dir, '.fact-tracker', 'sessions');
   mkdirSync(sessions, { recursive: true });
-  const lines: string[] = [];
-  let count = 0;
-  for (const line of historyLines(11)) {
-    if (count >= dispatches) break;
-    lines.push(line);
-    if ((JSON.parse(line) as { type: string }).type === 'dispatch') count += 1;
-  }
+  const lines = historyOfDispatches(11, dispatches);
   writeFileSync(join(sessions, `${SESSION}.jsonl`), `${lines.join('\n')}\n`);
   return dir;
 };

@@ -23,6 +23,10 @@
  * - live use (bench/live.ts): one `fact-tracker hook` process (PreToolUse and SubagentStop) and
  *   a fresh `fact-tracker mcp` server's first call, on sessions of 10 and 3,000 dispatches: the
  *   ratio of the two medians is what a session's length costs (target: at most 1.5);
+ * - storage (bench/storage.ts): an ingestResult and a compileContext through openSession on the
+ *   file store and on PostgreSQL, on sessions of 10 and 3,000 dispatches: p50 / p95 latency,
+ *   events per second, and a fresh open (PostgreSQL: FACT_TRACKER_BENCH_POSTGRES, else a server
+ *   started for the run when its binaries are there);
  * - linear: every function that reads untrusted text, fed runs of one character of 10,000 and
  *   100,000 characters (bench/linear.ts, run on the source modules): the worst growth of each
  *   (linear: about 10x); a superlinear one makes the run exit 1 (`npm run bench:linear`).
@@ -74,6 +78,7 @@ import { measureHookLatency, measureServerFirstCall } from './live.js';
 import { isSuperlinear, LINEAR_CASES, type LinearRow, measureLinearCase } from './linear.js';
 import { historyLines, randomImplementerResult, randomPrompt, randomReviewerResult, seeded } from './generate.js';
 import { measureRetrieval } from './retrieval.js';
+import { measureStorage } from './storage.js';
 import { SeedStore, seedExtractImplementer, seedExtractReviewer, seedRetrieve } from './seed.js';
 
 /** The binary the command-line sections run (a path, as a checkout's folder may hold spaces). */
@@ -92,6 +97,7 @@ const SECTIONS = [
   'stream',
   'hook',
   'mcp',
+  'storage',
   'linear',
 ] as const;
 const USAGE = `Usage: npm run bench [-- --json] [-- --quick] [-- --only=SECTION,...]
@@ -601,6 +607,7 @@ const main = async (): Promise<void> => {
   if (runs('stream')) results['stream'] = replayStream(quick ? 10 : 100);
   if (runs('hook')) results['hook'] = measureHookLatency(LIVE_SIZES, quick ? 5 : 15);
   if (runs('mcp')) results['mcp'] = await measureServerFirstCall(LIVE_SIZES, quick ? 5 : 15);
+  if (runs('storage')) results['storage'] = await measureStorage(LIVE_SIZES, quick ? 20 : 60);
   if (runs('linear')) {
     const rows = LINEAR_CASES.map(measureLinearCase);
     results['linear'] = rows;
@@ -708,6 +715,7 @@ const main = async (): Promise<void> => {
   const notes = results['notes'] as Awaited<ReturnType<typeof measureNotes>> | undefined;
   if (notes !== undefined) printNotes(notes);
   printLive(results);
+  printStorage(results);
   const linear = results['linear'] as ReadonlyArray<LinearRow> | undefined;
   if (linear !== undefined) printLinear(linear);
 };
@@ -740,6 +748,29 @@ const printLive = (results: Record<string, unknown>): void => {
       `  ratio ${LIVE_SIZES[1]} / ${LIVE_SIZES[0]}: first call ${mcp.firstCallRatio.toFixed(2)}x, from the start ${mcp.withStartRatio.toFixed(2)}x, a second after the handshake ${mcp.afterIdleRatio.toFixed(2)}x (target: at most 1.5x)`,
     );
   }
+};
+
+const printStorage = (results: Record<string, unknown>): void => {
+  const storage = results['storage'] as Awaited<ReturnType<typeof measureStorage>> | undefined;
+  if (storage === undefined) return;
+  console.log('');
+  console.log(
+    `storage: one round through openSession, ingestResult then compileContext (${storage.rounds} rounds, p50 / p95):`,
+  );
+  for (const row of storage.rows)
+    console.log(
+      `  ${row.store.padEnd(8)} ${String(row.dispatches).padStart(5)} dispatches: ingestResult ${row.ingestP50Ms.toFixed(1)} / ${row.ingestP95Ms.toFixed(1)} ms, compileContext ${row.compileP50Ms.toFixed(1)} / ${row.compileP95Ms.toFixed(1)} ms, ${row.eventsPerSecond.toFixed(0)} events/s; a fresh openSession ${row.openMs.toFixed(0)} ms`,
+    );
+  for (const store of ['files', 'postgres'] as const) {
+    const [small, large] = [LIVE_SIZES[0], LIVE_SIZES[1]].map((size) =>
+      storage.rows.find((row) => row.store === store && row.dispatches === size),
+    );
+    if (small !== undefined && large !== undefined)
+      console.log(
+        `  ${store} ratio ${LIVE_SIZES[1]} / ${LIVE_SIZES[0]}: ingestResult ${(large.ingestP50Ms / small.ingestP50Ms).toFixed(2)}x, compileContext ${(large.compileP50Ms / small.compileP50Ms).toFixed(2)}x, openSession ${(large.openMs / small.openMs).toFixed(2)}x`,
+      );
+  }
+  if (storage.postgresSkipped !== undefined) console.log(`  postgres: skipped (${storage.postgresSkipped})`);
 };
 
 const printLinear = (rows: ReadonlyArray<LinearRow>): void => {

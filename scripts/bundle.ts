@@ -8,6 +8,8 @@
  * short session's hook time. Bundled, with code split where the commands import on demand
  * (the two entries share their chunks), each reads a handful. The o200k tokenizer stays
  * outside: its tables are loaded from where npm installed them when `--tokenizer o200k` asks.
+ * So does the PostgreSQL driver `pg`: loaded from node_modules only when a `postgres://` store
+ * is used (the command lines import the store on demand), never by a hook on the files.
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -38,7 +40,7 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  external: ['gpt-tokenizer', 'gpt-tokenizer/*'],
+  external: ['gpt-tokenizer', 'gpt-tokenizer/*', 'pg'],
   alias: { stopword: moduleBuild('stopword') },
   // The CommonJS dependencies bundled in (fp-ts, proper-lockfile and its own) require Node's modules.
   banner: {

@@ -29,6 +29,7 @@ const LAYERS: ReadonlyArray<ReadonlyArray<string>> = [
   ['notes', 'context'],
   ['saved', 'node'],
   ['context/node', 'live/session'],
+  ['postgres'],
   ['live/mcp', 'live/hook'],
   ['cli'],
 ];
@@ -40,6 +41,7 @@ const ENTRY_POINTS = [
   'context/node/index.ts',
   'node/history.ts',
   'live/session/index.ts',
+  'postgres/index.ts',
   'tokens/o200k.ts',
 ];
 const isBarrel = (file: string): boolean => ENTRY_POINTS.includes(file) && file.endsWith('index.ts');

@@ -63,4 +63,5 @@ export type {
   SessionError,
   SessionReport,
   SetAsideLine,
+  StoreAccessCode,
 } from './model.js';

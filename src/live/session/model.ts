@@ -6,6 +6,14 @@ import type { ReplayError } from '../../core/replay/replay.js';
 import type { ContractError } from '../../core/extract/parse.js';
 import type { FactTag, SourceRole } from '../../core/fact.js';
 
+/**
+ * Why a store could not be reached or used at all, whichever session was asked for: its
+ * address is not one (`store_url`), its server cannot be reached (`store_unreachable`), it
+ * refused the credentials (`store_auth`) or an operation (`store_privilege`), or its schema is
+ * missing or newer than this library (`store_schema`).
+ */
+export type StoreAccessCode = 'store_url' | 'store_unreachable' | 'store_auth' | 'store_privilege' | 'store_schema';
+
 /** Why a session call did nothing. */
 export interface SessionError {
   readonly code:
@@ -14,6 +22,7 @@ export interface SessionError {
     | 'io'
     | 'conflict'
     | 'internal'
+    | StoreAccessCode
     | 'invalid_input'
     | 'output_too_large'
     | 'prompt_too_large'

@@ -73,7 +73,7 @@ const findManifest = (): unknown => {
 };
 
 /** The package's version: a snapshot written by another one is not read (its rules may give other facts). */
-const libraryVersion: () => string = (() => {
+export const libraryVersion: () => string = (() => {
   const memo: { version?: string } = {};
   return () => {
     if (memo.version === undefined) {

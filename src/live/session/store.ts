@@ -10,10 +10,15 @@
  */
 import type * as E from 'fp-ts/lib/Either.js';
 import type { Failure } from '../../base/failure.js';
-import type { SetAsideLine } from './model.js';
+import type { SetAsideLine, StoreAccessCode } from './model.js';
 
-/** Why a store call did nothing. `conflict`: another writer appended first (read the tail, then retry). */
-export type SessionStoreError = Failure<'conflict' | 'io' | 'invalid_session_id' | 'unknown_session' | 'internal'>;
+/**
+ * Why a store call did nothing. `conflict`: another writer appended first, or an append's
+ * outcome is unknown (a connection lost before its answer): read the tail, then retry.
+ */
+export type SessionStoreError = Failure<
+  'conflict' | 'io' | 'invalid_session_id' | 'unknown_session' | 'internal' | StoreAccessCode
+>;
 
 /** One line of a session's log: its number and its text (without its line break). */
 export interface StoredLine {

@@ -1,0 +1,67 @@
+/**
+ * A PostgreSQL address as a user gives it (`--store`, `FACT_TRACKER_STORE`): checked before any
+ * connection, and turned into the form every message shows, without its password. The password
+ * reaches the driver and nothing else: no message, no location, no log line.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { type Failure, failure } from '../base/failure.js';
+
+/** The URL schemes a PostgreSQL store is named by. */
+export const POSTGRES_SCHEMES = ['postgres:', 'postgresql:'] as const;
+
+/** A checked PostgreSQL URL. */
+export interface PostgresAddress {
+  /** The URL as given, for the driver only: it may hold a password. */
+  readonly url: string;
+  /** The URL without its password (neither in the user part nor as a `password` parameter): what messages show. */
+  readonly location: string;
+  /** The password the URL holds (as written and decoded), for scrubbing messages; empty when none. */
+  readonly secrets: ReadonlyArray<string>;
+}
+
+/** True when `text` names a PostgreSQL store (`postgres://` or `postgresql://`) rather than a folder. */
+export const isPostgresUrl = (text: string): boolean => /^postgres(?:ql)?:\/\//iu.test(text.trim());
+
+const FORM = 'postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE';
+
+/** Decodes a percent-encoded part, or keeps it as written when it is not valid encoding. */
+const decoded = (part: string): string => {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+};
+
+/**
+ * Checks a PostgreSQL URL: `postgres://` or `postgresql://`, and a URL the WHATWG parser reads
+ * (so a port out of range or a user without a host is refused here, in one line, not by the
+ * driver). The message never repeats the text, which may hold a password.
+ */
+export const parsePostgresUrl = (text: string): E.Either<Failure<'store_url'>, PostgresAddress> => {
+  const url = text.trim();
+  if (!isPostgresUrl(url))
+    return E.left(failure('store_url', `a PostgreSQL store is named by a URL of the form ${FORM}`));
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return E.left(
+      failure(
+        'store_url',
+        `the store URL is not a valid URL of the form ${FORM} (check the port and any special characters: percent-encode them)`,
+      ),
+    );
+  }
+  const secrets = [parsed.password, decoded(parsed.password), ...parsed.searchParams.getAll('password')].filter(
+    (secret) => secret !== '',
+  );
+  parsed.password = '';
+  // Deleting re-encodes every parameter: only when there is one to delete.
+  if (parsed.searchParams.has('password')) parsed.searchParams.delete('password');
+  return E.right({ url, location: parsed.href, secrets: [...new Set(secrets)] });
+};
+
+/** `message` with every secret of `address` replaced by `***`: a driver's message may quote what it was given. */
+export const scrubSecrets = (message: string, secrets: ReadonlyArray<string>): string =>
+  secrets.reduce((text, secret) => text.split(secret).join('***'), message);

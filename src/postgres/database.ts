@@ -1,0 +1,181 @@
+/**
+ * A PostgreSQL store's connection: a pool it made from a URL (and ends on `close`) or one the
+ * caller passed in (which stays the caller's), and the one way every call reaches the server:
+ * a client checked out for one piece of work, failures turned into tagged values, and a server
+ * that cannot be reached retried with a short backoff. A call is retried only when that cannot
+ * do anything twice: a read, a write that is the same however often it runs, or a statement the
+ * server answered with an error (so it did nothing). An append whose connection ended before
+ * the server's answer may have been committed: the caller is told so, and reads the log again.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import pg from 'pg';
+import { failure } from '../base/failure.js';
+import { parsePostgresUrl } from './address.js';
+import { classifyError, type ClassifiedError, type PostgresFailure } from './failures.js';
+
+/** The schema the stores' tables live in unless told otherwise. */
+export const DEFAULT_SCHEMA = 'fact_tracker';
+/** How long a call that may be repeated keeps trying a server it cannot reach, by default. */
+export const DEFAULT_RETRY_MS = 5_000;
+/** How long making a connection may take in a pool a store makes. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+
+/** What a PostgreSQL store is given: a URL (`postgres://...`) or a pool of the caller's. */
+export type UrlOrPool = string | pg.Pool;
+
+/** Options of the PostgreSQL stores and of `migrate`. */
+export interface PostgresOptions {
+  /** The schema of the tables (default `fact_tracker`): lower-case letters, digits and `_`. */
+  readonly schema?: string;
+  /** How long a call that may be repeated keeps trying a server it cannot reach (default 5,000 ms; 0: once). */
+  readonly retryMs?: number;
+  /** With a URL: how long making a connection may take (default 5,000 ms). */
+  readonly connectTimeoutMs?: number;
+  /** With a URL: the most connections the store's pool opens (default 10). */
+  readonly maxConnections?: number;
+}
+
+/** Whether a call may be sent again after its connection ended before the server's answer. */
+export type Repeat = 'repeatable' | 'once';
+
+/** A store's way to the server. */
+export interface Database {
+  /** The URL without its password (or `a pool of the caller's`), for messages. */
+  readonly location: string;
+  /** The schema of the tables, checked. */
+  readonly schema: string;
+  /** Runs `work` on a client of the pool, retrying as `repeat` allows; a failure comes back as a value. */
+  run<T>(repeat: Repeat, work: (client: pg.PoolClient) => Promise<T>): Promise<E.Either<PostgresFailure, T>>;
+  /** Ends the pool when the store made it. */
+  end(): Promise<void>;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/u;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Ignores an error event: the call that met it reports it; unheard, Node would end the process. */
+const ignore = (): void => undefined;
+
+/** A pool and what messages may say of it. */
+interface Connection {
+  readonly pool: pg.Pool;
+  /** True when the store made the pool, and so ends it. */
+  readonly owned: boolean;
+  readonly location: string;
+  readonly secrets: ReadonlyArray<string>;
+}
+
+/** A pool of our own for the URL `url`, checked first. */
+const poolFor = (url: string, options: PostgresOptions): E.Either<PostgresFailure, Connection> => {
+  const address = parsePostgresUrl(url);
+  if (E.isLeft(address)) return address;
+  const pool = new pg.Pool({
+    connectionString: address.right.url,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    max: options.maxConnections ?? 10,
+    keepAlive: true,
+    // A process that forgets `close` still exits once its calls are done.
+    allowExitOnIdle: true,
+    application_name: 'session-fact-tracker',
+  });
+  pool.on('error', ignore);
+  return E.right({ pool, owned: true, location: address.right.location, secrets: address.right.secrets });
+};
+
+/** The caller's pool, named in messages by its settings (never its password). */
+const callersPool = (pool: pg.Pool): Connection => {
+  const settings: pg.PoolConfig = (pool as { options?: pg.PoolConfig }).options ?? {};
+  const address =
+    typeof settings.connectionString === 'string' ? parsePostgresUrl(settings.connectionString) : undefined;
+  if (address !== undefined && E.isRight(address))
+    return { pool, owned: false, location: address.right.location, secrets: address.right.secrets };
+  const host = settings.host ?? 'localhost';
+  const user = settings.user === undefined ? '' : `${encodeURIComponent(settings.user)}@`;
+  const port = settings.port === undefined ? '' : `:${settings.port}`;
+  const secrets = typeof settings.password === 'string' && settings.password !== '' ? [settings.password] : [];
+  const database = settings.database ?? '';
+  // A socket folder goes in the `host` parameter, as libpq writes it.
+  const location = host.startsWith('/')
+    ? `postgres://${user}${port === '' ? '' : `localhost${port}`}/${database}?host=${host}`
+    : `postgres://${user}${host}${port}/${database}`;
+  return { pool, owned: false, location, secrets };
+};
+
+/**
+ * The connection `urlOrPool` describes, or why it cannot be one (a URL that is not one, a
+ * schema name that is not one). Makes no connection: the pool connects on first use.
+ */
+export const openDatabase = (
+  urlOrPool: UrlOrPool,
+  options: PostgresOptions = {},
+): E.Either<PostgresFailure, Database> => {
+  const schema = options.schema ?? DEFAULT_SCHEMA;
+  if (!SCHEMA_NAME.test(schema))
+    return E.left(
+      failure(
+        'store_url',
+        `the schema name ${JSON.stringify(schema.slice(0, 70))} is not lower-case letters, digits and "_"`,
+      ),
+    );
+  const retryMs = Math.max(0, options.retryMs ?? DEFAULT_RETRY_MS);
+  const connection = typeof urlOrPool === 'string' ? poolFor(urlOrPool, options) : E.right(callersPool(urlOrPool));
+  if (E.isLeft(connection)) return connection;
+  const { pool, owned, location, secrets } = connection.right;
+  const context = { location, secrets };
+
+  const run = async <T>(
+    repeat: Repeat,
+    work: (client: pg.PoolClient) => Promise<T>,
+  ): Promise<E.Either<PostgresFailure, T>> => {
+    const deadline = Date.now() + retryMs;
+    for (let delay = 25; ; delay = Math.min(delay * 2, 500)) {
+      const tried = await attempt(work);
+      if (E.isRight(tried)) return tried;
+      const { failure: failed, transient, answered } = tried.left;
+      if (!answered && repeat === 'once' && tried.left.sent)
+        return E.left(
+          failure(
+            'conflict',
+            `the connection to ${location} ended before the server answered (${failed.message}): the change may have been written; read the log again`,
+          ),
+        );
+      if (!transient || Date.now() + delay > deadline) return E.left(failed);
+      await sleep(delay);
+    }
+  };
+
+  /** One try: a client, the work, the client back (closed when its connection failed). */
+  const attempt = async <T>(
+    work: (client: pg.PoolClient) => Promise<T>,
+  ): Promise<E.Either<ClassifiedError & { readonly sent: boolean }, T>> => {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      return E.left({ ...classifyError(error, context), sent: false });
+    }
+    client.on('error', ignore);
+    try {
+      const result = await work(client);
+      client.off('error', ignore);
+      client.release();
+      return E.right(result);
+    } catch (error) {
+      const classified = classifyError(error, context);
+      client.off('error', ignore);
+      // A client whose connection failed is closed, not given to the next call.
+      client.release(classified.answered ? undefined : true);
+      return E.left({ ...classified, sent: true });
+    }
+  };
+
+  return E.right({
+    location,
+    schema,
+    run,
+    end: async () => {
+      if (owned && !pool.ended) await pool.end();
+    },
+  });
+};

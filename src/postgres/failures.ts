@@ -1,0 +1,143 @@
+/**
+ * What the PostgreSQL driver throws, as the tagged one-line failures the stores return, and
+ * what each means for trying again: a server that cannot be reached now may be back in a
+ * moment (a restart, a failover), while a wrong password or a missing privilege will not
+ * change by waiting. Every message names the store by its location (no password) and has
+ * every secret of its URL scrubbed, since a driver's message may quote what it was given.
+ */
+import { describeError } from '../base/describe.js';
+import { type Failure, failure, internalFailure } from '../base/failure.js';
+import type { StoreAccessCode } from '../live/session/model.js';
+import { scrubSecrets } from './address.js';
+
+/** The codes a PostgreSQL store fails with (`conflict`: an append's outcome is unknown, or another writer was first). */
+export type PostgresFailureCode = StoreAccessCode | 'conflict' | 'io' | 'internal';
+
+/** A failure of a PostgreSQL store. */
+export type PostgresFailure = Failure<PostgresFailureCode>;
+
+/** A driver's exception, understood. */
+export interface ClassifiedError {
+  readonly failure: PostgresFailure;
+  /** Waiting may help: the server was unreachable, restarting, busy, or chose this statement as a deadlock's victim. */
+  readonly transient: boolean;
+  /**
+   * The server answered the statement with an error, so it did nothing; false when the
+   * connection ended before an answer (a statement sent may then have been committed).
+   */
+  readonly answered: boolean;
+}
+
+/** Where the failure happened, for messages. */
+export interface FailureContext {
+  readonly location: string;
+  readonly secrets: ReadonlyArray<string>;
+}
+
+/** Network errors of Node's sockets and resolver that mean "no server there now". */
+const UNREACHABLE: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused (is the server running, and on this port?)',
+  ECONNRESET: 'the connection was reset',
+  EPIPE: 'the connection was closed',
+  ETIMEDOUT: 'the connection timed out',
+  EHOSTUNREACH: 'the host is unreachable',
+  ENETUNREACH: 'the network is unreachable',
+  EHOSTDOWN: 'the host is down',
+  ENOTFOUND: 'the host name is unknown',
+  EAI_AGAIN: 'the host name could not be resolved now',
+  ENOENT: 'there is no server socket at that path',
+  EADDRNOTAVAIL: 'the address is not available',
+};
+
+/** SQLSTATEs of a server going away or not ready yet (class 08 is the connection's own). */
+const SERVER_GOING: Readonly<Record<string, string>> = {
+  '57P01': 'the server is shutting down',
+  '57P02': 'the server is restarting after a crash',
+  '57P03': 'the server is starting up or shutting down',
+  '53300': 'the server has too many connections',
+};
+
+/** SQLSTATEs that mean "run it again": the statement lost a serialization race or a deadlock and did nothing. */
+const RETRY_STATEMENT = new Set(['40001', '40P01', '55P03']);
+
+/** The messages of the driver's own connection failures, which carry no code. */
+const LOST_CONNECTION =
+  /connection terminated|timeout expired|timeout exceeded when trying to connect|not queryable|query read timeout/iu;
+
+const oneLine = (text: string): string => text.replace(/\s+/gu, ' ').trim();
+
+const field = (error: unknown, name: string): string | undefined => {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const value: unknown = (error as Record<string, unknown>)[name];
+  return typeof value === 'string' ? value : undefined;
+};
+
+/** Understands an exception from the driver (a `DatabaseError`, a socket error, or one of its own). Never throws. */
+export const classifyError = (error: unknown, context: FailureContext): ClassifiedError => {
+  const { location } = context;
+  const made = (
+    code: PostgresFailureCode,
+    message: string,
+    transient: boolean,
+    answered: boolean,
+  ): ClassifiedError => ({
+    failure: failure(code, scrubSecrets(oneLine(message), context.secrets)),
+    transient,
+    answered,
+  });
+  const code = field(error, 'code');
+  const message = oneLine(describeError(error));
+  const unreachable = (reason: string, answered = false): ClassifiedError =>
+    made('store_unreachable', `cannot reach PostgreSQL at ${location}: ${reason}`, true, answered);
+  if (code !== undefined && UNREACHABLE[code] !== undefined) return unreachable(UNREACHABLE[code]);
+  if (code !== undefined && SERVER_GOING[code] !== undefined) return unreachable(SERVER_GOING[code], code === '53300');
+  if (code !== undefined && code.startsWith('08')) return unreachable(`the connection failed (${message})`);
+  switch (code) {
+    case '28P01':
+    case '28000':
+      return made('store_auth', `PostgreSQL at ${location} refused the credentials: ${message}`, false, true);
+    case '42501':
+      return made(
+        'store_privilege',
+        `PostgreSQL at ${location} refused an operation: ${message} (grant the privileges the store needs, or run "fact-tracker db migrate" as the schema's owner)`,
+        false,
+        true,
+      );
+    case '3D000':
+      return made('store_url', `PostgreSQL at ${location}: ${message}`, false, true);
+    case 'FT001':
+      return made('store_schema', `PostgreSQL at ${location}: ${message}`, false, true);
+    case '42P01':
+    case '3F000':
+      return made(
+        'store_schema',
+        `PostgreSQL at ${location} lacks the store's tables (${message}): run "fact-tracker db migrate"`,
+        false,
+        true,
+      );
+    default:
+      break;
+  }
+  if (code !== undefined && RETRY_STATEMENT.has(code))
+    return made('io', `PostgreSQL at ${location} gave up a statement: ${message}`, true, true);
+  if (code !== undefined && /^[0-9A-Z]{5}$/u.test(code))
+    return made('io', `PostgreSQL at ${location} failed (${code}): ${message}`, false, true);
+  // The driver's own failures carry no code: a password it needs but was not given, a lost connection.
+  if (/password|SASL|SCRAM/iu.test(message))
+    return made(
+      'store_auth',
+      `PostgreSQL at ${location} asks for credentials the URL does not give: ${message}`,
+      false,
+      true,
+    );
+  if (/pool after calling end/iu.test(message)) return made('io', `the store at ${location} is closed`, false, true);
+  if (/ssl/iu.test(message)) return made('store_url', `PostgreSQL at ${location}: ${message}`, false, true);
+  if (LOST_CONNECTION.test(message)) return unreachable(`the connection was lost (${message})`);
+  if (error instanceof TypeError || error instanceof RangeError || error instanceof ReferenceError)
+    return {
+      failure: failure('internal', scrubSecrets(internalFailure(error).message, context.secrets)),
+      transient: false,
+      answered: true,
+    };
+  return made('io', `PostgreSQL at ${location} failed: ${message}`, false, false);
+};

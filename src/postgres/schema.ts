@@ -1,0 +1,194 @@
+/**
+ * The PostgreSQL stores' schema and its versions. Each migration is SQL that runs once, in
+ * order, recorded in the schema's `migrations` table; the script that applies them takes a
+ * transaction-level advisory lock first, so processes that all start on an empty database at
+ * once apply each migration exactly once (the others wait, then find nothing left to do). The
+ * same script is what `fact-tracker db migrate --print` shows, and it can be run again safely.
+ * A schema newer than this library knows is refused: an older library would misread it.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import type pg from 'pg';
+import { failure } from '../base/failure.js';
+import { type Database, openDatabase, type PostgresOptions, DEFAULT_SCHEMA, type UrlOrPool } from './database.js';
+import type { PostgresFailure } from './failures.js';
+
+/** One step of the schema. */
+export interface Migration {
+  readonly version: number;
+  readonly description: string;
+  /** Its statements, for the schema `schema`. */
+  readonly sql: (schema: string) => string;
+}
+
+/** The schema's steps, oldest first: append a new one, never change one that shipped. */
+export const MIGRATIONS: ReadonlyArray<Migration> = [
+  {
+    version: 1,
+    description: 'sessions: their lines and snapshots',
+    sql: (s) => `CREATE TABLE ${s}.sessions (
+  key bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id text COLLATE "C" NOT NULL UNIQUE,
+  lines integer NOT NULL DEFAULT 0 CHECK (lines >= 0),
+  bytes bigint NOT NULL DEFAULT 0 CHECK (bytes >= 0),
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE ${s}.sessions IS 'One row per live session: its id, how many lines its log holds and their bytes.';
+CREATE TABLE ${s}.lines (
+  session_key bigint NOT NULL REFERENCES ${s}.sessions (key) ON DELETE CASCADE,
+  line integer NOT NULL CHECK (line > 0),
+  text text NOT NULL,
+  PRIMARY KEY (session_key, line)
+);
+COMMENT ON TABLE ${s}.lines IS 'Each session''s log: one dispatch-history event per line, numbered from 1 without gaps.';
+CREATE TABLE ${s}.snapshots (
+  session_key bigint PRIMARY KEY REFERENCES ${s}.sessions (key) ON DELETE CASCADE,
+  position integer NOT NULL CHECK (position > 0),
+  bytes bigint NOT NULL CHECK (bytes >= 0),
+  library text NOT NULL,
+  state text NOT NULL,
+  written_at timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE ${s}.snapshots IS 'A cache per session: its state after line position, as the library version named wrote it.';`,
+  },
+];
+
+/** The newest schema version this library knows. */
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/** The advisory lock's first key: "fact" in ASCII; the second is the schema's hash. */
+const LOCK_CLASS = 0x66616374;
+
+/** A 32-bit FNV-1a hash of the schema name, as a signed integer: the advisory lock's second key. */
+const lockKey = (schema: string): number => {
+  let hash = 0x811c9dc5;
+  for (const char of schema) hash = Math.imul(hash ^ char.charCodeAt(0), 0x01000193);
+  return hash | 0;
+};
+
+/**
+ * The SQL that brings the schema `schema` (default `fact_tracker`) from version `from` (default
+ * 0, nothing) to the newest: one transaction, under the advisory lock, each migration applied
+ * only when the migrations table lacks it, and refused when the schema is newer than this library.
+ */
+export const schemaSql = (options: { readonly schema?: string; readonly from?: number } = {}): string => {
+  const s = options.schema ?? DEFAULT_SCHEMA;
+  const steps = MIGRATIONS.filter((migration) => migration.version > (options.from ?? 0));
+  return [
+    `-- session-fact-tracker: the schema ${s}, version ${SCHEMA_VERSION}. Safe to run again.`,
+    'BEGIN;',
+    `SELECT pg_advisory_xact_lock(${LOCK_CLASS}, ${lockKey(s)});`,
+    `CREATE SCHEMA IF NOT EXISTS ${s};`,
+    `CREATE TABLE IF NOT EXISTS ${s}.migrations (
+  version integer PRIMARY KEY,
+  description text NOT NULL,
+  applied_at timestamptz NOT NULL DEFAULT now()
+);`,
+    `DO $check$ BEGIN
+  IF (SELECT max(version) FROM ${s}.migrations) > ${SCHEMA_VERSION} THEN
+    RAISE EXCEPTION 'the schema ${s} is newer than version ${SCHEMA_VERSION}: upgrade session-fact-tracker' USING ERRCODE = 'FT001';
+  END IF;
+END $check$;`,
+    ...steps.map(
+      (migration) => `-- ${migration.version}: ${migration.description}
+DO $migration$ BEGIN
+IF NOT EXISTS (SELECT 1 FROM ${s}.migrations WHERE version = ${migration.version}) THEN
+${migration.sql(s)}
+INSERT INTO ${s}.migrations (version, description) VALUES (${migration.version}, '${migration.description.replace(/'/gu, "''")}');
+END IF;
+END $migration$;`,
+    ),
+    'COMMIT;',
+    '',
+  ].join('\n');
+};
+
+/** The schema's version, read on `client`: 0 when it has no migrations table yet. */
+const versionOn = async (client: pg.PoolClient, schema: string): Promise<number> => {
+  try {
+    const result = await client.query<{ version: number | null }>(
+      `SELECT max(version) AS version FROM ${schema}.migrations`,
+    );
+    return result.rows[0]?.version ?? 0;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    // No schema, or no migrations table in it: nothing was applied yet.
+    if (code === '3F000' || code === '42P01') return 0;
+    throw error;
+  }
+};
+
+const tooNew = (db: Database, version: number): PostgresFailure =>
+  failure(
+    'store_schema',
+    `the schema ${db.schema} at ${db.location} is at version ${version}, newer than the ${SCHEMA_VERSION} this library knows: upgrade session-fact-tracker`,
+  );
+
+/**
+ * Brings the schema of `db` to the newest version when it is older, and says which version it
+ * was at. A reader of an up-to-date schema pays one query; only a schema to change takes the lock.
+ */
+export const ensureSchema = async (db: Database): Promise<E.Either<PostgresFailure, { readonly from: number }>> => {
+  const found = await db.run('repeatable', (client) => versionOn(client, db.schema));
+  if (E.isLeft(found)) return found;
+  if (found.right > SCHEMA_VERSION) return E.left(tooNew(db, found.right));
+  if (found.right === SCHEMA_VERSION) return E.right({ from: found.right });
+  const applied = await db.run('repeatable', async (client) => {
+    try {
+      await client.query(schemaSql({ schema: db.schema }));
+    } catch (error) {
+      // A failed script leaves its transaction open on this client: end it before the client goes back.
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+    return versionOn(client, db.schema);
+  });
+  if (E.isLeft(applied)) return applied;
+  return applied.right > SCHEMA_VERSION ? E.left(tooNew(db, applied.right)) : E.right({ from: found.right });
+};
+
+/** What `migrate` did. */
+export interface Migrated {
+  /** The version the schema was at. */
+  readonly from: number;
+  /** The version it is at now (`SCHEMA_VERSION`). */
+  readonly to: number;
+  /** Where, without the password. */
+  readonly location: string;
+}
+
+/** Runs `work` on a connection to `urlOrPool` made for it, ended after (a pool of the caller's stays open). */
+const withDatabase = async <T>(
+  urlOrPool: UrlOrPool,
+  options: PostgresOptions,
+  work: (db: Database) => Promise<E.Either<PostgresFailure, T>>,
+): Promise<E.Either<PostgresFailure, T>> => {
+  const db = openDatabase(urlOrPool, options);
+  if (E.isLeft(db)) return db;
+  try {
+    return await work(db.right);
+  } finally {
+    await db.right.end().catch(() => undefined);
+  }
+};
+
+/**
+ * Creates or upgrades the stores' schema at `urlOrPool` ahead of first use (`fact-tracker db
+ * migrate`); a pool of the caller's stays open, one made from a URL is ended. Never throws.
+ */
+export const migrate = (
+  urlOrPool: UrlOrPool,
+  options: PostgresOptions = {},
+): Promise<E.Either<PostgresFailure, Migrated>> =>
+  withDatabase(urlOrPool, options, async (db) =>
+    E.map(({ from }: { readonly from: number }) => ({ from, to: SCHEMA_VERSION, location: db.location }))(
+      await ensureSchema(db),
+    ),
+  );
+
+/** The version of the schema at `urlOrPool` (0 when there is none yet), changing nothing. Never throws. */
+export const schemaVersion = (
+  urlOrPool: UrlOrPool,
+  options: PostgresOptions = {},
+): Promise<E.Either<PostgresFailure, number>> =>
+  withDatabase(urlOrPool, options, (db) => db.run('repeatable', (client) => versionOn(client, db.schema)));

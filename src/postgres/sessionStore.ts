@@ -1,0 +1,240 @@
+/**
+ * The session store port over PostgreSQL, for sessions shared by processes on several
+ * machines. A session is a row of `sessions` (its id, how many lines its log holds) and its
+ * lines in `lines`, numbered from 1 and unique per session; an append is one statement that
+ * moves the session's count from the line the writer expects to the new end and inserts the
+ * lines numbered from there, so it either lands whole right after the last line or not at all:
+ * a writer that lost the race gets `conflict`, and no gap or torn line can exist. A read is one
+ * statement too, so it sees the count and the lines of one moment. The snapshot beside a log
+ * is kept in `snapshots` with the library version that wrote it (another version's is not
+ * used). The schema is created or upgraded on first use.
+ */
+import { Buffer } from 'node:buffer';
+import * as E from 'fp-ts/lib/Either.js';
+import type pg from 'pg';
+import { failure } from '../base/failure.js';
+import { parseSessionId } from '../live/session/id.js';
+import { libraryVersion, SNAPSHOT_VERSION } from '../live/session/snapshot.js';
+import type { SessionStore, SessionStoreError, StoredLine, StoredSnapshot, TailRead } from '../live/session/store.js';
+import { type Database, openDatabase, type PostgresOptions, type UrlOrPool } from './database.js';
+import type { PostgresFailure } from './failures.js';
+import { ensureSchema } from './schema.js';
+
+/** A session store over PostgreSQL, with `close()` ending the pool it made from a URL. */
+export type PostgresSessionStore = SessionStore;
+
+/** The snapshots this library writes and reads: another version's rules may give other facts. */
+const snapshotLibrary = (): string => `session-fact-tracker ${libraryVersion()} (snapshot layout ${SNAPSHOT_VERSION})`;
+
+/** The statements of a store on schema `s`, named so each connection prepares each once. */
+const statements = (s: string) => ({
+  read: {
+    name: `fact_tracker_read_${s}`,
+    text: `SELECT s.key, s.lines, l.line, l.text FROM ${s}.sessions s
+  LEFT JOIN ${s}.lines l ON l.session_key = s.key AND l.line > $2
+  WHERE s.id = $1 ORDER BY l.line`,
+  },
+  // $1 id, $2 expected, $3 new end, $4 bytes, $5 texts. The first writer of a session makes its row.
+  appendFirst: {
+    name: `fact_tracker_append_first_${s}`,
+    text: `WITH session AS (
+  INSERT INTO ${s}.sessions AS s (id, lines, bytes) VALUES ($1, $3, $4)
+  ON CONFLICT (id) DO UPDATE SET lines = excluded.lines, bytes = s.bytes + excluded.bytes, updated_at = now()
+  WHERE s.lines = $2
+  RETURNING s.key
+), appended AS (
+  INSERT INTO ${s}.lines (session_key, line, text)
+  SELECT session.key, $2 + u.n, u.text FROM session, unnest($5::text[]) WITH ORDINALITY AS u(text, n)
+)
+SELECT key FROM session`,
+  },
+  appendNext: {
+    name: `fact_tracker_append_next_${s}`,
+    text: `WITH session AS (
+  UPDATE ${s}.sessions SET lines = $3, bytes = bytes + $4, updated_at = now()
+  WHERE id = $1 AND lines = $2
+  RETURNING key
+), appended AS (
+  INSERT INTO ${s}.lines (session_key, line, text)
+  SELECT session.key, $2 + u.n, u.text FROM session, unnest($5::text[]) WITH ORDINALITY AS u(text, n)
+)
+SELECT key FROM session`,
+  },
+  list: { name: `fact_tracker_list_${s}`, text: `SELECT id FROM ${s}.sessions ORDER BY id` },
+  readSnapshot: {
+    name: `fact_tracker_read_snapshot_${s}`,
+    text: `SELECT s.key, s.lines, n.position, n.library, n.state FROM ${s}.sessions s
+  JOIN ${s}.snapshots n ON n.session_key = s.key WHERE s.id = $1`,
+  },
+  // The newest snapshot wins; one of another library version is replaced whatever its position.
+  writeSnapshot: {
+    name: `fact_tracker_write_snapshot_${s}`,
+    text: `INSERT INTO ${s}.snapshots AS n (session_key, position, bytes, library, state)
+  SELECT s.key, $2, s.bytes - coalesce((SELECT sum(octet_length(l.text) + 1) FROM ${s}.lines l
+    WHERE l.session_key = s.key AND l.line > $2), 0), $3, $4
+  FROM ${s}.sessions s WHERE s.id = $1 AND s.lines >= $2
+  ON CONFLICT (session_key) DO UPDATE SET position = excluded.position, bytes = excluded.bytes,
+    library = excluded.library, state = excluded.state, written_at = now()
+  WHERE n.position <= excluded.position OR n.library <> excluded.library`,
+  },
+  backlog: {
+    name: `fact_tracker_backlog_${s}`,
+    text: `SELECT s.bytes - coalesce(n.bytes, 0) AS backlog FROM ${s}.sessions s
+  LEFT JOIN ${s}.snapshots n ON n.session_key = s.key AND n.library = $2 WHERE s.id = $1`,
+  },
+});
+
+interface ReadRow {
+  readonly key: string;
+  readonly lines: number;
+  readonly line: number | null;
+  readonly text: string | null;
+}
+
+const LINE_BREAK = /[\r\n]/u;
+
+/** A store that fails every call with `error`: what a URL that is not one gives (the caller checks it with `parsePostgresUrl`). */
+const failingStore = (error: PostgresFailure): SessionStore => {
+  const fail = async () => E.left(error as SessionStoreError);
+  return {
+    location: 'PostgreSQL (no valid address)',
+    list: fail,
+    read: fail,
+    append: fail,
+    repair: fail,
+    readSnapshot: async () => E.left(error.message),
+    writeSnapshot: fail,
+    backlog: async () => undefined,
+    close: async () => undefined,
+  };
+};
+
+/**
+ * A session store over the PostgreSQL database at `urlOrPool` (a `postgres://` or
+ * `postgresql://` URL, or a `pg.Pool` of the caller's, which stays open on `close` and should
+ * have an `error` listener of its own). Makes no connection until its first call, which creates
+ * or upgrades the schema (`options.schema`, default `fact_tracker`). Calls never throw.
+ */
+export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOptions = {}): PostgresSessionStore => {
+  const opened = openDatabase(urlOrPool, options);
+  if (E.isLeft(opened)) return failingStore(opened.left);
+  const db: Database = opened.right;
+  const sql = statements(db.schema);
+  /** Per session, the key of the row this store last read: another key under the same id is a log made anew. */
+  const keys = new Map<string, string>();
+  /** The schema check of the first call, shared by the calls made meanwhile; forgotten when it fails. */
+  let ready: Promise<E.Either<PostgresFailure, unknown>> | undefined;
+
+  const prepared = async (): Promise<E.Either<PostgresFailure, unknown>> => {
+    const check = (ready ??= ensureSchema(db));
+    const done = await check;
+    if (E.isLeft(done) && ready === check) ready = undefined;
+    return done;
+  };
+
+  /** Checks `id`, readies the schema, then runs `work` as `repeat` allows. */
+  const call = async <T>(
+    id: string | undefined,
+    repeat: 'repeatable' | 'once',
+    work: (client: pg.PoolClient) => Promise<T>,
+  ): Promise<E.Either<SessionStoreError, T>> => {
+    if (id !== undefined) {
+      const checked = parseSessionId(id);
+      if (E.isLeft(checked)) return E.left(failure('invalid_session_id', checked.left));
+    }
+    const schema = await prepared();
+    if (E.isLeft(schema)) return schema;
+    return db.run(repeat, work);
+  };
+
+  const readTail = async (client: pg.PoolClient, id: string, after: number): Promise<TailRead> => {
+    const { rows } = await client.query<ReadRow>({ ...sql.read, values: [id, after] });
+    const first = rows[0];
+    if (first === undefined) {
+      keys.delete(id);
+      return { exists: false, restarted: after > 0, lines: [], position: 0, torn: false };
+    }
+    const known = keys.get(id);
+    keys.set(id, first.key);
+    // A reader past the end, or one that read another incarnation of this id, starts over.
+    if (after > 0 && (after > first.lines || (known !== undefined && known !== first.key)))
+      return { ...(await readTail(client, id, 0)), restarted: true };
+    const lines: StoredLine[] = [];
+    for (const row of rows)
+      if (row.line !== null && row.text !== null && row.line <= first.lines && row.text.trim() !== '')
+        lines.push({ line: row.line, text: row.text });
+    return { exists: true, restarted: false, lines, position: first.lines, torn: false };
+  };
+
+  return {
+    location: db.location,
+    list: () =>
+      call(undefined, 'repeatable', async (client) => {
+        const { rows } = await client.query<{ id: string }>(sql.list);
+        return rows.map((row) => row.id);
+      }),
+    read: (id, after) => call(id, 'repeatable', (client) => readTail(client, id, after)),
+    append: async (id, expected, texts) => {
+      if (texts.some((text) => LINE_BREAK.test(text)))
+        return E.left(failure('io', 'a line to append holds a line break: it would forge a line of the log'));
+      if (texts.some((text) => text.includes('\u0000')))
+        return E.left(failure('io', 'a line to append holds a NUL character, which PostgreSQL text cannot keep'));
+      const position = expected + texts.length;
+      const bytes = texts.reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0);
+      const written = await call(id, 'once', async (client) => {
+        const statement = expected === 0 ? sql.appendFirst : sql.appendNext;
+        const { rows } = await client.query<{ key: string }>({
+          ...statement,
+          values: [id, expected, position, bytes, texts],
+        });
+        return rows[0]?.key;
+      });
+      if (E.isLeft(written)) return written;
+      if (written.right === undefined)
+        return E.left(
+          failure('conflict', `session ${id} does not end at line ${expected}: another writer appended first`),
+        );
+      keys.set(id, written.right);
+      return E.right({ position, setAside: [] });
+    },
+    // Lines land whole or not at all: there is never a torn line to set aside.
+    repair: (id) => call(id, 'repeatable', async () => []),
+    readSnapshot: async (id) => {
+      const read = await call(id, 'repeatable', async (client) => {
+        const { rows } = await client.query<{
+          key: string;
+          lines: number;
+          position: number;
+          library: string;
+          state: string;
+        }>({ ...sql.readSnapshot, values: [id] });
+        return rows[0];
+      });
+      if (E.isLeft(read)) return E.left(read.left.message);
+      const row = read.right;
+      if (row === undefined) return E.right(undefined);
+      if (row.library !== snapshotLibrary()) return E.left(`the snapshot was written by ${row.library}`);
+      if (row.position > row.lines) return E.left('the snapshot covers more lines than the log holds');
+      keys.set(id, row.key);
+      return E.right<string, StoredSnapshot>({ position: row.position, state: row.state });
+    },
+    writeSnapshot: async (id, snapshot) => {
+      if (snapshot.position <= 0) return E.right(undefined);
+      const written = await call(id, 'repeatable', (client) =>
+        client.query({ ...sql.writeSnapshot, values: [id, snapshot.position, snapshotLibrary(), snapshot.state] }),
+      );
+      return E.map(() => undefined)(written);
+    },
+    backlog: async (id) => {
+      const read = await call(id, 'repeatable', async (client) => {
+        const { rows } = await client.query<{ backlog: string }>({ ...sql.backlog, values: [id, snapshotLibrary()] });
+        return rows[0]?.backlog;
+      });
+      return E.isRight(read) && read.right !== undefined ? Number(read.right) : undefined;
+    },
+    close: async () => {
+      keys.clear();
+      await db.end();
+    },
+  };
+};

@@ -1,0 +1,113 @@
+/**
+ * PostgreSQL addresses and failures without a server: a URL is checked and shown without its
+ * password, and each kind of driver exception becomes its tagged one-line failure, with what it
+ * means for trying again.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import { isPostgresUrl, parsePostgresUrl } from '../../src/postgres/address.js';
+import { classifyError } from '../../src/postgres/failures.js';
+
+const context = { location: 'postgres://app@db.internal:5432/memory', secrets: ['s3cret'] };
+
+/** An exception as the driver throws it: a message and the fields it sets. */
+const thrown = (message: string, fields: Record<string, string> = {}): Error =>
+  Object.assign(new Error(message), fields);
+
+describe('a PostgreSQL address', () => {
+  it('is named by postgres:// or postgresql://, and anything else is a folder', () => {
+    expect(['postgres://h/d', 'postgresql://h/d', ' POSTGRES://h/d'].map(isPostgresUrl)).toEqual([true, true, true]);
+    expect(['.fact-tracker/sessions', 'postgres:/x', 'C:\\postgres', 'mysql://h/d'].map(isPostgresUrl)).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
+  });
+
+  it('is shown without its password, in the user part or as a parameter, and keeps its other parameters as written', () => {
+    const parsed = parsePostgresUrl('postgres://app:p%40ss@db:5432/memory?sslmode=require&password=other');
+    expect(E.isRight(parsed) && parsed.right.location).toBe('postgres://app@db:5432/memory?sslmode=require');
+    expect(E.isRight(parsed) && [...parsed.right.secrets].sort()).toEqual(['other', 'p%40ss', 'p@ss']);
+    const socket = parsePostgresUrl('postgresql:///memory?host=/var/run/postgresql');
+    expect(E.isRight(socket) && socket.right.location).toBe('postgresql:///memory?host=/var/run/postgresql');
+  });
+
+  it('is refused in one line that never repeats it', () => {
+    for (const url of ['postgres://app:s3cret@db:99999/memory', 'postgres://app:s3cret@/memory', 'redis://db']) {
+      const parsed = parsePostgresUrl(url);
+      expect(E.isLeft(parsed) && parsed.left.code).toBe('store_url');
+      expect(E.isLeft(parsed) && parsed.left.message).not.toContain('s3cret');
+    }
+  });
+});
+
+describe('a PostgreSQL failure', () => {
+  it.each([
+    ['connection refused', thrown('connect ECONNREFUSED', { code: 'ECONNREFUSED' }), 'store_unreachable', true, false],
+    ['an unknown host', thrown('getaddrinfo ENOTFOUND db', { code: 'ENOTFOUND' }), 'store_unreachable', true, false],
+    ['a connect timeout', thrown('timeout exceeded when trying to connect'), 'store_unreachable', true, false],
+    ['a connection lost mid-statement', thrown('Connection terminated unexpectedly'), 'store_unreachable', true, false],
+    ['a server shutting down', thrown('terminating connection', { code: '57P01' }), 'store_unreachable', true, false],
+    [
+      'a server starting up',
+      thrown('the database system is starting up', { code: '57P03' }),
+      'store_unreachable',
+      true,
+      false,
+    ],
+    [
+      'a wrong password',
+      thrown('password authentication failed for user "app"', { code: '28P01' }),
+      'store_auth',
+      false,
+      true,
+    ],
+    [
+      'no password given',
+      thrown('SASL: SCRAM-SERVER-FIRST-MESSAGE: client password must be a string'),
+      'store_auth',
+      false,
+      true,
+    ],
+    [
+      'a missing privilege',
+      thrown('permission denied for schema fact_tracker', { code: '42501' }),
+      'store_privilege',
+      false,
+      true,
+    ],
+    ['a missing database', thrown('database "memory" does not exist', { code: '3D000' }), 'store_url', false, true],
+    [
+      'missing tables',
+      thrown('relation "fact_tracker.sessions" does not exist', { code: '42P01' }),
+      'store_schema',
+      false,
+      true,
+    ],
+    [
+      'a newer schema',
+      thrown('the schema fact_tracker is newer than version 1', { code: 'FT001' }),
+      'store_schema',
+      false,
+      true,
+    ],
+    ['a deadlock', thrown('deadlock detected', { code: '40P01' }), 'io', true, true],
+    ['a full disk', thrown('could not extend file', { code: '53100' }), 'io', false, true],
+    ['a closed store', thrown('Cannot use a pool after calling end on the pool'), 'io', false, true],
+    ['a bug', new TypeError('x is not a function'), 'internal', false, true],
+  ])('%s: %s, transient %s, answered %s', (_name, error, code, transient, answered) => {
+    const classified = classifyError(error, context);
+    expect([classified.failure.code, classified.transient, classified.answered]).toEqual([code, transient, answered]);
+  });
+
+  it('is one line naming the store, with every secret of its URL scrubbed', () => {
+    const { failure } = classifyError(
+      thrown('password "s3cret"\nfor user "app"\n  rejected', { code: '28P01' }),
+      context,
+    );
+    expect(failure.message).toBe(
+      'PostgreSQL at postgres://app@db.internal:5432/memory refused the credentials: password "***" for user "app" rejected',
+    );
+  });
+});

@@ -1,0 +1,283 @@
+/**
+ * The PostgreSQL session store against a real server: the port's conformance suite, a live
+ * session over it, its schema and migrations, and the one-line failures of a store that cannot
+ * be used (a wrong URL, no server, a wrong password, a missing privilege, a newer schema).
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { replayHistory } from '../../src/index.js';
+import { openSession } from '../../src/live/session/index.js';
+import type { SessionStore } from '../../src/live/session/store.js';
+import {
+  migrate,
+  type PostgresOptions,
+  postgresSessionStore,
+  SCHEMA_VERSION,
+  schemaSql,
+  schemaVersion,
+} from '../../src/postgres/index.js';
+import { implementer } from '../fixtures/results.js';
+import { describeSessionStore } from '../live/session/storeConformance.js';
+import { PASSWORD, postgresUnavailable, usePostgres } from './server.js';
+
+const { server } = usePostgres();
+
+/** Stores opened by a test, closed after it (the suite leaves the second handles it reopens open). */
+const opened: SessionStore[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((store) => store.close()));
+});
+
+/** The URL of this file's database, made on first use. */
+const database: { url?: Promise<string> } = {};
+const databaseUrl = (): Promise<string> => (database.url ??= server().createDatabase());
+
+let schemas = 0;
+/** A store on a schema of its own, so each test starts empty. */
+const freshStore = async (options: PostgresOptions = {}) => {
+  schemas += 1;
+  const url = await databaseUrl();
+  const settings = { schema: `t${schemas}`, ...options };
+  const make = (): SessionStore => {
+    const store = postgresSessionStore(url, settings);
+    opened.push(store);
+    return store;
+  };
+  return { url, settings, store: make(), reopen: make };
+};
+
+const right = <L extends { message: string } | string, T>(either: E.Either<L, T>): T => {
+  if (E.isLeft(either)) throw new Error(typeof either.left === 'string' ? either.left : either.left.message);
+  return either.right;
+};
+
+const codeOf = <T>(either: E.Either<{ code: string }, T>): string | undefined =>
+  E.isLeft(either) ? either.left.code : undefined;
+
+describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
+  describeSessionStore('PostgreSQL', () => freshStore());
+
+  it('serves a live session whose sections equal replay of its log, shared by two sessions', async () => {
+    const { store, reopen } = await freshStore();
+    let now = 1_000;
+    const clock = () => (now += 1_000);
+    const first = right(await openSession('shared', { store, clock }));
+    const second = right(await openSession('shared', { store: reopen(), clock }));
+    const sections: string[] = [];
+    for (let task = 1; task <= 6; task += 1) {
+      const writer = task % 2 === 0 ? first : second;
+      const compiled = right(
+        await writer.compileContext({ taskId: String(task), taskPrompt: `Change src/mod${task - 1}.ts` }),
+      );
+      sections.push(compiled.sessionContext);
+      right(
+        await writer.ingestResult({
+          role: 'implementer',
+          taskId: String(task),
+          output: implementer(String(task), [`src/mod${task}.ts`]),
+        }),
+      );
+    }
+    const log = right(await store.read('shared', 0))
+      .lines.map((line) => line.text)
+      .join('\n');
+    const replayed = replayHistory(log);
+    expect(replayed.report.prompts.map((prompt) => prompt.sessionContext)).toEqual(sections);
+    expect(right(await first.snapshot())).toEqual(replayed.store);
+    expect(right(await second.snapshot())).toEqual(replayed.store);
+  });
+
+  it('starts a reopened session from the snapshot it wrote, and ignores one written by another library version', async () => {
+    const { url, settings, store, reopen } = await freshStore();
+    const session = right(await openSession('snap', { store, clock: () => 1_000 }));
+    for (let i = 0; i < 70; i += 1)
+      right(await session.invalidateFact({ subject: `task:${i}`, relation: 'summary', at: i }));
+    const again = right(await openSession('snap', { store: reopen() }));
+    expect(again.snapshotUse()).toEqual({ used: true, position: 64 });
+    expect(right(await again.snapshot())).toEqual(right(await session.snapshot()));
+    const admin = new pg.Pool({ connectionString: url });
+    await admin.query(`UPDATE ${settings.schema}.snapshots SET library = 'session-fact-tracker 0.0.1'`);
+    await admin.end();
+    const other = right(await openSession('snap', { store: reopen() }));
+    expect(other.snapshotUse()).toEqual({
+      used: false,
+      reason: 'the snapshot was written by session-fact-tracker 0.0.1',
+    });
+    expect(right(await other.snapshot())).toEqual(right(await session.snapshot()));
+  });
+
+  it('creates the schema once when many stores start on an empty database at once, and records its version', async () => {
+    const { reopen, url, settings } = await freshStore();
+    const stores = Array.from({ length: 8 }, reopen);
+    const appended = await Promise.all(stores.map((store, i) => store.append(`s${i}`, 0, ['{}'])));
+    expect(appended.map(codeOf)).toEqual(stores.map(() => undefined));
+    expect(right(await schemaVersion(url, settings))).toBe(SCHEMA_VERSION);
+    expect(right(await migrate(url, settings))).toMatchObject({ from: SCHEMA_VERSION, to: SCHEMA_VERSION });
+    const admin = new pg.Pool({ connectionString: url });
+    const { rows } = await admin.query(`SELECT version FROM ${settings.schema}.migrations ORDER BY version`);
+    await admin.end();
+    expect(rows).toEqual([{ version: 1 }]);
+  });
+
+  it('migrates ahead of use, and its printed SQL builds the same schema when run twice', async () => {
+    const url = await databaseUrl();
+    const admin = new pg.Pool({ connectionString: url });
+    const printed = schemaSql({ schema: 'printed' });
+    await admin.query(printed);
+    await admin.query(printed);
+    await admin.end();
+    expect(right(await schemaVersion(url, { schema: 'printed' }))).toBe(SCHEMA_VERSION);
+    expect(right(await schemaVersion(url, { schema: 'nothing_yet' }))).toBe(0);
+    expect(right(await migrate(url, { schema: 'ahead' }))).toMatchObject({ from: 0, to: SCHEMA_VERSION });
+    const store = postgresSessionStore(url, { schema: 'printed' });
+    opened.push(store);
+    expect(right(await store.append('s', 0, ['{}'])).position).toBe(1);
+  });
+
+  it('refuses a schema newer than this library knows, in one line', async () => {
+    const { store, url, settings } = await freshStore();
+    right(await store.append('s', 0, ['{}']));
+    const admin = new pg.Pool({ connectionString: url });
+    await admin.query(
+      `INSERT INTO ${settings.schema}.migrations (version, description) VALUES (99, 'from the future')`,
+    );
+    await admin.end();
+    const newer = postgresSessionStore(url, settings);
+    opened.push(newer);
+    const read = await newer.read('s', 0);
+    expect(codeOf(read)).toBe('store_schema');
+    expect(E.isLeft(read) && read.left.message).toMatch(/version 99, newer than the 1 this library knows/u);
+    expect(codeOf(await migrate(url, settings))).toBe('store_schema');
+  });
+
+  it('retries an append whose connection was ended while it waited, and writes it once', async () => {
+    const { url, settings, store, reopen } = await freshStore();
+    right(await store.append('s', 0, [JSON.stringify({ type: 'compact', maxFacts: 9, at: 1 })]));
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query('BEGIN');
+    await admin.query(`SELECT lines FROM ${settings.schema}.sessions WHERE id = 's' FOR UPDATE`);
+    const session = right(await openSession('s', { store: reopen() }));
+    const pending = session.invalidateFact({ subject: 'task:1', relation: 'summary', at: 2 });
+    // The append waits on the row; its connection is ended under it, before any answer.
+    const waiting = async (): Promise<number> => {
+      for (;;) {
+        const { rows } = await server().admin(
+          `SELECT pid FROM pg_stat_activity WHERE application_name = 'session-fact-tracker' AND wait_event_type = 'Lock'`,
+        );
+        if (rows.length > 0) return (rows[0] as { pid: number }).pid;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    await server().admin('SELECT pg_terminate_backend($1)', [await waiting()]);
+    await admin.query('COMMIT');
+    await admin.end();
+    expect(right(await pending)).toMatchObject({ line: 2, duplicate: false });
+    expect(right(await store.read('s', 0)).lines.map((line) => line.line)).toEqual([1, 2]);
+  });
+
+  it('records an event once when an append landed but its answer was lost: the session finds it on reading again', async () => {
+    const { store } = await freshStore();
+    // A store whose first append lands and then reports what a connection lost before the answer gives.
+    let appends = 0;
+    const lossy: SessionStore = {
+      ...store,
+      append: async (id, expected, lines) => {
+        const landed = await store.append(id, expected, lines);
+        appends += 1;
+        return appends === 1 && E.isRight(landed)
+          ? E.left({ code: 'conflict', message: 'the connection ended before the server answered' })
+          : landed;
+      },
+    };
+    const session = right(await openSession('s', { store: lossy }));
+    const input = { role: 'implementer' as const, taskId: '1', output: implementer('1', ['src/a.ts']), at: 1_000 };
+    expect(right(await session.ingestResult(input))).toMatchObject({ line: 1, duplicate: true });
+    expect(right(await store.read('s', 0)).lines).toHaveLength(1);
+  });
+
+  it('leaves a pool passed in open on close, and ends the one it made', async () => {
+    const url = await databaseUrl();
+    const pool = new pg.Pool({ connectionString: url, max: 2 });
+    pool.on('error', () => undefined);
+    const store = postgresSessionStore(pool, { schema: 'pooled' });
+    right(await store.append('s', 0, ['{}']));
+    expect(store.location).toBe(url.replace(`:${PASSWORD}@`, '@'));
+    const bySettings = postgresSessionStore(
+      new pg.Pool({ host: '127.0.0.1', port: 5, user: 'app', password: PASSWORD }),
+    );
+    expect(bySettings.location).toBe('postgres://app@127.0.0.1:5/');
+    await store.close();
+    expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    await pool.end();
+    const own = postgresSessionStore(url, { schema: 'pooled' });
+    right(await own.read('s', 0));
+    await own.close();
+    expect(codeOf(await own.read('s', 0))).toBe('io');
+  });
+});
+
+describe.skipIf(postgresUnavailable !== undefined)('a PostgreSQL store that cannot be used', () => {
+  /** Each failure is one line, names the store without its password, and never holds the password. */
+  const expectOneLine = (either: E.Either<{ code: string; message: string }, unknown>, code: string): string => {
+    expect(codeOf(either)).toBe(code);
+    const message = E.isLeft(either) ? either.left.message : '';
+    expect(message).not.toMatch(/\n/u);
+    expect(message).not.toContain(PASSWORD);
+    expect(message).not.toContain('wrong-Pw');
+    return message;
+  };
+
+  it('refuses a URL that is not one, before any connection', async () => {
+    for (const url of [
+      'mysql://x@localhost/db',
+      'postgres://u:wrong-Pw@localhost:99999/db',
+      'postgres://u:wrong-Pw@/db',
+    ]) {
+      const store = postgresSessionStore(url);
+      expectOneLine(await store.read('s', 0), 'store_url');
+      expect(store.location).not.toContain('wrong-Pw');
+      expectOneLine(await migrate(url), 'store_url');
+    }
+  });
+
+  it('says a server cannot be reached when nothing listens there', async () => {
+    const store = postgresSessionStore(`postgres://postgres:wrong-Pw@127.0.0.1:1/postgres`, { retryMs: 100 });
+    expect(expectOneLine(await store.read('s', 0), 'store_unreachable')).toMatch(
+      /^cannot reach PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:1\/postgres: connection refused/u,
+    );
+    expect(store.location).toBe('postgres://postgres@127.0.0.1:1/postgres');
+    await store.close();
+  });
+
+  it('says the credentials were refused for a wrong password, and a database that is not there', async () => {
+    const wrong = postgresSessionStore(server().url('postgres', 'postgres', 'wrong-Pw'));
+    expect(expectOneLine(await wrong.list(), 'store_auth')).toMatch(
+      /password authentication failed for user "postgres"/u,
+    );
+    await wrong.close();
+    const absent = postgresSessionStore(server().url('no_such_database'));
+    expect(expectOneLine(await absent.list(), 'store_url')).toMatch(/database "no_such_database" does not exist/u);
+    await absent.close();
+  });
+
+  it('says which privilege is missing: creating the schema, or writing its tables', async () => {
+    const url = await databaseUrl();
+    const name = `reader${Date.now() % 100_000}`;
+    await server().admin(`CREATE ROLE ${name} LOGIN PASSWORD 'wrong-Pw'`);
+    const asReader = server().url(new URL(url).pathname.slice(1), name, 'wrong-Pw');
+    const cannotCreate = postgresSessionStore(asReader, { schema: 'not_created' });
+    expect(expectOneLine(await cannotCreate.append('s', 0, ['{}']), 'store_privilege')).toMatch(/permission denied/u);
+    await cannotCreate.close();
+    right(await migrate(url, { schema: 'read_only' }));
+    const admin = new pg.Pool({ connectionString: url });
+    await admin.query(`GRANT USAGE ON SCHEMA read_only TO ${name}`);
+    await admin.query(`GRANT SELECT ON ALL TABLES IN SCHEMA read_only TO ${name}`);
+    await admin.end();
+    const readOnly = postgresSessionStore(asReader, { schema: 'read_only' });
+    expect(right(await readOnly.list())).toEqual([]);
+    expectOneLine(await readOnly.append('s', 0, ['{}']), 'store_privilege');
+    await readOnly.close();
+  });
+});
