@@ -7,21 +7,14 @@ import { deepFreeze } from '../persistent/freeze.js';
 import {
   type CategorizedFact,
   factKey,
+  type GlobalFacts,
   NOTES_LIMITS,
   normalizeCategoryName,
   normalizeFactText,
   sameFacts,
 } from './model.js';
 
-/** A user's profile from earlier sessions. */
-export interface GlobalFacts {
-  /** Least recently confirmed first; at most 50. */
-  readonly facts: ReadonlyArray<CategorizedFact>;
-  /** Epoch milliseconds of the last consolidation that changed the profile. */
-  readonly consolidatedAt: number;
-  /** The sessions whose facts changed the profile. */
-  readonly sessionCount: number;
-}
+export type { GlobalFacts } from './model.js';
 
 /** The profile after a consolidation, and the facts that fell off past the cap. */
 export interface GlobalConsolidation {

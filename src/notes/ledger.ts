@@ -8,24 +8,17 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { deepFreeze } from '../persistent/freeze.js';
 import * as PMap from '../persistent/persistentMap.js';
-import type { GlobalFacts } from './global.js';
 import {
   type CategorizedFact,
+  type GlobalFacts,
   categoryNames,
   DEFAULT_CATEGORIES,
   type NoteCategory,
   parseCategories,
+  type SessionNotes,
 } from './model.js';
 
-/** One user's facts in one session. */
-export interface SessionNotes {
-  /** The list the last successful extraction returned, in the model's order. */
-  readonly facts: ReadonlyArray<CategorizedFact>;
-  /** Epoch milliseconds of the extraction that last changed the list. */
-  readonly updatedAt: number;
-  /** True once the list as it stands has been merged into the user's profile. */
-  readonly consolidated: boolean;
-}
+export type { SessionNotes } from './model.js';
 
 /** Everything the ledger holds about one user. */
 export interface UserNotes {

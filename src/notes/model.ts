@@ -5,6 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
+import { type Failure, failure } from '../base/failure.js';
 import { isRecord } from '../base/record.js';
 import { clipEnd, collapseWhitespace, trimEndOf } from '../base/text.js';
 
@@ -103,10 +104,13 @@ export const describeCategories = (
  * that is not empty once normalized, no two equal ignoring case. The five defaults keep their
  * descriptions when given by name.
  */
-export const parseCategories = (input: unknown): E.Either<string, ReadonlyArray<NoteCategory>> =>
-  !Array.isArray(input) || input.length === 0 || input.length > 20
-    ? E.left('categories must be an array of 1 to 20 categories')
-    : pipe(input, E.traverseArrayWithIndex(parseCategory), E.chainFirst(noRepeatedCategory));
+export const parseCategories = (input: unknown): E.Either<Failure<'invalid_categories'>, ReadonlyArray<NoteCategory>> =>
+  pipe(
+    !Array.isArray(input) || input.length === 0 || input.length > 20
+      ? E.left('categories must be an array of 1 to 20 categories')
+      : pipe(input, E.traverseArrayWithIndex(parseCategory), E.chainFirst(noRepeatedCategory)),
+    E.mapLeft((message) => failure('invalid_categories', message)),
+  );
 
 const parseCategory = (index: number, entry: unknown): E.Either<string, NoteCategory> => {
   const given = typeof entry === 'string' ? { name: entry } : entry;
@@ -200,7 +204,10 @@ export const isNotesId = (value: unknown): value is string =>
   typeof value === 'string' && value.trim() !== '' && value.length <= NOTES_LIMITS.idLength;
 
 /** Why a model call gave nothing usable. */
-export type ModelFailureReason = 'timeout' | 'model_error' | 'invalid_response';
+export type ModelFailureCode = 'timeout' | 'model_error' | 'invalid_response';
+
+/** A model call that produced no list: a tagged failure. */
+export type ModelFailure = Failure<ModelFailureCode>;
 
 /** An extraction returned the user's complete list for the session (`applyExtraction`). */
 export interface NotesExtractedEvent {
@@ -218,7 +225,7 @@ export interface NotesExtractionFailedEvent {
   readonly type: 'notes/extractionFailed';
   readonly user: string;
   readonly session: string;
-  readonly reason: ModelFailureReason;
+  readonly code: ModelFailureCode;
   readonly message: string;
   readonly at: number;
 }
@@ -244,9 +251,42 @@ export interface NotesProfileRewrittenEvent {
 export interface NotesProfileRewriteFailedEvent {
   readonly type: 'notes/profileRewriteFailed';
   readonly user: string;
-  readonly reason: ModelFailureReason;
+  readonly code: ModelFailureCode;
   readonly message: string;
   readonly at: number;
+}
+
+/**
+ * The notes store held other notes than the ledger for a user (another process saved them):
+ * the user's notes in `session` and their profile are now these, as read (and with this
+ * process's unsaved changes applied again).
+ */
+export interface NotesLoadedEvent {
+  readonly type: 'notes/loaded';
+  readonly user: string;
+  readonly session: string;
+  readonly notes?: SessionNotes;
+  readonly profile?: GlobalFacts;
+}
+
+/** One user's facts in one session. */
+export interface SessionNotes {
+  /** The list the last successful extraction returned, in the model's order. */
+  readonly facts: ReadonlyArray<CategorizedFact>;
+  /** Epoch milliseconds of the extraction that last changed the list. */
+  readonly updatedAt: number;
+  /** True once the list as it stands has been merged into the user's profile. */
+  readonly consolidated: boolean;
+}
+
+/** A user's profile from earlier sessions. */
+export interface GlobalFacts {
+  /** Least recently confirmed first; at most 50. */
+  readonly facts: ReadonlyArray<CategorizedFact>;
+  /** Epoch milliseconds of the last consolidation that changed the profile. */
+  readonly consolidatedAt: number;
+  /** The sessions whose facts changed the profile. */
+  readonly sessionCount: number;
 }
 
 /** Every ledger change and every failed model call, as serializable data: replaying them rebuilds the ledger. */
@@ -255,4 +295,5 @@ export type NotesEvent =
   | NotesExtractionFailedEvent
   | NotesSessionConsolidatedEvent
   | NotesProfileRewrittenEvent
-  | NotesProfileRewriteFailedEvent;
+  | NotesProfileRewriteFailedEvent
+  | NotesLoadedEvent;

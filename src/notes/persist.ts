@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { deepFreeze } from '../persistent/freeze.js';
 import * as PMap from '../persistent/persistentMap.js';
 import { type Fields, isRecord } from '../base/record.js';
+import { type Failure, failure } from '../base/failure.js';
 import { describeIssue } from '../base/schema.js';
 import type { GlobalFacts } from './global.js';
 import {
@@ -30,6 +31,7 @@ import {
   parseCategories,
   parseCategorizedFact,
 } from './model.js';
+import type { JsonValue } from './store.js';
 
 /** One user's facts in one session, as saved. */
 export interface SavedSessionNotes extends SessionNotes {
@@ -105,22 +107,31 @@ const unique =
     });
   };
 
+/** The fields of one user's notes in one session, their facts in `categories`. */
+const sessionFields = (categories: ReadonlyArray<string>) => ({
+  updatedAt: timeSchema,
+  consolidated: z.boolean({ error: 'is not true or false' }),
+  facts: factsSchema(categories, NOTES_LIMITS.hardCap),
+});
+
+/** The fields of one user's profile, its facts in `categories`. */
+const profileFields = (categories: ReadonlyArray<string>) => ({
+  consolidatedAt: timeSchema,
+  sessionCount: z.int({ error: 'is not a whole number 0 or more' }).min(0, {
+    error: 'is not a whole number 0 or more',
+  }),
+  facts: factsSchema(categories, NOTES_LIMITS.globalCap),
+});
+
 /** The section after its categories: sessions and profiles, their facts in those categories. */
 const sectionSchema = (categories: ReadonlyArray<string>) =>
   z.object({
     sessions: z
       .array(
-        z.object(
-          {
-            user: idSchema,
-            session: idSchema,
-            updatedAt: timeSchema,
-            consolidated: z.boolean({ error: 'is not true or false' }),
-            facts: factsSchema(categories, NOTES_LIMITS.hardCap),
-          },
-          { error: 'is not an object' },
-        ),
-        { error: 'is not an array' },
+        z.object({ user: idSchema, session: idSchema, ...sessionFields(categories) }, { error: 'is not an object' }),
+        {
+          error: 'is not an array',
+        },
       )
       .superRefine(
         unique(
@@ -129,20 +140,9 @@ const sectionSchema = (categories: ReadonlyArray<string>) =>
         ),
       ),
     profiles: z
-      .array(
-        z.object(
-          {
-            user: idSchema,
-            consolidatedAt: timeSchema,
-            sessionCount: z.int({ error: 'is not a whole number 0 or more' }).min(0, {
-              error: 'is not a whole number 0 or more',
-            }),
-            facts: factsSchema(categories, NOTES_LIMITS.globalCap),
-          },
-          { error: 'is not an object' },
-        ),
-        { error: 'is not an array' },
-      )
+      .array(z.object({ user: idSchema, ...profileFields(categories) }, { error: 'is not an object' }), {
+        error: 'is not an array',
+      })
       .superRefine(
         unique(
           ({ user }) => user,
@@ -162,6 +162,11 @@ const parseSection =
       : E.left(describeIssue(['notes'], parsed.error.issues[0]!));
   };
 
+/** Why a saved section or a stored record cannot be read: the first problem, by its path. */
+export type NotesDecodeFailure = Failure<'invalid_notes'>;
+
+const invalid = (message: string): NotesDecodeFailure => failure('invalid_notes', message);
+
 /** The decoded section as a ledger: each user's sessions and profile under their ids. */
 const toLedger = ({ categories, section }: { categories: ReadonlyArray<string>; section: Section }): NotesLedger => {
   const users = new Map<string, { sessions: Record<string, SessionNotes>; profile?: GlobalFacts }>();
@@ -174,15 +179,49 @@ const toLedger = ({ categories, section }: { categories: ReadonlyArray<string>; 
 };
 
 /** Decodes the `notes` section of a saved state into a ledger, or says precisely why it cannot. */
-export const decodeNotes = (value: unknown): E.Either<string, NotesLedger> =>
+export const decodeNotes = (value: unknown): E.Either<NotesDecodeFailure, NotesLedger> =>
   pipe(
     isRecord(value) ? E.right(value) : E.left('notes is not an object'),
     E.chain((section) =>
       pipe(
         parseCategories(section['categories']),
-        E.bimap((reason) => `notes.categories: ${reason}`, categoryNames),
+        E.bimap(({ message }) => `notes.categories: ${message}`, categoryNames),
         E.chain(parseSection(section)),
       ),
     ),
-    E.map(toLedger),
+    E.bimap(invalid, toLedger),
   );
+
+/** Decodes one record with `fields`, naming the first problem under `root`. */
+const decodeRecord = <T>(schema: z.ZodType<T>, root: string, value: unknown): E.Either<NotesDecodeFailure, T> => {
+  const parsed = schema.safeParse(value);
+  return parsed.success ? E.right(parsed.data) : E.left(invalid(describeIssue([root], parsed.error.issues[0]!)));
+};
+
+/** One user's notes in one session as a store record (a JSON value). */
+export const encodeSessionRecord = (notes: SessionNotes): JsonValue => ({
+  facts: notes.facts.map(({ category, fact }) => ({ category, fact })),
+  updatedAt: notes.updatedAt,
+  consolidated: notes.consolidated,
+});
+
+/** A store record of one user's notes in one session, its facts checked against `categories`. */
+export const decodeSessionRecord = (
+  value: unknown,
+  categories: ReadonlyArray<string>,
+): E.Either<NotesDecodeFailure, SessionNotes> =>
+  decodeRecord(z.object(sessionFields(categories), { error: 'is not an object' }), 'session', value);
+
+/** One user's profile as a store record (a JSON value). */
+export const encodeProfileRecord = (profile: GlobalFacts): JsonValue => ({
+  facts: profile.facts.map(({ category, fact }) => ({ category, fact })),
+  consolidatedAt: profile.consolidatedAt,
+  sessionCount: profile.sessionCount,
+});
+
+/** A store record of one user's profile, its facts checked against `categories`. */
+export const decodeProfileRecord = (
+  value: unknown,
+  categories: ReadonlyArray<string>,
+): E.Either<NotesDecodeFailure, GlobalFacts> =>
+  decodeRecord(z.object(profileFields(categories), { error: 'is not an object' }), 'profile', value);

@@ -6,7 +6,8 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { clipEnd } from '../base/text.js';
-import { type ModelFailureReason, NOTES_LIMITS, type NotesEvent } from './model.js';
+import { failure } from '../base/failure.js';
+import { type ModelFailure, NOTES_LIMITS, type NotesEvent } from './model.js';
 import { type NotableFactsResponse, parseNotableFactsResponseWithWarnings } from './parse.js';
 
 /** What the shell passes to `complete`: abort when the signal fires (the shell's timeout). */
@@ -17,14 +18,8 @@ export interface CompleteOptions {
 /** The user's model call: the prompt in, the model's text out. It may reject; the shell records why. */
 export type CompleteFn = (prompt: string, options: CompleteOptions) => Promise<string>;
 
-/** Why a model call produced no list: no answer in time, a failed call, or an unusable answer. */
-export type { ModelFailureReason } from './model.js';
-
-/** A model call that produced no list. */
-export interface ModelFailure {
-  readonly reason: ModelFailureReason;
-  readonly message: string;
-}
+/** Why a model call produced no list (no answer in time, a failed call, an unusable answer), and the failure itself. */
+export type { ModelFailure, ModelFailureCode } from './model.js';
 
 /** The outcome of one model call: its text, or why there is none. */
 export type ModelOutcome = E.Either<ModelFailure, string>;
@@ -45,10 +40,7 @@ const parsed = (
     E.chain((text) =>
       pipe(
         parseNotableFactsResponseWithWarnings(text, { categories, maxFacts }),
-        E.mapLeft((error): ModelFailure => ({
-          reason: 'invalid_response',
-          message: `${error.code}: ${error.message}`,
-        })),
+        E.mapLeft((error): ModelFailure => failure('invalid_response', `${error.code}: ${error.message}`)),
       ),
     ),
   );
@@ -68,10 +60,8 @@ const warningsField = (warnings: ReadonlyArray<string>): { warnings?: ReadonlyAr
 };
 
 /** The failure as an event keeps it: its message clipped (a recorded error may be any size). */
-const bounded = (failure: ModelFailure): ModelFailure => ({
-  reason: failure.reason,
-  message: clipEnd(failure.message, NOTES_LIMITS.messageLength),
-});
+const bounded = ({ code, message }: ModelFailure): ModelFailure =>
+  failure(code, clipEnd(message, NOTES_LIMITS.messageLength));
 
 /** The event an extraction's outcome records: the parsed list, or the failure (which keeps the list). */
 export const settleExtraction = (
@@ -83,11 +73,11 @@ export const settleExtraction = (
   pipe(
     parsed(outcome, categories, NOTES_LIMITS.hardCap),
     E.match(
-      (failure): NotesEvent => ({
+      (failed): NotesEvent => ({
         type: 'notes/extractionFailed',
         user: slot.user,
         session: slot.session,
-        ...bounded(failure),
+        ...bounded(failed),
         at,
       }),
       ({ facts, warnings }): NotesEvent => ({
@@ -111,7 +101,7 @@ export const settleProfileRewrite = (
   pipe(
     parsed(outcome, categories, NOTES_LIMITS.globalCap),
     E.match(
-      (failure): NotesEvent => ({ type: 'notes/profileRewriteFailed', user, ...bounded(failure), at }),
+      (failed): NotesEvent => ({ type: 'notes/profileRewriteFailed', user, ...bounded(failed), at }),
       ({ facts, warnings }): NotesEvent => ({
         type: 'notes/profileRewritten',
         user,

@@ -117,7 +117,7 @@ describe('anthropicComplete', () => {
     tracker.recordUserMessage('maya', 's1', 'hello');
     await tracker.settled();
     const [event] = tracker.events();
-    expect(event?.type === 'notes/extractionFailed' && event.reason).toBe('model_error');
+    expect(event?.type === 'notes/extractionFailed' && event.code).toBe('model_error');
     expect(event?.type === 'notes/extractionFailed' && event.message).toContain('max_tokens: too large');
   });
 
@@ -140,6 +140,6 @@ describe('anthropicComplete', () => {
     tracker.recordUserMessage('maya', 's1', 'hello');
     await tracker.settled();
     const [event] = tracker.events();
-    expect(event?.type === 'notes/extractionFailed' && event.reason).toBe('timeout');
+    expect(event?.type === 'notes/extractionFailed' && event.code).toBe('timeout');
   });
 });

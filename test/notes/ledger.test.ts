@@ -40,7 +40,7 @@ const failed = (user: string, session: string, at: number): NotesEvent => ({
   type: 'notes/extractionFailed',
   user,
   session,
-  reason: 'timeout',
+  code: 'timeout',
   message: 'no answer within 15000 ms',
   at,
 });
@@ -438,8 +438,9 @@ describe('persistence', () => {
     ];
     for (const [notes, reason] of cases) {
       const state = { ...encodeState(emptyFactStore()), notes };
-      expect(decodeSavedState(state)).toEqual(E.left(reason));
+      expect(decodeSavedState(state)).toEqual(E.left({ code: 'invalid_notes', message: reason }));
       expect(decodeState(state)).toEqual(E.left(reason));
+      expect(decodeNotes(notes)).toEqual(E.left({ code: 'invalid_notes', message: reason }));
     }
     expect(decodeNotes(good)).toEqual(E.right(ledger));
   });

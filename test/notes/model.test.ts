@@ -83,9 +83,18 @@ describe('parseCategories', () => {
 
   it('refuses empty sets, empty names and repeats ignoring case', () => {
     expect(E.isLeft(parseCategories([]))).toBe(true);
-    expect(parseCategories(['People', 'people'])).toEqual(E.left('categories[1] repeats the category "people"'));
-    expect(parseCategories(['[]'])).toEqual(E.left('categories[0] has an empty name'));
-    expect(parseCategories([7])).toEqual(E.left('categories[0] must be a name or { name, description }, not a number'));
+    expect(parseCategories(['People', 'people'])).toEqual(
+      E.left({ code: 'invalid_categories', message: 'categories[1] repeats the category "people"' }),
+    );
+    expect(parseCategories(['[]'])).toEqual(
+      E.left({ code: 'invalid_categories', message: 'categories[0] has an empty name' }),
+    );
+    expect(parseCategories([7])).toEqual(
+      E.left({
+        code: 'invalid_categories',
+        message: 'categories[0] must be a name or { name, description }, not a number',
+      }),
+    );
   });
 
   it('strips brackets, so a category can never fake a [Category] line', () => {

@@ -7,9 +7,9 @@ import { pipe } from 'fp-ts/lib/function.js';
 import { DEFAULT_HISTORY_TURNS } from '../../notes/conversation.js';
 import { formatGlobalFacts, GLOBAL_FACTS_HEADER, NOTED_FACTS_HEADER } from '../../notes/format.js';
 import type { CategorizedFact } from '../../notes/model.js';
+import type { NotesLogError } from '../../notes/log.js';
 import {
   type NotesExtractionStep,
-  type NotesLogError,
   type NotesMessageStep,
   type NotesReplayReport,
   type NotesReplayResult,
@@ -73,7 +73,7 @@ const renderExtraction = (step: NotesExtractionStep, style: Style): string => {
     return style.red(
       [
         ...where,
-        `extraction failed (${step.failure.reason}): ${clipEnd(safe(step.failure.message), 120)}`,
+        `extraction failed (${step.failure.code}): ${clipEnd(safe(step.failure.message), 120)}`,
         `facts unchanged (${step.facts.length})`,
       ].join(SEPARATOR),
     );
