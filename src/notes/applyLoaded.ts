@@ -1,5 +1,5 @@
 import { deepFreeze } from '../persistent/freeze.js';
-import { type NotesLedger, selectUserNotes, storedKey, withUserNotes } from './ledger.js';
+import { type NotesLedger, ownLedger, selectUserNotes, storedKey, withUserNotes } from './ledger.js';
 import { isNotesId, type NotesLoadedEvent } from './model.js';
 
 /**
@@ -11,8 +11,9 @@ export const applyLoaded = (ledger: NotesLedger, event: NotesLoadedEvent): Notes
   if (typeof event !== 'object' || event === null) return ledger;
   const { user, session, notes, profile } = event;
   if (!isNotesId(user) || !isNotesId(session) || (notes === undefined && profile === undefined)) return ledger;
-  const current = selectUserNotes(ledger, user) ?? { sessions: {} };
-  return withUserNotes(ledger, user, {
+  const owned = ownLedger(ledger);
+  const current = selectUserNotes(owned, user) ?? { sessions: {} };
+  return withUserNotes(owned, user, {
     sessions: notes === undefined ? current.sessions : { ...current.sessions, [storedKey(session)]: deepFreeze(notes) },
     ...(profile === undefined
       ? current.profile === undefined

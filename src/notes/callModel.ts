@@ -1,7 +1,7 @@
 /**
  * One call of the model port with a timeout, for the notes shell. A model that rejects, throws,
  * answers something that is not text or never answers is an expected failure with its own code
- * (`model_error`, `timeout`), never an exception for the shell to catch.
+ * (`model_error`, `timeout`, `truncated`), never an exception for the shell to catch.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { describeError } from '../base/describe.js';
@@ -10,7 +10,14 @@ import type { CompleteFn, ModelOutcome } from './port.js';
 
 const timeout = (timeoutMs: number): ModelOutcome => E.left(failure('timeout', `no answer within ${timeoutMs} ms`));
 
-const modelError = (error: unknown): ModelOutcome => E.left(failure('model_error', describeError(error)));
+/** A rejection: `truncated` when the call says its answer was cut at the token limit, else `model_error`. */
+const modelError = (error: unknown): ModelOutcome =>
+  E.left(
+    failure(
+      error instanceof Error && (error as { code?: unknown }).code === 'truncated' ? 'truncated' : 'model_error',
+      describeError(error),
+    ),
+  );
 
 /**
  * Calls the model with a timeout. The clock starts when `complete` is called, a microtask

@@ -13,7 +13,7 @@ export {
   parseCategories,
   parseCategorizedFact,
 } from './model.js';
-export type { CategorizedFact, GlobalFacts, NoteCategory, SessionNotes, ValidatedFacts } from './model.js';
+export type { CategorizedFact, GlobalFacts, NoteCategory, ProfileFact, SessionNotes, ValidatedFacts } from './model.js';
 export {
   appendMessage,
   DEFAULT_HISTORY_TURNS,
@@ -67,7 +67,15 @@ export type {
   NotesSessionConsolidatedEvent,
 } from './events.js';
 export { settleExtraction, settleProfileRewrite } from './port.js';
-export type { CompleteFn, CompleteOptions, ModelFailure, ModelFailureCode, ModelOutcome, NotesSlot } from './port.js';
+export type {
+  CompleteFn,
+  CompleteOptions,
+  ExtractionContext,
+  ModelFailure,
+  ModelFailureCode,
+  ModelOutcome,
+  NotesSlot,
+} from './port.js';
 export {
   formatGlobalFacts,
   formatNotableFacts,
@@ -87,11 +95,14 @@ export {
 } from './machine.js';
 export type {
   NotesConversation,
+  NotesPendingStage,
   NotesProfileRewrite,
   NotesSettings,
   NotesState,
   NotesStateOptions,
+  NotesUserMachine,
   NotesUserStorage,
+  ProfileRewriteMode,
 } from './machine.js';
 export { MAX_PROMPT_TURNS, notesTransition } from './transition.js';
 export type {
@@ -142,13 +153,27 @@ export type {
   StageReport,
 } from './trackerTypes.js';
 export { anthropicComplete } from './anthropic.js';
-export type { AnthropicCompleteOptions, MessagesClient, MessagesRequest, MessagesResponse } from './anthropic.js';
+export type {
+  AnthropicCompleteOptions,
+  MessagesClient,
+  MessagesRequest,
+  MessagesResponse,
+  TruncatedAnswer,
+} from './anthropic.js';
 export { decodeNotes, encodeNotes } from './persist.js';
-export type { NotesDecodeFailure, SavedNotes, SavedProfile, SavedSessionNotes } from './persist.js';
+export type { NotesDecodeFailure, SavedNotes, SavedProfile, SavedSessionNotes, StoredProfile } from './persist.js';
 export { decodeSavedState } from '../saved/savedState.js';
 export type { DecodedState, SavedStateFailure } from '../saved/savedState.js';
 export { NOTES_LOG_TYPES, parseNotesLog, parseNotesLogLine } from './log.js';
-export type { NotesLogEntry, NotesLogError, NotesLogErrorCode } from './log.js';
+export type {
+  NotesLogEndStage,
+  NotesLogEntry,
+  NotesLogError,
+  NotesLogErrorCode,
+  NotesLogExtraction,
+  NotesLogMessage,
+  NotesLogRewrite,
+} from './log.js';
 export { replayConversationLog } from './replay.js';
 export type {
   NotesExtractionStep,
@@ -158,5 +183,6 @@ export type {
   NotesReplayResult,
   NotesReplayStep,
   NotesReplaySummary,
+  NotesRewriteStep,
   NotesStageStep,
-} from './replay.js';
+} from './replayReport.js';

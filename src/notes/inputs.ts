@@ -15,6 +15,8 @@ export interface NotesUserMessageRecorded {
   readonly user: string;
   readonly session: string;
   readonly text: string;
+  /** Epoch milliseconds of the message: how new the facts told in it are. */
+  readonly at?: number;
 }
 
 /** An assistant reply was recorded: it shows in the history window and in later prompts. */
@@ -41,12 +43,17 @@ export interface NotesExtractionSettled {
   readonly at: number;
 }
 
-/** A stage ended for a user: merge `session` (default: every session with unmerged facts) into the profile. */
+/**
+ * A stage ended for a user: merge `session` (default: every session with unmerged facts) into
+ * the profile, once the extractions of the messages recorded before it have settled.
+ */
 export interface NotesStageEnded {
   readonly type: 'notes/stageEnded';
   readonly user: string;
   readonly session?: string;
   readonly at: number;
+  /** The runner's name for this end of stage, carried by the `merged` effect that ends it. */
+  readonly id?: number;
 }
 
 /** The running profile rewrite of a user has an outcome. */
@@ -118,6 +125,8 @@ export interface NotesMergedEffect {
   readonly user: string;
   readonly sessions: ReadonlyArray<string>;
   readonly dropped: ReadonlyArray<CategorizedFact>;
+  /** The `id` of the `notes/stageEnded` input it ends. */
+  readonly stage?: number;
 }
 
 /** Load the notes of `user` in `session` and their profile from the store; answer with `notes/loaded`. */
@@ -156,3 +165,10 @@ export type NotesEffect =
 
 /** The next state and the effects to run. */
 export type NotesTransition = readonly [NotesState, ReadonlyArray<NotesEffect>];
+
+/** Runs `next` on the state `first` left, keeping the effects of both in order. */
+export const andThen = (first: NotesTransition, next: (state: NotesState) => NotesTransition): NotesTransition => {
+  const [state, effects] = first;
+  const [after, more] = next(state);
+  return more.length === 0 ? [after, effects] : [after, [...effects, ...more]];
+};

@@ -17,7 +17,7 @@ import { describeJson, isNotesId, NOTES_LIMITS } from './model.js';
 import type { ModelOutcome } from './port.js';
 
 /** The kinds of line a conversation log holds. */
-export const NOTES_LOG_TYPES = ['user', 'assistant', 'extraction', 'endStage'] as const;
+export const NOTES_LOG_TYPES = ['user', 'assistant', 'extraction', 'endStage', 'rewrite'] as const;
 
 /** A message of the user or of the assistant. */
 export interface NotesLogMessage {
@@ -40,6 +40,16 @@ export interface NotesLogExtraction {
   readonly outcome: ModelOutcome;
 }
 
+/** The recorded outcome of the model's rewrite of a user's merged profile (`consolidateWithModel`). */
+export interface NotesLogRewrite {
+  readonly type: 'rewrite';
+  readonly line: number;
+  readonly at: number;
+  readonly user: string;
+  /** The model's text, or why there was none. */
+  readonly outcome: ModelOutcome;
+}
+
 /** The end of a stage for a user: one session, or every session with unmerged facts. */
 export interface NotesLogEndStage {
   readonly type: 'endStage';
@@ -50,11 +60,11 @@ export interface NotesLogEndStage {
 }
 
 /** One line of a conversation log, with its resolved time. */
-export type NotesLogEntry = NotesLogMessage | NotesLogExtraction | NotesLogEndStage;
+export type NotesLogEntry = NotesLogMessage | NotesLogExtraction | NotesLogEndStage | NotesLogRewrite;
 
 /** Why a log line was rejected. */
 export type NotesLogErrorCode =
-  'invalid_json' | 'too_large' | 'unknown_type' | 'missing_field' | 'invalid_field' | 'no_message';
+  'invalid_json' | 'too_large' | 'unknown_type' | 'missing_field' | 'invalid_field' | 'no_message' | 'no_rewrite';
 
 /** A rejected log line. */
 export interface NotesLogError {
@@ -119,6 +129,7 @@ const LINE_SCHEMAS = {
   user: messageSchema,
   assistant: messageSchema,
   extraction: z.object({ user: idSchema('user'), session: idSchema('session'), outcome: outcomeSchema }),
+  rewrite: z.object({ user: idSchema('user'), outcome: outcomeSchema }),
   endStage: z.object({ user: idSchema('user'), session: idSchema('session').optional() }),
 } as const;
 
@@ -160,23 +171,31 @@ const parseFields = (
   fields: Fields,
   type: NotesLogEntry['type'],
 ): E.Either<Problem, Omit<NotesLogEntry, 'line' | 'at'>> =>
-  type === 'extraction'
+  type === 'rewrite'
     ? pipe(
-        validate(LINE_SCHEMAS.extraction, {
+        validate(LINE_SCHEMAS.rewrite, {
           ...fields,
           outcome: { response: fields['response'], error: fields['error'] },
         }),
-        E.map(({ user, session, outcome }) => ({ type, user, session, outcome })),
+        E.map(({ user, outcome }) => ({ type, user, outcome })),
       )
-    : type === 'endStage'
+    : type === 'extraction'
       ? pipe(
-          validate(LINE_SCHEMAS.endStage, fields),
-          E.map(({ user, session }) => ({ type, user, ...(session === undefined ? {} : { session }) })),
+          validate(LINE_SCHEMAS.extraction, {
+            ...fields,
+            outcome: { response: fields['response'], error: fields['error'] },
+          }),
+          E.map(({ user, session, outcome }) => ({ type, user, session, outcome })),
         )
-      : pipe(
-          validate(LINE_SCHEMAS[type], fields),
-          E.map(({ user, session, text }) => ({ type, user, session, text })),
-        );
+      : type === 'endStage'
+        ? pipe(
+            validate(LINE_SCHEMAS.endStage, fields),
+            E.map(({ user, session }) => ({ type, user, ...(session === undefined ? {} : { session }) })),
+          )
+        : pipe(
+            validate(LINE_SCHEMAS[type], fields),
+            E.map(({ user, session, text }) => ({ type, user, session, text })),
+          );
 
 /** Parses one non-blank log line; a line without `at` happens one second after `previousAt` (or at 0). */
 export const parseNotesLogLine = (

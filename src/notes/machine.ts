@@ -14,7 +14,7 @@ import { deepFreeze } from '../persistent/freeze.js';
 import * as PMap from '../persistent/persistentMap.js';
 import { type ConversationMessage, DEFAULT_HISTORY_TURNS } from './conversation.js';
 import type { GlobalFacts } from './global.js';
-import { emptyNotesLedger, idOfKey, type NotesLedger, storedKey } from './ledger.js';
+import { emptyNotesLedger, idOfKey, type NotesLedger, ownLedger, storedKey } from './ledger.js';
 import { DEFAULT_CATEGORIES, describeCategories, NOTES_LIMITS, type NoteCategory, parseCategories } from './model.js';
 import type { NotesEvent } from './model.js';
 
@@ -26,9 +26,16 @@ export interface NotesSettings {
   readonly softLimit: number;
   /** Exchanges the history window of the main prompt keeps. */
   readonly historyTurns: number;
-  /** After each end of stage that changed a profile, ask the model to rewrite it. */
-  readonly consolidateWithModel: boolean;
+  /**
+   * When an end of stage asks the model to rewrite the merged profile: after every merge that
+   * changed it (`true`), only after one that left two facts that may tell of the same thing in
+   * other words (`'auto'`), or never (`false`).
+   */
+  readonly consolidateWithModel: ProfileRewriteMode;
 }
+
+/** When the model rewrites a merged profile: always, when the merge is unsure, or never. */
+export type ProfileRewriteMode = boolean | 'auto';
 
 /** One user's conversation in one session: its recent messages and its extractions. */
 export interface NotesConversation {
@@ -40,6 +47,20 @@ export interface NotesConversation {
   readonly started: number;
   /** The requests covered by the extractions that have settled. */
   readonly settled: number;
+  /** Epoch milliseconds of the latest user message recorded, when the runner gave one. */
+  readonly requestedAt?: number;
+  /** Epoch milliseconds of the latest user message the running (or last) extraction covers. */
+  readonly startedAt?: number;
+}
+
+/** An end of stage waiting for the extractions of the messages recorded before it. */
+export interface NotesPendingStage {
+  /** The runner's name for it, carried by the `merged` effect that ends it. */
+  readonly id?: number;
+  readonly session?: string;
+  readonly at: number;
+  /** The conversations (stored keys) it waits for, and how many requests each must have settled. */
+  readonly waitFor: ReadonlyArray<readonly [string, number]>;
 }
 
 /** One user's model-backed profile rewrites, counted as the extractions are. */
@@ -83,6 +104,8 @@ export interface NotesUserMachine {
   readonly conversations: Readonly<Record<string, NotesConversation>>;
   readonly rewrite: NotesProfileRewrite;
   readonly storage: NotesUserStorage;
+  /** Ends of stage asked for and waiting, oldest first. */
+  readonly stages: ReadonlyArray<NotesPendingStage>;
 }
 
 /**
@@ -104,8 +127,8 @@ export interface NotesStateOptions {
   readonly softLimit?: number;
   /** Default 5. */
   readonly historyTurns?: number;
-  /** Default false. */
-  readonly consolidateWithModel?: boolean;
+  /** Default `'auto'`. */
+  readonly consolidateWithModel?: ProfileRewriteMode;
   /** A ledger to start from; its categories win, described by `categories` where they name them. */
   readonly ledger?: NotesLedger;
 }
@@ -124,13 +147,16 @@ const isLedger = (value: unknown): value is NotesLedger =>
 export const initialNotesState = (options: NotesStateOptions = {}): NotesState => {
   const settings: NotesStateOptions = typeof options === 'object' && options !== null ? options : {};
   const known = E.getOrElse(() => DEFAULT_CATEGORIES)(parseCategories(settings.categories));
-  const ledger = isLedger(settings.ledger) ? deepFreeze(settings.ledger) : emptyNotesLedger({ categories: known });
+  const ledger = isLedger(settings.ledger) ? ownLedger(settings.ledger) : emptyNotesLedger({ categories: known });
   return deepFreeze({
     settings: {
       categories: describeCategories(ledger.categories, known),
       softLimit: Math.min(Math.floor(positive(settings.softLimit, NOTES_LIMITS.softLimit)), NOTES_LIMITS.hardCap),
       historyTurns: Math.floor(positive(settings.historyTurns, DEFAULT_HISTORY_TURNS)),
-      consolidateWithModel: settings.consolidateWithModel === true,
+      consolidateWithModel:
+        settings.consolidateWithModel === true || settings.consolidateWithModel === false
+          ? settings.consolidateWithModel
+          : 'auto',
     },
     ledger,
     users: PMap.empty,
@@ -153,7 +179,12 @@ export const UNTOUCHED: NotesUserStorage = deepFreeze({
   changes: 0,
   settledChanges: 0,
 });
-const NEW_USER: NotesUserMachine = deepFreeze({ conversations: {}, rewrite: NO_REWRITE, storage: UNTOUCHED });
+const NEW_USER: NotesUserMachine = deepFreeze({
+  conversations: {},
+  rewrite: NO_REWRITE,
+  storage: UNTOUCHED,
+  stages: [],
+});
 
 /** What the machine keeps of `user`. */
 export const selectUserMachine = (state: NotesState, user: string): NotesUserMachine =>
@@ -218,6 +249,10 @@ export const withLedger = (state: NotesState, ledger: NotesLedger): NotesState =
 /** `state` with the profile rewrites of `user` replaced. */
 export const withRewrite = (state: NotesState, user: string, rewrite: NotesProfileRewrite): NotesState =>
   withUser(state, user, { ...selectUserMachine(state, user), rewrite: deepFreeze(rewrite) });
+
+/** `state` with the waiting ends of stage of `user` replaced. */
+export const withStages = (state: NotesState, user: string, stages: ReadonlyArray<NotesPendingStage>): NotesState =>
+  withUser(state, user, { ...selectUserMachine(state, user), stages: deepFreeze(stages) });
 
 /** `state` with the storage of `user` replaced. */
 export const withStorage = (state: NotesState, user: string, storage: NotesUserStorage): NotesState =>

@@ -1,6 +1,7 @@
 /**
  * Replaying a recorded conversation through the ledger: user and assistant messages, the
- * model's recorded answers to the extractions, and ends of stage, as JSON Lines. No model is
+ * model's recorded answers to the extractions and profile rewrites, and ends of stage, as JSON
+ * Lines. No model is
  * called: the log is run through the same machine as the live tracker (`notesTransition`),
  * each recorded answer settling the extraction the tracker would have had running, so the
  * replay builds the very prompts the tracker asked and shows exactly what the main model would
@@ -9,122 +10,34 @@
 import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
 import { type ConversationMessage, DEFAULT_HISTORY_TURNS, splitRecentTurns } from './conversation.js';
 import { formatNotesBlocks } from './format.js';
-import type { GlobalFacts } from './global.js';
-import {
-  type NotesLedger,
-  type NotesLedgerOptions,
-  selectGlobalFacts,
-  selectSessionFacts,
-  selectUserIds,
-} from './ledger.js';
-import type { NotesEffect, NotesInput } from './inputs.js';
+import { selectGlobalFacts, selectSessionFacts, selectUserIds } from './ledger.js';
+import type { NotesEffect, NotesInput, NotesMergedEffect } from './inputs.js';
+import type {
+  NotesExtractionStep,
+  NotesMessageStep,
+  NotesReplayOptions,
+  NotesReplayResult,
+  NotesReplayStep,
+  NotesStageStep,
+} from './replayReport.js';
 import {
   type NotesLogEndStage,
   type NotesLogError,
   type NotesLogExtraction,
   type NotesLogMessage,
+  type NotesLogRewrite,
   parseNotesLog,
 } from './log.js';
-import { initialNotesState, isExtracting, type NotesState, selectConversation } from './machine.js';
-import type { CategorizedFact, ModelFailure } from './model.js';
+import {
+  initialNotesState,
+  isExtracting,
+  type NotesState,
+  selectConversation,
+  selectProfileRewrite,
+} from './machine.js';
+import type { CategorizedFact } from './model.js';
 import { memoryNotesStore } from './store.js';
 import { stepMachine } from './runner.js';
-
-/** What the main prompt of one user message would get. */
-export interface NotesMessageStep {
-  readonly kind: 'message';
-  readonly line: number;
-  readonly at: number;
-  readonly user: string;
-  readonly session: string;
-  /** This user's message number in this session, from 1. */
-  readonly turn: number;
-  readonly text: string;
-  /** The session facts available for the reply (from the extractions of earlier messages). */
-  readonly facts: ReadonlyArray<CategorizedFact>;
-  readonly profileFacts: number;
-  /** The rendered blocks, profile first; `''` when there is nothing yet. */
-  readonly blocks: string;
-  readonly blockTokens: number;
-  /** Messages and tokens of the history window the main prompt keeps (this message included). */
-  readonly windowMessages: number;
-  readonly windowTokens: number;
-  /** Messages and tokens of the older history the blocks stand in for. */
-  readonly trimmedMessages: number;
-  readonly trimmedTokens: number;
-}
-
-/** What a recorded extraction did to the user's list. */
-export interface NotesExtractionStep {
-  readonly kind: 'extraction';
-  readonly line: number;
-  readonly at: number;
-  readonly user: string;
-  readonly session: string;
-  readonly outcome: 'applied' | 'failed';
-  /** Why it failed; the list stayed as it was. */
-  readonly failure?: ModelFailure;
-  /** The list after the extraction. */
-  readonly facts: ReadonlyArray<CategorizedFact>;
-  readonly added: ReadonlyArray<CategorizedFact>;
-  readonly removed: ReadonlyArray<CategorizedFact>;
-  readonly warnings: ReadonlyArray<string>;
-  /** Tokens of the extraction prompt the recorded answer replied to. */
-  readonly promptTokens: number;
-}
-
-/** What an end of stage merged into a profile. */
-export interface NotesStageStep {
-  readonly kind: 'stage';
-  readonly line: number;
-  readonly at: number;
-  readonly user: string;
-  readonly sessions: ReadonlyArray<string>;
-  readonly profileFacts: number;
-  readonly sessionCount: number;
-  readonly dropped: ReadonlyArray<CategorizedFact>;
-}
-
-/** One reported step of a replay, in log order (assistant messages are recorded, not reported). */
-export type NotesReplayStep = NotesMessageStep | NotesExtractionStep | NotesStageStep;
-
-/** Totals of a replay. */
-export interface NotesReplaySummary {
-  readonly users: number;
-  readonly sessions: number;
-  readonly userMessages: number;
-  readonly assistantMessages: number;
-  readonly extractions: number;
-  readonly failedExtractions: number;
-  readonly stages: number;
-  /** Summed over the user messages: the blocks, the kept window, and the trimmed history. */
-  readonly blockTokens: number;
-  readonly windowTokens: number;
-  readonly trimmedTokens: number;
-}
-
-/** The report of a replay. */
-export interface NotesReplayReport {
-  readonly steps: ReadonlyArray<NotesReplayStep>;
-  readonly errors: ReadonlyArray<NotesLogError>;
-  readonly profiles: ReadonlyArray<{ readonly user: string; readonly profile: GlobalFacts }>;
-  readonly summary: NotesReplaySummary;
-}
-
-/** A replay's report and the ledger it ends with. */
-export interface NotesReplayResult {
-  readonly report: NotesReplayReport;
-  readonly ledger: NotesLedger;
-}
-
-/** Options of `replayConversationLog`: those of the tracker that recorded the log, for the same prompts. */
-export interface NotesReplayOptions extends NotesLedgerOptions {
-  readonly countTokens?: TokenCounter;
-  /** Exchanges the main prompt keeps (default 5). */
-  readonly turns?: number;
-  /** The number of facts the extraction prompt asks the model to stay within (default 18). */
-  readonly softLimit?: number;
-}
 
 const slotKey = (user: string, session: string): string => JSON.stringify([user, session]);
 
@@ -159,6 +72,7 @@ export const replayConversationLog = (text: string, options: NotesReplayOptions 
   let state: NotesState = initialNotesState({
     ...(options.categories === undefined ? {} : { categories: options.categories }),
     ...(options.softLimit === undefined ? {} : { softLimit: options.softLimit }),
+    ...(options.consolidateWithModel === undefined ? {} : { consolidateWithModel: options.consolidateWithModel }),
     historyTurns: turns,
   });
   /** The prompt of the extraction running per (user, session): what its recorded answer replies to. */
@@ -171,13 +85,37 @@ export const replayConversationLog = (text: string, options: NotesReplayOptions 
   /** The store the replay's loads and saves go to: in memory, answering at once, as the tracker's default. */
   const store = memoryNotesStore();
 
-  /** Runs `input` and the store answers it leads to; returns the effects of `input` itself. */
-  const run = (input: NotesInput): ReadonlyArray<NotesEffect> => {
+  /** The ends of stage waiting, by their line: reported when the machine merges them. */
+  const waitingStages = new Map<number, NotesLogEndStage>();
+
+  const stageStep = (entry: NotesLogEndStage, merged: NotesMergedEffect | undefined, line: number): NotesStageStep => {
+    const profile = selectGlobalFacts(state.ledger, entry.user);
+    return {
+      kind: 'stage',
+      line: entry.line,
+      at: entry.at,
+      user: entry.user,
+      sessions: merged?.sessions ?? [],
+      profileFacts: profile?.facts.length ?? 0,
+      sessionCount: profile?.sessionCount ?? 0,
+      dropped: merged?.dropped ?? [],
+      ...(merged === undefined ? { waiting: true as const } : line === entry.line ? {} : { mergedAt: line }),
+    };
+  };
+
+  /** Runs `input` (read at `line`) and the store answers it leads to; returns the effects of `input` itself. */
+  const run = (input: NotesInput, line: number): ReadonlyArray<NotesEffect> => {
     // The memory store answers at once: nothing ever arrives later.
     const step = stepMachine(state, input, store, () => undefined);
     state = step.state;
     for (const effect of step.effects)
       if (effect.type === 'extract') prompts.set(slotKey(effect.user, effect.session), effect.prompt);
+      else if (effect.type === 'merged' && effect.stage !== undefined) {
+        const entry = waitingStages.get(effect.stage);
+        if (entry === undefined) continue;
+        waitingStages.delete(effect.stage);
+        steps.push(stageStep(entry, effect, line));
+      }
     return step.first;
   };
 
@@ -188,12 +126,18 @@ export const replayConversationLog = (text: string, options: NotesReplayOptions 
     total.tokens += countTokens(entry.text);
     users.add(entry.user);
     sessions.add(entry.session);
-    run({
-      type: entry.type === 'user' ? 'notes/userMessageRecorded' : 'notes/assistantMessageRecorded',
-      user: entry.user,
-      session: entry.session,
-      text: entry.text,
-    });
+    run(
+      entry.type === 'user'
+        ? {
+            type: 'notes/userMessageRecorded',
+            user: entry.user,
+            session: entry.session,
+            text: entry.text,
+            at: entry.at,
+          }
+        : { type: 'notes/assistantMessageRecorded', user: entry.user, session: entry.session, text: entry.text },
+      entry.line,
+    );
     if (entry.type === 'assistant') {
       assistantMessages += 1;
       return;
@@ -226,7 +170,7 @@ export const replayConversationLog = (text: string, options: NotesReplayOptions 
     const { user, session } = entry;
     const conversation = selectConversation(state, user, session);
     if (conversation === undefined || !isExtracting(conversation))
-      run({ type: 'notes/extractionRequested', user, session });
+      run({ type: 'notes/extractionRequested', user, session }, entry.line);
     const prompt = prompts.get(slotKey(user, session));
     if (prompt === undefined || !isExtracting(selectConversation(state, user, session)!)) {
       errors.push({
@@ -237,7 +181,10 @@ export const replayConversationLog = (text: string, options: NotesReplayOptions 
       return;
     }
     const before = selectSessionFacts(state.ledger, user, session);
-    const effects = run({ type: 'notes/extractionSettled', user, session, outcome: entry.outcome, at: entry.at });
+    const effects = run(
+      { type: 'notes/extractionSettled', user, session, outcome: entry.outcome, at: entry.at },
+      entry.line,
+    );
     const event = effects.flatMap((effect) => (effect.type === 'record' ? [effect.event] : []))[0];
     const after = selectSessionFacts(state.ledger, user, session);
     steps.push({
@@ -257,31 +204,58 @@ export const replayConversationLog = (text: string, options: NotesReplayOptions 
   };
 
   const onEndStage = (entry: NotesLogEndStage): void => {
-    const effects = run({
-      type: 'notes/stageEnded',
-      user: entry.user,
-      ...(entry.session === undefined ? {} : { session: entry.session }),
-      at: entry.at,
-    });
-    const merged = effects.find((effect) => effect.type === 'merged');
-    const profile = selectGlobalFacts(state.ledger, entry.user);
+    waitingStages.set(entry.line, entry);
+    run(
+      {
+        type: 'notes/stageEnded',
+        user: entry.user,
+        ...(entry.session === undefined ? {} : { session: entry.session }),
+        at: entry.at,
+        id: entry.line,
+      },
+      entry.line,
+    );
+  };
+
+  const onRewrite = (entry: NotesLogRewrite): void => {
+    const { user } = entry;
+    const rewrite = selectProfileRewrite(state, user);
+    if (rewrite.started <= rewrite.settled) {
+      errors.push({
+        line: entry.line,
+        code: 'no_rewrite',
+        message: `no rewrite of the profile of ${JSON.stringify(user)} is running: an end of stage asks for one`,
+      });
+      return;
+    }
+    const effects = run(
+      { type: 'notes/profileRewriteSettled', user, outcome: entry.outcome, at: entry.at },
+      entry.line,
+    );
+    const event = effects.flatMap((effect) => (effect.type === 'record' ? [effect.event] : []))[0];
     steps.push({
-      kind: 'stage',
+      kind: 'rewrite',
       line: entry.line,
       at: entry.at,
-      user: entry.user,
-      sessions: merged?.sessions ?? [],
-      profileFacts: profile?.facts.length ?? 0,
-      sessionCount: profile?.sessionCount ?? 0,
-      dropped: merged?.dropped ?? [],
+      user,
+      outcome: event === undefined ? 'stale' : event.type === 'notes/profileRewriteFailed' ? 'failed' : 'applied',
+      ...(event?.type === 'notes/profileRewriteFailed'
+        ? { failure: { code: event.code, message: event.message } }
+        : {}),
+      profileFacts: selectGlobalFacts(state.ledger, user)?.facts.length ?? 0,
+      warnings: event?.type === 'notes/profileRewritten' ? (event.warnings ?? []) : [],
     });
   };
 
   for (const entry of parsed.entries) {
     if (entry.type === 'extraction') onExtraction(entry);
     else if (entry.type === 'endStage') onEndStage(entry);
+    else if (entry.type === 'rewrite') onRewrite(entry);
     else onMessage(entry);
   }
+  for (const entry of waitingStages.values()) steps.push(stageStep(entry, undefined, entry.line));
+  // A stage that waited is reported at its own line: steps read in the order of the log.
+  steps.sort((a, b) => a.line - b.line);
   errors.sort((a, b) => a.line - b.line);
   const { ledger } = state;
   const messages = steps.filter((step): step is NotesMessageStep => step.kind === 'message');

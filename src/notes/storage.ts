@@ -140,14 +140,11 @@ const withFresh = (
   const unmerged = unsaved.reduce((current, event) => {
     if (event.type !== 'notes/sessionConsolidated') return current;
     const merged = selectSessionNotes(current, user, event.session);
-    return merged === undefined
-      ? current
-      : applyNotesEvent(current, {
-          type: 'notes/loaded',
-          user,
-          session: event.session,
-          notes: { ...merged, consolidated: false },
-        });
+    if (merged === undefined) return current;
+    // A first merge the store never saw is done again as a first merge: it counts the session.
+    const { mergedAt, ...rest } = merged;
+    const notes = mergedAt === event.at ? { ...rest, consolidated: false } : { ...merged, consolidated: false };
+    return applyNotesEvent(current, { type: 'notes/loaded', user, session: event.session, notes });
   }, loaded);
   const next = unsaved.reduce(applyNotesEvent, unmerged);
   const finalNotes = selectSessionNotes(next, user, session);

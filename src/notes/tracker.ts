@@ -21,7 +21,7 @@ import { callModel } from './callModel.js';
 import { selectRecentTurns } from './conversation.js';
 import { applyNotesEvent } from './events.js';
 import { formatNotesBlocks } from './format.js';
-import type { NotesEffect, NotesInput, StoreCallFailure } from './inputs.js';
+import type { NotesEffect, NotesInput, NotesMergedEffect, StoreCallFailure } from './inputs.js';
 import { idOfKey, selectGlobalFacts } from './ledger.js';
 import {
   initialNotesState,
@@ -30,7 +30,6 @@ import {
   type NotesState,
   selectConversation,
   selectProfileRewrite,
-  selectUserConversations,
   selectUserStorage,
 } from './machine.js';
 import { isNotesId, type NotesEvent } from './model.js';
@@ -86,7 +85,7 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       ...(settings.softLimit === undefined ? {} : { softLimit: settings.softLimit }),
       ...(settings.historyTurns === undefined ? {} : { historyTurns: settings.historyTurns }),
       ...(settings.initial === undefined ? {} : { ledger: settings.initial }),
-      consolidateWithModel: settings.consolidateWithModel === true,
+      ...(settings.consolidateWithModel === undefined ? {} : { consolidateWithModel: settings.consolidateWithModel }),
     }),
     // What the log folds into its snapshot: the ledger part (conversations are not logged).
     reduce: (state, event) => ({ ...state, ledger: applyNotesEvent(state.ledger, event) }),
@@ -96,6 +95,9 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
   const waiters = new Set<Waiter>();
   /** The callers of `load` waiting for the answer of a load, by (user, session). */
   const loads = new Map<string, Array<(outcome: E.Either<NotesTrackerFailure, void>) => void>>();
+  /** The callers of `endStage` waiting for their stage to merge, by the id the stage was given. */
+  const stages = new Map<number, (outcome: E.Either<NotesTrackerFailure, StageReport>) => void>();
+  let nextStage = 0;
   let lastTime = 0;
 
   /** Tells `onError`; an `onError` that throws is the caller's bug, with nowhere further to go. */
@@ -134,6 +136,10 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       loads.delete(key);
       for (const resume of waiting) resume(E.left(problem));
     }
+    for (const [id, resume] of [...stages]) {
+      stages.delete(id);
+      resume(E.left(problem));
+    }
   };
 
   /** The clock port; one that fails or returns a non-finite value is reported, and the last good time stands. */
@@ -156,6 +162,13 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
     if (E.isLeft(ran)) stop(ran.left);
   };
 
+  const stageReport = (merged: NotesMergedEffect): StageReport => ({
+    user: merged.user,
+    sessions: merged.sessions,
+    profile: selectGlobalFacts(shell.getState().ledger, merged.user),
+    dropped: merged.dropped,
+  });
+
   /** Carries out an effect once the run that asked for it is committed. */
   const perform = (effect: NotesEffect): void => {
     switch (effect.type) {
@@ -176,6 +189,13 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       case 'storeFailed':
         report(effect.failure);
         return;
+      case 'merged': {
+        const resume = effect.stage === undefined ? undefined : stages.get(effect.stage);
+        if (resume === undefined) return;
+        stages.delete(effect.stage!);
+        resume(E.right(stageReport(effect)));
+        return;
+      }
       default:
         return;
     }
@@ -227,24 +247,22 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
         ([user, session, requested]) => (selectConversation(state, user, session)?.settled ?? requested) >= requested,
       );
 
-  const consolidate = (user: string, session: string | undefined): StageReport => {
-    const effects = run({ type: 'notes/stageEnded', user, ...(session === undefined ? {} : { session }), at: time() });
-    const merged = effects.find((effect) => effect.type === 'merged');
-    return {
-      user,
-      sessions: merged?.sessions ?? [],
-      profile: selectGlobalFacts(shell.getState().ledger, user),
-      dropped: merged?.dropped ?? [],
-    };
-  };
-
+  /**
+   * Ends a stage: the machine merges once the extractions of the messages recorded before now
+   * have settled (at once when none runs), and the `merged` effect naming this stage answers.
+   */
   const endStage = (user: string, session: string | undefined): Promise<E.Either<NotesTrackerFailure, StageReport>> => {
-    const targets = selectUserConversations(shell.getState(), user)
-      .filter(([id]) => session === undefined || id === session)
-      .map(([id, conversation]) => [user, id, conversation.requested] as const);
-    return waitUntil(conversationsSettled(targets)).then((waited) =>
-      E.isLeft(waited) ? waited : boundary(() => E.right(consolidate(user, session))),
-    );
+    const id = (nextStage += 1);
+    const effects = run({
+      type: 'notes/stageEnded',
+      user,
+      ...(session === undefined ? {} : { session }),
+      at: time(),
+      id,
+    });
+    const merged = effects.find((effect) => effect.type === 'merged' && effect.stage === id);
+    if (merged?.type === 'merged') return Promise.resolve(E.right(stageReport(merged)));
+    return new Promise((resume) => stages.set(id, resume));
   };
 
   /** Waits for the extractions, rewrites, loads and saves running or asked for at the call. */
@@ -304,7 +322,7 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
     recordUserMessage: (user, session, text) =>
       boundary(() =>
         E.map(() => {
-          run({ type: 'notes/userMessageRecorded', user, session, text });
+          run({ type: 'notes/userMessageRecorded', user, session, text, at: time() });
           return recordOutcome(user, session);
         })(validMessage(user, session, text)),
       ),
@@ -343,6 +361,7 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       asynchronously(() => {
         if (!isNotesId(user) || (session !== undefined && !isNotesId(session)))
           return E.left(invalidInput('user and session must be ids of 1 to 200 characters'));
+        if (stopped !== undefined) return E.left(stopped);
         return E.right(endStage(user, session));
       }),
     settled: () => {

@@ -8,52 +8,39 @@
  * prompt is built here, so the two cannot drift: the same conversation gives the same prompts in
  * both.
  */
-import { describeValue } from '../base/describe.js';
-import { endStageWithReport } from './consolidateSession.js';
 import { appendMessage, type ConversationMessage } from './conversation.js';
 import { applyNotesEvent } from './events.js';
-import type {
-  NotesAssistantMessageRecorded,
-  NotesEffect,
-  NotesExtractionRequested,
-  NotesExtractionSettled,
-  NotesInput,
-  NotesLoaded,
-  NotesProfileRewriteSettled,
-  NotesStageEnded,
-  NotesTransition,
-  NotesUserMessageRecorded,
+import {
+  andThen,
+  type NotesAssistantMessageRecorded,
+  type NotesExtractionRequested,
+  type NotesExtractionSettled,
+  type NotesInput,
+  type NotesLoaded,
+  type NotesTransition,
+  type NotesUserMessageRecorded,
 } from './inputs.js';
-import { selectGlobalFacts, selectSessionFacts } from './ledger.js';
+import { selectSessionFacts } from './ledger.js';
 import {
   EMPTY_CONVERSATION,
   isExtracting,
   isLoaded,
   type NotesConversation,
-  type NotesProfileRewrite,
   type NotesSettings,
   type NotesState,
   selectConversation,
-  selectProfileRewrite,
   selectUserStorage,
   withConversation,
   withLedger,
-  withRewrite,
 } from './machine.js';
 import { isNotesId } from './model.js';
-import { settleExtraction, settleProfileRewrite } from './port.js';
-import { buildNotableFactsPrompt, buildProfileConsolidationPrompt, DEFAULT_PROMPT_TURNS } from './prompt.js';
+import { settleExtraction } from './port.js';
+import { buildNotableFactsPrompt, DEFAULT_PROMPT_TURNS } from './prompt.js';
+import { mergeReadyStages, onProfileRewriteSettled, onStageEnded } from './stage.js';
 import { applyLoadAnswer, applySaveAnswer, recordChanges, requireLoaded } from './storage.js';
 
 /** The most exchanges an extraction prompt shows, however many messages a follow-up covers. */
 export const MAX_PROMPT_TURNS = 10;
-
-/** Runs `next` on the state `first` left, keeping the effects of both in order. */
-const andThen = (first: NotesTransition, next: (state: NotesState) => NotesTransition): NotesTransition => {
-  const [state, effects] = first;
-  const [after, more] = next(state);
-  return more.length === 0 ? [after, effects] : [after, [...effects, ...more]];
-};
 
 /** The exchanges an extraction covering `coalesced` more messages than its own shows. */
 const promptTurns = (coalesced: number): number => Math.min(DEFAULT_PROMPT_TURNS + coalesced, MAX_PROMPT_TURNS);
@@ -99,31 +86,23 @@ const startExtraction = (
     softLimit: state.settings.softLimit,
     turns: promptTurns(coalesced),
   });
-  const started = { ...conversation, started: conversation.requested };
+  const started: NotesConversation = {
+    ...conversation,
+    started: conversation.requested,
+    ...(conversation.requestedAt === undefined ? {} : { startedAt: conversation.requestedAt }),
+  };
   return [withConversation(state, user, session, started), [{ type: 'extract', user, session, prompt }]];
 };
 
-/** Starts the rewrite covering every request so far, when the user has a profile to rewrite. */
-const startRewrite = (state: NotesState, user: string, rewrite: NotesProfileRewrite): NotesTransition => {
-  const profile = selectGlobalFacts(state.ledger, user);
-  const next: NotesProfileRewrite =
-    profile === undefined
-      ? { requested: rewrite.requested, started: rewrite.requested, settled: rewrite.requested }
-      : { requested: rewrite.requested, started: rewrite.requested, settled: rewrite.settled, basis: profile };
-  const nextState = withRewrite(state, user, next);
-  if (profile === undefined) return [nextState, []];
-  const prompt = buildProfileConsolidationPrompt({ facts: profile.facts, categories: state.settings.categories });
-  return [nextState, [{ type: 'rewriteProfile', user, prompt }]];
-};
-
 const onUserMessage = (state: NotesState, input: NotesUserMessageRecorded): NotesTransition => {
-  const { user, session, text } = input;
+  const { user, session, text, at } = input;
   if (!isNotesId(user) || !isNotesId(session) || typeof text !== 'string' || text.trim() === '') return [state, []];
   const conversation = selectConversation(state, user, session) ?? EMPTY_CONVERSATION;
   const next: NotesConversation = {
     ...conversation,
     transcript: record(state.settings, conversation, { role: 'user', content: text }),
     requested: conversation.requested + 1,
+    ...(typeof at === 'number' && Number.isFinite(at) ? { requestedAt: at } : {}),
   };
   return andThen(requireLoaded(withConversation(state, user, session, next), user, session), (loading) =>
     resume(loading, user, session),
@@ -176,62 +155,21 @@ const onExtractionSettled = (state: NotesState, input: NotesExtractionSettled): 
   const { user, session, outcome, at } = input;
   const conversation = selectConversation(state, user, session);
   if (conversation === undefined || !isExtracting(conversation)) return [state, []];
-  const event = settleExtraction({ user, session }, outcome, at, state.ledger.categories);
+  const event = settleExtraction({ user, session }, outcome, at, state.ledger.categories, {
+    previous: selectSessionFacts(state.ledger, user, session),
+    ...(conversation.startedAt === undefined ? {} : { messagesAt: conversation.startedAt }),
+  });
   const ledger = applyNotesEvent(state.ledger, event);
   const next: NotesConversation = { ...conversation, settled: conversation.started };
   const settled = withConversation(withLedger(state, ledger), user, session, next);
   const recorded: NotesTransition = [settled, [{ type: 'record', event }]];
   const saved = ledger === state.ledger ? recorded : andThen(recorded, (after) => recordChanges(after, user, [event]));
-  return next.requested === next.started
-    ? saved
-    : andThen(saved, (after) => startExtraction(after, user, session, next, next.requested - next.started));
-};
-
-const onStageEnded = (state: NotesState, input: NotesStageEnded): NotesTransition => {
-  const { user, session, at } = input;
-  if (!isNotesId(user) || (session !== undefined && !isNotesId(session)) || !Number.isFinite(at))
-    return [state, [{ type: 'merged', user: describeValue(user), sessions: [], dropped: [] }]];
-  const before = selectGlobalFacts(state.ledger, user);
-  const result = endStageWithReport(state.ledger, { user, ...(session === undefined ? {} : { session }), at });
-  const merged = withLedger(state, result.ledger);
-  const effects: NotesEffect[] = [
-    ...result.events.map((event): NotesEffect => ({ type: 'record', event })),
-    { type: 'merged', user, sessions: result.sessions, dropped: result.dropped },
-  ];
-  const after = selectGlobalFacts(merged.ledger, user);
-  const saved = andThen([merged, effects], (next) => recordChanges(next, user, result.events));
-  if (!state.settings.consolidateWithModel || after === before || after === undefined) return saved;
-  return andThen(saved, (next) => {
-    const rewrite = selectProfileRewrite(next, user);
-    const requested = { ...rewrite, requested: rewrite.requested + 1 };
-    return requested.started > requested.settled
-      ? [withRewrite(next, user, requested), []]
-      : startRewrite(next, user, requested);
-  });
-};
-
-const onProfileRewriteSettled = (state: NotesState, input: NotesProfileRewriteSettled): NotesTransition => {
-  const { user, outcome, at } = input;
-  const rewrite = selectProfileRewrite(state, user);
-  if (rewrite.started <= rewrite.settled) return [state, []];
-  // A rewrite of a profile that has changed since would undo the newer merge: that merge asked for another.
-  const current = selectGlobalFacts(state.ledger, user) === rewrite.basis;
-  const event = current ? settleProfileRewrite(user, outcome, at, state.ledger.categories) : undefined;
-  const applied = event === undefined ? state : withLedger(state, applyNotesEvent(state.ledger, event));
-  const done: NotesProfileRewrite = {
-    requested: current ? rewrite.requested : Math.max(rewrite.requested, rewrite.started + 1),
-    started: rewrite.started,
-    settled: rewrite.started,
-  };
-  const recorded: NotesTransition = [
-    withRewrite(applied, user, done),
-    event === undefined ? [] : [{ type: 'record', event }],
-  ];
-  const saved =
-    applied === state || event === undefined
-      ? recorded
-      : andThen(recorded, (next) => recordChanges(next, user, [event]));
-  return done.requested === done.started ? saved : andThen(saved, (next) => startRewrite(next, user, done));
+  const followed =
+    next.requested === next.started
+      ? saved
+      : andThen(saved, (after) => startExtraction(after, user, session, next, next.requested - next.started));
+  // An end of stage that waited for this extraction merges now, at the time it settled.
+  return andThen(followed, (after) => mergeReadyStages(after, user, at));
 };
 
 /** The store answered a load: take the records, then extract what waited for them. */

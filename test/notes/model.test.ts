@@ -110,7 +110,7 @@ describe('parseCategories', () => {
 });
 
 describe('keepValidFacts', () => {
-  it('drops invalid and repeated entries with a warning each, keeping first occurrences, and caps', () => {
+  it('drops invalid and repeated entries with a warning each, keeping first occurrences, and caps keeping the newest', () => {
     const result = keepValidFacts(
       [
         { category: 'People', fact: 'Partner is Alex' },
@@ -123,13 +123,13 @@ describe('keepValidFacts', () => {
       2,
     );
     expect(result.facts).toEqual([
-      { category: 'People', fact: 'Partner is Alex' },
       { category: 'Logistics', fact: 'Works nights' },
+      { category: 'History', fact: 'Married in 2019' },
     ]);
     expect(result.warnings).toEqual([
       'entry 1 dropped: category "Hobbies" is not one of People, Logistics, Conflict, Emotional, History',
       'entry 2 dropped: it repeats entry 0',
-      '1 fact over the cap of 2 dropped',
+      '1 fact over the cap of 2 dropped, the oldest first: "Partner is Alex"',
     ]);
   });
 });

@@ -83,6 +83,7 @@ describe('createNotableFactsTracker', () => {
         session: 's1',
         facts: [{ category: 'People', fact: 'Partner is Jordan' }],
         at: 1_000,
+        messagesAt: 1_000,
       },
     ]);
   });
@@ -191,7 +192,7 @@ describe('createNotableFactsTracker', () => {
       user: 'maya',
       sessions: ['s1'],
       profile: {
-        facts: [{ category: 'History', fact: 'Married to Jordan for three years' }],
+        facts: [{ category: 'History', fact: 'Married to Jordan for three years', session: 's1', at: 7 }],
         consolidatedAt: 7,
         sessionCount: 1,
       },
@@ -281,7 +282,8 @@ describe('createNotableFactsTracker', () => {
         at: 0,
       },
     ]);
-    expect(heard).toEqual(['clock_failed: the clock failed: no clock']);
+    expect(heard.length).toBeGreaterThan(0);
+    expect(new Set(heard)).toEqual(new Set(['clock_failed: the clock failed: no clock']));
     expect(createNotableFactsTracker(undefined as never).recordUserMessage('maya', 's1', 'x')).toEqual(
       E.right('started'),
     );
@@ -528,6 +530,9 @@ describe('the shell under random use', () => {
             if (behaviour === 'reject') throw new Error('model down');
             if (behaviour === 'garbage') return 'no idea';
             if (behaviour === 'empty') return '{"notableFacts": []}';
+            // A profile rewrite gives the profile back as it was asked about.
+            if (prompt.includes('Rewrite the profile:'))
+              return `{"notableFacts": [${prompt.split('Profile (least recent first):\n')[1]!.split('\n\n')[0]!.split('\n').join(',')}]}`;
             const message = latestMessage(prompt);
             return answer(['People', message], ['History', `${message.split(' ')[0]} keeps a history`]);
           };
