@@ -44,7 +44,7 @@ import {
 } from '../src/index.js';
 import { factKey, normalizeCategoryName, normalizeFactText } from '../src/notes/model.js';
 import { parseNotableFactsResponse } from '../src/notes/parse.js';
-import { parseNotesLogLine } from '../src/notes/replay.js';
+import { parseNotesLogLine } from '../src/notes/log.js';
 import { fileNameOf } from '../src/core/search/searchIndex.js';
 import { priorFlags } from '../src/core/search/priors.js';
 import { isPathLike, mentionedPaths, queryTerms, textTerms } from '../src/core/search/terms.js';

@@ -574,7 +574,7 @@ const measureNotesTracker = async (
   await tracker.settled();
   const seconds = (performance.now() - start) / 1000;
   const events = tracker.events();
-  const timeouts = events.filter((event) => event.type === 'notes/extractionFailed' && event.reason === 'timeout');
+  const timeouts = events.filter((event) => event.type === 'notes/extractionFailed' && event.code === 'timeout');
   return { extractions: events.length, timeouts: timeouts.length, seconds };
 };
 

@@ -120,9 +120,14 @@ FILE is JSON Lines, one entry per line:
   {"type":"extraction","user":"maya","session":"s1","response":"{\\"notableFacts\\":[...]}"}
   {"type":"extraction","user":"maya","session":"s1","error":"timeout"}
   {"type":"endStage","user":"maya","session":"s1"}
-An extraction answers the user's latest message in that session, and its facts serve from the
-next message on. endStage without a session merges every session with unmerged facts.
-A missing "at" is one second after the previous line.`,
+  {"type":"rewrite","user":"maya","response":"{\\"notableFacts\\":[...]}"}
+An extraction line answers the extraction the live tracker would have running: the one started
+at the earliest message of that user in that session not yet extracted, with the messages
+recorded meanwhile folded into one follow-up that the next extraction line answers. Its facts
+serve from the next message on. endStage merges once the extractions of the messages before it
+have settled, as live; without a session it merges every session with unmerged facts. A missing
+"at" is one second after the previous line. A rewrite line answers the rewrite of a profile an end of
+stage asked the model for (by default when a merge leaves two facts that may tell of one thing).`,
     footer: EXIT_STATUS,
   },
   context: {

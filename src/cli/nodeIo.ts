@@ -1,6 +1,7 @@
 /** `CliIo` on Node: the only module of the project that touches `process` and the file system. */
 import { fstatSync, readFileSync } from 'node:fs';
-import { open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { open, readFile, rename, rm } from 'node:fs/promises';
 import * as E from 'fp-ts/lib/Either.js';
 import { collapseWhitespace } from '../base/text.js';
 import { isOutsideFailure, OutputFailure, uncaughtLine } from './boundary.js';
@@ -132,18 +133,31 @@ const currentDirectory = (): string | undefined => {
   }
 };
 
+/**
+ * Writes through a temporary file beside FILE, then renames it over FILE. The temporary name
+ * is unpredictable and created exclusively (`wx`: it must not exist, and a symlink planted at
+ * it is not followed), so nobody who can write the directory can make the write land elsewhere.
+ */
 const writeText = async (file: string, text: string): Promise<E.Either<string, void>> => {
-  const temporary = `${file}.${process.pid}.tmp`;
+  const temporary = `${file}.${randomBytes(8).toString('hex')}.tmp`;
+  let created = false;
   try {
-    await writeFile(temporary, text, 'utf8');
+    const handle = await open(temporary, 'wx', 0o644);
+    created = true;
+    try {
+      await handle.writeFile(text, 'utf8');
+    } finally {
+      await handle.close();
+    }
     await rename(temporary, file);
     return E.right(undefined);
   } catch (error) {
     if (!isOutsideFailure(error)) throw error;
     // Only tidying: the failure to report is the write's.
-    await rm(temporary, { force: true }).catch((tidying: unknown) => {
-      if (!isOutsideFailure(tidying)) throw tidying;
-    });
+    if (created)
+      await rm(temporary, { force: true }).catch((tidying: unknown) => {
+        if (!isOutsideFailure(tidying)) throw tidying;
+      });
     return E.left(`cannot write ${file}: ${describeFailure(error)}`);
   }
 };

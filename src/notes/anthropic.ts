@@ -30,19 +30,35 @@ export interface MessagesClient {
 export interface AnthropicCompleteOptions {
   /** The model id, such as a small Haiku model. */
   readonly model: string;
-  /** The most tokens of the answer (default 1,024: 25 facts of one sentence fit easily). */
+  /** The most tokens of the answer (default 4,096: the longest answer the limits allow, about 1,400 tokens, three times over). */
   readonly maxTokens?: number;
   /** An optional system prompt. */
   readonly system?: string;
 }
 
-/** The default answer budget. */
-export const DEFAULT_MAX_TOKENS = 1024;
+/**
+ * The default answer budget, sized from the limits: the longest answer they allow (25 facts of
+ * 200 characters, pretty-printed JSON in a code fence after a line of prose) is 1,396 tokens
+ * by the o200k tokenizer; 4,096 leaves room for a tokenizer that counts a third more and for
+ * prose around the list. A budget only caps the answer: a shorter one costs no more.
+ */
+export const DEFAULT_MAX_TOKENS = 4096;
+
+/** The error `anthropicComplete` rejects with when the answer stopped at its token limit: the shell records `truncated`. */
+export interface TruncatedAnswer extends Error {
+  readonly code: 'truncated';
+}
+
+const truncated = (maxTokens: number): TruncatedAnswer =>
+  Object.assign(new Error(`the answer stopped at the limit of ${maxTokens} tokens before it was complete`), {
+    code: 'truncated' as const,
+  });
 
 /**
  * A `complete` function over the Messages API: one user turn holding the prompt, the text
  * blocks of the answer joined. The shell's signal aborts the HTTP request; API errors and an
- * answer without text reject, and the shell records them as failed extractions.
+ * answer without text reject, and the shell records them as failed extractions. An answer that
+ * stopped at `max_tokens` is cut JSON: it rejects with code `truncated` instead of being read.
  */
 export const anthropicComplete =
   (client: MessagesClient, options: AnthropicCompleteOptions): CompleteFn =>
@@ -57,6 +73,7 @@ export const anthropicComplete =
       },
       { signal },
     );
+    if (message.stop_reason === 'max_tokens') throw truncated(maxTokens);
     const text = message.content
       .filter((block) => block.type === 'text' && typeof block.text === 'string')
       .map((block) => block.text)

@@ -1,5 +1,12 @@
 import { type CategorizedFact, isNotesId, keepValidFacts, NOTES_LIMITS, sameFacts } from './model.js';
-import { type NotesLedger, selectSessionNotes, selectUserNotes, storedKey, withUserNotes } from './ledger.js';
+import {
+  type NotesLedger,
+  ownLedger,
+  selectSessionNotes,
+  selectUserNotes,
+  storedKey,
+  withUserNotes,
+} from './ledger.js';
 
 /** A successful extraction: the complete list the model returned for a user in a session. */
 export interface ExtractionInput {
@@ -8,28 +15,42 @@ export interface ExtractionInput {
   readonly facts: ReadonlyArray<CategorizedFact>;
   /** Epoch milliseconds the extraction finished. */
   readonly at: number;
+  /** Epoch milliseconds of the latest user message the extraction covered (default `at`). */
+  readonly messagesAt?: number;
 }
 
 /**
  * Replaces the user's list in the session with `facts` (full-list output: a fact the model
- * left out is gone), validated against the ledger's categories, deduplicated and capped at 25.
- * Only this (user, session) changes, at a cost independent of the number of users. Invalid
- * input, or a list equal to the current one, returns the same ledger.
+ * left out is gone), validated against the ledger's categories, deduplicated and capped at 25
+ * (the newest kept). Only this (user, session) changes, at a cost independent of the number of
+ * users. Invalid input, or a list equal to the current one, returns the same ledger.
  */
 export const applyExtraction = (ledger: NotesLedger, input: ExtractionInput): NotesLedger => {
   if (typeof input !== 'object' || input === null) return ledger;
-  const { user, session, at } = input;
+  const { user, session, at, messagesAt } = input;
   if (!isNotesId(user) || !isNotesId(session) || typeof at !== 'number' || !Number.isFinite(at)) return ledger;
+  const owned = ownLedger(ledger);
+  const current = selectSessionNotes(owned, user, session);
   const { facts } = keepValidFacts(
     Array.isArray(input.facts) ? input.facts : [],
-    ledger.categories,
+    owned.categories,
     NOTES_LIMITS.hardCap,
+    current?.facts,
   );
-  const current = selectSessionNotes(ledger, user, session);
   if (sameFacts(current?.facts ?? [], facts)) return ledger;
-  const notes = selectUserNotes(ledger, user) ?? { sessions: {} };
-  return withUserNotes(ledger, user, {
+  const notes = selectUserNotes(owned, user) ?? { sessions: {} };
+  const told = typeof messagesAt === 'number' && Number.isFinite(messagesAt) ? { messagesAt } : {};
+  return withUserNotes(owned, user, {
     ...notes,
-    sessions: { ...notes.sessions, [storedKey(session)]: { facts, updatedAt: at, consolidated: false } },
+    sessions: {
+      ...notes.sessions,
+      [storedKey(session)]: {
+        facts,
+        updatedAt: at,
+        consolidated: false,
+        ...told,
+        ...(current?.mergedAt === undefined ? {} : { mergedAt: current.mergedAt }),
+      },
+    },
   });
 };

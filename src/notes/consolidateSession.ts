@@ -2,6 +2,7 @@ import { consolidateGlobalFactsWithReport } from './global.js';
 import { type CategorizedFact, isNotesId, type NotesSessionConsolidatedEvent } from './model.js';
 import {
   type NotesLedger,
+  ownLedger,
   selectGlobalFacts,
   selectSessionNotes,
   selectUnconsolidatedSessions,
@@ -18,30 +19,45 @@ export interface ConsolidationInput {
   readonly at: number;
 }
 
-/** The ledger after a consolidation, and the profile facts that fell off past the cap. */
+/** The ledger after a consolidation, the profile facts that fell off past the cap, and whether a model should look again. */
 export interface SessionConsolidation {
   readonly ledger: NotesLedger;
   readonly dropped: ReadonlyArray<CategorizedFact>;
+  /** The merge left a fact that may tell of the same thing as an older one in other words. */
+  readonly unsure: boolean;
 }
 
+const UNCHANGED = (ledger: NotesLedger): SessionConsolidation => ({ ledger, dropped: [], unsure: false });
+
 /**
- * `consolidateSession`, with the facts that fell off the profile. A session already merged
- * as it stands, or unknown, leaves the same ledger.
+ * `consolidateSession`, with the facts that fell off the profile. The session's facts replace
+ * what its own earlier merge put in the profile; they count as told when its latest message
+ * was (`messagesAt`), and the session counts once in `sessionCount`, at its first merge.
+ * Merging a session again as it stands, or an unknown one, leaves the same ledger.
  */
 export const consolidateSessionWithReport = (ledger: NotesLedger, input: ConsolidationInput): SessionConsolidation => {
-  if (typeof input !== 'object' || input === null) return { ledger, dropped: [] };
+  if (typeof input !== 'object' || input === null) return UNCHANGED(ledger);
   const { user, session, at } = input;
   if (!isNotesId(user) || !isNotesId(session) || typeof at !== 'number' || !Number.isFinite(at))
-    return { ledger, dropped: [] };
-  const notes = selectSessionNotes(ledger, user, session);
-  if (notes === undefined || notes.consolidated) return { ledger, dropped: [] };
-  const { global, dropped } = consolidateGlobalFactsWithReport(selectGlobalFacts(ledger, user), notes.facts, at);
-  const userNotes = selectUserNotes(ledger, user)!;
-  const next = withUserNotes(ledger, user, {
-    sessions: { ...userNotes.sessions, [storedKey(session)]: { ...notes, consolidated: true } },
+    return UNCHANGED(ledger);
+  const owned = ownLedger(ledger);
+  const notes = selectSessionNotes(owned, user, session);
+  if (notes === undefined) return UNCHANGED(ledger);
+  const { global, dropped, unsure } = consolidateGlobalFactsWithReport(
+    selectGlobalFacts(owned, user),
+    notes.facts,
+    at,
+    { session, messagesAt: notes.messagesAt ?? notes.updatedAt, counts: notes.mergedAt === undefined },
+  );
+  const merged = { ...notes, consolidated: true, mergedAt: notes.mergedAt ?? at };
+  if (global === selectGlobalFacts(owned, user) && notes.consolidated && notes.mergedAt !== undefined)
+    return { ledger, dropped, unsure };
+  const userNotes = selectUserNotes(owned, user)!;
+  const next = withUserNotes(owned, user, {
+    sessions: { ...userNotes.sessions, [storedKey(session)]: merged },
     profile: global,
   });
-  return { ledger: next, dropped };
+  return { ledger: next, dropped, unsure };
 };
 
 /**
@@ -58,7 +74,7 @@ export interface EndStageInput {
   readonly at: number;
 }
 
-/** What an end of stage did: the ledger after it, the events that record it, and what fell off the profile. */
+/** What an end of stage did: the ledger after it, the events that record it, what fell off the profile, and whether a model should look again. */
 export interface StageConsolidation extends SessionConsolidation {
   readonly events: ReadonlyArray<NotesSessionConsolidatedEvent>;
   /** The sessions merged, in merge order. */
@@ -67,7 +83,8 @@ export interface StageConsolidation extends SessionConsolidation {
 
 /**
  * Ends a stage for a user: merges `session`, or when none is named every session whose facts
- * changed since its last merge, oldest update first, so later sessions count as more recent.
+ * changed since its last merge, in the order of their latest messages (the profile is ordered
+ * by those times whatever the order of merges).
  */
 export const endStageWithReport = (ledger: NotesLedger, input: EndStageInput): StageConsolidation => {
   const { user, session, at } = input;
@@ -75,13 +92,15 @@ export const endStageWithReport = (ledger: NotesLedger, input: EndStageInput): S
   const events: NotesSessionConsolidatedEvent[] = [];
   const dropped: CategorizedFact[] = [];
   let next = ledger;
+  let unsure = false;
   for (const target of targets) {
     const event: NotesSessionConsolidatedEvent = { type: 'notes/sessionConsolidated', user, session: target, at };
     const result = consolidateSessionWithReport(next, event);
     if (result.ledger === next) continue;
     events.push(event);
     dropped.push(...result.dropped);
+    unsure ||= result.unsure;
     next = result.ledger;
   }
-  return { ledger: next, events, sessions: events.map((event) => event.session), dropped };
+  return { ledger: next, events, sessions: events.map((event) => event.session), dropped, unsure };
 };

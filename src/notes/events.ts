@@ -1,4 +1,5 @@
 import { applyExtraction } from './applyExtraction.js';
+import { applyLoaded } from './applyLoaded.js';
 import { consolidateSession } from './consolidateSession.js';
 import { emptyNotesLedger, type NotesLedger } from './ledger.js';
 import type { NotesEvent } from './model.js';
@@ -8,6 +9,7 @@ export type {
   NotesEvent,
   NotesExtractedEvent,
   NotesExtractionFailedEvent,
+  NotesLoadedEvent,
   NotesProfileRewriteFailedEvent,
   NotesProfileRewrittenEvent,
   NotesSessionConsolidatedEvent,
@@ -23,6 +25,8 @@ export const applyNotesEvent = (ledger: NotesLedger, event: NotesEvent): NotesLe
       return consolidateSession(ledger, event);
     case 'notes/profileRewritten':
       return rewriteProfile(ledger, event);
+    case 'notes/loaded':
+      return applyLoaded(ledger, event);
     case 'notes/extractionFailed':
     case 'notes/profileRewriteFailed':
     default:

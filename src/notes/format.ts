@@ -10,9 +10,12 @@ import {
   type CategorizedFact,
   categoryNames,
   DEFAULT_CATEGORIES,
+  factKey,
   normalizeCategoryName,
   normalizeFactText,
+  type ProfileFact,
 } from './model.js';
+import { relateSubjects } from './subject.js';
 
 /** The header of the session block. */
 export const NOTED_FACTS_HEADER = 'NOTED FACTS FROM THIS SESSION:';
@@ -75,9 +78,43 @@ export const formatGlobalFacts = (
   categories?: ReadonlyArray<string>,
 ): string => renderBlock(GLOBAL_FACTS_HEADER, isFactList(global) ? global : (global?.facts ?? []), namesOr(categories));
 
-/** The blocks `user` gets in `session`: their own profile and facts only, never another user's. */
+/**
+ * The profile facts that belong under "from previous sessions" in `session`: not those this
+ * session merged, not those its block says again, and not those a fact of its block tells of
+ * anew (the session's list is what the user says now).
+ */
+const previousFacts = (
+  profile: ReadonlyArray<ProfileFact>,
+  session: string,
+  current: ReadonlyArray<CategorizedFact>,
+): ReadonlyArray<ProfileFact> => {
+  const others = profile.filter((fact) => fact.session !== session);
+  if (current.length === 0 || others.length === 0) return others;
+  // Only facts of one category can tell of the same thing (a ledger spells each as configured): most pairs are never compared.
+  const byCategory = new Map<string, Array<readonly [CategorizedFact, string]>>();
+  for (const fact of current) {
+    const entry = [fact, factKey(fact)] as const;
+    const group = byCategory.get(fact.category);
+    if (group === undefined) byCategory.set(fact.category, [entry]);
+    else group.push(entry);
+  }
+  return others.filter((fact) => {
+    const rivals = byCategory.get(fact.category);
+    if (rivals === undefined) return true;
+    const key = factKey(fact);
+    return !rivals.some(([told, toldKey]) => toldKey === key || relateSubjects(told, fact) === 'same');
+  });
+};
+
+/**
+ * The blocks `user` gets in `session`: their own profile and facts only, never another user's,
+ * and never one thing twice (the profile block leaves out what the session block says or
+ * corrects, and what this session itself merged).
+ */
 export const formatNotesBlocks = (ledger: NotesLedger, user: string, session: string): NotesBlocks => {
-  const profile = formatGlobalFacts(selectGlobalFacts(ledger, user), ledger.categories);
-  const current = formatNotableFacts(selectSessionFacts(ledger, user, session), ledger.categories);
+  const facts = selectSessionFacts(ledger, user, session);
+  const previous = previousFacts(selectGlobalFacts(ledger, user)?.facts ?? [], session, facts);
+  const profile = formatGlobalFacts(previous, ledger.categories);
+  const current = formatNotableFacts(facts, ledger.categories);
   return { profile, session: current, text: [profile, current].filter((block) => block !== '').join('\n\n') };
 };

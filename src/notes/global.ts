@@ -1,38 +1,42 @@
 /**
- * A user's cross-session profile. At the end of a stage the session's facts are merged into
- * it deterministically: duplicates collapse, the newer wording wins, and past the cap the least
- * recently confirmed facts fall off, each one reported.
+ * A user's cross-session profile. At the end of a stage the session's facts are merged into it
+ * deterministically: the session's facts replace what its own earlier merge contributed;
+ * duplicates collapse and a newer fact replaces an older one about the same thing
+ * (`subject.ts`), newer by the time of the messages they were told in; past the cap the least
+ * recent fall off, each one reported.
  */
 import { deepFreeze } from '../persistent/freeze.js';
 import {
   type CategorizedFact,
   factKey,
+  type GlobalFacts,
   NOTES_LIMITS,
   normalizeCategoryName,
   normalizeFactText,
-  sameFacts,
+  type ProfileFact,
 } from './model.js';
+import { relateSubjects } from './subject.js';
 
-/** A user's profile from earlier sessions. */
-export interface GlobalFacts {
-  /** Least recently confirmed first; at most 50. */
-  readonly facts: ReadonlyArray<CategorizedFact>;
-  /** Epoch milliseconds of the last consolidation that changed the profile. */
-  readonly consolidatedAt: number;
-  /** The sessions whose facts changed the profile. */
-  readonly sessionCount: number;
-}
+export type { GlobalFacts, ProfileFact } from './model.js';
 
-/** The profile after a consolidation, and the facts that fell off past the cap. */
+/** The profile after a consolidation, the facts that fell off past the cap, and what a model should look at. */
 export interface GlobalConsolidation {
   readonly global: GlobalFacts;
   readonly dropped: ReadonlyArray<CategorizedFact>;
+  /** A fact the merge brought in may tell of the same thing as an older one in other words: for a model to decide. */
+  readonly unsure: boolean;
 }
 
 /** Options of `consolidateGlobalFacts` and `consolidateGlobalFactsWithReport`. */
 export interface ConsolidationOptions {
   /** The most facts the profile holds (default 50). */
   readonly maxFacts?: number;
+  /** The session merged: its facts are attributed to it, and replace what it merged before. */
+  readonly session?: string;
+  /** Epoch milliseconds of the messages the facts were told in (default: `at` when a session is named). */
+  readonly messagesAt?: number;
+  /** Whether the merge counts a session in `sessionCount` (default: when it changes the profile). */
+  readonly counts?: boolean;
 }
 
 /**
@@ -52,9 +56,24 @@ const distinctSessionFacts = (facts: ReadonlyArray<CategorizedFact>): Categorize
   return [...byKey.values()];
 };
 
+/** True when two profiles hold the same facts, from the same sessions and times, in the same order. */
+const sameProfileFacts = (a: ReadonlyArray<ProfileFact>, b: ReadonlyArray<ProfileFact>): boolean =>
+  a.length === b.length &&
+  a.every(
+    (fact, i) =>
+      fact.category === b[i]!.category &&
+      fact.fact === b[i]!.fact &&
+      fact.session === b[i]!.session &&
+      fact.at === b[i]!.at,
+  );
+
+/** A fact's time for ordering: one with none (saved before facts had times, or rewritten) is older than any. */
+const timeOf = (fact: ProfileFact): number => fact.at ?? Number.NEGATIVE_INFINITY;
+
 /**
  * Merges a session's facts into a profile (`undefined`: none yet) at `at`. The session's facts
- * become the most recent, replacing any fact they repeat (the newer wording wins); past
+ * replace any fact they repeat or correct (the newer wording wins; the newer of two facts
+ * about the same thing stays), and the profile stays ordered least recent first; past
  * `maxFacts` (50) the least recent fall off (`consolidateGlobalFactsWithReport` names them).
  * A merge that changes nothing returns the same profile, uncounted, so consolidating a
  * session twice equals doing it once.
@@ -66,7 +85,7 @@ export const consolidateGlobalFacts = (
   options: ConsolidationOptions = {},
 ): GlobalFacts => consolidateGlobalFactsWithReport(global, sessionFacts, at, options).global;
 
-/** `consolidateGlobalFacts`, with the facts that fell off past the cap. */
+/** `consolidateGlobalFacts`, with the facts that fell off past the cap and whether a model should look again. */
 export const consolidateGlobalFactsWithReport = (
   global: GlobalFacts | undefined,
   sessionFacts: ReadonlyArray<CategorizedFact>,
@@ -77,17 +96,49 @@ export const consolidateGlobalFactsWithReport = (
     typeof options.maxFacts === 'number' && options.maxFacts >= 1
       ? Math.floor(options.maxFacts)
       : NOTES_LIMITS.globalCap;
+  const { session } = options;
+  const told =
+    typeof options.messagesAt === 'number' && Number.isFinite(options.messagesAt)
+      ? options.messagesAt
+      : session !== undefined && Number.isFinite(at)
+        ? at
+        : undefined;
   const incoming = distinctSessionFacts(sessionFacts);
   const before = global?.facts ?? [];
-  const replaced = new Set(incoming.map(factKey));
-  const merged = [...before.filter((fact) => !replaced.has(factKey(fact))), ...incoming];
+  // What this session merged before is replaced by what it says now.
+  const others = session === undefined ? before : before.filter((fact) => fact.session !== session);
+  const newer = (fact: ProfileFact): boolean => timeOf(fact) > (told ?? Number.POSITIVE_INFINITY);
+  const keptIncoming = new Set(incoming);
+  let unsure = false;
+  const kept = others.filter((fact) => {
+    let replaced = false;
+    for (const candidate of incoming) {
+      const relation = factKey(candidate) === factKey(fact) ? 'same' : relateSubjects(candidate, fact);
+      if (relation === 'maybe') unsure = true;
+      if (relation !== 'same') continue;
+      if (newer(fact)) keptIncoming.delete(candidate);
+      else replaced = true;
+    }
+    return !replaced;
+  });
+  const added: ProfileFact[] = incoming
+    .filter((fact) => keptIncoming.has(fact))
+    .map((fact) => ({
+      ...fact,
+      ...(session === undefined ? {} : { session }),
+      ...(told === undefined ? {} : { at: told }),
+    }));
+  // Least recent first; a sort is stable, so facts of one time keep the profile's order, then the session's.
+  const merged = [...kept, ...added].sort((a, b) => timeOf(a) - timeOf(b));
   const overflow = Math.max(0, merged.length - cap);
   const facts = merged.slice(overflow);
-  if (global !== undefined && sameFacts(facts, before)) return { global, dropped: [] };
+  const changed = global === undefined || !sameProfileFacts(facts, before);
+  const counted = options.counts ?? (changed && facts.length > 0);
+  if (global !== undefined && !changed && !counted) return { global, dropped: [], unsure };
   const time = Number.isFinite(at) ? at : (global?.consolidatedAt ?? 0);
-  // Only a merge into no profile at all gets here with nothing to add: it counts no session.
   return deepFreeze({
-    global: { facts, consolidatedAt: time, sessionCount: (global?.sessionCount ?? 0) + (facts.length > 0 ? 1 : 0) },
+    global: { facts, consolidatedAt: time, sessionCount: (global?.sessionCount ?? 0) + (counted ? 1 : 0) },
     dropped: merged.slice(0, overflow),
+    unsure,
   });
 };

@@ -13,7 +13,7 @@ export {
   parseCategories,
   parseCategorizedFact,
 } from './model.js';
-export type { CategorizedFact, NoteCategory, ValidatedFacts } from './model.js';
+export type { CategorizedFact, GlobalFacts, NoteCategory, ProfileFact, SessionNotes, ValidatedFacts } from './model.js';
 export {
   appendMessage,
   DEFAULT_HISTORY_TURNS,
@@ -41,8 +41,9 @@ export {
   selectUserIds,
   selectUserNotes,
 } from './ledger.js';
-export type { NotesLedger, NotesLedgerOptions, SessionEntry, SessionNotes, UserNotes } from './ledger.js';
+export type { NotesLedger, NotesLedgerOptions, SessionEntry, UserNotes } from './ledger.js';
 export { applyExtraction } from './applyExtraction.js';
+export { applyLoaded } from './applyLoaded.js';
 export type { ExtractionInput } from './applyExtraction.js';
 export { consolidateSession, consolidateSessionWithReport, endStageWithReport } from './consolidateSession.js';
 export type {
@@ -54,18 +55,27 @@ export type {
 export { rewriteProfile } from './rewriteProfile.js';
 export type { ProfileRewriteInput } from './rewriteProfile.js';
 export { consolidateGlobalFacts, consolidateGlobalFactsWithReport } from './global.js';
-export type { ConsolidationOptions, GlobalConsolidation, GlobalFacts } from './global.js';
+export type { ConsolidationOptions, GlobalConsolidation } from './global.js';
 export { applyNotesEvent, replayNotes } from './events.js';
 export type {
   NotesEvent,
   NotesExtractedEvent,
   NotesExtractionFailedEvent,
+  NotesLoadedEvent,
   NotesProfileRewriteFailedEvent,
   NotesProfileRewrittenEvent,
   NotesSessionConsolidatedEvent,
 } from './events.js';
 export { settleExtraction, settleProfileRewrite } from './port.js';
-export type { CompleteFn, CompleteOptions, ModelFailure, ModelFailureReason, ModelOutcome, NotesSlot } from './port.js';
+export type {
+  CompleteFn,
+  CompleteOptions,
+  ExtractionContext,
+  ModelFailure,
+  ModelFailureCode,
+  ModelOutcome,
+  NotesSlot,
+} from './port.js';
 export {
   formatGlobalFacts,
   formatNotableFacts,
@@ -77,32 +87,59 @@ export type { NotesBlocks } from './format.js';
 export {
   initialNotesState,
   isExtracting,
-  MAX_PROMPT_TURNS,
-  notesTransition,
+  isLoaded,
   selectConversation,
   selectProfileRewrite,
   selectUserConversations,
-} from './transition.js';
+  selectUserStorage,
+} from './machine.js';
+export type {
+  NotesConversation,
+  NotesPendingStage,
+  NotesProfileRewrite,
+  NotesSettings,
+  NotesState,
+  NotesStateOptions,
+  NotesUserMachine,
+  NotesUserStorage,
+  ProfileRewriteMode,
+} from './machine.js';
+export { MAX_PROMPT_TURNS, notesTransition } from './transition.js';
 export type {
   NotesAssistantMessageRecorded,
-  NotesConversation,
   NotesEffect,
   NotesExtractEffect,
   NotesExtractionRequested,
   NotesExtractionSettled,
   NotesInput,
+  NotesLoadEffect,
+  NotesLoaded,
+  NotesLoadRequested,
   NotesMergedEffect,
-  NotesProfileRewrite,
   NotesProfileRewriteSettled,
   NotesRecordEffect,
   NotesRewriteProfileEffect,
-  NotesSettings,
+  NotesSaved,
+  NotesSaveEffect,
   NotesStageEnded,
-  NotesState,
-  NotesStateOptions,
+  NotesStoreFailedEffect,
   NotesTransition,
   NotesUserMessageRecorded,
-} from './transition.js';
+  StoreCallFailure,
+} from './inputs.js';
+export { memoryNotesStore, storeFailure } from './store.js';
+export type {
+  JsonValue,
+  NotesRecords,
+  NotesStore,
+  NotesStoreFailure,
+  NotesStoreFailureCode,
+  NotesWrite,
+  NotesWritten,
+  RecordWrite,
+  StoreAnswer,
+  StoredRecord,
+} from './store.js';
 export { createNotableFactsTracker, DEFAULT_MAX_EVENTS, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS } from './tracker.js';
 export type {
   NotableFactsTracker,
@@ -110,26 +147,42 @@ export type {
   NotesContext,
   NotesEventLog,
   NotesListener,
+  NotesTrackerFailure,
+  NotesTrackerFailureCode,
   RecordOutcome,
   StageReport,
-} from './tracker.js';
+} from './trackerTypes.js';
 export { anthropicComplete } from './anthropic.js';
-export type { AnthropicCompleteOptions, MessagesClient, MessagesRequest, MessagesResponse } from './anthropic.js';
-export { decodeNotes, encodeNotes } from './persist.js';
-export type { SavedNotes, SavedProfile, SavedSessionNotes } from './persist.js';
-export { decodeSavedState } from '../saved/savedState.js';
-export type { DecodedState } from '../saved/savedState.js';
-export { NOTES_LOG_TYPES, parseNotesLog, parseNotesLogLine, replayConversationLog } from './replay.js';
 export type {
-  NotesExtractionStep,
+  AnthropicCompleteOptions,
+  MessagesClient,
+  MessagesRequest,
+  MessagesResponse,
+  TruncatedAnswer,
+} from './anthropic.js';
+export { decodeNotes, encodeNotes } from './persist.js';
+export type { NotesDecodeFailure, SavedNotes, SavedProfile, SavedSessionNotes, StoredProfile } from './persist.js';
+export { decodeSavedState } from '../saved/savedState.js';
+export type { DecodedState, SavedStateFailure } from '../saved/savedState.js';
+export { NOTES_LOG_TYPES, parseNotesLog, parseNotesLogLine } from './log.js';
+export type {
+  NotesLogEndStage,
   NotesLogEntry,
   NotesLogError,
   NotesLogErrorCode,
+  NotesLogExtraction,
+  NotesLogMessage,
+  NotesLogRewrite,
+} from './log.js';
+export { replayConversationLog } from './replay.js';
+export type {
+  NotesExtractionStep,
   NotesMessageStep,
   NotesReplayOptions,
   NotesReplayReport,
   NotesReplayResult,
   NotesReplayStep,
   NotesReplaySummary,
+  NotesRewriteStep,
   NotesStageStep,
-} from './replay.js';
+} from './replayReport.js';

@@ -8,24 +8,17 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { deepFreeze } from '../persistent/freeze.js';
 import * as PMap from '../persistent/persistentMap.js';
-import type { GlobalFacts } from './global.js';
 import {
   type CategorizedFact,
+  type GlobalFacts,
   categoryNames,
   DEFAULT_CATEGORIES,
   type NoteCategory,
   parseCategories,
+  type SessionNotes,
 } from './model.js';
 
-/** One user's facts in one session. */
-export interface SessionNotes {
-  /** The list the last successful extraction returned, in the model's order. */
-  readonly facts: ReadonlyArray<CategorizedFact>;
-  /** Epoch milliseconds of the extraction that last changed the list. */
-  readonly updatedAt: number;
-  /** True once the list as it stands has been merged into the user's profile. */
-  readonly consolidated: boolean;
-}
+export type { SessionNotes } from './model.js';
 
 /** Everything the ledger holds about one user. */
 export interface UserNotes {
@@ -85,11 +78,21 @@ export const emptyNotesLedger = (options: NotesLedgerOptions = {}): NotesLedger 
   deepFreeze({ categories: ledgerCategories(options?.categories), users: PMap.empty });
 
 /**
+ * `ledger` if the library made it (it is frozen), else a frozen copy: a ledger the caller
+ * built or parsed (`JSON.parse`) stays theirs, never frozen in place by a reducer that shares
+ * its parts.
+ */
+export const ownLedger = (ledger: NotesLedger): NotesLedger =>
+  Object.isFrozen(ledger) ? ledger : deepFreeze(structuredClone(ledger));
+
+/**
  * The ledger with the notes of `user` replaced by `notes`: one path of the users map is
  * copied, every other user's notes are shared. `notes` is frozen on the way in.
  */
-export const withUserNotes = (ledger: NotesLedger, user: string, notes: UserNotes): NotesLedger =>
-  Object.freeze({ categories: ledger.categories, users: PMap.set(ledger.users, user, deepFreeze(notes)) });
+export const withUserNotes = (ledger: NotesLedger, user: string, notes: UserNotes): NotesLedger => {
+  const owned = ownLedger(ledger);
+  return Object.freeze({ categories: owned.categories, users: PMap.set(owned.users, user, deepFreeze(notes)) });
+};
 
 /** The notes of `user`, if the ledger holds any. */
 export const selectUserNotes = (ledger: NotesLedger, user: string): UserNotes | undefined =>
@@ -129,13 +132,18 @@ export const selectSessions = (ledger: NotesLedger): ReadonlyArray<SessionEntry>
 
 /**
  * The sessions of `user` whose facts have changed since they were last merged into the
- * profile, oldest update first: the order an end of stage consolidates them in.
+ * profile, in the order of the latest message their facts cover (else of their update): the
+ * order an end of stage consolidates them in.
  */
 export const selectUnconsolidatedSessions = (ledger: NotesLedger, user: string): ReadonlyArray<string> => {
   const sessions = selectUserNotes(ledger, user)?.sessions ?? {};
   return Object.keys(sessions)
     .map((key) => ({ session: idOfKey(key), notes: sessions[key]! }))
-    .filter(({ notes }) => !notes.consolidated && notes.facts.length > 0)
-    .sort((a, b) => a.notes.updatedAt - b.notes.updatedAt || byText(a.session, b.session))
+    .filter(({ notes }) => !notes.consolidated && (notes.facts.length > 0 || notes.mergedAt !== undefined))
+    .sort(
+      (a, b) =>
+        (a.notes.messagesAt ?? a.notes.updatedAt) - (b.notes.messagesAt ?? b.notes.updatedAt) ||
+        byText(a.session, b.session),
+    )
     .map(({ session }) => session);
 };

@@ -5,6 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
+import { type Failure, failure } from '../base/failure.js';
 import { isRecord } from '../base/record.js';
 import { clipEnd, collapseWhitespace, trimEndOf } from '../base/text.js';
 
@@ -65,15 +66,35 @@ const LEADING_MARKERS = /^(?:[-*•·]+\s*|\[[^\]]*\]\s*)+/u;
 const TRAILING_PUNCTUATION = ' .!;,';
 
 /**
- * A fact's text as the ledger keeps it: whitespace- and control-collapsed (so it can never
- * start a new line), without leading list markers or `[Category]` tags, clipped to 200.
+ * A lone surrogate (half of a pair, as a model's JSON escape `\ud83d` can produce) makes text
+ * ill-formed Unicode, which an API that reads JSON as UTF-8 refuses; with the `u` flag a
+ * well-formed pair is one code point and never matches.
+ */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/gu;
+
+/** `text` with every lone surrogate replaced by U+FFFD, as `String.prototype.toWellFormed` does. */
+export const wellFormed = (text: string): string => text.replace(LONE_SURROGATE, '\uFFFD');
+
+/**
+ * A fact's text as the ledger keeps it: well-formed Unicode, whitespace- and control-collapsed
+ * (so it can never start a new line), without leading list markers or `[Category]` tags,
+ * clipped to 200 (never between the halves of a pair).
  */
 export const normalizeFactText = (text: string): string =>
-  clipEnd(collapseWhitespace(text).replace(LEADING_MARKERS, ''), NOTES_LIMITS.factLength);
+  clipEnd(collapseWhitespace(wellFormed(text)).replace(LEADING_MARKERS, ''), NOTES_LIMITS.factLength);
 
-/** A category name as the ledger keeps it: collapsed, without brackets, at most 40 characters. */
+/** A category name as the ledger keeps it: well-formed, collapsed, without brackets, at most 40 characters. */
 export const normalizeCategoryName = (name: string): string =>
-  clipEnd(collapseWhitespace(collapseWhitespace(name).replace(CATEGORY_FORBIDDEN, ' ')), NOTES_LIMITS.categoryLength);
+  clipEnd(
+    collapseWhitespace(collapseWhitespace(wellFormed(name)).replace(CATEGORY_FORBIDDEN, ' ')),
+    NOTES_LIMITS.categoryLength,
+  );
+
+/**
+ * True for text no fact can be: nothing but punctuation, symbols and ellipses (the `...` of the
+ * prompt's own answer template, a `-` or a `…` a model puts where it has nothing to say).
+ */
+export const isPlaceholder = (text: string): boolean => !/[\p{L}\p{N}]/u.test(text);
 
 /** The comparison key of a fact: its text ignoring case, whitespace and trailing punctuation. */
 export const factKey = (fact: Pick<CategorizedFact, 'fact'>): string =>
@@ -103,10 +124,13 @@ export const describeCategories = (
  * that is not empty once normalized, no two equal ignoring case. The five defaults keep their
  * descriptions when given by name.
  */
-export const parseCategories = (input: unknown): E.Either<string, ReadonlyArray<NoteCategory>> =>
-  !Array.isArray(input) || input.length === 0 || input.length > 20
-    ? E.left('categories must be an array of 1 to 20 categories')
-    : pipe(input, E.traverseArrayWithIndex(parseCategory), E.chainFirst(noRepeatedCategory));
+export const parseCategories = (input: unknown): E.Either<Failure<'invalid_categories'>, ReadonlyArray<NoteCategory>> =>
+  pipe(
+    !Array.isArray(input) || input.length === 0 || input.length > 20
+      ? E.left('categories must be an array of 1 to 20 categories')
+      : pipe(input, E.traverseArrayWithIndex(parseCategory), E.chainFirst(noRepeatedCategory)),
+    E.mapLeft((message) => failure('invalid_categories', message)),
+  );
 
 const parseCategory = (index: number, entry: unknown): E.Either<string, NoteCategory> => {
   const given = typeof entry === 'string' ? { name: entry } : entry;
@@ -150,7 +174,8 @@ export const parseCategorizedFact = (
       `category ${JSON.stringify(clipEnd(collapseWhitespace(category), 40))} is not one of ${categories.join(', ')}`,
     );
   const text = normalizeFactText(fact);
-  return text === '' ? E.left('fact is empty') : E.right({ category: known, fact: text });
+  if (text === '') return E.left('fact is empty');
+  return isPlaceholder(text) ? E.left('fact is a placeholder, not a fact') : E.right({ category: known, fact: text });
 };
 
 /** The result of `keepValidFacts`: the usable facts, and one line per entry left out. */
@@ -159,14 +184,52 @@ export interface ValidatedFacts {
   readonly warnings: ReadonlyArray<string>;
 }
 
+/** The most dropped facts a warning names; the rest are counted. */
+const NAMED_DROPS = 5;
+
+/** The warning for facts dropped past a cap, naming the first few (oldest first). */
+export const capWarning = (dropped: ReadonlyArray<CategorizedFact>, max: number): string => {
+  const named = dropped.slice(0, NAMED_DROPS).map((fact) => JSON.stringify(clipEnd(fact.fact, 60)));
+  const rest = dropped.length - named.length;
+  return `${dropped.length} ${dropped.length === 1 ? 'fact' : 'facts'} over the cap of ${max} dropped, the oldest first: ${named.join(', ')}${rest > 0 ? ` and ${rest} more` : ''}`;
+};
+
 /**
- * The valid, distinct facts of `entries`, at most `max` of them, in order. Duplicates (by
- * `factKey`) keep their first occurrence; every entry left out gets a warning naming its index.
+ * The facts of a list past the cap, newest kept: a model lists the facts it adds after the ones
+ * it keeps, so the earliest go first; of those, facts carried over from `previous` (by
+ * `factKey`) go before new ones, so a model that appends is always heard.
+ */
+export const capNewest = (
+  facts: ReadonlyArray<CategorizedFact>,
+  max: number,
+  previous: ReadonlyArray<CategorizedFact> = [],
+): { readonly kept: ReadonlyArray<CategorizedFact>; readonly dropped: ReadonlyArray<CategorizedFact> } => {
+  const over = facts.length - max;
+  if (over <= 0) return { kept: facts, dropped: [] };
+  const carried = new Set(previous.map(factKey));
+  const oldCount = facts.filter((fact) => carried.has(factKey(fact))).length;
+  const drop = new Set<number>();
+  // Carried-over facts first, oldest first; then, if that is not enough, the earliest new ones.
+  for (const pass of oldCount >= over ? [true] : [true, false])
+    facts.forEach((fact, index) => {
+      if (drop.size < over && carried.has(factKey(fact)) === pass) drop.add(index);
+    });
+  return {
+    kept: facts.filter((_, index) => !drop.has(index)),
+    dropped: facts.filter((_, index) => drop.has(index)),
+  };
+};
+
+/**
+ * The valid, distinct facts of `entries`, at most `max` of them, in order; past the cap the
+ * newest stay (`capNewest`). Duplicates (by `factKey`) keep their first occurrence; every entry
+ * left out gets a warning naming its index, and the facts over the cap one warning naming them.
  */
 export const keepValidFacts = (
   entries: ReadonlyArray<unknown>,
   categories: ReadonlyArray<string>,
   max: number,
+  previous: ReadonlyArray<CategorizedFact> = [],
 ): ValidatedFacts => {
   const facts: CategorizedFact[] = [];
   const warnings: string[] = [];
@@ -186,9 +249,9 @@ export const keepValidFacts = (
     seen.set(key, index);
     facts.push(parsed.right);
   });
-  const over = facts.length - max;
-  if (over > 0) warnings.push(`${over} ${over === 1 ? 'fact' : 'facts'} over the cap of ${max} dropped`);
-  return { facts: facts.slice(0, max), warnings };
+  const { kept, dropped } = capNewest(facts, max, previous);
+  if (dropped.length > 0) warnings.push(capWarning(dropped, max));
+  return { facts: kept, warnings };
 };
 
 /** True when two fact lists hold the same facts in the same order, to the letter. */
@@ -199,8 +262,11 @@ export const sameFacts = (a: ReadonlyArray<CategorizedFact>, b: ReadonlyArray<Ca
 export const isNotesId = (value: unknown): value is string =>
   typeof value === 'string' && value.trim() !== '' && value.length <= NOTES_LIMITS.idLength;
 
-/** Why a model call gave nothing usable. */
-export type ModelFailureReason = 'timeout' | 'model_error' | 'invalid_response';
+/** Why a model call gave nothing usable: no answer in time, a failed call, an answer cut at its token limit, an unusable answer. */
+export type ModelFailureCode = 'timeout' | 'model_error' | 'truncated' | 'invalid_response';
+
+/** A model call that produced no list: a tagged failure. */
+export type ModelFailure = Failure<ModelFailureCode>;
 
 /** An extraction returned the user's complete list for the session (`applyExtraction`). */
 export interface NotesExtractedEvent {
@@ -209,6 +275,8 @@ export interface NotesExtractedEvent {
   readonly session: string;
   readonly facts: ReadonlyArray<CategorizedFact>;
   readonly at: number;
+  /** Epoch milliseconds of the latest user message the extraction covered (absent: `at`). */
+  readonly messagesAt?: number;
   /** The entries the parser dropped, for the record. */
   readonly warnings?: ReadonlyArray<string>;
 }
@@ -218,7 +286,7 @@ export interface NotesExtractionFailedEvent {
   readonly type: 'notes/extractionFailed';
   readonly user: string;
   readonly session: string;
-  readonly reason: ModelFailureReason;
+  readonly code: ModelFailureCode;
   readonly message: string;
   readonly at: number;
 }
@@ -244,9 +312,54 @@ export interface NotesProfileRewrittenEvent {
 export interface NotesProfileRewriteFailedEvent {
   readonly type: 'notes/profileRewriteFailed';
   readonly user: string;
-  readonly reason: ModelFailureReason;
+  readonly code: ModelFailureCode;
   readonly message: string;
   readonly at: number;
+}
+
+/**
+ * The notes store held other notes than the ledger for a user (another process saved them):
+ * the user's notes in `session` and their profile are now these, as read (and with this
+ * process's unsaved changes applied again).
+ */
+export interface NotesLoadedEvent {
+  readonly type: 'notes/loaded';
+  readonly user: string;
+  readonly session: string;
+  readonly notes?: SessionNotes;
+  readonly profile?: GlobalFacts;
+}
+
+/** One user's facts in one session. */
+export interface SessionNotes {
+  /** The list the last successful extraction returned, in the model's order. */
+  readonly facts: ReadonlyArray<CategorizedFact>;
+  /** Epoch milliseconds of the extraction that last changed the list. */
+  readonly updatedAt: number;
+  /** True once the list as it stands has been merged into the user's profile. */
+  readonly consolidated: boolean;
+  /** Epoch milliseconds of the latest user message the list covers (absent: as `updatedAt`): how new its facts are. */
+  readonly messagesAt?: number;
+  /** Epoch milliseconds of the session's first merge into the profile: it counts once in `sessionCount`. */
+  readonly mergedAt?: number;
+}
+
+/** A fact of a profile, with where it came from. */
+export interface ProfileFact extends CategorizedFact {
+  /** The session whose merge put it there (absent: a model's rewrite, or a profile saved before sessions were named). */
+  readonly session?: string;
+  /** Epoch milliseconds of the messages it was told in: newer facts replace older ones about the same thing. */
+  readonly at?: number;
+}
+
+/** A user's profile from earlier sessions. */
+export interface GlobalFacts {
+  /** Least recent first (by the time of the messages they were told in); at most 50. */
+  readonly facts: ReadonlyArray<ProfileFact>;
+  /** Epoch milliseconds of the last consolidation that changed the profile. */
+  readonly consolidatedAt: number;
+  /** The sessions whose facts changed the profile. */
+  readonly sessionCount: number;
 }
 
 /** Every ledger change and every failed model call, as serializable data: replaying them rebuilds the ledger. */
@@ -255,4 +368,5 @@ export type NotesEvent =
   | NotesExtractionFailedEvent
   | NotesSessionConsolidatedEvent
   | NotesProfileRewrittenEvent
-  | NotesProfileRewriteFailedEvent;
+  | NotesProfileRewriteFailedEvent
+  | NotesLoadedEvent;

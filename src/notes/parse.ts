@@ -11,9 +11,9 @@ import { type Fields, isRecord } from '../base/record.js';
 import { clipEnd, collapseWhitespace } from '../base/text.js';
 import { type CategorizedFact, categoryNames, DEFAULT_CATEGORIES, keepValidFacts, NOTES_LIMITS } from './model.js';
 
-/** Why an answer holds no usable fact list. */
+/** Why an answer holds no usable fact list (`truncated`: it ends inside its list, cut before it was complete). */
 export type NotableFactsErrorCode =
-  'empty_response' | 'too_large' | 'no_json' | 'invalid_json' | 'no_fact_list' | 'no_valid_facts';
+  'empty_response' | 'too_large' | 'no_json' | 'invalid_json' | 'truncated' | 'no_fact_list' | 'no_valid_facts';
 
 /** An answer that cannot update the ledger. */
 export interface NotableFactsError {
@@ -31,8 +31,10 @@ export interface NotableFactsResponse {
 export interface ParseNotableFactsOptions {
   /** The accepted category names (default: the five defaults). */
   readonly categories?: ReadonlyArray<string>;
-  /** The most facts kept (default: the hard cap, 25). */
+  /** The most facts kept (default: the hard cap, 25); past it the newest stay. */
   readonly maxFacts?: number;
+  /** The list the answer updates: past the cap, facts it carries over go before new ones. */
+  readonly previous?: ReadonlyArray<CategorizedFact>;
 }
 
 /** Scans for balanced spans, and JSON parses of spans, before giving up on finding JSON in prose. */
@@ -184,15 +186,23 @@ const bestListIn = (root: unknown, whole: boolean): Found | undefined => {
   return best;
 };
 
+/** A list found where it stands in the answer: from `start` to `end`, in prose or as a whole answer or code block. */
+interface Candidate extends Found {
+  readonly start: number;
+  readonly end: number;
+  readonly inProse: boolean;
+}
+
 /** The outcome of reading the candidates so far. */
 interface Search {
-  best: Found | undefined;
+  readonly candidates: Candidate[];
   parsedWithoutList: boolean;
   firstJsonError: string | undefined;
 }
 
-/** Parses one candidate into `search`; true when it parsed. */
-const tryCandidate = (search: Search, candidate: string, whole: boolean): boolean => {
+/** Parses the text from `start` to `end` into `search`; true when it parsed. */
+const tryCandidate = (search: Search, text: string, start: number, end: number, whole: boolean): boolean => {
+  const candidate = text.slice(start, end).trim();
   const parsed = parseJson(candidate);
   if (!parsed.ok) {
     if (/^[[{]/u.test(candidate)) search.firstJsonError ??= parsed.reason;
@@ -200,14 +210,55 @@ const tryCandidate = (search: Search, candidate: string, whole: boolean): boolea
   }
   const found = bestListIn(parsed.value, whole);
   if (found === undefined) search.parsedWithoutList = true;
-  else if (search.best === undefined || found.rank < search.best.rank) search.best = found;
+  else search.candidates.push({ ...found, start, end, inProse: !whole });
   return true;
+};
+
+/** A better candidate: a better rank, or the same rank later in the answer (its final answer, not one it quotes). */
+const better = (a: Candidate, b: Candidate | undefined): boolean =>
+  b === undefined || a.rank < b.rank || (a.rank === b.rank && a.start > b.start);
+
+/**
+ * The list the answer gives: the best-ranked candidate, the last one of its rank; but never an
+ * empty list found in prose while a non-empty list follows it.
+ */
+const chosen = (candidates: ReadonlyArray<Candidate>): Candidate | undefined => {
+  let best: Candidate | undefined;
+  for (const candidate of candidates) if (better(candidate, best)) best = candidate;
+  if (best === undefined || best.entries.length > 0 || !best.inProse) return best;
+  let after: Candidate | undefined;
+  for (const candidate of candidates)
+    if (candidate.start > best.start && candidate.entries.length > 0 && better(candidate, after)) after = candidate;
+  return after ?? best;
+};
+
+/**
+ * Where the answer ends inside a JSON value left open after `from`: the opening of the
+ * outermost one, when what follows it reads as a fact list (it names `notableFacts` or a
+ * `category`); otherwise -1. A model stopped at its token limit leaves exactly this.
+ */
+const cutListFrom = (text: string, from: number): number => {
+  const open: number[] = [];
+  let inString = false;
+  for (let i = from; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (inString) {
+      if (code === BACKSLASH) i += 1;
+      else if (code === QUOTE) inString = false;
+    } else if (code === QUOTE) inString = true;
+    else if (isOpening(code)) open.push(i);
+    else if ((code === CLOSE_BRACE || code === CLOSE_BRACKET) && open.length > 0) open.pop();
+  }
+  const start = open[0];
+  return start !== undefined && /"(?:notableFacts|category)"/u.test(text.slice(start)) ? start : -1;
 };
 
 /**
  * The best fact list of the answer; otherwise the most telling error. Candidates, most
  * likely first: fenced blocks, the whole text, then balanced spans in prose (at most 64
  * parsed, none inside a candidate that already parsed, whose values were searched whole).
+ * An answer that ends inside a list after the one chosen was cut: `truncated`, not the stale
+ * list before it.
  */
 const findEntries = (text: string): E.Either<NotableFactsError, ReadonlyArray<unknown>> => {
   if (text.length > NOTES_LIMITS.responseLength)
@@ -218,28 +269,29 @@ const findEntries = (text: string): E.Either<NotableFactsError, ReadonlyArray<un
       ),
     );
   if (text.trim() === '') return E.left(failure('empty_response', 'the response is empty'));
-  const search: Search = { best: undefined, parsedWithoutList: false, firstJsonError: undefined };
-  const done = (): boolean => search.best?.rank === 0;
+  const search: Search = { candidates: [], parsedWithoutList: false, firstJsonError: undefined };
   /** Regions whose JSON parsed, sorted by start: spans inside them were searched already. */
   const covered: Array<readonly [number, number]> = [];
   for (const match of text.matchAll(FENCE)) {
     const [start, end] = match.indices?.[1] ?? [0, 0];
-    if (tryCandidate(search, text.slice(start, end).trim(), true)) covered.push([start, end]);
-    if (done()) return E.right(search.best!.entries);
+    if (tryCandidate(search, text, start, end, true)) covered.push([start, end]);
   }
-  if (tryCandidate(search, text.trim(), true)) covered.unshift([0, text.length]);
+  if (tryCandidate(search, text, 0, text.length, true)) covered.unshift([0, text.length]);
+  covered.sort((a, b) => a[0] - b[0]);
   let coverEnd = 0;
   let next = 0;
   let fragments = 0;
-  for (const [start, end] of done() ? [] : balancedSpans(text)) {
+  for (const [start, end] of balancedSpans(text)) {
     while (next < covered.length && covered[next]![0] <= start) coverEnd = Math.max(coverEnd, covered[next++]![1]);
     if (end <= coverEnd) continue;
     if (fragments === MAX_FRAGMENTS) break;
     fragments += 1;
-    if (tryCandidate(search, text.slice(start, end), false)) coverEnd = end;
-    if (done()) break;
+    if (tryCandidate(search, text, start, end, false)) coverEnd = end;
   }
-  if (search.best !== undefined) return E.right(search.best.entries);
+  const best = chosen(search.candidates);
+  if (cutListFrom(text, best?.end ?? 0) !== -1)
+    return E.left(failure('truncated', 'the answer ends inside its fact list: it was cut off before it was complete'));
+  if (best !== undefined) return E.right(best.entries);
   if (search.parsedWithoutList)
     return E.left(failure('no_fact_list', 'the JSON in the response holds no "notableFacts" array'));
   if (search.firstJsonError !== undefined)
@@ -252,12 +304,14 @@ const findEntries = (text: string): E.Either<NotableFactsError, ReadonlyArray<un
 /**
  * Reads the model's answer: the JSON may be surrounded by prose or in a code fence, as
  * `{"notableFacts": [...]}` or a bare array; the documented object wins over any bracket in
- * prose, and an empty array in prose is not an answer. Each entry is validated
- * (`parseCategorizedFact`); invalid and duplicate entries are dropped
- * (`parseNotableFactsResponseWithWarnings` says which and why), and at most `maxFacts` (25)
- * are kept. An empty list is a valid answer; a list none of whose entries is usable is not.
- * An answer over 100,000 characters is refused as `too_large` unread; the time is linear in
- * the answer whatever it holds.
+ * prose, the last one of an answer wins over one it quotes before it ("Previous list: ...
+ * Updated list: ..."), and an empty list in prose is not applied while a non-empty one follows.
+ * Each entry is validated (`parseCategorizedFact`: a placeholder such as `...` is no fact);
+ * invalid and duplicate entries are dropped (`parseNotableFactsResponseWithWarnings` says
+ * which and why), and at most `maxFacts` (25) are kept, the newest. An empty list is a valid
+ * answer; a list none of whose entries is usable is not, and an answer cut inside its list is
+ * `truncated`. An answer over 100,000 characters is refused as `too_large` unread; the time is
+ * linear in the answer whatever it holds.
  */
 export const parseNotableFactsResponse = (
   text: string,
@@ -282,7 +336,12 @@ export const parseNotableFactsResponseWithWarnings = (
   return pipe(
     findEntries(typeof text === 'string' ? text : ''),
     E.chain((entries) => {
-      const result = keepValidFacts(entries, categories, maxFacts);
+      const result = keepValidFacts(
+        entries,
+        categories,
+        maxFacts,
+        Array.isArray(options.previous) ? options.previous : [],
+      );
       return entries.length > 0 && result.facts.length === 0
         ? E.left(
             failure(

@@ -10,7 +10,9 @@ import { z } from 'zod';
 import { deepFreeze } from '../persistent/freeze.js';
 import * as PMap from '../persistent/persistentMap.js';
 import { type Fields, isRecord } from '../base/record.js';
+import { type Failure, failure } from '../base/failure.js';
 import { describeIssue } from '../base/schema.js';
+import { parseEventTime } from '../base/time.js';
 import type { GlobalFacts } from './global.js';
 import {
   type NotesLedger,
@@ -29,7 +31,9 @@ import {
   NOTES_LIMITS,
   parseCategories,
   parseCategorizedFact,
+  type ProfileFact,
 } from './model.js';
+import type { JsonValue } from './store.js';
 
 /** One user's facts in one session, as saved. */
 export interface SavedSessionNotes extends SessionNotes {
@@ -37,8 +41,17 @@ export interface SavedSessionNotes extends SessionNotes {
   readonly session: string;
 }
 
+/**
+ * One user's profile as it leaves the library (the saved section, a store record: the JSON a
+ * chat backend keeps as the seed's `User.globalFacts`): `consolidatedAt` is an ISO 8601 string,
+ * as the seed names it; in the ledger it is epoch milliseconds.
+ */
+export interface StoredProfile extends Omit<GlobalFacts, 'consolidatedAt'> {
+  readonly consolidatedAt: string;
+}
+
 /** One user's profile, as saved. */
-export interface SavedProfile extends GlobalFacts {
+export interface SavedProfile extends StoredProfile {
   readonly user: string;
 }
 
@@ -51,15 +64,52 @@ export interface SavedNotes {
   readonly profiles: ReadonlyArray<SavedProfile>;
 }
 
+/** The latest time a `Date` holds: what lies beyond is written as that (no clock reaches it). */
+const LAST_DATE = 8.64e15;
+
+/** Epoch milliseconds as an ISO 8601 string. */
+const isoTime = (ms: number): string => new Date(Math.min(Math.max(ms, -LAST_DATE), LAST_DATE)).toISOString();
+
+/** One user's notes in one session as they are saved and stored (fields in a fixed order). */
+export const encodeSessionNotes = (notes: SessionNotes): SessionNotes => ({
+  facts: notes.facts.map(({ category, fact }) => ({ category, fact })),
+  updatedAt: notes.updatedAt,
+  consolidated: notes.consolidated,
+  ...(notes.messagesAt === undefined ? {} : { messagesAt: notes.messagesAt }),
+  ...(notes.mergedAt === undefined ? {} : { mergedAt: notes.mergedAt }),
+});
+
+/** One user's profile as it leaves the library: facts with where they came from, the time as an ISO string. */
+export const encodeProfile = (profile: GlobalFacts): StoredProfile => ({
+  facts: profile.facts.map(({ category, fact, session, at }) => ({
+    category,
+    fact,
+    ...(session === undefined ? {} : { session }),
+    ...(at === undefined ? {} : { at }),
+  })),
+  consolidatedAt: isoTime(profile.consolidatedAt),
+  sessionCount: profile.sessionCount,
+});
+
 /** The ledger as the `notes` section of a saved state (deterministic). */
 export const encodeNotes = (ledger: NotesLedger): SavedNotes => ({
   categories: ledger.categories,
-  sessions: selectSessions(ledger).map(({ user, session, notes }) => ({ user, session, ...notes })),
+  sessions: selectSessions(ledger).map(({ user, session, notes }) => ({ user, session, ...encodeSessionNotes(notes) })),
   profiles: selectUserIds(ledger).flatMap((user) => {
     const profile = selectUserNotes(ledger, user)?.profile;
-    return profile === undefined ? [] : [{ user, ...profile }];
+    return profile === undefined ? [] : [{ user, ...encodeProfile(profile) }];
   }),
 });
+
+/** Where a profile fact came from, when the entry says so: its session and the time it was told. */
+const origin = (entry: unknown): { session?: string; at?: number } => {
+  if (!isRecord(entry)) return {};
+  const { session, at } = entry;
+  return {
+    ...(isNotesId(session) ? { session } : {}),
+    ...(typeof at === 'number' && Number.isFinite(at) ? { at } : {}),
+  };
+};
 
 /** A fact list of the section: each entry validated against the ledger's categories, no two alike, at most `cap`. */
 const factsSchema = (categories: ReadonlyArray<string>, cap: number) =>
@@ -68,6 +118,7 @@ const factsSchema = (categories: ReadonlyArray<string>, cap: number) =>
       z.unknown().transform((entry, context) =>
         pipe(
           parseCategorizedFact(entry, categories),
+          E.map((fact): ProfileFact => ({ ...fact, ...origin(entry) })),
           E.getOrElseW((reason) => {
             context.addIssue({ code: 'custom', message: `: ${reason}` });
             return z.NEVER;
@@ -92,6 +143,17 @@ const idSchema = z.custom<string>(isNotesId, {
     issue.input === undefined ? `is missing: ${ID}` : `must be ${ID}, not ${describeJson(issue.input)}`,
 });
 const timeSchema = z.number({ error: 'is not a finite time' });
+const optionalTime = timeSchema.optional();
+/** A time written as an ISO 8601 string (or, as sections written before, epoch milliseconds). */
+const isoTimeSchema = z.unknown().transform((value, context) =>
+  pipe(
+    parseEventTime(value),
+    E.getOrElseW(() => {
+      context.addIssue({ code: 'custom', message: 'is not a time (an ISO 8601 string)' });
+      return z.NEVER;
+    }),
+  ),
+);
 
 /** Reports the entries after the first that `keyOf` gives an already seen key, as `repeats ...`. */
 const unique =
@@ -105,22 +167,33 @@ const unique =
     });
   };
 
+/** The fields of one user's notes in one session, their facts in `categories`. */
+const sessionFields = (categories: ReadonlyArray<string>) => ({
+  updatedAt: timeSchema,
+  consolidated: z.boolean({ error: 'is not true or false' }),
+  messagesAt: optionalTime,
+  mergedAt: optionalTime,
+  facts: factsSchema(categories, NOTES_LIMITS.hardCap),
+});
+
+/** The fields of one user's profile, its facts in `categories`. */
+const profileFields = (categories: ReadonlyArray<string>) => ({
+  consolidatedAt: isoTimeSchema,
+  sessionCount: z.int({ error: 'is not a whole number 0 or more' }).min(0, {
+    error: 'is not a whole number 0 or more',
+  }),
+  facts: factsSchema(categories, NOTES_LIMITS.globalCap),
+});
+
 /** The section after its categories: sessions and profiles, their facts in those categories. */
 const sectionSchema = (categories: ReadonlyArray<string>) =>
   z.object({
     sessions: z
       .array(
-        z.object(
-          {
-            user: idSchema,
-            session: idSchema,
-            updatedAt: timeSchema,
-            consolidated: z.boolean({ error: 'is not true or false' }),
-            facts: factsSchema(categories, NOTES_LIMITS.hardCap),
-          },
-          { error: 'is not an object' },
-        ),
-        { error: 'is not an array' },
+        z.object({ user: idSchema, session: idSchema, ...sessionFields(categories) }, { error: 'is not an object' }),
+        {
+          error: 'is not an array',
+        },
       )
       .superRefine(
         unique(
@@ -129,20 +202,9 @@ const sectionSchema = (categories: ReadonlyArray<string>) =>
         ),
       ),
     profiles: z
-      .array(
-        z.object(
-          {
-            user: idSchema,
-            consolidatedAt: timeSchema,
-            sessionCount: z.int({ error: 'is not a whole number 0 or more' }).min(0, {
-              error: 'is not a whole number 0 or more',
-            }),
-            facts: factsSchema(categories, NOTES_LIMITS.globalCap),
-          },
-          { error: 'is not an object' },
-        ),
-        { error: 'is not an array' },
-      )
+      .array(z.object({ user: idSchema, ...profileFields(categories) }, { error: 'is not an object' }), {
+        error: 'is not an array',
+      })
       .superRefine(
         unique(
           ({ user }) => user,
@@ -162,27 +224,76 @@ const parseSection =
       : E.left(describeIssue(['notes'], parsed.error.issues[0]!));
   };
 
+/** Why a saved section or a stored record cannot be read: the first problem, by its path. */
+export type NotesDecodeFailure = Failure<'invalid_notes'>;
+
+const invalid = (message: string): NotesDecodeFailure => failure('invalid_notes', message);
+
 /** The decoded section as a ledger: each user's sessions and profile under their ids. */
 const toLedger = ({ categories, section }: { categories: ReadonlyArray<string>; section: Section }): NotesLedger => {
   const users = new Map<string, { sessions: Record<string, SessionNotes>; profile?: GlobalFacts }>();
   const notesOf = (user: string) => users.get(user) ?? users.set(user, { sessions: {} }).get(user)!;
-  for (const { user, session, updatedAt, consolidated, facts } of section.sessions)
-    notesOf(user).sessions[storedKey(session)] = { facts, updatedAt, consolidated };
+  for (const { user, session, updatedAt, consolidated, messagesAt, mergedAt, facts } of section.sessions)
+    notesOf(user).sessions[storedKey(session)] = sessionNotes({ facts, updatedAt, consolidated, messagesAt, mergedAt });
   for (const { user, consolidatedAt, sessionCount, facts } of section.profiles)
     notesOf(user).profile = { facts, consolidatedAt, sessionCount };
   return deepFreeze({ categories, users: PMap.fromEntries<UserNotes>(users) });
 };
 
 /** Decodes the `notes` section of a saved state into a ledger, or says precisely why it cannot. */
-export const decodeNotes = (value: unknown): E.Either<string, NotesLedger> =>
+export const decodeNotes = (value: unknown): E.Either<NotesDecodeFailure, NotesLedger> =>
   pipe(
     isRecord(value) ? E.right(value) : E.left('notes is not an object'),
     E.chain((section) =>
       pipe(
         parseCategories(section['categories']),
-        E.bimap((reason) => `notes.categories: ${reason}`, categoryNames),
+        E.bimap(({ message }) => `notes.categories: ${message}`, categoryNames),
         E.chain(parseSection(section)),
       ),
     ),
-    E.map(toLedger),
+    E.bimap(invalid, toLedger),
   );
+
+/** Decodes one record with `fields`, naming the first problem under `root`. */
+const decodeRecord = <T>(schema: z.ZodType<T>, root: string, value: unknown): E.Either<NotesDecodeFailure, T> => {
+  const parsed = schema.safeParse(value);
+  return parsed.success ? E.right(parsed.data) : E.left(invalid(describeIssue([root], parsed.error.issues[0]!)));
+};
+
+/** Session notes as decoded: the optional times only where given. */
+const sessionNotes = (decoded: {
+  facts: ReadonlyArray<ProfileFact>;
+  updatedAt: number;
+  consolidated: boolean;
+  messagesAt?: number | undefined;
+  mergedAt?: number | undefined;
+}): SessionNotes => ({
+  facts: decoded.facts.map(({ category, fact }) => ({ category, fact })),
+  updatedAt: decoded.updatedAt,
+  consolidated: decoded.consolidated,
+  ...(decoded.messagesAt === undefined ? {} : { messagesAt: decoded.messagesAt }),
+  ...(decoded.mergedAt === undefined ? {} : { mergedAt: decoded.mergedAt }),
+});
+
+/** One user's notes in one session as a store record (a JSON value). */
+export const encodeSessionRecord = (notes: SessionNotes): JsonValue =>
+  encodeSessionNotes(notes) as unknown as JsonValue;
+
+/** A store record of one user's notes in one session, its facts checked against `categories`. */
+export const decodeSessionRecord = (
+  value: unknown,
+  categories: ReadonlyArray<string>,
+): E.Either<NotesDecodeFailure, SessionNotes> =>
+  E.map(sessionNotes)(
+    decodeRecord(z.object(sessionFields(categories), { error: 'is not an object' }), 'session', value),
+  );
+
+/** One user's profile as a store record (a JSON value, its time an ISO string). */
+export const encodeProfileRecord = (profile: GlobalFacts): JsonValue => encodeProfile(profile) as unknown as JsonValue;
+
+/** A store record of one user's profile, its facts checked against `categories`. */
+export const decodeProfileRecord = (
+  value: unknown,
+  categories: ReadonlyArray<string>,
+): E.Either<NotesDecodeFailure, GlobalFacts> =>
+  decodeRecord(z.object(profileFields(categories), { error: 'is not an object' }), 'profile', value);

@@ -6,7 +6,8 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { clipEnd } from '../base/text.js';
-import { type ModelFailureReason, NOTES_LIMITS, type NotesEvent } from './model.js';
+import { failure } from '../base/failure.js';
+import { type CategorizedFact, type ModelFailure, NOTES_LIMITS, type NotesEvent } from './model.js';
 import { type NotableFactsResponse, parseNotableFactsResponseWithWarnings } from './parse.js';
 
 /** What the shell passes to `complete`: abort when the signal fires (the shell's timeout). */
@@ -14,17 +15,15 @@ export interface CompleteOptions {
   readonly signal: AbortSignal;
 }
 
-/** The user's model call: the prompt in, the model's text out. It may reject; the shell records why. */
+/**
+ * The user's model call: the prompt in, the model's text out. It may reject; the shell records
+ * why (`model_error`), or as `truncated` when it rejects with an error whose `code` is
+ * `'truncated'` (the answer stopped at its token limit, as `anthropicComplete` reports it).
+ */
 export type CompleteFn = (prompt: string, options: CompleteOptions) => Promise<string>;
 
-/** Why a model call produced no list: no answer in time, a failed call, or an unusable answer. */
-export type { ModelFailureReason } from './model.js';
-
-/** A model call that produced no list. */
-export interface ModelFailure {
-  readonly reason: ModelFailureReason;
-  readonly message: string;
-}
+/** Why a model call produced no list (no answer in time, a failed call, an unusable answer), and the failure itself. */
+export type { ModelFailure, ModelFailureCode } from './model.js';
 
 /** The outcome of one model call: its text, or why there is none. */
 export type ModelOutcome = E.Either<ModelFailure, string>;
@@ -39,19 +38,30 @@ const parsed = (
   outcome: ModelOutcome,
   categories: ReadonlyArray<string>,
   maxFacts: number,
+  previous: ReadonlyArray<CategorizedFact> = [],
 ): E.Either<ModelFailure, NotableFactsResponse> =>
   pipe(
     outcome,
     E.chain((text) =>
       pipe(
-        parseNotableFactsResponseWithWarnings(text, { categories, maxFacts }),
-        E.mapLeft((error): ModelFailure => ({
-          reason: 'invalid_response',
-          message: `${error.code}: ${error.message}`,
-        })),
+        parseNotableFactsResponseWithWarnings(text, { categories, maxFacts, previous }),
+        // A cut answer is a failure of its own: a larger answer budget helps, a better prompt does not.
+        E.mapLeft((error): ModelFailure =>
+          error.code === 'truncated'
+            ? failure('truncated', error.message)
+            : failure('invalid_response', `${error.code}: ${error.message}`),
+        ),
       ),
     ),
   );
+
+/** What an extraction's event may say besides its outcome: the list it updated, and when its messages were told. */
+export interface ExtractionContext {
+  /** The list the extraction updated: past the cap, the facts it carried over go first. */
+  readonly previous?: ReadonlyArray<CategorizedFact>;
+  /** Epoch milliseconds of the latest user message the extraction covered. */
+  readonly messagesAt?: number;
+}
 
 /** At most 20 warnings and a line counting the rest: an answer of 30,000 bad entries must not make a 1 MB event. */
 const warningsField = (warnings: ReadonlyArray<string>): { warnings?: ReadonlyArray<string> } => {
@@ -68,10 +78,8 @@ const warningsField = (warnings: ReadonlyArray<string>): { warnings?: ReadonlyAr
 };
 
 /** The failure as an event keeps it: its message clipped (a recorded error may be any size). */
-const bounded = (failure: ModelFailure): ModelFailure => ({
-  reason: failure.reason,
-  message: clipEnd(failure.message, NOTES_LIMITS.messageLength),
-});
+const bounded = ({ code, message }: ModelFailure): ModelFailure =>
+  failure(code, clipEnd(message, NOTES_LIMITS.messageLength));
 
 /** The event an extraction's outcome records: the parsed list, or the failure (which keeps the list). */
 export const settleExtraction = (
@@ -79,15 +87,16 @@ export const settleExtraction = (
   outcome: ModelOutcome,
   at: number,
   categories: ReadonlyArray<string>,
+  context: ExtractionContext = {},
 ): NotesEvent =>
   pipe(
-    parsed(outcome, categories, NOTES_LIMITS.hardCap),
+    parsed(outcome, categories, NOTES_LIMITS.hardCap, context.previous),
     E.match(
-      (failure): NotesEvent => ({
+      (failed): NotesEvent => ({
         type: 'notes/extractionFailed',
         user: slot.user,
         session: slot.session,
-        ...bounded(failure),
+        ...bounded(failed),
         at,
       }),
       ({ facts, warnings }): NotesEvent => ({
@@ -96,6 +105,7 @@ export const settleExtraction = (
         session: slot.session,
         facts,
         at,
+        ...(context.messagesAt === undefined ? {} : { messagesAt: context.messagesAt }),
         ...warningsField(warnings),
       }),
     ),
@@ -111,7 +121,7 @@ export const settleProfileRewrite = (
   pipe(
     parsed(outcome, categories, NOTES_LIMITS.globalCap),
     E.match(
-      (failure): NotesEvent => ({ type: 'notes/profileRewriteFailed', user, ...bounded(failure), at }),
+      (failed): NotesEvent => ({ type: 'notes/profileRewriteFailed', user, ...bounded(failed), at }),
       ({ facts, warnings }): NotesEvent => ({
         type: 'notes/profileRewritten',
         user,

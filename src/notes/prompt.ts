@@ -7,7 +7,7 @@
  */
 import { clipEnd, collapseWhitespace } from '../base/text.js';
 import { type ConversationMessage, selectRecentTurns } from './conversation.js';
-import { type CategorizedFact, DEFAULT_CATEGORIES, NOTES_LIMITS, type NoteCategory } from './model.js';
+import { type CategorizedFact, DEFAULT_CATEGORIES, NOTES_LIMITS, type NoteCategory, wellFormed } from './model.js';
 
 /** Exchanges of earlier conversation the extraction prompt shows by default. */
 export const DEFAULT_PROMPT_TURNS = 3;
@@ -40,7 +40,8 @@ export interface ProfileConsolidationPromptInput {
   readonly maxFacts?: number;
 }
 
-const oneLine = (text: string, max: number): string => clipEnd(collapseWhitespace(text), max);
+/** Text on one line, well-formed (no lone surrogate reaches the API), clipped to `max`. */
+const oneLine = (text: string, max: number): string => clipEnd(collapseWhitespace(wellFormed(text)), max);
 
 const speaker = (message: ConversationMessage): string => (message.role === 'assistant' ? 'Assistant' : 'User');
 

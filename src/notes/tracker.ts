@@ -1,31 +1,49 @@
 /**
- * The notable-facts shell: the shared shell binding (`base/shell.ts`: state, event log,
- * listeners) over the pure notes machine (`transition.ts`), plus what no pure code may do:
- * the clock, the model calls and their timeouts, and the promises of `endStage` and
- * `settled`. It guarantees that no call throws and none waits for the model.
+ * The notable-facts shell: the shared shell binding (`shell/shell.ts`: state, event log,
+ * listeners) over the pure notes machine (`transition.ts`), plus what no pure code may do: the
+ * clock, the model calls and their timeouts, the store calls, and the promises of `load`,
+ * `endStage` and `settled`. No method waits for the model.
+ *
+ * Failures are values. Bad input is a `Left` with code `invalid_input`; a model that fails is
+ * recorded as a failed extraction; a store or a clock that fails is reported to `onError`. Apart
+ * from the calls into the caller's own code (the clock and `onError`, whose failures are expected
+ * ones), the shell catches only at its outermost boundary (each public method, and each answer
+ * of the model or the store arriving later): an exception nobody expected (a bug) becomes a
+ * failure with code `internal`, returned where there is a caller and always reported to
+ * `onError`, never an empty answer that looks like "nothing noted yet".
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { describeError, describeValue } from '../base/describe.js';
-import { deepFreeze } from '../persistent/freeze.js';
+import { describeError } from '../base/describe.js';
+import { failure, internalFailure } from '../base/failure.js';
 import * as PMap from '../persistent/persistentMap.js';
 import { createShell } from '../shell/shell.js';
-import { type ConversationMessage, selectRecentTurns } from './conversation.js';
-import { applyNotesEvent, type NotesEvent } from './events.js';
-import { formatNotesBlocks, type NotesBlocks } from './format.js';
-import type { GlobalFacts } from './global.js';
-import { type NotesLedger, selectGlobalFacts } from './ledger.js';
-import { type CategorizedFact, isNotesId, type NoteCategory } from './model.js';
-import type { CompleteFn, ModelOutcome } from './port.js';
+import { callModel } from './callModel.js';
+import { selectRecentTurns } from './conversation.js';
+import { applyNotesEvent } from './events.js';
+import { formatNotesBlocks } from './format.js';
+import type { NotesEffect, NotesInput, NotesMergedEffect, StoreCallFailure } from './inputs.js';
+import { idOfKey, selectGlobalFacts } from './ledger.js';
 import {
   initialNotesState,
-  type NotesEffect,
-  type NotesInput,
+  isExtracting,
+  isLoaded,
   type NotesState,
-  notesTransition,
   selectConversation,
   selectProfileRewrite,
-  selectUserConversations,
-} from './transition.js';
+  selectUserStorage,
+} from './machine.js';
+import { isNotesId, type NotesEvent } from './model.js';
+import type { CompleteFn } from './port.js';
+import { memoryNotesStore, type NotesStore } from './store.js';
+import { stepMachine } from './runner.js';
+import type {
+  NotableFactsTracker,
+  NotableFactsTrackerOptions,
+  NotesContext,
+  NotesTrackerFailure,
+  RecordOutcome,
+  StageReport,
+} from './trackerTypes.js';
 
 /** The default time an extraction may take before it is abandoned and recorded as a timeout. */
 export const DEFAULT_TIMEOUT_MS = 15_000;
@@ -36,144 +54,20 @@ export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 /** The events the tracker keeps by default; older ones fold into the log's snapshot (`eventLog`). */
 export const DEFAULT_MAX_EVENTS = 10_000;
 
-/** Options of `createNotableFactsTracker`. */
-export interface NotableFactsTrackerOptions {
-  /** The model call: `(prompt, { signal }) => Promise<string>`; abort when `signal` fires. */
-  readonly complete: CompleteFn;
-  /** The categories, names or `{ name, description }` (default: the five defaults). */
-  readonly categories?: ReadonlyArray<string | NoteCategory>;
-  /** The number of facts the extraction prompt asks the model to stay within (default 18). */
-  readonly softLimit?: number;
-  /** Milliseconds a model call may take, from the moment it is made (default 15,000; at most 2^31 - 1). */
-  readonly timeoutMs?: number;
-  /** Epoch milliseconds now (default `Date.now`). */
-  readonly now?: () => number;
-  /** Exchanges `contextFor` returns as the history window (default 5). */
-  readonly historyTurns?: number;
-  /** A ledger to start from, such as one read back from a saved state. */
-  readonly initial?: NotesLedger;
-  /** After each end of stage, also have the model rewrite the merged profile (default false). */
-  readonly consolidateWithModel?: boolean;
-  /** The most events `events()` keeps (default 10,000); older ones fold into the snapshot of `eventLog()`. */
-  readonly maxEvents?: number;
-}
-
-/** The event log as a ledger and the events since it: `replayNotes(events, snapshot)` is the current ledger. */
-export interface NotesEventLog {
-  readonly snapshot: NotesLedger;
-  readonly events: ReadonlyArray<NotesEvent>;
-}
-
-/** What `recordUserMessage` did: started an extraction, folded the message into the next one, or ignored bad input. */
-export type RecordOutcome = 'started' | 'coalesced' | 'ignored';
-
-/** What the main prompt of `user` in `session` gets: the rendered blocks and the recent exchanges. */
-export interface NotesContext extends NotesBlocks {
-  /** The last exchanges (default 5) recorded for this user and session, oldest first. */
-  readonly history: ReadonlyArray<ConversationMessage>;
-}
-
-/** What an end of stage merged into a user's profile. */
-export interface StageReport {
-  readonly user: string;
-  /** The sessions whose facts were merged, in merge order. */
-  readonly sessions: ReadonlyArray<string>;
-  readonly profile: GlobalFacts | undefined;
-  /** The profile facts that fell off past the cap of 50. */
-  readonly dropped: ReadonlyArray<CategorizedFact>;
-}
-
-/** Called after a change of the ledger. */
-export type NotesListener = (next: NotesLedger, previous: NotesLedger) => void;
-
-/** Notable facts per user and session, kept by a model in the background. No method throws. */
-export interface NotableFactsTracker {
-  /** Records the message and schedules an extraction; returns at once, never waiting for the model. */
-  recordUserMessage(user: string, session: string, text: string): RecordOutcome;
-  /** Records the assistant's reply, for the extraction prompt and the history window. */
-  recordAssistantMessage(user: string, session: string, text: string): void;
-  /** The blocks and history window for the next main prompt of `user` in `session`. */
-  contextFor(user: string, session: string): NotesContext;
-  /**
-   * Ends a stage: merges `session` (default: every session of the user with unmerged facts)
-   * into the user's profile, once the extractions of the messages recorded before the call
-   * have settled (never later ones: it ends under continuous traffic). Never rejects.
-   */
-  endStage(user: string, session?: string): Promise<StageReport>;
-  /** Resolves when the model calls running or queued at the call have settled (not calls asked for later). */
-  settled(): Promise<void>;
-  getSnapshot(): NotesLedger;
-  subscribe(listener: NotesListener): () => void;
-  /** The recorded events (the changes, and the failed and timed-out model calls): every one, up to `maxEvents`. */
-  events(): ReadonlyArray<NotesEvent>;
-  /** The log as a snapshot and the events since it, which rebuild the ledger however long the tracker ran. */
-  eventLog(): NotesEventLog;
-}
-
-/** Something `endStage` or `settled` waits for: the conversation or rewrite `key` to have settled `target` requests. */
+/** Something a caller waits for: resumed once `done` holds of the state, or with the failure of a bug that stopped the machine. */
 interface Waiter {
-  readonly remaining: Map<string, number>;
-  readonly resume: () => void;
+  readonly done: (state: NotesState) => boolean;
+  readonly resume: (outcome: E.Either<NotesTrackerFailure, void>) => void;
 }
 
 const positive = (value: unknown, fallback: number): number =>
   typeof value === 'number' && value > 0 && Number.isFinite(value) ? value : fallback;
 
-const timeout = (timeoutMs: number): ModelOutcome =>
-  E.left({ reason: 'timeout', message: `no answer within ${timeoutMs} ms` });
+const invalidInput = (message: string): NotesTrackerFailure => failure('invalid_input', message);
 
-/**
- * Calls the model with a timeout. The clock starts when `complete` is called, a microtask
- * after the message was recorded (neither a slow nor a throwing `complete` runs inside the
- * caller's call), so time the host spends on other work first is not the model's. When the
- * time is up the event loop gets one more turn: an answer that arrived while the host was busy
- * is delivered before a timer that fell due at the same moment. The answer races the timer, so
- * a call that never settles (and ignores its signal) still ends. Never rejects.
- */
-const callModel = (complete: CompleteFn, prompt: string, timeoutMs: number): Promise<ModelOutcome> =>
-  new Promise((resolve) => {
-    let done = false;
-    const finish = (outcome: ModelOutcome): void => {
-      if (done) return;
-      done = true;
-      resolve(outcome);
-    };
-    const call = (): void => {
-      const controller = new AbortController();
-      const timer = setTimeout(
-        () =>
-          setTimeout(() => {
-            if (done) return;
-            finish(timeout(timeoutMs));
-            controller.abort(new Error(`timed out after ${timeoutMs} ms`));
-          }, 0),
-        timeoutMs,
-      );
-      const answered = (outcome: ModelOutcome): void => {
-        clearTimeout(timer);
-        finish(outcome);
-      };
-      Promise.resolve()
-        .then(() => complete(prompt, { signal: controller.signal }))
-        .then(
-          (text: unknown): ModelOutcome =>
-            typeof text === 'string'
-              ? E.right(text)
-              : E.left({
-                  reason: 'model_error',
-                  message: `complete resolved to ${text === null ? 'null' : typeof text}, not text`,
-                }),
-          (error: unknown): ModelOutcome => E.left({ reason: 'model_error', message: describeError(error) }),
-        )
-        .then(answered, (error: unknown) => answered(E.left({ reason: 'model_error', message: describeError(error) })));
-    };
-    void Promise.resolve().then(call);
-  });
+const slotKey = (user: string, session: string): string => JSON.stringify([user, session]);
 
-const conversationKey = (user: string, session: string): string => JSON.stringify(['extract', user, session]);
-const rewriteKey = (user: string): string => JSON.stringify(['rewrite', user]);
-
-/** Creates a tracker over an empty ledger (or `initial`). */
+/** Creates a tracker over an empty ledger (or `initial`), keeping users' notes in `store` (default: in memory). */
 export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): NotableFactsTracker => {
   const settings: Partial<NotableFactsTrackerOptions> = typeof options === 'object' && options !== null ? options : {};
   const complete: CompleteFn =
@@ -182,6 +76,8 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       : () => Promise.reject(new Error('no complete function was given'));
   const now = typeof settings.now === 'function' ? settings.now : Date.now;
   const timeoutMs = Math.min(positive(settings.timeoutMs, DEFAULT_TIMEOUT_MS), MAX_TIMEOUT_MS);
+  const store: NotesStore = settings.store ?? memoryNotesStore();
+  const onError = typeof settings.onError === 'function' ? settings.onError : undefined;
 
   const shell = createShell<NotesState, NotesEvent>({
     initial: initialNotesState({
@@ -189,177 +85,288 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       ...(settings.softLimit === undefined ? {} : { softLimit: settings.softLimit }),
       ...(settings.historyTurns === undefined ? {} : { historyTurns: settings.historyTurns }),
       ...(settings.initial === undefined ? {} : { ledger: settings.initial }),
-      consolidateWithModel: settings.consolidateWithModel === true,
+      ...(settings.consolidateWithModel === undefined ? {} : { consolidateWithModel: settings.consolidateWithModel }),
     }),
     // What the log folds into its snapshot: the ledger part (conversations are not logged).
     reduce: (state, event) => ({ ...state, ledger: applyNotesEvent(state.ledger, event) }),
     logUnchanged: true,
     maxEvents: Math.floor(positive(settings.maxEvents, DEFAULT_MAX_EVENTS)),
   });
-  const waiters = new Map<string, Set<Waiter>>();
+  const waiters = new Set<Waiter>();
+  /** The callers of `load` waiting for the answer of a load, by (user, session). */
+  const loads = new Map<string, Array<(outcome: E.Either<NotesTrackerFailure, void>) => void>>();
+  /** The callers of `endStage` waiting for their stage to merge, by the id the stage was given. */
+  const stages = new Map<number, (outcome: E.Either<NotesTrackerFailure, StageReport>) => void>();
+  let nextStage = 0;
   let lastTime = 0;
 
-  /** The clock; one that fails or returns a non-finite value counts as the last good time. */
-  const time = (): number => {
+  /** Tells `onError`; an `onError` that throws is the caller's bug, with nowhere further to go. */
+  const report = (problem: NotesTrackerFailure): void => {
+    if (onError === undefined) return;
     try {
-      const value = now();
-      if (typeof value === 'number' && Number.isFinite(value)) lastTime = value;
+      onError(problem);
     } catch {
-      // Keep the last good time.
+      // The caller's own error handler failed: there is no one left to tell.
     }
+  };
+
+  /** The outermost boundary: an exception here is a bug, returned and reported as `internal`. */
+  const boundary = <T>(body: () => E.Either<NotesTrackerFailure, T>): E.Either<NotesTrackerFailure, T> => {
+    try {
+      return body();
+    } catch (error) {
+      const problem = internalFailure(error);
+      report(problem);
+      return E.left(problem);
+    }
+  };
+
+  /**
+   * The bug that stopped the machine while it took an answer that arrived later: what that
+   * answer was for will never settle now, so whoever waits, or comes to wait, hears the bug
+   * instead of waiting forever.
+   */
+  let stopped: NotesTrackerFailure | undefined;
+
+  const stop = (problem: NotesTrackerFailure): void => {
+    stopped ??= problem;
+    for (const waiter of [...waiters]) waiter.resume(E.left(problem));
+    waiters.clear();
+    for (const [key, waiting] of [...loads]) {
+      loads.delete(key);
+      for (const resume of waiting) resume(E.left(problem));
+    }
+    for (const [id, resume] of [...stages]) {
+      stages.delete(id);
+      resume(E.left(problem));
+    }
+  };
+
+  /** The clock port; one that fails or returns a non-finite value is reported, and the last good time stands. */
+  const time = (): number => {
+    let value: unknown;
+    try {
+      value = now();
+    } catch (error) {
+      report(failure('clock_failed', `the clock failed: ${describeError(error)}`));
+      return lastTime;
+    }
+    if (typeof value === 'number' && Number.isFinite(value)) lastTime = value;
+    else report(failure('clock_failed', `the clock returned ${String(value)}, not a finite time`));
     return lastTime;
   };
 
-  /** Resumes the waiters of `key` that `progress` satisfies. */
-  const progressed = (key: string, progress: number): void => {
-    const waiting = waiters.get(key);
-    if (waiting === undefined) return;
-    for (const waiter of [...waiting]) {
-      if (progress < waiter.remaining.get(key)!) continue;
-      waiting.delete(waiter);
-      waiter.remaining.delete(key);
-      if (waiter.remaining.size === 0) waiter.resume();
-    }
-    if (waiting.size === 0) waiters.delete(key);
+  /** Runs an input that arrives later (a model's or a store's answer): its own outermost boundary. */
+  const later = (input: NotesInput): void => {
+    const ran = boundary(() => E.right(run(input)));
+    if (E.isLeft(ran)) stop(ran.left);
   };
 
-  /** Waits until each key has settled its target number of requests. */
-  const waitFor = (targets: ReadonlyArray<readonly [string, number, number]>): Promise<void> => {
-    const pending = targets.filter(([, progress, target]) => progress < target);
-    if (pending.length === 0) return Promise.resolve();
-    return new Promise((resume) => {
-      const waiter: Waiter = { remaining: new Map(pending.map(([key, , target]) => [key, target])), resume };
-      for (const [key] of pending) {
-        const waiting = waiters.get(key) ?? new Set<Waiter>();
-        waiters.set(key, waiting.add(waiter));
-      }
-    });
-  };
+  const stageReport = (merged: NotesMergedEffect): StageReport => ({
+    user: merged.user,
+    sessions: merged.sessions,
+    profile: selectGlobalFacts(shell.getState().ledger, merged.user),
+    dropped: merged.dropped,
+  });
 
-  /** Runs one input through the machine and its effects; returns the effects. */
-  const step = (input: NotesInput): ReadonlyArray<NotesEffect> => {
-    const [next, effects] = notesTransition(shell.getState(), input);
-    shell.update(
-      next,
-      effects.flatMap((effect) => (effect.type === 'record' ? [effect.event] : [])),
-    );
-    for (const effect of effects) {
-      if (effect.type === 'extract') {
+  /** Carries out an effect once the run that asked for it is committed. */
+  const perform = (effect: NotesEffect): void => {
+    switch (effect.type) {
+      case 'extract': {
         const { user, session } = effect;
         void callModel(complete, effect.prompt, timeoutMs).then((outcome) =>
-          settle({ type: 'notes/extractionSettled', user, session, outcome, at: time() }),
+          later({ type: 'notes/extractionSettled', user, session, outcome, at: time() }),
         );
-      } else if (effect.type === 'rewriteProfile') {
+        return;
+      }
+      case 'rewriteProfile': {
         const { user } = effect;
         void callModel(complete, effect.prompt, timeoutMs).then((outcome) =>
-          settle({ type: 'notes/profileRewriteSettled', user, outcome, at: time() }),
+          later({ type: 'notes/profileRewriteSettled', user, outcome, at: time() }),
         );
+        return;
       }
-    }
-    if (input.type === 'notes/extractionSettled') {
-      const conversation = selectConversation(shell.getState(), input.user, input.session);
-      if (conversation !== undefined) progressed(conversationKey(input.user, input.session), conversation.settled);
-    } else if (input.type === 'notes/profileRewriteSettled')
-      progressed(rewriteKey(input.user), selectProfileRewrite(shell.getState(), input.user).settled);
-    return effects;
-  };
-
-  /** Feeds a model's outcome back, away from any caller: nothing may escape as an unhandled rejection. */
-  const settle = (input: NotesInput): void => {
-    try {
-      step(input);
-    } catch {
-      // Nothing to report to: the state stays as the last successful step left it.
+      case 'storeFailed':
+        report(effect.failure);
+        return;
+      case 'merged': {
+        const resume = effect.stage === undefined ? undefined : stages.get(effect.stage);
+        if (resume === undefined) return;
+        stages.delete(effect.stage!);
+        resume(E.right(stageReport(effect)));
+        return;
+      }
+      default:
+        return;
     }
   };
 
-  const consolidate = (user: string, session: string | undefined): StageReport => {
-    const effects = step({ type: 'notes/stageEnded', user, ...(session === undefined ? {} : { session }), at: time() });
-    const merged = effects.find((effect) => effect.type === 'merged');
-    return {
+  /** Answers the callers of `load` waiting for this load. */
+  const answerLoads = (input: NotesInput): void => {
+    if (input.type !== 'notes/loaded') return;
+    const key = slotKey(input.user, input.session);
+    const waiting = loads.get(key);
+    if (waiting === undefined) return;
+    loads.delete(key);
+    const outcome = E.isLeft(input.outcome) ? E.left<StoreCallFailure>(input.outcome.left) : E.right(undefined);
+    for (const resume of waiting) resume(outcome);
+  };
+
+  /**
+   * Runs `first` through the machine, with the store answers that come at once, and commits the
+   * result in one update: a bug half-way commits nothing (only a store write made before it
+   * stands, and a later save meets it as a conflict). Then carries out the other effects and
+   * wakes whoever waits. Returns the effects of `first`.
+   */
+  const run = (first: NotesInput): ReadonlyArray<NotesEffect> => {
+    const step = stepMachine(shell.getState(), first, store, (answer) => void Promise.resolve(answer).then(later));
+    shell.update(step.state, step.events);
+    for (const effect of step.effects) perform(effect);
+    for (const input of step.inputs) answerLoads(input);
+    const now = shell.getState();
+    for (const waiter of [...waiters])
+      if (waiter.done(now)) {
+        waiters.delete(waiter);
+        waiter.resume(E.right(undefined));
+      }
+    return step.first;
+  };
+
+  const waitUntil = (done: (state: NotesState) => boolean): Promise<E.Either<NotesTrackerFailure, void>> =>
+    stopped !== undefined
+      ? Promise.resolve(E.left(stopped))
+      : done(shell.getState())
+        ? Promise.resolve(E.right(undefined))
+        : new Promise((resume) => waiters.add({ done, resume }));
+
+  /** True once every conversation named has settled the requests it had. */
+  const conversationsSettled =
+    (targets: ReadonlyArray<readonly [string, string, number]>) =>
+    (state: NotesState): boolean =>
+      targets.every(
+        ([user, session, requested]) => (selectConversation(state, user, session)?.settled ?? requested) >= requested,
+      );
+
+  /**
+   * Ends a stage: the machine merges once the extractions of the messages recorded before now
+   * have settled (at once when none runs), and the `merged` effect naming this stage answers.
+   */
+  const endStage = (user: string, session: string | undefined): Promise<E.Either<NotesTrackerFailure, StageReport>> => {
+    const id = (nextStage += 1);
+    const effects = run({
+      type: 'notes/stageEnded',
       user,
-      sessions: merged?.sessions ?? [],
-      profile: selectGlobalFacts(shell.getState().ledger, user),
-      dropped: merged?.dropped ?? [],
-    };
+      ...(session === undefined ? {} : { session }),
+      at: time(),
+      id,
+    });
+    const merged = effects.find((effect) => effect.type === 'merged' && effect.stage === id);
+    if (merged?.type === 'merged') return Promise.resolve(E.right(stageReport(merged)));
+    return new Promise((resume) => stages.set(id, resume));
   };
 
-  const endStage = (user: string, session: string | undefined): Promise<StageReport> => {
-    const targets = selectUserConversations(shell.getState(), user)
-      .filter(([id]) => session === undefined || id === session)
-      .map(([id, conversation]) => [conversationKey(user, id), conversation.settled, conversation.requested] as const);
-    const pending = waitFor(targets);
-    const report = (): StageReport => {
-      try {
-        return consolidate(user, session);
-      } catch {
-        return { user, sessions: [], profile: selectGlobalFacts(shell.getState().ledger, user), dropped: [] };
-      }
-    };
-    return targets.every(([, progress, target]) => progress >= target)
-      ? Promise.resolve(report())
-      : pending.then(report);
-  };
-
-  const settled = (): Promise<void> => {
+  /** Waits for the extractions, rewrites, loads and saves running or asked for at the call. */
+  const settled = (): Promise<unknown> => {
     const state = shell.getState();
-    const targets: Array<readonly [string, number, number]> = [];
-    for (const user of PMap.keys(state.conversations))
-      for (const [session, conversation] of selectUserConversations(state, user))
-        targets.push([conversationKey(user, session), conversation.settled, conversation.requested]);
-    PMap.forEach(state.rewrites, (rewrite, user) =>
-      targets.push([rewriteKey(user), rewrite.settled, rewrite.requested]),
+    const targets: Array<readonly [string, string, number]> = [];
+    const rewrites: Array<readonly [string, number]> = [];
+    const storage: Array<readonly [string, number, ReadonlyArray<string>]> = [];
+    PMap.forEach(state.users, ({ conversations, rewrite, storage: stored }, user) => {
+      for (const [key, conversation] of Object.entries(conversations))
+        targets.push([user, idOfKey(key), conversation.requested]);
+      rewrites.push([user, rewrite.requested]);
+      storage.push([user, stored.changes, stored.loading]);
+    });
+    const extracted = conversationsSettled(targets);
+    return waitUntil(
+      (current) =>
+        extracted(current) &&
+        rewrites.every(([user, requested]) => selectProfileRewrite(current, user).settled >= requested) &&
+        storage.every(([user, changes, loading]) => {
+          const stored = selectUserStorage(current, user);
+          return stored.settledChanges >= changes && loading.every((key) => !stored.loading.includes(key));
+        }),
     );
-    return waitFor(targets);
   };
 
-  const emptyContext: NotesContext = deepFreeze({ profile: '', session: '', text: '', history: [] });
-  const noStage = (user: unknown): Promise<StageReport> =>
-    Promise.resolve({ user: describeValue(user), sessions: [], profile: undefined, dropped: [] });
+  const validSlot = (user: unknown, session: unknown): E.Either<NotesTrackerFailure, readonly [string, string]> =>
+    isNotesId(user) && isNotesId(session)
+      ? E.right([user, session])
+      : E.left(invalidInput('user and session must be ids of 1 to 200 characters'));
+
+  const validMessage = (user: unknown, session: unknown, text: unknown): E.Either<NotesTrackerFailure, string> =>
+    E.chain(() =>
+      typeof text === 'string' && text.trim() !== ''
+        ? E.right<NotesTrackerFailure, string>(text)
+        : E.left(invalidInput('text must be non-empty text')),
+    )(validSlot(user, session));
+
+  const recordOutcome = (user: string, session: string): RecordOutcome => {
+    const conversation = selectConversation(shell.getState(), user, session);
+    if (conversation === undefined) return 'coalesced';
+    // Started now, or first in line for the extraction that starts once the notes are loaded.
+    return (isExtracting(conversation) && conversation.started === conversation.requested) ||
+      (!isExtracting(conversation) && conversation.requested - conversation.started === 1)
+      ? 'started'
+      : 'coalesced';
+  };
+
+  const asynchronously = <T>(
+    body: () => E.Either<NotesTrackerFailure, Promise<E.Either<NotesTrackerFailure, T>>>,
+  ): Promise<E.Either<NotesTrackerFailure, T>> => {
+    const started = boundary(body);
+    return E.isLeft(started) ? Promise.resolve(started) : started.right;
+  };
 
   return {
-    recordUserMessage: (user, session, text) => {
-      try {
-        if (!isNotesId(user) || !isNotesId(session) || typeof text !== 'string' || text.trim() === '') return 'ignored';
-        const effects = step({ type: 'notes/userMessageRecorded', user, session, text });
-        return effects.some((effect) => effect.type === 'extract') ? 'started' : 'coalesced';
-      } catch {
-        return 'ignored';
-      }
-    },
-    recordAssistantMessage: (user, session, text) => {
-      try {
-        step({ type: 'notes/assistantMessageRecorded', user, session, text });
-      } catch {
-        // Bad input is ignored.
-      }
-    },
-    contextFor: (user, session) => {
-      try {
+    recordUserMessage: (user, session, text) =>
+      boundary(() =>
+        E.map(() => {
+          run({ type: 'notes/userMessageRecorded', user, session, text, at: time() });
+          return recordOutcome(user, session);
+        })(validMessage(user, session, text)),
+      ),
+    recordAssistantMessage: (user, session, text) =>
+      boundary(() =>
+        E.map(() => {
+          run({ type: 'notes/assistantMessageRecorded', user, session, text });
+        })(validMessage(user, session, text)),
+      ),
+    contextFor: (user, session) =>
+      boundary(() => {
+        const slot = validSlot(user, session);
+        if (E.isLeft(slot)) return slot;
         const state = shell.getState();
         const transcript = selectConversation(state, user, session)?.transcript ?? [];
-        return {
+        const context: NotesContext = {
           ...formatNotesBlocks(state.ledger, user, session),
           history: selectRecentTurns(transcript, state.settings.historyTurns),
         };
-      } catch {
-        return emptyContext;
-      }
-    },
-    endStage: (user, session) => {
-      try {
-        if (!isNotesId(user) || (session !== undefined && !isNotesId(session))) return noStage(user);
-        return endStage(user, session);
-      } catch {
-        return noStage(user);
-      }
-    },
+        return E.right(context);
+      }),
+    load: (user, session) =>
+      asynchronously(() => {
+        const slot = validSlot(user, session);
+        if (E.isLeft(slot)) return slot;
+        if (isLoaded(selectUserStorage(shell.getState(), user), session))
+          return E.right(Promise.resolve(E.right(undefined)));
+        const answer = new Promise<E.Either<NotesTrackerFailure, void>>((resume) => {
+          const key = slotKey(user, session);
+          loads.set(key, [...(loads.get(key) ?? []), resume]);
+        });
+        run({ type: 'notes/loadRequested', user, session });
+        return E.right(answer);
+      }),
+    endStage: (user, session) =>
+      asynchronously(() => {
+        if (!isNotesId(user) || (session !== undefined && !isNotesId(session)))
+          return E.left(invalidInput('user and session must be ids of 1 to 200 characters'));
+        if (stopped !== undefined) return E.left(stopped);
+        return E.right(endStage(user, session));
+      }),
     settled: () => {
-      try {
-        return settled();
-      } catch {
-        return Promise.resolve();
-      }
+      const waiting = boundary(() => E.right(settled()));
+      return E.isLeft(waiting) ? Promise.resolve() : waiting.right.then(() => undefined);
     },
     getSnapshot: () => shell.getState().ledger,
     subscribe: (listener) => {

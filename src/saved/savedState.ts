@@ -7,6 +7,7 @@ import * as A from 'fp-ts/lib/Array.js';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { z } from 'zod';
+import { type Failure, failure } from '../base/failure.js';
 import { describeIssue, formatPath } from '../base/schema.js';
 import { isFileFact, parseNewFact, type SessionFact } from '../core/fact.js';
 import type { NotesLedger } from '../notes/ledger.js';
@@ -214,13 +215,19 @@ const SavedStateSchema = () =>
 const problemOf = (issue: z.core.$ZodIssue): string =>
   issue.code === 'custom' && issue.params?.['underPath'] === true ? describeIssue([], issue) : issue.message;
 
-/** Decodes a parsed saved-state document into a store and its ledger, or says precisely why it cannot. */
-export const decodeSavedState = (value: unknown): E.Either<string, DecodedState> => {
+/** Why a saved state cannot be read: the fact store's part (`invalid_state`) or the notes section (`invalid_notes`). */
+export type SavedStateFailure = Failure<'invalid_state' | 'invalid_notes'>;
+
+/**
+ * Decodes a saved-state document, already parsed from its JSON text (`JSON.parse`), into a
+ * store and its ledger, or says precisely why it cannot.
+ */
+export const decodeSavedState = (value: unknown): E.Either<SavedStateFailure, DecodedState> => {
   const decoded = SavedStateSchema().safeParse(value);
-  if (!decoded.success) return E.left(problemOf(decoded.error.issues[0]!));
+  if (!decoded.success) return E.left(failure('invalid_state', problemOf(decoded.error.issues[0]!)));
   const { pairs, prompts, files, maxValidFacts, notes } = decoded.data;
   return pipe(
-    notes === undefined ? E.right(undefined) : decodeNotes(notes),
+    notes === undefined ? E.right<SavedStateFailure, NotesLedger | undefined>(undefined) : decodeNotes(notes),
     E.map((ledger: NotesLedger | undefined): DecodedState => {
       const store = buildStore(normalizeMaxValidFacts(maxValidFacts), pairs, prompts ?? [], files ?? []);
       return ledger === undefined ? { store } : { store, notes: ledger };
@@ -228,6 +235,13 @@ export const decodeSavedState = (value: unknown): E.Either<string, DecodedState>
   );
 };
 
-/** Decodes a parsed saved-state document into a store (its notes section validated too), or says precisely why it cannot. */
+/**
+ * Decodes a parsed saved-state document into a store (its notes section validated too), or says
+ * precisely why it cannot (the message of `decodeSavedState`'s failure: the fact store's callers
+ * take a line of text).
+ */
 export const decodeState = (value: unknown): E.Either<string, FactStore> =>
-  E.map((decoded: DecodedState) => decoded.store)(decodeSavedState(value));
+  E.bimap(
+    ({ message }: SavedStateFailure) => message,
+    (decoded: DecodedState) => decoded.store,
+  )(decodeSavedState(value));

@@ -2,12 +2,15 @@
  * `fact-tracker notes replay`: in-process through the router against an in-memory `CliIo`,
  * and once as a real process.
  */
+import { lstatSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { createNodeIo } from '../../src/cli/nodeIo.js';
 import { run } from '../../src/cli/run.js';
 import { selectGlobalFacts } from '../../src/notes/ledger.js';
 import { decodeSavedState } from '../../src/saved/savedState.js';
+import { tempDir } from '../tempDirs.js';
 import { ROOT, runCli } from './runCli.js';
 
 const EXAMPLE = 'examples/couples-coaching.jsonl';
@@ -100,6 +103,31 @@ describe('fact-tracker notes replay', () => {
     ).toBe(13);
   });
 
+  it('writes --save through an exclusive temporary file: a symlink planted at the old predictable name is left alone (item 8)', async () => {
+    const dir = tempDir('notes-save');
+    const target = join(dir, 'state.json');
+    const victim = join(dir, 'victim.txt');
+    writeFileSync(victim, 'not yours\n');
+    // The name the writer used to open without O_EXCL: anyone who can write the directory could plant it.
+    symlinkSync(victim, `${target}.${process.pid}.tmp`);
+    const node = createNodeIo();
+    const status = await run(['notes', 'replay', `${ROOT}${EXAMPLE}`, '--save', target], {
+      ...node,
+      stdout: () => undefined,
+      stderr: () => undefined,
+      colour: false,
+      stderrIsTty: false,
+    });
+    expect(status).toBe(0);
+    expect(readFileSync(victim, 'utf8')).toBe('not yours\n');
+    expect(lstatSync(target).isFile()).toBe(true);
+    const decoded = decodeSavedState(JSON.parse(readFileSync(target, 'utf8')));
+    expect(E.isRight(decoded) && decoded.right.notes !== undefined).toBe(true);
+    expect(readdirSync(dir).filter((name) => name.startsWith('state.json') && name !== 'state.json')).toEqual([
+      `state.json.${process.pid}.tmp`,
+    ]);
+  });
+
   it('reports rejected lines in the output and exits 2', async () => {
     const log = [
       '{"type":"user","user":"maya","session":"s1","text":"hi"}',
@@ -142,6 +170,9 @@ describe('fact-tracker notes replay', () => {
     expect(own.stdout).toContain(
       '{"type":"extraction","user":"maya","session":"s1","response":"{\\"notableFacts\\":[...]}"}',
     );
+    // What an extraction line answers, as the library and docs/notes.md say (the earliest message not yet extracted).
+    expect(own.stdout).not.toContain('latest message');
+    expect(own.stdout).toContain('the earliest message of that user in that session not yet extracted');
     expect(general.stdout).toContain(
       "  fact-tracker notes replay FILE [options]     a conversation's notable facts, message by message\n",
     );

@@ -84,7 +84,7 @@ describe('anthropicComplete', () => {
     expect(`${request.headers['x-api-key'] ?? ''} ${request.headers['authorization'] ?? ''}`).toContain('test');
     expect(request.body).toEqual({
       model: 'claude-haiku-test',
-      max_tokens: 1024,
+      max_tokens: 4096,
       messages: [{ role: 'user', content: 'the extraction prompt' }],
       system: 'You keep notes.',
     });
@@ -117,16 +117,25 @@ describe('anthropicComplete', () => {
     tracker.recordUserMessage('maya', 's1', 'hello');
     await tracker.settled();
     const [event] = tracker.events();
-    expect(event?.type === 'notes/extractionFailed' && event.reason).toBe('model_error');
+    expect(event?.type === 'notes/extractionFailed' && event.code).toBe('model_error');
     expect(event?.type === 'notes/extractionFailed' && event.message).toContain('max_tokens: too large');
   });
 
   it('rejects an answer without text', async () => {
-    reply = { status: 200, body: { ...message(''), content: [], stop_reason: 'max_tokens' } };
+    reply = { status: 200, body: { ...message(''), content: [], stop_reason: 'refusal' } };
     const complete = anthropicComplete(client, { model: 'claude-haiku-test' });
     await expect(complete('prompt', { signal: new AbortController().signal })).rejects.toThrow(
-      'the model answered without text (stop_reason: max_tokens)',
+      'the model answered without text (stop_reason: refusal)',
     );
+  });
+
+  it('rejects an answer that stopped at max_tokens as truncated, however much text it holds', async () => {
+    reply = { status: 200, body: { ...message('{"notableFacts": [{"category": "Peo'), stop_reason: 'max_tokens' } };
+    const complete = anthropicComplete(client, { model: 'claude-haiku-test', maxTokens: 16 });
+    await expect(complete('prompt', { signal: new AbortController().signal })).rejects.toMatchObject({
+      code: 'truncated',
+      message: 'the answer stopped at the limit of 16 tokens before it was complete',
+    });
   });
 
   it('aborts the HTTP request when the signal fires, as the tracker’s timeout does', async () => {
@@ -140,6 +149,6 @@ describe('anthropicComplete', () => {
     tracker.recordUserMessage('maya', 's1', 'hello');
     await tracker.settled();
     const [event] = tracker.events();
-    expect(event?.type === 'notes/extractionFailed' && event.reason).toBe('timeout');
+    expect(event?.type === 'notes/extractionFailed' && event.code).toBe('timeout');
   });
 });

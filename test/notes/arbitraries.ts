@@ -72,7 +72,7 @@ export const eventArb: fc.Arbitrary<NotesEvent> = fc.oneof(
     type: fc.constant('notes/extractionFailed' as const),
     user: fc.constantFrom(...USERS),
     session: fc.constantFrom(...SESSIONS),
-    reason: fc.constantFrom('timeout' as const, 'model_error' as const, 'invalid_response' as const),
+    code: fc.constantFrom('timeout' as const, 'model_error' as const, 'invalid_response' as const),
     message: fc.constant('no answer'),
     at: fc.integer({ min: 0, max: 20 }),
   }),

@@ -22,6 +22,7 @@ import {
 import type { CategorizedFact } from '../../src/notes/model.js';
 import { decodeNotes, encodeNotes } from '../../src/notes/persist.js';
 import { rewriteProfile } from '../../src/notes/rewriteProfile.js';
+import { createNotableFactsTracker } from '../../src/notes/tracker.js';
 import { decodeSavedState, decodeState, encodeState } from '../../src/saved/savedState.js';
 import { DEFAULT_MAX_VALID_FACTS, emptyFactStore } from '../../src/core/store/state.js';
 import { eventArb, factArb, factListArb, ledgerArb, SESSIONS, USERS } from './arbitraries.js';
@@ -40,7 +41,7 @@ const failed = (user: string, session: string, at: number): NotesEvent => ({
   type: 'notes/extractionFailed',
   user,
   session,
-  reason: 'timeout',
+  code: 'timeout',
   message: 'no answer within 15000 ms',
   at,
 });
@@ -214,15 +215,18 @@ describe('consolidateGlobalFacts', () => {
   });
 
   it('drops the least recent facts past the cap and reports them', () => {
-    const old = Array.from({ length: 50 }, (_, i) => people(`Old fact ${i}`));
+    // Fifty facts about fifty different things (facts that differ only in a number tell of one thing).
+    const topic = (i: number): string =>
+      `Old fact about ${String.fromCharCode(97 + Math.floor(i / 26), 97 + (i % 26))}x`;
+    const old = Array.from({ length: 50 }, (_, i) => people(topic(i)));
     const { global, dropped } = consolidateGlobalFactsWithReport(
       { facts: old, consolidatedAt: 1, sessionCount: 3 },
-      [people('New fact A'), people('Old fact 10'), people('New fact B')],
+      [people('New fact A'), people(topic(10)), people('New fact B')],
       2,
     );
     expect(global.facts).toHaveLength(50);
-    expect(dropped).toEqual([people('Old fact 0'), people('Old fact 1')]);
-    expect(global.facts.slice(-3)).toEqual([people('New fact A'), people('Old fact 10'), people('New fact B')]);
+    expect(dropped).toEqual([people(topic(0)), people(topic(1))]);
+    expect(global.facts.slice(-3)).toEqual([people('New fact A'), people(topic(10)), people('New fact B')]);
   });
 
   it('returns the same profile, uncounted, when the session adds nothing new', () => {
@@ -268,11 +272,13 @@ describe('ending a stage', () => {
 
   it('merges the session into the profile and marks it merged', () => {
     const { ledger, dropped } = consolidateSessionWithReport(s1, { user: 'maya', session: 's1', at: 20 });
+    // Each fact says where it came from: the session, and the time its messages were told (here, its update).
     expect(selectGlobalFacts(ledger, 'maya')).toEqual({
-      facts: selectSessionFacts(s1, 'maya', 's1'),
+      facts: selectSessionFacts(s1, 'maya', 's1').map((fact) => ({ ...fact, session: 's1', at: 10 })),
       consolidatedAt: 20,
       sessionCount: 1,
     });
+    expect(selectSessionNotes(ledger, 'maya', 's1')?.mergedAt).toBe(20);
     expect(selectSessionNotes(ledger, 'maya', 's1')?.consolidated).toBe(true);
     expect(dropped).toEqual([]);
     expect(consolidateSession(ledger, { user: 'maya', session: 's1', at: 30 })).toBe(ledger);
@@ -314,8 +320,9 @@ describe('ending a stage', () => {
       facts: [people('Married to Jordan'), { category: 'Nope', fact: 'x' }],
       at: 30,
     });
+    // A new wording counts as told with the newest fact it may stand for.
     expect(selectGlobalFacts(rewritten, 'maya')).toEqual({
-      facts: [people('Married to Jordan')],
+      facts: [{ ...people('Married to Jordan'), at: 10 }],
       consolidatedAt: 30,
       sessionCount: 1,
     });
@@ -438,8 +445,9 @@ describe('persistence', () => {
     ];
     for (const [notes, reason] of cases) {
       const state = { ...encodeState(emptyFactStore()), notes };
-      expect(decodeSavedState(state)).toEqual(E.left(reason));
+      expect(decodeSavedState(state)).toEqual(E.left({ code: 'invalid_notes', message: reason }));
       expect(decodeState(state)).toEqual(E.left(reason));
+      expect(decodeNotes(notes)).toEqual(E.left({ code: 'invalid_notes', message: reason }));
     }
     expect(decodeNotes(good)).toEqual(E.right(ledger));
   });
@@ -456,4 +464,30 @@ it('a ledger takes custom categories, and falls back to the defaults for an inva
     'Emotional',
     'History',
   ]);
+});
+
+describe('a ledger the caller owns (item 15)', () => {
+  it('is never frozen in place: reducers, the machine and the tracker copy what they do not own', () => {
+    const built = replayNotes([
+      extracted('maya', 's1', [people('Partner is Jordan')], 1),
+      extracted('jordan', 's1', [people('Partner is Maya')], 2),
+    ]);
+    const writable = (): NotesLedger => JSON.parse(JSON.stringify(built)) as NotesLedger;
+    const push = (ledger: NotesLedger) => () =>
+      (selectSessionFacts(ledger, 'jordan', 's1') as CategorizedFact[]).push(people('Still the caller’s'));
+
+    const parsed = writable();
+    const next = applyExtraction(parsed, { user: 'maya', session: 's1', facts: [people('Married to Jordan')], at: 3 });
+    expect(push(parsed)).not.toThrow();
+    expect(isDeepFrozen(next)).toBe(true);
+    expect(selectSessionFacts(next, 'jordan', 's1')).toEqual([people('Partner is Maya')]);
+
+    const consolidated = writable();
+    consolidateSession(consolidated, { user: 'jordan', session: 's1', at: 4 });
+    expect(push(consolidated)).not.toThrow();
+
+    const initial = writable();
+    createNotableFactsTracker({ complete: async () => '[]', initial });
+    expect(push(initial)).not.toThrow();
+  });
 });

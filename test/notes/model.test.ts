@@ -83,9 +83,18 @@ describe('parseCategories', () => {
 
   it('refuses empty sets, empty names and repeats ignoring case', () => {
     expect(E.isLeft(parseCategories([]))).toBe(true);
-    expect(parseCategories(['People', 'people'])).toEqual(E.left('categories[1] repeats the category "people"'));
-    expect(parseCategories(['[]'])).toEqual(E.left('categories[0] has an empty name'));
-    expect(parseCategories([7])).toEqual(E.left('categories[0] must be a name or { name, description }, not a number'));
+    expect(parseCategories(['People', 'people'])).toEqual(
+      E.left({ code: 'invalid_categories', message: 'categories[1] repeats the category "people"' }),
+    );
+    expect(parseCategories(['[]'])).toEqual(
+      E.left({ code: 'invalid_categories', message: 'categories[0] has an empty name' }),
+    );
+    expect(parseCategories([7])).toEqual(
+      E.left({
+        code: 'invalid_categories',
+        message: 'categories[0] must be a name or { name, description }, not a number',
+      }),
+    );
   });
 
   it('strips brackets, so a category can never fake a [Category] line', () => {
@@ -101,7 +110,7 @@ describe('parseCategories', () => {
 });
 
 describe('keepValidFacts', () => {
-  it('drops invalid and repeated entries with a warning each, keeping first occurrences, and caps', () => {
+  it('drops invalid and repeated entries with a warning each, keeping first occurrences, and caps keeping the newest', () => {
     const result = keepValidFacts(
       [
         { category: 'People', fact: 'Partner is Alex' },
@@ -114,13 +123,13 @@ describe('keepValidFacts', () => {
       2,
     );
     expect(result.facts).toEqual([
-      { category: 'People', fact: 'Partner is Alex' },
       { category: 'Logistics', fact: 'Works nights' },
+      { category: 'History', fact: 'Married in 2019' },
     ]);
     expect(result.warnings).toEqual([
       'entry 1 dropped: category "Hobbies" is not one of People, Logistics, Conflict, Emotional, History',
       'entry 2 dropped: it repeats entry 0',
-      '1 fact over the cap of 2 dropped',
+      '1 fact over the cap of 2 dropped, the oldest first: "Partner is Alex"',
     ]);
   });
 });

@@ -69,12 +69,15 @@ describe('parseNotableFactsResponse', () => {
     expect(result.warnings).toEqual(['entry 1 dropped: it repeats entry 0']);
   });
 
-  it('enforces the hard cap of 25', () => {
+  it('enforces the hard cap of 25, keeping the newest (the last listed) and naming what it drops', () => {
     const many = Array.from({ length: 30 }, (_, i) => ({ category: 'History', fact: `Event number ${i}` }));
     const result = factsOf(JSON.stringify(many));
     expect(result.facts).toHaveLength(NOTES_LIMITS.hardCap);
-    expect(result.facts[24]?.fact).toBe('Event number 24');
-    expect(result.warnings).toEqual(['5 facts over the cap of 25 dropped']);
+    expect(result.facts[0]?.fact).toBe('Event number 5');
+    expect(result.facts[24]?.fact).toBe('Event number 29');
+    expect(result.warnings).toEqual([
+      '5 facts over the cap of 25 dropped, the oldest first: "Event number 0", "Event number 1", "Event number 2", "Event number 3", "Event number 4"',
+    ]);
   });
 
   it('takes the ledger categories and a cap as options', () => {
@@ -88,7 +91,8 @@ describe('parseNotableFactsResponse', () => {
   it('fails precisely when there is no usable list', () => {
     expect(codeOf('   ')).toBe('empty_response');
     expect(codeOf('I could not find any facts.')).toBe('no_json');
-    expect(codeOf('{"notableFacts": [{"category": "People", "fact": "Partner is')).toBe('invalid_json');
+    expect(codeOf('{"notableFacts": [{"category": "People", "fact": "Partner is')).toBe('truncated');
+    expect(codeOf('{"notableFacts": [{"category": "People" "fact": "Partner is Jordan"}]}')).toBe('invalid_json');
     expect(codeOf('{"summary": "nothing"}')).toBe('no_fact_list');
     expect(codeOf('{"notableFacts": null}')).toBe('no_fact_list');
     expect(codeOf('[{"category": "Hobbies", "fact": "Chess"}]')).toBe('no_valid_facts');

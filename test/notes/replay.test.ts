@@ -1,79 +1,13 @@
 import { readFileSync } from 'node:fs';
+import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { selectGlobalFacts, selectSessionFacts } from '../../src/notes/ledger.js';
-import {
-  type NotesExtractionStep,
-  type NotesMessageStep,
-  parseNotesLog,
-  replayConversationLog,
-} from '../../src/notes/replay.js';
+import { replayConversationLog } from '../../src/notes/replay.js';
+import type { NotesExtractionStep, NotesMessageStep } from '../../src/notes/replayReport.js';
+import { createNotableFactsTracker } from '../../src/notes/tracker.js';
+import { extraction, lines, user } from './logLines.js';
 
 const EXAMPLE = readFileSync(new URL('../../examples/couples-coaching.jsonl', import.meta.url), 'utf8');
-
-const lines = (...entries: unknown[]): string => entries.map((entry) => JSON.stringify(entry)).join('\n');
-const user = (who: string, text: string, extra: Record<string, unknown> = {}) => ({
-  type: 'user',
-  user: who,
-  session: 's1',
-  text,
-  ...extra,
-});
-const extraction = (who: string, facts: Array<[string, string]>) => ({
-  type: 'extraction',
-  user: who,
-  session: 's1',
-  response: JSON.stringify({ notableFacts: facts.map(([category, fact]) => ({ category, fact })) }),
-});
-
-describe('parseNotesLog', () => {
-  it('reads every kind of line, giving lines without "at" the previous time plus a second', () => {
-    const { entries, errors } = parseNotesLog(
-      lines(
-        user('maya', 'hi', { at: '2026-02-03T19:00:00Z' }),
-        { type: 'assistant', user: 'maya', session: 's1', text: 'hello' },
-        { type: 'extraction', user: 'maya', session: 's1', error: 'timeout' },
-        { type: 'endStage', user: 'maya' },
-      ),
-    );
-    expect(errors).toEqual([]);
-    const start = Date.UTC(2026, 1, 3, 19);
-    expect(entries.map((entry) => [entry.type, entry.at])).toEqual([
-      ['user', start],
-      ['assistant', start + 1000],
-      ['extraction', start + 2000],
-      ['endStage', start + 3000],
-    ]);
-    expect(entries[2]).toMatchObject({ outcome: { _tag: 'Left', left: { reason: 'timeout' } } });
-  });
-
-  it('rejects bad lines one by one, with their line numbers, and reads the rest', () => {
-    const { entries, errors } = parseNotesLog(
-      [
-        '{nope',
-        JSON.stringify({ type: 'shout', user: 'maya' }),
-        JSON.stringify({ user: 'maya' }),
-        JSON.stringify({ type: 'user', session: 's1', text: 'x' }),
-        JSON.stringify({ type: 'user', user: 'maya', session: 's1', text: '' }),
-        JSON.stringify({ type: 'extraction', user: 'maya', session: 's1' }),
-        JSON.stringify({ type: 'extraction', user: 'maya', session: 's1', response: '[]', error: 'x' }),
-        JSON.stringify({ type: 'user', user: 'maya', session: 's1', text: 'x', at: 'yesterday' }),
-        '',
-        JSON.stringify(user('maya', 'fine')),
-      ].join('\n'),
-    );
-    expect(errors.map((error) => [error.line, error.code])).toEqual([
-      [1, 'invalid_json'],
-      [2, 'unknown_type'],
-      [3, 'missing_field'],
-      [4, 'missing_field'],
-      [5, 'invalid_field'],
-      [6, 'missing_field'],
-      [7, 'invalid_field'],
-      [8, 'invalid_field'],
-    ]);
-    expect(entries).toHaveLength(1);
-  });
-});
 
 describe('replayConversationLog', () => {
   it('gives each message the facts of the extractions before it (N+1), per user', () => {
@@ -114,7 +48,7 @@ describe('replayConversationLog', () => {
       ),
     );
     const extractions = report.steps.filter((step): step is NotesExtractionStep => step.kind === 'extraction');
-    expect(extractions.map((step) => [step.outcome, step.failure?.reason, step.facts.length])).toEqual([
+    expect(extractions.map((step) => [step.outcome, step.failure?.code, step.facts.length])).toEqual([
       ['applied', undefined, 1],
       ['failed', 'timeout', 1],
       ['failed', 'invalid_response', 1],
@@ -162,5 +96,128 @@ describe('replayConversationLog', () => {
     expect(last.blockTokens).toBeLessThan(last.trimmedTokens);
     for (const step of report.steps)
       if (step.kind === 'message' && step.user === 'jordan') expect(step.blocks).not.toContain('Partner is Jordan');
+  });
+});
+
+describe('an end of stage in a replay (item 5)', () => {
+  it('waits for the extractions of the messages before it, as live: user, user, endStage, extraction, extraction merges both', async () => {
+    const log = lines(
+      user('maya', 'Jordan and I married in 2019.', { at: 1_000 }),
+      user('maya', 'We moved to Portland.', { at: 2_000 }),
+      { type: 'endStage', user: 'maya', at: 3_000 },
+      extraction('maya', [['History', 'Married Jordan in 2019']], { at: 4_000 }),
+      extraction(
+        'maya',
+        [
+          ['History', 'Married Jordan in 2019'],
+          ['History', 'Moved to Portland'],
+        ],
+        { at: 5_000 },
+      ),
+    );
+    const { report, ledger } = replayConversationLog(log);
+    expect(report.errors).toEqual([]);
+    expect(selectGlobalFacts(ledger, 'maya')?.facts.map((fact) => fact.fact)).toEqual([
+      'Married Jordan in 2019',
+      'Moved to Portland',
+    ]);
+    const stage = report.steps.find((step) => step.kind === 'stage');
+    expect(stage).toMatchObject({ line: 3, user: 'maya', sessions: ['s1'], profileFacts: 2 });
+
+    // The live tracker fed the same messages and answers, the end of stage asked for before they came.
+    const calls: Array<(text: string) => void> = [];
+    let clock = 1_000;
+    const tracker = createNotableFactsTracker({
+      complete: () => new Promise((resolve) => calls.push(resolve)),
+      now: () => clock,
+    });
+    tracker.recordUserMessage('maya', 's1', 'Jordan and I married in 2019.');
+    clock = 2_000;
+    tracker.recordUserMessage('maya', 's1', 'We moved to Portland.');
+    clock = 3_000;
+    const live = tracker.endStage('maya');
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    clock = 4_000;
+    calls[0]!(JSON.stringify({ notableFacts: [{ category: 'History', fact: 'Married Jordan in 2019' }] }));
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    clock = 5_000;
+    calls[1]!(
+      JSON.stringify({
+        notableFacts: [
+          { category: 'History', fact: 'Married Jordan in 2019' },
+          { category: 'History', fact: 'Moved to Portland' },
+        ],
+      }),
+    );
+    const result = await live;
+    expect(E.isRight(result) && result.right.sessions).toEqual(['s1']);
+    expect(tracker.getSnapshot()).toEqual(ledger);
+  });
+
+  it('reports an end of stage still waiting when the log ends before the answers it waits for', () => {
+    const { report, ledger } = replayConversationLog(
+      lines(user('maya', 'Jordan and I married in 2019.'), { type: 'endStage', user: 'maya' }),
+    );
+    expect(report.steps.find((step) => step.kind === 'stage')).toMatchObject({ line: 2, waiting: true, sessions: [] });
+    expect(selectGlobalFacts(ledger, 'maya')).toBeUndefined();
+  });
+});
+
+describe('a profile rewrite in a replay', () => {
+  it('answers the rewrite an unsure merge asks for with the recorded `rewrite` line, as live', async () => {
+    const rewritten = JSON.stringify({
+      notableFacts: [{ category: 'Logistics', fact: 'Moved from Portland to Seattle' }],
+    });
+    const log = lines(
+      user('maya', 'We live in Portland.', { at: 1_000 }),
+      extraction('maya', [['Logistics', 'Lives in Portland']], { at: 2_000 }),
+      { type: 'endStage', user: 'maya', session: 's1', at: 3_000 },
+      user('maya', 'We moved to Seattle.', { session: 's2', at: 4_000 }),
+      extraction('maya', [['Logistics', 'Lives in Seattle']], { session: 's2', at: 5_000 }),
+      { type: 'endStage', user: 'maya', session: 's2', at: 6_000 },
+      { type: 'rewrite', user: 'maya', response: rewritten, at: 7_000 },
+      { type: 'rewrite', user: 'maya', response: rewritten, at: 8_000 },
+    );
+    const { report, ledger } = replayConversationLog(log);
+    expect(report.errors).toEqual([
+      {
+        line: 8,
+        code: 'no_rewrite',
+        message: 'no rewrite of the profile of "maya" is running: an end of stage asks for one',
+      },
+    ]);
+    expect(report.steps.filter((step) => step.kind === 'rewrite')).toEqual([
+      { kind: 'rewrite', line: 7, at: 7_000, user: 'maya', outcome: 'applied', profileFacts: 1, warnings: [] },
+    ]);
+    expect(selectGlobalFacts(ledger, 'maya')?.facts.map((fact) => fact.fact)).toEqual([
+      'Moved from Portland to Seattle',
+    ]);
+
+    let clock = 0;
+    const answers: Record<string, string> = {
+      'We live in Portland.': JSON.stringify({ notableFacts: [{ category: 'Logistics', fact: 'Lives in Portland' }] }),
+      'We moved to Seattle.': JSON.stringify({ notableFacts: [{ category: 'Logistics', fact: 'Lives in Seattle' }] }),
+    };
+    const live = createNotableFactsTracker({
+      complete: async (prompt) => {
+        clock += 1_000;
+        return prompt.includes('Rewrite the profile:')
+          ? rewritten
+          : answers[/Latest user message:\nUser: (.*)/u.exec(prompt)?.[1] ?? '']!;
+      },
+      now: () => clock,
+    });
+    clock = 1_000;
+    live.recordUserMessage('maya', 's1', 'We live in Portland.');
+    await live.settled();
+    clock = 3_000;
+    await live.endStage('maya', 's1');
+    clock = 4_000;
+    live.recordUserMessage('maya', 's2', 'We moved to Seattle.');
+    await live.settled();
+    clock = 6_000;
+    await live.endStage('maya', 's2');
+    await live.settled();
+    expect(live.getSnapshot()).toEqual(ledger);
   });
 });

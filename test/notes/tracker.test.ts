@@ -2,17 +2,19 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { replayNotes } from '../../src/notes/events.js';
 import { emptyNotesLedger, selectSessionFacts, selectSessions } from '../../src/notes/ledger.js';
 import type { CompleteFn, CompleteOptions } from '../../src/notes/port.js';
 import { MAX_REPLIES_PER_TURN } from '../../src/notes/conversation.js';
-import {
-  createNotableFactsTracker,
-  type NotableFactsTracker,
-  type NotesContext,
-  type RecordOutcome,
-} from '../../src/notes/tracker.js';
+import { createNotableFactsTracker } from '../../src/notes/tracker.js';
+import type {
+  NotableFactsTracker,
+  NotesContext,
+  NotesTrackerFailure,
+  RecordOutcome,
+} from '../../src/notes/trackerTypes.js';
 import { MAX_PROMPT_TURNS } from '../../src/notes/transition.js';
 import { tempDir } from '../tempDirs.js';
 
@@ -37,13 +39,27 @@ const manualModel = () => {
   return { calls, complete };
 };
 
+/** The value of a result that must have succeeded. */
+const right = <T>(result: E.Either<{ readonly code: string; readonly message: string }, T>): T => {
+  if (E.isLeft(result)) throw new Error(`expected a value, got ${result.left.code}: ${result.left.message}`);
+  return result.right;
+};
+
+/** What `contextFor` gives for ids that are valid. */
+const contextOf = (tracker: NotableFactsTracker, user: string, session: string): NotesContext =>
+  right(tracker.contextFor(user, session));
+
 /** Lets the microtasks that start model calls run. */
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 describe('createNotableFactsTracker', () => {
   it('answers recording and reading synchronously: only ends of stage and settling are promises', () => {
-    expectTypeOf<NotableFactsTracker['recordUserMessage']>().returns.toEqualTypeOf<RecordOutcome>();
-    expectTypeOf<NotableFactsTracker['contextFor']>().returns.toEqualTypeOf<NotesContext>();
+    expectTypeOf<NotableFactsTracker['recordUserMessage']>().returns.toEqualTypeOf<
+      E.Either<NotesTrackerFailure, RecordOutcome>
+    >();
+    expectTypeOf<NotableFactsTracker['contextFor']>().returns.toEqualTypeOf<
+      E.Either<NotesTrackerFailure, NotesContext>
+    >();
     expectTypeOf<NotableFactsTracker['settled']>().returns.toEqualTypeOf<Promise<void>>();
   });
 
@@ -52,15 +68,17 @@ describe('createNotableFactsTracker', () => {
       complete: async () => answer(['People', 'Partner is Jordan']),
       now: () => 1_000,
     });
-    expect(tracker.recordUserMessage('maya', 's1', 'Hi, my partner Jordan and I keep fighting.')).toBe('started');
-    expect(tracker.contextFor('maya', 's1')).toEqual({
+    expect(tracker.recordUserMessage('maya', 's1', 'Hi, my partner Jordan and I keep fighting.')).toEqual(
+      E.right('started'),
+    );
+    expect(contextOf(tracker, 'maya', 's1')).toEqual({
       profile: '',
       session: '',
       text: '',
       history: [{ role: 'user', content: 'Hi, my partner Jordan and I keep fighting.' }],
     });
     await tracker.settled();
-    expect(tracker.contextFor('maya', 's1').text).toBe('NOTED FACTS FROM THIS SESSION:\n[People]\n- Partner is Jordan');
+    expect(contextOf(tracker, 'maya', 's1').text).toBe('NOTED FACTS FROM THIS SESSION:\n[People]\n- Partner is Jordan');
     expect(tracker.events()).toEqual([
       {
         type: 'notes/extracted',
@@ -68,6 +86,7 @@ describe('createNotableFactsTracker', () => {
         session: 's1',
         facts: [{ category: 'People', fact: 'Partner is Jordan' }],
         at: 1_000,
+        messagesAt: 1_000,
       },
     ]);
   });
@@ -84,12 +103,12 @@ describe('createNotableFactsTracker', () => {
   it('runs at most one extraction per user and session, and coalesces later messages into one follow-up', async () => {
     const model = manualModel();
     const tracker = createNotableFactsTracker({ complete: model.complete });
-    expect(tracker.recordUserMessage('maya', 's1', 'first')).toBe('started');
+    expect(tracker.recordUserMessage('maya', 's1', 'first')).toEqual(E.right('started'));
     tracker.recordAssistantMessage('maya', 's1', 'reply one');
-    expect(tracker.recordUserMessage('maya', 's1', 'second')).toBe('coalesced');
+    expect(tracker.recordUserMessage('maya', 's1', 'second')).toEqual(E.right('coalesced'));
     tracker.recordAssistantMessage('maya', 's1', 'reply two');
-    expect(tracker.recordUserMessage('maya', 's1', 'third')).toBe('coalesced');
-    expect(tracker.recordUserMessage('jordan', 's1', 'partner')).toBe('started');
+    expect(tracker.recordUserMessage('maya', 's1', 'third')).toEqual(E.right('coalesced'));
+    expect(tracker.recordUserMessage('jordan', 's1', 'partner')).toEqual(E.right('started'));
     await tick();
     expect(model.calls.map((call) => latestMessage(call.prompt))).toEqual(['first', 'partner']);
     model.calls[0]!.resolve(answer(['People', 'Partner is Jordan']));
@@ -127,7 +146,7 @@ describe('createNotableFactsTracker', () => {
         type: 'notes/extractionFailed',
         user: 'maya',
         session: 's1',
-        reason: 'model_error',
+        code: 'model_error',
         message: 'overloaded',
         at: 5,
       },
@@ -135,7 +154,7 @@ describe('createNotableFactsTracker', () => {
         type: 'notes/extractionFailed',
         user: 'maya',
         session: 's1',
-        reason: 'invalid_response',
+        code: 'invalid_response',
         message: 'no_json: the response holds no JSON object or array',
         at: 5,
       },
@@ -151,15 +170,15 @@ describe('createNotableFactsTracker', () => {
       },
       timeoutMs: 15,
     });
-    expect(tracker.recordUserMessage('maya', 's1', 'hello')).toBe('started');
-    expect(tracker.recordUserMessage('maya', 's1', 'again')).toBe('coalesced');
-    expect(tracker.contextFor('maya', 's1').text).toBe('');
+    expect(tracker.recordUserMessage('maya', 's1', 'hello')).toEqual(E.right('started'));
+    expect(tracker.recordUserMessage('maya', 's1', 'again')).toEqual(E.right('coalesced'));
+    expect(contextOf(tracker, 'maya', 's1').text).toBe('');
     // The calls came back before the timeout could even fire.
     expect(tracker.events()).toEqual([]);
     await tracker.settled();
     expect(signals).toHaveLength(2);
     expect(signals.every((signal) => signal.aborted)).toBe(true);
-    expect(tracker.events().map((event) => event.type === 'notes/extractionFailed' && event.reason)).toEqual([
+    expect(tracker.events().map((event) => event.type === 'notes/extractionFailed' && event.code)).toEqual([
       'timeout',
       'timeout',
     ]);
@@ -172,21 +191,21 @@ describe('createNotableFactsTracker', () => {
     const stage = tracker.endStage('maya');
     await tick();
     model.calls[0]!.resolve(answer(['History', 'Married to Jordan for three years']));
-    expect(await stage).toEqual({
+    expect(right(await stage)).toEqual({
       user: 'maya',
       sessions: ['s1'],
       profile: {
-        facts: [{ category: 'History', fact: 'Married to Jordan for three years' }],
+        facts: [{ category: 'History', fact: 'Married to Jordan for three years', session: 's1', at: 7 }],
         consolidatedAt: 7,
         sessionCount: 1,
       },
       dropped: [],
     });
-    expect(tracker.contextFor('maya', 's2').text).toBe(
+    expect(contextOf(tracker, 'maya', 's2').text).toBe(
       'ABOUT THIS USER (from previous sessions):\n[History]\n- Married to Jordan for three years',
     );
-    expect(tracker.contextFor('jordan', 's1').text).toBe('');
-    expect((await tracker.endStage('maya')).sessions).toEqual([]);
+    expect(contextOf(tracker, 'jordan', 's1').text).toBe('');
+    expect(right(await tracker.endStage('maya')).sessions).toEqual([]);
   });
 
   it('can have the model rewrite the merged profile through the same port', async () => {
@@ -205,7 +224,7 @@ describe('createNotableFactsTracker', () => {
     await tracker.endStage('maya', 's1');
     await tracker.settled();
     expect(prompts[1]).toContain('Rewrite the profile:');
-    expect(tracker.contextFor('maya', 's2').profile).toBe(
+    expect(contextOf(tracker, 'maya', 's2').profile).toBe(
       'ABOUT THIS USER (from previous sessions):\n[People]\n- Married to Jordan',
     );
     expect(tracker.events().map((event) => event.type)).toEqual([
@@ -233,7 +252,8 @@ describe('createNotableFactsTracker', () => {
     unsubscribe();
   });
 
-  it('ignores bad input and never throws, whatever it is given', async () => {
+  it('answers bad input with invalid_input, reports a failing clock, and never throws, whatever it is given', async () => {
+    const heard: string[] = [];
     const tracker = createNotableFactsTracker({
       complete: () => {
         throw new Error('synchronous failure');
@@ -242,17 +262,17 @@ describe('createNotableFactsTracker', () => {
         throw new Error('no clock');
       },
       categories: 'nope' as never,
+      onError: (failure) => heard.push(`${failure.code}: ${failure.message}`),
     });
-    expect(tracker.recordUserMessage('', 's1', 'x')).toBe('ignored');
-    expect(tracker.recordUserMessage('maya', 's1', '   ')).toBe('ignored');
-    expect(tracker.recordUserMessage(null as never, undefined as never, 3 as never)).toBe('ignored');
-    expect(tracker.contextFor(undefined as never, {} as never)).toEqual({
-      profile: '',
-      session: '',
-      text: '',
-      history: [],
-    });
-    expect(await tracker.endStage(42 as never)).toEqual({ user: '42', sessions: [], profile: undefined, dropped: [] });
+    const invalid = { _tag: 'Left', left: { code: 'invalid_input', message: expect.any(String) } };
+    expect(tracker.recordUserMessage('', 's1', 'x')).toEqual(invalid);
+    expect(tracker.recordUserMessage('maya', 's1', '   ')).toEqual(invalid);
+    expect(tracker.recordUserMessage(null as never, undefined as never, 3 as never)).toEqual(invalid);
+    expect(tracker.recordAssistantMessage('maya', 's1', 7 as never)).toEqual(invalid);
+    expect(tracker.contextFor(undefined as never, {} as never)).toEqual(invalid);
+    expect(await tracker.endStage(42 as never)).toEqual(invalid);
+    expect(await tracker.load('maya', '')).toEqual(invalid);
+    expect(heard).toEqual([]);
     tracker.recordUserMessage('maya', 's1', 'fine');
     await tracker.settled();
     expect(tracker.events()).toEqual([
@@ -260,12 +280,16 @@ describe('createNotableFactsTracker', () => {
         type: 'notes/extractionFailed',
         user: 'maya',
         session: 's1',
-        reason: 'model_error',
+        code: 'model_error',
         message: 'synchronous failure',
         at: 0,
       },
     ]);
-    expect(createNotableFactsTracker(undefined as never).recordUserMessage('maya', 's1', 'x')).toBe('started');
+    expect(heard.length).toBeGreaterThan(0);
+    expect(new Set(heard)).toEqual(new Set(['clock_failed: the clock failed: no clock']));
+    expect(createNotableFactsTracker(undefined as never).recordUserMessage('maya', 's1', 'x')).toEqual(
+      E.right('started'),
+    );
   });
 
   it('starts from a saved ledger', async () => {
@@ -280,7 +304,7 @@ describe('createNotableFactsTracker', () => {
     ]);
     const tracker = createNotableFactsTracker({ complete: async () => '[]', initial });
     expect(tracker.getSnapshot()).toBe(initial);
-    expect(tracker.contextFor('maya', 's1').session).toBe(
+    expect(contextOf(tracker, 'maya', 's1').session).toBe(
       'NOTED FACTS FROM THIS SESSION:\n[People]\n- Partner is Jordan',
     );
   });
@@ -318,11 +342,13 @@ describe('hostile and heavy use', () => {
       await tracker.settled();
     }
     const failures = tracker.events().map((event) => event.type === 'notes/extractionFailed' && event);
-    expect(failures.map((event) => event && event.reason)).toEqual(Array(4).fill('model_error'));
+    expect(failures.map((event) => event && event.code)).toEqual(Array(4).fill('model_error'));
     for (const event of failures) expect(event && event.message.length).toBeLessThanOrEqual(500);
     expect(failures[0] && failures[0].message).toBe('an object with no text form');
-    await expect(tracker.endStage(Object.create(null) as never)).resolves.toMatchObject({ sessions: [] });
-    await expect(tracker.endStage(hostile[1] as never)).resolves.toMatchObject({ sessions: [] });
+    await expect(tracker.endStage(Object.create(null) as never)).resolves.toMatchObject({
+      left: { code: 'invalid_input' },
+    });
+    await expect(tracker.endStage(hostile[1] as never)).resolves.toMatchObject({ left: { code: 'invalid_input' } });
   });
 
   it('ends a stage and settles under continuous traffic: they wait for the extractions asked for before the call, not later ones', async () => {
@@ -342,7 +368,7 @@ describe('hostile and heavy use', () => {
       await sleep(10);
       const before = calls;
       const recorded = n;
-      const stage = await tracker.endStage('maya');
+      const stage = right(await tracker.endStage('maya'));
       expect(calls - before).toBeLessThanOrEqual(2);
       expect(stage.sessions).toEqual(['s1']);
       // The merged list answers a message recorded before the end of the stage was asked for, or later.
@@ -362,7 +388,7 @@ describe('hostile and heavy use', () => {
     tracker.recordUserMessage('maya', 's1', 'first');
     for (let i = 0; i < 5_000; i += 1) {
       tracker.recordAssistantMessage('maya', 's1', `reply ${i} ${'r'.repeat(900)}`);
-      expect(tracker.recordUserMessage('maya', 's1', `message ${i} ${'m'.repeat(900)}`)).toBe('coalesced');
+      expect(tracker.recordUserMessage('maya', 's1', `message ${i} ${'m'.repeat(900)}`)).toEqual(E.right('coalesced'));
     }
     await tick();
     model.calls[0]!.resolve(answer(['People', 'Partner is Jordan']));
@@ -389,7 +415,7 @@ describe('hostile and heavy use', () => {
     const tracker = createNotableFactsTracker({ complete: async () => '[]' });
     tracker.recordUserMessage('maya', 's1', 'hello');
     for (let i = 0; i < 20_000; i += 1) tracker.recordAssistantMessage('maya', 's1', `reply ${i}`);
-    const { history } = tracker.contextFor('maya', 's1');
+    const { history } = contextOf(tracker, 'maya', 's1');
     expect(history[0]).toEqual({ role: 'user', content: 'hello' });
     expect(history.length).toBe(1 + MAX_REPLIES_PER_TURN);
     expect(history.at(-1)).toEqual({ role: 'assistant', content: 'reply 19999' });
@@ -456,7 +482,7 @@ describe('hostile and heavy use', () => {
     });
     tracker.recordUserMessage('maya', 's1', 'hello');
     await tracker.settled();
-    expect(tracker.contextFor('maya', 's1').text).toBe('NOTED FACTS FROM THIS SESSION:\n[People]\n- Partner is Jordan');
+    expect(contextOf(tracker, 'maya', 's1').text).toBe('NOTED FACTS FROM THIS SESSION:\n[People]\n- Partner is Jordan');
   });
 });
 
@@ -511,33 +537,62 @@ describe('the shell under random use', () => {
             if (behaviour === 'reject') throw new Error('model down');
             if (behaviour === 'garbage') return 'no idea';
             if (behaviour === 'empty') return '{"notableFacts": []}';
+            // A profile rewrite gives the profile back as it was asked about.
+            if (prompt.includes('Rewrite the profile:'))
+              return `{"notableFacts": [${prompt.split('Profile (least recent first):\n')[1]!.split('\n\n')[0]!.split('\n').join(',')}]}`;
             const message = latestMessage(prompt);
             return answer(['People', message], ['History', `${message.split(' ')[0]} keeps a history`]);
           };
-          const tracker = createNotableFactsTracker({ complete, timeoutMs: 2, now: () => (time += 1) });
+          const problems: string[] = [];
+          const tracker = createNotableFactsTracker({
+            complete,
+            timeoutMs: 2,
+            now: () => (time += 1),
+            onError: (failure) => problems.push(failure.code),
+          });
+          const stages: Array<Promise<void>> = [];
           let n = 0;
           for (const command of commands) {
             if (command.kind === 'user')
               expect(
-                typeof tracker.recordUserMessage(command.user, command.session, `${command.user} said ${(n += 1)}`),
-              ).toBe('string');
+                right(tracker.recordUserMessage(command.user, command.session, `${command.user} said ${(n += 1)}`)),
+              ).toMatch(/^(started|coalesced)$/u);
             else if (command.kind === 'assistant')
-              tracker.recordAssistantMessage(command.user, command.session, `reply ${n}`);
-            else if (command.kind === 'endStage') void tracker.endStage(command.user, command.session);
+              expect(tracker.recordAssistantMessage(command.user, command.session, `reply ${n}`)).toEqual(
+                E.right(undefined),
+              );
+            else if (command.kind === 'endStage')
+              stages.push(
+                tracker.endStage(command.user, command.session).then((result) => {
+                  const report = right(result);
+                  expect(report.user).toBe(command.user);
+                  // A stage of one session merges that session alone, or nothing new.
+                  for (const session of report.sessions) expect(command.session ?? session).toBe(session);
+                  expect(new Set(report.sessions).size).toBe(report.sessions.length);
+                }),
+              );
             else await tracker.settled();
             for (const user of users)
-              for (const session of sessions) expect(typeof tracker.contextFor(user, session).text).toBe('string');
+              for (const session of sessions) {
+                const { text, history } = contextOf(tracker, user, session);
+                // Partners never meet: every line of a user's blocks and history is theirs.
+                for (const line of text.split('\n').filter((l) => l.startsWith('- ')))
+                  expect(line.startsWith(`- ${user} `)).toBe(true);
+                for (const message of history)
+                  if (message.role === 'user') expect(message.content.startsWith(`${user} said`)).toBe(true);
+              }
           }
           await tracker.settled();
+          await Promise.all(stages);
+          expect(problems).toEqual([]);
           const snapshot = tracker.getSnapshot();
           expect(replayNotes(tracker.events(), emptyNotesLedger())).toEqual(snapshot);
           for (const { user, notes } of selectSessions(snapshot))
             for (const fact of notes.facts) expect(fact.fact.startsWith(`${user} `)).toBe(true);
           for (const user of users)
-            for (const line of tracker
-              .contextFor(user, 's1')
+            for (const line of contextOf(tracker, user, 's1')
               .text.split('\n')
-              .filter((l) => l.startsWith('- ')))
+              .filter((line) => line.startsWith('- ')))
               expect(line.startsWith(`- ${user} `)).toBe(true);
         },
       ),

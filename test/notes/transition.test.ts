@@ -3,15 +3,11 @@ import { selectSessionFacts } from '../../src/notes/ledger.js';
 import type { CompleteFn } from '../../src/notes/port.js';
 import { replayConversationLog } from '../../src/notes/replay.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
-import {
-  initialNotesState,
-  MAX_PROMPT_TURNS,
-  type NotesEffect,
-  type NotesInput,
-  type NotesState,
-  notesTransition,
-  selectConversation,
-} from '../../src/notes/transition.js';
+import type { NotesEffect, NotesInput } from '../../src/notes/inputs.js';
+import { memoryNotesStore, type NotesStore } from '../../src/notes/store.js';
+import { callStore, isPending } from '../../src/notes/storeCall.js';
+import { initialNotesState, type NotesState, selectConversation } from '../../src/notes/machine.js';
+import { MAX_PROMPT_TURNS, notesTransition } from '../../src/notes/transition.js';
 
 const answer = (...facts: Array<[string, string]>): string =>
   JSON.stringify({ notableFacts: facts.map(([category, fact]) => ({ category, fact })) });
@@ -22,15 +18,29 @@ const isExtractionPrompt = (text: string): boolean => text.startsWith('You keep 
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
-/** Runs inputs through the machine, collecting every effect. */
-const run = (state: NotesState, inputs: ReadonlyArray<NotesInput>): [NotesState, NotesEffect[]] =>
-  inputs.reduce<[NotesState, NotesEffect[]]>(
-    ([current, effects], input) => {
-      const [next, more] = notesTransition(current, input);
-      return [next, [...effects, ...more]];
-    },
-    [state, []],
-  );
+/**
+ * Runs inputs through the machine, answering its loads and saves from a store in memory (which
+ * answers at once), and collects every other effect.
+ */
+const run = (
+  state: NotesState,
+  inputs: ReadonlyArray<NotesInput>,
+  store: NotesStore = memoryNotesStore(),
+): [NotesState, NotesEffect[]] => {
+  const queue = [...inputs];
+  const effects: NotesEffect[] = [];
+  let current = state;
+  for (let input = queue.shift(); input !== undefined; input = queue.shift()) {
+    const [next, more] = notesTransition(current, input);
+    current = next;
+    for (const effect of more)
+      if (effect.type === 'load' || effect.type === 'save') {
+        const answer = callStore(store, effect);
+        if (!isPending(answer)) queue.push(answer);
+      } else effects.push(effect);
+  }
+  return [current, effects];
+};
 
 describe('notesTransition', () => {
   it('the live tracker and the replay of its log ask the very same prompts, and end with the same ledger', async () => {
@@ -129,13 +139,15 @@ describe('notesTransition', () => {
     ] as const) {
       const [waiting, none] = run(running, messages.slice(1, 1 + folded));
       expect(none).toEqual([]);
-      const [, effects] = notesTransition(waiting, {
-        type: 'notes/extractionSettled',
-        user: 'maya',
-        session: 's1',
-        outcome: { _tag: 'Right', right: '{"notableFacts": []}' },
-        at: 5,
-      });
+      const [, effects] = run(waiting, [
+        {
+          type: 'notes/extractionSettled',
+          user: 'maya',
+          session: 's1',
+          outcome: { _tag: 'Right', right: '{"notableFacts": []}' },
+          at: 5,
+        },
+      ]);
       const followUp = effects.find((effect) => effect.type === 'extract');
       expect(followUp?.type === 'extract' && latestMessage(followUp.prompt)).toBe(`message ${folded}`);
       const history =
@@ -177,7 +189,7 @@ describe('notesTransition', () => {
       outcome: { _tag: 'Right', right: answer(['People', 'Partner is Jordan']) },
       at: 9,
     });
-    expect(effects).toEqual([
+    expect(effects.slice(0, 1)).toEqual([
       {
         type: 'record',
         event: {
@@ -186,6 +198,22 @@ describe('notesTransition', () => {
           session: 's1',
           facts: [{ category: 'People', fact: 'Partner is Jordan' }],
           at: 9,
+        },
+      },
+    ]);
+    // The change goes to the store, against the version loaded (none: a record it creates).
+    expect(effects.slice(1)).toEqual([
+      {
+        type: 'save',
+        user: 'maya',
+        write: {
+          sessions: [
+            {
+              session: 's1',
+              value: { facts: [{ category: 'People', fact: 'Partner is Jordan' }], updatedAt: 9, consolidated: false },
+              expected: 0,
+            },
+          ],
         },
       },
     ]);

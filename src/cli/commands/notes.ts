@@ -7,15 +7,16 @@ import { pipe } from 'fp-ts/lib/function.js';
 import { DEFAULT_HISTORY_TURNS } from '../../notes/conversation.js';
 import { formatGlobalFacts, GLOBAL_FACTS_HEADER, NOTED_FACTS_HEADER } from '../../notes/format.js';
 import type { CategorizedFact } from '../../notes/model.js';
-import {
-  type NotesExtractionStep,
-  type NotesLogError,
-  type NotesMessageStep,
-  type NotesReplayReport,
-  type NotesReplayResult,
-  type NotesStageStep,
-  replayConversationLog,
-} from '../../notes/replay.js';
+import type { NotesLogError } from '../../notes/log.js';
+import { replayConversationLog } from '../../notes/replay.js';
+import type {
+  NotesExtractionStep,
+  NotesMessageStep,
+  NotesReplayReport,
+  NotesReplayResult,
+  NotesRewriteStep,
+  NotesStageStep,
+} from '../../notes/replayReport.js';
 import { encodeState } from '../../saved/savedState.js';
 import { emptyFactStore } from '../../core/store/state.js';
 import { clipEnd, collapseWhitespace } from '../../base/text.js';
@@ -73,7 +74,7 @@ const renderExtraction = (step: NotesExtractionStep, style: Style): string => {
     return style.red(
       [
         ...where,
-        `extraction failed (${step.failure.reason}): ${clipEnd(safe(step.failure.message), 120)}`,
+        `extraction failed (${step.failure.code}): ${clipEnd(safe(step.failure.message), 120)}`,
         `facts unchanged (${step.facts.length})`,
       ].join(SEPARATOR),
     );
@@ -91,16 +92,44 @@ const renderExtraction = (step: NotesExtractionStep, style: Style): string => {
   return [style.bold(header), ...lines].join('\n');
 };
 
+const mergedWhat = (step: NotesStageStep): string => {
+  if (step.waiting === true) return 'waiting: the log ends before the extractions it waits for';
+  const when = step.mergedAt === undefined ? '' : ` at line ${step.mergedAt}, once the extractions before it settled`;
+  return step.sessions.length === 0
+    ? `nothing new to merge${when}`
+    : `merged ${step.sessions.map(safe).join(', ')}${when}`;
+};
+
 const renderStage = (step: NotesStageStep, style: Style): string => {
   const header = [
     `line ${step.line}`,
     safe(step.user),
     'end of stage',
-    step.sessions.length === 0 ? 'nothing new to merge' : `merged ${step.sessions.map(safe).join(', ')}`,
+    mergedWhat(step),
     `profile ${count(step.profileFacts, 'fact', 'facts')} from ${count(step.sessionCount, 'session', 'sessions')}`,
     `${step.dropped.length} dropped`,
   ].join(SEPARATOR);
   return [style.bold(header), ...step.dropped.map((fact) => style.red(factLine('-', fact)))].join('\n');
+};
+
+const renderRewrite = (step: NotesRewriteStep, style: Style): string => {
+  const where = [`line ${step.line}`, safe(step.user), 'profile rewrite'];
+  if (step.failure !== undefined)
+    return style.red(
+      [
+        ...where,
+        `failed (${step.failure.code}): ${clipEnd(safe(step.failure.message), 120)}`,
+        `profile unchanged (${step.profileFacts})`,
+      ].join(SEPARATOR),
+    );
+  const what =
+    step.outcome === 'stale'
+      ? 'answered a profile that changed since: not applied'
+      : `profile ${count(step.profileFacts, 'fact', 'facts')}`;
+  return [
+    style.bold([...where, what].join(SEPARATOR)),
+    ...step.warnings.map((warning) => style.dim(`! ${clipEnd(safe(warning), 160)}`)),
+  ].join('\n');
 };
 
 const renderError = (error: NotesLogError, style: Style): string =>
@@ -162,6 +191,7 @@ export const renderNotesReplay = (
     ...report.steps.map((step) => {
       if (step.kind === 'extraction') return { line: step.line, text: renderExtraction(step, style) };
       if (step.kind === 'stage') return { line: step.line, text: renderStage(step, style) };
+      if (step.kind === 'rewrite') return { line: step.line, text: renderRewrite(step, style) };
       const key = JSON.stringify([step.user, step.session]);
       const text = renderMessage(step, previous.get(key), style);
       previous.set(key, step);

@@ -223,7 +223,8 @@ const decode = <T>(schema: z.ZodType<T>, fields: Fields): E.Either<Problem, T> =
   return decoded.success ? E.right(decoded.data) : E.left(firstProblem(decoded.error, fields));
 };
 
-const readJsonObject = (text: string): E.Either<Problem, Fields> => {
+/** One line of JSON Lines as a JSON object, refusing first what is too long or nested too deep to read safely. */
+export const readJsonObject = (text: string): E.Either<Problem, Fields> => {
   if (text.length > HISTORY_LINE_LIMITS.length)
     return E.left({ code: 'too_large', message: `the line is longer than ${HISTORY_LINE_LIMITS.length} characters` });
   // Checked before parsing: a line nested thousands deep would overflow whatever walks it later.

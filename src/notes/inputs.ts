@@ -1,0 +1,174 @@
+/**
+ * What the notes machine is told (inputs, named in the past tense) and what it asks its runner
+ * to do (effects, as data): the vocabulary of `notesTransition`.
+ */
+import type * as E from 'fp-ts/lib/Either.js';
+import type { Failure } from '../base/failure.js';
+import type { CategorizedFact, NotesEvent } from './model.js';
+import type { NotesState } from './machine.js';
+import type { ModelOutcome } from './port.js';
+import type { NotesRecords, NotesStoreFailure, NotesWrite, NotesWritten } from './store.js';
+
+/** A user message was recorded: extract now, or fold it into the follow-up of the running extraction. */
+export interface NotesUserMessageRecorded {
+  readonly type: 'notes/userMessageRecorded';
+  readonly user: string;
+  readonly session: string;
+  readonly text: string;
+  /** Epoch milliseconds of the message: how new the facts told in it are. */
+  readonly at?: number;
+}
+
+/** An assistant reply was recorded: it shows in the history window and in later prompts. */
+export interface NotesAssistantMessageRecorded {
+  readonly type: 'notes/assistantMessageRecorded';
+  readonly user: string;
+  readonly session: string;
+  readonly text: string;
+}
+
+/** An extraction of the latest user message was asked for, with no new message (a recorded log does this). */
+export interface NotesExtractionRequested {
+  readonly type: 'notes/extractionRequested';
+  readonly user: string;
+  readonly session: string;
+}
+
+/** The running extraction of (user, session) has an outcome. */
+export interface NotesExtractionSettled {
+  readonly type: 'notes/extractionSettled';
+  readonly user: string;
+  readonly session: string;
+  readonly outcome: ModelOutcome;
+  readonly at: number;
+}
+
+/**
+ * A stage ended for a user: merge `session` (default: every session with unmerged facts) into
+ * the profile, once the extractions of the messages recorded before it have settled.
+ */
+export interface NotesStageEnded {
+  readonly type: 'notes/stageEnded';
+  readonly user: string;
+  readonly session?: string;
+  readonly at: number;
+  /** The runner's name for this end of stage, carried by the `merged` effect that ends it. */
+  readonly id?: number;
+}
+
+/** The running profile rewrite of a user has an outcome. */
+export interface NotesProfileRewriteSettled {
+  readonly type: 'notes/profileRewriteSettled';
+  readonly user: string;
+  readonly outcome: ModelOutcome;
+  readonly at: number;
+}
+
+/** The notes of `user` in `session` (and their profile) are wanted: load them unless they are. */
+export interface NotesLoadRequested {
+  readonly type: 'notes/loadRequested';
+  readonly user: string;
+  readonly session: string;
+}
+
+/** The store answered a load of `user` in `session`. */
+export interface NotesLoaded {
+  readonly type: 'notes/loaded';
+  readonly user: string;
+  readonly session: string;
+  readonly outcome: E.Either<NotesStoreFailure, NotesRecords>;
+}
+
+/** The store answered the running save of `user`. */
+export interface NotesSaved {
+  readonly type: 'notes/saved';
+  readonly user: string;
+  readonly outcome: E.Either<NotesStoreFailure, NotesWritten>;
+}
+
+/** What the machine is told. */
+export type NotesInput =
+  | NotesUserMessageRecorded
+  | NotesAssistantMessageRecorded
+  | NotesExtractionRequested
+  | NotesExtractionSettled
+  | NotesStageEnded
+  | NotesProfileRewriteSettled
+  | NotesLoadRequested
+  | NotesLoaded
+  | NotesSaved;
+
+/** Ask the model `prompt` for the fact list of `user` in `session`; answer with `notes/extractionSettled`. */
+export interface NotesExtractEffect {
+  readonly type: 'extract';
+  readonly user: string;
+  readonly session: string;
+  readonly prompt: string;
+}
+
+/** Ask the model `prompt` to rewrite the profile of `user`; answer with `notes/profileRewriteSettled`. */
+export interface NotesRewriteProfileEffect {
+  readonly type: 'rewriteProfile';
+  readonly user: string;
+  readonly prompt: string;
+}
+
+/** An event the transition applied to the ledger: log it (the log replays to the ledger). */
+export interface NotesRecordEffect {
+  readonly type: 'record';
+  readonly event: NotesEvent;
+}
+
+/** An end of stage merged `sessions` (in merge order) into the profile; `dropped` fell off past the cap. */
+export interface NotesMergedEffect {
+  readonly type: 'merged';
+  readonly user: string;
+  readonly sessions: ReadonlyArray<string>;
+  readonly dropped: ReadonlyArray<CategorizedFact>;
+  /** The `id` of the `notes/stageEnded` input it ends. */
+  readonly stage?: number;
+}
+
+/** Load the notes of `user` in `session` and their profile from the store; answer with `notes/loaded`. */
+export interface NotesLoadEffect {
+  readonly type: 'load';
+  readonly user: string;
+  readonly session: string;
+}
+
+/** Save `write` for `user`; answer with `notes/saved`. */
+export interface NotesSaveEffect {
+  readonly type: 'save';
+  readonly user: string;
+  readonly write: NotesWrite;
+}
+
+/** A store call that failed, or returned a record that cannot be read (`invalid_notes`). */
+export type StoreCallFailure = NotesStoreFailure | Failure<'invalid_notes'>;
+
+/** A store call of `user` failed, or read a record that cannot be used (a conflict the machine resolves itself): report it. */
+export interface NotesStoreFailedEffect {
+  readonly type: 'storeFailed';
+  readonly user: string;
+  readonly failure: StoreCallFailure;
+}
+
+/** What the runner of the machine does after a transition, as data. */
+export type NotesEffect =
+  | NotesExtractEffect
+  | NotesRewriteProfileEffect
+  | NotesRecordEffect
+  | NotesMergedEffect
+  | NotesLoadEffect
+  | NotesSaveEffect
+  | NotesStoreFailedEffect;
+
+/** The next state and the effects to run. */
+export type NotesTransition = readonly [NotesState, ReadonlyArray<NotesEffect>];
+
+/** Runs `next` on the state `first` left, keeping the effects of both in order. */
+export const andThen = (first: NotesTransition, next: (state: NotesState) => NotesTransition): NotesTransition => {
+  const [state, effects] = first;
+  const [after, more] = next(state);
+  return more.length === 0 ? [after, effects] : [after, [...effects, ...more]];
+};

@@ -1,0 +1,259 @@
+/**
+ * The state of the notes machine (`transition.ts`): the ledger, the conversations it is kept
+ * from, the model-backed profile rewrites, and what the machine knows of each user's records in
+ * the notes store. Plain, frozen data, read through the selectors here.
+ *
+ * Scheduling is state: per (user, session) at most one extraction runs, and the user messages
+ * recorded meanwhile are folded into one follow-up. Counters say what is covered: `requested`
+ * user messages, of which the running (or last) extraction covers the first `started`, and the
+ * last settled one the first `settled`. So "wait for what was asked before now" is a
+ * comparison, and waiting never depends on traffic that comes later.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { deepFreeze } from '../persistent/freeze.js';
+import * as PMap from '../persistent/persistentMap.js';
+import { type ConversationMessage, DEFAULT_HISTORY_TURNS } from './conversation.js';
+import type { GlobalFacts } from './global.js';
+import { emptyNotesLedger, idOfKey, type NotesLedger, ownLedger, storedKey } from './ledger.js';
+import { DEFAULT_CATEGORIES, describeCategories, NOTES_LIMITS, type NoteCategory, parseCategories } from './model.js';
+import type { NotesEvent } from './model.js';
+
+/** How the machine builds prompts and keeps conversations. */
+export interface NotesSettings {
+  /** The ledger's categories, with the descriptions the prompts show. */
+  readonly categories: ReadonlyArray<NoteCategory>;
+  /** The number of facts the extraction prompt asks the model to stay within. */
+  readonly softLimit: number;
+  /** Exchanges the history window of the main prompt keeps. */
+  readonly historyTurns: number;
+  /**
+   * When an end of stage asks the model to rewrite the merged profile: after every merge that
+   * changed it (`true`), only after one that left two facts that may tell of the same thing in
+   * other words (`'auto'`), or never (`false`).
+   */
+  readonly consolidateWithModel: ProfileRewriteMode;
+}
+
+/** When the model rewrites a merged profile: always, when the merge is unsure, or never. */
+export type ProfileRewriteMode = boolean | 'auto';
+
+/** One user's conversation in one session: its recent messages and its extractions. */
+export interface NotesConversation {
+  /** The recent messages, oldest first: bounded, enough for the history window and the next prompt. */
+  readonly transcript: ReadonlyArray<ConversationMessage>;
+  /** Extractions asked for: one per user message. */
+  readonly requested: number;
+  /** The requests the running (or last) extraction covers. */
+  readonly started: number;
+  /** The requests covered by the extractions that have settled. */
+  readonly settled: number;
+  /** Epoch milliseconds of the latest user message recorded, when the runner gave one. */
+  readonly requestedAt?: number;
+  /** Epoch milliseconds of the latest user message the running (or last) extraction covers. */
+  readonly startedAt?: number;
+}
+
+/** An end of stage waiting for the extractions of the messages recorded before it. */
+export interface NotesPendingStage {
+  /** The runner's name for it, carried by the `merged` effect that ends it. */
+  readonly id?: number;
+  readonly session?: string;
+  readonly at: number;
+  /** The conversations (stored keys) it waits for, and how many requests each must have settled. */
+  readonly waitFor: ReadonlyArray<readonly [string, number]>;
+}
+
+/** One user's model-backed profile rewrites, counted as the extractions are. */
+export interface NotesProfileRewrite {
+  readonly requested: number;
+  readonly started: number;
+  readonly settled: number;
+  /** The profile the running rewrite was asked about: a rewrite of an older profile is not applied. */
+  readonly basis?: GlobalFacts;
+}
+
+/**
+ * What the machine knows of one user's records in the notes store. A change is an event
+ * applied to the ledger and kept in `unsaved` until a save of it is confirmed; after a
+ * conflict, the fresh records are loaded and the unsaved events applied to them again, so two
+ * writers lose nothing of each other's.
+ */
+export interface NotesUserStorage {
+  /** The store's version of each session record loaded or written, by stored key (0: not in the store). */
+  readonly sessions: Readonly<Record<string, number>>;
+  /** The store's version of the profile record, once known (0: not in the store). */
+  readonly profile?: number;
+  /** The sessions (stored keys) whose load runs. */
+  readonly loading: ReadonlyArray<string>;
+  /** The changes to this user's notes the store has not confirmed, oldest first. */
+  readonly unsaved: ReadonlyArray<NotesEvent>;
+  /** What the running save writes: the first `count` unsaved events, to these sessions (stored keys) and maybe the profile. */
+  readonly saving?: {
+    readonly count: number;
+    readonly sessions: ReadonlyArray<string>;
+    readonly profile: boolean;
+  };
+  /** Changes made so far, and those whose save has settled (confirmed, or failed and left for the next save). */
+  readonly changes: number;
+  readonly settledChanges: number;
+}
+
+/** What the machine keeps of one user besides their notes. */
+export interface NotesUserMachine {
+  /** Their conversations by session (stored through `storedKey`). */
+  readonly conversations: Readonly<Record<string, NotesConversation>>;
+  readonly rewrite: NotesProfileRewrite;
+  readonly storage: NotesUserStorage;
+  /** Ends of stage asked for and waiting, oldest first. */
+  readonly stages: ReadonlyArray<NotesPendingStage>;
+}
+
+/**
+ * The machine's state: the ledger, and per user the conversations, rewrites and storage that
+ * keep it (one entry per user, so a step that touches a user copies one path of one map).
+ * Plain, frozen data.
+ */
+export interface NotesState {
+  readonly settings: NotesSettings;
+  readonly ledger: NotesLedger;
+  readonly users: PMap.PersistentMap<NotesUserMachine>;
+}
+
+/** Options of `initialNotesState`. */
+export interface NotesStateOptions {
+  /** The categories, names or `{ name, description }` (default: the five defaults). */
+  readonly categories?: ReadonlyArray<string | NoteCategory>;
+  /** Default 18, at most 25. */
+  readonly softLimit?: number;
+  /** Default 5. */
+  readonly historyTurns?: number;
+  /** Default `'auto'`. */
+  readonly consolidateWithModel?: ProfileRewriteMode;
+  /** A ledger to start from; its categories win, described by `categories` where they name them. */
+  readonly ledger?: NotesLedger;
+}
+
+const positive = (value: unknown, fallback: number): number =>
+  typeof value === 'number' && value > 0 && Number.isFinite(value) ? value : fallback;
+
+const isLedger = (value: unknown): value is NotesLedger =>
+  typeof value === 'object' &&
+  value !== null &&
+  Array.isArray((value as NotesLedger).categories) &&
+  typeof (value as NotesLedger).users === 'object' &&
+  (value as NotesLedger).users !== null;
+
+/** The state of a machine that has seen nothing yet (or only the ledger it starts from). */
+export const initialNotesState = (options: NotesStateOptions = {}): NotesState => {
+  const settings: NotesStateOptions = typeof options === 'object' && options !== null ? options : {};
+  const known = E.getOrElse(() => DEFAULT_CATEGORIES)(parseCategories(settings.categories));
+  const ledger = isLedger(settings.ledger) ? ownLedger(settings.ledger) : emptyNotesLedger({ categories: known });
+  return deepFreeze({
+    settings: {
+      categories: describeCategories(ledger.categories, known),
+      softLimit: Math.min(Math.floor(positive(settings.softLimit, NOTES_LIMITS.softLimit)), NOTES_LIMITS.hardCap),
+      historyTurns: Math.floor(positive(settings.historyTurns, DEFAULT_HISTORY_TURNS)),
+      consolidateWithModel:
+        settings.consolidateWithModel === true || settings.consolidateWithModel === false
+          ? settings.consolidateWithModel
+          : 'auto',
+    },
+    ledger,
+    users: PMap.empty,
+  });
+};
+
+/** A conversation nothing was recorded in yet. */
+export const EMPTY_CONVERSATION: NotesConversation = deepFreeze({
+  transcript: [],
+  requested: 0,
+  started: 0,
+  settled: 0,
+});
+const NO_REWRITE: NotesProfileRewrite = deepFreeze({ requested: 0, started: 0, settled: 0 });
+/** The storage of a user the machine has not touched. */
+export const UNTOUCHED: NotesUserStorage = deepFreeze({
+  sessions: {},
+  loading: [],
+  unsaved: [],
+  changes: 0,
+  settledChanges: 0,
+});
+const NEW_USER: NotesUserMachine = deepFreeze({
+  conversations: {},
+  rewrite: NO_REWRITE,
+  storage: UNTOUCHED,
+  stages: [],
+});
+
+/** What the machine keeps of `user`. */
+export const selectUserMachine = (state: NotesState, user: string): NotesUserMachine =>
+  PMap.get(state.users, user) ?? NEW_USER;
+
+/** The ids of the users the machine keeps anything of. */
+export const selectMachineUsers = (state: NotesState): ReadonlyArray<string> => PMap.keys(state.users);
+
+/** The conversation of `user` in `session`, if anything was recorded for it. */
+export const selectConversation = (state: NotesState, user: string, session: string): NotesConversation | undefined => {
+  const { conversations } = selectUserMachine(state, user);
+  const key = storedKey(session);
+  return Object.hasOwn(conversations, key) ? conversations[key] : undefined;
+};
+
+/** The conversations of `user`, by session. */
+export const selectUserConversations = (
+  state: NotesState,
+  user: string,
+): ReadonlyArray<readonly [string, NotesConversation]> =>
+  Object.entries(selectUserMachine(state, user).conversations).map(([key, conversation]) => [
+    idOfKey(key),
+    conversation,
+  ]);
+
+/** The profile rewrites of `user` so far. */
+export const selectProfileRewrite = (state: NotesState, user: string): NotesProfileRewrite =>
+  selectUserMachine(state, user).rewrite;
+
+/** What the machine knows of the records of `user` in the store. */
+export const selectUserStorage = (state: NotesState, user: string): NotesUserStorage =>
+  selectUserMachine(state, user).storage;
+
+/** True once the notes of `user` in `session` are loaded from the store (or were found absent there). */
+export const isLoaded = (storage: NotesUserStorage, session: string): boolean =>
+  Object.hasOwn(storage.sessions, storedKey(session));
+
+/** True while an extraction of the conversation runs. */
+export const isExtracting = (conversation: NotesConversation): boolean => conversation.started > conversation.settled;
+
+const withUser = (state: NotesState, user: string, machine: NotesUserMachine): NotesState =>
+  Object.freeze({ ...state, users: PMap.set(state.users, user, Object.freeze(machine)) });
+
+/** `state` with the conversation of `user` in `session` replaced. */
+export const withConversation = (
+  state: NotesState,
+  user: string,
+  session: string,
+  conversation: NotesConversation,
+): NotesState => {
+  const machine = selectUserMachine(state, user);
+  return withUser(state, user, {
+    ...machine,
+    conversations: Object.freeze({ ...machine.conversations, [storedKey(session)]: deepFreeze(conversation) }),
+  });
+};
+
+/** `state` with `ledger` (the same state when it is the same ledger). */
+export const withLedger = (state: NotesState, ledger: NotesLedger): NotesState =>
+  ledger === state.ledger ? state : Object.freeze({ ...state, ledger });
+
+/** `state` with the profile rewrites of `user` replaced. */
+export const withRewrite = (state: NotesState, user: string, rewrite: NotesProfileRewrite): NotesState =>
+  withUser(state, user, { ...selectUserMachine(state, user), rewrite: deepFreeze(rewrite) });
+
+/** `state` with the waiting ends of stage of `user` replaced. */
+export const withStages = (state: NotesState, user: string, stages: ReadonlyArray<NotesPendingStage>): NotesState =>
+  withUser(state, user, { ...selectUserMachine(state, user), stages: deepFreeze(stages) });
+
+/** `state` with the storage of `user` replaced. */
+export const withStorage = (state: NotesState, user: string, storage: NotesUserStorage): NotesState =>
+  withUser(state, user, { ...selectUserMachine(state, user), storage: deepFreeze(storage) });

@@ -1,0 +1,161 @@
+/**
+ * Ends of stage and profile rewrites in the notes machine. An end of stage waits for the
+ * extractions of the messages recorded before it, as state: it is kept pending until they have
+ * settled, and merges then, in the same transition that settles the last of them, so the live
+ * tracker and a log replay merge at the same point. After a merge the model may be asked to
+ * rewrite the profile (`consolidateWithModel`): after every change, only when the merge is
+ * unsure (the default), or never.
+ */
+import { describeValue } from '../base/describe.js';
+import { endStageWithReport } from './consolidateSession.js';
+import { applyNotesEvent } from './events.js';
+import {
+  andThen,
+  type NotesEffect,
+  type NotesProfileRewriteSettled,
+  type NotesStageEnded,
+  type NotesTransition,
+} from './inputs.js';
+import { selectGlobalFacts, storedKey } from './ledger.js';
+import {
+  type NotesPendingStage,
+  type NotesProfileRewrite,
+  type NotesState,
+  selectProfileRewrite,
+  selectUserConversations,
+  selectUserMachine,
+  withLedger,
+  withRewrite,
+  withStages,
+} from './machine.js';
+import { isNotesId } from './model.js';
+import { settleProfileRewrite } from './port.js';
+import { buildProfileConsolidationPrompt } from './prompt.js';
+import { recordChanges } from './storage.js';
+
+/** Starts the rewrite covering every request so far, when the user has a profile to rewrite. */
+const startRewrite = (state: NotesState, user: string, rewrite: NotesProfileRewrite): NotesTransition => {
+  const profile = selectGlobalFacts(state.ledger, user);
+  const next: NotesProfileRewrite =
+    profile === undefined
+      ? { requested: rewrite.requested, started: rewrite.requested, settled: rewrite.requested }
+      : { requested: rewrite.requested, started: rewrite.requested, settled: rewrite.settled, basis: profile };
+  const nextState = withRewrite(state, user, next);
+  if (profile === undefined) return [nextState, []];
+  const prompt = buildProfileConsolidationPrompt({ facts: profile.facts, categories: state.settings.categories });
+  return [nextState, [{ type: 'rewriteProfile', user, prompt }]];
+};
+
+/** Asks for a rewrite of the profile of `user`, or folds the request into the one running. */
+const requestRewrite = (state: NotesState, user: string): NotesTransition => {
+  const rewrite = selectProfileRewrite(state, user);
+  const requested = { ...rewrite, requested: rewrite.requested + 1 };
+  return requested.started > requested.settled
+    ? [withRewrite(state, user, requested), []]
+    : startRewrite(state, user, requested);
+};
+
+/** Merges the stage now, at `at`: the merge's events, the `merged` effect, the save, and a rewrite if one is wanted. */
+const mergeStage = (state: NotesState, user: string, stage: NotesPendingStage, at: number): NotesTransition => {
+  const { session, id } = stage;
+  const before = selectGlobalFacts(state.ledger, user);
+  const result = endStageWithReport(state.ledger, { user, ...(session === undefined ? {} : { session }), at });
+  const merged = withLedger(state, result.ledger);
+  const effects: NotesEffect[] = [
+    ...result.events.map((event): NotesEffect => ({ type: 'record', event })),
+    {
+      type: 'merged',
+      user,
+      sessions: result.sessions,
+      dropped: result.dropped,
+      ...(id === undefined ? {} : { stage: id }),
+    },
+  ];
+  const after = selectGlobalFacts(merged.ledger, user);
+  const saved = andThen([merged, effects], (next) => recordChanges(next, user, result.events));
+  const mode = state.settings.consolidateWithModel;
+  const wanted = after !== undefined && after !== before && (mode === true || (mode === 'auto' && result.unsure));
+  return wanted ? andThen(saved, (next) => requestRewrite(next, user)) : saved;
+};
+
+/** True once every conversation the stage waits for has settled the requests it had. */
+const isReady = (state: NotesState, user: string, stage: NotesPendingStage): boolean =>
+  stage.waitFor.every(([key, requested]) => {
+    const conversation = selectUserMachine(state, user).conversations[key];
+    return conversation === undefined || conversation.settled >= requested;
+  });
+
+/** Merges the waiting ends of stage of `user` whose extractions have all settled, oldest first, at `at`. */
+export const mergeReadyStages = (state: NotesState, user: string, at: number): NotesTransition => {
+  const { stages } = selectUserMachine(state, user);
+  const ready = stages.filter((stage) => isReady(state, user, stage));
+  if (ready.length === 0) return [state, []];
+  const waiting = withStages(
+    state,
+    user,
+    stages.filter((stage) => !ready.includes(stage)),
+  );
+  return ready.reduce<NotesTransition>(
+    (done, stage) => andThen(done, (next) => mergeStage(next, user, stage, Math.max(stage.at, at))),
+    [waiting, []],
+  );
+};
+
+/**
+ * A stage ended: merge now when the extractions of the messages recorded before it have
+ * settled, else keep it waiting for them (never for later messages: it ends under traffic).
+ */
+export const onStageEnded = (state: NotesState, input: NotesStageEnded): NotesTransition => {
+  const { user, session, at, id } = input;
+  if (!isNotesId(user) || (session !== undefined && !isNotesId(session)) || !Number.isFinite(at))
+    return [
+      state,
+      [
+        {
+          type: 'merged',
+          user: describeValue(user),
+          sessions: [],
+          dropped: [],
+          ...(id === undefined ? {} : { stage: id }),
+        },
+      ],
+    ];
+  const waitFor = selectUserConversations(state, user)
+    .filter(([id]) => session === undefined || id === session)
+    .filter(([, conversation]) => conversation.settled < conversation.requested)
+    .map(([id, conversation]) => [storedKey(id), conversation.requested] as const);
+  const stage: NotesPendingStage = {
+    ...(id === undefined ? {} : { id }),
+    ...(session === undefined ? {} : { session }),
+    at,
+    waitFor,
+  };
+  return waitFor.length === 0
+    ? mergeStage(state, user, stage, at)
+    : [withStages(state, user, [...selectUserMachine(state, user).stages, stage]), []];
+};
+
+/** The running rewrite of a user's profile has an outcome: apply it unless the profile changed since. */
+export const onProfileRewriteSettled = (state: NotesState, input: NotesProfileRewriteSettled): NotesTransition => {
+  const { user, outcome, at } = input;
+  const rewrite = selectProfileRewrite(state, user);
+  if (rewrite.started <= rewrite.settled) return [state, []];
+  // A rewrite of a profile that has changed since would undo the newer merge: that merge asked for another.
+  const current = selectGlobalFacts(state.ledger, user) === rewrite.basis;
+  const event = current ? settleProfileRewrite(user, outcome, at, state.ledger.categories) : undefined;
+  const applied = event === undefined ? state : withLedger(state, applyNotesEvent(state.ledger, event));
+  const done: NotesProfileRewrite = {
+    requested: current ? rewrite.requested : Math.max(rewrite.requested, rewrite.started + 1),
+    started: rewrite.started,
+    settled: rewrite.started,
+  };
+  const recorded: NotesTransition = [
+    withRewrite(applied, user, done),
+    event === undefined ? [] : [{ type: 'record', event }],
+  ];
+  const saved =
+    applied === state || event === undefined
+      ? recorded
+      : andThen(recorded, (next) => recordChanges(next, user, [event]));
+  return done.requested === done.started ? saved : andThen(saved, (next) => startRewrite(next, user, done));
+};

@@ -1,0 +1,256 @@
+/**
+ * The notes machine's side of the store port, pure: which records to load and when, what a
+ * save writes and against which versions, and what a conflict does (load the fresh records,
+ * apply this machine's unsaved changes to them again, save again). The runner carries out the
+ * `load` and `save` effects and answers with `notes/loaded` and `notes/saved`.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import type { Failure } from '../base/failure.js';
+import { applyNotesEvent } from './events.js';
+import type { NotesEffect, NotesLoaded, NotesSaved, NotesTransition, StoreCallFailure } from './inputs.js';
+import { idOfKey, type NotesLedger, selectGlobalFacts, selectSessionNotes, storedKey } from './ledger.js';
+import {
+  isLoaded,
+  type NotesState,
+  type NotesUserStorage,
+  selectUserStorage,
+  withLedger,
+  withStorage,
+} from './machine.js';
+import type { GlobalFacts, NotesEvent, SessionNotes } from './model.js';
+import { decodeProfileRecord, decodeSessionRecord, encodeProfileRecord, encodeSessionRecord } from './persist.js';
+import type { NotesWrite, StoredRecord } from './store.js';
+
+/**
+ * The most unsaved changes a user keeps for applying again after a conflict: a store that is
+ * down for a long time must not grow memory with every message. Older ones are still in the
+ * notes a save writes; only a conflict after them would not see them again.
+ */
+export const MAX_UNSAVED_CHANGES = 256;
+
+/** Starts loading the notes of `user` in `session` unless they are loaded or loading. */
+export const requireLoaded = (state: NotesState, user: string, session: string): NotesTransition => {
+  const storage = selectUserStorage(state, user);
+  const key = storedKey(session);
+  if (isLoaded(storage, session) || storage.loading.includes(key)) return [state, []];
+  return [
+    withStorage(state, user, { ...storage, loading: [...storage.loading, key] }),
+    [{ type: 'load', user, session }],
+  ];
+};
+
+/** The sessions (stored keys) and whether the profile the events change. */
+const touched = (events: ReadonlyArray<NotesEvent>): { sessions: ReadonlyArray<string>; profile: boolean } => {
+  const sessions = new Set<string>();
+  let profile = false;
+  for (const event of events) {
+    if (event.type === 'notes/extracted') sessions.add(storedKey(event.session));
+    else if (event.type === 'notes/sessionConsolidated') {
+      sessions.add(storedKey(event.session));
+      profile = true;
+    } else if (event.type === 'notes/profileRewritten') profile = true;
+  }
+  return { sessions: [...sessions], profile };
+};
+
+/** The save of every unsaved change of `user`, unless one runs or a session it writes is being loaded again. */
+const saveIfNeeded = (state: NotesState, user: string): NotesTransition => {
+  const storage = selectUserStorage(state, user);
+  if (storage.saving !== undefined || storage.unsaved.length === 0) return [state, []];
+  const { sessions, profile } = touched(storage.unsaved);
+  if (sessions.some((key) => storage.loading.includes(key))) return [state, []];
+  const stored = (key: string): SessionNotes[] => {
+    const notes = selectSessionNotes(state.ledger, user, idOfKey(key));
+    return notes === undefined ? [] : [notes];
+  };
+  const current = profile ? selectGlobalFacts(state.ledger, user) : undefined;
+  const write: NotesWrite = {
+    sessions: sessions.flatMap((key) =>
+      stored(key).map((notes) => ({
+        session: idOfKey(key),
+        value: encodeSessionRecord(notes),
+        expected: storage.sessions[key] ?? 0,
+      })),
+    ),
+    ...(current === undefined
+      ? {}
+      : { profile: { value: encodeProfileRecord(current), expected: storage.profile ?? 0 } }),
+  };
+  const saving = { count: storage.unsaved.length, sessions, profile: current !== undefined };
+  return [withStorage(state, user, { ...storage, saving }), [{ type: 'save', user, write }]];
+};
+
+/** Notes `events` (the ledger changes just applied for `user`) as unsaved, and saves them unless a save runs. */
+export const recordChanges = (state: NotesState, user: string, events: ReadonlyArray<NotesEvent>): NotesTransition => {
+  const changes = events.filter(
+    (event) =>
+      event.type === 'notes/extracted' ||
+      event.type === 'notes/sessionConsolidated' ||
+      event.type === 'notes/profileRewritten',
+  );
+  if (changes.length === 0) return [state, []];
+  const storage = selectUserStorage(state, user);
+  const unsaved = [...storage.unsaved, ...changes];
+  const over = Math.max(0, unsaved.length - MAX_UNSAVED_CHANGES);
+  // A running save covers the first `count` events; those dropped past the bound leave it.
+  const saving =
+    storage.saving === undefined ? undefined : { ...storage.saving, count: Math.max(0, storage.saving.count - over) };
+  const next: NotesUserStorage = {
+    ...storage,
+    unsaved: unsaved.slice(over),
+    changes: storage.changes + changes.length,
+    ...(saving === undefined ? {} : { saving }),
+  };
+  return saveIfNeeded(withStorage(state, user, next), user);
+};
+
+/** Why a record the store returned cannot be used. */
+type RecordFailure = Failure<'invalid_notes'>;
+
+/** The value of a stored record, decoded; `undefined` when the store holds none. */
+const decoded = <T>(
+  record: StoredRecord,
+  decode: (value: unknown, categories: ReadonlyArray<string>) => E.Either<RecordFailure, T>,
+  categories: ReadonlyArray<string>,
+): E.Either<RecordFailure, T | undefined> =>
+  record.version === 0 || record.value === undefined ? E.right(undefined) : decode(record.value, categories);
+
+/**
+ * The ledger with the loaded records where they are newer than what the machine had, and the
+ * unsaved changes applied to them again. A merge among those changes is done again: the
+ * session it merged is marked unmerged first, as the store still has it.
+ */
+const withFresh = (
+  ledger: NotesLedger,
+  user: string,
+  session: string,
+  notes: SessionNotes | undefined,
+  profile: GlobalFacts | undefined,
+  unsaved: ReadonlyArray<NotesEvent>,
+): readonly [NotesLedger, ReadonlyArray<NotesEvent>] => {
+  const loaded = applyNotesEvent(ledger, {
+    type: 'notes/loaded',
+    user,
+    session,
+    ...(notes === undefined ? {} : { notes }),
+    ...(profile === undefined ? {} : { profile }),
+  });
+  if (loaded === ledger) return [ledger, []];
+  const unmerged = unsaved.reduce((current, event) => {
+    if (event.type !== 'notes/sessionConsolidated') return current;
+    const merged = selectSessionNotes(current, user, event.session);
+    if (merged === undefined) return current;
+    // A first merge the store never saw is done again as a first merge: it counts the session.
+    const { mergedAt, ...rest } = merged;
+    const notes = mergedAt === event.at ? { ...rest, consolidated: false } : { ...merged, consolidated: false };
+    return applyNotesEvent(current, { type: 'notes/loaded', user, session: event.session, notes });
+  }, loaded);
+  const next = unsaved.reduce(applyNotesEvent, unmerged);
+  const finalNotes = selectSessionNotes(next, user, session);
+  const finalProfile = selectGlobalFacts(next, user);
+  return [
+    next,
+    [
+      {
+        type: 'notes/loaded',
+        user,
+        session,
+        ...(finalNotes === undefined ? {} : { notes: finalNotes }),
+        ...(finalProfile === undefined ? {} : { profile: finalProfile }),
+      },
+    ],
+  ];
+};
+
+/** The effect reporting a store failure of `user`. */
+const reported = (user: string, failed: StoreCallFailure): NotesEffect => ({
+  type: 'storeFailed',
+  user,
+  failure: failed,
+});
+
+/**
+ * Takes a load's answer: records newer than the machine's replace its notes (its unsaved
+ * changes applied to them again, one `notes/loaded` event recording the result); a record the
+ * store does not hold keeps what the machine has. A failed load counts the records as absent,
+ * so a later save of them meets a conflict if they were there after all, and loads again.
+ */
+export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTransition => {
+  const { user, session, outcome } = input;
+  const storage = selectUserStorage(state, user);
+  const key = storedKey(session);
+  if (!storage.loading.includes(key)) return [state, []];
+  const loading = storage.loading.filter((other) => other !== key);
+  if (E.isLeft(outcome)) {
+    const next = { ...storage, loading, sessions: { ...storage.sessions, [key]: storage.sessions[key] ?? 0 } };
+    const [saved, effects] = saveIfNeeded(withStorage(state, user, next), user);
+    return [saved, [reported(user, outcome.left), ...effects]];
+  }
+  const records = outcome.right;
+  const { categories } = state.ledger;
+  const fresh = (record: StoredRecord, known: number | undefined): boolean =>
+    record.version > 0 && record.version !== known;
+  const problems: NotesEffect[] = [];
+  const usable = <T>(result: E.Either<RecordFailure, T | undefined>): T | undefined =>
+    pipe(
+      result,
+      E.getOrElseW((problem) => {
+        problems.push(reported(user, problem));
+        return undefined;
+      }),
+    );
+  const notes = fresh(records.session, storage.sessions[key])
+    ? usable(decoded(records.session, decodeSessionRecord, categories))
+    : undefined;
+  const profile = fresh(records.profile, storage.profile)
+    ? usable(decoded(records.profile, decodeProfileRecord, categories))
+    : undefined;
+  const [ledger, events] = withFresh(state.ledger, user, session, notes, profile, storage.unsaved);
+  const next: NotesUserStorage = {
+    ...storage,
+    loading,
+    sessions: { ...storage.sessions, [key]: records.session.version },
+    profile: records.profile.version,
+  };
+  const [saved, effects] = saveIfNeeded(withStorage(withLedger(state, ledger), user, next), user);
+  return [saved, [...events.map((event): NotesEffect => ({ type: 'record', event })), ...problems, ...effects]];
+};
+
+/**
+ * Takes a save's answer: confirmed changes leave `unsaved` and the next save starts if more
+ * came meanwhile; a conflict loads the records the save wrote again (the save follows the
+ * load); any other failure is reported, and its changes wait for the next save.
+ */
+export const applySaveAnswer = (state: NotesState, input: NotesSaved): NotesTransition => {
+  const { user, outcome } = input;
+  const storage = selectUserStorage(state, user);
+  const { saving, ...idle } = storage;
+  if (saving === undefined) return [state, []];
+  if (E.isRight(outcome)) {
+    const written = outcome.right;
+    const unsaved = storage.unsaved.slice(saving.count);
+    const next: NotesUserStorage = {
+      ...idle,
+      sessions: {
+        ...storage.sessions,
+        ...Object.fromEntries(written.sessions.map(({ session, version }) => [storedKey(session), version])),
+      },
+      ...(written.profile === undefined ? {} : { profile: written.profile }),
+      unsaved,
+      settledChanges: storage.changes - unsaved.length,
+    };
+    return saveIfNeeded(withStorage(state, user, next), user);
+  }
+  const again = saving.sessions.length > 0 ? saving.sessions : Object.keys(storage.sessions).slice(0, 1);
+  if (outcome.left.code === 'conflict' && again.length > 0) {
+    const next: NotesUserStorage = { ...idle, loading: [...new Set([...storage.loading, ...again])] };
+    return [
+      withStorage(state, user, next),
+      again
+        .filter((key) => !storage.loading.includes(key))
+        .map((key): NotesEffect => ({ type: 'load', user, session: idOfKey(key) })),
+    ];
+  }
+  return [withStorage(state, user, { ...idle, settledChanges: storage.changes }), [reported(user, outcome.left)]];
+};

@@ -1,0 +1,130 @@
+/**
+ * The notes store port: where a tracker keeps each user's facts per session and their profile
+ * between messages, processes and machines. Records are JSON values with a version, as a SQL
+ * table with a JSON column and a version column holds them: a save names the version it read
+ * and gets a `conflict` back when another writer saved first, so nothing is overwritten
+ * unseen. `memoryNotesStore()` is the embedded default; any adapter passes the conformance
+ * suite (`test/notes/storeConformance.ts`).
+ *
+ * An adapter may answer at once (the memory store does, so a tracker over it behaves exactly
+ * as one with no store at all) or with a promise (a database).
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { type Failure, failure } from '../base/failure.js';
+
+/** A JSON value, as a store keeps it. */
+export type JsonValue =
+  null | boolean | number | string | ReadonlyArray<JsonValue> | { readonly [key: string]: JsonValue };
+
+/** A record and its version: version 0 and no value for a record never saved. */
+export interface StoredRecord {
+  readonly value?: JsonValue;
+  readonly version: number;
+}
+
+/** What `load` reads: one user's record in one session and the user's profile record. */
+export interface NotesRecords {
+  readonly session: StoredRecord;
+  readonly profile: StoredRecord;
+}
+
+/** One record a save writes, if its stored version is still `expected` (0: it must not exist yet). */
+export interface RecordWrite {
+  readonly value: JsonValue;
+  readonly expected: number;
+}
+
+/** What one save writes for one user, all of it or none: records of some sessions, and maybe the profile. */
+export interface NotesWrite {
+  readonly sessions: ReadonlyArray<RecordWrite & { readonly session: string }>;
+  readonly profile?: RecordWrite;
+}
+
+/** The versions a save left: each written record's `expected + 1`. */
+export interface NotesWritten {
+  readonly sessions: ReadonlyArray<{ readonly session: string; readonly version: number }>;
+  readonly profile?: number;
+}
+
+/** Why a store call did nothing: another writer saved first (`conflict`), or the store could not be reached or read. */
+export type NotesStoreFailureCode = 'conflict' | 'unavailable';
+
+/** A failed store call. */
+export type NotesStoreFailure = Failure<NotesStoreFailureCode>;
+
+/** A store's answer: at once, or later. */
+export type StoreAnswer<T> = E.Either<NotesStoreFailure, T> | PromiseLike<E.Either<NotesStoreFailure, T>>;
+
+/** Where a notes tracker keeps users' notes: one (user, session) record and one profile record per user, each versioned. */
+export interface NotesStore {
+  /** The record of `user` in `session` and the user's profile record (each version 0 when never saved). */
+  load(user: string, session: string): StoreAnswer<NotesRecords>;
+  /**
+   * Writes the records of `write` for `user`, all or none: when the stored version of any of
+   * them is not the one it names, nothing is written and the answer is a `conflict`.
+   */
+  save(user: string, write: NotesWrite): StoreAnswer<NotesWritten>;
+}
+
+/** A store failure of code `code`. */
+export const storeFailure = (code: NotesStoreFailureCode, message: string): NotesStoreFailure => failure(code, message);
+
+interface MemoryRecord {
+  /** The value as JSON text: what is saved cannot change behind the store's back, and reads back as a fresh copy. */
+  readonly json: string;
+  readonly version: number;
+}
+
+interface MemoryUser {
+  readonly sessions: Map<string, MemoryRecord>;
+  profile: MemoryRecord | undefined;
+}
+
+const NEVER_SAVED: StoredRecord = Object.freeze({ version: 0 });
+
+const read = (record: MemoryRecord | undefined): StoredRecord =>
+  record === undefined ? NEVER_SAVED : { value: JSON.parse(record.json) as JsonValue, version: record.version };
+
+const stale = (record: MemoryRecord | undefined, expected: number): boolean => (record?.version ?? 0) !== expected;
+
+/**
+ * A store in this process's memory, the default of `createNotableFactsTracker`: answers at
+ * once, keeps JSON copies of what it is given, and checks versions as a database would.
+ */
+export const memoryNotesStore = (): NotesStore => {
+  const users = new Map<string, MemoryUser>();
+  const userOf = (user: string): MemoryUser => {
+    const found = users.get(user);
+    if (found !== undefined) return found;
+    const created: MemoryUser = { sessions: new Map(), profile: undefined };
+    users.set(user, created);
+    return created;
+  };
+  return {
+    load: (user, session) => {
+      const found = users.get(user);
+      return E.right({ session: read(found?.sessions.get(session)), profile: read(found?.profile) });
+    },
+    save: (user, write) => {
+      const found = users.get(user);
+      const conflicted = [
+        ...write.sessions
+          .filter(({ session, expected }) => stale(found?.sessions.get(session), expected))
+          .map(({ session }) => `the record of ${JSON.stringify(user)} in ${JSON.stringify(session)}`),
+        ...(write.profile !== undefined && stale(found?.profile, write.profile.expected)
+          ? [`the profile of ${JSON.stringify(user)}`]
+          : []),
+      ];
+      if (conflicted.length > 0)
+        return E.left(storeFailure('conflict', `${conflicted.join(' and ')} changed since it was read`));
+      const target = userOf(user);
+      const sessions = write.sessions.map(({ session, value, expected }) => {
+        target.sessions.set(session, { json: JSON.stringify(value), version: expected + 1 });
+        return { session, version: expected + 1 };
+      });
+      if (write.profile === undefined) return E.right({ sessions });
+      target.profile = { json: JSON.stringify(write.profile.value), version: write.profile.expected + 1 };
+      return E.right({ sessions, profile: write.profile.expected + 1 });
+    },
+  };
+};

@@ -1,0 +1,103 @@
+/**
+ * Calling the notes store port on behalf of the machine: a `load` or `save` effect in, the input
+ * that answers it out (at once when the store answered at once). The store is an adapter of
+ * someone else's code: one that throws, rejects or answers with something that is not an
+ * `Either` has failed as `unavailable`, never taken the runner down.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { describeError } from '../base/describe.js';
+import type { NotesLoadEffect, NotesLoaded, NotesSaved, NotesSaveEffect } from './inputs.js';
+import {
+  type NotesRecords,
+  type NotesStore,
+  type NotesStoreFailure,
+  type NotesWritten,
+  type StoreAnswer,
+  type StoredRecord,
+  storeFailure,
+} from './store.js';
+
+const unavailable = (error: unknown): E.Either<NotesStoreFailure, never> =>
+  E.left(storeFailure('unavailable', `the notes store failed: ${describeError(error)}`));
+
+const isPromiseLike = (value: unknown): value is PromiseLike<unknown> =>
+  typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
+
+const isEither = (value: unknown): value is E.Either<unknown, unknown> =>
+  typeof value === 'object' &&
+  value !== null &&
+  ((value as E.Either<unknown, unknown>)._tag === 'Left' || (value as E.Either<unknown, unknown>)._tag === 'Right');
+
+const isVersioned = (value: unknown): boolean =>
+  typeof value === 'object' &&
+  value !== null &&
+  Number.isInteger((value as StoredRecord).version) &&
+  (value as StoredRecord).version >= 0;
+
+const isRecords = (value: unknown): value is NotesRecords =>
+  typeof value === 'object' &&
+  value !== null &&
+  isVersioned((value as NotesRecords).session) &&
+  isVersioned((value as NotesRecords).profile);
+
+const isWritten = (value: unknown): value is NotesWritten =>
+  typeof value === 'object' &&
+  value !== null &&
+  Array.isArray((value as NotesWritten).sessions) &&
+  (value as NotesWritten).sessions.every((entry) => typeof entry?.session === 'string' && isVersioned(entry)) &&
+  ((value as NotesWritten).profile === undefined || Number.isInteger((value as NotesWritten).profile));
+
+/** The answer as an `Either` of the shape asked for, or an `unavailable` failure saying what came instead. */
+const checked = <T>(answer: unknown, isShape: (value: unknown) => value is T): E.Either<NotesStoreFailure, T> => {
+  if (!isEither(answer)) return unavailable(new Error('the notes store answered with something that is not an Either'));
+  if (E.isLeft(answer)) {
+    const { code, message } = (answer.left ?? {}) as Partial<NotesStoreFailure>;
+    return code === 'conflict' || code === 'unavailable'
+      ? E.left(storeFailure(code, typeof message === 'string' ? message : code))
+      : unavailable(new Error(`the notes store failed without a known code (${String(code)})`));
+  }
+  return isShape(answer.right)
+    ? E.right(answer.right)
+    : unavailable(new Error('the notes store answered with records of the wrong shape'));
+};
+
+const answered = <T, I>(
+  call: () => StoreAnswer<T>,
+  isShape: (value: unknown) => value is T,
+  input: (outcome: E.Either<NotesStoreFailure, T>) => I,
+): I | PromiseLike<I> => {
+  let answer: StoreAnswer<T>;
+  try {
+    answer = call();
+  } catch (error) {
+    return input(unavailable(error));
+  }
+  return isPromiseLike(answer)
+    ? Promise.resolve(answer).then(
+        (value) => input(checked(value, isShape)),
+        (error: unknown) => input(unavailable(error)),
+      )
+    : input(checked(answer, isShape));
+};
+
+/** Runs a `load` or `save` effect against `store`: the `notes/loaded` or `notes/saved` input answering it. */
+export const callStore = (
+  store: NotesStore,
+  effect: NotesLoadEffect | NotesSaveEffect,
+): NotesLoaded | NotesSaved | PromiseLike<NotesLoaded | NotesSaved> => {
+  const { user } = effect;
+  return effect.type === 'load'
+    ? answered(
+        () => store.load(user, effect.session),
+        isRecords,
+        (outcome): NotesLoaded => ({ type: 'notes/loaded', user, session: effect.session, outcome }),
+      )
+    : answered(
+        () => store.save(user, effect.write),
+        isWritten,
+        (outcome): NotesSaved => ({ type: 'notes/saved', user, outcome }),
+      );
+};
+
+/** True when a store's answer is still to come. */
+export const isPending = <T>(answer: T | PromiseLike<T>): answer is PromiseLike<T> => isPromiseLike(answer);

@@ -1,0 +1,110 @@
+/**
+ * The public shape of the notable-facts tracker (`tracker.ts`): its options, its methods and
+ * what they return.
+ */
+import type * as E from 'fp-ts/lib/Either.js';
+import type { Failure } from '../base/failure.js';
+import type { ConversationMessage } from './conversation.js';
+import type { NotesBlocks } from './format.js';
+import type { NotesLedger } from './ledger.js';
+import type { CategorizedFact, GlobalFacts, NoteCategory, NotesEvent } from './model.js';
+import type { CompleteFn } from './port.js';
+import type { NotesStore, NotesStoreFailureCode } from './store.js';
+
+/**
+ * Why a tracker call did nothing, or what `onError` hears: bad input (`invalid_input`), a bug
+ * (`internal`), a store that failed or held a record that cannot be read (`unavailable`,
+ * `conflict`, `invalid_notes`), or a clock that failed (`clock_failed`).
+ */
+export type NotesTrackerFailureCode =
+  'invalid_input' | 'internal' | NotesStoreFailureCode | 'invalid_notes' | 'clock_failed';
+
+/** A failed tracker call, or a failure in the background reported to `onError`. */
+export type NotesTrackerFailure = Failure<NotesTrackerFailureCode>;
+
+/** Options of `createNotableFactsTracker`. */
+export interface NotableFactsTrackerOptions {
+  /** The model call: `(prompt, { signal }) => Promise<string>`; abort when `signal` fires. */
+  readonly complete: CompleteFn;
+  /** Where users' notes are kept between messages (default: `memoryNotesStore()`, this process's memory). */
+  readonly store?: NotesStore;
+  /** Hears every failure no caller is there to receive (a store or clock that failed) and every `internal` one. */
+  readonly onError?: (failure: NotesTrackerFailure) => void;
+  /** The categories, names or `{ name, description }` (default: the five defaults). */
+  readonly categories?: ReadonlyArray<string | NoteCategory>;
+  /** The number of facts the extraction prompt asks the model to stay within (default 18). */
+  readonly softLimit?: number;
+  /** Milliseconds a model call may take, from the moment it is made (default 15,000; at most 2^31 - 1). */
+  readonly timeoutMs?: number;
+  /** Epoch milliseconds now (default `Date.now`). */
+  readonly now?: () => number;
+  /** Exchanges `contextFor` returns as the history window (default 5). */
+  readonly historyTurns?: number;
+  /** A ledger to start from, such as one read back from a saved state (the store's records win where it has them). */
+  readonly initial?: NotesLedger;
+  /** After each end of stage, also have the model rewrite the merged profile (default false). */
+  readonly consolidateWithModel?: boolean;
+  /** The most events `events()` keeps (default 10,000); older ones fold into the snapshot of `eventLog()`. */
+  readonly maxEvents?: number;
+}
+
+/** The event log as a ledger and the events since it: `replayNotes(events, snapshot)` is the current ledger. */
+export interface NotesEventLog {
+  readonly snapshot: NotesLedger;
+  readonly events: ReadonlyArray<NotesEvent>;
+}
+
+/** What `recordUserMessage` did: started an extraction for the message, or folded it into the next one. */
+export type RecordOutcome = 'started' | 'coalesced';
+
+/** What the main prompt of `user` in `session` gets: the rendered blocks and the recent exchanges. */
+export interface NotesContext extends NotesBlocks {
+  /** The last exchanges (default 5) recorded for this user and session, oldest first. */
+  readonly history: ReadonlyArray<ConversationMessage>;
+}
+
+/** What an end of stage merged into a user's profile. */
+export interface StageReport {
+  readonly user: string;
+  /** The sessions whose facts were merged, in merge order. */
+  readonly sessions: ReadonlyArray<string>;
+  readonly profile: GlobalFacts | undefined;
+  /** The profile facts that fell off past the cap of 50. */
+  readonly dropped: ReadonlyArray<CategorizedFact>;
+}
+
+/** Called after a change of the ledger. */
+export type NotesListener = (next: NotesLedger, previous: NotesLedger) => void;
+
+/** Notable facts per user and session, kept by a model in the background. No method throws. */
+export interface NotableFactsTracker {
+  /**
+   * Records the message and schedules an extraction (once the user's notes in the session are
+   * loaded from the store); returns at once, never waiting for the model.
+   */
+  recordUserMessage(user: string, session: string, text: string): E.Either<NotesTrackerFailure, RecordOutcome>;
+  /** Records the assistant's reply, for the extraction prompt and the history window. */
+  recordAssistantMessage(user: string, session: string, text: string): E.Either<NotesTrackerFailure, void>;
+  /** The blocks and history window for the next main prompt of `user` in `session`. */
+  contextFor(user: string, session: string): E.Either<NotesTrackerFailure, NotesContext>;
+  /**
+   * Loads the notes of `user` in `session` and their profile from the store, unless they are
+   * loaded: what a request handler awaits before `contextFor` when the store answers later (a
+   * database). A failed load is the store's failure; the tracker then carries on with what it has.
+   */
+  load(user: string, session: string): Promise<E.Either<NotesTrackerFailure, void>>;
+  /**
+   * Ends a stage: merges `session` (default: every session of the user with unmerged facts)
+   * into the user's profile, once the extractions of the messages recorded before the call
+   * have settled (never later ones: it ends under continuous traffic). Never rejects.
+   */
+  endStage(user: string, session?: string): Promise<E.Either<NotesTrackerFailure, StageReport>>;
+  /** Resolves when the model calls, loads and saves running or queued at the call have settled (not those asked for later). */
+  settled(): Promise<void>;
+  getSnapshot(): NotesLedger;
+  subscribe(listener: NotesListener): () => void;
+  /** The recorded events (the changes, and the failed and timed-out model calls): every one, up to `maxEvents`. */
+  events(): ReadonlyArray<NotesEvent>;
+  /** The log as a snapshot and the events since it, which rebuild the ledger however long the tracker ran. */
+  eventLog(): NotesEventLog;
+}

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { parseNotesLog } from '../../src/notes/log.js';
+import { lines, user } from './logLines.js';
+
+describe('parseNotesLog', () => {
+  it('reads every kind of line, giving lines without "at" the previous time plus a second', () => {
+    const { entries, errors } = parseNotesLog(
+      lines(
+        user('maya', 'hi', { at: '2026-02-03T19:00:00Z' }),
+        { type: 'assistant', user: 'maya', session: 's1', text: 'hello' },
+        { type: 'extraction', user: 'maya', session: 's1', error: 'timeout' },
+        { type: 'endStage', user: 'maya' },
+      ),
+    );
+    expect(errors).toEqual([]);
+    const start = Date.UTC(2026, 1, 3, 19);
+    expect(entries.map((entry) => [entry.type, entry.at])).toEqual([
+      ['user', start],
+      ['assistant', start + 1000],
+      ['extraction', start + 2000],
+      ['endStage', start + 3000],
+    ]);
+    expect(entries[2]).toMatchObject({ outcome: { _tag: 'Left', left: { code: 'timeout' } } });
+  });
+
+  it('rejects bad lines one by one, with their line numbers, and reads the rest', () => {
+    const { entries, errors } = parseNotesLog(
+      [
+        '{nope',
+        JSON.stringify({ type: 'shout', user: 'maya' }),
+        JSON.stringify({ user: 'maya' }),
+        JSON.stringify({ type: 'user', session: 's1', text: 'x' }),
+        JSON.stringify({ type: 'user', user: 'maya', session: 's1', text: '' }),
+        JSON.stringify({ type: 'extraction', user: 'maya', session: 's1' }),
+        JSON.stringify({ type: 'extraction', user: 'maya', session: 's1', response: '[]', error: 'x' }),
+        JSON.stringify({ type: 'user', user: 'maya', session: 's1', text: 'x', at: 'yesterday' }),
+        '',
+        JSON.stringify(user('maya', 'fine')),
+      ].join('\n'),
+    );
+    expect(errors.map((error) => [error.line, error.code])).toEqual([
+      [1, 'invalid_json'],
+      [2, 'unknown_type'],
+      [3, 'missing_field'],
+      [4, 'missing_field'],
+      [5, 'invalid_field'],
+      [6, 'missing_field'],
+      [7, 'invalid_field'],
+      [8, 'invalid_field'],
+    ]);
+    expect(entries).toHaveLength(1);
+  });
+});

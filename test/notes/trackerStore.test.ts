@@ -1,0 +1,284 @@
+/**
+ * The tracker over the notes store port: it loads a user's notes when a message for them comes,
+ * saves after each extraction and merge, resolves conflicts between two writers without losing
+ * either's changes, and reports a store that fails (or a bug) instead of answering as if nothing
+ * were noted.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import { replayNotes } from '../../src/notes/events.js';
+import { emptyNotesLedger, selectGlobalFacts, selectSessionNotes } from '../../src/notes/ledger.js';
+import type { CompleteFn } from '../../src/notes/port.js';
+import { type JsonValue, memoryNotesStore, type NotesStore, storeFailure } from '../../src/notes/store.js';
+import { createNotableFactsTracker } from '../../src/notes/tracker.js';
+import type { NotesTrackerFailure } from '../../src/notes/trackerTypes.js';
+import { answeringLater } from './storeConformance.js';
+
+const answer = (...facts: Array<[string, string]>): string =>
+  JSON.stringify({ notableFacts: facts.map(([category, fact]) => ({ category, fact })) });
+
+const right = <T>(result: E.Either<NotesTrackerFailure, T>): T => {
+  if (E.isLeft(result)) throw new Error(`expected a value, got ${result.left.code}: ${result.left.message}`);
+  return result.right;
+};
+
+/** The records of `user` in `session`, read straight from the store. */
+const stored = async (store: NotesStore, user: string, session: string) => {
+  const records = await store.load(user, session);
+  if (E.isLeft(records)) throw new Error(records.left.message);
+  return records.right;
+};
+
+const sessionRecord = (facts: Array<[string, string]>, updatedAt = 1): JsonValue => ({
+  facts: facts.map(([category, fact]) => ({ category, fact })),
+  updatedAt,
+  consolidated: false,
+});
+
+/** A model that answers each prompt with the facts `pick` returns for it. */
+const model = (pick: (prompt: string) => Array<[string, string]>): { complete: CompleteFn; prompts: string[] } => {
+  const prompts: string[] = [];
+  return {
+    prompts,
+    complete: async (prompt) => {
+      prompts.push(prompt);
+      return answer(...pick(prompt));
+    },
+  };
+};
+
+describe('a tracker over a notes store', () => {
+  it('loads what the store holds for a user when a message comes, and extracts from it', async () => {
+    const store = memoryNotesStore();
+    await store.save('maya', {
+      sessions: [{ session: 's1', value: sessionRecord([['People', 'Partner is Jordan']]), expected: 0 }],
+      profile: {
+        value: { facts: [{ category: 'History', fact: 'Married three years' }], consolidatedAt: 1, sessionCount: 1 },
+        expected: 0,
+      },
+    });
+    const { complete, prompts } = model(() => [
+      ['People', 'Partner is Jordan'],
+      ['Logistics', 'Jordan works nights'],
+    ]);
+    const tracker = createNotableFactsTracker({ complete, store });
+    expect(tracker.recordUserMessage('maya', 's1', 'Jordan works nights.')).toEqual(E.right('started'));
+    // What the store held serves at once: the memory store answers at once.
+    expect(right(tracker.contextFor('maya', 's1')).text).toBe(
+      [
+        'ABOUT THIS USER (from previous sessions):',
+        '[History]',
+        '- Married three years',
+        '',
+        'NOTED FACTS FROM THIS SESSION:',
+        '[People]',
+        '- Partner is Jordan',
+      ].join('\n'),
+    );
+    await tracker.settled();
+    expect(prompts[0]).toContain('Current facts:\n{"category":"People","fact":"Partner is Jordan"}\n');
+    expect((await stored(store, 'maya', 's1')).session).toEqual({
+      value: {
+        ...(sessionRecord([
+          ['People', 'Partner is Jordan'],
+          ['Logistics', 'Jordan works nights'],
+        ]) as object),
+        updatedAt: expect.any(Number),
+        messagesAt: expect.any(Number),
+      },
+      version: 2,
+    });
+    // The event log still rebuilds the ledger: the loaded notes are an event of their own.
+    expect(tracker.events().map((event) => event.type)).toEqual(['notes/loaded', 'notes/extracted']);
+    expect(replayNotes(tracker.events(), emptyNotesLedger())).toEqual(tracker.getSnapshot());
+  });
+
+  it('saves after each extraction and each merge, so a new tracker over the store carries on', async () => {
+    const store = memoryNotesStore();
+    const first = createNotableFactsTracker({
+      complete: model(() => [['People', 'Partner is Jordan']]).complete,
+      store,
+    });
+    first.recordUserMessage('maya', 's1', 'My partner is Jordan.');
+    await first.settled();
+    right(await first.endStage('maya', 's1'));
+    await first.settled();
+    const records = await stored(store, 'maya', 's1');
+    expect(records.session.value).toMatchObject({ consolidated: true });
+    expect(records.profile.value).toMatchObject({ facts: [{ category: 'People', fact: 'Partner is Jordan' }] });
+
+    const second = createNotableFactsTracker({ complete: model(() => []).complete, store });
+    right(await second.load('maya', 's2'));
+    expect(right(second.contextFor('maya', 's2')).profile).toBe(
+      'ABOUT THIS USER (from previous sessions):\n[People]\n- Partner is Jordan',
+    );
+  });
+
+  it('resolves a conflict between two trackers on one user: the later save loads the other’s and applies its own again', async () => {
+    const store = memoryNotesStore();
+    const a = createNotableFactsTracker({ complete: model(() => [['People', 'Partner is Jordan']]).complete, store });
+    const b = createNotableFactsTracker({ complete: model(() => [['Logistics', 'Works nights']]).complete, store });
+    a.recordUserMessage('maya', 's1', 'one');
+    b.recordUserMessage('maya', 's2', 'two');
+    await Promise.all([a.settled(), b.settled()]);
+    // Both loaded the profile when it did not exist; a merges first, b's merge then meets a conflict.
+    right(await a.endStage('maya', 's1'));
+    await a.settled();
+    right(await b.endStage('maya', 's2'));
+    await b.settled();
+    const profile = (await stored(store, 'maya', 's1')).profile;
+    expect(profile.version).toBe(2);
+    expect(profile.value).toMatchObject({
+      facts: [
+        { category: 'People', fact: 'Partner is Jordan' },
+        { category: 'Logistics', fact: 'Works nights' },
+      ],
+      sessionCount: 2,
+    });
+    expect(selectGlobalFacts(b.getSnapshot(), 'maya')?.facts).toHaveLength(2);
+    expect(replayNotes(b.events(), emptyNotesLedger())).toEqual(b.getSnapshot());
+  });
+
+  it('with a store that answers later, waits for the load: messages meanwhile fold into one extraction', async () => {
+    const memory = memoryNotesStore();
+    await memory.save('maya', {
+      sessions: [{ session: 's1', value: sessionRecord([['People', 'Partner is Jordan']]), expected: 0 }],
+    });
+    const { complete, prompts } = model(() => [['People', 'Partner is Jordan']]);
+    const tracker = createNotableFactsTracker({ complete, store: answeringLater(memory) });
+    expect(tracker.recordUserMessage('maya', 's1', 'first')).toEqual(E.right('started'));
+    expect(tracker.recordUserMessage('maya', 's1', 'second')).toEqual(E.right('coalesced'));
+    expect(right(tracker.contextFor('maya', 's1')).session).toBe('');
+    right(await tracker.load('maya', 's1'));
+    expect(right(tracker.contextFor('maya', 's1')).session).toBe(
+      'NOTED FACTS FROM THIS SESSION:\n[People]\n- Partner is Jordan',
+    );
+    await tracker.settled();
+    expect(prompts).toHaveLength(1);
+    expect(prompts[0]).toContain('User: first\n\nLatest user message:\nUser: second');
+    expect((await stored(memory, 'maya', 's1')).session.version).toBe(1);
+  });
+
+  it('reports a store that fails to onError, carries on with what it has, and saves again at the next change', async () => {
+    const memory = memoryNotesStore();
+    let down = true;
+    const store: NotesStore = {
+      load: (user, session) => (down ? Promise.reject(new Error('connection refused')) : memory.load(user, session)),
+      save: (user, write) =>
+        down ? E.left(storeFailure('unavailable', 'the database is down')) : memory.save(user, write),
+    };
+    const heard: string[] = [];
+    let n = 0;
+    const tracker = createNotableFactsTracker({
+      complete: async () => answer(['History', `fact ${(n += 1)}`]),
+      store,
+      onError: (failure) => heard.push(`${failure.code}: ${failure.message}`),
+    });
+    tracker.recordUserMessage('maya', 's1', 'one');
+    await tracker.settled();
+    expect(heard).toEqual([
+      'unavailable: the notes store failed: connection refused',
+      'unavailable: the database is down',
+    ]);
+    expect(right(tracker.contextFor('maya', 's1')).session).toContain('- fact 1');
+    down = false;
+    tracker.recordUserMessage('maya', 's1', 'two');
+    await tracker.settled();
+    expect((await stored(memory, 'maya', 's1')).session).toMatchObject({
+      value: { facts: [{ category: 'History', fact: 'fact 2' }] },
+      version: 1,
+    });
+  });
+
+  it('reports a stored record it cannot read as invalid_notes, and keeps its own', async () => {
+    const store = memoryNotesStore();
+    await store.save('maya', { sessions: [{ session: 's1', value: { facts: 'oops' }, expected: 0 }] });
+    const heard: NotesTrackerFailure[] = [];
+    const tracker = createNotableFactsTracker({
+      complete: model(() => [['People', 'Partner is Jordan']]).complete,
+      store,
+      onError: (failure) => heard.push(failure),
+    });
+    tracker.recordUserMessage('maya', 's1', 'hello');
+    await tracker.settled();
+    expect(heard).toEqual([{ code: 'invalid_notes', message: expect.stringMatching(/^session\.updatedAt /u) }]);
+    // Its own save overwrites the unreadable record, at the version it read.
+    expect((await stored(store, 'maya', 's1')).session).toMatchObject({ version: 2 });
+    expect(selectSessionNotes(tracker.getSnapshot(), 'maya', 's1')?.facts).toHaveLength(1);
+  });
+
+  it('surfaces a bug as a failure with code internal, returned and reported, never as an empty context', async () => {
+    const heard: NotesTrackerFailure[] = [];
+    const broken = { categories: ['People'], users: { not: 'a persistent map' } };
+    const tracker = createNotableFactsTracker({
+      complete: async () => '[]',
+      initial: broken as never,
+      onError: (failure) => heard.push(failure),
+    });
+    const context = tracker.contextFor('maya', 's1');
+    expect(E.isLeft(context) && context.left.code).toBe('internal');
+    expect(E.isLeft(context) && context.left.message).toMatch(/^unexpected failure \(a bug; please report it\): /u);
+    expect(heard.map((failure) => failure.code)).toEqual(['internal']);
+    expect(E.isLeft(tracker.recordUserMessage('maya', 's1', 'hello'))).toBe(true);
+    expect(E.isLeft(await tracker.endStage('maya'))).toBe(true);
+    await expect(tracker.settled()).resolves.toBeUndefined();
+  });
+
+  it('takes a store that throws, rejects or answers something else as unavailable, never as an exception', async () => {
+    const answers: Array<() => unknown> = [
+      () => {
+        throw new Error('no pool');
+      },
+      () => Promise.reject(new Error('reset by peer')),
+      () => ({ rows: [] }),
+      () => E.right({ session: { version: -1 }, profile: { version: 0 } }),
+      () => E.left({ code: 'timeout', message: 'slow' }),
+    ];
+    const heard: string[] = [];
+    const store: NotesStore = {
+      load: () => answers.shift()!() as never,
+      save: () => E.right({ sessions: [] }),
+    };
+    const tracker = createNotableFactsTracker({
+      complete: async () => '[]',
+      store,
+      onError: (failure) => heard.push(`${failure.code}: ${failure.message}`),
+    });
+    for (const session of ['s1', 's2', 's3', 's4', 's5'])
+      expect(E.isLeft(await tracker.load('maya', session))).toBe(true);
+    expect(heard).toEqual([
+      'unavailable: the notes store failed: no pool',
+      'unavailable: the notes store failed: reset by peer',
+      'unavailable: the notes store failed: the notes store answered with something that is not an Either',
+      'unavailable: the notes store failed: the notes store answered with records of the wrong shape',
+      'unavailable: the notes store failed: the notes store failed without a known code (timeout)',
+    ]);
+  });
+
+  it('stops at a bug while taking an answer that arrived later: waits hear internal instead of waiting forever', async () => {
+    const trap = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('trap');
+        },
+      },
+    );
+    const store: NotesStore = {
+      load: async () => E.right({ session: { value: trap as never, version: 1 }, profile: { version: 0 } }),
+      save: () => E.right({ sessions: [] }),
+    };
+    const heard: NotesTrackerFailure[] = [];
+    const tracker = createNotableFactsTracker({ complete: async () => '[]', store, onError: (f) => heard.push(f) });
+    expect(tracker.recordUserMessage('maya', 's1', 'hello')).toEqual(E.right('started'));
+    const stage = tracker.endStage('maya');
+    const loaded = await tracker.load('maya', 's1');
+    expect(E.isLeft(loaded) && loaded.left.code).toBe('internal');
+    const stageResult = await stage;
+    expect(E.isLeft(stageResult) && stageResult.left.code).toBe('internal');
+    const later = await tracker.endStage('maya');
+    expect(E.isLeft(later) && later.left.code).toBe('internal');
+    await expect(tracker.settled()).resolves.toBeUndefined();
+    expect(heard.map((failure) => failure.code)).toEqual(['internal']);
+  });
+});
