@@ -164,7 +164,7 @@ export const parseFileEvidence = (
   return pipe(
     parseLineRange(value.slice(colon + 1)),
     E.bimap(
-      (reason) => usage(`--file ${JSON.stringify(value)}: ${reason}`),
+      (reason) => usage(`--file ${JSON.stringify(value)}: ${reason.message}`),
       (range) => ({ path, lines: formatLineRange(range) }),
     ),
   );

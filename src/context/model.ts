@@ -210,7 +210,8 @@ export interface ContextError {
     | 'git_failed'
     | 'unsafe_path'
     | 'config'
-    | 'io';
+    | 'io'
+    | 'internal';
   readonly message: string;
   /** Where a corrupt file was moved to. */
   readonly backup?: string;

@@ -284,21 +284,27 @@ const lineAndColumn = (text: string, position: number): string => {
  * Why `text` is not JSON, without quoting it: the parser's own message quotes the text, and a
  * broken context file may hold anything (a pasted secret), so only a position is kept.
  */
-const jsonProblem = (text: string, error: unknown): string => {
-  const message = error instanceof Error ? error.message : '';
+const jsonProblem = (text: string, error: SyntaxError): string => {
+  const { message } = error;
   const position = /\bposition (\d+)/u.exec(message);
   if (position !== null) return `at ${lineAndColumn(text, Number(position[1]))}`;
   if (/unexpected end/iu.test(message)) return 'it ends too early';
   return 'unexpected text';
 };
 
-/** Parses JSON text, calling a failure what it is: a truncated or corrupt file (never quoting it). */
+/**
+ * Parses JSON text, calling a failure what it is: a truncated or corrupt file (never quoting
+ * it). Only the parser's own refusal, a `SyntaxError`, is such a failure; anything else is a bug
+ * and is not caught here.
+ */
 export const parseJsonText = (text: string): E.Either<ContextError, unknown> => {
   const json = text.replace(/^\uFEFF/u, '');
-  return E.tryCatch(
-    () => JSON.parse(json) as unknown,
-    (error) => corrupt(`not valid JSON, the file is truncated or corrupt (${jsonProblem(json, error)})`),
-  );
+  try {
+    return E.right(JSON.parse(json) as unknown);
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    return E.left(corrupt(`not valid JSON, the file is truncated or corrupt (${jsonProblem(json, error)})`));
+  }
 };
 
 /**
@@ -309,9 +315,7 @@ export const decodeContextFile = (value: unknown, kind: ContextKind): E.Either<C
   pipe(
     versionOf(value),
     E.chain(notNewer),
-    E.chain((version) =>
-      version < CONTEXT_SCHEMA_VERSION ? E.mapLeft(corrupt)(migrateContextDocument(value, kind)) : E.right(value),
-    ),
+    E.chain((version) => (version < CONTEXT_SCHEMA_VERSION ? migrateContextDocument(value, kind) : E.right(value))),
     E.chain((document) => validate(ContextFileSchema, document)),
     E.chainFirst((document) => sameKind(kind, document.kind)),
     E.chainFirst((document) => uniqueKeys(document.contexts.map((context) => context.key))),

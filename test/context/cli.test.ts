@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { formatSavedState } from '../../src/cli/source.js';
 import { CONTEXT_BUDGETS } from '../../src/context/budget.js';
 import { buildContextBundle } from '../../src/context/bundle.js';
-import { loadContext } from '../../src/context/node/store.js';
+import { loadContext } from '../../src/context/node/index.js';
 import { makeFact } from '../../src/core/fact.js';
 import { addFacts } from '../../src/core/store/addFacts.js';
 import { emptyFactStore } from '../../src/core/store/state.js';

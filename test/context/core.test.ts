@@ -146,7 +146,7 @@ describe('evidence helpers', () => {
   it('reads line ranges in the usual notations', () => {
     expect(parseLineRange('L10-L40')).toEqual(E.right({ start: 10, end: 40 }));
     expect(parseLineRange('7')).toEqual(E.right({ start: 7, end: 7 }));
-    expect(E.isLeft(parseLineRange('L0'))).toBe(true);
+    expect(parseLineRange('L0')).toEqual(E.left({ code: 'invalid', message: '"L0" starts before line 1' }));
   });
 
   it('tells completion claims apart', () => {
@@ -365,7 +365,7 @@ describe('migrateContextDocument', () => {
     const current = { schema_version: 1, kind: 'planning', contexts: [] };
     expect(migrateContextDocument(current, 'planning')).toEqual(E.right(current));
     expect(migrateContextDocument({ schema_version: 0 }, 'planning')).toEqual(
-      E.left('a draft (version 0) context needs a key'),
+      E.left({ code: 'corrupt', message: 'a draft (version 0) context needs a key' }),
     );
   });
 });
@@ -581,7 +581,10 @@ describe('resolveSharedContextFlag', () => {
     expect(resolveSharedContextFlag(undefined, '0', true)).toEqual(E.right({ enabled: false, source: 'env' }));
     expect(resolveSharedContextFlag(undefined, '', true)).toEqual(E.right({ enabled: true, source: 'config' }));
     expect(resolveSharedContextFlag(undefined, 'maybe', true)).toEqual(
-      E.left('SHARED_CONTEXT_ENABLED must be true or false (or 1/0, yes/no, on/off), not "maybe"'),
+      E.left({
+        code: 'config',
+        message: 'SHARED_CONTEXT_ENABLED must be true or false (or 1/0, yes/no, on/off), not "maybe"',
+      }),
     );
   });
 });

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { CONTEXT_LIMITS, type ContextFile, type SharedContext } from '../../src/context/model.js';
-import { type ContextOptions, writeContext } from '../../src/context/node/store.js';
+import { type ContextOptions, writeContext } from '../../src/context/node/index.js';
 import { decodeContextFile, encodeContextFile } from '../../src/context/schema.js';
 import { emptySharedContext } from '../../src/context/update.js';
 import { expectOneLineFailure, runIn } from './cliRun.js';

@@ -23,7 +23,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import lockfile from 'proper-lockfile';
 import { describe, expect, it } from 'vitest';
 import type { ContextFile, SharedContext } from '../../src/context/model.js';
-import { type ContextOptions, loadContext, updateContext, writeContext } from '../../src/context/node/store.js';
+import { type ContextOptions, loadContext, updateContext, writeContext } from '../../src/context/node/index.js';
 import { decodeContextFile, encodeContextFile } from '../../src/context/schema.js';
 import { emptySharedContext, recordContextClaim } from '../../src/context/update.js';
 import { expectOneLineFailure, type Ran, runBinary, runIn } from './cliRun.js';

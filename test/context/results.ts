@@ -2,7 +2,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import type { ContextError } from '../../src/context/model.js';
-import type { LoadedContext } from '../../src/context/node/store.js';
+import type { LoadedContext } from '../../src/context/node/index.js';
 
 /** The loaded context of a call that must succeed with the feature on. */
 export const loadedOf = (result: E.Either<ContextError, O.Option<LoadedContext>>): LoadedContext => {

@@ -12,15 +12,9 @@ import { buildContextBundle } from '../../context/bundle.js';
 import type { StaleReason } from '../../context/checkpoint.js';
 import { CONTEXT_CONFIG_FILE, SHARED_CONTEXT_ENV, type SharedContextFlag } from '../../context/flag.js';
 import type { ContextError } from '../../context/model.js';
-import {
-  type ContextOptions,
-  type LoadedContext,
-  loadContext,
-  moveContext,
-  resolveContext,
-  updateContext,
-  writeContext,
-} from '../../context/node/store.js';
+import { moveContext, resolveContext, updateContext, writeContext } from '../../context/node/edit.js';
+import { type LoadedContext, loadContext } from '../../context/node/load.js';
+import type { ContextOptions } from '../../context/node/scope.js';
 import { CONTEXT_LIMITS } from '../../context/model.js';
 import { droppedNotice } from '../../context/notices.js';
 import { recordContextClaim } from '../../context/update.js';

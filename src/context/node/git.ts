@@ -5,6 +5,9 @@
  * location says so, and everything counts as stale; a git that fails inside a repository is
  * an error of its own, with git's own words, never mistaken for "not a repository".
  */
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { sha256HexPrefix } from '../../base/hash.js';
 import {
@@ -25,7 +28,6 @@ import type { ContextError } from '../model.js';
 import { normalizeRemoteUrl, type RepositoryFacts } from '../repository.js';
 import { readTextIfExists } from './files.js';
 import { decodeGitOutput, displayGitPath, pathUnder, stdinPathLine } from './gitPaths.js';
-import { nodeModules } from './modules.js';
 
 /** The branch part of a key outside a git repository. */
 export const NO_BRANCH = '(no branch)';
@@ -54,9 +56,8 @@ const runGitBytes = async (
   args: ReadonlyArray<string>,
   input?: Buffer,
 ): Promise<E.Either<GitFailure, Buffer>> => {
-  const { childProcess } = await nodeModules();
   return new Promise((resolve) => {
-    const child = childProcess.execFile(
+    const child = execFile(
       'git',
       [...args],
       {
@@ -103,7 +104,6 @@ const gitFailed = (failure: GitFailure): ContextError => ({
  * keep context in: refused, as is a git that fails for another reason (git's first line).
  */
 export const locateRepository = async (cwd: string): Promise<E.Either<ContextError, RepositoryLocation>> => {
-  const { fs, path } = await nodeModules();
   const stat = await fs.stat(cwd).catch(() => undefined);
   if (stat === undefined || !stat.isDirectory())
     return E.left({ code: 'io', message: `the working directory ${cwd} does not exist (was it deleted?)` });
@@ -143,7 +143,6 @@ export const readRepositoryFacts = async (
   location: RepositoryLocation,
   knownRoot?: string,
 ): Promise<E.Either<ContextError, RepositoryFacts>> => {
-  const { path } = await nodeModules();
   const folder = path.basename(location.root);
   if (location.kind === 'none') return E.right({ rootCommits: [], folder });
   // The recorded first commit is checked while the origin is read: each is one short git process.
@@ -190,7 +189,6 @@ const workingFiles = async (
   tree: WorkingTreeStatus,
   depth: number,
 ): Promise<E.Either<ContextError, WorkingFile[]>> => {
-  const { fs, path } = await nodeModules();
   const modes = new Map(tree.modes);
   const withMode = (file: string): { mode?: string } => {
     const mode = modes.get(file);
@@ -307,7 +305,6 @@ const readGitFile = async (file: string): Promise<string | undefined> => {
  * HEAD detached on its own.
  */
 const detachedFor = async (root: string): Promise<{ readonly branch: string; readonly head: HeadState }> => {
-  const { path } = await nodeModules();
   // `git status` says "(detached)" for a branch of that very name too: HEAD's full name tells them apart.
   const paths = await runGit(root, [
     'rev-parse',
@@ -372,15 +369,15 @@ export const observeSnapshot = async (location: RepositoryLocation): Promise<E.E
 export const changedFiles = async (
   root: string,
   since: string,
-): Promise<E.Either<string, ReadonlyArray<ChangedFile>>> => {
+): Promise<E.Either<ContextError, ReadonlyArray<ChangedFile>>> => {
   if (since === '') {
     const files = await runGit(root, ['ls-files', '-z']);
     return E.isLeft(files)
-      ? E.left(files.left.message)
+      ? E.left(gitFailed(files.left))
       : E.right(splitNulSeparated(files.right).map((path) => ({ status: 'A', path: displayGitPath(path) })));
   }
   if (!/^[0-9a-f]{7,64}$/u.test(since))
-    return E.left(`the checkpoint's commit ${JSON.stringify(since)} is not a commit id`);
+    return E.left({ code: 'invalid', message: `the checkpoint's commit ${JSON.stringify(since)} is not a commit id` });
   const diff = await runGit(root, ['diff', '--name-status', '-z', since, '--']);
   return E.isRight(diff)
     ? E.right(
@@ -390,9 +387,10 @@ export const changedFiles = async (
           ...(change.from === undefined ? {} : { from: displayGitPath(change.from) }),
         })),
       )
-    : E.left(
-        `the checkpoint's commit ${since.slice(0, 7)} is not in this repository (rebased away or not fetched), so the changed files are unknown`,
-      );
+    : E.left({
+        code: 'git_failed',
+        message: `the checkpoint's commit ${since.slice(0, 7)} is not in this repository (rebased away or not fetched), so the changed files are unknown`,
+      });
 };
 
 /**
