@@ -19,9 +19,10 @@ import { isCompletionClaim, normalizeEvidencePath, parseClaim, parseLineRange } 
 import { hasConflictMarkers, splitConflictMarkers } from '../src/context/merge.js';
 import type { RepositorySnapshot } from '../src/context/checkpoint.js';
 import { normalizeRemoteUrl } from '../src/context/repository.js';
-import { parseJsonText } from '../src/context/schema.js';
+import { parseJsonText } from '../src/context/jsonText.js';
 import { findSecret } from '../src/context/secrets.js';
-import { applyRunOutcome, emptySharedContext } from '../src/context/update.js';
+import { applyRunOutcome } from '../src/context/runOutcome.js';
+import { emptySharedContext } from '../src/context/update.js';
 import { normalizeTaskId } from '../src/core/extract/extractor.js';
 import { freeText, isPlaceholder, pathText } from '../src/core/extract/rule.js';
 import { mentionsConvention } from '../src/core/extract/rules.js';

@@ -7,7 +7,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { formatLineRange, parseLineRange, type ClaimInput } from '../context/ledger.js';
 import { CONTEXT_KINDS, type ContextKind, type DecisionStatus } from '../context/model.js';
-import type { FailedRun } from '../context/update.js';
+import type { FailedRun } from '../context/runInput.js';
 import { HELP_OPTION, type OptionTable, type UsageError } from './options.js';
 
 /** The subcommands of `fact-tracker context`. */

@@ -67,19 +67,11 @@ export type {
   WorkingFile,
   WorkingTreeStatus,
 } from './checkpoint.js';
-export {
-  applyRunOutcome,
-  emptySharedContext,
-  markSummaryStale,
-  recordContextClaim,
-  redactContext,
-  removeContext,
-  RETRY_WINDOW_MS,
-  selectContext,
-  selectDroppedEntries,
-  upsertContext,
-} from './update.js';
-export type { FailedRun, RunOutcome, SucceededRun } from './update.js';
+export { emptySharedContext, markSummaryStale, recordContextClaim, redactContext } from './update.js';
+export { removeContext, selectContext, upsertContext } from './contextFile.js';
+export { applyRunOutcome, RETRY_WINDOW_MS } from './runOutcome.js';
+export type { FailedRun, RunOutcome, SucceededRun } from './runInput.js';
+export { selectDroppedEntries } from './dropped.js';
 export {
   decodeContextFile,
   decodeSessionsFile,
@@ -93,13 +85,9 @@ export type { ContextFileDocument, ContextSessionsDocument } from './schema.js';
 export { migrateContextDocument } from './migrate.js';
 export { CONTEXT_BUDGETS } from './budget.js';
 export type { BundleBudget, BundleSection, CharRange, ImplementationSection, PlanningSection } from './budget.js';
-export {
-  buildContextBundle,
-  CONTEXT_BUNDLE_HEADER,
-  DEFAULT_RELEVANCE_THRESHOLD,
-  selectRelevantFacts,
-} from './bundle.js';
-export type { BundleFacts, BundleInput, BundleOptions, BundleSectionReport, ContextBundle } from './bundle.js';
+export { buildContextBundle, CONTEXT_BUNDLE_HEADER } from './bundle.js';
+export { DEFAULT_RELEVANCE_THRESHOLD, selectRelevantFacts } from './bundleFacts.js';
+export type { BundleFacts, BundleInput, BundleOptions, BundleSectionReport, ContextBundle } from './bundleModel.js';
 export { PINNED_SECTION_MAX, pinnedRulesProblem } from './pinned.js';
 export { escapeMarkdown, renderContextDashboard } from './dashboard.js';
 export {

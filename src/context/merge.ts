@@ -15,7 +15,7 @@ import {
   type RunFailure,
   type SharedContext,
 } from './model.js';
-import { selectDroppedEntries } from './update.js';
+import { failureIdentity, selectDroppedEntries } from './dropped.js';
 
 /** The two versions of a file with conflict markers, ours (HEAD) and theirs. */
 export interface ConflictSides {
@@ -122,13 +122,10 @@ const mergeClaims = (newer: ReadonlyArray<Claim>, older: ReadonlyArray<Claim>): 
   return [...byText.values()].sort((a, b) => (a.at ?? NEVER) - (b.at ?? NEVER)).slice(-CONTEXT_LIMITS.claims);
 };
 
-const failureId = (failure: RunFailure): string =>
-  JSON.stringify([failure.at ?? null, failure.failedStep, failure.error, failure.nextAction]);
-
 /** Failures by content and time: each once, oldest first, the last few kept. */
 const mergeFailures = (newer: ReadonlyArray<RunFailure>, older: ReadonlyArray<RunFailure>): RunFailure[] => {
   const byId = new Map<string, RunFailure>();
-  for (const failure of [...older, ...newer]) byId.set(failureId(failure), failure);
+  for (const failure of [...older, ...newer]) byId.set(failureIdentity(failure), failure);
   return [...byId.values()].sort((a, b) => (a.at ?? NEVER) - (b.at ?? NEVER)).slice(-CONTEXT_LIMITS.recentFailures);
 };
 

@@ -273,40 +273,6 @@ const uniqueKeys = (keys: ReadonlyArray<KeyDocument>): E.Either<ContextError, tr
     : E.left(corrupt(`entries ${sorted[repeat - 1]!.index} and ${sorted[repeat]!.index} share one key`));
 };
 
-/** Where in `text` the UTF-16 offset `position` is, as `line L, column C`. */
-const lineAndColumn = (text: string, position: number): string => {
-  const before = text.slice(0, position);
-  const line = before.split('\n').length;
-  return `line ${line}, column ${position - before.lastIndexOf('\n')}`;
-};
-
-/**
- * Why `text` is not JSON, without quoting it: the parser's own message quotes the text, and a
- * broken context file may hold anything (a pasted secret), so only a position is kept.
- */
-const jsonProblem = (text: string, error: SyntaxError): string => {
-  const { message } = error;
-  const position = /\bposition (\d+)/u.exec(message);
-  if (position !== null) return `at ${lineAndColumn(text, Number(position[1]))}`;
-  if (/unexpected end/iu.test(message)) return 'it ends too early';
-  return 'unexpected text';
-};
-
-/**
- * Parses JSON text, calling a failure what it is: a truncated or corrupt file (never quoting
- * it). Only the parser's own refusal, a `SyntaxError`, is such a failure; anything else is a bug
- * and is not caught here.
- */
-export const parseJsonText = (text: string): E.Either<ContextError, unknown> => {
-  const json = text.replace(/^\uFEFF/u, '');
-  try {
-    return E.right(JSON.parse(json) as unknown);
-  } catch (error) {
-    if (!(error instanceof SyntaxError)) throw error;
-    return E.left(corrupt(`not valid JSON, the file is truncated or corrupt (${jsonProblem(json, error)})`));
-  }
-};
-
 /**
  * Decodes a parsed context file of `kind`: a newer version is refused, an older one migrated,
  * and version 1 validated field by field.
@@ -419,6 +385,3 @@ export const encodeSessionsFile = (file: ContextSessionsFile): ContextSessionsDo
       ),
     })),
 });
-
-/** A document as file text: two-space JSON and a final newline. */
-export const formatJsonDocument = (document: unknown): string => `${JSON.stringify(document, null, 2)}\n`;

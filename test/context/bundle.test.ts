@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CONTEXT_BUDGETS } from '../../src/context/budget.js';
-import { buildContextBundle, CONTEXT_BUNDLE_HEADER, type ContextBundle } from '../../src/context/bundle.js';
+import { buildContextBundle, CONTEXT_BUNDLE_HEADER, type ContextBundle } from '../../src/context/index.js';
 import type { ContextStatus } from '../../src/context/checkpoint.js';
 import type { ContextKind, SharedContext } from '../../src/context/model.js';
-import { emptySharedContext } from '../../src/context/update.js';
+import { emptySharedContext } from '../../src/context/index.js';
 import { makeFact } from '../../src/core/fact.js';
 import { addFacts } from '../../src/core/store/addFacts.js';
 import { emptyFactStore } from '../../src/core/store/state.js';

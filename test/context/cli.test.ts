@@ -9,7 +9,7 @@ import * as O from 'fp-ts/lib/Option.js';
 import { describe, expect, it } from 'vitest';
 import { formatSavedState } from '../../src/cli/source.js';
 import { CONTEXT_BUDGETS } from '../../src/context/budget.js';
-import { buildContextBundle } from '../../src/context/bundle.js';
+import { buildContextBundle } from '../../src/context/index.js';
 import { loadContext } from '../../src/context/node/index.js';
 import { makeFact } from '../../src/core/fact.js';
 import { addFacts } from '../../src/core/store/addFacts.js';

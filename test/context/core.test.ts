@@ -39,7 +39,7 @@ import {
   markSummaryStale,
   selectContext,
   upsertContext,
-} from '../../src/context/update.js';
+} from '../../src/context/index.js';
 import { contextArb } from './arbitraries.js';
 
 const ledgerOf = (result: E.Either<unknown, EvidenceLedger>): EvidenceLedger => {

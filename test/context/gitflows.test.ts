@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { CONTEXT_LIMITS, type ContextFile, type SharedContext } from '../../src/context/model.js';
 import { type ContextOptions, writeContext } from '../../src/context/node/index.js';
 import { decodeContextFile, encodeContextFile } from '../../src/context/schema.js';
-import { emptySharedContext } from '../../src/context/update.js';
+import { emptySharedContext } from '../../src/context/index.js';
 import { expectOneLineFailure, runIn } from './cliRun.js';
 import { loadedOf } from './results.js';
 import { commitAll, git, makeRepo, readJson, tempDir, writeFiles } from './repo.js';

@@ -25,7 +25,7 @@ import { describe, expect, it } from 'vitest';
 import type { ContextFile, SharedContext } from '../../src/context/model.js';
 import { type ContextOptions, loadContext, updateContext, writeContext } from '../../src/context/node/index.js';
 import { decodeContextFile, encodeContextFile } from '../../src/context/schema.js';
-import { emptySharedContext, recordContextClaim } from '../../src/context/update.js';
+import { emptySharedContext, recordContextClaim } from '../../src/context/index.js';
 import { expectOneLineFailure, type Ran, runBinary, runIn } from './cliRun.js';
 import { errorOf, loadedOf } from './results.js';
 import { commitAll, git, listing, makeRepo, readJson, tempDir, writeFiles } from './repo.js';

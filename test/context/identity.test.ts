@@ -19,7 +19,7 @@ import {
   type SharedContext,
 } from '../../src/context/model.js';
 import { identifyRepository, normalizeRemoteUrl, resolveRepositoryKey } from '../../src/context/repository.js';
-import { emptySharedContext } from '../../src/context/update.js';
+import { emptySharedContext } from '../../src/context/index.js';
 import { contextArb } from './arbitraries.js';
 
 const at = (repo: string, workstreamId = 'default'): SharedContext =>

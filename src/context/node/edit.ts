@@ -11,15 +11,10 @@ import { isSameContextKey, parseContextKey } from '../key.js';
 import { mergeContexts } from '../merge.js';
 import type { CliSessions, ContextError, SharedContext } from '../model.js';
 import { selectOtherKeys } from '../notices.js';
-import {
-  applyRunOutcome,
-  emptySharedContext,
-  markSummaryStale,
-  removeContext,
-  type RunOutcome,
-  selectContext,
-  upsertContext,
-} from '../update.js';
+import { removeContext, selectContext, upsertContext } from '../contextFile.js';
+import { applyRunOutcome } from '../runOutcome.js';
+import type { RunOutcome } from '../runInput.js';
+import { emptySharedContext, markSummaryStale } from '../update.js';
 import type { LoadedContext } from './load.js';
 import type { ContextOptions, Result } from './scope.js';
 import { editContext, type FileEdit } from './write.js';

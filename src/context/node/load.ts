@@ -5,7 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
-import type { BundleInput } from '../bundle.js';
+import type { BundleInput } from '../bundleModel.js';
 import {
   type ChangedFile,
   checkpointMismatch,
@@ -27,7 +27,8 @@ import type {
 } from '../model.js';
 import { elsewhereNotice, selectOtherKeys } from '../notices.js';
 import { findContextSecret } from '../schema.js';
-import { emptySharedContext, markSummaryStale, redactContext, selectContext } from '../update.js';
+import { selectContext } from '../contextFile.js';
+import { emptySharedContext, markSummaryStale, redactContext } from '../update.js';
 import { missingEvidencePaths } from './evidence.js';
 import { changedFiles, type Observed } from './git.js';
 import { headNotes, keyIn, observe } from './observe.js';

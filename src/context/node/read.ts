@@ -10,7 +10,8 @@ import { renderContextDashboard } from '../dashboard.js';
 import { CONTEXT_DIRECTORY, contextFileNames } from '../layout.js';
 import { splitConflictMarkers } from '../merge.js';
 import { CONTEXT_FILE_MAX_BYTES, CONTEXT_SCHEMA_VERSION, type ContextError, type ContextFile } from '../model.js';
-import { decodeContextFile, parseJsonText } from '../schema.js';
+import { parseJsonText } from '../jsonText.js';
+import { decodeContextFile } from '../schema.js';
 import { formatBytes, readTextIfExists } from './files.js';
 import { type Observed, readBlob } from './git.js';
 import { contextCommand, located, prune, type Result, type Scope } from './scope.js';
@@ -21,6 +22,7 @@ export const decodeText = <T>(
   decode: (value: unknown) => E.Either<ContextError, T>,
 ): E.Either<ContextError, T> => pipe(parseJsonText(text), E.chain(decode));
 
+/** The workstreams of a file, each with its branch, for a message. */
 export const workstreamsOf = (file: ContextFile): ReadonlyArray<string> =>
   file.contexts.map((context) => `${context.key.workstreamId} (branch ${context.key.branch})`);
 
@@ -148,6 +150,7 @@ export const isNewerVersion = async (scope: Scope): Promise<boolean> => {
   return version !== null && Number(version[1]) > CONTEXT_SCHEMA_VERSION;
 };
 
+/** The refusal of a context file over the size cap. */
 export const tooLarge = (scope: Scope): ContextError =>
   located(scope, scope.paths.json, {
     code: 'too_large',

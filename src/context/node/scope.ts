@@ -22,7 +22,7 @@ import {
 import { parseContextKey } from '../key.js';
 import { CONTEXT_DIRECTORY, contextFileNames } from '../layout.js';
 import { CONTEXT_KINDS, type ContextError, type ContextKind, DEFAULT_WORKSTREAM } from '../model.js';
-import { parseJsonText } from '../schema.js';
+import { parseJsonText } from '../jsonText.js';
 import { confineToRoot, readTextIfExists } from './files.js';
 import { locateRepository, type RepositoryLocation } from './git.js';
 

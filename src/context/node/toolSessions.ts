@@ -12,7 +12,8 @@ import {
   type ContextKey,
   type ContextSessionsFile,
 } from '../model.js';
-import { decodeSessionsFile, encodeCheckedSessionsFile, formatJsonDocument } from '../schema.js';
+import { formatJsonDocument } from '../jsonText.js';
+import { decodeSessionsFile, encodeCheckedSessionsFile } from '../schema.js';
 import { readTextIfExists } from './files.js';
 import { decodeText } from './read.js';
 import { located, type Scope } from './scope.js';

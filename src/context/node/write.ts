@@ -26,8 +26,11 @@ import {
   type SharedContext,
 } from '../model.js';
 import { selectOtherKeys } from '../notices.js';
-import { encodeCheckedContextFile, findContextSecret, formatJsonDocument } from '../schema.js';
-import { redactContext, selectContext, selectDroppedEntries } from '../update.js';
+import { formatJsonDocument } from '../jsonText.js';
+import { encodeCheckedContextFile, findContextSecret } from '../schema.js';
+import { selectContext } from '../contextFile.js';
+import { selectDroppedEntries } from '../dropped.js';
+import { redactContext } from '../update.js';
 import { checkNewEvidence } from './evidence.js';
 import { contextLock, fileSize, formatBytes, LOCK_STALE_MS, moveAside } from './files.js';
 import type { Observed } from './git.js';
