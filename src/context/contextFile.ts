@@ -4,7 +4,7 @@
  */
 import * as O from 'fp-ts/lib/Option.js';
 import { compareContextKeys, isSameContextKey } from './key.js';
-import type { ContextFile, ContextKey, SharedContext } from './model.js';
+import type { ContextFile, ContextKey, QuarantinedContext, SharedContext } from './model.js';
 
 /** The context stored under `key` (compared as a tuple), if any. */
 export const selectContext = (file: ContextFile, key: ContextKey): O.Option<SharedContext> =>
@@ -16,12 +16,15 @@ export const upsertContext = (file: ContextFile, context: SharedContext): Contex
   if (at !== -1 && file.contexts[at] === context) return file;
   const contexts =
     at === -1 ? [...file.contexts, context] : file.contexts.map((stored, i) => (i === at ? context : stored));
-  return {
-    kind: file.kind,
-    ...(file.repository === undefined ? {} : { repository: file.repository }),
-    contexts: contexts.sort((a, b) => compareContextKeys(a.key, b.key)),
-  };
+  return { ...file, contexts: contexts.sort((a, b) => compareContextKeys(a.key, b.key)) };
 };
+
+/**
+ * The context kept apart under `key` (it breaks a cap or its schema), if one is: a write to
+ * that key would shadow it, so the shell refuses one until it is fixed by hand.
+ */
+export const selectQuarantined = (file: ContextFile, key: ContextKey): QuarantinedContext | undefined =>
+  file.quarantined?.find((entry) => entry.key !== undefined && isSameContextKey(entry.key, key));
 
 /** `file` without the context stored under `key`; the very same file when there is none. */
 export const removeContext = (file: ContextFile, key: ContextKey): ContextFile =>

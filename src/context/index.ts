@@ -34,6 +34,7 @@ export type {
   RunFailure,
   RunStatus,
   SharedContext,
+  QuarantinedContext,
   WorkingSummary,
 } from './model.js';
 export { compareContextKeys, isSameContextKey, ordContextKey, parseContextKey, sanitizeKeyPart } from './key.js';
@@ -72,16 +73,10 @@ export { removeContext, selectContext, upsertContext } from './contextFile.js';
 export { applyRunOutcome, RETRY_WINDOW_MS } from './runOutcome.js';
 export type { FailedRun, RunOutcome, SucceededRun } from './runInput.js';
 export { selectDroppedEntries } from './dropped.js';
-export {
-  decodeContextFile,
-  decodeSessionsFile,
-  encodeCheckedContextFile,
-  encodeCheckedSessionsFile,
-  encodeContextFile,
-  encodeSessionsFile,
-  findContextSecret,
-} from './schema.js';
-export type { ContextFileDocument, ContextSessionsDocument } from './schema.js';
+export { decodeContextFile, encodeCheckedContextFile, encodeContextFile, findContextSecret } from './schema.js';
+export type { ContextFileDocument } from './schema.js';
+export { decodeSessionsFile, encodeCheckedSessionsFile, encodeSessionsFile } from './sessionsFile.js';
+export type { ContextSessionsDocument } from './sessionsFile.js';
 export { migrateContextDocument } from './migrate.js';
 export { CONTEXT_BUDGETS } from './budget.js';
 export type { BundleBudget, BundleSection, CharRange, ImplementationSection, PlanningSection } from './budget.js';

@@ -42,5 +42,30 @@ export const parseJsonText = (text: string): E.Either<ContextError, unknown> => 
   }
 };
 
+/**
+ * `text` without the commas that stand right before a closing `}` or `]` (outside strings): the
+ * typo a hand edit leaves most often, which JSON does not allow. Undefined when there is none;
+ * otherwise the text and where the first one was.
+ */
+export const withoutTrailingCommas = (text: string): { readonly text: string; readonly first: string } | undefined => {
+  const cuts: number[] = [];
+  let inString = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const character = text[i];
+    if (inString) {
+      if (character === '\\') i += 1;
+      else if (character === '"') inString = false;
+    } else if (character === '"') inString = true;
+    else if (character === ',') {
+      let next = i + 1;
+      while (next < text.length && ' \t\n\r'.includes(text[next]!)) next += 1;
+      if (text[next] === '}' || text[next] === ']') cuts.push(i);
+    }
+  }
+  if (cuts.length === 0) return undefined;
+  const parts = cuts.map((cut, i) => text.slice(i === 0 ? 0 : cuts[i - 1]! + 1, cut));
+  return { text: parts.join('') + text.slice(cuts[cuts.length - 1]! + 1), first: lineAndColumn(text, cuts[0]!) };
+};
+
 /** A document as file text: two-space JSON and a final newline. */
 export const formatJsonDocument = (document: unknown): string => `${JSON.stringify(document, null, 2)}\n`;

@@ -11,6 +11,7 @@ import {
   type ContextFile,
   type Decision,
   type DroppedEntry,
+  type QuarantinedContext,
   type RepositoryIdentity,
   type RunFailure,
   type SharedContext,
@@ -170,6 +171,15 @@ const identityOf = (file: ContextFile): RepositoryIdentity | undefined => {
   return repos.length === 1 ? { id: repos[0]!, source: 'folder' } : undefined;
 };
 
+/** The contexts either side kept apart, each once: they go back untouched, whichever side held them. */
+const unionQuarantined = (
+  ours: ReadonlyArray<QuarantinedContext>,
+  theirs: ReadonlyArray<QuarantinedContext>,
+): ReadonlyArray<QuarantinedContext> => {
+  const seen = new Set(ours.map((entry) => JSON.stringify(entry.raw)));
+  return [...ours, ...theirs.filter((entry) => !seen.has(JSON.stringify(entry.raw)))];
+};
+
 /** Of two identities, the one both clones keep whichever side they are on: the stronger source, then the smaller id. */
 const strongerIdentity = (a: RepositoryIdentity, b: RepositoryIdentity): RepositoryIdentity =>
   SOURCE_RANK[a.source] !== SOURCE_RANK[b.source]
@@ -213,11 +223,13 @@ export const mergeContextFilesReported = (ours: ContextFile, theirs: ContextFile
     }
   }
   const repository = unify?.kept ?? ours.repository ?? theirs.repository;
+  const quarantined = unionQuarantined(ours.quarantined ?? [], theirs.quarantined ?? []);
   return {
     file: {
       kind: ours.kind,
       ...(repository === undefined ? {} : { repository }),
       contexts: [...contexts].sort((a, b) => compareContextKeys(a.key, b.key)),
+      ...(quarantined.length === 0 ? {} : { quarantined }),
     },
     ...(unify === undefined ? {} : { identity: unify }),
     dropped: contexts.flatMap((context, i) =>

@@ -124,12 +124,28 @@ export interface RepositoryIdentity {
   readonly source: 'origin' | 'first_commit' | 'folder';
 }
 
+/**
+ * A context of the file that breaks a cap or its schema (a hand edit, a teammate's tool): kept
+ * apart exactly as it was read, written back untouched, never served, so that one broken
+ * workstream never takes the others down.
+ */
+export interface QuarantinedContext {
+  /** The entry as it stands in the file. */
+  readonly raw: unknown;
+  /** Its key, when that part is valid. */
+  readonly key?: ContextKey;
+  /** Where it breaks the schema and how (`contexts[1].open_decisions: ...`), never quoting its text. */
+  readonly problem: string;
+}
+
 /** One context file: every workstream's context of one kind, in key order. */
 export interface ContextFile {
   readonly kind: ContextKind;
   /** The repository identity the file was written under (absent in files written before it was recorded). */
   readonly repository?: RepositoryIdentity;
   readonly contexts: ReadonlyArray<SharedContext>;
+  /** The contexts kept apart (see `QuarantinedContext`), after the others in the file. */
+  readonly quarantined?: ReadonlyArray<QuarantinedContext>;
 }
 
 /** One workstream's tool sessions, as kept in a `*.local.json` file. */

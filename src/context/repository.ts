@@ -83,7 +83,7 @@ const rekey = (file: ContextFile, from: string, to: RepositoryIdentity): Context
       ? file.contexts[i]!
       : context,
   );
-  return { kind: file.kind, repository: to, contexts: contexts.sort((a, b) => compareContextKeys(a.key, b.key)) };
+  return { ...file, repository: to, contexts: contexts.sort((a, b) => compareContextKeys(a.key, b.key)) };
 };
 
 const recorded = (file: ContextFile, identity: RepositoryIdentity): ContextFile =>

@@ -99,7 +99,9 @@ describe.concurrent('fact-tracker context', () => {
       'recent failures:\n',
     ])
       expect(show.stdout).toContain(part);
-    expect(show.stdout).toMatch(/keep \*\.local\.json out of git; data\/context\/\.gitignore does\)\n$/u);
+    expect(show.stdout).toMatch(
+      /local to this machine; git ignores it: data\/context\/\.gitignore:\d+: \*\.local\.json\)\n$/u,
+    );
 
     const loaded = await loadContext({ kind: 'planning', cwd: repo, enabled: true });
     const expected =

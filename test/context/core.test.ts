@@ -195,6 +195,13 @@ const roundTrip = (file: ContextFile) =>
 const errorOf = (result: E.Either<{ code: string; message: string }, unknown>): string =>
   E.isLeft(result) ? `${result.left.code}: ${result.left.message}` : 'decoded';
 
+/** What decoding a file with one broken context gives: the others decoded, that one kept apart with its problem. */
+const quarantineOf = (result: E.Either<{ code: string; message: string }, ContextFile>): string => {
+  if (E.isLeft(result)) return `${result.left.code}: ${result.left.message}`;
+  const [entry] = result.right.quarantined ?? [];
+  return entry === undefined ? 'decoded' : `kept apart: ${entry.problem}`;
+};
+
 describe('context keys', () => {
   it('compare as tuples, never as joined strings or prefixes', () => {
     expect(isSameContextKey(key('r', 'a/b', 'c'), key('r', 'a', 'b/c'))).toBe(false);
@@ -290,18 +297,19 @@ describe('context files', () => {
     expect(errorOf(decodeContextFile({ ...valid, contexts: [context, context] }, 'planning'))).toMatch(
       /^corrupt: entries 0 and 1 share one key$/u,
     );
+    // A context that breaks its schema or a cap is kept apart alone; the file is not refused for it.
     expect(
-      errorOf(
+      quarantineOf(
         decodeContextFile(
           { ...valid, contexts: [{ ...context, pinned_rules: ['x'.repeat(200), 'y'.repeat(200)] }] },
           'planning',
         ),
       ),
     ).toMatch(
-      /^corrupt: contexts\[0\]\.pinned_rules: pinned rules would take \d+ characters as rendered, over the 350/u,
+      /^kept apart: contexts\[0\]\.pinned_rules: pinned rules would take \d+ characters as rendered, over the 350/u,
     );
     expect(
-      errorOf(
+      quarantineOf(
         decodeContextFile(
           {
             ...valid,
@@ -312,7 +320,7 @@ describe('context files', () => {
           'planning',
         ),
       ),
-    ).toBe('corrupt: contexts[0].checkpoint.git_head: not a commit id');
+    ).toBe('kept apart: contexts[0].checkpoint.git_head: not a commit id');
     expect(errorOf(decodeContextFile({ ...valid, schema_version: 'one' }, 'planning'))).toBe(
       'corrupt: schema_version is not a version number',
     );

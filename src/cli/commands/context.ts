@@ -3,7 +3,7 @@
  * directory, through the library's context shell. Stored text is untrusted, so every field
  * printed goes through `collapseWhitespace` and stays on its line.
  */
-import { relative, sep } from 'node:path';
+import { relative, resolve, sep } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
@@ -13,6 +13,7 @@ import type { StaleReason } from '../../context/checkpoint.js';
 import { CONTEXT_CONFIG_FILE, SHARED_CONTEXT_ENV, type SharedContextFlag } from '../../context/flag.js';
 import type { ContextError } from '../../context/model.js';
 import { moveContext, resolveContext, updateContext, writeContext } from '../../context/node/edit.js';
+import { checkRegularFile } from '../../context/node/files.js';
 import { type LoadedContext, loadContext } from '../../context/node/load.js';
 import type { ContextOptions } from '../../context/node/scope.js';
 import { CONTEXT_LIMITS } from '../../context/model.js';
@@ -128,7 +129,7 @@ const renderShow = (loaded: LoadedContext, style: Style): string => {
     );
   const tools = Object.entries(loaded.sessions);
   lines.push(
-    `tool sessions: ${tools.length === 0 ? 'none' : tools.map(([tool, session]) => `${safe(tool)} ${safe(session.id)}`).join(', ')} (in ${shown(loaded, loaded.paths.sessions)}: local to this machine, keep *.local.json out of git; ${shown(loaded, loaded.paths.gitignore)} does)`,
+    `tool sessions: ${tools.length === 0 ? 'none' : tools.map(([tool, session]) => `${safe(tool)} ${safe(session.id)}`).join(', ')} (in ${shown(loaded, loaded.paths.sessions)}: local to this machine; ${loaded.sessionsIgnoredBy === undefined ? `git does not ignore it yet: the next write that saves tool sessions adds *.local.json to ${shown(loaded, loaded.paths.gitignore)}` : `git ignores it: ${safe(loaded.sessionsIgnoredBy)}`})`,
   );
   return `${lines.join('\n')}\n`;
 };
@@ -193,10 +194,21 @@ interface LoadedFacts {
   readonly firstRejected?: number;
 }
 
-/** A fact store for the retrieved tier: a saved state, or the store a history replays to (the replay is loaded only then). */
-const loadFacts = (io: CliIo, file: string): TE.TaskEither<string, LoadedFacts> =>
+/** The most a `--facts` file may hold: a history of many sessions fits, a device or a runaway file does not. */
+const FACTS_MAX_BYTES = 1024 * 1024 * 1024;
+
+/**
+ * A fact store for the retrieved tier: a saved state, or the store a history replays to (the
+ * replay is loaded only then). Only a regular file is read, and inside the repository at `root`
+ * only one reached without a link out of it: a committed link to a device never hangs a bundle.
+ */
+const loadFacts = (io: CliIo, file: string, root: string): TE.TaskEither<string, LoadedFacts> =>
   pipe(
-    async () => E.right((await import('./history.js')).loadStore(io, file)),
+    async () =>
+      E.mapLeft((error: ContextError) => `--facts ${file}: ${error.message}`)(
+        await checkRegularFile(resolve(io.cwd ?? root, file), root, FACTS_MAX_BYTES),
+      ),
+    TE.chain(() => async () => E.right((await import('./history.js')).loadStore(io, file))),
     TE.chain((load) => load),
     TE.map(({ store, rejected }) => ({
       store,
@@ -260,7 +272,7 @@ export const runContext = (command: ContextCommand, io: CliIo): TE.TaskEither<st
           O.isNone(loaded) || command.facts === undefined
             ? TE.right({ loaded })
             : pipe(
-                loadFacts(io, command.facts),
+                loadFacts(io, command.facts, loaded.value.paths.root),
                 TE.map((facts) => ({ loaded, facts })),
               ),
         ),

@@ -10,8 +10,8 @@ import * as E from 'fp-ts/lib/Either.js';
 import { isInside } from '../checkpoint.js';
 import { parseLineRange, selectEvidencePaths } from '../ledger.js';
 import type { Claim, ContextError, EvidenceLedger, FileEvidence, SharedContext } from '../model.js';
-import type { Observed } from './git.js';
 import { readBlob } from './git.js';
+import type { Observed } from './snapshot.js';
 import { pathUnder } from './gitPaths.js';
 
 /** Index modes of entries that are not files with lines. */

@@ -22,49 +22,71 @@ export const formatBytes = (bytes: number): string =>
       : `${bytes} bytes`;
 
 /**
- * The text of `file`, at most `maxBytes` of it, or undefined when there is no such file. A
- * longer file (or a device such as `/dev/zero`) is refused after reading `maxBytes + 1` bytes,
- * so no read costs more than its bound.
+ * Runs `work` on `file` opened for reading, only when it is a regular file: opening does not
+ * block (a FIFO returns at once instead of waiting for a writer), and anything else (a FIFO, a
+ * device, a folder) is refused before a byte is read. `missing` is what a file that does not
+ * exist gives.
  */
-export const readTextIfExists = async (
+const withRegularFile = async <T>(
   file: string,
-  maxBytes: number,
-  /** Return the first `maxBytes` of a longer file instead of refusing it. */
-  headOnly = false,
-): Promise<E.Either<ContextError, string | undefined>> => {
-  let handle: Awaited<ReturnType<typeof fs.open>>;
+  missing: () => E.Either<ContextError, T>,
+  work: (handle: fs.FileHandle, size: number) => Promise<E.Either<ContextError, T>>,
+): Promise<E.Either<ContextError, T>> => {
+  let handle: fs.FileHandle;
   try {
-    // Non-blocking, so that opening a FIFO returns at once instead of waiting for a writer.
     handle = await fs.open(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
   } catch (error) {
-    return errorCode(error) === 'ENOENT' ? E.right(undefined) : E.left(ioError(`cannot read ${file}`, error));
+    return errorCode(error) === 'ENOENT' ? missing() : E.left(ioError(`cannot read ${file}`, error));
   }
   try {
     const stat = await handle.stat();
-    if (!stat.isFile())
-      return E.left({
-        code: 'unsafe_path',
-        message: `is ${describeFileType(stat)}, not a regular file: refusing to read it`,
-      });
-    const buffer = Buffer.alloc(Math.min(maxBytes + 1, 64 * 1024));
-    const chunks: Buffer[] = [];
-    let total = 0;
-    for (;;) {
-      const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, maxBytes + 1 - total), null);
-      if (bytesRead === 0) break;
-      chunks.push(Buffer.from(buffer.subarray(0, bytesRead)));
-      total += bytesRead;
-      if (total > maxBytes && headOnly) return E.right(Buffer.concat(chunks, total).toString('utf8', 0, maxBytes));
-      if (total > maxBytes)
-        return E.left({ code: 'too_large', message: `is larger than ${formatBytes(maxBytes)}, the most it may hold` });
-    }
-    return E.right(Buffer.concat(chunks, total).toString('utf8'));
+    return stat.isFile()
+      ? await work(handle, stat.size)
+      : E.left({
+          code: 'unsafe_path',
+          message: `is ${describeFileType(stat)}, not a regular file: refusing to read it`,
+        });
   } catch (error) {
     return E.left(ioError(`cannot read ${file}`, error));
   } finally {
     await handle.close().catch(() => undefined);
   }
 };
+
+const tooLargeFor = (maxBytes: number): ContextError => ({
+  code: 'too_large',
+  message: `is larger than ${formatBytes(maxBytes)}, the most it may hold`,
+});
+
+/**
+ * The text of `file`, at most `maxBytes` of it, or undefined when there is no such file. A
+ * longer file is refused after reading `maxBytes + 1` bytes, so no read costs more than its
+ * bound; a FIFO or a device is refused unread.
+ */
+export const readTextIfExists = (
+  file: string,
+  maxBytes: number,
+  /** Return the first `maxBytes` of a longer file instead of refusing it. */
+  headOnly = false,
+): Promise<E.Either<ContextError, string | undefined>> =>
+  withRegularFile(
+    file,
+    () => E.right(undefined),
+    async (handle) => {
+      const buffer = Buffer.alloc(Math.min(maxBytes + 1, 64 * 1024));
+      const chunks: Buffer[] = [];
+      let total = 0;
+      for (;;) {
+        const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, maxBytes + 1 - total), null);
+        if (bytesRead === 0) break;
+        chunks.push(Buffer.from(buffer.subarray(0, bytesRead)));
+        total += bytesRead;
+        if (total > maxBytes && headOnly) return E.right(Buffer.concat(chunks, total).toString('utf8', 0, maxBytes));
+        if (total > maxBytes) return E.left(tooLargeFor(maxBytes));
+      }
+      return E.right(Buffer.concat(chunks, total).toString('utf8'));
+    },
+  );
 
 /** What a file system entry that is not a regular file is, for a message. */
 const describeFileType = (stat: Stats): string =>
@@ -163,3 +185,25 @@ export const contextLock = (bytes: number, shown: string): LockSettings => ({
   waitMs: lockWaitFor(bytes),
   shown,
 });
+
+/**
+ * Refuses `file` (an absolute path) unless it is a regular file of at most `maxBytes`, and,
+ * when it lies inside the repository at `root`, one reached without a link out of it: a
+ * committed link to `/dev/zero`, a FIFO or a folder is named at once, never read or waited on.
+ * Opening does not block, so a FIFO is refused without waiting for a writer.
+ */
+export const checkRegularFile = async (
+  file: string,
+  root: string,
+  maxBytes: number,
+): Promise<E.Either<ContextError, void>> => {
+  if (isWithin(root, file)) {
+    const confined = await confineToRoot(root, path.relative(root, file).split(path.sep));
+    if (E.isLeft(confined)) return confined;
+  }
+  return withRegularFile(
+    file,
+    () => E.left({ code: 'io', message: 'cannot read it: no such file or directory' }),
+    async (_, size) => (size <= maxBytes ? E.right(undefined) : E.left(tooLargeFor(maxBytes))),
+  );
+};

@@ -29,10 +29,20 @@ import { elsewhereNotice, selectOtherKeys } from '../notices.js';
 import { findContextSecret } from '../schema.js';
 import { selectContext } from '../contextFile.js';
 import { emptySharedContext, markSummaryStale, redactContext } from '../update.js';
+import { sessionsIgnoredBy } from './derived.js';
 import { missingEvidencePaths } from './evidence.js';
-import { changedFiles, type Observed } from './git.js';
+import { changedFiles } from './git.js';
+import type { Observed } from './snapshot.js';
 import { headNotes, keyIn, observe } from './observe.js';
-import { dashboardOutOfStep, readFromIndex, reportUnusable, readContextFile, SPARSE_NOTE } from './read.js';
+import {
+  dashboardOutOfStep,
+  partialFileWarnings,
+  quarantinedHere,
+  readContextFile,
+  readFromIndex,
+  reportUnusable,
+  SPARSE_NOTE,
+} from './read.js';
 import {
   type ContextOptions,
   type ContextPaths,
@@ -65,6 +75,11 @@ export interface LoadedContext extends BundleInput {
   readonly elsewhere: ReadonlyArray<ContextKey>;
   /** True when this call rewrote a dashboard that was out of step with the JSON (a merge, an interrupted write). */
   readonly dashboardRegenerated: boolean;
+  /**
+   * The rule that keeps the tool sessions file out of git (`data/context/.gitignore:3: *.local.json`);
+   * unset when git would commit it, or when this call did not ask git.
+   */
+  readonly sessionsIgnoredBy?: string;
 }
 
 /** The workstreams on each side of a conflicted context file. */
@@ -78,7 +93,15 @@ export interface ConflictReport {
 /** What a read or a write found under the key, before it is verified against the repository. */
 export type Found = Pick<
   LoadedContext,
-  'key' | 'sessions' | 'warnings' | 'notes' | 'mergedConflict' | 'dropped' | 'elsewhere' | 'dashboardRegenerated'
+  | 'key'
+  | 'sessions'
+  | 'warnings'
+  | 'notes'
+  | 'mergedConflict'
+  | 'dropped'
+  | 'elsewhere'
+  | 'dashboardRegenerated'
+  | 'sessionsIgnoredBy'
 > & {
   /** The context stored under the key (redacted for showing), undefined when there is none. */
   readonly stored: SharedContext | undefined;
@@ -121,6 +144,7 @@ export const loaded = async (scope: Scope, found: Found, observed: Observed): Pr
     dropped: found.dropped,
     elsewhere: found.elsewhere,
     dashboardRegenerated: found.dashboardRegenerated,
+    ...(found.sessionsIgnoredBy === undefined ? {} : { sessionsIgnoredBy: found.sessionsIgnoredBy }),
   };
 };
 
@@ -161,7 +185,11 @@ export const secretWarning = (scope: Scope, file: ContextFile, context: SharedCo
 export const loadContext = (options: ContextOptions): Result<O.Option<LoadedContext>> =>
   whenEnabled(options, async (scope) => {
     // Read-only: git and the file can be read at once.
-    const [observation, onDisk] = await Promise.all([observe(scope), readContextFile(scope)]);
+    const [observation, onDisk, ignoredBy] = await Promise.all([
+      observe(scope),
+      readContextFile(scope),
+      scope.location.kind === 'git' ? sessionsIgnoredBy(scope) : undefined,
+    ]);
     if (E.isLeft(observation)) return observation;
     if (E.isLeft(onDisk)) return onDisk;
     const { observed } = observation.right;
@@ -172,6 +200,8 @@ export const loadContext = (options: ContextOptions): Result<O.Option<LoadedCont
     if (unusable !== undefined) return E.left(unusable);
     const file = read.kind === 'file' ? read.file : { kind: scope.kind, contexts: [] };
     const { key, file: resolved, notes } = keyIn(observation.right, file);
+    const quarantined = quarantinedHere(scope, resolved, key);
+    if (quarantined !== undefined) return E.left(quarantined);
     const sessions = await readSessionsFile(scope);
     const stored = O.toUndefined(selectContext(resolved, key));
     const elsewhere = selectOtherKeys(resolved, key);
@@ -184,6 +214,7 @@ export const loadContext = (options: ContextOptions): Result<O.Option<LoadedCont
       stored: stored === undefined ? undefined : redactContext(stored),
       sessions: E.isRight(sessions) ? sessionsOf(sessions.right, key) : {},
       warnings: [
+        ...partialFileWarnings(scope, resolved, read.kind === 'file' ? read.repaired : undefined),
         ...(E.isLeft(sessions) ? [ignoredSessions(sessions.left)] : []),
         ...head.warnings,
         ...(secret === undefined ? [] : [secret]),
@@ -204,6 +235,7 @@ export const loadContext = (options: ContextOptions): Result<O.Option<LoadedCont
       dropped: [],
       elsewhere,
       dashboardRegenerated: false,
+      ...(ignoredBy === undefined ? {} : { sessionsIgnoredBy: ignoredBy }),
     };
     return E.right(await loaded(scope, found, observed));
   });

@@ -12,7 +12,8 @@ import { CONTEXT_DIRECTORY, contextFileNames } from '../layout.js';
 import { CONTEXT_KINDS, type ContextFile, type ContextKey, type RepositoryIdentity } from '../model.js';
 import { identifyRepository, resolveRepositoryKey } from '../repository.js';
 import { readTextIfExists } from './files.js';
-import { DETACHED, NO_BRANCH, type Observed, observeSnapshot, readRepositoryFacts } from './git.js';
+import { DETACHED, NO_BRANCH, readRepositoryFacts } from './git.js';
+import { type Observed, observeSnapshot } from './snapshot.js';
 import type { Result, Scope } from './scope.js';
 
 /** The repository as read for one call: its state, and the key it gives the context. */

@@ -9,11 +9,20 @@ import { pipe } from 'fp-ts/lib/function.js';
 import { renderContextDashboard } from '../dashboard.js';
 import { CONTEXT_DIRECTORY, contextFileNames } from '../layout.js';
 import { splitConflictMarkers } from '../merge.js';
-import { CONTEXT_FILE_MAX_BYTES, CONTEXT_SCHEMA_VERSION, type ContextError, type ContextFile } from '../model.js';
-import { parseJsonText } from '../jsonText.js';
+import { selectQuarantined } from '../contextFile.js';
+import {
+  CONTEXT_FILE_MAX_BYTES,
+  CONTEXT_SCHEMA_VERSION,
+  type ContextError,
+  type ContextFile,
+  type ContextKey,
+  type QuarantinedContext,
+} from '../model.js';
+import { parseJsonText, withoutTrailingCommas } from '../jsonText.js';
 import { decodeContextFile } from '../schema.js';
 import { formatBytes, readTextIfExists } from './files.js';
-import { type Observed, readBlob } from './git.js';
+import { readBlob } from './git.js';
+import type { Observed } from './snapshot.js';
 import { contextCommand, located, prune, type Result, type Scope } from './scope.js';
 
 /** Decodes file text, or says why not; `decode` is the kind's decoder. */
@@ -32,7 +41,12 @@ const describeSide = (workstreams: ReadonlyArray<string>): string =>
 /** A context file as read: decoded, or the two decoded sides of a merge conflict. */
 export type ReadFile =
   | { readonly kind: 'absent' }
-  | { readonly kind: 'file'; readonly file: ContextFile }
+  | {
+      readonly kind: 'file';
+      readonly file: ContextFile;
+      /** Set when the text was read only once a hand edit's typo was set right (`a trailing comma at line 3, column 4`). */
+      readonly repaired?: string;
+    }
   | { readonly kind: 'conflict'; readonly ours: ContextFile; readonly theirs: ContextFile }
   | { readonly kind: 'broken'; readonly text: string; readonly error: ContextError };
 
@@ -90,6 +104,11 @@ const parseContextText = (scope: Scope, text: string): E.Either<ContextError, Re
   const decoded = decodeText(text, decode);
   if (E.isRight(decoded)) return E.right({ kind: 'file', file: decoded.right });
   if (decoded.left.code !== 'corrupt') return E.left(located(scope, file, decoded.left));
+  // A trailing comma left by a hand edit is read as meant, and said; the next write writes the file clean.
+  const repaired = withoutTrailingCommas(text);
+  const retried = repaired === undefined ? undefined : decodeText(repaired.text, decode);
+  if (repaired !== undefined && retried !== undefined && E.isRight(retried))
+    return E.right({ kind: 'file', file: retried.right, repaired: `a trailing comma at ${repaired.first}` });
   return E.right({ kind: 'broken', text, error: decoded.left });
 };
 
@@ -156,3 +175,37 @@ export const tooLarge = (scope: Scope): ContextError =>
     code: 'too_large',
     message: `is larger than ${formatBytes(CONTEXT_FILE_MAX_BYTES)}, the most it may hold: ${prune(scope)}`,
   });
+
+/** What a context kept apart is, for a message: its workstream and branch when its key is valid. */
+const describeQuarantined = (entry: QuarantinedContext): string =>
+  entry.key === undefined
+    ? 'a context without a valid key'
+    : `workstream ${entry.key.workstreamId} (branch ${entry.key.branch})`;
+
+/**
+ * What every read and write says of a file it could use only in part: each context kept apart
+ * (it breaks a cap or its schema) and a typo that was set right. The contexts kept apart are
+ * left exactly as they are; the others are served and written.
+ */
+export const partialFileWarnings = (scope: Scope, file: ContextFile, repaired: string | undefined): string[] => [
+  ...(repaired === undefined
+    ? []
+    : [
+        `${scope.display(scope.paths.json)} has ${repaired} (a hand edit?): it is read as if it were not there, and the next write writes the file without it`,
+      ]),
+  ...(file.quarantined ?? []).map(
+    (entry) =>
+      `${scope.display(scope.paths.json)}: ${describeQuarantined(entry)} is kept apart, untouched and not served: ${entry.problem}; fix it by hand (the other workstreams are served as usual)`,
+  ),
+];
+
+/** The refusal of a call whose own context is kept apart: it is fixed by hand, never replaced or shadowed. */
+export const quarantinedHere = (scope: Scope, file: ContextFile, key: ContextKey): ContextError | undefined => {
+  const entry = selectQuarantined(file, key);
+  return entry === undefined
+    ? undefined
+    : located(scope, scope.paths.json, {
+        code: 'corrupt',
+        message: `${describeQuarantined(entry)} breaks a cap or its schema (${entry.problem}): it is kept apart and left untouched, and the other workstreams are served; fix it by hand, then try again`,
+      });
+};

@@ -13,7 +13,7 @@ import {
   type ContextSessionsFile,
 } from '../model.js';
 import { formatJsonDocument } from '../jsonText.js';
-import { decodeSessionsFile, encodeCheckedSessionsFile } from '../schema.js';
+import { decodeSessionsFile, encodeCheckedSessionsFile } from '../sessionsFile.js';
 import { readTextIfExists } from './files.js';
 import { decodeText } from './read.js';
 import { located, type Scope } from './scope.js';

@@ -8,13 +8,13 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
-import { pipe } from 'fp-ts/lib/function.js';
-import { removeStaleTemporaries, writeFileAtomic, writeFileIfMissing } from '../../node/atomicWrite.js';
+import { removeStaleTemporaries, writeFileAtomic } from '../../node/atomicWrite.js';
 import { prepareDirectory, removeCreatedFolders } from '../../node/directory.js';
-import { withFileLock } from '../../node/lock.js';
+import { type StillLocked, withFileLock } from '../../node/lock.js';
 import type { RepositorySnapshot } from '../checkpoint.js';
-import { renderContextDashboard } from '../dashboard.js';
-import { CONTEXT_DIRECTORY, CONTEXT_GITIGNORE, contextFileNames } from '../layout.js';
+import { selectContext } from '../contextFile.js';
+import { selectDroppedEntries } from '../dropped.js';
+import { CONTEXT_DIRECTORY, contextFileNames } from '../layout.js';
 import { mergeContextFilesReported } from '../merge.js';
 import {
   type CliSessions,
@@ -26,19 +26,24 @@ import {
   type SharedContext,
 } from '../model.js';
 import { selectOtherKeys } from '../notices.js';
-import { formatJsonDocument } from '../jsonText.js';
-import { encodeCheckedContextFile, findContextSecret } from '../schema.js';
-import { selectContext } from '../contextFile.js';
-import { selectDroppedEntries } from '../dropped.js';
 import { redactContext } from '../update.js';
+import { checkGitVisibility, regenerateDashboard, writeDerived } from './derived.js';
 import { checkNewEvidence } from './evidence.js';
-import { contextLock, fileSize, formatBytes, LOCK_STALE_MS, moveAside } from './files.js';
-import type { Observed } from './git.js';
+import { contextLock, fileSize, LOCK_STALE_MS, moveAside } from './files.js';
+import type { Observation } from './observe.js';
 import { type ConflictReport, type Found, type LoadedContext, loaded, secretWarning } from './load.js';
 import { headNotes, keyIn, observe, outsideSparseCheckout } from './observe.js';
-import { isNewerVersion, readContextFile, dashboardOutOfStep, tooLarge, workstreamsOf } from './read.js';
-import { confine, type ContextOptions, located, prune, type Result, type Scope, whenEnabled } from './scope.js';
+import {
+  isNewerVersion,
+  partialFileWarnings,
+  quarantinedHere,
+  readContextFile,
+  tooLarge,
+  workstreamsOf,
+} from './read.js';
+import { confine, type ContextOptions, located, type Result, type Scope, whenEnabled } from './scope.js';
 import { ignoredSessions, readSessionsFile, sessionsOf, sessionsToWrite } from './toolSessions.js';
+import { contextText, withoutSecrets } from './writeChecks.js';
 
 /** What an edit of the file made: the file, the context under the key, and what the shell should check or say. */
 export interface Edited {
@@ -65,21 +70,23 @@ export type FileEdit = (
   snapshot: RepositorySnapshot,
 ) => E.Either<ContextError, Edited>;
 
-/** Asked just before a write lands: fails once the lock was lost. */
-export type StillLocked = () => E.Either<ContextError, true>;
+/** The context file as a write reads it. */
+interface ForWrite {
+  /** What the edit starts from: the file, the two sides of a conflict merged, or a new file. */
+  readonly file: ContextFile;
+  /** The file as decoded from disk, when it was one file. */
+  readonly onDisk?: ContextFile;
+  readonly mergedConflict?: ConflictReport;
+  readonly dropped: ReadonlyArray<DroppedEntry>;
+  /** Set when the file was read only once a typo was set right: it is written back clean. */
+  readonly repaired?: string;
+}
 
 /**
  * The context file to change, under the lock: a broken file is moved aside and reported (the
  * write stops there); the two sides of a conflict are merged.
  */
-const readForWrite = async (
-  scope: Scope,
-): Result<{
-  readonly file: ContextFile;
-  readonly onDisk?: ContextFile;
-  readonly mergedConflict?: ConflictReport;
-  readonly dropped: ReadonlyArray<DroppedEntry>;
-}> => {
+const readForWrite = async (scope: Scope): Result<ForWrite> => {
   const read = await readContextFile(scope);
   if (E.isLeft(read)) return read;
   const empty: ContextFile = { kind: scope.kind, contexts: [] };
@@ -87,7 +94,12 @@ const readForWrite = async (
     case 'absent':
       return E.right({ file: empty, dropped: [] });
     case 'file':
-      return E.right({ file: read.right.file, onDisk: read.right.file, dropped: [] });
+      return E.right({
+        file: read.right.file,
+        onDisk: read.right.file,
+        dropped: [],
+        ...(read.right.repaired === undefined ? {} : { repaired: read.right.repaired }),
+      });
     case 'conflict': {
       const { ours, theirs } = read.right;
       const merged = mergeContextFilesReported(ours, theirs);
@@ -117,108 +129,18 @@ const readForWrite = async (
   }
 };
 
-/** The derived files of a written context file: the `.gitignore` and the dashboard. Each failure is a warning. */
-const writeDerived = async (scope: Scope, file: ContextFile, stillLocked: StillLocked): Promise<string[]> => {
-  const warnings: string[] = [];
-  const ignore = writeFileIfMissing(scope.paths.gitignore, CONTEXT_GITIGNORE);
-  if (E.isLeft(ignore)) warnings.push(`${scope.display(scope.paths.gitignore)} not written: ${ignore.left.message}`);
-  const dashboard = writeFileAtomic(
-    scope.paths.dashboard,
-    renderContextDashboard(file, contextFileNames(scope.kind).json),
-    { stillSafe: stillLocked },
-  );
-  if (E.isLeft(dashboard))
-    warnings.push(
-      `the dashboard ${scope.display(scope.paths.dashboard)} was not updated (${dashboard.left.message}); the context itself was saved`,
-    );
-  return warnings;
-};
+/** What a write found under the lock: the repository, the file as read, and the key in it. */
+interface Prepared {
+  readonly observation: Observation;
+  readonly read: ForWrite;
+  readonly key: ContextKey;
+  /** The file as read, re-keyed as the repository says. */
+  readonly file: ContextFile;
+  readonly notes: ReadonlyArray<string>;
+}
 
-/** The text of `file` as it will be written, or why it may not be: the reader would refuse it, or it is too large. */
-const contextText = (
-  scope: Scope,
-  file: ContextFile,
-  onDisk: ContextFile | undefined,
-): E.Either<ContextError, string> =>
-  pipe(
-    E.of(new Set(onDisk?.contexts)),
-    E.chain((decoded) => encodeCheckedContextFile(file, (context) => decoded.has(context))),
-    E.map(formatJsonDocument),
-    E.chain((text) => {
-      const bytes = Buffer.byteLength(text, 'utf8');
-      return bytes <= CONTEXT_FILE_MAX_BYTES
-        ? E.right(text)
-        : E.left(
-            located(scope, scope.paths.json, {
-              code: 'too_large',
-              message: `would grow to ${formatBytes(bytes)}, over the ${formatBytes(CONTEXT_FILE_MAX_BYTES)} a context file may hold: ${prune(scope)}`,
-            }),
-          );
-    }),
-  );
-
-/**
- * Refuses a file that holds a secret anywhere: in the context this write changes (naming the
- * field), or in any other, as a teammate's tool or an older version may have left it (naming
- * the context and the field, to remove it by hand). Nothing of it is written again.
- */
-const withoutSecrets = (
-  scope: Scope,
-  file: ContextFile,
-  changed: SharedContext | undefined,
-): E.Either<ContextError, true> => {
-  const own = changed === undefined ? undefined : findContextSecret(changed);
-  if (own !== undefined)
-    return E.left({
-      code: 'secret',
-      message: `${own.path} holds what looks like ${own.shape}: secrets are never stored in the shared context; remove it and try again`,
-    });
-  for (const [index, context] of file.contexts.entries()) {
-    if (context === changed) continue;
-    const secret = findContextSecret(context);
-    if (secret !== undefined)
-      return E.left(
-        located(scope, scope.paths.json, {
-          code: 'secret',
-          message: `contexts[${index}] (workstream ${context.key.workstreamId}, branch ${context.key.branch}) holds what looks like ${secret.shape} in ${secret.path}: nothing is written while the file holds a secret; remove it from the file and try again`,
-        }),
-      );
-  }
-  return E.right(true);
-};
-
-/** Rewrites the dashboard when it is out of step with the JSON it is made from: true when it did, or a warning. */
-const regenerateDashboard = async (
-  scope: Scope,
-  file: ContextFile,
-  stillLocked: StillLocked,
-): Promise<E.Either<ContextError, boolean>> => {
-  if (!(await dashboardOutOfStep(scope, file, true))) return E.right(false);
-  const written = writeFileAtomic(
-    scope.paths.dashboard,
-    renderContextDashboard(file, contextFileNames(scope.kind).json),
-    { stillSafe: stillLocked },
-  );
-  return E.isLeft(written)
-    ? E.left({
-        code: 'io',
-        message: `the dashboard ${scope.display(scope.paths.dashboard)} is out of step with the JSON and could not be rewritten (${written.left.message})`,
-      })
-    : E.right(true);
-};
-
-/**
- * Under the lock: reads the repository and the file, applies the edit, and writes the JSON
- * (the truth: its failure fails the call), then the derived files and the sessions (their
- * failures are warnings). Inputs are all checked before the first write: the evidence of new
- * claims against the repository, and the whole file for secrets.
- */
-const changeLocked = async (
-  scope: Scope,
-  edit: FileEdit,
-  sessions: CliSessions | undefined,
-  stillLocked: StillLocked,
-): Result<{ readonly found: Found; readonly observed: Observed }> => {
+/** Reads the repository and the file under the lock, and finds the key; refuses what cannot be written here. */
+const prepare = async (scope: Scope): Result<Prepared> => {
   const confined = await confine(scope.paths.root, scope.kind);
   if (E.isLeft(confined)) return confined;
   removeStaleTemporaries(
@@ -230,8 +152,7 @@ const changeLocked = async (
   // The repository is read under the lock, so the checkpoint records the state as it is when written.
   const observation = await observe(scope);
   if (E.isLeft(observation)) return observation;
-  const { snapshot, observed } = observation.right;
-  if (outsideSparseCheckout(observed))
+  if (outsideSparseCheckout(observation.right.observed))
     return E.left({
       code: 'invalid',
       message: `${CONTEXT_DIRECTORY}/ is outside this sparse checkout: the committed context is not in the working tree, and git add would refuse what is written there; run git sparse-checkout add ${CONTEXT_DIRECTORY}, then try again`,
@@ -239,71 +160,165 @@ const changeLocked = async (
   const read = await readForWrite(scope);
   if (E.isLeft(read)) return read;
   const { key, file, notes } = keyIn(observation.right, read.right.file);
-  const edited = edit(file, key, scope.now(), snapshot);
+  const quarantined = quarantinedHere(scope, file, key);
+  if (quarantined !== undefined) return E.left(quarantined);
+  return E.right({ observation: observation.right, read: read.right, key, file, notes });
+};
+
+/** What a write is to do, every input checked: the file and its text, and the tool sessions. */
+interface Planned {
+  readonly edited: Edited;
+  /** The text of the JSON to write; undefined when the file does not change. */
+  readonly text?: string;
+  readonly tools?: { readonly text: string; readonly merged: CliSessions; readonly warning?: string };
+}
+
+/**
+ * Applies the edit and checks everything before the first write: the evidence of new claims
+ * against the repository, the whole file for secrets, the text against the reader and the cap,
+ * and the tool sessions file.
+ */
+const plan = async (
+  scope: Scope,
+  prepared: Prepared,
+  edit: FileEdit,
+  sessions: CliSessions | undefined,
+): Result<Planned> => {
+  const { read, file, key, observation } = prepared;
+  const edited = edit(file, key, scope.now(), observation.snapshot);
   if (E.isLeft(edited)) return edited;
   const { file: out, context } = edited.right;
-  const fileChanged =
-    read.right.onDisk === undefined
-      ? out !== file || read.right.mergedConflict !== undefined
-      : out !== read.right.onDisk;
-  if (fileChanged) {
+  const changed =
+    read.repaired !== undefined ||
+    (read.onDisk === undefined ? out !== file || read.mergedConflict !== undefined : out !== read.onDisk);
+  if (changed) {
     const evidence = edited.right.evidence;
     if (evidence !== undefined) {
-      const checked = await checkNewEvidence(scope.paths.root, evidence.before, evidence.after, observed);
+      const checked = await checkNewEvidence(scope.paths.root, evidence.before, evidence.after, observation.observed);
       if (E.isLeft(checked)) return checked;
     }
     const clean = withoutSecrets(scope, out, out === file ? undefined : context);
     if (E.isLeft(clean)) return clean;
   }
-  const text = fileChanged ? contextText(scope, out, read.right.onDisk) : E.right('');
+  const text = changed ? contextText(scope, out, read.onDisk) : E.right(undefined);
   if (E.isLeft(text)) return text;
   const tools =
     (sessions !== undefined && Object.keys(sessions).length > 0) || edited.right.sessionsFrom !== undefined
       ? await sessionsToWrite(scope, key, sessions ?? {}, edited.right.sessionsFrom)
       : E.right(undefined);
   if (E.isLeft(tools)) return tools;
+  return E.right({
+    edited: edited.right,
+    ...(text.right === undefined ? {} : { text: text.right }),
+    ...(tools.right === undefined ? {} : { tools: tools.right }),
+  });
+};
+
+/** What the writes did, beyond the JSON itself. */
+interface Applied {
+  readonly sessions: CliSessions;
+  readonly warnings: ReadonlyArray<string>;
+  readonly notes: ReadonlyArray<string>;
+  readonly dashboardRegenerated: boolean;
+  readonly sessionsIgnoredBy?: string;
+}
+
+/** The tool sessions of the key: written where git ignores them (or why not), else as they are on disk. */
+const applySessions = async (
+  scope: Scope,
+  key: ContextKey,
+  tools: Planned['tools'],
+  ignoredBy: string | undefined,
+  stillLocked: StillLocked,
+): Promise<{ readonly sessions: CliSessions; readonly warnings: ReadonlyArray<string> }> => {
+  if (tools === undefined) {
+    const present = await readSessionsFile(scope);
+    return E.isRight(present)
+      ? { sessions: sessionsOf(present.right, key), warnings: [] }
+      : { sessions: {}, warnings: [ignoredSessions(present.left)] };
+  }
+  if (ignoredBy === undefined)
+    return {
+      sessions: {},
+      warnings: [
+        `tool sessions not saved: git would commit ${scope.display(scope.paths.sessions)} (a rule of the repository undoes *.local.json); the context itself was saved`,
+      ],
+    };
+  const written = writeFileAtomic(scope.paths.sessions, tools.text, { stillSafe: stillLocked });
+  if (E.isLeft(written))
+    return {
+      sessions: {},
+      warnings: [`tool sessions not saved: ${written.left.message}; the context itself was saved`],
+    };
+  return { sessions: tools.merged, warnings: tools.warning === undefined ? [] : [tools.warning] };
+};
+
+/** Writes what was planned: the JSON (the truth: its failure fails the call), then the derived files and the sessions. */
+const apply = async (scope: Scope, prepared: Prepared, planned: Planned, stillLocked: StillLocked): Result<Applied> => {
+  const { edited, text, tools } = planned;
   const warnings: string[] = [];
   let dashboardRegenerated = false;
-  if (fileChanged) {
-    const json = writeFileAtomic(scope.paths.json, text.right, { stillSafe: stillLocked });
+  if (text !== undefined) {
+    const json = writeFileAtomic(scope.paths.json, text, { stillSafe: stillLocked });
     if (E.isLeft(json)) return json;
-    warnings.push(...(await writeDerived(scope, out, stillLocked)));
-  } else if (read.right.onDisk !== undefined) {
-    const regenerated = await regenerateDashboard(scope, out, stillLocked);
+    warnings.push(...writeDerived(scope, edited.file, stillLocked));
+  } else if (prepared.read.onDisk !== undefined) {
+    const regenerated = await regenerateDashboard(scope, edited.file, stillLocked);
     if (E.isLeft(regenerated)) warnings.push(regenerated.left.message);
     else dashboardRegenerated = regenerated.right;
   }
-  let cliSessions: CliSessions;
-  if (tools.right === undefined) {
-    const present = await readSessionsFile(scope);
-    if (E.isLeft(present)) warnings.push(ignoredSessions(present.left));
-    cliSessions = E.isRight(present) ? sessionsOf(present.right, key) : {};
-  } else {
-    const written = writeFileAtomic(scope.paths.sessions, tools.right.text, { stillSafe: stillLocked });
-    if (E.isLeft(written))
-      warnings.push(`tool sessions not saved: ${written.left.message}; the context itself was saved`);
-    else if (tools.right.warning !== undefined) warnings.push(tools.right.warning);
-    cliSessions = E.isRight(written) ? tools.right.merged : {};
-  }
-  const head = headNotes(scope, observed, fileChanged);
+  const visibility = await checkGitVisibility(scope, text !== undefined, tools !== undefined);
+  const local = await applySessions(scope, prepared.key, tools, visibility.sessionsIgnoredBy, stillLocked);
+  return E.right({
+    sessions: local.sessions,
+    warnings: [...warnings, ...visibility.warnings, ...local.warnings],
+    notes: visibility.notes,
+    dashboardRegenerated,
+    ...(visibility.sessionsIgnoredBy === undefined ? {} : { sessionsIgnoredBy: visibility.sessionsIgnoredBy }),
+  });
+};
+
+/**
+ * Under the lock: reads the repository and the file, applies the edit, checks every input,
+ * and writes the JSON, then the derived files and the sessions; says what it found and did.
+ */
+const changeLocked = async (
+  scope: Scope,
+  edit: FileEdit,
+  sessions: CliSessions | undefined,
+  stillLocked: StillLocked,
+): Result<{ readonly found: Found; readonly observed: Observation['observed'] }> => {
+  const prepared = await prepare(scope);
+  if (E.isLeft(prepared)) return prepared;
+  const planned = await plan(scope, prepared.right, edit, sessions);
+  if (E.isLeft(planned)) return planned;
+  const applied = await apply(scope, prepared.right, planned.right, stillLocked);
+  if (E.isLeft(applied)) return applied;
+  const { key, read, observation } = prepared.right;
+  const { file: out, context, sources, notes } = planned.right.edited;
+  const wrote = planned.right.text !== undefined;
+  const head = headNotes(scope, observation.observed, wrote);
   const stored = context === undefined ? undefined : O.toUndefined(selectContext(out, key));
   // A write that changed nothing wrote nothing, so a secret already in the file can still be there: never shown.
-  const secret = stored === undefined || fileChanged ? undefined : secretWarning(scope, out, stored);
+  const secret = stored === undefined || wrote ? undefined : secretWarning(scope, out, stored);
   return E.right({
-    observed,
+    observed: observation.observed,
     found: {
       key,
       stored: stored === undefined ? undefined : redactContext(stored),
-      sessions: cliSessions,
-      warnings: [...warnings, ...head.warnings, ...(secret === undefined ? [] : [secret])],
-      notes: [...notes, ...edited.right.notes, ...head.notes],
-      ...(read.right.mergedConflict === undefined ? {} : { mergedConflict: read.right.mergedConflict }),
-      dropped: [
-        ...read.right.dropped,
-        ...(context === undefined ? [] : selectDroppedEntries(key, edited.right.sources, context)),
+      sessions: applied.right.sessions,
+      warnings: [
+        ...(wrote ? partialFileWarnings(scope, out, undefined) : partialFileWarnings(scope, out, read.repaired)),
+        ...applied.right.warnings,
+        ...head.warnings,
+        ...(secret === undefined ? [] : [secret]),
       ],
+      notes: [...prepared.right.notes, ...notes, ...applied.right.notes, ...head.notes],
+      ...(read.mergedConflict === undefined ? {} : { mergedConflict: read.mergedConflict }),
+      dropped: [...read.dropped, ...(context === undefined ? [] : selectDroppedEntries(key, sources, context))],
       elsewhere: selectOtherKeys(out, key),
-      dashboardRegenerated,
+      dashboardRegenerated: applied.right.dashboardRegenerated,
+      ...(applied.right.sessionsIgnoredBy === undefined ? {} : { sessionsIgnoredBy: applied.right.sessionsIgnoredBy }),
     },
   });
 };
