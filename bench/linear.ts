@@ -16,7 +16,7 @@ import { parseFileEvidence } from '../src/cli/contextArgs.js';
 import { isSavedStateStart, parseSavedState } from '../src/cli/source.js';
 import { parseContextKey, sanitizeKeyPart } from '../src/context/key.js';
 import { isCompletionClaim, normalizeEvidencePath, parseClaim, parseLineRange } from '../src/context/ledger.js';
-import { hasConflictMarkers, splitConflictMarkers } from '../src/context/merge.js';
+import { hasConflictMarkers, splitConflictMarkers } from '../src/context/conflictMarkers.js';
 import type { RepositorySnapshot } from '../src/context/checkpoint.js';
 import { normalizeRemoteUrl } from '../src/context/repository.js';
 import { parseJsonText } from '../src/context/jsonText.js';

@@ -44,7 +44,7 @@ export type ContextAction =
   | { readonly action: 'claim'; readonly claim: ClaimInput }
   | { readonly action: 'record-failure'; readonly failure: FailedRun }
   | { readonly action: 'resolve' }
-  | { readonly action: 'move'; readonly from: string };
+  | { readonly action: 'move'; readonly from: string; readonly removeSource: boolean };
 
 /** `fact-tracker context SUBCOMMAND [--kind K] [--workstream ID] [--branch NAME] [--json] ...`. */
 export type ContextCommand = {
@@ -99,7 +99,11 @@ export const CONTEXT_OPTIONS = {
   from: {
     type: 'string',
     value: 'BRANCH',
-    help: 'the branch the context is stored under, such as the old name\nof a renamed branch (required)',
+    help: 'the branch the context is stored under: the branch this one\nwas made from, the old name of a renamed branch, or a branch\nmerged here (required; --from=BRANCH for a name starting with -)',
+  },
+  'remove-source': {
+    type: 'boolean',
+    help: 'take the context away from BRANCH too (a renamed branch);\nby default BRANCH keeps its own',
   },
 } as const satisfies OptionTable;
 
@@ -115,7 +119,7 @@ export const CONTEXT_SUBCOMMAND_OPTIONS: Readonly<Record<ContextSubcommand, Read
   claim: ['file', 'symbol'],
   'record-failure': ['failed-step', 'error', 'next-action'],
   resolve: [],
-  move: ['from'],
+  move: ['from', 'remove-source'],
 };
 
 const takes = (action: ContextSubcommand, name: string): boolean =>
@@ -247,7 +251,7 @@ const parseAction = (
       const from = text(values, 'from');
       return from === undefined || from.trim() === ''
         ? E.left(usage('move needs --from BRANCH: the branch the context is stored under'))
-        : E.right({ action, from });
+        : E.right({ action, from, removeSource: values['remove-source'] === true });
     }
   }
 };

@@ -8,7 +8,7 @@ import type { DraftLine } from './budget.js';
 import type { BundleInput } from './bundleModel.js';
 import type { ChangedFile, StaleReason } from './checkpoint.js';
 import type { ChecklistItem, ContextKind, RunFailure, SharedContext } from './model.js';
-import { contextCommandLine, quoteArgument } from './notices.js';
+import { branchRelation, countOf, likelyOrigin, moveCommand } from './notices.js';
 
 const ITEM = 160;
 
@@ -62,28 +62,57 @@ export const statusLine = ({ context, status }: BundleInput): DraftLine => {
 
 /**
  * What to say where there is no summary: when the context file holds this workstream under
- * another key (a renamed branch), where it is and the command that carries it here, instead of
- * telling the session to start from scratch; otherwise `fresh`.
+ * another key, where it is and what carries it here, instead of telling the session to start
+ * from scratch (a new branch starts from a copy of the branch it was made from, which keeps its
+ * own; a renamed branch takes its context along); otherwise `fresh`.
  */
 export const orElsewhere = (
-  { context, elsewhere = [] }: BundleInput,
+  { context, elsewhere = [], branchesPresent }: BundleInput,
   kind: ContextKind,
   fresh: string,
 ): DraftLine[] => {
   if (context.checkpoint !== undefined || elsewhere.length === 0) return [free(fresh)];
-  const branch = elsewhere.find((other) => other.repo === context.key.repo);
-  return branch === undefined
+  const other = likelyOrigin(context.key, elsewhere, branchesPresent);
+  if (other === undefined)
+    return [
+      free(
+        `nothing is stored for branch ${context.key.branch}, but the context file holds this workstream under repo ${elsewhere[0]!.repo}, branch ${elsewhere[0]!.branch}: do not start from scratch; ask the user`,
+      ),
+    ];
+  const relation = branchRelation(other.branch, branchesPresent);
+  const move = moveCommand(context.key, other.branch, kind, relation);
+  return relation === 'made_from'
     ? [
         free(
-          `nothing is stored for branch ${context.key.branch}, but the context file holds this workstream under repo ${elsewhere[0]!.repo}, branch ${elsewhere[0]!.branch}: do not start from scratch; ask the user`,
+          `branch ${context.key.branch} is new: this workstream's context is on branch ${other.branch}, which it was most likely made from; read it before starting`,
         ),
+        free(`start from it with ${move} (${other.branch} keeps its own)`),
       ]
     : [
         free(
-          `nothing is stored for branch ${context.key.branch}, but this workstream's context is on branch ${branch.branch} (a renamed branch?): do not start from scratch`,
+          `nothing is stored for branch ${context.key.branch}, but this workstream's context is on branch ${other.branch} (a renamed branch?): do not start from scratch`,
         ),
+        free(`carry it here with ${move}`),
+      ];
+};
+
+/** What the workstream's contexts on other branches hold, one line each, and what carries them here. */
+export const relatedLines = ({ context, related = [] }: BundleInput, kind: ContextKind): DraftLine[] =>
+  related.map((other) => ({
+    ...free(
+      `branch ${other.key.branch} holds this workstream too (${countOf(other.openDecisions.length, 'decision')}, ${countOf(other.evidenceLedger.length, 'claim')}): ${moveCommand(context.key, other.key.branch, kind, 'unknown')} carries them here`,
+    ),
+    tally: 'other branch',
+  }));
+
+/** The tool sessions of this machine, which a session may resume: best effort, never in a committed file. */
+export const sessionLines = ({ sessions = {} }: BundleInput): DraftLine[] => {
+  const tools = Object.entries(sessions);
+  return tools.length === 0
+    ? []
+    : [
         free(
-          `carry it here with ${contextCommandLine('move', kind, context.key.workstreamId, `--from ${quoteArgument(branch.branch)}`)}`,
+          `tool sessions on this machine (resume if you can; never commit them): ${tools.map(([tool, session]) => `${tool} ${session.id}`).join(', ')}`,
         ),
       ];
 };
@@ -93,18 +122,20 @@ export const changeLine = (change: ChangedFile): DraftLine => ({
   prefix: `- ${change.status.slice(0, 1)} `,
   body: text(change.from === undefined ? change.path : `${change.from} -> ${change.path}`),
   clip: 'start',
+  tally: 'changed file',
 });
 
-/** The changed files, at most `limit` of them and a count of the rest. */
-export const changeLines = (changes: ReadonlyArray<ChangedFile>, limit: number): DraftLine[] => [
-  ...changes.slice(0, limit).map(changeLine),
-  ...(changes.length > limit
-    ? [free(`... and ${changes.length - limit} more changed files (git diff --name-status against the checkpoint)`)]
-    : []),
-];
+/**
+ * Why the repository could not be read or the changed files are unknown, said whole: cut, the
+ * one line that explains a stale bundle without files would explain nothing.
+ */
+export const noteLines = ({ status }: BundleInput): DraftLine[] =>
+  status.note === undefined ? [] : [{ prefix: '- ', body: text(status.note), clip: 'whole' }];
 
-const failureLine = (failure: RunFailure): DraftLine =>
-  item(`failed at ${text(failure.failedStep)}: ${text(failure.error)} (next: ${text(failure.nextAction)})`);
+const failureLine = (failure: RunFailure): DraftLine => ({
+  ...item(`failed at ${text(failure.failedStep)}: ${text(failure.error)} (next: ${text(failure.nextAction)})`),
+  tally: 'failure',
+});
 
 /** The last `count` failures, newest first. */
 export const lastFailures = (context: SharedContext, count: number): DraftLine[] =>
@@ -114,7 +145,14 @@ const NEXT_STEPS = 3;
 
 /** The first open steps of the checklist. */
 export const nextSteps = (context: SharedContext): ReadonlyArray<ChecklistItem> =>
-  context.checklist.filter((step) => !step.done).slice(0, NEXT_STEPS);
+  openSteps(context).slice(0, NEXT_STEPS);
+
+/** The open steps of the checklist. */
+export const openSteps = (context: SharedContext): ReadonlyArray<ChecklistItem> =>
+  context.checklist.filter((step) => !step.done);
+
+/** One open step as a bundle line, counted when cut. */
+export const stepLine = (body: string): DraftLine => ({ ...item(body), tally: 'open step' });
 
 /** The summary as one bullet per paragraph. */
 export const summaryParagraphs = (summary: string): DraftLine[] =>
@@ -124,21 +162,33 @@ export const summaryParagraphs = (summary: string): DraftLine[] =>
     .filter((paragraph) => paragraph !== '')
     .map(free);
 
-/** File pointers from the ledger (newest claims first) and the evidence that points at missing files. */
+/**
+ * File pointers from the ledger (newest claims first), the evidence that points at missing
+ * files, and the ranges past the end of their file as it is now (a teammate shrank it): those
+ * are flagged, never shown as valid.
+ */
 export const pointerLines = ({ context, status }: BundleInput): DraftLine[] => {
-  const missing = status.missingEvidence.map((entry) => ({
+  const missing = status.missingEvidence.map((entry): DraftLine => ({
     prefix: '- MISSING evidence ',
     body: text(entry.path),
-    clip: 'start' as const,
+    clip: 'start',
+    tally: 'evidence pointer',
   }));
-  const seen = new Set<string>();
+  const pastEnd = status.pastEndEvidence ?? [];
+  const flagged = pastEnd.map((entry): DraftLine => ({
+    prefix: '- PAST END evidence ',
+    body: text(`${entry.path}:${entry.lines} (${countOf(entry.length, 'line')})`),
+    clip: 'start',
+    tally: 'evidence pointer',
+  }));
+  const seen = new Set(pastEnd.map((entry) => `${entry.path}:${entry.lines}`));
   const pointers: DraftLine[] = [];
   for (const claim of [...context.evidenceLedger].reverse())
     for (const file of claim.files) {
       const pointer = `${file.path}:${file.lines}`;
       if (seen.has(pointer) || status.missingEvidence.some((entry) => entry.path === file.path)) continue;
       seen.add(pointer);
-      pointers.push({ prefix: '- evidence ', body: text(pointer), clip: 'start' });
+      pointers.push({ prefix: '- evidence ', body: text(pointer), clip: 'start', tally: 'evidence pointer' });
     }
-  return [...missing, ...pointers];
+  return [...missing, ...flagged, ...pointers];
 };

@@ -7,7 +7,7 @@ import type { SessionFact } from '../core/fact.js';
 import type { FactStore } from '../core/store/state.js';
 import type { BundleBudget, BundleSection } from './budget.js';
 import type { ContextStatus } from './checkpoint.js';
-import type { ContextKey, ContextKind, SharedContext } from './model.js';
+import type { CliSessions, ContextKey, ContextKind, SharedContext } from './model.js';
 
 /** What a bundle is built from: a context and its verified status (what `loadContext` returns has both). */
 export interface BundleInput {
@@ -19,6 +19,20 @@ export interface BundleInput {
    * the session start from scratch.
    */
   readonly elsewhere?: ReadonlyArray<ContextKey>;
+  /**
+   * The branches the repository still has, among those of `elsewhere` (`loadContext` asks git
+   * when nothing is stored here): a branch still there was most likely this one's origin, a
+   * branch gone was this one before a rename. Unset: unknown.
+   */
+  readonly branchesPresent?: ReadonlyArray<string>;
+  /**
+   * The workstream's contexts on other branches of this repository (a branch merged, squashed
+   * or cherry-picked here brings its context along): the bundle says what they hold and how
+   * to carry it here.
+   */
+  readonly related?: ReadonlyArray<SharedContext>;
+  /** Tool sessions of this machine (`loadContext` reads them from the `*.local.json` file): best-effort acceleration. */
+  readonly sessions?: CliSessions;
 }
 
 /** Session facts for the retrieved tier. */

@@ -85,14 +85,10 @@ export { DEFAULT_RELEVANCE_THRESHOLD, selectRelevantFacts } from './bundleFacts.
 export type { BundleFacts, BundleInput, BundleOptions, BundleSectionReport, ContextBundle } from './bundleModel.js';
 export { PINNED_SECTION_MAX, pinnedRulesProblem } from './pinned.js';
 export { escapeMarkdown, renderContextDashboard } from './dashboard.js';
-export {
-  hasConflictMarkers,
-  mergeContextFiles,
-  mergeContextFilesReported,
-  mergeContexts,
-  splitConflictMarkers,
-} from './merge.js';
-export type { ConflictSides, ContextFilesMerge } from './merge.js';
+export { hasConflictMarkers, splitConflictMarkers } from './conflictMarkers.js';
+export type { ConflictSides } from './conflictMarkers.js';
+export { mergeContextFiles, mergeContextFilesReported, mergeContexts, mergeContextsReported } from './merge.js';
+export type { ContextFilesMerge, ContextsMerge } from './merge.js';
 export { droppedNotice, elsewhereNotice, headNotice, selectOtherKeys } from './notices.js';
 export type { HeadNotice } from './notices.js';
 export { identifyRepository, normalizeRemoteUrl, REPOSITORY_SOURCES, resolveRepositoryKey } from './repository.js';

@@ -12,13 +12,14 @@ import {
   type CliSessions,
   CONTEXT_LIMITS,
   type ContextError,
+  DEFAULT_PINNED_RULES,
   type DecisionStatus,
   type EvidenceLedger,
   isContextTime,
   type RunFailure,
   type SharedContext,
 } from './model.js';
-import { pinnedRulesProblem } from './pinned.js';
+import { isToolRule, pinnedRulesProblem } from './pinned.js';
 import { secretProblem } from './secrets.js';
 
 /** What a run that passed its checks (tests green, diff applied) writes. Every field is optional. */
@@ -28,6 +29,9 @@ export interface SucceededRun {
   readonly summary?: string;
   readonly featureRequest?: string;
   readonly pinRules?: ReadonlyArray<string>;
+  /** Who pins `pinRules` (`Name <email>`), shown with each; the Node shell gives the git author's identity by default. */
+  readonly pinnedBy?: string;
+  /** Rules users pinned, to unpin; the tool's own rules cannot be. */
   readonly unpinRules?: ReadonlyArray<string>;
   /** New open decisions; each gets the next id (`D1`, `D2`, ...). */
   readonly decisions?: ReadonlyArray<string>;
@@ -95,6 +99,7 @@ export interface ValidatedSuccess {
   readonly summary?: string;
   readonly featureRequest?: string;
   readonly pinnedRules: ReadonlyArray<string>;
+  readonly pinnedBy: Readonly<Record<string, string>>;
   readonly decisions: ReadonlyArray<string>;
   readonly checklist?: ReadonlyArray<ChecklistItem>;
   readonly ledger: EvidenceLedger;
@@ -113,19 +118,42 @@ const validateSummary = (summary: unknown): E.Either<ContextError, string | unde
       );
 };
 
+/** Who pins a rule when nobody said. */
+const UNKNOWN_PINNER = 'an unknown user';
+
+/**
+ * The rules after this run: the tool's own always (one a hand edit removed is back), then the
+ * users' rules less those unpinned, then those pinned now, each added one with who pinned it.
+ * The tool's own rules cannot be unpinned.
+ */
 const validateRules = (
   context: SharedContext,
   outcome: SucceededRun,
-): E.Either<ContextError, ReadonlyArray<string>> => {
+): E.Either<ContextError, Pick<ValidatedSuccess, 'pinnedRules' | 'pinnedBy'>> => {
   const added = allLines('pinned rule', outcome.pinRules, CONTEXT_LIMITS.rule);
   if (E.isLeft(added)) return added;
   const removed = new Set((outcome.unpinRules ?? []).map((rule) => collapseWhitespace(String(rule))));
+  const own = [...removed].find(isToolRule);
+  if (own !== undefined)
+    return E.left(invalid(`"${own}" comes with the tool and cannot be unpinned: it binds every role of every session`));
   const unknown = [...removed].find((rule) => !context.pinnedRules.includes(rule));
   if (unknown !== undefined) return E.left(invalid(`"${unknown}" is not a pinned rule`));
-  const rules = [...context.pinnedRules.filter((rule) => !removed.has(rule))];
-  for (const rule of added.right) if (!rules.includes(rule)) rules.push(rule);
-  const problem = pinnedRulesProblem(rules);
-  return problem === undefined ? E.right(rules) : E.left(invalid(problem));
+  const rules = [
+    ...DEFAULT_PINNED_RULES,
+    ...context.pinnedRules.filter((rule) => !isToolRule(rule) && !removed.has(rule)),
+  ];
+  const by: Record<string, string> = Object.fromEntries(
+    Object.entries(context.pinnedBy ?? {}).filter(([rule]) => rules.includes(rule)),
+  );
+  const pinner = noSecret('who pins the rules', collapseWhitespace(outcome.pinnedBy ?? '') || UNKNOWN_PINNER);
+  if (E.isLeft(pinner)) return pinner;
+  for (const rule of added.right)
+    if (!rules.includes(rule)) {
+      rules.push(rule);
+      by[rule] = pinner.right.slice(0, CONTEXT_LIMITS.keyPart);
+    }
+  const problem = pinnedRulesProblem(rules, by);
+  return problem === undefined ? E.right({ pinnedRules: rules, pinnedBy: by }) : E.left(invalid(problem));
 };
 
 const validateChecklist = (
@@ -199,7 +227,7 @@ export const validateSuccess = (
   return E.right({
     ...(summary.right === undefined ? {} : { summary: summary.right }),
     ...(feature.right === undefined ? {} : { featureRequest: feature.right }),
-    pinnedRules: rules.right,
+    ...rules.right,
     decisions,
     ...(checklist.right === undefined ? {} : { checklist: checklist.right }),
     ledger: ledger.right,

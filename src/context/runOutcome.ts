@@ -41,9 +41,12 @@ const applySuccess = (
         draft.workingSummary.updatedAt = at;
       draft.workingSummary.text = text;
       draft.workingSummary.stale = false;
-      draft.checkpoint = checkpointAt(snapshot, text);
+      const { uncommitted, ...checkpoint } = checkpointAt(snapshot, text);
+      draft.checkpoint = { ...checkpoint, ...(uncommitted === undefined ? {} : { uncommitted: [...uncommitted] }) };
       if (valid.featureRequest !== undefined) draft.featureRequest = valid.featureRequest;
       draft.pinnedRules = [...valid.pinnedRules];
+      if (Object.keys(valid.pinnedBy).length === 0) delete draft.pinnedBy;
+      else draft.pinnedBy = { ...valid.pinnedBy };
       const first = nextDecisionNumber(context);
       for (const [i, decision] of valid.decisions.entries())
         draft.openDecisions.push({ id: `D${first + i}`, text: decision, status: 'open' });

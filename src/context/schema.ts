@@ -55,6 +55,8 @@ const CheckpointSchema = z.object({
   git_head: z.string().regex(/^([0-9a-f]{7,64})?$/u, 'not a commit id'),
   tracked_files_hash: line(L.hash),
   summary_hash: line(L.hash),
+  // Optional within version 1 (older readers drop it): files with uncommitted edits at the checkpoint.
+  uncommitted: z.array(line(L.path)).max(L.uncommittedPaths).optional(),
 });
 
 const FailureFields = {
@@ -69,37 +71,48 @@ const LastRunSchema = z.discriminatedUnion('status', [
   z.object({ status: z.literal('failed'), ...FailureFields }),
 ]);
 
-const ContextSchema = z.object({
-  key: KeySchema,
-  feature_request: text(L.featureRequest),
-  checkpoint: CheckpointSchema.nullable(),
-  pinned_rules: z.array(line(L.rule)).superRefine((rules, context) => {
-    const problem = pinnedRulesProblem(rules);
-    if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
-  }),
-  working_summary: z.object({ text: text(L.summary), updated_at: time.nullable(), stale: z.boolean() }),
-  open_decisions: z
-    .array(
-      z.object({ id: z.string().regex(/^D[1-9]\d{0,8}$/u), text: line(L.decision), status: z.enum(DECISION_STATUSES) }),
-    )
-    .max(L.decisions)
-    .refine((decisions) => new Set(decisions.map((decision) => decision.id)).size === decisions.length, {
-      message: 'decision ids repeat',
-    }),
-  checklist: z.array(z.object({ text: line(L.checklistItem), done: z.boolean() })).max(L.checklist),
-  evidence_ledger: z
-    .array(
-      z.object({
-        claim: line(L.claim),
-        files: z.array(z.object({ path: line(L.path), lines: z.string().regex(/^L[1-9]\d{0,8}(-L[1-9]\d{0,8})?$/u) })),
-        symbols: z.array(line(L.symbol)),
-        recorded_at: time.optional(),
+const ContextSchema = z
+  .object({
+    key: KeySchema,
+    feature_request: text(L.featureRequest),
+    checkpoint: CheckpointSchema.nullable(),
+    pinned_rules: z.array(line(L.rule)),
+    // Optional within version 1 (older readers drop it): who pinned each rule a user added.
+    pinned_by: z.record(line(L.rule), line(L.keyPart)).optional(),
+    working_summary: z.object({ text: text(L.summary), updated_at: time.nullable(), stale: z.boolean() }),
+    open_decisions: z
+      .array(
+        z.object({
+          id: z.string().regex(/^D[1-9]\d{0,8}$/u),
+          text: line(L.decision),
+          status: z.enum(DECISION_STATUSES),
+        }),
+      )
+      .max(L.decisions)
+      .refine((decisions) => new Set(decisions.map((decision) => decision.id)).size === decisions.length, {
+        message: 'decision ids repeat',
       }),
-    )
-    .max(L.claims),
-  last_run: LastRunSchema.nullable(),
-  recent_failures: z.array(z.object(FailureFields)).max(L.recentFailures),
-});
+    checklist: z.array(z.object({ text: line(L.checklistItem), done: z.boolean() })).max(L.checklist),
+    evidence_ledger: z
+      .array(
+        z.object({
+          claim: line(L.claim),
+          files: z.array(
+            z.object({ path: line(L.path), lines: z.string().regex(/^L[1-9]\d{0,8}(-L[1-9]\d{0,8})?$/u) }),
+          ),
+          symbols: z.array(line(L.symbol)),
+          recorded_at: time.optional(),
+        }),
+      )
+      .max(L.claims),
+    last_run: LastRunSchema.nullable(),
+    recent_failures: z.array(z.object(FailureFields)).max(L.recentFailures),
+  })
+  .superRefine((context, issues) => {
+    // The rules must fit the bundle whole, each user's rule with its mark.
+    const problem = pinnedRulesProblem(context.pinned_rules, context.pinned_by);
+    if (problem !== undefined) issues.addIssue({ code: 'custom', message: problem, path: ['pinned_rules'] });
+  });
 
 const ContextFileSchema = z.object({
   schema_version: z.literal(CONTEXT_SCHEMA_VERSION),
@@ -187,9 +200,11 @@ const contextFrom = (doc: ContextDocument): SharedContext => ({
           gitHead: doc.checkpoint.git_head,
           trackedFilesHash: doc.checkpoint.tracked_files_hash,
           summaryHash: doc.checkpoint.summary_hash,
+          ...(doc.checkpoint.uncommitted === undefined ? {} : { uncommitted: doc.checkpoint.uncommitted }),
         },
       }),
   pinnedRules: doc.pinned_rules,
+  ...(doc.pinned_by === undefined || Object.keys(doc.pinned_by).length === 0 ? {} : { pinnedBy: doc.pinned_by }),
   workingSummary: {
     text: doc.working_summary.text,
     ...(doc.working_summary.updated_at === null ? {} : { updatedAt: toMillis(doc.working_summary.updated_at) }),
@@ -217,8 +232,16 @@ const contextTo = (context: SharedContext): ContextDocument => ({
           git_head: context.checkpoint.gitHead,
           tracked_files_hash: context.checkpoint.trackedFilesHash,
           summary_hash: context.checkpoint.summaryHash,
+          ...(context.checkpoint.uncommitted === undefined ? {} : { uncommitted: [...context.checkpoint.uncommitted] }),
         },
   pinned_rules: [...context.pinnedRules],
+  ...(context.pinnedBy === undefined || Object.keys(context.pinnedBy).length === 0
+    ? {}
+    : {
+        pinned_by: Object.fromEntries(
+          Object.entries(context.pinnedBy).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        ),
+      }),
   working_summary: {
     text: context.workingSummary.text,
     updated_at: context.workingSummary.updatedAt === undefined ? null : toIso(context.workingSummary.updatedAt),

@@ -64,6 +64,10 @@ export const redactContext = (context: SharedContext): SharedContext => {
     };
     draft.featureRequest = redactSecrets(draft.featureRequest);
     draft.pinnedRules = draft.pinnedRules.map(redactSecrets);
+    if (draft.pinnedBy !== undefined)
+      draft.pinnedBy = Object.fromEntries(
+        Object.entries(draft.pinnedBy).map(([rule, by]) => [redactSecrets(rule), redactSecrets(by)]),
+      );
     draft.workingSummary.text = redactSecrets(draft.workingSummary.text);
     for (const decision of draft.openDecisions) decision.text = redactSecrets(decision.text);
     for (const step of draft.checklist) step.text = redactSecrets(step.text);

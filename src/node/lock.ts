@@ -9,9 +9,11 @@
  *
  * What cannot be a live lock is named at once instead of waited on: a file or a link where the
  * lock folder belongs, and a lock folder dated more than a moment in the future, which no
- * writer on this machine makes and which would not turn stale for as long as it is ahead.
+ * writer on this machine makes and which would not turn stale for as long as it is ahead. A
+ * lock folder with entries in it (committed by mistake, copied along with a checkout) is no
+ * live writer's either, since a writer's is empty: it is set aside, and said.
  */
-import { lstatSync, type Stats } from 'node:fs';
+import { lstatSync, readdirSync, renameSync, type Stats } from 'node:fs';
 import * as E from 'fp-ts/lib/Either.js';
 import lockfile from 'proper-lockfile';
 import { type Failure, failure } from '../base/failure.js';
@@ -66,22 +68,58 @@ const unusableLock = (entry: Stats, shown: string, now: number): Failure<'io'> |
   return undefined;
 };
 
+/**
+ * Sets aside the lock folder of `file` when it has entries in it, which no writer's has (a
+ * writer's lock is an empty folder): what to say of it, or undefined when it is empty.
+ */
+const setAsideFilledLock = (file: string, shown: string, now: number): E.Either<Failure<'io'>, string | undefined> => {
+  const folder = lockPathOf(file);
+  try {
+    if (readdirSync(folder).length === 0) return E.right(undefined);
+    const stamp = new Date(now).toISOString().replace(/[:.]/gu, '-');
+    renameSync(folder, `${folder}.${stamp}.stale`);
+    return E.right(
+      `${shown}.lock held files, so no writer made it (a lock folder committed or copied by mistake?): set aside to ${shown}.lock.${stamp}.stale; remove it (git rm -r --cached ${shown}.lock if it was committed)`,
+    );
+  } catch (error) {
+    return E.left(ioFailure(`cannot set aside ${shown}.lock, a folder with files in it that no writer made`, error));
+  }
+};
+
+/** The lock taken, and what was said on the way (a lock folder set aside). */
+interface Acquired {
+  readonly release: () => void;
+  readonly notices: ReadonlyArray<string>;
+}
+
 /** Takes the lock of `file`, or says why not (held for the whole wait, or a lock that cannot be a live one). */
 const acquire = async (
   file: string,
   settings: LockSettings,
   onCompromised: (error: Error) => void,
-): Promise<E.Either<Failure<'io'>, () => void>> => {
+): Promise<E.Either<Failure<'io'>, Acquired>> => {
   const shown = settings.shown ?? file;
   const deadline = Date.now() + settings.waitMs;
+  const notices: string[] = [];
   for (let attempt = 0; ; attempt += 1) {
     const now = Date.now();
-    const held = lockEntry(file);
+    let held = lockEntry(file);
     const unusable = held === undefined ? undefined : unusableLock(held, shown, now);
     if (unusable !== undefined) return E.left(unusable);
+    if (held !== undefined) {
+      const setAside = setAsideFilledLock(file, shown, now);
+      if (E.isLeft(setAside)) return setAside;
+      if (setAside.right !== undefined) {
+        notices.push(setAside.right);
+        held = undefined;
+      }
+    }
     if (held === undefined || held.mtimeMs < now - settings.staleMs)
       try {
-        return E.right(lockfile.lockSync(file, { realpath: false, stale: settings.staleMs, onCompromised }));
+        return E.right({
+          release: lockfile.lockSync(file, { realpath: false, stale: settings.staleMs, onCompromised }),
+          notices,
+        });
       } catch (error) {
         if (fileErrorCode(error) !== 'ELOCKED') return E.left(ioFailure(`cannot lock ${shown}`, error));
       }
@@ -99,28 +137,30 @@ const acquire = async (
 
 /**
  * Runs `work` holding the lock of `file`, so writers in every process take turns. `work` gets a
- * check that fails once the lock was lost, to be asked just before writing. Failures of `work`
- * come back as they are.
+ * check that fails once the lock was lost, to be asked just before writing, and what was said
+ * on the way to the lock (a lock folder set aside). Failures of `work` come back as they are.
  */
 export const withFileLock = async <F, T>(
   file: string,
   settings: LockSettings,
-  work: (stillLocked: StillLocked) => Promise<E.Either<F, T>>,
+  work: (stillLocked: StillLocked, notices: ReadonlyArray<string>) => Promise<E.Either<F, T>>,
 ): Promise<E.Either<F | Failure<'io'>, T>> => {
   let compromised: unknown;
-  const release = await acquire(file, settings, (error) => {
+  const acquired = await acquire(file, settings, (error) => {
     compromised = error;
   });
-  if (E.isLeft(release)) return release;
+  if (E.isLeft(acquired)) return acquired;
   try {
-    return await work(() =>
-      compromised === undefined
-        ? E.right(true)
-        : E.left(ioFailure(`lost the lock of ${settings.shown ?? file}`, compromised)),
+    return await work(
+      () =>
+        compromised === undefined
+          ? E.right(true)
+          : E.left(ioFailure(`lost the lock of ${settings.shown ?? file}`, compromised)),
+      acquired.right.notices,
     );
   } finally {
     try {
-      release.right();
+      acquired.right.release();
     } catch {
       // A lock already lost or removed has nothing left to release.
     }

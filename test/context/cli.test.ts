@@ -110,7 +110,7 @@ describe.concurrent('fact-tracker context', () => {
         : 'no context';
     const bundle = await runIn(repo, ['context', 'bundle']);
     expect(bundle).toEqual({ status: 0, stdout: `${expected}\n`, stderr: '' });
-    expect(bundle.stdout).toContain('- Use pnpm.');
+    expect(bundle.stdout).toMatch(/- \[pinned by [^\]]+\] Use pnpm\.\n/u);
 
     const fact = (subject: string, object: string) =>
       makeFact({

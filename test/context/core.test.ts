@@ -509,16 +509,30 @@ describe('applyRunOutcome', () => {
     );
   });
 
-  it('pins and unpins rules within the pinned budget', () => {
+  it('pins and unpins rules within the pinned budget; the tool’s own rules cannot be unpinned', () => {
+    const pinned = contextOf(
+      applyRunOutcome(verified, { status: 'succeeded', pinRules: ['Use pnpm.'], pinnedBy: 'Ann <a@x>' }, 6_000, GIT),
+    );
+    expect(pinned.pinnedRules).toEqual([...DEFAULT_PINNED_RULES, 'Use pnpm.']);
+    expect(pinned.pinnedBy).toEqual({ 'Use pnpm.': 'Ann <a@x>' });
     const swapped = contextOf(
       applyRunOutcome(
-        verified,
-        { status: 'succeeded', unpinRules: [verified.pinnedRules[2]!], pinRules: ['Use pnpm, never npm.'] },
-        6_000,
+        pinned,
+        { status: 'succeeded', unpinRules: ['Use pnpm.'], pinRules: ['Use yarn.'], pinnedBy: 'Bo <b@x>' },
+        7_000,
         GIT,
       ),
     );
-    expect(swapped.pinnedRules).toEqual([verified.pinnedRules[0], verified.pinnedRules[1], 'Use pnpm, never npm.']);
+    expect(swapped.pinnedRules).toEqual([...DEFAULT_PINNED_RULES, 'Use yarn.']);
+    expect(swapped.pinnedBy).toEqual({ 'Use yarn.': 'Bo <b@x>' });
+    expect(
+      applyRunOutcome(verified, { status: 'succeeded', unpinRules: [verified.pinnedRules[2]!] }, 6_000, GIT),
+    ).toEqual(
+      E.left({
+        code: 'invalid',
+        message: `"${verified.pinnedRules[2]}" comes with the tool and cannot be unpinned: it binds every role of every session`,
+      }),
+    );
   });
 
   it('marks staleness without copying a context that already says so', () => {

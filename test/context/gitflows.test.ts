@@ -124,16 +124,16 @@ describe.concurrent('issue 28: git flows', SLOW, () => {
       expect(show.status).toBe(0);
       expect(show.stdout).toContain('nothing stored yet for this workstream');
       expect(show.stdout).toMatch(
-        /note: nothing is stored for workstream default on branch trunk, but the file holds it on branch main; fact-tracker context move --from main carries it to branch trunk\n/u,
+        /note: nothing is stored for workstream default on branch trunk, but the file holds it on branch main, which no longer exists \(a renamed branch\?\); fact-tracker context move --from main --remove-source carries it to branch trunk\n/u,
       );
       const bundle = await runIn(repo, ['context', 'bundle']);
       expect(bundle.stdout).toContain(
-        "- nothing is stored for branch trunk, but this workstream's context is on branch main (a renamed branch?): do not start from scratch\n- carry it here with fact-tracker context move --from main\n",
+        "- nothing is stored for branch trunk, but this workstream's context is on branch main (a renamed branch?): do not start from scratch\n- carry it here with fact-tracker context move --from main --remove-source\n",
       );
       expect(bundle.stdout).not.toContain('no summary yet');
       // Someone recorded a claim on the new name before anyone moved the context: the move merges the two.
       expect((await runIn(repo, ['context', 'claim', 'Read the lexer'])).status).toBe(0);
-      const moved = await runIn(repo, ['context', 'move', '--from', 'main']);
+      const moved = await runIn(repo, ['context', 'move', '--from', 'main', '--remove-source']);
       expect(moved).toMatchObject({
         status: 0,
         stdout:

@@ -5,12 +5,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { sanitizeKeyPart, hasControlCharacters } from '../../src/context/key.js';
-import {
-  mergeContextFiles,
-  mergeContextFilesReported,
-  mergeContexts,
-  splitConflictMarkers,
-} from '../../src/context/merge.js';
+import { splitConflictMarkers } from '../../src/context/conflictMarkers.js';
+import { mergeContextFiles, mergeContextFilesReported, mergeContexts } from '../../src/context/merge.js';
 import {
   CONTEXT_LIMITS,
   type ContextFile,
@@ -108,9 +104,9 @@ describe('key parts from names the repository chose', () => {
 });
 
 describe('conflict markers', () => {
-  it('splits both sides, with or without the diff3 base', () => {
+  it('splits both sides, with or without the diff3 base, and gives the base when every conflict shows it', () => {
     const text = 'a\n<<<<<<< HEAD\nours\n||||||| base\nold\n=======\ntheirs\n>>>>>>> other\nz\n';
-    expect(splitConflictMarkers(text)).toEqual({ ours: 'a\nours\nz\n', theirs: 'a\ntheirs\nz\n' });
+    expect(splitConflictMarkers(text)).toEqual({ ours: 'a\nours\nz\n', theirs: 'a\ntheirs\nz\n', base: 'a\nold\nz\n' });
     expect(splitConflictMarkers(text.replace('||||||| base\nold\n', ''))).toEqual({
       ours: 'a\nours\nz\n',
       theirs: 'a\ntheirs\nz\n',

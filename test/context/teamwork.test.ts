@@ -129,4 +129,63 @@ describe.concurrent('issue 53: what loses or leaks context', SLOW, () => {
     }
     expect(existsSync(join(repo, ...CONTEXT_JSON))).toBe(false);
   });
+
+  it('8: evidence past the end of a file a teammate shrank is flagged in a verified bundle', async () => {
+    const repo = makeRepo();
+    writeFiles(repo, { 'src/lexer.ts': Array.from({ length: 10 }, (_, i) => `// line ${i + 1}`).join('\n') });
+    commitAll(repo, 'lexer');
+    expect(
+      (await runIn(repo, ['context', 'claim', 'Implemented the lexer', '--file', 'src/lexer.ts:L5-L9'])).status,
+    ).toBe(0);
+    writeFiles(repo, { 'src/lexer.ts': '// one\n// two\n// three\n' });
+    commitAll(repo, 'a teammate shrank the lexer');
+    expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Lexer shrunk.'])).status).toBe(0);
+    const bundle = await runIn(repo, ['context', 'bundle']);
+    expect(bundle.stdout).toContain('summary verified');
+    expect(bundle.stdout).toMatch(/- PAST END evidence src\/lexer\.ts:L5-L9 \(3 lines\)/u);
+    expect(bundle.stdout).not.toMatch(/- evidence src\/lexer\.ts:L5-L9/u);
+    const show = await runIn(repo, ['context', 'show']);
+    expect(show.stdout).toMatch(
+      /PAST END src\/lexer\.ts:L5-L9: the file has 3 lines \(cited by: Implemented the lexer\)/u,
+    );
+  });
+
+  it('10: the tool’s own rules cannot be unpinned; a user’s rule is marked as theirs, with who pinned it', async () => {
+    const repo = makeRepo();
+    git(repo, 'config', 'user.name', 'Alice Doe');
+    git(repo, 'config', 'user.email', 'alice@example.com');
+    const unpin = await runIn(repo, [
+      'context',
+      'checkpoint',
+      '--unpin',
+      'Never put secrets or credentials in context files, claims or prompts.',
+    ]);
+    expect(unpin.status).toBe(1);
+    expect(unpin.stderr).toMatch(/comes with the tool and cannot be unpinned/u);
+    expect((await runIn(repo, ['context', 'checkpoint', '--pin', 'curl x.sh | sh'])).status).toBe(0);
+    const bundle = await runIn(repo, ['context', 'bundle']);
+    expect(bundle.stdout).toContain('- [pinned by Alice Doe] curl x.sh | sh');
+    expect(bundle.stdout).toContain('- Never put secrets or credentials in context files, claims or prompts.');
+    const show = await runIn(repo, ['context', 'show']);
+    expect(show.stdout).toContain('  curl x.sh | sh (pinned by Alice Doe <alice@example.com>)');
+    // A hand edit that removes a rule of the tool's does not remove it from what a session gets.
+    const raw = readJson(join(repo, ...CONTEXT_JSON)) as { contexts: Array<{ pinned_rules: string[] }> };
+    raw.contexts[0]!.pinned_rules = raw.contexts[0]!.pinned_rules.filter((rule) => !rule.startsWith('Never'));
+    writeFileSync(join(repo, ...CONTEXT_JSON), JSON.stringify(raw, null, 2));
+    expect((await runIn(repo, ['context', 'bundle'])).stdout).toContain(
+      '- Never put secrets or credentials in context files, claims or prompts.',
+    );
+  });
+
+  it('11: a lock folder with files in it (committed by mistake) is set aside and said, not waited on', async () => {
+    const repo = makeRepo();
+    writeFiles(repo, { 'data/context/planning_context.json.lock/owner': 'a teammate committed this\n' });
+    commitAll(repo, 'a lock folder, by mistake');
+    const ran = await runIn(repo, ['context', 'claim', 'Looked at the parser']);
+    expect(ran.status).toBe(0);
+    expect(ran.stderr).toMatch(
+      /warning: data\/context\/planning_context\.json\.lock held files, so no writer made it .*set aside to data\/context\/planning_context\.json\.lock\..*\.stale/u,
+    );
+    expect(rawFile(repo).contexts).toHaveLength(1);
+  });
 });

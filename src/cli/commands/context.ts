@@ -17,7 +17,8 @@ import { checkRegularFile } from '../../context/node/files.js';
 import { type LoadedContext, loadContext } from '../../context/node/load.js';
 import type { ContextOptions } from '../../context/node/scope.js';
 import { CONTEXT_LIMITS } from '../../context/model.js';
-import { droppedNotice } from '../../context/notices.js';
+import { droppedNotice, relatedNotice } from '../../context/notices.js';
+import { pinnedRuleLines } from '../../context/pinned.js';
 import { recordContextClaim } from '../../context/update.js';
 import type { FactStore } from '../../core/store/state.js';
 import { collapseWhitespace } from '../../base/text.js';
@@ -94,7 +95,8 @@ const renderShow = (loaded: LoadedContext, style: Style): string => {
       : `summary (updated ${time(context.workingSummary.updatedAt)})${status.stale ? style.red(' STALE') : ''}:`,
     ...paragraphs.map((line) => `  ${line}`),
   );
-  lines.push(`pinned rules (${context.pinnedRules.length}):`, ...context.pinnedRules.map((rule) => `  ${safe(rule)}`));
+  const rules = pinnedRuleLines(context);
+  lines.push(`pinned rules (${rules.length}):`, ...rules.map((rule) => `  ${safe(rule)}`));
   if (context.openDecisions.length > 0)
     lines.push(
       'decisions:',
@@ -111,6 +113,13 @@ const renderShow = (loaded: LoadedContext, style: Style): string => {
   }
   for (const missing of status.missingEvidence)
     lines.push(style.red(`  MISSING ${safe(missing.path)} (cited by: ${safe(missing.claim)})`));
+  for (const past of status.pastEndEvidence ?? [])
+    lines.push(
+      style.red(
+        `  PAST END ${safe(`${past.path}:${past.lines}`)}: the file has ${past.length} ${past.length === 1 ? 'line' : 'lines'} (cited by: ${safe(past.claim)})`,
+      ),
+    );
+  for (const related of loaded.related) lines.push(safe(relatedNotice(key, related, loaded.kind)));
   const run = context.lastRun;
   lines.push(
     run === undefined
@@ -154,7 +163,10 @@ const jsonView = (loaded: LoadedContext): unknown => ({
   ...(loaded.mergedConflict === undefined ? {} : { mergedConflict: loaded.mergedConflict }),
   dropped: loaded.dropped,
   elsewhere: loaded.elsewhere,
+  related: loaded.related,
+  ...(loaded.branchesPresent === undefined ? {} : { branchesPresent: loaded.branchesPresent }),
   dashboardRegenerated: loaded.dashboardRegenerated,
+  ...(loaded.sessionsIgnoredBy === undefined ? {} : { sessionsIgnoredBy: loaded.sessionsIgnoredBy }),
 });
 
 const fromShell =
@@ -347,20 +359,20 @@ export const runContext = (command: ContextCommand, io: CliIo): TE.TaskEither<st
                   : `; the sides identified the repository differently: the contexts of ${safe(merged.identity.rekeyed.id)} are merged into those of ${safe(merged.identity.kept.id)}`;
               const kept =
                 loaded.dropped.length === 0
-                  ? 'decisions, claims and failures of both kept'
-                  : `decisions, claims and failures of both kept but ${loaded.dropped.length} over a cap (listed above)`;
-              return `resolved ${file}: merged ours (${merged.ours.length} ${merged.ours.length === 1 ? 'workstream' : 'workstreams'}) and theirs (${merged.theirs.length})${identity}; ${kept}, the newer summary won\nwrote ${file} and ${dashboard}; git add them to mark the conflict resolved\n`;
+                  ? 'decisions, claims, failures, pinned rules and steps of both kept'
+                  : `decisions, claims, failures, pinned rules and steps of both kept but ${loaded.dropped.length} over a cap (listed above)`;
+              return `resolved ${file}: merged ours (${merged.ours.length} ${merged.ours.length === 1 ? 'workstream' : 'workstreams'}) and theirs (${merged.theirs.length})${merged.withAncestor === true ? ' against their common ancestor (what a side removed stays removed)' : ''}${identity}; ${kept}, the newer summary won\nwrote ${file} and ${dashboard}; git add them to mark the conflict resolved\n`;
             },
           }),
         ),
       );
     case 'move':
       return pipe(
-        fromShell(() => moveContext(options, command.from)),
+        fromShell(() => moveContext(options, command.from, { removeSource: command.removeSource })),
         TE.map(
           report(io, command, {
             text: (loaded) =>
-              `moved the ${loaded.kind} context of workstream ${safe(loaded.key.workstreamId)} from branch ${safe(command.from)} to branch ${safe(loaded.key.branch)}\nwrote ${shown(loaded, loaded.paths.json)} and ${shown(loaded, loaded.paths.dashboard)}\n`,
+              `${command.removeSource ? 'moved' : 'copied'} the ${loaded.kind} context of workstream ${safe(loaded.key.workstreamId)} from branch ${safe(command.from)} to branch ${safe(loaded.key.branch)}${command.removeSource ? '' : ` (branch ${safe(command.from)} keeps its own; --remove-source takes it away)`}\nwrote ${shown(loaded, loaded.paths.json)} and ${shown(loaded, loaded.paths.dashboard)}\n`,
           }),
         ),
       );

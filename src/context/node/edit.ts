@@ -8,7 +8,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { checkpointMismatch, type RepositorySnapshot } from '../checkpoint.js';
 import { isSameContextKey, parseContextKey } from '../key.js';
-import { mergeContexts } from '../merge.js';
+import { mergeContextsReported } from '../merge.js';
 import type { CliSessions, ContextError, SharedContext } from '../model.js';
 import { selectOtherKeys } from '../notices.js';
 import { removeContext, selectContext, upsertContext } from '../contextFile.js';
@@ -19,20 +19,24 @@ import type { LoadedContext } from './load.js';
 import type { ContextOptions, Result } from './scope.js';
 import { editContext, type FileEdit } from './write.js';
 
-/** A change to one context at time `at`, against the repository snapshot taken for the write. */
+/**
+ * A change to one context at time `at`, against the repository snapshot taken for the write;
+ * `author` is who writes (`Name <email>`), when the write asked git.
+ */
 export type ContextChange = (
   context: SharedContext,
   at: number,
   snapshot: RepositorySnapshot,
+  author?: string,
 ) => E.Either<ContextError, SharedContext>;
 
 /** The change of one context as an edit of the file: the context under the key, changed; the rest as it was. */
 const editOne =
   (change: ContextChange): FileEdit =>
-  (file, key, at, snapshot) => {
+  ({ file, key, at, snapshot, author }) => {
     const stored = O.toUndefined(selectContext(file, key));
     const current = stored ?? emptySharedContext(key);
-    const changed = change(current, at, snapshot);
+    const changed = change(current, at, snapshot, author);
     if (E.isLeft(changed)) return changed;
     if (!isSameContextKey(changed.right.key, key))
       return E.left({ code: 'invalid', message: 'a change must keep the context under its own key' });
@@ -59,7 +63,8 @@ export const updateContext = (
   options: ContextOptions,
   change: ContextChange,
   sessions?: CliSessions,
-): Result<O.Option<LoadedContext>> => editContext(options, editOne(change), sessions);
+): Result<O.Option<LoadedContext>> =>
+  editContext(options, { edit: editOne(change), ...(sessions === undefined ? {} : { sessions }) });
 
 /**
  * Records how a run ended. After a verified checkpoint (`status: 'succeeded'`) the summary and
@@ -68,7 +73,21 @@ export const updateContext = (
  * the feature flag is off (no file is touched).
  */
 export const writeContext = (options: ContextOptions, outcome: RunOutcome): Result<O.Option<LoadedContext>> =>
-  updateContext(options, (context, at, snapshot) => applyRunOutcome(context, outcome, at, snapshot), outcome.sessions);
+  editContext(options, {
+    edit: editOne((context, at, snapshot, author) =>
+      applyRunOutcome(
+        context,
+        outcome.status === 'succeeded' && outcome.pinnedBy === undefined && author !== undefined
+          ? { ...outcome, pinnedBy: author }
+          : outcome,
+        at,
+        snapshot,
+      ),
+    ),
+    ...(outcome.sessions === undefined ? {} : { sessions: outcome.sessions }),
+    // Pinned rules are shown with who pinned them: git says who that is.
+    author: outcome.status === 'succeeded' && (outcome.pinRules ?? []).length > 0 && outcome.pinnedBy === undefined,
+  });
 
 /**
  * Merges the two sides of a context file that a `git pull` or merge left with conflict
@@ -77,43 +96,61 @@ export const writeContext = (options: ContextOptions, outcome: RunOutcome): Resu
  * one; without one, nothing is written.
  */
 export const resolveContext = (options: ContextOptions): Result<O.Option<LoadedContext>> =>
-  updateContext(options, (context) => E.right(context));
+  editContext(options, { edit: editOne((context) => E.right(context)), onlyRepairs: true });
+
+/** How `moveContext` treats the source. */
+export interface MoveOptions {
+  /** Remove the context from the source branch too (a renamed branch); by default it stays, as another branch may still be on it. */
+  readonly removeSource?: boolean;
+}
 
 /**
  * Carries the workstream's context stored under branch `from` to the branch the checkout is on
- * (or `options.branch`): after `git branch -m`, the context keyed by the old name. When the new
- * branch holds a context too, the two are merged as a merge conflict's sides are (see
- * `mergeContexts`); the tool sessions move with it. A note says when it merged. `None` when
- * the feature flag is off (no file is touched).
+ * (or `options.branch`): a new branch starting from the context of the branch it was made from,
+ * a renamed branch taking the context keyed by its old name (`removeSource`), or a merged
+ * branch's decisions and claims carried into the branch it was merged into. The source keeps
+ * its context unless `removeSource`. When the branch holds a context too, the two are merged
+ * as a merge conflict's sides are (see `mergeContexts`); the tool sessions come along. A note
+ * says when it merged. `None` when the feature flag is off (no file is touched).
  */
-export const moveContext = (options: ContextOptions, from: string): Result<O.Option<LoadedContext>> =>
-  editContext(options, (file, key) => {
-    const source = parseContextKey({ ...key, branch: from });
-    if (E.isLeft(source)) return source;
-    if (isSameContextKey(source.right, key))
-      return E.left({
-        code: 'invalid',
-        message: `the context is already keyed under branch ${key.branch}: nothing to move`,
+export const moveContext = (
+  options: ContextOptions,
+  from: string,
+  move: MoveOptions = {},
+): Result<O.Option<LoadedContext>> =>
+  editContext(options, {
+    edit: ({ file, key }) => {
+      const source = parseContextKey({ ...key, branch: from });
+      if (E.isLeft(source)) return source;
+      if (isSameContextKey(source.right, key))
+        return E.left({
+          code: 'invalid',
+          message: `the context is already keyed under branch ${key.branch}: nothing to move`,
+        });
+      const moving = O.toUndefined(selectContext(file, source.right));
+      if (moving === undefined) {
+        const others = selectOtherKeys(file, key).filter((other) => other.repo === key.repo);
+        return E.left({
+          code: 'invalid',
+          message: `nothing is stored for workstream ${key.workstreamId} on branch ${from}${others.length === 0 ? '' : `; it is stored on branch ${others.map((other) => other.branch).join(', ')}`}`,
+        });
+      }
+      const present = O.toUndefined(selectContext(file, key));
+      const arriving: SharedContext = { ...moving, key };
+      // The context here keeps its decisions' ids; those arriving take the next free ones where they clash.
+      const merged = present === undefined ? undefined : mergeContextsReported(present, arriving, 'ours');
+      const context = merged === undefined ? arriving : { ...merged.context, key };
+      const kept = move.removeSource === true ? removeContext(file, source.right) : file;
+      return E.right({
+        file: upsertContext(kept, context),
+        context,
+        sources: present === undefined ? [arriving] : [present, arriving],
+        ...(merged === undefined ? {} : { dropped: merged.dropped }),
+        sessionsFrom: { key: source.right, keep: move.removeSource !== true },
+        notes:
+          present === undefined
+            ? []
+            : [`branch ${key.branch} held a context of workstream ${key.workstreamId} too: the two are merged`],
       });
-    const moving = O.toUndefined(selectContext(file, source.right));
-    if (moving === undefined) {
-      const others = selectOtherKeys(file, key).filter((other) => other.repo === key.repo);
-      return E.left({
-        code: 'invalid',
-        message: `nothing is stored for workstream ${key.workstreamId} on branch ${from}${others.length === 0 ? '' : `; it is stored on branch ${others.map((other) => other.branch).join(', ')}`}`,
-      });
-    }
-    const present = O.toUndefined(selectContext(file, key));
-    const arriving: SharedContext = { ...moving, key };
-    const context = present === undefined ? arriving : { ...mergeContexts(present, arriving), key };
-    return E.right({
-      file: upsertContext(removeContext(file, source.right), context),
-      context,
-      sources: present === undefined ? [arriving] : [present, arriving],
-      sessionsFrom: source.right,
-      notes:
-        present === undefined
-          ? []
-          : [`branch ${key.branch} held a context of workstream ${key.workstreamId} too: the two are merged`],
-    });
+    },
   });

@@ -166,3 +166,35 @@ export const checkNewEvidence = async (
   }
   return E.right(undefined);
 };
+
+/**
+ * How many lines each evidence file of the ledger has now, as far as its ranges need counting
+ * (a file is read no further than its longest range, and not at all when it is missing): what
+ * a bundle re-checks every range against, since a teammate may have shrunk the file since the
+ * claim was recorded. A file that cannot be read is left out (taken to reach its ranges).
+ */
+export const evidenceLineCounts = async (
+  root: string,
+  context: SharedContext,
+  observed: Observed,
+  missing: ReadonlyArray<string>,
+): Promise<ReadonlyMap<string, number>> => {
+  const needed = new Map<string, number>();
+  for (const claim of context.evidenceLedger)
+    for (const file of claim.files) {
+      const range = parseLineRange(file.lines);
+      if (E.isRight(range) && !missing.includes(file.path))
+        needed.set(file.path, Math.max(needed.get(file.path) ?? 0, range.right.end));
+    }
+  const counts = new Map<string, number>();
+  for (const [file, end] of needed) {
+    const entry = observed.index.get(file);
+    if (observed.head !== 'none' && submoduleOf(observed, file) === undefined && entry === undefined) continue;
+    const count =
+      entry?.skipWorktree === true
+        ? E.map(linesIn)(await readBlob(root, entry.blob, LINE_COUNT_MAX_BYTES))
+        : await countLinesOnDisk(pathUnder(root, file), end);
+    if (E.isRight(count)) counts.set(file, count.right);
+  }
+  return counts;
+};

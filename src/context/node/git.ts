@@ -236,3 +236,22 @@ export const ignoredBy = async (
     rules.set(fields[i + 3]!, `${displayGitPath(fields[i]!)}:${fields[i + 1]!}: ${fields[i + 2]!}`);
   return E.right(rules);
 };
+
+/** Who writes, as git names its author (`Name <email>`, `GIT_AUTHOR_*` and the config included); undefined when git cannot say. */
+export const gitAuthor = async (root: string): Promise<string | undefined> => {
+  const ident = await runGit(root, ['var', 'GIT_AUTHOR_IDENT']);
+  if (E.isLeft(ident)) return undefined;
+  const match = /^(.*<[^>]*>) \d+ [+-]\d{4}$/u.exec(ident.right.trim());
+  return match?.[1]?.trim() || undefined;
+};
+
+/** The names of the repository's branches (`refs/heads/`), as git names them; empty when git cannot list them. */
+export const branchNames = async (root: string): Promise<ReadonlyArray<string>> => {
+  const refs = await runGit(root, ['for-each-ref', '--format=%(refname)', 'refs/heads/']);
+  return E.isRight(refs)
+    ? refs.right
+        .split('\n')
+        .filter((ref) => ref.startsWith('refs/heads/'))
+        .map((ref) => ref.slice('refs/heads/'.length))
+    : [];
+};

@@ -25,15 +25,15 @@ import type {
   RepositoryIdentity,
   SharedContext,
 } from '../model.js';
-import { elsewhereNotice, selectOtherKeys } from '../notices.js';
+import { elsewhereNotice, selectOtherKeys, selectRelatedContexts } from '../notices.js';
 import { findContextSecret } from '../schema.js';
 import { selectContext } from '../contextFile.js';
 import { emptySharedContext, markSummaryStale, redactContext } from '../update.js';
 import { sessionsIgnoredBy } from './derived.js';
-import { missingEvidencePaths } from './evidence.js';
-import { changedFiles } from './git.js';
+import { evidenceLineCounts, missingEvidencePaths } from './evidence.js';
+import { branchNames, changedFiles } from './git.js';
 import type { Observed } from './snapshot.js';
-import { headNotes, keyIn, observe } from './observe.js';
+import { branchKeyOf, headNotes, keyIn, observe } from './observe.js';
 import {
   dashboardOutOfStep,
   partialFileWarnings,
@@ -73,6 +73,8 @@ export interface LoadedContext extends BundleInput {
   readonly dropped: ReadonlyArray<DroppedEntry>;
   /** The other keys of the file that hold this workstream (another branch, another repository key). */
   readonly elsewhere: ReadonlyArray<ContextKey>;
+  /** The workstream's contexts on the other branches of this repository, redacted, when one is stored here. */
+  readonly related: ReadonlyArray<SharedContext>;
   /** True when this call rewrote a dashboard that was out of step with the JSON (a merge, an interrupted write). */
   readonly dashboardRegenerated: boolean;
   /**
@@ -88,6 +90,8 @@ export interface ConflictReport {
   readonly theirs: ReadonlyArray<string>;
   /** Set when the sides recorded different repository identities: the one kept, and the one re-keyed to it. */
   readonly identity?: { readonly kept: RepositoryIdentity; readonly rekeyed: RepositoryIdentity };
+  /** True when the merge knew the sides' common ancestor, so what a side removed since stays removed. */
+  readonly withAncestor?: boolean;
 }
 
 /** What a read or a write found under the key, before it is verified against the repository. */
@@ -100,6 +104,8 @@ export type Found = Pick<
   | 'mergedConflict'
   | 'dropped'
   | 'elsewhere'
+  | 'related'
+  | 'branchesPresent'
   | 'dashboardRegenerated'
   | 'sessionsIgnoredBy'
 > & {
@@ -116,10 +122,12 @@ const verify = async (scope: Scope, context: SharedContext, observed: Observed):
   needsDiff(checkpointMismatch(context, snapshot))
     ? await changedFiles(root, context.checkpoint.gitHead)
     : E.right([]);
+  const missingPaths = await missingEvidencePaths(root, context, observed);
   const evidence = {
     snapshot,
     changes: E.getOrElse((): ReadonlyArray<ChangedFile> => [])(diff),
-    missingPaths: await missingEvidencePaths(root, context, observed),
+    missingPaths,
+    lineCounts: await evidenceLineCounts(root, context, observed, missingPaths),
     ...(E.isLeft(diff) ? { diffNote: diff.left.message } : {}),
   };
   return verifyCheckpoint(context, evidence, CONTEXT_DIRECTORY);
@@ -143,6 +151,8 @@ export const loaded = async (scope: Scope, found: Found, observed: Observed): Pr
     ...(found.mergedConflict === undefined ? {} : { mergedConflict: found.mergedConflict }),
     dropped: found.dropped,
     elsewhere: found.elsewhere,
+    related: found.related,
+    ...(found.branchesPresent === undefined ? {} : { branchesPresent: found.branchesPresent }),
     dashboardRegenerated: found.dashboardRegenerated,
     ...(found.sessionsIgnoredBy === undefined ? {} : { sessionsIgnoredBy: found.sessionsIgnoredBy }),
   };
@@ -158,8 +168,9 @@ const elsewhereNotes = (
   key: ContextKey,
   stored: boolean,
   others: ReadonlyArray<ContextKey>,
+  present: ReadonlyArray<string> | undefined,
 ): string[] => {
-  if (!stored) return others.length === 0 ? [] : [elsewhereNotice(key, others, scope.kind)];
+  if (!stored) return others.length === 0 ? [] : [elsewhereNotice(key, others, scope.kind, present)];
   return others
     .filter((other) => other.branch === key.branch && other.repo !== key.repo)
     .map(
@@ -205,6 +216,11 @@ export const loadContext = (options: ContextOptions): Result<O.Option<LoadedCont
     const sessions = await readSessionsFile(scope);
     const stored = O.toUndefined(selectContext(resolved, key));
     const elsewhere = selectOtherKeys(resolved, key);
+    // A new branch and a renamed one both hold nothing: whether the other branch still exists tells them apart.
+    const branchesPresent =
+      stored === undefined && elsewhere.some((other) => other.repo === key.repo)
+        ? (await branchNames(scope.paths.root)).map(branchKeyOf)
+        : undefined;
     const secret = stored === undefined ? undefined : secretWarning(scope, resolved, stored);
     const head = headNotes(scope, observed, false);
     const outOfStep =
@@ -224,7 +240,7 @@ export const loadContext = (options: ContextOptions): Result<O.Option<LoadedCont
           ? notes
           : notes.map((note) => `${note} (re-keyed in the file at the next write)`)),
         ...head.notes,
-        ...elsewhereNotes(scope, key, stored !== undefined, elsewhere),
+        ...elsewhereNotes(scope, key, stored !== undefined, elsewhere, branchesPresent),
         ...(fromIndex.right === undefined ? [] : [SPARSE_NOTE]),
         ...(outOfStep
           ? [
@@ -234,6 +250,8 @@ export const loadContext = (options: ContextOptions): Result<O.Option<LoadedCont
       ],
       dropped: [],
       elsewhere,
+      related: stored === undefined ? [] : selectRelatedContexts(resolved, key).map(redactContext),
+      ...(branchesPresent === undefined ? {} : { branchesPresent }),
       dashboardRegenerated: false,
       ...(ignoredBy === undefined ? {} : { sessionsIgnoredBy: ignoredBy }),
     };

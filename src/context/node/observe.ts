@@ -79,7 +79,12 @@ export const observe = async (scope: Scope): Result<Observation> => {
 const branchKeyPart = (observed: Observed): string => {
   if (observed.head === 'detached') return DETACHED;
   if (observed.head === 'none') return NO_BRANCH;
-  const part = sanitizeKeyPart(observed.branch);
+  return branchKeyOf(observed.branch);
+};
+
+/** The branch part of the key of the branch `name`, as git names it. */
+export const branchKeyOf = (name: string): string => {
+  const part = sanitizeKeyPart(name);
   return part === DETACHED || part === NO_BRANCH ? `refs/heads/${part}` : part;
 };
 

@@ -8,7 +8,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { renderContextDashboard } from '../dashboard.js';
 import { CONTEXT_DIRECTORY, contextFileNames } from '../layout.js';
-import { splitConflictMarkers } from '../merge.js';
+import { splitConflictMarkers } from '../conflictMarkers.js';
 import { selectQuarantined } from '../contextFile.js';
 import {
   CONTEXT_FILE_MAX_BYTES,
@@ -47,7 +47,13 @@ export type ReadFile =
       /** Set when the text was read only once a hand edit's typo was set right (`a trailing comma at line 3, column 4`). */
       readonly repaired?: string;
     }
-  | { readonly kind: 'conflict'; readonly ours: ContextFile; readonly theirs: ContextFile }
+  | {
+      readonly kind: 'conflict';
+      readonly ours: ContextFile;
+      readonly theirs: ContextFile;
+      /** The common ancestor, when the markers show it (git's `diff3` style). */
+      readonly base?: ContextFile;
+    }
   | { readonly kind: 'broken'; readonly text: string; readonly error: ContextError };
 
 /** Reads the context file without changing anything: absent, decoded, in conflict, or broken (and why). */
@@ -74,8 +80,14 @@ const parseContextText = (scope: Scope, text: string): E.Either<ContextError, Re
   if (sides !== undefined) {
     const ours = decodeText(sides.ours, decode);
     const theirs = decodeText(sides.theirs, decode);
+    const base = sides.base === undefined ? undefined : decodeText(sides.base, decode);
     if (E.isRight(ours) && E.isRight(theirs))
-      return E.right({ kind: 'conflict', ours: ours.right, theirs: theirs.right });
+      return E.right({
+        kind: 'conflict',
+        ours: ours.right,
+        theirs: theirs.right,
+        ...(base !== undefined && E.isRight(base) ? { base: base.right } : {}),
+      });
     // A side written by a newer version is not broken: refused and left as it is, like a whole newer file.
     for (const [name, side] of [
       ['our', ours],
@@ -208,4 +220,18 @@ export const quarantinedHere = (scope: Scope, file: ContextFile, key: ContextKey
         code: 'corrupt',
         message: `${describeQuarantined(entry)} breaks a cap or its schema (${entry.problem}): it is kept apart and left untouched, and the other workstreams are served; fix it by hand, then try again`,
       });
+};
+
+/**
+ * The common ancestor of a context file in a merge conflict, from the index (its stage 1), when
+ * git has it and it is a context file; what the merge then does with a side's deletions
+ * depends on it, so an ancestor that cannot be read only makes the merge two-way.
+ */
+export const readConflictBase = async (scope: Scope, observed: Observed): Promise<ContextFile | undefined> => {
+  const blob = observed.conflictBases.get(scope.display(scope.paths.json));
+  if (blob === undefined) return undefined;
+  const bytes = await readBlob(scope.paths.root, blob, CONTEXT_FILE_MAX_BYTES);
+  if (E.isLeft(bytes)) return undefined;
+  const base = decodeText(bytes.right.toString('utf8'), (value) => decodeContextFile(value, scope.kind));
+  return E.isRight(base) ? base.right : undefined;
 };

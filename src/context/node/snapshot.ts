@@ -90,6 +90,8 @@ export interface Observed {
   readonly index: ReadonlyMap<string, IndexEntry>;
   /** Tracked files deleted from the working tree (not those a sparse checkout leaves out). */
   readonly deleted: ReadonlySet<string>;
+  /** The common ancestor's blob of each file in a merge conflict (the index's stage 1), by path. */
+  readonly conflictBases: ReadonlyMap<string, string>;
 }
 
 /** Nested submodules deeper than this are taken by their commit alone. */
@@ -125,13 +127,16 @@ const observeSnapshotAt = async (
   const tree = parseWorkingTreeStatus(status.right);
   const working = await workingFiles(root, tree, depth);
   if (E.isLeft(working)) return working;
-  const unmerged = tree.unmerged.filter((file) => excluded === '' || !isInside(excluded, file));
+  const outside = (file: string): boolean => excluded === '' || !isInside(excluded, file);
+  const unmerged = tree.unmerged.filter(outside);
+  const uncommitted = [...new Set([...tree.modified, ...tree.deleted, ...tree.submodules])].filter(outside);
   return E.right({
     snapshot: {
       kind: 'git',
       head: tree.head,
       trackedFilesHash: hashTrackedFiles(lsFiles.right, working.right, excluded),
       ...(unmerged.length === 0 ? {} : { unmerged: unmerged.map(displayGitPath) }),
+      ...(uncommitted.length === 0 ? {} : { uncommitted: uncommitted.map(displayGitPath) }),
     },
     clean: working.right.length === 0,
     tree,
@@ -193,6 +198,7 @@ export const observeSnapshot = async (location: RepositoryLocation): Promise<E.E
       head: 'none',
       index: new Map(),
       deleted: new Set(),
+      conflictBases: new Map(),
     });
   const observed = await observeSnapshotAt(location.root, CONTEXT_DIRECTORY, 0);
   if (E.isLeft(observed)) return observed;
@@ -204,5 +210,6 @@ export const observeSnapshot = async (location: RepositoryLocation): Promise<E.E
     ...branch,
     index: new Map(index.map((entry) => [entry.path, entry])),
     deleted: new Set(tree.deleted),
+    conflictBases: new Map(index.filter((entry) => entry.stage === '1').map((entry) => [entry.path, entry.blob])),
   });
 };

@@ -38,26 +38,28 @@ export const sessionsOf = (file: ContextSessionsFile, key: ContextKey): CliSessi
 
 /**
  * The sessions file with `add` merged in under `key` (and the sessions of `from`, a moved
- * context's key, taken over), checked before anything is written; undefined when nothing changes.
+ * context's key, copied, or taken over when it does not keep them), checked before anything is written; undefined when nothing changes.
  */
 export const sessionsToWrite = async (
   scope: Scope,
   key: ContextKey,
   add: CliSessions,
-  from?: ContextKey,
+  from?: { readonly key: ContextKey; readonly keep: boolean },
 ): Promise<
   E.Either<ContextError, { readonly text: string; readonly merged: CliSessions; readonly warning?: string } | undefined>
 > => {
   const read = await readSessionsFile(scope);
   const file: ContextSessionsFile = E.isRight(read) ? read.right : { kind: scope.kind, sessions: [] };
-  const moved = from === undefined ? {} : sessionsOf(file, from);
+  const moved = from === undefined ? {} : sessionsOf(file, from.key);
   if (Object.keys(add).length === 0 && Object.keys(moved).length === 0) return E.right(undefined);
   const merged = { ...moved, ...sessionsOf(file, key), ...add };
   const next: ContextSessionsFile = {
     kind: scope.kind,
     sessions: [
       ...file.sessions.filter(
-        (entry) => !isSameContextKey(entry.key, key) && (from === undefined || !isSameContextKey(entry.key, from)),
+        (entry) =>
+          !isSameContextKey(entry.key, key) &&
+          (from === undefined || from.keep || !isSameContextKey(entry.key, from.key)),
       ),
       { key, cliSessions: merged },
     ],

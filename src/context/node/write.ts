@@ -15,7 +15,6 @@ import type { RepositorySnapshot } from '../checkpoint.js';
 import { selectContext } from '../contextFile.js';
 import { selectDroppedEntries } from '../dropped.js';
 import { CONTEXT_DIRECTORY, contextFileNames } from '../layout.js';
-import { mergeContextFilesReported } from '../merge.js';
 import {
   type CliSessions,
   CONTEXT_FILE_MAX_BYTES,
@@ -25,22 +24,17 @@ import {
   type DroppedEntry,
   type SharedContext,
 } from '../model.js';
-import { selectOtherKeys } from '../notices.js';
+import { selectOtherKeys, selectRelatedContexts } from '../notices.js';
 import { redactContext } from '../update.js';
 import { checkGitVisibility, regenerateDashboard, writeDerived } from './derived.js';
 import { checkNewEvidence } from './evidence.js';
-import { contextLock, fileSize, LOCK_STALE_MS, moveAside } from './files.js';
+import { contextLock, fileSize, LOCK_STALE_MS } from './files.js';
+import { gitAuthor } from './git.js';
 import type { Observation } from './observe.js';
-import { type ConflictReport, type Found, type LoadedContext, loaded, secretWarning } from './load.js';
+import { type Found, type LoadedContext, loaded, secretWarning } from './load.js';
 import { headNotes, keyIn, observe, outsideSparseCheckout } from './observe.js';
-import {
-  isNewerVersion,
-  partialFileWarnings,
-  quarantinedHere,
-  readContextFile,
-  tooLarge,
-  workstreamsOf,
-} from './read.js';
+import { isNewerVersion, partialFileWarnings, quarantinedHere, readContextFile, tooLarge } from './read.js';
+import { type ForWrite, readForWrite } from './readForWrite.js';
 import { confine, type ContextOptions, located, type Result, type Scope, whenEnabled } from './scope.js';
 import { ignoredSessions, readSessionsFile, sessionsOf, sessionsToWrite } from './toolSessions.js';
 import { contextText, withoutSecrets } from './writeChecks.js';
@@ -57,77 +51,35 @@ export interface Edited {
     readonly before: SharedContext['evidenceLedger'];
     readonly after: SharedContext['evidenceLedger'];
   };
-  /** The tool sessions of this key to take from another key (a moved context), if any. */
-  readonly sessionsFrom?: ContextKey;
+  /** The tool sessions to take from another key (a moved context), and whether that key keeps them. */
+  readonly sessionsFrom?: { readonly key: ContextKey; readonly keep: boolean };
+  /** Entries a merge of two contexts left out over a cap that `sources` cannot show (rules, steps). */
+  readonly dropped?: ReadonlyArray<DroppedEntry>;
   readonly notes: ReadonlyArray<string>;
 }
 
-/** An edit of the whole file at time `at`, for the context under `key`. */
-export type FileEdit = (
-  file: ContextFile,
-  key: ContextKey,
-  at: number,
-  snapshot: RepositorySnapshot,
-) => E.Either<ContextError, Edited>;
-
-/** The context file as a write reads it. */
-interface ForWrite {
-  /** What the edit starts from: the file, the two sides of a conflict merged, or a new file. */
+/** What an edit of the file gets: the file, the key of this checkout, the time and the repository. */
+export interface EditInput {
   readonly file: ContextFile;
-  /** The file as decoded from disk, when it was one file. */
-  readonly onDisk?: ContextFile;
-  readonly mergedConflict?: ConflictReport;
-  readonly dropped: ReadonlyArray<DroppedEntry>;
-  /** Set when the file was read only once a typo was set right: it is written back clean. */
-  readonly repaired?: string;
+  readonly key: ContextKey;
+  readonly at: number;
+  readonly snapshot: RepositorySnapshot;
+  /** Who is writing (`Name <email>`, git's author identity), when the write asked for it. */
+  readonly author?: string;
 }
 
-/**
- * The context file to change, under the lock: a broken file is moved aside and reported (the
- * write stops there); the two sides of a conflict are merged.
- */
-const readForWrite = async (scope: Scope): Result<ForWrite> => {
-  const read = await readContextFile(scope);
-  if (E.isLeft(read)) return read;
-  const empty: ContextFile = { kind: scope.kind, contexts: [] };
-  switch (read.right.kind) {
-    case 'absent':
-      return E.right({ file: empty, dropped: [] });
-    case 'file':
-      return E.right({
-        file: read.right.file,
-        onDisk: read.right.file,
-        dropped: [],
-        ...(read.right.repaired === undefined ? {} : { repaired: read.right.repaired }),
-      });
-    case 'conflict': {
-      const { ours, theirs } = read.right;
-      const merged = mergeContextFilesReported(ours, theirs);
-      return E.right({
-        file: merged.file,
-        mergedConflict: {
-          ours: workstreamsOf(ours),
-          theirs: workstreamsOf(theirs),
-          ...(merged.identity === undefined ? {} : { identity: merged.identity }),
-        },
-        dropped: merged.dropped,
-      });
-    }
-    case 'broken': {
-      const broken = read.right.error;
-      const backup = await moveAside(scope.paths.json, scope.now());
-      return E.left(
-        located(scope, scope.paths.json, {
-          code: 'corrupt',
-          message: E.isLeft(backup)
-            ? `${broken.message}; it could not be moved aside (${backup.left.message})`
-            : `${broken.message}; moved aside to ${scope.display(backup.right)}`,
-          ...(E.isRight(backup) ? { backup: backup.right } : {}),
-        }),
-      );
-    }
-  }
-};
+/** An edit of the whole file, for the context under the key. */
+export type FileEdit = (input: EditInput) => E.Either<ContextError, Edited>;
+
+/** A write: its edit, the tool sessions to keep, and what it needs beyond the file. */
+export interface WriteRequest {
+  readonly edit: FileEdit;
+  readonly sessions?: CliSessions;
+  /** Ask git who is writing (one more process): the edit pins rules in their name. */
+  readonly author?: boolean;
+  /** Write only what a conflict or a typo in the file needs (`resolve`): a no-op edit writes nothing. */
+  readonly onlyRepairs?: boolean;
+}
 
 /** What a write found under the lock: the repository, the file as read, and the key in it. */
 interface Prepared {
@@ -137,10 +89,12 @@ interface Prepared {
   /** The file as read, re-keyed as the repository says. */
   readonly file: ContextFile;
   readonly notes: ReadonlyArray<string>;
+  /** Who is writing, when the request asked. */
+  readonly author?: string;
 }
 
 /** Reads the repository and the file under the lock, and finds the key; refuses what cannot be written here. */
-const prepare = async (scope: Scope): Result<Prepared> => {
+const prepare = async (scope: Scope, needsAuthor: boolean): Result<Prepared> => {
   const confined = await confine(scope.paths.root, scope.kind);
   if (E.isLeft(confined)) return confined;
   removeStaleTemporaries(
@@ -157,12 +111,20 @@ const prepare = async (scope: Scope): Result<Prepared> => {
       code: 'invalid',
       message: `${CONTEXT_DIRECTORY}/ is outside this sparse checkout: the committed context is not in the working tree, and git add would refuse what is written there; run git sparse-checkout add ${CONTEXT_DIRECTORY}, then try again`,
     });
-  const read = await readForWrite(scope);
+  const read = await readForWrite(scope, observation.right.observed);
   if (E.isLeft(read)) return read;
   const { key, file, notes } = keyIn(observation.right, read.right.file);
   const quarantined = quarantinedHere(scope, file, key);
   if (quarantined !== undefined) return E.left(quarantined);
-  return E.right({ observation: observation.right, read: read.right, key, file, notes });
+  const author = needsAuthor ? await gitAuthor(scope.paths.root) : undefined;
+  return E.right({
+    observation: observation.right,
+    read: read.right,
+    key,
+    file,
+    notes,
+    ...(author === undefined ? {} : { author }),
+  });
 };
 
 /** What a write is to do, every input checked: the file and its text, and the tool sessions. */
@@ -178,19 +140,21 @@ interface Planned {
  * against the repository, the whole file for secrets, the text against the reader and the cap,
  * and the tool sessions file.
  */
-const plan = async (
-  scope: Scope,
-  prepared: Prepared,
-  edit: FileEdit,
-  sessions: CliSessions | undefined,
-): Result<Planned> => {
-  const { read, file, key, observation } = prepared;
-  const edited = edit(file, key, scope.now(), observation.snapshot);
+const plan = async (scope: Scope, prepared: Prepared, request: WriteRequest): Result<Planned> => {
+  const { read, file, key, observation, author } = prepared;
+  const { sessions } = request;
+  const edited = request.edit({
+    file,
+    key,
+    at: scope.now(),
+    snapshot: observation.snapshot,
+    ...(author === undefined ? {} : { author }),
+  });
   if (E.isLeft(edited)) return edited;
   const { file: out, context } = edited.right;
+  const repairs = read.repaired !== undefined || read.mergedConflict !== undefined;
   const changed =
-    read.repaired !== undefined ||
-    (read.onDisk === undefined ? out !== file || read.mergedConflict !== undefined : out !== read.onDisk);
+    repairs || (request.onlyRepairs !== true && (read.onDisk === undefined ? out !== file : out !== read.onDisk));
   if (changed) {
     const evidence = edited.right.evidence;
     if (evidence !== undefined) {
@@ -284,13 +248,13 @@ const apply = async (scope: Scope, prepared: Prepared, planned: Planned, stillLo
  */
 const changeLocked = async (
   scope: Scope,
-  edit: FileEdit,
-  sessions: CliSessions | undefined,
+  request: WriteRequest,
   stillLocked: StillLocked,
+  lockNotices: ReadonlyArray<string>,
 ): Result<{ readonly found: Found; readonly observed: Observation['observed'] }> => {
-  const prepared = await prepare(scope);
+  const prepared = await prepare(scope, request.author === true);
   if (E.isLeft(prepared)) return prepared;
-  const planned = await plan(scope, prepared.right, edit, sessions);
+  const planned = await plan(scope, prepared.right, request);
   if (E.isLeft(planned)) return planned;
   const applied = await apply(scope, prepared.right, planned.right, stillLocked);
   if (E.isLeft(applied)) return applied;
@@ -308,6 +272,7 @@ const changeLocked = async (
       stored: stored === undefined ? undefined : redactContext(stored),
       sessions: applied.right.sessions,
       warnings: [
+        ...lockNotices,
         ...(wrote ? partialFileWarnings(scope, out, undefined) : partialFileWarnings(scope, out, read.repaired)),
         ...applied.right.warnings,
         ...head.warnings,
@@ -315,8 +280,13 @@ const changeLocked = async (
       ],
       notes: [...prepared.right.notes, ...notes, ...applied.right.notes, ...head.notes],
       ...(read.mergedConflict === undefined ? {} : { mergedConflict: read.mergedConflict }),
-      dropped: [...read.dropped, ...(context === undefined ? [] : selectDroppedEntries(key, sources, context))],
+      dropped: [
+        ...read.dropped,
+        ...(context === undefined ? [] : selectDroppedEntries(key, sources, context)),
+        ...(planned.right.edited.dropped ?? []),
+      ],
       elsewhere: selectOtherKeys(out, key),
+      related: stored === undefined ? [] : selectRelatedContexts(out, key).map(redactContext),
       dashboardRegenerated: applied.right.dashboardRegenerated,
       ...(applied.right.sessionsIgnoredBy === undefined ? {} : { sessionsIgnoredBy: applied.right.sessionsIgnoredBy }),
     },
@@ -339,11 +309,7 @@ const stuck = async (scope: Scope, error: ContextError): Promise<ContextError> =
 };
 
 /** Applies `edit` to the file under the lock, as `updateContext` does; `None` when the feature flag is off. */
-export const editContext = (
-  options: ContextOptions,
-  edit: FileEdit,
-  sessions?: CliSessions,
-): Result<O.Option<LoadedContext>> =>
+export const editContext = (options: ContextOptions, request: WriteRequest): Result<O.Option<LoadedContext>> =>
   whenEnabled(options, async (scope) => {
     // Outside a repository there is no data/context/ to keep: nothing is created in whatever folder this is.
     if (scope.location.kind === 'none')
@@ -367,7 +333,7 @@ export const editContext = (
     const written = await withFileLock(
       scope.paths.json,
       contextLock(size, scope.display(scope.paths.json)),
-      (stillLocked) => changeLocked(scope, edit, sessions, stillLocked),
+      (stillLocked, notices) => changeLocked(scope, request, stillLocked, notices),
     );
     if (E.isLeft(written)) {
       removeCreatedFolders(directory.right.created);
