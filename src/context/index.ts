@@ -37,7 +37,14 @@ export type {
   QuarantinedContext,
   WorkingSummary,
 } from './model.js';
-export { compareContextKeys, isSameContextKey, ordContextKey, parseContextKey, sanitizeKeyPart } from './key.js';
+export {
+  compareContextKeys,
+  isSameContextKey,
+  normalizeKeyPart,
+  ordContextKey,
+  parseContextKey,
+  sanitizeKeyPart,
+} from './key.js';
 export {
   findMissingEvidence,
   formatLineRange,

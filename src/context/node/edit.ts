@@ -72,8 +72,8 @@ export const updateContext = (
  * only `failedStep`, `error` and `nextAction` are, and the last good summary stays. `None` when
  * the feature flag is off (no file is touched).
  */
-export const writeContext = (options: ContextOptions, outcome: RunOutcome): Result<O.Option<LoadedContext>> =>
-  editContext(options, {
+export const writeContext = async (options: ContextOptions, outcome: RunOutcome): Result<O.Option<LoadedContext>> => {
+  const written = await editContext(options, {
     edit: editOne((context, at, snapshot, author) =>
       applyRunOutcome(
         context,
@@ -88,6 +88,25 @@ export const writeContext = (options: ContextOptions, outcome: RunOutcome): Resu
     // Pinned rules are shown with who pinned them: git says who that is.
     author: outcome.status === 'succeeded' && (outcome.pinRules ?? []).length > 0 && outcome.pinnedBy === undefined,
   });
+  return outcome.status === 'succeeded' ? E.map(O.map(warnUncommitted))(written) : written;
+};
+
+/**
+ * A checkpoint just recorded over uncommitted edits, said: a teammate who pulls the context
+ * without those edits sees the summary stale, with no changed file to read.
+ */
+const warnUncommitted = (loaded: LoadedContext): LoadedContext => {
+  const paths = loaded.context.checkpoint?.uncommitted ?? [];
+  return paths.length === 0
+    ? loaded
+    : {
+        ...loaded,
+        warnings: [
+          ...loaded.warnings,
+          `the checkpoint was recorded over uncommitted edits of ${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ` and ${paths.length - 5} more` : ''}: commit them with the context, or teammates see the summary stale with no changed file to read`,
+        ],
+      };
+};
 
 /**
  * Merges the two sides of a context file that a `git pull` or merge left with conflict

@@ -133,25 +133,45 @@ export const readRepositoryFacts = async (
   const folder = path.basename(location.root);
   if (location.kind === 'none') return E.right({ rootCommits: [], folder });
   // The recorded first commit is checked while the origin is read: each is one short git process.
-  const [origin, confirmed] = await Promise.all([
+  const [origin, known] = await Promise.all([
     runGit(location.root, ['config', '--get', 'remote.origin.url']),
-    knownRoot === undefined ? Promise.resolve(false) : isFirstCommit(location.root, knownRoot),
+    knownRoot === undefined ? Promise.resolve('unknown' as const) : checkFirstCommit(location.root, knownRoot),
   ]);
   // Exit 1 is the documented answer for an unset key.
   if (E.isLeft(origin) && origin.left.code !== 1) return E.left(gitFailed(origin.left));
   const url = E.isRight(origin) ? origin.right.trim() : '';
   // A local path as origin names a folder on this machine, not the repository: the first commit does.
   if (normalizeRemoteUrl(url) !== undefined) return E.right({ origin: url, rootCommits: [], folder });
-  const roots = confirmed ? E.right([knownRoot!]) : await rootCommits(location.root);
-  return E.map((ids: ReadonlyArray<string>): RepositoryFacts => ({ rootCommits: ids, folder }))(roots);
+  if (known === 'first') return E.right({ rootCommits: [knownRoot!], folder });
+  const misrecorded = known === 'has_parents' ? { misrecordedRoot: knownRoot! } : {};
+  // A shallow clone's history ends at its boundary, which looks like a first commit: it is no identity.
+  if (await isShallow(location.root)) return E.right({ rootCommits: [], folder, shallow: true, ...misrecorded });
+  return E.map((ids: ReadonlyArray<string>): RepositoryFacts => ({ rootCommits: ids, folder, ...misrecorded }))(
+    await rootCommits(location.root),
+  );
 };
 
-/** True when `id` names a commit of the repository at `root` without parents; shallow clones may lack it, and are taken at their word. */
-const isFirstCommit = async (root: string, id: string): Promise<boolean> => {
-  const commit = await runGit(root, ['cat-file', 'commit', id]);
-  if (E.isRight(commit)) return !/^parent /mu.test(commit.right.split('\n\n')[0] ?? '');
+/** True in a shallow clone, whose history stops at a boundary. */
+const isShallow = async (root: string): Promise<boolean> => {
   const shallow = await runGit(root, ['rev-parse', '--is-shallow-repository']);
   return E.isRight(shallow) && shallow.right.trim() === 'true';
+};
+
+/**
+ * What the commit `id` a context file records as the first one is in the repository at `root`:
+ * a commit without parents (`first`); one with parents (`has_parents`: a shallow clone
+ * recorded its boundary), unless this is a shallow clone too, which cannot tell; or a commit
+ * a shallow clone lacks, taken at its word (`first`); otherwise `unknown`.
+ */
+const checkFirstCommit = async (root: string, id: string): Promise<'first' | 'has_parents' | 'unknown'> => {
+  const commit = await runGit(root, ['cat-file', 'commit', id]);
+  if (E.isRight(commit))
+    return !/^parent /mu.test(commit.right.split('\n\n')[0] ?? '')
+      ? 'first'
+      : (await isShallow(root))
+        ? 'unknown'
+        : 'has_parents';
+  return (await isShallow(root)) ? 'first' : 'unknown';
 };
 
 /** The commits without parents reachable from HEAD: a walk of the whole history. */
@@ -192,7 +212,7 @@ export const changedFiles = async (
       )
     : E.left({
         code: 'git_failed',
-        message: `the checkpoint's commit ${since.slice(0, 7)} is not in this repository (rebased away or not fetched), so the changed files are unknown`,
+        message: `the checkpoint's commit ${since.slice(0, 7)} is not in this clone (a shallow clone, or a history rewritten by a rebase or a force push), so the changed files are unknown: git fetch --unshallow, or compare by hand`,
       });
 };
 

@@ -10,7 +10,7 @@ import { headNotice } from '../notices.js';
 import { parseContextKey, sanitizeKeyPart } from '../key.js';
 import { CONTEXT_DIRECTORY, contextFileNames } from '../layout.js';
 import { CONTEXT_KINDS, type ContextFile, type ContextKey, type RepositoryIdentity } from '../model.js';
-import { identifyRepository, resolveRepositoryKey } from '../repository.js';
+import { identifyRepository, type RepositoryFacts, resolveRepositoryKey } from '../repository.js';
 import { readTextIfExists } from './files.js';
 import { DETACHED, NO_BRANCH, readRepositoryFacts } from './git.js';
 import { type Observed, observeSnapshot } from './snapshot.js';
@@ -23,6 +23,8 @@ export interface Observation {
   readonly key: ContextKey;
   /** The repository identity this checkout computes; undefined when the caller named the repo. */
   readonly identity?: RepositoryIdentity;
+  /** What the repository said about itself, the identity came from. */
+  readonly facts?: RepositoryFacts;
   /** The repository as read: its index, deleted files, and where HEAD is. */
   readonly observed: Observed;
 }
@@ -60,6 +62,7 @@ export const observe = async (scope: Scope): Result<Observation> => {
     snapshot: observed.right.snapshot,
     key,
     ...(identity === undefined ? {} : { identity }),
+    ...(facts === undefined ? {} : { facts: facts.right }),
     observed: observed.right,
   }))(
     parseContextKey({
@@ -94,7 +97,11 @@ export const keyIn = (
   file: ContextFile,
 ): { key: ContextKey; file: ContextFile; notes: string[] } => {
   if (observation.identity === undefined) return { key: observation.key, file, notes: [] };
-  const resolution = resolveRepositoryKey(file, observation.identity);
+  const { facts } = observation;
+  const resolution = resolveRepositoryKey(file, observation.identity, {
+    record: facts?.shallow !== true,
+    ...(facts?.misrecordedRoot === undefined ? {} : { misrecorded: `first-commit:${facts.misrecordedRoot}` }),
+  });
   return {
     key: { ...observation.key, repo: resolution.repo },
     file: resolution.file,

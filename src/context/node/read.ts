@@ -160,14 +160,15 @@ export const reportUnusable = (scope: Scope, read: ReadFile): ContextError | und
 
 /**
  * True when the dashboard on disk is not what the JSON renders to (a merge, an interrupted
- * write), or is missing when `missing` counts; false when it cannot be read.
+ * write), line endings aside, or is missing when `missing` counts; false when it cannot be read.
  */
 export const dashboardOutOfStep = async (scope: Scope, file: ContextFile, missing: boolean): Promise<boolean> => {
   const text = await readTextIfExists(scope.paths.dashboard, 4 * CONTEXT_FILE_MAX_BYTES);
   if (E.isLeft(text)) return false;
+  // A checkout with CRLF line endings (`eol=crlf`) holds the same dashboard: only the line ends differ.
   return text.right === undefined
     ? missing
-    : text.right !== renderContextDashboard(file, contextFileNames(scope.kind).json);
+    : text.right.replace(/\r\n/gu, '\n') !== renderContextDashboard(file, contextFileNames(scope.kind).json);
 };
 
 /**

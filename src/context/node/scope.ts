@@ -19,7 +19,7 @@ import {
   SHARED_CONTEXT_ENV,
   type SharedContextFlag,
 } from '../flag.js';
-import { parseContextKey } from '../key.js';
+import { normalizeKeyPart, parseContextKey } from '../key.js';
 import { CONTEXT_DIRECTORY, contextFileNames } from '../layout.js';
 import { CONTEXT_KINDS, type ContextError, type ContextKind, DEFAULT_WORKSTREAM } from '../model.js';
 import { parseJsonText } from '../jsonText.js';
@@ -150,10 +150,11 @@ const scopeFor = async (
   const confined = await confine(root, kind);
   if (E.isLeft(confined)) return confined;
   // An explicit key part must be valid as it is; the repository's own names are sanitized when read.
+  // Parts typed by someone are normalized first: names that only look alike are one.
   const explicit = parseContextKey({
-    repo: options.repo ?? 'unset',
-    branch: options.branch ?? 'unset',
-    workstreamId: options.workstreamId ?? DEFAULT_WORKSTREAM,
+    repo: normalizeKeyPart(options.repo ?? 'unset'),
+    branch: normalizeKeyPart(options.branch ?? 'unset'),
+    workstreamId: normalizeKeyPart(options.workstreamId ?? DEFAULT_WORKSTREAM),
   });
   if (E.isLeft(explicit)) return explicit;
   return E.right({
@@ -161,8 +162,8 @@ const scopeFor = async (
     flag,
     location,
     named: {
-      ...(options.repo === undefined ? {} : { repo: options.repo }),
-      ...(options.branch === undefined ? {} : { branch: options.branch }),
+      ...(options.repo === undefined ? {} : { repo: explicit.right.repo }),
+      ...(options.branch === undefined ? {} : { branch: explicit.right.branch }),
       workstreamId: explicit.right.workstreamId,
     },
     paths: pathsFor(root, kind),

@@ -227,7 +227,8 @@ const apply = async (scope: Scope, prepared: Prepared, planned: Planned, stillLo
     if (E.isLeft(json)) return json;
     warnings.push(...writeDerived(scope, edited.file, stillLocked));
   } else if (prepared.read.onDisk !== undefined) {
-    const regenerated = await regenerateDashboard(scope, edited.file, stillLocked);
+    // Nothing is written: the dashboard must match the file as it stays on disk.
+    const regenerated = await regenerateDashboard(scope, prepared.read.onDisk, stillLocked);
     if (E.isLeft(regenerated)) warnings.push(regenerated.left.message);
     else dashboardRegenerated = regenerated.right;
   }
