@@ -12,11 +12,11 @@ import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { CONTEXT_LIMITS, type ContextFile, type SharedContext } from '../../src/context/model.js';
-import { type ContextOptions, writeContext } from '../../src/context/node/index.js';
+import { writeContext } from '../../src/context/node/index.js';
 import { decodeContextFile, encodeContextFile } from '../../src/context/schema.js';
 import { emptySharedContext } from '../../src/context/index.js';
 import { expectOneLineFailure, runIn } from './cliRun.js';
-import { loadedOf } from './results.js';
+import { loadedOf, planningAt } from './results.js';
 import { commitAll, git, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
 
 const CONTEXT_JSON = ['data', 'context', 'planning_context.json'];
@@ -24,13 +24,7 @@ const DASHBOARD = ['data', 'context', 'planning_context.md'];
 /** These tests run git by the dozen; their assertions count outcomes, never time. */
 const SLOW = { timeout: 120_000 } as const;
 
-const options = (cwd: string, now: number, extra: Partial<ContextOptions> = {}): ContextOptions => ({
-  kind: 'planning',
-  cwd,
-  enabled: true,
-  now: () => now,
-  ...extra,
-});
+const options = planningAt;
 
 /** The decoded planning file of `repo`. */
 const storedFile = (repo: string): ContextFile => {

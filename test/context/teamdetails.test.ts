@@ -7,10 +7,10 @@
 import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type ContextOptions, loadContext, writeContext } from '../../src/context/node/index.js';
+import { loadContext, writeContext } from '../../src/context/node/index.js';
 import { buildContextBundle } from '../../src/context/index.js';
 import { runBinary, runIn } from './cliRun.js';
-import { loadedOf } from './results.js';
+import { loadedOf, planningAt } from './results.js';
 import { commitAll, git, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
 
 const CONTEXT_DIR = ['data', 'context'];
@@ -19,13 +19,7 @@ const DASHBOARD = [...CONTEXT_DIR, 'planning_context.md'];
 /** Git by the dozen under a shared machine's load: assertions count outcomes, never time. */
 const SLOW = { timeout: 120_000 } as const;
 
-const options = (cwd: string, now: number, extra: Partial<ContextOptions> = {}): ContextOptions => ({
-  kind: 'planning',
-  cwd,
-  enabled: true,
-  now: () => now,
-  ...extra,
-});
+const options = planningAt;
 
 /** A repository with `count` commits, each changing `src/parser.ts`. */
 const repoWithHistory = (count: number): string => {

@@ -9,22 +9,17 @@ import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import type { ContextFile, SharedContext } from '../../src/context/model.js';
-import { type ContextOptions, writeContext } from '../../src/context/node/index.js';
+import { writeContext } from '../../src/context/node/index.js';
 import { decodeContextFile } from '../../src/context/schema.js';
 import { runIn } from './cliRun.js';
-import { loadedOf } from './results.js';
+import { loadedOf, planningAt } from './results.js';
 import { commitAll, git, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
 
 const CONTEXT_JSON = ['data', 'context', 'planning_context.json'];
 /** Git by the dozen under a shared machine's load: assertions count outcomes, never time. */
 const SLOW = { timeout: 120_000 } as const;
 
-const options = (cwd: string, now: number): ContextOptions => ({
-  kind: 'planning',
-  cwd,
-  enabled: true,
-  now: () => now,
-});
+const options = planningAt;
 
 const storedFile = (repo: string): ContextFile => {
   const file = decodeContextFile(readJson(join(repo, ...CONTEXT_JSON)), 'planning');
