@@ -82,6 +82,8 @@ const setAsideFilledLock = (file: string, shown: string, now: number): E.Either<
       `${shown}.lock held files, so no writer made it (a lock folder committed or copied by mistake?): set aside to ${shown}.lock.${stamp}.stale; remove it (git rm -r --cached ${shown}.lock if it was committed)`,
     );
   } catch (error) {
+    // Released (or set aside by another waiter) in the meantime: there is nothing left to set aside.
+    if (fileErrorCode(error) === 'ENOENT') return E.right(undefined);
     return E.left(ioFailure(`cannot set aside ${shown}.lock, a folder with files in it that no writer made`, error));
   }
 };
@@ -106,7 +108,8 @@ const acquire = async (
     let held = lockEntry(file);
     const unusable = held === undefined ? undefined : unusableLock(held, shown, now);
     if (unusable !== undefined) return E.left(unusable);
-    if (held !== undefined) {
+    // Looked into once, and again whenever it would be taken over: a live lock is not read on every wait.
+    if (held !== undefined && (attempt === 0 || held.mtimeMs < now - settings.staleMs)) {
       const setAside = setAsideFilledLock(file, shown, now);
       if (E.isLeft(setAside)) return setAside;
       if (setAside.right !== undefined) {
