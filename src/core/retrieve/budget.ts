@@ -29,13 +29,10 @@ export interface BudgetSettings {
 /** Why the budget stage left a candidate out. */
 export type BudgetReason = 'max_facts' | 'budget';
 
+/** True when the counter says the section fits (a counter that answers no number says it does not). */
 const fitsBudget = (section: string, maxTokens: number, countTokens: TokenCounter): boolean => {
-  try {
-    const tokens = countTokens(section);
-    return typeof tokens === 'number' && tokens <= maxTokens;
-  } catch {
-    return false;
-  }
+  const tokens = countTokens(section);
+  return typeof tokens === 'number' && tokens <= maxTokens;
 };
 
 /**

@@ -5,8 +5,8 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import { outsideRuns } from '../../persistent/owner.js';
-import { seal } from '../../persistent/persistentMap.js';
+import { deepFreeze } from '../../persistent/freeze.js';
+import { asOneRun, outsideRuns } from '../../persistent/owner.js';
 import { createShell } from '../../shell/shell.js';
 import type { DispatchResult, ImplementerResult, ReviewerResult } from '../extract/contract.js';
 import { createExtractor, type Extraction, type Extractor, normalizeTaskId } from '../extract/extractor.js';
@@ -27,7 +27,7 @@ import { addCheckedFacts } from '../store/addFacts.js';
 import { type CompactionReport, compactWithReport } from '../store/compact.js';
 import { applyEvent, type TrackerEvent } from '../store/events.js';
 import { settleReview } from '../store/settleReview.js';
-import { emptyFactStore, type FactStore, withMutations } from '../store/state.js';
+import { emptyFactStore, type FactStore } from '../store/state.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
 import { type ContractError, parseDispatchOutput, parseDispatchResult } from '../extract/parse.js';
 
@@ -199,17 +199,17 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
       settings.initial ??
       emptyFactStore(settings.maxValidFacts === undefined ? {} : { maxValidFacts: settings.maxValidFacts }),
     reduce: applyEvent,
-    share: seal,
+    share: deepFreeze,
     keepLog: settings.keepEvents !== false,
   });
 
   /**
-   * The state, shared: inside a `withMutations` run (a replay of a history) the run may still
+   * The state, shared: inside a write run (a replay of a history) the run may still
    * be writing in place, and a state handed out must never change afterwards.
    */
   const share = (): FactStore => {
     const state = shell.getState();
-    seal(state);
+    deepFreeze(state);
     return state;
   };
 
@@ -218,7 +218,7 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
     events: ReadonlyArray<TrackerEvent>,
     reduce: (store: FactStore, event: TrackerEvent) => FactStore = applyEvent,
   ): void => {
-    withMutations(shell.getState(), () => shell.commit(events, reduce));
+    asOneRun(() => shell.commit(events, reduce));
   };
 
   const ingest = (input: IngestInput): E.Either<ContractError, Extraction> => {

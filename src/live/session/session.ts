@@ -27,7 +27,8 @@ import { formatSessionFacts } from '../../core/prompt/format.js';
 import { explainRetrieval, retrieveFacts } from '../../core/prompt/retrieve.js';
 import type { RetrievalDecision } from '../../core/retrieve/retrieve.js';
 import { selectValidFacts } from '../../core/store/selectors.js';
-import { emptyFactStore, type FactStore, withMutations } from '../../core/store/state.js';
+import type { FactStore } from '../../core/store/state.js';
+import { asOneRun } from '../../persistent/owner.js';
 import { selectLatestPrompts } from '../../core/store/write.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
 import { parseSessionId } from './id.js';
@@ -415,7 +416,7 @@ const open = async (
     // The text ends with a line break, so the last piece is the empty rest after it.
     pieces.pop();
     // One in-place run for the batch, as `replayHistory` does: no intermediate snapshot escapes it.
-    withMutations(emptyFactStore(), () => {
+    asOneRun(() => {
       for (const content of pieces) {
         lines += 1;
         if (content.trim() === '') continue;

@@ -25,6 +25,7 @@ import type { ReplayError } from '../../core/replay/replay.js';
 import type { PersistentMap } from '../../persistent/persistentMap.js';
 import { reviveFileRecords, type StoredFileRecord, storedFileRecords } from '../../core/search/searchIndex.js';
 import type { FactStore } from '../../core/store/state.js';
+import { deepFreeze } from '../../persistent/freeze.js';
 import { ioError, readFully, withFile } from './logFile.js';
 import type { SessionError } from './model.js';
 
@@ -160,40 +161,6 @@ const isHeader = (value: unknown): value is Header =>
 /** The SHA-256 of a text's UTF-8 bytes (of the bytes themselves, given a buffer): the same digest either way. */
 const sha256 = (data: string | Uint8Array): string => createHash('sha256').update(data).digest('hex');
 
-/** Adds the objects among an array's elements to `pending`. */
-const pushArrayChildren = (node: ReadonlyArray<unknown>, pending: unknown[]): void => {
-  for (let i = 0; i < node.length; i += 1) {
-    const child = node[i];
-    if (typeof child === 'object' && child !== null) pending.push(child);
-  }
-};
-
-/** Adds the objects among an object's property values to `pending`. */
-const pushObjectChildren = (node: Record<string, unknown>, pending: unknown[]): void => {
-  for (const key in node) {
-    const child = node[key];
-    if (typeof child === 'object' && child !== null) pending.push(child);
-  }
-};
-
-/**
- * Deeply freezes a value just parsed from JSON (plain objects and arrays only), as every store
- * handed out is frozen. A loop with a stack of its own: immer's deep freeze, which checks each
- * node's kind and reads its keys through `Reflect.ownKeys`, took 40 times longer on a store.
- * It runs once, in a process just started: the element loops are small functions of their own,
- * which the engine optimizes after a few calls, where one loop inside the walk stayed slow code
- * for most of it (a 2.7 MB snapshot, a fresh process: 38 ms, 9 ms so).
- */
-const freezeParsed = <T>(value: T): T => {
-  const pending: unknown[] = [value];
-  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
-    Object.freeze(node);
-    if (Array.isArray(node)) pushArrayChildren(node, pending);
-    else pushObjectChildren(node as Record<string, unknown>, pending);
-  }
-  return value;
-};
-
 /** A snapshot's first line as the header of a snapshot this version of the package wrote, or why it is not one. */
 const parseHeader = (head: Buffer): E.Either<string, Header> => {
   let header: unknown;
@@ -325,7 +292,7 @@ export const readSnapshot = (file: string): E.Either<string, SessionSnapshot | u
     errorsOmitted: header.errorsOmitted,
     recent: header.recent,
     results: header.results,
-    store: freezeParsed(store as unknown as FactStore),
+    store: deepFreeze(store as unknown as FactStore),
   });
 };
 
