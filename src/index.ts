@@ -65,7 +65,7 @@ export {
 export type { ExclusionReason, RetrievalDecision } from './core/retrieve/retrieve.js';
 export { INVALID_QUERY, parseFactQuery } from './core/retrieve/query.js';
 export type { FactQuery, QueryFailure } from './core/retrieve/query.js';
-export { createRetrievalScratch, defaultRetrievalScratch } from './core/retrieve/scratch.js';
+export { createRetrievalScratch } from './core/retrieve/scratch.js';
 export type { RetrievalScratch } from './core/retrieve/scratch.js';
 export { estimateTokens } from './tokens/estimate.js';
 export { DEFAULT_RANKING, factPriors } from './core/retrieve/rank.js';
