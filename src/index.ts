@@ -56,8 +56,17 @@ export { implementerRules, mentionsConvention, reviewerRules } from './core/extr
 export { freeText, isPlaceholder, pathText } from './core/extract/rule.js';
 export type { ExtractionRule, FactDraft, RuleContext } from './core/extract/rule.js';
 
-export { explainRetrieval, retrieveFacts } from './core/prompt/retrieve.js';
-export type { ExclusionReason, FactQuery, RetrievalDecision } from './core/retrieve/retrieve.js';
+export {
+  explainRetrieval,
+  explainRetrievalEither,
+  retrieveFacts,
+  retrieveFactsEither,
+} from './core/prompt/retrieve.js';
+export type { ExclusionReason, RetrievalDecision } from './core/retrieve/retrieve.js';
+export { INVALID_QUERY, parseFactQuery } from './core/retrieve/query.js';
+export type { FactQuery, QueryFailure } from './core/retrieve/query.js';
+export { createRetrievalScratch } from './core/retrieve/scratch.js';
+export type { RetrievalScratch } from './core/retrieve/scratch.js';
 export { estimateTokens } from './tokens/estimate.js';
 export { DEFAULT_RANKING, factPriors } from './core/retrieve/rank.js';
 export type { RankingOptions, RankingOverrides, RankingPriors, ScoreParts } from './core/retrieve/rank.js';

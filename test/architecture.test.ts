@@ -2,6 +2,7 @@
  * The import graph of `src/`, read with TypeScript's own pre-processor (static, dynamic and
  * type-only imports alike): dependencies point one way, from the layers below to the layers
  * above, with no cycle and no exception; the browser-safe entry points reach no Node module.
+ * And module state: no top-level `let` or `var` but the few `MODULE_BINDINGS` names.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -162,6 +163,46 @@ const folderGraph = (): Map<string, Set<string>> => {
   }
   return folders;
 };
+
+/**
+ * The top-level `let` and `var` bindings `src/` holds, each with why it stays. Everything else a
+ * module keeps is an explicit object (a query's `RetrievalScratch`, a memo table such as the
+ * store selectors' `selectorMemo`) or a shell's one binding inside the closure that makes it.
+ */
+export const MODULE_BINDINGS: ReadonlyArray<{ readonly file: string; readonly name: string; readonly why: string }> = [
+  {
+    file: 'persistent/owner.ts',
+    name: 'current',
+    why: 'the write run in progress: every write of a persistent map or vector asks it, and an owner passed to every reducer and index write would be an argument of each for nothing',
+  },
+];
+
+/** The names of the top-level `let` and `var` declarations of a module's text (`export let` included). */
+const topLevelBindings = (text: string): string[] => {
+  const source = ts.createSourceFile('module.ts', text, ts.ScriptTarget.Latest, false);
+  return source.statements.flatMap((statement) => {
+    if (!ts.isVariableStatement(statement)) return [];
+    const { flags, declarations } = statement.declarationList;
+    if ((flags & (ts.NodeFlags.Const | ts.NodeFlags.Using | ts.NodeFlags.AwaitUsing)) !== 0) return [];
+    return declarations.map((declaration) => declaration.name.getText(source));
+  });
+};
+
+describe('module state in src/', () => {
+  it('has no top-level let or var but those MODULE_BINDINGS names, each with a reason', () => {
+    const found = sourceFiles(SRC).flatMap((file) =>
+      topLevelBindings(readFileSync(join(SRC, file), 'utf8')).map((name) => `${file}: ${name}`),
+    );
+    expect(found.sort()).toEqual(MODULE_BINDINGS.map(({ file, name }) => `${file}: ${name}`).sort());
+    for (const { why } of MODULE_BINDINGS) expect(why.length).toBeGreaterThan(20);
+  });
+
+  it('finds a top-level let, a var and an export let, and not a let inside a function', () => {
+    const text = 'let a = 1;\nvar b;\nexport let c = 2;\nconst d = 3;\nconst f = () => { let e = 4; return e; };\n';
+    const names = topLevelBindings(text);
+    expect(names).toEqual(['a', 'b', 'c']);
+  });
+});
 
 describe('the import graph of src/', () => {
   it('resolves every relative import to a module of src/', () => {
