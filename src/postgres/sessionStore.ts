@@ -61,6 +61,8 @@ SELECT key FROM session`,
 SELECT key FROM session`,
   },
   list: { name: `fact_tracker_list_${s}`, text: `SELECT id FROM ${s}.sessions ORDER BY id` },
+  // Its lines and snapshot go with it (ON DELETE CASCADE).
+  delete: { name: `fact_tracker_delete_${s}`, text: `DELETE FROM ${s}.sessions WHERE id = $1` },
   readSnapshot: {
     name: `fact_tracker_read_snapshot_${s}`,
     text: `SELECT s.key, s.lines, n.position, n.library, n.state FROM ${s}.sessions s
@@ -100,6 +102,7 @@ const failingStore = (error: PostgresFailure): SessionStore => {
     location: 'PostgreSQL (no valid address)',
     list: fail,
     read: fail,
+    delete: fail,
     append: fail,
     repair: fail,
     readSnapshot: async () => E.left(error.message),
@@ -225,6 +228,12 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
       );
       return E.map(() => undefined)(written);
     },
+    delete: (id) =>
+      call(id, 'repeatable', async (client) => {
+        const { rowCount } = await client.query({ ...sql.delete, values: [id] });
+        keys.delete(id);
+        return (rowCount ?? 0) > 0;
+      }),
     backlog: async (id) => {
       const read = await call(id, 'repeatable', async (client) => {
         const { rows } = await client.query<{ backlog: string }>({ ...sql.backlog, values: [id, snapshotLibrary()] });
