@@ -10,6 +10,7 @@ import { alert, type HookOutcome, hookOutput, runHook } from '../../live/hook/ho
 import { LIMIT_CODES, MAX_MESSAGE_BYTES } from '../../live/session/limits.js';
 import type { HookCommand } from '../command.js';
 import { type CliIo, EXIT_OK } from '../io.js';
+import { chooseStore, openPostgresStore } from '../store.js';
 import { loadTokenCounter } from '../tokenizer.js';
 
 const outcomeFor = async (command: HookCommand, io: CliIo): Promise<HookOutcome> => {
@@ -27,16 +28,27 @@ const outcomeFor = async (command: HookCommand, io: CliIo): Promise<HookOutcome>
         : failure('io', payload.left),
     );
   if (E.isLeft(countTokens)) return alert(failure('invalid_option', countTokens.left));
+  const choice = chooseStore(command, io.env);
+  if (E.isLeft(choice)) return alert(choice.left);
+  // A folder is relative to the project, found per event; a database is opened (never connected) here.
+  const store = choice.right.kind === 'postgres' ? await openPostgresStore(choice.right.address) : undefined;
+  if (store !== undefined && E.isLeft(store)) return alert(store.left);
+  const directory = choice.right.kind === 'folder' ? choice.right.directory : undefined;
   const projectDir = io.env?.['CLAUDE_PROJECT_DIR'];
-  return runHook(payload.right, {
-    cwd: io.cwd ?? '.',
-    countTokens: countTokens.right,
-    ...(projectDir === undefined || projectDir === '' ? {} : { projectDir }),
-    ...(command.sessionsDir === undefined ? {} : { directory: command.sessionsDir }),
-    ...(command.reviewerPattern === undefined ? {} : { reviewerPattern: command.reviewerPattern }),
-    ...(command.maxFacts === undefined ? {} : { maxFacts: command.maxFacts }),
-    ...(command.maxTokens === undefined ? {} : { maxTokens: command.maxTokens }),
-  });
+  try {
+    return await runHook(payload.right, {
+      cwd: io.cwd ?? '.',
+      countTokens: countTokens.right,
+      ...(projectDir === undefined || projectDir === '' ? {} : { projectDir }),
+      ...(directory === undefined ? {} : { directory }),
+      ...(store === undefined ? {} : { store: store.right }),
+      ...(command.reviewerPattern === undefined ? {} : { reviewerPattern: command.reviewerPattern }),
+      ...(command.maxFacts === undefined ? {} : { maxFacts: command.maxFacts }),
+      ...(command.maxTokens === undefined ? {} : { maxTokens: command.maxTokens }),
+    });
+  } finally {
+    if (store !== undefined && E.isRight(store)) await store.right.close();
+  }
 };
 
 /**
