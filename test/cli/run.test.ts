@@ -114,8 +114,29 @@ describe('usage errors', () => {
     [['explain', EXAMPLE, '--line', '0'], /--line must be a whole number 1 or more/u],
     [['schema', 'tester'], /unknown role "tester"/u],
     [['replay', 'missing.jsonl'], /replay: cannot read missing.jsonl: no such file/u],
+    [['replay', EXAMPLE, '--store', 'logs'], /replay: --store names where --session ID is read from/u],
+    [['facts', EXAMPLE, '--session', 's'], /facts: give a FILE or --session ID, not both/u],
+    [['explain', '--session', 's', '--store', ''], /explain: --store needs a folder or a postgres:\/\/ URL/u],
+    [
+      ['mcp', '--store', 'a', '--sessions-dir', 'b'],
+      /mcp: --store and --sessions-dir both say where the sessions are/u,
+    ],
+    [['sessions'], /sessions: missing subcommand: list, export, delete/u],
+    [['sessions', 'show'], /sessions: unknown subcommand "show"/u],
+    [['sessions', 'list', 'x'], /sessions: list takes no arguments, got: x/u],
+    [['sessions', 'export'], /sessions: missing session ID/u],
+    [['db'], /db: missing subcommand: migrate/u],
+    [['db', 'migrate', 'now'], /db: migrate takes no arguments/u],
   ])('%j fails with one line and exit 1', async (argv, pattern) => {
     expectUsageError(await runInMemory(argv), pattern);
+  });
+});
+
+describe('hook', () => {
+  it('says a usage error in one line and still exits 0: the agent carries on', async () => {
+    const result = await runInMemory(['hook', '--store', 'a', '--sessions-dir', 'b']);
+    expect(result).toMatchObject({ status: 0, stdout: '' });
+    expect(result.stderr).toMatch(/^fact-tracker hook: --store and --sessions-dir both say where the sessions are/u);
   });
 });
 

@@ -6,7 +6,6 @@
  * with exactly the statements that page lists. Each way a store can be wrong is one line
  * without the password, and a non-zero exit (the hook: exit 0 and a `systemMessage`).
  */
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
@@ -14,7 +13,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseHistory } from '../../src/index.js';
-import { MAIN, ROOT } from '../cli/runCli.js';
+import { type CliRun, MAIN, ROOT, runCli } from '../cli/runCli.js';
 import { toolCallOf } from '../live/mcp/historyCalls.js';
 import { tempDir } from '../tempDirs.js';
 import { PASSWORD, postgresUnavailable, usePostgres } from './server.js';
@@ -26,30 +25,9 @@ const OWNER_PASSWORD = 'owner-Pw-9031';
 
 const { server } = usePostgres();
 
-/** What one run of the binary did. */
-interface Run {
-  readonly status: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 /** Runs `fact-tracker ...args` in `cwd` with exactly `env` (and PATH), feeding `input`. */
-const run = (args: ReadonlyArray<string>, env: Record<string, string>, cwd: string, input = ''): Promise<Run> =>
-  new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [MAIN, ...args],
-      {
-        cwd,
-        env: { PATH: process.env['PATH'] ?? '', NO_COLOR: '1', ...env },
-        encoding: 'utf8',
-        maxBuffer: 64 * 1024 * 1024,
-      },
-      (error, stdout, stderr) =>
-        resolve({ status: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr }),
-    );
-    child.stdin?.end(input);
-  });
+const run = (args: ReadonlyArray<string>, env: Record<string, string>, cwd: string, input = ''): Promise<CliRun> =>
+  runCli(args, input, { cwd, env });
 
 /** The SQL block of docs/team.md after `<!-- sql: NAME -->`, for the database `database`. */
 const documentedSql = (name: string, database: string, password: string): string => {
