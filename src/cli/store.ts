@@ -76,7 +76,7 @@ export const chooseStore = (
  * The PostgreSQL session store at `address`, its module (and the driver) loaded now. A driver
  * that cannot be loaded (an installation without its dependencies) is one line.
  */
-export const openPostgresStore = async (address: PostgresAddress): Promise<E.Either<Failure, SessionStore>> => {
+export const openPostgresStore = async (address: PostgresAddress): Promise<E.Either<Failure<'io'>, SessionStore>> => {
   try {
     const { postgresSessionStore } = await import('../postgres/sessionStore.js');
     return E.right(postgresSessionStore(address.url));

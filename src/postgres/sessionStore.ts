@@ -16,6 +16,7 @@ import { failure } from '../base/failure.js';
 import { parseSessionId } from '../live/session/id.js';
 import { libraryVersion, SNAPSHOT_VERSION } from '../live/session/snapshot.js';
 import type { SessionStore, SessionStoreError, StoredLine, StoredSnapshot, TailRead } from '../live/session/store.js';
+import { unusableSessionStore } from '../live/session/unusableStore.js';
 import { type Database, openDatabase, type PostgresOptions, type UrlOrPool } from './database.js';
 import type { PostgresFailure } from './failures.js';
 import { ensureSchema } from './schema.js';
@@ -95,23 +96,6 @@ interface ReadRow {
 
 const LINE_BREAK = /[\r\n]/u;
 
-/** A store that fails every call with `error`: what a URL that is not one gives (the caller checks it with `parsePostgresUrl`). */
-const failingStore = (error: PostgresFailure): SessionStore => {
-  const fail = async () => E.left(error as SessionStoreError);
-  return {
-    location: 'PostgreSQL (no valid address)',
-    list: fail,
-    read: fail,
-    delete: fail,
-    append: fail,
-    repair: fail,
-    readSnapshot: async () => E.left(error.message),
-    writeSnapshot: fail,
-    backlog: async () => undefined,
-    close: async () => undefined,
-  };
-};
-
 /**
  * A session store over the PostgreSQL database at `urlOrPool` (a `postgres://` or
  * `postgresql://` URL, or a `pg.Pool` of the caller's, which stays open on `close` and should
@@ -120,7 +104,7 @@ const failingStore = (error: PostgresFailure): SessionStore => {
  */
 export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOptions = {}): PostgresSessionStore => {
   const opened = openDatabase(urlOrPool, options);
-  if (E.isLeft(opened)) return failingStore(opened.left);
+  if (E.isLeft(opened)) return unusableSessionStore(opened.left, 'PostgreSQL (no valid address)');
   const db: Database = opened.right;
   const sql = statements(db.schema);
   /** Per session, the key of the row this store last read: another key under the same id is a log made anew. */

@@ -4,13 +4,14 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import type * as TE from 'fp-ts/lib/TaskEither.js';
-import { failure, internalFailure } from '../../base/failure.js';
+import { type Failure, failure, internalFailure } from '../../base/failure.js';
 import { collapseWhitespace } from '../../base/text.js';
 import { alert, type HookOutcome, hookOutput, runHook } from '../../live/hook/hook.js';
 import { LIMIT_CODES, MAX_MESSAGE_BYTES } from '../../live/session/limits.js';
+import { unusableSessionStore } from '../../live/session/unusableStore.js';
 import type { HookCommand } from '../command.js';
 import { type CliIo, EXIT_OK } from '../io.js';
-import { chooseStore, openPostgresStore } from '../store.js';
+import { chooseStore, openPostgresStore, STORE_VARIABLE } from '../store.js';
 import { loadTokenCounter } from '../tokenizer.js';
 
 const outcomeFor = async (command: HookCommand, io: CliIo): Promise<HookOutcome> => {
@@ -29,11 +30,16 @@ const outcomeFor = async (command: HookCommand, io: CliIo): Promise<HookOutcome>
     );
   if (E.isLeft(countTokens)) return alert(failure('invalid_option', countTokens.left));
   const choice = chooseStore(command, io.env);
-  if (E.isLeft(choice)) return alert(choice.left);
-  // A folder is relative to the project, found per event; a database is opened (never connected) here.
-  const store = choice.right.kind === 'postgres' ? await openPostgresStore(choice.right.address) : undefined;
-  if (store !== undefined && E.isLeft(store)) return alert(store.left);
-  const directory = choice.right.kind === 'folder' ? choice.right.directory : undefined;
+  // A folder is relative to the project, found per event; a database is opened (never connected)
+  // here. A store that cannot be used is said when an event needs its session, not on every event.
+  const store = E.isLeft(choice)
+    ? unusableSessionStore(choice.left, STORE_VARIABLE)
+    : choice.right.kind === 'postgres'
+      ? E.getOrElse((error: Failure<'io'>) => unusableSessionStore(error, 'PostgreSQL'))(
+          await openPostgresStore(choice.right.address),
+        )
+      : undefined;
+  const directory = E.isRight(choice) && choice.right.kind === 'folder' ? choice.right.directory : undefined;
   const projectDir = io.env?.['CLAUDE_PROJECT_DIR'];
   try {
     return await runHook(payload.right, {
@@ -41,13 +47,13 @@ const outcomeFor = async (command: HookCommand, io: CliIo): Promise<HookOutcome>
       countTokens: countTokens.right,
       ...(projectDir === undefined || projectDir === '' ? {} : { projectDir }),
       ...(directory === undefined ? {} : { directory }),
-      ...(store === undefined ? {} : { store: store.right }),
+      ...(store === undefined ? {} : { store }),
       ...(command.reviewerPattern === undefined ? {} : { reviewerPattern: command.reviewerPattern }),
       ...(command.maxFacts === undefined ? {} : { maxFacts: command.maxFacts }),
       ...(command.maxTokens === undefined ? {} : { maxTokens: command.maxTokens }),
     });
   } finally {
-    if (store !== undefined && E.isRight(store)) await store.right.close();
+    await store?.close();
   }
 };
 
