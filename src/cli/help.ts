@@ -216,7 +216,7 @@ is refused (set FACT_TRACKER_STORE in your environment instead, see docs/team.md
   },
   sessions: {
     synopsis: 'sessions list|export ID|delete ID [options]',
-    listed: 'sessions list|export ID|delete ID',
+    listed: 'sessions list|export|delete',
     summary: 'the live sessions of a store',
     description: `The live sessions of a store: --store (a folder, or a postgres:// URL), else FACT_TRACKER_STORE,
 else the project's .fact-tracker/sessions (the project: CLAUDE_PROJECT_DIR, else the git work
