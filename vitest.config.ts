@@ -12,6 +12,7 @@ const PROCESS_TESTS = [
   'test/eval/cli.test.ts',
   'test/live/**/*.test.ts',
   'test/notes/tracker.test.ts',
+  'test/postgres/wiring.test.ts',
 ];
 
 export default defineConfig({

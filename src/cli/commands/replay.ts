@@ -25,7 +25,7 @@ const save = (io: CliIo, file: string | undefined, result: ReplayResult): TE.Tas
 export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<string, number> =>
   pipe(
     TE.Do,
-    TE.apS('source', openHistory(io, command.file)),
+    TE.apS('source', openHistory(io, command.input)),
     TE.apS('countTokens', tokenCounter(command.tokenizer)),
     TE.bind('output', () =>
       TE.right<string, ReplayOutput>(

@@ -6,7 +6,7 @@
  * ends, so a reader only reads what was appended since.
  */
 import { lstatSync, type Stats } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { internalFailure } from '../../base/failure.js';
@@ -14,6 +14,7 @@ import { parseSessionId } from './id.js';
 import {
   appendToLog,
   flushLog,
+  ioError,
   type LockSettings,
   prepareDirectory,
   readLog,
@@ -320,6 +321,27 @@ export const fileSessionStore = (options: FileSessionStoreOptions = {}): Session
         return locked(files, async () => {
           const written = writeSnapshot(files.file, { ...cursor, position: snapshot.position, state: snapshot.state });
           return E.isLeft(written) ? E.left(toStoreError(written.left)) : written;
+        });
+      }),
+    delete: (id) =>
+      guarded(id, false, async (files) => {
+        // No log, no session: nothing to lock (and maybe no folder to lock in).
+        if (lstatQuietly(files.file) === undefined) return E.right(false);
+        return locked(files, async (): Promise<E.Either<SessionStoreError, boolean>> => {
+          const existed = lstatQuietly(files.file)?.isFile() === true;
+          try {
+            // The log first: once it is gone the session is, whatever happens to its side files.
+            await rm(files.file, { force: true });
+            cursors.delete(id);
+            const prefix = `${id}${LOG_EXTENSION}.`;
+            const names = await readdir(directory).catch(() => [] as string[]);
+            for (const name of names)
+              if (name.startsWith(prefix) && lstatQuietly(join(directory, name))?.isFile() === true)
+                await rm(join(directory, name), { force: true });
+          } catch (error) {
+            return E.left(toStoreError(ioError(`cannot delete session ${id} in ${directory}`, error)));
+          }
+          return E.right(existed);
         });
       }),
     backlog: (id) => bytesToReplay(id, { directory }),

@@ -83,6 +83,11 @@ export interface SessionStore {
   readSnapshot(id: string): Promise<E.Either<string, StoredSnapshot | undefined>>;
   /** Keeps a snapshot of the session after line `snapshot.position`, replacing an older one. */
   writeSnapshot(id: string, snapshot: StoredSnapshot): Promise<E.Either<SessionStoreError, void>>;
+  /**
+   * Deletes the session: its log, its snapshot and what the store keeps beside them. Right(true)
+   * when there was one. A process still writing to it starts a new log under the same id.
+   */
+  delete(id: string): Promise<E.Either<SessionStoreError, boolean>>;
   /** How much of the log a process opening the session would replay (a store's own measure, such as bytes), if known. */
   backlog(id: string): Promise<number | undefined>;
   /** Ends what the store holds open (a pool of connections); a store others passed in stays theirs. */
