@@ -39,10 +39,10 @@ import {
   makeFact,
   parseDispatchOutput,
   parseIsoTime,
-  parseTimeArgument,
   retrieveFacts,
   type SessionFact,
 } from '../src/index.js';
+import { parseTimeArgument } from '../src/base/time.js';
 import { factKey, normalizeCategoryName, normalizeFactText } from '../src/notes/model.js';
 import { parseNotableFactsResponse } from '../src/notes/parse.js';
 import { parseNotesLogLine } from '../src/notes/log.js';

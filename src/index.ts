@@ -20,7 +20,7 @@ export type { FactStore, FactStoreOptions, PairLog } from './core/store/state.js
 export { addFacts } from './core/store/addFacts.js';
 export { invalidate } from './core/store/invalidate.js';
 export { recordTaskPrompt } from './core/store/recordTaskPrompt.js';
-export { compact, compactWithReport, SUMMARY_RELATION, UNMERGED_SHARE } from './core/store/compact.js';
+export { compact, compactWithReport, SUMMARY_RELATION } from './core/store/compact.js';
 export type { CompactionReport } from './core/store/compact.js';
 export {
   selectAllFacts,
@@ -126,7 +126,7 @@ export type {
   HistoryPromptEvent,
   ParsedHistory,
 } from './core/history/events.js';
-export { parseEventTime, parseIsoTime, parseTimeArgument } from './base/time.js';
+export { parseEventTime, parseIsoTime } from './base/time.js';
 export { explainPromptAt, MAX_REPORTED_ERRORS, replayHistory, startHistoryReplay } from './core/replay/replay.js';
 export type {
   HistoryReplay,
