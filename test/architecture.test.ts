@@ -275,3 +275,84 @@ describe('the import graph of src/', () => {
     expect(exported.sort()).toEqual([...ENTRY_POINTS].sort());
   });
 });
+
+/**
+ * The catch clauses of the pure layers that keep what they caught (a clause that throws again
+ * after tidying up is fine anywhere), each with why: none hides a bug, each is where a value
+ * from outside (text to parse, a value to describe, the caller's own function) is expected to
+ * fail. The shells' folders (`cli`, `live`, `node`, `postgres`, `context/node`) and the
+ * trackers' boundaries are where an unexpected exception becomes `internal`.
+ */
+export const KEPT_CATCHES: ReadonlyArray<{ readonly file: string; readonly count: number; readonly why: string }> = [
+  { file: 'base/describe.ts', count: 1, why: 'describing a value from outside must never throw (its toString may)' },
+  {
+    file: 'base/schema.ts',
+    count: 1,
+    why: 'quoting a value from outside in a message (JSON.stringify of a BigInt or a cycle throws)',
+  },
+  {
+    file: 'shell/shell.ts',
+    count: 1,
+    why: "a listener is the caller's code: its failure must not break the caller or the other listeners",
+  },
+  {
+    file: 'core/history/events.ts',
+    count: 1,
+    why: 'JSON.parse of a history line: a line that is not JSON is a rejected line',
+  },
+  {
+    file: 'core/extract/extractor.ts',
+    count: 1,
+    why: "an extraction rule may be the caller's code: one that throws is one warning, the others still run",
+  },
+  {
+    file: 'core/prompt/tail.ts',
+    count: 1,
+    why: "JSON.stringify of the caller's delta packet, which may hold what JSON cannot",
+  },
+  {
+    file: 'core/tracker/tracker.ts',
+    count: 5,
+    why: "the tracker's boundary (internal, and onError), the caller's clock and onError themselves, and a getter of the caller's input",
+  },
+  { file: 'notes/parse.ts', count: 1, why: "JSON.parse of a model's answer" },
+  {
+    file: 'notes/tracker.ts',
+    count: 3,
+    why: "the notes tracker's boundary (internal, and onError), and the caller's clock and onError",
+  },
+  {
+    file: 'notes/storeCall.ts',
+    count: 1,
+    why: 'a store adapter that throws is an unavailable store, an expected failure',
+  },
+];
+
+const SHELL_FOLDERS = ['cli', 'live', 'node', 'postgres', 'context/node'];
+
+/** The catch clauses of a module that do not throw again, counted. */
+const keptCatches = (text: string): number => {
+  const source = ts.createSourceFile('module.ts', text, ts.ScriptTarget.Latest, true);
+  let kept = 0;
+  const rethrows = (node: ts.Node): boolean =>
+    ts.isThrowStatement(node) || (!ts.isFunctionLike(node) && ts.forEachChild(node, rethrows) === true);
+  const visit = (node: ts.Node): void => {
+    if (ts.isCatchClause(node) && !rethrows(node.block)) kept += 1;
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return kept;
+};
+
+describe('caught exceptions in src/', () => {
+  it('the pure layers keep no exception but those KEPT_CATCHES names, each with a reason', () => {
+    const found = sourceFiles(SRC)
+      .filter((file) => !SHELL_FOLDERS.some((folder) => file.startsWith(`${folder}/`)))
+      .map((file) => ({ file, count: keptCatches(readFileSync(join(SRC, file), 'utf8')) }))
+      .filter(({ count }) => count > 0)
+      .sort((a, b) => a.file.localeCompare(b.file));
+    expect(found).toEqual(
+      KEPT_CATCHES.map(({ file, count }) => ({ file, count })).sort((a, b) => a.file.localeCompare(b.file)),
+    );
+  });
+});
