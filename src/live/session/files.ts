@@ -166,6 +166,11 @@ export const fileSessionStore = (options: FileSessionStoreOptions = {}): Session
   const clock = options.clock ?? Date.now;
   /** Per session, where the last read or append of this store ended. */
   const cursors = new Map<string, Cursor>();
+  /**
+   * The sessions whose lock a call of `exclusive` holds, with the check that it is still held;
+   * an append inside appends without taking the lock again, and leaves the flush to `exclusive`.
+   */
+  const held = new Map<string, { readonly stillLocked: () => E.Either<SessionError, true>; flush?: boolean }>();
 
   /** The session's files, the folder checked (and made, with `create`). */
   const filesOf = async (id: string, create: boolean): Promise<E.Either<SessionStoreError, SessionFiles>> => {
@@ -259,7 +264,9 @@ export const fileSessionStore = (options: FileSessionStoreOptions = {}): Session
             message: 'a line to append holds a line break: it would forge a line of the log',
           });
         let created = false;
-        const written = await locked(files, async (stillLocked): Promise<E.Either<SessionStoreError, AppendResult>> => {
+        const write = async (
+          stillLocked: () => E.Either<SessionError, true>,
+        ): Promise<E.Either<SessionStoreError, AppendResult>> => {
           const read = await readTail(files.file, id, expected);
           if (E.isLeft(read)) return read;
           if (read.right.restarted || read.right.position !== expected)
@@ -282,7 +289,15 @@ export const fileSessionStore = (options: FileSessionStoreOptions = {}): Session
             identity: appended.right.identity,
           });
           return E.right({ position, setAside: setAsideLines.right });
-        });
+        };
+        const holder = held.get(id);
+        if (holder !== undefined) {
+          const written = await write(holder.stillLocked);
+          // The flush waits for `exclusive` to release the lock.
+          if (E.isRight(written)) holder.flush = (holder.flush ?? false) || created;
+          return written;
+        }
+        const written = await locked(files, write);
         if (E.isLeft(written)) return written;
         // Flushed after the lock is released (see `appendToLog`), but before the call returns.
         const flushed = flushLog(files.file, created);
@@ -323,6 +338,26 @@ export const fileSessionStore = (options: FileSessionStoreOptions = {}): Session
           return E.isLeft(written) ? E.left(toStoreError(written.left)) : written;
         });
       }),
+    exclusive: async <L, T>(id: string, work: () => Promise<E.Either<L, T>>) => {
+      const files = await filesOf(id, true);
+      if (E.isLeft(files)) return files;
+      const holder: { flush: boolean | undefined } = { flush: undefined };
+      // The work's own answer travels inside a Right: a Left from the lock is the lock's failure.
+      const result = await withLogLock(files.right.file, lock, async (stillLocked) => {
+        held.set(id, { stillLocked });
+        try {
+          return E.right(await work());
+        } finally {
+          holder.flush = held.get(id)?.flush;
+          held.delete(id);
+        }
+      });
+      if (E.isLeft(result)) return E.left(toStoreError(result.left));
+      if (holder.flush === undefined) return result.right;
+      // Flushed after the lock is released, as a lone append is, but before the call returns.
+      const flushed = flushLog(files.right.file, holder.flush);
+      return E.isLeft(flushed) && E.isRight(result.right) ? E.left(toStoreError(flushed.left)) : result.right;
+    },
     delete: (id) =>
       guarded(id, false, async (files) => {
         // No log, no session: nothing to lock (and maybe no folder to lock in).
