@@ -47,7 +47,8 @@ export const openHistory = (io: CliIo, input: Readable): TE.TaskEither<string, H
 
 /**
  * Replays a history as its lines are read, drawing progress on a terminal, with `afterBatch`
- * called after each batch (to write out what it produced). Reading stops as soon as the replay
+ * called after each batch (to write out what it produced, and wait until the output can take
+ * more before the next batch is read). Reading stops as soon as the replay
  * does (`--as-of`, `--line`); a failure to read half-way is a Left with its one-line reason (any
  * other exception is a bug, and is let through to the router).
  */
@@ -55,7 +56,7 @@ export const replaySource = (
   io: CliIo,
   source: HistorySource,
   options: HistoryReplayOptions,
-  afterBatch: () => void = () => undefined,
+  afterBatch: () => void | Promise<void> = () => undefined,
 ): TE.TaskEither<string, ReplayResult> => {
   return async () => {
     const replay = startHistoryReplay(options);
@@ -65,7 +66,7 @@ export const replaySource = (
     try {
       for (next = await batches.next(); next.done !== true; next = await batches.next()) {
         const going = replay.feed(next.value);
-        afterBatch();
+        await afterBatch();
         progress.update(replay.replayed(), source.fractionRead());
         if (!going) {
           await batches.return?.();
