@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { emptySharedContext, encodeContextFile, recordContextClaim } from '../dist/context/index.js';
 import { updateContext } from '../dist/context/node/index.js';
+import { median } from './median.js';
 
 /** One row: the file size and the median milliseconds of a write to it. */
 export interface ContextWriteRow {
@@ -34,8 +35,6 @@ const fileText = (count: number): string =>
 
 /** A valid planning file of at most about `bytes`: workstreams with a full summary and 199 claims each (the write adds the 200th, then replaces it). */
 const contextFile = (bytes: number): string => fileText(Math.max(1, Math.floor(bytes / fileText(1).length)));
-
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 
 /** Median write time at about 0.5, 2.5 and 4.5 MiB (the quick run: 0.5 and 2.5), `samples` writes each. */
 export const measureContextWrites = async (quick: boolean, samples = 5): Promise<ReadonlyArray<ContextWriteRow>> => {

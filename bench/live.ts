@@ -14,18 +14,13 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { historyOfDispatches, randomImplementerResult, randomPrompt, seeded } from './generate.js';
+import { median } from './median.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const SESSION = 'bench-session';
 
-const median = (values: ReadonlyArray<number>): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-
 /** A project folder whose session log holds the first `dispatches` dispatches of the generated history. */
-const projectWith = (dispatches: number): string => {
+export const projectWith = (dispatches: number): string => {
   const dir = mkdtempSync(join(tmpdir(), 'fact-tracker-live-'));
   const sessions = join(dir, '.fact-tracker', 'sessions');
   mkdirSync(sessions, { recursive: true });
@@ -35,7 +30,7 @@ const projectWith = (dispatches: number): string => {
 };
 
 /** One hook event, as Claude Code sends it: a subagent's prompt, or its last message. */
-const hookPayload = (dir: string, kind: 'PreToolUse' | 'SubagentStop', n: number): string => {
+export const hookPayload = (dir: string, kind: 'PreToolUse' | 'SubagentStop', n: number): string => {
   const random = seeded(1_000 + n);
   const taskId = `live-${n}`;
   return JSON.stringify(
@@ -59,10 +54,10 @@ const hookPayload = (dir: string, kind: 'PreToolUse' | 'SubagentStop', n: number
   );
 };
 
-/** Milliseconds of one `fact-tracker hook` process, from its start to its exit. */
-const hookCall = (dir: string, payload: string): number => {
+/** Milliseconds of one `fact-tracker hook` process of the command line `cli`, from its start to its exit. */
+export const hookCall = (dir: string, payload: string, cli = CLI): number => {
   const start = performance.now();
-  const run = spawnSync(process.execPath, [CLI, 'hook'], { cwd: dir, input: payload, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, [cli, 'hook'], { cwd: dir, input: payload, encoding: 'utf8' });
   const millis = performance.now() - start;
   if (run.status !== 0 || run.stderr !== '') throw new Error(`hook failed: ${run.status} ${run.stderr}`);
   return millis;
@@ -96,18 +91,20 @@ export const measureHookLatency = (sizes: ReadonlyArray<number>, runs: number) =
 };
 
 /**
- * A fresh server in `dir`: milliseconds to its first answer of `compile_context`, after the
- * handshake and `idleMs` of waiting (an agent's first call seldom follows the handshake at once).
+ * A fresh server of the command line `cli` in `dir`: milliseconds to its first answer of
+ * `compile_context`, after the handshake and `idleMs` of waiting (an agent's first call seldom
+ * follows the handshake at once).
  */
-const firstServerCall = async (
+export const firstServerCall = async (
   dir: string,
   n: number,
   idleMs = 0,
+  cli = CLI,
 ): Promise<{ firstCallMs: number; totalMs: number }> => {
   const start = performance.now();
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [CLI, 'mcp'],
+    args: [cli, 'mcp'],
     cwd: dir,
     stderr: 'pipe',
   });

@@ -77,9 +77,11 @@ import { type ContextWriteRow, measureContextWrites } from './context.js';
 import { measureHookLatency, measureServerFirstCall } from './live.js';
 import { isSuperlinear, LINEAR_CASES, type LinearRow, measureLinearCase } from './linear.js';
 import { historyLines, randomImplementerResult, randomPrompt, randomReviewerResult, seeded } from './generate.js';
+import { timeReplay, writeTaskHistory } from './replayCommand.js';
 import { measureRetrieval } from './retrieval.js';
 import { measureStorage } from './storage.js';
 import { SeedStore, seedExtractImplementer, seedExtractReviewer, seedRetrieve } from './seed.js';
+import { median } from './median.js';
 
 /** The binary the command-line sections run (a path, as a checkout's folder may hold spaces). */
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
@@ -137,12 +139,6 @@ const unknown = only?.filter((name) => !(SECTIONS as ReadonlyArray<string>).incl
 if (unknown.length > 0) refuse(`unknown section ${unknown.join(', ')}`);
 const runs = (section: (typeof SECTIONS)[number]): boolean => only === undefined || only.includes(section);
 const SIZES = quick ? [1_000, 10_000] : [1_000, 10_000, 100_000];
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 /** Median microseconds per call of `run(i)`, timing batches of `batch` calls. */
 const timeMicros = (samples: number, batch: number, run: (i: number) => void): number =>
@@ -257,68 +253,13 @@ const heapOfSmallStore = (): number => {
 /** Runs of the replay command: its wall time moves by up to half within minutes on a shared machine, so the median of several is reported. */
 const REPLAY_RUNS = 5;
 
-/**
- * Seconds of one `fact-tracker replay FILE --json`, its report written to a file in `dir` as a
- * user keeps one (`> report.json`): read through a pipe into this process instead, the bench's
- * own buffering and decoding of the tens of megabytes would be timed with the command (about
- * 0.7 s of 60 MB, measured apart). The report must be whole: it ends with the closing brace.
- */
-const timeReplay = (file: string, dir: string): { seconds: number } | { failed: string } => {
-  const report = join(dir, 'report.json');
-  const out = openSync(report, 'w+');
-  try {
-    const start = performance.now();
-    const run = spawnSync(process.execPath, [CLI, 'replay', file, '--json'], {
-      stdio: ['ignore', out, 'pipe'],
-      encoding: 'utf8',
-    });
-    const seconds = (performance.now() - start) / 1000;
-    if (run.status !== 0 && run.status !== 2)
-      return { failed: `fact-tracker exited ${run.status}: ${run.stderr.trim()}` };
-    const size = statSync(report).size;
-    const tail = Buffer.alloc(2);
-    readSync(out, tail, 0, 2, Math.max(0, size - 2));
-    if (tail.toString() !== '}\n') return { failed: `the report of ${file} is cut short (${size} bytes)` };
-    return { seconds };
-  } finally {
-    closeSync(out);
-  }
-};
-
 const replayCli = (): { dispatches: number; seconds: number; runs: number[] } | { skipped: string } => {
-  // 5,000 tasks: a prompt, an implementer and a reviewer result each.
   const dir = mkdtempSync(join(tmpdir(), 'fact-tracker-bench-'));
   try {
-    const random = seeded(10_000);
-    const lines: string[] = [];
-    let at = Date.UTC(2026, 2, 1);
-    for (let task = 1; task <= 5_000; task += 1) {
-      const taskId = String(task);
-      lines.push(JSON.stringify({ type: 'prompt', taskId, at: (at += 60_000), taskPrompt: randomPrompt(random) }));
-      lines.push(
-        JSON.stringify({
-          type: 'dispatch',
-          role: 'implementer',
-          taskId,
-          at: (at += 60_000),
-          result: randomImplementerResult(random, taskId),
-        }),
-      );
-      lines.push(
-        JSON.stringify({
-          type: 'dispatch',
-          role: 'reviewer',
-          taskId,
-          at: (at += 60_000),
-          result: randomReviewerResult(random, taskId),
-        }),
-      );
-    }
-    const file = join(dir, 'history.jsonl');
-    writeFileSync(file, `${lines.join('\n')}\n`);
+    const file = writeTaskHistory(dir, 5_000);
     const runs: number[] = [];
     for (let i = 0; i < REPLAY_RUNS; i += 1) {
-      const run = timeReplay(file, dir);
+      const run = timeReplay(CLI, file, dir);
       if ('failed' in run) return { skipped: run.failed };
       runs.push(run.seconds);
     }
@@ -343,7 +284,7 @@ const replayLong = (): { sessions: Array<{ name: string; seconds: number; runs: 
       .sort()) {
       const runs: number[] = [];
       for (let i = 0; i < LONG_RUNS; i += 1) {
-        const run = timeReplay(join(dir, name), scratch);
+        const run = timeReplay(CLI, join(dir, name), scratch);
         if ('failed' in run) return { skipped: run.failed };
         runs.push(run.seconds);
       }
