@@ -241,13 +241,15 @@ const prompt = (state: TrackerState, event: PromptInput, env: TrackerEnvironment
 /** An invalidation closes the valid facts of its (subject, relation) pair at its time. */
 const invalidate = (state: TrackerState, event: InvalidateInput): TrackerStep<InvalidateOutput> => {
   const { subject, relation, at } = event;
+  // Read before the write: inside a write run (a replay's) the store is changed in place.
+  const before = selectPairLog(state.store, subject, relation);
+  const validBefore = before === undefined ? [] : [...selectValidOfLog(before)];
   const closing: TrackerEvent = { type: 'facts/invalidated', subject, relation, at };
   const [store, events] = applyAll(state.store, [[closing, (current) => applyEvent(current, closing)]]);
   if (store === state.store) return unchanged(state, { type: 'invalidate', closed: Object.freeze([]) });
-  const before = selectPairLog(state.store, subject, relation);
   const after = selectPairLog(store, subject, relation);
   const stillValid = new Set(after === undefined ? [] : selectValidOfLog(after).map((fact) => fact.id));
-  const closed = before === undefined ? [] : selectValidOfLog(before).filter((fact) => !stillValid.has(fact.id));
+  const closed = validBefore.filter((fact) => !stillValid.has(fact.id));
   return [withStore(state, store), events, { type: 'invalidate', closed: Object.freeze(closed) }];
 };
 

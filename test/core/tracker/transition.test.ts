@@ -20,6 +20,7 @@ import {
   type TrackerEvent,
   type TrackerState,
 } from '../../../src/index.js';
+import { createOwner, transientRun } from '../../../src/persistent/owner.js';
 import { implementer, reviewer } from '../../fixtures/results.js';
 
 const example = readFileSync(new URL('../../../examples/web-api-session.jsonl', import.meta.url), 'utf8');
@@ -211,6 +212,43 @@ describe('trackerTransition', () => {
     ]);
     expect(events).toEqual([{ type: 'facts/invalidated', subject: 'src/a.ts', relation: 'modified_by', at: 2_000 }]);
     expect(selectValidFacts(after.store).some((fact) => fact.subject === 'src/a.ts')).toBe(false);
+  });
+
+  it("an invalidation inside a replay's write run says what it closed and seals nothing the run built, so its later writes stay in place", () => {
+    /** The objects reachable from `value` that are not frozen (what the run may still write in place). */
+    const unfrozen = (value: unknown): Set<object> => {
+      const found = new Set<object>();
+      const pending: unknown[] = [value];
+      for (let item = pending.pop(); item !== undefined; item = pending.pop())
+        if (typeof item === 'object' && item !== null && !Object.isFrozen(item) && !found.has(item)) {
+          found.add(item);
+          if (!ArrayBuffer.isView(item)) pending.push(...Object.values(item));
+        }
+      return found;
+    };
+    const owner = createOwner();
+    transientRun(owner, () => {
+      let state = initialTrackerState();
+      for (let task = 1; task <= 20; task += 1)
+        [state] = trackerTransition(state, {
+          type: 'dispatch',
+          role: 'implementer',
+          taskId: String(task),
+          output: implementer(String(task), [`src/m${task % 7}.ts`, `src/n${task % 5}.ts`, 'src/shared.ts']),
+          at: task * 1_000,
+        });
+      const built = unfrozen(state.store);
+      expect(built.size).toBeGreaterThan(100);
+      const [after, , output] = trackerTransition(state, {
+        type: 'invalidate',
+        subject: 'src/shared.ts',
+        relation: 'modified_by',
+        at: 30_000,
+      });
+      expect(output.closed).toHaveLength(1);
+      expect([...built].filter((node) => Object.isFrozen(node))).toEqual([]);
+      expect(unfrozen(after.store).size).toBeGreaterThan(100);
+    });
   });
 
   it('a review settles the issues of its task it no longer raises, in the same step', () => {
