@@ -44,6 +44,7 @@ export {
 export type { NotesLedger, NotesLedgerOptions, SessionEntry, UserNotes } from './ledger.js';
 export { applyExtraction } from './applyExtraction.js';
 export { applyLoaded } from './applyLoaded.js';
+export { applyReleased } from './applyReleased.js';
 export type { ExtractionInput } from './applyExtraction.js';
 export { consolidateSession, consolidateSessionWithReport, endStageWithReport } from './consolidateSession.js';
 export type {
@@ -64,6 +65,7 @@ export type {
   NotesLoadedEvent,
   NotesProfileRewriteFailedEvent,
   NotesProfileRewrittenEvent,
+  NotesReleasedEvent,
   NotesSessionConsolidatedEvent,
 } from './events.js';
 export { settleExtraction, settleProfileRewrite } from './port.js';
@@ -118,6 +120,7 @@ export type {
   NotesMergedEffect,
   NotesProfileRewriteSettled,
   NotesRecordEffect,
+  NotesReleaseRequested,
   NotesRewriteProfileEffect,
   NotesSaved,
   NotesSaveEffect,
@@ -130,6 +133,7 @@ export type {
 export { memoryNotesStore, storeFailure } from './store.js';
 export type {
   JsonValue,
+  MemoryNotesStoreOptions,
   NotesRecords,
   NotesStore,
   NotesStoreFailure,
@@ -140,13 +144,22 @@ export type {
   StoreAnswer,
   StoredRecord,
 } from './store.js';
-export { createNotableFactsTracker, DEFAULT_MAX_EVENTS, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS } from './tracker.js';
+export { memoryLeases } from './leases.js';
+export type { LeaseAnswer, LeaseItem, LeaseRequest, NotesLeases, QueuedItem } from './leases.js';
+export {
+  createNotableFactsTracker,
+  DEFAULT_CACHE_SIZE,
+  DEFAULT_MAX_EVENTS,
+  DEFAULT_TIMEOUT_MS,
+  MAX_TIMEOUT_MS,
+} from './tracker.js';
 export type {
   NotableFactsTracker,
   NotableFactsTrackerOptions,
   NotesContext,
   NotesEventLog,
   NotesListener,
+  NotesRetained,
   NotesTrackerFailure,
   NotesTrackerFailureCode,
   RecordOutcome,

@@ -86,6 +86,17 @@ export interface NotesSaved {
   readonly outcome: E.Either<NotesStoreFailure, NotesWritten>;
 }
 
+/**
+ * The runner no longer needs the notes of `user` in `session` in memory (a request handler is
+ * done with them, or its cache is full): they go once nothing is in flight for them and the
+ * store holds what the ledger holds, the user too once nothing of theirs is left.
+ */
+export interface NotesReleaseRequested {
+  readonly type: 'notes/releaseRequested';
+  readonly user: string;
+  readonly session: string;
+}
+
 /** What the machine is told. */
 export type NotesInput =
   | NotesUserMessageRecorded
@@ -96,7 +107,8 @@ export type NotesInput =
   | NotesProfileRewriteSettled
   | NotesLoadRequested
   | NotesLoaded
-  | NotesSaved;
+  | NotesSaved
+  | NotesReleaseRequested;
 
 /** Ask the model `prompt` for the fact list of `user` in `session`; answer with `notes/extractionSettled`. */
 export interface NotesExtractEffect {

@@ -37,6 +37,7 @@ import { isNotesId } from './model.js';
 import { settleExtraction } from './port.js';
 import { buildNotableFactsPrompt, DEFAULT_PROMPT_TURNS } from './prompt.js';
 import { mergeReadyStages, onProfileRewriteSettled, onStageEnded } from './stage.js';
+import { keepSession, onReleaseRequested, tidyUser } from './release.js';
 import { applyLoadAnswer, applySaveAnswer, recordChanges, requireLoaded } from './storage.js';
 
 /** The most exchanges an extraction prompt shows, however many messages a follow-up covers. */
@@ -172,16 +173,39 @@ const onExtractionSettled = (state: NotesState, input: NotesExtractionSettled): 
   return andThen(followed, (after) => mergeReadyStages(after, user, at));
 };
 
-/** The store answered a load: take the records, then extract what waited for them. */
+/** The store answered a load: take the records, then extract what waited for them, and merge the ends of stage that did. */
 const onLoaded = (state: NotesState, input: NotesLoaded): NotesTransition =>
-  andThen(applyLoadAnswer(state, input), (loaded) => resume(loaded, input.user, input.session));
+  andThen(
+    andThen(applyLoadAnswer(state, input), (loaded) => resume(loaded, input.user, input.session)),
+    (resumed) => mergeReadyStages(resumed, input.user, Number.NEGATIVE_INFINITY),
+  );
+
+/** The session an input from the runner's caller names is in use again: a release asked for earlier is off. */
+const inUse = (state: NotesState, input: NotesInput): NotesState => {
+  switch (input.type) {
+    case 'notes/userMessageRecorded':
+    case 'notes/assistantMessageRecorded':
+    case 'notes/loadRequested':
+      return isNotesId(input.user) && isNotesId(input.session) ? keepSession(state, input.user, input.session) : state;
+    case 'notes/stageEnded':
+      return isNotesId(input.user) && isNotesId(input.session) ? keepSession(state, input.user, input.session) : state;
+    default:
+      return state;
+  }
+};
 
 /**
  * The transition: the state after `input` and the effects to run. Pure and total: an input it
  * cannot use (bad ids, an answer nothing waits for) leaves the very same state and no effect.
+ * Every step ends by letting go of what was released and has settled (`release.ts`).
  */
 export const notesTransition = (state: NotesState, input: NotesInput): NotesTransition => {
   if (typeof input !== 'object' || input === null) return [state, []];
+  const stepped = step(inUse(state, input), input);
+  return isNotesId(input.user) ? andThen(stepped, (next) => tidyUser(next, input.user)) : stepped;
+};
+
+const step = (state: NotesState, input: NotesInput): NotesTransition => {
   switch (input.type) {
     case 'notes/userMessageRecorded':
       return onUserMessage(state, input);
@@ -203,6 +227,8 @@ export const notesTransition = (state: NotesState, input: NotesInput): NotesTran
       return onLoaded(state, input);
     case 'notes/saved':
       return applySaveAnswer(state, input);
+    case 'notes/releaseRequested':
+      return onReleaseRequested(state, input);
     default:
       return [state, []];
   }

@@ -6,6 +6,7 @@ import { expect, it } from 'vitest';
 import * as notes from '../../src/notes/index.js';
 
 const EXPORTS = [
+  'DEFAULT_CACHE_SIZE',
   'DEFAULT_CATEGORIES',
   'DEFAULT_HISTORY_TURNS',
   'DEFAULT_MAX_EVENTS',
@@ -23,6 +24,7 @@ const EXPORTS = [
   'applyExtraction',
   'applyLoaded',
   'applyNotesEvent',
+  'applyReleased',
   'buildNotableFactsPrompt',
   'buildProfileConsolidationPrompt',
   'categoryNames',
@@ -45,6 +47,7 @@ const EXPORTS = [
   'isExtracting',
   'isLoaded',
   'keepValidFacts',
+  'memoryLeases',
   'memoryNotesStore',
   'normalizeFactText',
   'notesTransition',
