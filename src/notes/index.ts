@@ -95,6 +95,7 @@ export {
   selectUserConversations,
   selectUserStorage,
 } from './machine.js';
+export type { NotesLeaseSettings, NotesLeaseSlot, OutgoingItem, OwnItem } from './leaseState.js';
 export type {
   NotesConversation,
   NotesPendingStage,
@@ -114,6 +115,9 @@ export type {
   NotesExtractionRequested,
   NotesExtractionSettled,
   NotesInput,
+  NotesLeaseAnswered,
+  NotesLeaseEffect,
+  NotesLeaseWoke,
   NotesLoadEffect,
   NotesLoaded,
   NotesLoadRequested,
@@ -128,6 +132,7 @@ export type {
   NotesStoreFailedEffect,
   NotesTransition,
   NotesUserMessageRecorded,
+  NotesWakeEffect,
   StoreCallFailure,
 } from './inputs.js';
 export { memoryNotesStore, storeFailure } from './store.js';
@@ -149,6 +154,8 @@ export type { LeaseAnswer, LeaseItem, LeaseRequest, NotesLeases, QueuedItem } fr
 export {
   createNotableFactsTracker,
   DEFAULT_CACHE_SIZE,
+  DEFAULT_LEASE_MARGIN_MS,
+  DEFAULT_LEASE_POLL_MS,
   DEFAULT_MAX_EVENTS,
   DEFAULT_TIMEOUT_MS,
   MAX_TIMEOUT_MS,

@@ -17,6 +17,7 @@ import type { GlobalFacts } from './global.js';
 import { emptyNotesLedger, idOfKey, type NotesLedger, ownLedger, storedKey } from './ledger.js';
 import { DEFAULT_CATEGORIES, describeCategories, NOTES_LIMITS, type NoteCategory, parseCategories } from './model.js';
 import type { NotesEvent } from './model.js';
+import { isLeaseAtRest, type NotesLeaseSettings, type NotesLeaseSlot } from './leaseState.js';
 
 /** How the machine builds prompts and keeps conversations. */
 export interface NotesSettings {
@@ -32,6 +33,8 @@ export interface NotesSettings {
    * other words (`'auto'`), or never (`false`).
    */
   readonly consolidateWithModel: ProfileRewriteMode;
+  /** Present when the store has leases: trackers sharing it take turns on each (user, session). */
+  readonly lease?: NotesLeaseSettings;
 }
 
 /** When the model rewrites a merged profile: always, when the merge is unsure, or never. */
@@ -51,6 +54,8 @@ export interface NotesConversation {
   readonly requestedAt?: number;
   /** Epoch milliseconds of the latest user message the running (or last) extraction covers. */
   readonly startedAt?: number;
+  /** What the machine knows of the (user, session)'s lease, when the store has leases. */
+  readonly lease?: NotesLeaseSlot;
 }
 
 /** An end of stage waiting for the extractions of the messages recorded before it. */
@@ -110,6 +115,8 @@ export interface NotesUserMachine {
   readonly stages: ReadonlyArray<NotesPendingStage>;
   /** Sessions (stored keys) released while work on them was in flight: they go once it has settled. */
   readonly releasing: ReadonlyArray<string>;
+  /** The conversations (stored keys) whose lease is not at rest: items to add, items in the queue, a call, the lease held. */
+  readonly leased: ReadonlyArray<string>;
 }
 
 /**
@@ -141,6 +148,8 @@ export interface NotesStateOptions {
   readonly consolidateWithModel?: ProfileRewriteMode;
   /** A ledger to start from; its categories win, described by `categories` where they name them. */
   readonly ledger?: NotesLedger;
+  /** How to take part in the store's leases (default: the store has none). */
+  readonly lease?: NotesLeaseSettings;
 }
 
 const positive = (value: unknown, fallback: number): number =>
@@ -167,6 +176,7 @@ export const initialNotesState = (options: NotesStateOptions = {}): NotesState =
         settings.consolidateWithModel === true || settings.consolidateWithModel === false
           ? settings.consolidateWithModel
           : 'auto',
+      ...(settings.lease === undefined ? {} : { lease: settings.lease }),
     },
     ledger,
     users: PMap.empty,
@@ -197,6 +207,7 @@ const NEW_USER: NotesUserMachine = deepFreeze({
   storage: UNTOUCHED,
   stages: [],
   releasing: [],
+  leased: [],
 });
 
 /** What the machine keeps of `user`. */
@@ -241,6 +252,7 @@ export const isExtracting = (conversation: NotesConversation): boolean => conver
 /** True while `machine` has something in flight, which `settled()` waits for. */
 export const isUserActive = (machine: NotesUserMachine): boolean =>
   machine.busy.length > 0 ||
+  machine.leased.length > 0 ||
   machine.stages.length > 0 ||
   machine.rewrite.requested > machine.rewrite.settled ||
   machine.storage.loading.length > 0 ||
@@ -260,6 +272,10 @@ export const withoutUserMachine = (state: NotesState, user: string): NotesState 
 /** `state` with the machine of `user` replaced (what releasing a session leaves of it). */
 export const withUserMachine = withUser;
 
+/** `keys` with `key` in it or not, as `wanted` says (the same array when it already is). */
+const toggled = (keys: ReadonlyArray<string>, key: string, wanted: boolean): ReadonlyArray<string> =>
+  wanted === keys.includes(key) ? keys : wanted ? [...keys, key] : keys.filter((other) => other !== key);
+
 /** `state` with the conversation of `user` in `session` replaced. */
 export const withConversation = (
   state: NotesState,
@@ -273,12 +289,8 @@ export const withConversation = (
   return withUser(state, user, {
     ...machine,
     conversations: PMap.set(machine.conversations, key, deepFreeze(conversation)),
-    busy:
-      busy === machine.busy.includes(key)
-        ? machine.busy
-        : busy
-          ? [...machine.busy, key]
-          : machine.busy.filter((other) => other !== key),
+    leased: toggled(machine.leased, key, !isLeaseAtRest(conversation.lease)),
+    busy: toggled(machine.busy, key, busy),
   });
 };
 

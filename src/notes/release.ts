@@ -32,6 +32,7 @@ const inFlight = (machine: NotesUserMachine, session: string): boolean => {
   const { storage } = machine;
   return (
     machine.busy.includes(key) ||
+    machine.leased.includes(key) ||
     storage.loading.includes(key) ||
     storage.saving?.sessions.includes(key) === true ||
     storage.unsaved.some((event) => touches(event, session)) ||

@@ -56,7 +56,7 @@ const requestRewrite = (state: NotesState, user: string): NotesTransition => {
 };
 
 /** Merges the stage now, at `at`: the merge's events, the `merged` effect, the save, and a rewrite if one is wanted. */
-const mergeStage = (state: NotesState, user: string, stage: NotesPendingStage, at: number): NotesTransition => {
+export const mergeStage = (state: NotesState, user: string, stage: NotesPendingStage, at: number): NotesTransition => {
   const { session, id } = stage;
   const before = selectGlobalFacts(state.ledger, user);
   const result = endStageWithReport(state.ledger, { user, ...(session === undefined ? {} : { session }), at });

@@ -31,10 +31,14 @@ import type { NotesWrite, StoredRecord } from './store.js';
 export const MAX_UNSAVED_CHANGES = 256;
 
 /** Starts loading the notes of `user` in `session` unless they are loaded or loading. */
-export const requireLoaded = (state: NotesState, user: string, session: string): NotesTransition => {
+export const requireLoaded = (state: NotesState, user: string, session: string): NotesTransition =>
+  isLoaded(selectUserStorage(state, user), session) ? [state, []] : reload(state, user, session);
+
+/** Starts loading the notes of `user` in `session` again, loaded or not (another process may have changed them), unless a load runs. */
+export const reload = (state: NotesState, user: string, session: string): NotesTransition => {
   const storage = selectUserStorage(state, user);
   const key = storedKey(session);
-  if (isLoaded(storage, session) || storage.loading.includes(key)) return [state, []];
+  if (storage.loading.includes(key)) return [state, []];
   return [
     withStorage(state, user, { ...storage, loading: [...storage.loading, key] }),
     [{ type: 'load', user, session }],
@@ -53,6 +57,18 @@ const touched = (events: ReadonlyArray<NotesEvent>): { sessions: ReadonlyArray<s
     } else if (event.type === 'notes/profileRewritten') profile = true;
   }
   return { sessions: [...sessions], profile };
+};
+
+/**
+ * True once the changes to the notes of `user` in `session` have been saved, or their save has
+ * failed: what a lease holder waits for before it says the work is done.
+ */
+export const isSaveSettled = (state: NotesState, user: string, session: string): boolean => {
+  const storage = selectUserStorage(state, user);
+  const key = storedKey(session);
+  if (storage.saving !== undefined && (storage.saving.sessions.includes(key) || storage.saving.profile)) return false;
+  if (storage.settledChanges >= storage.changes) return true;
+  return !touched(storage.unsaved).sessions.includes(key) && storage.saving === undefined;
 };
 
 /** The save of every unsaved change of `user`, unless one runs or a session it writes is being loaded again. */

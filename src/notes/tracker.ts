@@ -31,8 +31,6 @@ import {
   selectUserStorage,
 } from './machine.js';
 import { isNotesId, type NotesEvent } from './model.js';
-import type { CompleteFn } from './port.js';
-import { memoryNotesStore, type NotesStore } from './store.js';
 import { selectRetained } from './release.js';
 import { stepMachine } from './runner.js';
 import { createSlotCache } from './slotCache.js';
@@ -44,23 +42,17 @@ import type {
   RecordOutcome,
   StageReport,
 } from './trackerTypes.js';
+import { DEFAULT_MAX_EVENTS, MAX_TIMEOUT_MS, positive, resolveOptions } from './trackerOptions.js';
 import { settledSince } from './waiting.js';
 
-/** The default time an extraction may take before it is abandoned and recorded as a timeout. */
-export const DEFAULT_TIMEOUT_MS = 15_000;
-
-/** The longest timeout a timer can wait (2^31 - 1 ms, about 24.8 days): a longer one would fire at once. */
-export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
-
-/** The events the tracker keeps by default; older ones fold into the log's snapshot (`eventLog`). */
-export const DEFAULT_MAX_EVENTS = 10_000;
-
-/**
- * The idle (user, session) slots a tracker keeps in memory by default: a few megabytes (a slot
- * holds its recent messages and at most 25 facts, 3 to 14 KB), and enough that a user who
- * comes back within a thousand others finds their session without a load.
- */
-export const DEFAULT_CACHE_SIZE = 1_000;
+export {
+  DEFAULT_CACHE_SIZE,
+  DEFAULT_LEASE_MARGIN_MS,
+  DEFAULT_LEASE_POLL_MS,
+  DEFAULT_MAX_EVENTS,
+  DEFAULT_TIMEOUT_MS,
+  MAX_TIMEOUT_MS,
+} from './trackerOptions.js';
 
 /** Something a caller waits for: resumed once `done` holds of the state, or with the failure of a bug that stopped the machine. */
 interface Waiter {
@@ -68,32 +60,18 @@ interface Waiter {
   readonly resume: (outcome: E.Either<NotesTrackerFailure, void>) => void;
 }
 
-const positive = (value: unknown, fallback: number): number =>
-  typeof value === 'number' && value > 0 && Number.isFinite(value) ? value : fallback;
-
 const invalidInput = (message: string): NotesTrackerFailure => failure('invalid_input', message);
 
 const slotKey = (user: string, session: string): string => JSON.stringify([user, session]);
 
 /** Creates a tracker over an empty ledger (or `initial`), keeping users' notes in `store` (default: in memory). */
 export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): NotableFactsTracker => {
-  const settings: Partial<NotableFactsTrackerOptions> = typeof options === 'object' && options !== null ? options : {};
-  const complete: CompleteFn =
-    typeof settings.complete === 'function'
-      ? settings.complete
-      : () => Promise.reject(new Error('no complete function was given'));
-  const now = typeof settings.now === 'function' ? settings.now : Date.now;
-  const timeoutMs = Math.min(positive(settings.timeoutMs, DEFAULT_TIMEOUT_MS), MAX_TIMEOUT_MS);
-  const store: NotesStore = settings.store ?? memoryNotesStore();
-  const onError = typeof settings.onError === 'function' ? settings.onError : undefined;
-  const cacheSize =
-    typeof settings.cacheSize === 'number' && settings.cacheSize >= 0
-      ? Math.floor(settings.cacheSize)
-      : DEFAULT_CACHE_SIZE;
-  const cache = createSlotCache(Number.isFinite(cacheSize) ? cacheSize : DEFAULT_CACHE_SIZE);
+  const { settings, complete, now, timeoutMs, store, onError, cacheSize, lease } = resolveOptions(options);
+  const cache = createSlotCache(cacheSize);
 
   const shell = createShell<NotesState, NotesEvent>({
     initial: initialNotesState({
+      ...(lease === undefined ? {} : { lease }),
       ...(settings.categories === undefined ? {} : { categories: settings.categories }),
       ...(settings.softLimit === undefined ? {} : { softLimit: settings.softLimit }),
       ...(settings.historyTurns === undefined ? {} : { historyTurns: settings.historyTurns }),
@@ -202,6 +180,14 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       case 'storeFailed':
         report(effect.failure);
         return;
+      case 'wake': {
+        const { user, session } = effect;
+        setTimeout(
+          () => later({ type: 'notes/leaseWoke', user, session }),
+          Math.min(Math.max(0, effect.afterMs), MAX_TIMEOUT_MS),
+        );
+        return;
+      }
       case 'merged': {
         const resume = effect.stage === undefined ? undefined : stages.get(effect.stage);
         if (resume === undefined) return;

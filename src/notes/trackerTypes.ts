@@ -52,6 +52,15 @@ export interface NotableFactsTrackerOptions {
    * flight is kept besides, until it settles.
    */
   readonly cacheSize?: number;
+  /**
+   * With a store that has leases (a database several processes share): this tracker's name in
+   * them, an id of 1 to 200 characters unique among the trackers (default: a random one).
+   */
+  readonly holder?: string;
+  /** With leases: how long a lease lasts from each call (default `timeoutMs` + 30,000; longer than a model call). */
+  readonly leaseMs?: number;
+  /** With leases: how soon a tracker waiting for another's holder to merge its end of stage looks again (default 250). */
+  readonly leasePollMs?: number;
 }
 
 /** What a tracker holds in memory now. */

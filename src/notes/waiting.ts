@@ -23,9 +23,14 @@ export const settledSince = (state: NotesState): SettledSince => {
   const targets: Array<readonly [string, string, number]> = [];
   const rewrites: Array<readonly [string, number]> = [];
   const storage: Array<readonly [string, number, ReadonlyArray<string>]> = [];
+  const leases: Array<readonly [string, string, number, number]> = [];
   PMap.forEach(state.active, (_active, user) => {
-    const { conversations, busy, rewrite, storage: stored } = selectUserMachine(state, user);
+    const { conversations, busy, leased, rewrite, storage: stored } = selectUserMachine(state, user);
     for (const key of busy) targets.push([user, idOfKey(key), PMap.get(conversations, key)!.requested]);
+    for (const key of leased) {
+      const lease = PMap.get(conversations, key)?.lease;
+      if (lease !== undefined) leases.push([user, idOfKey(key), lease.calls, lease.work]);
+    }
     rewrites.push([user, rewrite.requested]);
     storage.push([user, stored.changes, stored.loading]);
   });
@@ -37,5 +42,10 @@ export const settledSince = (state: NotesState): SettledSince => {
     storage.every(([user, changes, loading]) => {
       const stored = selectUserStorage(current, user);
       return stored.settledChanges >= changes && loading.every((key) => !stored.loading.includes(key));
+    }) &&
+    // Lease calls made and extractions started under a lease: answered and settled (or the lease let go of).
+    leases.every(([user, session, calls, work]) => {
+      const lease = selectConversation(current, user, session)?.lease;
+      return lease === undefined || (lease.answers >= calls && lease.worked >= work);
     });
 };
