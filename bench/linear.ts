@@ -16,12 +16,13 @@ import { parseFileEvidence } from '../src/cli/contextArgs.js';
 import { isSavedStateStart, parseSavedState } from '../src/cli/source.js';
 import { parseContextKey, sanitizeKeyPart } from '../src/context/key.js';
 import { isCompletionClaim, normalizeEvidencePath, parseClaim, parseLineRange } from '../src/context/ledger.js';
-import { hasConflictMarkers, splitConflictMarkers } from '../src/context/merge.js';
+import { hasConflictMarkers, splitConflictMarkers } from '../src/context/conflictMarkers.js';
 import type { RepositorySnapshot } from '../src/context/checkpoint.js';
 import { normalizeRemoteUrl } from '../src/context/repository.js';
-import { parseJsonText } from '../src/context/schema.js';
+import { parseJsonText } from '../src/context/jsonText.js';
 import { findSecret } from '../src/context/secrets.js';
-import { applyRunOutcome, emptySharedContext } from '../src/context/update.js';
+import { applyRunOutcome } from '../src/context/runOutcome.js';
+import { emptySharedContext } from '../src/context/update.js';
 import { normalizeTaskId } from '../src/core/extract/extractor.js';
 import { freeText, isPlaceholder, pathText } from '../src/core/extract/rule.js';
 import { mentionsConvention } from '../src/core/extract/rules.js';
@@ -38,10 +39,10 @@ import {
   makeFact,
   parseDispatchOutput,
   parseIsoTime,
-  parseTimeArgument,
   retrieveFacts,
   type SessionFact,
 } from '../src/index.js';
+import { parseTimeArgument } from '../src/base/time.js';
 import { factKey, normalizeCategoryName, normalizeFactText } from '../src/notes/model.js';
 import { parseNotableFactsResponse } from '../src/notes/parse.js';
 import { parseNotesLogLine } from '../src/notes/log.js';

@@ -62,33 +62,36 @@ const EPSILON = 1e-9;
  * is a miss whatever the fit does, and left in it would only pull the temperature down).
  */
 interface Prepared {
-  readonly weight: number;
   readonly labels: number;
   readonly label: Uint8Array;
   readonly signals: Record<'query' | Weight, Float64Array>;
   readonly age: Int32Array;
-  /** Index of the candidate's prior flags in the fit's table of flag combinations. */
-  readonly combination: Int32Array;
+  /** The candidate's prior flags (see model.ts). */
+  readonly flags: Int32Array;
+}
+
+/** A history's prompts prepared for step 1, and how many labels they hold (for the `macro` weighting). */
+export interface PreparedHistory {
+  readonly prompts: ReadonlyArray<Prepared>;
+  readonly labels: number;
 }
 
 /** The weighting of histories in the loss: each history the same (`macro`) or each label the same (`micro`). */
 export type Weighting = 'macro' | 'micro';
 
-const prepare = (
+/**
+ * Each history's prompts as step 1 reads them, for recency over the last `tasks` tasks. They do
+ * not depend on the weights, so leave-one-out prepares every history once and each fold takes
+ * the others'.
+ */
+export const prepareHistories = (
   histories: ReadonlyArray<ReadonlyArray<PromptCandidates>>,
   tasks: number,
-  weighting: Weighting,
-  combinations: number[],
-): Prepared[] => {
-  const out: Prepared[] = [];
-  const combinationOf = (flags: number): number => {
-    let at = combinations.indexOf(flags);
-    if (at < 0) at = combinations.push(flags) - 1;
-    return at;
-  };
-  for (const prompts of histories) {
-    const kept = prompts.map((prompt) =>
-      prompt.candidates.filter(
+): PreparedHistory[] =>
+  histories.map((prompts) => {
+    const out: Prepared[] = [];
+    for (const prompt of prompts) {
+      const candidates = prompt.candidates.filter(
         (c) =>
           !(c.named && (c.query > 0 || c.feedback > 0 || c.context > 0)) &&
           (c.query > 0 ||
@@ -97,17 +100,12 @@ const prepare = (
             (c.age >= 0 && c.age < tasks) ||
             c.coChange > 0 ||
             c.base > 0),
-      ),
-    );
-    const labels = kept.reduce((sum, candidates) => sum + candidates.filter((c) => c.label).length, 0);
-    if (labels === 0) continue;
-    for (const candidates of kept) {
+      );
       const count = candidates.filter((c) => c.label).length;
       if (count === 0) continue;
       const n = candidates.length;
       const column = (read: (i: number) => number): Float64Array => Float64Array.from({ length: n }, (_, i) => read(i));
       out.push({
-        weight: weighting === 'macro' ? 1 / labels : 1,
         labels: count,
         label: Uint8Array.from(candidates, (c) => (c.label ? 1 : 0)),
         signals: {
@@ -122,11 +120,34 @@ const prepare = (
           }),
         },
         age: Int32Array.from(candidates, (c) => (c.age >= 0 && c.age < tasks ? c.age : -1)),
-        combination: Int32Array.from(candidates, (c) => combinationOf(c.flags)),
+        flags: Int32Array.from(candidates, (c) => c.flags),
       });
     }
-  }
-  return out;
+    return { prompts: out, labels: out.reduce((sum, p) => sum + p.labels, 0) };
+  });
+
+/** Step 1's view of the prepared prompts: each with its weight and its candidates' flag combinations. */
+const weighted = (
+  histories: ReadonlyArray<PreparedHistory>,
+  weighting: Weighting,
+  combinations: number[],
+): Array<Prepared & { weight: number; combination: Int32Array }> => {
+  const at = new Map<number, number>();
+  const combinationOf = (flags: number): number => {
+    let index = at.get(flags);
+    if (index === undefined) {
+      index = combinations.push(flags) - 1;
+      at.set(flags, index);
+    }
+    return index;
+  };
+  return histories.flatMap(({ prompts, labels }) =>
+    prompts.map((p) => ({
+      ...p,
+      weight: weighting === 'macro' ? 1 / labels : 1,
+      combination: p.flags.map(combinationOf),
+    })),
+  );
 };
 
 /** The prior indices (into PRIOR_NAMES) a combination of flags multiplies. */
@@ -144,13 +165,13 @@ const priorIndices = (flags: number): number[] => {
 
 /** Step 1: weights, priors and decay minimizing the listwise cross-entropy, from START. */
 const fitWeights = (
-  histories: ReadonlyArray<ReadonlyArray<PromptCandidates>>,
+  histories: ReadonlyArray<PreparedHistory>,
   base: Ranking,
   weighting: Weighting,
   l2: number = L2,
 ): Ranking => {
   const combinations: number[] = [];
-  const data = prepare(histories, base.recency.tasks, weighting, combinations);
+  const data = weighted(histories, weighting, combinations);
   const indices = combinations.map(priorIndices);
   // Parameters: log weights, log priors, the decay's logit, the log temperature.
   const nw = WEIGHTS.length;
@@ -166,6 +187,8 @@ const fitWeights = (
   const largest = data.reduce((max, p) => Math.max(max, p.label.length), 0);
   const lin = new Float64Array(largest);
   const z = new Float64Array(largest);
+  /** exp(z - max) per candidate: the softmax's numerators, read twice a step. */
+  const shifted = new Float64Array(largest);
   const rec = new Float64Array(largest);
   const powers = new Float64Array(base.recency.tasks + 1);
   const logPriors = new Float64Array(combinations.length);
@@ -206,9 +229,12 @@ const fitWeights = (
         if (z[i]! > max) max = z[i]!;
       }
       let denominator = 0;
-      for (let i = 0; i < n; i += 1) denominator += Math.exp(z[i]! - max);
       for (let i = 0; i < n; i += 1) {
-        const dz = p.weight * (p.labels * (Math.exp(z[i]! - max) / denominator) - p.label[i]!);
+        shifted[i] = Math.exp(z[i]! - max);
+        denominator += shifted[i]!;
+      }
+      for (let i = 0; i < n; i += 1) {
+        const dz = p.weight * (p.labels * (shifted[i]! / denominator) - p.label[i]!);
         const dls = a * dz;
         const perLin = dls / lin[i]!;
         gFeedback += perLin * feedback[i]!;
@@ -290,6 +316,27 @@ const fillRecency = (list: RecencyList, maxTokens: number): { hits: number; fact
   return { hits, facts };
 };
 
+/**
+ * `fillRecency`, remembered per list and budget: every setting a fit tries compares with recency
+ * at its own tokens, which are mostly the same few budgets per prompt, in every fold.
+ */
+const filledRecency = (() => {
+  const filled = new WeakMap<RecencyList, Map<number, { hits: number; facts: number }>>();
+  return (list: RecencyList, maxTokens: number): { hits: number; facts: number } => {
+    let byBudget = filled.get(list);
+    if (byBudget === undefined) {
+      byBudget = new Map();
+      filled.set(list, byBudget);
+    }
+    let fill = byBudget.get(maxTokens);
+    if (fill === undefined) {
+      fill = fillRecency(list, maxTokens);
+      byBudget.set(maxTokens, fill);
+    }
+    return fill;
+  };
+})();
+
 /** A setting measured on the histories' prompts (parallel arrays: candidates and recency lists). */
 export const measure = (
   histories: ReadonlyArray<ReadonlyArray<PromptCandidates>>,
@@ -311,7 +358,7 @@ export const measure = (
     let expected = 0;
     history.forEach((prompt, i) => {
       const section = simulateSection(prompt, ranking, maxFacts, maxTokens);
-      const baseline = fillRecency(recency[h]![i]!, section.tokens);
+      const baseline = filledRecency(recency[h]![i]!, section.tokens);
       historyHits += section.hits;
       expected += prompt.expected;
       facts += section.facts;
@@ -434,18 +481,20 @@ const polish = (
  * The whole fit on some histories, their signals read under START (the first pass's seeds and
  * feedback words then come from a ranking with every prior at 1: reading them again under the
  * fitted weights and fitting again changed no figure of the evaluation, see docs/retrieval.md):
- * step 1, the floor (step 2), and step 3 when `adjust` is set.
+ * step 1, the floor (step 2), and step 3 when `adjust` is set. `prepared` is `atStart` prepared
+ * for step 1 (`prepareHistories`), when the caller keeps it across fits.
  */
 export const fitRanking = (
   atStart: ReadonlyArray<ReadonlyArray<PromptCandidates>>,
   recency: ReadonlyArray<ReadonlyArray<RecencyList>>,
   maxTokens: number,
+  prepared: ReadonlyArray<PreparedHistory> = prepareHistories(atStart, START.recency.tasks),
   weighting: Weighting = 'micro',
   adjust = true,
   l2: number = L2,
   factors: ReadonlyArray<number> = FACTORS,
 ): Ranking => {
-  const weights = fitWeights(atStart, START, weighting, l2);
+  const weights = fitWeights(prepared, START, weighting, l2);
   const floored = fitFloor(atStart, recency, weights, maxTokens);
   return adjust ? polish(atStart, recency, floored, maxTokens, factors) : floored;
 };

@@ -44,6 +44,12 @@ export interface LabeledPrompt {
   readonly lost: number;
   /** The commit the prompt's line names, when it names one. */
   readonly commit?: string;
+  /**
+   * Per label of `expect`, how many files the task it points to changed: the task of the valid
+   * fact it names (for a `modified_by` label, the task that last changed the file), counted from
+   * the file facts that task's dispatches gave.
+   */
+  readonly labelFiles: ReadonlyArray<number>;
 }
 
 /** Where a history comes from: hand-written (eval/histories), a real commit window, a long real session. */
@@ -57,6 +63,18 @@ export interface History {
   /** Task id -> the commit a prompt line names (histories built from commits carry a `commit` field). */
   readonly commits: ReadonlyMap<string, string>;
 }
+
+/**
+ * Labels by the size of the task they point to: a task that changed one file (or none: a
+ * reviewer's finding on a task with no file), 2 to 10, more than 10 (a sweeping commit: a
+ * rename, a refactor, a dependency bump).
+ */
+export const LABEL_KINDS = ['1 file', '2-10 files', '>10 files'] as const;
+export type LabelKind = (typeof LABEL_KINDS)[number];
+
+/** The kind of a label pointing to a task that changed `files` files. */
+export const labelKind = (files: number): LabelKind =>
+  files <= 1 ? '1 file' : files <= 10 ? '2-10 files' : '>10 files';
 
 /** A retrieval setting: what `compilePrompt` would be given. */
 export interface Setting {
@@ -118,14 +136,27 @@ export const replayLabeled = (
   });
   const prompts: LabeledPrompt[] = [];
   const commits = new Map<string, string>();
+  /** Task id -> the files its dispatches gave file facts of. */
+  const taskFiles = new Map<string, Set<string>>();
+  const filesOf = (taskId: string): Set<string> => {
+    let files = taskFiles.get(taskId);
+    if (files === undefined) {
+      files = new Set();
+      taskFiles.set(taskId, files);
+    }
+    return files;
+  };
   const parsed = parseHistory(text);
   if (parsed.errors.length > 0)
     throw new Error(`${name}: line ${parsed.errors[0]!.line}: ${parsed.errors[0]!.message}`);
   for (const event of parsed.events) {
     now = event.at;
-    if (event.type === 'dispatch')
-      tracker.ingestOutput({ role: event.role, taskId: event.taskId, output: event.output });
-    else if (event.type === 'invalidate') tracker.invalidate(event.subject, event.relation, event.at);
+    if (event.type === 'dispatch') {
+      const extraction = tracker.ingestOutput({ role: event.role, taskId: event.taskId, output: event.output });
+      if (extraction._tag === 'Right')
+        for (const fact of extraction.right.facts)
+          if (fact.tags.includes('file_change')) filesOf(fact.sourceTaskId).add(fact.subject);
+    } else if (event.type === 'invalidate') tracker.invalidate(event.subject, event.relation, event.at);
     else if (event.type === 'compact') tracker.compact(event.maxFacts);
     else {
       const raw = JSON.parse(lines[event.line - 1]!) as { expect?: Triple[]; commit?: unknown };
@@ -133,7 +164,9 @@ export const replayLabeled = (
       if (commit !== undefined) commits.set(event.taskId, commit);
       if (raw.expect !== undefined) {
         const store = tracker.getSnapshot();
-        const valid = new Set(selectValidFacts(store).map(tripleKey));
+        const valid = new Map(selectValidFacts(store).map((fact) => [tripleKey(fact), fact]));
+        const taskOf = (label: Triple): string | undefined =>
+          valid.get(tripleKey(label))?.sourceTaskId ?? /^task:(.+)$/u.exec(label.object)?.[1];
         prompts.push({
           line: event.line,
           taskId: event.taskId,
@@ -143,6 +176,10 @@ export const replayLabeled = (
           expect: raw.expect,
           lost: raw.expect.filter((triple) => !valid.has(tripleKey(triple))).length,
           ...(commit === undefined ? {} : { commit }),
+          labelFiles: raw.expect.map((label) => {
+            const task = taskOf(label);
+            return task === undefined ? 0 : (taskFiles.get(task)?.size ?? 0);
+          }),
         });
       }
       // As an orchestrator does: the prompt is compiled (and recorded) before the task runs.
@@ -208,6 +245,34 @@ export const seedRetriever =
       (fact) => fact.validFrom,
     );
 
+/** The facts that fit in `budget` tokens, taken in order (a fact that does not fit is skipped and later ones still tried). */
+const fillBudget = (facts: ReadonlyArray<SessionFact>, budget: number): SessionFact[] => {
+  const chosen: SessionFact[] = [];
+  let characters = SESSION_CONTEXT_HEADER.length;
+  for (const fact of facts) {
+    const cost = formatFactLine(fact).length + 1;
+    if (Math.ceil((characters + cost) / 4) > budget) continue;
+    chosen.push(fact);
+    characters += cost;
+  }
+  return chosen;
+};
+
+/** Each prompt's file facts in recency order, computed once (every comparison at equal tokens reads it again). */
+const recencyOrders = new WeakMap<LabeledPrompt, ReadonlyArray<SessionFact>>();
+
+/** The file facts of other tasks, newest first: what the recency baseline fills its budget from. */
+export const recencyOrder = (prompt: LabeledPrompt): ReadonlyArray<SessionFact> => {
+  let order = recencyOrders.get(prompt);
+  if (order === undefined) {
+    order = selectValidFacts(prompt.store)
+      .filter((fact) => fact.tags.includes('file_change') && fact.sourceTaskId !== prompt.taskId)
+      .sort((a, b) => b.validFrom - a.validFrom || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    recencyOrders.set(prompt, order);
+  }
+  return order;
+};
+
 /**
  * The recency baseline: the file facts of the most recently changed files (other tasks' only,
  * newest first), as many as fit in the prompt's budget given by `tokensOf` (a fact that does not
@@ -216,25 +281,33 @@ export const seedRetriever =
  */
 export const recencyRetriever =
   (tokensOf: (i: number) => number): Retriever =>
-  (prompt, i) => {
-    const budget = tokensOf(i);
-    const files = selectValidFacts(prompt.store)
-      .filter((fact) => fact.tags.includes('file_change') && fact.sourceTaskId !== prompt.taskId)
-      .sort((a, b) => b.validFrom - a.validFrom || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    const chosen: SessionFact[] = [];
-    let characters = SESSION_CONTEXT_HEADER.length;
-    for (const fact of files) {
-      const cost = formatFactLine(fact).length + 1;
-      if (Math.ceil((characters + cost) / 4) > budget) continue;
-      chosen.push(fact);
-      characters += cost;
-    }
-    return chosen;
+  (prompt, i) =>
+    fillBudget(recencyOrder(prompt), tokensOf(i));
+
+/**
+ * The oracle, a perfect ranking: the labels' own facts and nothing else, cheapest first, as many
+ * as fit in `maxTokens`. Its tokens are the fewest that reach every label; its recall misses only
+ * labels compaction removed or that do not fit.
+ */
+export const oracleRetriever =
+  (maxTokens: number): Retriever =>
+  (prompt) => {
+    const wanted = new Set(prompt.expect.map(tripleKey));
+    const labels = selectValidFacts(prompt.store)
+      .filter((fact) => wanted.has(tripleKey(fact)))
+      .map((fact) => ({ fact, cost: formatFactLine(fact).length }))
+      .sort((a, b) => a.cost - b.cost);
+    return fillBudget(
+      labels.map(({ fact }) => fact),
+      maxTokens,
+    );
   };
 
 /** One prompt's outcome under a retriever. */
 export interface PromptOutcome {
   readonly hits: number;
+  /** Per label of the prompt's `expect`, whether the section holds it. */
+  readonly found: ReadonlyArray<boolean>;
   readonly injected: number;
   readonly tokens: number;
 }
@@ -252,11 +325,17 @@ export const scorePrompts = (
   return history.prompts.map((prompt, i) => {
     const facts = retrieve(prompt, i);
     const injected = new Set(facts.map(tripleKey));
-    let hits = 0;
-    for (const triple of prompt.expect)
-      if (injected.has(tripleKey(triple))) hits += 1;
-      else onMiss?.(prompt, triple);
-    return { hits, injected: facts.length, tokens: facts.length === 0 ? 0 : count(render(facts)) };
+    const found = prompt.expect.map((triple) => {
+      const hit = injected.has(tripleKey(triple));
+      if (!hit) onMiss?.(prompt, triple);
+      return hit;
+    });
+    return {
+      hits: found.filter(Boolean).length,
+      found,
+      injected: facts.length,
+      tokens: facts.length === 0 ? 0 : count(render(facts)),
+    };
   });
 };
 
@@ -285,3 +364,30 @@ export const score = (
   options: { countTokens?: TokenCounter; layout?: SectionLayout } = {},
   onMiss?: (prompt: LabeledPrompt, triple: Triple) => void,
 ): Tally => tallyOf(history, scorePrompts(history, retrieve, options, onMiss));
+
+/** Labels and hits of one kind (see `LABEL_KINDS`). */
+export interface KindTally {
+  expected: number;
+  hits: number;
+}
+
+/** Labels and hits per kind of label, over a history's prompt outcomes, added into `into`. */
+export const addKindTallies = (
+  into: Record<LabelKind, KindTally>,
+  history: History,
+  outcomes: ReadonlyArray<PromptOutcome>,
+): Record<LabelKind, KindTally> => {
+  outcomes.forEach((outcome, i) => {
+    const prompt = history.prompts[i]!;
+    prompt.labelFiles.forEach((files, l) => {
+      const tally = into[labelKind(files)];
+      tally.expected += 1;
+      if (outcome.found[l] === true) tally.hits += 1;
+    });
+  });
+  return into;
+};
+
+/** No labels of any kind yet. */
+export const emptyKindTallies = (): Record<LabelKind, KindTally> =>
+  Object.fromEntries(LABEL_KINDS.map((kind) => [kind, { expected: 0, hits: 0 }])) as Record<LabelKind, KindTally>;

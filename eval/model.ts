@@ -135,9 +135,81 @@ export interface Section {
 const HEADER = SESSION_CONTEXT_HEADER.length;
 
 /**
+ * A prompt's candidates as columns, built once per prompt: `simulateSection` runs for every
+ * setting a fit tries (tens per fold, every fold), and reading typed columns costs a fraction of
+ * reading the candidate objects.
+ */
+interface Columns {
+  readonly query: Float64Array;
+  readonly feedback: Float64Array;
+  readonly context: Float64Array;
+  readonly coChange: Float64Array;
+  readonly base: Float64Array;
+  readonly age: Int32Array;
+  readonly flags: Int32Array;
+  readonly cost: Int32Array;
+  readonly named: Uint8Array;
+  readonly convention: Uint8Array;
+  readonly label: Uint8Array;
+  /** Each candidate's place in the tie order: most recent first, then by id. */
+  readonly tie: Int32Array;
+}
+
+const columnsOf = (() => {
+  const built = new WeakMap<PromptCandidates, Columns>();
+  return (prompt: PromptCandidates): Columns => {
+    let columns = built.get(prompt);
+    if (columns !== undefined) return columns;
+    const list = prompt.candidates;
+    const order = list
+      .map((c, i) => ({ c, i }))
+      .sort((a, b) => b.c.validFrom - a.c.validFrom || (a.c.id < b.c.id ? -1 : a.c.id > b.c.id ? 1 : 0));
+    const tie = new Int32Array(list.length);
+    order.forEach(({ i }, place) => {
+      tie[i] = place;
+    });
+    columns = {
+      query: Float64Array.from(list, (c) => c.query),
+      feedback: Float64Array.from(list, (c) => c.feedback),
+      context: Float64Array.from(list, (c) => c.context),
+      coChange: Float64Array.from(list, (c) => c.coChange),
+      base: Float64Array.from(list, (c) => c.base),
+      age: Int32Array.from(list, (c) => c.age),
+      flags: Int32Array.from(list, (c) => c.flags),
+      cost: Int32Array.from(list, (c) => c.cost),
+      named: Uint8Array.from(list, (c) => (c.named ? 1 : 0)),
+      convention: Uint8Array.from(list, (c) => (c.convention ? 1 : 0)),
+      label: Uint8Array.from(list, (c) => (c.label ? 1 : 0)),
+      tie,
+    };
+    built.set(prompt, columns);
+    return columns;
+  };
+})();
+
+/** The prior of each combination of flags under a set of priors, computed once per set. */
+const priorTableOf = (() => {
+  const tables = new WeakMap<Ranking['priors'], Map<number, number>>();
+  return (priors: Ranking['priors']): Map<number, number> => {
+    let table = tables.get(priors);
+    if (table === undefined) {
+      table = new Map();
+      tables.set(priors, table);
+    }
+    return table;
+  };
+})();
+
+/** Scratch for `simulateSection` (the eval is single-threaded; sized to the largest prompt seen). */
+let totals = new Float64Array(1024);
+let boosts = new Float64Array(1024);
+let ranked = new Int32Array(1024);
+
+/**
  * The section the library would inject: candidates ranked (score, then most recent, then id),
  * those scoring 0 out (conventions excepted), at most `maxFacts`, the relevance floor, then the
- * token budget on the one-line-per-fact layout with the estimate `ceil(characters / 4)`.
+ * token budget on the one-line-per-fact layout with the estimate `ceil(characters / 4)`. The
+ * score is `candidateScore`'s, computed on the prompt's columns.
  */
 export const simulateSection = (
   prompt: PromptCandidates,
@@ -145,26 +217,60 @@ export const simulateSection = (
   maxFacts: number,
   maxTokens: number,
 ): Section => {
-  const scored: Array<{ c: Candidate; total: number; boost: number }> = [];
-  for (const c of prompt.candidates) {
-    const { total, boost } = candidateScore(c, ranking);
-    if (total > 0 || c.convention) scored.push({ c, total, boost });
+  const c = columnsOf(prompt);
+  const n = c.tie.length;
+  if (totals.length < n) {
+    totals = new Float64Array(2 * n);
+    boosts = new Float64Array(2 * n);
+    ranked = new Int32Array(2 * n);
   }
-  scored.sort(
-    (a, b) => b.total - a.total || b.c.validFrom - a.c.validFrom || (a.c.id < b.c.id ? -1 : a.c.id > b.c.id ? 1 : 0),
-  );
-  const inCap = scored.slice(0, maxFacts);
-  const best = inCap.reduce((max, { total, boost }) => Math.max(max, total - boost), 0);
+  const priors = priorTableOf(ranking.priors);
+  const { weight: recencyWeight, tasks, decay } = ranking.recency;
+  const feedbackWeight = ranking.feedback.weight;
+  const coChangeWeight = ranking.coChange.weight;
+  let eligible = 0;
+  for (let i = 0; i < n; i += 1) {
+    const match = c.query[i]! + feedbackWeight * c.feedback[i]! + ranking.contextWeight * c.context[i]!;
+    const age = c.age[i]!;
+    const recency = age >= 0 && age < tasks ? recencyWeight * decay ** age : 0;
+    const convention = c.convention[i] === 1;
+    const base = match === 0 && convention ? ranking.conventionBase * c.base[i]! : 0;
+    const relevance = match + recency + coChangeWeight * c.coChange[i]! + base;
+    const boost = match > 0 && c.named[i] === 1 ? ranking.exactFileBoost : 0;
+    const flags = c.flags[i]!;
+    let prior = priors.get(flags);
+    if (prior === undefined) {
+      prior = priorOf(flags, ranking.priors);
+      priors.set(flags, prior);
+    }
+    const total = relevance * prior + boost;
+    if (total > 0 || convention) {
+      totals[i] = total;
+      boosts[i] = boost;
+      ranked[eligible] = i;
+      eligible += 1;
+    }
+  }
+  const { tie } = c;
+  const order = ranked.subarray(0, eligible).sort((a, b) => totals[b]! - totals[a]! || tie[a]! - tie[b]!);
+  const inCap = Math.min(eligible, maxFacts);
+  let best = 0;
+  for (let k = 0; k < inCap; k += 1) {
+    const i = order[k]!;
+    best = Math.max(best, totals[i]! - boosts[i]!);
+  }
   const floor = ranking.floor * best;
   let characters = HEADER;
   let hits = 0;
   let facts = 0;
-  for (const { c, total, boost } of inCap) {
-    if (!(boost > 0 || c.convention || total - boost >= floor)) continue;
-    if (Math.ceil((characters + c.cost) / 4) > maxTokens) continue;
-    characters += c.cost;
+  for (let k = 0; k < inCap; k += 1) {
+    const i = order[k]!;
+    const boost = boosts[i]!;
+    if (!(boost > 0 || c.convention[i] === 1 || totals[i]! - boost >= floor)) continue;
+    if (Math.ceil((characters + c.cost[i]!) / 4) > maxTokens) continue;
+    characters += c.cost[i]!;
     facts += 1;
-    if (c.label) hits += 1;
+    if (c.label[i] === 1) hits += 1;
   }
   return { hits, facts, tokens: facts === 0 ? 0 : Math.ceil(characters / 4) };
 };

@@ -15,12 +15,17 @@
  * The report, per history and overall:
  * 1. the library at its defaults (`fact-tracker replay`), the seed design's retriever, the recency
  *    baseline (the most recently changed files' facts, as many as fit in the tokens the library
- *    used for that prompt), and the library at the seed's tokens;
+ *    used for that prompt), the library at the seed's tokens, and the oracle (the labels' own
+ *    facts: the fewest tokens that reach every label, what a perfect ranking would spend);
  * 2. leave-one-history-out over the hand-written and real histories: the ranking is fitted (fit.ts)
- *    on all the others and scored, through the library, on the one left out;
- * 3. the long sessions at the defaults, the labels compaction had removed when asked for, and
+ *    on all the others and scored, through the library, on the one left out; the spread of its
+ *    recall between histories;
+ * 3. the recall-by-budget curve (150, 250, 500, 1,000 tokens), leave-one-out and at the defaults;
+ * 4. recall per kind of label: labels pointing to a commit that changed 1, 2 to 10 or more than 10
+ *    files (the task a label points to, and the files it changed, read from the history itself);
+ * 5. the long sessions at the defaults, the labels compaction had removed when asked for, and
  *    their last 150 commits against the same commits replayed from a fresh store;
- * 4. ablations: each signal switched off in turn.
+ * 6. the issue's targets against these figures; ablations: each signal switched off in turn.
  *
  * Usage: see USAGE below (`npm run eval -- --help`). A bad option exits 2, a history that cannot
  * be read exits 1, each with one line on stderr.
@@ -35,34 +40,46 @@ import {
   explainRetrieval,
   formatFactLine,
   type RankingOverrides,
-  selectValidFacts,
 } from '../src/index.js';
-import { fitRanking, largestSection, type RecencyList, START } from './fit.js';
+import { type Compared, compare, windowInSession } from './compare.js';
+import { fitRanking, largestSection, prepareHistories, type RecencyList, START } from './fit.js';
 import {
   addTally,
   emptyTally,
   type History,
-  libraryAtTokens,
   libraryRetriever,
   loadHistories,
-  type PromptOutcome,
   queryOf,
   rates,
-  recencyRetriever,
+  recencyOrder,
   scorePrompts,
-  seedRetriever,
   type Setting,
   type Tally,
   tallyOf,
   tripleKey,
 } from './lib.js';
-import { historyCandidates, type PromptCandidates, type Ranking } from './model.js';
+import { historyCandidates, type Ranking } from './model.js';
+import {
+  comparisonJson,
+  comparisonTable,
+  curveJson,
+  curveTable,
+  fixed,
+  kindJson,
+  kindTable,
+  printTable,
+  spreads,
+  spreadTable,
+  triple,
+} from './tables.js';
+import { issueTargets, targetTable } from './targets.js';
 
-const USAGE = `Usage: npm run eval [-- --fit] [-- --json] [-- --misses] [-- --realworld DIR]
+const USAGE = `Usage: npm run eval [-- --fit] [-- --json] [-- --misses] [-- --no-ablations] [-- --realworld DIR]
   --fit            also fit on every history, print the ranking to ship and check it against
                    DEFAULT_RANKING and the count cap (exit status 1 when they differ)
-  --json           print the comparison tables (and the fitted ranking, with --fit) as JSON
+  --json           print the tables (and the fitted ranking, with --fit) as JSON
   --misses         list every label the defaults miss, with its rank and why it was left out
+  --no-ablations   skip the ablations (each signal switched off in turn), the slowest table
   --realworld DIR  the labeled real histories (DIR/histories) and long sessions (DIR/scale);
                    default ../shared/realworld beside the project, skipped with a note when absent
   --help           print this`;
@@ -80,6 +97,7 @@ const parsed = (() => {
         fit: { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
         misses: { type: 'boolean', default: false },
+        'no-ablations': { type: 'boolean', default: false },
         realworld: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -94,9 +112,6 @@ if (options.help) {
   process.exit(0);
 }
 
-/** The seed design's count cap: ten facts, whatever the budget. */
-const SEED_MAX_FACTS = 10;
-
 const root = resolve(import.meta.dirname, '..');
 const realworld = resolve(options.realworld ?? join(root, '..', 'shared', 'realworld'));
 const notes: string[] = [];
@@ -108,41 +123,22 @@ const load = (dir: string, group: Parameters<typeof loadHistories>[1]): History[
     return fail(`cannot read the histories in ${dir}: ${error instanceof Error ? error.message : String(error)}`, 1);
   }
 };
+const started = performance.now();
+/** Where a long run is, on standard error, with the seconds since it started. */
+const progress = (what: string): void => {
+  process.stderr.write(`${((performance.now() - started) / 1000).toFixed(0)} s: ${what}\n`);
+};
+
 const hand = load(join(root, 'eval', 'histories'), 'hand');
 const present = existsSync(realworld);
 if (!present) notes.push(`${realworld} is absent: the real and long histories are skipped.`);
 const real = present ? load(join(realworld, 'histories'), 'real') : [];
+progress(`read ${hand.length} hand-written and ${real.length} real histories`);
 const long = present ? load(join(realworld, 'scale'), 'long') : [];
+progress(`read ${long.length} long sessions`);
 const core = [...hand, ...real];
 
 const defaults: Setting = { maxFacts: DEFAULT_MAX_FACTS, maxTokens: DEFAULT_MAX_TOKENS };
-
-// ---- Baselines ----
-
-/** A history's outcomes under the library, the seed, recency at the library's tokens, the library at the seed's tokens. */
-interface Compared {
-  readonly library: PromptOutcome[];
-  readonly seed: PromptOutcome[];
-  readonly recency: PromptOutcome[];
-  readonly atSeedTokens: PromptOutcome[];
-}
-
-const compare = (history: History, setting: Setting): Compared => {
-  const library = scorePrompts(history, libraryRetriever(setting));
-  const seed = scorePrompts(history, seedRetriever(SEED_MAX_FACTS, setting.maxTokens));
-  return {
-    library,
-    seed,
-    recency: scorePrompts(
-      history,
-      recencyRetriever((i) => library[i]!.tokens),
-    ),
-    atSeedTokens: scorePrompts(
-      history,
-      libraryAtTokens(setting, (i) => seed[i]!.tokens),
-    ),
-  };
-};
 
 // ---- Leave-one-history-out ----
 
@@ -151,19 +147,12 @@ const maxTokens = DEFAULT_MAX_TOKENS;
 const recencyLists = (history: History): RecencyList[] =>
   history.prompts.map((prompt) => {
     const labels = new Set(prompt.expect.map(tripleKey));
-    const files = selectValidFacts(prompt.store)
-      .filter((fact) => fact.tags.includes('file_change') && fact.sourceTaskId !== prompt.taskId)
-      .sort((a, b) => b.validFrom - a.validFrom || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const files = recencyOrder(prompt);
     return {
       costs: files.map((fact) => formatFactLine(fact).length + 1),
       labels: files.map((f) => labels.has(tripleKey(f))),
     };
   });
-
-const fitOn = (
-  atStart: ReadonlyArray<ReadonlyArray<PromptCandidates>>,
-  recency: ReadonlyArray<ReadonlyArray<RecencyList>>,
-): Ranking => fitRanking(atStart, recency, maxTokens);
 
 /** The library's setting with a fitted ranking (the count cap is the defaults': a safety limit, not fitted). */
 const settingOf = (ranking: Ranking): Setting => ({
@@ -175,143 +164,163 @@ const settingOf = (ranking: Ranking): Setting => ({
 /** The count cap to ship: a round number a quarter above the largest section the ranking fills. */
 const safetyCap = (largest: number): number => 10 * Math.ceil((1.25 * largest) / 10);
 
-/** Where a long run is, on standard error. */
-const progress = (what: string): void => {
-  process.stderr.write(`${what}\n`);
-};
+interface Results {
+  readonly leaveOneOut: ReadonlyMap<History, { fitted: Ranking; compared: Compared }>;
+  readonly inSample: Ranking | undefined;
+  /** The most facts a section holds under the ranking fitted on every history (with --fit). */
+  readonly largest: number | undefined;
+  readonly atDefaults: ReadonlyMap<History, Compared>;
+  readonly longAtDefaults: ReadonlyMap<History, Compared>;
+  /** Per long session, its window's commits asked inside it and from a fresh store. */
+  readonly windows: ReadonlyMap<History, { window: History; inSession: Tally; fresh: Tally } | undefined>;
+  readonly ablations: ReadonlyArray<{ name: string; hand: Tally; real: Tally }>;
+}
 
-const main = (): void => {
-  const started = performance.now();
+const evaluate = (): Results => {
   progress('reading the signals under the starting weights');
   const atStart = historyCandidates(core, START);
   const recency = core.map(recencyLists);
-  const leaveOneOut = core.map((held, h) => {
-    progress(`leave-one-out: ${held.name}`);
-    const keep = (i: number): boolean => i !== h;
-    const fitted = fitOn(
-      atStart.filter((_, i) => keep(i)),
-      recency.filter((_, i) => keep(i)),
-    );
-    return { name: held.name, fitted, compared: compare(held, settingOf(fitted)) };
-  });
-  const inSample = options.fit ? fitOn(atStart, recency) : undefined;
+  // Each history's prompts are prepared for the fit once; every fold picks the others' (see fit.ts).
+  const prepared = prepareHistories(atStart, START.recency.tasks);
+  const others = <T>(list: ReadonlyArray<T>, h: number): T[] => list.filter((_, i) => i !== h);
+  const leaveOneOut = new Map(
+    core.map((held, h) => {
+      progress(`leave-one-out: ${held.name}`);
+      const fitted = fitRanking(others(atStart, h), others(recency, h), maxTokens, others(prepared, h));
+      return [held, { fitted, compared: compare(held, settingOf(fitted), true) }] as const;
+    }),
+  );
+  const inSample = options.fit ? fitRanking(atStart, recency, maxTokens, prepared) : undefined;
   const largest =
     inSample === undefined ? undefined : largestSection(historyCandidates(core, inSample), inSample, maxTokens);
 
   progress('the defaults and the baselines');
-  const atDefaults = new Map(core.map((history) => [history.name, compare(history, defaults)]));
+  const atDefaults = new Map(core.map((history) => [history, compare(history, defaults, true)]));
   const longAtDefaults = new Map(
     long.map((history) => {
       progress(`long session: ${history.name}`);
-      return [history.name, compare(history, defaults)];
+      return [history, compare(history, defaults)];
     }),
   );
-  report({ leaveOneOut, inSample, largest, atDefaults, longAtDefaults, seconds: (performance.now() - started) / 1000 });
+  progress('the windows inside the long sessions');
+  const windows = new Map(
+    long.map((session) => {
+      // A long session `<name>-<commits>` ends where the 150-commit window `<name>` ends.
+      const window = real.find((w) => w.name === session.name.replace(/-\d+$/u, ''));
+      const inSession = window === undefined ? undefined : windowInSession(window, session, defaults);
+      return [
+        session,
+        window === undefined || inSession === undefined
+          ? undefined
+          : { window, inSession, fresh: tallyOf(window, atDefaults.get(window)!.library) },
+      ];
+    }),
+  );
+  if (!options['no-ablations']) progress('ablations');
+  return {
+    leaveOneOut,
+    inSample,
+    largest,
+    atDefaults,
+    longAtDefaults,
+    windows,
+    ablations: options['no-ablations'] ? [] : ablations(),
+  };
+};
+
+// ---- Ablations ----
+
+/** Each signal switched off in turn, at the defaults otherwise, summed per group of histories. */
+const ablations = (): Array<{ name: string; hand: Tally; real: Tally }> => {
+  const off = (name: string, ranking: RankingOverrides): { name: string; setting: Setting } => ({
+    name,
+    setting: { ...defaults, ranking },
+  });
+  const neutral = (prior: keyof typeof DEFAULT_RANKING.priors) => off(`no ${prior} prior`, { priors: { [prior]: 1 } });
+  return [
+    { name: 'defaults', setting: defaults },
+    off('no task context', { contextWeight: 0 }),
+    off('no feedback', { feedback: { weight: 0 } }),
+    off('no recency', { recency: { weight: 0 } }),
+    off('no co-change', { coChange: { weight: 0 } }),
+    off('no convention base', { conventionBase: 0 }),
+    off('no relevance floor', { floor: 0 }),
+    off('no exact-file boost', { exactFileBoost: 0 }),
+    ...(Object.keys(DEFAULT_RANKING.priors) as Array<keyof typeof DEFAULT_RANKING.priors>).map(neutral),
+    { name: 'grouped layout', setting: { ...defaults, layout: 'grouped' as const } },
+  ].map(({ name, setting }) => {
+    const sumOf = (group: 'hand' | 'real'): Tally => {
+      const sum = emptyTally();
+      for (const history of core.filter((h) => h.group === group))
+        addTally(
+          sum,
+          tallyOf(
+            history,
+            scorePrompts(
+              history,
+              libraryRetriever(setting),
+              setting.layout === undefined ? {} : { layout: setting.layout },
+            ),
+          ),
+        );
+      return sum;
+    };
+    return { name, hand: sumOf('hand'), real: sumOf('real') };
+  });
 };
 
 // ---- Report ----
 
-const fixed = (n: number, digits = 3): string => n.toFixed(digits);
-const row = (cells: ReadonlyArray<string | number>): string => `| ${cells.join(' | ')} |`;
-const printTable = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string | number>>): void => {
-  console.log(row(header));
-  console.log(row(header.map(() => '---')));
-  for (const cells of rows) console.log(row(cells));
-  console.log('');
-};
-
-const triple = (t: Tally): string => {
-  const r = rates(t);
-  return `${fixed(r.recall)} / ${fixed(r.precision)} / ${fixed(r.tokens, 0)}`;
-};
-
-interface Report {
-  readonly leaveOneOut: ReadonlyArray<{ name: string; fitted: Ranking; compared: Compared }>;
-  readonly inSample: Ranking | undefined;
-  /** The most facts a section holds under the ranking fitted on every history (with --fit). */
-  readonly largest: number | undefined;
-  readonly atDefaults: ReadonlyMap<string, Compared>;
-  readonly longAtDefaults: ReadonlyMap<string, Compared>;
-  readonly seconds: number;
-}
-
-type Column = keyof Compared;
-const COLUMNS: ReadonlyArray<Column> = ['library', 'seed', 'recency', 'atSeedTokens'];
-
-/** Each history's tallies per column, and their sums per group (hand, real, long). */
-const comparisonTallies = (
-  histories: ReadonlyArray<History>,
-  of: (name: string) => Compared,
-): {
-  rows: Array<{ history: History; tallies: Record<Column, Tally> }>;
-  groups: Map<string, Record<Column, Tally>>;
-} => {
-  const groups = new Map<string, Record<Column, Tally>>();
-  const sum = (group: string): Record<Column, Tally> => {
-    let tallies = groups.get(group);
-    if (tallies === undefined) {
-      tallies = { library: emptyTally(), seed: emptyTally(), recency: emptyTally(), atSeedTokens: emptyTally() };
-      groups.set(group, tallies);
-    }
-    return tallies;
-  };
-  const rows = histories.map((history) => {
-    const compared = of(history.name);
-    const tallies = Object.fromEntries(
-      COLUMNS.map((column) => {
-        const tally = tallyOf(history, compared[column]);
-        addTally(sum(history.group)[column], tally);
-        return [column, tally];
-      }),
-    ) as Record<Column, Tally>;
-    return { history, tallies };
+/** The issue's targets against these results. */
+const targets = ({ leaveOneOut, longAtDefaults, windows }: Results) =>
+  issueTargets({
+    hand,
+    real,
+    long,
+    leaveOneOut: (history) => leaveOneOut.get(history)!.compared,
+    longAtDefaults: (history) => longAtDefaults.get(history)!,
+    window: (session) => windows.get(session),
   });
-  return { rows, groups };
-};
 
-const comparisonTable = (histories: ReadonlyArray<History>, of: (name: string) => Compared, title: string): void => {
-  const { rows, groups } = comparisonTallies(histories, of);
-  const lines: Array<Array<string | number>> = rows.map(({ history, tallies }) => [
-    history.name,
-    history.prompts.length,
-    history.prompts.reduce((n, p) => n + p.expect.length, 0),
-    ...COLUMNS.map((c) => triple(tallies[c])),
-  ]);
-  for (const [group, tallies] of groups)
-    lines.push([
-      `**${group}**`,
-      tallies.library.prompts,
-      tallies.library.expected,
-      ...COLUMNS.map((c) => triple(tallies[c])),
-    ]);
-  console.log(`${title} (recall / precision / mean tokens)\n`);
-  printTable(
-    ['history', 'prompts', 'labels', 'library', 'seed', 'recency at equal tokens', "library at the seed's tokens"],
-    lines,
-  );
-};
-
-/** The comparisons as data: recall, precision and mean tokens per column, per history and per group. */
-const comparisonJson = (histories: ReadonlyArray<History>, of: (name: string) => Compared) => {
-  const { rows, groups } = comparisonTallies(histories, of);
-  const asRates = (tallies: Record<Column, Tally>) => Object.fromEntries(COLUMNS.map((c) => [c, rates(tallies[c])]));
-  return {
-    histories: rows.map(({ history, tallies }) => ({ name: history.name, group: history.group, ...asRates(tallies) })),
-    groups: Object.fromEntries([...groups].map(([group, tallies]) => [group, asRates(tallies)])),
-  };
-};
-
-/** `--json`: the comparison tables and the fitted ranking (with --fit) as one JSON document. */
-const jsonReport = ({ leaveOneOut, inSample, largest, atDefaults, longAtDefaults, seconds }: Report): void => {
-  const looOf = new Map(leaveOneOut.map(({ name, compared }) => [name, compared]));
+/** `--json`: every table (and the fitted ranking, with --fit) as one JSON document. */
+const jsonReport = (results: Results, seconds: number): void => {
+  const { leaveOneOut, inSample, largest, atDefaults, longAtDefaults, windows } = results;
+  const looOf = (history: History): Compared => leaveOneOut.get(history)!.compared;
+  const defaultsOf = (history: History): Compared => atDefaults.get(history)!;
+  const longOf = (history: History): Compared => longAtDefaults.get(history)!;
   console.log(
     JSON.stringify(
       {
         notes,
         defaults: { maxFacts: DEFAULT_MAX_FACTS, maxTokens: DEFAULT_MAX_TOKENS, ranking: DEFAULT_RANKING },
-        atDefaults: comparisonJson(core, (name) => atDefaults.get(name)!),
-        leaveOneOut: comparisonJson(core, (name) => looOf.get(name)!),
-        long: comparisonJson(long, (name) => longAtDefaults.get(name)!),
+        atDefaults: comparisonJson(core, defaultsOf),
+        leaveOneOut: comparisonJson(core, looOf),
+        folds: core.map((history) => ({ heldOut: history.name, ranking: leaveOneOut.get(history)!.fitted })),
+        spread: spreads(core, looOf),
+        curve: { leaveOneOut: curveJson(core, looOf), atDefaults: curveJson(core, defaultsOf) },
+        labelKinds: {
+          leaveOneOut: kindJson(core, looOf),
+          atDefaults: kindJson(core, defaultsOf),
+          long: kindJson(long, longOf),
+        },
+        long: comparisonJson(long, longOf),
+        windows: long.map((session) => {
+          const w = windows.get(session);
+          return {
+            session: session.name,
+            lost: session.prompts.reduce((n, p) => n + p.lost, 0),
+            ...(w === undefined
+              ? {}
+              : {
+                  window: w.window.name,
+                  inSession: rates(w.inSession),
+                  fresh: rates(w.fresh),
+                  ratio: rates(w.inSession).recall / rates(w.fresh).recall,
+                }),
+          };
+        }),
+        ablations: results.ablations.map(({ name, hand: h, real: r }) => ({ name, hand: rates(h), real: rates(r) })),
+        targets: targets(results),
         ...(inSample === undefined || largest === undefined
           ? {}
           : {
@@ -330,70 +339,59 @@ const jsonReport = ({ leaveOneOut, inSample, largest, atDefaults, longAtDefaults
   );
 };
 
-const report = (data: Report): void => {
+const report = (results: Results, seconds: number): void => {
   if (options.json) {
-    jsonReport(data);
+    jsonReport(results, seconds);
     return;
   }
-  const { leaveOneOut, inSample, largest, atDefaults, longAtDefaults, seconds } = data;
+  const { leaveOneOut, inSample, largest, atDefaults, longAtDefaults } = results;
+  const looOf = (history: History): Compared => leaveOneOut.get(history)!.compared;
+  const defaultsOf = (history: History): Compared => atDefaults.get(history)!;
   for (const note of notes) console.log(`Note: ${note}\n`);
-  comparisonTable(core, (name) => atDefaults.get(name)!, `The defaults (${DEFAULT_MAX_TOKENS} tokens, estimate)`);
-  const looOf = new Map(leaveOneOut.map(({ name, compared }) => [name, compared]));
-  comparisonTable(
-    core,
-    (name) => looOf.get(name)!,
-    'Leave-one-history-out: fitted on the other histories, scored on the one left out',
+  comparisonTable(core, defaultsOf, `The defaults (${DEFAULT_MAX_TOKENS} tokens, estimate)`);
+  comparisonTable(core, looOf, 'Leave-one-history-out: fitted on the other histories, scored on the one left out');
+  spreadTable(
+    spreads(core, looOf),
+    'Leave-one-out recall, how far apart the histories are (each history counting the same)',
   );
-  if (long.length > 0) longReport(longAtDefaults, atDefaults);
-  ablationReport();
+  curveTable(core, looOf, 'Recall by budget, leave-one-out (the count cap scaled with the budget above 500 tokens)');
+  curveTable(core, defaultsOf, 'Recall by budget, at the defaults');
+  kindTable(
+    core,
+    [
+      { name: 'leave-one-out', of: looOf },
+      { name: 'defaults', of: defaultsOf },
+    ],
+    'Recall by the number of files the commit a label points to changed',
+  );
+  if (long.length > 0) longReport(results);
+  targetTable(targets(results), 'The targets of issue 55');
+  if (results.ablations.length > 0) ablationReport(results.ablations);
   if (options.misses) missesReport();
   if (inSample !== undefined && largest !== undefined) fitReport(inSample, largest);
   console.log(`(${seconds.toFixed(0)} s)`);
 };
 
-/**
- * A window's prompts asked again inside a long session that ends with the same commits: each
- * window prompt's labels, their task ids turned into the session's (by commit), against what the
- * session's section at the same commit holds. Undefined when the session lacks a commit of it.
- */
-const windowInSession = (window: History, session: History): Tally | undefined => {
-  const taskOfCommit = new Map([...session.commits].map(([taskId, commit]) => [commit, taskId]));
-  const promptOfCommit = new Map(session.prompts.map((prompt, i) => [prompt.commit, i]));
-  const tally = emptyTally();
-  for (const prompt of window.prompts) {
-    const at = promptOfCommit.get(prompt.commit);
-    if (prompt.commit === undefined || at === undefined) return undefined;
-    const section = new Set(libraryRetriever(defaults)(session.prompts[at]!, at).map(tripleKey));
-    tally.prompts += 1;
-    for (const label of prompt.expect) {
-      const task = /^task:(.+)$/u.exec(label.object)?.[1];
-      const commit = task === undefined ? undefined : window.commits.get(task);
-      const sessionTask = commit === undefined ? undefined : taskOfCommit.get(commit);
-      if (sessionTask === undefined) return undefined;
-      tally.expected += 1;
-      if (section.has(tripleKey({ ...label, object: `task:${sessionTask}` }))) tally.hits += 1;
-    }
-  }
-  return tally;
-};
-
-const longReport = (longAtDefaults: ReadonlyMap<string, Compared>, atDefaults: ReadonlyMap<string, Compared>): void => {
-  comparisonTable(long, (name) => longAtDefaults.get(name)!, 'Long sessions at the defaults');
-  const rows = long.map((history) => {
-    const lost = history.prompts.reduce((n, p) => n + p.lost, 0);
-    const labels = history.prompts.reduce((n, p) => n + p.expect.length, 0);
-    const window = real.find((w) => history.name.startsWith(`${w.name}-`));
-    const inSession = window === undefined ? undefined : windowInSession(window, history);
-    const fresh = window === undefined ? undefined : tallyOf(window, atDefaults.get(window.name)!.library);
-    const ratio =
-      inSession === undefined || fresh === undefined ? '' : fixed(rates(inSession).recall / rates(fresh).recall);
+const longReport = ({ longAtDefaults, windows }: Results): void => {
+  const longOf = (history: History): Compared => longAtDefaults.get(history)!;
+  comparisonTable(long, longOf, 'Long sessions at the defaults');
+  kindTable(
+    long,
+    [{ name: 'defaults', of: longOf }],
+    'Long sessions: recall by the number of files the commit a label points to changed',
+  );
+  const rows = long.map((session) => {
+    const lost = session.prompts.reduce((n, p) => n + p.lost, 0);
+    const labels = session.prompts.reduce((n, p) => n + p.expect.length, 0);
+    const w = windows.get(session);
+    const count = (t: Tally): string => `${t.hits} of ${t.expected} (${fixed(rates(t).recall)})`;
     return [
-      history.name,
+      session.name,
       `${lost} of ${labels}`,
-      window?.name ?? '',
-      inSession === undefined ? '' : `${inSession.hits} of ${inSession.expected} (${fixed(rates(inSession).recall)})`,
-      fresh === undefined ? '' : `${fresh.hits} of ${fresh.expected} (${fixed(rates(fresh).recall)})`,
-      ratio,
+      w?.window.name ?? '',
+      w === undefined ? '' : count(w.inSession),
+      w === undefined ? '' : count(w.fresh),
+      w === undefined ? '' : fixed(rates(w.inSession).recall / rates(w.fresh).recall),
     ];
   });
   console.log(
@@ -405,45 +403,12 @@ const longReport = (longAtDefaults: ReadonlyMap<string, Compared>, atDefaults: R
   );
 };
 
-/** Each signal switched off in turn, at the defaults otherwise, per group of histories. */
-const ablationReport = (): void => {
-  const off = (name: string, ranking: RankingOverrides): { name: string; setting: Setting } => ({
-    name,
-    setting: { ...defaults, ranking },
-  });
-  const neutral = (prior: keyof typeof DEFAULT_RANKING.priors) => off(`no ${prior} prior`, { priors: { [prior]: 1 } });
-  const rows = [
-    { name: 'defaults', setting: defaults },
-    off('no task context', { contextWeight: 0 }),
-    off('no feedback', { feedback: { weight: 0 } }),
-    off('no recency', { recency: { weight: 0 } }),
-    off('no co-change', { coChange: { weight: 0 } }),
-    off('no convention base', { conventionBase: 0 }),
-    off('no relevance floor', { floor: 0 }),
-    off('no exact-file boost', { exactFileBoost: 0 }),
-    ...(Object.keys(DEFAULT_RANKING.priors) as Array<keyof typeof DEFAULT_RANKING.priors>).map(neutral),
-    { name: 'grouped layout', setting: { ...defaults, layout: 'grouped' as const } },
-  ].map(({ name, setting }) => {
-    const cells = (['hand', 'real'] as const).map((group) => {
-      const sum = emptyTally();
-      for (const history of core.filter((h) => h.group === group))
-        addTally(
-          sum,
-          tallyOf(
-            history,
-            scorePrompts(
-              history,
-              libraryRetriever(setting),
-              setting.layout === undefined ? {} : { layout: setting.layout },
-            ),
-          ),
-        );
-      return triple(sum);
-    });
-    return [name, ...cells];
-  });
+const ablationReport = (rows: ReadonlyArray<{ name: string; hand: Tally; real: Tally }>): void => {
   console.log('Ablations: each signal switched off in turn (recall / precision / mean tokens)\n');
-  printTable(['configuration', 'hand-written', 'real'], rows);
+  printTable(
+    ['configuration', 'hand-written', 'real'],
+    rows.map(({ name, hand: h, real: r }) => [name, triple(h), triple(r)]),
+  );
 };
 
 /** Every label the defaults miss, with the rank `explainRetrieval` gives its fact and why it was left out. */
@@ -490,4 +455,5 @@ const fitReport = (ranking: Ranking, largest: number): void => {
   );
 };
 
-main();
+const results = evaluate();
+report(results, (performance.now() - started) / 1000);

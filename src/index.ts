@@ -20,7 +20,7 @@ export type { FactStore, FactStoreOptions, PairLog } from './core/store/state.js
 export { addFacts } from './core/store/addFacts.js';
 export { invalidate } from './core/store/invalidate.js';
 export { recordTaskPrompt } from './core/store/recordTaskPrompt.js';
-export { compact, compactWithReport, SUMMARY_RELATION, UNMERGED_SHARE } from './core/store/compact.js';
+export { compact, compactWithReport, SUMMARY_RELATION } from './core/store/compact.js';
 export type { CompactionReport } from './core/store/compact.js';
 export {
   selectAllFacts,
@@ -56,8 +56,17 @@ export { implementerRules, mentionsConvention, reviewerRules } from './core/extr
 export { freeText, isPlaceholder, pathText } from './core/extract/rule.js';
 export type { ExtractionRule, FactDraft, RuleContext } from './core/extract/rule.js';
 
-export { explainRetrieval, retrieveFacts } from './core/prompt/retrieve.js';
-export type { ExclusionReason, FactQuery, RetrievalDecision } from './core/retrieve/retrieve.js';
+export {
+  explainRetrieval,
+  explainRetrievalEither,
+  retrieveFacts,
+  retrieveFactsEither,
+} from './core/prompt/retrieve.js';
+export type { ExclusionReason, RetrievalDecision } from './core/retrieve/retrieve.js';
+export { INVALID_QUERY, parseFactQuery } from './core/retrieve/query.js';
+export type { FactQuery, QueryFailure } from './core/retrieve/query.js';
+export { createRetrievalScratch } from './core/retrieve/scratch.js';
+export type { RetrievalScratch } from './core/retrieve/scratch.js';
 export { estimateTokens } from './tokens/estimate.js';
 export { DEFAULT_RANKING, factPriors } from './core/retrieve/rank.js';
 export type { RankingOptions, RankingOverrides, RankingPriors, ScoreParts } from './core/retrieve/rank.js';
@@ -117,7 +126,7 @@ export type {
   HistoryPromptEvent,
   ParsedHistory,
 } from './core/history/events.js';
-export { parseEventTime, parseIsoTime, parseTimeArgument } from './base/time.js';
+export { parseEventTime, parseIsoTime } from './base/time.js';
 export { explainPromptAt, MAX_REPORTED_ERRORS, replayHistory, startHistoryReplay } from './core/replay/replay.js';
 export type {
   HistoryReplay,

@@ -2,6 +2,7 @@
  * The import graph of `src/`, read with TypeScript's own pre-processor (static, dynamic and
  * type-only imports alike): dependencies point one way, from the layers below to the layers
  * above, with no cycle and no exception; the browser-safe entry points reach no Node module.
+ * And module state: no top-level `let` or `var` but the few `MODULE_BINDINGS` names.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -163,6 +164,46 @@ const folderGraph = (): Map<string, Set<string>> => {
   return folders;
 };
 
+/**
+ * The top-level `let` and `var` bindings `src/` holds, each with why it stays. Everything else a
+ * module keeps is an explicit object (a query's `RetrievalScratch`, a memo table such as the
+ * store selectors' `selectorMemo`) or a shell's one binding inside the closure that makes it.
+ */
+export const MODULE_BINDINGS: ReadonlyArray<{ readonly file: string; readonly name: string; readonly why: string }> = [
+  {
+    file: 'persistent/owner.ts',
+    name: 'current',
+    why: 'the write run in progress: every write of a persistent map or vector asks it, and an owner passed to every reducer and index write would be an argument of each for nothing',
+  },
+];
+
+/** The names of the top-level `let` and `var` declarations of a module's text (`export let` included). */
+const topLevelBindings = (text: string): string[] => {
+  const source = ts.createSourceFile('module.ts', text, ts.ScriptTarget.Latest, false);
+  return source.statements.flatMap((statement) => {
+    if (!ts.isVariableStatement(statement)) return [];
+    const { flags, declarations } = statement.declarationList;
+    if ((flags & (ts.NodeFlags.Const | ts.NodeFlags.Using | ts.NodeFlags.AwaitUsing)) !== 0) return [];
+    return declarations.map((declaration) => declaration.name.getText(source));
+  });
+};
+
+describe('module state in src/', () => {
+  it('has no top-level let or var but those MODULE_BINDINGS names, each with a reason', () => {
+    const found = sourceFiles(SRC).flatMap((file) =>
+      topLevelBindings(readFileSync(join(SRC, file), 'utf8')).map((name) => `${file}: ${name}`),
+    );
+    expect(found.sort()).toEqual(MODULE_BINDINGS.map(({ file, name }) => `${file}: ${name}`).sort());
+    for (const { why } of MODULE_BINDINGS) expect(why.length).toBeGreaterThan(20);
+  });
+
+  it('finds a top-level let, a var and an export let, and not a let inside a function', () => {
+    const text = 'let a = 1;\nvar b;\nexport let c = 2;\nconst d = 3;\nconst f = () => { let e = 4; return e; };\n';
+    const names = topLevelBindings(text);
+    expect(names).toEqual(['a', 'b', 'c']);
+  });
+});
+
 describe('the import graph of src/', () => {
   it('resolves every relative import to a module of src/', () => {
     const dangling = [...graph].flatMap(([file, { local }]) =>
@@ -232,5 +273,86 @@ describe('the import graph of src/', () => {
         : [],
     );
     expect(exported.sort()).toEqual([...ENTRY_POINTS].sort());
+  });
+});
+
+/**
+ * The catch clauses of the pure layers that keep what they caught (a clause that throws again
+ * after tidying up is fine anywhere), each with why: none hides a bug, each is where a value
+ * from outside (text to parse, a value to describe, the caller's own function) is expected to
+ * fail. The shells' folders (`cli`, `live`, `node`, `postgres`, `context/node`) and the
+ * trackers' boundaries are where an unexpected exception becomes `internal`.
+ */
+export const KEPT_CATCHES: ReadonlyArray<{ readonly file: string; readonly count: number; readonly why: string }> = [
+  { file: 'base/describe.ts', count: 1, why: 'describing a value from outside must never throw (its toString may)' },
+  {
+    file: 'base/schema.ts',
+    count: 1,
+    why: 'quoting a value from outside in a message (JSON.stringify of a BigInt or a cycle throws)',
+  },
+  {
+    file: 'shell/shell.ts',
+    count: 1,
+    why: "a listener is the caller's code: its failure must not break the caller or the other listeners",
+  },
+  {
+    file: 'core/history/events.ts',
+    count: 1,
+    why: 'JSON.parse of a history line: a line that is not JSON is a rejected line',
+  },
+  {
+    file: 'core/extract/extractor.ts',
+    count: 1,
+    why: "an extraction rule may be the caller's code: one that throws is one warning, the others still run",
+  },
+  {
+    file: 'core/prompt/tail.ts',
+    count: 1,
+    why: "JSON.stringify of the caller's delta packet, which may hold what JSON cannot",
+  },
+  {
+    file: 'core/tracker/tracker.ts',
+    count: 5,
+    why: "the tracker's boundary (internal, and onError), the caller's clock and onError themselves, and a getter of the caller's input",
+  },
+  { file: 'notes/parse.ts', count: 1, why: "JSON.parse of a model's answer" },
+  {
+    file: 'notes/tracker.ts',
+    count: 3,
+    why: "the notes tracker's boundary (internal, and onError), and the caller's clock and onError",
+  },
+  {
+    file: 'notes/storeCall.ts',
+    count: 1,
+    why: 'a store adapter that throws is an unavailable store, an expected failure',
+  },
+];
+
+const SHELL_FOLDERS = ['cli', 'live', 'node', 'postgres', 'context/node'];
+
+/** The catch clauses of a module that do not throw again, counted. */
+const keptCatches = (text: string): number => {
+  const source = ts.createSourceFile('module.ts', text, ts.ScriptTarget.Latest, true);
+  let kept = 0;
+  const rethrows = (node: ts.Node): boolean =>
+    ts.isThrowStatement(node) || (!ts.isFunctionLike(node) && ts.forEachChild(node, rethrows) === true);
+  const visit = (node: ts.Node): void => {
+    if (ts.isCatchClause(node) && !rethrows(node.block)) kept += 1;
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return kept;
+};
+
+describe('caught exceptions in src/', () => {
+  it('the pure layers keep no exception but those KEPT_CATCHES names, each with a reason', () => {
+    const found = sourceFiles(SRC)
+      .filter((file) => !SHELL_FOLDERS.some((folder) => file.startsWith(`${folder}/`)))
+      .map((file) => ({ file, count: keptCatches(readFileSync(join(SRC, file), 'utf8')) }))
+      .filter(({ count }) => count > 0)
+      .sort((a, b) => a.file.localeCompare(b.file));
+    expect(found).toEqual(
+      KEPT_CATCHES.map(({ file, count }) => ({ file, count })).sort((a, b) => a.file.localeCompare(b.file)),
+    );
   });
 });

@@ -37,13 +37,16 @@ import {
   wholeNumberOption,
 } from './optionValues.js';
 import { parserOptions, type UsageError } from './options.js';
+import { historyInput, parseDb, parseSessions, sessionsPlace } from './storeArgs.js';
 
 // The parser's result types, also where they were declared before command.ts held them.
 export type {
   Command,
   CommandName,
+  DbCommand,
   ExplainCommand,
   FactsCommand,
+  HistoryInput,
   HookCommand,
   InfoCommand,
   InitCommand,
@@ -52,6 +55,7 @@ export type {
   ReplayCommand,
   RetrievalOptions,
   SchemaCommand,
+  SessionsCommand,
 } from './command.js';
 export type { UsageError } from './options.js';
 
@@ -95,12 +99,12 @@ const tokenize = (
 const parseReplay = (values: OptionValues, positionals: string[]): E.Either<UsageError, ReplayCommand> =>
   pipe(
     E.Do,
-    E.apS('file', onePositional('replay', positionals, 'history FILE (- for standard input)')),
+    E.apS('input', historyInput('replay', values, positionals, 'history FILE (- for standard input)')),
     E.apS('retrieval', retrievalOptions('replay', values)),
     E.apS('asOf', asOfOption('replay', values)),
-    E.map(({ file, retrieval, asOf }) => ({
+    E.map(({ input, retrieval, asOf }) => ({
       name: 'replay' as const,
-      file,
+      input,
       json: values['json'] === true,
       ...retrieval,
       ...optionalField('asOf', asOf),
@@ -119,12 +123,12 @@ const parseTags = (values: OptionValues): E.Either<UsageError, ReadonlyArray<Fac
 const parseFacts = (values: OptionValues, positionals: string[]): E.Either<UsageError, FactsCommand> =>
   pipe(
     E.Do,
-    E.apS('file', onePositional('facts', positionals, 'history or saved-state FILE (- for standard input)')),
+    E.apS('input', historyInput('facts', values, positionals, 'history or saved-state FILE (- for standard input)')),
     E.apS('tags', parseTags(values)),
     E.apS('asOf', asOfOption('facts', values)),
-    E.map(({ file, tags, asOf }) => ({
+    E.map(({ input, tags, asOf }) => ({
       name: 'facts' as const,
-      file,
+      input,
       json: values['json'] === true,
       all: values['all'] === true,
       tags,
@@ -136,7 +140,7 @@ const parseFacts = (values: OptionValues, positionals: string[]): E.Either<Usage
 const parseExplain = (values: OptionValues, positionals: string[]): E.Either<UsageError, ExplainCommand> =>
   pipe(
     E.Do,
-    E.apS('file', onePositional('explain', positionals, 'history FILE (- for standard input)')),
+    E.apS('input', historyInput('explain', values, positionals, 'history FILE (- for standard input)')),
     E.apS('line', wholeNumberOption('explain', values, 'line', 1)),
     E.chain((parsed) =>
       parsed.line === undefined
@@ -144,9 +148,9 @@ const parseExplain = (values: OptionValues, positionals: string[]): E.Either<Usa
         : E.right({ ...parsed, line: parsed.line }),
     ),
     E.apS('retrieval', retrievalOptions('explain', values)),
-    E.map(({ file, line, retrieval }) => ({
+    E.map(({ input, line, retrieval }) => ({
       name: 'explain' as const,
-      file,
+      input,
       line,
       json: values['json'] === true,
       ...retrieval,
@@ -197,10 +201,11 @@ const parseMcp = (values: OptionValues, positionals: string[]): E.Either<UsageEr
     E.apS('none', noPositionals('mcp', positionals)),
     E.apS('maxAnswerTokens', wholeNumberOption('mcp', values, 'max-answer-tokens', 1_000)),
     E.apS('tokenizer', tokenizerOption('mcp', values)),
-    E.map(({ maxAnswerTokens, tokenizer: name }) => ({
+    E.apS('place', sessionsPlace('mcp', values)),
+    E.map(({ maxAnswerTokens, tokenizer: name, place }) => ({
       name: 'mcp' as const,
       tokenizer: name,
-      ...optionalField('sessionsDir', stringOption(values, 'sessions-dir')),
+      ...place,
       ...optionalField('maxAnswerTokens', maxAnswerTokens),
     })),
   );
@@ -222,10 +227,11 @@ const parseHook = (values: OptionValues, positionals: string[]): E.Either<UsageE
     E.apS('none', noPositionals('hook', positionals)),
     E.apS('retrieval', retrievalOptions('hook', values)),
     E.apS('reviewerPattern', pattern(values)),
-    E.map(({ retrieval, reviewerPattern }) => ({
+    E.apS('place', sessionsPlace('hook', values)),
+    E.map(({ retrieval, reviewerPattern, place }) => ({
       name: 'hook' as const,
       ...retrieval,
-      ...optionalField('sessionsDir', stringOption(values, 'sessions-dir')),
+      ...place,
       ...optionalField('reviewerPattern', reviewerPattern),
     })),
   );
@@ -246,6 +252,7 @@ const parseInit = (values: OptionValues, positionals: string[]): E.Either<UsageE
                   ? { via: 'node' as const }
                   : {}),
               ...optionalField('project', stringOption(values, 'project')),
+              ...optionalField('store', stringOption(values, 'store')),
             })
         : E.left(usageError('init', `unknown agent ${JSON.stringify(host)}: expected ${INIT_HOSTS.join(' or ')}`)),
     ),
@@ -295,6 +302,10 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): E.Either<UsageErr
           return parseHook(values, positionals);
         case 'init':
           return parseInit(values, positionals);
+        case 'sessions':
+          return parseSessions(values, positionals);
+        case 'db':
+          return parseDb(values, positionals);
       }
     }),
   );

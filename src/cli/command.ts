@@ -19,6 +19,8 @@ export const COMMAND_NAMES = [
   'mcp',
   'hook',
   'init',
+  'sessions',
+  'db',
 ] as const;
 /** One command name. */
 export type CommandName = (typeof COMMAND_NAMES)[number];
@@ -35,19 +37,29 @@ export interface RetrievalOptions {
   readonly layout?: SectionLayout;
 }
 
-/** `fact-tracker replay FILE`. */
+/** What a reading command reads: a FILE (`-`: standard input), or a session kept in a store. */
+export type HistoryInput =
+  | { readonly kind: 'file'; readonly file: string }
+  | {
+      readonly kind: 'session';
+      readonly id: string;
+      /** The store (a folder or a PostgreSQL URL); default `FACT_TRACKER_STORE`, else the project's folder. */
+      readonly store?: string;
+    };
+
+/** `fact-tracker replay FILE` (or `--session ID`). */
 export interface ReplayCommand extends RetrievalOptions {
   readonly name: 'replay';
-  readonly file: string;
+  readonly input: HistoryInput;
   readonly json: boolean;
   readonly asOf?: number;
   readonly save?: string;
 }
 
-/** `fact-tracker facts FILE`. */
+/** `fact-tracker facts FILE` (or `--session ID`). */
 export interface FactsCommand {
   readonly name: 'facts';
-  readonly file: string;
+  readonly input: HistoryInput;
   readonly json: boolean;
   readonly all: boolean;
   readonly tags: ReadonlyArray<FactTag>;
@@ -55,10 +67,10 @@ export interface FactsCommand {
   readonly asOf?: number;
 }
 
-/** `fact-tracker explain FILE --line N`. */
+/** `fact-tracker explain FILE --line N` (or `--session ID`). */
 export interface ExplainCommand extends RetrievalOptions {
   readonly name: 'explain';
-  readonly file: string;
+  readonly input: HistoryInput;
   readonly line: number;
   readonly json: boolean;
 }
@@ -86,6 +98,8 @@ export interface McpCommand {
   readonly name: 'mcp';
   /** The sessions folder (default `.fact-tracker/sessions` under the working directory). */
   readonly sessionsDir?: string;
+  /** Where the sessions are kept: a folder, or a PostgreSQL URL (default: `FACT_TRACKER_STORE`, else the folder). */
+  readonly store?: string;
   readonly maxAnswerTokens?: number;
   readonly tokenizer: TokenizerName;
 }
@@ -94,6 +108,8 @@ export interface McpCommand {
 export interface HookCommand extends RetrievalOptions {
   readonly name: 'hook';
   readonly sessionsDir?: string;
+  /** Where the session logs are kept: a folder, or a PostgreSQL URL (default: `FACT_TRACKER_STORE`, else the folder). */
+  readonly store?: string;
   /** Agent types matching it (ignoring case) are reviewers; default `review`. */
   readonly reviewerPattern?: RegExp;
 }
@@ -109,6 +125,26 @@ export interface InitCommand {
    * absent, `npx` when the package is installed in the project, else Node.
    */
   readonly via?: 'node' | 'npx';
+  /**
+   * The store the settings name through `FACT_TRACKER_STORE` (a folder, or a PostgreSQL URL
+   * without a password): the value when the environment sets none.
+   */
+  readonly store?: string;
+}
+
+/** `fact-tracker sessions list|export|delete`: the sessions of a store. */
+export type SessionsCommand =
+  | { readonly name: 'sessions'; readonly action: 'list'; readonly store?: string }
+  | { readonly name: 'sessions'; readonly action: 'export' | 'delete'; readonly id: string; readonly store?: string };
+
+/** `fact-tracker db migrate`: a PostgreSQL store's schema, made or brought up to date ahead of use, or its SQL printed. */
+export interface DbCommand {
+  readonly name: 'db';
+  readonly action: 'migrate';
+  /** The database (default `FACT_TRACKER_STORE`). */
+  readonly store?: string;
+  /** Print the SQL instead of running it (no connection). */
+  readonly print: boolean;
 }
 
 /** `--help` (of a command, or of the whole tool) and `--version`. */
@@ -125,4 +161,6 @@ export type Command =
   | McpCommand
   | HookCommand
   | InitCommand
+  | SessionsCommand
+  | DbCommand
   | InfoCommand;

@@ -35,6 +35,30 @@ const RETRIEVAL_OPTIONS = {
   },
 } as const satisfies OptionTable;
 
+/** `--store`, the way every command that reaches live sessions names where they are. */
+const storeOption = (relative: string): OptionTable => ({
+  store: {
+    type: 'string',
+    value: 'STORE',
+    help: `where the sessions are: a folder (${relative}) or a\npostgres:// URL (default: $FACT_TRACKER_STORE, else the project's\n.fact-tracker/sessions)`,
+  },
+});
+
+/** `--store` of `db`: a database only. */
+const DATABASE_OPTION = {
+  store: {
+    type: 'string',
+    value: 'URL',
+    help: 'the PostgreSQL database, postgres://USER[:PASSWORD]@HOST[:PORT]/DB\n(default: $FACT_TRACKER_STORE)',
+  },
+} as const satisfies OptionTable;
+
+/** `--session ID` and `--store`: read a session kept in a store instead of a FILE. */
+const SESSION_OPTIONS = {
+  session: { type: 'string', value: 'ID', help: 'read the session ID from the store instead of a FILE' },
+  ...storeOption('relative to the working directory'),
+} as const satisfies OptionTable;
+
 const jsonOption = (shape: string): OptionTable => ({ json: { type: 'boolean', help: `one JSON document: ${shape}` } });
 
 /** Every command's options, each declared once: the parser and the help pages are made from this table. */
@@ -48,6 +72,7 @@ export const COMMAND_OPTIONS: Readonly<Record<CommandName, OptionTable>> = {
       value: 'STATE.json',
       help: 'write the final store as a saved state (read it with: fact-tracker facts)',
     },
+    ...SESSION_OPTIONS,
     ...HELP_OPTION,
   },
   facts: {
@@ -61,12 +86,14 @@ export const COMMAND_OPTIONS: Readonly<Record<CommandName, OptionTable>> = {
     subject: { type: 'string', value: 'TEXT', help: 'only facts whose subject contains TEXT (ignoring case)' },
     'as-of': { type: 'string', value: 'TIME', help: 'the facts valid at TIME (a history is replayed up to TIME)' },
     ...jsonOption('{"facts", "errors"}'),
+    ...SESSION_OPTIONS,
     ...HELP_OPTION,
   },
   explain: {
     line: { type: 'string', value: 'N', help: 'the line of the prompt event (required)' },
     ...RETRIEVAL_OPTIONS,
     ...jsonOption('{"line", "taskId", "taskPrompt", "maxFacts", "maxTokens",\n"decisions", "errors"}'),
+    ...SESSION_OPTIONS,
     ...HELP_OPTION,
   },
   schema: { ...HELP_OPTION },
@@ -84,6 +111,7 @@ export const COMMAND_OPTIONS: Readonly<Record<CommandName, OptionTable>> = {
       value: 'DIR',
       help: 'where the session logs are (default .fact-tracker/sessions under\nthe working directory)',
     },
+    ...storeOption('as --sessions-dir'),
     'max-answer-tokens': {
       type: 'string',
       value: 'N',
@@ -102,6 +130,7 @@ export const COMMAND_OPTIONS: Readonly<Record<CommandName, OptionTable>> = {
       value: 'DIR',
       help: 'where the session logs are, relative to the project (default\n.fact-tracker/sessions)',
     },
+    ...storeOption('as --sessions-dir'),
     'reviewer-pattern': {
       type: 'string',
       value: 'RE',
@@ -126,6 +155,17 @@ export const COMMAND_OPTIONS: Readonly<Record<CommandName, OptionTable>> = {
       type: 'boolean',
       help: "run Node on this installation's absolute path: settings of this\nmachine only. The default when the package is not installed in\nthe project",
     },
+    store: {
+      type: 'string',
+      value: 'STORE',
+      help: 'the store the settings use when FACT_TRACKER_STORE is not set: a\nfolder or a postgres:// URL without a password (keep that in\nPGPASSWORD or ~/.pgpass, or the whole URL in FACT_TRACKER_STORE)',
+    },
+    ...HELP_OPTION,
+  },
+  sessions: { ...storeOption('relative to the working directory'), ...HELP_OPTION },
+  db: {
+    ...DATABASE_OPTION,
+    print: { type: 'boolean', help: 'print the SQL instead of running it (connects to nothing)' },
     ...HELP_OPTION,
   },
 };

@@ -7,7 +7,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { formatLineRange, parseLineRange, type ClaimInput } from '../context/ledger.js';
 import { CONTEXT_KINDS, type ContextKind, type DecisionStatus } from '../context/model.js';
-import type { FailedRun } from '../context/update.js';
+import type { FailedRun } from '../context/runInput.js';
 import { HELP_OPTION, type OptionTable, type UsageError } from './options.js';
 
 /** The subcommands of `fact-tracker context`. */
@@ -44,7 +44,7 @@ export type ContextAction =
   | { readonly action: 'claim'; readonly claim: ClaimInput }
   | { readonly action: 'record-failure'; readonly failure: FailedRun }
   | { readonly action: 'resolve' }
-  | { readonly action: 'move'; readonly from: string };
+  | { readonly action: 'move'; readonly from: string; readonly removeSource: boolean };
 
 /** `fact-tracker context SUBCOMMAND [--kind K] [--workstream ID] [--branch NAME] [--json] ...`. */
 export type ContextCommand = {
@@ -99,7 +99,11 @@ export const CONTEXT_OPTIONS = {
   from: {
     type: 'string',
     value: 'BRANCH',
-    help: 'the branch the context is stored under, such as the old name\nof a renamed branch (required)',
+    help: 'the branch the context is stored under: the branch this one\nwas made from, the old name of a renamed branch, or a branch\nmerged here (required; --from=BRANCH for a name starting with -)',
+  },
+  'remove-source': {
+    type: 'boolean',
+    help: 'take the context away from BRANCH too (a renamed branch);\nby default BRANCH keeps its own',
   },
 } as const satisfies OptionTable;
 
@@ -115,7 +119,7 @@ export const CONTEXT_SUBCOMMAND_OPTIONS: Readonly<Record<ContextSubcommand, Read
   claim: ['file', 'symbol'],
   'record-failure': ['failed-step', 'error', 'next-action'],
   resolve: [],
-  move: ['from'],
+  move: ['from', 'remove-source'],
 };
 
 const takes = (action: ContextSubcommand, name: string): boolean =>
@@ -164,7 +168,7 @@ export const parseFileEvidence = (
   return pipe(
     parseLineRange(value.slice(colon + 1)),
     E.bimap(
-      (reason) => usage(`--file ${JSON.stringify(value)}: ${reason}`),
+      (reason) => usage(`--file ${JSON.stringify(value)}: ${reason.message}`),
       (range) => ({ path, lines: formatLineRange(range) }),
     ),
   );
@@ -247,7 +251,7 @@ const parseAction = (
       const from = text(values, 'from');
       return from === undefined || from.trim() === ''
         ? E.left(usage('move needs --from BRANCH: the branch the context is stored under'))
-        : E.right({ action, from });
+        : E.right({ action, from, removeSource: values['remove-source'] === true });
     }
   }
 };

@@ -77,14 +77,15 @@ const PAGES: Readonly<Record<CommandName, Page>> = {
 orchestrator would have run it. For each prompt event it prints a header (line, task, number of
 facts, context tokens, tokens of the earlier dispatch outputs the section stands in for) and the
 [Session Context] section the prompt would get; rejected lines in between; then the facts valid
-at the end as a table and a token summary.`,
+at the end as a table and a token summary. --session ID replays a live session from its store.`,
     footer: `${TIME}\n\n${EXIT_STATUS}`,
   },
   facts: {
     synopsis: 'facts FILE [options]',
     summary: 'the facts of a history or a saved state',
     description: `Prints the facts valid at the end of a history, or held by a saved state (written by
-replay --save; the kind of FILE is detected from its content), as a table.`,
+replay --save; the kind of FILE is detected from its content), as a table. --session ID reads a
+live session from its store instead of FILE.`,
     footer: `${TIME}\n\n${EXIT_STATUS}`,
   },
   explain: {
@@ -93,7 +94,8 @@ replay --save; the kind of FILE is detected from its content), as a table.`,
     summary: "every fact's score and decision for one prompt",
     description: `Replays the history up to line N, which must hold a prompt event, and lists every fact with its
 relevance score and the decision: included, or the reason it was left out (invalidated, tag,
-own_task, no_match, max_facts, budget). Ranked candidates come first, in rank order.`,
+own_task, no_match, max_facts, budget). Ranked candidates come first, in rank order.
+--session ID reads a live session from its store instead of FILE.`,
     footer: EXIT_STATUS,
   },
   schema: {
@@ -160,7 +162,10 @@ JSON, the source of truth, was saved. See docs/context.md for every cap and key 
 session is a log in the dispatch-history format, one JSON event per line, in
 .fact-tracker/sessions/{sessionId}.jsonl under the working directory: a call that changes a
 session appends to its log and flushes it before answering, several servers and hooks can
-share a session, and "fact-tracker replay" reads any session log afterwards.
+share a session, and "fact-tracker replay" reads any session log afterwards. With --store
+postgres://... (or FACT_TRACKER_STORE) the sessions are in PostgreSQL, shared by servers and
+hooks on every machine that reaches it (see docs/team.md); a store that cannot be used is one
+line on stderr and exit status 1 before the server starts.
 
 Tools:
   ingest_result      {sessionId, taskId, role, output, at?}: record a subagent's result
@@ -170,7 +175,8 @@ Tools:
   list_facts         {sessionId, subject?, tag?, asOf?, includeClosed?, limit?}: facts (50)
   invalidate_fact    {sessionId, subject, relation, at?}: close a (subject, relation) pair
 Resources: fact-tracker://schemas/dispatch-result, fact-tracker://sessions/{sessionId}`,
-    footer: 'Exit status: 0 when the client closes the connection, 1 for a usage error.',
+    footer:
+      'Exit status: 0 when the client closes the connection, 1 for a usage error or a store that\ncannot be used.',
   },
   hook: {
     synopsis: 'hook [options]',
@@ -178,7 +184,8 @@ Resources: fact-tracker://schemas/dispatch-result, fact-tracker://sessions/{sess
     description: `One hook event of Claude Code or Codex, read as JSON from standard input, kept in the session
 log of its session_id (.fact-tracker/sessions/{session_id}.jsonl under the project: Claude Code's
 CLAUDE_PROJECT_DIR, else the git work tree of the payload's cwd, else that cwd; the same log the
-MCP server keeps). Set it up with: fact-tracker init claude (or codex).
+MCP server keeps), or in the store --store or FACT_TRACKER_STORE names (a PostgreSQL URL: the
+hook's own pairing files stay in the folder). Set it up with: fact-tracker init claude (or codex).
   PreToolUse         of Agent, Task or spawn_agent: records the subagent's prompt (task id: a
                      "Task ID:" line of the prompt, else tool_use_id) and computes its
                      [Session Context] section; in Claude Code, prints the prompt with the
@@ -207,8 +214,37 @@ The settings run this installation only, and nothing is ever fetched from a regi
 package is installed in the project, the copy in its node_modules (npx --no-install: settings to
 commit); elsewhere Node on the absolute path of this entry point (settings of this machine only).
 --npx and --node choose. A file that is empty, not valid JSON or TOML, or a symbolic link stops
-the command with nothing written.`,
+the command with nothing written. --store writes the store into the settings through the
+environment variable FACT_TRACKER_STORE, which wins when it is set; a URL that holds a password
+is refused (set FACT_TRACKER_STORE in your environment instead, see docs/team.md).`,
     footer: 'Exit status: 0, or 1 with one line on stderr when nothing could be written.',
+  },
+  sessions: {
+    synopsis: 'sessions list|export ID|delete ID [options]',
+    listed: 'sessions list|export|delete',
+    summary: 'the live sessions of a store',
+    description: `The live sessions of a store: --store (a folder, or a postgres:// URL), else FACT_TRACKER_STORE,
+else the project's .fact-tracker/sessions (the project: CLAUDE_PROJECT_DIR, else the git work
+tree of the working directory, else it).
+  list               the ids of the sessions, one a line, sorted
+  export ID          the session's log as a dispatch history (JSON Lines), which
+                     fact-tracker replay - reads
+  delete ID          delete the session: its log, its snapshot and the files beside them`,
+    footer: `A failure is one line on stderr, its code first (unknown_session, invalid_session_id, store_url,
+store_unreachable, store_auth, store_privilege, store_schema, io); no message shows a password.
+
+Exit status: 0, or 1 with one line on stderr.`,
+  },
+  db: {
+    synopsis: 'db migrate [options]',
+    summary: "create or migrate a PostgreSQL store's schema",
+    description: `Creates the schema of a PostgreSQL store (fact_tracker), or brings it to the version this
+package knows, and says what it did; run it as a role that may create the schema, so the role
+the agents use needs only to read and write its tables (see docs/team.md). A store does it on
+first use too, when its role may. --print prints the SQL instead, connecting to nothing: it is
+safe to run more than once.`,
+    footer: `Exit status: 0, or 1 with one line on stderr (store_url, store_unreachable, store_auth,
+store_privilege, store_schema: a schema newer than this package).`,
   },
 };
 

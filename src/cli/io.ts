@@ -44,6 +44,12 @@ export interface CliIo {
   readonly writeText: (file: string, text: string) => Promise<E.Either<string, void>>;
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
+  /**
+   * Resolves once standard output and standard error have room again (optional, so in-memory
+   * fakes need not set it): a command that writes in batches waits for it between them, so its
+   * memory does not depend on how fast its output is read.
+   */
+  readonly drain?: () => Promise<void>;
   /** Standard output is a terminal and NO_COLOR is not set. */
   readonly colour: boolean;
   /** Standard error is a terminal, so progress can be drawn on it. */

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import * as E from 'fp-ts/lib/Either.js';
 import { collapseWhitespace } from '../base/text.js';
+import { drained } from '../node/drain.js';
 import { isOutsideFailure, OutputFailure, uncaughtLine } from './boundary.js';
 import { type ByteStream, type CliIo, ReadFailure } from './io.js';
 import { isColourWanted } from './style.js';
@@ -221,6 +222,9 @@ export const createNodeIo = (): CliIo => {
     },
     stderr: (text) => {
       process.stderr.write(text);
+    },
+    drain: async () => {
+      await Promise.all([drained(process.stdout), drained(process.stderr)]);
     },
     colour: isColourWanted(process.stdout.isTTY === true, process.env),
     stderrIsTty: process.stderr.isTTY === true,

@@ -45,6 +45,10 @@ const execute = (command: Command, io: CliIo): TE.TaskEither<string, number> => 
       return async () => (await import('./commands/hook.js')).runHookCommand(command, io)();
     case 'init':
       return async () => (await import('./commands/init.js')).runInit(command, io)();
+    case 'sessions':
+      return async () => (await import('./commands/sessions.js')).runSessions(command, io)();
+    case 'db':
+      return async () => (await import('./commands/db.js')).runDb(command, io)();
     case 'help':
       return async () => {
         io.stdout(helpText(command.topic));

@@ -68,52 +68,135 @@ export interface DraftLine {
   readonly prefix: string;
   readonly body: string;
   readonly clip: 'end' | 'start' | 'whole';
+  /** What the line is one of (`decision`, `open step`, `changed file`): a cut of such lines is counted. */
+  readonly tally?: string;
 }
 
-/** A section before budgeting. An optional section with no content is left out entirely. */
+/** How many lines of each tally a section shows. */
+export type Shown = (tally: string) => number;
+
+/**
+ * A section before budgeting. An optional section with no content is left out entirely. Every
+ * cut is counted: lines of a tally that do not fit (and `omitted` ones, left out before
+ * budgeting) are said in a last line, `- 3 more decisions not shown`, unless the header counts
+ * them itself (`countedInHeader`, with a header made from what is shown).
+ */
 export interface SectionDraft {
   readonly name: BundleSection;
-  readonly header: string;
+  readonly header: string | ((shown: Shown) => string);
   readonly lines: ReadonlyArray<DraftLine>;
   readonly guidance: ReadonlyArray<DraftLine>;
   readonly optional: boolean;
+  /** Lines of a tally left out before budgeting (the checklist beyond the next steps). */
+  readonly omitted?: Readonly<Record<string, number>>;
+  /** The tally whose cut the header says (`last 4 of 5`): no last line for it. */
+  readonly countedInHeader?: string;
 }
 
 /** The shortest clipped body worth a line. */
 const MIN_BODY = 12;
 
+/** How many lines of each tally `lines` hold, with those left out before budgeting. */
+const tallyTotals = (draft: SectionDraft): Map<string, number> => {
+  const totals = new Map<string, number>(Object.entries(draft.omitted ?? {}));
+  for (const line of draft.lines)
+    if (line.tally !== undefined) totals.set(line.tally, (totals.get(line.tally) ?? 0) + 1);
+  return totals;
+};
+
+/** The header as drawn when `shown` lines of each tally are. */
+const headerOf = (draft: SectionDraft, shown: Shown): string =>
+  typeof draft.header === 'string' ? draft.header : draft.header(shown);
+
+/** A tally's noun in the plural: `decisions`, `other branches`. */
+const plural = (noun: string): string => (/(?:s|sh|ch|x)$/u.test(noun) ? `${noun}es` : `${noun}s`);
+
+/** The last lines of a section: how many lines of each tally were cut. */
+const tallyLines = (draft: SectionDraft, totals: ReadonlyMap<string, number>, shown: Shown): string[] =>
+  [...totals]
+    .filter(([tally, total]) => tally !== draft.countedInHeader && total > shown(tally))
+    .map(
+      ([tally, total]) =>
+        `- ${total - shown(tally)} more ${plural(tally)} not shown (fact-tracker context show lists them)`,
+    );
+
+/** The section's content lines within `cap`: the lines drawn, their length, and how many of each tally. */
+const renderContent = (
+  draft: SectionDraft,
+  header: string,
+  cap: number,
+): { out: string[]; length: number; content: number; counts: Map<string, number> } => {
+  const out = [clipEnd(header, cap)];
+  let length = out[0]!.length;
+  let content = 0;
+  const counts = new Map<string, number>();
+  for (const line of draft.lines) {
+    const { added, full } = addLine(out, length, cap, line);
+    if (added) {
+      length = added;
+      content += 1;
+      if (line.tally !== undefined) counts.set(line.tally, (counts.get(line.tally) ?? 0) + 1);
+    }
+    if (full) break;
+  }
+  return { out, length, content, counts };
+};
+
+/** Adds `line` to `out` (now `length` long) if it fits in `cap`: the new length, or 0; and whether the section is full. */
+const addLine = (
+  out: string[],
+  length: number,
+  cap: number,
+  line: DraftLine,
+): { readonly added: number; readonly full: boolean } => {
+  const room = cap - length - 1 - line.prefix.length;
+  if (line.clip === 'whole') {
+    if (line.body.length > room) return { added: 0, full: false };
+  } else if (room < Math.min(MIN_BODY, line.body.length)) return { added: 0, full: true };
+  const body = line.clip === 'start' ? clipStart(line.body, room) : clipEnd(line.body, room);
+  out.push(line.prefix + body);
+  return { added: length + 1 + line.prefix.length + body.length, full: body.length < line.body.length };
+};
+
 /** Renders a section in at most `cap` characters and, unless it is left out, at least `floor`. */
 export const renderSection = (draft: SectionDraft, floor: number, cap: number): string => {
   const optional = draft.optional && floor === 0;
   if (optional && draft.lines.length === 0) return '';
-  const out = [clipEnd(draft.header, cap)];
-  let length = out[0]!.length;
-  /** Adds a line if it fits; false once the section is full. */
-  const add = (line: DraftLine): { added: boolean; full: boolean } => {
-    const room = cap - length - 1 - line.prefix.length;
-    if (line.clip === 'whole') {
-      if (line.body.length > room) return { added: false, full: false };
-    } else if (room < Math.min(MIN_BODY, line.body.length)) return { added: false, full: true };
-    const body = line.clip === 'start' ? clipStart(line.body, room) : clipEnd(line.body, room);
-    out.push(line.prefix + body);
-    length += 1 + line.prefix.length + body.length;
-    return { added: true, full: body.length < line.body.length };
-  };
-  let content = 0;
-  for (const line of draft.lines) {
-    const { added, full } = add(line);
-    if (added) content += 1;
-    if (full) break;
+  const totals = tallyTotals(draft);
+  // The header drawn as if everything were shown is the longest it gets: room is kept for it.
+  const widest = headerOf(draft, (tally) => totals.get(tally) ?? 0);
+  let drawn = renderContent(draft, widest, cap);
+  let shown: Shown = (tally) => drawn.counts.get(tally) ?? 0;
+  let tallies = tallyLines(draft, totals, shown);
+  if (tallies.length > 0) {
+    // Room for the counts of what is cut, as long as they can get: then the content again within the rest.
+    const reserve = tallyLines(draft, totals, () => 0).reduce((sum, line) => sum + 1 + line.length, 0);
+    drawn = renderContent(draft, widest, Math.max(widest.length, cap - reserve));
+    shown = (tally) => drawn.counts.get(tally) ?? 0;
+    tallies = tallyLines(draft, totals, shown);
   }
-  if (optional && content === 0) return '';
+  if (optional && drawn.content === 0) return '';
+  const out = drawn.out;
+  const drawnHeader = out[0]!;
+  out[0] = clipEnd(headerOf(draft, shown), cap);
+  let length = drawn.length - drawnHeader.length + out[0].length;
+  for (const line of tallies) {
+    const added = addLine(out, length, cap, { prefix: '', body: line, clip: 'whole' }).added;
+    if (added > 0) length = added;
+  }
   // Guidance fills up to the floor with whole lines first; only then is one clipped to fit.
   const left: DraftLine[] = [];
   for (const line of draft.guidance) {
     if (length >= floor) break;
-    if (!add({ ...line, clip: 'whole' }).added) left.push(line);
+    const added = addLine(out, length, cap, { ...line, clip: 'whole' }).added;
+    if (added > 0) length = added;
+    else left.push(line);
   }
   for (const line of left) {
-    if (length >= floor || add(line).full) break;
+    if (length >= floor) break;
+    const { added, full } = addLine(out, length, cap, line);
+    if (added > 0) length = added;
+    if (full) break;
   }
   // Only a custom budget with a floor above every guidance line can get here.
   if (length < floor) out.push('.'.repeat(floor - length - 1));

@@ -5,8 +5,9 @@
  * so parsing and every decision stay pure.
  */
 import { sha256HexPrefix } from '../base/hash.js';
-import { findMissingEvidence, type MissingEvidence } from './ledger.js';
-import type { Checkpoint, SharedContext } from './model.js';
+import * as E from 'fp-ts/lib/Either.js';
+import { findMissingEvidence, type MissingEvidence, parseLineRange } from './ledger.js';
+import { type Checkpoint, CONTEXT_LIMITS, type SharedContext } from './model.js';
 
 /** What the repository looks like now, as the shell saw it. */
 export type RepositorySnapshot =
@@ -17,6 +18,8 @@ export type RepositorySnapshot =
       readonly trackedFilesHash: string;
       /** Files with unresolved merge conflicts (outside the context directory): nothing can be verified over them. */
       readonly unmerged?: ReadonlyArray<string>;
+      /** Tracked files with uncommitted edits (outside the context directory), as a checkpoint names them. */
+      readonly uncommitted?: ReadonlyArray<string>;
     }
   | { readonly kind: 'none'; readonly reason: string };
 
@@ -44,6 +47,18 @@ export interface ContextStatus {
   readonly changes: ReadonlyArray<ChangedFile>;
   /** Evidence that points at files the repository no longer has. */
   readonly missingEvidence: ReadonlyArray<MissingEvidence>;
+  /** Evidence whose line range ends past the end of its file as it is now (a teammate shrank it). */
+  readonly pastEndEvidence?: ReadonlyArray<PastEndEvidence>;
+}
+
+/** A claim's line range that its file no longer reaches. */
+export interface PastEndEvidence {
+  readonly claim: string;
+  readonly path: string;
+  /** The range as recorded: `L5-L9`. */
+  readonly lines: string;
+  /** How many lines the file has now. */
+  readonly length: number;
 }
 
 /** What the shell gathered to verify a context: the snapshot, the diff and which evidence files are gone. */
@@ -53,6 +68,8 @@ export interface RepositoryEvidence {
   readonly missingPaths: ReadonlyArray<string>;
   /** Set when the diff could not be computed (for example, the checkpoint's commit is gone). */
   readonly diffNote?: string;
+  /** How many lines each evidence file has now, as far as its ranges needed counting; a file not counted is taken to reach them. */
+  readonly lineCounts?: ReadonlyMap<string, number>;
 }
 
 /** The hash of a summary's text, as a checkpoint records it. */
@@ -209,6 +226,9 @@ export const checkpointAt = (snapshot: RepositorySnapshot & { readonly kind: 'gi
   gitHead: snapshot.head,
   trackedFilesHash: snapshot.trackedFilesHash,
   summaryHash: hashSummary(summary),
+  ...(snapshot.uncommitted === undefined || snapshot.uncommitted.length === 0
+    ? {}
+    : { uncommitted: snapshot.uncommitted.slice(0, CONTEXT_LIMITS.uncommittedPaths) }),
 });
 
 /**
@@ -248,10 +268,36 @@ export const unverifiedStatus = (): ContextStatus => ({
 /** True when the files changed since the checkpoint are worth a `git diff`. */
 export const needsDiff = (reasons: ReadonlyArray<StaleReason>): boolean => reasons.includes('files_changed');
 
+/** The ledger's ranges that end past their file's current end, as far as `lineCounts` knows. */
+const findPastEndEvidence = (
+  context: SharedContext,
+  lineCounts: ReadonlyMap<string, number>,
+): ReadonlyArray<PastEndEvidence> =>
+  context.evidenceLedger.flatMap((claim) =>
+    claim.files.flatMap((file) => {
+      const length = lineCounts.get(file.path);
+      const range = parseLineRange(file.lines);
+      return length === undefined || E.isLeft(range) || range.right.end <= length
+        ? []
+        : [{ claim: claim.claim, path: file.path, lines: file.lines, length }];
+    }),
+  );
+
+/**
+ * Why a stale summary may list no changed file: its checkpoint was recorded over uncommitted
+ * edits, which a checkout without them (a teammate's, after a pull) does not have.
+ */
+const uncommittedNote = (context: SharedContext, reasons: ReadonlyArray<StaleReason>): string | undefined => {
+  const paths = context.checkpoint?.uncommitted ?? [];
+  return paths.length === 0 || !reasons.includes('files_changed')
+    ? undefined
+    : `the checkpoint was recorded over uncommitted edits of ${paths.slice(0, 3).join(', ')}${paths.length > 3 ? ` and ${paths.length - 3} more` : ''}: a checkout without them sees the summary stale until they are committed`;
+};
+
 /**
  * Verifies a context against the repository: staleness, its reasons, the changed files
- * (without those of the context directory `excluded`) and the evidence that points at
- * missing files.
+ * (without those of the context directory `excluded`), the evidence that points at missing
+ * files or past the end of its file, and why a stale summary lists no changed file.
  */
 export const verifyCheckpoint = (
   context: SharedContext,
@@ -261,14 +307,16 @@ export const verifyCheckpoint = (
   const { snapshot } = evidence;
   const reasons = checkpointMismatch(context, snapshot);
   const missing = new Set(evidence.missingPaths);
-  const note = snapshot.kind === 'none' ? snapshot.reason : evidence.diffNote;
+  const notes = [snapshot.kind === 'none' ? snapshot.reason : evidence.diffNote, uncommittedNote(context, reasons)];
+  const note = notes.filter((line) => line !== undefined).join('; ');
   return {
     repository: snapshot.kind,
     ...(snapshot.kind === 'git' ? { head: snapshot.head } : {}),
-    ...(note === undefined ? {} : { note }),
+    ...(note === '' ? {} : { note }),
     stale: reasons.length > 0,
     reasons,
     changes: needsDiff(reasons) ? evidence.changes.filter((change) => !isInside(excluded, change.path)) : [],
     missingEvidence: findMissingEvidence(context.evidenceLedger, (path) => !missing.has(path)),
+    pastEndEvidence: findPastEndEvidence(context, evidence.lineCounts ?? new Map()),
   };
 };

@@ -7,6 +7,7 @@
  */
 import { collapseWhitespace } from '../base/text.js';
 import type { ContextFile, LastRun, SharedContext } from './model.js';
+import { pinnedRuleLines } from './pinned.js';
 
 const ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
 
@@ -60,7 +61,7 @@ const contextSection = (context: SharedContext): string[] => {
     '',
     '### Pinned rules',
     '',
-    ...context.pinnedRules.map((rule) => `- ${safe(rule)}`),
+    ...pinnedRuleLines(context).map((rule) => `- ${safe(rule)}`),
   ];
   if (context.openDecisions.length > 0)
     lines.push(

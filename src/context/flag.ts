@@ -4,6 +4,9 @@
  * function of those three values; the shell reads them.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import type { ContextError } from './model.js';
+
+const configError = (message: string): ContextError => ({ code: 'config', message });
 
 /** The environment variable that turns shared context on or off. */
 export const SHARED_CONTEXT_ENV = 'SHARED_CONTEXT_ENABLED';
@@ -21,25 +24,27 @@ const TRUE = ['true', '1', 'yes', 'on'];
 const FALSE = ['false', '0', 'no', 'off'];
 
 /** Reads `SHARED_CONTEXT_ENABLED`: undefined when unset or empty, else true/1/yes/on or false/0/no/off. */
-export const parseFlagValue = (value: string | undefined): E.Either<string, boolean | undefined> => {
+export const parseFlagValue = (value: string | undefined): E.Either<ContextError, boolean | undefined> => {
   const word = value?.trim().toLowerCase() ?? '';
   if (word === '') return E.right(undefined);
   if (TRUE.includes(word)) return E.right(true);
   if (FALSE.includes(word)) return E.right(false);
-  return E.left(`${SHARED_CONTEXT_ENV} must be true or false (or 1/0, yes/no, on/off), not ${JSON.stringify(value)}`);
+  return E.left(
+    configError(`${SHARED_CONTEXT_ENV} must be true or false (or 1/0, yes/no, on/off), not ${JSON.stringify(value)}`),
+  );
 };
 
 /** The `sharedContext.enabled` of a parsed config file, or why it is not a boolean. */
-export const configFlag = (config: unknown): E.Either<string, boolean | undefined> => {
+export const configFlag = (config: unknown): E.Either<ContextError, boolean | undefined> => {
   if (config === undefined) return E.right(undefined);
   if (typeof config !== 'object' || config === null || Array.isArray(config))
-    return E.left(`${CONTEXT_CONFIG_FILE} is not a JSON object`);
+    return E.left(configError(`${CONTEXT_CONFIG_FILE} is not a JSON object`));
   const section = (config as Record<string, unknown>)['sharedContext'];
   if (section === undefined) return E.right(undefined);
   const enabled =
     typeof section === 'object' && section !== null ? (section as Record<string, unknown>)['enabled'] : section;
   if (enabled === undefined || typeof enabled === 'boolean') return E.right(enabled);
-  return E.left(`${CONTEXT_CONFIG_FILE}: sharedContext.enabled must be true or false`);
+  return E.left(configError(`${CONTEXT_CONFIG_FILE}: sharedContext.enabled must be true or false`));
 };
 
 /**
@@ -50,7 +55,7 @@ export const resolveSharedContextFlag = (
   option: boolean | undefined,
   envValue: string | undefined,
   configValue: boolean | undefined,
-): E.Either<string, SharedContextFlag> => {
+): E.Either<ContextError, SharedContextFlag> => {
   if (typeof option === 'boolean') return E.right({ enabled: option, source: 'option' });
   const env = parseFlagValue(envValue);
   if (E.isLeft(env)) return env;

@@ -34,9 +34,17 @@ export type {
   RunFailure,
   RunStatus,
   SharedContext,
+  QuarantinedContext,
   WorkingSummary,
 } from './model.js';
-export { compareContextKeys, isSameContextKey, ordContextKey, parseContextKey, sanitizeKeyPart } from './key.js';
+export {
+  compareContextKeys,
+  isSameContextKey,
+  normalizeKeyPart,
+  ordContextKey,
+  parseContextKey,
+  sanitizeKeyPart,
+} from './key.js';
 export {
   findMissingEvidence,
   formatLineRange,
@@ -67,49 +75,27 @@ export type {
   WorkingFile,
   WorkingTreeStatus,
 } from './checkpoint.js';
-export {
-  applyRunOutcome,
-  emptySharedContext,
-  markSummaryStale,
-  recordContextClaim,
-  redactContext,
-  removeContext,
-  RETRY_WINDOW_MS,
-  selectContext,
-  selectDroppedEntries,
-  upsertContext,
-} from './update.js';
-export type { FailedRun, RunOutcome, SucceededRun } from './update.js';
-export {
-  decodeContextFile,
-  decodeSessionsFile,
-  encodeCheckedContextFile,
-  encodeCheckedSessionsFile,
-  encodeContextFile,
-  encodeSessionsFile,
-  findContextSecret,
-} from './schema.js';
-export type { ContextFileDocument, ContextSessionsDocument } from './schema.js';
+export { emptySharedContext, markSummaryStale, recordContextClaim, redactContext } from './update.js';
+export { removeContext, selectContext, upsertContext } from './contextFile.js';
+export { applyRunOutcome, RETRY_WINDOW_MS } from './runOutcome.js';
+export type { FailedRun, RunOutcome, SucceededRun } from './runInput.js';
+export { selectDroppedEntries } from './dropped.js';
+export { decodeContextFile, encodeCheckedContextFile, encodeContextFile, findContextSecret } from './schema.js';
+export type { ContextFileDocument } from './schema.js';
+export { decodeSessionsFile, encodeCheckedSessionsFile, encodeSessionsFile } from './sessionsFile.js';
+export type { ContextSessionsDocument } from './sessionsFile.js';
 export { migrateContextDocument } from './migrate.js';
 export { CONTEXT_BUDGETS } from './budget.js';
 export type { BundleBudget, BundleSection, CharRange, ImplementationSection, PlanningSection } from './budget.js';
-export {
-  buildContextBundle,
-  CONTEXT_BUNDLE_HEADER,
-  DEFAULT_RELEVANCE_THRESHOLD,
-  selectRelevantFacts,
-} from './bundle.js';
-export type { BundleFacts, BundleInput, BundleOptions, BundleSectionReport, ContextBundle } from './bundle.js';
+export { buildContextBundle, CONTEXT_BUNDLE_HEADER } from './bundle.js';
+export { DEFAULT_RELEVANCE_THRESHOLD, selectRelevantFacts } from './bundleFacts.js';
+export type { BundleFacts, BundleInput, BundleOptions, BundleSectionReport, ContextBundle } from './bundleModel.js';
 export { PINNED_SECTION_MAX, pinnedRulesProblem } from './pinned.js';
 export { escapeMarkdown, renderContextDashboard } from './dashboard.js';
-export {
-  hasConflictMarkers,
-  mergeContextFiles,
-  mergeContextFilesReported,
-  mergeContexts,
-  splitConflictMarkers,
-} from './merge.js';
-export type { ConflictSides, ContextFilesMerge } from './merge.js';
+export { hasConflictMarkers, splitConflictMarkers } from './conflictMarkers.js';
+export type { ConflictSides } from './conflictMarkers.js';
+export { mergeContextFiles, mergeContextFilesReported, mergeContexts, mergeContextsReported } from './merge.js';
+export type { ContextFilesMerge, ContextsMerge } from './merge.js';
 export { droppedNotice, elsewhereNotice, headNotice, selectOtherKeys } from './notices.js';
 export type { HeadNotice } from './notices.js';
 export { identifyRepository, normalizeRemoteUrl, REPOSITORY_SOURCES, resolveRepositoryKey } from './repository.js';

@@ -51,6 +51,13 @@ export const sanitizeKeyPart = (raw: string): string => {
   return `${trimmed.slice(0, cut)}~${hash}`;
 };
 
+/**
+ * A key part someone typed, as it is stored: Unicode composed (NFC), whitespace runs as one
+ * space, none at either end. Two names that only look alike (`api` and `api `, a composed and a
+ * decomposed `café`) then name one workstream instead of two shown identically.
+ */
+export const normalizeKeyPart = (part: string): string => part.normalize('NFC').replace(/\s+/gu, ' ').trim();
+
 /** Checks the parts of a key: each non-empty, at most `CONTEXT_LIMITS.keyPart` characters, on one line. */
 export const parseContextKey = (parts: ContextKey): E.Either<ContextError, ContextKey> => {
   for (const [name, value] of [

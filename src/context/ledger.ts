@@ -8,7 +8,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import { deepFreeze } from '../persistent/freeze.js';
 import { collapseWhitespace } from '../base/text.js';
 import { hasControlCharacters } from './key.js';
-import { type Claim, CONTEXT_LIMITS, type EvidenceLedger, type FileEvidence } from './model.js';
+import { type Claim, CONTEXT_LIMITS, type ContextError, type EvidenceLedger, type FileEvidence } from './model.js';
 import { secretProblem } from './secrets.js';
 
 /** A line range as numbers, 1-based and inclusive. */
@@ -61,16 +61,18 @@ export const isCompletionClaim = (text: string): boolean =>
   COMMIT_SUBJECT.test(text) ||
   [...text.matchAll(COMPLETION)].some((match) => !NEGATION.test(text.slice(0, match.index)));
 
+const invalid = (message: string): ContextError => ({ code: 'invalid', message });
+
 const LINES = /^L?(\d{1,9})(?:-L?(\d{1,9}))?$/iu;
 
 /** Parses `L10-L40`, `10-40`, `L7` or `7` into a range; the start must be 1 or more and the end not before it. */
-export const parseLineRange = (text: string): E.Either<string, LineRange> => {
+export const parseLineRange = (text: string): E.Either<ContextError, LineRange> => {
   const match = LINES.exec(text.trim());
-  if (match === null) return E.left(`${JSON.stringify(text)} is not a line range: use L10-L40 or L10`);
+  if (match === null) return E.left(invalid(`${JSON.stringify(text)} is not a line range: use L10-L40 or L10`));
   const start = Number(match[1]);
   const end = match[2] === undefined ? start : Number(match[2]);
-  if (start < 1) return E.left(`${JSON.stringify(text)} starts before line 1`);
-  if (end < start) return E.left(`${JSON.stringify(text)} ends before it starts`);
+  if (start < 1) return E.left(invalid(`${JSON.stringify(text)} starts before line 1`));
+  if (end < start) return E.left(invalid(`${JSON.stringify(text)} ends before it starts`));
   return E.right({ start, end });
 };
 
@@ -84,30 +86,32 @@ const isRange = (value: unknown): value is LineRange =>
   Number.isSafeInteger((value as LineRange).start) &&
   Number.isSafeInteger((value as LineRange).end);
 
-const normalizeLines = (lines: unknown): E.Either<string, string> => {
+const normalizeLines = (lines: unknown): E.Either<ContextError, string> => {
   if (typeof lines === 'string') return E.map(formatLineRange)(parseLineRange(lines));
-  if (!isRange(lines)) return E.left('needs a line range (L10-L40)');
+  if (!isRange(lines)) return E.left(invalid('needs a line range (L10-L40)'));
   return lines.start >= 1 && lines.end >= lines.start
     ? E.right(formatLineRange(lines))
-    : E.left(`${lines.start}-${lines.end} is not a line range of 1-based lines`);
+    : E.left(invalid(`${lines.start}-${lines.end} is not a line range of 1-based lines`));
 };
 
 /**
  * A repository-relative path with forward slashes, or why not: evidence points into the
  * repository, so absolute paths and `..` segments are refused.
  */
-export const normalizeEvidencePath = (path: unknown): E.Either<string, string> => {
-  if (typeof path !== 'string') return E.left('needs a path');
-  if (hasControlCharacters(path)) return E.left(`${JSON.stringify(path)} holds line breaks or control characters`);
+export const normalizeEvidencePath = (path: unknown): E.Either<ContextError, string> => {
+  if (typeof path !== 'string') return E.left(invalid('needs a path'));
+  if (hasControlCharacters(path))
+    return E.left(invalid(`${JSON.stringify(path)} holds line breaks or control characters`));
   const slashed = path
     .trim()
     .replace(/\\/gu, '/')
     .replace(/^(\.\/)+/u, '');
-  if (slashed === '') return E.left('needs a path');
-  if (slashed.length > CONTEXT_LIMITS.path) return E.left(`path is longer than ${CONTEXT_LIMITS.path} characters`);
+  if (slashed === '') return E.left(invalid('needs a path'));
+  if (slashed.length > CONTEXT_LIMITS.path)
+    return E.left(invalid(`path is longer than ${CONTEXT_LIMITS.path} characters`));
   if (slashed.startsWith('/') || /^[A-Za-z]:/u.test(slashed))
-    return E.left(`${JSON.stringify(path)} is absolute: give a path relative to the repository`);
-  if (slashed.split('/').includes('..')) return E.left(`${JSON.stringify(path)} leaves the repository`);
+    return E.left(invalid(`${JSON.stringify(path)} is absolute: give a path relative to the repository`));
+  if (slashed.split('/').includes('..')) return E.left(invalid(`${JSON.stringify(path)} leaves the repository`));
   return E.right(slashed);
 };
 
@@ -118,9 +122,9 @@ const normalizeFiles = (files: ClaimInput['files']): E.Either<ClaimRejection, Fi
   const out: FileEvidence[] = [];
   for (const [index, file] of (files ?? []).entries()) {
     const path = normalizeEvidencePath(file?.path);
-    if (E.isLeft(path)) return reject('invalid_evidence', `files[${index}]: ${path.left}`);
+    if (E.isLeft(path)) return reject('invalid_evidence', `files[${index}]: ${path.left.message}`);
     const lines = normalizeLines(file.lines);
-    if (E.isLeft(lines)) return reject('invalid_evidence', `files[${index}] (${path.right}): ${lines.left}`);
+    if (E.isLeft(lines)) return reject('invalid_evidence', `files[${index}] (${path.right}): ${lines.left.message}`);
     if (!out.some((known) => known.path === path.right && known.lines === lines.right))
       out.push({ path: path.right, lines: lines.right });
   }

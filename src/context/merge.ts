@@ -1,63 +1,27 @@
 /**
- * Context files that a `git pull` or merge left with conflict markers. Both sides are whole
- * files again once the markers are read, so neither is discarded: `mergeContextFiles` takes
- * the union of what accumulates (decisions, claims, failures) and the newer side of what is
- * replaced (the summary with its checkpoint, the checklist, the last run).
+ * Merging the two sides of a context file that a `git pull` or merge left with conflict
+ * markers (see `conflictMarkers.ts`), with their common ancestor when it is known: what a side
+ * removed since the ancestor (a reverted claim, a decision pruned by hand) stays removed, and
+ * everything else of both sides is kept: the union of what accumulates (decisions, claims,
+ * failures, pinned rules, checklist steps) and the newer side of what is replaced (the summary
+ * with its checkpoint, the last run). What a cap leaves out is reported, never silent.
  */
-import { compareContextKeys, isSameContextKey } from './key.js';
+import { compareContextKeys } from './key.js';
 import {
+  type ChecklistItem,
   CONTEXT_LIMITS,
   type Claim,
   type ContextFile,
   type Decision,
   type DroppedEntry,
+  type QuarantinedContext,
   type RepositoryIdentity,
   type RunFailure,
   type SharedContext,
 } from './model.js';
-import { selectDroppedEntries } from './update.js';
-
-/** The two versions of a file with conflict markers, ours (HEAD) and theirs. */
-export interface ConflictSides {
-  readonly ours: string;
-  readonly theirs: string;
-}
-
-const OPEN = /^<{7}(?: |$)/u;
-const BASE = /^\|{7}(?: |$)/u;
-const SEPARATOR = /^={7}$/u;
-const CLOSE = /^>{7}(?: |$)/u;
-
-/**
- * The two sides of `text` when it holds git's conflict markers (`<<<<<<<`, an optional
- * `|||||||` base, `=======`, `>>>>>>>`, each at the start of a line); undefined when it holds
- * none, or markers that do not nest as git writes them.
- */
-export const splitConflictMarkers = (text: string): ConflictSides | undefined => {
-  const lines = text.split(/(?<=\n)/u);
-  let ours = '';
-  let theirs = '';
-  let state: 'both' | 'ours' | 'base' | 'theirs' = 'both';
-  let conflicts = 0;
-  for (const line of lines) {
-    const bare = line.replace(/\r?\n$/u, '');
-    if (state === 'both' && OPEN.test(bare)) {
-      state = 'ours';
-      conflicts += 1;
-    } else if (state === 'ours' && BASE.test(bare)) state = 'base';
-    else if ((state === 'ours' || state === 'base') && SEPARATOR.test(bare)) state = 'theirs';
-    else if (state === 'theirs' && CLOSE.test(bare)) state = 'both';
-    else if (state !== 'both' && (OPEN.test(bare) || CLOSE.test(bare))) return undefined;
-    else {
-      if (state === 'both' || state === 'ours') ours += line;
-      if (state === 'both' || state === 'theirs') theirs += line;
-    }
-  }
-  return conflicts > 0 && state === 'both' ? { ours, theirs } : undefined;
-};
-
-/** True when a line of `text` starts with a conflict marker. */
-export const hasConflictMarkers = (text: string): boolean => /^<{7}(?: |$)/mu.test(text) && /^>{7}(?: |$)/mu.test(text);
+import { failureIdentity, selectDroppedEntries } from './dropped.js';
+import { isUnchanged, withoutDeletions } from './mergeBase.js';
+import { PINNED_SECTION_MAX, pinnedRulesProblem } from './pinned.js';
 
 const NEVER = Number.NEGATIVE_INFINITY;
 
@@ -81,8 +45,9 @@ const mergedStatus = (older: Decision, newer: Decision): Decision['status'] =>
 
 /**
  * Decisions by id: the same id with the same text is one decision; a decision only one side
- * has is kept; two different decisions that took the same id on each side both stay, the
- * newer side's under a new id (the next free one), so no decision is lost.
+ * has is kept; two different decisions that took the same id on each side both stay, the one
+ * of `older` (the side that does not keep its ids) under a new id (the next free one), so no
+ * decision is lost.
  */
 const mergeDecisions = (newer: ReadonlyArray<Decision>, older: ReadonlyArray<Decision>): Decision[] => {
   const merged = newer.map((decision) => ({ ...decision }));
@@ -122,38 +87,100 @@ const mergeClaims = (newer: ReadonlyArray<Claim>, older: ReadonlyArray<Claim>): 
   return [...byText.values()].sort((a, b) => (a.at ?? NEVER) - (b.at ?? NEVER)).slice(-CONTEXT_LIMITS.claims);
 };
 
-const failureId = (failure: RunFailure): string =>
-  JSON.stringify([failure.at ?? null, failure.failedStep, failure.error, failure.nextAction]);
-
 /** Failures by content and time: each once, oldest first, the last few kept. */
 const mergeFailures = (newer: ReadonlyArray<RunFailure>, older: ReadonlyArray<RunFailure>): RunFailure[] => {
   const byId = new Map<string, RunFailure>();
-  for (const failure of [...older, ...newer]) byId.set(failureId(failure), failure);
+  for (const failure of [...older, ...newer]) byId.set(failureIdentity(failure), failure);
   return [...byId.values()].sort((a, b) => (a.at ?? NEVER) - (b.at ?? NEVER)).slice(-CONTEXT_LIMITS.recentFailures);
 };
 
 /**
- * One context from both sides of a conflict: decisions, claims and failures are united; the
- * newer side (by its summary's time, then its last run's) gives the summary and its
- * checkpoint, the feature request, the pinned rules, the checklist and the last run.
+ * The pinned rules of both sides: the newer side's, then the older side's others, each with who
+ * pinned it. Rules must fit the bundle whole: past that, the older side's last ones are left
+ * out, each reported.
  */
-export const mergeContexts = (ours: SharedContext, theirs: SharedContext): SharedContext => {
+const mergeRules = (
+  newer: SharedContext,
+  older: SharedContext,
+): Pick<SharedContext, 'pinnedRules' | 'pinnedBy'> & { readonly dropped: DroppedEntry[] } => {
+  const rules = [...newer.pinnedRules];
+  const by: Record<string, string> = { ...older.pinnedBy, ...newer.pinnedBy };
+  const added = older.pinnedRules.filter((rule) => !rules.includes(rule));
+  const dropped: DroppedEntry[] = [];
+  for (const rule of added) {
+    if (pinnedRulesProblem([...rules, rule], by) === undefined) rules.push(rule);
+    else dropped.push({ key: newer.key, what: 'rule', text: rule, cap: PINNED_SECTION_MAX });
+  }
+  const kept = Object.fromEntries(Object.entries(by).filter(([rule]) => rules.includes(rule)));
+  return { pinnedRules: rules, ...(Object.keys(kept).length === 0 ? {} : { pinnedBy: kept }), dropped };
+};
+
+/**
+ * The checklist of both sides: the newer side's steps in its order, then the older side's
+ * others; a step done on either side is done. Past the cap, the older side's last ones are
+ * left out, each reported.
+ */
+const mergeChecklist = (
+  newer: SharedContext,
+  older: SharedContext,
+): { readonly checklist: ChecklistItem[]; readonly dropped: DroppedEntry[] } => {
+  const doneBefore = new Set(older.checklist.filter((step) => step.done).map((step) => step.text));
+  const checklist = newer.checklist.map((step) => ({ text: step.text, done: step.done || doneBefore.has(step.text) }));
+  const dropped: DroppedEntry[] = [];
+  for (const step of older.checklist) {
+    if (checklist.some((known) => known.text === step.text)) continue;
+    if (checklist.length < CONTEXT_LIMITS.checklist) checklist.push({ ...step });
+    else dropped.push({ key: newer.key, what: 'step', text: step.text, cap: CONTEXT_LIMITS.checklist });
+  }
+  return { checklist, dropped };
+};
+
+/** One context from two, and what a cap left out of its rules and steps (decisions, claims and failures: see `selectDroppedEntries`). */
+export interface ContextsMerge {
+  readonly context: SharedContext;
+  readonly dropped: ReadonlyArray<DroppedEntry>;
+}
+
+/**
+ * One context from both sides of a conflict: decisions, claims, failures, pinned rules and
+ * checklist steps are united; the newer side (by its summary's time, then its last run's)
+ * gives the summary and its checkpoint, the feature request and the order of the rules and
+ * steps; the later last run wins.
+ */
+export const mergeContextsReported = (
+  ours: SharedContext,
+  theirs: SharedContext,
+  /** Whose decisions keep their ids when both sides used one for different decisions: the newer side's, or ours (a context carried into this one). */
+  ids: 'newer' | 'ours' = 'newer',
+): ContextsMerge => {
   const [newer, older] = isNewer(theirs, ours) ? [theirs, ours] : [ours, theirs];
+  const [keeper, other] = ids === 'ours' ? [ours, theirs] : [newer, older];
   const lastRun =
     newer.lastRun === undefined || (older.lastRun?.at ?? NEVER) > (newer.lastRun.at ?? NEVER)
       ? older.lastRun
       : newer.lastRun;
-  const { checkpoint: _, lastRun: __, ...rest } = newer;
+  const { checkpoint: _, lastRun: __, pinnedBy: ___, ...rest } = newer;
+  const { dropped: rulesDropped, ...rules } = mergeRules(newer, older);
+  const { dropped: stepsDropped, checklist } = mergeChecklist(newer, older);
   return {
-    ...rest,
-    featureRequest: newer.featureRequest.trim() === '' ? older.featureRequest : newer.featureRequest,
-    ...(newer.checkpoint === undefined ? {} : { checkpoint: newer.checkpoint }),
-    openDecisions: mergeDecisions(newer.openDecisions, older.openDecisions),
-    evidenceLedger: mergeClaims(newer.evidenceLedger, older.evidenceLedger),
-    ...(lastRun === undefined ? {} : { lastRun }),
-    recentFailures: mergeFailures(newer.recentFailures, older.recentFailures),
+    context: {
+      ...rest,
+      featureRequest: newer.featureRequest.trim() === '' ? older.featureRequest : newer.featureRequest,
+      ...(newer.checkpoint === undefined ? {} : { checkpoint: newer.checkpoint }),
+      ...rules,
+      checklist,
+      openDecisions: mergeDecisions(keeper.openDecisions, other.openDecisions),
+      evidenceLedger: mergeClaims(newer.evidenceLedger, older.evidenceLedger),
+      ...(lastRun === undefined ? {} : { lastRun }),
+      recentFailures: mergeFailures(newer.recentFailures, older.recentFailures),
+    },
+    dropped: [...rulesDropped, ...stepsDropped],
   };
 };
+
+/** One context from both sides of a conflict (see `mergeContextsReported`, which also says what a cap left out). */
+export const mergeContexts = (ours: SharedContext, theirs: SharedContext): SharedContext =>
+  mergeContextsReported(ours, theirs).context;
 
 /** What merging two sides of a context file did: the file, the identity the sides were brought under, and what caps pushed out. */
 export interface ContextFilesMerge {
@@ -173,6 +200,15 @@ const identityOf = (file: ContextFile): RepositoryIdentity | undefined => {
   return repos.length === 1 ? { id: repos[0]!, source: 'folder' } : undefined;
 };
 
+/** The contexts either side kept apart, each once: they go back untouched, whichever side held them. */
+const unionQuarantined = (
+  ours: ReadonlyArray<QuarantinedContext>,
+  theirs: ReadonlyArray<QuarantinedContext>,
+): ReadonlyArray<QuarantinedContext> => {
+  const seen = new Set(ours.map((entry) => JSON.stringify(entry.raw)));
+  return [...ours, ...theirs.filter((entry) => !seen.has(JSON.stringify(entry.raw)))];
+};
+
 /** Of two identities, the one both clones keep whichever side they are on: the stronger source, then the smaller id. */
 const strongerIdentity = (a: RepositoryIdentity, b: RepositoryIdentity): RepositoryIdentity =>
   SOURCE_RANK[a.source] !== SOURCE_RANK[b.source]
@@ -183,15 +219,36 @@ const strongerIdentity = (a: RepositoryIdentity, b: RepositoryIdentity): Reposit
       ? a
       : b;
 
+/** A key as one string, to look contexts up by it. */
+const keyId = (context: SharedContext): string =>
+  JSON.stringify([context.key.repo, context.key.branch, context.key.workstreamId]);
+
+/** The contexts of a side by key (two that re-keying brought under one key are merged). */
+const byKey = (contexts: ReadonlyArray<SharedContext>): Map<string, SharedContext> => {
+  const found = new Map<string, SharedContext>();
+  for (const context of contexts) {
+    const known = found.get(keyId(context));
+    found.set(keyId(context), known === undefined ? context : { ...mergeContexts(known, context), key: known.key });
+  }
+  return found;
+};
+
 /**
  * Both sides of a conflicted context file as one: every workstream of either, those of both
- * merged (see `mergeContexts`). Two clones that keyed the same repository differently (one
- * without a remote, by its first commit; one by its origin) recorded two identities: the
- * contexts of the weaker one are re-keyed to the stronger (an origin over a first commit over a
- * folder name; between two of a kind, the smaller id), so the same branch and workstream become
- * one context, whichever clone resolves. What a cap pushed out is listed, never silent.
+ * merged (see `mergeContextsReported`). With `base`, the common ancestor, a side's deletions
+ * stand: what the ancestor held and a side removed is not brought back by the other, and a
+ * workstream one side removed while the other left it as it was stays removed. Two clones that
+ * keyed the same repository differently (one without a remote, by its first commit; one by its
+ * origin) recorded two identities: the contexts of the weaker one are re-keyed to the stronger
+ * (an origin over a first commit over a folder name; between two of a kind, the smaller id), so
+ * the same branch and workstream become one context, whichever clone resolves. What a cap
+ * pushed out is listed, never silent.
  */
-export const mergeContextFilesReported = (ours: ContextFile, theirs: ContextFile): ContextFilesMerge => {
+export const mergeContextFilesReported = (
+  ours: ContextFile,
+  theirs: ContextFile,
+  base?: ContextFile,
+): ContextFilesMerge => {
   const [oursId, theirsId] = [identityOf(ours), identityOf(theirs)];
   const unify =
     oursId === undefined || theirsId === undefined || oursId.id === theirsId.id
@@ -203,32 +260,40 @@ export const mergeContextFilesReported = (ours: ContextFile, theirs: ContextFile
     unify !== undefined && context.key.repo === unify.rekeyed.id
       ? { ...context, key: { ...context.key, repo: unify.kept.id } }
       : context;
+  const mine = byKey(ours.contexts.map(rekeyed));
+  const yours = byKey(theirs.contexts.map(rekeyed));
+  const ancestor = byKey((base?.contexts ?? []).map(rekeyed));
   const contexts: SharedContext[] = [];
-  const sources: SharedContext[][] = [];
-  for (const context of [...ours.contexts, ...theirs.contexts].map(rekeyed)) {
-    const at = contexts.findIndex((known) => isSameContextKey(known.key, context.key));
-    if (at === -1) {
+  const dropped: DroppedEntry[] = [];
+  for (const id of new Set([...mine.keys(), ...yours.keys()])) {
+    const [one, two, common] = [mine.get(id), yours.get(id), ancestor.get(id)];
+    if (one !== undefined && two !== undefined) {
+      const sides =
+        common === undefined ? [one, two] : [withoutDeletions(one, two, common), withoutDeletions(two, one, common)];
+      const merged = mergeContextsReported(sides[0]!, sides[1]!);
+      const context = { ...merged.context, key: one.key };
       contexts.push(context);
-      sources.push([context]);
+      dropped.push(...selectDroppedEntries(context.key, sides, context), ...merged.dropped);
     } else {
-      contexts[at] = { ...mergeContexts(contexts[at]!, context), key: contexts[at]!.key };
-      sources[at]!.push(context);
+      const only = (one ?? two)!;
+      // Removed on the other side, and left as it was on this one: the removal stands.
+      if (common === undefined || !isUnchanged(only, common)) contexts.push(only);
     }
   }
   const repository = unify?.kept ?? ours.repository ?? theirs.repository;
+  const quarantined = unionQuarantined(ours.quarantined ?? [], theirs.quarantined ?? []);
   return {
     file: {
       kind: ours.kind,
       ...(repository === undefined ? {} : { repository }),
-      contexts: [...contexts].sort((a, b) => compareContextKeys(a.key, b.key)),
+      contexts: contexts.sort((a, b) => compareContextKeys(a.key, b.key)),
+      ...(quarantined.length === 0 ? {} : { quarantined }),
     },
     ...(unify === undefined ? {} : { identity: unify }),
-    dropped: contexts.flatMap((context, i) =>
-      sources[i]!.length > 1 ? selectDroppedEntries(context.key, sources[i]!, context) : [],
-    ),
+    dropped,
   };
 };
 
 /** Both sides of a conflicted context file as one (see `mergeContextFilesReported`, which also says what it did). */
-export const mergeContextFiles = (ours: ContextFile, theirs: ContextFile): ContextFile =>
-  mergeContextFilesReported(ours, theirs).file;
+export const mergeContextFiles = (ours: ContextFile, theirs: ContextFile, base?: ContextFile): ContextFile =>
+  mergeContextFilesReported(ours, theirs, base).file;

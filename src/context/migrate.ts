@@ -7,7 +7,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { parseIsoTime } from '../base/time.js';
 import { formatLineRange, parseLineRange } from './ledger.js';
-import { CONTEXT_SCHEMA_VERSION, type ContextKind } from './model.js';
+import { CONTEXT_SCHEMA_VERSION, type ContextError, type ContextKind } from './model.js';
 
 type Json = Readonly<Record<string, unknown>>;
 
@@ -69,16 +69,18 @@ const migrateDraftContext = (draft: Json): Json => {
   };
 };
 
+const corrupt = (message: string): ContextError => ({ code: 'corrupt', message });
+
 /**
  * Migrates a parsed context document of `kind` to version 1, or says why it cannot. The
  * draft's inline `cli_sessions` are dropped: session ids are best-effort acceleration, never
  * a source of truth, and version 1 keeps them out of shared files.
  */
-export const migrateContextDocument = (document: unknown, kind: ContextKind): E.Either<string, unknown> => {
-  if (!isRecord(document)) return E.left('expected a JSON object');
+export const migrateContextDocument = (document: unknown, kind: ContextKind): E.Either<ContextError, unknown> => {
+  if (!isRecord(document)) return E.left(corrupt('expected a JSON object'));
   const version = document['schema_version'] ?? 0;
   if (version === CONTEXT_SCHEMA_VERSION) return E.right(document);
-  if (version !== 0) return E.left(`no migration from schema version ${JSON.stringify(version)}`);
-  if (!isRecord(document['key'])) return E.left('a draft (version 0) context needs a key');
+  if (version !== 0) return E.left(corrupt(`no migration from schema version ${JSON.stringify(version)}`));
+  if (!isRecord(document['key'])) return E.left(corrupt('a draft (version 0) context needs a key'));
   return E.right({ schema_version: CONTEXT_SCHEMA_VERSION, kind, contexts: [migrateDraftContext(document)] });
 };

@@ -30,6 +30,11 @@ export interface Checkpoint {
   readonly trackedFilesHash: string;
   /** A hash of the working summary's text as verified. */
   readonly summaryHash: string;
+  /**
+   * Tracked files with uncommitted edits when the checkpoint was recorded (at most 20): a
+   * checkout without those edits sees the summary stale, and this says why.
+   */
+  readonly uncommitted?: ReadonlyArray<string>;
 }
 
 /** The short task summary a session resumes from. */
@@ -106,8 +111,10 @@ export interface SharedContext {
   /** A label for the workstream: what the user asked for. */
   readonly featureRequest: string;
   readonly checkpoint?: Checkpoint;
-  /** Rules every bundle carries whole. */
+  /** Rules every bundle carries whole: the tool's own (`DEFAULT_PINNED_RULES`), then those users pinned. */
   readonly pinnedRules: ReadonlyArray<string>;
+  /** Who pinned each rule a user added (`Name <email>`), by the rule's text. */
+  readonly pinnedBy?: Readonly<Record<string, string>>;
   readonly workingSummary: WorkingSummary;
   /** Decisions, oldest first. */
   readonly openDecisions: ReadonlyArray<Decision>;
@@ -124,12 +131,28 @@ export interface RepositoryIdentity {
   readonly source: 'origin' | 'first_commit' | 'folder';
 }
 
+/**
+ * A context of the file that breaks a cap or its schema (a hand edit, a teammate's tool): kept
+ * apart exactly as it was read, written back untouched, never served, so that one broken
+ * workstream never takes the others down.
+ */
+export interface QuarantinedContext {
+  /** The entry as it stands in the file. */
+  readonly raw: unknown;
+  /** Its key, when that part is valid. */
+  readonly key?: ContextKey;
+  /** Where it breaks the schema and how (`contexts[1].open_decisions: ...`), never quoting its text. */
+  readonly problem: string;
+}
+
 /** One context file: every workstream's context of one kind, in key order. */
 export interface ContextFile {
   readonly kind: ContextKind;
   /** The repository identity the file was written under (absent in files written before it was recorded). */
   readonly repository?: RepositoryIdentity;
   readonly contexts: ReadonlyArray<SharedContext>;
+  /** The contexts kept apart (see `QuarantinedContext`), after the others in the file. */
+  readonly quarantined?: ReadonlyArray<QuarantinedContext>;
 }
 
 /** One workstream's tool sessions, as kept in a `*.local.json` file. */
@@ -161,6 +184,7 @@ export const CONTEXT_LIMITS = {
   evidencePerClaim: 20,
   runText: 1000,
   recentFailures: 5,
+  uncommittedPaths: 20,
   hash: 64,
 } as const;
 
@@ -172,7 +196,7 @@ const LATEST_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 export const isContextTime = (at: number): boolean =>
   Number.isSafeInteger(at) && at >= EARLIEST_TIME && at <= LATEST_TIME;
 
-/** The rules a new context starts with; users add their own with `pinRule`. */
+/** The tool's own rules: every context and every bundle carries them, and none can be unpinned. */
 export const DEFAULT_PINNED_RULES: ReadonlyArray<string> = Object.freeze([
   'Repository state beats memory: if the summary is stale, read the changed files first.',
   'Claims of done, implemented or fixed need evidence: file:L10-L40 or a symbol.',
@@ -190,7 +214,7 @@ export const CONTEXT_FILE_MAX_BYTES = 5 * 1024 * 1024;
 /** What a cap pushed out of a context (a merge over a cap, the window of recent failures): always reported, never silent. */
 export interface DroppedEntry {
   readonly key: ContextKey;
-  readonly what: 'decision' | 'claim' | 'failure';
+  readonly what: 'decision' | 'claim' | 'failure' | 'rule' | 'step';
   /** The decision (`D3 [decided] text`), the claim, or the failure (`step: error`), as one line. */
   readonly text: string;
   /** The cap that pushed it out. */
@@ -210,7 +234,8 @@ export interface ContextError {
     | 'git_failed'
     | 'unsafe_path'
     | 'config'
-    | 'io';
+    | 'io'
+    | 'internal';
   readonly message: string;
   /** Where a corrupt file was moved to. */
   readonly backup?: string;

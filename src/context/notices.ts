@@ -5,7 +5,7 @@
  * shell gathers the facts and shows the lines.
  */
 import { isSameContextKey } from './key.js';
-import type { ContextFile, ContextKey, ContextKind, DroppedEntry } from './model.js';
+import type { ContextFile, ContextKey, ContextKind, DroppedEntry, SharedContext } from './model.js';
 
 /** How the checkout names its branch (see the shell's `HeadState`). */
 export type HeadNotice = 'rebase' | 'bisect' | 'detached';
@@ -13,6 +13,13 @@ export type HeadNotice = 'rebase' | 'bisect' | 'detached';
 /** The `fact-tracker context` command line of `subcommand` for a context of `kind` and `workstream`. */
 export const contextCommandLine = (subcommand: string, kind: ContextKind, workstream: string, extra = ''): string =>
   `fact-tracker context ${subcommand}${extra === '' ? '' : ` ${extra}`}${kind === 'planning' ? '' : ` --kind ${kind}`}${workstream === 'default' ? '' : ` --workstream ${quoteArgument(workstream)}`}`;
+
+/**
+ * `--name VALUE`, or `--name=VALUE` when the value starts with `-` (a branch named `--force`):
+ * an option parser would take such a value for an option of its own.
+ */
+export const optionArgument = (name: string, value: string): string =>
+  value.startsWith('-') ? `--${name}=${quoteArgument(value)}` : `--${name} ${quoteArgument(value)}`;
 
 /** An argument as a POSIX shell reads it back: bare when it is plain, else in single quotes. */
 export const quoteArgument = (value: string): string =>
@@ -46,25 +53,109 @@ export const selectOtherKeys = (file: ContextFile, key: ContextKey): ReadonlyArr
 const MAX_LISTED = 5;
 
 /**
- * What to say when nothing is stored under `key` but the file holds the workstream elsewhere
- * (a renamed branch, a context written under another repository identity): where, and the
- * command that carries a branch's context here.
+ * How a branch that holds nothing relates to one of the same repository that holds the
+ * workstream: that branch still exists (this one is new, most likely made from it), it is gone
+ * (this one is it, renamed), or the caller did not say.
  */
-export const elsewhereNotice = (key: ContextKey, others: ReadonlyArray<ContextKey>, kind: ContextKind): string => {
+export type BranchRelation = 'made_from' | 'renamed' | 'unknown';
+
+/** How the branch `other` relates to the current one, from the branches the repository has (`present`), when known. */
+export const branchRelation = (other: string, present: ReadonlyArray<string> | undefined): BranchRelation =>
+  present === undefined ? 'unknown' : present.includes(other) ? 'made_from' : 'renamed';
+
+/**
+ * The other key of the same repository that most likely holds this branch's context: one whose
+ * branch is gone (this branch, renamed) before one that still exists (the branch this one was
+ * made from).
+ */
+export const likelyOrigin = (
+  key: ContextKey,
+  others: ReadonlyArray<ContextKey>,
+  present: ReadonlyArray<string> | undefined,
+): ContextKey | undefined => {
+  const sameRepo = others.filter((other) => other.repo === key.repo);
+  return sameRepo.find((other) => branchRelation(other.branch, present) === 'renamed') ?? sameRepo[0];
+};
+
+/**
+ * The command that carries the workstream's context from branch `from` to `key`'s branch: a
+ * copy that leaves `from` its own, or for a renamed branch a move that takes it along.
+ */
+export const moveCommand = (key: ContextKey, from: string, kind: ContextKind, relation: BranchRelation): string =>
+  contextCommandLine(
+    'move',
+    kind,
+    key.workstreamId,
+    `${optionArgument('from', from)}${relation === 'renamed' ? ' --remove-source' : ''}`,
+  );
+
+/**
+ * What to say when nothing is stored under `key` but the file holds the workstream elsewhere:
+ * on a branch this one was made from (a copy starts it, the other keeps its own), on a branch
+ * that is gone (a renamed branch: the move takes it along), or under another repository
+ * identity; never "start from scratch". `present` lists the branches the repository has.
+ */
+export const elsewhereNotice = (
+  key: ContextKey,
+  others: ReadonlyArray<ContextKey>,
+  kind: ContextKind,
+  present?: ReadonlyArray<string>,
+): string => {
   const listed = others
     .slice(0, MAX_LISTED)
     .map((other) =>
       other.repo === key.repo ? `branch ${other.branch}` : `branch ${other.branch} under repo ${other.repo}`,
     );
   const more = others.length > MAX_LISTED ? ` and ${others.length - MAX_LISTED} more` : '';
-  const sameRepo = others.find((other) => other.repo === key.repo);
-  const move =
-    sameRepo === undefined
-      ? ''
-      : `; ${contextCommandLine('move', kind, key.workstreamId, `--from ${quoteArgument(sameRepo.branch)}`)} carries it to branch ${key.branch}`;
-  return `nothing is stored for workstream ${key.workstreamId} on branch ${key.branch}, but the file holds it on ${listed.join(', ')}${more}${move}`;
+  const sameRepo = likelyOrigin(key, others, present);
+  const where = `nothing is stored for workstream ${key.workstreamId} on branch ${key.branch}`;
+  if (sameRepo === undefined) return `${where}, but the file holds it on ${listed.join(', ')}${more}`;
+  const relation = branchRelation(sameRepo.branch, present);
+  const move = moveCommand(key, sameRepo.branch, kind, relation);
+  switch (relation) {
+    case 'made_from':
+      return `${where} yet; branch ${sameRepo.branch} holds it: ${move} starts branch ${key.branch} from it (${sameRepo.branch} keeps its own)`;
+    case 'renamed':
+      return `${where}, but the file holds it on branch ${sameRepo.branch}, which no longer exists (a renamed branch?); ${move} carries it to branch ${key.branch}`;
+    case 'unknown':
+      return `${where}, but the file holds it on ${listed.join(', ')}${more}; ${move} carries it to branch ${key.branch}`;
+  }
+};
+
+/** Counted nouns: `1 decision`, `2 claims`. */
+export const countOf = (count: number, noun: string): string => `${count} ${noun}${count === 1 ? '' : 's'}`;
+
+/**
+ * What a context on another branch holds of this workstream, for a reader of this one (a
+ * branch merged, squashed or cherry-picked here brings its context along): its decisions and
+ * claims, and the command that carries them here.
+ */
+export const relatedNotice = (key: ContextKey, related: SharedContext, kind: ContextKind): string => {
+  const decisions = related.openDecisions.map((decision) => `${decision.id} [${decision.status}] ${decision.text}`);
+  const claims = related.evidenceLedger.map((claim) => `claim: ${claim.claim}`);
+  const listed = [...decisions.slice(0, MAX_LISTED), ...claims.slice(0, MAX_LISTED)];
+  const more = decisions.length + claims.length - listed.length;
+  return `also on branch ${related.key.branch}: ${listed.length === 0 ? 'no decision and no claim' : listed.join('; ')}${more > 0 ? `; and ${more} more` : ''} (${moveCommand(key, related.key.branch, kind, 'unknown')} carries them here)`;
+};
+
+/** The workstream's contexts on the other branches of `key`'s repository, in `file`. */
+export const selectRelatedContexts = (file: ContextFile, key: ContextKey): ReadonlyArray<SharedContext> =>
+  file.contexts.filter(
+    (context) =>
+      context.key.repo === key.repo &&
+      context.key.workstreamId === key.workstreamId &&
+      context.key.branch !== key.branch,
+  );
+
+/** How each kind of entry a cap pushed out is named, and what its cap counts. */
+const DROPPED: Readonly<Record<DroppedEntry['what'], { readonly entry: string; readonly cap: string }>> = {
+  decision: { entry: 'decision', cap: 'decisions' },
+  claim: { entry: 'the claim', cap: 'claims' },
+  failure: { entry: 'the failure', cap: 'recent failures' },
+  rule: { entry: 'the pinned rule', cap: 'characters of pinned rules' },
+  step: { entry: 'the step', cap: 'steps' },
 };
 
 /** One entry a cap pushed out, as a line. */
 export const droppedNotice = (entry: DroppedEntry): string =>
-  `dropped ${entry.what === 'decision' ? 'decision' : entry.what === 'claim' ? 'the claim' : 'the failure'} ${JSON.stringify(entry.text)} of workstream ${entry.key.workstreamId} (branch ${entry.key.branch}): a context keeps at most ${entry.cap} ${entry.what === 'failure' ? 'recent failures' : `${entry.what}s`}`;
+  `dropped ${DROPPED[entry.what].entry} ${JSON.stringify(entry.text)} of workstream ${entry.key.workstreamId} (branch ${entry.key.branch}): a context keeps at most ${entry.cap} ${DROPPED[entry.what].cap}`;

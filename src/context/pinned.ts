@@ -1,9 +1,12 @@
 /**
- * The pinned-rules section. Pinned rules are never truncated in a bundle, so they must fit its
- * largest pinned budget whole: `pinRule` refuses a rule that would not, and decoding refuses a
- * file whose rules do not.
+ * The pinned-rules section. The tool's own rules come first and bind every role; a rule a user
+ * pinned is marked as theirs, with who pinned it, so text from a repository never passes for
+ * the tool's. Pinned rules are never truncated in a bundle, so they must fit its largest pinned
+ * budget whole, marks included: pinning refuses a rule that would not, and decoding keeps apart
+ * a context whose rules do not.
  */
-import { collapseWhitespace } from '../base/text.js';
+import { clipEnd, collapseWhitespace } from '../base/text.js';
+import { DEFAULT_PINNED_RULES } from './model.js';
 
 /** The header line of the pinned-rules section. */
 export const PINNED_HEADER = '## Pinned rules';
@@ -11,17 +14,55 @@ export const PINNED_HEADER = '## Pinned rules';
 /** The most characters the pinned section may take, header included (the spec's 250–350 range). */
 export const PINNED_SECTION_MAX = 350;
 
+/** True for a rule that comes with the tool: it cannot be unpinned. */
+export const isToolRule = (rule: string): boolean => DEFAULT_PINNED_RULES.includes(rule);
+
+/** The name of who pinned a rule, as a mark shows it: the name of `Name <email>`, clipped; `a user` when unknown. */
+export const pinnerName = (by: string | undefined): string => {
+  const name = collapseWhitespace((by ?? '').replace(/\s*<[^>]*>\s*$/u, ''));
+  return name === '' ? 'a user' : clipEnd(name, 16);
+};
+
+/** The mark a user's rule carries in a bundle: `[pinned by NAME] `. */
+export const pinnedMark = (by: string | undefined): string => `[pinned by ${pinnerName(by)}] `;
+
+/**
+ * The rules a bundle shows, in order: every rule of the tool's (also one a hand edit removed),
+ * then the users' rules, each with its mark.
+ */
+export const pinnedRuleTexts = (
+  rules: ReadonlyArray<string>,
+  by: Readonly<Record<string, string>> = {},
+): ReadonlyArray<string> => [
+  ...DEFAULT_PINNED_RULES,
+  ...rules.filter((rule) => !isToolRule(rule)).map((rule) => `${pinnedMark(by[rule])}${collapseWhitespace(rule)}`),
+];
+
 /** One rule as a bundle line. */
 export const pinnedLine = (rule: string): string => `- ${collapseWhitespace(rule)}`;
 
 /** The length of the pinned section of `rules`, as every bundle renders it. */
-export const pinnedSectionLength = (rules: ReadonlyArray<string>): number =>
-  [PINNED_HEADER, ...rules.map(pinnedLine)].join('\n').length;
+export const pinnedSectionLength = (rules: ReadonlyArray<string>, by: Readonly<Record<string, string>> = {}): number =>
+  [PINNED_HEADER, ...pinnedRuleTexts(rules, by).map(pinnedLine)].join('\n').length;
 
 /** Why `rules` cannot be pinned together, or undefined when they fit. */
-export const pinnedRulesProblem = (rules: ReadonlyArray<string>): string | undefined => {
-  const length = pinnedSectionLength(rules);
+export const pinnedRulesProblem = (
+  rules: ReadonlyArray<string>,
+  by: Readonly<Record<string, string>> = {},
+): string | undefined => {
+  const length = pinnedSectionLength(rules, by);
   return length <= PINNED_SECTION_MAX
     ? undefined
     : `pinned rules would take ${length} characters as rendered, over the ${PINNED_SECTION_MAX} every bundle reserves for them: unpin or shorten a rule`;
 };
+
+/** The rules as people read them in full (`show`, the dashboard): the tool's, then each user's with `(pinned by Name <email>)`. */
+export const pinnedRuleLines = (context: {
+  readonly pinnedRules: ReadonlyArray<string>;
+  readonly pinnedBy?: Readonly<Record<string, string>>;
+}): ReadonlyArray<string> => [
+  ...DEFAULT_PINNED_RULES,
+  ...context.pinnedRules
+    .filter((rule) => !isToolRule(rule))
+    .map((rule) => `${rule} (pinned by ${context.pinnedBy?.[rule] ?? 'a user'})`),
+];

@@ -50,6 +50,13 @@ export interface RepositoryFacts {
   readonly rootCommits: ReadonlyArray<string>;
   /** The name of the checkout's top-level folder. */
   readonly folder: string;
+  /** True in a shallow clone: its history ends at a boundary, so it knows no first commit, and records no identity. */
+  readonly shallow?: boolean;
+  /**
+   * The first commit a context file records, which this (full) repository has with parents: a
+   * shallow clone recorded its boundary. The identity it names gives way to the one computed.
+   */
+  readonly misrecordedRoot?: string;
 }
 
 /** The identity of a repository: its normalized origin, else its first commit, else its folder's name. */
@@ -83,7 +90,7 @@ const rekey = (file: ContextFile, from: string, to: RepositoryIdentity): Context
       ? file.contexts[i]!
       : context,
   );
-  return { kind: file.kind, repository: to, contexts: contexts.sort((a, b) => compareContextKeys(a.key, b.key)) };
+  return { ...file, repository: to, contexts: contexts.sort((a, b) => compareContextKeys(a.key, b.key)) };
 };
 
 const recorded = (file: ContextFile, identity: RepositoryIdentity): ContextFile =>
@@ -102,12 +109,44 @@ const describe = (identity: RepositoryIdentity): string =>
  *   recorded folder name gives way to an origin or a first commit, re-keying the contexts;
  * - the file records none (written before identities were recorded) and its contexts share
  *   one other repo, the folder name of the checkout that wrote it: they are re-keyed to
- *   `computed` (the migration), said in a note.
+ *   `computed` (the migration), said in a note;
+ * - the file records the first commit `misrecorded`, which is not one (a shallow clone
+ *   recorded its boundary): the contexts are re-keyed to `computed`, said in a note.
  */
-export const resolveRepositoryKey = (file: ContextFile, computed: RepositoryIdentity): RepositoryResolution => {
+export const resolveRepositoryKey = (
+  file: ContextFile,
+  computed: RepositoryIdentity,
+  options: {
+    /** Record `computed` in the file (default true); a shallow clone, which knows no first commit, records nothing. */
+    readonly record?: boolean;
+    /** A first-commit identity the file may record that is known to be wrong (see `RepositoryFacts.misrecordedRoot`). */
+    readonly misrecorded?: string;
+  } = {},
+): RepositoryResolution => {
+  const resolution = resolveKey(file, computed, options.misrecorded);
+  // Without recording, the file keeps the identity it had (contexts re-keyed to a stronger one stay so).
+  if (options.record !== false || resolution.file.repository === file.repository) return resolution;
+  const { repository: _, ...unrecorded } = resolution.file;
+  return {
+    ...resolution,
+    file: file.repository === undefined ? unrecorded : { ...unrecorded, repository: file.repository },
+  };
+};
+
+const resolveKey = (
+  file: ContextFile,
+  computed: RepositoryIdentity,
+  misrecorded: string | undefined,
+): RepositoryResolution => {
   const stored = file.repository;
   if (stored !== undefined) {
     if (stored.id === computed.id) return { repo: computed.id, file: recorded(file, computed) };
+    if (stored.id === misrecorded && computed.source !== 'folder')
+      return {
+        repo: computed.id,
+        file: rekey(file, stored.id, computed),
+        note: `the identity recorded for the repository, ${describe(stored)}, is not its first commit (a shallow clone recorded where its history stopped): keyed by ${describe(computed)} from now on`,
+      };
     if (stored.source === 'folder' && computed.source !== 'folder')
       return {
         repo: computed.id,

@@ -22,8 +22,8 @@ import {
   type ContextKind,
   DECISION_STATUSES,
   type LastRun,
+  type QuarantinedContext,
   type RunFailure,
-  type ContextSessionsFile,
   type SharedContext,
   isContextTime,
 } from './model.js';
@@ -31,9 +31,11 @@ import { pinnedRulesProblem } from './pinned.js';
 import { REPOSITORY_SOURCES } from './repository.js';
 import { findSecretField, type SecretLocation } from './secrets.js';
 
-const L = CONTEXT_LIMITS;
+/** The limits, short. */
+export const L = CONTEXT_LIMITS;
 const text = (max: number) => z.string().max(max);
-const line = (max: number) => z.string().min(1).max(max);
+/** A non-empty string of at most `max` characters. */
+export const line = (max: number) => z.string().min(1).max(max);
 /**
  * An ISO-8601 time as `Date.parse` reads it: `Z` or an offset (`+00:00`, as a hand-edited file
  * or another tool may write), within the years 0000 to 9999 once in UTC. Written back as `Z`.
@@ -42,7 +44,8 @@ const time = z.iso
   .datetime({ offset: true })
   .refine((iso) => isContextTime(Date.parse(iso)), { message: 'is outside the years 0000 to 9999 (UTC)' });
 
-const KeySchema = z.object({
+/** A key as the files write it. */
+export const KeySchema = z.object({
   repo: line(L.keyPart),
   branch: line(L.keyPart),
   workstream_id: line(L.keyPart),
@@ -52,6 +55,8 @@ const CheckpointSchema = z.object({
   git_head: z.string().regex(/^([0-9a-f]{7,64})?$/u, 'not a commit id'),
   tracked_files_hash: line(L.hash),
   summary_hash: line(L.hash),
+  // Optional within version 1 (older readers drop it): files with uncommitted edits at the checkpoint.
+  uncommitted: z.array(line(L.path)).max(L.uncommittedPaths).optional(),
 });
 
 const FailureFields = {
@@ -66,37 +71,48 @@ const LastRunSchema = z.discriminatedUnion('status', [
   z.object({ status: z.literal('failed'), ...FailureFields }),
 ]);
 
-const ContextSchema = z.object({
-  key: KeySchema,
-  feature_request: text(L.featureRequest),
-  checkpoint: CheckpointSchema.nullable(),
-  pinned_rules: z.array(line(L.rule)).superRefine((rules, context) => {
-    const problem = pinnedRulesProblem(rules);
-    if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
-  }),
-  working_summary: z.object({ text: text(L.summary), updated_at: time.nullable(), stale: z.boolean() }),
-  open_decisions: z
-    .array(
-      z.object({ id: z.string().regex(/^D[1-9]\d{0,8}$/u), text: line(L.decision), status: z.enum(DECISION_STATUSES) }),
-    )
-    .max(L.decisions)
-    .refine((decisions) => new Set(decisions.map((decision) => decision.id)).size === decisions.length, {
-      message: 'decision ids repeat',
-    }),
-  checklist: z.array(z.object({ text: line(L.checklistItem), done: z.boolean() })).max(L.checklist),
-  evidence_ledger: z
-    .array(
-      z.object({
-        claim: line(L.claim),
-        files: z.array(z.object({ path: line(L.path), lines: z.string().regex(/^L[1-9]\d{0,8}(-L[1-9]\d{0,8})?$/u) })),
-        symbols: z.array(line(L.symbol)),
-        recorded_at: time.optional(),
+const ContextSchema = z
+  .object({
+    key: KeySchema,
+    feature_request: text(L.featureRequest),
+    checkpoint: CheckpointSchema.nullable(),
+    pinned_rules: z.array(line(L.rule)),
+    // Optional within version 1 (older readers drop it): who pinned each rule a user added.
+    pinned_by: z.record(line(L.rule), line(L.keyPart)).optional(),
+    working_summary: z.object({ text: text(L.summary), updated_at: time.nullable(), stale: z.boolean() }),
+    open_decisions: z
+      .array(
+        z.object({
+          id: z.string().regex(/^D[1-9]\d{0,8}$/u),
+          text: line(L.decision),
+          status: z.enum(DECISION_STATUSES),
+        }),
+      )
+      .max(L.decisions)
+      .refine((decisions) => new Set(decisions.map((decision) => decision.id)).size === decisions.length, {
+        message: 'decision ids repeat',
       }),
-    )
-    .max(L.claims),
-  last_run: LastRunSchema.nullable(),
-  recent_failures: z.array(z.object(FailureFields)).max(L.recentFailures),
-});
+    checklist: z.array(z.object({ text: line(L.checklistItem), done: z.boolean() })).max(L.checklist),
+    evidence_ledger: z
+      .array(
+        z.object({
+          claim: line(L.claim),
+          files: z.array(
+            z.object({ path: line(L.path), lines: z.string().regex(/^L[1-9]\d{0,8}(-L[1-9]\d{0,8})?$/u) }),
+          ),
+          symbols: z.array(line(L.symbol)),
+          recorded_at: time.optional(),
+        }),
+      )
+      .max(L.claims),
+    last_run: LastRunSchema.nullable(),
+    recent_failures: z.array(z.object(FailureFields)).max(L.recentFailures),
+  })
+  .superRefine((context, issues) => {
+    // The rules must fit the bundle whole, each user's rule with its mark.
+    const problem = pinnedRulesProblem(context.pinned_rules, context.pinned_by);
+    if (problem !== undefined) issues.addIssue({ code: 'custom', message: problem, path: ['pinned_rules'] });
+  });
 
 const ContextFileSchema = z.object({
   schema_version: z.literal(CONTEXT_SCHEMA_VERSION),
@@ -106,30 +122,26 @@ const ContextFileSchema = z.object({
   contexts: z.array(ContextSchema),
 });
 
-const SessionsFileSchema = z.object({
-  schema_version: z.literal(CONTEXT_SCHEMA_VERSION),
-  kind: z.enum(CONTEXT_KINDS),
-  sessions: z.array(
-    z.object({
-      key: KeySchema,
-      cli_sessions: z.record(line(L.keyPart), z.object({ id: line(L.keyPart), local_path: line(L.path).optional() })),
-    }),
-  ),
-});
+/** The envelope of a context file: each of its contexts is decoded on its own, so one broken context is kept apart alone. */
+const ContextFileEnvelope = ContextFileSchema.extend({ contexts: z.array(z.unknown()) });
 
-/** A context file as written to disk (schema version 1). */
-export type ContextFileDocument = z.infer<typeof ContextFileSchema>;
-/** A sessions file as written to disk (schema version 1). */
-export type ContextSessionsDocument = z.infer<typeof SessionsFileSchema>;
+/**
+ * A context file as written to disk (schema version 1): its contexts in key order, then those
+ * kept apart, exactly as they were read (which is why an entry's type is not known here).
+ */
+export type ContextFileDocument = Omit<z.infer<typeof ContextFileSchema>, 'contexts'> & {
+  readonly contexts: ReadonlyArray<unknown>;
+};
 
 type ContextDocument = z.infer<typeof ContextSchema>;
-type KeyDocument = z.infer<typeof KeySchema>;
+/** A key as the files write it. */
+export type KeyDocument = z.infer<typeof KeySchema>;
 type FailureDocument = z.infer<typeof ContextSchema>['recent_failures'][number];
 
 const corrupt = (message: string): ContextError => ({ code: 'corrupt', message });
 
 /** Validates `value`; a failure names the first offending field and the rule it breaks, never the value. */
-const validate = <T>(schema: z.ZodType<T>, value: unknown): E.Either<ContextError, T> => {
+export const validate = <T>(schema: z.ZodType<T>, value: unknown): E.Either<ContextError, T> => {
   const parsed = schema.safeParse(value);
   if (parsed.success) return E.right(parsed.data);
   const issue = parsed.error.issues[0];
@@ -147,12 +159,14 @@ const toIso = (at: number): string => new Date(at).toISOString();
 const optionalAt = (iso: string | undefined): { at?: number } => (iso === undefined ? {} : { at: toMillis(iso) });
 const isoAt = (at: number | undefined): { at?: string } => (at === undefined ? {} : { at: toIso(at) });
 
-const keyFrom = (key: KeyDocument): ContextKey => ({
+/** A key as the code holds it. */
+export const keyFrom = (key: KeyDocument): ContextKey => ({
   repo: key.repo,
   branch: key.branch,
   workstreamId: key.workstream_id,
 });
-const keyTo = (key: ContextKey): KeyDocument => ({
+/** A key as the files write it. */
+export const keyTo = (key: ContextKey): KeyDocument => ({
   repo: key.repo,
   branch: key.branch,
   workstream_id: key.workstreamId,
@@ -186,9 +200,11 @@ const contextFrom = (doc: ContextDocument): SharedContext => ({
           gitHead: doc.checkpoint.git_head,
           trackedFilesHash: doc.checkpoint.tracked_files_hash,
           summaryHash: doc.checkpoint.summary_hash,
+          ...(doc.checkpoint.uncommitted === undefined ? {} : { uncommitted: doc.checkpoint.uncommitted }),
         },
       }),
   pinnedRules: doc.pinned_rules,
+  ...(doc.pinned_by === undefined || Object.keys(doc.pinned_by).length === 0 ? {} : { pinnedBy: doc.pinned_by }),
   workingSummary: {
     text: doc.working_summary.text,
     ...(doc.working_summary.updated_at === null ? {} : { updatedAt: toMillis(doc.working_summary.updated_at) }),
@@ -216,8 +232,16 @@ const contextTo = (context: SharedContext): ContextDocument => ({
           git_head: context.checkpoint.gitHead,
           tracked_files_hash: context.checkpoint.trackedFilesHash,
           summary_hash: context.checkpoint.summaryHash,
+          ...(context.checkpoint.uncommitted === undefined ? {} : { uncommitted: [...context.checkpoint.uncommitted] }),
         },
   pinned_rules: [...context.pinnedRules],
+  ...(context.pinnedBy === undefined || Object.keys(context.pinnedBy).length === 0
+    ? {}
+    : {
+        pinned_by: Object.fromEntries(
+          Object.entries(context.pinnedBy).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        ),
+      }),
   working_summary: {
     text: context.workingSummary.text,
     updated_at: context.workingSummary.updatedAt === undefined ? null : toIso(context.workingSummary.updatedAt),
@@ -244,7 +268,7 @@ const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The schema version a parsed document declares: 0 for the draft layout, which has none. */
-const versionOf = (value: unknown): E.Either<ContextError, number> => {
+export const versionOf = (value: unknown): E.Either<ContextError, number> => {
   if (!isRecord(value)) return E.left(corrupt('expected a JSON object'));
   const version = value['schema_version'] ?? 0;
   return typeof version === 'number' && Number.isSafeInteger(version) && version >= 0
@@ -253,7 +277,7 @@ const versionOf = (value: unknown): E.Either<ContextError, number> => {
 };
 
 /** Refuses a file written by a newer schema, naming its version; it is left as it is. */
-const notNewer = (version: number): E.Either<ContextError, number> =>
+export const notNewer = (version: number): E.Either<ContextError, number> =>
   version > CONTEXT_SCHEMA_VERSION
     ? E.left({
         code: 'future_version',
@@ -261,10 +285,12 @@ const notNewer = (version: number): E.Either<ContextError, number> =>
       })
     : E.right(version);
 
-const sameKind = (kind: ContextKind, found: ContextKind): E.Either<ContextError, ContextKind> =>
+/** Refuses a file of the other kind. */
+export const sameKind = (kind: ContextKind, found: ContextKind): E.Either<ContextError, ContextKind> =>
   found === kind ? E.right(kind) : E.left(corrupt(`holds ${found} context where ${kind} context belongs`));
 
-const uniqueKeys = (keys: ReadonlyArray<KeyDocument>): E.Either<ContextError, true> => {
+/** Refuses a file in which two entries share one key. */
+export const uniqueKeys = (keys: ReadonlyArray<KeyDocument>): E.Either<ContextError, true> => {
   const indexed = keys.map((key, index) => ({ key: keyFrom(key), index }));
   const sorted = [...indexed].sort((a, b) => compareContextKeys(a.key, b.key) || a.index - b.index);
   const repeat = sorted.findIndex((entry, i) => i > 0 && isSameContextKey(entry.key, sorted[i - 1]!.key));
@@ -273,66 +299,61 @@ const uniqueKeys = (keys: ReadonlyArray<KeyDocument>): E.Either<ContextError, tr
     : E.left(corrupt(`entries ${sorted[repeat - 1]!.index} and ${sorted[repeat]!.index} share one key`));
 };
 
-/** Where in `text` the UTF-16 offset `position` is, as `line L, column C`. */
-const lineAndColumn = (text: string, position: number): string => {
-  const before = text.slice(0, position);
-  const line = before.split('\n').length;
-  return `line ${line}, column ${position - before.lastIndexOf('\n')}`;
-};
-
-/**
- * Why `text` is not JSON, without quoting it: the parser's own message quotes the text, and a
- * broken context file may hold anything (a pasted secret), so only a position is kept.
- */
-const jsonProblem = (text: string, error: unknown): string => {
-  const message = error instanceof Error ? error.message : '';
-  const position = /\bposition (\d+)/u.exec(message);
-  if (position !== null) return `at ${lineAndColumn(text, Number(position[1]))}`;
-  if (/unexpected end/iu.test(message)) return 'it ends too early';
-  return 'unexpected text';
-};
-
-/** Parses JSON text, calling a failure what it is: a truncated or corrupt file (never quoting it). */
-export const parseJsonText = (text: string): E.Either<ContextError, unknown> => {
-  const json = text.replace(/^\uFEFF/u, '');
-  return E.tryCatch(
-    () => JSON.parse(json) as unknown,
-    (error) => corrupt(`not valid JSON, the file is truncated or corrupt (${jsonProblem(json, error)})`),
-  );
+/** One entry of a file's `contexts` (at `index`): decoded, or kept apart with where it breaks the schema. */
+const decodeEntry = (raw: unknown, index: number): E.Either<QuarantinedContext, SharedContext> => {
+  const parsed = ContextSchema.safeParse(raw);
+  if (parsed.success) return E.right(contextFrom(parsed.data));
+  const issue = parsed.error.issues[0];
+  const key = KeySchema.safeParse(typeof raw === 'object' && raw !== null ? (raw as { key?: unknown }).key : undefined);
+  return E.left({
+    raw,
+    ...(key.success ? { key: keyFrom(key.data) } : {}),
+    problem: `${formatPath(['contexts', index, ...(issue?.path ?? [])])}: ${collapseWhitespace(issue?.message ?? 'does not match the schema')}`,
+  });
 };
 
 /**
  * Decodes a parsed context file of `kind`: a newer version is refused, an older one migrated,
- * and version 1 validated field by field.
+ * and version 1 validated field by field, each context on its own: one that breaks a cap or
+ * its schema is kept apart (`quarantined`) and the others are decoded, so a hand edit of one
+ * workstream never takes the file down. Only a file whose envelope is wrong (not an object,
+ * another kind, two entries with one key) is refused whole.
  */
 export const decodeContextFile = (value: unknown, kind: ContextKind): E.Either<ContextError, ContextFile> =>
   pipe(
     versionOf(value),
     E.chain(notNewer),
-    E.chain((version) =>
-      version < CONTEXT_SCHEMA_VERSION ? E.mapLeft(corrupt)(migrateContextDocument(value, kind)) : E.right(value),
-    ),
-    E.chain((document) => validate(ContextFileSchema, document)),
+    E.chain((version) => (version < CONTEXT_SCHEMA_VERSION ? migrateContextDocument(value, kind) : E.right(value))),
+    E.chain((document) => validate(ContextFileEnvelope, document)),
     E.chainFirst((document) => sameKind(kind, document.kind)),
-    E.chainFirst((document) => uniqueKeys(document.contexts.map((context) => context.key))),
-    E.map((document) =>
-      deepFreeze({
-        kind,
-        ...(document.repository === undefined ? {} : { repository: { ...document.repository } }),
-        contexts: document.contexts.map(contextFrom).sort((a, b) => compareContextKeys(a.key, b.key)),
-      }),
-    ),
+    E.chain((document) => {
+      const entries = document.contexts.map(decodeEntry);
+      const contexts = entries.filter(E.isRight).map((entry) => entry.right);
+      const quarantined = entries.filter(E.isLeft).map((entry) => entry.left);
+      return E.map(() =>
+        deepFreeze({
+          kind,
+          ...(document.repository === undefined ? {} : { repository: { ...document.repository } }),
+          contexts: contexts.sort((a, b) => compareContextKeys(a.key, b.key)),
+          ...(quarantined.length === 0 ? {} : { quarantined }),
+        }),
+      )(uniqueKeys(contexts.map((context) => keyTo(context.key))));
+    }),
   );
 
-/** The file as written to disk: version 1, contexts in key order. */
+/** The file as written to disk: version 1, contexts in key order, then those kept apart as they were read. */
 export const encodeContextFile = (file: ContextFile): ContextFileDocument => ({
   schema_version: CONTEXT_SCHEMA_VERSION,
   kind: file.kind,
   ...(file.repository === undefined ? {} : { repository: { id: file.repository.id, source: file.repository.source } }),
-  contexts: [...file.contexts].sort((a, b) => compareContextKeys(a.key, b.key)).map(contextTo),
+  contexts: [
+    ...[...file.contexts].sort((a, b) => compareContextKeys(a.key, b.key)).map(contextTo),
+    ...(file.quarantined ?? []).map((entry) => entry.raw),
+  ],
 });
 
-const unwritable = (error: ContextError): ContextError => ({
+/** A document the reader would refuse, as the refusal of a write. */
+export const unwritable = (error: ContextError): ContextError => ({
   code: 'invalid',
   message: `refused to write a file the reader would reject: ${error.message}`,
 });
@@ -349,10 +370,11 @@ export const encodeCheckedContextFile = (
 ): E.Either<ContextError, ContextFileDocument> => {
   const document = encodeContextFile(file);
   const sorted = [...file.contexts].sort((a, b) => compareContextKeys(a.key, b.key));
-  const unchecked = document.contexts.filter((_, i) => !decoded(sorted[i]!));
+  // The contexts kept apart go back exactly as they were read: only the others are checked.
+  const unchecked = sorted.filter((context) => !decoded(context)).map(contextTo);
   return pipe(
     validate(ContextFileSchema, { ...document, contexts: unchecked }),
-    E.chainFirst(() => uniqueKeys(document.contexts.map((context) => context.key))),
+    E.chainFirst(() => uniqueKeys(sorted.map((context) => keyTo(context.key)))),
     E.bimap(unwritable, () => document),
   );
 };
@@ -360,61 +382,3 @@ export const encodeCheckedContextFile = (
 /** Where the stored form of `context` holds a secret (a path such as `working_summary.text`), if anywhere. */
 export const findContextSecret = (context: SharedContext): SecretLocation | undefined =>
   findSecretField(contextTo(context));
-
-/** Decodes a parsed sessions file of `kind` (same versioning rules; there is no older layout). */
-export const decodeSessionsFile = (value: unknown, kind: ContextKind): E.Either<ContextError, ContextSessionsFile> =>
-  pipe(
-    versionOf(value),
-    E.chain(notNewer),
-    E.chain(() => validate(SessionsFileSchema, value)),
-    E.chainFirst((document) => sameKind(kind, document.kind)),
-    E.chainFirst((document) => uniqueKeys(document.sessions.map((entry) => entry.key))),
-    E.map((document) => ({
-      kind,
-      sessions: document.sessions
-        .map((entry) => ({
-          key: keyFrom(entry.key),
-          cliSessions: Object.fromEntries(
-            Object.entries(entry.cli_sessions).map(([tool, session]) => [
-              tool,
-              { id: session.id, ...(session.local_path === undefined ? {} : { localPath: session.local_path }) },
-            ]),
-          ),
-        }))
-        .sort((a, b) => compareContextKeys(a.key, b.key)),
-    })),
-  );
-
-/** The sessions document to write for `file`, checked with the schema that reads it back. */
-export const encodeCheckedSessionsFile = (
-  file: ContextSessionsFile,
-): E.Either<ContextError, ContextSessionsDocument> => {
-  const document = encodeSessionsFile(file);
-  return pipe(
-    validate(SessionsFileSchema, document),
-    E.chainFirst((valid) => uniqueKeys(valid.sessions.map((entry) => entry.key))),
-    E.bimap(unwritable, () => document),
-  );
-};
-
-/** The sessions file as written to disk. */
-export const encodeSessionsFile = (file: ContextSessionsFile): ContextSessionsDocument => ({
-  schema_version: CONTEXT_SCHEMA_VERSION,
-  kind: file.kind,
-  sessions: [...file.sessions]
-    .sort((a, b) => compareContextKeys(a.key, b.key))
-    .map((entry) => ({
-      key: keyTo(entry.key),
-      cli_sessions: Object.fromEntries(
-        Object.entries(entry.cliSessions)
-          .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-          .map(([tool, session]) => [
-            tool,
-            { id: session.id, ...(session.localPath === undefined ? {} : { local_path: session.localPath }) },
-          ]),
-      ),
-    })),
-});
-
-/** A document as file text: two-space JSON and a final newline. */
-export const formatJsonDocument = (document: unknown): string => `${JSON.stringify(document, null, 2)}\n`;

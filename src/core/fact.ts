@@ -52,25 +52,45 @@ export const isFactTag = (value: unknown): value is FactTag =>
 export const isSourceRole = (value: unknown): value is SourceRole =>
   typeof value === 'string' && (SOURCE_ROLES as ReadonlyArray<string>).includes(value);
 
+/** Every list of 1 to `FACT_LIMITS.maxTags` distinct tags, in every order, by its tags joined with commas. */
+const allTagLists = (): ReadonlyMap<string, ReadonlyArray<FactTag>> => {
+  const lists = new Map<string, ReadonlyArray<FactTag>>();
+  const extend = (list: ReadonlyArray<FactTag>): void => {
+    if (list.length > 0) lists.set(list.join(','), Object.freeze([...list]));
+    if (list.length < FACT_LIMITS.maxTags) for (const tag of FACT_TAGS) if (!list.includes(tag)) extend([...list, tag]);
+  };
+  extend([]);
+  return lists;
+};
+
 /**
- * Tag lists are shared per combination (there are at most 41): a store holds one array per
- * combination instead of one per fact.
+ * Tag lists are shared per combination: a store holds one array per combination instead of one
+ * per fact. Every combination a fact may carry is made once, when the module loads (156 of them).
  */
-const tagLists = new Map<string, ReadonlyArray<FactTag>>();
+const TAG_LISTS = allTagLists();
 
 /** The one frozen list of these tags (repeats dropped, order kept). */
 export const shareTags = (tags: ReadonlyArray<FactTag>): ReadonlyArray<FactTag> => {
   const unique = tags.length === 1 ? tags : [...new Set(tags)];
-  const key = unique.length === 1 ? unique[0]! : unique.join(',');
-  let shared = tagLists.get(key);
-  if (shared === undefined) tagLists.set(key, (shared = Object.freeze([...unique])));
-  return shared;
+  // More tags than a fact may carry, or unknown ones, have no shared list: a list of their own.
+  return TAG_LISTS.get(unique.length === 1 ? unique[0]! : unique.join(',')) ?? Object.freeze([...unique]);
 };
 
-const checkText = (record: Readonly<Record<string, unknown>>, field: string, max: number): string | undefined => {
-  const value = record[field];
+/**
+ * Why a fact's text field is malformed (not a string, blank, or longer than `max`), or
+ * undefined: the rule every fact's fields pass, wherever a fact is made or read.
+ */
+export const textFieldProblem = (field: string, value: unknown, max: number): string | undefined => {
   if (typeof value !== 'string' || value.trim() === '') return `${field} is missing or empty`;
   if (value.length > max) return `${field} is longer than ${max} characters`;
+  return undefined;
+};
+
+/** Why a fact's tags are malformed (not 1 to `FACT_LIMITS.maxTags` known tags), or undefined. */
+export const tagsProblem = (tags: unknown): string | undefined => {
+  if (!Array.isArray(tags) || tags.length < 1 || tags.length > FACT_LIMITS.maxTags)
+    return `tags must hold 1 to ${FACT_LIMITS.maxTags} tags`;
+  if (!tags.every(isFactTag)) return 'tags hold an unknown tag';
   return undefined;
 };
 
@@ -83,18 +103,17 @@ export const parseNewFact = (input: unknown): E.Either<string, SessionFact> => v
 const validateNewFact = (input: unknown): E.Either<string, SessionFact> => {
   if (!isRecord(input)) return E.left('fact is not an object');
   const textProblem =
-    checkText(input, 'id', 64) ??
-    checkText(input, 'subject', FACT_LIMITS.subject) ??
-    checkText(input, 'relation', FACT_LIMITS.relation) ??
-    checkText(input, 'object', FACT_LIMITS.object) ??
-    checkText(input, 'sourceTaskId', FACT_LIMITS.sourceTaskId);
+    textFieldProblem('id', input['id'], 64) ??
+    textFieldProblem('subject', input['subject'], FACT_LIMITS.subject) ??
+    textFieldProblem('relation', input['relation'], FACT_LIMITS.relation) ??
+    textFieldProblem('object', input['object'], FACT_LIMITS.object) ??
+    textFieldProblem('sourceTaskId', input['sourceTaskId'], FACT_LIMITS.sourceTaskId);
   if (textProblem !== undefined) return E.left(textProblem);
   const { id, subject, relation, object, sourceTaskId, sourceRole, tags, validFrom, validTo, confidence } =
     input as Record<string, unknown> & Record<'id' | 'subject' | 'relation' | 'object' | 'sourceTaskId', string>;
   if (id !== createFactId(subject, relation, object)) return E.left('id is not createFactId of the triple');
-  if (!Array.isArray(tags) || tags.length < 1 || tags.length > FACT_LIMITS.maxTags)
-    return E.left(`tags must hold 1 to ${FACT_LIMITS.maxTags} tags`);
-  if (!tags.every(isFactTag)) return E.left('tags hold an unknown tag');
+  const tagProblem = tagsProblem(tags);
+  if (tagProblem !== undefined) return E.left(tagProblem);
   if (typeof validFrom !== 'number' || !Number.isFinite(validFrom)) return E.left('validFrom is not a finite number');
   if (validTo !== undefined) return E.left('validTo is already set');
   if (typeof confidence !== 'number' || !(confidence >= 0 && confidence <= 1))

@@ -3,6 +3,7 @@
  * log) report a failed call as one line; this is the one table they share. Pure: it reads the
  * `code` an error carries, and nothing else.
  */
+import { type Failure, failure } from '../base/failure.js';
 import { collapseWhitespace } from '../base/text.js';
 
 const REASONS: Readonly<Record<string, string>> = {
@@ -26,3 +27,7 @@ export const fileErrorCode = (error: unknown): string =>
 /** A file system failure as one line. */
 export const describeFileFailure = (error: unknown): string =>
   REASONS[fileErrorCode(error)] ?? collapseWhitespace(error instanceof Error ? error.message : String(error));
+
+/** A failed file system call about `what` (`cannot write FILE`), as the one-line `io` failure every shell reports. */
+export const ioFailure = (what: string, error: unknown): Failure<'io'> =>
+  failure('io', `${what}: ${describeFileFailure(error)}`);

@@ -3,7 +3,7 @@
  * folded through `notesTransition`. The live tracker and the log replay both step this way, so
  * they cannot differ in how an input and its store traffic become state.
  */
-import { outsideRuns, withMutations } from '../persistent/owner.js';
+import { outsideRuns, asOneRun } from '../persistent/owner.js';
 import type { NotesEffect, NotesInput } from './inputs.js';
 import type { NotesState } from './machine.js';
 import type { NotesEvent } from './model.js';
@@ -41,8 +41,8 @@ export const stepMachine = (
   let effectsOfFirst: ReadonlyArray<NotesEffect> | undefined;
   // One write run for the whole step: the maps of users it changes are copied once, not at each
   // transition, and the state it returns is sealed. The states in between are never handed out.
-  const after = withMutations(state, (start) => {
-    let current = start;
+  const after = asOneRun(() => {
+    let current = state;
     for (let input = queue.shift(); input !== undefined; input = queue.shift()) {
       const [next, asked] = notesTransition(current, input);
       current = next;

@@ -8,10 +8,17 @@
  * one by one. Outside a run, writers make every write a run of its own, so data stays
  * persistent.
  *
- * Which run is open is the one piece of module state. Callbacks a run makes into its caller's
- * code go through `outsideRuns`, which closes the run for the callback's duration, so nothing
- * a callback does can write into, or be written by, the run that called it.
+ * Which run is open is the one piece of module state (the architecture test's list names it):
+ * every write of a persistent map or vector asks it, and threading an owner through every
+ * reducer and index write would cost each of them an argument for nothing. Callbacks a run
+ * makes into its caller's code go through `outsideRuns`, which closes the run for the
+ * callback's duration, so nothing a callback does can write into, or be written by, the run
+ * that called it. This module is the one import path of the pattern.
  */
+import { deepFreeze } from './freeze.js';
+
+/** `T` with its fields writable: what `own` hands a run to change in place. */
+export type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** A run's token: the nodes it created, which its writes may change in place. */
 export interface Owner {
@@ -30,7 +37,7 @@ let current: Owner | undefined;
  */
 export const createOwner = (): Owner => ({ nodes: new WeakSet() });
 
-/** True when the current run may change `value` in place: it created it and has not shared (sealed) it. */
+/** True when the current run may change `value` in place: it created it and has not shared (frozen) it. */
 export const owns = (value: object): boolean =>
   current !== undefined && !Object.isFrozen(value) && current.nodes.has(value);
 
@@ -48,45 +55,31 @@ export const fresh = <T extends object>(value: T): T => {
  * the values a state keeps in a map, when a reducer changes one field by field. Whatever a run
  * stores in such a value must be frozen or owned too.
  */
-export const own = <T extends object>(value: T): { -readonly [K in keyof T]: T[K] } =>
-  (owns(value) ? value : fresh(Array.isArray(value) ? value.slice() : { ...value })) as {
-    -readonly [K in keyof T]: T[K];
-  };
+export const own = <T extends object>(value: T): Writable<T> =>
+  (owns(value) ? value : fresh(Array.isArray(value) ? value.slice() : { ...value })) as Writable<T>;
 
 /**
- * Deeply freezes a value (frozen subtrees are skipped: what a sealed state holds is frozen
- * already). Inside a run, sealing a value shares it: later writes of the run copy its nodes
- * instead of changing them in place.
+ * Runs `fn` as one write run, under a new owner, and returns its result: every node created
+ * during the run is changed in place by later writes of the same run instead of being copied
+ * again, and nothing the run did not create is ever written. When the outermost run returns,
+ * its result and everything the run built are deeply frozen, exactly the values the same
+ * writes make one by one. Inside another run, `fn` is part of that run. `fn` must not hand out
+ * intermediate values (only the result is frozen), and a failure half-way leaves the
+ * intermediate values unusable, as with any transient.
  */
-export const seal = (value: unknown): void => {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
-  Object.freeze(value);
-  if (Array.isArray(value)) for (let i = 0; i < value.length; i += 1) seal(value[i]);
-  else for (const key in value) seal((value as Record<string, unknown>)[key]);
-};
-
-/**
- * Runs `fn` over `state` with in-place writes, under a new owner: every node created during
- * the run is changed in place by later writes of the same run instead of being copied again,
- * and nothing the run did not create is ever written. When the outermost run returns, its
- * result is deeply frozen, exactly the value the same writes make one by one. Inside another
- * run, `fn` is part of that run. `fn` must not keep or hand out intermediate values (only the
- * result is sealed), and a failure half-way leaves the intermediate values unusable, as with
- * any transient.
- */
-export const withMutations = <S>(state: S, fn: (state: S) => S): S => {
-  if (current !== undefined) return fn(state);
+export const asOneRun = <T>(fn: () => T): T => {
+  if (current !== undefined) return fn();
   const owner: Owner = { nodes: new WeakSet(), created: [] };
   current = owner;
-  let result: S;
+  let result: T;
   try {
-    result = fn(state);
+    result = fn();
   } finally {
     current = undefined;
   }
   // Through the result first: what it holds that the run did not build (a caller's unfrozen
   // input, shared) is frozen too, and a frozen node the run built stops no walk below it.
-  seal(result);
+  deepFreeze(result);
   for (const value of owner.created!) Object.freeze(value);
   return result;
 };
@@ -98,8 +91,8 @@ export const isMutating = (): boolean => current !== undefined;
  * A write run whose results stay transient (Immutable.js's `asMutable`), under `owner`: what
  * it builds is not frozen when it ends, so the next transient run of the same owner writes it
  * in place again instead of copying it, and reads stay on unfrozen arrays (the engine reads a
- * frozen array's elements about a third slower). For an owner that keeps its values to itself
- * between runs (a replay fed a history in pieces): it must `seal` a value before anyone else
+ * frozen array's elements slower: see docs/performance.md). For an owner that keeps its values to itself
+ * between runs (a replay fed a history in pieces): it must `deepFreeze` a value before anyone else
  * sees it. Inside another run, `fn` is simply part of that run.
  */
 export const transientRun = <T>(owner: Owner, fn: () => T): T => {

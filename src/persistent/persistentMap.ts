@@ -13,15 +13,14 @@
  * untrusted text (`constructor` is a term, `12` a task id), so they are never property names;
  * and arrays keep one engine layout for every leaf, which costs less memory than an object each.
  *
- * In-place writes, the Immutable.js owner pattern: inside `withMutations`, the nodes the
- * current run created (the ones not frozen yet) are changed in place, so a run of many writes
- * copies each node at most once; when the outermost run ends, what it created is frozen.
- * Outside a run, every write is a run of its own, so the map is always persistent to callers.
+ * In-place writes, the Immutable.js owner pattern (owner.ts): inside a run (`asOneRun`), the
+ * nodes the current run created (the ones not frozen yet) are changed in place, so a run of
+ * many writes copies each node at most once; when the outermost run ends, what it created is
+ * frozen. Outside a run, every write is a run of its own, so the map is always persistent to
+ * callers.
  */
 import { fnv1a } from '../base/hash.js';
-import { fresh, isMutating, owns, own, withMutations } from './owner.js';
-
-export { own, seal, withMutations } from './owner.js';
+import { asOneRun, fresh, isMutating, owns, own } from './owner.js';
 
 declare const opaque: unique symbol;
 /** A persistent map from strings to `V`. Plain data; read and write it only through this module. */
@@ -239,18 +238,18 @@ const removeIn = (current: Node, hash: number, key: string, depth: number): Node
 export const set = <V>(map: PersistentMap<V>, key: string, value: V): PersistentMap<V> =>
   isMutating()
     ? wrap(setIn(node(map), fnv1a(key), key, value, 0))
-    : withMutations(map, (m) => wrap(setIn(node(m), fnv1a(key), key, value, 0)));
+    : asOneRun(() => wrap(setIn(node(map), fnv1a(key), key, value, 0)));
 
 /** The map without `key` (the same map when it has no such key). */
 export const remove = <V>(map: PersistentMap<V>, key: string): PersistentMap<V> =>
   isMutating()
     ? wrap(removeIn(node(map), fnv1a(key), key, 0))
-    : withMutations(map, (m) => wrap(removeIn(node(m), fnv1a(key), key, 0)));
+    : asOneRun(() => wrap(removeIn(node(map), fnv1a(key), key, 0)));
 
 /** The map holding `entries` (a later entry of a key wins). */
 export const fromEntries = <V>(entries: Iterable<readonly [string, V]>): PersistentMap<V> =>
-  withMutations(empty as PersistentMap<V>, (map) => {
-    let result = map;
+  asOneRun(() => {
+    let result = empty as PersistentMap<V>;
     for (const [key, value] of entries) result = set(result, key, value);
     return result;
   });

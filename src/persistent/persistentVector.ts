@@ -3,9 +3,9 @@
  * trie, so a read is a few array lookups and a write copies one path of 32-slot nodes. The
  * search index numbers its documents with it (numbers only grow; a removed document leaves a
  * hole, and a node whose slots are all holes is dropped). Plain data, opaque to callers, and
- * written in place inside a `withMutations` run like the persistent map.
+ * written in place inside a write run (`asOneRun`) like the persistent map.
  */
-import { fresh, isMutating, own, withMutations } from './owner.js';
+import { asOneRun, fresh, isMutating, own } from './owner.js';
 
 declare const opaque: unique symbol;
 /** A persistent vector of `V` with holes. Plain data; read and write it only through this module. */
@@ -75,7 +75,7 @@ export const setAt = <V>(vector: PersistentVector<V>, index: number, value: V | 
     if (updated === root && shift === view(start).shift) return start;
     return fresh({ shift: updated === null ? 0 : shift, root: updated }) as unknown as PersistentVector<V>;
   };
-  return isMutating() ? write(vector) : withMutations(vector, write);
+  return isMutating() ? write(vector) : asOneRun(() => write(vector));
 };
 
 /** Calls `visit` with every value and its index, in index order. */

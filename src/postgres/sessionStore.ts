@@ -16,6 +16,7 @@ import { failure } from '../base/failure.js';
 import { parseSessionId } from '../live/session/id.js';
 import { libraryVersion, SNAPSHOT_VERSION } from '../live/session/snapshot.js';
 import type { SessionStore, SessionStoreError, StoredLine, StoredSnapshot, TailRead } from '../live/session/store.js';
+import { unusableSessionStore } from '../live/session/unusableStore.js';
 import { type Database, openDatabase, type PostgresOptions, type UrlOrPool } from './database.js';
 import type { PostgresFailure } from './failures.js';
 import { ensureSchema } from './schema.js';
@@ -61,6 +62,8 @@ SELECT key FROM session`,
 SELECT key FROM session`,
   },
   list: { name: `fact_tracker_list_${s}`, text: `SELECT id FROM ${s}.sessions ORDER BY id` },
+  // Its lines and snapshot go with it (ON DELETE CASCADE).
+  delete: { name: `fact_tracker_delete_${s}`, text: `DELETE FROM ${s}.sessions WHERE id = $1` },
   readSnapshot: {
     name: `fact_tracker_read_snapshot_${s}`,
     text: `SELECT s.key, s.lines, n.position, n.library, n.state FROM ${s}.sessions s
@@ -93,22 +96,6 @@ interface ReadRow {
 
 const LINE_BREAK = /[\r\n]/u;
 
-/** A store that fails every call with `error`: what a URL that is not one gives (the caller checks it with `parsePostgresUrl`). */
-const failingStore = (error: PostgresFailure): SessionStore => {
-  const fail = async () => E.left(error as SessionStoreError);
-  return {
-    location: 'PostgreSQL (no valid address)',
-    list: fail,
-    read: fail,
-    append: fail,
-    repair: fail,
-    readSnapshot: async () => E.left(error.message),
-    writeSnapshot: fail,
-    backlog: async () => undefined,
-    close: async () => undefined,
-  };
-};
-
 /**
  * A session store over the PostgreSQL database at `urlOrPool` (a `postgres://` or
  * `postgresql://` URL, or a `pg.Pool` of the caller's, which stays open on `close` and should
@@ -117,7 +104,7 @@ const failingStore = (error: PostgresFailure): SessionStore => {
  */
 export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOptions = {}): PostgresSessionStore => {
   const opened = openDatabase(urlOrPool, options);
-  if (E.isLeft(opened)) return failingStore(opened.left);
+  if (E.isLeft(opened)) return unusableSessionStore(opened.left, 'PostgreSQL (no valid address)');
   const db: Database = opened.right;
   const sql = statements(db.schema);
   /** Per session, the key of the row this store last read: another key under the same id is a log made anew. */
@@ -225,6 +212,12 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
       );
       return E.map(() => undefined)(written);
     },
+    delete: (id) =>
+      call(id, 'repeatable', async (client) => {
+        const { rowCount } = await client.query({ ...sql.delete, values: [id] });
+        keys.delete(id);
+        return (rowCount ?? 0) > 0;
+      }),
     backlog: async (id) => {
       const read = await call(id, 'repeatable', async (client) => {
         const { rows } = await client.query<{ backlog: string }>({ ...sql.backlog, values: [id, snapshotLibrary()] });

@@ -15,7 +15,7 @@ import { decodeNotes, encodeNotes, type SavedNotes } from '../notes/persist.js';
 import * as PMap from '../persistent/persistentMap.js';
 import { normalizeMaxValidFacts, type FactStore, type PairLog, pairKey } from '../core/store/state.js';
 import { byTimeThenId } from '../core/store/timeline.js';
-import type { RecordedFile, RecordedPrompt } from '../core/search/searchIndex.js';
+import { bySubjectThenRelation, type RecordedFile, type RecordedPrompt } from '../core/search/searchIndex.js';
 import {
   buildStore,
   holdsFileFactOf,
@@ -53,17 +53,6 @@ export interface DecodedState {
   readonly notes?: NotesLedger;
 }
 
-const byPairKey = (a: PairLog, b: PairLog): number =>
-  a.subject < b.subject
-    ? -1
-    : a.subject > b.subject
-      ? 1
-      : a.relation < b.relation
-        ? -1
-        : a.relation > b.relation
-          ? 1
-          : 0;
-
 /**
  * The store (and the notable-facts ledger, when given) as a saved-state document
  * (deterministic: pairs sorted by subject, then relation).
@@ -74,7 +63,7 @@ export const encodeState = (store: FactStore, notes?: NotesLedger): SavedState =
     format: STATE_FORMAT,
     version: STATE_VERSION,
     maxValidFacts: store.maxValidFacts,
-    pairs: [...selectPairLogs(store)].sort(byPairKey),
+    pairs: [...selectPairLogs(store)].sort(bySubjectThenRelation),
     prompts: selectRecordedPrompts(store),
     ...(files.length === 0 ? {} : { files }),
     ...(notes === undefined ? {} : { notes: encodeNotes(notes) }),

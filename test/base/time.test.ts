@@ -1,6 +1,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
-import { parseEventTime, parseIsoTime, parseTimeArgument } from '../../src/index.js';
+import { parseTimeArgument } from '../../src/base/time.js';
+import { parseEventTime, parseIsoTime } from '../../src/index.js';
 
 const right = <A>(either: E.Either<string, A>): A => {
   if (E.isLeft(either)) throw new Error(`expected a time, got: ${either.left}`);

@@ -5,7 +5,7 @@
  * binary runs the compiled modules.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { binary } from '../live/hook/host.js';
@@ -114,6 +114,25 @@ describe('the bundle', { timeout: 120_000 }, () => {
     const expected = await runMain(MAIN, replay);
     expect(expected.status).toBe(0);
     expect(await runMain(modules, replay)).toEqual(expected);
+  });
+
+  it('loads the PostgreSQL driver only through a dynamic import: no module a hook loads on the files imports pg', () => {
+    const importsPg = (file: string): boolean =>
+      /(?:from|import)\s*\(?\s*["']pg["']/u.test(readFileSync(join(BUNDLE, file), 'utf8'));
+    /** The chunks `file` loads before it runs: its static imports, and theirs. */
+    const staticClosure = (file: string, seen = new Set<string>()): Set<string> => {
+      if (seen.has(file)) return seen;
+      seen.add(file);
+      const text = readFileSync(join(BUNDLE, file), 'utf8');
+      for (const [, next] of text.matchAll(/^import\s*(?:[^"';]*?\bfrom\s*)?["']\.\/([^"']+)["']/gmu))
+        staticClosure(next!, seen);
+      return seen;
+    };
+    const hook = [...staticClosure('hookProcess.js')];
+    expect(hook.length).toBeGreaterThan(1);
+    expect(hook.filter(importsPg)).toEqual([]);
+    // The driver is in the bundle's reach all the same, for a store named by a URL.
+    expect(readdirSync(BUNDLE).filter(importsPg).length).toBeGreaterThan(0);
   });
 
   it('that cannot load is one line saying it is an internal error, never a stack trace; a hook still exits 0', async () => {

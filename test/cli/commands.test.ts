@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, type ExpectStatic, it } from 'vitest';
 import { type CliRun, MAIN, ROOT, runCli } from './runCli.js';
@@ -72,6 +72,58 @@ describe.concurrent('fact-tracker commands', () => {
     };
     expect(version.status).toBe(0);
     expect(version.stdout).toBe(`${manifest.version}\n`);
+  });
+
+  it("lists, exports, replays and deletes the sessions of a folder store: the project's, another named by --store or FACT_TRACKER_STORE", async ({
+    expect,
+  }) => {
+    // A project (a git work tree) with a session in its default folder and one in a folder of its own.
+    const project = tempDir('sessions-');
+    mkdirSync(join(project, '.git'));
+    mkdirSync(join(project, 'src'));
+    mkdirSync(join(project, '.fact-tracker', 'sessions'), { recursive: true });
+    mkdirSync(join(project, 'shared'));
+    const log = readFileSync(join(ROOT, EXAMPLE), 'utf8');
+    const files = ['web.jsonl', 'web.jsonl.snapshot', 'web.jsonl.hooks'];
+    for (const name of files)
+      writeFileSync(join(project, '.fact-tracker', 'sessions', name), name === files[0] ? log : '{}\n');
+    writeFileSync(join(project, 'shared', 'other.jsonl'), log.split('\n').slice(0, 5).join('\n'));
+    const inSrc = { cwd: join(project, 'src'), env: {} };
+    const [listed, exported, bySession, byFile, other, byVariable] = await Promise.all([
+      runCli(['sessions', 'list'], '', inSrc),
+      runCli(['sessions', 'export', 'web'], '', inSrc),
+      runCli(['replay', '--session', 'web', '--json'], '', inSrc),
+      runCli(['replay', EXAMPLE, '--json']),
+      runCli(['sessions', 'list', '--store', '../shared'], '', inSrc),
+      runCli(['facts', '--session', 'other', '--json'], '', {
+        cwd: join(project, 'src'),
+        env: { FACT_TRACKER_STORE: 'shared' },
+      }),
+    ]);
+    expect(listed).toEqual({ status: 0, stdout: 'web\n', stderr: '' });
+    expect(other).toEqual({ status: 0, stdout: 'other\n', stderr: '' });
+    expect(bySession).toEqual(byFile);
+    expect(exported.stdout).toBe(
+      log
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line) => `${line}\n`)
+        .join(''),
+    );
+    expect(byVariable.status).toBe(0);
+    expect(JSON.parse(byVariable.stdout)).toHaveProperty('facts');
+    expectOneLineFailure(
+      expect,
+      await runCli(['sessions', 'export', 'absent'], '', inSrc),
+      /^fact-tracker sessions: unknown_session: there is no session absent in /u,
+    );
+    expect(await runCli(['sessions', 'delete', 'web'], '', inSrc)).toEqual({
+      status: 0,
+      stdout: `deleted session web from ${join(project, '.fact-tracker', 'sessions')}\n`,
+      stderr: '',
+    });
+    expect(readdirSync(join(project, '.fact-tracker', 'sessions'))).toEqual([]);
+    expectOneLineFailure(expect, await runCli(['sessions', 'delete', 'web'], '', inSrc), /unknown_session/u);
   });
 
   it.skipIf(!existsSync('/dev/full'))(

@@ -4,7 +4,7 @@
  * exactly as written into the settings, through `sh -c`, with no registry anywhere.
  */
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
@@ -252,6 +252,84 @@ describe('fact-tracker init', { timeout: 120_000 }, () => {
     expect(run.stderr).toMatch(/no node_modules\/\.bin\/fact-tracker yet/u);
   });
 
+  it('--store writes the store through FACT_TRACKER_STORE, which the environment overrides, and refuses a URL with a password', async () => {
+    const project = tempDir('init-store-');
+    const secret = await init(project, 'claude', '--store', 'postgres://app:s3cret-Pw@db.internal/memory');
+    expect(secret.status).toBe(1);
+    expect(secret.stderr).toMatch(
+      /^fact-tracker init: the --store URL holds a password.*Set FACT_TRACKER_STORE to the URL in your environment[^\n]*\n$/u,
+    );
+    expect(secret.stdout + secret.stderr).not.toContain('s3cret-Pw');
+    expect((await init(project, 'claude', '--store', 'logs/$HOME')).stderr).toMatch(
+      /--store holds a character a shell would read/u,
+    );
+    expect(readdirSync(project)).toEqual([]);
+
+    const url = 'postgres://app@db.internal/memory?sslmode=require';
+    const written = await init(project, 'claude', '--store', url);
+    expect(written.status).toBe(0);
+    expect(written.stdout).toContain(
+      `The sessions are in FACT_TRACKER_STORE when your environment sets it, else in ${url}.`,
+    );
+    const reference = `\${FACT_TRACKER_STORE:-${url}}`;
+    expect(new Set(commandsOf(readJson(join(project, '.claude', 'settings.json'))))).toEqual(
+      new Set([`FACT_TRACKER_STORE="${reference}" ${HOOK}`]),
+    );
+    expect((readJson(join(project, '.mcp.json'))['mcpServers'] as Json)['fact-tracker']).toEqual({
+      type: 'stdio',
+      command: 'node',
+      args: [MAIN, 'mcp'],
+      env: { FACT_TRACKER_STORE: reference },
+    });
+    // A run without --store keeps the store the settings hold.
+    expect((await init(project, 'claude')).stdout).toMatch(
+      /^unchanged {2}\.claude\/settings\.json\nunchanged {2}\.mcp\.json\n/u,
+    );
+
+    // Codex passes its MCP servers only the variables env_vars names, and expands none: a shell sets the fallback.
+    expect((await init(project, 'codex', '--store', 'codex-logs')).status).toBe(0);
+    const server = (parseToml(read(join(project, '.codex', 'config.toml'))) as { mcp_servers: Record<string, Json> })
+      .mcp_servers['fact-tracker']!;
+    expect(server).toEqual({
+      command: 'sh',
+      args: ['-c', `FACT_TRACKER_STORE="\${FACT_TRACKER_STORE:-codex-logs}" exec node ${MAIN} mcp`],
+      env_vars: ['FACT_TRACKER_STORE', 'PGPASSWORD', 'PGPASSFILE'],
+    });
+    const codexServer = await new Promise<{ status: number | null; stderr: string }>((resolve) => {
+      const child = execFile(
+        '/bin/sh',
+        server['args'] as string[],
+        { cwd: project, env: { PATH: process.env['PATH'] ?? '' } },
+        (error, _stdout, stderr) => resolve({ status: error === null ? 0 : (error.code as number), stderr }),
+      );
+      child.stdin?.end();
+    });
+    expect(codexServer).toEqual({ status: 0, stderr: '' });
+
+    // A folder: the hooks as written record there, and a FACT_TRACKER_STORE of the environment wins.
+    const folders = tempDir('init-folder-');
+    expect((await init(folders, 'claude', '--store', 'team-logs')).status).toBe(0);
+    const call = (n: number) => ({
+      toolUseId: `toolu_01StoreCall00000000000${n}`,
+      agentId: `astore${n}`,
+      agentType: 'implementer',
+      prompt: `Task ID: ${n}\nCreate src/store${n}.ts.`,
+      answer: implementerAnswer(String(n), `src/store${n}.ts`),
+    });
+    const session = '7e2a4c10-3b5d-4f6e-8a9b-1c2d3e4f5a6b';
+    await claudeCode({ send: asSettingsSay(folders), sessionId: session, cwd: folders }).foreground(call(1));
+    await claudeCode({
+      send: asSettingsSay(folders, { FACT_TRACKER_STORE: 'env-logs' }),
+      sessionId: session,
+      cwd: folders,
+    }).foreground(call(2));
+    const factsIn = (folder: string) =>
+      replayHistory(read(join(folders, folder, `${session}.jsonl`))).report.facts.map((fact) => fact.subject);
+    expect(factsIn('team-logs')).toContain('src/store1.ts');
+    expect(factsIn('env-logs')).toContain('src/store2.ts');
+    expect(existsSync(join(folders, '.fact-tracker', 'sessions', `${session}.jsonl`))).toBe(false);
+  });
+
   it('rejects an unknown agent', async () => {
     const run = await runCli(['init', 'cursor']);
     expect(run.status).toBe(1);
@@ -263,7 +341,7 @@ describe('fact-tracker init', { timeout: 120_000 }, () => {
 
 /** Runs each event through the command the settings name for it, as Claude Code runs it: `sh -c`, from the project. */
 const asSettingsSay =
-  (project: string): Send =>
+  (project: string, env: Record<string, string> = {}): Send =>
   (payload) => {
     const settings = readJson(join(project, '.claude', 'settings.json'));
     const groups = ((settings['hooks'] as Record<string, Json[]>)[payload['hook_event_name'] as string] ?? []).filter(
@@ -280,7 +358,7 @@ const asSettingsSay =
         // No registry can be reached: npm is told it is offline, and no proxy or token is set.
         {
           cwd: project,
-          env: { PATH: process.env['PATH'] ?? '', CLAUDE_PROJECT_DIR: project, npm_config_offline: 'true' },
+          env: { PATH: process.env['PATH'] ?? '', CLAUDE_PROJECT_DIR: project, npm_config_offline: 'true', ...env },
         },
         (error, stdout, stderr) => {
           if (error !== null) return reject(new Error(`${command} failed: ${error.message}\n${stderr}`));

@@ -9,6 +9,7 @@ import { type CliIo, ReadFailure } from '../../src/cli/io.js';
 import { run } from '../../src/cli/run.js';
 import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS } from '../../src/index.js';
 import { ROOT } from './runCli.js';
+import { tempDir } from '../tempDirs.js';
 import { BAD_LINES, BAD_LINES_REJECTED } from '../fixtures/expected.js';
 
 const EXAMPLE = 'examples/web-api-session.jsonl';
@@ -114,8 +115,47 @@ describe('usage errors', () => {
     [['explain', EXAMPLE, '--line', '0'], /--line must be a whole number 1 or more/u],
     [['schema', 'tester'], /unknown role "tester"/u],
     [['replay', 'missing.jsonl'], /replay: cannot read missing.jsonl: no such file/u],
+    [['replay', EXAMPLE, '--store', 'logs'], /replay: --store names where --session ID is read from/u],
+    [['facts', EXAMPLE, '--session', 's'], /facts: give a FILE or --session ID, not both/u],
+    [['explain', '--session', 's', '--store', ''], /explain: --store needs a folder or a postgres:\/\/ URL/u],
+    [
+      ['mcp', '--store', 'a', '--sessions-dir', 'b'],
+      /mcp: --store and --sessions-dir both say where the sessions are/u,
+    ],
+    [['sessions'], /sessions: missing subcommand: list, export, delete/u],
+    [['sessions', 'show'], /sessions: unknown subcommand "show"/u],
+    [['sessions', 'list', 'x'], /sessions: list takes no arguments, got: x/u],
+    [['sessions', 'export'], /sessions: missing session ID/u],
+    [['db'], /db: missing subcommand: migrate/u],
+    [['db', 'migrate', 'now'], /db: migrate takes no arguments/u],
   ])('%j fails with one line and exit 1', async (argv, pattern) => {
     expectUsageError(await runInMemory(argv), pattern);
+  });
+});
+
+describe('hook', () => {
+  it('says a usage error in one line and still exits 0: the agent carries on', async () => {
+    const result = await runInMemory(['hook', '--store', 'a', '--sessions-dir', 'b']);
+    expect(result).toMatchObject({ status: 0, stdout: '' });
+    expect(result.stderr).toMatch(/^fact-tracker hook: --store and --sessions-dir both say where the sessions are/u);
+  });
+
+  it('says a store that cannot be used when an event needs its session, never on the events it ignores', async () => {
+    const cwd = tempDir('hook-store-');
+    const payload = (name: string): string =>
+      JSON.stringify({
+        ...(JSON.parse(readFileSync(`${ROOT}test/live/hook/fixtures/claude-code/${name}.json`, 'utf8')) as object),
+        cwd,
+      });
+    const io = { cwd, env: { FACT_TRACKER_STORE: 'mysql://app:s3cret-Pw@db/memory' } };
+    const ignored = await runInMemory(['hook'], { files: { '-': payload('pre-tool-use-bash') }, io });
+    expect(ignored).toMatchObject({ status: 0, stdout: '', stderr: '' });
+    const needed = await runInMemory(['hook'], { files: { '-': payload('pre-tool-use-agent') }, io });
+    expect(needed.status).toBe(0);
+    expect((JSON.parse(needed.stdout) as { systemMessage: string }).systemMessage).toMatch(
+      /^fact-tracker: store_url: session [\w-]+: FACT_TRACKER_STORE is a mysql: URL/u,
+    );
+    expect(needed.stdout + needed.stderr).not.toContain('s3cret-Pw');
   });
 });
 

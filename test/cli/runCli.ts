@@ -18,15 +18,24 @@ export interface CliRun {
   readonly stderr: string;
 }
 
-/** Runs `fact-tracker ...args` from the repository root, feeding `input` on stdin. */
-export const runCli = (args: ReadonlyArray<string>, input?: string): Promise<CliRun> => {
+/** Where a run happens: its working directory, and its environment (then exactly these variables and PATH). */
+export interface RunPlace {
+  readonly cwd?: string;
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/** Runs `fact-tracker ...args` from the repository root (or `place.cwd`), feeding `input` on stdin. */
+export const runCli = (args: ReadonlyArray<string>, input?: string, place: RunPlace = {}): Promise<CliRun> => {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run "npm run build" first (npm test does it)`);
   return new Promise((resolve) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
+    const env: NodeJS.ProcessEnv =
+      place.env === undefined
+        ? { ...process.env, NO_COLOR: '1' }
+        : { PATH: process.env['PATH'] ?? '', NO_COLOR: '1', ...place.env };
     const child = execFile(
       process.execPath,
       [MAIN, ...args],
-      { cwd: ROOT, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+      { cwd: place.cwd ?? ROOT, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const status = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
         resolve({ status, stdout, stderr });

@@ -1,10 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { pinnedRuleTexts } from '../../src/context/pinned.js';
 import { CONTEXT_BUDGETS } from '../../src/context/budget.js';
-import { buildContextBundle, CONTEXT_BUNDLE_HEADER, type ContextBundle } from '../../src/context/bundle.js';
+import { buildContextBundle, CONTEXT_BUNDLE_HEADER, type ContextBundle } from '../../src/context/index.js';
 import type { ContextStatus } from '../../src/context/checkpoint.js';
 import type { ContextKind, SharedContext } from '../../src/context/model.js';
-import { emptySharedContext } from '../../src/context/update.js';
+import { emptySharedContext } from '../../src/context/index.js';
 import { makeFact } from '../../src/core/fact.js';
 import { addFacts } from '../../src/core/store/addFacts.js';
 import { emptyFactStore } from '../../src/core/store/state.js';
@@ -174,8 +175,10 @@ describe('buildContextBundle', () => {
   it('bundles a bare context, not verified against the repository, as stale', () => {
     const bundle = buildContextBundle(context, { kind: 'planning' });
     expect(bundle.stale).toBe(true);
+    expect(bundle.text).toContain('- STALE since checkpoint aaaaaaa: not verified against the repository\n');
+    // Why it is stale is said whole, first among the file pointers.
     expect(bundle.text).toContain(
-      '- STALE since checkpoint aaaaaaa: not verified against the repository\n- not verified against the repository: load it with loadContext',
+      '## File pointers\n- not verified against the repository: load it with loadContext to check the checkpoint\n',
     );
     expect(bundle.chars).toBeGreaterThanOrEqual(1800);
   });
@@ -209,7 +212,8 @@ describe('buildContextBundle properties', () => {
           expect(section.chars).toBeLessThanOrEqual(section.max);
         }
         const lines = bundle.text.split('\n');
-        for (const rule of input.context.pinnedRules) expect(lines).toContain(`- ${rule}`);
+        for (const rule of pinnedRuleTexts(input.context.pinnedRules, input.context.pinnedBy))
+          expect(lines).toContain(`- ${rule}`);
         // The guidance always suffices: no filler line is needed with the spec's budgets.
         expect(lines.some((line) => /^\.+$/u.test(line))).toBe(false);
         expectOnlyOwnLines(bundle);

@@ -9,8 +9,8 @@ import * as O from 'fp-ts/lib/Option.js';
 import { describe, expect, it } from 'vitest';
 import { formatSavedState } from '../../src/cli/source.js';
 import { CONTEXT_BUDGETS } from '../../src/context/budget.js';
-import { buildContextBundle } from '../../src/context/bundle.js';
-import { loadContext } from '../../src/context/node/store.js';
+import { buildContextBundle } from '../../src/context/index.js';
+import { loadContext } from '../../src/context/node/index.js';
 import { makeFact } from '../../src/core/fact.js';
 import { addFacts } from '../../src/core/store/addFacts.js';
 import { emptyFactStore } from '../../src/core/store/state.js';
@@ -99,7 +99,9 @@ describe.concurrent('fact-tracker context', () => {
       'recent failures:\n',
     ])
       expect(show.stdout).toContain(part);
-    expect(show.stdout).toMatch(/keep \*\.local\.json out of git; data\/context\/\.gitignore does\)\n$/u);
+    expect(show.stdout).toMatch(
+      /local to this machine; git ignores it: data\/context\/\.gitignore:\d+: \*\.local\.json\)\n$/u,
+    );
 
     const loaded = await loadContext({ kind: 'planning', cwd: repo, enabled: true });
     const expected =
@@ -108,7 +110,7 @@ describe.concurrent('fact-tracker context', () => {
         : 'no context';
     const bundle = await runIn(repo, ['context', 'bundle']);
     expect(bundle).toEqual({ status: 0, stdout: `${expected}\n`, stderr: '' });
-    expect(bundle.stdout).toContain('- Use pnpm.');
+    expect(bundle.stdout).toMatch(/- \[pinned by [^\]]+\] Use pnpm\.\n/u);
 
     const fact = (subject: string, object: string) =>
       makeFact({

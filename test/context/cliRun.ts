@@ -55,6 +55,8 @@ export interface BinaryOptions {
   readonly gid?: number;
   /** Run through `sh -c SCRIPT`, where `"$@"` is `node MAIN ...args` (to start from a deleted directory). */
   readonly shell?: string;
+  /** Kill the process after this long (default 60 s): a run that hangs ends with status -1. */
+  readonly timeoutMs?: number;
 }
 
 /** Runs the built `fact-tracker ...args` as a process (context on, no colour). */
@@ -71,7 +73,7 @@ export const runBinary = (args: ReadonlyArray<string>, options: BinaryOptions): 
         cwd: options.cwd,
         env: { ...process.env, ...ON, NO_COLOR: '1', ...options.env },
         encoding: 'utf8',
-        timeout: 60_000,
+        timeout: options.timeoutMs ?? 60_000,
         ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.gid ?? options.uid }),
       },
       (error, stdout, stderr) =>

@@ -39,7 +39,7 @@ import {
   markSummaryStale,
   selectContext,
   upsertContext,
-} from '../../src/context/update.js';
+} from '../../src/context/index.js';
 import { contextArb } from './arbitraries.js';
 
 const ledgerOf = (result: E.Either<unknown, EvidenceLedger>): EvidenceLedger => {
@@ -146,7 +146,7 @@ describe('evidence helpers', () => {
   it('reads line ranges in the usual notations', () => {
     expect(parseLineRange('L10-L40')).toEqual(E.right({ start: 10, end: 40 }));
     expect(parseLineRange('7')).toEqual(E.right({ start: 7, end: 7 }));
-    expect(E.isLeft(parseLineRange('L0'))).toBe(true);
+    expect(parseLineRange('L0')).toEqual(E.left({ code: 'invalid', message: '"L0" starts before line 1' }));
   });
 
   it('tells completion claims apart', () => {
@@ -194,6 +194,13 @@ const roundTrip = (file: ContextFile) =>
 
 const errorOf = (result: E.Either<{ code: string; message: string }, unknown>): string =>
   E.isLeft(result) ? `${result.left.code}: ${result.left.message}` : 'decoded';
+
+/** What decoding a file with one broken context gives: the others decoded, that one kept apart with its problem. */
+const quarantineOf = (result: E.Either<{ code: string; message: string }, ContextFile>): string => {
+  if (E.isLeft(result)) return `${result.left.code}: ${result.left.message}`;
+  const [entry] = result.right.quarantined ?? [];
+  return entry === undefined ? 'decoded' : `kept apart: ${entry.problem}`;
+};
 
 describe('context keys', () => {
   it('compare as tuples, never as joined strings or prefixes', () => {
@@ -290,18 +297,19 @@ describe('context files', () => {
     expect(errorOf(decodeContextFile({ ...valid, contexts: [context, context] }, 'planning'))).toMatch(
       /^corrupt: entries 0 and 1 share one key$/u,
     );
+    // A context that breaks its schema or a cap is kept apart alone; the file is not refused for it.
     expect(
-      errorOf(
+      quarantineOf(
         decodeContextFile(
           { ...valid, contexts: [{ ...context, pinned_rules: ['x'.repeat(200), 'y'.repeat(200)] }] },
           'planning',
         ),
       ),
     ).toMatch(
-      /^corrupt: contexts\[0\]\.pinned_rules: pinned rules would take \d+ characters as rendered, over the 350/u,
+      /^kept apart: contexts\[0\]\.pinned_rules: pinned rules would take \d+ characters as rendered, over the 350/u,
     );
     expect(
-      errorOf(
+      quarantineOf(
         decodeContextFile(
           {
             ...valid,
@@ -312,7 +320,7 @@ describe('context files', () => {
           'planning',
         ),
       ),
-    ).toBe('corrupt: contexts[0].checkpoint.git_head: not a commit id');
+    ).toBe('kept apart: contexts[0].checkpoint.git_head: not a commit id');
     expect(errorOf(decodeContextFile({ ...valid, schema_version: 'one' }, 'planning'))).toBe(
       'corrupt: schema_version is not a version number',
     );
@@ -365,7 +373,7 @@ describe('migrateContextDocument', () => {
     const current = { schema_version: 1, kind: 'planning', contexts: [] };
     expect(migrateContextDocument(current, 'planning')).toEqual(E.right(current));
     expect(migrateContextDocument({ schema_version: 0 }, 'planning')).toEqual(
-      E.left('a draft (version 0) context needs a key'),
+      E.left({ code: 'corrupt', message: 'a draft (version 0) context needs a key' }),
     );
   });
 });
@@ -501,16 +509,30 @@ describe('applyRunOutcome', () => {
     );
   });
 
-  it('pins and unpins rules within the pinned budget', () => {
+  it('pins and unpins rules within the pinned budget; the tool’s own rules cannot be unpinned', () => {
+    const pinned = contextOf(
+      applyRunOutcome(verified, { status: 'succeeded', pinRules: ['Use pnpm.'], pinnedBy: 'Ann <a@x>' }, 6_000, GIT),
+    );
+    expect(pinned.pinnedRules).toEqual([...DEFAULT_PINNED_RULES, 'Use pnpm.']);
+    expect(pinned.pinnedBy).toEqual({ 'Use pnpm.': 'Ann <a@x>' });
     const swapped = contextOf(
       applyRunOutcome(
-        verified,
-        { status: 'succeeded', unpinRules: [verified.pinnedRules[2]!], pinRules: ['Use pnpm, never npm.'] },
-        6_000,
+        pinned,
+        { status: 'succeeded', unpinRules: ['Use pnpm.'], pinRules: ['Use yarn.'], pinnedBy: 'Bo <b@x>' },
+        7_000,
         GIT,
       ),
     );
-    expect(swapped.pinnedRules).toEqual([verified.pinnedRules[0], verified.pinnedRules[1], 'Use pnpm, never npm.']);
+    expect(swapped.pinnedRules).toEqual([...DEFAULT_PINNED_RULES, 'Use yarn.']);
+    expect(swapped.pinnedBy).toEqual({ 'Use yarn.': 'Bo <b@x>' });
+    expect(
+      applyRunOutcome(verified, { status: 'succeeded', unpinRules: [verified.pinnedRules[2]!] }, 6_000, GIT),
+    ).toEqual(
+      E.left({
+        code: 'invalid',
+        message: `"${verified.pinnedRules[2]}" comes with the tool and cannot be unpinned: it binds every role of every session`,
+      }),
+    );
   });
 
   it('marks staleness without copying a context that already says so', () => {
@@ -581,7 +603,10 @@ describe('resolveSharedContextFlag', () => {
     expect(resolveSharedContextFlag(undefined, '0', true)).toEqual(E.right({ enabled: false, source: 'env' }));
     expect(resolveSharedContextFlag(undefined, '', true)).toEqual(E.right({ enabled: true, source: 'config' }));
     expect(resolveSharedContextFlag(undefined, 'maybe', true)).toEqual(
-      E.left('SHARED_CONTEXT_ENABLED must be true or false (or 1/0, yes/no, on/off), not "maybe"'),
+      E.left({
+        code: 'config',
+        message: 'SHARED_CONTEXT_ENABLED must be true or false (or 1/0, yes/no, on/off), not "maybe"',
+      }),
     );
   });
 });

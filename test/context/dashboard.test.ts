@@ -7,7 +7,7 @@ import MarkdownIt from 'markdown-it';
 import { describe, expect, it } from 'vitest';
 import { renderContextDashboard } from '../../src/context/dashboard.js';
 import type { ContextFile, SharedContext } from '../../src/context/model.js';
-import { emptySharedContext } from '../../src/context/update.js';
+import { emptySharedContext } from '../../src/context/index.js';
 import { contextArb } from './arbitraries.js';
 
 const markdown = new MarkdownIt('commonmark');

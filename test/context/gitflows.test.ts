@@ -12,11 +12,11 @@ import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { CONTEXT_LIMITS, type ContextFile, type SharedContext } from '../../src/context/model.js';
-import { type ContextOptions, writeContext } from '../../src/context/node/store.js';
+import { writeContext } from '../../src/context/node/index.js';
 import { decodeContextFile, encodeContextFile } from '../../src/context/schema.js';
-import { emptySharedContext } from '../../src/context/update.js';
+import { emptySharedContext } from '../../src/context/index.js';
 import { expectOneLineFailure, runIn } from './cliRun.js';
-import { loadedOf } from './results.js';
+import { loadedOf, planningAt } from './results.js';
 import { commitAll, git, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
 
 const CONTEXT_JSON = ['data', 'context', 'planning_context.json'];
@@ -24,13 +24,7 @@ const DASHBOARD = ['data', 'context', 'planning_context.md'];
 /** These tests run git by the dozen; their assertions count outcomes, never time. */
 const SLOW = { timeout: 120_000 } as const;
 
-const options = (cwd: string, now: number, extra: Partial<ContextOptions> = {}): ContextOptions => ({
-  kind: 'planning',
-  cwd,
-  enabled: true,
-  now: () => now,
-  ...extra,
-});
+const options = planningAt;
 
 /** The decoded planning file of `repo`. */
 const storedFile = (repo: string): ContextFile => {
@@ -124,16 +118,16 @@ describe.concurrent('issue 28: git flows', SLOW, () => {
       expect(show.status).toBe(0);
       expect(show.stdout).toContain('nothing stored yet for this workstream');
       expect(show.stdout).toMatch(
-        /note: nothing is stored for workstream default on branch trunk, but the file holds it on branch main; fact-tracker context move --from main carries it to branch trunk\n/u,
+        /note: nothing is stored for workstream default on branch trunk, but the file holds it on branch main, which no longer exists \(a renamed branch\?\); fact-tracker context move --from main --remove-source carries it to branch trunk\n/u,
       );
       const bundle = await runIn(repo, ['context', 'bundle']);
       expect(bundle.stdout).toContain(
-        "- nothing is stored for branch trunk, but this workstream's context is on branch main (a renamed branch?): do not start from scratch\n- carry it here with fact-tracker context move --from main\n",
+        "- nothing is stored for branch trunk, but this workstream's context is on branch main (a renamed branch?): do not start from scratch\n- carry it here with fact-tracker context move --from main --remove-source\n",
       );
       expect(bundle.stdout).not.toContain('no summary yet');
       // Someone recorded a claim on the new name before anyone moved the context: the move merges the two.
       expect((await runIn(repo, ['context', 'claim', 'Read the lexer'])).status).toBe(0);
-      const moved = await runIn(repo, ['context', 'move', '--from', 'main']);
+      const moved = await runIn(repo, ['context', 'move', '--from', 'main', '--remove-source']);
       expect(moved).toMatchObject({
         status: 0,
         stdout:

@@ -19,8 +19,8 @@ import {
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
-import { withFileLock } from '../../src/context/node/files.js';
-import { writeContext } from '../../src/context/node/store.js';
+import { writeContext } from '../../src/context/node/index.js';
+import { withFileLock } from '../../src/node/lock.js';
 import { MAIN } from '../cli/runCli.js';
 import { expectOneLineFailure, type Ran, runBinary, runIn } from './cliRun.js';
 import { commitAll, git, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
@@ -247,7 +247,7 @@ describe.concurrent('issue 28: guards', SLOW, () => {
       try {
         const waitMs = 3_000;
         const started = Date.now();
-        const result = await withFileLock(file, waitMs, async () => E.right('took it'));
+        const result = await withFileLock(file, { staleMs: 10_000, waitMs }, async () => E.right('took it'));
         const waited = Date.now() - started;
         expect(errorOf(result).message).toMatch(/another writer held it for the whole wait \(3 s\)/u);
         expect(waited).toBeGreaterThanOrEqual(waitMs);

@@ -5,12 +5,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { sanitizeKeyPart, hasControlCharacters } from '../../src/context/key.js';
-import {
-  mergeContextFiles,
-  mergeContextFilesReported,
-  mergeContexts,
-  splitConflictMarkers,
-} from '../../src/context/merge.js';
+import { splitConflictMarkers } from '../../src/context/conflictMarkers.js';
+import { mergeContextFiles, mergeContextFilesReported, mergeContexts } from '../../src/context/merge.js';
 import {
   CONTEXT_LIMITS,
   type ContextFile,
@@ -19,7 +15,7 @@ import {
   type SharedContext,
 } from '../../src/context/model.js';
 import { identifyRepository, normalizeRemoteUrl, resolveRepositoryKey } from '../../src/context/repository.js';
-import { emptySharedContext } from '../../src/context/update.js';
+import { emptySharedContext } from '../../src/context/index.js';
 import { contextArb } from './arbitraries.js';
 
 const at = (repo: string, workstreamId = 'default'): SharedContext =>
@@ -108,9 +104,9 @@ describe('key parts from names the repository chose', () => {
 });
 
 describe('conflict markers', () => {
-  it('splits both sides, with or without the diff3 base', () => {
+  it('splits both sides, with or without the diff3 base, and gives the base when every conflict shows it', () => {
     const text = 'a\n<<<<<<< HEAD\nours\n||||||| base\nold\n=======\ntheirs\n>>>>>>> other\nz\n';
-    expect(splitConflictMarkers(text)).toEqual({ ours: 'a\nours\nz\n', theirs: 'a\ntheirs\nz\n' });
+    expect(splitConflictMarkers(text)).toEqual({ ours: 'a\nours\nz\n', theirs: 'a\ntheirs\nz\n', base: 'a\nold\nz\n' });
     expect(splitConflictMarkers(text.replace('||||||| base\nold\n', ''))).toEqual({
       ours: 'a\nours\nz\n',
       theirs: 'a\ntheirs\nz\n',

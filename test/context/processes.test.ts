@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { describe, expect, it } from 'vitest';
-import { loadContext } from '../../src/context/node/store.js';
+import { loadContext } from '../../src/context/node/index.js';
 import { decodeContextFile } from '../../src/context/schema.js';
 import { makeRepo } from './repo.js';
 

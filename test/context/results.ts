@@ -1,8 +1,8 @@
-/** Unwrapping the results of the context shell in tests: a call that must succeed, or must fail. */
+/** Calling the context shell in tests: its options, and unwrapping a call that must succeed, or must fail. */
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import type { ContextError } from '../../src/context/model.js';
-import type { LoadedContext } from '../../src/context/node/store.js';
+import type { ContextOptions, LoadedContext } from '../../src/context/node/index.js';
 
 /** The loaded context of a call that must succeed with the feature on. */
 export const loadedOf = (result: E.Either<ContextError, O.Option<LoadedContext>>): LoadedContext => {
@@ -16,3 +16,12 @@ export const errorOf = (result: E.Either<ContextError, unknown>): ContextError =
   if (E.isRight(result)) throw new Error('expected an error');
   return result.left;
 };
+
+/** The options of a planning context in `cwd` with the feature on and the clock stopped at `now`. */
+export const planningAt = (cwd: string, now: number, extra: Partial<ContextOptions> = {}): ContextOptions => ({
+  kind: 'planning',
+  cwd,
+  enabled: true,
+  now: () => now,
+  ...extra,
+});

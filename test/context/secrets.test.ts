@@ -9,7 +9,7 @@ import type { RepositorySnapshot } from '../../src/context/checkpoint.js';
 import type { ContextError } from '../../src/context/model.js';
 import { findContextSecret } from '../../src/context/schema.js';
 import { findSecret, findSecretField } from '../../src/context/secrets.js';
-import { applyRunOutcome, emptySharedContext, recordContextClaim } from '../../src/context/update.js';
+import { applyRunOutcome, emptySharedContext, recordContextClaim } from '../../src/context/index.js';
 
 /** Secret-shaped strings, assembled so that no scanner mistakes this file for a leak. */
 export const SECRETS: ReadonlyArray<readonly [string, string]> = [

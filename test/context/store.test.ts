@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { describe, expect, it } from 'vitest';
-import { buildContextBundle } from '../../src/context/bundle.js';
-import { type ContextOptions, loadContext, updateContext, writeContext } from '../../src/context/node/store.js';
+import { buildContextBundle } from '../../src/context/index.js';
+import { type ContextOptions, loadContext, updateContext, writeContext } from '../../src/context/node/index.js';
 import { decodeContextFile, encodeContextFile } from '../../src/context/schema.js';
-import { emptySharedContext, recordContextClaim } from '../../src/context/update.js';
+import { emptySharedContext, recordContextClaim } from '../../src/context/index.js';
 import { errorOf, loadedOf } from './results.js';
 import { commitAll, git, listing, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
 

@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createFactId } from '../../src/index.js';
+import * as E from 'fp-ts/lib/Either.js';
+import { shareTags } from '../../src/core/fact.js';
+import { clipEnd, clipStart, collapseWhitespace } from '../../src/base/text.js';
+import { createExtractor, createFactId, FACT_LIMITS, FACT_TAGS, type FactTag, parseNewFact } from '../../src/index.js';
 
 const reference = (s: string, r: string, o: string): string =>
   createHash('sha256').update(`${s}\u001f${r}\u001f${o}`, 'utf8').digest('hex').slice(0, 16);
@@ -29,6 +32,68 @@ describe('hashing', () => {
       fc.property(fc.string({ unit: 'binary', maxLength: 400 }), fc.constantFrom(1, 4, 8, 16, 32), (text, bytes) => {
         expect(sha256HexPrefix(text, bytes)).toHaveLength(bytes * 2);
         expect(portableSha256HexPrefix(text, bytes)).toBe(sha256HexPrefix(text, bytes));
+      }),
+    );
+  });
+});
+
+describe('shareTags', () => {
+  it('gives one frozen list for each list of tags, repeats dropped and order kept, whatever array it is given', () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...FACT_TAGS), { minLength: 1, maxLength: 3 }), (tags) => {
+        const shared = shareTags(tags);
+        expect(shared).toEqual([...new Set(tags)]);
+        expect(Object.isFrozen(shared)).toBe(true);
+        expect(shareTags([...tags])).toBe(shared);
+      }),
+    );
+  });
+});
+
+describe('one check of a fact', () => {
+  /** Field text as rules propose it: blank, short, long, with line breaks. */
+  const textArb = fc.oneof(
+    fc.constantFrom('', '   ', 'a\nb'),
+    fc.string({ maxLength: 30 }),
+    fc.string({ minLength: 190, maxLength: 260 }),
+  );
+  const tagsArb = fc.oneof(
+    fc.array(fc.constantFrom(...FACT_TAGS), { maxLength: 4 }),
+    fc.array(fc.constantFrom<string>('file_change', 'nope'), { minLength: 1, maxLength: 2 }),
+  );
+
+  it('every fact the extractor makes is one parseNewFact takes as it is, and a draft it refuses is refused for the reason parseNewFact gives', () => {
+    fc.assert(
+      fc.property(textArb, textArb, textArb, tagsArb, (subject, relation, object, tags) => {
+        const draft = { subject, relation, object, tags: tags as FactTag[] };
+        const extractor = createExtractor({
+          implementerRules: [{ name: 'draft', extract: () => [draft] }],
+          reviewerRules: [],
+        });
+        const { facts, warnings } = extractor.extractFromImplementer({ status: 'completed' } as never, '7', 1_000);
+        if (facts.length === 1) {
+          expect(parseNewFact(facts[0])).toEqual(E.right(facts[0]));
+          return;
+        }
+        const reason = warnings.find((warning) => warning.startsWith('rule draft proposed a malformed fact: '));
+        expect(reason).toBeDefined();
+        // The same fields, as the extractor normalized them, refused by the store's own check.
+        const fields = {
+          subject: clipStart(collapseWhitespace(subject), FACT_LIMITS.subject),
+          relation: clipEnd(collapseWhitespace(relation), FACT_LIMITS.relation),
+          object: clipEnd(collapseWhitespace(object), FACT_LIMITS.object),
+        };
+        const normalized = {
+          id: createFactId(fields.subject, fields.relation, fields.object),
+          ...fields,
+          tags,
+          validFrom: 1_000,
+          sourceTaskId: '7',
+          sourceRole: 'implementer',
+          confidence: 1,
+        };
+        const checked = parseNewFact(normalized);
+        expect(E.isLeft(checked) && reason!.endsWith(checked.left)).toBe(true);
       }),
     );
   });

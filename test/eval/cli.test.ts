@@ -19,7 +19,8 @@ describe('npm run eval, on bad input', () => {
   it('--help prints the usage and every option', () => {
     const run = evaluate('--help');
     expect(run.status).toBe(0);
-    for (const option of ['--fit', '--json', '--misses', '--realworld DIR']) expect(run.stdout).toContain(option);
+    for (const option of ['--fit', '--json', '--misses', '--no-ablations', '--realworld DIR'])
+      expect(run.stdout).toContain(option);
   });
 
   it('an unknown option exits 2 with the usage and no stack trace', () => {

@@ -5,7 +5,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createOwner, outsideRuns, transientRun } from '../../src/persistent/owner.js';
+import { asOneRun, createOwner, outsideRuns, transientRun } from '../../src/persistent/owner.js';
+import { deepFreeze } from '../../src/persistent/freeze.js';
 import * as PMap from '../../src/persistent/persistentMap.js';
 import { isDeepFrozen } from '../core/store/invariants.js';
 
@@ -40,7 +41,7 @@ describe('transientRun', () => {
     expect(map).toBe(before);
     expect(PMap.size(map)).toBe(200);
 
-    PMap.seal(map);
+    deepFreeze(map);
     expect(isDeepFrozen(map)).toBe(true);
     const sealed = contents(map);
     let later: NumberMap = map;
@@ -55,8 +56,8 @@ describe('transientRun', () => {
 
   it('inside another run is part of it: the outer run freezes what both built', () => {
     const owner = createOwner();
-    const map = PMap.withMutations(PMap.empty as NumberMap, (start) => {
-      let inner = start;
+    const map = asOneRun(() => {
+      let inner = PMap.empty as NumberMap;
       transientRun(owner, () => {
         inner = fill(inner, 0, 50);
       });
@@ -96,7 +97,7 @@ describe('transientRun', () => {
           transientRun(owner, () => {
             for (const [kind, key, value] of run) {
               if (kind === 'share') {
-                PMap.seal(owned);
+                deepFreeze(owned);
                 shared.push({ map: owned, json: contents(owned) });
               } else if (kind === 'set') {
                 owned = PMap.set(owned, `k${key}`, value);
@@ -107,7 +108,7 @@ describe('transientRun', () => {
               }
             }
           });
-        PMap.seal(owned);
+        deepFreeze(owned);
         expect(contents(owned)).toBe(contents(persistent));
         expect(owned).toEqual(persistent);
         expect(isDeepFrozen(owned)).toBe(true);
@@ -125,7 +126,7 @@ describe('ownership', () => {
     for (const input of [JSON.parse(JSON.stringify(built)) as NumberMap, structuredClone(built)]) {
       expect(Object.isFrozen(input)).toBe(false);
       const before = JSON.stringify(input);
-      const changed = PMap.withMutations(input, (start) => PMap.remove(fill(start, 50, 100), 'k3'));
+      const changed = asOneRun(() => PMap.remove(fill(input, 50, 100), 'k3'));
       expect(JSON.stringify(input)).toBe(before);
       expect(changed).not.toBe(input);
       expect(PMap.size(changed)).toBe(149);
@@ -161,8 +162,8 @@ describe('ownership', () => {
 describe('outsideRuns', () => {
   it('lets a callback made from inside a run write persistently, and the run carries on in place', () => {
     let callbackMaps: NumberMap[] = [];
-    const map = PMap.withMutations(PMap.empty as NumberMap, (start) => {
-      const first = fill(start, 0, 40);
+    const map = asOneRun(() => {
+      const first = fill(PMap.empty as NumberMap, 0, 40);
       callbackMaps = outsideRuns(() => {
         const a = PMap.set(PMap.empty as NumberMap, 'x', 1);
         const b = PMap.set(a, 'y', 2);
@@ -179,5 +180,40 @@ describe('outsideRuns', () => {
     expect(PMap.size(b!)).toBe(2);
     expect(isDeepFrozen(map)).toBe(true);
     expect(PMap.get(map, 'k0')).toBe(-1);
+  });
+});
+
+describe('asOneRun', () => {
+  it('makes the writes of a scope one run, whatever values they reach: each node the run built is changed in place, and all is frozen when it ends', () => {
+    let map: NumberMap = PMap.empty;
+    let other: NumberMap = PMap.empty;
+    const sizes = asOneRun(() => {
+      map = fill(map, 0, 50);
+      const root = map;
+      other = PMap.set(other, 'a', 1);
+      map = fill(map, 50, 50);
+      // The root the run built (a branch by now) took the later writes in place.
+      expect(map).toBe(root);
+      expect(Object.isFrozen(map)).toBe(false);
+      return [PMap.size(map), PMap.size(other)];
+    });
+    expect(sizes).toEqual([100, 1]);
+    expect(isDeepFrozen(map)).toBe(true);
+    expect(isDeepFrozen(other)).toBe(true);
+    expect(isDeepFrozen(sizes)).toBe(true);
+  });
+
+  it('ends its run when the scope throws: what it built is not written in place by later writes', () => {
+    let built: NumberMap = PMap.empty;
+    expect(() =>
+      asOneRun(() => {
+        built = fill(built, 0, 40);
+        throw new Error('stop');
+      }),
+    ).toThrow('stop');
+    const json = contents(built);
+    const later = PMap.set(built, 'k0', -1);
+    expect(later).not.toBe(built);
+    expect(contents(built)).toBe(json);
   });
 });

@@ -1,5 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { asOneRun } from '../../src/persistent/owner.js';
+import { deepFreeze } from '../../src/persistent/freeze.js';
 import * as PMap from '../../src/persistent/persistentMap.js';
 import { isDeepFrozen } from '../core/store/invariants.js';
 
@@ -37,7 +39,7 @@ const entriesArb = fc.uniqueArray(fc.tuple(keyArb, fc.integer({ min: 0, max: 5 }
 
 describe('persistent map', () => {
   for (const inPlace of [false, true])
-    it(`a run of sets and removes ${inPlace ? 'inside withMutations ' : ''}holds exactly what a Map holds, counts it, and never changes a shared version`, () => {
+    it(`a run of sets and removes ${inPlace ? 'inside one write run (asOneRun) ' : ''}holds exactly what a Map holds, counts it, and never changes a shared version`, () => {
       fc.assert(
         fc.property(fc.array(opArb, { minLength: 20, maxLength: 400, size: 'large' }), (ops) => {
           const model = new Map<string, number>();
@@ -52,13 +54,13 @@ describe('persistent map', () => {
                 map = PMap.remove(map, key);
                 model.delete(key);
               } else {
-                PMap.seal(map);
+                deepFreeze(map);
                 shared.push({ map, json: JSON.stringify(map) });
               }
             }
             return map;
           };
-          const map = inPlace ? PMap.withMutations(PMap.empty as PMap.PersistentMap<number>, apply) : apply(PMap.empty);
+          const map = inPlace ? asOneRun(() => apply(PMap.empty as PMap.PersistentMap<number>)) : apply(PMap.empty);
           expect(contents(map)).toEqual(modelContents(model));
           expect(PMap.size(map)).toBe(model.size);
           expect(PMap.values(map).sort()).toEqual([...model.values()].sort());

@@ -6,7 +6,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as E from 'fp-ts/lib/Either.js';
 import pg from 'pg';
@@ -14,6 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { replayHistory } from '../../src/index.js';
 import { openSession } from '../../src/live/session/index.js';
 import { postgresSessionStore } from '../../src/postgres/index.js';
+import { tempDir } from '../tempDirs.js';
 import { postgresUnavailable, usePostgres } from './server.js';
 
 const DIST = fileURLToPath(new URL('../../dist/postgres/index.js', import.meta.url));
@@ -34,9 +36,12 @@ interface Exit {
 }
 
 /** A child running `script` with `args`, its output gathered, and a promise of its end. */
-const child = (script: string, args: ReadonlyArray<string>) => {
+const child = (script: string, args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
   if (!existsSync(DIST)) throw new Error(`${DIST} is missing: run "npm run build" first (npm test does it)`);
-  const process_ = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const process_ = spawn(process.execPath, [script, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
   const output = { stdout: '', stderr: '' };
   process_.stdout.on('data', (chunk: Buffer) => {
     output.stdout += chunk.toString();
@@ -61,8 +66,19 @@ const saying = (running: ChildProcess, word: string, count: number): Promise<voi
     running.on('exit', () => reject(new Error(`the child exited before it said "${word}" ${count} times`)));
   });
 
-const appender = (url: string, session: string, name: string, count: number, total: number, big = false) =>
-  child(APPENDER, [url, SCHEMA, session, name, String(count), String(total), ...(big ? ['big'] : [])]);
+const appender = (
+  url: string,
+  session: string,
+  name: string,
+  count: number,
+  total: number,
+  options: { readonly big?: boolean; readonly gate?: string } = {},
+) =>
+  child(
+    APPENDER,
+    [url, SCHEMA, session, name, String(count), String(total), ...(options.big === true ? ['big'] : [])],
+    options.gate === undefined ? {} : { GATE: options.gate },
+  );
 
 const digest = (value: unknown): string => createHash('sha256').update(JSON.stringify(value)).digest('hex');
 
@@ -114,7 +130,7 @@ describe.skipIf(postgresUnavailable !== undefined)('a PostgreSQL session across 
     const holder = child(HOLDER, [url, SCHEMA, 'killed']);
     await saying(holder.process, 'holding', 1);
     const steady = appender(url, 'killed', 'a', 40, 41);
-    const big = appender(url, 'killed', 'b', 1_000, 1_000, true);
+    const big = appender(url, 'killed', 'b', 1_000, 1_000, { big: true });
     await saying(steady.process, 'appending ', 1);
     holder.process.kill('SIGKILL');
     expect((await holder.exit).signal).toBe('SIGKILL');
@@ -153,10 +169,12 @@ describe.skipIf(postgresUnavailable !== undefined)('a PostgreSQL session across 
 
   it('loses nothing and writes nothing twice when the server restarts in the middle of a run', async () => {
     const url = await databaseUrl();
-    const runs = ['r0', 'r1', 'r2'].map((name) => appender(url, 'restarted', name, 60, 180));
-    await saying(runs[0]!.process, 'appending ', 15);
-    // Every writer is in the middle of its run when the server goes down.
-    expect(runs.map((run) => run.said('appending ') < 60)).toEqual([true, true, true]);
+    // Every writer waits after 15 appends, so that all are in the middle of their runs when the
+    // server goes down: they are let go, and the server restarts under them.
+    const gate = join(tempDir('gate-'), 'go');
+    const runs = ['r0', 'r1', 'r2'].map((name) => appender(url, 'restarted', name, 60, 180, { gate: `${gate}:15` }));
+    await Promise.all(runs.map((run) => saying(run.process, 'waiting', 1)));
+    writeFileSync(gate, '');
     await server().restart({ downMs: 300 });
     await expectAllOnce(url, 'restarted', await Promise.all(runs.map((run) => run.exit)), 180);
   }, 120_000);

@@ -3,7 +3,7 @@
  * directory, through the library's context shell. Stored text is untrusted, so every field
  * printed goes through `collapseWhitespace` and stays on its line.
  */
-import { relative, sep } from 'node:path';
+import { relative, resolve, sep } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
@@ -12,17 +12,13 @@ import { buildContextBundle } from '../../context/bundle.js';
 import type { StaleReason } from '../../context/checkpoint.js';
 import { CONTEXT_CONFIG_FILE, SHARED_CONTEXT_ENV, type SharedContextFlag } from '../../context/flag.js';
 import type { ContextError } from '../../context/model.js';
-import {
-  type ContextOptions,
-  type LoadedContext,
-  loadContext,
-  moveContext,
-  resolveContext,
-  updateContext,
-  writeContext,
-} from '../../context/node/store.js';
+import { moveContext, resolveContext, updateContext, writeContext } from '../../context/node/edit.js';
+import { checkRegularFile } from '../../context/node/files.js';
+import { type LoadedContext, loadContext } from '../../context/node/load.js';
+import type { ContextOptions } from '../../context/node/scope.js';
 import { CONTEXT_LIMITS } from '../../context/model.js';
-import { droppedNotice } from '../../context/notices.js';
+import { droppedNotice, relatedNotice } from '../../context/notices.js';
+import { pinnedRuleLines } from '../../context/pinned.js';
 import { recordContextClaim } from '../../context/update.js';
 import type { FactStore } from '../../core/store/state.js';
 import { collapseWhitespace } from '../../base/text.js';
@@ -99,7 +95,8 @@ const renderShow = (loaded: LoadedContext, style: Style): string => {
       : `summary (updated ${time(context.workingSummary.updatedAt)})${status.stale ? style.red(' STALE') : ''}:`,
     ...paragraphs.map((line) => `  ${line}`),
   );
-  lines.push(`pinned rules (${context.pinnedRules.length}):`, ...context.pinnedRules.map((rule) => `  ${safe(rule)}`));
+  const rules = pinnedRuleLines(context);
+  lines.push(`pinned rules (${rules.length}):`, ...rules.map((rule) => `  ${safe(rule)}`));
   if (context.openDecisions.length > 0)
     lines.push(
       'decisions:',
@@ -116,6 +113,13 @@ const renderShow = (loaded: LoadedContext, style: Style): string => {
   }
   for (const missing of status.missingEvidence)
     lines.push(style.red(`  MISSING ${safe(missing.path)} (cited by: ${safe(missing.claim)})`));
+  for (const past of status.pastEndEvidence ?? [])
+    lines.push(
+      style.red(
+        `  PAST END ${safe(`${past.path}:${past.lines}`)}: the file has ${past.length} ${past.length === 1 ? 'line' : 'lines'} (cited by: ${safe(past.claim)})`,
+      ),
+    );
+  for (const related of loaded.related) lines.push(safe(relatedNotice(key, related, loaded.kind)));
   const run = context.lastRun;
   lines.push(
     run === undefined
@@ -134,7 +138,7 @@ const renderShow = (loaded: LoadedContext, style: Style): string => {
     );
   const tools = Object.entries(loaded.sessions);
   lines.push(
-    `tool sessions: ${tools.length === 0 ? 'none' : tools.map(([tool, session]) => `${safe(tool)} ${safe(session.id)}`).join(', ')} (in ${shown(loaded, loaded.paths.sessions)}: local to this machine, keep *.local.json out of git; ${shown(loaded, loaded.paths.gitignore)} does)`,
+    `tool sessions: ${tools.length === 0 ? 'none' : tools.map(([tool, session]) => `${safe(tool)} ${safe(session.id)}`).join(', ')} (in ${shown(loaded, loaded.paths.sessions)}: local to this machine; ${loaded.sessionsIgnoredBy === undefined ? `git does not ignore it yet: the next write that saves tool sessions adds *.local.json to ${shown(loaded, loaded.paths.gitignore)}` : `git ignores it: ${safe(loaded.sessionsIgnoredBy)}`})`,
   );
   return `${lines.join('\n')}\n`;
 };
@@ -159,7 +163,10 @@ const jsonView = (loaded: LoadedContext): unknown => ({
   ...(loaded.mergedConflict === undefined ? {} : { mergedConflict: loaded.mergedConflict }),
   dropped: loaded.dropped,
   elsewhere: loaded.elsewhere,
+  related: loaded.related,
+  ...(loaded.branchesPresent === undefined ? {} : { branchesPresent: loaded.branchesPresent }),
   dashboardRegenerated: loaded.dashboardRegenerated,
+  ...(loaded.sessionsIgnoredBy === undefined ? {} : { sessionsIgnoredBy: loaded.sessionsIgnoredBy }),
 });
 
 const fromShell =
@@ -199,10 +206,21 @@ interface LoadedFacts {
   readonly firstRejected?: number;
 }
 
-/** A fact store for the retrieved tier: a saved state, or the store a history replays to (the replay is loaded only then). */
-const loadFacts = (io: CliIo, file: string): TE.TaskEither<string, LoadedFacts> =>
+/** The most a `--facts` file may hold: a history of many sessions fits, a device or a runaway file does not. */
+const FACTS_MAX_BYTES = 1024 * 1024 * 1024;
+
+/**
+ * A fact store for the retrieved tier: a saved state, or the store a history replays to (the
+ * replay is loaded only then). Only a regular file is read, and inside the repository at `root`
+ * only one reached without a link out of it: a committed link to a device never hangs a bundle.
+ */
+const loadFacts = (io: CliIo, file: string, root: string): TE.TaskEither<string, LoadedFacts> =>
   pipe(
-    async () => E.right((await import('./history.js')).loadStore(io, file)),
+    async () =>
+      E.mapLeft((error: ContextError) => `--facts ${file}: ${error.message}`)(
+        await checkRegularFile(resolve(io.cwd ?? root, file), root, FACTS_MAX_BYTES),
+      ),
+    TE.chain(() => async () => E.right((await import('./history.js')).loadStore(io, file))),
     TE.chain((load) => load),
     TE.map(({ store, rejected }) => ({
       store,
@@ -266,7 +284,7 @@ export const runContext = (command: ContextCommand, io: CliIo): TE.TaskEither<st
           O.isNone(loaded) || command.facts === undefined
             ? TE.right({ loaded })
             : pipe(
-                loadFacts(io, command.facts),
+                loadFacts(io, command.facts, loaded.value.paths.root),
                 TE.map((facts) => ({ loaded, facts })),
               ),
         ),
@@ -341,20 +359,20 @@ export const runContext = (command: ContextCommand, io: CliIo): TE.TaskEither<st
                   : `; the sides identified the repository differently: the contexts of ${safe(merged.identity.rekeyed.id)} are merged into those of ${safe(merged.identity.kept.id)}`;
               const kept =
                 loaded.dropped.length === 0
-                  ? 'decisions, claims and failures of both kept'
-                  : `decisions, claims and failures of both kept but ${loaded.dropped.length} over a cap (listed above)`;
-              return `resolved ${file}: merged ours (${merged.ours.length} ${merged.ours.length === 1 ? 'workstream' : 'workstreams'}) and theirs (${merged.theirs.length})${identity}; ${kept}, the newer summary won\nwrote ${file} and ${dashboard}; git add them to mark the conflict resolved\n`;
+                  ? 'decisions, claims, failures, pinned rules and steps of both kept'
+                  : `decisions, claims, failures, pinned rules and steps of both kept but ${loaded.dropped.length} over a cap (listed above)`;
+              return `resolved ${file}: merged ours (${merged.ours.length} ${merged.ours.length === 1 ? 'workstream' : 'workstreams'}) and theirs (${merged.theirs.length})${merged.withAncestor === true ? ' against their common ancestor (what a side removed stays removed)' : ''}${identity}; ${kept}, the newer summary won\nwrote ${file} and ${dashboard}; git add them to mark the conflict resolved\n`;
             },
           }),
         ),
       );
     case 'move':
       return pipe(
-        fromShell(() => moveContext(options, command.from)),
+        fromShell(() => moveContext(options, command.from, { removeSource: command.removeSource })),
         TE.map(
           report(io, command, {
             text: (loaded) =>
-              `moved the ${loaded.kind} context of workstream ${safe(loaded.key.workstreamId)} from branch ${safe(command.from)} to branch ${safe(loaded.key.branch)}\nwrote ${shown(loaded, loaded.paths.json)} and ${shown(loaded, loaded.paths.dashboard)}\n`,
+              `${command.removeSource ? 'moved' : 'copied'} the ${loaded.kind} context of workstream ${safe(loaded.key.workstreamId)} from branch ${safe(command.from)} to branch ${safe(loaded.key.branch)}${command.removeSource ? '' : ` (branch ${safe(command.from)} keeps its own; --remove-source takes it away)`}\nwrote ${shown(loaded, loaded.paths.json)} and ${shown(loaded, loaded.paths.dashboard)}\n`,
           }),
         ),
       );

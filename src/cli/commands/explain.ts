@@ -10,12 +10,12 @@ import type { ExplainCommand } from '../command.js';
 import type { CliIo } from '../io.js';
 import { type ExplainView, renderExplain } from '../render.js';
 import { createStyle } from '../style.js';
-import { type HistorySource, openHistory, replaySource } from './history.js';
+import { type HistorySource, labelOf, openHistory, replaySource } from './history.js';
 import { exitStatusFor, tokenCounter, toJson } from './shared.js';
 
 /** Why line N has nothing to explain, in words, from its text (undefined when the file ends before it). */
 const notAPrompt = (command: ExplainCommand, text: string | undefined): string => {
-  const where = `${command.file}:${command.line}`;
+  const where = `${labelOf(command.input)}:${command.line}`;
   if (text === undefined || isBlankLine(text)) return `${where} holds no event (blank or past the end of the file)`;
   const parsed = parseHistoryLine(text, command.line, undefined);
   return E.isLeft(parsed)
@@ -71,7 +71,7 @@ export const runExplain = (command: ExplainCommand, io: CliIo): TE.TaskEither<st
   let lineText: string | undefined;
   return pipe(
     TE.Do,
-    TE.apS('source', openHistory(io, command.file)),
+    TE.apS('source', openHistory(io, command.input)),
     TE.apS('countTokens', tokenCounter(command.tokenizer)),
     TE.chain(({ source, countTokens }) =>
       replaySource(

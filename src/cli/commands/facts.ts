@@ -15,7 +15,7 @@ import { exitStatusFor, toJson } from './shared.js';
 /** Prints the selected facts; resolves to the exit status. */
 export const runFacts = (command: FactsCommand, io: CliIo): TE.TaskEither<string, number> =>
   pipe(
-    loadStore(io, command.file, command.asOf),
+    loadStore(io, command.input, command.asOf),
     TE.map(({ store, rejected }) => {
       const facts = selectFactsWhere(store, command);
       io.stdout(

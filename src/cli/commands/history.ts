@@ -9,6 +9,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import type { HistoryLine } from '../../core/history/lines.js';
 import { type HistoryReplayOptions, type ReplayResult, startHistoryReplay } from '../../core/replay/replay.js';
 import type { FactStore } from '../../core/store/state.js';
+import type { HistoryInput } from '../command.js';
 import { type CliIo, ReadFailure } from '../io.js';
 import type { RejectedLines } from '../render.js';
 import { openSource, parseSavedState, readOrFailure, type Source } from '../source.js';
@@ -19,20 +20,35 @@ export const PROGRESS_THRESHOLD = 2000;
 /** A history, as its lines are read. */
 export type HistorySource = Extract<Source, { kind: 'history' }>;
 
-/** Opens FILE as a history; a saved state is pointed to `facts` rather than read as bad lines. */
-export const openHistory = (io: CliIo, file: string): TE.TaskEither<string, HistorySource> =>
+/** What a command reads: a FILE, or a session of a store. */
+export type Readable = string | HistoryInput;
+
+/** How messages name what is read: the FILE, or the session. */
+export const labelOf = (input: Readable): string =>
+  typeof input === 'string' ? input : input.kind === 'file' ? input.file : `session ${input.id}`;
+
+/** Opens FILE (or the session: its module loaded only then) and tells a history from a saved state. */
+const openReadable = async (io: CliIo, input: Readable): Promise<E.Either<string, Source>> =>
+  typeof input === 'string' || input.kind === 'file'
+    ? openSource(io, typeof input === 'string' ? input : input.file)
+    : (await import('./storedSession.js')).openStoredSession(io, input.id, input.store);
+
+/** Opens FILE (or the session) as a history; a saved state is pointed to `facts` rather than read as bad lines. */
+export const openHistory = (io: CliIo, input: Readable): TE.TaskEither<string, HistorySource> =>
   pipe(
-    () => openSource(io, file),
-    TE.chainEitherK((source) =>
-      source.kind === 'state'
+    () => openReadable(io, input),
+    TE.chainEitherK((source) => {
+      const file = labelOf(input);
+      return source.kind === 'state'
         ? E.left(`${file} is a saved state, not a dispatch history: read it with fact-tracker facts ${file}`)
-        : E.right(source),
-    ),
+        : E.right(source);
+    }),
   );
 
 /**
  * Replays a history as its lines are read, drawing progress on a terminal, with `afterBatch`
- * called after each batch (to write out what it produced). Reading stops as soon as the replay
+ * called after each batch (to write out what it produced, and wait until the output can take
+ * more before the next batch is read). Reading stops as soon as the replay
  * does (`--as-of`, `--line`); a failure to read half-way is a Left with its one-line reason (any
  * other exception is a bug, and is let through to the router).
  */
@@ -40,7 +56,7 @@ export const replaySource = (
   io: CliIo,
   source: HistorySource,
   options: HistoryReplayOptions,
-  afterBatch: () => void = () => undefined,
+  afterBatch: () => void | Promise<void> = () => undefined,
 ): TE.TaskEither<string, ReplayResult> => {
   return async () => {
     const replay = startHistoryReplay(options);
@@ -50,7 +66,7 @@ export const replaySource = (
     try {
       for (next = await batches.next(); next.done !== true; next = await batches.next()) {
         const going = replay.feed(next.value);
-        afterBatch();
+        await afterBatch();
         progress.update(replay.replayed(), source.fractionRead());
         if (!going) {
           await batches.return?.();
@@ -95,9 +111,9 @@ export interface LoadedStore {
  * The store of FILE: a saved state decoded whole (or refused), or the store a history replays
  * to (as it is read, up to `asOf`).
  */
-export const loadStore = (io: CliIo, file: string, asOf?: number): TE.TaskEither<string, LoadedStore> =>
+export const loadStore = (io: CliIo, input: Readable, asOf?: number): TE.TaskEither<string, LoadedStore> =>
   pipe(
-    () => openSource(io, file),
+    () => openReadable(io, input),
     TE.chain((source) =>
       source.kind === 'state'
         ? pipe(
@@ -106,7 +122,7 @@ export const loadStore = (io: CliIo, file: string, asOf?: number): TE.TaskEither
               pipe(
                 parseSavedState(text),
                 E.bimap(
-                  (reason) => `${file}: ${reason}`,
+                  (reason) => `${labelOf(input)}: ${reason}`,
                   (store): LoadedStore => ({ store, rejected: { errors: [] } }),
                 ),
               ),

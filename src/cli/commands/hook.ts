@@ -4,12 +4,14 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import type * as TE from 'fp-ts/lib/TaskEither.js';
-import { failure, internalFailure } from '../../base/failure.js';
+import { type Failure, failure, internalFailure } from '../../base/failure.js';
 import { collapseWhitespace } from '../../base/text.js';
 import { alert, type HookOutcome, hookOutput, runHook } from '../../live/hook/hook.js';
 import { LIMIT_CODES, MAX_MESSAGE_BYTES } from '../../live/session/limits.js';
+import { unusableSessionStore } from '../../live/session/unusableStore.js';
 import type { HookCommand } from '../command.js';
 import { type CliIo, EXIT_OK } from '../io.js';
+import { chooseStore, openPostgresStore, STORE_VARIABLE } from '../store.js';
 import { loadTokenCounter } from '../tokenizer.js';
 
 const outcomeFor = async (command: HookCommand, io: CliIo): Promise<HookOutcome> => {
@@ -27,16 +29,32 @@ const outcomeFor = async (command: HookCommand, io: CliIo): Promise<HookOutcome>
         : failure('io', payload.left),
     );
   if (E.isLeft(countTokens)) return alert(failure('invalid_option', countTokens.left));
+  const choice = chooseStore(command, io.env);
+  // A folder is relative to the project, found per event; a database is opened (never connected)
+  // here. A store that cannot be used is said when an event needs its session, not on every event.
+  const store = E.isLeft(choice)
+    ? unusableSessionStore(choice.left, STORE_VARIABLE)
+    : choice.right.kind === 'postgres'
+      ? E.getOrElse((error: Failure<'io'>) => unusableSessionStore(error, 'PostgreSQL'))(
+          await openPostgresStore(choice.right.address),
+        )
+      : undefined;
+  const directory = E.isRight(choice) && choice.right.kind === 'folder' ? choice.right.directory : undefined;
   const projectDir = io.env?.['CLAUDE_PROJECT_DIR'];
-  return runHook(payload.right, {
-    cwd: io.cwd ?? '.',
-    countTokens: countTokens.right,
-    ...(projectDir === undefined || projectDir === '' ? {} : { projectDir }),
-    ...(command.sessionsDir === undefined ? {} : { directory: command.sessionsDir }),
-    ...(command.reviewerPattern === undefined ? {} : { reviewerPattern: command.reviewerPattern }),
-    ...(command.maxFacts === undefined ? {} : { maxFacts: command.maxFacts }),
-    ...(command.maxTokens === undefined ? {} : { maxTokens: command.maxTokens }),
-  });
+  try {
+    return await runHook(payload.right, {
+      cwd: io.cwd ?? '.',
+      countTokens: countTokens.right,
+      ...(projectDir === undefined || projectDir === '' ? {} : { projectDir }),
+      ...(directory === undefined ? {} : { directory }),
+      ...(store === undefined ? {} : { store }),
+      ...(command.reviewerPattern === undefined ? {} : { reviewerPattern: command.reviewerPattern }),
+      ...(command.maxFacts === undefined ? {} : { maxFacts: command.maxFacts }),
+      ...(command.maxTokens === undefined ? {} : { maxTokens: command.maxTokens }),
+    });
+  } finally {
+    await store?.close();
+  }
 };
 
 /**

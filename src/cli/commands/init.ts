@@ -40,7 +40,11 @@ import {
   mergeMcpJson,
   parseJsonSettings,
   shellQuote,
+  storeOfHooks,
+  unsafeStore,
+  withoutStore,
 } from '../init/settings.js';
+import { chooseStore, STORE_VARIABLE } from '../store.js';
 
 /**
  * The entry point of this installation, `dist/cli/main.js`: what the settings run. This code
@@ -84,8 +88,10 @@ const jsonFile = (path: string, merge: (value: unknown) => E.Either<string, unkn
  */
 const isFactTrackerHook =
   (launcher: Launcher) =>
-  (command: string): boolean => {
-    if (command === launcher.hook || /(?:^|[\s/])fact-tracker\s+hook(?:\s|$)/u.test(command)) return true;
+  (written: string): boolean => {
+    // A command `init --store` wrote is the same command after the store's assignment.
+    const command = withoutStore(written);
+    if (written === launcher.hook || /(?:^|[\s/])fact-tracker\s+hook(?:\s|$)/u.test(command)) return true;
     const node = /^\s*node\s+('(?:[^']|'\\'')*'|"[^"]*"|\S+)\s+hook\s*$/u.exec(command);
     if (node === null) return false;
     const path = node[1]!.replace(/^'|'$/gu, '').replace(/'\\''/gu, "'").replace(/^"|"$/gu, '');
@@ -206,6 +212,36 @@ review and trust these. Subagents get their [Session Context] when they start, a
 are recorded in .fact-tracker/sessions/ (see docs/hooks.md).`,
 };
 
+/**
+ * The store `--store` names, checked for settings a team commits: a folder, or a PostgreSQL URL
+ * without a password (refused with the way to give one instead), and nothing a shell would read.
+ */
+const checkStore = (store: string): E.Either<string, string> => {
+  const choice = chooseStore({ store }, undefined);
+  if (E.isLeft(choice)) return E.left(`${choice.left.code}: ${choice.left.message}`);
+  if (choice.right.kind === 'postgres' && choice.right.address.secrets.length > 0)
+    return E.left(
+      `the --store URL holds a password, which would be written into settings meant to be committed; nothing was written. Set ${STORE_VARIABLE} to the URL in your environment (your shell profile, or your CI's secrets) and run init again with --store ${choice.right.address.location} (or without --store), or keep the password in PGPASSWORD or ~/.pgpass`,
+    );
+  const unsafe = unsafeStore(store);
+  return unsafe === undefined ? E.right(store) : E.left(`--store ${unsafe}; nothing was written`);
+};
+
+/** The store the hooks there already fall back to (written by an earlier `init --store`), kept by a run without `--store`. */
+const storeInSettings = (project: string, host: InitHost): string | undefined => {
+  const path = join(project, host === 'claude' ? join('.claude', 'settings.json') : join('.codex', 'hooks.json'));
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    // No settings yet, or none readable: the merge that follows reports what is wrong with them.
+    if (!isOutsideFailure(error)) throw error;
+    return undefined;
+  }
+  const parsed = parseJsonSettings(text);
+  return E.isRight(parsed) ? storeOfHooks(parsed.right) : undefined;
+};
+
 /** Writes the settings; a file that cannot be merged stops it with nothing written. */
 export const runInit =
   (command: InitCommand, io: CliIo): TE.TaskEither<string, number> =>
@@ -220,7 +256,10 @@ export const runInit =
     const via = chooseVia(project, command.via);
     if (via === 'node' && statSync(main, { throwIfNoEntry: false }) === undefined)
       return E.left(`this installation has no built entry point at ${main}: run npm run build first`);
-    const launcher = launcherFor(main, via);
+    const given = command.store === undefined ? undefined : checkStore(command.store);
+    if (given !== undefined && E.isLeft(given)) return given;
+    const store = given?.right ?? storeInSettings(project, command.host);
+    const launcher = launcherFor(main, via, store);
     const planned: Planned[] = [];
     for (const file of filesOf(command.host, launcher)) {
       const one = plan(project, file);
@@ -239,6 +278,10 @@ export const runInit =
     io.stdout(
       `\nThe hooks run: ${launcher.hook}\nThe MCP server runs: ${[launcher.mcp.command, ...launcher.mcp.args].map(shellQuote).join(' ')}\n`,
     );
+    if (store !== undefined)
+      io.stdout(
+        `\nThe sessions are in ${STORE_VARIABLE} when your environment sets it, else in ${store}${command.store === undefined ? ' (kept from the settings there: --store changes it)' : ''}. Keep a password out of these files: in ${STORE_VARIABLE}, PGPASSWORD or ~/.pgpass (see docs/team.md).\n`,
+      );
     if (via === 'node')
       io.stdout(
         `\nThese settings hold this machine's path to fact-tracker: keep them out of git. For settings a team can commit, install the package in the project and run init again (see docs/hooks.md).\n`,

@@ -5,9 +5,37 @@ import { pipe } from 'fp-ts/lib/function.js';
 import { collapseWhitespace } from '../../base/text.js';
 import { serveMcp } from '../../live/mcp/stdio.js';
 import { resolveProjectDirectory } from '../../live/session/project.js';
+import type { SessionStore } from '../../live/session/store.js';
 import type { McpCommand } from '../command.js';
 import { type CliIo, EXIT_OK } from '../io.js';
+import { chooseStore, openPostgresStore } from '../store.js';
 import { tokenCounter } from './shared.js';
+
+/** A failure as the one line the router prints: its code first. */
+const oneLine = ({ code, message }: { code: string; message: string }): string => `${code}: ${message}`;
+
+/** A sessions folder, or a store of their own. */
+type SessionsPlace = { readonly directory?: string } | { readonly store: SessionStore };
+
+/**
+ * Where the server keeps sessions: a folder (as `--sessions-dir` always did, relative to the
+ * project), or a PostgreSQL store, checked before the server reads its first message: a server
+ * that cannot reach its store says so in one line and exits 1, rather than fail every call.
+ */
+const sessionsPlace = (command: McpCommand, io: CliIo): TE.TaskEither<string, SessionsPlace> =>
+  pipe(
+    TE.fromEither(E.mapLeft(oneLine)(chooseStore(command, io.env))),
+    TE.chain((choice) => async (): Promise<E.Either<string, SessionsPlace>> => {
+      if (choice.kind === 'folder')
+        return E.right(choice.directory === undefined ? {} : { directory: choice.directory });
+      const opened = await openPostgresStore(choice.address);
+      if (E.isLeft(opened)) return E.left(oneLine(opened.left));
+      const checked = await opened.right.list();
+      if (E.isRight(checked)) return E.right({ store: opened.right });
+      await opened.right.close();
+      return E.left(oneLine(checked.left));
+    }),
+  );
 
 /** Serves until standard input closes; resolves to exit status 0. Standard output carries only the protocol. */
 export const runMcp = (command: McpCommand, io: CliIo): TE.TaskEither<string, number> =>
@@ -15,8 +43,12 @@ export const runMcp = (command: McpCommand, io: CliIo): TE.TaskEither<string, nu
     TE.Do,
     TE.apS('countTokens', tokenCounter(command.tokenizer)),
     TE.apS('version', TE.fromEither(io.version())),
-    TE.chain(({ countTokens, version }) => async () => {
-      if (io.stdio === undefined) return E.left('the MCP server needs the standard input and output streams');
+    TE.bind('place', () => sessionsPlace(command, io)),
+    TE.chain(({ countTokens, version, place }) => async () => {
+      if (io.stdio === undefined) {
+        if ('store' in place) await place.store.close();
+        return E.left('the MCP server needs the standard input and output streams');
+      }
       const served = await serveMcp(io.stdio, {
         version,
         countTokens,
@@ -30,10 +62,11 @@ export const runMcp = (command: McpCommand, io: CliIo): TE.TaskEither<string, nu
                 ...(io.env?.['CLAUDE_PROJECT_DIR'] === undefined ? {} : { projectDir: io.env['CLAUDE_PROJECT_DIR'] }),
               }),
             }),
-        ...(command.sessionsDir === undefined ? {} : { directory: command.sessionsDir }),
+        ...place,
         ...(command.maxAnswerTokens === undefined ? {} : { maxAnswerTokens: command.maxAnswerTokens }),
         onWarning: (message) => io.stderr(`fact-tracker mcp: ${collapseWhitespace(message)}\n`),
       });
+      if ('store' in place) await place.store.close();
       return E.map(() => EXIT_OK)(served);
     }),
   );

@@ -25,7 +25,7 @@ const save = (io: CliIo, file: string | undefined, result: ReplayResult): TE.Tas
 export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<string, number> =>
   pipe(
     TE.Do,
-    TE.apS('source', openHistory(io, command.file)),
+    TE.apS('source', openHistory(io, command.input)),
     TE.apS('countTokens', tokenCounter(command.tokenizer)),
     TE.bind('output', () =>
       TE.right<string, ReplayOutput>(
@@ -47,7 +47,12 @@ export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<stri
           ...(command.layout === undefined ? {} : { layout: command.layout }),
           ...(command.asOf === undefined ? {} : { asOf: command.asOf }),
         },
-        output.flush,
+        async () => {
+          // What the batch produced is written, and the next batch waits until the output takes
+          // it: a report read slowly (`replay --json | jq`) is never queued whole in memory.
+          output.flush();
+          await io.drain?.();
+        },
       ),
     ),
     TE.chainFirst(({ result }) => save(io, command.save, result)),

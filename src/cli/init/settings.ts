@@ -19,7 +19,39 @@ export interface Launcher {
   /** A shell command line (hooks run through `sh -c`). */
   readonly hook: string;
   readonly mcp: { readonly command: string; readonly args: ReadonlyArray<string> };
+  /** The store the settings fall back to when `FACT_TRACKER_STORE` is not set (none: the project's folder). */
+  readonly store?: string;
 }
+
+/** The environment variable the settings pass the store by. */
+const STORE_VARIABLE = 'FACT_TRACKER_STORE';
+
+/** What the MCP servers of Codex (which start with a cleared environment) are given of ours: the store, and a password kept apart from it. */
+export const FORWARDED_VARIABLES = [STORE_VARIABLE, 'PGPASSWORD', 'PGPASSFILE'] as const;
+
+/** `${FACT_TRACKER_STORE:-STORE}`: the environment's store when it names one, else `store` (a shell's and Claude Code's syntax alike). */
+export const storeReference = (store: string): string => `\${${STORE_VARIABLE}:-${store}}`;
+
+/** The shell words that set the store for the command after them. */
+const storeAssignment = (store: string): string => `${STORE_VARIABLE}="${storeReference(store)}"`;
+
+/** A command line of ours that sets the store, and the store it falls back to. */
+const STORE_PREFIX = /^\s*FACT_TRACKER_STORE="\$\{FACT_TRACKER_STORE:-([^"$`\\}]*)\}"\s+/u;
+
+/** The store a command line written by `init --store` falls back to, if it is one. */
+const storeOfCommand = (command: string): string | undefined => STORE_PREFIX.exec(command)?.[1];
+
+/** A command line without the store assignment `init --store` puts in front of it. */
+export const withoutStore = (command: string): string => command.replace(STORE_PREFIX, '');
+
+/**
+ * Why `store` cannot be written into a shell word between double quotes (a `"`, `$`, backquote,
+ * backslash or line break), or undefined when it can.
+ */
+export const unsafeStore = (store: string): string | undefined =>
+  /["$`\\}\r\n]/u.test(store)
+    ? 'holds a character a shell would read ($, ", `, \\, } or a line break): percent-encode it in a URL'
+    : undefined;
 
 /** `text` quoted for a POSIX shell: one argument, whatever it holds. */
 export const shellQuote = (text: string): string =>
@@ -30,13 +62,32 @@ export const shellQuote = (text: string): string =>
  * entry point, or `npx --no-install`, which runs the copy installed in the project and never
  * fetches a package.
  */
-export const launcherFor = (main: string, via: 'node' | 'npx'): Launcher =>
-  via === 'npx'
-    ? {
-        hook: 'npx --no-install fact-tracker hook',
-        mcp: { command: 'npx', args: ['--no-install', 'fact-tracker', 'mcp'] },
-      }
-    : { hook: `node ${shellQuote(main)} hook`, mcp: { command: 'node', args: [main, 'mcp'] } };
+export const launcherFor = (main: string, via: 'node' | 'npx', store?: string): Launcher => {
+  const plain: Launcher =
+    via === 'npx'
+      ? {
+          hook: 'npx --no-install fact-tracker hook',
+          mcp: { command: 'npx', args: ['--no-install', 'fact-tracker', 'mcp'] },
+        }
+      : { hook: `node ${shellQuote(main)} hook`, mcp: { command: 'node', args: [main, 'mcp'] } };
+  // The hooks run through a shell, which reads the fallback; a bare `hook` keeps its fast start.
+  return store === undefined ? plain : { ...plain, hook: `${storeAssignment(store)} ${plain.hook}`, store };
+};
+
+/**
+ * Codex's MCP server command for `launcher`: the same command, or with a store, a shell that
+ * sets it first (Codex passes a server only the variables `env_vars` names, and expands none).
+ */
+const codexCommand = (launcher: Launcher): Launcher['mcp'] =>
+  launcher.store === undefined
+    ? launcher.mcp
+    : {
+        command: 'sh',
+        args: [
+          '-c',
+          `${storeAssignment(launcher.store)} exec ${[launcher.mcp.command, ...launcher.mcp.args].map(shellQuote).join(' ')}`,
+        ],
+      };
 
 /** One hook `init` registers: an event, and the tools it matches when the event has a matcher. */
 export interface HookEntry {
@@ -124,13 +175,47 @@ export const mergeHooks = (
   return E.right({ ...settings, hooks: merged });
 };
 
-/** The server's entry: its command, keeping whatever else the user set on it (`env`, ...). */
-const serverEntry = (current: unknown, launcher: Launcher, withType: boolean): Record<string, unknown> => ({
-  ...(isRecord(current) ? current : {}),
-  ...(withType ? { type: 'stdio' } : {}),
-  command: launcher.mcp.command,
-  args: [...launcher.mcp.args],
-});
+/** The store the hook commands of a settings document fall back to, if `init --store` wrote one. */
+export const storeOfHooks = (settings: unknown): string | undefined => {
+  const hooks = isRecord(settings) ? settings['hooks'] : undefined;
+  if (!isRecord(hooks)) return undefined;
+  for (const groups of Object.values(hooks))
+    for (const group of Array.isArray(groups) ? groups : [])
+      for (const handler of isRecord(group) && Array.isArray(group['hooks']) ? group['hooks'] : []) {
+        const command = isRecord(handler) ? handler['command'] : undefined;
+        const store = typeof command === 'string' ? storeOfCommand(command) : undefined;
+        if (store !== undefined) return store;
+      }
+  return undefined;
+};
+
+/** The server's entry in `.mcp.json`: its command, keeping whatever else the user set on it; a store by Claude Code's `${VAR:-default}` in its `env`. */
+const claudeServerEntry = (current: unknown, launcher: Launcher): Record<string, unknown> => {
+  const kept = isRecord(current) ? current : {};
+  const env = isRecord(kept['env']) ? kept['env'] : {};
+  return {
+    ...kept,
+    type: 'stdio',
+    command: launcher.mcp.command,
+    args: [...launcher.mcp.args],
+    ...(launcher.store === undefined ? {} : { env: { ...env, [STORE_VARIABLE]: storeReference(launcher.store) } }),
+  };
+};
+
+/** The server's table in Codex's `config.toml`: its command, keeping the user's other keys; with a store, the variables it needs forwarded. */
+const codexServerEntry = (current: unknown, launcher: Launcher): Record<string, unknown> => {
+  const kept = isRecord(current) ? current : {};
+  const { command, args } = codexCommand(launcher);
+  const forwarded = Array.isArray(kept['env_vars']) ? (kept['env_vars'] as unknown[]) : [];
+  return {
+    ...kept,
+    command,
+    args: [...args],
+    ...(launcher.store === undefined
+      ? {}
+      : { env_vars: [...forwarded, ...FORWARDED_VARIABLES.filter((name) => !forwarded.includes(name))] }),
+  };
+};
 
 /** Registers the MCP server in a `.mcp.json` document (`{"mcpServers": {...}}`). */
 export const mergeMcpJson = (
@@ -143,7 +228,7 @@ export const mergeMcpJson = (
   if (!isRecord(servers)) return E.left(`"mcpServers" is ${kindOf(servers)}, not an object`);
   return E.right({
     ...document,
-    mcpServers: { ...servers, [SERVER_NAME]: serverEntry(servers[SERVER_NAME], launcher, true) },
+    mcpServers: { ...servers, [SERVER_NAME]: claudeServerEntry(servers[SERVER_NAME], launcher) },
   });
 };
 
@@ -196,7 +281,7 @@ export const mergeCodexToml = (current: string | undefined, launcher: Launcher):
   const servers = parsed['mcp_servers'];
   if (servers !== undefined && !isRecord(servers)) return E.left(`"mcp_servers" is ${kindOf(servers)}, not a table`);
   const existing = isRecord(servers) ? servers[SERVER_NAME] : undefined;
-  const wanted = serverEntry(existing, launcher, false);
+  const wanted = codexServerEntry(existing, launcher);
   if (isRecord(existing) && JSON.stringify(existing) === JSON.stringify(wanted)) return E.right(text);
   const lines = text.split('\n');
   const start = lines.findIndex((line) => {

@@ -5,14 +5,14 @@
  * working tree, is flagged. A sparse checkout's files are in the index even when they are not
  * on disk, so they are neither refused nor flagged.
  */
+import * as fs from 'node:fs/promises';
 import * as E from 'fp-ts/lib/Either.js';
 import { isInside } from '../checkpoint.js';
 import { parseLineRange, selectEvidencePaths } from '../ledger.js';
 import type { Claim, ContextError, EvidenceLedger, FileEvidence, SharedContext } from '../model.js';
-import type { Observed } from './git.js';
 import { readBlob } from './git.js';
+import type { Observed } from './snapshot.js';
 import { pathUnder } from './gitPaths.js';
-import { nodeModules } from './modules.js';
 
 /** Index modes of entries that are not files with lines. */
 const SYMLINK = '120000';
@@ -29,7 +29,6 @@ const submoduleOf = (observed: Observed, file: string): string | undefined => {
 };
 
 const existsOnDisk = async (root: string, file: string): Promise<boolean> => {
-  const { fs } = await nodeModules();
   return fs.access(pathUnder(root, file)).then(
     () => true,
     () => false,
@@ -63,20 +62,21 @@ const linesIn = (bytes: Buffer): number => {
   return bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a ? count + 1 : count;
 };
 
+const unreadable = (message: string): ContextError => ({ code: 'io', message });
+
 /** The most a line count reads of one file: past it, a range is taken to fit (a file that large is not read whole for a pointer). */
 const LINE_COUNT_MAX_BYTES = 64 * 1024 * 1024;
 
 /** How many lines the working-tree file at `full` has, reading no further than needed to see `needed` of them. */
-const countLinesOnDisk = async (full: Buffer, needed: number): Promise<E.Either<string, number>> => {
-  const { fs } = await nodeModules();
+const countLinesOnDisk = async (full: Buffer, needed: number): Promise<E.Either<ContextError, number>> => {
   let handle: Awaited<ReturnType<typeof fs.open>>;
   try {
     handle = await fs.open(full, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
   } catch {
-    return E.left('cannot be read');
+    return E.left(unreadable('cannot be read'));
   }
   try {
-    if (!(await handle.stat()).isFile()) return E.left('is not a regular file in the working tree');
+    if (!(await handle.stat()).isFile()) return E.left(unreadable('is not a regular file in the working tree'));
     const buffer = Buffer.alloc(64 * 1024);
     let count = 0;
     let last = 0x0a;
@@ -93,7 +93,7 @@ const countLinesOnDisk = async (full: Buffer, needed: number): Promise<E.Either<
     }
     return E.right(last === 0x0a ? count : count + 1);
   } catch {
-    return E.left('cannot be read');
+    return E.left(unreadable('cannot be read'));
   } finally {
     await handle.close().catch(() => undefined);
   }
@@ -105,13 +105,12 @@ const evidenceProblem = async (
   observed: Observed,
   evidence: FileEvidence,
 ): Promise<string | undefined> => {
-  const { fs } = await nodeModules();
   const { path: file, lines } = evidence;
   const range = parseLineRange(lines);
-  if (E.isLeft(range)) return range.left;
+  if (E.isLeft(range)) return range.left.message;
   const inSubmodule = submoduleOf(observed, file) !== undefined;
   const entry = observed.index.get(file);
-  let count: E.Either<string, number>;
+  let count: E.Either<ContextError, number>;
   if (inSubmodule) count = await countLinesOnDisk(pathUnder(root, file), range.right.end);
   else if (entry === undefined) {
     const stat = await fs.lstat(pathUnder(root, file)).catch(() => undefined);
@@ -131,7 +130,7 @@ const evidenceProblem = async (
     const blob = await readBlob(root, entry.blob, LINE_COUNT_MAX_BYTES);
     count = E.isRight(blob) ? E.right(linesIn(blob.right)) : E.right(Number.MAX_SAFE_INTEGER);
   } else count = await countLinesOnDisk(pathUnder(root, file), range.right.end);
-  if (E.isLeft(count)) return `${file} ${count.left}`;
+  if (E.isLeft(count)) return `${file} ${count.left.message}`;
   return count.right >= range.right.end
     ? undefined
     : `${file} has ${count.right} ${count.right === 1 ? 'line' : 'lines'}: ${lines} ends past them`;
@@ -166,4 +165,36 @@ export const checkNewEvidence = async (
     }
   }
   return E.right(undefined);
+};
+
+/**
+ * How many lines each evidence file of the ledger has now, as far as its ranges need counting
+ * (a file is read no further than its longest range, and not at all when it is missing): what
+ * a bundle re-checks every range against, since a teammate may have shrunk the file since the
+ * claim was recorded. A file that cannot be read is left out (taken to reach its ranges).
+ */
+export const evidenceLineCounts = async (
+  root: string,
+  context: SharedContext,
+  observed: Observed,
+  missing: ReadonlyArray<string>,
+): Promise<ReadonlyMap<string, number>> => {
+  const needed = new Map<string, number>();
+  for (const claim of context.evidenceLedger)
+    for (const file of claim.files) {
+      const range = parseLineRange(file.lines);
+      if (E.isRight(range) && !missing.includes(file.path))
+        needed.set(file.path, Math.max(needed.get(file.path) ?? 0, range.right.end));
+    }
+  const counts = new Map<string, number>();
+  for (const [file, end] of needed) {
+    const entry = observed.index.get(file);
+    if (observed.head !== 'none' && submoduleOf(observed, file) === undefined && entry === undefined) continue;
+    const count =
+      entry?.skipWorktree === true
+        ? E.map(linesIn)(await readBlob(root, entry.blob, LINE_COUNT_MAX_BYTES))
+        : await countLinesOnDisk(pathUnder(root, file), end);
+    if (E.isRight(count)) counts.set(file, count.right);
+  }
+  return counts;
 };

@@ -35,8 +35,9 @@ const sequenceLength = (bytes: Uint8Array, i: number): number => {
 export const decodeGitOutput = (bytes: Buffer): string => {
   try {
     return STRICT_UTF8.decode(bytes);
-  } catch {
-    // Not valid UTF-8 somewhere: each stray byte is kept, below.
+  } catch (error) {
+    // Not valid UTF-8 somewhere (the fatal decoder's TypeError): each stray byte is kept, below.
+    if (!(error instanceof TypeError)) throw error;
   }
   let text = '';
   let run = 0;

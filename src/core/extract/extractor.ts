@@ -4,7 +4,15 @@
  * throws and never produces a fact the store would reject.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { FACT_LIMITS, isFactTag, makeFact, type SessionFact, shareTags, type SourceRole } from '../fact.js';
+import {
+  FACT_LIMITS,
+  makeFact,
+  type SessionFact,
+  shareTags,
+  type SourceRole,
+  tagsProblem,
+  textFieldProblem,
+} from '../fact.js';
 import { clipEnd, clipStart, collapseWhitespace } from '../../base/text.js';
 import type { ImplementerResult, ReviewerResult } from './contract.js';
 import { readString } from './fields.js';
@@ -45,21 +53,23 @@ const describe = (error: unknown): string => (error instanceof Error ? error.mes
 const textOf = (value: unknown): string => (typeof value === 'string' ? collapseWhitespace(value) : '');
 
 /**
- * The fact a draft proposes, or why it is malformed. Each field is normalized and checked
- * once, as `parseNewFact` would check it (the same reasons), and the id hashed once.
+ * The fact a draft proposes, or why it is malformed. Each field is normalized, then checked
+ * once by the fact's own rules (`textFieldProblem`, `tagsProblem`: the checks `parseNewFact`
+ * makes), and the id hashed once.
  */
 const toFact = (draft: FactDraft, taskId: string, role: SourceRole, at: number): E.Either<string, SessionFact> => {
   if (typeof draft !== 'object' || draft === null) return E.left('a draft is not an object');
   const subject = clipStart(textOf(draft.subject), FACT_LIMITS.subject);
-  if (subject === '') return E.left('subject is missing or empty');
   const relation = clipEnd(textOf(draft.relation), FACT_LIMITS.relation);
-  if (relation === '') return E.left('relation is missing or empty');
   const object = clipEnd(textOf(draft.object), FACT_LIMITS.object);
-  if (object === '') return E.left('object is missing or empty');
   const { tags } = draft;
-  if (!Array.isArray(tags) || tags.length < 1 || tags.length > FACT_LIMITS.maxTags)
-    return E.left(`tags must hold 1 to ${FACT_LIMITS.maxTags} tags`);
-  if (!tags.every(isFactTag)) return E.left('tags hold an unknown tag');
+  // The fact's own rules (`parseNewFact`'s), on the fields as normalized and clipped.
+  const problem =
+    textFieldProblem('subject', subject, FACT_LIMITS.subject) ??
+    textFieldProblem('relation', relation, FACT_LIMITS.relation) ??
+    textFieldProblem('object', object, FACT_LIMITS.object) ??
+    tagsProblem(tags);
+  if (problem !== undefined) return E.left(problem);
   return E.right(
     makeFact({
       subject,

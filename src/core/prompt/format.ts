@@ -14,7 +14,17 @@ const FIELD_LIMIT = 50;
 
 const field = (value: unknown): string => collapseWhitespace(typeof value === 'string' ? value : String(value ?? ''));
 
-const lineCache = new WeakMap<SessionFact, string>();
+/**
+ * Lines already drawn, by fact: facts are frozen values, so a line drawn once is the line
+ * forever, and the budget stage draws the same facts' lines again for every candidate it tries.
+ */
+export type FactLines = WeakMap<SessionFact, string>;
+
+/** An empty table of lines. */
+export const createFactLines = (): FactLines => new WeakMap();
+
+/** The lines `formatFactLine` and `formatSessionFacts` remember when given no table of their own. */
+export const factLines: FactLines = createFactLines();
 
 const drawFactLine = (fact: SessionFact): string => {
   const relation = clipEnd(field(fact.relation), FIELD_LIMIT);
@@ -42,19 +52,23 @@ const drawFactLine = (fact: SessionFact): string => {
  * Over-long lines clip the object first (keeping at least 40 characters of it when it can),
  * then the subject from the front, since a path's file name matters most.
  */
-export const formatFactLine = (fact: SessionFact): string => {
-  // Facts are frozen values: a line drawn once is the line forever. The budget stage draws the
-  // same facts' lines again for every candidate it tries.
-  const known = typeof fact === 'object' && fact !== null && Object.isFrozen(fact) ? lineCache.get(fact) : undefined;
+export const formatFactLine = (fact: SessionFact): string => rememberedFactLine(fact, factLines);
+
+/** `formatFactLine`, remembered in `lines` (only a frozen fact's line: another may still change). */
+export const rememberedFactLine = (fact: SessionFact, lines: FactLines): string => {
+  const frozen = typeof fact === 'object' && fact !== null && Object.isFrozen(fact);
+  const known = frozen ? lines.get(fact) : undefined;
   if (known !== undefined) return known;
   const line = drawFactLine(fact);
-  if (typeof fact === 'object' && fact !== null && Object.isFrozen(fact)) lineCache.set(fact, line);
+  if (frozen) lines.set(fact, line);
   return line;
 };
 
 /** Options of `formatSessionFacts`. */
 export interface SectionFormatOptions {
   readonly layout?: SectionLayout;
+  /** Where the lines drawn are remembered (default: `factLines`). */
+  readonly lines?: FactLines;
 }
 
 /** `modified_by task:N` from task N: the facts the grouped layout lists as `- task:N modified a, b`. */
@@ -111,7 +125,7 @@ const taskSuffix = (group: ReadonlyArray<SessionFact>): string => {
  * one subject as `- subject relation object; relation object [task:...]`, as many lines of at most
  * MAX_LINE_LENGTH characters as they need. Every field is collapsed first, as in `formatFactLine`.
  */
-const groupLines = (group: ReadonlyArray<SessionFact>): string[] => {
+const groupLines = (group: ReadonlyArray<SessionFact>, lines: FactLines): string[] => {
   const first = group[0]!;
   if (isOwnFileChange(first)) {
     const taskId = clipEnd(field(first.sourceTaskId), FIELD_LIMIT);
@@ -123,7 +137,7 @@ const groupLines = (group: ReadonlyArray<SessionFact>): string[] => {
       clipStart,
     );
   }
-  if (group.length === 1) return [formatFactLine(first)];
+  if (group.length === 1) return [rememberedFactLine(first, lines)];
   const subject = clipStart(field(first.subject), MAX_LINE_LENGTH / 2);
   const items = group.map((fact) => `${clipEnd(field(fact.relation), FIELD_LIMIT)} ${field(fact.object)}`);
   return pack(`- ${subject} `, items, '; ', taskSuffix(group), clipEnd);
@@ -138,7 +152,10 @@ const groupLines = (group: ReadonlyArray<SessionFact>): string[] => {
  */
 export const formatSessionFacts = (facts: ReadonlyArray<SessionFact>, options?: SectionFormatOptions): string => {
   if (!Array.isArray(facts) || facts.length === 0) return '';
-  const lines =
-    (options?.layout ?? DEFAULT_LAYOUT) === 'grouped' ? groupsOf(facts).flatMap(groupLines) : facts.map(formatFactLine);
-  return [SESSION_CONTEXT_HEADER, ...lines].join('\n');
+  const lines = options?.lines ?? factLines;
+  const drawn =
+    (options?.layout ?? DEFAULT_LAYOUT) === 'grouped'
+      ? groupsOf(facts).flatMap((group) => groupLines(group, lines))
+      : facts.map((fact) => rememberedFactLine(fact, lines));
+  return [SESSION_CONTEXT_HEADER, ...drawn].join('\n');
 };

@@ -8,7 +8,8 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
-import { createOwner, outsideRuns, seal, transientRun } from '../../persistent/owner.js';
+import { deepFreeze } from '../../persistent/freeze.js';
+import { createOwner, outsideRuns, transientRun } from '../../persistent/owner.js';
 import type { SessionFact } from '../fact.js';
 import { explainRetrieval } from '../prompt/retrieve.js';
 import type { FactQuery, RetrievalDecision } from '../retrieve/retrieve.js';
@@ -255,7 +256,7 @@ const createReplayCore = (options: HistoryReplayOptions) => {
     const input = event.type === 'prompt' ? withOverrides(event) : event;
     if (event.type === 'prompt' && keepsRetrievalOf(event.line)) {
       // Handed out: sealed, so the run's later writes copy what it holds instead of changing it.
-      seal(state.store);
+      deepFreeze(state.store);
       retrievals.push({
         line: event.line,
         taskPrompt: event.taskPrompt,
@@ -303,7 +304,7 @@ const createReplayCore = (options: HistoryReplayOptions) => {
 
   const finish = (): ReplayResult => {
     const { store } = state;
-    seal(store);
+    deepFreeze(store);
     return {
       report: {
         prompts,

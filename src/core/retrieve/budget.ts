@@ -29,7 +29,7 @@ export interface BudgetSettings {
 /** Why the budget stage left a candidate out. */
 export type BudgetReason = 'max_facts' | 'budget';
 
-/** True when the section's tokens are within the budget. A counter that throws is not hidden: its caller hears it. */
+/** True when the counter says the section fits (a counter that answers no number says it does not). */
 const fitsBudget = (section: string, maxTokens: number, countTokens: TokenCounter): boolean => {
   const tokens = countTokens(section);
   return typeof tokens === 'number' && tokens <= maxTokens;

@@ -3,16 +3,17 @@
  * explaining path (retrieve.ts) use, with the same numbers added in the same order, so they
  * rank exactly alike.
  */
-import * as PMap from '../../persistent/persistentMap.js';
-import { getAt, type PersistentVector } from '../../persistent/persistentVector.js';
 import { isFileFact, type SessionFact } from '../fact.js';
+import { keptView, type ListViews, viewValue } from '../search/postingViews.js';
+import { type Postings, postingValue, postingWeightOf } from '../search/postings.js';
+import { priorFlags } from '../search/priors.js';
+import { postingWeight } from '../search/weights.js';
 import { type FactStore, pairKey, selectValidFact } from '../store/state.js';
 import { selectPairLog } from '../store/write.js';
 import type { BudgetSettings } from './budget.js';
-import { keptView, listChunks, type Postings, postingValue, postingWeightOf, viewValue } from '../search/postings.js';
-import { priorFlags } from '../search/priors.js';
-import { postingWeight } from '../search/weights.js';
+import type { ContextTable } from './context.js';
 import { flagPriors, namesSubject, type PlannedTerm, priorValue, type QueryPlan, type ScoreParts } from './rank.js';
+import type { RetrievalScratch } from './scratch.js';
 
 /** Why a fact was not injected. */
 export type ExclusionReason = 'invalidated' | 'tag' | 'own_task' | 'no_match' | 'max_facts' | 'budget';
@@ -24,6 +25,8 @@ export interface Settings extends BudgetSettings {
   readonly wanted: ReadonlySet<string>;
   readonly minScore: number;
   readonly documents: number;
+  /** What the query writes besides its answer (`FactQuery.scratch`, or the default one). */
+  readonly scratch: RetrievalScratch;
 }
 
 /**
@@ -55,18 +58,6 @@ export interface Passes {
 }
 
 /**
- * Context scores for one query: per task (its prompt and summary, shared out over the task's
- * valid facts), for the `contextTasks` best-matching tasks, and per file pair (the sum over
- * those tasks that asserted a fact about the file, each shared out over the files it changed: a
- * file is described by all the work done on it, and a task that changed twenty files does not
- * lend each of them its whole score).
- */
-export interface ContextTable {
-  readonly byTask: ReadonlyMap<string, number>;
-  readonly byPair: ReadonlyMap<string, number>;
-}
-
-/**
  * Puts `entry` in `list`, kept in `order` and at most `limit` long, when it ranks within it;
  * true when it did. For the short lists of the best few (the scan of every entry only compares
  * most of them with the last).
@@ -79,166 +70,6 @@ export const offerRanked = <T>(list: T[], entry: T, limit: number, order: (a: T,
   if (list.length > limit) list.pop();
   return true;
 };
-
-/**
- * The best `limit` of the scores offered it (ties: the smaller key), in order: a short sorted
- * list in typed scratch, so that a query that offers thousands of scores makes no entry for
- * each and sorts none of them. Reused across queries (retrieval is synchronous): `start`, offer,
- * then `take`.
- */
-class Leaders {
-  private scores = new Float64Array(64);
-  private readonly keys: string[] = [];
-  private limit = 0;
-  private size = 0;
-
-  start(limit: number): void {
-    if (this.scores.length < limit) this.scores = new Float64Array(Math.max(limit, 2 * this.scores.length));
-    this.limit = limit;
-    this.size = 0;
-    this.keys.length = 0;
-  }
-
-  /** True when a score is sure to stay out: below the last of a full list. */
-  refuses(score: number): boolean {
-    return this.size === this.limit && score < this.scores[this.limit - 1]!;
-  }
-
-  offer(score: number, key: string): void {
-    const { scores, keys, limit } = this;
-    let at = this.size;
-    while (at > 0 && (score > scores[at - 1]! || (score === scores[at - 1]! && key < keys[at - 1]!))) at -= 1;
-    if (at === limit) return;
-    for (let j = Math.min(this.size, limit - 1); j > at; j -= 1) {
-      scores[j] = scores[j - 1]!;
-      keys[j] = keys[j - 1]!;
-    }
-    scores[at] = score;
-    keys[at] = key;
-    if (this.size < limit) this.size += 1;
-  }
-
-  /** The entries kept, in order; the list is empty after. */
-  take(): Array<[string, number]> {
-    const entries = this.keys.splice(0, this.size).map((key, i): [string, number] => [key, this.scores[i]!]);
-    this.size = 0;
-    return entries;
-  }
-}
-
-const pairLeaders = new Leaders();
-
-/**
- * The `limit` entries of a score map with the highest scores (ties: the smaller key), as a map
- * in that order; the map itself when it holds no more.
- */
-export const bestEntries = (scores: Map<string, number>, limit: number): Map<string, number> => {
-  if (scores.size <= limit) return scores;
-  pairLeaders.start(Math.max(0, Math.floor(limit)));
-  scores.forEach((score, key) => pairLeaders.offer(score, key));
-  return new Map(pairLeaders.take());
-};
-
-/**
- * How many file pairs a query's context reaches at most: the best-scored ones. A task that
- * changed hundreds of files lends each of them a share too small to rank it, and describing
- * them all would cost more than the rest of the query.
- */
-export const CONTEXT_PAIRS = 512;
-
-/**
- * Scratch space reused across queries (retrieval is synchronous): the sums by task number, and
- * the numbers of the tasks a query's terms reached.
- */
-let sums = new Float64Array(1024);
-let reached = new Int32Array(1024);
-const taskLeaders = new Leaders();
-/** A task's file pairs, read into scratch (see `PMap.keysInto`). */
-const touchedPairs: string[] = [];
-
-/**
- * Adds one run of a context term's postings to the sums, appending each task it reaches first
- * to `reached` after the `count` reached before; returns the new count.
- */
-const addContextPostings = (list: ArrayLike<number>, idf: number, count: number): number => {
-  let at = count;
-  for (let i = 0; i < list.length; i += 2) {
-    const num = list[i]!;
-    const sum = sums[num]!;
-    if (sum === 0) reached[at++] = num;
-    sums[num] = sum + idf * postingWeight(postingWeightOf(list[i + 1]!));
-  }
-  return at;
-};
-
-/**
- * The `limit` best of the `count` tasks reached (score: the sum times `weight`, above 0; ties to
- * the smaller id), in order. A task's id is read only when its score may enter.
- */
-const bestTasks = (
-  taskIds: PersistentVector<string>,
-  count: number,
-  weight: number,
-  limit: number,
-): Array<[string, number]> => {
-  taskLeaders.start(limit);
-  for (let t = 0; t < count; t += 1) {
-    const num = reached[t]!;
-    const score = sums[num]! * weight;
-    if (score > 0 && !taskLeaders.refuses(score)) taskLeaders.offer(score, getAt(taskIds, num)!);
-  }
-  return taskLeaders.take();
-};
-
-/**
- * The context table of a query. A task's score is its BM25 against the query, summed in
- * query-term order, then weighted; tasks are summed into file pairs in id order.
- */
-export const contextTable = (store: FactStore, plan: QueryPlan): ContextTable => {
-  const { index } = store;
-  const limit = plan.ranking.contextTasks;
-  const byTask = new Map<string, number>();
-  const byPair = new Map<string, number>();
-  if (plan.contextTerms.length === 0 || limit < 1) return { byTask, byPair };
-  if (sums.length < index.nextTask) sums = new Float64Array(Math.max(index.nextTask, 2 * sums.length));
-  let count = 0;
-  let ranked: Array<[string, number]>;
-  try {
-    for (const term of plan.contextTerms)
-      if (term.postings !== undefined)
-        for (const list of listChunks(term.postings)) {
-          // A posting reaches at most one task not reached before (its sum is above 0 from then on).
-          const most = count + list.length / 2;
-          if (reached.length < most) {
-            const grown = new Int32Array(Math.max(most, 2 * reached.length));
-            grown.set(reached.subarray(0, count));
-            reached = grown;
-          }
-          count = addContextPostings(list, term.idf, count);
-        }
-    ranked = bestTasks(index.taskIds, count, plan.ranking.contextWeight, Math.min(Math.floor(limit), count));
-  } finally {
-    // The sums are all 0 between queries, whatever a malformed index throws.
-    for (let t = 0; t < count; t += 1) sums[reached[t]!] = 0;
-  }
-  ranked.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  for (const [taskId, score] of ranked) {
-    const task = PMap.get(index.tasks, taskId);
-    byTask.set(taskId, score / Math.max(1, task === undefined ? 0 : PMap.size(task.facts)));
-    if (task === undefined) continue;
-    const share = score / Math.max(1, PMap.size(task.touched));
-    for (let i = 0, count = PMap.keysInto(task.touched, touchedPairs); i < count; i += 1) {
-      const pair = touchedPairs[i]!;
-      byPair.set(pair, (byPair.get(pair) ?? 0) + share);
-    }
-  }
-  return { byTask, byPair: bestEntries(byPair, CONTEXT_PAIRS) };
-};
-
-/** The context score of a fact: its pair's, for a file fact, else its task's. */
-export const factContext = (table: ContextTable, fact: SessionFact): number =>
-  (isFileFact(fact) ? table.byPair.get(pairKey(fact.subject, fact.relation)) : table.byTask.get(fact.sourceTaskId)) ??
-  0;
 
 /** True when an `issue` fact's text is also a valid `convention` of its subject, asserted with it. */
 export const repeatsConvention = (store: FactStore, fact: SessionFact): boolean => {
@@ -352,13 +183,14 @@ export const byRank = (a: Scored, b: Scored): number =>
  * many candidates, so that each lookup is not also a search for the list's view.
  */
 export interface TermLists {
-  readonly views: ReadonlyArray<Int32Array | undefined>;
+  readonly views: ReadonlyArray<ArrayLike<number> | undefined>;
   readonly lists: ReadonlyArray<Postings | undefined>;
 }
 
-export const termLists = (pass: Pass, convention: boolean): TermLists => {
+/** The pass's lists of the facts (or of the conventions), with the views `views` keeps of them. */
+export const termLists = (pass: Pass, convention: boolean, views: ListViews): TermLists => {
   const lists = pass.terms.map((term) => (convention ? term.conventions : term.postings));
-  return { lists, views: lists.map((postings) => (postings === undefined ? undefined : keptView(postings))) };
+  return { lists, views: lists.map((postings) => (postings === undefined ? undefined : keptView(postings, views))) };
 };
 
 /** How many of a pass's terms a `held` mask of `storedWeights` has bits for (one per bit of an integer). */

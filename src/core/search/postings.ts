@@ -7,10 +7,12 @@
  * go. So a query knows each term's upper bound without reading its postings, and skips blocks
  * by their last document.
  *
- * Plain data (numbers in arrays, JSON-serializable, frozen). Writers run inside a
- * `withMutations` run (the index's reducers do): blocks the run created change in place.
+ * Plain data (numbers in arrays, JSON-serializable, frozen). Writers run inside a write run
+ * (`asOneRun`; the index's reducers do): blocks the run created change in place. Reading whole
+ * lists fast is postingViews.ts.
  */
-import { fresh, own } from '../../persistent/owner.js';
+import { fresh, own, type Writable } from '../../persistent/owner.js';
+import * as PMap from '../../persistent/persistentMap.js';
 
 /** Postings a block holds at most (a flat list holds at most this many too). */
 export const BLOCK = 64;
@@ -29,8 +31,6 @@ export interface BlockedPostings {
 /** A posting list: flat ([doc, value, ...], at most BLOCK postings) or blocked. */
 export type Postings = ReadonlyArray<number> | BlockedPostings;
 
-type Writable<T> = { -readonly [K in keyof T]: T[K] };
-
 /** Prior flags a posting carries, in its low bits. */
 export const FLAG_BITS = 9;
 const FLAG_MASK = (1 << FLAG_BITS) - 1;
@@ -42,7 +42,8 @@ export const postingWeightOf = (value: number): number => Math.floor(value / (1 
 /** The prior flags of a posting value. */
 export const postingFlagsOf = (value: number): number => value & FLAG_MASK;
 
-const isFlat = (postings: Postings): postings is ReadonlyArray<number> => Array.isArray(postings);
+/** True for a flat list (one array of at most BLOCK postings). */
+export const isFlat = (postings: Postings): postings is ReadonlyArray<number> => Array.isArray(postings);
 
 /** The empty list. */
 export const NO_POSTINGS: Postings = Object.freeze([]);
@@ -60,7 +61,7 @@ const flatMax = (flat: ReadonlyArray<number>): number => {
 export const postingsMaxWeight = (postings: Postings): number => (isFlat(postings) ? flatMax(postings) : postings.max);
 
 /** The position of `doc` in a flat run, or of the first larger doc (as a negative number minus one) when absent. */
-const search = (flat: ArrayLike<number>, doc: number): number => {
+export const findPosting = (flat: ArrayLike<number>, doc: number): number => {
   let low = 0;
   let high = flat.length / 2 - 1;
   while (low <= high) {
@@ -88,7 +89,7 @@ const blockFor = (lasts: ReadonlyArray<number>, doc: number): number => {
 /** `flat` with (doc, value) put in order (the same array, changed, when the run owns it). */
 const putFlat = (flat: ReadonlyArray<number>, doc: number, value: number): number[] => {
   // Documents are numbered as they come, so a new posting usually goes last.
-  const at = flat.length === 0 || flat[flat.length - 2]! < doc ? -flat.length - 1 : search(flat, doc);
+  const at = flat.length === 0 || flat[flat.length - 2]! < doc ? -flat.length - 1 : findPosting(flat, doc);
   const list = own(flat) as number[];
   if (at >= 0) list[at + 1] = value;
   else if (-at - 1 === list.length) list.push(doc, value);
@@ -114,7 +115,7 @@ const blocked = (blocks: number[][]): BlockedPostings => {
   });
 };
 
-/** The arrays of a list owned by this mutation run (copied once if not), to change in place. */
+/** The arrays of a list owned by this write run (copied once if not), to change in place. */
 const ownArrays = (list: Writable<BlockedPostings>): { blocks: number[][]; lasts: number[]; maxes: number[] } => {
   list.blocks = own(list.blocks);
   list.lasts = own(list.lasts);
@@ -176,7 +177,7 @@ export const putPosting = (postings: Postings, doc: number, value: number): Post
 /** The list without `doc` (the same list when it does not hold it). */
 export const removePosting = (postings: Postings, doc: number): Postings => {
   if (isFlat(postings)) {
-    const at = search(postings, doc);
+    const at = findPosting(postings, doc);
     if (at < 0) return postings;
     if (postings.length === 2) return NO_POSTINGS;
     const list = own(postings) as number[];
@@ -186,7 +187,7 @@ export const removePosting = (postings: Postings, doc: number): Postings => {
   const i = blockFor(postings.lasts, doc);
   const source = postings.blocks[i];
   if (source === undefined) return postings;
-  const at = search(source, doc);
+  const at = findPosting(source, doc);
   if (at < 0) return postings;
   const list = own(postings) as Writable<BlockedPostings>;
   const { blocks, lasts, maxes } = ownArrays(list);
@@ -208,65 +209,11 @@ export const removePosting = (postings: Postings, doc: number): Postings => {
   return list.n <= BLOCK / 2 ? fresh(blocks.flat()) : list;
 };
 
-/**
- * A reader of one list in document order, for a query (not state). `doc` is the current
- * document (Infinity past the end) and `value` its packed value. Seeks gallop forward (1, 2,
- * 4, ... postings, then a binary search), so seeking many documents in order costs about one
- * step each when they are spread over the list, and a binary search when they are far apart.
- * It reads through `listView`: while it is in use, no other list a mutation run owns may be read.
- */
-export class PostingsCursor {
-  doc = Infinity;
-  value = 0;
-  /** The position of the current posting's document in `data`. */
-  private at = 0;
-  private readonly data: ArrayLike<number>;
-
-  constructor(postings: Postings) {
-    this.data = listView(postings);
-    this.load();
-  }
-
-  private load(): void {
-    const { data, at } = this;
-    if (at >= data.length) {
-      this.doc = Infinity;
-      return;
-    }
-    this.doc = data[at]!;
-    this.value = data[at + 1]!;
-  }
-
-  /** Moves to the first posting whose document is `target` or later (never backwards). */
-  seek(target: number): void {
-    if (this.doc >= target) return;
-    const { data } = this;
-    // Postings are (doc, value) pairs: gallop over pair indices.
-    let low = this.at / 2 + 1;
-    let step = 1;
-    let high = low;
-    const end = data.length / 2;
-    while (high < end && data[2 * high]! < target) {
-      low = high + 1;
-      high += step;
-      step *= 2;
-    }
-    if (high > end) high = end;
-    while (low < high) {
-      const mid = (low + high) >> 1;
-      if (data[2 * mid]! < target) low = mid + 1;
-      else high = mid;
-    }
-    this.at = 2 * low;
-    this.load();
-  }
-}
-
 /** The packed value of `doc` in the list, or undefined when it does not hold it. */
 export const postingValue = (postings: Postings, doc: number): number | undefined => {
   const block = isFlat(postings) ? postings : postings.blocks[blockFor(postings.lasts, doc)];
   if (block === undefined) return undefined;
-  const at = search(block, doc);
+  const at = findPosting(block, doc);
   return at < 0 ? undefined : block[at + 1];
 };
 
@@ -274,62 +221,30 @@ export const postingValue = (postings: Postings, doc: number): number | undefine
 export const postingBlocks = (postings: Postings): ReadonlyArray<ReadonlyArray<number>> =>
   isFlat(postings) ? [postings] : postings.blocks;
 
-/**
- * A whole list's postings as one array [doc, value, doc, value, ...], for the loops that read
- * lists. A frozen list's numbers are read several times slower than a typed array's: a frozen
- * list never changes (its blocks are frozen with it), so it is read through a typed copy kept,
- * weakly, with the list (one lookup per list read, not one per block). A list a mutation run
- * still owns (a replay reads the state between writes) may change in place, and reads at full
- * speed: a flat one is read as it is, a blocked one through a copy into a scratch array, valid
- * until the next such read (`PostingsCursor` reads one list at a time; the loops that read
- * whole lists read a blocked one's blocks, see `listChunks`). Documents and packed values
- * are integers well inside 32 bits.
- */
-const views = new WeakMap<Postings, Int32Array>();
-let scratch = new Int32Array(4 * BLOCK);
-
-export const listView = (postings: Postings): ArrayLike<number> => {
-  const kept = views.get(postings);
-  if (kept !== undefined) return kept;
-  const frozen = Object.isFrozen(postings);
-  if (isFlat(postings)) {
-    if (!frozen) return postings;
-    const view = new Int32Array(postings);
-    views.set(postings, view);
-    return view;
-  }
-  if (!frozen && scratch.length < 2 * postings.n)
-    scratch = new Int32Array(Math.max(4 * postings.n, 2 * scratch.length));
-  const view = frozen ? new Int32Array(2 * postings.n) : scratch.subarray(0, 2 * postings.n);
-  let at = 0;
-  for (const block of postings.blocks) {
-    for (let i = 0; i < block.length; i += 1) view[at + i] = block[i]!;
-    at += block.length;
-  }
-  if (frozen) views.set(postings, view);
-  return view;
-};
-
-/**
- * A whole list's postings as runs of [doc, value, doc, value, ...], in document order, for the
- * loops that read every posting of a list: a frozen list as its kept typed view (`listView`),
- * one a mutation run still owns (a replay reads the state between writes) as its own blocks,
- * read where they are instead of copied.
- */
-export const listChunks = (postings: Postings): ReadonlyArray<ArrayLike<number>> =>
-  Object.isFrozen(postings) ? [listView(postings)] : postingBlocks(postings);
-
-/** The view `listView` keeps for a frozen list it has read, if any. */
-export const keptView = (postings: Postings): Int32Array | undefined => views.get(postings);
-
-/** The packed value of `doc` in a list's kept view (see `keptView`), or undefined when it does not hold it. */
-export const viewValue = (view: Int32Array, doc: number): number | undefined => {
-  const at = search(view, doc);
-  return at < 0 ? undefined : view[at + 1];
-};
-
 /** Calls `visit` for every posting, in document order. */
 export const forEachPosting = (postings: Postings, visit: (doc: number, value: number) => void): void => {
   const blocks = isFlat(postings) ? [postings] : postings.blocks;
   for (const block of blocks) for (let i = 0; i < block.length; i += 2) visit(block[i]!, block[i + 1]!);
+};
+
+/** The term map with `doc` posted under `key` with `value` (a list the run owns changes in place). */
+export const postIn = (
+  map: PMap.PersistentMap<Postings>,
+  key: string,
+  doc: number,
+  value: number,
+): PMap.PersistentMap<Postings> => {
+  const existing = PMap.get(map, key);
+  const postings = putPosting(existing ?? NO_POSTINGS, doc, value);
+  // A list the run owns was changed in place: the map already holds it.
+  return postings === existing ? map : PMap.set(map, key, postings);
+};
+
+/** The term map without `doc` under `key` (a list left empty leaves the map). */
+export const unpostIn = (map: PMap.PersistentMap<Postings>, key: string, doc: number): PMap.PersistentMap<Postings> => {
+  const existing = PMap.get(map, key);
+  if (existing === undefined) return map;
+  const postings = removePosting(existing, doc);
+  if (postings === existing) return map;
+  return postingsSize(postings) === 0 ? PMap.remove(map, key) : PMap.set(map, key, postings);
 };

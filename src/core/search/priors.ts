@@ -19,8 +19,8 @@ export const PRIOR_CLASSES = [
 /** One prior class. */
 export type PriorClass = (typeof PRIOR_CLASSES)[number];
 
-const STATUS_RELATIONS = new Set(['completed_with', 'reviewed_as']);
-const TEST_RELATIONS = new Set(['tested_by', 'test_failure']);
+const STATUS_RELATIONS: ReadonlySet<string> = new Set(['completed_with', 'reviewed_as']);
+const TEST_RELATIONS: ReadonlySet<string> = new Set(['tested_by', 'test_failure']);
 const TEST_FILE =
   /(^|[/\\])(tests?|__tests__|spec|specs|e2e|testdata)[/\\]|[._-](test|spec)\.[\w]+$|_test\.go$|(^|[/\\])test_[^/\\]+\.py$/iu;
 const MANIFEST_FILE =
@@ -52,15 +52,22 @@ const isOfClass: Record<PriorClass, (fact: SessionFact) => boolean> = {
   generated: (fact) => fact.tags.includes('file_change') && GENERATED_FILE.test(fact.subject),
 };
 
-/** Flags by fact: facts are immutable values, and ranking asks for the flags of the same facts on every query. */
-const flagsCache = new WeakMap<SessionFact, number>();
+/** The prior classes of a fact, as flags (computed each time: see `rememberedPriorFlags`). */
+export const priorFlags = (fact: SessionFact): number =>
+  PRIOR_CLASSES.reduce((sum, name, bit) => (isOfClass[name](fact) ? sum | (1 << bit) : sum), 0);
 
-/** The prior classes of a fact, as flags. */
-export const priorFlags = (fact: SessionFact): number => {
-  let flags = flagsCache.get(fact);
+/**
+ * Prior flags by fact, for whoever asks for the same facts' flags again and again (a query's
+ * scratch keeps one): facts are immutable values, so a flag once computed holds for good.
+ */
+export type PriorFlagsMemo = WeakMap<SessionFact, number>;
+
+/** The prior flags of a fact, remembered in `memo`. */
+export const rememberedPriorFlags = (fact: SessionFact, memo: PriorFlagsMemo): number => {
+  let flags = memo.get(fact);
   if (flags === undefined) {
-    flags = PRIOR_CLASSES.reduce((sum, name, bit) => (isOfClass[name](fact) ? sum | (1 << bit) : sum), 0);
-    flagsCache.set(fact, flags);
+    flags = priorFlags(fact);
+    memo.set(fact, flags);
   }
   return flags;
 };

@@ -27,23 +27,14 @@
  * - `recent`: the RECENT_TASKS tasks whose latest valid fact is the most recent (then by id), as
  *   task id, time, task id, time, ..., then up to as many more, in order: recency reads it
  *   instead of every task.
+ *
+ * This module is the index's shape and encodings; it is written by `indexWrites.ts` (with
+ * `taskDocs.ts` and `recent.ts`) and read through `indexReads.ts`.
  */
-import { own } from '../../persistent/owner.js';
 import * as PMap from '../../persistent/persistentMap.js';
-import { emptyVector, forEachAt, getAt, type PersistentVector, setAt } from '../../persistent/persistentVector.js';
-import { isFileFact, type SessionFact } from '../fact.js';
-import {
-  FLAG_BITS,
-  NO_POSTINGS,
-  packPosting,
-  type Postings,
-  postingsSize,
-  putPosting,
-  removePosting,
-} from './postings.js';
-import { priorFlags } from './priors.js';
-import { isPathLike } from './terms.js';
-import { contextTermWeights, factTermWeights, quantize } from './weights.js';
+import { emptyVector, type PersistentVector } from '../../persistent/persistentVector.js';
+import type { SessionFact } from '../fact.js';
+import { FLAG_BITS, NO_POSTINGS, type Postings } from './postings.js';
 
 /** What the store knows of a task beyond its facts. */
 export interface TaskDoc {
@@ -97,6 +88,21 @@ export interface SearchIndex {
   readonly files: PMap.PersistentMap<FileRecord>;
 }
 
+/** Orders (subject, relation) pairs by subject, then relation: how pairs are listed wherever they are written out. */
+export const bySubjectThenRelation = (
+  a: { readonly subject: string; readonly relation: string },
+  b: { readonly subject: string; readonly relation: string },
+): number =>
+  a.subject < b.subject
+    ? -1
+    : a.subject > b.subject
+      ? 1
+      : a.relation < b.relation
+        ? -1
+        : a.relation > b.relation
+          ? 1
+          : 0;
+
 /** A file pair and the tasks that asserted a fact of it. */
 export interface FileRecord {
   readonly subject: string;
@@ -146,10 +152,11 @@ export interface IndexChanges {
   readonly itemsDropped: ReadonlyArray<readonly [string, string]>;
 }
 
-const NO_ITEMS: ReadonlyArray<string> = Object.freeze([]);
+/** The empty list of strings an index shares. */
+export const NO_ITEMS: ReadonlyArray<string> = Object.freeze([]);
 
 /** Between the subject and the relation of a pair key (as the store's `pairKey` joins them). */
-const PAIR_SEPARATOR = '\u001f';
+export const PAIR_SEPARATOR = '\u001f';
 
 /** An empty index. */
 export const emptySearchIndex = (): SearchIndex => ({
@@ -169,10 +176,10 @@ export const emptySearchIndex = (): SearchIndex => ({
   files: PMap.empty,
 });
 
-type Writable<T> = { -readonly [K in keyof T]: T[K] };
-
-const NO_TIMES: ReadonlyArray<number> = Object.freeze([]);
-const EMPTY_TASK_DOC: TaskDoc = Object.freeze({
+/** A task's times when it has no valid fact. */
+export const NO_TIMES: ReadonlyArray<number> = Object.freeze([]);
+/** The doc of a task the index does not know yet. */
+export const EMPTY_TASK_DOC: TaskDoc = Object.freeze({
   prompt: '',
   summaries: NO_ITEMS,
   facts: PMap.empty,
@@ -200,369 +207,8 @@ export const entryIsFile = (entry: number): boolean => entry % ENTRY_SCALE >= FI
 /** The name a path-like subject is found by: what follows its last `/`. */
 export const fileNameOf = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
 
-/** True when a query naming a path could name this subject (see `namesSubject`). */
-const isNamedSubject = (subject: string): boolean => subject.includes('/') || isPathLike(subject);
-
-const post = (
-  map: PMap.PersistentMap<Postings>,
-  key: string,
-  doc: number,
-  value: number,
-): PMap.PersistentMap<Postings> => {
-  const existing = PMap.get(map, key);
-  const postings = putPosting(existing ?? NO_POSTINGS, doc, value);
-  // A list the run owns was changed in place: the map already holds it.
-  return postings === existing ? map : PMap.set(map, key, postings);
-};
-
-const unpost = (map: PMap.PersistentMap<Postings>, key: string, doc: number): PMap.PersistentMap<Postings> => {
-  const existing = PMap.get(map, key);
-  if (existing === undefined) return map;
-  const postings = removePosting(existing, doc);
-  if (postings === existing) return map;
-  return postingsSize(postings) === 0 ? PMap.remove(map, key) : PMap.set(map, key, postings);
-};
-
-const isUnused = (doc: TaskDoc): boolean =>
-  doc.promptAt === undefined &&
-  doc.summaries.length === 0 &&
-  PMap.size(doc.facts) === 0 &&
-  PMap.size(doc.touched) === 0 &&
-  PMap.size(doc.raised) === 0;
-
-/**
- * The summaries with `key` holding `text` (`undefined`: removed), kept in key order: a new
- * frozen array of exactly its length (a task has one or two summaries).
- */
-const withSummary = (list: ReadonlyArray<string>, key: string, text: string | undefined): ReadonlyArray<string> => {
-  let at = 0;
-  while (at < list.length && list[at]! < key) at += 2;
-  const present = list[at] === key;
-  if (text === undefined)
-    return !present ? list : list.length === 2 ? NO_ITEMS : Object.freeze(list.slice(0, at).concat(list.slice(at + 2)));
-  if (present && list[at + 1] === text) return list;
-  return Object.freeze(list.slice(0, at).concat([key, text], list.slice(present ? at + 2 : at)));
-};
-
-/** The times with one more (`by` 1) or one fewer (`by` -1) fact asserted at `at` (the same array, changed, when the run owns it). */
-const withTime = (times: ReadonlyArray<number>, at: number, by: 1 | -1): ReadonlyArray<number> => {
-  let i = 0;
-  while (i < times.length && times[i]! < at) i += 2;
-  if (times[i] === at) {
-    const count = times[i + 1]! + by;
-    if (count <= 0 && times.length === 2) return NO_TIMES;
-    const list = own(times) as number[];
-    if (count > 0) list[i + 1] = count;
-    else list.splice(i, 2);
-    return list;
-  }
-  if (by < 0) return times;
-  const list = own(times) as number[];
-  list.splice(i, 0, at, 1);
-  return list;
-};
-
 /** When the task's latest valid fact was asserted (-Infinity when it has none). */
 export const lastFactTime = (doc: TaskDoc): number => doc.times[doc.times.length - 2] ?? -Infinity;
-
-/** The texts a task lends its facts as context: its prompt and summaries (in fact-id order), none empty. */
-const taskContextPieces = (doc: Pick<TaskDoc, 'prompt' | 'summaries'>): string[] =>
-  [doc.prompt, ...doc.summaries.filter((_, i) => i % 2 === 1)].filter((text) => text !== '');
-
-const NO_PIECES: ReadonlyArray<string> = Object.freeze([]);
-
-/**
- * A task lends its context only while it has something to lend it to: a valid fact, or a file
- * pair it asserted. Tasks whose facts compaction has removed leave the context collection, so
- * in a long session the best-matching tasks are ones whose facts can still be found.
- */
-const lendsContext = (doc: TaskDoc): boolean => PMap.size(doc.facts) > 0 || PMap.size(doc.touched) > 0;
-
-/** True when task `a` at time `x` is more recent than task `b` at time `y` (ties: the smaller id). */
-const isNewer = (a: string, x: number, b: string, y: number): boolean => x > y || (x === y && a < b);
-
-/** Where `taskId` at `time` goes in `list` (after every more recent task). */
-const placeIn = (list: ReadonlyArray<string | number>, taskId: string, time: number): number => {
-  let place = 0;
-  while (place < list.length && isNewer(list[place] as string, list[place + 1] as number, taskId, time)) place += 2;
-  return place;
-};
-
-/**
- * The recent list with `taskId` at `time` put in order, or taken out (time -Infinity).
- *
- * The list keeps up to RECENT_KEPT tasks, in order, and every task with a valid fact outside it
- * is older than its last; while it holds fewer than RECENT_TASKS, it holds every such task. Its
- * first RECENT_TASKS are then exactly the most recent tasks, and a task that becomes older (a
- * compaction removes a recent task's outcome on every dispatch) only moves down the list or
- * leaves it: the walk over every task that refills it is needed once RECENT_TASKS tasks have
- * left, not on every change.
- */
-const withRecent = (index: Writable<SearchIndex>, taskId: string, time: number): void => {
-  const list = index.recent;
-  const at = list.indexOf(taskId);
-  if (at < 0) {
-    // A task new to the list goes in where its time puts it; past the last, only while the list
-    // holds every task (under RECENT_TASKS). One that has no valid fact left changes nothing.
-    if (time === -Infinity) return;
-    const place = placeIn(list, taskId, time);
-    if (place === list.length && list.length >= 2 * RECENT_TASKS) return;
-    const next = own(list) as Array<string | number>;
-    next.splice(place, 0, taskId, time);
-    if (next.length > 2 * RECENT_KEPT) next.length = 2 * RECENT_KEPT;
-    index.recent = next;
-    return;
-  }
-  // The most recent task's facts becoming later (a dispatch's facts arrive task by task): it stays
-  // first, and a list that long needs no refill. The same list the walk below makes, without it.
-  if (at === 0 && time >= (list[1] as number) && list.length >= 2 * RECENT_TASKS) {
-    const next = own(list) as Array<string | number>;
-    next[1] = time;
-    index.recent = next;
-    return;
-  }
-  // The list is changed in place when the run owns it, else a copy is.
-  const next = own(list) as Array<string | number>;
-  next.splice(at, 2);
-  if (time !== -Infinity) {
-    const place = placeIn(next, taskId, time);
-    // One that was in the list goes past the last only by the refill below, if the list is then short.
-    if (place < next.length) next.splice(place, 0, taskId, time);
-    next.length = Math.min(next.length, 2 * RECENT_KEPT);
-  }
-  if (next.length < 2 * RECENT_TASKS) {
-    // Fewer than RECENT_TASKS left: refill from every task (outside the list, older than its last).
-    const outside: Array<[string, number]> = [];
-    PMap.forEach(index.tasks, (doc, id) => {
-      const latest = lastFactTime(doc);
-      if (latest !== -Infinity && !next.includes(id)) outside.push([id, latest]);
-    });
-    outside.sort(([a, x], [b, y]) => (isNewer(a, x, b, y) ? -1 : 1));
-    for (const [id, latest] of outside.slice(0, RECENT_KEPT - next.length / 2)) next.push(id, latest);
-  }
-  // A copy that came out the same is dropped: the list keeps its identity.
-  if (next !== list && (next.length !== list.length || next.some((value, i) => value !== list[i]))) index.recent = next;
-};
-
-/**
- * Changes a task's doc (created when missing, dropped when unused). When the change may touch
- * the context the task posts (its prompt or summaries, or whether it lends context at all),
- * re-posts the terms that come, go or change weight.
- */
-const updateTask = (
-  index: Writable<SearchIndex>,
-  taskId: string,
-  touchesText: boolean,
-  change: (doc: Writable<TaskDoc>) => void,
-): void => {
-  const known = PMap.get(index.tasks, taskId);
-  const before = known ?? EMPTY_TASK_DOC;
-  // Read before changing: a doc this run created is changed in place.
-  const lentBefore = lendsContext(before);
-  const timeBefore = lastFactTime(before);
-  const piecesBefore = touchesText ? taskContextPieces(before) : undefined;
-  const doc = own(before);
-  if (known === undefined) {
-    doc.num = index.nextTask;
-    index.nextTask += 1;
-    index.taskIds = setAt(index.taskIds, doc.num, taskId);
-  }
-  change(doc);
-  const lentAfter = lendsContext(doc);
-  if (touchesText || lentBefore !== lentAfter) {
-    const pieces = taskContextPieces(doc);
-    // What the task posted and now posts: its text while it lends context, else nothing.
-    const piecesPosted = lentBefore ? (piecesBefore ?? pieces) : NO_PIECES;
-    const piecesPosting = lentAfter ? pieces : NO_PIECES;
-    const postedBefore = piecesPosted.join('\n');
-    const postedAfter = piecesPosting.join('\n');
-    if (postedBefore !== postedAfter) {
-      const weightsBefore = contextTermWeights(postedBefore, piecesPosted);
-      const weightsAfter = contextTermWeights(postedAfter, piecesPosting);
-      weightsBefore.forEach((_weight, term) => {
-        if (!weightsAfter.has(term)) index.taskTerms = unpost(index.taskTerms, term, doc.num);
-      });
-      weightsAfter.forEach((weight, term) => {
-        const previous = weightsBefore.get(term);
-        if (previous === undefined || quantize(previous) !== quantize(weight))
-          index.taskTerms = post(index.taskTerms, term, doc.num, packPosting(quantize(weight), 0));
-      });
-      index.contextCount += Number(postedAfter !== '') - Number(postedBefore !== '');
-    }
-  }
-  if (isUnused(doc)) {
-    index.tasks = PMap.remove(index.tasks, taskId);
-    index.taskIds = setAt(index.taskIds, doc.num, undefined);
-  } else if (doc !== known) index.tasks = PMap.set(index.tasks, taskId, doc);
-  const timeAfter = lastFactTime(doc);
-  if (timeAfter !== timeBefore) withRecent(index, taskId, timeAfter);
-};
-
-const addFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
-  const doc = index.nextDoc;
-  index.nextDoc += 1;
-  index.docs = setAt(index.docs, doc, fact);
-  index.ids = PMap.set(index.ids, fact.id, doc);
-  const flags = priorFlags(fact);
-  const convention = fact.tags.includes('convention');
-  const weights = factTermWeights(fact);
-  for (let i = 0; i < weights.length; i += 2) {
-    const term = weights[i] as string;
-    const value = packPosting(weights[i + 1] as number, flags);
-    if (convention) index.conventionTerms = post(index.conventionTerms, term, doc, value);
-    else index.terms = post(index.terms, term, doc, value);
-  }
-  if (isNamedSubject(fact.subject)) index.names = post(index.names, fileNameOf(fact.subject), doc, flags);
-  if (convention) index.conventions = putPosting(index.conventions, doc, flags);
-  updateTask(index, fact.sourceTaskId, fact.relation === 'summary', (task) => {
-    task.facts = PMap.set(task.facts, fact.id, taskFactEntry(doc, flags, isFileFact(fact)));
-    task.times = withTime(task.times, fact.validFrom, 1);
-    if (fact.relation === 'summary') task.summaries = withSummary(task.summaries, fact.id, fact.object);
-  });
-};
-
-const removeFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
-  const doc = PMap.get(index.ids, fact.id);
-  if (doc === undefined) return;
-  index.docs = setAt(index.docs, doc, undefined);
-  index.ids = PMap.remove(index.ids, fact.id);
-  const convention = fact.tags.includes('convention');
-  const weights = factTermWeights(fact);
-  for (let i = 0; i < weights.length; i += 2) {
-    const term = weights[i] as string;
-    if (convention) index.conventionTerms = unpost(index.conventionTerms, term, doc);
-    else index.terms = unpost(index.terms, term, doc);
-  }
-  if (isNamedSubject(fact.subject)) index.names = unpost(index.names, fileNameOf(fact.subject), doc);
-  if (convention) index.conventions = removePosting(index.conventions, doc);
-  updateTask(index, fact.sourceTaskId, fact.relation === 'summary', (task) => {
-    task.facts = PMap.remove(task.facts, fact.id);
-    task.times = withTime(task.times, fact.validFrom, -1);
-    task.summaries = withSummary(task.summaries, fact.id, undefined);
-  });
-};
-
-/** The task's doc with `pairKey` in (`on`) or out of one of its sets of pairs; nothing changes when it already is. */
-const markPair = (
-  index: Writable<SearchIndex>,
-  taskId: string,
-  set: 'touched' | 'raised',
-  pairKey: string,
-  on: boolean,
-): void => {
-  const known = PMap.get(index.tasks, taskId);
-  if ((known !== undefined && PMap.has(known[set], pairKey)) === on) return;
-  updateTask(index, taskId, false, (task) => {
-    task[set] = on ? PMap.set(task[set], pairKey, true) : PMap.remove(task[set], pairKey);
-  });
-};
-
-/** Records that a task asserted a fact of a file pair (with the task's record: see `SearchIndex.files`). */
-const recordFile = (index: Writable<SearchIndex>, taskId: string, subject: string, relation: string): void => {
-  const key = subject + PAIR_SEPARATOR + relation;
-  markPair(index, taskId, 'touched', key, true);
-  const record = PMap.get(index.files, key);
-  if (record?.tasks.includes(taskId) === true) return;
-  // In id order: a record is the same however its tasks arrived (a store rebuilt from a saved state holds the same).
-  const tasks = Object.freeze([...(record?.tasks ?? NO_ITEMS), taskId].sort());
-  index.files = PMap.set(index.files, key, Object.freeze({ subject, relation, tasks }));
-};
-
-/**
- * The index without the records of `taskIds`: their prompts, the files they changed and the
- * context they lend. For tasks that no longer hold a valid fact, an open review item or an
- * assertion in a pair log (`pruneTaskRecords` in store/taskRecords.ts chooses them); any other task is left as it is.
- */
-export const forgetTasks = (index: SearchIndex, taskIds: ReadonlyArray<string>): SearchIndex =>
-  taskIds.length === 0
-    ? index
-    : PMap.withMutations(index, (current) => {
-        const next: Writable<SearchIndex> = { ...current };
-        for (const taskId of taskIds) {
-          const doc = PMap.get(next.tasks, taskId);
-          if (doc === undefined || PMap.size(doc.facts) > 0 || PMap.size(doc.raised) > 0) continue;
-          PMap.forEach(doc.touched, (_true, key) => {
-            const record = PMap.get(next.files, key);
-            if (record === undefined) return;
-            const tasks = record.tasks.filter((id) => id !== taskId);
-            next.files =
-              tasks.length === 0
-                ? PMap.remove(next.files, key)
-                : PMap.set(next.files, key, Object.freeze({ ...record, tasks: Object.freeze(tasks) }));
-          });
-          updateTask(next, taskId, true, (task) => {
-            task.prompt = '';
-            delete task.promptAt;
-            task.touched = PMap.empty;
-          });
-        }
-        return next;
-      });
-
-/** The index with a reducer's changes applied (the same index when there are none). */
-export const applyIndexChanges = (index: SearchIndex, changes: IndexChanges): SearchIndex => {
-  const { invalid, valid, filesAsserted, itemsRaised, itemsDropped } = changes;
-  const count = invalid.length + valid.length + filesAsserted.length + itemsRaised.length + itemsDropped.length;
-  if (count === 0) return index;
-  return PMap.withMutations(index, (current) => {
-    // A new root every time, even inside a run: a reducer tells a change by the index's identity.
-    const next: Writable<SearchIndex> = { ...current };
-    for (const fact of invalid) removeFact(next, fact);
-    for (const fact of valid) addFact(next, fact);
-    for (const [taskId, subject, relation] of filesAsserted) recordFile(next, taskId, subject, relation);
-    for (const [taskId, pairKey] of itemsRaised) markPair(next, taskId, 'raised', pairKey, true);
-    for (const [taskId, pairKey] of itemsDropped) markPair(next, taskId, 'raised', pairKey, false);
-    return next;
-  });
-};
-
-/** Records a task's prompt (the latest wins; an older one than the recorded prompt, or the same text, changes nothing). */
-export const indexTaskPrompt = (index: SearchIndex, taskId: string, prompt: string, at: number): SearchIndex => {
-  const doc = PMap.get(index.tasks, taskId);
-  if (doc?.promptAt !== undefined && (prompt === doc.prompt || at < doc.promptAt)) return index;
-  return PMap.withMutations(index, (current) => {
-    const next: Writable<SearchIndex> = { ...current };
-    updateTask(next, taskId, true, (task) => {
-      task.prompt = prompt;
-      task.promptAt = at;
-    });
-    return next;
-  });
-};
-
-/**
- * The document a fact record was last found at, by record: a hint, checked against the index
- * it is used with (a document is never numbered again, and an id has at most one document at
- * a time), so that reading a pair's valid facts mostly skips the id map (at 100,000 facts, a
- * lookup in it is a walk of several nodes far apart in memory).
- */
-const documentHints = new WeakMap<object, number>();
-
-/** The document of the valid fact of this record's id, or -1 when the index holds none. */
-export const indexedDocument = (index: SearchIndex, record: { readonly id: string }): number => {
-  const hint = documentHints.get(record);
-  if (hint !== undefined && getAt(index.docs, hint)?.id === record.id) return hint;
-  const doc = PMap.get(index.ids, record.id);
-  if (doc === undefined || getAt(index.docs, doc) === undefined) return -1;
-  documentHints.set(record, doc);
-  return doc;
-};
-
-/** The valid fact with this id, if any. */
-export const selectIndexedFact = (index: SearchIndex, id: string): SessionFact | undefined => {
-  const doc = PMap.get(index.ids, id);
-  return doc === undefined ? undefined : getAt(index.docs, doc);
-};
-
-/** The number of valid facts. */
-export const selectIndexedCount = (index: SearchIndex): number => PMap.size(index.ids);
-
-/** Every valid fact, in the order they became valid. */
-export const selectIndexedFacts = (index: SearchIndex): SessionFact[] => {
-  const out: SessionFact[] = [];
-  forEachAt(index.docs, (fact) => out.push(fact));
-  return out;
-};
 
 /** A file a task changed, as recorded in the index. */
 export interface RecordedFile {
@@ -571,44 +217,9 @@ export interface RecordedFile {
   readonly relation: string;
 }
 
-/** The recorded files, by subject, relation, then task id. */
-export const selectIndexedFiles = (index: SearchIndex): RecordedFile[] => {
-  const records = PMap.values(index.files).sort((a, b) =>
-    a.subject < b.subject
-      ? -1
-      : a.subject > b.subject
-        ? 1
-        : a.relation < b.relation
-          ? -1
-          : a.relation > b.relation
-            ? 1
-            : 0,
-  );
-  return records.flatMap(({ subject, relation, tasks }) => tasks.map((taskId) => ({ taskId, subject, relation })));
-};
-
-/** The index with files recorded as changed by tasks (those already recorded change nothing). */
-export const indexTaskFiles = (index: SearchIndex, files: ReadonlyArray<RecordedFile>): SearchIndex =>
-  files.length === 0
-    ? index
-    : PMap.withMutations(index, (current) => {
-        const next: Writable<SearchIndex> = { ...current };
-        for (const { taskId, subject, relation } of files) recordFile(next, taskId, subject, relation);
-        return next;
-      });
-
 /** A task prompt as recorded in the index. */
 export interface RecordedPrompt {
   readonly taskId: string;
   readonly prompt: string;
   readonly at: number;
 }
-
-/** The recorded task prompts, by task id. */
-export const selectIndexedPrompts = (index: SearchIndex): RecordedPrompt[] => {
-  const out: RecordedPrompt[] = [];
-  PMap.forEach(index.tasks, (doc, taskId) => {
-    if (doc.promptAt !== undefined) out.push({ taskId, prompt: doc.prompt, at: doc.promptAt });
-  });
-  return out.sort((a, b) => (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0));
-};

@@ -9,7 +9,7 @@ import { stemmer } from 'stemmer';
 import { eng } from 'stopword';
 import { memoize } from '../../base/memo.js';
 
-const STOPWORDS = new Set(eng);
+const STOPWORDS: ReadonlySet<string> = new Set(eng);
 
 /** `task:12` names a task, not a topic: it carries no terms. */
 const TASK_REFERENCE = /^task:\S*$/iu;
@@ -79,7 +79,7 @@ export const isPathLike = (token: string): boolean => {
  */
 export const MAX_TOKEN_LENGTH = 512;
 
-const EDGE_PUNCTUATION = new Set(['.', ':', '-', '_', '@', '#']);
+const EDGE_PUNCTUATION: ReadonlySet<string> = new Set(['.', ':', '-', '_', '@', '#']);
 
 /** The token without leading and trailing punctuation of `edges` (a loop: a pattern anchored at the end backtracks). */
 const trimEdges = (token: string, edges: ReadonlySet<string> = EDGE_PUNCTUATION, trailing = edges): string => {
@@ -90,7 +90,7 @@ const trimEdges = (token: string, edges: ReadonlySet<string> = EDGE_PUNCTUATION,
   return token.slice(start, end);
 };
 
-const PATH_TRAILING = new Set([...EDGE_PUNCTUATION, ',', ';']);
+const PATH_TRAILING: ReadonlySet<string> = new Set([...EDGE_PUNCTUATION, ',', ';']);
 
 const NO_TOKENS: ReadonlyArray<string> = Object.freeze([]);
 

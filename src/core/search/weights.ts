@@ -37,8 +37,9 @@ export type StoredTermWeights = ReadonlyArray<string | number>;
  * the terms first occur, memoized for the most recently read facts: facts are immutable values,
  * and the index reads a fact's weights when it enters and again when it leaves (in a bounded
  * store, soon after). Bounded, not weak: a weak table would keep the weights alive beside every
- * stored fact. Flat, the weights small integers: a map per fact held about three times the
- * memory, which the engine copied out of its young generation for every fact indexed.
+ * stored fact. Flat, the weights small integers: a map per fact held several times the memory
+ * (see docs/performance.md), which the engine copied out of its young generation for every
+ * fact indexed.
  */
 export const factTermWeights = memoize(4_096, (fact: Pick<SessionFact, 'subject' | 'object'>): StoredTermWeights => {
   const frequencies = new Map<string, number>();

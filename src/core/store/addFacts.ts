@@ -1,7 +1,8 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { parseNewFact, type SessionFact } from '../fact.js';
 import { compactWithReport } from './compact.js';
-import { type FactStore, pairKey, validCount, withMutations } from './state.js';
+import { asOneRun } from '../../persistent/owner.js';
+import { type FactStore, pairKey, validCount } from './state.js';
 import { pruneTaskRecords } from './taskRecords.js';
 import { withAssertions } from './timeline.js';
 import { emptyPairLog, type PairChange, selectPairLog, writePairChanges } from './write.js';
@@ -44,8 +45,8 @@ export const addCheckedFacts = (store: FactStore, facts: ReadonlyArray<SessionFa
     if (after !== before && after.assertions.length > 0) changes.push({ before, after });
   }
   if (changes.length === 0) return store;
-  return withMutations(store, (current) => {
-    const next = writePairChanges(current, changes);
+  return asOneRun(() => {
+    const next = writePairChanges(store, changes);
     return pruneTaskRecords(
       validCount(next) > next.maxValidFacts ? compactWithReport(next, next.maxValidFacts).store : next,
     );

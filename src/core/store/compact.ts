@@ -1,7 +1,8 @@
 import { type FactTag, FACT_LIMITS, makeFact, type SessionFact } from '../fact.js';
 import { clipEnd } from '../../base/text.js';
 import * as PMap from '../../persistent/persistentMap.js';
-import { type FactStore, type PairLog, pairKey, validCount, withMutations } from './state.js';
+import { asOneRun } from '../../persistent/owner.js';
+import { type FactStore, type PairLog, pairKey, validCount } from './state.js';
 import {
   byTimeThenId,
   deriveRecords,
@@ -198,8 +199,8 @@ export class Workset {
  * The share of the bound, counted in the most recent valid facts, whose subjects compaction does
  * not merge. A store at its bound compacts on every dispatch, and once the older subjects are
  * merged the only ones left to merge are the latest tasks': each task's facts became one
- * `summary_of` line as soon as they arrived, merged again with the next dispatch's (3,440 of the
- * 8,442 summaries of the bench's 10,000-dispatch history held an earlier one). Left alone, a
+ * `summary_of` line as soon as they arrived, merged again with the next dispatch's (on the
+ * bench's history, a summary of a summary was common: see docs/performance.md). Left alone, a
  * recent task keeps its facts as they were given, and what goes is the oldest outcomes, test runs
  * and summaries, as step (c) orders.
  */
@@ -286,7 +287,7 @@ export const compactWithReport = (
     }
   }
   const changes = work.changes();
-  return { store: withMutations(store, (current) => writePairChanges(current, changes)), report };
+  return { store: asOneRun(() => writePairChanges(store, changes)), report };
 };
 
 /** `compactWithReport` without the report. */

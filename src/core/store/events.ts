@@ -3,7 +3,8 @@ import { addFacts } from './addFacts.js';
 import { compact } from './compact.js';
 import { invalidate } from './invalidate.js';
 import { recordTaskPrompt } from './recordTaskPrompt.js';
-import { emptyFactStore, type FactStore, withMutations } from './state.js';
+import { asOneRun } from '../../persistent/owner.js';
+import { emptyFactStore, type FactStore } from './state.js';
 
 /** Facts were asserted (`addFacts`). */
 export interface FactsAddedEvent {
@@ -55,4 +56,4 @@ export const applyEvent = (store: FactStore, event: TrackerEvent): FactStore => 
 
 /** Folds `events` over `from` (default: an empty store), writing in place between them. */
 export const replay = (events: ReadonlyArray<TrackerEvent>, from: FactStore = emptyFactStore()): FactStore =>
-  withMutations(from, (store) => events.reduce(applyEvent, store));
+  asOneRun(() => events.reduce(applyEvent, from));

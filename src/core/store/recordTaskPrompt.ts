@@ -1,5 +1,6 @@
-import { indexTaskPrompt } from '../search/searchIndex.js';
-import { type FactStore, withMutations } from './state.js';
+import { indexTaskPrompt } from '../search/indexWrites.js';
+import { asOneRun } from '../../persistent/owner.js';
+import type { FactStore } from './state.js';
 
 /**
  * Records the prompt a task was given, so its facts can be found by the words of the task
@@ -11,5 +12,5 @@ export const recordTaskPrompt = (store: FactStore, taskId: string, prompt: strin
   if (typeof at !== 'number' || !Number.isFinite(at)) return store;
   const index = indexTaskPrompt(store.index, taskId, prompt, at);
   if (index === store.index) return store;
-  return withMutations(store, (current) => ({ ...current, index }));
+  return asOneRun(() => ({ ...store, index }));
 };

@@ -1,27 +1,40 @@
 import * as PMap from '../../persistent/persistentMap.js';
 import type { FactTag, SessionFact } from '../fact.js';
-import { selectIndexedFacts } from '../search/searchIndex.js';
+import { selectIndexedFacts } from '../search/indexReads.js';
 import { type FactStore, validCount } from './state.js';
 import { byTimeThenId, deriveRecords } from './timeline.js';
 
-const allFactsCache = new WeakMap<FactStore, ReadonlyArray<SessionFact>>();
-const validFactsCache = new WeakMap<FactStore, ReadonlyArray<SessionFact>>();
+/**
+ * What the selectors derived from a store, by store: a store is a frozen value, so a list once
+ * derived from it holds for as long as the store lives (kept weakly, with it). An explicit
+ * object: `selectorMemo` is the one the selectors use.
+ */
+export interface SelectorMemo {
+  readonly allFacts: WeakMap<FactStore, ReadonlyArray<SessionFact>>;
+  readonly validFacts: WeakMap<FactStore, ReadonlyArray<SessionFact>>;
+}
 
-const memoize = (
-  cache: WeakMap<FactStore, ReadonlyArray<SessionFact>>,
+/** An empty memo. */
+export const createSelectorMemo = (): SelectorMemo => ({ allFacts: new WeakMap(), validFacts: new WeakMap() });
+
+/** The memo the store selectors use (threading one through every caller of a selector would say nothing new). */
+export const selectorMemo: SelectorMemo = createSelectorMemo();
+
+const remembered = (
+  table: WeakMap<FactStore, ReadonlyArray<SessionFact>>,
   store: FactStore,
   compute: () => SessionFact[],
 ): ReadonlyArray<SessionFact> => {
-  const cached = cache.get(store);
-  if (cached !== undefined) return cached;
+  const known = table.get(store);
+  if (known !== undefined) return known;
   const value = Object.freeze(compute());
-  cache.set(store, value);
+  table.set(store, value);
   return value;
 };
 
 /** Every record, closed history included, by `validFrom` then id. */
 export const selectAllFacts = (store: FactStore): ReadonlyArray<SessionFact> =>
-  memoize(allFactsCache, store, () =>
+  remembered(selectorMemo.allFacts, store, () =>
     PMap.values(store.pairs)
       .flatMap((log) => deriveRecords(log).map((fact) => (fact.validTo === undefined ? fact : Object.freeze(fact))))
       .sort(byTimeThenId),
@@ -29,7 +42,7 @@ export const selectAllFacts = (store: FactStore): ReadonlyArray<SessionFact> =>
 
 /** The facts valid now, by `validFrom` then id. */
 export const selectValidFacts = (store: FactStore): ReadonlyArray<SessionFact> =>
-  memoize(validFactsCache, store, () => selectIndexedFacts(store.index).sort(byTimeThenId));
+  remembered(selectorMemo.validFacts, store, () => selectIndexedFacts(store.index).sort(byTimeThenId));
 
 /** The valid facts carrying any of `tags`. */
 export const selectValidFactsByTags = (store: FactStore, tags: ReadonlyArray<FactTag>): ReadonlyArray<SessionFact> => {

@@ -1,6 +1,8 @@
+import { deepFreeze } from '../../persistent/freeze.js';
 import * as PMap from '../../persistent/persistentMap.js';
 import type { SessionFact } from '../fact.js';
-import { emptySearchIndex, type SearchIndex, selectIndexedCount, selectIndexedFact } from '../search/searchIndex.js';
+import { selectIndexedCount, selectIndexedFact } from '../search/indexReads.js';
+import { emptySearchIndex, type SearchIndex } from '../search/searchIndex.js';
 
 /**
  * Everything the store knows about one (subject, relation) pair: the assertions it received
@@ -50,15 +52,12 @@ export const normalizeMaxValidFacts = (value: unknown): number =>
 
 /** An empty store (default `maxValidFacts`: DEFAULT_MAX_VALID_FACTS). */
 export const emptyFactStore = (options: FactStoreOptions = {}): FactStore =>
-  PMap.withMutations(
-    {
-      maxValidFacts: normalizeMaxValidFacts(options?.maxValidFacts),
-      pairs: PMap.empty,
-      historyPairs: PMap.empty,
-      index: emptySearchIndex(),
-    },
-    (store) => store,
-  );
+  deepFreeze({
+    maxValidFacts: normalizeMaxValidFacts(options?.maxValidFacts),
+    pairs: PMap.empty,
+    historyPairs: PMap.empty,
+    index: emptySearchIndex(),
+  });
 
 const PAIR_SEPARATOR = '\u001f';
 
@@ -71,11 +70,3 @@ export const validCount = (store: FactStore): number => selectIndexedCount(store
 /** The valid fact with this id, if any. */
 export const selectValidFact = (store: FactStore, id: string): SessionFact | undefined =>
   selectIndexedFact(store.index, id);
-
-/**
- * Runs `fn` over the store with in-place writes (the owner pattern; see `withMutations` in the
- * persistent map): a run of reducer calls copies each node at most once, and the result is
- * deeply frozen when the outermost run returns, exactly what the calls make one by one.
- */
-export const withMutations = (store: FactStore, fn: (store: FactStore) => FactStore): FactStore =>
-  PMap.withMutations(store, fn);

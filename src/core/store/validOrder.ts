@@ -13,34 +13,62 @@
  */
 import type { PersistentVector } from '../../persistent/persistentVector.js';
 import type { SessionFact } from '../fact.js';
-import { type SearchIndex, selectIndexedFacts } from '../search/searchIndex.js';
+import { selectIndexedFacts } from '../search/indexReads.js';
+import type { SearchIndex } from '../search/searchIndex.js';
 import { byTimeThenId } from './timeline.js';
 
 /** A subject's valid facts can merge into a summary once it holds this many (its newest stays, the older ones merge). */
 export const MERGEABLE = 3;
 
 /** Relations of the facts compaction drops first: how a task went, not what it established. */
-const EXPENDABLE_RELATIONS = new Set(['completed_with', 'reviewed_as', 'tested_by', 'test_failure', 'summary']);
+const EXPENDABLE_RELATIONS: ReadonlySet<string> = new Set([
+  'completed_with',
+  'reviewed_as',
+  'tested_by',
+  'test_failure',
+  'summary',
+]);
 
 /** True for a fact compaction drops before any other: a task's outcome, test run or summary. */
 export const isExpendable = (fact: SessionFact): boolean => EXPENDABLE_RELATIONS.has(fact.relation);
 
-/** The valid facts of one index, ordered and grouped as compaction reads them. */
+/** The valid facts of one index, ordered and grouped as compaction reads them (read only: a write carries it forward in place). */
 export interface ValidOrder {
   /** Every valid fact, by time then id (`byTimeThenId`). */
-  readonly byTime: SessionFact[];
+  readonly byTime: ReadonlyArray<SessionFact>;
   /**
    * The expendable ones (`isExpendable`), by time then id: once the old ones are gone, the
    * expendable facts are the recent ones, found without walking past every older fact.
    */
-  readonly expendable: SessionFact[];
+  readonly expendable: ReadonlyArray<SessionFact>;
   /** Subject -> its valid facts, in no particular order. */
-  readonly bySubject: Map<string, SessionFact[]>;
+  readonly bySubject: ReadonlyMap<string, ReadonlyArray<SessionFact>>;
   /** The subjects holding MERGEABLE valid facts or more. */
+  readonly mergeable: ReadonlySet<string>;
+}
+
+/** An order as the cache holds it, changed in place by the writes that carry it. */
+interface HeldOrder {
+  readonly byTime: SessionFact[];
+  readonly expendable: SessionFact[];
+  readonly bySubject: Map<string, SessionFact[]>;
   readonly mergeable: Set<string>;
 }
 
-const orders = new WeakMap<PersistentVector<SessionFact>, ValidOrder>();
+/** The orders kept beside indexes, by their document vector (see the module's comment). */
+export interface ValidOrders {
+  readonly byDocs: WeakMap<PersistentVector<SessionFact>, HeldOrder>;
+}
+
+/** An empty cache of orders. */
+export const createValidOrders = (): ValidOrders => ({ byDocs: new WeakMap() });
+
+/**
+ * The orders every write carries forward and every compaction reads. They must be the same
+ * object for the cache to follow the writes, and reducers are called from everywhere, so this
+ * one instance is it rather than an argument of every reducer.
+ */
+export const validOrders: ValidOrders = createValidOrders();
 
 /** Where `fact` is, or would go, in `byTime`. */
 const placeOf = (byTime: ReadonlyArray<SessionFact>, fact: SessionFact): number => {
@@ -54,13 +82,13 @@ const placeOf = (byTime: ReadonlyArray<SessionFact>, fact: SessionFact): number 
   return low;
 };
 
-const group = (order: ValidOrder, fact: SessionFact): void => {
+const group = (order: HeldOrder, fact: SessionFact): void => {
   const facts = order.bySubject.get(fact.subject);
   if (facts === undefined) order.bySubject.set(fact.subject, [fact]);
   else if (facts.push(fact) === MERGEABLE) order.mergeable.add(fact.subject);
 };
 
-const ungroup = (order: ValidOrder, fact: SessionFact): void => {
+const ungroup = (order: HeldOrder, fact: SessionFact): void => {
   const facts = order.bySubject.get(fact.subject);
   const at = facts?.findIndex((held) => held.id === fact.id) ?? -1;
   if (at < 0) return;
@@ -69,10 +97,9 @@ const ungroup = (order: ValidOrder, fact: SessionFact): void => {
   else if (facts!.length === 0) order.bySubject.delete(fact.subject);
 };
 
-/** The order of `index`'s valid facts, built from them (what `validOrder` keeps). */
-export const buildValidOrder = (index: SearchIndex): ValidOrder => {
+const buildHeldOrder = (index: SearchIndex): HeldOrder => {
   const byTime = selectIndexedFacts(index).sort(byTimeThenId);
-  const order: ValidOrder = {
+  const order: HeldOrder = {
     byTime,
     expendable: byTime.filter(isExpendable),
     bySubject: new Map(),
@@ -82,12 +109,15 @@ export const buildValidOrder = (index: SearchIndex): ValidOrder => {
   return order;
 };
 
-/** The valid facts of `index`, ordered and grouped (built now unless a write carried them here). Read only. */
-export const validOrder = (index: SearchIndex): ValidOrder => {
-  let order = orders.get(index.docs);
+/** The order of `index`'s valid facts, built from them (what `validOrder` keeps). */
+export const buildValidOrder = (index: SearchIndex): ValidOrder => buildHeldOrder(index);
+
+/** The valid facts of `index`, ordered and grouped (built now unless a write carried them here). */
+export const validOrder = (index: SearchIndex, orders: ValidOrders = validOrders): ValidOrder => {
+  let order = orders.byDocs.get(index.docs);
   if (order === undefined) {
-    order = buildValidOrder(index);
-    orders.set(index.docs, order);
+    order = buildHeldOrder(index);
+    orders.byDocs.set(index.docs, order);
   }
   return order;
 };
@@ -129,12 +159,13 @@ export const carryValidOrder = (
   after: SearchIndex,
   invalid: ReadonlyArray<SessionFact>,
   valid: ReadonlyArray<SessionFact>,
+  orders: ValidOrders = validOrders,
 ): void => {
   // Inside a write run the vector may be changed in place and keep its identity: the order is
   // changed all the same.
-  const order = orders.get(before.docs);
+  const order = orders.byDocs.get(before.docs);
   if (order === undefined) return;
-  orders.delete(before.docs);
+  orders.byDocs.delete(before.docs);
   remove(order.byTime, invalid);
   remove(
     order.expendable,
@@ -146,5 +177,5 @@ export const carryValidOrder = (
     if (isExpendable(fact)) insert(order.expendable, fact);
     group(order, fact);
   }
-  orders.set(after.docs, order);
+  orders.byDocs.set(after.docs, order);
 };

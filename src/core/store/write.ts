@@ -2,18 +2,12 @@
  * Applies changed pair logs to a store: the pair's records are derived again, the facts that
  * became valid or stopped being valid go to the index, and untouched parts keep their identity.
  */
+import { asOneRun } from '../../persistent/owner.js';
 import * as PMap from '../../persistent/persistentMap.js';
 import { isFileFact, type SessionFact } from '../fact.js';
-import {
-  applyIndexChanges,
-  emptySearchIndex,
-  indexTaskFiles,
-  indexTaskPrompt,
-  type RecordedFile,
-  type RecordedPrompt,
-  selectIndexedFiles,
-  selectIndexedPrompts,
-} from '../search/searchIndex.js';
+import { selectIndexedFiles, selectIndexedPrompts } from '../search/indexReads.js';
+import { applyIndexChanges, indexTaskFiles, indexTaskPrompt } from '../search/indexWrites.js';
+import { emptySearchIndex, type RecordedFile, type RecordedPrompt } from '../search/searchIndex.js';
 import { type FactStore, type PairLog, pairKey } from './state.js';
 import { mayHoldHistory, selectValidOfLog } from './timeline.js';
 import { carryValidOrder } from './validOrder.js';
@@ -166,25 +160,25 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
     assertedFiles(change, filesAsserted);
     diffTasks(reviewTasks, change, key, itemsRaised, itemsDropped);
   }
-  return PMap.withMutations(store, (current) => {
-    let pairs = current.pairs;
-    let historyPairs = current.historyPairs;
+  return asOneRun(() => {
+    let pairs = store.pairs;
+    let historyPairs = store.historyPairs;
     effective.forEach(({ before, after }, i) => {
       const key = keys[i]!;
       pairs = after === undefined ? PMap.remove(pairs, key) : PMap.set(pairs, key, freezeLog(after));
       if (historyIn(after) !== historyIn(before))
         historyPairs = historyIn(after) === 1 ? PMap.set(historyPairs, key, true) : PMap.remove(historyPairs, key);
     });
-    const index = applyIndexChanges(current.index, {
+    const index = applyIndexChanges(store.index, {
       invalid,
       valid,
       filesAsserted,
       itemsRaised,
       itemsDropped,
     });
-    carryValidOrder(current.index, index, invalid, valid);
+    carryValidOrder(store.index, index, invalid, valid);
     // A new store object every time, even inside a run: selectors memoize by store identity.
-    return { maxValidFacts: current.maxValidFacts, pairs, historyPairs, index };
+    return { maxValidFacts: store.maxValidFacts, pairs, historyPairs, index };
   });
 };
 
@@ -212,14 +206,12 @@ export const buildStore = (
   prompts: ReadonlyArray<RecordedPrompt> = [],
   files: ReadonlyArray<RecordedFile> = [],
 ): FactStore =>
-  PMap.withMutations<FactStore>(
-    { maxValidFacts, pairs: PMap.empty, historyPairs: PMap.empty, index: emptySearchIndex() },
-    (empty) => {
-      const changes: PairChange[] = [];
-      for (const log of logs) changes.push({ before: undefined, after: log });
-      const store = writePairChanges(empty, changes);
-      let index = store.index;
-      for (const { taskId, prompt, at } of prompts) index = indexTaskPrompt(index, taskId, prompt, at);
-      return { ...store, index: indexTaskFiles(index, files) };
-    },
-  );
+  asOneRun((): FactStore => {
+    const empty: FactStore = { maxValidFacts, pairs: PMap.empty, historyPairs: PMap.empty, index: emptySearchIndex() };
+    const changes: PairChange[] = [];
+    for (const log of logs) changes.push({ before: undefined, after: log });
+    const store = writePairChanges(empty, changes);
+    let index = store.index;
+    for (const { taskId, prompt, at } of prompts) index = indexTaskPrompt(index, taskId, prompt, at);
+    return { ...store, index: indexTaskFiles(index, files) };
+  });

@@ -8,7 +8,8 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { describeError } from '../../base/describe.js';
 import { internalFailure } from '../../base/failure.js';
-import { outsideRuns, seal } from '../../persistent/owner.js';
+import { deepFreeze } from '../../persistent/freeze.js';
+import { outsideRuns } from '../../persistent/owner.js';
 import { createShell } from '../../shell/shell.js';
 import type { Extraction } from '../extract/extractor.js';
 import { type FactTag, isFactTag, type SessionFact, type SourceRole } from '../fact.js';
@@ -244,7 +245,7 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
       return store === state.store ? state : { store, settings: state.settings };
     },
     keepLog: settings.keepEvents !== false,
-    share: seal,
+    share: deepFreeze,
   });
 
   /** The time of a call: `at` when given, else the clock's; a time must be a finite number. */
@@ -392,12 +393,12 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
       }),
     getSnapshot: () => {
       const { store } = shell.getState();
-      seal(store);
+      deepFreeze(store);
       return store;
     },
     getState: () => {
       const state = shell.getState();
-      seal(state);
+      deepFreeze(state);
       return state;
     },
     subscribe: (listener) =>

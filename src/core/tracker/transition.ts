@@ -27,7 +27,8 @@ import { addCheckedFacts } from '../store/addFacts.js';
 import { type CompactionReport, compactWithReport } from '../store/compact.js';
 import { applyEvent, type TrackerEvent } from '../store/events.js';
 import { settleReview } from '../store/settleReview.js';
-import { type FactStore, withMutations } from '../store/state.js';
+import { asOneRun } from '../../persistent/owner.js';
+import type { FactStore } from '../store/state.js';
 import { selectValidOfLog } from '../store/timeline.js';
 import { selectPairLog } from '../store/write.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
@@ -115,8 +116,8 @@ const applyAll = (
   steps: ReadonlyArray<readonly [TrackerEvent, (store: FactStore) => FactStore]>,
 ): readonly [FactStore, ReadonlyArray<TrackerEvent>] => {
   const applied: TrackerEvent[] = [];
-  const next = withMutations(store, (current) => {
-    let result = current;
+  const next = asOneRun(() => {
+    let result = store;
     for (const [event, reduce] of steps) {
       const after = reduce(result);
       if (after !== result) applied.push(Object.freeze(event));

@@ -15,6 +15,7 @@ import { collapseWhitespace } from '../../base/text.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
 import { appendToLog, flushLog, readLog, setAsideTail, withLogLock } from '../session/logFile.js';
 import type { SessionError } from '../session/model.js';
+import type { SessionStore } from '../session/store.js';
 import { resolveProjectDirectory } from '../session/project.js';
 import {
   DEFAULT_LOCK_STALE_MS,
@@ -51,8 +52,14 @@ export interface HookOptions {
   readonly cwd: string;
   /** The project directory the agent names (Claude Code's `CLAUDE_PROJECT_DIR`). */
   readonly projectDir?: string;
-  /** The sessions folder, relative to the project (default `.fact-tracker/sessions`). */
+  /** The sessions folder, relative to the project (default `.fact-tracker/sessions`): the logs, and the hook's own files beside them. */
   readonly directory?: string;
+  /**
+   * Where the session logs are kept when not in that folder (a database the MCP servers and
+   * hooks of other machines share); the hook's own files stay in the folder, which is this
+   * machine's. The caller closes it.
+   */
+  readonly store?: SessionStore;
   readonly reviewerPattern?: RegExp;
   /** Facts and token budget of a section (defaults 10 and 500, as in a history). */
   readonly maxFacts?: number;
@@ -97,6 +104,7 @@ const sessionOptions = (event: { readonly cwd?: string }, options: HookOptions, 
     }),
     create,
     ...(options.directory === undefined ? {} : { directory: options.directory }),
+    ...(options.store === undefined ? {} : { store: options.store }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.countTokens === undefined ? {} : { countTokens: options.countTokens }),
     ...(options.lockStaleMs === undefined ? {} : { lockStaleMs: options.lockStaleMs }),

@@ -41,11 +41,21 @@ const snapshotAnswer = (session: LiveSession, store: FactStore, maxTokens: numbe
   );
 };
 
+/** The ids of the sessions, from the store when there is one, else from the folder; a store that cannot list them is an error for the client. */
+const sessionIds = async (
+  options: Pick<SessionOptions, 'cwd' | 'directory' | 'store'>,
+): Promise<ReadonlyArray<string>> => {
+  if (options.store === undefined) return listSessionIds(options);
+  const listed = await options.store.list();
+  if (E.isLeft(listed)) throw new Error(`${listed.left.code}: ${listed.left.message}`);
+  return listed.right;
+};
+
 /** Registers the resources on `server`, over the sessions of `session`; snapshots are bounded like tool answers. */
 export const registerResources = (
   server: McpServer,
   session: SessionPool,
-  options: Pick<SessionOptions, 'cwd' | 'directory'> & {
+  options: Pick<SessionOptions, 'cwd' | 'directory' | 'store'> & {
     readonly maxTokens: number;
     readonly countTokens: TokenCounter;
   },
@@ -79,7 +89,7 @@ export const registerResources = (
     'session-snapshot',
     new ResourceTemplate(SESSION_URI_TEMPLATE, {
       list: async () => ({
-        resources: (await listSessionIds(options)).slice(0, 200).map((id) => ({
+        resources: (await sessionIds(options)).slice(0, 200).map((id) => ({
           uri: SESSION_URI_TEMPLATE.replace('{sessionId}', id),
           name: `session ${id}`,
           mimeType: 'application/json',

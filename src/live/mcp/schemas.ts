@@ -7,9 +7,8 @@ import { z } from 'zod';
 import { BEGIN_MARKER } from '../../core/extract/parse.js';
 import { FACT_TAGS, type SessionFact, SOURCE_ROLES } from '../../core/fact.js';
 import type { RetrievalDecision } from '../../core/retrieve/retrieve.js';
+import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS } from '../../core/retrieve/defaults.js';
 import {
-  DEFAULT_SECTION_FACTS,
-  DEFAULT_SECTION_TOKENS,
   MAX_OUTPUT_LENGTH,
   MAX_PROMPT_LENGTH,
   MAX_RELATION_LENGTH,
@@ -114,16 +113,16 @@ export const CompileIn = z
       .min(0)
       .max(MAX_SECTION_TOKENS)
       .optional()
-      .meta({ default: DEFAULT_SECTION_TOKENS })
-      .describe(`Token budget of the section (default ${DEFAULT_SECTION_TOKENS})`),
+      .meta({ default: DEFAULT_MAX_TOKENS })
+      .describe(`Token budget of the section (default ${DEFAULT_MAX_TOKENS})`),
     maxFacts: z
       .number()
       .int()
       .min(0)
       .max(MAX_SECTION_FACTS)
       .optional()
-      .meta({ default: DEFAULT_SECTION_FACTS })
-      .describe(`Facts in the section (default ${DEFAULT_SECTION_FACTS})`),
+      .meta({ default: DEFAULT_MAX_FACTS })
+      .describe(`Facts in the section (default ${DEFAULT_MAX_FACTS})`),
     at: Time.optional(),
   })
   .strict();

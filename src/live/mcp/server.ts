@@ -55,6 +55,7 @@ export const createFactTrackerMcpServer = (
   registerResources(server, session, {
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     ...(options.directory === undefined ? {} : { directory: options.directory }),
+    ...(options.store === undefined ? {} : { store: options.store }),
     maxTokens,
     countTokens,
   });

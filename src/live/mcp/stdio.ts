@@ -4,6 +4,7 @@ import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/s
 import * as E from 'fp-ts/lib/Either.js';
 import { MAX_MESSAGE_BYTES } from '../session/limits.js';
 import { internalFailure } from '../../base/failure.js';
+import { drained } from '../../node/drain.js';
 import { collapseWhitespace } from '../../base/text.js';
 import { createSessionPool, latestSession, type SessionPool, warmSessionPool } from '../session/pool.js';
 import { createFactTrackerMcpServer, type FactTrackerMcpOptions } from './server.js';
@@ -43,11 +44,13 @@ const notJson = (line: Buffer): string | undefined => {
  * all it holds on every chunk it receives, so a message arriving in many small chunks costs time
  * quadratic in its size (seconds for a 10 MB message); as one chunk it is copied once. A line
  * that is not JSON is not passed on (the SDK would drop it without a word): `onNotJson` hears
- * why, so the server can answer it.
+ * why, so the server can answer it, and the next chunk is read once `room` resolves (the answers
+ * have room in the output): a client that sends junk and reads nothing cannot fill our memory.
  */
 export const wholeLines = (
   limit = MAX_MESSAGE_BYTES,
   onNotJson: (reason: string) => void = () => undefined,
+  room: () => Promise<void> = () => Promise.resolve(),
 ): Transform => {
   let held: Buffer[] = [];
   let heldBytes = 0;
@@ -60,6 +63,7 @@ export const wholeLines = (
       // Every line of the chunk but the last must fit, and so must what is held of the last.
       const lines: Buffer[] = [];
       let start = 0;
+      let answered = false;
       for (let end = chunk.indexOf(0x0a); end !== -1; end = chunk.indexOf(0x0a, start)) {
         if (heldBytes + end - start > limit) return done(tooLarge());
         const piece = chunk.subarray(start, end + 1);
@@ -68,7 +72,10 @@ export const wholeLines = (
         heldBytes = 0;
         const reason = notJson(line);
         if (reason === undefined) lines.push(line);
-        else onNotJson(reason);
+        else {
+          onNotJson(reason);
+          answered = true;
+        }
         start = end + 1;
       }
       if (heldBytes + chunk.length - start > limit) return done(tooLarge());
@@ -77,7 +84,8 @@ export const wholeLines = (
         heldBytes += chunk.length - start;
       }
       if (lines.length > 0) this.push(lines.length === 1 ? lines[0] : Buffer.concat(lines));
-      done();
+      if (answered) void room().then(() => done());
+      else done();
     },
     flush(done) {
       if (held.length > 0) this.push(Buffer.concat(held));
@@ -161,7 +169,11 @@ export const serveMcp = async (
   const later = latest === undefined || latest.quick ? undefined : openAfterHandshake(pool, options, latest.id);
   if (latest?.quick === true) await prepareBeforeServing(pool, options, latest.id);
   // A line that is not JSON gets its parse error, and the server reads on.
-  const lines = wholeLines(MAX_MESSAGE_BYTES, (reason) => streams.output.write(parseErrorResponse(reason)));
+  const lines = wholeLines(
+    MAX_MESSAGE_BYTES,
+    (reason) => streams.output.write(parseErrorResponse(reason)),
+    () => drained(streams.output),
+  );
   const transport = new StdioServerTransport(streams.input.pipe(lines), streams.output, {
     // Past the bound `lines` enforces, so the SDK's own (which closes without a word) never trips first.
     maxBufferSize: 2 * MAX_MESSAGE_BYTES,

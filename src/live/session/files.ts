@@ -6,7 +6,7 @@
  * ends, so a reader only reads what was appended since.
  */
 import { lstatSync, type Stats } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { internalFailure } from '../../base/failure.js';
@@ -14,6 +14,7 @@ import { parseSessionId } from './id.js';
 import {
   appendToLog,
   flushLog,
+  ioError,
   type LockSettings,
   prepareDirectory,
   readLog,
@@ -165,6 +166,11 @@ export const fileSessionStore = (options: FileSessionStoreOptions = {}): Session
   const clock = options.clock ?? Date.now;
   /** Per session, where the last read or append of this store ended. */
   const cursors = new Map<string, Cursor>();
+  /**
+   * The sessions whose lock a call of `exclusive` holds, with the check that it is still held;
+   * an append inside appends without taking the lock again, and leaves the flush to `exclusive`.
+   */
+  const held = new Map<string, { readonly stillLocked: () => E.Either<SessionError, true>; flush?: boolean }>();
 
   /** The session's files, the folder checked (and made, with `create`). */
   const filesOf = async (id: string, create: boolean): Promise<E.Either<SessionStoreError, SessionFiles>> => {
@@ -258,7 +264,9 @@ export const fileSessionStore = (options: FileSessionStoreOptions = {}): Session
             message: 'a line to append holds a line break: it would forge a line of the log',
           });
         let created = false;
-        const written = await locked(files, async (stillLocked): Promise<E.Either<SessionStoreError, AppendResult>> => {
+        const write = async (
+          stillLocked: () => E.Either<SessionError, true>,
+        ): Promise<E.Either<SessionStoreError, AppendResult>> => {
           const read = await readTail(files.file, id, expected);
           if (E.isLeft(read)) return read;
           if (read.right.restarted || read.right.position !== expected)
@@ -281,7 +289,15 @@ export const fileSessionStore = (options: FileSessionStoreOptions = {}): Session
             identity: appended.right.identity,
           });
           return E.right({ position, setAside: setAsideLines.right });
-        });
+        };
+        const holder = held.get(id);
+        if (holder !== undefined) {
+          const written = await write(holder.stillLocked);
+          // The flush waits for `exclusive` to release the lock.
+          if (E.isRight(written)) holder.flush = (holder.flush ?? false) || created;
+          return written;
+        }
+        const written = await locked(files, write);
         if (E.isLeft(written)) return written;
         // Flushed after the lock is released (see `appendToLog`), but before the call returns.
         const flushed = flushLog(files.file, created);
@@ -320,6 +336,47 @@ export const fileSessionStore = (options: FileSessionStoreOptions = {}): Session
         return locked(files, async () => {
           const written = writeSnapshot(files.file, { ...cursor, position: snapshot.position, state: snapshot.state });
           return E.isLeft(written) ? E.left(toStoreError(written.left)) : written;
+        });
+      }),
+    exclusive: async <L, T>(id: string, work: () => Promise<E.Either<L, T>>) => {
+      const files = await filesOf(id, true);
+      if (E.isLeft(files)) return files;
+      const holder: { flush: boolean | undefined } = { flush: undefined };
+      // The work's own answer travels inside a Right: a Left from the lock is the lock's failure.
+      const result = await withLogLock(files.right.file, lock, async (stillLocked) => {
+        held.set(id, { stillLocked });
+        try {
+          return E.right(await work());
+        } finally {
+          holder.flush = held.get(id)?.flush;
+          held.delete(id);
+        }
+      });
+      if (E.isLeft(result)) return E.left(toStoreError(result.left));
+      if (holder.flush === undefined) return result.right;
+      // Flushed after the lock is released, as a lone append is, but before the call returns.
+      const flushed = flushLog(files.right.file, holder.flush);
+      return E.isLeft(flushed) && E.isRight(result.right) ? E.left(toStoreError(flushed.left)) : result.right;
+    },
+    delete: (id) =>
+      guarded(id, false, async (files) => {
+        // No log, no session: nothing to lock (and maybe no folder to lock in).
+        if (lstatQuietly(files.file) === undefined) return E.right(false);
+        return locked(files, async (): Promise<E.Either<SessionStoreError, boolean>> => {
+          const existed = lstatQuietly(files.file)?.isFile() === true;
+          try {
+            // The log first: once it is gone the session is, whatever happens to its side files.
+            await rm(files.file, { force: true });
+            cursors.delete(id);
+            const prefix = `${id}${LOG_EXTENSION}.`;
+            const names = await readdir(directory).catch(() => [] as string[]);
+            for (const name of names)
+              if (name.startsWith(prefix) && lstatQuietly(join(directory, name))?.isFile() === true)
+                await rm(join(directory, name), { force: true });
+          } catch (error) {
+            return E.left(toStoreError(ioError(`cannot delete session ${id} in ${directory}`, error)));
+          }
+          return E.right(existed);
         });
       }),
     backlog: (id) => bytesToReplay(id, { directory }),

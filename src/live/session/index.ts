@@ -38,8 +38,6 @@ export {
 export type { EventPlan, RecordedEvent, SessionState } from './sessionState.js';
 export { parseSessionId } from './id.js';
 export {
-  DEFAULT_SECTION_FACTS,
-  DEFAULT_SECTION_TOKENS,
   MAX_MESSAGE_BYTES,
   MAX_OUTPUT_DEPTH,
   MAX_OUTPUT_LENGTH,
@@ -52,7 +50,7 @@ export {
   MAX_TASK_ID_LENGTH,
   MAX_TIME_LENGTH,
 } from './limits.js';
-export { SNAPSHOT_EXTENSION, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type SnapshotUse } from './snapshot.js';
+export type { SnapshotUse } from './snapshot.js';
 export type {
   CompileContextInput,
   CompiledContext,

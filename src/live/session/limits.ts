@@ -5,7 +5,6 @@
  */
 import { FACT_LIMITS } from '../../core/fact.js';
 import { HISTORY_LINE_LIMITS } from '../../core/history/lines.js';
-import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS } from '../../core/retrieve/defaults.js';
 
 /** The longest session id, in characters (Claude Code's and Codex's ids are 36). */
 export const MAX_SESSION_ID_LENGTH = 128;
@@ -44,11 +43,6 @@ export const MAX_TIME_LENGTH = 64;
 export const MAX_SECTION_FACTS = 100;
 /** The largest token budget one section may ask for. */
 export const MAX_SECTION_TOKENS = 4_000;
-
-/** The facts and token budget of a section when the prompt does not say (what a replay of the log uses too). */
-export const DEFAULT_SECTION_FACTS = DEFAULT_MAX_FACTS;
-/** The token budget of a section when the prompt does not say. */
-export const DEFAULT_SECTION_TOKENS = DEFAULT_MAX_TOKENS;
 
 /** The code of each refusal of the hook, as the first word of its message. */
 export const LIMIT_CODES = {

@@ -1,32 +1,21 @@
 /**
  * The file side of a session log: reading what was appended since an offset, appending whole
- * lines with fsync, setting a torn last line aside, and the cross-process lock (proper-lockfile)
- * that serializes writers. A log is never rewritten: a line, once complete, stays where it is.
+ * lines with fsync, setting a torn last line aside, and the cross-process lock that serializes
+ * writers (`node/lock.ts`, shared with the shared context). A log is never rewritten: a line,
+ * once complete, stays where it is.
  *
  * A line counts once its newline is written. Bytes after the last newline are either a line
  * another process is writing right now or what a killed writer left; only a writer holding the
  * lock can tell the two apart (nobody else is writing then), so only it sets such a tail aside.
  */
-import {
-  closeSync,
-  constants,
-  fdatasyncSync,
-  fstatSync,
-  ftruncateSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readSync,
-  realpathSync,
-  statSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { closeSync, constants, fdatasyncSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import lockfile from 'proper-lockfile';
-import { describeFileFailure, fileErrorCode } from '../../node/fileFailure.js';
+import { syncDirectory, writeFileIfMissing } from '../../node/atomicWrite.js';
+import { prepareDirectory as prepareFolder } from '../../node/directory.js';
+import { fileErrorCode, ioFailure } from '../../node/fileFailure.js';
+import { withFileLock } from '../../node/lock.js';
 import type { SessionError, SetAsideLine } from './model.js';
 
 // The calls below are synchronous on purpose: each is one short system call on a local file,
@@ -40,10 +29,7 @@ const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
 const codeOf = fileErrorCode;
 
 /** A file system failure about `what`, as one line. */
-export const ioError = (what: string, error: unknown): SessionError => ({
-  code: 'io',
-  message: `${what}: ${describeFileFailure(error)}`,
-});
+export const ioError: (what: string, error: unknown) => SessionError = ioFailure;
 
 /** What a read from an offset found. */
 export interface LogRead {
@@ -126,15 +112,6 @@ export const readLog = async (file: string, offset: number): Promise<E.Either<Se
     return codeOf(error) === 'ENOENT'
       ? E.right({ exists: false, identity: '', size: 0, text: '', consumed: 0, tail: 0 })
       : E.left(ioError(`cannot read ${file}`, error));
-  }
-};
-
-/** Flushes a directory entry (a new file) to disk; platforms that cannot open a directory skip it. */
-const syncDirectory = (directory: string): void => {
-  try {
-    withFile(directory, constants.O_RDONLY, fdatasyncSync);
-  } catch {
-    // Windows cannot fsync a directory.
   }
 };
 
@@ -223,129 +200,18 @@ export interface LockSettings {
   readonly staleMs: number;
 }
 
-const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** The lock directory proper-lockfile makes for `file`. */
-const lockPath = (file: string): string => `${file}.lock`;
-
 /**
- * Takes the lock of `file`, retrying with short jittered pauses (a writer holds it for a
- * millisecond or two) for a little longer than an abandoned lock takes to count as stale.
- * A waiter looks at the lock before trying to take it: a failed attempt creates a directory
- * entry, and many waiters doing that at once slow the holder's own release down. (The attempt
- * itself is proper-lockfile's synchronous one: its retries would go through the thread pool.)
+ * Runs `work` holding the lock of `file` (a `FILE.lock` directory, `node/lock.ts`), so writers
+ * in every process take turns; a writer tries for a little longer than an abandoned lock takes
+ * to count as stale. `work` gets a check that fails once the lock was lost (another process
+ * judged it abandoned), to be asked just before writing.
  */
-const acquire = async (
-  file: string,
-  settings: LockSettings,
-  onCompromised: (error: Error) => void,
-): Promise<() => void> => {
-  const deadline = Date.now() + settings.staleMs * 2 + 5_000;
-  for (let attempt = 0; ; attempt += 1) {
-    const held = statSync(lockPath(file), { throwIfNoEntry: false });
-    if (held === undefined || held.mtimeMs < Date.now() - settings.staleMs)
-      try {
-        return lockfile.lockSync(file, { realpath: false, stale: settings.staleMs, onCompromised });
-      } catch (error) {
-        if (codeOf(error) !== 'ELOCKED') throw error;
-      }
-    if (Date.now() > deadline) throw Object.assign(new Error('the lock is held'), { code: 'ELOCKED' });
-    await pause(Math.min(1 + attempt, 10) * (0.5 + Math.random()));
-  }
-};
-
-/**
- * Runs `work` holding the lock of `file` (a `FILE.lock` directory), so writers in every process
- * take turns. `work` gets a check that fails once the lock was lost (another process judged it
- * abandoned), to be asked just before writing.
- */
-export const withLogLock = async <T>(
+export const withLogLock = <T>(
   file: string,
   settings: LockSettings,
   work: (stillLocked: () => E.Either<SessionError, true>) => Promise<E.Either<SessionError, T>>,
-): Promise<E.Either<SessionError, T>> => {
-  let compromised: unknown;
-  let release: () => void;
-  try {
-    release = await acquire(file, settings, (error) => {
-      compromised = error;
-    });
-  } catch (error) {
-    return E.left(ioError(`cannot lock ${file}`, error));
-  }
-  try {
-    return await work(() =>
-      compromised === undefined ? E.right(true) : E.left(ioError(`lost the lock of ${file}`, compromised)),
-    );
-  } finally {
-    try {
-      release();
-    } catch {
-      // A lock already lost or removed has nothing left to release.
-    }
-  }
-};
-
-/** True when `inner` is `outer` or inside it. */
-const isWithin = (outer: string, inner: string): boolean => {
-  const path = relative(outer, inner);
-  return path === '' || (path !== '..' && !path.startsWith(`..${sep}`) && !isAbsolute(path));
-};
-
-/** The entry at `path` without following a link, or undefined when there is none. */
-const entryAt = (path: string) => lstatSync(path, { throwIfNoEntry: false });
-
-const refuseLink = (directory: string, within: string, link: string): SessionError => ({
-  code: 'io',
-  message: `the sessions folder ${directory} leads out of ${within} (through the symbolic link ${link}); refusing to write there`,
-});
-
-/**
- * Makes `directory` exist, one missing folder at a time from its deepest existing ancestor, and
- * checks each existing one on the way before anything is created below it. One `mkdir` per
- * missing folder and no more: Node's recursive `mkdir` loops forever where the parent refuses
- * new entries in an odd way (procfs answers ENOENT for a folder that is there).
- */
-const makeFolders = (
-  directory: string,
-  within: string | undefined,
-  check: (existing: string) => E.Either<SessionError, void>,
-): E.Either<SessionError, void> => {
-  const missing: string[] = [];
-  let current = directory;
-  for (;;) {
-    const entry = entryAt(current);
-    if (entry !== undefined) {
-      const checked = check(current);
-      if (E.isLeft(checked)) return checked;
-      if (!entry.isDirectory() && !entry.isSymbolicLink())
-        return E.left({
-          code: 'io',
-          message: `cannot prepare the sessions folder ${directory}: ${current} is not a folder`,
-        });
-      break;
-    }
-    const parent = dirname(current);
-    if (parent === current || (within !== undefined && current === within)) break;
-    missing.unshift(current);
-    current = parent;
-  }
-  for (const folder of missing) {
-    try {
-      mkdirSync(folder);
-    } catch (error) {
-      if (codeOf(error) !== 'EEXIST') throw error;
-    }
-    // Made by us or by a process racing us: either way it must be a plain folder now.
-    const made = entryAt(folder);
-    if (made === undefined || made.isSymbolicLink() || !made.isDirectory())
-      return E.left({
-        code: 'io',
-        message: `cannot prepare the sessions folder ${directory}: ${folder} is not a folder`,
-      });
-  }
-  return E.right(undefined);
-};
+): Promise<E.Either<SessionError, T>> =>
+  withFileLock(file, { staleMs: settings.staleMs, waitMs: settings.staleMs * 2 + 5_000 }, work);
 
 /**
  * Creates the sessions folder when `create` (with a `.gitignore` that keeps the logs out of
@@ -360,50 +226,18 @@ export const prepareDirectory = async (
   within: string | undefined,
   create: boolean,
 ): Promise<E.Either<SessionError, void>> => {
-  try {
-    const root = within === undefined ? undefined : realpathSync(within);
-    // Each existing folder between `within` and the sessions folder: a link is fine while it stays inside.
-    const stayInside = (existing: string): E.Either<SessionError, void> =>
-      root === undefined || within === undefined || isWithin(root, realpathSync(existing))
-        ? E.right(undefined)
-        : E.left(refuseLink(directory, within, existing));
-    if (within !== undefined && !isWithin(resolve(within), resolve(directory)))
-      return E.left({
-        code: 'io',
-        message: `the sessions folder ${directory} is not inside ${within}; refusing to write there`,
-      });
-    if (within !== undefined) {
-      // Checked from the top down: the first link out of `within` is the one named.
-      const steps = relative(resolve(within), resolve(directory))
-        .split(sep)
-        .filter((part) => part !== '');
-      let current = resolve(within);
-      for (const step of steps) {
-        current = join(current, step);
-        if (entryAt(current) === undefined) break;
-        const inside = stayInside(current);
-        if (E.isLeft(inside)) return inside;
-      }
-    }
-    if (create) {
-      const made = makeFolders(directory, within === undefined ? undefined : resolve(within), stayInside);
-      if (E.isLeft(made)) return made;
-    } else if (!statSync(directory, { throwIfNoEntry: false })) return E.right(undefined);
-    if (root !== undefined && within !== undefined && !isWithin(root, realpathSync(directory)))
-      return E.left(refuseLink(directory, within, directory));
-    if (create)
-      writeIfMissing(join(directory, '.gitignore'), '# Session logs of fact-tracker: local to this machine.\n*\n');
-    return E.right(undefined);
-  } catch (error) {
-    return E.left(ioError(`cannot prepare the sessions folder ${directory}`, error));
-  }
-};
-
-/** Writes `file` unless it exists (a user's own version is kept). */
-const writeIfMissing = (file: string, text: string): void => {
-  try {
-    writeFileSync(file, text, { flag: 'wx' });
-  } catch (error) {
-    if (codeOf(error) !== 'EEXIST') throw error;
-  }
+  const prepared = prepareFolder(directory, {
+    ...(within === undefined ? {} : { within }),
+    create,
+    label: 'the sessions folder',
+  });
+  if (E.isLeft(prepared)) return prepared;
+  if (!create) return E.right(undefined);
+  return E.map(() => undefined)(
+    writeFileIfMissing(
+      join(directory, '.gitignore'),
+      '# Session logs of fact-tracker: local to this machine.\n*\n',
+      `cannot prepare the sessions folder ${directory}`,
+    ),
+  );
 };

@@ -72,6 +72,7 @@ export const memorySessionStore = (): SessionStore => {
         session.snapshot = { position: snapshot.position, state: snapshot.state };
       return E.right(undefined);
     },
+    delete: async (id) => E.map(() => sessions.delete(id))(checked(id)),
     backlog: async (id) => {
       const session = sessions.get(id);
       if (session === undefined) return undefined;

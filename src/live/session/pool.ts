@@ -20,7 +20,7 @@ export const MAX_PREPARED_REPLAY_BYTES = 256 * 1024;
 /** Where the pool's sessions are and how they run, and who hears about lines their logs could not apply. */
 export interface SessionPoolOptions extends Pick<
   SessionOptions,
-  'cwd' | 'directory' | 'clock' | 'lockStaleMs' | 'countTokens'
+  'cwd' | 'directory' | 'store' | 'clock' | 'lockStaleMs' | 'countTokens'
 > {
   /** Told about lines a session's log could not apply, once per session opened. */
   readonly onWarning?: (message: string) => void;
@@ -40,6 +40,7 @@ export const createSessionPool = (options: SessionPoolOptions): SessionPool => {
   const settings: SessionOptions = {
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     ...(options.directory === undefined ? {} : { directory: options.directory }),
+    ...(options.store === undefined ? {} : { store: options.store }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.lockStaleMs === undefined ? {} : { lockStaleMs: options.lockStaleMs }),
     ...(options.countTokens === undefined ? {} : { countTokens: options.countTokens }),
@@ -89,11 +90,14 @@ export const createSessionPool = (options: SessionPoolOptions): SessionPool => {
 /**
  * The session whose log changed last in the folder `options` name, and whether it opens
  * quickly: its snapshot can be used and leaves at most `MAX_PREPARED_REPLAY_BYTES` of log to
- * replay (or the whole log is that small). Undefined when the folder holds no session.
+ * replay (or the whole log is that small). Undefined when the folder holds no session, or when
+ * the sessions are in a store of their own (a database shared by many agents: the session
+ * changed last there is most likely another agent's).
  */
 export const latestSession = async (
-  options: Pick<SessionOptions, 'cwd' | 'directory'>,
+  options: Pick<SessionOptions, 'cwd' | 'directory' | 'store'>,
 ): Promise<{ readonly id: string; readonly quick: boolean } | undefined> => {
+  if (options.store !== undefined) return undefined;
   const id = await latestSessionId(options);
   if (id === undefined) return undefined;
   const bytes = await bytesToReplay(id, options);
@@ -110,10 +114,10 @@ export const latestSession = async (
  */
 export const warmSessionPool = async (
   pool: SessionPool,
-  options: Pick<SessionOptions, 'cwd' | 'directory'>,
+  options: Pick<SessionOptions, 'cwd' | 'directory' | 'store'>,
   warming: { readonly id?: string; readonly stop?: () => boolean } = {},
 ): Promise<E.Either<SessionError, LiveSession> | undefined> => {
-  const id = warming.id ?? (await latestSessionId(options));
+  const id = warming.id ?? (options.store === undefined ? await latestSessionId(options) : undefined);
   if (id === undefined) return undefined;
   const opened = await pool(id, false);
   const asked = pool.requests();

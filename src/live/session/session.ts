@@ -265,22 +265,32 @@ const open = async (
     sameResult?: SameResult,
   ): Promise<E.Either<SessionError, T>> =>
     serialize(async () => {
-      for (let attempt = 1; ; attempt += 1) {
-        const caught = await catchUp();
-        if (E.isLeft(caught)) return caught;
-        const plan = planEvent(state, fields, env, sameResult);
-        if (E.isLeft(plan)) return plan;
-        if (plan.right.kind === 'duplicate') return answer(plan.right.recorded);
-        const appended = await store.append(id, state.lines, [plan.right.text]);
-        if (E.isLeft(appended)) {
-          if (appended.left.code === 'conflict' && attempt < APPEND_ATTEMPTS) continue;
-          return appended;
-        }
-        keepSetAside(appended.right.setAside);
-        state = plan.right.next;
-        await saveSnapshotIfDue(SNAPSHOT_EVERY);
-        return answer(plan.right.recorded);
+      // Most of what others appended is read before taking the writer's turn, so little work waits on it.
+      if (store.exclusive !== undefined) {
+        const early = await catchUp();
+        if (E.isLeft(early)) return early;
       }
+      const attempt = async (): Promise<E.Either<SessionError, RecordedEvent>> => {
+        for (let tries = 1; ; tries += 1) {
+          const caught = await catchUp();
+          if (E.isLeft(caught)) return caught;
+          const plan = planEvent(state, fields, env, sameResult);
+          if (E.isLeft(plan)) return plan;
+          if (plan.right.kind === 'duplicate') return E.right(plan.right.recorded);
+          const appended = await store.append(id, state.lines, [plan.right.text]);
+          if (E.isLeft(appended)) {
+            if (appended.left.code === 'conflict' && tries < APPEND_ATTEMPTS) continue;
+            return appended;
+          }
+          keepSetAside(appended.right.setAside);
+          state = plan.right.next;
+          return E.right(plan.right.recorded);
+        }
+      };
+      const recorded = store.exclusive === undefined ? await attempt() : await store.exclusive(id, attempt);
+      if (E.isLeft(recorded)) return recorded;
+      await saveSnapshotIfDue(SNAPSHOT_EVERY);
+      return answer(recorded.right);
     });
 
   /** The prompt an input describes, checked and parsed as a history line, for a query that records nothing. */

@@ -9,7 +9,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { sha256HexPrefix } from '../../base/hash.js';
-import { withMutations } from '../../persistent/owner.js';
+import { asOneRun } from '../../persistent/owner.js';
 import type { Extraction } from '../../core/extract/extractor.js';
 import type { SessionFact } from '../../core/fact.js';
 import { type HistoryEvent, type HistoryPromptEvent, parseHistoryLine } from '../../core/history/events.js';
@@ -144,8 +144,8 @@ export const applyLogLines = (
   env: TrackerEnvironment = {},
 ): SessionState => {
   // One write run for the batch, as a replay writes: no state between two lines escapes it.
-  return withMutations(state, (first) => {
-    let next = first;
+  return asOneRun(() => {
+    let next = state;
     for (const { line, text } of lines) next = applyLogLine(next, line, text, env);
     return next.lines === position ? next : Object.freeze({ ...next, lines: position });
   });

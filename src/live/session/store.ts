@@ -83,8 +83,20 @@ export interface SessionStore {
   readSnapshot(id: string): Promise<E.Either<string, StoredSnapshot | undefined>>;
   /** Keeps a snapshot of the session after line `snapshot.position`, replacing an older one. */
   writeSnapshot(id: string, snapshot: StoredSnapshot): Promise<E.Either<SessionStoreError, void>>;
+  /**
+   * Deletes the session: its log, its snapshot and what the store keeps beside them. Right(true)
+   * when there was one. A process still writing to it starts a new log under the same id.
+   */
+  delete(id: string): Promise<E.Either<SessionStoreError, boolean>>;
   /** How much of the log a process opening the session would replay (a store's own measure, such as bytes), if known. */
   backlog(id: string): Promise<number | undefined>;
+  /**
+   * Optional: runs `work` as the session's only writer (the files' lock): a writer that reads,
+   * plans and appends inside it meets no `conflict` from writers that take it too, so a busy
+   * session costs no plans made twice. A store without it is used optimistically: append, and
+   * on `conflict` read and plan again.
+   */
+  exclusive?<L, T>(id: string, work: () => Promise<E.Either<L, T>>): Promise<E.Either<L | SessionStoreError, T>>;
   /** Ends what the store holds open (a pool of connections); a store others passed in stays theirs. */
   close(): Promise<void>;
 }

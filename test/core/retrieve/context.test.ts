@@ -6,9 +6,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { addFacts, emptyFactStore, type FactStore, makeFact, recordTaskPrompt } from '../../../src/index.js';
 import * as PMap from '../../../src/persistent/persistentMap.js';
-import { withMutations } from '../../../src/core/store/state.js';
+import { asOneRun } from '../../../src/persistent/owner.js';
 import { planQuery, resolveRanking } from '../../../src/core/retrieve/rank.js';
-import { bestEntries, contextTable } from '../../../src/core/retrieve/score.js';
+import { bestEntries, contextTable } from '../../../src/core/retrieve/context.js';
+import { createRetrievalScratch } from '../../../src/core/retrieve/scratch.js';
 import {
   BM25_K1,
   contextTermWeights,
@@ -19,6 +20,9 @@ import {
   storedTermWeight,
 } from '../../../src/core/search/weights.js';
 import { textTerms } from '../../../src/core/search/terms.js';
+
+/** The scratch every query of these tests writes (one, as queries one after another share one). */
+const scratch = createRetrievalScratch();
 
 /** A few common words and a tail of rarer ones: long lists (split into blocks) and many ties. */
 const WORDS = ['fix', 'add', 'test', 'parser', 'cache', 'route', 'auth', 'docs', 'build', 'lint', 'queue', 'theme'];
@@ -33,8 +37,8 @@ const storeArb: fc.Arbitrary<{ store: FactStore; prompts: Map<string, string> }>
   .array(fc.array(wordArb, { minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 300 })
   .map((tasks) => {
     const prompts = new Map(tasks.map((words, i) => [String(i + 1), words.join(' ')]));
-    const store = withMutations(emptyFactStore({ maxValidFacts: 10_000 }), (start) => {
-      let next = start;
+    const store = asOneRun(() => {
+      let next = emptyFactStore({ maxValidFacts: 10_000 });
       for (const [taskId, prompt] of prompts) {
         next = recordTaskPrompt(next, taskId, prompt, Number(taskId));
         next = addFacts(next, [
@@ -85,7 +89,7 @@ describe('the context table', () => {
                 return [taskId, score / Math.max(1, facts)];
               }),
           );
-          expect([...contextTable(store, plan).byTask]).toEqual([...expected]);
+          expect([...contextTable(store, plan, scratch).byTask]).toEqual([...expected]);
         },
       ),
       { numRuns: 500 },
@@ -109,7 +113,7 @@ describe('the context table', () => {
           const scores = new Map(entries);
           const sorted = [...scores].sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0));
           const expected = scores.size <= limit ? [...scores] : sorted.slice(0, limit);
-          expect([...bestEntries(new Map(scores), limit)]).toEqual(expected);
+          expect([...bestEntries(new Map(scores), limit, scratch.context.pairLeaders)]).toEqual(expected);
         },
       ),
       { numRuns: 500 },
@@ -120,12 +124,12 @@ describe('the context table', () => {
     fc.assert(
       fc.property(storeArb, fc.array(wordArb, { minLength: 1, maxLength: 8 }), ({ store, prompts }, query) => {
         const plan = planQuery(store.index, prompts.size, query.join(' '), resolveRanking({}));
-        const table = contextTable(store, plan);
+        const table = contextTable(store, plan, scratch);
         fc.pre(table.byTask.size > 0);
         // Its postings read, the task ids it then looks up are not there.
         const broken = { ...store, index: { ...store.index, taskIds: null } } as unknown as FactStore;
-        expect(() => contextTable(broken, plan)).toThrow();
-        expect(contextTable(store, plan)).toEqual(table);
+        expect(() => contextTable(broken, plan, scratch)).toThrow();
+        expect(contextTable(store, plan, scratch)).toEqual(table);
       }),
       { numRuns: 200 },
     );

@@ -20,7 +20,7 @@ import {
   type SessionFact,
 } from '../../../src/index.js';
 import { addCheckedFacts } from '../../../src/core/store/addFacts.js';
-import { withMutations } from '../../../src/core/store/state.js';
+import { asOneRun } from '../../../src/persistent/owner.js';
 
 const VOCABULARY = [
   'auth',
@@ -129,8 +129,8 @@ const storeArb = (size: number, rare = false): fc.Arbitrary<FactStore> =>
       }),
     )
     .map(([batches, prompts]) =>
-      withMutations(emptyFactStore({ maxValidFacts: 10_000 }), (start) => {
-        let store = start;
+      asOneRun(() => {
+        let store = emptyFactStore({ maxValidFacts: 10_000 });
         prompts.forEach(([task, words], i) => {
           store = recordTaskPrompt(store, String(task), words.join(' '), i);
         });
@@ -397,8 +397,8 @@ describe('exact top k on a store large enough to prune', () => {
     }),
     { seed: 11, numRuns: 3_000 },
   );
-  const store = withMutations(emptyFactStore({ maxValidFacts: 100_000 }), (start) => {
-    let next = start;
+  const store = asOneRun(() => {
+    let next = emptyFactStore({ maxValidFacts: 100_000 });
     drafts.forEach((draft, i) => {
       const relation = RELATIONS[draft.relation]!;
       next = addFacts(next, [

@@ -1,7 +1,13 @@
 import fc from 'fast-check';
+import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import {
   addFacts,
+  createRetrievalScratch,
+  explainRetrievalEither,
+  INVALID_QUERY,
+  parseFactQuery,
+  retrieveFactsEither,
   emptyFactStore,
   explainRetrieval,
   type FactQuery,
@@ -122,15 +128,57 @@ describe('retrieveFacts', () => {
     expect(countTokens(formatSessionFacts(facts))).toBeLessThanOrEqual(small);
   });
 
-  it('gives [] for bad numbers, and lets a counter that throws be heard rather than answer "nothing relevant"', () => {
+  it('gives [] for bad numbers, and retrieveFactsEither says which field is wrong', () => {
     for (const bad of [-1, Number.NaN, undefined, '3']) {
       expect(retrieveFacts(store, query('login', { maxFacts: bad as number }))).toEqual([]);
       expect(retrieveFacts(store, query('login', { maxTokens: bad as number }))).toEqual([]);
+      expect(retrieveFactsEither(store, query('login', { maxFacts: bad as number }))).toEqual(
+        E.left({ code: INVALID_QUERY, message: 'maxFacts is not a number of facts (0 or more)' }),
+      );
+      expect(retrieveFactsEither(store, query('login', { maxTokens: bad as number }))).toEqual(
+        E.left({ code: INVALID_QUERY, message: 'maxTokens is not a number of tokens (0 or more)' }),
+      );
     }
+  });
+
+  it('lets a token counter that throws surface: no catch turns it into an empty answer', () => {
     const throwing = () => {
       throw new Error('tokenizer down');
     };
     expect(() => retrieveFacts(store, query('login', { countTokens: throwing }))).toThrow('tokenizer down');
+    expect(() => retrieveFactsEither(store, query('login', { countTokens: throwing }))).toThrow('tokenizer down');
+  });
+
+  it('parseFactQuery refuses what is not a query, field by field, and keeps a query exactly', () => {
+    const refused = (input: unknown): string | undefined => {
+      const parsed = parseFactQuery(input);
+      return E.isLeft(parsed) ? parsed.left.message : undefined;
+    };
+    expect(refused(null)).toBe('the query is not an object');
+    expect(refused([])).toBe('the query is not an object');
+    expect(refused({ ...query('x'), taskDescription: 3 })).toBe('taskDescription is not a string');
+    expect(refused({ ...query('x'), taskId: 9 })).toBe('taskId is not a string');
+    expect(refused({ ...query('x'), tags: ['nope'] })).toBe('tags is not a list of fact tags');
+    expect(refused({ ...query('x'), countTokens: 'words' })).toBe('countTokens is not a function');
+    expect(refused({ ...query('x'), ranking: 1 })).toBe('ranking is not an object');
+    expect(refused({ ...query('x'), minScore: Infinity })).toBe('minScore is not a finite number');
+    expect(refused({ ...query('x'), layout: 'table' })).toBe('layout is not one of lines, grouped');
+    expect(refused({ ...query('x'), scratch: {} })).toBe('scratch is not one createRetrievalScratch made');
+    const full = query('login', {
+      tags: ['file_change'],
+      minScore: 0,
+      layout: 'grouped',
+      scratch: createRetrievalScratch(),
+    });
+    expect(parseFactQuery(full)).toEqual(E.right(full));
+    expect(retrieveFactsEither(store, full)).toEqual(E.right(retrieveFacts(store, full)));
+    expect(explainRetrievalEither(store, full)).toEqual(E.right(explainRetrieval(store, full)));
+  });
+
+  it('answers the same with a scratch of its own as with the default one', () => {
+    const own = createRetrievalScratch();
+    for (const text of ['login', 'rate limiting', 'billing invoice', 'naming handlers'])
+      expect(retrieveFacts(store, query(text, { scratch: own }))).toEqual(retrieveFacts(store, query(text)));
   });
 
   it('the rendered section always fits the budget', () => {

@@ -28,8 +28,8 @@ import {
   subjects,
   timeArb,
 } from '../../arbitraries.js';
-import { seal } from '../../../src/persistent/persistentMap.js';
-import { withMutations } from '../../../src/core/store/state.js';
+import { deepFreeze } from '../../../src/persistent/freeze.js';
+import { asOneRun } from '../../../src/persistent/owner.js';
 import { expectConsistent, isDeepFrozen } from './invariants.js';
 import { referenceCompact } from './referenceCompact.js';
 
@@ -206,7 +206,7 @@ describe('store properties', () => {
   });
 });
 
-describe('in-place runs (withMutations)', () => {
+describe('in-place runs (asOneRun)', () => {
   const runArb = fc.tuple(
     fc.array(fc.tuple(eventArb, fc.boolean()), { maxLength: 25 }),
     fc.option(fc.integer({ min: 1, max: 10 }), { nil: undefined }),
@@ -221,12 +221,12 @@ describe('in-place runs (withMutations)', () => {
         let persistent = empty;
         for (const [event] of run) expected.push((persistent = applyEvent(persistent, event)));
         const sealed: Array<{ store: FactStore; json: string; expected: FactStore }> = [];
-        const transient = withMutations(empty, (start) => {
-          let current = start;
+        const transient = asOneRun(() => {
+          let current = empty;
           run.forEach(([event, share], i) => {
             current = applyEvent(current, event);
             if (share) {
-              seal(current);
+              deepFreeze(current);
               sealed.push({ store: current, json: JSON.stringify(current), expected: expected[i]! });
             }
           });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { addFacts, applyEvent, compact, emptyFactStore, type FactStore, makeFact } from '../../../src/index.js';
-import { withMutations } from '../../../src/core/store/state.js';
+import { asOneRun } from '../../../src/persistent/owner.js';
 import { buildValidOrder, validOrder, type ValidOrder } from '../../../src/core/store/validOrder.js';
 import { eventArb } from '../../arbitraries.js';
 import { referenceCompact } from './referenceCompact.js';
@@ -36,8 +36,8 @@ describe('the order compaction keeps beside the index', () => {
           let inRuns = emptyFactStore({ maxValidFacts });
           let at = 0;
           while (at < events.length) {
-            inRuns = withMutations(inRuns, (start) => {
-              let current = start;
+            inRuns = asOneRun(() => {
+              let current = inRuns;
               do current = applyEvent(current, events[at]![0]);
               while (!events[at++]![1] && at < events.length);
               return current;
@@ -73,7 +73,7 @@ describe('the order compaction keeps beside the index', () => {
     let store = expected;
     for (let start = 0; start < batches.length; start += 24) {
       const run = batches.slice(start, start + 24);
-      store = withMutations(store, (current) => run.reduce((next, facts) => addFacts(next, facts), current));
+      store = asOneRun(() => run.reduce((next, facts) => addFacts(next, facts), store));
       for (const facts of run)
         expected = referenceCompact(addFacts({ ...expected, maxValidFacts: 1_000 }, facts), 30).store;
       expect(store).toEqual({ ...expected, maxValidFacts: 30 });

@@ -14,7 +14,7 @@ import {
   toStateSnapshotFacts,
 } from '../../../src/index.js';
 import { createOwner, transientRun } from '../../../src/persistent/owner.js';
-import { withMutations } from '../../../src/core/store/state.js';
+import { asOneRun } from '../../../src/persistent/owner.js';
 import { isDeepFrozen } from '../store/invariants.js';
 import { implementer, reviewer } from '../../fixtures/results.js';
 
@@ -341,7 +341,7 @@ describe('tracker properties', () => {
           const transient = createFactTracker({ clock: () => now, maxValidFacts });
           const handedOut: Array<{ store: FactStore; json: string }> = [];
           let answers: unknown[] = [];
-          withMutations(transient.getSnapshot(), () => {
+          asOneRun(() => {
             answers = drive(transient, handedOut);
             return transient.getSnapshot();
           });

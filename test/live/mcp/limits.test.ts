@@ -11,8 +11,10 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  DEFAULT_SECTION_FACTS,
-  DEFAULT_SECTION_TOKENS,
+  DEFAULT_MAX_FACTS as DEFAULT_SECTION_FACTS,
+  DEFAULT_MAX_TOKENS as DEFAULT_SECTION_TOKENS,
+} from '../../../src/index.js';
+import {
   MAX_MESSAGE_BYTES,
   MAX_OUTPUT_LENGTH,
   MAX_PROMPT_LENGTH,

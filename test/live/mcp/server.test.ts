@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseHistory } from '../../../src/index.js';
 import { MAIN, ROOT, runCli } from '../../cli/runCli.js';
 import { implementerAnswer } from '../hook/host.js';
+import { toolCallOf } from './historyCalls.js';
 import { tempDir } from '../../tempDirs.js';
 
 const EXAMPLE = join(ROOT, 'examples', 'web-api-session.jsonl');
@@ -115,40 +116,10 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
     };
     const sections: Array<{ sessionContext: unknown; facts: unknown }> = [];
     for (const event of parseHistory(readFileSync(EXAMPLE, 'utf8')).events) {
-      const sessionId = 'web-api';
-      if (event.type === 'dispatch')
-        structured(
-          await call(client, 'ingest_result', {
-            sessionId,
-            taskId: event.taskId,
-            role: event.role,
-            output: event.output,
-            at: event.at,
-          }),
-        );
-      if (event.type === 'invalidate')
-        structured(
-          await call(client, 'invalidate_fact', {
-            sessionId,
-            subject: event.subject,
-            relation: event.relation,
-            at: new Date(event.at).toISOString(),
-          }),
-        );
-      if (event.type === 'prompt') {
-        const answer = structured(
-          await call(client, 'compile_context', {
-            sessionId,
-            taskId: event.taskId,
-            taskPrompt: event.taskPrompt,
-            ...(event.tags === undefined ? {} : { tags: event.tags }),
-            ...(event.maxFacts === undefined ? {} : { maxFacts: event.maxFacts }),
-            ...(event.maxTokens === undefined ? {} : { maxTokens: event.maxTokens }),
-            at: event.at,
-          }),
-        );
-        sections.push({ sessionContext: answer['sessionContext'], facts: answer['facts'] });
-      }
+      const toolCall = toolCallOf(event, 'web-api');
+      if (toolCall === undefined) continue;
+      const answer = structured(await call(client, toolCall.name, toolCall.args));
+      if (event.type === 'prompt') sections.push({ sessionContext: answer['sessionContext'], facts: answer['facts'] });
     }
     expect(sections).toEqual(
       expected.prompts.map((prompt) => ({

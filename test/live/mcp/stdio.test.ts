@@ -47,6 +47,25 @@ describe('wholeLines', () => {
     );
   });
 
+  it('reads no further chunk after answering a bad line until the answers have room', async () => {
+    let release: () => void = () => undefined;
+    const room = new Promise<void>((resolve) => (release = resolve));
+    const reasons: string[] = [];
+    const lines = wholeLines(
+      1024,
+      (reason) => reasons.push(reason),
+      () => room,
+    );
+    const written = (chunk: string): Promise<void> => new Promise((resolve) => lines.write(chunk, () => resolve()));
+    const both = Promise.all([written('not json\n'), written('also not json\n')]);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The first bad line is answered; the next chunk waits until the answers have room.
+    expect(reasons).toHaveLength(1);
+    release();
+    await both;
+    expect(reasons).toHaveLength(2);
+  });
+
   it('answers a parse error as JSON-RPC 2.0 says: code -32700 and a null id, on one line', () => {
     expect(JSON.parse(parseErrorResponse('Unexpected token'))).toEqual({
       jsonrpc: '2.0',

@@ -18,6 +18,9 @@ const right = <T>(either: E.Either<SessionStoreError | string, T>): T => {
   return either.right;
 };
 
+const codeOf = <T>(either: E.Either<SessionStoreError, T>): string | undefined =>
+  E.isLeft(either) ? either.left.code : undefined;
+
 const line = (n: number, extra = ''): string => JSON.stringify({ type: 'compact', maxFacts: n, at: n, extra });
 
 const texts = (read: TailRead): string[] => read.lines.map((entry) => entry.text);
@@ -153,6 +156,26 @@ export const describeSessionStore = (name: string, make: () => Promise<StoreUnde
       expect(before).toBeGreaterThan(0);
       expect(await store.backlog('s')).toBe(0);
       expect(await store.backlog('absent')).toBeUndefined();
+      await store.close();
+    });
+
+    it('deletes a session whole, for every handle: a reader past its end starts over, and a writer makes a new log', async () => {
+      const { store, reopen } = await make();
+      const other = reopen();
+      right(await store.append('s', 0, [line(1), line(2)]));
+      right(await store.append('kept', 0, [line(1)]));
+      right(await store.writeSnapshot('s', { position: 2, state: '{}' }));
+      right(await other.read('s', 0));
+      expect(right(await store.delete('s'))).toBe(true);
+      expect(right(await store.delete('s'))).toBe(false);
+      expect(right(await store.delete('absent'))).toBe(false);
+      expect(right(await store.list())).toEqual(['kept']);
+      expect(right(await other.read('s', 2))).toMatchObject({ exists: false, lines: [], position: 0 });
+      expect(right(await store.readSnapshot('s'))).toBeUndefined();
+      expect(codeOf(await other.append('s', 2, [line(3)]))).toBe('conflict');
+      right(await other.append('s', 0, [line(9)]));
+      expect(texts(right(await store.read('s', 0)))).toEqual([line(9)]);
+      expect(codeOf(await store.delete('../x'))).toBe('invalid_session_id');
       await store.close();
     });
 

@@ -1,0 +1,94 @@
+/**
+ * A session kept in a store, read as a history: the lines of its log, numbered as the store
+ * numbers them. A session in a folder is its log file, read as a stream like any FILE; one in
+ * PostgreSQL is read in one statement (one moment of the log) and closed before the replay.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import * as E from 'fp-ts/lib/Either.js';
+import { parseSessionId } from '../../live/session/id.js';
+import { resolveSessionsDirectory } from '../../live/session/files.js';
+import { resolveProjectDirectory } from '../../live/session/project.js';
+import type { SessionStore, StoredLine } from '../../live/session/store.js';
+import type { CliIo } from '../io.js';
+import { openSource, type Source } from '../source.js';
+import { chooseStore, openStore, type StoreChoice } from '../store.js';
+
+/** Lines per batch of a session read from a database, as a file's chunk gives about as many. */
+const BATCH = 1_000;
+
+/** The project of a command run by hand: the one Claude Code names, else the git work tree of the working directory, else it. */
+export const projectOf = (io: CliIo): string =>
+  resolveProjectDirectory({
+    cwd: io.cwd ?? '.',
+    ...(io.env?.['CLAUDE_PROJECT_DIR'] === undefined ? {} : { projectDir: io.env['CLAUDE_PROJECT_DIR'] }),
+  });
+
+/**
+ * What a folder `choice` is relative to: the working directory for one given on the command
+ * line, as any path there; the project for the environment's and the default one, which name
+ * the same folder from wherever in the project a command runs.
+ */
+export const folderBase = (choice: StoreChoice, io: CliIo): string =>
+  choice.kind === 'folder' && choice.from === 'option' ? (io.cwd ?? '.') : projectOf(io);
+
+/** A failure as a line: its code first. */
+const line = ({ code, message }: { code: string; message: string }): string => `${code}: ${message}`;
+
+/** Runs `work` on the store `store` (or the environment's, or the project's folder) names, closed after. */
+export const withStore = async <T>(
+  io: CliIo,
+  store: string | undefined,
+  work: (opened: SessionStore, choice: StoreChoice) => Promise<E.Either<string, T>>,
+): Promise<E.Either<string, T>> => {
+  const choice = chooseStore(store === undefined ? {} : { store }, io.env);
+  if (E.isLeft(choice)) return E.left(line(choice.left));
+  const opened = await openStore(choice.right, folderBase(choice.right, io));
+  if (E.isLeft(opened)) return E.left(line(opened.left));
+  try {
+    return await work(opened.right, choice.right);
+  } finally {
+    await opened.right.close();
+  }
+};
+
+/** Every line of session `id` in `store`; a session that is not there, or a store that fails, is one line. */
+export const readSession = async (
+  store: SessionStore,
+  id: string,
+): Promise<E.Either<string, ReadonlyArray<StoredLine>>> => {
+  const read = await store.read(id, 0);
+  if (E.isLeft(read)) return E.left(line(read.left));
+  if (!read.right.exists) return E.left(`unknown_session: there is no session ${id} in ${store.location}`);
+  return E.right(read.right.lines);
+};
+
+/** The session `id` as a history source. */
+export const openStoredSession = (
+  io: CliIo,
+  id: string,
+  store: string | undefined,
+): Promise<E.Either<string, Source>> =>
+  withStore(io, store, async (opened, choice): Promise<E.Either<string, Source>> => {
+    const valid = parseSessionId(id);
+    if (E.isLeft(valid)) return E.left(`invalid_session_id: ${valid.left}`);
+    if (choice.kind === 'folder') {
+      // The log file itself, streamed as FILE is: any size, in bounded memory.
+      const base = folderBase(choice, io);
+      const { directory } = resolveSessionsDirectory({
+        cwd: base,
+        ...(choice.directory === undefined ? {} : { directory: choice.directory }),
+      });
+      const file = join(directory, `${valid.right}.jsonl`);
+      if (!existsSync(file)) return E.left(`unknown_session: there is no session ${id} in ${directory}`);
+      return openSource(io, file);
+    }
+    const lines = await readSession(opened, valid.right);
+    return E.map((read: ReadonlyArray<StoredLine>): Source => ({
+      kind: 'history',
+      batches: (async function* () {
+        for (let start = 0; start < read.length; start += BATCH) yield read.slice(start, start + BATCH);
+      })(),
+      fractionRead: () => undefined,
+    }))(lines);
+  });

@@ -1,0 +1,104 @@
+/**
+ * Where the commands keep and read live sessions: `--store` (a folder, or a `postgres://` /
+ * `postgresql://` URL), else `--sessions-dir` (the folder form of before), else the environment
+ * variable `FACT_TRACKER_STORE`, else the project's `.fact-tracker/sessions`. The choice is
+ * checked without connecting, and the PostgreSQL store is imported only when a URL names it:
+ * a user of the files never loads the driver, and the hook's bundle stays without it.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { describeError } from '../base/describe.js';
+import { type Failure, failure } from '../base/failure.js';
+import { fileSessionStore } from '../live/session/files.js';
+import type { SessionStore } from '../live/session/store.js';
+import { isPostgresUrl, parsePostgresUrl, type PostgresAddress } from '../postgres/address.js';
+
+/** The environment variable that names the store when no option does. */
+export const STORE_VARIABLE = 'FACT_TRACKER_STORE';
+
+/** A store as named: a folder (absent: the project's default one), or a PostgreSQL database. */
+export type StoreChoice =
+  | {
+      readonly kind: 'folder';
+      /** The folder as given; absent for the default. */
+      readonly directory?: string;
+      /** Where it was named: on the command line, or by the environment variable (relative to the project). */
+      readonly from: 'option' | 'environment' | 'default';
+    }
+  | { readonly kind: 'postgres'; readonly address: PostgresAddress };
+
+/** What a command line names the store with. */
+export interface StoreNaming {
+  readonly store?: string;
+  readonly sessionsDir?: string;
+}
+
+/** A URL of a scheme other than PostgreSQL's: a mistake, never a folder named `mysql:`. */
+const OTHER_URL = /^([a-z][a-z0-9+.-]*):\/\//iu;
+
+/** Reads one naming of a store (`what` says where it came from); the text is never repeated, as it may hold a password. */
+const parseStore = (
+  text: string,
+  what: string,
+  from: 'option' | 'environment',
+): E.Either<Failure<'store_url'>, StoreChoice> => {
+  if (isPostgresUrl(text))
+    return E.bimap(
+      (error: Failure<'store_url'>) => failure('store_url', `${what}: ${error.message}`),
+      (address: PostgresAddress): StoreChoice => ({ kind: 'postgres', address }),
+    )(parsePostgresUrl(text));
+  const other = OTHER_URL.exec(text.trim());
+  if (other !== null)
+    return E.left(
+      failure(
+        'store_url',
+        `${what} is a ${other[1]!.toLowerCase()}: URL; a store is a folder, or a postgres:// or postgresql:// URL`,
+      ),
+    );
+  return E.right({ kind: 'folder', directory: text, from });
+};
+
+/**
+ * The store `named` and `env` name, in that order of precedence, checked without connecting.
+ * An empty environment variable counts as unset.
+ */
+export const chooseStore = (
+  named: StoreNaming,
+  env: Readonly<Record<string, string | undefined>> | undefined,
+): E.Either<Failure<'store_url'>, StoreChoice> => {
+  if (named.store !== undefined) return parseStore(named.store, '--store', 'option');
+  if (named.sessionsDir !== undefined) return E.right({ kind: 'folder', directory: named.sessionsDir, from: 'option' });
+  const variable = env?.[STORE_VARIABLE];
+  if (variable !== undefined && variable.trim() !== '') return parseStore(variable, STORE_VARIABLE, 'environment');
+  return E.right({ kind: 'folder', from: 'default' });
+};
+
+/**
+ * The PostgreSQL session store at `address`, its module (and the driver) loaded now. A driver
+ * that cannot be loaded (an installation without its dependencies) is one line.
+ */
+export const openPostgresStore = async (address: PostgresAddress): Promise<E.Either<Failure<'io'>, SessionStore>> => {
+  try {
+    const { postgresSessionStore } = await import('../postgres/sessionStore.js');
+    return E.right(postgresSessionStore(address.url));
+  } catch (error) {
+    return E.left(
+      failure(
+        'io',
+        `cannot load the PostgreSQL driver (pg): ${describeError(error)}; install the package's dependencies`,
+      ),
+    );
+  }
+};
+
+/**
+ * The store `choice` names, opened: a folder relative to `base` (the default one, the project's
+ * `.fact-tracker/sessions` under `base`), or the PostgreSQL database. Makes no connection.
+ */
+export const openStore = (choice: StoreChoice, base: string): Promise<E.Either<Failure, SessionStore>> =>
+  choice.kind === 'postgres'
+    ? openPostgresStore(choice.address)
+    : Promise.resolve(
+        E.right(
+          fileSessionStore({ cwd: base, ...(choice.directory === undefined ? {} : { directory: choice.directory }) }),
+        ),
+      );

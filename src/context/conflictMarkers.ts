@@ -1,0 +1,55 @@
+/**
+ * Git's conflict markers in a context file: a `git pull` or merge that could not join two
+ * versions leaves both in the file, and each side is a whole file again once the markers are
+ * read, so neither is discarded.
+ */
+
+/** The two versions of a file with conflict markers, ours (HEAD) and theirs, and their common ancestor when the markers hold it. */
+export interface ConflictSides {
+  readonly ours: string;
+  readonly theirs: string;
+  /** The common ancestor, when every conflict shows its base (git's `diff3` or `zdiff3` style). */
+  readonly base?: string;
+}
+
+const OPEN = /^<{7}(?: |$)/u;
+const BASE = /^\|{7}(?: |$)/u;
+const SEPARATOR = /^={7}$/u;
+const CLOSE = /^>{7}(?: |$)/u;
+
+/**
+ * The two sides of `text` when it holds git's conflict markers (`<<<<<<<`, an optional
+ * `|||||||` base, `=======`, `>>>>>>>`, each at the start of a line), and the base when every
+ * conflict shows one; undefined when it holds none, or markers that do not nest as git writes them.
+ */
+export const splitConflictMarkers = (text: string): ConflictSides | undefined => {
+  const lines = text.split(/(?<=\n)/u);
+  let ours = '';
+  let theirs = '';
+  let base = '';
+  let state: 'both' | 'ours' | 'base' | 'theirs' = 'both';
+  let conflicts = 0;
+  let bases = 0;
+  for (const line of lines) {
+    const bare = line.replace(/\r?\n$/u, '');
+    if (state === 'both' && OPEN.test(bare)) {
+      state = 'ours';
+      conflicts += 1;
+    } else if (state === 'ours' && BASE.test(bare)) {
+      state = 'base';
+      bases += 1;
+    } else if ((state === 'ours' || state === 'base') && SEPARATOR.test(bare)) state = 'theirs';
+    else if (state === 'theirs' && CLOSE.test(bare)) state = 'both';
+    else if (state !== 'both' && (OPEN.test(bare) || CLOSE.test(bare))) return undefined;
+    else {
+      if (state === 'both' || state === 'ours') ours += line;
+      if (state === 'both' || state === 'theirs') theirs += line;
+      if (state === 'both' || state === 'base') base += line;
+    }
+  }
+  if (conflicts === 0 || state !== 'both') return undefined;
+  return bases === conflicts ? { ours, theirs, base } : { ours, theirs };
+};
+
+/** True when a line of `text` starts with a conflict marker. */
+export const hasConflictMarkers = (text: string): boolean => /^<{7}(?: |$)/mu.test(text) && /^>{7}(?: |$)/mu.test(text);

@@ -1,0 +1,175 @@
+/**
+ * The edit API of the context shell: a change of one context (`updateContext`), a run's
+ * outcome (`writeContext`), a merge conflict resolved (`resolveContext`) and a context carried
+ * from another branch (`moveContext`). Each is an edit of the whole file, applied under the
+ * lock by `editContext`; `None` when the feature flag is off (no file is touched).
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import * as O from 'fp-ts/lib/Option.js';
+import { checkpointMismatch, type RepositorySnapshot } from '../checkpoint.js';
+import { isSameContextKey, parseContextKey } from '../key.js';
+import { mergeContextsReported } from '../merge.js';
+import type { CliSessions, ContextError, SharedContext } from '../model.js';
+import { selectOtherKeys } from '../notices.js';
+import { removeContext, selectContext, upsertContext } from '../contextFile.js';
+import { applyRunOutcome } from '../runOutcome.js';
+import type { RunOutcome } from '../runInput.js';
+import { emptySharedContext, markSummaryStale } from '../update.js';
+import type { LoadedContext } from './load.js';
+import type { ContextOptions, Result } from './scope.js';
+import { editContext, type FileEdit } from './write.js';
+
+/**
+ * A change to one context at time `at`, against the repository snapshot taken for the write;
+ * `author` is who writes (`Name <email>`), when the write asked git.
+ */
+export type ContextChange = (
+  context: SharedContext,
+  at: number,
+  snapshot: RepositorySnapshot,
+  author?: string,
+) => E.Either<ContextError, SharedContext>;
+
+/** The change of one context as an edit of the file: the context under the key, changed; the rest as it was. */
+const editOne =
+  (change: ContextChange): FileEdit =>
+  ({ file, key, at, snapshot, author }) => {
+    const stored = O.toUndefined(selectContext(file, key));
+    const current = stored ?? emptySharedContext(key);
+    const changed = change(current, at, snapshot, author);
+    if (E.isLeft(changed)) return changed;
+    if (!isSameContextKey(changed.right.key, key))
+      return E.left({ code: 'invalid', message: 'a change must keep the context under its own key' });
+    const next = markSummaryStale(changed.right, { stale: checkpointMismatch(changed.right, snapshot).length > 0 });
+    const contextChanged = next !== current;
+    return E.right({
+      file: contextChanged ? upsertContext(file, next) : file,
+      context: stored === undefined && !contextChanged ? undefined : next,
+      sources: contextChanged ? [current] : [],
+      evidence: { before: current.evidenceLedger, after: next.evidenceLedger },
+      notes: [],
+    });
+  };
+
+/**
+ * Applies `change` to the workstream's context under the file lock: read, change, write
+ * atomically (context file, then dashboard). A change that returns the same context writes
+ * nothing (unless the file itself needs it: a merge conflict, a migrated key; a dashboard out
+ * of step with the JSON is rewritten); `sessions` are merged into the `*.local.json` file.
+ * New claims must point at files git tracks and lines they have; a file that holds a secret
+ * anywhere is not written. `None` when the feature flag is off (no file is touched).
+ */
+export const updateContext = (
+  options: ContextOptions,
+  change: ContextChange,
+  sessions?: CliSessions,
+): Result<O.Option<LoadedContext>> =>
+  editContext(options, { edit: editOne(change), ...(sessions === undefined ? {} : { sessions }) });
+
+/**
+ * Records how a run ended. After a verified checkpoint (`status: 'succeeded'`) the summary and
+ * the rest of the working context are updated and a new checkpoint recorded; after a failure
+ * only `failedStep`, `error` and `nextAction` are, and the last good summary stays. `None` when
+ * the feature flag is off (no file is touched).
+ */
+export const writeContext = async (options: ContextOptions, outcome: RunOutcome): Result<O.Option<LoadedContext>> => {
+  const written = await editContext(options, {
+    edit: editOne((context, at, snapshot, author) =>
+      applyRunOutcome(
+        context,
+        outcome.status === 'succeeded' && outcome.pinnedBy === undefined && author !== undefined
+          ? { ...outcome, pinnedBy: author }
+          : outcome,
+        at,
+        snapshot,
+      ),
+    ),
+    ...(outcome.sessions === undefined ? {} : { sessions: outcome.sessions }),
+    // Pinned rules are shown with who pinned them: git says who that is.
+    author: outcome.status === 'succeeded' && (outcome.pinRules ?? []).length > 0 && outcome.pinnedBy === undefined,
+  });
+  return outcome.status === 'succeeded' ? E.map(O.map(warnUncommitted))(written) : written;
+};
+
+/**
+ * A checkpoint just recorded over uncommitted edits, said: a teammate who pulls the context
+ * without those edits sees the summary stale, with no changed file to read.
+ */
+const warnUncommitted = (loaded: LoadedContext): LoadedContext => {
+  const paths = loaded.context.checkpoint?.uncommitted ?? [];
+  return paths.length === 0
+    ? loaded
+    : {
+        ...loaded,
+        warnings: [
+          ...loaded.warnings,
+          `the checkpoint was recorded over uncommitted edits of ${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ` and ${paths.length - 5} more` : ''}: commit them with the context, or teammates see the summary stale with no changed file to read`,
+        ],
+      };
+};
+
+/**
+ * Merges the two sides of a context file that a `git pull` or merge left with conflict
+ * markers (union of decisions, claims and failures; the newer summary and checkpoint win) and
+ * writes it back with its dashboard. `mergedConflict` on the result says whether there was
+ * one; without one, nothing is written.
+ */
+export const resolveContext = (options: ContextOptions): Result<O.Option<LoadedContext>> =>
+  editContext(options, { edit: editOne((context) => E.right(context)), onlyRepairs: true });
+
+/** How `moveContext` treats the source. */
+export interface MoveOptions {
+  /** Remove the context from the source branch too (a renamed branch); by default it stays, as another branch may still be on it. */
+  readonly removeSource?: boolean;
+}
+
+/**
+ * Carries the workstream's context stored under branch `from` to the branch the checkout is on
+ * (or `options.branch`): a new branch starting from the context of the branch it was made from,
+ * a renamed branch taking the context keyed by its old name (`removeSource`), or a merged
+ * branch's decisions and claims carried into the branch it was merged into. The source keeps
+ * its context unless `removeSource`. When the branch holds a context too, the two are merged
+ * as a merge conflict's sides are (see `mergeContexts`); the tool sessions come along. A note
+ * says when it merged. `None` when the feature flag is off (no file is touched).
+ */
+export const moveContext = (
+  options: ContextOptions,
+  from: string,
+  move: MoveOptions = {},
+): Result<O.Option<LoadedContext>> =>
+  editContext(options, {
+    edit: ({ file, key }) => {
+      const source = parseContextKey({ ...key, branch: from });
+      if (E.isLeft(source)) return source;
+      if (isSameContextKey(source.right, key))
+        return E.left({
+          code: 'invalid',
+          message: `the context is already keyed under branch ${key.branch}: nothing to move`,
+        });
+      const moving = O.toUndefined(selectContext(file, source.right));
+      if (moving === undefined) {
+        const others = selectOtherKeys(file, key).filter((other) => other.repo === key.repo);
+        return E.left({
+          code: 'invalid',
+          message: `nothing is stored for workstream ${key.workstreamId} on branch ${from}${others.length === 0 ? '' : `; it is stored on branch ${others.map((other) => other.branch).join(', ')}`}`,
+        });
+      }
+      const present = O.toUndefined(selectContext(file, key));
+      const arriving: SharedContext = { ...moving, key };
+      // The context here keeps its decisions' ids; those arriving take the next free ones where they clash.
+      const merged = present === undefined ? undefined : mergeContextsReported(present, arriving, 'ours');
+      const context = merged === undefined ? arriving : { ...merged.context, key };
+      const kept = move.removeSource === true ? removeContext(file, source.right) : file;
+      return E.right({
+        file: upsertContext(kept, context),
+        context,
+        sources: present === undefined ? [arriving] : [present, arriving],
+        ...(merged === undefined ? {} : { dropped: merged.dropped }),
+        sessionsFrom: { key: source.right, keep: move.removeSource !== true },
+        notes:
+          present === undefined
+            ? []
+            : [`branch ${key.branch} held a context of workstream ${key.workstreamId} too: the two are merged`],
+      });
+    },
+  });

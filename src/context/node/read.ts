@@ -1,0 +1,238 @@
+/**
+ * Reading a context file without changing anything: absent, decoded, the two decoded sides of
+ * a merge conflict, or broken (and why, never quoting it); from the index when a sparse
+ * checkout leaves it out of the working tree; and what a read-only call says of a file it
+ * cannot use. Also whether the dashboard is out of step with the JSON it is made from.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import { renderContextDashboard } from '../dashboard.js';
+import { CONTEXT_DIRECTORY, contextFileNames } from '../layout.js';
+import { splitConflictMarkers } from '../conflictMarkers.js';
+import { selectQuarantined } from '../contextFile.js';
+import {
+  CONTEXT_FILE_MAX_BYTES,
+  CONTEXT_SCHEMA_VERSION,
+  type ContextError,
+  type ContextFile,
+  type ContextKey,
+  type QuarantinedContext,
+} from '../model.js';
+import { parseJsonText, withoutTrailingCommas } from '../jsonText.js';
+import { decodeContextFile } from '../schema.js';
+import { formatBytes, readTextIfExists } from './files.js';
+import { readBlob } from './git.js';
+import type { Observed } from './snapshot.js';
+import { contextCommand, located, prune, type Result, type Scope } from './scope.js';
+
+/** Decodes file text, or says why not; `decode` is the kind's decoder. */
+export const decodeText = <T>(
+  text: string,
+  decode: (value: unknown) => E.Either<ContextError, T>,
+): E.Either<ContextError, T> => pipe(parseJsonText(text), E.chain(decode));
+
+/** The workstreams of a file, each with its branch, for a message. */
+export const workstreamsOf = (file: ContextFile): ReadonlyArray<string> =>
+  file.contexts.map((context) => `${context.key.workstreamId} (branch ${context.key.branch})`);
+
+const describeSide = (workstreams: ReadonlyArray<string>): string =>
+  workstreams.length === 0 ? 'no workstream' : `workstreams ${workstreams.join(', ')}`;
+
+/** A context file as read: decoded, or the two decoded sides of a merge conflict. */
+export type ReadFile =
+  | { readonly kind: 'absent' }
+  | {
+      readonly kind: 'file';
+      readonly file: ContextFile;
+      /** Set when the text was read only once a hand edit's typo was set right (`a trailing comma at line 3, column 4`). */
+      readonly repaired?: string;
+    }
+  | {
+      readonly kind: 'conflict';
+      readonly ours: ContextFile;
+      readonly theirs: ContextFile;
+      /** The common ancestor, when the markers show it (git's `diff3` style). */
+      readonly base?: ContextFile;
+    }
+  | { readonly kind: 'broken'; readonly text: string; readonly error: ContextError };
+
+/** Reads the context file without changing anything: absent, decoded, in conflict, or broken (and why). */
+export const readContextFile = async (scope: Scope): Result<ReadFile> => {
+  const file = scope.paths.json;
+  const text = await readTextIfExists(file, CONTEXT_FILE_MAX_BYTES);
+  if (E.isLeft(text))
+    return E.left(
+      located(
+        scope,
+        file,
+        text.left.code === 'too_large' ? { ...text.left, message: `${text.left.message}: ${prune(scope)}` } : text.left,
+      ),
+    );
+  if (text.right === undefined) return E.right({ kind: 'absent' });
+  return parseContextText(scope, text.right);
+};
+
+/** Context file text as read: decoded, the two decoded sides of a merge conflict, or broken (and why). */
+const parseContextText = (scope: Scope, text: string): E.Either<ContextError, ReadFile> => {
+  const file = scope.paths.json;
+  const decode = (value: unknown) => decodeContextFile(value, scope.kind);
+  const sides = splitConflictMarkers(text);
+  if (sides !== undefined) {
+    const ours = decodeText(sides.ours, decode);
+    const theirs = decodeText(sides.theirs, decode);
+    const base = sides.base === undefined ? undefined : decodeText(sides.base, decode);
+    if (E.isRight(ours) && E.isRight(theirs))
+      return E.right({
+        kind: 'conflict',
+        ours: ours.right,
+        theirs: theirs.right,
+        ...(base !== undefined && E.isRight(base) ? { base: base.right } : {}),
+      });
+    // A side written by a newer version is not broken: refused and left as it is, like a whole newer file.
+    for (const [name, side] of [
+      ['our', ours],
+      ['their', theirs],
+    ] as const)
+      if (E.isLeft(side) && side.left.code === 'future_version')
+        return E.left(
+          located(scope, file, {
+            code: 'future_version',
+            message: `has merge conflict markers, and ${name} side was ${side.left.message.replace(
+              '(the file was left as it is)',
+              `and run ${contextCommand(scope, 'resolve')} (the file was left as it is)`,
+            )}`,
+          }),
+        );
+    const broken = E.isLeft(ours) ? ours.left : (theirs as E.Left<ContextError>).left;
+    return E.right({
+      kind: 'broken',
+      text,
+      error: {
+        ...broken,
+        message: `has merge conflict markers, and one side is not a context file: ${broken.message}`,
+      },
+    });
+  }
+  const decoded = decodeText(text, decode);
+  if (E.isRight(decoded)) return E.right({ kind: 'file', file: decoded.right });
+  if (decoded.left.code !== 'corrupt') return E.left(located(scope, file, decoded.left));
+  // A trailing comma left by a hand edit is read as meant, and said; the next write writes the file clean.
+  const repaired = withoutTrailingCommas(text);
+  const retried = repaired === undefined ? undefined : decodeText(repaired.text, decode);
+  if (repaired !== undefined && retried !== undefined && E.isRight(retried))
+    return E.right({ kind: 'file', file: retried.right, repaired: `a trailing comma at ${repaired.first}` });
+  return E.right({ kind: 'broken', text, error: decoded.left });
+};
+
+/**
+ * The committed context file when a sparse checkout leaves it out of the working tree: read
+ * from the index, so that the context a team committed is still what a read shows. Undefined
+ * when the file is not left out that way.
+ */
+export const readFromIndex = async (
+  scope: Scope,
+  observed: Observed,
+): Promise<E.Either<ContextError, ReadFile | undefined>> => {
+  const entry = observed.index.get(scope.display(scope.paths.json));
+  if (entry === undefined || !entry.skipWorktree) return E.right(undefined);
+  const blob = await readBlob(scope.paths.root, entry.blob, CONTEXT_FILE_MAX_BYTES);
+  if (E.isLeft(blob)) return E.left(located(scope, scope.paths.json, blob.left));
+  return parseContextText(scope, blob.right.toString('utf8'));
+};
+
+/** What a read from the index says. */
+export const SPARSE_NOTE = `${CONTEXT_DIRECTORY}/ is outside this sparse checkout: the context was read from the index; run git sparse-checkout add ${CONTEXT_DIRECTORY} to record anything`;
+
+/** What a read-only call says of a file it cannot use: it is reported, and left exactly as it is. */
+export const reportUnusable = (scope: Scope, read: ReadFile): ContextError | undefined => {
+  if (read.kind === 'broken')
+    return located(scope, scope.paths.json, {
+      ...read.error,
+      message: `${read.error.message} (left as it is; the next write moves it aside)`,
+    });
+  if (read.kind === 'conflict')
+    return located(scope, scope.paths.json, {
+      code: 'conflicted',
+      message: `has merge conflict markers (from a git pull or merge): ours holds ${describeSide(workstreamsOf(read.ours))}; theirs holds ${describeSide(workstreamsOf(read.theirs))}; run ${contextCommand(scope, 'resolve')} (or any write) to merge both sides`,
+    });
+  return undefined;
+};
+
+/**
+ * True when the dashboard on disk is not what the JSON renders to (a merge, an interrupted
+ * write), line endings aside, or is missing when `missing` counts; false when it cannot be read.
+ */
+export const dashboardOutOfStep = async (scope: Scope, file: ContextFile, missing: boolean): Promise<boolean> => {
+  const text = await readTextIfExists(scope.paths.dashboard, 4 * CONTEXT_FILE_MAX_BYTES);
+  if (E.isLeft(text)) return false;
+  // A checkout with CRLF line endings (`eol=crlf`) holds the same dashboard: only the line ends differ.
+  return text.right === undefined
+    ? missing
+    : text.right.replace(/\r\n/gu, '\n') !== renderContextDashboard(file, contextFileNames(scope.kind).json);
+};
+
+/**
+ * True when the file's first bytes declare a newer schema version (the encoder writes
+ * `schema_version` first): such a file is refused without a lock, so nothing is touched,
+ * and without parsing the whole file twice on every write.
+ */
+export const isNewerVersion = async (scope: Scope): Promise<boolean> => {
+  const head = await readTextIfExists(scope.paths.json, 512, true);
+  const version = E.isRight(head) ? /^\s*\{\s*"schema_version"\s*:\s*(\d+)/u.exec(head.right ?? '') : null;
+  return version !== null && Number(version[1]) > CONTEXT_SCHEMA_VERSION;
+};
+
+/** The refusal of a context file over the size cap. */
+export const tooLarge = (scope: Scope): ContextError =>
+  located(scope, scope.paths.json, {
+    code: 'too_large',
+    message: `is larger than ${formatBytes(CONTEXT_FILE_MAX_BYTES)}, the most it may hold: ${prune(scope)}`,
+  });
+
+/** What a context kept apart is, for a message: its workstream and branch when its key is valid. */
+const describeQuarantined = (entry: QuarantinedContext): string =>
+  entry.key === undefined
+    ? 'a context without a valid key'
+    : `workstream ${entry.key.workstreamId} (branch ${entry.key.branch})`;
+
+/**
+ * What every read and write says of a file it could use only in part: each context kept apart
+ * (it breaks a cap or its schema) and a typo that was set right. The contexts kept apart are
+ * left exactly as they are; the others are served and written.
+ */
+export const partialFileWarnings = (scope: Scope, file: ContextFile, repaired: string | undefined): string[] => [
+  ...(repaired === undefined
+    ? []
+    : [
+        `${scope.display(scope.paths.json)} has ${repaired} (a hand edit?): it is read as if it were not there, and the next write writes the file without it`,
+      ]),
+  ...(file.quarantined ?? []).map(
+    (entry) =>
+      `${scope.display(scope.paths.json)}: ${describeQuarantined(entry)} is kept apart, untouched and not served: ${entry.problem}; fix it by hand (the other workstreams are served as usual)`,
+  ),
+];
+
+/** The refusal of a call whose own context is kept apart: it is fixed by hand, never replaced or shadowed. */
+export const quarantinedHere = (scope: Scope, file: ContextFile, key: ContextKey): ContextError | undefined => {
+  const entry = selectQuarantined(file, key);
+  return entry === undefined
+    ? undefined
+    : located(scope, scope.paths.json, {
+        code: 'corrupt',
+        message: `${describeQuarantined(entry)} breaks a cap or its schema (${entry.problem}): it is kept apart and left untouched, and the other workstreams are served; fix it by hand, then try again`,
+      });
+};
+
+/**
+ * The common ancestor of a context file in a merge conflict, from the index (its stage 1), when
+ * git has it and it is a context file; what the merge then does with a side's deletions
+ * depends on it, so an ancestor that cannot be read only makes the merge two-way.
+ */
+export const readConflictBase = async (scope: Scope, observed: Observed): Promise<ContextFile | undefined> => {
+  const blob = observed.conflictBases.get(scope.display(scope.paths.json));
+  if (blob === undefined) return undefined;
+  const bytes = await readBlob(scope.paths.root, blob, CONTEXT_FILE_MAX_BYTES);
+  if (E.isLeft(bytes)) return undefined;
+  const base = decodeText(bytes.right.toString('utf8'), (value) => decodeContextFile(value, scope.kind));
+  return E.isRight(base) ? base.right : undefined;
+};

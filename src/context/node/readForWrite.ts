@@ -1,0 +1,74 @@
+/**
+ * The context file as a write reads it, under the lock: a broken file is moved aside and
+ * reported (the write stops there); the two sides of a conflict are merged, with their common
+ * ancestor when git has it, so a side's deletions stand.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { mergeContextFilesReported } from '../merge.js';
+import type { ContextFile, DroppedEntry } from '../model.js';
+import { moveAside } from './files.js';
+import type { ConflictReport } from './load.js';
+import { readConflictBase, readContextFile, workstreamsOf } from './read.js';
+import { located, type Result, type Scope } from './scope.js';
+import type { Observed } from './snapshot.js';
+
+/** The context file as a write reads it. */
+export interface ForWrite {
+  /** What the edit starts from: the file, the two sides of a conflict merged, or a new file. */
+  readonly file: ContextFile;
+  /** The file as decoded from disk, when it was one file. */
+  readonly onDisk?: ContextFile;
+  readonly mergedConflict?: ConflictReport;
+  readonly dropped: ReadonlyArray<DroppedEntry>;
+  /** Set when the file was read only once a typo was set right: it is written back clean. */
+  readonly repaired?: string;
+}
+
+/**
+ * The context file to change, under the lock: a broken file is moved aside and reported (the
+ * write stops there); the two sides of a conflict are merged.
+ */
+export const readForWrite = async (scope: Scope, observed: Observed): Result<ForWrite> => {
+  const read = await readContextFile(scope);
+  if (E.isLeft(read)) return read;
+  const empty: ContextFile = { kind: scope.kind, contexts: [] };
+  switch (read.right.kind) {
+    case 'absent':
+      return E.right({ file: empty, dropped: [] });
+    case 'file':
+      return E.right({
+        file: read.right.file,
+        onDisk: read.right.file,
+        dropped: [],
+        ...(read.right.repaired === undefined ? {} : { repaired: read.right.repaired }),
+      });
+    case 'conflict': {
+      const { ours, theirs } = read.right;
+      const base = read.right.base ?? (await readConflictBase(scope, observed));
+      const merged = mergeContextFilesReported(ours, theirs, base);
+      return E.right({
+        file: merged.file,
+        mergedConflict: {
+          ours: workstreamsOf(ours),
+          theirs: workstreamsOf(theirs),
+          ...(base === undefined ? {} : { withAncestor: true }),
+          ...(merged.identity === undefined ? {} : { identity: merged.identity }),
+        },
+        dropped: merged.dropped,
+      });
+    }
+    case 'broken': {
+      const broken = read.right.error;
+      const backup = await moveAside(scope.paths.json, scope.now());
+      return E.left(
+        located(scope, scope.paths.json, {
+          code: 'corrupt',
+          message: E.isLeft(backup)
+            ? `${broken.message}; it could not be moved aside (${backup.left.message})`
+            : `${broken.message}; moved aside to ${scope.display(backup.right)}`,
+          ...(E.isRight(backup) ? { backup: backup.right } : {}),
+        }),
+      );
+    }
+  }
+};

@@ -1,0 +1,215 @@
+/**
+ * The repository's state as one call reads it: HEAD and the branch (or the branch a rebase or
+ * bisect works for), the index, the files deleted from the working tree, and the hash of the
+ * tracked files' content with the working tree's edits and the submodules' own states in it.
+ */
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
+import * as E from 'fp-ts/lib/Either.js';
+import { sha256HexPrefix } from '../../base/hash.js';
+import {
+  hashTrackedFiles,
+  type IndexEntry,
+  isInside,
+  parseIndexEntries,
+  parseWorkingTreeStatus,
+  type RepositorySnapshot,
+  type WorkingFile,
+  type WorkingTreeStatus,
+} from '../checkpoint.js';
+import { CONTEXT_DIRECTORY } from '../layout.js';
+import type { ContextError } from '../model.js';
+import { readTextIfExists } from './files.js';
+import { DETACHED, gitFailed, NO_BRANCH, type RepositoryLocation, runGit } from './git.js';
+import { displayGitPath, pathUnder, stdinPathLine } from './gitPaths.js';
+
+/**
+ * The state of the working-tree files git lists as changed: a regular file's blob from `git
+ * hash-object` (which applies the same filters as `git add`); a symbolic link's from its
+ * target text (hash-object would follow it, and fail on a dangling one); a file gone from the
+ * working tree (deleted, also in a merge conflict) as deleted; a submodule's from its own
+ * checked-out commit and, when its tracked files changed, their state too.
+ */
+const workingFiles = async (
+  root: string,
+  tree: WorkingTreeStatus,
+  depth: number,
+): Promise<E.Either<ContextError, WorkingFile[]>> => {
+  const modes = new Map(tree.modes);
+  const withMode = (file: string): { mode?: string } => {
+    const mode = modes.get(file);
+    return mode === undefined ? {} : { mode };
+  };
+  const files: WorkingFile[] = tree.deleted.map((file) => ({ path: file, blob: null }));
+  const regular: string[] = [];
+  for (const file of [...new Set(tree.modified)]) {
+    // The path as bytes: a name that is not UTF-8 names its file all the same.
+    const full = pathUnder(root, file);
+    const stat = await fs.lstat(full).catch(() => undefined);
+    if (stat === undefined) files.push({ path: file, blob: null });
+    else if (stat.isSymbolicLink()) {
+      const target = await fs.readlink(full, { encoding: 'buffer' }).catch(() => Buffer.alloc(0));
+      files.push({ path: file, blob: `link:${sha256HexPrefix(target.toString('latin1'), 20)}`, ...withMode(file) });
+    } else if (stat.isDirectory()) files.push({ path: file, blob: 'directory' });
+    else regular.push(file);
+  }
+  for (let i = 0; i < regular.length; i += 200) {
+    const chunk = regular.slice(i, i + 200);
+    // Paths on standard input, as bytes (C-quoted where a line break would split one): git takes any name there.
+    const hashes = await runGit(root, ['hash-object', '--stdin-paths'], Buffer.concat(chunk.map(stdinPathLine)));
+    if (E.isLeft(hashes)) return E.left(gitFailed(hashes.left));
+    const lines = hashes.right.split('\n');
+    chunk.forEach((file, j) => files.push({ path: file, blob: lines[j] ?? '', ...withMode(file) }));
+  }
+  for (const submodule of tree.submodules) {
+    const inner = await observeSnapshotAt(path.join(root, ...submodule.split('/')), '', depth + 1);
+    if (E.isLeft(inner)) return inner;
+    const { snapshot, clean } = inner.right;
+    // A clean submodule is its commit, as the index will hold it once added: committing it keeps the hash.
+    files.push({ path: submodule, blob: clean ? snapshot.head : `${snapshot.head}+${snapshot.trackedFilesHash}` });
+  }
+  return E.right(files);
+};
+
+type GitSnapshot = RepositorySnapshot & { readonly kind: 'git' };
+
+/**
+ * Where the branch part of a key comes from: HEAD on a branch; HEAD detached by a rebase or a
+ * bisect of a branch (git records which); a HEAD detached on its own (a CI checkout, a commit
+ * checked out by hand); no repository at all.
+ */
+export type HeadState = 'branch' | 'rebase' | 'bisect' | 'detached' | 'none';
+
+/** The repository's state, the checkout's branch and its index, read together. */
+export interface Observed {
+  readonly snapshot: RepositorySnapshot;
+  /** The branch as git names it (not sanitized); `DETACHED` or `NO_BRANCH` when there is none. */
+  readonly branch: string;
+  readonly head: HeadState;
+  /** The index by path: what the repository holds, in and out of a sparse checkout. */
+  readonly index: ReadonlyMap<string, IndexEntry>;
+  /** Tracked files deleted from the working tree (not those a sparse checkout leaves out). */
+  readonly deleted: ReadonlySet<string>;
+  /** The common ancestor's blob of each file in a merge conflict (the index's stage 1), by path. */
+  readonly conflictBases: ReadonlyMap<string, string>;
+}
+
+/** Nested submodules deeper than this are taken by their commit alone. */
+const MAX_SUBMODULE_DEPTH = 8;
+
+interface SnapshotAt {
+  readonly snapshot: GitSnapshot;
+  readonly clean: boolean;
+  readonly tree: WorkingTreeStatus;
+  readonly index: ReadonlyArray<IndexEntry>;
+}
+
+const observeSnapshotAt = async (
+  root: string,
+  excluded: string,
+  depth: number,
+): Promise<E.Either<ContextError, SnapshotAt>> => {
+  const [lsFiles, status] = await Promise.all([
+    // -t tags each entry (S: outside a sparse checkout); the hash reads the entries without it.
+    runGit(root, ['ls-files', '-s', '-t', '-z']),
+    runGit(root, [
+      'status',
+      '--porcelain=v2',
+      '--branch',
+      '-z',
+      '--untracked-files=no',
+      // Submodules count, by their commit and their tracked files; only their untracked files do not.
+      depth < MAX_SUBMODULE_DEPTH ? '--ignore-submodules=untracked' : '--ignore-submodules=all',
+    ]),
+  ]);
+  if (E.isLeft(lsFiles)) return E.left(gitFailed(lsFiles.left));
+  if (E.isLeft(status)) return E.left(gitFailed(status.left));
+  const tree = parseWorkingTreeStatus(status.right);
+  const working = await workingFiles(root, tree, depth);
+  if (E.isLeft(working)) return working;
+  const outside = (file: string): boolean => excluded === '' || !isInside(excluded, file);
+  const unmerged = tree.unmerged.filter(outside);
+  const uncommitted = [...new Set([...tree.modified, ...tree.deleted, ...tree.submodules])].filter(outside);
+  return E.right({
+    snapshot: {
+      kind: 'git',
+      head: tree.head,
+      trackedFilesHash: hashTrackedFiles(lsFiles.right, working.right, excluded),
+      ...(unmerged.length === 0 ? {} : { unmerged: unmerged.map(displayGitPath) }),
+      ...(uncommitted.length === 0 ? {} : { uncommitted: uncommitted.map(displayGitPath) }),
+    },
+    clean: working.right.length === 0,
+    tree,
+    index: parseIndexEntries(lsFiles.right),
+  });
+};
+
+/** The first line of a small file git keeps in its directory, or undefined when there is none. */
+const readGitFile = async (file: string): Promise<string | undefined> => {
+  const text = await readTextIfExists(file, 4096, true);
+  return E.isRight(text) ? text.right?.split('\n')[0]?.trim() || undefined : undefined;
+};
+
+/**
+ * The branch a detached HEAD works for: the one a rebase is rewriting (`rebase-merge/head-name`
+ * or `rebase-apply/head-name`), or the one a bisect started from (`BISECT_START`); otherwise a
+ * HEAD detached on its own.
+ */
+const detachedFor = async (root: string): Promise<{ readonly branch: string; readonly head: HeadState }> => {
+  // `git status` says "(detached)" for a branch of that very name too: HEAD's full name tells them apart.
+  const paths = await runGit(root, [
+    'rev-parse',
+    '--symbolic-full-name',
+    'HEAD',
+    '--git-path',
+    'rebase-merge/head-name',
+    '--git-path',
+    'rebase-apply/head-name',
+    '--git-path',
+    'BISECT_START',
+  ]);
+  const detached = { branch: DETACHED, head: 'detached' } as const;
+  if (E.isLeft(paths)) return detached;
+  const [name = '', ...files] = paths.right.split('\n');
+  if (name.startsWith('refs/heads/')) return { branch: name.slice('refs/heads/'.length), head: 'branch' };
+  const [merge, apply, bisect] = files.map((file) => path.resolve(root, file));
+  for (const file of [merge, apply]) {
+    const name = file === undefined ? undefined : await readGitFile(file);
+    if (name?.startsWith('refs/heads/') === true) return { branch: name.slice('refs/heads/'.length), head: 'rebase' };
+  }
+  const started = bisect === undefined ? undefined : await readGitFile(bisect);
+  // A bisect started on a detached HEAD records its commit instead of a branch.
+  if (started !== undefined && !/^[0-9a-f]{40,64}$/u.test(started)) return { branch: started, head: 'bisect' };
+  return detached;
+};
+
+/**
+ * HEAD, the branch, the index and the tracked-files hash of the repository at `location`
+ * (outside a repository, why there is none). The index listing and the working-tree status run
+ * at once (process start-up is most of their cost); one more process hashes the modified files,
+ * when there are any, a changed submodule is read the same way, and a detached HEAD is asked
+ * which branch a rebase or bisect is working for.
+ */
+export const observeSnapshot = async (location: RepositoryLocation): Promise<E.Either<ContextError, Observed>> => {
+  if (location.kind === 'none')
+    return E.right({
+      snapshot: { kind: 'none', reason: location.reason },
+      branch: NO_BRANCH,
+      head: 'none',
+      index: new Map(),
+      deleted: new Set(),
+      conflictBases: new Map(),
+    });
+  const observed = await observeSnapshotAt(location.root, CONTEXT_DIRECTORY, 0);
+  if (E.isLeft(observed)) return observed;
+  const { snapshot, tree, index } = observed.right;
+  const branch =
+    tree.branch === undefined ? await detachedFor(location.root) : { branch: tree.branch, head: 'branch' as const };
+  return E.right({
+    snapshot,
+    ...branch,
+    index: new Map(index.map((entry) => [entry.path, entry])),
+    deleted: new Set(tree.deleted),
+    conflictBases: new Map(index.filter((entry) => entry.stage === '1').map((entry) => [entry.path, entry.blob])),
+  });
+};

@@ -1,0 +1,98 @@
+/**
+ * The tool-sessions files on disk (`*.local.json`, schema version 1): one machine's resumable
+ * tool sessions per key, decoded with validation and encoded back deterministically, under the
+ * same versioning rules as the context files.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import { z } from 'zod';
+import { compareContextKeys } from './key.js';
+import {
+  CONTEXT_KINDS,
+  CONTEXT_SCHEMA_VERSION,
+  type ContextError,
+  type ContextKind,
+  type ContextSessionsFile,
+} from './model.js';
+import {
+  KeySchema,
+  keyFrom,
+  keyTo,
+  L,
+  line,
+  notNewer,
+  sameKind,
+  uniqueKeys,
+  unwritable,
+  validate,
+  versionOf,
+} from './schema.js';
+
+const SessionsFileSchema = z.object({
+  schema_version: z.literal(CONTEXT_SCHEMA_VERSION),
+  kind: z.enum(CONTEXT_KINDS),
+  sessions: z.array(
+    z.object({
+      key: KeySchema,
+      cli_sessions: z.record(line(L.keyPart), z.object({ id: line(L.keyPart), local_path: line(L.path).optional() })),
+    }),
+  ),
+});
+
+/** A sessions file as written to disk (schema version 1). */
+export type ContextSessionsDocument = z.infer<typeof SessionsFileSchema>;
+
+/** Decodes a parsed sessions file of `kind` (same versioning rules; there is no older layout). */
+export const decodeSessionsFile = (value: unknown, kind: ContextKind): E.Either<ContextError, ContextSessionsFile> =>
+  pipe(
+    versionOf(value),
+    E.chain(notNewer),
+    E.chain(() => validate(SessionsFileSchema, value)),
+    E.chainFirst((document) => sameKind(kind, document.kind)),
+    E.chainFirst((document) => uniqueKeys(document.sessions.map((entry) => entry.key))),
+    E.map((document) => ({
+      kind,
+      sessions: document.sessions
+        .map((entry) => ({
+          key: keyFrom(entry.key),
+          cliSessions: Object.fromEntries(
+            Object.entries(entry.cli_sessions).map(([tool, session]) => [
+              tool,
+              { id: session.id, ...(session.local_path === undefined ? {} : { localPath: session.local_path }) },
+            ]),
+          ),
+        }))
+        .sort((a, b) => compareContextKeys(a.key, b.key)),
+    })),
+  );
+
+/** The sessions document to write for `file`, checked with the schema that reads it back. */
+export const encodeCheckedSessionsFile = (
+  file: ContextSessionsFile,
+): E.Either<ContextError, ContextSessionsDocument> => {
+  const document = encodeSessionsFile(file);
+  return pipe(
+    validate(SessionsFileSchema, document),
+    E.chainFirst((valid) => uniqueKeys(valid.sessions.map((entry) => entry.key))),
+    E.bimap(unwritable, () => document),
+  );
+};
+
+/** The sessions file as written to disk. */
+export const encodeSessionsFile = (file: ContextSessionsFile): ContextSessionsDocument => ({
+  schema_version: CONTEXT_SCHEMA_VERSION,
+  kind: file.kind,
+  sessions: [...file.sessions]
+    .sort((a, b) => compareContextKeys(a.key, b.key))
+    .map((entry) => ({
+      key: keyTo(entry.key),
+      cli_sessions: Object.fromEntries(
+        Object.entries(entry.cliSessions)
+          .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+          .map(([tool, session]) => [
+            tool,
+            { id: session.id, ...(session.localPath === undefined ? {} : { local_path: session.localPath }) },
+          ]),
+      ),
+    })),
+});

@@ -1,0 +1,66 @@
+/**
+ * The conventions a query's terms do not match: eligible all the same in the last pass, at
+ * their base (a share of the query's best score), so they are weighed apart from the lists.
+ */
+import { getAt } from '../../persistent/persistentVector.js';
+import { postingBlocks, postingFlagsOf } from '../search/postings.js';
+import type { FactStore } from '../store/state.js';
+import type { Search } from './best.js';
+import { FLAG_COMBINATIONS, SLACK } from './bounds.js';
+import { hasIssueFlag, maxPriorBound } from './rank.js';
+
+/** When each convention of a block was asserted, by position (a frozen block and the facts it names never change, so `memo` keeps it). */
+const blockTimes = (
+  store: FactStore,
+  block: ReadonlyArray<number>,
+  memo: WeakMap<ReadonlyArray<number>, Float64Array>,
+): Float64Array => {
+  let times = memo.get(block);
+  if (times === undefined) {
+    times = new Float64Array(block.length / 2);
+    for (let j = 0; j < block.length; j += 2) times[j / 2] = getAt(store.index.docs, block[j]!)?.validFrom ?? NaN;
+    // A block a write run still owns may change in place: only a frozen one is remembered.
+    if (Object.isFrozen(block)) memo.set(block, times);
+  }
+  return times;
+};
+
+/**
+ * Offers the conventions the pass's terms do not match (those not marked in `matched`). Each
+ * scores its base times its prior, known from the flags its posting carries, so most are turned
+ * away without reading the fact. Once the best k are full, one at the k-th best score (the
+ * common case: they all score alike) is settled by when it was asserted, read from a per-block
+ * table instead of from the fact.
+ */
+export const offerUnmatchedConventions = (search: Search, matched: Uint8Array): void => {
+  const { store, best } = search;
+  const { ranking } = search.pass.plan;
+  // Every unmatched convention scores at most its base times the largest prior a convention can get.
+  const ceiling =
+    ranking.conventionBase * search.pass.scale * ranking.priors.convention * maxPriorBound(ranking.priors);
+  if (best.full && ceiling * SLACK < best.threshold) return;
+  const memo = search.settings.scratch.memo.blockTimes;
+  const none: Array<number | undefined> = [];
+  const quick = new Float64Array(FLAG_COMBINATIONS).fill(NaN);
+  // Newest documents first: when they are also the most recent facts, the first k take the places.
+  const blocks = postingBlocks(store.index.conventions);
+  for (let b = blocks.length - 1; b >= 0; b -= 1) {
+    const block = blocks[b]!;
+    let times: Float64Array | undefined;
+    for (let j = block.length - 2; j >= 0; j -= 2) {
+      const doc = block[j]!;
+      if (matched[doc] === 1) continue;
+      const flags = postingFlagsOf(block[j + 1]!);
+      if (Number.isNaN(quick[flags]!)) quick[flags] = search.quickTotal(none, flags, 0, 0, false);
+      const total = quick[flags]!;
+      if (!search.mayEnter(total)) continue;
+      // Without an issue's duplicate prior the quick total is the exact score, so the rank order decides now.
+      if (best.full && !hasIssueFlag(flags)) {
+        times ??= blockTimes(store, block, memo);
+        if (best.refuses(total, times[j / 2]!)) continue;
+      }
+      const fact = getAt(store.index.docs, doc);
+      if (fact !== undefined) search.offer(fact, flags, none);
+    }
+  }
+};

@@ -1,0 +1,211 @@
+/**
+ * What retrieval keeps between queries, as one explicit object: the scratch arrays a query
+ * writes (each query resets what it wrote before it returns, whatever it throws, so every
+ * query starts from zeros), and memo tables of what it derives from frozen values. Retrieval
+ * is synchronous, so one scratch serves every query run one after another; queries that may
+ * interleave (or a caller that wants its own memory) pass their own in `FactQuery.scratch`.
+ * The typed arrays indexed by document grow with the index and are never shrunk.
+ */
+import type { SessionFact } from '../fact.js';
+import type { DocumentHints } from '../search/indexReads.js';
+import { createListViews, type ListViews } from '../search/postingViews.js';
+import type { PriorFlagsMemo } from '../search/priors.js';
+import { Leaders } from './leaders.js';
+
+/**
+ * Accumulators, by document (see accumulate.ts): per document its state bits, its prior flags
+ * and its term sum so far, for a special fact what it gets besides its terms (context, recency
+ * and co-change), and which of the pass's first terms its sum holds. Each population (the
+ * facts that are not conventions, and the conventions) lists the documents it opened. Opening
+ * one writes three numbers, dropping one clears its state: the arrays are only ever reset
+ * where a query wrote them.
+ */
+export interface DocumentScratch {
+  state: Uint8Array;
+  flags: Uint16Array;
+  sum: Float64Array;
+  context: Float64Array;
+  recency: Float64Array;
+  coChange: Float64Array;
+  /** Which of the pass's first MASKED_TERMS terms a document's sum holds, one bit per term (see `Population.tracksTerms`). */
+  terms: Int32Array;
+  openFacts: Int32Array;
+  openConventions: Int32Array;
+  /** Each document's place in its phase's pool of lower bounds, plus one (0: not in it). */
+  poolAt: Int32Array;
+  /**
+   * The conventions a query gave an accumulator (matched by a term, or special), by document (1),
+   * listed in `marked[0..markedCount)`: the rest are walked apart, at their base.
+   */
+  matched: Uint8Array;
+  marked: Int32Array;
+  markedCount: number;
+  /**
+   * The documents of the query's own task's valid facts (1), which no answer holds, listed in
+   * `owned[0..ownedCount)`: the index knows them by task, so eligibility reads no fact.
+   */
+  own: Uint8Array;
+  owned: Int32Array;
+  ownedCount: number;
+}
+
+/**
+ * The documents a query found directly (marked 1 by document), each described once, by the
+ * first way in that finds it, at the next position of the special list (see special.ts): its
+ * document, context score, recency (in the last pass), prior flags and whether the query names it.
+ */
+export interface SpecialScratch {
+  mark: Uint8Array;
+  docs: Int32Array;
+  contexts: Float64Array;
+  recencies: Float64Array;
+  flags: Uint16Array;
+  named: Uint8Array;
+  count: number;
+  /** The recency the last pass of the query being described gives each recent task's facts. */
+  recency: ReadonlyMap<string, number>;
+  /** The co-changed files' facts of the last pass (`coChangedCount` of them) and their co-change scores. */
+  coChangedDocs: Int32Array;
+  coChangedScores: Float64Array;
+  coChangedCount: number;
+  /** The valid documents of one pair (a pair holds a few valid facts at most). */
+  pairDocs: Int32Array;
+  /** A task's fact entries (see `PMap.valuesInto`). */
+  readonly taskEntries: number[];
+}
+
+/** The candidates a phase scores exactly, as a max-heap by bound (see heap.ts). */
+export interface CandidateScratch {
+  docs: Int32Array;
+  bounds: Float64Array;
+}
+
+/** The context table's sums by task number, and the numbers of the tasks a query's terms reached (see context.ts). */
+export interface ContextScratch {
+  sums: Float64Array;
+  reached: Int32Array;
+  readonly taskLeaders: Leaders;
+  readonly pairLeaders: Leaders;
+  /** A task's file pairs (see `PMap.keysInto`). */
+  readonly touchedPairs: string[];
+}
+
+/** The prior of every combination of prior flags: the exact one, or for an issue the lower and the higher of its two. */
+export interface PriorTables {
+  readonly lower: Float64Array;
+  readonly upper: Float64Array;
+}
+
+/** What retrieval derives from frozen values and keeps, each table by the value it came from. */
+export interface RetrievalMemo {
+  /** Typed copies of the frozen posting lists read. */
+  readonly views: ListViews;
+  /** Facts' prior flags. */
+  readonly flags: PriorFlagsMemo;
+  /** The document each fact record was last found at (see `indexedDocument`). */
+  readonly hints: DocumentHints;
+  /** Prior tables by the values of the priors (each query resolves its own ranking, most often with the same numbers). */
+  readonly priorTables: Map<string, PriorTables>;
+  /** When each convention of a frozen posting block was asserted, by position. */
+  readonly blockTimes: WeakMap<ReadonlyArray<number>, Float64Array>;
+}
+
+/** Everything retrieval keeps between queries (see the module's comment). */
+export interface RetrievalScratch {
+  readonly docs: DocumentScratch;
+  readonly special: SpecialScratch;
+  readonly candidates: CandidateScratch;
+  readonly context: ContextScratch;
+  readonly memo: RetrievalMemo;
+  /** The open accumulators' documents, sorted, for seeking them in a list. */
+  sorted: Int32Array;
+  /** The stored weights of the fact being scored exactly (the score reads them, nothing keeps them). */
+  readonly weights: Array<number | undefined>;
+}
+
+const SIZE = 1024;
+
+/** A new scratch, for queries that must not share one (see the module's comment). */
+export const createRetrievalScratch = (): RetrievalScratch => ({
+  docs: {
+    state: new Uint8Array(SIZE),
+    flags: new Uint16Array(SIZE),
+    sum: new Float64Array(SIZE),
+    context: new Float64Array(SIZE),
+    recency: new Float64Array(SIZE),
+    coChange: new Float64Array(SIZE),
+    terms: new Int32Array(SIZE),
+    openFacts: new Int32Array(SIZE),
+    openConventions: new Int32Array(SIZE),
+    poolAt: new Int32Array(SIZE),
+    matched: new Uint8Array(SIZE),
+    marked: new Int32Array(SIZE),
+    markedCount: 0,
+    own: new Uint8Array(SIZE),
+    owned: new Int32Array(SIZE),
+    ownedCount: 0,
+  },
+  special: {
+    mark: new Uint8Array(SIZE),
+    docs: new Int32Array(SIZE),
+    contexts: new Float64Array(SIZE),
+    recencies: new Float64Array(SIZE),
+    flags: new Uint16Array(SIZE),
+    named: new Uint8Array(SIZE),
+    count: 0,
+    recency: new Map(),
+    coChangedDocs: new Int32Array(SIZE),
+    coChangedScores: new Float64Array(SIZE),
+    coChangedCount: 0,
+    pairDocs: new Int32Array(64),
+    taskEntries: [],
+  },
+  candidates: { docs: new Int32Array(SIZE), bounds: new Float64Array(SIZE) },
+  context: {
+    sums: new Float64Array(SIZE),
+    reached: new Int32Array(SIZE),
+    taskLeaders: new Leaders(),
+    pairLeaders: new Leaders(),
+    touchedPairs: [],
+  },
+  memo: {
+    views: createListViews(),
+    flags: new WeakMap<SessionFact, number>(),
+    hints: new WeakMap(),
+    priorTables: new Map(),
+    blockTimes: new WeakMap(),
+  },
+  sorted: new Int32Array(SIZE),
+  weights: [],
+});
+
+/** The scratch a query uses when it names none: one for the whole process, as retrieval is synchronous. */
+export const defaultRetrievalScratch: RetrievalScratch = createRetrievalScratch();
+
+/** Grows the arrays indexed by document to hold `documents` (a query's first step; they are never shrunk). */
+export const growRetrievalScratch = ({ docs, special }: RetrievalScratch, documents: number): void => {
+  if (docs.state.length >= documents) return;
+  const size = Math.max(documents, 2 * docs.state.length);
+  docs.state = new Uint8Array(size);
+  docs.flags = new Uint16Array(size);
+  docs.sum = new Float64Array(size);
+  docs.context = new Float64Array(size);
+  docs.recency = new Float64Array(size);
+  docs.coChange = new Float64Array(size);
+  docs.terms = new Int32Array(size);
+  docs.openFacts = new Int32Array(size);
+  docs.openConventions = new Int32Array(size);
+  docs.poolAt = new Int32Array(size);
+  docs.matched = new Uint8Array(size);
+  docs.own = new Uint8Array(size);
+  docs.owned = new Int32Array(size);
+  docs.marked = new Int32Array(size);
+  special.mark = new Uint8Array(size);
+  special.docs = new Int32Array(size);
+  special.contexts = new Float64Array(size);
+  special.recencies = new Float64Array(size);
+  special.flags = new Uint16Array(size);
+  special.named = new Uint8Array(size);
+  special.coChangedDocs = new Int32Array(size);
+  special.coChangedScores = new Float64Array(size);
+};

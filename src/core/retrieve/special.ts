@@ -1,0 +1,212 @@
+/**
+ * The special facts of a query: those it finds directly rather than through its terms (of its
+ * context's tasks and files, of a file it names, of a recent task, of a co-changed file), each
+ * described once, by the first way in that finds it, into the scratch's special list (see
+ * `SpecialScratch`): they get an accumulator from the start, with what they get besides their
+ * terms, and are never dropped.
+ */
+import * as PMap from '../../persistent/persistentMap.js';
+import { getAt } from '../../persistent/persistentVector.js';
+import { isFileFact, type SessionFact } from '../fact.js';
+import { indexedDocument } from '../search/indexReads.js';
+import { forEachPosting } from '../search/postings.js';
+import { rememberedPriorFlags } from '../search/priors.js';
+import { entryDoc, entryFlags, entryIsFile, fileNameOf } from '../search/searchIndex.js';
+import type { FactStore } from '../store/state.js';
+import { factContext } from './context.js';
+import { namesSubject } from './rank.js';
+import type { Pass } from './score.js';
+import type { RetrievalMemo, RetrievalScratch, SpecialScratch } from './scratch.js';
+
+const NO_RECENCY: ReadonlyMap<string, number> = new Map();
+
+/** Describes the fact of `doc` from what is known of it (see `describe`). */
+const describeDocument = (
+  special: SpecialScratch,
+  doc: number,
+  flags: number,
+  named: boolean,
+  context: number,
+  recency: number,
+): void => {
+  const at = special.count++;
+  special.mark[doc] = 1;
+  special.docs[at] = doc;
+  special.contexts[at] = context;
+  special.recencies[at] = recency;
+  special.flags[at] = flags;
+  special.named[at] = named ? 1 : 0;
+};
+
+/**
+ * Describes the fact of `doc` for the query's passes and marks it (the callers pass over what
+ * is marked), with its context score (`factContext`'s, which the way in mostly tells: see
+ * `describeContextFacts`).
+ */
+const describe = (
+  special: SpecialScratch,
+  memo: RetrievalMemo,
+  pass: Pass,
+  doc: number,
+  fact: SessionFact,
+  context: number,
+): void => {
+  const { paths } = pass.plan;
+  const { recency } = special;
+  describeDocument(
+    special,
+    doc,
+    rememberedPriorFlags(fact, memo.flags),
+    paths.length > 0 && namesSubject(paths, fact.subject),
+    context,
+    recency.size === 0 ? 0 : (recency.get(fact.sourceTaskId) ?? 0),
+  );
+};
+
+/**
+ * Describes the task's valid facts not described yet: all asserted by the task, so their context
+ * is the task's, but a file fact's, which is its pair's: none, as the facts of the context's
+ * pairs are described first. The task's entries tell each fact's document, flags and whether it
+ * is a file fact: a fact is read only when the query names paths (to tell whether it names its file).
+ */
+const describeTaskFacts = (special: SpecialScratch, store: FactStore, pass: Pass, taskId: string): void => {
+  const { index } = store;
+  const task = PMap.get(index.tasks, taskId);
+  if (task === undefined) return;
+  const { paths } = pass.plan;
+  const context = pass.table.byTask.get(taskId) ?? 0;
+  const recency = special.recency.size === 0 ? 0 : (special.recency.get(taskId) ?? 0);
+  const { taskEntries, mark } = special;
+  const count = PMap.valuesInto(task.facts, taskEntries);
+  for (let i = 0; i < count; i += 1) {
+    const entry = taskEntries[i]!;
+    const doc = entryDoc(entry);
+    // A number outside the scratch is no document of this index (as a malformed one could hold).
+    if (!(doc >= 0 && doc < mark.length) || mark[doc] === 1) continue;
+    const ownContext = entryIsFile(entry) ? 0 : context;
+    if (paths.length === 0) describeDocument(special, doc, entryFlags(entry), false, ownContext, recency);
+    else {
+      const fact = getAt(index.docs, doc);
+      if (fact !== undefined)
+        describeDocument(special, doc, entryFlags(entry), namesSubject(paths, fact.subject), ownContext, recency);
+    }
+  }
+};
+
+/**
+ * The valid facts of a pair, as their documents in `special.pairDocs[0..count)` (the count
+ * returned): those of its ids asserted at its latest assertion time (an older one is closed by
+ * it) that the index holds, read from the end of the log, however long its history.
+ */
+const validDocsOfPair = (special: SpecialScratch, memo: RetrievalMemo, store: FactStore, pair: string): number => {
+  const log = PMap.get(store.pairs, pair);
+  if (log === undefined) return 0;
+  const { assertions } = log;
+  const latest = assertions[assertions.length - 1]?.validFrom;
+  let count = 0;
+  for (let i = assertions.length - 1; i >= 0 && assertions[i]!.validFrom === latest; i -= 1) {
+    const doc = indexedDocument(store.index, assertions[i]!, memo.hints);
+    if (doc < 0) continue;
+    if (count === special.pairDocs.length) {
+      const grown = new Int32Array(2 * count);
+      grown.set(special.pairDocs);
+      special.pairDocs = grown;
+    }
+    special.pairDocs[count++] = doc;
+  }
+  return count;
+};
+
+/** Describes the valid facts of a pair of the context not described yet (a file fact's context is `score`). */
+const describePairFacts = (
+  special: SpecialScratch,
+  memo: RetrievalMemo,
+  store: FactStore,
+  pass: Pass,
+  pair: string,
+  score: number,
+): void => {
+  const { docs } = store.index;
+  for (let i = 0, count = validDocsOfPair(special, memo, store, pair); i < count; i += 1) {
+    const doc = special.pairDocs[i]!;
+    if (special.mark[doc] !== 0) continue;
+    const fact = getAt(docs, doc)!;
+    describe(special, memo, pass, doc, fact, isFileFact(fact) ? score : factContext(pass.table, fact));
+  }
+};
+
+/**
+ * Describes the valid facts of the pass's co-changed files not described yet (with no context:
+ * the facts of the context's tasks and pairs are described first), and lists each file fact
+ * among them, described now or before, with its co-change score.
+ */
+const describeCoChanged = (special: SpecialScratch, memo: RetrievalMemo, store: FactStore, pass: Pass): void => {
+  const { docs } = store.index;
+  special.coChangedCount = 0;
+  pass.coChange.forEach((score, pair) => {
+    for (let i = 0, count = validDocsOfPair(special, memo, store, pair); i < count; i += 1) {
+      const doc = special.pairDocs[i]!;
+      const fact = getAt(docs, doc)!;
+      if (special.mark[doc] === 0) describe(special, memo, pass, doc, fact, 0);
+      if (!isFileFact(fact)) continue;
+      special.coChangedDocs[special.coChangedCount] = doc;
+      special.coChangedScores[special.coChangedCount++] = score;
+    }
+  });
+};
+
+/**
+ * Describes the facts with a task context (of a file a best-matching task touched, then of such
+ * a task) and those of a named file. A pair's every valid fact is described through it, and a
+ * task's through it, so a fact described after those two loops (here, or of a recent task or a
+ * co-changed file) has no context: a file fact's pair is not the context's, nor is another
+ * fact's task.
+ */
+const describeContextFacts = (special: SpecialScratch, memo: RetrievalMemo, store: FactStore, pass: Pass): void => {
+  const { index } = store;
+  pass.table.byPair.forEach((score, pair) => describePairFacts(special, memo, store, pass, pair, score));
+  for (const taskId of pass.table.byTask.keys()) describeTaskFacts(special, store, pass, taskId);
+  for (const path of pass.plan.paths) {
+    const named = PMap.get(index.names, fileNameOf(path));
+    if (named !== undefined)
+      forEachPosting(named, (doc) => {
+        if (special.mark[doc] === 1) return;
+        const fact = getAt(index.docs, doc);
+        if (fact !== undefined && namesSubject([path], fact.subject)) describe(special, memo, pass, doc, fact, 0);
+      });
+  }
+};
+
+/**
+ * How many of the special list each pass of one query has: the facts of its context, of the
+ * files it names and of the recent tasks first (the passes share the context table, the plan
+ * and the recent tasks, so they are found and described once), then those of the co-changed
+ * files (in the last pass). The recent tasks' facts get their recency in the last pass only,
+ * but are special in the first too: the query phase then reads their query terms in full, and
+ * the last pass need not seek them in every list of the query again.
+ */
+export const specialFactsOf = (
+  { special, memo }: RetrievalScratch,
+  store: FactStore,
+  recent: ReadonlyMap<string, number>,
+): ((pass: Pass) => number) => {
+  let shared = -1;
+  return (pass) => {
+    special.recency = recent;
+    if (shared < 0) {
+      describeContextFacts(special, memo, store, pass);
+      for (const taskId of recent.keys()) describeTaskFacts(special, store, pass, taskId);
+      shared = special.count;
+    }
+    describeCoChanged(special, memo, store, pass);
+    return special.count;
+  };
+};
+
+/** Unmarks every special fact a query described (the scratch is all zeros between queries). */
+export const clearSpecial = (special: SpecialScratch): void => {
+  for (let i = 0; i < special.count; i += 1) special.mark[special.docs[i]!] = 0;
+  special.count = 0;
+  special.coChangedCount = 0;
+  special.recency = NO_RECENCY;
+};

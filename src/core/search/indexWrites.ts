@@ -1,0 +1,137 @@
+/**
+ * The index's writers: the facts that became valid or stopped being valid (`IndexChanges`, as
+ * a reducer hands them over), recorded prompts and files, and forgotten task records. Each
+ * returns a new index root and writes in place what the current write run owns.
+ */
+import { asOneRun, type Writable } from '../../persistent/owner.js';
+import * as PMap from '../../persistent/persistentMap.js';
+import { setAt } from '../../persistent/persistentVector.js';
+import { isFileFact, type SessionFact } from '../fact.js';
+import { packPosting, postIn, putPosting, removePosting, unpostIn } from './postings.js';
+import { priorFlags } from './priors.js';
+import { fileNameOf, type IndexChanges, type RecordedFile, type SearchIndex, taskFactEntry } from './searchIndex.js';
+import { markPair, recordFile, updateTask, withSummary, withTime } from './taskDocs.js';
+import { isPathLike } from './terms.js';
+import { factTermWeights } from './weights.js';
+
+/**
+ * A new index root written by `write`, as one write run: a new root every time, even inside a
+ * run (a reducer tells a change by the index's identity), its parts changed in place where the
+ * run owns them.
+ */
+const writeIndex = (index: SearchIndex, write: (next: Writable<SearchIndex>) => void): SearchIndex =>
+  asOneRun(() => {
+    const next: Writable<SearchIndex> = { ...index };
+    write(next);
+    return next;
+  });
+
+/** True when a query naming a path could name this subject (see `namesSubject`). */
+const isNamedSubject = (subject: string): boolean => subject.includes('/') || isPathLike(subject);
+
+const addFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
+  const doc = index.nextDoc;
+  index.nextDoc += 1;
+  index.docs = setAt(index.docs, doc, fact);
+  index.ids = PMap.set(index.ids, fact.id, doc);
+  const flags = priorFlags(fact);
+  const convention = fact.tags.includes('convention');
+  const weights = factTermWeights(fact);
+  for (let i = 0; i < weights.length; i += 2) {
+    const term = weights[i] as string;
+    const value = packPosting(weights[i + 1] as number, flags);
+    if (convention) index.conventionTerms = postIn(index.conventionTerms, term, doc, value);
+    else index.terms = postIn(index.terms, term, doc, value);
+  }
+  if (isNamedSubject(fact.subject)) index.names = postIn(index.names, fileNameOf(fact.subject), doc, flags);
+  if (convention) index.conventions = putPosting(index.conventions, doc, flags);
+  updateTask(index, fact.sourceTaskId, fact.relation === 'summary', (task) => {
+    task.facts = PMap.set(task.facts, fact.id, taskFactEntry(doc, flags, isFileFact(fact)));
+    task.times = withTime(task.times, fact.validFrom, 1);
+    if (fact.relation === 'summary') task.summaries = withSummary(task.summaries, fact.id, fact.object);
+  });
+};
+
+const removeFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
+  const doc = PMap.get(index.ids, fact.id);
+  if (doc === undefined) return;
+  index.docs = setAt(index.docs, doc, undefined);
+  index.ids = PMap.remove(index.ids, fact.id);
+  const convention = fact.tags.includes('convention');
+  const weights = factTermWeights(fact);
+  for (let i = 0; i < weights.length; i += 2) {
+    const term = weights[i] as string;
+    if (convention) index.conventionTerms = unpostIn(index.conventionTerms, term, doc);
+    else index.terms = unpostIn(index.terms, term, doc);
+  }
+  if (isNamedSubject(fact.subject)) index.names = unpostIn(index.names, fileNameOf(fact.subject), doc);
+  if (convention) index.conventions = removePosting(index.conventions, doc);
+  updateTask(index, fact.sourceTaskId, fact.relation === 'summary', (task) => {
+    task.facts = PMap.remove(task.facts, fact.id);
+    task.times = withTime(task.times, fact.validFrom, -1);
+    task.summaries = withSummary(task.summaries, fact.id, undefined);
+  });
+};
+
+/**
+ * The index without the records of `taskIds`: their prompts, the files they changed and the
+ * context they lend. For tasks that no longer hold a valid fact, an open review item or an
+ * assertion in a pair log (`pruneTaskRecords` in store/taskRecords.ts chooses them); any other task is left as it is.
+ */
+export const forgetTasks = (index: SearchIndex, taskIds: ReadonlyArray<string>): SearchIndex =>
+  taskIds.length === 0
+    ? index
+    : writeIndex(index, (next) => {
+        for (const taskId of taskIds) {
+          const doc = PMap.get(next.tasks, taskId);
+          if (doc === undefined || PMap.size(doc.facts) > 0 || PMap.size(doc.raised) > 0) continue;
+          PMap.forEach(doc.touched, (_true, key) => {
+            const record = PMap.get(next.files, key);
+            if (record === undefined) return;
+            const tasks = record.tasks.filter((id) => id !== taskId);
+            next.files =
+              tasks.length === 0
+                ? PMap.remove(next.files, key)
+                : PMap.set(next.files, key, Object.freeze({ ...record, tasks: Object.freeze(tasks) }));
+          });
+          updateTask(next, taskId, true, (task) => {
+            task.prompt = '';
+            delete task.promptAt;
+            task.touched = PMap.empty;
+          });
+        }
+      });
+
+/** The index with a reducer's changes applied (the same index when there are none). */
+export const applyIndexChanges = (index: SearchIndex, changes: IndexChanges): SearchIndex => {
+  const { invalid, valid, filesAsserted, itemsRaised, itemsDropped } = changes;
+  const count = invalid.length + valid.length + filesAsserted.length + itemsRaised.length + itemsDropped.length;
+  if (count === 0) return index;
+  return writeIndex(index, (next) => {
+    for (const fact of invalid) removeFact(next, fact);
+    for (const fact of valid) addFact(next, fact);
+    for (const [taskId, subject, relation] of filesAsserted) recordFile(next, taskId, subject, relation);
+    for (const [taskId, pairKey] of itemsRaised) markPair(next, taskId, 'raised', pairKey, true);
+    for (const [taskId, pairKey] of itemsDropped) markPair(next, taskId, 'raised', pairKey, false);
+  });
+};
+
+/** Records a task's prompt (the latest wins; an older one than the recorded prompt, or the same text, changes nothing). */
+export const indexTaskPrompt = (index: SearchIndex, taskId: string, prompt: string, at: number): SearchIndex => {
+  const doc = PMap.get(index.tasks, taskId);
+  if (doc?.promptAt !== undefined && (prompt === doc.prompt || at < doc.promptAt)) return index;
+  return writeIndex(index, (next) =>
+    updateTask(next, taskId, true, (task) => {
+      task.prompt = prompt;
+      task.promptAt = at;
+    }),
+  );
+};
+
+/** The index with files recorded as changed by tasks (those already recorded change nothing). */
+export const indexTaskFiles = (index: SearchIndex, files: ReadonlyArray<RecordedFile>): SearchIndex =>
+  files.length === 0
+    ? index
+    : writeIndex(index, (next) => {
+        for (const { taskId, subject, relation } of files) recordFile(next, taskId, subject, relation);
+      });

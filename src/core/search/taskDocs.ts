@@ -1,0 +1,156 @@
+/**
+ * A task's doc in the index (`TaskDoc`): created when a task first appears, changed in place
+ * within a write run, dropped once unused, and the context terms it posts kept in step with its
+ * prompt and summaries.
+ */
+import { own, type Writable } from '../../persistent/owner.js';
+import * as PMap from '../../persistent/persistentMap.js';
+import { setAt } from '../../persistent/persistentVector.js';
+import { packPosting, postIn, unpostIn } from './postings.js';
+import { withRecent } from './recent.js';
+import {
+  EMPTY_TASK_DOC,
+  lastFactTime,
+  NO_ITEMS,
+  NO_TIMES,
+  PAIR_SEPARATOR,
+  type SearchIndex,
+  type TaskDoc,
+} from './searchIndex.js';
+import { contextTermWeights, quantize } from './weights.js';
+
+const isUnused = (doc: TaskDoc): boolean =>
+  doc.promptAt === undefined &&
+  doc.summaries.length === 0 &&
+  PMap.size(doc.facts) === 0 &&
+  PMap.size(doc.touched) === 0 &&
+  PMap.size(doc.raised) === 0;
+
+/**
+ * The summaries with `key` holding `text` (`undefined`: removed), kept in key order: a new
+ * frozen array of exactly its length (a task has one or two summaries).
+ */
+export const withSummary = (
+  list: ReadonlyArray<string>,
+  key: string,
+  text: string | undefined,
+): ReadonlyArray<string> => {
+  let at = 0;
+  while (at < list.length && list[at]! < key) at += 2;
+  const present = list[at] === key;
+  if (text === undefined)
+    return !present ? list : list.length === 2 ? NO_ITEMS : Object.freeze(list.slice(0, at).concat(list.slice(at + 2)));
+  if (present && list[at + 1] === text) return list;
+  return Object.freeze(list.slice(0, at).concat([key, text], list.slice(present ? at + 2 : at)));
+};
+
+/** The times with one more (`by` 1) or one fewer (`by` -1) fact asserted at `at` (the same array, changed, when the run owns it). */
+export const withTime = (times: ReadonlyArray<number>, at: number, by: 1 | -1): ReadonlyArray<number> => {
+  let i = 0;
+  while (i < times.length && times[i]! < at) i += 2;
+  if (times[i] === at) {
+    const count = times[i + 1]! + by;
+    if (count <= 0 && times.length === 2) return NO_TIMES;
+    const list = own(times) as number[];
+    if (count > 0) list[i + 1] = count;
+    else list.splice(i, 2);
+    return list;
+  }
+  if (by < 0) return times;
+  const list = own(times) as number[];
+  list.splice(i, 0, at, 1);
+  return list;
+};
+
+/** The texts a task lends its facts as context: its prompt and summaries (in fact-id order), none empty. */
+const taskContextPieces = (doc: Pick<TaskDoc, 'prompt' | 'summaries'>): string[] =>
+  [doc.prompt, ...doc.summaries.filter((_, i) => i % 2 === 1)].filter((text) => text !== '');
+
+const NO_PIECES: ReadonlyArray<string> = Object.freeze([]);
+
+/**
+ * A task lends its context only while it has something to lend it to: a valid fact, or a file
+ * pair it asserted. Tasks whose facts compaction has removed leave the context collection, so
+ * in a long session the best-matching tasks are ones whose facts can still be found.
+ */
+const lendsContext = (doc: TaskDoc): boolean => PMap.size(doc.facts) > 0 || PMap.size(doc.touched) > 0;
+
+/**
+ * Changes a task's doc (created when missing, dropped when unused). When the change may touch
+ * the context the task posts (its prompt or summaries, or whether it lends context at all),
+ * re-posts the terms that come, go or change weight.
+ */
+export const updateTask = (
+  index: Writable<SearchIndex>,
+  taskId: string,
+  touchesText: boolean,
+  change: (doc: Writable<TaskDoc>) => void,
+): void => {
+  const known = PMap.get(index.tasks, taskId);
+  const before = known ?? EMPTY_TASK_DOC;
+  // Read before changing: a doc this run created is changed in place.
+  const lentBefore = lendsContext(before);
+  const timeBefore = lastFactTime(before);
+  const piecesBefore = touchesText ? taskContextPieces(before) : undefined;
+  const doc = own(before);
+  if (known === undefined) {
+    doc.num = index.nextTask;
+    index.nextTask += 1;
+    index.taskIds = setAt(index.taskIds, doc.num, taskId);
+  }
+  change(doc);
+  const lentAfter = lendsContext(doc);
+  if (touchesText || lentBefore !== lentAfter) {
+    const pieces = taskContextPieces(doc);
+    // What the task posted and now posts: its text while it lends context, else nothing.
+    const piecesPosted = lentBefore ? (piecesBefore ?? pieces) : NO_PIECES;
+    const piecesPosting = lentAfter ? pieces : NO_PIECES;
+    const postedBefore = piecesPosted.join('\n');
+    const postedAfter = piecesPosting.join('\n');
+    if (postedBefore !== postedAfter) {
+      const weightsBefore = contextTermWeights(postedBefore, piecesPosted);
+      const weightsAfter = contextTermWeights(postedAfter, piecesPosting);
+      weightsBefore.forEach((_weight, term) => {
+        if (!weightsAfter.has(term)) index.taskTerms = unpostIn(index.taskTerms, term, doc.num);
+      });
+      weightsAfter.forEach((weight, term) => {
+        const previous = weightsBefore.get(term);
+        if (previous === undefined || quantize(previous) !== quantize(weight))
+          index.taskTerms = postIn(index.taskTerms, term, doc.num, packPosting(quantize(weight), 0));
+      });
+      index.contextCount += Number(postedAfter !== '') - Number(postedBefore !== '');
+    }
+  }
+  if (isUnused(doc)) {
+    index.tasks = PMap.remove(index.tasks, taskId);
+    index.taskIds = setAt(index.taskIds, doc.num, undefined);
+  } else if (doc !== known) index.tasks = PMap.set(index.tasks, taskId, doc);
+  const timeAfter = lastFactTime(doc);
+  if (timeAfter !== timeBefore) withRecent(index, taskId, timeAfter);
+};
+
+/** The task's doc with `pairKey` in (`on`) or out of one of its sets of pairs; nothing changes when it already is. */
+export const markPair = (
+  index: Writable<SearchIndex>,
+  taskId: string,
+  set: 'touched' | 'raised',
+  pairKey: string,
+  on: boolean,
+): void => {
+  const known = PMap.get(index.tasks, taskId);
+  if ((known !== undefined && PMap.has(known[set], pairKey)) === on) return;
+  updateTask(index, taskId, false, (task) => {
+    task[set] = on ? PMap.set(task[set], pairKey, true) : PMap.remove(task[set], pairKey);
+  });
+};
+
+/** Records that a task asserted a fact of a file pair (with the task's record: see `SearchIndex.files`). */
+export const recordFile = (index: Writable<SearchIndex>, taskId: string, subject: string, relation: string): void => {
+  const key = subject + PAIR_SEPARATOR + relation;
+  markPair(index, taskId, 'touched', key, true);
+  const record = PMap.get(index.files, key);
+  if (record?.tasks.includes(taskId) === true) return;
+  // In id order: a record is the same however its tasks arrived (a store rebuilt from a saved state holds the same).
+  const tasks = Object.freeze([...(record?.tasks ?? NO_ITEMS), taskId].sort());
+  index.files = PMap.set(index.files, key, Object.freeze({ subject, relation, tasks }));
+};

@@ -1,0 +1,211 @@
+/**
+ * The shared context's smaller defects a team meets (issue 53, items 12 to 20): CRLF checkouts,
+ * depth-1 clones, checkpoints over uncommitted edits, cut bundles, odd branch and workstream
+ * names, shallow clones that write first, a resolve with nothing to do, and tool sessions in
+ * the bundle. Real git repositories, real files, the CLI; each `it` names its item.
+ */
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadContext, writeContext } from '../../src/context/node/index.js';
+import { buildContextBundle } from '../../src/context/index.js';
+import { runBinary, runIn } from './cliRun.js';
+import { loadedOf, planningAt } from './results.js';
+import { commitAll, git, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
+
+const CONTEXT_DIR = ['data', 'context'];
+const CONTEXT_JSON = [...CONTEXT_DIR, 'planning_context.json'];
+const DASHBOARD = [...CONTEXT_DIR, 'planning_context.md'];
+/** Git by the dozen under a shared machine's load: assertions count outcomes, never time. */
+const SLOW = { timeout: 120_000 } as const;
+
+const options = planningAt;
+
+/** A repository with `count` commits, each changing `src/parser.ts`. */
+const repoWithHistory = (count: number): string => {
+  const repo = makeRepo();
+  for (let i = 1; i < count; i += 1) {
+    writeFiles(repo, { 'src/parser.ts': `export const parse = (text: string) => text.slice(${i});\n` });
+    commitAll(repo, `change ${i}`);
+  }
+  return repo;
+};
+
+/** A depth-1 clone of `repo` (through file://, as a shallow clone needs), beside it. */
+const shallowClone = (repo: string): string => {
+  const clone = join(tempDir('shallow-'), 'app');
+  git(repo, 'clone', '-q', '--depth', '1', `file://${repo}`, clone);
+  return clone;
+};
+
+const stamp = (file: string): string => {
+  const stat = statSync(file);
+  return `${stat.size} ${stat.mtimeMs} ${readFileSync(file, 'utf8').length}`;
+};
+
+describe.concurrent('issue 53: the smaller ones', SLOW, () => {
+  it('12: a CRLF checkout of the dashboard is in step with the JSON: nothing noted, nothing regenerated', async () => {
+    const repo = makeRepo();
+    writeFiles(repo, { '.gitattributes': '* text=auto eol=crlf\n' });
+    commitAll(repo, 'crlf');
+    expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Parser read.'])).status).toBe(0);
+    commitAll(repo, 'context');
+    rmSync(join(repo, ...DASHBOARD));
+    git(repo, 'checkout', '--', 'data/context/planning_context.md');
+    expect(readFileSync(join(repo, ...DASHBOARD), 'utf8')).toContain('\r\n');
+    const show = await runIn(repo, ['context', 'show']);
+    expect(show.stdout).not.toContain('out of step');
+    const before = stamp(join(repo, ...DASHBOARD));
+    const resolved = await runIn(repo, ['context', 'resolve']);
+    expect(resolved.stdout).toBe(
+      'nothing to resolve: data/context/planning_context.json has no merge conflict markers\n',
+    );
+    expect(stamp(join(repo, ...DASHBOARD))).toBe(before);
+  });
+
+  it('13: a depth-1 clone says whole why a stale bundle lists no files', async () => {
+    const repo = makeRepo();
+    for (const kind of ['planning', 'implementation'])
+      expect((await runIn(repo, ['context', 'checkpoint', '--kind', kind, '--summary', 'Parser read.'])).status).toBe(
+        0,
+      );
+    commitAll(repo, 'context');
+    writeFiles(repo, { 'src/parser.ts': 'export const parse = (text: string) => text.trim();\n' });
+    commitAll(repo, 'trim');
+    const clone = shallowClone(repo);
+    const why =
+      /- the checkpoint's commit [0-9a-f]{7} is not in this clone \(a shallow clone, or a history rewritten by a rebase or a force push\), so the changed files are unknown: git fetch --unshallow, or compare by hand\n/u;
+    for (const kind of ['planning', 'implementation'])
+      expect((await runIn(clone, ['context', 'bundle', '--kind', kind])).stdout).toMatch(why);
+  });
+
+  it('14: a checkpoint over uncommitted edits warns, and names them for the teammates who see it stale', async () => {
+    const repo = makeRepo();
+    writeFiles(repo, { 'src/parser.ts': 'export const parse = (text: string) => text.trim();\n' });
+    const checkpoint = await runIn(repo, ['context', 'checkpoint', '--summary', 'Trimmed the input.']);
+    expect(checkpoint.status).toBe(0);
+    expect(checkpoint.stderr).toMatch(
+      /warning: the checkpoint was recorded over uncommitted edits of src\/parser\.ts: commit them with the context/u,
+    );
+    // Only the context is committed; a teammate's clone has no such edit.
+    git(repo, 'add', 'data/context');
+    git(repo, 'commit', '-q', '-m', 'context only');
+    const clone = join(tempDir('teammate-'), 'app');
+    git(repo, 'clone', '-q', repo, clone);
+    const show = await runIn(clone, ['context', 'show']);
+    expect(show.stdout).toContain('STALE');
+    expect(show.stdout).toMatch(/note: the checkpoint was recorded over uncommitted edits of src\/parser\.ts/u);
+  });
+
+  it('15: every cut is counted: the decisions shown, and the open steps left out', async () => {
+    const repo = makeRepo();
+    const decisions = Array.from({ length: 5 }, (_, i) => [
+      '--decision',
+      `Decision ${i + 1}: ${'which way to go with this part of the parser, and why it matters here '.repeat(4)}`.slice(
+        0,
+        300,
+      ),
+    ]).flat();
+    const steps = Array.from({ length: 6 }, (_, i) => ['--step', `Step ${i + 1}`]).flat();
+    expect(
+      (await runIn(repo, ['context', 'checkpoint', '--summary', 'Parser read.', ...decisions, ...steps])).status,
+    ).toBe(0);
+    const bundle = (await runIn(repo, ['context', 'bundle'])).stdout;
+    const header = /## Decisions \(last (\d) of 5, newest first\)\n/u.exec(bundle);
+    expect(header).not.toBeNull();
+    const shown = bundle.split('\n').filter((line) => /^- D\d \[open\] Decision/u.test(line)).length;
+    expect(Number(header![1])).toBe(shown);
+    expect(shown).toBeLessThan(5);
+    expect(bundle).toContain('- 3 more open steps not shown');
+  });
+
+  it('16: the hint for a branch named --force names it so the command takes it', async () => {
+    const repo = makeRepo();
+    loadedOf(
+      await writeContext(options(repo, 1_000, { branch: '--force' }), { status: 'succeeded', summary: 'Forced.' }),
+    );
+    const show = await runIn(repo, ['context', 'show']);
+    expect(show.stdout).toContain('fact-tracker context move --from=--force --remove-source');
+    const moved = await runIn(repo, ['context', 'move', '--from=--force', '--remove-source']);
+    expect(moved.status).toBe(0);
+    expect((await runIn(repo, ['context', 'show'])).stdout).toContain('Forced.');
+  });
+
+  it('17: workstreams that only look alike are one: api and "api " and a decomposed café', async () => {
+    const repo = makeRepo();
+    for (const workstream of ['api', 'api ', ' api'])
+      expect((await runIn(repo, ['context', 'claim', `Read ${workstream}`, '--workstream', workstream])).status).toBe(
+        0,
+      );
+    for (const workstream of ['caf\u00e9', 'cafe\u0301'])
+      expect((await runIn(repo, ['context', 'claim', 'Read it', '--workstream', workstream])).status).toBe(0);
+    const ids = (
+      readJson(join(repo, ...CONTEXT_JSON)) as { contexts: Array<{ key: { workstream_id: string } }> }
+    ).contexts.map((context) => context.key.workstream_id);
+    expect(ids).toEqual(['api', 'caf\u00e9']);
+  });
+
+  it('18: a shallow clone that writes first records no identity; a full clone then walks the history once', async () => {
+    const repo = repoWithHistory(3);
+    const clone = shallowClone(repo);
+    loadedOf(await writeContext(options(clone, 1_000), { status: 'succeeded', summary: 'From a shallow clone.' }));
+    const written = readJson(join(clone, ...CONTEXT_JSON)) as { contexts: Array<{ key: { repo: string } }> };
+    const boundary = `first-commit:${git(clone, 'rev-parse', 'HEAD').trim().slice(0, 12)}`;
+    expect(JSON.stringify(written)).not.toContain(boundary);
+    // What an older version wrote there: the boundary commit recorded as the first one.
+    const older = {
+      schema_version: 1,
+      kind: 'planning',
+      repository: { id: boundary, source: 'first_commit' },
+      contexts: written.contexts.map((context) => ({ ...context, key: { ...context.key, repo: boundary } })),
+    };
+    const root = `first-commit:${git(repo, 'rev-list', '--max-parents=0', 'HEAD').trim().slice(0, 12)}`;
+    for (const file of [written, older]) {
+      // The file reaches the full clone (a pull), which writes once and reads twice.
+      writeFiles(repo, { 'data/context/planning_context.json': JSON.stringify(file, null, 2) });
+      const trace = join(tempDir('trace-'), 'git.trace');
+      const env = { GIT_TRACE: trace };
+      expect((await runBinary(['context', 'claim', 'Read the parser'], { cwd: repo, env })).status).toBe(0);
+      for (let i = 0; i < 2; i += 1) {
+        const show = await runBinary(['context', 'show'], { cwd: repo, env });
+        expect(show.stdout).toContain(`repo ${root} · branch main`);
+        expect(show.stdout).toContain('From a shallow clone.');
+        expect(show.stdout).not.toMatch(/this checkout computes/u);
+      }
+      const walks = readFileSync(trace, 'utf8')
+        .split('\n')
+        .filter((line) => /rev-list.*--max-parents=0/u.test(line));
+      expect(walks.length).toBeLessThanOrEqual(1);
+    }
+  });
+
+  it('19: resolve with nothing to resolve writes nothing', async () => {
+    const repo = makeRepo();
+    expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Parser read.'])).status).toBe(0);
+    commitAll(repo, 'context');
+    writeFiles(repo, { 'src/parser.ts': 'export const parse = (text: string) => text.trim();\n' });
+    commitAll(repo, 'the summary is stale now');
+    const before = stamp(join(repo, ...CONTEXT_JSON));
+    const resolved = await runIn(repo, ['context', 'resolve']);
+    expect(resolved.stdout).toBe(
+      'nothing to resolve: data/context/planning_context.json has no merge conflict markers\n',
+    );
+    expect(stamp(join(repo, ...CONTEXT_JSON))).toBe(before);
+    expect(git(repo, 'status', '--porcelain')).toBe('');
+  });
+
+  it('20: the bundle carries this machine’s tool sessions; no committed file does', async () => {
+    const repo = makeRepo();
+    const sessions = { codex: { id: 'sess-4242', localPath: '/home/me/.codex' } };
+    loadedOf(await writeContext(options(repo, 1_000), { status: 'succeeded', summary: 'Parser read.', sessions }));
+    const loaded = loadedOf(await loadContext(options(repo, 2_000)));
+    for (const kind of ['planning', 'implementation'] as const)
+      expect(buildContextBundle(loaded, { kind }).text).toContain('codex sess-4242');
+    expect((await runIn(repo, ['context', 'bundle'])).stdout).toContain('codex sess-4242');
+    for (const file of [CONTEXT_JSON, DASHBOARD])
+      expect(readFileSync(join(repo, ...file), 'utf8')).not.toContain('sess-4242');
+    writeFileSync(join(repo, 'README.md'), 'x\n');
+    git(repo, 'add', '-A');
+    expect(git(repo, 'diff', '--cached', '--name-only')).not.toContain('sessions.local.json');
+  });
+});

@@ -1,0 +1,74 @@
+/**
+ * The public names of every entry point `package.json` exports, values and types alike, read
+ * with the compiler and pinned in test/fixtures/exports.json: adding, renaming or removing a
+ * public name is a decision made in review, not a side effect of a refactoring. After such a
+ * decision, write the new list with `UPDATE_EXPORTS=1 npx vitest run test/exports.test.ts`.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from './cli/runCli.js';
+
+const PINNED = join(ROOT, 'test', 'fixtures', 'exports.json');
+
+/** Each entry point's module, from `package.json` `exports` (its `default`, in src/). */
+const entryPoints = (): Record<string, string> => {
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    exports: Record<string, { default?: string } | string>;
+  };
+  return Object.fromEntries(
+    Object.entries(manifest.exports).flatMap(([name, target]) =>
+      typeof target === 'object' && target.default !== undefined
+        ? [[name, join(ROOT, target.default.replace(/^\.\/dist\//u, 'src/').replace(/\.js$/u, '.ts'))]]
+        : [],
+    ),
+  );
+};
+
+/** The names each entry point exports, sorted. */
+const exportedNames = (): Record<string, string[]> => {
+  const entries = entryPoints();
+  const config = ts.parseJsonConfigFileContent(
+    ts.readConfigFile(join(ROOT, 'tsconfig.json'), (file) => ts.sys.readFile(file)).config,
+    ts.sys,
+    ROOT,
+  );
+  const program = ts.createProgram(Object.values(entries), { ...config.options, noEmit: true });
+  const checker = program.getTypeChecker();
+  return Object.fromEntries(
+    Object.entries(entries).map(([name, file]) => {
+      const module = checker.getSymbolAtLocation(program.getSourceFile(file)!)!;
+      return [
+        name,
+        checker
+          .getExportsOfModule(module)
+          .map((symbol) => symbol.getName())
+          .sort(),
+      ];
+    }),
+  );
+};
+
+describe('the public names', () => {
+  it('of every entry point are the pinned ones', () => {
+    const names = exportedNames();
+    if (process.env['UPDATE_EXPORTS'] === '1') writeFileSync(PINNED, `${JSON.stringify(names, null, 2)}\n`);
+    expect(names).toEqual(JSON.parse(readFileSync(PINNED, 'utf8')));
+  });
+
+  it('hold one name per concept: no two value exports of one entry point are the same value', async () => {
+    const same: string[] = [];
+    for (const [name, file] of Object.entries(entryPoints())) {
+      const module = (await import(file)) as Record<string, unknown>;
+      const seen = new Map<unknown, string>();
+      for (const [key, value] of Object.entries(module)) {
+        if (typeof value !== 'function' && (typeof value !== 'object' || value === null)) continue;
+        const earlier = seen.get(value);
+        if (earlier !== undefined) same.push(`${name}: ${earlier} = ${key}`);
+        else seen.set(value, key);
+      }
+    }
+    expect(same).toEqual([]);
+  });
+});
