@@ -349,7 +349,8 @@ export const reportStages = (state: NotesState, user: string, session: string): 
   const lease = selectConversation(state, user, session)?.lease;
   if (lease === undefined || lease.reporting.length === 0) return [state, []];
   if (selectUserStorage(state, user).loading.includes(storedKey(session))) return [state, []];
-  const merged = selectSessionNotes(state.ledger, user, session)?.consolidated === true ? [session] : [];
+  // Merged once at least (by this stage, done by then): later extractions there may have made it unmerged again.
+  const merged = selectSessionNotes(state.ledger, user, session)?.mergedAt === undefined ? [] : [session];
   return [
     withLease(state, user, session, { ...lease, reporting: [] }),
     lease.reporting.map((stage): NotesEffect => ({ type: 'merged', user, sessions: merged, dropped: [], stage })),
