@@ -54,6 +54,10 @@ export interface NotesLeaseSlot {
   readonly working?: number;
   /** While held: the items through this number are done; the next call says so. */
   readonly done?: number;
+  /** The `done` the running call reports (absent when it reports none). */
+  readonly sentDone?: number;
+  /** The highest `done` the store has acknowledged: the work through it is saved and out of the queue. */
+  readonly acknowledged?: number;
   /**
    * The wake-up scheduled: soon (`poll`: an end of stage of this machine waits in another's
    * queue), at the holder's expiry (`expiry`: to take over from a crashed holder), or none.

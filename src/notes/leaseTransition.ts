@@ -80,6 +80,7 @@ const call = (state: NotesState, user: string, session: string, done?: number): 
     sending: lease.outbox,
     calling: true,
     calls: lease.calls + 1,
+    ...(done === undefined ? {} : { sentDone: done }),
   };
   return [withLease(state, user, session, next), [{ type: 'lease', user, session, request }]];
 };
@@ -248,8 +249,10 @@ const callFailed = (state: NotesState, input: NotesLeaseAnswered, failed: NotesS
   const lease = leaseOf(selectConversation(state, user, session));
   const { pollMs, ttlMs } = settingsOf(state);
   const failures = lease.failures + 1;
+  // What the call reported stays to be reported (`done` is kept).
+  const { sentDone: _unreported, ...kept } = lease;
   const next: NotesLeaseSlot = {
-    ...lease,
+    ...kept,
     calling: false,
     sending: [],
     answers: lease.answers + 1,
@@ -304,17 +307,21 @@ export const onLeaseAnswered = (state: NotesState, input: NotesLeaseAnswered): N
     answer.held || kept.length === 0 ? false : kept.some((item) => item.kind === 'stage') ? 'poll' : 'expiry';
   const wakes = wanted !== false && (lease.waking === false || (wanted === 'poll' && lease.waking === 'expiry'));
   const expires = answer.expiresInMs ?? 0;
-  // The call reported the finished work (`done`): it is acknowledged.
-  const { done: _acknowledged, ...rest } = lease;
+  // The finished work the call reported is acknowledged; work finished while it ran (a call that
+  // only added items) is still to report, and its items stay out of the queue worked through.
+  const { done: finished, sentDone, ...rest } = lease;
+  const pending = finished !== undefined && (sentDone === undefined || finished > sentDone) ? finished : undefined;
   const next: NotesLeaseSlot = {
     ...rest,
+    ...(pending === undefined ? {} : { done: pending }),
+    ...(sentDone === undefined ? {} : { acknowledged: Math.max(lease.acknowledged ?? sentDone, sentDone) }),
     calling: false,
     sending: [],
     answers: lease.answers + 1,
     failures: 0,
     mine: kept,
     held: answer.held,
-    queue: answer.held ? answer.queue : [],
+    queue: answer.held ? answer.queue.filter((item) => pending === undefined || item.seq > pending) : [],
     waking: wakes ? wanted : lease.waking,
     reporting: [...lease.reporting, ...reported],
   };

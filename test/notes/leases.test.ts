@@ -9,7 +9,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { selectGlobalFacts, selectSessionFacts } from '../../src/notes/ledger.js';
 import type { CompleteFn } from '../../src/notes/port.js';
-import { memoryNotesStore } from '../../src/notes/store.js';
+import { memoryNotesStore, type NotesStore, type NotesWrite } from '../../src/notes/store.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
 
 const answer = (...facts: string[]): string =>
@@ -149,6 +149,55 @@ describe('trackers sharing a store with leases', () => {
       E.isRight(records) &&
         (records.right.session.value as { facts: Array<{ fact: string }> }).facts.map((f) => f.fact),
     ).toEqual(['Said one', 'Said two']);
+  });
+
+  it('settles only once its work is reported to the store: nothing in flight after settled(), the lease free', async () => {
+    const store = memoryNotesStore();
+    const model = sharedModel();
+    const tracker = createNotableFactsTracker({ complete: model.complete, store, holder: 'a' });
+    tracker.recordUserMessage('maya', 's1', 'one');
+    await tick();
+    await model.answerNext();
+    await tracker.settled();
+    expect(tracker.retained().inFlight).toBe(0);
+    // The lease is free: another tracker takes it at once.
+    const other = await store.leases!.lease('maya', 's1', { holder: 'b', ttlMs: 1_000, add: [{ kind: 'message' }] });
+    expect(E.isRight(other) && other.right).toMatchObject({ held: true, queue: [{ kind: 'message', origin: 'b' }] });
+  });
+
+  it('keeps the report of finished work that waits for its save when a call only adds items: nothing is worked twice', async () => {
+    const inner = memoryNotesStore();
+    const saves: Array<() => void> = [];
+    // Saves wait until the test lets them through; loads and leases answer at once.
+    const store = {
+      load: inner.load,
+      leases: inner.leases!,
+      save: (user: string, write: NotesWrite) =>
+        new Promise<ReturnType<typeof inner.save>>((resolve) => saves.push(() => resolve(inner.save(user, write)))),
+    } as NotesStore;
+    const model = sharedModel();
+    const tracker = createNotableFactsTracker({ complete: model.complete, store, holder: 'a' });
+    tracker.recordUserMessage('maya', 's1', 'one');
+    const stage = tracker.endStage('maya', 's1');
+    await tick();
+    const prompts = [await model.answerNext()];
+    // The extraction of "one" is saving; a message comes meanwhile, and goes to the queue.
+    tracker.recordUserMessage('maya', 's1', 'two');
+    await tick();
+    for (let round = 0; round < 10 && (saves.length > 0 || model.calls.length > 0); round += 1) {
+      saves.splice(0).forEach((release) => release());
+      await tick();
+      if (model.calls.length > 0) prompts.push(await model.answerNext());
+    }
+    const settled = tracker.settled();
+    for (let round = 0; round < 10; round += 1) {
+      saves.splice(0).forEach((release) => release());
+      await tick();
+    }
+    await settled;
+    expect(E.isRight(await stage)).toBe(true);
+    const latest = prompts.map((prompt) => /Latest user message:\nUser: (.*)/u.exec(prompt)?.[1]);
+    expect(latest).toEqual(['one', 'two']);
   });
 
   it('never run two extractions of one session at once, and lose no message and no end of stage, however two trackers interleave', async () => {
