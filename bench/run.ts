@@ -27,6 +27,9 @@
  *   file store and on PostgreSQL, on sessions of 10 and 3,000 dispatches: p50 / p95 latency,
  *   events per second, and a fresh open (PostgreSQL: FACT_TRACKER_BENCH_POSTGRES, else a server
  *   started for the run when its binaries are there);
+ * - notes-turn (bench/notesTurn.ts): the notes tracker's turn after 10 and 10,000 past sessions
+ *   of one user (memory, and PostgreSQL when a server can be had), and over 100,000 users served
+ *   by one tracker (20,000 with --quick): the turn, the heap and what it holds, flat;
  * - linear: every function that reads untrusted text, fed runs of one character of 10,000 and
  *   100,000 characters (bench/linear.ts, run on the source modules): the worst growth of each
  *   (linear: about 10x); a superlinear one makes the run exit 1 (`npm run bench:linear`).
@@ -80,6 +83,7 @@ import { historyLines, randomImplementerResult, randomPrompt, randomReviewerResu
 import { timeReplay, writeTaskHistory } from './replayCommand.js';
 import { measureRetrieval } from './retrieval.js';
 import { measureStorage } from './storage.js';
+import { measureNotesTurns, printNotesTurns } from './notesTurn.js';
 import { SeedStore, seedExtractImplementer, seedExtractReviewer, seedRetrieve } from './seed.js';
 import { median } from './median.js';
 
@@ -100,6 +104,7 @@ const SECTIONS = [
   'hook',
   'mcp',
   'storage',
+  'notes-turn',
   'linear',
 ] as const;
 const USAGE = `Usage: npm run bench [-- --json] [-- --quick] [-- --only=SECTION,...]
@@ -549,6 +554,7 @@ const main = async (): Promise<void> => {
   if (runs('hook')) results['hook'] = measureHookLatency(LIVE_SIZES, quick ? 5 : 15);
   if (runs('mcp')) results['mcp'] = await measureServerFirstCall(LIVE_SIZES, quick ? 5 : 15);
   if (runs('storage')) results['storage'] = await measureStorage(LIVE_SIZES, quick ? 20 : 60);
+  if (runs('notes-turn')) results['notes-turn'] = await measureNotesTurns(quick);
   if (runs('linear')) {
     const rows = LINEAR_CASES.map(measureLinearCase);
     results['linear'] = rows;
@@ -657,6 +663,8 @@ const main = async (): Promise<void> => {
   if (notes !== undefined) printNotes(notes);
   printLive(results);
   printStorage(results);
+  const notesTurn = results['notes-turn'] as Awaited<ReturnType<typeof measureNotesTurns>> | undefined;
+  if (notesTurn !== undefined) printNotesTurns(notesTurn);
   const linear = results['linear'] as ReadonlyArray<LinearRow> | undefined;
   if (linear !== undefined) printLinear(linear);
 };

@@ -70,7 +70,7 @@ export const COMMAND_OPTIONS: Readonly<Record<CommandName, OptionTable>> = {
     save: {
       type: 'string',
       value: 'STATE.json',
-      help: 'write the final store as a saved state (read it with: fact-tracker facts)',
+      help: 'write the final store into a saved state, keeping its notes (read it with: fact-tracker facts)',
     },
     ...SESSION_OPTIONS,
     ...HELP_OPTION,
@@ -101,7 +101,11 @@ export const COMMAND_OPTIONS: Readonly<Record<CommandName, OptionTable>> = {
     ...jsonOption('{"steps", "errors", "profiles", "summary"}'),
     turns: { type: 'string', value: 'N', help: 'exchanges of history the main prompt keeps (default 5)' },
     ...TOKENIZER_OPTION,
-    save: { type: 'string', value: 'STATE.json', help: 'write the ledger as the "notes" section of a saved state' },
+    save: {
+      type: 'string',
+      value: 'STATE.json',
+      help: 'write the ledger as the "notes" section of a saved state, keeping its fact store',
+    },
     ...HELP_OPTION,
   },
   context: CONTEXT_OPTIONS,

@@ -42,6 +42,15 @@ export interface CliIo {
   readonly openStream?: (file: string) => Promise<E.Either<string, ByteStream>>;
   /** Writes FILE whole: through a temporary file and a rename, so a failure never leaves half a file. */
   readonly writeText: (file: string, text: string) => Promise<E.Either<string, void>>;
+  /**
+   * Rewrites FILE under its lock, so processes updating one file take turns: `update` gets its
+   * text (undefined when it does not exist) and says what to write, or why not. Optional, so
+   * in-memory fakes need not set it: without it the commands read and write the file unlocked.
+   */
+  readonly updateText?: (
+    file: string,
+    update: (current: string | undefined) => E.Either<string, string>,
+  ) => Promise<E.Either<string, void>>;
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
   /**

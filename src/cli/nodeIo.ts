@@ -4,7 +4,9 @@ import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import * as E from 'fp-ts/lib/Either.js';
 import { collapseWhitespace } from '../base/text.js';
+import type { Failure } from '../base/failure.js';
 import { drained } from '../node/drain.js';
+import { withFileLock } from '../node/lock.js';
 import { isOutsideFailure, OutputFailure, uncaughtLine } from './boundary.js';
 import { type ByteStream, type CliIo, ReadFailure } from './io.js';
 import { isColourWanted } from './style.js';
@@ -163,6 +165,35 @@ const writeText = async (file: string, text: string): Promise<E.Either<string, v
   }
 };
 
+/** How long `updateText` waits for another process's update of the file, and when its lock counts as abandoned. */
+const UPDATE_LOCK = { staleMs: 10_000, waitMs: 60_000 } as const;
+
+/** The text of FILE, undefined when it does not exist. */
+const readExisting = async (file: string): Promise<E.Either<string, string | undefined>> => {
+  try {
+    return E.right(await readFile(file, 'utf8'));
+  } catch (error) {
+    if (!isOutsideFailure(error)) throw error;
+    return error.code === 'ENOENT' ? E.right(undefined) : E.left(`cannot read ${file}: ${describeFailure(error)}`);
+  }
+};
+
+/** Reads FILE, writes what `update` makes of it: all under the file's lock, so updates in several processes take turns. */
+const updateText = async (
+  file: string,
+  update: (current: string | undefined) => E.Either<string, string>,
+): Promise<E.Either<string, void>> => {
+  const updated = await withFileLock(file, UPDATE_LOCK, async (stillLocked) => {
+    const current = await readExisting(file);
+    if (E.isLeft(current)) return current;
+    const next = update(current.right);
+    if (E.isLeft(next)) return next;
+    const locked = stillLocked();
+    return E.isLeft(locked) ? E.left(locked.left.message) : writeText(file, next.right);
+  });
+  return E.mapLeft((reason: string | Failure<'io'>) => (typeof reason === 'string' ? reason : reason.message))(updated);
+};
+
 const version = (): E.Either<string, string> => {
   try {
     const manifest: unknown = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
@@ -213,6 +244,7 @@ export const createNodeIo = (): CliIo => {
     readText,
     openStream,
     writeText,
+    updateText,
     stdout: (text) => {
       try {
         process.stdout.write(text);

@@ -4,7 +4,7 @@ import {
   ownLedger,
   selectSessionNotes,
   selectUserNotes,
-  storedKey,
+  withSessionNotes,
   withUserNotes,
 } from './ledger.js';
 
@@ -38,19 +38,16 @@ export const applyExtraction = (ledger: NotesLedger, input: ExtractionInput): No
     current?.facts,
   );
   if (sameFacts(current?.facts ?? [], facts)) return ledger;
-  const notes = selectUserNotes(owned, user) ?? { sessions: {} };
   const told = typeof messagesAt === 'number' && Number.isFinite(messagesAt) ? { messagesAt } : {};
-  return withUserNotes(owned, user, {
-    ...notes,
-    sessions: {
-      ...notes.sessions,
-      [storedKey(session)]: {
-        facts,
-        updatedAt: at,
-        consolidated: false,
-        ...told,
-        ...(current?.mergedAt === undefined ? {} : { mergedAt: current.mergedAt }),
-      },
-    },
-  });
+  return withUserNotes(
+    owned,
+    user,
+    withSessionNotes(selectUserNotes(owned, user), session, {
+      facts,
+      updatedAt: at,
+      consolidated: false,
+      ...told,
+      ...(current?.mergedAt === undefined ? {} : { mergedAt: current.mergedAt }),
+    }),
+  );
 };

@@ -1,5 +1,6 @@
 import { deepFreeze } from '../persistent/freeze.js';
-import { type NotesLedger, ownLedger, selectUserNotes, storedKey, withUserNotes } from './ledger.js';
+import * as PMap from '../persistent/persistentMap.js';
+import { type NotesLedger, ownLedger, selectUserNotes, withUserNotes } from './ledger.js';
 import { isNotesId, type NotesLoadedEvent } from './model.js';
 
 /**
@@ -12,9 +13,9 @@ export const applyLoaded = (ledger: NotesLedger, event: NotesLoadedEvent): Notes
   const { user, session, notes, profile } = event;
   if (!isNotesId(user) || !isNotesId(session) || (notes === undefined && profile === undefined)) return ledger;
   const owned = ownLedger(ledger);
-  const current = selectUserNotes(owned, user) ?? { sessions: {} };
+  const current = selectUserNotes(owned, user) ?? { sessions: PMap.empty };
   return withUserNotes(owned, user, {
-    sessions: notes === undefined ? current.sessions : { ...current.sessions, [storedKey(session)]: deepFreeze(notes) },
+    sessions: notes === undefined ? current.sessions : PMap.set(current.sessions, session, deepFreeze(notes)),
     ...(profile === undefined
       ? current.profile === undefined
         ? {}

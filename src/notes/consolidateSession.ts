@@ -7,7 +7,7 @@ import {
   selectSessionNotes,
   selectUnconsolidatedSessions,
   selectUserNotes,
-  storedKey,
+  withSessionNotes,
   withUserNotes,
 } from './ledger.js';
 
@@ -52,9 +52,8 @@ export const consolidateSessionWithReport = (ledger: NotesLedger, input: Consoli
   const merged = { ...notes, consolidated: true, mergedAt: notes.mergedAt ?? at };
   if (global === selectGlobalFacts(owned, user) && notes.consolidated && notes.mergedAt !== undefined)
     return { ledger, dropped, unsure };
-  const userNotes = selectUserNotes(owned, user)!;
   const next = withUserNotes(owned, user, {
-    sessions: { ...userNotes.sessions, [storedKey(session)]: merged },
+    ...withSessionNotes(selectUserNotes(owned, user), session, merged),
     profile: global,
   });
   return { ledger: next, dropped, unsure };

@@ -1,5 +1,6 @@
 import { applyExtraction } from './applyExtraction.js';
 import { applyLoaded } from './applyLoaded.js';
+import { applyReleased } from './applyReleased.js';
 import { consolidateSession } from './consolidateSession.js';
 import { emptyNotesLedger, type NotesLedger } from './ledger.js';
 import type { NotesEvent } from './model.js';
@@ -12,6 +13,7 @@ export type {
   NotesLoadedEvent,
   NotesProfileRewriteFailedEvent,
   NotesProfileRewrittenEvent,
+  NotesReleasedEvent,
   NotesSessionConsolidatedEvent,
 } from './model.js';
 
@@ -27,6 +29,8 @@ export const applyNotesEvent = (ledger: NotesLedger, event: NotesEvent): NotesLe
       return rewriteProfile(ledger, event);
     case 'notes/loaded':
       return applyLoaded(ledger, event);
+    case 'notes/released':
+      return applyReleased(ledger, event);
     case 'notes/extractionFailed':
     case 'notes/profileRewriteFailed':
     default:

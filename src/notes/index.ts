@@ -44,6 +44,7 @@ export {
 export type { NotesLedger, NotesLedgerOptions, SessionEntry, UserNotes } from './ledger.js';
 export { applyExtraction } from './applyExtraction.js';
 export { applyLoaded } from './applyLoaded.js';
+export { applyReleased } from './applyReleased.js';
 export type { ExtractionInput } from './applyExtraction.js';
 export { consolidateSession, consolidateSessionWithReport, endStageWithReport } from './consolidateSession.js';
 export type {
@@ -64,6 +65,7 @@ export type {
   NotesLoadedEvent,
   NotesProfileRewriteFailedEvent,
   NotesProfileRewrittenEvent,
+  NotesReleasedEvent,
   NotesSessionConsolidatedEvent,
 } from './events.js';
 export { settleExtraction, settleProfileRewrite } from './port.js';
@@ -93,6 +95,7 @@ export {
   selectUserConversations,
   selectUserStorage,
 } from './machine.js';
+export type { NotesLeaseSettings, NotesLeaseSlot, OutgoingItem, OwnItem } from './leaseState.js';
 export type {
   NotesConversation,
   NotesPendingStage,
@@ -112,12 +115,16 @@ export type {
   NotesExtractionRequested,
   NotesExtractionSettled,
   NotesInput,
+  NotesLeaseAnswered,
+  NotesLeaseEffect,
+  NotesLeaseWoke,
   NotesLoadEffect,
   NotesLoaded,
   NotesLoadRequested,
   NotesMergedEffect,
   NotesProfileRewriteSettled,
   NotesRecordEffect,
+  NotesReleaseRequested,
   NotesRewriteProfileEffect,
   NotesSaved,
   NotesSaveEffect,
@@ -125,11 +132,13 @@ export type {
   NotesStoreFailedEffect,
   NotesTransition,
   NotesUserMessageRecorded,
+  NotesWakeEffect,
   StoreCallFailure,
 } from './inputs.js';
 export { memoryNotesStore, storeFailure } from './store.js';
 export type {
   JsonValue,
+  MemoryNotesStoreOptions,
   NotesRecords,
   NotesStore,
   NotesStoreFailure,
@@ -140,13 +149,24 @@ export type {
   StoreAnswer,
   StoredRecord,
 } from './store.js';
-export { createNotableFactsTracker, DEFAULT_MAX_EVENTS, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS } from './tracker.js';
+export { memoryLeases } from './leases.js';
+export type { LeaseAnswer, LeaseItem, LeaseRequest, NotesLeases, QueuedItem } from './leases.js';
+export {
+  createNotableFactsTracker,
+  DEFAULT_CACHE_SIZE,
+  DEFAULT_LEASE_MARGIN_MS,
+  DEFAULT_LEASE_POLL_MS,
+  DEFAULT_MAX_EVENTS,
+  DEFAULT_TIMEOUT_MS,
+  MAX_TIMEOUT_MS,
+} from './tracker.js';
 export type {
   NotableFactsTracker,
   NotableFactsTrackerOptions,
   NotesContext,
   NotesEventLog,
   NotesListener,
+  NotesRetained,
   NotesTrackerFailure,
   NotesTrackerFailureCode,
   RecordOutcome,

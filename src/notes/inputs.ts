@@ -7,6 +7,7 @@ import type { Failure } from '../base/failure.js';
 import type { CategorizedFact, NotesEvent } from './model.js';
 import type { NotesState } from './machine.js';
 import type { ModelOutcome } from './port.js';
+import type { LeaseAnswer, LeaseRequest } from './leases.js';
 import type { NotesRecords, NotesStoreFailure, NotesWrite, NotesWritten } from './store.js';
 
 /** A user message was recorded: extract now, or fold it into the follow-up of the running extraction. */
@@ -86,6 +87,32 @@ export interface NotesSaved {
   readonly outcome: E.Either<NotesStoreFailure, NotesWritten>;
 }
 
+/**
+ * The runner no longer needs the notes of `user` in `session` in memory (a request handler is
+ * done with them, or its cache is full): they go once nothing is in flight for them and the
+ * store holds what the ledger holds, the user too once nothing of theirs is left.
+ */
+export interface NotesReleaseRequested {
+  readonly type: 'notes/releaseRequested';
+  readonly user: string;
+  readonly session: string;
+}
+
+/** The store answered the running lease call of (user, session). */
+export interface NotesLeaseAnswered {
+  readonly type: 'notes/leaseAnswered';
+  readonly user: string;
+  readonly session: string;
+  readonly outcome: E.Either<NotesStoreFailure, LeaseAnswer>;
+}
+
+/** The wake-up the machine asked for (`wake`) is due: look at the lease of (user, session) again. */
+export interface NotesLeaseWoke {
+  readonly type: 'notes/leaseWoke';
+  readonly user: string;
+  readonly session: string;
+}
+
 /** What the machine is told. */
 export type NotesInput =
   | NotesUserMessageRecorded
@@ -96,7 +123,10 @@ export type NotesInput =
   | NotesProfileRewriteSettled
   | NotesLoadRequested
   | NotesLoaded
-  | NotesSaved;
+  | NotesSaved
+  | NotesReleaseRequested
+  | NotesLeaseAnswered
+  | NotesLeaseWoke;
 
 /** Ask the model `prompt` for the fact list of `user` in `session`; answer with `notes/extractionSettled`. */
 export interface NotesExtractEffect {
@@ -153,6 +183,22 @@ export interface NotesStoreFailedEffect {
   readonly failure: StoreCallFailure;
 }
 
+/** Make this lease call for (user, session); answer with `notes/leaseAnswered`. */
+export interface NotesLeaseEffect {
+  readonly type: 'lease';
+  readonly user: string;
+  readonly session: string;
+  readonly request: LeaseRequest;
+}
+
+/** Answer with `notes/leaseWoke` for (user, session) after `afterMs` milliseconds. */
+export interface NotesWakeEffect {
+  readonly type: 'wake';
+  readonly user: string;
+  readonly session: string;
+  readonly afterMs: number;
+}
+
 /** What the runner of the machine does after a transition, as data. */
 export type NotesEffect =
   | NotesExtractEffect
@@ -161,7 +207,9 @@ export type NotesEffect =
   | NotesMergedEffect
   | NotesLoadEffect
   | NotesSaveEffect
-  | NotesStoreFailedEffect;
+  | NotesStoreFailedEffect
+  | NotesLeaseEffect
+  | NotesWakeEffect;
 
 /** The next state and the effects to run. */
 export type NotesTransition = readonly [NotesState, ReadonlyArray<NotesEffect>];

@@ -22,8 +22,11 @@ export type { SessionNotes } from './model.js';
 
 /** Everything the ledger holds about one user. */
 export interface UserNotes {
-  /** Session notes by session id (stored through `storedKey`). */
-  readonly sessions: Readonly<Record<string, SessionNotes>>;
+  /**
+   * Session notes by session id, in a persistent map (read them through the selectors): a user
+   * with thousands of sessions costs an extraction no more than one with ten.
+   */
+  readonly sessions: PMap.PersistentMap<SessionNotes>;
   /** The cross-session profile, once a stage has ended. */
   readonly profile?: GlobalFacts;
 }
@@ -52,9 +55,10 @@ export interface SessionEntry {
 const ESCAPE = '~';
 
 /**
- * Session ids are used as object keys; one that an empty object already answers
- * (`constructor`, `__proto__`) would read as an entry, so those, and ids starting with `~`,
- * are escaped. (User ids are keys of a persistent map, which never uses them as property names.)
+ * Where a session id is used as an object key (the machine's lists of sessions it loads and
+ * saves), one that an empty object already answers (`constructor`, `__proto__`) would read as
+ * an entry, so those, and ids starting with `~`, are escaped. (Users and the ledger's sessions
+ * are keys of persistent maps, which never use them as property names.)
  */
 const needsEscape = (id: string): boolean => id.startsWith(ESCAPE) || id in Object.prototype || id === '__proto__';
 
@@ -63,11 +67,6 @@ export const storedKey = (id: string): string => (needsEscape(id) ? ESCAPE + id 
 
 /** The id stored under `key`. */
 export const idOfKey = (key: string): string => (key.startsWith(ESCAPE) ? key.slice(1) : key);
-
-const own = <T>(record: Readonly<Record<string, T>>, id: string): T | undefined => {
-  const key = storedKey(id);
-  return Object.hasOwn(record, key) ? record[key] : undefined;
-};
 
 /** The ledger's categories for `input`, or the five defaults when `input` is absent or invalid. */
 export const ledgerCategories = (input: unknown): ReadonlyArray<string> =>
@@ -94,6 +93,12 @@ export const withUserNotes = (ledger: NotesLedger, user: string, notes: UserNote
   return Object.freeze({ categories: owned.categories, users: PMap.set(owned.users, user, deepFreeze(notes)) });
 };
 
+/** One user's notes with the session `session` set to `notes` (the other sessions shared). */
+export const withSessionNotes = (user: UserNotes | undefined, session: string, notes: SessionNotes): UserNotes => ({
+  sessions: PMap.set(user?.sessions ?? PMap.empty, session, notes),
+  ...(user?.profile === undefined ? {} : { profile: user.profile }),
+});
+
 /** The notes of `user`, if the ledger holds any. */
 export const selectUserNotes = (ledger: NotesLedger, user: string): UserNotes | undefined =>
   typeof user === 'string' ? PMap.get(ledger.users, user) : undefined;
@@ -101,7 +106,7 @@ export const selectUserNotes = (ledger: NotesLedger, user: string): UserNotes | 
 /** The notes of `user` in `session`, if any. */
 export const selectSessionNotes = (ledger: NotesLedger, user: string, session: string): SessionNotes | undefined => {
   const notes = selectUserNotes(ledger, user);
-  return notes === undefined || typeof session !== 'string' ? undefined : own(notes.sessions, session);
+  return notes === undefined || typeof session !== 'string' ? undefined : PMap.get(notes.sessions, session);
 };
 
 /** The facts of `user` in `session`: empty until an extraction has succeeded (N+1 timing). */
@@ -123,11 +128,10 @@ export const selectUserIds = (ledger: NotesLedger): ReadonlyArray<string> => PMa
 /** Every (user, session) the ledger holds, sorted by user, then session. */
 export const selectSessions = (ledger: NotesLedger): ReadonlyArray<SessionEntry> =>
   selectUserIds(ledger).flatMap((user) => {
-    const sessions = selectUserNotes(ledger, user)?.sessions ?? {};
-    return Object.keys(sessions)
-      .map(idOfKey)
+    const sessions = selectUserNotes(ledger, user)?.sessions ?? PMap.empty;
+    return PMap.keys(sessions)
       .sort(byText)
-      .map((session) => ({ user, session, notes: own(sessions, session)! }));
+      .map((session) => ({ user, session, notes: PMap.get(sessions, session)! }));
   });
 
 /**
@@ -136,9 +140,11 @@ export const selectSessions = (ledger: NotesLedger): ReadonlyArray<SessionEntry>
  * order an end of stage consolidates them in.
  */
 export const selectUnconsolidatedSessions = (ledger: NotesLedger, user: string): ReadonlyArray<string> => {
-  const sessions = selectUserNotes(ledger, user)?.sessions ?? {};
-  return Object.keys(sessions)
-    .map((key) => ({ session: idOfKey(key), notes: sessions[key]! }))
+  const found: Array<{ session: string; notes: SessionNotes }> = [];
+  PMap.forEach(selectUserNotes(ledger, user)?.sessions ?? PMap.empty, (notes, session) =>
+    found.push({ session, notes }),
+  );
+  return found
     .filter(({ notes }) => !notes.consolidated && (notes.facts.length > 0 || notes.mergedAt !== undefined))
     .sort(
       (a, b) =>

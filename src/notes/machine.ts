@@ -17,6 +17,7 @@ import type { GlobalFacts } from './global.js';
 import { emptyNotesLedger, idOfKey, type NotesLedger, ownLedger, storedKey } from './ledger.js';
 import { DEFAULT_CATEGORIES, describeCategories, NOTES_LIMITS, type NoteCategory, parseCategories } from './model.js';
 import type { NotesEvent } from './model.js';
+import { isLeaseAtRest, type NotesLeaseSettings, type NotesLeaseSlot } from './leaseState.js';
 
 /** How the machine builds prompts and keeps conversations. */
 export interface NotesSettings {
@@ -32,6 +33,8 @@ export interface NotesSettings {
    * other words (`'auto'`), or never (`false`).
    */
   readonly consolidateWithModel: ProfileRewriteMode;
+  /** Present when the store has leases: trackers sharing it take turns on each (user, session). */
+  readonly lease?: NotesLeaseSettings;
 }
 
 /** When the model rewrites a merged profile: always, when the merge is unsure, or never. */
@@ -51,6 +54,8 @@ export interface NotesConversation {
   readonly requestedAt?: number;
   /** Epoch milliseconds of the latest user message the running (or last) extraction covers. */
   readonly startedAt?: number;
+  /** What the machine knows of the (user, session)'s lease, when the store has leases. */
+  readonly lease?: NotesLeaseSlot;
 }
 
 /** An end of stage waiting for the extractions of the messages recorded before it. */
@@ -80,7 +85,7 @@ export interface NotesProfileRewrite {
  */
 export interface NotesUserStorage {
   /** The store's version of each session record loaded or written, by stored key (0: not in the store). */
-  readonly sessions: Readonly<Record<string, number>>;
+  readonly sessions: PMap.PersistentMap<number>;
   /** The store's version of the profile record, once known (0: not in the store). */
   readonly profile?: number;
   /** The sessions (stored keys) whose load runs. */
@@ -100,12 +105,18 @@ export interface NotesUserStorage {
 
 /** What the machine keeps of one user besides their notes. */
 export interface NotesUserMachine {
-  /** Their conversations by session (stored through `storedKey`). */
-  readonly conversations: Readonly<Record<string, NotesConversation>>;
+  /** Their conversations by session (stored through `storedKey`), in a persistent map. */
+  readonly conversations: PMap.PersistentMap<NotesConversation>;
+  /** The conversations (stored keys) with messages no settled extraction covers yet: what waiting looks at. */
+  readonly busy: ReadonlyArray<string>;
   readonly rewrite: NotesProfileRewrite;
   readonly storage: NotesUserStorage;
   /** Ends of stage asked for and waiting, oldest first. */
   readonly stages: ReadonlyArray<NotesPendingStage>;
+  /** Sessions (stored keys) released while work on them was in flight: they go once it has settled. */
+  readonly releasing: ReadonlyArray<string>;
+  /** The conversations (stored keys) whose lease is not at rest: items to add, items in the queue, a call, the lease held. */
+  readonly leased: ReadonlyArray<string>;
 }
 
 /**
@@ -117,6 +128,12 @@ export interface NotesState {
   readonly settings: NotesSettings;
   readonly ledger: NotesLedger;
   readonly users: PMap.PersistentMap<NotesUserMachine>;
+  /**
+   * The users with something in flight (an extraction, a rewrite, a load, a save, an end of
+   * stage): what waiting for everything looks at, so its cost is that of the work in flight,
+   * never of the users and conversations served before.
+   */
+  readonly active: PMap.PersistentMap<true>;
 }
 
 /** Options of `initialNotesState`. */
@@ -131,6 +148,8 @@ export interface NotesStateOptions {
   readonly consolidateWithModel?: ProfileRewriteMode;
   /** A ledger to start from; its categories win, described by `categories` where they name them. */
   readonly ledger?: NotesLedger;
+  /** How to take part in the store's leases (default: the store has none). */
+  readonly lease?: NotesLeaseSettings;
 }
 
 const positive = (value: unknown, fallback: number): number =>
@@ -157,9 +176,11 @@ export const initialNotesState = (options: NotesStateOptions = {}): NotesState =
         settings.consolidateWithModel === true || settings.consolidateWithModel === false
           ? settings.consolidateWithModel
           : 'auto',
+      ...(settings.lease === undefined ? {} : { lease: settings.lease }),
     },
     ledger,
     users: PMap.empty,
+    active: PMap.empty,
   });
 };
 
@@ -173,17 +194,20 @@ export const EMPTY_CONVERSATION: NotesConversation = deepFreeze({
 const NO_REWRITE: NotesProfileRewrite = deepFreeze({ requested: 0, started: 0, settled: 0 });
 /** The storage of a user the machine has not touched. */
 export const UNTOUCHED: NotesUserStorage = deepFreeze({
-  sessions: {},
+  sessions: PMap.empty,
   loading: [],
   unsaved: [],
   changes: 0,
   settledChanges: 0,
 });
 const NEW_USER: NotesUserMachine = deepFreeze({
-  conversations: {},
+  conversations: PMap.empty,
+  busy: [],
   rewrite: NO_REWRITE,
   storage: UNTOUCHED,
   stages: [],
+  releasing: [],
+  leased: [],
 });
 
 /** What the machine keeps of `user`. */
@@ -195,20 +219,20 @@ export const selectMachineUsers = (state: NotesState): ReadonlyArray<string> => 
 
 /** The conversation of `user` in `session`, if anything was recorded for it. */
 export const selectConversation = (state: NotesState, user: string, session: string): NotesConversation | undefined => {
-  const { conversations } = selectUserMachine(state, user);
-  const key = storedKey(session);
-  return Object.hasOwn(conversations, key) ? conversations[key] : undefined;
+  return PMap.get(selectUserMachine(state, user).conversations, storedKey(session));
 };
 
 /** The conversations of `user`, by session. */
 export const selectUserConversations = (
   state: NotesState,
   user: string,
-): ReadonlyArray<readonly [string, NotesConversation]> =>
-  Object.entries(selectUserMachine(state, user).conversations).map(([key, conversation]) => [
-    idOfKey(key),
-    conversation,
-  ]);
+): ReadonlyArray<readonly [string, NotesConversation]> => {
+  const entries: Array<readonly [string, NotesConversation]> = [];
+  PMap.forEach(selectUserMachine(state, user).conversations, (conversation, key) =>
+    entries.push([idOfKey(key), conversation]),
+  );
+  return entries;
+};
 
 /** The profile rewrites of `user` so far. */
 export const selectProfileRewrite = (state: NotesState, user: string): NotesProfileRewrite =>
@@ -220,13 +244,37 @@ export const selectUserStorage = (state: NotesState, user: string): NotesUserSto
 
 /** True once the notes of `user` in `session` are loaded from the store (or were found absent there). */
 export const isLoaded = (storage: NotesUserStorage, session: string): boolean =>
-  Object.hasOwn(storage.sessions, storedKey(session));
+  PMap.has(storage.sessions, storedKey(session));
 
 /** True while an extraction of the conversation runs. */
 export const isExtracting = (conversation: NotesConversation): boolean => conversation.started > conversation.settled;
 
-const withUser = (state: NotesState, user: string, machine: NotesUserMachine): NotesState =>
-  Object.freeze({ ...state, users: PMap.set(state.users, user, Object.freeze(machine)) });
+/** True while `machine` has something in flight, which `settled()` waits for. */
+export const isUserActive = (machine: NotesUserMachine): boolean =>
+  machine.busy.length > 0 ||
+  machine.leased.length > 0 ||
+  machine.stages.length > 0 ||
+  machine.rewrite.requested > machine.rewrite.settled ||
+  machine.storage.loading.length > 0 ||
+  machine.storage.saving !== undefined ||
+  machine.storage.changes > machine.storage.settledChanges;
+
+const withUser = (state: NotesState, user: string, machine: NotesUserMachine): NotesState => {
+  const frozen = Object.freeze(machine);
+  const active = isUserActive(frozen) ? PMap.set(state.active, user, true as const) : PMap.remove(state.active, user);
+  return Object.freeze({ ...state, users: PMap.set(state.users, user, frozen), active });
+};
+
+/** `state` without anything of `user` in the machine (the ledger is the caller's to change). */
+export const withoutUserMachine = (state: NotesState, user: string): NotesState =>
+  Object.freeze({ ...state, users: PMap.remove(state.users, user), active: PMap.remove(state.active, user) });
+
+/** `state` with the machine of `user` replaced (what releasing a session leaves of it). */
+export const withUserMachine = withUser;
+
+/** `keys` with `key` in it or not, as `wanted` says (the same array when it already is). */
+const toggled = (keys: ReadonlyArray<string>, key: string, wanted: boolean): ReadonlyArray<string> =>
+  wanted === keys.includes(key) ? keys : wanted ? [...keys, key] : keys.filter((other) => other !== key);
 
 /** `state` with the conversation of `user` in `session` replaced. */
 export const withConversation = (
@@ -236,9 +284,13 @@ export const withConversation = (
   conversation: NotesConversation,
 ): NotesState => {
   const machine = selectUserMachine(state, user);
+  const key = storedKey(session);
+  const busy = conversation.requested > conversation.settled;
   return withUser(state, user, {
     ...machine,
-    conversations: Object.freeze({ ...machine.conversations, [storedKey(session)]: deepFreeze(conversation) }),
+    conversations: PMap.set(machine.conversations, key, deepFreeze(conversation)),
+    leased: toggled(machine.leased, key, !isLeaseAtRest(conversation.lease)),
+    busy: toggled(machine.busy, key, busy),
   });
 };
 

@@ -330,6 +330,16 @@ export interface NotesLoadedEvent {
   readonly profile?: GlobalFacts;
 }
 
+/**
+ * A tracker let go of one user's notes in one session (or, with no session, of everything it
+ * held of the user): the store keeps them, and a later message loads them again.
+ */
+export interface NotesReleasedEvent {
+  readonly type: 'notes/released';
+  readonly user: string;
+  readonly session?: string;
+}
+
 /** One user's facts in one session. */
 export interface SessionNotes {
   /** The list the last successful extraction returned, in the model's order. */
@@ -369,4 +379,5 @@ export type NotesEvent =
   | NotesSessionConsolidatedEvent
   | NotesProfileRewrittenEvent
   | NotesProfileRewriteFailedEvent
-  | NotesLoadedEvent;
+  | NotesLoadedEvent
+  | NotesReleasedEvent;

@@ -231,13 +231,17 @@ const invalid = (message: string): NotesDecodeFailure => failure('invalid_notes'
 
 /** The decoded section as a ledger: each user's sessions and profile under their ids. */
 const toLedger = ({ categories, section }: { categories: ReadonlyArray<string>; section: Section }): NotesLedger => {
-  const users = new Map<string, { sessions: Record<string, SessionNotes>; profile?: GlobalFacts }>();
-  const notesOf = (user: string) => users.get(user) ?? users.set(user, { sessions: {} }).get(user)!;
+  const users = new Map<string, { sessions: Array<readonly [string, SessionNotes]>; profile?: GlobalFacts }>();
+  const notesOf = (user: string) => users.get(user) ?? users.set(user, { sessions: [] }).get(user)!;
   for (const { user, session, updatedAt, consolidated, messagesAt, mergedAt, facts } of section.sessions)
-    notesOf(user).sessions[storedKey(session)] = sessionNotes({ facts, updatedAt, consolidated, messagesAt, mergedAt });
+    notesOf(user).sessions.push([session, sessionNotes({ facts, updatedAt, consolidated, messagesAt, mergedAt })]);
   for (const { user, consolidatedAt, sessionCount, facts } of section.profiles)
     notesOf(user).profile = { facts, consolidatedAt, sessionCount };
-  return deepFreeze({ categories, users: PMap.fromEntries<UserNotes>(users) });
+  const entries = [...users].map(([user, { sessions, profile }]): readonly [string, UserNotes] => [
+    user,
+    { sessions: PMap.fromEntries(sessions), ...(profile === undefined ? {} : { profile }) },
+  ]);
+  return deepFreeze({ categories, users: PMap.fromEntries<UserNotes>(entries) });
 };
 
 /** Decodes the `notes` section of a saved state into a ledger, or says precisely why it cannot. */

@@ -15,6 +15,15 @@ export const DEFAULT_PROMPT_TURNS = 3;
 /** The longest earlier message shown in full; the latest message gets four times as much. */
 const MESSAGE_LENGTH = 1_000;
 
+/** The longest latest message an extraction prompt shows: what a lease queue keeps of a message. */
+export const LATEST_MESSAGE_LENGTH = 4 * MESSAGE_LENGTH;
+
+/** The most exchanges an extraction prompt shows, however many messages a follow-up covers. */
+export const MAX_PROMPT_TURNS = 10;
+
+/** The exchanges an extraction covering `coalesced` more messages than its own shows. */
+export const promptTurns = (coalesced: number): number => Math.min(DEFAULT_PROMPT_TURNS + coalesced, MAX_PROMPT_TURNS);
+
 /** Input of `buildNotableFactsPrompt`. */
 export interface NotableFactsPromptInput {
   /** The user's latest message. */
@@ -104,7 +113,7 @@ export const buildNotableFactsPrompt = (input: NotableFactsPromptInput): string 
       : history.map((turn) => `${speaker(turn)}: ${oneLine(turn.content, MESSAGE_LENGTH)}`)),
     '',
     'Latest user message:',
-    `User: ${oneLine(message, 4 * MESSAGE_LENGTH)}`,
+    `User: ${oneLine(message, LATEST_MESSAGE_LENGTH)}`,
     '',
     responseShape(categories),
   ].join('\n');

@@ -16,7 +16,7 @@ export interface MachineStep {
   readonly state: NotesState;
   /** The events of the `record` effects, in order. */
   readonly events: ReadonlyArray<NotesEvent>;
-  /** Every effect but `record`, `load` and `save` (the step carried those out), in order. */
+  /** Every effect but `record`, `load`, `save` and `lease` (the step carried those out), in order. */
   readonly effects: ReadonlyArray<NotesEffect>;
   /** The effects of `first` alone, all of them. */
   readonly first: ReadonlyArray<NotesEffect>;
@@ -50,7 +50,7 @@ export const stepMachine = (
       inputs.push(input);
       for (const effect of asked) {
         if (effect.type === 'record') events.push(effect.event);
-        else if (effect.type === 'load' || effect.type === 'save') {
+        else if (effect.type === 'load' || effect.type === 'save' || effect.type === 'lease') {
           // The store is someone else's code: it runs outside the write run, as a listener would.
           const answer = outsideRuns(() => callStore(store, effect));
           if (isPending(answer)) later(answer);

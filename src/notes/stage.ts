@@ -7,6 +7,7 @@
  * unsure (the default), or never.
  */
 import { describeValue } from '../base/describe.js';
+import * as PMap from '../persistent/persistentMap.js';
 import { endStageWithReport } from './consolidateSession.js';
 import { applyNotesEvent } from './events.js';
 import {
@@ -22,7 +23,6 @@ import {
   type NotesProfileRewrite,
   type NotesState,
   selectProfileRewrite,
-  selectUserConversations,
   selectUserMachine,
   withLedger,
   withRewrite,
@@ -31,7 +31,7 @@ import {
 import { isNotesId } from './model.js';
 import { settleProfileRewrite } from './port.js';
 import { buildProfileConsolidationPrompt } from './prompt.js';
-import { recordChanges } from './storage.js';
+import { recordChanges, requireLoaded } from './storage.js';
 
 /** Starts the rewrite covering every request so far, when the user has a profile to rewrite. */
 const startRewrite = (state: NotesState, user: string, rewrite: NotesProfileRewrite): NotesTransition => {
@@ -56,7 +56,7 @@ const requestRewrite = (state: NotesState, user: string): NotesTransition => {
 };
 
 /** Merges the stage now, at `at`: the merge's events, the `merged` effect, the save, and a rewrite if one is wanted. */
-const mergeStage = (state: NotesState, user: string, stage: NotesPendingStage, at: number): NotesTransition => {
+export const mergeStage = (state: NotesState, user: string, stage: NotesPendingStage, at: number): NotesTransition => {
   const { session, id } = stage;
   const before = selectGlobalFacts(state.ledger, user);
   const result = endStageWithReport(state.ledger, { user, ...(session === undefined ? {} : { session }), at });
@@ -78,12 +78,17 @@ const mergeStage = (state: NotesState, user: string, stage: NotesPendingStage, a
   return wanted ? andThen(saved, (next) => requestRewrite(next, user)) : saved;
 };
 
-/** True once every conversation the stage waits for has settled the requests it had. */
-const isReady = (state: NotesState, user: string, stage: NotesPendingStage): boolean =>
-  stage.waitFor.every(([key, requested]) => {
-    const conversation = selectUserMachine(state, user).conversations[key];
-    return conversation === undefined || conversation.settled >= requested;
-  });
+/** True once the session named is loaded and every conversation the stage waits for has settled the requests it had. */
+const isReady = (state: NotesState, user: string, stage: NotesPendingStage): boolean => {
+  const { conversations, storage } = selectUserMachine(state, user);
+  return (
+    (stage.session === undefined || !storage.loading.includes(storedKey(stage.session))) &&
+    stage.waitFor.every(([key, requested]) => {
+      const conversation = PMap.get(conversations, key);
+      return conversation === undefined || conversation.settled >= requested;
+    })
+  );
+};
 
 /** Merges the waiting ends of stage of `user` whose extractions have all settled, oldest first, at `at`. */
 export const mergeReadyStages = (state: NotesState, user: string, at: number): NotesTransition => {
@@ -104,6 +109,8 @@ export const mergeReadyStages = (state: NotesState, user: string, at: number): N
 /**
  * A stage ended: merge now when the extractions of the messages recorded before it have
  * settled, else keep it waiting for them (never for later messages: it ends under traffic).
+ * A session named is loaded first (a tracker that released it, or never served it, merges what
+ * the store holds of it, into the profile the store holds).
  */
 export const onStageEnded = (state: NotesState, input: NotesStageEnded): NotesTransition => {
   const { user, session, at, id } = input;
@@ -120,17 +127,26 @@ export const onStageEnded = (state: NotesState, input: NotesStageEnded): NotesTr
         },
       ],
     ];
-  const waitFor = selectUserConversations(state, user)
-    .filter(([id]) => session === undefined || id === session)
-    .filter(([, conversation]) => conversation.settled < conversation.requested)
-    .map(([id, conversation]) => [storedKey(id), conversation.requested] as const);
+  return session === undefined
+    ? endNow(state, input, user)
+    : andThen(requireLoaded(state, user, session), (loading) => endNow(loading, input, user));
+};
+
+/** Merges the stage now when nothing it waits for is in flight, else keeps it waiting. */
+const endNow = (state: NotesState, input: NotesStageEnded, user: string): NotesTransition => {
+  const { session, at, id } = input;
+  // The conversations with messages no settled extraction covers: the busy ones, not every one served.
+  const { busy, conversations } = selectUserMachine(state, user);
+  const waitFor = busy
+    .filter((key) => session === undefined || key === storedKey(session))
+    .map((key) => [key, PMap.get(conversations, key)!.requested] as const);
   const stage: NotesPendingStage = {
     ...(id === undefined ? {} : { id }),
     ...(session === undefined ? {} : { session }),
     at,
     waitFor,
   };
-  return waitFor.length === 0
+  return isReady(state, user, stage)
     ? mergeStage(state, user, stage, at)
     : [withStages(state, user, [...selectUserMachine(state, user).stages, stage]), []];
 };

@@ -6,6 +6,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
+import * as PMap from '../persistent/persistentMap.js';
 import type { Failure } from '../base/failure.js';
 import { applyNotesEvent } from './events.js';
 import type { NotesEffect, NotesLoaded, NotesSaved, NotesTransition, StoreCallFailure } from './inputs.js';
@@ -30,10 +31,14 @@ import type { NotesWrite, StoredRecord } from './store.js';
 export const MAX_UNSAVED_CHANGES = 256;
 
 /** Starts loading the notes of `user` in `session` unless they are loaded or loading. */
-export const requireLoaded = (state: NotesState, user: string, session: string): NotesTransition => {
+export const requireLoaded = (state: NotesState, user: string, session: string): NotesTransition =>
+  isLoaded(selectUserStorage(state, user), session) ? [state, []] : reload(state, user, session);
+
+/** Starts loading the notes of `user` in `session` again, loaded or not (another process may have changed them), unless a load runs. */
+export const reload = (state: NotesState, user: string, session: string): NotesTransition => {
   const storage = selectUserStorage(state, user);
   const key = storedKey(session);
-  if (isLoaded(storage, session) || storage.loading.includes(key)) return [state, []];
+  if (storage.loading.includes(key)) return [state, []];
   return [
     withStorage(state, user, { ...storage, loading: [...storage.loading, key] }),
     [{ type: 'load', user, session }],
@@ -54,6 +59,18 @@ const touched = (events: ReadonlyArray<NotesEvent>): { sessions: ReadonlyArray<s
   return { sessions: [...sessions], profile };
 };
 
+/**
+ * True once the changes to the notes of `user` in `session` have been saved, or their save has
+ * failed: what a lease holder waits for before it says the work is done.
+ */
+export const isSaveSettled = (state: NotesState, user: string, session: string): boolean => {
+  const storage = selectUserStorage(state, user);
+  const key = storedKey(session);
+  if (storage.saving !== undefined && (storage.saving.sessions.includes(key) || storage.saving.profile)) return false;
+  if (storage.settledChanges >= storage.changes) return true;
+  return !touched(storage.unsaved).sessions.includes(key) && storage.saving === undefined;
+};
+
 /** The save of every unsaved change of `user`, unless one runs or a session it writes is being loaded again. */
 const saveIfNeeded = (state: NotesState, user: string): NotesTransition => {
   const storage = selectUserStorage(state, user);
@@ -70,7 +87,7 @@ const saveIfNeeded = (state: NotesState, user: string): NotesTransition => {
       stored(key).map((notes) => ({
         session: idOfKey(key),
         value: encodeSessionRecord(notes),
-        expected: storage.sessions[key] ?? 0,
+        expected: PMap.get(storage.sessions, key) ?? 0,
       })),
     ),
     ...(current === undefined
@@ -183,7 +200,11 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
   if (!storage.loading.includes(key)) return [state, []];
   const loading = storage.loading.filter((other) => other !== key);
   if (E.isLeft(outcome)) {
-    const next = { ...storage, loading, sessions: { ...storage.sessions, [key]: storage.sessions[key] ?? 0 } };
+    const next = {
+      ...storage,
+      loading,
+      sessions: PMap.set(storage.sessions, key, PMap.get(storage.sessions, key) ?? 0),
+    };
     const [saved, effects] = saveIfNeeded(withStorage(state, user, next), user);
     return [saved, [reported(user, outcome.left), ...effects]];
   }
@@ -200,7 +221,7 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
         return undefined;
       }),
     );
-  const notes = fresh(records.session, storage.sessions[key])
+  const notes = fresh(records.session, PMap.get(storage.sessions, key))
     ? usable(decoded(records.session, decodeSessionRecord, categories))
     : undefined;
   const profile = fresh(records.profile, storage.profile)
@@ -210,7 +231,7 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
   const next: NotesUserStorage = {
     ...storage,
     loading,
-    sessions: { ...storage.sessions, [key]: records.session.version },
+    sessions: PMap.set(storage.sessions, key, records.session.version),
     profile: records.profile.version,
   };
   const [saved, effects] = saveIfNeeded(withStorage(withLedger(state, ledger), user, next), user);
@@ -232,17 +253,17 @@ export const applySaveAnswer = (state: NotesState, input: NotesSaved): NotesTran
     const unsaved = storage.unsaved.slice(saving.count);
     const next: NotesUserStorage = {
       ...idle,
-      sessions: {
-        ...storage.sessions,
-        ...Object.fromEntries(written.sessions.map(({ session, version }) => [storedKey(session), version])),
-      },
+      sessions: written.sessions.reduce(
+        (versions, { session, version }) => PMap.set(versions, storedKey(session), version),
+        storage.sessions,
+      ),
       ...(written.profile === undefined ? {} : { profile: written.profile }),
       unsaved,
       settledChanges: storage.changes - unsaved.length,
     };
     return saveIfNeeded(withStorage(state, user, next), user);
   }
-  const again = saving.sessions.length > 0 ? saving.sessions : Object.keys(storage.sessions).slice(0, 1);
+  const again = saving.sessions.length > 0 ? saving.sessions : PMap.keys(storage.sessions).slice(0, 1);
   if (outcome.left.code === 'conflict' && again.length > 0) {
     const next: NotesUserStorage = { ...idle, loading: [...new Set([...storage.loading, ...again])] };
     return [

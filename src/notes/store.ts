@@ -10,7 +10,9 @@
  * as one with no store at all) or with a promise (a database).
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { type Failure, failure } from '../base/failure.js';
+import { memoryLeases, type NotesLeases } from './leases.js';
+import type { StoreAnswer } from './storeAnswer.js';
+import { storeFailure } from './storeAnswer.js';
 
 /** A JSON value, as a store keeps it. */
 export type JsonValue =
@@ -46,14 +48,7 @@ export interface NotesWritten {
   readonly profile?: number;
 }
 
-/** Why a store call did nothing: another writer saved first (`conflict`), or the store could not be reached or read. */
-export type NotesStoreFailureCode = 'conflict' | 'unavailable';
-
-/** A failed store call. */
-export type NotesStoreFailure = Failure<NotesStoreFailureCode>;
-
-/** A store's answer: at once, or later. */
-export type StoreAnswer<T> = E.Either<NotesStoreFailure, T> | PromiseLike<E.Either<NotesStoreFailure, T>>;
+export type { NotesStoreFailure, NotesStoreFailureCode, StoreAnswer } from './storeAnswer.js';
 
 /** Where a notes tracker keeps users' notes: one (user, session) record and one profile record per user, each versioned. */
 export interface NotesStore {
@@ -64,10 +59,15 @@ export interface NotesStore {
    * them is not the one it names, nothing is written and the answer is a `conflict`.
    */
   save(user: string, write: NotesWrite): StoreAnswer<NotesWritten>;
+  /**
+   * Leases, for a store that trackers in several processes share: with them, two trackers never
+   * extract one user's session at once (`leases.ts`). Without them, a tracker takes turns only
+   * with itself.
+   */
+  readonly leases?: NotesLeases;
 }
 
-/** A store failure of code `code`. */
-export const storeFailure = (code: NotesStoreFailureCode, message: string): NotesStoreFailure => failure(code, message);
+export { storeFailure } from './storeAnswer.js';
 
 interface MemoryRecord {
   /** The value as JSON text: what is saved cannot change behind the store's back, and reads back as a fresh copy. */
@@ -87,11 +87,18 @@ const read = (record: MemoryRecord | undefined): StoredRecord =>
 
 const stale = (record: MemoryRecord | undefined, expected: number): boolean => (record?.version ?? 0) !== expected;
 
+/** Options of `memoryNotesStore`. */
+export interface MemoryNotesStoreOptions {
+  /** The clock its leases expire by (default `Date.now`). */
+  readonly now?: () => number;
+}
+
 /**
  * A store in this process's memory, the default of `createNotableFactsTracker`: answers at
- * once, keeps JSON copies of what it is given, and checks versions as a database would.
+ * once, keeps JSON copies of what it is given, and checks versions and keeps leases as a
+ * database would, so trackers sharing it take turns as processes sharing a database do.
  */
-export const memoryNotesStore = (): NotesStore => {
+export const memoryNotesStore = (options: MemoryNotesStoreOptions = {}): NotesStore => {
   const users = new Map<string, MemoryUser>();
   const userOf = (user: string): MemoryUser => {
     const found = users.get(user);
@@ -101,6 +108,7 @@ export const memoryNotesStore = (): NotesStore => {
     return created;
   };
   return {
+    leases: memoryLeases(options.now),
     load: (user, session) => {
       const found = users.get(user);
       return E.right({ session: read(found?.sessions.get(session)), profile: read(found?.profile) });

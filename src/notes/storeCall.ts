@@ -6,7 +6,18 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { describeError } from '../base/describe.js';
-import type { NotesLoadEffect, NotesLoaded, NotesSaved, NotesSaveEffect } from './inputs.js';
+import type {
+  NotesLeaseAnswered,
+  NotesLeaseEffect,
+  NotesLoadEffect,
+  NotesLoaded,
+  NotesSaved,
+  NotesSaveEffect,
+} from './inputs.js';
+import type { LeaseAnswer, QueuedItem } from './leases.js';
+
+/** An input answering a store call. */
+export type StoreInput = NotesLoaded | NotesSaved | NotesLeaseAnswered;
 import {
   type NotesRecords,
   type NotesStore,
@@ -80,12 +91,48 @@ const answered = <T, I>(
     : input(checked(answer, isShape));
 };
 
-/** Runs a `load` or `save` effect against `store`: the `notes/loaded` or `notes/saved` input answering it. */
+const isSeq = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0;
+
+const isQueued = (value: unknown): value is QueuedItem =>
+  typeof value === 'object' &&
+  value !== null &&
+  isSeq((value as QueuedItem).seq) &&
+  ((value as QueuedItem).kind === 'message' || (value as QueuedItem).kind === 'stage') &&
+  typeof (value as QueuedItem).origin === 'string';
+
+const isLeaseAnswer = (value: unknown): value is LeaseAnswer =>
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as LeaseAnswer).held === 'boolean' &&
+  Array.isArray((value as LeaseAnswer).added) &&
+  (value as LeaseAnswer).added.every(isSeq) &&
+  Array.isArray((value as LeaseAnswer).queue) &&
+  (value as LeaseAnswer).queue.every(isQueued) &&
+  ((value as LeaseAnswer).head === undefined || isSeq((value as LeaseAnswer).head));
+
+/** Runs a `lease` effect against `store`'s leases: the `notes/leaseAnswered` input answering it. */
+const callLeases = (
+  store: NotesStore,
+  effect: NotesLeaseEffect,
+): NotesLeaseAnswered | PromiseLike<NotesLeaseAnswered> => {
+  const { user, session, request } = effect;
+  return answered(
+    () =>
+      store.leases === undefined
+        ? E.left(storeFailure('unavailable', 'the notes store has no leases'))
+        : store.leases.lease(user, session, request),
+    isLeaseAnswer,
+    (outcome): NotesLeaseAnswered => ({ type: 'notes/leaseAnswered', user, session, outcome }),
+  );
+};
+
+/** Runs a `load`, `save` or `lease` effect against `store`: the input answering it. */
 export const callStore = (
   store: NotesStore,
-  effect: NotesLoadEffect | NotesSaveEffect,
-): NotesLoaded | NotesSaved | PromiseLike<NotesLoaded | NotesSaved> => {
+  effect: NotesLoadEffect | NotesSaveEffect | NotesLeaseEffect,
+): StoreInput | PromiseLike<StoreInput> => {
   const { user } = effect;
+  if (effect.type === 'lease') return callLeases(store, effect);
   return effect.type === 'load'
     ? answered(
         () => store.load(user, effect.session),

@@ -15,27 +15,25 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { describeError } from '../base/describe.js';
 import { failure, internalFailure } from '../base/failure.js';
-import * as PMap from '../persistent/persistentMap.js';
 import { createShell } from '../shell/shell.js';
 import { callModel } from './callModel.js';
 import { selectRecentTurns } from './conversation.js';
 import { applyNotesEvent } from './events.js';
 import { formatNotesBlocks } from './format.js';
 import type { NotesEffect, NotesInput, NotesMergedEffect, StoreCallFailure } from './inputs.js';
-import { idOfKey, selectGlobalFacts } from './ledger.js';
+import { selectGlobalFacts } from './ledger.js';
 import {
   initialNotesState,
   isExtracting,
   isLoaded,
   type NotesState,
   selectConversation,
-  selectProfileRewrite,
   selectUserStorage,
 } from './machine.js';
 import { isNotesId, type NotesEvent } from './model.js';
-import type { CompleteFn } from './port.js';
-import { memoryNotesStore, type NotesStore } from './store.js';
+import { selectRetained } from './release.js';
 import { stepMachine } from './runner.js';
+import { createSlotCache } from './slotCache.js';
 import type {
   NotableFactsTracker,
   NotableFactsTrackerOptions,
@@ -44,15 +42,17 @@ import type {
   RecordOutcome,
   StageReport,
 } from './trackerTypes.js';
+import { DEFAULT_MAX_EVENTS, MAX_TIMEOUT_MS, positive, resolveOptions } from './trackerOptions.js';
+import { settledSince } from './waiting.js';
 
-/** The default time an extraction may take before it is abandoned and recorded as a timeout. */
-export const DEFAULT_TIMEOUT_MS = 15_000;
-
-/** The longest timeout a timer can wait (2^31 - 1 ms, about 24.8 days): a longer one would fire at once. */
-export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
-
-/** The events the tracker keeps by default; older ones fold into the log's snapshot (`eventLog`). */
-export const DEFAULT_MAX_EVENTS = 10_000;
+export {
+  DEFAULT_CACHE_SIZE,
+  DEFAULT_LEASE_MARGIN_MS,
+  DEFAULT_LEASE_POLL_MS,
+  DEFAULT_MAX_EVENTS,
+  DEFAULT_TIMEOUT_MS,
+  MAX_TIMEOUT_MS,
+} from './trackerOptions.js';
 
 /** Something a caller waits for: resumed once `done` holds of the state, or with the failure of a bug that stopped the machine. */
 interface Waiter {
@@ -60,27 +60,18 @@ interface Waiter {
   readonly resume: (outcome: E.Either<NotesTrackerFailure, void>) => void;
 }
 
-const positive = (value: unknown, fallback: number): number =>
-  typeof value === 'number' && value > 0 && Number.isFinite(value) ? value : fallback;
-
 const invalidInput = (message: string): NotesTrackerFailure => failure('invalid_input', message);
 
 const slotKey = (user: string, session: string): string => JSON.stringify([user, session]);
 
 /** Creates a tracker over an empty ledger (or `initial`), keeping users' notes in `store` (default: in memory). */
 export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): NotableFactsTracker => {
-  const settings: Partial<NotableFactsTrackerOptions> = typeof options === 'object' && options !== null ? options : {};
-  const complete: CompleteFn =
-    typeof settings.complete === 'function'
-      ? settings.complete
-      : () => Promise.reject(new Error('no complete function was given'));
-  const now = typeof settings.now === 'function' ? settings.now : Date.now;
-  const timeoutMs = Math.min(positive(settings.timeoutMs, DEFAULT_TIMEOUT_MS), MAX_TIMEOUT_MS);
-  const store: NotesStore = settings.store ?? memoryNotesStore();
-  const onError = typeof settings.onError === 'function' ? settings.onError : undefined;
+  const { settings, complete, now, timeoutMs, store, onError, cacheSize, lease } = resolveOptions(options);
+  const cache = createSlotCache(cacheSize);
 
   const shell = createShell<NotesState, NotesEvent>({
     initial: initialNotesState({
+      ...(lease === undefined ? {} : { lease }),
       ...(settings.categories === undefined ? {} : { categories: settings.categories }),
       ...(settings.softLimit === undefined ? {} : { softLimit: settings.softLimit }),
       ...(settings.historyTurns === undefined ? {} : { historyTurns: settings.historyTurns }),
@@ -189,6 +180,14 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       case 'storeFailed':
         report(effect.failure);
         return;
+      case 'wake': {
+        const { user, session } = effect;
+        setTimeout(
+          () => later({ type: 'notes/leaseWoke', user, session }),
+          Math.min(Math.max(0, effect.afterMs), MAX_TIMEOUT_MS),
+        );
+        return;
+      }
       case 'merged': {
         const resume = effect.stage === undefined ? undefined : stages.get(effect.stage);
         if (resume === undefined) return;
@@ -239,54 +238,30 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
         ? Promise.resolve(E.right(undefined))
         : new Promise((resume) => waiters.add({ done, resume }));
 
-  /** True once every conversation named has settled the requests it had. */
-  const conversationsSettled =
-    (targets: ReadonlyArray<readonly [string, string, number]>) =>
-    (state: NotesState): boolean =>
-      targets.every(
-        ([user, session, requested]) => (selectConversation(state, user, session)?.settled ?? requested) >= requested,
-      );
-
   /**
    * Ends a stage: the machine merges once the extractions of the messages recorded before now
    * have settled (at once when none runs), and the `merged` effect naming this stage answers.
    */
   const endStage = (user: string, session: string | undefined): Promise<E.Either<NotesTrackerFailure, StageReport>> => {
     const id = (nextStage += 1);
-    const effects = run({
-      type: 'notes/stageEnded',
-      user,
-      ...(session === undefined ? {} : { session }),
-      at: time(),
-      id,
-    });
-    const merged = effects.find((effect) => effect.type === 'merged' && effect.stage === id);
-    if (merged?.type === 'merged') return Promise.resolve(E.right(stageReport(merged)));
-    return new Promise((resume) => stages.set(id, resume));
+    // Waiting before the run: the merge may come in the same step, after a load the store answered at once.
+    const merged = new Promise<E.Either<NotesTrackerFailure, StageReport>>((resume) => stages.set(id, resume));
+    try {
+      run({ type: 'notes/stageEnded', user, ...(session === undefined ? {} : { session }), at: time(), id });
+    } catch (error) {
+      stages.delete(id);
+      throw error;
+    }
+    return merged;
   };
 
   /** Waits for the extractions, rewrites, loads and saves running or asked for at the call. */
-  const settled = (): Promise<unknown> => {
-    const state = shell.getState();
-    const targets: Array<readonly [string, string, number]> = [];
-    const rewrites: Array<readonly [string, number]> = [];
-    const storage: Array<readonly [string, number, ReadonlyArray<string>]> = [];
-    PMap.forEach(state.users, ({ conversations, rewrite, storage: stored }, user) => {
-      for (const [key, conversation] of Object.entries(conversations))
-        targets.push([user, idOfKey(key), conversation.requested]);
-      rewrites.push([user, rewrite.requested]);
-      storage.push([user, stored.changes, stored.loading]);
-    });
-    const extracted = conversationsSettled(targets);
-    return waitUntil(
-      (current) =>
-        extracted(current) &&
-        rewrites.every(([user, requested]) => selectProfileRewrite(current, user).settled >= requested) &&
-        storage.every(([user, changes, loading]) => {
-          const stored = selectUserStorage(current, user);
-          return stored.settledChanges >= changes && loading.every((key) => !stored.loading.includes(key));
-        }),
-    );
+  const settled = (): Promise<unknown> => waitUntil(settledSince(shell.getState()));
+
+  /** The slot was just used: the cache keeps it, and lets go of the least recently used past its size. */
+  const used = (user: string, session: string): void => {
+    cache.use(user, session);
+    for (const [oldest, slot] of cache.overflow()) run({ type: 'notes/releaseRequested', user: oldest, session: slot });
   };
 
   const validSlot = (user: unknown, session: unknown): E.Either<NotesTrackerFailure, readonly [string, string]> =>
@@ -323,13 +298,16 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       boundary(() =>
         E.map(() => {
           run({ type: 'notes/userMessageRecorded', user, session, text, at: time() });
-          return recordOutcome(user, session);
+          const outcome = recordOutcome(user, session);
+          used(user, session);
+          return outcome;
         })(validMessage(user, session, text)),
       ),
     recordAssistantMessage: (user, session, text) =>
       boundary(() =>
         E.map(() => {
           run({ type: 'notes/assistantMessageRecorded', user, session, text });
+          used(user, session);
         })(validMessage(user, session, text)),
       ),
     contextFor: (user, session) =>
@@ -348,13 +326,18 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       asynchronously(() => {
         const slot = validSlot(user, session);
         if (E.isLeft(slot)) return slot;
-        if (isLoaded(selectUserStorage(shell.getState(), user), session))
+        if (isLoaded(selectUserStorage(shell.getState(), user), session)) {
+          // Loaded already: the request still says it is in use (a release asked for earlier is off).
+          run({ type: 'notes/loadRequested', user, session });
+          used(user, session);
           return E.right(Promise.resolve(E.right(undefined)));
+        }
         const answer = new Promise<E.Either<NotesTrackerFailure, void>>((resume) => {
           const key = slotKey(user, session);
           loads.set(key, [...(loads.get(key) ?? []), resume]);
         });
         run({ type: 'notes/loadRequested', user, session });
+        used(user, session);
         return E.right(answer);
       }),
     endStage: (user, session) =>
@@ -362,8 +345,18 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
         if (!isNotesId(user) || (session !== undefined && !isNotesId(session)))
           return E.left(invalidInput('user and session must be ids of 1 to 200 characters'));
         if (stopped !== undefined) return E.left(stopped);
-        return E.right(endStage(user, session));
+        const merging = endStage(user, session);
+        if (session !== undefined) used(user, session);
+        return E.right(merging);
       }),
+    release: (user, session) =>
+      boundary(() =>
+        E.map(() => {
+          cache.forget(user, session);
+          run({ type: 'notes/releaseRequested', user, session });
+        })(validSlot(user, session)),
+      ),
+    retained: () => selectRetained(shell.getState()),
     settled: () => {
       const waiting = boundary(() => E.right(settled()));
       return E.isLeft(waiting) ? Promise.resolve() : waiting.right.then(() => undefined);

@@ -46,6 +46,31 @@ export interface NotableFactsTrackerOptions {
   readonly consolidateWithModel?: boolean;
   /** The most events `events()` keeps (default 10,000); older ones fold into the snapshot of `eventLog()`. */
   readonly maxEvents?: number;
+  /**
+   * The idle (user, session) slots kept in memory (default 1,000): past it, the least recently
+   * used are released (the store keeps them, and a later message loads them again). What is in
+   * flight is kept besides, until it settles.
+   */
+  readonly cacheSize?: number;
+  /**
+   * With a store that has leases (a database several processes share): this tracker's name in
+   * them, an id of 1 to 200 characters unique among the trackers (default: a random one).
+   */
+  readonly holder?: string;
+  /** With leases: how long a lease lasts from each call (default `timeoutMs` + 30,000; longer than a model call). */
+  readonly leaseMs?: number;
+  /** With leases: how soon a tracker waiting for another's holder to merge its end of stage looks again (default 250). */
+  readonly leasePollMs?: number;
+}
+
+/** What a tracker holds in memory now. */
+export interface NotesRetained {
+  /** Users it holds anything of. */
+  readonly users: number;
+  /** (user, session) slots it holds: their facts, recent messages or what it knows of their records. */
+  readonly sessions: number;
+  /** Users with something in flight: an extraction, a rewrite, a load, a save or an end of stage. */
+  readonly inFlight: number;
 }
 
 /** The event log as a ledger and the events since it: `replayNotes(events, snapshot)` is the current ledger. */
@@ -101,6 +126,14 @@ export interface NotableFactsTracker {
   endStage(user: string, session?: string): Promise<E.Either<NotesTrackerFailure, StageReport>>;
   /** Resolves when the model calls, loads and saves running or queued at the call have settled (not those asked for later). */
   settled(): Promise<void>;
+  /**
+   * Lets go of the notes of `user` in `session` in memory: at once when nothing is in flight
+   * for them, else once it has settled and saved (the user too, with their last session). The
+   * store keeps them; a later message or `load` brings them back. Returns at once.
+   */
+  release(user: string, session: string): E.Either<NotesTrackerFailure, void>;
+  /** What the tracker holds in memory now (costs time in proportion to what it counts). */
+  retained(): NotesRetained;
   getSnapshot(): NotesLedger;
   subscribe(listener: NotesListener): () => void;
   /** The recorded events (the changes, and the failed and timed-out model calls): every one, up to `maxEvents`. */

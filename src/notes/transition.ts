@@ -17,6 +17,7 @@ import {
   type NotesExtractionSettled,
   type NotesInput,
   type NotesLoaded,
+  type NotesStageEnded,
   type NotesTransition,
   type NotesUserMessageRecorded,
 } from './inputs.js';
@@ -35,15 +36,22 @@ import {
 } from './machine.js';
 import { isNotesId } from './model.js';
 import { settleExtraction } from './port.js';
-import { buildNotableFactsPrompt, DEFAULT_PROMPT_TURNS } from './prompt.js';
+import { buildNotableFactsPrompt, promptTurns } from './prompt.js';
 import { mergeReadyStages, onProfileRewriteSettled, onStageEnded } from './stage.js';
+import {
+  addToQueue,
+  extractionSettledWithLease,
+  loadWithLease,
+  onLeaseAnswered,
+  onLeaseWoke,
+  pump,
+  pumpUser,
+  reportStages,
+} from './leaseTransition.js';
+import { keepSession, onReleaseRequested, tidyUser } from './release.js';
 import { applyLoadAnswer, applySaveAnswer, recordChanges, requireLoaded } from './storage.js';
 
-/** The most exchanges an extraction prompt shows, however many messages a follow-up covers. */
-export const MAX_PROMPT_TURNS = 10;
-
-/** The exchanges an extraction covering `coalesced` more messages than its own shows. */
-const promptTurns = (coalesced: number): number => Math.min(DEFAULT_PROMPT_TURNS + coalesced, MAX_PROMPT_TURNS);
+export { MAX_PROMPT_TURNS } from './prompt.js';
 
 /** Messages no started extraction covers: recorded while one runs, or while the notes load. */
 const waiting = (conversation: NotesConversation): number => conversation.requested - conversation.started;
@@ -104,9 +112,13 @@ const onUserMessage = (state: NotesState, input: NotesUserMessageRecorded): Note
     requested: conversation.requested + 1,
     ...(typeof at === 'number' && Number.isFinite(at) ? { requestedAt: at } : {}),
   };
-  return andThen(requireLoaded(withConversation(state, user, session, next), user, session), (loading) =>
-    resume(loading, user, session),
-  );
+  const loading = requireLoaded(withConversation(state, user, session, next), user, session);
+  // With leases, the message goes to the shared queue: whoever holds the lease extracts it.
+  return state.settings.lease === undefined
+    ? andThen(loading, (loaded) => resume(loaded, user, session))
+    : andThen(loading, (loaded) =>
+        addToQueue(loaded, user, session, { kind: 'message', text, ...(next.requestedAt === undefined ? {} : { at }) }),
+      );
 };
 
 /**
@@ -152,6 +164,7 @@ const onExtractionRequested = (state: NotesState, input: NotesExtractionRequeste
 };
 
 const onExtractionSettled = (state: NotesState, input: NotesExtractionSettled): NotesTransition => {
+  if (state.settings.lease !== undefined) return extractionSettledWithLease(state, input);
   const { user, session, outcome, at } = input;
   const conversation = selectConversation(state, user, session);
   if (conversation === undefined || !isExtracting(conversation)) return [state, []];
@@ -172,16 +185,53 @@ const onExtractionSettled = (state: NotesState, input: NotesExtractionSettled): 
   return andThen(followed, (after) => mergeReadyStages(after, user, at));
 };
 
-/** The store answered a load: take the records, then extract what waited for them. */
-const onLoaded = (state: NotesState, input: NotesLoaded): NotesTransition =>
-  andThen(applyLoadAnswer(state, input), (loaded) => resume(loaded, input.user, input.session));
+/** The store answered a load: take the records, then extract what waited for them, and merge the ends of stage that did. */
+const onLoaded = (state: NotesState, input: NotesLoaded): NotesTransition => {
+  const { user, session } = input;
+  const loaded = applyLoadAnswer(state, input);
+  const resumed =
+    state.settings.lease === undefined
+      ? andThen(loaded, (next) => resume(next, user, session))
+      : andThen(
+          andThen(loaded, (next) => reportStages(next, user, session)),
+          (next) => pump(next, user, session),
+        );
+  return andThen(resumed, (next) => mergeReadyStages(next, user, Number.NEGATIVE_INFINITY));
+};
+
+/** An end of stage with leases: of a named session, it goes to the shared queue (merged once, by the holder, in order). */
+const onStageEndedWithLease = (state: NotesState, input: NotesStageEnded): NotesTransition => {
+  const { user, session, at, id } = input;
+  if (!isNotesId(user) || !isNotesId(session) || !Number.isFinite(at)) return onStageEnded(state, input);
+  return addToQueue(state, user, session, { kind: 'stage', at, ...(id === undefined ? {} : { stage: id }) });
+};
+
+/** The session an input from the runner's caller names is in use again: a release asked for earlier is off. */
+const inUse = (state: NotesState, input: NotesInput): NotesState => {
+  switch (input.type) {
+    case 'notes/userMessageRecorded':
+    case 'notes/assistantMessageRecorded':
+    case 'notes/loadRequested':
+      return isNotesId(input.user) && isNotesId(input.session) ? keepSession(state, input.user, input.session) : state;
+    case 'notes/stageEnded':
+      return isNotesId(input.user) && isNotesId(input.session) ? keepSession(state, input.user, input.session) : state;
+    default:
+      return state;
+  }
+};
 
 /**
  * The transition: the state after `input` and the effects to run. Pure and total: an input it
  * cannot use (bad ids, an answer nothing waits for) leaves the very same state and no effect.
+ * Every step ends by letting go of what was released and has settled (`release.ts`).
  */
 export const notesTransition = (state: NotesState, input: NotesInput): NotesTransition => {
   if (typeof input !== 'object' || input === null) return [state, []];
+  const stepped = step(inUse(state, input), input);
+  return isNotesId(input.user) ? andThen(stepped, (next) => tidyUser(next, input.user)) : stepped;
+};
+
+const step = (state: NotesState, input: NotesInput): NotesTransition => {
   switch (input.type) {
     case 'notes/userMessageRecorded':
       return onUserMessage(state, input);
@@ -192,17 +242,26 @@ export const notesTransition = (state: NotesState, input: NotesInput): NotesTran
     case 'notes/extractionSettled':
       return onExtractionSettled(state, input);
     case 'notes/stageEnded':
-      return onStageEnded(state, input);
+      return state.settings.lease === undefined ? onStageEnded(state, input) : onStageEndedWithLease(state, input);
     case 'notes/profileRewriteSettled':
       return onProfileRewriteSettled(state, input);
     case 'notes/loadRequested':
-      return isNotesId(input.user) && isNotesId(input.session)
+      if (!isNotesId(input.user) || !isNotesId(input.session)) return [state, []];
+      return state.settings.lease === undefined
         ? requireLoaded(state, input.user, input.session)
-        : [state, []];
+        : loadWithLease(state, input.user, input.session);
     case 'notes/loaded':
       return onLoaded(state, input);
     case 'notes/saved':
-      return applySaveAnswer(state, input);
+      return state.settings.lease === undefined
+        ? applySaveAnswer(state, input)
+        : andThen(applySaveAnswer(state, input), (next) => pumpUser(next, input.user));
+    case 'notes/leaseAnswered':
+      return onLeaseAnswered(state, input);
+    case 'notes/leaseWoke':
+      return onLeaseWoke(state, input.user, input.session);
+    case 'notes/releaseRequested':
+      return onReleaseRequested(state, input);
     default:
       return [state, []];
   }

@@ -1,7 +1,7 @@
 /**
- * session-fact-tracker/postgres: the stores on PostgreSQL, for sessions shared by processes on
- * several machines (Node only; loads the `pg` driver). The core and its browser entry points
- * never reach it.
+ * session-fact-tracker/postgres: the stores on PostgreSQL, for sessions and notes ledgers shared
+ * by processes on several machines (Node only; loads the `pg` driver). The core and its browser
+ * entry points never reach it.
  */
 export { postgresSessionStore } from './sessionStore.js';
 export type { PostgresSessionStore } from './sessionStore.js';
@@ -12,3 +12,5 @@ export type { Migrated, Migration } from './schema.js';
 export { isPostgresUrl, parsePostgresUrl } from './address.js';
 export type { PostgresAddress } from './address.js';
 export type { PostgresFailure, PostgresFailureCode } from './failures.js';
+export { postgresNotesStore } from './notesStore.js';
+export type { PostgresNotesStore } from './notesStore.js';

@@ -11,6 +11,7 @@ import type pg from 'pg';
 import { failure } from '../base/failure.js';
 import { type Database, openDatabase, type PostgresOptions, DEFAULT_SCHEMA, type UrlOrPool } from './database.js';
 import type { PostgresFailure } from './failures.js';
+import { NOTES_DESCRIPTION, notesTablesSql } from './notesSchema.js';
 
 /** One step of the schema. */
 export interface Migration {
@@ -51,6 +52,7 @@ CREATE TABLE ${s}.snapshots (
 );
 COMMENT ON TABLE ${s}.snapshots IS 'A cache per session: its state after line position, as the library version named wrote it.';`,
   },
+  { version: 2, description: NOTES_DESCRIPTION, sql: notesTablesSql },
 ];
 
 /** The newest schema version this library knows. */

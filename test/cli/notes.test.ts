@@ -27,7 +27,8 @@ const runNotes = async (
   argv: ReadonlyArray<string>,
   files: Readonly<Record<string, string>> = {},
 ): Promise<Outcome> => {
-  const node = createNodeIo();
+  // Writes are captured: the locked update of the real files is left out, so --save writes through `writeText`.
+  const { updateText: _unlocked, ...node } = createNodeIo();
   const captured = { stdout: '', stderr: '', written: new Map<string, string>() };
   const status = await run(argv, {
     ...node,

@@ -125,7 +125,11 @@ describe('applyExtraction', () => {
     });
     expect(selectSessionFacts(ledger, '__proto__', 'constructor')).toEqual([people('Partner is Jordan')]);
     expect(selectSessionFacts(ledger, 'toString', 'constructor')).toEqual([]);
-    expect(Object.getPrototypeOf(selectUserNotes(ledger, '__proto__')!.sessions)).toBe(Object.prototype);
+    // A session named `__proto__` is an entry of its own, not the prototype of the user's sessions.
+    const both = applyExtraction(ledger, { user: '__proto__', session: '__proto__', facts: [people('x')], at: 2 });
+    expect(selectSessionFacts(both, '__proto__', '__proto__')).toEqual([people('x')]);
+    expect(selectSessionFacts(both, '__proto__', 'constructor')).toEqual([people('Partner is Jordan')]);
+    expect(selectUserNotes(both, '__proto__')).toBeDefined();
     expect(selectSessions(ledger).map(({ user, session }) => [user, session])).toEqual([['__proto__', 'constructor']]);
   });
 

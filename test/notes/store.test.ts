@@ -1,9 +1,25 @@
 /**
  * The memory notes store passes the conformance suite, answering at once; so does the same store
- * answering every call with a promise, as a database adapter would.
+ * answering every call with a promise, as a database adapter would. Its leases pass the lease
+ * conformance suite, by a clock the test moves.
  */
-import { memoryNotesStore } from '../../src/notes/store.js';
+import { memoryNotesStore, type NotesStore } from '../../src/notes/store.js';
+import { describeNotesLeaseConformance } from './leaseConformance.js';
 import { answeringLater, describeNotesStoreConformance } from './storeConformance.js';
 
 describeNotesStoreConformance('memoryNotesStore', () => memoryNotesStore());
 describeNotesStoreConformance('memoryNotesStore answering with promises', () => answeringLater(memoryNotesStore()));
+
+const clocks = new WeakMap<NotesStore, { now: number }>();
+describeNotesLeaseConformance(
+  'memoryNotesStore',
+  () => {
+    const clock = { now: 1_000_000 };
+    const store = memoryNotesStore({ now: () => clock.now });
+    clocks.set(store, clock);
+    return store;
+  },
+  async (store, ttlMs) => {
+    clocks.get(store)!.now += ttlMs;
+  },
+);

@@ -13,6 +13,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseHistory } from '../../src/index.js';
+import * as E from 'fp-ts/lib/Either.js';
+import { createNotableFactsTracker } from '../../src/notes/index.js';
+import { postgresNotesStore, SCHEMA_VERSION } from '../../src/postgres/index.js';
 import { type CliRun, MAIN, ROOT, runCli } from '../cli/runCli.js';
 import { toolCallOf } from '../live/mcp/historyCalls.js';
 import { tempDir } from '../tempDirs.js';
@@ -109,7 +112,7 @@ describe.skipIf(postgresUnavailable !== undefined)('every way in on one PostgreS
     const migrated = await run(['db', 'migrate', '--store', ownerUrl], { PGPASSWORD: OWNER_PASSWORD }, tempDir('db-'));
     expect(migrated).toEqual({
       status: 0,
-      stdout: `created the schema fact_tracker at ${ownerUrl} (version 1)\n`,
+      stdout: `created the schema fact_tracker at ${ownerUrl} (version ${SCHEMA_VERSION})\n`,
       stderr: '',
     });
     const asOwner = new pg.Client({ connectionString: server().url(database, owner, OWNER_PASSWORD) });
@@ -189,7 +192,35 @@ describe.skipIf(postgresUnavailable !== undefined)('every way in on one PostgreS
       /^fact-tracker replay: unknown_session: there is no session team-web-api in postgres:/u,
     );
     // An up-to-date schema needs nothing, and the agents' role may say so.
-    expect((await run(['db', 'migrate'], agent, cwd)).stdout).toMatch(/is at version 1: nothing to do\n$/u);
+    expect((await run(['db', 'migrate'], agent, cwd)).stdout).toMatch(
+      new RegExp(`is at version ${SCHEMA_VERSION}: nothing to do\\n$`, 'u'),
+    );
+  });
+
+  it('serves the notes ledger as the agents’ role: a tracker on the database records, takes the lease and saves', async () => {
+    const store = postgresNotesStore(agentUrl);
+    const errors: string[] = [];
+    try {
+      const tracker = createNotableFactsTracker({
+        complete: () => Promise.resolve(JSON.stringify({ notableFacts: [{ category: 'History', fact: 'Said hi' }] })),
+        store,
+        holder: 'wiring',
+        onError: (failure) => errors.push(failure.message),
+      });
+      tracker.recordUserMessage('maya', 's1', 'hi');
+      await tracker.settled();
+      const report = await tracker.endStage('maya', 's1');
+      expect(E.isRight(report)).toBe(true);
+      // The merge is saved in the background: settled() waits for it.
+      await tracker.settled();
+      const records = await store.load('maya', 's1');
+      expect(E.isRight(records) && records.right.profile.value).toMatchObject({
+        facts: [{ fact: 'Said hi', session: 's1' }],
+      });
+      expect(errors).toEqual([]);
+    } finally {
+      await store.close();
+    }
   });
 
   it('says in one line, without the password and with a non-zero exit, what is wrong with a store; the hook exits 0 and says it to the user', async () => {

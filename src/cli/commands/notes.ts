@@ -17,11 +17,10 @@ import type {
   NotesRewriteStep,
   NotesStageStep,
 } from '../../notes/replayReport.js';
-import { encodeState } from '../../saved/savedState.js';
-import { emptyFactStore } from '../../core/store/state.js';
 import { clipEnd, collapseWhitespace } from '../../base/text.js';
 import type { NotesCommand } from '../args.js';
 import type { CliIo } from '../io.js';
+import { saveSection } from '../saveSection.js';
 import { formatTime } from '../render.js';
 import { createStyle, type Style } from '../style.js';
 import { exitStatusFor, tokenCounter, toJson } from './shared.js';
@@ -214,7 +213,7 @@ const save = (
   file === undefined
     ? TE.right(result)
     : pipe(
-        () => io.writeText(file, `${JSON.stringify(encodeState(emptyFactStore(), result.ledger))}\n`),
+        saveSection(io, file, { kind: 'notes', ledger: result.ledger }),
         TE.map(() => result),
       );
 

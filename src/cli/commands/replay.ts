@@ -5,7 +5,7 @@ import type { ReplayResult } from '../../core/replay/replay.js';
 import type { ReplayCommand } from '../command.js';
 import type { CliIo } from '../io.js';
 import { jsonReplayOutput, type ReplayOutput, textReplayOutput } from '../replayOutput.js';
-import { formatSavedState } from '../source.js';
+import { saveSection } from '../saveSection.js';
 import { createStyle } from '../style.js';
 import { openHistory, replaySource } from './history.js';
 import { exitStatusFor, tokenCounter } from './shared.js';
@@ -14,7 +14,7 @@ const save = (io: CliIo, file: string | undefined, result: ReplayResult): TE.Tas
   file === undefined
     ? TE.right(result)
     : pipe(
-        () => io.writeText(file, formatSavedState(result.store)),
+        saveSection(io, file, { kind: 'facts', store: result.store }),
         TE.map(() => result),
       );
 

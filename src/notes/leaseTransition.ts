@@ -1,0 +1,375 @@
+/**
+ * The notes machine when its store has leases (`leases.ts`): the N+1 guarantee across every
+ * tracker sharing the store. A user message or an end of stage (of a named session) goes to the
+ * (user, session)'s shared queue; whoever holds the lease works through the queue in order: the
+ * messages up to the next end of stage in one extraction (so messages that arrived at any
+ * tracker meanwhile fold into one follow-up), then the end of stage, merged once. The holder
+ * loads the notes fresh when it takes the lease, saves after each piece of work, and says it is
+ * done only once the save has settled, in the call that renews its lease or frees it. A
+ * tracker whose items another holds looks again when that lease would expire (sooner while it
+ * waits for an end of stage of its own), so a crashed holder's queue is taken over.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import type { ConversationMessage } from './conversation.js';
+import { applyNotesEvent } from './events.js';
+import {
+  andThen,
+  type NotesEffect,
+  type NotesExtractionSettled,
+  type NotesLeaseAnswered,
+  type NotesTransition,
+} from './inputs.js';
+import { isLeaseAtRest, NO_LEASE, type NotesLeaseSlot, type OutgoingItem, type OwnItem } from './leaseState.js';
+import type { LeaseItem, LeaseRequest, QueuedItem } from './leases.js';
+import { idOfKey, selectSessionFacts, selectSessionNotes, storedKey } from './ledger.js';
+import {
+  EMPTY_CONVERSATION,
+  type NotesConversation,
+  type NotesState,
+  selectConversation,
+  selectUserMachine,
+  selectUserStorage,
+  withConversation,
+  withLedger,
+} from './machine.js';
+import { settleExtraction } from './port.js';
+import type { NotesStoreFailure } from './storeAnswer.js';
+import { buildNotableFactsPrompt, LATEST_MESSAGE_LENGTH, promptTurns } from './prompt.js';
+import { mergeStage } from './stage.js';
+import { isSaveSettled, recordChanges, reload } from './storage.js';
+
+/** How much later than a lease's expiry a waiting tracker looks again. */
+const EXPIRY_MARGIN_MS = 25;
+
+const leaseOf = (conversation: NotesConversation | undefined): NotesLeaseSlot => conversation?.lease ?? NO_LEASE;
+
+/** `state` with the lease of (user, session) replaced, and the conversation changed by `change`. */
+const withLease = (
+  state: NotesState,
+  user: string,
+  session: string,
+  lease: NotesLeaseSlot,
+  change: (conversation: NotesConversation) => NotesConversation = (same) => same,
+): NotesState => {
+  const conversation = selectConversation(state, user, session) ?? EMPTY_CONVERSATION;
+  return withConversation(state, user, session, { ...change(conversation), lease });
+};
+
+const settingsOf = (state: NotesState) => state.settings.lease!;
+
+/** The item as the store keeps it. */
+const toLeaseItem = ({ kind, text, at }: OutgoingItem): LeaseItem => ({
+  kind,
+  ...(text === undefined ? {} : { text: text.slice(0, LATEST_MESSAGE_LENGTH) }),
+  ...(at === undefined ? {} : { at }),
+});
+
+/** Makes the lease call: the outbox added, the work through `done` reported. */
+const call = (state: NotesState, user: string, session: string, done?: number): NotesTransition => {
+  const lease = leaseOf(selectConversation(state, user, session));
+  const { holder, ttlMs } = settingsOf(state);
+  const request: LeaseRequest = {
+    holder,
+    ttlMs,
+    ...(lease.outbox.length === 0 ? {} : { add: lease.outbox.map(toLeaseItem) }),
+    ...(done === undefined ? {} : { done }),
+  };
+  const next: NotesLeaseSlot = {
+    ...lease,
+    outbox: [],
+    sending: lease.outbox,
+    calling: true,
+    calls: lease.calls + 1,
+    ...(done === undefined ? {} : { sentDone: done }),
+  };
+  return [withLease(state, user, session, next), [{ type: 'lease', user, session, request }]];
+};
+
+/**
+ * The conversation as the prompt of an extraction covering `covered` shows it. The local
+ * messages not covered yet are left out (a later extraction covers them). When every covered
+ * message was recorded here, the transcript shows them with the replies between them; when
+ * another tracker added some, the covered messages follow what came before them here, all in
+ * the queue's order.
+ */
+const promptConversation = (
+  transcript: ReadonlyArray<ConversationMessage>,
+  covered: ReadonlyArray<QueuedItem>,
+  holder: string,
+  uncovered: number,
+): ReadonlyArray<ConversationMessage> => {
+  const local = covered.filter((item) => item.origin === holder).length;
+  const foreign = covered.length > local;
+  // Back past the uncovered messages, and past the covered ones too when the queue gives their order.
+  let end = transcript.length;
+  for (let left = uncovered + (foreign ? local : 0); left > 0 && end > 0;) {
+    end -= 1;
+    if (transcript[end]?.role === 'user') left -= 1;
+  }
+  const kept = transcript.slice(0, end);
+  return foreign
+    ? [...kept, ...covered.map((item): ConversationMessage => ({ role: 'user', content: item.text ?? '' }))]
+    : kept;
+};
+
+/** Starts the extraction of the messages at the head of the queue, up to the next end of stage. */
+const startBatch = (state: NotesState, user: string, session: string): NotesTransition => {
+  const conversation = selectConversation(state, user, session) ?? EMPTY_CONVERSATION;
+  const lease = leaseOf(conversation);
+  const { holder } = settingsOf(state);
+  const end = lease.queue.findIndex((item) => item.kind !== 'message');
+  const covered = lease.queue.slice(0, end < 0 ? lease.queue.length : end);
+  const last = covered[covered.length - 1]!.seq;
+  const own = new Map(lease.mine.map((item) => [item.seq, item]));
+  const counting = covered.filter((item) => own.get(item.seq)?.counted === false).length;
+  const uncovered =
+    [...lease.outbox, ...lease.sending].filter((item) => item.kind === 'message').length +
+    lease.mine.filter((item) => item.kind === 'message' && item.seq > last).length;
+  const messages = promptConversation(conversation.transcript, covered, holder, uncovered);
+  let latest = messages.length - 1;
+  while (latest >= 0 && messages[latest]?.role !== 'user') latest -= 1;
+  const prompt = buildNotableFactsPrompt({
+    message: messages[latest]?.content ?? '',
+    history: messages.slice(0, Math.max(0, latest)),
+    facts: selectSessionFacts(state.ledger, user, session),
+    categories: state.settings.categories,
+    softLimit: state.settings.softLimit,
+    turns: promptTurns(covered.length - 1),
+  });
+  const told = covered.reduce((time, item) => Math.max(time, item.at ?? Number.NEGATIVE_INFINITY), -Infinity);
+  const next = withLease(state, user, session, { ...lease, working: last, work: lease.work + 1 }, (current) => ({
+    ...current,
+    started: Math.min(current.requested, current.started + counting),
+    ...(Number.isFinite(told) ? { startedAt: told } : {}),
+  }));
+  return [next, [{ type: 'extract', user, session, prompt }]];
+};
+
+/** Merges the end of stage at the head of the queue (once: it leaves the queue with this holder's next call). */
+const mergeHead = (state: NotesState, user: string, session: string, item: QueuedItem): NotesTransition => {
+  const lease = leaseOf(selectConversation(state, user, session));
+  const own = lease.mine.find((mine) => mine.seq === item.seq);
+  const at = Math.max(item.at ?? Number.NEGATIVE_INFINITY, lease.lastAt ?? Number.NEGATIVE_INFINITY);
+  const when = Number.isFinite(at) ? at : 0;
+  const marked: NotesLeaseSlot = {
+    ...lease,
+    queue: lease.queue.slice(1),
+    done: item.seq,
+    // Its `merged` effect answers now: the stage is reported, not reported again when the store confirms it.
+    mine: lease.mine.map((mine) => (mine.seq === item.seq ? { ...mine, counted: true } : mine)),
+  };
+  const stage = { session, at: when, waitFor: [], ...(own?.stage === undefined ? {} : { id: own.stage }) };
+  return andThen(mergeStage(withLease(state, user, session, marked), user, stage, when), (merged) =>
+    pump(merged, user, session),
+  );
+};
+
+/**
+ * Moves the lease of (user, session) on: makes the call the outbox or finished work needs, or
+ * starts the next piece of work the queue holds. Starts no work while a call, an extraction or
+ * a load runs, and reports finished work only once its save has settled.
+ */
+export const pump = (state: NotesState, user: string, session: string): NotesTransition => {
+  const lease = selectConversation(state, user, session)?.lease;
+  if (lease === undefined || lease.calling) return [state, []];
+  // What is recorded here goes to the queue at once, even while this holder works: an end of
+  // stage asked for elsewhere then comes after it, and waits for it.
+  const publish = (): NotesTransition => (lease.outbox.length > 0 ? call(state, user, session) : [state, []]);
+  if (!lease.held || lease.working !== undefined) return publish();
+  if (lease.done !== undefined)
+    return isSaveSettled(state, user, session) ? call(state, user, session, lease.done) : publish();
+  if (selectUserStorage(state, user).loading.includes(storedKey(session))) return [state, []];
+  const head = lease.queue[0];
+  if (head === undefined)
+    return lease.outbox.length > 0
+      ? call(state, user, session)
+      : [withLease(state, user, session, { ...lease, held: false }), []];
+  return head.kind === 'message' ? startBatch(state, user, session) : mergeHead(state, user, session, head);
+};
+
+/** Moves on every lease of `user` that is not at rest (after a save or a load of theirs settled). */
+export const pumpUser = (state: NotesState, user: string): NotesTransition =>
+  selectUserMachine(state, user).leased.reduce<NotesTransition>(
+    (done, key) => andThen(done, (next) => pump(next, user, idOfKey(key))),
+    [state, []],
+  );
+
+/** An item recorded here (a user message, or an end of stage of a named session): into the outbox, and on. */
+export const addToQueue = (state: NotesState, user: string, session: string, item: OutgoingItem): NotesTransition => {
+  const lease = leaseOf(selectConversation(state, user, session));
+  return pump(withLease(state, user, session, { ...lease, outbox: [...lease.outbox, item] }), user, session);
+};
+
+/** A load asked for with leases: the notes are loaded again unless this tracker holds the lease (then they are its own). */
+export const loadWithLease = (state: NotesState, user: string, session: string): NotesTransition =>
+  selectConversation(state, user, session)?.lease?.held === true ? [state, []] : reload(state, user, session);
+
+/** The running extraction under the lease settled: apply it, save, and say it is done once the save has. */
+export const extractionSettledWithLease = (state: NotesState, input: NotesExtractionSettled): NotesTransition => {
+  const { user, session, outcome, at } = input;
+  const conversation = selectConversation(state, user, session);
+  if (conversation?.lease?.working === undefined) return [state, []];
+  const { working, ...lease } = conversation.lease;
+  const event = settleExtraction({ user, session }, outcome, at, state.ledger.categories, {
+    previous: selectSessionFacts(state.ledger, user, session),
+    ...(conversation.startedAt === undefined ? {} : { messagesAt: conversation.startedAt }),
+  });
+  const ledger = applyNotesEvent(state.ledger, event);
+  const next: NotesLeaseSlot = {
+    ...lease,
+    done: working,
+    worked: lease.worked + 1,
+    lastAt: at,
+    queue: lease.queue.filter((item) => item.seq > working),
+  };
+  const recorded: NotesTransition = [
+    withLease(withLedger(state, ledger), user, session, next),
+    [{ type: 'record', event }],
+  ];
+  const saved = ledger === state.ledger ? recorded : andThen(recorded, (after) => recordChanges(after, user, [event]));
+  return andThen(saved, (after) => pump(after, user, session));
+};
+
+/** Counts `items` (messages not counted yet) as settled here. */
+const counting = (items: ReadonlyArray<{ kind: string; counted?: boolean }>): number =>
+  items.filter((item) => item.kind === 'message' && item.counted !== true).length;
+
+/** A conversation with `count` more of its messages settled here. */
+const settle =
+  (count: number) =>
+  (conversation: NotesConversation): NotesConversation => {
+    if (count === 0) return conversation;
+    const settled = Math.min(conversation.requested, conversation.settled + count);
+    return { ...conversation, settled, started: Math.max(conversation.started, settled) };
+  };
+
+/** A failed call: reported; its items wait to be sent again (counted as settled, not to hold up waiting), and it is tried again later. */
+const callFailed = (state: NotesState, input: NotesLeaseAnswered, failed: NotesStoreFailure): NotesTransition => {
+  const { user, session } = input;
+  const lease = leaseOf(selectConversation(state, user, session));
+  const { pollMs, ttlMs } = settingsOf(state);
+  const failures = lease.failures + 1;
+  // What the call reported stays to be reported (`done` is kept).
+  const { sentDone: _unreported, ...kept } = lease;
+  const next: NotesLeaseSlot = {
+    ...kept,
+    calling: false,
+    sending: [],
+    answers: lease.answers + 1,
+    outbox: [
+      ...lease.sending.map((item) => (item.kind === 'message' ? { ...item, counted: true } : item)),
+      ...lease.outbox,
+    ],
+    failures,
+    waking: lease.waking === false ? 'poll' : lease.waking,
+  };
+  const wake: NotesEffect[] =
+    lease.waking === false
+      ? [{ type: 'wake', user, session, afterMs: Math.min(pollMs * 2 ** (failures - 1), ttlMs) }]
+      : [];
+  return [
+    withLease(state, user, session, next, settle(counting(lease.sending))),
+    [{ type: 'storeFailed', user, failure: failed }, ...wake],
+  ];
+};
+
+/**
+ * The store answered the lease call: the items it added have their numbers; what is done (below
+ * the queue's head) is done; messages another holds are theirs (settled here); when this
+ * tracker now holds the lease it loads the notes fresh and works through the queue; when it
+ * does not and has items waiting, it looks again later.
+ */
+export const onLeaseAnswered = (state: NotesState, input: NotesLeaseAnswered): NotesTransition => {
+  const { user, session, outcome } = input;
+  const lease = selectConversation(state, user, session)?.lease;
+  if (lease === undefined || !lease.calling) return [state, []];
+  if (E.isLeft(outcome)) return callFailed(state, input, outcome.left);
+  const answer = outcome.right;
+  const added: OwnItem[] = lease.sending.map((item, i) => ({
+    seq: answer.added[i] ?? Number.MAX_SAFE_INTEGER,
+    kind: item.kind,
+    ...(item.stage === undefined ? {} : { stage: item.stage }),
+    counted: item.counted === true,
+  }));
+  const head = answer.head ?? Number.POSITIVE_INFINITY;
+  const mine = [...lease.mine, ...added];
+  const done = mine.filter((item) => item.seq < head);
+  const waiting = mine.filter((item) => item.seq >= head);
+  // Messages in another holder's queue are theirs now: waiting here does not wait for them.
+  const handed = answer.held ? [] : waiting;
+  const reported = done.flatMap((item) =>
+    item.kind === 'stage' && !item.counted && item.stage !== undefined ? [item.stage] : [],
+  );
+  const { pollMs } = settingsOf(state);
+  const kept = waiting.map((item) => (answer.held || item.kind !== 'message' ? item : { ...item, counted: true }));
+  // Soon while an end of stage of this machine waits in another's queue, else when that lease would expire.
+  const wanted =
+    answer.held || kept.length === 0 ? false : kept.some((item) => item.kind === 'stage') ? 'poll' : 'expiry';
+  const wakes = wanted !== false && (lease.waking === false || (wanted === 'poll' && lease.waking === 'expiry'));
+  const expires = answer.expiresInMs ?? 0;
+  // The finished work the call reported is acknowledged; work finished while it ran (a call that
+  // only added items) is still to report, and its items stay out of the queue worked through.
+  const { done: finished, sentDone, ...rest } = lease;
+  const pending = finished !== undefined && (sentDone === undefined || finished > sentDone) ? finished : undefined;
+  const next: NotesLeaseSlot = {
+    ...rest,
+    ...(pending === undefined ? {} : { done: pending }),
+    ...(sentDone === undefined ? {} : { acknowledged: Math.max(lease.acknowledged ?? sentDone, sentDone) }),
+    calling: false,
+    sending: [],
+    answers: lease.answers + 1,
+    failures: 0,
+    mine: kept,
+    held: answer.held,
+    queue: answer.held ? answer.queue.filter((item) => pending === undefined || item.seq > pending) : [],
+    waking: wakes ? wanted : lease.waking,
+    reporting: [...lease.reporting, ...reported],
+  };
+  const wake: NotesEffect[] = wakes
+    ? [
+        {
+          type: 'wake',
+          user,
+          session,
+          afterMs: wanted === 'poll' ? Math.min(pollMs, expires + EXPIRY_MARGIN_MS) : expires + EXPIRY_MARGIN_MS,
+        },
+      ]
+    : [];
+  const stepped: NotesTransition = [
+    withLease(state, user, session, next, settle(counting(done) + counting(handed))),
+    wake,
+  ];
+  // Taking the lease, or items done by another holder: the notes changed elsewhere, so they load again.
+  const fresh = !lease.held && (answer.held || done.length > 0);
+  const loaded = fresh ? andThen(stepped, (after) => reload(after, user, session)) : stepped;
+  return andThen(
+    andThen(loaded, (after) => reportStages(after, user, session)),
+    (after) => pump(after, user, session),
+  );
+};
+
+/**
+ * Answers the ends of stage of this tracker that another holder merged, once the notes have
+ * loaded again (the report names the profile as the store holds it now).
+ */
+export const reportStages = (state: NotesState, user: string, session: string): NotesTransition => {
+  const lease = selectConversation(state, user, session)?.lease;
+  if (lease === undefined || lease.reporting.length === 0) return [state, []];
+  if (selectUserStorage(state, user).loading.includes(storedKey(session))) return [state, []];
+  // Merged once at least (by this stage, done by then): later extractions there may have made it unmerged again.
+  const merged = selectSessionNotes(state.ledger, user, session)?.mergedAt === undefined ? [] : [session];
+  return [
+    withLease(state, user, session, { ...lease, reporting: [] }),
+    lease.reporting.map((stage): NotesEffect => ({ type: 'merged', user, sessions: merged, dropped: [], stage })),
+  ];
+};
+
+/** The wake-up is due: look at the lease again (a call with whatever waits in the outbox). */
+export const onLeaseWoke = (state: NotesState, user: string, session: string): NotesTransition => {
+  const lease = selectConversation(state, user, session)?.lease;
+  // A wake-up overtaken by a sooner one may still come: looking again once more costs one call.
+  if (lease === undefined) return [state, []];
+  const awake = withLease(state, user, session, { ...lease, waking: false });
+  if (lease.calling || lease.held || isLeaseAtRest(lease)) return pump(awake, user, session);
+  return call(awake, user, session);
+};

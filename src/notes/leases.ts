@@ -1,0 +1,124 @@
+/**
+ * Leases, an optional capability of the notes store port: how trackers in several processes
+ * keep the N+1 guarantee for one (user, session). Each (user, session) has a queue of what
+ * waits to be done for it (user messages to extract, ends of stage to merge), shared by every
+ * tracker, and a lease: the one tracker allowed to work through the queue, until its lease
+ * expires. A tracker adds what it is told to the queue and asks for the lease in one call; the
+ * holder takes everything waiting (messages that arrived at any tracker fold into one
+ * extraction), and says what it has done in the next call, which renews its lease while more
+ * waits and frees it when nothing does. A holder that crashed stops renewing: once its lease
+ * has expired, the next tracker that asks takes it over with the whole queue.
+ *
+ * `memoryLeases` is the in-process implementation (`memoryNotesStore` has it): two trackers on
+ * one memory store take turns as two processes on one database would.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import type { StoreAnswer } from './storeAnswer.js';
+
+/** What a tracker adds to a queue: a user message to extract, or an end of stage to merge. */
+export interface LeaseItem {
+  readonly kind: 'message' | 'stage';
+  /** The message's text (messages only). */
+  readonly text?: string;
+  /** Epoch milliseconds of the message or end of stage. */
+  readonly at?: number;
+}
+
+/** An item in a queue: numbered by the store in the order added (increasing, never reused), and who added it. */
+export interface QueuedItem extends LeaseItem {
+  readonly seq: number;
+  /** The holder name of the tracker that added it. */
+  readonly origin: string;
+}
+
+/** One lease call. */
+export interface LeaseRequest {
+  /** The caller's name, unique among the trackers sharing the store. */
+  readonly holder: string;
+  /** How long the lease lasts from this call when the caller gets or keeps it. */
+  readonly ttlMs: number;
+  /** Items to add to the queue, in order. */
+  readonly add?: ReadonlyArray<LeaseItem>;
+  /** The caller has done every item up to this number: they leave the queue. */
+  readonly done?: number;
+}
+
+/** What a lease call found. */
+export interface LeaseAnswer {
+  /** The caller holds the lease now: the queue is its to work through. */
+  readonly held: boolean;
+  /** The numbers the store gave the items added, in order. */
+  readonly added: ReadonlyArray<number>;
+  /** The number of the first item still waiting (absent when none waits): every item numbered below it is done. */
+  readonly head?: number;
+  /** Every item waiting, in order, when the caller holds the lease (else empty). */
+  readonly queue: ReadonlyArray<QueuedItem>;
+  /** Milliseconds until the lease expires, when someone holds it. */
+  readonly expiresInMs?: number;
+}
+
+/**
+ * The lease capability of a notes store. One call adds `add` to the queue of (user, session),
+ * removes the items through `done`, then: when nothing waits, frees the lease (unless another
+ * holder's is live); else gives the lease to the caller when the caller holds it or it is free
+ * or expired (renewed for `ttlMs`), answering the queue; else answers when the holder's lease expires.
+ * All of it at one moment: an item added while the holder finishes is either in the queue the
+ * holder's call answers, or finds the lease free.
+ */
+export interface NotesLeases {
+  lease(user: string, session: string, request: LeaseRequest): StoreAnswer<LeaseAnswer>;
+}
+
+interface MemorySlot {
+  holder: string;
+  expiresAt: number;
+  readonly queue: QueuedItem[];
+}
+
+/** Leases in this process's memory, by the clock `now`. */
+export const memoryLeases = (now: () => number = Date.now): NotesLeases => {
+  const slots = new Map<string, MemorySlot>();
+  let next = 1;
+  return {
+    lease: (user, session, request) => {
+      const key = JSON.stringify([user, session]);
+      const slot = slots.get(key) ?? { holder: '', expiresAt: Number.NEGATIVE_INFINITY, queue: [] };
+      const time = now();
+      const { done } = request;
+      if (done !== undefined) slot.queue.splice(0, slot.queue.filter((item) => item.seq <= done).length);
+      const added = (request.add ?? []).map((item) => {
+        const queued: QueuedItem = {
+          kind: item.kind,
+          ...(item.text === undefined ? {} : { text: item.text }),
+          ...(item.at === undefined ? {} : { at: item.at }),
+          seq: next++,
+          origin: request.holder,
+        };
+        slot.queue.push(queued);
+        return queued.seq;
+      });
+      const free = slot.holder === request.holder || slot.expiresAt <= time;
+      const head = slot.queue[0]?.seq;
+      if (head === undefined) {
+        if (free) slots.delete(key);
+        else slots.set(key, slot);
+        return E.right(
+          free
+            ? { held: false, added, queue: [] }
+            : { held: false, added, queue: [], expiresInMs: slot.expiresAt - time },
+        );
+      }
+      slots.set(key, slot);
+      if (!free) return E.right({ held: false, added, head, queue: [], expiresInMs: slot.expiresAt - time });
+      slot.holder = request.holder;
+      slot.expiresAt = time + request.ttlMs;
+      return E.right({
+        held: true,
+        added,
+        head,
+        queue: slot.queue.map((item) => ({ ...item })),
+        expiresInMs: request.ttlMs,
+      });
+    },
+  };
+};

@@ -1,0 +1,79 @@
+/**
+ * The options of `createNotableFactsTracker`, checked and filled in with their defaults: what
+ * the shell runs with, whatever a caller passed (a JavaScript caller may pass anything).
+ */
+import type { NotesLeaseSettings } from './leaseState.js';
+import { isNotesId } from './model.js';
+import type { CompleteFn } from './port.js';
+import { memoryNotesStore, type NotesStore } from './store.js';
+import type { NotableFactsTrackerOptions } from './trackerTypes.js';
+
+/** The default time an extraction may take before it is abandoned and recorded as a timeout. */
+export const DEFAULT_TIMEOUT_MS = 15_000;
+
+/** The longest timeout a timer can wait (2^31 - 1 ms, about 24.8 days): a longer one would fire at once. */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** The events the tracker keeps by default; older ones fold into the log's snapshot (`eventLog`). */
+export const DEFAULT_MAX_EVENTS = 10_000;
+
+/** How much longer than a model call a lease lasts by default: the save and the call that reports the work fit in it. */
+export const DEFAULT_LEASE_MARGIN_MS = 30_000;
+
+/** How soon, by default, a tracker waiting for another's holder to merge its end of stage looks again. */
+export const DEFAULT_LEASE_POLL_MS = 250;
+
+/**
+ * The idle (user, session) slots a tracker keeps in memory by default: a few megabytes (a slot
+ * holds its recent messages and at most 25 facts, 3 to 14 KB), and enough that a user who
+ * comes back within a thousand others finds their session without a load.
+ */
+export const DEFAULT_CACHE_SIZE = 1_000;
+
+/** `value` when it is a finite number above 0, else `fallback`. */
+export const positive = (value: unknown, fallback: number): number =>
+  typeof value === 'number' && value > 0 && Number.isFinite(value) ? value : fallback;
+
+/** The options a tracker runs with. */
+export interface ResolvedOptions {
+  /** The options as given (an object, possibly empty). */
+  readonly settings: Partial<NotableFactsTrackerOptions>;
+  readonly complete: CompleteFn;
+  readonly now: () => number;
+  readonly timeoutMs: number;
+  readonly store: NotesStore;
+  readonly onError: NotableFactsTrackerOptions['onError'];
+  readonly cacheSize: number;
+  /** How to take part in the store's leases: absent for a store without them, or one this tracker made (it is its alone). */
+  readonly lease: NotesLeaseSettings | undefined;
+}
+
+/** The options of `createNotableFactsTracker` with their defaults. */
+export const resolveOptions = (options: NotableFactsTrackerOptions): ResolvedOptions => {
+  const settings: Partial<NotableFactsTrackerOptions> = typeof options === 'object' && options !== null ? options : {};
+  const timeoutMs = Math.min(positive(settings.timeoutMs, DEFAULT_TIMEOUT_MS), MAX_TIMEOUT_MS);
+  const cacheSize = settings.cacheSize;
+  return {
+    settings,
+    complete:
+      typeof settings.complete === 'function'
+        ? settings.complete
+        : () => Promise.reject(new Error('no complete function was given')),
+    now: typeof settings.now === 'function' ? settings.now : Date.now,
+    timeoutMs,
+    store: settings.store ?? memoryNotesStore(),
+    onError: typeof settings.onError === 'function' ? settings.onError : undefined,
+    cacheSize:
+      typeof cacheSize === 'number' && cacheSize >= 0 && Number.isFinite(cacheSize)
+        ? Math.floor(cacheSize)
+        : DEFAULT_CACHE_SIZE,
+    lease:
+      settings.store?.leases === undefined
+        ? undefined
+        : {
+            holder: isNotesId(settings.holder) ? settings.holder : `tracker-${globalThis.crypto.randomUUID()}`,
+            ttlMs: Math.min(positive(settings.leaseMs, timeoutMs + DEFAULT_LEASE_MARGIN_MS), MAX_TIMEOUT_MS),
+            pollMs: Math.min(positive(settings.leasePollMs, DEFAULT_LEASE_POLL_MS), MAX_TIMEOUT_MS),
+          },
+  };
+};

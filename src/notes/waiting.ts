@@ -1,0 +1,68 @@
+/**
+ * What "everything asked for so far has settled" means for the notes machine, as a pure
+ * predicate built from a state: the extractions of the messages recorded, the profile rewrites
+ * asked for, the loads running and the changes made, each compared by counters later, so a
+ * wait never depends on traffic that comes after it. Built from the users with something in
+ * flight only, so an idle machine answers at once however many users it served.
+ */
+import * as PMap from '../persistent/persistentMap.js';
+import type { NotesLeaseSlot } from './leaseState.js';
+import { idOfKey } from './ledger.js';
+import {
+  type NotesState,
+  selectConversation,
+  selectProfileRewrite,
+  selectUserMachine,
+  selectUserStorage,
+} from './machine.js';
+
+/** True once what `state` had in flight has settled in the state it is given. */
+export type SettledSince = (current: NotesState) => boolean;
+
+/** The last item a holder knows it has to work through and report (nothing to report when it does not hold the lease). */
+const reportTarget = (lease: NotesLeaseSlot): number =>
+  lease.held
+    ? Math.max(
+        lease.done ?? Number.NEGATIVE_INFINITY,
+        lease.working ?? Number.NEGATIVE_INFINITY,
+        lease.queue[lease.queue.length - 1]?.seq ?? Number.NEGATIVE_INFINITY,
+      )
+    : Number.NEGATIVE_INFINITY;
+
+/** The predicate that holds once the extractions, rewrites, loads, saves and lease work in flight in `state` have settled. */
+export const settledSince = (state: NotesState): SettledSince => {
+  const targets: Array<readonly [string, string, number]> = [];
+  const rewrites: Array<readonly [string, number]> = [];
+  const storage: Array<readonly [string, number, ReadonlyArray<string>]> = [];
+  const leases: Array<readonly [string, string, number, number, number]> = [];
+  PMap.forEach(state.active, (_active, user) => {
+    const { conversations, busy, leased, rewrite, storage: stored } = selectUserMachine(state, user);
+    for (const key of busy) targets.push([user, idOfKey(key), PMap.get(conversations, key)!.requested]);
+    for (const key of leased) {
+      const lease = PMap.get(conversations, key)?.lease;
+      if (lease !== undefined) leases.push([user, idOfKey(key), lease.calls, lease.work, reportTarget(lease)]);
+    }
+    rewrites.push([user, rewrite.requested]);
+    storage.push([user, stored.changes, stored.loading]);
+  });
+  return (current) =>
+    targets.every(
+      ([user, session, requested]) => (selectConversation(current, user, session)?.settled ?? requested) >= requested,
+    ) &&
+    rewrites.every(([user, requested]) => selectProfileRewrite(current, user).settled >= requested) &&
+    storage.every(([user, changes, loading]) => {
+      const stored = selectUserStorage(current, user);
+      return stored.settledChanges >= changes && loading.every((key) => !stored.loading.includes(key));
+    }) &&
+    // Lease calls made and extractions started under a lease: answered and settled (or the lease let go of).
+    leases.every(([user, session, calls, work, target]) => {
+      const lease = selectConversation(current, user, session)?.lease;
+      return (
+        lease === undefined ||
+        (lease.answers >= calls &&
+          lease.worked >= work &&
+          // What this holder had to work through is reported done, unless the lease was lost meanwhile.
+          (!lease.held || (lease.acknowledged ?? Number.NEGATIVE_INFINITY) >= target))
+      );
+    });
+};

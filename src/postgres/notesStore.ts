@@ -1,0 +1,209 @@
+/**
+ * The notes store port over PostgreSQL, for notes ledgers served by several processes: per
+ * (user, session) a row of `notes_sessions`, per user a row of `notes_profiles`, each a JSONB
+ * value and a version. A save is one transaction that writes each record only at the version
+ * it names (an insert for version 0, an update of that version otherwise) and rolls back at the
+ * first that is not there, so it lands whole or is a `conflict`. The schema is created or
+ * upgraded on first use, as for the session store.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import type pg from 'pg';
+import type { NotesRecords, NotesStore, NotesStoreFailure, NotesWritten, StoredRecord } from '../notes/store.js';
+import { storeFailure } from '../notes/store.js';
+import { wellFormed } from '../notes/model.js';
+import type { JsonValue, NotesWrite } from '../notes/store.js';
+import { type Database, openDatabase, type PostgresOptions, type UrlOrPool } from './database.js';
+import type { PostgresFailure } from './failures.js';
+import { postgresLeases } from './notesLeases.js';
+import { ensureSchema } from './schema.js';
+
+/** A notes store over PostgreSQL: `close()` ends the pool it made from a URL (a pool passed in stays the caller's). */
+export interface PostgresNotesStore extends NotesStore {
+  /** Where, without the password. */
+  readonly location: string;
+  close(): Promise<void>;
+}
+
+/** The statements of a store on schema `s`, named so each connection prepares each once. */
+const statements = (s: string) => ({
+  load: {
+    name: `fact_tracker_notes_load_${s}`,
+    text: `SELECT 'session' AS kind, value, version FROM ${s}.notes_sessions WHERE user_id = $1 AND session_id = $2
+UNION ALL SELECT 'profile', value, version FROM ${s}.notes_profiles WHERE user_id = $1`,
+  },
+  insertSession: {
+    name: `fact_tracker_notes_insert_session_${s}`,
+    text: `INSERT INTO ${s}.notes_sessions (user_id, session_id, value, version) VALUES ($1, $2, $3::jsonb, 1)
+ON CONFLICT (user_id, session_id) DO NOTHING`,
+  },
+  updateSession: {
+    name: `fact_tracker_notes_update_session_${s}`,
+    text: `UPDATE ${s}.notes_sessions SET value = $3::jsonb, version = version + 1, updated_at = now()
+WHERE user_id = $1 AND session_id = $2 AND version = $4`,
+  },
+  insertProfile: {
+    name: `fact_tracker_notes_insert_profile_${s}`,
+    text: `INSERT INTO ${s}.notes_profiles (user_id, value, version) VALUES ($1, $2::jsonb, 1)
+ON CONFLICT (user_id) DO NOTHING`,
+  },
+  updateProfile: {
+    name: `fact_tracker_notes_update_profile_${s}`,
+    text: `UPDATE ${s}.notes_profiles SET value = $2::jsonb, version = version + 1, updated_at = now()
+WHERE user_id = $1 AND version = $3`,
+  },
+});
+
+const NEVER_SAVED: StoredRecord = Object.freeze({ version: 0 });
+
+/**
+ * Why `text` cannot be a key of these tables, or undefined: PostgreSQL text holds no NUL
+ * character, and a lone surrogate would reach the server as U+FFFD, the same as another id.
+ */
+export const unstorableId = (text: string): string | undefined =>
+  text.includes('\u0000')
+    ? 'holds a NUL character, which PostgreSQL text cannot keep'
+    : wellFormed(text) !== text
+      ? 'holds a lone surrogate, which PostgreSQL would keep as U+FFFD'
+      : undefined;
+
+/** A failure of the database as the port's: a save whose outcome is unknown is a `conflict` (read again), anything else `unavailable`. */
+export const notesFailure = (failed: PostgresFailure): NotesStoreFailure =>
+  storeFailure(failed.code === 'conflict' ? 'conflict' : 'unavailable', `${failed.code}: ${failed.message}`);
+
+/** A store whose every call fails with `error`: what a URL that is not one gives. */
+const failingStore = (error: PostgresFailure): PostgresNotesStore => {
+  const fail = async () => E.left(notesFailure(error));
+  return {
+    location: 'PostgreSQL (no valid address)',
+    load: fail,
+    save: fail,
+    leases: { lease: fail },
+    close: async () => undefined,
+  };
+};
+
+/** Thrown inside a save's transaction when a record is not at the version named: rolls it back. */
+class StaleRecord extends Error {}
+
+/** Runs `work` in a transaction on `client`, rolled back when it throws. */
+const inTransaction = async <T>(client: pg.PoolClient, work: () => Promise<T>): Promise<T> => {
+  await client.query('BEGIN');
+  try {
+    const result = await work();
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+};
+
+/**
+ * Schema readiness shared by a store's calls: the first call creates or upgrades the schema,
+ * the calls made meanwhile wait for it, and a failed check is tried again by the next call.
+ */
+export const schemaOnce = (db: Database): (() => Promise<E.Either<PostgresFailure, unknown>>) => {
+  let ready: Promise<E.Either<PostgresFailure, unknown>> | undefined;
+  return async () => {
+    const check = (ready ??= ensureSchema(db));
+    const done = await check;
+    if (E.isLeft(done) && ready === check) ready = undefined;
+    return done;
+  };
+};
+
+/**
+ * A notes store over the PostgreSQL database at `urlOrPool` (a `postgres://` or `postgresql://`
+ * URL, or a `pg.Pool` of the caller's, which stays open on `close`), with leases (`leases`) so
+ * that trackers in several processes never extract one user's session at once. Makes no
+ * connection until its first call, which creates or upgrades the schema (`options.schema`,
+ * default `fact_tracker`). Calls never throw.
+ */
+export const postgresNotesStore = (urlOrPool: UrlOrPool, options: PostgresOptions = {}): PostgresNotesStore => {
+  const opened = openDatabase(urlOrPool, options);
+  if (E.isLeft(opened)) return failingStore(opened.left);
+  const db: Database = opened.right;
+  const sql = statements(db.schema);
+  const prepared = schemaOnce(db);
+
+  /** Checks the ids, readies the schema, then runs `work` as `repeat` allows. */
+  const call = async <T>(
+    ids: ReadonlyArray<string>,
+    repeat: 'repeatable' | 'once',
+    work: (client: pg.PoolClient) => Promise<T>,
+  ): Promise<E.Either<NotesStoreFailure, T>> => {
+    for (const id of ids) {
+      const problem = unstorableId(id);
+      if (problem !== undefined) return E.left(storeFailure('unavailable', `the id ${JSON.stringify(id)} ${problem}`));
+    }
+    const schema = await prepared();
+    if (E.isLeft(schema)) return E.left(notesFailure(schema.left));
+    return E.mapLeft(notesFailure)(await db.run(repeat, work));
+  };
+
+  const load = (user: string, session: string) =>
+    call([user, session], 'repeatable', async (client): Promise<NotesRecords> => {
+      const { rows } = await client.query<{ kind: string; value: JsonValue; version: number }>({
+        ...sql.load,
+        values: [user, session],
+      });
+      const record = (kind: string): StoredRecord => {
+        const row = rows.find((found) => found.kind === kind);
+        return row === undefined ? NEVER_SAVED : { value: row.value, version: row.version };
+      };
+      return { session: record('session'), profile: record('profile') };
+    });
+
+  /** Writes one record at the version it names, or throws `StaleRecord`. */
+  const write = async (client: pg.PoolClient, statement: pg.QueryConfig, what: string): Promise<void> => {
+    const { rowCount } = await client.query(statement);
+    if (rowCount !== 1) throw new StaleRecord(`${what} changed since it was read`);
+  };
+
+  const save = async (user: string, notes: NotesWrite): Promise<E.Either<NotesStoreFailure, NotesWritten>> => {
+    // One order for every writer, so two saves of one user's records never wait on each other in a circle.
+    const sessions = [...notes.sessions].sort((a, b) => (a.session < b.session ? -1 : a.session > b.session ? 1 : 0));
+    const { profile } = notes;
+    const saved = await call([user, ...sessions.map(({ session }) => session)], 'once', (client) =>
+      inTransaction(client, async () => {
+        for (const { session, value, expected } of sessions)
+          await write(
+            client,
+            expected === 0
+              ? { ...sql.insertSession, values: [user, session, JSON.stringify(value)] }
+              : { ...sql.updateSession, values: [user, session, JSON.stringify(value), expected] },
+            `the record of ${JSON.stringify(user)} in ${JSON.stringify(session)}`,
+          );
+        if (profile !== undefined)
+          await write(
+            client,
+            profile.expected === 0
+              ? { ...sql.insertProfile, values: [user, JSON.stringify(profile.value)] }
+              : { ...sql.updateProfile, values: [user, JSON.stringify(profile.value), profile.expected] },
+            `the profile of ${JSON.stringify(user)}`,
+          );
+      }).then(
+        () => undefined,
+        // A record at another version rolled the transaction back: the save is a conflict, not a failure.
+        (error: unknown) => {
+          if (error instanceof StaleRecord) return error.message;
+          throw error;
+        },
+      ),
+    );
+    if (E.isLeft(saved)) return saved;
+    if (saved.right !== undefined) return E.left(storeFailure('conflict', saved.right));
+    return E.right({
+      sessions: notes.sessions.map(({ session, expected }) => ({ session, version: expected + 1 })),
+      ...(profile === undefined ? {} : { profile: profile.expected + 1 }),
+    });
+  };
+
+  return {
+    location: db.location,
+    load,
+    save,
+    leases: postgresLeases(db, (ids, work) => call(ids, 'once', work)),
+    close: () => db.end(),
+  };
+};

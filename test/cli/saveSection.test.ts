@@ -1,0 +1,79 @@
+/**
+ * `--save` writes its section of a saved state and keeps the other one: `replay --save` and
+ * `notes replay --save` into one file, in either order and at once from two processes, leave
+ * both; a file that holds something else is left as it is. Real files, real processes.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import { selectGlobalFacts } from '../../src/notes/ledger.js';
+import { decodeSavedState } from '../../src/saved/savedState.js';
+import { selectPairLogs } from '../../src/core/store/write.js';
+import { tempDir } from '../tempDirs.js';
+import { ROOT, runCli } from './runCli.js';
+
+const HISTORY = join(ROOT, 'examples', 'web-api-session.jsonl');
+const CONVERSATIONS = join(ROOT, 'examples', 'couples-coaching.jsonl');
+
+const saveFacts = (file: string) => runCli(['replay', HISTORY, '--json', '--save', file]);
+const saveNotes = (file: string) => runCli(['notes', 'replay', CONVERSATIONS, '--json', '--save', file]);
+
+/** The sections the file holds: pairs of the fact store, and the profile facts of maya in the notes. */
+const sectionsOf = (file: string): { pairs: number; notes: number | undefined } => {
+  const decoded = decodeSavedState(JSON.parse(readFileSync(file, 'utf8')));
+  if (E.isLeft(decoded)) throw new Error(decoded.left.message);
+  const { store, notes } = decoded.right;
+  return {
+    pairs: selectPairLogs(store).length,
+    notes: notes === undefined ? undefined : selectGlobalFacts(notes, 'maya')?.facts.length,
+  };
+};
+
+describe('--save into a saved state another command wrote', () => {
+  it('keeps the notes section when replay saves, and the fact store when notes replay saves, in either order', async () => {
+    const dir = tempDir('save-sections-');
+    const factsFirst = join(dir, 'facts-first.json');
+    const notesFirst = join(dir, 'notes-first.json');
+    expect((await saveFacts(factsFirst)).status).toBe(0);
+    const onlyFacts = sectionsOf(factsFirst);
+    expect(onlyFacts.pairs).toBeGreaterThan(0);
+    expect(onlyFacts.notes).toBeUndefined();
+    expect((await saveNotes(factsFirst)).status).toBe(0);
+    expect(sectionsOf(factsFirst)).toEqual({ pairs: onlyFacts.pairs, notes: 13 });
+
+    expect((await saveNotes(notesFirst)).status).toBe(0);
+    expect(sectionsOf(notesFirst)).toEqual({ pairs: 0, notes: 13 });
+    expect((await saveFacts(notesFirst)).status).toBe(0);
+    expect(sectionsOf(notesFirst)).toEqual({ pairs: onlyFacts.pairs, notes: 13 });
+    // Either order gives the same document.
+    expect(readFileSync(notesFirst, 'utf8')).toBe(readFileSync(factsFirst, 'utf8'));
+  });
+
+  it('keeps both sections when the two commands save into one file at once, from two processes', async () => {
+    const dir = tempDir('save-race-');
+    for (let round = 0; round < 4; round += 1) {
+      const file = join(dir, `state-${round}.json`);
+      const [facts, notes] = await Promise.all([saveFacts(file), saveNotes(file)]);
+      expect([facts.status, notes.status, facts.stderr, notes.stderr]).toEqual([0, 0, '', '']);
+      expect(sectionsOf(file).notes).toBe(13);
+      expect(sectionsOf(file).pairs).toBeGreaterThan(0);
+    }
+  });
+
+  it('leaves a file that holds no saved state as it is, says why in one line and exits 1', async () => {
+    const dir = tempDir('save-refused-');
+    const file = join(dir, 'notes.txt');
+    writeFileSync(file, 'my own notes, not a saved state\n');
+    const refused = await saveNotes(file);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(
+      /^fact-tracker notes: cannot save into .*notes\.txt: it holds no saved state, which --save would lose: it is not JSON/u,
+    );
+    expect(refused.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(readFileSync(file, 'utf8')).toBe('my own notes, not a saved state\n');
+    writeFileSync(file, '{"format":"something else"}\n');
+    expect((await saveFacts(file)).status).toBe(1);
+    expect(readFileSync(file, 'utf8')).toBe('{"format":"something else"}\n');
+  });
+});

@@ -1,0 +1,135 @@
+/**
+ * The conformance suite of the notes store's lease capability: what every adapter with leases
+ * must do. `describeNotesLeaseConformance(name, makeStore, expire)` takes a factory of fresh
+ * stores and a way to let a lease of `ttlMs` expire (advance a fake clock, or wait).
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import type { LeaseAnswer, LeaseRequest, NotesLeases } from '../../src/notes/leases.js';
+import type { NotesStore } from '../../src/notes/store.js';
+
+const TTL = 60_000;
+
+const lease = async (
+  leases: NotesLeases,
+  user: string,
+  session: string,
+  request: LeaseRequest,
+): Promise<LeaseAnswer> => {
+  const answer = await leases.lease(user, session, request);
+  if (E.isLeft(answer)) throw new Error(`lease failed: ${answer.left.code}: ${answer.left.message}`);
+  return answer.right;
+};
+
+const message = (text: string, at = 1) => ({ kind: 'message' as const, text, at });
+
+/** Defines the lease conformance tests of the adapter `makeStore` makes. */
+export const describeNotesLeaseConformance = (
+  name: string,
+  makeStore: () => NotesStore | Promise<NotesStore>,
+  /** Lets the leases a store handed out with `ttlMs` expire. */
+  expire: (store: NotesStore, ttlMs: number) => Promise<void>,
+): void => {
+  const leasesOf = async (): Promise<{ store: NotesStore; leases: NotesLeases }> => {
+    const store = await makeStore();
+    if (store.leases === undefined) throw new Error(`${name} has no leases`);
+    return { store, leases: store.leases };
+  };
+
+  describe(`the notes lease conformance suite: ${name}`, () => {
+    it('gives a free slot to whoever brings it work, with the queue; an empty slot to nobody', async () => {
+      const { leases } = await leasesOf();
+      expect(await lease(leases, 'maya', 's1', { holder: 'a', ttlMs: TTL })).toEqual({
+        held: false,
+        added: [],
+        queue: [],
+      });
+      const first = await lease(leases, 'maya', 's1', { holder: 'a', ttlMs: TTL, add: [message('one', 5)] });
+      expect(first).toMatchObject({ held: true, head: first.added[0], expiresInMs: TTL });
+      expect(first.queue).toEqual([{ kind: 'message', text: 'one', at: 5, seq: first.added[0], origin: 'a' }]);
+    });
+
+    it('keeps the lease from others while it is live, numbering what they add after what was there', async () => {
+      const { leases } = await leasesOf();
+      const a = await lease(leases, 'maya', 's1', { holder: 'a', ttlMs: TTL, add: [message('one')] });
+      const b = await lease(leases, 'maya', 's1', {
+        holder: 'b',
+        ttlMs: TTL,
+        add: [message('two'), { kind: 'stage', at: 9 }],
+      });
+      expect(b.held).toBe(false);
+      expect(b.queue).toEqual([]);
+      expect(b.head).toBe(a.added[0]);
+      expect(b.added).toHaveLength(2);
+      expect(b.added[0]!).toBeGreaterThan(a.added[0]!);
+      expect(b.added[1]!).toBeGreaterThan(b.added[0]!);
+      expect(b.expiresInMs).toBeGreaterThan(0);
+      expect(b.expiresInMs).toBeLessThanOrEqual(TTL);
+      // The holder's next call sees everything, from both, in order.
+      const again = await lease(leases, 'maya', 's1', { holder: 'a', ttlMs: TTL });
+      expect(again.queue.map((item) => [item.kind, item.text, item.origin])).toEqual([
+        ['message', 'one', 'a'],
+        ['message', 'two', 'b'],
+        ['stage', undefined, 'b'],
+      ]);
+      expect(again.queue[2]).toMatchObject({ at: 9 });
+    });
+
+    it('removes what the holder has done, renews while more waits, and frees the lease when nothing does', async () => {
+      const { leases } = await leasesOf();
+      const a = await lease(leases, 'maya', 's1', { holder: 'a', ttlMs: TTL, add: [message('one')] });
+      const b = await lease(leases, 'maya', 's1', { holder: 'b', ttlMs: TTL, add: [message('two')] });
+      const renewed = await lease(leases, 'maya', 's1', { holder: 'a', ttlMs: TTL, done: a.added[0]! });
+      expect(renewed).toMatchObject({ held: true, head: b.added[0] });
+      expect(renewed.queue.map((item) => item.text)).toEqual(['two']);
+      const freed = await lease(leases, 'maya', 's1', { holder: 'a', ttlMs: TTL, done: b.added[0]! });
+      expect(freed).toEqual({ held: false, added: [], queue: [] });
+      // Free again: the next one with work takes it at once.
+      expect((await lease(leases, 'maya', 's1', { holder: 'b', ttlMs: TTL, add: [message('three')] })).held).toBe(true);
+    });
+
+    it('hands an expired lease to the next one who asks, with the queue the crashed holder left', async () => {
+      const { store, leases } = await leasesOf();
+      await lease(leases, 'maya', 's1', { holder: 'crashed', ttlMs: 300, add: [message('one')] });
+      await lease(leases, 'maya', 's1', { holder: 'b', ttlMs: TTL, add: [message('two')] });
+      await expire(store, 300);
+      const taken = await lease(leases, 'maya', 's1', { holder: 'b', ttlMs: TTL });
+      expect(taken.held).toBe(true);
+      expect(taken.queue.map((item) => item.text)).toEqual(['one', 'two']);
+      // The crashed holder, back, finds it taken: what it says it has done still leaves the queue.
+      const back = await lease(leases, 'maya', 's1', { holder: 'crashed', ttlMs: TTL, done: taken.queue[0]!.seq });
+      expect(back.held).toBe(false);
+      expect((await lease(leases, 'maya', 's1', { holder: 'b', ttlMs: TTL })).queue.map((item) => item.text)).toEqual([
+        'two',
+      ]);
+    });
+
+    it('keeps slots apart: users, sessions, and ids an empty object answers', async () => {
+      const { leases } = await leasesOf();
+      for (const [user, session] of [
+        ['maya', 's1'],
+        ['maya', 's2'],
+        ['jordan', 's1'],
+        ['__proto__', 'constructor'],
+      ] as const)
+        expect(
+          (await lease(leases, user, session, { holder: user + session, ttlMs: TTL, add: [message(user + session)] }))
+            .queue,
+        ).toMatchObject([{ text: user + session }]);
+    });
+
+    it('gives a free slot to exactly one of many callers at once, and loses none of their items', async () => {
+      const { leases } = await leasesOf();
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          lease(leases, 'maya', 's1', { holder: `h${i}`, ttlMs: TTL, add: [message(`m${i}`)] }),
+        ),
+      );
+      expect(answers.filter((answer) => answer.held)).toHaveLength(1);
+      const winner = answers.findIndex((answer) => answer.held);
+      const all = await lease(leases, 'maya', 's1', { holder: `h${winner}`, ttlMs: TTL });
+      expect(all.queue.map((item) => item.text).sort()).toEqual(Array.from({ length: 8 }, (_, i) => `m${i}`).sort());
+      expect(new Set(answers.flatMap((answer) => answer.added)).size).toBe(8);
+    });
+  });
+};

@@ -1,0 +1,285 @@
+/**
+ * Trackers sharing a store with leases take turns on each (user, session), as processes sharing
+ * a database do: never two extractions of one (user, session) at once, messages recorded at
+ * either meanwhile folded into one follow-up, an end of stage merged once by whoever holds the
+ * lease, and a holder that stops answering taken over once its lease expires.
+ */
+import fc from 'fast-check';
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import { selectGlobalFacts, selectSessionFacts } from '../../src/notes/ledger.js';
+import type { CompleteFn } from '../../src/notes/port.js';
+import { memoryNotesStore, type NotesStore, type NotesWrite } from '../../src/notes/store.js';
+import { createNotableFactsTracker } from '../../src/notes/tracker.js';
+
+const answer = (...facts: string[]): string =>
+  JSON.stringify({ notableFacts: facts.map((fact) => ({ category: 'History', fact })) });
+
+/** Every message a prompt shows (the latest and those before it), and the facts it lists. */
+const told = (prompt: string): string[] => [
+  ...[...prompt.matchAll(/"fact":"([^"]*)"/gu)].map((match) => match[1]!),
+  ...[...prompt.matchAll(/^User: (.*)$/gmu)].map((match) => `Said ${match[1]}`),
+];
+
+/** A model whose calls stay open until the test answers them, counting the calls running at once. */
+const sharedModel = () => {
+  const calls: Array<{ prompt: string; resolve: (text: string) => void }> = [];
+  let running = 0;
+  let most = 0;
+  const complete: CompleteFn = (prompt) => {
+    running += 1;
+    most = Math.max(most, running);
+    return new Promise((resolve) => {
+      calls.push({
+        prompt,
+        resolve: (text) => {
+          running -= 1;
+          resolve(text);
+        },
+      });
+    });
+  };
+  /** Answers the oldest open call with everything its prompt told. */
+  const answerNext = async (): Promise<string> => {
+    const next = calls.shift();
+    if (next === undefined) throw new Error('no model call is open');
+    next.resolve(answer(...new Set(told(next.prompt))));
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    return next.prompt;
+  };
+  return { complete, calls, answerNext, most: () => most };
+};
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+/** `promise`, or a failure naming `what` when it has not settled within 3 s. */
+const within = <T>(promise: Promise<T>, what: string): Promise<T> =>
+  Promise.race([
+    promise,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} did not settle`)), 3_000)),
+  ]);
+
+describe('trackers sharing a store with leases', () => {
+  it('never extract one session at once: the other tracker’s messages fold into the holder’s one follow-up', async () => {
+    const store = memoryNotesStore();
+    const model = sharedModel();
+    const a = createNotableFactsTracker({ complete: model.complete, store, holder: 'a' });
+    const b = createNotableFactsTracker({ complete: model.complete, store, holder: 'b' });
+    a.recordUserMessage('maya', 's1', 'one');
+    await tick();
+    expect(model.calls).toHaveLength(1);
+    // Meanwhile, at both trackers: no second extraction starts.
+    b.recordUserMessage('maya', 's1', 'two');
+    a.recordUserMessage('maya', 's1', 'three');
+    b.recordUserMessage('maya', 's1', 'four');
+    await tick();
+    expect(model.calls).toHaveLength(1);
+    await model.answerNext();
+    await tick();
+    // One follow-up, at the holder, covering all three.
+    expect(model.calls).toHaveLength(1);
+    const followUp = await model.answerNext();
+    expect(followUp).toMatch(/User: one\nUser: two\nUser: three\n\nLatest user message:\nUser: four/u);
+    await Promise.all([a.settled(), b.settled()]);
+    expect(model.calls).toHaveLength(0);
+    expect(model.most()).toBe(1);
+    const records = await store.load('maya', 's1');
+    const stored = E.isRight(records) ? (records.right.session.value as { facts: Array<{ fact: string }> }).facts : [];
+    expect(stored.map((fact) => fact.fact).sort()).toEqual(['Said four', 'Said one', 'Said three', 'Said two']);
+    // The other tracker reads the holder's facts when it loads.
+    await b.load('maya', 's1');
+    expect(
+      selectSessionFacts(b.getSnapshot(), 'maya', 's1')
+        .map((fact) => fact.fact)
+        .sort(),
+    ).toEqual(['Said four', 'Said one', 'Said three', 'Said two']);
+  });
+
+  it('merges an end of stage asked for at the other tracker once, after the holder’s extraction, and answers it there', async () => {
+    const store = memoryNotesStore();
+    const model = sharedModel();
+    const a = createNotableFactsTracker({ complete: model.complete, store, holder: 'a', leasePollMs: 10 });
+    const b = createNotableFactsTracker({ complete: model.complete, store, holder: 'b', leasePollMs: 10 });
+    a.recordUserMessage('maya', 's1', 'one');
+    await tick();
+    const stage = b.endStage('maya', 's1');
+    b.recordUserMessage('maya', 's1', 'after the stage');
+    await tick();
+    await model.answerNext();
+    // The holder merged the stage, then extracts the message that came after it.
+    expect(model.calls).toHaveLength(1);
+    const report = await stage;
+    expect(E.isRight(report) && report.right).toMatchObject({ user: 'maya', sessions: ['s1'] });
+    expect(E.isRight(report) && report.right.profile?.facts.map((fact) => fact.fact)).toEqual(['Said one']);
+    await model.answerNext();
+    await Promise.all([a.settled(), b.settled()]);
+    const records = await store.load('maya', 's1');
+    expect(E.isRight(records) && records.right.profile.value).toMatchObject({
+      sessionCount: 1,
+      facts: [{ category: 'History', fact: 'Said one', session: 's1' }],
+    });
+    expect(selectGlobalFacts(a.getSnapshot(), 'maya')?.sessionCount).toBe(1);
+  });
+
+  it('takes over the queue of a holder that stopped answering once its lease has expired', async () => {
+    const store = memoryNotesStore();
+    const stuck: CompleteFn = () => new Promise(() => undefined);
+    const model = sharedModel();
+    const crashed = createNotableFactsTracker({
+      complete: stuck,
+      store,
+      holder: 'crashed',
+      timeoutMs: 60_000,
+      leaseMs: 150,
+    });
+    const b = createNotableFactsTracker({ complete: model.complete, store, holder: 'b', leaseMs: 150 });
+    crashed.recordUserMessage('maya', 's1', 'one');
+    await tick();
+    b.recordUserMessage('maya', 's1', 'two');
+    await tick();
+    expect(model.calls).toHaveLength(0);
+    // b looks again once the lease would expire, and takes the whole queue.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(model.calls).toHaveLength(1);
+    const prompt = await model.answerNext();
+    expect(prompt).toMatch(/User: one[\s\S]*Latest user message:\nUser: two/u);
+    await b.settled();
+    const records = await store.load('maya', 's1');
+    expect(
+      E.isRight(records) &&
+        (records.right.session.value as { facts: Array<{ fact: string }> }).facts.map((f) => f.fact),
+    ).toEqual(['Said one', 'Said two']);
+  });
+
+  it('settles only once its work is reported to the store: nothing in flight after settled(), the lease free', async () => {
+    const store = memoryNotesStore();
+    const model = sharedModel();
+    const tracker = createNotableFactsTracker({ complete: model.complete, store, holder: 'a' });
+    tracker.recordUserMessage('maya', 's1', 'one');
+    await tick();
+    await model.answerNext();
+    await tracker.settled();
+    expect(tracker.retained().inFlight).toBe(0);
+    // The lease is free: another tracker takes it at once.
+    const other = await store.leases!.lease('maya', 's1', { holder: 'b', ttlMs: 1_000, add: [{ kind: 'message' }] });
+    expect(E.isRight(other) && other.right).toMatchObject({ held: true, queue: [{ kind: 'message', origin: 'b' }] });
+  });
+
+  it('keeps the report of finished work that waits for its save when a call only adds items: nothing is worked twice', async () => {
+    const inner = memoryNotesStore();
+    const saves: Array<() => void> = [];
+    // Saves wait until the test lets them through; loads and leases answer at once.
+    const store = {
+      load: inner.load,
+      leases: inner.leases!,
+      save: (user: string, write: NotesWrite) =>
+        new Promise<ReturnType<typeof inner.save>>((resolve) => saves.push(() => resolve(inner.save(user, write)))),
+    } as NotesStore;
+    const model = sharedModel();
+    const tracker = createNotableFactsTracker({ complete: model.complete, store, holder: 'a' });
+    tracker.recordUserMessage('maya', 's1', 'one');
+    const stage = tracker.endStage('maya', 's1');
+    await tick();
+    const prompts = [await model.answerNext()];
+    // The extraction of "one" is saving; a message comes meanwhile, and goes to the queue.
+    tracker.recordUserMessage('maya', 's1', 'two');
+    await tick();
+    for (let round = 0; round < 10 && (saves.length > 0 || model.calls.length > 0); round += 1) {
+      saves.splice(0).forEach((release) => release());
+      await tick();
+      if (model.calls.length > 0) prompts.push(await model.answerNext());
+    }
+    const settled = tracker.settled();
+    for (let round = 0; round < 10; round += 1) {
+      saves.splice(0).forEach((release) => release());
+      await tick();
+    }
+    await settled;
+    expect(E.isRight(await stage)).toBe(true);
+    const latest = prompts.map((prompt) => /Latest user message:\nUser: (.*)/u.exec(prompt)?.[1]);
+    expect(latest).toEqual(['one', 'two']);
+  });
+
+  it('never run two extractions of one session at once, and lose no message and no end of stage, however two trackers interleave', async () => {
+    const command = fc.oneof(
+      fc.record({
+        kind: fc.constant('message' as const),
+        at: fc.constantFrom(0, 1),
+        session: fc.constantFrom('s1', 's2'),
+      }),
+      fc.record({ kind: fc.constant('answer' as const), pick: fc.nat() }),
+      fc.record({
+        kind: fc.constant('stage' as const),
+        at: fc.constantFrom(0, 1),
+        session: fc.constantFrom('s1', 's2'),
+      }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(command, { maxLength: 30 }), async (commands) => {
+        const store = memoryNotesStore();
+        const open: Array<{ session: string; prompt: string; resolve: (text: string) => void }> = [];
+        const running = new Map<string, number>();
+        let overlaps = 0;
+        const complete: CompleteFn = (prompt) => {
+          const session = /User: (s\d)-/u.exec(prompt.slice(prompt.lastIndexOf('Latest user message:')))?.[1] ?? '?';
+          running.set(session, (running.get(session) ?? 0) + 1);
+          if (running.get(session)! > 1) overlaps += 1;
+          return new Promise((resolve) => open.push({ session, prompt, resolve }));
+        };
+        const trackers = ['a', 'b'].map((holder) =>
+          createNotableFactsTracker({ complete, store, holder, leasePollMs: 5 }),
+        );
+        const answerOne = (pick: number): void => {
+          const [call] = open.splice(pick % open.length, 1);
+          running.set(call!.session, running.get(call!.session)! - 1);
+          call!.resolve(answer(...new Set(told(call!.prompt))));
+        };
+        const sent = new Map<string, string[]>([
+          ['s1', []],
+          ['s2', []],
+        ]);
+        const stages: Array<Promise<unknown>> = [];
+        /** Per session, whether its latest command was an end of stage (it then waits for every message before it). */
+        const endedLast = new Map<string, boolean>();
+        for (const [i, step] of commands.entries()) {
+          if (step.kind === 'message' && sent.get(step.session)!.length < 8) {
+            const text = `${step.session}-m${i}`;
+            sent.get(step.session)!.push(text);
+            trackers[step.at]!.recordUserMessage('maya', step.session, text);
+            endedLast.set(step.session, false);
+          } else if (step.kind === 'stage') {
+            stages.push(trackers[step.at]!.endStage('maya', step.session));
+            endedLast.set(step.session, true);
+          } else if (step.kind === 'answer' && open.length > 0) answerOne(step.pick);
+          await tick();
+        }
+        // Answer every call until both trackers have settled with none open (a follow-up opens one as another ends).
+        const settled = within(Promise.all(trackers.map((tracker) => tracker.settled())), 'settled');
+        for (let idle = 0; idle < 3;) {
+          if (open.length > 0) {
+            while (open.length > 0) answerOne(0);
+            idle = 0;
+          } else idle += 1;
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        await settled;
+        const reports = await within(Promise.all(stages), 'stages');
+        expect(overlaps).toBe(0);
+        expect(reports.every((report) => E.isRight(report as E.Either<unknown, unknown>))).toBe(true);
+        for (const [session, texts] of sent) {
+          const records = await store.load('maya', session);
+          const value = E.isRight(records) ? (records.right.session.value as { facts?: Array<{ fact: string }> }) : {};
+          const facts = (value?.facts ?? []).map((fact) => fact.fact).sort();
+          expect(facts).toEqual(texts.map((text) => `Said ${text}`).sort());
+          // An end of stage after the last message merged all of them, once.
+          const profile = E.isRight(records)
+            ? (records.right.profile.value as { facts?: Array<{ fact: string; session?: string }> } | undefined)
+            : undefined;
+          const merged = (profile?.facts ?? []).filter((fact) => fact.session === session).map((fact) => fact.fact);
+          if (endedLast.get(session) === true) expect(merged.sort()).toEqual(facts);
+        }
+      }),
+      { numRuns: 40, interruptAfterTimeLimit: 50_000 },
+    );
+  });
+});

@@ -1,0 +1,107 @@
+/**
+ * The PostgreSQL notes store against a real server: the notes store and lease conformance
+ * suites, its tables in the versioned schema, a pool passed in left open, and one-line failures.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MIGRATIONS, postgresNotesStore, type PostgresNotesStore } from '../../src/postgres/index.js';
+import { describeNotesLeaseConformance } from '../notes/leaseConformance.js';
+import { describeNotesStoreConformance } from '../notes/storeConformance.js';
+import { postgresUnavailable, usePostgres } from './server.js';
+
+const { server } = usePostgres();
+
+/** Stores opened by a test, closed after it. */
+const opened: PostgresNotesStore[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((store) => store.close()));
+});
+
+const database: { url?: Promise<string> } = {};
+const databaseUrl = (): Promise<string> => (database.url ??= server().createDatabase());
+
+let schemas = 0;
+/** A store on a schema of its own, so each test starts empty. */
+const freshStore = async (): Promise<PostgresNotesStore> => {
+  schemas += 1;
+  const store = postgresNotesStore(await databaseUrl(), { schema: `n${schemas}` });
+  opened.push(store);
+  return store;
+};
+
+describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store', () => {
+  describeNotesStoreConformance('postgresNotesStore', freshStore);
+  describeNotesLeaseConformance(
+    'postgresNotesStore',
+    freshStore,
+    (_store, ttlMs) => new Promise((resolve) => setTimeout(resolve, ttlMs + 50)),
+  );
+
+  it('keeps its tables in the versioned schema, records as JSONB with a version column', async () => {
+    const store = await freshStore();
+    const saved = await store.save('maya', {
+      sessions: [{ session: 's1', value: { facts: [] }, expected: 0 }],
+      profile: { value: { facts: [], sessionCount: 0 }, expected: 0 },
+    });
+    expect(E.isRight(saved)).toBe(true);
+    const admin = new pg.Pool({ connectionString: await databaseUrl(), max: 1 });
+    const schema = `n${schemas}`;
+    const { rows: versions } = await admin.query(`SELECT version FROM ${schema}.migrations ORDER BY version`);
+    const { rows: columns } = await admin.query(
+      `SELECT table_name, column_name, data_type FROM information_schema.columns
+       WHERE table_schema = $1 AND table_name IN ('notes_sessions', 'notes_profiles') AND column_name IN ('value', 'version')
+       ORDER BY table_name, column_name`,
+      [schema],
+    );
+    const { rows: stored } = await admin.query(
+      `SELECT user_id, session_id, value, version FROM ${schema}.notes_sessions`,
+    );
+    await admin.end();
+    expect(versions).toEqual(MIGRATIONS.map(({ version }) => ({ version })));
+    expect(columns).toEqual([
+      { table_name: 'notes_profiles', column_name: 'value', data_type: 'jsonb' },
+      { table_name: 'notes_profiles', column_name: 'version', data_type: 'integer' },
+      { table_name: 'notes_sessions', column_name: 'value', data_type: 'jsonb' },
+      { table_name: 'notes_sessions', column_name: 'version', data_type: 'integer' },
+    ]);
+    expect(stored).toEqual([{ user_id: 'maya', session_id: 's1', value: { facts: [] }, version: 1 }]);
+  });
+
+  it('leaves a pool passed in open on close, and ends the one it made', async () => {
+    const url = await databaseUrl();
+    const pool = new pg.Pool({ connectionString: url, max: 2 });
+    pool.on('error', () => undefined);
+    const passed = postgresNotesStore(pool, { schema: 'pooled_notes' });
+    expect(E.isRight(await passed.load('maya', 's1'))).toBe(true);
+    await passed.close();
+    expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    await pool.end();
+    const own = postgresNotesStore(url, { schema: 'pooled_notes' });
+    expect(E.isRight(await own.load('maya', 's1'))).toBe(true);
+    await own.close();
+    const closed = await own.load('maya', 's1');
+    expect(E.isLeft(closed) && closed.left.code).toBe('unavailable');
+  });
+
+  it('fails in one line, as unavailable, without the password: no server, a wrong URL, an id PostgreSQL cannot keep', async () => {
+    const nowhere = postgresNotesStore('postgres://me:hunter2-secret@127.0.0.1:1/db', { retryMs: 0 });
+    const unreachable = await nowhere.load('maya', 's1');
+    await nowhere.close();
+    expect(E.isLeft(unreachable) && unreachable.left).toEqual({
+      code: 'unavailable',
+      message: expect.stringMatching(
+        /^store_unreachable: cannot reach PostgreSQL at postgres:\/\/me@127\.0\.0\.1:1\/db: /u,
+      ),
+    });
+    expect(JSON.stringify(unreachable)).not.toContain('hunter2');
+    const wrong = postgresNotesStore('mysql://localhost/db');
+    const refused = await wrong.save('maya', { sessions: [] });
+    expect(E.isLeft(refused) && refused.left.message).toMatch(/^store_url: /u);
+    const store = await freshStore();
+    const nul = await store.load('ma\u0000ya', 's1');
+    expect(E.isLeft(nul) && nul.left.message).toMatch(/NUL character/u);
+    const surrogate = await store.save('maya', { sessions: [{ session: 's\ud83d', value: {}, expected: 0 }] });
+    expect(E.isLeft(surrogate) && surrogate.left.message).toMatch(/lone surrogate/u);
+  });
+});
