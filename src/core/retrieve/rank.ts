@@ -83,6 +83,12 @@ export interface RecencyOptions {
   readonly tasks: number;
   /** What each task further back gets, relative to the one after it. */
   readonly decay: number;
+  /**
+   * What the facts of the most recent other task get besides, divided by the square root of the
+   * number of files the task changed (decaying the same): of a task that changed one file, that
+   * file is likely the next task's; of a sweep of thirty, any one of them less so.
+   */
+  readonly shared: number;
 }
 
 /** Co-change: files that changed in the same tasks as the query's best-matching files. */
@@ -104,6 +110,13 @@ export interface RankingOptions {
   readonly contextWeight: number;
   /** How many of the best-matching tasks lend their context (bounds the cost in long sessions). */
   readonly contextTasks: number;
+  /**
+   * How a task's context is shared out over the files it changed: each file gets the task's
+   * score divided by its number of files to this power (1: shared evenly; 0: each file gets the
+   * whole score). Below 1, the files of a sweeping commit (a rename, a refactor, a dependency
+   * bump) are not starved by their number.
+   */
+  readonly contextShare: number;
   /** Added to the score of a fact whose subject is a file the query names exactly. */
   readonly exactFileBoost: number;
   readonly feedback: FeedbackOptions;
@@ -130,25 +143,26 @@ export type RankingOverrides = Partial<Omit<RankingOptions, 'priors' | 'feedback
 /** The defaults: fitted on the labeled histories (`npm run eval -- --fit`; see docs/retrieval.md). */
 export const DEFAULT_RANKING: RankingOptions = {
   priors: {
-    status: 0.118,
-    test: 0.382,
-    testFile: 0.667,
-    manifest: 1.05,
-    docs: 0.851,
-    generated: 1.15,
-    convention: 3.84,
-    summary: 0.111,
-    issue: 1.05,
-    duplicate: 0.278,
+    status: 0.188,
+    test: 0.555,
+    testFile: 0.799,
+    manifest: 1.17,
+    docs: 0.749,
+    generated: 0.873,
+    convention: 1.85,
+    summary: 0.07,
+    issue: 1.08,
+    duplicate: 0.7,
   },
-  contextWeight: 3.96,
+  contextWeight: 1.82,
   contextTasks: 32,
+  contextShare: 0.5,
   exactFileBoost: 100,
-  feedback: { weight: 0.102, facts: 3, terms: 8, maxShare: 0.05 },
-  recency: { weight: 5.04, tasks: 63, decay: 0.967 },
-  coChange: { weight: 2.24, seeds: 3 },
-  conventionBase: 0.429,
-  floor: 0.02,
+  feedback: { weight: 0.432, facts: 3, terms: 8, maxShare: 0.05 },
+  recency: { weight: 2.06, tasks: 63, decay: 0.97, shared: 0.795 },
+  coChange: { weight: 2.2, seeds: 3 },
+  conventionBase: 0.464,
+  floor: 0,
 };
 
 const finiteOr = (value: unknown, fallback: number): number =>
@@ -180,6 +194,7 @@ export const resolveRanking = (overrides: unknown): RankingOptions => {
     },
     contextWeight: finiteOr(o['contextWeight'], d.contextWeight),
     contextTasks: Math.floor(finiteOr(o['contextTasks'], d.contextTasks)),
+    contextShare: Math.min(1, finiteOr(o['contextShare'], d.contextShare)),
     exactFileBoost: finiteOr(o['exactFileBoost'], d.exactFileBoost),
     feedback: {
       weight: finiteOr(f['weight'], d.feedback.weight),
@@ -191,6 +206,7 @@ export const resolveRanking = (overrides: unknown): RankingOptions => {
       weight: finiteOr(r['weight'], d.recency.weight),
       tasks: Math.min(RECENT_TASKS - 1, Math.floor(finiteOr(r['tasks'], d.recency.tasks))),
       decay: finiteOr(r['decay'], d.recency.decay),
+      shared: finiteOr(r['shared'], d.recency.shared),
     },
     coChange: {
       weight: finiteOr(c['weight'], d.coChange.weight),
