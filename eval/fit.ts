@@ -1,10 +1,11 @@
 /**
  * Fitting the ranking on labeled histories.
  *
- * What is fitted: the weights of feedback, context, recency (and its decay per task), co-change
- * and the convention base relative to the query's own BM25 (weight 1), the prior of each kind of
- * fact, and the relevance floor. The rest of the ranking is structure, kept as it is: how many
- * tasks lend context or recency, how many feedback words and co-change seeds, the exact-file boost.
+ * What is fitted: the weights of feedback, context, recency (and its decay per task), the shared
+ * recency, co-change and the convention base relative to the query's own BM25 (weight 1), the
+ * prior of each kind of fact, and the relevance floor. The rest of the ranking is structure, kept
+ * as it is: how many tasks lend context or recency, how a task's context is shared out over its
+ * files (`contextShare`), how many feedback words and co-change seeds, the exact-file boost.
  *
  * The objective is recall within the budget: the share of the labels the section holds, each
  * label counting the same (`micro`; weighing each history the same, `macro`, gave 0.831 instead

@@ -11,10 +11,11 @@
  *   feedback), for facts that need the words of the best matches, not of the prompt;
  * - context: BM25 of the query against the prompt and summary of the task that produced the fact,
  *   shared out over what the task did (for a file fact, summed over every task that changed
- *   the file, each task's score divided by the number of files it changed), among the
- *   best-matching tasks;
+ *   the file, each task's score divided by the number of files it changed to the power
+ *   `contextShare`), among the best-matching tasks;
  * - recency: the facts of the most recent other tasks, decaying per task, on their own weight:
- *   a prompt that matches nothing still gets what the last tasks did;
+ *   a prompt that matches nothing still gets what the last tasks did; plus a shared recency,
+ *   over the square root of the files the task changed (the task's size as a feature);
  * - co-change: files that changed together with the query's best-matching files, by how often;
  * - convention base: a share of the query's best score for a convention it does not match
  *   (conventions bind every later task);
@@ -377,7 +378,7 @@ export interface ScoreParts {
   readonly feedback: number;
   /** Weighted BM25 match against the producing task's prompt and summary. */
   readonly context: number;
-  /** The recency of a fact of one of the most recent other tasks (already times its weight). */
+  /** The recency of a fact of one of the most recent other tasks, the shared recency included (already weighted). */
   readonly recency: number;
   /** The co-change score of a file that changed with the query's best files (already times its weight). */
   readonly coChange: number;
