@@ -12,8 +12,8 @@
  * times faster; a proxy to compare variants, not the figure to report); L2=0.02 sets the fit's
  * penalty. `--realworld DIR` as for `npm run eval`.
  *
- * The variants: `shipped` (the defaults' model), `evenShare` and `wholeShare` (a task's context
- * over its files' number, or whole, instead of over its root), `noShared` (no shared recency),
+ * The variants: `shipped` (the defaults' model), `evenShare`, `quarterShare` and `wholeShare` (a
+ * task's context over its files' number, their fourth root, or whole, instead of over their root), `noShared` (no shared recency),
  * `churn` (how many tasks changed a file, log2(1 + tasks), in place of the feedback words),
  * `churnSpecial` (the same for facts another signal already reaches).
  */
@@ -39,8 +39,9 @@ const progress = (what: string): void => {
 interface Extended extends Candidate {
   /** Files the task the label points to changed (labels only; -1 otherwise). */
   readonly labelFiles: number;
-  /** The file's context with each task's score over its files' number (1) or whole (0). */
+  /** The file's context with each task's score over its files' number (1), their fourth root (0.25) or whole (0). */
   readonly contextEven: number;
+  readonly contextQuarter: number;
   readonly contextWhole: number;
   /** How many tasks changed the file (file facts; 0 otherwise). */
   readonly churn: number;
@@ -69,17 +70,20 @@ const extended = (history: History, index: number): PromptCandidates => {
   const candidates = base.candidates.map((c): Extended => {
     const fact = byId.get(c.id)!.fact;
     let contextEven = c.context;
+    let contextQuarter = c.context;
     let contextWhole = c.context;
     let churn = 0;
     if (isFileFact(fact)) {
       const record = PMap.get(store.index.files, pairKey(fact.subject, fact.relation));
       churn = record?.tasks.length ?? 0;
       contextEven = 0;
+      contextQuarter = 0;
       contextWhole = 0;
       for (const taskId of record?.tasks ?? []) {
         const score = taskScores.get(taskId);
         if (score === undefined) continue;
         contextEven += score / filesOf(taskId);
+        contextQuarter += score / filesOf(taskId) ** 0.25;
         contextWhole += score;
       }
     }
@@ -88,6 +92,7 @@ const extended = (history: History, index: number): PromptCandidates => {
       ...c,
       labelFiles: label === undefined ? -1 : prompt.labelFiles[label]!,
       contextEven,
+      contextQuarter,
       contextWhole,
       churn,
     };
@@ -104,6 +109,7 @@ const churnOf = (c: Extended): number => (c.churn > 0 ? Math.log2(1 + c.churn) :
 const VARIANTS: Readonly<Record<string, Variant>> = {
   shipped: { signals: (c) => c },
   evenShare: { signals: (c) => ({ ...c, context: c.contextEven }) },
+  quarterShare: { signals: (c) => ({ ...c, context: c.contextQuarter }) },
   wholeShare: { signals: (c) => ({ ...c, context: c.contextWhole }) },
   noShared: { signals: (c) => c, off: ['shared'] },
   churn: { signals: (c) => ({ ...c, feedback: churnOf(c) }) },

@@ -373,7 +373,7 @@ describe('the signals beyond the words', () => {
     expect(reached).toContain('src/gen/index.ts');
   });
 
-  it('a task that changed many files lends each of them its context over the root of their number, not the whole', () => {
+  it('a task that changed many files lends each of them its context over a root of their number, not the whole', () => {
     const s = addFacts(emptyFactStore(), [
       ...changed(
         1,
@@ -385,23 +385,30 @@ describe('the signals beyond the words', () => {
       ['1', 'Add documentation logos'],
       ['2', 'Add documentation rendering of code samples'],
     ]);
-    const contextAt = (contextShare: number): Record<string, number> =>
+    const contextAt = (contextShare?: number): Record<string, number> =>
       Object.fromEntries(
         explainRetrieval(
           withPrompts,
           defaults('Add documentation', {
-            ranking: { recency: { weight: 0, shared: 0 }, coChange: { weight: 0 }, contextShare },
+            ranking: {
+              recency: { weight: 0, shared: 0 },
+              coChange: { weight: 0 },
+              ...(contextShare === undefined ? {} : { contextShare }),
+            },
           }),
         ).map((d) => [d.fact.subject, d.parts?.context ?? 0]),
       );
+    const shared = contextAt();
     const halved = contextAt(0.5);
     const even = contextAt(1);
     const whole = contextAt(0);
-    // Twenty files: each gets its task's score over sqrt(20) by default, over 20 when shared evenly.
+    // Twenty files: each gets its task's score over the fourth root of 20 by default, over its
+    // square root at 0.5, over 20 when shared evenly; a task of one file lends its whole score.
+    expect(shared['assets/logo0.svg']! * 20 ** 0.25).toBeCloseTo(whole['assets/logo0.svg']!, 9);
     expect(halved['assets/logo0.svg']! * Math.sqrt(20)).toBeCloseTo(whole['assets/logo0.svg']!, 9);
     expect(even['assets/logo0.svg']! * 20).toBeCloseTo(whole['assets/logo0.svg']!, 9);
-    expect(halved['src/render.ts']).toBe(whole['src/render.ts']);
-    expect(halved['src/render.ts']).toBeGreaterThan(halved['assets/logo0.svg']!);
+    expect(shared['src/render.ts']).toBe(whole['src/render.ts']);
+    expect(shared['src/render.ts']).toBeGreaterThan(shared['assets/logo0.svg']!);
     const decisions = explainRetrieval(
       withPrompts,
       defaults('Add documentation', { ranking: { recency: { weight: 0, shared: 0 }, coChange: { weight: 0 } } }),
