@@ -278,7 +278,7 @@ describe('exact top k', () => {
             taskId: '0',
             maxFacts,
             maxTokens: 100_000,
-            ranking: { recency: { weight: 0 }, coChange: { weight: 0 } },
+            ranking: { recency: { weight: 0, shared: 0 }, coChange: { weight: 0 } },
           };
           expect(retrieveFacts(store, query)).toEqual(included(store, query));
         },
