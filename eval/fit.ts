@@ -1,10 +1,11 @@
 /**
  * Fitting the ranking on labeled histories.
  *
- * What is fitted: the weights of feedback, context, recency (and its decay per task), co-change
- * and the convention base relative to the query's own BM25 (weight 1), the prior of each kind of
- * fact, and the relevance floor. The rest of the ranking is structure, kept as it is: how many
- * tasks lend context or recency, how many feedback words and co-change seeds, the exact-file boost.
+ * What is fitted: the weights of feedback, context, recency (and its decay per task), the shared
+ * recency, co-change and the convention base relative to the query's own BM25 (weight 1), the
+ * prior of each kind of fact, and the relevance floor. The rest of the ranking is structure, kept
+ * as it is: how many tasks lend context or recency, how a task's context is shared out over its
+ * files (`contextShare`), how many feedback words and co-change seeds, the exact-file boost.
  *
  * The objective is recall within the budget: the share of the labels the section holds, each
  * label counting the same (`micro`; weighing each history the same, `macro`, gave 0.831 instead
@@ -33,8 +34,9 @@ import { PRIOR_CLASSES } from '../src/core/search/priors.js';
 import { type PromptCandidates, PRIOR_NAMES, type Ranking, simulateSection } from './model.js';
 
 /** The weights step 1 fits, besides the priors and the recency decay. */
-const WEIGHTS = ['feedback', 'context', 'recency', 'coChange', 'base'] as const;
-type Weight = (typeof WEIGHTS)[number];
+const WEIGHTS = ['feedback', 'context', 'recency', 'coChange', 'base', 'shared'] as const;
+/** One weight step 1 fits. */
+export type Weight = (typeof WEIGHTS)[number];
 
 /** The fitted ranking's precision must be at least this times the recency baseline's at the same tokens. */
 export const PRECISION_MARGIN = 1.1;
@@ -45,7 +47,7 @@ export const START: Ranking = {
   priors: Object.fromEntries(PRIOR_NAMES.map((name) => [name, 1])) as unknown as Ranking['priors'],
   contextWeight: 1,
   feedback: { ...DEFAULT_RANKING.feedback, weight: 1 },
-  recency: { ...DEFAULT_RANKING.recency, weight: 1, decay: 0.9 },
+  recency: { ...DEFAULT_RANKING.recency, weight: 1, decay: 0.9, shared: 1 },
   coChange: { ...DEFAULT_RANKING.coChange, weight: 1 },
   conventionBase: 1,
   floor: 0,
@@ -113,6 +115,7 @@ export const prepareHistories = (
           feedback: column((i) => candidates[i]!.feedback),
           context: column((i) => candidates[i]!.context),
           recency: column(() => 1),
+          shared: column((i) => 1 / Math.sqrt(Math.max(1, candidates[i]!.taskFiles))),
           coChange: column((i) => candidates[i]!.coChange),
           base: column((i) => {
             const c = candidates[i]!;
@@ -169,7 +172,9 @@ const fitWeights = (
   base: Ranking,
   weighting: Weighting,
   l2: number = L2,
+  off: ReadonlyArray<Weight> = [],
 ): Ranking => {
+  const on = WEIGHTS.map((name) => (off.includes(name) ? 0 : 1));
   const combinations: number[] = [];
   const data = weighted(histories, weighting, combinations);
   const indices = combinations.map(priorIndices);
@@ -194,7 +199,7 @@ const fitWeights = (
   const logPriors = new Float64Array(combinations.length);
   const perCombination = new Float64Array(combinations.length);
   for (let step = 1; step <= STEPS; step += 1) {
-    const w = WEIGHTS.map((_, k) => Math.exp(theta[k]!));
+    const w = WEIGHTS.map((_, k) => on[k]! * Math.exp(theta[k]!));
     const decay = 1 / (1 + Math.exp(-theta[decayAt]!));
     const a = Math.exp(theta[temperatureAt]!);
     for (let age = 0; age < powers.length; age += 1) powers[age] = decay ** age;
@@ -208,11 +213,12 @@ const fitWeights = (
     let gRecency = 0;
     let gCoChange = 0;
     let gBase = 0;
+    let gShared = 0;
     let gDecay = 0;
     let gTemperature = 0;
     for (const p of data) {
       const n = p.label.length;
-      const { query, feedback, context, coChange, base: baseSignal } = p.signals;
+      const { query, feedback, context, coChange, base: baseSignal, shared } = p.signals;
       let max = -Infinity;
       for (let i = 0; i < n; i += 1) {
         const age = p.age[i]!;
@@ -224,6 +230,7 @@ const fitWeights = (
           w[2]! * rec[i]! +
           w[3]! * coChange[i]! +
           w[4]! * baseSignal[i]! +
+          w[5]! * rec[i]! * shared[i]! +
           EPSILON;
         z[i] = a * (logPriors[p.combination[i]!]! + Math.log(lin[i]!));
         if (z[i]! > max) max = z[i]!;
@@ -242,7 +249,8 @@ const fitWeights = (
         gRecency += perLin * rec[i]!;
         gCoChange += perLin * coChange[i]!;
         gBase += perLin * baseSignal[i]!;
-        if (p.age[i]! > 0) gDecay += perLin * p.age[i]! * rec[i]!;
+        gShared += perLin * rec[i]! * shared[i]!;
+        if (p.age[i]! > 0) gDecay += perLin * p.age[i]! * rec[i]! * (w[2]! + w[5]! * shared[i]!);
         const c = p.combination[i]!;
         perCombination[c] = perCombination[c]! + dls;
         gTemperature += dz * z[i]!;
@@ -253,10 +261,11 @@ const fitWeights = (
     grad[2] = gRecency * w[2]!;
     grad[3] = gCoChange * w[3]!;
     grad[4] = gBase * w[4]!;
+    grad[5] = gShared * w[5]!;
     indices.forEach((list, c) => {
       for (const k of list) grad[nw + k] = grad[nw + k]! + perCombination[c]!;
     });
-    grad[decayAt] = gDecay * w[2]! * (1 - decay);
+    grad[decayAt] = gDecay * (1 - decay);
     grad[temperatureAt] = gTemperature;
     for (let k = 0; k < size; k += 1) {
       const g = grad[k]! / total + l2 * theta[k]!;
@@ -266,7 +275,7 @@ const fitWeights = (
         theta[k]! - (LEARNING_RATE * (m[k]! / (1 - 0.9 ** step))) / (Math.sqrt(v[k]! / (1 - 0.999 ** step)) + 1e-8);
     }
   }
-  const weight = (name: Weight): number => round(Math.exp(theta[WEIGHTS.indexOf(name)]!));
+  const weight = (name: Weight): number => (off.includes(name) ? 0 : round(Math.exp(theta[WEIGHTS.indexOf(name)]!)));
   return {
     ...base,
     priors: Object.fromEntries(
@@ -274,7 +283,12 @@ const fitWeights = (
     ) as unknown as Ranking['priors'],
     contextWeight: weight('context'),
     feedback: { ...base.feedback, weight: weight('feedback') },
-    recency: { ...base.recency, weight: weight('recency'), decay: round(1 / (1 + Math.exp(-theta[decayAt]!))) },
+    recency: {
+      ...base.recency,
+      weight: weight('recency'),
+      decay: round(1 / (1 + Math.exp(-theta[decayAt]!))),
+      shared: weight('shared'),
+    },
     coChange: { ...base.coChange, weight: weight('coChange') },
     conventionBase: weight('base'),
   };
@@ -436,6 +450,7 @@ const ADJUSTED: ReadonlyArray<{
   { get: (r) => r.contextWeight, set: (r, v) => ({ ...r, contextWeight: v }) },
   { get: (r) => r.feedback.weight, set: (r, v) => ({ ...r, feedback: { ...r.feedback, weight: v } }) },
   { get: (r) => r.recency.weight, set: (r, v) => ({ ...r, recency: { ...r.recency, weight: v } }) },
+  { get: (r) => r.recency.shared, set: (r, v) => ({ ...r, recency: { ...r.recency, shared: v } }) },
   { get: (r) => r.coChange.weight, set: (r, v) => ({ ...r, coChange: { ...r.coChange, weight: v } }) },
   { get: (r) => r.conventionBase, set: (r, v) => ({ ...r, conventionBase: v }) },
   ...PRIOR_NAMES.map((name) => ({
@@ -493,8 +508,9 @@ export const fitRanking = (
   adjust = true,
   l2: number = L2,
   factors: ReadonlyArray<number> = FACTORS,
+  off: ReadonlyArray<Weight> = [],
 ): Ranking => {
-  const weights = fitWeights(prepared, START, weighting, l2);
+  const weights = fitWeights(prepared, START, weighting, l2, off);
   const floored = fitFloor(atStart, recency, weights, maxTokens);
   return adjust ? polish(atStart, recency, floored, maxTokens, factors) : floored;
 };

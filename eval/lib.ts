@@ -274,6 +274,22 @@ export const recencyOrder = (prompt: LabeledPrompt): ReadonlyArray<SessionFact> 
 };
 
 /**
+ * Each prompt's recency baseline as the fit reads it: its file facts newest first, with what each
+ * line costs and whether it is a label, so its section at any budget is a fill of this list.
+ */
+export const recencyLists = (
+  history: History,
+): Array<{ readonly costs: ReadonlyArray<number>; readonly labels: ReadonlyArray<boolean> }> =>
+  history.prompts.map((prompt) => {
+    const labels = new Set(prompt.expect.map(tripleKey));
+    const files = recencyOrder(prompt);
+    return {
+      costs: files.map((fact) => formatFactLine(fact).length + 1),
+      labels: files.map((f) => labels.has(tripleKey(f))),
+    };
+  });
+
+/**
  * The recency baseline: the file facts of the most recently changed files (other tasks' only,
  * newest first), as many as fit in the prompt's budget given by `tokensOf` (a fact that does not
  * fit is skipped and later ones are still tried, as the library's budget does), counted on the

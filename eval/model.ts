@@ -5,7 +5,8 @@
  *
  * A fact's score in the library (see src/retrieve/rank.ts) is
  *
- *     (query + w_fb x feedback + w_ctx x context + w_rec x decay^age + w_co x co-change + w_base x base) x prior + boost
+ *     (query + w_fb x feedback + w_ctx x context + (w_rec + w_sh / sqrt(files)) x decay^age + w_co x co-change
+ *      + w_base x base) x prior + boost
  *
  * The raw signals are read from `explainRetrieval` with every weight at 1 (recency at decay 1/2,
  * so that its part tells the age), which is exact: each part is linear in its weight. Two
@@ -16,6 +17,7 @@
  */
 import { type DEFAULT_RANKING, explainRetrieval, formatFactLine, SESSION_CONTEXT_HEADER } from '../src/index.js';
 import { PRIOR_CLASSES, priorFlags } from '../src/core/search/priors.js';
+import * as PMap from '../src/persistent/persistentMap.js';
 import type { History, LabeledPrompt } from './lib.js';
 import { queryOf, tripleKey } from './lib.js';
 
@@ -38,6 +40,8 @@ export interface Candidate {
   readonly context: number;
   /** Its task's place among the most recent other tasks (0: the latest), or -1. */
   readonly age: number;
+  /** How many files its task changed (the shared recency is divided by its square root). */
+  readonly taskFiles: number;
   readonly coChange: number;
   /** The first pass's best score, for a convention no signal matches (0 otherwise). */
   readonly base: number;
@@ -60,12 +64,22 @@ const DUPLICATE = 1 << PRIOR_CLASSES.length;
 const probeRanking = (ranking: Ranking): Ranking => ({
   ...ranking,
   feedback: { ...ranking.feedback, weight: 1 },
-  recency: { ...ranking.recency, weight: 1, decay: 0.5 },
+  recency: { ...ranking.recency, weight: 1, decay: 0.5, shared: 0 },
   coChange: { ...ranking.coChange, weight: 1 },
   conventionBase: 1,
   exactFileBoost: 1,
   floor: 0,
 });
+
+/** How many files a task changed (0 for a task the store does not know). */
+const taskFilesOf = (store: LabeledPrompt['store'], taskId: string): number => {
+  const task = PMap.get(store.index.tasks, taskId);
+  return task === undefined ? 0 : PMap.size(task.touched);
+};
+
+/** What a fact of a recent task gets per unit of decay: the weight, plus the shared weight over the root of its task's files. */
+export const recencyFactor = (recency: Ranking['recency'], taskFiles: number): number =>
+  recency.shared > 0 ? recency.weight + recency.shared / Math.sqrt(Math.max(1, taskFiles)) : recency.weight;
 
 /** The candidates of one prompt, their signals read under `ranking` (which sets the first pass). */
 export const promptCandidates = (history: string, prompt: LabeledPrompt, ranking: Ranking): PromptCandidates => {
@@ -89,6 +103,7 @@ export const promptCandidates = (history: string, prompt: LabeledPrompt, ranking
       feedback: parts.feedback,
       context: ranking.contextWeight > 0 ? parts.context / ranking.contextWeight : 0,
       age: parts.recency > 0 ? Math.round(-Math.log2(parts.recency)) : -1,
+      taskFiles: taskFilesOf(prompt.store, fact.sourceTaskId),
       coChange: parts.coChange,
       base: parts.base,
       named: parts.boost > 0,
@@ -118,7 +133,9 @@ export const priorOf = (flags: number, priors: Ranking['priors']): number => {
 export const candidateScore = (c: Candidate, ranking: Ranking): { total: number; boost: number } => {
   const match = c.query + ranking.feedback.weight * c.feedback + ranking.contextWeight * c.context;
   const recency =
-    c.age >= 0 && c.age < ranking.recency.tasks ? ranking.recency.weight * ranking.recency.decay ** c.age : 0;
+    c.age >= 0 && c.age < ranking.recency.tasks
+      ? recencyFactor(ranking.recency, c.taskFiles) * ranking.recency.decay ** c.age
+      : 0;
   const base = match === 0 && c.convention ? ranking.conventionBase * c.base : 0;
   const relevance = match + recency + ranking.coChange.weight * c.coChange + base;
   const boost = match > 0 && c.named ? ranking.exactFileBoost : 0;
@@ -146,6 +163,7 @@ interface Columns {
   readonly coChange: Float64Array;
   readonly base: Float64Array;
   readonly age: Int32Array;
+  readonly taskFiles: Int32Array;
   readonly flags: Int32Array;
   readonly cost: Int32Array;
   readonly named: Uint8Array;
@@ -175,6 +193,7 @@ const columnsOf = (() => {
       coChange: Float64Array.from(list, (c) => c.coChange),
       base: Float64Array.from(list, (c) => c.base),
       age: Int32Array.from(list, (c) => c.age),
+      taskFiles: Int32Array.from(list, (c) => c.taskFiles),
       flags: Int32Array.from(list, (c) => c.flags),
       cost: Int32Array.from(list, (c) => c.cost),
       named: Uint8Array.from(list, (c) => (c.named ? 1 : 0)),
@@ -225,14 +244,14 @@ export const simulateSection = (
     ranked = new Int32Array(2 * n);
   }
   const priors = priorTableOf(ranking.priors);
-  const { weight: recencyWeight, tasks, decay } = ranking.recency;
+  const { tasks, decay } = ranking.recency;
   const feedbackWeight = ranking.feedback.weight;
   const coChangeWeight = ranking.coChange.weight;
   let eligible = 0;
   for (let i = 0; i < n; i += 1) {
     const match = c.query[i]! + feedbackWeight * c.feedback[i]! + ranking.contextWeight * c.context[i]!;
     const age = c.age[i]!;
-    const recency = age >= 0 && age < tasks ? recencyWeight * decay ** age : 0;
+    const recency = age >= 0 && age < tasks ? recencyFactor(ranking.recency, c.taskFiles[i]!) * decay ** age : 0;
     const convention = c.convention[i] === 1;
     const base = match === 0 && convention ? ranking.conventionBase * c.base[i]! : 0;
     const relevance = match + recency + coChangeWeight * c.coChange[i]! + base;

@@ -38,11 +38,10 @@ import {
   DEFAULT_MAX_TOKENS,
   DEFAULT_RANKING,
   explainRetrieval,
-  formatFactLine,
   type RankingOverrides,
 } from '../src/index.js';
 import { type Compared, compare, windowInSession } from './compare.js';
-import { fitRanking, largestSection, prepareHistories, type RecencyList, START } from './fit.js';
+import { fitRanking, largestSection, prepareHistories, START } from './fit.js';
 import {
   addTally,
   emptyTally,
@@ -51,7 +50,7 @@ import {
   loadHistories,
   queryOf,
   rates,
-  recencyOrder,
+  recencyLists,
   scorePrompts,
   type Setting,
   type Tally,
@@ -144,16 +143,6 @@ const defaults: Setting = { maxFacts: DEFAULT_MAX_FACTS, maxTokens: DEFAULT_MAX_
 
 const maxTokens = DEFAULT_MAX_TOKENS;
 
-const recencyLists = (history: History): RecencyList[] =>
-  history.prompts.map((prompt) => {
-    const labels = new Set(prompt.expect.map(tripleKey));
-    const files = recencyOrder(prompt);
-    return {
-      costs: files.map((fact) => formatFactLine(fact).length + 1),
-      labels: files.map((f) => labels.has(tripleKey(f))),
-    };
-  });
-
 /** The library's setting with a fitted ranking (the count cap is the defaults': a safety limit, not fitted). */
 const settingOf = (ranking: Ranking): Setting => ({
   maxFacts: DEFAULT_MAX_FACTS,
@@ -241,7 +230,9 @@ const ablations = (): Array<{ name: string; hand: Tally; real: Tally }> => {
     { name: 'defaults', setting: defaults },
     off('no task context', { contextWeight: 0 }),
     off('no feedback', { feedback: { weight: 0 } }),
-    off('no recency', { recency: { weight: 0 } }),
+    off('no recency', { recency: { weight: 0, shared: 0 } }),
+    off('no shared recency', { recency: { shared: 0 } }),
+    off('context shared evenly (contextShare 1)', { contextShare: 1 }),
     off('no co-change', { coChange: { weight: 0 } }),
     off('no convention base', { conventionBase: 0 }),
     off('no relevance floor', { floor: 0 }),

@@ -34,7 +34,7 @@ export const selectRelevantFacts = (facts: BundleFacts, fallbackQuery: string): 
     ranking: {
       contextWeight: 0,
       feedback: { weight: 0 },
-      recency: { weight: 0 },
+      recency: { weight: 0, shared: 0 },
       coChange: { weight: 0 },
       conventionBase: 0,
     },

@@ -16,9 +16,9 @@ import type { ContextScratch, RetrievalScratch } from './scratch.js';
 /**
  * Context scores for one query: per task (its prompt and summary, shared out over the task's
  * valid facts), for the `contextTasks` best-matching tasks, and per file pair (the sum over
- * those tasks that asserted a fact about the file, each shared out over the files it changed: a
- * file is described by all the work done on it, and a task that changed twenty files does not
- * lend each of them its whole score).
+ * those tasks that asserted a fact about the file, each shared out over the files it changed, by
+ * their number to the power `contextShare`: a file is described by all the work done on it, and
+ * a task that changed twenty files lends each of them less than its whole score).
  */
 export interface ContextTable {
   readonly byTask: ReadonlyMap<string, number>;
@@ -122,7 +122,7 @@ export const contextTable = (
     const task = PMap.get(index.tasks, taskId);
     byTask.set(taskId, score / Math.max(1, task === undefined ? 0 : PMap.size(task.facts)));
     if (task === undefined) continue;
-    const share = score / Math.max(1, PMap.size(task.touched));
+    const share = score / Math.max(1, PMap.size(task.touched)) ** plan.ranking.contextShare;
     for (let i = 0, count = PMap.keysInto(task.touched, touchedPairs); i < count; i += 1) {
       const pair = touchedPairs[i]!;
       byPair.set(pair, (byPair.get(pair) ?? 0) + share);

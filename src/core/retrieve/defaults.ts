@@ -5,7 +5,7 @@
  * the largest section the token budget and the relevance floor fill on the labeled histories
  * (`npm run eval -- --fit`); the budget and the floor decide the count.
  */
-export const DEFAULT_MAX_FACTS = 50;
+export const DEFAULT_MAX_FACTS = 60;
 /** The token budget of a `[Session Context]` section, header included, by default. */
 export const DEFAULT_MAX_TOKENS = 500;
 

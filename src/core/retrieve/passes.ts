@@ -15,18 +15,36 @@ import { offerRanked, type Pass, type Passes, type Scored, type Settings } from 
 
 /**
  * The most recent other tasks (by their latest valid fact, then id; the index keeps them in
- * order) with the recency of their facts: weight, weight x decay, weight x decay^2, ...
+ * order) with the recency of their facts: weight, weight x decay, weight x decay^2, ..., each
+ * plus its share of `shared` (see `recencyOf`).
  */
 const recentTasks = (store: FactStore, settings: Settings): Map<string, number> => {
   const { recency } = settings.plan.ranking;
   const recent = new Map<string, number>();
-  if (recency.weight <= 0) return recent;
+  if (recency.weight <= 0 && recency.shared <= 0) return recent;
   const list = store.index.recent;
   for (let at = 0; at < list.length && recent.size < recency.tasks; at += 2) {
     const taskId = list[at] as string;
-    if (taskId !== settings.taskId) recent.set(taskId, recency.weight * recency.decay ** recent.size);
+    if (taskId !== settings.taskId) recent.set(taskId, recencyOf(store, recency, taskId, recent.size));
   }
   return recent;
+};
+
+/**
+ * The recency of the facts of a task `age` tasks back from the latest other one: the weight,
+ * plus `shared` over the square root of the files the task changed, times decay^age.
+ */
+const recencyOf = (
+  store: FactStore,
+  recency: Settings['plan']['ranking']['recency'],
+  taskId: string,
+  age: number,
+): number => {
+  const decayed = recency.decay ** age;
+  if (recency.shared <= 0) return recency.weight * decayed;
+  const task = PMap.get(store.index.tasks, taskId);
+  const files = task === undefined ? 0 : PMap.size(task.touched);
+  return (recency.weight + recency.shared / Math.sqrt(Math.max(1, files))) * decayed;
 };
 
 /** How many of its best facts a first pass keeps: feedback takes the first few, co-change the first few file facts. */

@@ -11,10 +11,11 @@
  *   feedback), for facts that need the words of the best matches, not of the prompt;
  * - context: BM25 of the query against the prompt and summary of the task that produced the fact,
  *   shared out over what the task did (for a file fact, summed over every task that changed
- *   the file, each task's score divided by the number of files it changed), among the
- *   best-matching tasks;
+ *   the file, each task's score divided by the number of files it changed to the power
+ *   `contextShare`), among the best-matching tasks;
  * - recency: the facts of the most recent other tasks, decaying per task, on their own weight:
- *   a prompt that matches nothing still gets what the last tasks did;
+ *   a prompt that matches nothing still gets what the last tasks did; plus a shared recency,
+ *   over the square root of the files the task changed (the task's size as a feature);
  * - co-change: files that changed together with the query's best-matching files, by how often;
  * - convention base: a share of the query's best score for a convention it does not match
  *   (conventions bind every later task);
@@ -83,6 +84,12 @@ export interface RecencyOptions {
   readonly tasks: number;
   /** What each task further back gets, relative to the one after it. */
   readonly decay: number;
+  /**
+   * What the facts of the most recent other task get besides, divided by the square root of the
+   * number of files the task changed (decaying the same): of a task that changed one file, that
+   * file is likely the next task's; of a sweep of thirty, any one of them less so.
+   */
+  readonly shared: number;
 }
 
 /** Co-change: files that changed in the same tasks as the query's best-matching files. */
@@ -104,6 +111,13 @@ export interface RankingOptions {
   readonly contextWeight: number;
   /** How many of the best-matching tasks lend their context (bounds the cost in long sessions). */
   readonly contextTasks: number;
+  /**
+   * How a task's context is shared out over the files it changed: each file gets the task's
+   * score divided by its number of files to this power (1: shared evenly; 0: each file gets the
+   * whole score). Below 1, the files of a sweeping commit (a rename, a refactor, a dependency
+   * bump) are not starved by their number.
+   */
+  readonly contextShare: number;
   /** Added to the score of a fact whose subject is a file the query names exactly. */
   readonly exactFileBoost: number;
   readonly feedback: FeedbackOptions;
@@ -130,25 +144,26 @@ export type RankingOverrides = Partial<Omit<RankingOptions, 'priors' | 'feedback
 /** The defaults: fitted on the labeled histories (`npm run eval -- --fit`; see docs/retrieval.md). */
 export const DEFAULT_RANKING: RankingOptions = {
   priors: {
-    status: 0.118,
-    test: 0.382,
-    testFile: 0.667,
-    manifest: 1.05,
-    docs: 0.851,
-    generated: 1.15,
-    convention: 3.84,
-    summary: 0.111,
-    issue: 1.05,
-    duplicate: 0.278,
+    status: 0.204,
+    test: 0.567,
+    testFile: 0.804,
+    manifest: 1.13,
+    docs: 0.762,
+    generated: 0.835,
+    convention: 3.66,
+    summary: 0.15,
+    issue: 1.09,
+    duplicate: 0.352,
   },
-  contextWeight: 3.96,
+  contextWeight: 1.3,
   contextTasks: 32,
+  contextShare: 0.25,
   exactFileBoost: 100,
-  feedback: { weight: 0.102, facts: 3, terms: 8, maxShare: 0.05 },
-  recency: { weight: 5.04, tasks: 63, decay: 0.967 },
-  coChange: { weight: 2.24, seeds: 3 },
-  conventionBase: 0.429,
-  floor: 0.02,
+  feedback: { weight: 0.243, facts: 3, terms: 8, maxShare: 0.05 },
+  recency: { weight: 4.04, tasks: 63, decay: 0.971, shared: 0.881 },
+  coChange: { weight: 0.93, seeds: 3 },
+  conventionBase: 0.425,
+  floor: 0.03,
 };
 
 const finiteOr = (value: unknown, fallback: number): number =>
@@ -180,6 +195,7 @@ export const resolveRanking = (overrides: unknown): RankingOptions => {
     },
     contextWeight: finiteOr(o['contextWeight'], d.contextWeight),
     contextTasks: Math.floor(finiteOr(o['contextTasks'], d.contextTasks)),
+    contextShare: Math.min(1, finiteOr(o['contextShare'], d.contextShare)),
     exactFileBoost: finiteOr(o['exactFileBoost'], d.exactFileBoost),
     feedback: {
       weight: finiteOr(f['weight'], d.feedback.weight),
@@ -191,6 +207,7 @@ export const resolveRanking = (overrides: unknown): RankingOptions => {
       weight: finiteOr(r['weight'], d.recency.weight),
       tasks: Math.min(RECENT_TASKS - 1, Math.floor(finiteOr(r['tasks'], d.recency.tasks))),
       decay: finiteOr(r['decay'], d.recency.decay),
+      shared: finiteOr(r['shared'], d.recency.shared),
     },
     coChange: {
       weight: finiteOr(c['weight'], d.coChange.weight),
@@ -361,7 +378,7 @@ export interface ScoreParts {
   readonly feedback: number;
   /** Weighted BM25 match against the producing task's prompt and summary. */
   readonly context: number;
-  /** The recency of a fact of one of the most recent other tasks (already times its weight). */
+  /** The recency of a fact of one of the most recent other tasks, the shared recency included (already weighted). */
   readonly recency: number;
   /** The co-change score of a file that changed with the query's best files (already times its weight). */
   readonly coChange: number;

@@ -168,11 +168,13 @@ const rankingArb: fc.Arbitrary<RankingOverrides | undefined> = fc.option(
         weight: fc.constantFrom(0, 0.3, 1),
         tasks: fc.integer({ min: 0, max: 3 }),
         decay: fc.constantFrom(0.5, 1),
+        shared: fc.constantFrom(0, 0.7, 3),
       }),
       coChange: fc.record({ weight: fc.constantFrom(0, 0.5, 2), seeds: fc.integer({ min: 0, max: 4 }) }),
       conventionBase: fc.constantFrom(0, 0.5),
       floor: fc.constantFrom(0, 0.1, 0.5),
       contextTasks: fc.integer({ min: 0, max: 4 }),
+      contextShare: fc.constantFrom(0, 0.5, 1),
       exactFileBoost: fc.constantFrom(0, 100),
     },
     { requiredKeys: [] },
@@ -276,7 +278,7 @@ describe('exact top k', () => {
             taskId: '0',
             maxFacts,
             maxTokens: 100_000,
-            ranking: { recency: { weight: 0 }, coChange: { weight: 0 } },
+            ranking: { recency: { weight: 0, shared: 0 }, coChange: { weight: 0 } },
           };
           expect(retrieveFacts(store, query)).toEqual(included(store, query));
         },

@@ -41,7 +41,7 @@ const fact = (subject: string, relation: string, object: string, validFrom: numb
  * Keyword relevance only: the stage tests below check the pipeline, not the signals beyond the
  * words; an unmatched convention ranks below the best match (its base times its prior under 1).
  */
-const KEYWORDS = { recency: { weight: 0 }, coChange: { weight: 0 }, conventionBase: 0.2 };
+const KEYWORDS = { recency: { weight: 0, shared: 0 }, coChange: { weight: 0 }, conventionBase: 0.2 };
 
 const query = (taskDescription: string, overrides: Partial<FactQuery> = {}): FactQuery => ({
   taskDescription,
@@ -283,7 +283,7 @@ describe('the signals beyond the words', () => {
     );
     const decisions = explainRetrieval(
       s,
-      defaults('make lint', { ranking: { recency: { weight: 1, decay: 0.5, tasks: 3 } } }),
+      defaults('make lint', { ranking: { recency: { weight: 1, decay: 0.5, tasks: 3, shared: 0 } } }),
     );
     const recency = Object.fromEntries(decisions.map((d) => [d.fact.subject, d.parts?.recency]));
     expect(recency).toEqual({
@@ -296,6 +296,22 @@ describe('the signals beyond the words', () => {
     });
   });
 
+  it('the shared recency of a recent task is divided by the square root of the files it changed', () => {
+    const s = addFacts(emptyFactStore(), [
+      ...changed(1, ['src/a.go', 'src/b.go', 'src/c.go', 'src/d.go']),
+      ...changed(2, ['src/e.go']),
+    ]);
+    const decisions = explainRetrieval(
+      s,
+      defaults('make lint', { ranking: { recency: { weight: 1, decay: 0.5, tasks: 3, shared: 2 } } }),
+    );
+    const recency = Object.fromEntries(decisions.map((d) => [d.fact.subject, d.parts?.recency]));
+    // Task 2, the latest: 1 + 2 / sqrt(1); task 1, one back: (1 + 2 / sqrt(4)) x 0.5.
+    expect(recency['src/e.go']).toBe(3);
+    expect(recency['src/a.go']).toBe(1);
+    expect(recency['src/d.go']).toBe(1);
+  });
+
   it('files that changed in the same tasks as the best match come along by co-change', () => {
     const s = addFacts(emptyFactStore({ maxValidFacts: 10_000 }), [
       ...changed(1, ['src/parser.y', 'src/parser.c']),
@@ -303,7 +319,9 @@ describe('the signals beyond the words', () => {
       ...changed(3, ['src/lexer.c']),
       ...Array.from({ length: 70 }, (_, i) => changed(4 + i, [`src/unrelated${i}.c`])).flat(),
     ]);
-    const q = defaults('Extend the parser.y grammar with a pipe operator', { ranking: { recency: { weight: 0 } } });
+    const q = defaults('Extend the parser.y grammar with a pipe operator', {
+      ranking: { recency: { weight: 0, shared: 0 } },
+    });
     const decisions = explainRetrieval(s, q).filter((d) => d.reason !== 'invalidated');
     const coChange = Object.fromEntries(decisions.map((d) => [d.fact.subject, d.parts?.coChange ?? 0]));
     // parser.c changed in both of parser.y's tasks, grammar.md in one of them; lexer.c in neither.
@@ -325,7 +343,9 @@ describe('the signals beyond the words', () => {
       s,
       Array.from({ length: 34 }, (_, i) => [String(i + 1), `Work item ${i + 1}`] as const),
     );
-    const q = defaults('Extend the parser.y grammar with a pipe operator', { ranking: { recency: { weight: 0 } } });
+    const q = defaults('Extend the parser.y grammar with a pipe operator', {
+      ranking: { recency: { weight: 0, shared: 0 } },
+    });
     const decisions = explainRetrieval(withPrompts, q).filter((d) => d.reason !== 'invalidated');
     const coChange = Object.fromEntries(decisions.map((d) => [d.fact.subject, d.parts?.coChange ?? 0]));
     expect(coChange['src/parser.c']).toBeGreaterThan(0);
@@ -353,7 +373,7 @@ describe('the signals beyond the words', () => {
     expect(reached).toContain('src/gen/index.ts');
   });
 
-  it('a task that changed many files lends each of them a share of its context, not the whole', () => {
+  it('a task that changed many files lends each of them its context over a root of their number, not the whole', () => {
     const s = addFacts(emptyFactStore(), [
       ...changed(
         1,
@@ -365,12 +385,34 @@ describe('the signals beyond the words', () => {
       ['1', 'Add documentation logos'],
       ['2', 'Add documentation rendering of code samples'],
     ]);
+    const contextAt = (contextShare?: number): Record<string, number> =>
+      Object.fromEntries(
+        explainRetrieval(
+          withPrompts,
+          defaults('Add documentation', {
+            ranking: {
+              recency: { weight: 0, shared: 0 },
+              coChange: { weight: 0 },
+              ...(contextShare === undefined ? {} : { contextShare }),
+            },
+          }),
+        ).map((d) => [d.fact.subject, d.parts?.context ?? 0]),
+      );
+    const shared = contextAt();
+    const halved = contextAt(0.5);
+    const even = contextAt(1);
+    const whole = contextAt(0);
+    // Twenty files: each gets its task's score over the fourth root of 20 by default, over its
+    // square root at 0.5, over 20 when shared evenly; a task of one file lends its whole score.
+    expect(shared['assets/logo0.svg']! * 20 ** 0.25).toBeCloseTo(whole['assets/logo0.svg']!, 9);
+    expect(halved['assets/logo0.svg']! * Math.sqrt(20)).toBeCloseTo(whole['assets/logo0.svg']!, 9);
+    expect(even['assets/logo0.svg']! * 20).toBeCloseTo(whole['assets/logo0.svg']!, 9);
+    expect(shared['src/render.ts']).toBe(whole['src/render.ts']);
+    expect(shared['src/render.ts']).toBeGreaterThan(shared['assets/logo0.svg']!);
     const decisions = explainRetrieval(
       withPrompts,
-      defaults('Add documentation', { ranking: { recency: { weight: 0 }, coChange: { weight: 0 } } }),
+      defaults('Add documentation', { ranking: { recency: { weight: 0, shared: 0 }, coChange: { weight: 0 } } }),
     );
-    const context = Object.fromEntries(decisions.map((d) => [d.fact.subject, d.parts?.context ?? 0]));
-    expect(context['src/render.ts']).toBeGreaterThan(10 * context['assets/logo0.svg']!);
     expect(decisions[0]!.fact.subject).toBe('src/render.ts');
   });
 
