@@ -118,7 +118,7 @@ export const sessionLines = ({ sessions = {} }: BundleInput): DraftLine[] => {
 };
 
 /** One changed file: its status letter and path (a rename as `from -> to`), clipped at the start. */
-export const changeLine = (change: ChangedFile): DraftLine => ({
+const changeLine = (change: ChangedFile): DraftLine => ({
   prefix: `- ${change.status.slice(0, 1)} `,
   body: text(change.from === undefined ? change.path : `${change.from} -> ${change.path}`),
   clip: 'start',
@@ -129,8 +129,19 @@ export const changeLine = (change: ChangedFile): DraftLine => ({
  * Why the repository could not be read or the changed files are unknown, said whole: cut, the
  * one line that explains a stale bundle without files would explain nothing.
  */
-export const noteLines = ({ status }: BundleInput): DraftLine[] =>
+const noteLines = ({ status }: BundleInput): DraftLine[] =>
   status.note === undefined ? [] : [{ prefix: '- ', body: text(status.note), clip: 'whole' }];
+
+/**
+ * The changed files with the note: the first changed file, then the note, then the others. A
+ * stale bundle with changes always shows one of them before anything else, however long the
+ * note; one without changes leads with the note, which says why.
+ */
+export const changeLines = (input: BundleInput, changes: ReadonlyArray<ChangedFile>): DraftLine[] => [
+  ...changes.slice(0, 1).map(changeLine),
+  ...noteLines(input),
+  ...changes.slice(1).map(changeLine),
+];
 
 const failureLine = (failure: RunFailure): DraftLine => ({
   ...item(`failed at ${text(failure.failedStep)}: ${text(failure.error)} (next: ${text(failure.nextAction)})`),

@@ -7,13 +7,12 @@
  */
 import type { SectionDraft } from './budget.js';
 import {
-  changeLine,
+  changeLines,
   free,
   guide,
   item,
   lastFailures,
   nextSteps,
-  noteLines,
   openSteps,
   orElsewhere,
   pointerLines,
@@ -64,8 +63,7 @@ export const planningDrafts = (input: BundleInput, lastDecisions: number, lastEr
     header: diffFirst
       ? `## Changed since checkpoint (${status.changes.length} ${status.changes.length === 1 ? 'file' : 'files'}; read these first)`
       : '## File pointers',
-    // The note comes first and whole: it says why a stale bundle lists no changed file.
-    lines: [...noteLines(input), ...status.changes.map(changeLine), ...pointerLines(input), ...sessionLines(input)],
+    lines: [...changeLines(input, status.changes), ...pointerLines(input), ...sessionLines(input)],
     guidance: guide(
       'Open files by these pointers; do not paste whole files into the conversation.',
       'Cite evidence as path:L10-L40 or a symbol when you report work as done.',
@@ -157,8 +155,7 @@ export const implementationDrafts = (input: BundleInput, lastErrors: number): Se
       header: '## Diff-first summary',
       lines: [
         statusLine(input),
-        ...noteLines(input),
-        ...status.changes.slice(0, MAX_CHANGED_LINES).map(changeLine),
+        ...changeLines(input, status.changes.slice(0, MAX_CHANGED_LINES)),
         ...(summary.length === 0
           ? orElsewhere(input, 'implementation', 'no summary yet: read the changed files and the checklist')
           : [{ ...summary[0]!, body: `${label}: ${summary[0]!.body}` }, ...summary.slice(1)]),

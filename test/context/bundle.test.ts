@@ -74,6 +74,24 @@ describe('buildContextBundle', () => {
     expectOnlyOwnLines(bundle);
   });
 
+  it('shows a changed file before its note, however long the note and the pointers cut after it', () => {
+    const status: ContextStatus = {
+      repository: 'git',
+      head: 'b'.repeat(40),
+      stale: true,
+      reasons: ['summary_changed'],
+      changes: [{ status: 'M', path: 'src/lexer.ts' }],
+      missingEvidence: [],
+      note: `the checkpoint's commit is not in this clone ${'(a depth-1 clone or a force push) '.repeat(3)}`,
+    };
+    for (const kind of KINDS) {
+      const lines = buildContextBundle({ context, status }, { kind }).text.split('\n');
+      const change = lines.indexOf('- M src/lexer.ts');
+      expect(change).toBeGreaterThan(0);
+      expect(lines.slice(0, change).some((line) => line.includes('depth-1 clone'))).toBe(false);
+    }
+  });
+
   it('leads with the changed files and labels the summary stale when the repository moved', () => {
     const status: ContextStatus = {
       repository: 'git',
