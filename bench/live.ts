@@ -16,7 +16,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { historyOfDispatches, randomImplementerResult, randomPrompt, seeded } from './generate.js';
 import { median } from './median.js';
 
-const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+/** The built CLI the bench starts servers and hooks from. */
+export const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const SESSION = 'bench-session';
 
 /** A project folder whose session log holds the first `dispatches` dispatches of the generated history. */
