@@ -3,9 +3,8 @@
  * the MCP SDK's client over stdio: what bench/storage.ts times beside `openSession`, so the two
  * differ only by the stdio hop, the JSON-RPC framing and the tools' validation.
  */
-import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { CLI } from './live.js';
+import { connectServer } from './mcpClient.js';
 
 /** The two calls a storage round makes on one session, each failing by throwing. */
 export interface Recorder {
@@ -20,23 +19,10 @@ export interface McpRecorder extends Recorder {
 
 /** Starts a server on `store` (a folder or a PostgreSQL URL) for session `sessionId`, after the handshake. */
 export const mcpRecorder = async (store: string, sessionId: string): Promise<McpRecorder> => {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [CLI, 'mcp', '--store', store],
-    stderr: 'pipe',
-  });
-  const client = new Client({ name: 'fact-tracker-bench', version: '1.0.0' });
-  await client.connect(transport);
-  const call = async (name: string, args: Record<string, unknown>): Promise<void> => {
-    const answer = (await client.callTool({ name, arguments: { sessionId, ...args } })) as {
-      isError?: boolean;
-      content: ReadonlyArray<{ text?: string }>;
-    };
-    if (answer.isError === true) throw new Error(`${name} failed: ${answer.content[0]?.text ?? ''}`);
-  };
+  const server = await connectServer(CLI, ['--store', store]);
   return {
-    ingest: (taskId, output) => call('ingest_result', { taskId, role: 'implementer', output }),
-    compile: (taskId, taskPrompt) => call('compile_context', { taskId, taskPrompt }),
-    close: () => client.close(),
+    ingest: (taskId, output) => server.call('ingest_result', { sessionId, taskId, role: 'implementer', output }),
+    compile: (taskId, taskPrompt) => server.call('compile_context', { sessionId, taskId, taskPrompt }),
+    close: server.close,
   };
 };
