@@ -127,9 +127,9 @@ export const measureStorage = async (sizes: ReadonlyArray<number>, rounds: numbe
     opens: [] as number[],
   });
   const served = async (store: Subject['store'], dispatches: number, where: string): Promise<Subject> => {
-    const server = await mcpRecorder(where, mcpSession(dispatches));
-    servers.push(server);
-    return subject('mcp', store, dispatches, server);
+    const recorder = await mcpRecorder(where, mcpSession(dispatches));
+    servers.push(recorder);
+    return subject('mcp', store, dispatches, recorder);
   };
   try {
     const subjects: Subject[] = [];
