@@ -11,12 +11,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { historyOfDispatches, randomImplementerResult, randomPrompt, seeded } from './generate.js';
 import { median } from './median.js';
+import { connectServer } from './mcpClient.js';
 
-const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+/** The built CLI the bench starts servers and hooks from. */
+export const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const SESSION = 'bench-session';
 
 /** A project folder whose session log holds the first `dispatches` dispatches of the generated history. */
@@ -102,26 +102,19 @@ export const firstServerCall = async (
   cli = CLI,
 ): Promise<{ firstCallMs: number; totalMs: number }> => {
   const start = performance.now();
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [cli, 'mcp'],
-    cwd: dir,
-    stderr: 'pipe',
-  });
-  const client = new Client({ name: 'fact-tracker-bench', version: '1.0.0' });
-  await client.connect(transport);
+  const server = await connectServer(cli, [], dir);
   try {
     if (idleMs > 0) await new Promise((resolve) => setTimeout(resolve, idleMs));
     const called = performance.now();
-    const answer = (await client.callTool({
-      name: 'compile_context',
-      arguments: { sessionId: SESSION, taskId: `mcp-${n}`, taskPrompt: randomPrompt(seeded(5_000 + n)) },
-    })) as { isError?: boolean; content: ReadonlyArray<{ text?: string }> };
+    await server.call('compile_context', {
+      sessionId: SESSION,
+      taskId: `mcp-${n}`,
+      taskPrompt: randomPrompt(seeded(5_000 + n)),
+    });
     const end = performance.now();
-    if (answer.isError === true) throw new Error(`compile_context failed: ${answer.content[0]?.text ?? ''}`);
     return { firstCallMs: end - called, totalMs: end - start };
   } finally {
-    await client.close();
+    await server.close();
   }
 };
 

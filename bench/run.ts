@@ -23,9 +23,10 @@
  * - live use (bench/live.ts): one `fact-tracker hook` process (PreToolUse and SubagentStop) and
  *   a fresh `fact-tracker mcp` server's first call, on sessions of 10 and 3,000 dispatches: the
  *   ratio of the two medians is what a session's length costs (target: at most 1.5);
- * - storage (bench/storage.ts): an ingestResult and a compileContext through openSession on the
- *   file store and on PostgreSQL, on sessions of 10 and 3,000 dispatches: p50 / p95 latency,
- *   events per second, and a fresh open (PostgreSQL: FACT_TRACKER_BENCH_POSTGRES, else a server
+ * - storage (bench/storage.ts): an ingestResult and a compileContext through openSession, and
+ *   through a `fact-tracker mcp --store` server over stdio, on the file store and on PostgreSQL,
+ *   on sessions of 10 and 3,000 dispatches: p50 / p95 latency, calls per second, and a fresh
+ *   open (PostgreSQL: FACT_TRACKER_BENCH_POSTGRES, else a server
  *   started for the run when its binaries are there);
  * - notes-turn (bench/notesTurn.ts): the notes tracker's turn after 10 and 10,000 past sessions
  *   of one user (memory, and PostgreSQL when a server can be had), and over 100,000 users served
@@ -704,21 +705,26 @@ const printStorage = (results: Record<string, unknown>): void => {
   if (storage === undefined) return;
   console.log('');
   console.log(
-    `storage: one round through openSession, ingestResult then compileContext (${storage.rounds} rounds, p50 / p95):`,
+    `storage: one round, ingestResult then compileContext, through openSession and through a fact-tracker mcp server over stdio (${storage.rounds} rounds, p50 / p95):`,
   );
   for (const row of storage.rows)
     console.log(
-      `  ${row.store.padEnd(8)} ${String(row.dispatches).padStart(5)} dispatches: ingestResult ${row.ingestP50Ms.toFixed(1)} / ${row.ingestP95Ms.toFixed(1)} ms, compileContext ${row.compileP50Ms.toFixed(1)} / ${row.compileP95Ms.toFixed(1)} ms, ${row.eventsPerSecond.toFixed(0)} events/s; a fresh openSession ${row.openMs.toFixed(0)} ms`,
+      `  ${row.via.padEnd(11)} ${row.store.padEnd(8)} ${String(row.dispatches).padStart(5)} dispatches: ingest ${row.ingestP50Ms.toFixed(1)} / ${row.ingestP95Ms.toFixed(1)} ms, compile ${row.compileP50Ms.toFixed(1)} / ${row.compileP95Ms.toFixed(1)} ms, ${row.eventsPerSecond.toFixed(0)} calls/s${row.openMs === undefined ? '' : `; a fresh openSession ${row.openMs.toFixed(0)} ms`}`,
     );
-  for (const store of ['files', 'postgres'] as const) {
-    const [small, large] = [LIVE_SIZES[0], LIVE_SIZES[1]].map((size) =>
-      storage.rows.find((row) => row.store === store && row.dispatches === size),
-    );
-    if (small !== undefined && large !== undefined)
-      console.log(
-        `  ${store} ratio ${LIVE_SIZES[1]} / ${LIVE_SIZES[0]}: ingestResult ${(large.ingestP50Ms / small.ingestP50Ms).toFixed(2)}x, compileContext ${(large.compileP50Ms / small.compileP50Ms).toFixed(2)}x, openSession ${(large.openMs / small.openMs).toFixed(2)}x`,
+  for (const via of ['openSession', 'mcp'] as const)
+    for (const store of ['files', 'postgres'] as const) {
+      const [small, large] = [LIVE_SIZES[0], LIVE_SIZES[1]].map((size) =>
+        storage.rows.find((row) => row.via === via && row.store === store && row.dispatches === size),
       );
-  }
+      if (small === undefined || large === undefined) continue;
+      const open =
+        large.openMs === undefined || small.openMs === undefined
+          ? ''
+          : `, openSession ${(large.openMs / small.openMs).toFixed(2)}x`;
+      console.log(
+        `  ${via} ${store} ratio ${LIVE_SIZES[1]} / ${LIVE_SIZES[0]}: ingest ${(large.ingestP50Ms / small.ingestP50Ms).toFixed(2)}x, compile ${(large.compileP50Ms / small.compileP50Ms).toFixed(2)}x${open}`,
+      );
+    }
   if (storage.postgresSkipped !== undefined) console.log(`  postgres: skipped (${storage.postgresSkipped})`);
 };
 
