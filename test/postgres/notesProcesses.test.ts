@@ -139,8 +139,13 @@ describe.skipIf(postgresUnavailable !== undefined)(
         a: { user: 'maya', messages: messagesOf('a', 15, 0), stages: ['s1', 's2'] },
         b: { user: 'maya', messages: messagesOf('b', 15, 1), stages: ['s3'] },
       };
+      // Leases of 5 s: this test holds the guarantees while every holder keeps its lease (work that
+      // outlives its lease may be taken over and done again, the next test's case and a limit that
+      // docs/notes.md states); 2 s ran out under a load of 7 on two cores.
       const [a, b] = await Promise.all(
-        Object.entries(plans).map(([holder, plan]) => trackerProcess(url, holder, plan).exit.then(outcomeOf)),
+        Object.entries(plans).map(([holder, plan]) =>
+          trackerProcess(url, holder, plan, { LEASE_MS: '5000' }).exit.then(outcomeOf),
+        ),
       );
       expect([...a!.failures, ...b!.failures]).toEqual([]);
 
