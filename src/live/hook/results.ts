@@ -155,6 +155,9 @@ export const onReport = (
   const { state } = turn;
   // A repeated stop, or a stop after its call was over: its result is in, or no longer awaited.
   if (isAgentSettled(state, agentId)) return;
+  // The same report again while it waits for its call: it is kept already, and recorded once.
+  const kept = agentId === undefined ? undefined : state.reports[agentId];
+  if (kept !== undefined && sameText(kept.text, text)) return;
   const link = selectDispatchOfAgent(state, agentId);
   if (!holdsResult(text)) {
     // Nothing to record or keep; said where the report is known to be its call's answer.

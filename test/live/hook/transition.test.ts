@@ -330,6 +330,36 @@ const history = fc
   );
 const time = fc.integer({ min: 0, max: 4_000_000 });
 
+describe('a stop repeated while its report waits for a call', () => {
+  it('keeps the report once and asks the session nothing the second time', () => {
+    const text = 'Done.\nBEGIN_DISPATCH_RESULT\n{"task_id": "1", "status": "completed"}\nEND_DISPATCH_RESULT';
+    const records = [
+      {
+        type: 'dispatch',
+        key: 'toolu_c',
+        taskId: '1',
+        line: 1,
+        agentType: 'worker',
+        sessionContext: '',
+        channel: 'input',
+        join: 'tool',
+        at: 1,
+      },
+      { type: 'report', agentId: 'a3', text: text.replace('"1"', '"one"'), source: 'handback', at: 0 },
+      { type: 'claim', key: 'toolu_c', agentId: 'a3', at: 0 },
+    ] as unknown as Parameters<typeof foldHookRecords>[0];
+    const input = {
+      event: 'SubagentStop',
+      sessionId: 's1',
+      agentId: 'a1',
+      lastAssistantMessage: text,
+    } as unknown as Parameters<typeof run>[1];
+    const first = run(foldHookRecords(records), input, 600_001);
+    const second = run(first.state, input, 600_001);
+    expect(second.effects.filter((effect) => effect.type !== 'say')).toEqual([]);
+  });
+});
+
 describe('the hook transition, over random files and events', () => {
   it('the state a step returns is the fold of the file read and the records the step appends', () => {
     fc.assert(
