@@ -74,13 +74,16 @@ const builds = [
   { key: 'base', cli: BASE_CLI },
 ] as const;
 
+/** The two builds in run `run`'s order: this one first on even runs, the base first on odd ones. */
+const inTurn = (run: number) => (run % 2 === 0 ? builds : [...builds].reverse());
+
 const replayPairs = (): Pair[] => {
   const dir = mkdtempSync(join(tmpdir(), 'fact-tracker-against-'));
   const measure = pair('replay of 10,000 dispatches', 's');
   try {
     const file = writeTaskHistory(dir, 5_000);
     for (let run = 0; run < RUNS; run += 1)
-      for (const { key, cli } of run % 2 === 0 ? builds : [...builds].reverse()) {
+      for (const { key, cli } of inTurn(run)) {
         const timed = timeReplay(cli, file, dir);
         if ('failed' in timed) throw new Error(`${key}: ${timed.failed}`);
         measure[key].push(timed.seconds);
@@ -103,7 +106,7 @@ const hookPairs = (): Pair[] => {
     for (const { key, cli } of builds) hookCall(dirs[key], hookPayload(dirs[key], 'PreToolUse', (n += 1)), cli);
     for (let run = 0; run < RUNS; run += 1)
       for (const kind of ['PreToolUse', 'SubagentStop'] as const)
-        for (const { key, cli } of run % 2 === 0 ? builds : [...builds].reverse())
+        for (const { key, cli } of inTurn(run))
           measures[kind][key].push(hookCall(dirs[key], hookPayload(dirs[key], kind, (n += 1)), cli));
   } finally {
     for (const dir of Object.values(dirs)) rmSync(dir, { recursive: true, force: true });
@@ -119,7 +122,7 @@ const mcpPairs = async (): Promise<Pair[]> => {
     let n = 0;
     for (const { key, cli } of builds) await firstServerCall(dirs[key], (n += 1), 0, cli);
     for (let run = 0; run < RUNS; run += 1)
-      for (const { key, cli } of run % 2 === 0 ? builds : [...builds].reverse()) {
+      for (const { key, cli } of inTurn(run)) {
         const { firstCallMs, totalMs } = await firstServerCall(dirs[key], (n += 1), 0, cli);
         fromStart[key].push(totalMs);
         atOnce[key].push(firstCallMs);
