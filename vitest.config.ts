@@ -24,6 +24,7 @@ export default defineConfig({
     // the process tests spend much of their time waiting on children, locks and git.
     maxWorkers: Math.max(2, availableParallelism() - 1),
     setupFiles: ['test/setup.ts'],
+    globalSetup: ['test/globalSetup.ts'],
     projects: [
       {
         extends: true,

@@ -6,7 +6,17 @@
  * what a wrong password gives. Where there are no binaries, `postgresUnavailable` says why.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -46,12 +56,85 @@ export const postgresUnavailable: string | undefined =
       ? 'running as root, and there is no postgres user to run the server as'
       : undefined;
 
+/** Runs `file` as the server's user. */
+const asServerUser = (file: string, args: ReadonlyArray<string>): string => {
+  const [command, argv] =
+    process.getuid?.() === 0 ? ['runuser', ['-u', user!.name, '--', file, ...args]] : [file, [...args]];
+  return execFileSync(command, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], cwd: tmpdir() });
+};
+
 /** Runs a server binary as the server's user. */
-const runAs = (command: string, args: ReadonlyArray<string>): string => {
-  const path = join(binaries!, command);
-  const [file, argv] =
-    process.getuid?.() === 0 ? ['runuser', ['-u', user!.name, '--', path, ...args]] : [path, [...args]];
-  return execFileSync(file, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], cwd: tmpdir() });
+const runAs = (command: string, args: ReadonlyArray<string>): string => asServerUser(join(binaries!, command), args);
+
+/** A new folder the server's user owns. */
+const serverFolder = (prefix: string): string => {
+  const folder = mkdtempSync(prefix);
+  if (user!.uid >= 0) chownSync(folder, user!.uid, user!.gid);
+  return folder;
+};
+
+/** The variable naming the folder where the servers of one test run share their first data folder (test/globalSetup.ts). */
+export const TEMPLATE_FOLDER_VARIABLE = 'FACT_TRACKER_TEST_PG_TEMPLATE';
+
+/** A new data folder, with the superuser's password, made by `initdb` in `folder`. */
+const initdb = (folder: string): string => {
+  const passwordFile = join(folder, 'password');
+  writeFileSync(passwordFile, `${PASSWORD}\n`);
+  if (user!.uid >= 0) chownSync(passwordFile, user!.uid, user!.gid);
+  const data = join(folder, 'data');
+  runAs('initdb', [
+    '-D',
+    data,
+    '-U',
+    'postgres',
+    `--pwfile=${passwordFile}`,
+    '--auth-local=trust',
+    '--auth-host=scram-sha-256',
+    '-E',
+    'UTF8',
+    '--locale=C',
+    '--no-sync',
+    '--no-instructions',
+  ]);
+  return data;
+};
+
+/**
+ * The data folder every server of this test run starts from, as a copy: `initdb` takes
+ * seconds, a copy a fraction of one, and the suite starts a server per test file. The first
+ * process to ask makes it, under a lock (a directory made once), in the run's shared folder;
+ * the others wait for its name. Outside a test run (the bench), the process's own.
+ */
+let template: Promise<string> | undefined;
+
+const sharedTemplate = async (shared: string): Promise<string> => {
+  const ready = join(shared, 'ready');
+  try {
+    mkdirSync(join(shared, 'lock'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    for (let waited = 0; !existsSync(ready); waited += 50) {
+      if (waited > 120_000) throw new Error(`no PostgreSQL data folder to copy in ${shared} after 2 minutes`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return readFileSync(ready, 'utf8');
+  }
+  const data = initdb(serverFolder(join(shared, 'data-')));
+  writeFileSync(`${ready}.tmp`, data);
+  renameSync(`${ready}.tmp`, ready);
+  return data;
+};
+
+const ownTemplate = (): string => {
+  const folder = serverFolder(join(tmpdir(), 'fact-tracker-pg-template-'));
+  process.on('exit', () => rmSync(folder, { recursive: true, force: true }));
+  return initdb(folder);
+};
+
+const newDataFolder = async (data: string): Promise<void> => {
+  const shared = process.env[TEMPLATE_FOLDER_VARIABLE];
+  template ??= shared === undefined ? Promise.resolve(ownTemplate()) : sharedTemplate(shared);
+  asServerUser('cp', ['-a', await template, data]);
 };
 
 /** A free TCP port on the loopback address, as the system hands one out. */
@@ -81,26 +164,9 @@ export interface TestServer {
 
 /** Starts a server in a new temporary folder (call only when `postgresUnavailable` is undefined). */
 export const startPostgresServer = async (): Promise<TestServer> => {
-  const folder = mkdtempSync(join(tmpdir(), 'fact-tracker-pg-'));
-  if (user!.uid >= 0) chownSync(folder, user!.uid, user!.gid);
+  const folder = serverFolder(join(tmpdir(), 'fact-tracker-pg-'));
   const data = join(folder, 'data');
-  const passwordFile = join(folder, 'password');
-  writeFileSync(passwordFile, `${PASSWORD}\n`);
-  if (user!.uid >= 0) chownSync(passwordFile, user!.uid, user!.gid);
-  runAs('initdb', [
-    '-D',
-    data,
-    '-U',
-    'postgres',
-    `--pwfile=${passwordFile}`,
-    '--auth-local=trust',
-    '--auth-host=scram-sha-256',
-    '-E',
-    'UTF8',
-    '--locale=C',
-    '--no-sync',
-    '--no-instructions',
-  ]);
+  await newDataFolder(data);
   const port = await freePort();
   // Loopback only; durability off, as a test server needs none and a shared machine is slow.
   const settings = [

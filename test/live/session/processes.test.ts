@@ -100,7 +100,8 @@ describe('session logs across processes', () => {
   it('never leaves a log that cannot be opened when a writer is killed at random points (24 runs)', async () => {
     const root = tempDir('killed-');
     const runs = Array.from({ length: 24 }, (_, i) => i);
-    const outcomes = await inBatches(runs, 8, async (run) => {
+    // Twelve at a time: a run waits mostly on its killed writer's lock going stale (2 s), so the waits overlap.
+    const outcomes = await inBatches(runs, 12, async (run) => {
       const directory = join(root, `run${run}`);
       // Half the writers append 256 KB results, so a kill often lands inside a write.
       const writer = appender(directory, 'killed', `k${run}`, 1_000, 1_000, run % 2 === 0);

@@ -298,7 +298,9 @@ describe('session snapshots', { timeout: 120_000 }, () => {
 
   it('stays trustworthy when writers are killed at random points, and when several write at once', async () => {
     const root = tempDir('snapshot-kill-');
-    for (let run = 0; run < 6; run += 1) {
+    // Six writers, each in a folder of its own, killed at once: each reopen waits for its killed
+    // writer's lock to go stale (2 s), so the waits overlap.
+    const killedRun = async (run: number): Promise<void> => {
       const directory = join(root, `run${run}`);
       const child = spawn(process.execPath, [APPENDER, directory, 's', `k${run}`, '2000', '2000'], {
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -320,7 +322,8 @@ describe('session snapshots', { timeout: 120_000 }, () => {
       expect([run, use.used]).toEqual([run, true]);
       expect(store).toEqual(expected);
       expect(report.errors).toEqual([]);
-    }
+    };
+    await Promise.all(Array.from({ length: 6 }, (_, run) => killedRun(run)));
     // Four writers at once, each past several snapshots: all end on the store the log replays to.
     const directory = join(root, 'shared');
     const writers = ['a', 'b', 'c', 'd'].map(
