@@ -87,17 +87,17 @@ describe('the bundle', { timeout: 120_000 }, () => {
     // No compiled module and no dependency beside the binary: what it answers comes from the bundle.
     const bundled = bundleOnly();
 
-    const full = await fullAnswers();
+    const [full, answers] = await Promise.all([fullAnswers(), hookAnswers(bundled)]);
     const section = JSON.stringify(full[4]);
     expect(section).toContain('[Session Context]');
     expect(section).toContain('src/config.ts modified_by task:1');
-    expect(await hookAnswers(bundled)).toEqual(full);
+    expect(answers).toEqual(full);
 
     const replay = ['replay', EXAMPLE, '--json', '--max-facts', '5'];
-    const expected = await runMain(MAIN, replay);
+    const [expected, actual] = await Promise.all([runMain(MAIN, replay), runMain(bundled, replay)]);
     expect(expected.status).toBe(0);
     expect(JSON.parse(expected.stdout)).toHaveProperty('prompts');
-    expect(await runMain(bundled, replay)).toEqual(expected);
+    expect(actual).toEqual(expected);
 
     // `init` names the binary of the installation it runs from.
     const project = tempDir('init-');
@@ -108,12 +108,14 @@ describe('the bundle', { timeout: 120_000 }, () => {
   it('missing, the binary runs the compiled modules, with the same answers', async () => {
     const modules = modulesOnly();
     expect(existsSync(join(modules, '..', '..', 'bundle'))).toBe(false);
-    expect(await hookAnswers(modules)).toEqual(await fullAnswers());
+    // The two installations run side by side: each test waits mostly on its children.
+    const [answers, full] = await Promise.all([hookAnswers(modules), fullAnswers()]);
+    expect(answers).toEqual(full);
     // The o200k tokenizer is outside the bundle: both load it from where npm installed it.
     const replay = ['replay', EXAMPLE, '--json', '--tokenizer', 'o200k', '--max-facts', '3'];
-    const expected = await runMain(MAIN, replay);
+    const [expected, actual] = await Promise.all([runMain(MAIN, replay), runMain(modules, replay)]);
     expect(expected.status).toBe(0);
-    expect(await runMain(modules, replay)).toEqual(expected);
+    expect(actual).toEqual(expected);
   });
 
   it('loads the PostgreSQL driver only through a dynamic import: no module a hook loads on the files imports pg', () => {

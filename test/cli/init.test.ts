@@ -52,7 +52,8 @@ const commandsOf = (settings: Json): string[] =>
     groups.flatMap((group) => (group['hooks'] as Json[]).map((handler) => handler['command'] as string)),
   );
 
-describe('fact-tracker init', { timeout: 120_000 }, () => {
+// Concurrent: each test writes into its own project, and waits mostly on the processes it runs.
+describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
   it('claude: writes the hooks and the MCP server into a fresh project, and a second run changes nothing', async () => {
     const project = tempDir('init-');
     const first = await init(project, 'claude');

@@ -87,7 +87,8 @@ const seed = async (host: ReturnType<typeof claudeCode>, count: number): Promise
 
 const shuffled = <T>(items: ReadonlyArray<T>, order: ReadonlyArray<number>): T[] => order.map((i) => items[i]!);
 
-describe('Claude Code sequences through the built binary', { timeout: 600_000 }, () => {
+// Concurrent: each test drives its own project, and waits mostly on its hook processes.
+describe.concurrent('Claude Code sequences through the built binary', { timeout: 600_000 }, () => {
   const project = (): { dir: string; send: Send } => {
     const dir = tempDir('sequence-');
     return { dir, send: binary({ CLAUDE_PROJECT_DIR: dir }, dir) };
