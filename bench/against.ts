@@ -4,12 +4,18 @@
  * /tmp/base && npm ci && npm run build`), the two commands alternated run by run in one process
  * so that both meet the same machine:
  * - replay: `fact-tracker replay FILE --json` of the generated 10,000-dispatch history;
+ * - long: the same command on the long real session vue-core-3200 of
+ *   `../shared/realworld/scale/` (read where it is; skipped when the folder is absent);
+ * - huge: the same command on the realistic generated history of `--megabytes` MB (100 by
+ *   default), its report to a file and through a pipe into a reader slower than the command (as
+ *   `| jq` is): seconds and peak resident memory, `--huge-runs` runs each (1 by default);
  * - hook: one `fact-tracker hook` process, PreToolUse and SubagentStop, on a session of 3,000
  *   dispatches (each build its own project folder, since each writes its own snapshot);
  * - mcp: a fresh `fact-tracker mcp` server's first `compile_context` on that session, from the
  *   server's start and at once after the handshake.
  * Prints the medians of each build and their ratio (this build over the base).
- * Usage: npm run bench:against -- --base=DIR [--runs=N] [--only=replay,hook,mcp] [--json]
+ * Usage: npm run bench:against -- --base=DIR [--runs=N] [--only=replay,long,huge,hook,mcp]
+ *   [--megabytes=N] [--huge-runs=N] [--json]
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,11 +24,14 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { firstServerCall, hookCall, hookPayload, projectWith } from './live.js';
 import { median } from './median.js';
-import { timeReplay, writeTaskHistory } from './replayCommand.js';
+import { timeReplay, timeReplayPeak, writeStreamHistory, writeTaskHistory } from './replayCommand.js';
 
-const SECTIONS = ['replay', 'hook', 'mcp'] as const;
+const SECTIONS = ['replay', 'long', 'huge', 'hook', 'mcp'] as const;
+/** The sections run when `--only` is not given: `huge` takes minutes a run, so it is asked for by name. */
+const DEFAULT_SECTIONS = ['replay', 'long', 'hook', 'mcp'];
 type Section = (typeof SECTIONS)[number];
-const USAGE = 'Usage: npm run bench:against -- --base=DIR [--runs=N] [--only=replay,hook,mcp] [--json]';
+const USAGE =
+  'Usage: npm run bench:against -- --base=DIR [--runs=N] [--only=replay,long,huge,hook,mcp] [--megabytes=N] [--huge-runs=N] [--json]';
 
 const refuse = (message: string): never => {
   console.error(`bench:against: ${message}\n${USAGE}`);
@@ -35,7 +44,9 @@ const options = (() => {
       options: {
         base: { type: 'string' },
         runs: { type: 'string', default: '7' },
-        only: { type: 'string', default: SECTIONS.join(',') },
+        only: { type: 'string', default: DEFAULT_SECTIONS.join(',') },
+        megabytes: { type: 'string', default: '100' },
+        'huge-runs': { type: 'string', default: '1' },
         json: { type: 'boolean', default: false },
       },
       strict: true,
@@ -50,8 +61,13 @@ const THIS_CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const BASE_CLI =
   options.base === undefined ? refuse('--base=DIR is required') : resolve(options.base, 'dist/cli/main.js');
 if (!existsSync(BASE_CLI)) refuse(`${BASE_CLI} is missing: build the base first`);
-const RUNS = Number(options.runs);
-if (!Number.isInteger(RUNS) || RUNS < 1) refuse(`--runs must be a positive integer, not ${options.runs}`);
+const count = (name: string, value: string): number =>
+  Number.isInteger(Number(value)) && Number(value) >= 1
+    ? Number(value)
+    : refuse(`--${name} must be a positive integer, not ${value}`);
+const RUNS = count('runs', options.runs);
+const MEGABYTES = count('megabytes', options.megabytes);
+const HUGE_RUNS = count('huge-runs', options['huge-runs']);
 const only = options.only.split(',');
 for (const name of only) if (!(SECTIONS as ReadonlyArray<string>).includes(name)) refuse(`no section ${name}`);
 const runs = (section: Section): boolean => only.includes(section);
@@ -62,7 +78,7 @@ const LIVE_DISPATCHES = 3_000;
 /** One measure's samples per build, the builds alternated run by run. */
 interface Pair {
   readonly name: string;
-  readonly unit: 's' | 'ms';
+  readonly unit: 's' | 'ms' | 'MB';
   readonly current: number[];
   readonly base: number[];
 }
@@ -77,11 +93,12 @@ const builds = [
 /** The two builds in run `run`'s order: this one first on even runs, the base first on odd ones. */
 const inTurn = (run: number) => (run % 2 === 0 ? builds : [...builds].reverse());
 
-const replayPairs = (): Pair[] => {
+/** The replay command of each build on the history `history(dir)` writes or names, RUNS runs each. */
+const replayPairsOf = (name: string, history: (dir: string) => string): Pair[] => {
   const dir = mkdtempSync(join(tmpdir(), 'fact-tracker-against-'));
-  const measure = pair('replay of 10,000 dispatches', 's');
+  const measure = pair(name, 's');
   try {
-    const file = writeTaskHistory(dir, 5_000);
+    const file = history(dir);
     for (let run = 0; run < RUNS; run += 1)
       for (const { key, cli } of inTurn(run)) {
         const timed = timeReplay(cli, file, dir);
@@ -92,6 +109,41 @@ const replayPairs = (): Pair[] => {
     rmSync(dir, { recursive: true, force: true });
   }
   return [measure];
+};
+
+const replayPairs = (): Pair[] => replayPairsOf('replay of 10,000 dispatches', (dir) => writeTaskHistory(dir, 5_000));
+
+/** The long real session the issue of replay speed measures on. */
+const LONG_SESSION = fileURLToPath(new URL('../../shared/realworld/scale/vue-core-3200.jsonl', import.meta.url));
+
+const longPairs = (): Pair[] => {
+  if (existsSync(LONG_SESSION)) return replayPairsOf('replay of vue-core-3200', () => LONG_SESSION);
+  console.error(`bench:against: long skipped, ${LONG_SESSION} is absent`);
+  return [];
+};
+
+const hugePairs = (): Pair[] => {
+  const dir = mkdtempSync(join(tmpdir(), 'fact-tracker-against-'));
+  const measures: Pair[] = [];
+  try {
+    const { file, events } = writeStreamHistory(dir, MEGABYTES);
+    for (const into of ['file', 'pipe'] as const) {
+      const what = `replay of ${MEGABYTES} MB (${events} events), report ${into === 'file' ? 'to a file' : 'through a slow pipe'}`;
+      const seconds = pair(what, 's');
+      const peak = pair(`${what}: peak memory`, 'MB');
+      for (let run = 0; run < HUGE_RUNS; run += 1)
+        for (const { key, cli } of inTurn(run)) {
+          const timed = timeReplayPeak(cli, file, dir, into);
+          if ('failed' in timed) throw new Error(`${key}: ${timed.failed}`);
+          seconds[key].push(timed.seconds);
+          peak[key].push(timed.peakMb);
+        }
+      measures.push(seconds, peak);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return measures;
 };
 
 const hookPairs = (): Pair[] => {
@@ -135,6 +187,8 @@ const mcpPairs = async (): Promise<Pair[]> => {
 
 const pairs: Pair[] = [
   ...(runs('replay') ? replayPairs() : []),
+  ...(runs('long') ? longPairs() : []),
+  ...(runs('huge') ? hugePairs() : []),
   ...(runs('hook') ? hookPairs() : []),
   ...(runs('mcp') ? await mcpPairs() : []),
 ];
@@ -151,10 +205,10 @@ const rows = pairs.map((measure) => ({
 if (options.json) console.log(JSON.stringify({ base: options.base, runs: RUNS, rows }, null, 2));
 else {
   const shown = (value: number, unit: Pair['unit']) =>
-    unit === 's' ? `${value.toFixed(2)} s` : `${value.toFixed(0)} ms`;
-  console.log(`this build against ${options.base}, ${RUNS} runs each, alternated; medians:`);
+    unit === 's' ? `${value.toFixed(2)} s` : `${value.toFixed(0)} ${unit}`;
+  console.log(`this build against ${options.base}, the two alternated run by run; medians:`);
   for (const row of rows)
     console.log(
-      `${row.name}: ${shown(row.current, row.unit)} against ${shown(row.base, row.unit)} (${row.ratio.toFixed(2)}x)`,
+      `${row.name}: ${shown(row.current, row.unit)} against ${shown(row.base, row.unit)} (${row.ratio.toFixed(2)}x, ${row.runs.current.length} runs each)`,
     );
 }

@@ -4,9 +4,9 @@
  * `fact-tracker replay FILE --json` by a given build's command line.
  */
 import { spawnSync } from 'node:child_process';
-import { closeSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { randomImplementerResult, randomPrompt, randomReviewerResult, seeded } from './generate.js';
+import { historyLines, randomImplementerResult, randomPrompt, randomReviewerResult, seeded } from './generate.js';
 
 /** Writes the generated history of `tasks` tasks (2 dispatches each) to `dir` and returns its path. */
 export const writeTaskHistory = (dir: string, tasks: number): string => {
@@ -60,4 +60,87 @@ export const timeReplay = (cli: string, file: string, dir: string): { seconds: n
   } finally {
     closeSync(out);
   }
+};
+
+/** Writes the realistic generated history (bench/generate.ts `historyLines(7)`) to `dir`, cut at `megabytes` MB. */
+export const writeStreamHistory = (dir: string, megabytes: number): { file: string; bytes: number; events: number } => {
+  const file = join(dir, 'stream.jsonl');
+  const fd = openSync(file, 'w');
+  let bytes = 0;
+  let events = 0;
+  let pending: string[] = [];
+  try {
+    for (const line of historyLines(7)) {
+      pending.push(line);
+      bytes += Buffer.byteLength(line) + 1;
+      events += 1;
+      if (pending.length === 1_000) {
+        writeSync(fd, `${pending.join('\n')}\n`);
+        pending = [];
+      }
+      if (bytes >= megabytes * 1_000_000) break;
+    }
+    if (pending.length > 0) writeSync(fd, `${pending.join('\n')}\n`);
+  } finally {
+    closeSync(fd);
+  }
+  return { file, bytes, events };
+};
+
+/** A module preloaded into the command (`node --import`) that prints its peak resident memory as it exits. */
+const PEAK_MODULE =
+  "process.on('exit', () => process.stderr.write(`peak-rss-kb ${process.resourceUsage().maxRSS}\\n`));\n";
+
+/**
+ * A reader slower than the command, as `| jq ...` is: it reads the report in the pipe's chunks,
+ * spends 1 ms on each (at most 64 MB/s), and prints `whole` when the report ends with its
+ * closing brace.
+ */
+const SLOW_READER = `let tail = '';
+process.stdin.on('data', (chunk) => {
+  tail = (tail + chunk.toString('latin1')).slice(-2);
+  const until = performance.now() + 1;
+  while (performance.now() < until);
+});
+process.stdin.on('end', () => process.stdout.write(tail === '}\\n' ? 'whole' : 'cut'));
+`;
+
+/**
+ * Seconds and peak resident memory (MB) of one `fact-tracker replay FILE --json` run by `cli`,
+ * its report written to a file in `dir` (`into: 'file'`) or through a pipe into a reader slower
+ * than the command (`into: 'pipe'`, as `| jq` is), so that what the command holds while its
+ * report waits shows in its peak.
+ */
+export const timeReplayPeak = (
+  cli: string,
+  file: string,
+  dir: string,
+  into: 'file' | 'pipe',
+): { seconds: number; peakMb: number } | { failed: string } => {
+  const peak = join(dir, 'peak.mjs');
+  writeFileSync(peak, PEAK_MODULE);
+  const args = ['--import', peak, cli, 'replay', file, '--json'];
+  const start = performance.now();
+  let stderr: string;
+  if (into === 'file') {
+    const out = openSync(join(dir, 'report.json'), 'w');
+    try {
+      const run = spawnSync(process.execPath, args, { stdio: ['ignore', out, 'pipe'], encoding: 'utf8' });
+      if (run.status !== 0 && run.status !== 2) return { failed: `fact-tracker exited ${run.status}: ${run.stderr}` };
+      stderr = run.stderr;
+    } finally {
+      closeSync(out);
+    }
+  } else {
+    const reader = join(dir, 'reader.cjs');
+    writeFileSync(reader, SLOW_READER);
+    const quote = (arg: string): string => `'${arg.replaceAll("'", "'\\''")}'`;
+    const line = `${[process.execPath, ...args].map(quote).join(' ')} | ${quote(process.execPath)} ${quote(reader)}`;
+    const run = spawnSync('sh', ['-c', line], { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+    if (run.stdout !== 'whole') return { failed: `the report through the pipe was cut short: ${run.stderr}` };
+    stderr = run.stderr;
+  }
+  const seconds = (performance.now() - start) / 1000;
+  const kb = Number(/peak-rss-kb (\d+)/u.exec(stderr)?.[1] ?? Number.NaN);
+  return { seconds, peakMb: kb / 1024 };
 };

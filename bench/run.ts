@@ -39,19 +39,7 @@
  * Usage: npm run bench [-- --json] [-- --quick] [-- --only=SECTION,...] (see USAGE below, or `-- --help`;
  * anything else exits 2 before a section runs).
  */
-import { spawnSync } from 'node:child_process';
-import {
-  closeSync,
-  existsSync,
-  mkdtempSync,
-  openSync,
-  readdirSync,
-  readSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -80,8 +68,8 @@ import {
 import { type ContextWriteRow, measureContextWrites } from './context.js';
 import { measureHookLatency, measureServerFirstCall } from './live.js';
 import { isSuperlinear, LINEAR_CASES, type LinearRow, measureLinearCase } from './linear.js';
-import { historyLines, randomImplementerResult, randomPrompt, randomReviewerResult, seeded } from './generate.js';
-import { timeReplay, writeTaskHistory } from './replayCommand.js';
+import { randomImplementerResult, randomPrompt, randomReviewerResult, seeded } from './generate.js';
+import { timeReplay, timeReplayPeak, writeStreamHistory, writeTaskHistory } from './replayCommand.js';
 import { measureRetrieval } from './retrieval.js';
 import { measureStorage } from './storage.js';
 import { measureNotesTurns, printNotesTurns } from './notesTurn.js';
@@ -338,39 +326,17 @@ const replayStream = (
   | { skipped: string } => {
   const dir = mkdtempSync(join(tmpdir(), 'fact-tracker-bench-'));
   try {
-    const file = join(dir, 'history.jsonl');
-    const fd = openSync(file, 'w');
-    let bytes = 0;
-    let events = 0;
-    let pending: string[] = [];
-    for (const line of historyLines(7)) {
-      pending.push(line);
-      bytes += Buffer.byteLength(line) + 1;
-      events += 1;
-      if (pending.length === 1_000) {
-        writeSync(fd, `${pending.join('\n')}\n`);
-        pending = [];
-      }
-      if (bytes >= megabytes * 1_000_000) break;
-    }
-    writeSync(fd, pending.length === 0 ? '' : `${pending.join('\n')}\n`);
-    closeSync(fd);
-    const peak = join(dir, 'peak.mjs');
-    writeFileSync(
-      peak,
-      "process.on('exit', () => process.stderr.write(`peak-rss-kb ${process.resourceUsage().maxRSS}\\n`));\n",
-    );
-    const start = performance.now();
-    const run = spawnSync(process.execPath, ['--import', peak, CLI, 'replay', file, '--json'], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    const seconds = (performance.now() - start) / 1000;
-    if (run.status !== 0 && run.status !== 2)
-      return { skipped: `fact-tracker exited ${run.status}: ${run.stderr.trim()}` };
-    const kb = Number(/peak-rss-kb (\d+)/u.exec(run.stderr)?.[1] ?? Number.NaN);
+    const { file, bytes, events } = writeStreamHistory(dir, megabytes);
+    const run = timeReplayPeak(CLI, file, dir, 'file');
+    if ('failed' in run) return { skipped: run.failed };
     const mb = bytes / 1_000_000;
-    return { megabytes: mb, events, seconds, peakMb: kb / 1024, secondsPer100Mb: (seconds * 100) / mb };
+    return {
+      megabytes: mb,
+      events,
+      seconds: run.seconds,
+      peakMb: run.peakMb,
+      secondsPer100Mb: (run.seconds * 100) / mb,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
