@@ -7,8 +7,7 @@
  */
 import * as PMap from '../../persistent/persistentMap.js';
 import { getAt } from '../../persistent/persistentVector.js';
-import { isFileFact, type SessionFact } from '../fact.js';
-import { indexedDocument } from '../search/indexReads.js';
+import type { SessionFact } from '../fact.js';
 import { forEachPosting } from '../search/postings.js';
 import { rememberedPriorFlags } from '../search/priors.js';
 import { entryDoc, entryFlags, entryIsFile, fileNameOf } from '../search/searchIndex.js';
@@ -75,7 +74,7 @@ const describeTaskFacts = (special: SpecialScratch, store: FactStore, pass: Pass
   if (task === undefined) return;
   const { paths } = pass.plan;
   const context = pass.table.byTask.get(taskId) ?? 0;
-  const recency = special.recency.size === 0 ? 0 : (special.recency.get(taskId) ?? 0);
+  const recency = special.recencyByTask[task.num] ?? 0;
   const { taskEntries, mark } = special;
   const count = PMap.valuesInto(task.facts, taskEntries);
   for (let i = 0; i < count; i += 1) {
@@ -94,44 +93,53 @@ const describeTaskFacts = (special: SpecialScratch, store: FactStore, pass: Pass
 };
 
 /**
- * The valid facts of a pair, as their documents in `special.pairDocs[0..count)` (the count
- * returned): those of its ids asserted at its latest assertion time (an older one is closed by
- * it) that the index holds, read from the end of the log, however long its history.
+ * Describes the valid facts of a pair not described yet, from the index's entries of them
+ * (`SearchIndex.pairFacts`). A pair of the context gives a file fact its own score (`context`)
+ * and another fact its task's; a co-changed pair gives none (the facts of the context's tasks
+ * and pairs are described first). A fact is read only when the query names paths (to tell
+ * whether it names its file) or for the task of a context pair's fact that is not a file fact.
+ * Then, for a co-changed pair (`coChange` above 0), lists each of its file facts, described now
+ * or before, with that co-change score.
  */
-const validDocsOfPair = (special: SpecialScratch, memo: RetrievalMemo, store: FactStore, pair: string): number => {
-  const log = PMap.get(store.pairs, pair);
-  if (log === undefined) return 0;
-  const { assertions } = log;
-  const latest = assertions[assertions.length - 1]?.validFrom;
-  let count = 0;
-  for (let i = assertions.length - 1; i >= 0 && assertions[i]!.validFrom === latest; i -= 1) {
-    const doc = indexedDocument(store.index, assertions[i]!, memo.hints);
-    if (doc < 0) continue;
-    if (count === special.pairDocs.length) {
-      const grown = new Int32Array(2 * count);
-      grown.set(special.pairDocs);
-      special.pairDocs = grown;
-    }
-    special.pairDocs[count++] = doc;
-  }
-  return count;
-};
-
-/** Describes the valid facts of a pair of the context not described yet (a file fact's context is `score`). */
-const describePairFacts = (
+const describePair = (
   special: SpecialScratch,
-  memo: RetrievalMemo,
   store: FactStore,
   pass: Pass,
   pair: string,
-  score: number,
+  ofContext: boolean,
+  context: number,
+  coChange: number,
 ): void => {
+  const entries = PMap.get(store.index.pairFacts, pair);
+  if (entries === undefined) return;
   const { docs } = store.index;
-  for (let i = 0, count = validDocsOfPair(special, memo, store, pair); i < count; i += 1) {
-    const doc = special.pairDocs[i]!;
-    if (special.mark[doc] !== 0) continue;
-    const fact = getAt(docs, doc)!;
-    describe(special, memo, pass, doc, fact, isFileFact(fact) ? score : factContext(pass.table, fact));
+  const { paths } = pass.plan;
+  const { mark, recencyByTask } = special;
+  for (let i = 0; i < entries.length; i += 2) {
+    const entry = entries[i]!;
+    const doc = entryDoc(entry);
+    const isFile = entryIsFile(entry);
+    if (mark[doc] === 0) {
+      const recency = recencyByTask[entries[i + 1]!] ?? 0;
+      if (paths.length === 0 && (isFile || !ofContext))
+        describeDocument(special, doc, entryFlags(entry), false, ofContext ? context : 0, recency);
+      else {
+        const fact = getAt(docs, doc)!;
+        const own = !ofContext ? 0 : isFile ? context : factContext(pass.table, fact);
+        describeDocument(
+          special,
+          doc,
+          entryFlags(entry),
+          paths.length > 0 && namesSubject(paths, fact.subject),
+          own,
+          recency,
+        );
+      }
+    }
+    if (coChange > 0 && isFile) {
+      special.coChangedDocs[special.coChangedCount] = doc;
+      special.coChangedScores[special.coChangedCount++] = coChange;
+    }
   }
 };
 
@@ -140,19 +148,9 @@ const describePairFacts = (
  * the facts of the context's tasks and pairs are described first), and lists each file fact
  * among them, described now or before, with its co-change score.
  */
-const describeCoChanged = (special: SpecialScratch, memo: RetrievalMemo, store: FactStore, pass: Pass): void => {
-  const { docs } = store.index;
+const describeCoChanged = (special: SpecialScratch, store: FactStore, pass: Pass): void => {
   special.coChangedCount = 0;
-  pass.coChange.forEach((score, pair) => {
-    for (let i = 0, count = validDocsOfPair(special, memo, store, pair); i < count; i += 1) {
-      const doc = special.pairDocs[i]!;
-      const fact = getAt(docs, doc)!;
-      if (special.mark[doc] === 0) describe(special, memo, pass, doc, fact, 0);
-      if (!isFileFact(fact)) continue;
-      special.coChangedDocs[special.coChangedCount] = doc;
-      special.coChangedScores[special.coChangedCount++] = score;
-    }
-  });
+  pass.coChange.forEach((score, pair) => describePair(special, store, pass, pair, false, 0, score));
 };
 
 /**
@@ -164,7 +162,7 @@ const describeCoChanged = (special: SpecialScratch, memo: RetrievalMemo, store: 
  */
 const describeContextFacts = (special: SpecialScratch, memo: RetrievalMemo, store: FactStore, pass: Pass): void => {
   const { index } = store;
-  pass.table.byPair.forEach((score, pair) => describePairFacts(special, memo, store, pass, pair, score));
+  pass.table.byPair.forEach((score, pair) => describePair(special, store, pass, pair, true, score, 0));
   for (const taskId of pass.table.byTask.keys()) describeTaskFacts(special, store, pass, taskId);
   for (const path of pass.plan.paths) {
     const named = PMap.get(index.names, fileNameOf(path));
@@ -194,18 +192,34 @@ export const specialFactsOf = (
   return (pass) => {
     special.recency = recent;
     if (shared < 0) {
+      setRecencyByTask(special, store, recent);
       describeContextFacts(special, memo, store, pass);
       for (const taskId of recent.keys()) describeTaskFacts(special, store, pass, taskId);
       shared = special.count;
     }
-    describeCoChanged(special, memo, store, pass);
+    describeCoChanged(special, store, pass);
     return special.count;
   };
+};
+
+/** Gives each recent task's number its recency (`SpecialScratch.recencyByTask`). */
+const setRecencyByTask = (special: SpecialScratch, store: FactStore, recent: ReadonlyMap<string, number>): void => {
+  const { nextTask, tasks } = store.index;
+  if (special.recencyByTask.length < nextTask)
+    special.recencyByTask = new Float64Array(Math.max(nextTask, 2 * special.recencyByTask.length));
+  recent.forEach((recency, taskId) => {
+    const task = PMap.get(tasks, taskId);
+    if (task === undefined || !(task.num >= 0 && task.num < nextTask)) return;
+    special.recencyByTask[task.num] = recency;
+    special.recentTasks.push(task.num);
+  });
 };
 
 /** Unmarks every special fact a query described (the scratch is all zeros between queries). */
 export const clearSpecial = (special: SpecialScratch): void => {
   for (let i = 0; i < special.count; i += 1) special.mark[special.docs[i]!] = 0;
+  for (const num of special.recentTasks) special.recencyByTask[num] = 0;
+  special.recentTasks.length = 0;
   special.count = 0;
   special.coChangedCount = 0;
   special.recency = NO_RECENCY;
