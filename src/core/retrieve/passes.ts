@@ -61,26 +61,30 @@ const CO_CHANGE_MAX_FILES = 32;
 const CO_CHANGE_PAIRS = 64;
 
 /**
- * The docs of the latest CO_CHANGE_TASKS of these tasks that changed at most CO_CHANGE_MAX_FILES
- * files: latest by their prompt's time, then their latest valid fact's, then id (what the store
- * holds, so a store rebuilt from a saved state picks the same).
+ * The docs of the latest CO_CHANGE_TASKS of a file record's tasks (see `FileRecord.tasks`) that
+ * changed at most CO_CHANGE_MAX_FILES files: latest by their prompt's time, then their latest
+ * valid fact's, then id (what the store holds, so a store rebuilt from a saved state picks the same).
  */
 const latestTasks = (store: FactStore, taskIds: ReadonlyArray<string>): Array<readonly [string, TaskDoc]> => {
-  const docs: Array<readonly [string, TaskDoc]> = [];
-  for (const taskId of taskIds) {
-    const task = PMap.get(store.index.tasks, taskId);
-    if (task !== undefined && PMap.size(task.touched) <= CO_CHANGE_MAX_FILES) docs.push([taskId, task]);
-  }
-  if (docs.length <= CO_CHANGE_TASKS) return docs;
   const time = (task: TaskDoc): number => task.promptAt ?? -Infinity;
   /** Negative when the first task is the later. */
   const later = ([a, x]: readonly [string, TaskDoc], [b, y]: readonly [string, TaskDoc]): number =>
     time(y) - time(x) || lastFactTime(y) - lastFactTime(x) || (a < b ? -1 : a > b ? 1 : 0);
   // A file every task changes (a manifest) has hundreds: the latest are kept in a short sorted
-  // list, which turns most of the rest away by its last, instead of sorting them all.
+  // list, and as the record lists its tasks latest prompt first, the walk stops at the first
+  // task whose prompt is older than the last kept one's (it and every task after it rank after).
   const latest: Array<readonly [string, TaskDoc]> = [];
-  for (const entry of docs) offerRanked(latest, entry, CO_CHANGE_TASKS, later);
-  return latest;
+  let eligible = 0;
+  for (const taskId of taskIds) {
+    const task = PMap.get(store.index.tasks, taskId);
+    if (task === undefined) continue;
+    if (eligible > CO_CHANGE_TASKS && time(task) < time(latest[CO_CHANGE_TASKS - 1]![1])) break;
+    if (PMap.size(task.touched) > CO_CHANGE_MAX_FILES) continue;
+    eligible += 1;
+    offerRanked(latest, [taskId, task] as const, CO_CHANGE_TASKS, later);
+  }
+  // A file with few such tasks has them all, in id order.
+  return eligible <= CO_CHANGE_TASKS ? latest.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : latest;
 };
 
 /**

@@ -26,7 +26,9 @@ export const selectIndexedFacts = (index: SearchIndex): SessionFact[] => {
 /** The recorded files, by subject, relation, then task id. */
 export const selectIndexedFiles = (index: SearchIndex): RecordedFile[] => {
   const records = PMap.values(index.files).sort(bySubjectThenRelation);
-  return records.flatMap(({ subject, relation, tasks }) => tasks.map((taskId) => ({ taskId, subject, relation })));
+  return records.flatMap(({ subject, relation, tasks }) =>
+    [...tasks].sort().map((taskId) => ({ taskId, subject, relation })),
+  );
 };
 
 /** The recorded task prompts, by task id. */

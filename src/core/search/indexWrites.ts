@@ -18,7 +18,7 @@ import {
   type SearchIndex,
   taskFactEntry,
 } from './searchIndex.js';
-import { markPair, recordFile, updateTask, withSummary, withTime } from './taskDocs.js';
+import { markPair, recordFile, replaceInFileRecords, updateTask, withSummary, withTime } from './taskDocs.js';
 import { isPathLike } from './terms.js';
 import { factTermWeights } from './weights.js';
 
@@ -134,12 +134,15 @@ export const applyIndexChanges = (index: SearchIndex, changes: IndexChanges): Se
 export const indexTaskPrompt = (index: SearchIndex, taskId: string, prompt: string, at: number): SearchIndex => {
   const doc = PMap.get(index.tasks, taskId);
   if (doc?.promptAt !== undefined && (prompt === doc.prompt || at < doc.promptAt)) return index;
-  return writeIndex(index, (next) =>
+  // Read before the write: a doc the run owns is changed in place.
+  const before = doc?.promptAt;
+  return writeIndex(index, (next) => {
     updateTask(next, taskId, true, (task) => {
       task.prompt = prompt;
       task.promptAt = at;
-    }),
-  );
+    });
+    if (at !== before) replaceInFileRecords(next, taskId);
+  });
 };
 
 /** The index with files recorded as changed by tasks (those already recorded change nothing). */
