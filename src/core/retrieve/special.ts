@@ -10,7 +10,7 @@ import { getAt } from '../../persistent/persistentVector.js';
 import type { SessionFact } from '../fact.js';
 import { forEachPosting } from '../search/postings.js';
 import { rememberedPriorFlags } from '../search/priors.js';
-import { entryDoc, entryFlags, entryIsFile, fileNameOf } from '../search/searchIndex.js';
+import { entryDoc, entryFlags, entryIsFile, fileNameOf, type TaskDoc } from '../search/searchIndex.js';
 import type { FactStore } from '../store/state.js';
 import { factContext } from './context.js';
 import { namesSubject } from './rank.js';
@@ -68,10 +68,14 @@ const describe = (
  * pairs are described first. The task's entries tell each fact's document, flags and whether it
  * is a file fact: a fact is read only when the query names paths (to tell whether it names its file).
  */
-const describeTaskFacts = (special: SpecialScratch, store: FactStore, pass: Pass, taskId: string): void => {
+const describeTaskFacts = (
+  special: SpecialScratch,
+  store: FactStore,
+  pass: Pass,
+  taskId: string,
+  task: TaskDoc,
+): void => {
   const { index } = store;
-  const task = PMap.get(index.tasks, taskId);
-  if (task === undefined) return;
   const { paths } = pass.plan;
   const context = pass.table.byTask.get(taskId) ?? 0;
   const recency = special.recencyByTask[task.num] ?? 0;
@@ -163,7 +167,10 @@ const describeCoChanged = (special: SpecialScratch, store: FactStore, pass: Pass
 const describeContextFacts = (special: SpecialScratch, memo: RetrievalMemo, store: FactStore, pass: Pass): void => {
   const { index } = store;
   pass.table.byPair.forEach((score, pair) => describePair(special, store, pass, pair, true, score, 0));
-  for (const taskId of pass.table.byTask.keys()) describeTaskFacts(special, store, pass, taskId);
+  for (const taskId of pass.table.byTask.keys()) {
+    const task = PMap.get(index.tasks, taskId);
+    if (task !== undefined) describeTaskFacts(special, store, pass, taskId, task);
+  }
   for (const path of pass.plan.paths) {
     const named = PMap.get(index.names, fileNameOf(path));
     if (named !== undefined)
@@ -187,14 +194,16 @@ export const specialFactsOf = (
   { special, memo }: RetrievalScratch,
   store: FactStore,
   recent: ReadonlyMap<string, number>,
+  records: ReadonlyArray<TaskDoc>,
 ): ((pass: Pass) => number) => {
   let shared = -1;
   return (pass) => {
     special.recency = recent;
     if (shared < 0) {
-      setRecencyByTask(special, store, recent);
+      setRecencyByTask(special, store, recent, records);
       describeContextFacts(special, memo, store, pass);
-      for (const taskId of recent.keys()) describeTaskFacts(special, store, pass, taskId);
+      let at = 0;
+      for (const taskId of recent.keys()) describeTaskFacts(special, store, pass, taskId, records[at++]!);
       shared = special.count;
     }
     describeCoChanged(special, store, pass);
@@ -202,16 +211,22 @@ export const specialFactsOf = (
   };
 };
 
-/** Gives each recent task's number its recency (`SpecialScratch.recencyByTask`). */
-const setRecencyByTask = (special: SpecialScratch, store: FactStore, recent: ReadonlyMap<string, number>): void => {
-  const { nextTask, tasks } = store.index;
+/** Gives each recent task's number its recency (`SpecialScratch.recencyByTask`; `records` in the order of `recent`). */
+const setRecencyByTask = (
+  special: SpecialScratch,
+  store: FactStore,
+  recent: ReadonlyMap<string, number>,
+  records: ReadonlyArray<TaskDoc>,
+): void => {
+  const { nextTask } = store.index;
   if (special.recencyByTask.length < nextTask)
     special.recencyByTask = new Float64Array(Math.max(nextTask, 2 * special.recencyByTask.length));
-  recent.forEach((recency, taskId) => {
-    const task = PMap.get(tasks, taskId);
-    if (task === undefined || !(task.num >= 0 && task.num < nextTask)) return;
-    special.recencyByTask[task.num] = recency;
-    special.recentTasks.push(task.num);
+  let at = 0;
+  recent.forEach((recency) => {
+    const { num } = records[at++]!;
+    if (!(num >= 0 && num < nextTask)) return;
+    special.recencyByTask[num] = recency;
+    special.recentTasks.push(num);
   });
 };
 
