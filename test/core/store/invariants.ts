@@ -159,6 +159,13 @@ export const expectConsistent = (store: FactStore): void => {
     }
   expected.forEach((facts) => facts.sort(([a], [b]) => (a > b ? -1 : 1)));
   expect(listed).toEqual(expected);
+  // A file record lists its tasks latest prompt first (none last), then by id: co-change stops
+  // reading a record at the first task whose prompt is older than the ones it keeps.
+  PMap.forEach(index.files, ({ tasks }) => {
+    const time = (taskId: string): number => PMap.get(index.tasks, taskId)?.promptAt ?? -Infinity;
+    const ordered = [...tasks].sort((a, b) => time(b) - time(a) || (a < b ? -1 : 1));
+    expect(tasks).toEqual(ordered);
+  });
   const maps: ReadonlyArray<PMap.PersistentMap<unknown>> = [
     store.pairs,
     index.ids,
