@@ -150,7 +150,8 @@ const promptTime = (tasks: PMap.PersistentMap<TaskDoc>, taskId: string): number 
 
 /**
  * The tasks of a file record with `taskId` put in its place (see `FileRecord.tasks`: by prompt
- * time, latest first, then id), found by bisection: a manifest's record holds hundreds of tasks.
+ * time, latest first, then id): first when it is, else found by bisection (a manifest's record
+ * holds hundreds of tasks).
  */
 const withTaskPlaced = (
   tasks: PMap.PersistentMap<TaskDoc>,
@@ -158,13 +159,18 @@ const withTaskPlaced = (
   taskId: string,
 ): ReadonlyArray<string> => {
   const time = promptTime(tasks, taskId);
-  let low = 0;
+  /** True when `other` goes before the task placed. */
+  const before = (other: string): boolean => {
+    const at = promptTime(tasks, other);
+    return at > time || (at === time && other < taskId);
+  };
+  // Most often the task just prompted, which goes first.
+  if (list.length === 0 || !before(list[0]!)) return Object.freeze([taskId, ...list]);
+  let low = 1;
   let high = list.length;
   while (low < high) {
     const middle = (low + high) >>> 1;
-    const other = list[middle]!;
-    const at = promptTime(tasks, other);
-    if (at > time || (at === time && other < taskId)) low = middle + 1;
+    if (before(list[middle]!)) low = middle + 1;
     else high = middle;
   }
   return Object.freeze([...list.slice(0, low), taskId, ...list.slice(low)]);
