@@ -97,20 +97,17 @@ const describeTaskFacts = (
 };
 
 /**
- * Describes the valid facts of a pair not described yet, from the index's entries of them
- * (`SearchIndex.pairFacts`). A pair of the context gives a file fact its own score (`context`)
- * and another fact its task's; a co-changed pair gives none (the facts of the context's tasks
- * and pairs are described first). A fact is read only when the query names paths (to tell
- * whether it names its file) or for the task of a context pair's fact that is not a file fact.
- * Then, for a co-changed pair (`coChange` above 0), lists each of its file facts, described now
- * or before, with that co-change score.
+ * Describes the valid file facts of a pair not described yet, from the index's entries of them
+ * (`SearchIndex.pairFacts`): with `context` (the pair's score in the context table; 0 for a
+ * co-changed pair, as the facts of the context's tasks and pairs are described first). A fact
+ * is read only when the query names paths (to tell whether it names its file). Then lists each
+ * of them, described now or before, with `coChange` when it is above 0 (a co-changed pair).
  */
 const describePair = (
   special: SpecialScratch,
   store: FactStore,
   pass: Pass,
   pair: string,
-  ofContext: boolean,
   context: number,
   coChange: number,
 ): void => {
@@ -122,25 +119,11 @@ const describePair = (
   for (let i = 0; i < entries.length; i += 2) {
     const entry = entries[i]!;
     const doc = entryDoc(entry);
-    const isFile = entryIsFile(entry);
     if (mark[doc] === 0) {
-      const recency = recencyByTask[entries[i + 1]!] ?? 0;
-      if (paths.length === 0 && (isFile || !ofContext))
-        describeDocument(special, doc, entryFlags(entry), false, ofContext ? context : 0, recency);
-      else {
-        const fact = getAt(docs, doc)!;
-        const own = !ofContext ? 0 : isFile ? context : factContext(pass.table, fact);
-        describeDocument(
-          special,
-          doc,
-          entryFlags(entry),
-          paths.length > 0 && namesSubject(paths, fact.subject),
-          own,
-          recency,
-        );
-      }
+      const named = paths.length > 0 && namesSubject(paths, getAt(docs, doc)!.subject);
+      describeDocument(special, doc, entryFlags(entry), named, context, recencyByTask[entries[i + 1]!] ?? 0);
     }
-    if (coChange > 0 && isFile) {
+    if (coChange > 0) {
       special.coChangedDocs[special.coChangedCount] = doc;
       special.coChangedScores[special.coChangedCount++] = coChange;
     }
@@ -154,7 +137,7 @@ const describePair = (
  */
 const describeCoChanged = (special: SpecialScratch, store: FactStore, pass: Pass): void => {
   special.coChangedCount = 0;
-  pass.coChange.forEach((score, pair) => describePair(special, store, pass, pair, false, 0, score));
+  pass.coChange.forEach((score, pair) => describePair(special, store, pass, pair, 0, score));
 };
 
 /**
@@ -166,7 +149,7 @@ const describeCoChanged = (special: SpecialScratch, store: FactStore, pass: Pass
  */
 const describeContextFacts = (special: SpecialScratch, memo: RetrievalMemo, store: FactStore, pass: Pass): void => {
   const { index } = store;
-  pass.table.byPair.forEach((score, pair) => describePair(special, store, pass, pair, true, score, 0));
+  pass.table.byPair.forEach((score, pair) => describePair(special, store, pass, pair, score, 0));
   for (const taskId of pass.table.byTask.keys()) {
     const task = PMap.get(index.tasks, taskId);
     if (task !== undefined) describeTaskFacts(special, store, pass, taskId, task);

@@ -61,8 +61,10 @@ const addFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
     if (fact.relation === 'summary') task.summaries = withSummary(task.summaries, fact.id, fact.object);
     taskNum = task.num;
   });
-  const key = fact.subject + PAIR_SEPARATOR + fact.relation;
-  index.pairFacts = withPairFact(index.pairFacts, index.docs, key, fact.id, entry, taskNum);
+  if (isFileFact(fact)) {
+    const key = fact.subject + PAIR_SEPARATOR + fact.relation;
+    index.pairFacts = withPairFact(index.pairFacts, index.docs, key, fact.id, entry, taskNum);
+  }
 };
 
 const removeFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
@@ -79,7 +81,8 @@ const removeFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
   }
   if (isNamedSubject(fact.subject)) index.names = unpostIn(index.names, fileNameOf(fact.subject), doc);
   if (convention) index.conventions = removePosting(index.conventions, doc);
-  index.pairFacts = withoutPairFact(index.pairFacts, fact.subject + PAIR_SEPARATOR + fact.relation, doc);
+  if (isFileFact(fact))
+    index.pairFacts = withoutPairFact(index.pairFacts, fact.subject + PAIR_SEPARATOR + fact.relation, doc);
   updateTask(index, fact.sourceTaskId, fact.relation === 'summary', (task) => {
     task.facts = PMap.remove(task.facts, fact.id);
     task.times = withTime(task.times, fact.validFrom, -1);

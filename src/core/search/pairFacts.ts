@@ -1,14 +1,16 @@
 /**
- * The valid facts of each (subject, relation) pair, as the index keeps them
- * (`SearchIndex.pairFacts`): a query describes the facts of up to 512 context pairs and 64
+ * The valid file facts of each (subject, relation) pair, as the index keeps them
+ * (`SearchIndex.pairFacts`): a query describes the file facts of up to 512 context pairs and 64
  * co-changed ones, and reading them here costs one lookup a pair, where the pair's log costs a
  * lookup, a walk of its latest assertions and a lookup of each one's document, then the fact
- * itself for its flags, its kind and its task.
+ * itself for its flags, its kind and its task. Only file facts: what a pair lends (its context,
+ * its co-change) goes to them alone, and a pair's other facts, should it hold any, get their
+ * task's context wherever they are found (as their task's, or a recent task's, facts).
  *
  * A pair's list is flat: a task fact entry (`taskFactEntry`: document, file bit, prior flags),
  * then the number of the fact's task (stable while the fact is valid: a task's record is kept
- * while it holds a valid fact), for each valid fact, by fact id descending: the order a walk of
- * the pair's log from its end gives (its valid facts are those asserted at its latest time).
+ * while it holds a valid fact), for each valid file fact, by fact id descending: the order a
+ * walk of the pair's log from its end gives (its valid facts are those asserted at its latest time).
  */
 import { own } from '../../persistent/owner.js';
 import * as PMap from '../../persistent/persistentMap.js';

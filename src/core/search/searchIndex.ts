@@ -24,8 +24,8 @@
  *   are bounded in number (see `store/taskRecords.ts` and `forgetTasks`).
  * - `taskTerms`: term -> postings over the task numbers of the contexts of the tasks that still
  *   lend one (a task with a valid fact or an asserted file pair), weighted the same way.
- * - `pairFacts`: per (subject, relation) pair key, its valid facts' task entries and task numbers
- *   (see `pairFacts.ts`), so a query reads a context pair's facts with one lookup.
+ * - `pairFacts`: per (subject, relation) pair key, its valid file facts' task entries and task
+ *   numbers (see `pairFacts.ts`), so a query reads a context pair's facts with one lookup.
  * - `recent`: the RECENT_TASKS tasks whose latest valid fact is the most recent (then by id), as
  *   task id, time, task id, time, ..., then up to as many more, in order: recency reads it
  *   instead of every task.
@@ -88,7 +88,7 @@ export interface SearchIndex {
   readonly recent: ReadonlyArray<string | number>;
   /** File pair key -> the pair and the tasks that asserted a fact of it, latest prompt first (see `FileRecord`). */
   readonly files: PMap.PersistentMap<FileRecord>;
-  /** Pair key -> its valid facts: task fact entry, task number, ... by fact id descending (see `pairFacts.ts`). */
+  /** Pair key -> its valid file facts: task fact entry, task number, ... by fact id descending (see `pairFacts.ts`). */
   readonly pairFacts: PMap.PersistentMap<ReadonlyArray<number>>;
 }
 

@@ -149,11 +149,11 @@ export const expectConsistent = (store: FactStore): void => {
       .sort(),
   );
   const { index } = store;
-  // A pair's valid facts in the index are those of its log, by id descending, of their tasks.
+  // A pair's valid file facts in the index are those of its log, by id descending, of their tasks.
   const listed = new Map(flattenIndex(index).pairFacts);
   const expected = new Map<string, Array<[string, boolean, string]>>();
   for (const fact of selectAllFacts(store))
-    if (fact.validTo === undefined) {
+    if (fact.validTo === undefined && isFileFact(fact)) {
       const key = pairKey(fact.subject, fact.relation);
       expected.set(key, [...(expected.get(key) ?? []), [fact.id, true, fact.sourceTaskId]]);
     }
