@@ -79,7 +79,8 @@ const extended = (history: History, index: number): PromptCandidates => {
       contextEven = 0;
       contextQuarter = 0;
       contextWhole = 0;
-      for (const taskId of record?.tasks ?? []) {
+      // In id order, as the sums were always made (a record lists its tasks latest prompt first).
+      for (const taskId of [...(record?.tasks ?? [])].sort()) {
         const score = taskScores.get(taskId);
         if (score === undefined) continue;
         contextEven += score / filesOf(taskId);

@@ -6,7 +6,7 @@
  */
 import * as PMap from '../../persistent/persistentMap.js';
 import { isFileFact } from '../fact.js';
-import { lastFactTime, type TaskDoc } from '../search/searchIndex.js';
+import { EMPTY_TASK_DOC, lastFactTime, type TaskDoc } from '../search/searchIndex.js';
 import { factTermWeights, postingWeight } from '../search/weights.js';
 import { type FactStore, pairKey } from '../store/state.js';
 import { bestEntries, type ContextTable } from './context.js';
@@ -16,35 +16,33 @@ import { offerRanked, type Pass, type Passes, type Scored, type Settings } from 
 /**
  * The most recent other tasks (by their latest valid fact, then id; the index keeps them in
  * order) with the recency of their facts: weight, weight x decay, weight x decay^2, ..., each
- * plus its share of `shared` (see `recencyOf`).
+ * plus its share of `shared` (see `recencyOf`); and their records, in the same order (each is
+ * looked up once a query: the description of their facts reads them too).
  */
-const recentTasks = (store: FactStore, settings: Settings): Map<string, number> => {
+const recentTasks = (store: FactStore, settings: Settings): { recency: Map<string, number>; records: TaskDoc[] } => {
   const { recency } = settings.plan.ranking;
   const recent = new Map<string, number>();
-  if (recency.weight <= 0 && recency.shared <= 0) return recent;
+  const records: TaskDoc[] = [];
+  if (recency.weight <= 0 && recency.shared <= 0) return { recency: recent, records };
   const list = store.index.recent;
   for (let at = 0; at < list.length && recent.size < recency.tasks; at += 2) {
     const taskId = list[at] as string;
-    if (taskId !== settings.taskId) recent.set(taskId, recencyOf(store, recency, taskId, recent.size));
+    if (taskId === settings.taskId) continue;
+    const task = PMap.get(store.index.tasks, taskId) ?? EMPTY_TASK_DOC;
+    recent.set(taskId, recencyOf(recency, task, recent.size));
+    records.push(task);
   }
-  return recent;
+  return { recency: recent, records };
 };
 
 /**
  * The recency of the facts of a task `age` tasks back from the latest other one: the weight,
  * plus `shared` over the square root of the files the task changed, times decay^age.
  */
-const recencyOf = (
-  store: FactStore,
-  recency: Settings['plan']['ranking']['recency'],
-  taskId: string,
-  age: number,
-): number => {
+const recencyOf = (recency: Settings['plan']['ranking']['recency'], task: TaskDoc, age: number): number => {
   const decayed = recency.decay ** age;
   if (recency.shared <= 0) return recency.weight * decayed;
-  const task = PMap.get(store.index.tasks, taskId);
-  const files = task === undefined ? 0 : PMap.size(task.touched);
-  return (recency.weight + recency.shared / Math.sqrt(Math.max(1, files))) * decayed;
+  return (recency.weight + recency.shared / Math.sqrt(Math.max(1, PMap.size(task.touched)))) * decayed;
 };
 
 /** How many of its best facts a first pass keeps: feedback takes the first few, co-change the first few file facts. */
@@ -61,26 +59,30 @@ const CO_CHANGE_MAX_FILES = 32;
 const CO_CHANGE_PAIRS = 64;
 
 /**
- * The docs of the latest CO_CHANGE_TASKS of these tasks that changed at most CO_CHANGE_MAX_FILES
- * files: latest by their prompt's time, then their latest valid fact's, then id (what the store
- * holds, so a store rebuilt from a saved state picks the same).
+ * The docs of the latest CO_CHANGE_TASKS of a file record's tasks (see `FileRecord.tasks`) that
+ * changed at most CO_CHANGE_MAX_FILES files: latest by their prompt's time, then their latest
+ * valid fact's, then id (what the store holds, so a store rebuilt from a saved state picks the same).
  */
 const latestTasks = (store: FactStore, taskIds: ReadonlyArray<string>): Array<readonly [string, TaskDoc]> => {
-  const docs: Array<readonly [string, TaskDoc]> = [];
-  for (const taskId of taskIds) {
-    const task = PMap.get(store.index.tasks, taskId);
-    if (task !== undefined && PMap.size(task.touched) <= CO_CHANGE_MAX_FILES) docs.push([taskId, task]);
-  }
-  if (docs.length <= CO_CHANGE_TASKS) return docs;
   const time = (task: TaskDoc): number => task.promptAt ?? -Infinity;
   /** Negative when the first task is the later. */
   const later = ([a, x]: readonly [string, TaskDoc], [b, y]: readonly [string, TaskDoc]): number =>
     time(y) - time(x) || lastFactTime(y) - lastFactTime(x) || (a < b ? -1 : a > b ? 1 : 0);
   // A file every task changes (a manifest) has hundreds: the latest are kept in a short sorted
-  // list, which turns most of the rest away by its last, instead of sorting them all.
+  // list, and as the record lists its tasks latest prompt first, the walk stops at the first
+  // task whose prompt is older than the last kept one's (it and every task after it rank after).
   const latest: Array<readonly [string, TaskDoc]> = [];
-  for (const entry of docs) offerRanked(latest, entry, CO_CHANGE_TASKS, later);
-  return latest;
+  let eligible = 0;
+  for (const taskId of taskIds) {
+    const task = PMap.get(store.index.tasks, taskId);
+    if (task === undefined) continue;
+    if (eligible > CO_CHANGE_TASKS && time(task) < time(latest[CO_CHANGE_TASKS - 1]![1])) break;
+    if (PMap.size(task.touched) > CO_CHANGE_MAX_FILES) continue;
+    eligible += 1;
+    offerRanked(latest, [taskId, task] as const, CO_CHANGE_TASKS, later);
+  }
+  // A file with few such tasks has them all, in id order.
+  return eligible <= CO_CHANGE_TASKS ? latest.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : latest;
 };
 
 /**
@@ -150,7 +152,7 @@ export const passesFor = (store: FactStore, settings: Settings, table: ContextTa
   const { plan } = settings;
   const { feedback, coChange } = plan.ranking;
   const none = new Map<string, number>();
-  const recency = recentTasks(store, settings);
+  const { recency, records } = recentTasks(store, settings);
   const queryPass = (
     k: number,
     scale: number,
@@ -174,6 +176,7 @@ export const passesFor = (store: FactStore, settings: Settings, table: ContextTa
   return {
     first,
     recency,
+    recentRecords: records,
     last: (firstRanked) => {
       const best = firstRanked[0];
       const scale = best === undefined ? 0 : best.parts.total - best.parts.boost;

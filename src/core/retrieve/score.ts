@@ -7,6 +7,7 @@ import { isFileFact, type SessionFact } from '../fact.js';
 import { keptView, type ListViews, viewValue } from '../search/postingViews.js';
 import { type Postings, postingValue, postingWeightOf } from '../search/postings.js';
 import { priorFlags } from '../search/priors.js';
+import type { TaskDoc } from '../search/searchIndex.js';
 import { postingWeight } from '../search/weights.js';
 import { type FactStore, pairKey, selectValidFact } from '../store/state.js';
 import { selectPairLog } from '../store/write.js';
@@ -55,6 +56,8 @@ export interface Passes {
   readonly last: (first: ReadonlyArray<Scored>) => Pass;
   /** The recent tasks and the recency the last pass gives their facts: known before the first pass. */
   readonly recency: ReadonlyMap<string, number>;
+  /** The recent tasks' records, in the order of `recency`. */
+  readonly recentRecords: ReadonlyArray<TaskDoc>;
 }
 
 /**

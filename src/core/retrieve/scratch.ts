@@ -7,7 +7,6 @@
  * The typed arrays indexed by document grow with the index and are never shrunk.
  */
 import type { SessionFact } from '../fact.js';
-import type { DocumentHints } from '../search/indexReads.js';
 import { createListViews, type ListViews } from '../search/postingViews.js';
 import type { PriorFlagsMemo } from '../search/priors.js';
 import { Leaders } from './leaders.js';
@@ -64,6 +63,12 @@ export interface SpecialScratch {
   count: number;
   /** The recency the last pass of the query being described gives each recent task's facts. */
   recency: ReadonlyMap<string, number>;
+  /**
+   * The same by task number (0 for a task that is not recent), set for the tasks listed in
+   * `recentTasks`: a pair's facts are described from their entries, which hold their task's number.
+   */
+  recencyByTask: Float64Array;
+  readonly recentTasks: number[];
   /** The co-changed files' facts of the last pass (`coChangedCount` of them) and their co-change scores. */
   coChangedDocs: Int32Array;
   coChangedScores: Float64Array;
@@ -102,8 +107,6 @@ export interface RetrievalMemo {
   readonly views: ListViews;
   /** Facts' prior flags. */
   readonly flags: PriorFlagsMemo;
-  /** The document each fact record was last found at (see `indexedDocument`). */
-  readonly hints: DocumentHints;
   /** Prior tables by the values of the priors (each query resolves its own ranking, most often with the same numbers). */
   readonly priorTables: Map<string, PriorTables>;
   /** When each convention of a frozen posting block was asserted, by position. */
@@ -154,6 +157,8 @@ export const createRetrievalScratch = (): RetrievalScratch => ({
     named: new Uint8Array(SIZE),
     count: 0,
     recency: new Map(),
+    recencyByTask: new Float64Array(SIZE),
+    recentTasks: [],
     coChangedDocs: new Int32Array(SIZE),
     coChangedScores: new Float64Array(SIZE),
     coChangedCount: 0,
@@ -171,7 +176,6 @@ export const createRetrievalScratch = (): RetrievalScratch => ({
   memo: {
     views: createListViews(),
     flags: new WeakMap<SessionFact, number>(),
-    hints: new WeakMap(),
     priorTables: new Map(),
     blockTimes: new WeakMap(),
   },

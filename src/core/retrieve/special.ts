@@ -7,11 +7,10 @@
  */
 import * as PMap from '../../persistent/persistentMap.js';
 import { getAt } from '../../persistent/persistentVector.js';
-import { isFileFact, type SessionFact } from '../fact.js';
-import { indexedDocument } from '../search/indexReads.js';
+import type { SessionFact } from '../fact.js';
 import { forEachPosting } from '../search/postings.js';
 import { rememberedPriorFlags } from '../search/priors.js';
-import { entryDoc, entryFlags, entryIsFile, fileNameOf } from '../search/searchIndex.js';
+import { entryDoc, entryFlags, entryIsFile, fileNameOf, type TaskDoc } from '../search/searchIndex.js';
 import type { FactStore } from '../store/state.js';
 import { factContext } from './context.js';
 import { namesSubject } from './rank.js';
@@ -69,13 +68,17 @@ const describe = (
  * pairs are described first. The task's entries tell each fact's document, flags and whether it
  * is a file fact: a fact is read only when the query names paths (to tell whether it names its file).
  */
-const describeTaskFacts = (special: SpecialScratch, store: FactStore, pass: Pass, taskId: string): void => {
+const describeTaskFacts = (
+  special: SpecialScratch,
+  store: FactStore,
+  pass: Pass,
+  taskId: string,
+  task: TaskDoc,
+): void => {
   const { index } = store;
-  const task = PMap.get(index.tasks, taskId);
-  if (task === undefined) return;
   const { paths } = pass.plan;
   const context = pass.table.byTask.get(taskId) ?? 0;
-  const recency = special.recency.size === 0 ? 0 : (special.recency.get(taskId) ?? 0);
+  const recency = special.recencyByTask[task.num] ?? 0;
   const { taskEntries, mark } = special;
   const count = PMap.valuesInto(task.facts, taskEntries);
   for (let i = 0; i < count; i += 1) {
@@ -94,44 +97,36 @@ const describeTaskFacts = (special: SpecialScratch, store: FactStore, pass: Pass
 };
 
 /**
- * The valid facts of a pair, as their documents in `special.pairDocs[0..count)` (the count
- * returned): those of its ids asserted at its latest assertion time (an older one is closed by
- * it) that the index holds, read from the end of the log, however long its history.
+ * Describes the valid file facts of a pair not described yet, from the index's entries of them
+ * (`SearchIndex.pairFacts`): with `context` (the pair's score in the context table; 0 for a
+ * co-changed pair, as the facts of the context's tasks and pairs are described first). A fact
+ * is read only when the query names paths (to tell whether it names its file). Then lists each
+ * of them, described now or before, with `coChange` when it is above 0 (a co-changed pair).
  */
-const validDocsOfPair = (special: SpecialScratch, memo: RetrievalMemo, store: FactStore, pair: string): number => {
-  const log = PMap.get(store.pairs, pair);
-  if (log === undefined) return 0;
-  const { assertions } = log;
-  const latest = assertions[assertions.length - 1]?.validFrom;
-  let count = 0;
-  for (let i = assertions.length - 1; i >= 0 && assertions[i]!.validFrom === latest; i -= 1) {
-    const doc = indexedDocument(store.index, assertions[i]!, memo.hints);
-    if (doc < 0) continue;
-    if (count === special.pairDocs.length) {
-      const grown = new Int32Array(2 * count);
-      grown.set(special.pairDocs);
-      special.pairDocs = grown;
-    }
-    special.pairDocs[count++] = doc;
-  }
-  return count;
-};
-
-/** Describes the valid facts of a pair of the context not described yet (a file fact's context is `score`). */
-const describePairFacts = (
+const describePair = (
   special: SpecialScratch,
-  memo: RetrievalMemo,
   store: FactStore,
   pass: Pass,
   pair: string,
-  score: number,
+  context: number,
+  coChange: number,
 ): void => {
+  const entries = PMap.get(store.index.pairFacts, pair);
+  if (entries === undefined) return;
   const { docs } = store.index;
-  for (let i = 0, count = validDocsOfPair(special, memo, store, pair); i < count; i += 1) {
-    const doc = special.pairDocs[i]!;
-    if (special.mark[doc] !== 0) continue;
-    const fact = getAt(docs, doc)!;
-    describe(special, memo, pass, doc, fact, isFileFact(fact) ? score : factContext(pass.table, fact));
+  const { paths } = pass.plan;
+  const { mark, recencyByTask } = special;
+  for (let i = 0; i < entries.length; i += 2) {
+    const entry = entries[i]!;
+    const doc = entryDoc(entry);
+    if (mark[doc] === 0) {
+      const named = paths.length > 0 && namesSubject(paths, getAt(docs, doc)!.subject);
+      describeDocument(special, doc, entryFlags(entry), named, context, recencyByTask[entries[i + 1]!] ?? 0);
+    }
+    if (coChange > 0) {
+      special.coChangedDocs[special.coChangedCount] = doc;
+      special.coChangedScores[special.coChangedCount++] = coChange;
+    }
   }
 };
 
@@ -140,19 +135,9 @@ const describePairFacts = (
  * the facts of the context's tasks and pairs are described first), and lists each file fact
  * among them, described now or before, with its co-change score.
  */
-const describeCoChanged = (special: SpecialScratch, memo: RetrievalMemo, store: FactStore, pass: Pass): void => {
-  const { docs } = store.index;
+const describeCoChanged = (special: SpecialScratch, store: FactStore, pass: Pass): void => {
   special.coChangedCount = 0;
-  pass.coChange.forEach((score, pair) => {
-    for (let i = 0, count = validDocsOfPair(special, memo, store, pair); i < count; i += 1) {
-      const doc = special.pairDocs[i]!;
-      const fact = getAt(docs, doc)!;
-      if (special.mark[doc] === 0) describe(special, memo, pass, doc, fact, 0);
-      if (!isFileFact(fact)) continue;
-      special.coChangedDocs[special.coChangedCount] = doc;
-      special.coChangedScores[special.coChangedCount++] = score;
-    }
-  });
+  pass.coChange.forEach((score, pair) => describePair(special, store, pass, pair, 0, score));
 };
 
 /**
@@ -164,8 +149,11 @@ const describeCoChanged = (special: SpecialScratch, memo: RetrievalMemo, store: 
  */
 const describeContextFacts = (special: SpecialScratch, memo: RetrievalMemo, store: FactStore, pass: Pass): void => {
   const { index } = store;
-  pass.table.byPair.forEach((score, pair) => describePairFacts(special, memo, store, pass, pair, score));
-  for (const taskId of pass.table.byTask.keys()) describeTaskFacts(special, store, pass, taskId);
+  pass.table.byPair.forEach((score, pair) => describePair(special, store, pass, pair, score, 0));
+  for (const taskId of pass.table.byTask.keys()) {
+    const task = PMap.get(index.tasks, taskId);
+    if (task !== undefined) describeTaskFacts(special, store, pass, taskId, task);
+  }
   for (const path of pass.plan.paths) {
     const named = PMap.get(index.names, fileNameOf(path));
     if (named !== undefined)
@@ -189,23 +177,47 @@ export const specialFactsOf = (
   { special, memo }: RetrievalScratch,
   store: FactStore,
   recent: ReadonlyMap<string, number>,
+  records: ReadonlyArray<TaskDoc>,
 ): ((pass: Pass) => number) => {
   let shared = -1;
   return (pass) => {
     special.recency = recent;
     if (shared < 0) {
+      setRecencyByTask(special, store, recent, records);
       describeContextFacts(special, memo, store, pass);
-      for (const taskId of recent.keys()) describeTaskFacts(special, store, pass, taskId);
+      let at = 0;
+      for (const taskId of recent.keys()) describeTaskFacts(special, store, pass, taskId, records[at++]!);
       shared = special.count;
     }
-    describeCoChanged(special, memo, store, pass);
+    describeCoChanged(special, store, pass);
     return special.count;
   };
+};
+
+/** Gives each recent task's number its recency (`SpecialScratch.recencyByTask`; `records` in the order of `recent`). */
+const setRecencyByTask = (
+  special: SpecialScratch,
+  store: FactStore,
+  recent: ReadonlyMap<string, number>,
+  records: ReadonlyArray<TaskDoc>,
+): void => {
+  const { nextTask } = store.index;
+  if (special.recencyByTask.length < nextTask)
+    special.recencyByTask = new Float64Array(Math.max(nextTask, 2 * special.recencyByTask.length));
+  let at = 0;
+  recent.forEach((recency) => {
+    const { num } = records[at++]!;
+    if (!(num >= 0 && num < nextTask)) return;
+    special.recencyByTask[num] = recency;
+    special.recentTasks.push(num);
+  });
 };
 
 /** Unmarks every special fact a query described (the scratch is all zeros between queries). */
 export const clearSpecial = (special: SpecialScratch): void => {
   for (let i = 0; i < special.count; i += 1) special.mark[special.docs[i]!] = 0;
+  for (const num of special.recentTasks) special.recencyByTask[num] = 0;
+  special.recentTasks.length = 0;
   special.count = 0;
   special.coChangedCount = 0;
   special.recency = NO_RECENCY;

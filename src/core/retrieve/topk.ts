@@ -53,7 +53,11 @@ import { clearSpecial, specialFactsOf } from './special.js';
  * keeps, and the last pass then reads only the feedback words' lists, or every list again when
  * those are long.
  */
-export const rankPasses = (store: FactStore, settings: Settings, { first, last, recency }: Passes): Scored[] => {
+export const rankPasses = (
+  store: FactStore,
+  settings: Settings,
+  { first, last, recency, recentRecords }: Passes,
+): Scored[] => {
   const documents = store.index.nextDoc;
   const lastK = Math.min(settings.maxFacts, documents);
   if (!(lastK > 0)) return [];
@@ -70,7 +74,7 @@ export const rankPasses = (store: FactStore, settings: Settings, { first, last, 
     new Population(false, docs.openFacts, tracksTerms),
     new Population(true, docs.openConventions, tracksTerms),
   ];
-  const specialFacts = specialFactsOf(scratch, store, recency);
+  const specialFacts = specialFactsOf(scratch, store, recency, recentRecords);
   const run = (phase: Phase): void => {
     // The facts first, then the conventions: they are fewer, and most are turned away by the
     // floor the facts leave.

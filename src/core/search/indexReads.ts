@@ -1,29 +1,11 @@
 /**
- * Reads of the index: valid facts by id and in the order they became valid, their documents,
- * and the recorded files and prompts.
+ * Reads of the index: valid facts by id and in the order they became valid, and the recorded
+ * files and prompts.
  */
 import * as PMap from '../../persistent/persistentMap.js';
 import { forEachAt, getAt } from '../../persistent/persistentVector.js';
 import type { SessionFact } from '../fact.js';
 import { bySubjectThenRelation, type RecordedFile, type RecordedPrompt, type SearchIndex } from './searchIndex.js';
-
-/**
- * The document a fact record was last found at, by record: a hint, checked against the index
- * it is used with (a document is never numbered again, and an id has at most one document at
- * a time), so that reading a pair's valid facts mostly skips the id map (at 100,000 facts, a
- * lookup in it is a walk of several nodes far apart in memory). A query's scratch keeps one.
- */
-export type DocumentHints = WeakMap<object, number>;
-
-/** The document of the valid fact of this record's id, or -1 when the index holds none (remembered in `hints`). */
-export const indexedDocument = (index: SearchIndex, record: { readonly id: string }, hints: DocumentHints): number => {
-  const hint = hints.get(record);
-  if (hint !== undefined && getAt(index.docs, hint)?.id === record.id) return hint;
-  const doc = PMap.get(index.ids, record.id);
-  if (doc === undefined || getAt(index.docs, doc) === undefined) return -1;
-  hints.set(record, doc);
-  return doc;
-};
 
 /** The valid fact with this id, if any. */
 export const selectIndexedFact = (index: SearchIndex, id: string): SessionFact | undefined => {
@@ -44,7 +26,9 @@ export const selectIndexedFacts = (index: SearchIndex): SessionFact[] => {
 /** The recorded files, by subject, relation, then task id. */
 export const selectIndexedFiles = (index: SearchIndex): RecordedFile[] => {
   const records = PMap.values(index.files).sort(bySubjectThenRelation);
-  return records.flatMap(({ subject, relation, tasks }) => tasks.map((taskId) => ({ taskId, subject, relation })));
+  return records.flatMap(({ subject, relation, tasks }) =>
+    [...tasks].sort().map((taskId) => ({ taskId, subject, relation })),
+  );
 };
 
 /** The recorded task prompts, by task id. */

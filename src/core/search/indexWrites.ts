@@ -9,8 +9,16 @@ import { setAt } from '../../persistent/persistentVector.js';
 import { isFileFact, type SessionFact } from '../fact.js';
 import { packPosting, postIn, putPosting, removePosting, unpostIn } from './postings.js';
 import { priorFlags } from './priors.js';
-import { fileNameOf, type IndexChanges, type RecordedFile, type SearchIndex, taskFactEntry } from './searchIndex.js';
-import { markPair, recordFile, updateTask, withSummary, withTime } from './taskDocs.js';
+import { withoutPairFact, withPairFact } from './pairFacts.js';
+import {
+  fileNameOf,
+  type IndexChanges,
+  PAIR_SEPARATOR,
+  type RecordedFile,
+  type SearchIndex,
+  taskFactEntry,
+} from './searchIndex.js';
+import { markPair, recordFile, replaceInFileRecords, updateTask, withSummary, withTime } from './taskDocs.js';
 import { isPathLike } from './terms.js';
 import { factTermWeights } from './weights.js';
 
@@ -45,11 +53,18 @@ const addFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
   }
   if (isNamedSubject(fact.subject)) index.names = postIn(index.names, fileNameOf(fact.subject), doc, flags);
   if (convention) index.conventions = putPosting(index.conventions, doc, flags);
+  const entry = taskFactEntry(doc, flags, isFileFact(fact));
+  let taskNum = -1;
   updateTask(index, fact.sourceTaskId, fact.relation === 'summary', (task) => {
-    task.facts = PMap.set(task.facts, fact.id, taskFactEntry(doc, flags, isFileFact(fact)));
+    task.facts = PMap.set(task.facts, fact.id, entry);
     task.times = withTime(task.times, fact.validFrom, 1);
     if (fact.relation === 'summary') task.summaries = withSummary(task.summaries, fact.id, fact.object);
+    taskNum = task.num;
   });
+  if (isFileFact(fact)) {
+    const key = fact.subject + PAIR_SEPARATOR + fact.relation;
+    index.pairFacts = withPairFact(index.pairFacts, index.docs, key, fact.id, entry, taskNum);
+  }
 };
 
 const removeFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
@@ -66,6 +81,8 @@ const removeFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
   }
   if (isNamedSubject(fact.subject)) index.names = unpostIn(index.names, fileNameOf(fact.subject), doc);
   if (convention) index.conventions = removePosting(index.conventions, doc);
+  if (isFileFact(fact))
+    index.pairFacts = withoutPairFact(index.pairFacts, fact.subject + PAIR_SEPARATOR + fact.relation, doc);
   updateTask(index, fact.sourceTaskId, fact.relation === 'summary', (task) => {
     task.facts = PMap.remove(task.facts, fact.id);
     task.times = withTime(task.times, fact.validFrom, -1);
@@ -120,12 +137,15 @@ export const applyIndexChanges = (index: SearchIndex, changes: IndexChanges): Se
 export const indexTaskPrompt = (index: SearchIndex, taskId: string, prompt: string, at: number): SearchIndex => {
   const doc = PMap.get(index.tasks, taskId);
   if (doc?.promptAt !== undefined && (prompt === doc.prompt || at < doc.promptAt)) return index;
-  return writeIndex(index, (next) =>
+  // Read before the write: a doc the run owns is changed in place.
+  const before = doc?.promptAt;
+  return writeIndex(index, (next) => {
     updateTask(next, taskId, true, (task) => {
       task.prompt = prompt;
       task.promptAt = at;
-    }),
-  );
+    });
+    if (at !== before) replaceInFileRecords(next, taskId);
+  });
 };
 
 /** The index with files recorded as changed by tasks (those already recorded change nothing). */

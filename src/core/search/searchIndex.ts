@@ -18,12 +18,14 @@
  * - `tasks`: per task, the context its facts inherit (its recorded prompt and its summaries),
  *   its valid facts, the file pairs it asserted, the open review items its reviewer asserted,
  *   and when its facts were asserted; each task has a number (`taskIds` maps numbers back to ids).
- * - `files`: per file pair, the tasks that asserted it. What a task changed is part of its record,
+ * - `files`: per file pair, the tasks that asserted it, latest prompt first. What a task changed is part of its record,
  *   like its prompt: compaction removes facts, not records, so a file keeps the context of every
  *   task that changed it, and co-change stays known. Records of tasks that hold nothing else
  *   are bounded in number (see `store/taskRecords.ts` and `forgetTasks`).
  * - `taskTerms`: term -> postings over the task numbers of the contexts of the tasks that still
  *   lend one (a task with a valid fact or an asserted file pair), weighted the same way.
+ * - `pairFacts`: per (subject, relation) pair key, its valid file facts' task entries and task
+ *   numbers (see `pairFacts.ts`), so a query reads a context pair's facts with one lookup.
  * - `recent`: the RECENT_TASKS tasks whose latest valid fact is the most recent (then by id), as
  *   task id, time, task id, time, ..., then up to as many more, in order: recency reads it
  *   instead of every task.
@@ -84,8 +86,10 @@ export interface SearchIndex {
   readonly contextCount: number;
   /** The most recent tasks by their latest valid fact (see `RECENT_TASKS`): id, time, id, time, ... */
   readonly recent: ReadonlyArray<string | number>;
-  /** File pair key -> the pair and the tasks that asserted a fact of it, in id order. */
+  /** File pair key -> the pair and the tasks that asserted a fact of it, latest prompt first (see `FileRecord`). */
   readonly files: PMap.PersistentMap<FileRecord>;
+  /** Pair key -> its valid file facts: task fact entry, task number, ... by fact id descending (see `pairFacts.ts`). */
+  readonly pairFacts: PMap.PersistentMap<ReadonlyArray<number>>;
 }
 
 /** Orders (subject, relation) pairs by subject, then relation: how pairs are listed wherever they are written out. */
@@ -107,6 +111,11 @@ export const bySubjectThenRelation = (
 export interface FileRecord {
   readonly subject: string;
   readonly relation: string;
+  /**
+   * By the time of the task's latest prompt, latest first (tasks without one last), then id:
+   * the same however the tasks arrived, and co-change, which reads a file's latest tasks,
+   * stops at the first ones instead of reading every task that ever changed a manifest.
+   */
   readonly tasks: ReadonlyArray<string>;
 }
 
@@ -174,6 +183,7 @@ export const emptySearchIndex = (): SearchIndex => ({
   contextCount: 0,
   recent: NO_ITEMS,
   files: PMap.empty,
+  pairFacts: PMap.empty,
 });
 
 /** A task's times when it has no valid fact. */

@@ -144,13 +144,57 @@ export const markPair = (
   });
 };
 
+/** When a task's latest prompt was recorded (-Infinity when none): what orders a file record's tasks. */
+const promptTime = (tasks: PMap.PersistentMap<TaskDoc>, taskId: string): number =>
+  PMap.get(tasks, taskId)?.promptAt ?? -Infinity;
+
+/**
+ * The tasks of a file record with `taskId` put in its place (see `FileRecord.tasks`: by prompt
+ * time, latest first, then id): first when it is, else found by bisection (a manifest's record
+ * holds hundreds of tasks).
+ */
+const withTaskPlaced = (
+  tasks: PMap.PersistentMap<TaskDoc>,
+  list: ReadonlyArray<string>,
+  taskId: string,
+): ReadonlyArray<string> => {
+  const time = promptTime(tasks, taskId);
+  /** True when `other` goes before the task placed. */
+  const before = (other: string): boolean => {
+    const at = promptTime(tasks, other);
+    return at > time || (at === time && other < taskId);
+  };
+  // Most often the task just prompted, which goes first.
+  if (list.length === 0 || !before(list[0]!)) return Object.freeze([taskId, ...list]);
+  let low = 1;
+  let high = list.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (before(list[middle]!)) low = middle + 1;
+    else high = middle;
+  }
+  return Object.freeze([...list.slice(0, low), taskId, ...list.slice(low)]);
+};
+
 /** Records that a task asserted a fact of a file pair (with the task's record: see `SearchIndex.files`). */
 export const recordFile = (index: Writable<SearchIndex>, taskId: string, subject: string, relation: string): void => {
   const key = subject + PAIR_SEPARATOR + relation;
   markPair(index, taskId, 'touched', key, true);
   const record = PMap.get(index.files, key);
   if (record?.tasks.includes(taskId) === true) return;
-  // In id order: a record is the same however its tasks arrived (a store rebuilt from a saved state holds the same).
-  const tasks = Object.freeze([...(record?.tasks ?? NO_ITEMS), taskId].sort());
+  const tasks = withTaskPlaced(index.tasks, record?.tasks ?? NO_ITEMS, taskId);
   index.files = PMap.set(index.files, key, Object.freeze({ subject, relation, tasks }));
+};
+
+/** Puts a task whose prompt time changed back in its place in the records of the files it changed. */
+export const replaceInFileRecords = (index: Writable<SearchIndex>, taskId: string): void => {
+  const doc = PMap.get(index.tasks, taskId);
+  if (doc === undefined) return;
+  PMap.forEach(doc.touched, (_true, key) => {
+    const record = PMap.get(index.files, key);
+    if (record === undefined) return;
+    const others = record.tasks.filter((id) => id !== taskId);
+    const tasks = withTaskPlaced(index.tasks, others, taskId);
+    index.files = PMap.set(index.files, key, Object.freeze({ ...record, tasks }));
+  });
 };

@@ -31,7 +31,7 @@ export const SNAPSHOT_EXTENSION = '.snapshot';
 /** The `format` tag of a snapshot. */
 export const SNAPSHOT_FORMAT = 'session-fact-tracker/session-snapshot';
 /** The layout of a snapshot this code reads and writes. */
-export const SNAPSHOT_VERSION = 6;
+export const SNAPSHOT_VERSION = 7;
 
 /** A snapshot of a log: the state after its first `position` lines, which end at byte `offset` of the file `identity`. */
 export interface FileSnapshot {

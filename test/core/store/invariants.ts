@@ -113,6 +113,22 @@ export const flattenIndex = (index: SearchIndex) => {
       touched: PMap.keys(doc.touched).sort(),
       raised: PMap.keys(doc.raised).sort(),
     })),
+    // Each pair's valid facts by id (in the list's order), with their entries checked as the
+    // tasks' are, and their tasks by id.
+    pairFacts: sortedEntries(index.pairFacts, (entries) => {
+      const out: Array<[string | undefined, boolean, string | undefined]> = [];
+      for (let i = 0; i < entries.length; i += 2) {
+        const fact = getAt(index.docs, entryDoc(entries[i]!));
+        out.push([
+          fact?.id,
+          fact !== undefined &&
+            entryFlags(entries[i]!) === priorFlags(fact) &&
+            entryIsFile(entries[i]!) === isFileFact(fact),
+          taskId(entries[i + 1]!),
+        ]);
+      }
+      return out;
+    }),
   };
 };
 
@@ -133,6 +149,23 @@ export const expectConsistent = (store: FactStore): void => {
       .sort(),
   );
   const { index } = store;
+  // A pair's valid file facts in the index are those of its log, by id descending, of their tasks.
+  const listed = new Map(flattenIndex(index).pairFacts);
+  const expected = new Map<string, Array<[string, boolean, string]>>();
+  for (const fact of selectAllFacts(store))
+    if (fact.validTo === undefined && isFileFact(fact)) {
+      const key = pairKey(fact.subject, fact.relation);
+      expected.set(key, [...(expected.get(key) ?? []), [fact.id, true, fact.sourceTaskId]]);
+    }
+  expected.forEach((facts) => facts.sort(([a], [b]) => (a > b ? -1 : 1)));
+  expect(listed).toEqual(expected);
+  // A file record lists its tasks latest prompt first (none last), then by id: co-change stops
+  // reading a record at the first task whose prompt is older than the ones it keeps.
+  PMap.forEach(index.files, ({ tasks }) => {
+    const time = (taskId: string): number => PMap.get(index.tasks, taskId)?.promptAt ?? -Infinity;
+    const ordered = [...tasks].sort((a, b) => time(b) - time(a) || (a < b ? -1 : 1));
+    expect(tasks).toEqual(ordered);
+  });
   const maps: ReadonlyArray<PMap.PersistentMap<unknown>> = [
     store.pairs,
     index.ids,
@@ -142,6 +175,7 @@ export const expectConsistent = (store: FactStore): void => {
     index.taskTerms,
     index.tasks,
     index.files,
+    index.pairFacts,
   ];
   for (const map of maps) expect(PMap.isWellFormed(map)).toBe(true);
   for (const postingMap of [index.terms, index.conventionTerms, index.names, index.taskTerms])
