@@ -23,7 +23,19 @@
 import { fnv1a } from '../base/hash.js';
 import { NativeMap, sealedTrie } from './nativeMap.js';
 import { asOneRun, fresh, isMutating, nativeOwner, type Owner, owns, own } from './owner.js';
-import { type Branch, digitAt, isLeaf, LEAF_LIMIT, type Leaf, MAX_DEPTH, type Node, nodeSize } from './trie.js';
+import type { Branch, Leaf, Node } from './trie.js';
+
+// The layout's constants and digit, as trie.ts builds it too: this module's own bindings, not
+// imports, so that the engine folds them in the lookups of the library, which is loaded
+// unbundled (the tests check that both give the same tries).
+/** Entries a leaf holds before it splits: a lookup compares at most this many keys. */
+const LEAF_LIMIT = 16;
+/** Hex digits in a hash: below this depth leaves no longer split (they hold colliding keys). */
+const MAX_DEPTH = 8;
+const isLeaf = (node: Node): node is Leaf => Array.isArray(node);
+const digitAt = (hash: number, depth: number): number => (depth < MAX_DEPTH ? (hash >>> (28 - 4 * depth)) & 15 : 0);
+const nodeSize = (current: Node | null): number =>
+  current === null ? 0 : isLeaf(current) ? current.length / 2 : current.n;
 
 declare const opaque: unique symbol;
 /** A persistent map from strings to `V`. Plain data; read and write it only through this module. */
@@ -31,9 +43,9 @@ export type PersistentMap<V> = { readonly [opaque]: V };
 
 /** The map's trie: its own, or (for a native map) a new one of its entries. */
 const node = <V>(map: PersistentMap<V>): Node =>
-  map instanceof NativeMap ? sealedTrie(map) : (map as unknown as Node);
+  map instanceof Map ? sealedTrie(map as unknown as NativeMap) : (map as unknown as Node);
 const nativeOf = <V>(map: PersistentMap<V>): Map<string, V> | undefined =>
-  map instanceof NativeMap ? (map as Map<string, V>) : undefined;
+  map instanceof Map ? (map as Map<string, V>) : undefined;
 const wrap = <V>(root: Node): PersistentMap<V> => root as unknown as PersistentMap<V>;
 
 /** The empty map. */
@@ -61,9 +73,8 @@ const slotOf = (leaf: Leaf, key: string): number => {
 
 /** The value at `key`, if any. */
 export const get = <V>(map: PersistentMap<V>, key: string): V | undefined => {
-  const native = nativeOf(map);
-  if (native !== undefined) return native.get(key);
-  const leaf = leafAt(node(map), fnv1a(key));
+  if (map instanceof Map) return map.get(key) as V | undefined;
+  const leaf = leafAt(map as unknown as Node, fnv1a(key));
   if (leaf === undefined) return undefined;
   const slot = slotOf(leaf, key);
   return slot < 0 ? undefined : (leaf[slot + 1] as V);

@@ -18,21 +18,12 @@ export interface Branch {
 /** A node of the trie. */
 export type Node = Leaf | Branch;
 
-/** Entries a leaf holds before it splits: a lookup compares at most this many keys. */
-export const LEAF_LIMIT = 16;
-/** Hex digits in a hash: below this depth leaves no longer split (they hold colliding keys). */
-export const MAX_DEPTH = 8;
-
-/** True for a leaf. */
-export const isLeaf = (node: Node): node is Leaf => Array.isArray(node);
+// persistentMap.ts holds the same two constants and digit for its own lookups (see there).
+const LEAF_LIMIT = 16;
+const MAX_DEPTH = 8;
 
 /** The hex digit of `hash` that picks a child at `depth` (0 past the last: colliding keys share a leaf). */
-export const digitAt = (hash: number, depth: number): number =>
-  depth < MAX_DEPTH ? (hash >>> (28 - 4 * depth)) & 15 : 0;
-
-/** The entries under a node (0 for none). */
-export const nodeSize = (current: Node | null): number =>
-  current === null ? 0 : isLeaf(current) ? current.length / 2 : current.n;
+const digitAt = (hash: number, depth: number): number => (depth < MAX_DEPTH ? (hash >>> (28 - 4 * depth)) & 15 : 0);
 
 const byKey = (a: number, b: number, keys: ReadonlyArray<string>): number =>
   keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : 0;
