@@ -26,6 +26,11 @@ export interface Owner {
   readonly nodes: WeakSet<object>;
   /** The same nodes in order, frozen one by one when the run ends; absent for a transient owner, which freezes nothing. */
   readonly created?: object[];
+  /**
+   * True for a transient owner: the persistent maps it starts are native maps while it writes
+   * them (nativeMap.ts), turned back into tries by `deepFreeze` when a value is handed out.
+   */
+  readonly native?: boolean;
 }
 
 /** The owner of the run in progress, if any. */
@@ -33,9 +38,12 @@ let current: Owner | undefined;
 
 /**
  * A new owner for transient runs (see `transientRun`): a replay keeps one for its whole life
- * and writes in place, across runs, what its own runs built.
+ * and writes in place, across runs, what its own runs built, its maps as native maps.
  */
-export const createOwner = (): Owner => ({ nodes: new WeakSet() });
+export const createOwner = (): Owner => ({ nodes: new WeakSet(), native: true });
+
+/** The current run's owner when it holds its maps as native maps (a transient owner), else undefined. */
+export const nativeOwner = (): Owner | undefined => (current?.native === true ? current : undefined);
 
 /** True when the current run may change `value` in place: it created it and has not shared (frozen) it. */
 export const owns = (value: object): boolean =>
@@ -91,9 +99,10 @@ export const isMutating = (): boolean => current !== undefined;
  * A write run whose results stay transient (Immutable.js's `asMutable`), under `owner`: what
  * it builds is not frozen when it ends, so the next transient run of the same owner writes it
  * in place again instead of copying it, and reads stay on unfrozen arrays (the engine reads a
- * frozen array's elements slower: see docs/performance.md). For an owner that keeps its values to itself
- * between runs (a replay fed a history in pieces): it must `deepFreeze` a value before anyone else
- * sees it. Inside another run, `fn` is simply part of that run.
+ * frozen array's elements slower: see docs/performance.md). The maps it starts are native maps
+ * (nativeMap.ts). For an owner that keeps its values to itself between runs (a replay fed a
+ * history in pieces): it must `deepFreeze` a value before anyone else sees it (which also turns
+ * its native maps into tries: use the value `deepFreeze` returns when it is a map itself). Inside another run, `fn` is simply part of that run.
  */
 export const transientRun = <T>(owner: Owner, fn: () => T): T => {
   if (current !== undefined) return fn();

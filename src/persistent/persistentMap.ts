@@ -4,12 +4,12 @@
  * with the map. It is plain data (arrays and objects, JSON-serializable, deeply frozen), and
  * opaque: callers use the functions below, never the layout.
  *
- * The layout is a trie on the 8 hex digits of a 32-bit hash of each key. A leaf holds its
- * entries flat, as an array of alternating keys and values in key order, until it has more
- * than LEAF_LIMIT of them, then splits into a branch of up to 16 children by the next digit.
- * The layout depends only on the entries, not on the order they were set in (as long as none
- * was removed), so two maps of the same entries are deep-equal: a decoded state equals the
- * live one it was saved from. Keys come from
+ * The layout is a trie on the 8 hex digits of a 32-bit hash of each key (trie.ts). A leaf holds
+ * its entries flat, as an array of alternating keys and values in key order, until it has more
+ * than LEAF_LIMIT of them, then splits into a branch of up to 16 children by the next digit; a
+ * branch left with LEAF_LIMIT or fewer is a leaf again. The layout depends only on the entries,
+ * not on the writes that made them, so two maps of the same entries are deep-equal: a decoded
+ * state equals the live one it was saved from. Keys come from
  * untrusted text (`constructor` is a term, `12` a task id), so they are never property names;
  * and arrays keep one engine layout for every leaf, which costs less memory than an object each.
  *
@@ -17,40 +17,44 @@
  * nodes the current run created (the ones not frozen yet) are changed in place, so a run of
  * many writes copies each node at most once; when the outermost run ends, what it created is
  * frozen. Outside a run, every write is a run of its own, so the map is always persistent to
- * callers.
+ * callers. A transient owner (a replay's) holds the maps it starts as native maps instead
+ * (nativeMap.ts): every function here reads both, and `deepFreeze` turns them into tries.
  */
 import { fnv1a } from '../base/hash.js';
-import { asOneRun, fresh, isMutating, owns, own } from './owner.js';
+import { NativeMap, sealedTrie } from './nativeMap.js';
+import { asOneRun, fresh, isMutating, nativeOwner, type Owner, owns, own } from './owner.js';
+import type { Branch, Leaf, Node } from './trie.js';
+
+// The layout's constants and digit, as trie.ts builds it too: this module's own bindings, not
+// imports, so that the engine folds them in the lookups of the library, which is loaded
+// unbundled (the tests check that both give the same tries).
+/** Entries a leaf holds before it splits: a lookup compares at most this many keys. */
+const LEAF_LIMIT = 16;
+/** Hex digits in a hash: below this depth leaves no longer split (they hold colliding keys). */
+const MAX_DEPTH = 8;
+const isLeaf = (node: Node): node is Leaf => Array.isArray(node);
+const digitAt = (hash: number, depth: number): number => (depth < MAX_DEPTH ? (hash >>> (28 - 4 * depth)) & 15 : 0);
+const nodeSize = (current: Node | null): number =>
+  current === null ? 0 : isLeaf(current) ? current.length / 2 : current.n;
 
 declare const opaque: unique symbol;
 /** A persistent map from strings to `V`. Plain data; read and write it only through this module. */
 export type PersistentMap<V> = { readonly [opaque]: V };
 
-/** A leaf: key, value, key, value, ... */
-type Leaf = Array<unknown>;
-/** A branch: its entry count and its 16 children by the next hex digit (null where none). */
-interface Branch {
-  n: number;
-  c: Array<Node | null>;
-}
-type Node = Leaf | Branch;
-
-const isLeaf = (node: Node): node is Leaf => Array.isArray(node);
-const node = <V>(map: PersistentMap<V>): Node => map as unknown as Node;
+/** The map's trie: its own, or (for a native map) a new one of its entries. */
+const node = <V>(map: PersistentMap<V>): Node =>
+  map instanceof Map ? sealedTrie(map as unknown as NativeMap) : (map as unknown as Node);
+const nativeOf = <V>(map: PersistentMap<V>): Map<string, V> | undefined =>
+  map instanceof Map ? (map as Map<string, V>) : undefined;
 const wrap = <V>(root: Node): PersistentMap<V> => root as unknown as PersistentMap<V>;
 
 /** The empty map. */
 export const empty: PersistentMap<never> = wrap(Object.freeze([]) as unknown as Node);
 
-/** Entries a leaf holds before it splits: a lookup compares at most this many keys. */
-const LEAF_LIMIT = 16;
-/** Hex digits in a hash: below this depth leaves no longer split (they hold colliding keys). */
-const MAX_DEPTH = 8;
-
-const digitAt = (hash: number, depth: number): number => (depth < MAX_DEPTH ? (hash >>> (28 - 4 * depth)) & 15 : 0);
-
 /** The number of entries. */
 export const size = <V>(map: PersistentMap<V>): number => {
+  const native = nativeOf(map);
+  if (native !== undefined) return native.size;
   const root = node(map);
   return isLeaf(root) ? root.length / 2 : root.n;
 };
@@ -69,7 +73,8 @@ const slotOf = (leaf: Leaf, key: string): number => {
 
 /** The value at `key`, if any. */
 export const get = <V>(map: PersistentMap<V>, key: string): V | undefined => {
-  const leaf = leafAt(node(map), fnv1a(key));
+  if (map instanceof Map) return map.get(key) as V | undefined;
+  const leaf = leafAt(map as unknown as Node, fnv1a(key));
   if (leaf === undefined) return undefined;
   const slot = slotOf(leaf, key);
   return slot < 0 ? undefined : (leaf[slot + 1] as V);
@@ -80,6 +85,11 @@ export const has = <V>(map: PersistentMap<V>, key: string): boolean => get(map, 
 
 /** Calls `visit` with every value and its key, in no particular order. */
 export const forEach = <V>(map: PersistentMap<V>, visit: (value: V, key: string) => void): void => {
+  const native = nativeOf(map);
+  if (native !== undefined) {
+    native.forEach(visit);
+    return;
+  }
   const walk = (current: Node): void => {
     if (isLeaf(current)) for (let i = 0; i < current.length; i += 2) visit(current[i + 1] as V, current[i] as string);
     else for (const child of current.c) if (child !== null) walk(child);
@@ -115,15 +125,10 @@ export const reviveValues = <V, W>(map: PersistentMap<V>, fn: (value: V, key: st
   return map as unknown as PersistentMap<W>;
 };
 
-/** Every value, in no particular order. */
-export const values = <V>(map: PersistentMap<V>): V[] => {
-  const out: V[] = [];
-  const walk = (current: Node): void => {
-    if (isLeaf(current)) for (let i = 1; i < current.length; i += 2) out.push(current[i] as V);
-    else for (const child of current.c) if (child !== null) walk(child);
-  };
-  walk(node(map));
-  return out;
+const iterateInto = <T>(items: Iterable<T>, out: T[]): number => {
+  let at = 0;
+  for (const item of items) out[at++] = item;
+  return at;
 };
 
 const collectInto = (current: Node, out: unknown[], at: number, offset: 0 | 1): number => {
@@ -140,10 +145,23 @@ const collectInto = (current: Node, out: unknown[], at: number, offset: 0 | 1): 
  * for a hot loop over the values of many small maps, into a scratch array it reuses, with no
  * call of the loop's own code per entry (as `forEach` makes).
  */
-export const valuesInto = <V>(map: PersistentMap<V>, out: V[]): number => collectInto(node(map), out, 0, 1);
+export const valuesInto = <V>(map: PersistentMap<V>, out: V[]): number => {
+  const native = nativeOf(map);
+  return native === undefined ? collectInto(node(map), out, 0, 1) : iterateInto(native.values(), out);
+};
 
 /** Writes every key into `out` from its start, in no particular order, and returns how many (see `valuesInto`). */
-export const keysInto = <V>(map: PersistentMap<V>, out: string[]): number => collectInto(node(map), out, 0, 0);
+export const keysInto = <V>(map: PersistentMap<V>, out: string[]): number => {
+  const native = nativeOf(map);
+  return native === undefined ? collectInto(node(map), out, 0, 0) : iterateInto(native.keys(), out);
+};
+
+/** Every value, in no particular order. */
+export const values = <V>(map: PersistentMap<V>): V[] => {
+  const out: V[] = [];
+  valuesInto(map, out);
+  return out;
+};
 
 /** Every key, in no particular order. */
 export const keys = <V>(map: PersistentMap<V>): string[] => {
@@ -175,9 +193,6 @@ const withChild = (branch: Branch, digit: number, child: Node, grown: number): B
   updated.n += grown;
   return updated;
 };
-
-const nodeSize = (current: Node | null): number =>
-  current === null ? 0 : isLeaf(current) ? current.length / 2 : current.n;
 
 const setIn = (current: Node, hash: number, key: string, value: unknown, depth: number): Node => {
   if (!isLeaf(current)) {
@@ -213,6 +228,19 @@ const setIn = (current: Node, hash: number, key: string, value: unknown, depth: 
   return depth < MAX_DEPTH && leaf.length > 2 * LEAF_LIMIT ? split(leaf, depth) : leaf;
 };
 
+/** A branch of LEAF_LIMIT entries or fewer as the leaf of its entries, in key order. */
+const collapse = (branch: Branch): Leaf => {
+  const entries: Array<[string, unknown]> = [];
+  const walk = (current: Node): void => {
+    if (isLeaf(current))
+      for (let i = 0; i < current.length; i += 2) entries.push([current[i] as string, current[i + 1]]);
+    else for (const child of current.c) if (child !== null) walk(child);
+  };
+  walk(branch);
+  entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return fresh(entries.flat());
+};
+
 const removeIn = (current: Node, hash: number, key: string, depth: number): Node => {
   if (!isLeaf(current)) {
     const digit = digitAt(hash, depth);
@@ -222,7 +250,10 @@ const removeIn = (current: Node, hash: number, key: string, depth: number): Node
     const updated = removeIn(child, hash, key, depth + 1);
     const grown = nodeSize(updated) - before;
     if (grown === 0) return current;
-    return current.n + grown === 0 ? (empty as unknown as Leaf) : withChild(current, digit, updated, grown);
+    if (current.n + grown === 0) return empty as unknown as Leaf;
+    const branch = withChild(current, digit, updated, grown);
+    // Back to a leaf once it holds no more than one: the layout stays a function of the entries.
+    return branch.n <= LEAF_LIMIT ? collapse(branch) : branch;
   }
   const slot = slotOf(current, key);
   if (slot < 0) return current;
@@ -234,17 +265,47 @@ const removeIn = (current: Node, hash: number, key: string, depth: number): Node
   return fresh(current.slice(0, slot).concat(current.slice(slot + 2)));
 };
 
+/**
+ * The native map a transient owner writes in place for `map`: the map itself when the owner
+ * started it, a copy when another did, a new one for the empty map; undefined for a trie that
+ * holds entries (a state read in, or sealed on the way): its writes copy a path as any run's,
+ * instead of copying every entry into a native map, which a replay sealing its store at every
+ * prompt would pay again at each.
+ */
+const nativeFor = <V>(map: PersistentMap<V>, owner: Owner): NativeMap | undefined => {
+  if (map instanceof NativeMap) return map.owner === owner ? map : new NativeMap(owner, map);
+  return size(map) === 0 ? new NativeMap(owner) : undefined;
+};
+
+const asMap = <V>(native: NativeMap): PersistentMap<V> => native as unknown as PersistentMap<V>;
+
 /** The map with `key` set to `value` (the same map when it already holds exactly that value). */
-export const set = <V>(map: PersistentMap<V>, key: string, value: V): PersistentMap<V> =>
-  isMutating()
+export const set = <V>(map: PersistentMap<V>, key: string, value: V): PersistentMap<V> => {
+  const owner = nativeOwner();
+  const native = owner === undefined ? undefined : nativeFor(map, owner);
+  if (native !== undefined) {
+    if (native !== (map as unknown) && native.get(key) === value) return map;
+    native.set(key, value);
+    return asMap(native);
+  }
+  return isMutating()
     ? wrap(setIn(node(map), fnv1a(key), key, value, 0))
     : asOneRun(() => wrap(setIn(node(map), fnv1a(key), key, value, 0)));
+};
 
 /** The map without `key` (the same map when it has no such key). */
-export const remove = <V>(map: PersistentMap<V>, key: string): PersistentMap<V> =>
-  isMutating()
+export const remove = <V>(map: PersistentMap<V>, key: string): PersistentMap<V> => {
+  if (map instanceof NativeMap ? !map.has(key) : size(map) === 0) return map;
+  const owner = nativeOwner();
+  const native = owner === undefined ? undefined : nativeFor(map, owner);
+  if (native !== undefined) {
+    native.delete(key);
+    return asMap(native);
+  }
+  return isMutating()
     ? wrap(removeIn(node(map), fnv1a(key), key, 0))
     : asOneRun(() => wrap(removeIn(node(map), fnv1a(key), key, 0)));
+};
 
 /** The map holding `entries` (a later entry of a key wins). */
 export const fromEntries = <V>(entries: Iterable<readonly [string, V]>): PersistentMap<V> =>
@@ -258,7 +319,7 @@ export const fromEntries = <V>(entries: Iterable<readonly [string, V]>): Persist
 export const isWellFormed = <V>(map: PersistentMap<V>): boolean => {
   const check = (current: Node, isRoot: boolean): boolean => {
     if (isLeaf(current)) return isRoot || current.length > 0;
-    if (current.c.length !== 16 || current.c.every((child) => child === null)) return false;
+    if (current.c.length !== 16 || current.n <= LEAF_LIMIT) return false;
     if (current.n !== current.c.reduce((sum, child) => sum + nodeSize(child), 0)) return false;
     return current.c.every((child) => child === null || check(child, false));
   };

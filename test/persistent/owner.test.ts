@@ -41,8 +41,10 @@ describe('transientRun', () => {
     expect(map).toBe(before);
     expect(PMap.size(map)).toBe(200);
 
-    deepFreeze(map);
+    // A bare map the run held natively: sealing it gives its trie.
+    map = deepFreeze(map);
     expect(isDeepFrozen(map)).toBe(true);
+    expect(PMap.isWellFormed(map)).toBe(true);
     const sealed = contents(map);
     let later: NumberMap = map;
     transientRun(owner, () => {
@@ -97,7 +99,7 @@ describe('transientRun', () => {
           transientRun(owner, () => {
             for (const [kind, key, value] of run) {
               if (kind === 'share') {
-                deepFreeze(owned);
+                owned = deepFreeze(owned);
                 shared.push({ map: owned, json: contents(owned) });
               } else if (kind === 'set') {
                 owned = PMap.set(owned, `k${key}`, value);
@@ -108,7 +110,7 @@ describe('transientRun', () => {
               }
             }
           });
-        deepFreeze(owned);
+        owned = deepFreeze(owned);
         expect(contents(owned)).toBe(contents(persistent));
         expect(owned).toEqual(persistent);
         expect(isDeepFrozen(owned)).toBe(true);

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { asOneRun } from '../../src/persistent/owner.js';
+import { asOneRun, createOwner, transientRun } from '../../src/persistent/owner.js';
 import { deepFreeze } from '../../src/persistent/freeze.js';
 import * as PMap from '../../src/persistent/persistentMap.js';
 import { isDeepFrozen } from '../core/store/invariants.js';
@@ -93,6 +93,42 @@ describe('persistent map', () => {
           expect(build(shuffled)).toEqual(build(entries));
         },
       ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('maps reached by any sets and removes, outside runs, in one run or in a transient run then sealed, are deep-equal to the map of their final entries alone', () => {
+    fc.assert(
+      fc.property(fc.array(opArb, { minLength: 20, maxLength: 600, size: 'large' }), (ops) => {
+        const model = new Map<string, number>();
+        const apply = (start: PMap.PersistentMap<number>, track: boolean): PMap.PersistentMap<number> => {
+          let map = start;
+          for (const [op, key, value] of ops)
+            if (op === 'set') {
+              map = PMap.set(map, key, value);
+              if (track) model.set(key, value);
+            } else if (op === 'remove') {
+              map = PMap.remove(map, key);
+              if (track) model.delete(key);
+            }
+          return map;
+        };
+        const stepwise = apply(PMap.empty, true);
+        const inRun = asOneRun(() => apply(PMap.empty as PMap.PersistentMap<number>, false));
+        let transient: PMap.PersistentMap<number> = PMap.empty;
+        transientRun(createOwner(), () => {
+          transient = apply(transient, false);
+        });
+        // A transient run holds the map natively: reads see the same entries before it is sealed.
+        expect(contents(transient)).toEqual(modelContents(model));
+        const sealed = deepFreeze(transient);
+        const fresh = PMap.fromEntries(model);
+        for (const map of [stepwise, inRun, sealed]) {
+          expect(map).toEqual(fresh);
+          expect(PMap.isWellFormed(map)).toBe(true);
+          expect(isDeepFrozen(map)).toBe(true);
+        }
+      }),
       { numRuns: 150 },
     );
   });

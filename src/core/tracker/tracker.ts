@@ -223,6 +223,15 @@ const tailOf = (fields: PromptFields, event: PromptInput, output: PromptOutput):
 };
 
 /** Creates a tracker holding an empty store, or the `initial` one. */
+/**
+ * The state frozen to be handed out: its store first, as a transition freezes the state's own
+ * record but, inside a transient run, not the store it holds (whose native maps become tries).
+ */
+const shareState = (state: TrackerState): TrackerState => {
+  deepFreeze(state.store);
+  return deepFreeze(state);
+};
+
 export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker => {
   const settings: FactTrackerOptions = typeof options === 'object' && options !== null ? options : {};
   const { clock: userClock, countTokens: userCounter, onError } = settings;
@@ -245,7 +254,7 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
       return store === state.store ? state : { store, settings: state.settings };
     },
     keepLog: settings.keepEvents !== false,
-    share: deepFreeze,
+    share: shareState,
   });
 
   /** The time of a call: `at` when given, else the clock's; a time must be a finite number. */
@@ -396,11 +405,7 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
       deepFreeze(store);
       return store;
     },
-    getState: () => {
-      const state = shell.getState();
-      deepFreeze(state);
-      return state;
-    },
+    getState: () => shareState(shell.getState()),
     subscribe: (listener) =>
       shell.subscribe((next, previous) => {
         if (next.store !== previous.store) listener(next.store, previous.store);
