@@ -23,6 +23,13 @@ export const pinnerName = (by: string | undefined): string => {
   return name === '' ? 'a user' : clipEnd(name, 16);
 };
 
+/**
+ * Who pinned `rule`, read from the record's own entries only: a rule is untrusted text, and
+ * `constructor` or `__proto__` must not read what every object inherits.
+ */
+const pinnerOf = (by: Readonly<Record<string, string>> | undefined, rule: string): string | undefined =>
+  by !== undefined && Object.hasOwn(by, rule) ? by[rule] : undefined;
+
 /** The mark a user's rule carries in a bundle: `[pinned by NAME] `. */
 export const pinnedMark = (by: string | undefined): string => `[pinned by ${pinnerName(by)}] `;
 
@@ -35,7 +42,9 @@ export const pinnedRuleTexts = (
   by: Readonly<Record<string, string>> = {},
 ): ReadonlyArray<string> => [
   ...DEFAULT_PINNED_RULES,
-  ...rules.filter((rule) => !isToolRule(rule)).map((rule) => `${pinnedMark(by[rule])}${collapseWhitespace(rule)}`),
+  ...rules
+    .filter((rule) => !isToolRule(rule))
+    .map((rule) => `${pinnedMark(pinnerOf(by, rule))}${collapseWhitespace(rule)}`),
 ];
 
 /** One rule as a bundle line. */
@@ -64,5 +73,5 @@ export const pinnedRuleLines = (context: {
   ...DEFAULT_PINNED_RULES,
   ...context.pinnedRules
     .filter((rule) => !isToolRule(rule))
-    .map((rule) => `${rule} (pinned by ${context.pinnedBy?.[rule] ?? 'a user'})`),
+    .map((rule) => `${rule} (pinned by ${pinnerOf(context.pinnedBy, rule) ?? 'a user'})`),
 ];

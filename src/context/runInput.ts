@@ -142,16 +142,16 @@ const validateRules = (
     ...DEFAULT_PINNED_RULES,
     ...context.pinnedRules.filter((rule) => !isToolRule(rule) && !removed.has(rule)),
   ];
-  const by: Record<string, string> = Object.fromEntries(
-    Object.entries(context.pinnedBy ?? {}).filter(([rule]) => rules.includes(rule)),
-  );
+  const pinners = Object.entries(context.pinnedBy ?? {}).filter(([rule]) => rules.includes(rule));
   const pinner = noSecret('who pins the rules', collapseWhitespace(outcome.pinnedBy ?? '') || UNKNOWN_PINNER);
   if (E.isLeft(pinner)) return pinner;
   for (const rule of added.right)
     if (!rules.includes(rule)) {
       rules.push(rule);
-      by[rule] = pinner.right.slice(0, CONTEXT_LIMITS.keyPart);
+      pinners.push([rule, pinner.right.slice(0, CONTEXT_LIMITS.keyPart)]);
     }
+  // Entries, not assignments: a rule named `__proto__` is an entry like any other.
+  const by: Record<string, string> = Object.fromEntries(pinners);
   const problem = pinnedRulesProblem(rules, by);
   return problem === undefined ? E.right({ pinnedRules: rules, pinnedBy: by }) : E.left(invalid(problem));
 };
