@@ -129,13 +129,19 @@ export const confineToRoot = async (
       if (errorCode(stat) === 'ENOENT') return E.right(undefined);
       return E.left(ioError(`cannot inspect ${shown}`, stat));
     }
-    const real = await fs.realpath(part).catch(() => undefined);
+    const resolved = await fs.realpath(part).catch((error: unknown) => error);
     const refuse = (where: string): E.Either<ContextError, void> =>
       E.left({
         code: 'unsafe_path',
         message: `${shown} is a symbolic link to ${where}: refusing to read or write through it (remove the link, or put a real file or folder inside the repository in its place)`,
       });
-    if (real === undefined) return refuse('a missing target');
+    if (typeof resolved !== 'string') {
+      // A real file or folder gone since the lstat (another writer's lock, released) is as
+      // absent as one never there; only a link whose target is missing is refused.
+      if (!(stat as Stats).isSymbolicLink() && errorCode(resolved) === 'ENOENT') return E.right(undefined);
+      return refuse('a missing target');
+    }
+    const real = resolved;
     if (!isWithin(realRoot, real)) return refuse(`${real}, outside the repository`);
     if (isWithin(gitDirectory, real)) return refuse("the repository's .git directory");
   }
