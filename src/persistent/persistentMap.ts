@@ -23,7 +23,7 @@
 import { fnv1a } from '../base/hash.js';
 import { NativeMap, sealedTrie } from './nativeMap.js';
 import { asOneRun, fresh, isMutating, nativeOwner, type Owner, owns, own } from './owner.js';
-import type { Branch, Leaf, Node } from './trie.js';
+import { type Branch, type Leaf, type Node, trieOf } from './trie.js';
 
 // The layout's constants and digit, as trie.ts builds it too: this module's own bindings, not
 // imports, so that the engine folds them in the lookups of the library, which is loaded
@@ -228,17 +228,13 @@ const setIn = (current: Node, hash: number, key: string, value: unknown, depth: 
   return depth < MAX_DEPTH && leaf.length > 2 * LEAF_LIMIT ? split(leaf, depth) : leaf;
 };
 
-/** A branch of LEAF_LIMIT entries or fewer as the leaf of its entries, in key order. */
+/** A branch of LEAF_LIMIT entries or fewer as the leaf of its entries, in key order (the run owns it). */
 const collapse = (branch: Branch): Leaf => {
-  const entries: Array<[string, unknown]> = [];
-  const walk = (current: Node): void => {
-    if (isLeaf(current))
-      for (let i = 0; i < current.length; i += 2) entries.push([current[i] as string, current[i + 1]]);
-    else for (const child of current.c) if (child !== null) walk(child);
-  };
-  walk(branch);
-  entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return fresh(entries.flat());
+  const keys: string[] = [];
+  const values: unknown[] = [];
+  collectInto(branch, keys, 0, 0);
+  collectInto(branch, values, 0, 1);
+  return fresh(trieOf(keys, values) as Leaf);
 };
 
 const removeIn = (current: Node, hash: number, key: string, depth: number): Node => {
