@@ -12,11 +12,16 @@
  * - hook: one `fact-tracker hook` process, PreToolUse and SubagentStop, on a session of 3,000
  *   dispatches (each build its own project folder, since each writes its own snapshot);
  * - mcp: a fresh `fact-tracker mcp` server's first `compile_context` on that session, from the
- *   server's start and at once after the handshake.
+ *   server's start and at once after the handshake;
+ * - retrieval: `retrieveFacts` on the stores and queries of bench/retrieval.ts (both vocabularies,
+ *   at `--retrieval-sizes` valid facts, 1,000 by default), each build in a process of its own
+ *   (bench/retrievalChild.ts: the build's own store, 3 rounds of 200 queries a class), `--runs`
+ *   processes each: the median of the processes' medians per class.
  * Prints the medians of each build and their ratio (this build over the base).
- * Usage: npm run bench:against -- --base=DIR [--runs=N] [--only=replay,long,huge,hook,mcp]
- *   [--megabytes=N] [--huge-runs=N] [--json]
+ * Usage: npm run bench:against -- --base=DIR [--runs=N] [--only=replay,long,huge,hook,mcp,retrieval]
+ *   [--megabytes=N] [--huge-runs=N] [--retrieval-sizes=N,...] [--json]
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -25,13 +30,14 @@ import { parseArgs } from 'node:util';
 import { firstServerCall, hookCall, hookPayload, projectWith } from './live.js';
 import { median } from './median.js';
 import { timeReplay, timeReplayPeak, writeStreamHistory, writeTaskHistory } from './replayCommand.js';
+import { VOCABULARIES } from './retrieval.js';
 
-const SECTIONS = ['replay', 'long', 'huge', 'hook', 'mcp'] as const;
+const SECTIONS = ['replay', 'long', 'huge', 'hook', 'mcp', 'retrieval'] as const;
 /** The sections run when `--only` is not given: `huge` takes minutes a run, so it is asked for by name. */
-const DEFAULT_SECTIONS = ['replay', 'long', 'hook', 'mcp'];
+const DEFAULT_SECTIONS = ['replay', 'long', 'hook', 'mcp', 'retrieval'];
 type Section = (typeof SECTIONS)[number];
 const USAGE =
-  'Usage: npm run bench:against -- --base=DIR [--runs=N] [--only=replay,long,huge,hook,mcp] [--megabytes=N] [--huge-runs=N] [--json]';
+  'Usage: npm run bench:against -- --base=DIR [--runs=N] [--only=replay,long,huge,hook,mcp,retrieval] [--megabytes=N] [--huge-runs=N] [--retrieval-sizes=N,...] [--json]';
 
 const refuse = (message: string): never => {
   console.error(`bench:against: ${message}\n${USAGE}`);
@@ -47,6 +53,7 @@ const options = (() => {
         only: { type: 'string', default: DEFAULT_SECTIONS.join(',') },
         megabytes: { type: 'string', default: '100' },
         'huge-runs': { type: 'string', default: '1' },
+        'retrieval-sizes': { type: 'string', default: '1000' },
         json: { type: 'boolean', default: false },
       },
       strict: true,
@@ -68,6 +75,7 @@ const count = (name: string, value: string): number =>
 const RUNS = count('runs', options.runs);
 const MEGABYTES = count('megabytes', options.megabytes);
 const HUGE_RUNS = count('huge-runs', options['huge-runs']);
+const RETRIEVAL_SIZES = options['retrieval-sizes'].split(',').map((size) => count('retrieval-sizes', size));
 const only = options.only.split(',');
 for (const name of only) if (!(SECTIONS as ReadonlyArray<string>).includes(name)) refuse(`no section ${name}`);
 const runs = (section: Section): boolean => only.includes(section);
@@ -86,8 +94,8 @@ interface Pair {
 const pair = (name: string, unit: Pair['unit']): Pair => ({ name, unit, current: [], base: [] });
 
 const builds = [
-  { key: 'current', cli: THIS_CLI },
-  { key: 'base', cli: BASE_CLI },
+  { key: 'current', cli: THIS_CLI, library: fileURLToPath(new URL('../dist/index.js', import.meta.url)) },
+  { key: 'base', cli: BASE_CLI, library: resolve(options.base ?? '', 'dist/index.js') },
 ] as const;
 
 /** The two builds in run `run`'s order: this one first on even runs, the base first on odd ones. */
@@ -185,12 +193,43 @@ const mcpPairs = async (): Promise<Pair[]> => {
   return [fromStart, atOnce];
 };
 
+/** The query rounds each retrieval process times per class (3 rounds of 200 queries). */
+const RETRIEVAL_ROUNDS = 3;
+const RETRIEVAL_CHILD = fileURLToPath(new URL('./retrievalChild.ts', import.meta.url));
+
+/** One build's retrieval medians per class (bench/retrievalChild.ts, in a process of its own). */
+const retrievalMedians = (library: string, vocabulary: string, size: number): Record<string, number> => {
+  const child = spawnSync(
+    process.execPath,
+    ['--expose-gc', '--import', 'tsx', RETRIEVAL_CHILD, library, vocabulary, String(size), String(RETRIEVAL_ROUNDS)],
+    { encoding: 'utf8' },
+  );
+  if (child.status !== 0) throw new Error(`retrieval of ${library} failed: ${child.stderr.trim()}`);
+  return (JSON.parse(child.stdout) as { medians: Record<string, number> }).medians;
+};
+
+const retrievalPairs = (): Pair[] =>
+  VOCABULARIES.flatMap(({ name: vocabulary }) =>
+    RETRIEVAL_SIZES.flatMap((size) => {
+      const measures = new Map<string, Pair>();
+      for (let run = 0; run < RUNS; run += 1)
+        for (const { key, library } of inTurn(run))
+          for (const [kind, value] of Object.entries(retrievalMedians(library, vocabulary, size))) {
+            const name = `retrieval median, ${vocabulary} at ${size} facts, ${kind} queries`;
+            if (!measures.has(name)) measures.set(name, pair(name, 'ms'));
+            measures.get(name)![key].push(value);
+          }
+      return [...measures.values()];
+    }),
+  );
+
 const pairs: Pair[] = [
   ...(runs('replay') ? replayPairs() : []),
   ...(runs('long') ? longPairs() : []),
   ...(runs('huge') ? hugePairs() : []),
   ...(runs('hook') ? hookPairs() : []),
   ...(runs('mcp') ? await mcpPairs() : []),
+  ...(runs('retrieval') ? retrievalPairs() : []),
 ];
 
 const rows = pairs.map((measure) => ({
@@ -205,7 +244,7 @@ const rows = pairs.map((measure) => ({
 if (options.json) console.log(JSON.stringify({ base: options.base, runs: RUNS, rows }, null, 2));
 else {
   const shown = (value: number, unit: Pair['unit']) =>
-    unit === 's' ? `${value.toFixed(2)} s` : `${value.toFixed(0)} ${unit}`;
+    unit === 's' ? `${value.toFixed(2)} s` : `${value.toFixed(value < 10 ? 3 : 0)} ${unit}`;
   console.log(`this build against ${options.base}, the two alternated run by run; medians:`);
   for (const row of rows)
     console.log(

@@ -6,21 +6,30 @@
  * rare: words from the tail). Per store and class: median and p95 time of `retrieveFacts`, the
  * answers that came back empty, and the share of queries whose top 10 equals the exhaustive
  * ranking (`explainRetrieval`, which scores every fact).
+ *
+ * The library is an argument, not an import: `bench/run.ts` passes the build it measures, and
+ * `bench/retrievalChild.ts` the build `bench:against` names, so a process loads one build only
+ * (two builds loaded in one process do not compare: see docs/performance.md).
  */
-import {
-  addFacts,
-  emptyFactStore,
-  explainRetrieval,
-  type FactQuery,
-  type FactStore,
-  type FactTag,
-  makeFact,
-  recordTaskPrompt,
-  retrieveFacts,
-  selectValidCount,
-  type SessionFact,
-} from '../dist/index.js';
+import type * as Library from '../dist/index.js';
 import { seeded } from './generate.js';
+
+type FactStore = Library.FactStore;
+type FactTag = Library.FactTag;
+type FactQuery = Library.FactQuery;
+type SessionFact = Library.SessionFact;
+
+/** The functions of a build of the library that these measures call. */
+export type RetrievalLibrary = Pick<
+  typeof Library,
+  | 'addFacts'
+  | 'emptyFactStore'
+  | 'explainRetrieval'
+  | 'makeFact'
+  | 'recordTaskPrompt'
+  | 'retrieveFacts'
+  | 'selectValidCount'
+>;
 
 interface Vocabulary {
   readonly name: string;
@@ -74,7 +83,13 @@ const path = (vocab: Vocabulary, random: () => number): string =>
   `src/${draw(vocab, random)}/${draw(vocab, random)}/${camel(draw(vocab, random), draw(vocab, random))}.ts`;
 
 /** One task's facts, as the extraction rules shape them, every word from the vocabulary. */
-const taskFacts = (vocab: Vocabulary, random: () => number, task: number, at: number): SessionFact[] => {
+const taskFacts = (
+  { makeFact }: RetrievalLibrary,
+  vocab: Vocabulary,
+  random: () => number,
+  task: number,
+  at: number,
+): SessionFact[] => {
   const taskId = String(task);
   const fact = (
     subject: string,
@@ -103,13 +118,14 @@ const taskFacts = (vocab: Vocabulary, random: () => number, task: number, at: nu
 };
 
 /** A store of at least `size` valid facts over `vocab`, with a prompt per task. */
-export const buildVocabularyStore = (vocab: Vocabulary, size: number): FactStore => {
+export const buildVocabularyStore = (library: RetrievalLibrary, vocab: Vocabulary, size: number): FactStore => {
+  const { addFacts, emptyFactStore, recordTaskPrompt, selectValidCount } = library;
   const random = seeded(size + vocab.words.length);
   let store = emptyFactStore({ maxValidFacts: 10_000_000 });
   for (let task = 1; selectValidCount(store) < size; task += 1) {
     const at = task * 60_000;
     store = recordTaskPrompt(store, String(task), phrase(vocab, random, 10), at);
-    store = addFacts(store, taskFacts(vocab, random, task, at + 1_000));
+    store = addFacts(store, taskFacts(library, vocab, random, task, at + 1_000));
   }
   return store;
 };
@@ -155,6 +171,7 @@ const query = (description: string, maxFacts: number, maxTokens: number): FactQu
 
 /** Times `count` queries of each class and checks `exact` of them against the exhaustive ranking. */
 export const measureRetrievalClasses = (
+  { explainRetrieval, retrieveFacts }: RetrievalLibrary,
   store: FactStore,
   vocab: Vocabulary,
   count: number,
@@ -197,19 +214,20 @@ export const measureRetrievalClasses = (
 
 /** The retrieval section: each vocabulary at each size. */
 export const measureRetrieval = (
+  library: RetrievalLibrary,
   sizes: ReadonlyArray<number>,
   exactAtLargest: number,
 ): Array<{ vocabulary: string; validFacts: number; classes: Record<QueryClass, ClassFigures> }> =>
   VOCABULARIES.flatMap((vocab) =>
     sizes.map((size) => {
-      const store = buildVocabularyStore(vocab, size);
+      const store = buildVocabularyStore(library, vocab, size);
       // Building leaves garbage: collected now (the bench runs with --expose-gc), not during the timed queries.
       (globalThis as { gc?: () => void }).gc?.();
       const exact = size >= 100_000 ? exactAtLargest : 40;
       return {
         vocabulary: vocab.name,
-        validFacts: selectValidCount(store),
-        classes: measureRetrievalClasses(store, vocab, 200, exact),
+        validFacts: library.selectValidCount(store),
+        classes: measureRetrievalClasses(library, store, vocab, 200, exact),
       };
     }),
   );

@@ -48,10 +48,13 @@ import {
   addFacts,
   createFactTracker,
   emptyFactStore,
+  explainRetrieval,
   extractFromImplementer,
   extractFromReviewer,
   type FactStore,
   type ImplementerResult,
+  makeFact,
+  recordTaskPrompt,
   retrieveFacts,
   selectValidCount,
   type ReviewerResult,
@@ -513,7 +516,12 @@ const main = async (): Promise<void> => {
     results['heap'] = { atValidFacts: heapSize, ...heapPerFact(heapSize), storeOf200Facts: heapOfSmallStore() };
   if (runs('replay')) results['replay'] = quick ? { skipped: 'quick run' } : replayCli();
   if (runs('long')) results['long'] = quick ? { skipped: 'quick run' } : replayLong();
-  if (runs('retrieval')) results['retrieval'] = measureRetrieval(quick ? [1_000, 10_000] : [1_000, 100_000], 10);
+  if (runs('retrieval'))
+    results['retrieval'] = measureRetrieval(
+      { addFacts, emptyFactStore, explainRetrieval, makeFact, recordTaskPrompt, retrieveFacts, selectValidCount },
+      quick ? [1_000, 10_000] : [1_000, 100_000],
+      10,
+    );
   if (runs('notes')) results['notes'] = await measureNotes();
   if (runs('context')) results['context'] = await measureContextWrites(quick);
   if (runs('ingest')) results['ingest'] = measureIngest();
