@@ -44,6 +44,45 @@ const time = z.iso
   .datetime({ offset: true })
   .refine((iso) => isContextTime(Date.parse(iso)), { message: 'is outside the years 0000 to 9999 (UTC)' });
 
+/**
+ * An object of string keys and `value`s, read as its own entries: zod's `record` assigns each
+ * entry to a plain object, where a key `__proto__` sets nothing, so a rule named so lost its
+ * pinner when its file was read. Each entry is defined on the result as a property of its own.
+ * A failure names the entry by its key where keys are names (`keysAreNames`: a CLI's name),
+ * else by its place (a pinned rule's text is the user's, as a value is).
+ */
+export const ownRecord = <V>(key: z.ZodType<string>, value: z.ZodType<V>, keysAreNames: boolean) =>
+  z.unknown().transform((input, context): Record<string, V> => {
+    if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+      context.addIssue({ code: 'custom', message: 'must be an object' });
+      return z.NEVER;
+    }
+    const out: Record<string, V> = {};
+    let place = 0;
+    for (const [name, item] of Object.entries(input)) {
+      place += 1;
+      const parsedKey = key.safeParse(name);
+      const parsedValue = value.safeParse(item);
+      const issue = parsedKey.success ? parsedValue.error?.issues[0] : parsedKey.error.issues[0];
+      if (issue !== undefined) {
+        const what = parsedKey.success ? 'value' : 'key';
+        context.addIssue(
+          keysAreNames && parsedKey.success
+            ? { code: 'custom', message: issue.message, path: [name, ...issue.path] }
+            : { code: 'custom', message: `entry ${place}: its ${what} ${issue.message}` },
+        );
+        return z.NEVER;
+      }
+      Object.defineProperty(out, parsedKey.data!, {
+        value: parsedValue.data,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return out;
+  });
+
 /** A key as the files write it. */
 export const KeySchema = z.object({
   repo: line(L.keyPart),
@@ -78,7 +117,7 @@ const ContextSchema = z
     checkpoint: CheckpointSchema.nullable(),
     pinned_rules: z.array(line(L.rule)),
     // Optional within version 1 (older readers drop it): who pinned each rule a user added.
-    pinned_by: z.record(line(L.rule), line(L.keyPart)).optional(),
+    pinned_by: ownRecord(line(L.rule), line(L.keyPart), false).optional(),
     working_summary: z.object({ text: text(L.summary), updated_at: time.nullable(), stale: z.boolean() }),
     open_decisions: z
       .array(

@@ -21,6 +21,7 @@ import {
   L,
   line,
   notNewer,
+  ownRecord,
   sameKind,
   uniqueKeys,
   unwritable,
@@ -34,7 +35,11 @@ const SessionsFileSchema = z.object({
   sessions: z.array(
     z.object({
       key: KeySchema,
-      cli_sessions: z.record(line(L.keyPart), z.object({ id: line(L.keyPart), local_path: line(L.path).optional() })),
+      cli_sessions: ownRecord(
+        line(L.keyPart),
+        z.object({ id: line(L.keyPart), local_path: line(L.path).optional() }),
+        true,
+      ),
     }),
   ),
 });
