@@ -3,9 +3,11 @@
  *
  * What is fitted: the weights of feedback, context, recency (and its decay per task), the shared
  * recency, co-change and the convention base relative to the query's own BM25 (weight 1), the
- * prior of each kind of fact, and the relevance floor. The rest of the ranking is structure, kept
- * as it is: how many tasks lend context or recency, how a task's context is shared out over its
- * files (`contextShare`), how many feedback words and co-change seeds, the exact-file boost.
+ * prior of each kind of fact, and the relevance floor; for eval/loop.ts's experiments, also the
+ * weight of a signal the library does not score, when the candidates carry one. The rest of the
+ * ranking is structure, kept as it is: how many tasks lend context or recency, how a task's
+ * context is shared out over its files (`contextShare`), how many feedback words and co-change
+ * seeds, the exact-file boost.
  *
  * The objective is recall within the budget: the share of the labels the section holds, each
  * label counting the same (`micro`; weighing each history the same, `macro`, gave 0.831 instead
@@ -34,7 +36,7 @@ import { PRIOR_CLASSES } from '../src/core/search/priors.js';
 import { type PromptCandidates, PRIOR_NAMES, type Ranking, simulateSection } from './model.js';
 
 /** The weights step 1 fits, besides the priors and the recency decay. */
-const WEIGHTS = ['feedback', 'context', 'recency', 'coChange', 'base', 'shared'] as const;
+const WEIGHTS = ['feedback', 'context', 'recency', 'coChange', 'base', 'shared', 'extra'] as const;
 /** One weight step 1 fits. */
 export type Weight = (typeof WEIGHTS)[number];
 
@@ -101,7 +103,8 @@ export const prepareHistories = (
             c.context > 0 ||
             (c.age >= 0 && c.age < tasks) ||
             c.coChange > 0 ||
-            c.base > 0),
+            c.base > 0 ||
+            (c.extra ?? 0) > 0),
       );
       const count = candidates.filter((c) => c.label).length;
       if (count === 0) continue;
@@ -121,6 +124,7 @@ export const prepareHistories = (
             const c = candidates[i]!;
             return c.convention && c.query === 0 && c.feedback === 0 && c.context === 0 ? c.base : 0;
           }),
+          extra: column((i) => candidates[i]!.extra ?? 0),
         },
         age: Int32Array.from(candidates, (c) => (c.age >= 0 && c.age < tasks ? c.age : -1)),
         flags: Int32Array.from(candidates, (c) => c.flags),
@@ -174,7 +178,9 @@ const fitWeights = (
   l2: number = L2,
   off: ReadonlyArray<Weight> = [],
 ): Ranking => {
-  const on = WEIGHTS.map((name) => (off.includes(name) ? 0 : 1));
+  // The extra signal is fitted only when some candidate carries it (eval/loop.ts's experiments).
+  const hasExtra = histories.some((h) => h.prompts.some((p) => p.signals.extra.some((x) => x > 0)));
+  const on = WEIGHTS.map((name) => (off.includes(name) || (name === 'extra' && !hasExtra) ? 0 : 1));
   const combinations: number[] = [];
   const data = weighted(histories, weighting, combinations);
   const indices = combinations.map(priorIndices);
@@ -214,11 +220,12 @@ const fitWeights = (
     let gCoChange = 0;
     let gBase = 0;
     let gShared = 0;
+    let gExtra = 0;
     let gDecay = 0;
     let gTemperature = 0;
     for (const p of data) {
       const n = p.label.length;
-      const { query, feedback, context, coChange, base: baseSignal, shared } = p.signals;
+      const { query, feedback, context, coChange, base: baseSignal, shared, extra } = p.signals;
       let max = -Infinity;
       for (let i = 0; i < n; i += 1) {
         const age = p.age[i]!;
@@ -231,6 +238,7 @@ const fitWeights = (
           w[3]! * coChange[i]! +
           w[4]! * baseSignal[i]! +
           w[5]! * rec[i]! * shared[i]! +
+          w[6]! * extra[i]! +
           EPSILON;
         z[i] = a * (logPriors[p.combination[i]!]! + Math.log(lin[i]!));
         if (z[i]! > max) max = z[i]!;
@@ -250,6 +258,7 @@ const fitWeights = (
         gCoChange += perLin * coChange[i]!;
         gBase += perLin * baseSignal[i]!;
         gShared += perLin * rec[i]! * shared[i]!;
+        gExtra += perLin * extra[i]!;
         if (p.age[i]! > 0) gDecay += perLin * p.age[i]! * rec[i]! * (w[2]! + w[5]! * shared[i]!);
         const c = p.combination[i]!;
         perCombination[c] = perCombination[c]! + dls;
@@ -262,6 +271,7 @@ const fitWeights = (
     grad[3] = gCoChange * w[3]!;
     grad[4] = gBase * w[4]!;
     grad[5] = gShared * w[5]!;
+    grad[6] = gExtra * w[6]!;
     indices.forEach((list, c) => {
       for (const k of list) grad[nw + k] = grad[nw + k]! + perCombination[c]!;
     });
@@ -291,6 +301,7 @@ const fitWeights = (
     },
     coChange: { ...base.coChange, weight: weight('coChange') },
     conventionBase: weight('base'),
+    ...(on[WEIGHTS.indexOf('extra')] === 1 ? { extraWeight: weight('extra') } : {}),
   };
 };
 
@@ -458,6 +469,11 @@ const ADJUSTED: ReadonlyArray<{
     set: (r: Ranking, v: number) => ({ ...r, priors: { ...r.priors, [name]: v } }),
   })),
 ];
+/** The weight of the extra signal, adjusted when a fit has one (eval/loop.ts). */
+const EXTRA = {
+  get: (r: Ranking): number => r.extraWeight ?? 0,
+  set: (r: Ranking, v: number): Ranking => ({ ...r, extraWeight: v }),
+};
 /** The factors step 3 tries on each number. */
 const FACTORS = [0.5, 2];
 
@@ -480,7 +496,7 @@ const polish = (
   };
   let best = start;
   let bestValue = value(best);
-  for (const { get, set } of ADJUSTED)
+  for (const { get, set } of start.extraWeight === undefined ? ADJUSTED : [...ADJUSTED, EXTRA])
     for (const factor of factors) {
       const candidate = set(best, round(get(best) * factor));
       const candidateValue = value(candidate);

@@ -15,17 +15,20 @@
  * The variants: `shipped` (the defaults' model), `evenShare`, `quarterShare` and `wholeShare` (a
  * task's context over its files' number, their fourth root, or whole, instead of over their root), `noShared` (no shared recency),
  * `churn` (how many tasks changed a file, log2(1 + tasks), in place of the feedback words),
- * `churnSpecial` (the same for facts another signal already reaches).
+ * `churnSpecial` (the same for facts another signal already reaches), `noFeedback`; and each
+ * signal of `Extended` (directory proximity to the first pass's best files, to the latest tasks'
+ * files, the prompt's share of a path's words, recency-weighted changes of a file or of its
+ * directory, co-change with the latest task) in place of the feedback words (`seedProximity`) or
+ * beside every signal of the defaults with a weight of its own, fitted as the others are
+ * (`seedProximity+`). See docs/retrieval.md for what they gave.
  */
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_MAX_TOKENS, explainRetrieval } from '../src/index.js';
-import { isFileFact } from '../src/core/fact.js';
-import { pairKey } from '../src/core/store/state.js';
-import * as PMap from '../src/persistent/persistentMap.js';
+import { DEFAULT_MAX_TOKENS } from '../src/index.js';
+import { type Extended, extended } from './extended.js';
 import { fitRanking, prepareHistories, START, type Weight } from './fit.js';
-import { type History, loadHistories, queryOf, recencyLists } from './lib.js';
-import { type Candidate, promptCandidates, type PromptCandidates, type Ranking, simulateSection } from './model.js';
+import { loadHistories, recencyLists } from './lib.js';
+import { type Candidate, type PromptCandidates, type Ranking, simulateSection } from './model.js';
 
 const { values, positionals } = parseArgs({ options: { realworld: { type: 'string' } }, allowPositionals: true });
 const root = resolve(import.meta.dirname, '..');
@@ -33,72 +36,6 @@ const realworld = resolve(values.realworld ?? join(root, '..', 'shared', 'realwo
 const started = performance.now();
 const progress = (what: string): void => {
   process.stderr.write(`${((performance.now() - started) / 1000).toFixed(0)} s: ${what}\n`);
-};
-
-/** A candidate with the signals only the experiments read. */
-interface Extended extends Candidate {
-  /** Files the task the label points to changed (labels only; -1 otherwise). */
-  readonly labelFiles: number;
-  /** The file's context with each task's score over its files' number (1), their fourth root (0.25) or whole (0). */
-  readonly contextEven: number;
-  readonly contextQuarter: number;
-  readonly contextWhole: number;
-  /** How many tasks changed the file (file facts; 0 otherwise). */
-  readonly churn: number;
-}
-
-/** One prompt's candidates with the extended signals, the task scores read from its non-file facts. */
-const extended = (history: History, index: number): PromptCandidates => {
-  const prompt = history.prompts[index]!;
-  const { store } = prompt;
-  const base = promptCandidates(history.name, prompt, START);
-  const decisions = explainRetrieval(
-    store,
-    queryOf(prompt, { maxFacts: Number.MAX_SAFE_INTEGER, maxTokens: Number.MAX_SAFE_INTEGER, ranking: START }),
-  );
-  const tasks = store.index.tasks;
-  const filesOf = (taskId: string): number => Math.max(1, PMap.size(PMap.get(tasks, taskId)?.touched ?? PMap.empty));
-  // A task's whole context score: a non-file fact's context is it over the task's facts.
-  const taskScores = new Map<string, number>();
-  const byId = new Map(decisions.map((d) => [d.fact.id, d]));
-  for (const { fact, parts } of decisions)
-    if (parts !== undefined && !isFileFact(fact) && parts.context > 0) {
-      const facts = Math.max(1, PMap.size(PMap.get(tasks, fact.sourceTaskId)?.facts ?? PMap.empty));
-      taskScores.set(fact.sourceTaskId, (parts.context / START.contextWeight) * facts);
-    }
-  const labelFiles = new Map(prompt.expect.map((t, i) => [`${t.subject}\u001f${t.relation}\u001f${t.object}`, i]));
-  const candidates = base.candidates.map((c): Extended => {
-    const fact = byId.get(c.id)!.fact;
-    let contextEven = c.context;
-    let contextQuarter = c.context;
-    let contextWhole = c.context;
-    let churn = 0;
-    if (isFileFact(fact)) {
-      const record = PMap.get(store.index.files, pairKey(fact.subject, fact.relation));
-      churn = record?.tasks.length ?? 0;
-      contextEven = 0;
-      contextQuarter = 0;
-      contextWhole = 0;
-      // In id order, as the sums were always made (a record lists its tasks latest prompt first).
-      for (const taskId of [...(record?.tasks ?? [])].sort()) {
-        const score = taskScores.get(taskId);
-        if (score === undefined) continue;
-        contextEven += score / filesOf(taskId);
-        contextQuarter += score / filesOf(taskId) ** 0.25;
-        contextWhole += score;
-      }
-    }
-    const label = labelFiles.get(`${fact.subject}\u001f${fact.relation}\u001f${fact.object}`);
-    return {
-      ...c,
-      labelFiles: label === undefined ? -1 : prompt.labelFiles[label]!,
-      contextEven,
-      contextQuarter,
-      contextWhole,
-      churn,
-    };
-  });
-  return { ...base, candidates };
 };
 
 /** A variant: each candidate's signals as the variant scores them, and the weights it leaves out of the fit. */
@@ -113,7 +50,7 @@ const VARIANTS: Readonly<Record<string, Variant>> = {
   quarterShare: { signals: (c) => ({ ...c, context: c.contextQuarter }) },
   wholeShare: { signals: (c) => ({ ...c, context: c.contextWhole }) },
   noShared: { signals: (c) => c, off: ['shared'] },
-  churn: { signals: (c) => ({ ...c, feedback: churnOf(c) }) },
+  noFeedback: { signals: (c) => ({ ...c, feedback: 0 }), off: ['feedback'] },
   churnSpecial: {
     signals: (c) => ({ ...c, feedback: c.context > 0 || c.age >= 0 || c.coChange > 0 ? churnOf(c) : 0 }),
   },
@@ -205,6 +142,8 @@ const run = (name: string, variant: Variant): void => {
     per.push(`${history.name} ${(at500.hits / at500.labels).toFixed(3)}`);
   });
   console.log(`[${name}] ${per.join(', ')}`);
+  const extras = [...fitted.values()].map((r) => r.extraWeight).filter((w) => w !== undefined);
+  if (extras.length > 0) console.log(`[${name}] extra weight per fold: ${extras.join(', ')}`);
   for (const [group, g] of groups)
     console.log(
       `[${name}] ${group}: 500 tokens ${(g.at500 / g.labels).toFixed(3)}, 250 tokens ${(g.at250 / g.labels).toFixed(3)}, ` +
@@ -213,8 +152,35 @@ const run = (name: string, variant: Variant): void => {
   progress(name);
 };
 
+/**
+ * The extended signals a variant tries: `NAME` in place of the feedback words (whose ablation
+ * moves nothing), `NAME+` beside every signal of the defaults, with a weight of its own.
+ */
+const EXTRAS: Readonly<Record<string, (c: Extended) => number>> = {
+  churn: churnOf,
+  seedProximity: (c) => c.seedProximity,
+  seedSameDir: (c) => c.seedSameDir,
+  recentProximity: (c) => c.recentProximity,
+  recentProximity3: (c) => c.recentProximity3,
+  pathWords: (c) => c.pathWords,
+  startProximity: (c) => c.startProximity,
+  heat: (c) => c.heat,
+  dirHeat: (c) => c.dirHeat,
+  recentCoChange: (c) => c.recentCoChange,
+};
+
 for (const name of positionals) {
-  const variant = VARIANTS[name];
-  if (variant === undefined) throw new Error(`unknown variant ${name}: one of ${Object.keys(VARIANTS).join(', ')}`);
+  const beside = name.endsWith('+');
+  const signal = EXTRAS[beside ? name.slice(0, -1) : name];
+  const variant =
+    signal === undefined
+      ? VARIANTS[name]
+      : beside
+        ? { signals: (c: Extended) => ({ ...c, extra: signal(c) }) }
+        : { signals: (c: Extended) => ({ ...c, feedback: signal(c) }) };
+  if (variant === undefined)
+    throw new Error(
+      `unknown variant ${name}: one of ${Object.keys(VARIANTS).join(', ')}, or one of ${Object.keys(EXTRAS).join(', ')}, alone or followed by +`,
+    );
   run(name, variant);
 }

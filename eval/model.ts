@@ -21,8 +21,11 @@ import * as PMap from '../src/persistent/persistentMap.js';
 import type { History, LabeledPrompt } from './lib.js';
 import { queryOf, tripleKey } from './lib.js';
 
-/** A resolved ranking: the library's own shape. */
-export type Ranking = typeof DEFAULT_RANKING;
+/**
+ * A resolved ranking: the library's own shape, and the weight of a signal the library does not
+ * score (`Candidate.extra`), set only by fits of candidates that carry one (eval/loop.ts).
+ */
+export type Ranking = typeof DEFAULT_RANKING & { readonly extraWeight?: number };
 
 /** The prior names, in flag order, then `duplicate` (an issue that repeats a stored convention). */
 export const PRIOR_NAMES = [...PRIOR_CLASSES, 'duplicate'] as const;
@@ -49,6 +52,8 @@ export interface Candidate {
   readonly convention: boolean;
   /** Prior flags (see priors.ts), with bit PRIOR_CLASSES.length set for a duplicate issue. */
   readonly flags: number;
+  /** A signal the library does not score, to try it (eval/loop.ts): added to the relevance times `extraWeight`. */
+  readonly extra?: number;
 }
 
 /** A labeled prompt's candidates (every valid fact that passes the tag and own-task filters). */
@@ -137,7 +142,8 @@ export const candidateScore = (c: Candidate, ranking: Ranking): { total: number;
       ? recencyFactor(ranking.recency, c.taskFiles) * ranking.recency.decay ** c.age
       : 0;
   const base = match === 0 && c.convention ? ranking.conventionBase * c.base : 0;
-  const relevance = match + recency + ranking.coChange.weight * c.coChange + base;
+  const relevance =
+    match + recency + ranking.coChange.weight * c.coChange + base + (ranking.extraWeight ?? 0) * (c.extra ?? 0);
   const boost = match > 0 && c.named ? ranking.exactFileBoost : 0;
   return { total: relevance * priorOf(c.flags, ranking.priors) + boost, boost };
 };
@@ -162,6 +168,7 @@ interface Columns {
   readonly context: Float64Array;
   readonly coChange: Float64Array;
   readonly base: Float64Array;
+  readonly extra: Float64Array;
   readonly age: Int32Array;
   readonly taskFiles: Int32Array;
   readonly flags: Int32Array;
@@ -192,6 +199,7 @@ const columnsOf = (() => {
       context: Float64Array.from(list, (c) => c.context),
       coChange: Float64Array.from(list, (c) => c.coChange),
       base: Float64Array.from(list, (c) => c.base),
+      extra: Float64Array.from(list, (c) => c.extra ?? 0),
       age: Int32Array.from(list, (c) => c.age),
       taskFiles: Int32Array.from(list, (c) => c.taskFiles),
       flags: Int32Array.from(list, (c) => c.flags),
@@ -247,6 +255,7 @@ export const simulateSection = (
   const { tasks, decay } = ranking.recency;
   const feedbackWeight = ranking.feedback.weight;
   const coChangeWeight = ranking.coChange.weight;
+  const extraWeight = ranking.extraWeight ?? 0;
   let eligible = 0;
   for (let i = 0; i < n; i += 1) {
     const match = c.query[i]! + feedbackWeight * c.feedback[i]! + ranking.contextWeight * c.context[i]!;
@@ -254,7 +263,7 @@ export const simulateSection = (
     const recency = age >= 0 && age < tasks ? recencyFactor(ranking.recency, c.taskFiles[i]!) * decay ** age : 0;
     const convention = c.convention[i] === 1;
     const base = match === 0 && convention ? ranking.conventionBase * c.base[i]! : 0;
-    const relevance = match + recency + coChangeWeight * c.coChange[i]! + base;
+    const relevance = match + recency + coChangeWeight * c.coChange[i]! + base + extraWeight * c.extra[i]!;
     const boost = match > 0 && c.named[i] === 1 ? ranking.exactFileBoost : 0;
     const flags = c.flags[i]!;
     let prior = priors.get(flags);

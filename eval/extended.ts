@@ -1,0 +1,225 @@
+/**
+ * The signals of a prompt's candidates that only the ranking experiments read (eval/loop.ts):
+ * other shares of a task's context, churn, directory proximity, path words, recency-weighted
+ * changes and co-change with the latest task, each computed from the store and the prompt.
+ */
+import { explainRetrieval } from '../src/index.js';
+import { isFileFact } from '../src/core/fact.js';
+import { queryTerms } from '../src/core/search/terms.js';
+import { pairKey } from '../src/core/store/state.js';
+import * as PMap from '../src/persistent/persistentMap.js';
+import { START } from './fit.js';
+import { type History, queryOf } from './lib.js';
+import { type Candidate, promptCandidates, type PromptCandidates } from './model.js';
+
+/** A candidate with the signals only the experiments read. */
+export interface Extended extends Candidate {
+  /** Files the task the label points to changed (labels only; -1 otherwise). */
+  readonly labelFiles: number;
+  /** The file's context with each task's score over its files' number (1), their fourth root (0.25) or whole (0). */
+  readonly contextEven: number;
+  readonly contextQuarter: number;
+  readonly contextWhole: number;
+  /** How many tasks changed the file (file facts; 0 otherwise). */
+  readonly churn: number;
+  /**
+   * Directory proximity to the first pass's best file facts (the co-change seeds, read under
+   * START): per seed, the share of leading directory components the two files have in common
+   * (1 in the same directory), times the seed's score relative to the best seed's; the largest.
+   */
+  readonly seedProximity: number;
+  /** The same with only the same directory counting (1 or 0 per seed). */
+  readonly seedSameDir: number;
+  /** Directory proximity (as for the seeds) to the files of the latest other task, the largest. */
+  readonly recentProximity: number;
+  /** The same over the last three other tasks, each halved per task further back. */
+  readonly recentProximity3: number;
+  /** The share of the file's path terms (its directories and name, split and stemmed) the prompt holds. */
+  readonly pathWords: number;
+  /** Directory proximity to the best file facts under START's whole score (recency and co-change included). */
+  readonly startProximity: number;
+  /** How recently and often the file changed: over the tasks that changed it among the last 63, 0.9^age summed. */
+  readonly heat: number;
+  /** The same over the tasks that changed a file of its directory (at most one per task). */
+  readonly dirHeat: number;
+  /**
+   * Co-change with the latest other task's files: per such file, the share of its latest 32
+   * tasks (of at most 32 files, the latest itself aside) that changed this one; their mean.
+   */
+  readonly recentCoChange: number;
+}
+
+/** A path's directories (every segment but the last). */
+const directoriesOf = (path: string): string[] => path.split('/').slice(0, -1);
+
+/** The share of leading directories two files have in common (1 in the same directory, root included). */
+const proximity = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): number => {
+  const longest = Math.max(a.length, b.length);
+  if (longest === 0) return 1;
+  let common = 0;
+  while (common < Math.min(a.length, b.length) && a[common] === b[common]) common += 1;
+  return common / longest;
+};
+
+/** How many of the first pass's best facts the seeds are taken from, and how many seeds (as the library's co-change). */
+const FIRST_PASS_FACTS = 10;
+const SEEDS = 3;
+
+/** One prompt's candidates with the extended signals, the task scores read from its non-file facts. */
+export const extended = (history: History, index: number): PromptCandidates => {
+  const prompt = history.prompts[index]!;
+  const { store } = prompt;
+  const base = promptCandidates(history.name, prompt, START);
+  const decisions = explainRetrieval(
+    store,
+    queryOf(prompt, { maxFacts: Number.MAX_SAFE_INTEGER, maxTokens: Number.MAX_SAFE_INTEGER, ranking: START }),
+  );
+  const tasks = store.index.tasks;
+  const filesOf = (taskId: string): number => Math.max(1, PMap.size(PMap.get(tasks, taskId)?.touched ?? PMap.empty));
+  // A task's whole context score: a non-file fact's context is it over the task's facts.
+  const taskScores = new Map<string, number>();
+  const byId = new Map(decisions.map((d) => [d.fact.id, d]));
+  for (const { fact, parts } of decisions)
+    if (parts !== undefined && !isFileFact(fact) && parts.context > 0) {
+      const facts = Math.max(1, PMap.size(PMap.get(tasks, fact.sourceTaskId)?.facts ?? PMap.empty));
+      taskScores.set(fact.sourceTaskId, (parts.context / START.contextWeight) * facts);
+    }
+  // The first pass under START: query and context, every prior 1, a named file first.
+  const firstScore = (c: Candidate): number => c.query + c.context + (c.named && c.query + c.context > 0 ? 100 : 0);
+  const first = [...base.candidates]
+    .filter((c) => firstScore(c) > 0)
+    .sort((a, b) => firstScore(b) - firstScore(a) || b.validFrom - a.validFrom || (a.id < b.id ? -1 : 1))
+    .slice(0, FIRST_PASS_FACTS);
+  const seedFacts = first.filter((c) => isFileFact(byId.get(c.id)!.fact)).slice(0, SEEDS);
+  const top = seedFacts.length === 0 ? 0 : seedFacts[0]!.query + seedFacts[0]!.context;
+  const seeds = seedFacts.map((c) => ({
+    dirs: directoriesOf(byId.get(c.id)!.fact.subject),
+    weight: top > 0 ? (c.query + c.context) / top : 0,
+  }));
+  const recent = base.candidates
+    .filter((c) => c.age >= 0 && c.age < 3 && isFileFact(byId.get(c.id)!.fact))
+    .map((c) => ({ dirs: directoriesOf(byId.get(c.id)!.fact.subject), age: c.age }));
+  const promptTerms = new Set(queryTerms(prompt.taskPrompt));
+  // The best file facts under START's whole score (recency at decay 0.9, shared over the root of the task's files).
+  const startScore = (c: Candidate): number =>
+    c.query +
+    c.context +
+    c.coChange +
+    (c.age >= 0 ? (1 + 1 / Math.sqrt(Math.max(1, c.taskFiles))) * 0.9 ** c.age : 0) +
+    (c.named && c.query + c.context > 0 ? 100 : 0);
+  const startBest = base.candidates
+    .filter((c) => startScore(c) > 0 && isFileFact(byId.get(c.id)!.fact))
+    .sort((a, b) => startScore(b) - startScore(a) || b.validFrom - a.validFrom || (a.id < b.id ? -1 : 1))
+    .slice(0, SEEDS);
+  const startTop = startBest.length === 0 ? 0 : startScore(startBest[0]!);
+  const startSeeds = startBest.map((c) => ({
+    dirs: directoriesOf(byId.get(c.id)!.fact.subject),
+    weight: startTop > 0 ? startScore(c) / startTop : 0,
+  }));
+  // The other tasks' ages (0: the latest), over the last 63.
+  const ages = new Map<string, number>();
+  for (let at = 0; at < store.index.recent.length && ages.size < 63; at += 2) {
+    const taskId = store.index.recent[at] as string;
+    if (taskId !== prompt.taskId) ages.set(taskId, ages.size);
+  }
+  const dirKey = (subject: string): string => directoriesOf(subject).join('/');
+  const dirHeats = new Map<string, number>();
+  for (const [taskId, age] of ages) {
+    const dirs = new Set<string>();
+    PMap.forEach(PMap.get(tasks, taskId)?.touched ?? PMap.empty, (_t, pair) => {
+      const subject = PMap.get(store.index.files, pair)?.subject;
+      if (subject !== undefined) dirs.add(dirKey(subject));
+    });
+    for (const dir of dirs) dirHeats.set(dir, (dirHeats.get(dir) ?? 0) + 0.9 ** age);
+  }
+  // Co-change with the latest other task's files.
+  const latest = [...ages].find(([, age]) => age === 0)?.[0];
+  const recentCo = new Map<string, number>();
+  const latestTouched = latest === undefined ? PMap.empty : (PMap.get(tasks, latest)?.touched ?? PMap.empty);
+  const latestSize = PMap.size(latestTouched);
+  if (latestSize > 0 && latestSize <= 32)
+    PMap.forEach(latestTouched, (_t, key) => {
+      const others = (PMap.get(store.index.files, key)?.tasks ?? [])
+        .filter((t) => t !== latest && t !== prompt.taskId)
+        .map((t) => PMap.get(tasks, t))
+        .filter((t) => t !== undefined && PMap.size(t.touched) <= 32)
+        .slice(0, 32);
+      for (const task of others)
+        PMap.forEach(task!.touched, (_u, pair) => {
+          if (pair !== key) recentCo.set(pair, (recentCo.get(pair) ?? 0) + 1 / others.length / latestSize);
+        });
+    });
+  const labelFiles = new Map(prompt.expect.map((t, i) => [`${t.subject}\u001f${t.relation}\u001f${t.object}`, i]));
+  const candidates = base.candidates.map((c): Extended => {
+    const fact = byId.get(c.id)!.fact;
+    let contextEven = c.context;
+    let contextQuarter = c.context;
+    let contextWhole = c.context;
+    let churn = 0;
+    let seedProximity = 0;
+    let seedSameDir = 0;
+    let recentProximity = 0;
+    let recentProximity3 = 0;
+    let pathWords = 0;
+    let startProximity = 0;
+    let heat = 0;
+    let dirHeat = 0;
+    let recentCoChange = 0;
+    if (isFileFact(fact)) {
+      const dirs = directoriesOf(fact.subject);
+      for (const seed of startSeeds)
+        startProximity = Math.max(startProximity, seed.weight * proximity(dirs, seed.dirs));
+      const key = pairKey(fact.subject, fact.relation);
+      for (const taskId of PMap.get(store.index.files, key)?.tasks ?? []) {
+        const age = ages.get(taskId);
+        if (age !== undefined) heat += 0.9 ** age;
+      }
+      dirHeat = dirHeats.get(dirKey(fact.subject)) ?? 0;
+      recentCoChange = recentCo.get(key) ?? 0;
+      for (const seed of seeds) {
+        const near = proximity(dirs, seed.dirs);
+        seedProximity = Math.max(seedProximity, seed.weight * near);
+        if (near === 1) seedSameDir = Math.max(seedSameDir, seed.weight);
+      }
+      for (const other of recent) {
+        const near = proximity(dirs, other.dirs);
+        if (other.age === 0) recentProximity = Math.max(recentProximity, near);
+        recentProximity3 = Math.max(recentProximity3, near * 0.5 ** other.age);
+      }
+      const terms = new Set(queryTerms(fact.subject));
+      if (terms.size > 0) pathWords = [...terms].filter((t) => promptTerms.has(t)).length / terms.size;
+      const record = PMap.get(store.index.files, pairKey(fact.subject, fact.relation));
+      churn = record?.tasks.length ?? 0;
+      contextEven = 0;
+      contextQuarter = 0;
+      contextWhole = 0;
+      // In id order, as the sums were always made (a record lists its tasks latest prompt first).
+      for (const taskId of [...(record?.tasks ?? [])].sort()) {
+        const score = taskScores.get(taskId);
+        if (score === undefined) continue;
+        contextEven += score / filesOf(taskId);
+        contextQuarter += score / filesOf(taskId) ** 0.25;
+        contextWhole += score;
+      }
+    }
+    const label = labelFiles.get(`${fact.subject}\u001f${fact.relation}\u001f${fact.object}`);
+    return {
+      ...c,
+      labelFiles: label === undefined ? -1 : prompt.labelFiles[label]!,
+      contextEven,
+      contextQuarter,
+      contextWhole,
+      churn,
+      seedProximity,
+      seedSameDir,
+      recentProximity,
+      recentProximity3,
+      pathWords,
+      startProximity,
+      heat,
+      dirHeat,
+      recentCoChange,
+    };
+  });
+  return { ...base, candidates };
+};
