@@ -25,22 +25,40 @@ const recentTasks = (store: FactStore, settings: Settings): { recency: Map<strin
   const records: TaskDoc[] = [];
   if (recency.weight <= 0 && recency.shared <= 0) return { recency: recent, records };
   const list = store.index.recent;
+  const powers = decayPowers(settings.scratch.memo.decayPowers, recency.decay);
   for (let at = 0; at < list.length && recent.size < recency.tasks; at += 2) {
     const taskId = list[at] as string;
     if (taskId === settings.taskId) continue;
     const task = PMap.get(store.index.tasks, taskId) ?? EMPTY_TASK_DOC;
-    recent.set(taskId, recencyOf(recency, task, recent.size));
+    recent.set(taskId, recencyOf(recency, task, power(powers, recency.decay, recent.size)));
     records.push(task);
   }
   return { recency: recent, records };
 };
 
+/** The powers of `decay` the memo keeps (a query's ranking most often has the same decay as the last one's). */
+const decayPowers = (memo: Map<number, number[]>, decay: number): number[] => {
+  let powers = memo.get(decay);
+  if (powers === undefined) {
+    if (memo.size >= 8) memo.clear();
+    powers = [];
+    memo.set(decay, powers);
+  }
+  return powers;
+};
+
+/** `decay ** age`, exactly, from the kept powers (computed once per age). */
+const power = (powers: number[], decay: number, age: number): number => {
+  for (let at = powers.length; at <= age; at += 1) powers.push(decay ** at);
+  return powers[age]!;
+};
+
 /**
- * The recency of the facts of a task `age` tasks back from the latest other one: the weight,
- * plus `shared` over the square root of the files the task changed, times decay^age.
+ * The recency of the facts of a task `age` tasks back from the latest other one (`decayed`:
+ * decay^age): the weight, plus `shared` over the square root of the files the task changed,
+ * times decayed.
  */
-const recencyOf = (recency: Settings['plan']['ranking']['recency'], task: TaskDoc, age: number): number => {
-  const decayed = recency.decay ** age;
+const recencyOf = (recency: Settings['plan']['ranking']['recency'], task: TaskDoc, decayed: number): number => {
   if (recency.shared <= 0) return recency.weight * decayed;
   return (recency.weight + recency.shared / Math.sqrt(Math.max(1, PMap.size(task.touched)))) * decayed;
 };

@@ -111,6 +111,8 @@ export interface RetrievalMemo {
   readonly priorTables: Map<string, PriorTables>;
   /** When each convention of a frozen posting block was asserted, by position. */
   readonly blockTimes: WeakMap<ReadonlyArray<number>, Float64Array>;
+  /** `decay ** age` for ages 0, 1, 2, ... by decay (recency weighs each recent task by one). */
+  readonly decayPowers: Map<number, number[]>;
 }
 
 /** Everything retrieval keeps between queries (see the module's comment). */
@@ -178,6 +180,7 @@ export const createRetrievalScratch = (): RetrievalScratch => ({
     flags: new WeakMap<SessionFact, number>(),
     priorTables: new Map(),
     blockTimes: new WeakMap(),
+    decayPowers: new Map(),
   },
   sorted: new Int32Array(SIZE),
   weights: [],
