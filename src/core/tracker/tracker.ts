@@ -222,7 +222,6 @@ const tailOf = (fields: PromptFields, event: PromptInput, output: PromptOutput):
   return { prompt, sessionContext: output.sessionContext, facts: output.facts };
 };
 
-/** Creates a tracker holding an empty store, or the `initial` one. */
 /**
  * The state frozen to be handed out: its store first, as a transition freezes the state's own
  * record but, inside a transient run, not the store it holds (whose native maps become tries).
@@ -232,6 +231,7 @@ const shareState = (state: TrackerState): TrackerState => {
   return deepFreeze(state);
 };
 
+/** Creates a tracker holding an empty store, or the `initial` one. */
 export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker => {
   const settings: FactTrackerOptions = typeof options === 'object' && options !== null ? options : {};
   const { clock: userClock, countTokens: userCounter, onError } = settings;
