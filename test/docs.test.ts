@@ -1,5 +1,5 @@
 /**
- * The README and the pages under docs/, read by a real CommonMark parser (markdown-it): every
+ * The READMEs and the pages under docs/, read by a real CommonMark parser (markdown-it): every
  * relative link leads to a file of the repository and every fragment to a heading of that file,
  * the README stays a page read in minutes, and no documented command fetches a package by name.
  */
@@ -11,12 +11,15 @@ import { ROOT } from './cli/runCli.js';
 
 const markdown = new MarkdownIt('commonmark');
 
-const PAGES = [
+/** The README and the pages under docs/. */
+const DOCS = [
   'README.md',
   ...readdirSync(join(ROOT, 'docs'))
     .filter((name) => name.endsWith('.md'))
     .map((name) => `docs/${name}`),
 ];
+/** Every page a reader may follow a link from: the docs and the READMEs of folders. */
+const PAGES = [...DOCS, 'examples/README.md', 'test/live/hook/fixtures/README.md'];
 
 type Token = ReturnType<InstanceType<typeof MarkdownIt>['parse']>[number];
 
@@ -69,7 +72,7 @@ describe('README and docs', () => {
 
   it('links every page under docs/ from the README', () => {
     const linked = new Set(linksOf('README.md').map((href) => href.split('#')[0]));
-    expect(PAGES.filter((page) => page !== 'README.md' && !linked.has(page))).toEqual([]);
+    expect(DOCS.filter((page) => page !== 'README.md' && !linked.has(page))).toEqual([]);
   });
 
   it('keeps the README a front page of at most 150 lines', () => {
