@@ -35,7 +35,7 @@ export interface UserNotes {
 export interface NotesLedger {
   /** The accepted category names, in rendering order. */
   readonly categories: ReadonlyArray<string>;
-  /** Users by id, in a persistent map (`base/persistentMap.ts`): read them through the selectors. */
+  /** Users by id, in a persistent map (`persistent/persistentMap.ts`): read them through the selectors. */
   readonly users: PMap.PersistentMap<UserNotes>;
 }
 

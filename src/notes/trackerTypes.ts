@@ -7,6 +7,7 @@ import type { Failure } from '../base/failure.js';
 import type { ConversationMessage } from './conversation.js';
 import type { NotesBlocks } from './format.js';
 import type { NotesLedger } from './ledger.js';
+import type { ProfileRewriteMode } from './machine.js';
 import type { CategorizedFact, GlobalFacts, NoteCategory, NotesEvent } from './model.js';
 import type { CompleteFn } from './port.js';
 import type { NotesStore, NotesStoreFailureCode } from './store.js';
@@ -42,8 +43,12 @@ export interface NotableFactsTrackerOptions {
   readonly historyTurns?: number;
   /** A ledger to start from, such as one read back from a saved state (the store's records win where it has them). */
   readonly initial?: NotesLedger;
-  /** After each end of stage, also have the model rewrite the merged profile (default false). */
-  readonly consolidateWithModel?: boolean;
+  /**
+   * When an end of stage also has the model rewrite the merged profile: `'auto'` (the default)
+   * only when the merge left two facts the supersede rule is unsure of, `true` after every merge
+   * that changed the profile, `false` never.
+   */
+  readonly consolidateWithModel?: ProfileRewriteMode;
   /** The most events `events()` keeps (default 10,000); older ones fold into the snapshot of `eventLog()`. */
   readonly maxEvents?: number;
   /**

@@ -234,6 +234,25 @@ describe('createNotableFactsTracker', () => {
     ]);
   });
 
+  it("takes consolidateWithModel 'auto', the default: a merge the rule decides asks the model nothing, false never asks", async () => {
+    for (const mode of ['auto', false] as const) {
+      const prompts: string[] = [];
+      const tracker = createNotableFactsTracker({
+        complete: async (prompt) => {
+          prompts.push(prompt);
+          return answer(['People', 'Married to Jordan']);
+        },
+        consolidateWithModel: mode,
+      });
+      tracker.recordUserMessage('maya', 's1', 'I married Jordan');
+      await tracker.settled();
+      await tracker.endStage('maya', 's1');
+      await tracker.settled();
+      expect(prompts.filter((prompt) => prompt.includes('Rewrite the profile:'))).toEqual([]);
+      expect(tracker.events().map((event) => event.type)).toEqual(['notes/extracted', 'notes/sessionConsolidated']);
+    }
+  });
+
   it('notifies listeners of changes only, and survives a failing one', async () => {
     const answers = [answer(['People', 'Partner is Jordan']), 'nonsense'];
     const tracker = createNotableFactsTracker({ complete: async () => answers.shift()! });
