@@ -18,8 +18,9 @@ export interface RecentTurns {
   readonly trimmed: ReadonlyArray<ConversationMessage>;
 }
 
-const turnCount = (turns: unknown): number =>
-  typeof turns === 'number' && turns >= 0 ? Math.floor(turns) : DEFAULT_HISTORY_TURNS;
+/** A number of exchanges as every option of one reads it: a number of 0 or more (0: none), else `fallback`. */
+export const turnCount = (turns: unknown, fallback: number = DEFAULT_HISTORY_TURNS): number =>
+  typeof turns === 'number' && turns >= 0 ? Math.floor(turns) : fallback;
 
 /**
  * Splits `messages` before the last `turns` exchanges. An exchange starts at a user message

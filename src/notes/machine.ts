@@ -12,7 +12,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { deepFreeze } from '../persistent/freeze.js';
 import * as PMap from '../persistent/persistentMap.js';
-import { type ConversationMessage, DEFAULT_HISTORY_TURNS } from './conversation.js';
+import { type ConversationMessage, turnCount } from './conversation.js';
 import type { GlobalFacts } from './global.js';
 import { emptyNotesLedger, idOfKey, type NotesLedger, ownLedger, storedKey } from './ledger.js';
 import { DEFAULT_CATEGORIES, describeCategories, NOTES_LIMITS, type NoteCategory, parseCategories } from './model.js';
@@ -171,7 +171,7 @@ export const initialNotesState = (options: NotesStateOptions = {}): NotesState =
     settings: {
       categories: describeCategories(ledger.categories, known),
       softLimit: Math.min(Math.floor(positive(settings.softLimit, NOTES_LIMITS.softLimit)), NOTES_LIMITS.hardCap),
-      historyTurns: Math.floor(positive(settings.historyTurns, DEFAULT_HISTORY_TURNS)),
+      historyTurns: turnCount(settings.historyTurns),
       consolidateWithModel:
         settings.consolidateWithModel === true || settings.consolidateWithModel === false
           ? settings.consolidateWithModel

@@ -6,7 +6,7 @@
  * writes can pose as an instruction line of the prompt.
  */
 import { clipEnd, collapseWhitespace } from '../base/text.js';
-import { type ConversationMessage, selectRecentTurns } from './conversation.js';
+import { type ConversationMessage, selectRecentTurns, turnCount } from './conversation.js';
 import { type CategorizedFact, DEFAULT_CATEGORIES, NOTES_LIMITS, type NoteCategory, wellFormed } from './model.js';
 
 /** Exchanges of earlier conversation the extraction prompt shows by default. */
@@ -36,7 +36,7 @@ export interface NotableFactsPromptInput {
   readonly categories?: ReadonlyArray<NoteCategory>;
   /** The number of facts to stay within (default 18). */
   readonly softLimit?: number;
-  /** Exchanges of `history` to show (default 3). */
+  /** Exchanges of `history` to show (default 3; 0: none). */
   readonly turns?: number;
 }
 
@@ -83,7 +83,7 @@ export const buildNotableFactsPrompt = (input: NotableFactsPromptInput): string 
   const softLimit = positive(input.softLimit, NOTES_LIMITS.softLimit);
   const history = selectRecentTurns(
     Array.isArray(input.history) ? input.history : [],
-    positive(input.turns, DEFAULT_PROMPT_TURNS),
+    turnCount(input.turns, DEFAULT_PROMPT_TURNS),
   );
   const message = typeof input.message === 'string' ? input.message : '';
   return [

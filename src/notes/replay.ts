@@ -8,7 +8,7 @@
  * have been given at every message.
  */
 import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
-import { type ConversationMessage, DEFAULT_HISTORY_TURNS, splitRecentTurns } from './conversation.js';
+import { type ConversationMessage, splitRecentTurns, turnCount } from './conversation.js';
 import { formatNotesBlocks } from './format.js';
 import { selectGlobalFacts, selectSessionFacts, selectUserIds } from './ledger.js';
 import type { NotesEffect, NotesInput, NotesMergedEffect } from './inputs.js';
@@ -64,8 +64,7 @@ interface Totals {
  */
 export const replayConversationLog = (text: string, options: NotesReplayOptions = {}): NotesReplayResult => {
   const countTokens = options.countTokens ?? estimateTokens;
-  const turns =
-    typeof options.turns === 'number' && options.turns >= 0 ? Math.floor(options.turns) : DEFAULT_HISTORY_TURNS;
+  const turns = turnCount(options.turns);
   const parsed = parseNotesLog(typeof text === 'string' ? text : '');
   const errors: NotesLogError[] = [...parsed.errors];
   const steps: NotesReplayStep[] = [];

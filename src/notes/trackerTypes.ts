@@ -39,7 +39,7 @@ export interface NotableFactsTrackerOptions {
   readonly timeoutMs?: number;
   /** Epoch milliseconds now (default `Date.now`). */
   readonly now?: () => number;
-  /** Exchanges `contextFor` returns as the history window (default 5). */
+  /** Exchanges `contextFor` returns as the history window (default 5; 0: none). */
   readonly historyTurns?: number;
   /** A ledger to start from, such as one read back from a saved state (the store's records win where it has them). */
   readonly initial?: NotesLedger;

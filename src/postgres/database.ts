@@ -25,7 +25,7 @@ export type UrlOrPool = string | pg.Pool;
 
 /** Options of the PostgreSQL stores and of `migrate`. */
 export interface PostgresOptions {
-  /** The schema of the tables (default `fact_tracker`): lower-case letters, digits and `_`. */
+  /** The schema of the tables (default `fact_tracker`): a lower-case letter or `_`, then lower-case letters, digits and `_`, at most 63 characters. */
   readonly schema?: string;
   /** How long a call that may be repeated keeps trying a server it cannot reach (default 5,000 ms; 0: once). */
   readonly retryMs?: number;
@@ -115,10 +115,11 @@ export const openDatabase = (
     return E.left(
       failure(
         'store_url',
-        `the schema name ${JSON.stringify(schema.slice(0, 70))} is not lower-case letters, digits and "_"`,
+        `the schema name ${JSON.stringify(schema.slice(0, 70))} is not a lower-case letter or "_", then lower-case letters, digits and "_", at most 63 characters`,
       ),
     );
-  const retryMs = Math.max(0, options.retryMs ?? DEFAULT_RETRY_MS);
+  // A number that is none (NaN) reads as the default, as an absent one does.
+  const retryMs = Math.max(0, Number.isNaN(options.retryMs) ? DEFAULT_RETRY_MS : (options.retryMs ?? DEFAULT_RETRY_MS));
   const connection = typeof urlOrPool === 'string' ? poolFor(urlOrPool, options) : E.right(callersPool(urlOrPool));
   if (E.isLeft(connection)) return connection;
   const { pool, owned, location, secrets } = connection.right;

@@ -128,6 +128,15 @@ describe('a lone surrogate (item 7)', () => {
     expect(isWellFormed(blocks)).toBe(true);
   });
 
+  it('quotes no history in a prompt of turns 0, and the last exchanges by default', () => {
+    const history = [
+      { role: 'user' as const, content: 'the earlier question' },
+      { role: 'assistant' as const, content: 'the earlier answer' },
+    ];
+    expect(buildNotableFactsPrompt({ message: 'now', history, turns: 0 })).not.toContain('the earlier question');
+    expect(buildNotableFactsPrompt({ message: 'now', history })).toContain('the earlier question');
+  });
+
   it('is replaced in the text a prompt quotes, and a cut at the fact length never splits a pair', () => {
     const prompt = buildNotableFactsPrompt({
       message: `broken \ud800 message`,

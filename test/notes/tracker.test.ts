@@ -253,6 +253,22 @@ describe('createNotableFactsTracker', () => {
     }
   });
 
+  it('reads historyTurns 0 as no history window, as the replay reads turns 0 (not as the default)', async () => {
+    const tracker = createNotableFactsTracker({ complete: async () => answer(), historyTurns: 0 });
+    tracker.recordUserMessage('maya', 's1', 'hello');
+    tracker.recordAssistantMessage('maya', 's1', 'hi, how are you?');
+    await tracker.settled();
+    expect(E.isRight(tracker.contextFor('maya', 's1')) && tracker.contextFor('maya', 's1')).toMatchObject({
+      right: { history: [] },
+    });
+    const withDefault = createNotableFactsTracker({ complete: async () => answer() });
+    withDefault.recordUserMessage('maya', 's1', 'hello');
+    await withDefault.settled();
+    expect(E.isRight(withDefault.contextFor('maya', 's1')) && withDefault.contextFor('maya', 's1')).toMatchObject({
+      right: { history: [{ role: 'user', content: 'hello' }] },
+    });
+  });
+
   it('notifies listeners of changes only, and survives a failing one', async () => {
     const answers = [answer(['People', 'Partner is Jordan']), 'nonsense'];
     const tracker = createNotableFactsTracker({ complete: async () => answers.shift()! });

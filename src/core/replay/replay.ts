@@ -66,10 +66,11 @@ export interface ReplayOptions {
   /** Stop after this line (used to explain the prompt on it without replaying the rest). */
   readonly untilLine?: number;
   /**
-   * Keep each prompt's store and query in `retrievals`, for `explainRetrieval` (default: off;
-   * a snapshot per prompt makes a long replay several times slower).
+   * Keep each prompt's store and query in `retrievals`, for `explainRetrieval`: every prompt's
+   * (`true`), or only that of the prompt on this line (default: none; a snapshot per prompt
+   * makes a long replay several times slower).
    */
-  readonly keepRetrievals?: boolean;
+  readonly keepRetrievals?: boolean | number;
   /** Told now and then how many of the events have been replayed (for progress displays). */
   readonly onProgress?: (replayed: number, total: number) => void;
 }

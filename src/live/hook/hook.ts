@@ -61,7 +61,7 @@ export interface HookOptions {
    */
   readonly store?: SessionStore;
   readonly reviewerPattern?: RegExp;
-  /** Facts and token budget of a section (defaults 10 and 500, as in a history). */
+  /** Facts and token budget of a section (defaults `DEFAULT_MAX_FACTS` 60 and `DEFAULT_MAX_TOKENS` 500, as in a history). */
   readonly maxFacts?: number;
   readonly maxTokens?: number;
   readonly countTokens?: TokenCounter;

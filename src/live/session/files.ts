@@ -162,7 +162,11 @@ const splitLines = (text: string, offset: number): string[] => {
 /** A session log store over the files of a folder (default `.fact-tracker/sessions` under `cwd`). */
 export const fileSessionStore = (options: FileSessionStoreOptions = {}): SessionStore => {
   const { directory, within } = resolveSessionsDirectory(options);
-  const lock: LockSettings = { staleMs: Math.max(options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS, 2_000) };
+  // A number that is none (NaN) reads as the default, as an absent one does.
+  const staleMs = Number.isNaN(options.lockStaleMs)
+    ? DEFAULT_LOCK_STALE_MS
+    : (options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS);
+  const lock: LockSettings = { staleMs: Math.max(staleMs, 2_000) };
   const clock = options.clock ?? Date.now;
   /** Per session, where the last read or append of this store ended. */
   const cursors = new Map<string, Cursor>();

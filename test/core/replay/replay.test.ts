@@ -206,6 +206,13 @@ describe('replayHistory', () => {
     expect(plain.store).toEqual(kept.store);
   });
 
+  it('keeps the retrieval of the prompt on one line when keepRetrievals names that line', () => {
+    const line = replayHistory(example).report.prompts[2]!.line;
+    const kept = replayHistory(example, { keepRetrievals: line });
+    expect(kept.retrievals.map((retrieval) => retrieval.line)).toEqual([line]);
+    expect(O.isSome(explainPromptAt(kept, line))).toBe(true);
+  });
+
   it('replays an empty history to an empty report', () => {
     const { report } = replayHistory('\n\n');
     expect(report).toEqual({
