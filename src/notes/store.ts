@@ -98,7 +98,9 @@ export interface MemoryNotesStoreOptions {
  * once, keeps JSON copies of what it is given, and checks versions and keeps leases as a
  * database would, so trackers sharing it take turns as processes sharing a database do.
  */
-export const memoryNotesStore = (options: MemoryNotesStoreOptions = {}): NotesStore => {
+export const memoryNotesStore = (
+  options: MemoryNotesStoreOptions = {},
+): NotesStore & { readonly leases: NotesLeases } => {
   const users = new Map<string, MemoryUser>();
   const userOf = (user: string): MemoryUser => {
     const found = users.get(user);

@@ -14,11 +14,14 @@ import { wellFormed } from '../notes/model.js';
 import type { JsonValue, NotesWrite } from '../notes/store.js';
 import { type Database, openDatabase, type PostgresOptions, type UrlOrPool } from './database.js';
 import type { PostgresFailure } from './failures.js';
+import type { NotesLeases } from '../notes/leases.js';
 import { postgresLeases } from './notesLeases.js';
 import { ensureSchema } from './schema.js';
 
 /** A notes store over PostgreSQL: `close()` ends the pool it made from a URL (a pool passed in stays the caller's). */
 export interface PostgresNotesStore extends NotesStore {
+  /** Its leases, across the processes that share the database. */
+  readonly leases: NotesLeases;
   /** Where, without the password. */
   readonly location: string;
   close(): Promise<void>;

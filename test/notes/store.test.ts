@@ -3,6 +3,8 @@
  * answering every call with a promise, as a database adapter would. Its leases pass the lease
  * conformance suite, by a clock the test moves.
  */
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import type { NotesLeases } from '../../src/notes/leases.js';
 import { memoryNotesStore, type NotesStore } from '../../src/notes/store.js';
 import { describeNotesLeaseConformance } from './leaseConformance.js';
 import { answeringLater, describeNotesStoreConformance } from './storeConformance.js';
@@ -23,3 +25,10 @@ describeNotesLeaseConformance(
     clocks.get(store)!.now += ttlMs;
   },
 );
+
+describe('the memory store type', () => {
+  it('says it has leases, as it always does: no check of `leases` before a call', () => {
+    expectTypeOf(memoryNotesStore().leases).toEqualTypeOf<NotesLeases>();
+    expect(typeof memoryNotesStore().leases.lease).toBe('function');
+  });
+});
