@@ -1,7 +1,7 @@
 /** `CliIo` on Node: the only module of the project that touches `process` and the file system. */
 import { fstatSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { open, readFile, rename, rm } from 'node:fs/promises';
+import { access, constants as fsConstants, open, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import * as E from 'fp-ts/lib/Either.js';
 import { collapseWhitespace } from '../base/text.js';
 import type { Failure } from '../base/failure.js';
@@ -141,13 +141,15 @@ const currentDirectory = (): string | undefined => {
  * is unpredictable and created exclusively (`wx`: it must not exist, and a symlink planted at
  * it is not followed), so nobody who can write the directory can make the write land elsewhere.
  */
-const writeText = async (file: string, text: string): Promise<E.Either<string, void>> => {
+const writeText = async (file: string, text: string, mode = 0o644): Promise<E.Either<string, void>> => {
   const temporary = `${file}.${randomBytes(8).toString('hex')}.tmp`;
   let created = false;
   try {
-    const handle = await open(temporary, 'wx', 0o644);
+    const handle = await open(temporary, 'wx', mode);
     created = true;
     try {
+      // Exactly the mode asked for: the umask only narrows what a new file gets.
+      if (mode !== 0o644) await handle.chmod(mode);
       await handle.writeFile(text, 'utf8');
     } finally {
       await handle.close();
@@ -178,18 +180,60 @@ const readExisting = async (file: string): Promise<E.Either<string, string | und
   }
 };
 
-/** Reads FILE, writes what `update` makes of it: all under the file's lock, so updates in several processes take turns. */
+/** What a file that is not a regular one is, for a message. */
+const kindOf = (stats: Awaited<ReturnType<typeof stat>>): string =>
+  stats.isDirectory()
+    ? 'a directory'
+    : stats.isCharacterDevice() || stats.isBlockDevice()
+      ? 'a device'
+      : stats.isFIFO()
+        ? 'a pipe'
+        : stats.isSocket()
+          ? 'a socket'
+          : 'not a regular file';
+
+/**
+ * Where an update of FILE lands and the mode it keeps: FILE itself when nothing is there yet (a
+ * link to nothing included), else the regular file it is or links to, with its permission bits.
+ * Anything else (a folder, a device such as /dev/null, a pipe, a read-only file) is refused,
+ * before any lock is taken beside it: replacing it would lose it, or wait on it forever.
+ */
+const updateTarget = async (file: string): Promise<E.Either<string, { path: string; mode?: number }>> => {
+  try {
+    const stats = await stat(file);
+    if (!stats.isFile()) return E.left(`cannot save into ${file}: it is ${kindOf(stats)}`);
+    await access(file, fsConstants.W_OK);
+    return E.right({ path: await realpath(file), mode: stats.mode & 0o7777 });
+  } catch (error) {
+    if (!isOutsideFailure(error)) throw error;
+    if (error.code === 'ENOENT') return E.right({ path: file });
+    if (error.code === 'EACCES' || error.code === 'EPERM') return E.left(`cannot save into ${file}: it is read-only`);
+    return E.left(`cannot save into ${file}: ${describeFailure(error)}`);
+  }
+};
+
+/**
+ * Reads FILE, writes what `update` makes of it: all under the file's lock, so updates in several
+ * processes take turns. Through a link, the file it links to is updated (the link stays), and a
+ * file keeps its permission bits.
+ */
 const updateText = async (
   file: string,
   update: (current: string | undefined) => E.Either<string, string>,
 ): Promise<E.Either<string, void>> => {
-  const updated = await withFileLock(file, UPDATE_LOCK, async (stillLocked) => {
-    const current = await readExisting(file);
+  const before = await updateTarget(file);
+  if (E.isLeft(before)) return before;
+  const { path } = before.right;
+  const updated = await withFileLock(path, UPDATE_LOCK, async (stillLocked) => {
+    // Again under the lock: what is there now is what is replaced.
+    const target = await updateTarget(path);
+    if (E.isLeft(target)) return target;
+    const current = await readExisting(path);
     if (E.isLeft(current)) return current;
     const next = update(current.right);
     if (E.isLeft(next)) return next;
     const locked = stillLocked();
-    return E.isLeft(locked) ? E.left(locked.left.message) : writeText(file, next.right);
+    return E.isLeft(locked) ? E.left(locked.left.message) : writeText(path, next.right, target.right.mode);
   });
   return E.mapLeft((reason: string | Failure<'io'>) => (typeof reason === 'string' ? reason : reason.message))(updated);
 };

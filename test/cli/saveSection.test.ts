@@ -3,7 +3,17 @@
  * `notes replay --save` into one file, in either order and at once from two processes, leave
  * both; a file that holds something else is left as it is. Real files, real processes.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
@@ -75,5 +85,45 @@ describe('--save into a saved state another command wrote', () => {
     writeFileSync(file, '{"format":"something else"}\n');
     expect((await saveFacts(file)).status).toBe(1);
     expect(readFileSync(file, 'utf8')).toBe('{"format":"something else"}\n');
+  });
+
+  it('refuses a folder, a device and a pipe in one line, before any lock beside them, and leaves each as it was', async () => {
+    const dir = tempDir('save-special-');
+    const folder = join(dir, 'folder');
+    mkdirSync(folder);
+    const pipe = join(dir, 'pipe');
+    execFileSync('mkfifo', [pipe]);
+    // A device of its own where the test may make one (as root); else the system's, which a user cannot replace.
+    let device = join(dir, 'null');
+    try {
+      execFileSync('mknod', ['-m', '666', device, 'c', '1', '3'], { stdio: 'ignore' });
+    } catch {
+      device = '/dev/null';
+    }
+    for (const [target, kind] of [
+      [folder, 'a directory'],
+      [device, 'a device'],
+      [pipe, 'a pipe'],
+    ] as const) {
+      const refused = await saveFacts(target);
+      expect(refused.status).toBe(1);
+      expect(refused.stderr).toBe(`fact-tracker replay: cannot save into ${target}: it is ${kind}\n`);
+    }
+    expect(lstatSync(device).isCharacterDevice()).toBe(true);
+    expect(lstatSync(pipe).isFIFO()).toBe(true);
+    expect(readdirSync(dir).filter((name) => name !== 'null')).toEqual(['folder', 'pipe'].sort());
+  });
+
+  it("keeps a saved state's permission bits, and a link to it (the file it links to is written)", async () => {
+    const dir = tempDir('save-mode-');
+    const file = join(dir, 'state.json');
+    const link = join(dir, 'link.json');
+    expect((await saveFacts(file)).status).toBe(0);
+    chmodSync(file, 0o600);
+    symlinkSync('state.json', link);
+    expect((await saveNotes(link)).status).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(sectionsOf(file).notes).toBe(13);
   });
 });
