@@ -126,4 +126,28 @@ describe('--save into a saved state another command wrote', () => {
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(sectionsOf(file).notes).toBe(13);
   });
+
+  it('saves nothing over a state from a file of rejected lines only (a history given by mistake), and says so in one line', async () => {
+    const dir = tempDir('save-nothing-');
+    const file = join(dir, 'state.json');
+    expect((await saveFacts(file)).status).toBe(0);
+    expect((await saveNotes(file)).status).toBe(0);
+    const before = readFileSync(file, 'utf8');
+    const garbage = join(dir, 'garbage.jsonl');
+    writeFileSync(garbage, 'not json\n{"type":"nothing"}\n\u0000\u0001binary\n');
+    const facts = await runCli(['replay', garbage, '--json', '--save', file]);
+    expect([facts.status, facts.stderr]).toEqual([
+      1,
+      `fact-tracker replay: nothing saved into ${file}: no line of the history could be applied\n`,
+    ]);
+    const notes = await runCli(['notes', 'replay', HISTORY, '--json', '--save', file]);
+    expect([notes.status, notes.stderr]).toEqual([
+      1,
+      `fact-tracker notes: nothing saved into ${file}: no line of the conversation log could be applied\n`,
+    ]);
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    const empty = join(dir, 'empty.jsonl');
+    writeFileSync(empty, '');
+    expect((await runCli(['replay', empty, '--save', join(dir, 'fresh.json')])).status).toBe(0);
+  });
 });

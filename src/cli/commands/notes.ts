@@ -212,10 +212,13 @@ const save = (
 ): TE.TaskEither<string, NotesReplayResult> =>
   file === undefined
     ? TE.right(result)
-    : pipe(
-        saveSection(io, file, { kind: 'notes', ledger: result.ledger }),
-        TE.map(() => result),
-      );
+    : // A log of rejected lines only (a file given by mistake) saves nothing over the notes there.
+      result.report.steps.length === 0 && result.report.errors.length > 0
+      ? TE.left(`nothing saved into ${file}: no line of the conversation log could be applied`)
+      : pipe(
+          saveSection(io, file, { kind: 'notes', ledger: result.ledger }),
+          TE.map(() => result),
+        );
 
 /** Replays the conversation log, saves the ledger when asked, and prints the report; resolves to the exit status. */
 export const runNotes = (command: NotesCommand, io: CliIo): TE.TaskEither<string, number> =>

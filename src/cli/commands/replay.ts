@@ -10,13 +10,20 @@ import { createStyle } from '../style.js';
 import { openHistory, replaySource } from './history.js';
 import { exitStatusFor, tokenCounter } from './shared.js';
 
+/**
+ * Saves the store into FILE, unless the history was all rejected lines: an empty store saved
+ * over a state would lose it for a file given by mistake (a history with no line at all saves
+ * its empty store, as asked).
+ */
 const save = (io: CliIo, file: string | undefined, result: ReplayResult): TE.TaskEither<string, ReplayResult> =>
   file === undefined
     ? TE.right(result)
-    : pipe(
-        saveSection(io, file, { kind: 'facts', store: result.store }),
-        TE.map(() => result),
-      );
+    : result.report.summary.events === 0 && result.report.errors.length > 0
+      ? TE.left(`nothing saved into ${file}: no line of the history could be applied`)
+      : pipe(
+          saveSection(io, file, { kind: 'facts', store: result.store }),
+          TE.map(() => result),
+        );
 
 /**
  * Replays the history as it is read, printing each prompt as it comes, saves the store when
