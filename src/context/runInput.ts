@@ -109,6 +109,8 @@ const validateSummary = (summary: unknown): E.Either<ContextError, string | unde
   if (summary === undefined) return E.right(undefined);
   if (typeof summary !== 'string') return E.left(invalid('the summary is not text'));
   const text = summary.trim();
+  // An empty summary would wipe the one stored: leaving it out keeps that one (verified again).
+  if (text === '') return E.left(invalid('the summary is empty: leave it out to keep the current one'));
   return text.length <= CONTEXT_LIMITS.summary
     ? noSecret('the summary', text)
     : E.left(

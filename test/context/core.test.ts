@@ -499,6 +499,11 @@ describe('applyRunOutcome', () => {
     expect(refused({ status: 'failed', failedStep: ' ', error: 'e', nextAction: 'n' })).toBe(
       'the failed step is empty',
     );
+    // An empty summary would wipe the stored one; left out, the stored one is kept.
+    for (const summary of ['', ' \n\t '])
+      expect(refused({ status: 'succeeded', summary })).toBe(
+        'the summary is empty: leave it out to keep the current one',
+      );
     expect(
       applyRunOutcome(verified, { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }, 1.5, GIT),
     ).toEqual(
