@@ -21,21 +21,56 @@ export class MessageTooLargeError extends Error {
   readonly code = 'message_too_large';
 }
 
-/** What the server answers a line that is not JSON, as JSON-RPC 2.0 says: a parse error, with no id. */
-export const parseErrorResponse = (reason: string): string =>
-  `${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: `Parse error: ${reason}` } })}\n`;
+/** An error response as JSON-RPC 2.0 writes one, on one line. */
+const errorResponse = (id: string | number | null, code: number, message: string): string =>
+  `${JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } })}\n`;
 
-/** Why a complete line (its newline included) is not a JSON-RPC message's JSON; none for JSON or a blank line. */
-const notJson = (line: Buffer): string | undefined => {
+/** What the server answers a line that is not JSON, as JSON-RPC 2.0 says: a parse error, with no id. */
+export const parseErrorResponse = (reason: string): string => errorResponse(null, -32700, `Parse error: ${reason}`);
+
+/** What the server answers JSON that is no JSON-RPC message: an invalid request, with its id when it has a usable one. */
+export const invalidRequestResponse = (id: string | number | null, reason: string): string =>
+  errorResponse(id, -32600, `Invalid Request: ${reason}`);
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** An id a response can carry back: a string or an integer. */
+const isRequestId = (id: unknown): id is string | number =>
+  typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id));
+
+/** Why parsed JSON is not one JSON-RPC 2.0 message the server reads (a request, a notification or a response); none when it is. */
+const notMessage = (value: unknown): string | undefined => {
+  if (!isRecord(value)) return 'a message is one JSON object (batches are not read)';
+  if (value['jsonrpc'] !== '2.0') return 'its "jsonrpc" is not "2.0"';
+  if ('id' in value && !isRequestId(value['id'])) return 'its "id" is not a string or an integer';
+  if (typeof value['method'] === 'string')
+    return 'params' in value && !isRecord(value['params']) ? 'its "params" is not an object' : undefined;
+  return 'id' in value && ('result' in value || 'error' in value)
+    ? undefined
+    : 'it has no "method", nor the "id" and "result" or "error" of a response';
+};
+
+/**
+ * The answer to a complete line (its newline included) that the server cannot read as a
+ * JSON-RPC message: a parse error for text that is not JSON, an invalid request for JSON that
+ * is no message (the SDK would drop it with a dump of its schema's errors, and answer nothing);
+ * none for a message or a blank line.
+ */
+const answerToBadLine = (line: Buffer): string | undefined => {
   const text = line.toString('utf8');
   if (text.trim() === '') return undefined;
+  let value: unknown;
   try {
-    JSON.parse(text);
-    return undefined;
+    value = JSON.parse(text);
   } catch (error) {
     // JSON.parse throws only a SyntaxError: the reason a client can fix.
-    return collapseWhitespace(error instanceof Error ? error.message : String(error));
+    return parseErrorResponse(collapseWhitespace(error instanceof Error ? error.message : String(error)));
   }
+  const reason = notMessage(value);
+  if (reason === undefined) return undefined;
+  const id = isRecord(value) && isRequestId(value['id']) ? value['id'] : null;
+  return invalidRequestResponse(id, reason);
 };
 
 /**
@@ -43,13 +78,14 @@ const notJson = (line: Buffer): string | undefined => {
  * `MessageTooLargeError` at a message (a line) over `limit` bytes. The SDK's read buffer copies
  * all it holds on every chunk it receives, so a message arriving in many small chunks costs time
  * quadratic in its size (seconds for a 10 MB message); as one chunk it is copied once. A line
- * that is not JSON is not passed on (the SDK would drop it without a word): `onNotJson` hears
- * why, so the server can answer it, and the next chunk is read once `room` resolves (the answers
- * have room in the output): a client that sends junk and reads nothing cannot fill our memory.
+ * that is no JSON-RPC message is not passed on (the SDK would drop it, at best without a word):
+ * `onBadLine` gets the error response that answers it (`answerToBadLine`), and the next chunk is
+ * read once `room` resolves (the answers have room in the output): a client that sends junk and
+ * reads nothing cannot fill our memory.
  */
 export const wholeLines = (
   limit = MAX_MESSAGE_BYTES,
-  onNotJson: (reason: string) => void = () => undefined,
+  onBadLine: (response: string) => void = () => undefined,
   room: () => Promise<void> = () => Promise.resolve(),
 ): Transform => {
   let held: Buffer[] = [];
@@ -70,10 +106,10 @@ export const wholeLines = (
         const line = held.length === 0 ? piece : Buffer.concat([...held, piece]);
         held = [];
         heldBytes = 0;
-        const reason = notJson(line);
-        if (reason === undefined) lines.push(line);
+        const answer = answerToBadLine(line);
+        if (answer === undefined) lines.push(line);
         else {
-          onNotJson(reason);
+          onBadLine(answer);
           answered = true;
         }
         start = end + 1;
@@ -171,7 +207,7 @@ export const serveMcp = async (
   // A line that is not JSON gets its parse error, and the server reads on.
   const lines = wholeLines(
     MAX_MESSAGE_BYTES,
-    (reason) => streams.output.write(parseErrorResponse(reason)),
+    (response) => streams.output.write(response),
     () => drained(streams.output),
   );
   const transport = new StdioServerTransport(streams.input.pipe(lines), streams.output, {

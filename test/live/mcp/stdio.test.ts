@@ -25,22 +25,54 @@ const regroup = async (
   return { passed: chunks.join(''), chunks, reasons };
 };
 
-const LINES = ['{"jsonrpc":"2.0","id":1,"method":"ping"}', 'not json', '', '{"a": [1, 2', '  ', '[]'];
+const LINES = [
+  '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+  '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+  '{"jsonrpc":"2.0","id":"a","result":{}}',
+  'not json',
+  '',
+  '{"a": [1, 2',
+  '  ',
+  '[]',
+  '{}',
+  '42',
+  'null',
+  '{"jsonrpc":"2.0","id":7}',
+  '{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}',
+  '{"jsonrpc":"2.0","id":2,"method":"ping","params":[1]}',
+];
+
+/** The error code and id each bad line is answered with. */
+const ANSWERS: Readonly<Record<string, readonly [number, string | number | null]>> = {
+  'not json': [-32700, null],
+  '{"a": [1, 2': [-32700, null],
+  '[]': [-32600, null],
+  '{}': [-32600, null],
+  '42': [-32600, null],
+  null: [-32600, null],
+  '{"jsonrpc":"2.0","id":7}': [-32600, 7],
+  '{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}': [-32600, null],
+  '{"jsonrpc":"2.0","id":2,"method":"ping","params":[1]}': [-32600, 2],
+};
 
 describe('wholeLines', () => {
-  it('passes on every JSON or blank line whole, and reports each other line once, however the input is cut', async () => {
+  it('passes on every JSON-RPC message or blank line whole, and answers each other line once (a parse error, or an invalid request with its id when usable), however the input is cut', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.constantFrom(...LINES), { maxLength: 8 }),
         fc.array(fc.nat(), { maxLength: 6 }),
         async (lines, cuts) => {
           const { passed, chunks, reasons } = await regroup(lines.map((line) => `${line}\n`).join(''), cuts);
-          const json = lines.filter(
-            (line) => line === '' || line.trim() === '' || line.startsWith('{"jsonrpc') || line === '[]',
-          );
-          expect(passed).toBe(json.map((line) => `${line}\n`).join(''));
+          const messages = lines.filter((line) => ANSWERS[line] === undefined);
+          expect(passed).toBe(messages.map((line) => `${line}\n`).join(''));
           expect(chunks.every((chunk) => chunk.endsWith('\n'))).toBe(true);
-          expect(reasons).toHaveLength(lines.length - json.length);
+          const answered = reasons.map((response) => JSON.parse(response) as { id: unknown; error: { code: number } });
+          expect(answered.map(({ error, id }) => [error.code, id])).toEqual(
+            lines.flatMap((line) => (ANSWERS[line] === undefined ? [] : [ANSWERS[line]])),
+          );
+          expect(reasons.every((response) => response.endsWith('}\n') && !response.slice(0, -1).includes('\n'))).toBe(
+            true,
+          );
         },
       ),
       { numRuns: 300 },
