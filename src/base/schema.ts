@@ -21,12 +21,34 @@ export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
  */
 export const describeIssue = (root: ReadonlyArray<PropertyKey>, issue: z.core.$ZodIssue): string => {
   const where = formatPath([...root, ...issue.path]);
-  return issue.message.startsWith(':') ? `${where}${issue.message}` : `${where} ${issue.message}`;
+  const message = issueMessage(issue);
+  return message.startsWith(':') ? `${where}${message}` : `${where} ${message}`;
 };
 
-/** What kind of JSON value this is, in words: `null`, `an array`, `a string`, ... */
+/** What kind of JSON value this is, in words: `null`, `an array`, `an object`, `a string`, ... (`nothing` for a missing field). */
 export const describeKind = (value: unknown): string =>
-  value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+  value === undefined
+    ? 'nothing (it is missing)'
+    : value === null
+      ? 'null'
+      : Array.isArray(value)
+        ? 'an array'
+        : typeof value === 'object'
+          ? 'an object'
+          : `a ${typeof value}`;
+
+/** A field's value in a message: a string quoted (clipped), any other value by its kind. */
+export const describeValue = (value: unknown): string =>
+  typeof value === 'string' ? quoteValue(value) : describeKind(value);
+
+/**
+ * What is wrong at an issue's path, in words: zod's own message, but for a field that is
+ * missing, which zod words as received `undefined`.
+ */
+const issueMessage = (issue: z.core.$ZodIssue): string =>
+  issue.code === 'invalid_type' && /received undefined$/u.test(issue.message)
+    ? `is missing (expected ${String(issue.expected)})`
+    : issue.message;
 
 /** Longest value quoted in a message: a 10 MB field must not make a 10 MB message. */
 const QUOTE_LIMIT = 80;
@@ -46,7 +68,7 @@ const LISTED_ISSUES = 10;
 
 /** Every issue as `path: message`, joined by `; `; past the tenth, only how many more there are. */
 export const formatIssues = (issues: ReadonlyArray<z.core.$ZodIssue>): string => {
-  const listed = issues.slice(0, LISTED_ISSUES).map((issue) => `${formatPath(issue.path)}: ${issue.message}`);
+  const listed = issues.slice(0, LISTED_ISSUES).map((issue) => `${formatPath(issue.path)}: ${issueMessage(issue)}`);
   const more = issues.length - listed.length;
   return more > 0 ? `${listed.join('; ')}; and ${more} more` : listed.join('; ');
 };

@@ -13,6 +13,7 @@ import type { Fields } from '../base/record.js';
 import { parseEventTime } from '../base/time.js';
 import { readJsonObject } from '../core/history/events.js';
 import { linesOfText } from '../core/history/lines.js';
+import { describeValue } from '../base/schema.js';
 import { describeJson, isNotesId, NOTES_LIMITS } from './model.js';
 import type { ModelOutcome } from './port.js';
 
@@ -88,7 +89,7 @@ const idSchema = (field: 'user' | 'session') =>
     error: (issue) =>
       issue.input === undefined
         ? `${field} is missing: the ${field} id`
-        : `${field} must be ${ID}, not ${describeJson(issue.input)}`,
+        : `${field} must be ${ID}, not ${describeValue(issue.input)}`,
   });
 
 const textSchema = z.custom<string>((value) => typeof value === 'string' && value.trim() !== '', {

@@ -7,6 +7,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { type Failure, failure } from '../base/failure.js';
 import { isRecord } from '../base/record.js';
+import { describeKind } from '../base/schema.js';
 import { clipEnd, collapseWhitespace, trimEndOf } from '../base/text.js';
 
 /** One fact about a user: a category from the ledger's set and one sentence. */
@@ -101,8 +102,7 @@ export const factKey = (fact: Pick<CategorizedFact, 'fact'>): string =>
   trimEndOf(collapseWhitespace(fact.fact).toLowerCase(), TRAILING_PUNCTUATION);
 
 /** What kind of JSON value `value` is, for a message: `null`, `an array`, `a string`, ... */
-export const describeJson = (value: unknown): string =>
-  value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+export const describeJson: (value: unknown) => string = describeKind;
 
 /** The names of `categories`, in order. */
 export const categoryNames = (categories: ReadonlyArray<NoteCategory>): ReadonlyArray<string> =>

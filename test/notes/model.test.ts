@@ -1,3 +1,4 @@
+import { describeKind, describeValue } from '../../src/base/schema.js';
 import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
@@ -63,7 +64,7 @@ describe('parseCategorizedFact', () => {
       E.left('category "Preferences" is not one of People, Logistics, Conflict, Emotional, History'),
     );
     expect(parseCategorizedFact({ category: 'People' }, NAMES)).toEqual(
-      E.left('fact must be a string, not a undefined'),
+      E.left('fact must be a string, not nothing (it is missing)'),
     );
     expect(parseCategorizedFact({ category: 3, fact: 'x' }, NAMES)).toEqual(
       E.left('category must be a string, not a number'),
@@ -253,5 +254,15 @@ describe('buildProfileConsolidationPrompt', () => {
     expect(prompt).toContain(
       'Use only these categories, spelled as shown: People, Logistics, Conflict, Emotional, History.',
     );
+  });
+});
+
+describe('messages about a value of the wrong kind', () => {
+  it('say a missing field is missing, give objects their article, and quote a string id', () => {
+    expect(describeKind(undefined)).toBe('nothing (it is missing)');
+    expect(describeKind({})).toBe('an object');
+    expect(describeKind([])).toBe('an array');
+    expect(describeValue('')).toBe('""');
+    expect(describeValue(3)).toBe('a number');
   });
 });

@@ -171,7 +171,7 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
       options,
     );
     expect(noSession.messages).toEqual([
-      'invalid_payload: the SubagentStart payload is not as documented (session_id Invalid input: expected string, received undefined)',
+      'invalid_payload: the SubagentStart payload is not as documented (session_id is missing (expected string))',
     ]);
     expect(readdirSync(cwd)).toEqual([]);
   });
