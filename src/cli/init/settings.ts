@@ -8,6 +8,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { parse as parseToml, stringify as stringifyToml, TomlError } from 'smol-toml';
 import { isRecord } from '../../base/record.js';
+import { describeKind } from '../../base/schema.js';
 import { collapseWhitespace } from '../../base/text.js';
 import type { InitHost } from './hosts.js';
 
@@ -119,16 +120,6 @@ export const HOOK_ENTRIES: Readonly<Record<InitHost, ReadonlyArray<HookEntry>>> 
 /** Seconds an agent waits for one hook run: far more than it takes, far less than the agents' default of ten minutes. */
 export const HOOK_TIMEOUT_SECONDS = 60;
 
-/** What kind of JSON value this is, in words. */
-const kindOf = (value: unknown): string =>
-  value === null
-    ? 'null'
-    : Array.isArray(value)
-      ? 'an array'
-      : typeof value === 'object'
-        ? 'an object'
-        : `a ${typeof value}`;
-
 /** A merge that cannot be made safely: why, in one line. */
 export type MergeError = string;
 
@@ -145,12 +136,12 @@ export const mergeHooks = (
   isOurs: (command: string) => boolean,
 ): E.Either<MergeError, Readonly<Record<string, unknown>>> => {
   const settings = current === undefined ? {} : current;
-  if (!isRecord(settings)) return E.left(`it holds ${kindOf(settings)}, not a JSON object`);
+  if (!isRecord(settings)) return E.left(`it holds ${describeKind(settings)}, not a JSON object`);
   const hooks = settings['hooks'] ?? {};
-  if (!isRecord(hooks)) return E.left(`"hooks" is ${kindOf(hooks)}, not an object`);
+  if (!isRecord(hooks)) return E.left(`"hooks" is ${describeKind(hooks)}, not an object`);
   const merged: Record<string, unknown> = {};
   for (const [event, groups] of Object.entries(hooks)) {
-    if (!Array.isArray(groups)) return E.left(`"hooks.${event}" is ${kindOf(groups)}, not an array`);
+    if (!Array.isArray(groups)) return E.left(`"hooks.${event}" is ${describeKind(groups)}, not an array`);
     const kept: unknown[] = [];
     for (const [index, group] of groups.entries()) {
       if (!isRecord(group) || !Array.isArray(group['hooks']))
@@ -223,9 +214,9 @@ export const mergeMcpJson = (
   launcher: Launcher,
 ): E.Either<MergeError, Readonly<Record<string, unknown>>> => {
   const document = current === undefined ? {} : current;
-  if (!isRecord(document)) return E.left(`it holds ${kindOf(document)}, not a JSON object`);
+  if (!isRecord(document)) return E.left(`it holds ${describeKind(document)}, not a JSON object`);
   const servers = document['mcpServers'] ?? {};
-  if (!isRecord(servers)) return E.left(`"mcpServers" is ${kindOf(servers)}, not an object`);
+  if (!isRecord(servers)) return E.left(`"mcpServers" is ${describeKind(servers)}, not an object`);
   return E.right({
     ...document,
     mcpServers: { ...servers, [SERVER_NAME]: claudeServerEntry(servers[SERVER_NAME], launcher) },
@@ -279,7 +270,7 @@ export const mergeCodexToml = (current: string | undefined, launcher: Launcher):
     );
   }
   const servers = parsed['mcp_servers'];
-  if (servers !== undefined && !isRecord(servers)) return E.left(`"mcp_servers" is ${kindOf(servers)}, not a table`);
+  if (servers !== undefined && !isRecord(servers)) return E.left(`"mcp_servers" is ${describeKind(servers)}, not a table`);
   const existing = isRecord(servers) ? servers[SERVER_NAME] : undefined;
   const wanted = codexServerEntry(existing, launcher);
   if (isRecord(existing) && JSON.stringify(existing) === JSON.stringify(wanted)) return E.right(text);
