@@ -270,7 +270,8 @@ export const mergeCodexToml = (current: string | undefined, launcher: Launcher):
     );
   }
   const servers = parsed['mcp_servers'];
-  if (servers !== undefined && !isRecord(servers)) return E.left(`"mcp_servers" is ${describeKind(servers)}, not a table`);
+  if (servers !== undefined && !isRecord(servers))
+    return E.left(`"mcp_servers" is ${describeKind(servers)}, not a table`);
   const existing = isRecord(servers) ? servers[SERVER_NAME] : undefined;
   const wanted = codexServerEntry(existing, launcher);
   if (isRecord(existing) && JSON.stringify(existing) === JSON.stringify(wanted)) return E.right(text);
