@@ -264,6 +264,13 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     expect((await init(project, 'claude', '--store', 'logs/$HOME')).stderr).toMatch(
       /--store holds a character a shell would read/u,
     );
+    for (const blank of ['', '  ']) {
+      const empty = await init(project, 'claude', '--store', blank);
+      expect([empty.status, empty.stderr]).toEqual([
+        1,
+        'fact-tracker init: --store needs a folder or a postgres:// URL; nothing was written\n',
+      ]);
+    }
     expect(readdirSync(project)).toEqual([]);
 
     const url = 'postgres://app@db.internal/memory?sslmode=require';

@@ -217,6 +217,7 @@ are recorded in .fact-tracker/sessions/ (see docs/hooks.md).`,
  * without a password (refused with the way to give one instead), and nothing a shell would read.
  */
 const checkStore = (store: string): E.Either<string, string> => {
+  if (store.trim() === '') return E.left('--store needs a folder or a postgres:// URL; nothing was written');
   const choice = chooseStore({ store }, undefined);
   if (E.isLeft(choice)) return E.left(`${choice.left.code}: ${choice.left.message}`);
   if (choice.right.kind === 'postgres' && choice.right.address.secrets.length > 0)
