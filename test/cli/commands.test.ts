@@ -117,6 +117,17 @@ describe.concurrent('fact-tracker commands', () => {
       await runCli(['sessions', 'export', 'absent'], '', inSrc),
       /^fact-tracker sessions: unknown_session: there is no session absent in /u,
     );
+    // A store that is a file, not a folder, is a mistake said in one line; a folder not made yet holds no session.
+    expectOneLineFailure(
+      expect,
+      await runCli(['sessions', 'list', '--store', '../shared/other.jsonl'], '', inSrc),
+      /^fact-tracker sessions: io: the sessions folder .*other\.jsonl is not a folder\n/u,
+    );
+    expect(await runCli(['sessions', 'list', '--store', '../not-yet'], '', inSrc)).toEqual({
+      status: 0,
+      stdout: '',
+      stderr: '',
+    });
     expect(await runCli(['sessions', 'delete', 'web'], '', inSrc)).toEqual({
       status: 0,
       stdout: `deleted session web from ${join(project, '.fact-tracker', 'sessions')}\n`,

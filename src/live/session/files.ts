@@ -254,6 +254,10 @@ export const fileSessionStore = (options: FileSessionStoreOptions = {}): Session
     location: directory,
     list: async () => {
       try {
+        // A folder that is not there yet holds no session; a file in its place is a mistake to say.
+        const entry = lstatQuietly(directory);
+        if (entry !== undefined && !entry.isDirectory() && !entry.isSymbolicLink())
+          return E.left({ code: 'io', message: `the sessions folder ${directory} is not a folder` });
         return E.right(await listSessionIds({ directory }));
       } catch (error) {
         return E.left(internalFailure(error));
