@@ -213,6 +213,16 @@ describe.concurrent('fact-tracker context', () => {
       [['context', 'show', '--bogus'], /Unknown option '--bogus'/u],
     ];
     for (const [argv, pattern] of cases) expectOneLineFailure(await runIn(repo, argv), pattern);
+    // A binary file given as the summary, and an empty summary, are refused: the stored one stays.
+    writeFileSync(join(repo, 'binary.bin'), Buffer.from([0x00, 0xff, 0xfe, 0x41, 0x0a]));
+    expectOneLineFailure(
+      await runIn(repo, ['context', 'checkpoint', '--summary-file', join(repo, 'binary.bin')]),
+      /binary\.bin is not text: it holds a NUL or bytes that are not UTF-8/u,
+    );
+    expectOneLineFailure(
+      await runIn(repo, ['context', 'checkpoint', '--summary', '']),
+      /the summary is empty: leave it out to keep the current one/u,
+    );
     expectOneLineFailure(
       await runIn(repo, ['context', 'show'], { SHARED_CONTEXT_ENABLED: 'perhaps' }),
       /^fact-tracker context: SHARED_CONTEXT_ENABLED must be true or false/u,

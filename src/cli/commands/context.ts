@@ -255,8 +255,16 @@ const summaryOf = (io: CliIo, request: CheckpointRequest): TE.TaskEither<string,
     : pipe(
         () => io.readText(file, SUMMARY_FILE_MAX_BYTES),
         TE.mapLeft((reason) => `${reason} (a summary holds at most ${CONTEXT_LIMITS.summary} characters)`),
+        // A binary file given by mistake would be stored as replacement characters.
+        TE.filterOrElse(
+          (text) => !BINARY.test(text),
+          () => `${file} is not text: it holds a NUL or bytes that are not UTF-8`,
+        ),
       );
 };
+
+/** What no text file holds: a NUL, or the replacement character that bytes which are not UTF-8 decode to. */
+const BINARY = /[\u0000\uFFFD]/u;
 
 /** Runs one `context` subcommand; resolves to the exit status. */
 export const runContext = (command: ContextCommand, io: CliIo): TE.TaskEither<string, number> => {
