@@ -26,6 +26,7 @@ import { parseContextCommand } from './contextArgs.js';
 import { INIT_HOSTS, type InitHost } from './init/hosts.js';
 import {
   asOfOption,
+  fileOption,
   noPositionals,
   onePositional,
   optionalField,
@@ -102,13 +103,14 @@ const parseReplay = (values: OptionValues, positionals: string[]): E.Either<Usag
     E.apS('input', historyInput('replay', values, positionals, 'history FILE (- for standard input)')),
     E.apS('retrieval', retrievalOptions('replay', values)),
     E.apS('asOf', asOfOption('replay', values)),
-    E.map(({ input, retrieval, asOf }) => ({
+    E.apS('save', fileOption('replay', values, 'save')),
+    E.map(({ input, retrieval, asOf, save }) => ({
       name: 'replay' as const,
       input,
       json: values['json'] === true,
       ...retrieval,
       ...optionalField('asOf', asOf),
-      ...optionalField('save', stringOption(values, 'save')),
+      ...optionalField('save', save),
     })),
   );
 
@@ -183,14 +185,15 @@ const parseNotes = (values: OptionValues, positionals: string[]): E.Either<Usage
     E.apS('file', onePositional('notes', rest, 'conversation log FILE (- for standard input)')),
     E.apS('tokenizer', tokenizerOption('notes', values)),
     E.apS('turns', wholeNumberOption('notes', values, 'turns', 1)),
-    E.map(({ file, tokenizer: name, turns }) => ({
+    E.apS('save', fileOption('notes', values, 'save')),
+    E.map(({ file, tokenizer: name, turns, save }) => ({
       name: 'notes' as const,
       action,
       file,
       json: values['json'] === true,
       tokenizer: name,
       ...optionalField('turns', turns),
-      ...optionalField('save', stringOption(values, 'save')),
+      ...optionalField('save', save),
     })),
   );
 };

@@ -72,7 +72,9 @@ export const onePositional = (
   what: string,
 ): E.Either<UsageError, string> =>
   positionals.length === 1
-    ? E.right(positionals[0]!)
+    ? positionals[0]!.trim() === ''
+      ? E.left(usageError(command, `missing ${what}: the argument given is empty`))
+      : E.right(positionals[0]!)
     : E.left(
         usageError(
           command,
@@ -107,3 +109,15 @@ export const retrievalOptions = (command: CommandName, values: OptionValues): E.
       ...optionalField('layout', layout),
     })),
   );
+
+/** `--name FILE`, when it was given: a file name, not an empty one. */
+export const fileOption = (
+  command: CommandName,
+  values: OptionValues,
+  name: string,
+): E.Either<UsageError, string | undefined> => {
+  const value = stringOption(values, name);
+  return value !== undefined && value.trim() === ''
+    ? E.left(usageError(command, `--${name} needs a file name`))
+    : E.right(value);
+};

@@ -101,6 +101,10 @@ describe('usage errors', () => {
     [['help', 'deploy'], /no help for unknown command/u],
     [['replay'], /replay: missing history FILE/u],
     [['replay', 'a', 'b'], /expected one history FILE .*, got 2: a b/u],
+    [['replay', ''], /replay: missing history FILE \(- for standard input\): the argument given is empty/u],
+    [['notes', 'replay', ' '], /notes: missing conversation log FILE .*: the argument given is empty/u],
+    [['replay', EXAMPLE, '--save', ''], /replay: --save needs a file name/u],
+    [['notes', 'replay', EXAMPLE, '--save', ''], /notes: --save needs a file name/u],
     [['replay', EXAMPLE, '--bogus'], /Unknown option '--bogus' \(see fact-tracker replay --help\)/u],
     [['replay', EXAMPLE, '--max-facts'], /--max-facts/u],
     [
