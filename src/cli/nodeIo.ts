@@ -17,6 +17,10 @@ const REASONS: Readonly<Record<string, string>> = {
   EACCES: 'permission denied',
   EPERM: 'permission denied',
   ENOTDIR: 'a part of the path is not a directory',
+  ELOOP: 'its symbolic links lead round in a loop',
+  ENOSPC: 'no space left on the device',
+  EROFS: 'the file system is read-only',
+  ENAMETOOLONG: 'the name is too long',
 };
 
 const describeFailure = (error: unknown): string => {

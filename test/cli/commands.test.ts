@@ -6,7 +6,16 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, type ExpectStatic, it } from 'vitest';
 import { type CliRun, MAIN, ROOT, runCli } from './runCli.js';
@@ -156,4 +165,17 @@ describe.concurrent('fact-tracker commands', () => {
       }
     },
   );
+});
+
+describe('a file name that leads nowhere', () => {
+  it('says a loop of symbolic links in words, in one line', async ({ expect }) => {
+    const dir = tempDir('loop-');
+    symlinkSync(join(dir, 'b.jsonl'), join(dir, 'a.jsonl'));
+    symlinkSync(join(dir, 'a.jsonl'), join(dir, 'b.jsonl'));
+    expectOneLineFailure(
+      expect,
+      await runCli(['replay', join(dir, 'a.jsonl')]),
+      /^fact-tracker replay: cannot read .*a\.jsonl: its symbolic links lead round in a loop\n/u,
+    );
+  });
 });
