@@ -179,3 +179,16 @@ describe('a file name that leads nowhere', () => {
     );
   });
 });
+
+describe('sessions delete', () => {
+  it('leaves a folder that stands where a log would be, and says so in one line', async ({ expect }) => {
+    const store = tempDir('delete-folder-');
+    mkdirSync(join(store, 'd1.jsonl'));
+    expectOneLineFailure(
+      expect,
+      await runCli(['sessions', 'delete', 'd1', '--store', store]),
+      /^fact-tracker sessions: io: cannot delete session d1 in .*: its log .*d1\.jsonl is not a file; nothing was deleted\n/u,
+    );
+    expect(readdirSync(store)).toEqual(['d1.jsonl']);
+  });
+});

@@ -371,7 +371,14 @@ export const fileSessionStore = (options: FileSessionStoreOptions = {}): Session
         // No log, no session: nothing to lock (and maybe no folder to lock in).
         if (lstatQuietly(files.file) === undefined) return E.right(false);
         return locked(files, async (): Promise<E.Either<SessionStoreError, boolean>> => {
-          const existed = lstatQuietly(files.file)?.isFile() === true;
+          const entry = lstatQuietly(files.file);
+          const existed = entry?.isFile() === true;
+          // What stands in a log's place is no session of ours to remove.
+          if (entry !== undefined && !existed)
+            return E.left({
+              code: 'io',
+              message: `cannot delete session ${id} in ${directory}: its log ${files.file} is not a file; nothing was deleted`,
+            });
           try {
             // The log first: once it is gone the session is, whatever happens to its side files.
             await rm(files.file, { force: true });
