@@ -101,9 +101,6 @@ export const isPlaceholder = (text: string): boolean => !/[\p{L}\p{N}]/u.test(te
 export const factKey = (fact: Pick<CategorizedFact, 'fact'>): string =>
   trimEndOf(collapseWhitespace(fact.fact).toLowerCase(), TRAILING_PUNCTUATION);
 
-/** What kind of JSON value `value` is, for a message: `null`, `an array`, `a string`, ... */
-export const describeJson: (value: unknown) => string = describeKind;
-
 /** The names of `categories`, in order. */
 export const categoryNames = (categories: ReadonlyArray<NoteCategory>): ReadonlyArray<string> =>
   categories.map((category) => category.name);
@@ -135,7 +132,7 @@ export const parseCategories = (input: unknown): E.Either<Failure<'invalid_categ
 const parseCategory = (index: number, entry: unknown): E.Either<string, NoteCategory> => {
   const given = typeof entry === 'string' ? { name: entry } : entry;
   if (!isRecord(given) || typeof given['name'] !== 'string')
-    return E.left(`categories[${index}] must be a name or { name, description }, not ${describeJson(entry)}`);
+    return E.left(`categories[${index}] must be a name or { name, description }, not ${describeKind(entry)}`);
   const name = normalizeCategoryName(given['name']);
   if (name === '') return E.left(`categories[${index}] has an empty name`);
   const description =
@@ -163,10 +160,10 @@ export const parseCategorizedFact = (
   input: unknown,
   categories: ReadonlyArray<string>,
 ): E.Either<string, CategorizedFact> => {
-  if (!isRecord(input)) return E.left(`expected { "category", "fact" }, not ${describeJson(input)}`);
+  if (!isRecord(input)) return E.left(`expected { "category", "fact" }, not ${describeKind(input)}`);
   const { category, fact } = input;
-  if (typeof category !== 'string') return E.left(`category must be a string, not ${describeJson(category)}`);
-  if (typeof fact !== 'string') return E.left(`fact must be a string, not ${describeJson(fact)}`);
+  if (typeof category !== 'string') return E.left(`category must be a string, not ${describeKind(category)}`);
+  if (typeof fact !== 'string') return E.left(`fact must be a string, not ${describeKind(fact)}`);
   const wanted = normalizeCategoryName(category).toLowerCase();
   const known = categories.find((name) => name.toLowerCase() === wanted);
   if (known === undefined)

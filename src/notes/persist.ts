@@ -11,7 +11,7 @@ import { deepFreeze } from '../persistent/freeze.js';
 import * as PMap from '../persistent/persistentMap.js';
 import { type Fields, isRecord } from '../base/record.js';
 import { type Failure, failure } from '../base/failure.js';
-import { describeIssue } from '../base/schema.js';
+import { describeIssue, describeKind } from '../base/schema.js';
 import { parseEventTime } from '../base/time.js';
 import type { GlobalFacts } from './global.js';
 import {
@@ -25,7 +25,6 @@ import {
 } from './ledger.js';
 import {
   categoryNames,
-  describeJson,
   factKey,
   isNotesId,
   NOTES_LIMITS,
@@ -140,7 +139,7 @@ const factsSchema = (categories: ReadonlyArray<string>, cap: number) =>
 const ID = `an id of 1 to ${NOTES_LIMITS.idLength} characters`;
 const idSchema = z.custom<string>(isNotesId, {
   error: (issue) =>
-    issue.input === undefined ? `is missing: ${ID}` : `must be ${ID}, not ${describeJson(issue.input)}`,
+    issue.input === undefined ? `is missing: ${ID}` : `must be ${ID}, not ${describeKind(issue.input)}`,
 });
 const timeSchema = z.number({ error: 'is not a finite time' });
 const optionalTime = timeSchema.optional();

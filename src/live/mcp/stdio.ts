@@ -4,6 +4,7 @@ import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/s
 import * as E from 'fp-ts/lib/Either.js';
 import { MAX_MESSAGE_BYTES } from '../session/limits.js';
 import { internalFailure } from '../../base/failure.js';
+import { isRecord } from '../../base/record.js';
 import { drained } from '../../node/drain.js';
 import { collapseWhitespace } from '../../base/text.js';
 import { createSessionPool, latestSession, type SessionPool, warmSessionPool } from '../session/pool.js';
@@ -29,11 +30,8 @@ const errorResponse = (id: string | number | null, code: number, message: string
 export const parseErrorResponse = (reason: string): string => errorResponse(null, -32700, `Parse error: ${reason}`);
 
 /** What the server answers JSON that is no JSON-RPC message: an invalid request, with its id when it has a usable one. */
-export const invalidRequestResponse = (id: string | number | null, reason: string): string =>
+const invalidRequestResponse = (id: string | number | null, reason: string): string =>
   errorResponse(id, -32600, `Invalid Request: ${reason}`);
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** An id a response can carry back: a string or an integer. */
 const isRequestId = (id: unknown): id is string | number =>
