@@ -49,10 +49,21 @@ export const parseIsoTime = (text: string): E.Either<string, number> => {
   return E.right(utc.getTime() - offset * 60_000);
 };
 
-/** An event's `at`: an ISO-8601 string or a finite number of epoch milliseconds. */
+/** The first and last milliseconds an ISO-8601 time of four-digit years can say: 0000-01-01 to 9999-12-31. */
+const EARLIEST_TIME = -62_167_219_200_000;
+const LATEST_TIME = 253_402_300_799_999;
+
+/**
+ * An event's `at`: an ISO-8601 string or a finite number of epoch milliseconds within the years
+ * an ISO-8601 string can say (0000 to 9999), so that every time a history holds can be shown as one.
+ */
 export const parseEventTime = (value: unknown): E.Either<string, number> => {
-  if (typeof value === 'number')
-    return Number.isFinite(value) ? E.right(value) : E.left(`${String(value)} is not a finite number of milliseconds`);
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) return E.left(`${String(value)} is not a finite number of milliseconds`);
+    return value >= EARLIEST_TIME && value <= LATEST_TIME
+      ? E.right(value)
+      : E.left(`${String(value)} milliseconds is outside the years 0000 to 9999`);
+  }
   if (typeof value === 'string') return parseIsoTime(value);
   return E.left('expected an ISO-8601 string or epoch milliseconds');
 };

@@ -40,4 +40,18 @@ describe('parseEventTime and parseTimeArgument', () => {
     expect(E.isLeft(parseEventTime(null))).toBe(true);
     expect(E.isLeft(parseEventTime(Number.POSITIVE_INFINITY))).toBe(true);
   });
+
+  it('take epoch milliseconds only within the years an ISO-8601 time can say (0000 to 9999)', () => {
+    const latest = Date.parse('9999-12-31T23:59:59.999Z');
+    const earliest = right(parseIsoTime('0000-01-01T00:00:00Z'));
+    expect(right(parseEventTime(latest))).toBe(latest);
+    expect(right(parseEventTime(earliest))).toBe(earliest);
+    expect(right(parseEventTime(0))).toBe(0);
+    expect(parseEventTime(latest + 1)).toEqual(
+      E.left('253402300800000 milliseconds is outside the years 0000 to 9999'),
+    );
+    expect(E.isLeft(parseEventTime(earliest - 1))).toBe(true);
+    expect(E.isLeft(parseEventTime(9e15))).toBe(true);
+    expect(E.isLeft(parseTimeArgument('9000000000000000'))).toBe(true);
+  });
 });

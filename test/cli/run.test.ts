@@ -99,6 +99,8 @@ describe('usage errors', () => {
     [[], /missing command/u],
     [['deploy'], /unknown command "deploy"/u],
     [['help', 'deploy'], /no help for unknown command/u],
+    [['--version', 'replay'], /--version takes no arguments \(given "replay"\)/u],
+    [['-V', '-x'], /-V takes no arguments \(given "-x"\)/u],
     [['replay'], /replay: missing history FILE/u],
     [['replay', 'a', 'b'], /expected one history FILE .*, got 2: a b/u],
     [['replay', ''], /replay: missing history FILE \(- for standard input\): the argument given is empty/u],
