@@ -43,7 +43,7 @@ import type {
   StageReport,
 } from './trackerTypes.js';
 import { DEFAULT_MAX_EVENTS, MAX_TIMEOUT_MS, positive, resolveOptions } from './trackerOptions.js';
-import { settledSince } from './waiting.js';
+import { isQuiet, settledSince } from './waiting.js';
 
 export {
   DEFAULT_CACHE_SIZE,
@@ -90,6 +90,12 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
   const stages = new Map<number, (outcome: E.Either<NotesTrackerFailure, StageReport>) => void>();
   let nextStage = 0;
   let lastTime = 0;
+  /** The wake-ups asked for and not yet due: `close` cancels those left once its work has settled. */
+  const wakes = new Set<ReturnType<typeof setTimeout>>();
+  /** Set by `close`: the calls that bring work are refused. */
+  let closing: Promise<void> | undefined;
+  /** Set once `close` has settled: no wake-up is asked for any more. */
+  let ended = false;
 
   /** Tells `onError`; an `onError` that throws is the caller's bug, with nowhere further to go. */
   const report = (problem: NotesTrackerFailure): void => {
@@ -181,11 +187,16 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
         report(effect.failure);
         return;
       case 'wake': {
+        if (ended) return;
         const { user, session } = effect;
-        setTimeout(
-          () => later({ type: 'notes/leaseWoke', user, session }),
+        const timer = setTimeout(
+          () => {
+            wakes.delete(timer);
+            later({ type: 'notes/leaseWoke', user, session });
+          },
           Math.min(Math.max(0, effect.afterMs), MAX_TIMEOUT_MS),
         );
+        wakes.add(timer);
         return;
       }
       case 'merged': {
@@ -286,6 +297,21 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       : 'coalesced';
   };
 
+  /** The answer of a call that brings work once the tracker is closed, else the call's own. */
+  const whenOpen = <T>(body: () => E.Either<NotesTrackerFailure, T>): E.Either<NotesTrackerFailure, T> =>
+    closing === undefined ? body() : E.left(failure('closed', 'the tracker is closed: it takes no more work'));
+
+  const close = (): Promise<void> => {
+    if (closing !== undefined) return closing;
+    const waiting = boundary(() => E.right(waitUntil(isQuiet)));
+    closing = (E.isLeft(waiting) ? Promise.resolve() : waiting.right.then(() => undefined)).then(() => {
+      ended = true;
+      for (const timer of wakes) clearTimeout(timer);
+      wakes.clear();
+    });
+    return closing;
+  };
+
   const asynchronously = <T>(
     body: () => E.Either<NotesTrackerFailure, Promise<E.Either<NotesTrackerFailure, T>>>,
   ): Promise<E.Either<NotesTrackerFailure, T>> => {
@@ -296,19 +322,23 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
   return {
     recordUserMessage: (user, session, text) =>
       boundary(() =>
-        E.map(() => {
-          run({ type: 'notes/userMessageRecorded', user, session, text, at: time() });
-          const outcome = recordOutcome(user, session);
-          used(user, session);
-          return outcome;
-        })(validMessage(user, session, text)),
+        whenOpen(() =>
+          E.map(() => {
+            run({ type: 'notes/userMessageRecorded', user, session, text, at: time() });
+            const outcome = recordOutcome(user, session);
+            used(user, session);
+            return outcome;
+          })(validMessage(user, session, text)),
+        ),
       ),
     recordAssistantMessage: (user, session, text) =>
       boundary(() =>
-        E.map(() => {
-          run({ type: 'notes/assistantMessageRecorded', user, session, text });
-          used(user, session);
-        })(validMessage(user, session, text)),
+        whenOpen(() =>
+          E.map(() => {
+            run({ type: 'notes/assistantMessageRecorded', user, session, text });
+            used(user, session);
+          })(validMessage(user, session, text)),
+        ),
       ),
     contextFor: (user, session) =>
       boundary(() => {
@@ -324,7 +354,7 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       }),
     load: (user, session) =>
       asynchronously(() => {
-        const slot = validSlot(user, session);
+        const slot = whenOpen(() => validSlot(user, session));
         if (E.isLeft(slot)) return slot;
         if (isLoaded(selectUserStorage(shell.getState(), user), session)) {
           // Loaded already: the request still says it is in use (a release asked for earlier is off).
@@ -341,14 +371,16 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
         return E.right(answer);
       }),
     endStage: (user, session) =>
-      asynchronously(() => {
-        if (!isNotesId(user) || (session !== undefined && !isNotesId(session)))
-          return E.left(invalidInput('user and session must be ids of 1 to 200 characters'));
-        if (stopped !== undefined) return E.left(stopped);
-        const merging = endStage(user, session);
-        if (session !== undefined) used(user, session);
-        return E.right(merging);
-      }),
+      asynchronously(() =>
+        whenOpen(() => {
+          if (!isNotesId(user) || (session !== undefined && !isNotesId(session)))
+            return E.left(invalidInput('user and session must be ids of 1 to 200 characters'));
+          if (stopped !== undefined) return E.left(stopped);
+          const merging = endStage(user, session);
+          if (session !== undefined) used(user, session);
+          return E.right(merging);
+        }),
+      ),
     release: (user, session) =>
       boundary(() =>
         E.map(() => {
@@ -356,6 +388,7 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
           run({ type: 'notes/releaseRequested', user, session });
         })(validSlot(user, session)),
       ),
+    close,
     retained: () => selectRetained(shell.getState()),
     settled: () => {
       const waiting = boundary(() => E.right(settled()));

@@ -15,10 +15,11 @@ import type { NotesStore, NotesStoreFailureCode } from './store.js';
 /**
  * Why a tracker call did nothing, or what `onError` hears: bad input (`invalid_input`), a bug
  * (`internal`), a store that failed or held a record that cannot be read (`unavailable`,
- * `conflict`, `invalid_notes`), or a clock that failed (`clock_failed`).
+ * `conflict`, `invalid_notes`), a clock that failed (`clock_failed`), or a call that brings work
+ * to a closed tracker (`closed`).
  */
 export type NotesTrackerFailureCode =
-  'invalid_input' | 'internal' | NotesStoreFailureCode | 'invalid_notes' | 'clock_failed';
+  'invalid_input' | 'internal' | NotesStoreFailureCode | 'invalid_notes' | 'clock_failed' | 'closed';
 
 /** A failed tracker call, or a failure in the background reported to `onError`. */
 export type NotesTrackerFailure = Failure<NotesTrackerFailureCode>;
@@ -137,6 +138,18 @@ export interface NotableFactsTracker {
    * store keeps them; a later message or `load` brings them back. Returns at once.
    */
   release(user: string, session: string): E.Either<NotesTrackerFailure, void>;
+  /**
+   * Closes the tracker, as a server does when it shuts down: from the call on, the calls that
+   * bring work (`recordUserMessage`, `recordAssistantMessage`, `load`, `endStage`) answer a
+   * failure with code `closed`, and the rest still answer from memory. Resolves once what was in
+   * flight at the call has settled, as `settled()` waits for it (the extractions of the messages
+   * recorded before, their saves, and with leases the work of the leases it holds, reported to
+   * the store, which frees them), then cancels the wake-ups it had asked for, so that no timer of
+   * the tracker keeps the process alive (with leases, one waits up to a lease's length). Messages
+   * another tracker's holder took stay in the store's queue for that holder. Never rejects;
+   * calling it again gives the same promise. The store stays open: close it after.
+   */
+  close(): Promise<void>;
   /** What the tracker holds in memory now (costs time in proportion to what it counts). */
   retained(): NotesRetained;
   getSnapshot(): NotesLedger;

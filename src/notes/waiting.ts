@@ -6,7 +6,7 @@
  * flight only, so an idle machine answers at once however many users it served.
  */
 import * as PMap from '../persistent/persistentMap.js';
-import type { NotesLeaseSlot } from './leaseState.js';
+import { isLeaseBusy, type NotesLeaseSlot } from './leaseState.js';
 import { idOfKey } from './ledger.js';
 import {
   type NotesState,
@@ -65,4 +65,28 @@ export const settledSince = (state: NotesState): SettledSince => {
           (!lease.held || (lease.acknowledged ?? Number.NEGATIVE_INFINITY) >= target))
       );
     });
+};
+
+/**
+ * True when nothing of this machine's own doing is in flight: no extraction, rewrite, load or
+ * save runs, no end of stage waits, and no lease is held or called. Items it added to a queue
+ * whose lease another tracker holds may still wait there: they are that holder's to do, and the
+ * store keeps them. What `close` waits for.
+ */
+export const isQuiet = (state: NotesState): boolean => {
+  let quiet = true;
+  PMap.forEach(state.active, (_active, user) => {
+    if (!quiet) return;
+    const machine = selectUserMachine(state, user);
+    const { busy, leased, stages, rewrite, storage } = machine;
+    quiet =
+      busy.length === 0 &&
+      stages.length === 0 &&
+      rewrite.requested <= rewrite.settled &&
+      storage.loading.length === 0 &&
+      storage.saving === undefined &&
+      storage.changes <= storage.settledChanges &&
+      leased.every((key) => !isLeaseBusy(PMap.get(machine.conversations, key)?.lease));
+  });
+  return quiet;
 };

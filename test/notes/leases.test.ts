@@ -59,14 +59,20 @@ const within = <T>(promise: Promise<T>, what: string): Promise<T> =>
     new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} did not settle`)), 3_000)),
   ]);
 
+/** Two trackers on one store with leases, and `a` holding the lease of (maya, s1) with an extraction of "one" running. */
+const holding = async () => {
+  const store = memoryNotesStore();
+  const model = sharedModel();
+  const a = createNotableFactsTracker({ complete: model.complete, store, holder: 'a' });
+  const b = createNotableFactsTracker({ complete: model.complete, store, holder: 'b' });
+  a.recordUserMessage('maya', 's1', 'one');
+  await tick();
+  return { store, model, a, b };
+};
+
 describe('trackers sharing a store with leases', () => {
   it('never extract one session at once: the other tracker’s messages fold into the holder’s one follow-up', async () => {
-    const store = memoryNotesStore();
-    const model = sharedModel();
-    const a = createNotableFactsTracker({ complete: model.complete, store, holder: 'a' });
-    const b = createNotableFactsTracker({ complete: model.complete, store, holder: 'b' });
-    a.recordUserMessage('maya', 's1', 'one');
-    await tick();
+    const { store, model, a, b } = await holding();
     expect(model.calls).toHaveLength(1);
     // Meanwhile, at both trackers: no second extraction starts.
     b.recordUserMessage('maya', 's1', 'two');
@@ -163,6 +169,40 @@ describe('trackers sharing a store with leases', () => {
     // The lease is free: another tracker takes it at once.
     const other = await store.leases!.lease('maya', 's1', { holder: 'b', ttlMs: 1_000, add: [{ kind: 'message' }] });
     expect(E.isRight(other) && other.right).toMatchObject({ held: true, queue: [{ kind: 'message', origin: 'b' }] });
+  });
+
+  it('closes as a server shuts down: refuses new work, and resolves once its own work, the items added meanwhile included, is saved and the lease free', async () => {
+    const { store, model, a, b } = await holding();
+    // At b while a holds the lease: the item waits in the shared queue for a.
+    b.recordUserMessage('maya', 's1', 'two');
+    await tick();
+    let closed = false;
+    const closing = a.close().then(() => {
+      closed = true;
+    });
+    expect(a.close()).toBe(a.close());
+    expect(a.recordUserMessage('maya', 's1', 'three')).toEqual(
+      E.left({ code: 'closed', message: 'the tracker is closed: it takes no more work' }),
+    );
+    expect(a.recordAssistantMessage('maya', 's1', 'noted')).toMatchObject(E.left({ code: 'closed' }));
+    expect(await a.load('maya', 's2')).toMatchObject(E.left({ code: 'closed' }));
+    expect(await a.endStage('maya', 's1')).toMatchObject(E.left({ code: 'closed' }));
+    // What it holds still answers.
+    expect(E.isRight(a.contextFor('maya', 's1'))).toBe(true);
+    await model.answerNext();
+    await tick();
+    expect(closed).toBe(false);
+    // The follow-up of b's message, taken from the queue a held, runs before a closes.
+    expect(model.calls).toHaveLength(1);
+    expect(model.calls[0]!.prompt).toContain('two');
+    await model.answerNext();
+    await within(closing, 'close');
+    expect(a.retained().inFlight).toBe(0);
+    expect(selectSessionFacts(a.getSnapshot(), 'maya', 's1').map(({ fact }) => fact)).toEqual(['Said one', 'Said two']);
+    const other = await store.leases!.lease('maya', 's1', { holder: 'c', ttlMs: 1_000, add: [{ kind: 'message' }] });
+    expect(E.isRight(other) && other.right).toMatchObject({ held: true, queue: [{ kind: 'message', origin: 'c' }] });
+    // b closes at once: its item was a's to do.
+    await within(b.close(), 'close of b');
   });
 
   it('keeps the report of finished work that waits for its save when a call only adds items: nothing is worked twice', async () => {
