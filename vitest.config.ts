@@ -11,7 +11,7 @@ const PROCESS_TESTS = [
   'test/context/{cli,gitflows,guards,hostile,processes,store}.test.ts',
   'test/eval/cli.test.ts',
   'test/live/**/*.test.ts',
-  'test/notes/tracker.test.ts',
+  'test/notes/{close,tracker}.test.ts',
   'test/postgres/{notesProcesses,wiring}.test.ts',
 ];
 
