@@ -1,6 +1,7 @@
 /** `CliIo` on Node: the only module of the project that touches `process` and the file system. */
 import { fstatSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { isatty } from 'node:tty';
 import { access, constants as fsConstants, open, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import * as E from 'fp-ts/lib/Either.js';
 import { collapseWhitespace } from '../base/text.js';
@@ -308,6 +309,7 @@ export const createNodeIo = (): CliIo => {
     },
     colour: isColourWanted(process.stdout.isTTY === true, process.env),
     stderrIsTty: process.stderr.isTTY === true,
+    stdinIsTty: isatty(0),
     version,
     ...(cwd === undefined ? {} : { cwd }),
     env: process.env,

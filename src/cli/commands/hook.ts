@@ -15,6 +15,14 @@ import { chooseStore, openPostgresStore, STORE_VARIABLE } from '../store.js';
 import { loadTokenCounter } from '../tokenizer.js';
 
 const outcomeFor = async (command: HookCommand, io: CliIo): Promise<HookOutcome> => {
+  // Run by hand at a terminal, it would wait for a JSON event nobody types.
+  if (io.stdinIsTty === true)
+    return alert(
+      failure(
+        'io',
+        'standard input is a terminal: the hook reads one event as JSON on standard input, as Claude Code and Codex give it (see fact-tracker init to install it)',
+      ),
+    );
   const [payload, countTokens] = await Promise.all([
     io.readText('-', MAX_MESSAGE_BYTES),
     loadTokenCounter(command.tokenizer),

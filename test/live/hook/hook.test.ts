@@ -4,7 +4,7 @@
  * state in the session log that `fact-tracker replay` reads. Hostile and broken input is
  * refused with a code the user sees, and leaves no file outside the project.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -309,6 +309,45 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
     expect(await closed).toBe('SIGTERM');
     expect(existsSync(`${file}.lock`)).toBe(true);
   });
+
+  it('run by hand at a terminal, says what it reads instead of waiting for an event nobody types, and exits 0', async () => {
+    const printed: string[] = [];
+    const io: CliIo = {
+      readText: () => new Promise(() => undefined),
+      writeText: () => Promise.resolve(E.right(undefined)),
+      stdout: (text) => printed.push(text),
+      stderr: () => undefined,
+      colour: false,
+      stderrIsTty: false,
+      stdinIsTty: true,
+      version: () => E.right('0.0.0'),
+    };
+    expect(await runHookCommand({ name: 'hook', tokenizer: 'estimate' }, io)()).toEqual(E.right(0));
+    expect(printed.map((line) => JSON.parse(line) as unknown)).toEqual([
+      {
+        systemMessage:
+          'fact-tracker: io: standard input is a terminal: the hook reads one event as JSON on standard input, as Claude Code and Codex give it (see fact-tracker init to install it)',
+      },
+    ]);
+  });
+
+  it.skipIf(spawnSync('script', ['--version']).status !== 0)(
+    'the built hook on a real terminal (script(1) gives it one) ends at once with that message',
+    () => {
+      const run = spawnSync(
+        'script',
+        ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(MAIN)} hook`, '/dev/null'],
+        {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'pipe'],
+          // A bound for a hook that would wait, not a speed check.
+          timeout: 60_000,
+        },
+      );
+      expect(run.status).toBe(0);
+      expect(run.stdout).toContain('"systemMessage":"fact-tracker: io: standard input is a terminal');
+    },
+  );
 
   it('a bug in the hook is told to the user as code internal, and the hook still exits 0', async () => {
     const printed: string[] = [];
