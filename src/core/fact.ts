@@ -86,6 +86,15 @@ export const textFieldProblem = (field: string, value: unknown, max: number): st
   return undefined;
 };
 
+/**
+ * True for text holding U+001F, which joins a triple's fields into fact ids and pair keys: no
+ * stored field holds it, or `('a\u001fb', 'c')` and `('a', 'b\u001fc')` would be one pair with one id.
+ */
+export const holdsSeparator = (text: string): boolean => text.includes(ID_SEPARATOR);
+
+const separatorProblem = (field: string, value: string): string | undefined =>
+  holdsSeparator(value) ? `${field} holds U+001F, the separator of fact ids and pair keys` : undefined;
+
 /** Why a fact's tags are malformed (not 1 to `FACT_LIMITS.maxTags` known tags), or undefined. */
 export const tagsProblem = (tags: unknown): string | undefined => {
   if (!Array.isArray(tags) || tags.length < 1 || tags.length > FACT_LIMITS.maxTags)
@@ -111,6 +120,11 @@ const validateNewFact = (input: unknown): E.Either<string, SessionFact> => {
   if (textProblem !== undefined) return E.left(textProblem);
   const { id, subject, relation, object, sourceTaskId, sourceRole, tags, validFrom, validTo, confidence } =
     input as Record<string, unknown> & Record<'id' | 'subject' | 'relation' | 'object' | 'sourceTaskId', string>;
+  const separated =
+    separatorProblem('subject', subject) ??
+    separatorProblem('relation', relation) ??
+    separatorProblem('object', object);
+  if (separated !== undefined) return E.left(separated);
   if (id !== createFactId(subject, relation, object)) return E.left('id is not createFactId of the triple');
   const tagProblem = tagsProblem(tags);
   if (tagProblem !== undefined) return E.left(tagProblem);

@@ -1,3 +1,4 @@
+import { holdsSeparator } from '../fact.js';
 import type { FactStore } from './state.js';
 import { deriveRecords, latestAssertionTime, withClear } from './timeline.js';
 import { selectPairLog, writePairChanges } from './write.js';
@@ -5,11 +6,13 @@ import { selectPairLog, writePairChanges } from './write.js';
 /**
  * Closes the valid facts of (subject, relation) at `at`, unless the pair was asserted after
  * `at`: a late invalidation cannot close a newer assertion. Closed facts stay in history until
- * compaction. Returns the same store when there is nothing to close.
+ * compaction. Returns the same store when there is nothing to close, as for a subject or
+ * relation holding U+001F: no stored pair does, and its key would name another pair.
  */
 export const invalidate = (store: FactStore, subject: string, relation: string, at: number): FactStore => {
   if (typeof subject !== 'string' || typeof relation !== 'string' || typeof at !== 'number' || !Number.isFinite(at))
     return store;
+  if (holdsSeparator(subject) || holdsSeparator(relation)) return store;
   const before = selectPairLog(store, subject, relation);
   if (before === undefined || latestAssertionTime(before) > at) return store;
   if (!deriveRecords(before).some((fact) => fact.validTo === undefined)) return store;

@@ -5,6 +5,7 @@ import {
   applyEvent,
   compact,
   compactWithReport,
+  createFactId,
   emptyFactStore,
   type FactStore,
   invalidate,
@@ -203,6 +204,64 @@ describe('store properties', () => {
         expect(intervals(replay(events))).toEqual(intervals(replay([...events])));
       }),
     );
+  });
+});
+
+describe('fact text holding the separator of ids and pair keys (U+001F)', () => {
+  /** Texts of one letter and the separator, so pairs and triples that join to the same text are common. */
+  const textArb = fc.constantFrom('a', 'a\u001fa', 'a\u001f', '\u001fa');
+  const tripleFactArb = fc
+    .record({ subject: textArb, relation: textArb, object: textArb, validFrom: timeArb })
+    .map(({ subject, relation, object, validFrom }) =>
+      makeFact({
+        subject,
+        relation,
+        object,
+        tags: ['decision'],
+        validFrom,
+        sourceTaskId: '1',
+        sourceRole: 'implementer',
+        confidence: 1,
+      }),
+    );
+
+  it('every store addFacts and invalidate build from facts of any text saves to a state that decodeState reads back to a store with the same facts', async () => {
+    const { decodeState, encodeState } = await import('../../../src/saved/savedState.js');
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(tripleFactArb, { maxLength: 4 }), { maxLength: 5 }),
+        fc.array(fc.tuple(textArb, textArb, timeArb), { maxLength: 3 }),
+        (batches, invalidations) => {
+          let store = emptyFactStore();
+          for (const batch of batches) store = addFacts(store, batch);
+          for (const [subject, relation, at] of invalidations) store = invalidate(store, subject, relation, at);
+          const decoded = decodeState(JSON.parse(JSON.stringify(encodeState(store))));
+          expect(decoded).toMatchObject({ _tag: 'Right' });
+          if (decoded._tag === 'Right') expect(selectAllFacts(decoded.right)).toEqual(selectAllFacts(store));
+        },
+      ),
+    );
+  });
+
+  it('two facts whose fields join to the same text stay apart: the one holding the separator is refused, and invalidating another pair leaves a pair alone', () => {
+    const plain = makeFact({
+      subject: 'a',
+      relation: 'b',
+      object: 'c',
+      tags: ['decision'],
+      validFrom: 10,
+      sourceTaskId: '1',
+      sourceRole: 'implementer',
+      confidence: 1,
+    });
+    const forged = { ...plain, subject: 'a\u001fb', relation: 'c', id: createFactId('a\u001fb', 'c', 'c') };
+    const store = addFacts(emptyFactStore(), [plain]);
+
+    expect(addFacts(store, [forged])).toBe(store);
+    // ('a', 'b') and ('a\u001fb', '') or ('a', 'b\u001f') would share the pair key 'a\u001fb' joined naively.
+    expect(invalidate(store, 'a\u001fb', '', 20)).toBe(store);
+    expect(invalidate(store, 'a', 'b\u001f', 20)).toBe(store);
+    expect(selectValidFacts(invalidate(store, 'a', 'b', 20))).toEqual([]);
   });
 });
 
