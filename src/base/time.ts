@@ -20,9 +20,16 @@ const offsetMinutes = (zone: string | undefined): number => {
   return sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || '0'));
 };
 
+/** The first and last milliseconds an ISO-8601 time of four-digit years can say: 0000-01-01 to 9999-12-31. */
+const EARLIEST_TIME = -62_167_219_200_000;
+const LATEST_TIME = 253_402_300_799_999;
+
+const isWithinYears = (time: number): boolean => time >= EARLIEST_TIME && time <= LATEST_TIME;
+
 /**
  * Parses an ISO-8601 date or date-time; one without an offset is read as UTC, so the same
- * history gives the same times on every machine.
+ * history gives the same times on every machine. An offset may not carry the instant outside the
+ * years 0000 to 9999 (UTC), where epoch milliseconds are refused too.
  */
 export const parseIsoTime = (text: string): E.Either<string, number> => {
   const match = ISO_TIME.exec(text.trim());
@@ -46,12 +53,11 @@ export const parseIsoTime = (text: string): E.Either<string, number> => {
   // Date.UTC maps years 0..99 to 1900..1999; setUTCFullYear does not.
   utc.setUTCFullYear(year, month - 1, day);
   utc.setUTCHours(hour, minute, second, millis);
-  return E.right(utc.getTime() - offset * 60_000);
+  const time = utc.getTime() - offset * 60_000;
+  return isWithinYears(time)
+    ? E.right(time)
+    : E.left(`${JSON.stringify(text)} is outside the years 0000 to 9999 (UTC)`);
 };
-
-/** The first and last milliseconds an ISO-8601 time of four-digit years can say: 0000-01-01 to 9999-12-31. */
-const EARLIEST_TIME = -62_167_219_200_000;
-const LATEST_TIME = 253_402_300_799_999;
 
 /**
  * An event's `at`: an ISO-8601 string or a finite number of epoch milliseconds within the years
@@ -60,7 +66,7 @@ const LATEST_TIME = 253_402_300_799_999;
 export const parseEventTime = (value: unknown): E.Either<string, number> => {
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) return E.left(`${String(value)} is not a finite number of milliseconds`);
-    return value >= EARLIEST_TIME && value <= LATEST_TIME
+    return isWithinYears(value)
       ? E.right(value)
       : E.left(`${String(value)} milliseconds is outside the years 0000 to 9999`);
   }

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { parseTimeArgument } from '../../src/base/time.js';
@@ -53,5 +54,30 @@ describe('parseEventTime and parseTimeArgument', () => {
     expect(E.isLeft(parseEventTime(earliest - 1))).toBe(true);
     expect(E.isLeft(parseEventTime(9e15))).toBe(true);
     expect(E.isLeft(parseTimeArgument('9000000000000000'))).toBe(true);
+  });
+
+  it('every time parseEventTime reads as ISO-8601 text it reads as epoch milliseconds too: the two forms take the same instants', () => {
+    const pad = (value: number, width: number): string => String(value).padStart(width, '0');
+    const isoArb = fc
+      .record({
+        year: fc.constantFrom(0, 1, 1970, 9998, 9999),
+        month: fc.constantFrom(1, 12),
+        day: fc.constantFrom(1, 31),
+        hour: fc.constantFrom(0, 12, 23),
+        offset: fc.integer({ min: -18 * 60, max: 18 * 60 }),
+      })
+      .map(({ year, month, day, hour, offset }) => {
+        const zone = `${offset < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(offset) / 60), 2)}:${pad(Math.abs(offset) % 60, 2)}`;
+        return `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}T${pad(hour, 2)}:59:59.999${zone}`;
+      });
+    fc.assert(
+      fc.property(isoArb, (text) => {
+        const fromText = parseEventTime(text);
+        if (E.isRight(fromText)) expect(parseEventTime(fromText.right)).toEqual(fromText);
+      }),
+    );
+    expect(E.isLeft(parseEventTime('9999-12-31T23:59:59-01:00'))).toBe(true);
+    expect(E.isLeft(parseEventTime('0000-01-01T00:00:00+01:00'))).toBe(true);
+    expect(right(parseEventTime('9999-12-31T23:59:59+01:00'))).toBe(Date.parse('9999-12-31T22:59:59Z'));
   });
 });
