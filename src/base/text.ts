@@ -31,6 +31,8 @@ const mayBreakLine = (code: number): boolean =>
   code === 0x61c ||
   code === 0x6dd ||
   code === 0x70f ||
+  code === 0x890 ||
+  code === 0x891 ||
   code === 0x8e2 ||
   code === 0x180e ||
   (code >= 0x200b && code <= 0x200f) ||

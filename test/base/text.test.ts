@@ -30,4 +30,15 @@ describe('collapseWhitespace', () => {
       }),
     );
   });
+
+  it('leaves no format, control or line-breaking character, whichever code point stands between two letters', () => {
+    // Every code point, not a sample: the fast path's list of code units must miss none the patterns match.
+    const kept: string[] = [];
+    for (let code = 0; code <= 0x10ffff; code += 1) {
+      if (code >= 0xd800 && code <= 0xdfff) continue;
+      if (INVISIBLE_OR_BREAKING.test(collapseWhitespace(`a${String.fromCodePoint(code)}b`)))
+        kept.push(code.toString(16));
+    }
+    expect(kept).toEqual([]);
+  });
 });
