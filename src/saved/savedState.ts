@@ -14,6 +14,7 @@ import type { NotesLedger } from '../notes/ledger.js';
 import { decodeNotes, encodeNotes, type SavedNotes } from '../notes/persist.js';
 import * as PMap from '../persistent/persistentMap.js';
 import { normalizeMaxValidFacts, type FactStore, type PairLog, pairKey } from '../core/store/state.js';
+import { checkedFactStore } from '../core/store/storeShape.js';
 import { byTimeThenId } from '../core/store/timeline.js';
 import { bySubjectThenRelation, type RecordedFile, type RecordedPrompt } from '../core/search/searchIndex.js';
 import {
@@ -58,6 +59,7 @@ export interface DecodedState {
  * (deterministic: pairs sorted by subject, then relation).
  */
 export const encodeState = (store: FactStore, notes?: NotesLedger): SavedState => {
+  checkedFactStore(store);
   const files = removedFiles(store);
   return {
     format: STATE_FORMAT,

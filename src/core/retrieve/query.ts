@@ -9,6 +9,7 @@ import { isRecord } from '../../base/record.js';
 import { collapseWhitespace } from '../../base/text.js';
 import { type FactTag, isFactTag } from '../fact.js';
 import { type FactStore, validCount } from '../store/state.js';
+import { checkedFactStore } from '../store/storeShape.js';
 import { estimateTokens, type TokenCounter } from '../../tokens/estimate.js';
 import type { SectionRenderer } from './budget.js';
 import { DEFAULT_LAYOUT, SECTION_LAYOUTS, type SectionLayout } from './defaults.js';
@@ -91,6 +92,7 @@ export const parseFactQuery = (input: unknown): E.Either<QueryFailure, FactQuery
  * that are not counts as 0 (an empty answer); `parseFactQuery` tells what is wrong instead.
  */
 export const settingsFor = (store: FactStore, query: FactQuery, render: SectionRenderer): Settings => {
+  checkedFactStore(store);
   const q: Partial<FactQuery> = typeof query === 'object' && query !== null ? query : {};
   const { taskDescription, taskId, tags, maxFacts, maxTokens, countTokens, ranking, minScore, layout, scratch } = q;
   const rawTaskId = typeof taskId === 'string' || typeof taskId === 'number' ? String(taskId) : '';

@@ -3,6 +3,7 @@ import { parseNewFact, type SessionFact } from '../fact.js';
 import { compactWithReport } from './compact.js';
 import { asOneRun } from '../../persistent/owner.js';
 import { type FactStore, pairKey, validCount } from './state.js';
+import { checkedFactStore } from './storeShape.js';
 import { pruneTaskRecords } from './taskRecords.js';
 import { withAssertions } from './timeline.js';
 import { emptyPairLog, type PairChange, selectPairLog, writePairChanges } from './write.js';
@@ -23,7 +24,7 @@ export const keepWellFormedFacts = (input: unknown): SessionFact[] =>
  * keeps the records of tasks that hold nothing else within bounds (see `taskRecords.ts`).
  */
 export const addFacts = (store: FactStore, facts: ReadonlyArray<SessionFact>): FactStore =>
-  addCheckedFacts(store, keepWellFormedFacts(facts));
+  addCheckedFacts(checkedFactStore(store), keepWellFormedFacts(facts));
 
 /**
  * `addFacts` for facts already checked and frozen, as the extractor builds them: they enter the

@@ -3,6 +3,7 @@ import { clipEnd } from '../../base/text.js';
 import * as PMap from '../../persistent/persistentMap.js';
 import { asOneRun } from '../../persistent/owner.js';
 import { type FactStore, type PairLog, pairKey, validCount } from './state.js';
+import { checkedFactStore } from './storeShape.js';
 import {
   byTimeThenId,
   deriveRecords,
@@ -218,6 +219,7 @@ export const compactWithReport = (
   store: FactStore,
   maxFacts: number,
 ): { store: FactStore; report: CompactionReport } => {
+  checkedFactStore(store);
   if (typeof maxFacts !== 'number' || !(maxFacts >= 0) || validCount(store) <= maxFacts)
     return { store, report: emptyReport() };
   const limit = Math.floor(maxFacts);

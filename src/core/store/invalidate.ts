@@ -1,5 +1,6 @@
 import { holdsSeparator } from '../fact.js';
 import type { FactStore } from './state.js';
+import { checkedFactStore } from './storeShape.js';
 import { deriveRecords, latestAssertionTime, withClear } from './timeline.js';
 import { selectPairLog, writePairChanges } from './write.js';
 
@@ -10,6 +11,7 @@ import { selectPairLog, writePairChanges } from './write.js';
  * relation holding U+001F: no stored pair does, and its key would name another pair.
  */
 export const invalidate = (store: FactStore, subject: string, relation: string, at: number): FactStore => {
+  checkedFactStore(store);
   if (typeof subject !== 'string' || typeof relation !== 'string' || typeof at !== 'number' || !Number.isFinite(at))
     return store;
   if (holdsSeparator(subject) || holdsSeparator(relation)) return store;

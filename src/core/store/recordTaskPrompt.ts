@@ -1,6 +1,7 @@
 import { indexTaskPrompt } from '../search/indexWrites.js';
 import { asOneRun } from '../../persistent/owner.js';
 import type { FactStore } from './state.js';
+import { checkedFactStore } from './storeShape.js';
 
 /**
  * Records the prompt a task was given, so its facts can be found by the words of the task
@@ -8,6 +9,7 @@ import type { FactStore } from './state.js';
  * returns the same store.
  */
 export const recordTaskPrompt = (store: FactStore, taskId: string, prompt: string, at: number): FactStore => {
+  checkedFactStore(store);
   if (typeof taskId !== 'string' || taskId.trim() === '' || typeof prompt !== 'string') return store;
   if (typeof at !== 'number' || !Number.isFinite(at)) return store;
   const index = indexTaskPrompt(store.index, taskId, prompt, at);

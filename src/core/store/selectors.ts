@@ -2,6 +2,7 @@ import * as PMap from '../../persistent/persistentMap.js';
 import type { FactTag, SessionFact } from '../fact.js';
 import { selectIndexedFacts } from '../search/indexReads.js';
 import { type FactStore, validCount } from './state.js';
+import { checkedFactStore } from './storeShape.js';
 import { byTimeThenId, deriveRecords } from './timeline.js';
 
 /**
@@ -34,7 +35,7 @@ const remembered = (
 
 /** Every record, closed history included, by `validFrom` then id. */
 export const selectAllFacts = (store: FactStore): ReadonlyArray<SessionFact> =>
-  remembered(selectorMemo.allFacts, store, () =>
+  remembered(selectorMemo.allFacts, checkedFactStore(store), () =>
     PMap.values(store.pairs)
       .flatMap((log) => deriveRecords(log).map((fact) => (fact.validTo === undefined ? fact : Object.freeze(fact))))
       .sort(byTimeThenId),
@@ -42,7 +43,9 @@ export const selectAllFacts = (store: FactStore): ReadonlyArray<SessionFact> =>
 
 /** The facts valid now, by `validFrom` then id. */
 export const selectValidFacts = (store: FactStore): ReadonlyArray<SessionFact> =>
-  remembered(selectorMemo.validFacts, store, () => selectIndexedFacts(store.index).sort(byTimeThenId));
+  remembered(selectorMemo.validFacts, checkedFactStore(store), () =>
+    selectIndexedFacts(store.index).sort(byTimeThenId),
+  );
 
 /** The valid facts carrying any of `tags`. */
 export const selectValidFactsByTags = (store: FactStore, tags: ReadonlyArray<FactTag>): ReadonlyArray<SessionFact> => {
@@ -51,7 +54,7 @@ export const selectValidFactsByTags = (store: FactStore, tags: ReadonlyArray<Fac
 };
 
 /** The number of valid facts. */
-export const selectValidCount = (store: FactStore): number => validCount(store);
+export const selectValidCount = (store: FactStore): number => validCount(checkedFactStore(store));
 
 /** The facts whose interval holds `at`: validFrom <= at < validTo (or no validTo). */
 export const selectFactsValidAt = (store: FactStore, at: number): ReadonlyArray<SessionFact> =>

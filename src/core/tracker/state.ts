@@ -13,6 +13,7 @@ import {
 } from '../retrieve/defaults.js';
 import type { RankingOverrides } from '../retrieve/rank.js';
 import { emptyFactStore, type FactStore } from '../store/state.js';
+import { checkedFactStore } from '../store/storeShape.js';
 
 /** How a tracker applies events: plain data, fixed when the state is made. */
 export interface TrackerSettings {
@@ -81,12 +82,17 @@ export const trackerSettings = (options: TrackerStateOptions = {}): TrackerSetti
   });
 };
 
-/** A tracker's first state: an empty store (or `options.store`) and the settings `options` describe. */
+/**
+ * A tracker's first state: an empty store (or `options.store`) and the settings `options` describe.
+ * A `store` that is not a fact store is refused with a TypeError saying what it is.
+ */
 export const initialTrackerState = (options: TrackerStateOptions = {}): TrackerState => {
   const given = typeof options === 'object' && options !== null ? options : {};
   return Object.freeze({
     store:
-      given.store ?? emptyFactStore(given.maxValidFacts === undefined ? {} : { maxValidFacts: given.maxValidFacts }),
+      given.store === undefined || given.store === null
+        ? emptyFactStore(given.maxValidFacts === undefined ? {} : { maxValidFacts: given.maxValidFacts })
+        : checkedFactStore(given.store),
     settings: trackerSettings(given),
   });
 };

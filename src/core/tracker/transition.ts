@@ -8,6 +8,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { type Failure, failure, type INTERNAL } from '../../base/failure.js';
+import { isRecord } from '../../base/record.js';
 import type { DispatchResult, ImplementerResult, ReviewerResult } from '../extract/contract.js';
 import { createExtractor, type Extraction, normalizeTaskId } from '../extract/extractor.js';
 import { type ContractError, parseDispatchOutput, parseDispatchResult } from '../extract/parse.js';
@@ -29,6 +30,7 @@ import { applyEvent, type TrackerEvent } from '../store/events.js';
 import { settleReview } from '../store/settleReview.js';
 import { asOneRun } from '../../persistent/owner.js';
 import type { FactStore } from '../store/state.js';
+import { checkedFactStore } from '../store/storeShape.js';
 import { selectValidOfLog } from '../store/timeline.js';
 import { selectPairLog } from '../store/write.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
@@ -297,6 +299,9 @@ export function trackerTransition(
 ): TrackerStep<CompactOutput>;
 export function trackerTransition(state: TrackerState, event: TrackerInput, env?: TrackerEnvironment): TrackerStep;
 export function trackerTransition(state: TrackerState, event: TrackerInput, env: TrackerEnvironment = {}): TrackerStep {
+  // A state that is not one is a programmer's mistake: said plainly, not as a failure deep inside.
+  if (!isRecord(state)) throw new TypeError('the state is not a tracker state (initialTrackerState makes one)');
+  checkedFactStore(state.store);
   switch (event.type) {
     case 'dispatch':
       return ingest(state, event);

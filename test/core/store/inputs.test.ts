@@ -12,14 +12,21 @@ import {
   compactWithReport,
   createFactId,
   createFactTracker,
+  encodeState,
+  explainRetrievalEither,
   type FactTracker,
   emptyFactStore,
   type FactStore,
+  initialTrackerState,
   invalidate,
   recordTaskPrompt,
   replay,
   replayHistory,
+  retrieveFacts,
+  selectValidCount,
+  selectValidFacts,
   type SessionFact,
+  trackerTransition,
   type TrackerEvent,
 } from '../../../src/index.js';
 import { eventArb, eventsArb, fileFact } from '../../arbitraries.js';
@@ -176,6 +183,52 @@ describe('a tracker started from a store users pass', () => {
       }),
       { numRuns: 100 },
     );
+  });
+});
+
+describe('a value that is not a fact store', () => {
+  const store = replay([{ type: 'facts/added', facts: [fileFact('src/a.ts', 'modified_by', 'task:1', 1)] }]);
+  const notStores: ReadonlyArray<readonly [string, unknown, RegExp]> = [
+    ['a saved state not read through decodeState', viaJson(encodeState(store)), /saved-state document.*decodeState/u],
+    ['a tracker state', initialTrackerState({ store }), /tracker state.*pass its store/u],
+    ['an empty object', {}, /not a fact store/u],
+    ['a store missing its index', { ...viaJson(store), index: undefined }, /no search index/u],
+    ['a number', 42, /the store is a number/u],
+    ['a string', 'store', /the store is a string/u],
+  ];
+  const query = { taskDescription: 'src/a.ts', taskId: '2', maxFacts: 5, maxTokens: 500 };
+  const calls: ReadonlyArray<readonly [string, (value: FactStore) => unknown]> = [
+    ['addFacts', (value) => addFacts(value, [fileFact('src/b.ts', 'modified_by', 'task:1', 2)])],
+    ['invalidate', (value) => invalidate(value, 'src/a.ts', 'modified_by', 5)],
+    ['compact', (value) => compact(value, 0)],
+    ['recordTaskPrompt', (value) => recordTaskPrompt(value, '2', 'edit src/a.ts', 3)],
+    ['selectValidFacts', (value) => selectValidFacts(value)],
+    ['selectValidCount', (value) => selectValidCount(value)],
+    ['retrieveFacts', (value) => retrieveFacts(value, query)],
+    ['explainRetrievalEither', (value) => explainRetrievalEither(value, query)],
+    ['encodeState', (value) => encodeState(value)],
+    ['replay', (value) => replay([{ type: 'store/compacted', maxFacts: 0 }], value)],
+    ['replayHistory', (value) => replayHistory('{"type":"compact","maxFacts":0}', { initial: value })],
+    ['createFactTracker', (value) => createFactTracker({ initial: value })],
+    [
+      'trackerTransition',
+      (value) => trackerTransition({ ...initialTrackerState(), store: value }, { type: 'compact', maxFacts: 0, at: 1 }),
+    ],
+  ];
+
+  it.each(notStores)(
+    '%s is refused by every reducer, selector, retrieval and shell with a TypeError saying what it is',
+    (_name, value, message) => {
+      for (const [name, call] of calls)
+        expect(() => call(value as FactStore), name).toThrow(
+          expect.objectContaining({ name: 'TypeError', message: expect.stringMatching(message) }),
+        );
+    },
+  );
+
+  it('a store as JSON or structuredClone gives it is taken by every one of them', () => {
+    for (const value of [store, viaJson(store), structuredClone(store)])
+      for (const [name, call] of calls) expect(() => call(value), name).not.toThrow();
   });
 });
 
