@@ -1,3 +1,5 @@
+import { collapseWhitespace } from '../../base/text.js';
+
 /** Input of `buildDispatchDynamicTail`. */
 export interface DispatchTailInput {
   readonly taskId: string;
@@ -9,7 +11,14 @@ export interface DispatchTailInput {
   readonly taskPrompt: string;
 }
 
-/** JSON of a value that may hold cycles or bigints (the tail must always render). */
+/**
+ * The line breaks JSON text may hold raw (inside strings), each as its escape: the same JSON,
+ * which stays on its one line.
+ */
+const RAW_LINE_BREAKS = /[\u0085\u2028\u2029]/gu;
+const escaped = (char: string): string => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/** JSON of a value that may hold cycles or bigints (the tail must always render), on one line. */
 const safeJson = (value: unknown): string => {
   const seen = new WeakSet<object>();
   try {
@@ -22,11 +31,14 @@ const safeJson = (value: unknown): string => {
         }
         return entry;
       }) ?? '{}'
-    );
+    ).replace(RAW_LINE_BREAKS, escaped);
   } catch {
     return '{}';
   }
 };
+
+/** A field of a line of its own (the task id, the cache key): whitespace-collapsed, so it cannot start another. */
+const oneLine = (text: unknown): string => collapseWhitespace(String(text ?? ''));
 
 const given = (text: string | undefined): text is string => typeof text === 'string' && text !== '';
 
@@ -36,11 +48,12 @@ const given = (text: string | undefined): text is string => typeof text === 'str
  */
 export const buildDispatchDynamicTail = (input: DispatchTailInput): string => {
   const lines = [
-    `Task ID: ${input.taskId}`,
+    `Task ID: ${oneLine(input.taskId)}`,
     `Max output tokens: ${input.maxOutputTokens}`,
     `Delta context: ${safeJson(input.deltaPacket)}`,
   ];
-  if (given(input.guideCacheKey)) lines.push(`Guide cache key: ${input.guideCacheKey}`);
+  const guideCacheKey = given(input.guideCacheKey) ? oneLine(input.guideCacheKey) : '';
+  if (guideCacheKey !== '') lines.push(`Guide cache key: ${guideCacheKey}`);
   if (given(input.guideInstruction)) lines.push(input.guideInstruction);
   if (typeof input.sessionContext === 'string' && input.sessionContext.trim() !== '') lines.push(input.sessionContext);
   lines.push('Task prompt:', input.taskPrompt);
