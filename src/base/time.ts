@@ -26,6 +26,9 @@ const LATEST_TIME = 253_402_300_799_999;
 
 const isWithinYears = (time: number): boolean => time >= EARLIEST_TIME && time <= LATEST_TIME;
 
+/** `time` plus `ms`, held at the last millisecond of the year 9999, past which no time is taken. */
+export const timeAfter = (time: number, ms: number): number => Math.min(time + ms, LATEST_TIME);
+
 /**
  * Parses an ISO-8601 date or date-time; one without an offset is read as UTC, so the same
  * history gives the same times on every machine. An offset may not carry the instant outside the

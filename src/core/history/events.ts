@@ -14,7 +14,7 @@ import { exceedsJsonDepth } from '../../base/json.js';
 import { describeKind, formatPath, quoteValue } from '../../base/schema.js';
 import { type Fields, isRecord } from '../../base/record.js';
 import { clipEnd } from '../../base/text.js';
-import { parseEventTime } from '../../base/time.js';
+import { parseEventTime, timeAfter } from '../../base/time.js';
 import { FACT_TAGS, type FactTag, isFactTag, isSourceRole, SOURCE_ROLES, type SourceRole } from '../fact.js';
 import { HISTORY_LINE_LIMITS, type HistoryLine, linesOfText } from './lines.js';
 
@@ -251,8 +251,12 @@ const isText = (value: unknown): value is string => typeof value === 'string' &&
 const isCount = (value: unknown): boolean => typeof value === 'number' && Number.isInteger(value) && value >= 0;
 const isTags = (value: unknown): value is FactTag[] => Array.isArray(value) && value.every(isFactTag);
 
-/** The time of a line without `at`: one second after the event before it, or 0 for the first. */
-const timeAfter = (previousAt: number | undefined): number => (previousAt === undefined ? 0 : previousAt + 1000);
+/**
+ * The time of a line without `at`: one second after the event before it (held at the end of the
+ * year 9999, the last time a line may give), or 0 for the first.
+ */
+const timeOfBareLine = (previousAt: number | undefined): number =>
+  previousAt === undefined ? 0 : timeAfter(previousAt, 1000);
 
 /**
  * The event of a dispatch or prompt line whose fields are plainly right, read without the
@@ -268,7 +272,7 @@ export const plainEvent = (
   const { type, taskId } = fields;
   if ((type !== 'dispatch' && type !== 'prompt') || !isText(taskId)) return undefined;
   let at: number;
-  if (fields.at === undefined) at = timeAfter(previousAt);
+  if (fields.at === undefined) at = timeOfBareLine(previousAt);
   else {
     const time = parseEventTime(fields.at);
     if (E.isLeft(time)) return undefined;
@@ -333,7 +337,7 @@ export const decodeEvent = (
     E.chain(({ type, at }) =>
       pipe(
         decode<Record<string, unknown>>(EVENT_FIELDS[type], fields),
-        E.map((body) => ({ type, line, at: at ?? timeAfter(previousAt), ...body })),
+        E.map((body) => ({ type, line, at: at ?? timeOfBareLine(previousAt), ...body })),
       ),
     ),
   );

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
-import { FACT_TAGS, parseHistory } from '../../../src/index.js';
+import { FACT_TAGS, parseEventTime, parseHistory } from '../../../src/index.js';
 import { decodeEvent, plainEvent } from '../../../src/core/history/events.js';
 
 const history = (...lines: ReadonlyArray<unknown>): string =>
@@ -59,6 +59,26 @@ describe('parseHistory', () => {
     );
     const tenOClock = Date.parse('2026-03-01T10:00:00Z');
     expect(parsed.events.map((event) => event.at)).toEqual([0, 1000, tenOClock, tenOClock + 1000, 1000]);
+  });
+
+  it('every time a history gives its events, a missing at included, is one parseEventTime takes back as epoch milliseconds', () => {
+    const latest = Date.parse('9999-12-31T23:59:59.999Z');
+    fc.assert(
+      fc.property(
+        fc.array(fc.option(fc.integer({ min: latest - 5_000, max: latest }), { nil: undefined }), { maxLength: 8 }),
+        (times) => {
+          const parsed = parseHistory(
+            history(
+              ...times.map((at) =>
+                at === undefined ? { type: 'compact', maxFacts: 1 } : { type: 'compact', maxFacts: 1, at },
+              ),
+            ),
+          );
+          expect(parsed.events).toHaveLength(times.length);
+          for (const event of parsed.events) expect(parseEventTime(event.at)).toEqual(E.right(event.at));
+        },
+      ),
+    );
   });
 
   it('times a line without at from the last good event, skipping rejected lines', () => {
