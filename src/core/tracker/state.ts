@@ -53,8 +53,12 @@ export interface TrackerStateOptions {
   readonly store?: FactStore;
 }
 
+/**
+ * A count of the settings, or `fallback`. No bound is held as Infinity, which JSON writes as
+ * null: the largest finite number bounds nothing either, and a state's JSON copy keeps it.
+ */
 const countOr = (value: unknown, fallback: number): number =>
-  typeof value === 'number' && value >= 0 && !Number.isNaN(value) ? value : fallback;
+  typeof value === 'number' && value >= 0 && !Number.isNaN(value) ? Math.min(value, Number.MAX_VALUE) : fallback;
 
 /** A deep, frozen copy of JSON-shaped overrides: what the caller keeps can change without reaching the state. */
 const frozenCopy = <T>(value: T): T => {

@@ -193,6 +193,28 @@ describe('trackerTransition', () => {
     );
   });
 
+  it('a state made with any settings, unbounded counts included, answers every event of any history as its JSON copy does, byte for byte', () => {
+    const countArb = fc.oneof(fc.constant(Number.POSITIVE_INFINITY), fc.integer({ min: 0, max: 40 }));
+    const optionsArb = fc.record(
+      { maxFacts: countArb, maxTokens: countArb, maxFactsPerResult: countArb },
+      { requiredKeys: [] },
+    );
+    fc.assert(
+      fc.property(historyArb, optionsArb, (text, options) => {
+        let state = initialTrackerState(options);
+        let copy = JSON.parse(JSON.stringify(state)) as TrackerState;
+        for (const event of parseHistory(text).events) {
+          const [next, , output] = trackerTransition(state, event);
+          const [nextCopy, , outputCopy] = trackerTransition(copy, event);
+          expect(JSON.stringify(outputCopy)).toBe(JSON.stringify(output));
+          state = next;
+          copy = JSON.parse(JSON.stringify(nextCopy)) as TrackerState;
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
   it('closes the facts of an invalidated pair and says which', () => {
     const [state] = trackerTransition(initialTrackerState(), {
       type: 'dispatch',
