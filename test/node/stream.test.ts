@@ -210,6 +210,31 @@ describe('startHistoryReplay', () => {
     expect(isDeepFrozen(leftResult.store) && isDeepFrozen(rightResult.store)).toBe(true);
   });
 
+  it('a result finish() handed out is the replay of the lines fed before it, and stays so while more lines are fed', () => {
+    const lines = linesOfText(read(BAD_LINES));
+    fc.assert(
+      fc.property(fc.nat({ max: lines.length }), (cut) => {
+        const replay = startHistoryReplay({ keepRetrievals: true });
+        replay.feed(lines.slice(0, cut));
+        const early = replay.finish();
+        const json = JSON.stringify(early);
+        replay.feed(lines.slice(cut));
+        replay.finish();
+        expect(JSON.stringify(early)).toBe(json);
+        expect(early.report).toEqual(
+          replayHistory(
+            lines
+              .slice(0, cut)
+              .map((line) => line.text)
+              .join('\n'),
+            { keepRetrievals: true },
+          ).report,
+        );
+      }),
+      { numRuns: 20 },
+    );
+  });
+
   it('lists the first 1,000 rejected lines and counts the rest, in a replay fed in batches too', () => {
     const junk = Array.from({ length: 2_500 }, (_, i) => (i % 2 === 0 ? 'x' : '{"type":"oops"}'));
     const text = [...junk, JSON.stringify({ type: 'compact', maxFacts: 1 })].join('\n');

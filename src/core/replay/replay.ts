@@ -303,13 +303,14 @@ const createReplayCore = (options: HistoryReplayOptions) => {
     });
   };
 
+  /** The result so far: its lists are copies, so lines fed after it leave it as it was handed out. */
   const finish = (): ReplayResult => {
     const { store } = state;
     deepFreeze(store);
     return {
       report: {
-        prompts,
-        errors,
+        prompts: [...prompts],
+        errors: [...errors],
         ...(errorsOmitted === 0 ? {} : { errorsOmitted }),
         facts: selectValidFacts(store),
         summary: {
@@ -324,7 +325,7 @@ const createReplayCore = (options: HistoryReplayOptions) => {
         },
       },
       store,
-      retrievals,
+      retrievals: [...retrievals],
     };
   };
 
