@@ -54,6 +54,15 @@ const isCollapsed = (text: string): boolean => {
 export const collapseWhitespace = (text: string): string =>
   isCollapsed(text) ? text : text.replace(INVISIBLE, '').replace(LINE_BREAKING, ' ').trim();
 
+/** A UTF-16 unit of a surrogate pair standing alone (the `u` flag matches a whole pair as one code point). */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/gu;
+
+/**
+ * `text` with each lone surrogate replaced by U+FFFD, as UTF-8 encodes it: fact ids hash the
+ * UTF-8 of a fact's text, so two texts differing only in lone surrogates would share an id.
+ */
+export const wellFormed = (text: string): string => text.replace(LONE_SURROGATE, '\uFFFD');
+
 /**
  * `text` without its final run of characters from `set` (ASCII). A scan from the end: a pattern
  * such as `/[.!]+$/` tries the run from each of its positions, quadratic in its length.

@@ -1,6 +1,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { sha256HexPrefix } from '../base/hash.js';
 import { isRecord } from '../base/record.js';
+import { wellFormed } from '../base/text.js';
 
 /** The categories a fact can carry. */
 export const FACT_TAGS = ['file_change', 'convention', 'decision', 'error', 'dependency', 'test'] as const;
@@ -105,7 +106,8 @@ export const tagsProblem = (tags: unknown): string | undefined => {
 
 /**
  * Validates one fact as it enters the store and returns a fresh plain copy holding only the
- * known fields, or the reason it is malformed. History (`validTo`) never enters this way.
+ * known fields (its text well-formed: each lone surrogate U+FFFD), or the reason it is
+ * malformed. History (`validTo`) never enters this way.
  */
 export const parseNewFact = (input: unknown): E.Either<string, SessionFact> => validateNewFact(input);
 
@@ -133,14 +135,15 @@ const validateNewFact = (input: unknown): E.Either<string, SessionFact> => {
   if (typeof confidence !== 'number' || !(confidence >= 0 && confidence <= 1))
     return E.left('confidence is not a number in 0..1');
   if (!isSourceRole(sourceRole)) return E.left('sourceRole is unknown');
+  // Lone surrogates become U+FFFD, as the id's hash already reads them: one id, one text.
   return E.right({
     id,
-    subject,
-    relation,
-    object,
+    subject: wellFormed(subject),
+    relation: wellFormed(relation),
+    object: wellFormed(object),
     tags: shareTags(tags as ReadonlyArray<FactTag>),
     validFrom,
-    sourceTaskId,
+    sourceTaskId: wellFormed(sourceTaskId),
     sourceRole,
     confidence,
   });

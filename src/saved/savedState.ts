@@ -9,6 +9,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import { z } from 'zod';
 import { type Failure, failure } from '../base/failure.js';
 import { describeIssue, formatPath } from '../base/schema.js';
+import { wellFormed } from '../base/text.js';
 import { isFileFact, parseNewFact, type SessionFact } from '../core/fact.js';
 import type { NotesLedger } from '../notes/ledger.js';
 import { decodeNotes, encodeNotes, type SavedNotes } from '../notes/persist.js';
@@ -161,7 +162,9 @@ const PairLogSchema = (seen: Set<string>) =>
       },
       { error: notAnObject },
     )
-    .transform(({ subject, relation, assertions, clears }, context): PairLog => {
+    .transform(({ subject: savedSubject, relation: savedRelation, assertions, clears }, context): PairLog => {
+      // As its facts decode (`parseNewFact`): lone surrogates read as U+FFFD.
+      const [subject, relation] = [wellFormed(savedSubject), wellFormed(savedRelation)];
       // The pair's path is not known here: the issue's is, once it reaches the document (see `problemOf`).
       const facts = decodeAssertions(subject, relation, assertions);
       const key = pairKey(subject, relation);

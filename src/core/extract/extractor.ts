@@ -13,7 +13,7 @@ import {
   tagsProblem,
   textFieldProblem,
 } from '../fact.js';
-import { clipEnd, clipStart, collapseWhitespace } from '../../base/text.js';
+import { clipEnd, clipStart, collapseWhitespace, wellFormed } from '../../base/text.js';
 import type { ImplementerResult, ReviewerResult } from './contract.js';
 import { readString } from './fields.js';
 import type { ExtractionRule, FactDraft, RuleContext } from './rule.js';
@@ -41,7 +41,7 @@ export interface Extractor {
 /** A task id as facts carry it: whitespace-collapsed, 1 to 50 characters. */
 export const normalizeTaskId = (taskId: unknown): E.Either<string, string> => {
   if (typeof taskId !== 'string' && typeof taskId !== 'number') return E.left('task id must be a string');
-  const normalized = collapseWhitespace(String(taskId));
+  const normalized = wellFormed(collapseWhitespace(String(taskId)));
   if (normalized === '') return E.left('task id is empty');
   if (normalized.length > FACT_LIMITS.sourceTaskId)
     return E.left(`task id is longer than ${FACT_LIMITS.sourceTaskId} characters`);
@@ -50,7 +50,7 @@ export const normalizeTaskId = (taskId: unknown): E.Either<string, string> => {
 
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
-const textOf = (value: unknown): string => (typeof value === 'string' ? collapseWhitespace(value) : '');
+const textOf = (value: unknown): string => (typeof value === 'string' ? wellFormed(collapseWhitespace(value)) : '');
 
 /**
  * The fact a draft proposes, or why it is malformed. Each field is normalized, then checked

@@ -1,3 +1,4 @@
+import { wellFormed } from '../../base/text.js';
 import { holdsSeparator } from '../fact.js';
 import type { FactStore } from './state.js';
 import { checkedFactStore } from './storeShape.js';
@@ -15,7 +16,8 @@ export const invalidate = (store: FactStore, subject: string, relation: string, 
   if (typeof subject !== 'string' || typeof relation !== 'string' || typeof at !== 'number' || !Number.isFinite(at))
     return store;
   if (holdsSeparator(subject) || holdsSeparator(relation)) return store;
-  const before = selectPairLog(store, subject, relation);
+  // The pair as its facts hold it: their text is well-formed (see `parseNewFact`).
+  const before = selectPairLog(store, wellFormed(subject), wellFormed(relation));
   if (before === undefined || latestAssertionTime(before) > at) return store;
   if (!deriveRecords(before).some((fact) => fact.validTo === undefined)) return store;
   return writePairChanges(store, [{ before, after: withClear(before, at) }]);

@@ -9,6 +9,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { type Failure, failure, type INTERNAL } from '../../base/failure.js';
 import { isRecord } from '../../base/record.js';
+import { wellFormed } from '../../base/text.js';
 import type { DispatchResult, ImplementerResult, ReviewerResult } from '../extract/contract.js';
 import { createExtractor, type Extraction, normalizeTaskId } from '../extract/extractor.js';
 import { type ContractError, parseDispatchOutput, parseDispatchResult } from '../extract/parse.js';
@@ -243,13 +244,15 @@ const prompt = (state: TrackerState, event: PromptInput, env: TrackerEnvironment
 /** An invalidation closes the valid facts of its (subject, relation) pair at its time. */
 const invalidate = (state: TrackerState, event: InvalidateInput): TrackerStep<InvalidateOutput> => {
   const { subject, relation, at } = event;
+  // The pair as the store keys it (see `invalidate`): lone surrogates read as U+FFFD.
+  const [pairSubject, pairRelation] = [wellFormed(String(subject)), wellFormed(String(relation))];
   // Read before the write: inside a write run (a replay's) the store is changed in place.
-  const before = selectPairLog(state.store, subject, relation);
+  const before = selectPairLog(state.store, pairSubject, pairRelation);
   const validBefore = before === undefined ? [] : [...selectValidOfLog(before)];
   const closing: TrackerEvent = { type: 'facts/invalidated', subject, relation, at };
   const [store, events] = applyAll(state.store, [[closing, (current) => applyEvent(current, closing)]]);
   if (store === state.store) return unchanged(state, { type: 'invalidate', closed: Object.freeze([]) });
-  const after = selectPairLog(store, subject, relation);
+  const after = selectPairLog(store, pairSubject, pairRelation);
   const stillValid = new Set(after === undefined ? [] : selectValidOfLog(after).map((fact) => fact.id));
   const closed = validBefore.filter((fact) => !stillValid.has(fact.id));
   return [withStore(state, store), events, { type: 'invalidate', closed: Object.freeze(closed) }];

@@ -265,6 +265,39 @@ describe('fact text holding the separator of ids and pair keys (U+001F)', () => 
   });
 });
 
+describe('fact text holding lone surrogates (UTF-16 halves that UTF-8 cannot encode)', () => {
+  /** Texts that differ only in a lone surrogate: SHA-256 over their UTF-8 sees U+FFFD in each. */
+  const textArb = fc.constantFrom('a', 'a\ud800', 'a\ud801', '\udc00a', 'a\ufffd');
+  const surrogateFactArb = fc
+    .record({ subject: textArb, object: textArb, sourceTaskId: textArb, validFrom: timeArb })
+    .map(({ subject, object, sourceTaskId, validFrom }) => ({
+      ...fileFact(subject, 'modified_by', object, validFrom),
+      sourceTaskId,
+    }));
+
+  it('every store addFacts and invalidate build from facts holding lone surrogates is consistent, each id one fact, and its saved state decodes to the same facts', async () => {
+    const { decodeState, encodeState } = await import('../../../src/saved/savedState.js');
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(surrogateFactArb, { maxLength: 4 }), { maxLength: 5 }),
+        fc.array(fc.tuple(textArb, timeArb), { maxLength: 3 }),
+        (batches, invalidations) => {
+          let store = emptyFactStore();
+          for (const batch of batches) store = addFacts(store, batch);
+          for (const [subject, at] of invalidations) store = invalidate(store, subject, 'modified_by', at);
+          expectConsistent(store);
+          expect(selectValidCount(store)).toBe(selectValidFacts(store).length);
+          const ids = selectAllFacts(store).map((f) => `${f.id}@${f.validFrom}`);
+          expect(new Set(ids).size).toBe(ids.length);
+          const decoded = decodeState(JSON.parse(JSON.stringify(encodeState(store))));
+          expect(decoded).toMatchObject({ _tag: 'Right' });
+          if (decoded._tag === 'Right') expect(selectAllFacts(decoded.right)).toEqual(selectAllFacts(store));
+        },
+      ),
+    );
+  });
+});
+
 describe('in-place runs (asOneRun)', () => {
   const runArb = fc.tuple(
     fc.array(fc.tuple(eventArb, fc.boolean()), { maxLength: 25 }),

@@ -215,6 +215,32 @@ describe('trackerTransition', () => {
     );
   });
 
+  it('reads a path holding a lone surrogate (a model wrote "\\ud800") as its U+FFFD, one fact however it is written, and closes it under either spelling', () => {
+    const text = ['src/a\\ud800.ts', 'src/a\\ud801.ts']
+      .map((path, i) =>
+        JSON.stringify({
+          type: 'dispatch',
+          role: 'implementer',
+          taskId: '1',
+          result: implementer('1', ['PATH']),
+          at: 1_000 * (i + 1),
+        }).replace('PATH', path),
+      )
+      .join('\n');
+    let state = initialTrackerState();
+    for (const event of parseHistory(text).events) state = trackerTransition(state, event)[0];
+    const files = selectValidFacts(state.store).filter((fact) => fact.relation === 'modified_by');
+    expect(files.map((fact) => fact.subject)).toEqual(['src/a\ufffd.ts']);
+    const [closedState, , output] = trackerTransition(state, {
+      type: 'invalidate',
+      subject: 'src/a\udbff.ts',
+      relation: 'modified_by',
+      at: 3_000,
+    });
+    expect(output.closed.map((fact) => fact.subject)).toEqual(['src/a\ufffd.ts']);
+    expect(selectValidFacts(closedState.store).filter((fact) => fact.relation === 'modified_by')).toEqual([]);
+  });
+
   it('closes the facts of an invalidated pair and says which', () => {
     const [state] = trackerTransition(initialTrackerState(), {
       type: 'dispatch',
