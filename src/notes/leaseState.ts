@@ -98,6 +98,14 @@ export const isLeaseAtRest = (lease: NotesLeaseSlot | undefined): boolean =>
   lease === undefined ||
   (!lease.held && !lease.calling && lease.outbox.length === 0 && lease.sending.length === 0 && lease.mine.length === 0);
 
+/**
+ * An end of stage asked for here is not answered yet: it waits in another holder's queue, or
+ * that holder merged it and the answer waits for the notes to load again.
+ */
+export const awaitsOwnStage = (lease: NotesLeaseSlot | undefined): boolean =>
+  lease !== undefined &&
+  (lease.reporting.length > 0 || lease.mine.some((item) => item.kind === 'stage' && !item.counted));
+
 /** The lease has work in flight here: a call, or the lease held. */
 export const isLeaseBusy = (lease: NotesLeaseSlot | undefined): boolean =>
   lease !== undefined && (lease.calling || lease.held || lease.outbox.length > 0);

@@ -6,7 +6,7 @@
  * flight only, so an idle machine answers at once however many users it served.
  */
 import * as PMap from '../persistent/persistentMap.js';
-import { isLeaseBusy, type NotesLeaseSlot } from './leaseState.js';
+import { awaitsOwnStage, isLeaseBusy, type NotesLeaseSlot } from './leaseState.js';
 import { idOfKey } from './ledger.js';
 import {
   type NotesState,
@@ -69,9 +69,10 @@ export const settledSince = (state: NotesState): SettledSince => {
 
 /**
  * True when nothing of this machine's own doing is in flight: no extraction, rewrite, load or
- * save runs, no end of stage waits, and no lease is held or called. Items it added to a queue
- * whose lease another tracker holds may still wait there: they are that holder's to do, and the
- * store keeps them. What `close` waits for.
+ * save runs, no end of stage waits (here, or in a queue another tracker holds: its caller is
+ * answered here), and no lease is held or called. Messages it added to a queue whose lease
+ * another tracker holds may still wait there: they are that holder's to do, and the store keeps
+ * them. What `close` waits for.
  */
 export const isQuiet = (state: NotesState): boolean => {
   let quiet = true;
@@ -86,7 +87,10 @@ export const isQuiet = (state: NotesState): boolean => {
       storage.loading.length === 0 &&
       storage.saving === undefined &&
       storage.changes <= storage.settledChanges &&
-      leased.every((key) => !isLeaseBusy(PMap.get(machine.conversations, key)?.lease));
+      leased.every((key) => {
+        const lease = PMap.get(machine.conversations, key)?.lease;
+        return !isLeaseBusy(lease) && !awaitsOwnStage(lease);
+      });
   });
   return quiet;
 };

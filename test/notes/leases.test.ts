@@ -59,12 +59,16 @@ const within = <T>(promise: Promise<T>, what: string): Promise<T> =>
     new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} did not settle`)), 3_000)),
   ]);
 
-/** Two trackers on one store with leases, and `a` holding the lease of (maya, s1) with an extraction of "one" running. */
-const holding = async () => {
+/**
+ * Two trackers on one store with leases (looking again every `leasePollMs` while an end of stage
+ * of theirs waits), and `a` holding the lease of (maya, s1) with an extraction of "one" running.
+ */
+const holding = async (leasePollMs?: number) => {
   const store = memoryNotesStore();
   const model = sharedModel();
-  const a = createNotableFactsTracker({ complete: model.complete, store, holder: 'a' });
-  const b = createNotableFactsTracker({ complete: model.complete, store, holder: 'b' });
+  const poll = leasePollMs === undefined ? {} : { leasePollMs };
+  const a = createNotableFactsTracker({ complete: model.complete, store, holder: 'a', ...poll });
+  const b = createNotableFactsTracker({ complete: model.complete, store, holder: 'b', ...poll });
   a.recordUserMessage('maya', 's1', 'one');
   await tick();
   return { store, model, a, b };
@@ -102,12 +106,7 @@ describe('trackers sharing a store with leases', () => {
   });
 
   it('merges an end of stage asked for at the other tracker once, after the holder’s extraction, and answers it there', async () => {
-    const store = memoryNotesStore();
-    const model = sharedModel();
-    const a = createNotableFactsTracker({ complete: model.complete, store, holder: 'a', leasePollMs: 10 });
-    const b = createNotableFactsTracker({ complete: model.complete, store, holder: 'b', leasePollMs: 10 });
-    a.recordUserMessage('maya', 's1', 'one');
-    await tick();
+    const { store, model, a, b } = await holding(10);
     const stage = b.endStage('maya', 's1');
     b.recordUserMessage('maya', 's1', 'after the stage');
     await tick();
@@ -203,6 +202,24 @@ describe('trackers sharing a store with leases', () => {
     expect(E.isRight(other) && other.right).toMatchObject({ held: true, queue: [{ kind: 'message', origin: 'c' }] });
     // b closes at once: its item was a's to do.
     await within(b.close(), 'close of b');
+  });
+
+  it('closes only once an end of stage asked for there and merged by the other holder is answered', async () => {
+    const { model, a, b } = await holding(10);
+    const stage = b.endStage('maya', 's1');
+    await tick();
+    let closed = false;
+    const closing = b.close().then(() => {
+      closed = true;
+    });
+    await tick();
+    // The end of stage waits in a's queue: b is not done with it yet.
+    expect(closed).toBe(false);
+    await model.answerNext();
+    const report = await within(stage, 'the end of stage asked for at b');
+    expect(E.isRight(report) && report.right).toMatchObject({ user: 'maya', sessions: ['s1'] });
+    await within(closing, 'close of b');
+    await within(a.close(), 'close of a');
   });
 
   it('keeps the report of finished work that waits for its save when a call only adds items: nothing is worked twice', async () => {
