@@ -143,10 +143,24 @@ const idSchema = z.custom<string>(isNotesId, {
 });
 const timeSchema = z.number({ error: 'is not a finite time' });
 const optionalTime = timeSchema.optional();
+/**
+ * A time as `isoTime` writes it, whatever the clock said: the string `toISOString` gives (six-digit
+ * years before 0000 and after 9999 included), another ISO 8601 string, or epoch milliseconds, as
+ * sections written before held them.
+ */
+const storedTime = (value: unknown): E.Either<string, number> => {
+  if (typeof value === 'number')
+    return Number.isFinite(value) ? E.right(value) : E.left('not a finite number of milliseconds');
+  const written = typeof value === 'string' ? Date.parse(value) : Number.NaN;
+  return Number.isFinite(written) && new Date(written).toISOString() === value
+    ? E.right(written)
+    : parseEventTime(value);
+};
+
 /** A time written as an ISO 8601 string (or, as sections written before, epoch milliseconds). */
 const isoTimeSchema = z.unknown().transform((value, context) =>
   pipe(
-    parseEventTime(value),
+    storedTime(value),
     E.getOrElseW(() => {
       context.addIssue({ code: 'custom', message: 'is not a time (an ISO 8601 string)' });
       return z.NEVER;

@@ -189,4 +189,33 @@ describe('the profile where it leaves the library', () => {
       'ABOUT THIS USER (from previous sessions):\n[People]\n- Partner is Jordan',
     );
   });
+
+  it('reads back every time it writes, years before 0000 and after 9999 included (a clock in microseconds)', async () => {
+    for (const at of [Date.UTC(2026, 1, 3) * 1_000, -1e14, 8.64e15]) {
+      const ledger = replayNotes([extracted('s1', 1, ['People', 'Partner is Jordan']), merged('s1', at)]);
+      expect(decodeNotes(JSON.parse(JSON.stringify(encodeNotes(ledger))))).toEqual(E.right(ledger));
+      // Epoch milliseconds, as sections written before held them, read back whatever the year.
+      const older = encodeNotes(ledger);
+      const epoch = { ...older, profiles: older.profiles.map((profile) => ({ ...profile, consolidatedAt: at })) };
+      expect(decodeNotes(epoch)).toEqual(E.right(ledger));
+    }
+    // A tracker whose clock counts microseconds saves a profile that another tracker reads back.
+    const store = memoryNotesStore();
+    const problems: unknown[] = [];
+    const options = {
+      complete: async () => answer(['People', 'Partner is Jordan']),
+      store,
+      now: () => Date.UTC(2026, 1, 3) * 1_000,
+      onError: (problem: unknown) => problems.push(problem),
+    };
+    const first = createNotableFactsTracker(options);
+    first.recordUserMessage('maya', 's1', 'My partner is Jordan.');
+    await first.settled();
+    await first.endStage('maya');
+    await first.settled();
+    const second = createNotableFactsTracker(options);
+    await second.load('maya', 's2');
+    expect(text(second, 'maya', 's2')).toBe('ABOUT THIS USER (from previous sessions):\n[People]\n- Partner is Jordan');
+    expect(problems).toEqual([]);
+  });
 });
