@@ -359,6 +359,41 @@ describe('events and replay', () => {
     );
   });
 
+  it('takes from a notes/loaded event (a log read back from JSON) only notes and a profile a store record could hold', () => {
+    const start = replayNotes([
+      { type: 'notes/extracted', user: 'maya', session: 's1', facts: [people('Partner is Jordan')], at: 1 },
+      { type: 'notes/sessionConsolidated', user: 'maya', session: 's1', at: 2 },
+    ]);
+    const many = Array.from({ length: 30 }, (_, i) => people(`Fact ${i}`));
+    const unusable: unknown[] = [
+      {},
+      { facts: 'Partner is Jordan', updatedAt: 3, consolidated: false },
+      { facts: [{ category: 'Hobbies', fact: 'Plays chess' }], updatedAt: 3, consolidated: false },
+      { facts: many, updatedAt: 3, consolidated: false },
+      { facts: [people('Works nights')], updatedAt: Number.NaN, consolidated: false },
+    ];
+    for (const notes of unusable) {
+      const event = {
+        type: 'notes/loaded',
+        user: 'maya',
+        session: 's1',
+        notes,
+        profile: notes,
+      } as unknown as NotesEvent;
+      const next = applyNotesEvent(start, event);
+      expect(next).toEqual(start);
+      expect(decodeNotes(JSON.parse(JSON.stringify(encodeNotes(next))))).toEqual(E.right(next));
+    }
+    // A usable record is taken, its fact text kept on one line.
+    const loaded = applyNotesEvent(start, {
+      type: 'notes/loaded',
+      user: 'maya',
+      session: 's2',
+      notes: { facts: [people('Works\nnights')], updatedAt: 3, consolidated: false },
+    });
+    expect(selectSessionFacts(loaded, 'maya', 's2')).toEqual([people('Works nights')]);
+  });
+
   it('ignores unknown events', () => {
     const ledger = emptyNotesLedger();
     expect(applyNotesEvent(ledger, { type: 'notes/unknown' } as never)).toBe(ledger);
