@@ -150,4 +150,25 @@ describe('--save into a saved state another command wrote', () => {
     writeFileSync(empty, '');
     expect((await runCli(['replay', empty, '--save', join(dir, 'fresh.json')])).status).toBe(0);
   });
+
+  it('saves no empty ledger over the notes there from an empty conversation log (nothing piped in, a blank file)', async () => {
+    const dir = tempDir('save-empty-log-');
+    const file = join(dir, 'state.json');
+    expect((await saveNotes(file)).status).toBe(0);
+    const before = readFileSync(file, 'utf8');
+    const blank = join(dir, 'blank.jsonl');
+    writeFileSync(blank, '\n  \n');
+    for (const [args, input] of [
+      [['notes', 'replay', '-', '--save', file], ''],
+      [['notes', 'replay', blank, '--json', '--save', file], undefined],
+    ] as const) {
+      const run = await runCli(args, input);
+      expect([run.status, run.stderr]).toEqual([
+        1,
+        `fact-tracker notes: nothing saved into ${file}: the conversation log holds no line\n`,
+      ]);
+    }
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    expect(sectionsOf(file).notes).toBe(13);
+  });
 });

@@ -205,6 +205,11 @@ export const renderNotesReplay = (
   ].join('\n\n');
 };
 
+/**
+ * Saves the ledger into FILE, unless no line of the log applied: a log of rejected lines only
+ * (a file given by mistake) or of no line at all (nothing piped in, a blank file) would save an
+ * empty ledger over the notes there.
+ */
 const save = (
   io: CliIo,
   file: string | undefined,
@@ -212,9 +217,10 @@ const save = (
 ): TE.TaskEither<string, NotesReplayResult> =>
   file === undefined
     ? TE.right(result)
-    : // A log of rejected lines only (a file given by mistake) saves nothing over the notes there.
-      result.report.steps.length === 0 && result.report.errors.length > 0
-      ? TE.left(`nothing saved into ${file}: no line of the conversation log could be applied`)
+    : result.report.steps.length === 0
+      ? TE.left(
+          `nothing saved into ${file}: ${result.report.errors.length > 0 ? 'no line of the conversation log could be applied' : 'the conversation log holds no line'}`,
+        )
       : pipe(
           saveSection(io, file, { kind: 'notes', ledger: result.ledger }),
           TE.map(() => result),
