@@ -30,7 +30,10 @@ export interface MessagesClient {
 export interface AnthropicCompleteOptions {
   /** The model id, such as a small Haiku model. */
   readonly model: string;
-  /** The most tokens of the answer (default 4,096: the longest answer the limits allow, about 1,400 tokens, three times over). */
+  /**
+   * The most tokens of the answer (default 4,096: the longest answer the limits allow, about 1,400
+   * tokens, three times over); a value that is no number of tokens, such as NaN, asks for the default.
+   */
   readonly maxTokens?: number;
   /** An optional system prompt. */
   readonly system?: string;
@@ -49,6 +52,12 @@ export interface TruncatedAnswer extends Error {
   readonly code: 'truncated';
 }
 
+/** The budget asked for: whole tokens, at least one; anything else (NaN, Infinity, 0, a negative) is the default, which the API accepts. */
+const answerBudget = (maxTokens: unknown): number =>
+  typeof maxTokens === 'number' && Number.isFinite(maxTokens) && maxTokens >= 1
+    ? Math.floor(maxTokens)
+    : DEFAULT_MAX_TOKENS;
+
 const truncated = (maxTokens: number): TruncatedAnswer =>
   Object.assign(new Error(`the answer stopped at the limit of ${maxTokens} tokens before it was complete`), {
     code: 'truncated' as const,
@@ -63,7 +72,7 @@ const truncated = (maxTokens: number): TruncatedAnswer =>
 export const anthropicComplete =
   (client: MessagesClient, options: AnthropicCompleteOptions): CompleteFn =>
   async (prompt, { signal }) => {
-    const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
+    const maxTokens = answerBudget(options.maxTokens);
     const message = await client.messages.create(
       {
         model: options.model,

@@ -90,6 +90,22 @@ describe('anthropicComplete', () => {
     });
   });
 
+  it('asks for the default budget when maxTokens is no whole number of tokens (NaN from an unset variable, Infinity, 0, -1)', async () => {
+    reply = { status: 200, body: message('{"notableFacts": []}') };
+    for (const maxTokens of [Number(undefined), Number.POSITIVE_INFINITY, 0, -1]) {
+      const complete = anthropicComplete(client, { model: 'claude-haiku-test', maxTokens });
+      expect(await complete('the extraction prompt', { signal: new AbortController().signal })).toBe(
+        '{"notableFacts": []}',
+      );
+      expect(received.at(-1)!.body['max_tokens']).toBe(4096);
+    }
+    // A fraction is rounded down to the whole tokens it allows.
+    await anthropicComplete(client, { model: 'claude-haiku-test', maxTokens: 300.7 })('the extraction prompt', {
+      signal: new AbortController().signal,
+    });
+    expect(received.at(-1)!.body['max_tokens']).toBe(300);
+  });
+
   it('feeds the tracker end to end', async () => {
     reply = {
       status: 200,
