@@ -13,7 +13,7 @@ import type { Fields } from '../base/record.js';
 import { parseEventTime } from '../base/time.js';
 import { readJsonObject } from '../core/history/events.js';
 import { linesOfText } from '../core/history/lines.js';
-import { describeKind, describeValue } from '../base/schema.js';
+import { describeValue } from '../base/schema.js';
 import { isNotesId, NOTES_LIMITS } from './model.js';
 import type { ModelOutcome } from './port.js';
 
@@ -94,7 +94,7 @@ const idSchema = (field: 'user' | 'session') =>
 
 const textSchema = z.custom<string>((value) => typeof value === 'string' && value.trim() !== '', {
   error: (issue) =>
-    issue.input === undefined ? 'text is missing' : `text must be non-empty text, not ${describeKind(issue.input)}`,
+    issue.input === undefined ? 'text is missing' : `text must be non-empty text, not ${describeValue(issue.input)}`,
 });
 
 /** An extraction holds `response` (the recorded text) or `error` (`"timeout"`, or the call's error message). */

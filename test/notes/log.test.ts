@@ -50,4 +50,19 @@ describe('parseNotesLog', () => {
     ]);
     expect(entries).toHaveLength(1);
   });
+
+  it('says what an empty or blank text is, not that it is no string', () => {
+    const { errors } = parseNotesLog(
+      lines(
+        { type: 'user', user: 'maya', session: 's1', text: '' },
+        { type: 'assistant', user: 'maya', session: 's1', text: ' \n ' },
+        { type: 'user', user: 'maya', session: 's1', text: 5 },
+      ),
+    );
+    expect(errors.map((error) => error.message)).toEqual([
+      'text must be non-empty text, not ""',
+      'text must be non-empty text, not " \\n "',
+      'text must be non-empty text, not a number',
+    ]);
+  });
 });
