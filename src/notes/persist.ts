@@ -296,21 +296,23 @@ const sessionNotes = (decoded: {
 export const encodeSessionRecord = (notes: SessionNotes): JsonValue =>
   encodeSessionNotes(notes) as unknown as JsonValue;
 
-/** A store record of one user's notes in one session, its facts checked against `categories`. */
+/** A store record of one user's notes in one session, its facts checked against `categories` (frozen). */
 export const decodeSessionRecord = (
   value: unknown,
   categories: ReadonlyArray<string>,
 ): E.Either<NotesDecodeFailure, SessionNotes> =>
-  E.map(sessionNotes)(
+  E.map((decoded: Parameters<typeof sessionNotes>[0]) => deepFreeze(sessionNotes(decoded)))(
     decodeRecord(z.object(sessionFields(categories), { error: 'is not an object' }), 'session', value),
   );
 
 /** One user's profile as a store record (a JSON value, its time an ISO string). */
 export const encodeProfileRecord = (profile: GlobalFacts): JsonValue => encodeProfile(profile) as unknown as JsonValue;
 
-/** A store record of one user's profile, its facts checked against `categories`. */
+/** A store record of one user's profile, its facts checked against `categories` (frozen). */
 export const decodeProfileRecord = (
   value: unknown,
   categories: ReadonlyArray<string>,
 ): E.Either<NotesDecodeFailure, GlobalFacts> =>
-  decodeRecord(z.object(profileFields(categories), { error: 'is not an object' }), 'profile', value);
+  E.map((profile: GlobalFacts) => deepFreeze(profile))(
+    decodeRecord(z.object(profileFields(categories), { error: 'is not an object' }), 'profile', value),
+  );
