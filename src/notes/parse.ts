@@ -327,21 +327,18 @@ export const parseNotableFactsResponseWithWarnings = (
   text: string,
   options: ParseNotableFactsOptions = {},
 ): E.Either<NotableFactsError, NotableFactsResponse> => {
+  // A JavaScript caller may pass null.
+  const given: ParseNotableFactsOptions = typeof options === 'object' && options !== null ? options : {};
   const categories =
-    Array.isArray(options.categories) && options.categories.length > 0
-      ? options.categories
+    Array.isArray(given.categories) && given.categories.length > 0
+      ? given.categories
       : categoryNames(DEFAULT_CATEGORIES);
   const maxFacts =
-    typeof options.maxFacts === 'number' && options.maxFacts >= 1 ? Math.floor(options.maxFacts) : NOTES_LIMITS.hardCap;
+    typeof given.maxFacts === 'number' && given.maxFacts >= 1 ? Math.floor(given.maxFacts) : NOTES_LIMITS.hardCap;
   return pipe(
     findEntries(typeof text === 'string' ? text : ''),
     E.chain((entries) => {
-      const result = keepValidFacts(
-        entries,
-        categories,
-        maxFacts,
-        Array.isArray(options.previous) ? options.previous : [],
-      );
+      const result = keepValidFacts(entries, categories, maxFacts, Array.isArray(given.previous) ? given.previous : []);
       return entries.length > 0 && result.facts.length === 0
         ? E.left(
             failure(

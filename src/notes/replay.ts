@@ -62,7 +62,9 @@ interface Totals {
  * and session (messages recorded meanwhile fold into one follow-up, as they do live); with none
  * running, it answers a new extraction of the latest user message.
  */
-export const replayConversationLog = (text: string, options: NotesReplayOptions = {}): NotesReplayResult => {
+export const replayConversationLog = (text: string, given: NotesReplayOptions = {}): NotesReplayResult => {
+  // A JavaScript caller may pass null.
+  const options: NotesReplayOptions = typeof given === 'object' && given !== null ? given : {};
   const countTokens = options.countTokens ?? estimateTokens;
   const turns = turnCount(options.turns);
   const parsed = parseNotesLog(typeof text === 'string' ? text : '');

@@ -88,6 +88,14 @@ describe('parseNotableFactsResponse', () => {
     expect(result.facts).toEqual([{ category: 'Money', fact: 'Saving for a house' }]);
   });
 
+  it('reads with the defaults when the options are null, as a JavaScript caller may pass them', () => {
+    const answer = JSON.stringify({ notableFacts: [list[0]] });
+    expect(parseNotableFactsResponse(answer, null as never)).toEqual(E.right([list[0]]));
+    expect(parseNotableFactsResponseWithWarnings(answer, null as never)).toEqual(
+      E.right({ facts: [list[0]], warnings: [] }),
+    );
+  });
+
   it('fails precisely when there is no usable list', () => {
     expect(codeOf('   ')).toBe('empty_response');
     expect(codeOf('I could not find any facts.')).toBe('no_json');

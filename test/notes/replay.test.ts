@@ -10,6 +10,11 @@ import { extraction, lines, user } from './logLines.js';
 const EXAMPLE = readFileSync(new URL('../../examples/couples-coaching.jsonl', import.meta.url), 'utf8');
 
 describe('replayConversationLog', () => {
+  it('replays with the defaults when the options are null, as a JavaScript caller may pass them', () => {
+    const text = lines(user('maya', 'Jordan works nights.'));
+    expect(replayConversationLog(text, null as never).report).toEqual(replayConversationLog(text).report);
+  });
+
   it('gives each message the facts of the extractions before it (N+1), per user', () => {
     const { report, ledger } = replayConversationLog(
       lines(
