@@ -34,6 +34,10 @@ export const DEFAULT_CACHE_SIZE = 1_000;
 export const positive = (value: unknown, fallback: number): number =>
   typeof value === 'number' && value > 0 && Number.isFinite(value) ? value : fallback;
 
+/** A time a timer waits: a number above 0 (Infinity included) at most `MAX_TIMEOUT_MS`, else `fallback`. */
+const waitTime = (value: unknown, fallback: number): number =>
+  Math.min(typeof value === 'number' && value > 0 ? value : fallback, MAX_TIMEOUT_MS);
+
 /** The options a tracker runs with. */
 export interface ResolvedOptions {
   /** The options as given (an object, possibly empty). */
@@ -51,7 +55,7 @@ export interface ResolvedOptions {
 /** The options of `createNotableFactsTracker` with their defaults. */
 export const resolveOptions = (options: NotableFactsTrackerOptions): ResolvedOptions => {
   const settings: Partial<NotableFactsTrackerOptions> = typeof options === 'object' && options !== null ? options : {};
-  const timeoutMs = Math.min(positive(settings.timeoutMs, DEFAULT_TIMEOUT_MS), MAX_TIMEOUT_MS);
+  const timeoutMs = waitTime(settings.timeoutMs, DEFAULT_TIMEOUT_MS);
   const cacheSize = settings.cacheSize;
   return {
     settings,
@@ -72,8 +76,8 @@ export const resolveOptions = (options: NotableFactsTrackerOptions): ResolvedOpt
         ? undefined
         : {
             holder: isNotesId(settings.holder) ? settings.holder : `tracker-${globalThis.crypto.randomUUID()}`,
-            ttlMs: Math.min(positive(settings.leaseMs, timeoutMs + DEFAULT_LEASE_MARGIN_MS), MAX_TIMEOUT_MS),
-            pollMs: Math.min(positive(settings.leasePollMs, DEFAULT_LEASE_POLL_MS), MAX_TIMEOUT_MS),
+            ttlMs: waitTime(settings.leaseMs, timeoutMs + DEFAULT_LEASE_MARGIN_MS),
+            pollMs: waitTime(settings.leasePollMs, DEFAULT_LEASE_POLL_MS),
           },
   };
 };

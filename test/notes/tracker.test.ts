@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
-import { describe, expect, expectTypeOf, it } from 'vitest';
+import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { replayNotes } from '../../src/notes/events.js';
 import { emptyNotesLedger, selectSessionFacts, selectSessions } from '../../src/notes/ledger.js';
 import type { CompleteFn, CompleteOptions } from '../../src/notes/port.js';
@@ -509,6 +509,24 @@ describe('hostile and heavy use', () => {
     tracker.recordUserMessage('maya', 's1', 'hello');
     await tracker.settled();
     expect(tracker.events().map((event) => event.type)).toEqual(['notes/extracted']);
+  });
+
+  it('clamps a timeout of Infinity as it clamps any other past what a timer can wait, instead of waiting 15 s', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      let reply: (text: string) => void = () => undefined;
+      const tracker = createNotableFactsTracker({
+        complete: () => new Promise<string>((resolve) => (reply = resolve)),
+        timeoutMs: Number.POSITIVE_INFINITY,
+      });
+      tracker.recordUserMessage('maya', 's1', 'hello');
+      await vi.advanceTimersByTimeAsync(60_000);
+      reply(answer(['People', 'Partner is Jordan']));
+      await tracker.settled();
+      expect(tracker.events().map((event) => event.type)).toEqual(['notes/extracted']);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('keeps zero-width and direction marks out of the blocks it serves', async () => {
