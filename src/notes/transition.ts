@@ -16,6 +16,7 @@ import {
   type NotesExtractionRequested,
   type NotesExtractionSettled,
   type NotesInput,
+  type NotesLeaseAnswered,
   type NotesLoaded,
   type NotesStageEnded,
   type NotesTransition,
@@ -199,6 +200,20 @@ const onLoaded = (state: NotesState, input: NotesLoaded): NotesTransition => {
   return andThen(resumed, (next) => mergeReadyStages(next, user, Number.NEGATIVE_INFINITY));
 };
 
+/**
+ * The store answered a lease call: take the answer, then merge the ends of stage without a
+ * session that waited for the messages it settled here (at the time the last extraction here
+ * settled, else when they were asked for).
+ */
+const onLeaseAnsweredThenMerge = (state: NotesState, input: NotesLeaseAnswered): NotesTransition =>
+  andThen(onLeaseAnswered(state, input), (next) =>
+    mergeReadyStages(
+      next,
+      input.user,
+      selectConversation(next, input.user, input.session)?.lease?.lastAt ?? Number.NEGATIVE_INFINITY,
+    ),
+  );
+
 /** An end of stage with leases: of a named session, it goes to the shared queue (merged once, by the holder, in order). */
 const onStageEndedWithLease = (state: NotesState, input: NotesStageEnded): NotesTransition => {
   const { user, session, at, id } = input;
@@ -257,7 +272,7 @@ const step = (state: NotesState, input: NotesInput): NotesTransition => {
         ? applySaveAnswer(state, input)
         : andThen(applySaveAnswer(state, input), (next) => pumpUser(next, input.user));
     case 'notes/leaseAnswered':
-      return onLeaseAnswered(state, input);
+      return onLeaseAnsweredThenMerge(state, input);
     case 'notes/leaseWoke':
       return onLeaseWoke(state, input.user, input.session);
     case 'notes/releaseRequested':

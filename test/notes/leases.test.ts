@@ -204,6 +204,20 @@ describe('trackers sharing a store with leases', () => {
     await within(b.close(), 'close of b');
   });
 
+  it('merges an end of stage without a session once the extraction it waits for is done under the lease', async () => {
+    const store = memoryNotesStore();
+    const model = sharedModel();
+    const tracker = createNotableFactsTracker({ complete: model.complete, store, holder: 'a' });
+    tracker.recordUserMessage('maya', 's1', 'one');
+    const stage = tracker.endStage('maya');
+    await tick();
+    await model.answerNext();
+    const report = await within(stage, 'the end of stage without a session');
+    expect(E.isRight(report) && report.right).toMatchObject({ user: 'maya', sessions: ['s1'] });
+    expect(E.isRight(report) && report.right.profile?.facts.map((fact) => fact.fact)).toEqual(['Said one']);
+    await within(tracker.close(), 'close');
+  });
+
   it('closes only once an end of stage asked for there and merged by the other holder is answered', async () => {
     const { model, a, b } = await holding(10);
     const stage = b.endStage('maya', 's1');
