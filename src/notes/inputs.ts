@@ -4,7 +4,7 @@
  */
 import type * as E from 'fp-ts/lib/Either.js';
 import type { Failure } from '../base/failure.js';
-import type { CategorizedFact, NotesEvent } from './model.js';
+import type { CategorizedFact, GlobalFacts, NotesEvent } from './model.js';
 import type { NotesState } from './machine.js';
 import type { ModelOutcome } from './port.js';
 import type { LeaseAnswer, LeaseRequest } from './leases.js';
@@ -155,6 +155,8 @@ export interface NotesMergedEffect {
   readonly user: string;
   readonly sessions: ReadonlyArray<string>;
   readonly dropped: ReadonlyArray<CategorizedFact>;
+  /** The user's profile as the merge left it (absent: none), for a report made after the user may have been let go of. */
+  readonly profile?: GlobalFacts;
   /** The `id` of the `notes/stageEnded` input it ends. */
   readonly stage?: number;
 }

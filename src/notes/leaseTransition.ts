@@ -21,7 +21,7 @@ import {
 } from './inputs.js';
 import { isLeaseAtRest, NO_LEASE, type NotesLeaseSlot, type OutgoingItem, type OwnItem } from './leaseState.js';
 import type { LeaseItem, LeaseRequest, QueuedItem } from './leases.js';
-import { idOfKey, selectSessionFacts, selectSessionNotes, storedKey } from './ledger.js';
+import { idOfKey, selectGlobalFacts, selectSessionFacts, selectSessionNotes, storedKey } from './ledger.js';
 import {
   EMPTY_CONVERSATION,
   type NotesConversation,
@@ -358,9 +358,17 @@ export const reportStages = (state: NotesState, user: string, session: string): 
   if (selectUserStorage(state, user).loading.includes(storedKey(session))) return [state, []];
   // Merged once at least (by this stage, done by then): later extractions there may have made it unmerged again.
   const merged = selectSessionNotes(state.ledger, user, session)?.mergedAt === undefined ? [] : [session];
+  const profile = selectGlobalFacts(state.ledger, user);
   return [
     withLease(state, user, session, { ...lease, reporting: [] }),
-    lease.reporting.map((stage): NotesEffect => ({ type: 'merged', user, sessions: merged, dropped: [], stage })),
+    lease.reporting.map((stage): NotesEffect => ({
+      type: 'merged',
+      user,
+      sessions: merged,
+      dropped: [],
+      ...(profile === undefined ? {} : { profile }),
+      stage,
+    })),
   ];
 };
 

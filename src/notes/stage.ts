@@ -61,6 +61,7 @@ export const mergeStage = (state: NotesState, user: string, stage: NotesPendingS
   const before = selectGlobalFacts(state.ledger, user);
   const result = endStageWithReport(state.ledger, { user, ...(session === undefined ? {} : { session }), at });
   const merged = withLedger(state, result.ledger);
+  const after = selectGlobalFacts(merged.ledger, user);
   const effects: NotesEffect[] = [
     ...result.events.map((event): NotesEffect => ({ type: 'record', event })),
     {
@@ -68,10 +69,10 @@ export const mergeStage = (state: NotesState, user: string, stage: NotesPendingS
       user,
       sessions: result.sessions,
       dropped: result.dropped,
+      ...(after === undefined ? {} : { profile: after }),
       ...(id === undefined ? {} : { stage: id }),
     },
   ];
-  const after = selectGlobalFacts(merged.ledger, user);
   const saved = andThen([merged, effects], (next) => recordChanges(next, user, result.events));
   const mode = state.settings.consolidateWithModel;
   const wanted = after !== undefined && after !== before && (mode === true || (mode === 'auto' && result.unsure));

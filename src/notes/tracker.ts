@@ -21,7 +21,6 @@ import { selectRecentTurns } from './conversation.js';
 import { applyNotesEvent } from './events.js';
 import { formatNotesBlocks } from './format.js';
 import type { NotesEffect, NotesInput, NotesMergedEffect, StoreCallFailure } from './inputs.js';
-import { selectGlobalFacts } from './ledger.js';
 import {
   initialNotesState,
   isExtracting,
@@ -162,7 +161,7 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
   const stageReport = (merged: NotesMergedEffect): StageReport => ({
     user: merged.user,
     sessions: merged.sessions,
-    profile: selectGlobalFacts(shell.getState().ledger, merged.user),
+    profile: merged.profile,
     dropped: merged.dropped,
   });
 

@@ -529,6 +529,20 @@ describe('hostile and heavy use', () => {
     }
   });
 
+  it('reports the profile an end of stage made even when the session was let go of as it merged', async () => {
+    for (const cacheSize of [0, 1_000]) {
+      const tracker = createNotableFactsTracker({
+        complete: async () => answer(['People', 'Partner is Jordan']),
+        cacheSize,
+      });
+      tracker.recordUserMessage('maya', 's1', 'My partner is Jordan.');
+      tracker.release('maya', 's1');
+      const stage = await tracker.endStage('maya');
+      expect(E.isRight(stage) && stage.right.sessions).toEqual(['s1']);
+      expect(E.isRight(stage) && stage.right.profile?.facts.map((fact) => fact.fact)).toEqual(['Partner is Jordan']);
+    }
+  });
+
   it('keeps zero-width and direction marks out of the blocks it serves', async () => {
     const tracker = createNotableFactsTracker({
       complete: async () => answer(['People', 'Part\u200Bner is \u200EJor\u200Fdan\u061C']),
