@@ -67,10 +67,8 @@ export const resolveOptions = (options: NotableFactsTrackerOptions): ResolvedOpt
     timeoutMs,
     store: settings.store ?? memoryNotesStore(),
     onError: typeof settings.onError === 'function' ? settings.onError : undefined,
-    cacheSize:
-      typeof cacheSize === 'number' && cacheSize >= 0 && Number.isFinite(cacheSize)
-        ? Math.floor(cacheSize)
-        : DEFAULT_CACHE_SIZE,
+    // Infinity keeps every idle slot, as asked; NaN and negatives are no size.
+    cacheSize: typeof cacheSize === 'number' && cacheSize >= 0 ? Math.floor(cacheSize) : DEFAULT_CACHE_SIZE,
     lease:
       settings.store?.leases === undefined
         ? undefined

@@ -115,6 +115,13 @@ describe('a ledger that serves many users', () => {
     expect(retained.users).toBeLessThanOrEqual(50);
   });
 
+  it('keeps every idle session with a cache of Infinity, as asked, instead of the default 1,000', async () => {
+    const tracker = createNotableFactsTracker({ complete, cacheSize: Number.POSITIVE_INFINITY });
+    for (let user = 0; user < 1_010; user += 1) tracker.recordUserMessage(`user ${user}`, 's1', 'hello');
+    await tracker.settled();
+    expect(tracker.retained()).toMatchObject({ users: 1_010, sessions: 1_010 });
+  });
+
   it('lets go of a released session once its extraction has settled and saved: nothing held, the store keeps it', async () => {
     const store = memoryNotesStore();
     const tracker = createNotableFactsTracker({ complete, store });
