@@ -110,7 +110,7 @@ export const memoryNotesStore = (
     return created;
   };
   return {
-    leases: memoryLeases(options.now),
+    leases: memoryLeases(options?.now),
     load: (user, session) => {
       const found = users.get(user);
       return E.right({ session: read(found?.sessions.get(session)), profile: read(found?.profile) });

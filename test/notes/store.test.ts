@@ -31,4 +31,12 @@ describe('the memory store type', () => {
     expectTypeOf(memoryNotesStore().leases).toEqualTypeOf<NotesLeases>();
     expect(typeof memoryNotesStore().leases.lease).toBe('function');
   });
+
+  it('takes null options as none, as a JavaScript caller may pass them', () => {
+    const store = memoryNotesStore(null as never);
+    expect(store.load('maya', 's1')).toEqual({
+      _tag: 'Right',
+      right: { session: { version: 0 }, profile: { version: 0 } },
+    });
+  });
 });
