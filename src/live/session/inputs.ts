@@ -5,6 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
+import { describeError } from '../../base/describe.js';
 import { exceedsValueDepth } from '../../base/json.js';
 import { isRecord } from '../../base/record.js';
 import { MAX_OUTPUT_DEPTH, MAX_OUTPUT_LENGTH, MAX_PROMPT_LENGTH, MAX_TASK_ID_LENGTH } from './limits.js';
@@ -22,22 +23,46 @@ const checkTaskId = (taskId: unknown): E.Either<SessionError, void> =>
       })
     : E.right(undefined);
 
-/** A prompt the session takes: a task id facts can carry and a prompt of at most `MAX_PROMPT_LENGTH` characters. */
+/**
+ * A count that JSON can write: Infinity and NaN would reach the log as null, so they are refused
+ * by name here rather than as the null the log line would hold.
+ */
+export const checkCount = (name: string, value: unknown): E.Either<SessionError, void> =>
+  typeof value === 'number' && !Number.isFinite(value)
+    ? E.left({ code: 'invalid_field', message: `${name} must be a whole number 0 or more, not ${String(value)}` })
+    : E.right(undefined);
+
+/** A prompt the session takes: a task id facts can carry, a prompt of at most `MAX_PROMPT_LENGTH` characters, finite counts. */
 export const checkPrompt = (input: unknown): E.Either<SessionError, void> => {
-  const { taskId, taskPrompt } = isRecord(input) ? input : { taskId: undefined, taskPrompt: undefined };
+  const { taskId, taskPrompt, maxFacts, maxTokens } = isRecord(input) ? input : ({} as Record<string, unknown>);
   if (typeof taskPrompt === 'string' && taskPrompt.length > MAX_PROMPT_LENGTH)
     return E.left({
       code: 'prompt_too_large',
       message: `taskPrompt is ${taskPrompt.length} characters long; at most ${MAX_PROMPT_LENGTH} are taken`,
     });
-  return checkTaskId(taskId);
+  return pipe(
+    checkTaskId(taskId),
+    E.chain(() => checkCount('maxFacts', maxFacts)),
+    E.chain(() => checkCount('maxTokens', maxTokens)),
+  );
+};
+
+/** An output object as its log line holds it, or why JSON cannot hold it (a BigInt, a toJSON that throws). */
+const outputJson = (output: Readonly<Record<string, unknown>>): E.Either<SessionError, string> => {
+  try {
+    return E.right(JSON.stringify(output));
+  } catch (error) {
+    return E.left(invalidInput(`output cannot be written to the log as JSON: ${describeError(error)}`));
+  }
 };
 
 /** An output the session takes: text or a result object of at most `MAX_OUTPUT_LENGTH` characters, nested at most `MAX_OUTPUT_DEPTH` deep. */
 const checkOutput = (output: unknown): E.Either<SessionError, void> => {
   if (isRecord(output) && exceedsValueDepth(output, MAX_OUTPUT_DEPTH))
     return E.left({ code: 'too_large', message: `output nests arrays and objects more than ${MAX_OUTPUT_DEPTH} deep` });
-  const size = typeof output === 'string' ? output.length : isRecord(output) ? JSON.stringify(output).length : 0;
+  const json = isRecord(output) ? outputJson(output) : E.right(typeof output === 'string' ? output : '');
+  if (E.isLeft(json)) return json;
+  const size = json.right.length;
   return size > MAX_OUTPUT_LENGTH
     ? E.left({
         code: 'output_too_large',
@@ -46,9 +71,15 @@ const checkOutput = (output: unknown): E.Either<SessionError, void> => {
     : E.right(undefined);
 };
 
-/** A finite time, or the clock's. */
+/** A finite time, or the clock's; a clock that throws is the caller's, and says so. */
 export const timeOf = (at: unknown, clock: () => number): E.Either<SessionError, number> => {
-  const value = at ?? clock();
+  let value: unknown = at;
+  if (value === undefined || value === null)
+    try {
+      value = clock();
+    } catch (error) {
+      return E.left(invalidInput(`the clock failed: ${describeError(error)}`));
+    }
   return typeof value === 'number' && Number.isFinite(value)
     ? E.right(value)
     : E.left(invalidInput(`the time must be a finite number of epoch milliseconds, not ${String(value)}`));

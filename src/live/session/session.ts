@@ -19,7 +19,7 @@ import { promptQuery, selectSessionContext, type TrackerEnvironment } from '../.
 import type { TokenCounter } from '../../tokens/estimate.js';
 import { fileSessionStore, locateSession, type SessionsFolder } from './files.js';
 import { parseSessionId } from './id.js';
-import { checkPrompt, dispatchFields, promptFields, timeOf } from './inputs.js';
+import { checkCount, checkPrompt, dispatchFields, promptFields, timeOf } from './inputs.js';
 import type {
   CompileContextInput,
   CompiledContext,
@@ -301,10 +301,21 @@ const open = async (
 
   const recordedOf = ({ line, duplicate }: RecordedEvent): Recorded => ({ line, duplicate });
 
+  /** A call's boundary: what its input does before the call takes its turn (a getter that throws) becomes `internal` too. */
+  const atBoundary =
+    <I, T>(call: (input: I) => Promise<E.Either<SessionError, T>>) =>
+    async (input: I): Promise<E.Either<SessionError, T>> => {
+      try {
+        return await call(input);
+      } catch (error) {
+        return E.left(internalFailure(error));
+      }
+    };
+
   const session: LiveSession = {
     id,
     file,
-    ingestResult: async (input) => {
+    ingestResult: atBoundary(async (input) => {
       const fields = dispatchFields(input);
       if (E.isLeft(fields)) return fields;
       const given = input.at;
@@ -316,8 +327,8 @@ const open = async (
         // Without a time, a resend gets the clock's: the same content as the task's last result is what makes it one.
         given === undefined ? fields.right.sameResult : undefined,
       );
-    },
-    compileContext: async (input) => {
+    }),
+    compileContext: atBoundary(async (input) => {
       const at = timeOf(isRecord(input) ? input.at : undefined, clock);
       if (E.isLeft(at)) return at;
       const query = promptOf(input);
@@ -325,38 +336,40 @@ const open = async (
       return record(promptFields(input, at.right), (recorded) =>
         E.right({ ...recordedOf(recorded), ...sectionOf(recorded) }),
       );
-    },
-    previewContext: async (input) => {
+    }),
+    previewContext: atBoundary(async (input) => {
       const query = promptOf(input);
       if (E.isLeft(query)) return query;
       return read((current) => {
         const { sessionContext, facts } = selectSessionContext(current.tracker, query.right, env);
         return E.right({ sessionContext, facts });
       });
-    },
-    explainContext: async (input) => {
+    }),
+    explainContext: atBoundary(async (input) => {
       const query = promptOf(input);
       if (E.isLeft(query)) return query;
       return read((current) =>
         E.right(explainRetrieval(current.tracker.store, promptQuery(current.tracker, query.right, env))),
       );
-    },
-    invalidateFact: async (input) => {
+    }),
+    invalidateFact: atBoundary(async (input) => {
       const at = timeOf(isRecord(input) ? input.at : undefined, clock);
       if (E.isLeft(at)) return at;
       const { subject, relation } = isRecord(input) ? input : { subject: undefined, relation: undefined };
       return record({ type: 'invalidate', subject, relation, at: at.right }, (recorded) =>
         E.right({ ...recordedOf(recorded), closed: closedOf(recorded) }),
       );
-    },
-    compact: async (input) => {
+    }),
+    compact: atBoundary(async (input) => {
       const at = timeOf(isRecord(input) ? input.at : undefined, clock);
       if (E.isLeft(at)) return at;
       const maxFacts = isRecord(input) ? input.maxFacts : undefined;
+      const counted = checkCount('maxFacts', maxFacts);
+      if (E.isLeft(counted)) return counted;
       return record({ type: 'compact', maxFacts, at: at.right }, (recorded) =>
         E.right({ ...recordedOf(recorded), report: compactionOf(recorded) ?? emptyReport() }),
       );
-    },
+    }),
     snapshot: () => read((current) => E.right(current.tracker.store)),
     state: () => state,
     warm: async (stop = () => false) => {

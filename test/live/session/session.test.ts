@@ -125,6 +125,53 @@ describe('a live session', () => {
     expect(session.report().events).toBe(1);
   });
 
+  it('answers every input it cannot take with a Left, never a rejected promise, and writes nothing', async () => {
+    const cwd = tempDir('session-');
+    const session = await open('hostile', { cwd });
+    right(await session.ingestResult({ role: 'implementer', taskId: '1', output: result('1', 'First'), at: 1 }));
+    const log = readFileSync(session.file, 'utf8');
+    const throwing = Object.defineProperty({ role: 'implementer', taskId: '2' }, 'output', {
+      enumerable: true,
+      get: () => {
+        throw new Error('the getter failed');
+      },
+    });
+    const answers = await Promise.allSettled([
+      session.ingestResult({ role: 'implementer', taskId: '2', output: { ...result('2', 'x'), size: 1n } }),
+      session.ingestResult(throwing as never),
+      session.compileContext({ taskId: '2', taskPrompt: 'x', maxFacts: 1n as never }),
+      session.previewContext(Object.defineProperty({}, 'taskId', { get: () => [][0]!['x'] }) as never),
+      session.compileContext({ taskId: '2', taskPrompt: 'x', maxTokens: Number.POSITIVE_INFINITY }),
+      session.compact({ maxFacts: Number.NaN }),
+    ]);
+    expect(answers.map((answer) => answer.status)).toEqual(Array(6).fill('fulfilled'));
+    const [bigint, getter, bigCount, previewed, infinite, notANumber] = answers.map((answer) =>
+      answer.status === 'fulfilled' ? answer.value : undefined,
+    );
+    expect(bigint).toEqual(E.left({ code: 'invalid_input', message: expect.stringContaining('BigInt') }));
+    expect(getter).toEqual(E.left({ code: 'internal', message: expect.stringContaining('the getter failed') }));
+    expect(bigCount).toEqual(E.left(expect.objectContaining({ code: 'internal' })));
+    expect(previewed).toEqual(E.left(expect.objectContaining({ code: 'internal' })));
+    // Named as given, not as the null JSON would have written for it.
+    expect(infinite).toEqual(
+      E.left({ code: 'invalid_field', message: 'maxTokens must be a whole number 0 or more, not Infinity' }),
+    );
+    expect(notANumber).toEqual(
+      E.left({ code: 'invalid_field', message: 'maxFacts must be a whole number 0 or more, not NaN' }),
+    );
+    // A clock that throws is the caller's: said as such, at the call.
+    const clocked = await open('hostile', {
+      cwd,
+      clock: () => {
+        throw new Error('no time today');
+      },
+    });
+    expect(await clocked.compileContext({ taskId: '2', taskPrompt: 'x' })).toEqual(
+      E.left({ code: 'invalid_input', message: 'the clock failed: no time today' }),
+    );
+    expect(readFileSync(session.file, 'utf8')).toBe(log);
+  });
+
   it('reports corrupt lines with their line numbers exactly as replay does, and applies the rest', async () => {
     const cwd = tempDir('session-');
     const { directory } = resolveSessionsDirectory({ cwd });
