@@ -271,14 +271,19 @@ const open = async (
         if (E.isLeft(early)) return early;
       }
       const attempt = async (): Promise<E.Either<SessionError, RecordedEvent>> => {
+        // An append refused with `conflict` may have landed all the same (a connection lost before
+        // the answer): found on its line at the next read, it is this call's own event, not a resend.
+        let unanswered: RecordedEvent | undefined;
         for (let tries = 1; ; tries += 1) {
           const caught = await catchUp();
           if (E.isLeft(caught)) return caught;
           const plan = planEvent(state, fields, env, sameResult);
           if (E.isLeft(plan)) return plan;
-          if (plan.right.kind === 'duplicate') return E.right(plan.right.recorded);
+          if (plan.right.kind === 'duplicate')
+            return E.right(plan.right.recorded.line === unanswered?.line ? unanswered : plan.right.recorded);
           const appended = await store.append(id, state.lines, [plan.right.text]);
           if (E.isLeft(appended)) {
+            unanswered = plan.right.recorded;
             if (appended.left.code === 'conflict' && tries < APPEND_ATTEMPTS) continue;
             return appended;
           }

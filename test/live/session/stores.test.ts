@@ -79,3 +79,47 @@ describe.each([
     expect((await logOf(store, 's')).split('\n')).toHaveLength(1);
   });
 });
+
+describe('a live session over a store whose append lands but whose answer is lost', () => {
+  /** The memory store, with the next `lost` appends written but answered `conflict`, as PostgreSQL answers a connection lost mid-call. */
+  const losingAnswers = () => {
+    const inner = memorySessionStore();
+    const losing = { next: 0 };
+    const store: SessionStore = {
+      ...inner,
+      append: async (id, expected, lines) => {
+        const appended = await inner.append(id, expected, lines);
+        if (E.isLeft(appended) || losing.next === 0) return appended;
+        losing.next -= 1;
+        return E.left({ code: 'conflict', message: 'the connection ended before the server answered' });
+      },
+    };
+    return { store, losing };
+  };
+
+  it('answers its own event as written (its facts, what it closed), not as a resend, and writes it once', async () => {
+    const { store, losing } = losingAnswers();
+    const opened = await openSession('lost', { store, clock: () => 5_000 });
+    if (E.isLeft(opened)) throw new Error(opened.left.message);
+    const session = opened.right;
+    losing.next = 1;
+    const ingested = await session.ingestResult({
+      role: 'implementer',
+      taskId: '1',
+      output: implementer('1', ['src/a.ts']),
+    });
+    expect(E.isRight(ingested) && [ingested.right.line, ingested.right.duplicate]).toEqual([1, false]);
+    expect(E.isRight(ingested) && ingested.right.facts.map((fact) => fact.subject)).toContain('src/a.ts');
+    losing.next = 1;
+    const closed = await session.invalidateFact({ subject: 'src/a.ts', relation: 'modified_by' });
+    expect(E.isRight(closed) && [closed.right.line, closed.right.duplicate, closed.right.closed.length]).toEqual([
+      2,
+      false,
+      1,
+    ]);
+    // Sent again, it is a resend.
+    const again = await session.invalidateFact({ subject: 'src/a.ts', relation: 'modified_by' });
+    expect(E.isRight(again) && [again.right.line, again.right.duplicate]).toEqual([2, true]);
+    expect((await logOf(store, 'lost')).split('\n')).toHaveLength(2);
+  });
+});
