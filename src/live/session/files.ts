@@ -98,6 +98,16 @@ export const latestSessionId = async (options: SessionsFolder = {}): Promise<str
   return latest?.id;
 };
 
+/**
+ * True when `name` is a file beside the log of session `id` (`{id}.jsonl.snapshot`, `.set-aside`,
+ * `.hooks`, their temporaries). The files of session `{id}.jsonl.x` start the same way, but every
+ * one of them holds `.jsonl` again after that start: they are another session's, never this one's.
+ */
+const isSideFileOf = (id: string, name: string): boolean => {
+  const prefix = `${id}${LOG_EXTENSION}.`;
+  return name.startsWith(prefix) && !name.slice(prefix.length).includes(LOG_EXTENSION);
+};
+
 /** Where a session's files are. */
 export interface SessionFiles {
   readonly id: string;
@@ -383,10 +393,9 @@ export const fileSessionStore = (options: FileSessionStoreOptions = {}): Session
             // The log first: once it is gone the session is, whatever happens to its side files.
             await rm(files.file, { force: true });
             cursors.delete(id);
-            const prefix = `${id}${LOG_EXTENSION}.`;
             const names = await readdir(directory).catch(() => [] as string[]);
             for (const name of names)
-              if (name.startsWith(prefix) && lstatQuietly(join(directory, name))?.isFile() === true)
+              if (isSideFileOf(id, name) && lstatQuietly(join(directory, name))?.isFile() === true)
                 await rm(join(directory, name), { force: true });
           } catch (error) {
             return E.left(toStoreError(ioError(`cannot delete session ${id} in ${directory}`, error)));

@@ -80,6 +80,30 @@ describe.each([
   });
 });
 
+describe('the files of a folder', () => {
+  it('deletes a session without touching the sessions whose ids start with its log name (x and x.jsonl.notes)', async () => {
+    const directory = join(tempDir('store-delete-'), 'sessions');
+    const store = fileSessionStore({ directory });
+    for (const id of ['x', 'x.jsonl.notes', 'x.jsonl.snapshot']) {
+      const opened = await openSession(id, { store });
+      if (E.isLeft(opened)) throw new Error(opened.left.message);
+      for (let task = 1; task <= 70; task += 1)
+        expect(E.isRight(await opened.right.compileContext({ taskId: String(task), taskPrompt: 'x', at: task }))).toBe(
+          true,
+        );
+    }
+    expect(await store.delete('x')).toEqual(E.right(true));
+    expect(await store.list()).toEqual(E.right(['x.jsonl.notes', 'x.jsonl.snapshot']));
+    for (const id of ['x.jsonl.notes', 'x.jsonl.snapshot']) {
+      const reopened = await openSession(id, { store: fileSessionStore({ directory }), create: false });
+      expect(E.isRight(reopened) && [reopened.right.state().events, reopened.right.snapshotUse().used]).toEqual([
+        70,
+        true,
+      ]);
+    }
+  });
+});
+
 describe('a live session over a store whose append lands but whose answer is lost', () => {
   /** The memory store, with the next `lost` appends written but answered `conflict`, as PostgreSQL answers a connection lost mid-call. */
   const losingAnswers = () => {
