@@ -5,14 +5,16 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import { describeError } from '../../base/describe.js';
+import { describeError, describeValue } from '../../base/describe.js';
 import { exceedsValueDepth } from '../../base/json.js';
 import { isRecord } from '../../base/record.js';
+import { parseEventTime } from '../../base/time.js';
 import { MAX_OUTPUT_DEPTH, MAX_OUTPUT_LENGTH, MAX_PROMPT_LENGTH, MAX_TASK_ID_LENGTH } from './limits.js';
 import type { CompileContextInput, IngestResultInput, SessionError } from './model.js';
 import { resultKey, type SameResult } from './sessionState.js';
 
 const invalidInput = (message: string): SessionError => ({ code: 'invalid_input', message });
+const invalidField = (message: string): SessionError => ({ code: 'invalid_field', message });
 
 /** A task id the session takes: what facts can carry, the same for prompts and results. */
 const checkTaskId = (taskId: unknown): E.Either<SessionError, void> =>
@@ -71,18 +73,25 @@ const checkOutput = (output: unknown): E.Either<SessionError, void> => {
     : E.right(undefined);
 };
 
-/** A finite time, or the clock's; a clock that throws is the caller's, and says so. */
+/**
+ * The time of a call: `at`, or the clock's, as a number of epoch milliseconds within the years a
+ * history can hold (0000 to 9999), so that what is written reads back. A clock that throws or
+ * answers no such time is the caller's, and is named as such.
+ */
 export const timeOf = (at: unknown, clock: () => number): E.Either<SessionError, number> => {
-  let value: unknown = at;
-  if (value === undefined || value === null)
-    try {
-      value = clock();
-    } catch (error) {
-      return E.left(invalidInput(`the clock failed: ${describeError(error)}`));
-    }
-  return typeof value === 'number' && Number.isFinite(value)
-    ? E.right(value)
-    : E.left(invalidInput(`the time must be a finite number of epoch milliseconds, not ${String(value)}`));
+  if (at !== undefined && at !== null)
+    return typeof at === 'number' && Number.isFinite(at)
+      ? E.mapLeft((why: string) => invalidField(`at is not a time: ${why}`))(parseEventTime(at))
+      : E.left(invalidInput(`the time must be a finite number of epoch milliseconds, not ${String(at)}`));
+  let now: unknown;
+  try {
+    now = clock();
+  } catch (error) {
+    return E.left(invalidInput(`the clock failed: ${describeError(error)}`));
+  }
+  return typeof now === 'number'
+    ? E.mapLeft((why: string) => invalidInput(`the clock answered no time: ${why}`))(parseEventTime(now))
+    : E.left(invalidInput(`the clock answered no time: ${describeValue(now)} is not a number of epoch milliseconds`));
 };
 
 /** The fields of a prompt line, in the order the history format documents them. */

@@ -169,6 +169,20 @@ describe('a live session', () => {
     expect(await clocked.compileContext({ taskId: '2', taskPrompt: 'x' })).toEqual(
       E.left({ code: 'invalid_input', message: 'the clock failed: no time today' }),
     );
+    // A clock in microseconds gives times no history can hold: said of the clock, not of an `at` nobody gave.
+    const micro = await open('hostile', { cwd, clock: () => 1_700_000_000_000_000 });
+    expect(await micro.invalidateFact({ subject: 'a', relation: 'b' })).toEqual(
+      E.left({
+        code: 'invalid_input',
+        message: 'the clock answered no time: 1700000000000000 milliseconds is outside the years 0000 to 9999',
+      }),
+    );
+    expect(await session.compileContext({ taskId: '2', taskPrompt: 'x', at: 1e20 })).toEqual(
+      E.left({
+        code: 'invalid_field',
+        message: 'at is not a time: 100000000000000000000 milliseconds is outside the years 0000 to 9999',
+      }),
+    );
     expect(readFileSync(session.file, 'utf8')).toBe(log);
   });
 
