@@ -47,14 +47,22 @@ export interface HookState {
   readonly lines: number;
 }
 
+/**
+ * A record keyed by ids the host chose (tool call and agent ids), as a copy of `entries`:
+ * without a prototype, so an id such as `constructor` or `__proto__` is a key like any other,
+ * never a property every object inherits.
+ */
+const idRecord = <T>(entries: Readonly<Record<string, T>> = {}): Record<string, T> =>
+  Object.assign(Object.create(null) as Record<string, T>, entries);
+
 /** The state of an empty hooks file. */
 export const emptyHookState: HookState = Object.freeze({
   dispatches: Object.freeze([]),
-  byKey: Object.freeze({}),
-  agents: Object.freeze({}),
-  reports: Object.freeze({}),
-  settledAgents: Object.freeze({}),
-  settledKeys: Object.freeze({}),
+  byKey: Object.freeze(idRecord<DispatchState>()),
+  agents: Object.freeze(idRecord<AgentLink>()),
+  reports: Object.freeze(idRecord<ReportRecord>()),
+  settledAgents: Object.freeze(idRecord<true>()),
+  settledKeys: Object.freeze(idRecord<true>()),
   lines: 0,
 });
 
@@ -67,10 +75,10 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 export const applyHookRecords = (state: HookState, records: ReadonlyArray<HookRecord>): HookState => {
   if (records.length === 0) return state;
   const byKey = new Map(state.dispatches.map((dispatch) => [dispatch.record.key, { ...dispatch }]));
-  const agents: Record<string, AgentLink> = { ...state.agents };
-  const reports: Record<string, ReportRecord> = { ...state.reports };
-  const settledAgents: Record<string, true> = { ...state.settledAgents };
-  const settledKeys: Record<string, true> = { ...state.settledKeys };
+  const agents = idRecord(state.agents);
+  const reports = idRecord(state.reports);
+  const settledAgents = idRecord(state.settledAgents);
+  const settledKeys = idRecord(state.settledKeys);
   let rewrite = state.rewrite;
   const settleAgent = (agentId: string): void => {
     settledAgents[agentId] = true;
@@ -148,7 +156,7 @@ export const applyHookRecords = (state: HookState, records: ReadonlyArray<HookRe
   const dispatches = Object.freeze([...byKey.values()].map((dispatch): DispatchState => Object.freeze(dispatch)));
   return Object.freeze({
     dispatches,
-    byKey: Object.freeze(Object.fromEntries(dispatches.map((dispatch) => [dispatch.record.key, dispatch]))),
+    byKey: Object.freeze(idRecord(Object.fromEntries(dispatches.map((dispatch) => [dispatch.record.key, dispatch])))),
     agents: Object.freeze(agents),
     reports: Object.freeze(reports),
     settledAgents: Object.freeze(settledAgents),

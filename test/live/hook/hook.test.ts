@@ -248,6 +248,19 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
     );
   });
 
+  it('pairs calls whose ids are names every object has (constructor, __proto__) like any other', async () => {
+    const cwd = tempDir('hook-');
+    const send = inProcess({ cwd });
+    const session = fixture('claude-code', 'pre-tool-use-agent', cwd)['session_id'] as string;
+    for (const id of ['constructor', '__proto__']) {
+      const before = await send({ ...fixture('claude-code', 'pre-tool-use-agent', cwd), tool_use_id: id });
+      const after = await send({ ...fixture('claude-code', 'post-tool-use-agent', cwd), tool_use_id: id });
+      expect([before.stderr, after.stderr]).toEqual(['', '']);
+    }
+    const replayed = replayOf(logOf(cwd, session));
+    expect([replayed.prompts.length, replayed.errors]).toEqual([2, []]);
+  });
+
   it('a task id longer than the limit is not taken: the call id is, and the user is told', async () => {
     const cwd = tempDir('hook-');
     const send = inProcess({ cwd });

@@ -105,6 +105,32 @@ describe('the hooks file state', () => {
     expect(compacted.byKey['toolu_c']?.claimedBy).toBe('a3');
   });
 
+  it('takes ids every object has a property of (constructor, toString, __proto__) as ids like any other', () => {
+    const ids = ['constructor', 'toString', '__proto__', 'hasOwnProperty'];
+    const empty = foldHookRecords([dispatchOf('toolu_z')]);
+    for (const id of ids) {
+      expect([empty.byKey[id], empty.agents[id], empty.reports[id]]).toEqual([undefined, undefined, undefined]);
+      expect(isAgentSettled(empty, id)).toBe(false);
+      expect(O.isNone(selectDispatchOfAgent(empty, id))).toBe(true);
+    }
+    const records: HookRecord[] = ids.flatMap((id): HookRecord[] => [
+      dispatchOf(id),
+      { type: 'launch', key: id, agentId: id, at: 0 },
+    ]);
+    records.push({ type: 'result', key: 'toString', agentId: 'toString', taskId: '1', at: 0 });
+    for (const state of [
+      foldHookRecords(records),
+      foldHookRecords(compactHookRecords(foldHookRecords(records), 0, 1)),
+    ]) {
+      // toString's result is recorded: compaction may let go of its dispatch; the others stay live.
+      const live = ids.filter((id) => id !== 'toString');
+      expect(live.map((id) => state.byKey[id]?.record.key)).toEqual(live);
+      expect(live.map((id) => state.agents[id])).toEqual(live.map((key) => ({ key, exact: true })));
+      expect(ids.map((id) => isAgentSettled(state, id))).toEqual([false, true, false, false]);
+      expect(Object.getPrototypeOf(state.agents)).toBeNull();
+    }
+  });
+
   it('skips lines that are not records, and keeps the first dispatch of a key', () => {
     const dispatch = (sessionContext: string): HookRecord => ({
       type: 'dispatch',
