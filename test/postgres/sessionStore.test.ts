@@ -196,8 +196,12 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     };
     const session = right(await openSession('s', { store: lossy }));
     const input = { role: 'implementer' as const, taskId: '1', output: implementer('1', ['src/a.ts']), at: 1_000 };
-    expect(right(await session.ingestResult(input))).toMatchObject({ line: 1, duplicate: true });
+    // The call's own event, written once: answered with its facts, not as a resend.
+    const ingested = right(await session.ingestResult(input));
+    expect(ingested).toMatchObject({ line: 1, duplicate: false });
+    expect(ingested.facts.map((fact) => fact.subject)).toContain('src/a.ts');
     expect(right(await store.read('s', 0)).lines).toHaveLength(1);
+    expect(right(await session.ingestResult(input))).toMatchObject({ line: 1, duplicate: true });
   });
 
   it('leaves a pool passed in open on close, and ends the one it made', async () => {
