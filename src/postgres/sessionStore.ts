@@ -49,11 +49,12 @@ const statements = (s: string) => ({
 )
 SELECT key FROM session`,
   },
+  // $6 the key of the log the writer read ($2 is a line of that log), or null when it read none.
   appendNext: {
     name: `fact_tracker_append_next_${s}`,
     text: `WITH session AS (
   UPDATE ${s}.sessions SET lines = $3, bytes = bytes + $4, updated_at = now()
-  WHERE id = $1 AND lines = $2
+  WHERE id = $1 AND lines = $2 AND ($6::bigint IS NULL OR key = $6::bigint)
   RETURNING key
 ), appended AS (
   INSERT INTO ${s}.lines (session_key, line, text)
@@ -169,11 +170,13 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
       const position = expected + texts.length;
       const bytes = texts.reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0);
       const written = await call(id, 'once', async (client) => {
-        const statement = expected === 0 ? sql.appendFirst : sql.appendNext;
-        const { rows } = await client.query<{ key: string }>({
-          ...statement,
-          values: [id, expected, position, bytes, texts],
-        });
+        // After a line of a log deleted and made anew since it was read, there is nothing to append to.
+        const values = [id, expected, position, bytes, texts];
+        const { rows } = await client.query<{ key: string }>(
+          expected === 0
+            ? { ...sql.appendFirst, values }
+            : { ...sql.appendNext, values: [...values, keys.get(id) ?? null] },
+        );
         return rows[0]?.key;
       });
       if (E.isLeft(written)) return written;

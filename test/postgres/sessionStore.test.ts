@@ -204,6 +204,23 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     expect(right(await session.ingestResult(input))).toMatchObject({ line: 1, duplicate: true });
   });
 
+  it('refuses an append after the last line of a log deleted and made anew since it was read, even of the same length', async () => {
+    const { store, reopen } = await freshStore();
+    const other = reopen();
+    right(await store.append('s', 0, ['{"old": 1}']));
+    expect(right(await other.read('s', 0)).position).toBe(1);
+    right(await store.delete('s'));
+    right(await store.append('s', 0, ['{"new": 1}']));
+    // The new log holds one line, as the old one did: a writer that read the old one must not append to it.
+    expect(codeOf(await other.append('s', 1, ['{"planned on the old log": 2}']))).toBe('conflict');
+    expect(right(await other.read('s', 1))).toMatchObject({
+      restarted: true,
+      lines: [{ line: 1, text: '{"new": 1}' }],
+    });
+    right(await other.append('s', 1, ['{"new": 2}']));
+    expect(right(await store.read('s', 0)).lines.map((entry) => entry.text)).toEqual(['{"new": 1}', '{"new": 2}']);
+  });
+
   it('leaves a pool passed in open on close, and ends the one it made', async () => {
     const url = await databaseUrl();
     const pool = new pg.Pool({ connectionString: url, max: 2 });
