@@ -15,6 +15,7 @@ import {
   appendToLog,
   flushLog,
   ioError,
+  lastBytes,
   type LockSettings,
   prepareDirectory,
   readLog,
@@ -152,12 +153,16 @@ export const bytesToReplay = async (sessionId: unknown, options: SessionsFolder 
   }
 };
 
-/** Where a reader of a log is: after line `lines`, which ends at byte `offset` of the file `identity`. */
+/** Where a reader of a log is: after line `lines`, which ends at byte `offset` of the file `identity`, with `last` just before it. */
 interface Cursor {
   readonly lines: number;
   readonly offset: number;
   readonly identity: string;
+  /** The last bytes before `offset` (see `CONTINUITY_BYTES`); empty when not known. */
+  readonly last: Buffer;
 }
+
+const START: Cursor = { lines: 0, offset: 0, identity: '', last: Buffer.alloc(0) };
 
 const LINE_BREAK = /\r\n|\n|\r/u;
 
@@ -203,11 +208,11 @@ export const fileSessionStore = (options: FileSessionStoreOptions = {}): Session
    */
   const readTail = async (file: string, id: string, after: number): Promise<E.Either<SessionStoreError, TailRead>> => {
     const known = cursors.get(id);
-    const from: Cursor = known !== undefined && known.lines === after ? known : { lines: 0, offset: 0, identity: '' };
-    const read = await readLog(file, from.offset);
+    const from: Cursor = known !== undefined && known.lines === after ? known : START;
+    const read = await readLog(file, from.offset, from.last);
     if (E.isLeft(read)) return E.left({ code: 'io', message: read.left.message });
-    const { exists, identity, size, text, consumed, tail } = read.right;
-    if (from.offset > 0 && (!exists || identity !== from.identity || size < from.offset)) {
+    const { exists, identity, size, text, consumed, tail, continues, last } = read.right;
+    if (from.offset > 0 && (!exists || identity !== from.identity || size < from.offset || !continues)) {
       cursors.delete(id);
       const again = await readTail(file, id, 0);
       return E.map((tailRead: TailRead) => ({ ...tailRead, restarted: true }))(again);
@@ -219,7 +224,7 @@ export const fileSessionStore = (options: FileSessionStoreOptions = {}): Session
       if (line > after && piece.trim() !== '') lines.push({ line, text: piece });
     });
     const position = from.lines + pieces.length;
-    cursors.set(id, { lines: position, offset: from.offset + consumed, identity });
+    cursors.set(id, { lines: position, offset: from.offset + consumed, identity, last });
     return E.right({
       exists,
       // A reader that asked for lines past the end of a log now shorter has lost its place.
@@ -290,7 +295,9 @@ export const fileSessionStore = (options: FileSessionStoreOptions = {}): Session
           if (read.right.restarted || read.right.position !== expected)
             return E.left({
               code: 'conflict',
-              message: `session ${id} holds ${read.right.position} lines, not ${expected}: another writer appended first`,
+              message: read.right.restarted
+                ? `the log of session ${id} was made anew since line ${expected} was read`
+                : `session ${id} holds ${read.right.position} lines, not ${expected}: another writer appended first`,
             });
           const setAsideLines = await setAside(files, read.right);
           if (E.isLeft(setAsideLines)) return setAsideLines;
@@ -305,6 +312,7 @@ export const fileSessionStore = (options: FileSessionStoreOptions = {}): Session
             lines: position,
             offset: cursor.offset + appended.right.bytes,
             identity: appended.right.identity,
+            last: lastBytes(cursor.last, appended.right.end),
           });
           return E.right({ position, setAside: setAsideLines.right });
         };
@@ -337,7 +345,8 @@ export const fileSessionStore = (options: FileSessionStoreOptions = {}): Session
         const read = readSnapshot(files.right.file);
         if (E.isRight(read) && read.right !== undefined) {
           const { position, offset, identity } = read.right;
-          cursors.set(id, { lines: position, offset, identity });
+          // The snapshot checked the log it covers: what comes after it is read on from there.
+          cursors.set(id, { lines: position, offset, identity, last: START.last });
           return E.right({ position, state: read.right.state });
         }
         return E.map(() => undefined)(read);

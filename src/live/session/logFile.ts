@@ -44,7 +44,26 @@ export interface LogRead {
   readonly consumed: number;
   /** Bytes after the last newline. */
   readonly tail: number;
+  /** False when the bytes before the offset are not the `before` the reader gave: another log stands there now. */
+  readonly continues: boolean;
+  /** The last bytes (at most `CONTINUITY_BYTES`) of the complete lines up to `offset + consumed`, as far as known: the next read's `before`. */
+  readonly last: Buffer;
 }
+
+/**
+ * How many bytes before a reader's offset it checks before reading on: a log deleted and made
+ * anew often gets the freed inode back, and may have grown past the old offset by then, so the
+ * file's identity and size alone cannot tell it from the log the reader was reading.
+ */
+export const CONTINUITY_BYTES = 64;
+
+const NO_BYTES = Buffer.alloc(0);
+
+/** The last `CONTINUITY_BYTES` of `before` followed by `added`. */
+export const lastBytes = (before: Buffer, added: Buffer): Buffer =>
+  added.length >= CONTINUITY_BYTES
+    ? Buffer.from(added.subarray(added.length - CONTINUITY_BYTES))
+    : Buffer.concat([before, added]).subarray(-CONTINUITY_BYTES);
 
 const identityOf = (fd: number): string => {
   const stat = fstatSync(fd);
@@ -87,30 +106,51 @@ export const withFile = <T>(file: string, flags: number, work: (fd: number) => T
   }
 };
 
-/** Reads the complete lines appended after `offset` (a line boundary). */
-export const readLog = async (file: string, offset: number): Promise<E.Either<SessionError, LogRead>> => {
+/**
+ * Reads the complete lines appended after `offset` (a line boundary), where the file holds
+ * `before` (the last bytes a reader saw, see `LogRead.last`) just before `offset`; in the same
+ * read, so checking costs no more calls.
+ */
+export const readLog = async (
+  file: string,
+  offset: number,
+  before: Buffer = NO_BYTES,
+): Promise<E.Either<SessionError, LogRead>> => {
   try {
     return withFile(file, constants.O_RDONLY, (fd): E.Either<SessionError, LogRead> => {
       const stat = fstatSync(fd);
       if (!stat.isFile()) return E.left({ code: 'io', message: `cannot read ${file}: it is not a regular file` });
       const identity = `${stat.dev}:${stat.ino}`;
-      if (stat.size <= offset)
-        return E.right({ exists: true, identity, size: stat.size, text: '', consumed: 0, tail: 0 });
-      const bytes = readFully(fd, offset, stat.size - offset);
+      const start = Math.max(0, offset - before.length);
+      const read = stat.size < offset ? NO_BYTES : readFully(fd, start, stat.size - start);
+      const seen = read.subarray(0, offset - start);
+      const continues = seen.length === offset - start && seen.equals(before.subarray(before.length - seen.length));
+      const bytes = read.subarray(offset - start);
       const consumed = bytes.lastIndexOf(NEWLINE) + 1;
       // A newline byte never occurs inside a multi-byte UTF-8 sequence: the cut is always clean.
       return E.right({
         exists: true,
         identity,
-        size: offset + bytes.length,
+        size: stat.size < offset ? stat.size : offset + bytes.length,
         text: bytes.subarray(0, consumed).toString('utf8'),
         consumed,
         tail: bytes.length - consumed,
+        continues,
+        last: consumed === 0 ? before : lastBytes(before, bytes.subarray(0, consumed)),
       });
     });
   } catch (error) {
     return codeOf(error) === 'ENOENT'
-      ? E.right({ exists: false, identity: '', size: 0, text: '', consumed: 0, tail: 0 })
+      ? E.right({
+          exists: false,
+          identity: '',
+          size: 0,
+          text: '',
+          consumed: 0,
+          tail: 0,
+          continues: offset === 0,
+          last: NO_BYTES,
+        })
       : E.left(ioError(`cannot read ${file}`, error));
   }
 };
@@ -123,6 +163,8 @@ const writeAll = (fd: number, bytes: Buffer): void => {
 /** What an append wrote, and to which file. */
 export interface Appended {
   readonly bytes: number;
+  /** Its last bytes (at most `CONTINUITY_BYTES`). */
+  readonly end: Buffer;
   /** The file's identity (device and inode). */
   readonly identity: string;
 }
@@ -141,7 +183,7 @@ export const appendToLog = async (file: string, text: string): Promise<E.Either<
       writeAll(fd, bytes);
       return identityOf(fd);
     });
-    return E.right({ bytes: bytes.length, identity });
+    return E.right({ bytes: bytes.length, end: lastBytes(NO_BYTES, bytes), identity });
   } catch (error) {
     return E.left(ioError(`cannot append to ${file}`, error));
   }

@@ -2,6 +2,7 @@
  * The session store adapters that need no server, against the port's conformance suite, and a
  * live session over each: the same answers as `replay` of the log it wrote.
  */
+import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
@@ -101,6 +102,52 @@ describe('the files of a folder', () => {
         true,
       ]);
     }
+  });
+});
+
+describe('a log made anew in the same file (the inode a deleted log freed) while a session has it open', () => {
+  /** Writes `lines` over the log in place: the file keeps its identity (device and inode), as a freed inode taken again does. */
+  const rewriteInPlace = (directory: string, lines: ReadonlyArray<string>): void => {
+    const file = join(directory, 's.jsonl');
+    const identity = statSync(file).ino;
+    writeFileSync(file, lines.map((text) => `${text}\n`).join(''));
+    expect(statSync(file).ino).toBe(identity);
+  };
+
+  it('is read from its first line, even when longer than the old log: never from the old offset', async () => {
+    const directory = join(tempDir('store-anew-'), 'sessions');
+    const old = await openSession('s', { store: fileSessionStore({ directory }) });
+    if (E.isLeft(old)) throw new Error(old.left.message);
+    for (let task = 1; task <= 3; task += 1)
+      expect(
+        E.isRight(await old.right.compileContext({ taskId: String(task), taskPrompt: `old ${task}`, at: task })),
+      ).toBe(true);
+    rewriteInPlace(
+      directory,
+      [1, 2, 3, 4, 5].map((task) =>
+        JSON.stringify({
+          type: 'prompt',
+          taskId: String(task),
+          taskPrompt: `a new, longer prompt ${task}`,
+          at: 100 + task,
+        }),
+      ),
+    );
+    const compiled = await old.right.compileContext({ taskId: '9', taskPrompt: 'after', at: 999 });
+    expect(E.isRight(compiled) && compiled.right.line).toBe(6);
+    expect(old.right.report()).toMatchObject({ events: 6, errors: [] });
+    expect(replayHistory(await logOf(fileSessionStore({ directory }), 's')).report.summary.events).toBe(6);
+  });
+
+  it('takes no append after a line of the old log, even when the new one is as long', async () => {
+    const directory = join(tempDir('store-anew-'), 'sessions');
+    const [store, other] = [fileSessionStore({ directory }), fileSessionStore({ directory })];
+    expect(E.isRight(await store.append('s', 0, ['{"old": 1}']))).toBe(true);
+    expect(E.isRight(await other.read('s', 0))).toBe(true);
+    rewriteInPlace(directory, ['{"new": 1}']);
+    const appended = await other.append('s', 1, ['{"planned on the old log": 2}']);
+    expect(E.isLeft(appended) && appended.left.code).toBe('conflict');
+    expect(await logOf(store, 's')).toBe('{"new": 1}');
   });
 });
 
