@@ -71,12 +71,13 @@ SELECT key FROM session`,
   JOIN ${s}.snapshots n ON n.session_key = s.key WHERE s.id = $1`,
   },
   // The newest snapshot wins; one of another library version is replaced whatever its position.
+  // $5 the key of the log the state was read from, or null when not known.
   writeSnapshot: {
     name: `fact_tracker_write_snapshot_${s}`,
     text: `INSERT INTO ${s}.snapshots AS n (session_key, position, bytes, library, state)
   SELECT s.key, $2, s.bytes - coalesce((SELECT sum(octet_length(l.text) + 1) FROM ${s}.lines l
     WHERE l.session_key = s.key AND l.line > $2), 0), $3, $4
-  FROM ${s}.sessions s WHERE s.id = $1 AND s.lines >= $2
+  FROM ${s}.sessions s WHERE s.id = $1 AND s.lines >= $2 AND ($5::bigint IS NULL OR s.key = $5::bigint)
   ON CONFLICT (session_key) DO UPDATE SET position = excluded.position, bytes = excluded.bytes,
     library = excluded.library, state = excluded.state, written_at = now()
   WHERE n.position <= excluded.position OR n.library <> excluded.library`,
@@ -211,7 +212,11 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
     writeSnapshot: async (id, snapshot) => {
       if (snapshot.position <= 0) return E.right(undefined);
       const written = await call(id, 'repeatable', (client) =>
-        client.query({ ...sql.writeSnapshot, values: [id, snapshot.position, snapshotLibrary(), snapshot.state] }),
+        // Only over the log the state was read from: one made anew since holds other lines.
+        client.query({
+          ...sql.writeSnapshot,
+          values: [id, snapshot.position, snapshotLibrary(), snapshot.state, keys.get(id) ?? null],
+        }),
       );
       return E.map(() => undefined)(written);
     },

@@ -219,6 +219,13 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     });
     right(await other.append('s', 1, ['{"new": 2}']));
     expect(right(await store.read('s', 0)).lines.map((entry) => entry.text)).toEqual(['{"new": 1}', '{"new": 2}']);
+    // Nor is a snapshot of the old log kept for the new one.
+    const stale = reopen();
+    right(await stale.read('s', 0));
+    right(await store.delete('s'));
+    right(await store.append('s', 0, ['{"newer": 1}', '{"newer": 2}']));
+    right(await stale.writeSnapshot('s', { position: 2, state: '{"of": "the old log"}' }));
+    expect(right(await store.readSnapshot('s'))).toBeUndefined();
   });
 
   it('leaves a pool passed in open on close, and ends the one it made', async () => {
