@@ -21,8 +21,11 @@ export const MAX_PROMPT_LENGTH = 100_000;
  */
 export const MAX_OUTPUT_LENGTH = 1_000_000;
 
-/** How deep an output object may nest arrays and objects: as deep as a history line may. */
-export const MAX_OUTPUT_DEPTH = HISTORY_LINE_LIMITS.depth;
+/**
+ * How deep an output object may nest arrays and objects: one level less than a history line may,
+ * as its line holds it one level down (`{"type": "dispatch", "result": {...}}`).
+ */
+export const MAX_OUTPUT_DEPTH = HISTORY_LINE_LIMITS.depth - 1;
 
 /**
  * The largest message read whole, in bytes: one JSON-RPC message of the MCP server, or the

@@ -187,7 +187,7 @@ describe('fact-tracker mcp limits', { timeout: 120_000 }, () => {
     const reply = JSON.parse(await answer) as { result: ToolResult };
     child.stdin.end();
     expect(reply.result.isError).toBe(true);
-    expect(text(reply.result)).toMatch(/^too_large: output nests arrays and objects more than 100 deep/u);
+    expect(text(reply.result)).toMatch(/^too_large: output nests arrays and objects more than 99 deep/u);
   });
 
   it('ends with an error on a JSON-RPC message over the limit, instead of staying alive and deaf', async () => {

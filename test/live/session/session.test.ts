@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { parseHistory, replayHistory, selectValidFacts } from '../../../src/index.js';
 import {
   type LiveSession,
+  MAX_OUTPUT_DEPTH,
   openSession,
   parseSessionId,
   resolveSessionsDirectory,
@@ -184,6 +185,29 @@ describe('a live session', () => {
       }),
     );
     expect(readFileSync(session.file, 'utf8')).toBe(log);
+  });
+
+  it('records a result object nested as deep as MAX_OUTPUT_DEPTH, and refuses one level more as too deep an output', async () => {
+    const cwd = tempDir('session-');
+    const session = await open('deep', { cwd });
+    /** A result whose nesting is `depth` levels in all: the object itself, then arrays. */
+    const nested = (taskId: string, depth: number) => {
+      let value: unknown = 'x';
+      for (let level = 2; level <= depth; level += 1) value = [value];
+      return { ...result(taskId, 'Deep'), extra: value };
+    };
+    const deepest = await session.ingestResult({
+      role: 'implementer',
+      taskId: '1',
+      output: nested('1', MAX_OUTPUT_DEPTH),
+    });
+    expect(E.isRight(deepest) && deepest.right.line).toBe(1);
+    expect(
+      await session.ingestResult({ role: 'implementer', taskId: '2', output: nested('2', MAX_OUTPUT_DEPTH + 1) }),
+    ).toEqual(
+      E.left({ code: 'too_large', message: `output nests arrays and objects more than ${MAX_OUTPUT_DEPTH} deep` }),
+    );
+    expect(replayHistory(readFileSync(session.file, 'utf8')).report.errors).toEqual([]);
   });
 
   it('reports corrupt lines with their line numbers exactly as replay does, and applies the rest', async () => {
