@@ -101,12 +101,13 @@ export const latestSessionId = async (options: SessionsFolder = {}): Promise<str
 
 /**
  * True when `name` is a file beside the log of session `id` (`{id}.jsonl.snapshot`, `.set-aside`,
- * `.hooks`, their temporaries). The files of session `{id}.jsonl.x` start the same way, but every
- * one of them holds `.jsonl` again after that start: they are another session's, never this one's.
+ * `.hooks`, their temporaries). The files of sessions `{id}.jsonl` and `{id}.jsonl.x` start the
+ * same way, but every one of them holds `.jsonl` again from the dot that ends that start (the log
+ * of `{id}.jsonl` is `{id}.jsonl.jsonl`): they are another session's, never this one's.
  */
 const isSideFileOf = (id: string, name: string): boolean => {
   const prefix = `${id}${LOG_EXTENSION}.`;
-  return name.startsWith(prefix) && !name.slice(prefix.length).includes(LOG_EXTENSION);
+  return name.startsWith(prefix) && !name.slice(prefix.length - 1).includes(LOG_EXTENSION);
 };
 
 /** Where a session's files are. */

@@ -243,11 +243,17 @@ export const readSnapshot = (file: string): E.Either<string, FileSnapshot | unde
   return E.right({ offset: header.log.offset, identity: header.log.identity, position: header.position, state });
 };
 
-/** Temporary files of interrupted snapshot writes of `file`: `{snapshot}.{pid}.{stamp}.tmp`. */
+/**
+ * Temporary files of interrupted snapshot writes of `file`: `{snapshot}.{pid}.{stamp}.tmp`. The
+ * files of sessions `{id}.jsonl.snapshot` and `{id}.jsonl.snapshot.x` start the same way, but
+ * hold `.jsonl` again from the dot that ends that start: another session's snapshot being
+ * written is never taken for a leftover.
+ */
 const removeLeftovers = (snapshotFile: string): void => {
   const prefix = `${basename(snapshotFile)}.`;
   for (const name of readdirSync(dirname(snapshotFile)))
-    if (name.startsWith(prefix) && name.endsWith('.tmp')) rmSync(join(dirname(snapshotFile), name), { force: true });
+    if (name.startsWith(prefix) && name.endsWith('.tmp') && !name.slice(prefix.length - 1).includes('.jsonl'))
+      rmSync(join(dirname(snapshotFile), name), { force: true });
 };
 
 /**

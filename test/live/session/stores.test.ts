@@ -82,10 +82,10 @@ describe.each([
 });
 
 describe('the files of a folder', () => {
-  it('deletes a session without touching the sessions whose ids start with its log name (x and x.jsonl.notes)', async () => {
+  it('deletes a session without touching the sessions whose ids start with its log name (x and x.jsonl, x.jsonl.notes)', async () => {
     const directory = join(tempDir('store-delete-'), 'sessions');
     const store = fileSessionStore({ directory });
-    for (const id of ['x', 'x.jsonl.notes', 'x.jsonl.snapshot']) {
+    for (const id of ['x', 'x.jsonl', 'x.jsonl.notes', 'x.jsonl.snapshot']) {
       const opened = await openSession(id, { store });
       if (E.isLeft(opened)) throw new Error(opened.left.message);
       for (let task = 1; task <= 70; task += 1)
@@ -93,9 +93,19 @@ describe('the files of a folder', () => {
           true,
         );
     }
+    // A snapshot of x being written clears x's own leftovers only, never another session's file being written.
+    const writing = join(directory, 'x.jsonl.snapshot.jsonl.snapshot.1234.5678.tmp');
+    writeFileSync(writing, 'a snapshot of session x.jsonl.snapshot, being written');
+    const more = await openSession('x', { store });
+    if (E.isLeft(more)) throw new Error(more.left.message);
+    for (let task = 71; task <= 140; task += 1)
+      expect(E.isRight(await more.right.compileContext({ taskId: String(task), taskPrompt: 'x', at: task }))).toBe(
+        true,
+      );
+    expect(statSync(writing).isFile()).toBe(true);
     expect(await store.delete('x')).toEqual(E.right(true));
-    expect(await store.list()).toEqual(E.right(['x.jsonl.notes', 'x.jsonl.snapshot']));
-    for (const id of ['x.jsonl.notes', 'x.jsonl.snapshot']) {
+    expect(await store.list()).toEqual(E.right(['x.jsonl', 'x.jsonl.notes', 'x.jsonl.snapshot']));
+    for (const id of ['x.jsonl', 'x.jsonl.notes', 'x.jsonl.snapshot']) {
       const reopened = await openSession(id, { store: fileSessionStore({ directory }), create: false });
       expect(E.isRight(reopened) && [reopened.right.state().events, reopened.right.snapshotUse().used]).toEqual([
         70,
