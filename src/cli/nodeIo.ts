@@ -5,6 +5,7 @@ import { isatty } from 'node:tty';
 import { access, constants as fsConstants, open, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import * as E from 'fp-ts/lib/Either.js';
 import { collapseWhitespace } from '../base/text.js';
+import { decodeBytes } from '../core/history/encoding.js';
 import type { Failure } from '../base/failure.js';
 import { drained } from '../node/drain.js';
 import { withFileLock } from '../node/lock.js';
@@ -90,7 +91,7 @@ const readStdin = async (maxBytes: number): Promise<string> => {
     if (total > maxBytes) throw new TooLarge();
     chunks.push(bytes);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return decodeBytes(Buffer.concat(chunks));
 };
 
 /** At most `maxBytes` of `file`, read in chunks, so a huge file or an endless device costs only its bound. */
@@ -107,7 +108,7 @@ const readBounded = async (file: string, maxBytes: number): Promise<string> => {
       if (total > maxBytes) throw new TooLarge();
       chunks.push(buffer.subarray(0, bytesRead));
     }
-    return Buffer.concat(chunks, total).toString('utf8');
+    return decodeBytes(Buffer.concat(chunks, total));
   } finally {
     await handle.close();
   }
@@ -120,7 +121,7 @@ const readText = async (file: string, maxBytes?: number): Promise<E.Either<strin
       const stdin = openStdin();
       return E.isLeft(stdin) ? stdin : E.right(await readStdin(maxBytes ?? Number.POSITIVE_INFINITY));
     }
-    return E.right(maxBytes === undefined ? await readFile(file, 'utf8') : await readBounded(file, maxBytes));
+    return E.right(maxBytes === undefined ? decodeBytes(await readFile(file)) : await readBounded(file, maxBytes));
   } catch (error) {
     if (!(error instanceof TooLarge || isOutsideFailure(error))) throw error;
     return E.left(
@@ -178,7 +179,7 @@ const UPDATE_LOCK = { staleMs: 10_000, waitMs: 60_000 } as const;
 /** The text of FILE, undefined when it does not exist. */
 const readExisting = async (file: string): Promise<E.Either<string, string | undefined>> => {
   try {
-    return E.right(await readFile(file, 'utf8'));
+    return E.right(decodeBytes(await readFile(file)));
   } catch (error) {
     if (!isOutsideFailure(error)) throw error;
     return error.code === 'ENOENT' ? E.right(undefined) : E.left(`cannot read ${file}: ${describeFailure(error)}`);

@@ -8,6 +8,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { isRecord } from '../base/record.js';
 import { collapseWhitespace } from '../base/text.js';
+import { decodedChunks } from '../core/history/encoding.js';
 import { HISTORY_LINE_LIMITS, type HistoryLine, lineBatches } from '../core/history/lines.js';
 import { decodeState, encodeState } from '../saved/savedState.js';
 import type { FactStore } from '../core/store/state.js';
@@ -80,7 +81,7 @@ export type Source =
 type Chunk = Uint8Array | string;
 
 /** The chunks of a stream, those already taken first. */
-async function* replayed(taken: ReadonlyArray<Chunk>, rest: AsyncIterator<Chunk>): AsyncGenerator<Chunk> {
+async function* replayed(taken: ReadonlyArray<string>, rest: AsyncIterator<string>): AsyncGenerator<string> {
   yield* taken;
   for (let next = await rest.next(); next.done !== true; next = await rest.next()) yield next.value;
 }
@@ -91,11 +92,10 @@ async function* replayed(taken: ReadonlyArray<Chunk>, rest: AsyncIterator<Chunk>
  * (A file with no text in its first 16 Mi characters reads as a history: as blank lines.)
  */
 const peekFirstLine = async (
-  chunks: AsyncIterable<Chunk>,
-): Promise<{ firstLine: string; chunks: AsyncIterable<Chunk> }> => {
+  chunks: AsyncIterable<string>,
+): Promise<{ firstLine: string; chunks: AsyncIterable<string> }> => {
   const iterator = chunks[Symbol.asyncIterator]();
-  const taken: Chunk[] = [];
-  const decoder = new TextDecoder('utf-8');
+  const taken: string[] = [];
   let text = '';
   /** Where the first visible character is in `text`, once seen. */
   let start = -1;
@@ -105,12 +105,7 @@ const peekFirstLine = async (
     if (next.done === true) complete = true;
     else taken.push(next.value);
     const searchFrom = text.length;
-    text +=
-      next.done === true
-        ? decoder.decode()
-        : typeof next.value === 'string'
-          ? next.value
-          : decoder.decode(next.value, { stream: true });
+    if (next.done !== true) text += next.value;
     if (start === -1) {
       const visible = text.slice(searchFrom).search(FIRST_VISIBLE);
       if (visible !== -1) start = searchFrom + visible;
@@ -122,12 +117,9 @@ const peekFirstLine = async (
 };
 
 /** The text of the chunks. */
-const readAll = async (chunks: AsyncIterable<Chunk>): Promise<string> => {
-  const decoder = new TextDecoder('utf-8');
+const readAll = async (chunks: AsyncIterable<string>): Promise<string> => {
   const parts: string[] = [];
-  for await (const chunk of chunks)
-    parts.push(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
-  parts.push(decoder.decode());
+  for await (const chunk of chunks) parts.push(chunk);
   return parts.join('');
 };
 
@@ -153,7 +145,7 @@ export const openSource = async (io: CliIo, file: string): Promise<E.Either<stri
   let bytes = 0;
   try {
     const { firstLine, chunks } = await peekFirstLine(
-      counted(opened.right.chunks as AsyncIterable<Chunk>, (n) => (bytes += n)),
+      decodedChunks(counted(opened.right.chunks as AsyncIterable<Chunk>, (n) => (bytes += n))),
     );
     if (isSavedStateStart(firstLine)) return E.right({ kind: 'state', text: () => readAll(chunks) });
     return E.right({

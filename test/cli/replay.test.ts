@@ -184,6 +184,34 @@ describe.concurrent('fact-tracker replay', () => {
     ]);
   });
 
+  it('reads a history and a saved state written as UTF-16 with its byte-order mark (PowerShell >), as it reads UTF-8', async ({
+    expect,
+  }) => {
+    const dir = tempDir('replay-');
+    const utf16 = (text: string, endian: 'le' | 'be'): Buffer => {
+      const le = Buffer.from(`\uFEFF${text.replace(/\n/gu, '\r\n')}`, 'utf16le');
+      return endian === 'le' ? le : le.swap16();
+    };
+    const { json } = await example();
+    for (const endian of ['le', 'be'] as const) {
+      const file = join(dir, `history-${endian}.jsonl`);
+      writeFileSync(file, utf16(readFileSync(`${ROOT}${EXAMPLE}`, 'utf8'), endian));
+      const run = await runCli(['replay', file, '--json']);
+      expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
+      expect(run.stdout).toBe(json.stdout);
+    }
+    const state = join(dir, 'state.json');
+    expect((await runCli(['replay', EXAMPLE, '--save', state])).status).toBe(0);
+    const state16 = join(dir, 'state16.json');
+    writeFileSync(state16, utf16(readFileSync(state, 'utf8'), 'le'));
+    const [facts, facts16] = await Promise.all([
+      runCli(['facts', state, '--json']),
+      runCli(['facts', state16, '--json']),
+    ]);
+    expect({ status: facts16.status, stderr: facts16.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(facts16.stdout).toBe(facts.stdout);
+  });
+
   it('reads stdin with -, reports every kind of bad line with its number, applies the later lines, and exits 2', async ({
     expect,
   }) => {

@@ -59,6 +59,23 @@ describe('lineBatches', () => {
     );
   });
 
+  it('reads bytes that start with a UTF-16 byte-order mark as UTF-16 (PowerShell >), whatever the chunks', async () => {
+    const piece = fc.constantFrom('a', '{"x":1}', '\n', '\r\n', 'é', '💡', ' ');
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('le', 'be'),
+        fc.array(piece, { maxLength: 30 }),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        async (endian, pieces, cuts) => {
+          const text = pieces.join('');
+          const le = Buffer.from(`\uFEFF${text}`, 'utf16le');
+          const bytes = endian === 'le' ? le : le.swap16();
+          expect(await collect(chunked(bytes, cuts))).toEqual(linesOfText(text));
+        },
+      ),
+    );
+  });
+
   it('holds at most the limit and one character of a line, so the parser rejects it as too large', async () => {
     const long = `${'x'.repeat(1_000)}\n{"type":"compact","maxFacts":1}\n`;
     const lines = await collect(chunked(new TextEncoder().encode(long), [7, 300, 301, 900]), 10);

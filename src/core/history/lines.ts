@@ -5,6 +5,7 @@
  * `HISTORY_LINE_LIMITS.length + 1` characters: enough for the parser to reject it as too
  * large, never the whole of a 200 MB line without a break.
  */
+import { decodedChunks } from './encoding.js';
 
 /**
  * What one history line may hold: at most 16 Mi characters (UTF-16 units, a reader holds no
@@ -92,21 +93,20 @@ export const linesOfText = (text: string): HistoryLine[] => {
 };
 
 /**
- * The lines of a history read as a stream of chunks (UTF-8 bytes, or text), a batch per chunk
- * (so a reader pays one await per chunk, not per line); empty batches are skipped. Invalid
- * UTF-8 reads as U+FFFD, as it does when the whole file is read as text.
+ * The lines of a history read as a stream of chunks (bytes, or text), a batch per chunk (so a
+ * reader pays one await per chunk, not per line); empty batches are skipped. Bytes are UTF-8, or
+ * UTF-16 after its byte-order mark (see `decodedChunks`); invalid sequences read as U+FFFD, as
+ * they do when the whole file is read as text.
  */
 export async function* lineBatches(
   chunks: AsyncIterable<Uint8Array | string>,
   maxLength: number = HISTORY_LINE_LIMITS.length,
 ): AsyncGenerator<HistoryLine[]> {
   const splitter = createLineSplitter(maxLength);
-  // ignoreBOM keeps a byte-order mark for the splitter, which drops it for text chunks too.
-  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
-  for await (const chunk of chunks) {
-    const lines = splitter.push(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
+  for await (const text of decodedChunks(chunks)) {
+    const lines = splitter.push(text);
     if (lines.length > 0) yield lines;
   }
-  const last = [...splitter.push(decoder.decode()), ...splitter.end()];
+  const last = splitter.end();
   if (last.length > 0) yield last;
 }
