@@ -37,7 +37,7 @@ import {
   usageError,
   wholeNumberOption,
 } from './optionValues.js';
-import { parserOptions, type UsageError } from './options.js';
+import { type OptionTable, parserOptions, type UsageError } from './options.js';
 import { historyInput, parseDb, parseSessions, sessionsPlace } from './storeArgs.js';
 
 // The parser's result types, also where they were declared before command.ts held them.
@@ -62,14 +62,16 @@ export type { UsageError } from './options.js';
 
 /**
  * What a `parseArgs` error tells the user: its first sentence (the rest hints at `--`, which does
- * not apply here), or, for an option followed by a value that starts with a dash, how to give
- * such a value.
+ * not apply here); for an option given no value, or a value that starts with a dash, how to
+ * give one, with the value's name in `table`.
  */
-const parseMessage = (error: Error): string => {
+const parseMessage = (error: Error, table: OptionTable): string => {
   const { message } = error;
   const ambiguous = /^Option '(--[^'\s]+)' argument is ambiguous/u.exec(message);
   if (ambiguous !== null)
     return `${ambiguous[1]} needs a value; a value that starts with a dash is written ${ambiguous[1]}=VALUE`;
+  const missing = /^Option '(?:-[^-\s], )?--([^'\s]+) <value>' argument missing/u.exec(message);
+  if (missing !== null) return `--${missing[1]} needs a value: --${missing[1]} ${table[missing[1]!]?.value ?? 'VALUE'}`;
   return message.split(/\.\s/u)[0]!.replace(/\.$/u, '');
 };
 
@@ -93,7 +95,7 @@ const tokenize = (
     );
   } catch (error) {
     if (!isArgumentError(error)) throw error;
-    return E.left({ message: parseMessage(error), command });
+    return E.left({ message: parseMessage(error, COMMAND_OPTIONS[command]), command });
   }
 };
 

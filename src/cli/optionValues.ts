@@ -32,9 +32,18 @@ export const wholeNumberOption = (
 ): E.Either<UsageError, number | undefined> => {
   const value = stringOption(values, name);
   if (value === undefined) return E.right(undefined);
-  return /^\d+$/u.test(value) && Number(value) >= least && Number.isSafeInteger(Number(value))
+  if (!/^\d+$/u.test(value) || Number(value) < least)
+    return E.left(
+      usageError(command, `--${name} must be a whole number ${least} or more, not ${JSON.stringify(value)}`),
+    );
+  return Number.isSafeInteger(Number(value))
     ? E.right(Number(value))
-    : E.left(usageError(command, `--${name} must be a whole number ${least} or more, not ${JSON.stringify(value)}`));
+    : E.left(
+        usageError(
+          command,
+          `--${name} ${value} is too large: it may be at most ${Number.MAX_SAFE_INTEGER.toLocaleString('en-US')}`,
+        ),
+      );
 };
 
 /** `--as-of TIME` in epoch milliseconds, when it was given. */

@@ -50,6 +50,24 @@ describe.concurrent('fact-tracker commands', () => {
     );
   });
 
+  it('says an option given no value, or too large a number, in its own words and in one line', async ({ expect }) => {
+    const [missing, large] = await Promise.all([
+      runCli(['replay', 'examples/web-api-session.jsonl', '--save']),
+      runCli(['replay', 'examples/web-api-session.jsonl', '--max-tokens', '99999999999999999999']),
+    ]);
+    expect(missing).toEqual({
+      status: 1,
+      stdout: '',
+      stderr: 'fact-tracker replay: --save needs a value: --save STATE.json (see fact-tracker replay --help)\n',
+    });
+    expect(large).toEqual({
+      status: 1,
+      stdout: '',
+      stderr:
+        'fact-tracker replay: --max-tokens 99999999999999999999 is too large: it may be at most 9,007,199,254,740,991 (see fact-tracker replay --help)\n',
+    });
+  });
+
   it('explains one prompt fact by fact', async ({ expect }) => {
     const run = await runCli(['explain', EXAMPLE, '--line', '24']);
     expect(run.status).toBe(0);

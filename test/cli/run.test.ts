@@ -108,12 +108,21 @@ describe('usage errors', () => {
     [['replay', EXAMPLE, '--save', ''], /replay: --save needs a file name/u],
     [['notes', 'replay', EXAMPLE, '--save', ''], /notes: --save needs a file name/u],
     [['replay', EXAMPLE, '--bogus'], /Unknown option '--bogus' \(see fact-tracker replay --help\)/u],
-    [['replay', EXAMPLE, '--max-facts'], /--max-facts/u],
+    [
+      ['replay', EXAMPLE, '--max-facts'],
+      /replay: --max-facts needs a value: --max-facts N \(see fact-tracker replay --help\)/u,
+    ],
+    [['replay', EXAMPLE, '--save'], /replay: --save needs a value: --save STATE\.json \(see/u],
+    [['explain', EXAMPLE, '--line'], /explain: --line needs a value: --line N \(see/u],
     [
       ['replay', EXAMPLE, '--max-tokens', '-3'],
       /replay: --max-tokens needs a value; a value that starts with a dash is written --max-tokens=VALUE \(see/u,
     ],
     [['replay', EXAMPLE, '--max-tokens=-3'], /--max-tokens must be a whole number 0 or more, not "-3"/u],
+    [
+      ['mcp', '--max-answer-tokens', '9007199254740992'],
+      /mcp: --max-answer-tokens 9007199254740992 is too large: it may be at most 9,007,199,254,740,991 \(see/u,
+    ],
     [['replay', EXAMPLE, '--tokenizer', 'cl100k'], /--tokenizer must be estimate or o200k/u],
     [['replay', EXAMPLE, '--as-of', 'tomorrow'], /--as-of: "tomorrow" is not an ISO-8601 time/u],
     [['facts', EXAMPLE, '--tag', 'urgent'], /--tag "urgent" is not a tag/u],
