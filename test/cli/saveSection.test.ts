@@ -6,6 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
+  existsSync,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -38,6 +39,16 @@ const sectionsOf = (file: string): { pairs: number; notes: number | undefined } 
     pairs: selectPairLogs(store).length,
     notes: notes === undefined ? undefined : selectGlobalFacts(notes, 'maya')?.facts.length,
   };
+};
+
+/** A state file `save` wrote, its text, and a blank input file beside it (blank lines only, a CRLF among them). */
+const savedBesideBlank = async (save: (file: string) => Promise<{ status: number }>) => {
+  const dir = tempDir('save-empty-');
+  const file = join(dir, 'state.json');
+  expect((await save(file)).status).toBe(0);
+  const blank = join(dir, 'blank.jsonl');
+  writeFileSync(blank, '\n  \r\n');
+  return { dir, file, before: readFileSync(file, 'utf8'), blank };
 };
 
 describe('--save into a saved state another command wrote', () => {
@@ -146,18 +157,30 @@ describe('--save into a saved state another command wrote', () => {
       `fact-tracker notes: nothing saved into ${file}: no line of the conversation log could be applied\n`,
     ]);
     expect(readFileSync(file, 'utf8')).toBe(before);
-    const empty = join(dir, 'empty.jsonl');
-    writeFileSync(empty, '');
-    expect((await runCli(['replay', empty, '--save', join(dir, 'fresh.json')])).status).toBe(0);
+  });
+
+  it('saves no empty store over the fact store there from an empty history (nothing piped in, a blank file, nothing up to --as-of)', async () => {
+    const { dir, file, before, blank } = await savedBesideBlank(saveFacts);
+    for (const [args, input, reason] of [
+      [['replay', '-', '--save', file], '', 'the history holds no line'],
+      [['replay', blank, '--json', '--save', file], undefined, 'the history holds no line'],
+      [
+        ['replay', HISTORY, '--as-of', '2000-01-01T00:00:00Z', '--save', file],
+        undefined,
+        'the history holds no event up to --as-of',
+      ],
+    ] as const) {
+      const run = await runCli(args, input);
+      expect([run.status, run.stderr]).toEqual([1, `fact-tracker replay: nothing saved into ${file}: ${reason}\n`]);
+    }
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    const fresh = join(dir, 'fresh.json');
+    expect((await runCli(['replay', blank, '--save', fresh])).status).toBe(1);
+    expect(existsSync(fresh)).toBe(false);
   });
 
   it('saves no empty ledger over the notes there from an empty conversation log (nothing piped in, a blank file)', async () => {
-    const dir = tempDir('save-empty-log-');
-    const file = join(dir, 'state.json');
-    expect((await saveNotes(file)).status).toBe(0);
-    const before = readFileSync(file, 'utf8');
-    const blank = join(dir, 'blank.jsonl');
-    writeFileSync(blank, '\n  \n');
+    const { file, before, blank } = await savedBesideBlank(saveNotes);
     for (const [args, input] of [
       [['notes', 'replay', '-', '--save', file], ''],
       [['notes', 'replay', blank, '--json', '--save', file], undefined],

@@ -1,7 +1,7 @@
 /** `fact-tracker replay FILE`: what each prompt of a history would get, and at what cost. */
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import type { ReplayResult } from '../../core/replay/replay.js';
+import type { ReplayReport, ReplayResult } from '../../core/replay/replay.js';
 import type { ReplayCommand } from '../command.js';
 import type { CliIo } from '../io.js';
 import { jsonReplayOutput, type ReplayOutput, textReplayOutput } from '../replayOutput.js';
@@ -10,18 +10,26 @@ import { createStyle } from '../style.js';
 import { openHistory, replaySource } from './history.js';
 import { exitStatusFor, tokenCounter } from './shared.js';
 
+/** Why nothing of the history would be saved: no event of it applied. */
+const nothingApplied = (report: ReplayReport, asOf: number | undefined): string =>
+  report.errors.length > 0
+    ? 'no line of the history could be applied'
+    : asOf === undefined
+      ? 'the history holds no line'
+      : 'the history holds no event up to --as-of';
+
 /**
- * Saves the store into FILE, unless the history was all rejected lines: an empty store saved
- * over a state would lose it for a file given by mistake (a history with no line at all saves
- * its empty store, as asked).
+ * Saves the store into FILE, unless no event of the history applied: a history of rejected
+ * lines only (a file given by mistake) or of no line at all (nothing piped into -, a blank file)
+ * would save an empty store over the state there.
  */
-const save = (io: CliIo, file: string | undefined, result: ReplayResult): TE.TaskEither<string, ReplayResult> =>
-  file === undefined
+const save = (io: CliIo, command: ReplayCommand, result: ReplayResult): TE.TaskEither<string, ReplayResult> =>
+  command.save === undefined
     ? TE.right(result)
-    : result.report.summary.events === 0 && result.report.errors.length > 0
-      ? TE.left(`nothing saved into ${file}: no line of the history could be applied`)
+    : result.report.summary.events === 0
+      ? TE.left(`nothing saved into ${command.save}: ${nothingApplied(result.report, command.asOf)}`)
       : pipe(
-          saveSection(io, file, { kind: 'facts', store: result.store }),
+          saveSection(io, command.save, { kind: 'facts', store: result.store }),
           TE.map(() => result),
         );
 
@@ -62,7 +70,7 @@ export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<stri
         },
       ),
     ),
-    TE.chainFirst(({ result }) => save(io, command.save, result)),
+    TE.chainFirst(({ result }) => save(io, command, result)),
     TE.map(({ result, output }) => {
       output.end(result.report);
       return exitStatusFor(io, 'replay', result.report.errors, result.report.errorsOmitted);
