@@ -24,6 +24,9 @@ const count = (n: number, one: string, many: string): string => `${n} ${n === 1 
 /** Thousands grouped with commas, the same on every machine whatever its locale. */
 const number = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/gu, ',');
 
+/** `n` tokens, thousands grouped (`1 context token`, `1,024 context tokens`). */
+const tokenCount = (n: number, what: string): string => `${number(n)} ${what}${n === 1 ? 'token' : 'tokens'}`;
+
 /** An epoch-ms time as ISO-8601 UTC, without milliseconds when they are zero. */
 export const formatTime = (at: number): string => {
   const date = new Date(at);
@@ -77,8 +80,8 @@ export const renderPrompt = (prompt: PromptReport, style: Style): string => {
     `line ${prompt.line}`,
     `task ${safe(prompt.taskId)}`,
     count(prompt.facts.length, 'fact', 'facts'),
-    `${number(prompt.contextTokens)} context tokens`,
-    `${number(prompt.historyTokens)} history tokens`,
+    tokenCount(prompt.contextTokens, 'context '),
+    tokenCount(prompt.historyTokens, 'history '),
   ].join(SEPARATOR);
   const body =
     prompt.sessionContext === ''
@@ -170,8 +173,8 @@ export const renderExplain = (view: ExplainView, style: Style): string => {
     `line ${view.line}`,
     `task ${safe(query.taskId)}`,
     `${count(included, 'fact', 'facts')} included of ${number(decisions.length)}`,
-    `max ${query.maxFacts} facts`,
-    `${number(query.maxTokens)} tokens`,
+    `max ${count(query.maxFacts, 'fact', 'facts')}`,
+    tokenCount(query.maxTokens, ''),
     ...(query.tags === undefined || query.tags.length === 0 ? [] : [`tags ${query.tags.join(',')}`]),
   ].join(SEPARATOR);
   const columns: Column[] = [{ heading: 'SCORE', align: 'right' }, { heading: 'DECISION' }, ...FACT_COLUMNS];

@@ -212,6 +212,21 @@ describe.concurrent('fact-tracker replay', () => {
     expect(facts16.stdout).toBe(facts.stdout);
   });
 
+  it('counts one token, and one fact, in the singular (replay and explain)', async ({ expect }) => {
+    const history = [
+      { type: 'dispatch', role: 'implementer', taskId: '1', output: 'ok' },
+      { type: 'prompt', taskId: '2', taskPrompt: 'next' },
+    ]
+      .map((event) => JSON.stringify(event))
+      .join('\n');
+    const [replay, explain] = await Promise.all([
+      runCli(['replay', '-'], history),
+      runCli(['explain', '-', '--line', '2', '--max-facts', '1', '--max-tokens', '1'], history),
+    ]);
+    expect(replay.stdout).toContain('\nline 2 · task 2 · 0 facts · 0 context tokens · 1 history token\n');
+    expect(explain.stdout).toMatch(/^line 2 · task 2 · 0 facts included of 0 · max 1 fact · 1 token\n/u);
+  });
+
   it('reads stdin with -, reports every kind of bad line with its number, applies the later lines, and exits 2', async ({
     expect,
   }) => {
