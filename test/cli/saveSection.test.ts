@@ -119,6 +119,8 @@ describe('--save into a saved state another command wrote', () => {
       const refused = await saveFacts(target);
       expect(refused.status).toBe(1);
       expect(refused.stderr).toBe(`fact-tracker replay: cannot save into ${target}: it is ${kind}\n`);
+      // The report is whole all the same: --json prints one document, not the prompts alone.
+      expect(JSON.parse(refused.stdout)).toMatchObject({ summary: { events: 40 } });
     }
     expect(lstatSync(device).isCharacterDevice()).toBe(true);
     expect(lstatSync(pipe).isFIFO()).toBe(true);
@@ -151,6 +153,7 @@ describe('--save into a saved state another command wrote', () => {
       1,
       `fact-tracker replay: nothing saved into ${file}: no line of the history could be applied\n`,
     ]);
+    expect(JSON.parse(facts.stdout)).toMatchObject({ prompts: [], summary: { events: 0 } });
     const notes = await runCli(['notes', 'replay', HISTORY, '--json', '--save', file]);
     expect([notes.status, notes.stderr]).toEqual([
       1,

@@ -34,8 +34,8 @@ const save = (io: CliIo, command: ReplayCommand, result: ReplayResult): TE.TaskE
         );
 
 /**
- * Replays the history as it is read, printing each prompt as it comes, saves the store when
- * asked, and prints the end of the report; resolves to the exit status.
+ * Replays the history as it is read, printing each prompt as it comes, prints the end of the
+ * report, and saves the store when asked; resolves to the exit status.
  */
 export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<string, number> =>
   pipe(
@@ -70,9 +70,9 @@ export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<stri
         },
       ),
     ),
-    TE.chainFirst(({ result }) => save(io, command, result)),
-    TE.map(({ result, output }) => {
-      output.end(result.report);
-      return exitStatusFor(io, 'replay', result.report.errors, result.report.errorsOmitted);
-    }),
+    // The report is ended before the save: its prompts are already out, and a save refused or
+    // failed must not leave half a report (with --json, half a document) on standard output.
+    TE.chainFirst(({ result, output }) => TE.fromIO(() => output.end(result.report))),
+    TE.chain(({ result }) => save(io, command, result)),
+    TE.map(({ report }) => exitStatusFor(io, 'replay', report.errors, report.errorsOmitted)),
   );
