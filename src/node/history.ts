@@ -7,7 +7,7 @@
 import { createReadStream } from 'node:fs';
 import * as E from 'fp-ts/lib/Either.js';
 import { createHistoryLineReader, type HistoryEvent, type HistoryLineError } from '../core/history/events.js';
-import { lineBatches } from '../core/history/lines.js';
+import { type HistoryLine, lineBatches } from '../core/history/lines.js';
 import { type HistoryReplayOptions, type ReplayResult, startHistoryReplay } from '../core/replay/replay.js';
 
 /** Where a history is read from: a file path, or a stream of chunks (a `Readable`, `process.stdin`, ...). */
@@ -39,18 +39,32 @@ export async function* readHistoryEvents(source: HistorySource): AsyncGenerator<
  * `replayHistory` for a history read as it goes: the same result for the same lines, reading
  * stops as soon as the replay does (`asOf`, `untilLine`). With `onPrompt`, prompts are handed
  * out rather than kept, and memory is bounded by the store, not by the history. A source that
- * cannot be read gives a Left with the reason.
+ * cannot be read gives a Left with the reason; an exception of the replay itself (a callback's
+ * own, such as `onPrompt`'s) is no reading failure and is thrown as it is.
  */
 export const replayHistoryFile = async (
   source: HistorySource,
   options: HistoryReplayOptions = {},
 ): Promise<E.Either<string, ReplayResult>> => {
   const replay = startHistoryReplay(options);
-  try {
-    for await (const batch of lineBatches(chunksOf(source))) if (!replay.feed(batch)) break;
-  } catch (error) {
-    const where = typeof source === 'string' ? source : 'the history stream';
-    return E.left(`cannot read ${where}: ${error instanceof Error ? error.message : String(error)}`);
+  const batches = lineBatches(chunksOf(source))[Symbol.asyncIterator]();
+  for (;;) {
+    let next: IteratorResult<HistoryLine[]>;
+    try {
+      next = await batches.next();
+    } catch (error) {
+      const where = typeof source === 'string' ? source : 'the history stream';
+      return E.left(`cannot read ${where}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    if (next.done === true) break;
+    let going = false;
+    try {
+      going = replay.feed(next.value);
+    } finally {
+      // Reading stops (the file is closed) when the replay does, or throws.
+      if (!going) await batches.return(undefined);
+    }
+    if (!going) break;
   }
   return E.right(replay.finish());
 };

@@ -45,6 +45,19 @@ describe('replayHistoryFile', () => {
     }
   });
 
+  it("throws a callback's own exception as it is, never as a file that cannot be read, and closes the file", async () => {
+    const failure = new TypeError('the caller failed');
+    const stream = Readable.from([Buffer.from(readFileSync(path('examples/web-api-session.jsonl'), 'utf8'))]);
+    await expect(
+      replayHistoryFile(stream, {
+        onPrompt: () => {
+          throw failure;
+        },
+      }),
+    ).rejects.toBe(failure);
+    expect(stream.destroyed).toBe(true);
+  });
+
   it('says in one line why a file cannot be read', async () => {
     const dir = tempDir('node-');
     writeFileSync(join(dir, 'a.jsonl'), '');
