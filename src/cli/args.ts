@@ -241,9 +241,18 @@ const parseHook = (values: OptionValues, positionals: string[]): E.Either<UsageE
     })),
   );
 
+/** `--project DIR` of `init`, when given: an empty one (`--project "$DIR"` of an unset variable) names no folder. */
+const projectOption = (values: OptionValues): E.Either<UsageError, string | undefined> => {
+  const project = stringOption(values, 'project');
+  return project !== undefined && project.trim() === ''
+    ? E.left(usageError('init', '--project needs a folder'))
+    : E.right(project);
+};
+
 const parseInit = (values: OptionValues, positionals: string[]): E.Either<UsageError, InitCommand> =>
   pipe(
-    onePositional('init', positionals, `agent (${INIT_HOSTS.join(' or ')})`),
+    projectOption(values),
+    E.chain(() => onePositional('init', positionals, `agent (${INIT_HOSTS.join(' or ')})`)),
     E.chain((host) =>
       (INIT_HOSTS as ReadonlyArray<string>).includes(host)
         ? values['npx'] === true && values['node'] === true
