@@ -1,6 +1,7 @@
 /** `CliIo` on Node: the only module of the project that touches `process` and the file system. */
 import { fstatSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { dirname } from 'node:path';
 import { isatty } from 'node:tty';
 import { access, constants as fsConstants, open, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import * as E from 'fp-ts/lib/Either.js';
@@ -198,6 +199,19 @@ const kindOf = (stats: Awaited<ReturnType<typeof stat>>): string =>
           ? 'a socket'
           : 'not a regular file';
 
+/** FILE, made new: its folder must be there (else the lock beside FILE, the first thing made, fails with no word of why). */
+const newFileTarget = async (file: string): Promise<E.Either<string, { path: string }>> => {
+  const folder = dirname(file);
+  const there = await stat(folder).then(
+    (stats) => stats.isDirectory(),
+    (error: unknown) => {
+      if (!isOutsideFailure(error)) throw error;
+      return false;
+    },
+  );
+  return there ? E.right({ path: file }) : E.left(`cannot save into ${file}: there is no folder ${folder}`);
+};
+
 /**
  * Where an update of FILE lands and the mode it keeps: FILE itself when nothing is there yet (a
  * link to nothing included), else the regular file it is or links to, with its permission bits.
@@ -212,7 +226,7 @@ const updateTarget = async (file: string): Promise<E.Either<string, { path: stri
     return E.right({ path: await realpath(file), mode: stats.mode & 0o7777 });
   } catch (error) {
     if (!isOutsideFailure(error)) throw error;
-    if (error.code === 'ENOENT') return E.right({ path: file });
+    if (error.code === 'ENOENT') return newFileTarget(file);
     if (error.code === 'EACCES' || error.code === 'EPERM') return E.left(`cannot save into ${file}: it is read-only`);
     return E.left(`cannot save into ${file}: ${describeFailure(error)}`);
   }

@@ -15,7 +15,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { selectGlobalFacts } from '../../src/notes/ledger.js';
@@ -125,6 +125,19 @@ describe('--save into a saved state another command wrote', () => {
     expect(lstatSync(device).isCharacterDevice()).toBe(true);
     expect(lstatSync(pipe).isFIFO()).toBe(true);
     expect(readdirSync(dir).filter((name) => name !== 'null')).toEqual(['folder', 'pipe'].sort());
+  });
+
+  it('says a missing folder in one line, rather than a failed lock', async () => {
+    const file = join(tempDir('save-no-folder-'), 'missing', 'state.json');
+    const [facts, notes] = await Promise.all([saveFacts(file), saveNotes(file)]);
+    expect([facts.status, facts.stderr]).toEqual([
+      1,
+      `fact-tracker replay: cannot save into ${file}: there is no folder ${dirname(file)}\n`,
+    ]);
+    expect([notes.status, notes.stderr]).toEqual([
+      1,
+      `fact-tracker notes: cannot save into ${file}: there is no folder ${dirname(file)}\n`,
+    ]);
   });
 
   it("keeps a saved state's permission bits, and a link to it (the file it links to is written)", async () => {
