@@ -59,6 +59,12 @@ export interface CliIo {
    * memory does not depend on how fast its output is read.
    */
   readonly drain?: () => Promise<void>;
+  /**
+   * Asks that the command run to its end even when the reader of standard output closes it
+   * early (`| head`), its output dropped from then on, because it writes a file too (optional,
+   * so in-memory fakes need not set it). Without it such a process ends quietly at once.
+   */
+  readonly outliveReader?: () => void;
   /** Standard output is a terminal and NO_COLOR is not set. */
   readonly colour: boolean;
   /** Standard error is a terminal, so progress can be drawn on it. */

@@ -271,18 +271,33 @@ const version = (): E.Either<string, string> => {
 };
 
 /**
- * A failed write to standard output, as the boundaries report it. A reader that closes the pipe
- * early (`fact-tracker replay f | head`) is not an error: the process ends quietly.
+ * Standard output's reader, as the process sees it: `gone` once it closed the pipe early
+ * (`fact-tracker replay f | head`); `outlived` when the command asked to run to its end even so,
+ * because it writes a file too (`replay --save`). One process has one standard output.
  */
-const outputFailure = (error: unknown): OutputFailure => {
+const stdoutReader = { gone: false, outlived: false };
+
+/**
+ * A failed write to standard output, as the boundaries report it, or undefined when there is
+ * nothing to report. A reader that closes the pipe early is not an error: the process ends
+ * quietly then, or, when the command asked to outlive its reader, runs on with its output dropped.
+ */
+const outputFailure = (error: unknown): OutputFailure | undefined => {
   if (!isOutsideFailure(error)) throw error;
-  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  if (error.code === 'EPIPE') {
+    if (!stdoutReader.outlived) process.exit(process.exitCode ?? 0);
+    stdoutReader.gone = true;
+    return undefined;
+  }
   return new OutputFailure(`cannot write standard output: ${describeFailure(error)}`, { cause: error });
 };
 
 /** A failed write to a pipe arrives later, as an event (to a file, the write itself throws). */
 const onStdoutError = (error: unknown): void => {
-  throw outputFailure(error);
+  // Once the reader is gone, what the closed stream still says of the writes it drops is no news.
+  if (stdoutReader.gone) return;
+  const failure = outputFailure(error);
+  if (failure !== undefined) throw failure;
 };
 
 /**
@@ -310,17 +325,23 @@ export const createNodeIo = (): CliIo => {
     writeText,
     updateText,
     stdout: (text) => {
+      if (stdoutReader.gone) return;
       try {
         process.stdout.write(text);
       } catch (error) {
-        throw outputFailure(error);
+        const failure = outputFailure(error);
+        if (failure !== undefined) throw failure;
       }
+    },
+    outliveReader: () => {
+      stdoutReader.outlived = true;
     },
     stderr: (text) => {
       process.stderr.write(text);
     },
     drain: async () => {
-      await Promise.all([drained(process.stdout), drained(process.stderr)]);
+      // A pipe whose reader is gone never drains: waiting on it would end the process, its work undone.
+      await Promise.all([stdoutReader.gone ? undefined : drained(process.stdout), drained(process.stderr)]);
     },
     colour: isColourWanted(process.stdout.isTTY === true, process.env),
     stderrIsTty: process.stderr.isTTY === true,

@@ -3,7 +3,8 @@
  * `notes replay --save` into one file, in either order and at once from two processes, leave
  * both; a file that holds something else is left as it is. Real files, real processes.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import {
   chmodSync,
   existsSync,
@@ -22,7 +23,7 @@ import { selectGlobalFacts } from '../../src/notes/ledger.js';
 import { decodeSavedState } from '../../src/saved/savedState.js';
 import { selectPairLogs } from '../../src/core/store/write.js';
 import { tempDir } from '../tempDirs.js';
-import { ROOT, runCli } from './runCli.js';
+import { MAIN, ROOT, runCli } from './runCli.js';
 
 const HISTORY = join(ROOT, 'examples', 'web-api-session.jsonl');
 const CONVERSATIONS = join(ROOT, 'examples', 'couples-coaching.jsonl');
@@ -125,6 +126,37 @@ describe('--save into a saved state another command wrote', () => {
     expect(lstatSync(device).isCharacterDevice()).toBe(true);
     expect(lstatSync(pipe).isFIFO()).toBe(true);
     expect(readdirSync(dir).filter((name) => name !== 'null')).toEqual(['folder', 'pipe'].sort());
+  });
+
+  it('saves when the reader of the report closes it early (| head), and exits with the replay status', async () => {
+    const dir = tempDir('save-head-');
+    // The example 20 times over, its tasks renamed: a report of about 700 KB, far more than a pipe holds.
+    const events = readFileSync(HISTORY, 'utf8').trim().split('\n');
+    const history = join(dir, 'long.jsonl');
+    writeFileSync(
+      history,
+      Array.from({ length: 20 }, (_, round) =>
+        events.map((line) => {
+          const { at: _at, ...event } = JSON.parse(line) as Record<string, unknown>;
+          return JSON.stringify({ ...event, taskId: `${round}-${String(event['taskId'])}` });
+        }),
+      )
+        .flat()
+        .join('\n'),
+    );
+    const file = join(dir, 'state.json');
+    const child = spawn(process.execPath, [MAIN, 'replay', history, '--save', file], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // The reader takes the first piece and goes, as head does.
+    child.stdout.once('data', () => child.stdout.destroy());
+    const [status] = (await once(child, 'close')) as [number | null];
+    expect([status, stderr]).toEqual([0, '']);
+    const saved = await runCli(['facts', file, '--json']);
+    expect(saved.status).toBe(0);
+    expect((JSON.parse(saved.stdout) as { facts: unknown[] }).facts.length).toBeGreaterThan(100);
   });
 
   it('says a missing folder in one line, rather than a failed lock', async () => {

@@ -37,8 +37,10 @@ const save = (io: CliIo, command: ReplayCommand, result: ReplayResult): TE.TaskE
  * Replays the history as it is read, printing each prompt as it comes, prints the end of the
  * report, and saves the store when asked; resolves to the exit status.
  */
-export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<string, number> =>
-  pipe(
+export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<string, number> => {
+  // The save is what was asked for, whoever reads the report: `replay h --save s | head` saves too.
+  if (command.save !== undefined) io.outliveReader?.();
+  return pipe(
     TE.Do,
     TE.apS('source', openHistory(io, command.input)),
     TE.apS('countTokens', tokenCounter(command.tokenizer)),
@@ -76,3 +78,4 @@ export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<stri
     TE.chain(({ result }) => save(io, command, result)),
     TE.map(({ report }) => exitStatusFor(io, 'replay', report.errors, report.errorsOmitted)),
   );
+};
