@@ -119,14 +119,19 @@ export const retrievalOptions = (command: CommandName, values: OptionValues): E.
     })),
   );
 
-/** `--name FILE`, when it was given: a file name, not an empty one. */
+/**
+ * `--name FILE`, when it was given: a file name, not an empty one, nor `-`, which names standard
+ * input or output everywhere else on the command line (a file called `-` would be made instead).
+ */
 export const fileOption = (
   command: CommandName,
   values: OptionValues,
   name: string,
 ): E.Either<UsageError, string | undefined> => {
   const value = stringOption(values, name);
-  return value !== undefined && value.trim() === ''
-    ? E.left(usageError(command, `--${name} needs a file name`))
-    : E.right(value);
+  return value === '-'
+    ? E.left(usageError(command, `--${name} writes a file: give its name (- does not name one; ./- does)`))
+    : value !== undefined && value.trim() === ''
+      ? E.left(usageError(command, `--${name} needs a file name`))
+      : E.right(value);
 };

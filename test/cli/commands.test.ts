@@ -68,6 +68,20 @@ describe.concurrent('fact-tracker commands', () => {
     });
   });
 
+  it('refuses --save - in one line, and makes no file called -', async ({ expect }) => {
+    const cwd = tempDir('save-dash-');
+    const run = await runCli(['replay', join(ROOT, 'examples/web-api-session.jsonl'), '--save', '-'], undefined, {
+      cwd,
+    });
+    expect(run).toEqual({
+      status: 1,
+      stdout: '',
+      stderr:
+        'fact-tracker replay: --save writes a file: give its name (- does not name one; ./- does) (see fact-tracker replay --help)\n',
+    });
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
   it('explains one prompt fact by fact', async ({ expect }) => {
     const run = await runCli(['explain', EXAMPLE, '--line', '24']);
     expect(run.status).toBe(0);

@@ -107,6 +107,11 @@ describe('usage errors', () => {
     [['notes', 'replay', ' '], /notes: missing conversation log FILE .*: the argument given is empty/u],
     [['replay', EXAMPLE, '--save', ''], /replay: --save needs a file name/u],
     [['notes', 'replay', EXAMPLE, '--save', ''], /notes: --save needs a file name/u],
+    [
+      ['replay', EXAMPLE, '--save', '-'],
+      /replay: --save writes a file: give its name \(- does not name one; \.\/- does\)/u,
+    ],
+    [['notes', 'replay', EXAMPLE, '--save', '-'], /notes: --save writes a file: give its name/u],
     [['replay', EXAMPLE, '--bogus'], /Unknown option '--bogus' \(see fact-tracker replay --help\)/u],
     [
       ['replay', EXAMPLE, '--max-facts'],
