@@ -50,6 +50,9 @@ const isCollapsed = (text: string): boolean => {
   return true;
 };
 
+/** `text` without its invisible format characters: what every renderer of stored text shows of it. */
+export const removeInvisible = (text: string): string => text.replace(INVISIBLE, '');
+
 /** Trims, removes invisible format characters and turns every run of whitespace or control characters into one space. */
 export const collapseWhitespace = (text: string): string =>
   isCollapsed(text) ? text : text.replace(INVISIBLE, '').replace(LINE_BREAKING, ' ').trim();

@@ -8,6 +8,7 @@
  * and the pure core must decide synchronously, in a browser too. Each shape is tested, along
  * with look-alikes that must pass (prose about tokens, commit ids, paths).
  */
+import { removeInvisible } from '../base/text.js';
 
 /** One secret shape: a name to show and the pattern that finds it. */
 interface SecretShape {
@@ -59,8 +60,19 @@ const SHAPES: ReadonlyArray<SecretShape & { readonly check?: (match: string) => 
 const ANY_ANCHOR =
   /PRIVATE KEY|AKIA|ASIA|ABIA|ACCA|AROA|AIDA|aws|gh[pousr]_|github_pat_|glpat-|sk-|[rs]k_|xox|AIza|npm_|eyJ|Bearer|:\/\//iu;
 
+/** Any format character, the class `removeInvisible` draws from: a cheap test before the copy. */
+const ANY_FORMAT = /\p{Cf}/u;
+
+/**
+ * `text` as every renderer shows it: the bundle, the dashboard and `show` remove invisible
+ * format characters, so a zero-width space or a soft hyphen inside a token would hide it from
+ * the shapes here and still render it whole. The shapes look at what is shown.
+ */
+const asShown = (text: string): string => (ANY_FORMAT.test(text) ? removeInvisible(text) : text);
+
 /** The name of the first secret shape `text` holds ("a GitHub token"), or undefined when it holds none. */
-export const findSecret = (text: string): string | undefined => {
+export const findSecret = (raw: string): string | undefined => {
+  const text = asShown(raw);
   if (!ANY_ANCHOR.test(text)) return undefined;
   for (const shape of SHAPES) {
     const match = shape.pattern.exec(text);
@@ -86,7 +98,7 @@ export const redactSecrets = (text: string): string =>
           current.replace(shape.pattern, (match) =>
             shape.check === undefined || shape.check(match) ? `[redacted: ${shape.name}]` : match,
           ),
-        text,
+        asShown(text),
       );
 
 /** Why `field` may not hold `text` (it holds a secret, named by shape, never quoted), or undefined. */

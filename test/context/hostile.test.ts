@@ -276,6 +276,14 @@ describe.concurrent('4. secrets are refused before anything is written', SLOW, (
     expect(existsSync(join(repo, 'data'))).toBe(false);
   });
 
+  it('a secret split by a zero-width space, which the bundle and the dashboard remove, is refused too', async () => {
+    const repo = makeRepo();
+    const token = `ghp_${'a1B2c3D4e5'.repeat(4).slice(0, 18)}\u200b${'a1B2c3D4e5'.repeat(4).slice(18, 36)}`;
+    const ran = await runBinary(['context', 'checkpoint', '--summary', `Deploy with ${token}`], { cwd: repo });
+    expectOneLineFailure(ran, /^fact-tracker context: the summary holds what looks like a GitHub token/u);
+    expect(existsSync(join(repo, 'data'))).toBe(false);
+  });
+
   it('the library refuses a change that puts a secret anywhere, naming the field', async () => {
     const repo = makeRepo();
     const jwt = `${'eyJhbGciOiJIUzI1NiJ9'}.${'eyJzdWIiOiIxMjM0In0'}.dozjgNryP4J3jVmNHl0w5N`;

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { RepositorySnapshot } from '../../src/context/checkpoint.js';
 import type { ContextError } from '../../src/context/model.js';
 import { findContextSecret } from '../../src/context/schema.js';
-import { findSecret, findSecretField } from '../../src/context/secrets.js';
+import { findSecret, findSecretField, redactSecrets } from '../../src/context/secrets.js';
 import { applyRunOutcome, emptySharedContext, recordContextClaim } from '../../src/context/index.js';
 
 /** Secret-shaped strings, assembled so that no scanner mistakes this file for a leak. */
@@ -88,6 +88,19 @@ describe('secret detection', () => {
         expect(error.message).not.toContain(secret.slice(-12));
       }
     }
+  });
+
+  it('finds a secret split by an invisible format character, which every renderer removes', () => {
+    // A zero-width space, a soft hyphen, a word joiner, a tag character: each renders as nothing.
+    for (const hidden of ['\u200b', '\u00ad', '\u2060', '\u{E0041}'])
+      for (const [shape, secret] of SECRETS)
+        for (let at = 1; at < secret.length; at += 1) {
+          const split = `${secret.slice(0, at)}${hidden}${secret.slice(at)}`;
+          expect(findSecret(`see ${split} here`)).toBe(shape);
+          const redacted = redactSecrets(`see ${split} here`);
+          expect(redacted).toContain(`[redacted: ${shape}]`);
+          expect(findSecret(redacted)).toBeUndefined();
+        }
   });
 
   it('refuses a claim whose text, file path or symbol holds a secret', () => {
