@@ -203,6 +203,22 @@ describe.concurrent('issue 28: guards', SLOW, () => {
           /^fact-tracker context: data\/context\/planning_context\.json: is a FIFO \(named pipe\), not a regular file/u,
         );
     });
+    it('4: a FIFO in place of a tracked file counts as a change, and nothing waits on it', async () => {
+      const repo = makeRepo();
+      expect((await runBinary(['context', 'checkpoint', '--summary', 'Parser.'], { cwd: repo })).status).toBe(0);
+      unlinkSync(join(repo, 'src', 'parser.ts'));
+      execFileSync('mkfifo', [join(repo, 'src', 'parser.ts')]);
+      const shown = await runBinary(['context', 'show'], { cwd: repo, timeoutMs: 20_000 });
+      expect(shown.status).toBe(0);
+      expect(shown.stdout).toContain('STALE: tracked files changed');
+      expect(shown.stdout).toMatch(/^ {2}M src\/parser\.ts$/mu);
+      const saved = await runBinary(['context', 'checkpoint', '--summary', 'Over a pipe.'], {
+        cwd: repo,
+        timeoutMs: 20_000,
+      });
+      expect(saved.status).toBe(0);
+      expect(saved.stderr).toContain('uncommitted edits of src/parser.ts');
+    });
   });
 
   describe.concurrent('locks', SLOW, () => {

@@ -27,7 +27,8 @@ import { displayGitPath, pathUnder, stdinPathLine } from './gitPaths.js';
  * The state of the working-tree files git lists as changed: a regular file's blob from `git
  * hash-object` (which applies the same filters as `git add`); a symbolic link's from its
  * target text (hash-object would follow it, and fail on a dangling one); a file gone from the
- * working tree (deleted, also in a merge conflict) as deleted; a submodule's from its own
+ * working tree (deleted, also in a merge conflict) as deleted; a FIFO, socket or device in a
+ * file's place as such, never opened; a submodule's from its own
  * checked-out commit and, when its tracked files changed, their state too.
  */
 const workingFiles = async (
@@ -51,7 +52,9 @@ const workingFiles = async (
       const target = await fs.readlink(full, { encoding: 'buffer' }).catch(() => Buffer.alloc(0));
       files.push({ path: file, blob: `link:${sha256HexPrefix(target.toString('latin1'), 20)}`, ...withMode(file) });
     } else if (stat.isDirectory()) files.push({ path: file, blob: 'directory' });
-    else regular.push(file);
+    else if (stat.isFile()) regular.push(file);
+    // A FIFO, socket or device in a tracked file's place: hash-object would open it and wait on it.
+    else files.push({ path: file, blob: 'not a regular file' });
   }
   for (let i = 0; i < regular.length; i += 200) {
     const chunk = regular.slice(i, i + 200);
