@@ -11,6 +11,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  rmSync,
   symlinkSync,
   unlinkSync,
   utimesSync,
@@ -218,6 +219,27 @@ describe.concurrent('issue 28: guards', SLOW, () => {
       });
       expect(saved.status).toBe(0);
       expect(saved.stderr).toContain('uncommitted edits of src/parser.ts');
+    });
+
+    it('4: a FIFO named .gitignore on the way to data/context/ is named in a warning; nothing waits on it', async () => {
+      const repo = makeRepo();
+      expect((await runBinary(['context', 'checkpoint', '--summary', 'Parser.'], { cwd: repo })).status).toBe(0);
+      for (const fifo of ['.gitignore', 'data/context/.gitignore']) {
+        const file = join(repo, ...fifo.split('/'));
+        rmSync(file, { force: true });
+        execFileSync('mkfifo', [file]);
+        const warning = `${fifo} is a FIFO (named pipe), not a regular file: git would wait on it for its ignore rules; remove it`;
+        for (const argv of [
+          ['context', 'show'],
+          ['context', 'bundle'],
+          ['context', 'claim', `Beside ${fifo}`],
+        ]) {
+          const ran = await runBinary(argv, { cwd: repo, timeoutMs: 20_000 });
+          expect(ran.status).toBe(0);
+          if (argv[1] === 'claim') expect(ran.stderr).toContain(warning);
+        }
+        unlinkSync(file);
+      }
     });
   });
 

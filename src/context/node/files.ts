@@ -89,7 +89,7 @@ export const readTextIfExists = (
   );
 
 /** What a file system entry that is not a regular file is, for a message. */
-const describeFileType = (stat: Stats): string =>
+export const describeFileType = (stat: Stats): string =>
   stat.isDirectory()
     ? 'a directory'
     : stat.isFIFO()

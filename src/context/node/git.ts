@@ -12,6 +12,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { type ChangedFile, parseNameStatus, splitNulSeparated } from '../checkpoint.js';
 import type { ContextError } from '../model.js';
 import { normalizeRemoteUrl, type RepositoryFacts } from '../repository.js';
+import { describeFileType } from './files.js';
 import { decodeGitOutput, displayGitPath } from './gitPaths.js';
 
 /** The branch part of a key outside a git repository. */
@@ -243,6 +244,8 @@ export const ignoredBy = async (
   root: string,
   paths: ReadonlyArray<string>,
 ): Promise<E.Either<ContextError, ReadonlyMap<string, string>>> => {
+  const blocking = await blockingIgnoreFile(root, paths);
+  if (blocking !== undefined) return E.left(blocking);
   const found = await runGit(
     root,
     ['check-ignore', '-v', '-z', '--stdin'],
@@ -255,6 +258,33 @@ export const ignoredBy = async (
   for (let i = 0; i + 3 < fields.length; i += 4)
     rules.set(fields[i + 3]!, `${displayGitPath(fields[i]!)}:${fields[i + 1]!}: ${fields[i + 2]!}`);
   return E.right(rules);
+};
+
+/**
+ * A FIFO, socket or device named `.gitignore` in a folder on the way to one of `paths`: git
+ * opens each of them for its rules and would wait on such a file for good, so it is named
+ * instead of asked about.
+ */
+const blockingIgnoreFile = async (root: string, paths: ReadonlyArray<string>): Promise<ContextError | undefined> => {
+  const folders = new Set([
+    '',
+    ...paths.flatMap((file) =>
+      file
+        .split('/')
+        .slice(0, -1)
+        .map((_, i, parts) => parts.slice(0, i + 1).join('/')),
+    ),
+  ]);
+  for (const folder of folders) {
+    const shown = folder === '' ? '.gitignore' : `${folder}/.gitignore`;
+    const stat = await fs.lstat(path.join(root, ...shown.split('/'))).catch(() => undefined);
+    if (stat !== undefined && !stat.isFile() && !stat.isDirectory() && !stat.isSymbolicLink())
+      return {
+        code: 'io',
+        message: `${shown} is ${describeFileType(stat)}, not a regular file: git would wait on it for its ignore rules; remove it`,
+      };
+  }
+  return undefined;
 };
 
 /** Who writes, as git names its author (`Name <email>`, `GIT_AUTHOR_*` and the config included); undefined when git cannot say. */
