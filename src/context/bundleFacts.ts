@@ -8,6 +8,7 @@ import { retrieveFacts } from '../core/prompt/retrieve.js';
 import type { SectionDraft } from './budget.js';
 import { text } from './bundleLines.js';
 import type { BundleFacts } from './bundleModel.js';
+import { findSecret, redactSecrets } from './secrets.js';
 
 /**
  * The least relevance a session fact needs to enter a bundle: its own BM25 match against the
@@ -19,7 +20,21 @@ export const DEFAULT_RELEVANCE_THRESHOLD = 2;
 
 const DEFAULT_MAX_FACTS = 3;
 
-/** The retrieved tier: session facts whose own relevance reaches the threshold, as `[Session Context]` lines. */
+/**
+ * `fact` with every secret in its text redacted: a dispatch result may quote a token (a command
+ * line, a log), and the bundle goes into prompts, which never carry one.
+ */
+const withoutSecrets = (fact: SessionFact): SessionFact =>
+  [fact.subject, fact.object, fact.sourceTaskId].some((part) => findSecret(part) !== undefined)
+    ? {
+        ...fact,
+        subject: redactSecrets(fact.subject),
+        object: redactSecrets(fact.object),
+        sourceTaskId: redactSecrets(fact.sourceTaskId),
+      }
+    : fact;
+
+/** The retrieved tier: session facts whose own relevance reaches the threshold, secrets redacted, as `[Session Context]` lines. */
 export const selectRelevantFacts = (facts: BundleFacts, fallbackQuery: string): ReadonlyArray<SessionFact> => {
   const query = text(facts.query ?? fallbackQuery);
   if (query === '') return [];
@@ -39,7 +54,7 @@ export const selectRelevantFacts = (facts: BundleFacts, fallbackQuery: string): 
       conventionBase: 0,
     },
     minScore: facts.threshold ?? DEFAULT_RELEVANCE_THRESHOLD,
-  });
+  }).map(withoutSecrets);
 };
 
 /** The retrieved tier as a section draft: optional, so it is the first to give way to the budget. */

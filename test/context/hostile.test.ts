@@ -284,6 +284,29 @@ describe.concurrent('4. secrets are refused before anything is written', SLOW, (
     expect(existsSync(join(repo, 'data'))).toBe(false);
   });
 
+  it('a secret in a session fact is redacted from the bundle and its JSON, which go into prompts', async () => {
+    const repo = makeRepo();
+    const token = `ghp_${'a1B2c3D4e5'.repeat(4).slice(0, 36)}`;
+    const result = {
+      task_id: '1',
+      status: 'completed',
+      summary: 'Parser release',
+      files_changed: ['src/parser.ts'],
+      tests: [{ command: `npm test -- --token=${token} parser`, passed: true }],
+      follow_up_actions: [],
+    };
+    writeFiles(repo, {
+      'history.jsonl': `${JSON.stringify({ type: 'dispatch', role: 'implementer', taskId: '1', at: 1, result })}\n`,
+    });
+    for (const json of [[], ['--json']]) {
+      const argv = ['context', 'bundle', '--facts', 'history.jsonl', '--query', 'npm test parser passed', ...json];
+      const ran = await runBinary(argv, { cwd: repo });
+      expect(ran.status).toBe(0);
+      expect(ran.stdout).toContain('npm test -- --token=[redacted: a GitHub token] parser passed');
+      expect(ran.stdout).not.toContain(token);
+    }
+  });
+
   it('the library refuses a change that puts a secret anywhere, naming the field', async () => {
     const repo = makeRepo();
     const jwt = `${'eyJhbGciOiJIUzI1NiJ9'}.${'eyJzdWIiOiIxMjM0In0'}.dozjgNryP4J3jVmNHl0w5N`;
