@@ -7,9 +7,15 @@ import * as E from 'fp-ts/lib/Either.js';
 import { deepFreeze, produce } from '../persistent/freeze.js';
 import type { ContextStatus } from './checkpoint.js';
 import { type ClaimInput, recordClaim } from './ledger.js';
-import { type ContextError, type ContextKey, DEFAULT_PINNED_RULES, type SharedContext } from './model.js';
+import {
+  type CliSessions,
+  type ContextError,
+  type ContextKey,
+  DEFAULT_PINNED_RULES,
+  type SharedContext,
+} from './model.js';
 import { findContextSecret } from './schema.js';
-import { redactSecrets } from './secrets.js';
+import { findSecretField, redactSecrets } from './secrets.js';
 
 /** A new context for `key`: the default pinned rules, no summary, nothing verified yet. */
 export const emptySharedContext = (key: ContextKey): SharedContext =>
@@ -80,3 +86,20 @@ export const redactContext = (context: SharedContext): SharedContext => {
     for (const entry of draft.recentFailures) failure(entry);
   });
 };
+
+/**
+ * `sessions` with every secret in a tool's name, session id or path redacted; the same object
+ * when they hold none. The bundle lists them for a session to resume, so they reach prompts.
+ */
+export const redactSessions = (sessions: CliSessions): CliSessions =>
+  findSecretField(sessions) === undefined
+    ? sessions
+    : Object.fromEntries(
+        Object.entries(sessions).map(([tool, session]) => [
+          redactSecrets(tool),
+          {
+            id: redactSecrets(session.id),
+            ...(session.localPath === undefined ? {} : { localPath: redactSecrets(session.localPath) }),
+          },
+        ]),
+      );

@@ -307,6 +307,26 @@ describe.concurrent('4. secrets are refused before anything is written', SLOW, (
     }
   });
 
+  it('a secret in a tool session of this machine is redacted from show, the bundle and their JSON', async () => {
+    const repo = makeRepo();
+    const token = `ghp_${'a1B2c3D4e5'.repeat(4).slice(0, 36)}`;
+    const written = loadedOf(
+      await writeContext(PLANNING(repo), { status: 'succeeded', sessions: { codex: { id: token } } }),
+    );
+    expect(written.sessions).toEqual({ codex: { id: '[redacted: a GitHub token]' } });
+    for (const argv of [
+      ['context', 'show'],
+      ['context', 'show', '--json'],
+      ['context', 'bundle'],
+    ]) {
+      const ran = await runBinary(argv, { cwd: repo });
+      expect(ran.status).toBe(0);
+      expect(ran.stdout).toContain('codex');
+      expect(ran.stdout).toContain('[redacted: a GitHub token]');
+      expect(ran.stdout).not.toContain(token);
+    }
+  });
+
   it('the library refuses a change that puts a secret anywhere, naming the field', async () => {
     const repo = makeRepo();
     const jwt = `${'eyJhbGciOiJIUzI1NiJ9'}.${'eyJzdWIiOiIxMjM0In0'}.dozjgNryP4J3jVmNHl0w5N`;

@@ -28,7 +28,7 @@ import type {
 import { elsewhereNotice, selectOtherKeys, selectRelatedContexts } from '../notices.js';
 import { findContextSecret } from '../schema.js';
 import { selectContext } from '../contextFile.js';
-import { emptySharedContext, markSummaryStale, redactContext } from '../update.js';
+import { emptySharedContext, markSummaryStale, redactContext, redactSessions } from '../update.js';
 import { sessionsIgnoredBy } from './derived.js';
 import { evidenceLineCounts, missingEvidencePaths } from './evidence.js';
 import { branchNames, changedFiles } from './git.js';
@@ -144,7 +144,7 @@ export const loaded = async (scope: Scope, found: Found, observed: Observed): Pr
     stored: found.stored !== undefined,
     context: markSummaryStale(context, status),
     status,
-    sessions: found.sessions,
+    sessions: redactSessions(found.sessions),
     paths: scope.paths,
     warnings: found.warnings,
     notes: found.notes,
