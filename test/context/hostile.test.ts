@@ -381,6 +381,22 @@ describe.concurrent('5. a failing git is reported as such and never switches the
       expectOneLineFailure(await runIn(repo, argv), /^fact-tracker context: git failed: (error|fatal): .*index/u);
     expect(bytesOf(file)).toBe(before);
   });
+
+  it('a git that is not on PATH is said in plain words, in one line, and nothing is written', async () => {
+    const repo = makeRepo();
+    loadedOf(await writeContext(PLANNING(repo), { status: 'succeeded', summary: 'Base.' }));
+    const file = join(repo, ...CONTEXT_JSON);
+    const before = bytesOf(file);
+    for (const argv of [
+      ['context', 'show'],
+      ['context', 'claim', 'hello'],
+    ])
+      expectOneLineFailure(
+        await runBinary(argv, { cwd: repo, env: { PATH: tempDir('no-git-') } }),
+        /^fact-tracker context: git failed: git was not found: install it, or put it on PATH, and try again\n$/u,
+      );
+    expect(bytesOf(file)).toBe(before);
+  });
 });
 
 /** A repository whose planning context conflicts after `git merge other`: both sides changed the same context. */

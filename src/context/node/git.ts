@@ -82,7 +82,9 @@ export const runGit = async (cwd: string, args: ReadonlyArray<string>, input?: B
 /** A git failure inside a repository, in git's own words. */
 export const gitFailed = (failure: GitFailure): ContextError => ({
   code: 'git_failed',
-  message: `git failed: ${failure.message}`,
+  message: failure.missing
+    ? 'git failed: git was not found: install it, or put it on PATH, and try again'
+    : `git failed: ${failure.message}`,
 });
 
 /**
