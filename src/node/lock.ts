@@ -139,6 +139,19 @@ const acquire = async (
 };
 
 /**
+ * Why the lock is no longer held: proper-lockfile found it taken over (in its own terms: a lock
+ * folder gone, `ECOMPROMISED`), or this process was held up (stopped, starved) long enough that
+ * its lock may have gone stale and been taken over before proper-lockfile could look.
+ */
+const lostLock = (shown: string, staleMs: number, error: unknown): Failure<'io'> =>
+  error === undefined || ['ENOENT', 'ECOMPROMISED'].includes(fileErrorCode(error))
+    ? failure(
+        'io',
+        `lost the lock of ${shown}: this process was held up (stopped or starved) long enough for it to go stale after ${Math.round(staleMs / 1000)} s, and another writer may have taken it over; nothing more was written`,
+      )
+    : ioFailure(`lost the lock of ${shown}`, error);
+
+/**
  * Runs `work` holding the lock of `file`, so writers in every process take turns. `work` gets a
  * check that fails once the lock was lost, to be asked just before writing, and what was said
  * on the way to the lock (a lock folder set aside). Failures of `work` come back as they are.
@@ -153,15 +166,30 @@ export const withFileLock = async <F, T>(
     compromised = error;
   });
   if (E.isLeft(acquired)) return acquired;
+  // proper-lockfile refreshes the lock every staleMs / 2 from this event loop, and learns it was
+  // taken over only asynchronously: a process stopped past staleMs and resumed could write before
+  // it learns. So the longest time the loop did not turn is kept; past what keeps the lock fresh
+  // (staleMs minus a refresh interval, and some room), the lock counts as lost.
+  // How often the loop notes that it turns: a twentieth of the stale time (500 ms for the context's 10 s).
+  const turnMs = settings.staleMs / 20;
+  let lastTurn = Date.now();
+  let longestHold = 0;
+  const noteTurn = (): void => {
+    const now = Date.now();
+    longestHold = Math.max(longestHold, now - lastTurn);
+    lastTurn = now;
+  };
+  const turns = setInterval(noteTurn, turnMs);
+  turns.unref();
+  const stillLocked: StillLocked = () => {
+    noteTurn();
+    if (compromised === undefined && longestHold < settings.staleMs / 2 - 2 * turnMs) return E.right(true);
+    return E.left(lostLock(settings.shown ?? file, settings.staleMs, compromised));
+  };
   try {
-    return await work(
-      () =>
-        compromised === undefined
-          ? E.right(true)
-          : E.left(ioFailure(`lost the lock of ${settings.shown ?? file}`, compromised)),
-      acquired.right.notices,
-    );
+    return await work(stillLocked, acquired.right.notices);
   } finally {
+    clearInterval(turns);
     try {
       acquired.right.release();
     } catch {

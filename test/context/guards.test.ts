@@ -268,6 +268,45 @@ describe.concurrent('issue 28: guards', SLOW, () => {
       expect(existsSync(join(repo, ...CONTEXT_JSON))).toBe(false);
     });
 
+    it('14: a writer stopped past the stale time while holding the lock writes nothing over the writer that took it over', async () => {
+      const repo = makeRepo();
+      const file = join(repo, ...CONTEXT_JSON);
+      expect((await runBinary(['context', 'checkpoint', '--summary', 'Base.'], { cwd: repo })).status).toBe(0);
+      // A file of some MiB, so that a write holds the lock long enough to be stopped while it does.
+      const stored = readJson(file) as { contexts: Array<{ key: { workstream_id: string } }> };
+      const [first] = stored.contexts;
+      stored.contexts = Array.from({ length: 600 }, (_, i) => ({
+        ...structuredClone(first!),
+        key: { ...first!.key, workstream_id: `w${i}` },
+        working_summary: { text: 'word '.repeat(800).trim(), updated_at: null, stale: true },
+      }));
+      stored.contexts.push(first!);
+      writeFileSync(file, `${JSON.stringify(stored, null, 2)}\n`);
+      const lock = `${file}.lock`;
+      const stopped = spawn(process.execPath, [MAIN, 'context', 'claim', 'Stopped writer'], {
+        cwd: repo,
+        env: { ...process.env, SHARED_CONTEXT_ENABLED: 'true' },
+        stdio: 'ignore',
+      });
+      const exited = new Promise<number | null>((resolve) => stopped.on('exit', resolve));
+      while (!existsSync(lock)) await new Promise((resolve) => setTimeout(resolve, 2));
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      stopped.kill('SIGSTOP');
+      const other = await runBinary(['context', 'claim', 'Writer that took over'], { cwd: repo });
+      stopped.kill('SIGCONT');
+      const stoppedStatus = await exited;
+      const after = readJson(file) as {
+        contexts: Array<{ key: { workstream_id: string }; evidence_ledger: Array<{ claim: string }> }>;
+      };
+      const claims = after.contexts
+        .filter((context) => context.key.workstream_id === 'default')
+        .flatMap((context) => context.evidence_ledger.map((entry) => entry.claim));
+      // Whoever said it recorded its claim did: nothing reported as stored is lost.
+      expect(other.status).toBe(0);
+      expect(claims).toContain('Writer that took over');
+      if (stoppedStatus === 0) expect(claims).toContain('Stopped writer');
+    });
+
     it('14: a writer waits for a held lock as long as it is told to, not less', async () => {
       const repo = makeRepo();
       const file = join(repo, ...CONTEXT_JSON);
