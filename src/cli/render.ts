@@ -19,13 +19,14 @@ const SEPARATOR = ' · ';
 
 const safe = (text: string): string => collapseWhitespace(text);
 
-const count = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
+/** `n` and its noun, singular for one (`1 fact`, `2 facts`). */
+export const count = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
 
 /** Thousands grouped with commas, the same on every machine whatever its locale. */
-const number = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/gu, ',');
+export const number = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/gu, ',');
 
 /** `n` tokens, thousands grouped (`1 context token`, `1,024 context tokens`). */
-const tokenCount = (n: number, what: string): string => `${number(n)} ${what}${n === 1 ? 'token' : 'tokens'}`;
+export const tokenCount = (n: number, what: string): string => `${number(n)} ${what}${n === 1 ? 'token' : 'tokens'}`;
 
 /** An epoch-ms time as ISO-8601 UTC, without milliseconds when they are zero. */
 export const formatTime = (at: number): string => {

@@ -129,6 +129,18 @@ describe('fact-tracker notes replay', () => {
     ]);
   });
 
+  it('counts one token in the singular', async () => {
+    const log = [
+      '{"type":"user","user":"maya","session":"s1","text":"hi"}',
+      '{"type":"assistant","user":"maya","session":"s1","text":"yo"}',
+      '{"type":"user","user":"maya","session":"s1","text":"ok"}',
+    ].join('\n');
+    const result = await runNotes(['notes', 'replay', 'log.jsonl', '--turns', '1'], { 'log.jsonl': log });
+    expect(result.stdout).toContain('window 1 message (1 token) · trimmed 2 messages (2 tokens)');
+    expect(result.stdout).toMatch(/\(1 token\)/u);
+    expect(result.stdout).not.toMatch(/\b1 tokens\b/u);
+  });
+
   it('reports rejected lines in the output and exits 2', async () => {
     const log = [
       '{"type":"user","user":"maya","session":"s1","text":"hi"}',

@@ -21,18 +21,13 @@ import { clipEnd, collapseWhitespace } from '../../base/text.js';
 import type { NotesCommand } from '../args.js';
 import type { CliIo } from '../io.js';
 import { saveSection } from '../saveSection.js';
-import { formatTime } from '../render.js';
+import { count, formatTime, number, tokenCount } from '../render.js';
 import { createStyle, type Style } from '../style.js';
 import { exitStatusFor, tokenCounter, toJson } from './shared.js';
 
 const SEPARATOR = ' · ';
 
 const safe = (text: string): string => collapseWhitespace(text);
-
-const count = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
-
-/** Thousands grouped with commas, whatever the machine's locale. */
-const number = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/gu, ',');
 
 const factLine = (sign: string, fact: CategorizedFact): string => `${sign} [${safe(fact.category)}] ${safe(fact.fact)}`;
 
@@ -53,9 +48,9 @@ const renderMessage = (step: NotesMessageStep, previous: NotesMessageStep | unde
     `message ${step.turn}`,
     count(step.facts.length, 'session fact', 'session facts'),
     ...(step.profileFacts === 0 ? [] : [count(step.profileFacts, 'profile fact', 'profile facts')]),
-    `${number(step.blockTokens)} block tokens`,
-    `window ${count(step.windowMessages, 'message', 'messages')} (${number(step.windowTokens)} tokens)`,
-    `trimmed ${count(step.trimmedMessages, 'message', 'messages')} (${number(step.trimmedTokens)} tokens)`,
+    tokenCount(step.blockTokens, 'block '),
+    `window ${count(step.windowMessages, 'message', 'messages')} (${tokenCount(step.windowTokens, '')})`,
+    `trimmed ${count(step.trimmedMessages, 'message', 'messages')} (${tokenCount(step.trimmedTokens, '')})`,
   ].join(SEPARATOR);
   const quote = style.dim(`> ${clipEnd(safe(step.text), 100)}`);
   const body =
@@ -81,7 +76,7 @@ const renderExtraction = (step: NotesExtractionStep, style: Style): string => {
     ...where,
     'extraction',
     `${count(step.facts.length, 'fact', 'facts')} (+${step.added.length} -${step.removed.length})`,
-    `${number(step.promptTokens)} prompt tokens`,
+    tokenCount(step.promptTokens, 'prompt '),
   ].join(SEPARATOR);
   const lines = [
     ...step.added.map((fact) => style.green(factLine('+', fact))),
