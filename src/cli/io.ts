@@ -69,7 +69,10 @@ export interface CliIo {
   readonly colour: boolean;
   /** Standard error is a terminal, so progress can be drawn on it. */
   readonly stderrIsTty: boolean;
-  /** Standard input is a terminal: someone at a keyboard, not the agent that runs a hook (optional: false when absent). */
+  /**
+   * Standard input is a terminal: someone at a keyboard, not the agent that runs a hook
+   * (optional: false when absent).
+   */
   readonly stdinIsTty?: boolean;
   /** The package version, from package.json. */
   readonly version: () => E.Either<string, string>;

@@ -199,7 +199,10 @@ const kindOf = (stats: Awaited<ReturnType<typeof stat>>): string =>
           ? 'a socket'
           : 'not a regular file';
 
-/** FILE, made new: its folder must be there (else the lock beside FILE, the first thing made, fails with no word of why). */
+/**
+ * FILE, made new: its folder must be there (else the lock beside FILE, the first thing made,
+ * fails with no word of why).
+ */
 const newFileTarget = async (file: string): Promise<E.Either<string, { path: string }>> => {
   const folder = dirname(file);
   const there = await stat(folder).then(

@@ -34,7 +34,10 @@ const withoutSecrets = (fact: SessionFact): SessionFact =>
       }
     : fact;
 
-/** The retrieved tier: session facts whose own relevance reaches the threshold, secrets redacted, as `[Session Context]` lines. */
+/**
+ * The retrieved tier: session facts whose own relevance reaches the threshold, secrets redacted,
+ * as `[Session Context]` lines.
+ */
 export const selectRelevantFacts = (facts: BundleFacts, fallbackQuery: string): ReadonlyArray<SessionFact> => {
   const query = text(facts.query ?? fallbackQuery);
   if (query === '') return [];

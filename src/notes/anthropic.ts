@@ -52,7 +52,10 @@ export interface TruncatedAnswer extends Error {
   readonly code: 'truncated';
 }
 
-/** The budget asked for: whole tokens, at least one; anything else (NaN, Infinity, 0, a negative) is the default, which the API accepts. */
+/**
+ * The budget asked for: whole tokens, at least one; anything else (NaN, Infinity, 0, a negative)
+ * is the default, which the API accepts.
+ */
 const answerBudget = (maxTokens: unknown): number =>
   typeof maxTokens === 'number' && Number.isFinite(maxTokens) && maxTokens >= 1
     ? Math.floor(maxTokens)

@@ -24,8 +24,8 @@ const checked = <T>(
  * Sets the user's notes in the event's session and their profile to what the event carries
  * (what the notes store held, with this process's unsaved changes applied again). The event may
  * come from a log read back from JSON: a part the library did not make is checked as a store
- * record is, and left out when a record could not hold it. What the event does not carry stays; an event for a bad id,
- * or with nothing usable, leaves the same ledger.
+ * record is, and left out when a record could not hold it. What the event does not carry stays;
+ * an event for a bad id, or with nothing usable, leaves the same ledger.
  */
 export const applyLoaded = (ledger: NotesLedger, event: NotesLoadedEvent): NotesLedger => {
   if (typeof event !== 'object' || event === null) return ledger;

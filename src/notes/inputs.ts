@@ -155,7 +155,10 @@ export interface NotesMergedEffect {
   readonly user: string;
   readonly sessions: ReadonlyArray<string>;
   readonly dropped: ReadonlyArray<CategorizedFact>;
-  /** The user's profile as the merge left it (absent: none), for a report made after the user may have been let go of. */
+  /**
+   * The user's profile as the merge left it (absent: none), for a report made after the user may
+   * have been let go of.
+   */
   readonly profile?: GlobalFacts;
   /** The `id` of the `notes/stageEnded` input it ends. */
   readonly stage?: number;

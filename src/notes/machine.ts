@@ -249,15 +249,21 @@ export const isLoaded = (storage: NotesUserStorage, session: string): boolean =>
 /** True while an extraction of the conversation runs. */
 export const isExtracting = (conversation: NotesConversation): boolean => conversation.started > conversation.settled;
 
-/** True while `machine` has something in flight, which `settled()` waits for. */
-export const isUserActive = (machine: NotesUserMachine): boolean =>
+/**
+ * True while `machine` runs work of its own besides its leases: an extraction, an end of stage,
+ * a rewrite, a load or a save.
+ */
+export const hasWorkBesidesLeases = (machine: NotesUserMachine): boolean =>
   machine.busy.length > 0 ||
-  machine.leased.length > 0 ||
   machine.stages.length > 0 ||
   machine.rewrite.requested > machine.rewrite.settled ||
   machine.storage.loading.length > 0 ||
   machine.storage.saving !== undefined ||
   machine.storage.changes > machine.storage.settledChanges;
+
+/** True while `machine` has something in flight, which `settled()` waits for. */
+export const isUserActive = (machine: NotesUserMachine): boolean =>
+  machine.leased.length > 0 || hasWorkBesidesLeases(machine);
 
 const withUser = (state: NotesState, user: string, machine: NotesUserMachine): NotesState => {
   const frozen = Object.freeze(machine);

@@ -126,7 +126,8 @@ export interface NotableFactsTracker {
   load(user: string, session: string): Promise<E.Either<NotesTrackerFailure, void>>;
   /**
    * Ends a stage: merges `session` (default: every session of the user with unmerged facts
-   * that the tracker holds; one it let go of is merged only when named) into the user's profile, once the extractions of the messages recorded before the call
+   * that the tracker holds; one it let go of is merged only when named) into the user's
+   * profile, once the extractions of the messages recorded before the call
    * have settled (never later ones: it ends under continuous traffic). Never rejects.
    */
   endStage(user: string, session?: string): Promise<E.Either<NotesTrackerFailure, StageReport>>;
@@ -141,10 +142,10 @@ export interface NotableFactsTracker {
   /**
    * Closes the tracker, as a server does when it shuts down: from the call on, the calls that
    * bring work (`recordUserMessage`, `recordAssistantMessage`, `load`, `endStage`) answer a
-   * failure with code `closed`, and the rest still answer from memory. Resolves once what was in
-   * flight at the call has settled, as `settled()` waits for it (the extractions of the messages
-   * recorded before, their saves, and with leases the work of the leases it holds, reported to
-   * the store, which frees them), then cancels the wake-ups it had asked for, so that no timer of
+   * failure with code `closed`, and the rest still answer from memory. Resolves once nothing of
+   * the tracker's own doing is in flight (the extractions of the messages recorded before and
+   * their follow-ups, the saves, the ends of stage asked for here, and with leases the work of
+   * the leases it holds, reported to the store, which frees them), then cancels the wake-ups it had asked for, so that no timer of
    * the tracker keeps the process alive (with leases, one waits up to a lease's length). Messages
    * another tracker's holder took stay in the store's queue for that holder. Never rejects;
    * calling it again gives the same promise. The store stays open: close it after.

@@ -9,6 +9,7 @@ import * as PMap from '../persistent/persistentMap.js';
 import { awaitsOwnStage, isLeaseBusy, type NotesLeaseSlot } from './leaseState.js';
 import { idOfKey } from './ledger.js';
 import {
+  hasWorkBesidesLeases,
   type NotesState,
   selectConversation,
   selectProfileRewrite,
@@ -79,15 +80,9 @@ export const isQuiet = (state: NotesState): boolean => {
   PMap.forEach(state.active, (_active, user) => {
     if (!quiet) return;
     const machine = selectUserMachine(state, user);
-    const { busy, leased, stages, rewrite, storage } = machine;
     quiet =
-      busy.length === 0 &&
-      stages.length === 0 &&
-      rewrite.requested <= rewrite.settled &&
-      storage.loading.length === 0 &&
-      storage.saving === undefined &&
-      storage.changes <= storage.settledChanges &&
-      leased.every((key) => {
+      !hasWorkBesidesLeases(machine) &&
+      machine.leased.every((key) => {
         const lease = PMap.get(machine.conversations, key)?.lease;
         return !isLeaseBusy(lease) && !awaitsOwnStage(lease);
       });

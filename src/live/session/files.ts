@@ -154,7 +154,10 @@ export const bytesToReplay = async (sessionId: unknown, options: SessionsFolder 
   }
 };
 
-/** Where a reader of a log is: after line `lines`, which ends at byte `offset` of the file `identity`, with `last` just before it. */
+/**
+ * Where a reader of a log is: after line `lines`, which ends at byte `offset` of the file
+ * `identity`, with `last` just before it.
+ */
 interface Cursor {
   readonly lines: number;
   readonly offset: number;

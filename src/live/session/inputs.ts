@@ -34,7 +34,10 @@ export const checkCount = (name: string, value: unknown): E.Either<SessionError,
     ? E.left({ code: 'invalid_field', message: `${name} must be a whole number 0 or more, not ${String(value)}` })
     : E.right(undefined);
 
-/** A prompt the session takes: a task id facts can carry, a prompt of at most `MAX_PROMPT_LENGTH` characters, finite counts. */
+/**
+ * A prompt the session takes: a task id facts can carry, a prompt of at most
+ * `MAX_PROMPT_LENGTH` characters, finite counts.
+ */
 export const checkPrompt = (input: unknown): E.Either<SessionError, void> => {
   const { taskId, taskPrompt, maxFacts, maxTokens } = isRecord(input) ? input : ({} as Record<string, unknown>);
   if (typeof taskPrompt === 'string' && taskPrompt.length > MAX_PROMPT_LENGTH)

@@ -46,7 +46,10 @@ export interface LogRead {
   readonly tail: number;
   /** False when the bytes before the offset are not the `before` the reader gave: another log stands there now. */
   readonly continues: boolean;
-  /** The last bytes (at most `CONTINUITY_BYTES`) of the complete lines up to `offset + consumed`, as far as known: the next read's `before`. */
+  /**
+   * The last bytes (at most `CONTINUITY_BYTES`) of the complete lines up to `offset + consumed`,
+   * as far as known: the next read's `before`.
+   */
   readonly last: Buffer;
 }
 

@@ -306,7 +306,10 @@ const open = async (
 
   const recordedOf = ({ line, duplicate }: RecordedEvent): Recorded => ({ line, duplicate });
 
-  /** A call's boundary: what its input does before the call takes its turn (a getter that throws) becomes `internal` too. */
+  /**
+   * A call's boundary: what its input does before the call takes its turn (a getter that throws)
+   * becomes `internal` too.
+   */
   const atBoundary =
     <I, T>(call: (input: I) => Promise<E.Either<SessionError, T>>) =>
     async (input: I): Promise<E.Either<SessionError, T>> => {
