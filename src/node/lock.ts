@@ -151,6 +151,39 @@ const lostLock = (shown: string, staleMs: number, error: unknown): Failure<'io'>
       )
     : ioFailure(`lost the lock of ${shown}`, error);
 
+/** What tells one lock folder from another made in its place: its inode and its birth time (0 where the file system keeps none). */
+interface LockFolder {
+  readonly ino: bigint;
+  readonly born: bigint;
+  readonly mtimeMs: number;
+}
+
+/** The lock folder of `file` as it is now, or undefined when there is none (or it cannot be seen). */
+const lockFolderOf = (file: string): LockFolder | undefined => {
+  try {
+    const entry = lstatSync(lockPathOf(file), { bigint: true, throwIfNoEntry: false });
+    return entry === undefined || !entry.isDirectory()
+      ? undefined
+      : { ino: entry.ino, born: entry.birthtimeNs, mtimeMs: Number(entry.mtimeNs / 1_000_000n) };
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * True when the lock folder `now` is the one this process `made` and was refreshed less than
+ * `freshMs` ago: another writer takes a lock over only once it is stale, by removing its folder
+ * and making another, which has another birth time (the inode may be the same one again). Where
+ * the file system keeps no birth time, a folder cannot be told from its successor: false.
+ */
+const isStillOurs = (made: LockFolder | undefined, now: LockFolder | undefined, at: number, freshMs: number): boolean =>
+  made !== undefined &&
+  now !== undefined &&
+  made.born !== 0n &&
+  now.born === made.born &&
+  now.ino === made.ino &&
+  at - now.mtimeMs < freshMs;
+
 /**
  * Runs `work` holding the lock of `file`, so writers in every process take turns. `work` gets a
  * check that fails once the lock was lost, to be asked just before writing, and what was said
@@ -169,9 +202,13 @@ export const withFileLock = async <F, T>(
   // proper-lockfile refreshes the lock every staleMs / 2 from this event loop, and learns it was
   // taken over only asynchronously: a process stopped past staleMs and resumed could write before
   // it learns. So the longest time the loop did not turn is kept; past what keeps the lock fresh
-  // (staleMs minus a refresh interval, and some room), the lock counts as lost.
+  // (staleMs minus a refresh interval, and some room), the lock folder is looked at before a
+  // write: still the one this process made (a takeover removes it and makes another) and not
+  // about to turn stale, the lock is held, as after a busy stretch on a loaded machine; else it
+  // counts as lost.
   // How often the loop notes that it turns: a twentieth of the stale time (500 ms for the context's 10 s).
   const turnMs = settings.staleMs / 20;
+  const made = lockFolderOf(file);
   let lastTurn = Date.now();
   let longestHold = 0;
   const noteTurn = (): void => {
@@ -183,7 +220,13 @@ export const withFileLock = async <F, T>(
   turns.unref();
   const stillLocked: StillLocked = () => {
     noteTurn();
-    if (compromised === undefined && longestHold < settings.staleMs / 2 - 2 * turnMs) return E.right(true);
+    if (compromised === undefined && longestHold >= settings.staleMs / 2 - 2 * turnMs) {
+      if (!isStillOurs(made, lockFolderOf(file), Date.now(), settings.staleMs - 2 * turnMs))
+        return E.left(lostLock(settings.shown ?? file, settings.staleMs, undefined));
+      // Looked at: no other writer took it over before now.
+      longestHold = 0;
+    }
+    if (compromised === undefined) return E.right(true);
     return E.left(lostLock(settings.shown ?? file, settings.staleMs, compromised));
   };
   try {
