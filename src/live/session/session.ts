@@ -71,6 +71,16 @@ const WARM_QUERIES = 8;
 const REPORTED_SET_ASIDE = 100;
 /** How many times a writer that keeps losing the race to others reads what it missed and tries again. */
 const APPEND_ATTEMPTS = 1_000;
+/**
+ * Lines a catch-up applies between two turns of the event loop. A session read from its first
+ * line (thousands of dispatches, seconds on a loaded machine) is read under a lock when a writer
+ * or a hook catches up; the turns let the lock be kept fresh, so no other writer takes it over
+ * as abandoned and the reader does not count it as lost.
+ */
+const CATCH_UP_LINES = 64;
+
+/** One turn of the event loop: its timers and finished I/O run. */
+const turnOfTheLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Where the sessions are and how a session runs. */
 export interface SessionOptions extends SessionsFolder {
@@ -218,7 +228,12 @@ const open = async (
       state = initialSessionState();
       snapshotAt = 0;
     }
-    state = applyLogLines(state, lines, position, env);
+    for (let from = 0; from === 0 || from < lines.length; from += CATCH_UP_LINES) {
+      if (from > 0) await turnOfTheLoop();
+      const chunk = lines.slice(from, from + CATCH_UP_LINES);
+      const last = from + CATCH_UP_LINES >= lines.length;
+      state = applyLogLines(state, chunk, last ? position : chunk[chunk.length - 1]!.line, env);
+    }
     return E.right({ exists, torn });
   };
 

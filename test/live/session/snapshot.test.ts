@@ -149,6 +149,27 @@ describe('session snapshots', { timeout: 120_000 }, () => {
     expect(answer.sessionContext).not.toBe('');
   });
 
+  it('reads a log without a snapshot in pieces, the event loop turning between them (a lock it holds stays fresh), to what a replay gives', async () => {
+    const { directory, file } = await writtenSession();
+    rmSync(`${file}.snapshot`);
+    const lines = readFileSync(file, 'utf8').split('\n').length - 1;
+    let turns = 0;
+    let counting = true;
+    const count = (): void => {
+      turns += 1;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    const reader = await open('s', { directory, create: false });
+    const store = right(await reader.snapshot());
+    counting = false;
+    expect(reader.snapshotUse().used).toBe(false);
+    expect(store).toEqual(replayHistory(readFileSync(file, 'utf8')).store);
+    // 120 lines in pieces of 64: the loop turned between the two.
+    expect(lines).toBe(120);
+    expect(turns).toBeGreaterThanOrEqual(1);
+  });
+
   it('starts from a snapshot whose facts hold text of several bytes a character (its hash is of the bytes written)', async () => {
     const directory = tempDir('snapshot-');
     const writer = await open('s', { directory });
