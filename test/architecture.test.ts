@@ -326,6 +326,11 @@ export const KEPT_CATCHES: ReadonlyArray<{ readonly file: string; readonly count
     count: 1,
     why: 'a store adapter that throws is an unavailable store, an expected failure',
   },
+  {
+    file: 'tokens/checked.ts',
+    count: 1,
+    why: "reading whether an exception is a refused token count: the caller's counter may throw a Proxy whose traps throw",
+  },
 ];
 
 const SHELL_FOLDERS = ['cli', 'live', 'node', 'postgres', 'context/node'];

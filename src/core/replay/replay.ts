@@ -37,6 +37,7 @@ import {
   type TrackerError,
   trackerTransition,
 } from '../tracker/transition.js';
+import { checkedTokenCount } from '../../tokens/checked.js';
 import { estimateTokens } from '../../tokens/estimate.js';
 
 /** How many events pass between two progress reports. */
@@ -59,7 +60,10 @@ export interface ReplayOptions {
   readonly layout?: SectionLayout;
   /** The store to start from (default: an empty one), for a replay that resumes where a saved state left off. */
   readonly initial?: FactStore;
-  /** Counts tokens of sections and dispatch outputs (default: ceil(characters / 4)). */
+  /**
+   * Counts tokens of sections and dispatch outputs (default: ceil(characters / 4)). An answer
+   * that is not a finite number 0 or more throws a TypeError naming `countTokens`.
+   */
   readonly countTokens?: TokenCounter;
   /** Stop at the first event whose time is after this (epoch ms). */
   readonly asOf?: number;
@@ -181,10 +185,11 @@ const cannotBeEvent = (text: string): boolean => !/^\s*\{/u.test(text);
  * prompts and rejected lines as they come.
  */
 const createReplayCore = (options: HistoryReplayOptions) => {
-  // The caller's counter runs outside the replay's write run.
+  // The caller's counter runs outside the replay's write run, and its answers are checked: the
+  // report's counts are sums of them.
   const userCounter = options.countTokens;
   const countTokens: TokenCounter =
-    userCounter === undefined ? estimateTokens : (text) => outsideRuns(() => userCounter(text));
+    userCounter === undefined ? estimateTokens : (text) => checkedTokenCount(outsideRuns(() => userCounter(text)));
   const env: TrackerEnvironment = { countTokens };
   let state: TrackerState = initialTrackerState({
     ...(options.ranking === undefined ? {} : { ranking: options.ranking }),

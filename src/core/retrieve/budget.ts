@@ -4,6 +4,7 @@
  * argument: retrieval knows how a section costs, not how it looks).
  */
 import type { SessionFact } from '../fact.js';
+import { checkedTokenCount } from '../../tokens/checked.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
 import type { SectionLayout } from './defaults.js';
 
@@ -29,11 +30,13 @@ export interface BudgetSettings {
 /** Why the budget stage left a candidate out. */
 export type BudgetReason = 'max_facts' | 'budget';
 
-/** True when the counter says the section fits (a counter that answers no number says it does not). */
-const fitsBudget = (section: string, maxTokens: number, countTokens: TokenCounter): boolean => {
-  const tokens = countTokens(section);
-  return typeof tokens === 'number' && tokens <= maxTokens;
-};
+/**
+ * True when the counter says the section fits. An answer that is no number of tokens throws a
+ * TypeError naming `countTokens` (`checkedTokenCount`): read as a count, NaN or a string would
+ * leave the section silently empty, and a negative would let it past the budget.
+ */
+const fitsBudget = (section: string, maxTokens: number, countTokens: TokenCounter): boolean =>
+  checkedTokenCount(countTokens(section)) <= maxTokens;
 
 /**
  * Each ranked candidate with the reason it is left out, if it is: past `maxFacts`, or its line

@@ -24,6 +24,10 @@ export interface FactQuery {
   readonly tags?: ReadonlyArray<FactTag>;
   readonly maxFacts: number;
   readonly maxTokens: number;
+  /**
+   * Counts the tokens of the section (default: ceil(characters / 4)). An answer that is not a
+   * finite number 0 or more throws a TypeError naming `countTokens`, never an empty answer.
+   */
   readonly countTokens?: TokenCounter;
   /** Overrides of the ranking defaults (`DEFAULT_RANKING`). */
   readonly ranking?: RankingOverrides;

@@ -19,6 +19,7 @@ import type { RankingOverrides } from '../retrieve/rank.js';
 import type { CompactionReport } from '../store/compact.js';
 import { applyEvent, type TrackerEvent } from '../store/events.js';
 import type { FactStore } from '../store/state.js';
+import { tokenCountFailure } from '../../tokens/checked.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
 import { initialTrackerState, type TrackerState } from './state.js';
 import {
@@ -40,6 +41,10 @@ export interface FactTrackerOptions {
   readonly maxFacts?: number;
   /** Default token budget of the section (`DEFAULT_MAX_TOKENS`). */
   readonly maxTokens?: number;
+  /**
+   * Counts the tokens of sections (default: ceil(characters / 4)). An answer that is not a
+   * finite number 0 or more fails the call with `invalid_input` naming `countTokens`.
+   */
   readonly countTokens?: TokenCounter;
   /** Overrides of the ranking defaults. */
   readonly ranking?: RankingOverrides;
@@ -277,12 +282,16 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
 
   /**
    * The shell's boundary: runs a call, and turns an exception nobody expected into a `Left`
-   * with code `internal` that `onError` hears too.
+   * with code `internal` that `onError` hears too. A token counter that answered no number of
+   * tokens is the caller's setting at fault, not a bug: `invalid_input`, which `onError` does
+   * not hear (as a clock that answers no time).
    */
   const guard = <T>(call: () => E.Either<TrackerError, T>): E.Either<TrackerError, T> => {
     try {
       return call();
     } catch (error) {
+      const miscounted = tokenCountFailure(error);
+      if (miscounted !== undefined) return E.left(miscounted);
       const failure = internalFailure(error);
       if (typeof onError === 'function')
         try {

@@ -16,6 +16,7 @@ import { emptyReport } from '../../core/store/compact.js';
 import type { FactStore } from '../../core/store/state.js';
 import { selectLatestPrompts } from '../../core/store/write.js';
 import { promptQuery, selectSessionContext, type TrackerEnvironment } from '../../core/tracker/transition.js';
+import { tokenCountFailure } from '../../tokens/checked.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
 import { fileSessionStore, locateSession, type SessionsFolder } from './files.js';
 import { parseSessionId } from './id.js';
@@ -69,6 +70,12 @@ const SNAPSHOT_EVERY_READER = 4 * SNAPSHOT_EVERY;
 const WARM_QUERIES = 8;
 /** Torn lines this process set aside that the report lists. */
 const REPORTED_SET_ASIDE = 100;
+
+/**
+ * What a call's boundary answers for an exception: a token counter that answered no number of
+ * tokens is the caller's setting at fault (`invalid_input`); anything else is a bug (`internal`).
+ */
+const boundaryFailure = (error: unknown): SessionError => tokenCountFailure(error) ?? internalFailure(error);
 /** How many times a writer that keeps losing the race to others reads what it missed and tries again. */
 const APPEND_ATTEMPTS = 1_000;
 /**
@@ -90,7 +97,11 @@ export interface SessionOptions extends SessionsFolder {
   readonly create?: boolean;
   /** Epoch milliseconds now, for events given without a time (default `Date.now`). */
   readonly clock?: () => number;
-  /** Counts the tokens of sections (default: ceil(characters / 4), what `replay` uses by default). */
+  /**
+   * Counts the tokens of sections (default: ceil(characters / 4), what `replay` uses by
+   * default). An answer that is not a finite number 0 or more fails the call with
+   * `invalid_input` naming `countTokens`.
+   */
   readonly countTokens?: TokenCounter;
   /** With the default file store: when a dead writer's lock is taken over (default 5,000 ms; at least 2,000). */
   readonly lockStaleMs?: number;
@@ -174,7 +185,7 @@ export const openSession = async (
   try {
     return await open(id.right, file, store, options);
   } catch (error) {
-    return E.left(internalFailure(error));
+    return E.left(boundaryFailure(error));
   }
 };
 
@@ -252,7 +263,7 @@ const open = async (
       try {
         return await work();
       } catch (error) {
-        return E.left(internalFailure(error));
+        return E.left(boundaryFailure(error));
       }
     };
     const run = queue.then(guarded, guarded);
@@ -331,7 +342,7 @@ const open = async (
       try {
         return await call(input);
       } catch (error) {
-        return E.left(internalFailure(error));
+        return E.left(boundaryFailure(error));
       }
     };
 

@@ -43,6 +43,26 @@ describe('replayHistory', () => {
     expect(report.errors).toEqual([]);
   });
 
+  it('refuses a token counter that answers no number of tokens with a TypeError naming countTokens, not a report of NaN totals', () => {
+    const text = history(
+      { type: 'prompt', taskId: '1', taskPrompt: 'src/a.ts' },
+      { type: 'dispatch', role: 'implementer', taskId: '1', result: implementer('1', ['src/a.ts']) },
+    );
+    for (const [answer, said] of [
+      [Number.NaN, 'NaN'],
+      ['12', 'a string'],
+      [-1, '-1'],
+    ] as const) {
+      const countTokens = (() => answer) as unknown as (text: string) => number;
+      expect(() => replayHistory(text, { countTokens })).toThrow(
+        expect.objectContaining({
+          name: 'TypeError',
+          message: `countTokens answered ${said}, not a number of tokens (a finite number 0 or more)`,
+        }),
+      );
+    }
+  });
+
   it('summarizes with exactly the documented keys', () => {
     const { report, store } = replayHistory(example);
     expect(Object.keys(report)).toEqual(['prompts', 'errors', 'facts', 'summary']);

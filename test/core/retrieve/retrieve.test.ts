@@ -149,6 +149,31 @@ describe('retrieveFacts', () => {
     expect(() => retrieveFactsEither(store, query('login', { countTokens: throwing }))).toThrow('tokenizer down');
   });
 
+  it('refuses a token counter answer that is no number of tokens with a TypeError naming countTokens, never an empty or unbounded section', () => {
+    const answers: ReadonlyArray<readonly [unknown, string]> = [
+      [Number.NaN, 'NaN'],
+      ['12', 'a string'],
+      [undefined, 'undefined'],
+      [-5, '-5'],
+      [Number.POSITIVE_INFINITY, 'Infinity'],
+    ];
+    for (const [answer, said] of answers) {
+      const countTokens = (() => answer) as unknown as (text: string) => number;
+      const message = `countTokens answered ${said}, not a number of tokens (a finite number 0 or more)`;
+      expect(() => retrieveFacts(store, query('login', { countTokens }))).toThrow(
+        expect.objectContaining({ name: 'TypeError', message }),
+      );
+      expect(() => retrieveFactsEither(store, query('login', { countTokens }))).toThrow(
+        expect.objectContaining({ name: 'TypeError', message }),
+      );
+      expect(() => explainRetrieval(store, query('login', { countTokens }))).toThrow(
+        expect.objectContaining({ name: 'TypeError', message }),
+      );
+    }
+    // A count that is not whole is still a count.
+    expect(retrieveFacts(store, query('login', { countTokens: (text) => text.length / 3 }))).not.toEqual([]);
+  });
+
   it('parseFactQuery refuses what is not a query, field by field, and keeps a query exactly', () => {
     const refused = (input: unknown): string | undefined => {
       const parsed = parseFactQuery(input);

@@ -345,6 +345,39 @@ describe('createFactTracker over the transition', () => {
     expect(heard).toEqual(['internal']);
   });
 
+  it('answers a token counter that answers no number of tokens with invalid_input naming countTokens, not internal, and the prompt without a section', () => {
+    for (const [answer, said] of [
+      [Number.NaN, 'NaN'],
+      ['12', 'a string'],
+      [undefined, 'undefined'],
+      [-5, '-5'],
+      [Number.POSITIVE_INFINITY, 'Infinity'],
+    ] as const) {
+      const heard: string[] = [];
+      const tracker = createFactTracker({
+        clock: () => 1_000,
+        countTokens: (() => answer) as unknown as (text: string) => number,
+        onError: (error) => heard.push(error.code),
+      });
+      tracker.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', ['src/a.ts']) });
+      const before = tracker.getSnapshot();
+      for (const compiled of [
+        tracker.previewPrompt({ taskId: '2', taskPrompt: 'Change src/a.ts' }),
+        tracker.compilePrompt({ taskId: '2', taskPrompt: 'Change src/a.ts' }),
+      ]) {
+        expect(compiled.error).toEqual({
+          code: 'invalid_input',
+          message: `countTokens answered ${said}, not a number of tokens (a finite number 0 or more)`,
+        });
+        expect(compiled.sessionContext).toBe('');
+        expect(compiled.prompt).toContain('Change src/a.ts');
+      }
+      // The caller's counter is at fault, not the tracker: onError hears bugs only, and nothing was recorded.
+      expect(heard).toEqual([]);
+      expect(tracker.getSnapshot()).toBe(before);
+    }
+  });
+
   it('previewPrompt answers what compilePrompt would, and records nothing', () => {
     const tracker = createFactTracker({ clock: () => 1_000 });
     tracker.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', ['src/a.ts']) });

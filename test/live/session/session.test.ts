@@ -187,6 +187,20 @@ describe('a live session', () => {
     expect(readFileSync(session.file, 'utf8')).toBe(log);
   });
 
+  it('answers a token counter that answers no number of tokens with invalid_input naming countTokens, and writes nothing', async () => {
+    const cwd = tempDir('session-');
+    const session = await open('counted', { cwd, countTokens: () => Number.NaN });
+    right(await session.ingestResult({ role: 'implementer', taskId: '1', output: result('1', 'First'), at: 1 }));
+    const log = readFileSync(session.file, 'utf8');
+    const refused = E.left({
+      code: 'invalid_input',
+      message: 'countTokens answered NaN, not a number of tokens (a finite number 0 or more)',
+    });
+    expect(await session.compileContext({ taskId: '2', taskPrompt: 'Change src/1.ts', at: 2 })).toEqual(refused);
+    expect(await session.previewContext({ taskId: '2', taskPrompt: 'Change src/1.ts' })).toEqual(refused);
+    expect(readFileSync(session.file, 'utf8')).toBe(log);
+  });
+
   it('records a result object nested as deep as MAX_OUTPUT_DEPTH, and refuses one level more as too deep an output', async () => {
     const cwd = tempDir('session-');
     const session = await open('deep', { cwd });
