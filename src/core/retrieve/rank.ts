@@ -166,13 +166,51 @@ export const DEFAULT_RANKING: RankingOptions = {
   floor: 0.03,
 };
 
+/**
+ * The largest weight or prior a ranking takes (every field but the counts, `contextShare` and
+ * `recency.decay`): a larger one is taken as this, and one above 0 but smaller than its inverse,
+ * `MIN_RANKING_WEIGHT`, as that. Without bounds, weights near the largest double (1e308) made
+ * scores overflow to Infinity (a relevance floor of Infinity left out every finite score,
+ * Infinity times a prior of 0 gave NaN), and weights below 1e-307 made them lose their
+ * precision: either way the top k found through the index no longer matched the exhaustive
+ * ranking. Within the bounds every score is 0 or between about 1e-300 and 1e210. A signal before
+ * its weight is between about 1e-13 (a term in every fact) and 1e22 (BM25 summed over every term
+ * a string can hold, a context over every task); a score is signals times weights, plus the
+ * convention base (a weight times the query's best score, which has its weight and priors) and
+ * co-change (a weight times the ratio of two such scores), times the fact's priors, at most six
+ * (a relation's, a convention's and four of its path). Far beyond the fitted weights (0.15 to
+ * 100) both ways, a caller can still make one signal outweigh, or trail, every other.
+ */
+export const MAX_RANKING_WEIGHT = 1e12;
+
+/** The smallest weight or prior above 0 a ranking takes (see `MAX_RANKING_WEIGHT`); 0 stays 0, a signal turned off. */
+export const MIN_RANKING_WEIGHT = 1 / MAX_RANKING_WEIGHT;
+
+/**
+ * The bounds of a recency decay above 0: the recency of the 63rd task back is the weight times
+ * decay^62, within 1e-124 and 1e124 here, which keeps it within the range the weights' bounds
+ * keep every score in.
+ */
+export const RECENCY_DECAY_BOUNDS = { min: 0.01, max: 100 } as const;
+
 const finiteOr = (value: unknown, fallback: number): number =>
   typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : fallback;
+
+/** A weight: `finiteOr`, and when above 0 within `min` and `max` (0 stays 0: the signal turned off). */
+const weightOr = (value: unknown, fallback: number, min = MIN_RANKING_WEIGHT, max = MAX_RANKING_WEIGHT): number => {
+  const weight = finiteOr(value, fallback);
+  return weight === 0 ? 0 : Math.min(max, Math.max(min, weight));
+};
 
 const fieldsOf = (value: unknown): Record<string, unknown> =>
   (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
 
-/** Defaults with the valid overrides applied (a field that is not a finite number >= 0 keeps its default). */
+/**
+ * Defaults with the valid overrides applied: a field that is not a finite number >= 0 keeps its
+ * default, and a weight, prior or decay above 0 is taken within its bounds
+ * (`MAX_RANKING_WEIGHT`, `MIN_RANKING_WEIGHT`, `RECENCY_DECAY_BOUNDS`), so that no score
+ * overflows or loses its precision.
+ */
 export const resolveRanking = (overrides: unknown): RankingOptions => {
   const o = fieldsOf(overrides);
   const p = fieldsOf(o['priors']);
@@ -182,39 +220,39 @@ export const resolveRanking = (overrides: unknown): RankingOptions => {
   const d = DEFAULT_RANKING;
   return {
     priors: {
-      status: finiteOr(p['status'], d.priors.status),
-      test: finiteOr(p['test'], d.priors.test),
-      testFile: finiteOr(p['testFile'], d.priors.testFile),
-      manifest: finiteOr(p['manifest'], d.priors.manifest),
-      docs: finiteOr(p['docs'], d.priors.docs),
-      generated: finiteOr(p['generated'], d.priors.generated),
-      convention: finiteOr(p['convention'], d.priors.convention),
-      summary: finiteOr(p['summary'], d.priors.summary),
-      issue: finiteOr(p['issue'], d.priors.issue),
-      duplicate: finiteOr(p['duplicate'], d.priors.duplicate),
+      status: weightOr(p['status'], d.priors.status),
+      test: weightOr(p['test'], d.priors.test),
+      testFile: weightOr(p['testFile'], d.priors.testFile),
+      manifest: weightOr(p['manifest'], d.priors.manifest),
+      docs: weightOr(p['docs'], d.priors.docs),
+      generated: weightOr(p['generated'], d.priors.generated),
+      convention: weightOr(p['convention'], d.priors.convention),
+      summary: weightOr(p['summary'], d.priors.summary),
+      issue: weightOr(p['issue'], d.priors.issue),
+      duplicate: weightOr(p['duplicate'], d.priors.duplicate),
     },
-    contextWeight: finiteOr(o['contextWeight'], d.contextWeight),
+    contextWeight: weightOr(o['contextWeight'], d.contextWeight),
     contextTasks: Math.floor(finiteOr(o['contextTasks'], d.contextTasks)),
     contextShare: Math.min(1, finiteOr(o['contextShare'], d.contextShare)),
-    exactFileBoost: finiteOr(o['exactFileBoost'], d.exactFileBoost),
+    exactFileBoost: weightOr(o['exactFileBoost'], d.exactFileBoost),
     feedback: {
-      weight: finiteOr(f['weight'], d.feedback.weight),
+      weight: weightOr(f['weight'], d.feedback.weight),
       facts: Math.floor(finiteOr(f['facts'], d.feedback.facts)),
       terms: Math.floor(finiteOr(f['terms'], d.feedback.terms)),
-      maxShare: finiteOr(f['maxShare'], d.feedback.maxShare),
+      maxShare: weightOr(f['maxShare'], d.feedback.maxShare),
     },
     recency: {
-      weight: finiteOr(r['weight'], d.recency.weight),
+      weight: weightOr(r['weight'], d.recency.weight),
       tasks: Math.min(RECENT_TASKS - 1, Math.floor(finiteOr(r['tasks'], d.recency.tasks))),
-      decay: finiteOr(r['decay'], d.recency.decay),
-      shared: finiteOr(r['shared'], d.recency.shared),
+      decay: weightOr(r['decay'], d.recency.decay, RECENCY_DECAY_BOUNDS.min, RECENCY_DECAY_BOUNDS.max),
+      shared: weightOr(r['shared'], d.recency.shared),
     },
     coChange: {
-      weight: finiteOr(c['weight'], d.coChange.weight),
+      weight: weightOr(c['weight'], d.coChange.weight),
       seeds: Math.floor(finiteOr(c['seeds'], d.coChange.seeds)),
     },
-    conventionBase: finiteOr(o['conventionBase'], d.conventionBase),
-    floor: finiteOr(o['floor'], d.floor),
+    conventionBase: weightOr(o['conventionBase'], d.conventionBase),
+    floor: weightOr(o['floor'], d.floor),
   };
 };
 

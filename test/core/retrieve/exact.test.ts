@@ -182,7 +182,55 @@ const rankingArb: fc.Arbitrary<RankingOverrides | undefined> = fc.option(
   { nil: undefined },
 );
 
-const queryArb = (size: number): fc.Arbitrary<FactQuery> =>
+/**
+ * Overrides whose every weight, prior and decay may be any double from 0 to the largest one:
+ * near the largest, sums and products of them overflow, and near the smallest they lose the
+ * precision the index path's bounds rely on, unless the ranking bounds them.
+ */
+const extremeRankingArb: fc.Arbitrary<RankingOverrides> = (() => {
+  const weight = fc.oneof(
+    fc.constantFrom(0, Number.MIN_VALUE, 1e-320, 1e-300, 1e-13, 0.5, 1, 3, 1e13, 1e150, 1e300, 1e308, Number.MAX_VALUE),
+    fc.double({ min: 0, max: Number.MAX_VALUE, noNaN: true }),
+  );
+  const priors = fc.record(
+    {
+      status: weight,
+      test: weight,
+      testFile: weight,
+      manifest: weight,
+      docs: weight,
+      generated: weight,
+      convention: weight,
+      summary: weight,
+      issue: weight,
+      duplicate: weight,
+    },
+    { requiredKeys: [] },
+  );
+  return fc.record(
+    {
+      priors,
+      feedback: fc.record({ weight, facts: fc.integer({ min: 0, max: 4 }), maxShare: weight }, { requiredKeys: [] }),
+      recency: fc.record(
+        { weight, tasks: fc.integer({ min: 0, max: 63 }), decay: weight, shared: weight },
+        {
+          requiredKeys: [],
+        },
+      ),
+      coChange: fc.record({ weight, seeds: fc.integer({ min: 0, max: 4 }) }, { requiredKeys: [] }),
+      contextWeight: weight,
+      exactFileBoost: weight,
+      conventionBase: weight,
+      floor: weight,
+    },
+    { requiredKeys: [] },
+  );
+})();
+
+const queryArb = (
+  size: number,
+  ranking: fc.Arbitrary<RankingOverrides | undefined> = rankingArb,
+): fc.Arbitrary<FactQuery> =>
   fc
     .record({
       words: fc.array(wordArb(size), { minLength: 1, maxLength: 6 }),
@@ -194,7 +242,7 @@ const queryArb = (size: number): fc.Arbitrary<FactQuery> =>
       tags: fc.option(fc.constantFrom<ReadonlyArray<FactTag>>(['file_change'], ['convention', 'error']), {
         nil: undefined,
       }),
-      ranking: rankingArb,
+      ranking,
     })
     .map(({ words, path, taskId, maxFacts, maxTokens, layout, tags, ranking }) => ({
       taskDescription: `${words.join(' ')}${path === undefined ? '' : ` in ${path.join('/')}.ts`}`,
@@ -367,6 +415,23 @@ describe('exact top k', () => {
         },
       ),
       { numRuns: 150 },
+    );
+  });
+
+  it('with any weights up to the largest double, every score is a finite number and retrieveFacts gives exactly what explainRetrieval includes', () => {
+    fc.assert(
+      fc.property(
+        storeArb(3, true),
+        fc.array(queryArb(3, extremeRankingArb), { minLength: 1, maxLength: 3 }),
+        (store, queries) => {
+          for (const query of queries) {
+            const decisions = explainRetrieval(store, query);
+            expect(decisions.filter((decision) => !Number.isFinite(decision.score))).toEqual([]);
+            expect(retrieveFacts(store, query)).toEqual(included(store, query));
+          }
+        },
+      ),
+      { numRuns: 60 },
     );
   });
 

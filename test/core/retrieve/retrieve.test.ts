@@ -23,6 +23,12 @@ import {
   selectValidFacts,
   type SessionFact,
 } from '../../../src/index.js';
+import {
+  MAX_RANKING_WEIGHT,
+  MIN_RANKING_WEIGHT,
+  RECENCY_DECAY_BOUNDS,
+  resolveRanking,
+} from '../../../src/core/retrieve/rank.js';
 import { storeArb } from '../../arbitraries.js';
 
 const fact = (subject: string, relation: string, object: string, validFrom: number, extra: Partial<SessionFact> = {}) =>
@@ -439,6 +445,41 @@ describe('the signals beyond the words', () => {
       defaults('Add documentation', { ranking: { recency: { weight: 0, shared: 0 }, coChange: { weight: 0 } } }),
     );
     expect(decisions[0]!.fact.subject).toBe('src/render.ts');
+  });
+
+  it('takes a weight, prior or decay past its bounds at its bound, keeps 0 as off, and a value that is no finite number 0 or more as its default', () => {
+    const ranking = resolveRanking({
+      contextWeight: 1e308,
+      exactFileBoost: Number.MAX_VALUE,
+      priors: { convention: 1e13, status: Number.MIN_VALUE, test: 0 },
+      recency: { weight: 1e-320, decay: 1e9 },
+      coChange: { weight: Number.POSITIVE_INFINITY },
+      feedback: { weight: -1 },
+    });
+    expect(ranking.contextWeight).toBe(MAX_RANKING_WEIGHT);
+    expect(ranking.exactFileBoost).toBe(MAX_RANKING_WEIGHT);
+    expect(ranking.priors).toMatchObject({ convention: MAX_RANKING_WEIGHT, status: MIN_RANKING_WEIGHT, test: 0 });
+    expect(ranking.recency).toMatchObject({ weight: MIN_RANKING_WEIGHT, decay: RECENCY_DECAY_BOUNDS.max });
+    expect(resolveRanking({ recency: { decay: 1e-9 } }).recency.decay).toBe(RECENCY_DECAY_BOUNDS.min);
+    expect(ranking.coChange.weight).toBe(DEFAULT_RANKING.coChange.weight);
+    expect(ranking.feedback.weight).toBe(DEFAULT_RANKING.feedback.weight);
+    expect(resolveRanking({ contextWeight: 2.5, priors: { docs: 0.01 } })).toMatchObject({
+      contextWeight: 2.5,
+      priors: { docs: 0.01 },
+    });
+  });
+
+  it('with weights near the largest double, scores stay finite and rank as at any smaller weight, not tied at Infinity', () => {
+    const s = addFacts(emptyFactStore(), [
+      fact('auth', 'convention', 'auth', 0, { tags: ['convention'], sourceRole: 'reviewer' }),
+      fact('auth', 'modified_by', 'auth', 1, { sourceTaskId: '2' }),
+    ]);
+    // The convention's prior (3.66) outweighs the latest task's recency at any weight.
+    for (const weight of [1, 1e6, 1e308]) {
+      const q = defaults('auth', { maxFacts: 1, ranking: { recency: { weight, shared: weight } } });
+      expect(retrieveFacts(s, q)[0]!.relation, String(weight)).toBe('convention');
+      expect(explainRetrieval(s, q).every((decision) => Number.isFinite(decision.score))).toBe(true);
+    }
   });
 
   it('a file kind is a prior of its own: documentation, generated files, tests and manifests', () => {
