@@ -7,6 +7,7 @@
  * replay builds the very prompts the tracker asked and shows exactly what the main model would
  * have been given at every message.
  */
+import { checkedTokenCount } from '../tokens/checked.js';
 import { estimateTokens, type TokenCounter } from '../tokens/estimate.js';
 import { type ConversationMessage, splitRecentTurns, turnCount } from './conversation.js';
 import { formatNotesBlocks } from './format.js';
@@ -65,7 +66,9 @@ interface Totals {
 export const replayConversationLog = (text: string, given: NotesReplayOptions = {}): NotesReplayResult => {
   // A JavaScript caller may pass null.
   const options: NotesReplayOptions = typeof given === 'object' && given !== null ? given : {};
-  const countTokens = options.countTokens ?? estimateTokens;
+  const counter = options.countTokens ?? estimateTokens;
+  // The caller's counter: an answer that is no number of tokens throws, naming it.
+  const countTokens: TokenCounter = (text) => checkedTokenCount(counter(text));
   const turns = turnCount(options.turns);
   const parsed = parseNotesLog(typeof text === 'string' ? text : '');
   const errors: NotesLogError[] = [...parsed.errors];

@@ -15,6 +15,14 @@ describe('replayConversationLog', () => {
     expect(replayConversationLog(text, null as never).report).toEqual(replayConversationLog(text).report);
   });
 
+  it('refuses a token counter that answers no number of tokens, naming it, instead of reporting NaN tokens', () => {
+    const text = lines(user('maya', 'Jordan works nights.'), extraction('maya', [['History', 'Jordan works nights']]));
+    for (const answer of [Number.NaN, '12', undefined, -1, Infinity])
+      expect(() => replayConversationLog(text, { countTokens: () => answer as number })).toThrow(
+        /^countTokens answered .*, not a number of tokens/u,
+      );
+  });
+
   it('gives each message the facts of the extractions before it (N+1), per user', () => {
     const { report, ledger } = replayConversationLog(
       lines(

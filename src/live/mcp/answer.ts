@@ -5,10 +5,12 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { type Failure, failure } from '../../base/failure.js';
+import { checkedTokenCount } from '../../tokens/checked.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
 
-/** The tokens of `value` as the JSON a client receives. */
-export const answerTokens = (value: unknown, countTokens: TokenCounter): number => countTokens(JSON.stringify(value));
+/** The tokens of `value` as the JSON a client receives (a counter that answers no number of tokens throws, naming it). */
+export const answerTokens = (value: unknown, countTokens: TokenCounter): number =>
+  checkedTokenCount(countTokens(JSON.stringify(value)));
 
 /**
  * The answer `build` makes from as many entries of `list` as fit in `maxTokens`, told how many

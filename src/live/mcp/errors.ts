@@ -7,6 +7,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { type Failure, failure, INTERNAL, internalFailure } from '../../base/failure.js';
 import { parseEventTime } from '../../base/time.js';
+import { tokenCountFailure } from '../../tokens/checked.js';
 
 /** What a tool hands back. */
 export interface ToolAnswer {
@@ -44,7 +45,9 @@ export const codedToolError = (message: string): ToolAnswer => {
 
 /**
  * The server's outermost boundary around one tool: what the tool answers, or, when it throws
- * (a bug), a tool error of code `internal` that says so, and the server goes on serving.
+ * (a bug), a tool error of code `internal` that says so, and the server goes on serving. A
+ * token counter of the server's options that answered no number of tokens is the caller's
+ * setting at fault: `invalid_input`, naming it.
  */
 export const atBoundary =
   <A, X extends unknown[]>(tool: (args: A, ...extra: X) => Promise<ToolAnswer>) =>
@@ -52,7 +55,7 @@ export const atBoundary =
     try {
       return await tool(args, ...extra);
     } catch (error) {
-      return failureAnswer(internalFailure(error));
+      return failureAnswer(tokenCountFailure(error) ?? internalFailure(error));
     }
   };
 

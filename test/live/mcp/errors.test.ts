@@ -3,6 +3,7 @@
  * turns an exception (a bug) into a tool error of code `internal` that says so.
  */
 import { describe, expect, it } from 'vitest';
+import { fitAnswer } from '../../../src/live/mcp/answer.js';
 import { atBoundary, codedToolError, failureAnswer } from '../../../src/live/mcp/errors.js';
 
 const textOf = (answer: { content: ReadonlyArray<{ text: string }> }): string => answer.content[0]!.text;
@@ -17,6 +18,23 @@ describe('the MCP server failures', () => {
     expect(failed.isError).toBe(true);
     expect(textOf(failed)).toBe('internal: unexpected failure (a bug; please report it): x is undefined');
     expect(textOf(await tool({ fail: false }))).toBe('fine');
+  });
+
+  it('a token counter of the options that answers no number of tokens is invalid_input naming it, not an answer cut to nothing', async () => {
+    for (const answer of [Number.NaN, '12', undefined, -1, Infinity]) {
+      const tool = atBoundary(async () => {
+        const fitted = fitAnswer(
+          ['a', 'b'],
+          (kept) => ({ kept }),
+          100,
+          () => answer as number,
+        );
+        return { content: [{ type: 'text' as const, text: JSON.stringify(fitted) }] };
+      });
+      const failed = await tool({});
+      expect(failed.isError).toBe(true);
+      expect(textOf(failed)).toMatch(/^invalid_input: countTokens answered .*, not a number of tokens/u);
+    }
   });
 
   it("gives the SDK's own refusals a code: a bound's, else invalid_arguments, else internal", () => {
