@@ -6,7 +6,14 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { parseSessionId } from './id.js';
 import type { SessionError } from './model.js';
-import { bytesToReplay, latestSessionId, type LiveSession, openSession, type SessionOptions } from './session.js';
+import {
+  bytesToReplay,
+  latestSessionId,
+  type LiveSession,
+  openSessionCalls,
+  type SessionCalls,
+  type SessionOptions,
+} from './session.js';
 
 /** Sessions kept open at once; the least recently used is closed past it (it reopens from its log). */
 const OPEN_SESSIONS = 64;
@@ -26,7 +33,11 @@ export interface SessionPoolOptions extends Pick<
   readonly onWarning?: (message: string) => void;
 }
 
-/** The open sessions: a lookup by id (creating the session when `create`), and how many lookups it had. */
+/**
+ * The open sessions: a lookup by id, and how many lookups it had. With `create`, the session's
+ * calls may create its log; without, they answer `unknown_session` when it has none, also once a
+ * session kept open was deleted since.
+ */
 export type SessionPool = ((sessionId: string, create: boolean) => Promise<E.Either<SessionError, LiveSession>>) & {
   readonly requests: () => number;
 };
@@ -36,7 +47,7 @@ export type SessionPool = ((sessionId: string, create: boolean) => Promise<E.Eit
  * calls that wait for it, so one process never holds two shells over one log.
  */
 export const createSessionPool = (options: SessionPoolOptions): SessionPool => {
-  const open = new Map<string, Promise<E.Either<SessionError, LiveSession>>>();
+  const open = new Map<string, Promise<E.Either<SessionError, SessionCalls>>>();
   const settings: SessionOptions = {
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     ...(options.directory === undefined ? {} : { directory: options.directory }),
@@ -67,21 +78,23 @@ export const createSessionPool = (options: SessionPoolOptions): SessionPool => {
       open.delete(sessionId);
       open.set(sessionId, known);
       const session = await known;
-      if (E.isRight(session) || !create) return session;
+      if (E.isRight(session)) return E.right(session.right(create));
+      if (!create) return session;
     }
-    const opening = openSession(sessionId, { ...settings, create });
+    const opening = openSessionCalls(sessionId, { ...settings, create });
     open.set(sessionId, opening);
     const opened = await opening;
     if (E.isLeft(opened)) {
       if (open.get(sessionId) === opening) open.delete(sessionId);
       return opened;
     }
-    warn(opened.right);
+    const session = opened.right(create);
+    warn(session);
     for (const oldest of open.keys()) {
       if (open.size <= OPEN_SESSIONS) break;
       open.delete(oldest);
     }
-    return opened;
+    return E.right(session);
   };
   // How many lookups the pool has had: a warm-up gives way to a call.
   return Object.assign(lookup, { requests: (): number => requests });

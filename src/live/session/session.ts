@@ -93,7 +93,11 @@ const turnOfTheLoop = (): Promise<void> => new Promise((resolve) => setImmediate
 export interface SessionOptions extends SessionsFolder {
   /** Where the session's log is kept (default: the files under `directory`, `.fact-tracker/sessions` in `cwd`). */
   readonly store?: SessionStore;
-  /** Create the session when it has no log yet (default true); when false, `unknown_session`. */
+  /**
+   * Create the session when it has no log yet (default true). When false, opening a session
+   * without a log, and every call once its log is gone (deleted since), answers
+   * `unknown_session`, and no call writes a new log.
+   */
   readonly create?: boolean;
   /** Epoch milliseconds now, for events given without a time (default `Date.now`). */
   readonly clock?: () => number;
@@ -165,7 +169,24 @@ export interface LiveSession {
 export const openSession = async (
   sessionId: unknown,
   options: SessionOptions = {},
-): Promise<E.Either<SessionError, LiveSession>> => {
+): Promise<E.Either<SessionError, LiveSession>> =>
+  E.map((calls: SessionCalls) => calls(options.create !== false))(await openSessionCalls(sessionId, options));
+
+/**
+ * One open session, its calls in two kinds over its one state: those that may create its log
+ * (`create` true) and those that need it there, which answer `unknown_session` once it is gone.
+ * For a process that serves calls of both kinds on a session it keeps open (the MCP server).
+ */
+export type SessionCalls = (create: boolean) => LiveSession;
+
+/**
+ * Opens the session `sessionId` as `openSession` does (`options.create` decides the opening
+ * only), with its calls of both kinds.
+ */
+export const openSessionCalls = async (
+  sessionId: unknown,
+  options: SessionOptions = {},
+): Promise<E.Either<SessionError, SessionCalls>> => {
   const id = parseSessionId(sessionId);
   if (E.isLeft(id)) return E.left({ code: 'invalid_session_id', message: id.left });
   let store = options.store;
@@ -194,8 +215,7 @@ const open = async (
   file: string,
   store: SessionStore,
   options: SessionOptions,
-): Promise<E.Either<SessionError, LiveSession>> => {
-  const create = options.create !== false;
+): Promise<E.Either<SessionError, SessionCalls>> => {
   const clock = options.clock ?? Date.now;
   const env: TrackerEnvironment = options.countTokens === undefined ? {} : { countTokens: options.countTokens };
 
@@ -271,10 +291,25 @@ const open = async (
     return run;
   };
 
+  const unknownSession = (): E.Either<SessionError, never> =>
+    E.left({ code: 'unknown_session', message: `there is no session ${id} (no log at ${file})` });
+
+  /**
+   * Catches up: the session as its log now is. Without `create`, a log that is not there (never
+   * made, or deleted since it was read) is `unknown_session`, as it is to a process opening it.
+   */
+  const catchUpTo = async (create: boolean): Promise<E.Either<SessionError, { exists: boolean; torn: boolean }>> => {
+    const caught = await catchUp();
+    return E.isRight(caught) && !caught.right.exists && !create ? unknownSession() : caught;
+  };
+
   /** Catches up, then answers from the state; a reader that had a long stretch to read saves a snapshot. */
-  const read = <T>(answer: (state: SessionState) => E.Either<SessionError, T>): Promise<E.Either<SessionError, T>> =>
+  const read = <T>(
+    create: boolean,
+    answer: (state: SessionState) => E.Either<SessionError, T>,
+  ): Promise<E.Either<SessionError, T>> =>
     serialize(async () => {
-      const caught = await catchUp();
+      const caught = await catchUpTo(create);
       if (E.isLeft(caught)) return caught;
       if (caught.right.exists) await saveSnapshotIfDue(SNAPSHOT_EVERY_READER);
       return answer(state);
@@ -283,9 +318,11 @@ const open = async (
   /**
    * Records the event whose line is `fields`, unless the log holds it already: catch up, plan
    * it on the state, append it after the state's last line, and take the planned state only once
-   * it is in the log. A writer that lost the race reads what it missed and plans again.
+   * it is in the log. A writer that lost the race reads what it missed and plans again. Without
+   * `create`, a log that is gone is `unknown_session` and nothing is written.
    */
   const record = <T>(
+    create: boolean,
     fields: Readonly<Record<string, unknown>>,
     answer: (recorded: RecordedEvent) => E.Either<SessionError, T>,
     sameResult?: SameResult,
@@ -293,7 +330,7 @@ const open = async (
     serialize(async () => {
       // Most of what others appended is read before taking the writer's turn, so little work waits on it.
       if (store.exclusive !== undefined) {
-        const early = await catchUp();
+        const early = await catchUpTo(create);
         if (E.isLeft(early)) return early;
       }
       const attempt = async (): Promise<E.Either<SessionError, RecordedEvent>> => {
@@ -301,7 +338,7 @@ const open = async (
         // the answer): found on its line at the next read, it is this call's own event, not a resend.
         let unanswered: RecordedEvent | undefined;
         for (let tries = 1; ; tries += 1) {
-          const caught = await catchUp();
+          const caught = await catchUpTo(create);
           if (E.isLeft(caught)) return caught;
           const plan = planEvent(state, fields, env, sameResult);
           if (E.isLeft(plan)) return plan;
@@ -346,7 +383,8 @@ const open = async (
       }
     };
 
-  const session: LiveSession = {
+  /** The session's calls; without `create`, they answer `unknown_session` once its log is gone. */
+  const callsOf = (create: boolean): LiveSession => ({
     id,
     file,
     ingestResult: atBoundary(async (input) => {
@@ -356,6 +394,7 @@ const open = async (
       const at = timeOf(given, clock);
       if (E.isLeft(at)) return at;
       return record(
+        create,
         fields.right.line(at.right),
         (recorded) => E.right({ ...recordedOf(recorded), ...extractionOf(recorded) }),
         // Without a time, a resend gets the clock's: the same content as the task's last result is what makes it one.
@@ -367,14 +406,14 @@ const open = async (
       if (E.isLeft(at)) return at;
       const query = promptOf(input);
       if (E.isLeft(query)) return query;
-      return record(promptFields(input, at.right), (recorded) =>
+      return record(create, promptFields(input, at.right), (recorded) =>
         E.right({ ...recordedOf(recorded), ...sectionOf(recorded) }),
       );
     }),
     previewContext: atBoundary(async (input) => {
       const query = promptOf(input);
       if (E.isLeft(query)) return query;
-      return read((current) => {
+      return read(create, (current) => {
         const { sessionContext, facts } = selectSessionContext(current.tracker, query.right, env);
         return E.right({ sessionContext, facts });
       });
@@ -382,7 +421,7 @@ const open = async (
     explainContext: atBoundary(async (input) => {
       const query = promptOf(input);
       if (E.isLeft(query)) return query;
-      return read((current) =>
+      return read(create, (current) =>
         E.right(explainRetrieval(current.tracker.store, promptQuery(current.tracker, query.right, env))),
       );
     }),
@@ -390,7 +429,7 @@ const open = async (
       const at = timeOf(isRecord(input) ? input.at : undefined, clock);
       if (E.isLeft(at)) return at;
       const { subject, relation } = isRecord(input) ? input : { subject: undefined, relation: undefined };
-      return record({ type: 'invalidate', subject, relation, at: at.right }, (recorded) =>
+      return record(create, { type: 'invalidate', subject, relation, at: at.right }, (recorded) =>
         E.right({ ...recordedOf(recorded), closed: closedOf(recorded) }),
       );
     }),
@@ -400,11 +439,11 @@ const open = async (
       const maxFacts = isRecord(input) ? input.maxFacts : undefined;
       const counted = checkCount('maxFacts', maxFacts);
       if (E.isLeft(counted)) return counted;
-      return record({ type: 'compact', maxFacts, at: at.right }, (recorded) =>
+      return record(create, { type: 'compact', maxFacts, at: at.right }, (recorded) =>
         E.right({ ...recordedOf(recorded), report: compactionOf(recorded) ?? emptyReport() }),
       );
     }),
-    snapshot: () => read((current) => E.right(current.tracker.store)),
+    snapshot: () => read(create, (current) => E.right(current.tracker.store)),
     state: () => state,
     warm: async (stop = () => false) => {
       const { tracker } = state;
@@ -428,7 +467,7 @@ const open = async (
       setAside: [...setAside],
     }),
     snapshotUse: () => snapshotUse,
-  };
+  });
 
   // Opening reads the log; a torn last line is set aside under the store's lock (a writer still
   // busy with it will have finished by then, and then there is nothing to move).
@@ -436,13 +475,13 @@ const open = async (
     await resume();
     const caught = await catchUp();
     if (E.isLeft(caught)) return caught;
-    if (!caught.right.exists && !create)
-      return E.left({ code: 'unknown_session', message: `there is no session ${id} (no log at ${file})` });
+    if (!caught.right.exists && options.create === false) return unknownSession();
     if (!caught.right.torn) return caught;
     const repaired = await store.repair(id);
     if (E.isLeft(repaired)) return repaired;
     keepSetAside(repaired.right);
     return catchUp();
   });
-  return E.map(() => session)(opened);
+  const calls = { creating: callsOf(true), existing: callsOf(false) };
+  return E.map(() => (create: boolean) => (create ? calls.creating : calls.existing))(opened);
 };

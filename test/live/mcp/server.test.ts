@@ -188,6 +188,37 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
     });
   });
 
+  it('answers a session deleted while it holds it open as a fresh server would: unknown_session, and no log made again', async () => {
+    const sessionId = 'deleted-while-open';
+    const output = { task_id: '1', status: 'completed', summary: 'One', files_changed: ['src/one.ts'] };
+    structured(await call(client, 'ingest_result', { sessionId, taskId: '1', role: 'implementer', output }));
+    expect(structured(await call(client, 'list_facts', { sessionId }))['total']).not.toBe(0);
+    const deleted = await runCli(['sessions', 'delete', sessionId], '', { cwd, env: {} });
+    expect([deleted.status, deleted.stderr]).toEqual([0, '']);
+    const log = join(cwd, '.fact-tracker', 'sessions', `${sessionId}.jsonl`);
+    expect(existsSync(log)).toBe(false);
+    const calls: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
+      ['list_facts', { sessionId }],
+      ['explain_context', { sessionId, taskId: '2', taskPrompt: 'src/one.ts' }],
+      ['invalidate_fact', { sessionId, subject: 'src/one.ts', relation: 'modified_by' }],
+    ];
+    for (const [tool, args] of calls) {
+      const result = await call(client, tool, args);
+      expect([tool, result.isError, text(result)]).toEqual([tool, true, expect.stringMatching(/^unknown_session: /u)]);
+    }
+    await expect(client.readResource({ uri: `fact-tracker://sessions/${sessionId}` })).rejects.toThrow(
+      /unknown_session/u,
+    );
+    expect(existsSync(log)).toBe(false);
+    // A result starts the session again from its first line, as it would on a server that never saw it.
+    const again = structured(
+      await call(client, 'ingest_result', { sessionId, taskId: '1', role: 'implementer', output }),
+    );
+    expect([again['line'], again['duplicate']]).toEqual([1, false]);
+    expect(readFileSync(log, 'utf8').split('\n')).toHaveLength(2);
+    expect((await runCli(['sessions', 'delete', sessionId], '', { cwd, env: {} })).status).toBe(0);
+  });
+
   it('answers every bad call with a clean tool error and keeps serving', async () => {
     const cases: ReadonlyArray<readonly [string, Record<string, unknown>, RegExp]> = [
       ['ingest_result', { sessionId: 's', taskId: '1', role: 'implementer' }, /output/u],

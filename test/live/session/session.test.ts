@@ -4,12 +4,13 @@
  * someone else (another session, a crash, a hand edit) is read exactly as `replay` reads it.
  */
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { parseHistory, replayHistory, selectValidFacts } from '../../../src/index.js';
 import {
+  fileSessionStore,
   type LiveSession,
   MAX_OUTPUT_DEPTH,
   openSession,
@@ -323,6 +324,42 @@ describe('a live session', () => {
     expect(await openSession('missing', { cwd, create: false })).toEqual(
       E.left(expect.objectContaining({ code: 'unknown_session' })),
     );
+  });
+
+  it('answers unknown_session once its log is deleted when opened not to create, and never writes a new log', async () => {
+    const cwd = tempDir('session-');
+    right(
+      await (
+        await open('gone', { cwd })
+      ).ingestResult({ role: 'implementer', taskId: '1', output: result('1', 'One'), at: 1 }),
+    );
+    const held = await open('gone', { cwd, create: false });
+    const creating = await open('gone', { cwd });
+    expect(selectValidFacts(right(await held.snapshot())).length).toBeGreaterThan(0);
+    right(await creating.snapshot());
+    // Deleted through another handle on the folder (another process's view), while both are open.
+    expect(await fileSessionStore({ cwd }).delete('gone')).toEqual(E.right(true));
+    const prompt = { taskId: '2', taskPrompt: 'src/1.ts' };
+    const answers = [
+      await held.snapshot(),
+      await held.explainContext(prompt),
+      await held.previewContext(prompt),
+      await held.invalidateFact({ subject: 'src/1.ts', relation: 'modified_by', at: 2 }),
+      await held.compact({ maxFacts: 1, at: 3 }),
+      await held.compileContext({ ...prompt, at: 4 }),
+      await held.ingestResult({ role: 'implementer', taskId: '2', output: result('2', 'Two'), at: 5 }),
+    ];
+    expect(answers.map((answer) => (E.isLeft(answer) ? answer.left.code : 'answered'))).toEqual(
+      answers.map(() => 'unknown_session'),
+    );
+    expect(existsSync(held.file)).toBe(false);
+    // Opened to create, it is a session not made yet, as a fresh open finds it: empty, and its
+    // next event starts a new log.
+    expect(selectValidFacts(right(await creating.snapshot()))).toEqual([]);
+    expect(right(await creating.compileContext({ ...prompt, at: 6 })).line).toBe(1);
+    expect(readFileSync(creating.file, 'utf8').split('\n')).toHaveLength(2);
+    // Made anew, it is there again for the one opened not to create.
+    expect(right(await held.explainContext(prompt))).toEqual([]);
   });
 
   it('does not follow a symbolic link out of the working directory, for the folder or the log', async () => {
