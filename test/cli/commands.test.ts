@@ -144,13 +144,7 @@ describe.concurrent('fact-tracker commands', () => {
     expect(listed).toEqual({ status: 0, stdout: 'web\n', stderr: '' });
     expect(other).toEqual({ status: 0, stdout: 'other\n', stderr: '' });
     expect(bySession).toEqual(byFile);
-    expect(exported.stdout).toBe(
-      log
-        .split('\n')
-        .filter((line) => line.trim() !== '')
-        .map((line) => `${line}\n`)
-        .join(''),
-    );
+    expect(exported.stdout).toBe(log);
     expect(byVariable.status).toBe(0);
     expect(JSON.parse(byVariable.stdout)).toHaveProperty('facts');
     expectOneLineFailure(
@@ -176,6 +170,41 @@ describe.concurrent('fact-tracker commands', () => {
     });
     expect(readdirSync(join(project, '.fact-tracker', 'sessions'))).toEqual([]);
     expectOneLineFailure(expect, await runCli(['sessions', 'delete', 'web'], '', inSrc), /unknown_session/u);
+  });
+
+  it('exports a folder session as its log holds it, byte for byte: blank lines, line breaks and byte-order mark kept, so replay numbers its lines alike', async ({
+    expect,
+  }) => {
+    const project = tempDir('export-');
+    mkdirSync(join(project, '.git'));
+    const sessions = join(project, '.fact-tracker', 'sessions');
+    mkdirSync(sessions, { recursive: true });
+    // A log written by hand or by another tool: CRLF and lone CR line breaks, blank and
+    // whitespace lines, a line that is no event, and a byte-order mark.
+    const events = readFileSync(join(ROOT, EXAMPLE), 'utf8').split('\n').slice(0, 12);
+    const log = [
+      `\uFEFF${events[0]!}\r\n`,
+      `${events[1]!}\n`,
+      '\n',
+      '   \n',
+      `${events[2]!}\r`,
+      'not an event\n',
+      ...events.slice(3).map((event, i) => (i % 3 === 0 ? `\n${event}\n` : `${event}\n`)),
+    ].join('');
+    writeFileSync(join(sessions, 'hand.jsonl'), log);
+    const place = { cwd: project, env: {} };
+    const exported = await runCli(['sessions', 'export', 'hand'], '', place);
+    expect([exported.status, exported.stderr]).toEqual([0, '']);
+    expect(exported.stdout).toBe(log);
+    const [fromExport, fromSession] = await Promise.all([
+      runCli(['replay', '-', '--json'], exported.stdout, place),
+      runCli(['replay', '--session', 'hand', '--json'], '', place),
+    ]);
+    expect(fromSession.status).toBe(2);
+    expect(fromExport).toEqual(fromSession);
+    // A line still being written (or a dead writer's torn one) is not yet part of the session.
+    writeFileSync(join(sessions, 'hand.jsonl'), `${log}{"type":"prompt","taskId":"9"`);
+    expect(await runCli(['sessions', 'export', 'hand'], '', place)).toEqual({ status: 0, stdout: log, stderr: '' });
   });
 
   it.skipIf(!existsSync('/dev/full'))(

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { parseSessionId } from '../../live/session/id.js';
-import { resolveSessionsDirectory } from '../../live/session/files.js';
+import { readLogText, resolveSessionsDirectory } from '../../live/session/files.js';
 import { resolveProjectDirectory } from '../../live/session/project.js';
 import type { SessionStore, StoredLine } from '../../live/session/store.js';
 import type { CliIo } from '../io.js';
@@ -63,6 +63,65 @@ export const readSession = async (
   return E.right(read.right.lines);
 };
 
+/** Where the sessions of a folder `choice` are, from `io`'s project or working directory. */
+const folderOf = (io: CliIo, choice: StoreChoice & { readonly kind: 'folder' }) => ({
+  cwd: folderBase(choice, io),
+  ...(choice.directory === undefined ? {} : { directory: choice.directory }),
+});
+
+/** Characters of a log's text per piece written: a long session is not copied whole again. */
+const PIECE = 1 << 20;
+
+/** `text` in pieces of about `PIECE` characters, each ended by a line break (a character is never split). */
+function* piecesOf(text: string): Generator<string> {
+  for (let start = 0; start < text.length;) {
+    const end = text.indexOf('\n', start + PIECE);
+    yield text.slice(start, end === -1 ? text.length : end + 1);
+    start = end === -1 ? text.length : end + 1;
+  }
+}
+
+/**
+ * `lines` up to line `position` as the text of a history, a batch of lines a piece: a blank
+ * line wherever the store numbers a line it does not list, so the text's lines are numbered
+ * as the store numbers them.
+ */
+function* historyPieces(lines: ReadonlyArray<StoredLine>, position: number): Generator<string> {
+  let previous = 0;
+  for (let start = 0; start < lines.length; start += BATCH) {
+    let piece = '';
+    for (const { line, text } of lines.slice(start, start + BATCH)) {
+      piece += `${'\n'.repeat(line - previous - 1)}${text}\n`;
+      previous = line;
+    }
+    yield piece;
+  }
+  if (position > previous) yield '\n'.repeat(position - previous);
+}
+
+/**
+ * Session `id` as the text of a history file, in pieces: in a folder, its log's complete lines
+ * byte for byte (`readLogText`); in another store, its lines numbered as the store numbers them.
+ * A session that is not there, or a store that fails, is one line.
+ */
+export const readSessionText = async (
+  io: CliIo,
+  store: SessionStore,
+  choice: StoreChoice,
+  id: string,
+): Promise<E.Either<string, Iterable<string>>> => {
+  const missing = `unknown_session: there is no session ${id} in ${store.location}`;
+  if (choice.kind === 'folder') {
+    const text = await readLogText(id, folderOf(io, choice));
+    if (E.isLeft(text)) return E.left(line(text.left));
+    return text.right === undefined ? E.left(missing) : E.right(piecesOf(text.right));
+  }
+  const read = await store.read(id, 0);
+  if (E.isLeft(read)) return E.left(line(read.left));
+  if (!read.right.exists) return E.left(missing);
+  return E.right(historyPieces(read.right.lines, read.right.position));
+};
+
 /** The session `id` as a history source. */
 export const openStoredSession = (
   io: CliIo,
@@ -74,11 +133,7 @@ export const openStoredSession = (
     if (E.isLeft(valid)) return E.left(`invalid_session_id: ${valid.left}`);
     if (choice.kind === 'folder') {
       // The log file itself, streamed as FILE is: any size, in bounded memory.
-      const base = folderBase(choice, io);
-      const { directory } = resolveSessionsDirectory({
-        cwd: base,
-        ...(choice.directory === undefined ? {} : { directory: choice.directory }),
-      });
+      const { directory } = resolveSessionsDirectory(folderOf(io, choice));
       const file = join(directory, `${valid.right}.jsonl`);
       if (!existsSync(file)) return E.left(`unknown_session: there is no session ${id} in ${directory}`);
       return openSource(io, file);

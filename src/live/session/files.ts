@@ -17,6 +17,7 @@ import {
   ioError,
   lastBytes,
   type LockSettings,
+  type LogRead,
   prepareDirectory,
   readLog,
   setAsideTail,
@@ -152,6 +153,22 @@ export const bytesToReplay = async (sessionId: unknown, options: SessionsFolder 
   } catch {
     return undefined;
   }
+};
+
+/**
+ * The complete lines of session `sessionId`'s log as the file holds them, byte for byte (its
+ * line breaks, blank lines and byte-order mark as written; bytes after the last line break, a
+ * line still being written, are left out); undefined when the session has no log. Follows no
+ * symlinked log and creates nothing.
+ */
+export const readLogText = async (
+  sessionId: unknown,
+  options: SessionsFolder = {},
+): Promise<E.Either<SessionError, string | undefined>> => {
+  const files = await locateSession(sessionId, { ...options, create: false });
+  if (E.isLeft(files)) return files;
+  const read = await readLog(files.right.file, 0);
+  return E.map((log: LogRead) => (log.exists ? log.text : undefined))(read);
 };
 
 /**
