@@ -3,9 +3,10 @@
  * first `offset` bytes of the log, so a process that opens the session replays only the lines
  * after them. It is a cache and nothing more: the log is the truth. A snapshot is used only when
  * it was written by this version of the package, for this very file (device and inode), no
- * longer than the log is now, and the log's bytes it sampled still hash the same; anything else
- * (a missing, truncated, corrupt or foreign file, a log replaced, cut or rewritten) and the
- * session is rebuilt from the log's first line, and the next writer replaces the snapshot.
+ * longer than the log is now, and every byte of the log it covers still hashes the same;
+ * anything else (a missing, truncated, corrupt or foreign file, a log replaced, cut or
+ * rewritten, one byte of it included) and the session is rebuilt from the log's first line, and
+ * the next writer replaces the snapshot.
  *
  * The file is two lines: a header (what the snapshot covers, and a hash of the second line) and
  * the session's state as `encodeSessionState` writes it. The state is plain data, so parsing it
@@ -18,7 +19,7 @@
  */
 import { constants as bufferConstants } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import { constants, fstatSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { constants, fstatSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { ioError, readFully, withFile } from './logFile.js';
@@ -31,7 +32,7 @@ export const SNAPSHOT_EXTENSION = '.snapshot';
 /** The `format` tag of a snapshot. */
 export const SNAPSHOT_FORMAT = 'session-fact-tracker/session-snapshot';
 /** The layout of a snapshot this code reads and writes. */
-export const SNAPSHOT_VERSION = 7;
+export const SNAPSHOT_VERSION = 8;
 
 /** A snapshot of a log: the state after its first `position` lines, which end at byte `offset` of the file `identity`. */
 export interface FileSnapshot {
@@ -49,10 +50,8 @@ export interface FileSnapshot {
 export type SnapshotUse =
   { readonly used: true; readonly position: number } | { readonly used: false; readonly reason: string };
 
-/** The bytes sampled from the log for its fingerprint: its start, the end of what is covered, and pieces between. */
-const EDGE_BYTES = 64 * 1024;
-const PIECES = 16;
-const PIECE_BYTES = 4 * 1024;
+/** Bytes of the log read at a time for its fingerprint: the memory hashing takes at any size. */
+const HASH_PIECE_BYTES = 1024 * 1024;
 
 /** The package's manifest, found from this module upward (the compiled modules and the bundle sit at different depths). */
 const findManifest = (): unknown => {
@@ -87,18 +86,21 @@ export const libraryVersion: () => string = (() => {
 })();
 
 /**
- * A hash of the first `offset` bytes of the log, as sampled: its first and last 64 KiB and 16
- * pieces of 4 KiB between, with `offset` itself. Reading it costs the same at any log size.
+ * A hash of the first `offset` bytes of the log, every one of them, with `offset` itself: a
+ * change anywhere in what a snapshot covers changes it, where a hash of samples missed a line
+ * rewritten between them and the snapshot was trusted over the log. It reads the bytes once,
+ * a piece at a time: a millisecond or two a megabyte, where replaying them takes about a second.
  */
 const fingerprintOf = (fd: number, offset: number): string => {
   const hash = createHash('sha256').update(String(offset));
-  const sample = (position: number, length: number): void => {
-    const start = Math.max(0, Math.min(position, offset));
-    hash.update(readFully(fd, start, Math.min(length, offset - start)));
-  };
-  sample(0, EDGE_BYTES);
-  for (let piece = 1; piece <= PIECES; piece += 1) sample(Math.floor((piece * offset) / (PIECES + 1)), PIECE_BYTES);
-  sample(offset - EDGE_BYTES, EDGE_BYTES);
+  const piece = Buffer.allocUnsafe(Math.min(HASH_PIECE_BYTES, offset));
+  for (let position = 0; position < offset;) {
+    const read = readSync(fd, piece, 0, Math.min(piece.length, offset - position), position);
+    // A log cut shorter meanwhile hashes fewer bytes: another fingerprint.
+    if (read === 0) break;
+    hash.update(piece.subarray(0, read));
+    position += read;
+  }
   return hash.digest('hex');
 };
 
@@ -152,7 +154,7 @@ const parseHeader = (head: Buffer): E.Either<string, Header> => {
 
 /**
  * Checks the log `file` against a snapshot's header: the same file (device and inode), at
- * least as long as the snapshot covers, and its sampled bytes unchanged. Right: the log's size.
+ * least as long as the snapshot covers, and the bytes it covers unchanged. Right: the log's size.
  */
 const checkLog = (file: string, header: Header): E.Either<string, number> => {
   try {
@@ -192,8 +194,8 @@ const firstLine = (fd: number): Buffer | undefined => {
  * How many bytes of the log `file` a process opening it would replay after its snapshot, when
  * the snapshot's header says it can be used (this version's, for this very log, which still
  * holds the bytes it covered); undefined when there is no such snapshot. Reads the header and
- * samples of the log, not the store: cheap at any size, and no promise that the store itself
- * is whole (`readSnapshot` checks that). Never throws.
+ * hashes the log's covered bytes, not the store's: no promise that the store itself is whole
+ * (`readSnapshot` checks that). Never throws.
  */
 export const snapshotTail = (file: string): number | undefined => {
   try {

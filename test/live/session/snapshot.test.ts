@@ -9,9 +9,11 @@
 import { constants } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import {
+  closeSync,
   copyFileSync,
   existsSync,
   mkdirSync,
+  openSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -19,12 +21,13 @@ import {
   statSync,
   truncateSync,
   writeFileSync,
+  writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
-import { replayHistory } from '../../../src/index.js';
+import { replayHistory, selectValidFacts } from '../../../src/index.js';
 import {
   bytesToReplay,
   type LiveSession,
@@ -265,6 +268,42 @@ describe('session snapshots', { timeout: 120_000 }, () => {
     expect(use.used).toBe(false);
     expect(store).toEqual(expected);
     expect(right(await fresh.snapshot())).toEqual(expected);
+  });
+
+  it('never trusts a snapshot over a log changed in place anywhere in what it covers, a file name in the middle of 450 KB included', async () => {
+    const directory = tempDir('snapshot-');
+    const file = join(directory, 's.jsonl');
+    // 300 results of about 1.5 KB each (most of it prose before the result), written as a
+    // history: a log far longer than its first and last 64 KiB.
+    const prose = 'Worked through the step. '.repeat(60);
+    const lines = Array.from({ length: 300 }, (_, i) => {
+      const taskId = String(i + 1);
+      const result = {
+        task_id: taskId,
+        status: 'completed',
+        summary: `Step ${taskId}`,
+        files_changed: [`src/m${taskId.padStart(4, '0')}.ts`],
+      };
+      const output = `${prose}\nBEGIN_DISPATCH_RESULT\n${JSON.stringify(result)}\nEND_DISPATCH_RESULT`;
+      return JSON.stringify({ type: 'dispatch', role: 'implementer', taskId, at: (i + 1) * 1_000, output });
+    });
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    // A reader past 256 lines saves a snapshot over the whole log.
+    right(await (await open('s', { directory, create: false })).snapshot());
+    expect((await reopen(directory)).use).toEqual({ used: true, position: 300 });
+    // One file name in the line in the middle of the log, changed in place: same file, same length.
+    const log = readFileSync(file);
+    expect(log.length).toBeGreaterThan(400_000);
+    const middle = log.indexOf('src/m0150.ts');
+    expect(middle / log.length).toBeGreaterThan(0.45);
+    expect(middle / log.length).toBeLessThan(0.55);
+    const handle = openSync(file, 'r+');
+    writeSync(handle, 'src/M0150.ts', middle);
+    closeSync(handle);
+    const { use, store, expected } = await reopen(directory);
+    expect(use).toEqual({ used: false, reason: expect.stringMatching(/rewritten/u) });
+    expect(store).toEqual(expected);
+    expect(selectValidFacts(store).some((fact) => fact.subject === 'src/M0150.ts')).toBe(true);
   });
 
   it('bytesToReplay gives the log an open would replay: what follows a usable snapshot, else the whole log', async () => {
