@@ -433,6 +433,8 @@ export const fileSessionStore = (options: FileSessionStoreOptions = {}): Session
           return E.right(existed);
         });
       }),
+    // The log's directory entry too: the append that answered a failure may have made the log.
+    flush: (id) => guarded(id, false, async (files) => E.mapLeft(toStoreError)(flushLog(files.file, true))),
     backlog: (id) => bytesToReplay(id, { directory }),
     close: async () => {
       cursors.clear();

@@ -39,6 +39,7 @@ import {
   decodeSessionState,
   encodeSessionState,
   extractionOf,
+  holdsEvent,
   initialSessionState,
   parsePromptQuery,
   planEvent,
@@ -109,6 +110,17 @@ export interface SessionOptions extends SessionsFolder {
   readonly countTokens?: TokenCounter;
   /** With the default file store: when a dead writer's lock is taken over (default 5,000 ms; at least 2,000). */
   readonly lockStaleMs?: number;
+}
+
+/**
+ * An event a call records: its line's fields, whether the caller gave its time, and how a
+ * result sent again is recognized.
+ */
+interface EventCall {
+  readonly fields: Readonly<Record<string, unknown>>;
+  /** False when the session's clock gave the time. */
+  readonly timed: boolean;
+  readonly sameResult?: SameResult;
 }
 
 /** The question `explainContext` answers: a prompt, without recording it. */
@@ -316,23 +328,54 @@ const open = async (
     });
 
   /**
-   * Records the event whose line is `fields`, unless the log holds it already: catch up, plan
-   * it on the state, append it after the state's last line, and take the planned state only once
-   * it is in the log. A writer that lost the race reads what it missed and plans again. Without
-   * `create`, a log that is gone is `unknown_session` and nothing is written.
+   * The last event this process handed to the store whose call was answered with a failure (a
+   * flush that failed once its line was written, an append whose outcome was lost), and the key
+   * of that call: the same call sent again finds it in the log and is answered as that event.
+   */
+  let unconfirmed: { readonly call: string; readonly key: string; readonly recorded: RecordedEvent } | undefined;
+
+  /**
+   * The event `call` records as found in the log when the same call was answered with a
+   * failure after its line was written (`unconfirmed`), made durable first: a caller that sends
+   * a call again after a failure gets its one event, never a second line. Undefined when there
+   * is none (and `unconfirmed` is forgotten once the log no longer holds its event).
+   */
+  const confirmed = async (call: () => string): Promise<E.Either<SessionError, RecordedEvent> | undefined> => {
+    const own = unconfirmed;
+    if (own === undefined) return undefined;
+    if (!holdsEvent(state, own.key, own.recorded.line)) {
+      unconfirmed = undefined;
+      return undefined;
+    }
+    if (own.call !== call()) return undefined;
+    const durable = store.flush === undefined ? E.right(undefined) : await store.flush(id);
+    if (E.isLeft(durable)) return durable;
+    unconfirmed = undefined;
+    return E.right(own.recorded);
+  };
+
+  /**
+   * Records the event whose line is `event.fields`, unless the log holds it already: catch up,
+   * plan it on the state, append it after the state's last line, and take the planned state
+   * only once it is in the log. A writer that lost the race reads what it missed and plans
+   * again. Without `create`, a log that is gone is `unknown_session` and nothing is written.
    */
   const record = <T>(
     create: boolean,
-    fields: Readonly<Record<string, unknown>>,
+    event: EventCall,
     answer: (recorded: RecordedEvent) => E.Either<SessionError, T>,
-    sameResult?: SameResult,
   ): Promise<E.Either<SessionError, T>> =>
     serialize(async () => {
+      const { fields, sameResult } = event;
+      // The same call sent again: the same fields, and the same time unless the clock gave it
+      // (written out only when a failure needs it: an output may be long).
+      const call = (): string => JSON.stringify(event.timed ? fields : { ...fields, at: undefined });
       // Most of what others appended is read before taking the writer's turn, so little work waits on it.
       if (store.exclusive !== undefined) {
         const early = await catchUpTo(create);
         if (E.isLeft(early)) return early;
       }
+      let handed: { readonly key: string; readonly recorded: RecordedEvent } | undefined;
       const attempt = async (): Promise<E.Either<SessionError, RecordedEvent>> => {
         // An append refused with `conflict` may have landed all the same (a connection lost before
         // the answer): found on its line at the next read, it is this call's own event, not a resend.
@@ -340,10 +383,13 @@ const open = async (
         for (let tries = 1; ; tries += 1) {
           const caught = await catchUpTo(create);
           if (E.isLeft(caught)) return caught;
+          const own = await confirmed(call);
+          if (own !== undefined) return own;
           const plan = planEvent(state, fields, env, sameResult);
           if (E.isLeft(plan)) return plan;
           if (plan.right.kind === 'duplicate')
             return E.right(plan.right.recorded.line === unanswered?.line ? unanswered : plan.right.recorded);
+          handed = { key: plan.right.key, recorded: plan.right.recorded };
           const appended = await store.append(id, state.lines, [plan.right.text]);
           if (E.isLeft(appended)) {
             unanswered = plan.right.recorded;
@@ -356,7 +402,12 @@ const open = async (
         }
       };
       const recorded = store.exclusive === undefined ? await attempt() : await store.exclusive(id, attempt);
-      if (E.isLeft(recorded)) return recorded;
+      if (E.isLeft(recorded)) {
+        // Its line may be in the log all the same (the files' flush fails after the write): the
+        // same call again is then answered as this event (`confirmed`), not written twice.
+        if (handed !== undefined) unconfirmed = { call: call(), ...handed };
+        return recorded;
+      }
       await saveSnapshotIfDue(SNAPSHOT_EVERY);
       return answer(recorded.right);
     });
@@ -395,18 +446,22 @@ const open = async (
       if (E.isLeft(at)) return at;
       return record(
         create,
-        fields.right.line(at.right),
+        {
+          fields: fields.right.line(at.right),
+          timed: given !== undefined,
+          // Without a time, a resend gets the clock's: the same content as the task's last result is what makes it one.
+          ...(given === undefined ? { sameResult: fields.right.sameResult } : {}),
+        },
         (recorded) => E.right({ ...recordedOf(recorded), ...extractionOf(recorded) }),
-        // Without a time, a resend gets the clock's: the same content as the task's last result is what makes it one.
-        given === undefined ? fields.right.sameResult : undefined,
       );
     }),
     compileContext: atBoundary(async (input) => {
-      const at = timeOf(isRecord(input) ? input.at : undefined, clock);
+      const given = isRecord(input) ? input.at : undefined;
+      const at = timeOf(given, clock);
       if (E.isLeft(at)) return at;
       const query = promptOf(input);
       if (E.isLeft(query)) return query;
-      return record(create, promptFields(input, at.right), (recorded) =>
+      return record(create, { fields: promptFields(input, at.right), timed: given !== undefined }, (recorded) =>
         E.right({ ...recordedOf(recorded), ...sectionOf(recorded) }),
       );
     }),
@@ -426,20 +481,24 @@ const open = async (
       );
     }),
     invalidateFact: atBoundary(async (input) => {
-      const at = timeOf(isRecord(input) ? input.at : undefined, clock);
+      const given = isRecord(input) ? input.at : undefined;
+      const at = timeOf(given, clock);
       if (E.isLeft(at)) return at;
       const { subject, relation } = isRecord(input) ? input : { subject: undefined, relation: undefined };
-      return record(create, { type: 'invalidate', subject, relation, at: at.right }, (recorded) =>
+      const fields = { type: 'invalidate', subject, relation, at: at.right };
+      return record(create, { fields, timed: given !== undefined }, (recorded) =>
         E.right({ ...recordedOf(recorded), closed: closedOf(recorded) }),
       );
     }),
     compact: atBoundary(async (input) => {
-      const at = timeOf(isRecord(input) ? input.at : undefined, clock);
+      const given = isRecord(input) ? input.at : undefined;
+      const at = timeOf(given, clock);
       if (E.isLeft(at)) return at;
       const maxFacts = isRecord(input) ? input.maxFacts : undefined;
       const counted = checkCount('maxFacts', maxFacts);
       if (E.isLeft(counted)) return counted;
-      return record(create, { type: 'compact', maxFacts, at: at.right }, (recorded) =>
+      const fields = { type: 'compact', maxFacts, at: at.right };
+      return record(create, { fields, timed: given !== undefined }, (recorded) =>
         E.right({ ...recordedOf(recorded), report: compactionOf(recorded) ?? emptyReport() }),
       );
     }),

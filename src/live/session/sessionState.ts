@@ -166,6 +166,8 @@ export type EventPlan =
   | {
       readonly kind: 'append';
       readonly text: string;
+      /** The event's key: a read that finds it on `recorded.line` finds this very event (`holdsEvent`). */
+      readonly key: string;
       readonly next: SessionState;
       readonly recorded: RecordedEvent;
     }
@@ -213,10 +215,15 @@ export const planEvent = (
   return E.right({
     kind: 'append',
     text,
+    key,
     next: noteEvent(state, tracker, event, undefined),
     recorded: { line, duplicate: false, output },
   });
 };
+
+/** True when the log as `state` read it holds the event of key `key` on line `line` (among its recent events). */
+export const holdsEvent = (state: SessionState, key: string, line: number): boolean =>
+  state.recent.some(([known, at]) => known === key && at === line);
 
 /** The facts a recorded dispatch added and its warnings (both empty for a duplicate). */
 export const extractionOf = (recorded: RecordedEvent): Extraction =>

@@ -97,6 +97,13 @@ export interface SessionStore {
    * on `conflict` read and plan again.
    */
   exclusive?<L, T>(id: string, work: () => Promise<E.Either<L, T>>): Promise<E.Either<L | SessionStoreError, T>>;
+  /**
+   * Optional: makes what was appended to the session durable (the files flush the log to disk),
+   * for an append that answered a failure once its lines were written (a flush that failed): the
+   * session calls it before it answers such an event as recorded. A store whose appends are
+   * durable once they answer has none.
+   */
+  flush?(id: string): Promise<E.Either<SessionStoreError, void>>;
   /** Ends what the store holds open (a pool of connections); a store others passed in stays theirs. */
   close(): Promise<void>;
 }

@@ -1,9 +1,10 @@
 /**
  * The session log across real processes running the built library: writers at once lose
  * nothing and all end on the same store, and a writer killed at any moment never leaves a log
- * that cannot be opened.
+ * that cannot be opened; a call whose flush failed after its line was written (a disk error
+ * injected into the real system call), sent again, is its one event.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
@@ -67,6 +68,82 @@ const inBatches = async <T, R>(items: ReadonlyArray<T>, width: number, work: (it
     results.push(...(await Promise.all(items.slice(start, start + width).map(work))));
   return results;
 };
+
+/** True when `strace` can run here and make a system call of a process fail (it needs ptrace). */
+const canInject =
+  spawnSync('strace', ['-f', '-qq', '-o', '/dev/null', '-e', 'inject=fdatasync:error=EIO', 'true']).status === 0;
+
+/**
+ * Runs `script` (a module body with `lib`, the built session entry, and `directory` in scope)
+ * in a process whose flushes of file data (fdatasync) number `failing` fail with EIO, as a
+ * failing disk makes them fail; resolves to what it printed on stdout, parsed.
+ */
+const withFailingFlushes = (directory: string, failing: string, script: string): Promise<unknown> =>
+  new Promise((resolve, reject) => {
+    const body = `const lib = await import(${JSON.stringify(DIST)}); const directory = ${JSON.stringify(directory)};\n${script}`;
+    const inject = `inject=fdatasync:error=EIO:when=${failing}`;
+    execFile(
+      'strace',
+      [
+        '-f',
+        '-qq',
+        '-o',
+        '/dev/null',
+        '-e',
+        'trace=fdatasync',
+        '-e',
+        inject,
+        process.execPath,
+        '--input-type=module',
+        '-e',
+        body,
+      ],
+      { encoding: 'utf8' },
+      (error, stdout, stderr) =>
+        error === null ? resolve(JSON.parse(stdout)) : reject(new Error(`${error.message}${stderr}`)),
+    );
+  });
+
+describe.skipIf(!canInject)('a session whose flush fails after the write (EIO injected with strace)', () => {
+  it('answers the same call sent again as its one event, durable first, never writing it twice', async () => {
+    if (!existsSync(DIST)) throw new Error(`${DIST} is missing: run "npm run build" first (npm test does it)`);
+    const [prompts, results] = await Promise.all([
+      // A prompt without a time (the clock's): sent again, it is recorded again unless it is this retry.
+      withFailingFlushes(
+        tempDir('flush-'),
+        '1..2',
+        `const session = (await lib.openSession('s', { directory })).right;
+        const prompt = { taskId: '1', taskPrompt: 'Add rate limiting to src/login.ts' };
+        const answers = [];
+        for (let i = 0; i < 4; i += 1) {
+          const answer = await session.compileContext(prompt);
+          answers.push(answer._tag === 'Left' ? answer.left.code : [answer.right.line, answer.right.duplicate]);
+        }
+        const { readFileSync } = await import('node:fs');
+        console.log(JSON.stringify({ answers, log: readFileSync(session.file, 'utf8').split('\\n').filter(Boolean).map((line) => JSON.parse(line).type) }));`,
+      ),
+      // A result with its time: sent again, it is this call's own event and its facts, not a resend.
+      withFailingFlushes(
+        tempDir('flush-'),
+        '1',
+        `const session = (await lib.openSession('s', { directory })).right;
+        const result = { role: 'implementer', taskId: '1', at: 1000, output: { task_id: '1', status: 'completed', summary: 'Limited logins', files_changed: ['src/login.ts'] } };
+        const first = await session.ingestResult(result);
+        const again = await session.ingestResult(result);
+        const { readFileSync } = await import('node:fs');
+        console.log(JSON.stringify({
+          first: first._tag === 'Left' ? first.left.code : 'recorded',
+          again: again._tag === 'Left' ? again.left : { line: again.right.line, duplicate: again.right.duplicate, facts: again.right.facts.length },
+          lines: readFileSync(session.file, 'utf8').split('\\n').filter(Boolean).length,
+        }));`,
+      ),
+    ]);
+    // The first flush fails (io), so does the flush that checks the retry (io, nothing written),
+    // the next retry is the event on line 1, and only a prompt sent after that is a new event.
+    expect(prompts).toEqual({ answers: ['io', 'io', [1, false], [2, false]], log: ['prompt', 'prompt'] });
+    expect(results).toEqual({ first: 'io', again: { line: 1, duplicate: false, facts: 3 }, lines: 1 });
+  });
+});
 
 describe('session logs across processes', () => {
   it('loses nothing when 6 processes append 120 events each, and every process ends on the same store', async () => {
