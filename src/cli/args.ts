@@ -37,7 +37,7 @@ import {
   usageError,
   wholeNumberOption,
 } from './optionValues.js';
-import { type OptionTable, parserOptions, type UsageError } from './options.js';
+import { type GivenOption, type OptionTable, parserOptions, repeatedOption, type UsageError } from './options.js';
 import { historyInput, parseDb, parseSessions, sessionsPlace } from './storeArgs.js';
 
 // The parser's result types, also where they were declared before command.ts held them.
@@ -83,20 +83,34 @@ const isArgumentError = (error: unknown): error is Error =>
 const tokenize = (
   command: CommandName,
   args: ReadonlyArray<string>,
-): E.Either<UsageError, { values: OptionValues; positionals: string[] }> => {
+): E.Either<UsageError, { values: OptionValues; positionals: string[]; given: ReadonlyArray<GivenOption> }> => {
   try {
-    return E.right(
-      parseArgs({
-        args: [...args],
-        options: parserOptions(COMMAND_OPTIONS[command]),
-        allowPositionals: true,
-        strict: true,
-      }),
-    );
+    const { values, positionals, tokens } = parseArgs({
+      args: [...args],
+      options: parserOptions(COMMAND_OPTIONS[command]),
+      allowPositionals: true,
+      strict: true,
+      tokens: true,
+    });
+    return E.right({ values, positionals, given: tokens });
   } catch (error) {
     if (!isArgumentError(error)) throw error;
     return E.left({ message: parseMessage(error, COMMAND_OPTIONS[command]), command });
   }
+};
+
+/**
+ * Nothing, when each option of `command` that takes one value was given at most once; else a
+ * usage error naming the first one given again, which the parser would keep silently.
+ */
+const onceEach = (command: CommandName, given: ReadonlyArray<GivenOption>): E.Either<UsageError, void> => {
+  const table = COMMAND_OPTIONS[command];
+  const repeated = repeatedOption(table, given);
+  return repeated === undefined
+    ? E.right(undefined)
+    : E.left(
+        usageError(command, `--${repeated} is given more than once: it takes one ${table[repeated]?.value ?? 'value'}`),
+      );
 };
 
 const parseReplay = (values: OptionValues, positionals: string[]): E.Either<UsageError, ReplayCommand> =>
@@ -299,7 +313,7 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): E.Either<UsageErr
   if (hasFlag(rest, '--help', '-h')) return E.right({ name: 'help', topic: first });
   return pipe(
     tokenize(first, rest),
-    E.chain(({ values, positionals }): E.Either<UsageError, Command> => {
+    E.chain(({ values, positionals, given }): E.Either<UsageError, Command> => {
       switch (first) {
         case 'replay':
           return parseReplay(values, positionals);
@@ -312,7 +326,10 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): E.Either<UsageErr
         case 'notes':
           return parseNotes(values, positionals);
         case 'context':
-          return parseContextCommand(values, positionals);
+          return pipe(
+            onceEach('context', given),
+            E.chain(() => parseContextCommand(values, positionals)),
+          );
         case 'mcp':
           return parseMcp(values, positionals);
         case 'hook':

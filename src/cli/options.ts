@@ -37,6 +37,28 @@ export const parserOptions = (table: OptionTable): NonNullable<ParseArgsConfig['
     ]),
   );
 
+/** One option as the command line gave it: what `parseArgs` reports of it with `tokens: true`. */
+export interface GivenOption {
+  readonly kind: string;
+  readonly name?: string;
+}
+
+/**
+ * The first option of `table` that takes one value and was given more than once (`--summary a
+ * --summary b`), when there is one: the parser keeps the last, so the other would be dropped
+ * without a word. Options marked `multiple` take each; a flag given twice says the same thing.
+ */
+export const repeatedOption = (table: OptionTable, given: ReadonlyArray<GivenOption>): string | undefined => {
+  const seen = new Set<string>();
+  for (const { kind, name } of given) {
+    const spec = name === undefined ? undefined : table[name];
+    if (kind !== 'option' || spec === undefined || spec.type !== 'string' || spec.multiple === true) continue;
+    if (seen.has(name!)) return name;
+    seen.add(name!);
+  }
+  return undefined;
+};
+
 /** Where the descriptions start: wide enough for the longest option of the tool. */
 const DESCRIPTION_COLUMN = 24;
 

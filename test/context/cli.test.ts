@@ -2,7 +2,7 @@
  * `fact-tracker context`: the router in-process against a real repository (every subcommand,
  * every usage error), and the built binary run as a process once.
  */
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
@@ -235,6 +235,36 @@ describe.concurrent('fact-tracker context', () => {
     expect((await runIn(repo, ['--help'])).stdout).toContain(
       '  fact-tracker context SUBCOMMAND [options]    this repository',
     );
+  });
+
+  it('refuses an option that takes one value given twice, naming it, and writes nothing; a repeatable one takes each (as a process)', async () => {
+    const repo = makeRepo();
+    const twice: ReadonlyArray<[ReadonlyArray<string>, string, string]> = [
+      [['context', 'show', '--workstream', 'a', '--workstream', 'b'], '--workstream', 'ID'],
+      [['context', 'checkpoint', '--summary', 'First.', '--summary=Second.'], '--summary', 'TEXT'],
+      [['context', 'bundle', '--kind', 'planning', '--kind', 'implementation'], '--kind', 'KIND'],
+    ];
+    const [refused, taken] = await Promise.all([
+      Promise.all(twice.map(([argv]) => runBinary(argv, { cwd: repo }))),
+      runBinary(['context', 'claim', 'Parser in place', '--symbol', 'parse', '--symbol', 'Parser', '--json'], {
+        cwd: repo,
+      }),
+    ]);
+    for (const [index, [, option, value]] of twice.entries())
+      expect(refused[index]).toEqual({
+        status: 1,
+        stdout: '',
+        stderr: `fact-tracker context: ${option} is given more than once: it takes one ${value} (see fact-tracker context --help)\n`,
+      });
+    expect(taken.status).toBe(0);
+    expect(JSON.parse(taken.stdout)).toMatchObject({
+      context: { evidenceLedger: [{ claim: 'Parser in place', symbols: ['parse', 'Parser'] }] },
+    });
+    // Only the claim was written: the checkpoint given two summaries recorded nothing.
+    const stored = JSON.parse(readFileSync(join(repo, 'data', 'context', 'planning_context.json'), 'utf8')) as {
+      contexts: Array<{ checkpoint: unknown; working_summary: { text: string } }>;
+    };
+    expect(stored.contexts.map((context) => [context.checkpoint, context.working_summary.text])).toEqual([[null, '']]);
   });
 
   it('runs as a process on the repository of the current directory (here a subdirectory), reporting a corrupt file in one line and leaving it', async () => {
