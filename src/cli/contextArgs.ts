@@ -5,7 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import { formatLineRange, parseLineRange, type ClaimInput } from '../context/ledger.js';
+import { formatLineRange, normalizeEvidencePath, parseLineRange, type ClaimInput } from '../context/ledger.js';
 import { CONTEXT_KINDS, type ContextKind, type DecisionStatus } from '../context/model.js';
 import type { FailedRun } from '../context/runInput.js';
 import { HELP_OPTION, type OptionTable, type UsageError } from './options.js';
@@ -158,7 +158,10 @@ const onlyOwnOptions = (action: ContextSubcommand, values: Values): E.Either<Usa
   return foreign === undefined ? E.right(action) : E.left(usage(`--${foreign} does not apply to context ${action}`));
 };
 
-/** `PATH:L10-L40`, `PATH:10-40` or `PATH:7` as file evidence. */
+/**
+ * `PATH:L10-L40`, `PATH:10-40` or `PATH:7` as file evidence, the path resolved as the ledger
+ * stores it (`src/../src/a.ts` is `src/a.ts`), or why not, naming the `--file` given.
+ */
 export const parseFileEvidence = (
   value: string,
 ): E.Either<UsageError, { readonly path: string; readonly lines: string }> => {
@@ -166,10 +169,12 @@ export const parseFileEvidence = (
   const path = colon === -1 ? '' : value.slice(0, colon);
   if (path === '') return E.left(usage(`--file ${JSON.stringify(value)} needs a line range: PATH:L10-L40`));
   return pipe(
-    parseLineRange(value.slice(colon + 1)),
+    E.Do,
+    E.apS('path', normalizeEvidencePath(path)),
+    E.apS('range', parseLineRange(value.slice(colon + 1))),
     E.bimap(
       (reason) => usage(`--file ${JSON.stringify(value)}: ${reason.message}`),
-      (range) => ({ path, lines: formatLineRange(range) }),
+      ({ path: resolved, range }) => ({ path: resolved, lines: formatLineRange(range) }),
     ),
   );
 };

@@ -95,24 +95,45 @@ const normalizeLines = (lines: unknown): E.Either<ContextError, string> => {
 };
 
 /**
- * A repository-relative path with forward slashes, or why not: evidence points into the
- * repository, so absolute paths and `..` segments are refused.
+ * The segments of a relative path with `.` and empty ones dropped and each `..` taking away the
+ * one before it, as git reads a path on its command line (`src/../src/a.ts` is `src/a.ts`);
+ * undefined when a `..` has nothing left to take away: the path climbs above the root.
+ */
+const resolveDotSegments = (slashed: string): ReadonlyArray<string> | undefined => {
+  const kept: string[] = [];
+  for (const segment of slashed.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment !== '..') kept.push(segment);
+    else if (kept.pop() === undefined) return undefined;
+  }
+  return kept;
+};
+
+/**
+ * A repository-relative path with forward slashes, its `.` and `..` segments resolved, or why
+ * not: evidence points into the repository, so an absolute path and one whose `..` climbs above
+ * the root are refused. The resolved path is what the shell then checks git tracks.
  */
 export const normalizeEvidencePath = (path: unknown): E.Either<ContextError, string> => {
   if (typeof path !== 'string') return E.left(invalid('needs a path'));
   if (hasControlCharacters(path))
     return E.left(invalid(`${JSON.stringify(path)} holds line breaks or control characters`));
-  const slashed = path
-    .trim()
-    .replace(/\\/gu, '/')
-    .replace(/^(\.\/)+/u, '');
+  const slashed = path.trim().replace(/\\/gu, '/');
   if (slashed === '') return E.left(invalid('needs a path'));
-  if (slashed.length > CONTEXT_LIMITS.path)
-    return E.left(invalid(`path is longer than ${CONTEXT_LIMITS.path} characters`));
   if (slashed.startsWith('/') || /^[A-Za-z]:/u.test(slashed))
     return E.left(invalid(`${JSON.stringify(path)} is absolute: give a path relative to the repository`));
-  if (slashed.split('/').includes('..')) return E.left(invalid(`${JSON.stringify(path)} leaves the repository`));
-  return E.right(slashed);
+  const segments = resolveDotSegments(slashed);
+  if (segments === undefined)
+    return E.left(
+      invalid(
+        `${JSON.stringify(path)} goes above the repository root: a path starts at the root (src/a.ts), wherever the command runs`,
+      ),
+    );
+  if (segments.length === 0) return E.left(invalid(`${JSON.stringify(path)} names the repository root, not a file`));
+  const resolved = segments.join('/');
+  if (resolved.length > CONTEXT_LIMITS.path)
+    return E.left(invalid(`path is longer than ${CONTEXT_LIMITS.path} characters`));
+  return E.right(resolved);
 };
 
 const reject = (code: ClaimRejection['code'], reason: string): E.Either<ClaimRejection, never> =>

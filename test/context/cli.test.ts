@@ -267,6 +267,48 @@ describe.concurrent('fact-tracker context', () => {
     expect(stored.contexts.map((context) => [context.checkpoint, context.working_summary.text])).toEqual([[null, '']]);
   });
 
+  it('reads --file with . and .. segments as the path they lead to inside the repository, and refuses one that climbs out, saying why (as a process)', async () => {
+    const repo = makeRepo();
+    const [inside, above, root] = await Promise.all([
+      runBinary(
+        ['context', 'claim', 'Fixed the parser', '--file', 'src/../src/parser.ts:L1', '--file', './src/./parser.ts:L1'],
+        { cwd: join(repo, 'src') },
+      ),
+      runBinary(['context', 'claim', 'Fixed the parser', '--file', 'src/../../parser.ts:L1'], {
+        cwd: join(repo, 'src'),
+      }),
+      runBinary(['context', 'claim', 'Fixed the parser', '--file', 'src/..:L1'], { cwd: repo }),
+    ]);
+    expect(inside).toEqual({
+      status: 0,
+      stdout: 'claim recorded (1 claim in the ledger): Fixed the parser\n',
+      stderr: '',
+    });
+    expect(above).toEqual({
+      status: 1,
+      stdout: '',
+      stderr:
+        'fact-tracker context: --file "src/../../parser.ts:L1": "src/../../parser.ts" goes above the repository root: a path starts at the root (src/a.ts), wherever the command runs (see fact-tracker context --help)\n',
+    });
+    expect(root).toEqual({
+      status: 1,
+      stdout: '',
+      stderr:
+        'fact-tracker context: --file "src/..:L1": "src/.." names the repository root, not a file (see fact-tracker context --help)\n',
+    });
+    const stored = JSON.parse(readFileSync(join(repo, 'data', 'context', 'planning_context.json'), 'utf8')) as {
+      contexts: Array<{ evidence_ledger: unknown }>;
+    };
+    expect(stored.contexts[0]!.evidence_ledger).toEqual([
+      {
+        claim: 'Fixed the parser',
+        files: [{ path: 'src/parser.ts', lines: 'L1' }],
+        symbols: [],
+        recorded_at: expect.any(String),
+      },
+    ]);
+  });
+
   it('runs as a process on the repository of the current directory (here a subdirectory), reporting a corrupt file in one line and leaving it', async () => {
     const repo = makeRepo();
     const dir = join(repo, 'data', 'context');

@@ -102,7 +102,10 @@ describe('recordClaim', () => {
       'files[0]: "/etc/passwd" is absolute: give a path relative to the repository',
     );
     expect(reason({ claim: 'Fixed it', files: [{ path: 'src/../../x', lines: 'L1' }] })).toBe(
-      'files[0]: "src/../../x" leaves the repository',
+      'files[0]: "src/../../x" goes above the repository root: a path starts at the root (src/a.ts), wherever the command runs',
+    );
+    expect(reason({ claim: 'Fixed it', files: [{ path: 'src/..', lines: 'L1' }] })).toBe(
+      'files[0]: "src/.." names the repository root, not a file',
     );
     expect(reason({ claim: 'Fixed it', files: [{ path: 'src/a.ts\n## x', lines: 'L1' }] })).toMatch(
       /holds line breaks or control characters$/u,
