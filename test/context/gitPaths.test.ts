@@ -1,6 +1,10 @@
-/** Git's paths as bytes (issue 28, item 7): any name survives the trip through text, and valid names read as they are. */
+/**
+ * Git's paths as bytes (issue 28, item 7): any name survives the trip through text, valid names
+ * read as they are, and every name is shown on one line, apart from every other.
+ */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { collapseWhitespace } from '../../src/base/text.js';
 import { decodeGitOutput, displayGitPath, encodeGitPath, stdinPathLine } from '../../src/context/node/gitPaths.js';
 
 describe('git paths as bytes', () => {
@@ -12,6 +16,48 @@ describe('git paths as bytes', () => {
         expect(decodeGitOutput(Buffer.from(text, 'utf8'))).toBe(text);
       }),
     );
+  });
+
+  it('shows every path on one line, unchanged by whitespace collapsing, and apart from every other path', () => {
+    // The escapes read back: a path shown once stands for one path only.
+    const undisplay = (shown: string): string =>
+      shown.replace(/\\(?:x([0-9A-F]{2})|u\{([0-9A-F]+)\}|(\\))/gu, (_, byte?: string, code?: string) =>
+        byte !== undefined
+          ? String.fromCharCode(0xdc00 + parseInt(byte, 16))
+          : code !== undefined
+            ? String.fromCodePoint(parseInt(code, 16))
+            : '\\',
+      );
+    const tricky = fc.constantFrom(
+      ' ',
+      '\n',
+      '\t',
+      '\r',
+      '\\',
+      'a',
+      'u',
+      '{',
+      'x',
+      '\u00a0',
+      '\u202e',
+      '\ufeff',
+      '\u{e0041}',
+      '😀',
+    );
+    const names = fc.oneof(
+      fc.uint8Array({ maxLength: 24 }).map((bytes) => decodeGitOutput(Buffer.from(bytes))),
+      fc.array(tricky, { maxLength: 12 }).map((parts) => parts.join('')),
+    );
+    fc.assert(
+      fc.property(names, (name) => {
+        const shown = displayGitPath(name);
+        expect(collapseWhitespace(shown)).toBe(shown);
+        expect(undisplay(shown)).toBe(name);
+      }),
+    );
+    expect(
+      ['src/a\nb.ts', 'src/a b.ts', 'src/a\\u{A}b.ts', 'src/a  b.ts ', '\u202egnp.exe'].map(displayGitPath),
+    ).toEqual(['src/a\\u{A}b.ts', 'src/a b.ts', 'src/a\\\\u{A}b.ts', 'src/a \\u{20}b.ts\\u{20}', '\\u{202E}gnp.exe']);
   });
 
   it('shows a byte that is not UTF-8 as \\xFF, and C-quotes a stdin path only where a line would break it', () => {

@@ -445,6 +445,47 @@ describe.concurrent('issue 28: guards', SLOW, () => {
       expect((await runIn(repo, ['context', 'show'])).stdout).toMatch(/STALE: (HEAD moved, )?tracked files changed/u);
     });
 
+    it('7: a changed file whose name holds a line break, a tab, a run of spaces or a backslash is shown escaped, apart from its look-alikes and on its own line (as a process)', async () => {
+      const repo = makeRepo();
+      // Each name beside the one it looked the same as, or would look the same as once escaped.
+      const names = [
+        'src/a b.ts',
+        'src/a\nb.ts',
+        'src/a\\u{A}b.ts',
+        'src/a\tb.ts',
+        'src/a  b.ts',
+        ' src.ts',
+        'src/x\n## Heading',
+      ];
+      writeFiles(repo, Object.fromEntries(names.map((name) => [name, 'one\n'])));
+      commitAll(repo, 'look-alike names');
+      const checkpoint = ['context', 'checkpoint', '--kind', 'implementation', '--summary', 'Look-alikes.'];
+      expect((await runBinary(checkpoint, { cwd: repo })).status).toBe(0);
+      writeFiles(repo, Object.fromEntries(names.map((name) => [name, 'two\n'])));
+      const [show, bundle] = await Promise.all([
+        runBinary(['context', 'show', '--kind', 'implementation'], { cwd: repo }),
+        runBinary(['context', 'bundle', '--kind', 'implementation'], { cwd: repo }),
+      ]);
+      const shown = [
+        'src/a b.ts',
+        'src/a\\u{A}b.ts',
+        'src/a\\\\u{A}b.ts',
+        'src/a\\u{9}b.ts',
+        'src/a \\u{20}b.ts',
+        '\\u{20}src.ts',
+        'src/x\\u{A}## Heading',
+      ];
+      const listed = (output: string, prefix: string): string[] =>
+        output
+          .split('\n')
+          .filter((line) => line.startsWith(prefix))
+          .map((line) => line.slice(prefix.length))
+          .sort();
+      expect(listed(show.stdout, '  M ')).toEqual([...shown].sort());
+      expect(listed(bundle.stdout, '- M ')).toEqual([...shown].sort());
+      for (const output of [show.stdout, bundle.stdout]) expect(output).not.toMatch(/^## Heading/mu);
+    });
+
     it('17: an uncommitted chmod +x is a change, and no checkpoint is recorded over unresolved conflicts', async () => {
       const repo = makeRepo();
       expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Parser.'])).status).toBe(0);

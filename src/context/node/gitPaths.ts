@@ -70,9 +70,27 @@ export const encodeGitPath = (path: string): Buffer => {
   return Buffer.concat(parts);
 };
 
-/** A path read by `decodeGitOutput` as people read it: each byte that is not UTF-8 as `\xFF`. */
+/**
+ * What a path may hold that would not show as itself on one line: a byte that is not UTF-8, a
+ * backslash (which starts the escapes), a control, format or separator character, and any
+ * space (`displayGitPath` keeps a space that stands alone between two other characters).
+ */
+const UNSHOWN = /[\uDC80-\uDCFF\\\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Zs}]/gu;
+
+/**
+ * A path read by `decodeGitOutput` as people read it, on one line and told apart from every
+ * other: each byte that is not UTF-8 as `\xFF`, a backslash as `\\`, and each character that
+ * would break the line, vanish or merge with its neighbours as its code point (`\u{A}` for a
+ * line break, `\u{20}` for a space at either end or after another). Output that collapses
+ * whitespace would otherwise show `src/a\nb.ts` and `src/a b.ts` alike.
+ */
 export const displayGitPath = (path: string): string =>
-  path.replace(ESCAPED_ALL, (escape) => `\\x${(escape.charCodeAt(0) - ESCAPE_BASE).toString(16).toUpperCase()}`);
+  path.replace(UNSHOWN, (character, at: number) => {
+    if (ESCAPED.test(character)) return `\\x${(character.charCodeAt(0) - ESCAPE_BASE).toString(16).toUpperCase()}`;
+    if (character === '\\') return '\\\\';
+    if (character === ' ' && at > 0 && at < path.length - 1 && path[at - 1] !== ' ') return ' ';
+    return `\\u{${character.codePointAt(0)!.toString(16).toUpperCase()}}`;
+  });
 
 /** The absolute path of the repository-relative `path` under `root`, as bytes for the file system. */
 export const pathUnder = (root: string, path: string): Buffer =>
