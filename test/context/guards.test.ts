@@ -6,9 +6,12 @@
  */
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import {
+  closeSync,
+  constants,
   existsSync,
   chmodSync,
   mkdirSync,
+  openSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -240,6 +243,43 @@ describe.concurrent('issue 28: guards', SLOW, () => {
         }
         unlinkSync(file);
       }
+    });
+
+    it('4: a FIFO at .git/info/exclude (also as a linked worktree shares it) is named in one line; nothing waits on it', async () => {
+      const repo = makeRepo();
+      expect((await runBinary(['context', 'checkpoint', '--summary', 'Parser.'], { cwd: repo })).status).toBe(0);
+      const worktree = join(tempDir('worktree-'), 'linked');
+      git(repo, 'worktree', 'add', '-q', '-b', 'linked', worktree);
+      const exclude = join(repo, '.git', 'info', 'exclude');
+      rmSync(exclude, { force: true });
+      execFileSync('mkfifo', [exclude]);
+      const runs = [
+        ...[
+          ['context', 'show'],
+          ['context', 'bundle'],
+          ['context', 'claim', 'Beside the FIFO'],
+        ].map((argv) => ({
+          argv,
+          cwd: repo,
+          shown: '.git/info/exclude',
+        })),
+        { argv: ['context', 'show'], cwd: worktree, shown: exclude },
+      ];
+      const ran = await Promise.all(runs.map(({ argv, cwd }) => runBinary(argv, { cwd, timeoutMs: 20_000 })));
+      // A git that did open it (and waits still) is given its end before the FIFO goes.
+      try {
+        closeSync(openSync(exclude, constants.O_WRONLY | constants.O_NONBLOCK));
+      } catch {
+        // No reader waits on it (ENXIO): nothing to end.
+      }
+      unlinkSync(exclude);
+      for (const [index, { shown }] of runs.entries())
+        expect(ran[index]).toEqual({
+          status: 1,
+          stdout: '',
+          stderr: `fact-tracker context: ${shown} is a FIFO (named pipe), not a regular file: git would wait on it for its ignore rules; remove it\n`,
+        });
+      expect((await runBinary(['context', 'show'], { cwd: repo })).stdout).toContain('summary verified');
     });
   });
 

@@ -6,6 +6,7 @@
  * an error of its own, with git's own words, never mistaken for "not a repository".
  */
 import { execFile } from 'node:child_process';
+import type { Stats } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
@@ -262,12 +263,40 @@ export const ignoredBy = async (
   return E.right(rules);
 };
 
+/** Why git must not be asked while `file` (shown as `shown`) holds ignore rules it would wait on. */
+const blockingRules = (shown: string, stat: Stats): ContextError => ({
+  code: 'io',
+  message: `${shown} is ${describeFileType(stat)}, not a regular file: git would wait on it for its ignore rules; remove it`,
+});
+
 /**
- * A FIFO, socket or device named `.gitignore` in a folder on the way to one of `paths`: git
- * opens each of them for its rules and would wait on such a file for good, so it is named
- * instead of asked about.
+ * A FIFO, socket or device at `.git/info/exclude`, the clone's own ignore rules (a linked
+ * worktree's are its main checkout's): `git status`, `git diff` and `git check-ignore` open it
+ * for its rules and would wait on such a file for good, so it is named instead of git run.
+ * Git says where the file is (`--git-path`), which reads no rules; a link is followed, as git
+ * follows it.
+ */
+export const blockingExcludeFile = async (root: string): Promise<ContextError | undefined> => {
+  // A git that cannot answer here fails the command it was about to run, in its own words.
+  const where = await runGit(root, ['rev-parse', '--git-path', 'info/exclude']);
+  if (E.isLeft(where)) return undefined;
+  const file = path.resolve(root, where.right.replace(/\n$/u, ''));
+  const stat = await fs.stat(file).catch(() => undefined);
+  if (stat === undefined || stat.isFile() || stat.isDirectory()) return undefined;
+  const relative = path.relative(root, file);
+  const inside = relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
+  return blockingRules(inside ? relative.split(path.sep).join('/') : file, stat);
+};
+
+/**
+ * A FIFO, socket or device among the files git reads ignore rules from for `paths`: the
+ * `.gitignore` of each folder on the way to one of them, and `.git/info/exclude`. Git opens
+ * each of them for its rules and would wait on such a file for good, so it is named instead
+ * of asked about.
  */
 const blockingIgnoreFile = async (root: string, paths: ReadonlyArray<string>): Promise<ContextError | undefined> => {
+  const exclude = await blockingExcludeFile(root);
+  if (exclude !== undefined) return exclude;
   const folders = new Set([
     '',
     ...paths.flatMap((file) =>
@@ -281,10 +310,7 @@ const blockingIgnoreFile = async (root: string, paths: ReadonlyArray<string>): P
     const shown = folder === '' ? '.gitignore' : `${folder}/.gitignore`;
     const stat = await fs.lstat(path.join(root, ...shown.split('/'))).catch(() => undefined);
     if (stat !== undefined && !stat.isFile() && !stat.isDirectory() && !stat.isSymbolicLink())
-      return {
-        code: 'io',
-        message: `${shown} is ${describeFileType(stat)}, not a regular file: git would wait on it for its ignore rules; remove it`,
-      };
+      return blockingRules(shown, stat);
   }
   return undefined;
 };

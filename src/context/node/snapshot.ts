@@ -20,7 +20,7 @@ import {
 import { CONTEXT_DIRECTORY } from '../layout.js';
 import type { ContextError } from '../model.js';
 import { readTextIfExists } from './files.js';
-import { DETACHED, gitFailed, NO_BRANCH, type RepositoryLocation, runGit } from './git.js';
+import { blockingExcludeFile, DETACHED, gitFailed, NO_BRANCH, type RepositoryLocation, runGit } from './git.js';
 import { displayGitPath, pathUnder, stdinPathLine } from './gitPaths.js';
 
 /**
@@ -107,6 +107,25 @@ interface SnapshotAt {
   readonly index: ReadonlyArray<IndexEntry>;
 }
 
+/**
+ * `git status` of the working tree at `root`, unless the clone's ignore rules are in a file git
+ * would wait on for good (it reads them even with untracked files left out).
+ */
+const readStatus = async (root: string, depth: number): Promise<E.Either<ContextError, string>> => {
+  const blocking = await blockingExcludeFile(root);
+  if (blocking !== undefined) return E.left(blocking);
+  const status = await runGit(root, [
+    'status',
+    '--porcelain=v2',
+    '--branch',
+    '-z',
+    '--untracked-files=no',
+    // Submodules count, by their commit and their tracked files; only their untracked files do not.
+    depth < MAX_SUBMODULE_DEPTH ? '--ignore-submodules=untracked' : '--ignore-submodules=all',
+  ]);
+  return E.mapLeft(gitFailed)(status);
+};
+
 const observeSnapshotAt = async (
   root: string,
   excluded: string,
@@ -115,18 +134,10 @@ const observeSnapshotAt = async (
   const [lsFiles, status] = await Promise.all([
     // -t tags each entry (S: outside a sparse checkout); the hash reads the entries without it.
     runGit(root, ['ls-files', '-s', '-t', '-z']),
-    runGit(root, [
-      'status',
-      '--porcelain=v2',
-      '--branch',
-      '-z',
-      '--untracked-files=no',
-      // Submodules count, by their commit and their tracked files; only their untracked files do not.
-      depth < MAX_SUBMODULE_DEPTH ? '--ignore-submodules=untracked' : '--ignore-submodules=all',
-    ]),
+    readStatus(root, depth),
   ]);
   if (E.isLeft(lsFiles)) return E.left(gitFailed(lsFiles.left));
-  if (E.isLeft(status)) return E.left(gitFailed(status.left));
+  if (E.isLeft(status)) return status;
   const tree = parseWorkingTreeStatus(status.right);
   const working = await workingFiles(root, tree, depth);
   if (E.isLeft(working)) return working;
