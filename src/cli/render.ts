@@ -19,11 +19,14 @@ const SEPARATOR = ' · ';
 
 const safe = (text: string): string => collapseWhitespace(text);
 
-/** `n` and its noun, singular for one (`1 fact`, `2 facts`). */
-export const count = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
-
 /** Thousands grouped with commas, the same on every machine whatever its locale. */
 export const number = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/gu, ',');
+
+/**
+ * `n` and its noun, singular for one (`1 fact`, `2 facts`), thousands grouped as every figure of
+ * a report is (`1,024 events`), so no line shows one count grouped and another not.
+ */
+export const count = (n: number, one: string, many: string): string => `${number(n)} ${n === 1 ? one : many}`;
 
 /** `n` tokens, thousands grouped (`1 context token`, `1,024 context tokens`). */
 export const tokenCount = (n: number, what: string): string => `${number(n)} ${what}${n === 1 ? 'token' : 'tokens'}`;
@@ -103,7 +106,7 @@ const renderOmittedErrors = (report: RejectedLines, style: Style): string[] =>
     ? []
     : [
         style.red(
-          `${count(report.errorsOmitted, 'more line was', 'more lines were')} rejected (not listed: the report lists the first ${report.errors.length})`,
+          `${count(report.errorsOmitted, 'more line was', 'more lines were')} rejected (not listed: the report lists the first ${number(report.errors.length)})`,
         ),
       ];
 
@@ -136,7 +139,7 @@ export const renderReplayEnd = (report: ReplayReport, carried: number, tokenizer
   ].join('\n');
   return [
     ...renderOmittedErrors(report, style),
-    `${style.bold(`Valid facts at the end (${report.facts.length})`)}\n${renderFactTable(report.facts, style, 'none')}`,
+    `${style.bold(`Valid facts at the end (${number(report.facts.length)})`)}\n${renderFactTable(report.facts, style, 'none')}`,
     tokens,
   ].join('\n\n');
 };
@@ -150,7 +153,7 @@ export const renderFacts = (
 ): string => {
   const valid = facts.filter((fact) => fact.validTo === undefined).length;
   const title = withClosed
-    ? `${count(facts.length, 'fact', 'facts')} (${valid} valid, ${facts.length - valid} closed)`
+    ? `${count(facts.length, 'fact', 'facts')} (${number(valid)} valid, ${number(facts.length - valid)} closed)`
     : count(facts.length, 'valid fact', 'valid facts');
   const parts = [`${style.bold(title)}\n${renderFactTable(facts, style, withClosed ? 'since-until' : 'since')}`];
   if (rejected.errors.length > 0) parts.push(renderRejectedLines(rejected, style));

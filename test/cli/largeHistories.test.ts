@@ -85,10 +85,12 @@ describe('huge histories, in a small heap (issue 14, item 6)', () => {
     const junk = file('junk.jsonl', 'x\n'.repeat(1_000_000));
     const run = await runWithHeap(['replay', junk], 32);
     expect(run.status).toBe(2);
-    expect(run.stderr).toBe('fact-tracker replay: 1000000 lines were rejected (the first 1000 listed in the report)\n');
+    expect(run.stderr).toBe(
+      'fact-tracker replay: 1,000,000 lines were rejected (the first 1,000 listed in the report)\n',
+    );
     expect(run.stdout.match(/ · rejected \(invalid_json\): /gu)).toHaveLength(1_000);
-    expect(run.stdout).toContain('999000 more lines were rejected (not listed: the report lists the first 1000)');
-    expect(run.stdout).toMatch(/· 1000000 rejected lines\n$/u);
+    expect(run.stdout).toContain('999,000 more lines were rejected (not listed: the report lists the first 1,000)');
+    expect(run.stdout).toMatch(/· 1,000,000 rejected lines\n$/u);
   });
 
   // The old command split the whole file to look at its first line: 32 s and 3.3 GB for 200 MB.

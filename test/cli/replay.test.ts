@@ -20,6 +20,7 @@ import { type CliRun, ROOT, runCli } from './runCli.js';
 import { digestDifferences, type ReplayDigest, replayDigest } from './golden.js';
 import { tempDir } from '../tempDirs.js';
 import { BAD_LINES, BAD_LINES_REJECTED, REPLAY_SUMMARY_KEYS } from '../fixtures/expected.js';
+import { implementer } from '../fixtures/results.js';
 
 const EXAMPLE = 'examples/web-api-session.jsonl';
 const GOLDEN = new URL('./golden/web-api-session.replay.json', import.meta.url);
@@ -225,6 +226,33 @@ describe.concurrent('fact-tracker replay', () => {
     ]);
     expect(replay.stdout).toContain('\nline 2 · task 2 · 0 facts · 0 context tokens · 1 history token\n');
     expect(explain.stdout).toMatch(/^line 2 · task 2 · 0 facts included of 0 · max 1 fact · 1 token\n/u);
+  });
+
+  it('groups the thousands of every count alike: the summary line, the lines not listed, and stderr', async ({
+    expect,
+  }) => {
+    const dispatches = Array.from({ length: 1_000 }, (_, i) =>
+      JSON.stringify({
+        type: 'dispatch',
+        role: 'implementer',
+        taskId: String(i + 1),
+        result: implementer(String(i + 1), [`src/m${i}.ts`, `test/m${i}.test.ts`]),
+      }),
+    );
+    const history = [...dispatches, ...Array.from({ length: 1_002 }, () => 'not json')].join('\n');
+    const run = await runCli(['replay', '-'], history);
+    expect(run.status).toBe(2);
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines.at(-1)).toMatch(
+      /^1,000 events · 1,000 dispatches · 0 prompts · [\d,]+ valid facts · [\d,]+ in all · 1,002 rejected lines$/u,
+    );
+    expect(run.stdout).toContain('\n2 more lines were rejected (not listed: the report lists the first 1,000)\n');
+    expect(run.stdout).toMatch(/\n {2}history {3}[\d,]+ {2}in 1,000 dispatch outputs\n/u);
+    expect(run.stderr).toBe('fact-tracker replay: 1,002 lines were rejected (the first 1,000 listed in the report)\n');
+    // The lines of figures (not the rejected lines or the table, whose line numbers and task ids name things).
+    const figures = lines.filter((text) => /^(?:\d|Valid facts|Tokens|  [a-z]+ {2,}\d)/u.test(text));
+    expect(figures).toHaveLength(7);
+    expect(figures.filter((text) => /(?<![\d,])\d{4,}/u.test(text))).toEqual([]);
   });
 
   it('reads stdin with -, reports every kind of bad line with its number, applies the later lines, and exits 2', async ({

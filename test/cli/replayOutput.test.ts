@@ -108,9 +108,9 @@ describe('textReplayOutput', () => {
     const lines = [...text.matchAll(/^line (\d+) · /gmu)].map((match) => Number(match[1]));
     expect(lines).toEqual([...lines].sort((a, b) => a - b));
     expect(text).toContain(
-      '\n\n208 more lines were rejected (not listed: the report lists the first 1000)\n\nValid facts at the end',
+      '\n\n208 more lines were rejected (not listed: the report lists the first 1,000)\n\nValid facts at the end',
     );
-    expect(text).toMatch(/· 1208 rejected lines\n$/u);
+    expect(text).toMatch(/· 1,208 rejected lines\n$/u);
   });
 });
 

@@ -232,7 +232,7 @@ describe('replay', () => {
       runInMemory(['replay', 'long.jsonl', '--json'], { files: { 'long.jsonl': long } }),
       runInMemory(['replay', BAD_LINES, '--json'], { stderrIsTty: true }),
     ]);
-    expect(tty.stderr).toContain('replayed 2100 events (100% of the file read)');
+    expect(tty.stderr).toContain('replayed 2,100 events (100% of the file read)');
     expect(tty.stderr.endsWith('\r\u001b[2K')).toBe(true);
     expect(tty.stdout).toBe(piped.stdout);
     expect(piped.stderr).toBe('');

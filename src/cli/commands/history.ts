@@ -11,7 +11,7 @@ import { type HistoryReplayOptions, type ReplayResult, startHistoryReplay } from
 import type { FactStore } from '../../core/store/state.js';
 import type { HistoryInput } from '../command.js';
 import { type CliIo, ReadFailure } from '../io.js';
-import type { RejectedLines } from '../render.js';
+import { number, type RejectedLines } from '../render.js';
 import { openSource, parseSavedState, readOrFailure, type Source } from '../source.js';
 
 /** Replays of more events than this draw progress on a terminal's stderr. */
@@ -93,7 +93,7 @@ export const progressOnStderr = (
       if (!io.stderrIsTty || replayed <= PROGRESS_THRESHOLD) return;
       drawn = true;
       const read = fractionRead === undefined ? '' : ` (${Math.floor(fractionRead * 100)}% of the file read)`;
-      io.stderr(`\r\u001b[2Kfact-tracker: replayed ${replayed} events${read}`);
+      io.stderr(`\r\u001b[2Kfact-tracker: replayed ${number(replayed)} events${read}`);
     },
     finish: () => {
       if (drawn) io.stderr('\r\u001b[2K');

@@ -69,13 +69,13 @@ const renderExtraction = (step: NotesExtractionStep, style: Style): string => {
       [
         ...where,
         `extraction failed (${step.failure.code}): ${clipEnd(safe(step.failure.message), 120)}`,
-        `facts unchanged (${step.facts.length})`,
+        `facts unchanged (${number(step.facts.length)})`,
       ].join(SEPARATOR),
     );
   const header = [
     ...where,
     'extraction',
-    `${count(step.facts.length, 'fact', 'facts')} (+${step.added.length} -${step.removed.length})`,
+    `${count(step.facts.length, 'fact', 'facts')} (+${number(step.added.length)} -${number(step.removed.length)})`,
     tokenCount(step.promptTokens, 'prompt '),
   ].join(SEPARATOR);
   const lines = [
@@ -101,7 +101,7 @@ const renderStage = (step: NotesStageStep, style: Style): string => {
     'end of stage',
     mergedWhat(step),
     `profile ${count(step.profileFacts, 'fact', 'facts')} from ${count(step.sessionCount, 'session', 'sessions')}`,
-    `${step.dropped.length} dropped`,
+    `${number(step.dropped.length)} dropped`,
   ].join(SEPARATOR);
   return [style.bold(header), ...step.dropped.map((fact) => style.red(factLine('-', fact)))].join('\n');
 };
@@ -113,7 +113,7 @@ const renderRewrite = (step: NotesRewriteStep, style: Style): string => {
       [
         ...where,
         `failed (${step.failure.code}): ${clipEnd(safe(step.failure.message), 120)}`,
-        `profile unchanged (${step.profileFacts})`,
+        `profile unchanged (${number(step.profileFacts)})`,
       ].join(SEPARATOR),
     );
   const what =
@@ -130,7 +130,7 @@ const renderError = (error: NotesLogError, style: Style): string =>
   style.red(`line ${error.line}${SEPARATOR}rejected (${error.code}): ${safe(error.message)}`);
 
 const renderProfiles = (report: NotesReplayReport, style: Style): string => {
-  const title = style.bold(`Profiles (${report.profiles.length})`);
+  const title = style.bold(`Profiles (${number(report.profiles.length)})`);
   if (report.profiles.length === 0) return `${title}\n${style.dim('(none: no stage ended)')}`;
   return [
     title,
@@ -166,7 +166,7 @@ const renderSummary = (report: NotesReplayReport, tokenizer: string, turns: numb
       count(summary.users, 'user', 'users'),
       count(summary.sessions, 'session', 'sessions'),
       count(summary.userMessages + summary.assistantMessages, 'message', 'messages'),
-      `${count(summary.extractions, 'extraction', 'extractions')} (${summary.failedExtractions} failed)`,
+      `${count(summary.extractions, 'extraction', 'extractions')} (${number(summary.failedExtractions)} failed)`,
       count(summary.stages, 'end of stage', 'ends of stage'),
       count(report.errors.length, 'rejected line', 'rejected lines'),
     ].join(SEPARATOR),

@@ -3,6 +3,7 @@ import type * as TE from 'fp-ts/lib/TaskEither.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
 import type { CommandName } from '../command.js';
 import { type CliIo, EXIT_OK, EXIT_REJECTED_LINES } from '../io.js';
+import { number } from '../render.js';
 import { loadTokenCounter, type TokenizerName } from '../tokenizer.js';
 
 /** The token counter `--tokenizer` names. */
@@ -23,8 +24,10 @@ export const exitStatusFor = (
 ): number => {
   const count = errors.length + omitted;
   if (count === 0) return EXIT_OK;
-  const listed = omitted === 0 ? 'listed in the report' : `the first ${errors.length} listed in the report`;
-  io.stderr(`fact-tracker ${command}: ${count} ${count === 1 ? 'line was' : 'lines were'} rejected (${listed})\n`);
+  const listed = omitted === 0 ? 'listed in the report' : `the first ${number(errors.length)} listed in the report`;
+  io.stderr(
+    `fact-tracker ${command}: ${number(count)} ${count === 1 ? 'line was' : 'lines were'} rejected (${listed})\n`,
+  );
   return EXIT_REJECTED_LINES;
 };
 
