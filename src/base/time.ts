@@ -77,6 +77,14 @@ export const parseEventTime = (value: unknown): E.Either<string, number> => {
   return E.left('expected an ISO-8601 string or epoch milliseconds');
 };
 
-/** A time given on the command line: epoch milliseconds as digits, or an ISO-8601 string. */
-export const parseTimeArgument = (text: string): E.Either<string, number> =>
-  EPOCH_MS_TEXT.test(text.trim()) ? parseEventTime(Number(text.trim())) : parseIsoTime(text);
+/**
+ * A time given on the command line: epoch milliseconds as digits, or an ISO-8601 string. Digits
+ * out of range are quoted as they were typed: past 2^53 the number they read as is rounded
+ * (`99999999999999999` reads as 100000000000000000), a value the user never gave.
+ */
+export const parseTimeArgument = (text: string): E.Either<string, number> => {
+  const digits = text.trim();
+  if (!EPOCH_MS_TEXT.test(digits)) return parseIsoTime(text);
+  const time = Number(digits);
+  return isWithinYears(time) ? E.right(time) : E.left(`${digits} milliseconds is outside the years 0000 to 9999`);
+};

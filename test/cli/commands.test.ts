@@ -68,6 +68,19 @@ describe.concurrent('fact-tracker commands', () => {
     });
   });
 
+  it('quotes an --as-of of epoch milliseconds out of range as it was typed, not as the number it rounds to', async ({
+    expect,
+  }) => {
+    const typed = ['99999999999999999', '00099999999999999999', '253402300800000'];
+    const runs = await Promise.all(typed.map((asOf) => runCli(['facts', EXAMPLE, '--as-of', asOf])));
+    for (const [index, asOf] of typed.entries())
+      expect(runs[index]).toEqual({
+        status: 1,
+        stdout: '',
+        stderr: `fact-tracker facts: --as-of: ${asOf} milliseconds is outside the years 0000 to 9999; give ISO-8601 (2026-03-02T10:00:00Z) or epoch milliseconds (see fact-tracker facts --help)\n`,
+      });
+  });
+
   it('refuses --save - in one line, and makes no file called -', async ({ expect }) => {
     const cwd = tempDir('save-dash-');
     const run = await runCli(['replay', join(ROOT, 'examples/web-api-session.jsonl'), '--save', '-'], undefined, {
