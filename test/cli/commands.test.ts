@@ -95,6 +95,40 @@ describe.concurrent('fact-tracker commands', () => {
     expect(readdirSync(cwd)).toEqual([]);
   });
 
+  it('names standard input in words, never as -, where explain, facts and replay say what they read', async ({
+    expect,
+  }) => {
+    const dispatch = JSON.stringify({ type: 'dispatch', role: 'implementer', taskId: '1', output: 'ok' });
+    const runs = await Promise.all([
+      runCli(['explain', '-', '--line', '1'], `${dispatch}\n`),
+      runCli(['explain', '-', '--line', '1'], 'not json\n'),
+      runCli(['explain', '-', '--line', '3'], `${dispatch}\n`),
+      runCli(['replay', '-'], '{"format": "session-fact-tracker/state"\n'),
+      runCli(['facts', '-'], '{"format": "session-fact-tracker/state"\n'),
+    ]);
+    expect(runs.map((run) => [run.status, run.stdout, run.stderr])).toEqual([
+      [
+        1,
+        '',
+        'fact-tracker explain: line 1 of standard input is a dispatch event; explain needs the line of a prompt event\n',
+      ],
+      [
+        1,
+        '',
+        expect.stringMatching(
+          /^fact-tracker explain: line 1 of standard input is not a valid event \(invalid_json: [^\n]*\)\n$/u,
+        ),
+      ],
+      [1, '', 'fact-tracker explain: line 3 of standard input holds no event (blank or past the end of the input)\n'],
+      [
+        1,
+        '',
+        'fact-tracker replay: standard input is a saved state, not a dispatch history: read it with fact-tracker facts -\n',
+      ],
+      [1, '', expect.stringMatching(/^fact-tracker facts: standard input: not a readable saved state: [^\n]*\n$/u)],
+    ]);
+  });
+
   it('explains one prompt fact by fact', async ({ expect }) => {
     const run = await runCli(['explain', EXAMPLE, '--line', '24']);
     expect(run.status).toBe(0);

@@ -10,13 +10,15 @@ import type { ExplainCommand } from '../command.js';
 import type { CliIo } from '../io.js';
 import { type ExplainView, renderExplain } from '../render.js';
 import { createStyle } from '../style.js';
-import { type HistorySource, labelOf, openHistory, replaySource } from './history.js';
+import { type HistorySource, isStandardInput, labelOf, openHistory, replaySource } from './history.js';
 import { exitStatusFor, tokenCounter, toJson } from './shared.js';
 
 /** Why line N has nothing to explain, in words, from its text (undefined when the file ends before it). */
 const notAPrompt = (command: ExplainCommand, text: string | undefined): string => {
-  const where = `${labelOf(command.input)}:${command.line}`;
-  if (text === undefined || isBlankLine(text)) return `${where} holds no event (blank or past the end of the file)`;
+  const stdin = isStandardInput(command.input);
+  const where = stdin ? `line ${command.line} of standard input` : `${labelOf(command.input)}:${command.line}`;
+  if (text === undefined || isBlankLine(text))
+    return `${where} holds no event (blank or past the end of the ${stdin ? 'input' : 'file'})`;
   const parsed = parseHistoryLine(text, command.line, undefined);
   return E.isLeft(parsed)
     ? `${where} is not a valid event (${parsed.left.code}: ${parsed.left.message})`

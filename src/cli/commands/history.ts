@@ -23,9 +23,19 @@ export type HistorySource = Extract<Source, { kind: 'history' }>;
 /** What a command reads: a FILE, or a session of a store. */
 export type Readable = string | HistoryInput;
 
-/** How messages name what is read: the FILE, or the session. */
-export const labelOf = (input: Readable): string =>
-  typeof input === 'string' ? input : input.kind === 'file' ? input.file : `session ${input.id}`;
+/** The FILE a command reads (`-` for standard input), or undefined for a session of a store. */
+const fileOf = (input: Readable): string | undefined =>
+  typeof input === 'string' ? input : input.kind === 'file' ? input.file : undefined;
+
+/** True when the command reads standard input (`-`). */
+export const isStandardInput = (input: Readable): boolean => fileOf(input) === '-';
+
+/** How messages name what is read: the FILE, standard input (as every message names `-`), or the session. */
+export const labelOf = (input: Readable): string => {
+  if (typeof input !== 'string' && input.kind === 'session') return `session ${input.id}`;
+  const file = typeof input === 'string' ? input : input.file;
+  return file === '-' ? 'standard input' : file;
+};
 
 /** Opens FILE (or the session: its module loaded only then) and tells a history from a saved state. */
 const openReadable = async (io: CliIo, input: Readable): Promise<E.Either<string, Source>> =>
@@ -38,9 +48,11 @@ export const openHistory = (io: CliIo, input: Readable): TE.TaskEither<string, H
   pipe(
     () => openReadable(io, input),
     TE.chainEitherK((source) => {
-      const file = labelOf(input);
+      // The command to run names the input as it was given: `-` for standard input.
       return source.kind === 'state'
-        ? E.left(`${file} is a saved state, not a dispatch history: read it with fact-tracker facts ${file}`)
+        ? E.left(
+            `${labelOf(input)} is a saved state, not a dispatch history: read it with fact-tracker facts ${fileOf(input) ?? labelOf(input)}`,
+          )
         : E.right(source);
     }),
   );
