@@ -146,6 +146,13 @@ describe.concurrent('fact-tracker context', () => {
       /\n## Retrieved session facts \(relevance >= 2\)\n- src\/lexer\.ts issue quoted values keep their quotes \[task:7\]$/mu,
     );
     expect(retrieved.stdout).not.toContain('billing');
+    // `--facts -` reads standard input, as every command that reads a history does.
+    const piped = await runBinary(['context', 'bundle', '--facts', '-', '--query', 'quoted values in the lexer'], {
+      cwd: repo,
+      shell: 'exec "$@" < state.json',
+    });
+    expect(piped.stderr).toBe('');
+    expect(piped.stdout).toBe(retrieved.stdout);
 
     const json = JSON.parse(
       (await runIn(repo, ['context', 'bundle', '--kind', 'implementation', '--json'])).stdout,

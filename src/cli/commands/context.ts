@@ -217,9 +217,12 @@ const FACTS_MAX_BYTES = 1024 * 1024 * 1024;
 const loadFacts = (io: CliIo, file: string, root: string): TE.TaskEither<string, LoadedFacts> =>
   pipe(
     async () =>
-      E.mapLeft((error: ContextError) => `--facts ${file}: ${error.message}`)(
-        await checkRegularFile(resolve(io.cwd ?? root, file), root, FACTS_MAX_BYTES),
-      ),
+      // `-` is standard input, as for every command that reads a history: no file to check.
+      file === '-'
+        ? E.right(undefined)
+        : E.mapLeft((error: ContextError) => `--facts ${file}: ${error.message}`)(
+            await checkRegularFile(resolve(io.cwd ?? root, file), root, FACTS_MAX_BYTES),
+          ),
     TE.chain(() => async () => E.right((await import('./history.js')).loadStore(io, file))),
     TE.chain((load) => load),
     TE.map(({ store, rejected }) => ({
