@@ -51,7 +51,9 @@ const fs = require('node:fs');
 const attempt = () => {
   try {
     lockfile.lockSync(file, { realpath: false, stale: Number(stale) });
-    fs.writeFileSync(marker, 'taken');
+    // Written whole before it is there to see: the holder reads it once it exists.
+    fs.writeFileSync(marker + '.tmp', 'taken');
+    fs.renameSync(marker + '.tmp', marker);
     setInterval(() => {}, 1000);
   } catch {
     setTimeout(attempt, 50);
