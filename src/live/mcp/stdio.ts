@@ -1,12 +1,15 @@
 /** Serving the MCP server over a pair of streams (the process's standard input and output). */
 import { type Readable, Transform, type Writable } from 'node:stream';
+import { parseJSONRPCMessage } from '@modelcontextprotocol/server';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import * as E from 'fp-ts/lib/Either.js';
+import type { z } from 'zod';
 import { MAX_MESSAGE_BYTES } from '../session/limits.js';
 import { internalFailure } from '../../base/failure.js';
 import { isRecord } from '../../base/record.js';
 import { drained } from '../../node/drain.js';
-import { collapseWhitespace } from '../../base/text.js';
+import { describeIssue } from '../../base/schema.js';
+import { clipEnd, collapseWhitespace } from '../../base/text.js';
 import { createSessionPool, latestSession, type SessionPool, warmSessionPool } from '../session/pool.js';
 import { createFactTrackerMcpServer, type FactTrackerMcpOptions } from './server.js';
 
@@ -37,23 +40,58 @@ const invalidRequestResponse = (id: string | number | null, reason: string): str
 const isRequestId = (id: unknown): id is string | number =>
   typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id));
 
+/** The longest reason an invalid request error gives: a hostile key must not make a huge answer. */
+const MAX_REASON_LENGTH = 200;
+
+/**
+ * The branch of the SDK's message schema (a union: request, notification, result, error) that
+ * `message` means to be, by its members: the one whose issues say what is wrong with it.
+ */
+const branchOf = (message: Readonly<Record<string, unknown>>): number =>
+  'method' in message ? ('id' in message ? 0 : 1) : 'error' in message ? 3 : 2;
+
+/**
+ * Why the SDK's own schema of a JSON-RPC message refuses `message`, in one line; none when it
+ * takes it. The SDK drops such a message with a dump of the schema's errors on standard error,
+ * and answers nothing, so a client waits forever for the answer to a request whose `_meta` is
+ * not an object, whose `progressToken` is null, or that carries a member MCP does not define.
+ */
+const refusedBySchema = (message: Readonly<Record<string, unknown>>): string | undefined => {
+  try {
+    parseJSONRPCMessage(message);
+    return undefined;
+  } catch (error) {
+    const issues = (error as { issues?: ReadonlyArray<z.core.$ZodIssue> } | null)?.issues;
+    const [first] = issues ?? [];
+    const issue = first?.code === 'invalid_union' ? (first.errors[branchOf(message)]?.[0] ?? first) : first;
+    return clipEnd(
+      collapseWhitespace(
+        issue === undefined
+          ? 'it is not a message as MCP defines one'
+          : `it is not a message as MCP defines one: ${describeIssue([], issue)}`,
+      ),
+      MAX_REASON_LENGTH,
+    );
+  }
+};
+
 /** Why parsed JSON is not one JSON-RPC 2.0 message the server reads (a request, a notification or a response); none when it is. */
 const notMessage = (value: unknown): string | undefined => {
   if (!isRecord(value)) return 'a message is one JSON object (batches are not read)';
   if (value['jsonrpc'] !== '2.0') return 'its "jsonrpc" is not "2.0"';
   if ('id' in value && !isRequestId(value['id'])) return 'its "id" is not a string or an integer';
   if (typeof value['method'] === 'string')
-    return 'params' in value && !isRecord(value['params']) ? 'its "params" is not an object' : undefined;
+    return 'params' in value && !isRecord(value['params']) ? 'its "params" is not an object' : refusedBySchema(value);
   return 'id' in value && ('result' in value || 'error' in value)
-    ? undefined
+    ? refusedBySchema(value)
     : 'it has no "method", nor the "id" and "result" or "error" of a response';
 };
 
 /**
  * The answer to a complete line (its newline included) that the server cannot read as a
  * JSON-RPC message: a parse error for text that is not JSON, an invalid request for JSON that
- * is no message (the SDK would drop it with a dump of its schema's errors, and answer nothing);
- * none for a message or a blank line.
+ * is no message or that the SDK's message schema refuses (the SDK would drop it with a dump of
+ * its schema's errors, and answer nothing); none for a message or a blank line.
  */
 const answerToBadLine = (line: Buffer): string | undefined => {
   const text = line.toString('utf8');

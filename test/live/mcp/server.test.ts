@@ -415,3 +415,68 @@ describe('a line that is not JSON', { timeout: 120_000 }, () => {
     }
   });
 });
+
+/** A JSON-RPC answer, read loosely. */
+type Answer = { readonly id: unknown; readonly error?: { readonly code: number; readonly message: string } };
+
+describe('a JSON-RPC message the protocol’s schema refuses', { timeout: 120_000 }, () => {
+  it('gets an invalid request error (-32600) with its id, instead of no answer at all, and the server keeps serving', async () => {
+    const cwd = tempDir('mcp-refused-');
+    const transport = new StdioClientTransport({ command: process.execPath, args: [MAIN, 'mcp'], cwd, stderr: 'pipe' });
+    let stderr = '';
+    transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const client = new Client({ name: 'fact-tracker-refused', version: '1.0.0' });
+    // Answers to ids the SDK's client did not send: it tells them here.
+    client.onerror = () => undefined;
+    await client.connect(transport);
+    try {
+      const child = (
+        transport as unknown as {
+          _process: { stdin: NodeJS.WritableStream; stdout: NodeJS.ReadableStream };
+        }
+      )._process;
+      // Each is JSON-RPC to the letter, but not as MCP's schema has it: the SDK would drop it unanswered.
+      const refused: Readonly<Record<number, string>> = {
+        901: '{"jsonrpc":"2.0","id":901,"method":"ping","extra":1}',
+        902: '{"jsonrpc":"2.0","id":902,"method":"tools/list","params":{"_meta":5}}',
+        903: '{"jsonrpc":"2.0","id":903,"method":"tools/call","params":{"name":"list_facts","arguments":{"sessionId":"s"},"_meta":{"progressToken":null}}}',
+        904: '{"jsonrpc":"2.0","id":904,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/related-task":5}}}',
+        905: '{"jsonrpc":"2.0","id":905,"method":"ping","result":{}}',
+      };
+      const ids = Object.keys(refused).map(Number);
+      let received = '';
+      const answered = new Promise<Answer[]>((resolve) => {
+        const collect = (): Answer[] =>
+          received
+            .split('\n')
+            .filter((line) => line !== '')
+            .map((line) => JSON.parse(line) as Answer)
+            .filter((message) => ids.includes(message.id as number));
+        const timer = setTimeout(() => resolve(collect()), 10_000);
+        child.stdout.on('data', (chunk: Buffer) => {
+          received += chunk.toString();
+          if (collect().length === ids.length) {
+            clearTimeout(timer);
+            resolve(collect());
+          }
+        });
+      });
+      child.stdin.write(
+        Object.values(refused)
+          .map((line) => `${line}\n`)
+          .join(''),
+      );
+      const answers = await answered;
+      expect(answers.map(({ id, error }) => [id, error?.code]).sort()).toEqual(ids.map((id) => [id, -32600]));
+      for (const { error } of answers) expect(error?.message).toMatch(/^Invalid Request: \S[^\n]*$/u);
+      // The server reads on, and the refusals were answered, not dumped on standard error.
+      const compiled = structured(
+        await call(client, 'compile_context', { sessionId: 's1', taskId: '1', taskPrompt: 'Add a route' }),
+      );
+      expect(compiled['line']).toBe(1);
+      expect(stderr).toBe('');
+    } finally {
+      await client.close();
+    }
+  });
+});

@@ -40,6 +40,8 @@ const LINES = [
   '{"jsonrpc":"2.0","id":7}',
   '{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}',
   '{"jsonrpc":"2.0","id":2,"method":"ping","params":[1]}',
+  '{"jsonrpc":"2.0","id":3,"method":"ping","params":{"_meta":5}}',
+  '{"jsonrpc":"2.0","id":"b","result":5}',
 ];
 
 /** The error code and id each bad line is answered with. */
@@ -53,6 +55,8 @@ const ANSWERS: Readonly<Record<string, readonly [number, string | number | null]
   '{"jsonrpc":"2.0","id":7}': [-32600, 7],
   '{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}': [-32600, null],
   '{"jsonrpc":"2.0","id":2,"method":"ping","params":[1]}': [-32600, 2],
+  '{"jsonrpc":"2.0","id":3,"method":"ping","params":{"_meta":5}}': [-32600, 3],
+  '{"jsonrpc":"2.0","id":"b","result":5}': [-32600, 'b'],
 };
 
 describe('wholeLines', () => {
