@@ -115,9 +115,10 @@ const answerToBadLine = (line: Buffer): string | undefined => {
  * all it holds on every chunk it receives, so a message arriving in many small chunks costs time
  * quadratic in its size (seconds for a 10 MB message); as one chunk it is copied once. A line
  * that is no JSON-RPC message is not passed on (the SDK would drop it, at best without a word):
- * `onBadLine` gets the error response that answers it (`answerToBadLine`), and the next chunk is
- * read once `room` resolves (the answers have room in the output): a client that sends junk and
- * reads nothing cannot fill our memory.
+ * `onBadLine` gets the error response that answers it (`answerToBadLine`). The next chunk is
+ * read once `room` resolves (the answers have room in the output): a client that sends requests
+ * or junk and reads no answer cannot fill our memory with them, as the SDK queues every answer
+ * it writes.
  */
 export const wholeLines = (
   limit = MAX_MESSAGE_BYTES,
@@ -135,7 +136,6 @@ export const wholeLines = (
       // Every line of the chunk but the last must fit, and so must what is held of the last.
       const lines: Buffer[] = [];
       let start = 0;
-      let answered = false;
       for (let end = chunk.indexOf(0x0a); end !== -1; end = chunk.indexOf(0x0a, start)) {
         if (heldBytes + end - start > limit) return done(tooLarge());
         const piece = chunk.subarray(start, end + 1);
@@ -144,10 +144,7 @@ export const wholeLines = (
         heldBytes = 0;
         const answer = answerToBadLine(line);
         if (answer === undefined) lines.push(line);
-        else {
-          onBadLine(answer);
-          answered = true;
-        }
+        else onBadLine(answer);
         start = end + 1;
       }
       if (heldBytes + chunk.length - start > limit) return done(tooLarge());
@@ -156,8 +153,7 @@ export const wholeLines = (
         heldBytes += chunk.length - start;
       }
       if (lines.length > 0) this.push(lines.length === 1 ? lines[0] : Buffer.concat(lines));
-      if (answered) void room().then(() => done());
-      else done();
+      void room().then(() => done());
     },
     flush(done) {
       if (held.length > 0) this.push(Buffer.concat(held));
@@ -246,6 +242,11 @@ export const serveMcp = async (
     (response) => streams.output.write(response),
     () => drained(streams.output),
   );
+  // Each answer the output has no room for yet holds a 'drain' and an 'error' listener on it
+  // until it is written (the SDK's transport): as many as the requests in flight, which reading
+  // waits for room to bound. No leak, so no warning on standard error about one.
+  const maxListeners = streams.output.getMaxListeners();
+  streams.output.setMaxListeners(0);
   const transport = new StdioServerTransport(streams.input.pipe(lines), streams.output, {
     // Past the bound `lines` enforces, so the SDK's own (which closes without a word) never trips first.
     maxBufferSize: 2 * MAX_MESSAGE_BYTES,
@@ -277,5 +278,6 @@ export const serveMcp = async (
   const outcome = await stopped;
   later?.cancel();
   await handle.close();
+  streams.output.setMaxListeners(maxListeners);
   return outcome;
 };

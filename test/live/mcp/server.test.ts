@@ -307,6 +307,24 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
     }
   });
 
+  it('answers a client that reads its answers slowly, calls in flight by the dozen, without a word on standard error', async () => {
+    const slow = await connect(tempDir('mcp-slow-'));
+    try {
+      // The client stops reading: the answers wait in the pipe, then in the server, for room.
+      const stdout = (slow.client.transport as unknown as { _process: { stdout: NodeJS.ReadableStream } })._process
+        .stdout;
+      stdout.pause();
+      const calls = Array.from({ length: 40 }, () => slow.client.listTools());
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      stdout.resume();
+      const answers = await Promise.all(calls);
+      expect(answers.every(({ tools }) => tools.length === 5)).toBe(true);
+      expect(slow.stderr()).toBe('');
+    } finally {
+      await slow.client.close();
+    }
+  });
+
   it('takes a task id sent as an integer, and records its decimal digits', async () => {
     const sessionId = 'numeric-task';
     const ingested = structured(

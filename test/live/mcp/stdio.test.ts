@@ -102,6 +102,28 @@ describe('wholeLines', () => {
     expect(reasons).toHaveLength(2);
   });
 
+  it('reads no further chunk after passing messages on until the output has room: a client that reads no answers cannot fill our memory', async () => {
+    let release: () => void = () => undefined;
+    const room = new Promise<void>((resolve) => (release = resolve));
+    const lines = wholeLines(
+      1024,
+      () => undefined,
+      () => room,
+    );
+    const passed: string[] = [];
+    lines.on('data', (chunk: Buffer) => passed.push(chunk.toString()));
+    const written = (chunk: string): Promise<void> => new Promise((resolve) => lines.write(chunk, () => resolve()));
+    const both = Promise.all([
+      written('{"jsonrpc":"2.0","id":1,"method":"ping"}\n'),
+      written('{"jsonrpc":"2.0","id":2,"method":"ping"}\n'),
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(passed).toEqual(['{"jsonrpc":"2.0","id":1,"method":"ping"}\n']);
+    release();
+    await both;
+    expect(passed).toHaveLength(2);
+  });
+
   it('answers a parse error as JSON-RPC 2.0 says: code -32700 and a null id, on one line', () => {
     expect(JSON.parse(parseErrorResponse('Unexpected token'))).toEqual({
       jsonrpc: '2.0',
