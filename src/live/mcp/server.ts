@@ -10,6 +10,7 @@ import { MAX_OUTPUT_LENGTH } from '../session/limits.js';
 import { createSessionPool, type SessionPool, type SessionPoolOptions } from '../session/pool.js';
 import { fitAnswer } from './answer.js';
 import { codedToolError, type ToolAnswer } from './errors.js';
+import { answerInvalidParams } from './params.js';
 import { registerResources, SCHEMAS_URI } from './resources.js';
 import { type FitAnswer, registerTools } from './tools.js';
 
@@ -59,5 +60,6 @@ export const createFactTrackerMcpServer = (
     maxTokens,
     countTokens,
   });
+  answerInvalidParams(server);
   return server;
 };

@@ -2,9 +2,11 @@
  * How the server fails: every tool error starts with its code, and the boundary around a tool
  * turns an exception (a bug) into a tool error of code `internal` that says so.
  */
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import { fitAnswer } from '../../../src/live/mcp/answer.js';
 import { atBoundary, codedToolError, failureAnswer } from '../../../src/live/mcp/errors.js';
+import { invalidParams } from '../../../src/live/mcp/params.js';
 
 const textOf = (answer: { content: ReadonlyArray<{ text: string }> }): string => answer.content[0]!.text;
 
@@ -53,5 +55,40 @@ describe('the MCP server failures', () => {
       content: [{ type: 'text', text: 'io: disk full' }],
       isError: true,
     });
+  });
+
+  it('answers params the SDK refuses as invalid params naming the first issue, and leaves every other failure as it is', () => {
+    const dump = JSON.stringify(
+      [
+        {
+          code: 'invalid_type',
+          expected: 'string',
+          path: ['params', 'uri'],
+          message: 'Invalid input: expected string',
+        },
+      ],
+      null,
+      2,
+    );
+    const refused = invalidParams('resources/read', new Error(dump));
+    expect(refused).toBeInstanceOf(ProtocolError);
+    expect(refused).toMatchObject({
+      code: ProtocolErrorCode.InvalidParams,
+      message: 'Invalid params for resources/read: params.uri Invalid input: expected string',
+    });
+    const toolCall = new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid tools/call request: ${dump}`);
+    expect(invalidParams('tools/call', toolCall)).toMatchObject({
+      code: ProtocolErrorCode.InvalidParams,
+      message: 'Invalid params for tools/call: params.uri Invalid input: expected string',
+    });
+    // A bug, another protocol error, a message that only looks like a list: as they are.
+    for (const error of [
+      new TypeError('x is undefined'),
+      new ProtocolError(ProtocolErrorCode.InternalError, dump),
+      new Error('[not JSON'),
+      new Error('[1, 2]'),
+      'a string',
+    ])
+      expect(invalidParams('ping', error)).toBe(error);
   });
 });

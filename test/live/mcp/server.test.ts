@@ -437,64 +437,107 @@ describe('a line that is not JSON', { timeout: 120_000 }, () => {
 /** A JSON-RPC answer, read loosely. */
 type Answer = { readonly id: unknown; readonly error?: { readonly code: number; readonly message: string } };
 
-describe('a JSON-RPC message the protocol’s schema refuses', { timeout: 120_000 }, () => {
-  it('gets an invalid request error (-32600) with its id, instead of no answer at all, and the server keeps serving', async () => {
-    const cwd = tempDir('mcp-refused-');
-    const transport = new StdioClientTransport({ command: process.execPath, args: [MAIN, 'mcp'], cwd, stderr: 'pipe' });
-    let stderr = '';
-    transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const client = new Client({ name: 'fact-tracker-refused', version: '1.0.0' });
-    // Answers to ids the SDK's client did not send: it tells them here.
-    client.onerror = () => undefined;
-    await client.connect(transport);
+/**
+ * A client of a fresh server that also writes raw lines (what a broken client sends: the SDK's
+ * client writes only what its schema takes) and reads the answers to their ids.
+ */
+const rawClient = async (
+  prefix: string,
+): Promise<{
+  client: Client;
+  stderr: () => string;
+  send: (lines: Readonly<Record<number, string>>) => Promise<Answer[]>;
+}> => {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [MAIN, 'mcp'],
+    cwd: tempDir(prefix),
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const client = new Client({ name: 'fact-tracker-raw', version: '1.0.0' });
+  // Answers to ids the SDK's client did not send: it tells them here.
+  client.onerror = () => undefined;
+  await client.connect(transport);
+  const child = (transport as unknown as { _process: { stdin: NodeJS.WritableStream; stdout: NodeJS.ReadableStream } })
+    ._process;
+  let received = '';
+  child.stdout.on('data', (chunk: Buffer) => (received += chunk.toString()));
+  const send = async (lines: Readonly<Record<number, string>>): Promise<Answer[]> => {
+    const ids = Object.keys(lines).map(Number);
+    const answers = (): Answer[] =>
+      received
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as Answer)
+        .filter((message) => ids.includes(message.id as number));
+    child.stdin.write(
+      Object.values(lines)
+        .map((line) => `${line}\n`)
+        .join(''),
+    );
+    for (const deadline = Date.now() + 10_000; answers().length < ids.length && Date.now() < deadline;)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    return answers().sort((a, b) => Number(a.id) - Number(b.id));
+  };
+  return { client, stderr: () => stderr, send };
+};
+
+describe('a JSON-RPC message the SDK would answer badly, or not at all', { timeout: 120_000 }, () => {
+  it('the protocol’s schema refuses gets an invalid request error (-32600) with its id, instead of no answer at all, and the server keeps serving', async () => {
+    const raw = await rawClient('mcp-refused-');
     try {
-      const child = (
-        transport as unknown as {
-          _process: { stdin: NodeJS.WritableStream; stdout: NodeJS.ReadableStream };
-        }
-      )._process;
       // Each is JSON-RPC to the letter, but not as MCP's schema has it: the SDK would drop it unanswered.
-      const refused: Readonly<Record<number, string>> = {
+      const answers = await raw.send({
         901: '{"jsonrpc":"2.0","id":901,"method":"ping","extra":1}',
         902: '{"jsonrpc":"2.0","id":902,"method":"tools/list","params":{"_meta":5}}',
         903: '{"jsonrpc":"2.0","id":903,"method":"tools/call","params":{"name":"list_facts","arguments":{"sessionId":"s"},"_meta":{"progressToken":null}}}',
         904: '{"jsonrpc":"2.0","id":904,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/related-task":5}}}',
         905: '{"jsonrpc":"2.0","id":905,"method":"ping","result":{}}',
-      };
-      const ids = Object.keys(refused).map(Number);
-      let received = '';
-      const answered = new Promise<Answer[]>((resolve) => {
-        const collect = (): Answer[] =>
-          received
-            .split('\n')
-            .filter((line) => line !== '')
-            .map((line) => JSON.parse(line) as Answer)
-            .filter((message) => ids.includes(message.id as number));
-        const timer = setTimeout(() => resolve(collect()), 10_000);
-        child.stdout.on('data', (chunk: Buffer) => {
-          received += chunk.toString();
-          if (collect().length === ids.length) {
-            clearTimeout(timer);
-            resolve(collect());
-          }
-        });
       });
-      child.stdin.write(
-        Object.values(refused)
-          .map((line) => `${line}\n`)
-          .join(''),
+      expect(answers.map(({ id, error }) => [id, error?.code])).toEqual(
+        [901, 902, 903, 904, 905].map((id) => [id, -32600]),
       );
-      const answers = await answered;
-      expect(answers.map(({ id, error }) => [id, error?.code]).sort()).toEqual(ids.map((id) => [id, -32600]));
       for (const { error } of answers) expect(error?.message).toMatch(/^Invalid Request: \S[^\n]*$/u);
       // The server reads on, and the refusals were answered, not dumped on standard error.
       const compiled = structured(
-        await call(client, 'compile_context', { sessionId: 's1', taskId: '1', taskPrompt: 'Add a route' }),
+        await call(raw.client, 'compile_context', { sessionId: 's1', taskId: '1', taskPrompt: 'Add a route' }),
       );
       expect(compiled['line']).toBe(1);
-      expect(stderr).toBe('');
+      expect(raw.stderr()).toBe('');
     } finally {
-      await client.close();
+      await raw.client.close();
+    }
+  });
+});
+
+describe('a request whose params MCP’s schema refuses', { timeout: 120_000 }, () => {
+  it('gets an invalid params error (-32602) that names the field in one line, not an internal error with a dump of the schema', async () => {
+    const raw = await rawClient('mcp-params-');
+    try {
+      const answers = await raw.send({
+        911: '{"jsonrpc":"2.0","id":911,"method":"resources/read","params":{"uri":5}}',
+        912: '{"jsonrpc":"2.0","id":912,"method":"tools/call","params":{"name":5}}',
+        913: '{"jsonrpc":"2.0","id":913,"method":"tools/call"}',
+        914: '{"jsonrpc":"2.0","id":914,"method":"initialize","params":{}}',
+        915: '{"jsonrpc":"2.0","id":915,"method":"tools/call","params":{"name":"list_facts","arguments":[1]}}',
+      });
+      expect(answers.map(({ id, error }) => [id, error?.code])).toEqual(
+        [911, 912, 913, 914, 915].map((id) => [id, -32602]),
+      );
+      expect(answers.map(({ error }) => error?.message)).toEqual([
+        expect.stringMatching(/^Invalid params for resources\/read: params\.uri [^\n]+$/u),
+        expect.stringMatching(/^Invalid params for tools\/call: params\.name [^\n]+$/u),
+        expect.stringMatching(/^Invalid params for tools\/call: params [^\n]+$/u),
+        expect.stringMatching(/^Invalid params for initialize: params\.\w+ [^\n]+$/u),
+        expect.stringMatching(/^Invalid params for tools\/call: params\.arguments [^\n]+$/u),
+      ]);
+      // The server serves on.
+      expect((await raw.client.listTools()).tools).toHaveLength(5);
+      expect(raw.stderr()).toBe('');
+    } finally {
+      await raw.client.close();
     }
   });
 });

@@ -1,0 +1,69 @@
+/**
+ * Requests whose params MCP's schema refuses (an `initialize` without its fields, a
+ * `resources/read` whose `uri` is a number, a `tools/call` whose `name` is not text): the SDK
+ * answers them with its schema's issues pretty-printed as JSON, over a dozen lines, and for
+ * every method but `tools/call` as an internal error (-32603), as though the server had failed.
+ * Here they are what JSON-RPC 2.0 says, invalid params (-32602), with the first issue in one
+ * line: the field and what is wrong with it.
+ */
+import { type McpServer, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import type { z } from 'zod';
+import { isRecord } from '../../base/record.js';
+import { describeIssue } from '../../base/schema.js';
+import { clipEnd, collapseWhitespace } from '../../base/text.js';
+
+/** The longest description of an issue: a hostile key must not make a huge answer. */
+const MAX_ISSUE_LENGTH = 200;
+
+/** Where the SDK's dump of a schema's issues starts: the whole message, or after the prefix of `tools/call`'s. */
+const DUMP_START = /^(?:Invalid [\w/]+ request: )?(?=\[)/u;
+
+/** The issues a message of the SDK dumps as JSON, or none when it is no such dump. */
+const dumpedIssues = (message: string): ReadonlyArray<z.core.$ZodIssue> | undefined => {
+  const start = DUMP_START.exec(message);
+  if (start === null) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(message.slice(start[0].length));
+  } catch {
+    // Not JSON after all: a message of another kind, passed on as it is.
+    return undefined;
+  }
+  return Array.isArray(value) &&
+    value.length > 0 &&
+    value.every((issue) => isRecord(issue) && Array.isArray(issue['path']) && typeof issue['message'] === 'string')
+    ? (value as ReadonlyArray<z.core.$ZodIssue>)
+    : undefined;
+};
+
+/**
+ * What a request handler of `method` throws, as the client should get it: a refusal of its
+ * params by the SDK's schema becomes invalid params naming the first issue; anything else
+ * (another protocol error, a bug) is left as it is.
+ */
+export const invalidParams = (method: string, error: unknown): unknown => {
+  const code = isRecord(error) ? error['code'] : undefined;
+  if (!(error instanceof Error) || (typeof code === 'number' && code !== ProtocolErrorCode.InvalidParams)) return error;
+  const [first] = dumpedIssues(error.message) ?? [];
+  if (first === undefined) return error;
+  const issue = clipEnd(collapseWhitespace(describeIssue([], first)), MAX_ISSUE_LENGTH);
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params for ${method}: ${issue}`);
+};
+
+/**
+ * Has every request handler of `server` answer refused params as `invalidParams` says. The SDK
+ * keeps its handlers in a map of its own (private in its types; the SDK's version is pinned):
+ * call this once the tools and resources are registered.
+ */
+export const answerInvalidParams = (server: McpServer): void => {
+  type Handler = (request: unknown, context: unknown) => Promise<unknown>;
+  const handlers = (server.server as unknown as { _requestHandlers: Map<string, Handler> })._requestHandlers;
+  for (const [method, handler] of handlers)
+    handlers.set(method, async (request, context) => {
+      try {
+        return await handler(request, context);
+      } catch (error) {
+        throw invalidParams(method, error);
+      }
+    });
+};
