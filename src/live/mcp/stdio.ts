@@ -77,7 +77,7 @@ const refusedBySchema = (message: Readonly<Record<string, unknown>>): string | u
 
 /** Why parsed JSON is not one JSON-RPC 2.0 message the server reads (a request, a notification or a response); none when it is. */
 const notMessage = (value: unknown): string | undefined => {
-  if (!isRecord(value)) return 'a message is one JSON object (batches are not read)';
+  if (!isRecord(value)) return 'a message is one JSON object';
   if (value['jsonrpc'] !== '2.0') return 'its "jsonrpc" is not "2.0"';
   if ('id' in value && !isRequestId(value['id'])) return 'its "id" is not a string or an integer';
   if (typeof value['method'] === 'string')
@@ -87,11 +87,30 @@ const notMessage = (value: unknown): string | undefined => {
     : 'it has no "method", nor the "id" and "result" or "error" of a response';
 };
 
+/** Why a batch is refused: what a client that sends one can do instead. */
+const BATCH_REASON = 'a batch (an array of messages) is not read: send each message on a line of its own';
+
+/**
+ * What the server answers a batch, which it does not read (MCP has none since its 2025-06-18
+ * revision): an invalid request for each request in it, with its id, so that a client that sent
+ * one (its 2025-03-26 revision had them) learns that each of its calls failed rather than wait
+ * for their answers; a single one with a null id when the batch holds no request.
+ */
+const batchResponse = (batch: ReadonlyArray<unknown>): string => {
+  const ids = batch.flatMap((message) =>
+    isRecord(message) && typeof message['method'] === 'string' && isRequestId(message['id']) ? [message['id']] : [],
+  );
+  return ids.length === 0
+    ? invalidRequestResponse(null, BATCH_REASON)
+    : ids.map((id) => invalidRequestResponse(id, BATCH_REASON)).join('');
+};
+
 /**
  * The answer to a complete line (its newline included) that the server cannot read as a
  * JSON-RPC message: a parse error for text that is not JSON, an invalid request for JSON that
  * is no message or that the SDK's message schema refuses (the SDK would drop it with a dump of
- * its schema's errors, and answer nothing); none for a message or a blank line.
+ * its schema's errors, and answer nothing), one for each request of a batch; none for a message
+ * or a blank line.
  */
 const answerToBadLine = (line: Buffer): string | undefined => {
   const text = line.toString('utf8');
@@ -103,6 +122,7 @@ const answerToBadLine = (line: Buffer): string | undefined => {
     // JSON.parse throws only a SyntaxError: the reason a client can fix.
     return parseErrorResponse(collapseWhitespace(error instanceof Error ? error.message : String(error)));
   }
+  if (Array.isArray(value)) return batchResponse(value);
   const reason = notMessage(value);
   if (reason === undefined) return undefined;
   const id = isRecord(value) && isRequestId(value['id']) ? value['id'] : null;

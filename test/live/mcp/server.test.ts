@@ -446,7 +446,7 @@ const rawClient = async (
 ): Promise<{
   client: Client;
   stderr: () => string;
-  send: (lines: Readonly<Record<number, string>>) => Promise<Answer[]>;
+  send: (lines: ReadonlyArray<string>, ids: ReadonlyArray<number>) => Promise<Answer[]>;
 }> => {
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -464,19 +464,15 @@ const rawClient = async (
     ._process;
   let received = '';
   child.stdout.on('data', (chunk: Buffer) => (received += chunk.toString()));
-  const send = async (lines: Readonly<Record<number, string>>): Promise<Answer[]> => {
-    const ids = Object.keys(lines).map(Number);
+  /** Writes `lines` and returns the answers to `ids` (those that came within 10 s), by id. */
+  const send = async (lines: ReadonlyArray<string>, ids: ReadonlyArray<number>): Promise<Answer[]> => {
     const answers = (): Answer[] =>
       received
         .split('\n')
         .filter((line) => line !== '')
         .map((line) => JSON.parse(line) as Answer)
         .filter((message) => ids.includes(message.id as number));
-    child.stdin.write(
-      Object.values(lines)
-        .map((line) => `${line}\n`)
-        .join(''),
-    );
+    child.stdin.write(lines.map((line) => `${line}\n`).join(''));
     for (const deadline = Date.now() + 10_000; answers().length < ids.length && Date.now() < deadline;)
       await new Promise((resolve) => setTimeout(resolve, 20));
     return answers().sort((a, b) => Number(a.id) - Number(b.id));
@@ -489,13 +485,16 @@ describe('a JSON-RPC message the SDK would answer badly, or not at all', { timeo
     const raw = await rawClient('mcp-refused-');
     try {
       // Each is JSON-RPC to the letter, but not as MCP's schema has it: the SDK would drop it unanswered.
-      const answers = await raw.send({
-        901: '{"jsonrpc":"2.0","id":901,"method":"ping","extra":1}',
-        902: '{"jsonrpc":"2.0","id":902,"method":"tools/list","params":{"_meta":5}}',
-        903: '{"jsonrpc":"2.0","id":903,"method":"tools/call","params":{"name":"list_facts","arguments":{"sessionId":"s"},"_meta":{"progressToken":null}}}',
-        904: '{"jsonrpc":"2.0","id":904,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/related-task":5}}}',
-        905: '{"jsonrpc":"2.0","id":905,"method":"ping","result":{}}',
-      });
+      const answers = await raw.send(
+        [
+          '{"jsonrpc":"2.0","id":901,"method":"ping","extra":1}',
+          '{"jsonrpc":"2.0","id":902,"method":"tools/list","params":{"_meta":5}}',
+          '{"jsonrpc":"2.0","id":903,"method":"tools/call","params":{"name":"list_facts","arguments":{"sessionId":"s"},"_meta":{"progressToken":null}}}',
+          '{"jsonrpc":"2.0","id":904,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/related-task":5}}}',
+          '{"jsonrpc":"2.0","id":905,"method":"ping","result":{}}',
+        ],
+        [901, 902, 903, 904, 905],
+      );
       expect(answers.map(({ id, error }) => [id, error?.code])).toEqual(
         [901, 902, 903, 904, 905].map((id) => [id, -32600]),
       );
@@ -516,13 +515,16 @@ describe('a request whose params MCP’s schema refuses', { timeout: 120_000 }, 
   it('gets an invalid params error (-32602) that names the field in one line, not an internal error with a dump of the schema', async () => {
     const raw = await rawClient('mcp-params-');
     try {
-      const answers = await raw.send({
-        911: '{"jsonrpc":"2.0","id":911,"method":"resources/read","params":{"uri":5}}',
-        912: '{"jsonrpc":"2.0","id":912,"method":"tools/call","params":{"name":5}}',
-        913: '{"jsonrpc":"2.0","id":913,"method":"tools/call"}',
-        914: '{"jsonrpc":"2.0","id":914,"method":"initialize","params":{}}',
-        915: '{"jsonrpc":"2.0","id":915,"method":"tools/call","params":{"name":"list_facts","arguments":[1]}}',
-      });
+      const answers = await raw.send(
+        [
+          '{"jsonrpc":"2.0","id":911,"method":"resources/read","params":{"uri":5}}',
+          '{"jsonrpc":"2.0","id":912,"method":"tools/call","params":{"name":5}}',
+          '{"jsonrpc":"2.0","id":913,"method":"tools/call"}',
+          '{"jsonrpc":"2.0","id":914,"method":"initialize","params":{}}',
+          '{"jsonrpc":"2.0","id":915,"method":"tools/call","params":{"name":"list_facts","arguments":[1]}}',
+        ],
+        [911, 912, 913, 914, 915],
+      );
       expect(answers.map(({ id, error }) => [id, error?.code])).toEqual(
         [911, 912, 913, 914, 915].map((id) => [id, -32602]),
       );
@@ -534,6 +536,30 @@ describe('a request whose params MCP’s schema refuses', { timeout: 120_000 }, 
         expect.stringMatching(/^Invalid params for tools\/call: params\.arguments [^\n]+$/u),
       ]);
       // The server serves on.
+      expect((await raw.client.listTools()).tools).toHaveLength(5);
+      expect(raw.stderr()).toBe('');
+    } finally {
+      await raw.client.close();
+    }
+  });
+});
+
+describe('a batch of JSON-RPC messages', { timeout: 120_000 }, () => {
+  it('is refused, each request of it with its own id, so that no call of it waits forever for an answer', async () => {
+    const raw = await rawClient('mcp-batch-');
+    try {
+      // The SDK's client negotiates the latest revision; one of 2025-03-26, which had batches, may send one.
+      const answers = await raw.send(
+        [
+          '[{"jsonrpc":"2.0","id":921,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":922,"method":"tools/list"}]',
+        ],
+        [921, 922],
+      );
+      expect(answers.map(({ id, error }) => [id, error?.code])).toEqual([
+        [921, -32600],
+        [922, -32600],
+      ]);
+      for (const { error } of answers) expect(error?.message).toMatch(/^Invalid Request: [^\n]*batch/u);
       expect((await raw.client.listTools()).tools).toHaveLength(5);
       expect(raw.stderr()).toBe('');
     } finally {

@@ -42,6 +42,7 @@ const LINES = [
   '{"jsonrpc":"2.0","id":2,"method":"ping","params":[1]}',
   '{"jsonrpc":"2.0","id":3,"method":"ping","params":{"_meta":5}}',
   '{"jsonrpc":"2.0","id":"b","result":5}',
+  '[{"jsonrpc":"2.0","id":5,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]',
 ];
 
 /** The error code and id each bad line is answered with. */
@@ -57,6 +58,7 @@ const ANSWERS: Readonly<Record<string, readonly [number, string | number | null]
   '{"jsonrpc":"2.0","id":2,"method":"ping","params":[1]}': [-32600, 2],
   '{"jsonrpc":"2.0","id":3,"method":"ping","params":{"_meta":5}}': [-32600, 3],
   '{"jsonrpc":"2.0","id":"b","result":5}': [-32600, 'b'],
+  '[{"jsonrpc":"2.0","id":5,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]': [-32600, 5],
 };
 
 describe('wholeLines', () => {
