@@ -20,6 +20,9 @@ const PREPARE_MS = 1_000;
 /** When a latest session that needs a long replay is opened, if the handshake has not ended by then. */
 const SLOW_OPEN_AFTER_MS = 2_000;
 
+/** What ends a line. */
+const NEWLINE = Buffer.from('\n');
+
 /** Why the server stopped reading: a message over `MAX_MESSAGE_BYTES`. */
 export class MessageTooLargeError extends Error {
   readonly code = 'message_too_large';
@@ -176,7 +179,14 @@ export const wholeLines = (
       void room().then(() => done());
     },
     flush(done) {
-      if (held.length > 0) this.push(Buffer.concat(held));
+      // The input ended inside a line: it is the last one, read as though its newline had come
+      // (a client that writes its last message without one, then closes), else answered.
+      const last = Buffer.concat([...held, NEWLINE]);
+      held = [];
+      heldBytes = 0;
+      const answer = last.length > 1 ? answerToBadLine(last) : undefined;
+      if (answer !== undefined) onBadLine(answer);
+      else if (last.length > 1) this.push(last);
       done();
     },
   });

@@ -4,6 +4,7 @@
  * `fact-tracker replay` prints for it (computed in this run, not a stored golden), and every
  * kind of bad call gets a clean tool error while the server keeps serving.
  */
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
@@ -565,5 +566,67 @@ describe('a batch of JSON-RPC messages', { timeout: 120_000 }, () => {
     } finally {
       await raw.client.close();
     }
+  });
+});
+
+/** Runs the server on `input` (written at once, then ended) in `cwd`; its output lines and exit status. */
+const serveInput = (
+  cwd: string,
+  input: string,
+): Promise<{ answers: Answer[]; status: number | null; stderr: string }> =>
+  new Promise((resolve) => {
+    const child = spawn(process.execPath, [MAIN, 'mcp'], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('close', (status) =>
+      resolve({
+        answers: stdout
+          .split('\n')
+          .filter((line) => line !== '')
+          .map((line) => JSON.parse(line) as Answer),
+        status,
+        stderr,
+      }),
+    );
+    child.stdin.end(input);
+  });
+
+describe('the last line of a client that ends its input', { timeout: 120_000 }, () => {
+  const opening = [
+    '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"printf","version":"1"}}}',
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+  ].join('\n');
+
+  it('is read without its newline: a call sent last, then the input closed, is recorded like one sent with it', async () => {
+    const cwd = tempDir('mcp-last-line-');
+    const ingest = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name: 'ingest_result',
+        arguments: { sessionId: 's', taskId: '1', role: 'implementer', output: implementerAnswer('1', 'src/a.ts') },
+      },
+    });
+    const { answers, status, stderr } = await serveInput(cwd, `${opening}\n${ingest}`);
+    // A client that closed its input waits for no answer (the SDK answers none still in flight then): the call is done all the same.
+    expect(answers[0]?.id).toBe(0);
+    expect(answers.filter(({ error }) => error !== undefined)).toEqual([]);
+    expect(readFileSync(join(cwd, '.fact-tracker', 'sessions', 's.jsonl'), 'utf8').split('\n')).toHaveLength(2);
+    expect([status, stderr]).toEqual([0, '']);
+  });
+
+  it('cut short, gets its parse error rather than nothing', async () => {
+    const { answers, status, stderr } = await serveInput(
+      tempDir('mcp-cut-line-'),
+      `${opening}\n{"jsonrpc":"2.0","id":1,"meth`,
+    );
+    expect(answers.map(({ id, error }) => [id, error?.code])).toEqual([
+      [0, undefined],
+      [null, -32700],
+    ]);
+    expect([status, stderr]).toEqual([0, '']);
   });
 });

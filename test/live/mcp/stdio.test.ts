@@ -126,6 +126,17 @@ describe('wholeLines', () => {
     expect(passed).toHaveLength(2);
   });
 
+  it('reads a last line that ends without its newline as a line: passed on with one, or answered', async () => {
+    const ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
+    expect(await regroup(`${ping}\n${ping}`, [5, 50])).toMatchObject({ passed: `${ping}\n${ping}\n`, reasons: [] });
+    const cut = await regroup(`${ping}\n{"jsonrpc":"2.0","id":2,"meth`, [3]);
+    expect(cut.passed).toBe(`${ping}\n`);
+    expect(cut.reasons.map((response) => (JSON.parse(response) as { error: { code: number } }).error.code)).toEqual([
+      -32700,
+    ]);
+    expect(await regroup(`${ping}\n  `, [])).toMatchObject({ reasons: [] });
+  });
+
   it('answers a parse error as JSON-RPC 2.0 says: code -32700 and a null id, on one line', () => {
     expect(JSON.parse(parseErrorResponse('Unexpected token'))).toEqual({
       jsonrpc: '2.0',
