@@ -304,6 +304,23 @@ const onStdoutError = (error: unknown): void => {
 };
 
 /**
+ * Standard error's reader, as the process sees it: `gone` once a write to it failed (its pipe
+ * closed by the process that started us). One process has one standard error.
+ */
+const stderrReader = { gone: false };
+
+/**
+ * A failed write to standard error, which arrives as an event: there is nothing left to tell
+ * it on, so what the process had to say there is dropped and its work goes on (an MCP server
+ * whose client closed that pipe still serves the client, instead of ending on its first
+ * warning).
+ */
+const onStderrError = (error: unknown): void => {
+  if (!isOutsideFailure(error)) throw error;
+  stderrReader.gone = true;
+};
+
+/**
  * The last resort of a process, for an exception no boundary saw (thrown in a stream's
  * callback, a rejection nobody awaited): its one line and exit `status`, instead of Node's
  * stack trace.
@@ -322,6 +339,7 @@ export const createNodeIo = (): CliIo => {
   const cwd = currentDirectory();
   // Once per process, however many times the streams are asked for.
   if (!process.stdout.listeners('error').includes(onStdoutError)) process.stdout.on('error', onStdoutError);
+  if (!process.stderr.listeners('error').includes(onStderrError)) process.stderr.on('error', onStderrError);
   return {
     readText,
     openStream,
@@ -340,7 +358,7 @@ export const createNodeIo = (): CliIo => {
       stdoutReader.outlived = true;
     },
     stderr: (text) => {
-      process.stderr.write(text);
+      if (!stderrReader.gone) process.stderr.write(text);
     },
     drain: async () => {
       // A pipe whose reader is gone never drains: waiting on it would end the process, its work undone.

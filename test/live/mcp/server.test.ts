@@ -5,7 +5,7 @@
  * kind of bad call gets a clean tool error while the server keeps serving.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -628,5 +628,31 @@ describe('the last line of a client that ends its input', { timeout: 120_000 }, 
       [null, -32700],
     ]);
     expect([status, stderr]).toEqual([0, '']);
+  });
+});
+
+describe('a client that closes the server’s standard error', { timeout: 120_000 }, () => {
+  it('is served on: what the server has to say there is lost, the server is not', async () => {
+    const cwd = tempDir('mcp-no-stderr-');
+    const sessions = join(cwd, '.fact-tracker', 'sessions');
+    mkdirSync(sessions, { recursive: true });
+    const prompt = (taskId: string): string =>
+      `${JSON.stringify({ type: 'prompt', taskId, taskPrompt: 'Add a route', at: '2026-03-02T09:00:00Z' })}\n`;
+    // The session opened at start is a clean one; the other has a line it cannot apply, which it says on stderr when opened.
+    writeFileSync(join(sessions, 'clean.jsonl'), prompt('1'));
+    writeFileSync(join(sessions, 'torn.jsonl'), `${prompt('1')}not a line of a history\n${prompt('2')}`);
+    utimesSync(join(sessions, 'torn.jsonl'), 1_000, 1_000);
+    const { client } = await connect(cwd);
+    try {
+      const child = (
+        client.transport as unknown as { _process: { stderr: NodeJS.ReadableStream & { destroy: () => void } } }
+      )._process;
+      child.stderr.destroy();
+      const listed = structured(await call(client, 'list_facts', { sessionId: 'torn' }));
+      expect(listed['total']).toBe(0);
+      expect((await client.listTools()).tools).toHaveLength(5);
+    } finally {
+      await client.close();
+    }
   });
 });
