@@ -193,6 +193,18 @@ export const wholeLines = (
 };
 
 /**
+ * The most answers, in bytes, that wait in the server's memory for a client that does not read
+ * them before the server stops reading its messages. Far past a pipe's 64 KiB: a client that
+ * writes all its calls before it reads an answer (a script replaying a session) must have them
+ * all read, or it would wait on its own write, and the server on it.
+ */
+const MAX_WAITING_ANSWER_BYTES = 16 * 1024 * 1024;
+
+/** Resolves once the answers `output` holds for its reader are within `MAX_WAITING_ANSWER_BYTES`: at once when they are, else when it drains. */
+const answersHaveRoom = (output: Writable): Promise<void> =>
+  output.writableLength <= MAX_WAITING_ANSWER_BYTES ? Promise.resolve() : drained(output);
+
+/**
  * A warm-up, whose failure is only a cache missed: the server's boundary for work no call
  * waits for. An exception there (a bug) is told on standard error as `internal`, and the
  * server serves on.
@@ -270,11 +282,11 @@ export const serveMcp = async (
   const lines = wholeLines(
     MAX_MESSAGE_BYTES,
     (response) => streams.output.write(response),
-    () => drained(streams.output),
+    () => answersHaveRoom(streams.output),
   );
   // Each answer the output has no room for yet holds a 'drain' and an 'error' listener on it
   // until it is written (the SDK's transport): as many as the requests in flight, which reading
-  // waits for room to bound. No leak, so no warning on standard error about one.
+  // bounds (`answersHaveRoom`). No leak, so no warning on standard error about one.
   const maxListeners = streams.output.getMaxListeners();
   streams.output.setMaxListeners(0);
   const transport = new StdioServerTransport(streams.input.pipe(lines), streams.output, {

@@ -656,3 +656,47 @@ describe('a client that closes the server’s standard error', { timeout: 120_00
     }
   });
 });
+
+describe('a client that writes all its calls before it reads an answer', { timeout: 120_000 }, () => {
+  it('gets them all read and answered: the server reads on while their answers wait for it, within a bound', async () => {
+    const child = spawn(process.execPath, [MAIN, 'mcp'], {
+      cwd: tempDir('mcp-write-first-'),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const answers = (): number =>
+      stdout.split('\n').filter((line) => line !== '' && (JSON.parse(line) as Answer).id !== 0).length;
+    try {
+      // It reads nothing until it has written everything: 400 KB of calls, 4 MB of answers.
+      child.stdout.pause();
+      const calls = Array.from(
+        { length: 400 },
+        (_, id) =>
+          `${JSON.stringify({ jsonrpc: '2.0', id: id + 1, method: 'tools/list', params: { _meta: { pad: 'x'.repeat(1_000) } } })}\n`,
+      );
+      child.stdin.write(
+        `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"script","version":"1"}}}\n{"jsonrpc":"2.0","method":"notifications/initialized"}\n${calls.slice(0, 100).join('')}`,
+      );
+      // The first answers fill the pipe back; the rest of the calls, past what a pipe holds, must still be read.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const written = await new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), 5_000);
+        child.stdin.write(calls.slice(100).join(''), () => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+      });
+      expect(written).toBe(true);
+      child.stdout.resume();
+      for (const deadline = Date.now() + 10_000; answers() < calls.length && Date.now() < deadline;)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(answers()).toBe(calls.length);
+      expect(stderr).toBe('');
+    } finally {
+      child.stdin.end();
+    }
+  });
+});
