@@ -100,7 +100,8 @@ const runRules = <Result>(
   const resultTaskId = readString(result, 'task_id');
   if (resultTaskId !== undefined && collapseWhitespace(resultTaskId) !== taskId.right)
     warnings.push(
-      `result task_id "${clipEnd(collapseWhitespace(resultTaskId), 50)}" differs from the dispatch task "${taskId.right}"; facts are bound to the dispatch task`,
+      // Quoted as JSON: the model's text cannot close the quote and go on as words of the notice.
+      `result task_id ${JSON.stringify(clipEnd(collapseWhitespace(resultTaskId), 50))} differs from the dispatch task ${JSON.stringify(taskId.right)}; facts are bound to the dispatch task`,
     );
   const context: RuleContext = { taskId: taskId.right, taskSubject: `task:${taskId.right}` };
   const facts = new Map<string, SessionFact>();
