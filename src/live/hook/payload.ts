@@ -261,7 +261,8 @@ const readToolEvent = (
 /** The JSON value of a payload, or why it is not JSON. */
 const parsePayloadJson = (payload: string): E.Either<Failure, unknown> => {
   try {
-    return E.right(JSON.parse(payload) as unknown);
+    // A byte order mark before the JSON (a host or a script that writes one) is no part of it.
+    return E.right(JSON.parse(payload.startsWith('\uFEFF') ? payload.slice(1) : payload) as unknown);
   } catch (error) {
     return E.left(
       failure(

@@ -144,6 +144,16 @@ describe('fact-tracker hook with the recorded payloads', { timeout: 300_000 }, (
 });
 
 describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, () => {
+  it('reads a payload that starts with a byte order mark as the same payload without it', async () => {
+    const run = async (mark: string) => {
+      const cwd = tempDir('hook-');
+      return runHook(`${mark}${JSON.stringify(fixture('claude-code', 'pre-tool-use-agent', cwd))}`, { cwd });
+    };
+    const withMark = await run('\uFEFF');
+    expect(withMark.messages).toEqual([]);
+    expect(withMark).toEqual(await run(''));
+  });
+
   it('exits 0 and tells the user, with a code, about malformed, truncated or empty stdin', async () => {
     const cwd = tempDir('hook-');
     const whole = JSON.stringify(fixture('claude-code', 'pre-tool-use-agent', cwd));
