@@ -74,6 +74,8 @@ export interface CliIo {
    * (optional: false when absent).
    */
   readonly stdinIsTty?: boolean;
+  /** Standard input is a folder (`< /`), which reads as an empty stream (optional: false when absent). */
+  readonly stdinIsFolder?: boolean;
   /** The package version, from package.json. */
   readonly version: () => E.Either<string, string>;
   /**

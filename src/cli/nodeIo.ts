@@ -334,6 +334,15 @@ export const exitOnUncaughtError = (status: number): void => {
   process.on('unhandledRejection', exit);
 };
 
+/** True when the file descriptor `fd` is a folder (false when it cannot be looked at). */
+const isFolderAt = (fd: number): boolean => {
+  try {
+    return fstatSync(fd).isDirectory();
+  } catch {
+    return false;
+  }
+};
+
 /** The real streams and files of this process. */
 export const createNodeIo = (): CliIo => {
   const cwd = currentDirectory();
@@ -367,6 +376,7 @@ export const createNodeIo = (): CliIo => {
     colour: isColourWanted(process.stdout.isTTY === true, process.env),
     stderrIsTty: process.stderr.isTTY === true,
     stdinIsTty: isatty(0),
+    stdinIsFolder: isFolderAt(0),
     version,
     ...(cwd === undefined ? {} : { cwd }),
     env: process.env,

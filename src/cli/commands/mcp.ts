@@ -49,6 +49,13 @@ export const runMcp = (command: McpCommand, io: CliIo): TE.TaskEither<string, nu
         if ('store' in place) await place.store.close();
         return E.left('the MCP server needs the standard input and output streams');
       }
+      // A folder reads as an input that ends at once: the server would stop without a word.
+      if (io.stdinIsFolder === true) {
+        if ('store' in place) await place.store.close();
+        return E.left(
+          'cannot read standard input: it is a folder (the server reads JSON-RPC messages there, one a line)',
+        );
+      }
       const served = await serveMcp(io.stdio, {
         version,
         countTokens,

@@ -5,7 +5,16 @@
  * kind of bad call gets a clean tool error while the server keeps serving.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -628,6 +637,29 @@ describe('the last line of a client that ends its input', { timeout: 120_000 }, 
       [null, -32700],
     ]);
     expect([status, stderr]).toEqual([0, '']);
+  });
+});
+
+describe('a server given a folder as its standard input', { timeout: 120_000 }, () => {
+  it('says it cannot read it and exits 1, rather than ending at once without a word', async () => {
+    const folder = openSync(tempDir('mcp-folder-input-'), 'r');
+    try {
+      const child = spawn(process.execPath, [MAIN, 'mcp'], {
+        cwd: tempDir('mcp-folder-cwd-'),
+        stdio: [folder, 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      expect([status, stdout]).toEqual([1, '']);
+      expect(stderr).toBe(
+        'fact-tracker mcp: cannot read standard input: it is a folder (the server reads JSON-RPC messages there, one a line)\n',
+      );
+    } finally {
+      closeSync(folder);
+    }
   });
 });
 
