@@ -25,7 +25,7 @@ export type UrlOrPool = string | pg.Pool;
 
 /** Options of the PostgreSQL stores and of `migrate`. */
 export interface PostgresOptions {
-  /** The schema of the tables (default `fact_tracker`): a lower-case letter or `_`, then lower-case letters, digits and `_`, at most 63 characters. */
+  /** The schema of the tables (default `fact_tracker`): a lower-case letter or `_`, then lower-case letters, digits and `_`, at most 63 characters, not starting with `pg_`. */
   readonly schema?: string;
   /** How long a call that may be repeated keeps trying a server it cannot reach (default 5,000 ms; 0: once). */
   readonly retryMs?: number;
@@ -51,6 +51,12 @@ export interface Database {
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/u;
+
+/**
+ * The schema's name as SQL writes it: quoted, so a name that is also a key word (`user`,
+ * `order`, `all`) is still a name. Checked names hold no `"`; one is doubled all the same.
+ */
+export const sqlSchema = (schema: string): string => `"${schema.replaceAll('"', '""')}"`;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -116,6 +122,14 @@ export const openDatabase = (
       failure(
         'store_url',
         `the schema name ${JSON.stringify(schema.slice(0, 70))} is not a lower-case letter or "_", then lower-case letters, digits and "_", at most 63 characters`,
+      ),
+    );
+  // PostgreSQL keeps names that start with pg_ for its own schemas and refuses to create one.
+  if (schema.startsWith('pg_'))
+    return E.left(
+      failure(
+        'store_url',
+        `the schema name ${JSON.stringify(schema)} starts with "pg_", which PostgreSQL keeps for its own`,
       ),
     );
   // A number that is none (NaN) reads as the default, as an absent one does.

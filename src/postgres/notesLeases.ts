@@ -9,7 +9,7 @@ import type pg from 'pg';
 import type { LeaseAnswer, NotesLeases, QueuedItem } from '../notes/leases.js';
 import { wellFormed } from '../notes/model.js';
 import type { NotesStoreFailure } from '../notes/store.js';
-import type { Database } from './database.js';
+import { type Database, sqlSchema } from './database.js';
 
 interface LeaseRow {
   readonly held: boolean;
@@ -47,7 +47,7 @@ export const postgresLeases = (
 ): NotesLeases => {
   const statement = {
     name: `fact_tracker_notes_lease_${db.schema}`,
-    text: `SELECT held, expires_in_ms, added, head, queue FROM ${db.schema}.notes_lease($1, $2, $3, $4, $5, $6, $7, $8)`,
+    text: `SELECT held, expires_in_ms, added, head, queue FROM ${sqlSchema(db.schema)}.notes_lease($1, $2, $3, $4, $5, $6, $7, $8)`,
   };
   return {
     lease: async (user, session, request) => {

@@ -9,7 +9,14 @@
 import * as E from 'fp-ts/lib/Either.js';
 import type pg from 'pg';
 import { failure } from '../base/failure.js';
-import { type Database, openDatabase, type PostgresOptions, DEFAULT_SCHEMA, type UrlOrPool } from './database.js';
+import {
+  type Database,
+  openDatabase,
+  type PostgresOptions,
+  DEFAULT_SCHEMA,
+  sqlSchema,
+  type UrlOrPool,
+} from './database.js';
 import type { PostgresFailure } from './failures.js';
 import { NOTES_DESCRIPTION, notesTablesSql } from './notesSchema.js';
 
@@ -17,7 +24,7 @@ import { NOTES_DESCRIPTION, notesTablesSql } from './notesSchema.js';
 export interface Migration {
   readonly version: number;
   readonly description: string;
-  /** Its statements, for the schema `schema`. */
+  /** Its statements, for the schema named `schema` as SQL writes it (quoted: `"fact_tracker"`). */
   readonly sql: (schema: string) => string;
 }
 
@@ -75,28 +82,29 @@ const lockKey = (schema: string): number => {
  */
 export const schemaSql = (options: { readonly schema?: string; readonly from?: number } = {}): string => {
   const s = options.schema ?? DEFAULT_SCHEMA;
+  const q = sqlSchema(s);
   const steps = MIGRATIONS.filter((migration) => migration.version > (options.from ?? 0));
   return [
     `-- session-fact-tracker: the schema ${s}, version ${SCHEMA_VERSION}. Safe to run again.`,
     'BEGIN;',
     `SELECT pg_advisory_xact_lock(${LOCK_CLASS}, ${lockKey(s)});`,
-    `CREATE SCHEMA IF NOT EXISTS ${s};`,
-    `CREATE TABLE IF NOT EXISTS ${s}.migrations (
+    `CREATE SCHEMA IF NOT EXISTS ${q};`,
+    `CREATE TABLE IF NOT EXISTS ${q}.migrations (
   version integer PRIMARY KEY,
   description text NOT NULL,
   applied_at timestamptz NOT NULL DEFAULT now()
 );`,
     `DO $check$ BEGIN
-  IF (SELECT max(version) FROM ${s}.migrations) > ${SCHEMA_VERSION} THEN
+  IF (SELECT max(version) FROM ${q}.migrations) > ${SCHEMA_VERSION} THEN
     RAISE EXCEPTION 'the schema ${s} is newer than version ${SCHEMA_VERSION}: upgrade session-fact-tracker' USING ERRCODE = 'FT001';
   END IF;
 END $check$;`,
     ...steps.map(
       (migration) => `-- ${migration.version}: ${migration.description}
 DO $migration$ BEGIN
-IF NOT EXISTS (SELECT 1 FROM ${s}.migrations WHERE version = ${migration.version}) THEN
-${migration.sql(s)}
-INSERT INTO ${s}.migrations (version, description) VALUES (${migration.version}, '${migration.description.replace(/'/gu, "''")}');
+IF NOT EXISTS (SELECT 1 FROM ${q}.migrations WHERE version = ${migration.version}) THEN
+${migration.sql(q)}
+INSERT INTO ${q}.migrations (version, description) VALUES (${migration.version}, '${migration.description.replace(/'/gu, "''")}');
 END IF;
 END $migration$;`,
     ),
@@ -109,7 +117,7 @@ END $migration$;`,
 const versionOn = async (client: pg.PoolClient, schema: string): Promise<number> => {
   try {
     const result = await client.query<{ version: number | null }>(
-      `SELECT max(version) AS version FROM ${schema}.migrations`,
+      `SELECT max(version) AS version FROM ${sqlSchema(schema)}.migrations`,
     );
     return result.rows[0]?.version ?? 0;
   } catch (error) {

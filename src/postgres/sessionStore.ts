@@ -17,7 +17,7 @@ import { parseSessionId } from '../live/session/id.js';
 import { libraryVersion, SNAPSHOT_VERSION } from '../live/session/snapshot.js';
 import type { SessionStore, SessionStoreError, StoredLine, StoredSnapshot, TailRead } from '../live/session/store.js';
 import { unusableSessionStore } from '../live/session/unusableStore.js';
-import { type Database, openDatabase, type PostgresOptions, type UrlOrPool } from './database.js';
+import { type Database, openDatabase, sqlSchema, type PostgresOptions, type UrlOrPool } from './database.js';
 import type { PostgresFailure } from './failures.js';
 import { ensureSchema } from './schema.js';
 
@@ -28,23 +28,23 @@ export type PostgresSessionStore = SessionStore;
 const snapshotLibrary = (): string => `session-fact-tracker ${libraryVersion()} (snapshot layout ${SNAPSHOT_VERSION})`;
 
 /** The statements of a store on schema `s`, named so each connection prepares each once. */
-const statements = (s: string) => ({
+const statements = (s: string, q = sqlSchema(s)) => ({
   read: {
     name: `fact_tracker_read_${s}`,
-    text: `SELECT s.key, s.lines, l.line, l.text FROM ${s}.sessions s
-  LEFT JOIN ${s}.lines l ON l.session_key = s.key AND l.line > $2
+    text: `SELECT s.key, s.lines, l.line, l.text FROM ${q}.sessions s
+  LEFT JOIN ${q}.lines l ON l.session_key = s.key AND l.line > $2
   WHERE s.id = $1 ORDER BY l.line`,
   },
   // $1 id, $2 expected, $3 new end, $4 bytes, $5 texts. The first writer of a session makes its row.
   appendFirst: {
     name: `fact_tracker_append_first_${s}`,
     text: `WITH session AS (
-  INSERT INTO ${s}.sessions AS s (id, lines, bytes) VALUES ($1, $3, $4)
+  INSERT INTO ${q}.sessions AS s (id, lines, bytes) VALUES ($1, $3, $4)
   ON CONFLICT (id) DO UPDATE SET lines = excluded.lines, bytes = s.bytes + excluded.bytes, updated_at = now()
   WHERE s.lines = $2
   RETURNING s.key
 ), appended AS (
-  INSERT INTO ${s}.lines (session_key, line, text)
+  INSERT INTO ${q}.lines (session_key, line, text)
   SELECT session.key, $2 + u.n, u.text FROM session, unnest($5::text[]) WITH ORDINALITY AS u(text, n)
 )
 SELECT key FROM session`,
@@ -53,39 +53,39 @@ SELECT key FROM session`,
   appendNext: {
     name: `fact_tracker_append_next_${s}`,
     text: `WITH session AS (
-  UPDATE ${s}.sessions SET lines = $3, bytes = bytes + $4, updated_at = now()
+  UPDATE ${q}.sessions SET lines = $3, bytes = bytes + $4, updated_at = now()
   WHERE id = $1 AND lines = $2 AND ($6::bigint IS NULL OR key = $6::bigint)
   RETURNING key
 ), appended AS (
-  INSERT INTO ${s}.lines (session_key, line, text)
+  INSERT INTO ${q}.lines (session_key, line, text)
   SELECT session.key, $2 + u.n, u.text FROM session, unnest($5::text[]) WITH ORDINALITY AS u(text, n)
 )
 SELECT key FROM session`,
   },
-  list: { name: `fact_tracker_list_${s}`, text: `SELECT id FROM ${s}.sessions ORDER BY id` },
+  list: { name: `fact_tracker_list_${s}`, text: `SELECT id FROM ${q}.sessions ORDER BY id` },
   // Its lines and snapshot go with it (ON DELETE CASCADE).
-  delete: { name: `fact_tracker_delete_${s}`, text: `DELETE FROM ${s}.sessions WHERE id = $1` },
+  delete: { name: `fact_tracker_delete_${s}`, text: `DELETE FROM ${q}.sessions WHERE id = $1` },
   readSnapshot: {
     name: `fact_tracker_read_snapshot_${s}`,
-    text: `SELECT s.key, s.lines, n.position, n.library, n.state FROM ${s}.sessions s
-  JOIN ${s}.snapshots n ON n.session_key = s.key WHERE s.id = $1`,
+    text: `SELECT s.key, s.lines, n.position, n.library, n.state FROM ${q}.sessions s
+  JOIN ${q}.snapshots n ON n.session_key = s.key WHERE s.id = $1`,
   },
   // The newest snapshot wins; one of another library version is replaced whatever its position.
   // $5 the key of the log the state was read from, or null when not known.
   writeSnapshot: {
     name: `fact_tracker_write_snapshot_${s}`,
-    text: `INSERT INTO ${s}.snapshots AS n (session_key, position, bytes, library, state)
-  SELECT s.key, $2, s.bytes - coalesce((SELECT sum(octet_length(l.text) + 1) FROM ${s}.lines l
+    text: `INSERT INTO ${q}.snapshots AS n (session_key, position, bytes, library, state)
+  SELECT s.key, $2, s.bytes - coalesce((SELECT sum(octet_length(l.text) + 1) FROM ${q}.lines l
     WHERE l.session_key = s.key AND l.line > $2), 0), $3, $4
-  FROM ${s}.sessions s WHERE s.id = $1 AND s.lines >= $2 AND ($5::bigint IS NULL OR s.key = $5::bigint)
+  FROM ${q}.sessions s WHERE s.id = $1 AND s.lines >= $2 AND ($5::bigint IS NULL OR s.key = $5::bigint)
   ON CONFLICT (session_key) DO UPDATE SET position = excluded.position, bytes = excluded.bytes,
     library = excluded.library, state = excluded.state, written_at = now()
   WHERE n.position <= excluded.position OR n.library <> excluded.library`,
   },
   backlog: {
     name: `fact_tracker_backlog_${s}`,
-    text: `SELECT s.bytes - coalesce(n.bytes, 0) AS backlog FROM ${s}.sessions s
-  LEFT JOIN ${s}.snapshots n ON n.session_key = s.key AND n.library = $2 WHERE s.id = $1`,
+    text: `SELECT s.bytes - coalesce(n.bytes, 0) AS backlog FROM ${q}.sessions s
+  LEFT JOIN ${q}.snapshots n ON n.session_key = s.key AND n.library = $2 WHERE s.id = $1`,
   },
 });
 

@@ -13,6 +13,7 @@ import {
   migrate,
   MIGRATIONS,
   type PostgresOptions,
+  postgresNotesStore,
   postgresSessionStore,
   SCHEMA_VERSION,
   schemaSql,
@@ -271,6 +272,27 @@ describe.skipIf(postgresUnavailable !== undefined)('a PostgreSQL store that cann
       expect(store.location).not.toContain('wrong-Pw');
       expectOneLine(await migrate(url), 'store_url');
     }
+  });
+
+  it('keeps its tables in a schema whose name is an SQL key word, for sessions and notes alike, and refuses pg_ in one line', async () => {
+    const url = await databaseUrl();
+    for (const schema of ['user', 'order', 'all']) {
+      const store = postgresSessionStore(url, { schema });
+      opened.push(store);
+      right(await store.append('s', 0, ['{"a":1}']));
+      expect(right(await store.read('s', 0)).lines).toEqual([{ line: 1, text: '{"a":1}' }]);
+      right(await store.writeSnapshot('s', { position: 1, state: '{}' }));
+      expect(right(await store.readSnapshot('s'))).toEqual({ position: 1, state: '{}' });
+      expect(right(await schemaVersion(url, { schema }))).toBe(SCHEMA_VERSION);
+      const notes = postgresNotesStore(url, { schema });
+      right(await notes.save('maya', { sessions: [{ session: 'chat', value: { facts: [] }, expected: 0 }] }));
+      expect(right(await notes.load('maya', 'chat')).session.version).toBe(1);
+      expect(right(await notes.leases.lease('maya', 'chat', { holder: 'h', ttlMs: 1_000 })).held).toBe(false);
+      await notes.close();
+    }
+    const reserved = postgresSessionStore(url, { schema: 'pg_sessions' });
+    expect(expectOneLine(await reserved.list(), 'store_url')).toMatch(/starts with "pg_"/u);
+    expectOneLine(await migrate(url, { schema: 'pg_sessions' }), 'store_url');
   });
 
   it('says a server cannot be reached when nothing listens there', async () => {
