@@ -46,7 +46,12 @@ export interface Database {
   readonly schema: string;
   /** Runs `work` on a client of the pool, retrying as `repeat` allows; a failure comes back as a value. */
   run<T>(repeat: Repeat, work: (client: pg.PoolClient) => Promise<T>): Promise<E.Either<PostgresFailure, T>>;
-  /** Ends the pool when the store made it. */
+  /**
+   * Runs one call of a store, its schema check and its work, so that `end` waits for it; once
+   * `end` was called, answers that the store is closed without running it.
+   */
+  call<L, T>(work: () => Promise<E.Either<L, T>>): Promise<E.Either<L | PostgresFailure, T>>;
+  /** Refuses new calls, waits for the calls made before, then ends the pool when the store made it. */
   end(): Promise<void>;
 }
 
@@ -185,11 +190,29 @@ export const openDatabase = (
     }
   };
 
+  /** The calls made and not yet answered: ending the pool under them would fail calls made before `close`. */
+  const inFlight = new Set<Promise<unknown>>();
+  let ending = false;
+
+  const call = async <L, T>(work: () => Promise<E.Either<L, T>>): Promise<E.Either<L | PostgresFailure, T>> => {
+    if (ending) return E.left(failure('io', `the store at ${location} is closed`));
+    const running = work();
+    inFlight.add(running);
+    try {
+      return await running;
+    } finally {
+      inFlight.delete(running);
+    }
+  };
+
   return E.right({
     location,
     schema,
     run,
+    call,
     end: async () => {
+      ending = true;
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
       if (owned && !pool.ended) await pool.end();
     },
   });

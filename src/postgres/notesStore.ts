@@ -139,9 +139,13 @@ export const postgresNotesStore = (urlOrPool: UrlOrPool, options: PostgresOption
       const problem = unstorableId(id);
       if (problem !== undefined) return E.left(storeFailure('unavailable', `the id ${JSON.stringify(id)} ${problem}`));
     }
-    const schema = await prepared();
-    if (E.isLeft(schema)) return E.left(notesFailure(schema.left));
-    return E.mapLeft(notesFailure)(await db.run(repeat, work));
+    return E.mapLeft(notesFailure)(
+      await db.call(async () => {
+        const schema = await prepared();
+        if (E.isLeft(schema)) return schema;
+        return db.run(repeat, work);
+      }),
+    );
   };
 
   const load = (user: string, session: string) =>

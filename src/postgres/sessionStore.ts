@@ -131,9 +131,11 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
       const checked = parseSessionId(id);
       if (E.isLeft(checked)) return E.left(failure('invalid_session_id', checked.left));
     }
-    const schema = await prepared();
-    if (E.isLeft(schema)) return schema;
-    return db.run(repeat, work);
+    return db.call(async () => {
+      const schema = await prepared();
+      if (E.isLeft(schema)) return schema;
+      return db.run(repeat, work);
+    });
   };
 
   const readTail = async (client: pg.PoolClient, id: string, after: number): Promise<TailRead> => {

@@ -229,6 +229,27 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     expect(right(await store.readSnapshot('s'))).toBeUndefined();
   });
 
+  it('answers the calls made before close, sessions and notes alike, and refuses those made after', async () => {
+    const { url, settings, store } = await freshStore();
+    const calls: Promise<E.Either<{ message: string }, unknown>>[] = [
+      store.append('s', 0, ['{"a":1}']),
+      store.read('s', 0),
+      store.list(),
+      store.read('t', 0),
+    ];
+    const notes = postgresNotesStore(url, settings);
+    const saved = notes.save('maya', { sessions: [{ session: 'chat', value: { facts: [] }, expected: 0 }] });
+    await Promise.all([store.close(), notes.close()]);
+    for (const answered of await Promise.all(calls)) right(answered);
+    right(await saved);
+    expect(codeOf(await store.read('s', 0))).toBe('io');
+    const after = await notes.load('maya', 'chat');
+    expect(E.isLeft(after) && after.left.message).toMatch(/is closed/u);
+    const reopened = postgresSessionStore(url, settings);
+    opened.push(reopened);
+    expect(right(await reopened.read('s', 0)).lines).toEqual([{ line: 1, text: '{"a":1}' }]);
+  });
+
   it('leaves a pool passed in open on close, and ends the one it made', async () => {
     const url = await databaseUrl();
     const pool = new pg.Pool({ connectionString: url, max: 2 });
