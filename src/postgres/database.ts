@@ -19,6 +19,13 @@ export const DEFAULT_SCHEMA = 'fact_tracker';
 export const DEFAULT_RETRY_MS = 5_000;
 /** How long making a connection may take in a pool a store makes. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * How long a statement may go unanswered in a pool a store makes: a server that froze, or a
+ * network that dropped the connection without a word, would otherwise hold the call (and the
+ * hook or the MCP call waiting on it) until the system's TCP keepalive gives up, hours later.
+ * A statement of the stores takes milliseconds; this is far above any wait for a lock.
+ */
+export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
 
 /** What a PostgreSQL store is given: a URL (`postgres://...`) or a pool of the caller's. */
 export type UrlOrPool = string | pg.Pool;
@@ -33,6 +40,8 @@ export interface PostgresOptions {
   readonly connectTimeoutMs?: number;
   /** With a URL: the most connections the store's pool opens (default 10). */
   readonly maxConnections?: number;
+  /** With a URL: how long a statement may go unanswered before its connection is given up (default 30,000 ms; 0: no limit). */
+  readonly queryTimeoutMs?: number;
 }
 
 /** Whether a call may be sent again after its connection ended before the server's answer. */
@@ -84,6 +93,8 @@ const poolFor = (url: string, options: PostgresOptions): E.Either<PostgresFailur
   const pool = new pg.Pool({
     connectionString: address.right.url,
     connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    // The connection of a statement given up is closed (attempt), so no late answer is read as another's.
+    query_timeout: options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS,
     max: options.maxConnections ?? 10,
     keepAlive: true,
     // A process that forgets `close` still exits once its calls are done.

@@ -5,7 +5,7 @@
  */
 export { postgresSessionStore } from './sessionStore.js';
 export type { PostgresSessionStore } from './sessionStore.js';
-export { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_RETRY_MS, DEFAULT_SCHEMA } from './database.js';
+export { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, DEFAULT_RETRY_MS, DEFAULT_SCHEMA } from './database.js';
 export type { PostgresOptions, UrlOrPool } from './database.js';
 export { migrate, MIGRATIONS, SCHEMA_VERSION, schemaSql, schemaVersion } from './schema.js';
 export type { Migrated, Migration } from './schema.js';

@@ -250,6 +250,27 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     expect(right(await reopened.read('s', 0)).lines).toEqual([{ line: 1, text: '{"a":1}' }]);
   });
 
+  it('gives up a statement its server never answers (a frozen backend) after queryTimeoutMs, and answers on a new connection', async () => {
+    const url = await server().createDatabase();
+    const store = postgresSessionStore(url, { schema: 'frozen', maxConnections: 1, queryTimeoutMs: 300 });
+    opened.push(store);
+    right(await store.append('s', 0, ['{"a":1}']));
+    const { rows } = await server().admin(
+      `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'session-fact-tracker'`,
+      [new URL(url).pathname.slice(1)],
+    );
+    const pid = (rows[0] as { pid: number }).pid;
+    // The backend of the pool's one connection stops: a statement sent there is never answered.
+    process.kill(pid, 'SIGSTOP');
+    try {
+      const hung = new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 5_000).unref());
+      const read = await Promise.race([store.read('s', 0), hung]);
+      expect(read === 'hung' ? read : right(read).lines).toEqual([{ line: 1, text: '{"a":1}' }]);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+  });
+
   it('leaves a pool passed in open on close, and ends the one it made', async () => {
     const url = await databaseUrl();
     const pool = new pg.Pool({ connectionString: url, max: 2 });
