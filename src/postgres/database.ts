@@ -67,6 +67,14 @@ export interface Database {
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/u;
 
 /**
+ * The name of a store's prepared statement `kind` on schema `schema`. A connection keeps one
+ * statement per name, and stores on several schemas may share a caller's pool: `.`, which
+ * neither a kind nor a schema name holds, parts them, so `read` on `snapshot_foo` and
+ * `read_snapshot` on `foo` are two names.
+ */
+export const statementName = (kind: string, schema: string): string => `fact_tracker.${kind}.${schema}`;
+
+/**
  * The schema's name as SQL writes it: quoted, so a name that is also a key word (`user`,
  * `order`, `all`) is still a name. Checked names hold no `"`; one is doubled all the same.
  */

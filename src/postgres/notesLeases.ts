@@ -9,7 +9,7 @@ import type pg from 'pg';
 import type { LeaseAnswer, NotesLeases, QueuedItem } from '../notes/leases.js';
 import { wellFormed } from '../notes/model.js';
 import type { NotesStoreFailure } from '../notes/store.js';
-import { type Database, sqlSchema } from './database.js';
+import { type Database, sqlSchema, statementName } from './database.js';
 
 interface LeaseRow {
   readonly held: boolean;
@@ -46,7 +46,7 @@ export const postgresLeases = (
   ) => Promise<E.Either<NotesStoreFailure, T>>,
 ): NotesLeases => {
   const statement = {
-    name: `fact_tracker_notes_lease_${db.schema}`,
+    name: statementName('notes_lease', db.schema),
     text: `SELECT held, expires_in_ms, added, head, queue FROM ${sqlSchema(db.schema)}.notes_lease($1, $2, $3, $4, $5, $6, $7, $8)`,
   };
   return {

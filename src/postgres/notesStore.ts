@@ -12,7 +12,14 @@ import type { NotesRecords, NotesStore, NotesStoreFailure, NotesWritten, StoredR
 import { storeFailure } from '../notes/store.js';
 import { wellFormed } from '../notes/model.js';
 import type { JsonValue, NotesWrite } from '../notes/store.js';
-import { type Database, openDatabase, sqlSchema, type PostgresOptions, type UrlOrPool } from './database.js';
+import {
+  type Database,
+  openDatabase,
+  sqlSchema,
+  statementName,
+  type PostgresOptions,
+  type UrlOrPool,
+} from './database.js';
 import type { PostgresFailure } from './failures.js';
 import type { NotesLeases } from '../notes/leases.js';
 import { postgresLeases } from './notesLeases.js';
@@ -30,27 +37,27 @@ export interface PostgresNotesStore extends NotesStore {
 /** The statements of a store on schema `s`, named so each connection prepares each once. */
 const statements = (s: string, q = sqlSchema(s)) => ({
   load: {
-    name: `fact_tracker_notes_load_${s}`,
+    name: statementName('notes_load', s),
     text: `SELECT 'session' AS kind, value, version FROM ${q}.notes_sessions WHERE user_id = $1 AND session_id = $2
 UNION ALL SELECT 'profile', value, version FROM ${q}.notes_profiles WHERE user_id = $1`,
   },
   insertSession: {
-    name: `fact_tracker_notes_insert_session_${s}`,
+    name: statementName('notes_insert_session', s),
     text: `INSERT INTO ${q}.notes_sessions (user_id, session_id, value, version) VALUES ($1, $2, $3::jsonb, 1)
 ON CONFLICT (user_id, session_id) DO NOTHING`,
   },
   updateSession: {
-    name: `fact_tracker_notes_update_session_${s}`,
+    name: statementName('notes_update_session', s),
     text: `UPDATE ${q}.notes_sessions SET value = $3::jsonb, version = version + 1, updated_at = now()
 WHERE user_id = $1 AND session_id = $2 AND version = $4`,
   },
   insertProfile: {
-    name: `fact_tracker_notes_insert_profile_${s}`,
+    name: statementName('notes_insert_profile', s),
     text: `INSERT INTO ${q}.notes_profiles (user_id, value, version) VALUES ($1, $2::jsonb, 1)
 ON CONFLICT (user_id) DO NOTHING`,
   },
   updateProfile: {
-    name: `fact_tracker_notes_update_profile_${s}`,
+    name: statementName('notes_update_profile', s),
     text: `UPDATE ${q}.notes_profiles SET value = $2::jsonb, version = version + 1, updated_at = now()
 WHERE user_id = $1 AND version = $3`,
   },

@@ -17,7 +17,14 @@ import { parseSessionId } from '../live/session/id.js';
 import { libraryVersion, SNAPSHOT_VERSION } from '../live/session/snapshot.js';
 import type { SessionStore, SessionStoreError, StoredLine, StoredSnapshot, TailRead } from '../live/session/store.js';
 import { unusableSessionStore } from '../live/session/unusableStore.js';
-import { type Database, openDatabase, sqlSchema, type PostgresOptions, type UrlOrPool } from './database.js';
+import {
+  type Database,
+  openDatabase,
+  sqlSchema,
+  statementName,
+  type PostgresOptions,
+  type UrlOrPool,
+} from './database.js';
 import type { PostgresFailure } from './failures.js';
 import { ensureSchema } from './schema.js';
 
@@ -30,14 +37,14 @@ const snapshotLibrary = (): string => `session-fact-tracker ${libraryVersion()} 
 /** The statements of a store on schema `s`, named so each connection prepares each once. */
 const statements = (s: string, q = sqlSchema(s)) => ({
   read: {
-    name: `fact_tracker_read_${s}`,
+    name: statementName('read', s),
     text: `SELECT s.key, s.lines, l.line, l.text FROM ${q}.sessions s
   LEFT JOIN ${q}.lines l ON l.session_key = s.key AND l.line > $2
   WHERE s.id = $1 ORDER BY l.line`,
   },
   // $1 id, $2 expected, $3 new end, $4 bytes, $5 texts. The first writer of a session makes its row.
   appendFirst: {
-    name: `fact_tracker_append_first_${s}`,
+    name: statementName('append_first', s),
     text: `WITH session AS (
   INSERT INTO ${q}.sessions AS s (id, lines, bytes) VALUES ($1, $3, $4)
   ON CONFLICT (id) DO UPDATE SET lines = excluded.lines, bytes = s.bytes + excluded.bytes, updated_at = now()
@@ -51,7 +58,7 @@ SELECT key FROM session`,
   },
   // $6 the key of the log the writer read ($2 is a line of that log), or null when it read none.
   appendNext: {
-    name: `fact_tracker_append_next_${s}`,
+    name: statementName('append_next', s),
     text: `WITH session AS (
   UPDATE ${q}.sessions SET lines = $3, bytes = bytes + $4, updated_at = now()
   WHERE id = $1 AND lines = $2 AND ($6::bigint IS NULL OR key = $6::bigint)
@@ -62,18 +69,18 @@ SELECT key FROM session`,
 )
 SELECT key FROM session`,
   },
-  list: { name: `fact_tracker_list_${s}`, text: `SELECT id FROM ${q}.sessions ORDER BY id` },
+  list: { name: statementName('list', s), text: `SELECT id FROM ${q}.sessions ORDER BY id` },
   // Its lines and snapshot go with it (ON DELETE CASCADE).
-  delete: { name: `fact_tracker_delete_${s}`, text: `DELETE FROM ${q}.sessions WHERE id = $1` },
+  delete: { name: statementName('delete', s), text: `DELETE FROM ${q}.sessions WHERE id = $1` },
   readSnapshot: {
-    name: `fact_tracker_read_snapshot_${s}`,
+    name: statementName('read_snapshot', s),
     text: `SELECT s.key, s.lines, n.position, n.library, n.state FROM ${q}.sessions s
   JOIN ${q}.snapshots n ON n.session_key = s.key WHERE s.id = $1`,
   },
   // The newest snapshot wins; one of another library version is replaced whatever its position.
   // $5 the key of the log the state was read from, or null when not known.
   writeSnapshot: {
-    name: `fact_tracker_write_snapshot_${s}`,
+    name: statementName('write_snapshot', s),
     text: `INSERT INTO ${q}.snapshots AS n (session_key, position, bytes, library, state)
   SELECT s.key, $2, s.bytes - coalesce((SELECT sum(octet_length(l.text) + 1) FROM ${q}.lines l
     WHERE l.session_key = s.key AND l.line > $2), 0), $3, $4
@@ -83,7 +90,7 @@ SELECT key FROM session`,
   WHERE n.position <= excluded.position OR n.library <> excluded.library`,
   },
   backlog: {
-    name: `fact_tracker_backlog_${s}`,
+    name: statementName('backlog', s),
     text: `SELECT s.bytes - coalesce(n.bytes, 0) AS backlog FROM ${q}.sessions s
   LEFT JOIN ${q}.snapshots n ON n.session_key = s.key AND n.library = $2 WHERE s.id = $1`,
   },

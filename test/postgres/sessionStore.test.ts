@@ -271,6 +271,23 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     }
   });
 
+  it('serves two schemas through one pool of the caller, whichever their names (foo and snapshot_foo)', async () => {
+    const url = await databaseUrl();
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    pool.on('error', () => undefined);
+    const outer = postgresSessionStore(pool, { schema: 'snapshot_foo' });
+    const inner = postgresSessionStore(pool, { schema: 'foo' });
+    for (const store of [outer, inner]) {
+      right(await store.append('s', 0, ['{"a":1}']));
+      right(await store.writeSnapshot('s', { position: 1, state: '{}' }));
+    }
+    // On the pool's one connection, each store's statements are its own: a read of one is not a snapshot read of the other.
+    expect(right(await outer.read('s', 0)).lines).toHaveLength(1);
+    expect(right(await inner.readSnapshot('s'))).toEqual({ position: 1, state: '{}' });
+    await Promise.all([outer.close(), inner.close()]);
+    await pool.end();
+  });
+
   it('leaves a pool passed in open on close, and ends the one it made', async () => {
     const url = await databaseUrl();
     const pool = new pg.Pool({ connectionString: url, max: 2 });
