@@ -61,6 +61,16 @@ ON CONFLICT (user_id) DO NOTHING`,
     text: `UPDATE ${q}.notes_profiles SET value = $2::jsonb, version = version + 1, updated_at = now()
 WHERE user_id = $1 AND version = $3`,
   },
+  // $2 sessions, $3 their versions, $4 their values; $5 the profile's version (null: none), $6 its value.
+  written: {
+    name: statementName('notes_written', s),
+    text: `SELECT (SELECT count(*) FROM ${q}.notes_sessions n
+    JOIN unnest($2::text[], $3::integer[], $4::jsonb[]) AS w(session_id, version, value)
+      ON n.session_id = w.session_id AND n.version = w.version AND n.value = w.value
+    WHERE n.user_id = $1) = cardinality($2::text[])
+  AND ($5::integer IS NULL OR EXISTS (SELECT 1 FROM ${q}.notes_profiles p
+    WHERE p.user_id = $1 AND p.version = $5::integer AND p.value = $6::jsonb)) AS written`,
+  },
 });
 
 const NEVER_SAVED: StoredRecord = Object.freeze({ version: 0 });
@@ -205,12 +215,33 @@ export const postgresNotesStore = (urlOrPool: UrlOrPool, options: PostgresOption
         },
       ),
     );
-    if (E.isLeft(saved)) return saved;
-    if (saved.right !== undefined) return E.left(storeFailure('conflict', saved.right));
-    return E.right({
+    const written: NotesWritten = {
       sessions: notes.sessions.map(({ session, expected }) => ({ session, version: expected + 1 })),
       ...(profile === undefined ? {} : { profile: profile.expected + 1 }),
-    });
+    };
+    // A connection lost before the answer to COMMIT leaves the save's outcome unknown: when every
+    // record holds what it wrote, at the version it would have, it landed, and a conflict would
+    // make the tracker apply its changes again (a merge counted twice in sessionCount).
+    if (E.isLeft(saved) && saved.left.code === 'conflict') {
+      const landed = await call([], 'repeatable', async (client) => {
+        const { rows } = await client.query<{ written: boolean }>({
+          ...sql.written,
+          values: [
+            user,
+            sessions.map(({ session }) => session),
+            sessions.map(({ expected }) => expected + 1),
+            sessions.map(({ value }) => JSON.stringify(value)),
+            profile === undefined ? null : profile.expected + 1,
+            profile === undefined ? null : JSON.stringify(profile.value),
+          ],
+        });
+        return rows[0]?.written === true;
+      });
+      return E.isRight(landed) && landed.right ? E.right(written) : saved;
+    }
+    if (E.isLeft(saved)) return saved;
+    if (saved.right !== undefined) return E.left(storeFailure('conflict', saved.right));
+    return E.right(written);
   };
 
   return {

@@ -104,4 +104,45 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
     const surrogate = await store.save('maya', { sessions: [{ session: 's\ud83d', value: {}, expected: 0 }] });
     expect(E.isLeft(surrogate) && surrogate.left.message).toMatch(/lone surrogate/u);
   });
+
+  it('answers a save whose commit landed but whose answer was lost as saved, and one whose commit never came as a conflict', async () => {
+    const url = await databaseUrl();
+    /** A pool whose clients lose their connection at COMMIT: after the server committed it, or before it was sent. */
+    const losing = (committed: boolean): pg.Pool => {
+      const pool = new pg.Pool({ connectionString: url, max: 1 });
+      pool.on('error', () => undefined);
+      const connect = pool.connect.bind(pool);
+      pool.connect = (async () => {
+        const client = await connect();
+        const query = client.query.bind(client) as (statement: unknown) => Promise<unknown>;
+        client.query = (async (statement: unknown) => {
+          if (statement !== 'COMMIT') return query(statement);
+          if (committed) await query(statement);
+          (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+          throw new Error('Connection terminated unexpectedly');
+        }) as typeof client.query;
+        return client;
+      }) as typeof pool.connect;
+      return pool;
+    };
+    const value = { facts: [{ category: 'food', fact: 'likes tea' }] };
+    const write = { sessions: [{ session: 'chat', value, expected: 0 }], profile: { value, expected: 0 } };
+    const landed = losing(true);
+    const store = postgresNotesStore(landed, { schema: 'lost_answer', retryMs: 0 });
+    expect(await store.save('maya', write)).toEqual(
+      E.right({ sessions: [{ session: 'chat', version: 1 }], profile: 1 }),
+    );
+    await store.close();
+    await landed.end();
+    const never = losing(false);
+    const other = postgresNotesStore(never, { schema: 'lost_answer', retryMs: 0 });
+    const lost = await other.save('maya', { sessions: [{ session: 'chat', value: {}, expected: 1 }] });
+    expect(E.isLeft(lost) && lost.left.code).toBe('conflict');
+    await other.close();
+    await never.end();
+    const reader = postgresNotesStore(url, { schema: 'lost_answer' });
+    opened.push(reader);
+    const loaded = await reader.load('maya', 'chat');
+    expect(E.isRight(loaded) && loaded.right.session).toEqual({ value, version: 1 });
+  });
 });
