@@ -184,6 +184,24 @@ export const openDatabase = (
     }
   };
 
+  /**
+   * The pool's own timeout while every connection it may open was in use: the server answers, the
+   * calls are waiting on each other (or on a lock), so saying it cannot be reached would mislead.
+   */
+  const poolBusy = (error: unknown): ClassifiedError | undefined => {
+    const max = (pool as { options?: pg.PoolConfig }).options?.max;
+    if (!(error instanceof Error) || !/timeout exceeded when trying to connect/iu.test(error.message)) return undefined;
+    if (max === undefined || pool.totalCount < max) return undefined;
+    return {
+      failure: failure(
+        'io',
+        `all ${max} connections of the pool to ${location} stayed in use while this call waited for one (too many calls at once, or statements waiting on a lock): raise maxConnections or make fewer calls at once`,
+      ),
+      transient: true,
+      answered: true,
+    };
+  };
+
   /** One try: a client, the work, the client back (closed when its connection failed). */
   const attempt = async <T>(
     work: (client: pg.PoolClient) => Promise<T>,
@@ -192,7 +210,7 @@ export const openDatabase = (
     try {
       client = await pool.connect();
     } catch (error) {
-      return E.left({ ...classifyError(error, context), sent: false });
+      return E.left({ ...(poolBusy(error) ?? classifyError(error, context)), sent: false });
     }
     client.on('error', ignore);
     try {

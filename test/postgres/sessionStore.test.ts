@@ -288,6 +288,26 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     await pool.end();
   });
 
+  it('says its pool was busy, not that the server cannot be reached, when every connection stays in use', async () => {
+    const { url, settings, store } = await freshStore({ maxConnections: 1, connectTimeoutMs: 200, retryMs: 0 });
+    right(await store.append('s', 0, ['{"a":1}']));
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query('BEGIN');
+    await admin.query(`SELECT lines FROM ${settings.schema}.sessions WHERE id = 's' FOR UPDATE`);
+    // The pool's one connection waits on the row.
+    const waiting = store.append('s', 1, ['{"b":2}']);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const busy = await store.read('s', 0);
+    await admin.query('COMMIT');
+    await admin.end();
+    right(await waiting);
+    expect(codeOf(busy)).toBe('io');
+    expect(E.isLeft(busy) && busy.left.message).toMatch(
+      /^all 1 connections of the pool to postgres:\/\/\S+ stayed in use/u,
+    );
+  });
+
   it('leaves a pool passed in open on close, and ends the one it made', async () => {
     const url = await databaseUrl();
     const pool = new pg.Pool({ connectionString: url, max: 2 });
