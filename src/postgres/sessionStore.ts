@@ -169,7 +169,9 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
     list: () =>
       call(undefined, 'repeatable', async (client) => {
         const { rows } = await client.query<{ id: string }>(sql.list);
-        return rows.map((row) => row.id);
+        // A row written by other means (a script, SQL by hand) may hold any text: only a session's
+        // id is listed, as the folder store lists only files named by one, so none forges a line.
+        return rows.map((row) => row.id).filter((id) => E.isRight(parseSessionId(id)));
       }),
     read: (id, after) => call(id, 'repeatable', (client) => readTail(client, id, after)),
     append: async (id, expected, texts) => {

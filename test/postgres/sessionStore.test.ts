@@ -308,6 +308,16 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     );
   });
 
+  it('lists only the ids a session may have, as the folder store does: a row written by other means forges no line', async () => {
+    const { url, settings, store } = await freshStore();
+    right(await store.append('ok', 0, ['{"a":1}']));
+    const admin = new pg.Pool({ connectionString: url });
+    for (const id of ['two\nforged', '../up', ''])
+      await admin.query(`INSERT INTO ${settings.schema}.sessions (id, lines) VALUES ($1, 0)`, [id]);
+    await admin.end();
+    expect(right(await store.list())).toEqual(['ok']);
+  });
+
   it('leaves a pool passed in open on close, and ends the one it made', async () => {
     const url = await databaseUrl();
     const pool = new pg.Pool({ connectionString: url, max: 2 });
