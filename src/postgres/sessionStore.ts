@@ -106,6 +106,26 @@ interface ReadRow {
 const LINE_BREAK = /[\r\n]/u;
 
 /**
+ * A line written by other means (JSON pretty-printed by hand into `lines`) as one line: a line
+ * break between tokens becomes a space, one inside a string its escape, so the JSON means what
+ * it meant and no reader of the log (an export, a replay) takes it for two lines.
+ */
+const oneLine = (text: string): string => {
+  if (!LINE_BREAK.test(text)) return text;
+  let inString = false;
+  let escaped = false;
+  let out = '';
+  for (const char of text) {
+    if (char === '\r' || char === '\n') out += inString ? (char === '\r' ? '\\r' : '\\n') : ' ';
+    else out += char;
+    if (escaped) escaped = false;
+    else if (char === '\\') escaped = inString;
+    else if (char === '"') inString = !inString;
+  }
+  return out;
+};
+
+/**
  * A session store over the PostgreSQL database at `urlOrPool` (a `postgres://` or
  * `postgresql://` URL, or a `pg.Pool` of the caller's, which stays open on `close` and should
  * have an `error` listener of its own). Makes no connection until its first call, which creates
@@ -160,7 +180,7 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
     const lines: StoredLine[] = [];
     for (const row of rows)
       if (row.line !== null && row.text !== null && row.line <= first.lines && row.text.trim() !== '')
-        lines.push({ line: row.line, text: row.text });
+        lines.push({ line: row.line, text: oneLine(row.text) });
     return { exists: true, restarted: false, lines, position: first.lines, torn: false };
   };
 

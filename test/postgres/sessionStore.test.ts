@@ -318,6 +318,20 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     expect(right(await store.list())).toEqual(['ok']);
   });
 
+  it('reads a line written by other means with line breaks in it (JSON pretty-printed by hand) as one line of the same JSON', async () => {
+    const { url, settings, store } = await freshStore();
+    right(await store.append('s', 0, ['{"a":1}']));
+    const admin = new pg.Pool({ connectionString: url });
+    await admin.query(`UPDATE ${settings.schema}.lines SET text = $1 WHERE line = 1`, [
+      '{\r\n  "a": 1,\n  "b": [2],\n  "c": "x\ny \\"z\\"\n"\n}',
+    ]);
+    await admin.end();
+    const { lines } = right(await store.read('s', 0));
+    expect(lines.map((line) => line.text.split(/[\r\n]/u).length)).toEqual([1]);
+    // A break inside a string (no JSON, as written) reads as its escape.
+    expect(JSON.parse(lines[0]!.text)).toEqual({ a: 1, b: [2], c: 'x\ny "z"\n' });
+  });
+
   it('leaves a pool passed in open on close, and ends the one it made', async () => {
     const url = await databaseUrl();
     const pool = new pg.Pool({ connectionString: url, max: 2 });
