@@ -26,6 +26,12 @@ const LATEST_TIME = 253_402_300_799_999;
 
 const isWithinYears = (time: number): boolean => time >= EARLIEST_TIME && time <= LATEST_TIME;
 
+/**
+ * `time` with -0 read as 0 (`time + 0`): JSON writes -0 as 0, so a store that kept a -0 a caller
+ * computed (`Math.round(-0.4)`, a line's `"at":-0`) would not deep-equal its own round trip.
+ */
+export const plainTime = (time: number): number => time + 0;
+
 /** `time` plus `ms`, held at the last millisecond of the year 9999, past which no time is taken. */
 export const timeAfter = (time: number, ms: number): number => Math.min(time + ms, LATEST_TIME);
 
@@ -70,7 +76,7 @@ export const parseEventTime = (value: unknown): E.Either<string, number> => {
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) return E.left(`${String(value)} is not a finite number of milliseconds`);
     return isWithinYears(value)
-      ? E.right(value)
+      ? E.right(plainTime(value))
       : E.left(`${String(value)} milliseconds is outside the years 0000 to 9999`);
   }
   if (typeof value === 'string') return parseIsoTime(value);

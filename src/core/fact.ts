@@ -2,6 +2,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { sha256HexPrefix } from '../base/hash.js';
 import { isRecord } from '../base/record.js';
 import { wellFormed } from '../base/text.js';
+import { plainTime } from '../base/time.js';
 
 /** The categories a fact can carry. */
 export const FACT_TAGS = ['file_change', 'convention', 'decision', 'error', 'dependency', 'test'] as const;
@@ -142,7 +143,7 @@ const validateNewFact = (input: unknown): E.Either<string, SessionFact> => {
     relation: wellFormed(relation),
     object: wellFormed(object),
     tags: shareTags(tags as ReadonlyArray<FactTag>),
-    validFrom,
+    validFrom: plainTime(validFrom),
     sourceTaskId: wellFormed(sourceTaskId),
     sourceRole,
     confidence,

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { type Failure, failure } from '../base/failure.js';
 import { describeIssue, formatPath } from '../base/schema.js';
 import { wellFormed } from '../base/text.js';
+import { plainTime } from '../base/time.js';
 import { isFileFact, parseNewFact, type SessionFact } from '../core/fact.js';
 import type { NotesLedger } from '../notes/ledger.js';
 import { decodeNotes, encodeNotes, type SavedNotes } from '../notes/persist.js';
@@ -106,7 +107,7 @@ const RecordedPromptSchema = z.object(
   {
     taskId: z.string({ error: incompletePrompt }).min(1, { error: incompletePrompt }),
     prompt: z.string({ error: incompletePrompt }),
-    at: z.number({ error: incompletePrompt }),
+    at: z.number({ error: incompletePrompt }).transform(plainTime),
   },
   { error: notAnObject },
 );
@@ -179,7 +180,7 @@ const PairLogSchema = (seen: Set<string>) =>
         subject,
         relation,
         assertions: [...facts.right].sort(byTimeThenId),
-        clears: [...new Set(clears)].sort((a, b) => a - b),
+        clears: [...new Set(clears.map(plainTime))].sort((a, b) => a - b),
       };
     });
 

@@ -14,6 +14,7 @@ import {
   textFieldProblem,
 } from '../fact.js';
 import { clipEnd, clipStart, collapseWhitespace, wellFormed } from '../../base/text.js';
+import { plainTime } from '../../base/time.js';
 import type { ImplementerResult, ReviewerResult } from './contract.js';
 import { readString } from './fields.js';
 import type { ExtractionRule, FactDraft, RuleContext } from './rule.js';
@@ -76,7 +77,7 @@ const toFact = (draft: FactDraft, taskId: string, role: SourceRole, at: number):
       relation,
       object,
       tags: shareTags(tags),
-      validFrom: at,
+      validFrom: plainTime(at),
       sourceTaskId: taskId,
       sourceRole: role,
       confidence: 1,

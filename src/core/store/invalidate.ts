@@ -1,4 +1,5 @@
 import { wellFormed } from '../../base/text.js';
+import { plainTime } from '../../base/time.js';
 import { holdsSeparator } from '../fact.js';
 import type { FactStore } from './state.js';
 import { checkedFactStore } from './storeShape.js';
@@ -20,5 +21,5 @@ export const invalidate = (store: FactStore, subject: string, relation: string, 
   const before = selectPairLog(store, wellFormed(subject), wellFormed(relation));
   if (before === undefined || latestAssertionTime(before) > at) return store;
   if (!deriveRecords(before).some((fact) => fact.validTo === undefined)) return store;
-  return writePairChanges(store, [{ before, after: withClear(before, at) }]);
+  return writePairChanges(store, [{ before, after: withClear(before, plainTime(at)) }]);
 };

@@ -1,5 +1,6 @@
 import { indexTaskPrompt } from '../search/indexWrites.js';
 import { asOneRun } from '../../persistent/owner.js';
+import { plainTime } from '../../base/time.js';
 import type { FactStore } from './state.js';
 import { checkedFactStore } from './storeShape.js';
 
@@ -12,7 +13,7 @@ export const recordTaskPrompt = (store: FactStore, taskId: string, prompt: strin
   checkedFactStore(store);
   if (typeof taskId !== 'string' || taskId.trim() === '' || typeof prompt !== 'string') return store;
   if (typeof at !== 'number' || !Number.isFinite(at)) return store;
-  const index = indexTaskPrompt(store.index, taskId, prompt, at);
+  const index = indexTaskPrompt(store.index, taskId, prompt, plainTime(at));
   if (index === store.index) return store;
   return asOneRun(() => ({ ...store, index }));
 };

@@ -10,6 +10,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { type Failure, failure, type INTERNAL } from '../../base/failure.js';
 import { isRecord } from '../../base/record.js';
 import { wellFormed } from '../../base/text.js';
+import { plainTime } from '../../base/time.js';
 import type { DispatchResult, ImplementerResult, ReviewerResult } from '../extract/contract.js';
 import { createExtractor, type Extraction, normalizeTaskId } from '../extract/extractor.js';
 import { type ContractError, parseDispatchOutput, parseDispatchResult } from '../extract/parse.js';
@@ -150,7 +151,8 @@ const parseResult = (event: DispatchInput): E.Either<ContractError, DispatchResu
 
 /** A dispatch: its facts enter the store; a review first settles the items of its task it no longer raises. */
 const ingest = (state: TrackerState, event: DispatchInput): TrackerStep<DispatchOutput> => {
-  const { role, at } = event;
+  const { role } = event;
+  const at = typeof event.at === 'number' ? plainTime(event.at) : event.at;
   if (!isSourceRole(role))
     return rejected(
       state,
@@ -229,7 +231,7 @@ export const recordPrompt = (
   const { taskPrompt, at } = event;
   if (E.isLeft(taskId) || typeof taskPrompt !== 'string' || taskPrompt.trim() === '' || !isTime(at))
     return [state, Object.freeze([])];
-  const recorded: TrackerEvent = { type: 'prompt/recorded', taskId: taskId.right, taskPrompt, at };
+  const recorded: TrackerEvent = { type: 'prompt/recorded', taskId: taskId.right, taskPrompt, at: plainTime(at) };
   const [store, events] = applyAll(state.store, [[recorded, (current) => applyEvent(current, recorded)]]);
   return [withStore(state, store), events];
 };
@@ -249,7 +251,12 @@ const invalidate = (state: TrackerState, event: InvalidateInput): TrackerStep<In
   // Read before the write: inside a write run (a replay's) the store is changed in place.
   const before = selectPairLog(state.store, pairSubject, pairRelation);
   const validBefore = before === undefined ? [] : [...selectValidOfLog(before)];
-  const closing: TrackerEvent = { type: 'facts/invalidated', subject, relation, at };
+  const closing: TrackerEvent = {
+    type: 'facts/invalidated',
+    subject,
+    relation,
+    at: typeof at === 'number' ? plainTime(at) : at,
+  };
   const [store, events] = applyAll(state.store, [[closing, (current) => applyEvent(current, closing)]]);
   if (store === state.store) return unchanged(state, { type: 'invalidate', closed: Object.freeze([]) });
   const after = selectPairLog(store, pairSubject, pairRelation);
