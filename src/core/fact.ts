@@ -114,22 +114,26 @@ export const parseNewFact = (input: unknown): E.Either<string, SessionFact> => v
 
 const validateNewFact = (input: unknown): E.Either<string, SessionFact> => {
   if (!isRecord(input)) return E.left('fact is not an object');
-  const textProblem =
-    textFieldProblem('id', input['id'], 64) ??
-    textFieldProblem('subject', input['subject'], FACT_LIMITS.subject) ??
-    textFieldProblem('relation', input['relation'], FACT_LIMITS.relation) ??
-    textFieldProblem('object', input['object'], FACT_LIMITS.object) ??
-    textFieldProblem('sourceTaskId', input['sourceTaskId'], FACT_LIMITS.sourceTaskId);
-  if (textProblem !== undefined) return E.left(textProblem);
+  // Each field read once: a getter or a Proxy may answer a later read with what the checks never saw.
   const { id, subject, relation, object, sourceTaskId, sourceRole, tags, validFrom, validTo, confidence } =
     input as Record<string, unknown> & Record<'id' | 'subject' | 'relation' | 'object' | 'sourceTaskId', string>;
+  const textProblem =
+    textFieldProblem('id', id, 64) ??
+    textFieldProblem('subject', subject, FACT_LIMITS.subject) ??
+    textFieldProblem('relation', relation, FACT_LIMITS.relation) ??
+    textFieldProblem('object', object, FACT_LIMITS.object) ??
+    textFieldProblem('sourceTaskId', sourceTaskId, FACT_LIMITS.sourceTaskId);
+  if (textProblem !== undefined) return E.left(textProblem);
   const separated =
     separatorProblem('subject', subject) ??
     separatorProblem('relation', relation) ??
     separatorProblem('object', object);
   if (separated !== undefined) return E.left(separated);
   if (id !== createFactId(subject, relation, object)) return E.left('id is not createFactId of the triple');
-  const tagProblem = tagsProblem(tags);
+  // A list that is not frozen is copied once too: a Proxy's elements may change between the
+  // check and the list kept (a frozen one cannot: a Proxy must answer its target's frozen values).
+  const tagList: unknown = Array.isArray(tags) && !Object.isFrozen(tags) ? [...(tags as ReadonlyArray<unknown>)] : tags;
+  const tagProblem = tagsProblem(tagList);
   if (tagProblem !== undefined) return E.left(tagProblem);
   if (typeof validFrom !== 'number' || !Number.isFinite(validFrom)) return E.left('validFrom is not a finite number');
   if (validTo !== undefined) return E.left('validTo is already set');
@@ -142,7 +146,7 @@ const validateNewFact = (input: unknown): E.Either<string, SessionFact> => {
     subject: wellFormed(subject),
     relation: wellFormed(relation),
     object: wellFormed(object),
-    tags: shareTags(tags as ReadonlyArray<FactTag>),
+    tags: shareTags(tagList as ReadonlyArray<FactTag>),
     validFrom: plainTime(validFrom),
     sourceTaskId: wellFormed(sourceTaskId),
     sourceRole,

@@ -4,6 +4,7 @@
  * `structuredClone`. Plain copies are unfrozen; a reducer must read them as values all the same.
  */
 import fc from 'fast-check';
+import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import {
   addFacts,
@@ -14,11 +15,13 @@ import {
   createFactTracker,
   encodeState,
   explainRetrievalEither,
+  FACT_LIMITS,
   type FactTracker,
   emptyFactStore,
   type FactStore,
   initialTrackerState,
   invalidate,
+  parseNewFact,
   recordTaskPrompt,
   replay,
   replayHistory,
@@ -277,5 +280,54 @@ describe('callbacks from inside a write run', () => {
     expect(report.report.summary.prompts).toBe(2);
     expect(derived.length).toBeGreaterThan(0);
     for (const store of derived) expect(isDeepFrozen(store)).toBe(true);
+  });
+});
+
+describe('facts whose fields answer differently on each read', () => {
+  /** A fact whose fields are getters: each answers `first` on its first read and `later` after. */
+  const shifting = (fields: Record<string, readonly [unknown, unknown]>): SessionFact => {
+    const fact = {};
+    for (const [name, [first, later]] of Object.entries(fields)) {
+      let reads = 0;
+      Object.defineProperty(fact, name, { enumerable: true, get: () => (reads++ === 0 ? first : later) });
+    }
+    return fact as SessionFact;
+  };
+  const long = 'x'.repeat(FACT_LIMITS.subject + 300);
+  const textArb = fc.constantFrom<unknown>('src/a.ts', long, '', { toString: () => 'src/a.ts' }, 42);
+  const tagsArb = fc.constantFrom<unknown>(['file_change'], ['no_such_tag'], 'file_change');
+
+  it('addFacts judges a fact by one read of each field: what it stores passes parseNewFact, and it never throws', () => {
+    fc.assert(
+      fc.property(textArb, textArb, tagsArb, tagsArb, fc.boolean(), (first, later, tags, laterTags, idOfLater) => {
+        const subjectFor = idOfLater ? later : first;
+        const fact = shifting({
+          id: [createFactId(String(subjectFor), 'modified_by', 'task:1'), 'not an id'],
+          subject: [first, later],
+          relation: ['modified_by', { toString: () => 'modified_by' }],
+          object: ['task:1', long],
+          tags: [tags, laterTags],
+          validFrom: [1, 1],
+          sourceTaskId: ['1', '1'],
+          sourceRole: ['implementer', 'implementer'],
+          confidence: [1, 1],
+        });
+        const stored = selectValidFacts(addFacts(emptyFactStore(), [fact]));
+        for (const kept of stored) {
+          expect(parseNewFact({ ...kept })).toEqual(E.right(kept));
+          expect(kept.subject).toBe('src/a.ts');
+        }
+      }),
+    );
+  });
+
+  it('a tag list whose elements change after they were checked is stored as it was checked', () => {
+    let reads = 0;
+    const tags = new Proxy(['file_change'], {
+      get: (target, key, receiver) => (key === '0' && reads++ > 0 ? 'no_such_tag' : Reflect.get(target, key, receiver)),
+    });
+    const fact = { ...fileFact('src/a.ts', 'modified_by', 'task:1', 1), tags } as SessionFact;
+    const stored = selectValidFacts(addFacts(emptyFactStore(), [fact]));
+    expect(stored.map((kept) => kept.tags)).toEqual([['file_change']]);
   });
 });
