@@ -23,6 +23,10 @@ export const describeValue = (value: unknown): string => {
   return clipEnd(typeof text === 'string' ? text : `an ${typeof value} with no text form`, MAX_LENGTH);
 };
 
+/** The kind of a value that is not the one expected, for a TypeError: `null`, `an array`, `a number`. */
+export const kindOf = (value: unknown): string =>
+  value === null ? 'null' : Array.isArray(value) ? 'an array' : value === undefined ? 'undefined' : `a ${typeof value}`;
+
 /** An error's message (any other value: `describeValue`), clipped to 500 characters. Never throws. */
 export const describeError = (error: unknown): string => {
   const message = attempt(() => (error instanceof Error ? error.message : undefined));

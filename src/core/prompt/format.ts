@@ -1,3 +1,4 @@
+import { kindOf } from '../../base/describe.js';
 import type { SessionFact } from '../fact.js';
 import { clipEnd, clipStart, collapseWhitespace } from '../../base/text.js';
 import { DEFAULT_LAYOUT, type SectionLayout } from '../retrieve/defaults.js';
@@ -26,6 +27,15 @@ export const createFactLines = (): FactLines => new WeakMap();
 /** The lines `formatFactLine` and `formatSessionFacts` remember when given no table of their own. */
 export const factLines: FactLines = createFactLines();
 
+/**
+ * `fact`, refused with a TypeError naming it when it is no object (null from an unset variable):
+ * a programmer's mistake, said plainly rather than as a failure deep inside.
+ */
+const checkedFact = (fact: SessionFact, name: string): SessionFact => {
+  if (typeof fact !== 'object' || fact === null) throw new TypeError(`${name} is ${kindOf(fact)}, not a fact`);
+  return fact;
+};
+
 const drawFactLine = (fact: SessionFact): string => {
   const relation = clipEnd(field(fact.relation), FIELD_LIMIT);
   const taskId = clipEnd(field(fact.sourceTaskId), FIELD_LIMIT);
@@ -52,7 +62,8 @@ const drawFactLine = (fact: SessionFact): string => {
  * Over-long lines clip the object first (keeping at least 40 characters of it when it can),
  * then the subject from the front, since a path's file name matters most.
  */
-export const formatFactLine = (fact: SessionFact): string => rememberedFactLine(fact, factLines);
+export const formatFactLine = (fact: SessionFact): string =>
+  rememberedFactLine(checkedFact(fact, 'the fact'), factLines);
 
 /** `formatFactLine`, remembered in `lines` (only a frozen fact's line: another may still change). */
 export const rememberedFactLine = (fact: SessionFact, lines: FactLines): string => {
@@ -78,7 +89,8 @@ const isOwnFileChange = (fact: SessionFact): boolean =>
 /** Groups in order of their first fact; facts in a group keep their order. */
 const groupsOf = (facts: ReadonlyArray<SessionFact>): SessionFact[][] => {
   const groups = new Map<string, SessionFact[]>();
-  for (const fact of facts) {
+  for (const [i, fact] of facts.entries()) {
+    checkedFact(fact, `facts[${i}]`);
     const key = isOwnFileChange(fact)
       ? `files\u0000${field(fact.sourceTaskId)}`
       : `subject\u0000${field(fact.subject)}`;
@@ -156,6 +168,6 @@ export const formatSessionFacts = (facts: ReadonlyArray<SessionFact>, options?: 
   const drawn =
     (options?.layout ?? DEFAULT_LAYOUT) === 'grouped'
       ? groupsOf(facts).flatMap((group) => groupLines(group, lines))
-      : facts.map((fact) => rememberedFactLine(fact, lines));
+      : facts.map((fact, i) => rememberedFactLine(checkedFact(fact, `facts[${i}]`), lines));
   return [SESSION_CONTEXT_HEADER, ...drawn].join('\n');
 };

@@ -337,13 +337,17 @@ const createReplayCore = (options: HistoryReplayOptions) => {
   return { apply, skipsUnread, inRun, finish, replayed: () => replayed, stopped: () => stopped };
 };
 
+/** Options as given, or none for a value that is not an object (null reads as no options, as `createFactTracker`'s). */
+const optionsOf = <T extends object>(options: T | null | undefined): Partial<T> =>
+  typeof options === 'object' && options !== null ? options : {};
+
 /**
  * Starts a replay fed line by line (for a history read as a stream, where `replayHistory`
  * needs the whole text): the same report, store and retrievals for the same lines, with
  * memory bounded by the store rather than the history when `onPrompt` takes the prompts.
  */
 export const startHistoryReplay = (options: HistoryReplayOptions = {}): HistoryReplay => {
-  const core = createReplayCore(options);
+  const core = createReplayCore(optionsOf(options));
   const read = createHistoryLineReader();
   return {
     feed: (lines) => {
@@ -365,7 +369,7 @@ export const startHistoryReplay = (options: HistoryReplayOptions = {}): HistoryR
  * skipped; everything else still applies.
  */
 export const replayHistory = (text: string, options: ReplayOptions = {}): ReplayResult => {
-  const { onProgress, keepRetrievals, ...rest } = options;
+  const { onProgress, keepRetrievals, ...rest } = optionsOf(options);
   const core = createReplayCore({ ...rest, ...(keepRetrievals === undefined ? {} : { keepRetrievals }) });
   // The lines are read first, so progress can say how many events there are in all.
   const lines = readLines(linesOfText(text));

@@ -1,3 +1,4 @@
+import { kindOf } from '../../base/describe.js';
 import type { SessionFact } from '../fact.js';
 import { addFacts } from './addFacts.js';
 import { compact } from './compact.js';
@@ -55,5 +56,7 @@ export const applyEvent = (store: FactStore, event: TrackerEvent): FactStore => 
 };
 
 /** Folds `events` over `from` (default: an empty store), writing in place between them. */
-export const replay = (events: ReadonlyArray<TrackerEvent>, from: FactStore = emptyFactStore()): FactStore =>
-  asOneRun(() => events.reduce(applyEvent, from));
+export const replay = (events: ReadonlyArray<TrackerEvent>, from: FactStore = emptyFactStore()): FactStore => {
+  if (!Array.isArray(events)) throw new TypeError(`events is ${kindOf(events)}, not an array of tracker events`);
+  return asOneRun(() => events.reduce(applyEvent, from));
+};

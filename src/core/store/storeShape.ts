@@ -6,6 +6,7 @@
  * beside a reducer; the store's contents are the reducers' to keep right (`decodeState`
  * validates a saved one in full).
  */
+import { kindOf } from '../../base/describe.js';
 import { isRecord } from '../../base/record.js';
 import type { FactStore } from './state.js';
 
@@ -32,8 +33,6 @@ const malformedIndexField = (index: Readonly<Record<string, unknown>>): string |
   (Array.isArray(index['conventions']) || isRecord(index['conventions']) ? undefined : 'conventions');
 
 /** What a value that is not an object is, in words. */
-const kindOf = (value: unknown): string =>
-  value === null ? 'null' : Array.isArray(value) ? 'an array' : value === undefined ? 'undefined' : `a ${typeof value}`;
 
 /** Why `value` is not a fact store, in plain words, or undefined when it has a store's shape. */
 export const factStoreProblem = (value: unknown): string | undefined => {

@@ -7,6 +7,7 @@
  * MCP server and the hook all fold this one function, so they agree by construction.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { kindOf } from '../../base/describe.js';
 import { type Failure, failure, type INTERNAL } from '../../base/failure.js';
 import { isRecord } from '../../base/record.js';
 import { wellFormed } from '../../base/text.js';
@@ -312,6 +313,7 @@ export function trackerTransition(state: TrackerState, event: TrackerInput, env:
   // A state that is not one is a programmer's mistake: said plainly, not as a failure deep inside.
   if (!isRecord(state)) throw new TypeError('the state is not a tracker state (initialTrackerState makes one)');
   checkedFactStore(state.store);
+  if (!isRecord(event)) throw new TypeError(`the event is ${kindOf(event)}, not an object (a history event)`);
   switch (event.type) {
     case 'dispatch':
       return ingest(state, event);
