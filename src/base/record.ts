@@ -4,3 +4,44 @@ export type Fields = Readonly<Record<string, unknown>>;
 /** True for an object that is not null and not an array: what a JSON object parses to. */
 export const isRecord = (value: unknown): value is Fields =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** True for an array or an object made by a literal or `Object.create(null)`: what `readOnce` copies. */
+const isPlainContainer = (value: object): boolean => {
+  if (Array.isArray(value)) return true;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+};
+
+/**
+ * `value` with its arrays and plain objects copied, each of their own enumerable fields read
+ * exactly once (cycles kept as cycles; anything else, such as a Date, passed as it is). A getter
+ * or a Proxy trap that throws does so here, where the caller can tell it from a bug, and one
+ * that answers differently twice is not asked again. Iterative: any depth, no stack overflow.
+ */
+export const readOnce = (value: unknown): unknown => {
+  if (typeof value !== 'object' || value === null) return value;
+  const copies = new Map<object, Record<string, unknown> | unknown[]>();
+  const pending: Array<readonly [object, Record<string, unknown> | unknown[]]> = [];
+  const copyOf = (item: unknown): unknown => {
+    if (typeof item !== 'object' || item === null || !isPlainContainer(item)) return item;
+    const known = copies.get(item);
+    if (known !== undefined) return known;
+    const copy: Record<string, unknown> | unknown[] = Array.isArray(item)
+      ? []
+      : (Object.create(Object.getPrototypeOf(item)) as Record<string, unknown>);
+    copies.set(item, copy);
+    pending.push([item, copy]);
+    return copy;
+  };
+  const root = copyOf(value);
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [source, copy] = next;
+    if (Array.isArray(source)) {
+      const length = source.length;
+      for (let i = 0; i < length; i += 1) (copy as unknown[])[i] = copyOf(source[i]);
+    } else
+      for (const key of Object.keys(source))
+        (copy as Record<string, unknown>)[key] = copyOf((source as Record<string, unknown>)[key]);
+  }
+  return root;
+};

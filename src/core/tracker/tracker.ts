@@ -7,6 +7,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { describeError } from '../../base/describe.js';
+import { readOnce } from '../../base/record.js';
 import { internalFailure } from '../../base/failure.js';
 import { deepFreeze } from '../../persistent/freeze.js';
 import { outsideRuns } from '../../persistent/owner.js';
@@ -184,6 +185,20 @@ const readFields = <K extends string>(
   return E.right({ fields, unreadable });
 };
 
+/**
+ * A result object read once into plain data (see `readOnce`): a getter or a Proxy trap in it
+ * that throws is the caller's input at fault, `invalid_input` as the session answers it, not a
+ * bug reported as `internal`. Text is taken as it is.
+ */
+const readOutput = (output: unknown): E.Either<TrackerError, unknown> => {
+  if (typeof output === 'string') return E.right(output);
+  try {
+    return E.right(readOnce(output));
+  } catch (error) {
+    return E.left(invalidInput(`the output cannot be read: ${describeError(error)}`));
+  }
+};
+
 /** A failure naming the required fields that could not be read, if any. */
 const unreadableOf = <K extends string>(read: ReadFields<K>, required: ReadonlyArray<K>): TrackerError | undefined => {
   const missing = read.unreadable.filter((key) => required.includes(key));
@@ -354,7 +369,9 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
         if (E.isLeft(read)) return read;
         const unreadable = unreadableOf(read.right, ['role', 'taskId', 'output']);
         if (unreadable !== undefined) return E.left(unreadable);
-        const { role, taskId, output } = read.right.fields;
+        const { role, taskId } = read.right.fields;
+        const output = readOutput(read.right.fields.output);
+        if (E.isLeft(output)) return output;
         const at = timeOf();
         if (E.isLeft(at)) return at;
         const [state, events, answer] = trackerTransition(
@@ -364,7 +381,7 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
             at: at.right,
             role: role as SourceRole,
             taskId: taskId as string,
-            output: output as string,
+            output: output.right as string,
           },
           env,
         );

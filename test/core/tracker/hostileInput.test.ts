@@ -153,4 +153,32 @@ describe('hostile input objects (issue 14, item 4)', () => {
     expect(E.isLeft(rejected)).toBe(true);
     expect(selectValidFacts(tracker.getSnapshot()).some((fact) => fact.subject === 'src/c.ts')).toBe(false);
   });
+
+  it('a result whose getter or Proxy trap throws anywhere in it is invalid_input naming why, as a session answers it, never internal', () => {
+    const heard: unknown[] = [];
+    const tracker = createFactTracker({ clock: () => 5, onError: (failure) => heard.push(failure) });
+    const trap = () => {
+      throw new Error("the caller's getter");
+    };
+    const getterAt = { ...implementer('3', ['src/c.ts']) };
+    Object.defineProperty(getterAt, 'summary', { enumerable: true, get: trap });
+    const elementProxy = new Proxy(['src/c.ts'], {
+      get: (target, key, receiver) => (key === '0' ? trap() : Reflect.get(target, key, receiver)),
+    });
+    const nestedProxy = { ...implementer('3', []), files_changed: elementProxy };
+    const wholeProxy = new Proxy({}, { ownKeys: trap, get: trap, getPrototypeOf: trap });
+    for (const output of [getterAt, nestedProxy, wholeProxy]) {
+      const answer = tracker.ingestOutput({ role: 'implementer', taskId: '3', output });
+      expect(answer).toEqual(
+        E.left({ code: 'invalid_input', message: "the output cannot be read: the caller's getter" }),
+      );
+    }
+    expect(heard).toEqual([]);
+    expect(selectValidCount(tracker.getSnapshot())).toBe(0);
+    // What reads without throwing is taken as before: a result that refers to itself among them.
+    const circular: Record<string, unknown> = { ...implementer('4', ['src/d.ts']) };
+    circular['self'] = circular;
+    expect(E.isRight(tracker.ingestOutput({ role: 'implementer', taskId: '4', output: circular }))).toBe(true);
+    expect(selectValidFacts(tracker.getSnapshot()).map((fact) => fact.subject)).toContain('src/d.ts');
+  });
 });
