@@ -186,16 +186,17 @@ const readFields = <K extends string>(
 };
 
 /**
- * A result object read once into plain data (see `readOnce`): a getter or a Proxy trap in it
- * that throws is the caller's input at fault, `invalid_input` as the session answers it, not a
- * bug reported as `internal`. Text is taken as it is.
+ * A field's object (a result, a tag list) read once into plain data (see `readOnce`): a getter
+ * or a Proxy trap in it that throws is the caller's input at fault, `invalid_input` as the
+ * session answers it, not a bug reported as `internal`; one that answers differently twice is
+ * not asked again. Anything else is taken as it is.
  */
-const readOutput = (output: unknown): E.Either<TrackerError, unknown> => {
-  if (typeof output === 'string') return E.right(output);
+const readPlain = (name: string, value: unknown): E.Either<TrackerError, unknown> => {
+  if (typeof value !== 'object' || value === null) return E.right(value);
   try {
-    return E.right(readOnce(output));
+    return E.right(readOnce(value));
   } catch (error) {
-    return E.left(invalidInput(`the output cannot be read: ${describeError(error)}`));
+    return E.left(invalidInput(`the ${name} cannot be read: ${describeError(error)}`));
   }
 };
 
@@ -207,7 +208,11 @@ const unreadableOf = <K extends string>(read: ReadFields<K>, required: ReadonlyA
 
 /** The prompt event a compilePrompt input describes at `at`, or why it describes none. */
 const promptEvent = (fields: PromptFields, at: number): E.Either<TrackerError, PromptInput> => {
-  const { taskId, taskPrompt, tags, maxFacts, maxTokens } = fields;
+  const { taskId, taskPrompt, maxFacts, maxTokens } = fields;
+  // The list read once: its elements checked are the ones the retrieval filters by.
+  const read = readPlain('tags', fields.tags);
+  if (E.isLeft(read)) return read;
+  const tags = read.right;
   if (typeof taskId !== 'string' && typeof taskId !== 'number') return E.left(invalidInput('taskId must be a string'));
   if (typeof taskPrompt !== 'string') return E.left(invalidInput('taskPrompt must be a string'));
   if (tags !== undefined && !(Array.isArray(tags) && tags.every(isFactTag)))
@@ -370,7 +375,7 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
         const unreadable = unreadableOf(read.right, ['role', 'taskId', 'output']);
         if (unreadable !== undefined) return E.left(unreadable);
         const { role, taskId } = read.right.fields;
-        const output = readOutput(read.right.fields.output);
+        const output = readPlain('output', read.right.fields.output);
         if (E.isLeft(output)) return output;
         const at = timeOf();
         if (E.isLeft(at)) return at;

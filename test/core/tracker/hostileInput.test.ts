@@ -181,4 +181,27 @@ describe('hostile input objects (issue 14, item 4)', () => {
     expect(E.isRight(tracker.ingestOutput({ role: 'implementer', taskId: '4', output: circular }))).toBe(true);
     expect(selectValidFacts(tracker.getSnapshot()).map((fact) => fact.subject)).toContain('src/d.ts');
   });
+
+  it('compilePrompt reads its tags once: a list whose element throws is invalid_input, one whose elements change filters by what was checked', () => {
+    const heard: unknown[] = [];
+    const tracker = createFactTracker({ clock: () => 5, onError: (failure) => heard.push(failure) });
+    tracker.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', ['src/a.ts']) });
+    const throwing = new Proxy(['file_change'], {
+      get: (target, key, receiver) => {
+        if (key === '0') throw new Error("the caller's trap");
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    const refused = tracker.compilePrompt({ taskId: '2', taskPrompt: 'Change src/a.ts', tags: throwing as never });
+    expect(refused.error).toEqual({ code: 'invalid_input', message: "the tags cannot be read: the caller's trap" });
+    expect(heard).toEqual([]);
+    let reads = 0;
+    const shifting = new Proxy(['file_change'], {
+      get: (target, key, receiver) => (key === '0' && reads++ > 0 ? 'no_such_tag' : Reflect.get(target, key, receiver)),
+    });
+    const plain = tracker.previewPrompt({ taskId: '2', taskPrompt: 'Change src/a.ts', tags: ['file_change'] });
+    const compiled = tracker.compilePrompt({ taskId: '2', taskPrompt: 'Change src/a.ts', tags: shifting as never });
+    expect(plain.facts.map((fact) => fact.subject)).toEqual(['src/a.ts']);
+    expect(compiled.facts).toEqual(plain.facts);
+  });
 });
