@@ -32,6 +32,9 @@ const isWithinYears = (time: number): boolean => time >= EARLIEST_TIME && time <
  */
 export const plainTime = (time: number): number => time + 0;
 
+/** `plainTime` of a number; any other value as it is, for the check that follows to refuse. */
+export const plainTimeOf = (value: unknown): unknown => (typeof value === 'number' ? plainTime(value) : value);
+
 /** `time` plus `ms`, held at the last millisecond of the year 9999, past which no time is taken. */
 export const timeAfter = (time: number, ms: number): number => Math.min(time + ms, LATEST_TIME);
 

@@ -1,4 +1,5 @@
 import { type CategorizedFact, isNotesId, keepValidFacts, NOTES_LIMITS, sameFacts } from './model.js';
+import { plainTimeOf } from '../base/time.js';
 import {
   type NotesLedger,
   ownLedger,
@@ -27,7 +28,9 @@ export interface ExtractionInput {
  */
 export const applyExtraction = (ledger: NotesLedger, input: ExtractionInput): NotesLedger => {
   if (typeof input !== 'object' || input === null) return ledger;
-  const { user, session, at, messagesAt } = input;
+  const { user, session } = input;
+  // -0 read as 0, so the ledger deep-equals its JSON round trip (see `plainTime`).
+  const [at, messagesAt] = [plainTimeOf(input.at), plainTimeOf(input.messagesAt)];
   if (!isNotesId(user) || !isNotesId(session) || typeof at !== 'number' || !Number.isFinite(at)) return ledger;
   const owned = ownLedger(ledger);
   const current = selectSessionNotes(owned, user, session);

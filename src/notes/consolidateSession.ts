@@ -1,4 +1,5 @@
 import { consolidateGlobalFactsWithReport } from './global.js';
+import { plainTimeOf } from '../base/time.js';
 import { type CategorizedFact, isNotesId, type NotesSessionConsolidatedEvent } from './model.js';
 import {
   type NotesLedger,
@@ -37,7 +38,8 @@ const UNCHANGED = (ledger: NotesLedger): SessionConsolidation => ({ ledger, drop
  */
 export const consolidateSessionWithReport = (ledger: NotesLedger, input: ConsolidationInput): SessionConsolidation => {
   if (typeof input !== 'object' || input === null) return UNCHANGED(ledger);
-  const { user, session, at } = input;
+  const { user, session } = input;
+  const at = plainTimeOf(input.at);
   if (!isNotesId(user) || !isNotesId(session) || typeof at !== 'number' || !Number.isFinite(at))
     return UNCHANGED(ledger);
   const owned = ownLedger(ledger);

@@ -5,6 +5,7 @@
  * (`subject.ts`), newer by the time of the messages they were told in; past the cap the least
  * recent fall off, each one reported.
  */
+import { plainTime, plainTimeOf } from '../base/time.js';
 import { deepFreeze } from '../persistent/freeze.js';
 import {
   type CategorizedFact,
@@ -89,9 +90,11 @@ export const consolidateGlobalFacts = (
 export const consolidateGlobalFactsWithReport = (
   global: GlobalFacts | undefined,
   sessionFacts: ReadonlyArray<CategorizedFact>,
-  at: number,
+  givenAt: number,
   options: ConsolidationOptions = {},
 ): GlobalConsolidation => {
+  // -0 read as 0, so the profile deep-equals its JSON round trip (see `plainTime`).
+  const at = plainTimeOf(givenAt) as number;
   const cap =
     typeof options.maxFacts === 'number' && options.maxFacts >= 1
       ? Math.floor(options.maxFacts)
@@ -99,7 +102,7 @@ export const consolidateGlobalFactsWithReport = (
   const { session } = options;
   const told =
     typeof options.messagesAt === 'number' && Number.isFinite(options.messagesAt)
-      ? options.messagesAt
+      ? plainTime(options.messagesAt)
       : session !== undefined && Number.isFinite(at)
         ? at
         : undefined;

@@ -7,6 +7,7 @@ import {
   type ProfileFact,
   sameFacts,
 } from './model.js';
+import { plainTimeOf } from '../base/time.js';
 import { type NotesLedger, ownLedger, selectGlobalFacts, selectUserNotes, withUserNotes } from './ledger.js';
 
 /** A profile as rewritten by the optional model-backed consolidation. */
@@ -26,7 +27,8 @@ export interface ProfileRewriteInput {
  */
 export const rewriteProfile = (ledger: NotesLedger, input: ProfileRewriteInput): NotesLedger => {
   if (typeof input !== 'object' || input === null) return ledger;
-  const { user, at } = input;
+  const { user } = input;
+  const at = plainTimeOf(input.at);
   if (!isNotesId(user) || typeof at !== 'number' || !Number.isFinite(at)) return ledger;
   const owned = ownLedger(ledger);
   const profile = selectGlobalFacts(owned, user);

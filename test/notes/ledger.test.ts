@@ -530,3 +530,30 @@ describe('a ledger the caller owns (item 15)', () => {
     expect(push(initial)).not.toThrow();
   });
 });
+
+describe('-0 as a time', () => {
+  const viaJson = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+  const timeArb = fc.oneof(fc.constant(-0), fc.integer({ min: -2, max: 2 }));
+
+  it('a ledger extracted, merged and rewritten at any times, -0 among them, deep-equals its JSON round trip', () => {
+    fc.assert(
+      fc.property(timeArb, timeArb, timeArb, timeArb, (at, messagesAt, mergedAt, rewrittenAt) => {
+        let ledger = applyExtraction(emptyNotesLedger(), {
+          user: 'maya',
+          session: 's1',
+          facts: [people('Partner is Jordan')],
+          at,
+          messagesAt,
+        });
+        ledger = consolidateSession(ledger, { user: 'maya', session: 's1', at: mergedAt });
+        ledger = rewriteProfile(ledger, { user: 'maya', facts: [people('Partner is Jordan Lee')], at: rewrittenAt });
+        expect(viaJson(ledger)).toEqual(ledger);
+        const profile = consolidateGlobalFacts(undefined, [people('Lives in Lisbon')], at, {
+          session: 's2',
+          messagesAt,
+        });
+        expect(viaJson(profile)).toEqual(profile);
+      }),
+    );
+  });
+});
