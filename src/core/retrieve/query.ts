@@ -61,7 +61,11 @@ const refuse = (message: string): E.Either<QueryFailure, never> => E.left(failur
  */
 export const parseFactQuery = (input: unknown): E.Either<QueryFailure, FactQuery> => {
   if (!isRecord(input)) return refuse('the query is not an object');
-  const { taskDescription, taskId, tags, maxFacts, maxTokens, countTokens, ranking, minScore, layout, scratch } = input;
+  const { taskDescription, taskId, maxFacts, maxTokens, countTokens, ranking, minScore, layout, scratch } = input;
+  // The tag list read once too: the tags checked are the ones the retrieval filters by, whatever
+  // a Proxy answers later (a frozen list cannot change).
+  const given = input['tags'];
+  const tags: unknown = Array.isArray(given) && !Object.isFrozen(given) ? [...(given as unknown[])] : given;
   if (typeof taskDescription !== 'string') return refuse('taskDescription is not a string');
   if (typeof taskId !== 'string') return refuse('taskId is not a string');
   if (!isCount(maxFacts)) return refuse('maxFacts is not a number of facts (0 or more)');

@@ -206,6 +206,20 @@ describe('retrieveFacts', () => {
     expect(explainRetrievalEither(store, full)).toEqual(E.right(explainRetrieval(store, full)));
   });
 
+  it('parseFactQuery reads the tag list once: a list whose elements change after the check filters by the tags checked', () => {
+    let reads = 0;
+    const shifting = new Proxy(['decision'], {
+      get: (target, key, receiver) => (key === '0' && reads++ > 0 ? 'test' : Reflect.get(target, key, receiver)),
+    });
+    const plain = query('rate limiting', { tags: ['decision'] });
+    const parsed = parseFactQuery(query('rate limiting', { tags: shifting as never }));
+    expect(parsed).toEqual(E.right(plain));
+    expect(E.map((checked: FactQuery) => retrieveFacts(store, checked))(parsed)).toEqual(
+      E.right(retrieveFacts(store, plain)),
+    );
+    expect(retrieveFacts(store, plain).map((kept) => kept.relation)).toEqual(['summary']);
+  });
+
   it('answers the same with a scratch of its own as with the default one', () => {
     const own = createRetrievalScratch();
     for (const text of ['login', 'rate limiting', 'billing invoice', 'naming handlers'])
