@@ -9,6 +9,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { describeError } from '../../base/describe.js';
 import { readOnce } from '../../base/record.js';
 import { internalFailure } from '../../base/failure.js';
+import { parseEventTime } from '../../base/time.js';
 import { deepFreeze } from '../../persistent/freeze.js';
 import { outsideRuns } from '../../persistent/owner.js';
 import { createShell } from '../../shell/shell.js';
@@ -282,12 +283,17 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
     share: shareState,
   });
 
-  /** The time of a call: `at` when given, else the clock's; a time must be a finite number. */
+  /**
+   * The time of a call: `at` when given, else the clock's; a time must be a finite number within
+   * the years 0000 to 9999, as a history's and a session's are, so that the tracker's events can
+   * always be written out as one.
+   */
   const timeOf = (at?: unknown): E.Either<TrackerError, number> => {
-    if (at !== undefined)
-      return typeof at === 'number' && Number.isFinite(at)
-        ? E.right(at)
-        : E.left(invalidInput('the time is not a finite number'));
+    if (at !== undefined) {
+      if (typeof at !== 'number' || !Number.isFinite(at))
+        return E.left(invalidInput('the time is not a finite number'));
+      return E.mapLeft((reason: string) => invalidInput(`the time: ${reason}`))(parseEventTime(at));
+    }
     let now: unknown;
     try {
       now = clock();
@@ -295,9 +301,11 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
       // The clock is the caller's function: its failure is the caller's input, not a bug here.
       return E.left(invalidInput(`the clock failed: ${describeError(error)}`));
     }
-    return typeof now === 'number' && Number.isFinite(now)
-      ? E.right(now)
-      : E.left(invalidInput(`the clock returned ${String(now)}, not a finite number of milliseconds`));
+    if (typeof now !== 'number' || !Number.isFinite(now))
+      return E.left(invalidInput(`the clock returned ${String(now)}, not a finite number of milliseconds`));
+    return E.mapLeft((reason: string) => invalidInput(`the clock returned a time out of range: ${reason}`))(
+      parseEventTime(now),
+    );
   };
 
   /**

@@ -154,6 +154,27 @@ describe('hostile input objects (issue 14, item 4)', () => {
     expect(selectValidFacts(tracker.getSnapshot()).some((fact) => fact.subject === 'src/c.ts')).toBe(false);
   });
 
+  it('a time or a clock outside the years 0000 to 9999 is invalid_input, as a history and a session refuse it, and nothing is recorded', () => {
+    const heard: unknown[] = [];
+    for (const time of [1e21, -1e300, 253_402_300_800_000, -62_167_219_200_001]) {
+      const byAt = createFactTracker({ clock: () => 5, onError: (failure) => heard.push(failure) });
+      expect(byAt.recordPrompt('1', 'Add a route', time)).toEqual(
+        E.left({ code: 'invalid_input', message: `the time: ${time} milliseconds is outside the years 0000 to 9999` }),
+      );
+      const byClock = createFactTracker({ clock: () => time, onError: (failure) => heard.push(failure) });
+      const answer = byClock.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', ['src/a.ts']) });
+      expect(E.isLeft(answer) && answer.left.code).toBe('invalid_input');
+      expect([byAt.events(), byClock.events(), selectValidCount(byClock.getSnapshot())]).toEqual([[], [], 0]);
+    }
+    expect(heard).toEqual([]);
+    // The first and the last millisecond of those years are times like any other.
+    const edges = createFactTracker({ clock: () => 253_402_300_799_999 });
+    expect(
+      E.isRight(edges.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', ['src/a.ts']) })),
+    ).toBe(true);
+    expect(E.isRight(edges.recordPrompt('2', 'Add a route', -62_167_219_200_000))).toBe(true);
+  });
+
   it('a result whose getter or Proxy trap throws anywhere in it is invalid_input naming why, as a session answers it, never internal', () => {
     const heard: unknown[] = [];
     const tracker = createFactTracker({ clock: () => 5, onError: (failure) => heard.push(failure) });
