@@ -15,6 +15,7 @@ import {
 } from '../fact.js';
 import { clipEnd, clipStart, collapseWhitespace, wellFormed } from '../../base/text.js';
 import { plainTime } from '../../base/time.js';
+import { isRecord } from '../../base/record.js';
 import type { ImplementerResult, ReviewerResult } from './contract.js';
 import { readString } from './fields.js';
 import type { ExtractionRule, FactDraft, RuleContext } from './rule.js';
@@ -97,6 +98,8 @@ const runRules = <Result>(
   if (E.isLeft(taskId)) return { facts: [], warnings: [`no facts extracted: ${taskId.left}`] };
   if (typeof at !== 'number' || !Number.isFinite(at))
     return { facts: [], warnings: ['no facts extracted: the time is not a finite number'] };
+  // Said, not silently empty: every rule would read nothing of it.
+  if (!isRecord(result)) return { facts: [], warnings: ['no facts extracted: the result is not an object'] };
   const warnings: string[] = [];
   const resultTaskId = readString(result, 'task_id');
   if (resultTaskId !== undefined && collapseWhitespace(resultTaskId) !== taskId.right)
