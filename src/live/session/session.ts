@@ -422,7 +422,8 @@ const open = async (
 
   /**
    * A call's boundary: what its input does before the call takes its turn (a getter that throws)
-   * becomes `internal` too.
+   * becomes a failure too (`boundaryFailure`: `internal`, or `invalid_input` for a token counter
+   * that answered no number of tokens).
    */
   const atBoundary =
     <I, T>(call: (input: I) => Promise<E.Either<SessionError, T>>) =>
