@@ -1,9 +1,10 @@
 /**
  * What the PostgreSQL driver throws, as the tagged one-line failures the stores return, and
  * what each means for trying again: a server that cannot be reached now may be back in a
- * moment (a restart, a failover), while a wrong password or a missing privilege will not
- * change by waiting. Every message names the store by its location (no password) and has
- * every secret of its URL scrubbed, since a driver's message may quote what it was given.
+ * moment (a restart, a failover), while a wrong password, a missing privilege or a server
+ * that takes no writes (a hot standby) will not change by waiting. Every message names the
+ * store by its location (no password) and has every secret of its URL scrubbed, since a
+ * driver's message may quote what it was given.
  */
 import { describeError } from '../base/describe.js';
 import { type Failure, failure, internalFailure } from '../base/failure.js';
@@ -100,6 +101,15 @@ export const classifyError = (error: unknown, context: FailureContext): Classifi
       return made(
         'store_privilege',
         `PostgreSQL at ${location} refused an operation: ${message} (grant the privileges the store needs, or run "fact-tracker db migrate" as the schema's owner)`,
+        false,
+        true,
+      );
+    case '25006':
+      // A hot standby, or default_transaction_read_only set for the role or the database: the
+      // statement was refused whole, and waiting will not make the server take writes.
+      return made(
+        'store_privilege',
+        `PostgreSQL at ${location} is read-only (a hot standby, or default_transaction_read_only is on) and refused a write, so nothing was written: ${message} (point the store at the primary, or turn default_transaction_read_only off for the store's role and database)`,
         false,
         true,
       );

@@ -77,6 +77,13 @@ describe('a PostgreSQL failure', () => {
       false,
       true,
     ],
+    [
+      'a read-only server',
+      thrown('cannot execute INSERT in a read-only transaction', { code: '25006' }),
+      'store_privilege',
+      false,
+      true,
+    ],
     ['a missing database', thrown('database "memory" does not exist', { code: '3D000' }), 'store_url', false, true],
     [
       'missing tables',
@@ -99,6 +106,16 @@ describe('a PostgreSQL failure', () => {
   ])('%s: %s, transient %s, answered %s', (_name, error, code, transient, answered) => {
     const classified = classifyError(error, context);
     expect([classified.failure.code, classified.transient, classified.answered]).toEqual([code, transient, answered]);
+  });
+
+  it('says a read-only server refused a write and nothing was written, and where to write instead', () => {
+    const { failure } = classifyError(
+      thrown('cannot execute UPDATE in a read-only transaction', { code: '25006' }),
+      context,
+    );
+    expect(failure.message).toBe(
+      "PostgreSQL at postgres://app@db.internal:5432/memory is read-only (a hot standby, or default_transaction_read_only is on) and refused a write, so nothing was written: cannot execute UPDATE in a read-only transaction (point the store at the primary, or turn default_transaction_read_only off for the store's role and database)",
+    );
   });
 
   it('is one line naming the store, with every secret of its URL scrubbed', () => {

@@ -436,4 +436,48 @@ describe.skipIf(postgresUnavailable !== undefined)('a PostgreSQL store that cann
     expectOneLine(await readOnly.append('s', 0, ['{}']), 'store_privilege');
     await readOnly.close();
   });
+
+  it('says a read-only server (a standby, default_transaction_read_only) refused a write, at once, and still reads', async () => {
+    // A database of its own: the setting is the database's, and this file's other tests write.
+    const url = await server().createDatabase();
+    const settings = { schema: 'standby' };
+    const writer = postgresSessionStore(url, settings);
+    opened.push(writer);
+    const written = right(await openSession('s', { store: writer, clock: () => 1_000 }));
+    right(await written.invalidateFact({ subject: 'task:1', relation: 'summary', at: 1 }));
+    const writerNotes = postgresNotesStore(url, settings);
+    right(await writerNotes.save('maya', { sessions: [{ session: 'chat', value: { facts: [] }, expected: 0 }] }));
+    await writerNotes.close();
+    await server().admin(`ALTER DATABASE ${new URL(url).pathname.slice(1)} SET default_transaction_read_only = on`);
+
+    // A refusal is no transient failure: with 30 s to retry in, it is answered at once.
+    const readOnly = { ...settings, retryMs: 30_000 };
+    const store = postgresSessionStore(url, readOnly);
+    opened.push(store);
+    const readOnlyMessage =
+      /is read-only \(a hot standby, or default_transaction_read_only is on\).*nothing was written/u;
+    const started = Date.now();
+    expect(expectOneLine(await store.append('s', 1, ['{}']), 'store_privilege')).toMatch(readOnlyMessage);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const session = right(await openSession('s', { store, clock: () => 2_000 }));
+    expect(right(await session.snapshot())).toEqual(right(await written.snapshot()));
+    expect(
+      expectOneLine(await session.invalidateFact({ subject: 'task:2', relation: 'summary', at: 2 }), 'store_privilege'),
+    ).toMatch(readOnlyMessage);
+    expect(right(await session.snapshot())).toEqual(right(await written.snapshot()));
+    expect(right(await store.list())).toEqual(['s']);
+    expect(right(await store.read('s', 0)).position).toBe(1);
+
+    const notes = postgresNotesStore(url, readOnly);
+    expect(right(await notes.load('maya', 'chat')).session.version).toBe(1);
+    const saved = await notes.save('maya', { sessions: [{ session: 'chat', value: { facts: [] }, expected: 1 }] });
+    expect(expectOneLine(saved, 'unavailable')).toMatch(/^store_privilege: /u);
+    expect(expectOneLine(saved, 'unavailable')).toMatch(readOnlyMessage);
+    expect(right(await notes.load('maya', 'chat')).session.version).toBe(1);
+    await notes.close();
+    // A schema that is not there yet cannot be created there either.
+    const unmade = postgresSessionStore(url, { schema: 'not_made', retryMs: 30_000 });
+    opened.push(unmade);
+    expect(expectOneLine(await unmade.list(), 'store_privilege')).toMatch(readOnlyMessage);
+  });
 });

@@ -9,8 +9,9 @@ import type { FactTag, SourceRole } from '../../core/fact.js';
 /**
  * Why a store could not be reached or used at all, whichever session was asked for: its
  * address is not one (`store_url`), its server cannot be reached (`store_unreachable`), it
- * refused the credentials (`store_auth`) or an operation (`store_privilege`), or its schema is
- * missing or newer than this library (`store_schema`).
+ * refused the credentials (`store_auth`) or an operation (`store_privilege`: a privilege the
+ * role lacks, or a write to a read-only server), or its schema is missing or newer than this
+ * library (`store_schema`).
  */
 export type StoreAccessCode = 'store_url' | 'store_unreachable' | 'store_auth' | 'store_privilege' | 'store_schema';
 
