@@ -5,6 +5,7 @@
  * reads a date-time without an offset as local time, and none of that may leak into a replay.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { kindOf } from './describe.js';
 
 const ISO_TIME =
   /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/u;
@@ -44,6 +45,8 @@ export const timeAfter = (time: number, ms: number): number => Math.min(time + m
  * years 0000 to 9999 (UTC), where epoch milliseconds are refused too.
  */
 export const parseIsoTime = (text: string): E.Either<string, number> => {
+  // Text that is no string (null) is a programmer's mistake, not a time to refuse: said plainly.
+  if (typeof text !== 'string') throw new TypeError(`the time is ${kindOf(text)}, not a string`);
   const match = ISO_TIME.exec(text.trim());
   if (match === null) return E.left(`${JSON.stringify(text)} is not an ISO-8601 time`);
   const [, y, mo, d, h = '0', mi = '0', s = '0', fraction = '', zone] = match;

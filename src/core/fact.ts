@@ -1,4 +1,5 @@
 import * as E from 'fp-ts/lib/Either.js';
+import { kindOf } from '../base/describe.js';
 import { sha256HexPrefix } from '../base/hash.js';
 import { isRecord } from '../base/record.js';
 import { wellFormed } from '../base/text.js';
@@ -45,6 +46,15 @@ export const createFactId = (subject: string, relation: string, object: string):
 
 /** Facts about files: their history lends them the context of every task that asserted them. */
 export const isFileFact = (fact: SessionFact): boolean => fact.tags.includes('file_change');
+
+/**
+ * `fact`, refused with a TypeError naming it when it is no object (null from an unset variable):
+ * a programmer's mistake, said plainly rather than as a failure deep inside.
+ */
+export const checkedFact = (fact: SessionFact, name: string): SessionFact => {
+  if (typeof fact !== 'object' || fact === null) throw new TypeError(`${name} is ${kindOf(fact)}, not a fact`);
+  return fact;
+};
 
 /** True for one of the six fact tags. */
 export const isFactTag = (value: unknown): value is FactTag =>
@@ -154,15 +164,21 @@ const validateNewFact = (input: unknown): E.Either<string, SessionFact> => {
   });
 };
 
-/** Builds a fact with its id derived from the triple (no validation: pass it through `parseNewFact` or `addFacts`). */
-export const makeFact = (fields: Omit<SessionFact, 'id' | 'validTo'>): SessionFact => ({
-  id: createFactId(fields.subject, fields.relation, fields.object),
-  subject: fields.subject,
-  relation: fields.relation,
-  object: fields.object,
-  tags: fields.tags,
-  validFrom: fields.validFrom,
-  sourceTaskId: fields.sourceTaskId,
-  sourceRole: fields.sourceRole,
-  confidence: fields.confidence,
-});
+/**
+ * Builds a fact with its id derived from the triple (no validation: pass it through
+ * `parseNewFact` or `addFacts`). Fields that are no object (null) are refused with a TypeError.
+ */
+export const makeFact = (fields: Omit<SessionFact, 'id' | 'validTo'>): SessionFact => {
+  if (!isRecord(fields)) throw new TypeError(`the fields are ${kindOf(fields)}, not an object (a fact's fields)`);
+  return {
+    id: createFactId(fields.subject, fields.relation, fields.object),
+    subject: fields.subject,
+    relation: fields.relation,
+    object: fields.object,
+    tags: fields.tags,
+    validFrom: fields.validFrom,
+    sourceTaskId: fields.sourceTaskId,
+    sourceRole: fields.sourceRole,
+    confidence: fields.confidence,
+  };
+};

@@ -1,5 +1,14 @@
+import { kindOf } from '../base/describe.js';
+
 /** Counts the tokens of a text; used wherever a budget applies. */
 export type TokenCounter = (text: string) => number;
 
-/** The default estimate: ceil(characters / 4). */
-export const estimateTokens: TokenCounter = (text) => Math.ceil(text.length / 4);
+/**
+ * The default estimate: ceil(characters / 4). A text that is no string (null) is refused with a
+ * TypeError naming it, rather than read as `NaN` tokens or failing on its length: one `typeof`,
+ * as budgets call it in their tightest loops.
+ */
+export const estimateTokens: TokenCounter = (text) => {
+  if (typeof text !== 'string') throw new TypeError(`the text is ${kindOf(text)}, not a string`);
+  return Math.ceil(text.length / 4);
+};

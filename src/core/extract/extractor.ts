@@ -4,6 +4,7 @@
  * throws and never produces a fact the store would reject.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { kindOf } from '../../base/describe.js';
 import {
   FACT_LIMITS,
   makeFact,
@@ -150,12 +151,20 @@ export const createExtractor = (rules: {
   readonly reviewerRules: ReadonlyArray<ExtractionRule<ReviewerResult>>;
   readonly maxFactsPerResult?: number;
 }): Extractor => {
-  const maxFacts = normalizeMaxFacts(rules.maxFactsPerResult);
+  // Rules that are no object, or lists that are no arrays, are a programmer's mistake: said
+  // plainly here, not as a failure deep inside the first extraction. Each field read once.
+  if (!isRecord(rules))
+    throw new TypeError(`the rules are ${kindOf(rules)}, not an object (implementerRules and reviewerRules)`);
+  const { implementerRules, reviewerRules, maxFactsPerResult } = rules as typeof rules;
+  if (!Array.isArray(implementerRules))
+    throw new TypeError(`implementerRules is ${kindOf(implementerRules)}, not an array of rules`);
+  if (!Array.isArray(reviewerRules))
+    throw new TypeError(`reviewerRules is ${kindOf(reviewerRules)}, not an array of rules`);
+  const maxFacts = normalizeMaxFacts(maxFactsPerResult);
   return {
     extractFromImplementer: (result, taskId, at) =>
-      runRules(rules.implementerRules, maxFacts, 'implementer', result, taskId, at),
-    extractFromReviewer: (result, taskId, at) =>
-      runRules(rules.reviewerRules, maxFacts, 'reviewer', result, taskId, at),
+      runRules(implementerRules, maxFacts, 'implementer', result, taskId, at),
+    extractFromReviewer: (result, taskId, at) => runRules(reviewerRules, maxFacts, 'reviewer', result, taskId, at),
   };
 };
 

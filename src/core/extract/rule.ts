@@ -1,3 +1,4 @@
+import { kindOf } from '../../base/describe.js';
 import type { FactTag } from '../fact.js';
 import { clipEnd, clipStart, collapseWhitespace, trimEndOf } from '../../base/text.js';
 
@@ -28,11 +29,20 @@ export const FREE_TEXT_LIMIT = 120;
 /** The longest path kept as a subject. */
 export const PATH_LIMIT = 200;
 
+/**
+ * `text`, refused with a TypeError when it is no string (a rule's field read as null): a
+ * programmer's mistake, said plainly rather than as a failure deep inside the text functions.
+ */
+const checkedText = (text: string): string => {
+  if (typeof text !== 'string') throw new TypeError(`the text is ${kindOf(text)}, not a string`);
+  return text;
+};
+
 /** Free text as a fact object: whitespace-collapsed, clipped to 120 characters ending in `...`. */
-export const freeText = (text: string): string => clipEnd(collapseWhitespace(text), FREE_TEXT_LIMIT);
+export const freeText = (text: string): string => clipEnd(collapseWhitespace(checkedText(text)), FREE_TEXT_LIMIT);
 
 /** A path as a subject: whitespace-collapsed, clipped to 200 characters keeping its end. */
-export const pathText = (text: string): string => clipStart(collapseWhitespace(text), PATH_LIMIT);
+export const pathText = (text: string): string => clipStart(collapseWhitespace(checkedText(text)), PATH_LIMIT);
 
 const PLACEHOLDERS = new Set([
   'none',
@@ -63,6 +73,6 @@ const LONGEST_PLACEHOLDER = Math.max(...[...PLACEHOLDERS].map((placeholder) => p
  * case-insensitively, final `.`s and `!`s aside. Linear in the entry's length.
  */
 export const isPlaceholder = (text: string): boolean => {
-  const bare = trimEndOf(collapseWhitespace(text), '.!');
+  const bare = trimEndOf(collapseWhitespace(checkedText(text)), '.!');
   return bare === '' || (bare.length <= LONGEST_PLACEHOLDER && PLACEHOLDERS.has(bare.toLowerCase()));
 };

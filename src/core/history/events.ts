@@ -10,6 +10,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { z } from 'zod';
+import { kindOf } from '../../base/describe.js';
 import { exceedsJsonDepth } from '../../base/json.js';
 import { describeKind, formatPath, quoteValue } from '../../base/schema.js';
 import { type Fields, isRecord } from '../../base/record.js';
@@ -313,8 +314,10 @@ export const parseHistoryLine = (
   text: string,
   line: number,
   previousAt: number | undefined,
-): E.Either<HistoryLineError, HistoryEvent> =>
-  pipe(
+): E.Either<HistoryLineError, HistoryEvent> => {
+  // A line that is no text (null) is a programmer's mistake, as a history that is none: said plainly.
+  if (typeof text !== 'string') throw new TypeError(`the line is ${kindOf(text)}, not a string`);
+  return pipe(
     readJsonObject(text),
     E.chain((fields): E.Either<Problem, HistoryEvent | Record<string, unknown>> => {
       const plain = plainEvent(fields, line, previousAt);
@@ -325,6 +328,7 @@ export const parseHistoryLine = (
       (event) => event as HistoryEvent,
     ),
   );
+};
 
 /** A line's fields read by the schemas: its event, or its first problem. */
 export const decodeEvent = (

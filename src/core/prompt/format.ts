@@ -1,5 +1,4 @@
-import { kindOf } from '../../base/describe.js';
-import type { SessionFact } from '../fact.js';
+import { checkedFact, type SessionFact } from '../fact.js';
 import { clipEnd, clipStart, collapseWhitespace } from '../../base/text.js';
 import { DEFAULT_LAYOUT, type SectionLayout } from '../retrieve/defaults.js';
 
@@ -26,15 +25,6 @@ export const createFactLines = (): FactLines => new WeakMap();
 
 /** The lines `formatFactLine` and `formatSessionFacts` remember when given no table of their own. */
 export const factLines: FactLines = createFactLines();
-
-/**
- * `fact`, refused with a TypeError naming it when it is no object (null from an unset variable):
- * a programmer's mistake, said plainly rather than as a failure deep inside.
- */
-const checkedFact = (fact: SessionFact, name: string): SessionFact => {
-  if (typeof fact !== 'object' || fact === null) throw new TypeError(`${name} is ${kindOf(fact)}, not a fact`);
-  return fact;
-};
 
 const drawFactLine = (fact: SessionFact): string => {
   const relation = clipEnd(field(fact.relation), FIELD_LIMIT);

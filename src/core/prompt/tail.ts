@@ -1,3 +1,5 @@
+import { kindOf } from '../../base/describe.js';
+import { isRecord } from '../../base/record.js';
 import { collapseWhitespace } from '../../base/text.js';
 
 /** Input of `buildDispatchDynamicTail`. */
@@ -47,6 +49,8 @@ const given = (text: string | undefined): text is string => typeof text === 'str
  * instruction when given, the session context when not blank, then the task prompt.
  */
 export const buildDispatchDynamicTail = (input: DispatchTailInput): string => {
+  // An input that is no object (null from an unset variable) is a programmer's mistake: said plainly.
+  if (!isRecord(input)) throw new TypeError(`the input is ${kindOf(input)}, not an object (a dispatch tail's fields)`);
   const lines = [
     `Task ID: ${oneLine(input.taskId)}`,
     `Max output tokens: ${input.maxOutputTokens}`,

@@ -8,6 +8,8 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
+import { kindOf } from '../../base/describe.js';
+import { isRecord } from '../../base/record.js';
 import { deepFreeze } from '../../persistent/freeze.js';
 import { createOwner, outsideRuns, transientRun } from '../../persistent/owner.js';
 import type { SessionFact } from '../fact.js';
@@ -387,6 +389,11 @@ export const replayHistory = (text: string, options: ReplayOptions = {}): Replay
 
 /** Every fact's score and decision for the prompt event on `line` of a replay run with `keepRetrievals`, if that line is a replayed prompt. */
 export const explainPromptAt = (result: ReplayResult, line: number): O.Option<ReadonlyArray<RetrievalDecision>> => {
+  // A result that is not one (null from an unset variable) is a programmer's mistake: said plainly.
+  if (!isRecord(result) || !Array.isArray(result.retrievals))
+    throw new TypeError(
+      `the result is ${isRecord(result) ? 'an object without retrievals' : kindOf(result)}, not a replay result (replayHistory makes one)`,
+    );
   const retrieval = result.retrievals.find((entry) => entry.line === line);
   return retrieval === undefined ? O.none : O.some(explainRetrieval(retrieval.store, retrieval.query));
 };

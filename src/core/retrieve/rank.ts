@@ -26,7 +26,9 @@
  * docs/retrieval.md); `DEFAULT_RANKING` ships the fitted values.
  */
 import * as PMap from '../../persistent/persistentMap.js';
-import type { SessionFact } from '../fact.js';
+import { kindOf } from '../../base/describe.js';
+import { isRecord } from '../../base/record.js';
+import { checkedFact, type SessionFact } from '../fact.js';
 import { type Postings, postingsMaxWeight, postingsSize } from '../search/postings.js';
 import { PRIOR_CLASSES, priorFlags } from '../search/priors.js';
 import { RECENT_TASKS, type SearchIndex } from '../search/searchIndex.js';
@@ -290,12 +292,19 @@ export const priorValue = (flags: number, priors: RankingPriors, duplicate: bool
   return value;
 };
 
-/** The priors that apply to a fact, by name, and their product (`duplicate`: see `flagPriors`). */
+/**
+ * The priors that apply to a fact, by name, and their product (`duplicate`: see `flagPriors`).
+ * A fact or priors that are no object (null) are refused with a TypeError naming them.
+ */
 export const factPriors = (
   fact: SessionFact,
   priors: RankingPriors,
   duplicate = false,
-): { names: string[]; value: number } => flagPriors(priorFlags(fact), priors, duplicate);
+): { names: string[]; value: number } => {
+  const flags = priorFlags(checkedFact(fact, 'the fact'));
+  if (!isRecord(priors)) throw new TypeError(`the priors are ${kindOf(priors)}, not ranking priors (an object)`);
+  return flagPriors(flags, priors, duplicate);
+};
 
 /**
  * The largest prior a fact with these flags can get, whatever the store says of duplicates:

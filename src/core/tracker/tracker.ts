@@ -6,7 +6,7 @@
  * `Left` with code `internal`, which `onError` hears too.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { describeError } from '../../base/describe.js';
+import { describeError, kindOf } from '../../base/describe.js';
 import { readOnce } from '../../base/record.js';
 import { internalFailure } from '../../base/failure.js';
 import { parseEventTime } from '../../base/time.js';
@@ -14,7 +14,7 @@ import { deepFreeze } from '../../persistent/freeze.js';
 import { outsideRuns } from '../../persistent/owner.js';
 import { createShell } from '../../shell/shell.js';
 import type { Extraction } from '../extract/extractor.js';
-import { type FactTag, isFactTag, type SessionFact, type SourceRole } from '../fact.js';
+import { checkedFact, type FactTag, isFactTag, type SessionFact, type SourceRole } from '../fact.js';
 import { buildDispatchDynamicTail } from '../prompt/tail.js';
 import type { SectionLayout } from '../retrieve/defaults.js';
 import type { RankingOverrides } from '../retrieve/rank.js';
@@ -456,9 +456,11 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
 /** Facts in the `{ k, v, confidence }` shape of an orchestrator's state snapshot. */
 export const toStateSnapshotFacts = (
   facts: ReadonlyArray<SessionFact>,
-): ReadonlyArray<{ k: string; v: string; confidence: number }> =>
-  facts.map((fact) => ({
-    k: `session_fact:${fact.subject}:${fact.relation}`,
-    v: fact.object,
-    confidence: fact.confidence,
-  }));
+): ReadonlyArray<{ k: string; v: string; confidence: number }> => {
+  // Facts that are not a list of them (null from an unset variable) are a programmer's mistake: said plainly.
+  if (!Array.isArray(facts)) throw new TypeError(`facts is ${kindOf(facts)}, not an array of facts`);
+  return facts.map((fact, i) => {
+    const { subject, relation, object, confidence } = checkedFact(fact, `facts[${i}]`);
+    return { k: `session_fact:${subject}:${relation}`, v: object, confidence };
+  });
+};

@@ -186,8 +186,25 @@ const ingest = (state: TrackerState, event: DispatchInput): TrackerStep<Dispatch
   return [withStore(state, store), events, { type: 'dispatch', ingested: E.right({ ...extraction, facts }) }];
 };
 
+/**
+ * Refuses, with a TypeError, a state that is not a tracker state: a programmer's mistake, said
+ * plainly rather than as a failure deep inside.
+ */
+const checkState = (state: TrackerState): void => {
+  if (!isRecord(state) || !isRecord(state.settings))
+    throw new TypeError('the state is not a tracker state (initialTrackerState makes one)');
+  checkedFactStore(state.store);
+};
+
+/** Refuses, with a TypeError naming what it is, an event that is no object (null from an unset variable). */
+const checkEvent = (event: unknown, kind: string): void => {
+  if (!isRecord(event)) throw new TypeError(`the event is ${kindOf(event)}, not an object (${kind})`);
+};
+
 /** The retrieval query a prompt event runs on `state`: its own fields, the settings for the rest. */
 export const promptQuery = (state: TrackerState, event: PromptInput, env: TrackerEnvironment = {}): FactQuery => {
+  checkState(state);
+  checkEvent(event, 'a prompt event');
   const { settings } = state;
   return {
     taskDescription: event.taskPrompt,
@@ -210,7 +227,9 @@ export const selectSessionContext = (
   event: PromptInput,
   env: TrackerEnvironment = {},
 ): PromptOutput => {
-  const facts = retrieveFacts(state.store, promptQuery(state, event, env));
+  // The query first: it checks the state and the event before anything reads them.
+  const query = promptQuery(state, event, env);
+  const facts = retrieveFacts(state.store, query);
   return {
     type: 'prompt',
     taskId: event.taskId,
@@ -228,6 +247,8 @@ export const recordPrompt = (
   state: TrackerState,
   event: Pick<PromptInput, 'taskId' | 'taskPrompt' | 'at'>,
 ): readonly [TrackerState, ReadonlyArray<TrackerEvent>] => {
+  checkState(state);
+  checkEvent(event, 'a prompt event');
   const taskId = normalizeTaskId(event.taskId);
   const { taskPrompt, at } = event;
   if (E.isLeft(taskId) || typeof taskPrompt !== 'string' || taskPrompt.trim() === '' || !isTime(at))
@@ -310,10 +331,8 @@ export function trackerTransition(
 ): TrackerStep<CompactOutput>;
 export function trackerTransition(state: TrackerState, event: TrackerInput, env?: TrackerEnvironment): TrackerStep;
 export function trackerTransition(state: TrackerState, event: TrackerInput, env: TrackerEnvironment = {}): TrackerStep {
-  // A state that is not one is a programmer's mistake: said plainly, not as a failure deep inside.
-  if (!isRecord(state)) throw new TypeError('the state is not a tracker state (initialTrackerState makes one)');
-  checkedFactStore(state.store);
-  if (!isRecord(event)) throw new TypeError(`the event is ${kindOf(event)}, not an object (a history event)`);
+  checkState(state);
+  checkEvent(event, 'a history event');
   switch (event.type) {
     case 'dispatch':
       return ingest(state, event);
