@@ -57,6 +57,17 @@ export const removeInvisible = (text: string): string => text.replace(INVISIBLE,
 export const collapseWhitespace = (text: string): string =>
   isCollapsed(text) ? text : text.replace(INVISIBLE, '').replace(LINE_BREAKING, ' ').trim();
 
+/**
+ * True for text that shows nothing: empty, or only whitespace, control characters and invisible
+ * format characters (U+200B, U+200D, U+2060, U+FEFF, ...), all of which `collapseWhitespace`
+ * removes. Such text is blank wherever text is required: it renders as nothing, and a field made
+ * of it would be a fact about nothing a reader can see. Stops at the first visible character.
+ */
+export const isBlank = (text: string): boolean => {
+  for (let i = 0; i < text.length; i += 1) if (!mayBreakLine(text.charCodeAt(i))) return false;
+  return collapseWhitespace(text) === '';
+};
+
 /** A UTF-16 unit of a surrogate pair standing alone (the `u` flag matches a whole pair as one code point). */
 const LONE_SURROGATE = /[\uD800-\uDFFF]/gu;
 

@@ -2,7 +2,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { kindOf } from '../base/describe.js';
 import { sha256HexPrefix } from '../base/hash.js';
 import { isRecord } from '../base/record.js';
-import { wellFormed } from '../base/text.js';
+import { isBlank, wellFormed } from '../base/text.js';
 import { plainTime } from '../base/time.js';
 
 /** The categories a fact can carry. */
@@ -90,10 +90,11 @@ export const shareTags = (tags: ReadonlyArray<FactTag>): ReadonlyArray<FactTag> 
 
 /**
  * Why a fact's text field is malformed (not a string, blank, or longer than `max`), or
- * undefined: the rule every fact's fields pass, wherever a fact is made or read.
+ * undefined: the rule every fact's fields pass, wherever a fact is made or read. Text of
+ * invisible characters only (zero-width spaces, joiners, U+2060) is blank: it shows nothing.
  */
 export const textFieldProblem = (field: string, value: unknown, max: number): string | undefined => {
-  if (typeof value !== 'string' || value.trim() === '') return `${field} is missing or empty`;
+  if (typeof value !== 'string' || isBlank(value)) return `${field} is missing or empty`;
   if (value.length > max) return `${field} is longer than ${max} characters`;
   return undefined;
 };

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { collapseWhitespace } from '../../src/base/text.js';
+import { collapseWhitespace, isBlank } from '../../src/base/text.js';
 
 const INVISIBLE_OR_BREAKING = /[\p{Cf}\p{Cc}\p{Zl}\p{Zp}\n\r\t]/u;
 
@@ -40,5 +40,46 @@ describe('collapseWhitespace', () => {
         kept.push(code.toString(16));
     }
     expect(kept).toEqual([]);
+  });
+});
+
+describe('isBlank', () => {
+  it.each([
+    ['empty', ''],
+    ['spaces and a tab', ' \t '],
+    ['a zero-width space', '\u200B'],
+    ['zero-width non-joiner and joiner', '\u200C\u200D'],
+    ['a word joiner and a byte-order mark', '\u2060\uFEFF'],
+    ['a soft hyphen and direction marks among spaces', ' \u00AD\u200E\u200F '],
+    ['tag characters', '\u{E0041}\u{E0042}'],
+    ['a bidi override and a control character', '\u202E\u0007'],
+  ])('is true for %s', (_name, text) => {
+    expect(isBlank(text)).toBe(true);
+  });
+
+  it.each([
+    ['a letter', 'a'],
+    ['a letter after a zero-width space', '\u200Ba'],
+    ['an emoji', '\u{1F680}'],
+    ['a no-break space before a digit', '\u00A07'],
+  ])('is false for %s', (_name, text) => {
+    expect(isBlank(text)).toBe(false);
+  });
+
+  it('is true exactly for the text collapseWhitespace leaves nothing of', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (text) => {
+        expect(isBlank(text)).toBe(collapseWhitespace(text) === '');
+      }),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom('\u200B', '\u2060', '\uFEFF', '\u{E0020}', ' ', '\n', 'x'), { maxLength: 10 }),
+        (chars) => {
+          const text = chars.join('');
+          expect(isBlank(text)).toBe(collapseWhitespace(text) === '');
+        },
+      ),
+    );
   });
 });

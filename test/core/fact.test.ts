@@ -4,7 +4,18 @@ import { describe, expect, it } from 'vitest';
 import * as E from 'fp-ts/lib/Either.js';
 import { shareTags } from '../../src/core/fact.js';
 import { clipEnd, clipStart, collapseWhitespace } from '../../src/base/text.js';
-import { createExtractor, createFactId, FACT_LIMITS, FACT_TAGS, type FactTag, parseNewFact } from '../../src/index.js';
+import {
+  addFacts,
+  createExtractor,
+  createFactId,
+  emptyFactStore,
+  FACT_LIMITS,
+  FACT_TAGS,
+  type FactTag,
+  makeFact,
+  parseNewFact,
+  selectValidCount,
+} from '../../src/index.js';
 
 const reference = (s: string, r: string, o: string): string =>
   createHash('sha256').update(`${s}\u001f${r}\u001f${o}`, 'utf8').digest('hex').slice(0, 16);
@@ -95,6 +106,61 @@ describe('one check of a fact', () => {
         const checked = parseNewFact(normalized);
         expect(E.isLeft(checked) && reason!.endsWith(checked.left)).toBe(true);
       }),
+    );
+  });
+});
+
+describe('text that shows nothing', () => {
+  /** Characters that render as nothing: invisible format characters, and whitespace and controls. */
+  const INVISIBLE = [
+    '\u200B',
+    '\u200C',
+    '\u200D',
+    '\u2060',
+    '\uFEFF',
+    '\u00AD',
+    '\u200E',
+    '\u061C',
+    '\u180E',
+    '\u{E0041}',
+  ];
+  const invisibleArb = fc
+    .array(fc.constantFrom(...INVISIBLE, ' ', '\t', '\n', '\u0007'), { minLength: 1, maxLength: 8 })
+    .map((chars) => chars.join(''))
+    .filter((text) => text.trim() !== '');
+  const fields = { subject: 'src/a.ts', relation: 'modified_by', object: 'task:1' } as const;
+  const factWith = (field: keyof typeof fields, text: string) =>
+    makeFact({
+      ...fields,
+      [field]: text,
+      tags: ['file_change'],
+      validFrom: 1,
+      sourceTaskId: '1',
+      sourceRole: 'implementer',
+      confidence: 1,
+    });
+
+  it('a subject, relation or object of invisible characters only (U+200B, U+2060, U+FEFF, ...) is refused as blank text is, and never stored', () => {
+    fc.assert(
+      fc.property(invisibleArb, fc.constantFrom('subject', 'relation', 'object' as const), (text, field) => {
+        expect(parseNewFact(factWith(field, text))).toEqual(E.left(`${field} is missing or empty`));
+        expect(parseNewFact(factWith(field, text))).toEqual(parseNewFact(factWith(field, '   ')));
+        expect(selectValidCount(addFacts(emptyFactStore(), [factWith(field, text)]))).toBe(0);
+      }),
+    );
+  });
+
+  it('text with one visible character among invisible ones is text', () => {
+    fc.assert(
+      fc.property(
+        invisibleArb,
+        invisibleArb,
+        fc.constantFrom('a', '7', '\u{1F680}', '\u00E9'),
+        (before, after, visible) => {
+          const fact = factWith('subject', `${before}${visible}${after}`);
+          expect(parseNewFact(fact)).toEqual(E.right(fact));
+        },
+      ),
     );
   });
 });

@@ -2,11 +2,13 @@
  * The registered extraction rules, one row of the contract's fact table each. Rules read the
  * result defensively: a missing or mis-typed field yields no facts, never an exception.
  */
+import { isBlank } from '../../base/text.js';
 import type { ImplementerResult, ReviewerResult } from './contract.js';
 import { readBoolean, readRecords, readString, readStrings } from './fields.js';
 import { type ExtractionRule, type FactDraft, freeText, isPlaceholder, pathText } from './rule.js';
 
-const nonEmpty = (text: string | undefined): text is string => text !== undefined && text.trim() !== '';
+/** Text that shows something: text of invisible characters only (U+200B) is as blank as spaces. */
+const nonEmpty = (text: string | undefined): text is string => text !== undefined && !isBlank(text);
 
 const unique = (values: ReadonlyArray<string>): string[] => [...new Set(values)];
 

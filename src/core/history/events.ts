@@ -14,7 +14,7 @@ import { kindOf } from '../../base/describe.js';
 import { exceedsJsonDepth } from '../../base/json.js';
 import { describeKind, formatPath, quoteValue } from '../../base/schema.js';
 import { type Fields, isRecord } from '../../base/record.js';
-import { clipEnd } from '../../base/text.js';
+import { clipEnd, isBlank } from '../../base/text.js';
 import { parseEventTime, timeAfter } from '../../base/time.js';
 import { FACT_TAGS, type FactTag, isFactTag, isSourceRole, SOURCE_ROLES, type SourceRole } from '../fact.js';
 import { HISTORY_LINE_LIMITS, type HistoryLine, linesOfText } from './lines.js';
@@ -100,8 +100,9 @@ const fieldError =
 
 const notAString = (value: unknown): string => `must be a string, not ${describeKind(value)}`;
 
+/** Text that shows something: blank text, or text of invisible characters only (U+200B), is empty. */
 const RequiredText = (whyNeeded: string) =>
-  z.string({ error: fieldError(whyNeeded, notAString) }).refine((text) => text.trim() !== '', 'is empty');
+  z.string({ error: fieldError(whyNeeded, notAString) }).refine((text) => !isBlank(text), 'is empty');
 
 const notACount = (value: unknown): string => `must be a whole number 0 or more, not ${quoteValue(value)}`;
 
@@ -248,7 +249,7 @@ export const readJsonObject = (text: string): E.Either<Problem, Fields> => {
     : E.left({ code: 'invalid_json', message: `expected a JSON object, not ${describeKind(value)}` });
 };
 
-const isText = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';
+const isText = (value: unknown): value is string => typeof value === 'string' && !isBlank(value);
 const isCount = (value: unknown): boolean => typeof value === 'number' && Number.isInteger(value) && value >= 0;
 const isTags = (value: unknown): value is FactTag[] => Array.isArray(value) && value.every(isFactTag);
 

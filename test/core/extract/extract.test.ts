@@ -208,6 +208,29 @@ describe('extractFromImplementer', () => {
     }
   });
 
+  it('reads text of invisible characters only (zero-width spaces and joiners, U+2060, U+FEFF) as blank: no fact and no warning, as for spaces', () => {
+    for (const invisible of ['\u200B', '\u200C\u200D', ' \u2060\uFEFF ', '\u00AD\u200E\u{E0041}']) {
+      const implementer = (fields: Partial<Record<keyof ImplementerResult, unknown>>): Extraction =>
+        extractFromImplementer(implementerResult(fields), '3', AT);
+      expect(implementer({ summary: invisible })).toEqual(implementer({ summary: '   ' }));
+      expect(implementer({ status: invisible })).toEqual(implementer({ status: '   ' }));
+      expect(implementer({ tests: [{ command: invisible, passed: true }] })).toEqual(
+        implementer({ tests: [{ command: '   ', passed: true }] }),
+      );
+      // A blocked task without a reason keeps its blocked_by fact, saying so.
+      expect(objectsOf(implementer({ status: 'blocked', summary: invisible }), 'blocked_by')).toEqual([
+        'blocked with no reason given',
+      ]);
+      const reviewer = (fields: Partial<Record<keyof ReviewerResult, unknown>>): Extraction =>
+        extractFromReviewer(reviewerResult(fields), '3', AT);
+      expect(reviewer({ assessment: invisible })).toEqual(reviewer({ assessment: '   ' }));
+      expect(reviewer({ issues: [{ file: 'src/a.ts', message: invisible }] })).toEqual(
+        reviewer({ issues: [{ file: 'src/a.ts', message: '   ' }] }),
+      );
+      expect(implementer({ summary: invisible }).warnings).toEqual([]);
+    }
+  });
+
   it('turns each changed file into a modified_by fact whose object is the task', () => {
     const extraction = extractFromImplementer(
       implementerResult({ files_changed: ['a.ts', 'lib/b.ts', 'c/d/e.ts'] }),

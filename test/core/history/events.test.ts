@@ -160,6 +160,29 @@ describe('parseHistory', () => {
     expect(parsed.events.map((event) => event.line)).toEqual([17]);
   });
 
+  it('reads a subject, relation or task id of invisible characters only (U+200B, U+2060, U+FEFF) as empty, as a blank one', () => {
+    const errorsOf = (text: string) =>
+      parseHistory(
+        history(
+          { type: 'invalidate', subject: text, relation: 'modified_by' },
+          { type: 'invalidate', subject: 'src/a.ts', relation: text },
+          { type: 'prompt', taskId: text, taskPrompt: 'x' },
+          { type: 'dispatch', role: 'implementer', taskId: text, result: implementerResult },
+        ),
+      );
+    for (const invisible of ['\u200B', '\u200C\u200D', '\u2060 \uFEFF']) {
+      const parsed = errorsOf(invisible);
+      expect(parsed).toEqual(errorsOf('  '));
+      expect(parsed.events).toEqual([]);
+      expect(parsed.errors.map((error) => error.message)).toEqual([
+        'subject is empty',
+        'relation is empty',
+        'taskId is empty',
+        'taskId is empty',
+      ]);
+    }
+  });
+
   it('accepts CRLF line ends and a byte-order mark', () => {
     const parsed = parseHistory(
       `\uFEFF${history({ type: 'compact', maxFacts: 1 })}\r\n${history({ type: 'compact', maxFacts: 2 })}\r\n`,
@@ -191,7 +214,7 @@ describe('the plain reading of a line', () => {
       type: mostly(fc.constantFrom('dispatch', 'prompt')),
       at: mostly(fc.constantFrom(undefined, '2026-03-02T10:00:00Z', 1_700_000_000_000)),
       role: mostly(fc.constantFrom('implementer', 'reviewer')),
-      taskId: mostly(fc.constantFrom('1', 'task-2', ' 3 ')),
+      taskId: mostly(fc.constantFrom('1', 'task-2', ' 3 ', '\u200B', '\u2060\uFEFF')),
       output: mostly(fc.oneof(fc.string({ maxLength: 12 }), fc.constant(undefined))),
       result: mostly(fc.oneof(fc.constant(undefined), fc.constant({ status: 'completed' }))),
       taskPrompt: mostly(fc.string({ maxLength: 12 })),
