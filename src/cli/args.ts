@@ -313,7 +313,9 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): E.Either<UsageErr
   if (hasFlag(rest, '--help', '-h')) return E.right({ name: 'help', topic: first });
   return pipe(
     tokenize(first, rest),
-    E.chain(({ values, positionals, given }): E.Either<UsageError, Command> => {
+    // Every command alike: an option that takes one value, given twice, is refused before its values are read.
+    E.chainFirst(({ given }) => onceEach(first, given)),
+    E.chain(({ values, positionals }): E.Either<UsageError, Command> => {
       switch (first) {
         case 'replay':
           return parseReplay(values, positionals);
@@ -326,10 +328,7 @@ export const parseCommandLine = (argv: ReadonlyArray<string>): E.Either<UsageErr
         case 'notes':
           return parseNotes(values, positionals);
         case 'context':
-          return pipe(
-            onceEach('context', given),
-            E.chain(() => parseContextCommand(values, positionals)),
-          );
+          return parseContextCommand(values, positionals);
         case 'mcp':
           return parseMcp(values, positionals);
         case 'hook':
