@@ -18,7 +18,8 @@
  * `churnSpecial` (the same for facts another signal already reaches), `noFeedback`; and each
  * signal of `Extended` (directory proximity to the first pass's best files, to the latest tasks'
  * files, the prompt's share of a path's words, recency-weighted changes of a file or of its
- * directory, co-change with the latest task) in place of the feedback words (`seedProximity`) or
+ * directory, co-change with the latest task; and products of two signals: recency with the task
+ * context, the query or both, co-change with the task context) in place of the feedback words (`seedProximity`) or
  * beside every signal of the defaults with a weight of its own, fitted as the others are
  * (`seedProximity+`). See docs/retrieval.md for what they gave.
  */
@@ -167,6 +168,10 @@ const EXTRAS: Readonly<Record<string, (c: Extended) => number>> = {
   heat: (c) => c.heat,
   dirHeat: (c) => c.dirHeat,
   recentCoChange: (c) => c.recentCoChange,
+  recXctx: (c) => (c.age >= 0 ? 0.9 ** c.age * c.context : 0),
+  recXquery: (c) => (c.age >= 0 ? 0.9 ** c.age * c.query : 0),
+  recXmatch: (c) => (c.age >= 0 ? 0.9 ** c.age * (c.query + c.context) : 0),
+  coXctx: (c) => c.coChange * c.context,
 };
 
 for (const name of positionals) {
