@@ -39,7 +39,11 @@ const common: BuildOptions = {
   platform: 'node',
   target: 'node20',
   external: ['gpt-tokenizer', 'gpt-tokenizer/*', 'pg'],
-  alias: { stopword: moduleBuild('stopword') },
+  alias: {
+    stopword: moduleBuild('stopword'),
+    // The MCP SDK's Node shims without Ajv, which only elicitation uses (see live/mcp/shims.ts).
+    '@modelcontextprotocol/server/_shims': at('dist/live/mcp/shims.js'),
+  },
   // The CommonJS dependencies bundled in (fp-ts, proper-lockfile and its own) require Node's modules.
   banner: {
     js: "import { createRequire as bundleRequire } from 'node:module'; const require = bundleRequire(import.meta.url);",

@@ -137,6 +137,13 @@ describe('the bundle', { timeout: 120_000 }, () => {
     expect(readdirSync(BUNDLE).filter(importsPg).length).toBeGreaterThan(0);
   });
 
+  it('holds no Ajv: the MCP SDK validates JSON Schemas only for elicitation, which the server never asks', () => {
+    const withAjv = readdirSync(BUNDLE).filter((file) =>
+      /ajvProvider|node_modules\/ajv\//u.test(readFileSync(join(BUNDLE, file), 'utf8')),
+    );
+    expect(withAjv).toEqual([]);
+  });
+
   it('that cannot load is one line saying it is an internal error, never a stack trace; a hook still exits 0', async () => {
     const broken = installation((dir) => {
       mkdirSync(join(dir, 'dist', 'bundle'));

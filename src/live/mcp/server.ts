@@ -12,6 +12,7 @@ import { fitAnswer } from './answer.js';
 import { codedToolError, type ToolAnswer } from './errors.js';
 import { answerInvalidParams } from './params.js';
 import { registerResources, SCHEMAS_URI } from './resources.js';
+import { noElicitation } from './shims.js';
 import { type FitAnswer, registerTools } from './tools.js';
 
 /** No tool answer is larger than this many tokens unless configured otherwise. */
@@ -47,7 +48,8 @@ export const createFactTrackerMcpServer = (
   const fit: FitAnswer = (list, build) => fitAnswer(list, build, maxTokens, countTokens);
   const server = new McpServer(
     { name: 'fact-tracker', version: options.version },
-    { instructions: INSTRUCTIONS, capabilities: { tools: {}, resources: {} } },
+    // The SDK's default validator is Ajv, which it uses only for elicitation (see shims.ts).
+    { instructions: INSTRUCTIONS, capabilities: { tools: {}, resources: {} }, jsonSchemaValidator: noElicitation },
   );
   // The SDK answers arguments its schema refuses through this method of its own (private in its
   // types; the SDK's version is pinned): give those answers a code too.
