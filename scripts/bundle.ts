@@ -13,7 +13,7 @@
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { build, type BuildOptions } from 'esbuild';
+import { build, type BuildOptions, type Plugin } from 'esbuild';
 
 /** A path in the repository, as a file path (a checkout's folder may hold spaces or non-ASCII names). */
 const at = (path: string): string => fileURLToPath(new URL(`../${path}`, import.meta.url));
@@ -27,6 +27,28 @@ const moduleBuild = (name: string): string => {
   const manifest = JSON.parse(readFileSync(at(`node_modules/${name}/package.json`), 'utf8')) as { module?: unknown };
   if (typeof manifest.module !== 'string') throw new Error(`${name} names no module build`);
   return `${name}/${manifest.module.replace(/^\.\//u, '')}`;
+};
+
+/**
+ * zod's locales, English alone. zod re-exports every language's error messages as a namespace
+ * (`z.locales`, `z.core.locales`), which a bundle cannot leave out: forty-odd locales, 366 KB,
+ * a third of the hook's bundle, compiled by every hook process and server. Nothing here reads
+ * that namespace; zod sets its English messages from their own module, which stays.
+ */
+const englishZodLocales: Plugin = {
+  name: 'english-zod-locales',
+  // esbuild's filters are Go regular expressions, which take no flags.
+  setup(bundler) {
+    bundler.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, ({ importer }) =>
+      /[\\/]node_modules[\\/]zod[\\/]v4[\\/](?:classic|core)[\\/]/u.test(importer)
+        ? { path: 'zod-locales', namespace: 'english-zod-locales' }
+        : undefined,
+    );
+    bundler.onLoad({ filter: /.*/, namespace: 'english-zod-locales' }, () => ({
+      contents: `export { default as en } from ${JSON.stringify(at('node_modules/zod/v4/locales/en.js'))};`,
+      resolveDir: at('.'),
+    }));
+  },
 };
 
 // Chunks are named by content: a bundle written before would leave its chunks beside the new ones.
@@ -48,6 +70,7 @@ const common: BuildOptions = {
   banner: {
     js: "import { createRequire as bundleRequire } from 'node:module'; const require = bundleRequire(import.meta.url);",
   },
+  plugins: [englishZodLocales],
   logLevel: 'warning',
 };
 

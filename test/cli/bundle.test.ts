@@ -144,6 +144,17 @@ describe('the bundle', { timeout: 120_000 }, () => {
     expect(withAjv).toEqual([]);
   });
 
+  it("holds zod's English messages alone, not every language's, which nothing reads", () => {
+    const locales = new Set(
+      readdirSync(BUNDLE).flatMap((file) =>
+        [...readFileSync(join(BUNDLE, file), 'utf8').matchAll(/node_modules\/zod\/v4\/locales\/([\w-]+)\.js/gu)].map(
+          ([, name]) => name,
+        ),
+      ),
+    );
+    expect([...locales]).toEqual(['en']);
+  });
+
   it('that cannot load is one line saying it is an internal error, never a stack trace; a hook still exits 0', async () => {
     const broken = installation((dir) => {
       mkdirSync(join(dir, 'dist', 'bundle'));
