@@ -105,6 +105,12 @@ export interface NotesUserStorage {
 
 /** What the machine keeps of one user besides their notes. */
 export interface NotesUserMachine {
+  /**
+   * The number `NotesState.made` gave this machine when it was made. One made again for a user
+   * who was let go of has another, so a wait that began before tells its counters, which start
+   * afresh, from those it was waiting on.
+   */
+  readonly generation: number;
   /** Their conversations by session (stored through `storedKey`), in a persistent map. */
   readonly conversations: PMap.PersistentMap<NotesConversation>;
   /** The conversations (stored keys) with messages no settled extraction covers yet: what waiting looks at. */
@@ -134,6 +140,8 @@ export interface NotesState {
    * never of the users and conversations served before.
    */
   readonly active: PMap.PersistentMap<true>;
+  /** The user machines made so far, each numbered by it (`NotesUserMachine.generation`). */
+  readonly made: number;
 }
 
 /** Options of `initialNotesState`. */
@@ -181,6 +189,7 @@ export const initialNotesState = (options: NotesStateOptions = {}): NotesState =
     ledger,
     users: PMap.empty,
     active: PMap.empty,
+    made: 0,
   });
 };
 
@@ -201,6 +210,7 @@ export const UNTOUCHED: NotesUserStorage = deepFreeze({
   settledChanges: 0,
 });
 const NEW_USER: NotesUserMachine = deepFreeze({
+  generation: 0,
   conversations: PMap.empty,
   busy: [],
   rewrite: NO_REWRITE,
@@ -266,9 +276,11 @@ export const isUserActive = (machine: NotesUserMachine): boolean =>
   machine.leased.length > 0 || hasWorkBesidesLeases(machine);
 
 const withUser = (state: NotesState, user: string, machine: NotesUserMachine): NotesState => {
-  const frozen = Object.freeze(machine);
+  // A user the machine does not keep gets a machine of a new generation.
+  const made = PMap.has(state.users, user) ? state.made : state.made + 1;
+  const frozen = Object.freeze(made === state.made ? machine : { ...machine, generation: made });
   const active = isUserActive(frozen) ? PMap.set(state.active, user, true as const) : PMap.remove(state.active, user);
-  return Object.freeze({ ...state, users: PMap.set(state.users, user, frozen), active });
+  return Object.freeze({ ...state, users: PMap.set(state.users, user, frozen), active, made });
 };
 
 /** `state` without anything of `user` in the machine (the ledger is the caller's to change). */

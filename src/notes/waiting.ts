@@ -30,14 +30,24 @@ const reportTarget = (lease: NotesLeaseSlot): number =>
       )
     : Number.NEGATIVE_INFINITY;
 
+/**
+ * True when the machine of `user` in `current` is no longer the one of `generation`: it was let
+ * go of since, which the machine does only once nothing of the user's is in flight, so what was
+ * in flight then has settled (the counters of a machine made again start afresh).
+ */
+const goneSince = (current: NotesState, user: string, generation: number): boolean =>
+  PMap.get(current.users, user)?.generation !== generation;
+
 /** The predicate that holds once the extractions, rewrites, loads, saves and lease work in flight in `state` have settled. */
 export const settledSince = (state: NotesState): SettledSince => {
   const targets: Array<readonly [string, string, number]> = [];
   const rewrites: Array<readonly [string, number]> = [];
   const storage: Array<readonly [string, number, ReadonlyArray<string>]> = [];
   const leases: Array<readonly [string, string, number, number, number]> = [];
+  const generations = new Map<string, number>();
   PMap.forEach(state.active, (_active, user) => {
-    const { conversations, busy, leased, rewrite, storage: stored } = selectUserMachine(state, user);
+    const { conversations, busy, leased, rewrite, storage: stored, generation } = selectUserMachine(state, user);
+    generations.set(user, generation);
     for (const key of busy) targets.push([user, idOfKey(key), PMap.get(conversations, key)!.requested]);
     for (const key of leased) {
       const lease = PMap.get(conversations, key)?.lease;
@@ -46,12 +56,18 @@ export const settledSince = (state: NotesState): SettledSince => {
     rewrites.push([user, rewrite.requested]);
     storage.push([user, stored.changes, stored.loading]);
   });
+  /** The user's machine was let go of since: all of theirs has settled. */
+  const gone = (current: NotesState, user: string): boolean => goneSince(current, user, generations.get(user) ?? 0);
   return (current) =>
     targets.every(
-      ([user, session, requested]) => (selectConversation(current, user, session)?.settled ?? requested) >= requested,
+      ([user, session, requested]) =>
+        gone(current, user) || (selectConversation(current, user, session)?.settled ?? requested) >= requested,
     ) &&
-    rewrites.every(([user, requested]) => selectProfileRewrite(current, user).settled >= requested) &&
+    rewrites.every(
+      ([user, requested]) => gone(current, user) || selectProfileRewrite(current, user).settled >= requested,
+    ) &&
     storage.every(([user, changes, loading]) => {
+      if (gone(current, user)) return true;
       const stored = selectUserStorage(current, user);
       return stored.settledChanges >= changes && loading.every((key) => !stored.loading.includes(key));
     }) &&
@@ -59,6 +75,7 @@ export const settledSince = (state: NotesState): SettledSince => {
     leases.every(([user, session, calls, work, target]) => {
       const lease = selectConversation(current, user, session)?.lease;
       return (
+        gone(current, user) ||
         lease === undefined ||
         (lease.answers >= calls &&
           lease.worked >= work &&

@@ -159,6 +159,32 @@ describe('a tracker over a notes store', () => {
     expect((await stored(memory, 'maya', 's1')).session.version).toBe(1);
   });
 
+  it('resolves settled() once the save it waits for has landed, when that lets go of the user', async () => {
+    const memory = memoryNotesStore();
+    const tracker = createNotableFactsTracker({
+      complete: model(() => [['People', 'Partner is Jordan']]).complete,
+      store: answeringLater(memory),
+      // Nothing idle is kept: once its save lands, the session goes, and the user with it.
+      cacheSize: 0,
+    });
+    tracker.recordUserMessage('maya', 's1', 'hello');
+    await tracker.settled();
+    // The extraction has settled; its save runs, and this waits for it.
+    expect(tracker.retained()).toEqual({ users: 1, sessions: 1, inFlight: 1 });
+    const settled = await Promise.race([
+      tracker.settled().then(() => 'settled'),
+      new Promise((resolve) => setTimeout(() => resolve('still waiting after 1 s'), 1_000)),
+    ]);
+    expect(settled).toBe('settled');
+    expect(tracker.retained()).toEqual({ users: 0, sessions: 0, inFlight: 0 });
+    expect((await stored(memory, 'maya', 's1')).session.version).toBe(1);
+    // Served again, its counters start afresh: a wait then is for the new work only.
+    tracker.recordUserMessage('maya', 's1', 'again');
+    await tracker.settled();
+    await tracker.settled();
+    expect(tracker.retained().inFlight).toBe(0);
+  });
+
   it('reports a store that fails to onError, carries on with what it has, and saves again at the next change', async () => {
     const memory = memoryNotesStore();
     let down = true;
