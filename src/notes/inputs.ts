@@ -87,6 +87,15 @@ export interface NotesSaved {
   readonly outcome: E.Either<NotesStoreFailure, NotesWritten>;
 }
 
+/** The store answered the call `call` listing the sessions of `user` with facts not merged yet. */
+export interface NotesUnmergedListed {
+  readonly type: 'notes/unmergedListed';
+  readonly user: string;
+  /** The number of the `listUnmerged` effect it answers. */
+  readonly call: number;
+  readonly outcome: E.Either<NotesStoreFailure, ReadonlyArray<string>>;
+}
+
 /**
  * The runner no longer needs the notes of `user` in `session` in memory (a request handler is
  * done with them, or its cache is full): they go once nothing is in flight for them and the
@@ -124,6 +133,7 @@ export type NotesInput =
   | NotesLoadRequested
   | NotesLoaded
   | NotesSaved
+  | NotesUnmergedListed
   | NotesReleaseRequested
   | NotesLeaseAnswered
   | NotesLeaseWoke;
@@ -178,6 +188,16 @@ export interface NotesSaveEffect {
   readonly write: NotesWrite;
 }
 
+/**
+ * List the sessions of `user` whose stored facts are not merged yet (those a tracker let go of
+ * included); answer with `notes/unmergedListed` carrying `call`.
+ */
+export interface NotesListUnmergedEffect {
+  readonly type: 'listUnmerged';
+  readonly user: string;
+  readonly call: number;
+}
+
 /** A store call that failed, or returned a record that cannot be read (`invalid_notes`). */
 export type StoreCallFailure = NotesStoreFailure | Failure<'invalid_notes'>;
 
@@ -212,6 +232,7 @@ export type NotesEffect =
   | NotesMergedEffect
   | NotesLoadEffect
   | NotesSaveEffect
+  | NotesListUnmergedEffect
   | NotesStoreFailedEffect
   | NotesLeaseEffect
   | NotesWakeEffect;

@@ -135,6 +135,19 @@ export const selectSessions = (ledger: NotesLedger): ReadonlyArray<SessionEntry>
   });
 
 /**
+ * True when an end of stage has something of these notes to merge: facts changed since the
+ * last merge (a list that was never merged and holds no fact has nothing to give). Read
+ * loosely, so a store can ask it of a record it keeps as JSON.
+ */
+export const awaitsMerge = (notes: {
+  readonly consolidated?: unknown;
+  readonly facts?: unknown;
+  readonly mergedAt?: unknown;
+}): boolean =>
+  notes.consolidated !== true &&
+  ((Array.isArray(notes.facts) && notes.facts.length > 0) || notes.mergedAt !== undefined);
+
+/**
  * The sessions of `user` whose facts have changed since they were last merged into the
  * profile, in the order of the latest message their facts cover (else of their update): the
  * order an end of stage consolidates them in.
@@ -145,7 +158,7 @@ export const selectUnconsolidatedSessions = (ledger: NotesLedger, user: string):
     found.push({ session, notes }),
   );
   return found
-    .filter(({ notes }) => !notes.consolidated && (notes.facts.length > 0 || notes.mergedAt !== undefined))
+    .filter(({ notes }) => awaitsMerge(notes))
     .sort(
       (a, b) =>
         (a.notes.messagesAt ?? a.notes.updatedAt) - (b.notes.messagesAt ?? b.notes.updatedAt) ||

@@ -66,6 +66,18 @@ export interface NotesPendingStage {
   readonly at: number;
   /** The conversations (stored keys) it waits for, and how many requests each must have settled. */
   readonly waitFor: ReadonlyArray<readonly [string, number]>;
+  /**
+   * Without a session: the number of the store call listing the user's unmerged sessions that
+   * it waits for (absent once answered).
+   */
+  readonly listing?: number;
+  /** The sessions (stored keys) the store listed that it waits to be loaded. */
+  readonly loads?: ReadonlyArray<string>;
+  /**
+   * Those of `loads` it loaded for itself and nothing else uses: let go of once it has merged
+   * (a message, a load or an end of stage naming one of them meanwhile keeps it).
+   */
+  readonly fetched?: ReadonlyArray<string>;
 }
 
 /** One user's model-backed profile rewrites, counted as the extractions are. */
@@ -101,6 +113,8 @@ export interface NotesUserStorage {
   /** Changes made so far, and those whose save has settled (confirmed, or failed and left for the next save). */
   readonly changes: number;
   readonly settledChanges: number;
+  /** The calls made listing the user's unmerged sessions: each call is numbered by it. */
+  readonly lists?: number;
 }
 
 /** What the machine keeps of one user besides their notes. */

@@ -7,6 +7,7 @@
  * flight and the store holds their profile. Each goes with a `notes/released` event, so the
  * event log still replays to the ledger.
  */
+import { deepFreeze } from '../persistent/freeze.js';
 import * as PMap from '../persistent/persistentMap.js';
 import { applyNotesEvent } from './events.js';
 import type { NotesEffect, NotesReleaseRequested, NotesTransition } from './inputs.js';
@@ -26,7 +27,10 @@ import { isNotesId, type NotesEvent } from './model.js';
 const touches = (event: NotesEvent, session: string): boolean =>
   (event.type === 'notes/extracted' || event.type === 'notes/sessionConsolidated') && event.session === session;
 
-/** Something for (user, session) is in flight: it settles later, and the session may go then. */
+/**
+ * Something for (user, session) is in flight, or an end of stage waits that may merge it: it
+ * settles later, and the session may go then.
+ */
 const inFlight = (machine: NotesUserMachine, session: string): boolean => {
   const key = storedKey(session);
   const { storage } = machine;
@@ -36,7 +40,11 @@ const inFlight = (machine: NotesUserMachine, session: string): boolean => {
     storage.loading.includes(key) ||
     storage.saving?.sessions.includes(key) === true ||
     storage.unsaved.some((event) => touches(event, session)) ||
-    machine.stages.some((stage) => stage.session === session || stage.waitFor.some(([waited]) => waited === key))
+    // An end of stage without a session may merge any session of the user: each stays until it has.
+    machine.stages.some(
+      (stage) =>
+        stage.session === undefined || stage.session === session || stage.waitFor.some(([waited]) => waited === key),
+    )
   );
 };
 
@@ -127,13 +135,39 @@ export const onReleaseRequested = (state: NotesState, input: NotesReleaseRequest
   return [tidied, [...effects, ...more]];
 };
 
-/** `state` with (user, session) no longer waiting to be released: it is in use again. */
+/**
+ * `state` with (user, session) no longer waiting to be released, nor to be let go of by the end
+ * of stage that loaded it: it is in use again.
+ */
 export const keepSession = (state: NotesState, user: string, session: string): NotesState => {
   const machine = PMap.get(state.users, user);
   const key = storedKey(session);
-  return machine === undefined || !machine.releasing.includes(key)
+  if (machine === undefined) return state;
+  const releasing = machine.releasing.includes(key);
+  const fetched = machine.stages.some((stage) => stage.fetched?.includes(key) === true);
+  if (!releasing && !fetched) return state;
+  return withUserMachine(state, user, {
+    ...machine,
+    releasing: releasing ? machine.releasing.filter((other) => other !== key) : machine.releasing,
+    stages: fetched
+      ? deepFreeze(
+          machine.stages.map((stage) =>
+            stage.fetched?.includes(key) === true
+              ? { ...stage, fetched: stage.fetched.filter((other) => other !== key) }
+              : stage,
+          ),
+        )
+      : machine.stages,
+  });
+};
+
+/** `state` with the sessions (stored keys) of `user` let go of once nothing is in flight for them (`tidyUser`). */
+export const releaseLater = (state: NotesState, user: string, keys: ReadonlyArray<string>): NotesState => {
+  const machine = selectUserMachine(state, user);
+  const added = keys.filter((key) => !machine.releasing.includes(key));
+  return added.length === 0
     ? state
-    : withUserMachine(state, user, { ...machine, releasing: machine.releasing.filter((other) => other !== key) });
+    : withUserMachine(state, user, { ...machine, releasing: [...machine.releasing, ...added] });
 };
 
 /** What `state` holds: users, (user, session) slots, users with something in flight. */

@@ -16,7 +16,7 @@ export interface MachineStep {
   readonly state: NotesState;
   /** The events of the `record` effects, in order. */
   readonly events: ReadonlyArray<NotesEvent>;
-  /** Every effect but `record`, `load`, `save` and `lease` (the step carried those out), in order. */
+  /** Every effect but `record`, `load`, `save`, `lease` and `listUnmerged` (the step carried those out), in order. */
   readonly effects: ReadonlyArray<NotesEffect>;
   /** The effects of `first` alone, all of them. */
   readonly first: ReadonlyArray<NotesEffect>;
@@ -25,8 +25,9 @@ export interface MachineStep {
 }
 
 /**
- * Runs `first` from `state`, with the loads and saves it leads to: an answer the store gives at
- * once is run in the same step, one it gives later goes to `later`.
+ * Runs `first` from `state`, with the store calls it leads to (loads, saves, lease calls, lists
+ * of unmerged sessions): an answer the store gives at once is run in the same step, one it
+ * gives later goes to `later`.
  */
 export const stepMachine = (
   state: NotesState,
@@ -50,7 +51,12 @@ export const stepMachine = (
       inputs.push(input);
       for (const effect of asked) {
         if (effect.type === 'record') events.push(effect.event);
-        else if (effect.type === 'load' || effect.type === 'save' || effect.type === 'lease') {
+        else if (
+          effect.type === 'load' ||
+          effect.type === 'save' ||
+          effect.type === 'lease' ||
+          effect.type === 'listUnmerged'
+        ) {
           // The store is someone else's code: it runs outside the write run, as a listener would.
           const answer = outsideRuns(() => callStore(store, effect));
           if (isPending(answer)) later(answer);

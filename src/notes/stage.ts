@@ -6,6 +6,7 @@
  * rewrite the profile (`consolidateWithModel`): after every change, only when the merge is
  * unsure (the default), or never.
  */
+import * as E from 'fp-ts/lib/Either.js';
 import { describeValue } from '../base/describe.js';
 import * as PMap from '../persistent/persistentMap.js';
 import { endStageWithReport } from './consolidateSession.js';
@@ -16,6 +17,7 @@ import {
   type NotesProfileRewriteSettled,
   type NotesStageEnded,
   type NotesTransition,
+  type NotesUnmergedListed,
 } from './inputs.js';
 import { selectGlobalFacts, storedKey } from './ledger.js';
 import {
@@ -24,13 +26,16 @@ import {
   type NotesState,
   selectProfileRewrite,
   selectUserMachine,
+  selectUserStorage,
   withLedger,
   withRewrite,
   withStages,
+  withStorage,
 } from './machine.js';
 import { isNotesId } from './model.js';
 import { settleProfileRewrite } from './port.js';
 import { buildProfileConsolidationPrompt } from './prompt.js';
+import { releaseLater } from './release.js';
 import { recordChanges, requireLoaded } from './storage.js';
 
 /** Starts the rewrite covering every request so far, when the user has a profile to rewrite. */
@@ -76,14 +81,22 @@ export const mergeStage = (state: NotesState, user: string, stage: NotesPendingS
   const saved = andThen([merged, effects], (next) => recordChanges(next, user, result.events));
   const mode = state.settings.consolidateWithModel;
   const wanted = after !== undefined && after !== before && (mode === true || (mode === 'auto' && result.unsure));
-  return wanted ? andThen(saved, (next) => requestRewrite(next, user)) : saved;
+  const rewritten = wanted ? andThen(saved, (next) => requestRewrite(next, user)) : saved;
+  // What it loaded only to merge goes once saved, as a released session does.
+  const { fetched = [] } = stage;
+  return fetched.length === 0 ? rewritten : andThen(rewritten, (next) => [releaseLater(next, user, fetched), []]);
 };
 
-/** True once the session named is loaded and every conversation the stage waits for has settled the requests it had. */
+/**
+ * True once the session named (or, without one, every session the store listed) is loaded and
+ * every conversation the stage waits for has settled the requests it had.
+ */
 const isReady = (state: NotesState, user: string, stage: NotesPendingStage): boolean => {
   const { conversations, storage } = selectUserMachine(state, user);
   return (
+    stage.listing === undefined &&
     (stage.session === undefined || !storage.loading.includes(storedKey(stage.session))) &&
+    (stage.loads ?? []).every((key) => !storage.loading.includes(key)) &&
     stage.waitFor.every(([key, requested]) => {
       const conversation = PMap.get(conversations, key);
       return conversation === undefined || conversation.settled >= requested;
@@ -111,7 +124,9 @@ export const mergeReadyStages = (state: NotesState, user: string, at: number): N
  * A stage ended: merge now when the extractions of the messages recorded before it have
  * settled, else keep it waiting for them (never for later messages: it ends under traffic).
  * A session named is loaded first (a tracker that released it, or never served it, merges what
- * the store holds of it, into the profile the store holds).
+ * the store holds of it, into the profile the store holds); without one, the store is asked
+ * which of the user's sessions have facts not merged yet, and those the tracker does not hold
+ * are loaded first, so it merges every one of them, not only those it holds.
  */
 export const onStageEnded = (state: NotesState, input: NotesStageEnded): NotesTransition => {
   const { user, session, at, id } = input;
@@ -133,23 +148,63 @@ export const onStageEnded = (state: NotesState, input: NotesStageEnded): NotesTr
     : andThen(requireLoaded(state, user, session), (loading) => endNow(loading, input, user));
 };
 
-/** Merges the stage now when nothing it waits for is in flight, else keeps it waiting. */
+/**
+ * Merges the stage now when nothing it waits for is in flight, else keeps it waiting. Without a
+ * session it waits for the store's list of the user's unmerged sessions first.
+ */
 const endNow = (state: NotesState, input: NotesStageEnded, user: string): NotesTransition => {
   const { session, at, id } = input;
   // The conversations with messages no settled extraction covers: the busy ones, not every one served.
-  const { busy, conversations } = selectUserMachine(state, user);
+  const { busy, conversations, storage } = selectUserMachine(state, user);
   const waitFor = busy
     .filter((key) => session === undefined || key === storedKey(session))
     .map((key) => [key, PMap.get(conversations, key)!.requested] as const);
+  const call = (storage.lists ?? 0) + 1;
   const stage: NotesPendingStage = {
     ...(id === undefined ? {} : { id }),
-    ...(session === undefined ? {} : { session }),
+    ...(session === undefined ? { listing: call } : { session }),
     at,
     waitFor,
   };
-  return isReady(state, user, stage)
-    ? mergeStage(state, user, stage, at)
-    : [withStages(state, user, [...selectUserMachine(state, user).stages, stage]), []];
+  if (isReady(state, user, stage)) return mergeStage(state, user, stage, at);
+  const waiting = withStages(state, user, [...selectUserMachine(state, user).stages, stage]);
+  return session === undefined
+    ? [withStorage(waiting, user, { ...storage, lists: call }), [{ type: 'listUnmerged', user, call }]]
+    : [waiting, []];
+};
+
+/**
+ * The store listed the sessions of `user` with facts not merged yet, for the end of stage that
+ * asked: those not held are loaded, and it waits for them (a failed list is reported, and it
+ * merges what the tracker holds). Then merges what is ready.
+ */
+export const onUnmergedListed = (state: NotesState, input: NotesUnmergedListed): NotesTransition => {
+  const { user, call, outcome } = input;
+  if (!isNotesId(user)) return [state, []];
+  const { stages } = selectUserMachine(state, user);
+  const stage = stages.find((waiting) => waiting.listing === call);
+  if (stage === undefined) return [state, []];
+  const { listing: _answered, ...rest } = stage;
+  const listed = E.isRight(outcome) ? [...new Set(outcome.right.filter(isNotesId))] : [];
+  const before = selectUserStorage(state, user);
+  const [loading, effects] = listed.reduce<NotesTransition>(
+    (done, session) => andThen(done, (next) => requireLoaded(next, user, session)),
+    [state, E.isLeft(outcome) ? [{ type: 'storeFailed', user, failure: outcome.left }] : []],
+  );
+  const now = selectUserStorage(loading, user).loading;
+  const loads = listed.map(storedKey).filter((key) => now.includes(key));
+  const fetched = loads.filter((key) => !before.loading.includes(key));
+  const answered: NotesPendingStage = {
+    ...rest,
+    ...(loads.length === 0 ? {} : { loads }),
+    ...(fetched.length === 0 ? {} : { fetched }),
+  };
+  const next = withStages(
+    loading,
+    user,
+    selectUserMachine(loading, user).stages.map((waiting) => (waiting === stage ? answered : waiting)),
+  );
+  return andThen([next, effects], (after) => mergeReadyStages(after, user, Number.NEGATIVE_INFINITY));
 };
 
 /** The running rewrite of a user's profile has an outcome: apply it unless the profile changed since. */

@@ -10,7 +10,9 @@
  * as one with no store at all) or with a promise (a database).
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { isRecord } from '../base/record.js';
 import { memoryLeases, type NotesLeases } from './leases.js';
+import { awaitsMerge } from './ledger.js';
 import type { StoreAnswer } from './storeAnswer.js';
 import { storeFailure } from './storeAnswer.js';
 
@@ -60,6 +62,13 @@ export interface NotesStore {
    */
   save(user: string, write: NotesWrite): StoreAnswer<NotesWritten>;
   /**
+   * The sessions of `user` whose record holds facts an end of stage has yet to merge (its
+   * `consolidated` is not true, and it holds a fact or has a `mergedAt`: `awaitsMerge` in
+   * `ledger.ts`), in any order. With it, an end of stage without a session reaches the sessions a tracker let
+   * go of; without it, such an end of stage merges only what the tracker holds.
+   */
+  unmergedSessions?(user: string): StoreAnswer<ReadonlyArray<string>>;
+  /**
    * Leases, for a store that trackers in several processes share: with them, two trackers never
    * extract one user's session at once (`leases.ts`). Without them, a tracker takes turns only
    * with itself.
@@ -73,6 +82,8 @@ interface MemoryRecord {
   /** The value as JSON text: what is saved cannot change behind the store's back, and reads back as a fresh copy. */
   readonly json: string;
   readonly version: number;
+  /** A session record with facts an end of stage has yet to merge, judged when it was saved. */
+  readonly unmerged?: boolean;
 }
 
 interface MemoryUser {
@@ -87,6 +98,9 @@ const read = (record: MemoryRecord | undefined): StoredRecord =>
 
 const stale = (record: MemoryRecord | undefined, expected: number): boolean => (record?.version ?? 0) !== expected;
 
+/** True when the value is a session's notes with facts an end of stage has yet to merge. */
+const isUnmerged = (value: JsonValue): boolean => isRecord(value) && awaitsMerge(value);
+
 /** Options of `memoryNotesStore`. */
 export interface MemoryNotesStoreOptions {
   /** The clock its leases expire by (default `Date.now`). */
@@ -100,7 +114,10 @@ export interface MemoryNotesStoreOptions {
  */
 export const memoryNotesStore = (
   options: MemoryNotesStoreOptions = {},
-): NotesStore & { readonly leases: NotesLeases } => {
+): NotesStore & {
+  readonly leases: NotesLeases;
+  unmergedSessions(user: string): StoreAnswer<ReadonlyArray<string>>;
+} => {
   const users = new Map<string, MemoryUser>();
   const userOf = (user: string): MemoryUser => {
     const found = users.get(user);
@@ -115,6 +132,12 @@ export const memoryNotesStore = (
       const found = users.get(user);
       return E.right({ session: read(found?.sessions.get(session)), profile: read(found?.profile) });
     },
+    unmergedSessions: (user) =>
+      E.right(
+        [...(users.get(user)?.sessions ?? [])].flatMap(([session, record]) =>
+          record.unmerged === true ? [session] : [],
+        ),
+      ),
     save: (user, write) => {
       const found = users.get(user);
       const conflicted = [
@@ -129,7 +152,13 @@ export const memoryNotesStore = (
         return E.left(storeFailure('conflict', `${conflicted.join(' and ')} changed since it was read`));
       const target = userOf(user);
       const sessions = write.sessions.map(({ session, value, expected }) => {
-        target.sessions.set(session, { json: JSON.stringify(value), version: expected + 1 });
+        const json = JSON.stringify(value);
+        // Judged on the JSON it keeps, as a database judges the JSON it stored.
+        target.sessions.set(session, {
+          json,
+          version: expected + 1,
+          unmerged: isUnmerged(JSON.parse(json) as JsonValue),
+        });
         return { session, version: expected + 1 };
       });
       if (write.profile === undefined) return E.right({ sessions });

@@ -9,15 +9,20 @@ import { describeError } from '../base/describe.js';
 import type {
   NotesLeaseAnswered,
   NotesLeaseEffect,
+  NotesListUnmergedEffect,
   NotesLoadEffect,
   NotesLoaded,
   NotesSaved,
   NotesSaveEffect,
+  NotesUnmergedListed,
 } from './inputs.js';
 import type { LeaseAnswer, QueuedItem } from './leases.js';
 
 /** An input answering a store call. */
-export type StoreInput = NotesLoaded | NotesSaved | NotesLeaseAnswered;
+export type StoreInput = NotesLoaded | NotesSaved | NotesLeaseAnswered | NotesUnmergedListed;
+
+/** A store effect: what the runner carries out against the store. */
+export type StoreEffect = NotesLoadEffect | NotesSaveEffect | NotesLeaseEffect | NotesListUnmergedEffect;
 import {
   type NotesRecords,
   type NotesStore,
@@ -126,13 +131,31 @@ const callLeases = (
   );
 };
 
-/** Runs a `load`, `save` or `lease` effect against `store`: the input answering it. */
-export const callStore = (
+const isSessionList = (value: unknown): value is ReadonlyArray<string> =>
+  Array.isArray(value) && value.every((session) => typeof session === 'string');
+
+/**
+ * Runs a `listUnmerged` effect against `store`: the `notes/unmergedListed` input answering it.
+ * A store that cannot list a user's sessions answers none: the end of stage merges what the
+ * tracker holds, as it did before stores could.
+ */
+const callUnmerged = (
   store: NotesStore,
-  effect: NotesLoadEffect | NotesSaveEffect | NotesLeaseEffect,
-): StoreInput | PromiseLike<StoreInput> => {
+  effect: NotesListUnmergedEffect,
+): NotesUnmergedListed | PromiseLike<NotesUnmergedListed> => {
+  const { user, call } = effect;
+  return answered(
+    () => (store.unmergedSessions === undefined ? E.right([]) : store.unmergedSessions(user)),
+    isSessionList,
+    (outcome): NotesUnmergedListed => ({ type: 'notes/unmergedListed', user, call, outcome }),
+  );
+};
+
+/** Runs a `load`, `save`, `lease` or `listUnmerged` effect against `store`: the input answering it. */
+export const callStore = (store: NotesStore, effect: StoreEffect): StoreInput | PromiseLike<StoreInput> => {
   const { user } = effect;
   if (effect.type === 'lease') return callLeases(store, effect);
+  if (effect.type === 'listUnmerged') return callUnmerged(store, effect);
   return effect.type === 'load'
     ? answered(
         () => store.load(user, effect.session),

@@ -125,10 +125,10 @@ export interface NotableFactsTracker {
    */
   load(user: string, session: string): Promise<E.Either<NotesTrackerFailure, void>>;
   /**
-   * Ends a stage: merges `session` (default: every session of the user with unmerged facts
-   * that the tracker holds; one it let go of is merged only when named) into the user's
-   * profile, once the extractions of the messages recorded before the call
-   * have settled (never later ones: it ends under continuous traffic). Never rejects.
+   * Ends a stage: merges `session` (default: every session of the user with unmerged facts,
+   * those the tracker holds and those the store lists, which it loads for the merge) into the
+   * user's profile, once the extractions of the messages recorded before the call have settled
+   * (never later ones: it ends under continuous traffic). Never rejects.
    */
   endStage(user: string, session?: string): Promise<E.Either<NotesTrackerFailure, StageReport>>;
   /** Resolves when the model calls, loads and saves running or queued at the call have settled (not those asked for later). */

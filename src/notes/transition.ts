@@ -38,7 +38,7 @@ import {
 import { isNotesId } from './model.js';
 import { settleExtraction } from './port.js';
 import { buildNotableFactsPrompt, promptTurns } from './prompt.js';
-import { mergeReadyStages, onProfileRewriteSettled, onStageEnded } from './stage.js';
+import { mergeReadyStages, onProfileRewriteSettled, onStageEnded, onUnmergedListed } from './stage.js';
 import {
   addToQueue,
   extractionSettledWithLease,
@@ -271,6 +271,8 @@ const step = (state: NotesState, input: NotesInput): NotesTransition => {
       return state.settings.lease === undefined
         ? applySaveAnswer(state, input)
         : andThen(applySaveAnswer(state, input), (next) => pumpUser(next, input.user));
+    case 'notes/unmergedListed':
+      return onUnmergedListed(state, input);
     case 'notes/leaseAnswered':
       return onLeaseAnsweredThenMerge(state, input);
     case 'notes/leaseWoke':

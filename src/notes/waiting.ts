@@ -1,7 +1,8 @@
 /**
  * What "everything asked for so far has settled" means for the notes machine, as a pure
  * predicate built from a state: the extractions of the messages recorded, the profile rewrites
- * asked for, the loads running and the changes made, each compared by counters later, so a
+ * asked for, the loads and lists of unmerged sessions running and the changes made, each
+ * compared by counters later, so a
  * wait never depends on traffic that comes after it. Built from the users with something in
  * flight only, so an idle machine answers at once however many users it served.
  */
@@ -45,8 +46,17 @@ export const settledSince = (state: NotesState): SettledSince => {
   const storage: Array<readonly [string, number, ReadonlyArray<string>]> = [];
   const leases: Array<readonly [string, string, number, number, number]> = [];
   const generations = new Map<string, number>();
+  const lists: Array<readonly [string, ReadonlyArray<number>]> = [];
   PMap.forEach(state.active, (_active, user) => {
-    const { conversations, busy, leased, rewrite, storage: stored, generation } = selectUserMachine(state, user);
+    const {
+      conversations,
+      busy,
+      leased,
+      rewrite,
+      storage: stored,
+      stages,
+      generation,
+    } = selectUserMachine(state, user);
     generations.set(user, generation);
     for (const key of busy) targets.push([user, idOfKey(key), PMap.get(conversations, key)!.requested]);
     for (const key of leased) {
@@ -55,6 +65,8 @@ export const settledSince = (state: NotesState): SettledSince => {
     }
     rewrites.push([user, rewrite.requested]);
     storage.push([user, stored.changes, stored.loading]);
+    const listing = stages.flatMap((stage) => (stage.listing === undefined ? [] : [stage.listing]));
+    if (listing.length > 0) lists.push([user, listing]);
   });
   /** The user's machine was let go of since: all of theirs has settled. */
   const gone = (current: NotesState, user: string): boolean => goneSince(current, user, generations.get(user) ?? 0);
@@ -71,6 +83,14 @@ export const settledSince = (state: NotesState): SettledSince => {
       const stored = selectUserStorage(current, user);
       return stored.settledChanges >= changes && loading.every((key) => !stored.loading.includes(key));
     }) &&
+    // The store's lists of unmerged sessions that ends of stage asked for: answered.
+    lists.every(
+      ([user, calls]) =>
+        gone(current, user) ||
+        selectUserMachine(current, user).stages.every(
+          (stage) => stage.listing === undefined || !calls.includes(stage.listing),
+        ),
+    ) &&
     // Lease calls made and extractions started under a lease: answered and settled (or the lease let go of).
     leases.every(([user, session, calls, work, target]) => {
       const lease = selectConversation(current, user, session)?.lease;

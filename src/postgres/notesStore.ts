@@ -29,6 +29,8 @@ import { ensureSchema } from './schema.js';
 export interface PostgresNotesStore extends NotesStore {
   /** Its leases, across the processes that share the database. */
   readonly leases: NotesLeases;
+  /** The sessions of a user with facts not merged yet (`NotesStore.unmergedSessions`). */
+  unmergedSessions(user: string): Promise<E.Either<NotesStoreFailure, ReadonlyArray<string>>>;
   /** Where, without the password. */
   readonly location: string;
   close(): Promise<void>;
@@ -40,6 +42,16 @@ const statements = (s: string, q = sqlSchema(s)) => ({
     name: statementName('notes_load', s),
     text: `SELECT 'session' AS kind, value, version FROM ${q}.notes_sessions WHERE user_id = $1 AND session_id = $2
 UNION ALL SELECT 'profile', value, version FROM ${q}.notes_profiles WHERE user_id = $1`,
+  },
+  // The sessions whose record holds facts an end of stage has yet to merge (`awaitsMerge`): the
+  // user's rows, found by the primary key's first column.
+  unmerged: {
+    name: statementName('notes_unmerged', s),
+    text: `SELECT session_id FROM ${q}.notes_sessions
+WHERE user_id = $1 AND jsonb_typeof(value) = 'object' AND (value -> 'consolidated') IS DISTINCT FROM 'true'::jsonb
+  AND (CASE WHEN jsonb_typeof(value -> 'facts') = 'array' THEN jsonb_array_length(value -> 'facts') > 0 ELSE false END
+    OR value ? 'mergedAt')
+ORDER BY session_id`,
   },
   insertSession: {
     name: statementName('notes_insert_session', s),
@@ -97,6 +109,7 @@ const failingStore = (error: PostgresFailure): PostgresNotesStore => {
     location: 'PostgreSQL (no valid address)',
     load: fail,
     save: fail,
+    unmergedSessions: fail,
     leases: { lease: fail },
     close: async () => undefined,
   };
@@ -178,6 +191,12 @@ export const postgresNotesStore = (urlOrPool: UrlOrPool, options: PostgresOption
       return { session: record('session'), profile: record('profile') };
     });
 
+  const unmergedSessions = (user: string) =>
+    call([user], 'repeatable', async (client): Promise<ReadonlyArray<string>> => {
+      const { rows } = await client.query<{ session_id: string }>({ ...sql.unmerged, values: [user] });
+      return rows.map((row) => row.session_id);
+    });
+
   /** Writes one record at the version it names, or throws `StaleRecord`. */
   const write = async (client: pg.PoolClient, statement: pg.QueryConfig, what: string): Promise<void> => {
     const { rowCount } = await client.query(statement);
@@ -248,6 +267,7 @@ export const postgresNotesStore = (urlOrPool: UrlOrPool, options: PostgresOption
     location: db.location,
     load,
     save,
+    unmergedSessions,
     leases: postgresLeases(db, (ids, work) => call(ids, 'once', work)),
     close: () => db.end(),
   };

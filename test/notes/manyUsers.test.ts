@@ -25,8 +25,11 @@ const complete = async (prompt: string): Promise<string> =>
 /** A model that keeps the current facts and adds the latest message's: what it answers depends on nothing else. */
 const keepingModel = async (prompt: string): Promise<string> => {
   const current = /Current facts:\n([\s\S]*?)\n\n/u.exec(prompt)?.[1] ?? '';
-  const facts =
-    current === '(none)' ? [] : current.split('\n').map((line) => (JSON.parse(line) as { fact: string }).fact);
+  // The prompt says "(none yet)" for an empty list: only the lines of facts are JSON.
+  const facts = current
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => (JSON.parse(line) as { fact: string }).fact);
   return answer(...facts, `Said ${/Latest user message:\nUser: (.*)/u.exec(prompt)?.[1] ?? ''}`);
 };
 
@@ -164,6 +167,8 @@ describe('a ledger that serves many users', () => {
     const command = fc.oneof(
       fc.record({ kind: fc.constant('message' as const), ...slot, text: fc.constantFrom('a', 'b', 'c', 'd') }),
       fc.record({ kind: fc.constant('stage' as const), ...slot }),
+      // An end of stage without a session: it merges the sessions let go of too, from the store.
+      fc.record({ kind: fc.constant('stageAll' as const), ...slot }),
       fc.record({ kind: fc.constant('release' as const), ...slot }),
     );
     await fc.assert(
@@ -179,6 +184,7 @@ describe('a ledger that serves many users', () => {
           for (const tracker of [keeping, releasing])
             if (kind === 'message' && 'text' in rest) tracker.recordUserMessage(user, session, `${rest.text}${i}`);
             else if (kind === 'stage') await tracker.endStage(user, session);
+            else if (kind === 'stageAll') await tracker.endStage(user);
           if (kind === 'release') releasing.release(user, session);
           await Promise.all([keeping.settled(), releasing.settled()]);
           expect(releasing.retained().sessions).toBeLessThanOrEqual(1);

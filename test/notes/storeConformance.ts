@@ -15,11 +15,23 @@ import type {
   StoreAnswer,
 } from '../../src/notes/store.js';
 
-/** `store` answering later: every call's answer arrives on a later turn of the event loop, as a database's would. */
-export const answeringLater = (store: NotesStore): NotesStore => ({
-  load: (user, session) => new Promise((resolve) => setTimeout(() => resolve(store.load(user, session)), 0)),
-  save: (user, write) => new Promise((resolve) => setTimeout(() => resolve(store.save(user, write)), 0)),
-});
+/**
+ * `store` answering later: every call's answer arrives on a later turn of the event loop, as a
+ * database's would (without its leases; with its list of unmerged sessions, when it has one).
+ */
+export const answeringLater = (store: NotesStore): NotesStore => {
+  const { unmergedSessions } = store;
+  return {
+    load: (user, session) => new Promise((resolve) => setTimeout(() => resolve(store.load(user, session)), 0)),
+    save: (user, write) => new Promise((resolve) => setTimeout(() => resolve(store.save(user, write)), 0)),
+    ...(unmergedSessions === undefined
+      ? {}
+      : {
+          unmergedSessions: (user: string) =>
+            new Promise((resolve) => setTimeout(() => resolve(unmergedSessions.call(store, user)), 0)),
+        }),
+  };
+};
 
 /** A store's answer, awaited whether it came at once or later. */
 const answer = async <T>(result: StoreAnswer<T>): Promise<E.Either<NotesStoreFailure, T>> => result;
@@ -176,6 +188,39 @@ export const describeNotesStoreConformance = (
         await saved(fresh, 'maya', sessionWrite('s1', scalar));
         expect((await loaded(fresh, 'maya', 's1')).session).toEqual({ value: scalar, version: 1 });
       }
+    });
+
+    it('lists the sessions of a user whose records hold facts not merged yet, when it offers the list', async (context) => {
+      const store = await makeStore();
+      if (store.unmergedSessions === undefined) return context.skip('the adapter offers no unmergedSessions');
+      const list = async (user: string): Promise<ReadonlyArray<string>> => {
+        const result = await answer(store.unmergedSessions!(user));
+        if (E.isLeft(result)) throw new Error(`list failed: ${result.left.code}: ${result.left.message}`);
+        return [...result.right].sort();
+      };
+      expect(await list('maya')).toEqual([]);
+      const record = (fields: Record<string, JsonValue>): JsonValue => ({ updatedAt: 1, ...fields });
+      const fact = [{ category: 'People', fact: 'Partner is Jordan' }];
+      await saved(store, 'maya', {
+        sessions: [
+          { session: 'new', value: record({ facts: fact, consolidated: false }), expected: 0 },
+          { session: 'merged', value: record({ facts: fact, consolidated: true, mergedAt: 2 }), expected: 0 },
+          // Changed since its merge, even to no fact at all: the profile still holds what it merged.
+          { session: 'changed', value: record({ facts: [], consolidated: false, mergedAt: 2 }), expected: 0 },
+          // Nothing noted and never merged: nothing to merge.
+          { session: 'empty', value: record({ facts: [], consolidated: false }), expected: 0 },
+          { session: 'constructor', value: record({ facts: fact, consolidated: false }), expected: 0 },
+          { session: 'not notes', value: 'just text', expected: 0 },
+        ],
+      });
+      await saved(store, 'jordan', sessionWrite('other', record({ facts: fact, consolidated: false })));
+      expect(await list('maya')).toEqual(['changed', 'constructor', 'new']);
+      expect(await list('jordan')).toEqual(['other']);
+      expect(await list('nobody')).toEqual([]);
+      // A merge saved makes it leave the list; an extraction after it brings it back.
+      await saved(store, 'maya', sessionWrite('new', record({ facts: fact, consolidated: true, mergedAt: 3 }), 1));
+      await saved(store, 'maya', sessionWrite('merged', record({ facts: fact, consolidated: false, mergedAt: 2 }), 1));
+      expect(await list('maya')).toEqual(['changed', 'constructor', 'merged']);
     });
 
     it('keeps large values whole: a record of 2 MB and a user with 1,000 sessions', async () => {

@@ -7,11 +7,11 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { replayNotes } from '../../src/notes/events.js';
-import { emptyNotesLedger, selectGlobalFacts, selectSessionNotes } from '../../src/notes/ledger.js';
+import { emptyNotesLedger, selectGlobalFacts, selectSessionNotes, selectSessions } from '../../src/notes/ledger.js';
 import type { CompleteFn } from '../../src/notes/port.js';
 import { type JsonValue, memoryNotesStore, type NotesStore, storeFailure } from '../../src/notes/store.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
-import type { NotesTrackerFailure } from '../../src/notes/trackerTypes.js';
+import type { NotableFactsTracker, NotesTrackerFailure } from '../../src/notes/trackerTypes.js';
 import { answeringLater } from './storeConformance.js';
 
 const answer = (...facts: Array<[string, string]>): string =>
@@ -34,6 +34,11 @@ const sessionRecord = (facts: Array<[string, string]>, updatedAt = 1): JsonValue
   updatedAt,
   consolidated: false,
 });
+
+/** Waits until nothing is in flight: a save that follows an extraction was not queued when `settled()` was called. */
+const idle = async (tracker: NotableFactsTracker): Promise<void> => {
+  while (tracker.retained().inFlight > 0) await tracker.settled();
+};
 
 /** A model that answers each prompt with the facts `pick` returns for it. */
 const model = (pick: (prompt: string) => Array<[string, string]>): { complete: CompleteFn; prompts: string[] } => {
@@ -112,6 +117,156 @@ describe('a tracker over a notes store', () => {
     expect(right(second.contextFor('maya', 's2')).profile).toBe(
       'ABOUT THIS USER (from previous sessions):\n[People]\n- Partner is Jordan',
     );
+  });
+
+  describe.each([
+    ['with leases, answering at once', (memory: NotesStore) => memory],
+    ['without leases, answering later', answeringLater],
+  ])('ending a stage without a session, over a store %s', (_kind, over) => {
+    /** The model's facts for a prompt: what its latest message said. */
+    const said = (prompt: string): Array<[string, string]> => [
+      ['History', `Said ${/Latest user message:\nUser: (.*)/u.exec(prompt)?.[1]}`],
+    ];
+
+    it('merges every unmerged session of the user, those it let go of included, each once', async () => {
+      const memory = memoryNotesStore();
+      const tracker = createNotableFactsTracker({
+        complete: model(said).complete,
+        store: over(memory),
+        cacheSize: 2,
+        now: () => 5,
+      });
+      const sessions = ['s1', 's2', 's3', 's4', 's5'];
+      for (const session of sessions) {
+        tracker.recordUserMessage('maya', session, `in ${session}`);
+        await tracker.settled();
+      }
+      // The cache keeps two idle sessions: the first three were let go of, and the store keeps them.
+      expect(tracker.retained().sessions).toBe(2);
+      const report = right(await tracker.endStage('maya'));
+      expect([...report.sessions].sort()).toEqual(sessions);
+      expect(report.profile?.sessionCount).toBe(5);
+      expect(report.profile?.facts.map(({ fact }) => fact).sort()).toEqual(
+        sessions.map((session) => `Said in ${session}`),
+      );
+      await tracker.settled();
+      for (const session of sessions)
+        expect((await stored(memory, 'maya', session)).session.value).toMatchObject({ consolidated: true });
+      expect((await stored(memory, 'maya', 's1')).profile.value).toMatchObject({ sessionCount: 5 });
+      // The sessions it loaded to merge are let go of again once saved; a second end of stage finds nothing new.
+      expect(tracker.retained().sessions).toBe(2);
+      expect(right(await tracker.endStage('maya')).sessions).toEqual([]);
+      await tracker.settled();
+      expect((await stored(memory, 'maya', 's1')).profile.value).toMatchObject({ sessionCount: 5 });
+      expect(replayNotes(tracker.events(), emptyNotesLedger())).toEqual(tracker.getSnapshot());
+      // A session changed after the merge is merged again, still counted once.
+      tracker.recordUserMessage('maya', 's1', 'more in s1');
+      await tracker.settled();
+      tracker.release('maya', 's1');
+      await tracker.settled();
+      const again = right(await tracker.endStage('maya'));
+      expect(again.sessions).toEqual(['s1']);
+      expect(again.profile?.sessionCount).toBe(5);
+      expect(again.profile?.facts.map(({ fact }) => fact)).toContain('Said more in s1');
+    });
+
+    it('keeps a session it loaded to merge when a load asks for it meanwhile, and lets go of the others', async () => {
+      const memory = memoryNotesStore();
+      const tracker = createNotableFactsTracker({ complete: model(said).complete, store: over(memory), cacheSize: 1 });
+      for (const session of ['s1', 's2', 's3']) {
+        tracker.recordUserMessage('maya', session, `in ${session}`);
+        await idle(tracker);
+      }
+      expect(tracker.retained().sessions).toBe(1);
+      const stage = tracker.endStage('maya');
+      const loaded = tracker.load('maya', 's1');
+      expect([...right(await stage).sessions].sort()).toEqual(['s1', 's2', 's3']);
+      right(await loaded);
+      await idle(tracker);
+      // s1 is in use (the cache holds it now, s3 went), s2 was loaded only to merge.
+      expect(selectSessions(tracker.getSnapshot()).map(({ session }) => session)).toEqual(['s1']);
+      expect(right(tracker.contextFor('maya', 's1')).session).toContain('- Said in s1');
+    });
+  });
+
+  it('keeps a session it loads to merge when a load or a message asks for it before the load has answered', async () => {
+    const memory = memoryNotesStore();
+    const later = answeringLater(memory);
+    // The list answers at once, the loads later: the sessions are asked for while their loads run.
+    const store: NotesStore = { ...later, unmergedSessions: memory.unmergedSessions };
+    const tracker = createNotableFactsTracker({
+      complete: model((prompt) => [['History', `Said ${/Latest user message:\nUser: (.*)/u.exec(prompt)?.[1]}`]])
+        .complete,
+      store,
+      cacheSize: 2,
+    });
+    for (const session of ['s1', 's2', 's3']) {
+      tracker.recordUserMessage('maya', session, `in ${session}`);
+      tracker.release('maya', session);
+    }
+    await idle(tracker);
+    expect(tracker.retained().sessions).toBe(0);
+    const stage = tracker.endStage('maya');
+    const loaded = tracker.load('maya', 's1');
+    tracker.recordAssistantMessage('maya', 's2', 'Noted.');
+    expect([...right(await stage).sessions].sort()).toEqual(['s1', 's2', 's3']);
+    right(await loaded);
+    await idle(tracker);
+    // s3 was loaded only to merge, and went once saved; s1 and s2 were asked for meanwhile, and the cache keeps them.
+    expect(selectSessions(tracker.getSnapshot()).map(({ session }) => session)).toEqual(['s1', 's2']);
+    expect(right(tracker.contextFor('maya', 's1')).session).toContain('- Said in s1');
+    expect(right(tracker.contextFor('maya', 's2')).history).toEqual([{ role: 'assistant', content: 'Noted.' }]);
+  });
+
+  it('merges each session once across two trackers on one store: one merges what the other let go of', async () => {
+    const memory = memoryNotesStore();
+    const pick = (prompt: string): Array<[string, string]> => [
+      ['History', `Said ${/Latest user message:\nUser: (.*)/u.exec(prompt)?.[1]}`],
+    ];
+    const a = createNotableFactsTracker({ complete: model(pick).complete, store: memory, cacheSize: 1, now: () => 10 });
+    const b = createNotableFactsTracker({ complete: model(pick).complete, store: memory, cacheSize: 1, now: () => 20 });
+    for (const session of ['s1', 's2', 's3']) a.recordUserMessage('maya', session, `in ${session}`);
+    b.recordUserMessage('maya', 's4', 'in s4');
+    await Promise.all([a.settled(), b.settled()]);
+    // b never served s1 to s3: it merges them from the store, with its own s4.
+    expect([...right(await b.endStage('maya')).sessions].sort()).toEqual(['s1', 's2', 's3', 's4']);
+    await b.settled();
+    // a still holds s3 as it was before b merged it: its end of stage merges that again over b's (its
+    // save meets b's, loads it and merges on top), which changes nothing and counts s3 once.
+    expect(right(await a.endStage('maya')).sessions).toEqual(['s3']);
+    await idle(a);
+    const profile = (await stored(memory, 'maya', 's1')).profile.value as { sessionCount: number; facts: unknown[] };
+    expect(profile.sessionCount).toBe(4);
+    expect(profile.facts).toHaveLength(4);
+    // Nothing is left to merge anywhere.
+    expect(right(await a.endStage('maya')).sessions).toEqual([]);
+    expect(right(await b.endStage('maya')).sessions).toEqual([]);
+  });
+
+  it('brings every session into both merges when two trackers that let go of them end the stage at once', async () => {
+    const memory = memoryNotesStore();
+    const store = answeringLater(memory);
+    const pick = (prompt: string): Array<[string, string]> => [
+      ['History', `Said ${/Latest user message:\nUser: (.*)/u.exec(prompt)?.[1]}`],
+    ];
+    const a = createNotableFactsTracker({ complete: model(pick).complete, store, cacheSize: 0, now: () => 10 });
+    const b = createNotableFactsTracker({ complete: model(pick).complete, store, cacheSize: 0, now: () => 20 });
+    for (const session of ['s1', 's2', 's3']) a.recordUserMessage('maya', session, `in ${session}`);
+    await idle(a);
+    const reports = (await Promise.all([a.endStage('maya'), b.endStage('maya')])).map(right);
+    await Promise.all([idle(a), idle(b)]);
+    // Each loaded all three from the store and merged them; the later save met the earlier one's,
+    // loaded it, and merged on top of it: each session's facts are in the profile once. (The count
+    // is not checked: a save that meets another tracker's merge of the same sessions applies its
+    // own merges again, and may count them again in sessionCount.)
+    expect(reports.map((report) => [...report.sessions].sort())).toEqual([
+      ['s1', 's2', 's3'],
+      ['s1', 's2', 's3'],
+    ]);
+    const profile = (await stored(memory, 'maya', 's1')).profile.value as { facts: Array<{ fact: string }> };
+    expect(profile.facts.map(({ fact }) => fact).sort()).toEqual(['Said in s1', 'Said in s2', 'Said in s3']);
+    for (const session of ['s1', 's2', 's3'])
+      expect((await stored(memory, 'maya', session)).session.value).toMatchObject({ consolidated: true });
   });
 
   it('resolves a conflict between two trackers on one user: the later save loads the other’s and applies its own again', async () => {

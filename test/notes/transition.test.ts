@@ -1,3 +1,4 @@
+import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { selectSessionFacts } from '../../src/notes/ledger.js';
 import type { CompleteFn } from '../../src/notes/port.js';
@@ -220,5 +221,43 @@ describe('notesTransition', () => {
     expect(selectSessionFacts(next.ledger, 'maya', 's1')).toEqual([{ category: 'People', fact: 'Partner is Jordan' }]);
     expect(selectConversation(next, 'maya', 's1')).toMatchObject({ requested: 1, started: 1, settled: 1 });
     expect(Object.isFrozen(next) && Object.isFrozen(next.settings)).toBe(true);
+  });
+
+  it('asks the store for the unmerged sessions at an end of stage without one, loads those it does not hold, merges, and lets them go once saved', () => {
+    const [asked, listing] = notesTransition(initialNotesState(), {
+      type: 'notes/stageEnded',
+      user: 'maya',
+      at: 5,
+      id: 1,
+    });
+    expect(listing).toEqual([{ type: 'listUnmerged', user: 'maya', call: 1 }]);
+    // Ids no session may have are left out; the session is loaded for the stage.
+    const [loading, loads] = notesTransition(asked, {
+      type: 'notes/unmergedListed',
+      user: 'maya',
+      call: 1,
+      outcome: E.right(['s1', '', 's1']),
+    });
+    expect(loads).toEqual([{ type: 'load', user: 'maya', session: 's1' }]);
+    const record = { facts: [{ category: 'People', fact: 'Partner is Jordan' }], updatedAt: 2, consolidated: false };
+    const [merged, effects] = notesTransition(loading, {
+      type: 'notes/loaded',
+      user: 'maya',
+      session: 's1',
+      outcome: E.right({ session: { value: record, version: 1 }, profile: { version: 0 } }),
+    });
+    expect(effects.map((effect) => effect.type)).toEqual(['record', 'record', 'merged', 'save']);
+    expect(effects[2]).toMatchObject({ type: 'merged', user: 'maya', sessions: ['s1'], stage: 1 });
+    const save = effects[3] as Extract<NotesEffect, { type: 'save' }>;
+    const [saved, released] = notesTransition(merged, {
+      type: 'notes/saved',
+      user: 'maya',
+      outcome: E.right({ sessions: save.write.sessions.map(({ session }) => ({ session, version: 2 })), profile: 1 }),
+    });
+    expect(released).toEqual([
+      { type: 'record', event: { type: 'notes/released', user: 'maya', session: 's1' } },
+      { type: 'record', event: { type: 'notes/released', user: 'maya' } },
+    ]);
+    expect(selectSessionFacts(saved.ledger, 'maya', 's1')).toEqual([]);
   });
 });

@@ -5,6 +5,9 @@
 import * as E from 'fp-ts/lib/Either.js';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { CompleteFn } from '../../src/notes/port.js';
+import { createNotableFactsTracker } from '../../src/notes/tracker.js';
+import type { NotableFactsTracker, NotesTrackerFailure } from '../../src/notes/trackerTypes.js';
 import { MIGRATIONS, postgresNotesStore, type PostgresNotesStore } from '../../src/postgres/index.js';
 import { describeNotesLeaseConformance } from '../notes/leaseConformance.js';
 import { describeNotesStoreConformance } from '../notes/storeConformance.js';
@@ -30,6 +33,22 @@ const freshStore = async (): Promise<PostgresNotesStore> => {
   return store;
 };
 
+/** A model that notes what the latest message said. */
+const saying: CompleteFn = async (prompt) =>
+  JSON.stringify({
+    notableFacts: [{ category: 'History', fact: `Said ${/Latest user message:\nUser: (.*)/u.exec(prompt)?.[1]}` }],
+  });
+
+/** Waits until nothing is in flight (a save that follows an extraction comes after the `settled()` that waited for it). */
+const idle = async (tracker: NotableFactsTracker): Promise<void> => {
+  while (tracker.retained().inFlight > 0) await tracker.settled();
+};
+
+const right = <T>(result: E.Either<NotesTrackerFailure, T>): T => {
+  if (E.isLeft(result)) throw new Error(`expected a value, got ${result.left.code}: ${result.left.message}`);
+  return result.right;
+};
+
 describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store', () => {
   describeNotesStoreConformance('postgresNotesStore', freshStore);
   describeNotesLeaseConformance(
@@ -37,6 +56,47 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
     freshStore,
     (_store, ttlMs) => new Promise((resolve) => setTimeout(resolve, ttlMs + 50)),
   );
+
+  it('lets trackers end a stage without a session for every unmerged session of a user, those let go of included, each once', async () => {
+    const store = await freshStore();
+    const errors: string[] = [];
+    const onError = (failure: NotesTrackerFailure) => errors.push(`${failure.code}: ${failure.message}`);
+    const a = createNotableFactsTracker({ complete: saying, store, cacheSize: 1, holder: 'a', onError });
+    const b = createNotableFactsTracker({ complete: saying, store, cacheSize: 1, holder: 'b', onError });
+    for (const session of ['s1', 's2', 's3', 's4']) a.recordUserMessage('maya', session, `in ${session}`);
+    await idle(a);
+    expect(a.retained().sessions).toBe(1);
+    const merged = right(await a.endStage('maya'));
+    expect([...merged.sessions].sort()).toEqual(['s1', 's2', 's3', 's4']);
+    expect(merged.profile?.sessionCount).toBe(4);
+    await idle(a);
+    expect(await store.unmergedSessions('maya')).toEqual(E.right([]));
+    // Another tracker (another process) finds nothing left; a session it serves and lets go of, a merges.
+    expect(right(await b.endStage('maya')).sessions).toEqual([]);
+    b.recordUserMessage('maya', 's5', 'in s5');
+    await idle(b);
+    expect(b.release('maya', 's5')).toEqual(E.right(undefined));
+    await idle(b);
+    expect(await store.unmergedSessions('maya')).toEqual(E.right(['s5']));
+    expect(right(await a.endStage('maya')).sessions).toEqual(['s5']);
+    await idle(a);
+    // Both at once, each holding none of the sessions it merges: every session's facts reach the profile once.
+    for (const session of ['s6', 's7']) b.recordUserMessage('maya', session, `in ${session}`);
+    await idle(b);
+    const reports = (await Promise.all([a.endStage('maya'), b.endStage('maya')])).map(right);
+    expect(reports.flatMap((report) => report.sessions).sort()).toContain('s6');
+    await Promise.all([idle(a), idle(b)]);
+    const records = await store.load('maya', 's1');
+    const profile = E.isRight(records)
+      ? (records.right.profile.value as { facts: Array<{ fact: string }> })
+      : undefined;
+    expect(profile?.facts.map(({ fact }) => fact).sort()).toEqual(
+      ['s1', 's2', 's3', 's4', 's5', 's6', 's7'].map((session) => `Said in ${session}`),
+    );
+    expect(await store.unmergedSessions('maya')).toEqual(E.right([]));
+    await Promise.all([a.close(), b.close()]);
+    expect(errors).toEqual([]);
+  });
 
   it('keeps its tables in the versioned schema, records as JSONB with a version column', async () => {
     const store = await freshStore();
