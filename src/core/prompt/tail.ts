@@ -1,6 +1,6 @@
 import { kindOf } from '../../base/describe.js';
 import { isRecord } from '../../base/record.js';
-import { collapseWhitespace } from '../../base/text.js';
+import { collapseWhitespace, isBlank } from '../../base/text.js';
 
 /** Input of `buildDispatchDynamicTail`. */
 export interface DispatchTailInput {
@@ -59,7 +59,7 @@ export const buildDispatchDynamicTail = (input: DispatchTailInput): string => {
   const guideCacheKey = given(input.guideCacheKey) ? oneLine(input.guideCacheKey) : '';
   if (guideCacheKey !== '') lines.push(`Guide cache key: ${guideCacheKey}`);
   if (given(input.guideInstruction)) lines.push(input.guideInstruction);
-  if (typeof input.sessionContext === 'string' && input.sessionContext.trim() !== '') lines.push(input.sessionContext);
+  if (typeof input.sessionContext === 'string' && !isBlank(input.sessionContext)) lines.push(input.sessionContext);
   lines.push('Task prompt:', input.taskPrompt);
   return lines.join('\n');
 };

@@ -1,5 +1,6 @@
 import { indexTaskPrompt } from '../search/indexWrites.js';
 import { asOneRun } from '../../persistent/owner.js';
+import { isBlank } from '../../base/text.js';
 import { plainTime } from '../../base/time.js';
 import type { FactStore } from './state.js';
 import { checkedFactStore } from './storeShape.js';
@@ -7,11 +8,11 @@ import { checkedFactStore } from './storeShape.js';
 /**
  * Records the prompt a task was given, so its facts can be found by the words of the task
  * that produced them. The latest prompt of a task wins; an older one, or the same text again,
- * returns the same store.
+ * returns the same store, as does a blank task id (invisible characters only, U+200B, too).
  */
 export const recordTaskPrompt = (store: FactStore, taskId: string, prompt: string, at: number): FactStore => {
   checkedFactStore(store);
-  if (typeof taskId !== 'string' || taskId.trim() === '' || typeof prompt !== 'string') return store;
+  if (typeof taskId !== 'string' || isBlank(taskId) || typeof prompt !== 'string') return store;
   if (typeof at !== 'number' || !Number.isFinite(at)) return store;
   const index = indexTaskPrompt(store.index, taskId, prompt, plainTime(at));
   if (index === store.index) return store;

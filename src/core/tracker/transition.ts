@@ -10,7 +10,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { kindOf } from '../../base/describe.js';
 import { type Failure, failure, type INTERNAL } from '../../base/failure.js';
 import { isRecord } from '../../base/record.js';
-import { wellFormed } from '../../base/text.js';
+import { isBlank, wellFormed } from '../../base/text.js';
 import { plainTime } from '../../base/time.js';
 import type { DispatchResult, ImplementerResult, ReviewerResult } from '../extract/contract.js';
 import { createExtractor, type Extraction, normalizeTaskId } from '../extract/extractor.js';
@@ -241,7 +241,8 @@ export const selectSessionContext = (
 /**
  * Records a prompt event's task prompt as context for the facts its dispatches will produce,
  * without computing its section: what a prompt event does to the state. A task id that is not
- * one, a blank prompt or a time that is not finite records nothing.
+ * one, a blank prompt (invisible characters only, U+200B, are blank too) or a time that is not
+ * finite records nothing.
  */
 export const recordPrompt = (
   state: TrackerState,
@@ -251,7 +252,7 @@ export const recordPrompt = (
   checkEvent(event, 'a prompt event');
   const taskId = normalizeTaskId(event.taskId);
   const { taskPrompt, at } = event;
-  if (E.isLeft(taskId) || typeof taskPrompt !== 'string' || taskPrompt.trim() === '' || !isTime(at))
+  if (E.isLeft(taskId) || typeof taskPrompt !== 'string' || isBlank(taskPrompt) || !isTime(at))
     return [state, Object.freeze([])];
   const recorded: TrackerEvent = { type: 'prompt/recorded', taskId: taskId.right, taskPrompt, at: plainTime(at) };
   const [store, events] = applyAll(state.store, [[recorded, (current) => applyEvent(current, recorded)]]);

@@ -115,6 +115,7 @@ describe('buildDispatchDynamicTail', () => {
     ['spaces', '   '],
     ['blank lines', '\n\n'],
     ['tabs and newlines', ' \t\r\n '],
+    ['invisible characters only', '\u200b\u2060 \u200d'],
   ])('omits a blank session context (%s)', (_label, blank) => {
     expect(buildDispatchDynamicTail({ ...base, sessionContext: blank })).toBe(buildDispatchDynamicTail(base));
   });

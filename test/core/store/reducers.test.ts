@@ -374,6 +374,16 @@ describe('task context', () => {
   });
 });
 
+describe('recordTaskPrompt', () => {
+  it('returns the same store for a task id of invisible characters only, as for a blank one', async () => {
+    const { recordTaskPrompt } = await import('../../../src/index.js');
+    const store = emptyFactStore();
+    for (const taskId of ['', '  ', '\u200b', ' \u200c\u2060 ', '\u{E0031}'])
+      expect(recordTaskPrompt(store, taskId, 'rate limiting for the login route', 1)).toBe(store);
+    expect(recordTaskPrompt(store, '1', 'rate limiting for the login route', 1)).not.toBe(store);
+  });
+});
+
 describe('retention', () => {
   const outcome = (task: number, at: number): SessionFact[] => [
     fact('completed', at, {

@@ -12,6 +12,7 @@ import {
   encodeState,
   initialTrackerState,
   parseHistory,
+  recordPrompt,
   replay,
   replayHistory,
   selectSessionContext,
@@ -165,6 +166,15 @@ describe('trackerTransition', () => {
     expect(nothingToClose[2]).toEqual({ type: 'invalidate', closed: [] });
     const blank = trackerTransition(start, { type: 'prompt', taskId: '1', taskPrompt: '   ', at: 1 });
     expect(blank[0]).toBe(start);
+  });
+
+  it('records nothing for a task prompt of invisible characters only, as for a blank one', () => {
+    const start = initialTrackerState();
+    for (const taskPrompt of ['\u200b', ' \u200d\u2060 ', '\u00ad\u{E0041}']) {
+      const [state, events] = recordPrompt(start, { taskId: '1', taskPrompt, at: 1 });
+      expect(state).toBe(start);
+      expect(events).toEqual([]);
+    }
   });
 
   it('returns frozen states and events that replay rebuilds, and reads a state from JSON or structuredClone like its own', () => {
