@@ -3,6 +3,7 @@
  * shape this adapter uses, so the library never imports `@anthropic-ai/sdk` (an optional peer
  * dependency): pass `new Anthropic()` from the SDK, or anything with the same `messages.create`.
  */
+import { isBlank } from '../base/text.js';
 import type { CompleteFn } from './port.js';
 
 /** The request body this adapter sends to `POST /v1/messages` (mutable arrays, as the SDK declares its parameters). */
@@ -90,7 +91,7 @@ export const anthropicComplete =
       .filter((block) => block.type === 'text' && typeof block.text === 'string')
       .map((block) => block.text)
       .join('');
-    if (text.trim() === '')
+    if (isBlank(text))
       throw new Error(`the model answered without text (stop_reason: ${message.stop_reason ?? 'unknown'})`);
     return text;
   };

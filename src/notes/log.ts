@@ -10,6 +10,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import { z } from 'zod';
 import { failure } from '../base/failure.js';
 import type { Fields } from '../base/record.js';
+import { isBlank } from '../base/text.js';
 import { parseEventTime } from '../base/time.js';
 import { readJsonObject } from '../core/history/events.js';
 import { linesOfText } from '../core/history/lines.js';
@@ -92,7 +93,7 @@ const idSchema = (field: 'user' | 'session') =>
         : `${field} must be ${ID}, not ${describeValue(issue.input)}`,
   });
 
-const textSchema = z.custom<string>((value) => typeof value === 'string' && value.trim() !== '', {
+const textSchema = z.custom<string>((value) => typeof value === 'string' && !isBlank(value), {
   error: (issue) =>
     issue.input === undefined ? 'text is missing' : `text must be non-empty text, not ${describeValue(issue.input)}`,
 });
@@ -110,7 +111,7 @@ const outcomeSchema = z
             ? typeof response === 'string'
               ? undefined
               : 'response must be text'
-            : typeof error === 'string' && error.trim() !== ''
+            : typeof error === 'string' && !isBlank(error)
               ? undefined
               : 'error must be text';
     if (problem !== undefined)

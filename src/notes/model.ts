@@ -8,7 +8,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import { type Failure, failure } from '../base/failure.js';
 import { isRecord } from '../base/record.js';
 import { describeKind } from '../base/schema.js';
-import { clipEnd, collapseWhitespace, trimEndOf } from '../base/text.js';
+import { clipEnd, collapseWhitespace, isBlank, trimEndOf } from '../base/text.js';
 
 /** One fact about a user: a category from the ledger's set and one sentence. */
 export interface CategorizedFact {
@@ -255,9 +255,9 @@ export const keepValidFacts = (
 export const sameFacts = (a: ReadonlyArray<CategorizedFact>, b: ReadonlyArray<CategorizedFact>): boolean =>
   a.length === b.length && a.every((fact, i) => fact.category === b[i]!.category && fact.fact === b[i]!.fact);
 
-/** A usable user or session id: a non-empty string of at most 200 characters. */
+/** A usable user or session id: a string of at most 200 characters that is not blank (nor invisible characters only). */
 export const isNotesId = (value: unknown): value is string =>
-  typeof value === 'string' && value.trim() !== '' && value.length <= NOTES_LIMITS.idLength;
+  typeof value === 'string' && value.length <= NOTES_LIMITS.idLength && !isBlank(value);
 
 /** Why a model call gave nothing usable: no answer in time, a failed call, an answer cut at its token limit, an unusable answer. */
 export type ModelFailureCode = 'timeout' | 'model_error' | 'truncated' | 'invalid_response';

@@ -8,7 +8,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { describeError } from '../base/describe.js';
 import { type Fields, isRecord } from '../base/record.js';
-import { clipEnd, collapseWhitespace } from '../base/text.js';
+import { clipEnd, collapseWhitespace, isBlank } from '../base/text.js';
 import { type CategorizedFact, categoryNames, DEFAULT_CATEGORIES, keepValidFacts, NOTES_LIMITS } from './model.js';
 
 /** Why an answer holds no usable fact list (`truncated`: it ends inside its list, cut before it was complete). */
@@ -268,7 +268,7 @@ const findEntries = (text: string): E.Either<NotableFactsError, ReadonlyArray<un
         `the response holds ${text.length} characters, more than the ${NOTES_LIMITS.responseLength} an answer may have`,
       ),
     );
-  if (text.trim() === '') return E.left(failure('empty_response', 'the response is empty'));
+  if (isBlank(text)) return E.left(failure('empty_response', 'the response is empty'));
   const search: Search = { candidates: [], parsedWithoutList: false, firstJsonError: undefined };
   /** Regions whose JSON parsed, sorted by start: spans inside them were searched already. */
   const covered: Array<readonly [number, number]> = [];

@@ -15,6 +15,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { describeError } from '../base/describe.js';
 import { failure, internalFailure } from '../base/failure.js';
+import { isBlank } from '../base/text.js';
 import { createShell } from '../shell/shell.js';
 import { callModel } from './callModel.js';
 import { selectRecentTurns } from './conversation.js';
@@ -281,7 +282,7 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
 
   const validMessage = (user: unknown, session: unknown, text: unknown): E.Either<NotesTrackerFailure, string> =>
     E.chain(() =>
-      typeof text === 'string' && text.trim() !== ''
+      typeof text === 'string' && !isBlank(text)
         ? E.right<NotesTrackerFailure, string>(text)
         : E.left(invalidInput('text must be non-empty text')),
     )(validSlot(user, session));

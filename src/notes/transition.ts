@@ -8,6 +8,7 @@
  * prompt is built here, so the two cannot drift: the same conversation gives the same prompts in
  * both.
  */
+import { isBlank } from '../base/text.js';
 import { appendMessage, type ConversationMessage } from './conversation.js';
 import { applyNotesEvent } from './events.js';
 import {
@@ -105,7 +106,7 @@ const startExtraction = (
 
 const onUserMessage = (state: NotesState, input: NotesUserMessageRecorded): NotesTransition => {
   const { user, session, text, at } = input;
-  if (!isNotesId(user) || !isNotesId(session) || typeof text !== 'string' || text.trim() === '') return [state, []];
+  if (!isNotesId(user) || !isNotesId(session) || typeof text !== 'string' || isBlank(text)) return [state, []];
   const conversation = selectConversation(state, user, session) ?? EMPTY_CONVERSATION;
   const next: NotesConversation = {
     ...conversation,
@@ -140,7 +141,7 @@ const resume = (state: NotesState, user: string, session: string): NotesTransiti
 
 const onAssistantMessage = (state: NotesState, input: NotesAssistantMessageRecorded): NotesTransition => {
   const { user, session, text } = input;
-  if (!isNotesId(user) || !isNotesId(session) || typeof text !== 'string' || text.trim() === '') return [state, []];
+  if (!isNotesId(user) || !isNotesId(session) || typeof text !== 'string' || isBlank(text)) return [state, []];
   const conversation = selectConversation(state, user, session) ?? EMPTY_CONVERSATION;
   const transcript = record(state.settings, conversation, { role: 'assistant', content: text });
   return [withConversation(state, user, session, { ...conversation, transcript }), []];

@@ -145,6 +145,14 @@ describe('anthropicComplete', () => {
     );
   });
 
+  it('rejects an answer of invisible characters only, as one without text', async () => {
+    reply = { status: 200, body: { ...message('\u200b\u2060 '), stop_reason: 'end_turn' } };
+    const complete = anthropicComplete(client, { model: 'claude-haiku-test' });
+    await expect(complete('prompt', { signal: new AbortController().signal })).rejects.toThrow(
+      'the model answered without text (stop_reason: end_turn)',
+    );
+  });
+
   it('rejects an answer that stopped at max_tokens as truncated, however much text it holds', async () => {
     reply = { status: 200, body: { ...message('{"notableFacts": [{"category": "Peo'), stop_reason: 'max_tokens' } };
     const complete = anthropicComplete(client, { model: 'claude-haiku-test', maxTokens: 16 });

@@ -57,12 +57,18 @@ describe('parseNotesLog', () => {
         { type: 'user', user: 'maya', session: 's1', text: '' },
         { type: 'assistant', user: 'maya', session: 's1', text: ' \n ' },
         { type: 'user', user: 'maya', session: 's1', text: 5 },
+        { type: 'user', user: 'maya', session: 's1', text: '\u200b\u2060' },
+        { type: 'extraction', user: 'maya', session: 's1', error: ' \u200b ' },
+        { type: 'user', user: '\u200d', session: 's1', text: 'hi' },
       ),
     );
     expect(errors.map((error) => error.message)).toEqual([
       'text must be non-empty text, not ""',
       'text must be non-empty text, not " \\n "',
       'text must be non-empty text, not a number',
+      'text must be non-empty text, not "\u200b\u2060"',
+      'error must be text',
+      'user must be an id of 1 to 200 characters, not "\u200d"',
     ]);
   });
 });

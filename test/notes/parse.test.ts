@@ -98,6 +98,7 @@ describe('parseNotableFactsResponse', () => {
 
   it('fails precisely when there is no usable list', () => {
     expect(codeOf('   ')).toBe('empty_response');
+    expect(codeOf('\u200b \u2060\u{E0020}')).toBe('empty_response');
     expect(codeOf('I could not find any facts.')).toBe('no_json');
     expect(codeOf('{"notableFacts": [{"category": "People", "fact": "Partner is')).toBe('truncated');
     expect(codeOf('{"notableFacts": [{"category": "People" "fact": "Partner is Jordan"}]}')).toBe('invalid_json');

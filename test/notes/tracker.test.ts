@@ -302,6 +302,9 @@ describe('createNotableFactsTracker', () => {
     const invalid = { _tag: 'Left', left: { code: 'invalid_input', message: expect.any(String) } };
     expect(tracker.recordUserMessage('', 's1', 'x')).toEqual(invalid);
     expect(tracker.recordUserMessage('maya', 's1', '   ')).toEqual(invalid);
+    expect(tracker.recordUserMessage('maya', 's1', '\u200b\u2060')).toEqual(invalid);
+    expect(tracker.recordAssistantMessage('maya', 's1', ' \u200d ')).toEqual(invalid);
+    expect(tracker.recordUserMessage('\u200b', 's1', 'x')).toEqual(invalid);
     expect(tracker.recordUserMessage(null as never, undefined as never, 3 as never)).toEqual(invalid);
     expect(tracker.recordAssistantMessage('maya', 's1', 7 as never)).toEqual(invalid);
     expect(tracker.contextFor(undefined as never, {} as never)).toEqual(invalid);

@@ -162,6 +162,11 @@ describe('notesTransition', () => {
     const unusable: NotesInput[] = [
       { type: 'notes/userMessageRecorded', user: '', session: 's1', text: 'hello' },
       { type: 'notes/userMessageRecorded', user: 'maya', session: 's1', text: '   ' },
+      // Invisible characters only (zero-width space, word joiner, tag characters) are as blank as spaces.
+      { type: 'notes/userMessageRecorded', user: 'maya', session: 's1', text: '\u200b \u2060' },
+      { type: 'notes/assistantMessageRecorded', user: 'maya', session: 's1', text: '\u{E0068}\u{E0069}' },
+      { type: 'notes/userMessageRecorded', user: '\u200b', session: 's1', text: 'hello' },
+      { type: 'notes/userMessageRecorded', user: 'maya', session: '\u200d\u00ad', text: 'hello' },
       { type: 'notes/assistantMessageRecorded', user: 'maya', session: 'x'.repeat(201), text: 'hi' },
       { type: 'notes/extractionRequested', user: 'maya', session: 's1' },
       {
