@@ -5,6 +5,7 @@
  * Pinned rules are never truncated; where the context is thin, standing instructions fill a
  * section up to its minimum.
  */
+import { isBlank } from '../base/text.js';
 import type { SectionDraft } from './budget.js';
 import {
   changeLines,
@@ -46,7 +47,8 @@ const pinnedDraft = (context: SharedContext, kind: ContextKind): SectionDraft =>
 export const planningDrafts = (input: BundleInput, lastDecisions: number, lastErrors: number): SectionDraft[] => {
   const { context, status } = input;
   const diffFirst = status.stale && status.changes.length > 0;
-  const summary = context.workingSummary.text.trim();
+  // A summary of invisible characters only (U+200B) is none: it would show as an empty section.
+  const summary = isBlank(context.workingSummary.text) ? '' : context.workingSummary.text.trim();
   const decisions = [...context.openDecisions].slice(-lastDecisions).reverse();
   const repository: SectionDraft = {
     name: 'repository',
@@ -83,7 +85,7 @@ export const planningDrafts = (input: BundleInput, lastDecisions: number, lastEr
             ? '## Working summary (STALE: verify against the repository before trusting it)'
             : '## Working summary (verified at the checkpoint)',
       lines: [
-        ...(context.featureRequest.trim() === '' ? [] : [item(`feature request: ${context.featureRequest}`)]),
+        ...(isBlank(context.featureRequest) ? [] : [item(`feature request: ${context.featureRequest}`)]),
         ...lastFailures(context, lastErrors),
         ...(summary === ''
           ? orElsewhere(

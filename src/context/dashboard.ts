@@ -5,7 +5,7 @@
  * cell, a quote or a code span: none can forge a heading, a row, a link or an HTML element in
  * any CommonMark viewer.
  */
-import { collapseWhitespace } from '../base/text.js';
+import { collapseWhitespace, isBlank } from '../base/text.js';
 import type { ContextFile, LastRun, SharedContext } from './model.js';
 import { pinnedRuleLines } from './pinned.js';
 
@@ -47,7 +47,7 @@ const contextSection = (context: SharedContext): string[] => {
   const lines = [
     `## ${cell(key.workstreamId)} · branch ${cell(key.branch)} · repo ${cell(key.repo)}`,
     '',
-    `- Feature request: ${context.featureRequest.trim() === '' ? '(none)' : safe(context.featureRequest)}`,
+    `- Feature request: ${isBlank(context.featureRequest) ? '(none)' : safe(context.featureRequest)}`,
     `- Checkpoint: ${
       checkpoint === undefined
         ? 'none recorded'
@@ -57,7 +57,7 @@ const contextSection = (context: SharedContext): string[] => {
     '',
     `### Working summary (${summary.stale ? 'stale when written' : 'verified'}, updated ${iso(summary.updatedAt)})`,
     '',
-    ...(summary.text.trim() === '' ? ['(none yet)'] : paragraphs(summary.text)),
+    ...(isBlank(summary.text) ? ['(none yet)'] : paragraphs(summary.text)),
     '',
     '### Pinned rules',
     '',

@@ -8,6 +8,7 @@ import * as Ord from 'fp-ts/lib/Ord.js';
 import * as S from 'fp-ts/lib/string.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { sha256HexPrefix } from '../base/hash.js';
+import { isBlank } from '../base/text.js';
 import { CONTEXT_LIMITS, type ContextError, type ContextKey } from './model.js';
 
 /** Keys in (repo, branch, workstreamId) order, each part by UTF-16 code units. */
@@ -58,14 +59,14 @@ export const sanitizeKeyPart = (raw: string): string => {
  */
 export const normalizeKeyPart = (part: string): string => part.normalize('NFC').replace(/\s+/gu, ' ').trim();
 
-/** Checks the parts of a key: each non-empty, at most `CONTEXT_LIMITS.keyPart` characters, on one line. */
+/** Checks the parts of a key: each not blank (nor invisible characters only), at most `CONTEXT_LIMITS.keyPart` characters, on one line. */
 export const parseContextKey = (parts: ContextKey): E.Either<ContextError, ContextKey> => {
   for (const [name, value] of [
     ['repo', parts.repo],
     ['branch', parts.branch],
     ['workstream id', parts.workstreamId],
   ] as const) {
-    if (typeof value !== 'string' || value.trim() === '')
+    if (typeof value !== 'string' || isBlank(value))
       return E.left({ code: 'invalid', message: `the ${name} of a context key is empty` });
     if (value.length > CONTEXT_LIMITS.keyPart)
       return E.left({

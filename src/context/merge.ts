@@ -6,6 +6,7 @@
  * failures, pinned rules, checklist steps) and the newer side of what is replaced (the summary
  * with its checkpoint, the last run). What a cap leaves out is reported, never silent.
  */
+import { isBlank } from '../base/text.js';
 import { compareContextKeys } from './key.js';
 import {
   type ChecklistItem,
@@ -165,7 +166,7 @@ export const mergeContextsReported = (
   return {
     context: {
       ...rest,
-      featureRequest: newer.featureRequest.trim() === '' ? older.featureRequest : newer.featureRequest,
+      featureRequest: isBlank(newer.featureRequest) ? older.featureRequest : newer.featureRequest,
       ...(newer.checkpoint === undefined ? {} : { checkpoint: newer.checkpoint }),
       ...rules,
       checklist,

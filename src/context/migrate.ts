@@ -5,6 +5,7 @@
  * validated as version 1 afterwards, so a migration only reshapes; it never vouches.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { isBlank } from '../base/text.js';
 import { parseIsoTime } from '../base/time.js';
 import { formatLineRange, parseLineRange } from './ledger.js';
 import { CONTEXT_SCHEMA_VERSION, type ContextError, type ContextKind } from './model.js';
@@ -15,8 +16,9 @@ const isRecord = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 const record = (value: unknown): Json => (isRecord(value) ? value : {});
 const list = (value: unknown): ReadonlyArray<unknown> => (Array.isArray(value) ? value : []);
+/** `value` when it is text that shows something (invisible characters only, U+200B, do not), else `fallback`. */
 const textOr = (value: unknown, fallback: string): string =>
-  typeof value === 'string' && value.trim() !== '' ? value : fallback;
+  typeof value === 'string' && !isBlank(value) ? value : fallback;
 
 /** A draft time as ISO-8601, or null when it is missing or not a time. */
 const isoOrNull = (value: unknown): string | null => {

@@ -5,7 +5,7 @@
  * before anything is applied, so a refused run changes nothing.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { collapseWhitespace } from '../base/text.js';
+import { collapseWhitespace, isBlank } from '../base/text.js';
 import { type ClaimInput, recordClaim } from './ledger.js';
 import {
   type ChecklistItem,
@@ -110,7 +110,8 @@ const validateSummary = (summary: unknown): E.Either<ContextError, string | unde
   if (typeof summary !== 'string') return E.left(invalid('the summary is not text'));
   const text = summary.trim();
   // An empty summary would wipe the one stored: leaving it out keeps that one (verified again).
-  if (text === '') return E.left(invalid('the summary is empty: leave it out to keep the current one'));
+  // Invisible characters only (U+200B) are as empty: such a summary shows nothing.
+  if (isBlank(text)) return E.left(invalid('the summary is empty: leave it out to keep the current one'));
   return text.length <= CONTEXT_LIMITS.summary
     ? noSecret('the summary', text)
     : E.left(

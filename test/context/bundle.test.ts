@@ -54,6 +54,19 @@ const expectOnlyOwnLines = (bundle: ContextBundle): void => {
 };
 
 describe('buildContextBundle', () => {
+  it('reads a feature request or a summary of invisible characters only as none, as blank ones', () => {
+    const invisible = {
+      ...context,
+      featureRequest: '\u200b\u2060',
+      workingSummary: { ...context.workingSummary, text: ' \u200d\u00ad ' },
+    };
+    const blank = { ...context, featureRequest: '', workingSummary: { ...context.workingSummary, text: '' } };
+    for (const kind of KINDS)
+      expect(buildContextBundle({ context: invisible, status: FRESH }, { kind }).text).toBe(
+        buildContextBundle({ context: blank, status: FRESH }, { kind }).text,
+      );
+  });
+
   it('builds a fresh planning bundle from the working context, within every range', () => {
     const bundle = buildContextBundle({ context, status: FRESH }, { kind: 'planning' });
 

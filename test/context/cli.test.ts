@@ -37,6 +37,19 @@ describe.concurrent('fact-tracker context', () => {
     expect(existsSync(join(repo, 'data'))).toBe(false);
   });
 
+  it('shows a hand-edited feature request of invisible characters only as none, as a blank one', async () => {
+    const repo = makeRepo();
+    const checkpoint = await runIn(repo, ['context', 'checkpoint', '--feature', 'A config parser', '--summary', 'x']);
+    expect(checkpoint.status).toBe(0);
+    const path = join(repo, 'data', 'context', 'planning_context.json');
+    const document = JSON.parse(readFileSync(path, 'utf8')) as { contexts: Array<{ feature_request: string }> };
+    document.contexts[0]!.feature_request = '\u200b\u2060';
+    writeFileSync(path, `${JSON.stringify(document, null, 2)}\n`);
+    const show = await runIn(repo, ['context', 'show']);
+    expect(show.status).toBe(0);
+    expect(show.stdout).toContain('\nfeature request: (none)\n');
+  });
+
   it('records a checkpoint, claims and a failure, and shows and bundles the context', async () => {
     const repo = makeRepo();
     const checkpoint = await runIn(repo, [

@@ -233,6 +233,10 @@ describe('context keys', () => {
     expect(errorOf(parseContextKey(key('demo', 'main', ' ')))).toBe(
       'invalid: the workstream id of a context key is empty',
     );
+    // Invisible characters only (a zero-width space, a word joiner) are as empty as spaces.
+    expect(errorOf(parseContextKey(key('demo', '\u200b\u2060', 'ws')))).toBe(
+      'invalid: the branch of a context key is empty',
+    );
     expect(errorOf(parseContextKey(key('demo', 'main\n## x', 'ws')))).toBe(
       'invalid: the branch of a context key holds line breaks or control characters',
     );
@@ -371,6 +375,20 @@ describe('migrateContextDocument', () => {
     expect(JSON.stringify(migrated)).not.toContain('codex');
   });
 
+  it('reads a failure field of invisible characters only as not recorded, as a blank one', () => {
+    const migrated = migrateContextDocument(
+      { ...draft, last_run: { status: 'failed', failed_step: '\u200b', error: ' \u2060 ', next_action: 'retry' } },
+      'planning',
+    );
+    const file = E.isRight(migrated) ? decodeContextFile(migrated.right, 'planning') : migrated;
+    expect(E.isRight(file) && file.right.contexts[0]!.lastRun).toEqual({
+      status: 'failed',
+      failedStep: '(not recorded)',
+      error: '(not recorded)',
+      nextAction: 'retry',
+    });
+  });
+
   it('decodes a draft file directly, and leaves version 1 documents alone', () => {
     expect(E.isRight(decodeContextFile(draft, 'planning'))).toBe(true);
     const current = { schema_version: 1, kind: 'planning', contexts: [] };
@@ -503,7 +521,7 @@ describe('applyRunOutcome', () => {
       'the failed step is empty',
     );
     // An empty summary would wipe the stored one; left out, the stored one is kept.
-    for (const summary of ['', ' \n\t '])
+    for (const summary of ['', ' \n\t ', '\u200b \u2060\u{E0041}'])
       expect(refused({ status: 'succeeded', summary })).toBe(
         'the summary is empty: leave it out to keep the current one',
       );

@@ -118,3 +118,16 @@ describe('the dashboard under a CommonMark renderer', () => {
     );
   });
 });
+
+describe('the dashboard of empty fields', () => {
+  it('shows a feature request or a summary of invisible characters only as none, as blank ones', () => {
+    const context: SharedContext = {
+      ...emptySharedContext({ repo: 'demo', branch: 'main', workstreamId: 'default' }),
+      featureRequest: '\u200b\u2060',
+      workingSummary: { text: ' \u200d\u00ad ', stale: false, updatedAt: 1 },
+    };
+    const text = renderContextDashboard({ kind: 'planning', contexts: [context] }, 'planning_context.json');
+    expect(text).toContain('- Feature request: (none)\n');
+    expect(text).toMatch(/### Working summary \([^)]*\)\n\n\(none yet\)\n/u);
+  });
+});

@@ -115,6 +115,18 @@ describe('conflict markers', () => {
     expect(splitConflictMarkers('<<<<<<< HEAD\nunterminated\n')).toBeUndefined();
   });
 
+  it('a feature request of invisible characters only on the newer side is none: the older side’s is kept, as for a blank one', () => {
+    const key = { repo: 'r', branch: 'main', workstreamId: 'ws' };
+    const older = { ...emptySharedContext(key), featureRequest: 'A config parser' };
+    const newer = {
+      ...emptySharedContext(key),
+      featureRequest: '\u200b\u2060',
+      workingSummary: { text: 'later', stale: false, updatedAt: 5 },
+    };
+    expect(mergeContexts(older, newer).featureRequest).toBe('A config parser');
+    expect(mergeContexts(newer, older).featureRequest).toBe('A config parser');
+  });
+
   it('merging a context with itself keeps what it holds, and merging two keeps every decision and claim of both under unique ids', () => {
     fc.assert(
       fc.property(contextArb, contextArb, (a, b) => {

@@ -21,7 +21,7 @@ import { droppedNotice, relatedNotice } from '../../context/notices.js';
 import { pinnedRuleLines } from '../../context/pinned.js';
 import { recordContextClaim } from '../../context/update.js';
 import type { FactStore } from '../../core/store/state.js';
-import { collapseWhitespace } from '../../base/text.js';
+import { collapseWhitespace, isBlank } from '../../base/text.js';
 import type { CheckpointRequest, ContextCommand } from '../contextArgs.js';
 import { type CliIo, EXIT_OK, EXIT_REJECTED_LINES } from '../io.js';
 import { createStyle, type Style } from '../style.js';
@@ -84,7 +84,7 @@ const renderShow = (loaded: LoadedContext, style: Style): string => {
           `  ${change.status} ${safe(change.from === undefined ? change.path : `${change.from} -> ${change.path}`)}`,
       ),
     );
-  lines.push(`feature request: ${context.featureRequest.trim() === '' ? '(none)' : safe(context.featureRequest)}`);
+  lines.push(`feature request: ${isBlank(context.featureRequest) ? '(none)' : safe(context.featureRequest)}`);
   const paragraphs = context.workingSummary.text
     .split(/\r\n|[\n\r\u0085\u2028\u2029]/u)
     .map(safe)
