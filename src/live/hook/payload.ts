@@ -12,7 +12,7 @@ import { type Failure, failure } from '../../base/failure.js';
 import { sha256HexPrefix } from '../../base/hash.js';
 import { isRecord } from '../../base/record.js';
 import { describeIssue } from '../../base/schema.js';
-import { collapseWhitespace, trimEndOf } from '../../base/text.js';
+import { collapseWhitespace, isBlank, trimEndOf } from '../../base/text.js';
 import { normalizeTaskId } from '../../core/extract/extractor.js';
 import { LIMIT_CODES, MAX_TASK_ID_LENGTH } from '../session/limits.js';
 
@@ -163,7 +163,10 @@ const validated = <T>(schema: z.ZodType<T>, value: unknown, name: string): E.Eit
 
 const base = (event: z.infer<typeof Common>): Base => ({ sessionId: event.session_id, ...defined('cwd', event.cwd) });
 
-/** The prompt, its field and the agent type of a subagent-starting tool's input. */
+/**
+ * The prompt, its field and the agent type of a subagent-starting tool's input; none for a
+ * blank prompt, or one of invisible characters only (U+200B): it asks the subagent nothing.
+ */
 const subagentInput = (
   input: unknown,
 ): O.Option<{ prompt: string; promptField: string; toolInput: Record<string, unknown>; agentType?: string }> => {
@@ -171,7 +174,7 @@ const subagentInput = (
   const promptField = typeof input['prompt'] === 'string' ? 'prompt' : 'message';
   const prompt = input[promptField];
   const agentType = text(input['subagent_type']) ?? text(input['agent_type']);
-  return typeof prompt === 'string' && prompt.trim() !== ''
+  return typeof prompt === 'string' && !isBlank(prompt)
     ? O.some({ prompt, promptField, toolInput: input, ...defined('agentType', agentType) })
     : O.none;
 };
@@ -344,7 +347,8 @@ export const selectTaskId = (dispatch: {
 }): O.Option<SelectedTask> => {
   const written = writtenTaskId(dispatch.prompt)?.trim();
   const call = callTaskId(dispatch.toolUseId);
-  if (written === undefined || written === '') return O.map((taskId: string) => ({ taskId }))(call);
+  // A line whose id is invisible characters only (U+200B) names no task, as an empty one.
+  if (written === undefined || isBlank(written)) return O.map((taskId: string) => ({ taskId }))(call);
   const normalized = normalizeTaskId(written);
   if (E.isRight(normalized)) return O.some({ taskId: normalized.right });
   const warning = `the "Task ID:" line names a task id of ${collapseWhitespace(written).length} characters; at most ${MAX_TASK_ID_LENGTH} are allowed`;

@@ -271,6 +271,29 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
     expect([replayed.prompts.length, replayed.errors]).toEqual([2, []]);
   });
 
+  it('a subagent prompt of invisible characters only starts nothing, as a blank one: no section, no log', async () => {
+    const cwd = tempDir('hook-');
+    const send = inProcess({ cwd });
+    const base = fixture('claude-code', 'pre-tool-use-agent', cwd);
+    for (const prompt of ['   ', '\u200b\u2060', ' \u200d\u00ad\n'])
+      expect(await send({ ...base, tool_input: { ...(base['tool_input'] as Payload), prompt } })).toEqual({
+        output: undefined,
+        stderr: '',
+      });
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  it('a "Task ID:" line of invisible characters only names no task: the call id is taken, without a word', async () => {
+    const cwd = tempDir('hook-');
+    const send = inProcess({ cwd });
+    const base = fixture('claude-code', 'pre-tool-use-agent', cwd);
+    const prompt = 'Task ID: \u200b\u2060\nAdd typed config loading.';
+    const answer = await send({ ...base, tool_input: { ...(base['tool_input'] as Payload), prompt } });
+    expect(answer.output?.['systemMessage']).toBeUndefined();
+    const replayed = replayOf(logOf(cwd, '3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f'));
+    expect(replayed.prompts.map((entry) => entry.taskId)).toEqual(['toolu_01A2b3C4d5E6f7G8h9I0j1K2']);
+  });
+
   it('a task id longer than the limit is not taken: the call id is, and the user is told', async () => {
     const cwd = tempDir('hook-');
     const send = inProcess({ cwd });
