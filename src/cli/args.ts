@@ -6,6 +6,7 @@
 import { parseArgs } from 'node:util';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
+import { isBlank } from '../base/text.js';
 import { FACT_TAGS, type FactTag, isFactTag, isSourceRole } from '../core/fact.js';
 import {
   COMMAND_NAMES,
@@ -255,10 +256,13 @@ const parseHook = (values: OptionValues, positionals: string[]): E.Either<UsageE
     })),
   );
 
-/** `--project DIR` of `init`, when given: an empty one (`--project "$DIR"` of an unset variable) names no folder. */
+/**
+ * `--project DIR` of `init`, when given: an empty one (`--project "$DIR"` of an unset variable),
+ * or one of invisible characters only (U+200B), names no folder.
+ */
 const projectOption = (values: OptionValues): E.Either<UsageError, string | undefined> => {
   const project = stringOption(values, 'project');
-  return project !== undefined && project.trim() === ''
+  return project !== undefined && isBlank(project)
     ? E.left(usageError('init', '--project needs a folder'))
     : E.right(project);
 };

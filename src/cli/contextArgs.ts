@@ -5,6 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
+import { isBlank } from '../base/text.js';
 import { formatLineRange, normalizeEvidencePath, parseLineRange, type ClaimInput } from '../context/ledger.js';
 import { CONTEXT_KINDS, type ContextKind, type DecisionStatus } from '../context/model.js';
 import type { FailedRun } from '../context/runInput.js';
@@ -254,7 +255,8 @@ const parseAction = (
       return parseFailure(values);
     case 'move': {
       const from = text(values, 'from');
-      return from === undefined || from.trim() === ''
+      // A branch of invisible characters only (U+200B) is none, as a blank one.
+      return from === undefined || isBlank(from)
         ? E.left(usage('move needs --from BRANCH: the branch the context is stored under'))
         : E.right({ action, from, removeSource: values['remove-source'] === true });
     }

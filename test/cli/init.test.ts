@@ -167,14 +167,17 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
   });
 
   it('refuses an empty --project (an unset variable) in one line, and writes nothing into the working directory', async () => {
-    const cwd = tempDir('init-');
-    const run = await runCli(['init', 'claude', '--project', ''], undefined, { cwd });
-    expect(run).toEqual({
-      status: 1,
-      stdout: '',
-      stderr: 'fact-tracker init: --project needs a folder (see fact-tracker init --help)\n',
-    });
-    expect(readdirSync(cwd)).toEqual([]);
+    // Invisible characters only (a zero-width space, a word joiner) name no folder either.
+    for (const project of ['', ' ', '\u200b\u2060', ' \u200d ']) {
+      const cwd = tempDir('init-');
+      const run = await runCli(['init', 'claude', '--project', project], undefined, { cwd });
+      expect(run).toEqual({
+        status: 1,
+        stdout: '',
+        stderr: 'fact-tracker init: --project needs a folder (see fact-tracker init --help)\n',
+      });
+      expect(readdirSync(cwd)).toEqual([]);
+    }
   });
 
   it('refuses a symlinked settings file or folder, leaving its target as it was', async () => {

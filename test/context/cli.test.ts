@@ -231,6 +231,9 @@ describe.concurrent('fact-tracker context', () => {
       ],
       [['context', 'checkpoint', '--decide', 'X1'], /"X1" is not a decision id/u],
       [['context', 'show', '--bogus'], /Unknown option '--bogus'/u],
+      [['context', 'move', '--from', ' '], /move needs --from BRANCH/u],
+      // Invisible characters only (a zero-width space, a word joiner) name no branch, as spaces do not.
+      [['context', 'move', '--from', '\u200b\u2060'], /move needs --from BRANCH/u],
     ];
     for (const [argv, pattern] of cases) expectOneLineFailure(await runIn(repo, argv), pattern);
     // A binary file given as the summary, and an empty summary, are refused: the stored one stays.
