@@ -40,9 +40,17 @@ export const FACT_LIMITS = {
 
 const ID_SEPARATOR = '\u001f';
 
-/** The first 16 hex characters of SHA-256 over `subject \u001f relation \u001f object`. */
-export const createFactId = (subject: string, relation: string, object: string): string =>
-  sha256HexPrefix(subject + ID_SEPARATOR + relation + ID_SEPARATOR + object, 8);
+/**
+ * The first 16 hex characters of SHA-256 over `subject \u001f relation \u001f object`. A part
+ * that is no string (null) is refused with a TypeError naming it, rather than hashed as the
+ * text "null": one `typeof` a part, as every fact made is hashed here.
+ */
+export const createFactId = (subject: string, relation: string, object: string): string => {
+  if (typeof subject !== 'string') throw new TypeError(`the subject is ${kindOf(subject)}, not a string`);
+  if (typeof relation !== 'string') throw new TypeError(`the relation is ${kindOf(relation)}, not a string`);
+  if (typeof object !== 'string') throw new TypeError(`the object is ${kindOf(object)}, not a string`);
+  return sha256HexPrefix(subject + ID_SEPARATOR + relation + ID_SEPARATOR + object, 8);
+};
 
 /** Facts about files: their history lends them the context of every task that asserted them. */
 export const isFileFact = (fact: SessionFact): boolean => fact.tags.includes('file_change');

@@ -6,9 +6,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  applyEvent,
   buildDispatchDynamicTail,
   createExtractor,
+  createFactId,
   DEFAULT_RANKING,
+  emptyFactStore,
   estimateTokens,
   explainPromptAt,
   factPriors,
@@ -66,6 +69,61 @@ const refusals: ReadonlyArray<readonly [string, () => unknown, RegExp]> = [
     'createExtractor with reviewerRules a string',
     () => createExtractor({ implementerRules, reviewerRules: 'rules' as never }),
     /reviewerRules is a string, not an array of rules/u,
+  ],
+  [
+    'createExtractor with null among implementerRules',
+    () => createExtractor({ implementerRules: [implementerRules[0]!, null as never], reviewerRules }),
+    /implementerRules\[1\] is null, not a rule/u,
+  ],
+  [
+    'createExtractor with an object without extract among reviewerRules',
+    () => createExtractor({ implementerRules, reviewerRules: [{ name: 'x' } as never] }),
+    /reviewerRules\[0\] is an object without an extract function, not a rule/u,
+  ],
+  [
+    'createFactId with a null subject',
+    () => createFactId(null as never, 'r', 'o'),
+    /the subject is null, not a string/u,
+  ],
+  [
+    'createFactId with a number as the relation',
+    () => createFactId('s', 42 as never, 'o'),
+    /the relation is a number, not a string/u,
+  ],
+  [
+    'createFactId with an undefined object',
+    () => createFactId('s', 'r', undefined as never),
+    /the object is undefined, not a string/u,
+  ],
+  [
+    'applyEvent with a null event',
+    () => applyEvent(emptyFactStore(), null as never),
+    /the event is null, not an object \(a tracker event\)/u,
+  ],
+  [
+    'replay with a number among the events',
+    () => replay([{ type: 'store/compacted', maxFacts: 1 }, 42 as never]),
+    /events\[1\] is a number, not an object \(a tracker event\)/u,
+  ],
+  [
+    'buildDispatchDynamicTail of no fields',
+    () => buildDispatchDynamicTail({} as never),
+    /taskId is undefined, not a string/u,
+  ],
+  [
+    'buildDispatchDynamicTail without maxOutputTokens',
+    () => buildDispatchDynamicTail({ taskId: '1', deltaPacket: {}, taskPrompt: 'x' } as never),
+    /maxOutputTokens is undefined, not a number/u,
+  ],
+  [
+    'buildDispatchDynamicTail with a number as the delta packet',
+    () => buildDispatchDynamicTail({ taskId: '1', maxOutputTokens: 1, deltaPacket: 42 as never, taskPrompt: 'x' }),
+    /deltaPacket is a number, not an object/u,
+  ],
+  [
+    'buildDispatchDynamicTail with a null task prompt',
+    () => buildDispatchDynamicTail({ taskId: '1', maxOutputTokens: 1, deltaPacket: {}, taskPrompt: null as never }),
+    /taskPrompt is null, not a string/u,
   ],
   ['makeFact of null', () => makeFact(null as never), /the fields are null, not an object/u],
   ['makeFact of a number', () => makeFact(42 as never), /the fields are a number, not an object/u],

@@ -138,6 +138,19 @@ const runRules = <Result>(
   return { facts: [...facts.values()], warnings };
 };
 
+/**
+ * Refuses, with a TypeError naming its position (`implementerRules[1]`), an entry of `rules`
+ * that is no rule (null from a list built with a condition, a rule without its `extract`):
+ * a programmer's mistake, said once here rather than as a warning of every extraction.
+ */
+const checkRules = (rules: ReadonlyArray<unknown>, name: string): void =>
+  rules.forEach((rule, i) => {
+    if (!isRecord(rule) || typeof rule['extract'] !== 'function')
+      throw new TypeError(
+        `${name}[${i}] is ${isRecord(rule) ? 'an object without an extract function' : kindOf(rule)}, not a rule`,
+      );
+  });
+
 /** A whole number of facts, 0 or more; anything else gives the default cap. */
 const normalizeMaxFacts = (value: unknown): number =>
   typeof value === 'number' && value >= 0 && !Number.isNaN(value) ? Math.floor(value) : MAX_FACTS_PER_RESULT;
@@ -160,6 +173,8 @@ export const createExtractor = (rules: {
     throw new TypeError(`implementerRules is ${kindOf(implementerRules)}, not an array of rules`);
   if (!Array.isArray(reviewerRules))
     throw new TypeError(`reviewerRules is ${kindOf(reviewerRules)}, not an array of rules`);
+  checkRules(implementerRules, 'implementerRules');
+  checkRules(reviewerRules, 'reviewerRules');
   const maxFacts = normalizeMaxFacts(maxFactsPerResult);
   return {
     extractFromImplementer: (result, taskId, at) =>

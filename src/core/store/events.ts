@@ -38,9 +38,17 @@ export interface PromptRecordedEvent {
 /** Every state change, as serializable data: replaying the events rebuilds the state. */
 export type TrackerEvent = FactsAddedEvent | FactsInvalidatedEvent | StoreCompactedEvent | PromptRecordedEvent;
 
-/** Applies one event with its reducer; an unknown event leaves the store as it is. */
-export const applyEvent = (store: FactStore, event: TrackerEvent): FactStore => {
-  if (typeof event !== 'object' || event === null) return store;
+/**
+ * `event`, refused with a TypeError naming it (`name`) when it is no object (null from an unset
+ * variable): a programmer's mistake, said plainly rather than read as an event that changes nothing.
+ */
+const checkedEvent = (event: TrackerEvent, name: string): TrackerEvent => {
+  if (typeof event !== 'object' || event === null)
+    throw new TypeError(`${name} is ${kindOf(event)}, not an object (a tracker event)`);
+  return event;
+};
+
+const applyChecked = (store: FactStore, event: TrackerEvent): FactStore => {
   switch (event.type) {
     case 'facts/added':
       return addFacts(store, event.facts);
@@ -55,8 +63,17 @@ export const applyEvent = (store: FactStore, event: TrackerEvent): FactStore => 
   }
 };
 
+/**
+ * Applies one event with its reducer; an event of an unknown type leaves the store as it is.
+ * An event that is no object (null) is refused with a TypeError.
+ */
+export const applyEvent = (store: FactStore, event: TrackerEvent): FactStore =>
+  applyChecked(store, checkedEvent(event, 'the event'));
+
 /** Folds `events` over `from` (default: an empty store), writing in place between them. */
 export const replay = (events: ReadonlyArray<TrackerEvent>, from: FactStore = emptyFactStore()): FactStore => {
   if (!Array.isArray(events)) throw new TypeError(`events is ${kindOf(events)}, not an array of tracker events`);
-  return asOneRun(() => events.reduce(applyEvent, from));
+  return asOneRun(() =>
+    events.reduce((store, event, i) => applyChecked(store, checkedEvent(event, `events[${i}]`)), from),
+  );
 };
