@@ -23,9 +23,26 @@ export const describeValue = (value: unknown): string => {
   return clipEnd(typeof text === 'string' ? text : `an ${typeof value} with no text form`, MAX_LENGTH);
 };
 
-/** The kind of a value that is not the one expected, for a TypeError: `null`, `an array`, `a number`. */
+/** The kind of a value that is not the one expected, for a TypeError: `null`, `an array`, `an object`, `a number`. */
 export const kindOf = (value: unknown): string =>
-  value === null ? 'null' : Array.isArray(value) ? 'an array' : value === undefined ? 'undefined' : `a ${typeof value}`;
+  value === null
+    ? 'null'
+    : Array.isArray(value)
+      ? 'an array'
+      : value === undefined
+        ? 'undefined'
+        : typeof value === 'object'
+          ? 'an object'
+          : `a ${typeof value}`;
+
+/**
+ * Throws the TypeError of an argument that is not of its kind, naming it and saying what it is
+ * (`the ledger is null, not a notes ledger`): a programmer's mistake, said plainly rather than
+ * as a failure deep inside ("Cannot read properties of null").
+ */
+export function refuseArgument(name: string, value: unknown, what: string): never {
+  throw new TypeError(`${name} is ${kindOf(value)}, not ${what}`);
+}
 
 /** An error's message (any other value: `describeValue`), clipped to 500 characters. Never throws. */
 export const describeError = (error: unknown): string => {

@@ -3,6 +3,7 @@
  * shape this adapter uses, so the library never imports `@anthropic-ai/sdk` (an optional peer
  * dependency): pass `new Anthropic()` from the SDK, or anything with the same `messages.create`.
  */
+import { kindOf, refuseArgument } from '../base/describe.js';
 import { isBlank } from '../base/text.js';
 import type { CompleteFn } from './port.js';
 
@@ -73,9 +74,15 @@ const truncated = (maxTokens: number): TruncatedAnswer =>
  * answer without text reject, and the shell records them as failed extractions. An answer that
  * stopped at `max_tokens` is cut JSON: it rejects with code `truncated` instead of being read.
  */
-export const anthropicComplete =
-  (client: MessagesClient, options: AnthropicCompleteOptions): CompleteFn =>
-  async (prompt, { signal }) => {
+export const anthropicComplete = (client: MessagesClient, options: AnthropicCompleteOptions): CompleteFn => {
+  // A client or options that are none (null from an unset variable) are a programmer's mistake:
+  // said here, not as a failed extraction at the first message.
+  if (typeof client !== 'object' || client === null || typeof client.messages?.create !== 'function')
+    refuseArgument('the client', client, 'a Messages client (an object with messages.create)');
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError(`the options are ${kindOf(options)}, not an object ({ model, maxTokens, system })`);
+  if (typeof options.model !== 'string') refuseArgument('the model', options.model, 'a string (a model id)');
+  return async (prompt, { signal }) => {
     const maxTokens = answerBudget(options.maxTokens);
     const message = await client.messages.create(
       {
@@ -95,3 +102,4 @@ export const anthropicComplete =
       throw new Error(`the model answered without text (stop_reason: ${message.stop_reason ?? 'unknown'})`);
     return text;
   };
+};

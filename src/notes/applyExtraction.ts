@@ -1,6 +1,7 @@
 import { type CategorizedFact, isNotesId, keepValidFacts, NOTES_LIMITS, sameFacts } from './model.js';
 import { plainTimeOf } from '../base/time.js';
 import {
+  checkedLedger,
   type NotesLedger,
   ownLedger,
   selectSessionNotes,
@@ -27,6 +28,7 @@ export interface ExtractionInput {
  * users. Invalid input, or a list equal to the current one, returns the same ledger.
  */
 export const applyExtraction = (ledger: NotesLedger, input: ExtractionInput): NotesLedger => {
+  checkedLedger(ledger);
   if (typeof input !== 'object' || input === null) return ledger;
   const { user, session } = input;
   // -0 read as 0, so the ledger deep-equals its JSON round trip (see `plainTime`).

@@ -1,7 +1,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { deepFreeze } from '../persistent/freeze.js';
 import * as PMap from '../persistent/persistentMap.js';
-import { type NotesLedger, ownLedger, selectUserNotes, withUserNotes } from './ledger.js';
+import { checkedLedger, type NotesLedger, ownLedger, selectUserNotes, withUserNotes } from './ledger.js';
 import { isNotesId, type NotesLoadedEvent } from './model.js';
 import { decodeProfileRecord, decodeSessionRecord } from './persist.js';
 
@@ -28,6 +28,7 @@ const checked = <T>(
  * an event for a bad id, or with nothing usable, leaves the same ledger.
  */
 export const applyLoaded = (ledger: NotesLedger, event: NotesLoadedEvent): NotesLedger => {
+  checkedLedger(ledger);
   if (typeof event !== 'object' || event === null) return ledger;
   const { user, session } = event;
   if (!isNotesId(user) || !isNotesId(session)) return ledger;

@@ -1,5 +1,5 @@
 import * as PMap from '../persistent/persistentMap.js';
-import { type NotesLedger, ownLedger, selectUserNotes, withUserNotes } from './ledger.js';
+import { checkedLedger, type NotesLedger, ownLedger, selectUserNotes, withUserNotes } from './ledger.js';
 import { isNotesId, type NotesReleasedEvent } from './model.js';
 
 /**
@@ -8,6 +8,7 @@ import { isNotesId, type NotesReleasedEvent } from './model.js';
  * what the ledger does not hold, or an event for a bad id, leaves the same ledger.
  */
 export const applyReleased = (ledger: NotesLedger, event: NotesReleasedEvent): NotesLedger => {
+  checkedLedger(ledger);
   if (typeof event !== 'object' || event === null) return ledger;
   const { user, session } = event;
   if (!isNotesId(user) || (session !== undefined && !isNotesId(session))) return ledger;

@@ -2,6 +2,7 @@ import { consolidateGlobalFactsWithReport } from './global.js';
 import { plainTimeOf } from '../base/time.js';
 import { type CategorizedFact, isNotesId, type NotesSessionConsolidatedEvent } from './model.js';
 import {
+  checkedLedger,
   type NotesLedger,
   ownLedger,
   selectGlobalFacts,
@@ -37,6 +38,7 @@ const UNCHANGED = (ledger: NotesLedger): SessionConsolidation => ({ ledger, drop
  * Merging a session again as it stands, or an unknown one, leaves the same ledger.
  */
 export const consolidateSessionWithReport = (ledger: NotesLedger, input: ConsolidationInput): SessionConsolidation => {
+  checkedLedger(ledger);
   if (typeof input !== 'object' || input === null) return UNCHANGED(ledger);
   const { user, session } = input;
   const at = plainTimeOf(input.at);
@@ -88,6 +90,9 @@ export interface StageConsolidation extends SessionConsolidation {
  * by those times whatever the order of merges).
  */
 export const endStageWithReport = (ledger: NotesLedger, input: EndStageInput): StageConsolidation => {
+  checkedLedger(ledger);
+  // An input that is not one ends no stage, as `consolidateSessionWithReport` reads it.
+  if (typeof input !== 'object' || input === null) return { ...UNCHANGED(ledger), events: [], sessions: [] };
   const { user, session, at } = input;
   const targets = session === undefined ? selectUnconsolidatedSessions(ledger, user) : [session];
   const events: NotesSessionConsolidatedEvent[] = [];

@@ -2,6 +2,7 @@
  * The history window: with the notable facts in the prompt, the main model needs only the
  * last few exchanges of the conversation instead of all of it.
  */
+import { refuseArgument } from '../base/describe.js';
 
 /** One message of a conversation between a user and the assistant. */
 export interface ConversationMessage {
@@ -62,6 +63,10 @@ export const appendMessage = (
   message: ConversationMessage,
   turns: number,
 ): ReadonlyArray<ConversationMessage> => {
+  // Messages that are no list, or a message that is no object, are a programmer's mistake.
+  if (!Array.isArray(messages)) refuseArgument('messages', messages, 'an array of messages');
+  if (typeof message !== 'object' || message === null)
+    refuseArgument('the message', message, 'a message ({ role, content })');
   let replies = 0;
   while (replies < messages.length && messages[messages.length - 1 - replies]?.role !== 'user') replies += 1;
   const cut = message.role === 'user' || replies < MAX_REPLIES_PER_TURN ? messages.length : messages.length - replies;

@@ -2,7 +2,8 @@ import { applyExtraction } from './applyExtraction.js';
 import { applyLoaded } from './applyLoaded.js';
 import { applyReleased } from './applyReleased.js';
 import { consolidateSession } from './consolidateSession.js';
-import { emptyNotesLedger, type NotesLedger } from './ledger.js';
+import { kindOf } from '../base/describe.js';
+import { checkedLedger, emptyNotesLedger, type NotesLedger } from './ledger.js';
 import type { NotesEvent } from './model.js';
 import { rewriteProfile } from './rewriteProfile.js';
 
@@ -17,8 +18,12 @@ export type {
   NotesSessionConsolidatedEvent,
 } from './model.js';
 
-/** Applies one event with its reducer; failures and unknown events leave the same ledger. */
+/**
+ * Applies one event with its reducer; failures and unknown events (null among them) leave the
+ * same ledger. A ledger that is not one is refused with a TypeError.
+ */
 export const applyNotesEvent = (ledger: NotesLedger, event: NotesEvent): NotesLedger => {
+  checkedLedger(ledger);
   if (typeof event !== 'object' || event === null) return ledger;
   switch (event.type) {
     case 'notes/extracted':
@@ -38,6 +43,11 @@ export const applyNotesEvent = (ledger: NotesLedger, event: NotesEvent): NotesLe
   }
 };
 
-/** Folds `events` over `from` (default: an empty ledger with the default categories). */
-export const replayNotes = (events: ReadonlyArray<NotesEvent>, from: NotesLedger = emptyNotesLedger()): NotesLedger =>
-  events.reduce(applyNotesEvent, from);
+/**
+ * Folds `events` over `from` (default: an empty ledger with the default categories). Events
+ * that are no array, or a `from` that is no ledger, are refused with a TypeError.
+ */
+export const replayNotes = (events: ReadonlyArray<NotesEvent>, from: NotesLedger = emptyNotesLedger()): NotesLedger => {
+  if (!Array.isArray(events)) throw new TypeError(`events is ${kindOf(events)}, not an array of notes events`);
+  return events.reduce(applyNotesEvent, checkedLedger(from));
+};

@@ -5,7 +5,7 @@
  * `[Category]` line; an empty list renders nothing at all, never a bare header.
  */
 import type { GlobalFacts } from './global.js';
-import { type NotesLedger, selectGlobalFacts, selectSessionFacts } from './ledger.js';
+import { checkedLedger, type NotesLedger, selectGlobalFacts, selectSessionFacts } from './ledger.js';
 import {
   type CategorizedFact,
   categoryNames,
@@ -112,6 +112,7 @@ const previousFacts = (
  * corrects, and what this session itself merged).
  */
 export const formatNotesBlocks = (ledger: NotesLedger, user: string, session: string): NotesBlocks => {
+  checkedLedger(ledger);
   const facts = selectSessionFacts(ledger, user, session);
   const previous = previousFacts(selectGlobalFacts(ledger, user)?.facts ?? [], session, facts);
   const profile = formatGlobalFacts(previous, ledger.categories);

@@ -5,6 +5,7 @@
  * (`subject.ts`), newer by the time of the messages they were told in; past the cap the least
  * recent fall off, each one reported.
  */
+import { refuseArgument } from '../base/describe.js';
 import { plainTime, plainTimeOf } from '../base/time.js';
 import { deepFreeze } from '../persistent/freeze.js';
 import {
@@ -93,16 +94,19 @@ export const consolidateGlobalFactsWithReport = (
   givenAt: number,
   options: ConsolidationOptions = {},
 ): GlobalConsolidation => {
+  // A profile or a time of the wrong kind is a programmer's mistake (no profile yet is undefined).
+  if (global !== undefined && (typeof global !== 'object' || global === null))
+    refuseArgument('the profile', global, 'a profile (GlobalFacts) or undefined');
+  if (typeof givenAt !== 'number') refuseArgument('at', givenAt, 'a number (epoch milliseconds)');
   // -0 read as 0, so the profile deep-equals its JSON round trip (see `plainTime`).
   const at = plainTimeOf(givenAt) as number;
-  const cap =
-    typeof options.maxFacts === 'number' && options.maxFacts >= 1
-      ? Math.floor(options.maxFacts)
-      : NOTES_LIMITS.globalCap;
-  const { session } = options;
+  // Options that are none (null) read as none.
+  const { maxFacts, session, messagesAt, counts }: ConsolidationOptions =
+    typeof options === 'object' && options !== null ? options : {};
+  const cap = typeof maxFacts === 'number' && maxFacts >= 1 ? Math.floor(maxFacts) : NOTES_LIMITS.globalCap;
   const told =
-    typeof options.messagesAt === 'number' && Number.isFinite(options.messagesAt)
-      ? plainTime(options.messagesAt)
+    typeof messagesAt === 'number' && Number.isFinite(messagesAt)
+      ? plainTime(messagesAt)
       : session !== undefined && Number.isFinite(at)
         ? at
         : undefined;
@@ -136,7 +140,7 @@ export const consolidateGlobalFactsWithReport = (
   const overflow = Math.max(0, merged.length - cap);
   const facts = merged.slice(overflow);
   const changed = global === undefined || !sameProfileFacts(facts, before);
-  const counted = options.counts ?? (changed && facts.length > 0);
+  const counted = counts ?? (changed && facts.length > 0);
   if (global !== undefined && !changed && !counted) return { global, dropped: [], unsure };
   const time = Number.isFinite(at) ? at : (global?.consolidatedAt ?? 0);
   return deepFreeze({

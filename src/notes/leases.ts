@@ -13,6 +13,7 @@
  * one memory store take turns as two processes on one database would.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { refuseArgument } from '../base/describe.js';
 import type { StoreAnswer } from './storeAnswer.js';
 
 /** What a tracker adds to a queue: a user message to extract, or an end of stage to merge. */
@@ -77,6 +78,8 @@ interface MemorySlot {
 
 /** Leases in this process's memory, by the clock `now`. */
 export const memoryLeases = (now: () => number = Date.now): NotesLeases => {
+  // A clock that is none (null) would fail at the first lease: said here.
+  if (typeof now !== 'function') refuseArgument('now', now, 'a function (a clock answering epoch milliseconds)');
   const slots = new Map<string, MemorySlot>();
   let next = 1;
   return {

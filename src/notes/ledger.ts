@@ -6,6 +6,7 @@
  * the same whether the ledger holds ten users or a hundred thousand.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { refuseArgument } from '../base/describe.js';
 import { deepFreeze } from '../persistent/freeze.js';
 import * as PMap from '../persistent/persistentMap.js';
 import {
@@ -76,6 +77,21 @@ export const ledgerCategories = (input: unknown): ReadonlyArray<string> =>
 export const emptyNotesLedger = (options: NotesLedgerOptions = {}): NotesLedger =>
   deepFreeze({ categories: ledgerCategories(options?.categories), users: PMap.empty });
 
+/** True for a value of a ledger's shape: its categories and its users (made by `emptyNotesLedger`, or parsed). */
+export const isLedger = (value: unknown): value is NotesLedger =>
+  typeof value === 'object' &&
+  value !== null &&
+  Array.isArray((value as NotesLedger).categories) &&
+  typeof (value as NotesLedger).users === 'object' &&
+  (value as NotesLedger).users !== null;
+
+/**
+ * `ledger`, refused with a TypeError when it is not one (null from an unset variable, a
+ * `NotesState`): a programmer's mistake, said plainly rather than as a failure deep inside.
+ */
+export const checkedLedger = (ledger: NotesLedger): NotesLedger =>
+  isLedger(ledger) ? ledger : refuseArgument('the ledger', ledger, 'a notes ledger (emptyNotesLedger makes one)');
+
 /**
  * `ledger` if the library made it (it is frozen), else a frozen copy: a ledger the caller
  * built or parsed (`JSON.parse`) stays theirs, never frozen in place by a reducer that shares
@@ -99,9 +115,11 @@ export const withSessionNotes = (user: UserNotes | undefined, session: string, n
   ...(user?.profile === undefined ? {} : { profile: user.profile }),
 });
 
-/** The notes of `user`, if the ledger holds any. */
-export const selectUserNotes = (ledger: NotesLedger, user: string): UserNotes | undefined =>
-  typeof user === 'string' ? PMap.get(ledger.users, user) : undefined;
+/** The notes of `user`, if the ledger holds any (a user that is no string: none). */
+export const selectUserNotes = (ledger: NotesLedger, user: string): UserNotes | undefined => {
+  const { users } = checkedLedger(ledger);
+  return typeof user === 'string' ? PMap.get(users, user) : undefined;
+};
 
 /** The notes of `user` in `session`, if any. */
 export const selectSessionNotes = (ledger: NotesLedger, user: string, session: string): SessionNotes | undefined => {
@@ -123,7 +141,8 @@ export const selectGlobalFacts = (ledger: NotesLedger, user: string): GlobalFact
 const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The ids of the users the ledger holds, sorted. */
-export const selectUserIds = (ledger: NotesLedger): ReadonlyArray<string> => PMap.keys(ledger.users).sort(byText);
+export const selectUserIds = (ledger: NotesLedger): ReadonlyArray<string> =>
+  PMap.keys(checkedLedger(ledger).users).sort(byText);
 
 /** Every (user, session) the ledger holds, sorted by user, then session. */
 export const selectSessions = (ledger: NotesLedger): ReadonlyArray<SessionEntry> =>

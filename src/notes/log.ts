@@ -8,6 +8,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { z } from 'zod';
+import { refuseArgument } from '../base/describe.js';
 import { failure } from '../base/failure.js';
 import type { Fields } from '../base/record.js';
 import { isBlank } from '../base/text.js';
@@ -204,8 +205,13 @@ export const parseNotesLogLine = (
   text: string,
   line: number,
   previousAt: number | undefined,
-): E.Either<NotesLogError, NotesLogEntry> =>
-  pipe(
+): E.Either<NotesLogError, NotesLogEntry> => {
+  // A line that is no text, or a number that is none, is a programmer's mistake: said plainly.
+  if (typeof text !== 'string') refuseArgument('the line', text, 'a string');
+  if (typeof line !== 'number') refuseArgument('the line number', line, 'a number');
+  if (previousAt !== undefined && typeof previousAt !== 'number')
+    refuseArgument('previousAt', previousAt, 'a number (or undefined)');
+  return pipe(
     readJsonObject(text),
     E.bindTo('fields'),
     E.bind('header', ({ fields }) => validate(headerSchema, fields)),
@@ -216,6 +222,7 @@ export const parseNotesLogLine = (
     ),
     E.mapLeft((problem) => ({ line, ...problem })),
   );
+};
 
 /** Parses a conversation log (JSON Lines; blank lines skipped, line numbers from 1); bad lines become errors. */
 export const parseNotesLog = (

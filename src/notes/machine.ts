@@ -11,10 +11,11 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { deepFreeze } from '../persistent/freeze.js';
+import { refuseArgument } from '../base/describe.js';
 import * as PMap from '../persistent/persistentMap.js';
 import { type ConversationMessage, turnCount } from './conversation.js';
 import type { GlobalFacts } from './global.js';
-import { emptyNotesLedger, idOfKey, type NotesLedger, ownLedger, storedKey } from './ledger.js';
+import { emptyNotesLedger, idOfKey, isLedger, type NotesLedger, ownLedger, storedKey } from './ledger.js';
 import { DEFAULT_CATEGORIES, describeCategories, NOTES_LIMITS, type NoteCategory, parseCategories } from './model.js';
 import type { NotesEvent } from './model.js';
 import { isLeaseAtRest, type NotesLeaseSettings, type NotesLeaseSlot } from './leaseState.js';
@@ -177,13 +178,6 @@ export interface NotesStateOptions {
 const positive = (value: unknown, fallback: number): number =>
   typeof value === 'number' && value > 0 && Number.isFinite(value) ? value : fallback;
 
-const isLedger = (value: unknown): value is NotesLedger =>
-  typeof value === 'object' &&
-  value !== null &&
-  Array.isArray((value as NotesLedger).categories) &&
-  typeof (value as NotesLedger).users === 'object' &&
-  (value as NotesLedger).users !== null;
-
 /** The state of a machine that has seen nothing yet (or only the ledger it starts from). */
 export const initialNotesState = (options: NotesStateOptions = {}): NotesState => {
   const settings: NotesStateOptions = typeof options === 'object' && options !== null ? options : {};
@@ -238,12 +232,36 @@ const NEW_USER: NotesUserMachine = deepFreeze({
 export const selectUserMachine = (state: NotesState, user: string): NotesUserMachine =>
   PMap.get(state.users, user) ?? NEW_USER;
 
+/**
+ * `state`, refused with a TypeError when it is not a notes state (null from an unset variable,
+ * a ledger): a programmer's mistake, said plainly rather than as a failure deep inside.
+ */
+export const checkedNotesState = (state: NotesState): NotesState => {
+  if (
+    typeof state !== 'object' ||
+    state === null ||
+    typeof state.users !== 'object' ||
+    state.users === null ||
+    typeof state.settings !== 'object' ||
+    state.settings === null
+  )
+    refuseArgument('the state', state, 'a notes state (initialNotesState makes one)');
+  return state;
+};
+
+/** What the machine keeps of `user`, for a selector: a user that is no string has nothing kept, as in the ledger's. */
+const selectedUser = (state: NotesState, user: string): NotesUserMachine => {
+  const checked = checkedNotesState(state);
+  return typeof user === 'string' ? selectUserMachine(checked, user) : NEW_USER;
+};
+
 /** The ids of the users the machine keeps anything of. */
 export const selectMachineUsers = (state: NotesState): ReadonlyArray<string> => PMap.keys(state.users);
 
 /** The conversation of `user` in `session`, if anything was recorded for it. */
 export const selectConversation = (state: NotesState, user: string, session: string): NotesConversation | undefined => {
-  return PMap.get(selectUserMachine(state, user).conversations, storedKey(session));
+  const { conversations } = selectedUser(state, user);
+  return typeof session === 'string' ? PMap.get(conversations, storedKey(session)) : undefined;
 };
 
 /** The conversations of `user`, by session. */
@@ -252,7 +270,7 @@ export const selectUserConversations = (
   user: string,
 ): ReadonlyArray<readonly [string, NotesConversation]> => {
   const entries: Array<readonly [string, NotesConversation]> = [];
-  PMap.forEach(selectUserMachine(state, user).conversations, (conversation, key) =>
+  PMap.forEach(selectedUser(state, user).conversations, (conversation, key) =>
     entries.push([idOfKey(key), conversation]),
   );
   return entries;
@@ -260,18 +278,28 @@ export const selectUserConversations = (
 
 /** The profile rewrites of `user` so far. */
 export const selectProfileRewrite = (state: NotesState, user: string): NotesProfileRewrite =>
-  selectUserMachine(state, user).rewrite;
+  selectedUser(state, user).rewrite;
 
 /** What the machine knows of the records of `user` in the store. */
 export const selectUserStorage = (state: NotesState, user: string): NotesUserStorage =>
-  selectUserMachine(state, user).storage;
+  selectedUser(state, user).storage;
 
-/** True once the notes of `user` in `session` are loaded from the store (or were found absent there). */
-export const isLoaded = (storage: NotesUserStorage, session: string): boolean =>
-  PMap.has(storage.sessions, storedKey(session));
+/**
+ * True once the notes of `user` in `session` are loaded from the store (or were found absent
+ * there); a session that is no string is not. A storage that is none is refused with a TypeError.
+ */
+export const isLoaded = (storage: NotesUserStorage, session: string): boolean => {
+  if (typeof storage !== 'object' || storage === null || typeof storage.sessions !== 'object')
+    refuseArgument('the storage', storage, "a user's notes storage (selectUserStorage gives one)");
+  return typeof session === 'string' && PMap.has(storage.sessions, storedKey(session));
+};
 
-/** True while an extraction of the conversation runs. */
-export const isExtracting = (conversation: NotesConversation): boolean => conversation.started > conversation.settled;
+/** True while an extraction of the conversation runs. A conversation that is none is refused with a TypeError. */
+export const isExtracting = (conversation: NotesConversation): boolean => {
+  if (typeof conversation !== 'object' || conversation === null)
+    refuseArgument('the conversation', conversation, 'a notes conversation (selectConversation gives one)');
+  return conversation.started > conversation.settled;
+};
 
 /**
  * True while `machine` runs work of its own besides its leases: an extraction, an end of stage,

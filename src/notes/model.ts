@@ -5,6 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
+import { kindOf, refuseArgument } from '../base/describe.js';
 import { type Failure, failure } from '../base/failure.js';
 import { isRecord } from '../base/record.js';
 import { describeKind } from '../base/schema.js';
@@ -81,8 +82,10 @@ export const wellFormed = (text: string): string => text.replace(LONE_SURROGATE,
  * (so it can never start a new line), without leading list markers or `[Category]` tags,
  * clipped to 200 (never between the halves of a pair).
  */
-export const normalizeFactText = (text: string): string =>
-  clipEnd(collapseWhitespace(wellFormed(text)).replace(LEADING_MARKERS, ''), NOTES_LIMITS.factLength);
+export const normalizeFactText = (text: string): string => {
+  if (typeof text !== 'string') refuseArgument('the text', text, 'a string');
+  return clipEnd(collapseWhitespace(wellFormed(text)).replace(LEADING_MARKERS, ''), NOTES_LIMITS.factLength);
+};
 
 /** A category name as the ledger keeps it: well-formed, collapsed, without brackets, at most 40 characters. */
 export const normalizeCategoryName = (name: string): string =>
@@ -97,24 +100,38 @@ export const normalizeCategoryName = (name: string): string =>
  */
 export const isPlaceholder = (text: string): boolean => !/[\p{L}\p{N}]/u.test(text);
 
-/** The comparison key of a fact: its text ignoring case, whitespace and trailing punctuation. */
-export const factKey = (fact: Pick<CategorizedFact, 'fact'>): string =>
-  trimEndOf(collapseWhitespace(fact.fact).toLowerCase(), TRAILING_PUNCTUATION);
+/**
+ * The comparison key of a fact: its text ignoring case, whitespace and trailing punctuation.
+ * A fact that is none, or whose text is no string, is refused with a TypeError.
+ */
+export const factKey = (fact: Pick<CategorizedFact, 'fact'>): string => {
+  if (typeof fact !== 'object' || fact === null || typeof fact.fact !== 'string')
+    throw new TypeError(
+      `the fact is ${typeof fact === 'object' && fact !== null ? `an object whose fact is ${kindOf(fact.fact)}` : kindOf(fact)}, not a categorized fact ({ category, fact })`,
+    );
+  return trimEndOf(collapseWhitespace(fact.fact).toLowerCase(), TRAILING_PUNCTUATION);
+};
+
+/** `list`, refused with a TypeError naming it when it is no array (null from an unset variable). */
+const checkedList = <T>(list: ReadonlyArray<T>, name: string, of: string): ReadonlyArray<T> =>
+  Array.isArray(list) ? list : refuseArgument(name, list, `an array of ${of}`);
 
 /** The names of `categories`, in order. */
 export const categoryNames = (categories: ReadonlyArray<NoteCategory>): ReadonlyArray<string> =>
-  categories.map((category) => category.name);
+  checkedList(categories, 'categories', 'categories').map((category) => category.name);
 
 /** The categories named `names`, described by `known` or else by the defaults (a custom name may have no description). */
 export const describeCategories = (
   names: ReadonlyArray<string>,
   known: ReadonlyArray<NoteCategory> = DEFAULT_CATEGORIES,
-): ReadonlyArray<NoteCategory> =>
-  names.map(
+): ReadonlyArray<NoteCategory> => {
+  checkedList(known, 'known', 'categories');
+  return checkedList(names, 'names', 'category names').map(
     (name) =>
       known.find((category) => category.name === name) ??
       DEFAULT_CATEGORIES.find((category) => category.name === name) ?? { name },
   );
+};
 
 /**
  * Validates a category set: one to twenty categories, each a name (or `{ name, description }`)
@@ -160,6 +177,7 @@ export const parseCategorizedFact = (
   input: unknown,
   categories: ReadonlyArray<string>,
 ): E.Either<string, CategorizedFact> => {
+  checkedList(categories, 'categories', 'category names');
   if (!isRecord(input)) return E.left(`expected { "category", "fact" }, not ${describeKind(input)}`);
   const { category, fact } = input;
   if (typeof category !== 'string') return E.left(`category must be a string, not ${describeKind(category)}`);
@@ -228,10 +246,12 @@ export const keepValidFacts = (
   max: number,
   previous: ReadonlyArray<CategorizedFact> = [],
 ): ValidatedFacts => {
+  checkedList(categories, 'categories', 'category names');
+  checkedList(previous, 'previous', 'categorized facts');
   const facts: CategorizedFact[] = [];
   const warnings: string[] = [];
   const seen = new Map<string, number>();
-  entries.forEach((entry, index) => {
+  checkedList(entries, 'entries', 'entries').forEach((entry, index) => {
     const parsed = parseCategorizedFact(entry, categories);
     if (E.isLeft(parsed)) {
       warnings.push(`entry ${index} dropped: ${parsed.left}`);

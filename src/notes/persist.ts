@@ -15,6 +15,7 @@ import { describeIssue, describeKind } from '../base/schema.js';
 import { parseEventTime } from '../base/time.js';
 import type { GlobalFacts } from './global.js';
 import {
+  checkedLedger,
   type NotesLedger,
   selectSessions,
   selectUserIds,
@@ -92,7 +93,7 @@ export const encodeProfile = (profile: GlobalFacts): StoredProfile => ({
 
 /** The ledger as the `notes` section of a saved state (deterministic). */
 export const encodeNotes = (ledger: NotesLedger): SavedNotes => ({
-  categories: ledger.categories,
+  categories: checkedLedger(ledger).categories,
   sessions: selectSessions(ledger).map(({ user, session, notes }) => ({ user, session, ...encodeSessionNotes(notes) })),
   profiles: selectUserIds(ledger).flatMap((user) => {
     const profile = selectUserNotes(ledger, user)?.profile;

@@ -5,6 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
+import { refuseArgument } from '../base/describe.js';
 import { clipEnd } from '../base/text.js';
 import { failure } from '../base/failure.js';
 import { type CategorizedFact, type ModelFailure, NOTES_LIMITS, type NotesEvent } from './model.js';
@@ -81,16 +82,29 @@ const warningsField = (warnings: ReadonlyArray<string>): { warnings?: ReadonlyAr
 const bounded = ({ code, message }: ModelFailure): ModelFailure =>
   failure(code, clipEnd(message, NOTES_LIMITS.messageLength));
 
-/** The event an extraction's outcome records: the parsed list, or the failure (which keeps the list). */
+/** `outcome`, refused with a TypeError when it is no Either (null from an unset variable). */
+const checkedOutcome = (outcome: ModelOutcome): ModelOutcome =>
+  typeof outcome === 'object' && outcome !== null
+    ? outcome
+    : refuseArgument('the outcome', outcome, "an Either of the model's text or a failure");
+
+/**
+ * The event an extraction's outcome records: the parsed list, or the failure (which keeps the
+ * list). A slot or an outcome that is none is refused with a TypeError.
+ */
 export const settleExtraction = (
   slot: NotesSlot,
   outcome: ModelOutcome,
   at: number,
   categories: ReadonlyArray<string>,
   context: ExtractionContext = {},
-): NotesEvent =>
-  pipe(
-    parsed(outcome, categories, NOTES_LIMITS.hardCap, context.previous),
+): NotesEvent => {
+  if (typeof slot !== 'object' || slot === null) refuseArgument('the slot', slot, 'an object ({ user, session })');
+  checkedOutcome(outcome);
+  // A context that is none (null) reads as none, as options do.
+  const { previous, messagesAt }: ExtractionContext = typeof context === 'object' && context !== null ? context : {};
+  return pipe(
+    parsed(outcome, categories, NOTES_LIMITS.hardCap, previous),
     E.match(
       (failed): NotesEvent => ({
         type: 'notes/extractionFailed',
@@ -105,20 +119,23 @@ export const settleExtraction = (
         session: slot.session,
         facts,
         at,
-        ...(context.messagesAt === undefined ? {} : { messagesAt: context.messagesAt }),
+        ...(messagesAt === undefined ? {} : { messagesAt }),
         ...warningsField(warnings),
       }),
     ),
   );
+};
 
-/** The event a model-backed profile rewrite's outcome records. */
+/** The event a model-backed profile rewrite's outcome records. A user that is no string, or an outcome that is none, is refused with a TypeError. */
 export const settleProfileRewrite = (
   user: string,
   outcome: ModelOutcome,
   at: number,
   categories: ReadonlyArray<string>,
-): NotesEvent =>
-  pipe(
+): NotesEvent => {
+  if (typeof user !== 'string') refuseArgument('the user', user, 'a string');
+  checkedOutcome(outcome);
+  return pipe(
     parsed(outcome, categories, NOTES_LIMITS.globalCap),
     E.match(
       (failed): NotesEvent => ({ type: 'notes/profileRewriteFailed', user, ...bounded(failed), at }),
@@ -131,3 +148,4 @@ export const settleProfileRewrite = (
       }),
     ),
   );
+};

@@ -5,6 +5,7 @@
  * collapsed onto its own line and clipped, and facts are shown as JSON, so nothing a user
  * writes can pose as an instruction line of the prompt.
  */
+import { refuseArgument } from '../base/describe.js';
 import { clipEnd, collapseWhitespace } from '../base/text.js';
 import { type ConversationMessage, selectRecentTurns, turnCount } from './conversation.js';
 import { type CategorizedFact, DEFAULT_CATEGORIES, NOTES_LIMITS, type NoteCategory, wellFormed } from './model.js';
@@ -79,6 +80,8 @@ const usable = (categories: ReadonlyArray<NoteCategory> | undefined): ReadonlyAr
  * the current list, the last exchanges and the latest message, and the exact JSON to return.
  */
 export const buildNotableFactsPrompt = (input: NotableFactsPromptInput): string => {
+  if (typeof input !== 'object' || input === null)
+    refuseArgument('the input', input, "an object (a prompt's fields: message, history, facts, ...)");
   const categories = usable(input.categories);
   const softLimit = positive(input.softLimit, NOTES_LIMITS.softLimit);
   const history = selectRecentTurns(
@@ -125,6 +128,8 @@ export const buildNotableFactsPrompt = (input: NotableFactsPromptInput): string 
  * favour of the newer fact.
  */
 export const buildProfileConsolidationPrompt = (input: ProfileConsolidationPromptInput): string => {
+  if (typeof input !== 'object' || input === null)
+    refuseArgument('the input', input, "an object (a prompt's fields: facts, categories, maxFacts)");
   const categories = usable(input.categories);
   const maxFacts = positive(input.maxFacts, NOTES_LIMITS.globalCap);
   return [

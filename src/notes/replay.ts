@@ -70,7 +70,8 @@ export const replayConversationLog = (text: string, given: NotesReplayOptions = 
   // The caller's counter: an answer that is no number of tokens throws, naming it.
   const countTokens: TokenCounter = (text) => checkedTokenCount(counter(text));
   const turns = turnCount(options.turns);
-  const parsed = parseNotesLog(typeof text === 'string' ? text : '');
+  // A log that is no text (null) is refused by name, as `parseNotesLog` and `replayHistory` refuse it.
+  const parsed = parseNotesLog(text);
   const errors: NotesLogError[] = [...parsed.errors];
   const steps: NotesReplayStep[] = [];
   let state: NotesState = initialNotesState({

@@ -8,7 +8,14 @@ import {
   sameFacts,
 } from './model.js';
 import { plainTimeOf } from '../base/time.js';
-import { type NotesLedger, ownLedger, selectGlobalFacts, selectUserNotes, withUserNotes } from './ledger.js';
+import {
+  checkedLedger,
+  type NotesLedger,
+  ownLedger,
+  selectGlobalFacts,
+  selectUserNotes,
+  withUserNotes,
+} from './ledger.js';
 
 /** A profile as rewritten by the optional model-backed consolidation. */
 export interface ProfileRewriteInput {
@@ -26,6 +33,7 @@ export interface ProfileRewriteInput {
  * the same ledger.
  */
 export const rewriteProfile = (ledger: NotesLedger, input: ProfileRewriteInput): NotesLedger => {
+  checkedLedger(ledger);
   if (typeof input !== 'object' || input === null) return ledger;
   const { user } = input;
   const at = plainTimeOf(input.at);

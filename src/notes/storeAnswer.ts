@@ -3,6 +3,7 @@
  * module, so the store port and its lease capability both name it without importing each other.
  */
 import type * as E from 'fp-ts/lib/Either.js';
+import { refuseArgument } from '../base/describe.js';
 import { type Failure, failure } from '../base/failure.js';
 
 /** Why a store call did nothing: another writer saved first (`conflict`), or the store could not be reached or read. */
@@ -14,5 +15,9 @@ export type NotesStoreFailure = Failure<NotesStoreFailureCode>;
 /** A store's answer: at once, or later. */
 export type StoreAnswer<T> = E.Either<NotesStoreFailure, T> | PromiseLike<E.Either<NotesStoreFailure, T>>;
 
-/** A store failure of code `code`. */
-export const storeFailure = (code: NotesStoreFailureCode, message: string): NotesStoreFailure => failure(code, message);
+/** A store failure of code `code`. A code or message that is no string is refused with a TypeError. */
+export const storeFailure = (code: NotesStoreFailureCode, message: string): NotesStoreFailure => {
+  if (typeof code !== 'string') refuseArgument('the code', code, 'a string (conflict or unavailable)');
+  if (typeof message !== 'string') refuseArgument('the message', message, 'a string');
+  return failure(code, message);
+};

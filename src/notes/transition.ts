@@ -25,6 +25,7 @@ import {
 } from './inputs.js';
 import { selectSessionFacts } from './ledger.js';
 import {
+  checkedNotesState,
   EMPTY_CONVERSATION,
   isExtracting,
   isLoaded,
@@ -242,6 +243,7 @@ const inUse = (state: NotesState, input: NotesInput): NotesState => {
  * Every step ends by letting go of what was released and has settled (`release.ts`).
  */
 export const notesTransition = (state: NotesState, input: NotesInput): NotesTransition => {
+  checkedNotesState(state);
   if (typeof input !== 'object' || input === null) return [state, []];
   const stepped = step(inUse(state, input), input);
   return isNotesId(input.user) ? andThen(stepped, (next) => tidyUser(next, input.user)) : stepped;
