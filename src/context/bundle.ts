@@ -6,7 +6,9 @@
  * the summary is labelled stale. The sections are drafted in `bundleSections.ts` and fitted to
  * the kind's budget by `budget.ts`.
  */
+import { kindOf, refuseArgument } from '../base/describe.js';
 import { clipEnd } from '../base/text.js';
+import { checkedContext, checkedKind } from './arguments.js';
 import {
   type BundleBudget,
   budgetProblem,
@@ -67,8 +69,16 @@ const isBundleInput = (given: BundleInput | SharedContext): given is BundleInput
  * bundle could meet (a programming error).
  */
 export const buildContextBundle = (given: BundleInput | SharedContext, options: BundleOptions): ContextBundle => {
-  const { kind } = options;
+  // Options without a kind, or an input that is none, are a programmer's mistake: said plainly.
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError(`the options are ${kindOf(options)}, not an object ({ kind, budget, facts, ... })`);
+  const kind = checkedKind(options.kind);
+  if (typeof given !== 'object' || given === null)
+    refuseArgument('the input', given, 'a bundle input ({ context, status }) or a shared context');
   const input = isBundleInput(given) ? given : { context: given, status: unverifiedStatus() };
+  checkedContext(input.context);
+  if (typeof input.status !== 'object' || input.status === null)
+    refuseArgument('the status', input.status, 'a context status (loadContext gives one)');
   const { context, status } = input;
   const threshold = options.facts?.threshold ?? DEFAULT_RELEVANCE_THRESHOLD;
   const retrieved = options.facts === undefined ? [] : selectRelevantFacts(options.facts, context.featureRequest);

@@ -5,6 +5,8 @@
 import type { SessionFact } from '../core/fact.js';
 import { formatFactLine } from '../core/prompt/format.js';
 import { retrieveFacts } from '../core/prompt/retrieve.js';
+import { kindOf } from '../base/describe.js';
+import { checkedText } from './arguments.js';
 import type { SectionDraft } from './budget.js';
 import { text } from './bundleLines.js';
 import type { BundleFacts } from './bundleModel.js';
@@ -39,6 +41,9 @@ const withoutSecrets = (fact: SessionFact): SessionFact =>
  * as `[Session Context]` lines.
  */
 export const selectRelevantFacts = (facts: BundleFacts, fallbackQuery: string): ReadonlyArray<SessionFact> => {
+  if (typeof facts !== 'object' || facts === null)
+    throw new TypeError(`the facts are ${kindOf(facts)}, not bundle facts ({ store, query, threshold, maxFacts })`);
+  checkedText(fallbackQuery, 'the fallback query');
   const query = text(facts.query ?? fallbackQuery);
   if (query === '') return [];
   const maxFacts = facts.maxFacts ?? DEFAULT_MAX_FACTS;

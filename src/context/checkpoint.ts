@@ -4,7 +4,9 @@
  * stale, and its changed files come first. The shell runs git and hands the raw output here,
  * so parsing and every decision stay pure.
  */
+import { refuseArgument } from '../base/describe.js';
 import { sha256HexPrefix } from '../base/hash.js';
+import { checkedContext, checkedList, checkedText } from './arguments.js';
 import * as E from 'fp-ts/lib/Either.js';
 import { findMissingEvidence, type MissingEvidence, parseLineRange } from './ledger.js';
 import { type Checkpoint, CONTEXT_LIMITS, type SharedContext } from './model.js';
@@ -72,8 +74,14 @@ export interface RepositoryEvidence {
   readonly lineCounts?: ReadonlyMap<string, number>;
 }
 
+/** `snapshot`, refused with a TypeError when it is none (null from an unset variable). */
+const checkedSnapshot = (snapshot: RepositorySnapshot): RepositorySnapshot =>
+  typeof snapshot === 'object' && snapshot !== null && (snapshot.kind === 'git' || snapshot.kind === 'none')
+    ? snapshot
+    : refuseArgument('the snapshot', snapshot, 'a repository snapshot ({ kind: git or none, ... })');
+
 /** The hash of a summary's text, as a checkpoint records it. */
-export const hashSummary = (text: string): string => sha256HexPrefix(text, 16);
+export const hashSummary = (text: string): string => sha256HexPrefix(checkedText(text, 'the summary'), 16);
 
 /** The NUL-separated fields of git's `-z` output, without the empty one after the last NUL. */
 export const splitNulSeparated = (text: string): string[] => {
@@ -84,7 +92,7 @@ export const splitNulSeparated = (text: string): string[] => {
 
 /** Parses `git diff --name-status -z`: a status, then one path (two for renames and copies). */
 export const parseNameStatus = (output: string): ReadonlyArray<ChangedFile> => {
-  const parts = splitNulSeparated(output);
+  const parts = splitNulSeparated(checkedText(output, "git's output"));
   const changes: ChangedFile[] = [];
   for (let i = 0; i < parts.length;) {
     const status = parts[i]!.charAt(0);
@@ -132,6 +140,7 @@ const WORKTREE_MODE_FIELD: Readonly<Record<string, number>> = { '1': 5, '2': 5, 
  * content is a commit and a working tree of its own, not a blob.
  */
 export const parseWorkingTreeStatus = (output: string): WorkingTreeStatus => {
+  checkedText(output, "git's output");
   let head = '';
   let branch: string | undefined;
   const modified: string[] = [];
@@ -210,7 +219,9 @@ export const isInside = (directory: string, path: string): boolean =>
  * the context must not make it stale.
  */
 export const hashTrackedFiles = (lsFiles: string, working: ReadonlyArray<WorkingFile>, excluded: string): string => {
-  const edits = new Map(working.map((file) => [file.path, file]));
+  checkedText(lsFiles, "git's output");
+  checkedText(excluded, 'the excluded directory');
+  const edits = new Map(checkedList(working, 'working', 'working files').map((file) => [file.path, file]));
   const entries: string[] = [];
   for (const { path, mode, blob, stage } of parseIndexEntries(lsFiles)) {
     if (isInside(excluded, path)) continue;
@@ -222,14 +233,18 @@ export const hashTrackedFiles = (lsFiles: string, working: ReadonlyArray<Working
 };
 
 /** The checkpoint of `summary` at the repository state `snapshot`. */
-export const checkpointAt = (snapshot: RepositorySnapshot & { readonly kind: 'git' }, summary: string): Checkpoint => ({
-  gitHead: snapshot.head,
-  trackedFilesHash: snapshot.trackedFilesHash,
-  summaryHash: hashSummary(summary),
-  ...(snapshot.uncommitted === undefined || snapshot.uncommitted.length === 0
-    ? {}
-    : { uncommitted: snapshot.uncommitted.slice(0, CONTEXT_LIMITS.uncommittedPaths) }),
-});
+export const checkpointAt = (snapshot: RepositorySnapshot & { readonly kind: 'git' }, summary: string): Checkpoint => {
+  if (checkedSnapshot(snapshot).kind !== 'git')
+    throw new TypeError('the snapshot is of no git repository: a checkpoint is recorded only in one');
+  return {
+    gitHead: snapshot.head,
+    trackedFilesHash: snapshot.trackedFilesHash,
+    summaryHash: hashSummary(summary),
+    ...(snapshot.uncommitted === undefined || snapshot.uncommitted.length === 0
+      ? {}
+      : { uncommitted: snapshot.uncommitted.slice(0, CONTEXT_LIMITS.uncommittedPaths) }),
+  };
+};
 
 /**
  * Why the context's summary no longer matches `snapshot`; empty when it does. The tracked
@@ -242,6 +257,8 @@ export const checkpointMismatch = (
   context: SharedContext,
   snapshot: RepositorySnapshot,
 ): ReadonlyArray<StaleReason> => {
+  checkedContext(context);
+  checkedSnapshot(snapshot);
   if (snapshot.kind === 'none') return ['not_a_git_repository'];
   const { checkpoint } = context;
   if (checkpoint === undefined) return ['no_checkpoint'];
@@ -304,6 +321,10 @@ export const verifyCheckpoint = (
   evidence: RepositoryEvidence,
   excluded: string,
 ): ContextStatus => {
+  checkedContext(context);
+  checkedText(excluded, 'the excluded directory');
+  if (typeof evidence !== 'object' || evidence === null)
+    refuseArgument('the evidence', evidence, 'repository evidence ({ snapshot, changes, missingPaths })');
   const { snapshot } = evidence;
   const reasons = checkpointMismatch(context, snapshot);
   const missing = new Set(evidence.missingPaths);

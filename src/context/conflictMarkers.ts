@@ -3,6 +3,7 @@
  * versions leaves both in the file, and each side is a whole file again once the markers are
  * read, so neither is discarded.
  */
+import { checkedText } from './arguments.js';
 
 /** The two versions of a file with conflict markers, ours (HEAD) and theirs, and their common ancestor when the markers hold it. */
 export interface ConflictSides {
@@ -23,7 +24,7 @@ const CLOSE = /^>{7}(?: |$)/u;
  * conflict shows one; undefined when it holds none, or markers that do not nest as git writes them.
  */
 export const splitConflictMarkers = (text: string): ConflictSides | undefined => {
-  const lines = text.split(/(?<=\n)/u);
+  const lines = checkedText(text).split(/(?<=\n)/u);
   let ours = '';
   let theirs = '';
   let base = '';
@@ -52,4 +53,5 @@ export const splitConflictMarkers = (text: string): ConflictSides | undefined =>
 };
 
 /** True when a line of `text` starts with a conflict marker. */
-export const hasConflictMarkers = (text: string): boolean => /^<{7}(?: |$)/mu.test(text) && /^>{7}(?: |$)/mu.test(text);
+export const hasConflictMarkers = (text: string): boolean =>
+  /^<{7}(?: |$)/mu.test(checkedText(text)) && /^>{7}(?: |$)/mu.test(text);

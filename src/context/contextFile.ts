@@ -3,16 +3,20 @@
  * put in or taken out, in key order. The very same file comes back when nothing changed.
  */
 import * as O from 'fp-ts/lib/Option.js';
+import { checkedContext, checkedContextFile, checkedKey } from './arguments.js';
 import { compareContextKeys, isSameContextKey } from './key.js';
 import type { ContextFile, ContextKey, QuarantinedContext, SharedContext } from './model.js';
 
 /** The context stored under `key` (compared as a tuple), if any. */
-export const selectContext = (file: ContextFile, key: ContextKey): O.Option<SharedContext> =>
-  O.fromNullable(file.contexts.find((context) => isSameContextKey(context.key, key)));
+export const selectContext = (file: ContextFile, key: ContextKey): O.Option<SharedContext> => {
+  checkedKey(key);
+  return O.fromNullable(checkedContextFile(file).contexts.find((context) => isSameContextKey(context.key, key)));
+};
 
 /** `file` with `context` stored under its key, replacing the one there; the very same file when nothing changed. */
 export const upsertContext = (file: ContextFile, context: SharedContext): ContextFile => {
-  const at = file.contexts.findIndex((stored) => isSameContextKey(stored.key, context.key));
+  checkedContext(context);
+  const at = checkedContextFile(file).contexts.findIndex((stored) => isSameContextKey(stored.key, context.key));
   if (at !== -1 && file.contexts[at] === context) return file;
   const contexts =
     at === -1 ? [...file.contexts, context] : file.contexts.map((stored, i) => (i === at ? context : stored));
@@ -27,7 +31,9 @@ export const selectQuarantined = (file: ContextFile, key: ContextKey): Quarantin
   file.quarantined?.find((entry) => entry.key !== undefined && isSameContextKey(entry.key, key));
 
 /** `file` without the context stored under `key`; the very same file when there is none. */
-export const removeContext = (file: ContextFile, key: ContextKey): ContextFile =>
-  file.contexts.some((stored) => isSameContextKey(stored.key, key))
+export const removeContext = (file: ContextFile, key: ContextKey): ContextFile => {
+  checkedKey(key);
+  return checkedContextFile(file).contexts.some((stored) => isSameContextKey(stored.key, key))
     ? { ...file, contexts: file.contexts.filter((stored) => !isSameContextKey(stored.key, key)) }
     : file;
+};

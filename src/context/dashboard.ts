@@ -6,6 +6,7 @@
  * any CommonMark viewer.
  */
 import { collapseWhitespace, isBlank } from '../base/text.js';
+import { checkedContextFile, checkedText } from './arguments.js';
 import type { ContextFile, LastRun, SharedContext } from './model.js';
 import { pinnedRuleLines } from './pinned.js';
 
@@ -18,7 +19,7 @@ const ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', 
  * start that would open a block (a list marker, a setext underline) escaped too.
  */
 export const escapeMarkdown = (text: string): string =>
-  collapseWhitespace(text)
+  collapseWhitespace(checkedText(text))
     .replace(/[&<>]/gu, (character) => ENTITIES[character]!)
     .replace(/[\\`*_[\]|~#!]/gu, (character) => `\\${character}`)
     .replace(/^([-+=])/u, '\\$1')
@@ -103,11 +104,14 @@ const contextSection = (context: SharedContext): string[] => {
 };
 
 /** The dashboard of `file`, generated from `jsonName` (the JSON file it must point readers to). */
-export const renderContextDashboard = (file: ContextFile, jsonName: string): string =>
-  [
+export const renderContextDashboard = (file: ContextFile, jsonName: string): string => {
+  checkedContextFile(file);
+  checkedText(jsonName, 'the JSON name');
+  return [
     `# Shared context: ${file.kind}`,
     '',
     `Generated from \`${jsonName}\` by session-fact-tracker after every write. Do not edit: it is never read back. Tool session ids live in \`*.local.json\` files, which stay out of git.`,
     ...file.contexts.flatMap((context) => ['', ...contextSection(context)]),
     '',
   ].join('\n');
+};

@@ -2,6 +2,7 @@
  * What a cap pushed out of a context (a merge over a cap, the window of recent failures): every
  * entry is reported, never silent.
  */
+import { checkedContext, checkedKey, checkedList } from './arguments.js';
 import {
   CONTEXT_LIMITS,
   type ContextKey,
@@ -29,6 +30,9 @@ export const selectDroppedEntries = (
   before: ReadonlyArray<SharedContext>,
   after: SharedContext,
 ): ReadonlyArray<DroppedEntry> => {
+  checkedKey(key);
+  checkedList(before, 'before', 'shared contexts');
+  checkedContext(after, 'after');
   const decisions = new Set(after.openDecisions.map((decision) => decision.text));
   const claims = new Set(after.evidenceLedger.map((claim) => claim.claim));
   const failures = new Set(after.recentFailures.map(failureIdentity));

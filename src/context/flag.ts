@@ -25,10 +25,12 @@ const FALSE = ['false', '0', 'no', 'off'];
 
 /** Reads `SHARED_CONTEXT_ENABLED`: undefined when unset or empty, else true/1/yes/on or false/0/no/off. */
 export const parseFlagValue = (value: string | undefined): E.Either<ContextError, boolean | undefined> => {
-  const word = value?.trim().toLowerCase() ?? '';
+  // Unset (undefined, or null from a JavaScript caller) is no value; any other non-text is refused below, quoted.
+  const word =
+    typeof value === 'string' ? value.trim().toLowerCase() : value === undefined || value === null ? '' : undefined;
   if (word === '') return E.right(undefined);
-  if (TRUE.includes(word)) return E.right(true);
-  if (FALSE.includes(word)) return E.right(false);
+  if (word !== undefined && TRUE.includes(word)) return E.right(true);
+  if (word !== undefined && FALSE.includes(word)) return E.right(false);
   return E.left(
     configError(`${SHARED_CONTEXT_ENV} must be true or false (or 1/0, yes/no, on/off), not ${JSON.stringify(value)}`),
   );

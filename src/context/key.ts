@@ -9,6 +9,7 @@ import * as S from 'fp-ts/lib/string.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { sha256HexPrefix } from '../base/hash.js';
 import { isBlank } from '../base/text.js';
+import { checkedKey, checkedText } from './arguments.js';
 import { CONTEXT_LIMITS, type ContextError, type ContextKey } from './model.js';
 
 /** Keys in (repo, branch, workstreamId) order, each part by UTF-16 code units. */
@@ -17,11 +18,16 @@ export const ordContextKey: Ord.Ord<ContextKey> = pipe(
   Ord.contramap((key: ContextKey): readonly [string, string, string] => [key.repo, key.branch, key.workstreamId]),
 );
 
-/** Negative, zero or positive as `a` sorts before, with or after `b`. */
-export const compareContextKeys = (a: ContextKey, b: ContextKey): number => ordContextKey.compare(a, b);
+/** Negative, zero or positive as `a` sorts before, with or after `b`. A key that is none is refused with a TypeError. */
+export const compareContextKeys = (a: ContextKey, b: ContextKey): number =>
+  ordContextKey.compare(checkedKey(a, 'the first key'), checkedKey(b, 'the second key'));
 
-/** True when both keys name the same workstream: every part equal. */
-export const isSameContextKey = (a: ContextKey, b: ContextKey): boolean => ordContextKey.equals(a, b);
+/**
+ * True when both keys name the same workstream: every part equal. A key that is none (whose
+ * parts would all be undefined, and so equal another such key's) is refused with a TypeError.
+ */
+export const isSameContextKey = (a: ContextKey, b: ContextKey): boolean =>
+  ordContextKey.equals(checkedKey(a, 'the first key'), checkedKey(b, 'the second key'));
 
 /** Controls, line and paragraph separators, and format characters (bidi controls, zero-width, tag characters). */
 const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
@@ -38,7 +44,7 @@ export const hasControlCharacters = (text: string): boolean => UNPRINTABLE.test(
  * command.
  */
 export const sanitizeKeyPart = (raw: string): string => {
-  const visible = raw.replace(
+  const visible = checkedText(raw, 'the key part').replace(
     UNPRINTABLE_ALL,
     (character) => `\\u{${character.codePointAt(0)!.toString(16).toUpperCase()}}`,
   );
@@ -57,10 +63,14 @@ export const sanitizeKeyPart = (raw: string): string => {
  * space, none at either end. Two names that only look alike (`api` and `api `, a composed and a
  * decomposed `café`) then name one workstream instead of two shown identically.
  */
-export const normalizeKeyPart = (part: string): string => part.normalize('NFC').replace(/\s+/gu, ' ').trim();
+export const normalizeKeyPart = (part: string): string =>
+  checkedText(part, 'the key part').normalize('NFC').replace(/\s+/gu, ' ').trim();
 
 /** Checks the parts of a key: each not blank (nor invisible characters only), at most `CONTEXT_LIMITS.keyPart` characters, on one line. */
 export const parseContextKey = (parts: ContextKey): E.Either<ContextError, ContextKey> => {
+  // Parts that are no object (null) give no key: said as a refused key, not as a failure inside.
+  if (typeof parts !== 'object' || parts === null)
+    return E.left({ code: 'invalid', message: 'a context key needs a repo, a branch and a workstream id' });
   for (const [name, value] of [
     ['repo', parts.repo],
     ['branch', parts.branch],

@@ -3,6 +3,7 @@
  * its markdown dashboard next to it (committed, never read back), and the tool sessions in
  * `*.local.json` files that stay on one machine.
  */
+import { checkedKind } from './arguments.js';
 import type { ContextKind } from './model.js';
 
 /** The directory of the context files, relative to the repository root. */
@@ -20,7 +21,7 @@ export interface ContextFileNames {
 
 /** The file names of `kind`. */
 export const contextFileNames = (kind: ContextKind): ContextFileNames => ({
-  json: `${kind}_context.json`,
+  json: `${checkedKind(kind)}_context.json`,
   sessions: `${kind}_sessions.local.json`,
   dashboard: `${kind}_context.md`,
 });

@@ -7,6 +7,8 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { deepFreeze } from '../persistent/freeze.js';
 import { collapseWhitespace } from '../base/text.js';
+import { refuseArgument } from '../base/describe.js';
+import { checkedList, checkedText } from './arguments.js';
 import { hasControlCharacters } from './key.js';
 import { type Claim, CONTEXT_LIMITS, type ContextError, type EvidenceLedger, type FileEvidence } from './model.js';
 import { secretProblem } from './secrets.js';
@@ -58,7 +60,7 @@ const NEGATION =
 
 /** True when `text` says some work is done, implemented or fixed (and does not negate it). */
 export const isCompletionClaim = (text: string): boolean =>
-  COMMIT_SUBJECT.test(text) ||
+  COMMIT_SUBJECT.test(checkedText(text)) ||
   [...text.matchAll(COMPLETION)].some((match) => !NEGATION.test(text.slice(0, match.index)));
 
 const invalid = (message: string): ContextError => ({ code: 'invalid', message });
@@ -67,6 +69,8 @@ const LINES = /^L?(\d{1,9})(?:-L?(\d{1,9}))?$/iu;
 
 /** Parses `L10-L40`, `10-40`, `L7` or `7` into a range; the start must be 1 or more and the end not before it. */
 export const parseLineRange = (text: string): E.Either<ContextError, LineRange> => {
+  // What is no text is no range: refused as a Left, as the rest of what it parses.
+  if (typeof text !== 'string') return E.left(invalid('needs a line range (L10-L40)'));
   const match = LINES.exec(text.trim());
   if (match === null) return E.left(invalid(`${JSON.stringify(text)} is not a line range: use L10-L40 or L10`));
   const start = Number(match[1]);
@@ -77,8 +81,11 @@ export const parseLineRange = (text: string): E.Either<ContextError, LineRange> 
 };
 
 /** A range in the ledger's notation: `L10-L40`, or `L7` for one line. */
-export const formatLineRange = ({ start, end }: LineRange): string =>
-  start === end ? `L${start}` : `L${start}-L${end}`;
+export const formatLineRange = (range: LineRange): string => {
+  if (!isRange(range)) refuseArgument('the range', range, 'a line range ({ start, end } of whole numbers)');
+  const { start, end } = range;
+  return start === end ? `L${start}` : `L${start}-L${end}`;
+};
 
 const isRange = (value: unknown): value is LineRange =>
   typeof value === 'object' &&
@@ -205,8 +212,10 @@ export const parseClaim = (input: ClaimInput): E.Either<ClaimRejection, Claim> =
  * earlier one (it moves to the end); a new claim in a ledger that holds `CONTEXT_LIMITS.claims`
  * already is refused (`ledger_full`): nothing stored is pushed out to make room.
  */
-export const recordClaim = (ledger: EvidenceLedger, claim: ClaimInput): E.Either<ClaimRejection, EvidenceLedger> =>
-  pipe(
+export const recordClaim = (ledger: EvidenceLedger, claim: ClaimInput): E.Either<ClaimRejection, EvidenceLedger> => {
+  // A ledger that is none is a programmer's mistake; the claim is input, refused as a Left.
+  checkedList(ledger, 'the ledger', 'claims');
+  return pipe(
     parseClaim(claim),
     E.chain((parsed) => {
       const others = ledger.filter((entry) => entry.claim !== parsed.claim);
@@ -218,18 +227,23 @@ export const recordClaim = (ledger: EvidenceLedger, claim: ClaimInput): E.Either
         : E.right(deepFreeze([...others, parsed]));
     }),
   );
+};
 
 /** Every file the ledger points at, once each, in code-unit order: what the shell checks exists. */
 export const selectEvidencePaths = (ledger: EvidenceLedger): ReadonlyArray<string> =>
-  [...new Set(ledger.flatMap((claim) => claim.files.map((file) => file.path)))].sort();
+  [
+    ...new Set(checkedList(ledger, 'the ledger', 'claims').flatMap((claim) => claim.files.map((file) => file.path))),
+  ].sort();
 
 /** The claims whose evidence names a file that `exists` says is gone, one entry per file. */
 export const findMissingEvidence = (
   ledger: EvidenceLedger,
   exists: (path: string) => boolean,
-): ReadonlyArray<MissingEvidence> =>
-  ledger.flatMap((claim) =>
+): ReadonlyArray<MissingEvidence> => {
+  if (typeof exists !== 'function') refuseArgument('exists', exists, 'a function (whether a path exists)');
+  return checkedList(ledger, 'the ledger', 'claims').flatMap((claim) =>
     [...new Set(claim.files.map((file) => file.path))]
       .filter((path) => !exists(path))
       .map((path) => ({ claim: claim.claim, path })),
   );
+};

@@ -7,6 +7,7 @@
  * with its checkpoint, the last run). What a cap leaves out is reported, never silent.
  */
 import { isBlank } from '../base/text.js';
+import { checkedContext, checkedContextFile } from './arguments.js';
 import { compareContextKeys } from './key.js';
 import {
   type ChecklistItem,
@@ -154,6 +155,8 @@ export const mergeContextsReported = (
   /** Whose decisions keep their ids when both sides used one for different decisions: the newer side's, or ours (a context carried into this one). */
   ids: 'newer' | 'ours' = 'newer',
 ): ContextsMerge => {
+  checkedContext(ours, 'ours');
+  checkedContext(theirs, 'theirs');
   const [newer, older] = isNewer(theirs, ours) ? [theirs, ours] : [ours, theirs];
   const [keeper, other] = ids === 'ours' ? [ours, theirs] : [newer, older];
   const lastRun =
@@ -250,6 +253,10 @@ export const mergeContextFilesReported = (
   theirs: ContextFile,
   base?: ContextFile,
 ): ContextFilesMerge => {
+  checkedContextFile(ours, 'ours');
+  checkedContextFile(theirs, 'theirs');
+  // No common ancestor (a merge without a base) is undefined; null reads as none, as git gives none.
+  if (base !== undefined && base !== null) checkedContextFile(base, 'the base');
   const [oursId, theirsId] = [identityOf(ours), identityOf(theirs)];
   const unify =
     oursId === undefined || theirsId === undefined || oursId.id === theirsId.id

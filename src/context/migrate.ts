@@ -7,6 +7,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { isBlank } from '../base/text.js';
 import { parseIsoTime } from '../base/time.js';
+import { checkedKind } from './arguments.js';
 import { formatLineRange, parseLineRange } from './ledger.js';
 import { CONTEXT_SCHEMA_VERSION, type ContextError, type ContextKind } from './model.js';
 
@@ -79,6 +80,8 @@ const corrupt = (message: string): ContextError => ({ code: 'corrupt', message }
  * a source of truth, and version 1 keeps them out of shared files.
  */
 export const migrateContextDocument = (document: unknown, kind: ContextKind): E.Either<ContextError, unknown> => {
+  // The kind is the caller's, not the document's: one that is none is a programmer's mistake.
+  checkedKind(kind);
   if (!isRecord(document)) return E.left(corrupt('expected a JSON object'));
   const version = document['schema_version'] ?? 0;
   if (version === CONTEXT_SCHEMA_VERSION) return E.right(document);

@@ -4,6 +4,9 @@
  * was renamed, or under another repository identity), and what a cap pushed out. Pure: the
  * shell gathers the facts and shows the lines.
  */
+import { refuseArgument } from '../base/describe.js';
+import { isRecord } from '../base/record.js';
+import { checkedContextFile, checkedKey, checkedKind, checkedList, checkedText, isContextKey } from './arguments.js';
 import { isSameContextKey } from './key.js';
 import type { ContextFile, ContextKey, ContextKind, DroppedEntry, SharedContext } from './model.js';
 
@@ -32,6 +35,8 @@ export const quoteArgument = (value: string): string =>
  * `git rebase --continue` refuses to leave unstaged: it says to add the context directory.
  */
 export const headNotice = (head: HeadNotice, branch: string, write: boolean, directory: string): string => {
+  checkedText(branch, 'the branch');
+  checkedText(directory, 'the directory');
   switch (head) {
     case 'rebase':
       return write
@@ -41,14 +46,18 @@ export const headNotice = (head: HeadNotice, branch: string, write: boolean, dir
       return `HEAD is detached by a bisect started on ${branch}: the context is the one of branch ${branch}`;
     case 'detached':
       return `HEAD is detached (no branch, and no rebase or bisect in progress): the context is keyed under ${branch}, which every detached checkout shares; give --branch NAME to use a branch's`;
+    default:
+      return refuseArgument('the head', head, 'a head notice (rebase, bisect or detached)');
   }
 };
 
 /** The keys of `file` other than `key` that hold `key`'s workstream: on another branch, or under another repository key. */
-export const selectOtherKeys = (file: ContextFile, key: ContextKey): ReadonlyArray<ContextKey> =>
-  file.contexts
-    .map((context) => context.key)
+export const selectOtherKeys = (file: ContextFile, key: ContextKey): ReadonlyArray<ContextKey> => {
+  checkedKey(key);
+  return checkedContextFile(file)
+    .contexts.map((context) => context.key)
     .filter((other) => other.workstreamId === key.workstreamId && !isSameContextKey(other, key));
+};
 
 const MAX_LISTED = 5;
 
@@ -99,9 +108,14 @@ export const elsewhereNotice = (
   key: ContextKey,
   others: ReadonlyArray<ContextKey>,
   kind: ContextKind,
-  present?: ReadonlyArray<string>,
+  given?: ReadonlyArray<string>,
 ): string => {
-  const listed = others
+  checkedKey(key);
+  checkedKind(kind);
+  // Branches present that are none (null) are unknown, as when not given.
+  const present = given === null ? undefined : given;
+  if (present !== undefined) checkedList(present, 'present', 'branch names');
+  const listed = checkedList(others, 'others', 'context keys')
     .slice(0, MAX_LISTED)
     .map((other) =>
       other.repo === key.repo ? `branch ${other.branch}` : `branch ${other.branch} under repo ${other.repo}`,
@@ -158,4 +172,6 @@ const DROPPED: Readonly<Record<DroppedEntry['what'], { readonly entry: string; r
 
 /** One entry a cap pushed out, as a line. */
 export const droppedNotice = (entry: DroppedEntry): string =>
-  `dropped ${DROPPED[entry.what].entry} ${JSON.stringify(entry.text)} of workstream ${entry.key.workstreamId} (branch ${entry.key.branch}): a context keeps at most ${entry.cap} ${DROPPED[entry.what].cap}`;
+  !isRecord(entry) || !isContextKey(entry.key) || !Object.hasOwn(DROPPED, entry.what)
+    ? refuseArgument('the entry', entry, 'a dropped entry ({ key, what, text, cap }: selectDroppedEntries gives them)')
+    : `dropped ${DROPPED[entry.what].entry} ${JSON.stringify(entry.text)} of workstream ${entry.key.workstreamId} (branch ${entry.key.branch}): a context keeps at most ${entry.cap} ${DROPPED[entry.what].cap}`;

@@ -6,6 +6,7 @@
  * a context whose rules do not.
  */
 import { clipEnd, collapseWhitespace } from '../base/text.js';
+import { checkedList } from './arguments.js';
 import { DEFAULT_PINNED_RULES } from './model.js';
 
 /** The header line of the pinned-rules section. */
@@ -59,7 +60,9 @@ export const pinnedRulesProblem = (
   rules: ReadonlyArray<string>,
   by: Readonly<Record<string, string>> = {},
 ): string | undefined => {
-  const length = pinnedSectionLength(rules, by);
+  checkedList(rules, 'rules', 'rules');
+  // Who pinned what, when none (null), reads as nobody said.
+  const length = pinnedSectionLength(rules, typeof by === 'object' && by !== null ? by : {});
   return length <= PINNED_SECTION_MAX
     ? undefined
     : `pinned rules would take ${length} characters as rendered, over the ${PINNED_SECTION_MAX} every bundle reserves for them: unpin or shorten a rule`;

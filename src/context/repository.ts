@@ -5,6 +5,8 @@
  * name. A context file records the identity it was written under; a checkout that computes
  * another one uses the recorded identity and says so, rather than start a parallel context.
  */
+import { kindOf, refuseArgument } from '../base/describe.js';
+import { checkedContextFile, checkedText } from './arguments.js';
 import { compareContextKeys, hasControlCharacters, isSameContextKey, sanitizeKeyPart } from './key.js';
 import { CONTEXT_LIMITS, type ContextFile, type RepositoryIdentity, type SharedContext } from './model.js';
 
@@ -21,7 +23,7 @@ const SCP_LIKE = /^(?:[^@/\s]+@)?([^/:\s]{2,}):(?!\/\/)([^?#]*)$/u;
  * one machine, not the repository.
  */
 export const normalizeRemoteUrl = (url: string): string | undefined => {
-  const trimmed = url.trim();
+  const trimmed = checkedText(url, 'the URL').trim();
   const scheme = SCHEME_URL.exec(trimmed);
   const scp = scheme === null ? SCP_LIKE.exec(trimmed) : null;
   const [host, rawPath] =
@@ -61,6 +63,15 @@ export interface RepositoryFacts {
 
 /** The identity of a repository: its normalized origin, else its first commit, else its folder's name. */
 export const identifyRepository = (facts: RepositoryFacts): RepositoryIdentity => {
+  if (
+    typeof facts !== 'object' ||
+    facts === null ||
+    !Array.isArray(facts.rootCommits) ||
+    typeof facts.folder !== 'string'
+  )
+    throw new TypeError(
+      `the facts are ${kindOf(facts)}${typeof facts === 'object' && facts !== null ? ' without rootCommits (an array) and folder (a string)' : ''}, not repository facts ({ origin, rootCommits, folder })`,
+    );
   const origin = facts.origin === undefined ? undefined : normalizeRemoteUrl(facts.origin);
   if (origin !== undefined) return { id: origin, source: 'origin' };
   // Several roots (unrelated histories merged): the smallest id, so every clone picks the same.
@@ -116,13 +127,18 @@ const describe = (identity: RepositoryIdentity): string =>
 export const resolveRepositoryKey = (
   file: ContextFile,
   computed: RepositoryIdentity,
-  options: {
+  given: {
     /** Record `computed` in the file (default true); a shallow clone, which knows no first commit, records nothing. */
     readonly record?: boolean;
     /** A first-commit identity the file may record that is known to be wrong (see `RepositoryFacts.misrecordedRoot`). */
     readonly misrecorded?: string;
   } = {},
 ): RepositoryResolution => {
+  checkedContextFile(file);
+  if (typeof computed !== 'object' || computed === null || typeof computed.id !== 'string')
+    refuseArgument('the identity', computed, 'a repository identity ({ id, source }: identifyRepository gives one)');
+  // Options that are none (null) read as none.
+  const options = typeof given === 'object' && given !== null ? given : {};
   const resolution = resolveKey(file, computed, options.misrecorded);
   // Without recording, the file keeps the identity it had (contexts re-keyed to a stronger one stay so).
   if (options.record !== false || resolution.file.repository === file.repository) return resolution;

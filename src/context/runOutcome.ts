@@ -6,6 +6,8 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { produce } from '../persistent/freeze.js';
+import { refuseArgument } from '../base/describe.js';
+import { checkedContext } from './arguments.js';
 import { checkpointAt, type RepositorySnapshot } from './checkpoint.js';
 import { CONTEXT_LIMITS, type ContextError, type RunFailure, type SharedContext } from './model.js';
 import {
@@ -97,6 +99,10 @@ export const applyRunOutcome = (
   at: number,
   snapshot: RepositorySnapshot,
 ): E.Either<ContextError, SharedContext> => {
+  // A context or a snapshot that is none is a programmer's mistake; an outcome or a time is input, refused as a Left.
+  checkedContext(context);
+  if (typeof snapshot !== 'object' || snapshot === null)
+    refuseArgument('the snapshot', snapshot, 'a repository snapshot ({ kind: git or none, ... })');
   const time = validTime(at);
   if (E.isLeft(time)) return time;
   switch (outcome?.status) {

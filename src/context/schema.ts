@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { formatPath } from '../base/schema.js';
 import { deepFreeze } from '../persistent/freeze.js';
 import { collapseWhitespace } from '../base/text.js';
+import { checkedContext, checkedContextFile, checkedKind } from './arguments.js';
 import { compareContextKeys, isSameContextKey } from './key.js';
 import { migrateContextDocument } from './migrate.js';
 import {
@@ -358,8 +359,10 @@ const decodeEntry = (raw: unknown, index: number): E.Either<QuarantinedContext, 
  * workstream never takes the file down. Only a file whose envelope is wrong (not an object,
  * another kind, two entries with one key) is refused whole.
  */
-export const decodeContextFile = (value: unknown, kind: ContextKind): E.Either<ContextError, ContextFile> =>
-  pipe(
+export const decodeContextFile = (value: unknown, kind: ContextKind): E.Either<ContextError, ContextFile> => {
+  // The kind is the caller's, not the file's: one that is none is a programmer's mistake.
+  checkedKind(kind);
+  return pipe(
     versionOf(value),
     E.chain(notNewer),
     E.chain((version) => (version < CONTEXT_SCHEMA_VERSION ? migrateContextDocument(value, kind) : E.right(value))),
@@ -379,11 +382,12 @@ export const decodeContextFile = (value: unknown, kind: ContextKind): E.Either<C
       )(uniqueKeys(contexts.map((context) => keyTo(context.key))));
     }),
   );
+};
 
 /** The file as written to disk: version 1, contexts in key order, then those kept apart as they were read. */
 export const encodeContextFile = (file: ContextFile): ContextFileDocument => ({
   schema_version: CONTEXT_SCHEMA_VERSION,
-  kind: file.kind,
+  kind: checkedContextFile(file).kind,
   ...(file.repository === undefined ? {} : { repository: { id: file.repository.id, source: file.repository.source } }),
   contexts: [
     ...[...file.contexts].sort((a, b) => compareContextKeys(a.key, b.key)).map(contextTo),
@@ -420,4 +424,4 @@ export const encodeCheckedContextFile = (
 
 /** Where the stored form of `context` holds a secret (a path such as `working_summary.text`), if anywhere. */
 export const findContextSecret = (context: SharedContext): SecretLocation | undefined =>
-  findSecretField(contextTo(context));
+  findSecretField(contextTo(checkedContext(context)));

@@ -8,6 +8,7 @@
  * and the pure core must decide synchronously, in a browser too. Each shape is tested, along
  * with look-alikes that must pass (prose about tokens, commit ids, paths).
  */
+import { refuseArgument } from '../base/describe.js';
 import { removeInvisible } from '../base/text.js';
 
 /** One secret shape: a name to show and the pattern that finds it. */
@@ -72,6 +73,8 @@ const asShown = (text: string): string => (ANY_FORMAT.test(text) ? removeInvisib
 
 /** The name of the first secret shape `text` holds ("a GitHub token"), or undefined when it holds none. */
 export const findSecret = (raw: string): string | undefined => {
+  // One typeof: a text that is none (null) holds no secret to say so of, it is a mistake.
+  if (typeof raw !== 'string') refuseArgument('the text', raw, 'a string');
   const text = asShown(raw);
   if (!ANY_ANCHOR.test(text)) return undefined;
   for (const shape of SHAPES) {
@@ -103,6 +106,7 @@ export const redactSecrets = (text: string): string =>
 
 /** Why `field` may not hold `text` (it holds a secret, named by shape, never quoted), or undefined. */
 export const secretProblem = (field: string, text: string): string | undefined => {
+  if (typeof field !== 'string') refuseArgument('the field', field, 'a string (what the text is)');
   const found = findSecret(text);
   return found === undefined
     ? undefined

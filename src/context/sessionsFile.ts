@@ -6,6 +6,8 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { z } from 'zod';
+import { refuseArgument } from '../base/describe.js';
+import { checkedKind } from './arguments.js';
 import { compareContextKeys } from './key.js';
 import {
   CONTEXT_KINDS,
@@ -48,8 +50,10 @@ const SessionsFileSchema = z.object({
 export type ContextSessionsDocument = z.infer<typeof SessionsFileSchema>;
 
 /** Decodes a parsed sessions file of `kind` (same versioning rules; there is no older layout). */
-export const decodeSessionsFile = (value: unknown, kind: ContextKind): E.Either<ContextError, ContextSessionsFile> =>
-  pipe(
+export const decodeSessionsFile = (value: unknown, kind: ContextKind): E.Either<ContextError, ContextSessionsFile> => {
+  // The kind is the caller's, not the file's: one that is none is a programmer's mistake.
+  checkedKind(kind);
+  return pipe(
     versionOf(value),
     E.chain(notNewer),
     E.chain(() => validate(SessionsFileSchema, value)),
@@ -70,6 +74,7 @@ export const decodeSessionsFile = (value: unknown, kind: ContextKind): E.Either<
         .sort((a, b) => compareContextKeys(a.key, b.key)),
     })),
   );
+};
 
 /** The sessions document to write for `file`, checked with the schema that reads it back. */
 export const encodeCheckedSessionsFile = (
@@ -84,7 +89,14 @@ export const encodeCheckedSessionsFile = (
 };
 
 /** The sessions file as written to disk. */
-export const encodeSessionsFile = (file: ContextSessionsFile): ContextSessionsDocument => ({
+export const encodeSessionsFile = (file: ContextSessionsFile): ContextSessionsDocument => {
+  if (typeof file !== 'object' || file === null || !Array.isArray(file.sessions))
+    refuseArgument('the file', file, 'a sessions file ({ kind, sessions })');
+  return sessionsDocument(file);
+};
+
+/** The document of a sessions file, once checked. */
+const sessionsDocument = (file: ContextSessionsFile): ContextSessionsDocument => ({
   schema_version: CONTEXT_SCHEMA_VERSION,
   kind: file.kind,
   sessions: [...file.sessions]

@@ -5,6 +5,8 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { deepFreeze, produce } from '../persistent/freeze.js';
+import { refuseArgument } from '../base/describe.js';
+import { checkedContext, checkedKey } from './arguments.js';
 import type { ContextStatus } from './checkpoint.js';
 import { type ClaimInput, recordClaim } from './ledger.js';
 import {
@@ -18,8 +20,9 @@ import { findContextSecret } from './schema.js';
 import { findSecretField, redactSecrets } from './secrets.js';
 
 /** A new context for `key`: the default pinned rules, no summary, nothing verified yet. */
-export const emptySharedContext = (key: ContextKey): SharedContext =>
-  deepFreeze({
+export const emptySharedContext = (given: ContextKey): SharedContext => {
+  const key = checkedKey(given);
+  return deepFreeze({
     key: { repo: key.repo, branch: key.branch, workstreamId: key.workstreamId },
     featureRequest: '',
     pinnedRules: [...DEFAULT_PINNED_RULES],
@@ -29,21 +32,26 @@ export const emptySharedContext = (key: ContextKey): SharedContext =>
     evidenceLedger: [],
     recentFailures: [],
   });
+};
 
 /** The context with its summary marked stale or fresh as `status` says; the same object when it already is. */
-export const markSummaryStale = (context: SharedContext, status: Pick<ContextStatus, 'stale'>): SharedContext =>
-  context.workingSummary.stale === status.stale
+export const markSummaryStale = (context: SharedContext, status: Pick<ContextStatus, 'stale'>): SharedContext => {
+  checkedContext(context);
+  if (typeof status !== 'object' || status === null || typeof status.stale !== 'boolean')
+    refuseArgument('the status', status, 'a context status ({ stale } of a boolean)');
+  return context.workingSummary.stale === status.stale
     ? context
     : produce(context, (draft) => {
         draft.workingSummary.stale = status.stale;
       });
+};
 
 /** Records a claim in the context's ledger, or says why the claim is refused. */
 export const recordContextClaim = (
   context: SharedContext,
   claim: ClaimInput,
 ): E.Either<ContextError, SharedContext> => {
-  const ledger = recordClaim(context.evidenceLedger, claim);
+  const ledger = recordClaim(checkedContext(context).evidenceLedger, claim);
   if (E.isLeft(ledger))
     return E.left({
       code: ledger.left.code === 'secret' ? 'secret' : 'invalid',
@@ -61,7 +69,7 @@ export const recordContextClaim = (
  * the same object when it holds none. For what a read shows of a file someone else wrote.
  */
 export const redactContext = (context: SharedContext): SharedContext => {
-  if (findContextSecret(context) === undefined) return context;
+  if (findContextSecret(checkedContext(context)) === undefined) return context;
   return produce(context, (draft) => {
     const failure = (entry: { failedStep: string; error: string; nextAction: string }): void => {
       entry.failedStep = redactSecrets(entry.failedStep);

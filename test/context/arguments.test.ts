@@ -1,0 +1,328 @@
+/**
+ * The context entry point's functions given an argument that is not of its kind (null from an
+ * unset variable, a number, a file where a context belongs): a TypeError that names the
+ * argument, never a key of undefined parts that equals any other, nor a failure deep inside
+ * ("Cannot read properties of null"). Parsers and decoders answer a Left for what they parse.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import {
+  applyRunOutcome,
+  buildContextBundle,
+  checkpointAt,
+  checkpointMismatch,
+  compareContextKeys,
+  contextFileNames,
+  decodeContextFile,
+  droppedNotice,
+  elsewhereNotice,
+  emptySharedContext,
+  encodeCheckedSessionsFile,
+  encodeContextFile,
+  escapeMarkdown,
+  findContextSecret,
+  findMissingEvidence,
+  findSecret,
+  formatLineRange,
+  hasConflictMarkers,
+  hashSummary,
+  hashTrackedFiles,
+  headNotice,
+  identifyRepository,
+  isCompletionClaim,
+  isSameContextKey,
+  markSummaryStale,
+  mergeContextFiles,
+  mergeContexts,
+  migrateContextDocument,
+  normalizeKeyPart,
+  normalizeRemoteUrl,
+  parseContextKey,
+  parseFlagValue,
+  parseLineRange,
+  parseNameStatus,
+  parseWorkingTreeStatus,
+  pinnedRulesProblem,
+  recordClaim,
+  recordContextClaim,
+  redactContext,
+  redactSecrets,
+  removeContext,
+  renderContextDashboard,
+  resolveRepositoryKey,
+  sanitizeKeyPart,
+  secretProblem,
+  selectContext,
+  selectDroppedEntries,
+  selectEvidencePaths,
+  selectOtherKeys,
+  selectRelevantFacts,
+  splitConflictMarkers,
+  unverifiedStatus,
+  upsertContext,
+  verifyCheckpoint,
+} from '../../src/context/index.js';
+
+const key = { repo: 'demo', branch: 'main', workstreamId: 'default' };
+const context = emptySharedContext(key);
+const file = { kind: 'planning' as const, contexts: [context] };
+const snapshot = { kind: 'git' as const, head: 'a'.repeat(40), trackedFilesHash: 'b'.repeat(32) };
+const failed = { status: 'failed' as const, failedStep: 's', error: 'e', nextAction: 'n' };
+const CONTEXT_NULL = /the context is null, not a shared context \(emptySharedContext makes one\)/u;
+const FILE_NULL = /the file is null, not a context file \(\{ kind, contexts \}\)/u;
+const KEY_NUMBER = /the key is a number, not a context key/u;
+
+const refusals: ReadonlyArray<readonly [string, () => unknown, RegExp]> = [
+  [
+    'compareContextKeys of a number',
+    () => compareContextKeys(42 as never, key),
+    /the first key is a number, not a context key/u,
+  ],
+  [
+    'isSameContextKey of two numbers',
+    () => isSameContextKey(42 as never, 42 as never),
+    /the first key is a number, not a context key/u,
+  ],
+  [
+    'isSameContextKey of a key and null',
+    () => isSameContextKey(key, null as never),
+    /the second key is null, not a context key/u,
+  ],
+  ['emptySharedContext of a number', () => emptySharedContext(42 as never), KEY_NUMBER],
+  [
+    'emptySharedContext of a key without a branch',
+    () => emptySharedContext({ repo: 'r', workstreamId: 'w' } as never),
+    /the key is an object, not a context key/u,
+  ],
+  ['selectContext with a number as the key', () => selectContext(file, 42 as never), KEY_NUMBER],
+  ['selectContext of a null file', () => selectContext(null as never, key), FILE_NULL],
+  ['removeContext with a number as the key', () => removeContext(file, 42 as never), KEY_NUMBER],
+  ['upsertContext of a null context', () => upsertContext(file, null as never), CONTEXT_NULL],
+  [
+    'upsertContext into a file that is a context',
+    () => upsertContext(context as never, context),
+    /the file is an object, not a context file/u,
+  ],
+  ['selectOtherKeys of a null file', () => selectOtherKeys(null as never, key), FILE_NULL],
+  [
+    'elsewhereNotice of a null key',
+    () => elsewhereNotice(null as never, [key], 'planning'),
+    /the key is null, not a context key/u,
+  ],
+  [
+    'elsewhereNotice of a number as the others',
+    () => elsewhereNotice(key, 42 as never, 'planning'),
+    /others is a number, not an array of context keys/u,
+  ],
+  [
+    'elsewhereNotice of no kind',
+    () => elsewhereNotice(key, [key], null as never),
+    /the kind is null, not a context kind \(planning or implementation\)/u,
+  ],
+  ['droppedNotice of null', () => droppedNotice(null as never), /the entry is null, not a dropped entry/u],
+  [
+    'headNotice of no head',
+    () => headNotice(null as never, 'main', true, 'data/context'),
+    /the head is null, not a head notice/u,
+  ],
+  [
+    'headNotice of a number as the branch',
+    () => headNotice('rebase', 42 as never, true, 'data/context'),
+    /the branch is a number, not a string/u,
+  ],
+  [
+    'markSummaryStale of a number',
+    () => markSummaryStale(42 as never, { stale: true }),
+    /the context is a number, not a shared context/u,
+  ],
+  [
+    'markSummaryStale with a number as the status',
+    () => markSummaryStale(context, 42 as never),
+    /the status is a number, not a context status/u,
+  ],
+  ['recordContextClaim of a null context', () => recordContextClaim(null as never, { claim: 'x' }), CONTEXT_NULL],
+  ['redactContext of null', () => redactContext(null as never), CONTEXT_NULL],
+  [
+    'findContextSecret of a file',
+    () => findContextSecret(file as never),
+    /the context is an object, not a shared context/u,
+  ],
+  ['applyRunOutcome of a null context', () => applyRunOutcome(null as never, failed, 1, snapshot), CONTEXT_NULL],
+  [
+    'applyRunOutcome of a null snapshot',
+    () => applyRunOutcome(context, failed, 1, null as never),
+    /the snapshot is null, not a repository snapshot/u,
+  ],
+  [
+    'mergeContexts of a null side',
+    () => mergeContexts(context, null as never),
+    /theirs is null, not a shared context/u,
+  ],
+  [
+    'mergeContextFiles of a number',
+    () => mergeContextFiles(42 as never, file),
+    /ours is a number, not a context file/u,
+  ],
+  [
+    'mergeContextFiles with a number as the base',
+    () => mergeContextFiles(file, file, 42 as never),
+    /the base is a number, not a context file/u,
+  ],
+  ['encodeContextFile of null', () => encodeContextFile(null as never), FILE_NULL],
+  [
+    'encodeCheckedSessionsFile of a number',
+    () => encodeCheckedSessionsFile(42 as never),
+    /the file is a number, not a sessions file/u,
+  ],
+  ['decodeContextFile of no kind', () => decodeContextFile({}, null as never), /the kind is null, not a context kind/u],
+  [
+    'migrateContextDocument of a number as the kind',
+    () => migrateContextDocument({}, 42 as never),
+    /the kind is a number, not a context kind/u,
+  ],
+  ['contextFileNames of null', () => contextFileNames(null as never), /the kind is null, not a context kind/u],
+  ['renderContextDashboard of a null file', () => renderContextDashboard(null as never, 'x.json'), FILE_NULL],
+  [
+    'renderContextDashboard with a number as the JSON name',
+    () => renderContextDashboard(file, 42 as never),
+    /the JSON name is a number, not a string/u,
+  ],
+  [
+    'resolveRepositoryKey of a null file',
+    () => resolveRepositoryKey(null as never, { id: 'x', source: 'folder' }),
+    FILE_NULL,
+  ],
+  [
+    'resolveRepositoryKey of a null identity',
+    () => resolveRepositoryKey(file, null as never),
+    /the identity is null, not a repository identity/u,
+  ],
+  ['identifyRepository of null', () => identifyRepository(null as never), /the facts are null, not repository facts/u],
+  [
+    'identifyRepository of a number',
+    () => identifyRepository(42 as never),
+    /the facts are a number, not repository facts/u,
+  ],
+  [
+    'buildContextBundle of null options',
+    () => buildContextBundle(context, null as never),
+    /the options are null, not an object/u,
+  ],
+  [
+    'buildContextBundle of no kind',
+    () => buildContextBundle(context, {} as never),
+    /the kind is undefined, not a context kind/u,
+  ],
+  [
+    'buildContextBundle of a null input',
+    () => buildContextBundle(null as never, { kind: 'planning' }),
+    /the input is null, not a bundle input/u,
+  ],
+  [
+    'buildContextBundle of a number as the context',
+    () => buildContextBundle({ context: 42, status: unverifiedStatus() } as never, { kind: 'planning' }),
+    /the context is a number, not a shared context/u,
+  ],
+  [
+    'selectRelevantFacts of null',
+    () => selectRelevantFacts(null as never, 'query'),
+    /the facts are null, not bundle facts/u,
+  ],
+  [
+    'checkpointAt of a null snapshot',
+    () => checkpointAt(null as never, 'x'),
+    /the snapshot is null, not a repository snapshot/u,
+  ],
+  [
+    'checkpointAt with a null summary',
+    () => checkpointAt(snapshot, null as never),
+    /the summary is null, not a string/u,
+  ],
+  ['checkpointMismatch of a null context', () => checkpointMismatch(null as never, snapshot), CONTEXT_NULL],
+  [
+    'checkpointMismatch of a number as the snapshot',
+    () => checkpointMismatch(context, 42 as never),
+    /the snapshot is a number, not a repository snapshot/u,
+  ],
+  [
+    'verifyCheckpoint of null evidence',
+    () => verifyCheckpoint(context, null as never, ''),
+    /the evidence is null, not repository evidence/u,
+  ],
+  [
+    'verifyCheckpoint of a null context',
+    () => verifyCheckpoint(null as never, { snapshot, changes: [], missingPaths: [] }, ''),
+    CONTEXT_NULL,
+  ],
+  ['hashSummary of a number', () => hashSummary(42 as never), /the summary is a number, not a string/u],
+  ['hashTrackedFiles of null', () => hashTrackedFiles(null as never, [], ''), /git's output is null, not a string/u],
+  [
+    'hashTrackedFiles with a number as the working files',
+    () => hashTrackedFiles('', 42 as never, ''),
+    /working is a number, not an array of working files/u,
+  ],
+  ['parseNameStatus of null', () => parseNameStatus(null as never), /git's output is null, not a string/u],
+  [
+    'parseWorkingTreeStatus of a number',
+    () => parseWorkingTreeStatus(42 as never),
+    /git's output is a number, not a string/u,
+  ],
+  [
+    'selectDroppedEntries of a null key',
+    () => selectDroppedEntries(null as never, [context], context),
+    /the key is null, not a context key/u,
+  ],
+  [
+    'selectDroppedEntries of a null after',
+    () => selectDroppedEntries(key, [context], null as never),
+    /after is null, not a shared context/u,
+  ],
+  [
+    'recordClaim into a null ledger',
+    () => recordClaim(null as never, { claim: 'x' }),
+    /the ledger is null, not an array of claims/u,
+  ],
+  [
+    'selectEvidencePaths of a number',
+    () => selectEvidencePaths(42 as never),
+    /the ledger is a number, not an array of claims/u,
+  ],
+  [
+    'findMissingEvidence without exists',
+    () => findMissingEvidence([], null as never),
+    /exists is null, not a function/u,
+  ],
+  ['formatLineRange of null', () => formatLineRange(null as never), /the range is null, not a line range/u],
+  ['formatLineRange of a number', () => formatLineRange(42 as never), /the range is a number, not a line range/u],
+  ['isCompletionClaim of null', () => isCompletionClaim(null as never), /the text is null, not a string/u],
+  ['pinnedRulesProblem of null', () => pinnedRulesProblem(null as never), /rules is null, not an array of rules/u],
+  ['escapeMarkdown of a number', () => escapeMarkdown(42 as never), /the text is a number, not a string/u],
+  ['splitConflictMarkers of null', () => splitConflictMarkers(null as never), /the text is null, not a string/u],
+  ['hasConflictMarkers of a number', () => hasConflictMarkers(42 as never), /the text is a number, not a string/u],
+  ['normalizeKeyPart of null', () => normalizeKeyPart(null as never), /the key part is null, not a string/u],
+  ['sanitizeKeyPart of a number', () => sanitizeKeyPart(42 as never), /the key part is a number, not a string/u],
+  ['normalizeRemoteUrl of null', () => normalizeRemoteUrl(null as never), /the URL is null, not a string/u],
+  ['findSecret of null', () => findSecret(null as never), /the text is null, not a string/u],
+  ['redactSecrets of a number', () => redactSecrets(42 as never), /the text is a number, not a string/u],
+  ['secretProblem of a null field', () => secretProblem(null as never, 'x'), /the field is null, not a string/u],
+];
+
+describe('arguments that are not of their kind', () => {
+  it.each(refusals)('%s is refused with a TypeError naming the argument', (_name, call, message) => {
+    expect(call).toThrow(expect.objectContaining({ name: 'TypeError', message: expect.stringMatching(message) }));
+  });
+
+  it('parsers answer a Left for what they parse, and options read null as none', () => {
+    expect(parseContextKey(null as never)).toEqual(
+      E.left({ code: 'invalid', message: 'a context key needs a repo, a branch and a workstream id' }),
+    );
+    expect(parseLineRange(42 as never)).toEqual(E.left({ code: 'invalid', message: 'needs a line range (L10-L40)' }));
+    expect(E.isLeft(parseFlagValue(42 as never))).toBe(true);
+    expect(parseFlagValue(null as never)).toEqual(E.right(undefined));
+    expect(E.isLeft(applyRunOutcome(context, null as never, 1, snapshot))).toBe(true);
+    expect(resolveRepositoryKey(file, { id: 'demo', source: 'folder' }, null as never).repo).toBe('demo');
+    expect(pinnedRulesProblem(['x'], null as never)).toBeUndefined();
+    expect(elsewhereNotice(key, [{ ...key, branch: 'old' }], 'planning', null as never)).toMatch(/branch old/u);
+    expect(mergeContextFiles(file, file, null as never).contexts).toHaveLength(1);
+  });
+});
