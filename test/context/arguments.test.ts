@@ -326,3 +326,32 @@ describe('arguments that are not of their kind', () => {
     expect(mergeContextFiles(file, file, null as never).contexts).toHaveLength(1);
   });
 });
+
+describe('the Node shell given arguments that are not of their kind', () => {
+  it('answers each with a Left of code invalid naming it, never a throw or a rejection, and writes nothing', async () => {
+    const { loadContext, moveContext, resolveContext, updateContext, writeContext } =
+      await import('../../src/context/node/index.js');
+    const { listing, makeRepo } = await import('./repo.js');
+    const repo = makeRepo();
+    const before = listing(repo);
+    const options = { cwd: repo, enabled: true, now: () => 1_750_000_000_000 };
+    const invalid = (message: RegExp) => E.left({ code: 'invalid', message: expect.stringMatching(message) });
+    const OPTIONS_NULL = /^the options are null, not an object/u;
+    expect(await loadContext(null as never)).toEqual(invalid(OPTIONS_NULL));
+    expect(await loadContext(42 as never)).toEqual(invalid(/^the options are a number, not an object/u));
+    expect(await resolveContext(null as never)).toEqual(invalid(OPTIONS_NULL));
+    expect(await writeContext(null as never, { status: 'succeeded' })).toEqual(invalid(OPTIONS_NULL));
+    expect(await writeContext(options, null as never)).toEqual(
+      invalid(/^a run outcome needs a status: succeeded or failed$/u),
+    );
+    expect(await updateContext(options, null as never)).toEqual(invalid(/^the change is null, not a function/u));
+    expect(await updateContext(options, (context) => E.right(context), null as never)).toEqual(
+      invalid(/^the sessions are null, not an object of tool sessions/u),
+    );
+    expect(await moveContext(options, 42 as never)).toEqual(
+      invalid(/^the branch to move from is a number, not a string$/u),
+    );
+    expect(await moveContext(null as never, 'other')).toEqual(invalid(OPTIONS_NULL));
+    expect(listing(repo)).toEqual(before);
+  });
+});

@@ -6,6 +6,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
+import { kindOf } from '../../base/describe.js';
 import { checkpointMismatch, type RepositorySnapshot } from '../checkpoint.js';
 import { isSameContextKey, parseContextKey } from '../key.js';
 import { mergeContextsReported } from '../merge.js';
@@ -18,6 +19,10 @@ import { emptySharedContext, markSummaryStale } from '../update.js';
 import type { LoadedContext } from './load.js';
 import type { ContextOptions, Result } from './scope.js';
 import { editContext, type FileEdit } from './write.js';
+
+/** A Left of what the caller gave that is not of its kind: the shell's `invalid`, never a throw. */
+const invalidArgument = (name: string, value: unknown, what: string, verb = 'is'): Result<O.Option<LoadedContext>> =>
+  Promise.resolve(E.left({ code: 'invalid', message: `${name} ${verb} ${kindOf(value)}, not ${what}` }));
 
 /**
  * A change to one context at time `at`, against the repository snapshot taken for the write;
@@ -64,7 +69,11 @@ export const updateContext = (
   change: ContextChange,
   sessions?: CliSessions,
 ): Result<O.Option<LoadedContext>> =>
-  editContext(options, { edit: editOne(change), ...(sessions === undefined ? {} : { sessions }) });
+  typeof change !== 'function'
+    ? invalidArgument('the change', change, 'a function (context, at, snapshot, author) => Either')
+    : sessions !== undefined && (typeof sessions !== 'object' || sessions === null)
+      ? invalidArgument('the sessions', sessions, 'an object of tool sessions, or undefined', 'are')
+      : editContext(options, { edit: editOne(change), ...(sessions === undefined ? {} : { sessions }) });
 
 /**
  * Records how a run ended. After a verified checkpoint (`status: 'succeeded'`) the summary and
@@ -73,6 +82,9 @@ export const updateContext = (
  * the feature flag is off (no file is touched).
  */
 export const writeContext = async (options: ContextOptions, outcome: RunOutcome): Result<O.Option<LoadedContext>> => {
+  // An outcome that is none is refused as any outcome without a status is (applyRunOutcome's words).
+  if (typeof outcome !== 'object' || outcome === null)
+    return E.left({ code: 'invalid', message: 'a run outcome needs a status: succeeded or failed' });
   const written = await editContext(options, {
     edit: editOne((context, at, snapshot, author) =>
       applyRunOutcome(
@@ -135,9 +147,12 @@ export interface MoveOptions {
 export const moveContext = (
   options: ContextOptions,
   from: string,
-  move: MoveOptions = {},
-): Result<O.Option<LoadedContext>> =>
-  editContext(options, {
+  given: MoveOptions = {},
+): Result<O.Option<LoadedContext>> => {
+  if (typeof from !== 'string') return invalidArgument('the branch to move from', from, 'a string');
+  // Move options that are none (null) read as none.
+  const move: MoveOptions = typeof given === 'object' && given !== null ? given : {};
+  return editContext(options, {
     edit: ({ file, key }) => {
       const source = parseContextKey({ ...key, branch: from });
       if (E.isLeft(source)) return source;
@@ -173,3 +188,4 @@ export const moveContext = (
       });
     },
   });
+};

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { pipe } from 'fp-ts/lib/function.js';
+import { kindOf } from '../../base/describe.js';
 import { internalFailure } from '../../base/failure.js';
 import { ioFailure } from '../../node/fileFailure.js';
 import {
@@ -211,6 +212,12 @@ export const whenEnabled = async <T>(
   options: ContextOptions,
   work: (scope: Scope) => Result<T>,
 ): Result<O.Option<T>> => {
+  // Options that are none (null from an unset variable) are refused as input, never read as "off".
+  if (typeof options !== 'object' || options === null)
+    return E.left({
+      code: 'invalid',
+      message: `the options are ${kindOf(options)}, not an object ({ kind, cwd, workstreamId, ... })`,
+    });
   try {
     const begun = await begin(options);
     if (E.isLeft(begun)) return begun;
