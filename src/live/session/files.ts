@@ -52,10 +52,15 @@ export interface FileSessionStoreOptions extends SessionsFolder {
   readonly clock?: () => number;
 }
 
+/** `options`, or none when they are none (null from an unset variable): options read null as none. */
+const optionsOf = <T extends object>(options: T | undefined): Partial<T> =>
+  typeof options === 'object' && options !== null ? options : {};
+
 /** The sessions folder `options` name, and the folder it must stay inside (the default one must stay in `cwd`). */
 export const resolveSessionsDirectory = (
-  options: SessionsFolder = {},
+  given: SessionsFolder = {},
 ): { readonly directory: string; readonly within?: string } => {
+  const options = optionsOf(given);
   const cwd = resolve(options.cwd ?? process.cwd());
   return options.directory === undefined
     ? { directory: join(cwd, ...DEFAULT_SESSIONS_DIRECTORY.split('/')), within: cwd }
@@ -63,7 +68,8 @@ export const resolveSessionsDirectory = (
 };
 
 /** The ids of the sessions in the folder `options` name, sorted. */
-export const listSessionIds = async (options: SessionsFolder = {}): Promise<ReadonlyArray<string>> => {
+export const listSessionIds = async (given: SessionsFolder = {}): Promise<ReadonlyArray<string>> => {
+  const options = optionsOf(given);
   const { directory } = resolveSessionsDirectory(options);
   const names = await readdir(directory).catch(() => [] as string[]);
   return names
@@ -87,7 +93,8 @@ const lstatQuietly = (path: string): Stats | undefined => {
  * id), or undefined when it holds none. Only regular files count: a symlinked log is not
  * followed. Never throws.
  */
-export const latestSessionId = async (options: SessionsFolder = {}): Promise<string | undefined> => {
+export const latestSessionId = async (given: SessionsFolder = {}): Promise<string | undefined> => {
+  const options = optionsOf(given);
   const { directory } = resolveSessionsDirectory(options);
   let latest: { readonly id: string; readonly at: number } | undefined;
   for (const id of await listSessionIds(options)) {
@@ -126,8 +133,9 @@ export interface SessionFiles {
  */
 export const locateSession = async (
   sessionId: unknown,
-  options: SessionsFolder & { readonly create?: boolean } = {},
+  given: SessionsFolder & { readonly create?: boolean } = {},
 ): Promise<E.Either<SessionError, SessionFiles>> => {
+  const options = optionsOf(given);
   const id = parseSessionId(sessionId);
   if (E.isLeft(id)) return E.left({ code: 'invalid_session_id', message: id.left });
   const { directory, within } = resolveSessionsDirectory(options);
@@ -143,7 +151,8 @@ export const locateSession = async (
  * the session has no log (or the id or the folder is not valid). Reads no store, creates
  * nothing, follows no symlinked log. Never throws.
  */
-export const bytesToReplay = async (sessionId: unknown, options: SessionsFolder = {}): Promise<number | undefined> => {
+export const bytesToReplay = async (sessionId: unknown, given: SessionsFolder = {}): Promise<number | undefined> => {
+  const options = optionsOf(given);
   try {
     const files = await locateSession(sessionId, { ...options, create: false });
     if (E.isLeft(files)) return undefined;
@@ -196,7 +205,8 @@ const splitLines = (text: string, offset: number): string[] => {
 };
 
 /** A session log store over the files of a folder (default `.fact-tracker/sessions` under `cwd`). */
-export const fileSessionStore = (options: FileSessionStoreOptions = {}): SessionStore => {
+export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionStore => {
+  const options = optionsOf(given);
   const { directory, within } = resolveSessionsDirectory(options);
   // A number that is none (NaN) reads as the default, as an absent one does.
   const staleMs = Number.isNaN(options.lockStaleMs)

@@ -180,9 +180,12 @@ export interface LiveSession {
 /** Opens the session `sessionId` (validated) and reads its log; a torn last line is set aside and reported. */
 export const openSession = async (
   sessionId: unknown,
-  options: SessionOptions = {},
-): Promise<E.Either<SessionError, LiveSession>> =>
-  E.map((calls: SessionCalls) => calls(options.create !== false))(await openSessionCalls(sessionId, options));
+  given: SessionOptions = {},
+): Promise<E.Either<SessionError, LiveSession>> => {
+  // Options that are none (null from an unset variable) read as none.
+  const options: SessionOptions = typeof given === 'object' && given !== null ? given : {};
+  return E.map((calls: SessionCalls) => calls(options.create !== false))(await openSessionCalls(sessionId, options));
+};
 
 /**
  * One open session, its calls in two kinds over its one state: those that may create its log
@@ -197,8 +200,9 @@ export type SessionCalls = (create: boolean) => LiveSession;
  */
 export const openSessionCalls = async (
   sessionId: unknown,
-  options: SessionOptions = {},
+  given: SessionOptions = {},
 ): Promise<E.Either<SessionError, SessionCalls>> => {
+  const options: SessionOptions = typeof given === 'object' && given !== null ? given : {};
   const id = parseSessionId(sessionId);
   if (E.isLeft(id)) return E.left({ code: 'invalid_session_id', message: id.left });
   let store = options.store;

@@ -8,6 +8,7 @@
  * transition, so both give the same sections and facts.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { refuseArgument } from '../../base/describe.js';
 import { sha256HexPrefix } from '../../base/hash.js';
 import { asOneRun } from '../../persistent/owner.js';
 import type { Extraction } from '../../core/extract/extractor.js';
@@ -116,6 +117,19 @@ const noteEvent = (
 };
 
 /**
+ * `state`, refused with a TypeError when it is not a session state (null from an unset
+ * variable, a tracker state): a programmer's mistake, said plainly rather than deep inside.
+ */
+const checkedState = (state: SessionState): SessionState =>
+  typeof state === 'object' && state !== null && typeof state.tracker === 'object' && state.tracker !== null
+    ? state
+    : refuseArgument('the state', state, 'a session state (initialSessionState makes one)');
+
+/** An environment that is none (null) reads as none, as options do. */
+const environmentOf = (env: TrackerEnvironment): TrackerEnvironment =>
+  typeof env === 'object' && env !== null ? env : {};
+
+/**
  * The state after one line read from the log (blank lines are only counted): parsed as
  * `replay` parses it, and applied as `trackerTransition` applies it, except that a prompt,
  * answered when it was written, is only recorded.
@@ -126,12 +140,15 @@ export const applyLogLine = (
   text: string,
   env: TrackerEnvironment = {},
 ): SessionState => {
+  checkedState(state);
+  if (typeof line !== 'number') refuseArgument('the line number', line, 'a number');
+  if (typeof text !== 'string') refuseArgument('the line', text, 'a string');
   if (text.trim() === '') return Object.freeze({ ...state, lines: line });
   const parsed = parseHistoryLine(text, line, state.previousAt);
   if (E.isLeft(parsed)) return Object.freeze({ ...state, lines: line, ...withError(state, parsed.left) });
   const event = parsed.right;
   if (event.type === 'prompt') return noteEvent(state, recordPrompt(state.tracker, event)[0], event, undefined);
-  const [tracker, , output] = trackerTransition(state.tracker, event, env);
+  const [tracker, , output] = trackerTransition(state.tracker, event, environmentOf(env));
   const rejection = output.type === 'dispatch' && E.isLeft(output.ingested) ? output.ingested.left : undefined;
   return noteEvent(state, tracker, event, rejection);
 };
@@ -143,6 +160,9 @@ export const applyLogLines = (
   position: number,
   env: TrackerEnvironment = {},
 ): SessionState => {
+  checkedState(state);
+  if (!Array.isArray(lines)) refuseArgument('lines', lines, 'an array of lines ({ line, text })');
+  if (typeof position !== 'number') refuseArgument('the position', position, 'a number (the last line read)');
   // One write run for the batch, as a replay writes: no state between two lines escapes it.
   return asOneRun(() => {
     let next = state;
@@ -191,12 +211,16 @@ export const planEvent = (
   env: TrackerEnvironment = {},
   sameResult?: SameResult,
 ): E.Either<SessionError, EventPlan> => {
+  checkedState(state);
   const text = JSON.stringify(fields);
   const line = state.lines + 1;
   const parsed = parseHistoryLine(text, line, state.previousAt);
   if (E.isLeft(parsed)) return E.left({ code: parsed.left.code, message: parsed.left.message });
   const event = parsed.right;
-  const last = sameResult === undefined ? undefined : state.results.find(([taskId]) => taskId === sameResult.taskId);
+  const last =
+    sameResult === undefined || sameResult === null
+      ? undefined
+      : state.results.find(([taskId]) => taskId === sameResult.taskId);
   const key = eventKey(event);
   const earlier =
     last !== undefined && last[1] === sameResult?.key ? last[2] : state.recent.find(([known]) => known === key)?.[1];
@@ -207,10 +231,10 @@ export const planEvent = (
         line: earlier,
         duplicate: true,
         // A prompt sent again is not recorded twice: its section is computed again on the state as it is.
-        ...(event.type === 'prompt' ? { output: selectSessionContext(state.tracker, event, env) } : {}),
+        ...(event.type === 'prompt' ? { output: selectSessionContext(state.tracker, event, environmentOf(env)) } : {}),
       },
     });
-  const [tracker, , output] = trackerTransition(state.tracker, event, env);
+  const [tracker, , output] = trackerTransition(state.tracker, event, environmentOf(env));
   if (output.type === 'dispatch' && E.isLeft(output.ingested)) return E.left(output.ingested.left);
   return E.right({
     kind: 'append',
@@ -273,7 +297,7 @@ const isTuple = (entry: unknown, ...kinds: ReadonlyArray<(field: unknown) => boo
  * several times faster than a replay of the log.
  */
 export const encodeSessionState = (state: SessionState): string => {
-  const { store } = state.tracker;
+  const { store } = checkedState(state).tracker;
   return JSON.stringify({
     ...state,
     previousAt: state.previousAt ?? null,
