@@ -6,6 +6,7 @@
  */
 import { createReadStream } from 'node:fs';
 import * as E from 'fp-ts/lib/Either.js';
+import { kindOf } from '../base/describe.js';
 import { createHistoryLineReader, type HistoryEvent, type HistoryLineError } from '../core/history/events.js';
 import { type HistoryLine, lineBatches } from '../core/history/lines.js';
 import { type HistoryReplayOptions, type ReplayResult, startHistoryReplay } from '../core/replay/replay.js';
@@ -16,15 +17,29 @@ export type HistorySource = string | AsyncIterable<Uint8Array | string>;
 /** One non-blank line of a history, read: its event, or why it is not one. Both carry the line number (`line`). */
 export type ReadHistoryLine = E.Either<HistoryLineError, HistoryEvent>;
 
-const chunksOf = (source: HistorySource): AsyncIterable<Uint8Array | string> =>
-  typeof source === 'string'
+/** Why `source` is no history source (neither a path nor a stream), or undefined when it is one. */
+const sourceProblem = (source: unknown): string | undefined =>
+  typeof source === 'string' ||
+  (typeof source === 'object' &&
+    source !== null &&
+    typeof (source as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function')
+    ? undefined
+    : `the history source is ${kindOf(source)}, not a file path or a stream of chunks (an async iterable)`;
+
+const chunksOf = (source: HistorySource): AsyncIterable<Uint8Array | string> => {
+  // A source that is none (null from an unset variable) is said, not failed on inside the reader.
+  const problem = sourceProblem(source);
+  if (problem !== undefined) throw new TypeError(problem);
+  return typeof source === 'string'
     ? (createReadStream(source, { highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>)
     : source;
+};
 
 /**
  * The lines of a history as they are read, each non-blank one as its event or its error, in
  * file order (a line without `at` is timed from the event before it, as `parseHistory` does).
- * A file that cannot be read makes the iteration throw the reading error.
+ * A file that cannot be read makes the iteration throw the reading error (a source that is
+ * neither a path nor a stream, a TypeError naming it).
  */
 export async function* readHistoryEvents(source: HistorySource): AsyncGenerator<ReadHistoryLine> {
   const read = createHistoryLineReader();
@@ -46,6 +61,9 @@ export const replayHistoryFile = async (
   source: HistorySource,
   options: HistoryReplayOptions = {},
 ): Promise<E.Either<string, ReplayResult>> => {
+  // A source that is none is answered as one that cannot be read, never thrown at the caller.
+  const problem = sourceProblem(source);
+  if (problem !== undefined) return E.left(problem);
   const replay = startHistoryReplay(options);
   const batches = lineBatches(chunksOf(source))[Symbol.asyncIterator]();
   for (;;) {

@@ -66,4 +66,23 @@ describe('replayHistoryFile', () => {
     );
     expect(E.isLeft(await replayHistoryFile(dir))).toBe(true);
   });
+
+  it('names a source that is neither a path nor a stream: a Left of replayHistoryFile, a TypeError of the iteration', async () => {
+    expect(await replayHistoryFile(null as never)).toEqual(
+      E.left('the history source is null, not a file path or a stream of chunks (an async iterable)'),
+    );
+    expect(await replayHistoryFile(42 as never)).toEqual(
+      E.left('the history source is a number, not a file path or a stream of chunks (an async iterable)'),
+    );
+    expect(await replayHistoryFile({} as never, null as never)).toEqual(
+      E.left('the history source is an object, not a file path or a stream of chunks (an async iterable)'),
+    );
+    const lines = readHistoryEvents(null as never);
+    await expect(lines.next()).rejects.toThrow(
+      expect.objectContaining({
+        name: 'TypeError',
+        message: 'the history source is null, not a file path or a stream of chunks (an async iterable)',
+      }),
+    );
+  });
 });
