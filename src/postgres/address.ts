@@ -4,6 +4,7 @@
  * reaches the driver and nothing else: no message, no location, no log line.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { kindOf } from '../base/describe.js';
 import { type Failure, failure } from '../base/failure.js';
 
 /** The URL schemes a PostgreSQL store is named by. */
@@ -20,7 +21,11 @@ export interface PostgresAddress {
 }
 
 /** True when `text` names a PostgreSQL store (`postgres://` or `postgresql://`) rather than a folder. */
-export const isPostgresUrl = (text: string): boolean => /^postgres(?:ql)?:\/\//iu.test(text.trim());
+export const isPostgresUrl = (text: string): boolean => {
+  // A text that is none (null) is a programmer's mistake, as for the core's text predicates.
+  if (typeof text !== 'string') throw new TypeError(`the text is ${kindOf(text)}, not a string`);
+  return /^postgres(?:ql)?:\/\//iu.test(text.trim());
+};
 
 const FORM = 'postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE';
 
@@ -39,7 +44,8 @@ const decoded = (part: string): string => {
  * driver). The message never repeats the text, which may hold a password.
  */
 export const parsePostgresUrl = (text: string): E.Either<Failure<'store_url'>, PostgresAddress> => {
-  const url = text.trim();
+  const url = typeof text === 'string' ? text.trim() : '';
+  // What is no text is no URL: refused as one that is not of the form.
   if (!isPostgresUrl(url))
     return E.left(failure('store_url', `a PostgreSQL store is named by a URL of the form ${FORM}`));
   let parsed: URL;

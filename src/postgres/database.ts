@@ -9,6 +9,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import pg from 'pg';
+import { kindOf } from '../base/describe.js';
 import { failure } from '../base/failure.js';
 import { parsePostgresUrl } from './address.js';
 import { classifyError, type ClassifiedError, type PostgresFailure } from './failures.js';
@@ -138,8 +139,21 @@ const callersPool = (pool: pg.Pool): Connection => {
  */
 export const openDatabase = (
   urlOrPool: UrlOrPool,
-  options: PostgresOptions = {},
+  given: PostgresOptions = {},
 ): E.Either<PostgresFailure, Database> => {
+  // A store given neither a URL nor a pool (null from an unset variable) has no address: said as one.
+  if (
+    typeof urlOrPool !== 'string' &&
+    (typeof urlOrPool !== 'object' || urlOrPool === null || typeof urlOrPool.connect !== 'function')
+  )
+    return E.left(
+      failure(
+        'store_url',
+        `a PostgreSQL store is given a URL (postgres://...) or a pg.Pool, not ${typeof urlOrPool === 'object' && urlOrPool !== null ? 'an object without connect' : kindOf(urlOrPool)}`,
+      ),
+    );
+  // Options that are none (null) read as none.
+  const options: PostgresOptions = typeof given === 'object' && given !== null ? given : {};
   const schema = options.schema ?? DEFAULT_SCHEMA;
   if (!SCHEMA_NAME.test(schema))
     return E.left(

@@ -80,7 +80,9 @@ const lockKey = (schema: string): number => {
  * 0, nothing) to the newest: one transaction, under the advisory lock, each migration applied
  * only when the migrations table lacks it, and refused when the schema is newer than this library.
  */
-export const schemaSql = (options: { readonly schema?: string; readonly from?: number } = {}): string => {
+export const schemaSql = (given: { readonly schema?: string; readonly from?: number } = {}): string => {
+  // Options that are none (null) read as none.
+  const options = typeof given === 'object' && given !== null ? given : {};
   const s = options.schema ?? DEFAULT_SCHEMA;
   const q = sqlSchema(s);
   const steps = MIGRATIONS.filter((migration) => migration.version > (options.from ?? 0));
