@@ -14,6 +14,7 @@
 import { BytePairEncodingCore } from 'gpt-tokenizer/BytePairEncodingCore';
 import bpeRanks from 'gpt-tokenizer/bpeRanks/o200k_base';
 import { O200KBase } from 'gpt-tokenizer/encodingParams/o200k_base';
+import { kindOf } from '../base/describe.js';
 import type { TokenCounter } from './estimate.js';
 
 /** The core's merge of one piece and its rank lookup: methods it has at run time, not in its declared types. */
@@ -155,5 +156,11 @@ const core = createCore();
 // Agent output may quote special tokens such as <|endoftext|>: none is allowed, so they are counted as the text they are.
 const NO_SPECIAL_TOKENS = new Set<string>();
 
-/** The number of o200k_base tokens of `text`. */
-export const countO200kTokens: TokenCounter = (text) => core.countNative(text, NO_SPECIAL_TOKENS);
+/**
+ * The number of o200k_base tokens of `text`. A text that is no string (null) is refused with a
+ * TypeError naming it, as `estimateTokens` refuses it, rather than failing inside the encoder.
+ */
+export const countO200kTokens: TokenCounter = (text) => {
+  if (typeof text !== 'string') throw new TypeError(`the text is ${kindOf(text)}, not a string`);
+  return core.countNative(text, NO_SPECIAL_TOKENS);
+};

@@ -39,6 +39,15 @@ describe('countO200kTokens', () => {
     );
   });
 
+  it('refuses a text that is no string with a TypeError naming it, as estimateTokens does', () => {
+    expect(() => countO200kTokens(null as never)).toThrow(
+      expect.objectContaining({ name: 'TypeError', message: 'the text is null, not a string' }),
+    );
+    expect(() => countO200kTokens(42 as never)).toThrow(
+      expect.objectContaining({ name: 'TypeError', message: 'the text is a number, not a string' }),
+    );
+  });
+
   it('quotes special tokens as text', () => {
     expect(countO200kTokens('<|endoftext|>')).toBe(reference('<|endoftext|>'));
     expect(countO200kTokens('<|endoftext|>')).toBeGreaterThan(1);
