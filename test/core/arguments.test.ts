@@ -166,6 +166,17 @@ const refusals: ReadonlyArray<readonly [string, () => unknown, RegExp]> = [
     () => recordPrompt(initialTrackerState(), 42 as never),
     /the event is a number, not an object \(a prompt event\)/u,
   ],
+  ['replay from a null store', () => replay([], null as never), /the store is null, not a fact store/u],
+  [
+    'parseHistoryLine with a null line number',
+    () => parseHistoryLine('{}', null as never, undefined),
+    /the line number is null, not a number/u,
+  ],
+  [
+    'parseHistoryLine with previousAt a string',
+    () => parseHistoryLine('{}', 1, '1' as never),
+    /previousAt is a string, not a number \(or undefined\)/u,
+  ],
   ['toStateSnapshotFacts of null', () => toStateSnapshotFacts(null as never), /facts is null, not an array of facts/u],
   [
     'toStateSnapshotFacts with null among the facts',
@@ -177,6 +188,14 @@ const refusals: ReadonlyArray<readonly [string, () => unknown, RegExp]> = [
 describe('arguments that are not of their kind', () => {
   it.each(refusals)('%s is refused with a TypeError naming the argument', (_name, call, message) => {
     expect(call).toThrow(expect.objectContaining({ name: 'TypeError', message: expect.stringMatching(message) }));
+  });
+
+  it('an environment that is none reads as none, as options do', () => {
+    const event = { type: 'prompt', taskId: '1', taskPrompt: 'edit src/a.ts', at: 1 } as const;
+    const state = initialTrackerState();
+    expect(promptQuery(state, event, null as never)).toEqual(promptQuery(state, event));
+    expect(selectSessionContext(state, event, null as never)).toEqual(selectSessionContext(state, event));
+    expect(trackerTransition(state, event, null as never)).toEqual(trackerTransition(state, event));
   });
 
   it('null options read as no options, as createFactTracker and initialTrackerState read them', () => {

@@ -318,6 +318,9 @@ export const parseHistoryLine = (
 ): E.Either<HistoryLineError, HistoryEvent> => {
   // A line that is no text (null) is a programmer's mistake, as a history that is none: said plainly.
   if (typeof text !== 'string') throw new TypeError(`the line is ${kindOf(text)}, not a string`);
+  if (typeof line !== 'number') throw new TypeError(`the line number is ${kindOf(line)}, not a number`);
+  if (previousAt !== undefined && typeof previousAt !== 'number')
+    throw new TypeError(`previousAt is ${kindOf(previousAt)}, not a number (or undefined)`);
   return pipe(
     readJsonObject(text),
     E.chain((fields): E.Either<Problem, HistoryEvent | Record<string, unknown>> => {

@@ -6,6 +6,7 @@ import { invalidate } from './invalidate.js';
 import { recordTaskPrompt } from './recordTaskPrompt.js';
 import { asOneRun } from '../../persistent/owner.js';
 import { emptyFactStore, type FactStore } from './state.js';
+import { checkedFactStore } from './storeShape.js';
 
 /** Facts were asserted (`addFacts`). */
 export interface FactsAddedEvent {
@@ -73,6 +74,8 @@ export const applyEvent = (store: FactStore, event: TrackerEvent): FactStore =>
 /** Folds `events` over `from` (default: an empty store), writing in place between them. */
 export const replay = (events: ReadonlyArray<TrackerEvent>, from: FactStore = emptyFactStore()): FactStore => {
   if (!Array.isArray(events)) throw new TypeError(`events is ${kindOf(events)}, not an array of tracker events`);
+  // Checked even when there is no event to apply: a store that is none is never given back as one.
+  checkedFactStore(from);
   return asOneRun(() =>
     events.reduce((store, event, i) => applyChecked(store, checkedEvent(event, `events[${i}]`)), from),
   );

@@ -206,13 +206,15 @@ export const promptQuery = (state: TrackerState, event: PromptInput, env: Tracke
   checkState(state);
   checkEvent(event, 'a prompt event');
   const { settings } = state;
+  // An environment that is none (null) reads as none, as options do.
+  const countTokens = typeof env === 'object' && env !== null ? env.countTokens : undefined;
   return {
     taskDescription: event.taskPrompt,
     taskId: event.taskId,
     ...(event.tags === undefined ? {} : { tags: event.tags }),
     maxFacts: event.maxFacts ?? settings.maxFacts,
     maxTokens: event.maxTokens ?? settings.maxTokens,
-    ...(env.countTokens === undefined ? {} : { countTokens: env.countTokens }),
+    ...(countTokens === undefined ? {} : { countTokens }),
     ...(settings.ranking === undefined ? {} : { ranking: settings.ranking }),
     layout: settings.layout,
   };
