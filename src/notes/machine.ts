@@ -99,6 +99,12 @@ export interface NotesProfileRewrite {
 export interface NotesUserStorage {
   /** The store's version of each session record loaded or written, by stored key (0: not in the store). */
   readonly sessions: PMap.PersistentMap<number>;
+  /**
+   * Whether the store's record of each session, at the version in `sessions`, was merged (holds a
+   * `mergedAt`), by stored key: after a conflict, a merge applied again counts its session only
+   * where the store has not counted it, whoever merged it and when.
+   */
+  readonly merged: PMap.PersistentMap<boolean>;
   /** The store's version of the profile record, once known (0: not in the store). */
   readonly profile?: number;
   /** The sessions (stored keys) whose load runs. */
@@ -110,6 +116,8 @@ export interface NotesUserStorage {
     readonly count: number;
     readonly sessions: ReadonlyArray<string>;
     readonly profile: boolean;
+    /** Those of `sessions` it writes as merged. */
+    readonly merged: ReadonlyArray<string>;
   };
   /** Changes made so far, and those whose save has settled (confirmed, or failed and left for the next save). */
   readonly changes: number;
@@ -212,6 +220,7 @@ const NO_REWRITE: NotesProfileRewrite = deepFreeze({ requested: 0, started: 0, s
 /** The storage of a user the machine has not touched. */
 export const UNTOUCHED: NotesUserStorage = deepFreeze({
   sessions: PMap.empty,
+  merged: PMap.empty,
   loading: [],
   unsaved: [],
   changes: 0,

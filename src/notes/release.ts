@@ -62,7 +62,11 @@ const dropSession = (state: NotesState, user: string, session: string): NotesTra
   const kept = withUserMachine(withLedger(state, ledger), user, {
     ...machine,
     conversations: PMap.remove(machine.conversations, key),
-    storage: { ...machine.storage, sessions: PMap.remove(machine.storage.sessions, key) },
+    storage: {
+      ...machine.storage,
+      sessions: PMap.remove(machine.storage.sessions, key),
+      merged: PMap.remove(machine.storage.merged, key),
+    },
     releasing: machine.releasing.filter((other) => other !== key),
   });
   return [kept, ledger === state.ledger ? [] : [{ type: 'record', event }]];

@@ -8,9 +8,20 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import * as PMap from '../persistent/persistentMap.js';
 import type { Failure } from '../base/failure.js';
+import { isRecord } from '../base/record.js';
 import { applyNotesEvent } from './events.js';
 import type { NotesEffect, NotesLoaded, NotesSaved, NotesTransition, StoreCallFailure } from './inputs.js';
-import { idOfKey, type NotesLedger, selectGlobalFacts, selectSessionNotes, storedKey } from './ledger.js';
+import {
+  idOfKey,
+  type NotesLedger,
+  ownLedger,
+  selectGlobalFacts,
+  selectSessionNotes,
+  selectUserNotes,
+  storedKey,
+  type UserNotes,
+  withUserNotes,
+} from './ledger.js';
 import {
   isLoaded,
   type NotesState,
@@ -94,7 +105,8 @@ const saveIfNeeded = (state: NotesState, user: string): NotesTransition => {
       ? {}
       : { profile: { value: encodeProfileRecord(current), expected: storage.profile ?? 0 } }),
   };
-  const saving = { count: storage.unsaved.length, sessions, profile: current !== undefined };
+  const merged = sessions.filter((key) => stored(key).some((notes) => notes.mergedAt !== undefined));
+  const saving = { count: storage.unsaved.length, sessions, profile: current !== undefined, merged };
   return [withStorage(state, user, { ...storage, saving }), [{ type: 'save', user, write }]];
 };
 
@@ -134,38 +146,71 @@ const decoded = <T>(
   record.version === 0 || record.value === undefined ? E.right(undefined) : decode(record.value, categories);
 
 /**
- * The ledger with the loaded records where they are newer than what the machine had, and the
- * unsaved changes applied to them again. A merge among those changes is done again: the
- * session it merged is marked unmerged first, as the store still has it.
+ * The profile a rebuild after a load starts from: the store's (`undefined`: it holds none), or
+ * the machine's own where the store's is the one the machine knew and no unsaved change touches it.
+ */
+type ProfileBase = { readonly from: 'store'; readonly profile: GlobalFacts | undefined } | { readonly from: 'own' };
+
+/**
+ * The user's notes as the store holds them where the rebuild needs it: the loaded session's
+ * record (when newer), the profile of `base`, and each session an unsaved merge merges marked
+ * unmerged, its `mergedAt` kept only where the store's record has one (`merged`), so the merge
+ * applied again counts the session exactly when the store has not counted it. A session whose
+ * mark is unknown (never loaded nor saved) keeps the `mergedAt` of any merge but the unsaved one.
+ */
+const storeView = (
+  user: UserNotes,
+  session: string,
+  notes: SessionNotes | undefined,
+  base: ProfileBase,
+  merged: PMap.PersistentMap<boolean>,
+  unsaved: ReadonlyArray<NotesEvent>,
+): UserNotes => {
+  const sessions = unsaved.reduce(
+    (current, event) => {
+      if (event.type !== 'notes/sessionConsolidated') return current;
+      const own = PMap.get(current, event.session);
+      if (own === undefined) return current;
+      const { mergedAt, ...rest } = own;
+      const counted = PMap.get(merged, storedKey(event.session)) ?? mergedAt !== event.at;
+      return PMap.set(
+        current,
+        event.session,
+        counted ? { ...own, consolidated: false, mergedAt: mergedAt ?? event.at } : { ...rest, consolidated: false },
+      );
+    },
+    notes === undefined ? user.sessions : PMap.set(user.sessions, session, notes),
+  );
+  const profile = base.from === 'store' ? base.profile : user.profile;
+  return { sessions, ...(profile === undefined ? {} : { profile }) };
+};
+
+/**
+ * The ledger rebuilt from the loaded records where they are newer than what the machine had:
+ * the store's view of the user's notes (`storeView`) with the unsaved changes applied to it
+ * again, once, and the `notes/loaded` events recording the result (the loaded session with the
+ * profile, then each other session the rebuild changed).
  */
 const withFresh = (
   ledger: NotesLedger,
   user: string,
   session: string,
   notes: SessionNotes | undefined,
-  profile: GlobalFacts | undefined,
+  base: ProfileBase,
+  merged: PMap.PersistentMap<boolean>,
   unsaved: ReadonlyArray<NotesEvent>,
 ): readonly [NotesLedger, ReadonlyArray<NotesEvent>] => {
-  const loaded = applyNotesEvent(ledger, {
-    type: 'notes/loaded',
-    user,
-    session,
-    ...(notes === undefined ? {} : { notes }),
-    ...(profile === undefined ? {} : { profile }),
-  });
-  if (loaded === ledger) return [ledger, []];
-  const unmerged = unsaved.reduce((current, event) => {
-    if (event.type !== 'notes/sessionConsolidated') return current;
-    const merged = selectSessionNotes(current, user, event.session);
-    if (merged === undefined) return current;
-    // A first merge the store never saw is done again as a first merge: it counts the session.
-    const { mergedAt, ...rest } = merged;
-    const notes = mergedAt === event.at ? { ...rest, consolidated: false } : { ...merged, consolidated: false };
-    return applyNotesEvent(current, { type: 'notes/loaded', user, session: event.session, notes });
-  }, loaded);
-  const next = unsaved.reduce(applyNotesEvent, unmerged);
+  const owned = ownLedger(ledger);
+  const before = selectUserNotes(owned, user) ?? { sessions: PMap.empty };
+  const view = storeView(before, session, notes, base, merged, unsaved);
+  const next = unsaved.reduce(applyNotesEvent, withUserNotes(owned, user, view));
   const finalNotes = selectSessionNotes(next, user, session);
   const finalProfile = selectGlobalFacts(next, user);
+  const changed = [...new Set(unsaved.flatMap((event) => ('session' in event ? [event.session] : [])))].filter(
+    (other) =>
+      other !== session &&
+      JSON.stringify(selectSessionNotes(next, user, other)) !== JSON.stringify(PMap.get(before.sessions, other)),
+  );
   return [
     next,
     [
@@ -176,6 +221,10 @@ const withFresh = (
         ...(finalNotes === undefined ? {} : { notes: finalNotes }),
         ...(finalProfile === undefined ? {} : { profile: finalProfile }),
       },
+      ...changed.flatMap((other): NotesEvent[] => {
+        const otherNotes = selectSessionNotes(next, user, other);
+        return otherNotes === undefined ? [] : [{ type: 'notes/loaded', user, session: other, notes: otherNotes }];
+      }),
     ],
   ];
 };
@@ -187,9 +236,31 @@ const reported = (user: string, failed: StoreCallFailure): NotesEffect => ({
   failure: failed,
 });
 
+/** True when a stored session record says it was merged (it holds a `mergedAt`), read loosely as `awaitsMerge` reads it. */
+const isMergedRecord = (record: StoredRecord): boolean =>
+  record.version > 0 && isRecord(record.value) && record.value['mergedAt'] !== undefined;
+
+/**
+ * The profile a rebuild starts from: the fresh one decoded, else, when an unsaved change touches
+ * the profile, the store's as it stands (none when it holds none; an unreadable one leaves the
+ * machine's own), else the machine's own, which is the store's.
+ */
+const profileBase = (
+  record: StoredRecord,
+  fresh: GlobalFacts | undefined,
+  touchedByUnsaved: boolean,
+  categories: ReadonlyArray<string>,
+): ProfileBase => {
+  if (fresh !== undefined) return { from: 'store', profile: fresh };
+  if (!touchedByUnsaved) return { from: 'own' };
+  const stored = decoded(record, decodeProfileRecord, categories);
+  return E.isRight(stored) ? { from: 'store', profile: stored.right } : { from: 'own' };
+};
+
 /**
  * Takes a load's answer: records newer than the machine's replace its notes (its unsaved
- * changes applied to them again, one `notes/loaded` event recording the result); a record the
+ * changes applied to them again, `notes/loaded` events recording the result), and whether the
+ * session's record was merged is kept for the next conflict's count; a record the
  * store does not hold keeps what the machine has. A failed load counts the records as absent,
  * so a later save of them meets a conflict if they were there after all, and loads again.
  */
@@ -204,6 +275,7 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
       ...storage,
       loading,
       sessions: PMap.set(storage.sessions, key, PMap.get(storage.sessions, key) ?? 0),
+      merged: PMap.set(storage.merged, key, PMap.get(storage.merged, key) ?? false),
     };
     const [saved, effects] = saveIfNeeded(withStorage(state, user, next), user);
     return [saved, [reported(user, outcome.left), ...effects]];
@@ -227,11 +299,24 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
   const profile = fresh(records.profile, storage.profile)
     ? usable(decoded(records.profile, decodeProfileRecord, categories))
     : undefined;
-  const [ledger, events] = withFresh(state.ledger, user, session, notes, profile, storage.unsaved);
+  const merged = PMap.set(storage.merged, key, isMergedRecord(records.session));
+  const [ledger, events] =
+    notes === undefined && profile === undefined
+      ? [state.ledger, []]
+      : withFresh(
+          state.ledger,
+          user,
+          session,
+          notes,
+          profileBase(records.profile, profile, touched(storage.unsaved).profile, categories),
+          merged,
+          storage.unsaved,
+        );
   const next: NotesUserStorage = {
     ...storage,
     loading,
     sessions: PMap.set(storage.sessions, key, records.session.version),
+    merged,
     profile: records.profile.version,
   };
   const [saved, effects] = saveIfNeeded(withStorage(withLedger(state, ledger), user, next), user);
@@ -256,6 +341,10 @@ export const applySaveAnswer = (state: NotesState, input: NotesSaved): NotesTran
       sessions: written.sessions.reduce(
         (versions, { session, version }) => PMap.set(versions, storedKey(session), version),
         storage.sessions,
+      ),
+      merged: written.sessions.reduce(
+        (marks, { session }) => PMap.set(marks, storedKey(session), saving.merged.includes(storedKey(session))),
+        storage.merged,
       ),
       ...(written.profile === undefined ? {} : { profile: written.profile }),
       unsaved,

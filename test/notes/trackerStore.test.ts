@@ -256,17 +256,46 @@ describe('a tracker over a notes store', () => {
     const reports = (await Promise.all([a.endStage('maya'), b.endStage('maya')])).map(right);
     await Promise.all([idle(a), idle(b)]);
     // Each loaded all three from the store and merged them; the later save met the earlier one's,
-    // loaded it, and merged on top of it: each session's facts are in the profile once. (The count
-    // is not checked: a save that meets another tracker's merge of the same sessions applies its
-    // own merges again, and may count them again in sessionCount.)
+    // loaded it, and merged on top of it: each session's facts are in the profile once, and each
+    // session counts once (the store's records say the other merged them first).
     expect(reports.map((report) => [...report.sessions].sort())).toEqual([
       ['s1', 's2', 's3'],
       ['s1', 's2', 's3'],
     ]);
-    const profile = (await stored(memory, 'maya', 's1')).profile.value as { facts: Array<{ fact: string }> };
+    const profile = (await stored(memory, 'maya', 's1')).profile.value as {
+      facts: Array<{ fact: string }>;
+      sessionCount: number;
+    };
     expect(profile.facts.map(({ fact }) => fact).sort()).toEqual(['Said in s1', 'Said in s2', 'Said in s3']);
+    expect(profile.sessionCount).toBe(3);
+    expect(replayNotes(a.events(), emptyNotesLedger())).toEqual(a.getSnapshot());
+    expect(replayNotes(b.events(), emptyNotesLedger())).toEqual(b.getSnapshot());
     for (const session of ['s1', 's2', 's3'])
       expect((await stored(memory, 'maya', session)).session.value).toMatchObject({ consolidated: true });
+  });
+
+  it('counts a named session once when two trackers merge it in the same millisecond', async () => {
+    const memory = memoryNotesStore();
+    const store = answeringLater(memory);
+    const pick = (prompt: string): Array<[string, string]> => [
+      ['History', `Said ${/Latest user message:\nUser: (.*)/u.exec(prompt)?.[1]}`],
+    ];
+    // One clock for both: each merge carries the same time, so neither can tell the other's from its own by it.
+    const a = createNotableFactsTracker({ complete: model(pick).complete, store, now: () => 10 });
+    const b = createNotableFactsTracker({ complete: model(pick).complete, store, now: () => 10 });
+    a.recordUserMessage('maya', 's1', 'in s1');
+    await idle(a);
+    right(await b.load('maya', 's1'));
+    const reports = (await Promise.all([a.endStage('maya', 's1'), b.endStage('maya', 's1')])).map(right);
+    await Promise.all([idle(a), idle(b)]);
+    expect(reports.map((report) => report.sessions)).toEqual([['s1'], ['s1']]);
+    const records = await stored(memory, 'maya', 's1');
+    expect(records.profile.value).toMatchObject({ facts: [{ fact: 'Said in s1' }], sessionCount: 1 });
+    expect(records.session.value).toMatchObject({ consolidated: true, mergedAt: 10 });
+    for (const tracker of [a, b]) {
+      expect(selectGlobalFacts(tracker.getSnapshot(), 'maya')?.sessionCount).toBe(1);
+      expect(replayNotes(tracker.events(), emptyNotesLedger())).toEqual(tracker.getSnapshot());
+    }
   });
 
   it('resolves a conflict between two trackers on one user: the later save loads the other’s and applies its own again', async () => {

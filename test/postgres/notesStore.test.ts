@@ -44,6 +44,16 @@ const idle = async (tracker: NotableFactsTracker): Promise<void> => {
   while (tracker.retained().inFlight > 0) await tracker.settled();
 };
 
+/** The profile of `maya` as the store holds it. */
+const profileOf = async (
+  store: PostgresNotesStore,
+): Promise<{ facts: Array<{ fact: string }>; sessionCount: number } | undefined> => {
+  const records = await store.load('maya', 's1');
+  return E.isRight(records)
+    ? (records.right.profile.value as { facts: Array<{ fact: string }>; sessionCount: number })
+    : undefined;
+};
+
 const right = <T>(result: E.Either<NotesTrackerFailure, T>): T => {
   if (E.isLeft(result)) throw new Error(`expected a value, got ${result.left.code}: ${result.left.message}`);
   return result.right;
@@ -94,6 +104,44 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
       ['s1', 's2', 's3', 's4', 's5', 's6', 's7'].map((session) => `Said in ${session}`),
     );
     expect(await store.unmergedSessions('maya')).toEqual(E.right([]));
+    await Promise.all([a.close(), b.close()]);
+    expect(errors).toEqual([]);
+  });
+
+  it('counts each session once in sessionCount when two trackers end the stage on the same sessions at once', async () => {
+    const store = await freshStore();
+    const errors: string[] = [];
+    const onError = (failure: NotesTrackerFailure) => errors.push(`${failure.code}: ${failure.message}`);
+    // Each tracker holds none of the three sessions: both load all three and merge them.
+    const a = createNotableFactsTracker({ complete: saying, store, cacheSize: 0, holder: 'a', onError });
+    const b = createNotableFactsTracker({ complete: saying, store, cacheSize: 0, holder: 'b', onError });
+    for (const session of ['s1', 's2', 's3']) a.recordUserMessage('maya', session, `in ${session}`);
+    await idle(a);
+    const reports = (await Promise.all([a.endStage('maya'), b.endStage('maya')])).map(right);
+    await Promise.all([idle(a), idle(b)]);
+    expect(reports.flatMap((report) => report.sessions)).toContain('s3');
+    const profile = await profileOf(store);
+    expect(profile?.facts.map(({ fact }) => fact).sort()).toEqual(['Said in s1', 'Said in s2', 'Said in s3']);
+    expect(profile?.sessionCount).toBe(3);
+    await Promise.all([a.close(), b.close()]);
+    expect(errors).toEqual([]);
+  });
+
+  it('counts a named session once when two trackers merge it in the same millisecond', async () => {
+    const store = await freshStore();
+    const errors: string[] = [];
+    const onError = (failure: NotesTrackerFailure) => errors.push(`${failure.code}: ${failure.message}`);
+    // The store's records alone, without its leases (which would queue both ends of stage to one holder).
+    const records = { load: store.load.bind(store), save: store.save.bind(store) };
+    const a = createNotableFactsTracker({ complete: saying, store: records, now: () => 50, onError });
+    const b = createNotableFactsTracker({ complete: saying, store: records, now: () => 50, onError });
+    a.recordUserMessage('maya', 's1', 'in s1');
+    await idle(a);
+    right(await b.load('maya', 's1'));
+    const reports = (await Promise.all([a.endStage('maya', 's1'), b.endStage('maya', 's1')])).map(right);
+    await Promise.all([idle(a), idle(b)]);
+    expect(reports.map((report) => report.sessions)).toEqual([['s1'], ['s1']]);
+    expect(await profileOf(store)).toMatchObject({ facts: [{ fact: 'Said in s1' }], sessionCount: 1 });
     await Promise.all([a.close(), b.close()]);
     expect(errors).toEqual([]);
   });
