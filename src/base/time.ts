@@ -5,7 +5,7 @@
  * reads a date-time without an offset as local time, and none of that may leak into a replay.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { kindOf } from './describe.js';
+import { refuseArgument } from './describe.js';
 
 const ISO_TIME =
   /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/u;
@@ -46,7 +46,7 @@ export const timeAfter = (time: number, ms: number): number => Math.min(time + m
  */
 export const parseIsoTime = (text: string): E.Either<string, number> => {
   // Text that is no string (null) is a programmer's mistake, not a time to refuse: said plainly.
-  if (typeof text !== 'string') throw new TypeError(`the time is ${kindOf(text)}, not a string`);
+  if (typeof text !== 'string') refuseArgument('the time', text, 'a string');
   const match = ISO_TIME.exec(text.trim());
   if (match === null) return E.left(`${JSON.stringify(text)} is not an ISO-8601 time`);
   const [, y, mo, d, h = '0', mi = '0', s = '0', fraction = '', zone] = match;

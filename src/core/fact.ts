@@ -1,5 +1,5 @@
 import * as E from 'fp-ts/lib/Either.js';
-import { kindOf } from '../base/describe.js';
+import { kindOf, refuseArgument } from '../base/describe.js';
 import { sha256HexPrefix } from '../base/hash.js';
 import { isRecord } from '../base/record.js';
 import { isBlank, wellFormed } from '../base/text.js';
@@ -46,9 +46,9 @@ const ID_SEPARATOR = '\u001f';
  * text "null": one `typeof` a part, as every fact made is hashed here.
  */
 export const createFactId = (subject: string, relation: string, object: string): string => {
-  if (typeof subject !== 'string') throw new TypeError(`the subject is ${kindOf(subject)}, not a string`);
-  if (typeof relation !== 'string') throw new TypeError(`the relation is ${kindOf(relation)}, not a string`);
-  if (typeof object !== 'string') throw new TypeError(`the object is ${kindOf(object)}, not a string`);
+  if (typeof subject !== 'string') refuseArgument('the subject', subject, 'a string');
+  if (typeof relation !== 'string') refuseArgument('the relation', relation, 'a string');
+  if (typeof object !== 'string') refuseArgument('the object', object, 'a string');
   return sha256HexPrefix(subject + ID_SEPARATOR + relation + ID_SEPARATOR + object, 8);
 };
 
@@ -60,7 +60,7 @@ export const isFileFact = (fact: SessionFact): boolean => fact.tags.includes('fi
  * a programmer's mistake, said plainly rather than as a failure deep inside.
  */
 export const checkedFact = (fact: SessionFact, name: string): SessionFact => {
-  if (typeof fact !== 'object' || fact === null) throw new TypeError(`${name} is ${kindOf(fact)}, not a fact`);
+  if (typeof fact !== 'object' || fact === null) refuseArgument(name, fact, 'a fact');
   return fact;
 };
 

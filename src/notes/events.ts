@@ -2,7 +2,7 @@ import { applyExtraction } from './applyExtraction.js';
 import { applyLoaded } from './applyLoaded.js';
 import { applyReleased } from './applyReleased.js';
 import { consolidateSession } from './consolidateSession.js';
-import { kindOf } from '../base/describe.js';
+import { refuseArgument } from '../base/describe.js';
 import { checkedLedger, emptyNotesLedger, type NotesLedger } from './ledger.js';
 import type { NotesEvent } from './model.js';
 import { rewriteProfile } from './rewriteProfile.js';
@@ -48,6 +48,6 @@ export const applyNotesEvent = (ledger: NotesLedger, event: NotesEvent): NotesLe
  * that are no array, or a `from` that is no ledger, are refused with a TypeError.
  */
 export const replayNotes = (events: ReadonlyArray<NotesEvent>, from: NotesLedger = emptyNotesLedger()): NotesLedger => {
-  if (!Array.isArray(events)) throw new TypeError(`events is ${kindOf(events)}, not an array of notes events`);
+  if (!Array.isArray(events)) refuseArgument('events', events, 'an array of notes events');
   return events.reduce(applyNotesEvent, checkedLedger(from));
 };

@@ -4,7 +4,7 @@
  * reaches the driver and nothing else: no message, no location, no log line.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { kindOf } from '../base/describe.js';
+import { refuseArgument } from '../base/describe.js';
 import { type Failure, failure } from '../base/failure.js';
 
 /** The URL schemes a PostgreSQL store is named by. */
@@ -23,7 +23,7 @@ export interface PostgresAddress {
 /** True when `text` names a PostgreSQL store (`postgres://` or `postgresql://`) rather than a folder. */
 export const isPostgresUrl = (text: string): boolean => {
   // A text that is none (null) is a programmer's mistake, as for the core's text predicates.
-  if (typeof text !== 'string') throw new TypeError(`the text is ${kindOf(text)}, not a string`);
+  if (typeof text !== 'string') refuseArgument('the text', text, 'a string');
   return /^postgres(?:ql)?:\/\//iu.test(text.trim());
 };
 

@@ -1,4 +1,4 @@
-import { kindOf } from '../base/describe.js';
+import { refuseArgument } from '../base/describe.js';
 
 /** Counts the tokens of a text; used wherever a budget applies. */
 export type TokenCounter = (text: string) => number;
@@ -9,6 +9,6 @@ export type TokenCounter = (text: string) => number;
  * as budgets call it in their tightest loops.
  */
 export const estimateTokens: TokenCounter = (text) => {
-  if (typeof text !== 'string') throw new TypeError(`the text is ${kindOf(text)}, not a string`);
+  if (typeof text !== 'string') refuseArgument('the text', text, 'a string');
   return Math.ceil(text.length / 4);
 };

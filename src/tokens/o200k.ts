@@ -14,7 +14,7 @@
 import { BytePairEncodingCore } from 'gpt-tokenizer/BytePairEncodingCore';
 import bpeRanks from 'gpt-tokenizer/bpeRanks/o200k_base';
 import { O200KBase } from 'gpt-tokenizer/encodingParams/o200k_base';
-import { kindOf } from '../base/describe.js';
+import { refuseArgument } from '../base/describe.js';
 import type { TokenCounter } from './estimate.js';
 
 /** The core's merge of one piece and its rank lookup: methods it has at run time, not in its declared types. */
@@ -161,6 +161,6 @@ const NO_SPECIAL_TOKENS = new Set<string>();
  * TypeError naming it, as `estimateTokens` refuses it, rather than failing inside the encoder.
  */
 export const countO200kTokens: TokenCounter = (text) => {
-  if (typeof text !== 'string') throw new TypeError(`the text is ${kindOf(text)}, not a string`);
+  if (typeof text !== 'string') refuseArgument('the text', text, 'a string');
   return core.countNative(text, NO_SPECIAL_TOKENS);
 };

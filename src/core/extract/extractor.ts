@@ -4,7 +4,7 @@
  * throws and never produces a fact the store would reject.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { kindOf } from '../../base/describe.js';
+import { kindOf, refuseArgument } from '../../base/describe.js';
 import {
   FACT_LIMITS,
   makeFact,
@@ -169,10 +169,8 @@ export const createExtractor = (rules: {
   if (!isRecord(rules))
     throw new TypeError(`the rules are ${kindOf(rules)}, not an object (implementerRules and reviewerRules)`);
   const { implementerRules, reviewerRules, maxFactsPerResult } = rules as typeof rules;
-  if (!Array.isArray(implementerRules))
-    throw new TypeError(`implementerRules is ${kindOf(implementerRules)}, not an array of rules`);
-  if (!Array.isArray(reviewerRules))
-    throw new TypeError(`reviewerRules is ${kindOf(reviewerRules)}, not an array of rules`);
+  if (!Array.isArray(implementerRules)) refuseArgument('implementerRules', implementerRules, 'an array of rules');
+  if (!Array.isArray(reviewerRules)) refuseArgument('reviewerRules', reviewerRules, 'an array of rules');
   checkRules(implementerRules, 'implementerRules');
   checkRules(reviewerRules, 'reviewerRules');
   const maxFacts = normalizeMaxFacts(maxFactsPerResult);

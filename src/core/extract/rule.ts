@@ -1,4 +1,4 @@
-import { kindOf } from '../../base/describe.js';
+import { refuseArgument } from '../../base/describe.js';
 import type { FactTag } from '../fact.js';
 import { clipEnd, clipStart, collapseWhitespace, trimEndOf } from '../../base/text.js';
 
@@ -34,7 +34,7 @@ export const PATH_LIMIT = 200;
  * programmer's mistake, said plainly rather than as a failure deep inside the text functions.
  */
 const checkedText = (text: string): string => {
-  if (typeof text !== 'string') throw new TypeError(`the text is ${kindOf(text)}, not a string`);
+  if (typeof text !== 'string') refuseArgument('the text', text, 'a string');
   return text;
 };
 

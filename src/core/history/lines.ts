@@ -5,7 +5,7 @@
  * `HISTORY_LINE_LIMITS.length + 1` characters: enough for the parser to reject it as too
  * large, never the whole of a 200 MB line without a break.
  */
-import { kindOf } from '../../base/describe.js';
+import { refuseArgument } from '../../base/describe.js';
 import { decodedChunks } from './encoding.js';
 
 /**
@@ -90,7 +90,7 @@ const createLineSplitter = (maxLength: number): LineSplitter => {
 /** The lines of a whole history text, numbered from 1. */
 export const linesOfText = (text: string): HistoryLine[] => {
   // A value that is not text (null from an unset variable) is a programmer's mistake: said plainly.
-  if (typeof text !== 'string') throw new TypeError(`the history is ${kindOf(text)}, not a string`);
+  if (typeof text !== 'string') refuseArgument('the history', text, 'a string');
   const splitter = createLineSplitter(Infinity);
   return [...splitter.push(text), ...splitter.end()];
 };

@@ -1,4 +1,4 @@
-import { kindOf } from '../../base/describe.js';
+import { refuseArgument } from '../../base/describe.js';
 import { isRecord } from '../../base/record.js';
 import { collapseWhitespace, isBlank } from '../../base/text.js';
 
@@ -50,14 +50,12 @@ const given = (text: string | undefined): text is string => typeof text === 'str
  */
 export const buildDispatchDynamicTail = (input: DispatchTailInput): string => {
   // An input that is no object (null from an unset variable) is a programmer's mistake: said plainly.
-  if (!isRecord(input)) throw new TypeError(`the input is ${kindOf(input)}, not an object (a dispatch tail's fields)`);
+  if (!isRecord(input)) refuseArgument('the input', input, "an object (a dispatch tail's fields)");
   // So are required fields left out or of the wrong kind: said, rather than printed as "undefined".
-  if (typeof input.taskId !== 'string') throw new TypeError(`taskId is ${kindOf(input.taskId)}, not a string`);
-  if (typeof input.maxOutputTokens !== 'number')
-    throw new TypeError(`maxOutputTokens is ${kindOf(input.maxOutputTokens)}, not a number`);
-  if (!isRecord(input.deltaPacket)) throw new TypeError(`deltaPacket is ${kindOf(input.deltaPacket)}, not an object`);
-  if (typeof input.taskPrompt !== 'string')
-    throw new TypeError(`taskPrompt is ${kindOf(input.taskPrompt)}, not a string`);
+  if (typeof input.taskId !== 'string') refuseArgument('taskId', input.taskId, 'a string');
+  if (typeof input.maxOutputTokens !== 'number') refuseArgument('maxOutputTokens', input.maxOutputTokens, 'a number');
+  if (!isRecord(input.deltaPacket)) refuseArgument('deltaPacket', input.deltaPacket, 'an object');
+  if (typeof input.taskPrompt !== 'string') refuseArgument('taskPrompt', input.taskPrompt, 'a string');
   const lines = [
     `Task ID: ${oneLine(input.taskId)}`,
     `Max output tokens: ${input.maxOutputTokens}`,

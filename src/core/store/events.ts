@@ -1,4 +1,4 @@
-import { kindOf } from '../../base/describe.js';
+import { refuseArgument } from '../../base/describe.js';
 import type { SessionFact } from '../fact.js';
 import { addFacts } from './addFacts.js';
 import { compact } from './compact.js';
@@ -44,8 +44,7 @@ export type TrackerEvent = FactsAddedEvent | FactsInvalidatedEvent | StoreCompac
  * variable): a programmer's mistake, said plainly rather than read as an event that changes nothing.
  */
 const checkedEvent = (event: TrackerEvent, name: string): TrackerEvent => {
-  if (typeof event !== 'object' || event === null)
-    throw new TypeError(`${name} is ${kindOf(event)}, not an object (a tracker event)`);
+  if (typeof event !== 'object' || event === null) refuseArgument(name, event, 'an object (a tracker event)');
   return event;
 };
 
@@ -73,7 +72,7 @@ export const applyEvent = (store: FactStore, event: TrackerEvent): FactStore =>
 
 /** Folds `events` over `from` (default: an empty store), writing in place between them. */
 export const replay = (events: ReadonlyArray<TrackerEvent>, from: FactStore = emptyFactStore()): FactStore => {
-  if (!Array.isArray(events)) throw new TypeError(`events is ${kindOf(events)}, not an array of tracker events`);
+  if (!Array.isArray(events)) refuseArgument('events', events, 'an array of tracker events');
   // Checked even when there is no event to apply: a store that is none is never given back as one.
   checkedFactStore(from);
   return asOneRun(() =>

@@ -6,7 +6,7 @@
  * `Left` with code `internal`, which `onError` hears too.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { describeError, kindOf } from '../../base/describe.js';
+import { describeError, refuseArgument } from '../../base/describe.js';
 import { readOnce } from '../../base/record.js';
 import { internalFailure } from '../../base/failure.js';
 import { parseEventTime } from '../../base/time.js';
@@ -458,7 +458,7 @@ export const toStateSnapshotFacts = (
   facts: ReadonlyArray<SessionFact>,
 ): ReadonlyArray<{ k: string; v: string; confidence: number }> => {
   // Facts that are not a list of them (null from an unset variable) are a programmer's mistake: said plainly.
-  if (!Array.isArray(facts)) throw new TypeError(`facts is ${kindOf(facts)}, not an array of facts`);
+  if (!Array.isArray(facts)) refuseArgument('facts', facts, 'an array of facts');
   return facts.map((fact, i) => {
     const { subject, relation, object, confidence } = checkedFact(fact, `facts[${i}]`);
     return { k: `session_fact:${subject}:${relation}`, v: object, confidence };

@@ -7,7 +7,7 @@
  * MCP server and the hook all fold this one function, so they agree by construction.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { kindOf } from '../../base/describe.js';
+import { refuseArgument } from '../../base/describe.js';
 import { type Failure, failure, type INTERNAL } from '../../base/failure.js';
 import { isRecord } from '../../base/record.js';
 import { isBlank, wellFormed } from '../../base/text.js';
@@ -198,13 +198,11 @@ const checkState = (state: TrackerState): void => {
 
 /** Refuses, with a TypeError naming what it is, an event that is no object (null from an unset variable). */
 const checkEvent = (event: unknown, kind: string): void => {
-  if (!isRecord(event)) throw new TypeError(`the event is ${kindOf(event)}, not an object (${kind})`);
+  if (!isRecord(event)) refuseArgument('the event', event, `an object (${kind})`);
 };
 
 /** The retrieval query a prompt event runs on `state`: its own fields, the settings for the rest. */
-export const promptQuery = (state: TrackerState, event: PromptInput, env: TrackerEnvironment = {}): FactQuery => {
-  checkState(state);
-  checkEvent(event, 'a prompt event');
+const queryOf = (state: TrackerState, event: PromptInput, env: TrackerEnvironment): FactQuery => {
   const { settings } = state;
   // An environment that is none (null) reads as none, as options do.
   const countTokens = typeof env === 'object' && env !== null ? env.countTokens : undefined;
@@ -220,6 +218,38 @@ export const promptQuery = (state: TrackerState, event: PromptInput, env: Tracke
   };
 };
 
+/** The section of a prompt event on `state`. */
+const sectionOf = (state: TrackerState, event: PromptInput, env: TrackerEnvironment): PromptOutput => {
+  const facts = retrieveFacts(state.store, queryOf(state, event, env));
+  return {
+    type: 'prompt',
+    taskId: event.taskId,
+    sessionContext: formatSessionFacts(facts, { layout: state.settings.layout }),
+    facts,
+  };
+};
+
+/** What recording a prompt event's task prompt does to `state` (see `recordPrompt`). */
+const recordOf = (
+  state: TrackerState,
+  event: Pick<PromptInput, 'taskId' | 'taskPrompt' | 'at'>,
+): readonly [TrackerState, ReadonlyArray<TrackerEvent>] => {
+  const taskId = normalizeTaskId(event.taskId);
+  const { taskPrompt, at } = event;
+  if (E.isLeft(taskId) || typeof taskPrompt !== 'string' || isBlank(taskPrompt) || !isTime(at))
+    return [state, Object.freeze([])];
+  const recorded: TrackerEvent = { type: 'prompt/recorded', taskId: taskId.right, taskPrompt, at: plainTime(at) };
+  const [store, events] = applyAll(state.store, [[recorded, (current) => applyEvent(current, recorded)]]);
+  return [withStore(state, store), events];
+};
+
+/** The retrieval query a prompt event runs on `state`: its own fields, the settings for the rest. */
+export const promptQuery = (state: TrackerState, event: PromptInput, env: TrackerEnvironment = {}): FactQuery => {
+  checkState(state);
+  checkEvent(event, 'a prompt event');
+  return queryOf(state, event, env);
+};
+
 /**
  * The section a prompt event would get on `state`, computed without recording anything: the
  * pure query beside `trackerTransition`, which also records the prompt.
@@ -229,15 +259,9 @@ export const selectSessionContext = (
   event: PromptInput,
   env: TrackerEnvironment = {},
 ): PromptOutput => {
-  // The query first: it checks the state and the event before anything reads them.
-  const query = promptQuery(state, event, env);
-  const facts = retrieveFacts(state.store, query);
-  return {
-    type: 'prompt',
-    taskId: event.taskId,
-    sessionContext: formatSessionFacts(facts, { layout: state.settings.layout }),
-    facts,
-  };
+  checkState(state);
+  checkEvent(event, 'a prompt event');
+  return sectionOf(state, event, env);
 };
 
 /**
@@ -252,19 +276,16 @@ export const recordPrompt = (
 ): readonly [TrackerState, ReadonlyArray<TrackerEvent>] => {
   checkState(state);
   checkEvent(event, 'a prompt event');
-  const taskId = normalizeTaskId(event.taskId);
-  const { taskPrompt, at } = event;
-  if (E.isLeft(taskId) || typeof taskPrompt !== 'string' || isBlank(taskPrompt) || !isTime(at))
-    return [state, Object.freeze([])];
-  const recorded: TrackerEvent = { type: 'prompt/recorded', taskId: taskId.right, taskPrompt, at: plainTime(at) };
-  const [store, events] = applyAll(state.store, [[recorded, (current) => applyEvent(current, recorded)]]);
-  return [withStore(state, store), events];
+  return recordOf(state, event);
 };
 
-/** A prompt: its section is computed on the state before it, then the prompt is recorded. */
+/**
+ * A prompt: its section is computed on the state before it, then the prompt is recorded (the
+ * state and the event were checked once, by `trackerTransition`).
+ */
 const prompt = (state: TrackerState, event: PromptInput, env: TrackerEnvironment): TrackerStep<PromptOutput> => {
-  const output = selectSessionContext(state, event, env);
-  const [next, events] = recordPrompt(state, event);
+  const output = sectionOf(state, event, env);
+  const [next, events] = recordOf(state, event);
   return [next, events, output];
 };
 
