@@ -1,7 +1,7 @@
 /**
  * The signals of a prompt's candidates that only the ranking experiments read (eval/loop.ts):
  * other shares of a task's context, churn, directory proximity, path words, recency-weighted
- * changes and co-change with the latest task, each computed from the store and the prompt.
+ * changes, co-change with the latest task and a file's history as one document, each computed from the store and the prompt.
  */
 import { explainRetrieval } from '../src/index.js';
 import { isFileFact } from '../src/core/fact.js';
@@ -47,7 +47,25 @@ export interface Extended extends Candidate {
    * tasks (of at most 32 files, the latest itself aside) that changed this one; their mean.
    */
   readonly recentCoChange: number;
+  /**
+   * BM25 (k1 1.2, b 0.75) of the prompt's terms against the file's history as one document: the
+   * prompts and summaries of every task that changed it, each text's terms counted once.
+   */
+  readonly fileDoc: number;
 }
+
+/** Each text's terms, once per distinct text. */
+const textTerms = (() => {
+  const memo = new Map<string, ReadonlyArray<string>>();
+  return (text: string): ReadonlyArray<string> => {
+    let terms = memo.get(text);
+    if (terms === undefined) {
+      terms = queryTerms(text);
+      memo.set(text, terms);
+    }
+    return terms;
+  };
+})();
 
 /** A path's directories (every segment but the last). */
 const directoriesOf = (path: string): string[] => path.split('/').slice(0, -1);
@@ -149,6 +167,43 @@ export const extended = (history: History, index: number): PromptCandidates => {
           if (pair !== key) recentCo.set(pair, (recentCo.get(pair) ?? 0) + 1 / others.length / latestSize);
         });
     });
+  // Each file's history as one document: the terms of the texts of the tasks that changed it.
+  const fileDocs = new Map<string, { counts: Map<string, number>; length: number }>();
+  let totalLength = 0;
+  PMap.forEach(store.index.files, (record, key) => {
+    const counts = new Map<string, number>();
+    let length = 0;
+    for (const taskId of record.tasks) {
+      if (taskId === prompt.taskId) continue;
+      const task = PMap.get(tasks, taskId);
+      if (task === undefined) continue;
+      for (const text of [task.prompt, ...task.summaries])
+        for (const term of textTerms(text)) {
+          counts.set(term, (counts.get(term) ?? 0) + 1);
+          length += 1;
+        }
+    }
+    fileDocs.set(key, { counts, length });
+    totalLength += length;
+  });
+  const averageLength = fileDocs.size === 0 ? 1 : Math.max(1, totalLength / fileDocs.size);
+  const fileIdf = new Map<string, number>();
+  for (const term of promptTerms) {
+    let df = 0;
+    for (const doc of fileDocs.values()) if (doc.counts.has(term)) df += 1;
+    if (df > 0) fileIdf.set(term, Math.log(1 + (fileDocs.size - df + 0.5) / (df + 0.5)));
+  }
+  const fileDocScore = (key: string): number => {
+    const doc = fileDocs.get(key);
+    if (doc === undefined) return 0;
+    let score = 0;
+    const norm = 1.2 * (0.25 + (0.75 * doc.length) / averageLength);
+    for (const [term, idf] of fileIdf) {
+      const tf = doc.counts.get(term);
+      if (tf !== undefined) score += (idf * tf * 2.2) / (tf + norm);
+    }
+    return score;
+  };
   const labelFiles = new Map(prompt.expect.map((t, i) => [`${t.subject}\u001f${t.relation}\u001f${t.object}`, i]));
   const candidates = base.candidates.map((c): Extended => {
     const fact = byId.get(c.id)!.fact;
@@ -165,6 +220,7 @@ export const extended = (history: History, index: number): PromptCandidates => {
     let heat = 0;
     let dirHeat = 0;
     let recentCoChange = 0;
+    let fileDoc = 0;
     if (isFileFact(fact)) {
       const dirs = directoriesOf(fact.subject);
       for (const seed of startSeeds)
@@ -176,6 +232,7 @@ export const extended = (history: History, index: number): PromptCandidates => {
       }
       dirHeat = dirHeats.get(dirKey(fact.subject)) ?? 0;
       recentCoChange = recentCo.get(key) ?? 0;
+      fileDoc = fileDocScore(key);
       for (const seed of seeds) {
         const near = proximity(dirs, seed.dirs);
         seedProximity = Math.max(seedProximity, seed.weight * near);
@@ -219,6 +276,7 @@ export const extended = (history: History, index: number): PromptCandidates => {
       heat,
       dirHeat,
       recentCoChange,
+      fileDoc,
     };
   });
   return { ...base, candidates };
