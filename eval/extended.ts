@@ -52,6 +52,10 @@ export interface Extended extends Candidate {
    * prompts and summaries of every task that changed it, each text's terms counted once.
    */
   readonly fileDoc: number;
+  /** The task context the latest other task's prompt gives the fact (that task's own facts aside): the work the last task continues. */
+  readonly prevContext: number;
+  /** The same with the query part of that prompt too (its words against the fact's own). */
+  readonly prevMatch: number;
 }
 
 /** Each text's terms, once per distinct text. */
@@ -204,6 +208,22 @@ export const extended = (history: History, index: number): PromptCandidates => {
     }
     return score;
   };
+  // The latest other task's prompt as a query of its own (its own facts aside).
+  const latestTask = latest === undefined ? undefined : PMap.get(tasks, latest);
+  const previous = new Map<string, { context: number; query: number }>();
+  if (latest !== undefined && latestTask !== undefined && latestTask.prompt !== '')
+    for (const { fact, parts } of explainRetrieval(
+      store,
+      queryOf(
+        { ...prompt, taskPrompt: latestTask.prompt, taskId: latest },
+        { maxFacts: Number.MAX_SAFE_INTEGER, maxTokens: Number.MAX_SAFE_INTEGER, ranking: START },
+      ),
+    ))
+      if (parts !== undefined && fact.sourceTaskId !== prompt.taskId)
+        previous.set(fact.id, {
+          context: parts.context,
+          query: parts.terms.reduce((sum, t) => sum + t.contribution, 0),
+        });
   const labelFiles = new Map(prompt.expect.map((t, i) => [`${t.subject}\u001f${t.relation}\u001f${t.object}`, i]));
   const candidates = base.candidates.map((c): Extended => {
     const fact = byId.get(c.id)!.fact;
@@ -277,6 +297,8 @@ export const extended = (history: History, index: number): PromptCandidates => {
       dirHeat,
       recentCoChange,
       fileDoc,
+      prevContext: previous.get(c.id)?.context ?? 0,
+      prevMatch: (previous.get(c.id)?.context ?? 0) + (previous.get(c.id)?.query ?? 0),
     };
   });
   return { ...base, candidates };

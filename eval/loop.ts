@@ -18,7 +18,7 @@
  * `churnSpecial` (the same for facts another signal already reaches), `noFeedback`; and each
  * signal of `Extended` (directory proximity to the first pass's best files, to the latest tasks'
  * files, the prompt's share of a path's words, recency-weighted changes of a file or of its
- * directory, co-change with the latest task, BM25 against a file's history as one document; and products of two signals: recency with the task
+ * directory, co-change with the latest task, BM25 against a file's history as one document, the task context of the latest other task's prompt; and products of two signals: recency with the task
  * context, the query or both, co-change with the task context) in place of the feedback words (`seedProximity`) or
  * beside every signal of the defaults with a weight of its own, fitted as the others are
  * (`seedProximity+`). See docs/retrieval.md for what they gave.
@@ -173,6 +173,8 @@ const EXTRAS: Readonly<Record<string, (c: Extended) => number>> = {
   recXmatch: (c) => (c.age >= 0 ? 0.9 ** c.age * (c.query + c.context) : 0),
   coXctx: (c) => c.coChange * c.context,
   fileDoc: (c) => c.fileDoc,
+  prevContext: (c) => c.prevContext,
+  prevMatch: (c) => c.prevMatch,
 };
 
 for (const name of positionals) {
