@@ -7,7 +7,8 @@
 import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
-import { selectGlobalFacts, selectSessionFacts } from '../../src/notes/ledger.js';
+import { replayNotes } from '../../src/notes/events.js';
+import { emptyNotesLedger, selectGlobalFacts, selectSessionFacts } from '../../src/notes/ledger.js';
 import type { CompleteFn } from '../../src/notes/port.js';
 import { memoryNotesStore, type NotesStore, type NotesWrite } from '../../src/notes/store.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
@@ -269,6 +270,36 @@ describe('trackers sharing a store with leases', () => {
     expect(E.isRight(await stage)).toBe(true);
     const latest = prompts.map((prompt) => /Latest user message:\nUser: (.*)/u.exec(prompt)?.[1]);
     expect(latest).toEqual(['one', 'two']);
+  });
+
+  it('counts each session once when two trackers end the stage of every session of a user at once', async () => {
+    const store = memoryNotesStore();
+    const complete: CompleteFn = (prompt) => Promise.resolve(answer(...new Set(told(prompt))));
+    // One clock for both: each merge carries the same time, so neither can tell the other's from its own by it.
+    const [a, b] = ['a', 'b'].map((holder) =>
+      createNotableFactsTracker({ complete, store, holder, leasePollMs: 5, now: () => 10 }),
+    );
+    for (const session of ['s1', 's2', 's3']) a!.recordUserMessage('maya', session, `in ${session}`);
+    await within(a!.settled(), 'the extractions');
+    // b knows the three sessions too, unmerged: each end of stage asks for all three.
+    for (const session of ['s1', 's2', 's3'])
+      E.getOrElseW(() => expect.fail(`b loads ${session}`))(await b!.load('maya', session));
+    const reports = await within(Promise.all([a!.endStage('maya'), b!.endStage('maya')]), 'both ends of stage');
+    await within(Promise.all([a!.settled(), b!.settled()]), 'settled');
+    expect(reports.map((report) => E.isRight(report) && report.right.sessions)).toEqual([
+      ['s1', 's2', 's3'],
+      ['s1', 's2', 's3'],
+    ]);
+    const records = await store.load('maya', 's1');
+    const profile = (E.isRight(records) ? records.right.profile.value : undefined) as
+      { facts: Array<{ fact: string }>; sessionCount: number } | undefined;
+    expect(profile?.facts.map(({ fact }) => fact).sort()).toEqual(['Said in s1', 'Said in s2', 'Said in s3']);
+    expect(profile?.sessionCount).toBe(3);
+    for (const tracker of [a!, b!]) {
+      expect(selectGlobalFacts(tracker.getSnapshot(), 'maya')?.sessionCount).toBe(3);
+      expect(replayNotes(tracker.events(), emptyNotesLedger())).toEqual(tracker.getSnapshot());
+    }
+    await within(Promise.all([a!.close(), b!.close()]), 'close');
   });
 
   it('never run two extractions of one session at once, and lose no message and no end of stage, however two trackers interleave', async () => {
