@@ -15,6 +15,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   unlinkSync,
   utimesSync,
@@ -24,6 +25,7 @@ import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { writeContext } from '../../src/context/node/index.js';
+import { LOCK_STALE_MS } from '../../src/context/node/files.js';
 import { withFileLock } from '../../src/node/lock.js';
 import { MAIN } from '../cli/runCli.js';
 import { expectOneLineFailure, type Ran, runBinary, runIn } from './cliRun.js';
@@ -312,7 +314,7 @@ describe.concurrent('issue 28: guards', SLOW, () => {
       const repo = makeRepo();
       const file = join(repo, ...CONTEXT_JSON);
       expect((await runBinary(['context', 'checkpoint', '--summary', 'Base.'], { cwd: repo })).status).toBe(0);
-      // A file of some MiB, so that a write holds the lock long enough to be stopped while it does.
+      // A file of some MiB: a writer stopped as it starts reading it has not written yet.
       const stored = readJson(file) as { contexts: Array<{ key: { workstream_id: string } }> };
       const [first] = stored.contexts;
       stored.contexts = Array.from({ length: 600 }, (_, i) => ({
@@ -328,10 +330,30 @@ describe.concurrent('issue 28: guards', SLOW, () => {
         env: { ...process.env, SHARED_CONTEXT_ENABLED: 'true' },
         stdio: 'ignore',
       });
-      const exited = new Promise<number | null>((resolve) => stopped.on('exit', resolve));
-      while (!existsSync(lock)) await new Promise((resolve) => setTimeout(resolve, 2));
-      await new Promise((resolve) => setTimeout(resolve, 150));
-      stopped.kill('SIGSTOP');
+      let running = true;
+      const exited = new Promise<number | null>((resolve) =>
+        stopped.on('exit', (code) => {
+          running = false;
+          resolve(code);
+        }),
+      );
+      while (running && !existsSync(lock)) await new Promise((resolve) => setTimeout(resolve, 2));
+      // Stopped holding what it read: under the lock a writer reads the file twice (its head for the
+      // key it recorded, then all of it to change it), and is stopped at each read (a read moves the
+      // access time, set back here before each) and let go after the first. Where the file system
+      // keeps no access times, it is stopped once it has ended.
+      const { mtime } = statSync(file);
+      for (const read of [1, 2]) {
+        utimesSync(file, new Date(0), mtime);
+        if (read > 1) stopped.kill('SIGCONT');
+        while (running && statSync(file).atimeMs === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+        stopped.kill('SIGSTOP');
+      }
+      // The lock as its holder leaves it when it stops a refresh interval (half the stale time) after
+      // its last refresh: the other writer waits for it to turn stale, half the stale time, and
+      // takes it over; the stopped writer is held for longer than that (until the other is done).
+      const lastRefresh = new Date(Date.now() - LOCK_STALE_MS / 2);
+      if (running) utimesSync(lock, lastRefresh, lastRefresh);
       const other = await runBinary(['context', 'claim', 'Writer that took over'], { cwd: repo });
       stopped.kill('SIGCONT');
       const stoppedStatus = await exited;
