@@ -94,10 +94,22 @@ describe.concurrent('Claude Code sequences through the built binary', { timeout:
     return { dir, send: binary({ CLAUDE_PROJECT_DIR: dir }, dir) };
   };
 
+  /**
+   * The seeds of `dir` through the hook in this process (same files, same code; the binary's
+   * first events in a new project are hook.test.ts'), each checked to have got its own section:
+   * only what follows them needs processes.
+   */
+  const seeded = async (dir: string, count: number): Promise<Call[]> => {
+    const seeding = claudeCode({ send: inProcess({ cwd: dir, projectDir: dir }), sessionId: SESSION, cwd: dir });
+    const seeds = await seed(seeding, count);
+    expectOwnSections(dir, seeding.given, seeds);
+    return seeds;
+  };
+
   it('normal: each subagent gets its own section in its prompt, and each result lands on its task', async () => {
     const { dir, send } = project();
     const host = claudeCode({ send, sessionId: SESSION, cwd: dir });
-    const seeds = await seed(host, 1);
+    const seeds = await seeded(dir, 1);
     const foreground = workCall(2, 0, 'golf/seven.swift');
     await host.foreground(foreground);
     // A subagent sent to the background: its result arrives with its stop, after the call ended.
@@ -107,7 +119,7 @@ describe.concurrent('Claude Code sequences through the built binary', { timeout:
     await host.launched(background);
     await host.stop(background);
     const calls = [...seeds, foreground, background];
-    expectOwnSections(dir, host.given, calls);
+    expectOwnSections(dir, host.given, [foreground, background]);
     // In Claude Code the section reaches the subagent in its prompt: the tool ran with the rewritten input.
     for (const call of [foreground, background]) {
       const { input, sections } = host.given.get(call.toolUseId)!;
@@ -121,21 +133,19 @@ describe.concurrent('Claude Code sequences through the built binary', { timeout:
   it('denied: a call that never starts takes nothing from the next one of its type', async () => {
     const { dir, send } = project();
     const host = claudeCode({ send, sessionId: SESSION, cwd: dir });
-    const seeds = await seed(host, 2);
+    const seeds = await seeded(dir, 2);
     const denied = workCall(2, 0, 'golf/seven.swift');
     await host.pre(denied); // the user said no: nothing else comes for this call
     const next = workCall(3, 1, 'hotel/eight.php');
     await host.foreground(next);
-    expectOwnSections(dir, host.given, [...seeds, denied, next]);
+    expectOwnSections(dir, host.given, [denied, next]);
     expect(host.given.get(next.toolUseId)!.sections[0]).toContain('bravo/two.rb');
     expectOwnResults(dir, [...seeds, next], [denied]);
   });
 
   it('five parallel subagents of one type, in hook processes running at once, each get their own section and result', async () => {
     const { dir, send } = project();
-    // The seeds in this process (same files, same code): only the parallel part needs processes.
-    const seeding = claudeCode({ send: inProcess({ cwd: dir, projectDir: dir }), sessionId: SESSION, cwd: dir });
-    const seeds = await seed(seeding, 5);
+    const seeds = await seeded(dir, 5);
     const host = claudeCode({ send, sessionId: SESSION, cwd: dir });
     const calls = [0, 1, 2, 3, 4].map((i) => workCall(10 + i, i, `parallel/file${i}.txt`));
     await Promise.all(calls.map((call) => host.pre(call)));
@@ -156,12 +166,12 @@ describe.concurrent('Claude Code sequences through the built binary', { timeout:
   it('a cd between dispatches: the same session, in the one log of the project', async () => {
     const { dir, send } = project();
     const host = claudeCode({ send, sessionId: SESSION, cwd: dir });
-    const seeds = await seed(host, 1);
+    const seeds = await seeded(dir, 1);
     const nested = join(dir, 'packages', 'api');
     mkdirSync(nested, { recursive: true });
     const moved = { ...workCall(2, 0, 'golf/seven.swift'), cwd: nested };
     await host.foreground(moved);
-    expectOwnSections(dir, host.given, [...seeds, moved]);
+    expectOwnSections(dir, host.given, [moved]);
     expect(host.given.get(moved.toolUseId)!.sections[0]).toContain('alpha/one.py');
     expectOwnResults(dir, [...seeds, moved]);
     expect(readdirSync(nested)).toEqual([]);
