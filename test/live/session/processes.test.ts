@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, truncateSync } from 'node:fs';
+import { existsSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as E from 'fp-ts/lib/Either.js';
@@ -26,13 +26,26 @@ interface Exit {
   readonly stderr: string;
 }
 
-/** Starts an appender: NAME appends COUNT events to SESSION in DIRECTORY, then waits for TOTAL. */
-const appender = (directory: string, session: string, name: string, count: number, total: number, big = false) => {
+/**
+ * Starts an appender: NAME appends COUNT events to SESSION in DIRECTORY, then waits for TOTAL;
+ * with `gate` ("path:k"), it waits after k appends until path exists.
+ */
+const appender = (
+  directory: string,
+  session: string,
+  name: string,
+  count: number,
+  total: number,
+  options: { readonly big?: boolean; readonly gate?: string } = {},
+) => {
   if (!existsSync(DIST)) throw new Error(`${DIST} is missing: run "npm run build" first (npm test does it)`);
   const child = spawn(
     process.execPath,
-    [APPENDER, directory, session, name, String(count), String(total), ...(big ? ['big'] : [])],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    [APPENDER, directory, session, name, String(count), String(total), ...(options.big === true ? ['big'] : [])],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(options.gate === undefined ? {} : { env: { ...process.env, GATE: options.gate } }),
+    },
   );
   let stdout = '';
   let stderr = '';
@@ -48,15 +61,18 @@ const appender = (directory: string, session: string, name: string, count: numbe
   return { child, exit, announced: () => stdout.split('appending ').length - 1 };
 };
 
-/** Resolves once the child has announced `count` appends (it announces each one just before making it). */
-const announced = (child: ChildProcess, count: number): Promise<void> =>
+/**
+ * Resolves once the child has printed `word` `count` times: "appending " before each append, or
+ * "waiting" at its gate.
+ */
+const saying = (child: ChildProcess, word: string, count: number): Promise<void> =>
   new Promise((resolve, reject) => {
     let seen = 0;
     child.stdout?.on('data', (chunk: Buffer) => {
-      seen += chunk.toString().split('appending ').length - 1;
+      seen += chunk.toString().split(word).length - 1;
       if (seen >= count) resolve();
     });
-    child.on('exit', () => reject(new Error('the writer exited before it was killed')));
+    child.on('exit', () => reject(new Error(`the writer exited before it said "${word}" ${count} times`)));
   });
 
 const digest = (value: unknown): string => createHash('sha256').update(JSON.stringify(value)).digest('hex');
@@ -146,17 +162,24 @@ describe.skipIf(!canInject)('a session whose flush fails after the write (EIO in
 });
 
 describe('session logs across processes', () => {
-  it('loses nothing when 6 processes append 120 events each, and every process ends on the same store', async () => {
+  it('loses nothing when 4 processes append 60 events each, all at once, and every process ends on the same store', async () => {
     const directory = tempDir('sessions-');
-    const names = Array.from({ length: 6 }, (_, i) => `w${i}`);
-    const runs = names.map((name) => appender(directory, 'shared', name, 120, 720));
+    // Let go together once all have started: a process takes longer to start than its appends take.
+    const gate = join(tempDir('gate-'), 'go');
+    const [writers, each] = [4, 60];
+    const total = writers * each;
+    const runs = Array.from({ length: writers }, (_, i) =>
+      appender(directory, 'shared', `w${i}`, each, total, { gate: `${gate}:0` }),
+    );
+    await Promise.all(runs.map((run) => saying(run.child, 'waiting', 1)));
+    writeFileSync(gate, '');
     const exits = await Promise.all(runs.map((run) => run.exit));
     expect(exits.map((exit) => [exit.code, exit.stderr])).toEqual(exits.map(() => [0, '']));
 
     const log = readFileSync(join(directory, 'shared.jsonl'), 'utf8');
     const { report, store } = replayHistory(log);
     expect(report.errors).toEqual([]);
-    expect(report.summary.events).toBe(720);
+    expect(report.summary.events).toBe(total);
     // Every event of every writer is there once: its task and kind appear exactly once.
     const events = log
       .trimEnd()
@@ -168,10 +191,10 @@ describe('session logs across processes', () => {
           `${String(event['type'])} ${String(event['taskId'] ?? event['subject'])} ${String(event['relation'])}`,
       ),
     );
-    expect(keys.size).toBe(720);
+    expect(keys.size).toBe(total);
     // Every process ends on the store the log replays to.
     const digests = exits.map((exit) => /done (\d+) ([0-9a-f]+)/u.exec(exit.stdout)?.slice(1));
-    expect(digests).toEqual(exits.map(() => ['720', digest(store)]));
+    expect(digests).toEqual(exits.map(() => [String(total), digest(store)]));
   }, 180_000);
 
   it('never leaves a log that cannot be opened when a writer is killed at random points (24 runs)', async () => {
@@ -181,8 +204,8 @@ describe('session logs across processes', () => {
     const outcomes = await inBatches(runs, 12, async (run) => {
       const directory = join(root, `run${run}`);
       // Half the writers append 256 KB results, so a kill often lands inside a write.
-      const writer = appender(directory, 'killed', `k${run}`, 1_000, 1_000, run % 2 === 0);
-      await announced(writer.child, 1 + Math.floor(Math.random() * 12));
+      const writer = appender(directory, 'killed', `k${run}`, 1_000, 1_000, { big: run % 2 === 0 });
+      await saying(writer.child, 'appending ', 1 + Math.floor(Math.random() * 12));
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 15));
       writer.child.kill('SIGKILL');
       const exit = await writer.exit;
