@@ -130,12 +130,13 @@ describe('--save into a saved state another command wrote', () => {
 
   it('saves when the reader of the report closes it early (| head), and exits with the replay status', async () => {
     const dir = tempDir('save-head-');
-    // The example 20 times over, its tasks renamed: a report of about 700 KB, far more than a pipe holds.
+    // The example 8 times over, its tasks renamed: a report of about 240 KB, nearly four times what a
+    // pipe holds (64 KB).
     const events = readFileSync(HISTORY, 'utf8').trim().split('\n');
     const history = join(dir, 'long.jsonl');
     writeFileSync(
       history,
-      Array.from({ length: 20 }, (_, round) =>
+      Array.from({ length: 8 }, (_, round) =>
         events.map((line) => {
           const { at: _at, ...event } = JSON.parse(line) as Record<string, unknown>;
           return JSON.stringify({ ...event, taskId: `${round}-${String(event['taskId'])}` });
