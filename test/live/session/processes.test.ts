@@ -77,11 +77,18 @@ const saying = (child: ChildProcess, word: string, count: number): Promise<void>
 
 const digest = (value: unknown): string => createHash('sha256').update(JSON.stringify(value)).digest('hex');
 
-/** Runs `work` over `items`, at most `width` at a time. */
-const inBatches = async <T, R>(items: ReadonlyArray<T>, width: number, work: (item: T) => Promise<R>): Promise<R[]> => {
+/** Runs `work` over `items`, at most `width` at a time (the next starts as soon as one ends); the results in their order. */
+const atMostAtOnce = async <T, R>(
+  items: ReadonlyArray<T>,
+  width: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> => {
   const results: R[] = [];
-  for (let start = 0; start < items.length; start += width)
-    results.push(...(await Promise.all(items.slice(start, start + width).map(work))));
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    for (let i = next++; i < items.length; i = next++) results[i] = await work(items[i]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, lane));
   return results;
 };
 
@@ -200,8 +207,9 @@ describe('session logs across processes', () => {
   it('never leaves a log that cannot be opened when a writer is killed at random points (24 runs)', async () => {
     const root = tempDir('killed-');
     const runs = Array.from({ length: 24 }, (_, i) => i);
-    // Twelve at a time: a run waits mostly on its killed writer's lock going stale (2 s), so the waits overlap.
-    const outcomes = await inBatches(runs, 12, async (run) => {
+    // Twelve at a time: a run waits mostly on its killed writer's lock going stale (2 s), so the waits
+    // overlap, with each other and with the next runs' starts.
+    const outcomes = await atMostAtOnce(runs, 12, async (run) => {
       const directory = join(root, `run${run}`);
       // Half the writers append 256 KB results, so a kill often lands inside a write.
       const writer = appender(directory, 'killed', `k${run}`, 1_000, 1_000, { big: run % 2 === 0 });
