@@ -232,7 +232,7 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
         }>({ ...sql.readSnapshot, values: [id] });
         return rows[0];
       });
-      if (E.isLeft(read)) return E.left(read.left.message);
+      if (E.isLeft(read)) return read;
       const row = read.right;
       if (row === undefined) return E.right(undefined);
       if (row.library !== snapshotLibrary()) return E.left(`the snapshot was written by ${row.library}`);

@@ -31,6 +31,7 @@ import type {
   SessionError,
   SessionReport,
   SetAsideLine,
+  StoreAccessCode,
 } from './model.js';
 import {
   applyLogLines,
@@ -71,6 +72,14 @@ const SNAPSHOT_EVERY_READER = 4 * SNAPSHOT_EVERY;
 const WARM_QUERIES = 8;
 /** Torn lines this process set aside that the report lists. */
 const REPORTED_SET_ASIDE = 100;
+/** The failures of a store that cannot be used at all, whatever is read from it. */
+const STORE_ACCESS_CODES: ReadonlySet<string> = new Set<StoreAccessCode>([
+  'store_url',
+  'store_unreachable',
+  'store_auth',
+  'store_privilege',
+  'store_schema',
+]);
 
 /**
  * What a call's boundary answers for an exception: a token counter that answered no number of
@@ -246,12 +255,22 @@ const open = async (
     for (const line of lines) if (setAside.length < REPORTED_SET_ASIDE) setAside.push(line);
   };
 
-  /** Starts from the snapshot the store keeps when it can be trusted; otherwise the log is read from its first line. */
-  const resume = async (): Promise<void> => {
+  /**
+   * Starts from the snapshot the store keeps when it can be trusted; otherwise the log is read
+   * from its first line. A Left when the store cannot be used at all (its server unreachable, its
+   * credentials refused...): reading the log would wait on it again, and fail the same way.
+   */
+  const resume = async (): Promise<E.Either<SessionError, void>> => {
     const read = await store.readSnapshot(id);
-    if (E.isLeft(read) || read.right === undefined) {
-      snapshotUse = { used: false, reason: E.isLeft(read) ? read.left : 'there is no snapshot' };
-      return;
+    if (E.isLeft(read)) {
+      const failed = read.left;
+      if (typeof failed !== 'string' && STORE_ACCESS_CODES.has(failed.code)) return E.left(failed);
+      snapshotUse = { used: false, reason: typeof failed === 'string' ? failed : failed.message };
+      return E.right(undefined);
+    }
+    if (read.right === undefined) {
+      snapshotUse = { used: false, reason: 'there is no snapshot' };
+      return E.right(undefined);
     }
     const decoded = decodeSessionState(read.right.state);
     if (E.isLeft(decoded) || decoded.right.lines !== read.right.position) {
@@ -259,11 +278,12 @@ const open = async (
         used: false,
         reason: E.isLeft(decoded) ? decoded.left : 'the snapshot does not match its position',
       };
-      return;
+      return E.right(undefined);
     }
     state = decoded.right;
     snapshotAt = read.right.position;
     snapshotUse = { used: true, position: read.right.position };
+    return E.right(undefined);
   };
 
   /** Applies what other writers appended since the last read; a log replaced behind our back is read again from its start. */
@@ -536,7 +556,8 @@ const open = async (
   // Opening reads the log; a torn last line is set aside under the store's lock (a writer still
   // busy with it will have finished by then, and then there is nothing to move).
   const opened = await serialize(async () => {
-    await resume();
+    const resumed = await resume();
+    if (E.isLeft(resumed)) return resumed;
     const caught = await catchUp();
     if (E.isLeft(caught)) return caught;
     if (!caught.right.exists && options.create === false) return unknownSession();

@@ -78,9 +78,12 @@ export interface SessionStore {
   repair(id: string): Promise<E.Either<SessionStoreError, ReadonlyArray<SetAsideLine>>>;
   /**
    * The newest snapshot this store can vouch for (same log, same library version), Right(undefined)
-   * when there is none; a Left says why the one there cannot be used (the log still rebuilds the state).
+   * when there is none; a Left says why the one there cannot be used (the log still rebuilds the
+   * state), or is the failure of a store that cannot be used at all (a `StoreAccessCode`: its
+   * server unreachable, the credentials refused...), which the session is then opened with
+   * rather than waiting on the same store again to read the log.
    */
-  readSnapshot(id: string): Promise<E.Either<string, StoredSnapshot | undefined>>;
+  readSnapshot(id: string): Promise<E.Either<string | SessionStoreError, StoredSnapshot | undefined>>;
   /** Keeps a snapshot of the session after line `snapshot.position`, replacing an older one. */
   writeSnapshot(id: string, snapshot: StoredSnapshot): Promise<E.Either<SessionStoreError, void>>;
   /**

@@ -16,7 +16,7 @@ export const unusableSessionStore = (error: SessionStoreError, location: string)
     delete: fail,
     append: fail,
     repair: fail,
-    readSnapshot: async () => E.left(error.message),
+    readSnapshot: fail,
     writeSnapshot: fail,
     backlog: async () => undefined,
     close: async () => undefined,

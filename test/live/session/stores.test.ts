@@ -204,3 +204,43 @@ describe('a live session over a store whose append lands but whose answer is los
     expect((await logOf(store, 'lost')).split('\n')).toHaveLength(2);
   });
 });
+
+describe('a live session over a store that cannot be used at all', () => {
+  /** The memory store with a session in it, whose snapshot read fails with `failure` (a string: a snapshot that cannot be used), counting the log's reads. */
+  const failingSnapshot = async (failure: string | { code: 'store_unreachable' | 'io'; message: string }) => {
+    const inner = memorySessionStore();
+    const appended = await inner.append('s', 0, [
+      '{"type":"prompt","taskId":"1","taskPrompt":"Change src/a.ts","at":1}',
+    ]);
+    if (E.isLeft(appended)) throw new Error(appended.left.message);
+    const reads = { count: 0 };
+    const store: SessionStore = {
+      ...inner,
+      readSnapshot: async () => E.left(failure),
+      read: async (id, after) => {
+        reads.count += 1;
+        return inner.read(id, after);
+      },
+    };
+    return { store, reads };
+  };
+
+  it('is not opened when its snapshot read says the store cannot be reached: the failure, without waiting on the store again for the log', async () => {
+    const unreachable = {
+      code: 'store_unreachable' as const,
+      message: 'cannot reach PostgreSQL at postgres://127.0.0.1:1/x',
+    };
+    const { store, reads } = await failingSnapshot(unreachable);
+    expect(await openSession('s', { store })).toEqual(E.left(unreachable));
+    expect(reads.count).toBe(0);
+  });
+
+  it('is opened from its log when the snapshot alone cannot be used (a reason, or a failure that is not the store’s)', async () => {
+    for (const failure of ['the snapshot was written by another version', { code: 'io' as const, message: 'busy' }]) {
+      const { store, reads } = await failingSnapshot(failure);
+      const opened = await openSession('s', { store });
+      expect(E.isRight(opened)).toBe(true);
+      expect(reads.count).toBeGreaterThan(0);
+    }
+  });
+});
