@@ -20,6 +20,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as E from 'fp-ts/lib/Either.js';
 import lockfile from 'proper-lockfile';
 import { describe, expect, it } from 'vitest';
@@ -27,6 +28,7 @@ import type { ContextFile, SharedContext } from '../../src/context/model.js';
 import { type ContextOptions, loadContext, updateContext, writeContext } from '../../src/context/node/index.js';
 import { decodeContextFile, encodeContextFile } from '../../src/context/schema.js';
 import { emptySharedContext, recordContextClaim } from '../../src/context/index.js';
+import { bundledFixture } from '../fixtures/bundled.js';
 import { expectOneLineFailure, type Ran, runBinary, runIn } from './cliRun.js';
 import { errorOf, loadedOf } from './results.js';
 import { commitAll, git, listing, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
@@ -616,7 +618,7 @@ describe.concurrent('11. context files have a size cap, and the lock wait follow
     const repo = makeRepo();
     writeFiles(repo, { 'data/context/planning_context.json': contextFileText(1024 * 1024) });
     const { spawn } = await import('node:child_process');
-    const writer = new URL('./fixtures/writer.mjs', import.meta.url).pathname;
+    const writer = bundledFixture(fileURLToPath(new URL('./fixtures/writer.mjs', import.meta.url)));
     const runs = await Promise.all(
       Array.from(
         { length: 8 },

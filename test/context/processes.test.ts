@@ -11,6 +11,7 @@ import * as O from 'fp-ts/lib/Option.js';
 import { describe, expect, it } from 'vitest';
 import { loadContext } from '../../src/context/node/index.js';
 import { decodeContextFile } from '../../src/context/schema.js';
+import { bundledFixture } from '../fixtures/bundled.js';
 import { makeRepo } from './repo.js';
 
 const DIST = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
@@ -18,7 +19,7 @@ const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${na
 
 const start = (script: string, ...args: string[]): ChildProcess => {
   if (!existsSync(DIST)) throw new Error(`${DIST} is missing: run "npm run build" first (npm test does it)`);
-  return spawn(process.execPath, [fixture(script), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, [bundledFixture(fixture(script)), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
 };
 
 /** Resolves with the exit code (or the signal) and what the child wrote on stderr. */

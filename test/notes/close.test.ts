@@ -6,13 +6,14 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { bundledFixture } from '../fixtures/bundled.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/closeTracker.mjs', import.meta.url));
 
 /** Runs the fixture; stops it after `limitMs` if it has not ended by itself, and says so. */
 const runFixture = (env: Record<string, string>, limitMs: number) =>
   new Promise<{ ended: boolean; code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [FIXTURE], { env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [bundledFixture(FIXTURE)], { env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import * as E from 'fp-ts/lib/Either.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { postgresNotesStore } from '../../src/postgres/index.js';
+import { bundledFixture } from '../fixtures/bundled.js';
 import { postgresUnavailable, usePostgres } from './server.js';
 
 const DIST = fileURLToPath(new URL('../../dist/postgres/index.js', import.meta.url));
@@ -40,7 +41,7 @@ interface Outcome {
 /** A tracker process named `holder` following `plan` on the database at `url`. */
 const trackerProcess = (url: string, holder: string, plan: Plan, env: Record<string, string> = {}) => {
   if (!existsSync(DIST)) throw new Error(`${DIST} is missing: run "npm run build" first (npm test does it)`);
-  const running = spawn(process.execPath, [TRACKER, url, holder, JSON.stringify(plan)], {
+  const running = spawn(process.execPath, [bundledFixture(TRACKER), url, holder, JSON.stringify(plan)], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
   });

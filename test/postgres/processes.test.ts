@@ -15,6 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { replayHistory } from '../../src/index.js';
 import { openSession } from '../../src/live/session/index.js';
 import { postgresSessionStore } from '../../src/postgres/index.js';
+import { bundledFixture } from '../fixtures/bundled.js';
 import { tempDir } from '../tempDirs.js';
 import { postgresUnavailable, usePostgres } from './server.js';
 
@@ -75,7 +76,7 @@ const appender = (
   options: { readonly big?: boolean; readonly gate?: string } = {},
 ) =>
   child(
-    APPENDER,
+    bundledFixture(APPENDER),
     [url, SCHEMA, session, name, String(count), String(total), ...(options.big === true ? ['big'] : [])],
     options.gate === undefined ? {} : { GATE: options.gate },
   );

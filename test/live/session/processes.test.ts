@@ -13,6 +13,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { replayHistory } from '../../../src/index.js';
 import { openSession } from '../../../src/live/session/index.js';
+import { bundledFixture } from '../../fixtures/bundled.js';
 import { tempDir } from '../../tempDirs.js';
 
 const DIST = fileURLToPath(new URL('../../../dist/live/session/index.js', import.meta.url));
@@ -41,7 +42,15 @@ const appender = (
   if (!existsSync(DIST)) throw new Error(`${DIST} is missing: run "npm run build" first (npm test does it)`);
   const child = spawn(
     process.execPath,
-    [APPENDER, directory, session, name, String(count), String(total), ...(options.big === true ? ['big'] : [])],
+    [
+      bundledFixture(APPENDER),
+      directory,
+      session,
+      name,
+      String(count),
+      String(total),
+      ...(options.big === true ? ['big'] : []),
+    ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       ...(options.gate === undefined ? {} : { env: { ...process.env, GATE: options.gate } }),
@@ -103,7 +112,7 @@ const canInject =
  */
 const withFailingFlushes = (directory: string, failing: string, script: string): Promise<unknown> =>
   new Promise((resolve, reject) => {
-    const body = `const lib = await import(${JSON.stringify(DIST)}); const directory = ${JSON.stringify(directory)};\n${script}`;
+    const body = `const lib = await import(${JSON.stringify(bundledFixture(DIST))}); const directory = ${JSON.stringify(directory)};\n${script}`;
     const inject = `inject=fdatasync:error=EIO:when=${failing}`;
     execFile(
       'strace',

@@ -38,6 +38,7 @@ import {
   SNAPSHOT_EVERY,
   type SessionOptions,
 } from '../../../src/live/session/index.js';
+import { bundledFixture } from '../../fixtures/bundled.js';
 import { tempDir } from '../../tempDirs.js';
 
 const APPENDER = fileURLToPath(new URL('./fixtures/appender.mjs', import.meta.url));
@@ -362,7 +363,7 @@ describe('session snapshots', { timeout: 120_000 }, () => {
     // writer's lock to go stale (2 s), so the waits overlap.
     const killedRun = async (run: number): Promise<void> => {
       const directory = join(root, `run${run}`);
-      const child = spawn(process.execPath, [APPENDER, directory, 's', `k${run}`, '2000', '2000'], {
+      const child = spawn(process.execPath, [bundledFixture(APPENDER), directory, 's', `k${run}`, '2000', '2000'], {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       // Past a few snapshots: each is saved once SNAPSHOT_EVERY lines were written since the last.
@@ -389,7 +390,7 @@ describe('session snapshots', { timeout: 120_000 }, () => {
     const writers = ['a', 'b', 'c', 'd'].map(
       (name) =>
         new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-          const child = spawn(process.execPath, [APPENDER, directory, 's', name, '100', '400'], {
+          const child = spawn(process.execPath, [bundledFixture(APPENDER), directory, 's', name, '100', '400'], {
             stdio: ['ignore', 'pipe', 'pipe'],
           });
           let stdout = '';
