@@ -1,6 +1,6 @@
 /**
  * The session log across real processes running the built library: writers at once lose
- * nothing and all end on the same store, and a writer killed at any moment never leaves a log
+ * nothing, all end on the same store and leave snapshots that are trusted, and a writer killed at any moment never leaves a log
  * that cannot be opened; a call whose flush failed after its line was written (a disk error
  * injected into the real system call), sent again, is its one event.
  */
@@ -178,7 +178,7 @@ describe.skipIf(!canInject)('a session whose flush fails after the write (EIO in
 });
 
 describe('session logs across processes', () => {
-  it('loses nothing when 4 processes append 60 events each, all at once, and every process ends on the same store', async () => {
+  it('loses nothing when 4 processes append 60 events each, all at once; every process ends on the same store, and the snapshots they saved are trusted', async () => {
     const directory = tempDir('sessions-');
     // Let go together once all have started: a process takes longer to start than its appends take.
     const gate = join(tempDir('gate-'), 'go');
@@ -211,6 +211,14 @@ describe('session logs across processes', () => {
     // Every process ends on the store the log replays to.
     const digests = exits.map((exit) => /done (\d+) ([0-9a-f]+)/u.exec(exit.stdout)?.slice(1));
     expect(digests).toEqual(exits.map(() => [String(total), digest(store)]));
+    // The snapshots they saved as they went (the log passed SNAPSHOT_EVERY lines three times) are
+    // trusted: a session opened now starts from one, on that same store.
+    const opened = await openSession('shared', { directory, create: false });
+    if (E.isLeft(opened)) throw new Error(opened.left.message);
+    expect(opened.right.snapshotUse().used).toBe(true);
+    const snapshot = await opened.right.snapshot();
+    expect(E.isRight(snapshot) && snapshot.right).toEqual(store);
+    expect(opened.right.report()).toEqual({ events: total, errors: [], setAside: [] });
   }, 180_000);
 
   it('never leaves a log that cannot be opened when a writer is killed at random points (24 runs)', async () => {
