@@ -30,7 +30,7 @@
  * Usage: see USAGE below (`npm run eval -- --help`). A bad option exits 2, a history that cannot
  * be read exits 1, each with one line on stderr.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import {
@@ -73,10 +73,12 @@ import {
 } from './tables.js';
 import { issueTargets, targetTable } from './targets.js';
 
-const USAGE = `Usage: npm run eval [-- --fit] [-- --json] [-- --misses] [-- --no-ablations] [-- --realworld DIR]
+const USAGE = `Usage: npm run eval [-- --fit] [-- --json] [-- --json-file FILE] [-- --misses] [-- --no-ablations] [-- --realworld DIR]
   --fit            also fit on every history, print the ranking to ship and check it against
                    DEFAULT_RANKING and the count cap (exit status 1 when they differ)
   --json           print the tables (and the fitted ranking, with --fit) as JSON
+  --json-file FILE also write that JSON to FILE, whatever is printed: a run's tables to read
+                   and its figures to keep, from one run (a full one takes minutes)
   --misses         list every label the defaults miss, with its rank and why it was left out
   --no-ablations   skip the ablations (each signal switched off in turn), the slowest table
   --realworld DIR  the labeled real histories (DIR/histories) and long sessions (DIR/scale);
@@ -95,6 +97,7 @@ const parsed = (() => {
       options: {
         fit: { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
+        'json-file': { type: 'string' },
         misses: { type: 'boolean', default: false },
         'no-ablations': { type: 'boolean', default: false },
         realworld: { type: 'string' },
@@ -273,68 +276,80 @@ const targets = ({ leaveOneOut, longAtDefaults, windows }: Results) =>
     window: (session) => windows.get(session),
   });
 
-/** `--json`: every table (and the fitted ranking, with --fit) as one JSON document. */
-const jsonReport = (results: Results, seconds: number): void => {
+/** `--json` and `--json-file`: every table (and the fitted ranking, with --fit) as one JSON document. */
+const jsonDocument = (results: Results, seconds: number): string => {
   const { leaveOneOut, inSample, largest, atDefaults, longAtDefaults, windows } = results;
   const looOf = (history: History): Compared => leaveOneOut.get(history)!.compared;
   const defaultsOf = (history: History): Compared => atDefaults.get(history)!;
   const longOf = (history: History): Compared => longAtDefaults.get(history)!;
-  console.log(
-    JSON.stringify(
-      {
-        notes,
-        defaults: { maxFacts: DEFAULT_MAX_FACTS, maxTokens: DEFAULT_MAX_TOKENS, ranking: DEFAULT_RANKING },
-        atDefaults: comparisonJson(core, defaultsOf),
-        leaveOneOut: comparisonJson(core, looOf),
-        folds: core.map((history) => ({ heldOut: history.name, ranking: leaveOneOut.get(history)!.fitted })),
-        spread: spreads(core, looOf),
-        curve: { leaveOneOut: curveJson(core, looOf), atDefaults: curveJson(core, defaultsOf) },
-        labelKinds: {
-          leaveOneOut: kindJson(core, looOf),
-          atDefaults: kindJson(core, defaultsOf),
-          long: kindJson(long, longOf),
-        },
-        long: comparisonJson(long, longOf),
-        windows: long.map((session) => {
-          const w = windows.get(session);
-          return {
-            session: session.name,
-            lost: session.prompts.reduce((n, p) => n + p.lost, 0),
-            ...(w === undefined
-              ? {}
-              : {
-                  window: w.window.name,
-                  inSession: rates(w.inSession),
-                  fresh: rates(w.fresh),
-                  ratio: rates(w.inSession).recall / rates(w.fresh).recall,
-                }),
-          };
-        }),
-        ablations: results.ablations.map(({ name, hand: h, real: r }) => ({ name, hand: rates(h), real: rates(r) })),
-        targets: targets(results),
-        ...(inSample === undefined || largest === undefined
-          ? {}
-          : {
-              fitted: {
-                ranking: inSample,
-                maxFacts: safetyCap(largest),
-                largestSection: largest,
-                shipped: isShipped(inSample, largest),
-              },
-            }),
-        seconds,
+  return JSON.stringify(
+    {
+      notes,
+      defaults: { maxFacts: DEFAULT_MAX_FACTS, maxTokens: DEFAULT_MAX_TOKENS, ranking: DEFAULT_RANKING },
+      atDefaults: comparisonJson(core, defaultsOf),
+      leaveOneOut: comparisonJson(core, looOf),
+      folds: core.map((history) => ({ heldOut: history.name, ranking: leaveOneOut.get(history)!.fitted })),
+      spread: spreads(core, looOf),
+      curve: { leaveOneOut: curveJson(core, looOf), atDefaults: curveJson(core, defaultsOf) },
+      labelKinds: {
+        leaveOneOut: kindJson(core, looOf),
+        atDefaults: kindJson(core, defaultsOf),
+        long: kindJson(long, longOf),
       },
-      null,
-      2,
-    ),
+      long: comparisonJson(long, longOf),
+      windows: long.map((session) => {
+        const w = windows.get(session);
+        return {
+          session: session.name,
+          lost: session.prompts.reduce((n, p) => n + p.lost, 0),
+          ...(w === undefined
+            ? {}
+            : {
+                window: w.window.name,
+                inSession: rates(w.inSession),
+                fresh: rates(w.fresh),
+                ratio: rates(w.inSession).recall / rates(w.fresh).recall,
+              }),
+        };
+      }),
+      ablations: results.ablations.map(({ name, hand: h, real: r }) => ({ name, hand: rates(h), real: rates(r) })),
+      targets: targets(results),
+      ...(inSample === undefined || largest === undefined
+        ? {}
+        : {
+            fitted: {
+              ranking: inSample,
+              maxFacts: safetyCap(largest),
+              largestSection: largest,
+              shipped: isShipped(inSample, largest),
+            },
+          }),
+      seconds,
+    },
+    null,
+    2,
   );
 };
 
-const report = (results: Results, seconds: number): void => {
-  if (options.json) {
-    jsonReport(results, seconds);
-    return;
+/** Writes the JSON document to `file`, or ends the run with one line saying why it cannot. */
+const writeJsonFile = (file: string, json: string): void => {
+  try {
+    writeFileSync(file, `${json}\n`);
+  } catch (error) {
+    fail(`cannot write ${file}: ${error instanceof Error ? error.message : String(error)}`, 1);
   }
+};
+
+/** The tables as JSON (`--json`) or as text, and the JSON written to `--json-file` too. */
+const report = (results: Results, seconds: number): void => {
+  const file = options['json-file'];
+  const json = options.json || file !== undefined ? jsonDocument(results, seconds) : undefined;
+  if (json !== undefined && options.json) console.log(json);
+  else tablesReport(results, seconds);
+  if (json !== undefined && file !== undefined) writeJsonFile(file, json);
+};
+
+const tablesReport = (results: Results, seconds: number): void => {
   const { leaveOneOut, inSample, largest, atDefaults, longAtDefaults } = results;
   const looOf = (history: History): Compared => leaveOneOut.get(history)!.compared;
   const defaultsOf = (history: History): Compared => atDefaults.get(history)!;

@@ -19,7 +19,7 @@ describe('npm run eval, on bad input', () => {
   it('--help prints the usage and every option', () => {
     const run = evaluate('--help');
     expect(run.status).toBe(0);
-    for (const option of ['--fit', '--json', '--misses', '--no-ablations', '--realworld DIR'])
+    for (const option of ['--fit', '--json', '--json-file FILE', '--misses', '--no-ablations', '--realworld DIR'])
       expect(run.stdout).toContain(option);
   });
 
