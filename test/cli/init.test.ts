@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
 import { replayHistory } from '../../src/index.js';
-import { claudeCode, implementerAnswer, type Send } from '../live/hook/host.js';
+import { claudeCode, implementerAnswer, inProcess, type Send } from '../live/hook/host.js';
 import { tempDir } from '../tempDirs.js';
 import { MAIN, ROOT, runCli } from './runCli.js';
 
@@ -241,9 +241,16 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     expectPortable(project);
     expect(run.stdout).not.toMatch(/keep them out of git/u);
     expect(run.stderr).toBe('');
-    // The written commands run the installed copy.
+    // The written command runs the installed copy. It is one command for every event (above): the
+    // stop and the end of the call, which record the subagent's result (either one alone would),
+    // go through it, npx and all; the call's dispatch and start are the same hook in this process.
     const session = '0c9d2e61-7a1b-4f3e-8d5c-6b2a1e0f9d38';
-    const host = claudeCode({ send: asSettingsSay(project), sessionId: session, cwd: project });
+    const send = throughSettingsOn(
+      ['SubagentStop', 'PostToolUse'],
+      asSettingsSay(project),
+      inProcess({ cwd: project, projectDir: project }),
+    );
+    const host = claudeCode({ send, sessionId: session, cwd: project });
     await host.foreground({
       toolUseId: 'toolu_01PortableCall0000000001',
       agentId: 'aport1',
@@ -339,9 +346,18 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
       answer: implementerAnswer(String(n), `src/store${n}.ts`),
     });
     const session = '7e2a4c10-3b5d-4f6e-8a9b-1c2d3e4f5a6b';
-    await claudeCode({ send: asSettingsSay(folders), sessionId: session, cwd: folders }).foreground(call(1));
+    // The events that record a call's result through the written command; its dispatch and start
+    // through the same hook in this process, on the folder the command should pick (the hook
+    // keeps its calls there: one on another folder would find no call to record the result of).
+    const sends = (directory: string, env: Record<string, string> = {}): Send =>
+      throughSettingsOn(
+        ['SubagentStop', 'PostToolUse'],
+        asSettingsSay(folders, env),
+        inProcess({ cwd: folders, projectDir: folders, directory }),
+      );
+    await claudeCode({ send: sends('team-logs'), sessionId: session, cwd: folders }).foreground(call(1));
     await claudeCode({
-      send: asSettingsSay(folders, { FACT_TRACKER_STORE: 'env-logs' }),
+      send: sends('env-logs', { FACT_TRACKER_STORE: 'env-logs' }),
       sessionId: session,
       cwd: folders,
     }).foreground(call(2));
@@ -392,11 +408,24 @@ const asSettingsSay =
     });
   };
 
+/** `send` for the events named in `names`, `otherwise` for the others. */
+const throughSettingsOn =
+  (names: ReadonlyArray<string>, send: Send, otherwise: Send): Send =>
+  (payload) =>
+    names.includes(payload['hook_event_name'] as string) ? send(payload) : otherwise(payload);
+
 describe('init claude, then a recorded Claude Code session through the written commands', { timeout: 600_000 }, () => {
   it('gives each subagent its own section and records each result under its task', async () => {
     const project = tempDir('init-session-');
     expect((await init(project, 'claude')).status).toBe(0);
     const session = '5d1c9e20-4b7a-4e1f-9c3d-2a6b8e0f1d47';
+    // The first call, whose result the second one's section is made of, through the same hook in
+    // this process (as the binary sequences seed theirs); the second through the written commands.
+    const seeding = claudeCode({
+      send: inProcess({ cwd: project, projectDir: project }),
+      sessionId: session,
+      cwd: project,
+    });
     const host = claudeCode({ send: asSettingsSay(project), sessionId: session, cwd: project });
     const first = {
       toolUseId: 'toolu_01InitFirstCall000000001',
@@ -412,7 +441,7 @@ describe('init claude, then a recorded Claude Code session through the written c
       prompt: 'Task ID: 2\nValidate the ports in src/config.ts.',
       answer: implementerAnswer('2', 'src/ports.ts'),
     };
-    await host.foreground(first);
+    await seeding.foreground(first);
     await host.foreground(second);
     const report = replayHistory(read(join(project, '.fact-tracker', 'sessions', `${session}.jsonl`))).report;
     const sections = report.prompts.map((prompt) => prompt.sessionContext);
@@ -425,6 +454,6 @@ describe('init claude, then a recorded Claude Code session through the written c
         ['src/ports.ts', '2'],
       ]),
     );
-    expect(host.notices).toEqual([]);
+    expect([...seeding.notices, ...host.notices]).toEqual([]);
   });
 });
