@@ -7,6 +7,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import {
   chmodSync,
+  copyFileSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -42,11 +43,45 @@ const sectionsOf = (file: string): { pairs: number; notes: number | undefined } 
   };
 };
 
-/** A state file `save` wrote, its text, and a blank input file beside it (blank lines only, a CRLF among them). */
-const savedBesideBlank = async (save: (file: string) => Promise<{ status: number }>) => {
-  const dir = tempDir('save-empty-');
+/**
+ * The states the two commands write into one file in either order, made once for the file's
+ * tests: `factsFirst` (replay --save, then notes replay --save) and `notesFirst` (the other way),
+ * and copies of each as it was after its first save (`factsOnly`, `notesOnly`). The tests that
+ * start from a state another command wrote start from a copy of one of these.
+ */
+const savedStates = (() => {
+  let made: Promise<Record<'factsFirst' | 'notesFirst' | 'factsOnly' | 'notesOnly', string>> | undefined;
+  const make = async () => {
+    const dir = tempDir('save-sections-');
+    const [factsFirst, notesFirst, factsOnly, notesOnly] = ['facts-first', 'notes-first', 'facts', 'notes'].map(
+      (name) => join(dir, `${name}.json`),
+    ) as [string, string, string, string];
+    for (const [file, first, only, second] of [
+      [factsFirst, saveFacts, factsOnly, saveNotes],
+      [notesFirst, saveNotes, notesOnly, saveFacts],
+    ] as const) {
+      const saved = await first(file);
+      expect([saved.status, saved.stderr]).toEqual([0, '']);
+      copyFileSync(file, only);
+      const both = await second(file);
+      expect([both.status, both.stderr]).toEqual([0, '']);
+    }
+    return { factsFirst, notesFirst, factsOnly, notesOnly };
+  };
+  return () => (made ??= make());
+})();
+
+/** A copy of `state` in a folder of its own, to be written over. */
+const copyInto = (dir: string, state: string): string => {
   const file = join(dir, 'state.json');
-  expect((await save(file)).status).toBe(0);
+  copyFileSync(state, file);
+  return file;
+};
+
+/** A copy of a state file, its text, and a blank input file beside it (blank lines only, a CRLF among them). */
+const copiedBesideBlank = (state: string) => {
+  const dir = tempDir('save-empty-');
+  const file = copyInto(dir, state);
   const blank = join(dir, 'blank.jsonl');
   writeFileSync(blank, '\n  \r\n');
   return { dir, file, before: readFileSync(file, 'utf8'), blank };
@@ -54,19 +89,13 @@ const savedBesideBlank = async (save: (file: string) => Promise<{ status: number
 
 describe('--save into a saved state another command wrote', () => {
   it('keeps the notes section when replay saves, and the fact store when notes replay saves, in either order', async () => {
-    const dir = tempDir('save-sections-');
-    const factsFirst = join(dir, 'facts-first.json');
-    const notesFirst = join(dir, 'notes-first.json');
-    expect((await saveFacts(factsFirst)).status).toBe(0);
-    const onlyFacts = sectionsOf(factsFirst);
+    const { factsFirst, notesFirst, factsOnly, notesOnly } = await savedStates();
+    const onlyFacts = sectionsOf(factsOnly);
     expect(onlyFacts.pairs).toBeGreaterThan(0);
     expect(onlyFacts.notes).toBeUndefined();
-    expect((await saveNotes(factsFirst)).status).toBe(0);
     expect(sectionsOf(factsFirst)).toEqual({ pairs: onlyFacts.pairs, notes: 13 });
 
-    expect((await saveNotes(notesFirst)).status).toBe(0);
-    expect(sectionsOf(notesFirst)).toEqual({ pairs: 0, notes: 13 });
-    expect((await saveFacts(notesFirst)).status).toBe(0);
+    expect(sectionsOf(notesOnly)).toEqual({ pairs: 0, notes: 13 });
     expect(sectionsOf(notesFirst)).toEqual({ pairs: onlyFacts.pairs, notes: 13 });
     // Either order gives the same document.
     expect(readFileSync(notesFirst, 'utf8')).toBe(readFileSync(factsFirst, 'utf8'));
@@ -175,9 +204,8 @@ describe('--save into a saved state another command wrote', () => {
 
   it("keeps a saved state's permission bits, and a link to it (the file it links to is written)", async () => {
     const dir = tempDir('save-mode-');
-    const file = join(dir, 'state.json');
+    const file = copyInto(dir, (await savedStates()).factsOnly);
     const link = join(dir, 'link.json');
-    expect((await saveFacts(file)).status).toBe(0);
     chmodSync(file, 0o600);
     symlinkSync('state.json', link);
     expect((await saveNotes(link)).status).toBe(0);
@@ -188,9 +216,7 @@ describe('--save into a saved state another command wrote', () => {
 
   it('saves nothing over a state from a file of rejected lines only (a history given by mistake), and says so in one line', async () => {
     const dir = tempDir('save-nothing-');
-    const file = join(dir, 'state.json');
-    expect((await saveFacts(file)).status).toBe(0);
-    expect((await saveNotes(file)).status).toBe(0);
+    const file = copyInto(dir, (await savedStates()).factsFirst);
     const before = readFileSync(file, 'utf8');
     const garbage = join(dir, 'garbage.jsonl');
     writeFileSync(garbage, 'not json\n{"type":"nothing"}\n\u0000\u0001binary\n');
@@ -209,7 +235,7 @@ describe('--save into a saved state another command wrote', () => {
   });
 
   it('saves no empty store over the fact store there from an empty history (nothing piped in, a blank file, nothing up to --as-of)', async () => {
-    const { dir, file, before, blank } = await savedBesideBlank(saveFacts);
+    const { dir, file, before, blank } = copiedBesideBlank((await savedStates()).factsOnly);
     for (const [args, input, reason] of [
       [['replay', '-', '--save', file], '', 'the history holds no line'],
       [['replay', blank, '--json', '--save', file], undefined, 'the history holds no line'],
@@ -229,7 +255,7 @@ describe('--save into a saved state another command wrote', () => {
   });
 
   it('saves no empty ledger over the notes there from an empty conversation log (nothing piped in, a blank file)', async () => {
-    const { file, before, blank } = await savedBesideBlank(saveNotes);
+    const { file, before, blank } = copiedBesideBlank((await savedStates()).notesOnly);
     for (const [args, input] of [
       [['notes', 'replay', '-', '--save', file], ''],
       [['notes', 'replay', blank, '--json', '--save', file], undefined],
