@@ -211,7 +211,7 @@ describe.concurrent('issue 28: guards', SLOW, () => {
     });
     it('4: a FIFO in place of a tracked file counts as a change, and nothing waits on it', async () => {
       const repo = makeRepo();
-      expect((await runBinary(['context', 'checkpoint', '--summary', 'Parser.'], { cwd: repo })).status).toBe(0);
+      expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Parser.'])).status).toBe(0);
       unlinkSync(join(repo, 'src', 'parser.ts'));
       execFileSync('mkfifo', [join(repo, 'src', 'parser.ts')]);
       const shown = await runBinary(['context', 'show'], { cwd: repo, timeoutMs: 20_000 });
@@ -228,7 +228,7 @@ describe.concurrent('issue 28: guards', SLOW, () => {
 
     it('4: a FIFO named .gitignore on the way to data/context/ is named in a warning; nothing waits on it', async () => {
       const repo = makeRepo();
-      expect((await runBinary(['context', 'checkpoint', '--summary', 'Parser.'], { cwd: repo })).status).toBe(0);
+      expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Parser.'])).status).toBe(0);
       for (const fifo of ['.gitignore', 'data/context/.gitignore']) {
         const file = join(repo, ...fifo.split('/'));
         rmSync(file, { force: true });
@@ -249,7 +249,7 @@ describe.concurrent('issue 28: guards', SLOW, () => {
 
     it('4: a FIFO at .git/info/exclude (also as a linked worktree shares it) is named in one line; nothing waits on it', async () => {
       const repo = makeRepo();
-      expect((await runBinary(['context', 'checkpoint', '--summary', 'Parser.'], { cwd: repo })).status).toBe(0);
+      expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Parser.'])).status).toBe(0);
       const worktree = join(tempDir('worktree-'), 'linked');
       git(repo, 'worktree', 'add', '-q', '-b', 'linked', worktree);
       const exclude = join(repo, '.git', 'info', 'exclude');
@@ -313,7 +313,7 @@ describe.concurrent('issue 28: guards', SLOW, () => {
     it('14: a writer stopped past the stale time while holding the lock writes nothing over the writer that took it over', async () => {
       const repo = makeRepo();
       const file = join(repo, ...CONTEXT_JSON);
-      expect((await runBinary(['context', 'checkpoint', '--summary', 'Base.'], { cwd: repo })).status).toBe(0);
+      expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Base.'])).status).toBe(0);
       // A file of some MiB: a writer stopped as it starts reading it has not written yet.
       const stored = readJson(file) as { contexts: Array<{ key: { workstream_id: string } }> };
       const [first] = stored.contexts;
@@ -522,7 +522,7 @@ describe.concurrent('issue 28: guards', SLOW, () => {
       writeFiles(repo, Object.fromEntries(names.map((name) => [name, 'one\n'])));
       commitAll(repo, 'look-alike names');
       const checkpoint = ['context', 'checkpoint', '--kind', 'implementation', '--summary', 'Look-alikes.'];
-      expect((await runBinary(checkpoint, { cwd: repo })).status).toBe(0);
+      expect((await runIn(repo, checkpoint)).status).toBe(0);
       writeFiles(repo, Object.fromEntries(names.map((name) => [name, 'two\n'])));
       const [show, bundle] = await Promise.all([
         runBinary(['context', 'show', '--kind', 'implementation'], { cwd: repo }),
