@@ -102,13 +102,29 @@ const work = async (session: LiveSession, tasks: number, first = 1, areas = AREA
   }
 };
 
-/** A session folder whose log holds 40 tasks written through a session (so its snapshot was saved). */
-const writtenSession = async (): Promise<{ directory: string; file: string }> => {
+/**
+ * A session folder whose log holds `tasks` tasks (three lines each) written through a session:
+ * past SNAPSHOT_EVERY lines, so its snapshot was saved.
+ */
+const writtenSession = async (tasks = 40): Promise<{ directory: string; file: string }> => {
   const directory = tempDir('snapshot-');
   const writer = await open('s', { directory });
-  await work(writer, 40);
+  await work(writer, tasks);
+  expect(existsSync(`${writer.file}.snapshot`)).toBe(true);
   return { directory, file: writer.file };
 };
+
+/**
+ * Tasks enough for a snapshot and a tail after it (24: 72 lines, the snapshot over the first 64),
+ * for the tests that spoil a log of their own: what they spoil is what the snapshot covers.
+ */
+const SPOILED_TASKS = Math.ceil(SNAPSHOT_EVERY / 3) + 2;
+
+/** One session of 40 tasks for the tests that only read it or spoil copies of it: written once. */
+const sharedSession = (() => {
+  let made: Promise<{ directory: string; file: string }> | undefined;
+  return () => (made ??= writtenSession());
+})();
 
 /** A copy of a session folder, to spoil one file of it. */
 const copyOf = (directory: string): string => {
@@ -185,7 +201,7 @@ describe('session snapshots', { timeout: 120_000 }, () => {
   });
 
   it('rebuilds from the log when the snapshot is missing, cut short, corrupt, too large, of another version or another layout', async () => {
-    const { directory, file } = await writtenSession();
+    const { directory, file } = await sharedSession();
     const snapshot = readFileSync(`${file}.snapshot`, 'utf8');
     const newline = snapshot.indexOf('\n');
     const header = JSON.parse(snapshot.slice(0, newline)) as Record<string, unknown>;
@@ -251,7 +267,7 @@ describe('session snapshots', { timeout: 120_000 }, () => {
       ],
     ];
     for (const [what, spoil, reason] of spoilers) {
-      const { directory } = await writtenSession();
+      const { directory } = await writtenSession(SPOILED_TASKS);
       expect((await reopen(directory)).use.used).toBe(true);
       spoil(join(directory, 's.jsonl'));
       const { use, store, expected, explained } = await reopen(directory);
@@ -261,7 +277,7 @@ describe('session snapshots', { timeout: 120_000 }, () => {
       expect(explained.length).toBeGreaterThan(0);
     }
     // A log set aside and a new session begun under the same id: the old snapshot is not the new log's.
-    const { directory: copy } = await writtenSession();
+    const { directory: copy } = await writtenSession(SPOILED_TASKS);
     renameSync(join(copy, 's.jsonl'), join(copy, 's.jsonl.old'));
     const fresh = await open('s', { directory: copy });
     await work(fresh, 2, 100);
@@ -308,7 +324,7 @@ describe('session snapshots', { timeout: 120_000 }, () => {
   });
 
   it('bytesToReplay gives the log an open would replay: what follows a usable snapshot, else the whole log', async () => {
-    const { directory, file } = await writtenSession();
+    const { directory, file } = await sharedSession();
     const session = await open('s', { directory, create: false });
     const use = session.snapshotUse();
     expect(use.used).toBe(true);
@@ -335,7 +351,7 @@ describe('session snapshots', { timeout: 120_000 }, () => {
       ['a log rewritten', (log) => writeFileSync(log, readFileSync(log, 'utf8').replaceAll('retry', 'RETRY'))],
     ];
     for (const [what, spoil] of spoilers) {
-      const { directory: spoiled, file: log } = await writtenSession();
+      const { directory: spoiled, file: log } = await writtenSession(SPOILED_TASKS);
       spoil(log);
       expect([what, await bytesToReplay('s', { directory: spoiled })]).toEqual([what, statSync(log).size]);
       expect([what, (await open('s', { directory: spoiled, create: false })).snapshotUse().used]).toEqual([
