@@ -2,7 +2,8 @@
  * The command router in-process, against an in-memory `CliIo`: the many small cases (every
  * help text, every usage error, colour, progress) without a process start-up each.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { type CliIo, ReadFailure } from '../../src/cli/io.js';
@@ -150,6 +151,38 @@ describe('usage errors', () => {
     [['db', 'migrate', 'now'], /db: migrate takes no arguments/u],
   ])('%j fails with one line and exit 1', async (argv, pattern) => {
     expectUsageError(await runInMemory(argv), pattern);
+  });
+});
+
+describe('an option that takes one value, given twice', () => {
+  it('is refused whatever the command, in one line naming it, and nothing is done (a save, mcp and hook: commands.test.ts)', async () => {
+    const place = tempDir('twice-');
+    const [a, b] = ['project-a', 'project-b'].map((name) => join(place, name)) as [string, string];
+    mkdirSync(a);
+    mkdirSync(b);
+    // Each command, an option of one value given twice (as --name VALUE or --name=VALUE), and the value's name.
+    const twice: ReadonlyArray<readonly [ReadonlyArray<string>, string, string]> = [
+      [['replay', EXAMPLE, '--max-facts', '1', '--max-facts=2'], '--max-facts', 'N'],
+      [['facts', EXAMPLE, '--subject', 'src', '--subject', 'test'], '--subject', 'TEXT'],
+      [['explain', EXAMPLE, '--line', '38', '--line', '39'], '--line', 'N'],
+      [['notes', 'replay', 'examples/couples-coaching.jsonl', '--turns', '1', '--turns', '2'], '--turns', 'N'],
+      [['init', 'claude', '--project', a, '--project', b], '--project', 'DIR'],
+      [['sessions', 'list', '--store', join(place, 'a'), '--store', join(place, 'b')], '--store', 'STORE'],
+      [['db', 'migrate', '--print', '--store', 'postgres://a@db/x', '--store', 'postgres://b@db/x'], '--store', 'URL'],
+    ];
+    for (const [argv, option, value] of twice) {
+      const command = argv[0]!;
+      const { written, ...result } = await runInMemory(argv, { io: { cwd: place } });
+      expect(result).toEqual({
+        status: 1,
+        stdout: '',
+        stderr: `fact-tracker ${command}: ${option} is given more than once: it takes one ${value} (see fact-tracker ${command} --help)\n`,
+      });
+      expect([command, [...written.keys()]]).toEqual([command, []]);
+    }
+    // No settings written, no store made.
+    expect(readdirSync(place).sort()).toEqual(['project-a', 'project-b']);
+    expect([readdirSync(a), readdirSync(b)]).toEqual([[], []]);
   });
 });
 
