@@ -13,7 +13,14 @@ import type { FactTag, SourceRole } from '../../core/fact.js';
  * role lacks, or a write to a read-only server), or its schema is missing or newer than this
  * library (`store_schema`).
  */
-export type StoreAccessCode = 'store_url' | 'store_unreachable' | 'store_auth' | 'store_privilege' | 'store_schema';
+export const STORE_ACCESS_CODES = [
+  'store_url',
+  'store_unreachable',
+  'store_auth',
+  'store_privilege',
+  'store_schema',
+] as const;
+export type StoreAccessCode = (typeof STORE_ACCESS_CODES)[number];
 
 /** Why a session call did nothing. */
 export interface SessionError {

@@ -31,8 +31,8 @@ import type {
   SessionError,
   SessionReport,
   SetAsideLine,
-  StoreAccessCode,
 } from './model.js';
+import { STORE_ACCESS_CODES } from './model.js';
 import {
   applyLogLines,
   closedOf,
@@ -73,13 +73,7 @@ const WARM_QUERIES = 8;
 /** Torn lines this process set aside that the report lists. */
 const REPORTED_SET_ASIDE = 100;
 /** The failures of a store that cannot be used at all, whatever is read from it. */
-const STORE_ACCESS_CODES: ReadonlySet<string> = new Set<StoreAccessCode>([
-  'store_url',
-  'store_unreachable',
-  'store_auth',
-  'store_privilege',
-  'store_schema',
-]);
+const STORE_ACCESS: ReadonlySet<string> = new Set(STORE_ACCESS_CODES);
 
 /**
  * What a call's boundary answers for an exception: a token counter that answered no number of
@@ -264,7 +258,7 @@ const open = async (
     const read = await store.readSnapshot(id);
     if (E.isLeft(read)) {
       const failed = read.left;
-      if (typeof failed !== 'string' && STORE_ACCESS_CODES.has(failed.code)) return E.left(failed);
+      if (typeof failed !== 'string' && STORE_ACCESS.has(failed.code)) return E.left(failed);
       snapshotUse = { used: false, reason: typeof failed === 'string' ? failed : failed.message };
       return E.right(undefined);
     }
