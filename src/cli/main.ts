@@ -3,13 +3,16 @@
  * The `fact-tracker` binary: the real process and streams, handed to the command router. A hook
  * runs on every agent event, so `hook` alone skips the router and loads only what a hook needs.
  * Both run from the bundle `npm run build` writes (see `scripts/bundle.ts`): the same compiled
- * code, loaded from a few files instead of module by module, in a fraction of the time. A build
+ * code, loaded from a few files instead of module by module, in a fraction of the time; the hook
+ * from one file, with the code cache the build wrote beside it (`bundleLoader.ts`). A build
  * without the bundle runs the same code from its modules.
  */
-type HookProcess = typeof import('./hookProcess.js');
+import { fileURLToPath } from 'node:url';
+import { loadHookBundle } from './bundleLoader.js';
+
 type CommandProcess = typeof import('./commandProcess.js');
 
-/** The bundled entry point `name` (`hookProcess` or `commandProcess`), or undefined when the build wrote no bundle. */
+/** The bundled entry point `name` (`commandProcess`), or undefined when the build wrote no bundle. */
 const bundled = async <T>(name: string): Promise<T | undefined> => {
   try {
     return (await import(new URL(`../bundle/${name}.js`, import.meta.url).href)) as T;
@@ -19,11 +22,18 @@ const bundled = async <T>(name: string): Promise<T | undefined> => {
   }
 };
 
+/** The bundled hook, or undefined when the build wrote no bundle. */
+const bundledHook = (): ReturnType<typeof loadHookBundle> =>
+  loadHookBundle(
+    fileURLToPath(new URL('../bundle/hook.cjs', import.meta.url)),
+    fileURLToPath(new URL('../bundle/hook.cache', import.meta.url)),
+  );
+
 const argv = process.argv.slice(2);
 try {
   process.exitCode =
     argv.length === 1 && argv[0] === 'hook'
-      ? await ((await bundled<HookProcess>('hookProcess')) ?? (await import('./hookProcess.js'))).runHookProcess()
+      ? await (bundledHook()?.hook ?? (await import('./hookProcess.js'))).runHookProcess()
       : await (
           (await bundled<CommandProcess>('commandProcess')) ?? (await import('./commandProcess.js'))
         ).runCommandProcess(argv);

@@ -1,12 +1,15 @@
 /**
  * The bundle (`scripts/bundle.ts`): `npm run build` writes it, and the binary runs every command
- * line from it. An installation of the binary and the bundle alone (no compiled module, no
- * dependency) answers as the full build does, and so does one without the bundle, where the
- * binary runs the compiled modules.
+ * line from it, the hook from one CommonJS file with the code cache the build wrote beside it. An
+ * installation of the binary and the bundle alone (no compiled module but the binary's loader, no
+ * dependency) answers as the full build does, whatever its code cache holds, and so does one
+ * without the bundle, where the binary runs the compiled modules.
  */
-import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { binary } from '../live/hook/host.js';
 import { tempDir } from '../tempDirs.js';
@@ -24,18 +27,25 @@ const fixture = (name: string, cwd: string): Payload => ({
   cwd,
 });
 
-/** An installation in a new folder: the package manifest, the binary, and what `parts` adds; its binary's path. */
+const LOADER = join(ROOT, 'dist', 'cli', 'bundleLoader.js');
+
+/** An installation in a new folder: the package manifest, the binary and its loader, and what `parts` adds; its binary's path. */
 const installation = (parts: (dir: string) => void): string => {
   const dir = tempDir('install-');
   cpSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
   mkdirSync(join(dir, 'dist', 'cli'), { recursive: true });
   cpSync(MAIN, join(dir, 'dist', 'cli', 'main.js'));
+  cpSync(LOADER, join(dir, 'dist', 'cli', 'bundleLoader.js'));
   parts(dir);
   return join(dir, 'dist', 'cli', 'main.js');
 };
 
-const bundleOnly = (): string =>
-  installation((dir) => cpSync(BUNDLE, join(dir, 'dist', 'bundle'), { recursive: true }));
+/** The binary and the bundle, with the hook's code cache as `cache` leaves it (the build's, by default). */
+const bundleOnly = (cache?: (file: string) => void): string =>
+  installation((dir) => {
+    cpSync(BUNDLE, join(dir, 'dist', 'bundle'), { recursive: true });
+    cache?.(join(dir, 'dist', 'bundle', 'hook.cache'));
+  });
 
 const modulesOnly = (): string =>
   installation((dir) => {
@@ -82,8 +92,8 @@ const fullAnswers = ((): (() => Promise<Array<Payload | undefined>>) => {
 
 describe('the bundle', { timeout: 120_000 }, () => {
   it('is written by the build, and the binary alone with it answers as the full build does', async () => {
-    expect(existsSync(join(BUNDLE, 'hookProcess.js'))).toBe(true);
-    expect(existsSync(join(BUNDLE, 'commandProcess.js'))).toBe(true);
+    for (const file of ['hook.cjs', 'hook.cache', 'commandProcess.js'])
+      expect(existsSync(join(BUNDLE, file))).toBe(true);
     // No compiled module and no dependency beside the binary: what it answers comes from the bundle.
     const bundled = bundleOnly();
 
@@ -118,7 +128,12 @@ describe('the bundle', { timeout: 120_000 }, () => {
     expect(actual).toEqual(expected);
   });
 
-  it('loads the PostgreSQL driver only through a dynamic import: no module a hook loads on the files imports pg', () => {
+  it('loads the PostgreSQL driver only when a store is named by a URL: no code a hook runs on the files requires pg', () => {
+    // The hook's file requires pg only inside the store's module, which it initializes on demand
+    // (the installation of the first test, with no dependency at all, answers every event).
+    const hook = readFileSync(join(BUNDLE, 'hook.cjs'), 'utf8');
+    expect(hook).toMatch(/^[ \t]+\w+ = __toESM\(require\("pg"\)/mu);
+    expect(hook).not.toMatch(/^\S.*require\("pg"\)/mu);
     const importsPg = (file: string): boolean =>
       /(?:from|import)\s*\(?\s*["']pg["']/u.test(readFileSync(join(BUNDLE, file), 'utf8'));
     /** The chunks `file` loads before it runs: its static imports, and theirs. */
@@ -130,11 +145,55 @@ describe('the bundle', { timeout: 120_000 }, () => {
         staticClosure(next!, seen);
       return seen;
     };
-    const hook = [...staticClosure('hookProcess.js')];
-    expect(hook.length).toBeGreaterThan(1);
-    expect(hook.filter(importsPg)).toEqual([]);
-    // The driver is in the bundle's reach all the same, for a store named by a URL.
+    const commands = [...staticClosure('commandProcess.js')];
+    expect(commands.length).toBeGreaterThan(1);
+    expect(commands.filter(importsPg)).toEqual([]);
+    // The driver is in the command lines' reach all the same, for a store named by a URL.
     expect(readdirSync(BUNDLE).filter(importsPg).length).toBeGreaterThan(0);
+  });
+
+  it('has a hook code cache that a plain node accepts, and answers the same with a missing or foreign one', async () => {
+    const use = execFileSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import { loadHookBundle } from ${JSON.stringify(pathToFileURL(LOADER).href)};
+         process.stdout.write(loadHookBundle(process.argv[1], process.argv[2]).cache);`,
+        join(BUNDLE, 'hook.cjs'),
+        join(BUNDLE, 'hook.cache'),
+      ],
+      { env: { PATH: process.env['PATH'] ?? '' }, encoding: 'utf8' },
+    );
+    expect(use).toBe('accepted');
+    const otherBundle = tempDir('other-bundle-');
+    const foreign = join(otherBundle, 'hook.cjs');
+    writeFileSync(foreign, 'module.exports = { answer: 42 };\n');
+    const [full, missing, junk, another] = await Promise.all([
+      fullAnswers(),
+      hookAnswers(bundleOnly((file) => rmSync(file))),
+      hookAnswers(bundleOnly((file) => writeFileSync(file, randomBytes(4096)))),
+      // The cache of another script, which V8 turns away by its source.
+      hookAnswers(
+        bundleOnly((file) =>
+          writeFileSync(
+            file,
+            execFileSync(
+              process.execPath,
+              [
+                '-e',
+                `const vm = require('node:vm'); const s = new vm.Script(require('node:module').wrap(require('node:fs').readFileSync(process.argv[1], 'utf8'))); s.runInThisContext(); process.stdout.write(s.createCachedData());`,
+                foreign,
+              ],
+              { env: { PATH: process.env['PATH'] ?? '' } },
+            ),
+          ),
+        ),
+      ),
+    ]);
+    expect(missing).toEqual(full);
+    expect(junk).toEqual(full);
+    expect(another).toEqual(full);
   });
 
   it('holds no Ajv: the MCP SDK validates JSON Schemas only for elicitation, which the server never asks', () => {
@@ -158,7 +217,7 @@ describe('the bundle', { timeout: 120_000 }, () => {
   it('that cannot load is one line saying it is an internal error, never a stack trace; a hook still exits 0', async () => {
     const broken = installation((dir) => {
       mkdirSync(join(dir, 'dist', 'bundle'));
-      for (const entry of ['hookProcess.js', 'commandProcess.js'])
+      for (const entry of ['hook.cjs', 'commandProcess.js'])
         writeFileSync(join(dir, 'dist', 'bundle', entry), "throw new Error('a broken\\n  installation');\n");
     });
     const line = 'fact-tracker: internal error: a broken installation\n';

@@ -1,0 +1,72 @@
+/**
+ * Loads the hook's bundle (`dist/bundle/hook.cjs`, one CommonJS file: see `scripts/bundle.ts`)
+ * with the code cache the build wrote beside it (`hook.cache`). A hook process lives for one
+ * event, so compiling its code is a large share of its time: with V8's code cache, the functions
+ * a hook ran when the build made the cache come back compiled instead of being parsed and
+ * compiled again. The ES module loader keeps no such cache on Node 20, hence a script.
+ *
+ * The cache is only ever read here, from the installation's own folder, which holds the code it
+ * stands for: nothing a project, a session or the environment holds is ever run as compiled code.
+ * V8 checks a cache against its own version, its flags and the source's length and turns away
+ * one that does not match (another Node, a rebuilt bundle); the code is then compiled as usual.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import Module from 'node:module';
+import { dirname } from 'node:path';
+import { constants, Script } from 'node:vm';
+
+/** The hook's entry point, as the bundle exports it. */
+export type HookProcess = typeof import('./hookProcess.js');
+
+/** What became of the code cache: read and used, read and turned away by V8, or not there to read. */
+export type CodeCacheUse = 'accepted' | 'rejected' | 'absent';
+
+/** A hook bundle loaded: its exports, the script (to write a cache of what it compiled), and its cache's fate. */
+export interface LoadedHook {
+  readonly hook: HookProcess;
+  readonly script: Script;
+  readonly cache: CodeCacheUse;
+}
+
+/** The error of a file that is not there. */
+const isMissing = (error: unknown): boolean => (error as { code?: unknown } | null)?.code === 'ENOENT';
+
+/**
+ * Loads and runs the top level of the CommonJS bundle at `file`, compiled with the code cache at
+ * `cacheFile` when one can be read there; undefined when there is no bundle at `file`.
+ */
+export const loadHookBundle = (file: string, cacheFile: string): LoadedHook | undefined => {
+  let source: string;
+  try {
+    source = readFileSync(file, 'utf8');
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    throw error;
+  }
+  let cachedData: Buffer | undefined;
+  try {
+    cachedData = readFileSync(cacheFile);
+  } catch {
+    // No cache, or one that cannot be read: the code is compiled, as without one.
+  }
+  const script = new Script(Module.wrap(source), {
+    filename: file,
+    ...(cachedData === undefined ? {} : { cachedData }),
+    importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+  });
+  const module = { exports: {} as HookProcess };
+  const run = script.runInThisContext() as (
+    exports: unknown,
+    require: NodeJS.Require,
+    module: unknown,
+    filename: string,
+    dirname: string,
+  ) => void;
+  run(module.exports, createRequire(file), module, file, dirname(file));
+  return {
+    hook: module.exports,
+    script,
+    cache: cachedData === undefined ? 'absent' : script.cachedDataRejected === true ? 'rejected' : 'accepted',
+  };
+};
