@@ -1,9 +1,10 @@
 /**
- * Loads the hook's bundle (`dist/bundle/hook.cjs`, one CommonJS file: see `scripts/bundle.ts`)
- * with the code cache the build wrote beside it (`hook.cache`). A hook process lives for one
- * event, so compiling its code is a large share of its time: with V8's code cache, the functions
- * a hook ran when the build made the cache come back compiled instead of being parsed and
- * compiled again. The ES module loader keeps no such cache on Node 20, hence a script.
+ * Loads a bundle of the binary (`dist/bundle/hook.cjs` or `commands.cjs`, each one CommonJS file:
+ * see `scripts/bundle.ts`) with the code cache the build wrote beside it (`hook.cache`,
+ * `commands.cache`). A hook process lives for one event, and a command line or a server's start
+ * is over in a fraction of a second, so compiling their code is a large share of their time:
+ * with V8's code cache, the functions the build's runs ran come back compiled instead of being
+ * parsed and compiled again. The ES module loader keeps no such cache on Node 20, hence a script.
  *
  * The cache is only ever read here, from the installation's own folder, which holds the code it
  * stands for: nothing a project, a session or the environment holds is ever run as compiled code.
@@ -14,17 +15,14 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import Module from 'node:module';
 import { dirname } from 'node:path';
-import { constants, Script } from 'node:vm';
-
-/** The hook's entry point, as the bundle exports it. */
-export type HookProcess = typeof import('./hookProcess.js');
+import { Script } from 'node:vm';
 
 /** What became of the code cache: read and used, read and turned away by V8, or not there to read. */
 export type CodeCacheUse = 'accepted' | 'rejected' | 'absent';
 
-/** A hook bundle loaded: its exports, the script (to write a cache of what it compiled), and its cache's fate. */
-export interface LoadedHook {
-  readonly hook: HookProcess;
+/** A bundle loaded: its exports, the script (to write a cache of what it compiled), and its cache's fate. */
+export interface LoadedBundle<T> {
+  readonly exports: T;
   readonly script: Script;
   readonly cache: CodeCacheUse;
 }
@@ -36,7 +34,7 @@ const isMissing = (error: unknown): boolean => (error as { code?: unknown } | nu
  * Loads and runs the top level of the CommonJS bundle at `file`, compiled with the code cache at
  * `cacheFile` when one can be read there; undefined when there is no bundle at `file`.
  */
-export const loadHookBundle = (file: string, cacheFile: string): LoadedHook | undefined => {
+export const loadBundle = <T>(file: string, cacheFile: string): LoadedBundle<T> | undefined => {
   let source: string;
   try {
     source = readFileSync(file, 'utf8');
@@ -53,9 +51,8 @@ export const loadHookBundle = (file: string, cacheFile: string): LoadedHook | un
   const script = new Script(Module.wrap(source), {
     filename: file,
     ...(cachedData === undefined ? {} : { cachedData }),
-    importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
-  const module = { exports: {} as HookProcess };
+  const module = { exports: {} as T };
   const run = script.runInThisContext() as (
     exports: unknown,
     require: NodeJS.Require,
@@ -65,7 +62,7 @@ export const loadHookBundle = (file: string, cacheFile: string): LoadedHook | un
   ) => void;
   run(module.exports, createRequire(file), module, file, dirname(file));
   return {
-    hook: module.exports,
+    exports: module.exports,
     script,
     cache: cachedData === undefined ? 'absent' : script.cachedDataRejected === true ? 'rejected' : 'accepted',
   };

@@ -12,10 +12,18 @@
  * same tokens, in O(n log n).
  */
 import { BytePairEncodingCore } from 'gpt-tokenizer/BytePairEncodingCore';
-import bpeRanks from 'gpt-tokenizer/bpeRanks/o200k_base';
+import bpeRanksExport from 'gpt-tokenizer/bpeRanks/o200k_base';
 import { O200KBase } from 'gpt-tokenizer/encodingParams/o200k_base';
 import { refuseArgument } from '../base/describe.js';
 import type { TokenCounter } from './estimate.js';
+
+/**
+ * The encoding's ranks: the default export of the package's ES module build, and `default` of the
+ * exports of its CommonJS build, which the binary's bundle requires (see `scripts/bundle.ts`).
+ */
+const bpeRanks: typeof bpeRanksExport = Array.isArray(bpeRanksExport)
+  ? bpeRanksExport
+  : (bpeRanksExport as unknown as { readonly default: typeof bpeRanksExport }).default;
 
 /** The core's merge of one piece and its rank lookup: methods it has at run time, not in its declared types. */
 interface MergingCore {

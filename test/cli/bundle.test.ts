@@ -1,9 +1,10 @@
 /**
  * The bundle (`scripts/bundle.ts`): `npm run build` writes it, and the binary runs every command
- * line from it, the hook from one CommonJS file with the code cache the build wrote beside it. An
- * installation of the binary and the bundle alone (no compiled module but the binary's loader, no
- * dependency) answers as the full build does, whatever its code cache holds, and so does one
- * without the bundle, where the binary runs the compiled modules.
+ * line from it: the hook from one CommonJS file, every other command line from another, each with
+ * the code cache the build wrote beside it. An installation of the binary and the bundle alone (no
+ * compiled module but the binary's loader, no dependency) answers as the full build does, whatever
+ * its code caches hold, and so does one without the bundle, where the binary runs the compiled
+ * modules.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -40,12 +41,15 @@ const installation = (parts: (dir: string) => void): string => {
   return join(dir, 'dist', 'cli', 'main.js');
 };
 
-/** The binary and the bundle, with the hook's code cache as `cache` leaves it (the build's, by default). */
+/** The binary and the bundle, with the code caches as `cache` leaves each (the build's, by default). */
 const bundleOnly = (cache?: (file: string) => void): string =>
   installation((dir) => {
     cpSync(BUNDLE, join(dir, 'dist', 'bundle'), { recursive: true });
-    cache?.(join(dir, 'dist', 'bundle', 'hook.cache'));
+    for (const name of ['hook', 'commands']) cache?.(join(dir, 'dist', 'bundle', `${name}.cache`));
   });
+
+/** The bundle's code: its CommonJS files. */
+const bundleFiles = (): string[] => readdirSync(BUNDLE).filter((file) => file.endsWith('.cjs'));
 
 const modulesOnly = (): string =>
   installation((dir) => {
@@ -92,8 +96,7 @@ const fullAnswers = ((): (() => Promise<Array<Payload | undefined>>) => {
 
 describe('the bundle', { timeout: 120_000 }, () => {
   it('is written by the build, and the binary alone with it answers as the full build does', async () => {
-    for (const file of ['hook.cjs', 'hook.cache', 'commandProcess.js'])
-      expect(existsSync(join(BUNDLE, file))).toBe(true);
+    expect(readdirSync(BUNDLE).sort()).toEqual(['commands.cache', 'commands.cjs', 'hook.cache', 'hook.cjs']);
     // No compiled module and no dependency beside the binary: what it answers comes from the bundle.
     const bundled = bundleOnly();
 
@@ -129,75 +132,65 @@ describe('the bundle', { timeout: 120_000 }, () => {
   });
 
   it('loads the PostgreSQL driver only when a store is named by a URL: no code a hook runs on the files requires pg', () => {
-    // The hook's file requires pg only inside the store's module, which it initializes on demand
-    // (the installation of the first test, with no dependency at all, answers every event).
-    const hook = readFileSync(join(BUNDLE, 'hook.cjs'), 'utf8');
-    expect(hook).toMatch(/^[ \t]+\w+ = __toESM\(require\("pg"\)/mu);
-    expect(hook).not.toMatch(/^\S.*require\("pg"\)/mu);
-    const importsPg = (file: string): boolean =>
-      /(?:from|import)\s*\(?\s*["']pg["']/u.test(readFileSync(join(BUNDLE, file), 'utf8'));
-    /** The chunks `file` loads before it runs: its static imports, and theirs. */
-    const staticClosure = (file: string, seen = new Set<string>()): Set<string> => {
-      if (seen.has(file)) return seen;
-      seen.add(file);
-      const text = readFileSync(join(BUNDLE, file), 'utf8');
-      for (const [, next] of text.matchAll(/^import\s*(?:[^"';]*?\bfrom\s*)?["']\.\/([^"']+)["']/gmu))
-        staticClosure(next!, seen);
-      return seen;
-    };
-    const commands = [...staticClosure('commandProcess.js')];
-    expect(commands.length).toBeGreaterThan(1);
-    expect(commands.filter(importsPg)).toEqual([]);
-    // The driver is in the command lines' reach all the same, for a store named by a URL.
-    expect(readdirSync(BUNDLE).filter(importsPg).length).toBeGreaterThan(0);
+    // Each file requires pg only inside the store's module, which it initializes on demand (the
+    // installation of the first test, with no dependency at all, answers every hook event and a replay).
+    for (const file of bundleFiles()) {
+      const code = readFileSync(join(BUNDLE, file), 'utf8');
+      expect(code).toMatch(/^[ \t]+\w+ = __toESM\(require\("pg"\)/mu);
+      expect(code).not.toMatch(/^\S.*require\("pg"\)/mu);
+    }
   });
 
-  it('has a hook code cache that a plain node accepts, and answers the same with a missing or foreign one', async () => {
-    const use = execFileSync(
+  it('has code caches that a plain node accepts, and answers the same with missing or foreign ones', async () => {
+    for (const name of ['hook', 'commands']) {
+      const use = execFileSync(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `import { loadBundle } from ${JSON.stringify(pathToFileURL(LOADER).href)};
+           process.stdout.write(loadBundle(process.argv[1], process.argv[2]).cache);`,
+          join(BUNDLE, `${name}.cjs`),
+          join(BUNDLE, `${name}.cache`),
+        ],
+        { env: { PATH: process.env['PATH'] ?? '' }, encoding: 'utf8' },
+      );
+      expect(use).toBe('accepted');
+    }
+    const otherBundle = tempDir('other-bundle-');
+    const foreign = join(otherBundle, 'other.cjs');
+    writeFileSync(foreign, 'module.exports = { answer: 42 };\n');
+    // The cache of another script, which V8 turns away by its source.
+    const anotherCache = execFileSync(
       process.execPath,
       [
-        '--input-type=module',
         '-e',
-        `import { loadHookBundle } from ${JSON.stringify(pathToFileURL(LOADER).href)};
-         process.stdout.write(loadHookBundle(process.argv[1], process.argv[2]).cache);`,
-        join(BUNDLE, 'hook.cjs'),
-        join(BUNDLE, 'hook.cache'),
+        `const vm = require('node:vm'); const s = new vm.Script(require('node:module').wrap(require('node:fs').readFileSync(process.argv[1], 'utf8'))); s.runInThisContext(); process.stdout.write(s.createCachedData());`,
+        foreign,
       ],
-      { env: { PATH: process.env['PATH'] ?? '' }, encoding: 'utf8' },
+      { env: { PATH: process.env['PATH'] ?? '' } },
     );
-    expect(use).toBe('accepted');
-    const otherBundle = tempDir('other-bundle-');
-    const foreign = join(otherBundle, 'hook.cjs');
-    writeFileSync(foreign, 'module.exports = { answer: 42 };\n');
-    const [full, missing, junk, another] = await Promise.all([
+    const installations = [
+      bundleOnly((file) => rmSync(file)),
+      bundleOnly((file) => writeFileSync(file, randomBytes(4096))),
+      bundleOnly((file) => writeFileSync(file, anotherCache)),
+    ];
+    const replay = ['replay', EXAMPLE, '--max-facts', '5'];
+    const [full, fullReplay, ...answers] = await Promise.all([
       fullAnswers(),
-      hookAnswers(bundleOnly((file) => rmSync(file))),
-      hookAnswers(bundleOnly((file) => writeFileSync(file, randomBytes(4096)))),
-      // The cache of another script, which V8 turns away by its source.
-      hookAnswers(
-        bundleOnly((file) =>
-          writeFileSync(
-            file,
-            execFileSync(
-              process.execPath,
-              [
-                '-e',
-                `const vm = require('node:vm'); const s = new vm.Script(require('node:module').wrap(require('node:fs').readFileSync(process.argv[1], 'utf8'))); s.runInThisContext(); process.stdout.write(s.createCachedData());`,
-                foreign,
-              ],
-              { env: { PATH: process.env['PATH'] ?? '' } },
-            ),
-          ),
-        ),
-      ),
+      runMain(MAIN, replay),
+      ...installations.map((main) => Promise.all([hookAnswers(main), runMain(main, replay)])),
     ]);
-    expect(missing).toEqual(full);
-    expect(junk).toEqual(full);
-    expect(another).toEqual(full);
+    expect(fullReplay.status).toBe(0);
+    expect(fullReplay.stdout).toContain('[Session Context]');
+    for (const [hook, replayed] of answers) {
+      expect(hook).toEqual(full);
+      expect(replayed).toEqual(fullReplay);
+    }
   });
 
   it('holds no Ajv: the MCP SDK validates JSON Schemas only for elicitation, which the server never asks', () => {
-    const withAjv = readdirSync(BUNDLE).filter((file) =>
+    const withAjv = bundleFiles().filter((file) =>
       /ajvProvider|node_modules\/ajv\//u.test(readFileSync(join(BUNDLE, file), 'utf8')),
     );
     expect(withAjv).toEqual([]);
@@ -205,7 +198,7 @@ describe('the bundle', { timeout: 120_000 }, () => {
 
   it("holds zod's English messages alone, not every language's, which nothing reads", () => {
     const locales = new Set(
-      readdirSync(BUNDLE).flatMap((file) =>
+      bundleFiles().flatMap((file) =>
         [...readFileSync(join(BUNDLE, file), 'utf8').matchAll(/node_modules\/zod\/v4\/locales\/([\w-]+)\.js/gu)].map(
           ([, name]) => name,
         ),
@@ -217,7 +210,7 @@ describe('the bundle', { timeout: 120_000 }, () => {
   it('that cannot load is one line saying it is an internal error, never a stack trace; a hook still exits 0', async () => {
     const broken = installation((dir) => {
       mkdirSync(join(dir, 'dist', 'bundle'));
-      for (const entry of ['hook.cjs', 'commandProcess.js'])
+      for (const entry of ['hook.cjs', 'commands.cjs'])
         writeFileSync(join(dir, 'dist', 'bundle', entry), "throw new Error('a broken\\n  installation');\n");
     });
     const line = 'fact-tracker: internal error: a broken installation\n';
