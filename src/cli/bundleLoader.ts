@@ -12,8 +12,7 @@
  * one that does not match (another Node, a rebuilt bundle); the code is then compiled as usual.
  */
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import Module from 'node:module';
+import Module, { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { Script } from 'node:vm';
 
