@@ -54,9 +54,8 @@ const englishZodLocales: Plugin = {
   },
 };
 
-// Chunks are named by content: a bundle written before would leave its chunks beside the new ones.
-// And a code cache is never left beside a bundle other than the one it was made from (V8 checks
-// a cache against its source's length only).
+// A bundle written before goes whole: a code cache is never left beside a bundle other than the
+// one it was made from (V8 checks a cache against its source's length only).
 rmSync(at('dist/bundle'), { recursive: true, force: true });
 
 /**
@@ -122,10 +121,20 @@ const warmUp = (name: 'hook' | 'commands', argv: ReadonlyArray<string>, project:
   options: { cwd: project, env: { PATH: process.env['PATH'] ?? '', CLAUDE_PROJECT_DIR: project } },
 });
 
+/** How long a warm-up process may take before the build gives up on it (each takes a fraction of a second). */
+const WARM_UP_MS = 60_000;
+
 /** Runs one warm-up process to its end with `input`; its standard output. */
 const warmUpRun = (name: 'hook' | 'commands', argv: ReadonlyArray<string>, project: string, input = ''): string => {
   const { args, options } = warmUp(name, argv, project);
-  const run = spawnSync(process.execPath, args, { ...options, input, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const run = spawnSync(process.execPath, args, {
+    ...options,
+    input,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: WARM_UP_MS,
+    killSignal: 'SIGKILL',
+  });
   if (run.status !== 0 || run.stderr !== '')
     throw new Error(`the ${name} warm-up ${argv.join(' ')} failed (${String(run.status)}): ${run.stderr}`);
   return run.stdout;
@@ -142,6 +151,8 @@ const warmUpServer = async (project: string): Promise<string> => {
   let stderr = '';
   server.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const exited = new Promise<number | null>((resolve) => server.on('close', resolve));
+  // A server that stops answering ends the warm-up (its output ends), not the build's patience.
+  const timer = setTimeout(() => server.kill('SIGKILL'), WARM_UP_MS);
   const lines = createInterface({ input: server.stdout })[Symbol.asyncIterator]();
   let id = 0;
   const ask = async (method: string, params: Record<string, unknown>): Promise<string> => {
@@ -153,20 +164,25 @@ const warmUpServer = async (project: string): Promise<string> => {
   };
   const tool = (name: string, args: Record<string, unknown>): Promise<string> =>
     ask('tools/call', { name, arguments: { sessionId: 'warm-up', ...args } });
-  await ask('initialize', {
-    protocolVersion: '2025-06-18',
-    capabilities: {},
-    clientInfo: { name: 'fact-tracker-build', version: '1.0.0' },
-  });
-  server.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
-  await tool('compile_context', { taskId: '1', taskPrompt: IMPLEMENTER_PROMPT });
-  await tool('ingest_result', { taskId: '1', role: 'implementer', output: answerOf(IMPLEMENTER_RESULT) });
-  await tool('ingest_result', { taskId: '1', role: 'reviewer', output: answerOf(REVIEWER_RESULT) });
-  const last = await tool('compile_context', { taskId: '2', taskPrompt: NEXT_PROMPT });
-  server.stdin.end();
-  const status = await exited;
-  if (status !== 0 || stderr !== '') throw new Error(`the server's warm-up failed (${String(status)}): ${stderr}`);
-  return last;
+  try {
+    await ask('initialize', {
+      protocolVersion: '2025-06-18',
+      capabilities: {},
+      clientInfo: { name: 'fact-tracker-build', version: '1.0.0' },
+    });
+    server.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    await tool('compile_context', { taskId: '1', taskPrompt: IMPLEMENTER_PROMPT });
+    await tool('ingest_result', { taskId: '1', role: 'implementer', output: answerOf(IMPLEMENTER_RESULT) });
+    await tool('ingest_result', { taskId: '1', role: 'reviewer', output: answerOf(REVIEWER_RESULT) });
+    const last = await tool('compile_context', { taskId: '2', taskPrompt: NEXT_PROMPT });
+    server.stdin.end();
+    const status = await exited;
+    if (status !== 0 || stderr !== '') throw new Error(`the server's warm-up failed (${String(status)}): ${stderr}`);
+    return last;
+  } finally {
+    clearTimeout(timer);
+    server.kill('SIGKILL');
+  }
 };
 
 /**
