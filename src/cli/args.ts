@@ -28,6 +28,7 @@ import { INIT_HOSTS, type InitHost } from './init/hosts.js';
 import {
   asOfOption,
   fileOption,
+  layoutOption,
   noPositionals,
   onePositional,
   optionalField,
@@ -221,12 +222,14 @@ const parseMcp = (values: OptionValues, positionals: string[]): E.Either<UsageEr
     E.apS('none', noPositionals('mcp', positionals)),
     E.apS('maxAnswerTokens', wholeNumberOption('mcp', values, 'max-answer-tokens', 1_000)),
     E.apS('tokenizer', tokenizerOption('mcp', values)),
+    E.apS('layout', layoutOption('mcp', values)),
     E.apS('place', sessionsPlace('mcp', values)),
-    E.map(({ maxAnswerTokens, tokenizer: name, place }) => ({
+    E.map(({ maxAnswerTokens, tokenizer: name, layout, place }) => ({
       name: 'mcp' as const,
       tokenizer: name,
       ...place,
       ...optionalField('maxAnswerTokens', maxAnswerTokens),
+      ...optionalField('layout', layout),
     })),
   );
 

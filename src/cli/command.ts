@@ -102,6 +102,8 @@ export interface McpCommand {
   readonly store?: string;
   readonly maxAnswerTokens?: number;
   readonly tokenizer: TokenizerName;
+  /** The layout of the sections of calls that do not name one. */
+  readonly layout?: SectionLayout;
 }
 
 /** `fact-tracker hook`: one Claude Code or Codex hook event on standard input. */

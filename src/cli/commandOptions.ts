@@ -31,7 +31,16 @@ const RETRIEVAL_OPTIONS = {
   layout: {
     type: 'string',
     value: 'NAME',
-    help: "lines: one line per fact (default); grouped: a task's files on one line",
+    help: "lines: one line per fact; grouped: a task's files on one line; over\nthe prompt's own layout (default: the prompt's, else lines)",
+  },
+} as const satisfies OptionTable;
+
+/** `--layout` of the live commands, kept in each prompt's line. */
+const LIVE_LAYOUT_OPTION = {
+  layout: {
+    type: 'string',
+    value: 'NAME',
+    help: "lines: one line per fact (default); grouped: a task's files on one\nline; kept in each prompt's line, so a replay gives the same sections",
   },
 } as const satisfies OptionTable;
 
@@ -126,6 +135,7 @@ export const COMMAND_OPTIONS: Readonly<Record<CommandName, OptionTable>> = {
       value: 'NAME',
       help: 'estimate (default) or o200k; replay a session log with the same one',
     },
+    ...LIVE_LAYOUT_OPTION,
     ...HELP_OPTION,
   },
   hook: {
@@ -143,6 +153,7 @@ export const COMMAND_OPTIONS: Readonly<Record<CommandName, OptionTable>> = {
     'max-facts': { type: 'string', value: 'N', help: `facts per section (default ${DEFAULT_MAX_FACTS})` },
     'max-tokens': { type: 'string', value: 'N', help: `token budget per section (default ${DEFAULT_MAX_TOKENS})` },
     ...TOKENIZER_OPTION,
+    ...LIVE_LAYOUT_OPTION,
     ...HELP_OPTION,
   },
   init: {

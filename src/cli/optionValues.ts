@@ -66,7 +66,10 @@ export const tokenizerOption = (command: CommandName, values: OptionValues): E.E
     : E.left(usageError(command, `--tokenizer must be ${TOKENIZER_NAMES.join(' or ')}, not ${JSON.stringify(value)}`));
 };
 
-const layoutOption = (command: CommandName, values: OptionValues): E.Either<UsageError, SectionLayout | undefined> => {
+export const layoutOption = (
+  command: CommandName,
+  values: OptionValues,
+): E.Either<UsageError, SectionLayout | undefined> => {
   const value = stringOption(values, 'layout');
   if (value === undefined) return E.right(undefined);
   return (SECTION_LAYOUTS as ReadonlyArray<string>).includes(value)

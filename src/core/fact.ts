@@ -191,3 +191,16 @@ export const makeFact = (fields: Omit<SessionFact, 'id' | 'validTo'>): SessionFa
     confidence: fields.confidence,
   };
 };
+
+/**
+ * How a `[Session Context]` section lays its facts out: one line per fact, or grouped by task
+ * and subject. Named here, below the history format (a prompt event may carry one) and the
+ * retrieval that renders it.
+ */
+export const SECTION_LAYOUTS = ['lines', 'grouped'] as const;
+/** One section layout. */
+export type SectionLayout = (typeof SECTION_LAYOUTS)[number];
+
+/** True for the name of a section layout. */
+export const isSectionLayout = (value: unknown): value is SectionLayout =>
+  (SECTION_LAYOUTS as ReadonlyArray<unknown>).includes(value);

@@ -59,6 +59,7 @@ const outcomeFor = async (command: HookCommand, io: CliIo): Promise<HookOutcome>
       ...(command.reviewerPattern === undefined ? {} : { reviewerPattern: command.reviewerPattern }),
       ...(command.maxFacts === undefined ? {} : { maxFacts: command.maxFacts }),
       ...(command.maxTokens === undefined ? {} : { maxTokens: command.maxTokens }),
+      ...(command.layout === undefined ? {} : { layout: command.layout }),
     });
   } finally {
     await store?.close();

@@ -71,6 +71,7 @@ export const runMcp = (command: McpCommand, io: CliIo): TE.TaskEither<string, nu
             }),
         ...place,
         ...(command.maxAnswerTokens === undefined ? {} : { maxAnswerTokens: command.maxAnswerTokens }),
+        ...(command.layout === undefined ? {} : { layout: command.layout }),
         onWarning: (message) => io.stderr(`fact-tracker mcp: ${collapseWhitespace(message)}\n`),
       });
       if ('store' in place) await place.store.close();

@@ -16,7 +16,17 @@ import { describeKind, formatPath, quoteValue } from '../../base/schema.js';
 import { type Fields, isRecord } from '../../base/record.js';
 import { clipEnd, isBlank } from '../../base/text.js';
 import { parseEventTime, timeAfter } from '../../base/time.js';
-import { FACT_TAGS, type FactTag, isFactTag, isSourceRole, SOURCE_ROLES, type SourceRole } from '../fact.js';
+import {
+  FACT_TAGS,
+  type FactTag,
+  isFactTag,
+  isSectionLayout,
+  isSourceRole,
+  SECTION_LAYOUTS,
+  type SectionLayout,
+  SOURCE_ROLES,
+  type SourceRole,
+} from '../fact.js';
 import { HISTORY_LINE_LIMITS, type HistoryLine, linesOfText } from './lines.js';
 
 /** A dispatch result, given as raw agent text (`output`) or as the result object (`result`). */
@@ -40,6 +50,8 @@ export interface HistoryPromptEvent {
   readonly tags?: ReadonlyArray<FactTag>;
   readonly maxFacts?: number;
   readonly maxTokens?: number;
+  /** The section's layout for this prompt (default: the tracker's, `lines` unless set). */
+  readonly layout?: SectionLayout;
 }
 
 /** The orchestrator closed the valid facts of a (subject, relation) pair. */
@@ -119,6 +131,8 @@ const Role = z.enum(SOURCE_ROLES, {
   ),
 });
 
+const Layout = z.enum(SECTION_LAYOUTS, { error: () => `is not one of ${SECTION_LAYOUTS.join(', ')}` });
+
 const Tags = z.array(z.enum(FACT_TAGS, { error: () => `is not one of ${FACT_TAGS.join(', ')}` }), {
   error: (issue) => `must be an array of tags, not ${describeKind(issue.input)}`,
 });
@@ -169,6 +183,7 @@ const PromptFields = z.object({
   tags: Tags.optional(),
   maxFacts: Count().optional(),
   maxTokens: Count().optional(),
+  layout: Layout.optional(),
 });
 
 const InvalidateFields = z.object({
@@ -287,12 +302,13 @@ export const plainEvent = (
       return result === undefined && typeof output === 'string' ? { type, line, at, role, taskId, output } : undefined;
     return isRecord(result) ? { type, line, at, role, taskId, output: result } : undefined;
   }
-  const { taskPrompt, tags, maxFacts, maxTokens } = fields;
+  const { taskPrompt, tags, maxFacts, maxTokens, layout } = fields;
   if (
     typeof taskPrompt !== 'string' ||
     (tags !== undefined && !isTags(tags)) ||
     (maxFacts !== undefined && !isCount(maxFacts)) ||
-    (maxTokens !== undefined && !isCount(maxTokens))
+    (maxTokens !== undefined && !isCount(maxTokens)) ||
+    (layout !== undefined && !isSectionLayout(layout))
   )
     return undefined;
   return {
@@ -304,6 +320,7 @@ export const plainEvent = (
     ...(tags === undefined ? {} : { tags }),
     ...(maxFacts === undefined ? {} : { maxFacts: maxFacts as number }),
     ...(maxTokens === undefined ? {} : { maxTokens: maxTokens as number }),
+    ...(layout === undefined ? {} : { layout }),
   };
 };
 

@@ -58,7 +58,7 @@ export interface ReplayOptions {
   readonly maxTokens?: number;
   /** Overrides of the ranking defaults, as `createFactTracker` takes them. */
   readonly ranking?: FactQuery['ranking'];
-  /** The sections' layout (default `lines`). */
+  /** The sections' layout, over the prompt event's own `layout` (default: the prompt's, else `lines`). */
   readonly layout?: SectionLayout;
   /** The store to start from (default: an empty one), for a replay that resumes where a saved state left off. */
   readonly initial?: FactStore;
@@ -211,14 +211,15 @@ const createReplayCore = (options: HistoryReplayOptions) => {
   const keepsRetrievalOf = (line: number): boolean =>
     options.keepRetrievals === true || options.keepRetrievals === line;
 
-  /** A prompt event with the replay's overrides of its budget. */
+  /** A prompt event with the replay's overrides of its budget and layout. */
   const withOverrides = (event: HistoryPromptEvent): PromptInput =>
-    options.maxFacts === undefined && options.maxTokens === undefined
+    options.maxFacts === undefined && options.maxTokens === undefined && options.layout === undefined
       ? event
       : {
           ...event,
           ...(options.maxFacts === undefined ? {} : { maxFacts: options.maxFacts }),
           ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
+          ...(options.layout === undefined ? {} : { layout: options.layout }),
         };
 
   const reject = (error: ReplayError): void => {

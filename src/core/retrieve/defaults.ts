@@ -1,4 +1,5 @@
 /** The section's defaults, in a module of their own so that the command line's help can quote them cheaply. */
+import type { SectionLayout } from '../fact.js';
 
 /**
  * Facts a `[Session Context]` section holds at most, by default: a safety limit, a quarter above
@@ -9,9 +10,7 @@ export const DEFAULT_MAX_FACTS = 60;
 /** The token budget of a `[Session Context]` section, header included, by default. */
 export const DEFAULT_MAX_TOKENS = 500;
 
-/** How a section lays its facts out: one line per fact, or grouped by task and subject. */
-export const SECTION_LAYOUTS = ['lines', 'grouped'] as const;
-/** One section layout. */
-export type SectionLayout = (typeof SECTION_LAYOUTS)[number];
+export { isSectionLayout, SECTION_LAYOUTS, type SectionLayout } from '../fact.js';
+
 /** The layout a section uses when nobody says. */
 export const DEFAULT_LAYOUT: SectionLayout = 'lines';

@@ -26,6 +26,7 @@ import type {
 } from '../history/events.js';
 import { formatSessionFacts } from '../prompt/format.js';
 import { retrieveFacts } from '../prompt/retrieve.js';
+import { isSectionLayout, type SectionLayout } from '../retrieve/defaults.js';
 import type { FactQuery } from '../retrieve/retrieve.js';
 import { addCheckedFacts } from '../store/addFacts.js';
 import { type CompactionReport, compactWithReport } from '../store/compact.js';
@@ -214,9 +215,13 @@ const queryOf = (state: TrackerState, event: PromptInput, env: TrackerEnvironmen
     maxTokens: event.maxTokens ?? settings.maxTokens,
     ...(countTokens === undefined ? {} : { countTokens }),
     ...(settings.ranking === undefined ? {} : { ranking: settings.ranking }),
-    layout: settings.layout,
+    layout: layoutOf(state, event),
   };
 };
+
+/** The layout of a prompt event's section: its own, else the settings'. */
+const layoutOf = (state: TrackerState, event: PromptInput): SectionLayout =>
+  isSectionLayout(event.layout) ? event.layout : state.settings.layout;
 
 /** The section of a prompt event on `state`. */
 const sectionOf = (state: TrackerState, event: PromptInput, env: TrackerEnvironment): PromptOutput => {
@@ -224,7 +229,7 @@ const sectionOf = (state: TrackerState, event: PromptInput, env: TrackerEnvironm
   return {
     type: 'prompt',
     taskId: event.taskId,
-    sessionContext: formatSessionFacts(facts, { layout: state.settings.layout }),
+    sessionContext: formatSessionFacts(facts, { layout: layoutOf(state, event) }),
     facts,
   };
 };

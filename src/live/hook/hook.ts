@@ -12,6 +12,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import type { Failure } from '../../base/failure.js';
 import { collapseWhitespace } from '../../base/text.js';
+import type { SectionLayout } from '../../core/retrieve/defaults.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
 import { appendToLog, flushLog, readLog, setAsideTail, withLogLock } from '../session/logFile.js';
 import type { SessionError } from '../session/model.js';
@@ -64,6 +65,8 @@ export interface HookOptions {
   /** Facts and token budget of a section (defaults `DEFAULT_MAX_FACTS` 60 and `DEFAULT_MAX_TOKENS` 500, as in a history). */
   readonly maxFacts?: number;
   readonly maxTokens?: number;
+  /** The sections' layout (default `lines`: one line per fact), kept in each prompt's line. */
+  readonly layout?: SectionLayout;
   readonly countTokens?: TokenCounter;
   readonly clock?: () => number;
   readonly lockStaleMs?: number;
@@ -116,6 +119,7 @@ const settingsOf = (options: HookOptions): HookSettings => ({
   reviewerPattern: options.reviewerPattern ?? DEFAULT_REVIEWER_PATTERN,
   ...(options.maxFacts === undefined ? {} : { maxFacts: options.maxFacts }),
   ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
+  ...(options.layout === undefined ? {} : { layout: options.layout }),
 });
 
 /** The session, opened on first use. */

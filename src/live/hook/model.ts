@@ -1,6 +1,7 @@
 /** The values of the hook's transition: its settings, its inputs, its effects and its steps. */
 import type * as E from 'fp-ts/lib/Either.js';
 import type { Failure } from '../../base/failure.js';
+import type { SectionLayout } from '../../core/retrieve/defaults.js';
 import type { CompileContextInput, IngestResultInput } from '../session/model.js';
 import type { HookEvent, SubagentDispatch } from './payload.js';
 import type { DispatchRecord, HookRecord } from './records.js';
@@ -23,6 +24,8 @@ export interface HookSettings {
   /** Facts and token budget of a section (the session's defaults when absent). */
   readonly maxFacts?: number;
   readonly maxTokens?: number;
+  /** The sections' layout (the session's default, `lines`, when absent). */
+  readonly layout?: SectionLayout;
 }
 
 /** The settings when nothing says otherwise. */

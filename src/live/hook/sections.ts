@@ -64,6 +64,7 @@ export const onDispatch = (event: SubagentDispatch, turn: Turn): Readonly<Record
       taskPrompt: event.prompt,
       ...(settings.maxFacts === undefined ? {} : { maxFacts: settings.maxFacts }),
       ...(settings.maxTokens === undefined ? {} : { maxTokens: settings.maxTokens }),
+      ...(settings.layout === undefined ? {} : { layout: settings.layout }),
       at: turn.now,
     },
     call: event,

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { BEGIN_MARKER } from '../../core/extract/parse.js';
 import { FACT_TAGS, type SessionFact, SOURCE_ROLES } from '../../core/fact.js';
 import type { RetrievalDecision } from '../../core/retrieve/retrieve.js';
-import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS } from '../../core/retrieve/defaults.js';
+import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS, SECTION_LAYOUTS } from '../../core/retrieve/defaults.js';
 import {
   MAX_OUTPUT_LENGTH,
   MAX_PROMPT_LENGTH,
@@ -123,6 +123,12 @@ export const CompileIn = z
       .optional()
       .meta({ default: DEFAULT_MAX_FACTS })
       .describe(`Facts in the section (default ${DEFAULT_MAX_FACTS})`),
+    layout: z
+      .enum(SECTION_LAYOUTS)
+      .optional()
+      .describe(
+        "The section's layout: lines, one line per fact; grouped, a task's files on one line (default: the server's, lines unless set)",
+      ),
     at: Time.optional(),
   })
   .strict();

@@ -14,6 +14,7 @@ import { answerInvalidParams } from './params.js';
 import { registerResources, SCHEMAS_URI } from './resources.js';
 import { noElicitation } from './shims.js';
 import { type FitAnswer, registerTools } from './tools.js';
+import type { SectionLayout } from '../../core/retrieve/defaults.js';
 
 /** No tool answer is larger than this many tokens unless configured otherwise. */
 export const DEFAULT_MAX_ANSWER_TOKENS = 8_000;
@@ -28,6 +29,8 @@ export interface FactTrackerMcpOptions extends SessionPoolOptions {
   readonly maxAnswerTokens?: number;
   /** Counts the tokens of sections and answers (default: ceil(characters / 4)). */
   readonly countTokens?: TokenCounter;
+  /** The layout of the sections of calls that do not name one (default `lines`). */
+  readonly layout?: SectionLayout;
 }
 
 const INSTRUCTIONS = `Session memory for orchestrators that dispatch subagents.
@@ -54,7 +57,7 @@ export const createFactTrackerMcpServer = (
   // The SDK answers arguments its schema refuses through this method of its own (private in its
   // types; the SDK's version is pinned): give those answers a code too.
   (server as unknown as { createToolError: (message: string) => ToolAnswer }).createToolError = codedToolError;
-  registerTools(server, session, fit);
+  registerTools(server, session, fit, options.layout === undefined ? {} : { layout: options.layout });
   registerResources(server, session, {
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     ...(options.directory === undefined ? {} : { directory: options.directory }),

@@ -25,6 +25,7 @@ import {
   ListOut,
   taskIdText,
 } from './schemas.js';
+import type { SectionLayout } from '../../core/retrieve/defaults.js';
 
 /** Cuts an answer's list until the answer fits the server's bound (see `fitAnswer`). */
 export type FitAnswer = <T>(
@@ -45,7 +46,18 @@ const toolAnswer = (
       };
 
 /** Registers the tools on `server`, over the sessions of `session`. */
-export const registerTools = (server: McpServer, session: SessionPool, fit: FitAnswer): void => {
+/** What the server's tools take when a call does not say. */
+export interface ToolDefaults {
+  /** The sections' layout (default `lines`). */
+  readonly layout?: SectionLayout;
+}
+
+export const registerTools = (
+  server: McpServer,
+  session: SessionPool,
+  fit: FitAnswer,
+  defaults: ToolDefaults = {},
+): void => {
   server.registerTool(
     'ingest_result',
     {
@@ -84,7 +96,7 @@ export const registerTools = (server: McpServer, session: SessionPool, fit: FitA
       outputSchema: CompileOut,
       annotations: { idempotentHint: false, destructiveHint: false },
     },
-    atBoundary(async ({ sessionId, taskId, taskPrompt, tags, maxTokens: budget, maxFacts, at }) => {
+    atBoundary(async ({ sessionId, taskId, taskPrompt, tags, maxTokens: budget, maxFacts, layout, at }) => {
       const time = parseTimeArgument(at, 'at');
       if (E.isLeft(time)) return failureAnswer(time.left);
       const live = await session(sessionId, true);
@@ -95,6 +107,7 @@ export const registerTools = (server: McpServer, session: SessionPool, fit: FitA
         ...(tags === undefined ? {} : { tags }),
         ...(maxFacts === undefined ? {} : { maxFacts }),
         ...(budget === undefined ? {} : { maxTokens: budget }),
+        ...((layout ?? defaults.layout) === undefined ? {} : { layout: layout ?? defaults.layout }),
         ...(time.right === undefined ? {} : { at: time.right }),
       });
       if (E.isLeft(compiled)) return failureAnswer(compiled.left);

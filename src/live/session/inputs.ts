@@ -8,7 +8,9 @@ import { pipe } from 'fp-ts/lib/function.js';
 import { describeError, describeValue } from '../../base/describe.js';
 import { exceedsValueDepth } from '../../base/json.js';
 import { isRecord } from '../../base/record.js';
+import { quoteValue } from '../../base/schema.js';
 import { parseEventTime } from '../../base/time.js';
+import { isSectionLayout, SECTION_LAYOUTS } from '../../core/retrieve/defaults.js';
 import { MAX_OUTPUT_DEPTH, MAX_OUTPUT_LENGTH, MAX_PROMPT_LENGTH, MAX_TASK_ID_LENGTH } from './limits.js';
 import type { CompileContextInput, IngestResultInput, SessionError } from './model.js';
 import { resultKey, type SameResult } from './sessionState.js';
@@ -39,7 +41,12 @@ export const checkCount = (name: string, value: unknown): E.Either<SessionError,
  * `MAX_PROMPT_LENGTH` characters, finite counts.
  */
 export const checkPrompt = (input: unknown): E.Either<SessionError, void> => {
-  const { taskId, taskPrompt, maxFacts, maxTokens } = isRecord(input) ? input : ({} as Record<string, unknown>);
+  const { taskId, taskPrompt, maxFacts, maxTokens, layout } = isRecord(input) ? input : ({} as Record<string, unknown>);
+  if (layout !== undefined && !isSectionLayout(layout))
+    return E.left({
+      code: 'invalid_field',
+      message: `layout must be ${SECTION_LAYOUTS.join(' or ')}, not ${quoteValue(layout)}`,
+    });
   if (typeof taskPrompt === 'string' && taskPrompt.length > MAX_PROMPT_LENGTH)
     return E.left({
       code: 'prompt_too_large',
@@ -99,7 +106,7 @@ export const timeOf = (at: unknown, clock: () => number): E.Either<SessionError,
 
 /** The fields of a prompt line, in the order the history format documents them. */
 export const promptFields = (input: Omit<CompileContextInput, 'at'>, at: number): Readonly<Record<string, unknown>> => {
-  const { taskId, taskPrompt, tags, maxFacts, maxTokens } = isRecord(input)
+  const { taskId, taskPrompt, tags, maxFacts, maxTokens, layout } = isRecord(input)
     ? (input as Partial<CompileContextInput>)
     : ({} as Partial<CompileContextInput>);
   return {
@@ -109,6 +116,7 @@ export const promptFields = (input: Omit<CompileContextInput, 'at'>, at: number)
     ...(tags === undefined ? {} : { tags }),
     ...(maxFacts === undefined ? {} : { maxFacts }),
     ...(maxTokens === undefined ? {} : { maxTokens }),
+    ...(layout === undefined ? {} : { layout }),
     at,
   };
 };

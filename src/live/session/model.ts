@@ -5,6 +5,7 @@ import type { HistoryLineErrorCode } from '../../core/history/events.js';
 import type { ReplayError } from '../../core/replay/replay.js';
 import type { ContractError } from '../../core/extract/parse.js';
 import type { FactTag, SourceRole } from '../../core/fact.js';
+import type { SectionLayout } from '../../core/retrieve/defaults.js';
 
 /**
  * Why a store could not be reached or used at all, whichever session was asked for: its
@@ -55,6 +56,8 @@ export interface CompileContextInput {
   readonly tags?: ReadonlyArray<FactTag>;
   readonly maxFacts?: number;
   readonly maxTokens?: number;
+  /** The section's layout (default `lines`: one line per fact), kept in the prompt's line. */
+  readonly layout?: SectionLayout;
   /** Epoch milliseconds (default: the session's clock). */
   readonly at?: number;
 }

@@ -97,6 +97,7 @@ describe('parseHistory', () => {
         tags: ['file_change'],
         maxFacts: 3,
         maxTokens: 90,
+        layout: 'grouped',
         note: 'hi',
         expect: [],
       }),
@@ -111,6 +112,7 @@ describe('parseHistory', () => {
         tags: ['file_change'],
         maxFacts: 3,
         maxTokens: 90,
+        layout: 'grouped',
       },
     ]);
   });
@@ -131,6 +133,7 @@ describe('parseHistory', () => {
         { type: 'prompt', taskId: '1' },
         { type: 'prompt', taskId: '1', taskPrompt: 'x', tags: ['urgent'] },
         { type: 'prompt', taskId: '1', taskPrompt: 'x', maxTokens: -1 },
+        { type: 'prompt', taskId: '1', taskPrompt: 'x', layout: 'wide' },
         { type: 'invalidate', subject: 'a' },
         { type: 'compact' },
         { type: 'compact', maxFacts: 1, at: 'soon' },
@@ -151,13 +154,15 @@ describe('parseHistory', () => {
       [11, 'missing_field'],
       [12, 'invalid_field'],
       [13, 'invalid_field'],
-      [14, 'missing_field'],
+      [14, 'invalid_field'],
       [15, 'missing_field'],
-      [16, 'invalid_field'],
+      [16, 'missing_field'],
+      [17, 'invalid_field'],
     ]);
     expect(parsed.errors[11]?.message).toContain('tags[0]');
-    expect(parsed.errors[15]?.message).toContain('at ');
-    expect(parsed.events.map((event) => event.line)).toEqual([17]);
+    expect(parsed.errors[13]?.message).toContain('layout is not one of lines, grouped');
+    expect(parsed.errors[16]?.message).toContain('at ');
+    expect(parsed.events.map((event) => event.line)).toEqual([18]);
   });
 
   it('reads a subject, relation or task id of invisible characters only (U+200B, U+2060, U+FEFF) as empty, as a blank one', () => {
@@ -221,6 +226,7 @@ describe('the plain reading of a line', () => {
       tags: mostly(fc.oneof(fc.constant(undefined), fc.array(fc.constantFrom(...FACT_TAGS), { maxLength: 2 }))),
       maxFacts: mostly(fc.oneof(fc.constant(undefined), fc.nat(100))),
       maxTokens: mostly(fc.oneof(fc.constant(undefined), fc.nat(1_000))),
+      layout: mostly(fc.constantFrom(undefined, 'lines', 'grouped')),
       extra: valueArb,
     })
     // As JSON gives them: a field is absent rather than undefined.

@@ -109,6 +109,22 @@ describe('fact-tracker hook with the recorded payloads', { timeout: 300_000 }, (
     );
   });
 
+  it("--layout grouped: the section puts a task's files on one line, and the log keeps the layout for replay", async () => {
+    const cwd = tempDir('hook-layout-');
+    const send = binary({ CLAUDE_PROJECT_DIR: cwd }, cwd, ['--layout', 'grouped']);
+    const payload = (name: string) => fixture('claude-code', name, cwd);
+    for (const name of ['pre-tool-use-agent', 'subagent-start', 'subagent-stop', 'post-tool-use-agent'])
+      expect(await send(payload(name))).toEqual({ output: undefined, stderr: '' });
+    const review = payload('pre-tool-use-task-reviewer');
+    const rewritten = await send(review);
+    expect(rewritten.stderr).toBe('');
+    const prompt = (specific(rewritten.output)!['updatedInput'] as Payload)['prompt'] as string;
+    const section = prompt.slice(0, -`\n\n${(review['tool_input'] as Payload)['prompt'] as string}`.length);
+    expect(section).toMatch(/^\[Session Context\]\n- task:1 modified src\/\w+\.ts, src\/\w+\.ts\n/u);
+    const replayed = replayOf(logOf(cwd, '3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f'));
+    expect(replayed.prompts.map((entry) => entry.sessionContext)).toEqual(['', section]);
+  });
+
   it('Codex: the section waits for SubagentStart, and SubagentStop records the answer', async () => {
     const cwd = tempDir('hook-');
     const send = inProcess({ cwd });

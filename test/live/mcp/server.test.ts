@@ -98,7 +98,7 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
     const fields = Object.fromEntries(tools.map((tool) => [tool.name, Object.keys(tool.inputSchema.properties ?? {})]));
     expect(fields).toEqual({
       ingest_result: ['sessionId', 'taskId', 'role', 'output', 'at'],
-      compile_context: ['sessionId', 'taskId', 'taskPrompt', 'tags', 'maxTokens', 'maxFacts', 'at'],
+      compile_context: ['sessionId', 'taskId', 'taskPrompt', 'tags', 'maxTokens', 'maxFacts', 'layout', 'at'],
       explain_context: ['sessionId', 'taskId', 'taskPrompt', 'limit'],
       list_facts: ['sessionId', 'subject', 'tag', 'asOf', 'includeClosed', 'limit'],
       invalidate_fact: ['sessionId', 'subject', 'relation', 'at'],
@@ -366,6 +366,44 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
         true,
         expect.stringMatching(/^invalid_field: taskId/u),
       ]);
+    }
+  });
+});
+
+describe('fact-tracker mcp --layout grouped', { timeout: 120_000 }, () => {
+  it("lays out the sections of calls that name no layout as it says, a call's own layout over it, and keeps each in the prompt's line", async () => {
+    const cwd = tempDir('mcp-layout-');
+    const { client, stderr } = await connect(cwd, '--layout', 'grouped');
+    try {
+      const sessionId = 'layout';
+      const answer = implementerAnswer('1', 'src/config.ts').replace(
+        '"files_changed": [\n    "src/config.ts"\n  ]',
+        '"files_changed": [\n    "src/config.ts",\n    "src/server.ts"\n  ]',
+      );
+      structured(await call(client, 'ingest_result', { sessionId, taskId: '1', role: 'implementer', output: answer }));
+      const prompt = { sessionId, taskPrompt: 'Read src/config.ts in src/server.ts' };
+      const grouped = structured(await call(client, 'compile_context', { ...prompt, taskId: '2' }));
+      const lines = structured(await call(client, 'compile_context', { ...prompt, taskId: '3', layout: 'lines' }));
+      expect(grouped['sessionContext']).toMatch(/^- task:1 modified src\/\w+\.ts, src\/\w+\.ts$/mu);
+      expect(lines['sessionContext']).toContain('- src/config.ts modified_by task:1 [task:1]\n');
+      const refused = await call(client, 'compile_context', { ...prompt, taskId: '4', layout: 'wide' });
+      expect([refused.isError, text(refused)]).toEqual([true, expect.stringMatching(/^invalid_arguments: .*layout/u)]);
+      const log = join(cwd, '.fact-tracker', 'sessions', `${sessionId}.jsonl`);
+      const layouts = readFileSync(log, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { layout?: string }).layout);
+      expect(layouts).toEqual([undefined, 'grouped', 'lines']);
+      const replayed = await runCli(['replay', log, '--json']);
+      expect(replayed.status).toBe(0);
+      const sections = (JSON.parse(replayed.stdout) as { prompts: Array<{ sessionContext: string }> }).prompts;
+      expect(sections.map((section) => section.sessionContext)).toEqual([
+        grouped['sessionContext'],
+        lines['sessionContext'],
+      ]);
+      expect(stderr()).toBe('');
+    } finally {
+      await client.close();
     }
   });
 });

@@ -81,6 +81,36 @@ describe('a live session', () => {
     expect(reopened.report()).toEqual({ events: 40, errors: [], setAside: [] });
   });
 
+  it("keeps a prompt's layout in its line: the grouped section it answers is the one replay gives, and replay --layout overrides it", async () => {
+    const cwd = tempDir('session-layout-');
+    const session = await open('layout', { cwd });
+    right(
+      await session.ingestResult({
+        role: 'implementer',
+        taskId: '1',
+        output: { ...result('1', 'Added the config'), files_changed: ['src/config.ts', 'src/server.ts'] },
+        at: 1_000,
+      }),
+    );
+    const prompt = { taskId: '2', taskPrompt: 'Read src/config.ts in src/server.ts', at: 2_000 };
+    const grouped = right(await session.compileContext({ ...prompt, layout: 'grouped' }));
+    const lines = right(await session.compileContext({ ...prompt, taskId: '3', at: 3_000 }));
+    expect(grouped.sessionContext).toContain('- task:1 modified src/server.ts, src/config.ts\n');
+    expect(lines.sessionContext).toContain('- src/config.ts modified_by task:1 [task:1]\n');
+    const log = readFileSync(join(cwd, '.fact-tracker', 'sessions', 'layout.jsonl'), 'utf8');
+    expect(log.split('\n').filter((line) => line.includes('"layout":"grouped"'))).toHaveLength(1);
+    const replayed = replayHistory(log).report.prompts.map((section) => section.sessionContext);
+    expect(replayed).toEqual([grouped.sessionContext, lines.sessionContext]);
+    // A replay's layout is over each prompt's own, as its budgets are.
+    const asLines = replayHistory(log, { layout: 'lines' }).report.prompts.map((section) => section.sessionContext);
+    expect(asLines).toEqual([lines.sessionContext, lines.sessionContext]);
+    // A layout that is none is refused by name, and nothing is written.
+    expect(await session.compileContext({ ...prompt, taskId: '4', layout: 'wide' as never })).toEqual(
+      E.left({ code: 'invalid_field', message: 'layout must be lines or grouped, not "wide"' }),
+    );
+    expect(readFileSync(join(cwd, '.fact-tracker', 'sessions', 'layout.jsonl'), 'utf8')).toBe(log);
+  });
+
   it('changes nothing when an event is sent again with the same time', async () => {
     const cwd = tempDir('session-');
     const session = await open('s', { cwd });
