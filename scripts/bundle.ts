@@ -190,8 +190,8 @@ const warmUpServer = async (project: string): Promise<string> => {
  * bundle for `bundleLoader.ts` to load it with. Warm-up processes load a bundle as the binary
  * does and run what an agent runs most, in a temporary project, each process starting from the
  * cache the one before it wrote, so the cache holds what each of them compiled: for the hook,
- * the events of a short session; for the command lines, an MCP server over the same session
- * and a replay of it. Each warm-up's last answer must carry a section, so the caches hold
+ * the events of a short session; for the command lines, an MCP server over the same session,
+ * a replay of it, and the events of another session to a hook given an option. Each warm-up's last answer must carry a section, so the caches hold
  * retrieval's code.
  */
 const writeCodeCaches = async (): Promise<void> => {
@@ -205,6 +205,11 @@ const writeCodeCaches = async (): Promise<void> => {
     const log = join(project, '.fact-tracker', 'sessions', 'warm-up.jsonl');
     const replayed = warmUpRun('commands', ['replay', log], project);
     if (!replayed.includes('[Session Context]')) throw new Error(`the replay's warm-up gave no section: ${replayed}`);
+    // A hook given options (`--layout`, `--max-tokens`, ...) runs through the command lines' router.
+    let routed = '';
+    for (const event of warmUpEvents(project, 'warm-up-routed'))
+      routed = warmUpRun('commands', ['hook', '--layout', 'lines'], project, JSON.stringify(event));
+    if (!routed.includes('[Session Context]')) throw new Error(`the routed hook's warm-up gave no section: ${routed}`);
   } finally {
     rmSync(project, { recursive: true, force: true });
   }
@@ -238,8 +243,8 @@ const answerOf = (result: Record<string, unknown>): string =>
  * folder `cwd`: an implementer's task and its review, each dispatched, started, stopped and
  * answered, then the next task's dispatch, which gets a section.
  */
-const warmUpEvents = (cwd: string): ReadonlyArray<Record<string, unknown>> => {
-  const session = { session_id: 'warm-up', cwd };
+const warmUpEvents = (cwd: string, sessionId = 'warm-up'): ReadonlyArray<Record<string, unknown>> => {
+  const session = { session_id: sessionId, cwd };
   const subagent = (
     call: string,
     type: string,
