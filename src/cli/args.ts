@@ -273,8 +273,14 @@ const projectOption = (values: OptionValues): E.Either<UsageError, string | unde
 const parseInit = (values: OptionValues, positionals: string[]): E.Either<UsageError, InitCommand> =>
   pipe(
     projectOption(values),
-    E.chain(() => onePositional('init', positionals, `agent (${INIT_HOSTS.join(' or ')})`)),
-    E.chain((host) =>
+    E.chain(() => layoutOption('init', values)),
+    E.chain((layout) =>
+      pipe(
+        onePositional('init', positionals, `agent (${INIT_HOSTS.join(' or ')})`),
+        E.map((host) => ({ host, layout })),
+      ),
+    ),
+    E.chain(({ host, layout }) =>
       (INIT_HOSTS as ReadonlyArray<string>).includes(host)
         ? values['npx'] === true && values['node'] === true
           ? E.left(usageError('init', '--npx and --node choose two ways to run it: give one'))
@@ -288,6 +294,7 @@ const parseInit = (values: OptionValues, positionals: string[]): E.Either<UsageE
                   : {}),
               ...optionalField('project', stringOption(values, 'project')),
               ...optionalField('store', stringOption(values, 'store')),
+              ...optionalField('layout', layout),
             })
         : E.left(usageError('init', `unknown agent ${JSON.stringify(host)}: expected ${INIT_HOSTS.join(' or ')}`)),
     ),

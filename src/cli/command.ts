@@ -132,6 +132,8 @@ export interface InitCommand {
    * without a password): the value when the environment sets none.
    */
   readonly store?: string;
+  /** The sections' layout the hook command and the MCP server are given (absent or `lines`: none, the default). */
+  readonly layout?: SectionLayout;
 }
 
 /** `fact-tracker sessions list|export|delete`: the sessions of a store. */

@@ -175,6 +175,11 @@ export const COMMAND_OPTIONS: Readonly<Record<CommandName, OptionTable>> = {
       value: 'STORE',
       help: 'the store the settings use when FACT_TRACKER_STORE is not set: a\nfolder or a postgres:// URL without a password (keep that in\nPGPASSWORD or ~/.pgpass, or the whole URL in FACT_TRACKER_STORE)',
     },
+    layout: {
+      type: 'string',
+      value: 'NAME',
+      help: "the sections' layout: lines, one line per fact (default); grouped, a\ntask's files on one line, given to the hook command and the server",
+    },
     ...HELP_OPTION,
   },
   sessions: { ...storeOption('relative to the working directory'), ...HELP_OPTION },

@@ -134,6 +134,22 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     expect(read(join(project, '.claude', 'settings.json'))).toBe(again);
   });
 
+  it('--layout grouped gives the hook command and the server the option; a run without it takes it away, leaving one entry each', async () => {
+    const project = tempDir('init-layout-');
+    const settings = join(project, '.claude', 'settings.json');
+    expect((await init(project, 'claude', '--layout', 'grouped')).status).toBe(0);
+    expect(commandsOf(readJson(settings))).toEqual(Array.from({ length: 5 }, () => `${HOOK} --layout grouped`));
+    const server = () => (readJson(join(project, '.mcp.json'))['mcpServers'] as Json)['fact-tracker'];
+    expect(server()).toEqual({ type: 'stdio', command: 'node', args: [MAIN, 'mcp', '--layout', 'grouped'] });
+    expect((await init(project, 'claude', '--layout', 'grouped')).stdout).toMatch(/^unchanged/u);
+    // lines is the default: no option, so the hook keeps its bare, fast start.
+    expect((await init(project, 'claude', '--layout', 'lines')).status).toBe(0);
+    expect(commandsOf(readJson(settings))).toEqual(Array.from({ length: 5 }, () => HOOK));
+    expect(server()).toEqual({ type: 'stdio', command: 'node', args: [MAIN, 'mcp'] });
+    const wrong = await init(project, 'claude', '--layout', 'wide');
+    expect([wrong.status, wrong.stderr]).toEqual([1, expect.stringMatching(/--layout must be lines or grouped/u)]);
+  });
+
   it('refuses a malformed settings file with a clear error, and writes nothing at all', async () => {
     const project = tempDir('init-');
     mkdirSync(join(project, '.claude'));

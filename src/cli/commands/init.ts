@@ -92,7 +92,8 @@ const isFactTrackerHook =
     // A command `init --store` wrote is the same command after the store's assignment.
     const command = withoutStore(written);
     if (written === launcher.hook || /(?:^|[\s/])fact-tracker\s+hook(?:\s|$)/u.test(command)) return true;
-    const node = /^\s*node\s+('(?:[^']|'\\'')*'|"[^"]*"|\S+)\s+hook\s*$/u.exec(command);
+    // Options after `hook` (an `init --layout`'s) leave it ours.
+    const node = /^\s*node\s+('(?:[^']|'\\'')*'|"[^"]*"|\S+)\s+hook(?:\s.*)?$/u.exec(command);
     if (node === null) return false;
     const path = node[1]!.replace(/^'|'$/gu, '').replace(/'\\''/gu, "'").replace(/^"|"$/gu, '');
     if (!path.endsWith(join('dist', 'cli', 'main.js'))) return false;
@@ -260,7 +261,7 @@ export const runInit =
     const given = command.store === undefined ? undefined : checkStore(command.store);
     if (given !== undefined && E.isLeft(given)) return given;
     const store = given?.right ?? storeInSettings(project, command.host);
-    const launcher = launcherFor(main, via, store);
+    const launcher = launcherFor(main, via, store, command.layout);
     const planned: Planned[] = [];
     for (const file of filesOf(command.host, launcher)) {
       const one = plan(project, file);

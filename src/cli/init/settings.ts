@@ -10,6 +10,7 @@ import { parse as parseToml, stringify as stringifyToml, TomlError } from 'smol-
 import { isRecord } from '../../base/record.js';
 import { describeKind } from '../../base/schema.js';
 import { collapseWhitespace } from '../../base/text.js';
+import type { SectionLayout } from '../../core/retrieve/defaults.js';
 import type { InitHost } from './hosts.js';
 
 /** The name the MCP server is registered under. */
@@ -63,14 +64,19 @@ export const shellQuote = (text: string): string =>
  * entry point, or `npx --no-install`, which runs the copy installed in the project and never
  * fetches a package.
  */
-export const launcherFor = (main: string, via: 'node' | 'npx', store?: string): Launcher => {
+export const launcherFor = (main: string, via: 'node' | 'npx', store?: string, layout?: SectionLayout): Launcher => {
+  // The default layout is no option at all: a bare hook keeps its fast start.
+  const options = layout === undefined || layout === 'lines' ? [] : ['--layout', layout];
   const plain: Launcher =
     via === 'npx'
       ? {
-          hook: 'npx --no-install fact-tracker hook',
-          mcp: { command: 'npx', args: ['--no-install', 'fact-tracker', 'mcp'] },
+          hook: ['npx --no-install fact-tracker hook', ...options].join(' '),
+          mcp: { command: 'npx', args: ['--no-install', 'fact-tracker', 'mcp', ...options] },
         }
-      : { hook: `node ${shellQuote(main)} hook`, mcp: { command: 'node', args: [main, 'mcp'] } };
+      : {
+          hook: [`node ${shellQuote(main)} hook`, ...options].join(' '),
+          mcp: { command: 'node', args: [main, 'mcp', ...options] },
+        };
   // The hooks run through a shell, which reads the fallback; a bare `hook` keeps its fast start.
   return store === undefined ? plain : { ...plain, hook: `${storeAssignment(store)} ${plain.hook}`, store };
 };
