@@ -6,7 +6,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { parseTimeArgument } from '../base/time.js';
-import { SECTION_LAYOUTS, type SectionLayout } from '../core/retrieve/defaults.js';
+import { isSectionLayout, SECTION_LAYOUTS, type SectionLayout } from '../core/retrieve/defaults.js';
 import type { CommandName, RetrievalOptions } from './command.js';
 import type { UsageError } from './options.js';
 import { isTokenizerName, TOKENIZER_NAMES, type TokenizerName } from './tokenizer.js';
@@ -72,8 +72,8 @@ export const layoutOption = (
 ): E.Either<UsageError, SectionLayout | undefined> => {
   const value = stringOption(values, 'layout');
   if (value === undefined) return E.right(undefined);
-  return (SECTION_LAYOUTS as ReadonlyArray<string>).includes(value)
-    ? E.right(value as SectionLayout)
+  return isSectionLayout(value)
+    ? E.right(value)
     : E.left(usageError(command, `--layout must be ${SECTION_LAYOUTS.join(' or ')}, not ${JSON.stringify(value)}`));
 };
 

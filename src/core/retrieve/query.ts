@@ -12,7 +12,7 @@ import { type FactStore, validCount } from '../store/state.js';
 import { checkedFactStore } from '../store/storeShape.js';
 import { estimateTokens, type TokenCounter } from '../../tokens/estimate.js';
 import type { SectionRenderer } from './budget.js';
-import { DEFAULT_LAYOUT, SECTION_LAYOUTS, type SectionLayout } from './defaults.js';
+import { DEFAULT_LAYOUT, isSectionLayout, SECTION_LAYOUTS, type SectionLayout } from './defaults.js';
 import { planQuery, type RankingOverrides, resolveRanking } from './rank.js';
 import type { Settings } from './score.js';
 import { defaultRetrievalScratch, type RetrievalScratch } from './scratch.js';
@@ -76,7 +76,7 @@ export const parseFactQuery = (input: unknown): E.Either<QueryFailure, FactQuery
   if (ranking !== undefined && !isRecord(ranking)) return refuse('ranking is not an object');
   if (minScore !== undefined && !(typeof minScore === 'number' && Number.isFinite(minScore)))
     return refuse('minScore is not a finite number');
-  if (layout !== undefined && !(SECTION_LAYOUTS as ReadonlyArray<unknown>).includes(layout))
+  if (layout !== undefined && !isSectionLayout(layout))
     return refuse(`layout is not one of ${SECTION_LAYOUTS.join(', ')}`);
   if (scratch !== undefined && !isRetrievalScratch(scratch))
     return refuse('scratch is not one createRetrievalScratch made');
@@ -119,10 +119,7 @@ export const settingsFor = (store: FactStore, query: FactQuery, render: SectionR
     countTokens: typeof countTokens === 'function' ? countTokens : estimateTokens,
     minScore: typeof minScore === 'number' && Number.isFinite(minScore) ? minScore : -Infinity,
     render,
-    layout:
-      typeof layout === 'string' && (SECTION_LAYOUTS as ReadonlyArray<string>).includes(layout)
-        ? layout
-        : DEFAULT_LAYOUT,
+    layout: isSectionLayout(layout) ? layout : DEFAULT_LAYOUT,
     documents,
     scratch: isRetrievalScratch(scratch) ? scratch : defaultRetrievalScratch,
   };

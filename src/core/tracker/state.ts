@@ -8,7 +8,7 @@ import {
   DEFAULT_LAYOUT,
   DEFAULT_MAX_FACTS,
   DEFAULT_MAX_TOKENS,
-  SECTION_LAYOUTS,
+  isSectionLayout,
   type SectionLayout,
 } from '../retrieve/defaults.js';
 import type { RankingOverrides } from '../retrieve/rank.js';
@@ -78,9 +78,7 @@ export const trackerSettings = (options: TrackerStateOptions = {}): TrackerSetti
   return Object.freeze({
     maxFacts: countOr(given.maxFacts, DEFAULT_MAX_FACTS),
     maxTokens: countOr(given.maxTokens, DEFAULT_MAX_TOKENS),
-    layout: (SECTION_LAYOUTS as ReadonlyArray<unknown>).includes(given.layout)
-      ? (given.layout as SectionLayout)
-      : DEFAULT_LAYOUT,
+    layout: isSectionLayout(given.layout) ? given.layout : DEFAULT_LAYOUT,
     maxFactsPerResult: countOr(given.maxFactsPerResult, MAX_FACTS_PER_RESULT),
     ...(typeof ranking === 'object' && ranking !== null ? { ranking: frozenCopy(ranking) } : {}),
   });

@@ -45,13 +45,13 @@ const toolAnswer = (
         structuredContent: answer.right,
       };
 
-/** Registers the tools on `server`, over the sessions of `session`. */
 /** What the server's tools take when a call does not say. */
 export interface ToolDefaults {
   /** The sections' layout (default `lines`). */
   readonly layout?: SectionLayout;
 }
 
+/** Registers the tools on `server`, over the sessions of `session`. */
 export const registerTools = (
   server: McpServer,
   session: SessionPool,
@@ -101,13 +101,14 @@ export const registerTools = (
       if (E.isLeft(time)) return failureAnswer(time.left);
       const live = await session(sessionId, true);
       if (E.isLeft(live)) return failureAnswer(live.left);
+      const chosen = layout ?? defaults.layout;
       const compiled = await live.right.compileContext({
         taskId: taskIdText(taskId),
         taskPrompt,
         ...(tags === undefined ? {} : { tags }),
         ...(maxFacts === undefined ? {} : { maxFacts }),
         ...(budget === undefined ? {} : { maxTokens: budget }),
-        ...((layout ?? defaults.layout) === undefined ? {} : { layout: layout ?? defaults.layout }),
+        ...(chosen === undefined ? {} : { layout: chosen }),
         ...(time.right === undefined ? {} : { at: time.right }),
       });
       if (E.isLeft(compiled)) return failureAnswer(compiled.left);
