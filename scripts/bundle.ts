@@ -113,7 +113,7 @@ const warmUp = (name: 'hook' | 'commands', argv: ReadonlyArray<string>, project:
   args: [
     '--input-type=module',
     '-e',
-    warmScript(name === 'hook' ? 'runHookProcess()' : 'runCommandProcess(argv)'),
+    warmScript(name === 'hook' ? 'runHookProcess(argv)' : 'runCommandProcess(argv)'),
     at(`dist/bundle/${name}.cjs`),
     at(`dist/bundle/${name}.cache`),
     ...argv,
@@ -190,9 +190,10 @@ const warmUpServer = async (project: string): Promise<string> => {
  * bundle for `bundleLoader.ts` to load it with. Warm-up processes load a bundle as the binary
  * does and run what an agent runs most, in a temporary project, each process starting from the
  * cache the one before it wrote, so the cache holds what each of them compiled: for the hook,
- * the events of a short session; for the command lines, an MCP server over the same session,
- * a replay of it, and the events of another session to a hook given an option. Each warm-up's last answer must carry a section, so the caches hold
- * retrieval's code.
+ * the events of a short session, and of another one with the grouped layout; for the command
+ * lines, an MCP server over the first session, a replay of it, and the events of a third session
+ * to a hook given another option. Each warm-up's last answer must carry a section, so the caches
+ * hold retrieval's code.
  */
 const writeCodeCaches = async (): Promise<void> => {
   const project = mkdtempSync(join(tmpdir(), 'fact-tracker-code-cache-'));
@@ -205,10 +206,15 @@ const writeCodeCaches = async (): Promise<void> => {
     const log = join(project, '.fact-tracker', 'sessions', 'warm-up.jsonl');
     const replayed = warmUpRun('commands', ['replay', log], project);
     if (!replayed.includes('[Session Context]')) throw new Error(`the replay's warm-up gave no section: ${replayed}`);
-    // A hook given options (`--layout`, `--max-tokens`, ...) runs through the command lines' router.
+    // A hook given its layout alone runs bare; given any other option (`--max-tokens`, ...), through the command lines' router.
+    let grouped = '';
+    for (const event of warmUpEvents(project, 'warm-up-grouped'))
+      grouped = warmUpRun('hook', ['--layout', 'grouped'], project, JSON.stringify(event));
+    if (!grouped.includes('[Session Context]'))
+      throw new Error(`the grouped hook's warm-up gave no section: ${grouped}`);
     let routed = '';
     for (const event of warmUpEvents(project, 'warm-up-routed'))
-      routed = warmUpRun('commands', ['hook', '--layout', 'lines'], project, JSON.stringify(event));
+      routed = warmUpRun('commands', ['hook', '--max-tokens', '500'], project, JSON.stringify(event));
     if (!routed.includes('[Session Context]')) throw new Error(`the routed hook's warm-up gave no section: ${routed}`);
   } finally {
     rmSync(project, { recursive: true, force: true });

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * The `fact-tracker` binary: the real process and streams, handed to the command router. A hook
- * runs on every agent event, so `hook` alone skips the router and loads only what a hook needs.
+ * runs on every agent event, so `hook` alone (or with its layout, see `bareHook.ts`) skips the
+ * router and loads only what a hook needs.
  * Both run from the bundle `npm run build` writes (see `scripts/bundle.ts`): the same compiled
  * code, each loaded from one file with the code cache the build wrote beside it
  * (`bundleLoader.ts`) instead of module by module, in a fraction of the time. A build without
@@ -22,9 +23,13 @@ const bundled = <T>(name: string): T | undefined =>
 
 const argv = process.argv.slice(2);
 try {
+  const hook =
+    argv[0] === 'hook'
+      ? (bundled<HookProcess>('hook') ?? (await import('./hookProcess.js'))).runHookProcess(argv.slice(1))
+      : undefined;
   process.exitCode =
-    argv.length === 1 && argv[0] === 'hook'
-      ? await (bundled<HookProcess>('hook') ?? (await import('./hookProcess.js'))).runHookProcess()
+    hook !== undefined
+      ? await hook
       : await (bundled<CommandProcess>('commands') ?? (await import('./commandProcess.js'))).runCommandProcess(argv);
 } catch (error) {
   // Only an installation whose code cannot load gets here (the processes catch the rest): one

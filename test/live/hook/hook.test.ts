@@ -109,9 +109,13 @@ describe('fact-tracker hook with the recorded payloads', { timeout: 300_000 }, (
     );
   });
 
-  it("--layout grouped: the section puts a task's files on one line, and the log keeps the layout for replay", async () => {
+  /**
+   * The built hook given `args`, in a new project, through an implementer's task and the start of
+   * its review: the review's prompt as the hook rewrote it, and the review's own prompt.
+   */
+  const reviewPromptOf = async (args: ReadonlyArray<string>): Promise<{ cwd: string; prompt: string; own: string }> => {
     const cwd = tempDir('hook-layout-');
-    const send = binary({ CLAUDE_PROJECT_DIR: cwd }, cwd, ['--layout', 'grouped']);
+    const send = binary({ CLAUDE_PROJECT_DIR: cwd }, cwd, args);
     const payload = (name: string) => fixture('claude-code', name, cwd);
     for (const name of ['pre-tool-use-agent', 'subagent-start', 'subagent-stop', 'post-tool-use-agent'])
       expect(await send(payload(name))).toEqual({ output: undefined, stderr: '' });
@@ -119,10 +123,40 @@ describe('fact-tracker hook with the recorded payloads', { timeout: 300_000 }, (
     const rewritten = await send(review);
     expect(rewritten.stderr).toBe('');
     const prompt = (specific(rewritten.output)!['updatedInput'] as Payload)['prompt'] as string;
-    const section = prompt.slice(0, -`\n\n${(review['tool_input'] as Payload)['prompt'] as string}`.length);
+    return { cwd, prompt, own: (review['tool_input'] as Payload)['prompt'] as string };
+  };
+
+  it("--layout grouped: the section puts a task's files on one line, and the log keeps the layout for replay", async () => {
+    const { cwd, prompt, own } = await reviewPromptOf(['--layout', 'grouped']);
+    const section = prompt.slice(0, -`\n\n${own}`.length);
     expect(section).toMatch(/^\[Session Context\]\n- task:1 modified src\/\w+\.ts, src\/\w+\.ts\n/u);
     const replayed = replayOf(logOf(cwd, '3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f'));
     expect(replayed.prompts.map((entry) => entry.sessionContext)).toEqual(['', section]);
+  });
+
+  it('a hook given its layout alone runs bare, and answers as the router does with the same layout', async () => {
+    // `--layout=grouped` alone takes the bare hook; with `--max-tokens 500` (the default) the router parses it.
+    const sections: string[] = [];
+    for (const args of [['--layout=grouped'], ['--layout', 'grouped', '--max-tokens', '500']]) {
+      const { cwd, prompt } = await reviewPromptOf(args);
+      sections.push(prompt);
+      expect(readFileSync(logOf(cwd, '3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f'), 'utf8')).toContain('"layout":"grouped"');
+    }
+    expect(sections[0]).toMatch(/^\[Session Context\]\n- task:1 modified /u);
+    expect(sections[1]).toBe(sections[0]);
+  });
+
+  it('a layout that is not one is refused by the router with a usage line, and the hook still exits 0', () => {
+    const cwd = tempDir('hook-bad-layout-');
+    const run = spawnSync(process.execPath, [MAIN, 'hook', '--layout', 'wide'], {
+      cwd,
+      env: { PATH: process.env['PATH'] ?? '', CLAUDE_PROJECT_DIR: cwd },
+      input: '',
+      encoding: 'utf8',
+    });
+    expect(run.status).toBe(0);
+    expect(run.stderr).toContain('--layout must be lines or grouped, not "wide"');
+    expect(existsSync(join(cwd, '.fact-tracker'))).toBe(false);
   });
 
   it('Codex: the section waits for SubagentStart, and SubagentStop records the answer', async () => {
