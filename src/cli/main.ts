@@ -22,11 +22,22 @@ const bundled = <T>(name: string): T | undefined =>
   )?.exports;
 
 const argv = process.argv.slice(2);
+
+/**
+ * True when the command line may be a bare hook's (`hook`, `hook --layout NAME`, `hook
+ * --layout=NAME`): only then is the hook's bundle loaded, which decides (`bareHookOptions`), so
+ * a hook given other options loads the router's bundle alone.
+ */
+const mayBeBareHook = (args: ReadonlyArray<string>): boolean =>
+  args[0] === 'hook' &&
+  (args.length === 1 ||
+    (args.length === 3 && args[1] === '--layout') ||
+    (args.length === 2 && args[1]!.startsWith('--layout=')));
+
 try {
-  const hook =
-    argv[0] === 'hook'
-      ? (bundled<HookProcess>('hook') ?? (await import('./hookProcess.js'))).runHookProcess(argv.slice(1))
-      : undefined;
+  const hook = mayBeBareHook(argv)
+    ? (bundled<HookProcess>('hook') ?? (await import('./hookProcess.js'))).runHookProcess(argv.slice(1))
+    : undefined;
   process.exitCode =
     hook !== undefined
       ? await hook
