@@ -6,6 +6,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { isSectionLayout, type SectionLayout } from '../core/fact.js';
+import { bareHookArgs } from './bareHookArgs.js';
 import { runHookCommand } from './commands/hook.js';
 import { uncaughtLine } from './boundary.js';
 import { type CliIo, EXIT_OK } from './io.js';
@@ -15,22 +16,16 @@ export interface BareHookOptions {
   readonly layout?: SectionLayout;
 }
 
-const LAYOUT = '--layout';
-
 /**
  * The options of `fact-tracker hook ARGS` when a bare hook can run them: no argument, or
  * `--layout lines|grouped` (or `--layout=...`). Undefined for anything else, which the router
  * parses (and refuses with a usage message when it is wrong).
  */
 export const bareHookOptions = (args: ReadonlyArray<string>): BareHookOptions | undefined => {
-  if (args.length === 0) return {};
-  const value =
-    args.length === 2 && args[0] === LAYOUT
-      ? args[1]
-      : args.length === 1 && args[0]!.startsWith(`${LAYOUT}=`)
-        ? args[0]!.slice(LAYOUT.length + 1)
-        : undefined;
-  return value !== undefined && isSectionLayout(value) ? { layout: value } : undefined;
+  const read = bareHookArgs(args);
+  if (read === undefined) return undefined;
+  if (read.layout === undefined) return {};
+  return isSectionLayout(read.layout) ? { layout: read.layout } : undefined;
 };
 
 /**

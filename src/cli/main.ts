@@ -9,6 +9,7 @@
  * the bundle runs the same code from its modules.
  */
 import { fileURLToPath } from 'node:url';
+import { bareHookArgs } from './bareHookArgs.js';
 import { loadBundle } from './bundleLoader.js';
 
 type HookProcess = typeof import('./hookProcess.js');
@@ -24,18 +25,14 @@ const bundled = <T>(name: string): T | undefined =>
 const argv = process.argv.slice(2);
 
 /**
- * True when the command line may be a bare hook's (`hook`, `hook --layout NAME`, `hook
- * --layout=NAME`): only then is the hook's bundle loaded, which decides (`bareHookOptions`), so
- * a hook given other options loads the router's bundle alone.
+ * A command line a bare hook may take (`hook`, `hook --layout NAME`, `hook --layout=NAME`): only
+ * then is the hook's bundle loaded, which decides (`bareHookOptions`), so a hook given other
+ * options loads the router's bundle alone.
  */
-const mayBeBareHook = (args: ReadonlyArray<string>): boolean =>
-  args[0] === 'hook' &&
-  (args.length === 1 ||
-    (args.length === 3 && args[1] === '--layout') ||
-    (args.length === 2 && args[1]!.startsWith('--layout=')));
+const mayBeBareHook = argv[0] === 'hook' && bareHookArgs(argv.slice(1)) !== undefined;
 
 try {
-  const hook = mayBeBareHook(argv)
+  const hook = mayBeBareHook
     ? (bundled<HookProcess>('hook') ?? (await import('./hookProcess.js'))).runHookProcess(argv.slice(1))
     : undefined;
   process.exitCode =

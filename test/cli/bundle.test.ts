@@ -30,13 +30,16 @@ const fixture = (name: string, cwd: string): Payload => ({
 
 const LOADER = join(ROOT, 'dist', 'cli', 'bundleLoader.js');
 
-/** An installation in a new folder: the package manifest, the binary and its loader, and what `parts` adds; its binary's path. */
+/** The binary's own modules beside `main.js`: the bundles' loader, and the reader of a bare hook's arguments. */
+const BINARY_MODULES = ['bundleLoader.js', 'bareHookArgs.js'];
+
+/** An installation in a new folder: the package manifest, the binary and its own modules, and what `parts` adds; its binary's path. */
 const installation = (parts: (dir: string) => void): string => {
   const dir = tempDir('install-');
   cpSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
   mkdirSync(join(dir, 'dist', 'cli'), { recursive: true });
   cpSync(MAIN, join(dir, 'dist', 'cli', 'main.js'));
-  cpSync(LOADER, join(dir, 'dist', 'cli', 'bundleLoader.js'));
+  for (const name of BINARY_MODULES) cpSync(join(ROOT, 'dist', 'cli', name), join(dir, 'dist', 'cli', name));
   parts(dir);
   return join(dir, 'dist', 'cli', 'main.js');
 };
