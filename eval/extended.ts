@@ -56,7 +56,20 @@ export interface Extended extends Candidate {
   readonly prevContext: number;
   /** The same with the query part of that prompt too (its words against the fact's own). */
   readonly prevMatch: number;
+  /** The seed's relative score when the file's name stem (test markers aside) is a seed's and it is another file. */
+  readonly seedStem: number;
+  /** The same when one stem starts with the other (of 4 characters or more). */
+  readonly seedPrefix: number;
 }
+
+/** A file name's stem: no extensions, letters and digits only, lower case, test markers aside. */
+const stemOf = (path: string): string => {
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  const dot = name.indexOf('.', 1);
+  let stem = (dot < 0 ? name : name.slice(0, dot)).toLowerCase().replace(/[^a-z0-9]/g, '');
+  stem = stem.replace(/^tests?(?=.)/, '').replace(/(?<=.)(tests?|spec|specs)$/, '');
+  return stem;
+};
 
 /** Each text's terms, once per distinct text. */
 const textTerms = (() => {
@@ -115,6 +128,8 @@ export const extended = (history: History, index: number): PromptCandidates => {
   const seedFacts = first.filter((c) => isFileFact(byId.get(c.id)!.fact)).slice(0, SEEDS);
   const top = seedFacts.length === 0 ? 0 : seedFacts[0]!.query + seedFacts[0]!.context;
   const seeds = seedFacts.map((c) => ({
+    subject: byId.get(c.id)!.fact.subject,
+    stem: stemOf(byId.get(c.id)!.fact.subject),
     dirs: directoriesOf(byId.get(c.id)!.fact.subject),
     weight: top > 0 ? (c.query + c.context) / top : 0,
   }));
@@ -241,7 +256,19 @@ export const extended = (history: History, index: number): PromptCandidates => {
     let dirHeat = 0;
     let recentCoChange = 0;
     let fileDoc = 0;
+    let seedStem = 0;
+    let seedPrefix = 0;
     if (isFileFact(fact)) {
+      const stem = stemOf(fact.subject);
+      for (const seed of seeds)
+        if (seed.subject !== fact.subject && stem.length > 0) {
+          if (stem === seed.stem) seedStem = Math.max(seedStem, seed.weight);
+          if (
+            Math.min(stem.length, seed.stem.length) >= 4 &&
+            (stem.startsWith(seed.stem) || seed.stem.startsWith(stem))
+          )
+            seedPrefix = Math.max(seedPrefix, seed.weight);
+        }
       const dirs = directoriesOf(fact.subject);
       for (const seed of startSeeds)
         startProximity = Math.max(startProximity, seed.weight * proximity(dirs, seed.dirs));
@@ -282,6 +309,7 @@ export const extended = (history: History, index: number): PromptCandidates => {
     const label = labelFiles.get(`${fact.subject}\u001f${fact.relation}\u001f${fact.object}`);
     return {
       ...c,
+      group: PMap.get(tasks, fact.sourceTaskId)?.num ?? -1,
       labelFiles: label === undefined ? -1 : prompt.labelFiles[label]!,
       contextEven,
       contextQuarter,
@@ -299,6 +327,8 @@ export const extended = (history: History, index: number): PromptCandidates => {
       fileDoc,
       prevContext: previous.get(c.id)?.context ?? 0,
       prevMatch: (previous.get(c.id)?.context ?? 0) + (previous.get(c.id)?.query ?? 0),
+      seedStem,
+      seedPrefix,
     };
   });
   return { ...base, candidates };

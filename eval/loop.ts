@@ -15,10 +15,12 @@
  * The variants: `shipped` (the defaults' model), `evenShare`, `quarterShare` and `wholeShare` (a
  * task's context over its files' number, their fourth root, or whole, instead of over their root), `noShared` (no shared recency),
  * `churn` (how many tasks changed a file, log2(1 + tasks), in place of the feedback words),
- * `churnSpecial` (the same for facts another signal already reaches), `noFeedback`; and each
+ * `churnSpecial` (the same for facts another signal already reaches), `noFeedback`, `noPolish` (no
+ * sweep on the target after the smooth fit), `div90`, `div110` and `div125` (a section filled
+ * greedily, each fact's score times that factor per fact of its task already in it); and each
  * signal of `Extended` (directory proximity to the first pass's best files, to the latest tasks'
  * files, the prompt's share of a path's words, recency-weighted changes of a file or of its
- * directory, co-change with the latest task, BM25 against a file's history as one document, the task context of the latest other task's prompt; and products of two signals: recency with the task
+ * directory, co-change with the latest task, BM25 against a file's history as one document, the task context of the latest other task's prompt, a seed's name stem (`seedStem`), or a stem that starts with a seed's or begins it (`seedPrefix`); and products of two signals: recency with the task
  * context, the query or both, co-change with the task context) in place of the feedback words (`seedProximity`) or
  * beside every signal of the defaults with a weight of its own, fitted as the others are
  * (`seedProximity+`). See docs/retrieval.md for what they gave.
@@ -43,6 +45,10 @@ const progress = (what: string): void => {
 interface Variant {
   readonly signals: (c: Extended) => Candidate;
   readonly off?: ReadonlyArray<Weight>;
+  /** False: no sweep on the target after the smooth fit and the floor (step 3 of the fit). */
+  readonly polish?: boolean;
+  /** Below 1: each fact of a task already in the section scores this much less (see simulateSection). */
+  readonly diversity?: number;
 }
 const churnOf = (c: Extended): number => (c.churn > 0 ? Math.log2(1 + c.churn) : 0);
 const VARIANTS: Readonly<Record<string, Variant>> = {
@@ -52,6 +58,10 @@ const VARIANTS: Readonly<Record<string, Variant>> = {
   wholeShare: { signals: (c) => ({ ...c, context: c.contextWhole }) },
   noShared: { signals: (c) => c, off: ['shared'] },
   noFeedback: { signals: (c) => ({ ...c, feedback: 0 }), off: ['feedback'] },
+  noPolish: { signals: (c) => c, polish: false },
+  div90: { signals: (c) => c, diversity: 0.9 },
+  div110: { signals: (c) => c, diversity: 1.1 },
+  div125: { signals: (c) => c, diversity: 1.25 },
   churnSpecial: {
     signals: (c) => ({ ...c, feedback: c.context > 0 || c.age >= 0 || c.coChange > 0 ? churnOf(c) : 0 }),
   },
@@ -71,6 +81,7 @@ const held = (
   ranking: Ranking,
   maxTokens: number,
   counts?: (c: Extended) => boolean,
+  diversity = 1,
 ): { hits: number; labels: number; tokens: number } => {
   let hits = 0;
   let labels = 0;
@@ -80,7 +91,7 @@ const held = (
       counts === undefined
         ? prompt
         : { ...prompt, candidates: prompt.candidates.map((c) => ({ ...c, label: c.label && counts(c as Extended) })) };
-    const section = simulateSection(kept, ranking, Number.MAX_SAFE_INTEGER, maxTokens);
+    const section = simulateSection(kept, ranking, Number.MAX_SAFE_INTEGER, maxTokens, diversity);
     hits += section.hits;
     // Every label counts, those no candidate holds too (a miss whatever the ranking).
     labels += counts === undefined ? prompt.expected : kept.candidates.filter((c) => c.label).length;
@@ -113,16 +124,17 @@ const run = (name: string, variant: Variant): void => {
         DEFAULT_MAX_TOKENS,
         train.map((i) => prepared[i]!),
         'micro',
-        true,
+        variant.polish ?? true,
         l2,
         undefined,
         variant.off,
       );
       fitted.set(fold, ranking);
     }
-    const at500 = held(sets[h]!, ranking, DEFAULT_MAX_TOKENS);
-    const at250 = held(sets[h]!, ranking, 250);
-    const big = held(sets[h]!, ranking, DEFAULT_MAX_TOKENS, (c) => c.labelFiles > 10);
+    const { diversity } = variant;
+    const at500 = held(sets[h]!, ranking, DEFAULT_MAX_TOKENS, undefined, diversity);
+    const at250 = held(sets[h]!, ranking, 250, undefined, diversity);
+    const big = held(sets[h]!, ranking, DEFAULT_MAX_TOKENS, (c) => c.labelFiles > 10, diversity);
     const g = groups.get(history.group) ?? {
       at500: 0,
       at250: 0,
@@ -175,6 +187,8 @@ const EXTRAS: Readonly<Record<string, (c: Extended) => number>> = {
   fileDoc: (c) => c.fileDoc,
   prevContext: (c) => c.prevContext,
   prevMatch: (c) => c.prevMatch,
+  seedStem: (c) => c.seedStem,
+  seedPrefix: (c) => c.seedPrefix,
 };
 
 for (const name of positionals) {

@@ -54,6 +54,8 @@ export interface Candidate {
   readonly flags: number;
   /** A signal the library does not score, to try it (eval/loop.ts): added to the relevance times `extraWeight`. */
   readonly extra?: number;
+  /** Its task's number, for the section's diversity (eval/loop.ts); -1 or absent: none. */
+  readonly group?: number;
 }
 
 /** A labeled prompt's candidates (every valid fact that passes the tag and own-task filters). */
@@ -176,6 +178,7 @@ interface Columns {
   readonly named: Uint8Array;
   readonly convention: Uint8Array;
   readonly label: Uint8Array;
+  readonly group: Int32Array;
   /** Each candidate's place in the tie order: most recent first, then by id. */
   readonly tie: Int32Array;
 }
@@ -207,6 +210,7 @@ const columnsOf = (() => {
       named: Uint8Array.from(list, (c) => (c.named ? 1 : 0)),
       convention: Uint8Array.from(list, (c) => (c.convention ? 1 : 0)),
       label: Uint8Array.from(list, (c) => (c.label ? 1 : 0)),
+      group: Int32Array.from(list, (c) => c.group ?? -1),
       tie,
     };
     built.set(prompt, columns);
@@ -232,17 +236,23 @@ let totals = new Float64Array(1024);
 let boosts = new Float64Array(1024);
 let ranked = new Int32Array(1024);
 
+/** How many of the best facts a `diversity` other than 1 re-ranks (the rest keep their order). */
+const DIVERSE_HEAD = 160;
+
 /**
  * The section the library would inject: candidates ranked (score, then most recent, then id),
  * those scoring 0 out (conventions excepted), at most `maxFacts`, the relevance floor, then the
  * token budget on the one-line-per-fact layout with the estimate `ceil(characters / 4)`. The
- * score is `candidateScore`'s, computed on the prompt's columns.
+ * score is `candidateScore`'s, computed on the prompt's columns. An experiment's `diversity`
+ * (eval/loop.ts; the library has none) re-ranks the best greedily by task (see below).
  */
+
 export const simulateSection = (
   prompt: PromptCandidates,
   ranking: Ranking,
   maxFacts: number,
   maxTokens: number,
+  diversity = 1,
 ): Section => {
   const c = columnsOf(prompt);
   const n = c.tie.length;
@@ -280,8 +290,32 @@ export const simulateSection = (
     }
   }
   const { tie } = c;
-  const order = ranked.subarray(0, eligible).sort((a, b) => totals[b]! - totals[a]! || tie[a]! - tie[b]!);
+  let order = ranked.subarray(0, eligible).sort((a, b) => totals[b]! - totals[a]! || tie[a]! - tie[b]!);
   const inCap = Math.min(eligible, maxFacts);
+  if (diversity !== 1) {
+    // Greedy: a fact's score is multiplied by `diversity` once per fact of its task already in the section.
+    const head = Array.from(order.subarray(0, Math.min(inCap, DIVERSE_HEAD)));
+    const counts = new Map<number, number>();
+    const picked: number[] = [];
+    while (head.length > 0) {
+      let bestAt = 0;
+      let bestScore = -Infinity;
+      for (let at = 0; at < head.length; at += 1) {
+        const i = head[at]!;
+        const g = c.group[i]!;
+        const score = g < 0 ? totals[i]! : totals[i]! * diversity ** (counts.get(g) ?? 0);
+        if (score > bestScore) {
+          bestScore = score;
+          bestAt = at;
+        }
+      }
+      const i = head.splice(bestAt, 1)[0]!;
+      picked.push(i);
+      const g = c.group[i]!;
+      if (g >= 0) counts.set(g, (counts.get(g) ?? 0) + 1);
+    }
+    order = Int32Array.from([...picked, ...order.subarray(picked.length)]);
+  }
   let best = 0;
   for (let k = 0; k < inCap; k += 1) {
     const i = order[k]!;
