@@ -14,6 +14,12 @@ export interface NotesLeaseSettings {
   readonly ttlMs: number;
   /** How soon a machine waiting for another's holder to end its stage looks again. */
   readonly pollMs: number;
+  /**
+   * This machine's own name, unique to it (the tracker makes one at random): with it, each item
+   * it adds gets a key (`LeaseItem.key`: the name and the item's number), so a call whose answer
+   * was lost is made again without adding its items twice. Without it, items have no key.
+   */
+  readonly instance?: string;
 }
 
 /** An item this machine adds: an end of stage carries the runner's name for it. */

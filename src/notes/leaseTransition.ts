@@ -58,10 +58,11 @@ const withLease = (
 const settingsOf = (state: NotesState) => state.settings.lease!;
 
 /** The item as the store keeps it. */
-const toLeaseItem = ({ kind, text, at }: OutgoingItem): LeaseItem => ({
+const toLeaseItem = ({ kind, text, at, key }: OutgoingItem): LeaseItem => ({
   kind,
   ...(text === undefined ? {} : { text: text.slice(0, LATEST_MESSAGE_LENGTH) }),
   ...(at === undefined ? {} : { at }),
+  ...(key === undefined ? {} : { key }),
 });
 
 /** Makes the lease call: the outbox added, the work through `done` reported. */
@@ -197,7 +198,11 @@ export const pumpUser = (state: NotesState, user: string): NotesTransition =>
 /** An item recorded here (a user message, or an end of stage of a named session): into the outbox, and on. */
 export const addToQueue = (state: NotesState, user: string, session: string, item: OutgoingItem): NotesTransition => {
   const lease = leaseOf(selectConversation(state, user, session));
-  return pump(withLease(state, user, session, { ...lease, outbox: [...lease.outbox, item] }), user, session);
+  // Named once, here: a failed call sends the item again under the same key.
+  const { instance } = settingsOf(state);
+  const named = instance === undefined ? state : { ...state, issued: state.issued + 1 };
+  const outgoing = instance === undefined ? item : { ...item, key: `${instance}:${state.issued}` };
+  return pump(withLease(named, user, session, { ...lease, outbox: [...lease.outbox, outgoing] }), user, session);
 };
 
 /** A load asked for with leases: the notes are loaded again unless this tracker holds the lease (then they are its own). */

@@ -23,6 +23,13 @@ export interface LeaseItem {
   readonly text?: string;
   /** Epoch milliseconds of the message or end of stage. */
   readonly at?: number;
+  /**
+   * The item's name, unique among all the items ever added to any queue (a tracker's instance and
+   * a number): an item added again under a key still in the queue is not added twice, and the
+   * call answers the number it has. So a call whose answer was lost (the connection dropped after
+   * the store wrote it) can be made again as it was. Absent: added every time.
+   */
+  readonly key?: string;
 }
 
 /** An item in a queue: numbered by the store in the order added (increasing, never reused), and who added it. */
@@ -74,6 +81,8 @@ interface MemorySlot {
   holder: string;
   expiresAt: number;
   readonly queue: QueuedItem[];
+  /** The number of each queued item added with a key, by its key. */
+  readonly keys: Map<string, number>;
 }
 
 /** Leases in this process's memory, by the clock `now`. */
@@ -85,11 +94,23 @@ export const memoryLeases = (now: () => number = Date.now): NotesLeases => {
   return {
     lease: (user, session, request) => {
       const key = JSON.stringify([user, session]);
-      const slot = slots.get(key) ?? { holder: '', expiresAt: Number.NEGATIVE_INFINITY, queue: [] };
+      const slot: MemorySlot = slots.get(key) ?? {
+        holder: '',
+        expiresAt: Number.NEGATIVE_INFINITY,
+        queue: [],
+        keys: new Map(),
+      };
       const time = now();
       const { done } = request;
-      if (done !== undefined) slot.queue.splice(0, slot.queue.filter((item) => item.seq <= done).length);
+      if (done !== undefined) {
+        slot.queue.splice(0, slot.queue.filter((item) => item.seq <= done).length);
+        slot.keys.forEach((seq, name) => {
+          if (seq <= done) slot.keys.delete(name);
+        });
+      }
       const added = (request.add ?? []).map((item) => {
+        const known = item.key === undefined ? undefined : slot.keys.get(item.key);
+        if (known !== undefined) return known;
         const queued: QueuedItem = {
           kind: item.kind,
           ...(item.text === undefined ? {} : { text: item.text }),
@@ -98,6 +119,7 @@ export const memoryLeases = (now: () => number = Date.now): NotesLeases => {
           origin: request.holder,
         };
         slot.queue.push(queued);
+        if (item.key !== undefined) slot.keys.set(item.key, queued.seq);
         return queued.seq;
       });
       const free = slot.holder === request.holder || slot.expiresAt <= time;

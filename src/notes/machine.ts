@@ -165,6 +165,8 @@ export interface NotesState {
   readonly active: PMap.PersistentMap<true>;
   /** The user machines made so far, each numbered by it (`NotesUserMachine.generation`). */
   readonly made: number;
+  /** The items added to lease queues so far: the number in each one's key (`NotesLeaseSettings.instance`). */
+  readonly issued: number;
 }
 
 /** Options of `initialNotesState`. */
@@ -206,6 +208,7 @@ export const initialNotesState = (options: NotesStateOptions = {}): NotesState =
     users: PMap.empty,
     active: PMap.empty,
     made: 0,
+    issued: 0,
   });
 };
 

@@ -76,6 +76,7 @@ export const resolveOptions = (options: NotableFactsTrackerOptions): ResolvedOpt
             holder: isNotesId(settings.holder) ? settings.holder : `tracker-${globalThis.crypto.randomUUID()}`,
             ttlMs: waitTime(settings.leaseMs, timeoutMs + DEFAULT_LEASE_MARGIN_MS),
             pollMs: waitTime(settings.leasePollMs, DEFAULT_LEASE_POLL_MS),
+            instance: globalThis.crypto.randomUUID(),
           },
   };
 };

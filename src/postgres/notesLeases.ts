@@ -47,7 +47,7 @@ export const postgresLeases = (
 ): NotesLeases => {
   const statement = {
     name: statementName('notes_lease', db.schema),
-    text: `SELECT held, expires_in_ms, added, head, queue FROM ${sqlSchema(db.schema)}.notes_lease($1, $2, $3, $4, $5, $6, $7, $8)`,
+    text: `SELECT held, expires_in_ms, added, head, queue FROM ${sqlSchema(db.schema)}.notes_lease($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
   };
   return {
     lease: async (user, session, request) => {
@@ -64,6 +64,7 @@ export const postgresLeases = (
             add.map((entry) => entry.kind),
             add.map((entry) => storable(entry.text)),
             add.map((entry) => entry.at ?? null),
+            add.map((entry) => entry.key ?? null),
           ],
         });
         return rows[0]!;

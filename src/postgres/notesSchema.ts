@@ -5,17 +5,48 @@
  * trackers in several processes take turns on one (user, session), with the queue of what
  * waits for the holder (user messages to extract, ends of stage to merge).
  */
+/** The lease function's arguments: as version 2 made it, and with the items' keys since version 3. */
+const LEASE_ARGUMENTS = 'text, text, text, double precision, bigint, text[], text[], double precision[]';
+const KEYED_LEASE_ARGUMENTS = `${LEASE_ARGUMENTS}, text[]`;
+
+/**
+ * How the lease call adds its items to the queue: all at once (version 2), or one by one, an
+ * item whose key is in the queue already not again, answering the number it has (version 3).
+ * The lease row's lock makes the calls of one (user, session) take turns, so no two add one key.
+ */
+const addItems = (s: string, keyed: boolean): string =>
+  keyed
+    ? `FOR v_at IN 1 .. coalesce(array_length(p_kinds, 1), 0) LOOP
+    v_seq := NULL;
+    IF p_keys[v_at] IS NOT NULL THEN
+      SELECT q.seq INTO v_seq FROM ${s}.notes_queue q
+        WHERE q.user_id = p_user AND q.session_id = p_session AND q.item_key = p_keys[v_at];
+    END IF;
+    IF v_seq IS NULL THEN
+      INSERT INTO ${s}.notes_queue (user_id, session_id, kind, text, at, origin, item_key)
+        VALUES (p_user, p_session, p_kinds[v_at], p_texts[v_at], p_ats[v_at], p_holder, p_keys[v_at])
+        RETURNING seq INTO v_seq;
+    END IF;
+    v_added := v_added || v_seq;
+  END LOOP;`
+    : `WITH inserted AS (
+    INSERT INTO ${s}.notes_queue (user_id, session_id, kind, text, at, origin)
+    SELECT p_user, p_session, u.kind, u.text, u.at, p_holder
+      FROM unnest(p_kinds, p_texts, p_ats) WITH ORDINALITY AS u(kind, text, at, n) ORDER BY u.n
+    RETURNING seq
+  ) SELECT coalesce(array_agg(i.seq ORDER BY i.seq), '{}') INTO v_added FROM inserted i;`;
+
 /** The lease call (`notes_lease`): one statement, so taking a turn and adding to the queue happen at one moment. */
-const leaseFunction = (s: string): string => `CREATE FUNCTION ${s}.notes_lease(
+const leaseFunction = (s: string, keyed: boolean): string => `CREATE FUNCTION ${s}.notes_lease(
   p_user text, p_session text, p_holder text, p_ttl_ms double precision, p_done bigint,
-  p_kinds text[], p_texts text[], p_ats double precision[]
+  p_kinds text[], p_texts text[], p_ats double precision[]${keyed ? ', p_keys text[]' : ''}
 ) RETURNS TABLE (held boolean, expires_in_ms double precision, added bigint[], head bigint, queue jsonb)
 LANGUAGE plpgsql AS $lease$
 DECLARE
   v_holder text;
   v_expires timestamptz;
-  v_added bigint[];
-  v_head bigint;
+  v_added bigint[]${keyed ? " := '{}'" : ''};
+  v_head bigint;${keyed ? '\n  v_seq bigint;\n  v_at integer;' : ''}
 BEGIN
   -- The lease row is the slot's lock: made when missing, locked, and gone again once nothing waits.
   LOOP
@@ -28,12 +59,7 @@ BEGIN
   IF p_done IS NOT NULL THEN
     DELETE FROM ${s}.notes_queue q WHERE q.user_id = p_user AND q.session_id = p_session AND q.seq <= p_done;
   END IF;
-  WITH inserted AS (
-    INSERT INTO ${s}.notes_queue (user_id, session_id, kind, text, at, origin)
-    SELECT p_user, p_session, u.kind, u.text, u.at, p_holder
-      FROM unnest(p_kinds, p_texts, p_ats) WITH ORDINALITY AS u(kind, text, at, n) ORDER BY u.n
-    RETURNING seq
-  ) SELECT coalesce(array_agg(i.seq ORDER BY i.seq), '{}') INTO v_added FROM inserted i;
+  ${addItems(s, keyed)}
   SELECT min(q.seq) INTO v_head FROM ${s}.notes_queue q WHERE q.user_id = p_user AND q.session_id = p_session;
   IF v_head IS NULL THEN
     IF v_holder = p_holder OR v_expires <= clock_timestamp() THEN
@@ -52,7 +78,7 @@ BEGIN
     RETURN QUERY SELECT false, (extract(epoch FROM v_expires - clock_timestamp()) * 1000)::double precision, v_added, v_head, '[]'::jsonb;
   END IF;
 END $lease$;
-COMMENT ON FUNCTION ${s}.notes_lease(text, text, text, double precision, bigint, text[], text[], double precision[]) IS 'Adds to the queue of (user, session), removes what the asker processed, and gives the asker the lease when it holds it or it is free or expired: the queue when it does.';`;
+COMMENT ON FUNCTION ${s}.notes_lease(${keyed ? KEYED_LEASE_ARGUMENTS : LEASE_ARGUMENTS}) IS 'Adds to the queue of (user, session)${keyed ? ' (an item whose key is queued already, not again)' : ''}, removes what the asker processed, and gives the asker the lease when it holds it or it is free or expired: the queue when it does.';`;
 
 /** What the notes ledger's migration does, as the migrations table records it. */
 export const NOTES_DESCRIPTION = 'notes: session records, profiles, leases and their queue';
@@ -94,4 +120,14 @@ CREATE TABLE ${s}.notes_queue (
 );
 CREATE INDEX notes_queue_slot ON ${s}.notes_queue (user_id, session_id, seq);
 COMMENT ON TABLE ${s}.notes_queue IS 'What waits for the holder of a (user, session): user messages to extract and ends of stage to merge, in order; removed once done.';
-${leaseFunction(s)}`;
+${leaseFunction(s, false)}`;
+
+/** What the migration that names queued items does, as the migrations table records it. */
+export const NOTES_KEYS_DESCRIPTION = 'notes: queued items named by their key, added once';
+
+/** The queue's items get their key (`LeaseItem.key`), and the lease call adds an item once per key. */
+export const notesKeysSql = (s: string): string => `ALTER TABLE ${s}.notes_queue ADD COLUMN item_key text;
+COMMENT ON COLUMN ${s}.notes_queue.item_key IS 'The name the adding tracker gave the item: a call made again after its answer was lost does not add it twice.';
+CREATE UNIQUE INDEX notes_queue_key ON ${s}.notes_queue (user_id, session_id, item_key) WHERE item_key IS NOT NULL;
+DROP FUNCTION ${s}.notes_lease(${LEASE_ARGUMENTS});
+${leaseFunction(s, true)}`;

@@ -18,7 +18,7 @@ import {
   type UrlOrPool,
 } from './database.js';
 import type { PostgresFailure } from './failures.js';
-import { NOTES_DESCRIPTION, notesTablesSql } from './notesSchema.js';
+import { NOTES_DESCRIPTION, NOTES_KEYS_DESCRIPTION, notesKeysSql, notesTablesSql } from './notesSchema.js';
 
 /** One step of the schema. */
 export interface Migration {
@@ -60,6 +60,7 @@ CREATE TABLE ${s}.snapshots (
 COMMENT ON TABLE ${s}.snapshots IS 'A cache per session: its state after line position, as the library version named wrote it.';`,
   },
   { version: 2, description: NOTES_DESCRIPTION, sql: notesTablesSql },
+  { version: 3, description: NOTES_KEYS_DESCRIPTION, sql: notesKeysSql },
 ];
 
 /** The newest schema version this library knows. */

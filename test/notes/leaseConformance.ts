@@ -118,6 +118,42 @@ export const describeNotesLeaseConformance = (
         ).toMatchObject([{ text: user + session }]);
     });
 
+    it('adds an item whose key is still queued once, answering its number, as a call made again after a lost answer', async () => {
+      const { leases } = await leasesOf();
+      const call: LeaseRequest = {
+        holder: 'b',
+        ttlMs: TTL,
+        add: [
+          { ...message('one'), key: 'b1:0' },
+          { ...message('two'), key: 'b1:1' },
+          { kind: 'stage', at: 3, key: 'b1:2' },
+        ],
+      };
+      await lease(leases, 'maya', 's1', { holder: 'a', ttlMs: TTL, add: [message('first')] });
+      const sent = await lease(leases, 'maya', 's1', call);
+      const again = await lease(leases, 'maya', 's1', call);
+      expect(again.added).toEqual(sent.added);
+      // Another key, or none, is another item; the same key in another slot is that slot's.
+      const other = await lease(leases, 'maya', 's1', {
+        holder: 'b',
+        ttlMs: TTL,
+        add: [{ ...message('one'), key: 'b1:3' }, message('one')],
+      });
+      const elsewhere = await lease(leases, 'maya', 's2', {
+        holder: 'b',
+        ttlMs: TTL,
+        add: [{ ...message('one'), key: 'b1:0' }],
+      });
+      expect(elsewhere.queue).toMatchObject([{ text: 'one' }]);
+      const queue = (await lease(leases, 'maya', 's1', { holder: 'a', ttlMs: TTL })).queue;
+      expect(queue.map((item) => item.text ?? item.kind)).toEqual(['first', 'one', 'two', 'stage', 'one', 'one']);
+      expect(queue.map((item) => item.seq)).toEqual([queue[0]!.seq, ...sent.added, ...other.added]);
+      // Once done, the items are gone: their keys name nothing queued any more.
+      const last = sent.added[sent.added.length - 1]!;
+      const after = await lease(leases, 'maya', 's1', { holder: 'a', ttlMs: TTL, done: last });
+      expect(after.queue.map((item) => item.seq)).toEqual(other.added);
+    });
+
     it('gives a free slot to exactly one of many callers at once, and loses none of their items', async () => {
       const { leases } = await leasesOf();
       const answers = await Promise.all(

@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { replayNotes } from '../../src/notes/events.js';
 import { emptyNotesLedger, selectGlobalFacts, selectSessionFacts } from '../../src/notes/ledger.js';
 import type { CompleteFn } from '../../src/notes/port.js';
-import { memoryNotesStore, type NotesStore, type NotesWrite } from '../../src/notes/store.js';
+import type { NotesLeases } from '../../src/notes/leases.js';
+import { memoryNotesStore, type NotesStore, type NotesWrite, storeFailure } from '../../src/notes/store.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
 
 const answer = (...facts: string[]): string =>
@@ -270,6 +271,48 @@ describe('trackers sharing a store with leases', () => {
     expect(E.isRight(await stage)).toBe(true);
     const latest = prompts.map((prompt) => /Latest user message:\nUser: (.*)/u.exec(prompt)?.[1]);
     expect(latest).toEqual(['one', 'two']);
+  });
+
+  it('adds a message once when the answer to the call that added it was lost: the call is made again under the same keys', async () => {
+    const inner = memoryNotesStore();
+    let lost = 0;
+    let again = 0;
+    // Tracker b's first call that adds items reaches the store, but its answer never comes back.
+    const leases: NotesLeases = {
+      lease: async (user, session, request) => {
+        const answered = await inner.leases.lease(user, session, request);
+        if (lost > 0 && request.add !== undefined) again += 1;
+        if (lost > 0 || request.add === undefined) return answered;
+        lost += 1;
+        return E.left(storeFailure('unavailable', 'the connection was lost before the answer'));
+      },
+    };
+    const failures: string[] = [];
+    const model = sharedModel();
+    const a = createNotableFactsTracker({ complete: model.complete, store: inner, holder: 'a' });
+    const b = createNotableFactsTracker({
+      complete: model.complete,
+      store: { ...inner, leases },
+      holder: 'b',
+      leasePollMs: 5,
+      onError: (failure) => failures.push(failure.code),
+    });
+    a.recordUserMessage('maya', 's1', 'one');
+    await tick();
+    b.recordUserMessage('maya', 's1', 'two');
+    // b's call failed; it makes it again once it has waited (within 3 s).
+    for (let waited = 0; waited < 600 && again === 0; waited += 1)
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(lost).toBe(1);
+    expect(again).toBe(1);
+    expect(failures).toEqual(['unavailable']);
+    await model.answerNext();
+    await tick();
+    // a's follow-up shows b's message once, in the queue's order.
+    const followUp = await model.answerNext();
+    expect([...followUp.matchAll(/^User: two$/gmu)]).toHaveLength(1);
+    await within(Promise.all([a.settled(), b.settled()]), 'the trackers');
+    expect(model.calls).toHaveLength(0);
   });
 
   it('counts each session once when two trackers end the stage of every session of a user at once', async () => {

@@ -8,7 +8,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { CompleteFn } from '../../src/notes/port.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
 import type { NotableFactsTracker, NotesTrackerFailure } from '../../src/notes/trackerTypes.js';
-import { MIGRATIONS, postgresNotesStore, type PostgresNotesStore } from '../../src/postgres/index.js';
+import {
+  migrate,
+  MIGRATIONS,
+  postgresNotesStore,
+  type PostgresNotesStore,
+  schemaSql,
+} from '../../src/postgres/index.js';
 import { describeNotesLeaseConformance } from '../notes/leaseConformance.js';
 import { describeNotesStoreConformance } from '../notes/storeConformance.js';
 import { postgresUnavailable, usePostgres } from './server.js';
@@ -174,6 +180,38 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
       { table_name: 'notes_sessions', column_name: 'version', data_type: 'integer' },
     ]);
     expect(stored).toEqual([{ user_id: 'maya', session_id: 's1', value: { facts: [] }, version: 1 }]);
+  });
+
+  it('migrates a queue of version 2 to the keyed one: what waited stays, and an item sent again under its key is added once', async () => {
+    const url = await databaseUrl();
+    const schema = 'keys_from_v2';
+    // The schema as version 2 left it, with a message waiting in the queue.
+    const sql = schemaSql({ schema });
+    const admin = new pg.Pool({ connectionString: url, max: 1 });
+    await admin.query(`${sql.slice(0, sql.indexOf('-- 3: '))}COMMIT;`);
+    await admin.query(
+      `SELECT held FROM ${schema}.notes_lease('maya', 's1', 'old', 60000, NULL, ARRAY['message'], ARRAY['waiting'], ARRAY[1.0::double precision])`,
+    );
+    expect(await migrate(url, { schema })).toMatchObject(E.right({ from: 2, to: 3 }));
+    const store = postgresNotesStore(url, { schema });
+    opened.push(store);
+    const call = {
+      holder: 'new',
+      ttlMs: 60_000,
+      add: [{ kind: 'message' as const, text: 'keyed', at: 2, key: 'new-instance:0' }],
+    };
+    const first = await store.leases.lease('maya', 's1', call);
+    const again = await store.leases.lease('maya', 's1', call);
+    expect(E.isRight(first) && first.right.added).toHaveLength(1);
+    expect(again).toMatchObject(E.right({ added: E.isRight(first) ? first.right.added : [] }));
+    const { rows } = await admin.query(`SELECT text, item_key FROM ${schema}.notes_queue ORDER BY seq`);
+    const { rows: versions } = await admin.query(`SELECT version FROM ${schema}.migrations ORDER BY version`);
+    await admin.end();
+    expect(rows).toEqual([
+      { text: 'waiting', item_key: null },
+      { text: 'keyed', item_key: 'new-instance:0' },
+    ]);
+    expect(versions).toEqual(MIGRATIONS.map(({ version }) => ({ version })));
   });
 
   it('leaves a pool passed in open on close, and ends the one it made', async () => {
