@@ -186,6 +186,19 @@ const storeView = (
 };
 
 /**
+ * True for an extraction whose messages are no later than those the store's record of its
+ * session was extracted from: another tracker extracted them, or later ones, and saved first (a
+ * holder that took over the queue of one paused past its lease). Applied again, its list would
+ * put back an older one in place of the store's.
+ */
+const isOutdated = (view: NotesLedger, user: string, event: NotesEvent): boolean => {
+  if (event.type !== 'notes/extracted') return false;
+  // Only the times of the messages covered compare: an extraction's end may come after later messages.
+  const stored = selectSessionNotes(view, user, event.session)?.messagesAt;
+  return stored !== undefined && event.messagesAt !== undefined && stored >= event.messagesAt;
+};
+
+/**
  * The ledger rebuilt from the loaded records where they are newer than what the machine had:
  * the store's view of the user's notes (`storeView`) with the unsaved changes applied to it
  * again, once, and the `notes/loaded` events recording the result (the loaded session with the
@@ -202,8 +215,11 @@ const withFresh = (
 ): readonly [NotesLedger, ReadonlyArray<NotesEvent>] => {
   const owned = ownLedger(ledger);
   const before = selectUserNotes(owned, user) ?? { sessions: PMap.empty };
-  const view = storeView(before, session, notes, base, merged, unsaved);
-  const next = unsaved.reduce(applyNotesEvent, withUserNotes(owned, user, view));
+  const view = withUserNotes(owned, user, storeView(before, session, notes, base, merged, unsaved));
+  const next = unsaved.reduce(
+    (into, event) => (isOutdated(view, user, event) ? into : applyNotesEvent(into, event)),
+    view,
+  );
   const finalNotes = selectSessionNotes(next, user, session);
   const finalProfile = selectGlobalFacts(next, user);
   const changed = [...new Set(unsaved.flatMap((event) => ('session' in event ? [event.session] : [])))].filter(

@@ -158,6 +158,40 @@ describe('trackers sharing a store with leases', () => {
     ).toEqual(['Said one', 'Said two']);
   });
 
+  it('keeps the list of the holder that took over: the one paused past its lease does not put back its older list', async () => {
+    const store = memoryNotesStore();
+    const paused = sharedModel();
+    const model = sharedModel();
+    const a = createNotableFactsTracker({
+      complete: paused.complete,
+      store,
+      holder: 'a',
+      timeoutMs: 60_000,
+      leaseMs: 150,
+    });
+    const b = createNotableFactsTracker({ complete: model.complete, store, holder: 'b', leaseMs: 150 });
+    a.recordUserMessage('maya', 's1', 'one');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    b.recordUserMessage('maya', 's1', 'two');
+    // a's model call outlasts its lease: b takes the queue over (within 3 s) and extracts both messages.
+    for (let waited = 0; waited < 300 && model.calls.length === 0; waited += 1)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(model.calls).toHaveLength(1);
+    expect(await model.answerNext()).toMatch(/User: one[\s\S]*Latest user message:\nUser: two/u);
+    await within(b.settled(), 'b');
+    // Then a's extraction of "one" alone comes back; its save meets b's.
+    expect(await paused.answerNext()).toMatch(/Latest user message:\nUser: one/u);
+    await within(a.settled(), 'a');
+    const records = await store.load('maya', 's1');
+    const facts = E.isRight(records) ? (records.right.session.value as { facts: Array<{ fact: string }> }).facts : [];
+    expect(facts.map((fact) => fact.fact).sort()).toEqual(['Said one', 'Said two']);
+    expect(
+      selectSessionFacts(a.getSnapshot(), 'maya', 's1')
+        .map((fact) => fact.fact)
+        .sort(),
+    ).toEqual(['Said one', 'Said two']);
+  });
+
   it('settles only once its work is reported to the store: nothing in flight after settled(), the lease free', async () => {
     const store = memoryNotesStore();
     const model = sharedModel();
