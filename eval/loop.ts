@@ -17,7 +17,13 @@
  * `churn` (how many tasks changed a file, log2(1 + tasks), in place of the feedback words),
  * `churnSpecial` (the same for facts another signal already reaches), `noFeedback`, `noPolish` (no
  * sweep on the target after the smooth fit), `div90`, `div110` and `div125` (a section filled
- * greedily, each fact's score times that factor per fact of its task already in it); and each
+ * greedily, each fact's score times that factor per fact of its task already in it), the fill
+ * orders `perChar100`, `perChar075`, `perChar050` (every line by its score over its characters
+ * to that power), `perFile100`, `perFile100r80`, `perFile100r120`, `perFile050` (file lines so,
+ * the others as 40, 80 or 120 characters), `perNoConv100`, `perNoConv100r60`, `perNoConv100r80`,
+ * `perNoConv075` (a convention as that many characters), `perCap100r40` to `perCap100r80` and
+ * `perCap075r60` (a line that is not a file change at most that many: the shipped order is
+ * `perCap075r60`) and `perPlain100` (only in prompts without conventions); and each
  * signal of `Extended` (directory proximity to the first pass's best files, to the latest tasks'
  * files, the prompt's share of a path's words, recency-weighted changes of a file or of its
  * directory, co-change with the latest task, BM25 against a file's history as one document, the task context of the latest other task's prompt, a seed's name stem (`seedStem`), or a stem that starts with a seed's or begins it (`seedPrefix`); and products of two signals: recency with the task
@@ -31,7 +37,14 @@ import { DEFAULT_MAX_TOKENS } from '../src/index.js';
 import { type Extended, extended } from './extended.js';
 import { fitRanking, prepareHistories, START, type Weight } from './fit.js';
 import { loadHistories, recencyLists } from './lib.js';
-import { type Candidate, type PromptCandidates, type Ranking, simulateSection } from './model.js';
+import {
+  type Candidate,
+  type PromptCandidates,
+  type Ranking,
+  type SectionOrder,
+  setSectionOrder,
+  simulateSection,
+} from './model.js';
 
 const { values, positionals } = parseArgs({ options: { realworld: { type: 'string' } }, allowPositionals: true });
 const root = resolve(import.meta.dirname, '..');
@@ -49,6 +62,8 @@ interface Variant {
   readonly polish?: boolean;
   /** Below 1: each fact of a task already in the section scores this much less (see simulateSection). */
   readonly diversity?: number;
+  /** The section's order, in the fit and in the measure (see setSectionOrder). */
+  readonly order?: SectionOrder;
 }
 const churnOf = (c: Extended): number => (c.churn > 0 ? Math.log2(1 + c.churn) : 0);
 const VARIANTS: Readonly<Record<string, Variant>> = {
@@ -62,6 +77,23 @@ const VARIANTS: Readonly<Record<string, Variant>> = {
   div90: { signals: (c) => c, diversity: 0.9 },
   div110: { signals: (c) => c, diversity: 1.1 },
   div125: { signals: (c) => c, diversity: 1.25 },
+  perChar100: { signals: (c) => c, order: { power: 1, scope: 'all', reference: 40 } },
+  perChar050: { signals: (c) => c, order: { power: 0.5, scope: 'all', reference: 40 } },
+  perFile100: { signals: (c) => c, order: { power: 1, scope: 'files', reference: 40 } },
+  perFile100r80: { signals: (c) => c, order: { power: 1, scope: 'files', reference: 80 } },
+  perFile050: { signals: (c) => c, order: { power: 0.5, scope: 'files', reference: 40 } },
+  perNoConv100: { signals: (c) => c, order: { power: 1, scope: 'notConventions', reference: 40 } },
+  perNoConv100r60: { signals: (c) => c, order: { power: 1, scope: 'notConventions', reference: 60 } },
+  perNoConv075: { signals: (c) => c, order: { power: 0.75, scope: 'notConventions', reference: 40 } },
+  perChar075: { signals: (c) => c, order: { power: 0.75, scope: 'all', reference: 40 } },
+  perFile100r120: { signals: (c) => c, order: { power: 1, scope: 'files', reference: 120 } },
+  perNoConv100r80: { signals: (c) => c, order: { power: 1, scope: 'notConventions', reference: 80 } },
+  perCap100r60: { signals: (c) => c, order: { power: 1, scope: 'capped', reference: 60 } },
+  perCap100r40: { signals: (c) => c, order: { power: 1, scope: 'capped', reference: 40 } },
+  perCap100r50: { signals: (c) => c, order: { power: 1, scope: 'capped', reference: 50 } },
+  perCap075r60: { signals: (c) => c, order: { power: 0.75, scope: 'capped', reference: 60 } },
+  perCap100r80: { signals: (c) => c, order: { power: 1, scope: 'capped', reference: 80 } },
+  perPlain100: { signals: (c) => c, order: { power: 1, scope: 'noConventions', reference: 40 } },
   churnSpecial: {
     signals: (c) => ({ ...c, feedback: c.context > 0 || c.age >= 0 || c.coChange > 0 ? churnOf(c) : 0 }),
   },
@@ -101,6 +133,7 @@ const held = (
 };
 
 const run = (name: string, variant: Variant): void => {
+  setSectionOrder(variant.order);
   const sets = read.map((prompts) =>
     prompts.map((p) => ({ ...p, candidates: p.candidates.map((c) => variant.signals(c as Extended)) })),
   );

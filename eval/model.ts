@@ -15,8 +15,15 @@
  * the priors: they are read under the weights being fitted, and the fit alternates reading and
  * fitting (see fit.ts).
  */
-import { type DEFAULT_RANKING, explainRetrieval, formatFactLine, SESSION_CONTEXT_HEADER } from '../src/index.js';
+import {
+  DEFAULT_MAX_FACTS,
+  type DEFAULT_RANKING,
+  explainRetrieval,
+  formatFactLine,
+  SESSION_CONTEXT_HEADER,
+} from '../src/index.js';
 import { PRIOR_CLASSES, priorFlags } from '../src/core/search/priors.js';
+import { isFileFact } from '../src/core/fact.js';
 import * as PMap from '../src/persistent/persistentMap.js';
 import type { History, LabeledPrompt } from './lib.js';
 import { queryOf, tripleKey } from './lib.js';
@@ -56,6 +63,10 @@ export interface Candidate {
   readonly extra?: number;
   /** Its task's number, for the section's diversity (eval/loop.ts); -1 or absent: none. */
   readonly group?: number;
+  /** A file fact (`isFileFact`), for an experiment's section order (eval/loop.ts). */
+  readonly file?: boolean;
+  /** Its relation, for reports of what a setting finds or loses. */
+  readonly relation?: string;
 }
 
 /** A labeled prompt's candidates (every valid fact that passes the tag and own-task filters). */
@@ -103,6 +114,8 @@ export const promptCandidates = (history: string, prompt: LabeledPrompt, ranking
     const duplicate = parts.priors.includes('duplicate');
     candidates.push({
       label: labels.has(tripleKey(fact)),
+      file: isFileFact(fact),
+      relation: fact.relation,
       cost: formatFactLine(fact).length + 1,
       validFrom: fact.validFrom,
       id: fact.id,
@@ -179,6 +192,7 @@ interface Columns {
   readonly convention: Uint8Array;
   readonly label: Uint8Array;
   readonly group: Int32Array;
+  readonly file: Uint8Array;
   /** Each candidate's place in the tie order: most recent first, then by id. */
   readonly tie: Int32Array;
 }
@@ -211,6 +225,7 @@ const columnsOf = (() => {
       convention: Uint8Array.from(list, (c) => (c.convention ? 1 : 0)),
       label: Uint8Array.from(list, (c) => (c.label ? 1 : 0)),
       group: Int32Array.from(list, (c) => c.group ?? -1),
+      file: Uint8Array.from(list, (c) => (c.file === true ? 1 : 0)),
       tie,
     };
     built.set(prompt, columns);
@@ -236,6 +251,25 @@ let totals = new Float64Array(1024);
 let boosts = new Float64Array(1024);
 let ranked = new Int32Array(1024);
 
+/**
+ * An experiment's fill order in place of the ranking's `fill` (eval/loop.ts): the best fact
+ * first, then the others among the cap's worth of the best by score over their line's characters
+ * to `power`. `scope` says how a line's characters count: `all`, each at its length; `files`, a
+ * line that is not a file change as `reference`; `notConventions`, a convention's as `reference`;
+ * `capped` (the library's), a line that is not a file change at most `reference`; `noConventions`,
+ * as `all`, but only in a prompt none of whose candidates is a convention.
+ */
+export interface SectionOrder {
+  readonly power: number;
+  readonly scope: 'all' | 'files' | 'noConventions' | 'notConventions' | 'capped';
+  readonly reference: number;
+}
+let sectionOrder: SectionOrder | undefined;
+/** Sets the section order every `simulateSection` uses from now on (undefined: the ranking's `fill`, as the library). */
+export const setSectionOrder = (order: SectionOrder | undefined): void => {
+  sectionOrder = order;
+};
+
 /** How many of the best facts a `diversity` other than 1 re-ranks (the rest keep their order). */
 const DIVERSE_HEAD = 160;
 
@@ -253,6 +287,7 @@ export const simulateSection = (
   maxFacts: number,
   maxTokens: number,
   diversity = 1,
+  found?: number[],
 ): Section => {
   const c = columnsOf(prompt);
   const n = c.tie.length;
@@ -316,6 +351,30 @@ export const simulateSection = (
     }
     order = Int32Array.from([...picked, ...order.subarray(picked.length)]);
   }
+  // The fill order (RankingOptions.fill, as the library's `fillOrder`), among the cap's worth of the best.
+  const fill = sectionOrder ?? { power: ranking.fill.power, scope: 'capped', reference: ranking.fill.longest };
+  if (fill.power !== 0 && inCap > 2) {
+    const { power, scope, reference } = fill;
+    let applies = true;
+    if (scope === 'noConventions') for (let i = 0; i < n && applies; i += 1) if (c.convention[i] === 1) applies = false;
+    if (applies) {
+      const end = Math.min(inCap, DEFAULT_MAX_FACTS);
+      const rest: Array<{ i: number; value: number }> = [];
+      for (let k = 1; k < end; k += 1) {
+        const i = order[k]!;
+        const cost = c.cost[i]!;
+        const counted =
+          (scope === 'files' && c.file[i] !== 1) || (scope === 'notConventions' && c.convention[i] === 1)
+            ? reference
+            : scope === 'capped' && c.file[i] !== 1
+              ? Math.min(cost, reference)
+              : cost;
+        rest.push({ i, value: totals[i]! / counted ** power });
+      }
+      rest.sort((a, b) => b.value - a.value);
+      order = Int32Array.from([order[0]!, ...rest.map(({ i }) => i), ...order.subarray(end)]);
+    }
+  }
   let best = 0;
   for (let k = 0; k < inCap; k += 1) {
     const i = order[k]!;
@@ -332,7 +391,10 @@ export const simulateSection = (
     if (Math.ceil((characters + c.cost[i]!) / 4) > maxTokens) continue;
     characters += c.cost[i]!;
     facts += 1;
-    if (c.label[i] === 1) hits += 1;
+    if (c.label[i] === 1) {
+      hits += 1;
+      found?.push(i);
+    }
   }
   return { hits, facts, tokens: facts === 0 ? 0 : Math.ceil(characters / 4) };
 };

@@ -24,6 +24,7 @@ export const renderSection: SectionRenderer = Object.assign(
   {
     extend: (section: string, fact: SessionFact, layout: SectionLayout): string | undefined =>
       layout === 'lines' && section !== '' ? `${section}\n${formatFactLine(fact)}` : undefined,
+    lineLength: (fact: SessionFact): number => formatFactLine(fact).length + 1,
   },
 );
 

@@ -16,6 +16,8 @@ import type { SectionLayout } from './defaults.js';
  */
 export type SectionRenderer = ((facts: ReadonlyArray<SessionFact>, layout: SectionLayout) => string) & {
   readonly extend?: (section: string, fact: SessionFact, layout: SectionLayout) => string | undefined;
+  /** The characters of one fact's line in the `lines` layout, its line break included (what the fill order weighs). */
+  readonly lineLength?: (fact: SessionFact) => number;
 };
 
 /** What the budget stage needs to know. */
@@ -35,7 +37,7 @@ export type BudgetReason = 'max_facts' | 'budget';
  * TypeError naming `countTokens` (`checkedTokenCount`): read as a count, NaN or a string would
  * leave the section silently empty, and a negative would let it past the budget.
  */
-const fitsBudget = (section: string, maxTokens: number, countTokens: TokenCounter): boolean =>
+export const fitsBudget = (section: string, maxTokens: number, countTokens: TokenCounter): boolean =>
   checkedTokenCount(countTokens(section)) <= maxTokens;
 
 /**

@@ -106,6 +106,22 @@ export interface CoChangeOptions {
   readonly seeds: number;
 }
 
+/**
+ * How the token budget is spent once the facts are ranked: the best fact first, then the others
+ * by their score per character of their line (the `lines` layout's, its line break included) to
+ * `power`, so that the budget holds more of the short lines that score nearly as well as a long
+ * one. A line that is not a file change counts at most `longest` characters: the length of a
+ * convention, a requirement or a finding is what it says, while a path's says nothing of its
+ * worth. The budget, the cap and the floor are the same either way; only the order in which
+ * the section is filled changes (see docs/retrieval.md).
+ */
+export interface FillOptions {
+  /** The power of a line's characters its score is divided by (0: the section is filled in rank order). */
+  readonly power: number;
+  /** The most characters a line that is not a file change counts for (at least 1). */
+  readonly longest: number;
+}
+
 /** How retrieval ranks; every field has a documented default. */
 export interface RankingOptions {
   readonly priors: RankingPriors;
@@ -133,39 +149,44 @@ export interface RankingOptions {
    * many facts go in.
    */
   readonly floor: number;
+  readonly fill: FillOptions;
 }
 
 /** Ranking options a caller may override, field by field. */
-export type RankingOverrides = Partial<Omit<RankingOptions, 'priors' | 'feedback' | 'recency' | 'coChange'>> & {
+export type RankingOverrides = Partial<
+  Omit<RankingOptions, 'priors' | 'feedback' | 'recency' | 'coChange' | 'fill'>
+> & {
   readonly priors?: Partial<RankingPriors>;
   readonly feedback?: Partial<FeedbackOptions>;
   readonly recency?: Partial<RecencyOptions>;
   readonly coChange?: Partial<CoChangeOptions>;
+  readonly fill?: Partial<FillOptions>;
 };
 
 /** The defaults: fitted on the labeled histories (`npm run eval -- --fit`; see docs/retrieval.md). */
 export const DEFAULT_RANKING: RankingOptions = {
   priors: {
-    status: 0.204,
+    status: 0.102,
     test: 0.567,
     testFile: 0.804,
     manifest: 1.13,
     docs: 0.762,
     generated: 0.835,
     convention: 3.66,
-    summary: 0.15,
+    summary: 0.3,
     issue: 1.09,
-    duplicate: 0.352,
+    duplicate: 0.704,
   },
   contextWeight: 1.3,
   contextTasks: 32,
   contextShare: 0.25,
   exactFileBoost: 100,
   feedback: { weight: 0.243, facts: 3, terms: 8, maxShare: 0.05 },
-  recency: { weight: 4.04, tasks: 63, decay: 0.971, shared: 0.881 },
+  recency: { weight: 2.02, tasks: 63, decay: 0.971, shared: 0.441 },
   coChange: { weight: 0.93, seeds: 3 },
   conventionBase: 0.425,
   floor: 0.03,
+  fill: { power: 0.75, longest: 60 },
 };
 
 /**
@@ -195,6 +216,9 @@ export const MIN_RANKING_WEIGHT = 1 / MAX_RANKING_WEIGHT;
  */
 export const RECENCY_DECAY_BOUNDS = { min: 0.01, max: 100 } as const;
 
+/** The largest `fill.power` a ranking takes: past it, a line's length alone orders the section. */
+export const MAX_FILL_POWER = 8;
+
 const finiteOr = (value: unknown, fallback: number): number =>
   typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : fallback;
 
@@ -219,6 +243,7 @@ export const resolveRanking = (overrides: unknown): RankingOptions => {
   const f = fieldsOf(o['feedback']);
   const r = fieldsOf(o['recency']);
   const c = fieldsOf(o['coChange']);
+  const l = fieldsOf(o['fill']);
   const d = DEFAULT_RANKING;
   return {
     priors: {
@@ -255,6 +280,10 @@ export const resolveRanking = (overrides: unknown): RankingOptions => {
     },
     conventionBase: weightOr(o['conventionBase'], d.conventionBase),
     floor: weightOr(o['floor'], d.floor),
+    fill: {
+      power: Math.min(MAX_FILL_POWER, finiteOr(l['power'], d.fill.power)),
+      longest: Math.max(1, finiteOr(l['longest'], d.fill.longest)),
+    },
   };
 };
 

@@ -1,8 +1,9 @@
 /**
  * Retrieval as a pure pipeline: valid facts -> tag filter -> not the query's own task ->
  * relevance score (rank.ts) -> eligible (score above 0, or a convention) -> ranked -> at most
- * `maxFacts` -> the relevance floor -> the token budget, measured on the section exactly as
- * the caller renders it.
+ * `maxFacts` -> the relevance floor -> the token budget, which takes the best fact first, then
+ * the others by score per character (`RankingOptions.fill`), measured on the section exactly as
+ * the caller renders it, in rank order.
  *
  * Scoring takes two passes when feedback, co-change or a convention base is on: the first
  * ranks by the query alone and gives the best few matches (whose words make the feedback
@@ -20,12 +21,14 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import type { SessionFact } from '../fact.js';
+import { isFileFact, type SessionFact } from '../fact.js';
+import { MAX_LINE_LENGTH } from './defaults.js';
 import { rememberedPriorFlags } from '../search/priors.js';
 import { factTermWeights, storedTermWeight } from '../search/weights.js';
 import { selectAllFacts } from '../store/selectors.js';
 import type { FactStore } from '../store/state.js';
-import { fitToBudget, type SectionRenderer } from './budget.js';
+import { fitsBudget, fitToBudget, type SectionRenderer } from './budget.js';
+import { estimateTokens } from '../../tokens/estimate.js';
 import { contextTable, factContext } from './context.js';
 import { passesFor } from './passes.js';
 import { type FactQuery, parseFactQuery, type QueryFailure, settingsFor } from './query.js';
@@ -67,24 +70,73 @@ const passesFloor = (settings: Settings, inCap: ReadonlyArray<Scored>): ((candid
   return ({ fact, parts }) => parts.boost > 0 || fact.tags.includes('convention') || parts.total - parts.boost >= floor;
 };
 
-/** The ranked candidates within the cap that pass the floor, each with the reason the budget leaves it out, if it does. */
+/** A fact's line in the `lines` layout, estimated from its fields, for a renderer that does not say (`SectionRenderer.lineLength`). */
+const estimatedLineLength = (fact: SessionFact): number =>
+  Math.min(
+    MAX_LINE_LENGTH,
+    fact.subject.length + fact.relation.length + fact.object.length + fact.sourceTaskId.length + 12,
+  ) + 1;
+
+/**
+ * The order the budget fills the section in (`RankingOptions.fill`): the best candidate first,
+ * then the others by score per character of their line to the fill's power (a line that is not
+ * a file change counting at most `longest` characters); candidates of equal value keep their
+ * rank order.
+ */
+const fillOrder = (settings: Settings, kept: ReadonlyArray<Scored>): Scored[] => {
+  const { power, longest } = settings.plan.ranking.fill;
+  if (power === 0 || kept.length < 3) return kept.slice();
+  const lineLength = settings.render.lineLength ?? estimatedLineLength;
+  const rest = kept.slice(1).map((candidate) => {
+    const length = lineLength(candidate.fact);
+    const counted = isFileFact(candidate.fact) ? length : Math.min(length, longest);
+    return { candidate, value: candidate.parts.total / counted ** power };
+  });
+  rest.sort((a, b) => b.value - a.value);
+  return [kept[0]!, ...rest.map(({ candidate }) => candidate)];
+};
+
+/**
+ * The candidates the section holds, in rank order, and the reason each candidate within the cap
+ * that passes the floor is left out, if it is: the budget takes them in the fill order
+ * (`fillOrder`), and the section is drawn in rank order. A token counter that does not add up
+ * line by line (the default estimate in the `lines` layout does) could find the section drawn
+ * in rank order over the budget: then the candidates taken last go until it fits.
+ */
 const budgeted = (
   settings: Settings,
   ranked: ReadonlyArray<Scored>,
-): { keep: (candidate: Scored) => boolean; kept: Scored[]; fitted: Array<Scored & { reason?: ExclusionReason }> } => {
+): { keep: (candidate: Scored) => boolean; reasons: Map<Scored, ExclusionReason>; included: Scored[] } => {
   const inCap = ranked.slice(0, settings.maxFacts);
   const keep = passesFloor(settings, inCap);
   const kept = inCap.filter(keep);
-  return { keep, kept, fitted: fitToBudget(settings, kept) };
+  const order = fillOrder(settings, kept);
+  const reasons = new Map<Scored, ExclusionReason>();
+  fitToBudget(settings, order).forEach((candidate, i) => {
+    if (candidate.reason !== undefined) reasons.set(order[i]!, candidate.reason);
+  });
+  let included = kept.filter((candidate) => !reasons.has(candidate));
+  const taken = order.filter((candidate) => !reasons.has(candidate));
+  // Drawn in the order it was measured in, or by a counter that adds up line by line, it fits.
+  const reordered = taken.some((candidate, i) => candidate !== included[i]);
+  if (reordered && (settings.countTokens !== estimateTokens || settings.layout !== 'lines')) {
+    const draw = (): string =>
+      settings.render(
+        included.map(({ fact }) => fact),
+        settings.layout,
+      );
+    while (included.length > 0 && !fitsBudget(draw(), settings.maxTokens, settings.countTokens)) {
+      const last = taken.pop()!;
+      reasons.set(last, 'budget');
+      included = included.filter((candidate) => candidate !== last);
+    }
+  }
+  return { keep, reasons, included };
 };
 
 /** The ranked candidates with the reason each left out has: past the cap, below the floor, or over the budget. */
 const finish = (settings: Settings, ranked: ReadonlyArray<Scored>): Array<Scored & { reason?: ExclusionReason }> => {
-  const { keep, kept, fitted: fittedKept } = budgeted(settings, ranked);
-  const reasons = new Map<Scored, ExclusionReason>();
-  fittedKept.forEach((candidate, i) => {
-    if (candidate.reason !== undefined) reasons.set(kept[i]!, candidate.reason);
-  });
+  const { keep, reasons } = budgeted(settings, ranked);
   return ranked.map((candidate, rank) => {
     const reason: ExclusionReason | undefined =
       rank >= settings.maxFacts ? 'max_facts' : !keep(candidate) ? 'no_match' : reasons.get(candidate);
@@ -108,9 +160,7 @@ export const retrieveRanked = (
   const passes = passesFor(store, settings, table);
   const ranked = rankPasses(store, settings, passes);
   // What `finish` includes: the candidates within the cap, past the floor and within the budget.
-  return budgeted(settings, ranked)
-    .fitted.filter((candidate) => candidate.reason === undefined)
-    .map((candidate) => candidate.fact);
+  return budgeted(settings, ranked).included.map((candidate) => candidate.fact);
 };
 
 /**

@@ -2,12 +2,16 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   addFacts,
+  DEFAULT_RANKING,
   emptyFactStore,
   estimateTokens,
   explainRetrieval,
+  formatFactLine,
   formatSessionFacts,
   makeFact,
+  type RetrievalDecision,
   retrieveFacts,
+  type SectionLayout,
   type SessionFact,
 } from '../../../src/index.js';
 import { renderSection } from '../../../src/core/prompt/retrieve.js';
@@ -45,32 +49,73 @@ const wildStoreArb = fc
     ),
   );
 
+/**
+ * The section the budget stage should give, worked out from the ranked decisions the way the
+ * ranking's `fill` says: the candidates the cap and the floor keep (included, or left out for
+ * the budget), taken best first, then by score over their line's characters to `power` (a line
+ * that is not a file change counting at most `longest`), each one that fits after those taken
+ * before it; drawn in rank order, and, with a counter that does not add up line by line, the
+ * ones taken last dropped until the section fits.
+ */
+const expectedSection = (
+  decisions: ReadonlyArray<RetrievalDecision>,
+  fill: { power: number; longest: number },
+  maxTokens: number,
+  layout: SectionLayout,
+  countTokens: (text: string) => number,
+): SessionFact[] => {
+  const ranked = decisions.filter(({ decision, reason }) => decision === 'included' || reason === 'budget');
+  const valueOf = ({ fact, score }: RetrievalDecision): number => {
+    const length = formatFactLine(fact).length + 1;
+    return score / (fact.tags.includes('file_change') ? length : Math.min(length, fill.longest)) ** fill.power;
+  };
+  const order =
+    fill.power === 0 || ranked.length < 3
+      ? ranked
+      : [ranked[0]!, ...ranked.slice(1).sort((x, y) => valueOf(y) - valueOf(x))];
+  const draw = (facts: ReadonlyArray<RetrievalDecision>): string =>
+    formatSessionFacts(
+      facts.map(({ fact }) => fact),
+      { layout },
+    );
+  const taken: RetrievalDecision[] = [];
+  for (const candidate of order) if (countTokens(draw([...taken, candidate])) <= maxTokens) taken.push(candidate);
+  let section = ranked.filter((candidate) => taken.includes(candidate));
+  if (layout !== 'lines' || countTokens !== estimateTokens)
+    while (section.length > 0 && countTokens(draw(section)) > maxTokens) {
+      const last = taken.pop();
+      section = section.filter((candidate) => candidate !== last);
+    }
+  return section.map(({ fact }) => fact);
+};
+
+const fillArb = fc.record({
+  power: fc.constantFrom(0, 0.5, 1, 2),
+  longest: fc.constantFrom(1, 40, DEFAULT_RANKING.fill.longest, 200),
+});
+
 describe('exact token budgets', () => {
-  it('the budget stage keeps exactly the facts whose section, rendered whole, fits: each candidate in rank order, after the kept ones', () => {
+  it('the budget stage keeps exactly the facts that fit when taken best first, then by score per character, and gives them in rank order', () => {
     fc.assert(
       fc.property(
         fc.oneof(storeArb, wildStoreArb),
         fc.string(),
         fc.integer({ min: 0, max: 300 }),
         fc.constantFrom('lines' as const, 'grouped' as const),
-        (store, query, maxTokens, layout) => {
-          const decisions = explainRetrieval(store, {
+        fc.option(fillArb, { nil: undefined }),
+        (store, query, maxTokens, layout, fill) => {
+          const q = {
             taskDescription: query,
             taskId: '9',
             maxFacts: 12,
             maxTokens,
             layout,
-          });
-          const kept: SessionFact[] = [];
-          for (const { fact, decision, reason } of decisions) {
-            if (decision === 'excluded' && reason !== 'budget') continue;
-            const fits = estimateTokens(formatSessionFacts([...kept, fact], { layout })) <= maxTokens;
-            expect(decision === 'included').toBe(fits);
-            if (fits) kept.push(fact);
-          }
-          expect(
-            retrieveFacts(store, { taskDescription: query, taskId: '9', maxFacts: 12, maxTokens, layout }),
-          ).toEqual(kept);
+            ...(fill === undefined ? {} : { ranking: { fill } }),
+          };
+          const decisions = explainRetrieval(store, q);
+          const expected = expectedSection(decisions, fill ?? DEFAULT_RANKING.fill, maxTokens, layout, estimateTokens);
+          expect(decisions.filter(({ decision }) => decision === 'included').map(({ fact }) => fact)).toEqual(expected);
+          expect(retrieveFacts(store, q)).toEqual(expected);
         },
       ),
     );
@@ -107,7 +152,7 @@ describe('the budget decides', () => {
   const layouts = ['lines', 'grouped'] as const;
 
   it.each(layouts)(
-    'in the %s layout, the section fits the budget, and every fact left out for the budget would not have fitted where it ranked',
+    'in the %s layout, the section fits the budget, and is exactly the one the fill order takes, with the estimate or real BPE tokens',
     (layout) => {
       fc.assert(
         fc.property(
@@ -125,15 +170,9 @@ describe('the budget decides', () => {
               countTokens,
               layout,
             });
-            const included: SessionFact[] = [];
-            for (const decision of decisions) {
-              if (decision.decision === 'included') included.push(decision.fact);
-              else if (decision.reason === 'budget')
-                expect(countTokens(formatSessionFacts([...included, decision.fact], { layout }))).toBeGreaterThan(
-                  maxTokens,
-                );
-            }
+            const included = decisions.filter(({ decision }) => decision === 'included').map(({ fact }) => fact);
             expect(countTokens(formatSessionFacts(included, { layout }))).toBeLessThanOrEqual(maxTokens);
+            expect(included).toEqual(expectedSection(decisions, DEFAULT_RANKING.fill, maxTokens, layout, countTokens));
           },
         ),
         { numRuns: 60 },

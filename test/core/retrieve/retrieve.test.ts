@@ -9,6 +9,7 @@ import {
   parseFactQuery,
   retrieveFactsEither,
   emptyFactStore,
+  estimateTokens,
   explainRetrieval,
   type FactQuery,
   type FactStore,
@@ -24,6 +25,7 @@ import {
   type SessionFact,
 } from '../../../src/index.js';
 import {
+  MAX_FILL_POWER,
   MAX_RANKING_WEIGHT,
   MIN_RANKING_WEIGHT,
   RECENCY_DECAY_BOUNDS,
@@ -74,6 +76,38 @@ const recordPrompts = (s: FactStore, prompts: ReadonlyArray<readonly [string, st
   prompts.reduce((current, [taskId, prompt], i) => recordTaskPrompt(current, taskId, prompt, i), s);
 
 const subjectsOf = (facts: ReadonlyArray<SessionFact>) => facts.map((f) => f.subject);
+
+describe('the fill order', () => {
+  // Three files the query matches alike; the long path's task is the latest, so it ranks first of them.
+  const long = 'packages/runtime-core/src/components/internal/experimental/transitions/alpha.ts';
+  const s = addFacts(emptyFactStore(), [
+    fact('src/main.ts', 'modified_by', 'task:1', 1),
+    fact('a/transitions/alpha.ts', 'modified_by', 'task:3', 3, { sourceTaskId: '3' }),
+    fact('b/transitions/alpha.ts', 'modified_by', 'task:4', 4, { sourceTaskId: '4' }),
+    fact(long, 'modified_by', 'task:5', 5, { sourceTaskId: '5' }),
+  ]);
+  const words = { ...KEYWORDS, feedback: { weight: 0 } };
+  const filled = (power: number, maxTokens: number) =>
+    subjectsOf(
+      retrieveFacts(s, query('alpha transitions in main.ts', { maxTokens, ranking: { ...words, fill: { power } } })),
+    );
+
+  it('takes two short file lines that score as well as a long one before it, and lists the section in rank order', () => {
+    const ranked = explainRetrieval(s, query('alpha transitions in main.ts', { maxTokens: 10_000, ranking: words }));
+    // The premise: the named file first, then the long path, which scores as the short ones do.
+    expect(subjectsOf(ranked.map(({ fact }) => fact))).toEqual([
+      'src/main.ts',
+      long,
+      'b/transitions/alpha.ts',
+      'a/transitions/alpha.ts',
+    ]);
+    expect(ranked[1]!.score).toBe(ranked[2]!.score);
+    const budget = estimateTokens(formatSessionFacts(ranked.slice(0, 2).map(({ fact }) => fact)));
+    // In rank order the long line fills the budget; by score per character the two short ones do.
+    expect(filled(0, budget)).toEqual(['src/main.ts', long]);
+    expect(filled(1, budget)).toEqual(['src/main.ts', 'b/transitions/alpha.ts', 'a/transitions/alpha.ts']);
+  });
+});
 
 describe('retrieveFacts', () => {
   it('keeps facts that share a keyword with the task, plus conventions', () => {
@@ -481,6 +515,13 @@ describe('the signals beyond the words', () => {
       contextWeight: 2.5,
       priors: { docs: 0.01 },
     });
+  });
+
+  it('takes a fill power past MAX_FILL_POWER at it, a longest line under 1 character as 1, and a fill that is no finite number 0 or more as its default', () => {
+    expect(resolveRanking({ fill: { power: 1e9, longest: 0 } }).fill).toEqual({ power: MAX_FILL_POWER, longest: 1 });
+    expect(resolveRanking({ fill: { power: -1, longest: Number.NaN } }).fill).toEqual(DEFAULT_RANKING.fill);
+    expect(resolveRanking({ fill: 'by score' }).fill).toEqual(DEFAULT_RANKING.fill);
+    expect(resolveRanking({ fill: { power: 0 } }).fill).toEqual({ power: 0, longest: DEFAULT_RANKING.fill.longest });
   });
 
   it('with weights near the largest double, scores stay finite and rank as at any smaller weight, not tied at Infinity', () => {
