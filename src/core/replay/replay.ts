@@ -188,10 +188,13 @@ const cannotBeEvent = (text: string): boolean => !/^\s*\{/u.test(text);
  */
 const createReplayCore = (options: HistoryReplayOptions) => {
   // The caller's counter runs outside the replay's write run, and its answers are checked: the
-  // report's counts are sums of them.
+  // report's counts are sums of them. The library's own estimate is taken as it is: the budget
+  // stage knows it adds up line by line, and spares a section measured twice (`budgeted`).
   const userCounter = options.countTokens;
   const countTokens: TokenCounter =
-    userCounter === undefined ? estimateTokens : (text) => checkedTokenCount(outsideRuns(() => userCounter(text)));
+    userCounter === undefined || userCounter === estimateTokens
+      ? estimateTokens
+      : (text) => checkedTokenCount(outsideRuns(() => userCounter(text)));
   const env: TrackerEnvironment = { countTokens };
   let state: TrackerState = initialTrackerState({
     ...(options.ranking === undefined ? {} : { ranking: options.ranking }),

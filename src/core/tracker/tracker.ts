@@ -22,7 +22,7 @@ import type { CompactionReport } from '../store/compact.js';
 import { applyEvent, type TrackerEvent } from '../store/events.js';
 import type { FactStore } from '../store/state.js';
 import { tokenCountFailure } from '../../tokens/checked.js';
-import type { TokenCounter } from '../../tokens/estimate.js';
+import { estimateTokens, type TokenCounter } from '../../tokens/estimate.js';
 import { initialTrackerState, type TrackerState } from './state.js';
 import {
   type PromptInput,
@@ -263,8 +263,11 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
   const { clock: userClock, countTokens: userCounter, onError } = settings;
   // The caller's functions run outside any write run its own code may have open.
   const clock = typeof userClock === 'function' ? (): number => outsideRuns(userClock) : Date.now;
+  // The library's own estimate is taken as it is (see `budgeted` in retrieve.ts).
   const env: TrackerEnvironment =
-    typeof userCounter === 'function' ? { countTokens: (text) => outsideRuns(() => userCounter(text)) } : {};
+    typeof userCounter !== 'function' || userCounter === estimateTokens
+      ? {}
+      : { countTokens: (text) => outsideRuns(() => userCounter(text)) };
   const shell = createShell<TrackerState, TrackerEvent>({
     initial: initialTrackerState({
       ...(settings.maxFacts === undefined ? {} : { maxFacts: settings.maxFacts }),
