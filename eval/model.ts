@@ -65,8 +65,6 @@ export interface Candidate {
   readonly group?: number;
   /** A file fact (`isFileFact`), for an experiment's section order (eval/loop.ts). */
   readonly file?: boolean;
-  /** Its relation, for reports of what a setting finds or loses. */
-  readonly relation?: string;
 }
 
 /** A labeled prompt's candidates (every valid fact that passes the tag and own-task filters). */
@@ -115,7 +113,6 @@ export const promptCandidates = (history: string, prompt: LabeledPrompt, ranking
     candidates.push({
       label: labels.has(tripleKey(fact)),
       file: isFileFact(fact),
-      relation: fact.relation,
       cost: formatFactLine(fact).length + 1,
       validFrom: fact.validFrom,
       id: fact.id,
@@ -287,7 +284,6 @@ export const simulateSection = (
   maxFacts: number,
   maxTokens: number,
   diversity = 1,
-  found?: number[],
 ): Section => {
   const c = columnsOf(prompt);
   const n = c.tie.length;
@@ -391,10 +387,7 @@ export const simulateSection = (
     if (Math.ceil((characters + c.cost[i]!) / 4) > maxTokens) continue;
     characters += c.cost[i]!;
     facts += 1;
-    if (c.label[i] === 1) {
-      hits += 1;
-      found?.push(i);
-    }
+    if (c.label[i] === 1) hits += 1;
   }
   return { hits, facts, tokens: facts === 0 ? 0 : Math.ceil(characters / 4) };
 };

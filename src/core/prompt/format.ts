@@ -1,11 +1,12 @@
 import { checkedFact, type SessionFact } from '../fact.js';
 import { clipEnd, clipStart, collapseWhitespace } from '../../base/text.js';
-import { DEFAULT_LAYOUT, MAX_LINE_LENGTH, type SectionLayout } from '../retrieve/defaults.js';
-
-export { MAX_LINE_LENGTH } from '../retrieve/defaults.js';
+import { DEFAULT_LAYOUT, type SectionLayout } from '../retrieve/defaults.js';
 
 /** The header line of the injected section. */
 export const SESSION_CONTEXT_HEADER = '[Session Context]';
+
+/** The longest rendered fact line. */
+export const MAX_LINE_LENGTH = 120;
 
 /** The shortest object kept before the subject is clipped too. */
 const OBJECT_FLOOR = 40;

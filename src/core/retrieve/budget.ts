@@ -17,7 +17,7 @@ import type { SectionLayout } from './defaults.js';
 export type SectionRenderer = ((facts: ReadonlyArray<SessionFact>, layout: SectionLayout) => string) & {
   readonly extend?: (section: string, fact: SessionFact, layout: SectionLayout) => string | undefined;
   /** The characters of one fact's line in the `lines` layout, its line break included (what the fill order weighs). */
-  readonly lineLength?: (fact: SessionFact) => number;
+  readonly lineLength: (fact: SessionFact) => number;
 };
 
 /** What the budget stage needs to know. */

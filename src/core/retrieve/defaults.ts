@@ -12,8 +12,5 @@ export const DEFAULT_MAX_TOKENS = 500;
 
 export { isSectionLayout, SECTION_LAYOUTS, type SectionLayout } from '../fact.js';
 
-/** The longest rendered fact line (`formatFactLine`). */
-export const MAX_LINE_LENGTH = 120;
-
 /** The layout a section uses when nobody says. */
 export const DEFAULT_LAYOUT: SectionLayout = 'lines';

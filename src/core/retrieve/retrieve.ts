@@ -22,7 +22,6 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { isFileFact, type SessionFact } from '../fact.js';
-import { MAX_LINE_LENGTH } from './defaults.js';
 import { rememberedPriorFlags } from '../search/priors.js';
 import { factTermWeights, storedTermWeight } from '../search/weights.js';
 import { selectAllFacts } from '../store/selectors.js';
@@ -70,13 +69,6 @@ const passesFloor = (settings: Settings, inCap: ReadonlyArray<Scored>): ((candid
   return ({ fact, parts }) => parts.boost > 0 || fact.tags.includes('convention') || parts.total - parts.boost >= floor;
 };
 
-/** A fact's line in the `lines` layout, estimated from its fields, for a renderer that does not say (`SectionRenderer.lineLength`). */
-const estimatedLineLength = (fact: SessionFact): number =>
-  Math.min(
-    MAX_LINE_LENGTH,
-    fact.subject.length + fact.relation.length + fact.object.length + fact.sourceTaskId.length + 12,
-  ) + 1;
-
 /**
  * The order the budget fills the section in (`RankingOptions.fill`): the best candidate first,
  * then the others by score per character of their line to the fill's power (a line that is not
@@ -86,7 +78,7 @@ const estimatedLineLength = (fact: SessionFact): number =>
 const fillOrder = (settings: Settings, kept: ReadonlyArray<Scored>): Scored[] => {
   const { power, longest } = settings.plan.ranking.fill;
   if (power === 0 || kept.length < 3) return kept.slice();
-  const lineLength = settings.render.lineLength ?? estimatedLineLength;
+  const { lineLength } = settings.render;
   const rest = kept.slice(1).map((candidate) => {
     const length = lineLength(candidate.fact);
     const counted = isFileFact(candidate.fact) ? length : Math.min(length, longest);
