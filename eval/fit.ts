@@ -70,6 +70,8 @@ interface Prepared {
   readonly label: Uint8Array;
   readonly signals: Record<'query' | Weight, Float64Array>;
   readonly age: Int32Array;
+  /** The experimental multiplier signal (model.ts's `Candidate.factor`; 0 without one). */
+  readonly factor: Float64Array;
   /** The candidate's prior flags (see model.ts). */
   readonly flags: Int32Array;
 }
@@ -78,6 +80,8 @@ interface Prepared {
 export interface PreparedHistory {
   readonly prompts: ReadonlyArray<Prepared>;
   readonly labels: number;
+  /** How much each of its labels counts in step 1's loss, against 1 for another history's (eval/loop.ts's HAND_WEIGHT). */
+  readonly weight?: number;
 }
 
 /** The weighting of histories in the loss: each history the same (`macro`) or each label the same (`micro`). */
@@ -126,6 +130,7 @@ export const prepareHistories = (
           }),
           extra: column((i) => candidates[i]!.extra ?? 0),
         },
+        factor: column((i) => candidates[i]!.factor ?? 0),
         age: Int32Array.from(candidates, (c) => (c.age >= 0 && c.age < tasks ? c.age : -1)),
         flags: Int32Array.from(candidates, (c) => c.flags),
       });
@@ -148,10 +153,10 @@ const weighted = (
     }
     return index;
   };
-  return histories.flatMap(({ prompts, labels }) =>
+  return histories.flatMap(({ prompts, labels, weight = 1 }) =>
     prompts.map((p) => ({
       ...p,
-      weight: weighting === 'macro' ? 1 / labels : 1,
+      weight: weight * (weighting === 'macro' ? 1 / labels : 1),
       combination: p.flags.map(combinationOf),
     })),
   );
@@ -187,10 +192,12 @@ const fitWeights = (
   // Parameters: log weights, log priors, the decay's logit, the log temperature.
   const nw = WEIGHTS.length;
   const np = PRIOR_NAMES.length;
-  const size = nw + np + 2;
+  const hasFactor = histories.some((h) => h.prompts.some((p) => p.factor.some((x) => x !== 0)));
+  const size = nw + np + 3;
   const theta = new Float64Array(size);
   const decayAt = nw + np;
   const temperatureAt = decayAt + 1;
+  const factorAt = decayAt + 2;
   theta[decayAt] = Math.log(START.recency.decay / (1 - START.recency.decay));
   const m = new Float64Array(size);
   const v = new Float64Array(size);
@@ -223,6 +230,8 @@ const fitWeights = (
     let gExtra = 0;
     let gDecay = 0;
     let gTemperature = 0;
+    let gFactor = 0;
+    const u = hasFactor ? theta[factorAt]! : 0;
     for (const p of data) {
       const n = p.label.length;
       const { query, feedback, context, coChange, base: baseSignal, shared, extra } = p.signals;
@@ -240,7 +249,7 @@ const fitWeights = (
           w[5]! * rec[i]! * shared[i]! +
           w[6]! * extra[i]! +
           EPSILON;
-        z[i] = a * (logPriors[p.combination[i]!]! + Math.log(lin[i]!));
+        z[i] = a * (logPriors[p.combination[i]!]! + Math.log(lin[i]!) + u * p.factor[i]!);
         if (z[i]! > max) max = z[i]!;
       }
       let denominator = 0;
@@ -263,6 +272,7 @@ const fitWeights = (
         const c = p.combination[i]!;
         perCombination[c] = perCombination[c]! + dls;
         gTemperature += dz * z[i]!;
+        gFactor += dls * p.factor[i]!;
       }
     }
     grad[0] = gFeedback * w[0]!;
@@ -277,6 +287,7 @@ const fitWeights = (
     });
     grad[decayAt] = gDecay * (1 - decay);
     grad[temperatureAt] = gTemperature;
+    grad[factorAt] = hasFactor ? gFactor : 0;
     for (let k = 0; k < size; k += 1) {
       const g = grad[k]! / total + l2 * theta[k]!;
       m[k] = 0.9 * m[k]! + 0.1 * g;
@@ -302,6 +313,7 @@ const fitWeights = (
     coChange: { ...base.coChange, weight: weight('coChange') },
     conventionBase: weight('base'),
     ...(on[WEIGHTS.indexOf('extra')] === 1 ? { extraWeight: weight('extra') } : {}),
+    ...(hasFactor ? { factorWeight: round(theta[factorAt]!) } : {}),
   };
 };
 
@@ -474,6 +486,11 @@ const EXTRA = {
   get: (r: Ranking): number => r.extraWeight ?? 0,
   set: (r: Ranking, v: number): Ranking => ({ ...r, extraWeight: v }),
 };
+/** The weight of the multiplier signal, adjusted when a fit has one (eval/loop.ts). */
+const FACTOR = {
+  get: (r: Ranking): number => r.factorWeight ?? 0,
+  set: (r: Ranking, v: number): Ranking => ({ ...r, factorWeight: v }),
+};
 /** The factors step 3 tries on each number. */
 const FACTORS = [0.5, 2];
 
@@ -496,7 +513,12 @@ const polish = (
   };
   let best = start;
   let bestValue = value(best);
-  for (const { get, set } of start.extraWeight === undefined ? ADJUSTED : [...ADJUSTED, EXTRA])
+  const adjusted = [
+    ...ADJUSTED,
+    ...(start.extraWeight === undefined ? [] : [EXTRA]),
+    ...(start.factorWeight === undefined ? [] : [FACTOR]),
+  ];
+  for (const { get, set } of adjusted)
     for (const factor of factors) {
       const candidate = set(best, round(get(best) * factor));
       const candidateValue = value(candidate);

@@ -10,13 +10,17 @@
  *
  * Environment: FOLDS=7 leaves out every 7th history together instead of one at a time (three
  * times faster; a proxy to compare variants, not the figure to report); L2=0.02 sets the fit's
- * penalty. `--realworld DIR` as for `npm run eval`.
+ * penalty; HAND_WEIGHT=3 counts each label of a hand-written history three times in the fit's
+ * smooth loss. `--realworld DIR` as for `npm run eval`.
  *
  * The variants: `shipped` (the defaults' model), `evenShare`, `quarterShare` and `wholeShare` (a
  * task's context over its files' number, their fourth root, or whole, instead of over their root), `noShared` (no shared recency),
  * `churn` (how many tasks changed a file, log2(1 + tasks), in place of the feedback words),
  * `churnSpecial` (the same for facts another signal already reaches), `noFeedback`, `noPolish` (no
- * sweep on the target after the smooth fit), `div90`, `div110` and `div125` (a section filled
+ * sweep on the target after the smooth fit), `churnX`, `churnCapX`, `heatX` and `sizeX` (a file
+ * fact's score times a fitted power of a signal of the file: the tasks that changed it, at most 8
+ * of them, its recent changes, or the files of the task that last changed it; see
+ * `Candidate.factor`), `div90`, `div110` and `div125` (a section filled
  * greedily, each fact's score times that factor per fact of its task already in it), the fill
  * orders `perChar100`, `perChar075`, `perChar050` (every line by its score over its characters
  * to that power), `perFile100`, `perFile100r80`, `perFile100r120`, `perFile050` (file lines so,
@@ -74,6 +78,10 @@ const VARIANTS: Readonly<Record<string, Variant>> = {
   noShared: { signals: (c) => c, off: ['shared'] },
   noFeedback: { signals: (c) => ({ ...c, feedback: 0 }), off: ['feedback'] },
   noPolish: { signals: (c) => c, polish: false },
+  churnX: { signals: (c) => ({ ...c, factor: c.file === true ? Math.log2(Math.max(1, c.churn)) : 0 }) },
+  churnCapX: { signals: (c) => ({ ...c, factor: c.file === true ? Math.log2(Math.min(8, Math.max(1, c.churn))) : 0 }) },
+  heatX: { signals: (c) => ({ ...c, factor: c.file === true ? Math.log1p(c.heat) : 0 }) },
+  sizeX: { signals: (c) => ({ ...c, factor: c.file === true ? Math.log2(Math.max(1, c.taskFiles)) : 0 }) },
   div90: { signals: (c) => c, diversity: 0.9 },
   div110: { signals: (c) => c, diversity: 1.1 },
   div125: { signals: (c) => c, diversity: 1.25 },
@@ -137,7 +145,10 @@ const run = (name: string, variant: Variant): void => {
   const sets = read.map((prompts) =>
     prompts.map((p) => ({ ...p, candidates: p.candidates.map((c) => variant.signals(c as Extended)) })),
   );
-  const prepared = prepareHistories(sets, START.recency.tasks);
+  const handWeight = Number(process.env['HAND_WEIGHT'] ?? 1);
+  const prepared = prepareHistories(sets, START.recency.tasks).map((p, i) =>
+    core[i]!.group === 'hand' && handWeight !== 1 ? { ...p, weight: handWeight } : p,
+  );
   const folds = Number(process.env['FOLDS'] ?? core.length);
   const l2 = Number(process.env['L2'] ?? 0.005);
   const fitted = new Map<number, Ranking>();

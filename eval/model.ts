@@ -32,7 +32,7 @@ import { queryOf, tripleKey } from './lib.js';
  * A resolved ranking: the library's own shape, and the weight of a signal the library does not
  * score (`Candidate.extra`), set only by fits of candidates that carry one (eval/loop.ts).
  */
-export type Ranking = typeof DEFAULT_RANKING & { readonly extraWeight?: number };
+export type Ranking = typeof DEFAULT_RANKING & { readonly extraWeight?: number; readonly factorWeight?: number };
 
 /** The prior names, in flag order, then `duplicate` (an issue that repeats a stored convention). */
 export const PRIOR_NAMES = [...PRIOR_CLASSES, 'duplicate'] as const;
@@ -61,6 +61,8 @@ export interface Candidate {
   readonly flags: number;
   /** A signal the library does not score, to try it (eval/loop.ts): added to the relevance times `extraWeight`. */
   readonly extra?: number;
+  /** A signal the library does not score, as a multiplier (eval/loop.ts): the score times exp(`factorWeight` x it). */
+  readonly factor?: number;
   /** Its task's number, for the section's diversity (eval/loop.ts); -1 or absent: none. */
   readonly group?: number;
   /** A file fact (`isFileFact`), for an experiment's section order (eval/loop.ts). */
@@ -157,7 +159,8 @@ export const candidateScore = (c: Candidate, ranking: Ranking): { total: number;
   const relevance =
     match + recency + ranking.coChange.weight * c.coChange + base + (ranking.extraWeight ?? 0) * (c.extra ?? 0);
   const boost = match > 0 && c.named ? ranking.exactFileBoost : 0;
-  return { total: relevance * priorOf(c.flags, ranking.priors) + boost, boost };
+  const factor = Math.exp((ranking.factorWeight ?? 0) * (c.factor ?? 0));
+  return { total: relevance * priorOf(c.flags, ranking.priors) * factor + boost, boost };
 };
 
 /** What one prompt's section holds under a setting: hits, facts, tokens (estimated, as the library's default). */
@@ -181,6 +184,7 @@ interface Columns {
   readonly coChange: Float64Array;
   readonly base: Float64Array;
   readonly extra: Float64Array;
+  readonly factor: Float64Array;
   readonly age: Int32Array;
   readonly taskFiles: Int32Array;
   readonly flags: Int32Array;
@@ -214,6 +218,7 @@ const columnsOf = (() => {
       coChange: Float64Array.from(list, (c) => c.coChange),
       base: Float64Array.from(list, (c) => c.base),
       extra: Float64Array.from(list, (c) => c.extra ?? 0),
+      factor: Float64Array.from(list, (c) => c.factor ?? 0),
       age: Int32Array.from(list, (c) => c.age),
       taskFiles: Int32Array.from(list, (c) => c.taskFiles),
       flags: Int32Array.from(list, (c) => c.flags),
@@ -297,6 +302,7 @@ export const simulateSection = (
   const feedbackWeight = ranking.feedback.weight;
   const coChangeWeight = ranking.coChange.weight;
   const extraWeight = ranking.extraWeight ?? 0;
+  const factorWeight = ranking.factorWeight ?? 0;
   let eligible = 0;
   for (let i = 0; i < n; i += 1) {
     const match = c.query[i]! + feedbackWeight * c.feedback[i]! + ranking.contextWeight * c.context[i]!;
@@ -312,7 +318,7 @@ export const simulateSection = (
       prior = priorOf(flags, ranking.priors);
       priors.set(flags, prior);
     }
-    const total = relevance * prior + boost;
+    const total = relevance * prior * (factorWeight === 0 ? 1 : Math.exp(factorWeight * c.factor[i]!)) + boost;
     if (total > 0 || convention) {
       totals[i] = total;
       boosts[i] = boost;
