@@ -76,6 +76,19 @@ export interface SectionFormatOptions {
 const isOwnFileChange = (fact: SessionFact): boolean =>
   fact.relation === 'modified_by' && fact.object === `task:${fact.sourceTaskId}`;
 
+/**
+ * The characters one fact adds to a section in a layout, its line break or separator included:
+ * its line in `lines`; in `grouped`, a task's own file change adds its path and the `, ` after
+ * it to the task's line (the line's `- task:N modified ` is shared), any other fact its line.
+ */
+export const factCost = (fact: SessionFact, layout: SectionLayout): number =>
+  layout === 'grouped' && isOwnFileChange(fact)
+    ? Math.min(field(fact.subject).length, MAX_LINE_LENGTH - filesPrefix(fact).length) + 2
+    : formatFactLine(fact).length + 1;
+
+/** The start of the grouped line of a task's own file changes: `- task:N modified `. */
+const filesPrefix = (fact: SessionFact): string => `- task:${clipEnd(field(fact.sourceTaskId), FIELD_LIMIT)} modified `;
+
 /** Groups in order of their first fact; facts in a group keep their order. */
 const groupsOf = (facts: ReadonlyArray<SessionFact>): SessionFact[][] => {
   const groups = new Map<string, SessionFact[]>();
@@ -130,9 +143,8 @@ const taskSuffix = (group: ReadonlyArray<SessionFact>): string => {
 const groupLines = (group: ReadonlyArray<SessionFact>, lines: FactLines): string[] => {
   const first = group[0]!;
   if (isOwnFileChange(first)) {
-    const taskId = clipEnd(field(first.sourceTaskId), FIELD_LIMIT);
     return pack(
-      `- task:${taskId} modified `,
+      filesPrefix(first),
       group.map((fact) => field(fact.subject)),
       ', ',
       '',

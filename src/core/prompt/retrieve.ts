@@ -16,7 +16,7 @@ import {
 import type { FactStore } from '../store/state.js';
 import type { SectionRenderer } from '../retrieve/budget.js';
 import type { SectionLayout } from '../retrieve/defaults.js';
-import { formatFactLine, formatSessionFacts } from './format.js';
+import { factCost, formatFactLine, formatSessionFacts } from './format.js';
 
 /** The section as `formatSessionFacts` draws it; in the `lines` layout one more fact is one more line. */
 export const renderSection: SectionRenderer = Object.assign(
@@ -24,7 +24,7 @@ export const renderSection: SectionRenderer = Object.assign(
   {
     extend: (section: string, fact: SessionFact, layout: SectionLayout): string | undefined =>
       layout === 'lines' && section !== '' ? `${section}\n${formatFactLine(fact)}` : undefined,
-    lineLength: (fact: SessionFact): number => formatFactLine(fact).length + 1,
+    lineLength: factCost,
   },
 );
 

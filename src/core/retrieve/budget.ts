@@ -16,8 +16,8 @@ import type { SectionLayout } from './defaults.js';
  */
 export type SectionRenderer = ((facts: ReadonlyArray<SessionFact>, layout: SectionLayout) => string) & {
   readonly extend?: (section: string, fact: SessionFact, layout: SectionLayout) => string | undefined;
-  /** The characters of one fact's line in the `lines` layout, its line break included (what the fill order weighs). */
-  readonly lineLength: (fact: SessionFact) => number;
+  /** The characters one fact adds to a section in a layout, its line break or separator included (what the fill order weighs). */
+  readonly lineLength: (fact: SessionFact, layout: SectionLayout) => number;
 };
 
 /** What the budget stage needs to know. */

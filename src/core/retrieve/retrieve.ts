@@ -78,9 +78,9 @@ const passesFloor = (settings: Settings, inCap: ReadonlyArray<Scored>): ((candid
 const fillOrder = (settings: Settings, kept: ReadonlyArray<Scored>): Scored[] => {
   const { power, longest } = settings.plan.ranking.fill;
   if (power === 0 || kept.length < 3) return kept.slice();
-  const { lineLength } = settings.render;
+  const { render, layout } = settings;
   const rest = kept.slice(1).map((candidate) => {
-    const length = lineLength(candidate.fact);
+    const length = render.lineLength(candidate.fact, layout);
     const counted = isFileFact(candidate.fact) ? length : Math.min(length, longest);
     return { candidate, value: candidate.parts.total / counted ** power };
   });

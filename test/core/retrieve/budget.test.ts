@@ -50,9 +50,56 @@ const wildStoreArb = fc
   );
 
 /**
+ * Stores of tasks' own file changes, with paths of every length and conventions beside them:
+ * what the grouped layout draws on a task's line, `- task:N modified a, b`, and what it does not.
+ */
+const filesStoreArb = fc
+  .array(
+    fc.record({
+      path: fc.array(fc.constantFrom('src', 'lib', 'api', 'login', 'billing', 'components', 'x'), {
+        minLength: 1,
+        maxLength: 12,
+      }),
+      task: fc.constantFrom('1', '2', '3', '4'),
+      convention: fc.boolean(),
+      validFrom: fc.integer({ min: 0, max: 50 }),
+    }),
+    { minLength: 6, maxLength: 40 },
+  )
+  .map((rows) =>
+    addFacts(
+      emptyFactStore(),
+      rows.map(({ path, task, convention, validFrom }) =>
+        makeFact({
+          subject: `${path.join('/')}.ts`,
+          relation: convention ? 'convention' : 'modified_by',
+          object: convention ? `login ${path.join(' ')} by convention` : `task:${task}`,
+          tags: [convention ? 'convention' : 'file_change'],
+          validFrom,
+          sourceTaskId: task,
+          sourceRole: convention ? 'reviewer' : 'implementer',
+          confidence: 1,
+        }),
+      ),
+    ),
+  );
+
+/**
+ * What a fact adds to a section: its line and line break; in the grouped layout, a task's own
+ * file change adds its path and `, ` to the task's line (read off the line it is drawn on alone).
+ */
+const addedCharacters = (fact: SessionFact, layout: SectionLayout): number => {
+  if (layout === 'grouped' && fact.relation === 'modified_by' && fact.object === `task:${fact.sourceTaskId}`) {
+    const line = formatSessionFacts([fact], { layout }).split('\n')[1]!;
+    return line.length - (line.indexOf(' modified ') + ' modified '.length) + 2;
+  }
+  return formatFactLine(fact).length + 1;
+};
+
+/**
  * The section the budget stage should give, worked out from the ranked decisions the way the
  * ranking's `fill` says: the candidates the cap and the floor keep (included, or left out for
- * the budget), taken best first, then by score over their line's characters to `power` (a line
+ * the budget), taken best first, then by score over the characters they add to `power` (a fact
  * that is not a file change counting at most `longest`), each one that fits after those taken
  * before it; drawn in rank order, and, with a counter that does not add up line by line, the
  * ones taken last dropped until the section fits.
@@ -66,7 +113,7 @@ const expectedSection = (
 ): SessionFact[] => {
   const ranked = decisions.filter(({ decision, reason }) => decision === 'included' || reason === 'budget');
   const valueOf = ({ fact, score }: RetrievalDecision): number => {
-    const length = formatFactLine(fact).length + 1;
+    const length = addedCharacters(fact, layout);
     return score / (fact.tags.includes('file_change') ? length : Math.min(length, fill.longest)) ** fill.power;
   };
   const order =
@@ -98,8 +145,8 @@ describe('exact token budgets', () => {
   it('the budget stage keeps exactly the facts that fit when taken best first, then by score per character, and gives them in rank order', () => {
     fc.assert(
       fc.property(
-        fc.oneof(storeArb, wildStoreArb),
-        fc.string(),
+        fc.oneof(storeArb, wildStoreArb, filesStoreArb),
+        fc.oneof(fc.string(), fc.constantFrom('login billing components', 'fix the api in src')),
         fc.integer({ min: 0, max: 300 }),
         fc.constantFrom('lines' as const, 'grouped' as const),
         fc.option(fillArb, { nil: undefined }),
@@ -118,6 +165,24 @@ describe('exact token budgets', () => {
           expect(retrieveFacts(store, q)).toEqual(expected);
         },
       ),
+    );
+  });
+
+  it("in the grouped layout, the fill weighs a task's own file change by the path and separator it adds to its task's line", () => {
+    fc.assert(
+      fc.property(
+        filesStoreArb,
+        fc.constantFrom('login billing components', 'fix the api in src'),
+        fc.integer({ min: 10, max: 120 }),
+        fc.constantFrom(DEFAULT_RANKING.fill, { power: 1, longest: 60 }),
+        (store, query, maxTokens, fill) => {
+          const q = { taskDescription: query, taskId: '9', maxFacts: 30, maxTokens, layout: 'grouped' as const };
+          const decisions = explainRetrieval(store, { ...q, ranking: { fill } });
+          const expected = expectedSection(decisions, fill, maxTokens, 'grouped', estimateTokens);
+          expect(retrieveFacts(store, { ...q, ranking: { fill } })).toEqual(expected);
+        },
+      ),
+      { numRuns: 200 },
     );
   });
 
