@@ -24,7 +24,7 @@ export const renderSection: SectionRenderer = Object.assign(
   {
     extend: (section: string, fact: SessionFact, layout: SectionLayout): string | undefined =>
       layout === 'lines' && section !== '' ? `${section}\n${formatFactLine(fact)}` : undefined,
-    lineLength: factCost,
+    addedLength: factCost,
   },
 );
 

@@ -17,7 +17,7 @@ import type { SectionLayout } from './defaults.js';
 export type SectionRenderer = ((facts: ReadonlyArray<SessionFact>, layout: SectionLayout) => string) & {
   readonly extend?: (section: string, fact: SessionFact, layout: SectionLayout) => string | undefined;
   /** The characters one fact adds to a section in a layout, its line break or separator included (what the fill order weighs). */
-  readonly lineLength: (fact: SessionFact, layout: SectionLayout) => number;
+  readonly addedLength: (fact: SessionFact, layout: SectionLayout) => number;
 };
 
 /** What the budget stage needs to know. */

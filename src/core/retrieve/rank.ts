@@ -109,8 +109,9 @@ export interface CoChangeOptions {
 /**
  * How the token budget is spent once the facts are ranked: the best fact first, then the others
  * by their score per character of their line (its line break included; in the grouped layout,
- * a task's own file change counts the path and `, ` it adds to its task's line) to `power`, so that the budget holds more of the short lines that score nearly as well as a long
- * one. A line that is not a file change counts at most `longest` characters: the length of a
+ * a task's own file change counts the path and `, ` it adds to its task's line) to `power`, so
+ * that the budget holds more of the short lines that score nearly as well as a long one. A
+ * line that is not a file change counts at most `longest` characters: the length of a
  * convention, a requirement or a finding is what it says, while a path's says nothing of its
  * worth. The budget, the cap and the floor are the same either way; only the order in which
  * the section is filled changes (see docs/retrieval.md).

@@ -80,7 +80,7 @@ const fillOrder = (settings: Settings, kept: ReadonlyArray<Scored>): Scored[] =>
   if (power === 0 || kept.length < 3) return kept.slice();
   const { render, layout } = settings;
   const rest = kept.slice(1).map((candidate) => {
-    const length = render.lineLength(candidate.fact, layout);
+    const length = render.addedLength(candidate.fact, layout);
     const counted = isFileFact(candidate.fact) ? length : Math.min(length, longest);
     return { candidate, value: candidate.parts.total / counted ** power };
   });
