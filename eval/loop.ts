@@ -201,6 +201,8 @@ const run = (name: string, variant: Variant): void => {
   console.log(`[${name}] ${per.join(', ')}`);
   const extras = [...fitted.values()].map((r) => r.extraWeight).filter((w) => w !== undefined);
   if (extras.length > 0) console.log(`[${name}] extra weight per fold: ${extras.join(', ')}`);
+  const factors = [...fitted.values()].map((r) => r.factorWeight).filter((w) => w !== undefined);
+  if (factors.length > 0) console.log(`[${name}] factor weight per fold: ${factors.join(', ')}`);
   for (const [group, g] of groups)
     console.log(
       `[${name}] ${group}: 500 tokens ${(g.at500 / g.labels).toFixed(3)}, 250 tokens ${(g.at250 / g.labels).toFixed(3)}, ` +
