@@ -20,8 +20,8 @@
  * sweep on the target after the smooth fit), `churnX`, `churnCapX`, `heatX` and `sizeX` (a file
  * fact's score times a fitted power of a signal of the file: the tasks that changed it, at most 8
  * of them, its recent changes, or the files of the task that last changed it; see
- * `Candidate.factor`), `div90`, `div110` and `div125` (a section filled
- * greedily, each fact's score times that factor per fact of its task already in it), the fill
+ * `Candidate.factor`), `div90`, `div110` and `div125` (a section filled greedily, each fact's
+ * score times that factor per fact of its task already in it), the fill
  * orders `perChar100`, `perChar075`, `perChar050` (every line by its score over its characters
  * to that power), `perFile100`, `perFile100r80`, `perFile100r120`, `perFile050` (file lines so,
  * the others as 40, 80 or 120 characters), `perNoConv100`, `perNoConv100r60`, `perNoConv100r80`,
