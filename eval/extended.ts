@@ -56,6 +56,8 @@ export interface Extended extends Candidate {
   readonly prevContext: number;
   /** The same with the query part of that prompt too (its words against the fact's own). */
   readonly prevMatch: number;
+  /** Its task's place among every other task the store knows, by prompt time (0: the latest); -1 for a task it does not know. */
+  readonly taskAge: number;
   /** The seed's relative score when the file's name stem (test markers aside) is a seed's and it is another file. */
   readonly seedStem: number;
   /** The same when one stem starts with the other (of 4 characters or more). */
@@ -153,6 +155,14 @@ export const extended = (history: History, index: number): PromptCandidates => {
     dirs: directoriesOf(byId.get(c.id)!.fact.subject),
     weight: startTop > 0 ? startScore(c) / startTop : 0,
   }));
+  // Every other task's place by prompt time (0: the latest; ties by id, later first).
+  const places = new Map<string, number>();
+  const timed: Array<[string, number]> = [];
+  PMap.forEach(tasks, (doc, taskId) => {
+    if (taskId !== prompt.taskId) timed.push([taskId, doc.promptAt ?? -Infinity]);
+  });
+  timed.sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0));
+  timed.forEach(([taskId], place) => places.set(taskId, place));
   // The other tasks' ages (0: the latest), over the last 63.
   const ages = new Map<string, number>();
   for (let at = 0; at < store.index.recent.length && ages.size < 63; at += 2) {
@@ -329,6 +339,7 @@ export const extended = (history: History, index: number): PromptCandidates => {
       prevMatch: (previous.get(c.id)?.context ?? 0) + (previous.get(c.id)?.query ?? 0),
       seedStem,
       seedPrefix,
+      taskAge: places.get(fact.sourceTaskId) ?? -1,
     };
   });
   return { ...base, candidates };

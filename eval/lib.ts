@@ -50,6 +50,12 @@ export interface LabeledPrompt {
    * the file facts that task's dispatches gave.
    */
   readonly labelFiles: ReadonlyArray<number>;
+  /**
+   * Per label of `expect`, how many tasks before this prompt's the task it points to was
+   * prompted (1: the task prompted just before; counted in the history's prompt order), or -1
+   * when that task was never prompted.
+   */
+  readonly labelAges: ReadonlyArray<number>;
 }
 
 /** Where a history comes from: hand-written (eval/histories), a real commit window, a long real session. */
@@ -75,6 +81,28 @@ export type LabelKind = (typeof LABEL_KINDS)[number];
 /** The kind of a label pointing to a task that changed `files` files. */
 export const labelKind = (files: number): LabelKind =>
   files <= 1 ? '1 file' : files <= 10 ? '2-10 files' : '>10 files';
+
+/**
+ * Labels by how long ago the change they point to was made, in tasks (see
+ * `LabeledPrompt.labelAges`): a 150-commit window holds none older than 150 tasks, a long
+ * session holds files last changed thousands of tasks before.
+ */
+export const LABEL_AGES = ['1-10 tasks', '11-50', '51-150', '151-500', '>500'] as const;
+export type LabelAge = (typeof LABEL_AGES)[number];
+
+/** The age class of a label pointing to a task prompted `age` tasks before; undefined when unknown. */
+export const labelAge = (age: number): LabelAge | undefined =>
+  age < 1
+    ? undefined
+    : age <= 10
+      ? '1-10 tasks'
+      : age <= 50
+        ? '11-50'
+        : age <= 150
+          ? '51-150'
+          : age <= 500
+            ? '151-500'
+            : '>500';
 
 /** A retrieval setting: what `compilePrompt` would be given. */
 export interface Setting {
@@ -146,6 +174,8 @@ export const replayLabeled = (
     }
     return files;
   };
+  /** Task id -> the place of its first prompt in the history (0: the first). */
+  const promptedAt = new Map<string, number>();
   const parsed = parseHistory(text);
   if (parsed.errors.length > 0)
     throw new Error(`${name}: line ${parsed.errors[0]!.line}: ${parsed.errors[0]!.message}`);
@@ -180,8 +210,14 @@ export const replayLabeled = (
             const task = taskOf(label);
             return task === undefined ? 0 : (taskFiles.get(task)?.size ?? 0);
           }),
+          labelAges: raw.expect.map((label) => {
+            const task = taskOf(label);
+            const at = task === undefined ? undefined : promptedAt.get(task);
+            return at === undefined ? -1 : promptedAt.size - at;
+          }),
         });
       }
+      if (!promptedAt.has(event.taskId)) promptedAt.set(event.taskId, promptedAt.size);
       // As an orchestrator does: the prompt is compiled (and recorded) before the task runs.
       tracker.compilePrompt({ taskId: event.taskId, taskPrompt: event.taskPrompt });
     }
@@ -387,23 +423,44 @@ export interface KindTally {
   hits: number;
 }
 
-/** Labels and hits per kind of label, over a history's prompt outcomes, added into `into`. */
-export const addKindTallies = (
-  into: Record<LabelKind, KindTally>,
+/**
+ * Labels and hits per class of label (`classOf` the `l`th label of a prompt; undefined: none),
+ * over a history's prompt outcomes, added into `into`.
+ */
+export const addClassTallies = <K extends string>(
+  into: Record<K, KindTally>,
   history: History,
   outcomes: ReadonlyArray<PromptOutcome>,
-): Record<LabelKind, KindTally> => {
+  classOf: (prompt: LabeledPrompt, l: number) => K | undefined,
+): Record<K, KindTally> => {
   outcomes.forEach((outcome, i) => {
     const prompt = history.prompts[i]!;
-    prompt.labelFiles.forEach((files, l) => {
-      const tally = into[labelKind(files)];
-      tally.expected += 1;
-      if (outcome.found[l] === true) tally.hits += 1;
+    prompt.expect.forEach((_, l) => {
+      const kind = classOf(prompt, l);
+      if (kind === undefined) return;
+      into[kind].expected += 1;
+      if (outcome.found[l] === true) into[kind].hits += 1;
     });
   });
   return into;
 };
 
+/** The kind of a prompt's `l`th label (see `LABEL_KINDS`). */
+export const kindOfLabel = (prompt: LabeledPrompt, l: number): LabelKind => labelKind(prompt.labelFiles[l]!);
+
+/** The age class of a prompt's `l`th label (see `LABEL_AGES`). */
+export const ageOfLabel = (prompt: LabeledPrompt, l: number): LabelAge | undefined => labelAge(prompt.labelAges[l]!);
+
+/** Labels and hits per kind of label, over a history's prompt outcomes, added into `into`. */
+export const addKindTallies = (
+  into: Record<LabelKind, KindTally>,
+  history: History,
+  outcomes: ReadonlyArray<PromptOutcome>,
+): Record<LabelKind, KindTally> => addClassTallies(into, history, outcomes, kindOfLabel);
+
+/** No labels of any of `classes` yet. */
+export const emptyClassTallies = <K extends string>(classes: ReadonlyArray<K>): Record<K, KindTally> =>
+  Object.fromEntries(classes.map((kind) => [kind, { expected: 0, hits: 0 }])) as Record<K, KindTally>;
+
 /** No labels of any kind yet. */
-export const emptyKindTallies = (): Record<LabelKind, KindTally> =>
-  Object.fromEntries(LABEL_KINDS.map((kind) => [kind, { expected: 0, hits: 0 }])) as Record<LabelKind, KindTally>;
+export const emptyKindTallies = (): Record<LabelKind, KindTally> => emptyClassTallies(LABEL_KINDS);

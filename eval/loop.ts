@@ -11,7 +11,8 @@
  * Environment: FOLDS=7 leaves out every 7th history together instead of one at a time (three
  * times faster; a proxy to compare variants, not the figure to report); L2=0.02 sets the fit's
  * penalty; HAND_WEIGHT=3 counts each label of a hand-written history three times in the fit's
- * smooth loss. `--realworld DIR` as for `npm run eval`.
+ * smooth loss; LONG=3 also measures every third prompt of each long session (never fitted on)
+ * under each fold's ranking, their mean. `--realworld DIR` as for `npm run eval`.
  *
  * The variants: `shipped` (the defaults' model), `evenShare`, `quarterShare` and `wholeShare` (a
  * task's context over its files' number, their fourth root, or whole, instead of over their root), `noShared` (no shared recency),
@@ -20,7 +21,8 @@
  * sweep on the target after the smooth fit), `churnX`, `churnCapX`, `heatX` and `sizeX` (a file
  * fact's score times a fitted power of a signal of the file: the tasks that changed it, at most 8
  * of them, its recent changes, or the files of the task that last changed it; see
- * `Candidate.factor`), `div90`, `div110` and `div125` (a section filled greedily, each fact's
+ * `Candidate.factor`), `ageX` and `ageAllX` (a file fact's, or every fact's, score times a fitted
+ * power of 1 plus its task's place among all the other tasks by prompt time), `div90`, `div110` and `div125` (a section filled greedily, each fact's
  * score times that factor per fact of its task already in it), the fill
  * orders `perChar100`, `perChar075`, `perChar050` (every line by its score over its characters
  * to that power), `perFile100`, `perFile100r80`, `perFile100r120`, `perFile050` (file lines so,
@@ -81,6 +83,8 @@ const VARIANTS: Readonly<Record<string, Variant>> = {
   churnX: { signals: (c) => ({ ...c, factor: c.file === true ? Math.log2(Math.max(1, c.churn)) : 0 }) },
   churnCapX: { signals: (c) => ({ ...c, factor: c.file === true ? Math.log2(Math.min(8, Math.max(1, c.churn))) : 0 }) },
   heatX: { signals: (c) => ({ ...c, factor: c.file === true ? Math.log1p(c.heat) : 0 }) },
+  ageX: { signals: (c) => ({ ...c, factor: c.file === true && c.taskAge >= 0 ? Math.log2(1 + c.taskAge) : 0 }) },
+  ageAllX: { signals: (c) => ({ ...c, factor: c.taskAge >= 0 ? Math.log2(1 + c.taskAge) : 0 }) },
   sizeX: { signals: (c) => ({ ...c, factor: c.file === true ? Math.log2(Math.max(1, c.taskFiles)) : 0 }) },
   div90: { signals: (c) => c, diversity: 0.9 },
   div110: { signals: (c) => c, diversity: 1.1 },
@@ -114,6 +118,13 @@ progress(`replayed ${core.length} histories`);
 const read = core.map((history) => history.prompts.map((_, i) => extended(history, i)));
 const recency = core.map(recencyLists);
 progress('read the candidates');
+// LONG=N: also every Nth prompt of each long session, measured (never fitted on) under each fold's ranking.
+const longStep = Number(process.env['LONG'] ?? 0);
+const long = longStep > 0 ? loadHistories(join(realworld, 'scale'), 'long') : [];
+const longRead = long.map((history) =>
+  history.prompts.flatMap((_, i) => (i % longStep === 0 ? [extended(history, i)] : [])),
+);
+if (long.length > 0) progress(`read every ${longStep}th prompt of ${long.length} long sessions`);
 
 /** Hits and labels of one held-out history under a ranking, at a budget, for the labels `counts` keeps. */
 const held = (
@@ -208,6 +219,29 @@ const run = (name: string, variant: Variant): void => {
       `[${name}] ${group}: 500 tokens ${(g.at500 / g.labels).toFixed(3)}, 250 tokens ${(g.at250 / g.labels).toFixed(3)}, ` +
         `labels of >10 files ${(g.big / g.bigLabels).toFixed(3)} (${g.bigLabels}), ${(g.tokens / g.prompts).toFixed(0)} tokens`,
     );
+  if (long.length > 0) {
+    // Each long session under every fold's ranking: the mean over the folds.
+    const per = long.map((history, h) => {
+      const prompts = longRead[h]!.map((p) => ({
+        ...p,
+        candidates: p.candidates.map((c) => variant.signals(c as Extended)),
+      }));
+      let hits = 0;
+      let labels = 0;
+      for (const ranking of fitted.values()) {
+        const result = held(prompts, ranking, DEFAULT_MAX_TOKENS, undefined, variant.diversity);
+        hits += result.hits;
+        labels += result.labels;
+      }
+      return { name: history.name, hits, labels };
+    });
+    const hits = per.reduce((n, p) => n + p.hits, 0);
+    const labels = per.reduce((n, p) => n + p.labels, 0);
+    console.log(
+      `[${name}] long (every ${longStep}th prompt): 500 tokens ${(hits / labels).toFixed(3)}; ` +
+        per.map((p) => `${p.name} ${(p.hits / p.labels).toFixed(3)}`).join(', '),
+    );
+  }
   progress(name);
 };
 

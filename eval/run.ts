@@ -59,6 +59,8 @@ import {
 } from './lib.js';
 import { historyCandidates, type Ranking } from './model.js';
 import {
+  ageJson,
+  ageTable,
   comparisonJson,
   comparisonTable,
   curveJson,
@@ -302,6 +304,7 @@ const jsonDocument = (results: Results, seconds: number): string => {
         atDefaults: kindJson(core, defaultsOf),
         long: kindJson(long, longOf),
       },
+      labelAges: { atDefaults: ageJson(core, defaultsOf), long: ageJson(long, longOf) },
       long: comparisonJson(long, longOf),
       windows: long.map((session) => {
         const w = windows.get(session);
@@ -384,14 +387,21 @@ const tablesReport = (results: Results, seconds: number): void => {
   console.log(`(${seconds.toFixed(0)} s)`);
 };
 
-const longReport = ({ longAtDefaults, windows }: Results): void => {
+const longReport = ({ longAtDefaults, windows, atDefaults }: Results): void => {
   const longOf = (history: History): Compared => longAtDefaults.get(history)!;
+  const defaultsOf = (history: History): Compared => atDefaults.get(history)!;
   comparisonTable(long, longOf, 'Long sessions at the defaults');
   kindTable(
     long,
     [{ name: 'defaults', of: longOf }],
     'Long sessions: recall by the number of files the commit a label points to changed',
   );
+  ageTable(
+    long,
+    longOf,
+    'Long sessions: recall by how many tasks before the prompt the change a label points to was made',
+  );
+  ageTable(core, defaultsOf, 'The same on the hand-written and real histories, at the defaults');
   const rows = long.map((session) => {
     const lost = session.prompts.reduce((n, p) => n + p.lost, 0);
     const labels = session.prompts.reduce((n, p) => n + p.expect.length, 0);

@@ -5,14 +5,17 @@
  */
 import { type Column, COLUMNS, type Compared } from './compare.js';
 import {
-  addKindTallies,
+  addClassTallies,
   addTally,
-  emptyKindTallies,
+  ageOfLabel,
+  emptyClassTallies,
   emptyTally,
   type History,
+  kindOfLabel,
   type KindTally,
+  LABEL_AGES,
   LABEL_KINDS,
-  type LabelKind,
+  type LabeledPrompt,
   rates,
   type Tally,
   tallyOf,
@@ -199,23 +202,55 @@ export const curveTable = (
   printTable(['history', ...budgets.map((b) => `${b.toLocaleString('en-US')} tokens`)], lines);
 };
 
-/** Labels and hits per kind, per history and per group, of the library's outcomes. */
-export const kindJson = (histories: ReadonlyArray<History>, of: (history: History) => Compared) => {
+/** Labels and hits per class of label (`classOf`), per history and per group, of the library's outcomes. */
+const classJson = <K extends string>(
+  histories: ReadonlyArray<History>,
+  of: (history: History) => Compared,
+  classes: ReadonlyArray<K>,
+  classOf: (prompt: LabeledPrompt, l: number) => K | undefined,
+) => {
   const perHistory = histories.map((history) => ({
     history,
-    kinds: addKindTallies(emptyKindTallies(), history, of(history).library),
+    kinds: addClassTallies(emptyClassTallies(classes), history, of(history).library, classOf),
   }));
-  const groups = byGroup(histories, emptyKindTallies, (into, history) => {
-    const kinds = perHistory.find((h) => h.history === history)!.kinds;
-    for (const kind of LABEL_KINDS) {
-      into[kind].expected += kinds[kind].expected;
-      into[kind].hits += kinds[kind].hits;
-    }
-  });
+  const groups = byGroup(
+    histories,
+    () => emptyClassTallies(classes),
+    (into, history) => {
+      const kinds = perHistory.find((h) => h.history === history)!.kinds;
+      for (const kind of classes) {
+        into[kind].expected += kinds[kind].expected;
+        into[kind].hits += kinds[kind].hits;
+      }
+    },
+  );
   return {
     histories: perHistory.map(({ history, kinds }) => ({ name: history.name, group: history.group, kinds })),
-    groups: Object.fromEntries(groups),
+    groups: Object.fromEntries(groups) as Record<string, Record<K, KindTally>>,
   };
+};
+
+/** Labels and hits per kind (the size of the commit a label points to), per history and per group, of the library's outcomes. */
+export const kindJson = (histories: ReadonlyArray<History>, of: (history: History) => Compared) =>
+  classJson(histories, of, LABEL_KINDS, kindOfLabel);
+
+/** Labels and hits per age (how many tasks before the prompt the change a label points to was made), per history and per group. */
+export const ageJson = (histories: ReadonlyArray<History>, of: (history: History) => Compared) =>
+  classJson(histories, of, LABEL_AGES, ageOfLabel);
+
+/** Recall per age of label, per history and per group, of the library's outcomes under `of`. */
+export const ageTable = (
+  histories: ReadonlyArray<History>,
+  of: (history: History) => Compared,
+  title: string,
+): void => {
+  const data = ageJson(histories, of);
+  const cells = (kinds: Record<(typeof LABEL_AGES)[number], KindTally>) =>
+    LABEL_AGES.map((age) => kindCell(kinds[age]));
+  const lines: Array<Array<string | number>> = data.histories.map(({ name, kinds }) => [name, ...cells(kinds)]);
+  for (const [group, kinds] of Object.entries(data.groups)) lines.push([`**${group}**`, ...cells(kinds)]);
+  console.log(`${title} (recall (hits of labels))\n`);
+  printTable(['history', ...LABEL_AGES], lines);
 };
 
 const kindCell = ({ expected, hits }: KindTally): string =>
@@ -231,7 +266,7 @@ export const kindTable = (
   title: string,
 ): void => {
   const data = settings.map(({ of }) => kindJson(histories, of));
-  const cells = (kinds: (d: (typeof data)[number]) => Record<LabelKind, KindTally> | undefined) =>
+  const cells = (kinds: (d: (typeof data)[number]) => Record<(typeof LABEL_KINDS)[number], KindTally> | undefined) =>
     LABEL_KINDS.flatMap((kind) => data.map((d) => kindCell(kinds(d)?.[kind] ?? { expected: 0, hits: 0 })));
   const lines: Array<Array<string | number>> = histories.map((history, h) => [
     history.name,
