@@ -32,7 +32,7 @@
  * `perCap075r60`) and `perPlain100` (only in prompts without conventions); and each
  * signal of `Extended` (directory proximity to the first pass's best files, to the latest tasks'
  * files, the prompt's share of a path's words, recency-weighted changes of a file or of its
- * directory, co-change with the latest task, BM25 against a file's history as one document, the task context of the latest other task's prompt, a seed's name stem (`seedStem`), or a stem that starts with a seed's or begins it (`seedPrefix`), a recency tail over every task, 1 over 1 plus its task's place or over the base-2 logarithm of 2 plus it (`ageTail`, `ageLogTail`); and products of two signals: recency with the task
+ * directory, co-change with the latest task, BM25 against a file's history as one document, the task context of the latest other task's prompt, a seed's name stem (`seedStem`), or a stem that starts with a seed's or begins it (`seedPrefix`), a recency tail over every task, 1 over 1 plus its task's place or over the base-2 logarithm of 2 plus it (`ageTail`, `ageLogTail`), BM25 against a file's history only for a file last changed 63 or 150 tasks or more before (`fileDocOld`, `fileDocOld150`); and products of two signals: recency with the task
  * context, the query or both, co-change with the task context) in place of the feedback words (`seedProximity`) or
  * beside every signal of the defaults with a weight of its own, fitted as the others are
  * (`seedProximity+`). See docs/retrieval.md for what they gave.
@@ -267,6 +267,8 @@ const EXTRAS: Readonly<Record<string, (c: Extended) => number>> = {
   fileDoc: (c) => c.fileDoc,
   prevContext: (c) => c.prevContext,
   prevMatch: (c) => c.prevMatch,
+  fileDocOld: (c) => (c.taskAge >= 63 ? c.fileDoc : 0),
+  fileDocOld150: (c) => (c.taskAge >= 150 ? c.fileDoc : 0),
   ageTail: (c) => (c.taskAge >= 0 ? 1 / (1 + c.taskAge) : 0),
   ageLogTail: (c) => (c.taskAge >= 0 ? 1 / Math.log2(2 + c.taskAge) : 0),
   seedStem: (c) => c.seedStem,
