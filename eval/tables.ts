@@ -15,7 +15,9 @@ import {
   type KindTally,
   LABEL_AGES,
   LABEL_KINDS,
+  type LabelAge,
   type LabeledPrompt,
+  type LabelKind,
   rates,
   type Tally,
   tallyOf,
@@ -245,8 +247,7 @@ export const ageTable = (
   title: string,
 ): void => {
   const data = ageJson(histories, of);
-  const cells = (kinds: Record<(typeof LABEL_AGES)[number], KindTally>) =>
-    LABEL_AGES.map((age) => kindCell(kinds[age]));
+  const cells = (kinds: Record<LabelAge, KindTally>) => LABEL_AGES.map((age) => kindCell(kinds[age]));
   const lines: Array<Array<string | number>> = data.histories.map(({ name, kinds }) => [name, ...cells(kinds)]);
   for (const [group, kinds] of Object.entries(data.groups)) lines.push([`**${group}**`, ...cells(kinds)]);
   console.log(`${title} (recall (hits of labels))\n`);
@@ -266,7 +267,7 @@ export const kindTable = (
   title: string,
 ): void => {
   const data = settings.map(({ of }) => kindJson(histories, of));
-  const cells = (kinds: (d: (typeof data)[number]) => Record<(typeof LABEL_KINDS)[number], KindTally> | undefined) =>
+  const cells = (kinds: (d: (typeof data)[number]) => Record<LabelKind, KindTally> | undefined) =>
     LABEL_KINDS.flatMap((kind) => data.map((d) => kindCell(kinds(d)?.[kind] ?? { expected: 0, hits: 0 })));
   const lines: Array<Array<string | number>> = histories.map((history, h) => [
     history.name,
