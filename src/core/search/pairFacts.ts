@@ -18,9 +18,6 @@ import { getAt, type PersistentVector } from '../../persistent/persistentVector.
 import type { SessionFact } from '../fact.js';
 import { entryDoc } from './searchIndex.js';
 
-/** The list of a pair without a valid fact. */
-const NO_ENTRIES: ReadonlyArray<number> = Object.freeze([]);
-
 /**
  * The pairs' lists with the fact `id` of document `entryDoc(entry)`, of task number `taskNum`,
  * put in its place in the list of `key` (changed in place when the current run owns it).
@@ -33,7 +30,10 @@ export const withPairFact = (
   entry: number,
   taskNum: number,
 ): PMap.PersistentMap<ReadonlyArray<number>> => {
-  const list = PMap.get(pairs, key) ?? NO_ENTRIES;
+  const list = PMap.get(pairs, key);
+  // A pair's first valid fact (most pairs hold one): a new list the run does not register, as a
+  // term's first posting (see `putFlat` in postings.ts).
+  if (list === undefined) return PMap.set(pairs, key, [entry, taskNum]);
   let at = 0;
   while (at < list.length && (getAt(docs, entryDoc(list[at]!))?.id ?? '') > id) at += 2;
   const next = own(list) as number[];
