@@ -29,7 +29,11 @@
  * the others as 40, 80 or 120 characters), `perNoConv100`, `perNoConv100r60`, `perNoConv100r80`,
  * `perNoConv075` (a convention as that many characters), `perCap100r40` to `perCap100r80` and
  * `perCap075r60` (a line that is not a file change at most that many: the shipped order is
- * `perCap075r60`) and `perPlain100` (only in prompts without conventions); and each
+ * `perCap075r60`) and `perPlain100` (only in prompts without conventions); `normMax`,
+ * `normMaxAll`, `normSqrt`, `normCtxMax` and `normCtxSqrt` (the query and context signals, or the
+ * context alone, or the feedback too, each divided by a tenth of its largest value among the
+ * prompt's candidates, or by a third of that value's square root: a scale per prompt, so that a
+ * long prompt's sums do not drown the recency a short one leaves room for); and each
  * signal of `Extended` (directory proximity to the first pass's best files, to the latest tasks'
  * files, the prompt's share of a path's words, recency-weighted changes of a file or of its
  * directory, co-change with the latest task, BM25 against a file's history as one document, the task context of the latest other task's prompt, a seed's name stem (`seedStem`), or a stem that starts with a seed's or begins it (`seedPrefix`), a recency tail over every task, 1 over 1 plus its task's place or over the base-2 logarithm of 2 plus it (`ageTail`, `ageLogTail`), BM25 against a file's history only for a file last changed 63 or 150 tasks or more before (`fileDocOld`, `fileDocOld150`); and products of two signals: recency with the task
@@ -70,7 +74,25 @@ interface Variant {
   readonly diversity?: number;
   /** The section's order, in the fit and in the measure (see setSectionOrder). */
   readonly order?: SectionOrder;
+  /** A prompt's candidates changed together, after `signals` (a scale per prompt). */
+  readonly perPrompt?: (candidates: ReadonlyArray<Candidate>) => ReadonlyArray<Candidate>;
 }
+/** The candidates with `field` divided by `scale` of its largest value in the prompt (unchanged when that is 0). */
+const scaledBy =
+  (fields: ReadonlyArray<'query' | 'context' | 'feedback'>, scale: (max: number) => number) =>
+  (candidates: ReadonlyArray<Candidate>): ReadonlyArray<Candidate> => {
+    const divisors = fields.map((field) => {
+      const max = candidates.reduce((m, c) => Math.max(m, c[field]), 0);
+      return max > 0 ? scale(max) : 1;
+    });
+    return candidates.map((c) => {
+      const out: Record<string, unknown> = { ...c };
+      fields.forEach((field, i) => {
+        out[field] = c[field] / divisors[i]!;
+      });
+      return out as unknown as Candidate;
+    });
+  };
 const churnOf = (c: Extended): number => (c.churn > 0 ? Math.log2(1 + c.churn) : 0);
 const VARIANTS: Readonly<Record<string, Variant>> = {
   shipped: { signals: (c) => c },
@@ -106,6 +128,11 @@ const VARIANTS: Readonly<Record<string, Variant>> = {
   perCap075r60: { signals: (c) => c, order: { power: 0.75, scope: 'capped', reference: 60 } },
   perCap100r80: { signals: (c) => c, order: { power: 1, scope: 'capped', reference: 80 } },
   perPlain100: { signals: (c) => c, order: { power: 1, scope: 'noConventions', reference: 40 } },
+  normMax: { signals: (c) => c, perPrompt: scaledBy(['query', 'context'], (max) => max / 10) },
+  normMaxAll: { signals: (c) => c, perPrompt: scaledBy(['query', 'context', 'feedback'], (max) => max / 10) },
+  normSqrt: { signals: (c) => c, perPrompt: scaledBy(['query', 'context'], (max) => Math.sqrt(max) / 3) },
+  normCtxMax: { signals: (c) => c, perPrompt: scaledBy(['context'], (max) => max / 10) },
+  normCtxSqrt: { signals: (c) => c, perPrompt: scaledBy(['context'], (max) => Math.sqrt(max) / 3) },
   churnSpecial: {
     signals: (c) => ({ ...c, feedback: c.context > 0 || c.age >= 0 || c.coChange > 0 ? churnOf(c) : 0 }),
   },
@@ -153,8 +180,9 @@ const held = (
 
 const run = (name: string, variant: Variant): void => {
   setSectionOrder(variant.order);
+  const perPrompt = variant.perPrompt ?? ((candidates: ReadonlyArray<Candidate>) => candidates);
   const sets = read.map((prompts) =>
-    prompts.map((p) => ({ ...p, candidates: p.candidates.map((c) => variant.signals(c as Extended)) })),
+    prompts.map((p) => ({ ...p, candidates: perPrompt(p.candidates.map((c) => variant.signals(c as Extended))) })),
   );
   const handWeight = Number(process.env['HAND_WEIGHT'] ?? 1);
   const prepared = prepareHistories(sets, START.recency.tasks).map((p, i) =>
@@ -224,7 +252,7 @@ const run = (name: string, variant: Variant): void => {
     const per = long.map((history, h) => {
       const prompts = longRead[h]!.map((p) => ({
         ...p,
-        candidates: p.candidates.map((c) => variant.signals(c as Extended)),
+        candidates: perPrompt(p.candidates.map((c) => variant.signals(c as Extended))),
       }));
       let hits = 0;
       let labels = 0;
