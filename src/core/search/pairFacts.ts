@@ -31,8 +31,9 @@ export const withPairFact = (
   taskNum: number,
 ): PMap.PersistentMap<ReadonlyArray<number>> => {
   const list = PMap.get(pairs, key);
-  // A pair's first valid fact (most pairs hold one): a new list the run does not register, as a
-  // term's first posting (see `putFlat` in postings.ts).
+  // A pair's first valid fact: a new list the run does not register, as a term's first posting
+  // (see `putFlat` in postings.ts). A pair holds one valid fact most of the time, so its list
+  // goes empty and starts again each time a newer fact replaces it.
   if (list === undefined) return PMap.set(pairs, key, [entry, taskNum]);
   let at = 0;
   while (at < list.length && (getAt(docs, entryDoc(list[at]!))?.id ?? '') > id) at += 2;

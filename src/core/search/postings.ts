@@ -88,9 +88,9 @@ const blockFor = (lasts: ReadonlyArray<number>, doc: number): number => {
 
 /** `flat` with (doc, value) put in order (the same array, changed, when the run owns it). */
 const putFlat = (flat: ReadonlyArray<number>, doc: number, value: number): number[] => {
-  // A term's first posting: a new array the run does not register (one WeakSet entry per new
-  // term, most of them a path's or a summary's own word that no later fact repeats, cost more
-  // than the copy a second posting then makes, which registers it).
+  // A term's first posting: a new array the run does not register (a WeakSet entry for every
+  // new term, which comes with nearly every path and summary, cost more than the copy a second
+  // posting then makes, which registers it).
   if (flat.length === 0) return [doc, value];
   // Documents are numbered as they come, so a new posting usually goes last.
   const at = flat[flat.length - 2]! < doc ? -flat.length - 1 : findPosting(flat, doc);
