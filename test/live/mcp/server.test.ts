@@ -756,8 +756,10 @@ describe('a client that writes all its calls before it reads an answer', { timeo
       );
       // The first answers fill the pipe back; the rest of the calls, past what a pipe holds, must still be read.
       await new Promise((resolve) => setTimeout(resolve, 500));
+      // A bound for a server that stopped reading, not a speed check: alone this takes under 2 s,
+      // but in a full run of the suite on a slow machine the write took more than 5 s.
       const written = await new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(false), 5_000);
+        const timer = setTimeout(() => resolve(false), 45_000);
         child.stdin.write(calls.slice(100).join(''), () => {
           clearTimeout(timer);
           resolve(true);
@@ -765,7 +767,7 @@ describe('a client that writes all its calls before it reads an answer', { timeo
       });
       expect(written).toBe(true);
       child.stdout.resume();
-      for (const deadline = Date.now() + 10_000; answers() < calls.length && Date.now() < deadline;)
+      for (const deadline = Date.now() + 45_000; answers() < calls.length && Date.now() < deadline;)
         await new Promise((resolve) => setTimeout(resolve, 20));
       expect(answers()).toBe(calls.length);
       expect(stderr).toBe('');
