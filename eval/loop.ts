@@ -77,7 +77,11 @@ interface Variant {
   /** A prompt's candidates changed together, after `signals` (a scale per prompt). */
   readonly perPrompt?: (candidates: ReadonlyArray<Candidate>) => ReadonlyArray<Candidate>;
 }
-/** The candidates with `field` divided by `scale` of its largest value in the prompt (unchanged when that is 0). */
+
+/**
+ * A prompt's candidates with each of `fields` divided by `scale` of that field's largest value
+ * among them (left as it is when that value is 0).
+ */
 const scaledBy =
   (fields: ReadonlyArray<'query' | 'context' | 'feedback'>, scale: (max: number) => number) =>
   (candidates: ReadonlyArray<Candidate>): ReadonlyArray<Candidate> => {
@@ -85,13 +89,10 @@ const scaledBy =
       const max = candidates.reduce((m, c) => Math.max(m, c[field]), 0);
       return max > 0 ? scale(max) : 1;
     });
-    return candidates.map((c) => {
-      const out: Record<string, unknown> = { ...c };
-      fields.forEach((field, i) => {
-        out[field] = c[field] / divisors[i]!;
-      });
-      return out as unknown as Candidate;
-    });
+    return candidates.map((c) => ({
+      ...c,
+      ...Object.fromEntries(fields.map((field, i) => [field, c[field] / divisors[i]!])),
+    }));
   };
 const churnOf = (c: Extended): number => (c.churn > 0 ? Math.log2(1 + c.churn) : 0);
 const VARIANTS: Readonly<Record<string, Variant>> = {
