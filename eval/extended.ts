@@ -62,7 +62,14 @@ export interface Extended extends Candidate {
   readonly seedStem: number;
   /** The same when one stem starts with the other (of 4 characters or more). */
   readonly seedPrefix: number;
+  /** The query part the prompt's first `HEAD_WORDS` words give the fact (all of it when the prompt is no longer). */
+  readonly headQuery: number;
+  /** The task context those words give it. */
+  readonly headContext: number;
 }
+
+/** How many of a prompt's leading words are its head (a commit's subject line is about this long). */
+const HEAD_WORDS = Number(process.env['HEAD_WORDS'] ?? 10);
 
 /** A file name's stem: no extensions, letters and digits only, lower case, test markers aside. */
 const stemOf = (path: string): string => {
@@ -249,6 +256,17 @@ export const extended = (history: History, index: number): PromptCandidates => {
           context: parts.context,
           query: parts.terms.reduce((sum, t) => sum + t.contribution, 0),
         });
+  // The prompt's head as a query of its own: the words a subject line puts first.
+  const head = new Map<string, { context: number; query: number }>();
+  for (const { fact, parts } of explainRetrieval(
+    store,
+    queryOf(
+      { ...prompt, taskPrompt: prompt.taskPrompt.split(/\s+/).slice(0, HEAD_WORDS).join(' ') },
+      { maxFacts: Number.MAX_SAFE_INTEGER, maxTokens: Number.MAX_SAFE_INTEGER, ranking: START },
+    ),
+  ))
+    if (parts !== undefined)
+      head.set(fact.id, { context: parts.context, query: parts.terms.reduce((sum, t) => sum + t.contribution, 0) });
   const labelFiles = new Map(prompt.expect.map((t, i) => [`${t.subject}\u001f${t.relation}\u001f${t.object}`, i]));
   const candidates = base.candidates.map((c): Extended => {
     const fact = byId.get(c.id)!.fact;
@@ -339,6 +357,8 @@ export const extended = (history: History, index: number): PromptCandidates => {
       prevMatch: (previous.get(c.id)?.context ?? 0) + (previous.get(c.id)?.query ?? 0),
       seedStem,
       seedPrefix,
+      headQuery: head.get(c.id)?.query ?? 0,
+      headContext: head.get(c.id)?.context ?? 0,
       taskAge: places.get(fact.sourceTaskId) ?? -1,
     };
   });

@@ -12,7 +12,9 @@
  * times faster; a proxy to compare variants, not the figure to report); L2=0.02 sets the fit's
  * penalty; HAND_WEIGHT=3 counts each label of a hand-written history three times in the fit's
  * smooth loss; LONG=3 also measures every third prompt of each long session (never fitted on)
- * under each fold's ranking, their mean. `--realworld DIR` as for `npm run eval`.
+ * under each fold's ranking, their mean (with the head signals below, give the process more heap:
+ * NODE_OPTIONS=--max-old-space-size=12000); HEAD_WORDS=6 sets how many leading words are the
+ * prompt's head (10). `--realworld DIR` as for `npm run eval`.
  *
  * The variants: `shipped` (the defaults' model), `evenShare`, `quarterShare` and `wholeShare` (a
  * task's context over its files' number, their fourth root, or whole, instead of over their root), `noShared` (no shared recency),
@@ -36,7 +38,7 @@
  * long prompt's sums do not drown the recency a short one leaves room for); and each
  * signal of `Extended` (directory proximity to the first pass's best files, to the latest tasks'
  * files, the prompt's share of a path's words, recency-weighted changes of a file or of its
- * directory, co-change with the latest task, BM25 against a file's history as one document, the task context of the latest other task's prompt, a seed's name stem (`seedStem`), or a stem that starts with a seed's or begins it (`seedPrefix`), a recency tail over every task, 1 over 1 plus its task's place or over the base-2 logarithm of 2 plus it (`ageTail`, `ageLogTail`), BM25 against a file's history only for a file last changed 63 or 150 tasks or more before (`fileDocOld`, `fileDocOld150`); and products of two signals: recency with the task
+ * directory, co-change with the latest task, BM25 against a file's history as one document, the task context of the latest other task's prompt, a seed's name stem (`seedStem`), or a stem that starts with a seed's or begins it (`seedPrefix`), a recency tail over every task, 1 over 1 plus its task's place or over the base-2 logarithm of 2 plus it (`ageTail`, `ageLogTail`), BM25 against a file's history only for a file last changed 63 or 150 tasks or more before (`fileDocOld`, `fileDocOld150`), the query and task-context parts of the prompt's first words alone (`headQuery`, `headContext`, both: `headMatch`); and products of two signals: recency with the task
  * context, the query or both, co-change with the task context) in place of the feedback words (`seedProximity`) or
  * beside every signal of the defaults with a weight of its own, fitted as the others are
  * (`seedProximity+`). See docs/retrieval.md for what they gave.
@@ -302,6 +304,9 @@ const EXTRAS: Readonly<Record<string, (c: Extended) => number>> = {
   ageLogTail: (c) => (c.taskAge >= 0 ? 1 / Math.log2(2 + c.taskAge) : 0),
   seedStem: (c) => c.seedStem,
   seedPrefix: (c) => c.seedPrefix,
+  headQuery: (c) => c.headQuery,
+  headContext: (c) => c.headContext,
+  headMatch: (c) => c.headQuery + c.headContext,
 };
 
 for (const name of positionals) {
