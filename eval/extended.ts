@@ -62,7 +62,7 @@ export interface Extended extends Candidate {
   readonly seedStem: number;
   /** The same when one stem starts with the other (of 4 characters or more). */
   readonly seedPrefix: number;
-  /** The query part the prompt's first `HEAD_WORDS` words give the fact (all of it when the prompt is no longer). */
+  /** The query part the prompt's first `HEAD_WORDS` words give the fact (all of it when the prompt is no longer; 0 unless asked for). */
   readonly headQuery: number;
   /** The task context those words give it. */
   readonly headContext: number;
@@ -109,8 +109,11 @@ const proximity = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): number =
 const FIRST_PASS_FACTS = 10;
 const SEEDS = 3;
 
-/** One prompt's candidates with the extended signals, the task scores read from its non-file facts. */
-export const extended = (history: History, index: number): PromptCandidates => {
+/**
+ * One prompt's candidates with the extended signals, the task scores read from its non-file
+ * facts. The head signals cost a third query a prompt: read only when `head` is true.
+ */
+export const extended = (history: History, index: number, head = false): PromptCandidates => {
   const prompt = history.prompts[index]!;
   const { store } = prompt;
   const base = promptCandidates(history.name, prompt, START);
@@ -257,16 +260,17 @@ export const extended = (history: History, index: number): PromptCandidates => {
           query: parts.terms.reduce((sum, t) => sum + t.contribution, 0),
         });
   // The prompt's head as a query of its own: the words a subject line puts first.
-  const head = new Map<string, { context: number; query: number }>();
-  for (const { fact, parts } of explainRetrieval(
-    store,
-    queryOf(
-      { ...prompt, taskPrompt: prompt.taskPrompt.split(/\s+/).slice(0, HEAD_WORDS).join(' ') },
-      { maxFacts: Number.MAX_SAFE_INTEGER, maxTokens: Number.MAX_SAFE_INTEGER, ranking: START },
-    ),
-  ))
-    if (parts !== undefined)
-      head.set(fact.id, { context: parts.context, query: parts.terms.reduce((sum, t) => sum + t.contribution, 0) });
+  const heads = new Map<string, { context: number; query: number }>();
+  if (head)
+    for (const { fact, parts } of explainRetrieval(
+      store,
+      queryOf(
+        { ...prompt, taskPrompt: prompt.taskPrompt.split(/\s+/).slice(0, HEAD_WORDS).join(' ') },
+        { maxFacts: Number.MAX_SAFE_INTEGER, maxTokens: Number.MAX_SAFE_INTEGER, ranking: START },
+      ),
+    ))
+      if (parts !== undefined)
+        heads.set(fact.id, { context: parts.context, query: parts.terms.reduce((sum, t) => sum + t.contribution, 0) });
   const labelFiles = new Map(prompt.expect.map((t, i) => [`${t.subject}\u001f${t.relation}\u001f${t.object}`, i]));
   const candidates = base.candidates.map((c): Extended => {
     const fact = byId.get(c.id)!.fact;
@@ -357,8 +361,8 @@ export const extended = (history: History, index: number): PromptCandidates => {
       prevMatch: (previous.get(c.id)?.context ?? 0) + (previous.get(c.id)?.query ?? 0),
       seedStem,
       seedPrefix,
-      headQuery: head.get(c.id)?.query ?? 0,
-      headContext: head.get(c.id)?.context ?? 0,
+      headQuery: heads.get(c.id)?.query ?? 0,
+      headContext: heads.get(c.id)?.context ?? 0,
       taskAge: places.get(fact.sourceTaskId) ?? -1,
     };
   });

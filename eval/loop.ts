@@ -145,14 +145,16 @@ const hand = loadHistories(join(root, 'eval', 'histories'), 'hand');
 const real = loadHistories(join(realworld, 'histories'), 'real');
 const core = [...hand, ...real];
 progress(`replayed ${core.length} histories`);
-const read = core.map((history) => history.prompts.map((_, i) => extended(history, i)));
+// The head signals cost a third query a prompt: read only for a variant of them.
+const heads = positionals.some((name) => name.startsWith('head'));
+const read = core.map((history) => history.prompts.map((_, i) => extended(history, i, heads)));
 const recency = core.map(recencyLists);
 progress('read the candidates');
 // LONG=N: also every Nth prompt of each long session, measured (never fitted on) under each fold's ranking.
 const longStep = Number(process.env['LONG'] ?? 0);
 const long = longStep > 0 ? loadHistories(join(realworld, 'scale'), 'long') : [];
 const longRead = long.map((history) =>
-  history.prompts.flatMap((_, i) => (i % longStep === 0 ? [extended(history, i)] : [])),
+  history.prompts.flatMap((_, i) => (i % longStep === 0 ? [extended(history, i, heads)] : [])),
 );
 if (long.length > 0) progress(`read every ${longStep}th prompt of ${long.length} long sessions`);
 
