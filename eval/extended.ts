@@ -6,10 +6,10 @@
 import { explainRetrieval } from '../src/index.js';
 import { isFileFact } from '../src/core/fact.js';
 import { queryTerms } from '../src/core/search/terms.js';
-import { pairKey } from '../src/core/store/state.js';
+import { type FactStore, pairKey } from '../src/core/store/state.js';
 import * as PMap from '../src/persistent/persistentMap.js';
 import { START } from './fit.js';
-import { type History, queryOf } from './lib.js';
+import { type History, type LabeledPrompt, queryOf } from './lib.js';
 import { type Candidate, promptCandidates, type PromptCandidates } from './model.js';
 
 /** A candidate with the signals only the experiments read. */
@@ -108,6 +108,32 @@ const proximity = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): number =
 /** How many of the first pass's best facts the seeds are taken from, and how many seeds (as the library's co-change). */
 const FIRST_PASS_FACTS = 10;
 const SEEDS = 3;
+
+/** What a query gives a fact: its task context and the sum of its query terms. */
+interface MatchParts {
+  readonly context: number;
+  readonly query: number;
+}
+
+/**
+ * The parts `prompt`, as a query under START with no budget, gives each fact it reaches (the
+ * facts of task `aside` left out).
+ */
+const matchParts = (store: FactStore, prompt: LabeledPrompt, aside?: string): Map<string, MatchParts> => {
+  const parts = new Map<string, MatchParts>();
+  const query = queryOf(prompt, {
+    maxFacts: Number.MAX_SAFE_INTEGER,
+    maxTokens: Number.MAX_SAFE_INTEGER,
+    ranking: START,
+  });
+  for (const decision of explainRetrieval(store, query))
+    if (decision.parts !== undefined && decision.fact.sourceTaskId !== aside)
+      parts.set(decision.fact.id, {
+        context: decision.parts.context,
+        query: decision.parts.terms.reduce((sum, t) => sum + t.contribution, 0),
+      });
+  return parts;
+};
 
 /**
  * One prompt's candidates with the extended signals, the task scores read from its non-file
@@ -245,32 +271,14 @@ export const extended = (history: History, index: number, head = false): PromptC
   };
   // The latest other task's prompt as a query of its own (its own facts aside).
   const latestTask = latest === undefined ? undefined : PMap.get(tasks, latest);
-  const previous = new Map<string, { context: number; query: number }>();
-  if (latest !== undefined && latestTask !== undefined && latestTask.prompt !== '')
-    for (const { fact, parts } of explainRetrieval(
-      store,
-      queryOf(
-        { ...prompt, taskPrompt: latestTask.prompt, taskId: latest },
-        { maxFacts: Number.MAX_SAFE_INTEGER, maxTokens: Number.MAX_SAFE_INTEGER, ranking: START },
-      ),
-    ))
-      if (parts !== undefined && fact.sourceTaskId !== prompt.taskId)
-        previous.set(fact.id, {
-          context: parts.context,
-          query: parts.terms.reduce((sum, t) => sum + t.contribution, 0),
-        });
+  const previous =
+    latest !== undefined && latestTask !== undefined && latestTask.prompt !== ''
+      ? matchParts(store, { ...prompt, taskPrompt: latestTask.prompt, taskId: latest }, prompt.taskId)
+      : new Map<string, MatchParts>();
   // The prompt's head as a query of its own: the words a subject line puts first.
-  const heads = new Map<string, { context: number; query: number }>();
-  if (head)
-    for (const { fact, parts } of explainRetrieval(
-      store,
-      queryOf(
-        { ...prompt, taskPrompt: prompt.taskPrompt.split(/\s+/).slice(0, HEAD_WORDS).join(' ') },
-        { maxFacts: Number.MAX_SAFE_INTEGER, maxTokens: Number.MAX_SAFE_INTEGER, ranking: START },
-      ),
-    ))
-      if (parts !== undefined)
-        heads.set(fact.id, { context: parts.context, query: parts.terms.reduce((sum, t) => sum + t.contribution, 0) });
+  const heads = head
+    ? matchParts(store, { ...prompt, taskPrompt: prompt.taskPrompt.split(/\s+/).slice(0, HEAD_WORDS).join(' ') })
+    : new Map<string, MatchParts>();
   const labelFiles = new Map(prompt.expect.map((t, i) => [`${t.subject}\u001f${t.relation}\u001f${t.object}`, i]));
   const candidates = base.candidates.map((c): Extended => {
     const fact = byId.get(c.id)!.fact;
