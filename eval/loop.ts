@@ -14,7 +14,9 @@
  * smooth loss; LONG=3 also measures every third prompt of each long session (never fitted on)
  * under each fold's ranking, their mean (with the head signals below, give the process more heap:
  * NODE_OPTIONS=--max-old-space-size=12000); HEAD_WORDS=6 sets how many leading words are the
- * prompt's head (10). `--realworld DIR` as for `npm run eval`.
+ * prompt's head (10); STOPS=kind:share[:power],... also measures the held-out sections of every
+ * fold's ranking under each of those stops in place of the relevance floor (`SectionStop` in
+ * eval/model.ts: `ratio:0.1`, `mass:0.003:2`, `nucleus:0.9:1`). `--realworld DIR` as for `npm run eval`.
  *
  * The variants: `shipped` (the defaults' model), `evenShare`, `quarterShare` and `wholeShare` (a
  * task's context over its files' number, their fourth root, or whole, instead of over their root), `noShared` (no shared recency),
@@ -54,7 +56,9 @@ import {
   type PromptCandidates,
   type Ranking,
   type SectionOrder,
+  type SectionStop,
   setSectionOrder,
+  setSectionStop,
   simulateSection,
 } from './model.js';
 
@@ -252,6 +256,49 @@ const run = (name: string, variant: Variant): void => {
       `[${name}] ${group}: 500 tokens ${(g.at500 / g.labels).toFixed(3)}, 250 tokens ${(g.at250 / g.labels).toFixed(3)}, ` +
         `labels of >10 files ${(g.big / g.bigLabels).toFixed(3)} (${g.bigLabels}), ${(g.tokens / g.prompts).toFixed(0)} tokens`,
     );
+  // STOPS=kind:share[:power],...: the held-out sections again under each stop (see SectionStop).
+  for (const spec of (process.env['STOPS'] ?? '').split(',').filter((s) => s !== '')) {
+    const [kind, share, power] = spec.split(':');
+    setSectionStop({ kind: kind as SectionStop['kind'], share: Number(share), power: Number(power ?? 1) });
+    const byGroup = new Map<string, { hits: number; labels: number; tokens: number; prompts: number }>();
+    core.forEach((history, h) => {
+      const ranking = fitted.get(h % folds)!;
+      const result = held(sets[h]!, ranking, DEFAULT_MAX_TOKENS, undefined, variant.diversity);
+      const g = byGroup.get(history.group) ?? { hits: 0, labels: 0, tokens: 0, prompts: 0 };
+      g.hits += result.hits;
+      g.labels += result.labels;
+      g.tokens += result.tokens;
+      g.prompts += sets[h]!.length;
+      byGroup.set(history.group, g);
+    });
+    let longFigure = '';
+    if (long.length > 0) {
+      let hits = 0;
+      let labels = 0;
+      let tokens = 0;
+      let prompts = 0;
+      long.forEach((_, h) => {
+        for (const ranking of fitted.values()) {
+          const result = held(longRead[h]!, ranking, DEFAULT_MAX_TOKENS);
+          hits += result.hits;
+          labels += result.labels;
+          tokens += result.tokens;
+          prompts += longRead[h]!.length;
+        }
+      });
+      longFigure = `, long ${(hits / labels).toFixed(3)} (${(tokens / prompts).toFixed(0)} tokens)`;
+    }
+    console.log(
+      `[${name} stop ${spec}] ` +
+        [...byGroup]
+          .map(
+            ([group, g]) => `${group} ${(g.hits / g.labels).toFixed(3)} (${(g.tokens / g.prompts).toFixed(0)} tokens)`,
+          )
+          .join(', ') +
+        longFigure,
+    );
+    setSectionStop(undefined);
+  }
   if (long.length > 0) {
     // Each long session under every fold's ranking: the mean over the folds.
     const per = long.map((history, h) => {

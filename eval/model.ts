@@ -272,6 +272,25 @@ export const setSectionOrder = (order: SectionOrder | undefined): void => {
   sectionOrder = order;
 };
 
+/**
+ * A stop other than the ranking's relevance floor, for eval/loop.ts's experiments (the library
+ * has only the floor): `ratio`, the floor at `share` of the best score instead of the ranking's;
+ * `mass`, a fact whose score to the power `power` is under `share` of the sum of those powers over
+ * the capped candidates; `nucleus`, the facts in rank order until their powers hold `share` of
+ * that sum (the smallest such set).
+ */
+export interface SectionStop {
+  readonly kind: 'ratio' | 'mass' | 'nucleus';
+  readonly share: number;
+  readonly power: number;
+}
+let sectionStop: SectionStop | undefined;
+
+/** Sets the stop every `simulateSection` uses from now on (undefined: the ranking's floor, as the library). */
+export const setSectionStop = (stop: SectionStop | undefined): void => {
+  sectionStop = stop;
+};
+
 /** How many of the best facts a `diversity` other than 1 re-ranks (the rest keep their order). */
 const DIVERSE_HEAD = 160;
 
@@ -382,7 +401,29 @@ export const simulateSection = (
     const i = order[k]!;
     best = Math.max(best, totals[i]! - boosts[i]!);
   }
-  const floor = ranking.floor * best;
+  let floor = ranking.floor * best;
+  if (sectionStop !== undefined) {
+    const { kind, share, power } = sectionStop;
+    if (kind === 'ratio') floor = share * best;
+    else {
+      // The capped candidates in rank order (before the fill's reordering), by score less boost.
+      const scores: number[] = [];
+      for (let k = 0; k < inCap; k += 1) {
+        const i = order[k]!;
+        scores.push(Math.max(0, totals[i]! - boosts[i]!));
+      }
+      scores.sort((a, b) => b - a);
+      const masses = scores.map((score) => score ** power);
+      const sum = masses.reduce((a, b) => a + b, 0);
+      if (kind === 'mass') floor = (share * sum) ** (1 / power);
+      else {
+        let held = 0;
+        let k = 0;
+        while (k < masses.length && held < share * sum) held += masses[k++]!;
+        floor = k === 0 ? Infinity : scores[k - 1]!;
+      }
+    }
+  }
   let characters = HEADER;
   let hits = 0;
   let facts = 0;
