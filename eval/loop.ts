@@ -256,6 +256,10 @@ const run = (name: string, variant: Variant): void => {
       `[${name}] ${group}: 500 tokens ${(g.at500 / g.labels).toFixed(3)}, 250 tokens ${(g.at250 / g.labels).toFixed(3)}, ` +
         `labels of >10 files ${(g.big / g.bigLabels).toFixed(3)} (${g.bigLabels}), ${(g.tokens / g.prompts).toFixed(0)} tokens`,
     );
+  // The long sessions' prompts with the variant's signals.
+  const longSets = longRead.map((prompts) =>
+    prompts.map((p) => ({ ...p, candidates: perPrompt(p.candidates.map((c) => variant.signals(c as Extended))) })),
+  );
   // STOPS=kind:share[:power],...: the held-out sections again under each stop (see SectionStop).
   for (const spec of (process.env['STOPS'] ?? '').split(',').filter((s) => s !== '')) {
     const [kind, share, power] = spec.split(':');
@@ -279,11 +283,11 @@ const run = (name: string, variant: Variant): void => {
       let prompts = 0;
       long.forEach((_, h) => {
         for (const ranking of fitted.values()) {
-          const result = held(longRead[h]!, ranking, DEFAULT_MAX_TOKENS);
+          const result = held(longSets[h]!, ranking, DEFAULT_MAX_TOKENS);
           hits += result.hits;
           labels += result.labels;
           tokens += result.tokens;
-          prompts += longRead[h]!.length;
+          prompts += longSets[h]!.length;
         }
       });
       longFigure = `, long ${(hits / labels).toFixed(3)} (${(tokens / prompts).toFixed(0)} tokens)`;
@@ -299,13 +303,58 @@ const run = (name: string, variant: Variant): void => {
     );
     setSectionStop(undefined);
   }
+  // LONG_EXTRA=w,...: the long sessions under every fold's ranking with the extra signal's weight
+  // set to each w (for a signal no 150-commit history holds, which the fit leaves at 0), then
+  // each session held out: the w the other long sessions score best with, on it.
+  const longExtra = (process.env['LONG_EXTRA'] ?? '')
+    .split(',')
+    .filter((w) => w !== '')
+    .map(Number);
+  if (long.length > 0 && longExtra.length > 0) {
+    const table = longExtra.map((w) =>
+      long.map((_, h) => {
+        let hits = 0;
+        let labels = 0;
+        for (const ranking of fitted.values()) {
+          const result = held(longSets[h]!, { ...ranking, extraWeight: w }, DEFAULT_MAX_TOKENS);
+          hits += result.hits;
+          labels += result.labels;
+        }
+        return { hits, labels };
+      }),
+    );
+    longExtra.forEach((w, i) => {
+      const hits = table[i]!.reduce((n, r) => n + r.hits, 0);
+      const labels = table[i]!.reduce((n, r) => n + r.labels, 0);
+      console.log(
+        `[${name} long extra ${w}] ${(hits / labels).toFixed(3)}; ` +
+          long
+            .map((history, h) => `${history.name} ${(table[i]![h]!.hits / table[i]![h]!.labels).toFixed(3)}`)
+            .join(', '),
+      );
+    });
+    let hits = 0;
+    let labels = 0;
+    const chosen = long.map((history, h) => {
+      let best = 0;
+      let bestHits = -1;
+      longExtra.forEach((_, i) => {
+        const others = table[i]!.reduce((n, r, j) => (j === h ? n : n + r.hits), 0);
+        if (others > bestHits) {
+          bestHits = others;
+          best = i;
+        }
+      });
+      hits += table[best]![h]!.hits;
+      labels += table[best]![h]!.labels;
+      return `${history.name} ${longExtra[best]}`;
+    });
+    console.log(`[${name} long extra, leave-one-session-out] ${(hits / labels).toFixed(3)}; ${chosen.join(', ')}`);
+  }
   if (long.length > 0) {
     // Each long session under every fold's ranking: the mean over the folds.
     const per = long.map((history, h) => {
-      const prompts = longRead[h]!.map((p) => ({
-        ...p,
-        candidates: perPrompt(p.candidates.map((c) => variant.signals(c as Extended))),
-      }));
+      const prompts = longSets[h]!;
       let hits = 0;
       let labels = 0;
       for (const ranking of fitted.values()) {
