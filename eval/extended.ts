@@ -60,6 +60,8 @@ export interface Extended extends Candidate {
   readonly taskAge: number;
   /** The seed's relative score when the file's name stem (test markers aside) is a seed's and it is another file. */
   readonly seedStem: number;
+  /** 1 when the file's name stem (as `seedStem` reads it, 3 characters or more) is one of the prompt's words. */
+  readonly promptStem: number;
   /** The same when one stem starts with the other (of 4 characters or more). */
   readonly seedPrefix: number;
   /** The query part the prompt's first `HEAD_WORDS` words give the fact (all of it when the prompt is no longer; 0 unless asked for). */
@@ -175,6 +177,7 @@ export const extended = (history: History, index: number, head = false): PromptC
     .filter((c) => c.age >= 0 && c.age < 3 && isFileFact(byId.get(c.id)!.fact))
     .map((c) => ({ dirs: directoriesOf(byId.get(c.id)!.fact.subject), age: c.age }));
   const promptTerms = new Set(queryTerms(prompt.taskPrompt));
+  const promptWords = new Set(prompt.taskPrompt.toLowerCase().split(/[^a-z0-9]+/u));
   // The best file facts under START's whole score (recency at decay 0.9, shared over the root of the task's files).
   const startScore = (c: Candidate): number =>
     c.query +
@@ -298,8 +301,10 @@ export const extended = (history: History, index: number, head = false): PromptC
     let fileDoc = 0;
     let seedStem = 0;
     let seedPrefix = 0;
+    let promptStem = 0;
     if (isFileFact(fact)) {
       const stem = stemOf(fact.subject);
+      if (stem.length >= 3 && promptWords.has(stem)) promptStem = 1;
       for (const seed of seeds)
         if (seed.subject !== fact.subject && stem.length > 0) {
           if (stem === seed.stem) seedStem = Math.max(seedStem, seed.weight);
@@ -368,6 +373,7 @@ export const extended = (history: History, index: number, head = false): PromptC
       prevContext: previous.get(c.id)?.context ?? 0,
       prevMatch: (previous.get(c.id)?.context ?? 0) + (previous.get(c.id)?.query ?? 0),
       seedStem,
+      promptStem,
       seedPrefix,
       headQuery: heads.get(c.id)?.query ?? 0,
       headContext: heads.get(c.id)?.context ?? 0,

@@ -40,7 +40,7 @@
  * long prompt's sums do not drown the recency a short one leaves room for); and each
  * signal of `Extended` (directory proximity to the first pass's best files, to the latest tasks'
  * files, the prompt's share of a path's words, recency-weighted changes of a file or of its
- * directory, co-change with the latest task, BM25 against a file's history as one document, the task context of the latest other task's prompt, a seed's name stem (`seedStem`), or a stem that starts with a seed's or begins it (`seedPrefix`), a recency tail over every task, 1 over 1 plus its task's place or over the base-2 logarithm of 2 plus it (`ageTail`, `ageLogTail`), BM25 against a file's history only for a file last changed 63 or 150 tasks or more before (`fileDocOld`, `fileDocOld150`), the query and task-context parts of the prompt's first words alone (`headQuery`, `headContext`, both: `headMatch`); and products of two signals: recency with the task
+ * directory, co-change with the latest task, BM25 against a file's history as one document, the task context of the latest other task's prompt, a seed's name stem (`seedStem`), or a stem that starts with a seed's or begins it (`seedPrefix`), a file's name stem among the prompt's words (`promptStem`), a recency tail over every task, 1 over 1 plus its task's place or over the base-2 logarithm of 2 plus it (`ageTail`, `ageLogTail`), BM25 against a file's history only for a file last changed 63 or 150 tasks or more before (`fileDocOld`, `fileDocOld150`), the query and task-context parts of the prompt's first words alone (`headQuery`, `headContext`, both: `headMatch`); and products of two signals: recency with the task
  * context, the query or both, co-change with the task context) in place of the feedback words (`seedProximity`) or
  * beside every signal of the defaults with a weight of its own, fitted as the others are
  * (`seedProximity+`). See docs/retrieval.md for what they gave.
@@ -401,6 +401,7 @@ const EXTRAS: Readonly<Record<string, (c: Extended) => number>> = {
   ageTail: (c) => (c.taskAge >= 0 ? 1 / (1 + c.taskAge) : 0),
   ageLogTail: (c) => (c.taskAge >= 0 ? 1 / Math.log2(2 + c.taskAge) : 0),
   seedStem: (c) => c.seedStem,
+  promptStem: (c) => c.promptStem,
   seedPrefix: (c) => c.seedPrefix,
   headQuery: (c) => c.headQuery,
   headContext: (c) => c.headContext,
