@@ -162,6 +162,21 @@ const longRead = long.map((history) =>
 );
 if (long.length > 0) progress(`read every ${longStep}th prompt of ${long.length} long sessions`);
 
+/** Sections' hits, labels and tokens, and the prompts they are of. */
+interface Sums {
+  readonly hits: number;
+  readonly labels: number;
+  readonly tokens: number;
+  readonly prompts: number;
+}
+const NO_SUMS: Sums = { hits: 0, labels: 0, tokens: 0, prompts: 0 };
+const added = (a: Sums, b: Sums): Sums => ({
+  hits: a.hits + b.hits,
+  labels: a.labels + b.labels,
+  tokens: a.tokens + b.tokens,
+  prompts: a.prompts + b.prompts,
+});
+
 /** Hits and labels of one held-out history under a ranking, at a budget, for the labels `counts` keeps. */
 const held = (
   prompts: ReadonlyArray<PromptCandidates>,
@@ -260,36 +275,26 @@ const run = (name: string, variant: Variant): void => {
   const longSets = longRead.map((prompts) =>
     prompts.map((p) => ({ ...p, candidates: perPrompt(p.candidates.map((c) => variant.signals(c as Extended))) })),
   );
+  /** Long session `h` under every fold's ranking (each as `adjust` changes it), summed over the folds. */
+  const longOverFolds = (h: number, adjust: (ranking: Ranking) => Ranking = (ranking) => ranking): Sums =>
+    [...fitted.values()]
+      .map((ranking) => ({
+        ...held(longSets[h]!, adjust(ranking), DEFAULT_MAX_TOKENS, undefined, variant.diversity),
+        prompts: longSets[h]!.length,
+      }))
+      .reduce(added, NO_SUMS);
   // STOPS=kind:share[:power],...: the held-out sections again under each stop (see SectionStop).
   for (const spec of (process.env['STOPS'] ?? '').split(',').filter((s) => s !== '')) {
     const [kind, share, power] = spec.split(':');
     setSectionStop({ kind: kind as SectionStop['kind'], share: Number(share), power: Number(power ?? 1) });
-    const byGroup = new Map<string, { hits: number; labels: number; tokens: number; prompts: number }>();
+    const byGroup = new Map<string, Sums>();
     core.forEach((history, h) => {
-      const ranking = fitted.get(h % folds)!;
-      const result = held(sets[h]!, ranking, DEFAULT_MAX_TOKENS, undefined, variant.diversity);
-      const g = byGroup.get(history.group) ?? { hits: 0, labels: 0, tokens: 0, prompts: 0 };
-      g.hits += result.hits;
-      g.labels += result.labels;
-      g.tokens += result.tokens;
-      g.prompts += sets[h]!.length;
-      byGroup.set(history.group, g);
+      const result = held(sets[h]!, fitted.get(h % folds)!, DEFAULT_MAX_TOKENS, undefined, variant.diversity);
+      byGroup.set(history.group, added(byGroup.get(history.group) ?? NO_SUMS, { ...result, prompts: sets[h]!.length }));
     });
     let longFigure = '';
     if (long.length > 0) {
-      let hits = 0;
-      let labels = 0;
-      let tokens = 0;
-      let prompts = 0;
-      long.forEach((_, h) => {
-        for (const ranking of fitted.values()) {
-          const result = held(longSets[h]!, ranking, DEFAULT_MAX_TOKENS);
-          hits += result.hits;
-          labels += result.labels;
-          tokens += result.tokens;
-          prompts += longSets[h]!.length;
-        }
-      });
+      const { hits, labels, tokens, prompts } = long.map((_, h) => longOverFolds(h)).reduce(added, NO_SUMS);
       longFigure = `, long ${(hits / labels).toFixed(3)} (${(tokens / prompts).toFixed(0)} tokens)`;
     }
     console.log(
@@ -312,16 +317,7 @@ const run = (name: string, variant: Variant): void => {
     .map(Number);
   if (long.length > 0 && longExtra.length > 0) {
     const table = longExtra.map((w) =>
-      long.map((_, h) => {
-        let hits = 0;
-        let labels = 0;
-        for (const ranking of fitted.values()) {
-          const result = held(longSets[h]!, { ...ranking, extraWeight: w }, DEFAULT_MAX_TOKENS);
-          hits += result.hits;
-          labels += result.labels;
-        }
-        return { hits, labels };
-      }),
+      long.map((_, h) => longOverFolds(h, (ranking) => ({ ...ranking, extraWeight: w }))),
     );
     longExtra.forEach((w, i) => {
       const hits = table[i]!.reduce((n, r) => n + r.hits, 0);
@@ -353,17 +349,7 @@ const run = (name: string, variant: Variant): void => {
   }
   if (long.length > 0) {
     // Each long session under every fold's ranking: the mean over the folds.
-    const per = long.map((history, h) => {
-      const prompts = longSets[h]!;
-      let hits = 0;
-      let labels = 0;
-      for (const ranking of fitted.values()) {
-        const result = held(prompts, ranking, DEFAULT_MAX_TOKENS, undefined, variant.diversity);
-        hits += result.hits;
-        labels += result.labels;
-      }
-      return { name: history.name, hits, labels };
-    });
+    const per = long.map((history, h) => ({ name: history.name, ...longOverFolds(h) }));
     const hits = per.reduce((n, p) => n + p.hits, 0);
     const labels = per.reduce((n, p) => n + p.labels, 0);
     console.log(

@@ -406,7 +406,7 @@ export const simulateSection = (
     const { kind, share, power } = sectionStop;
     if (kind === 'ratio') floor = share * best;
     else {
-      // The capped candidates in rank order (before the fill's reordering), by score less boost.
+      // The capped candidates' scores, boost aside, highest first.
       const scores: number[] = [];
       for (let k = 0; k < inCap; k += 1) {
         const i = order[k]!;
