@@ -68,7 +68,18 @@ export interface Extended extends Candidate {
   readonly headQuery: number;
   /** The task context those words give it. */
   readonly headContext: number;
+  /**
+   * The task context with each lending task's score times `AGE_DECAYS[i]` to the power of its
+   * place among the other tasks by prompt time (0: the latest), one entry per decay.
+   */
+  readonly contextAged: ReadonlyArray<number>;
 }
+
+/** The decays of `contextAged` (`AGE_DECAYS=0.999,0.99`). */
+export const AGE_DECAYS: ReadonlyArray<number> = (process.env['AGE_DECAYS'] ?? '')
+  .split(',')
+  .filter((s) => s !== '')
+  .map(Number);
 
 /** How many of a prompt's leading words are its head (a commit's subject line is about this long). */
 const HEAD_WORDS = Number(process.env['HEAD_WORDS'] ?? 10);
@@ -302,6 +313,8 @@ export const extended = (history: History, index: number, head = false): PromptC
     let seedStem = 0;
     let seedPrefix = 0;
     let promptStem = 0;
+    const ownPlace = places.get(fact.sourceTaskId) ?? 0;
+    let contextAged = AGE_DECAYS.map((decay) => c.context * decay ** ownPlace);
     if (isFileFact(fact)) {
       const stem = stemOf(fact.subject);
       if (stem.length >= 3 && promptWords.has(stem)) promptStem = 1;
@@ -342,10 +355,13 @@ export const extended = (history: History, index: number, head = false): PromptC
       contextEven = 0;
       contextQuarter = 0;
       contextWhole = 0;
+      contextAged = AGE_DECAYS.map(() => 0);
       // In id order, as the sums were always made (a record lists its tasks latest prompt first).
       for (const taskId of [...(record?.tasks ?? [])].sort()) {
         const score = taskScores.get(taskId);
         if (score === undefined) continue;
+        const place = places.get(taskId) ?? 0;
+        contextAged = contextAged.map((sum, i) => sum + (score / filesOf(taskId) ** 0.25) * AGE_DECAYS[i]! ** place);
         contextEven += score / filesOf(taskId);
         contextQuarter += score / filesOf(taskId) ** 0.25;
         contextWhole += score;
@@ -377,6 +393,7 @@ export const extended = (history: History, index: number, head = false): PromptC
       seedPrefix,
       headQuery: heads.get(c.id)?.query ?? 0,
       headContext: heads.get(c.id)?.context ?? 0,
+      contextAged,
       taskAge: places.get(fact.sourceTaskId) ?? -1,
     };
   });

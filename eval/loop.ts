@@ -48,7 +48,7 @@
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_MAX_TOKENS } from '../src/index.js';
-import { type Extended, extended } from './extended.js';
+import { AGE_DECAYS, type Extended, extended } from './extended.js';
 import { fitRanking, prepareHistories, START, type Weight } from './fit.js';
 import { loadHistories, recencyLists } from './lib.js';
 import {
@@ -103,6 +103,13 @@ const scaledBy =
 const churnOf = (c: Extended): number => (c.churn > 0 ? Math.log2(1 + c.churn) : 0);
 const VARIANTS: Readonly<Record<string, Variant>> = {
   shipped: { signals: (c) => c },
+  // The task context with each lending task's score decayed by its age (AGE_DECAYS), in place of the context.
+  ...Object.fromEntries(
+    AGE_DECAYS.map((decay, i): [string, Variant] => [
+      `ageContext${decay}`,
+      { signals: (c) => ({ ...c, context: c.contextAged[i]! }) },
+    ]),
+  ),
   evenShare: { signals: (c) => ({ ...c, context: c.contextEven }) },
   quarterShare: { signals: (c) => ({ ...c, context: c.contextQuarter }) },
   wholeShare: { signals: (c) => ({ ...c, context: c.contextWhole }) },
