@@ -26,6 +26,15 @@ export interface ByteStream {
   readonly size?: number;
 }
 
+/** How `CliIo.openStream` opens a file. */
+export interface OpenOptions {
+  /**
+   * FILE must be a regular file itself: a symbolic link is not followed and anything else (a
+   * pipe, a device) is refused, as for a session's log in a store's folder.
+   */
+  readonly regularFile?: boolean;
+}
+
 /** The command line's access to files, streams and the terminal. */
 export interface CliIo {
   /**
@@ -39,7 +48,7 @@ export interface CliIo {
    * failure a one-line reason. Optional, so in-memory fakes need not set it: without it the
    * commands read the file whole with `readText`.
    */
-  readonly openStream?: (file: string) => Promise<E.Either<string, ByteStream>>;
+  readonly openStream?: (file: string, options?: OpenOptions) => Promise<E.Either<string, ByteStream>>;
   /** Writes FILE whole: through a temporary file and a rename, so a failure never leaves half a file. */
   readonly writeText: (file: string, text: string) => Promise<E.Either<string, void>>;
   /**
@@ -65,6 +74,12 @@ export interface CliIo {
    * so in-memory fakes need not set it). Without it such a process ends quietly at once.
    */
   readonly outliveReader?: () => void;
+  /**
+   * Sets the exit status a process that ends quietly because the reader of standard output
+   * closed it early (`| head`) ends with: a command that has already met rejected lines says so
+   * (2) even then (optional, so in-memory fakes need not set it; 0 until set).
+   */
+  readonly statusIfCut?: (status: number) => void;
   /** Standard output is a terminal and NO_COLOR is not set. */
   readonly colour: boolean;
   /** Standard error is a terminal, so progress can be drawn on it. */

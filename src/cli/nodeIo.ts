@@ -11,7 +11,7 @@ import type { Failure } from '../base/failure.js';
 import { drained } from '../node/drain.js';
 import { withFileLock } from '../node/lock.js';
 import { isOutsideFailure, OutputFailure, uncaughtLine } from './boundary.js';
-import { type ByteStream, type CliIo, ReadFailure } from './io.js';
+import { type ByteStream, type CliIo, type OpenOptions, ReadFailure } from './io.js';
 import { isColourWanted } from './style.js';
 
 const REASONS: Readonly<Record<string, string>> = {
@@ -25,6 +25,9 @@ const REASONS: Readonly<Record<string, string>> = {
   EROFS: 'the file system is read-only',
   ENAMETOOLONG: 'the name is too long',
 };
+
+/** Why a link is not read where only a regular file is (`OpenOptions.regularFile`). */
+const SYMBOLIC_LINK = 'it is a symbolic link, which is not followed';
 
 const describeFailure = (error: unknown): string => {
   const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
@@ -60,23 +63,30 @@ async function* describingFailures(chunks: AsyncIterable<Uint8Array>, file: stri
 /** Chunks of 256 KiB: one await per chunk, not per line, and few of them. */
 const CHUNK_BYTES = 256 * 1024;
 
-const openStream = async (file: string): Promise<E.Either<string, ByteStream>> => {
+const openStream = async (file: string, options: OpenOptions = {}): Promise<E.Either<string, ByteStream>> => {
+  const regularFile = options.regularFile === true;
   try {
     if (file === '-')
       return E.map((stream: ByteStream) => ({ ...stream, chunks: describingFailures(stream.chunks, file) }))(
         openStdin(),
       );
-    const handle = await open(file, 'r');
+    // A regular file only: no link followed, and a pipe opened without waiting for a writer, to be refused.
+    const handle = await open(
+      file,
+      regularFile ? fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK : 'r',
+    );
     const stats = await handle.stat();
-    if (stats.isDirectory()) {
+    if (stats.isDirectory() || (regularFile && !stats.isFile())) {
       await handle.close();
-      return E.left(`cannot read ${file}: ${REASONS['EISDIR']!}`);
+      return E.left(`cannot read ${file}: ${stats.isDirectory() ? REASONS['EISDIR']! : 'it is not a regular file'}`);
     }
     const stream = handle.createReadStream({ highWaterMark: CHUNK_BYTES }) as AsyncIterable<Uint8Array>;
     return E.right({ chunks: describingFailures(stream, file), ...(stats.isFile() ? { size: stats.size } : {}) });
   } catch (error) {
     if (!isOutsideFailure(error)) throw error;
-    return E.left(`cannot read ${nameOf(file)}: ${describeFailure(error)}`);
+    return E.left(
+      `cannot read ${nameOf(file)}: ${regularFile && error.code === 'ELOOP' ? SYMBOLIC_LINK : describeFailure(error)}`,
+    );
   }
 };
 
@@ -225,6 +235,8 @@ const updateTarget = async (file: string): Promise<E.Either<string, { path: stri
   try {
     const stats = await stat(file);
     if (!stats.isFile()) return E.left(`cannot save into ${file}: it is ${kindOf(stats)}`);
+    // A file nobody may write is read-only for root too, whom `access` lets write anything.
+    if ((stats.mode & 0o222) === 0) return E.left(`cannot save into ${file}: it is read-only`);
     await access(file, fsConstants.W_OK);
     return E.right({ path: await realpath(file), mode: stats.mode & 0o7777 });
   } catch (error) {
@@ -276,9 +288,10 @@ const version = (): E.Either<string, string> => {
 /**
  * Standard output's reader, as the process sees it: `gone` once it closed the pipe early
  * (`fact-tracker replay f | head`); `outlived` when the command asked to run to its end even so,
- * because it writes a file too (`replay --save`). One process has one standard output.
+ * because it writes a file too (`replay --save`); `status`, what a process that ends then exits
+ * with. One process has one standard output.
  */
-const stdoutReader = { gone: false, outlived: false };
+const stdoutReader = { gone: false, outlived: false, status: 0 };
 
 /**
  * A failed write to standard output, as the boundaries report it, or undefined when there is
@@ -288,7 +301,7 @@ const stdoutReader = { gone: false, outlived: false };
 const outputFailure = (error: unknown): OutputFailure | undefined => {
   if (!isOutsideFailure(error)) throw error;
   if (error.code === 'EPIPE') {
-    if (!stdoutReader.outlived) process.exit(process.exitCode ?? 0);
+    if (!stdoutReader.outlived) process.exit(process.exitCode ?? stdoutReader.status);
     stdoutReader.gone = true;
     return undefined;
   }
@@ -365,6 +378,9 @@ export const createNodeIo = (): CliIo => {
     },
     outliveReader: () => {
       stdoutReader.outlived = true;
+    },
+    statusIfCut: (status) => {
+      stdoutReader.status = status;
     },
     stderr: (text) => {
       if (!stderrReader.gone) process.stderr.write(text);

@@ -12,7 +12,7 @@ import { decodedChunks } from '../core/history/encoding.js';
 import { HISTORY_LINE_LIMITS, type HistoryLine, lineBatches } from '../core/history/lines.js';
 import { decodeState, encodeState } from '../saved/savedState.js';
 import type { FactStore } from '../core/store/state.js';
-import { type CliIo, ReadFailure } from './io.js';
+import { type CliIo, type OpenOptions, ReadFailure } from './io.js';
 
 /** The opening of a saved state whose first line is not a whole object: `{` alone (pretty-printed) or `{"format":` (cut short). */
 const STATE_OPENING = /^\{\s*(?:"format"\s*:|$)/u;
@@ -135,11 +135,11 @@ async function* counted(chunks: AsyncIterable<Chunk>, count: (bytes: number) => 
  * Opens FILE as a history or a saved state, deciding from its first line which it is. A state
  * is read whole; a history is handed on as batches of lines, read as they are asked for.
  */
-export const openSource = async (io: CliIo, file: string): Promise<E.Either<string, Source>> => {
+export const openSource = async (io: CliIo, file: string, options?: OpenOptions): Promise<E.Either<string, Source>> => {
   const opened =
     io.openStream === undefined
       ? E.map((text: string) => ({ chunks: [text], size: text.length }))(await io.readText(file))
-      : await io.openStream(file);
+      : await io.openStream(file, options);
   if (E.isLeft(opened)) return opened;
   const { size } = opened.right;
   let bytes = 0;

@@ -95,7 +95,7 @@ export const prepareDirectory = (
   const refuseLink = (link: string): Failure<'io'> =>
     failure(
       'io',
-      `${label} ${directory} leads out of ${within} (through the symbolic link ${link}); refusing to write there`,
+      `${label} ${directory} leads out of ${within} (through the symbolic link ${link}); refusing to ${options.create ? 'write there' : 'use it'}`,
     );
   try {
     const root = within === undefined ? undefined : realpathSync(within);

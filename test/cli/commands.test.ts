@@ -4,10 +4,11 @@
  * Each process costs about half a second of start-up, so the finer cases run in-process
  * through the same router in run.test.ts.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import {
   closeSync,
+  copyFileSync,
   existsSync,
   mkdirSync,
   openSync,
@@ -18,7 +19,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, type ExpectStatic, it } from 'vitest';
-import { type CliRun, MAIN, ROOT, runCli } from './runCli.js';
+import { type CliRun, historyRounds, MAIN, ROOT, runCli } from './runCli.js';
 import { DEFAULT_MAX_FACTS } from '../../src/index.js';
 import { tempDir } from '../tempDirs.js';
 
@@ -323,6 +324,87 @@ describe('a file name that leads nowhere', () => {
       await runCli(['replay', join(dir, 'a.jsonl')]),
       /^fact-tracker replay: cannot read .*a\.jsonl: its symbolic links lead round in a loop\n/u,
     );
+  });
+});
+
+describe('a reader that closes the report early (| head)', () => {
+  it('ends the replay quietly with exit 2 once a line was rejected, in text and in JSON, as when it reads to the end', async ({
+    expect,
+  }) => {
+    // A rejected first line, then the example 8 times over, its tasks renamed: a report several
+    // times what a pipe holds (64 KB).
+    const history = join(tempDir('head-rejected-'), 'history.jsonl');
+    writeFileSync(history, ['{"type":"unknown"}', ...historyRounds(join(ROOT, EXAMPLE), 8)].join('\n'));
+    for (const json of [false, true]) {
+      const child = spawn(process.execPath, [MAIN, 'replay', history, ...(json ? ['--json'] : [])], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      // The reader takes the first piece and goes, as head does.
+      child.stdout.once('data', () => child.stdout.destroy());
+      const [status] = (await once(child, 'close')) as [number | null];
+      expect([status, stderr]).toEqual([2, '']);
+    }
+  });
+});
+
+describe('a session log that is not a regular file inside its folder', () => {
+  it('is no session: replay, facts and explain refuse a log that is a link (out of the store), a folder or a pipe in one line, list leaves them out, and a sessions folder that leads out of the project is refused', async ({
+    expect,
+  }) => {
+    const outside = tempDir('outside-');
+    writeFileSync(join(outside, 'elsewhere.jsonl'), readFileSync(join(ROOT, EXAMPLE)));
+    const store = tempDir('odd-logs-');
+    copyFileSync(join(ROOT, EXAMPLE), join(store, 'good.jsonl'));
+    symlinkSync(join(outside, 'elsewhere.jsonl'), join(store, 'link.jsonl'));
+    mkdirSync(join(store, 'folder.jsonl'));
+    execFileSync('mkfifo', [join(store, 'pipe.jsonl')]);
+    const [listed, link, linkFacts, linkExplain, folder, pipe, good] = await Promise.all([
+      runCli(['sessions', 'list', '--store', store]),
+      runCli(['replay', '--session', 'link', '--store', store]),
+      runCli(['facts', '--session', 'link', '--store', store]),
+      runCli(['explain', '--session', 'link', '--store', store, '--line', '1']),
+      runCli(['replay', '--session', 'folder', '--store', store]),
+      // Refused without waiting for a writer of the pipe.
+      runCli(['replay', '--session', 'pipe', '--store', store]),
+      runCli(['replay', '--session', 'good', '--store', store, '--json']),
+    ]);
+    expect(listed).toEqual({ status: 0, stdout: 'good\n', stderr: '' });
+    for (const [run, command] of [
+      [link, 'replay'],
+      [linkFacts, 'facts'],
+      [linkExplain, 'explain'],
+    ] as const)
+      expectOneLineFailure(
+        expect,
+        run,
+        new RegExp(
+          `^fact-tracker ${command}: cannot read .*link\\.jsonl: it is a symbolic link, which is not followed\n`,
+          'u',
+        ),
+      );
+    expectOneLineFailure(expect, folder, /^fact-tracker replay: cannot read .*folder\.jsonl: it is a directory\n/u);
+    expectOneLineFailure(expect, pipe, /^fact-tracker replay: cannot read .*pipe\.jsonl: it is not a regular file\n/u);
+    expect(good.status).toBe(0);
+
+    // The project's sessions folder is a link out of it: nothing is read or listed there.
+    const project = tempDir('linked-sessions-');
+    mkdirSync(join(project, '.git'));
+    mkdirSync(join(project, '.fact-tracker'));
+    symlinkSync(outside, join(project, '.fact-tracker', 'sessions'));
+    const inProject = { cwd: project, env: {} };
+    const runs = await Promise.all([
+      runCli(['replay', '--session', 'elsewhere'], '', inProject),
+      runCli(['sessions', 'list'], '', inProject),
+      runCli(['sessions', 'export', 'elsewhere'], '', inProject),
+    ]);
+    for (const run of runs)
+      expectOneLineFailure(
+        expect,
+        run,
+        /^fact-tracker (replay|sessions): io: the sessions folder .* leads out of .* \(through the symbolic link .*sessions\); refusing to use it\n/u,
+      );
   });
 });
 

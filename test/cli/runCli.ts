@@ -3,7 +3,7 @@
  * stdout and stderr captured (so neither is a terminal: no colour, no progress).
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root. */
@@ -43,4 +43,18 @@ export const runCli = (args: ReadonlyArray<string>, input?: string, place: RunPl
     );
     child.stdin?.end(input ?? '');
   });
+};
+
+/**
+ * The events of the history `file`, `rounds` times over, each round's tasks renamed (`0-1`,
+ * `1-1`, ...) and without times: a longer history of the same kind, as JSON Lines.
+ */
+export const historyRounds = (file: string, rounds: number): string[] => {
+  const events = readFileSync(file, 'utf8').trim().split('\n');
+  return Array.from({ length: rounds }, (_, round) =>
+    events.map((line) => {
+      const { at: _at, ...event } = JSON.parse(line) as Record<string, unknown>;
+      return JSON.stringify({ ...event, taskId: `${round}-${String(event['taskId'])}` });
+    }),
+  ).flat();
 };

@@ -24,7 +24,7 @@ import { selectGlobalFacts } from '../../src/notes/ledger.js';
 import { decodeSavedState } from '../../src/saved/savedState.js';
 import { selectPairLogs } from '../../src/core/store/write.js';
 import { tempDir } from '../tempDirs.js';
-import { MAIN, ROOT, runCli } from './runCli.js';
+import { historyRounds, MAIN, ROOT, runCli } from './runCli.js';
 
 const HISTORY = join(ROOT, 'examples', 'web-api-session.jsonl');
 const CONVERSATIONS = join(ROOT, 'examples', 'couples-coaching.jsonl');
@@ -157,23 +157,24 @@ describe('--save into a saved state another command wrote', () => {
     expect(readdirSync(dir).filter((name) => name !== 'null')).toEqual(['folder', 'pipe'].sort());
   });
 
+  it('refuses a state nobody may write in one line and leaves it as it was, whoever runs it (root too)', async () => {
+    const dir = tempDir('save-read-only-');
+    const file = copyInto(dir, (await savedStates()).notesOnly);
+    const before = readFileSync(file, 'utf8');
+    chmodSync(file, 0o444);
+    const refused = await saveFacts(file);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toBe(`fact-tracker replay: cannot save into ${file}: it is read-only\n`);
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    expect(statSync(file).mode & 0o777).toBe(0o444);
+  });
+
   it('saves when the reader of the report closes it early (| head), and exits with the replay status', async () => {
     const dir = tempDir('save-head-');
     // The example 8 times over, its tasks renamed: a report of about 240 KB, nearly four times what a
     // pipe holds (64 KB).
-    const events = readFileSync(HISTORY, 'utf8').trim().split('\n');
     const history = join(dir, 'long.jsonl');
-    writeFileSync(
-      history,
-      Array.from({ length: 8 }, (_, round) =>
-        events.map((line) => {
-          const { at: _at, ...event } = JSON.parse(line) as Record<string, unknown>;
-          return JSON.stringify({ ...event, taskId: `${round}-${String(event['taskId'])}` });
-        }),
-      )
-        .flat()
-        .join('\n'),
-    );
+    writeFileSync(history, historyRounds(HISTORY, 8).join('\n'));
     const file = join(dir, 'state.json');
     const child = spawn(process.execPath, [MAIN, 'replay', history, '--save', file], {
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,7 +3,7 @@ import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import type { ReplayReport, ReplayResult } from '../../core/replay/replay.js';
 import type { ReplayCommand } from '../command.js';
-import type { CliIo } from '../io.js';
+import { type CliIo, EXIT_REJECTED_LINES } from '../io.js';
 import { jsonReplayOutput, type ReplayOutput, textReplayOutput } from '../replayOutput.js';
 import { saveSection } from '../saveSection.js';
 import { createStyle } from '../style.js';
@@ -58,7 +58,11 @@ export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<stri
         {
           countTokens,
           onPrompt: output.prompt,
-          onError: output.error,
+          onError: (error) => {
+            // A reader that closes the report early (`| head`) still learns that lines were rejected.
+            io.statusIfCut?.(EXIT_REJECTED_LINES);
+            output.error(error);
+          },
           ...(command.maxFacts === undefined ? {} : { maxFacts: command.maxFacts }),
           ...(command.maxTokens === undefined ? {} : { maxTokens: command.maxTokens }),
           ...(command.layout === undefined ? {} : { layout: command.layout }),

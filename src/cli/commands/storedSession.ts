@@ -3,11 +3,10 @@
  * numbers them. A session in a folder is its log file, read as a stream like any FILE; one in
  * PostgreSQL is read in one statement (one moment of the log) and closed before the replay.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { lstatSync } from 'node:fs';
 import * as E from 'fp-ts/lib/Either.js';
 import { parseSessionId } from '../../live/session/id.js';
-import { readLogText, resolveSessionsDirectory } from '../../live/session/files.js';
+import { locateSession, readLogText, resolveSessionsDirectory } from '../../live/session/files.js';
 import { resolveProjectDirectory } from '../../live/session/project.js';
 import type { SessionStore, StoredLine } from '../../live/session/store.js';
 import type { CliIo } from '../io.js';
@@ -132,11 +131,15 @@ export const openStoredSession = (
     const valid = parseSessionId(id);
     if (E.isLeft(valid)) return E.left(`invalid_session_id: ${valid.left}`);
     if (choice.kind === 'folder') {
-      // The log file itself, streamed as FILE is: any size, in bounded memory.
-      const { directory } = resolveSessionsDirectory(folderOf(io, choice));
-      const file = join(directory, `${valid.right}.jsonl`);
-      if (!existsSync(file)) return E.left(`unknown_session: there is no session ${id} in ${directory}`);
-      return openSource(io, file);
+      // The log file itself, streamed as FILE is: any size, in bounded memory. As every other
+      // reader of the folder, it reads a regular file inside it, never through a link out of it.
+      const folder = folderOf(io, choice);
+      const located = await locateSession(valid.right, { ...folder, create: false });
+      if (E.isLeft(located)) return E.left(line(located.left));
+      const { file } = located.right;
+      if (lstatSync(file, { throwIfNoEntry: false }) === undefined)
+        return E.left(`unknown_session: there is no session ${id} in ${resolveSessionsDirectory(folder).directory}`);
+      return openSource(io, file, { regularFile: true });
     }
     const lines = await readSession(opened, valid.right);
     return E.map((read: ReadonlyArray<StoredLine>): Source => ({

@@ -67,12 +67,18 @@ export const resolveSessionsDirectory = (
     : { directory: resolve(cwd, options.directory) };
 };
 
-/** The ids of the sessions in the folder `options` name, sorted. */
+/**
+ * The ids of the sessions in the folder `options` name, sorted: those whose log is a regular
+ * file, as every reader of a log reads only such a file (a link, a folder or a pipe named as a
+ * log is no session).
+ */
 export const listSessionIds = async (given: SessionsFolder = {}): Promise<ReadonlyArray<string>> => {
   const options = optionsOf(given);
   const { directory } = resolveSessionsDirectory(options);
-  const names = await readdir(directory).catch(() => [] as string[]);
-  return names
+  const entries = await readdir(directory, { withFileTypes: true }).catch(() => []);
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => entry.name)
     .filter((name) => name.endsWith(LOG_EXTENSION))
     .map((name) => name.slice(0, -LOG_EXTENSION.length))
     .filter((id) => E.isRight(parseSessionId(id)))
@@ -304,6 +310,9 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
         const entry = lstatQuietly(directory);
         if (entry !== undefined && !entry.isDirectory() && !entry.isSymbolicLink())
           return E.left({ code: 'io', message: `the sessions folder ${directory} is not a folder` });
+        // A folder that leads out of the project is refused, as for reading a session there.
+        const inside = await prepareDirectory(directory, within, false);
+        if (E.isLeft(inside)) return E.left(toStoreError(inside.left));
         return E.right(await listSessionIds({ directory }));
       } catch (error) {
         return E.left(internalFailure(error));
