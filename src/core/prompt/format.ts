@@ -152,9 +152,15 @@ const groupLines = (group: ReadonlyArray<SessionFact>, lines: FactLines): string
     );
   }
   if (group.length === 1) return [rememberedFactLine(first, lines)];
-  const subject = clipStart(field(first.subject), MAX_LINE_LENGTH / 2);
+  const suffix = taskSuffix(group);
+  // The subject gives way to the facts: at most half a line, and less when the tasks' ids are
+  // long, so that every fact keeps OBJECT_FLOOR characters of what it says (`- ` and a space aside).
+  const subject = clipStart(
+    field(first.subject),
+    Math.min(MAX_LINE_LENGTH / 2, MAX_LINE_LENGTH - suffix.length - 3 - OBJECT_FLOOR),
+  );
   const items = group.map((fact) => `${clipEnd(field(fact.relation), FIELD_LIMIT)} ${field(fact.object)}`);
-  return pack(`- ${subject} `, items, '; ', taskSuffix(group), clipEnd);
+  return pack(`- ${subject} `, items, '; ', suffix, clipEnd);
 };
 
 /**

@@ -254,6 +254,30 @@ describe('formatSessionFacts', () => {
       );
     });
 
+    it('in the grouped layout, the facts of one subject keep at least the first 37 characters of their relation and object on lines of at most 120 characters, whatever the lengths of the subject and the task ids', () => {
+      const word = (minLength: number, maxLength: number) =>
+        fc.string({ unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789_-/.'), minLength, maxLength });
+      // Short and long alike: a long subject beside long task ids is what leaves the facts little room.
+      const text = (maxLength: number) => fc.oneof(word(1, maxLength), word(maxLength - 20, maxLength));
+      fc.assert(
+        fc.property(
+          text(200),
+          fc.array(fc.record({ relation: text(50), object: text(200), task: text(50) }), {
+            minLength: 2,
+            maxLength: 5,
+          }),
+          (subject, parts) => {
+            const facts = parts.map(({ relation, object, task }) => fact(subject, relation, object, task));
+            const section = formatSessionFacts(facts, { layout: 'grouped' });
+
+            for (const line of linesOf(section).slice(1)) expect(line.length).toBeLessThanOrEqual(120);
+            for (const { relation, object } of parts) expect(section).toContain(`${relation} ${object}`.slice(0, 37));
+          },
+        ),
+        { numRuns: 300 },
+      );
+    });
+
     it('renders n >= 1 arbitrary facts as exactly 1 + n lines, each fact line starting with "- " and at most 120 characters', () => {
       fc.assert(
         fc.property(fc.array(anyFact, { minLength: 1, maxLength: 8 }), (facts) => {
