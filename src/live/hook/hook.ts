@@ -15,6 +15,7 @@ import { collapseWhitespace } from '../../base/text.js';
 import type { SectionLayout } from '../../core/retrieve/defaults.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
 import { appendToLog, flushLog, readLog, setAsideTail, withLogLock } from '../session/logFile.js';
+import { nameId } from '../session/id.js';
 import type { SessionError } from '../session/model.js';
 import type { SessionStore } from '../session/store.js';
 import { resolveProjectDirectory } from '../session/project.js';
@@ -199,7 +200,7 @@ const runTurn = async (
  */
 const runLocked = async (event: ActiveHookEvent, options: HookOptions): Promise<HookOutcome> => {
   const now = (options.clock ?? Date.now)();
-  const about = `session ${event.sessionId}`;
+  const about = `session ${nameId(event.sessionId)}`;
   const located = await locateSession(event.sessionId, sessionOptions(event, options, false));
   if (E.isLeft(located)) return alert(sessionFailure(about, located.left));
   const file = `${located.right.file}${HOOKS_EXTENSION}`;

@@ -14,6 +14,7 @@ import { isRecord } from '../../base/record.js';
 import { describeIssue } from '../../base/schema.js';
 import { collapseWhitespace, isBlank, trimEndOf } from '../../base/text.js';
 import { normalizeTaskId } from '../../core/extract/extractor.js';
+import { nameId } from '../session/id.js';
 import { LIMIT_CODES, MAX_TASK_ID_LENGTH } from '../session/limits.js';
 
 /** The tools that start a subagent: Claude Code's `Agent` (called `Task` before 2.1) and Codex's `spawn_agent`. */
@@ -356,6 +357,6 @@ export const selectTaskId = (dispatch: {
     ? O.none
     : O.some({
         taskId: call.value,
-        warning: failure(LIMIT_CODES.taskId, `${warning}, so the task is the tool call's id ${call.value}`),
+        warning: failure(LIMIT_CODES.taskId, `${warning}, so the task is the tool call's id ${nameId(call.value)}`),
       });
 };

@@ -3,6 +3,7 @@ import * as O from 'fp-ts/lib/Option.js';
 import { failure } from '../../base/failure.js';
 import { BEGIN_MARKER, END_MARKER } from '../../core/extract/parse.js';
 import { collapseWhitespace } from '../../base/text.js';
+import { nameId } from '../session/id.js';
 import { selectTaskId, type SubagentCallEnded, type SubagentCallFailed } from './payload.js';
 import type { DispatchState } from './state.js';
 import { isAgentSettled, isAwaitingToolResult, selectDispatchOfAgent, selectExpiredReports } from './select.js';
@@ -18,7 +19,7 @@ const tellUnmarked = (turn: Turn, dispatch: DispatchState, what: string): void =
     turn,
     failure(
       'marker_missing',
-      `the answer of ${what} for task ${dispatch.record.taskId} has no result between a line ${BEGIN_MARKER} and a line ${END_MARKER}, so nothing was recorded from it; ask subagents to end their answer with one (see docs/hooks.md)`,
+      `the answer of ${what} for task ${nameId(dispatch.record.taskId)} has no result between a line ${BEGIN_MARKER} and a line ${END_MARKER}, so nothing was recorded from it; ask subagents to end their answer with one (see docs/hooks.md)`,
     ),
   );
   turn.records.push({ type: 'unmarked', key: dispatch.record.key, at: turn.now });
@@ -35,7 +36,7 @@ export const settleExpiredReports = (turn: Turn): void => {
       turn,
       failure(
         'report_unpaired',
-        `no tool call named the subagent ${report.agentId} within ${Math.round(timeoutMs / 1000)} s; its result is recorded under task ${taskId}`,
+        `no tool call named the subagent ${nameId(report.agentId)} within ${Math.round(timeoutMs / 1000)} s; its result is recorded under task ${nameId(taskId)}`,
       ),
     );
     recordResult(turn, {
@@ -87,7 +88,7 @@ export const onCallEnded = (event: SubagentCallEnded, turn: Turn): void => {
           turn,
           failure(
             'rewrite_ignored',
-            `this ${event.toolName} tool did not apply the hook's rewritten prompt, so the subagent of task ${record.taskId} started without its [Session Context]; later subagents of this session get theirs at SubagentStart (see docs/hooks.md)`,
+            `this ${event.toolName} tool did not apply the hook's rewritten prompt, so the subagent of task ${nameId(record.taskId)} started without its [Session Context]; later subagents of this session get theirs at SubagentStart (see docs/hooks.md)`,
           ),
         );
     }
@@ -107,7 +108,7 @@ export const onCallEnded = (event: SubagentCallEnded, turn: Turn): void => {
         turn,
         failure(
           'section_mismatch',
-          `the subagent of task ${record.taskId} (${response.agentId}) started with the [Session Context] of task ${other.record.taskId}`,
+          `the subagent of task ${nameId(record.taskId)} (${nameId(response.agentId)}) started with the [Session Context] of task ${nameId(other.record.taskId)}`,
         ),
       );
   }

@@ -3,6 +3,7 @@ import * as O from 'fp-ts/lib/Option.js';
 import { failure } from '../../base/failure.js';
 import { SESSION_CONTEXT_HEADER } from '../../core/prompt/format.js';
 import { LIMIT_CODES, MAX_PROMPT_LENGTH } from '../session/limits.js';
+import { nameId } from '../session/id.js';
 import { CLAUDE_SUBAGENT_TOOLS, selectTaskId, type SubagentDispatch, type SubagentStarted } from './payload.js';
 import type { DispatchRecord } from './records.js';
 import { isAgentSettled, selectDispatchOfAgent, selectWaiting } from './select.js';
@@ -45,7 +46,7 @@ export const onDispatch = (event: SubagentDispatch, turn: Turn): Readonly<Record
       turn,
       failure(
         LIMIT_CODES.prompt,
-        `the prompt of task ${taskId} has ${event.prompt.length} characters; at most ${MAX_PROMPT_LENGTH} are recorded, so it was not`,
+        `the prompt of task ${nameId(taskId)} has ${event.prompt.length} characters; at most ${MAX_PROMPT_LENGTH} are recorded, so it was not`,
       ),
     );
     return undefined;

@@ -22,6 +22,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { type Failure, failure } from '../../base/failure.js';
+import { nameId } from '../session/id.js';
 import { decideEvent } from './decide.js';
 import { rewriteOutput } from './sections.js';
 import {
@@ -52,7 +53,10 @@ const onCompiled = (
 ): HookDecision => {
   if (E.isLeft(answer)) {
     const { step, failure: error } = answer.left;
-    const what = step === 'open' ? `session ${effect.call.sessionId}` : `the prompt of task ${effect.request.taskId}`;
+    const what =
+      step === 'open'
+        ? `session ${nameId(effect.call.sessionId)}`
+        : `the prompt of task ${nameId(effect.request.taskId)}`;
     return { records: [], effects: [sessionSaid(what, error)] };
   }
   const { key, ...dispatch } = effect.dispatch;
@@ -80,7 +84,7 @@ const onIngested = (
   answer: SessionAnswer<{ readonly warnings: ReadonlyArray<string> }>,
 ): HookDecision => {
   const { what, request } = effect;
-  const about = `the result of ${what} for task ${request.taskId}`;
+  const about = `the result of ${what} for task ${nameId(request.taskId)}`;
   if (E.isLeft(answer)) {
     const { step, failure: error } = answer.left;
     return { records: [], effects: [sessionSaid(step === 'open' ? about : `${about} was not recorded`, error)] };

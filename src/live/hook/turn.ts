@@ -6,6 +6,7 @@
 import { type Failure, failure } from '../../base/failure.js';
 import { BEGIN_MARKER } from '../../core/extract/parse.js';
 import { LIMIT_CODES, MAX_OUTPUT_LENGTH } from '../session/limits.js';
+import { nameId } from '../session/id.js';
 import type { HookEffect, HookSettings } from './model.js';
 import type { HookRecord } from './records.js';
 import type { HookState } from './state.js';
@@ -59,7 +60,7 @@ export const recordResult = (turn: Turn, result: ResultToRecord): void => {
       turn,
       failure(
         LIMIT_CODES.output,
-        `the result of ${what} for task ${taskId} has ${text.length} characters; at most ${MAX_OUTPUT_LENGTH} are recorded, so it was not`,
+        `the result of ${what} for task ${nameId(taskId)} has ${text.length} characters; at most ${MAX_OUTPUT_LENGTH} are recorded, so it was not`,
       ),
     );
   else
@@ -85,4 +86,4 @@ export const recordResult = (turn: Turn, result: ResultToRecord): void => {
 
 /** An agent as messages name it: its type, and its id when known. */
 export const agentName = (agentId: string | undefined, agentType: string | undefined): string =>
-  `${agentType ?? 'a subagent'}${agentId === undefined ? '' : ` (${agentId})`}`;
+  `${agentType === undefined ? 'a subagent' : nameId(agentType)}${agentId === undefined ? '' : ` (${nameId(agentId)})`}`;

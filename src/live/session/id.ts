@@ -4,6 +4,7 @@
  * Codex's session ids (UUIDs) pass as they are.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { clipEnd } from '../../base/text.js';
 import { MAX_SESSION_ID_LENGTH } from './limits.js';
 
 export { MAX_SESSION_ID_LENGTH };
@@ -12,8 +13,36 @@ const SESSION_ID = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/u;
 /** Names Windows reserves for devices, with or without an extension. */
 const DEVICE_NAME = /^(?:con|prn|aux|nul|com\d|lpt\d)(?:\..*)?$/iu;
 
-/** A hostile id is quoted, clipped, in an error message: it must not flood or forge the message. */
-const quote = (value: string): string => JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
+/** The most characters of an id a message quotes, before its `...`. */
+const QUOTED_ID_LENGTH = 40;
+
+/**
+ * What a quoted id writes as a JSON escape besides what `JSON.stringify` escapes: anything that
+ * could break, hide or disguise a line (C1 controls, format characters, separators other than
+ * the space), and the `|` that joins the hook's notices, so no id forges another notice.
+ */
+const ESCAPED = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}|]|(?! )\p{Zs}/gu;
+
+const escapeUnits = (text: string): string =>
+  text
+    .split('')
+    .map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    .join('');
+
+/**
+ * An id from a client (a session, agent, task or tool call id) quoted for a message: a JSON
+ * string (`JSON.parse` reads it back) of its first 40 characters, then `...`. A hostile id must
+ * not flood or forge the message: it can neither break the line nor write the separator of the
+ * hook's notices.
+ */
+export const quoteId = (value: string): string =>
+  JSON.stringify(clipEnd(value, QUOTED_ID_LENGTH + 3)).replace(ESCAPED, escapeUnits);
+
+/** An id plain enough to be named bare: Claude Code's and Codex's ids, `7`, `task-2`, `toolu_01A2b3`. */
+const PLAIN_ID = /^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,63}$/u;
+
+/** An id from a client as a message names it: bare when it is plain, else quoted (`quoteId`). */
+export const nameId = (value: string): string => (PLAIN_ID.test(value) ? value : quoteId(value));
 
 /**
  * Checks a session id: 1 to 128 letters, digits, `_`, `-` and `.`, not starting with `.` or
@@ -27,8 +56,8 @@ export const parseSessionId = (value: unknown): E.Either<string, string> => {
     return E.left(`the session id is ${value.length} characters long; at most ${MAX_SESSION_ID_LENGTH} are allowed`);
   if (!SESSION_ID.test(value) || value.includes('..'))
     return E.left(
-      `the session id ${quote(value)} may hold only letters, digits, "_", "-" and "." (not first, and never "..")`,
+      `the session id ${quoteId(value)} may hold only letters, digits, "_", "-" and "." (not first, and never "..")`,
     );
-  if (DEVICE_NAME.test(value)) return E.left(`the session id ${quote(value)} is a reserved device name`);
+  if (DEVICE_NAME.test(value)) return E.left(`the session id ${quoteId(value)} is a reserved device name`);
   return E.right(value);
 };
