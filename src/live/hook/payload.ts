@@ -324,12 +324,22 @@ const writtenTaskId = (prompt: string): string | undefined => {
   return id === undefined ? undefined : id.slice(0, 1) + trimEndOf(id.slice(1), ' \t*_');
 };
 
-/** The task id of a tool call alone, within the task id limit: its `tool_use_id`, or a digest of a longer one. */
-const callTaskId = (toolUseId: string | undefined): O.Option<string> => {
-  if (toolUseId === undefined || toolUseId.trim() === '') return O.none;
-  const normalized = normalizeTaskId(toolUseId);
-  return E.isRight(normalized) ? O.some(normalized.right) : O.some(`call-${sha256HexPrefix(toolUseId, 12)}`);
+/**
+ * A host's id as a task id, within the task id limit: the id as facts carry it, or, for one no
+ * task id can be (longer than the limit), `prefix-` and a digest of it, so its result is recorded.
+ */
+const hostTaskId = (prefix: string, id: string): string => {
+  const normalized = normalizeTaskId(id);
+  return E.isRight(normalized) ? normalized.right : `${prefix}-${sha256HexPrefix(id, 12)}`;
 };
+
+/** The task id of a tool call alone, within the task id limit: its `tool_use_id`, or a digest of a longer one. */
+const callTaskId = (toolUseId: string | undefined): O.Option<string> =>
+  toolUseId === undefined || toolUseId.trim() === '' ? O.none : O.some(hostTaskId('call', toolUseId));
+
+/** The task of a subagent no call names: its agent id, or `agent-` and a digest of a longer one (`unknown` without one). */
+export const agentTaskId = (agentId: string | undefined): string =>
+  agentId === undefined ? 'unknown' : hostTaskId('agent', agentId);
 
 /** The task a subagent prompt is for, and why the id the prompt wrote was not taken. */
 export interface SelectedTask {

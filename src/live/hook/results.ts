@@ -4,7 +4,7 @@ import { failure } from '../../base/failure.js';
 import { BEGIN_MARKER, END_MARKER } from '../../core/extract/parse.js';
 import { collapseWhitespace } from '../../base/text.js';
 import { nameId } from '../session/id.js';
-import { selectTaskId, type SubagentCallEnded, type SubagentCallFailed } from './payload.js';
+import { agentTaskId, selectTaskId, type SubagentCallEnded, type SubagentCallFailed } from './payload.js';
 import type { DispatchState } from './state.js';
 import { isAgentSettled, isAwaitingToolResult, selectDispatchOfAgent, selectExpiredReports } from './select.js';
 import { agentName, holdsResult, recordResult, say, type Turn } from './turn.js';
@@ -25,13 +25,13 @@ const tellUnmarked = (turn: Turn, dispatch: DispatchState, what: string): void =
   turn.records.push({ type: 'unmarked', key: dispatch.record.key, at: turn.now });
 };
 
-/** Reports whose call never named their agent in time: recorded under the task their agent took, else the agent's id. */
+/** Reports whose call never named their agent in time: recorded under the task their agent took, else the agent's id (`agentTaskId`). */
 export const settleExpiredReports = (turn: Turn): void => {
   const { timeoutMs } = turn.settings;
   for (const report of selectExpiredReports(turn.state, turn.now, timeoutMs)) {
     const link = selectDispatchOfAgent(turn.state, report.agentId);
     const dispatch = O.isSome(link) && !link.value.dispatch.resulted ? link.value.dispatch : undefined;
-    const taskId = dispatch?.record.taskId ?? report.agentId;
+    const taskId = dispatch?.record.taskId ?? agentTaskId(report.agentId);
     say(
       turn,
       failure(
@@ -61,7 +61,7 @@ const onUnknownCallEnded = (event: SubagentCallEnded, turn: Turn): void => {
   if (response.status === 'async_launched' || !holdsResult(response.text)) return;
   const task = selectTaskId({ prompt: event.prompt ?? '', ...(key === undefined ? {} : { toolUseId: key }) });
   recordResult(turn, {
-    taskId: O.isSome(task) ? task.value.taskId : (response.agentId ?? 'unknown'),
+    taskId: O.isSome(task) ? task.value.taskId : agentTaskId(response.agentId),
     text: response.text,
     agentType: event.agentType,
     at: turn.now,
@@ -185,7 +185,7 @@ export const onReport = (
     return;
   }
   recordResult(turn, {
-    taskId: agentId ?? 'unknown',
+    taskId: agentTaskId(agentId),
     text,
     agentType,
     at: turn.now,

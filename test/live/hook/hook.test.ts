@@ -349,6 +349,43 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
     );
   });
 
+  it('records a result whose agent id is over the task id limit under agent- and its digest, on every path', async () => {
+    const cwd = tempDir('hook-');
+    let now = Date.UTC(2026, 2, 2);
+    const send = inProcess({ cwd, clock: () => now });
+    const session = fixture('claude-code', 'pre-tool-use-agent', cwd)['session_id'] as string;
+    const longId = (letter: string) => `agent-${letter.repeat(60)}`;
+    const stop = (agentId: string) => ({ ...fixture('claude-code', 'subagent-stop', cwd), agent_id: agentId });
+    // A stop no call names while a call waits: kept, then recorded when no call named it in time.
+    await send(fixture('claude-code', 'pre-tool-use-agent', cwd));
+    expect((await send(stop(longId('a')))).output).toBeUndefined();
+    now += 11 * 60 * 1000;
+    const late = await send({ ...fixture('claude-code', 'pre-tool-use-agent', cwd), tool_use_id: 'toolu_2' });
+    expect(late.output?.['systemMessage']).toMatch(
+      /^fact-tracker: report_unpaired: no tool call named the subagent "agent-a{34}\.\.\." within 600 s; its result is recorded under task agent-[0-9a-f]{24}(?: \| |$)/u,
+    );
+    // A stop while no call waits, and the end of a call never seen: recorded at once.
+    await send({ ...fixture('claude-code', 'post-tool-use-agent', cwd), tool_use_id: 'toolu_2' });
+    now += 11 * 60 * 1000;
+    // Each is told only that the result names another task (the fixture's "1").
+    const stopped = await send(stop(longId('b')));
+    expect(stopped.output?.['systemMessage']).toMatch(/^fact-tracker: result_warning: [^|]* differs from /u);
+    const unseen = fixture('claude-code', 'post-tool-use-agent', cwd);
+    const response = unseen['tool_response'] as Payload;
+    const ended = await send({
+      ...unseen,
+      tool_use_id: undefined,
+      tool_input: { prompt: 'no task line' },
+      tool_response: { ...response, agentId: longId('c') },
+    });
+    expect(ended.output?.['systemMessage']).toMatch(/^fact-tracker: result_warning: [^|]* differs from /u);
+    const replayed = replayOf(logOf(cwd, session));
+    expect(replayed.errors).toEqual([]);
+    const tasks = new Set(replayed.facts.map((fact) => fact.sourceTaskId));
+    expect(tasks.size).toBe(4);
+    expect([...tasks].filter((task) => /^agent-[0-9a-f]{24}$/u.test(task))).toHaveLength(3);
+  });
+
   it('pairs calls whose ids are names every object has (constructor, __proto__) like any other', async () => {
     const cwd = tempDir('hook-');
     const send = inProcess({ cwd });

@@ -182,6 +182,19 @@ describe('the hook transition, by example', () => {
     expect(late.records).toEqual([{ type: 'result', agentId: 'a9', taskId: 'a9', at: TIMEOUT + 1 }]);
   });
 
+  it('a report of an agent id no task id can be is recorded under agent- and its digest, which the user is told', () => {
+    const agentId = `agent-${'a'.repeat(60)}`;
+    const state = foldHookRecords([{ type: 'report', agentId, text: RESULT('3'), source: 'stop', at: 0 }]);
+    const late = onEvent(state, { event: 'PostToolUseFailure', sessionId: SESSION, toolName: 'Agent' }, TIMEOUT + 1);
+    const [ingest] = effectsOf(late.effects, 'ingest');
+    const taskId = ingest!.request.taskId;
+    expect(taskId).toMatch(/^agent-[0-9a-f]{24}$/u);
+    expect(effectsOf(late.effects, 'say').map((said) => said.failure.message)).toEqual([
+      `no tool call named the subagent "agent-${'a'.repeat(34)}..." within 600 s; its result is recorded under task ${taskId}`,
+    ]);
+    expect(late.records).toEqual([{ type: 'result', agentId, taskId, at: TIMEOUT + 1 }]);
+  });
+
   it("tells the session's failures and warnings, and records no dispatch for a prompt it refused", () => {
     const asked = onEvent(emptyHookState, dispatchEvent());
     const [compile] = effectsOf(asked.effects, 'compile');
