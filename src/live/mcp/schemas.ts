@@ -4,6 +4,7 @@
  * server takes is what the session and the hooks take.
  */
 import { z } from 'zod';
+import { collapseWhitespace } from '../../base/text.js';
 import { BEGIN_MARKER } from '../../core/extract/parse.js';
 import { FACT_TAGS, type SessionFact, SOURCE_ROLES } from '../../core/fact.js';
 import type { RetrievalDecision } from '../../core/retrieve/retrieve.js';
@@ -47,7 +48,10 @@ const TaskId = (what: string) =>
   z
     .union(
       [
-        bounded('invalid_field', 'taskId', MAX_TASK_ID_LENGTH),
+        // Bounded as facts carry it, whitespace collapsed, as the session and the hook bound it.
+        z.string().refine((taskId) => collapseWhitespace(taskId).length <= MAX_TASK_ID_LENGTH, {
+          error: () => `invalid_field: taskId is over ${MAX_TASK_ID_LENGTH} characters once whitespace is collapsed`,
+        }),
         z.int({
           error: () => 'invalid_field: taskId, given as a number, is not an integer between -(2^53 - 1) and 2^53 - 1',
         }),
@@ -57,9 +61,11 @@ const TaskId = (what: string) =>
           issue.code === 'invalid_union' ? 'invalid_field: taskId is neither text nor an integer' : undefined,
       },
     )
-    .describe(`${what}: at most ${MAX_TASK_ID_LENGTH} characters, or an integer (recorded as its decimal digits)`);
+    .describe(
+      `${what}: at most ${MAX_TASK_ID_LENGTH} characters once whitespace is collapsed (recorded so), or an integer (recorded as its decimal digits)`,
+    );
 
-/** The task id a tool records: text as given, an integer as its decimal digits. */
+/** The task id a tool hands the session: text as given (the session collapses its whitespace), an integer as its decimal digits. */
 export const taskIdText = (taskId: string | number): string => (typeof taskId === 'number' ? String(taskId) : taskId);
 const TaskPrompt = bounded('prompt_too_large', 'taskPrompt', MAX_PROMPT_LENGTH);
 const Limit = (fallback: number) =>

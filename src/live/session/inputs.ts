@@ -9,7 +9,9 @@ import { describeError, describeValue } from '../../base/describe.js';
 import { exceedsValueDepth } from '../../base/json.js';
 import { isRecord } from '../../base/record.js';
 import { quoteValue } from '../../base/schema.js';
+import { collapseWhitespace } from '../../base/text.js';
 import { parseEventTime } from '../../base/time.js';
+import { normalizeTaskId } from '../../core/extract/extractor.js';
 import { isSectionLayout, SECTION_LAYOUTS } from '../../core/retrieve/defaults.js';
 import { MAX_OUTPUT_DEPTH, MAX_OUTPUT_LENGTH, MAX_PROMPT_LENGTH, MAX_TASK_ID_LENGTH } from './limits.js';
 import type { CompileContextInput, IngestResultInput, SessionError } from './model.js';
@@ -18,14 +20,25 @@ import { resultKey, type SameResult } from './sessionState.js';
 const invalidInput = (message: string): SessionError => ({ code: 'invalid_input', message });
 const invalidField = (message: string): SessionError => ({ code: 'invalid_field', message });
 
-/** A task id the session takes: what facts can carry, the same for prompts and results. */
-const checkTaskId = (taskId: unknown): E.Either<SessionError, void> =>
-  typeof taskId === 'string' && taskId.length > MAX_TASK_ID_LENGTH
+/**
+ * A task id as the session records it: text as facts carry it (`normalizeTaskId`: whitespace
+ * collapsed), so the log, the facts and the hook name one task alike; any other value as given,
+ * for the history's own checks to take (an integer) or refuse (an empty id).
+ */
+export const recordedTaskId = (taskId: unknown): unknown =>
+  typeof taskId === 'string' ? E.getOrElse((): unknown => taskId)(normalizeTaskId(taskId)) : taskId;
+
+/** A task id the session takes: what facts can carry once its whitespace is collapsed, the same for prompts and results. */
+const checkTaskId = (taskId: unknown): E.Either<SessionError, void> => {
+  if (typeof taskId !== 'string') return E.right(undefined);
+  const { length } = collapseWhitespace(taskId);
+  return length > MAX_TASK_ID_LENGTH
     ? E.left({
         code: 'invalid_field',
-        message: `taskId is ${taskId.length} characters long; at most ${MAX_TASK_ID_LENGTH} are allowed`,
+        message: `taskId is ${length} characters long${length === taskId.length ? '' : ' once whitespace is collapsed'}; at most ${MAX_TASK_ID_LENGTH} are allowed`,
       })
     : E.right(undefined);
+};
 
 /**
  * A count that JSON can write: Infinity and NaN would reach the log as null, so they are refused
@@ -111,7 +124,7 @@ export const promptFields = (input: Omit<CompileContextInput, 'at'>, at: number)
     : ({} as Partial<CompileContextInput>);
   return {
     type: 'prompt',
-    taskId,
+    taskId: recordedTaskId(taskId),
     taskPrompt,
     ...(tags === undefined ? {} : { tags }),
     ...(maxFacts === undefined ? {} : { maxFacts }),
@@ -138,8 +151,15 @@ export const dispatchFields = (input: IngestResultInput): E.Either<SessionError,
     E.chain(() => checkOutput(output)),
   );
   if (E.isLeft(limited)) return limited;
+  const recorded = recordedTaskId(taskId);
   return E.right({
-    line: (at) => ({ type: 'dispatch', role, taskId, at, [typeof output === 'string' ? 'output' : 'result']: output }),
-    sameResult: { taskId: String(taskId), key: resultKey(taskId, role, output) },
+    line: (at) => ({
+      type: 'dispatch',
+      role,
+      taskId: recorded,
+      at,
+      [typeof output === 'string' ? 'output' : 'result']: output,
+    }),
+    sameResult: { taskId: String(recorded), key: resultKey(recorded, role, output) },
   });
 };

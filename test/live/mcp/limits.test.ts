@@ -5,8 +5,9 @@
  * all get a tool error that starts with a code; a JSON-RPC message over the limit ends the
  * server with an error instead of leaving it alive and deaf.
  */
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -67,11 +68,15 @@ describe('fact-tracker mcp limits', { timeout: 120_000 }, () => {
   it('publishes the limits and defaults the code applies in the tools’ schemas', async () => {
     const { tools } = await server.client.listTools();
     const schemas = Object.fromEntries(tools.map((tool) => [tool.name, tool.inputSchema as Schema]));
-    for (const tool of ['ingest_result', 'compile_context', 'explain_context'])
-      expect([tool, stringForm(schemas[tool]?.properties?.['taskId'])?.['maxLength']]).toEqual([
+    // A task id is bounded once its whitespace is collapsed, which no maxLength says: its description does.
+    for (const tool of ['ingest_result', 'compile_context', 'explain_context']) {
+      const taskId = stringForm(schemas[tool]?.properties?.['taskId']);
+      expect([tool, taskId?.['maxLength'], String(schemas[tool]?.properties?.['taskId']?.['description'])]).toEqual([
         tool,
-        MAX_TASK_ID_LENGTH,
+        undefined,
+        expect.stringContaining(`at most ${MAX_TASK_ID_LENGTH} characters once whitespace is collapsed`),
       ]);
+    }
     for (const tool of ['compile_context', 'explain_context'])
       expect([tool, stringForm(schemas[tool]?.properties?.['taskPrompt'])?.['maxLength']]).toEqual([
         tool,
@@ -157,6 +162,60 @@ describe('fact-tracker mcp limits', { timeout: 120_000 }, () => {
     })) as ToolResult;
     expect(taken.isError).not.toBe(true);
     expect(server.stderr()).toBe('');
+  });
+
+  it('bounds a task id once its whitespace is collapsed, as the hook does, and records it so', async () => {
+    const hook = (taskId: string): void => {
+      const payload = {
+        hook_event_name: 'PreToolUse',
+        session_id: 'ids',
+        cwd,
+        tool_name: 'Agent',
+        tool_use_id: `call-${taskId.length}`,
+        tool_input: { prompt: `Task ID: ${taskId}\nwork` },
+      };
+      const run = spawnSync(process.execPath, [MAIN, 'hook'], {
+        cwd,
+        env: { PATH: process.env['PATH'] ?? '', CLAUDE_PROJECT_DIR: cwd },
+        input: JSON.stringify(payload),
+        encoding: 'utf8',
+      });
+      expect(run.status).toBe(0);
+    };
+    const call = async (name: string, taskId: string): Promise<ToolResult> => {
+      const args = name === 'compile_context' ? { taskPrompt: 'work' } : { role: 'implementer', output: result };
+      return (await server.client.callTool({ name, arguments: { sessionId: 'ids', taskId, ...args } })) as ToolResult;
+    };
+    const result = { task_id: 'x', status: 'completed', summary: 'done' };
+    const half = 'c'.repeat(MAX_TASK_ID_LENGTH / 2);
+    const atLimit = `${half}  ${half.slice(1)}`; // one character over the limit as written, at it once collapsed
+    const overLimit = `${half}  ${half}`;
+    const broken = 'a\n[Session Context]';
+    // The hook takes the id at the limit, and the call's id for the one over it.
+    for (const taskId of [atLimit, overLimit]) hook(taskId);
+    for (const name of ['compile_context', 'ingest_result']) {
+      for (const taskId of [atLimit, broken])
+        expect([name, (await call(name, taskId)).isError ?? false]).toEqual([name, false]);
+      const refused = await call(name, overLimit);
+      expect([name, refused.isError, text(refused)]).toEqual([
+        name,
+        true,
+        `invalid_field: taskId: taskId is over ${MAX_TASK_ID_LENGTH} characters once whitespace is collapsed`,
+      ]);
+    }
+    const lines = readFileSync(join(cwd, '.fact-tracker', 'sessions', 'ids.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; taskId: string });
+    const collapsed = `${half} ${half.slice(1)}`;
+    expect(lines.map((line) => [line.type, line.taskId])).toEqual([
+      ['prompt', collapsed],
+      ['prompt', `call-${overLimit.length}`],
+      ['prompt', collapsed],
+      ['prompt', 'a [Session Context]'],
+      ['dispatch', collapsed],
+      ['dispatch', 'a [Session Context]'],
+    ]);
   });
 
   it('answers an output nested 200,000 deep (as raw JSON-RPC: no client can serialize it) with a coded tool error', async () => {

@@ -13,6 +13,7 @@ import {
   fileSessionStore,
   type LiveSession,
   MAX_OUTPUT_DEPTH,
+  MAX_TASK_ID_LENGTH,
   openSession,
   parseSessionId,
   resolveSessionsDirectory,
@@ -216,6 +217,39 @@ describe('a live session', () => {
       }),
     );
     expect(readFileSync(session.file, 'utf8')).toBe(log);
+  });
+
+  it('bounds a task id once its whitespace is collapsed, and records it collapsed, as facts carry it', async () => {
+    const session = await open('task-ids', { cwd: tempDir('session-') });
+    const half = 'c'.repeat(MAX_TASK_ID_LENGTH / 2);
+    const atLimit = `${half}  ${half.slice(1)}`;
+    const overLimit = `${half}  ${half}`;
+    const broken = 'a\n[Session Context]';
+    for (const taskId of [atLimit, broken]) {
+      right(await session.compileContext({ taskId, taskPrompt: 'work', at: 1 }));
+      right(await session.ingestResult({ role: 'implementer', taskId, output: result('x', 'done'), at: 2 }));
+    }
+    const refused = {
+      code: 'invalid_field',
+      message: `taskId is ${MAX_TASK_ID_LENGTH + 1} characters long once whitespace is collapsed; at most ${MAX_TASK_ID_LENGTH} are allowed`,
+    };
+    expect(await session.compileContext({ taskId: overLimit, taskPrompt: 'work', at: 3 })).toEqual(E.left(refused));
+    expect(
+      await session.ingestResult({ role: 'implementer', taskId: overLimit, output: result('x', 'done'), at: 3 }),
+    ).toEqual(E.left(refused));
+    const collapsed = `${half} ${half.slice(1)}`;
+    const lines = readFileSync(session.file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { taskId: string }).taskId);
+    expect(lines).toEqual([collapsed, collapsed, 'a [Session Context]', 'a [Session Context]']);
+    // The same result sent again without a time is recognized by its collapsed task.
+    const again = right(
+      await session.ingestResult({ role: 'implementer', taskId: broken, output: result('x', 'done') }),
+    );
+    expect(again.duplicate).toBe(true);
+    const facts = selectValidFacts(right(await session.snapshot()));
+    expect(new Set(facts.map((fact) => fact.sourceTaskId))).toEqual(new Set([collapsed, 'a [Session Context]']));
   });
 
   it('answers a token counter that answers no number of tokens with invalid_input naming countTokens, and writes nothing', async () => {
