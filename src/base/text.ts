@@ -109,3 +109,27 @@ export const clipStart = (text: string, max: number): string => {
   if (isLowSurrogate(text.charCodeAt(start))) start += 1;
   return ELLIPSIS + text.slice(start);
 };
+
+/** The most characters of a text `quoteText` quotes, before its `...`. */
+const QUOTED_LENGTH = 40;
+
+/**
+ * What a quoted text writes as a JSON escape besides what `JSON.stringify` escapes: anything that
+ * could break, hide or disguise a line (C1 controls, format characters, separators other than
+ * the space), and the `|` that joins the hook's notices, so no quoted text forges another notice.
+ */
+const ESCAPED = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}|]|(?! )\p{Zs}/gu;
+
+const escapeUnits = (text: string): string =>
+  text
+    .split('')
+    .map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    .join('');
+
+/**
+ * Untrusted text (an id, a model's field) quoted for a message: a JSON string (`JSON.parse`
+ * reads it back) of its first 40 characters, then `...`. It cannot flood the message, close its
+ * quote, break its line, or write the `|` that joins the hook's notices.
+ */
+export const quoteText = (value: string): string =>
+  JSON.stringify(clipEnd(value, QUOTED_LENGTH + ELLIPSIS.length)).replace(ESCAPED, escapeUnits);

@@ -14,7 +14,7 @@ import {
   tagsProblem,
   textFieldProblem,
 } from '../fact.js';
-import { clipEnd, clipStart, collapseWhitespace, wellFormed } from '../../base/text.js';
+import { clipEnd, clipStart, collapseWhitespace, quoteText, wellFormed } from '../../base/text.js';
 import { plainTime } from '../../base/time.js';
 import { isRecord } from '../../base/record.js';
 import type { ImplementerResult, ReviewerResult } from './contract.js';
@@ -105,8 +105,8 @@ const runRules = <Result>(
   const resultTaskId = readString(result, 'task_id');
   if (resultTaskId !== undefined && collapseWhitespace(resultTaskId) !== taskId.right)
     warnings.push(
-      // Quoted as JSON: the model's text cannot close the quote and go on as words of the notice.
-      `result task_id ${JSON.stringify(clipEnd(collapseWhitespace(resultTaskId), 50))} differs from the dispatch task ${JSON.stringify(taskId.right)}; facts are bound to the dispatch task`,
+      // Quoted: the model's text cannot close the quote and go on as words of the notice, or as another notice.
+      `result task_id ${quoteText(collapseWhitespace(resultTaskId))} differs from the dispatch task ${quoteText(taskId.right)}; facts are bound to the dispatch task`,
     );
   const context: RuleContext = { taskId: taskId.right, taskSubject: `task:${taskId.right}` };
   const facts = new Map<string, SessionFact>();

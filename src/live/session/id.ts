@@ -4,7 +4,7 @@
  * Codex's session ids (UUIDs) pass as they are.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { clipEnd } from '../../base/text.js';
+import { quoteText } from '../../base/text.js';
 import { MAX_SESSION_ID_LENGTH } from './limits.js';
 
 export { MAX_SESSION_ID_LENGTH };
@@ -13,30 +13,12 @@ const SESSION_ID = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/u;
 /** Names Windows reserves for devices, with or without an extension. */
 const DEVICE_NAME = /^(?:con|prn|aux|nul|com\d|lpt\d)(?:\..*)?$/iu;
 
-/** The most characters of an id a message quotes, before its `...`. */
-const QUOTED_ID_LENGTH = 40;
-
 /**
- * What a quoted id writes as a JSON escape besides what `JSON.stringify` escapes: anything that
- * could break, hide or disguise a line (C1 controls, format characters, separators other than
- * the space), and the `|` that joins the hook's notices, so no id forges another notice.
- */
-const ESCAPED = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}|]|(?! )\p{Zs}/gu;
-
-const escapeUnits = (text: string): string =>
-  text
-    .split('')
-    .map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
-    .join('');
-
-/**
- * An id from a client (a session, agent, task or tool call id) quoted for a message: a JSON
- * string (`JSON.parse` reads it back) of its first 40 characters, then `...`. A hostile id must
- * not flood or forge the message: it can neither break the line nor write the separator of the
+ * An id from a client (a session, agent, task or tool call id) quoted for a message
+ * (`quoteText`): it can neither flood the message, break its line nor forge the separator of the
  * hook's notices.
  */
-export const quoteId = (value: string): string =>
-  JSON.stringify(clipEnd(value, QUOTED_ID_LENGTH + 3)).replace(ESCAPED, escapeUnits);
+export const quoteId = (value: string): string => quoteText(value);
 
 /** An id plain enough to be named bare: Claude Code's and Codex's ids, `7`, `task-2`, `toolu_01A2b3`. */
 const PLAIN_ID = /^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,63}$/u;
