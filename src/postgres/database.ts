@@ -21,12 +21,20 @@ export const DEFAULT_RETRY_MS = 5_000;
 /** How long making a connection may take in a pool a store makes. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 /**
- * How long a statement may go unanswered in a pool a store makes: a server that froze, or a
- * network that dropped the connection without a word, would otherwise hold the call (and the
- * hook or the MCP call waiting on it) until the system's TCP keepalive gives up, hours later.
- * A statement of the stores takes milliseconds; this is far above any wait for a lock.
+ * How long a statement may run in a pool a store makes: the server cancels one that ran longer
+ * (its `statement_timeout`), such as one waiting on a row another transaction keeps locked, and
+ * the call answers `store_unreachable`; a server that froze, or a network that dropped the
+ * connection without a word, is given up by the driver a moment later. Either would otherwise
+ * hold the call (and the hook or the MCP call waiting on it) for hours. A statement of the
+ * stores takes milliseconds.
  */
 export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
+/**
+ * How much longer than `queryTimeoutMs` the driver waits before it gives the connection up: the
+ * server's own cancel comes first and says the statement did nothing, where a connection given
+ * up leaves it unknown (and the backend of a dropped socket waiting on, until it notices).
+ */
+const SERVER_CANCEL_GRACE_MS = 1_000;
 
 /** What a PostgreSQL store is given: a URL (`postgres://...`) or a pool of the caller's. */
 export type UrlOrPool = string | pg.Pool;
@@ -41,7 +49,7 @@ export interface PostgresOptions {
   readonly connectTimeoutMs?: number;
   /** With a URL: the most connections the store's pool opens (default 10). */
   readonly maxConnections?: number;
-  /** With a URL: how long a statement may go unanswered before its connection is given up (default 30,000 ms; 0: no limit). */
+  /** With a URL: how long a statement may run before the server cancels it, a lock wait included (default 30,000 ms; 0: no limit); a server that does not answer even then has its connection given up a second later. */
   readonly queryTimeoutMs?: number;
 }
 
@@ -99,11 +107,15 @@ interface Connection {
 const poolFor = (url: string, options: PostgresOptions): E.Either<PostgresFailure, Connection> => {
   const address = parsePostgresUrl(url);
   if (E.isLeft(address)) return address;
+  const queryTimeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
   const pool = new pg.Pool({
     connectionString: address.right.url,
     connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    // The server cancels a statement past the limit and frees its backend: a socket the driver
+    // drops leaves a backend waiting on a lock as long as the lock is held, one more per retry.
+    statement_timeout: queryTimeoutMs,
     // The connection of a statement given up is closed (attempt), so no late answer is read as another's.
-    query_timeout: options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS,
+    query_timeout: queryTimeoutMs > 0 ? queryTimeoutMs + SERVER_CANCEL_GRACE_MS : 0,
     max: options.maxConnections ?? 10,
     keepAlive: true,
     // A process that forgets `close` still exits once its calls are done.
@@ -185,13 +197,20 @@ export const openDatabase = (
     for (let delay = 25; ; delay = Math.min(delay * 2, 500)) {
       const tried = await attempt(work);
       if (E.isRight(tried)) return tried;
-      const { failure: failed, transient, answered } = tried.left;
+      const { failure: failed, transient, answered, timedOut } = tried.left;
+      // A connection lost is a conflict, which its caller meets by reading and trying again; a
+      // statement left unanswered past the timeout is not (each try would wait as long again).
       if (!answered && repeat === 'once' && tried.left.sent)
         return E.left(
-          failure(
-            'conflict',
-            `the connection to ${location} ended before the server answered (${failed.message}): the change may have been written; read the log again`,
-          ),
+          timedOut === true
+            ? { ...failed, message: `${failed.message}: the change may have been written`, unanswered: true }
+            : {
+                ...failure(
+                  'conflict',
+                  `the connection to ${location} ended before the server answered (${failed.message}): the change may have been written; read the log again`,
+                ),
+                unanswered: true,
+              },
         );
       if (!transient || Date.now() + delay > deadline) return E.left(failed);
       await sleep(delay);

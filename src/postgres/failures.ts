@@ -14,8 +14,11 @@ import { scrubSecrets } from './address.js';
 /** The codes a PostgreSQL store fails with (`conflict`: an append's outcome is unknown, or another writer was first). */
 export type PostgresFailureCode = StoreAccessCode | 'conflict' | 'io' | 'internal';
 
-/** A failure of a PostgreSQL store. */
-export type PostgresFailure = Failure<PostgresFailureCode>;
+/**
+ * A failure of a PostgreSQL store. `unanswered`: a change was sent and its answer never came,
+ * so it may have been written all the same; read what is stored before making it again.
+ */
+export type PostgresFailure = Failure<PostgresFailureCode> & { readonly unanswered?: true };
 
 /** A driver's exception, understood. */
 export interface ClassifiedError {
@@ -27,6 +30,8 @@ export interface ClassifiedError {
    * connection ended before an answer (a statement sent may then have been committed).
    */
   readonly answered: boolean;
+  /** The driver gave the statement up after `query_timeout` without an answer: sending it again would wait as long. */
+  readonly timedOut?: true;
 }
 
 /** Where the failure happened, for messages. */
@@ -62,8 +67,10 @@ const SERVER_GOING: Readonly<Record<string, string>> = {
 const RETRY_STATEMENT = new Set(['40001', '40P01', '55P03']);
 
 /** The messages of the driver's own connection failures, which carry no code. */
-const LOST_CONNECTION =
-  /connection terminated|timeout expired|timeout exceeded when trying to connect|not queryable|query read timeout/iu;
+const LOST_CONNECTION = /connection terminated|timeout expired|timeout exceeded when trying to connect|not queryable/iu;
+
+/** The driver's message when a statement stayed unanswered for its `query_timeout`. */
+const UNANSWERED_STATEMENT = /query read timeout/iu;
 
 const oneLine = (text: string): string => text.replace(/\s+/gu, ' ').trim();
 
@@ -128,6 +135,15 @@ export const classifyError = (error: unknown, context: FailureContext): Classifi
     default:
       break;
   }
+  // The server's statement_timeout (queryTimeoutMs), or an administrator's cancel: trying again
+  // at once would wait as long again, on the same lock most likely.
+  if (code === '57014')
+    return made(
+      'store_unreachable',
+      `PostgreSQL at ${location} cancelled a statement, so it did nothing: ${message} (it ran past queryTimeoutMs, waiting on a lock another transaction holds or on an overloaded server, or an administrator cancelled it)`,
+      false,
+      true,
+    );
   if (code !== undefined && RETRY_STATEMENT.has(code))
     return made('io', `PostgreSQL at ${location} gave up a statement: ${message}`, true, true);
   if (code !== undefined && /^[0-9A-Z]{5}$/u.test(code))
@@ -143,6 +159,16 @@ export const classifyError = (error: unknown, context: FailureContext): Classifi
   if (/pool after calling end/iu.test(message)) return made('io', `the store at ${location} is closed`, false, true);
   if (/ssl/iu.test(message)) return made('store_url', `PostgreSQL at ${location}: ${message}`, false, true);
   if (LOST_CONNECTION.test(message)) return unreachable(`the connection was lost (${message})`);
+  if (UNANSWERED_STATEMENT.test(message))
+    return {
+      ...made(
+        'store_unreachable',
+        `PostgreSQL at ${location} left a statement unanswered past queryTimeoutMs, so its connection was given up (${message})`,
+        true,
+        false,
+      ),
+      timedOut: true,
+    };
   if (error instanceof TypeError || error instanceof RangeError || error instanceof ReferenceError)
     return {
       failure: failure('internal', scrubSecrets(internalFailure(error).message, context.secrets)),

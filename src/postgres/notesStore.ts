@@ -98,6 +98,15 @@ export const unstorableId = (text: string): string | undefined =>
       ? 'holds a lone surrogate, which PostgreSQL would keep as U+FFFD'
       : undefined;
 
+/** Why one of `ids` cannot be a key of these tables, as the port's failure, or undefined. */
+const unstorableIds = (ids: ReadonlyArray<string>): NotesStoreFailure | undefined => {
+  for (const id of ids) {
+    const problem = unstorableId(id);
+    if (problem !== undefined) return storeFailure('unavailable', `the id ${JSON.stringify(id)} ${problem}`);
+  }
+  return undefined;
+};
+
 /** A failure of the database as the port's: a save whose outcome is unknown is a `conflict` (read again), anything else `unavailable`. */
 export const notesFailure = (failed: PostgresFailure): NotesStoreFailure =>
   storeFailure(failed.code === 'conflict' ? 'conflict' : 'unavailable', `${failed.code}: ${failed.message}`);
@@ -159,23 +168,26 @@ export const postgresNotesStore = (urlOrPool: UrlOrPool, options: PostgresOption
   const sql = statements(db.schema);
   const prepared = schemaOnce(db);
 
-  /** Checks the ids, readies the schema, then runs `work` as `repeat` allows. */
+  /** Readies the schema, then runs `work` as `repeat` allows; a failure as the database's. */
+  const callDatabase = <T>(
+    repeat: 'repeatable' | 'once',
+    work: (client: pg.PoolClient) => Promise<T>,
+  ): Promise<E.Either<PostgresFailure, T>> =>
+    db.call(async () => {
+      const schema = await prepared();
+      if (E.isLeft(schema)) return schema;
+      return db.run(repeat, work);
+    });
+
+  /** Checks the ids, then runs `work` as `callDatabase` does; a failure as the port's. */
   const call = async <T>(
     ids: ReadonlyArray<string>,
     repeat: 'repeatable' | 'once',
     work: (client: pg.PoolClient) => Promise<T>,
   ): Promise<E.Either<NotesStoreFailure, T>> => {
-    for (const id of ids) {
-      const problem = unstorableId(id);
-      if (problem !== undefined) return E.left(storeFailure('unavailable', `the id ${JSON.stringify(id)} ${problem}`));
-    }
-    return E.mapLeft(notesFailure)(
-      await db.call(async () => {
-        const schema = await prepared();
-        if (E.isLeft(schema)) return schema;
-        return db.run(repeat, work);
-      }),
-    );
+    const problem = unstorableIds(ids);
+    if (problem !== undefined) return E.left(problem);
+    return E.mapLeft(notesFailure)(await callDatabase(repeat, work));
   };
 
   const load = (user: string, session: string) =>
@@ -207,7 +219,9 @@ export const postgresNotesStore = (urlOrPool: UrlOrPool, options: PostgresOption
     // One order for every writer, so two saves of one user's records never wait on each other in a circle.
     const sessions = [...notes.sessions].sort((a, b) => (a.session < b.session ? -1 : a.session > b.session ? 1 : 0));
     const { profile } = notes;
-    const saved = await call([user, ...sessions.map(({ session }) => session)], 'once', (client) =>
+    const problem = unstorableIds([user, ...sessions.map(({ session }) => session)]);
+    if (problem !== undefined) return E.left(problem);
+    const saved = await callDatabase('once', (client) =>
       inTransaction(client, async () => {
         for (const { session, value, expected } of sessions)
           await write(
@@ -238,10 +252,11 @@ export const postgresNotesStore = (urlOrPool: UrlOrPool, options: PostgresOption
       sessions: notes.sessions.map(({ session, expected }) => ({ session, version: expected + 1 })),
       ...(profile === undefined ? {} : { profile: profile.expected + 1 }),
     };
-    // A connection lost before the answer to COMMIT leaves the save's outcome unknown: when every
-    // record holds what it wrote, at the version it would have, it landed, and a conflict would
-    // make the tracker apply its changes again (a merge counted twice in sessionCount).
-    if (E.isLeft(saved) && saved.left.code === 'conflict') {
+    // A connection lost (or given up) before the answer to COMMIT leaves the save's outcome
+    // unknown: when every record holds what it wrote, at the version it would have, it landed,
+    // and a failure would make the tracker apply its changes again (a merge counted twice in
+    // sessionCount).
+    if (E.isLeft(saved) && saved.left.unanswered === true) {
       const landed = await call([], 'repeatable', async (client) => {
         const { rows } = await client.query<{ written: boolean }>({
           ...sql.written,
@@ -256,9 +271,9 @@ export const postgresNotesStore = (urlOrPool: UrlOrPool, options: PostgresOption
         });
         return rows[0]?.written === true;
       });
-      return E.isRight(landed) && landed.right ? E.right(written) : saved;
+      return E.isRight(landed) && landed.right ? E.right(written) : E.left(notesFailure(saved.left));
     }
-    if (E.isLeft(saved)) return saved;
+    if (E.isLeft(saved)) return E.left(notesFailure(saved.left));
     if (saved.right !== undefined) return E.left(storeFailure('conflict', saved.right));
     return E.right(written);
   };

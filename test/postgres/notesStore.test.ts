@@ -17,6 +17,7 @@ import {
 } from '../../src/postgres/index.js';
 import { describeNotesLeaseConformance } from '../notes/leaseConformance.js';
 import { describeNotesStoreConformance } from '../notes/storeConformance.js';
+import { withRowsLocked } from './rowLock.js';
 import { postgresUnavailable, usePostgres } from './server.js';
 
 const { server } = usePostgres();
@@ -212,6 +213,36 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
       { text: 'keyed', item_key: 'new-instance:0' },
     ]);
     expect(versions).toEqual(MIGRATIONS.map(({ version }) => ({ version })));
+  });
+
+  it('answers a save and a lease blocked by a row lock past queryTimeoutMs as unavailable, once, leaving no backend waiting', async () => {
+    const url = await databaseUrl();
+    const schema = 'locked_notes';
+    const store = postgresNotesStore(url, { schema, queryTimeoutMs: 300 });
+    opened.push(store);
+    const value = { facts: [{ category: 'food', fact: 'likes tea' }] };
+    expect(E.isRight(await store.save('maya', { sessions: [{ session: 'chat', value, expected: 0 }] }))).toBe(true);
+    const call = { holder: 'a', ttlMs: 60_000, add: [{ kind: 'message' as const, text: 'hi', at: 1, key: 'a:0' }] };
+    expect(E.isRight(await store.leases.lease('maya', 'chat', call))).toBe(true);
+    // An administrator's open transaction keeps both rows locked.
+    const rows = [
+      `SELECT 1 FROM ${schema}.notes_sessions WHERE user_id = 'maya'`,
+      `SELECT 1 FROM ${schema}.notes_leases WHERE user_id = 'maya'`,
+    ];
+    await withRowsLocked(url, rows, async (locked) => {
+      const saved = await store.save('maya', { sessions: [{ session: 'chat', value: {}, expected: 1 }] });
+      const leased = await store.leases.lease('maya', 'chat', { ...call, holder: 'b', add: [] });
+      for (const answer of [saved, leased])
+        expect(E.isLeft(answer) && answer.left).toEqual({
+          code: 'unavailable',
+          message: expect.stringMatching(
+            /^store_unreachable: PostgreSQL at \S+ cancelled a statement, so it did nothing/u,
+          ),
+        });
+      expect(await locked.waitingBackends()).toBe(0);
+    });
+    const loaded = await store.load('maya', 'chat');
+    expect(E.isRight(loaded) && loaded.right.session).toEqual({ value, version: 1 });
   });
 
   it('leaves a pool passed in open on close, and ends the one it made', async () => {

@@ -21,6 +21,7 @@ import {
 } from '../../src/postgres/index.js';
 import { implementer } from '../fixtures/results.js';
 import { describeSessionStore } from '../live/session/storeConformance.js';
+import { withRowsLocked } from './rowLock.js';
 import { PASSWORD, postgresUnavailable, usePostgres } from './server.js';
 
 const { server } = usePostgres();
@@ -269,6 +270,33 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     } finally {
       process.kill(pid, 'SIGCONT');
     }
+  });
+
+  it('answers store_unreachable after one try when a row lock outlasts queryTimeoutMs, and leaves no backend waiting on it', async () => {
+    const { url, settings, store } = await freshStore({ queryTimeoutMs: 300 });
+    let appends = 0;
+    const counted: SessionStore = {
+      ...store,
+      append: (...args) => {
+        appends += 1;
+        return store.append(...args);
+      },
+    };
+    const session = right(await openSession('locked', { store: counted, clock: () => 1_000 }));
+    right(await session.invalidateFact({ subject: 'task:1', relation: 'summary' }));
+    // An administrator's open transaction keeps the session's row locked.
+    await withRowsLocked(url, [`SELECT lines FROM ${settings.schema}.sessions WHERE id = 'locked'`], async (locked) => {
+      appends = 0;
+      const blocked = await session.invalidateFact({ subject: 'task:2', relation: 'summary' });
+      expect(codeOf(blocked)).toBe('store_unreachable');
+      expect(E.isLeft(blocked) && blocked.left.message).toMatch(/cancelled a statement, so it did nothing/u);
+      expect(appends).toBe(1);
+      // The server cancelled the statement itself: no backend of ours is left waiting on the lock.
+      expect(await locked.waitingBackends()).toBe(0);
+    });
+    // Once the lock is gone, the same call lands.
+    right(await session.invalidateFact({ subject: 'task:2', relation: 'summary' }));
+    expect(right(await store.read('locked', 0)).lines).toHaveLength(2);
   });
 
   it('serves two schemas through one pool of the caller, whichever their names (foo and snapshot_foo)', async () => {

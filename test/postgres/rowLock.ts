@@ -1,0 +1,37 @@
+/**
+ * An administrator's transaction left open on rows of the stores (`SELECT ... FOR UPDATE` by
+ * hand), for the tests of what a store does while a row it writes stays locked.
+ */
+import pg from 'pg';
+
+/** What a test may ask while the rows are locked. */
+export interface LockedRows {
+  /** How many backends of the stores (by their application_name) wait on a lock now. */
+  readonly waitingBackends: () => Promise<number>;
+}
+
+/** Locks the rows each of `selects` reads, runs `work`, then rolls the transaction back. */
+export const withRowsLocked = async <T>(
+  url: string,
+  selects: ReadonlyArray<string>,
+  work: (locked: LockedRows) => Promise<T>,
+): Promise<T> => {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query('BEGIN');
+    for (const select of selects) await admin.query(`${select} FOR UPDATE`);
+    return await work({
+      waitingBackends: async () => {
+        const { rows } = await admin.query<{ waiting: number }>(
+          `SELECT count(*)::int AS waiting FROM pg_stat_activity
+            WHERE application_name = 'session-fact-tracker' AND wait_event_type = 'Lock'`,
+        );
+        return rows[0]?.waiting ?? 0;
+      },
+    });
+  } finally {
+    await admin.query('ROLLBACK').catch(() => undefined);
+    await admin.end();
+  }
+};
