@@ -76,21 +76,17 @@ const lockKey = (schema: string): number => {
   return hash | 0;
 };
 
+/** The statement that takes the schema `s`'s advisory lock until its transaction ends. */
+const lockSql = (s: string): string => `SELECT pg_advisory_xact_lock(${LOCK_CLASS}, ${lockKey(s)});`;
+
 /**
- * The SQL that brings the schema `schema` (default `fact_tracker`) from version `from` (default
- * 0, nothing) to the newest: one transaction, under the advisory lock, each migration applied
- * only when the migrations table lacks it, and refused when the schema is newer than this library.
+ * The statements that bring the schema `s` from version `from` to the newest, for a
+ * transaction that holds its lock: each migration applied only when the migrations table lacks
+ * it, and refused when the schema is newer than this library.
  */
-export const schemaSql = (given: { readonly schema?: string; readonly from?: number } = {}): string => {
-  // Options that are none (null) read as none.
-  const options = typeof given === 'object' && given !== null ? given : {};
-  const s = options.schema ?? DEFAULT_SCHEMA;
+const stepsSql = (s: string, from: number): ReadonlyArray<string> => {
   const q = sqlSchema(s);
-  const steps = MIGRATIONS.filter((migration) => migration.version > (options.from ?? 0));
   return [
-    `-- session-fact-tracker: the schema ${s}, version ${SCHEMA_VERSION}. Safe to run again.`,
-    'BEGIN;',
-    `SELECT pg_advisory_xact_lock(${LOCK_CLASS}, ${lockKey(s)});`,
     `CREATE SCHEMA IF NOT EXISTS ${q};`,
     `CREATE TABLE IF NOT EXISTS ${q}.migrations (
   version integer PRIMARY KEY,
@@ -102,7 +98,7 @@ export const schemaSql = (given: { readonly schema?: string; readonly from?: num
     RAISE EXCEPTION 'the schema ${s} is newer than version ${SCHEMA_VERSION}: upgrade session-fact-tracker' USING ERRCODE = 'FT001';
   END IF;
 END $check$;`,
-    ...steps.map(
+    ...MIGRATIONS.filter((migration) => migration.version > from).map(
       (migration) => `-- ${migration.version}: ${migration.description}
 DO $migration$ BEGIN
 IF NOT EXISTS (SELECT 1 FROM ${q}.migrations WHERE version = ${migration.version}) THEN
@@ -111,6 +107,23 @@ INSERT INTO ${q}.migrations (version, description) VALUES (${migration.version},
 END IF;
 END $migration$;`,
     ),
+  ];
+};
+
+/**
+ * The SQL that brings the schema `schema` (default `fact_tracker`) from version `from` (default
+ * 0, nothing) to the newest: one transaction, under the advisory lock, each migration applied
+ * only when the migrations table lacks it, and refused when the schema is newer than this library.
+ */
+export const schemaSql = (given: { readonly schema?: string; readonly from?: number } = {}): string => {
+  // Options that are none (null) read as none.
+  const options = typeof given === 'object' && given !== null ? given : {};
+  const s = options.schema ?? DEFAULT_SCHEMA;
+  return [
+    `-- session-fact-tracker: the schema ${s}, version ${SCHEMA_VERSION}. Safe to run again.`,
+    'BEGIN;',
+    lockSql(s),
+    ...stepsSql(s, options.from ?? 0),
     'COMMIT;',
     '',
   ].join('\n');
@@ -131,6 +144,18 @@ const versionOn = async (client: pg.PoolClient, schema: string): Promise<number>
   }
 };
 
+/**
+ * The schema's version, read on `client` inside a transaction: 0 when it has no migrations
+ * table yet, found without an error, which would end the transaction.
+ */
+const versionInTransaction = async (client: pg.PoolClient, schema: string): Promise<number> => {
+  const { rows } = await client.query<{ present: boolean }>({
+    text: 'SELECT to_regclass($1) IS NOT NULL AS present',
+    values: [`${sqlSchema(schema)}.migrations`],
+  });
+  return rows[0]?.present === true ? versionOn(client, schema) : 0;
+};
+
 const tooNew = (db: Database, version: number): PostgresFailure =>
   failure(
     'store_schema',
@@ -148,16 +173,21 @@ export const ensureSchema = async (db: Database): Promise<E.Either<PostgresFailu
   if (found.right === SCHEMA_VERSION) return E.right({ from: found.right });
   const applied = await db.run('repeatable', async (client) => {
     try {
-      await client.query(schemaSql({ schema: db.schema }));
+      // The version is read again under the lock: a process that migrated while this one waited
+      // for it did the work, and this one has nothing left to do.
+      await client.query(`BEGIN;\n${lockSql(db.schema)}`);
+      const from = await versionInTransaction(client, db.schema);
+      await client.query([...stepsSql(db.schema, from), 'COMMIT;'].join('\n'));
+      return { from, to: await versionOn(client, db.schema) };
     } catch (error) {
       // A failed script leaves its transaction open on this client: end it before the client goes back.
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;
     }
-    return versionOn(client, db.schema);
   });
   if (E.isLeft(applied)) return applied;
-  return applied.right > SCHEMA_VERSION ? E.left(tooNew(db, applied.right)) : E.right({ from: found.right });
+  const { from, to } = applied.right;
+  return to > SCHEMA_VERSION ? E.left(tooNew(db, to)) : E.right({ from });
 };
 
 /** What `migrate` did. */
