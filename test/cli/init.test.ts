@@ -282,6 +282,22 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     expect(new Set(commandsOf(readJson(join(project, '.claude', 'settings.json'))))).toEqual(new Set([HOOK]));
   });
 
+  it('refuses a store with a password put by hand into the settings, as --store does, writing and printing nothing of it', async () => {
+    const project = tempDir('init-kept-');
+    expect((await init(project, 'claude', '--store', 'postgres://agent@db.internal/memory')).status).toBe(0);
+    const settings = join(project, '.claude', 'settings.json');
+    const mcp = read(join(project, '.mcp.json'));
+    writeFileSync(settings, read(settings).replaceAll('agent@db.internal', 'agent:Hunter2Secret@db.internal'));
+    const before = read(settings);
+    const kept = await init(project, 'claude');
+    expect(kept.status).toBe(1);
+    expect(kept.stderr).toMatch(
+      /^fact-tracker init: the store URL kept from \.claude\/settings\.json holds a password[^\n]*run init again with --store postgres:\/\/agent@db\.internal\/memory,[^\n]*\n$/u,
+    );
+    expect(kept.stdout + kept.stderr).not.toContain('Hunter2Secret');
+    expect([read(join(project, '.mcp.json')), read(settings)]).toEqual([mcp, before]);
+  });
+
   it('--npx writes commands that run only the copy installed in the project', async () => {
     const project = tempDir('init-');
     const run = await init(project, 'claude', '--npx');

@@ -213,25 +213,45 @@ review and trust these. Subagents get their [Session Context] when they start, a
 are recorded in .fact-tracker/sessions/ (see docs/hooks.md).`,
 };
 
+/** Where a store to write came from, as messages name it. */
+interface StoreSource {
+  /** The store: `--store`, or the store kept from the settings. */
+  readonly name: string;
+  /** Its URL, for a URL refused. */
+  readonly url: string;
+}
+
+const GIVEN: StoreSource = { name: '--store', url: 'the --store URL' };
+
+/** A store the settings hold, which a run without `--store` keeps. */
+const keptFrom = (file: string): StoreSource => ({
+  name: `the store kept from ${file}`,
+  url: `the store URL kept from ${file}`,
+});
+
 /**
- * The store `--store` names, checked for settings a team commits: a folder, or a PostgreSQL URL
+ * A store to write into settings a team commits, checked: a folder, or a PostgreSQL URL
  * without a password (refused with the way to give one instead), and nothing a shell would read.
  */
-const checkStore = (store: string): E.Either<string, string> => {
-  if (store.trim() === '') return E.left('--store needs a folder or a postgres:// URL; nothing was written');
+const checkStore = (store: string, source: StoreSource): E.Either<string, string> => {
+  if (store.trim() === '') return E.left(`${source.name} needs a folder or a postgres:// URL; nothing was written`);
   const choice = chooseStore({ store }, undefined);
   if (E.isLeft(choice)) return E.left(`${choice.left.code}: ${choice.left.message}`);
   if (choice.right.kind === 'postgres' && choice.right.address.secrets.length > 0)
     return E.left(
-      `the --store URL holds a password, which would be written into settings meant to be committed; nothing was written. Set ${STORE_VARIABLE} to the URL in your environment (your shell profile, or your CI's secrets) and run init again with --store ${choice.right.address.location} (or without --store), or keep the password in PGPASSWORD or ~/.pgpass`,
+      `${source.url} holds a password, which would be written into settings meant to be committed; nothing was written. Set ${STORE_VARIABLE} to the URL in your environment (your shell profile, or your CI's secrets) and run init again with --store ${choice.right.address.location}${source === GIVEN ? ' (or without --store)' : ''}, or keep the password in PGPASSWORD or ~/.pgpass`,
     );
   const unsafe = unsafeStore(store);
-  return unsafe === undefined ? E.right(store) : E.left(`--store ${unsafe}; nothing was written`);
+  return unsafe === undefined ? E.right(store) : E.left(`${source.name} ${unsafe}; nothing was written`);
 };
+
+/** The settings file whose hooks name the store a run without `--store` keeps. */
+const hooksFile = (host: InitHost): string =>
+  host === 'claude' ? join('.claude', 'settings.json') : join('.codex', 'hooks.json');
 
 /** The store the hooks there already fall back to (written by an earlier `init --store`), kept by a run without `--store`. */
 const storeInSettings = (project: string, host: InitHost): string | undefined => {
-  const path = join(project, host === 'claude' ? join('.claude', 'settings.json') : join('.codex', 'hooks.json'));
+  const path = join(project, hooksFile(host));
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -258,9 +278,17 @@ export const runInit =
     const via = chooseVia(project, command.via);
     if (via === 'node' && statSync(main, { throwIfNoEntry: false }) === undefined)
       return E.left(`this installation has no built entry point at ${main}: run npm run build first`);
-    const given = command.store === undefined ? undefined : checkStore(command.store);
-    if (given !== undefined && E.isLeft(given)) return given;
-    const store = given?.right ?? storeInSettings(project, command.host);
+    // A store kept from the settings is checked as one given: a password put there by hand
+    // would otherwise be printed and copied into the other files.
+    const kept = command.store === undefined ? storeInSettings(project, command.host) : undefined;
+    const checked =
+      command.store !== undefined
+        ? checkStore(command.store, GIVEN)
+        : kept === undefined
+          ? undefined
+          : checkStore(kept, keptFrom(hooksFile(command.host)));
+    if (checked !== undefined && E.isLeft(checked)) return checked;
+    const store = checked?.right;
     const launcher = launcherFor(main, via, store, command.layout);
     const planned: Planned[] = [];
     for (const file of filesOf(command.host, launcher)) {
