@@ -51,6 +51,7 @@ const UNREACHABLE: Readonly<Record<string, string>> = {
   EHOSTDOWN: 'the host is down',
   ENOTFOUND: 'the host name is unknown',
   EAI_AGAIN: 'the host name could not be resolved now',
+  // Of a socket's connect: a file the URL names is another mistake (classifyError).
   ENOENT: 'there is no server socket at that path',
   EADDRNOTAVAIL: 'the address is not available',
 };
@@ -95,6 +96,16 @@ export const classifyError = (error: unknown, context: FailureContext): Classifi
   });
   const code = field(error, 'code');
   const message = oneLine(describeError(error));
+  // A file the URL names (sslrootcert, sslcert, sslkey) that cannot be read: the driver reads it
+  // before it connects, and it is a mistake in the URL, not a server away, whatever its code.
+  const path = field(error, 'path');
+  if (code !== undefined && path !== undefined && field(error, 'syscall') !== 'connect')
+    return made(
+      'store_url',
+      `the URL of PostgreSQL at ${location} names a file that cannot be read: ${path} (${code === 'ENOENT' ? 'there is no such file' : code})`,
+      false,
+      true,
+    );
   const unreachable = (reason: string, answered = false): ClassifiedError =>
     made('store_unreachable', `cannot reach PostgreSQL at ${location}: ${reason}`, true, answered);
   if (code !== undefined && UNREACHABLE[code] !== undefined) return unreachable(UNREACHABLE[code]);

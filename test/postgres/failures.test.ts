@@ -46,6 +46,28 @@ describe('a PostgreSQL failure', () => {
   it.each([
     ['connection refused', thrown('connect ECONNREFUSED', { code: 'ECONNREFUSED' }), 'store_unreachable', true, false],
     ['an unknown host', thrown('getaddrinfo ENOTFOUND db', { code: 'ENOTFOUND' }), 'store_unreachable', true, false],
+    [
+      'no server socket',
+      thrown('connect ENOENT /run/postgresql/.s.PGSQL.5432', {
+        code: 'ENOENT',
+        syscall: 'connect',
+        address: '/run/postgresql/.s.PGSQL.5432',
+      }),
+      'store_unreachable',
+      true,
+      false,
+    ],
+    [
+      'a file the URL names that does not exist',
+      thrown("ENOENT: no such file or directory, open '/nonexistent'", {
+        code: 'ENOENT',
+        syscall: 'open',
+        path: '/nonexistent',
+      }),
+      'store_url',
+      false,
+      true,
+    ],
     ['a connect timeout', thrown('timeout exceeded when trying to connect'), 'store_unreachable', true, false],
     ['a connection lost mid-statement', thrown('Connection terminated unexpectedly'), 'store_unreachable', true, false],
     ['a server shutting down', thrown('terminating connection', { code: '57P01' }), 'store_unreachable', true, false],

@@ -412,6 +412,16 @@ describe.skipIf(postgresUnavailable !== undefined)('a PostgreSQL store that cann
     }
   });
 
+  it('says a file the URL names that does not exist (sslrootcert) is a mistake in the URL, naming the file, not an unreachable server', async () => {
+    const url = `${await databaseUrl()}?sslmode=verify-full&sslrootcert=/nonexistent/root.crt`;
+    const store = postgresSessionStore(url);
+    opened.push(store);
+    for (const failed of [await store.list(), await migrate(url)]) {
+      const message = expectOneLine(failed, 'store_url');
+      expect(message).toContain('names a file that cannot be read: /nonexistent/root.crt (there is no such file)');
+    }
+  });
+
   it('keeps its tables in a schema whose name is an SQL key word, for sessions and notes alike, and refuses pg_ in one line', async () => {
     const url = await databaseUrl();
     for (const schema of ['user', 'order', 'all']) {
