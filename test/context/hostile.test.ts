@@ -134,6 +134,26 @@ describe.concurrent('1. writes never leave the repository through a symbolic lin
     expect(readdirSync(outside)).toEqual([]);
   });
 
+  it.each([['a space'], ['a line break']])(
+    'writes into the repository whose folder name ends in %s, never into the sibling without it',
+    async (ending) => {
+      const parent = tempDir('siblings-');
+      const other = join(parent, 'proj');
+      const own = join(parent, ending === 'a space' ? 'proj ' : 'proj\n');
+      for (const repo of [other, own]) {
+        mkdirSync(join(repo, 'sub'), { recursive: true });
+        git(repo, 'init', '-q', '-b', 'main');
+        writeFiles(repo, { 'sub/f.txt': 'x\n' });
+        commitAll(repo, 'initial');
+      }
+      const ran = await runIn(join(own, 'sub'), ['context', 'checkpoint', '--summary', 'work in proj']);
+      expect(ran.stderr).toBe('');
+      expect(ran.status).toBe(0);
+      expect(existsSync(join(own, ...CONTEXT_JSON))).toBe(true);
+      expect(existsSync(join(other, 'data'))).toBe(false);
+    },
+  );
+
   it('follows a link that stays inside the repository', async () => {
     const repo = makeRepo();
     mkdirSync(join(repo, 'shared'));

@@ -101,7 +101,8 @@ export const locateRepository = async (cwd: string): Promise<E.Either<ContextErr
   if (path.basename(cwd) !== '.git' && (await fs.lstat(path.join(cwd, '.git')).catch(() => undefined)) !== undefined)
     return E.right({ kind: 'git', root: cwd });
   const top = await runGit(cwd, ['rev-parse', '--show-toplevel']);
-  if (E.isRight(top)) return E.right({ kind: 'git', root: top.right.trim() });
+  // Only git's own line break goes: a folder named `proj ` (or ending in a line break) is not `proj`.
+  if (E.isRight(top)) return E.right({ kind: 'git', root: top.right.replace(/\n$/u, '') });
   if (top.left.missing) return E.right({ kind: 'none', root: cwd, reason: 'git is not installed' });
   if (/not a git repository/iu.test(top.left.message))
     return E.right({ kind: 'none', root: cwd, reason: `${cwd} is not in a git repository` });
