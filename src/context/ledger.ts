@@ -116,6 +116,22 @@ const resolveDotSegments = (slashed: string): ReadonlyArray<string> | undefined 
   return kept;
 };
 
+/** Why a path is no evidence path: what `resolveEvidencePath` refuses. */
+type EvidencePathFault = 'empty' | 'control' | 'absolute' | 'above' | 'root' | 'long';
+
+/** A path with forward slashes, its `.` and `..` segments resolved, or what is wrong with it. */
+const resolveEvidencePath = (path: string): E.Either<EvidencePathFault, string> => {
+  if (hasControlCharacters(path)) return E.left('control');
+  const slashed = path.trim().replace(/\\/gu, '/');
+  if (slashed === '') return E.left('empty');
+  if (slashed.startsWith('/') || /^[A-Za-z]:/u.test(slashed)) return E.left('absolute');
+  const segments = resolveDotSegments(slashed);
+  if (segments === undefined) return E.left('above');
+  if (segments.length === 0) return E.left('root');
+  const resolved = segments.join('/');
+  return resolved.length > CONTEXT_LIMITS.path ? E.left('long') : E.right(resolved);
+};
+
 /**
  * A repository-relative path with forward slashes, its `.` and `..` segments resolved, or why
  * not: evidence points into the repository, so an absolute path and one whose `..` climbs above
@@ -123,24 +139,44 @@ const resolveDotSegments = (slashed: string): ReadonlyArray<string> | undefined 
  */
 export const normalizeEvidencePath = (path: unknown): E.Either<ContextError, string> => {
   if (typeof path !== 'string') return E.left(invalid('needs a path'));
-  if (hasControlCharacters(path))
-    return E.left(invalid(`${JSON.stringify(path)} holds line breaks or control characters`));
-  const slashed = path.trim().replace(/\\/gu, '/');
-  if (slashed === '') return E.left(invalid('needs a path'));
-  if (slashed.startsWith('/') || /^[A-Za-z]:/u.test(slashed))
-    return E.left(invalid(`${JSON.stringify(path)} is absolute: give a path relative to the repository`));
-  const segments = resolveDotSegments(slashed);
-  if (segments === undefined)
-    return E.left(
+  const quoted = JSON.stringify(path);
+  return pipe(
+    resolveEvidencePath(path),
+    E.mapLeft((fault) =>
       invalid(
-        `${JSON.stringify(path)} goes above the repository root: a path starts at the root (src/a.ts), wherever the command runs`,
+        {
+          empty: 'needs a path',
+          control: `${quoted} holds line breaks or control characters`,
+          absolute: `${quoted} is absolute: give a path relative to the repository`,
+          above: `${quoted} goes above the repository root: a path starts at the root (src/a.ts), wherever the command runs`,
+          root: `${quoted} names the repository root, not a file`,
+          long: `path is longer than ${CONTEXT_LIMITS.path} characters`,
+        }[fault],
       ),
-    );
-  if (segments.length === 0) return E.left(invalid(`${JSON.stringify(path)} names the repository root, not a file`));
-  const resolved = segments.join('/');
-  if (resolved.length > CONTEXT_LIMITS.path)
-    return E.left(invalid(`path is longer than ${CONTEXT_LIMITS.path} characters`));
-  return E.right(resolved);
+    ),
+  );
+};
+
+/**
+ * Why a recorded evidence path (read from a file, which a hostile repository writes) is not one
+ * a claim could have recorded, or undefined when it is: every path is stored resolved, so one
+ * that is absolute, climbs with `..` or holds `.` segments is refused, never followed. The
+ * reason never quotes the path.
+ */
+export const recordedEvidencePathProblem = (path: string): string | undefined => {
+  const resolved = resolveEvidencePath(path);
+  if (E.isRight(resolved))
+    return resolved.right === path
+      ? undefined
+      : 'is not a path from the repository root in its resolved form (no ., .., doubled slash or backslash)';
+  return {
+    empty: 'is empty',
+    control: 'holds line breaks or control characters',
+    absolute: 'is absolute: evidence is a path inside the repository',
+    above: 'goes above the repository root',
+    root: 'names the repository root, not a file',
+    long: `is longer than ${CONTEXT_LIMITS.path} characters`,
+  }[resolved.left];
 };
 
 const reject = (code: ClaimRejection['code'], reason: string): E.Either<ClaimRejection, never> =>

@@ -31,6 +31,7 @@ import {
 import { pinnedRulesProblem } from './pinned.js';
 import { REPOSITORY_SOURCES } from './repository.js';
 import { findSecretField, type SecretLocation } from './secrets.js';
+import { recordedEvidencePathProblem } from './ledger.js';
 
 /** The limits, short. */
 export const L = CONTEXT_LIMITS;
@@ -138,7 +139,14 @@ const ContextSchema = z
         z.object({
           claim: line(L.claim),
           files: z.array(
-            z.object({ path: line(L.path), lines: z.string().regex(/^L[1-9]\d{0,8}(-L[1-9]\d{0,8})?$/u) }),
+            z.object({
+              // A path a claim could not have recorded (`../../etc/passwd`) is refused, never followed.
+              path: line(L.path).superRefine((path, issues) => {
+                const problem = recordedEvidencePathProblem(path);
+                if (problem !== undefined) issues.addIssue({ code: 'custom', message: problem });
+              }),
+              lines: z.string().regex(/^L[1-9]\d{0,8}(-L[1-9]\d{0,8})?$/u),
+            }),
           ),
           symbols: z.array(line(L.symbol)),
           recorded_at: time.optional(),

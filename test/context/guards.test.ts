@@ -596,6 +596,68 @@ describe.concurrent('issue 28: guards', SLOW, () => {
       );
     });
 
+    it("12b: no evidence is read outside the repository: through a submodule's link, by .. or an absolute path, or outside git", async () => {
+      const outside = tempDir('outside-');
+      writeFiles(outside, { 'secret.txt': 'a\nb\nc\nd\ne\nf\ng\n' });
+      const sub = makeRepo();
+      symlinkSync(outside, join(sub, 'outlink'));
+      commitAll(sub, 'a link out');
+      const repo = makeRepo();
+      git(repo, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', sub, 'sub');
+      commitAll(repo, 'submodule');
+      expectOneLineFailure(
+        await runIn(repo, ['context', 'claim', 'Fixed it', '--file', 'sub/outlink/secret.txt:L1-L3']),
+        /^fact-tracker context: claim refused: "Fixed it": sub\/outlink\/secret\.txt goes through the symbolic link sub\/outlink: point at a file the repository holds\n$/u,
+      );
+      expect(existsSync(join(repo, 'data'))).toBe(false);
+      const claim = (path: string) => ({ claim: 'Implemented it', files: [{ path, lines: 'L100000' }], symbols: [] });
+      // Committed by a hostile teammate: a path through the link is not followed, only flagged.
+      writeFiles(repo, {
+        'data/context/planning_context.json': contextFile(
+          storedContext('default', { evidence_ledger: [claim('sub/outlink/secret.txt')] }),
+        ),
+      });
+      commitAll(repo, 'context');
+      const show = await runIn(repo, ['context', 'show']);
+      expect(show.status).toBe(0);
+      expect(show.stdout).toContain('  MISSING sub/outlink/secret.txt (cited by: Implemented it)');
+      expect(show.stdout).not.toMatch(/PAST END|7 lines/u);
+      // A path no claim could record is refused with the workstream, never followed.
+      for (const [dir, path] of [
+        [repo, 'sub/../../../../../../../..' + outside + '/secret.txt'],
+        [repo, outside + '/secret.txt'],
+        [tempDir('not-a-repo-'), '../../../../../../../..' + outside + '/secret.txt'],
+        [tempDir('not-a-repo-'), outside + '/secret.txt'],
+      ] as const) {
+        writeFiles(dir, {
+          'data/context/planning_context.json': contextFile(
+            storedContext('default', { evidence_ledger: [claim(path)] }),
+            storedContext('web', { evidence_ledger: [claim('src/parser.ts')] }),
+          ),
+        });
+        const ran = await runIn(dir, ['context', 'show']);
+        expect(ran.stdout + ran.stderr).toMatch(
+          /contexts\[0\]\.evidence_ledger\[0\]\.files\[0\]\.path: (goes above the repository root|is absolute)/u,
+        );
+        expect(ran.stdout + ran.stderr).not.toMatch(/PAST END|7 lines|MISSING \//u);
+        expect(ran.stdout + ran.stderr).not.toContain(outside);
+      }
+      // Outside git, a path through a link is not followed either.
+      const plain = tempDir('not-a-repo-');
+      symlinkSync(outside, join(plain, 'outlink'));
+      writeFiles(plain, {
+        'data/context/planning_context.json': contextFile(
+          storedContext('default', {
+            key: { repo: 'app', branch: '(no branch)', workstream_id: 'default' },
+            evidence_ledger: [claim('outlink/secret.txt')],
+          }),
+        ),
+      });
+      const outsideGit = await runIn(plain, ['context', 'show']);
+      expect(outsideGit.stdout).toContain('  MISSING outlink/secret.txt (cited by: Implemented it)');
+      expect(outsideGit.stdout).not.toMatch(/PAST END|7 lines/u);
+    });
+
     it('11: with data/ outside a sparse checkout the committed context is read from the index and writes say how to get it back', async () => {
       const repo = makeRepo();
       writeFiles(repo, { 'docs/guide.md': 'one\ntwo\nthree\n' });

@@ -8,7 +8,7 @@
 import * as fs from 'node:fs/promises';
 import * as E from 'fp-ts/lib/Either.js';
 import { isInside } from '../checkpoint.js';
-import { parseLineRange, selectEvidencePaths } from '../ledger.js';
+import { normalizeEvidencePath, parseLineRange, selectEvidencePaths } from '../ledger.js';
 import type { Claim, ContextError, EvidenceLedger, FileEvidence, SharedContext } from '../model.js';
 import { readBlob } from './git.js';
 import type { Observed } from './snapshot.js';
@@ -28,12 +28,44 @@ const submoduleOf = (observed: Observed, file: string): string | undefined => {
   return undefined;
 };
 
-const existsOnDisk = async (root: string, file: string): Promise<boolean> => {
-  return fs.access(pathUnder(root, file)).then(
-    () => true,
-    () => false,
-  );
+/** Why a path cannot be read on disk without leaving the repository, or what else is in its place. */
+type Unreachable =
+  { readonly kind: 'missing' | 'directory' | 'special' } | { readonly kind: 'link'; readonly link: string };
+
+/**
+ * The file at the repository-relative `file` under `root`, reached one segment at a time
+ * without following a symbolic link: a link (`sub/etclink` to `/etc`, committed inside a
+ * submodule, or anywhere outside git) could lead anywhere, and evidence is a file the
+ * repository holds, never a link. `file` is one the schema or the claim's parser resolved, so
+ * it holds no `.` or `..` segment; checked again here, since nothing must climb out.
+ */
+const reachFile = async (root: string, file: string): Promise<E.Either<Unreachable, Buffer>> => {
+  const resolved = normalizeEvidencePath(file);
+  if (E.isLeft(resolved) || resolved.right !== file) return E.left({ kind: 'missing' });
+  const parts = file.split('/');
+  for (let i = 1; i <= parts.length; i += 1) {
+    const prefix = parts.slice(0, i).join('/');
+    const stat = await fs.lstat(pathUnder(root, prefix)).catch(() => undefined);
+    if (stat === undefined) return E.left({ kind: 'missing' });
+    if (stat.isSymbolicLink()) return E.left({ kind: 'link', link: prefix });
+    if (i < parts.length && !stat.isDirectory()) return E.left({ kind: 'missing' });
+    if (i === parts.length && stat.isDirectory()) return E.left({ kind: 'directory' });
+    if (i === parts.length && !stat.isFile()) return E.left({ kind: 'special' });
+  }
+  return E.right(pathUnder(root, file));
 };
+
+/** Why `file`, unreachable as `unreachable` says, is no evidence: one clause after the path. */
+const unreachableReason = (file: string, unreachable: Unreachable): string =>
+  unreachable.kind === 'link'
+    ? unreachable.link === file
+      ? 'is a symbolic link: point at the file it links to'
+      : `goes through the symbolic link ${unreachable.link}: point at a file the repository holds`
+    : unreachable.kind === 'directory'
+      ? 'is a directory'
+      : unreachable.kind === 'special'
+        ? 'is not a regular file in the working tree'
+        : 'is not in the repository';
 
 /**
  * The paths of the ledger's evidence the repository no longer holds: not in the index (a file
@@ -48,7 +80,8 @@ export const missingEvidencePaths = async (
   const paths = selectEvidencePaths(context.evidenceLedger);
   const present = await Promise.all(
     paths.map(async (file) => {
-      if (observed.head === 'none' || submoduleOf(observed, file) !== undefined) return existsOnDisk(root, file);
+      if (observed.head === 'none' || submoduleOf(observed, file) !== undefined)
+        return E.isRight(await reachFile(root, file));
       return observed.index.has(file) && !observed.deleted.has(file);
     }),
   );
@@ -68,10 +101,20 @@ const unreadable = (message: string): ContextError => ({ code: 'io', message });
 const LINE_COUNT_MAX_BYTES = 64 * 1024 * 1024;
 
 /** How many lines the working-tree file at `full` has, reading no further than needed to see `needed` of them. */
-const countLinesOnDisk = async (full: Buffer, needed: number): Promise<E.Either<ContextError, number>> => {
+const countLinesOnDisk = async (
+  root: string,
+  file: string,
+  needed: number,
+): Promise<E.Either<ContextError, number>> => {
+  const full = await reachFile(root, file);
+  if (E.isLeft(full)) return E.left(unreadable(unreachableReason(file, full.left)));
   let handle: Awaited<ReturnType<typeof fs.open>>;
   try {
-    handle = await fs.open(full, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+    // Not through a link swapped in since the path was walked either.
+    handle = await fs.open(
+      full.right,
+      fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0) | (fs.constants.O_NOFOLLOW ?? 0),
+    );
   } catch {
     return E.left(unreadable('cannot be read'));
   }
@@ -111,16 +154,14 @@ const evidenceProblem = async (
   const inSubmodule = submoduleOf(observed, file) !== undefined;
   const entry = observed.index.get(file);
   let count: E.Either<ContextError, number>;
-  if (inSubmodule) count = await countLinesOnDisk(pathUnder(root, file), range.right.end);
+  if (inSubmodule) count = await countLinesOnDisk(root, file, range.right.end);
   else if (entry === undefined) {
-    const stat = await fs.lstat(pathUnder(root, file)).catch(() => undefined);
+    const reached = await reachFile(root, file);
     const what = isInside('.git', file)
       ? "is inside the repository's .git directory"
-      : stat === undefined
-        ? 'is not in the repository'
-        : stat.isDirectory()
-          ? 'is a directory'
-          : 'is not tracked by git (git add it first)';
+      : E.isLeft(reached)
+        ? unreachableReason(file, reached.left)
+        : 'is not tracked by git (git add it first)';
     return `${file} ${what}: evidence points at a file the repository holds, so that every clone can follow it`;
   } else if (entry.mode === GITLINK) return `${file} is a submodule: point at a file inside it`;
   else if (entry.mode === SYMLINK) return `${file} is a symbolic link: point at the file it links to`;
@@ -129,7 +170,7 @@ const evidenceProblem = async (
     // Outside a sparse checkout: the index has the file, the disk does not.
     const blob = await readBlob(root, entry.blob, LINE_COUNT_MAX_BYTES);
     count = E.isRight(blob) ? E.right(linesIn(blob.right)) : E.right(Number.MAX_SAFE_INTEGER);
-  } else count = await countLinesOnDisk(pathUnder(root, file), range.right.end);
+  } else count = await countLinesOnDisk(root, file, range.right.end);
   if (E.isLeft(count)) return `${file} ${count.left.message}`;
   return count.right >= range.right.end
     ? undefined
@@ -193,7 +234,7 @@ export const evidenceLineCounts = async (
     const count =
       entry?.skipWorktree === true
         ? E.map(linesIn)(await readBlob(root, entry.blob, LINE_COUNT_MAX_BYTES))
-        : await countLinesOnDisk(pathUnder(root, file), end);
+        : await countLinesOnDisk(root, file, end);
     if (E.isRight(count)) counts.set(file, count.right);
   }
   return counts;
