@@ -8,6 +8,7 @@ import { refuseArgument } from '../base/describe.js';
 import { isRecord } from '../base/record.js';
 import { checkedContextFile, checkedKey, checkedKind, checkedList, checkedText, isContextKey } from './arguments.js';
 import { isSameContextKey } from './key.js';
+import { redactSecrets } from './secrets.js';
 import type { ContextFile, ContextKey, ContextKind, DroppedEntry, SharedContext } from './model.js';
 
 /** How the checkout names its branch (see the shell's `HeadState`). */
@@ -174,4 +175,4 @@ const DROPPED: Readonly<Record<DroppedEntry['what'], { readonly entry: string; r
 export const droppedNotice = (entry: DroppedEntry): string =>
   !isRecord(entry) || !isContextKey(entry.key) || !Object.hasOwn(DROPPED, entry.what)
     ? refuseArgument('the entry', entry, 'a dropped entry ({ key, what, text, cap }: selectDroppedEntries gives them)')
-    : `dropped ${DROPPED[entry.what].entry} ${JSON.stringify(entry.text)} of workstream ${entry.key.workstreamId} (branch ${entry.key.branch}): a context keeps at most ${entry.cap} ${DROPPED[entry.what].cap}`;
+    : `dropped ${DROPPED[entry.what].entry} ${JSON.stringify(entry.text)} of workstream ${redactSecrets(entry.key.workstreamId)} (branch ${redactSecrets(entry.key.branch)}): a context keeps at most ${entry.cap} ${DROPPED[entry.what].cap}`;

@@ -17,7 +17,7 @@ import {
   type SharedContext,
 } from './model.js';
 import { findContextSecret } from './schema.js';
-import { findSecretField, redactSecrets } from './secrets.js';
+import { findSecret, findSecretField, redactSecrets } from './secrets.js';
 
 /** A new context for `key`: the default pinned rules, no summary, nothing verified yet. */
 export const emptySharedContext = (given: ContextKey): SharedContext => {
@@ -65,8 +65,22 @@ export const recordContextClaim = (
 };
 
 /**
- * `context` with every secret in its text replaced by `[redacted: ...]` (see `redactSecrets`);
- * the same object when it holds none. For what a read shows of a file someone else wrote.
+ * `key` with a secret in any part replaced by `[redacted: ...]`; the same object when it holds
+ * none. A file can hold a branch named like a token, and its keys are shown and go into prompts.
+ */
+export const redactKey = (key: ContextKey): ContextKey =>
+  [key.repo, key.branch, key.workstreamId].every((part) => findSecret(part) === undefined)
+    ? key
+    : deepFreeze({
+        repo: redactSecrets(key.repo),
+        branch: redactSecrets(key.branch),
+        workstreamId: redactSecrets(key.workstreamId),
+      });
+
+/**
+ * `context` with every secret in its key and text replaced by `[redacted: ...]` (see
+ * `redactSecrets`); the same object when it holds none. For what a read shows of a file
+ * someone else wrote.
  */
 export const redactContext = (context: SharedContext): SharedContext => {
   if (findContextSecret(checkedContext(context)) === undefined) return context;
@@ -76,6 +90,7 @@ export const redactContext = (context: SharedContext): SharedContext => {
       entry.error = redactSecrets(entry.error);
       entry.nextAction = redactSecrets(entry.nextAction);
     };
+    draft.key = redactKey(draft.key);
     draft.featureRequest = redactSecrets(draft.featureRequest);
     draft.pinnedRules = draft.pinnedRules.map(redactSecrets);
     if (draft.pinnedBy !== undefined)

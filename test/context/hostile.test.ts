@@ -299,6 +299,41 @@ describe.concurrent('4. secrets are refused before anything is written', SLOW, (
     expect(existsSync(join(repo, 'data'))).toBe(false);
   });
 
+  it("a secret in another context's key (a branch named like a token) is redacted from every read and never quoted", async () => {
+    const repo = makeRepo();
+    const token = `ghp_${'a1'.repeat(18)}`;
+    expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'real summary'])).status).toBe(0);
+    const file = join(repo, ...CONTEXT_JSON);
+    const document = readJson(file) as { contexts: Array<Record<string, unknown> & { key: { branch: string } }> };
+    const copy = structuredClone(document.contexts[0]!);
+    copy.key.branch = token;
+    copy['open_decisions'] = [{ id: 'D1', text: 'x', status: 'open' }];
+    document.contexts.push(copy);
+    writeFileSync(file, JSON.stringify(document, null, 2));
+    commitAll(repo, 'a teammate context');
+    const warning = /holds what looks like a GitHub token in contexts\[\d\]\.key\.branch: it is redacted here/u;
+    const reads = async (): Promise<void> => {
+      for (const argv of [
+        ['context', 'show'],
+        ['context', 'bundle'],
+        ['context', 'show', '--json'],
+        ['context', 'bundle', '--json'],
+      ]) {
+        const ran = await runIn(repo, argv);
+        expect(ran.status).toBe(0);
+        expect(ran.stdout + ran.stderr).not.toContain(token);
+        expect(ran.stdout).toContain('[redacted: a GitHub token]');
+        if (!argv.includes('--json')) expect(ran.stderr).toMatch(warning);
+      }
+    };
+    await reads();
+    git(repo, 'checkout', '-q', '-b', 'newbranch');
+    await reads();
+    const refused = await runIn(repo, ['context', 'claim', 'c']);
+    expectOneLineFailure(refused, /holds what looks like a GitHub token in key\.branch: nothing is written/u);
+    expect(refused.stderr).not.toContain(token);
+  });
+
   it('a secret split by a zero-width space, which the bundle and the dashboard remove, is refused too', async () => {
     const repo = makeRepo();
     const token = `ghp_${'a1B2c3D4e5'.repeat(4).slice(0, 18)}\u200b${'a1B2c3D4e5'.repeat(4).slice(18, 36)}`;

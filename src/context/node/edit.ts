@@ -10,6 +10,7 @@ import { kindOf } from '../../base/describe.js';
 import { checkpointMismatch, type RepositorySnapshot } from '../checkpoint.js';
 import { isSameContextKey, parseContextKey } from '../key.js';
 import { mergeContextsReported } from '../merge.js';
+import { redactSecrets } from '../secrets.js';
 import type { CliSessions, ContextError, SharedContext } from '../model.js';
 import { selectOtherKeys } from '../notices.js';
 import { removeContext, selectContext, upsertContext } from '../contextFile.js';
@@ -166,7 +167,7 @@ export const moveContext = (
         const others = selectOtherKeys(file, key).filter((other) => other.repo === key.repo);
         return E.left({
           code: 'invalid',
-          message: `nothing is stored for workstream ${key.workstreamId} on branch ${from}${others.length === 0 ? '' : `; it is stored on branch ${others.map((other) => other.branch).join(', ')}`}`,
+          message: `nothing is stored for workstream ${key.workstreamId} on branch ${from}${others.length === 0 ? '' : `; it is stored on branch ${others.map((other) => redactSecrets(other.branch)).join(', ')}`}`,
         });
       }
       const present = O.toUndefined(selectContext(file, key));

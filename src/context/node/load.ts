@@ -28,7 +28,7 @@ import type {
 import { elsewhereNotice, selectOtherKeys, selectRelatedContexts } from '../notices.js';
 import { findContextSecret } from '../schema.js';
 import { selectContext } from '../contextFile.js';
-import { emptySharedContext, markSummaryStale, redactContext, redactSessions } from '../update.js';
+import { emptySharedContext, markSummaryStale, redactContext, redactKey, redactSessions } from '../update.js';
 import { sessionsIgnoredBy } from './derived.js';
 import { evidenceLineCounts, missingEvidencePaths } from './evidence.js';
 import { branchNames, changedFiles } from './git.js';
@@ -179,12 +179,17 @@ const elsewhereNotes = (
     );
 };
 
-/** Where a stored context holds a secret, said for a reader: what it shows is redacted, and writes stay refused until it is removed. */
-export const secretWarning = (scope: Scope, file: ContextFile, context: SharedContext): string | undefined => {
-  const secret = findContextSecret(context);
-  if (secret === undefined) return undefined;
-  const index = file.contexts.indexOf(context);
-  return `${scope.display(scope.paths.json)} holds what looks like ${secret.shape} in contexts[${index}].${secret.path}: it is redacted here; remove it from the file (writes are refused until it is gone)`;
+/**
+ * Where a context of the file holds a secret (`context` first, then the others, whose keys and
+ * texts a read shows too), said for a reader: what it shows is redacted, and writes stay
+ * refused until it is removed.
+ */
+export const secretWarning = (scope: Scope, file: ContextFile, context?: SharedContext): string | undefined => {
+  const found = [...(context === undefined ? [] : [context]), ...file.contexts]
+    .map((entry) => ({ index: file.contexts.indexOf(entry), secret: findContextSecret(entry) }))
+    .find((entry) => entry.secret !== undefined);
+  if (found?.secret === undefined) return undefined;
+  return `${scope.display(scope.paths.json)} holds what looks like ${found.secret.shape} in contexts[${found.index}].${found.secret.path}: it is redacted here; remove it from the file (writes are refused until it is gone)`;
 };
 
 /**
@@ -215,18 +220,19 @@ export const loadContext = (options: ContextOptions): Result<O.Option<LoadedCont
     if (quarantined !== undefined) return E.left(quarantined);
     const sessions = await readSessionsFile(scope);
     const stored = O.toUndefined(selectContext(resolved, key));
-    const elsewhere = selectOtherKeys(resolved, key);
+    // The file's other keys are shown and go into prompts: a branch named like a token is redacted.
+    const elsewhere = selectOtherKeys(resolved, key).map(redactKey);
     // A new branch and a renamed one both hold nothing: whether the other branch still exists tells them apart.
     const branchesPresent =
       stored === undefined && elsewhere.some((other) => other.repo === key.repo)
         ? (await branchNames(scope.paths.root)).map(branchKeyOf)
         : undefined;
-    const secret = stored === undefined ? undefined : secretWarning(scope, resolved, stored);
+    const secret = secretWarning(scope, resolved, stored);
     const head = headNotes(scope, observed, false);
     const outOfStep =
       read === onDisk.right && read.kind === 'file' && (await dashboardOutOfStep(scope, read.file, false));
     const found: Found = {
-      key,
+      key: redactKey(key),
       stored: stored === undefined ? undefined : redactContext(stored),
       sessions: E.isRight(sessions) ? sessionsOf(sessions.right, key) : {},
       warnings: [

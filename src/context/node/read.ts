@@ -20,6 +20,7 @@ import {
 } from '../model.js';
 import { parseJsonText, withoutTrailingCommas } from '../jsonText.js';
 import { decodeContextFile } from '../schema.js';
+import { redactSecrets } from '../secrets.js';
 import { formatBytes, readTextIfExists } from './files.js';
 import { readBlob } from './git.js';
 import type { Observed } from './snapshot.js';
@@ -33,7 +34,9 @@ export const decodeText = <T>(
 
 /** The workstreams of a file, each with its branch, for a message. */
 export const workstreamsOf = (file: ContextFile): ReadonlyArray<string> =>
-  file.contexts.map((context) => `${context.key.workstreamId} (branch ${context.key.branch})`);
+  file.contexts.map(
+    (context) => `${redactSecrets(context.key.workstreamId)} (branch ${redactSecrets(context.key.branch)})`,
+  );
 
 const describeSide = (workstreams: ReadonlyArray<string>): string =>
   workstreams.length === 0 ? 'no workstream' : `workstreams ${workstreams.join(', ')}`;
@@ -193,7 +196,7 @@ export const tooLarge = (scope: Scope): ContextError =>
 const describeQuarantined = (entry: QuarantinedContext): string =>
   entry.key === undefined
     ? 'a context without a valid key'
-    : `workstream ${entry.key.workstreamId} (branch ${entry.key.branch})`;
+    : `workstream ${redactSecrets(entry.key.workstreamId)} (branch ${redactSecrets(entry.key.branch)})`;
 
 /**
  * What every read and write says of a file it could use only in part: each context kept apart

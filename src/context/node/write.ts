@@ -25,7 +25,7 @@ import {
   type SharedContext,
 } from '../model.js';
 import { selectOtherKeys, selectRelatedContexts } from '../notices.js';
-import { redactContext } from '../update.js';
+import { redactContext, redactKey } from '../update.js';
 import { checkGitVisibility, regenerateDashboard, writeDerived } from './derived.js';
 import { checkNewEvidence } from './evidence.js';
 import { contextLock, fileSize, LOCK_STALE_MS } from './files.js';
@@ -265,7 +265,7 @@ const changeLocked = async (
   const head = headNotes(scope, observation.observed, wrote);
   const stored = context === undefined ? undefined : O.toUndefined(selectContext(out, key));
   // A write that changed nothing wrote nothing, so a secret already in the file can still be there: never shown.
-  const secret = stored === undefined || wrote ? undefined : secretWarning(scope, out, stored);
+  const secret = wrote ? undefined : secretWarning(scope, out, stored);
   return E.right({
     observed: observation.observed,
     found: {
@@ -286,7 +286,7 @@ const changeLocked = async (
         ...(context === undefined ? [] : selectDroppedEntries(key, sources, context)),
         ...(planned.right.edited.dropped ?? []),
       ],
-      elsewhere: selectOtherKeys(out, key),
+      elsewhere: selectOtherKeys(out, key).map(redactKey),
       related: stored === undefined ? [] : selectRelatedContexts(out, key).map(redactContext),
       dashboardRegenerated: applied.right.dashboardRegenerated,
       ...(applied.right.sessionsIgnoredBy === undefined ? {} : { sessionsIgnoredBy: applied.right.sessionsIgnoredBy }),

@@ -8,7 +8,7 @@ import { pipe } from 'fp-ts/lib/function.js';
 import { formatJsonDocument } from '../jsonText.js';
 import { CONTEXT_FILE_MAX_BYTES, type ContextError, type ContextFile, type SharedContext } from '../model.js';
 import { encodeCheckedContextFile, findContextSecret } from '../schema.js';
-import { findSecretField } from '../secrets.js';
+import { findSecretField, redactSecrets } from '../secrets.js';
 import { formatBytes } from './files.js';
 import { located, prune, type Scope } from './scope.js';
 
@@ -69,7 +69,7 @@ export const withoutSecrets = (
       return E.left(
         located(scope, scope.paths.json, {
           code: 'secret',
-          message: `contexts[${index}] (workstream ${context.key.workstreamId}, branch ${context.key.branch}) holds what looks like ${secret.shape} in ${secret.path}: nothing is written while the file holds a secret; remove it from the file and try again`,
+          message: `contexts[${index}] (workstream ${redactSecrets(context.key.workstreamId)}, branch ${redactSecrets(context.key.branch)}) holds what looks like ${secret.shape} in ${secret.path}: nothing is written while the file holds a secret; remove it from the file and try again`,
         }),
       );
   }
