@@ -6,6 +6,7 @@
  */
 import { refuseArgument } from '../base/describe.js';
 import { sha256HexPrefix } from '../base/hash.js';
+import { clipStart } from '../base/text.js';
 import { checkedContext, checkedList, checkedText } from './arguments.js';
 import * as E from 'fp-ts/lib/Either.js';
 import { findMissingEvidence, type MissingEvidence, parseLineRange } from './ledger.js';
@@ -242,7 +243,12 @@ export const checkpointAt = (snapshot: RepositorySnapshot & { readonly kind: 'gi
     summaryHash: hashSummary(summary),
     ...(snapshot.uncommitted === undefined || snapshot.uncommitted.length === 0
       ? {}
-      : { uncommitted: snapshot.uncommitted.slice(0, CONTEXT_LIMITS.uncommittedPaths) }),
+      : {
+          // A path over the schema's limit is recorded clipped at its start (its file name matters most), never refused.
+          uncommitted: snapshot.uncommitted
+            .slice(0, CONTEXT_LIMITS.uncommittedPaths)
+            .map((path) => clipStart(path, CONTEXT_LIMITS.path)),
+        }),
   };
 };
 

@@ -97,6 +97,23 @@ describe.concurrent('issue 53: the smaller ones', SLOW, () => {
     expect(show.stdout).toMatch(/note: the checkpoint was recorded over uncommitted edits of src\/parser\.ts/u);
   });
 
+  it('14b: a checkpoint over an uncommitted edit of a path over 300 characters records it clipped at its start', async () => {
+    const repo = makeRepo();
+    const long = `${'d'.repeat(150)}/${'e'.repeat(160)}.txt`;
+    writeFiles(repo, { [long]: 'one\n' });
+    commitAll(repo, 'a long path');
+    writeFiles(repo, { [long]: 'one\ntwo\n' });
+    const checkpoint = await runIn(repo, ['context', 'checkpoint', '--summary', 'Work on the long one.']);
+    expect(checkpoint.status).toBe(0);
+    const clipped = `...${long.slice(long.length - 297)}`;
+    expect(checkpoint.stderr).toContain(`warning: the checkpoint was recorded over uncommitted edits of ${clipped}:`);
+    const stored = readJson(join(repo, ...CONTEXT_JSON)) as {
+      contexts: Array<{ checkpoint: { uncommitted: string[] } }>;
+    };
+    expect(stored.contexts[0]!.checkpoint.uncommitted).toEqual([clipped]);
+    expect((await runIn(repo, ['context', 'show'])).status).toBe(0);
+  });
+
   it('15: every cut is counted: the decisions shown, and the open steps left out', async () => {
     const repo = makeRepo();
     const decisions = Array.from({ length: 5 }, (_, i) => [
