@@ -154,6 +154,25 @@ describe.concurrent('1. writes never leave the repository through a symbolic lin
     },
   );
 
+  it('with data/context a committed link to a folder inside, committing the context keeps the summary verified', async () => {
+    const repo = makeRepo();
+    writeFiles(repo, { 'ctx/.keep': '' });
+    mkdirSync(join(repo, 'data'));
+    symlinkSync('../ctx', join(repo, 'data', 'context'));
+    commitAll(repo, 'the context folder');
+    const checkpoint = await runIn(repo, ['context', 'checkpoint', '--summary', 'first summary']);
+    expect(checkpoint.status).toBe(0);
+    // Git is asked about the folder the link leads to: it refuses a path beyond a link.
+    expect(checkpoint.stderr).toBe('');
+    expect(existsSync(join(repo, 'ctx', 'planning_context.json'))).toBe(true);
+    commitAll(repo, 'the context');
+    const show = await runIn(repo, ['context', 'show']);
+    expect(show.status).toBe(0);
+    expect(show.stdout).toContain('summary verified');
+    expect(show.stdout).not.toContain('STALE');
+    expect(show.stdout).toContain('git ignores it: ctx/.gitignore:');
+  });
+
   it('follows a link that stays inside the repository', async () => {
     const repo = makeRepo();
     mkdirSync(join(repo, 'shared'));

@@ -6,6 +6,7 @@
  * folder gets its `*.local.json` rule when a team's own file lacks it.
  */
 import { appendFileSync, readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { writeFileAtomic, writeFileIfMissing } from '../../node/atomicWrite.js';
 import { ioFailure } from '../../node/fileFailure.js';
@@ -75,6 +76,9 @@ const unignoreHint = (rule: string): string => {
 const ignoredContextWarning = (scope: Scope, rule: string): string =>
   `${scope.display(scope.paths.json)} is ignored by git (${rule}), so it is never committed and never reaches a teammate: ${unignoreHint(rule)}`;
 
+/** A file of the context directory as git names it (git refuses a path beyond a link: `data/context` may be one). */
+const gitPathOf = (scope: Scope, file: string): string => `${scope.trackedDirectory}/${path.basename(file)}`;
+
 /** What git does with the files of one write: the rule that ignores the JSON, and the one that ignores the tool sessions. */
 export interface GitVisibility {
   readonly warnings: ReadonlyArray<string>;
@@ -109,8 +113,8 @@ export const checkGitVisibility = async (
   wroteJson: boolean,
   sessions: boolean,
 ): Promise<GitVisibility> => {
-  const json = scope.display(scope.paths.json);
-  const local = scope.display(scope.paths.sessions);
+  const json = gitPathOf(scope, scope.paths.json);
+  const local = gitPathOf(scope, scope.paths.sessions);
   const paths = wroteJson ? [json, local] : sessions ? [local] : [];
   if (paths.length === 0) return { warnings: [], notes: [] };
   const first = await ignoredBy(scope.paths.root, paths);
@@ -128,7 +132,7 @@ export const checkGitVisibility = async (
   return {
     warnings,
     notes: [
-      `added ${SESSIONS_RULE} to ${scope.display(scope.paths.gitignore)}, so git never commits the tool session ids in ${local}`,
+      `added ${SESSIONS_RULE} to ${scope.display(scope.paths.gitignore)}, so git never commits the tool session ids in ${scope.display(scope.paths.sessions)}`,
     ],
     ...(rule === undefined ? {} : { sessionsIgnoredBy: rule }),
   };
@@ -136,7 +140,7 @@ export const checkGitVisibility = async (
 
 /** The rule that keeps the tool sessions of `scope` out of git, for a read; undefined when git would commit them. */
 export const sessionsIgnoredBy = async (scope: Scope): Promise<string | undefined> => {
-  const local = scope.display(scope.paths.sessions);
+  const local = gitPathOf(scope, scope.paths.sessions);
   const found = await ignoredBy(scope.paths.root, [local]);
   return E.isRight(found) ? found.right.get(local) : undefined;
 };

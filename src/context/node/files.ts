@@ -148,6 +148,28 @@ export const confineToRoot = async (
   return E.right(undefined);
 };
 
+/**
+ * The folder `relative` (under `root`) leads to, named from the real root with `/` as git
+ * names paths: `data/context`, or `ctx` when `data/context` is a link to `../ctx` (a link
+ * `confineToRoot` accepted, so it stays inside). A part not there yet is taken as named.
+ */
+export const resolvedRelative = async (root: string, relative: ReadonlyArray<string>): Promise<string> => {
+  const realRoot = await fs.realpath(root).catch(() => path.resolve(root));
+  let real = realRoot;
+  for (const [i, part] of relative.entries()) {
+    const next = await fs.realpath(path.join(real, part)).catch(() => undefined);
+    if (next === undefined) {
+      real = path.join(real, ...relative.slice(i));
+      break;
+    }
+    real = next;
+  }
+  const named = path.relative(realRoot, real);
+  return named === '' || named.startsWith('..') || path.isAbsolute(named)
+    ? relative.join('/')
+    : named.split(path.sep).join('/');
+};
+
 const exists = (file: string): Promise<boolean> =>
   fs.access(file).then(
     () => true,

@@ -14,7 +14,6 @@ import {
   verifyCheckpoint,
 } from '../checkpoint.js';
 import type { SharedContextFlag } from '../flag.js';
-import { CONTEXT_DIRECTORY } from '../layout.js';
 import type {
   CliSessions,
   ContextError,
@@ -130,7 +129,7 @@ const verify = async (scope: Scope, context: SharedContext, observed: Observed):
     lineCounts: await evidenceLineCounts(root, context, observed, missingPaths),
     ...(E.isLeft(diff) ? { diffNote: diff.left.message } : {}),
   };
-  return verifyCheckpoint(context, evidence, CONTEXT_DIRECTORY);
+  return verifyCheckpoint(context, evidence, scope.trackedDirectory);
 };
 
 /** The context stored under the key (or a new one), verified against the repository, with its sessions and warnings. */

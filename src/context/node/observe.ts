@@ -52,7 +52,7 @@ const recordedRoot = async (scope: Scope): Promise<string | undefined> => {
 export const observe = async (scope: Scope): Result<Observation> => {
   const { named, location } = scope;
   const [observed, facts] = await Promise.all([
-    observeSnapshot(location),
+    observeSnapshot(location, scope.trackedDirectory),
     named.repo === undefined ? readRepositoryFacts(location, await recordedRoot(scope)) : undefined,
   ]);
   if (E.isLeft(observed)) return observed;
@@ -129,5 +129,5 @@ export const headNotes = (
 };
 
 /** True when a sparse checkout leaves files of the context directory out of the working tree. */
-export const outsideSparseCheckout = (observed: Observed): boolean =>
-  [...observed.index.values()].some((entry) => entry.skipWorktree && isInside(CONTEXT_DIRECTORY, entry.path));
+export const outsideSparseCheckout = (observed: Observed, directory: string = CONTEXT_DIRECTORY): boolean =>
+  [...observed.index.values()].some((entry) => entry.skipWorktree && isInside(directory, entry.path));

@@ -24,7 +24,7 @@ import { normalizeKeyPart, parseContextKey } from '../key.js';
 import { CONTEXT_DIRECTORY, contextFileNames } from '../layout.js';
 import { CONTEXT_KINDS, type ContextError, type ContextKind, DEFAULT_WORKSTREAM } from '../model.js';
 import { parseJsonText } from '../jsonText.js';
-import { confineToRoot, readTextIfExists } from './files.js';
+import { confineToRoot, readTextIfExists, resolvedRelative } from './files.js';
 import { locateRepository, type RepositoryLocation } from './git.js';
 
 /** Which context to work on, and how. */
@@ -68,6 +68,12 @@ export interface Scope {
   /** The key parts the caller named; the others come from the repository when it is read. */
   readonly named: { readonly repo?: string; readonly branch?: string; readonly workstreamId: string };
   readonly paths: ContextPaths;
+  /**
+   * The context directory as git names it: `data/context`, or the folder inside the repository
+   * a link there leads to. What the tracked-files hash and the diff leave out, and what git is
+   * asked about (it refuses a path beyond a link).
+   */
+  readonly trackedDirectory: string;
   readonly now: () => number;
   readonly display: (file: string) => string;
 }
@@ -168,6 +174,7 @@ const scopeFor = async (
       workstreamId: explicit.right.workstreamId,
     },
     paths: pathsFor(root, kind),
+    trackedDirectory: await resolvedRelative(root, CONTEXT_DIRECTORY.split('/')),
     now: options.now ?? Date.now,
     display: (file) => path.relative(root, file).split(path.sep).join('/'),
   });

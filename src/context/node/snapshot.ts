@@ -204,7 +204,10 @@ const detachedFor = async (root: string): Promise<{ readonly branch: string; rea
  * when there are any, a changed submodule is read the same way, and a detached HEAD is asked
  * which branch a rebase or bisect is working for.
  */
-export const observeSnapshot = async (location: RepositoryLocation): Promise<E.Either<ContextError, Observed>> => {
+export const observeSnapshot = async (
+  location: RepositoryLocation,
+  excluded: string = CONTEXT_DIRECTORY,
+): Promise<E.Either<ContextError, Observed>> => {
   if (location.kind === 'none')
     return E.right({
       snapshot: { kind: 'none', reason: location.reason },
@@ -214,7 +217,7 @@ export const observeSnapshot = async (location: RepositoryLocation): Promise<E.E
       deleted: new Set(),
       conflictBases: new Map(),
     });
-  const observed = await observeSnapshotAt(location.root, CONTEXT_DIRECTORY, 0);
+  const observed = await observeSnapshotAt(location.root, excluded, 0);
   if (E.isLeft(observed)) return observed;
   const { snapshot, tree, index } = observed.right;
   const branch =

@@ -106,7 +106,7 @@ const prepare = async (scope: Scope, needsAuthor: boolean): Result<Prepared> => 
   // The repository is read under the lock, so the checkpoint records the state as it is when written.
   const observation = await observe(scope);
   if (E.isLeft(observation)) return observation;
-  if (outsideSparseCheckout(observation.right.observed))
+  if (outsideSparseCheckout(observation.right.observed, scope.trackedDirectory))
     return E.left({
       code: 'invalid',
       message: `${CONTEXT_DIRECTORY}/ is outside this sparse checkout: the committed context is not in the working tree, and git add would refuse what is written there; run git sparse-checkout add ${CONTEXT_DIRECTORY}, then try again`,
