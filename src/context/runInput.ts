@@ -105,6 +105,17 @@ export interface ValidatedSuccess {
   readonly ledger: EvidenceLedger;
 }
 
+/**
+ * Every limit counts UTF-16 units, as the bundle's budget does: said when that is not what a
+ * reader counts, so a summary of emoji refused as twice their number is not a riddle.
+ */
+const countedInUnits = (text: string): string => {
+  const points = [...text].length;
+  return points === text.length
+    ? ''
+    : ` (counted in UTF-16 units, as every limit is: a character beyond U+FFFF, such as an emoji, counts as two; it holds ${points} characters)`;
+};
+
 const validateSummary = (summary: unknown): E.Either<ContextError, string | undefined> => {
   if (summary === undefined) return E.right(undefined);
   if (typeof summary !== 'string') return E.left(invalid('the summary is not text'));
@@ -116,7 +127,7 @@ const validateSummary = (summary: unknown): E.Either<ContextError, string | unde
     ? noSecret('the summary', text)
     : E.left(
         invalid(
-          `the summary is ${text.length} characters, over the limit of ${CONTEXT_LIMITS.summary}: keep it short, point at files instead`,
+          `the summary is ${text.length} characters, over the limit of ${CONTEXT_LIMITS.summary}${countedInUnits(text)}: keep it short, point at files instead`,
         ),
       );
 };

@@ -792,6 +792,19 @@ describe.concurrent('12. the smaller ones', SLOW, () => {
     ).toEqual(['start rev-parse']);
   });
 
+  it('f2: a --summary-file of emoji is counted in UTF-16 units, and the refusal says so', async () => {
+    const repo = makeRepo();
+    const file = join(tempDir('summary-'), 'summary.txt');
+    writeFileSync(file, '\u{1F600}'.repeat(4000));
+    const refused = await runIn(repo, ['context', 'checkpoint', '--summary-file', file]);
+    expectOneLineFailure(
+      refused,
+      /the summary is 8000 characters, over the limit of 4000 \(counted in UTF-16 units, as every limit is: a character beyond U\+FFFF, such as an emoji, counts as two; it holds 4000 characters\)/u,
+    );
+    writeFileSync(file, '\u{1F600}'.repeat(2000));
+    expect((await runIn(repo, ['context', 'checkpoint', '--summary-file', file])).status).toBe(0);
+  });
+
   it('f: --summary-file /dev/zero is refused after a bounded read', async () => {
     const repo = makeRepo();
     expectOneLineFailure(

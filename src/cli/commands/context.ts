@@ -246,7 +246,9 @@ const factsStatus = (io: CliIo, file: string, facts: LoadedFacts | undefined, st
 
 /**
  * The most bytes `--summary-file` may have: a summary holds at most `CONTEXT_LIMITS.summary`
- * characters, up to four bytes each, with room for surrounding blank lines.
+ * UTF-16 units, at most three bytes of UTF-8 each (a four-byte character is two units), so
+ * four bytes a unit leaves room for surrounding blank lines and a summary a little over, which
+ * is then refused with its length rather than as a file too large.
  */
 const SUMMARY_FILE_MAX_BYTES = CONTEXT_LIMITS.summary * 4 + 1024;
 
