@@ -274,6 +274,28 @@ const profileBase = (
 };
 
 /**
+ * The storage without its unsaved profile rewrites, once the store's profile has changed since the
+ * machine last knew it: each was asked of a profile without that change, and applied again it
+ * would replace the store's newer profile (another tracker's merge) with the model's list. It is
+ * dropped as a rewrite that answered a changed profile is (`onProfileRewriteSettled`); the
+ * deterministic merges stay. A dropped change counts as settled, as a save of it would.
+ */
+const withoutStaleRewrites = (storage: NotesUserStorage): NotesUserStorage => {
+  const isRewrite = (event: NotesEvent): boolean => event.type === 'notes/profileRewritten';
+  const dropped = storage.unsaved.filter(isRewrite).length;
+  if (dropped === 0) return storage;
+  const { saving, ...rest } = storage;
+  // A running save writes the first `count` unsaved events; those dropped among them leave it.
+  const count = saving === undefined ? 0 : storage.unsaved.slice(0, saving.count).filter(isRewrite).length;
+  return {
+    ...rest,
+    unsaved: storage.unsaved.filter((event) => !isRewrite(event)),
+    settledChanges: Math.min(storage.changes, storage.settledChanges + dropped),
+    ...(saving === undefined ? {} : { saving: { ...saving, count: saving.count - count } }),
+  };
+};
+
+/**
  * Takes a load's answer: records newer than the machine's replace its notes (its unsaved
  * changes applied to them again, `notes/loaded` events recording the result), and whether the
  * session's record was merged is kept for the next conflict's count; a record the
@@ -316,6 +338,7 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
     ? usable(decoded(records.profile, decodeProfileRecord, categories))
     : undefined;
   const merged = PMap.set(storage.merged, key, isMergedRecord(records.session));
+  const kept = profile === undefined ? storage : withoutStaleRewrites(storage);
   const [ledger, events] =
     notes === undefined && profile === undefined
       ? [state.ledger, []]
@@ -324,12 +347,12 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
           user,
           session,
           notes,
-          profileBase(records.profile, profile, touched(storage.unsaved).profile, categories),
+          profileBase(records.profile, profile, touched(kept.unsaved).profile, categories),
           merged,
-          storage.unsaved,
+          kept.unsaved,
         );
   const next: NotesUserStorage = {
-    ...storage,
+    ...kept,
     loading,
     sessions: PMap.set(storage.sessions, key, records.session.version),
     merged,

@@ -323,6 +323,45 @@ describe('a tracker over a notes store', () => {
     expect(replayNotes(b.events(), emptyNotesLedger())).toEqual(b.getSnapshot());
   });
 
+  it('drops a profile rewrite asked of a profile another tracker changed since: its merge stays in the store', async () => {
+    const store = memoryNotesStore();
+    let answerRewrite: (text: string) => void = () => undefined;
+    const a = createNotableFactsTracker({
+      store,
+      consolidateWithModel: true,
+      complete: (prompt) =>
+        prompt.includes('Rewrite the profile:')
+          ? new Promise<string>((resolve) => (answerRewrite = resolve))
+          : Promise.resolve(answer(['People', 'Partner is Jordan'])),
+    });
+    const b = createNotableFactsTracker({
+      store,
+      consolidateWithModel: false,
+      complete: model(() => [['Logistics', 'Works nights at the hospital']]).complete,
+    });
+    a.recordUserMessage('maya', 's1', 'Jordan is my partner.');
+    b.recordUserMessage('maya', 's2', 'I work nights at the hospital.');
+    await Promise.all([idle(a), idle(b)]);
+    right(await a.endStage('maya', 's1')); // merged and saved; the rewrite of that profile now runs
+    right(await b.endStage('maya', 's2'));
+    await idle(b);
+    answerRewrite(answer(['People', 'Partner is Jordan (married)']));
+    await idle(a);
+    const profile = (await stored(store, 'maya', 's1')).profile;
+    expect(profile.value).toMatchObject({
+      facts: [
+        { category: 'People', fact: 'Partner is Jordan' },
+        { category: 'Logistics', fact: 'Works nights at the hospital' },
+      ],
+      sessionCount: 2,
+    });
+    expect(selectGlobalFacts(a.getSnapshot(), 'maya')?.facts.map(({ fact }) => fact)).toEqual([
+      'Partner is Jordan',
+      'Works nights at the hospital',
+    ]);
+    expect(replayNotes(a.events(), emptyNotesLedger())).toEqual(a.getSnapshot());
+  });
+
   it('with a store that answers later, waits for the load: messages meanwhile fold into one extraction', async () => {
     const memory = memoryNotesStore();
     await memory.save('maya', {
