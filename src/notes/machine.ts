@@ -124,6 +124,12 @@ export interface NotesUserStorage {
   readonly settledChanges: number;
   /** The calls made listing the user's unmerged sessions: each call is numbered by it. */
   readonly lists?: number;
+  /**
+   * The records the store holds that the machine could not read at all, as last loaded: the version
+   * of each such session record (by stored key) and of the profile. Nothing is saved over them; the
+   * changes wait for a load that reads them.
+   */
+  readonly unreadable?: { readonly sessions: PMap.PersistentMap<number>; readonly profile: number | undefined };
 }
 
 /** What the machine keeps of one user besides their notes. */

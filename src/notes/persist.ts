@@ -2,7 +2,9 @@
  * The ledger's section of the saved-state file (`notes`): sessions and profiles as sorted
  * lists, so the same ledger always writes the same text. Decoding is a zod schema over every
  * field and fact (the facts checked against the section's own categories), and names the
- * first problem by its path; it never yields a half-read ledger.
+ * first problem by its path; it never yields a half-read ledger. A notes store's record is read
+ * leniently instead (`readSessionRecord`, `readProfileRecord`): what is stored must not be lost
+ * for one entry this tracker cannot use.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
@@ -25,6 +27,8 @@ import {
   type UserNotes,
 } from './ledger.js';
 import {
+  capNewest,
+  capWarning,
   categoryNames,
   factKey,
   isNotesId,
@@ -317,3 +321,91 @@ export const decodeProfileRecord = (
   E.map((profile: GlobalFacts) => deepFreeze(profile))(
     decodeRecord(z.object(profileFields(categories), { error: 'is not an object' }), 'profile', value),
   );
+
+/** A store record as this tracker reads it: what it can use, and one line per fact it left out. */
+export interface ReadRecord<T> {
+  readonly record: T;
+  readonly warnings: ReadonlyArray<string>;
+}
+
+/**
+ * The facts of a stored record, read leniently: an entry that is no valid fact in `categories`
+ * (another tracker's category among them) or repeats one is left out with a warning, as the
+ * parser drops one from a model's list, instead of losing the list; past `cap`, `trim` chooses
+ * what falls off.
+ */
+const readFacts = (
+  entries: ReadonlyArray<unknown>,
+  path: string,
+  categories: ReadonlyArray<string>,
+  cap: number,
+  trim: (facts: ReadonlyArray<ProfileFact>, cap: number) => ReadonlyArray<ProfileFact>,
+): ReadRecord<ReadonlyArray<ProfileFact>> => {
+  const facts: ProfileFact[] = [];
+  const warnings: string[] = [];
+  const seen = new Map<string, number>();
+  entries.forEach((entry, index) => {
+    const parsed = parseCategorizedFact(entry, categories);
+    if (E.isLeft(parsed)) return void warnings.push(`${path}[${index}] left out: ${parsed.left}`);
+    const first = seen.get(factKey(parsed.right));
+    if (first !== undefined) return void warnings.push(`${path}[${index}] left out: it repeats ${path}[${first}]`);
+    seen.set(factKey(parsed.right), index);
+    facts.push({ ...parsed.right, ...origin(entry) });
+  });
+  const kept = facts.length > cap ? trim(facts, cap) : facts;
+  const dropped = facts.filter((fact) => !kept.includes(fact));
+  return {
+    record: kept,
+    warnings: dropped.length > 0 ? [...warnings, `${path}: ${capWarning(dropped, cap)}`] : warnings,
+  };
+};
+
+/** A session's list past the hard cap: the newest stay, the earliest listed go first (as `capNewest`). */
+const trimSession = (facts: ReadonlyArray<ProfileFact>, cap: number): ReadonlyArray<ProfileFact> =>
+  capNewest(facts, cap).kept;
+
+/** A profile past its cap: the least recently confirmed fall off, the rest keep their order. */
+const trimProfile = (facts: ReadonlyArray<ProfileFact>, cap: number): ReadonlyArray<ProfileFact> => {
+  const byTime = facts
+    .map((fact, index) => ({ fact, index }))
+    .sort(
+      (a, b) => (a.fact.at ?? Number.NEGATIVE_INFINITY) - (b.fact.at ?? Number.NEGATIVE_INFINITY) || a.index - b.index,
+    );
+  const gone = new Set(byTime.slice(0, facts.length - cap).map(({ index }) => index));
+  return facts.filter((_, index) => !gone.has(index));
+};
+
+/** The fields of a stored record besides its facts, which must be an array (their entries are read one by one). */
+const looseFacts = { facts: z.array(z.unknown(), { error: 'is not an array' }) };
+
+/**
+ * A store record of one user's notes in one session, read leniently (frozen): the facts this
+ * tracker can use, the others named in `warnings`; a `Left` only for a record it cannot read at all.
+ */
+export const readSessionRecord = (
+  value: unknown,
+  categories: ReadonlyArray<string>,
+): E.Either<NotesDecodeFailure, ReadRecord<SessionNotes>> => {
+  const { facts: _strict, ...fields } = sessionFields(categories);
+  return E.map(({ facts, ...rest }: { facts: unknown[] } & Omit<Parameters<typeof sessionNotes>[0], 'facts'>) => {
+    const read = readFacts(facts, 'session.facts', categories, NOTES_LIMITS.hardCap, trimSession);
+    return { record: deepFreeze(sessionNotes({ ...rest, facts: read.record })), warnings: read.warnings };
+  })(decodeRecord(z.object({ ...fields, ...looseFacts }, { error: 'is not an object' }), 'session', value));
+};
+
+/**
+ * A store record of one user's profile, read leniently (frozen): the facts this tracker can use,
+ * the others named in `warnings`, `sessionCount` as stored; a `Left` only for a record it cannot read at all.
+ */
+export const readProfileRecord = (
+  value: unknown,
+  categories: ReadonlyArray<string>,
+): E.Either<NotesDecodeFailure, ReadRecord<GlobalFacts>> => {
+  const { facts: _strict, ...fields } = profileFields(categories);
+  return E.map(
+    ({ facts, consolidatedAt, sessionCount }: { facts: unknown[]; consolidatedAt: number; sessionCount: number }) => {
+      const read = readFacts(facts, 'profile.facts', categories, NOTES_LIMITS.globalCap, trimProfile);
+      return { record: deepFreeze({ facts: read.record, consolidatedAt, sessionCount }), warnings: read.warnings };
+    },
+  )(decodeRecord(z.object({ ...fields, ...looseFacts }, { error: 'is not an object' }), 'profile', value));
+};

@@ -31,7 +31,13 @@ import {
   withStorage,
 } from './machine.js';
 import type { GlobalFacts, NotesEvent, SessionNotes } from './model.js';
-import { decodeProfileRecord, decodeSessionRecord, encodeProfileRecord, encodeSessionRecord } from './persist.js';
+import {
+  encodeProfileRecord,
+  encodeSessionRecord,
+  type ReadRecord,
+  readProfileRecord,
+  readSessionRecord,
+} from './persist.js';
 import type { NotesWrite, StoredRecord } from './store.js';
 
 /**
@@ -82,12 +88,28 @@ export const isSaveSettled = (state: NotesState, user: string, session: string):
   return !touched(storage.unsaved).sessions.includes(key) && storage.saving === undefined;
 };
 
-/** The save of every unsaved change of `user`, unless one runs or a session it writes is being loaded again. */
+/** The records of `storage` that its unsaved changes would write and that the store holds unreadable. */
+const blockedBy = (storage: NotesUserStorage): { sessions: ReadonlyArray<string>; profile: boolean } => {
+  const { sessions, profile } = touched(storage.unsaved);
+  return {
+    sessions: sessions.filter((key) => storage.unreadable !== undefined && PMap.has(storage.unreadable.sessions, key)),
+    profile: profile && storage.unreadable?.profile !== undefined,
+  };
+};
+
+/**
+ * The save of every unsaved change of `user`, unless one runs or a session it writes is being
+ * loaded again. A change to a record the store holds unreadable is not saved over it: the
+ * changes wait, as after a failed save, for a load that reads it.
+ */
 const saveIfNeeded = (state: NotesState, user: string): NotesTransition => {
   const storage = selectUserStorage(state, user);
   if (storage.saving !== undefined || storage.unsaved.length === 0) return [state, []];
   const { sessions, profile } = touched(storage.unsaved);
   if (sessions.some((key) => storage.loading.includes(key))) return [state, []];
+  const blocked = blockedBy(storage);
+  if (blocked.sessions.length > 0 || blocked.profile)
+    return [withStorage(state, user, { ...storage, settledChanges: storage.changes }), []];
   const stored = (key: string): SessionNotes[] => {
     const notes = selectSessionNotes(state.ledger, user, idOfKey(key));
     return notes === undefined ? [] : [notes];
@@ -131,19 +153,34 @@ export const recordChanges = (state: NotesState, user: string, events: ReadonlyA
     changes: storage.changes + changes.length,
     ...(saving === undefined ? {} : { saving }),
   };
-  return saveIfNeeded(withStorage(state, user, next), user);
+  const [saved, effects] = saveIfNeeded(withStorage(state, user, next), user);
+  // A save kept from an unreadable record reads it again at each change, as a failed save saves again.
+  const blocked = blockedBy(selectUserStorage(saved, user));
+  // Any session's load reads the profile too.
+  const anySession = [...touched(next.unsaved).sessions, ...PMap.keys(next.sessions)].slice(0, 1);
+  const again = blocked.sessions.length > 0 ? blocked.sessions : blocked.profile ? anySession : [];
+  return again.reduce<NotesTransition>(
+    ([current, done], key) => {
+      const [loaded, loads] = reload(current, user, idOfKey(key));
+      return [loaded, [...done, ...loads]];
+    },
+    [saved, effects],
+  );
 };
 
 /** Why a record the store returned cannot be used. */
 type RecordFailure = Failure<'invalid_notes'>;
 
-/** The value of a stored record, decoded; `undefined` when the store holds none. */
-const decoded = <T>(
-  record: StoredRecord,
-  decode: (value: unknown, categories: ReadonlyArray<string>) => E.Either<RecordFailure, T>,
-  categories: ReadonlyArray<string>,
-): E.Either<RecordFailure, T | undefined> =>
-  record.version === 0 || record.value === undefined ? E.right(undefined) : decode(record.value, categories);
+/** The most entries left out of a record that a report names; the rest are counted. */
+const NAMED_WARNINGS = 5;
+
+/** The report of the entries left out of a record read, if any (code `invalid_notes`, as an unreadable record). */
+const leftOut = (user: string, warnings: ReadonlyArray<string>): NotesEffect[] => {
+  if (warnings.length === 0) return [];
+  const rest = warnings.length - NAMED_WARNINGS;
+  const message = `${warnings.slice(0, NAMED_WARNINGS).join('; ')}${rest > 0 ? `; and ${rest} more` : ''}`;
+  return [{ type: 'storeFailed', user, failure: { code: 'invalid_notes', message } }];
+};
 
 /**
  * The profile a rebuild after a load starts from: the store's (`undefined`: it holds none), or
@@ -269,8 +306,50 @@ const profileBase = (
 ): ProfileBase => {
   if (fresh !== undefined) return { from: 'store', profile: fresh };
   if (!touchedByUnsaved) return { from: 'own' };
-  const stored = decoded(record, decodeProfileRecord, categories);
-  return E.isRight(stored) ? { from: 'store', profile: stored.right } : { from: 'own' };
+  const stored =
+    record.version === 0 || record.value === undefined
+      ? E.right(undefined)
+      : readProfileRecord(record.value, categories);
+  return E.isRight(stored) ? { from: 'store', profile: stored.right?.record } : { from: 'own' };
+};
+
+/**
+ * A record as a load found it: its value where it is new to the machine and readable (the entries
+ * left out reported), or the version it holds unreadable (reported once per version).
+ */
+interface RecordRead<T> {
+  readonly value: T | undefined;
+  readonly unreadable: number | undefined;
+  readonly problems: ReadonlyArray<NotesEffect>;
+}
+
+/** Reads `record` unless the store holds none, the machine knows its version, or it was found unreadable at that version. */
+const readRecord = <T>(
+  user: string,
+  record: StoredRecord,
+  known: number | undefined,
+  unreadableAt: number | undefined,
+  read: (value: unknown, categories: ReadonlyArray<string>) => E.Either<RecordFailure, ReadRecord<T>>,
+  categories: ReadonlyArray<string>,
+): RecordRead<T> => {
+  if (record.version === 0 || record.value === undefined || record.version === known)
+    return { value: undefined, unreadable: undefined, problems: [] };
+  if (record.version === unreadableAt) return { value: undefined, unreadable: unreadableAt, problems: [] };
+  return pipe(
+    read(record.value, categories),
+    E.match(
+      (problem): RecordRead<T> => ({
+        value: undefined,
+        unreadable: record.version,
+        problems: [reported(user, problem)],
+      }),
+      ({ record: value, warnings }): RecordRead<T> => ({
+        value,
+        unreadable: undefined,
+        problems: leftOut(user, warnings),
+      }),
+    ),
+  );
 };
 
 /**
@@ -299,7 +378,8 @@ const withoutStaleRewrites = (storage: NotesUserStorage): NotesUserStorage => {
  * Takes a load's answer: records newer than the machine's replace its notes (its unsaved
  * changes applied to them again, `notes/loaded` events recording the result), and whether the
  * session's record was merged is kept for the next conflict's count; a record the
- * store does not hold keeps what the machine has. A failed load counts the records as absent,
+ * store does not hold keeps what the machine has, and one it cannot read at all is reported and
+ * marked, its version not taken, so no save is made over it. A failed load counts the records as absent,
  * so a later save of them meets a conflict if they were there after all, and loads again.
  */
 export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTransition => {
@@ -320,23 +400,26 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
   }
   const records = outcome.right;
   const { categories } = state.ledger;
-  const fresh = (record: StoredRecord, known: number | undefined): boolean =>
-    record.version > 0 && record.version !== known;
-  const problems: NotesEffect[] = [];
-  const usable = <T>(result: E.Either<RecordFailure, T | undefined>): T | undefined =>
-    pipe(
-      result,
-      E.getOrElseW((problem) => {
-        problems.push(reported(user, problem));
-        return undefined;
-      }),
-    );
-  const notes = fresh(records.session, PMap.get(storage.sessions, key))
-    ? usable(decoded(records.session, decodeSessionRecord, categories))
-    : undefined;
-  const profile = fresh(records.profile, storage.profile)
-    ? usable(decoded(records.profile, decodeProfileRecord, categories))
-    : undefined;
+  const unreadable = storage.unreadable ?? { sessions: PMap.empty, profile: undefined };
+  const knownSession = PMap.get(storage.sessions, key);
+  const sessionRead = readRecord(
+    user,
+    records.session,
+    knownSession,
+    PMap.get(unreadable.sessions, key),
+    readSessionRecord,
+    categories,
+  );
+  const profileRead = readRecord(
+    user,
+    records.profile,
+    storage.profile,
+    unreadable.profile,
+    readProfileRecord,
+    categories,
+  );
+  const notes = sessionRead.value;
+  const profile = profileRead.value;
   const merged = PMap.set(storage.merged, key, isMergedRecord(records.session));
   const kept = profile === undefined ? storage : withoutStaleRewrites(storage);
   const [ledger, events] =
@@ -351,13 +434,30 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
           merged,
           kept.unsaved,
         );
-  const next: NotesUserStorage = {
-    ...kept,
-    loading,
-    sessions: PMap.set(storage.sessions, key, records.session.version),
-    merged,
-    profile: records.profile.version,
+  const stillUnreadable = {
+    sessions:
+      sessionRead.unreadable === undefined
+        ? PMap.remove(unreadable.sessions, key)
+        : PMap.set(unreadable.sessions, key, sessionRead.unreadable),
+    profile: profileRead.unreadable,
   };
+  // The version of a record not read is not taken as read, so no save is ever made over it.
+  const { unreadable: _before, ...rest } = kept;
+  const next: NotesUserStorage = {
+    ...rest,
+    loading,
+    sessions: PMap.set(
+      storage.sessions,
+      key,
+      sessionRead.unreadable === undefined ? records.session.version : (knownSession ?? 0),
+    ),
+    merged,
+    profile: profileRead.unreadable === undefined ? records.profile.version : (storage.profile ?? 0),
+    ...(PMap.size(stillUnreadable.sessions) > 0 || stillUnreadable.profile !== undefined
+      ? { unreadable: stillUnreadable }
+      : {}),
+  };
+  const problems = [...sessionRead.problems, ...profileRead.problems];
   const [saved, effects] = saveIfNeeded(withStorage(withLedger(state, ledger), user, next), user);
   return [saved, [...events.map((event): NotesEffect => ({ type: 'record', event })), ...problems, ...effects]];
 };

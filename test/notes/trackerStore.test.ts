@@ -8,6 +8,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { replayNotes } from '../../src/notes/events.js';
 import { emptyNotesLedger, selectGlobalFacts, selectSessionNotes, selectSessions } from '../../src/notes/ledger.js';
+import { DEFAULT_CATEGORIES } from '../../src/notes/model.js';
 import type { CompleteFn } from '../../src/notes/port.js';
 import { type JsonValue, memoryNotesStore, type NotesStore, storeFailure } from '../../src/notes/store.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
@@ -439,21 +440,127 @@ describe('a tracker over a notes store', () => {
     });
   });
 
-  it('reports a stored record it cannot read as invalid_notes, and keeps its own', async () => {
+  it('reports a stored record it cannot read at all as invalid_notes, keeps its own, and never saves over it', async () => {
     const store = memoryNotesStore();
     await store.save('maya', { sessions: [{ session: 's1', value: { facts: 'oops' }, expected: 0 }] });
     const heard: NotesTrackerFailure[] = [];
     const tracker = createNotableFactsTracker({
-      complete: model(() => [['People', 'Partner is Jordan']]).complete,
+      complete: model((prompt) =>
+        prompt.includes('second')
+          ? [
+              ['People', 'Partner is Jordan'],
+              ['History', 'Married three years'],
+            ]
+          : [['People', 'Partner is Jordan']],
+      ).complete,
       store,
       onError: (failure) => heard.push(failure),
     });
     tracker.recordUserMessage('maya', 's1', 'hello');
-    await tracker.settled();
+    await idle(tracker);
+    // Reported once for the version it holds, however often it is read again.
     expect(heard).toEqual([{ code: 'invalid_notes', message: expect.stringMatching(/^session\.updatedAt /u) }]);
-    // Its own save overwrites the unreadable record, at the version it read.
-    expect((await stored(store, 'maya', 's1')).session).toMatchObject({ version: 2 });
+    expect((await stored(store, 'maya', 's1')).session).toEqual({ value: { facts: 'oops' }, version: 1 });
     expect(selectSessionNotes(tracker.getSnapshot(), 'maya', 's1')?.facts).toHaveLength(1);
+    // Once the record is readable again, the next change reads it and saves over it.
+    await store.save('maya', {
+      sessions: [{ session: 's1', value: sessionRecord([['History', 'Lives in Portland']]), expected: 1 }],
+    });
+    tracker.recordUserMessage('maya', 's1', 'second');
+    await idle(tracker);
+    const repaired = (await stored(store, 'maya', 's1')).session;
+    expect(repaired.value).toMatchObject({ facts: [{ fact: 'Partner is Jordan' }, { fact: 'Married three years' }] });
+    expect(repaired.version).toBeGreaterThan(2);
+    expect(heard).toHaveLength(1);
+  });
+
+  it('reads a record written under other categories: keeps the facts it knows, reports the rest, loses nothing it read', async () => {
+    const store = memoryNotesStore();
+    const health = [...DEFAULT_CATEGORIES, 'Health'];
+    const a = createNotableFactsTracker({
+      complete: model(() => [
+        ['People', 'Partner is Jordan'],
+        ['Health', 'Has asthma'],
+      ]).complete,
+      store,
+      categories: health,
+    });
+    a.recordUserMessage('maya', 's1', 'Jordan is my partner and I have asthma.');
+    await idle(a);
+    right(await a.endStage('maya', 's1'));
+    await idle(a);
+    const heard: string[] = [];
+    const b = createNotableFactsTracker({
+      // A model that keeps the list it is shown and adds to it.
+      complete: model((prompt) => [
+        ...(prompt.includes('Partner is Jordan') ? ([['People', 'Partner is Jordan']] as Array<[string, string]>) : []),
+        ['Logistics', 'Works mornings'],
+      ]).complete,
+      store,
+      onError: (failure) => heard.push(`${failure.code}: ${failure.message}`),
+    });
+    right(await b.load('maya', 's1'));
+    expect(heard).toEqual([
+      expect.stringMatching(/^invalid_notes: session\.facts\[1\] left out: category "Health" is not one of /u),
+      expect.stringMatching(/^invalid_notes: profile\.facts\[1\] left out: category "Health" is not one of /u),
+    ]);
+    expect(right(b.contextFor('maya', 's2')).profile).toBe(
+      'ABOUT THIS USER (from previous sessions):\n[People]\n- Partner is Jordan',
+    );
+    b.recordUserMessage('maya', 's1', 'I work mornings.');
+    await idle(b);
+    right(await b.endStage('maya', 's1'));
+    await idle(b);
+    const records = await stored(store, 'maya', 's1');
+    expect(records.session.value).toMatchObject({
+      facts: [
+        { category: 'People', fact: 'Partner is Jordan' },
+        { category: 'Logistics', fact: 'Works mornings' },
+      ],
+    });
+    expect(records.profile.value).toMatchObject({
+      facts: [
+        { category: 'People', fact: 'Partner is Jordan' },
+        { category: 'Logistics', fact: 'Works mornings' },
+      ],
+      sessionCount: 1,
+    });
+  });
+
+  it('reads a stored profile over the cap as a merge trims one: the least recently confirmed fall off, reported, and sessionCount stays', async () => {
+    const store = memoryNotesStore();
+    const facts = Array.from({ length: 51 }, (_, index) => ({
+      category: 'History',
+      fact: `Profile fact ${index}`,
+      at: 1_000 + index,
+    }));
+    await store.save('maya', {
+      sessions: [],
+      profile: { value: { facts, consolidatedAt: '2026-01-01T00:00:00.000Z', sessionCount: 3 }, expected: 0 },
+    });
+    const heard: string[] = [];
+    const tracker = createNotableFactsTracker({
+      complete: model(() => [['People', 'Partner is Jordan']]).complete,
+      store,
+      consolidateWithModel: false,
+      onError: (failure) => heard.push(`${failure.code}: ${failure.message}`),
+    });
+    tracker.recordUserMessage('maya', 's9', 'hi');
+    await idle(tracker);
+    expect(heard).toEqual([
+      'invalid_notes: profile.facts: 1 fact over the cap of 50 dropped, the oldest first: "Profile fact 0"',
+    ]);
+    right(await tracker.endStage('maya', 's9'));
+    await idle(tracker);
+    const profile = (await stored(store, 'maya', 's9')).profile.value as {
+      facts: Array<{ fact: string }>;
+      sessionCount: number;
+    };
+    expect(profile.sessionCount).toBe(4);
+    expect(profile.facts.map(({ fact }) => fact)).toEqual([
+      ...facts.slice(2).map(({ fact }) => fact),
+      'Partner is Jordan',
+    ]);
   });
 
   it('surfaces a bug as a failure with code internal, returned and reported, never as an empty context', async () => {
