@@ -94,7 +94,8 @@ export interface NotesProfileRewrite {
  * What the machine knows of one user's records in the notes store. A change is an event
  * applied to the ledger and kept in `unsaved` until a save of it is confirmed; after a
  * conflict, the fresh records are loaded and the unsaved events applied to them again, so two
- * writers lose nothing of each other's.
+ * writers lose nothing of each other's merges (two extractions of one session side by side are
+ * two whole lists, of which one stays: leases keep those apart).
  */
 export interface NotesUserStorage {
   /** The store's version of each session record loaded or written, by stored key (0: not in the store). */
