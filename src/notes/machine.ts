@@ -19,6 +19,7 @@ import { emptyNotesLedger, idOfKey, isLedger, type NotesLedger, ownLedger, store
 import { DEFAULT_CATEGORIES, describeCategories, NOTES_LIMITS, type NoteCategory, parseCategories } from './model.js';
 import type { NotesEvent } from './model.js';
 import { isLeaseAtRest, type NotesLeaseSettings, type NotesLeaseSlot } from './leaseState.js';
+import type { JsonValue } from './store.js';
 
 /** How the machine builds prompts and keeps conversations. */
 export interface NotesSettings {
@@ -131,6 +132,15 @@ export interface NotesUserStorage {
    * changes wait for a load that reads them.
    */
   readonly unreadable?: { readonly sessions: PMap.PersistentMap<number>; readonly profile: number | undefined };
+  /**
+   * The fact entries of categories the machine does not know (another tracker's), as the store
+   * held them in each record last read: session records by stored key, and the profile. A save
+   * writes them back with the record.
+   */
+  readonly foreign?: {
+    readonly sessions: PMap.PersistentMap<ReadonlyArray<JsonValue>>;
+    readonly profile: ReadonlyArray<JsonValue> | undefined;
+  };
 }
 
 /** What the machine keeps of one user besides their notes. */

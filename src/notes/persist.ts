@@ -326,13 +326,24 @@ export const decodeProfileRecord = (
 export interface ReadRecord<T> {
   readonly record: T;
   readonly warnings: ReadonlyArray<string>;
+  /**
+   * The entries that are facts of a category this tracker does not know (another tracker's), as
+   * stored: not used, but written back with the record, so no tracker deletes another's facts.
+   */
+  readonly foreign: ReadonlyArray<JsonValue>;
 }
 
+/** True for an entry that would be a fact if its category were known: another tracker's. */
+const isForeignFact = (entry: unknown): boolean =>
+  isRecord(entry) &&
+  typeof entry['category'] === 'string' &&
+  E.isRight(parseCategorizedFact(entry, [entry['category']]));
+
 /**
- * The facts of a stored record, read leniently: an entry that is no valid fact in `categories`
- * (another tracker's category among them) or repeats one is left out with a warning, as the
- * parser drops one from a model's list, instead of losing the list; past `cap`, `trim` chooses
- * what falls off.
+ * The facts of a stored record, read leniently: a fact of a category not in `categories` is
+ * kept aside as stored (`foreign`), and an entry that is no valid fact or repeats one is left
+ * out, each with a warning, as the parser drops one from a model's list, instead of losing the
+ * list; past `cap`, `trim` chooses what falls off.
  */
 const readFacts = (
   entries: ReadonlyArray<unknown>,
@@ -343,9 +354,14 @@ const readFacts = (
 ): ReadRecord<ReadonlyArray<ProfileFact>> => {
   const facts: ProfileFact[] = [];
   const warnings: string[] = [];
+  const foreign: JsonValue[] = [];
   const seen = new Map<string, number>();
   entries.forEach((entry, index) => {
     const parsed = parseCategorizedFact(entry, categories);
+    if (E.isLeft(parsed) && isForeignFact(entry)) {
+      foreign.push(entry as JsonValue);
+      return void warnings.push(`${path}[${index}] kept as stored, not used: ${parsed.left}`);
+    }
     if (E.isLeft(parsed)) return void warnings.push(`${path}[${index}] left out: ${parsed.left}`);
     const first = seen.get(factKey(parsed.right));
     if (first !== undefined) return void warnings.push(`${path}[${index}] left out: it repeats ${path}[${first}]`);
@@ -357,6 +373,7 @@ const readFacts = (
   return {
     record: kept,
     warnings: dropped.length > 0 ? [...warnings, `${path}: ${capWarning(dropped, cap)}`] : warnings,
+    foreign,
   };
 };
 
@@ -389,7 +406,7 @@ export const readSessionRecord = (
   const { facts: _strict, ...fields } = sessionFields(categories);
   return E.map(({ facts, ...rest }: { facts: unknown[] } & Omit<Parameters<typeof sessionNotes>[0], 'facts'>) => {
     const read = readFacts(facts, 'session.facts', categories, NOTES_LIMITS.hardCap, trimSession);
-    return { record: deepFreeze(sessionNotes({ ...rest, facts: read.record })), warnings: read.warnings };
+    return { ...read, record: deepFreeze(sessionNotes({ ...rest, facts: read.record })) };
   })(decodeRecord(z.object({ ...fields, ...looseFacts }, { error: 'is not an object' }), 'session', value));
 };
 
@@ -405,7 +422,7 @@ export const readProfileRecord = (
   return E.map(
     ({ facts, consolidatedAt, sessionCount }: { facts: unknown[]; consolidatedAt: number; sessionCount: number }) => {
       const read = readFacts(facts, 'profile.facts', categories, NOTES_LIMITS.globalCap, trimProfile);
-      return { record: deepFreeze({ facts: read.record, consolidatedAt, sessionCount }), warnings: read.warnings };
+      return { ...read, record: deepFreeze({ facts: read.record, consolidatedAt, sessionCount }) };
     },
   )(decodeRecord(z.object({ ...fields, ...looseFacts }, { error: 'is not an object' }), 'profile', value));
 };

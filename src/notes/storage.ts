@@ -38,7 +38,7 @@ import {
   readProfileRecord,
   readSessionRecord,
 } from './persist.js';
-import type { NotesWrite, StoredRecord } from './store.js';
+import type { JsonValue, NotesWrite, StoredRecord } from './store.js';
 
 /**
  * The most unsaved changes a user keeps for applying again after a conflict: a store that is
@@ -88,6 +88,12 @@ export const isSaveSettled = (state: NotesState, user: string, session: string):
   return !touched(storage.unsaved).sessions.includes(key) && storage.saving === undefined;
 };
 
+/** A record as encoded, with the entries of other trackers' categories it was read with after its own facts. */
+const withForeign = (value: JsonValue, foreign: ReadonlyArray<JsonValue> | undefined): JsonValue => {
+  if (foreign === undefined || foreign.length === 0 || !isRecord(value) || !Array.isArray(value['facts'])) return value;
+  return { ...value, facts: [...(value['facts'] as ReadonlyArray<JsonValue>), ...foreign] };
+};
+
 /** The records of `storage` that its unsaved changes would write and that the store holds unreadable. */
 const blockedBy = (storage: NotesUserStorage): { sessions: ReadonlyArray<string>; profile: boolean } => {
   const { sessions, profile } = touched(storage.unsaved);
@@ -119,13 +125,21 @@ const saveIfNeeded = (state: NotesState, user: string): NotesTransition => {
     sessions: sessions.flatMap((key) =>
       stored(key).map((notes) => ({
         session: idOfKey(key),
-        value: encodeSessionRecord(notes),
+        value: withForeign(
+          encodeSessionRecord(notes),
+          storage.foreign === undefined ? undefined : PMap.get(storage.foreign.sessions, key),
+        ),
         expected: PMap.get(storage.sessions, key) ?? 0,
       })),
     ),
     ...(current === undefined
       ? {}
-      : { profile: { value: encodeProfileRecord(current), expected: storage.profile ?? 0 } }),
+      : {
+          profile: {
+            value: withForeign(encodeProfileRecord(current), storage.foreign?.profile),
+            expected: storage.profile ?? 0,
+          },
+        }),
   };
   const merged = sessions.filter((key) => stored(key).some((notes) => notes.mergedAt !== undefined));
   const saving = { count: storage.unsaved.length, sessions, profile: current !== undefined, merged };
@@ -321,6 +335,8 @@ interface RecordRead<T> {
   readonly value: T | undefined;
   readonly unreadable: number | undefined;
   readonly problems: ReadonlyArray<NotesEffect>;
+  /** The entries of other trackers' categories it holds, when it was read or is absent (`undefined`: as before). */
+  readonly foreign: ReadonlyArray<JsonValue> | undefined;
 }
 
 /** Reads `record` unless the store holds none, the machine knows its version, or it was found unreadable at that version. */
@@ -332,9 +348,11 @@ const readRecord = <T>(
   read: (value: unknown, categories: ReadonlyArray<string>) => E.Either<RecordFailure, ReadRecord<T>>,
   categories: ReadonlyArray<string>,
 ): RecordRead<T> => {
-  if (record.version === 0 || record.value === undefined || record.version === known)
-    return { value: undefined, unreadable: undefined, problems: [] };
-  if (record.version === unreadableAt) return { value: undefined, unreadable: unreadableAt, problems: [] };
+  if (record.version === 0 || record.value === undefined)
+    return { value: undefined, unreadable: undefined, problems: [], foreign: [] };
+  if (record.version === known) return { value: undefined, unreadable: undefined, problems: [], foreign: undefined };
+  if (record.version === unreadableAt)
+    return { value: undefined, unreadable: unreadableAt, problems: [], foreign: undefined };
   return pipe(
     read(record.value, categories),
     E.match(
@@ -342,11 +360,13 @@ const readRecord = <T>(
         value: undefined,
         unreadable: record.version,
         problems: [reported(user, problem)],
+        foreign: undefined,
       }),
-      ({ record: value, warnings }): RecordRead<T> => ({
+      ({ record: value, warnings, foreign }): RecordRead<T> => ({
         value,
         unreadable: undefined,
         problems: leftOut(user, warnings),
+        foreign,
       }),
     ),
   );
@@ -441,8 +461,18 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
         : PMap.set(unreadable.sessions, key, sessionRead.unreadable),
     profile: profileRead.unreadable,
   };
+  const foreignBefore = storage.foreign?.sessions ?? PMap.empty;
+  const foreign = {
+    sessions:
+      sessionRead.foreign === undefined
+        ? foreignBefore
+        : sessionRead.foreign.length > 0
+          ? PMap.set(foreignBefore, key, sessionRead.foreign)
+          : PMap.remove(foreignBefore, key),
+    profile: profileRead.foreign === undefined ? storage.foreign?.profile : profileRead.foreign,
+  };
   // The version of a record not read is not taken as read, so no save is ever made over it.
-  const { unreadable: _before, ...rest } = kept;
+  const { unreadable: _before, foreign: _foreignBefore, ...rest } = kept;
   const next: NotesUserStorage = {
     ...rest,
     loading,
@@ -455,6 +485,9 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
     profile: profileRead.unreadable === undefined ? records.profile.version : (storage.profile ?? 0),
     ...(PMap.size(stillUnreadable.sessions) > 0 || stillUnreadable.profile !== undefined
       ? { unreadable: stillUnreadable }
+      : {}),
+    ...(PMap.size(foreign.sessions) > 0 || (foreign.profile !== undefined && foreign.profile.length > 0)
+      ? { foreign }
       : {}),
   };
   const problems = [...sessionRead.problems, ...profileRead.problems];

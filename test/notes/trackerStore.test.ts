@@ -474,7 +474,7 @@ describe('a tracker over a notes store', () => {
     expect(heard).toHaveLength(1);
   });
 
-  it('reads a record written under other categories: keeps the facts it knows, reports the rest, loses nothing it read', async () => {
+  it('reads a record written under other categories: uses the facts it knows, reports the others and writes them back', async () => {
     const store = memoryNotesStore();
     const health = [...DEFAULT_CATEGORIES, 'Health'];
     const a = createNotableFactsTracker({
@@ -501,8 +501,12 @@ describe('a tracker over a notes store', () => {
     });
     right(await b.load('maya', 's1'));
     expect(heard).toEqual([
-      expect.stringMatching(/^invalid_notes: session\.facts\[1\] left out: category "Health" is not one of /u),
-      expect.stringMatching(/^invalid_notes: profile\.facts\[1\] left out: category "Health" is not one of /u),
+      expect.stringMatching(
+        /^invalid_notes: session\.facts\[1\] kept as stored, not used: category "Health" is not one of /u,
+      ),
+      expect.stringMatching(
+        /^invalid_notes: profile\.facts\[1\] kept as stored, not used: category "Health" is not one of /u,
+      ),
     ]);
     expect(right(b.contextFor('maya', 's2')).profile).toBe(
       'ABOUT THIS USER (from previous sessions):\n[People]\n- Partner is Jordan',
@@ -516,15 +520,21 @@ describe('a tracker over a notes store', () => {
       facts: [
         { category: 'People', fact: 'Partner is Jordan' },
         { category: 'Logistics', fact: 'Works mornings' },
+        { category: 'Health', fact: 'Has asthma' },
       ],
     });
     expect(records.profile.value).toMatchObject({
       facts: [
         { category: 'People', fact: 'Partner is Jordan' },
         { category: 'Logistics', fact: 'Works mornings' },
+        { category: 'Health', fact: 'Has asthma', session: 's1' },
       ],
       sessionCount: 1,
     });
+    // A tracker that knows the category reads them again.
+    const c = createNotableFactsTracker({ complete: model(() => []).complete, store, categories: health });
+    right(await c.load('maya', 's1'));
+    expect(right(c.contextFor('maya', 's1')).session).toContain('[Health]\n- Has asthma');
   });
 
   it('reads a stored profile over the cap as a merge trims one: the least recently confirmed fall off, reported, and sessionCount stays', async () => {
