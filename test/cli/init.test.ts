@@ -134,6 +134,28 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     expect(read(join(project, '.claude', 'settings.json'))).toBe(again);
   });
 
+  it("keeps the user's own Node hook named by a path relative to the project or under $CLAUDE_PROJECT_DIR", async () => {
+    const project = tempDir('init-');
+    mkdirSync(join(project, '.claude'));
+    mkdirSync(join(project, 'tools', 'mytool', 'dist', 'cli'), { recursive: true });
+    writeFileSync(join(project, 'tools', 'mytool', 'package.json'), '{"name":"mytool"}');
+    writeFileSync(join(project, 'tools', 'mytool', 'dist', 'cli', 'main.js'), 'console.log("{}")');
+    const mine = [
+      'node "$CLAUDE_PROJECT_DIR/tools/mytool/dist/cli/main.js" hook',
+      'node ${CLAUDE_PROJECT_DIR}/tools/mytool/dist/cli/main.js hook',
+      'node tools/mytool/dist/cli/main.js hook',
+      // Not there at all: nothing says it is fact-tracker's, so it is the user's.
+      'node tools/gone/dist/cli/main.js hook',
+    ];
+    const groups = mine.map((command) => ({ matcher: 'Bash', hooks: [{ type: 'command', command }] }));
+    writeFileSync(join(project, '.claude', 'settings.json'), JSON.stringify({ hooks: { PreToolUse: groups } }));
+    // Run from elsewhere (the repository root): paths are the project's, not the working directory's.
+    expect((await init(project, 'claude')).status).toBe(0);
+    const hooks = readJson(join(project, '.claude', 'settings.json'))['hooks'] as Record<string, Json[]>;
+    expect(hooks['PreToolUse']!.slice(0, mine.length)).toEqual(groups);
+    expect(commandsOf({ hooks }).filter((command) => command === HOOK)).toHaveLength(5);
+  });
+
   it('--layout grouped gives the hook command and the server the option; a run without it takes it away, leaving one entry each', async () => {
     const project = tempDir('init-layout-');
     const settings = join(project, '.claude', 'settings.json');

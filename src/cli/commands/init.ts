@@ -20,7 +20,7 @@ import {
   statSync,
   writeSync,
 } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as E from 'fp-ts/lib/Either.js';
 import type * as TE from 'fp-ts/lib/TaskEither.js';
@@ -81,13 +81,18 @@ const jsonFile = (path: string, merge: (value: unknown) => E.Either<string, unkn
   },
 });
 
+/** `$CLAUDE_PROJECT_DIR` and `${CLAUDE_PROJECT_DIR}`, which Claude Code sets to the project for its hooks. */
+const PROJECT_DIR_VARIABLE = /\$(?:\{CLAUDE_PROJECT_DIR\}|CLAUDE_PROJECT_DIR(?![A-Za-z0-9_]))/gu;
+
 /**
  * True for a hook command of fact-tracker: one that runs `fact-tracker hook` by name (npx, a
  * global install), or Node on the entry point of an installation of this package (the same
- * one, a moved one whose path is gone, or another copy).
+ * one, another copy, or a moved one whose folder is named after the package). A path is read as
+ * the agent runs it: relative to the project, with `$CLAUDE_PROJECT_DIR` the project. A command
+ * not recognised this way is the user's, and stays.
  */
 const isFactTrackerHook =
-  (launcher: Launcher) =>
+  (project: string, launcher: Launcher) =>
   (written: string): boolean => {
     // A command `init --store` wrote is the same command after the store's assignment.
     const command = withoutStore(written);
@@ -95,10 +100,14 @@ const isFactTrackerHook =
     // Options after `hook` (an `init --layout`'s) leave it ours.
     const node = /^\s*node\s+('(?:[^']|'\\'')*'|"[^"]*"|\S+)\s+hook(?:\s.*)?$/u.exec(command);
     if (node === null) return false;
-    const path = node[1]!.replace(/^'|'$/gu, '').replace(/'\\''/gu, "'").replace(/^"|"$/gu, '');
+    const quoted = node[1]!;
+    const path = quoted.startsWith("'")
+      ? quoted.replace(/^'|'$/gu, '').replace(/'\\''/gu, "'")
+      : quoted.replace(/^"|"$/gu, '').replace(PROJECT_DIR_VARIABLE, () => project);
     if (!path.endsWith(join('dist', 'cli', 'main.js'))) return false;
+    const packageFolder = resolve(project, dirname(path), '..', '..');
     try {
-      const manifest = JSON.parse(readFileSync(join(dirname(path), '..', '..', 'package.json'), 'utf8')) as unknown;
+      const manifest = JSON.parse(readFileSync(join(packageFolder, 'package.json'), 'utf8')) as unknown;
       return (
         typeof manifest === 'object' &&
         manifest !== null &&
@@ -106,14 +115,14 @@ const isFactTrackerHook =
         manifest.name === 'session-fact-tracker'
       );
     } catch (error) {
-      // No readable manifest beside it: ours only if the path is gone (an installation since moved).
       if (!(error instanceof SyntaxError || isOutsideFailure(error))) throw error;
-      return statSync(path, { throwIfNoEntry: false }) === undefined;
+      // No manifest to read: an installation since moved is known by its folder's name, never by its absence.
+      return basename(packageFolder) === 'session-fact-tracker';
     }
   };
 
-const filesOf = (host: InitHost, launcher: Launcher): ReadonlyArray<SettingsFile> => {
-  const ours = isFactTrackerHook(launcher);
+const filesOf = (project: string, host: InitHost, launcher: Launcher): ReadonlyArray<SettingsFile> => {
+  const ours = isFactTrackerHook(project, launcher);
   return host === 'claude'
     ? [
         jsonFile(join('.claude', 'settings.json'), (value) => mergeHooks(value, 'claude', launcher, ours)),
@@ -291,7 +300,7 @@ export const runInit =
     const store = checked?.right;
     const launcher = launcherFor(main, via, store, command.layout);
     const planned: Planned[] = [];
-    for (const file of filesOf(command.host, launcher)) {
+    for (const file of filesOf(project, command.host, launcher)) {
       const one = plan(project, file);
       if (E.isLeft(one)) return one;
       planned.push(one.right);
