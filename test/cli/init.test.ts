@@ -218,6 +218,20 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     }
   });
 
+  it('refuses a read-only settings file in one line before writing any file, leaving it as it was', async () => {
+    const project = tempDir('init-');
+    const servers = join(project, '.mcp.json');
+    writeFileSync(servers, '{"mcpServers":{}}');
+    // No write bit at all: read-only even for root, whom permissions let write anything.
+    chmodSync(servers, 0o444);
+    const run = await init(project, 'claude');
+    expect(run.status).toBe(1);
+    expect(run.stderr).toBe('fact-tracker init: cannot write .mcp.json: it is read-only (nothing was written)\n');
+    expect(read(servers)).toBe('{"mcpServers":{}}');
+    // The file before it in the plan is not written either: no half install.
+    expect(existsSync(join(project, '.claude'))).toBe(false);
+  });
+
   it('refuses a symlinked settings file or folder, leaving its target as it was', async () => {
     const project = tempDir('init-');
     const elsewhere = tempDir('elsewhere-');

@@ -1,11 +1,13 @@
 /**
  * `fact-tracker init claude|codex`: writes the hook and MCP settings of an agent into a
  * project, merged into the files already there, with commands that run this installation and
- * nothing else. Every file is read and merged before any is written: a malformed file, or one
- * that is a symbolic link, stops the command with nothing written. A file whose content does
+ * nothing else. Every file is read, merged and checked writable before any is written: a
+ * malformed file, one that is a symbolic link, or one that cannot be written stops the command
+ * with nothing written. A file whose content does
  * not change is not touched.
  */
 import {
+  accessSync,
   closeSync,
   constants,
   existsSync,
@@ -158,6 +160,34 @@ interface Planned {
   readonly mode?: number;
 }
 
+/**
+ * Refuses a file that will be written but cannot be, before any is: a file nobody may write
+ * (read-only for root too, whom `access` lets write anything, as `replay --save` refuses one), a
+ * file or a folder the running user may not write. Files are renamed into their folder, or their
+ * folder is made in its parent, so that folder must be writable as well.
+ */
+const checkWritable = (project: string, path: string, mode: number | undefined): E.Either<string, void> => {
+  const absolute = join(project, path);
+  if (mode !== undefined && (mode & 0o222) === 0)
+    return E.left(`cannot write ${path}: it is read-only (nothing was written)`);
+  let folder = dirname(absolute);
+  while (statSync(folder, { throwIfNoEntry: false }) === undefined && dirname(folder) !== folder)
+    folder = dirname(folder);
+  try {
+    if (mode !== undefined) accessSync(absolute, constants.W_OK);
+  } catch (error) {
+    if (!isOutsideFailure(error)) throw error;
+    return E.left(`cannot write ${path}: it is read-only (nothing was written)`);
+  }
+  try {
+    accessSync(folder, constants.W_OK);
+  } catch (error) {
+    if (!isOutsideFailure(error)) throw error;
+    return E.left(`cannot write ${path}: ${describeFileFailure(error)} (nothing was written)`);
+  }
+  return E.right(undefined);
+};
+
 const plan = (project: string, file: SettingsFile): E.Either<string, Planned> => {
   const absolute = join(project, file.path);
   const links = refuseLinks(project, file.path);
@@ -177,6 +207,10 @@ const plan = (project: string, file: SettingsFile): E.Either<string, Planned> =>
   }
   const merged = file.merge(current);
   if (E.isLeft(merged)) return E.left(`${file.path}: ${merged.left}; nothing was written`);
+  if (merged.right !== current) {
+    const writable = checkWritable(project, file.path, mode);
+    if (E.isLeft(writable)) return writable;
+  }
   return E.right({
     path: file.path,
     absolute,
