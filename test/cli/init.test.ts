@@ -232,6 +232,18 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     expect(existsSync(join(project, '.claude'))).toBe(false);
   });
 
+  it('refuses a named pipe as the hooks file in one line, without waiting on it', async () => {
+    const project = tempDir('init-');
+    mkdirSync(join(project, '.claude'));
+    await new Promise((done, fail) =>
+      execFile('mkfifo', [join(project, '.claude', 'settings.json')], (error) => (error ? fail(error) : done(null))),
+    );
+    const run = await init(project, 'claude');
+    expect(run.status).toBe(1);
+    expect(run.stderr).toBe('fact-tracker init: .claude/settings.json is not a regular file (nothing was written)\n');
+    expect(existsSync(join(project, '.mcp.json'))).toBe(false);
+  });
+
   it('refuses a symlinked settings file or folder, leaving its target as it was', async () => {
     const project = tempDir('init-');
     const elsewhere = tempDir('elsewhere-');

@@ -12,6 +12,7 @@ import {
   constants,
   existsSync,
   fdatasyncSync,
+  fstatSync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -188,6 +189,28 @@ const checkWritable = (project: string, path: string, mode: number | undefined):
   return E.right(undefined);
 };
 
+/**
+ * A settings file's text and permission bits, undefined when there is none, or `not-a-file`
+ * for a pipe, a folder or a device: opened without blocking, and checked on what was opened, so a
+ * named pipe with no writer is refused instead of waited on for good. Throws what the system does.
+ */
+const readSettingsFile = (absolute: string): { text: string; mode: number } | 'not-a-file' | undefined => {
+  let fd: number;
+  try {
+    fd = openSync(absolute, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    if (isOutsideFailure(error) && error.code === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) return 'not-a-file';
+    return { text: readFileSync(fd, 'utf8'), mode: stats.mode & 0o777 };
+  } finally {
+    closeSync(fd);
+  }
+};
+
 const plan = (project: string, file: SettingsFile): E.Either<string, Planned> => {
   const absolute = join(project, file.path);
   const links = refuseLinks(project, file.path);
@@ -195,12 +218,9 @@ const plan = (project: string, file: SettingsFile): E.Either<string, Planned> =>
   let current: string | undefined;
   let mode: number | undefined;
   try {
-    const stats = statSync(absolute, { throwIfNoEntry: false });
-    if (stats !== undefined) {
-      if (!stats.isFile()) return E.left(`${file.path} is not a regular file (nothing was written)`);
-      mode = stats.mode & 0o777;
-      current = readFileSync(absolute, 'utf8');
-    }
+    const read = readSettingsFile(absolute);
+    if (read === 'not-a-file') return E.left(`${file.path} is not a regular file (nothing was written)`);
+    if (read !== undefined) ({ text: current, mode } = read);
   } catch (error) {
     if (!isOutsideFailure(error)) throw error;
     return E.left(`cannot read ${file.path}: ${describeFileFailure(error)} (nothing was written)`);
@@ -295,15 +315,17 @@ const hooksFile = (host: InitHost): string =>
 /** The store the hooks there already fall back to (written by an earlier `init --store`), kept by a run without `--store`. */
 const storeInSettings = (project: string, host: InitHost): string | undefined => {
   const path = join(project, hooksFile(host));
-  let text: string;
+  let read: ReturnType<typeof readSettingsFile>;
   try {
-    text = readFileSync(path, 'utf8');
+    read = readSettingsFile(path);
   } catch (error) {
-    // No settings yet, or none readable: the merge that follows reports what is wrong with them.
+    // None readable: the merge that follows reports what is wrong with them.
     if (!isOutsideFailure(error)) throw error;
     return undefined;
   }
-  const parsed = parseJsonSettings(text);
+  // No settings yet, or a pipe or a folder, which the merge that follows refuses.
+  if (read === undefined || read === 'not-a-file') return undefined;
+  const parsed = parseJsonSettings(read.text);
   return E.isRight(parsed) ? storeOfHooks(parsed.right) : undefined;
 };
 
