@@ -264,14 +264,15 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
   it("codex: writes hooks.json and config.toml, keeping the user's TOML as written", async () => {
     const project = tempDir('init-');
     mkdirSync(join(project, '.codex'));
-    const toml = `# my settings\nmodel = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-server" # keep me\n\n[mcp_servers.fact-tracker]\ncommand = "npx"\nargs = ["fact-tracker", "mcp"]\nstartup_timeout_sec = 20\n\n[mcp_servers.fact-tracker.env]\nDEBUG = "1"\n\n[profiles.fast]\nmodel = "gpt-5-mini"\n`;
+    const toml = `# my settings\nmodel = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-server" # keep me\n\n[mcp_servers.fact-tracker]\ncommand = "npx"\nargs = ["fact-tracker", "mcp"]\nstartup_timeout_sec = 20\n\n[mcp_servers.fact-tracker.env]\nDEBUG = "1"\n\n# ---- Profiles: keep in sync ----\n\n[profiles.fast]\nmodel = "gpt-5-mini"\n`;
     writeFileSync(join(project, '.codex', 'config.toml'), toml);
     expect((await init(project, 'codex')).status).toBe(0);
     const written = read(join(project, '.codex', 'config.toml'));
     expect(written).toContain(
       '# my settings\nmodel = "gpt-5-codex"\n\n[mcp_servers.docs]\ncommand = "docs-server" # keep me\n',
     );
-    expect(written).toContain('[profiles.fast]\nmodel = "gpt-5-mini"\n');
+    // The comment and blank lines that introduce the next table stay with it.
+    expect(written).toContain('"1"\n\n# ---- Profiles: keep in sync ----\n\n[profiles.fast]\nmodel = "gpt-5-mini"\n');
     expect(parseToml(written)).toEqual({
       model: 'gpt-5-codex',
       mcp_servers: {

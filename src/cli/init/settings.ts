@@ -302,7 +302,8 @@ export const mergeCodexToml = (current: string | undefined, launcher: Launcher):
       if (header !== null && !isServerTable(header[1]!)) break;
       end += 1;
     }
-    while (end > start + 1 && lines[end - 1]!.trim() === '') end -= 1;
+    // Comments and blank lines at the table's end introduce what follows (the next table): they stay.
+    while (end > start + 1 && /^\s*(?:#.*)?$/u.test(lines[end - 1]!)) end -= 1;
     edited = [...lines.slice(0, start), table, ...lines.slice(end)].join('\n');
   }
   try {
