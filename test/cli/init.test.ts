@@ -244,6 +244,19 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     expect(existsSync(join(project, '.mcp.json'))).toBe(false);
   });
 
+  it('refuses a settings file that is not UTF-8 in one line, leaving its bytes as they were', async () => {
+    const project = tempDir('init-');
+    mkdirSync(join(project, '.codex'));
+    // A Latin-1 é: read as UTF-8 it would come back as U+FFFD.
+    const latin1 = Buffer.from('# r\xe9sum\xe9 of our servers\nmodel = "m"\n', 'latin1');
+    writeFileSync(join(project, '.codex', 'config.toml'), latin1);
+    const run = await init(project, 'codex');
+    expect(run.status).toBe(1);
+    expect(run.stderr).toBe('fact-tracker init: .codex/config.toml is not valid UTF-8 (nothing was written)\n');
+    expect(readFileSync(join(project, '.codex', 'config.toml')).equals(latin1)).toBe(true);
+    expect(existsSync(join(project, '.codex', 'hooks.json'))).toBe(false);
+  });
+
   it('refuses a symlinked settings file or folder, leaving its target as it was', async () => {
     const project = tempDir('init-');
     const elsewhere = tempDir('elsewhere-');

@@ -189,12 +189,17 @@ const checkWritable = (project: string, path: string, mode: number | undefined):
   return E.right(undefined);
 };
 
+/** UTF-8 that refuses what is not, and keeps a byte order mark as the text's first character. */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 /**
- * A settings file's text and permission bits, undefined when there is none, or `not-a-file`
- * for a pipe, a folder or a device: opened without blocking, and checked on what was opened, so a
+ * A settings file's text and permission bits, undefined when there is none, `not-utf-8` for
+ * bytes that are not UTF-8, or `not-a-file` for a pipe, a folder or a device: opened without blocking, and checked on what was opened, so a
  * named pipe with no writer is refused instead of waited on for good. Throws what the system does.
  */
-const readSettingsFile = (absolute: string): { text: string; mode: number } | 'not-a-file' | undefined => {
+const readSettingsFile = (
+  absolute: string,
+): { text: string; mode: number } | 'not-a-file' | 'not-utf-8' | undefined => {
   let fd: number;
   try {
     fd = openSync(absolute, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -205,7 +210,14 @@ const readSettingsFile = (absolute: string): { text: string; mode: number } | 'n
   try {
     const stats = fstatSync(fd);
     if (!stats.isFile()) return 'not-a-file';
-    return { text: readFileSync(fd, 'utf8'), mode: stats.mode & 0o777 };
+    const bytes = readFileSync(fd);
+    try {
+      return { text: STRICT_UTF8.decode(bytes), mode: stats.mode & 0o777 };
+    } catch (error) {
+      // A byte that is not UTF-8 would come back as U+FFFD: the file would change where nobody asked.
+      if (error instanceof TypeError) return 'not-utf-8';
+      throw error;
+    }
   } finally {
     closeSync(fd);
   }
@@ -220,6 +232,7 @@ const plan = (project: string, file: SettingsFile): E.Either<string, Planned> =>
   try {
     const read = readSettingsFile(absolute);
     if (read === 'not-a-file') return E.left(`${file.path} is not a regular file (nothing was written)`);
+    if (read === 'not-utf-8') return E.left(`${file.path} is not valid UTF-8 (nothing was written)`);
     if (read !== undefined) ({ text: current, mode } = read);
   } catch (error) {
     if (!isOutsideFailure(error)) throw error;
@@ -323,8 +336,8 @@ const storeInSettings = (project: string, host: InitHost): string | undefined =>
     if (!isOutsideFailure(error)) throw error;
     return undefined;
   }
-  // No settings yet, or a pipe or a folder, which the merge that follows refuses.
-  if (read === undefined || read === 'not-a-file') return undefined;
+  // No settings yet, or a pipe, a folder or bytes not UTF-8, which the merge that follows refuses.
+  if (read === undefined || typeof read === 'string') return undefined;
   const parsed = parseJsonSettings(read.text);
   return E.isRight(parsed) ? storeOfHooks(parsed.right) : undefined;
 };
