@@ -257,6 +257,27 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     expect(existsSync(join(project, '.codex', 'hooks.json'))).toBe(false);
   });
 
+  it('refuses a JSON settings file whose numbers would not be written back as written, and keeps 1.0 or 1e2', async () => {
+    const project = tempDir('init-');
+    mkdirSync(join(project, '.claude'));
+    const settings = join(project, '.claude', 'settings.json');
+    for (const number of ['12345678901234567891', '1e400']) {
+      const text = `{"env": {"BUILD_ID": ${number}}, "feedbackSurveyRate": 0.10}\n`;
+      writeFileSync(settings, text);
+      const run = await init(project, 'claude');
+      expect(run.status).toBe(1);
+      expect(run.stderr).toBe(
+        `fact-tracker init: .claude/settings.json: it holds the number ${number}, which would not be written back as it is; nothing was written\n`,
+      );
+      expect(read(settings)).toBe(text);
+      expect(existsSync(join(project, '.mcp.json'))).toBe(false);
+    }
+    // Only the spelling of these would change, not their value.
+    writeFileSync(settings, '{"a": 1.0, "b": 1e2, "c": 0.10}');
+    expect((await init(project, 'claude')).status).toBe(0);
+    expect(readJson(settings)).toMatchObject({ a: 1, b: 100, c: 0.1 });
+  });
+
   it('refuses a symlinked settings file or folder, leaving its target as it was', async () => {
     const project = tempDir('init-');
     const elsewhere = tempDir('elsewhere-');

@@ -34,6 +34,7 @@ import { isOutsideFailure } from '../boundary.js';
 import { type CliIo, EXIT_OK } from '../io.js';
 import type { InitHost } from '../init/hosts.js';
 import { chooseVia } from '../init/install.js';
+import { findInexactNumber } from '../init/jsonNumbers.js';
 import {
   formatJson,
   launcherFor,
@@ -80,7 +81,11 @@ const jsonFile = (path: string, merge: (value: unknown) => E.Either<string, unkn
     const merged = merge(parsed.right);
     if (E.isLeft(merged)) return merged;
     // Unchanged content keeps its bytes: the user's layout is not rewritten for nothing.
-    return E.right(JSON.stringify(merged.right) === JSON.stringify(parsed.right) ? current : formatJson(merged.right));
+    if (JSON.stringify(merged.right) === JSON.stringify(parsed.right)) return E.right(current);
+    const inexact = findInexactNumber(current);
+    return inexact === undefined
+      ? E.right(formatJson(merged.right))
+      : E.left(`it holds the number ${inexact}, which would not be written back as it is`);
   },
 });
 
