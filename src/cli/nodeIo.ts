@@ -3,13 +3,14 @@ import { fstatSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 import { isatty } from 'node:tty';
-import { access, constants as fsConstants, open, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
+import { constants as fsConstants, open, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import * as E from 'fp-ts/lib/Either.js';
 import { collapseWhitespace } from '../base/text.js';
 import { decodeBytes } from '../core/history/encoding.js';
 import type { Failure } from '../base/failure.js';
 import { drained } from '../node/drain.js';
 import { withFileLock } from '../node/lock.js';
+import { isReadOnly } from '../node/readOnly.js';
 import { isOutsideFailure, OutputFailure, uncaughtLine } from './boundary.js';
 import { type ByteStream, type CliIo, type OpenOptions, ReadFailure } from './io.js';
 import { isColourWanted } from './style.js';
@@ -235,9 +236,7 @@ const updateTarget = async (file: string): Promise<E.Either<string, { path: stri
   try {
     const stats = await stat(file);
     if (!stats.isFile()) return E.left(`cannot save into ${file}: it is ${kindOf(stats)}`);
-    // A file nobody may write is read-only for root too, whom `access` lets write anything.
-    if ((stats.mode & 0o222) === 0) return E.left(`cannot save into ${file}: it is read-only`);
-    await access(file, fsConstants.W_OK);
+    if (isReadOnly(file, stats.mode)) return E.left(`cannot save into ${file}: it is read-only`);
     return E.right({ path: await realpath(file), mode: stats.mode & 0o7777 });
   } catch (error) {
     if (!isOutsideFailure(error)) throw error;

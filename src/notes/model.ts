@@ -235,6 +235,34 @@ export const capNewest = (
   };
 };
 
+/** Why `distinctFacts` left an entry out: it is no valid fact, or it repeats the entry at `first`. */
+export type LeftOut =
+  { readonly kind: 'invalid'; readonly reason: string } | { readonly kind: 'repeat'; readonly first: number };
+
+/**
+ * The entries of `entries` that are valid facts of `categories` and repeat no earlier one (by
+ * `factKey`), in order, each with the entry it was read from; every other entry is told to
+ * `leftOut` with its index and why.
+ */
+export const distinctFacts = (
+  entries: ReadonlyArray<unknown>,
+  categories: ReadonlyArray<string>,
+  leftOut: (index: number, problem: LeftOut, entry: unknown) => void,
+): Array<{ readonly fact: CategorizedFact; readonly entry: unknown }> => {
+  const facts: Array<{ readonly fact: CategorizedFact; readonly entry: unknown }> = [];
+  const seen = new Map<string, number>();
+  entries.forEach((entry, index) => {
+    const parsed = parseCategorizedFact(entry, categories);
+    if (E.isLeft(parsed)) return leftOut(index, { kind: 'invalid', reason: parsed.left }, entry);
+    const key = factKey(parsed.right);
+    const first = seen.get(key);
+    if (first !== undefined) return leftOut(index, { kind: 'repeat', first }, entry);
+    seen.set(key, index);
+    facts.push({ fact: parsed.right, entry });
+  });
+  return facts;
+};
+
 /**
  * The valid, distinct facts of `entries`, at most `max` of them, in order; past the cap the
  * newest stay (`capNewest`). Duplicates (by `factKey`) keep their first occurrence; every entry
@@ -248,24 +276,12 @@ export const keepValidFacts = (
 ): ValidatedFacts => {
   checkedList(categories, 'categories', 'category names');
   checkedList(previous, 'previous', 'categorized facts');
-  const facts: CategorizedFact[] = [];
   const warnings: string[] = [];
-  const seen = new Map<string, number>();
-  checkedList(entries, 'entries', 'entries').forEach((entry, index) => {
-    const parsed = parseCategorizedFact(entry, categories);
-    if (E.isLeft(parsed)) {
-      warnings.push(`entry ${index} dropped: ${parsed.left}`);
-      return;
-    }
-    const key = factKey(parsed.right);
-    const first = seen.get(key);
-    if (first !== undefined) {
-      warnings.push(`entry ${index} dropped: it repeats entry ${first}`);
-      return;
-    }
-    seen.set(key, index);
-    facts.push(parsed.right);
-  });
+  const facts = distinctFacts(checkedList(entries, 'entries', 'entries'), categories, (index, problem) =>
+    warnings.push(
+      `entry ${index} dropped: ${problem.kind === 'invalid' ? problem.reason : `it repeats entry ${problem.first}`}`,
+    ),
+  ).map(({ fact }) => fact);
   const { kept, dropped } = capNewest(facts, max, previous);
   if (dropped.length > 0) warnings.push(capWarning(dropped, max));
   return { facts: kept, warnings };

@@ -30,6 +30,7 @@ import {
   capNewest,
   capWarning,
   categoryNames,
+  distinctFacts,
   factKey,
   isNotesId,
   NOTES_LIMITS,
@@ -352,22 +353,15 @@ const readFacts = (
   cap: number,
   trim: (facts: ReadonlyArray<ProfileFact>, cap: number) => ReadonlyArray<ProfileFact>,
 ): ReadRecord<ReadonlyArray<ProfileFact>> => {
-  const facts: ProfileFact[] = [];
   const warnings: string[] = [];
   const foreign: JsonValue[] = [];
-  const seen = new Map<string, number>();
-  entries.forEach((entry, index) => {
-    const parsed = parseCategorizedFact(entry, categories);
-    if (E.isLeft(parsed) && isForeignFact(entry)) {
-      foreign.push(entry as JsonValue);
-      return void warnings.push(`${path}[${index}] kept as stored, not used: ${parsed.left}`);
-    }
-    if (E.isLeft(parsed)) return void warnings.push(`${path}[${index}] left out: ${parsed.left}`);
-    const first = seen.get(factKey(parsed.right));
-    if (first !== undefined) return void warnings.push(`${path}[${index}] left out: it repeats ${path}[${first}]`);
-    seen.set(factKey(parsed.right), index);
-    facts.push({ ...parsed.right, ...origin(entry) });
-  });
+  const facts: ProfileFact[] = distinctFacts(entries, categories, (index, problem, entry) => {
+    if (problem.kind === 'repeat')
+      return void warnings.push(`${path}[${index}] left out: it repeats ${path}[${problem.first}]`);
+    if (!isForeignFact(entry)) return void warnings.push(`${path}[${index}] left out: ${problem.reason}`);
+    foreign.push(entry as JsonValue);
+    warnings.push(`${path}[${index}] kept as stored, not used: ${problem.reason}`);
+  }).map(({ fact, entry }) => ({ ...fact, ...origin(entry) }));
   const kept = facts.length > cap ? trim(facts, cap) : facts;
   const dropped = facts.filter((fact) => !kept.includes(fact));
   return {

@@ -2,7 +2,7 @@
  * Runs the built binary as a user would: `node dist/cli/main.js ...` in a child process, with
  * stdout and stderr captured (so neither is a terminal: no colour, no progress).
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -57,4 +57,16 @@ export const historyRounds = (file: string, rounds: number): string[] => {
       return JSON.stringify({ ...event, taskId: `${round}-${String(event['taskId'])}` });
     }),
   ).flat();
+};
+
+/**
+ * Runs `fact-tracker ...args` from the repository root with a reader of its standard output that
+ * takes the first piece and goes, as `| head` does; resolves to its exit status and standard error.
+ */
+export const runCliCut = (args: ReadonlyArray<string>): Promise<{ status: number | null; stderr: string }> => {
+  const child = spawn(process.execPath, [MAIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdout.once('data', () => child.stdout.destroy());
+  return new Promise((resolve) => child.on('close', (status) => resolve({ status, stderr })));
 };

@@ -3,8 +3,7 @@
  * `notes replay --save` into one file, in either order and at once from two processes, leave
  * both; a file that holds something else is left as it is. Real files, real processes.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   copyFileSync,
@@ -24,7 +23,7 @@ import { selectGlobalFacts } from '../../src/notes/ledger.js';
 import { decodeSavedState } from '../../src/saved/savedState.js';
 import { selectPairLogs } from '../../src/core/store/write.js';
 import { tempDir } from '../tempDirs.js';
-import { historyRounds, MAIN, ROOT, runCli } from './runCli.js';
+import { historyRounds, ROOT, runCli, runCliCut } from './runCli.js';
 
 const HISTORY = join(ROOT, 'examples', 'web-api-session.jsonl');
 const CONVERSATIONS = join(ROOT, 'examples', 'couples-coaching.jsonl');
@@ -176,15 +175,7 @@ describe('--save into a saved state another command wrote', () => {
     const history = join(dir, 'long.jsonl');
     writeFileSync(history, historyRounds(HISTORY, 8).join('\n'));
     const file = join(dir, 'state.json');
-    const child = spawn(process.execPath, [MAIN, 'replay', history, '--save', file], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    // The reader takes the first piece and goes, as head does.
-    child.stdout.once('data', () => child.stdout.destroy());
-    const [status] = (await once(child, 'close')) as [number | null];
-    expect([status, stderr]).toEqual([0, '']);
+    expect(await runCliCut(['replay', history, '--save', file])).toEqual({ status: 0, stderr: '' });
     const saved = await runCli(['facts', file, '--json']);
     expect(saved.status).toBe(0);
     expect((JSON.parse(saved.stdout) as { facts: unknown[] }).facts.length).toBeGreaterThan(100);

@@ -34,6 +34,7 @@ import { isOutsideFailure } from '../boundary.js';
 import { type CliIo, EXIT_OK } from '../io.js';
 import type { InitHost } from '../init/hosts.js';
 import { chooseVia } from '../init/install.js';
+import { isReadOnly } from '../../node/readOnly.js';
 import { findInexactNumber } from '../init/jsonNumbers.js';
 import {
   formatJson,
@@ -174,17 +175,16 @@ interface Planned {
  */
 const checkWritable = (project: string, path: string, mode: number | undefined): E.Either<string, void> => {
   const absolute = join(project, path);
-  if (mode !== undefined && (mode & 0o222) === 0)
-    return E.left(`cannot write ${path}: it is read-only (nothing was written)`);
-  let folder = dirname(absolute);
-  while (statSync(folder, { throwIfNoEntry: false }) === undefined && dirname(folder) !== folder)
-    folder = dirname(folder);
   try {
-    if (mode !== undefined) accessSync(absolute, constants.W_OK);
+    if (mode !== undefined && isReadOnly(absolute, mode))
+      return E.left(`cannot write ${path}: it is read-only (nothing was written)`);
   } catch (error) {
     if (!isOutsideFailure(error)) throw error;
     return E.left(`cannot write ${path}: it is read-only (nothing was written)`);
   }
+  let folder = dirname(absolute);
+  while (statSync(folder, { throwIfNoEntry: false }) === undefined && dirname(folder) !== folder)
+    folder = dirname(folder);
   try {
     accessSync(folder, constants.W_OK);
   } catch (error) {
