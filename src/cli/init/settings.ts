@@ -129,11 +129,45 @@ export const HOOK_TIMEOUT_SECONDS = 60;
 /** A merge that cannot be made safely: why, in one line. */
 export type MergeError = string;
 
+/** Our handler of one hook, as `init` writes it. */
+const ourHandler = (launcher: Launcher): Record<string, unknown> => ({
+  type: 'command',
+  command: launcher.hook,
+  timeout: HOOK_TIMEOUT_SECONDS,
+});
+
+/**
+ * True when `hooks` already holds each of our hooks once, as `init` writes it, in a group of its
+ * event with its matcher, and no other handler `isOurs` recognizes: a user may have added
+ * handlers of their own to our groups, and a run with nothing to change leaves them as they are.
+ */
+const holdsExactly = (
+  hooks: Record<string, unknown>,
+  host: InitHost,
+  launcher: Launcher,
+  isOurs: (command: string) => boolean,
+): boolean => {
+  const wanted = JSON.stringify(ourHandler(launcher));
+  const found: string[] = [];
+  for (const [event, groups] of Object.entries(hooks))
+    for (const group of Array.isArray(groups) ? groups : []) {
+      if (!isRecord(group) || !Array.isArray(group['hooks'])) return false;
+      for (const handler of group['hooks'])
+        if (isRecord(handler) && typeof handler['command'] === 'string' && isOurs(handler['command'])) {
+          if (JSON.stringify(handler) !== wanted) return false;
+          found.push(JSON.stringify([event, group['matcher']]));
+        }
+    }
+  const expected = HOOK_ENTRIES[host].map(({ event, matcher }) => JSON.stringify([event, matcher]));
+  return found.length === expected.length && expected.every((entry) => found.includes(entry));
+};
+
 /**
  * Adds the hooks of `host` to a settings document (`.claude/settings.json`, `.codex/hooks.json`:
- * both use `{"hooks": {"Event": [{"matcher", "hooks": [{"type": "command", ...}]}]}}`). Handlers
- * `isOurs` recognizes are removed first, and groups they leave empty with them; every other
- * key, event, group and handler stays as it was.
+ * both use `{"hooks": {"Event": [{"matcher", "hooks": [{"type": "command", ...}]}]}}`). A document
+ * that already holds them as written is returned as it is. Otherwise handlers `isOurs` recognizes
+ * are removed first, and groups they leave empty with them; every other key, event, group and
+ * handler stays as it was.
  */
 export const mergeHooks = (
   current: unknown,
@@ -145,6 +179,7 @@ export const mergeHooks = (
   if (!isRecord(settings)) return E.left(`it holds ${describeKind(settings)}, not a JSON object`);
   const hooks = settings['hooks'] ?? {};
   if (!isRecord(hooks)) return E.left(`"hooks" is ${describeKind(hooks)}, not an object`);
+  if (holdsExactly(hooks, host, launcher, isOurs)) return E.right(settings);
   const merged: Record<string, unknown> = {};
   for (const [event, groups] of Object.entries(hooks)) {
     if (!Array.isArray(groups)) return E.left(`"hooks.${event}" is ${describeKind(groups)}, not an array`);
@@ -163,7 +198,7 @@ export const mergeHooks = (
   for (const { event, matcher } of HOOK_ENTRIES[host]) {
     const group = {
       ...(matcher === undefined ? {} : { matcher }),
-      hooks: [{ type: 'command', command: launcher.hook, timeout: HOOK_TIMEOUT_SECONDS }],
+      hooks: [ourHandler(launcher)],
     };
     merged[event] = [...((merged[event] as unknown[] | undefined) ?? []), group];
   }
@@ -259,6 +294,32 @@ const isServerTable = (name: string): boolean => {
 };
 
 /**
+ * How `config.toml` is read: an integer a double cannot hold exactly (up to 2^63 - 1 is valid
+ * TOML) is read as a BigInt, so the file is edited rather than refused as invalid.
+ */
+const TOML_OPTIONS = { integersAsBigInt: 'asNeeded' } as const;
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** The first integer of `value` TOML does not allow (64 bits, signed), which the parser reads all the same. */
+const outsideInt64 = (value: unknown): bigint | undefined => {
+  if (typeof value === 'bigint') return value < INT64_MIN || value > INT64_MAX ? value : undefined;
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const item of Object.values(value)) {
+    const found = outsideInt64(item);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+};
+
+/** A TOML value as text to compare two of: BigInts and floats JSON cannot write (inf, nan) kept apart. */
+const tomlText = (value: unknown): string =>
+  JSON.stringify(value, (_, item: unknown) =>
+    typeof item === 'bigint' || (typeof item === 'number' && !Number.isFinite(item)) ? { toml: String(item) } : item,
+  );
+
+/**
  * Registers the MCP server in Codex's `config.toml`, editing the text so the user's comments
  * and layout stay: the server's own table is replaced (its other keys kept) or appended. The
  * result is parsed back and must hold exactly what was meant; a file whose server entry is
@@ -268,19 +329,21 @@ export const mergeCodexToml = (current: string | undefined, launcher: Launcher):
   const text = current ?? '';
   let parsed: Record<string, unknown>;
   try {
-    parsed = parseToml(text) as Record<string, unknown>;
+    parsed = parseToml(text, TOML_OPTIONS) as Record<string, unknown>;
   } catch (error) {
     if (!(error instanceof TomlError)) throw error;
     return E.left(
       `it is not valid TOML (${collapseWhitespace(error instanceof Error ? error.message : String(error))})`,
     );
   }
+  const wide = outsideInt64(parsed);
+  if (wide !== undefined) return E.left(`it is not valid TOML (the integer ${wide} is outside 64 bits)`);
   const servers = parsed['mcp_servers'];
   if (servers !== undefined && !isRecord(servers))
     return E.left(`"mcp_servers" is ${describeKind(servers)}, not a table`);
   const existing = isRecord(servers) ? servers[SERVER_NAME] : undefined;
   const wanted = codexServerEntry(existing, launcher);
-  if (isRecord(existing) && JSON.stringify(existing) === JSON.stringify(wanted)) return E.right(text);
+  if (isRecord(existing) && tomlText(existing) === tomlText(wanted)) return E.right(text);
   const lines = text.split('\n');
   const start = lines.findIndex((line) => {
     const header = TABLE_HEADER.exec(line);
@@ -307,16 +370,16 @@ export const mergeCodexToml = (current: string | undefined, launcher: Launcher):
     edited = [...lines.slice(0, start), table, ...lines.slice(end)].join('\n');
   }
   try {
-    const check = parseToml(edited) as Record<string, unknown>;
+    const check = parseToml(edited, TOML_OPTIONS) as Record<string, unknown>;
     const { mcp_servers: checkServers, ...rest } = check;
     const { mcp_servers: _servers, ...restBefore } = parsed;
     const others = (value: unknown): unknown =>
       isRecord(value) ? Object.fromEntries(Object.entries(value).filter(([name]) => name !== SERVER_NAME)) : {};
     if (
       isRecord(checkServers) &&
-      JSON.stringify(checkServers[SERVER_NAME]) === JSON.stringify(wanted) &&
-      JSON.stringify(others(checkServers)) === JSON.stringify(others(servers)) &&
-      JSON.stringify(rest) === JSON.stringify(restBefore)
+      tomlText(checkServers[SERVER_NAME]) === tomlText(wanted) &&
+      tomlText(others(checkServers)) === tomlText(others(servers)) &&
+      tomlText(rest) === tomlText(restBefore)
     )
       return E.right(edited);
   } catch (error) {

@@ -1,0 +1,41 @@
+/** `mergeCodexToml`: Codex's `config.toml` edited in place, whatever valid TOML it holds. */
+import * as E from 'fp-ts/lib/Either.js';
+import { parse as parseToml } from 'smol-toml';
+import { describe, expect, it } from 'vitest';
+import { type Launcher, mergeCodexToml } from '../../../src/cli/init/settings.js';
+
+const LAUNCHER: Launcher = { hook: 'node main.js hook', mcp: { command: 'node', args: ['main.js', 'mcp'] } };
+
+describe('mergeCodexToml', () => {
+  it('edits a file holding integers up to 2^63 - 1, in our table or elsewhere, and keeps them exactly', () => {
+    const text =
+      'limit = 9223372036854775807\nlow = -9223372036854775808\n\n' +
+      '[mcp_servers.fact-tracker]\ncommand = "npx"\nstartup_timeout_ms = 9007199254740993\n';
+    const merged = mergeCodexToml(text, LAUNCHER);
+    expect(E.isRight(merged)).toBe(true);
+    const written = E.isRight(merged) ? merged.right : '';
+    expect(written).toContain('limit = 9223372036854775807\nlow = -9223372036854775808\n');
+    expect(parseToml(written, { integersAsBigInt: 'asNeeded' })).toEqual({
+      limit: 9223372036854775807n,
+      low: -9223372036854775808n,
+      mcp_servers: {
+        'fact-tracker': { command: 'node', args: ['main.js', 'mcp'], startup_timeout_ms: 9007199254740993n },
+      },
+    });
+    // Written once, the file is what a second run wants.
+    expect(mergeCodexToml(written, LAUNCHER)).toEqual(E.right(written));
+  });
+
+  it('still refuses TOML that is not valid, an integer past 2^63 - 1 included', () => {
+    const merged = mergeCodexToml('limit = 9223372036854775808\n', LAUNCHER);
+    expect(E.isLeft(merged) ? merged.left : '').toMatch(/^it is not valid TOML/u);
+  });
+
+  it('keeps floats JSON cannot write (inf, nan) as they are', () => {
+    const text = 'a = inf\nb = nan\nc = -inf\n';
+    const merged = mergeCodexToml(text, LAUNCHER);
+    expect(E.isRight(merged) ? merged.right : '').toMatch(
+      /^a = inf\nb = nan\nc = -inf\n\n\[mcp_servers\.fact-tracker\]/u,
+    );
+  });
+});

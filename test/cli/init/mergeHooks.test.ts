@@ -1,0 +1,43 @@
+/** `mergeHooks`: our hooks in an agent's settings, written once, the user's handlers left where they are. */
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import { type Launcher, mergeHooks } from '../../../src/cli/init/settings.js';
+
+const LAUNCHER: Launcher = { hook: 'node main.js hook', mcp: { command: 'node', args: ['main.js', 'mcp'] } };
+const isOurs = (command: string): boolean => command.startsWith('node main.js hook');
+const merged = (settings: unknown): Record<string, unknown> => {
+  const result = mergeHooks(settings, 'claude', LAUNCHER, isOurs);
+  if (E.isLeft(result)) throw new Error(result.left);
+  return result.right as Record<string, unknown>;
+};
+
+describe('mergeHooks', () => {
+  it('leaves settings unchanged when a user added a handler of their own to one of our groups', () => {
+    const written = merged({});
+    const hooks = written['hooks'] as Record<string, Array<{ hooks: unknown[] }>>;
+    hooks['PreToolUse']![0]!.hooks.push({ type: 'command', command: 'echo mine' });
+    const again = merged(JSON.parse(JSON.stringify(written)));
+    expect(again).toEqual(written);
+    expect((again['hooks'] as Record<string, unknown[]>)['PreToolUse']).toHaveLength(1);
+  });
+
+  it('rewrites a handler of ours that is not as written, keeping the user’s handler in its group', () => {
+    const written = merged({});
+    const hooks = written['hooks'] as Record<string, Array<{ hooks: Array<Record<string, unknown>> }>>;
+    hooks['PreToolUse']![0]!.hooks.push({ type: 'command', command: 'echo mine' });
+    hooks['PreToolUse']![0]!.hooks[0]!['timeout'] = 5;
+    const again = merged(JSON.parse(JSON.stringify(written)));
+    expect((again['hooks'] as Record<string, unknown>)['PreToolUse']).toEqual([
+      { matcher: 'Agent|Task', hooks: [{ type: 'command', command: 'echo mine' }] },
+      { matcher: 'Agent|Task', hooks: [{ type: 'command', command: 'node main.js hook', timeout: 60 }] },
+    ]);
+  });
+
+  it('adds a hook of ours that is missing, and removes one registered twice', () => {
+    const written = merged({});
+    const hooks = written['hooks'] as Record<string, unknown[]>;
+    delete hooks['SubagentStop'];
+    hooks['SubagentStart'] = [...hooks['SubagentStart']!, ...hooks['SubagentStart']!];
+    expect(merged(JSON.parse(JSON.stringify(written)))).toEqual(merged({}));
+  });
+});
