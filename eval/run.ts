@@ -75,7 +75,7 @@ import {
 } from './tables.js';
 import { issueTargets, targetTable } from './targets.js';
 
-const USAGE = `Usage: npm run eval [-- --fit] [-- --json] [-- --json-file FILE] [-- --misses] [-- --no-ablations] [-- --realworld DIR]
+const USAGE = `Usage: npm run eval [-- --fit] [-- --json] [-- --json-file FILE] [-- --misses] [-- --no-ablations] [-- --realworld DIR] [-- --layout grouped]
   --fit            also fit on every history, print the ranking to ship and check it against
                    DEFAULT_RANKING and the count cap (exit status 1 when they differ)
   --json           print the tables (and the fitted ranking, with --fit) as JSON
@@ -85,6 +85,8 @@ const USAGE = `Usage: npm run eval [-- --fit] [-- --json] [-- --json-file FILE] 
   --no-ablations   skip the ablations (each signal switched off in turn), the slowest table
   --realworld DIR  the labeled real histories (DIR/histories) and long sessions (DIR/scale);
                    default ../shared/realworld beside the project, skipped with a note when absent
+  --layout LAYOUT  the section's layout, lines (the default) or grouped, for every table of the
+                   library's sections (the fits are the same: they simulate one line per fact)
   --help           print this`;
 
 /** Ends the run with one line on stderr (no stack trace: a wrong option or a bad file is the user's to fix). */
@@ -103,6 +105,7 @@ const parsed = (() => {
         misses: { type: 'boolean', default: false },
         'no-ablations': { type: 'boolean', default: false },
         realworld: { type: 'string' },
+        layout: { type: 'string', default: 'lines' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -115,6 +118,11 @@ if (options.help) {
   process.stdout.write(`${USAGE}\n`);
   process.exit(0);
 }
+
+if (options.layout !== 'lines' && options.layout !== 'grouped')
+  fail(`--layout is lines or grouped, not ${JSON.stringify(options.layout)}\n${USAGE}`, 2);
+/** The layout of the library's sections in every table (the ablations' own grouped row aside). */
+const layout = options.layout === 'grouped' ? ({ layout: 'grouped' } as const) : {};
 
 const root = resolve(import.meta.dirname, '..');
 const realworld = resolve(options.realworld ?? join(root, '..', 'shared', 'realworld'));
@@ -142,7 +150,7 @@ const long = present ? load(join(realworld, 'scale'), 'long') : [];
 progress(`read ${long.length} long sessions`);
 const core = [...hand, ...real];
 
-const defaults: Setting = { maxFacts: DEFAULT_MAX_FACTS, maxTokens: DEFAULT_MAX_TOKENS };
+const defaults: Setting = { maxFacts: DEFAULT_MAX_FACTS, maxTokens: DEFAULT_MAX_TOKENS, ...layout };
 
 // ---- Leave-one-history-out ----
 
@@ -153,6 +161,7 @@ const settingOf = (ranking: Ranking): Setting => ({
   maxFacts: DEFAULT_MAX_FACTS,
   maxTokens,
   ranking: ranking as RankingOverrides,
+  ...layout,
 });
 
 /**

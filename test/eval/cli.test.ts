@@ -19,7 +19,15 @@ describe('npm run eval, on bad input', () => {
   it('--help prints the usage and every option', () => {
     const run = evaluate('--help');
     expect(run.status).toBe(0);
-    for (const option of ['--fit', '--json', '--json-file FILE', '--misses', '--no-ablations', '--realworld DIR'])
+    for (const option of [
+      '--fit',
+      '--json',
+      '--json-file FILE',
+      '--misses',
+      '--no-ablations',
+      '--realworld DIR',
+      '--layout LAYOUT',
+    ])
       expect(run.stdout).toContain(option);
   });
 
@@ -27,6 +35,14 @@ describe('npm run eval, on bad input', () => {
     const run = evaluate('--bogus');
     expect(run.status).toBe(2);
     expect(run.stderr).toMatch(/^npm run eval: Unknown option '--bogus'/u);
+    expect(run.stderr).toContain('Usage: npm run eval');
+    expect(run.stderr).not.toMatch(/\n\s+at /u);
+  });
+
+  it('a layout that is none exits 2 naming it, with the usage and no stack trace', () => {
+    const run = evaluate('--layout', 'wide');
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/^npm run eval: --layout is lines or grouped, not "wide"\n/u);
     expect(run.stderr).toContain('Usage: npm run eval');
     expect(run.stderr).not.toMatch(/\n\s+at /u);
   });
