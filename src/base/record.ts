@@ -40,8 +40,14 @@ export const readOnce = (value: unknown): unknown => {
       const length = source.length;
       for (let i = 0; i < length; i += 1) (copy as unknown[])[i] = copyOf(source[i]);
     } else
-      for (const key of Object.keys(source))
-        (copy as Record<string, unknown>)[key] = copyOf((source as Record<string, unknown>)[key]);
+      for (const key of Object.keys(source)) {
+        const field = copyOf((source as Record<string, unknown>)[key]);
+        // An own `__proto__` field (JSON.parse makes one) is defined, not assigned: assigning it
+        // would set the copy's prototype, and lend that object's fields to every read of the copy.
+        if (key === '__proto__')
+          Object.defineProperty(copy, key, { value: field, writable: true, enumerable: true, configurable: true });
+        else (copy as Record<string, unknown>)[key] = field;
+      }
   }
   return root;
 };

@@ -140,6 +140,21 @@ describe('hostile input objects (issue 14, item 4)', () => {
     expect(selectValidFacts(tracker.getSnapshot()).map((fact) => fact.subject)).toContain('src/a.ts');
   });
 
+  it('a result object with an own __proto__ field is read as its JSON text is: the field lends the result nothing', () => {
+    const json =
+      '{"task_id":"2","summary":"done","__proto__":{"status":"completed","files_changed":["src/secret.ts"]}}';
+    const tracker = seeded();
+    const asText = tracker.ingestOutput({
+      role: 'implementer',
+      taskId: '2',
+      output: `BEGIN_DISPATCH_RESULT\n${json}\nEND_DISPATCH_RESULT`,
+    });
+    const asObject = tracker.ingestOutput({ role: 'implementer', taskId: '2', output: JSON.parse(json) as unknown });
+    expect(E.isLeft(asText) && asText.left.code).toBe('schema_invalid');
+    expect(E.isLeft(asObject) && asObject.left.code).toBe('schema_invalid');
+    expect(selectValidFacts(tracker.getSnapshot()).some((fact) => fact.subject === 'src/secret.ts')).toBe(false);
+  });
+
   it('ingestOutput reads each field of the input and of the result once, and rejects a result whose field throws', () => {
     const tracker = seeded();
     const result = readOnce(implementer('2', ['src/b.ts']));
