@@ -9,7 +9,7 @@ import { kindOf, refuseArgument } from '../base/describe.js';
 import { type Failure, failure } from '../base/failure.js';
 import { isRecord } from '../base/record.js';
 import { describeKind } from '../base/schema.js';
-import { clipEnd, collapseWhitespace, isBlank, trimEndOf } from '../base/text.js';
+import { clipEnd, collapseWhitespace, isBlank, trimEndOf, wellFormed } from '../base/text.js';
 
 /** One fact about a user: a category from the ledger's set and one sentence. */
 export interface CategorizedFact {
@@ -66,16 +66,6 @@ const LEADING_MARKERS = /^(?:[-*•·]+\s*|\[[^\]]*\]\s*)+/u;
 
 /** Trailing sentence punctuation (and spaces: the only whitespace collapsed text holds), ignored when facts are compared. */
 const TRAILING_PUNCTUATION = ' .!;,';
-
-/**
- * A lone surrogate (half of a pair, as a model's JSON escape `\ud83d` can produce) makes text
- * ill-formed Unicode, which an API that reads JSON as UTF-8 refuses; with the `u` flag a
- * well-formed pair is one code point and never matches.
- */
-const LONE_SURROGATE = /[\uD800-\uDFFF]/gu;
-
-/** `text` with every lone surrogate replaced by U+FFFD, as `String.prototype.toWellFormed` does. */
-export const wellFormed = (text: string): string => text.replace(LONE_SURROGATE, '\uFFFD');
 
 /**
  * A fact's text as the ledger keeps it: well-formed Unicode, whitespace- and control-collapsed

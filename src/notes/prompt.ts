@@ -8,7 +8,8 @@
 import { refuseArgument } from '../base/describe.js';
 import { clipEnd, collapseWhitespace } from '../base/text.js';
 import { type ConversationMessage, selectRecentTurns, turnCount } from './conversation.js';
-import { type CategorizedFact, DEFAULT_CATEGORIES, NOTES_LIMITS, type NoteCategory, wellFormed } from './model.js';
+import { wellFormed } from '../base/text.js';
+import { type CategorizedFact, DEFAULT_CATEGORIES, NOTES_LIMITS, type NoteCategory } from './model.js';
 
 /** Exchanges of earlier conversation the extraction prompt shows by default. */
 export const DEFAULT_PROMPT_TURNS = 3;

@@ -7,7 +7,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import type pg from 'pg';
 import type { LeaseAnswer, NotesLeases, QueuedItem } from '../notes/leases.js';
-import { wellFormed } from '../notes/model.js';
+import { wellFormed } from '../base/text.js';
 import type { NotesStoreFailure } from '../notes/store.js';
 import { type Database, sqlSchema, statementName } from './database.js';
 

@@ -10,7 +10,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import type pg from 'pg';
 import type { NotesRecords, NotesStore, NotesStoreFailure, NotesWritten, StoredRecord } from '../notes/store.js';
 import { storeFailure } from '../notes/store.js';
-import { wellFormed } from '../notes/model.js';
+import { wellFormed } from '../base/text.js';
 import type { JsonValue, NotesWrite } from '../notes/store.js';
 import {
   type Database,

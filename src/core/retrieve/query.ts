@@ -6,7 +6,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { failure, type Failure } from '../../base/failure.js';
 import { isRecord } from '../../base/record.js';
-import { collapseWhitespace } from '../../base/text.js';
+import { collapseWhitespace, wellFormed } from '../../base/text.js';
 import { type FactTag, isFactTag } from '../fact.js';
 import { type FactStore, validCount } from '../store/state.js';
 import { checkedFactStore } from '../store/storeShape.js';
@@ -112,7 +112,8 @@ export const settingsFor = (store: FactStore, query: FactQuery, render: SectionR
       typeof taskDescription === 'string' ? taskDescription : '',
       resolveRanking(ranking),
     ),
-    taskId: collapseWhitespace(rawTaskId),
+    // Normalized as a fact's task id is (see `normalizeTaskId`), so a query finds its own task's facts.
+    taskId: wellFormed(collapseWhitespace(rawTaskId)),
     wanted: new Set<string>(Array.isArray(tags) ? tags : []),
     maxFacts: isCount(maxFacts) ? Math.floor(maxFacts) : 0,
     maxTokens: isCount(maxTokens) ? maxTokens : -1,

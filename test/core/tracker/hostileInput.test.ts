@@ -155,6 +155,15 @@ describe('hostile input objects (issue 14, item 4)', () => {
     expect(selectValidFacts(tracker.getSnapshot()).some((fact) => fact.subject === 'src/secret.ts')).toBe(false);
   });
 
+  it('a task id holding a lone surrogate leaves its own facts out of its section, as any other id does', () => {
+    const tracker = seeded();
+    const own = 'T\uD800';
+    tracker.ingestOutput({ role: 'implementer', taskId: own, output: implementer(own, ['src/login.ts']) });
+    const preview = tracker.previewPrompt({ taskId: own, taskPrompt: 'change src/login.ts' });
+    expect(preview.facts.length).toBeGreaterThan(0);
+    expect(preview.facts.filter((fact) => fact.sourceTaskId === 'T\uFFFD')).toEqual([]);
+  });
+
   it('ingestOutput reads each field of the input and of the result once, and rejects a result whose field throws', () => {
     const tracker = seeded();
     const result = readOnce(implementer('2', ['src/b.ts']));
