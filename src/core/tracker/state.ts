@@ -58,15 +58,28 @@ export interface TrackerStateOptions {
  * null: the largest finite number bounds nothing either, and a state's JSON copy keeps it.
  */
 const countOr = (value: unknown, fallback: number): number =>
-  typeof value === 'number' && value >= 0 && !Number.isNaN(value) ? Math.min(value, Number.MAX_VALUE) : fallback;
+  typeof value === 'number' && value >= 0 && !Number.isNaN(value) ? Math.min(value, Number.MAX_VALUE) + 0 : fallback;
 
-/** A deep, frozen copy of JSON-shaped overrides: what the caller keeps can change without reaching the state. */
+/**
+ * A deep, frozen copy of JSON-shaped overrides: what the caller keeps can change without reaching
+ * the state. As JSON would have it: -0 is 0, and a field that leads back to an object it is in
+ * (which JSON cannot write) is left out.
+ */
 const frozenCopy = <T>(value: T): T => {
+  const within = new Set<object>();
   const copy = (item: unknown): unknown => {
-    if (Array.isArray(item)) return Object.freeze(item.map(copy));
-    if (typeof item === 'object' && item !== null)
-      return Object.freeze(Object.fromEntries(Object.entries(item).map(([key, field]) => [key, copy(field)])));
-    return item;
+    if (typeof item === 'number') return item + 0;
+    if (typeof item !== 'object' || item === null) return item;
+    within.add(item);
+    const copied = Array.isArray(item)
+      ? item.map((field) => (within.has(field as object) ? undefined : copy(field)))
+      : Object.fromEntries(
+          Object.entries(item)
+            .filter(([, field]) => !within.has(field as object))
+            .map(([key, field]) => [key, copy(field)]),
+        );
+    within.delete(item);
+    return Object.freeze(copied);
   };
   return copy(value) as T;
 };

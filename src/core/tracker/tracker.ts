@@ -257,9 +257,41 @@ const shareState = (state: TrackerState): TrackerState => {
   return deepFreeze(state);
 };
 
+const OPTION_NAMES = [
+  'clock',
+  'maxValidFacts',
+  'maxFacts',
+  'maxTokens',
+  'countTokens',
+  'ranking',
+  'maxFactsPerResult',
+  'keepEvents',
+  'layout',
+  'initial',
+  'onError',
+] as const satisfies ReadonlyArray<keyof FactTrackerOptions>;
+
+/**
+ * The caller's options, each read once, as a call's input is: a getter or Proxy trap that throws
+ * reads as an option not given, and so does a ranking one of whose fields throws.
+ */
+const readOptions = (options: unknown): FactTrackerOptions => {
+  if (typeof options !== 'object' || options === null) return {};
+  const read: Record<string, unknown> = {};
+  for (const name of OPTION_NAMES) {
+    try {
+      const value = (options as Record<string, unknown>)[name];
+      if (value !== undefined) read[name] = name === 'ranking' ? readOnce(value) : value;
+    } catch {
+      // The caller's getter failed: the option is not given.
+    }
+  }
+  return read as FactTrackerOptions;
+};
+
 /** Creates a tracker holding an empty store, or the `initial` one. */
 export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker => {
-  const settings: FactTrackerOptions = typeof options === 'object' && options !== null ? options : {};
+  const settings = readOptions(options);
   const { clock: userClock, countTokens: userCounter, onError } = settings;
   // The caller's functions run outside any write run its own code may have open.
   const clock = typeof userClock === 'function' ? (): number => outsideRuns(userClock) : Date.now;

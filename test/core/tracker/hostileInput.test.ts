@@ -6,6 +6,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import {
+  addFacts,
   createExtractor,
   createFactTracker,
   implementerRules,
@@ -162,6 +163,48 @@ describe('hostile input objects (issue 14, item 4)', () => {
     const preview = tracker.previewPrompt({ taskId: own, taskPrompt: 'change src/login.ts' });
     expect(preview.facts.length).toBeGreaterThan(0);
     expect(preview.facts.filter((fact) => fact.sourceTaskId === 'T\uFFFD')).toEqual([]);
+  });
+
+  it('createFactTracker reads an option it cannot read (a throwing getter, a cyclic or throwing ranking) as not given', () => {
+    const cyclic: Record<string, unknown> = { floor: 0.05 };
+    cyclic['self'] = cyclic;
+    const throwing = Object.defineProperty({}, 'floor', {
+      enumerable: true,
+      get: () => {
+        throw new Error('a getter');
+      },
+    });
+    const clockGetter = Object.defineProperty({}, 'clock', {
+      get: () => {
+        throw new Error('a getter');
+      },
+    });
+    for (const options of [{ ranking: cyclic }, { ranking: throwing }, clockGetter]) {
+      let tracker: ReturnType<typeof createFactTracker> | undefined;
+      expect(() => (tracker = createFactTracker(options as never))).not.toThrow();
+      expect(
+        E.isRight(tracker!.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', ['src/a.ts']) })),
+      ).toBe(true);
+      expect(JSON.parse(JSON.stringify(tracker!.getState()))).toEqual(tracker!.getState());
+    }
+    expect(createFactTracker({ ranking: cyclic as never }).getState().settings.ranking).toEqual({ floor: 0.05 });
+  });
+
+  it('a -0 in a fact or in the settings is 0, so a state deep-equals its JSON copy', () => {
+    const tracker = createFactTracker({ clock: () => 1_000, maxTokens: -0, ranking: { floor: -0 } });
+    const fact = makeFact({
+      subject: 'src/a.ts',
+      relation: 'modified_by',
+      object: 'task:1',
+      tags: ['file_change'],
+      validFrom: -0,
+      sourceTaskId: '1',
+      sourceRole: 'implementer',
+      confidence: -0,
+    });
+    const store = addFacts(tracker.getSnapshot(), [fact]);
+    expect(JSON.parse(JSON.stringify(store))).toStrictEqual(store);
+    expect(JSON.parse(JSON.stringify(tracker.getState()))).toStrictEqual(tracker.getState());
   });
 
   it('ingestOutput reads each field of the input and of the result once, and rejects a result whose field throws', () => {
