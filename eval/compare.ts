@@ -5,7 +5,7 @@
  * ranking, so they are computed once per history and shared by every setting (the defaults and
  * each leave-one-out fold).
  */
-import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS } from '../src/index.js';
+import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS, type SectionLayout } from '../src/index.js';
 import {
   type History,
   libraryAtTokens,
@@ -66,9 +66,13 @@ const baselinesOf = (history: History, maxTokens: number): { seed: PromptOutcome
   return baselines;
 };
 
+/** How the library's sections under `setting` are drawn, and so counted. */
+export const layoutOf = (setting: Setting): { layout?: SectionLayout } =>
+  setting.layout === undefined ? {} : { layout: setting.layout };
+
 /** The library at `setting` and the recency baseline at the library's tokens. */
 const atBudget = (history: History, setting: Setting): { library: PromptOutcome[]; recency: PromptOutcome[] } => {
-  const library = scorePrompts(history, libraryRetriever(setting));
+  const library = scorePrompts(history, libraryRetriever(setting), layoutOf(setting));
   return {
     library,
     recency: scorePrompts(
@@ -89,6 +93,7 @@ export const compare = (history: History, setting: Setting, curve = false): Comp
     atSeedTokens: scorePrompts(
       history,
       libraryAtTokens(setting, (i) => seed[i]!.tokens),
+      layoutOf(setting),
     ),
     oracle,
     curve: curve

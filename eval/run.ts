@@ -40,7 +40,7 @@ import {
   explainRetrieval,
   type RankingOverrides,
 } from '../src/index.js';
-import { type Compared, compare, windowInSession } from './compare.js';
+import { type Compared, compare, layoutOf, windowInSession } from './compare.js';
 import { fitRanking, largestSection, prepareHistories, START } from './fit.js';
 import {
   addTally,
@@ -263,17 +263,7 @@ const ablations = (): Array<{ name: string; hand: Tally; real: Tally }> => {
     const sumOf = (group: 'hand' | 'real'): Tally => {
       const sum = emptyTally();
       for (const history of core.filter((h) => h.group === group))
-        addTally(
-          sum,
-          tallyOf(
-            history,
-            scorePrompts(
-              history,
-              libraryRetriever(setting),
-              setting.layout === undefined ? {} : { layout: setting.layout },
-            ),
-          ),
-        );
+        addTally(sum, tallyOf(history, scorePrompts(history, libraryRetriever(setting), layoutOf(setting))));
       return sum;
     };
     return { name, hand: sumOf('hand'), real: sumOf('real') };
@@ -447,7 +437,7 @@ const missesReport = (): void => {
   console.log('Labels the defaults miss\n');
   const rows: string[][] = [];
   for (const history of core)
-    scorePrompts(history, libraryRetriever(defaults), {}, (prompt, missed) => {
+    scorePrompts(history, libraryRetriever(defaults), layoutOf(defaults), (prompt, missed) => {
       const decisions = explainRetrieval(prompt.store, queryOf(prompt, defaults)).filter(
         (d) => d.reason !== 'invalidated',
       );
