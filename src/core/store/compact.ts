@@ -213,7 +213,7 @@ export const UNMERGED_SHARE = 0.25;
  * first, until within bounds, but no subject whose newest fact is one of the most recent
  * `maxFacts` x UNMERGED_SHARE, (c) drops valid facts if still over: first the outcomes, test
  * runs and summaries of tasks, oldest first, then the oldest of the rest. The newest fact
- * survives unchanged, and a store already within bounds is returned as it is.
+ * survives unchanged (a bound of 0 keeps none), and a store already within bounds is returned as it is.
  */
 export const compactWithReport = (
   store: FactStore,

@@ -257,6 +257,20 @@ const shareState = (state: TrackerState): TrackerState => {
   return deepFreeze(state);
 };
 
+/**
+ * The default clock: \`Date.now\`, made strictly increasing. Two calls within one millisecond are
+ * then two instants, so a later result supersedes an earlier one (and a review settles the one
+ * before it) as it would a moment later, rather than both being asserted at one time.
+ */
+const strictlyIncreasingNow = (): (() => number) => {
+  let last = -Infinity;
+  return () => {
+    const now = Date.now();
+    last = now > last ? now : last + 1;
+    return last;
+  };
+};
+
 const OPTION_NAMES = [
   'clock',
   'maxValidFacts',
@@ -294,7 +308,7 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
   const settings = readOptions(options);
   const { clock: userClock, countTokens: userCounter, onError } = settings;
   // The caller's functions run outside any write run its own code may have open.
-  const clock = typeof userClock === 'function' ? (): number => outsideRuns(userClock) : Date.now;
+  const clock = typeof userClock === 'function' ? (): number => outsideRuns(userClock) : strictlyIncreasingNow();
   // The library's own estimate is taken as it is (see `budgeted` in retrieve.ts).
   const env: TrackerEnvironment =
     typeof userCounter !== 'function' || userCounter === estimateTokens

@@ -105,6 +105,27 @@ describe('createFactTracker', () => {
     expect(selectAllFacts(tracker.getSnapshot()).filter((f) => f.relation === 'issue')).toHaveLength(2);
   });
 
+  it('with its default clock, a review made within the same millisecond as the one before still settles what that one raised', () => {
+    // Back-to-back calls mostly share a millisecond of Date.now: the default clock keeps them apart.
+    for (let run = 0; run < 20; run += 1) {
+      const tracker = createFactTracker();
+      tracker.ingestOutput({
+        role: 'reviewer',
+        taskId: '3',
+        output: reviewer('3', 'needs_changes', [{ file: 'src/a.ts', message: 'no validation' }], ['validate']),
+      });
+      tracker.ingestOutput({
+        role: 'reviewer',
+        taskId: '3',
+        output: reviewer('3', 'needs_changes', [{ file: 'src/a.ts', message: 'string SQL' }], ['use parameters']),
+      });
+      expect(openItems(tracker.getSnapshot(), '3')).toEqual([
+        'src/a.ts issue string SQL',
+        'task:3 must_fix use parameters',
+      ]);
+    }
+  });
+
   it("does not close another task's open items", () => {
     const tracker = createFactTracker({ clock: steppingClock() });
     tracker.ingestOutput({ role: 'reviewer', taskId: '3', output: reviewer('3', 'needs_changes', [], ['fix 3']) });
