@@ -11,7 +11,7 @@ import { type Failure, failure } from '../base/failure.js';
 import { describeIssue, formatPath } from '../base/schema.js';
 import { wellFormed } from '../base/text.js';
 import { plainTime } from '../base/time.js';
-import { isFileFact, parseNewFact, type SessionFact } from '../core/fact.js';
+import { holdsSeparator, isFileFact, parseNewFact, type SessionFact } from '../core/fact.js';
 import type { NotesLedger } from '../notes/ledger.js';
 import { decodeNotes, encodeNotes, type SavedNotes } from '../notes/persist.js';
 import * as PMap from '../persistent/persistentMap.js';
@@ -94,11 +94,19 @@ const incompletePrompt = (issue: IssuePath): string => `${pathOf(issue, 1)} need
 
 const incompleteFile = (issue: IssuePath): string => `${pathOf(issue, 1)} needs a taskId, a subject and a relation`;
 
+/** A file record's subject or relation: U+001F joins the two into the record's key, as it does a fact's pair. */
+const fileField = z
+  .string({ error: incompleteFile })
+  .min(1, { error: incompleteFile })
+  .refine((text) => !holdsSeparator(text), {
+    error: (issue) => `${pathOf(issue)} holds U+001F, the separator of pair keys`,
+  });
+
 const RecordedFileSchema = z.object(
   {
     taskId: z.string({ error: incompleteFile }).min(1, { error: incompleteFile }),
-    subject: z.string({ error: incompleteFile }).min(1, { error: incompleteFile }),
-    relation: z.string({ error: incompleteFile }).min(1, { error: incompleteFile }),
+    subject: fileField,
+    relation: fileField,
   },
   { error: notAnObject },
 );

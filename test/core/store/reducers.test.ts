@@ -471,5 +471,14 @@ describe('retention', () => {
     const decoded = decodeState(saved);
     expect(decoded._tag).toBe('Right');
     if (decoded._tag === 'Right') expect(partsOf(decoded.right)).toEqual(partsOf(compacted));
+    // U+001F joins a record's subject and relation into its key: two records would be one.
+    const forged = {
+      ...(saved as object),
+      files: [{ taskId: '2', subject: 'src/a.ts\u001fmodified_by', relation: 'x' }],
+    };
+    expect(decodeState(forged)).toEqual({
+      _tag: 'Left',
+      left: 'files[0].subject holds U+001F, the separator of pair keys',
+    });
   });
 });
