@@ -5,7 +5,7 @@ import { asOneRun } from '../../persistent/owner.js';
 import { type FactStore, pairKey, validCount } from './state.js';
 import { checkedFactStore } from './storeShape.js';
 import { pruneTaskRecords } from './taskRecords.js';
-import { withAssertions } from './timeline.js';
+import { collapseToValidRuns, PAIR_LOG_LIMIT, withAssertions } from './timeline.js';
 import { emptyPairLog, type PairChange, selectPairLog, writePairChanges } from './write.js';
 
 /** The well-formed facts of `input`, as fresh plain copies; malformed ones are skipped. */
@@ -42,8 +42,9 @@ export const addCheckedFacts = (store: FactStore, facts: ReadonlyArray<SessionFa
   for (const group of byPair.values()) {
     const { subject, relation } = group[0]!;
     const before = selectPairLog(store, subject, relation);
-    const after = withAssertions(before ?? emptyPairLog(subject, relation), group);
-    if (after !== before && after.assertions.length > 0) changes.push({ before, after });
+    const asserted = withAssertions(before ?? emptyPairLog(subject, relation), group);
+    const after = asserted.assertions.length > PAIR_LOG_LIMIT ? collapseToValidRuns(asserted) : asserted;
+    if (after !== before && (after === undefined || after.assertions.length > 0)) changes.push({ before, after });
   }
   if (changes.length === 0) return store;
   return asOneRun(() => {

@@ -87,6 +87,36 @@ export const withAssertions = (log: PairLog, facts: ReadonlyArray<SessionFact>):
   };
 };
 
+/**
+ * The most assertions a pair's log holds before its history goes (see `collapseToValidRuns`).
+ * Compaction removes history only once the store is past its bound: a fact asserted again and
+ * again while it stays valid (one task's result sent thousands of times) would otherwise grow
+ * its log, and the work of every later assertion of the pair, without end.
+ */
+export const PAIR_LOG_LIMIT = 128;
+
+/**
+ * The log reduced to what its valid facts need, or undefined when none is valid: at each time
+ * a valid fact's run starts, and at the latest assertion time, the assertions made then of the
+ * valid facts whose runs have started; nothing else. Its valid facts come out exactly as they were (each is asserted at
+ * every kept time from its run's start, as it was at every assertion time), and so do the
+ * assertions of the latest time, which say who raised the pair last. History goes, as in
+ * compaction, and so do the repeats of a valid fact between those times.
+ */
+export const collapseToValidRuns = (log: PairLog): PairLog | undefined => {
+  const valid = validRecords(deriveRecords(log));
+  if (valid.length === 0) return undefined;
+  const runStart = new Map(valid.map((fact) => [fact.id, fact.validFrom]));
+  const kept = new Set(runStart.values());
+  kept.add(latestAssertionTime(log));
+  // A filtered list keeps spare slots; the stored one is copied to its exact length.
+  const assertions = log.assertions
+    .filter((fact) => kept.has(fact.validFrom) && fact.validFrom >= (runStart.get(fact.id) ?? Infinity))
+    .slice();
+  // A valid fact's run holds no invalidation, and every run starts after any there was.
+  return { subject: log.subject, relation: log.relation, assertions, clears: [] };
+};
+
 /** The log with an invalidation at `at` (the caller checks that it closes something). */
 export const withClear = (log: PairLog, at: number): PairLog =>
   log.clears.includes(at)

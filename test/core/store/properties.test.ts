@@ -30,6 +30,15 @@ import {
   timeArb,
 } from '../../arbitraries.js';
 import { deepFreeze } from '../../../src/persistent/freeze.js';
+import type { PairLog } from '../../../src/core/store/state.js';
+import { selectPairLog } from '../../../src/core/store/write.js';
+import {
+  collapseToValidRuns,
+  deriveRecords,
+  latestAssertionTime,
+  PAIR_LOG_LIMIT,
+  validRecords,
+} from '../../../src/core/store/timeline.js';
 import { asOneRun } from '../../../src/persistent/owner.js';
 import { expectConsistent, isDeepFrozen } from './invariants.js';
 import { referenceCompact } from './referenceCompact.js';
@@ -122,6 +131,52 @@ describe('store properties', () => {
         },
       ),
     );
+  });
+
+  it("a pair's log collapsed to its valid runs gives the same valid facts, and the same assertions at its latest time", () => {
+    const onePair = factArb.map((fact) => makeFact({ ...fact, subject: 'src/a.ts', relation: 'modified_by' }));
+    const step = fc.oneof(
+      { weight: 4, arbitrary: fc.array(onePair, { minLength: 1, maxLength: 3 }) },
+      { weight: 1, arbitrary: timeArb },
+    );
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 30 }), (steps) => {
+        let store = roomy();
+        for (const item of steps)
+          store = typeof item === 'number' ? invalidate(store, 'src/a.ts', 'modified_by', item) : addFacts(store, item);
+        const log = selectPairLog(store, 'src/a.ts', 'modified_by');
+        fc.pre(log !== undefined);
+        const collapsed = collapseToValidRuns(log!);
+        const valid = validRecords(deriveRecords(log!));
+        if (valid.length === 0) expect(collapsed).toBeUndefined();
+        else {
+          expect(validRecords(deriveRecords(collapsed!))).toEqual(valid);
+          const atLatest = (of: PairLog) => of.assertions.filter((f) => f.validFrom === latestAssertionTime(log!));
+          expect(atLatest(collapsed!)).toEqual(atLatest(log!));
+          expect(collapsed!.clears).toEqual([]);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a fact asserted again and again while valid keeps its log within PAIR_LOG_LIMIT assertions, and its first time', () => {
+    const again = (at: number) =>
+      makeFact({ ...fileFact('src/a.ts', 'modified_by', 'task:1', at), sourceTaskId: String(1 + (at % 3)) });
+    let store = addFacts(roomy(), [fileFact('src/b.ts', 'modified_by', 'task:9', 0)]);
+    for (let at = 1; at <= 3 * PAIR_LOG_LIMIT; at += 1) {
+      store = addFacts(store, [again(at)]);
+      expect(selectPairLog(store, 'src/a.ts', 'modified_by')!.assertions.length).toBeLessThanOrEqual(PAIR_LOG_LIMIT);
+    }
+    const { assertions } = selectPairLog(store, 'src/a.ts', 'modified_by')!;
+    // The run's start stays, and so does its latest repeat, which names who asserted the pair last.
+    expect([assertions[0]!.validFrom, assertions[0]!.sourceTaskId]).toEqual([1, '2']);
+    expect(assertions.at(-1)!.validFrom).toBe(3 * PAIR_LOG_LIMIT);
+    expect(selectValidFacts(store).map((f) => [f.subject, f.validFrom])).toEqual([
+      ['src/b.ts', 0],
+      ['src/a.ts', 1],
+    ]);
+    expectConsistent(store);
   });
 
   it('adding the same batch twice at the same time equals adding it once (the very same object)', () => {
