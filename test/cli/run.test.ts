@@ -8,7 +8,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { type CliIo, ReadFailure } from '../../src/cli/io.js';
 import { run } from '../../src/cli/run.js';
-import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS } from '../../src/index.js';
+import { DEFAULT_MAX_FACTS, DEFAULT_MAX_TOKENS, validateDispatchResult } from '../../src/index.js';
 import { ROOT } from './runCli.js';
 import { tempDir } from '../tempDirs.js';
 import { BAD_LINES, BAD_LINES_REJECTED } from '../fixtures/expected.js';
@@ -388,6 +388,26 @@ describe('schema', () => {
     const schema = JSON.parse(result.stdout) as { required: string[]; properties: Record<string, { enum?: string[] }> };
     expect(schema.required).toEqual(['task_id', 'assessment']);
     expect(schema.properties['assessment']?.enum).toEqual(['approved', 'needs_changes', 'blocked']);
+  });
+
+  it('allows the fields the validator accepts and ignores, at every level', async () => {
+    const forbidden = (value: unknown): boolean =>
+      typeof value === 'object' &&
+      value !== null &&
+      (('additionalProperties' in value && value.additionalProperties === false) ||
+        Object.values(value).some(forbidden));
+    for (const role of ['implementer', 'reviewer'] as const) {
+      const result = await runInMemory(['schema', role]);
+      expect(forbidden(JSON.parse(result.stdout))).toBe(false);
+    }
+    const extra = {
+      task_id: '1',
+      status: 'completed',
+      summary: 's',
+      tests: [{ command: 'npm test', passed: true, took: 3 }],
+      extra: 1,
+    };
+    expect(E.isRight(validateDispatchResult(extra, 'implementer'))).toBe(true);
   });
 });
 

@@ -58,6 +58,10 @@ export const validateDispatchResult = (value: unknown, role: SourceRole): E.Eith
   return parsed.success ? E.right(parsed.data) : E.left(formatIssues(parsed.error.issues));
 };
 
-/** The JSON Schema (draft 2020-12) of a role's result contract, generated from the validating schema. */
+/**
+ * The JSON Schema (draft 2020-12) of a role's result contract, generated from the validating
+ * schema as the input it accepts: fields it does not know are allowed (and ignored), as the
+ * validator allows them.
+ */
 export const dispatchResultJsonSchema = (role: SourceRole): Record<string, unknown> =>
-  z.toJSONSchema(schemaFor(role), { target: 'draft-2020-12' }) as Record<string, unknown>;
+  z.toJSONSchema(schemaFor(role), { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown>;
