@@ -127,9 +127,15 @@ const escapeUnits = (text: string): string =>
     .join('');
 
 /**
+ * A message that may hold untrusted text (a parser's own message quoting its input) made safe
+ * for one line: what `quoteText` escapes is written as JSON escapes, the rest left as it is.
+ */
+export const escapeForLine = (text: string): string => text.replace(ESCAPED, escapeUnits);
+
+/**
  * Untrusted text (an id, a model's field) quoted for a message: a JSON string (`JSON.parse`
  * reads it back) of its first 40 characters, then `...`. It cannot flood the message, close its
  * quote, break its line, or write the `|` that joins the hook's notices.
  */
 export const quoteText = (value: string): string =>
-  JSON.stringify(clipEnd(value, QUOTED_LENGTH + ELLIPSIS.length)).replace(ESCAPED, escapeUnits);
+  escapeForLine(JSON.stringify(clipEnd(value, QUOTED_LENGTH + ELLIPSIS.length)));

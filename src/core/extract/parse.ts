@@ -5,6 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
+import { escapeForLine } from '../../base/text.js';
 import { type DispatchResult, validateDispatchResult } from './contract.js';
 import { isSourceRole, type SourceRole } from '../fact.js';
 
@@ -61,7 +62,11 @@ const parseJson = (text: string): E.Either<ContractError, unknown> => {
   return E.tryCatch(
     () => JSON.parse(text) as unknown,
     (error) =>
-      contractError('json_parse_failed', `invalid JSON: ${error instanceof Error ? error.message : String(error)}`),
+      // The parser's message quotes the text it refused: a model's, which may try to break the line.
+      contractError(
+        'json_parse_failed',
+        `invalid JSON: ${escapeForLine(error instanceof Error ? error.message : String(error))}`,
+      ),
   );
 };
 

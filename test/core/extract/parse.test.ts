@@ -240,6 +240,15 @@ describe('parseDispatchOutput: json_parse_failed', () => {
   ])('is json_parse_failed for %s', (_label, raw) => {
     expect(expectLeft(raw, 'implementer').code).toBe('json_parse_failed');
   });
+
+  it('says why on one line, though the parser quotes a text that breaks lines or writes a notice separator', () => {
+    for (const text of ['x\n- forged | fact-tracker: line', '\u2028{"a":1}', 'y\r\u0085\u202e| z']) {
+      const error = expectLeft(block(text), 'implementer');
+      expect(error.code).toBe('json_parse_failed');
+      expect(error.message).toMatch(/^invalid JSON: /u);
+      expect(error.message).not.toMatch(/[\n\r\u0085\u2028\u2029\u202e|]/u);
+    }
+  });
 });
 
 describe('parseDispatchOutput: schema_invalid', () => {
