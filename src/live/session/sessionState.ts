@@ -16,7 +16,8 @@ import type { SessionFact } from '../../core/fact.js';
 import { type HistoryEvent, type HistoryPromptEvent, parseHistoryLine } from '../../core/history/events.js';
 import { MAX_REPORTED_ERRORS, type ReplayError } from '../../core/replay/replay.js';
 import type { CompactionReport } from '../../core/store/compact.js';
-import type { FactStore } from '../../core/store/state.js';
+import { type FactStore, normalizeMaxValidFacts } from '../../core/store/state.js';
+import { factStoreProblem } from '../../core/store/storeShape.js';
 import { reviveFileRecords, type StoredFileRecord, storedFileRecords } from '../../core/search/searchIndex.js';
 import type { PersistentMap } from '../../persistent/persistentMap.js';
 import { initialTrackerState, type TrackerState, trackerSettings } from '../../core/tracker/state.js';
@@ -341,9 +342,13 @@ const freezeParsed = <T>(value: T): T => {
 };
 
 /**
- * The state `encodeSessionState` wrote, or why the text is not one. The store is checked only
- * in its outline: a snapshot's store is vouched for by the store that wrote it (a hash, a
- * version), and this is a cache the log can always rebuild.
+ * The state `encodeSessionState` wrote, or why the text is not one. The store is checked in its
+ * outline only, with the check every reducer makes of a store (`factStoreProblem`: its bound,
+ * its pair logs, its index's fields, each of its kind), so a snapshot whose hash matches but whose
+ * store is not one (crafted, or written by a faulty version) is refused here and the session
+ * rebuilt from its log, instead of failing every call on it. The store's contents are not
+ * walked: a snapshot's store is vouched for by the store that wrote it (a hash, a version), and
+ * this is a cache the log can always rebuild.
  */
 export const decodeSessionState = (text: string): E.Either<string, SessionState> => {
   let value: unknown;
@@ -369,13 +374,18 @@ export const decodeSessionState = (text: string): E.Either<string, SessionState>
   )
     return E.left('the snapshot is not a session state of this layout');
   const store = value['tracker']['store'];
-  const index = isObject(store) ? store['index'] : undefined;
-  if (!isObject(store) || typeof store['maxValidFacts'] !== 'number' || !isObject(index))
-    return E.left('the snapshot holds no store');
+  // The reducers' own check of a store; one it passes is an object with an index (said again for the compiler).
+  const problem = factStoreProblem(store);
+  if (problem !== undefined || !isObject(store) || !isObject(store['index']))
+    return E.left(`the snapshot holds no fact store (${problem ?? 'the store is not an object'})`);
+  // A bound no store is made with (`emptyFactStore` normalizes it to a whole number, 1 or more).
+  if (normalizeMaxValidFacts(store['maxValidFacts']) !== store['maxValidFacts'])
+    return E.left("the snapshot holds no fact store (the store's maxValidFacts is not a whole number, 1 or more)");
+  const index = store['index'];
   try {
     index['files'] = reviveFileRecords(index['files'] as PersistentMap<StoredFileRecord>);
   } catch {
-    return E.left('the snapshot holds no store');
+    return E.left("the snapshot holds no fact store (its index's file records cannot be read)");
   }
   const previousAt = value['previousAt'];
   return E.right(

@@ -3,10 +3,11 @@
  * first `offset` bytes of the log, so a process that opens the session replays only the lines
  * after them. It is a cache and nothing more: the log is the truth. A snapshot is used only when
  * it was written by this version of the package, for this very file (device and inode), no
- * longer than the log is now, and every byte of the log it covers still hashes the same;
- * anything else (a missing, truncated, corrupt or foreign file, a log replaced, cut or
- * rewritten, one byte of it included) and the session is rebuilt from the log's first line, and
- * the next writer replaces the snapshot.
+ * longer than the log is now, and every byte of the log it covers still hashes the same (and
+ * the session then refuses one whose state does not read as a session's state with a fact
+ * store's outline: `decodeSessionState`); anything else (a missing, truncated, corrupt or
+ * foreign file, a log replaced, cut or rewritten, one byte of it included) and the session is
+ * rebuilt from the log's first line, and the next writer replaces the snapshot.
  *
  * The file is two lines: a header (what the snapshot covers, and a hash of the second line) and
  * the session's state as `encodeSessionState` writes it. The state is plain data, so parsing it

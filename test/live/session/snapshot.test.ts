@@ -8,6 +8,7 @@
  */
 import { constants } from 'node:buffer';
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   closeSync,
   copyFileSync,
@@ -238,6 +239,55 @@ describe('session snapshots', { timeout: 120_000 }, () => {
       if (!use.used) expect([what, use.reason]).toEqual([what, expect.stringMatching(reason)]);
       expect(store).toEqual(expected);
       expect(report).toEqual({ events: 120, errors: [], setAside: [] });
+    }
+  });
+
+  it('rebuilds from the log when a snapshot whose hash matches holds a state that is not one (a crafted file, a buggy writer), and answers calls', async () => {
+    const { directory, file } = await sharedSession();
+    const snapshot = readFileSync(`${file}.snapshot`, 'utf8');
+    const newline = snapshot.indexOf('\n');
+    const header = JSON.parse(snapshot.slice(0, newline)) as Record<string, unknown>;
+    const body = snapshot.slice(newline + 1);
+    /**
+     * The snapshot with its state edited, for the log `log` (a copy is another file), its
+     * header's length and hash made to match: only the state's shape is wrong.
+     */
+    const resealed = (log: string, edit: (state: string) => string): string => {
+      const state = edit(body);
+      expect(state).not.toBe(body);
+      const { dev, ino } = statSync(log);
+      const sha256 = createHash('sha256').update(state).digest('hex');
+      const covered = { ...(header['log'] as Record<string, unknown>), identity: `${dev}:${ino}` };
+      return `${JSON.stringify({ ...header, log: covered, state: { length: state.length, sha256 } })}\n${state}`;
+    };
+    const spoilers: ReadonlyArray<readonly [string, (state: string) => string]> = [
+      ['pair logs that are no map', (state) => state.replace('"pairs":{"n":', '"pairs":{"n":"x","was":')],
+      ['no history pairs', (state) => state.replace('"historyPairs":', '"historyPairs":null,"was":')],
+      ['a bound that is not a number', (state) => state.replace('"maxValidFacts":1000', '"maxValidFacts":"1000"')],
+      ['a bound of no facts', (state) => state.replace('"maxValidFacts":1000', '"maxValidFacts":0')],
+      ['an index without its task ids', (state) => state.replace('"taskIds":', '"taskIdz":')],
+      ['an index whose count is text', (state) => state.replace(/"nextDoc":(\d+)/u, '"nextDoc":"$1"')],
+      [
+        'a store that is an array',
+        (state) => state.replace('"store":{"maxValidFacts"', '"store":[],"was":{"maxValidFacts"'),
+      ],
+    ];
+    for (const [what, edit] of spoilers) {
+      const copy = copyOf(directory);
+      writeFileSync(join(copy, 's.jsonl.snapshot'), resealed(join(copy, 's.jsonl'), edit));
+      const { session, use, store, expected, explained, report } = await reopen(copy);
+      expect([what, use.used]).toEqual([what, false]);
+      if (!use.used) expect([what, use.reason]).toEqual([what, expect.stringMatching(/store/u)]);
+      expect(store).toEqual(expected);
+      expect(explained.length).toBeGreaterThan(0);
+      expect(report).toEqual({ events: 120, errors: [], setAside: [] });
+      // A call that records is answered, and writes a snapshot the next open uses.
+      const prompt = { taskId: '41', taskPrompt: 'Bound the billing retry policy', at: 41 * 60_000 };
+      const answer = right(await session.compileContext(prompt));
+      expect(answer.sessionContext).toBe(
+        replayHistory(readFileSync(join(copy, 's.jsonl'), 'utf8')).report.prompts.at(-1)!.sessionContext,
+      );
+      expect([what, (await reopen(copy)).use]).toEqual([what, { used: true, position: 121 }]);
     }
   });
 
