@@ -291,6 +291,10 @@ describe.concurrent('fact-tracker commands', () => {
     // A line still being written (or a dead writer's torn one) is not yet part of the session.
     writeFileSync(join(sessions, 'hand.jsonl'), `${log}{"type":"prompt","taskId":"9"`);
     expect(await runCli(['sessions', 'export', 'hand'], '', place)).toEqual({ status: 0, stdout: log, stderr: '' });
+    // A lone \r ends a line as \n does, the last one too: a log of such lines is exported whole.
+    const crLog = `${events.join('\r')}\r`;
+    writeFileSync(join(sessions, 'hand.jsonl'), crLog);
+    expect(await runCli(['sessions', 'export', 'hand'], '', place)).toEqual({ status: 0, stdout: crLog, stderr: '' });
   });
 
   it.skipIf(!existsSync('/dev/full'))(

@@ -41,7 +41,7 @@ import {
   type SessionAnswer,
 } from './model.js';
 import { parseHookEvent } from './payload.js';
-import { formatHookRecords, type HookRecord, parseHookRecords } from './records.js';
+import { formatHookRecords, type HookRecord, HOOKS_LINE_BREAK, parseHookRecords } from './records.js';
 import { foldHookRecords, type HookState } from './state.js';
 import { hookTransition } from './transition.js';
 
@@ -221,7 +221,7 @@ const runLocked = async (event: ActiveHookEvent, options: HookOptions): Promise<
         file,
         `${file}.set-aside`,
         read.right.consumed,
-        read.right.text.split('\n').length,
+        read.right.text.split(HOOKS_LINE_BREAK).length,
         now,
       );
       if (E.isLeft(moved)) return moved;

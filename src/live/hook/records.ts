@@ -152,9 +152,15 @@ const parseRecord = (line: string): O.Option<HookRecord> => {
   return parsed.success ? O.some(parsed.data as HookRecord) : O.none;
 };
 
+/**
+ * The lines of a hooks file's text: its breaks are a log's (`\n`, `\r\n` or `\r`), so a line the
+ * reader took as complete is never joined to the line appended after it.
+ */
+export const HOOKS_LINE_BREAK = /\r\n|\n|\r/u;
+
 /** The records of a hooks file's text, in order; lines that are not records are skipped. */
 export const parseHookRecords = (text: string): ReadonlyArray<HookRecord> =>
-  text.split('\n').flatMap((line) => {
+  text.split(HOOKS_LINE_BREAK).flatMap((line) => {
     const record = parseRecord(line);
     return O.isSome(record) ? [record.value] : [];
   });

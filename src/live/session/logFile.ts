@@ -4,9 +4,11 @@
  * writers (`node/lock.ts`, shared with the shared context). A log is never rewritten: a line,
  * once complete, stays where it is.
  *
- * A line counts once its newline is written. Bytes after the last newline are either a line
- * another process is writing right now or what a killed writer left; only a writer holding the
- * lock can tell the two apart (nobody else is writing then), so only it sets such a tail aside.
+ * A line counts once its line break is written: `\n`, `\r\n` or a lone `\r`, as every history's
+ * lines break (`fact-tracker replay` reads a log as one). Bytes after the last line break are
+ * either a line another process is writing right now or what a killed writer left; only a
+ * writer holding the lock can tell the two apart (nobody else is writing then), so only it sets
+ * such a tail aside.
  */
 import { closeSync, constants, fdatasyncSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -23,6 +25,7 @@ import type { SessionError, SetAsideLine } from './model.js';
 // those round trips, a dozen per append, cost more than the appends themselves.
 
 const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
 /** Opening a log through a symbolic link is refused: a hostile repository could point one anywhere. */
 const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
 
@@ -38,11 +41,14 @@ export interface LogRead {
   /** The file's identity (device and inode): a log replaced behind the reader's back has another. */
   readonly identity: string;
   readonly size: number;
-  /** The complete lines after the offset, each ended by its newline. */
+  /** The complete lines after the offset, each ended by its line break. */
   readonly text: string;
-  /** Bytes of `text`. */
+  /**
+   * Bytes read past the offset: those of `text`, after the `\n` that opens them when it ends a
+   * `\r\n` whose `\r` ended the last read (the rest of that line's break, not a line of its own).
+   */
   readonly consumed: number;
-  /** Bytes after the last newline. */
+  /** Bytes after the last line break. */
   readonly tail: number;
   /** False when the bytes before the offset are not the `before` the reader gave: another log stands there now. */
   readonly continues: boolean;
@@ -112,7 +118,8 @@ export const withFile = <T>(file: string, flags: number, work: (fd: number) => T
 /**
  * Reads the complete lines appended after `offset` (a line boundary), where the file holds
  * `before` (the last bytes a reader saw, see `LogRead.last`) just before `offset`; in the same
- * read, so checking costs no more calls.
+ * read, so checking costs no more calls. A last line ended by a lone `\r` is complete: a `\n`
+ * written after it later finishes its break, as it does for `fact-tracker replay`.
  */
 export const readLog = async (
   file: string,
@@ -124,18 +131,22 @@ export const readLog = async (
       const stat = fstatSync(fd);
       if (!stat.isFile()) return E.left({ code: 'io', message: `cannot read ${file}: it is not a regular file` });
       const identity = `${stat.dev}:${stat.ino}`;
-      const start = Math.max(0, offset - before.length);
+      // At least the byte before the offset, in the same read: whether it is a `\r` the line ended at.
+      const start = Math.max(0, offset - Math.max(before.length, 1));
       const read = stat.size < offset ? NO_BYTES : readFully(fd, start, stat.size - start);
       const seen = read.subarray(0, offset - start);
-      const continues = seen.length === offset - start && seen.equals(before.subarray(before.length - seen.length));
+      const checked = seen.subarray(Math.max(0, seen.length - before.length));
+      const continues =
+        seen.length === offset - start && checked.equals(before.subarray(before.length - checked.length));
       const bytes = read.subarray(offset - start);
-      const consumed = bytes.lastIndexOf(NEWLINE) + 1;
-      // A newline byte never occurs inside a multi-byte UTF-8 sequence: the cut is always clean.
+      const consumed = Math.max(bytes.lastIndexOf(NEWLINE), bytes.lastIndexOf(CARRIAGE_RETURN)) + 1;
+      const breakRest = seen.at(-1) === CARRIAGE_RETURN && bytes[0] === NEWLINE ? 1 : 0;
+      // A line break byte never occurs inside a multi-byte UTF-8 sequence: the cut is always clean.
       return E.right({
         exists: true,
         identity,
         size: stat.size < offset ? stat.size : offset + bytes.length,
-        text: bytes.subarray(0, consumed).toString('utf8'),
+        text: bytes.subarray(breakRest, consumed).toString('utf8'),
         consumed,
         tail: bytes.length - consumed,
         continues,

@@ -16,7 +16,7 @@ import { replayHistory } from '../../../src/index.js';
 import { MAX_MESSAGE_BYTES } from '../../../src/live/session/limits.js';
 import { MAIN } from '../../cli/runCli.js';
 import { tempDir } from '../../tempDirs.js';
-import { binary, inProcess } from './host.js';
+import { binary, type HookAnswer, inProcess } from './host.js';
 
 type Payload = Record<string, unknown>;
 
@@ -192,6 +192,18 @@ describe('fact-tracker hook with the recorded payloads', { timeout: 300_000 }, (
     );
   });
 });
+
+const example = readFileSync(new URL('../../../examples/web-api-session.jsonl', import.meta.url), 'utf8');
+
+/** The built hook's answer to Claude Code's first PreToolUse, in a project whose session log holds `log` already. */
+const hookOnLog = async (log: Buffer): Promise<{ file: string; answer: HookAnswer }> => {
+  const cwd = tempDir('hook-log-');
+  const payload = fixture('claude-code', 'pre-tool-use-agent', cwd);
+  const file = logOf(cwd, payload['session_id'] as string);
+  mkdirSync(join(cwd, '.fact-tracker', 'sessions'), { recursive: true });
+  writeFileSync(file, log);
+  return { file, answer: await binary({ CLAUDE_PROJECT_DIR: cwd }, cwd)(payload) };
+};
 
 describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, () => {
   it('reads a payload that starts with a byte order mark as the same payload without it', async () => {
@@ -441,6 +453,24 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
     expect(new Set(replayed.facts.map((fact) => fact.sourceTaskId))).toEqual(
       new Set(['toolu_01A2b3C4d5E6f7G8h9I0j1K2']),
     );
+  });
+
+  it('keeps every event of a log whose lines break at a lone \\r, as replay reads it, and appends the prompt on a line of its own', async () => {
+    const log = Buffer.from(
+      `${example
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .join('\r')}\r`,
+    );
+    const { file, answer } = await hookOnLog(log);
+    // Its 40 events make the section; the prompt is one line after them.
+    expect(specific(answer.output)?.['updatedInput']).toMatchObject({
+      prompt: expect.stringMatching(/^\[Session Context\]\n- /u),
+    });
+    const after = readFileSync(file);
+    expect(after.subarray(0, log.length).equals(log)).toBe(true);
+    expect(replayHistory(after.toString('utf8')).report.summary).toMatchObject({ events: 41, prompts: 12 });
+    expect(existsSync(`${file}.set-aside`)).toBe(false);
   });
 
   it('refuses a symlinked .fact-tracker before making any folder at its target', async () => {

@@ -131,6 +131,17 @@ describe('the hooks file state', () => {
     }
   });
 
+  it('reads lines that break at \\r or \\r\\n as lines, as the reader of the file cuts them', () => {
+    const lines = [
+      dispatchOf('toolu_a'),
+      { type: 'launch', key: 'toolu_a', agentId: 'a1', at: 0 },
+      { type: 'result', key: 'toolu_a', taskId: '1', at: 0 },
+    ].map((entry) => JSON.stringify(entry));
+    const records = parseHookRecords(lines.join('\n'));
+    expect(records).toHaveLength(3);
+    expect(parseHookRecords(`${lines[0]!}\r${lines[1]!}\r\n${lines[2]!}\r`)).toEqual(records);
+  });
+
   it('skips lines that are not records, and keeps the first dispatch of a key', () => {
     const dispatch = (sessionContext: string): HookRecord => ({
       type: 'dispatch',

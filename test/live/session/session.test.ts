@@ -307,6 +307,31 @@ describe('a live session', () => {
     expect(replayHistory(readFileSync(session.file, 'utf8')).report.errors).toEqual(expected.report.errors);
   });
 
+  it('reads a log whose lines break at a lone \\r as replay does: every event, nothing set aside, and the next event on a line of its own', async () => {
+    const cwd = tempDir('session-cr-');
+    const { directory } = resolveSessionsDirectory({ cwd });
+    mkdirSync(directory, { recursive: true });
+    // As an old Mac editor writes it: every line, the last one included, ends at a lone \r.
+    const log = `${example
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .join('\r')}\r`;
+    writeFileSync(join(directory, 'cr.jsonl'), log);
+    const expected = replayHistory(log);
+    expect(expected.report.summary.events).toBe(40);
+    const session = await open('cr', { cwd, create: false });
+    expect(session.report()).toEqual({ events: 40, errors: [], setAside: [] });
+    expect(right(await session.snapshot())).toEqual(expected.store);
+    const added = right(await session.invalidateFact({ subject: 'src/app.ts', relation: 'modified_by' }));
+    expect(added.line).toBe(41);
+    const after = readFileSync(session.file, 'utf8');
+    expect(after.startsWith(log)).toBe(true);
+    expect(existsSync(`${session.file}.set-aside`)).toBe(false);
+    const replayed = replayHistory(after);
+    expect([replayed.report.summary.events, replayed.report.errors]).toEqual([41, []]);
+    expect(right(await open('cr', { cwd, create: false }).then((again) => again.snapshot()))).toEqual(replayed.store);
+  });
+
   it('sets a torn last line aside in a side file, reports it, and keeps every complete event', async () => {
     const cwd = tempDir('session-');
     const writer = await open('torn', { cwd, clock: () => 5_000 });

@@ -2,7 +2,7 @@
  * The session store adapters that need no server, against the port's conformance suite, and a
  * live session over each: the same answers as `replay` of the log it wrote.
  */
-import { statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
@@ -112,6 +112,70 @@ describe('the files of a folder', () => {
         true,
       ]);
     }
+  });
+});
+
+describe('the files of a folder, on a log another tool wrote with its own line breaks', () => {
+  const prompt = (task: number): string =>
+    JSON.stringify({ type: 'prompt', taskId: String(task), taskPrompt: `prompt ${task}`, at: task });
+  const right = <T>(either: E.Either<unknown, T>): T => {
+    if (E.isLeft(either)) throw new Error(JSON.stringify(either.left));
+    return either.right;
+  };
+
+  it('takes a lone \\r as the end of a line, the last one too, and appends after it; a last line with no break is set aside first', async () => {
+    const directory = join(tempDir('store-cr-'), 'sessions');
+    const store = fileSessionStore({ directory, clock: () => 0 });
+    mkdirSync(directory, { recursive: true });
+    const log = `${prompt(1)}\r${prompt(2)}\r\r${prompt(3)}\r`;
+    writeFileSync(join(directory, 'cr.jsonl'), log);
+    expect(right(await store.read('cr', 0))).toEqual({
+      exists: true,
+      restarted: false,
+      lines: [
+        { line: 1, text: prompt(1) },
+        { line: 2, text: prompt(2) },
+        { line: 4, text: prompt(3) },
+      ],
+      position: 4,
+      torn: false,
+    });
+    expect(right(await store.append('cr', 4, [prompt(5)]))).toEqual({ position: 5, setAside: [] });
+    expect(readFileSync(join(directory, 'cr.jsonl'), 'utf8')).toBe(`${log}${prompt(5)}\n`);
+    // Bytes after the last break are a torn line, as after a \n: moved aside, so the new line starts a line.
+    writeFileSync(join(directory, 'torn.jsonl'), `${prompt(1)}\r${prompt(2)}`);
+    expect(right(await store.append('torn', 1, [prompt(3)])).position).toBe(2);
+    expect(readFileSync(join(directory, 'torn.jsonl'), 'utf8')).toBe(`${prompt(1)}\r${prompt(3)}\n`);
+    expect(JSON.parse(readFileSync(join(directory, 'torn.jsonl.set-aside'), 'utf8'))).toMatchObject({
+      line: 2,
+      text: prompt(2),
+    });
+    expect(existsSync(join(directory, 'cr.jsonl.set-aside'))).toBe(false);
+  });
+
+  it('reads a \\n that finishes a \\r\\n the last read ended inside as that break, not a blank line, from a snapshot too', async () => {
+    const directory = join(tempDir('store-crlf-'), 'sessions');
+    mkdirSync(directory, { recursive: true });
+    const file = join(directory, 's.jsonl');
+    writeFileSync(file, `${prompt(1)}\r`);
+    const store = fileSessionStore({ directory });
+    expect(right(await store.read('s', 0)).position).toBe(1);
+    right(await store.writeSnapshot('s', { position: 1, state: 'the state after line 1' }));
+    // The writer of \r\n gets to its \n only now.
+    appendFileSync(file, `\n${prompt(2)}\r\n`);
+    const expected = {
+      exists: true,
+      restarted: false,
+      lines: [{ line: 2, text: prompt(2) }],
+      position: 2,
+      torn: false,
+    };
+    expect(right(await store.read('s', 1))).toEqual(expected);
+    // Another process starts at the snapshot's offset, the \r before it unknown to it until it reads.
+    const other = fileSessionStore({ directory });
+    expect(right(await other.readSnapshot('s'))).toEqual({ position: 1, state: 'the state after line 1' });
+    expect(right(await other.read('s', 1))).toEqual(expected);
+    expect(replayHistory(readFileSync(file, 'utf8')).report.summary.events).toBe(2);
   });
 });
 
