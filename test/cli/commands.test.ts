@@ -297,6 +297,29 @@ describe.concurrent('fact-tracker commands', () => {
     expect(await runCli(['sessions', 'export', 'hand'], '', place)).toEqual({ status: 0, stdout: crLog, stderr: '' });
   });
 
+  it('refuses to export a UTF-16 log, whose bytes UTF-8 text would not be, in one line that says what reads it', async ({
+    expect,
+  }) => {
+    const project = tempDir('export-utf16-');
+    mkdirSync(join(project, '.git'));
+    const sessions = join(project, '.fact-tracker', 'sessions');
+    mkdirSync(sessions, { recursive: true });
+    const log = join(sessions, 'ps.jsonl');
+    const text = readFileSync(join(ROOT, EXAMPLE), 'utf8');
+    writeFileSync(log, Buffer.from(`\uFEFF${text.replace(/\n/gu, '\r\n')}`, 'utf16le'));
+    const place = { cwd: project, env: {} };
+    const [exported, replayed] = await Promise.all([
+      runCli(['sessions', 'export', 'ps'], '', place),
+      runCli(['replay', '--session', 'ps', '--json'], '', place),
+    ]);
+    expect(exported).toEqual({
+      status: 1,
+      stdout: '',
+      stderr: `fact-tracker sessions: io: the log ${log} is UTF-16 (it starts with a UTF-16 byte-order mark): export prints a log as UTF-8 text, which would not be its bytes; \`fact-tracker replay --session ps\` reads it as it is\n`,
+    });
+    expect([replayed.status, JSON.parse(replayed.stdout).summary.events]).toEqual([0, 40]);
+  });
+
   it.skipIf(!existsSync('/dev/full'))(
     'a full disk under standard output is one line and exit 1, never a stack trace',
     async ({ expect }) => {

@@ -171,10 +171,20 @@ export const bytesToReplay = async (sessionId: unknown, given: SessionsFolder = 
 };
 
 /**
+ * Why a log in UTF-16 is refused (`what` would change its bytes), and what reads it: a live
+ * session and an export read and write UTF-8, and replay reads either.
+ */
+const utf16Log = (id: string, file: string, what: string): { readonly code: 'io'; readonly message: string } => ({
+  code: 'io',
+  message: `the log ${file} is UTF-16 (it starts with a UTF-16 byte-order mark): ${what}; \`fact-tracker replay --session ${id}\` reads it as it is`,
+});
+
+/**
  * The complete lines of session `sessionId`'s log as the file holds them, byte for byte (its
  * line breaks, blank lines and byte-order mark as written; bytes after the last line break, a
- * line still being written, are left out); undefined when the session has no log. Follows no
- * symlinked log and creates nothing.
+ * line still being written, are left out); undefined when the session has no log. A log in
+ * UTF-16 is refused: as UTF-8 text its bytes would not be the file's. Follows no symlinked log
+ * and creates nothing.
  */
 export const readLogText = async (
   sessionId: unknown,
@@ -182,8 +192,13 @@ export const readLogText = async (
 ): Promise<E.Either<SessionError, string | undefined>> => {
   const files = await locateSession(sessionId, { ...options, create: false });
   if (E.isLeft(files)) return files;
-  const read = await readLog(files.right.file, 0);
-  return E.map((log: LogRead) => (log.exists ? log.text : undefined))(read);
+  const { id, file } = files.right;
+  const read = await readLog(file, 0);
+  return E.chain((log: LogRead): E.Either<SessionError, string | undefined> =>
+    log.utf16
+      ? E.left(utf16Log(id, file, 'export prints a log as UTF-8 text, which would not be its bytes'))
+      : E.right(log.exists ? log.text : undefined),
+  )(read);
 };
 
 /**
@@ -248,7 +263,16 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
     const from: Cursor = known !== undefined && known.lines === after ? known : START;
     const read = await readLog(file, from.offset, from.last);
     if (E.isLeft(read)) return E.left({ code: 'io', message: read.left.message });
-    const { exists, identity, size, text, consumed, tail, continues, last } = read.right;
+    const { exists, identity, size, text, consumed, tail, continues, last, utf16 } = read.right;
+    // Read as UTF-8, every line would be rejected, and a line appended in UTF-8 would corrupt it.
+    if (utf16)
+      return E.left(
+        utf16Log(
+          id,
+          file,
+          'a live session reads and appends UTF-8 only, so it leaves the log as it is (converted to UTF-8, the session goes on)',
+        ),
+      );
     if (from.offset > 0 && (!exists || identity !== from.identity || size < from.offset || !continues)) {
       cursors.delete(id);
       const again = await readTail(file, id, 0);

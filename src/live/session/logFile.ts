@@ -14,6 +14,7 @@ import { closeSync, constants, fdatasyncSync, fstatSync, ftruncateSync, openSync
 import { dirname, join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
+import { encodingOf } from '../../core/history/encoding.js';
 import { syncDirectory, writeFileIfMissing } from '../../node/atomicWrite.js';
 import { prepareDirectory as prepareFolder } from '../../node/directory.js';
 import { fileErrorCode, ioFailure } from '../../node/fileFailure.js';
@@ -57,6 +58,11 @@ export interface LogRead {
    * as far as known: the next read's `before`.
    */
   readonly last: Buffer;
+  /**
+   * True when the read began at the file's first byte and a UTF-16 byte-order mark opens it
+   * (`encodingOf`): its lines are not UTF-8, and `text` is not what they say.
+   */
+  readonly utf16: boolean;
 }
 
 /**
@@ -151,6 +157,7 @@ export const readLog = async (
         tail: bytes.length - consumed,
         continues,
         last: consumed === 0 ? before : lastBytes(before, bytes.subarray(0, consumed)),
+        utf16: start === 0 && encodingOf(read) !== 'utf-8',
       });
     });
   } catch (error) {
@@ -164,6 +171,7 @@ export const readLog = async (
           tail: 0,
           continues: offset === 0,
           last: NO_BYTES,
+          utf16: false,
         })
       : E.left(ioError(`cannot read ${file}`, error));
   }

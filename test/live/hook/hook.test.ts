@@ -473,6 +473,19 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
     expect(existsSync(`${file}.set-aside`)).toBe(false);
   });
 
+  it('leaves a UTF-16 log byte for byte, and tells the user why', async () => {
+    const log = Buffer.from(`\uFEFF${example.replace(/\n/gu, '\r\n')}`, 'utf16le');
+    const { file, answer } = await hookOnLog(log);
+    // A UTF-8 line appended would be one the log cannot hold, and its lines read as UTF-8 are all rejected.
+    expect(answer.output).toEqual({
+      systemMessage: expect.stringMatching(
+        /^fact-tracker: io: session [^:]+: the log \S+ is UTF-16 \(it starts with a UTF-16 byte-order mark\): a live session reads and appends UTF-8 only, /u,
+      ),
+    });
+    expect(readFileSync(file).equals(log)).toBe(true);
+    expect(existsSync(`${file}.set-aside`)).toBe(false);
+  });
+
   it('refuses a symlinked .fact-tracker before making any folder at its target', async () => {
     const cwd = tempDir('hook-');
     const outside = tempDir('outside-');

@@ -4,10 +4,20 @@
  * someone else (another session, a crash, a hand edit) is read exactly as `replay` reads it.
  */
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
+import { decodeBytes } from '../../../src/core/history/encoding.js';
 import { parseHistory, replayHistory, selectValidFacts } from '../../../src/index.js';
 import {
   fileSessionStore,
@@ -330,6 +340,37 @@ describe('a live session', () => {
     const replayed = replayHistory(after);
     expect([replayed.report.summary.events, replayed.report.errors]).toEqual([41, []]);
     expect(right(await open('cr', { cwd, create: false }).then((again) => again.snapshot()))).toEqual(replayed.store);
+  });
+
+  it('leaves a UTF-16 log as it is: the session is not opened, and says why', async () => {
+    const cwd = tempDir('session-utf16-');
+    const { directory } = resolveSessionsDirectory({ cwd });
+    mkdirSync(directory, { recursive: true });
+    // As Windows PowerShell's > writes it, with CRLF; and its big-endian twin.
+    const little = Buffer.from(`\uFEFF${example.replace(/\n/gu, '\r\n')}`, 'utf16le');
+    const logs = { le: little, be: Buffer.from(little).swap16() };
+    for (const [id, bytes] of Object.entries(logs)) {
+      const file = join(directory, `${id}.jsonl`);
+      writeFileSync(file, bytes);
+      // Replay reads it whole...
+      expect(replayHistory(decodeBytes(readFileSync(file))).report.summary.events).toBe(40);
+      // ...a live session, which appends UTF-8, refuses it rather than corrupt it.
+      for (const create of [false, true])
+        expect(await openSession(id, { cwd, create })).toEqual(
+          E.left({
+            code: 'io',
+            message: `the log ${file} is UTF-16 (it starts with a UTF-16 byte-order mark): a live session reads and appends UTF-8 only, so it leaves the log as it is (converted to UTF-8, the session goes on); \`fact-tracker replay --session ${id}\` reads it as it is`,
+          }),
+        );
+      const store = fileSessionStore({ cwd });
+      expect(E.isLeft(await store.append(id, 0, ['{"type":"prompt","taskId":"1","taskPrompt":"x","at":1}']))).toBe(
+        true,
+      );
+      expect(E.isLeft(await store.repair(id))).toBe(true);
+      expect(readFileSync(file).equals(bytes)).toBe(true);
+    }
+    // Nothing beside them either: no torn line set aside, no snapshot.
+    expect(readdirSync(directory).sort()).toEqual(['.gitignore', 'be.jsonl', 'le.jsonl']);
   });
 
   it('sets a torn last line aside in a side file, reports it, and keeps every complete event', async () => {
