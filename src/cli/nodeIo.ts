@@ -1,9 +1,19 @@
 /** `CliIo` on Node: the only module of the project that touches `process` and the file system. */
 import { fstatSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { dirname } from 'node:path';
+import { basename, dirname, isAbsolute, join, sep } from 'node:path';
 import { isatty } from 'node:tty';
-import { constants as fsConstants, open, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
+import {
+  constants as fsConstants,
+  lstat,
+  open,
+  readFile,
+  readlink,
+  realpath,
+  rename,
+  rm,
+  stat,
+} from 'node:fs/promises';
 import * as E from 'fp-ts/lib/Either.js';
 import { collapseWhitespace } from '../base/text.js';
 import { decodeBytes } from '../core/history/encoding.js';
@@ -226,9 +236,61 @@ const newFileTarget = async (file: string): Promise<E.Either<string, { path: str
   return there ? E.right({ path: file }) : E.left(`cannot save into ${file}: there is no folder ${folder}`);
 };
 
+/** How many links a name may lead through, as Linux counts them before it says ELOOP. */
+const MAX_LINKS = 40;
+
+/** A missing folder, or a name in a path that is no folder: nowhere to make a file. */
+const isNoFolder = (error: NodeJS.ErrnoException): boolean => error.code === 'ENOENT' || error.code === 'ENOTDIR';
+
 /**
- * Where an update of FILE lands and the mode it keeps: FILE itself when nothing is there yet (a
- * link to nothing included), else the regular file it is or links to, with its permission bits.
+ * The name a link to nothing at FILE leads to at the end of its chain of links (undefined when
+ * FILE is no link): a relative target is read from the real folder of the link that holds it, as
+ * the system reads it, and left as written (`..` after a linked folder is the system's to resolve).
+ * Also the target as the last link writes it, for messages.
+ */
+const linkEnd = async (file: string): Promise<{ end: string; linksTo: string } | undefined> => {
+  let path = file;
+  let linksTo: string | undefined;
+  for (let links = 0; links <= MAX_LINKS; links += 1) {
+    const stats = await lstat(path).catch((error: unknown) => {
+      if (!isOutsideFailure(error) || !isNoFolder(error)) throw error;
+      return undefined;
+    });
+    if (stats?.isSymbolicLink() !== true) return linksTo === undefined ? undefined : { end: path, linksTo };
+    linksTo = await readlink(path);
+    path = isAbsolute(linksTo) ? linksTo : `${await realpath(dirname(path))}${sep}${linksTo}`;
+  }
+  throw Object.assign(new Error('too many symbolic links'), { code: 'ELOOP', syscall: 'lstat' });
+};
+
+/**
+ * FILE made new, or, when FILE is a link to nothing, the file it links to (the link stays): the
+ * folder it is made in must be there (else the lock beside it, the first thing made, fails with no
+ * word of why, and a link would be replaced by a file).
+ */
+const missingTarget = async (file: string): Promise<E.Either<string, { path: string }>> => {
+  const link = await linkEnd(file);
+  if (link === undefined) return newFileTarget(file);
+  const { end, linksTo } = link;
+  const name = basename(end);
+  if (name === '' || name === '.' || name === '..' || end.endsWith(sep) || end.endsWith('/'))
+    return E.left(`cannot save into ${file}: it links to ${linksTo}, which names no file`);
+  const real = await realpath(dirname(end)).then(
+    async (path) => ((await stat(path)).isDirectory() ? path : undefined),
+    (error: unknown) => {
+      if (!isOutsideFailure(error) || !isNoFolder(error)) throw error;
+      return undefined;
+    },
+  );
+  return real === undefined
+    ? E.left(`cannot save into ${file}: it links to ${linksTo}, whose folder does not exist`)
+    : E.right({ path: join(real, name) });
+};
+
+/**
+ * Where an update of FILE lands and the mode it keeps: FILE itself when nothing is there yet, the
+ * file a link to nothing links to (made new: the link stays), else the regular file FILE is or
+ * links to, with its permission bits.
  * Anything else (a folder, a device such as /dev/null, a pipe, a read-only file) is refused,
  * before any lock is taken beside it: replacing it would lose it, or wait on it forever.
  */
@@ -240,7 +302,11 @@ const updateTarget = async (file: string): Promise<E.Either<string, { path: stri
     return E.right({ path: await realpath(file), mode: stats.mode & 0o7777 });
   } catch (error) {
     if (!isOutsideFailure(error)) throw error;
-    if (error.code === 'ENOENT') return newFileTarget(file);
+    if (error.code === 'ENOENT')
+      return missingTarget(file).catch((failure: unknown) => {
+        if (!isOutsideFailure(failure)) throw failure;
+        return E.left(`cannot save into ${file}: ${describeFailure(failure)}`);
+      });
     if (error.code === 'EACCES' || error.code === 'EPERM') return E.left(`cannot save into ${file}: it is read-only`);
     return E.left(`cannot save into ${file}: ${describeFailure(error)}`);
   }

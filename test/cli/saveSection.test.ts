@@ -206,6 +206,51 @@ describe('--save into a saved state another command wrote', () => {
     expect(sectionsOf(file).notes).toBe(13);
   });
 
+  it("writes through a link to nothing into the file it links to, made new (a relative target read from the link's folder, through a chain of links too), and keeps the link", async () => {
+    const dir = tempDir('save-dangling-');
+    mkdirSync(join(dir, 'shared'));
+    mkdirSync(join(dir, 'links'));
+    const link = join(dir, 'links', 'state.json');
+    symlinkSync('../shared/state.json', link);
+    // Two links: chain.json to hop.json, hop.json to nothing yet.
+    const chain = join(dir, 'links', 'chain.json');
+    symlinkSync('../shared/chained.json', join(dir, 'links', 'hop.json'));
+    symlinkSync('hop.json', chain);
+    for (const save of [saveFacts, saveNotes]) {
+      const saved = await save(link);
+      expect([saved.status, saved.stderr]).toEqual([0, '']);
+    }
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(sectionsOf(join(dir, 'shared', 'state.json'))).toMatchObject({ notes: 13 });
+    expect(sectionsOf(join(dir, 'shared', 'state.json')).pairs).toBeGreaterThan(0);
+    const chained = await saveNotes(chain);
+    expect([chained.status, chained.stderr]).toEqual([0, '']);
+    expect([lstatSync(chain).isSymbolicLink(), lstatSync(join(dir, 'links', 'hop.json')).isSymbolicLink()]).toEqual([
+      true,
+      true,
+    ]);
+    expect(sectionsOf(join(dir, 'shared', 'chained.json'))).toEqual({ pairs: 0, notes: 13 });
+    expect(readdirSync(join(dir, 'links')).sort()).toEqual(['chain.json', 'hop.json', 'state.json']);
+    expect(readdirSync(join(dir, 'shared')).sort()).toEqual(['chained.json', 'state.json']);
+  });
+
+  it('refuses a link into a folder that does not exist in one line, and writes nothing (the link stays)', async () => {
+    const dir = tempDir('save-dangling-nowhere-');
+    const link = join(dir, 'state.json');
+    symlinkSync('nowhere/state.json', link);
+    const [facts, notes] = await Promise.all([saveFacts(link), saveNotes(link)]);
+    expect([facts.status, facts.stderr]).toEqual([
+      1,
+      `fact-tracker replay: cannot save into ${link}: it links to nowhere/state.json, whose folder does not exist\n`,
+    ]);
+    expect([notes.status, notes.stderr]).toEqual([
+      1,
+      `fact-tracker notes: cannot save into ${link}: it links to nowhere/state.json, whose folder does not exist\n`,
+    ]);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readdirSync(dir)).toEqual(['state.json']);
+  });
+
   it('saves nothing over a state from a file of rejected lines only (a history given by mistake), and says so in one line', async () => {
     const dir = tempDir('save-nothing-');
     const file = copyInto(dir, (await savedStates()).factsFirst);
