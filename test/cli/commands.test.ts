@@ -365,6 +365,30 @@ describe('a reader that closes the report early (| head)', () => {
     for (const json of [false, true])
       expect(await runCliCut(['replay', history, ...(json ? ['--json'] : [])])).toEqual({ status: 2, stderr: '' });
   });
+
+  it('ends facts and explain quietly with exit 2 when a line was rejected, in text and in JSON, as replay ends', async ({
+    expect,
+  }) => {
+    // 1,000 rejected lines (each listed with its long type clipped), then the example 20 times
+    // over: a facts table and an explanation of the last prompt of about 350 KB each, written at
+    // once, more than what the socket pair of a child's standard output holds (about 208 KB).
+    const lines = [
+      ...Array.from({ length: 1000 }, () => JSON.stringify({ type: 'unknown-'.repeat(40) })),
+      ...historyRounds(join(ROOT, EXAMPLE), 20),
+    ];
+    const history = join(tempDir('head-rejected-facts-'), 'history.jsonl');
+    writeFileSync(history, lines.join('\n'));
+    const lastPrompt = String(
+      lines.length - [...lines].reverse().findIndex((line) => line.includes('"type":"prompt"')),
+    );
+    const commands = [
+      ['facts', history],
+      ['explain', history, '--line', lastPrompt],
+    ];
+    for (const args of commands)
+      for (const json of [false, true])
+        expect(await runCliCut([...args, ...(json ? ['--json'] : [])])).toEqual({ status: 2, stderr: '' });
+  });
 });
 
 describe('a session log that is not a regular file inside its folder', () => {

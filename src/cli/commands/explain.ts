@@ -11,7 +11,7 @@ import type { CliIo } from '../io.js';
 import { type ExplainView, renderExplain } from '../render.js';
 import { createStyle } from '../style.js';
 import { type HistorySource, isStandardInput, labelOf, openHistory, replaySource } from './history.js';
-import { exitStatusFor, tokenCounter, toJson } from './shared.js';
+import { printReport, tokenCounter, toJson } from './shared.js';
 
 /** Why line N has nothing to explain, in words, from its text (undefined when the file ends before it). */
 const notAPrompt = (command: ExplainCommand, text: string | undefined): string => {
@@ -92,9 +92,16 @@ export const runExplain = (command: ExplainCommand, io: CliIo): TE.TaskEither<st
       ),
     ),
     TE.chainEitherK((result) => viewOf(command, result, lineText)),
-    TE.map((view) => {
-      io.stdout(command.json ? toJson(toJsonView(view)) : `${renderExplain(view, createStyle(io.colour))}\n`);
-      return exitStatusFor(io, 'explain', view.rejected.errors, view.rejected.errorsOmitted);
-    }),
+    TE.chain((view) =>
+      TE.fromTask(
+        printReport(
+          io,
+          'explain',
+          command.json ? toJson(toJsonView(view)) : `${renderExplain(view, createStyle(io.colour))}\n`,
+          view.rejected.errors,
+          view.rejected.errorsOmitted,
+        ),
+      ),
+    ),
   );
 };

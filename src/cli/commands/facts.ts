@@ -10,19 +10,24 @@ import { type RejectedLines, renderFacts } from '../render.js';
 import { openSource, parseSavedState, type Source } from '../source.js';
 import { createStyle } from '../style.js';
 import { loadStore } from './history.js';
-import { exitStatusFor, toJson } from './shared.js';
+import { printReport, toJson } from './shared.js';
 
 /** Prints the selected facts; resolves to the exit status. */
 export const runFacts = (command: FactsCommand, io: CliIo): TE.TaskEither<string, number> =>
   pipe(
     loadStore(io, command.input, command.asOf),
-    TE.map(({ store, rejected }) => {
+    TE.chain(({ store, rejected }) => {
       const facts = selectFactsWhere(store, command);
-      io.stdout(
-        command.json
-          ? toJson({ facts, ...rejected })
-          : `${renderFacts(facts, rejected, command.all, createStyle(io.colour))}\n`,
+      return TE.fromTask(
+        printReport(
+          io,
+          'facts',
+          command.json
+            ? toJson({ facts, ...rejected })
+            : `${renderFacts(facts, rejected, command.all, createStyle(io.colour))}\n`,
+          rejected.errors,
+          rejected.errorsOmitted,
+        ),
       );
-      return exitStatusFor(io, 'facts', rejected.errors, rejected.errorsOmitted);
     }),
   );

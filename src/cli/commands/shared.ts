@@ -1,4 +1,5 @@
 /** Steps every command shares: loading a tokenizer, exit statuses, JSON output. */
+import type * as T from 'fp-ts/lib/Task.js';
 import type * as TE from 'fp-ts/lib/TaskEither.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
 import type { CommandName } from '../command.js';
@@ -30,6 +31,27 @@ export const exitStatusFor = (
   );
   return EXIT_REJECTED_LINES;
 };
+
+/**
+ * Prints a report that is written whole once its file was read (`facts`, `explain`) and resolves
+ * to the exit status, as `replay` ends: once standard output took all of it, the rejected lines
+ * are said on stderr too; a reader that closes it early (`| head`) ends the process quietly
+ * while it waits, with 2 when lines were rejected.
+ */
+export const printReport =
+  (
+    io: CliIo,
+    command: CommandName,
+    report: string,
+    errors: ReadonlyArray<unknown>,
+    omitted: number = 0,
+  ): T.Task<number> =>
+  async () => {
+    if (errors.length + omitted > 0) io.statusIfCut?.(EXIT_REJECTED_LINES);
+    io.stdout(report);
+    await io.drain?.();
+    return exitStatusFor(io, command, errors, omitted);
+  };
 
 /** JSON output: two-space indented, one trailing newline. */
 export const toJson = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
