@@ -366,6 +366,18 @@ describe('a reader that closes the report early (| head)', () => {
       expect(await runCliCut(['replay', history, ...(json ? ['--json'] : [])])).toEqual({ status: 2, stderr: '' });
   });
 
+  it('ends the replay quietly with exit 2 when the reader closes the report in its end, written after the last prompt (the facts of a history without prompts, as JSON)', async ({
+    expect,
+  }) => {
+    // A rejected first line, then the example's dispatches 20 times over, without its prompts: a
+    // report that is nearly all its facts, about 330 KB, more than what the socket pair of a
+    // child's standard output holds (about 208 KB).
+    const dispatches = historyRounds(join(ROOT, EXAMPLE), 20).filter((line) => !line.includes('"type":"prompt"'));
+    const history = join(tempDir('head-rejected-end-'), 'history.jsonl');
+    writeFileSync(history, ['{"type":"unknown"}', ...dispatches].join('\n'));
+    expect(await runCliCut(['replay', history, '--json'])).toEqual({ status: 2, stderr: '' });
+  });
+
   it('ends facts and explain quietly with exit 2 when a line was rejected, in text and in JSON, as replay ends', async ({
     expect,
   }) => {

@@ -8,7 +8,7 @@ import { jsonReplayOutput, type ReplayOutput, textReplayOutput } from '../replay
 import { saveSection } from '../saveSection.js';
 import { createStyle } from '../style.js';
 import { openHistory, replaySource } from './history.js';
-import { exitStatusFor, tokenCounter } from './shared.js';
+import { statusAfterReport, tokenCounter } from './shared.js';
 
 /** Why nothing of the history would be saved: no event of it applied. */
 const nothingApplied = (report: ReplayReport, asOf: number | undefined): string =>
@@ -80,6 +80,8 @@ export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<stri
     // failed must not leave half a report (with --json, half a document) on standard output.
     TE.chainFirst(({ result, output }) => TE.fromIO(() => output.end(result.report))),
     TE.chain(({ result }) => save(io, command, result)),
-    TE.map(({ report }) => exitStatusFor(io, 'replay', report.errors, report.errorsOmitted)),
+    // The end of the report (the facts table, the JSON document's tail) is taken before the
+    // rejected lines are said on stderr: a reader that closes it early ends the process quietly.
+    TE.chain(({ report }) => TE.fromTask(statusAfterReport(io, 'replay', report.errors, report.errorsOmitted))),
   );
 };

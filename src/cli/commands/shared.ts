@@ -33,10 +33,21 @@ export const exitStatusFor = (
 };
 
 /**
+ * The exit status once standard output took the whole report (see `exitStatusFor`): a reader
+ * that closes it early (`| head`) ends the process quietly while it waits, with the status
+ * `statusIfCut` set, and is not told of the rejected lines on stderr.
+ */
+export const statusAfterReport =
+  (io: CliIo, command: CommandName, errors: ReadonlyArray<unknown>, omitted: number = 0): T.Task<number> =>
+  async () => {
+    await io.drain?.();
+    return exitStatusFor(io, command, errors, omitted);
+  };
+
+/**
  * Prints a report that is written whole once its file was read (`facts`, `explain`) and resolves
- * to the exit status, as `replay` ends: once standard output took all of it, the rejected lines
- * are said on stderr too; a reader that closes it early (`| head`) ends the process quietly
- * while it waits, with 2 when lines were rejected.
+ * to the exit status, as `replay` ends: a reader that closes it early (`| head`) ends the
+ * process quietly, with 2 when lines were rejected.
  */
 export const printReport =
   (
@@ -49,8 +60,7 @@ export const printReport =
   async () => {
     if (errors.length + omitted > 0) io.statusIfCut?.(EXIT_REJECTED_LINES);
     io.stdout(report);
-    await io.drain?.();
-    return exitStatusFor(io, command, errors, omitted);
+    return statusAfterReport(io, command, errors, omitted)();
   };
 
 /** JSON output: two-space indented, one trailing newline. */
