@@ -53,8 +53,12 @@ const issueMessage = (issue: z.core.$ZodIssue): string =>
 /** Longest value quoted in a message: a 10 MB field must not make a 10 MB message. */
 const QUOTE_LIMIT = 80;
 
-/** A value as JSON for a message, clipped; its kind in words when it has no JSON form. */
+/**
+ * A value as JSON for a message, clipped; its kind in words when it has no JSON form. A number
+ * that is not finite (`1e400` parses to Infinity) is named as such: JSON would write it as null.
+ */
 export const quoteValue = (value: unknown): string => {
+  if (typeof value === 'number' && !Number.isFinite(value)) return `${String(value)} (not a finite number)`;
   try {
     const json = JSON.stringify(value);
     return json === undefined ? describeKind(value) : clipEnd(json, QUOTE_LIMIT);

@@ -130,6 +130,53 @@ describe.concurrent('fact-tracker commands', () => {
     ]);
   });
 
+  it('names the event on a line that is no prompt with its article: an invalidate event, a compact event', async ({
+    expect,
+  }) => {
+    const events = [
+      { type: 'invalidate', subject: 'src/a.ts', relation: 'modified_by' },
+      { type: 'compact', maxFacts: 10 },
+    ];
+    const runs = await Promise.all(
+      ['1', '2'].map((line) =>
+        runCli(['explain', '-', '--line', line], events.map((event) => JSON.stringify(event)).join('\n')),
+      ),
+    );
+    expect(runs.map((run) => [run.status, run.stderr])).toEqual([
+      [
+        1,
+        'fact-tracker explain: line 1 of standard input is an invalidate event; explain needs the line of a prompt event\n',
+      ],
+      [
+        1,
+        'fact-tracker explain: line 2 of standard input is a compact event; explain needs the line of a prompt event\n',
+      ],
+    ]);
+  });
+
+  it('says a count past the largest number (1e400, which JSON reads as Infinity) is not finite, not that it is null', async ({
+    expect,
+  }) => {
+    const history = [
+      '{"type":"prompt","taskId":"1","taskPrompt":"x","maxFacts":1e400}',
+      '{"type":"prompt","taskId":"1","taskPrompt":"x","maxTokens":-1e400}',
+    ].join('\n');
+    const run = await runCli(['replay', '-', '--json'], history);
+    expect(run.status).toBe(2);
+    expect((JSON.parse(run.stdout) as { errors: unknown[] }).errors).toEqual([
+      {
+        line: 1,
+        code: 'invalid_field',
+        message: 'maxFacts must be a whole number 0 or more, not Infinity (not a finite number)',
+      },
+      {
+        line: 2,
+        code: 'invalid_field',
+        message: 'maxTokens must be a whole number 0 or more, not -Infinity (not a finite number)',
+      },
+    ]);
+  });
+
   it('explains one prompt fact by fact', async ({ expect }) => {
     const run = await runCli(['explain', EXAMPLE, '--line', '24']);
     expect(run.status).toBe(0);

@@ -22,7 +22,7 @@ const notAPrompt = (command: ExplainCommand, text: string | undefined): string =
   const parsed = parseHistoryLine(text, command.line, undefined);
   return E.isLeft(parsed)
     ? `${where} is not a valid event (${parsed.left.code}: ${parsed.left.message})`
-    : `${where} is a ${parsed.right.type} event; explain needs the line of a prompt event`;
+    : `${where} is ${/^[aeiou]/u.test(parsed.right.type) ? 'an' : 'a'} ${parsed.right.type} event; explain needs the line of a prompt event`;
 };
 
 /** The source, noting the text of line `line` as it goes by. */
