@@ -27,6 +27,15 @@ const EXAMPLE = 'examples/web-api-session.jsonl';
 const workDir = tempDir('cli-');
 
 /** A one-line stderr message, nothing on stdout and exit 1: how every failure must look. */
+/** A project (a git work tree) with its sessions folder made and empty. */
+const projectWithSessions = (prefix: string): { project: string; sessions: string } => {
+  const project = tempDir(prefix);
+  mkdirSync(join(project, '.git'));
+  const sessions = join(project, '.fact-tracker', 'sessions');
+  mkdirSync(sessions, { recursive: true });
+  return { project, sessions };
+};
+
 const expectOneLineFailure = (expect: ExpectStatic, run: CliRun, pattern: RegExp): void => {
   expect(run.status).toBe(1);
   expect(run.stdout).toBe('');
@@ -308,10 +317,7 @@ describe.concurrent('fact-tracker commands', () => {
   it('exports a folder session as its log holds it, byte for byte: blank lines, line breaks and byte-order mark kept, so replay numbers its lines alike', async ({
     expect,
   }) => {
-    const project = tempDir('export-');
-    mkdirSync(join(project, '.git'));
-    const sessions = join(project, '.fact-tracker', 'sessions');
-    mkdirSync(sessions, { recursive: true });
+    const { project, sessions } = projectWithSessions('export-');
     // A log written by hand or by another tool: CRLF and lone CR line breaks, blank and
     // whitespace lines, a line that is no event, and a byte-order mark.
     const events = readFileSync(join(ROOT, EXAMPLE), 'utf8').split('\n').slice(0, 12);
@@ -347,10 +353,7 @@ describe.concurrent('fact-tracker commands', () => {
   it('refuses to export a UTF-16 log, whose bytes UTF-8 text would not be, in one line that says what reads it', async ({
     expect,
   }) => {
-    const project = tempDir('export-utf16-');
-    mkdirSync(join(project, '.git'));
-    const sessions = join(project, '.fact-tracker', 'sessions');
-    mkdirSync(sessions, { recursive: true });
+    const { project, sessions } = projectWithSessions('export-utf16-');
     const log = join(sessions, 'ps.jsonl');
     const text = readFileSync(join(ROOT, EXAMPLE), 'utf8');
     writeFileSync(log, Buffer.from(`\uFEFF${text.replace(/\n/gu, '\r\n')}`, 'utf16le'));
