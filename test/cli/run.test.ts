@@ -213,6 +213,21 @@ describe('hook', () => {
 });
 
 describe('replay', () => {
+  it("prints what the README's trimmed run of npm start shows: each of its runs of lines, in its order", async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const sample = /A trimmed run of `npm start`:\n\n```\n([\s\S]*?)\n```/u.exec(readme)?.[1];
+    expect(sample).toBeDefined();
+    const result = await runInMemory(['replay', EXAMPLE]);
+    expect(result.status).toBe(0);
+    let from = 0;
+    // `...` marks what the README leaves out; every run of lines between is printed as it is.
+    for (const run of sample!.split('\n...\n')) {
+      const at = result.stdout.indexOf(run, from);
+      expect(at, run).toBeGreaterThanOrEqual(from);
+      from = at + run.length;
+    }
+  });
+
   it('reports every bad line in line order among the prompts, and exits 2', async () => {
     const result = await runInMemory(['replay', BAD_LINES]);
     expect(result.status).toBe(2);
