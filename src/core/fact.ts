@@ -169,7 +169,7 @@ const validateNewFact = (input: unknown): E.Either<string, SessionFact> => {
     validFrom: plainTime(validFrom),
     sourceTaskId: wellFormed(sourceTaskId),
     sourceRole,
-    // -0 is 0, as a time's is (see \`plainTime\`): JSON writes it as 0.
+    // -0 is 0, as a time's is (see `plainTime`): JSON writes it as 0.
     confidence: confidence + 0,
   });
 };

@@ -98,10 +98,10 @@ export const PAIR_LOG_LIMIT = 128;
 /**
  * The log reduced to what its valid facts need, or undefined when none is valid: at each time
  * a valid fact's run starts, and at the latest assertion time, the assertions made then of the
- * valid facts whose runs have started; nothing else. Its valid facts come out exactly as they were (each is asserted at
- * every kept time from its run's start, as it was at every assertion time), and so do the
- * assertions of the latest time, which say who raised the pair last. History goes, as in
- * compaction, and so do the repeats of a valid fact between those times.
+ * valid facts whose runs have started; nothing else. Its valid facts come out exactly as they
+ * were (each is asserted at every kept time from its run's start, as it was at every assertion
+ * time), and so do the assertions of the latest time, which say who raised the pair last.
+ * History goes, as in compaction, and so do the repeats of a valid fact between those times.
  */
 export const collapseToValidRuns = (log: PairLog): PairLog | undefined => {
   const valid = validRecords(deriveRecords(log));

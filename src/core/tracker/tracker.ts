@@ -258,7 +258,7 @@ const shareState = (state: TrackerState): TrackerState => {
 };
 
 /**
- * The default clock: \`Date.now\`, made strictly increasing. Two calls within one millisecond are
+ * The default clock: `Date.now`, made strictly increasing. Two calls within one millisecond are
  * then two instants, so a later result supersedes an earlier one (and a review settles the one
  * before it) as it would a moment later, rather than both being asserted at one time.
  */

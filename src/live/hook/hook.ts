@@ -14,7 +14,7 @@ import type { Failure } from '../../base/failure.js';
 import { collapseWhitespace } from '../../base/text.js';
 import type { SectionLayout } from '../../core/retrieve/defaults.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
-import { appendToLog, flushLog, readLog, setAsideTail, withLogLock } from '../session/logFile.js';
+import { appendToLog, flushLog, LOG_LINE_BREAK, readLog, setAsideTail, withLogLock } from '../session/logFile.js';
 import { nameId } from '../session/id.js';
 import type { SessionError } from '../session/model.js';
 import type { SessionStore } from '../session/store.js';
@@ -41,7 +41,7 @@ import {
   type SessionAnswer,
 } from './model.js';
 import { parseHookEvent } from './payload.js';
-import { formatHookRecords, type HookRecord, HOOKS_LINE_BREAK, parseHookRecords } from './records.js';
+import { formatHookRecords, type HookRecord, parseHookRecords } from './records.js';
 import { foldHookRecords, type HookState } from './state.js';
 import { hookTransition } from './transition.js';
 
@@ -221,7 +221,7 @@ const runLocked = async (event: ActiveHookEvent, options: HookOptions): Promise<
         file,
         `${file}.set-aside`,
         read.right.consumed,
-        read.right.text.split(HOOKS_LINE_BREAK).length,
+        read.right.text.split(LOG_LINE_BREAK).length,
         now,
       );
       if (E.isLeft(moved)) return moved;

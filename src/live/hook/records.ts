@@ -15,6 +15,7 @@
  */
 import * as O from 'fp-ts/lib/Option.js';
 import { z } from 'zod';
+import { LOG_LINE_BREAK } from '../session/logFile.js';
 
 /** How a section reaches its subagent. */
 export type Channel = 'input' | 'start' | 'none';
@@ -153,14 +154,11 @@ const parseRecord = (line: string): O.Option<HookRecord> => {
 };
 
 /**
- * The lines of a hooks file's text: its breaks are a log's (`\n`, `\r\n` or `\r`), so a line the
- * reader took as complete is never joined to the line appended after it.
+ * The records of a hooks file's text, in order; lines that are not records are skipped. Its lines
+ * break as a log's do, so a line the reader took as complete is never joined to the next one.
  */
-export const HOOKS_LINE_BREAK = /\r\n|\n|\r/u;
-
-/** The records of a hooks file's text, in order; lines that are not records are skipped. */
 export const parseHookRecords = (text: string): ReadonlyArray<HookRecord> =>
-  text.split(HOOKS_LINE_BREAK).flatMap((line) => {
+  text.split(LOG_LINE_BREAK).flatMap((line) => {
     const record = parseRecord(line);
     return O.isSome(record) ? [record.value] : [];
   });

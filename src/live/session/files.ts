@@ -16,6 +16,7 @@ import {
   flushLog,
   ioError,
   lastBytes,
+  LOG_LINE_BREAK,
   type LockSettings,
   type LogRead,
   prepareDirectory,
@@ -215,11 +216,9 @@ interface Cursor {
 
 const START: Cursor = { lines: 0, offset: 0, identity: '', last: Buffer.alloc(0) };
 
-const LINE_BREAK = /\r\n|\n|\r/u;
-
 /** The lines of complete text read at `offset` (a byte order mark opens only the file's first line). */
 const splitLines = (text: string, offset: number): string[] => {
-  const pieces = (offset === 0 ? text.replace(/^\uFEFF/u, '') : text).split(LINE_BREAK);
+  const pieces = (offset === 0 ? text.replace(/^\uFEFF/u, '') : text).split(LOG_LINE_BREAK);
   // The text ends with a line break, so the last piece is the empty rest after it.
   pieces.pop();
   return pieces;
@@ -345,7 +344,7 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
     read: (id, after) => guarded(id, false, (files) => readTail(files.file, id, after)),
     append: (id, expected, texts) =>
       guarded(id, true, async (files) => {
-        if (texts.some((text) => LINE_BREAK.test(text)))
+        if (texts.some((text) => LOG_LINE_BREAK.test(text)))
           return E.left({
             code: 'io',
             message: 'a line to append holds a line break: it would forge a line of the log',

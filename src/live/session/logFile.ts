@@ -27,6 +27,8 @@ import type { SessionError, SetAsideLine } from './model.js';
 
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
+/** Where a line of a log (or of a hooks file) ends, as a history's lines end: `\n`, `\r\n` or a lone `\r`. */
+export const LOG_LINE_BREAK = /\r\n|\n|\r/u;
 /** Opening a log through a symbolic link is refused: a hostile repository could point one anywhere. */
 const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
 
