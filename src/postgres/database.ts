@@ -6,6 +6,8 @@
  * do anything twice: a read, a write that is the same however often it runs, or a statement the
  * server answered with an error (so it did nothing). An append whose connection ended before
  * the server's answer may have been committed: the caller is told so, and reads the log again.
+ * Every statement is bounded by `queryTimeoutMs`: on a pool the store made, by each connection's
+ * `statement_timeout`; on a caller's pool, inside a transaction of the store's that sets it locally.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import pg from 'pg';
@@ -29,6 +31,8 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
  * stores takes milliseconds.
  */
 export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
+/** The longest `statement_timeout` PostgreSQL takes, in milliseconds (a 32-bit integer). */
+const LONGEST_STATEMENT_TIMEOUT_MS = 2_147_483_647;
 /**
  * How much longer than `queryTimeoutMs` the driver waits before it gives the connection up: the
  * server's own cancel comes first and says the statement did nothing, where a connection given
@@ -49,12 +53,18 @@ export interface PostgresOptions {
   readonly connectTimeoutMs?: number;
   /** With a URL: the most connections the store's pool opens (default 10). */
   readonly maxConnections?: number;
-  /** With a URL: how long a statement may run before the server cancels it, a lock wait included (default 30,000 ms; 0: no limit); a server that does not answer even then has its connection given up a second later. */
+  /** How long a statement of the store may run before the server cancels it, a lock wait included (default 30,000 ms; 0: no limit); with a URL, a server that does not answer even then has its connection given up a second later; with a pool of the caller's, only the store's own transactions are bounded, and never looser than the pool's own `statement_timeout`. */
   readonly queryTimeoutMs?: number;
 }
 
 /** Whether a call may be sent again after its connection ended before the server's answer. */
 export type Repeat = 'repeatable' | 'once';
+
+/**
+ * What a piece of work does with transactions: `statements`, none of its own (on a caller's
+ * pool `run` puts them in one, to bound them); `transaction`, it opens one with `Database.transaction`.
+ */
+export type Scope = 'statements' | 'transaction';
 
 /** A store's way to the server. */
 export interface Database {
@@ -62,8 +72,20 @@ export interface Database {
   readonly location: string;
   /** The schema of the tables, checked. */
   readonly schema: string;
-  /** Runs `work` on a client of the pool, retrying as `repeat` allows; a failure comes back as a value. */
-  run<T>(repeat: Repeat, work: (client: pg.PoolClient) => Promise<T>): Promise<E.Either<PostgresFailure, T>>;
+  /**
+   * Runs `work` on a client of the pool, retrying as `repeat` allows, its statements bounded by
+   * `queryTimeoutMs` whoever made the pool; a failure comes back as a value.
+   */
+  run<T>(
+    repeat: Repeat,
+    work: (client: pg.PoolClient) => Promise<T>,
+    scope?: Scope,
+  ): Promise<E.Either<PostgresFailure, T>>;
+  /**
+   * Runs `work` in a transaction on `client` (work of scope `transaction`), its statements
+   * bounded as `run`'s are: committed when it resolves, rolled back when it throws.
+   */
+  transaction<T>(client: pg.PoolClient, work: () => Promise<T>): Promise<T>;
   /**
    * Runs one call of a store, its schema check and its work, so that `end` waits for it; once
    * `end` was called, answers that the store is closed without running it.
@@ -125,6 +147,20 @@ const poolFor = (url: string, options: PostgresOptions): E.Either<PostgresFailur
   pool.on('error', ignore);
   return E.right({ pool, owned: true, location: address.right.location, secrets: address.right.secrets });
 };
+
+/**
+ * The statement that bounds each statement of the rest of its transaction to `ms` on a caller's
+ * pool, unless the pool's own `statement_timeout` is shorter: set LOCAL, the bound ends with the
+ * transaction, so the caller's other queries on that session keep its settings (and behind
+ * PgBouncer's transaction pooling none leaks to another client's session, as a SET would).
+ */
+const boundSql = (ms: number): string =>
+  `SELECT set_config('statement_timeout', '${ms}', true) FROM pg_settings
+  WHERE name = 'statement_timeout' AND (setting::bigint = 0 OR setting::bigint > ${ms})`;
+
+/** `queryTimeoutMs` as a whole number of milliseconds PostgreSQL takes, or undefined for no limit. */
+const statementBound = (queryTimeoutMs: number): number | undefined =>
+  queryTimeoutMs > 0 ? Math.min(LONGEST_STATEMENT_TIMEOUT_MS, Math.max(1, Math.round(queryTimeoutMs))) : undefined;
 
 /** The caller's pool, named in messages by its settings (never its password). */
 const callersPool = (pool: pg.Pool): Connection => {
@@ -188,14 +224,40 @@ export const openDatabase = (
   if (E.isLeft(connection)) return connection;
   const { pool, owned, location, secrets } = connection.right;
   const context = { location, secrets };
+  // A pool the store made has the bound on every connection (poolFor); a caller's pool has it
+  // inside the store's own transactions alone. A number that is none (NaN) reads as the default.
+  const queryTimeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
+  const bound = owned
+    ? undefined
+    : statementBound(Number.isNaN(queryTimeoutMs) ? DEFAULT_QUERY_TIMEOUT_MS : queryTimeoutMs);
+  const begin = bound === undefined ? 'BEGIN' : `BEGIN;\n${boundSql(bound)}`;
+
+  const transaction = async <T>(client: pg.PoolClient, work: () => Promise<T>): Promise<T> => {
+    await client.query(begin);
+    try {
+      const result = await work();
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      // A connection that failed is closed by `attempt`, and its transaction with it.
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  };
 
   const run = async <T>(
     repeat: Repeat,
     work: (client: pg.PoolClient) => Promise<T>,
+    scope: Scope = 'statements',
   ): Promise<E.Either<PostgresFailure, T>> => {
     const deadline = Date.now() + retryMs;
+    // Two round trips more per call (BEGIN with the bound, COMMIT), on a caller's pool only.
+    const bounded =
+      bound === undefined || scope === 'transaction'
+        ? work
+        : (client: pg.PoolClient) => transaction(client, () => work(client));
     for (let delay = 25; ; delay = Math.min(delay * 2, 500)) {
-      const tried = await attempt(work);
+      const tried = await attempt(bounded);
       if (E.isRight(tried)) return tried;
       const { failure: failed, transient, answered, timedOut } = tried.left;
       // A connection lost is a conflict, which its caller meets by reading and trying again; a
@@ -279,6 +341,7 @@ export const openDatabase = (
     location,
     schema,
     run,
+    transaction,
     call,
     end: async () => {
       ending = true;

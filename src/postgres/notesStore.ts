@@ -18,6 +18,7 @@ import {
   sqlSchema,
   statementName,
   type PostgresOptions,
+  type Scope,
   type UrlOrPool,
 } from './database.js';
 import type { PostgresFailure } from './failures.js';
@@ -127,19 +128,6 @@ const failingStore = (error: PostgresFailure): PostgresNotesStore => {
 /** Thrown inside a save's transaction when a record is not at the version named: rolls it back. */
 class StaleRecord extends Error {}
 
-/** Runs `work` in a transaction on `client`, rolled back when it throws. */
-const inTransaction = async <T>(client: pg.PoolClient, work: () => Promise<T>): Promise<T> => {
-  await client.query('BEGIN');
-  try {
-    const result = await work();
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  }
-};
-
 /**
  * Schema readiness shared by a store's calls: the first call creates or upgrades the schema,
  * the calls made meanwhile wait for it, and a failed check is tried again by the next call.
@@ -167,16 +155,18 @@ export const postgresNotesStore = (urlOrPool: UrlOrPool, options: PostgresOption
   const db: Database = opened.right;
   const sql = statements(db.schema);
   const prepared = schemaOnce(db);
+  const { transaction } = db;
 
   /** Readies the schema, then runs `work` as `repeat` allows; a failure as the database's. */
   const callDatabase = <T>(
     repeat: 'repeatable' | 'once',
     work: (client: pg.PoolClient) => Promise<T>,
+    scope?: Scope,
   ): Promise<E.Either<PostgresFailure, T>> =>
     db.call(async () => {
       const schema = await prepared();
       if (E.isLeft(schema)) return schema;
-      return db.run(repeat, work);
+      return db.run(repeat, work, scope);
     });
 
   /** Checks the ids, then runs `work` as `callDatabase` does; a failure as the port's. */
@@ -221,8 +211,9 @@ export const postgresNotesStore = (urlOrPool: UrlOrPool, options: PostgresOption
     const { profile } = notes;
     const problem = unstorableIds([user, ...sessions.map(({ session }) => session)]);
     if (problem !== undefined) return E.left(problem);
-    const saved = await callDatabase('once', (client) =>
-      inTransaction(client, async () => {
+    /** Every record at the version it names, in one transaction: undefined once written, else why not (rolled back). */
+    const writeRecords = (client: pg.PoolClient): Promise<string | undefined> =>
+      transaction(client, async () => {
         for (const { session, value, expected } of sessions)
           await write(
             client,
@@ -246,8 +237,8 @@ export const postgresNotesStore = (urlOrPool: UrlOrPool, options: PostgresOption
           if (error instanceof StaleRecord) return error.message;
           throw error;
         },
-      ),
-    );
+      );
+    const saved = await callDatabase('once', writeRecords, 'transaction');
     const written: NotesWritten = {
       sessions: notes.sessions.map(({ session, expected }) => ({ session, version: expected + 1 })),
       ...(profile === undefined ? {} : { profile: profile.expected + 1 }),

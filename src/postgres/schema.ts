@@ -171,20 +171,19 @@ export const ensureSchema = async (db: Database): Promise<E.Either<PostgresFailu
   if (E.isLeft(found)) return found;
   if (found.right > SCHEMA_VERSION) return E.left(tooNew(db, found.right));
   if (found.right === SCHEMA_VERSION) return E.right({ from: found.right });
-  const applied = await db.run('repeatable', async (client) => {
-    try {
-      // The version is read again under the lock: a process that migrated while this one waited
-      // for it did the work, and this one has nothing left to do.
-      await client.query(`BEGIN;\n${lockSql(db.schema)}`);
-      const from = await versionInTransaction(client, db.schema);
-      await client.query([...stepsSql(db.schema, from), 'COMMIT;'].join('\n'));
-      return { from, to: await versionOn(client, db.schema) };
-    } catch (error) {
-      // A failed script leaves its transaction open on this client: end it before the client goes back.
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    }
-  });
+  const applied = await db.run(
+    'repeatable',
+    (client) =>
+      db.transaction(client, async () => {
+        // The version is read again under the lock: a process that migrated while this one waited
+        // for it did the work, and this one has nothing left to do.
+        await client.query(lockSql(db.schema));
+        const from = await versionInTransaction(client, db.schema);
+        await client.query(stepsSql(db.schema, from).join('\n'));
+        return { from, to: await versionOn(client, db.schema) };
+      }),
+    'transaction',
+  );
   if (E.isLeft(applied)) return applied;
   const { from, to } = applied.right;
   return to > SCHEMA_VERSION ? E.left(tooNew(db, to)) : E.right({ from });

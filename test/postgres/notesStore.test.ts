@@ -245,6 +245,45 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
     expect(E.isRight(loaded) && loaded.right.session).toEqual({ value, version: 1 });
   });
 
+  it("bounds a save's transaction and a lease on a caller's pool by queryTimeoutMs, and leaves the pool's own statement_timeout as it was", async () => {
+    const url = await databaseUrl();
+    const schema = 'callers_locked_notes';
+    const pool = new pg.Pool({ connectionString: url, max: 1, application_name: 'callers' });
+    pool.on('error', () => undefined);
+    const store = postgresNotesStore(pool, { schema, queryTimeoutMs: 300 });
+    opened.push(store);
+    const value = { facts: [{ category: 'food', fact: 'likes tea' }] };
+    expect(E.isRight(await store.save('maya', { sessions: [{ session: 'chat', value, expected: 0 }] }))).toBe(true);
+    const call = { holder: 'a', ttlMs: 60_000, add: [{ kind: 'message' as const, text: 'hi', at: 1, key: 'a:0' }] };
+    expect(E.isRight(await store.leases.lease('maya', 'chat', call))).toBe(true);
+    const rows = [
+      `SELECT 1 FROM ${schema}.notes_sessions WHERE user_id = 'maya'`,
+      `SELECT 1 FROM ${schema}.notes_leases WHERE user_id = 'maya'`,
+    ];
+    await withRowsLocked(url, rows, async (locked) => {
+      const hung = new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 5_000).unref());
+      const saved = await Promise.race([
+        store.save('maya', { sessions: [{ session: 'chat', value: {}, expected: 1 }] }),
+        hung,
+      ]);
+      const leased = await Promise.race([store.leases.lease('maya', 'chat', { ...call, holder: 'b', add: [] }), hung]);
+      for (const answer of [saved, leased])
+        expect(answer !== 'hung' && E.isLeft(answer) && answer.left).toEqual({
+          code: 'unavailable',
+          message: expect.stringMatching(
+            /^store_unreachable: PostgreSQL at \S+ cancelled a statement, so it did nothing/u,
+          ),
+        });
+      expect(await locked.waitingBackends('callers')).toBe(0);
+    });
+    // The pool set no statement_timeout, and its session still has none.
+    expect((await pool.query('SHOW statement_timeout')).rows).toEqual([{ statement_timeout: '0' }]);
+    const loaded = await store.load('maya', 'chat');
+    expect(E.isRight(loaded) && loaded.right.session).toEqual({ value, version: 1 });
+    await store.close();
+    await pool.end();
+  });
+
   it('leaves a pool passed in open on close, and ends the one it made', async () => {
     const url = await databaseUrl();
     const pool = new pg.Pool({ connectionString: url, max: 2 });
@@ -284,7 +323,11 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
 
   it('answers a save whose commit landed but whose answer was lost as saved, and one whose commit never came as a conflict', async () => {
     const url = await databaseUrl();
-    /** A pool whose clients lose their connection at COMMIT: after the server committed it, or before it was sent. */
+    /**
+     * A pool whose clients lose their connection at the COMMIT of a transaction that wrote a
+     * record: after the server committed it, or before it was sent. (On a caller's pool every
+     * call of the store is a transaction, which the other COMMITs end.)
+     */
     const losing = (committed: boolean): pg.Pool => {
       const pool = new pg.Pool({ connectionString: url, max: 1 });
       pool.on('error', () => undefined);
@@ -292,8 +335,11 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
       pool.connect = (async () => {
         const client = await connect();
         const query = client.query.bind(client) as (statement: unknown) => Promise<unknown>;
+        let wrote = false;
         client.query = (async (statement: unknown) => {
-          if (statement !== 'COMMIT') return query(statement);
+          const name = (statement as { name?: unknown } | undefined)?.name;
+          if (typeof name === 'string' && /\.notes_(insert|update)_/u.test(name)) wrote = true;
+          if (statement !== 'COMMIT' || !wrote) return query(statement);
           if (committed) await query(statement);
           (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
           throw new Error('Connection terminated unexpectedly');

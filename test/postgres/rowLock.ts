@@ -6,8 +6,8 @@ import pg from 'pg';
 
 /** What a test may ask while the rows are locked. */
 export interface LockedRows {
-  /** How many backends of the stores (by their application_name) wait on a lock now. */
-  readonly waitingBackends: () => Promise<number>;
+  /** How many backends of the stores (by their application_name, or `application`) wait on a lock now. */
+  readonly waitingBackends: (application?: string) => Promise<number>;
 }
 
 /** Locks the rows each of `selects` reads, runs `work`, then rolls the transaction back. */
@@ -22,10 +22,11 @@ export const withRowsLocked = async <T>(
     await admin.query('BEGIN');
     for (const select of selects) await admin.query(`${select} FOR UPDATE`);
     return await work({
-      waitingBackends: async () => {
+      waitingBackends: async (application = 'session-fact-tracker') => {
         const { rows } = await admin.query<{ waiting: number }>(
           `SELECT count(*)::int AS waiting FROM pg_stat_activity
-            WHERE application_name = 'session-fact-tracker' AND wait_event_type = 'Lock'`,
+            WHERE application_name = $1 AND wait_event_type = 'Lock'`,
+          [application],
         );
         return rows[0]?.waiting ?? 0;
       },

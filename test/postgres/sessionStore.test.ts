@@ -306,6 +306,41 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     expect(right(await store.read('locked', 0)).lines).toHaveLength(2);
   });
 
+  it("bounds its statements on a caller's pool too: a row lock past queryTimeoutMs answers store_unreachable, and the pool's sessions keep their statement_timeout", async () => {
+    const url = await databaseUrl();
+    schemas += 1;
+    const schema = `t${schemas}`;
+    // One connection, so the caller's queries run on the very session the store's statements ran on.
+    const pool = new pg.Pool({ connectionString: url, max: 1, statement_timeout: 60_000, application_name: 'callers' });
+    pool.on('error', () => undefined);
+    const store = postgresSessionStore(pool, { schema, queryTimeoutMs: 300 });
+    opened.push(store);
+    right(await store.append('locked', 0, ['{"a":1}']));
+    await withRowsLocked(url, [`SELECT lines FROM ${schema}.sessions WHERE id = 'locked'`], async (locked) => {
+      const hung = new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 5_000).unref());
+      const blocked = await Promise.race([store.append('locked', 1, ['{"a":2}']), hung]);
+      expect(blocked === 'hung' ? blocked : codeOf(blocked)).toBe('store_unreachable');
+      expect(blocked !== 'hung' && E.isLeft(blocked) && blocked.left.message).toMatch(
+        /cancelled a statement, so it did nothing/u,
+      );
+      expect(await locked.waitingBackends('callers')).toBe(0);
+      // A pool whose own statement_timeout is the shorter keeps it for the store's statements too.
+      const strict = new pg.Pool({ connectionString: url, max: 1, statement_timeout: 200 });
+      strict.on('error', () => undefined);
+      const bounded = postgresSessionStore(strict, { schema });
+      const refused = await Promise.race([bounded.append('locked', 1, ['{"a":2}']), hung]);
+      expect(refused === 'hung' ? refused : codeOf(refused)).toBe('store_unreachable');
+      await bounded.close();
+      await strict.end();
+    });
+    // The bound was the store's transaction's alone: the pool's session has its own setting back.
+    expect((await pool.query('SHOW statement_timeout')).rows).toEqual([{ statement_timeout: '1min' }]);
+    right(await store.append('locked', 1, ['{"a":2}']));
+    expect(right(await store.read('locked', 0)).lines).toHaveLength(2);
+    await store.close();
+    await pool.end();
+  });
+
   it('serves two schemas through one pool of the caller, whichever their names (foo and snapshot_foo)', async () => {
     const url = await databaseUrl();
     const pool = new pg.Pool({ connectionString: url, max: 1 });
