@@ -110,6 +110,52 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     expect(right(await other.snapshot())).toEqual(right(await session.snapshot()));
   });
 
+  it('serves a role granted SELECT only: the live session answers from the log, asks once to save the snapshot it may not write, and refuses a write in one line', async () => {
+    const { url, settings, store } = await freshStore();
+    const writer = right(await openSession('readonly', { store, clock: () => 1_000 }));
+    for (let i = 0; i < 300; i += 1)
+      right(await writer.invalidateFact({ subject: `task:${i}`, relation: 'summary', at: i }));
+    const role = `reader_${settings.schema}`;
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD '${PASSWORD}'`);
+    await admin.query(`GRANT CONNECT ON DATABASE ${new URL(url).pathname.slice(1)} TO ${role}`);
+    await admin.query(`GRANT USAGE ON SCHEMA ${settings.schema} TO ${role}`);
+    await admin.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${settings.schema} TO ${role}`);
+    // No snapshot: the reader replays the whole log, past the 256 lines after which a reader saves one.
+    await admin.query(`DELETE FROM ${settings.schema}.snapshots`);
+    await admin.end();
+    const readerUrl = new URL(url);
+    readerUrl.username = role;
+    const own = postgresSessionStore(readerUrl.href, settings);
+    opened.push(own);
+    const refused: Array<string> = [];
+    const counted: SessionStore = {
+      ...own,
+      writeSnapshot: async (id, snapshot) => {
+        const written = await own.writeSnapshot(id, snapshot);
+        refused.push(E.isLeft(written) ? written.left.code : 'written');
+        return written;
+      },
+    };
+    const reader = right(await openSession('readonly', { store: counted }));
+    expect(reader.snapshotUse()).toEqual({ used: false, reason: 'there is no snapshot' });
+    const facts = right(await writer.snapshot());
+    const prompt = { taskId: '301', taskPrompt: 'Change src/task.ts' };
+    const preview = right(await writer.previewContext(prompt));
+    for (let call = 0; call < 3; call += 1) {
+      expect(right(await reader.snapshot())).toEqual(facts);
+      expect(right(await reader.previewContext(prompt))).toEqual(preview);
+    }
+    // Asked once: a role that may not write it would be refused on every call, the whole state sent each time.
+    expect(refused).toEqual(['store_privilege']);
+    expect(right(await own.list())).toEqual(['readonly']);
+    expect(right(await own.read('readonly', 0)).lines).toHaveLength(300);
+    const write = await reader.invalidateFact({ subject: 'task:1', relation: 'summary' });
+    expect(codeOf(write)).toBe('store_privilege');
+    expect(E.isLeft(write) && write.left.message).toMatch(/permission denied for table sessions/u);
+  });
+
   it('creates the schema once when many stores start on an empty database at once, and records its version', async () => {
     const { reopen, url, settings } = await freshStore();
     const stores = Array.from({ length: 8 }, reopen);

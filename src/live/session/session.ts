@@ -242,6 +242,13 @@ const open = async (
   let state = initialSessionState();
   /** The line the last snapshot written or read covers. */
   let snapshotAt = 0;
+  /**
+   * True once the store refused a snapshot for a privilege (a role that may only read, a
+   * read-only server): asked again, it would refuse again, after the whole state was encoded
+   * and sent. The log still answers every call; the process replays it from the last snapshot
+   * a writer saved.
+   */
+  let snapshotRefused = false;
   let snapshotUse: SnapshotUse = { used: false, reason: 'not read yet' };
   const setAside: SetAsideLine[] = [];
 
@@ -298,11 +305,17 @@ const open = async (
     return E.right({ exists, torn });
   };
 
-  /** Saves a snapshot when enough was read or written since the last one. A snapshot that cannot be written is only a cache missed. */
-  const saveSnapshotIfDue = async (threshold: number): Promise<void> => {
-    if (state.lines - snapshotAt < threshold || state.lines === 0) return;
+  /**
+   * Saves a snapshot when enough was read or written since the last one. A snapshot that cannot
+   * be written is only a cache missed, and one the store refused for a privilege is not asked
+   * for again; a Left only for `internal`, a bug, which no cache hides.
+   */
+  const saveSnapshotIfDue = async (threshold: number): Promise<E.Either<SessionError, void>> => {
+    if (snapshotRefused || state.lines - snapshotAt < threshold || state.lines === 0) return E.right(undefined);
     const written = await store.writeSnapshot(id, { position: state.lines, state: encodeSessionState(state) });
     if (E.isRight(written)) snapshotAt = state.lines;
+    else if (written.left.code === 'store_privilege') snapshotRefused = true;
+    return E.isLeft(written) && written.left.code === 'internal' ? written : E.right(undefined);
   };
 
   // Calls of this process take turns, so a catch-up never runs twice over the same lines.
@@ -341,8 +354,8 @@ const open = async (
     serialize(async () => {
       const caught = await catchUpTo(create);
       if (E.isLeft(caught)) return caught;
-      if (caught.right.exists) await saveSnapshotIfDue(SNAPSHOT_EVERY_READER);
-      return answer(state);
+      const saved = caught.right.exists ? await saveSnapshotIfDue(SNAPSHOT_EVERY_READER) : E.right(undefined);
+      return E.isLeft(saved) ? saved : answer(state);
     });
 
   /**
@@ -426,7 +439,15 @@ const open = async (
         if (handed !== undefined) unconfirmed = { call: call(), ...handed };
         return recorded;
       }
-      await saveSnapshotIfDue(SNAPSHOT_EVERY);
+      const saved = await saveSnapshotIfDue(SNAPSHOT_EVERY);
+      if (E.isLeft(saved)) {
+        // The event is in the log: the same call sent again is answered as it, not written twice.
+        if (handed !== undefined) unconfirmed = { call: call(), ...handed };
+        return E.left({
+          ...saved.left,
+          message: `${saved.left.message} (saving the snapshot, after the event was recorded on line ${recorded.right.line})`,
+        });
+      }
       return answer(recorded.right);
     });
 

@@ -308,3 +308,69 @@ describe('a live session over a store that cannot be used at all', () => {
     }
   });
 });
+
+describe('a live session whose snapshot cannot be written', () => {
+  /**
+   * A session of 300 lines in the memory store (a reader replays it whole: no snapshot is read),
+   * whose snapshot writes answer `failure` once (`times`, or always), counting them.
+   */
+  const failingWrites = async (
+    failure: { code: 'store_privilege' | 'io' | 'internal'; message: string },
+    times = Infinity,
+  ) => {
+    const inner = memorySessionStore();
+    const writer = await openSession('s', { store: inner, clock: () => 1_000 });
+    if (E.isLeft(writer)) throw new Error(writer.left.message);
+    for (let i = 0; i < 300; i += 1)
+      await writer.right.invalidateFact({ subject: `task:${i}`, relation: 'summary', at: i });
+    const writes = { count: 0 };
+    const store: SessionStore = {
+      ...inner,
+      readSnapshot: async () => E.right(undefined),
+      writeSnapshot: async (id, snapshot) => {
+        writes.count += 1;
+        return writes.count <= times ? E.left(failure) : inner.writeSnapshot(id, snapshot);
+      },
+    };
+    return { writer: writer.right, store, writes };
+  };
+
+  it('answers every read from the log when the store refuses it, asking once for a privilege and again after a failure of its own', async () => {
+    for (const [code, asked] of [
+      ['store_privilege', 1],
+      ['io', 3],
+    ] as const) {
+      const { writer, store, writes } = await failingWrites({ code, message: 'refused' });
+      const reader = await openSession('s', { store });
+      if (E.isLeft(reader)) throw new Error(reader.left.message);
+      for (let call = 0; call < 3; call += 1) expect(await reader.right.snapshot()).toEqual(await writer.snapshot());
+      expect([code, writes.count]).toEqual([code, asked]);
+    }
+  });
+
+  it('answers a read with the failure when writing the snapshot is a bug (internal), which no cache hides', async () => {
+    const bug = { code: 'internal' as const, message: 'internal error: TypeError: x is not a function' };
+    const { store } = await failingWrites(bug);
+    const reader = await openSession('s', { store });
+    if (E.isLeft(reader)) throw new Error(reader.left.message);
+    expect(await reader.right.snapshot()).toEqual(E.left(bug));
+  });
+
+  it('answers a write whose snapshot fails as a bug with the failure, and the same call again as the event it recorded', async () => {
+    const bug = { code: 'internal' as const, message: 'internal error: TypeError: x is not a function' };
+    const { store } = await failingWrites(bug, 1);
+    // A writer that replayed 300 lines saves a snapshot after its first event.
+    const session = await openSession('s', { store, clock: () => 2_000 });
+    if (E.isLeft(session)) throw new Error(session.left.message);
+    const call = { subject: 'task:1', relation: 'summary', at: 301 };
+    expect(await session.right.invalidateFact(call)).toEqual(
+      E.left({
+        code: 'internal',
+        message: `${bug.message} (saving the snapshot, after the event was recorded on line 301)`,
+      }),
+    );
+    const again = await session.right.invalidateFact(call);
+    expect(E.isRight(again) && [again.right.line, again.right.duplicate]).toEqual([301, false]);
+    expect((await logOf(store, 's')).split('\n')).toHaveLength(301);
+  });
+});
