@@ -483,6 +483,70 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     expect(existsSync(join(folders, '.fact-tracker', 'sessions', `${session}.jsonl`))).toBe(false);
   });
 
+  it("refuses, as one kept from the hooks, a store with a password put by hand into .mcp.json's env, instead of dropping it", async () => {
+    const project = tempDir('init-kept-mcp-');
+    const mcp = join(project, '.mcp.json');
+    const settings = join(project, '.claude', 'settings.json');
+    expect((await init(project, 'claude', '--store', 'postgres://agent@db.internal/memory')).status).toBe(0);
+    writeFileSync(mcp, read(mcp).replaceAll('agent@db.internal', 'agent:Hunter2Secret@db.internal'));
+    const before = [read(settings), read(mcp)];
+    const kept = await init(project, 'claude');
+    expect(kept.status).toBe(1);
+    expect(kept.stderr).toMatch(
+      /^fact-tracker init: the store URL in \.mcp\.json \(the fact-tracker server's env\) holds a password[^\n]*nothing was written[^\n]*PGPASSFILE[^\n]*run init again with --store postgres:\/\/agent@db\.internal\/memory\n$/u,
+    );
+    expect(kept.stdout + kept.stderr).not.toContain('Hunter2Secret');
+    expect([read(settings), read(mcp)]).toEqual(before);
+    // What the line says to do works, and leaves no password in the file.
+    expect((await init(project, 'claude', '--store', 'postgres://agent@db.internal/memory')).status).toBe(0);
+    expect((readJson(mcp)['mcpServers'] as Json)['fact-tracker']).toMatchObject({
+      env: { FACT_TRACKER_STORE: '${FACT_TRACKER_STORE:-postgres://agent@db.internal/memory}' },
+    });
+
+    // Hooks that name no store, and the URL written as it is: refused all the same.
+    const bare = tempDir('init-kept-mcp-');
+    expect((await init(bare, 'claude')).status).toBe(0);
+    const server = {
+      type: 'stdio',
+      command: 'node',
+      args: [MAIN, 'mcp'],
+      env: { FACT_TRACKER_STORE: 'postgres://agent:Hunter2Secret@db.internal/memory' },
+    };
+    writeFileSync(join(bare, '.mcp.json'), JSON.stringify({ mcpServers: { 'fact-tracker': server } }));
+    const literal = await init(bare, 'claude', '--layout', 'grouped');
+    expect([literal.status, literal.stderr]).toEqual([
+      1,
+      expect.stringMatching(/^fact-tracker init: the store URL in \.mcp\.json [^\n]*holds a password[^\n]*\n$/u),
+    ]);
+    expect(literal.stdout + literal.stderr).not.toContain('Hunter2Secret');
+    expect(readJson(join(bare, '.mcp.json'))).toEqual({ mcpServers: { 'fact-tracker': server } });
+  });
+
+  it('refuses a run without --store that would replace another store set by hand in .mcp.json, and keeps one the hooks do not contradict', async () => {
+    const project = tempDir('init-kept-mcp-');
+    const mcp = join(project, '.mcp.json');
+    expect((await init(project, 'claude', '--store', 'team-logs')).status).toBe(0);
+    writeFileSync(mcp, read(mcp).replace('team-logs', 'my-logs'));
+    const before = read(mcp);
+    const run = await init(project, 'claude', '--layout', 'grouped');
+    expect([run.status, run.stderr]).toEqual([
+      1,
+      'fact-tracker init: the fact-tracker server in .mcp.json is given another store in its env than the hooks of .claude/settings.json, which would replace it; nothing was written. Run init again with --store and the store to keep in both\n',
+    ]);
+    expect(read(mcp)).toBe(before);
+    expect((await init(project, 'claude', '--store', 'my-logs')).status).toBe(0);
+    expect(new Set(commandsOf(readJson(join(project, '.claude', 'settings.json'))))).toEqual(
+      new Set([`FACT_TRACKER_STORE="\${FACT_TRACKER_STORE:-my-logs}" ${HOOK}`]),
+    );
+
+    // Hooks that name no store leave the server's env as the user set it.
+    const bare = tempDir('init-kept-mcp-');
+    const server = { type: 'stdio', command: 'node', args: [MAIN, 'mcp'], env: { FACT_TRACKER_STORE: 'my-logs' } };
+    writeFileSync(join(bare, '.mcp.json'), JSON.stringify({ mcpServers: { 'fact-tracker': server } }));
+    expect((await init(bare, 'claude')).status).toBe(0);
+    expect(readJson(join(bare, '.mcp.json'))).toEqual({ mcpServers: { 'fact-tracker': server } });
+  });
+
   it('rejects an unknown agent', async () => {
     const run = await runCli(['init', 'cursor']);
     expect(run.status).toBe(1);

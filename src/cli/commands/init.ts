@@ -46,6 +46,7 @@ import {
   parseJsonSettings,
   shellQuote,
   storeOfHooks,
+  storeOfMcpJson,
   unsafeStore,
   withoutStore,
 } from '../init/settings.js';
@@ -330,21 +331,51 @@ const checkStore = (store: string, source: StoreSource): E.Either<string, string
 const hooksFile = (host: InitHost): string =>
   host === 'claude' ? join('.claude', 'settings.json') : join('.codex', 'hooks.json');
 
-/** The store the hooks there already fall back to (written by an earlier `init --store`), kept by a run without `--store`. */
-const storeInSettings = (project: string, host: InitHost): string | undefined => {
-  const path = join(project, hooksFile(host));
+/** A JSON settings file of the project, parsed; undefined when there is none or it cannot be read as one, which the merge that follows refuses in its own words. */
+const readJsonSettings = (project: string, path: string): unknown => {
   let read: ReturnType<typeof readSettingsFile>;
   try {
-    read = readSettingsFile(path);
+    read = readSettingsFile(join(project, path));
   } catch (error) {
-    // None readable: the merge that follows reports what is wrong with them.
     if (!isOutsideFailure(error)) throw error;
     return undefined;
   }
-  // No settings yet, or a pipe, a folder or bytes not UTF-8, which the merge that follows refuses.
+  // No settings yet, or a pipe, a folder or bytes not UTF-8.
   if (read === undefined || typeof read === 'string') return undefined;
   const parsed = parseJsonSettings(read.text);
-  return E.isRight(parsed) ? storeOfHooks(parsed.right) : undefined;
+  return E.isRight(parsed) ? parsed.right : undefined;
+};
+
+/** True when `store` is a PostgreSQL URL that holds a password. */
+const holdsPassword = (store: string): boolean => {
+  const choice = chooseStore({ store }, undefined);
+  return E.isRight(choice) && choice.right.kind === 'postgres' && choice.right.address.secrets.length > 0;
+};
+
+/** A PostgreSQL URL without its password, to name in a message; undefined when it is not one. */
+const withoutPassword = (store: string): string | undefined => {
+  const choice = chooseStore({ store }, undefined);
+  return E.isRight(choice) && choice.right.kind === 'postgres' ? choice.right.address.location : undefined;
+};
+
+/**
+ * Refuses a run without `--store` that would lose the store the MCP server of `.mcp.json` is
+ * given, set there by hand: one holding a password (which a committed file must not keep, and
+ * which init must not drop unasked either), or another one than the hooks', which the hooks'
+ * store would replace. The user says which store to keep with `--store`.
+ */
+const checkMcpStore = (mcpStore: string, hooksStore: string | undefined): E.Either<string, void> => {
+  if (holdsPassword(mcpStore)) {
+    const location = withoutPassword(mcpStore);
+    return E.left(
+      `the store URL in .mcp.json (the fact-tracker server's env) holds a password, which init neither keeps in settings meant to be committed nor drops unasked; nothing was written. Put the URL in ${STORE_VARIABLE} in your environment (your shell profile, or your CI's secrets) or the password in PGPASSWORD, PGPASSFILE or ~/.pgpass, then run init again with --store ${location === undefined ? 'and the URL without its password' : location}`,
+    );
+  }
+  if (hooksStore !== undefined && mcpStore !== hooksStore)
+    return E.left(
+      `the fact-tracker server in .mcp.json is given another store in its env than the hooks of ${hooksFile('claude')}, which would replace it; nothing was written. Run init again with --store and the store to keep in both`,
+    );
+  return E.right(undefined);
 };
 
 /** Writes the settings; a file that cannot be merged stops it with nothing written. */
@@ -363,7 +394,8 @@ export const runInit =
       return E.left(`this installation has no built entry point at ${main}: run npm run build first`);
     // A store kept from the settings is checked as one given: a password put there by hand
     // would otherwise be printed and copied into the other files.
-    const kept = command.store === undefined ? storeInSettings(project, command.host) : undefined;
+    const kept =
+      command.store === undefined ? storeOfHooks(readJsonSettings(project, hooksFile(command.host))) : undefined;
     const checked =
       command.store !== undefined
         ? checkStore(command.store, GIVEN)
@@ -371,6 +403,14 @@ export const runInit =
           ? undefined
           : checkStore(kept, keptFrom(hooksFile(command.host)));
     if (checked !== undefined && E.isLeft(checked)) return checked;
+    const mcpStore =
+      command.store === undefined && command.host === 'claude'
+        ? storeOfMcpJson(readJsonSettings(project, '.mcp.json'))
+        : undefined;
+    if (mcpStore !== undefined) {
+      const consistent = checkMcpStore(mcpStore, kept);
+      if (E.isLeft(consistent)) return consistent;
+    }
     const store = checked?.right;
     const launcher = launcherFor(main, via, store, command.layout);
     const planned: Planned[] = [];

@@ -221,6 +221,22 @@ export const storeOfHooks = (settings: unknown): string | undefined => {
   return undefined;
 };
 
+/** `${FACT_TRACKER_STORE:-STORE}` as a whole value, and its `STORE`. */
+const STORE_REFERENCE = /^\$\{FACT_TRACKER_STORE:-(.*)\}$/su;
+
+/**
+ * The store the `fact-tracker` server of a `.mcp.json` document is given in its `env`: the
+ * fallback of `${FACT_TRACKER_STORE:-STORE}` as `init --store` writes it, or the value as
+ * written by hand; undefined when it sets none.
+ */
+export const storeOfMcpJson = (document: unknown): string | undefined => {
+  const servers = isRecord(document) ? document['mcpServers'] : undefined;
+  const server = isRecord(servers) ? servers[SERVER_NAME] : undefined;
+  const env = isRecord(server) ? server['env'] : undefined;
+  const value = isRecord(env) ? env[STORE_VARIABLE] : undefined;
+  return typeof value === 'string' && value !== '' ? (STORE_REFERENCE.exec(value)?.[1] ?? value) : undefined;
+};
+
 /** The server's entry in `.mcp.json`: its command, keeping whatever else the user set on it; a store by Claude Code's `${VAR:-default}` in its `env`. */
 const claudeServerEntry = (current: unknown, launcher: Launcher): Record<string, unknown> => {
   const kept = isRecord(current) ? current : {};
