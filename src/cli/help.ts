@@ -217,7 +217,8 @@ commit); elsewhere Node on the absolute path of this entry point (settings of th
 the command with nothing written. --store writes the store into the settings through the
 environment variable FACT_TRACKER_STORE, which wins when it is set; a URL that holds a password
 is refused (set FACT_TRACKER_STORE in your environment instead, see docs/team.md), and so is one
-set by hand in .mcp.json that a run without --store would drop.`,
+set by hand in .mcp.json that a run without --store would drop. Runs on one project take turns
+under a lock, .fact-tracker-init.lock in the project, which each removes (see docs/hooks.md).`,
     footer: 'Exit status: 0, or 1 with one line on stderr when nothing could be written.',
   },
   sessions: {

@@ -3,7 +3,7 @@
  * files already there, and then used as the agent uses them: each hook event runs the command
  * exactly as written into the settings, through `sh -c`, with no registry anywhere.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
@@ -545,6 +545,77 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     writeFileSync(join(bare, '.mcp.json'), JSON.stringify({ mcpServers: { 'fact-tracker': server } }));
     expect((await init(bare, 'claude')).status).toBe(0);
     expect(readJson(join(bare, '.mcp.json'))).toEqual({ mcpServers: { 'fact-tracker': server } });
+  });
+
+  it('runs at once on one project take turns: the files are those of the runs one after another, never a mix, and nothing stays beside them', async () => {
+    const project = tempDir('init-race-');
+    // The user's settings, large enough that each run takes a while between its reads and its writes.
+    const mine = Object.fromEntries(Array.from({ length: 100_000 }, (_, n) => [`key${n}`, `value ${n}`]));
+    const seed = (folder: string): void => {
+      mkdirSync(join(folder, '.claude'));
+      writeFileSync(join(folder, '.claude', 'settings.json'), JSON.stringify({ mine }));
+      writeFileSync(join(folder, '.mcp.json'), JSON.stringify({ mine, mcpServers: {} }));
+    };
+    seed(project);
+    const runs = [
+      ['--store', 'logs-a'],
+      ['--store', 'logs-b', '--layout', 'grouped'],
+      ['--layout', 'grouped'],
+      [],
+      ['--store', 'logs-c'],
+      ['--layout', 'grouped'],
+    ];
+    const done = await Promise.all(runs.map((options) => init(project, 'claude', ...options)));
+    expect(done.map((run) => [run.status, run.stderr])).toEqual(runs.map(() => [0, '']));
+    // In any order, the last run's layout holds, with the store of the last run before it given
+    // one (or its own): some run with --store always came before the last, or was it.
+    const hook = commandsOf(readJson(join(project, '.claude', 'settings.json')))[0]!;
+    const store = /FACT_TRACKER_STORE:-(logs-[abc])\}/u.exec(hook)?.[1];
+    expect(store).toBeDefined();
+    const layout = hook.endsWith('--layout grouped') ? ['--layout', 'grouped'] : [];
+    const alone = tempDir('init-race-');
+    seed(alone);
+    expect((await init(alone, 'claude', '--store', store!, ...layout)).status).toBe(0);
+    for (const file of [join('.claude', 'settings.json'), '.mcp.json'])
+      expect(read(join(project, file)), file).toBe(read(join(alone, file)));
+    // No lock folder and no temporary file stay.
+    expect(readdirSync(project, { recursive: true }).sort()).toEqual([
+      '.claude',
+      join('.claude', 'settings.json'),
+      '.mcp.json',
+    ]);
+  });
+
+  it('waits while another process holds the lock and writes once it is released; refuses in one line a lock that cannot be a live one', async () => {
+    const project = tempDir('init-lock-');
+    // Another process holds the project's init lock (and keeps it fresh) until its standard input ends.
+    const holder = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const release = require('proper-lockfile').lockSync(${JSON.stringify(join(project, '.fact-tracker-init'))}, { realpath: false, stale: 10000 }); console.log('held'); process.stdin.resume(); process.stdin.on('end', () => { release(); process.exit(0); });`,
+      ],
+      { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] },
+    );
+    await new Promise((resolve) => holder.stdout.once('data', resolve));
+    const run = init(project, 'claude');
+    // A run on another project, started with it, has ended: one that did not wait would have written by then.
+    expect((await init(tempDir('init-lock-'), 'claude')).status).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(readdirSync(project)).toEqual(['.fact-tracker-init.lock']);
+    holder.stdin.end();
+    const done = await run;
+    expect([done.status, done.stderr]).toEqual([0, '']);
+    expect(readdirSync(project).sort()).toEqual(['.claude', '.mcp.json']);
+
+    const planted = tempDir('init-lock-');
+    writeFileSync(join(planted, '.fact-tracker-init.lock'), '');
+    const refused = await init(planted, 'claude');
+    expect([refused.status, refused.stderr]).toEqual([
+      1,
+      "fact-tracker init: .fact-tracker-init.lock is a file, not a lock (a writer's lock is a folder it makes and removes): remove it and try again; nothing was written\n",
+    ]);
+    expect(readdirSync(planted)).toEqual(['.fact-tracker-init.lock']);
   });
 
   it('rejects an unknown agent', async () => {

@@ -4,7 +4,8 @@
  * nothing else. Every file is read, merged and checked writable before any is written: a
  * malformed file, one that is a symbolic link, or one that cannot be written stops the command
  * with nothing written. A file whose content does
- * not change is not touched.
+ * not change is not touched. Runs on one project take turns, under a lock taken before the first
+ * read.
  */
 import {
   accessSync,
@@ -27,7 +28,9 @@ import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as E from 'fp-ts/lib/Either.js';
 import type * as TE from 'fp-ts/lib/TaskEither.js';
+import type { Failure } from '../../base/failure.js';
 import { describeFileFailure } from '../../node/fileFailure.js';
+import { type LockSettings, type StillLocked, withFileLock } from '../../node/lock.js';
 import { findGitTopLevel } from '../../live/session/project.js';
 import type { InitCommand } from '../command.js';
 import { isOutsideFailure } from '../boundary.js';
@@ -295,6 +298,22 @@ review and trust these. Subagents get their [Session Context] when they start, a
 are recorded in .fact-tracker/sessions/ (see docs/hooks.md).`,
 };
 
+/**
+ * The lock every run takes on a project before it reads its settings, so that two runs at once
+ * (two terminals, a setup script run twice) take turns instead of each writing some files of
+ * its own: its folder, `.fact-tracker-init.lock`, is in the project, where every process that
+ * may write the settings sees it (one in the system's temporary folder would not be shared by
+ * another user, container or TMPDIR); each run removes it, and one left by a killed run is an
+ * empty folder, which git does not commit, taken over once stale.
+ */
+const INIT_LOCK_FILE = '.fact-tracker-init';
+
+/**
+ * A run holds the lock for milliseconds; one killed while holding it leaves it stale after
+ * `staleMs`, so the wait outlasts that and a queue of live runs.
+ */
+const INIT_LOCK: LockSettings = { staleMs: 10_000, waitMs: 30_000, shown: INIT_LOCK_FILE };
+
 /** Where a store to write came from, as messages name it. */
 interface StoreSource {
   /** The store: `--store`, or the store kept from the settings. */
@@ -378,7 +397,89 @@ const checkMcpStore = (mcpStore: string, hooksStore: string | undefined): E.Eith
   return E.right(undefined);
 };
 
-/** Writes the settings; a file that cannot be merged stops it with nothing written. */
+/** Where `writeSettings` writes, and with what. */
+interface InitPlace {
+  readonly project: string;
+  readonly main: string;
+  readonly via: 'node' | 'npx';
+  /** Fails once the project's init lock was lost. */
+  readonly stillLocked: StillLocked;
+}
+
+/**
+ * Reads, merges and writes the settings, holding the project's init lock: another run's
+ * read-modify-write never interleaves with this one's. A file that cannot be merged stops it
+ * with nothing written.
+ */
+const writeSettings = (
+  command: InitCommand,
+  io: CliIo,
+  { project, main, via, stillLocked }: InitPlace,
+): E.Either<string, number> => {
+  // A store kept from the settings is checked as one given: a password put there by hand
+  // would otherwise be printed and copied into the other files.
+  const kept =
+    command.store === undefined ? storeOfHooks(readJsonSettings(project, hooksFile(command.host))) : undefined;
+  const checked =
+    command.store !== undefined
+      ? checkStore(command.store, GIVEN)
+      : kept === undefined
+        ? undefined
+        : checkStore(kept, keptFrom(hooksFile(command.host)));
+  if (checked !== undefined && E.isLeft(checked)) return checked;
+  const mcpStore =
+    command.store === undefined && command.host === 'claude'
+      ? storeOfMcpJson(readJsonSettings(project, '.mcp.json'))
+      : undefined;
+  if (mcpStore !== undefined) {
+    const consistent = checkMcpStore(mcpStore, kept);
+    if (E.isLeft(consistent)) return consistent;
+  }
+  const store = checked?.right;
+  const launcher = launcherFor(main, via, store, command.layout);
+  const planned: Planned[] = [];
+  for (const file of filesOf(project, command.host, launcher)) {
+    const one = plan(project, file);
+    if (E.isLeft(one)) return one;
+    planned.push(one.right);
+  }
+  const locked = stillLocked();
+  if (E.isLeft(locked)) return E.left(locked.left.message);
+  for (const file of planned) {
+    if (!file.changed) {
+      io.stdout(`unchanged  ${file.path}\n`);
+      continue;
+    }
+    const written = writeWhole(file);
+    if (E.isLeft(written)) return written;
+    io.stdout(`wrote      ${file.path}\n`);
+  }
+  io.stdout(
+    `\nThe hooks run: ${launcher.hook}\nThe MCP server runs: ${[launcher.mcp.command, ...launcher.mcp.args].map(shellQuote).join(' ')}\n`,
+  );
+  if (store !== undefined)
+    io.stdout(
+      `\nThe sessions are in ${STORE_VARIABLE} when your environment sets it, else in ${store}${command.store === undefined ? ' (kept from the settings there: --store changes it)' : ''}. Keep a password out of these files: in ${STORE_VARIABLE}, PGPASSWORD or ~/.pgpass (see docs/team.md).\n`,
+    );
+  if (via === 'node')
+    io.stdout(
+      `\nThese settings hold this machine's path to fact-tracker: keep them out of git. For settings a team can commit, install the package in the project and run init again (see docs/hooks.md).\n`,
+    );
+  if (
+    via === 'npx' &&
+    statSync(join(project, 'node_modules', '.bin', 'fact-tracker'), { throwIfNoEntry: false }) === undefined
+  )
+    io.stderr(
+      `fact-tracker init: warning: ${project} has no node_modules/.bin/fact-tracker yet; npx --no-install runs only an installed copy (install the package in the project first)\n`,
+    );
+  io.stdout(`\n${NEXT_STEPS[command.host]}\n`);
+  return E.right(EXIT_OK);
+};
+
+/**
+ * Writes the settings under the project's init lock, so that runs at once take turns; a file
+ * that cannot be merged, or a lock not had in time, stops it with nothing written.
+ */
 export const runInit =
   (command: InitCommand, io: CliIo): TE.TaskEither<string, number> =>
   async () => {
@@ -392,60 +493,12 @@ export const runInit =
     const via = chooseVia(project, command.via);
     if (via === 'node' && statSync(main, { throwIfNoEntry: false }) === undefined)
       return E.left(`this installation has no built entry point at ${main}: run npm run build first`);
-    // A store kept from the settings is checked as one given: a password put there by hand
-    // would otherwise be printed and copied into the other files.
-    const kept =
-      command.store === undefined ? storeOfHooks(readJsonSettings(project, hooksFile(command.host))) : undefined;
-    const checked =
-      command.store !== undefined
-        ? checkStore(command.store, GIVEN)
-        : kept === undefined
-          ? undefined
-          : checkStore(kept, keptFrom(hooksFile(command.host)));
-    if (checked !== undefined && E.isLeft(checked)) return checked;
-    const mcpStore =
-      command.store === undefined && command.host === 'claude'
-        ? storeOfMcpJson(readJsonSettings(project, '.mcp.json'))
-        : undefined;
-    if (mcpStore !== undefined) {
-      const consistent = checkMcpStore(mcpStore, kept);
-      if (E.isLeft(consistent)) return consistent;
-    }
-    const store = checked?.right;
-    const launcher = launcherFor(main, via, store, command.layout);
-    const planned: Planned[] = [];
-    for (const file of filesOf(project, command.host, launcher)) {
-      const one = plan(project, file);
-      if (E.isLeft(one)) return one;
-      planned.push(one.right);
-    }
-    for (const file of planned) {
-      if (!file.changed) {
-        io.stdout(`unchanged  ${file.path}\n`);
-        continue;
-      }
-      const written = writeWhole(file);
-      if (E.isLeft(written)) return written;
-      io.stdout(`wrote      ${file.path}\n`);
-    }
-    io.stdout(
-      `\nThe hooks run: ${launcher.hook}\nThe MCP server runs: ${[launcher.mcp.command, ...launcher.mcp.args].map(shellQuote).join(' ')}\n`,
-    );
-    if (store !== undefined)
-      io.stdout(
-        `\nThe sessions are in ${STORE_VARIABLE} when your environment sets it, else in ${store}${command.store === undefined ? ' (kept from the settings there: --store changes it)' : ''}. Keep a password out of these files: in ${STORE_VARIABLE}, PGPASSWORD or ~/.pgpass (see docs/team.md).\n`,
-      );
-    if (via === 'node')
-      io.stdout(
-        `\nThese settings hold this machine's path to fact-tracker: keep them out of git. For settings a team can commit, install the package in the project and run init again (see docs/hooks.md).\n`,
-      );
-    if (
-      via === 'npx' &&
-      statSync(join(project, 'node_modules', '.bin', 'fact-tracker'), { throwIfNoEntry: false }) === undefined
-    )
-      io.stderr(
-        `fact-tracker init: warning: ${project} has no node_modules/.bin/fact-tracker yet; npx --no-install runs only an installed copy (install the package in the project first)\n`,
-      );
-    io.stdout(`\n${NEXT_STEPS[command.host]}\n`);
-    return E.right(EXIT_OK);
+    const locked = await withFileLock(join(project, INIT_LOCK_FILE), INIT_LOCK, (stillLocked, notices) => {
+      for (const notice of notices) io.stderr(`fact-tracker init: warning: ${notice}\n`);
+      return Promise.resolve(writeSettings(command, io, { project, main, via, stillLocked }));
+    });
+    // The lock's own failures come before anything is read: nothing was written.
+    return E.mapLeft((reason: string | Failure<'io'>) =>
+      typeof reason === 'string' ? reason : `${reason.message}; nothing was written`,
+    )(locked);
   };
