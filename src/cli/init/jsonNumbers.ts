@@ -20,12 +20,35 @@ const decimalOf = (number: string): string => {
  * spelling would change, not what they mean).
  */
 export const findInexactNumber = (json: string): string | undefined => {
-  // Outside strings, valid JSON holds only punctuation, true, false, null and numbers.
-  const tokens = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/gu;
-  for (const [token] of json.matchAll(tokens)) {
-    if (token.startsWith('"')) continue;
+  // Outside strings, valid JSON holds only punctuation, true, false, null and numbers. A scan
+  // rather than one pattern with strings in it: a pattern that steps through a string's
+  // characters ran out of stack on a string of megabytes.
+  const number = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/uy;
+  for (let at = 0; at < json.length;) {
+    const char = json[at]!;
+    if (char === '"') {
+      at = endOfString(json, at);
+      continue;
+    }
+    if (char !== '-' && (char < '0' || char > '9')) {
+      at += 1;
+      continue;
+    }
+    number.lastIndex = at;
+    const token = number.exec(json)?.[0] ?? char;
+    at += token.length;
     const value = Number(token);
     if (!Number.isFinite(value) || decimalOf(token) !== decimalOf(String(Math.abs(value)))) return token;
   }
   return undefined;
+};
+
+/** The index just past the string that opens at `start` (a `"`), or the text's end. */
+const endOfString = (json: string, start: number): number => {
+  for (let at = start + 1; at < json.length; at += 1) {
+    const char = json[at];
+    if (char === '\\') at += 1;
+    else if (char === '"') return at + 1;
+  }
+  return json.length;
 };
