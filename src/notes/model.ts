@@ -192,11 +192,11 @@ export interface ValidatedFacts {
 /** The most dropped facts a warning names; the rest are counted. */
 const NAMED_DROPS = 5;
 
-/** The warning for facts dropped past a cap, naming the first few (oldest first). */
-export const capWarning = (dropped: ReadonlyArray<CategorizedFact>, max: number): string => {
+/** The warning for facts dropped past a cap, naming the first few (oldest first); `of` says which facts (`of other categories`). */
+export const capWarning = (dropped: ReadonlyArray<CategorizedFact>, max: number, of = ''): string => {
   const named = dropped.slice(0, NAMED_DROPS).map((fact) => JSON.stringify(clipEnd(fact.fact, 60)));
   const rest = dropped.length - named.length;
-  return `${dropped.length} ${dropped.length === 1 ? 'fact' : 'facts'} over the cap of ${max} dropped, the oldest first: ${named.join(', ')}${rest > 0 ? ` and ${rest} more` : ''}`;
+  return `${dropped.length} ${dropped.length === 1 ? 'fact' : 'facts'}${of === '' ? '' : ` ${of}`} over the cap of ${max} dropped, the oldest first: ${named.join(', ')}${rest > 0 ? ` and ${rest} more` : ''}`;
 };
 
 /**

@@ -28,6 +28,7 @@ import {
 } from './ledger.js';
 import {
   capNewest,
+  type CategorizedFact,
   capWarning,
   categoryNames,
   distinctFacts,
@@ -375,15 +376,57 @@ const readFacts = (
 const trimSession = (facts: ReadonlyArray<ProfileFact>, cap: number): ReadonlyArray<ProfileFact> =>
   capNewest(facts, cap).kept;
 
+/** The indexes of `times` (a fact's `at`, if any) from the least recently confirmed on, the earliest listed first among equals. */
+const leastRecentFirst = (times: ReadonlyArray<number | undefined>): ReadonlyArray<number> =>
+  times
+    .map((at, index) => ({ at: at ?? Number.NEGATIVE_INFINITY, index }))
+    .sort((a, b) => a.at - b.at || a.index - b.index)
+    .map(({ index }) => index);
+
 /** A profile past its cap: the least recently confirmed fall off, the rest keep their order. */
 const trimProfile = (facts: ReadonlyArray<ProfileFact>, cap: number): ReadonlyArray<ProfileFact> => {
-  const byTime = facts
-    .map((fact, index) => ({ fact, index }))
-    .sort(
-      (a, b) => (a.fact.at ?? Number.NEGATIVE_INFINITY) - (b.fact.at ?? Number.NEGATIVE_INFINITY) || a.index - b.index,
-    );
-  const gone = new Set(byTime.slice(0, facts.length - cap).map(({ index }) => index));
+  const gone = new Set(leastRecentFirst(facts.map(({ at }) => at)).slice(0, facts.length - cap));
   return facts.filter((_, index) => !gone.has(index));
+};
+
+/** Which of a record's lists: a session's facts or a profile's. */
+export type RecordFacts = 'session.facts' | 'profile.facts';
+
+/** The entries of other categories a record written back keeps, and the line reporting those it drops. */
+export interface ForeignWithin {
+  readonly kept: ReadonlyArray<JsonValue>;
+  readonly warning: string | undefined;
+}
+
+/**
+ * The entries of other trackers' categories that fit in a record written back beside `own`
+ * facts of this tracker's, so the record never holds more than its cap (25 for a session, 50 for
+ * a profile). This tracker's list stays whole, as its ledger holds it; the others fill the room
+ * left, dropped as their own tracker trims a list: a session's earliest listed first, a profile's
+ * least recently confirmed first.
+ */
+export const foreignWithin = (foreign: ReadonlyArray<JsonValue>, own: number, path: RecordFacts): ForeignWithin => {
+  const cap = path === 'session.facts' ? NOTES_LIMITS.hardCap : NOTES_LIMITS.globalCap;
+  const over = foreign.length - Math.max(0, cap - own);
+  if (over <= 0) return { kept: foreign, warning: undefined };
+  const order =
+    path === 'session.facts'
+      ? foreign.map((_, index) => index)
+      : leastRecentFirst(foreign.map((entry) => origin(entry).at));
+  const gone = order.slice(0, over);
+  const goneSet = new Set(gone);
+  const asFact = (entry: JsonValue): CategorizedFact => ({
+    category: isRecord(entry) && typeof entry['category'] === 'string' ? entry['category'] : '',
+    fact: isRecord(entry) && typeof entry['fact'] === 'string' ? entry['fact'] : '',
+  });
+  return {
+    kept: foreign.filter((_, index) => !goneSet.has(index)),
+    warning: `${path}: ${capWarning(
+      gone.map((index) => asFact(foreign[index]!)),
+      cap,
+      'of other categories',
+    )}`,
+  };
 };
 
 /** The fields of a stored record besides its facts, which must be an array (their entries are read one by one). */

@@ -34,7 +34,10 @@ import type { GlobalFacts, NotesEvent, SessionNotes } from './model.js';
 import {
   encodeProfileRecord,
   encodeSessionRecord,
+  type ForeignWithin,
+  foreignWithin,
   type ReadRecord,
+  type RecordFacts,
   readProfileRecord,
   readSessionRecord,
 } from './persist.js';
@@ -88,10 +91,21 @@ export const isSaveSettled = (state: NotesState, user: string, session: string):
   return !touched(storage.unsaved).sessions.includes(key) && storage.saving === undefined;
 };
 
-/** A record as encoded, with the entries of other trackers' categories it was read with after its own facts. */
-const withForeign = (value: JsonValue, foreign: ReadonlyArray<JsonValue> | undefined): JsonValue => {
-  if (foreign === undefined || foreign.length === 0 || !isRecord(value) || !Array.isArray(value['facts'])) return value;
-  return { ...value, facts: [...(value['facts'] as ReadonlyArray<JsonValue>), ...foreign] };
+/**
+ * A record as encoded, with the entries of other trackers' categories it was read with after its
+ * own facts, as many as its cap leaves room for (`foreignWithin`): those it writes back, and the
+ * line reporting those it drops.
+ */
+const withForeign = (
+  value: JsonValue,
+  foreign: ReadonlyArray<JsonValue> | undefined,
+  path: RecordFacts,
+): ForeignWithin & { readonly value: JsonValue } => {
+  if (foreign === undefined || foreign.length === 0 || !isRecord(value) || !Array.isArray(value['facts']))
+    return { value, kept: foreign ?? [], warning: undefined };
+  const own = value['facts'] as ReadonlyArray<JsonValue>;
+  const within = foreignWithin(foreign, own.length, path);
+  return { ...within, value: { ...value, facts: [...own, ...within.kept] } };
 };
 
 /** The records of `storage` that its unsaved changes would write and that the store holds unreadable. */
@@ -121,29 +135,49 @@ const saveIfNeeded = (state: NotesState, user: string): NotesTransition => {
     return notes === undefined ? [] : [notes];
   };
   const current = profile ? selectGlobalFacts(state.ledger, user) : undefined;
+  const sessionWrites = sessions.flatMap((key) =>
+    stored(key).map((notes) => ({
+      key,
+      ...withForeign(
+        encodeSessionRecord(notes),
+        storage.foreign === undefined ? undefined : PMap.get(storage.foreign.sessions, key),
+        'session.facts',
+      ),
+    })),
+  );
+  const profileWrite =
+    current === undefined
+      ? undefined
+      : withForeign(encodeProfileRecord(current), storage.foreign?.profile, 'profile.facts');
   const write: NotesWrite = {
-    sessions: sessions.flatMap((key) =>
-      stored(key).map((notes) => ({
-        session: idOfKey(key),
-        value: withForeign(
-          encodeSessionRecord(notes),
-          storage.foreign === undefined ? undefined : PMap.get(storage.foreign.sessions, key),
-        ),
-        expected: PMap.get(storage.sessions, key) ?? 0,
-      })),
-    ),
-    ...(current === undefined
-      ? {}
-      : {
-          profile: {
-            value: withForeign(encodeProfileRecord(current), storage.foreign?.profile),
-            expected: storage.profile ?? 0,
-          },
-        }),
+    sessions: sessionWrites.map(({ key, value }) => ({
+      session: idOfKey(key),
+      value,
+      expected: PMap.get(storage.sessions, key) ?? 0,
+    })),
+    ...(profileWrite === undefined ? {} : { profile: { value: profileWrite.value, expected: storage.profile ?? 0 } }),
   };
   const merged = sessions.filter((key) => stored(key).some((notes) => notes.mergedAt !== undefined));
   const saving = { count: storage.unsaved.length, sessions, profile: current !== undefined, merged };
-  return [withStorage(state, user, { ...storage, saving }), [{ type: 'save', user, write }]];
+  // What a save drops of other trackers' facts is gone from the record once it is saved: reported
+  // once, and not written back by the next save (a failed one's included).
+  const warnings = [...sessionWrites, ...(profileWrite === undefined ? [] : [profileWrite])].flatMap(({ warning }) =>
+    warning === undefined ? [] : [warning],
+  );
+  const foreign =
+    storage.foreign === undefined || warnings.length === 0
+      ? storage.foreign
+      : {
+          sessions: sessionWrites.reduce(
+            (kept, { key, kept: entries }) => (PMap.has(kept, key) ? PMap.set(kept, key, entries) : kept),
+            storage.foreign.sessions,
+          ),
+          profile: profileWrite === undefined ? storage.foreign.profile : profileWrite.kept,
+        };
+  return [
+    withStorage(state, user, { ...storage, saving, ...(foreign === undefined ? {} : { foreign }) }),
+    [...leftOut(user, warnings), { type: 'save', user, write }],
+  ];
 };
 
 /** Notes `events` (the ledger changes just applied for `user`) as unsaved, and saves them unless a save runs. */

@@ -537,6 +537,63 @@ describe('a tracker over a notes store', () => {
     expect(right(c.contextFor('maya', 's1')).session).toContain('[Health]\n- Has asthma');
   });
 
+  it('keeps a record written back with other categories within its cap: its own facts stay, the others fill the room left', async () => {
+    const store = memoryNotesStore();
+    const health = (index: number) => ({ category: 'Health', fact: `Health fact ${index}` });
+    await store.save('maya', {
+      sessions: [
+        {
+          session: 's1',
+          value: { facts: Array.from({ length: 10 }, (_, index) => health(index)), updatedAt: 1, consolidated: false },
+          expected: 0,
+        },
+      ],
+      profile: {
+        value: {
+          facts: Array.from({ length: 45 }, (_, index) => ({ ...health(index), session: 's0', at: 2_000 - index })),
+          consolidatedAt: '2026-01-01T00:00:00.000Z',
+          sessionCount: 1,
+        },
+        expected: 0,
+      },
+    });
+    const own = Array.from({ length: 20 }, (_, index): [string, string] => ['History', `Own fact ${index}`]);
+    const heard: string[] = [];
+    const tracker = createNotableFactsTracker({
+      complete: model(() => own).complete,
+      store,
+      consolidateWithModel: false,
+      onError: (failure) => heard.push(`${failure.code}: ${failure.message}`),
+    });
+    tracker.recordUserMessage('maya', 's1', 'Twenty things.');
+    await idle(tracker);
+    right(await tracker.endStage('maya', 's1'));
+    await idle(tracker);
+    const records = await stored(store, 'maya', 's1');
+    const facts = (value: JsonValue | undefined) =>
+      (value as { facts: Array<{ fact: string }> }).facts.map((f) => f.fact);
+    // The session's cap is 25: the tracker's 20, then the 5 latest listed of the others (the earliest go first).
+    expect(facts(records.session.value)).toEqual([
+      ...own.map(([, fact]) => fact),
+      ...[5, 6, 7, 8, 9].map((index) => `Health fact ${index}`),
+    ]);
+    // The profile's cap is 50: the 20 merged, then the 30 most recently confirmed of the others.
+    expect(facts(records.profile.value)).toEqual([
+      ...own.map(([, fact]) => fact),
+      ...Array.from({ length: 30 }, (_, index) => `Health fact ${index}`),
+    ]);
+    expect(heard).toContainEqual(
+      expect.stringMatching(
+        /^invalid_notes: session\.facts: 5 facts of other categories over the cap of 25 dropped, the oldest first: "Health fact 0", /u,
+      ),
+    );
+    expect(heard).toContainEqual(
+      expect.stringMatching(
+        /^invalid_notes: profile\.facts: 15 facts of other categories over the cap of 50 dropped, the oldest first: "Health fact 44", /u,
+      ),
+    );
+  });
+
   it('reads a stored profile over the cap as a merge trims one: the least recently confirmed fall off, reported, and sessionCount stays', async () => {
     const store = memoryNotesStore();
     const facts = Array.from({ length: 51 }, (_, index) => ({
