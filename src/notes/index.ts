@@ -146,6 +146,7 @@ export type {
   NotesWrite,
   NotesWritten,
   RecordWrite,
+  SaveFence,
   StoreAnswer,
   StoredRecord,
 } from './store.js';

@@ -56,8 +56,12 @@ export interface NotesLeaseSlot {
   readonly held: boolean;
   /** While held: the items waiting, in order, as the last answer gave them (less those worked on since). */
   readonly queue: ReadonlyArray<QueuedItem>;
+  /** While held: the fence of this turn of the lease (`LeaseAnswer.fence`), which the saves of its work name. */
+  readonly fence?: number;
   /** While held: the number of the last item the running extraction covers. */
   readonly working?: number;
+  /** The fence of the turn the running extraction began in. */
+  readonly workFence?: number;
   /** While held: the items through this number are done; the next call says so. */
   readonly done?: number;
   /** The `done` the running call reports (absent when it reports none). */

@@ -17,6 +17,7 @@ import {
   type NotesEffect,
   type NotesExtractionSettled,
   type NotesLeaseAnswered,
+  type NotesSaved,
   type NotesTransition,
 } from './inputs.js';
 import { isLeaseAtRest, NO_LEASE, type NotesLeaseSlot, type OutgoingItem, type OwnItem } from './leaseState.js';
@@ -36,7 +37,7 @@ import { settleExtraction } from './port.js';
 import type { NotesStoreFailure } from './storeAnswer.js';
 import { buildNotableFactsPrompt, LATEST_MESSAGE_LENGTH, promptTurns } from './prompt.js';
 import { mergeStage } from './stage.js';
-import { isSaveSettled, recordChanges, reload } from './storage.js';
+import { applySaveAnswer, isSaveSettled, recordChanges, reload, selectFencedSessions, unfence } from './storage.js';
 
 /** How much later than a lease's expiry a waiting tracker looks again. */
 const EXPIRY_MARGIN_MS = 25;
@@ -138,7 +139,8 @@ const startBatch = (state: NotesState, user: string, session: string): NotesTran
     turns: promptTurns(covered.length - 1),
   });
   const told = covered.reduce((time, item) => Math.max(time, item.at ?? Number.NEGATIVE_INFINITY), -Infinity);
-  const next = withLease(state, user, session, { ...lease, working: last, work: lease.work + 1 }, (current) => ({
+  const working = { working: last, ...(lease.fence === undefined ? {} : { workFence: lease.fence }) };
+  const next = withLease(state, user, session, { ...lease, ...working, work: lease.work + 1 }, (current) => ({
     ...current,
     started: Math.min(current.requested, current.started + counting),
     ...(Number.isFinite(told) ? { startedAt: told } : {}),
@@ -159,7 +161,13 @@ const mergeHead = (state: NotesState, user: string, session: string, item: Queue
     // Its `merged` effect answers now: the stage is reported, not reported again when the store confirms it.
     mine: lease.mine.map((mine) => (mine.seq === item.seq ? { ...mine, counted: true } : mine)),
   };
-  const stage = { session, at: when, waitFor: [], ...(own?.stage === undefined ? {} : { id: own.stage }) };
+  const stage = {
+    session,
+    at: when,
+    waitFor: [],
+    ...(own?.stage === undefined ? {} : { id: own.stage }),
+    ...(lease.fence === undefined ? {} : { fence: lease.fence }),
+  };
   return andThen(mergeStage(withLease(state, user, session, marked), user, stage, when), (merged) =>
     pump(merged, user, session),
   );
@@ -214,7 +222,7 @@ export const extractionSettledWithLease = (state: NotesState, input: NotesExtrac
   const { user, session, outcome, at } = input;
   const conversation = selectConversation(state, user, session);
   if (conversation?.lease?.working === undefined) return [state, []];
-  const { working, ...lease } = conversation.lease;
+  const { working, workFence, ...lease } = conversation.lease;
   const event = settleExtraction({ user, session }, outcome, at, state.ledger.categories, {
     previous: selectSessionFacts(state.ledger, user, session),
     ...(conversation.startedAt === undefined ? {} : { messagesAt: conversation.startedAt }),
@@ -231,7 +239,8 @@ export const extractionSettledWithLease = (state: NotesState, input: NotesExtrac
     withLease(withLedger(state, ledger), user, session, next),
     [{ type: 'record', event }],
   ];
-  const saved = ledger === state.ledger ? recorded : andThen(recorded, (after) => recordChanges(after, user, [event]));
+  const saved =
+    ledger === state.ledger ? recorded : andThen(recorded, (after) => recordChanges(after, user, [event], workFence));
   return andThen(saved, (after) => pump(after, user, session));
 };
 
@@ -314,7 +323,7 @@ export const onLeaseAnswered = (state: NotesState, input: NotesLeaseAnswered): N
   const expires = answer.expiresInMs ?? 0;
   // The finished work the call reported is acknowledged; work finished while it ran (a call that
   // only added items) is still to report, and its items stay out of the queue worked through.
-  const { done: finished, sentDone, ...rest } = lease;
+  const { done: finished, sentDone, fence: _turn, ...rest } = lease;
   const pending = finished !== undefined && (sentDone === undefined || finished > sentDone) ? finished : undefined;
   const next: NotesLeaseSlot = {
     ...rest,
@@ -326,6 +335,7 @@ export const onLeaseAnswered = (state: NotesState, input: NotesLeaseAnswered): N
     failures: 0,
     mine: kept,
     held: answer.held,
+    ...(answer.held && answer.fence !== undefined ? { fence: answer.fence } : {}),
     queue: answer.held ? answer.queue.filter((item) => pending === undefined || item.seq > pending) : [],
     waking: wakes ? wanted : lease.waking,
     reporting: [...lease.reporting, ...reported],
@@ -340,8 +350,9 @@ export const onLeaseAnswered = (state: NotesState, input: NotesLeaseAnswered): N
         },
       ]
     : [];
+  const reportedDone = sentDone === undefined ? state : unfence(state, user, session);
   const stepped: NotesTransition = [
-    withLease(state, user, session, next, settle(counting(done) + counting(handed))),
+    withLease(reportedDone, user, session, next, settle(counting(done) + counting(handed))),
     wake,
   ];
   // Taking the lease, or items done by another holder: the notes changed elsewhere, so they load again.
@@ -385,4 +396,28 @@ export const onLeaseWoke = (state: NotesState, user: string, session: string): N
   const awake = withLease(state, user, session, { ...lease, waking: false });
   if (lease.calling || lease.held || isLeaseAtRest(lease)) return pump(awake, user, session);
   return call(awake, user, session);
+};
+
+/**
+ * This tracker lost the lease of (user, session) while it worked: a save of that work was
+ * refused as `fenced`. It stops as a holder without saying its work done (the items stay in the
+ * queue, for the tracker that took the lease over), and asks again where the lease stands.
+ */
+const leaseLost = (state: NotesState, user: string, session: string): NotesTransition => {
+  const lease = selectConversation(state, user, session)?.lease;
+  if (lease === undefined) return [state, []];
+  const { done: _unsaved, fence: _turn, ...rest } = lease;
+  const lost = withLease(state, user, session, { ...rest, held: false, queue: [] });
+  return lease.calling ? [lost, []] : call(lost, user, session);
+};
+
+/** The store answered a save with leases: taken as without them, a lease it was fenced by lost, then every lease of the user moved on. */
+export const onSaveAnsweredWithLease = (state: NotesState, input: NotesSaved): NotesTransition => {
+  const { user, outcome } = input;
+  const lost = E.isLeft(outcome) && outcome.left.code === 'fenced' ? selectFencedSessions(state, user) : [];
+  const saved = lost.reduce<NotesTransition>(
+    (done, key) => andThen(done, (next) => leaseLost(next, user, idOfKey(key))),
+    applySaveAnswer(state, input),
+  );
+  return andThen(saved, (next) => pumpUser(next, user));
 };

@@ -63,6 +63,13 @@ export interface LeaseAnswer {
   readonly queue: ReadonlyArray<QueuedItem>;
   /** Milliseconds until the lease expires, when someone holds it. */
   readonly expiresInMs?: number;
+  /**
+   * When the caller holds the lease: its fencing token, a number the store gives each turn of
+   * the lease (kept while its holder renews it, expired or not, until another takes it over or
+   * it is freed; never reused). A save made under the lease names it (`NotesWrite.fences`),
+   * and the store refuses the save once the lease has another.
+   */
+  readonly fence?: number;
 }
 
 /**
@@ -77,26 +84,38 @@ export interface NotesLeases {
   lease(user: string, session: string, request: LeaseRequest): StoreAnswer<LeaseAnswer>;
 }
 
+/** Leases in memory, and what their store's saves ask of them: whether a lease is still at a fence. */
+export interface MemoryLeases extends NotesLeases {
+  /** True while the lease of (user, session) is at `fence`: no other turn of it has begun since. */
+  isAt(user: string, session: string, fence: number): boolean;
+}
+
 interface MemorySlot {
   holder: string;
   expiresAt: number;
+  /** The fence of the holder's turn (0: none yet). */
+  fence: number;
   readonly queue: QueuedItem[];
   /** The number of each queued item added with a key, by its key. */
   readonly keys: Map<string, number>;
 }
 
 /** Leases in this process's memory, by the clock `now`. */
-export const memoryLeases = (now: () => number = Date.now): NotesLeases => {
+export const memoryLeases = (now: () => number = Date.now): MemoryLeases => {
   // A clock that is none (null) would fail at the first lease: said here.
   if (typeof now !== 'function') refuseArgument('now', now, 'a function (a clock answering epoch milliseconds)');
   const slots = new Map<string, MemorySlot>();
   let next = 1;
+  let fences = 0;
+  const slotKey = (user: string, session: string): string => JSON.stringify([user, session]);
   return {
+    isAt: (user, session, fence) => slots.get(slotKey(user, session))?.fence === fence,
     lease: (user, session, request) => {
-      const key = JSON.stringify([user, session]);
+      const key = slotKey(user, session);
       const slot: MemorySlot = slots.get(key) ?? {
         holder: '',
         expiresAt: Number.NEGATIVE_INFINITY,
+        fence: 0,
         queue: [],
         keys: new Map(),
       };
@@ -135,6 +154,9 @@ export const memoryLeases = (now: () => number = Date.now): NotesLeases => {
       }
       slots.set(key, slot);
       if (!free) return E.right({ held: false, added, head, queue: [], expiresInMs: slot.expiresAt - time });
+      // A holder that renews keeps its fence (expired or not: nobody else worked meanwhile); a lease
+      // taken by another, or freed and taken again, gets a new one.
+      if (slot.holder !== request.holder || slot.fence === 0) slot.fence = ++fences;
       slot.holder = request.holder;
       slot.expiresAt = time + request.ttlMs;
       return E.right({
@@ -143,6 +165,7 @@ export const memoryLeases = (now: () => number = Date.now): NotesLeases => {
         head,
         queue: slot.queue.map((item) => ({ ...item })),
         expiresInMs: request.ttlMs,
+        fence: slot.fence,
       });
     },
   };

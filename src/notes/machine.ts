@@ -80,6 +80,8 @@ export interface NotesPendingStage {
    * (a message, a load or an end of stage naming one of them meanwhile keeps it).
    */
   readonly fetched?: ReadonlyArray<string>;
+  /** Merged as the holder of its session's lease: the fence of that turn, which the merge's save names. */
+  readonly fence?: number;
 }
 
 /** One user's model-backed profile rewrites, counted as the extractions are. */
@@ -141,6 +143,12 @@ export interface NotesUserStorage {
     readonly sessions: PMap.PersistentMap<ReadonlyArray<JsonValue>>;
     readonly profile: ReadonlyArray<JsonValue> | undefined;
   };
+  /**
+   * The sessions (stored keys) with unsaved changes made as the holder of their lease, and the
+   * fence of that turn (the latest): their saves name it, so the store refuses them once another
+   * tracker has taken the lease over. Gone once the store has taken the report that the work is done.
+   */
+  readonly fences?: PMap.PersistentMap<number>;
 }
 
 /** What the machine keeps of one user besides their notes. */

@@ -78,7 +78,7 @@ export const mergeStage = (state: NotesState, user: string, stage: NotesPendingS
       ...(id === undefined ? {} : { stage: id }),
     },
   ];
-  const saved = andThen([merged, effects], (next) => recordChanges(next, user, result.events));
+  const saved = andThen([merged, effects], (next) => recordChanges(next, user, result.events, stage.fence));
   const mode = state.settings.consolidateWithModel;
   const wanted = after !== undefined && after !== before && (mode === true || (mode === 'auto' && result.unsure));
   const rewritten = wanted ? andThen(saved, (next) => requestRewrite(next, user)) : saved;

@@ -117,6 +117,41 @@ const blockedBy = (storage: NotesUserStorage): { sessions: ReadonlyArray<string>
   };
 };
 
+/** The leases a save of `sessions` (stored keys) is made under: those whose unsaved changes were made as their holder. */
+const fencesOf = (storage: NotesUserStorage, sessions: ReadonlyArray<string>): Pick<NotesWrite, 'fences'> => {
+  const fences = sessions.flatMap((key) => {
+    const fence = storage.fences === undefined ? undefined : PMap.get(storage.fences, key);
+    return fence === undefined ? [] : [{ session: idOfKey(key), fence }];
+  });
+  return fences.length === 0 ? {} : { fences };
+};
+
+/**
+ * The unsaved changes of `user` in `session` no longer fenced: the store has taken this holder's
+ * report that the work is done (its save had settled, landed or failed), so no other holder
+ * redoes it, and a save made again later must not be refused for a turn that has ended.
+ */
+export const unfence = (state: NotesState, user: string, session: string): NotesState => {
+  const storage = selectUserStorage(state, user);
+  const key = storedKey(session);
+  if (storage.fences === undefined || !PMap.has(storage.fences, key)) return state;
+  const fences = PMap.remove(storage.fences, key);
+  const { fences: _before, ...rest } = storage;
+  return withStorage(state, user, PMap.size(fences) === 0 ? rest : { ...rest, fences });
+};
+
+/** `storage` keeping the fences of only the sessions its unsaved changes still touch. */
+const withFencesOfUnsaved = (storage: NotesUserStorage): NotesUserStorage => {
+  if (storage.fences === undefined) return storage;
+  const { sessions } = touched(storage.unsaved);
+  const fences = PMap.keys(storage.fences).reduce(
+    (kept, key) => (sessions.includes(key) ? kept : PMap.remove(kept, key)),
+    storage.fences,
+  );
+  const { fences: _before, ...rest } = storage;
+  return PMap.size(fences) === 0 ? rest : { ...rest, fences };
+};
+
 /**
  * The save of every unsaved change of `user`, unless one runs or a session it writes is being
  * loaded again. A change to a record the store holds unreadable is not saved over it: the
@@ -156,6 +191,7 @@ const saveIfNeeded = (state: NotesState, user: string): NotesTransition => {
       expected: PMap.get(storage.sessions, key) ?? 0,
     })),
     ...(profileWrite === undefined ? {} : { profile: { value: profileWrite.value, expected: storage.profile ?? 0 } }),
+    ...fencesOf(storage, sessions),
   };
   const merged = sessions.filter((key) => stored(key).some((notes) => notes.mergedAt !== undefined));
   const saving = { count: storage.unsaved.length, sessions, profile: current !== undefined, merged };
@@ -180,8 +216,17 @@ const saveIfNeeded = (state: NotesState, user: string): NotesTransition => {
   ];
 };
 
-/** Notes `events` (the ledger changes just applied for `user`) as unsaved, and saves them unless a save runs. */
-export const recordChanges = (state: NotesState, user: string, events: ReadonlyArray<NotesEvent>): NotesTransition => {
+/**
+ * Notes `events` (the ledger changes just applied for `user`) as unsaved, and saves them unless a
+ * save runs. `fence`: they were made as the holder of their session's lease, in the turn of that
+ * fence, which their save names.
+ */
+export const recordChanges = (
+  state: NotesState,
+  user: string,
+  events: ReadonlyArray<NotesEvent>,
+  fence?: number,
+): NotesTransition => {
   const changes = events.filter(
     (event) =>
       event.type === 'notes/extracted' ||
@@ -195,11 +240,16 @@ export const recordChanges = (state: NotesState, user: string, events: ReadonlyA
   // A running save covers the first `count` events; those dropped past the bound leave it.
   const saving =
     storage.saving === undefined ? undefined : { ...storage.saving, count: Math.max(0, storage.saving.count - over) };
+  const fences =
+    fence === undefined
+      ? storage.fences
+      : touched(changes).sessions.reduce((known, key) => PMap.set(known, key, fence), storage.fences ?? PMap.empty);
   const next: NotesUserStorage = {
     ...storage,
     unsaved: unsaved.slice(over),
     changes: storage.changes + changes.length,
     ...(saving === undefined ? {} : { saving }),
+    ...(fences === undefined ? {} : { fences }),
   };
   const [saved, effects] = saveIfNeeded(withStorage(state, user, next), user);
   // A save kept from an unreadable record reads it again at each change, as a failed save saves again.
@@ -556,8 +606,9 @@ export const applySaveAnswer = (state: NotesState, input: NotesSaved): NotesTran
       unsaved,
       settledChanges: storage.changes - unsaved.length,
     };
-    return saveIfNeeded(withStorage(state, user, next), user);
+    return saveIfNeeded(withStorage(state, user, withFencesOfUnsaved(next)), user);
   }
+  if (outcome.left.code === 'fenced') return dropFencedWork(state, user, outcome.left);
   const again = saving.sessions.length > 0 ? saving.sessions : PMap.keys(storage.sessions).slice(0, 1);
   if (outcome.left.code === 'conflict' && again.length > 0) {
     const next: NotesUserStorage = { ...idle, loading: [...new Set([...storage.loading, ...again])] };
@@ -569,4 +620,41 @@ export const applySaveAnswer = (state: NotesState, input: NotesSaved): NotesTran
     ];
   }
   return [withStorage(state, user, { ...idle, settledChanges: storage.changes }), [reported(user, outcome.left)]];
+};
+
+/** The sessions (stored keys) of the running save of `user` that it wrote under a lease: those a `fenced` answer refers to. */
+export const selectFencedSessions = (state: NotesState, user: string): ReadonlyArray<string> => {
+  const { saving, fences } = selectUserStorage(state, user);
+  return saving === undefined || fences === undefined ? [] : saving.sessions.filter((key) => PMap.has(fences, key));
+};
+
+/**
+ * A save refused as `fenced`: another tracker took over a lease it was made under, and redoes
+ * that lease's queue from the store. The unsaved changes of those sessions are dropped (they are
+ * that holder's to make now; nothing of them was stored), their records are read again whatever
+ * their version, and the failure is reported. The other changes stay and are saved after the load.
+ */
+const dropFencedWork = (state: NotesState, user: string, failed: StoreCallFailure): NotesTransition => {
+  const storage = selectUserStorage(state, user);
+  const lost = selectFencedSessions(state, user);
+  const isLost = (event: NotesEvent): boolean =>
+    (event.type === 'notes/extracted' || event.type === 'notes/sessionConsolidated') &&
+    lost.includes(storedKey(event.session));
+  const profileLost = storage.unsaved.some((event) => isLost(event) && event.type === 'notes/sessionConsolidated');
+  const { saving: _refused, profile, ...idle } = storage;
+  const next: NotesUserStorage = withFencesOfUnsaved({
+    ...idle,
+    unsaved: storage.unsaved.filter((event) => !isLost(event)),
+    settledChanges: storage.changes,
+    // Read again whatever version the store holds: what this tracker has of them is not the store's.
+    sessions: lost.reduce((versions, key) => PMap.remove(versions, key), storage.sessions),
+    ...(profileLost || profile === undefined ? {} : { profile }),
+  });
+  return lost.reduce<NotesTransition>(
+    ([current, done], key) => {
+      const [loaded, loads] = reload(current, user, idOfKey(key));
+      return [loaded, [...done, ...loads]];
+    },
+    [withStorage(state, user, next), [reported(user, failed)]],
+  );
 };

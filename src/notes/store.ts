@@ -38,10 +38,22 @@ export interface RecordWrite {
   readonly expected: number;
 }
 
+/** A lease a save is made under: the (user, session)'s lease at the fence its holder was given (`LeaseAnswer.fence`). */
+export interface SaveFence {
+  readonly session: string;
+  readonly fence: number;
+}
+
 /** What one save writes for one user, all of it or none: records of some sessions, and maybe the profile. */
 export interface NotesWrite {
   readonly sessions: ReadonlyArray<RecordWrite & { readonly session: string }>;
   readonly profile?: RecordWrite;
+  /**
+   * The leases the save is made under (a store with leases checks them): when one of them is no
+   * longer at its fence (another tracker took it over, or it was freed), nothing is written and
+   * the answer is `fenced`, checked at the same moment as the versions.
+   */
+  readonly fences?: ReadonlyArray<SaveFence>;
 }
 
 /** The versions a save left: each written record's `expected + 1`. */
@@ -57,8 +69,9 @@ export interface NotesStore {
   /** The record of `user` in `session` and the user's profile record (each version 0 when never saved). */
   load(user: string, session: string): StoreAnswer<NotesRecords>;
   /**
-   * Writes the records of `write` for `user`, all or none: when the stored version of any of
-   * them is not the one it names, nothing is written and the answer is a `conflict`.
+   * Writes the records of `write` for `user`, all or none: when a lease it names is no longer at
+   * its fence, nothing is written and the answer is `fenced`; when the stored version of any of
+   * the records is not the one it names, nothing is written and the answer is a `conflict`.
    */
   save(user: string, write: NotesWrite): StoreAnswer<NotesWritten>;
   /**
@@ -126,8 +139,9 @@ export const memoryNotesStore = (
     users.set(user, created);
     return created;
   };
+  const leases = memoryLeases(options?.now);
   return {
-    leases: memoryLeases(options?.now),
+    leases: { lease: leases.lease },
     load: (user, session) => {
       const found = users.get(user);
       return E.right({ session: read(found?.sessions.get(session)), profile: read(found?.profile) });
@@ -139,6 +153,14 @@ export const memoryNotesStore = (
         ),
       ),
     save: (user, write) => {
+      const lost = (write.fences ?? []).filter(({ session, fence }) => !leases.isAt(user, session, fence));
+      if (lost.length > 0)
+        return E.left(
+          storeFailure(
+            'fenced',
+            `the lease of ${JSON.stringify(user)} in ${lost.map(({ session }) => JSON.stringify(session)).join(' and ')} was taken over since the save's work began`,
+          ),
+        );
       const found = users.get(user);
       const conflicted = [
         ...write.sessions

@@ -6,8 +6,12 @@ import type * as E from 'fp-ts/lib/Either.js';
 import { refuseArgument } from '../base/describe.js';
 import { type Failure, failure } from '../base/failure.js';
 
-/** Why a store call did nothing: another writer saved first (`conflict`), or the store could not be reached or read. */
-export type NotesStoreFailureCode = 'conflict' | 'unavailable';
+/**
+ * Why a store call did nothing: another writer saved first (`conflict`), a save made under a
+ * lease its holder no longer holds (`fenced`: another tracker took it over), or the store could
+ * not be reached or read.
+ */
+export type NotesStoreFailureCode = 'conflict' | 'fenced' | 'unavailable';
 
 /** A failed store call. */
 export type NotesStoreFailure = Failure<NotesStoreFailureCode>;
@@ -17,7 +21,7 @@ export type StoreAnswer<T> = E.Either<NotesStoreFailure, T> | PromiseLike<E.Eith
 
 /** A store failure of code `code`. A code or message that is no string is refused with a TypeError. */
 export const storeFailure = (code: NotesStoreFailureCode, message: string): NotesStoreFailure => {
-  if (typeof code !== 'string') refuseArgument('the code', code, 'a string (conflict or unavailable)');
+  if (typeof code !== 'string') refuseArgument('the code', code, 'a string (conflict, fenced or unavailable)');
   if (typeof message !== 'string') refuseArgument('the message', message, 'a string');
   return failure(code, message);
 };

@@ -68,7 +68,7 @@ const checked = <T>(answer: unknown, isShape: (value: unknown) => value is T): E
   if (!isEither(answer)) return unavailable(new Error('the notes store answered with something that is not an Either'));
   if (E.isLeft(answer)) {
     const { code, message } = (answer.left ?? {}) as Partial<NotesStoreFailure>;
-    return code === 'conflict' || code === 'unavailable'
+    return code === 'conflict' || code === 'fenced' || code === 'unavailable'
       ? E.left(storeFailure(code, typeof message === 'string' ? message : code))
       : unavailable(new Error(`the notes store failed without a known code (${String(code)})`));
   }
@@ -113,7 +113,8 @@ const isLeaseAnswer = (value: unknown): value is LeaseAnswer =>
   (value as LeaseAnswer).added.every(isSeq) &&
   Array.isArray((value as LeaseAnswer).queue) &&
   (value as LeaseAnswer).queue.every(isQueued) &&
-  ((value as LeaseAnswer).head === undefined || isSeq((value as LeaseAnswer).head));
+  ((value as LeaseAnswer).head === undefined || isSeq((value as LeaseAnswer).head)) &&
+  ((value as LeaseAnswer).fence === undefined || Number.isSafeInteger((value as LeaseAnswer).fence));
 
 /** Runs a `lease` effect against `store`'s leases: the `notes/leaseAnswered` input answering it. */
 const callLeases = (

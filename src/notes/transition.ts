@@ -47,8 +47,8 @@ import {
   loadWithLease,
   onLeaseAnswered,
   onLeaseWoke,
+  onSaveAnsweredWithLease,
   pump,
-  pumpUser,
   reportStages,
 } from './leaseTransition.js';
 import { keepSession, onReleaseRequested, tidyUser } from './release.js';
@@ -271,9 +271,7 @@ const step = (state: NotesState, input: NotesInput): NotesTransition => {
     case 'notes/loaded':
       return onLoaded(state, input);
     case 'notes/saved':
-      return state.settings.lease === undefined
-        ? applySaveAnswer(state, input)
-        : andThen(applySaveAnswer(state, input), (next) => pumpUser(next, input.user));
+      return state.settings.lease === undefined ? applySaveAnswer(state, input) : onSaveAnsweredWithLease(state, input);
     case 'notes/unmergedListed':
       return onUnmergedListed(state, input);
     case 'notes/leaseAnswered':

@@ -16,6 +16,7 @@ interface LeaseRow {
   readonly expires_in_ms: number | null;
   readonly added: ReadonlyArray<string>;
   readonly head: string | null;
+  readonly fence: string | null;
   readonly queue: ReadonlyArray<{
     seq: number;
     kind: 'message' | 'stage';
@@ -47,7 +48,7 @@ export const postgresLeases = (
 ): NotesLeases => {
   const statement = {
     name: statementName('notes_lease', db.schema),
-    text: `SELECT held, expires_in_ms, added, head, queue FROM ${sqlSchema(db.schema)}.notes_lease($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    text: `SELECT held, expires_in_ms, added, head, queue, fence FROM ${sqlSchema(db.schema)}.notes_lease($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
   };
   return {
     lease: async (user, session, request) => {
@@ -75,6 +76,7 @@ export const postgresLeases = (
         ...(row.head === null ? {} : { head: Number(row.head) }),
         queue: row.queue.map(item),
         ...(row.expires_in_ms === null ? {} : { expiresInMs: Math.max(0, row.expires_in_ms) }),
+        ...(row.held && row.fence !== null ? { fence: Number(row.fence) } : {}),
       }))(answered);
     },
   };

@@ -36,23 +36,27 @@ const addItems = (s: string, keyed: boolean): string =>
     RETURNING seq
   ) SELECT coalesce(array_agg(i.seq ORDER BY i.seq), '{}') INTO v_added FROM inserted i;`;
 
-/** The lease call (`notes_lease`): one statement, so taking a turn and adding to the queue happen at one moment. */
-const leaseFunction = (s: string, keyed: boolean): string => `CREATE FUNCTION ${s}.notes_lease(
+/**
+ * The lease call (`notes_lease`): one statement, so taking a turn and adding to the queue happen
+ * at one moment. `fenced` (version 4): it also answers the fence of the holder's turn, a new one
+ * (the transaction's id) whenever the lease changes hands or is taken after it was freed.
+ */
+const leaseFunction = (s: string, keyed: boolean, fenced = false): string => `CREATE FUNCTION ${s}.notes_lease(
   p_user text, p_session text, p_holder text, p_ttl_ms double precision, p_done bigint,
   p_kinds text[], p_texts text[], p_ats double precision[]${keyed ? ', p_keys text[]' : ''}
-) RETURNS TABLE (held boolean, expires_in_ms double precision, added bigint[], head bigint, queue jsonb)
+) RETURNS TABLE (held boolean, expires_in_ms double precision, added bigint[], head bigint, queue jsonb${fenced ? ', fence bigint' : ''})
 LANGUAGE plpgsql AS $lease$
 DECLARE
   v_holder text;
   v_expires timestamptz;
   v_added bigint[]${keyed ? " := '{}'" : ''};
-  v_head bigint;${keyed ? '\n  v_seq bigint;\n  v_at integer;' : ''}
+  v_head bigint;${keyed ? '\n  v_seq bigint;\n  v_at integer;' : ''}${fenced ? '\n  v_fence bigint;' : ''}
 BEGIN
   -- The lease row is the slot's lock: made when missing, locked, and gone again once nothing waits.
   LOOP
     INSERT INTO ${s}.notes_leases AS l (user_id, session_id, holder, expires_at)
       VALUES (p_user, p_session, '', '-infinity') ON CONFLICT DO NOTHING;
-    SELECT l.holder, l.expires_at INTO v_holder, v_expires FROM ${s}.notes_leases l
+    SELECT l.holder, l.expires_at${fenced ? ', l.fence' : ''} INTO v_holder, v_expires${fenced ? ', v_fence' : ''} FROM ${s}.notes_leases l
       WHERE l.user_id = p_user AND l.session_id = p_session FOR UPDATE;
     EXIT WHEN FOUND;
   END LOOP;
@@ -64,21 +68,30 @@ BEGIN
   IF v_head IS NULL THEN
     IF v_holder = p_holder OR v_expires <= clock_timestamp() THEN
       DELETE FROM ${s}.notes_leases l WHERE l.user_id = p_user AND l.session_id = p_session;
-      RETURN QUERY SELECT false, NULL::double precision, v_added, NULL::bigint, '[]'::jsonb;
+      RETURN QUERY SELECT false, NULL::double precision, v_added, NULL::bigint, '[]'::jsonb${fenced ? ', NULL::bigint' : ''};
     ELSE
-      RETURN QUERY SELECT false, (extract(epoch FROM v_expires - clock_timestamp()) * 1000)::double precision, v_added, NULL::bigint, '[]'::jsonb;
+      RETURN QUERY SELECT false, (extract(epoch FROM v_expires - clock_timestamp()) * 1000)::double precision, v_added, NULL::bigint, '[]'::jsonb${fenced ? ', NULL::bigint' : ''};
     END IF;
-  ELSIF v_holder = p_holder OR v_expires <= clock_timestamp() THEN
-    UPDATE ${s}.notes_leases l SET holder = p_holder, expires_at = clock_timestamp() + p_ttl_ms * interval '1 millisecond'
+  ELSIF v_holder = p_holder OR v_expires <= clock_timestamp() THEN${
+    fenced
+      ? `
+    -- A holder that renews keeps its fence; a lease that changes hands, or is taken again once freed,
+    -- gets a new one: this transaction's id, never reused, and no sequence for the agents' role to be granted.
+    IF v_holder IS DISTINCT FROM p_holder OR v_fence IS NULL THEN
+      v_fence := pg_current_xact_id()::text::bigint;
+    END IF;`
+      : ''
+  }
+    UPDATE ${s}.notes_leases l SET holder = p_holder, expires_at = clock_timestamp() + p_ttl_ms * interval '1 millisecond'${fenced ? ', fence = v_fence' : ''}
       WHERE l.user_id = p_user AND l.session_id = p_session;
     RETURN QUERY SELECT true, p_ttl_ms, v_added, v_head, (
       SELECT coalesce(jsonb_agg(jsonb_build_object('seq', q.seq, 'kind', q.kind, 'text', q.text, 'at', q.at, 'origin', q.origin) ORDER BY q.seq), '[]'::jsonb)
-        FROM ${s}.notes_queue q WHERE q.user_id = p_user AND q.session_id = p_session);
+        FROM ${s}.notes_queue q WHERE q.user_id = p_user AND q.session_id = p_session)${fenced ? ', v_fence' : ''};
   ELSE
-    RETURN QUERY SELECT false, (extract(epoch FROM v_expires - clock_timestamp()) * 1000)::double precision, v_added, v_head, '[]'::jsonb;
+    RETURN QUERY SELECT false, (extract(epoch FROM v_expires - clock_timestamp()) * 1000)::double precision, v_added, v_head, '[]'::jsonb${fenced ? ', NULL::bigint' : ''};
   END IF;
 END $lease$;
-COMMENT ON FUNCTION ${s}.notes_lease(${keyed ? KEYED_LEASE_ARGUMENTS : LEASE_ARGUMENTS}) IS 'Adds to the queue of (user, session)${keyed ? ' (an item whose key is queued already, not again)' : ''}, removes what the asker processed, and gives the asker the lease when it holds it or it is free or expired: the queue when it does.';`;
+COMMENT ON FUNCTION ${s}.notes_lease(${keyed ? KEYED_LEASE_ARGUMENTS : LEASE_ARGUMENTS}) IS 'Adds to the queue of (user, session)${keyed ? ' (an item whose key is queued already, not again)' : ''}, removes what the asker processed, and gives the asker the lease when it holds it or it is free or expired: the queue when it does${fenced ? ', and the fence of its turn' : ''}.';`;
 
 /** What the notes ledger's migration does, as the migrations table records it. */
 export const NOTES_DESCRIPTION = 'notes: session records, profiles, leases and their queue';
@@ -131,3 +144,15 @@ COMMENT ON COLUMN ${s}.notes_queue.item_key IS 'The name the adding tracker gave
 CREATE UNIQUE INDEX notes_queue_key ON ${s}.notes_queue (user_id, session_id, item_key) WHERE item_key IS NOT NULL;
 DROP FUNCTION ${s}.notes_lease(${LEASE_ARGUMENTS});
 ${leaseFunction(s, true)}`;
+
+/** What the migration that fences saves by their lease does, as the migrations table records it. */
+export const NOTES_FENCES_DESCRIPTION = 'notes: leases fence the saves made under them';
+
+/**
+ * Each turn of a lease gets a fence (`LeaseAnswer.fence`), which a save made under it names: the
+ * save checks it in its transaction, so a holder that lost its lease writes nothing.
+ */
+export const notesFencesSql = (s: string): string => `ALTER TABLE ${s}.notes_leases ADD COLUMN fence bigint;
+COMMENT ON COLUMN ${s}.notes_leases.fence IS 'The fence of the holder''s turn: a save made under the lease names it, and is refused once the lease has another.';
+DROP FUNCTION ${s}.notes_lease(${KEYED_LEASE_ARGUMENTS});
+${leaseFunction(s, true, true)}`;

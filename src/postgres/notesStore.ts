@@ -74,6 +74,14 @@ ON CONFLICT (user_id) DO NOTHING`,
     text: `UPDATE ${q}.notes_profiles SET value = $2::jsonb, version = version + 1, updated_at = now()
 WHERE user_id = $1 AND version = $3`,
   },
+  // The leases a save is made under that are still at their fences ($2 sessions, $3 fences), locked
+  // until the save ends: a lease call that would hand one over waits for it, or the save sees the new fence.
+  fences: {
+    name: statementName('notes_fences', s),
+    text: `SELECT l.session_id FROM ${q}.notes_leases l
+    JOIN unnest($2::text[], $3::bigint[]) AS f(session_id, fence) ON l.session_id = f.session_id AND l.fence = f.fence
+  WHERE l.user_id = $1 ORDER BY l.session_id FOR SHARE OF l`,
+  },
   // $2 sessions, $3 their versions, $4 their values; $5 the profile's version (null: none), $6 its value.
   written: {
     name: statementName('notes_written', s),
@@ -127,6 +135,9 @@ const failingStore = (error: PostgresFailure): PostgresNotesStore => {
 
 /** Thrown inside a save's transaction when a record is not at the version named: rolls it back. */
 class StaleRecord extends Error {}
+
+/** Thrown inside a save's transaction when a lease it is made under is no longer at its fence: rolls it back. */
+class LostLease extends Error {}
 
 /**
  * Schema readiness shared by a store's calls: the first call creates or upgrades the schema,
@@ -211,9 +222,21 @@ export const postgresNotesStore = (urlOrPool: UrlOrPool, options: PostgresOption
     const { profile } = notes;
     const problem = unstorableIds([user, ...sessions.map(({ session }) => session)]);
     if (problem !== undefined) return E.left(problem);
+    const fences = notes.fences ?? [];
     /** Every record at the version it names, in one transaction: undefined once written, else why not (rolled back). */
-    const writeRecords = (client: pg.PoolClient): Promise<string | undefined> =>
+    const writeRecords = (client: pg.PoolClient): Promise<NotesStoreFailure | undefined> =>
       transaction(client, async () => {
+        if (fences.length > 0) {
+          const { rows } = await client.query<{ session_id: string }>({
+            ...sql.fences,
+            values: [user, fences.map(({ session }) => session), fences.map(({ fence }) => fence)],
+          });
+          const lost = fences.filter(({ session }) => !rows.some((row) => row.session_id === session));
+          if (lost.length > 0)
+            throw new LostLease(
+              `the lease of ${JSON.stringify(user)} in ${lost.map(({ session }) => JSON.stringify(session)).join(' and ')} was taken over since the save's work began`,
+            );
+        }
         for (const { session, value, expected } of sessions)
           await write(
             client,
@@ -232,9 +255,10 @@ export const postgresNotesStore = (urlOrPool: UrlOrPool, options: PostgresOption
           );
       }).then(
         () => undefined,
-        // A record at another version rolled the transaction back: the save is a conflict, not a failure.
+        // A record at another version, or a lease lost, rolled the transaction back: the save is a conflict or fenced, not a failure.
         (error: unknown) => {
-          if (error instanceof StaleRecord) return error.message;
+          if (error instanceof StaleRecord) return storeFailure('conflict', error.message);
+          if (error instanceof LostLease) return storeFailure('fenced', error.message);
           throw error;
         },
       );
@@ -265,7 +289,7 @@ export const postgresNotesStore = (urlOrPool: UrlOrPool, options: PostgresOption
       return E.isRight(landed) && landed.right ? E.right(written) : E.left(notesFailure(saved.left));
     }
     if (E.isLeft(saved)) return E.left(notesFailure(saved.left));
-    if (saved.right !== undefined) return E.left(storeFailure('conflict', saved.right));
+    if (saved.right !== undefined) return E.left(saved.right);
     return E.right(written);
   };
 

@@ -18,7 +18,14 @@ import {
   type UrlOrPool,
 } from './database.js';
 import type { PostgresFailure } from './failures.js';
-import { NOTES_DESCRIPTION, NOTES_KEYS_DESCRIPTION, notesKeysSql, notesTablesSql } from './notesSchema.js';
+import {
+  NOTES_DESCRIPTION,
+  NOTES_FENCES_DESCRIPTION,
+  NOTES_KEYS_DESCRIPTION,
+  notesFencesSql,
+  notesKeysSql,
+  notesTablesSql,
+} from './notesSchema.js';
 
 /** One step of the schema. */
 export interface Migration {
@@ -61,6 +68,7 @@ COMMENT ON TABLE ${s}.snapshots IS 'A cache per session: its state after line po
   },
   { version: 2, description: NOTES_DESCRIPTION, sql: notesTablesSql },
   { version: 3, description: NOTES_KEYS_DESCRIPTION, sql: notesKeysSql },
+  { version: 4, description: NOTES_FENCES_DESCRIPTION, sql: notesFencesSql },
 ];
 
 /** The newest schema version this library knows. */

@@ -6,7 +6,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import type { LeaseAnswer, LeaseRequest, NotesLeases } from '../../src/notes/leases.js';
-import type { NotesStore } from '../../src/notes/store.js';
+import type { NotesStore, NotesWrite } from '../../src/notes/store.js';
 
 const TTL = 60_000;
 
@@ -102,6 +102,58 @@ export const describeNotesLeaseConformance = (
       expect((await lease(leases, 'maya', 's1', { holder: 'b', ttlMs: TTL })).queue.map((item) => item.text)).toEqual([
         'two',
       ]);
+    });
+
+    it('fences a save by its lease: taken while the lease is held at its fence, refused whole as fenced once another took it over', async () => {
+      const { store, leases } = await leasesOf();
+      const record = (updatedAt: number) => ({ facts: [], updatedAt, consolidated: false });
+      const a = await lease(leases, 'maya', 's1', { holder: 'a', ttlMs: 300, add: [message('one')] });
+      expect(a.fence).toEqual(expect.any(Number));
+      const underA = (updatedAt: number, expected: number): NotesWrite => ({
+        sessions: [{ session: 's1', value: record(updatedAt), expected }],
+        fences: [{ session: 's1', fence: a.fence! }],
+      });
+      expect(await store.save('maya', underA(1, 0))).toEqual(E.right({ sessions: [{ session: 's1', version: 1 }] }));
+      // Renewed by its holder, a lease keeps its fence.
+      expect((await lease(leases, 'maya', 's1', { holder: 'a', ttlMs: 300 })).fence).toBe(a.fence);
+      await expire(store, 300);
+      const b = await lease(leases, 'maya', 's1', { holder: 'b', ttlMs: TTL, add: [message('two')] });
+      expect(b.held).toBe(true);
+      expect(b.fence).toEqual(expect.any(Number));
+      expect(b.fence).not.toBe(a.fence);
+      // The holder that lost it saves nothing, the profile it writes with the session included.
+      const stale = await store.save('maya', {
+        ...underA(2, 1),
+        profile: { value: { facts: [], consolidatedAt: 1, sessionCount: 1 }, expected: 0 },
+      });
+      expect(E.isLeft(stale) && stale.left.code).toBe('fenced');
+      const after = await store.load('maya', 's1');
+      expect(E.isRight(after) && after.right).toEqual({
+        session: { value: record(1), version: 1 },
+        profile: { version: 0 },
+      });
+      // The new holder's save goes; a save under no lease is not fenced.
+      expect(
+        E.isRight(
+          await store.save('maya', {
+            sessions: [{ session: 's1', value: record(3), expected: 1 }],
+            fences: [{ session: 's1', fence: b.fence! }],
+          }),
+        ),
+      ).toBe(true);
+      expect(
+        E.isRight(await store.save('maya', { sessions: [{ session: 's2', value: record(4), expected: 0 }] })),
+      ).toBe(true);
+      // Freed and taken again, even by its last holder, the lease has another fence.
+      const done = b.queue[b.queue.length - 1]!.seq;
+      expect((await lease(leases, 'maya', 's1', { holder: 'b', ttlMs: TTL, done })).held).toBe(false);
+      const again = await lease(leases, 'maya', 's1', { holder: 'b', ttlMs: TTL, add: [message('three')] });
+      expect(again.fence).not.toBe(b.fence);
+      const refused = await store.save('maya', {
+        sessions: [{ session: 's1', value: record(5), expected: 2 }],
+        fences: [{ session: 's1', fence: b.fence! }],
+      });
+      expect(E.isLeft(refused) && refused.left.code).toBe('fenced');
     });
 
     it('keeps slots apart: users, sessions, and ids an empty object answers', async () => {

@@ -192,6 +192,66 @@ describe('trackers sharing a store with leases', () => {
     ).toEqual(['Said one', 'Said two']);
   });
 
+  it('fences the saves of a holder paused past its lease: once another took it over, nothing of its work is written, and it leaves the queue to that holder', async () => {
+    const store = memoryNotesStore();
+    const saves: string[] = [];
+    /** The store as the tracker `name` sees it, noting the outcome of each of its saves. */
+    const seenBy = (name: string): NotesStore => ({
+      ...store,
+      save: (user, write) => {
+        const answer = store.save(user, write);
+        // The memory store answers at once.
+        const outcome = answer as E.Either<{ readonly code: string }, unknown>;
+        saves.push(`${name}: ${E.isRight(outcome) ? 'saved' : outcome.left.code}`);
+        return answer;
+      },
+    });
+    const paused = sharedModel();
+    const model = sharedModel();
+    const heard: string[] = [];
+    const a = createNotableFactsTracker({
+      complete: paused.complete,
+      store: seenBy('a'),
+      holder: 'a',
+      timeoutMs: 60_000,
+      leaseMs: 150,
+      onError: (failure) => heard.push(failure.code),
+    });
+    const b = createNotableFactsTracker({ complete: model.complete, store: seenBy('b'), holder: 'b', leaseMs: 150 });
+    a.recordUserMessage('maya', 's1', 'one');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    b.recordUserMessage('maya', 's1', 'two');
+    for (let waited = 0; waited < 300 && model.calls.length === 0; waited += 1)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(model.calls).toHaveLength(1);
+    // a's extraction of "one" comes back while b's runs: under a lease b holds now, a writes nothing.
+    expect(await paused.answerNext()).toMatch(/Latest user message:\nUser: one/u);
+    await within(a.settled(), 'a');
+    expect(saves).toEqual(['a: fenced']);
+    expect(heard).toEqual(['fenced']);
+    expect(await model.answerNext()).toMatch(/User: one[\s\S]*Latest user message:\nUser: two/u);
+    await within(b.settled(), 'b');
+    await within(a.settled(), 'a');
+    expect(saves).toEqual(['a: fenced', 'b: saved']);
+    const records = await store.load('maya', 's1');
+    const facts = E.isRight(records) ? (records.right.session.value as { facts: Array<{ fact: string }> }).facts : [];
+    expect(facts.map((fact) => fact.fact)).toEqual(['Said one', 'Said two']);
+    // a reads what b saved once it loads again; nothing of it waits in a, and the lease is free.
+    expect(E.isRight(await a.load('maya', 's1'))).toBe(true);
+    expect(selectSessionFacts(a.getSnapshot(), 'maya', 's1').map((fact) => fact.fact)).toEqual([
+      'Said one',
+      'Said two',
+    ]);
+    // It hears that b did its message at b's lease's expiry at the latest.
+    for (let waited = 0; waited < 100 && a.retained().inFlight > 0; waited += 1)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(a.retained().inFlight).toBe(0);
+    expect(saves).toEqual(['a: fenced', 'b: saved']);
+    expect(await store.leases.lease('maya', 's1', { holder: 'c', ttlMs: 1_000 })).toEqual(
+      E.right({ held: false, added: [], queue: [] }),
+    );
+  });
+
   it('settles only once its work is reported to the store: nothing in flight after settled(), the lease free', async () => {
     const store = memoryNotesStore();
     const model = sharedModel();

@@ -193,7 +193,9 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
     await admin.query(
       `SELECT held FROM ${schema}.notes_lease('maya', 's1', 'old', 60000, NULL, ARRAY['message'], ARRAY['waiting'], ARRAY[1.0::double precision])`,
     );
-    expect(await migrate(url, { schema })).toMatchObject(E.right({ from: 2, to: 3 }));
+    expect(await migrate(url, { schema })).toMatchObject(
+      E.right({ from: 2, to: MIGRATIONS[MIGRATIONS.length - 1]!.version }),
+    );
     const store = postgresNotesStore(url, { schema });
     opened.push(store);
     const call = {
