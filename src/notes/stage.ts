@@ -51,6 +51,17 @@ const startRewrite = (state: NotesState, user: string, rewrite: NotesProfileRewr
   return [nextState, [{ type: 'rewriteProfile', user, prompt }]];
 };
 
+/**
+ * Starts the rewrite of the profile of `user` that was asked for and not started, unless one
+ * runs (that one's end starts it): a rewrite dropped as stale after a load asks again so.
+ */
+export const resumeRewrite = (state: NotesState, user: string): NotesTransition => {
+  const rewrite = selectProfileRewrite(state, user);
+  return rewrite.requested > rewrite.started && rewrite.started <= rewrite.settled
+    ? startRewrite(state, user, rewrite)
+    : [state, []];
+};
+
 /** Asks for a rewrite of the profile of `user`, or folds the request into the one running. */
 const requestRewrite = (state: NotesState, user: string): NotesTransition => {
   const rewrite = selectProfileRewrite(state, user);

@@ -26,8 +26,10 @@ import {
   isLoaded,
   type NotesState,
   type NotesUserStorage,
+  selectProfileRewrite,
   selectUserStorage,
   withLedger,
+  withRewrite,
   withStorage,
 } from './machine.js';
 import type { GlobalFacts, NotesEvent, SessionNotes } from './model.js';
@@ -575,8 +577,27 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
       : {}),
   };
   const problems = [...sessionRead.problems, ...profileRead.problems];
-  const [saved, effects] = saveIfNeeded(withStorage(withLedger(state, ledger), user, next), user);
+  const [saved, effects] = saveIfNeeded(
+    withStorage(withLedger(askAgainIfDropped(state, user, storage, kept), ledger), user, next),
+    user,
+  );
   return [saved, [...events.map((event): NotesEffect => ({ type: 'record', event })), ...problems, ...effects]];
+};
+
+/**
+ * `state` asking again for the rewrite of the profile of `user` when `before` held unsaved
+ * rewrites that `after` dropped as stale: the rewrite the merge wanted is then of the store's
+ * newer profile, asked at once (`resumeRewrite` starts it), not at the next merge.
+ */
+const askAgainIfDropped = (
+  state: NotesState,
+  user: string,
+  before: NotesUserStorage,
+  after: NotesUserStorage,
+): NotesState => {
+  if (after.unsaved.length === before.unsaved.length) return state;
+  const rewrite = selectProfileRewrite(state, user);
+  return withRewrite(state, user, { ...rewrite, requested: Math.max(rewrite.requested, rewrite.started + 1) });
 };
 
 /**

@@ -40,7 +40,7 @@ import {
 import { isNotesId } from './model.js';
 import { settleExtraction } from './port.js';
 import { buildNotableFactsPrompt, promptTurns } from './prompt.js';
-import { mergeReadyStages, onProfileRewriteSettled, onStageEnded, onUnmergedListed } from './stage.js';
+import { mergeReadyStages, onProfileRewriteSettled, onStageEnded, onUnmergedListed, resumeRewrite } from './stage.js';
 import {
   addToQueue,
   extractionSettledWithLease,
@@ -199,7 +199,10 @@ const onLoaded = (state: NotesState, input: NotesLoaded): NotesTransition => {
           andThen(loaded, (next) => reportStages(next, user, session)),
           (next) => pump(next, user, session),
         );
-  return andThen(resumed, (next) => mergeReadyStages(next, user, Number.NEGATIVE_INFINITY));
+  return andThen(
+    andThen(resumed, (next) => mergeReadyStages(next, user, Number.NEGATIVE_INFINITY)),
+    (next) => resumeRewrite(next, user),
+  );
 };
 
 /**

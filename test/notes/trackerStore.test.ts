@@ -326,13 +326,16 @@ describe('a tracker over a notes store', () => {
 
   it('drops a profile rewrite asked of a profile another tracker changed since: its merge stays in the store', async () => {
     const store = memoryNotesStore();
-    let answerRewrite: (text: string) => void = () => undefined;
+    let answerRewrite: ((text: string) => void) | undefined;
     const a = createNotableFactsTracker({
       store,
       consolidateWithModel: true,
+      // The first rewrite answers when the test says; the one asked again after the drop fails at once.
       complete: (prompt) =>
         prompt.includes('Rewrite the profile:')
-          ? new Promise<string>((resolve) => (answerRewrite = resolve))
+          ? answerRewrite === undefined
+            ? new Promise<string>((resolve) => (answerRewrite = resolve))
+            : Promise.resolve('no list')
           : Promise.resolve(answer(['People', 'Partner is Jordan'])),
     });
     const b = createNotableFactsTracker({
@@ -346,7 +349,7 @@ describe('a tracker over a notes store', () => {
     right(await a.endStage('maya', 's1')); // merged and saved; the rewrite of that profile now runs
     right(await b.endStage('maya', 's2'));
     await idle(b);
-    answerRewrite(answer(['People', 'Partner is Jordan (married)']));
+    answerRewrite!(answer(['People', 'Partner is Jordan (married)']));
     await idle(a);
     const profile = (await stored(store, 'maya', 's1')).profile;
     expect(profile.value).toMatchObject({
@@ -360,6 +363,49 @@ describe('a tracker over a notes store', () => {
       'Partner is Jordan',
       'Works nights at the hospital',
     ]);
+    expect(replayNotes(a.events(), emptyNotesLedger())).toEqual(a.getSnapshot());
+  });
+
+  it('asks again at once for a profile rewrite it dropped as stale: the rewrite of the store’s newer profile is saved', async () => {
+    const store = memoryNotesStore();
+    const rewrites: Array<{ prompt: string; resolve: (text: string) => void }> = [];
+    const a = createNotableFactsTracker({
+      store,
+      consolidateWithModel: true,
+      complete: (prompt) =>
+        prompt.includes('Rewrite the profile:')
+          ? new Promise<string>((resolve) => rewrites.push({ prompt, resolve }))
+          : Promise.resolve(answer(['People', 'Partner is Jordan'])),
+    });
+    const b = createNotableFactsTracker({
+      store,
+      consolidateWithModel: false,
+      complete: model(() => [['Logistics', 'Works nights at the hospital']]).complete,
+    });
+    a.recordUserMessage('maya', 's1', 'Jordan is my partner.');
+    b.recordUserMessage('maya', 's2', 'I work nights at the hospital.');
+    await Promise.all([idle(a), idle(b)]);
+    right(await a.endStage('maya', 's1'));
+    right(await b.endStage('maya', 's2'));
+    await idle(b);
+    // a's rewrite of its own profile answers after b merged: dropped when its save meets b's.
+    rewrites.shift()!.resolve(answer(['People', 'Partner is Jordan (married)']));
+    for (let tries = 0; tries < 50 && rewrites.length === 0; tries += 1) await new Promise((r) => setTimeout(r, 0));
+    // Asked again of the profile the store holds now, without waiting for another merge.
+    expect(rewrites).toHaveLength(1);
+    expect(rewrites[0]!.prompt).toContain('Works nights at the hospital');
+    rewrites
+      .shift()!
+      .resolve(answer(['People', 'Partner is Jordan (married)'], ['Logistics', 'Works nights at the hospital']));
+    await idle(a);
+    const profile = (await stored(store, 'maya', 's1')).profile;
+    expect(profile.value).toMatchObject({
+      facts: [
+        { category: 'People', fact: 'Partner is Jordan (married)' },
+        { category: 'Logistics', fact: 'Works nights at the hospital' },
+      ],
+      sessionCount: 2,
+    });
     expect(replayNotes(a.events(), emptyNotesLedger())).toEqual(a.getSnapshot());
   });
 
