@@ -331,6 +331,19 @@ export const isLoaded = (storage: NotesUserStorage, session: string): boolean =>
   return typeof session === 'string' && PMap.has(storage.sessions, storedKey(session));
 };
 
+/**
+ * Which of the records a load of `session` reads the store holds unreadable, as last loaded: the
+ * session's, the profile, or neither (`undefined`). Changes to it wait in memory until it can be read.
+ */
+export const selectUnreadableRecord = (
+  storage: NotesUserStorage,
+  session: string,
+): 'session' | 'profile' | undefined => {
+  if (storage.unreadable === undefined) return undefined;
+  if (PMap.has(storage.unreadable.sessions, storedKey(session))) return 'session';
+  return storage.unreadable.profile === undefined ? undefined : 'profile';
+};
+
 /** True while an extraction of the conversation runs. A conversation that is none is refused with a TypeError. */
 export const isExtracting = (conversation: NotesConversation): boolean => {
   if (typeof conversation !== 'object' || conversation === null)

@@ -28,6 +28,7 @@ import {
   isLoaded,
   type NotesState,
   selectConversation,
+  selectUnreadableRecord,
   selectUserStorage,
 } from './machine.js';
 import { isNotesId, type NotesEvent } from './model.js';
@@ -218,8 +219,33 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
     const waiting = loads.get(key);
     if (waiting === undefined) return;
     loads.delete(key);
-    const outcome = E.isLeft(input.outcome) ? E.left<StoreCallFailure>(input.outcome.left) : E.right(undefined);
+    const outcome = E.isLeft(input.outcome) ? E.left<StoreCallFailure>(input.outcome.left) : unreadableAfterLoad(input);
     for (const resume of waiting) resume(outcome);
+  };
+
+  /**
+   * A load that found a record of the slot it cannot read at all: a failure for the caller, who
+   * would otherwise take the context for all there is (`onError` heard why, once per version).
+   */
+  const unreadableAfterLoad = ({
+    user,
+    session,
+  }: {
+    user: string;
+    session: string;
+  }): E.Either<NotesTrackerFailure, void> => {
+    const record = selectUnreadableRecord(selectUserStorage(shell.getState(), user), session);
+    if (record === undefined) return E.right(undefined);
+    const what =
+      record === 'session'
+        ? `the record of ${JSON.stringify(user)} in ${JSON.stringify(session)}`
+        : `the profile of ${JSON.stringify(user)}`;
+    return E.left(
+      failure(
+        'invalid_notes',
+        `the notes store holds ${what} unreadable: its facts are not in the context, and changes to it wait in this tracker's memory until it can be read`,
+      ),
+    );
   };
 
   /**
@@ -356,7 +382,8 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       asynchronously(() => {
         const slot = whenOpen(() => validSlot(user, session));
         if (E.isLeft(slot)) return slot;
-        if (isLoaded(selectUserStorage(shell.getState(), user), session)) {
+        const storage = selectUserStorage(shell.getState(), user);
+        if (isLoaded(storage, session) && selectUnreadableRecord(storage, session) === undefined) {
           // Loaded already: the request still says it is in use (a release asked for earlier is off).
           run({ type: 'notes/loadRequested', user, session });
           used(user, session);

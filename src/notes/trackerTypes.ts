@@ -121,7 +121,8 @@ export interface NotableFactsTracker {
   /**
    * Loads the notes of `user` in `session` and their profile from the store, unless they are
    * loaded: what a request handler awaits before `contextFor` when the store answers later (a
-   * database). A failed load is the store's failure; the tracker then carries on with what it has.
+   * database). A failed load is the store's failure, and a record the store holds that cannot be
+   * read at all is `invalid_notes` (read again at each call); the tracker then carries on with what it has.
    */
   load(user: string, session: string): Promise<E.Either<NotesTrackerFailure, void>>;
   /**

@@ -33,6 +33,7 @@ import {
   type NotesSettings,
   type NotesState,
   selectConversation,
+  selectUnreadableRecord,
   selectUserStorage,
   withConversation,
   withLedger,
@@ -52,7 +53,7 @@ import {
   reportStages,
 } from './leaseTransition.js';
 import { keepSession, onReleaseRequested, tidyUser } from './release.js';
-import { applyLoadAnswer, applySaveAnswer, recordChanges, requireLoaded } from './storage.js';
+import { applyLoadAnswer, applySaveAnswer, recordChanges, reload, requireLoaded } from './storage.js';
 
 export { MAX_PROMPT_TURNS } from './prompt.js';
 
@@ -268,6 +269,9 @@ const step = (state: NotesState, input: NotesInput): NotesTransition => {
       return onProfileRewriteSettled(state, input);
     case 'notes/loadRequested':
       if (!isNotesId(input.user) || !isNotesId(input.session)) return [state, []];
+      // A record found unreadable is read again at each load: it may have been repaired.
+      if (selectUnreadableRecord(selectUserStorage(state, input.user), input.session) !== undefined)
+        return reload(state, input.user, input.session);
       return state.settings.lease === undefined
         ? requireLoaded(state, input.user, input.session)
         : loadWithLease(state, input.user, input.session);

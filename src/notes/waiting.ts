@@ -12,6 +12,7 @@ import { idOfKey } from './ledger.js';
 import {
   hasWorkBesidesLeases,
   type NotesState,
+  type NotesUserStorage,
   selectConversation,
   selectProfileRewrite,
   selectUserMachine,
@@ -43,7 +44,7 @@ const goneSince = (current: NotesState, user: string, generation: number): boole
 export const settledSince = (state: NotesState): SettledSince => {
   const targets: Array<readonly [string, string, number]> = [];
   const rewrites: Array<readonly [string, number]> = [];
-  const storage: Array<readonly [string, number, ReadonlyArray<string>]> = [];
+  const storage: Array<readonly [string, number, ReadonlyArray<string>, NotesUserStorage['saving']]> = [];
   const leases: Array<readonly [string, string, number, number, number]> = [];
   const generations = new Map<string, number>();
   const lists: Array<readonly [string, ReadonlyArray<number>]> = [];
@@ -64,7 +65,7 @@ export const settledSince = (state: NotesState): SettledSince => {
       if (lease !== undefined) leases.push([user, idOfKey(key), lease.calls, lease.work, reportTarget(lease)]);
     }
     rewrites.push([user, rewrite.requested]);
-    storage.push([user, stored.changes, stored.loading]);
+    storage.push([user, stored.changes, stored.loading, stored.saving]);
     const listing = stages.flatMap((stage) => (stage.listing === undefined ? [] : [stage.listing]));
     if (listing.length > 0) lists.push([user, listing]);
   });
@@ -78,10 +79,16 @@ export const settledSince = (state: NotesState): SettledSince => {
     rewrites.every(
       ([user, requested]) => gone(current, user) || selectProfileRewrite(current, user).settled >= requested,
     ) &&
-    storage.every(([user, changes, loading]) => {
+    storage.every(([user, changes, loading, saving]) => {
       if (gone(current, user)) return true;
       const stored = selectUserStorage(current, user);
-      return stored.settledChanges >= changes && loading.every((key) => !stored.loading.includes(key));
+      // The save running at the call has answered too: one that writes changes already counted
+      // as settled (kept after a failed or blocked save) is still in flight until then.
+      return (
+        stored.settledChanges >= changes &&
+        loading.every((key) => !stored.loading.includes(key)) &&
+        (saving === undefined || stored.saving !== saving)
+      );
     }) &&
     // The store's lists of unmerged sessions that ends of stage asked for: answered.
     lists.every(

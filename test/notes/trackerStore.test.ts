@@ -520,6 +520,41 @@ describe('a tracker over a notes store', () => {
     expect(heard).toHaveLength(1);
   });
 
+  describe.each([
+    ['with leases', (memory: NotesStore) => memory],
+    ['without leases, answering later', answeringLater],
+  ])('a load that finds a record it cannot read at all, over a store %s', (_kind, over) => {
+    it('answers invalid_notes at each load until the record can be read, and reads it again then', async () => {
+      const memory = memoryNotesStore();
+      await memory.save('maya', { sessions: [{ session: 's1', value: { facts: 'oops' }, expected: 0 }] });
+      const tracker = createNotableFactsTracker({
+        complete: model(() => [['People', 'Partner is Jordan']]).complete,
+        store: over(memory),
+      });
+      const refused = await tracker.load('maya', 's1');
+      expect(E.isLeft(refused) && refused.left).toEqual({
+        code: 'invalid_notes',
+        message: expect.stringMatching(/^the notes store holds the record of "maya" in "s1" unreadable/u),
+      });
+      tracker.recordUserMessage('maya', 's1', 'Jordan is my partner.');
+      await idle(tracker);
+      // The change waits in memory, and the caller hears so again: the context serves what it has.
+      expect(E.isLeft(await tracker.load('maya', 's1'))).toBe(true);
+      expect(right(tracker.contextFor('maya', 's1')).session).toContain('Partner is Jordan');
+      await memory.save('maya', {
+        sessions: [{ session: 's1', value: sessionRecord([['History', 'Lives in Portland']]), expected: 1 }],
+      });
+      // Read again at the next load: readable now, the change is applied to it and saved.
+      expect(await tracker.load('maya', 's1')).toEqual(E.right(undefined));
+      // settled() waits for that save, which writes a change counted as settled when it was kept.
+      await tracker.settled();
+      expect(tracker.retained().inFlight).toBe(0);
+      expect((await stored(memory, 'maya', 's1')).session.value).toMatchObject({
+        facts: [{ fact: 'Partner is Jordan' }],
+      });
+    });
+  });
+
   it('reads a record written under other categories: uses the facts it knows, reports the others and writes them back', async () => {
     const store = memoryNotesStore();
     const health = [...DEFAULT_CATEGORIES, 'Health'];
