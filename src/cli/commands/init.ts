@@ -447,13 +447,15 @@ const writeSettings = (
     if (E.isLeft(one)) return one;
     planned.push(one.right);
   }
-  const locked = stillLocked();
-  if (E.isLeft(locked)) return E.left(locked.left.message);
   for (const file of planned) {
     if (!file.changed) {
       io.stdout(`unchanged  ${file.path}\n`);
       continue;
     }
+    // Asked before each file, not once: a run stopped between two writes (Ctrl-Z) past the
+    // lock's stale time, whose lock another run took over, writes no second file over that run's.
+    const locked = stillLocked();
+    if (E.isLeft(locked)) return E.left(locked.left.message);
     const written = writeWhole(file);
     if (E.isLeft(written)) return written;
     io.stdout(`wrote      ${file.path}\n`);
