@@ -53,7 +53,7 @@ export interface PostgresOptions {
   readonly connectTimeoutMs?: number;
   /** With a URL: the most connections the store's pool opens (default 10). */
   readonly maxConnections?: number;
-  /** How long a statement of the store may run before the server cancels it, a lock wait included (default 30,000 ms; 0: no limit); with a URL, a server that does not answer even then has its connection given up a second later; with a pool of the caller's, only the store's own transactions are bounded, and never looser than the pool's own `statement_timeout`. */
+  /** How long a statement of the store may run before the server cancels it, a lock wait included (default 30,000 ms; 0 or less: no limit; at most 2^31 - 1 ms, what PostgreSQL takes); with a URL, a server that does not answer even then has its connection given up a second later; with a pool of the caller's, only the store's own transactions are bounded, and never looser than the pool's own `statement_timeout`. */
   readonly queryTimeoutMs?: number;
 }
 
@@ -129,15 +129,16 @@ interface Connection {
 const poolFor = (url: string, options: PostgresOptions): E.Either<PostgresFailure, Connection> => {
   const address = parsePostgresUrl(url);
   if (E.isLeft(address)) return address;
-  const queryTimeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
+  const bound = queryBound(options);
   const pool = new pg.Pool({
     connectionString: address.right.url,
     connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     // The server cancels a statement past the limit and frees its backend: a socket the driver
     // drops leaves a backend waiting on a lock as long as the lock is held, one more per retry.
-    statement_timeout: queryTimeoutMs,
+    statement_timeout: bound ?? 0,
     // The connection of a statement given up is closed (attempt), so no late answer is read as another's.
-    query_timeout: queryTimeoutMs > 0 ? queryTimeoutMs + SERVER_CANCEL_GRACE_MS : 0,
+    // (A timer past 2^31 - 1 ms fires at once: the driver's is kept within it.)
+    query_timeout: bound === undefined ? 0 : Math.min(LONGEST_STATEMENT_TIMEOUT_MS, bound + SERVER_CANCEL_GRACE_MS),
     max: options.maxConnections ?? 10,
     keepAlive: true,
     // A process that forgets `close` still exits once its calls are done.
@@ -158,9 +159,18 @@ const boundSql = (ms: number): string =>
   `SELECT set_config('statement_timeout', '${ms}', true) FROM pg_settings
   WHERE name = 'statement_timeout' AND (setting::bigint = 0 OR setting::bigint > ${ms})`;
 
-/** `queryTimeoutMs` as a whole number of milliseconds PostgreSQL takes, or undefined for no limit. */
-const statementBound = (queryTimeoutMs: number): number | undefined =>
-  queryTimeoutMs > 0 ? Math.min(LONGEST_STATEMENT_TIMEOUT_MS, Math.max(1, Math.round(queryTimeoutMs))) : undefined;
+/**
+ * The option's `queryTimeoutMs` as a whole number of milliseconds PostgreSQL takes (1 to 2^31 - 1),
+ * or undefined for no limit (0 or less); NaN reads as the default. The same for a URL's pool and
+ * a caller's, where the server refused a value past its range on every call.
+ */
+const queryBound = (options: PostgresOptions): number | undefined => {
+  const given = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
+  const queryTimeoutMs = Number.isNaN(given) ? DEFAULT_QUERY_TIMEOUT_MS : given;
+  return queryTimeoutMs > 0
+    ? Math.min(LONGEST_STATEMENT_TIMEOUT_MS, Math.max(1, Math.round(queryTimeoutMs)))
+    : undefined;
+};
 
 /** The caller's pool, named in messages by its settings (never its password). */
 const callersPool = (pool: pg.Pool): Connection => {
@@ -226,10 +236,7 @@ export const openDatabase = (
   const context = { location, secrets };
   // A pool the store made has the bound on every connection (poolFor); a caller's pool has it
   // inside the store's own transactions alone. A number that is none (NaN) reads as the default.
-  const queryTimeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
-  const bound = owned
-    ? undefined
-    : statementBound(Number.isNaN(queryTimeoutMs) ? DEFAULT_QUERY_TIMEOUT_MS : queryTimeoutMs);
+  const bound = owned ? undefined : queryBound(options);
   const begin = bound === undefined ? 'BEGIN' : `BEGIN;\n${boundSql(bound)}`;
 
   const transaction = async <T>(client: pg.PoolClient, work: () => Promise<T>): Promise<T> => {

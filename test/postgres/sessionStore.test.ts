@@ -387,6 +387,14 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     await pool.end();
   });
 
+  it('takes a queryTimeoutMs past what statement_timeout holds (Infinity, 2^31, 1e12) or below 0 with a URL as it does with a pool, not failing every call', async () => {
+    for (const queryTimeoutMs of [Infinity, 2 ** 31, 1e12, -1]) {
+      const { store } = await freshStore({ queryTimeoutMs });
+      right(await store.append('s', 0, ['{"a":1}']));
+      expect(right(await store.read('s', 0)).lines).toHaveLength(1);
+    }
+  });
+
   it('serves two schemas through one pool of the caller, whichever their names (foo and snapshot_foo)', async () => {
     const url = await databaseUrl();
     const pool = new pg.Pool({ connectionString: url, max: 1 });
