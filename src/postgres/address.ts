@@ -14,9 +14,9 @@ export const POSTGRES_SCHEMES = ['postgres:', 'postgresql:'] as const;
 export interface PostgresAddress {
   /** The URL as given, for the driver only: it may hold a password. */
   readonly url: string;
-  /** The URL without its password (neither in the user part nor as a `password` parameter): what messages show. */
+  /** The URL without its password (neither in the user part nor as a `password` parameter) or `sslpassword`: what messages show. */
   readonly location: string;
-  /** The password the URL holds (as written and decoded), for scrubbing messages; empty when none. */
+  /** The password the URL holds (as written and decoded) and its `sslpassword`, for scrubbing messages; empty when none. */
   readonly secrets: ReadonlyArray<string>;
 }
 
@@ -28,6 +28,9 @@ export const isPostgresUrl = (text: string): boolean => {
 };
 
 const FORM = 'postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE';
+
+/** The parameters of a URL that hold a secret: the password, and the passphrase of the client's TLS key. */
+const SECRET_PARAMETERS = ['password', 'sslpassword'] as const;
 
 /** Decodes a percent-encoded part, or keeps it as written when it is not valid encoding. */
 const decoded = (part: string): string => {
@@ -59,12 +62,14 @@ export const parsePostgresUrl = (text: string): E.Either<Failure<'store_url'>, P
       ),
     );
   }
-  const secrets = [parsed.password, decoded(parsed.password), ...parsed.searchParams.getAll('password')].filter(
-    (secret) => secret !== '',
-  );
+  const secrets = [
+    parsed.password,
+    decoded(parsed.password),
+    ...SECRET_PARAMETERS.flatMap((name) => parsed.searchParams.getAll(name)),
+  ].filter((secret) => secret !== '');
   parsed.password = '';
   // Deleting re-encodes every parameter: only when there is one to delete.
-  if (parsed.searchParams.has('password')) parsed.searchParams.delete('password');
+  for (const name of SECRET_PARAMETERS) if (parsed.searchParams.has(name)) parsed.searchParams.delete(name);
   return E.right({ url, location: parsed.href, secrets: [...new Set(secrets)] });
 };
 

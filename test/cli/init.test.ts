@@ -397,6 +397,13 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
       /^fact-tracker init: the --store URL holds a password.*Set FACT_TRACKER_STORE to the URL in your environment[^\n]*\n$/u,
     );
     expect(secret.stdout + secret.stderr).not.toContain('s3cret-Pw');
+    // The passphrase of the client's TLS key is refused as a password is.
+    const keyed = await init(project, 'claude', '--store', 'postgres://app@db.internal/memory?sslpassword=k3y-Pass');
+    expect([keyed.status, keyed.stderr]).toEqual([
+      1,
+      expect.stringMatching(/--store postgres:\/\/app@db\.internal\/memory /u),
+    ]);
+    expect(keyed.stdout + keyed.stderr).not.toContain('k3y-Pass');
     expect((await init(project, 'claude', '--store', 'logs/$HOME')).stderr).toMatch(
       /--store holds a character a shell would read/u,
     );

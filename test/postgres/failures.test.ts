@@ -29,6 +29,12 @@ describe('a PostgreSQL address', () => {
     const parsed = parsePostgresUrl('postgres://app:p%40ss@db:5432/memory?sslmode=require&password=other');
     expect(E.isRight(parsed) && parsed.right.location).toBe('postgres://app@db:5432/memory?sslmode=require');
     expect(E.isRight(parsed) && [...parsed.right.secrets].sort()).toEqual(['other', 'p%40ss', 'p@ss']);
+    // The passphrase of the client's TLS key is a secret too.
+    const keyed = parsePostgresUrl('postgres://app@db/memory?sslkey=/k.pem&sslpassword=hunter2&sslmode=verify-full');
+    expect(E.isRight(keyed) && keyed.right.location).toBe(
+      'postgres://app@db/memory?sslkey=%2Fk.pem&sslmode=verify-full',
+    );
+    expect(E.isRight(keyed) && keyed.right.secrets).toEqual(['hunter2']);
     const socket = parsePostgresUrl('postgresql:///memory?host=/var/run/postgresql');
     expect(E.isRight(socket) && socket.right.location).toBe('postgresql:///memory?host=/var/run/postgresql');
   });
