@@ -538,7 +538,7 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     const run = await init(project, 'claude', '--layout', 'grouped');
     expect([run.status, run.stderr]).toEqual([
       1,
-      'fact-tracker init: the fact-tracker server in .mcp.json is given another store in its env than the hooks of .claude/settings.json, which would replace it; nothing was written. Run init again with --store and the store to keep in both\n',
+      'fact-tracker init: the fact-tracker server in .mcp.json is given another store than the hooks of .claude/settings.json, which would replace it; nothing was written. Run init again with --store and the store to keep in both\n',
     ]);
     expect(read(mcp)).toBe(before);
     expect((await init(project, 'claude', '--store', 'my-logs')).status).toBe(0);
@@ -552,6 +552,30 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     writeFileSync(join(bare, '.mcp.json'), JSON.stringify({ mcpServers: { 'fact-tracker': server } }));
     expect((await init(bare, 'claude')).status).toBe(0);
     expect(readJson(join(bare, '.mcp.json'))).toEqual({ mcpServers: { 'fact-tracker': server } });
+  });
+
+  it("refuses a Codex run without --store that would replace a store set by hand in config.toml's server, or drop one holding a password", async () => {
+    const project = tempDir('init-kept-codex-');
+    const config = join(project, '.codex', 'config.toml');
+    expect((await init(project, 'codex', '--store', 'team-logs')).status).toBe(0);
+    writeFileSync(config, read(config).replace('team-logs', 'my-logs'));
+    const before = read(config);
+    const run = await init(project, 'codex', '--layout', 'grouped');
+    expect([run.status, run.stderr]).toEqual([
+      1,
+      'fact-tracker init: the fact-tracker server in .codex/config.toml is given another store than the hooks of .codex/hooks.json, which would replace it; nothing was written. Run init again with --store and the store to keep in both\n',
+    ]);
+    expect(read(config)).toBe(before);
+    expect((await init(project, 'codex', '--store', 'my-logs')).status).toBe(0);
+    expect((await init(project, 'codex', '--layout', 'grouped')).status).toBe(0);
+    writeFileSync(config, read(config).replace('my-logs', 'postgres://agent:s3cret-Pw@db.internal/memory'));
+    const secret = await init(project, 'codex');
+    expect(secret.status).toBe(1);
+    expect(secret.stderr).toMatch(
+      /^fact-tracker init: the store URL in \.codex\/config\.toml [^\n]*holds a password[^\n]*\n$/u,
+    );
+    expect(secret.stdout + secret.stderr).not.toContain('s3cret-Pw');
+    expect(read(config)).toContain('s3cret-Pw');
   });
 
   it('runs at once on one project take turns: the files are those of the runs one after another, never a mix, and nothing stays beside them', async () => {

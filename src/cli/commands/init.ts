@@ -49,6 +49,7 @@ import {
   parseJsonSettings,
   shellQuote,
   storeOfHooks,
+  storeOfCodexToml,
   storeOfMcpJson,
   unsafeStore,
   withoutStore,
@@ -143,7 +144,7 @@ const filesOf = (project: string, host: InitHost, launcher: Launcher): ReadonlyA
       ]
     : [
         jsonFile(join('.codex', 'hooks.json'), (value) => mergeHooks(value, 'codex', launcher, ours)),
-        { path: join('.codex', 'config.toml'), merge: (current) => mergeCodexToml(current, launcher) },
+        { path: CODEX_CONFIG, merge: (current) => mergeCodexToml(current, launcher) },
       ];
 };
 
@@ -354,19 +355,26 @@ const checkStore = (store: string, source: StoreSource): E.Either<string, string
 const hooksFile = (host: InitHost): string =>
   host === 'claude' ? join('.claude', 'settings.json') : join('.codex', 'hooks.json');
 
-/** A JSON settings file of the project, parsed; undefined when there is none or it cannot be read as one, which the merge that follows refuses in its own words. */
-const readJsonSettings = (project: string, path: string): unknown => {
-  let read: ReturnType<typeof readSettingsFile>;
+/** Codex's configuration, where its MCP server is registered. */
+const CODEX_CONFIG = join('.codex', 'config.toml');
+
+/** A settings file of the project as text; undefined when there is none or it cannot be read as text, which the merge that follows refuses in its own words. */
+const readTextSettings = (project: string, path: string): string | undefined => {
   try {
-    read = readSettingsFile(join(project, path));
+    const read = readSettingsFile(join(project, path));
+    // No settings yet, or a pipe, a folder or bytes not UTF-8.
+    return read === undefined || typeof read === 'string' ? undefined : read.text;
   } catch (error) {
     if (!isOutsideFailure(error)) throw error;
     return undefined;
   }
-  // No settings yet, or a pipe, a folder or bytes not UTF-8.
-  if (read === undefined || typeof read === 'string') return undefined;
-  const parsed = parseJsonSettings(read.text);
-  return E.isRight(parsed) ? parsed.right : undefined;
+};
+
+/** A JSON settings file of the project, parsed; undefined when there is none or it cannot be read as one, which the merge that follows refuses in its own words. */
+const readJsonSettings = (project: string, path: string): unknown => {
+  const text = readTextSettings(project, path);
+  const parsed = text === undefined ? undefined : parseJsonSettings(text);
+  return parsed !== undefined && E.isRight(parsed) ? parsed.right : undefined;
 };
 
 /** True when `store` is a PostgreSQL URL that holds a password. */
@@ -382,21 +390,30 @@ const withoutPassword = (store: string): string | undefined => {
 };
 
 /**
- * Refuses a run without `--store` that would lose the store the MCP server of `.mcp.json` is
- * given, set there by hand: one holding a password (which a committed file must not keep, and
- * which init must not drop unasked either), or another one than the hooks', which the hooks'
- * store would replace. The user says which store to keep with `--store`.
+ * Refuses a run without `--store` that would lose the store the MCP server is given in
+ * `.mcp.json` (Claude Code) or `.codex/config.toml` (Codex), set there by hand: one holding a
+ * password (which a committed file must not keep, and which init must not drop unasked either),
+ * or another one than the hooks', which the hooks' store would replace. The user says which
+ * store to keep with `--store`.
  */
-const checkMcpStore = (mcpStore: string, hooksStore: string | undefined): E.Either<string, void> => {
+const checkMcpStore = (
+  host: InitCommand['host'],
+  mcpStore: string,
+  hooksStore: string | undefined,
+): E.Either<string, void> => {
+  const where =
+    host === 'claude'
+      ? ".mcp.json (the fact-tracker server's env)"
+      : `${CODEX_CONFIG} (the fact-tracker server's table)`;
   if (holdsPassword(mcpStore)) {
     const location = withoutPassword(mcpStore);
     return E.left(
-      `the store URL in .mcp.json (the fact-tracker server's env) holds a password, which init neither keeps in settings meant to be committed nor drops unasked; nothing was written. Put the URL in ${STORE_VARIABLE} in your environment (your shell profile, or your CI's secrets) or the password in PGPASSWORD, PGPASSFILE or ~/.pgpass, then run init again with --store ${location === undefined ? 'and the URL without its password' : location}`,
+      `the store URL in ${where} holds a password, which init neither keeps in settings meant to be committed nor drops unasked; nothing was written. Put the URL in ${STORE_VARIABLE} in your environment (your shell profile, or your CI's secrets) or the password in PGPASSWORD, PGPASSFILE or ~/.pgpass, then run init again with --store ${location === undefined ? 'and the URL without its password' : location}`,
     );
   }
   if (hooksStore !== undefined && mcpStore !== hooksStore)
     return E.left(
-      `the fact-tracker server in .mcp.json is given another store in its env than the hooks of ${hooksFile('claude')}, which would replace it; nothing was written. Run init again with --store and the store to keep in both`,
+      `the fact-tracker server in ${host === 'claude' ? '.mcp.json' : CODEX_CONFIG} is given another store than the hooks of ${hooksFile(host)}, which would replace it; nothing was written. Run init again with --store and the store to keep in both`,
     );
   return E.right(undefined);
 };
@@ -432,11 +449,13 @@ const writeSettings = (
         : checkStore(kept, keptFrom(hooksFile(command.host)));
   if (checked !== undefined && E.isLeft(checked)) return checked;
   const mcpStore =
-    command.store === undefined && command.host === 'claude'
-      ? storeOfMcpJson(readJsonSettings(project, '.mcp.json'))
-      : undefined;
+    command.store !== undefined
+      ? undefined
+      : command.host === 'claude'
+        ? storeOfMcpJson(readJsonSettings(project, '.mcp.json'))
+        : storeOfCodexToml(readTextSettings(project, CODEX_CONFIG) ?? '');
   if (mcpStore !== undefined) {
-    const consistent = checkMcpStore(mcpStore, kept);
+    const consistent = checkMcpStore(command.host, mcpStore, kept);
     if (E.isLeft(consistent)) return consistent;
   }
   const store = checked?.right;

@@ -237,6 +237,30 @@ export const storeOfMcpJson = (document: unknown): string | undefined => {
   return typeof value === 'string' && value !== '' ? (STORE_REFERENCE.exec(value)?.[1] ?? value) : undefined;
 };
 
+/**
+ * The store the `fact-tracker` server of a Codex `config.toml` is given: the fallback of the
+ * assignment `init --store` puts before its command (`sh -c 'FACT_TRACKER_STORE=...'`), or a
+ * store set by hand in its `env` table (the fallback of `${FACT_TRACKER_STORE:-STORE}`, or the
+ * value as written); undefined when it sets none or the text is not TOML, which the merge that
+ * follows refuses in its own words.
+ */
+export const storeOfCodexToml = (text: string): string | undefined => {
+  let parsed: unknown;
+  try {
+    parsed = parseToml(text, TOML_OPTIONS);
+  } catch {
+    return undefined;
+  }
+  const servers = isRecord(parsed) ? parsed['mcp_servers'] : undefined;
+  const server = isRecord(servers) ? servers[SERVER_NAME] : undefined;
+  if (!isRecord(server)) return undefined;
+  const env = isRecord(server['env']) ? server['env'][STORE_VARIABLE] : undefined;
+  if (typeof env === 'string' && env !== '') return STORE_REFERENCE.exec(env)?.[1] ?? env;
+  const args = Array.isArray(server['args']) ? server['args'] : [];
+  const script = server['command'] === 'sh' && args[0] === '-c' ? args[1] : undefined;
+  return typeof script === 'string' ? storeOfCommand(script) : undefined;
+};
+
 /** The server's entry in `.mcp.json`: its command, keeping whatever else the user set on it; a store by Claude Code's `${VAR:-default}` in its `env`. */
 const claudeServerEntry = (current: unknown, launcher: Launcher): Record<string, unknown> => {
   const kept = isRecord(current) ? current : {};
