@@ -136,6 +136,10 @@ const poolFor = (url: string, options: PostgresOptions): E.Either<PostgresFailur
     // The server cancels a statement past the limit and frees its backend: a socket the driver
     // drops leaves a backend waiting on a lock as long as the lock is held, one more per retry.
     statement_timeout: bound ?? 0,
+    // A client stopped inside a transaction of the store's (a process paused, a machine asleep)
+    // holds its row locks until the server ends its session: every other tracker of that session
+    // and user would wait on them, whatever their leases say.
+    idle_in_transaction_session_timeout: bound ?? 0,
     // The connection of a statement given up is closed (attempt), so no late answer is read as another's.
     // (A timer past 2^31 - 1 ms fires at once: the driver's is kept within it.)
     query_timeout: bound === undefined ? 0 : Math.min(LONGEST_STATEMENT_TIMEOUT_MS, bound + SERVER_CANCEL_GRACE_MS),
@@ -151,13 +155,14 @@ const poolFor = (url: string, options: PostgresOptions): E.Either<PostgresFailur
 
 /**
  * The statement that bounds each statement of the rest of its transaction to `ms` on a caller's
- * pool, unless the pool's own `statement_timeout` is shorter: set LOCAL, the bound ends with the
- * transaction, so the caller's other queries on that session keep its settings (and behind
- * PgBouncer's transaction pooling none leaks to another client's session, as a SET would).
+ * pool, and the time the transaction may wait idle on its client, unless the pool's own setting
+ * is shorter: set LOCAL, the bounds end with the transaction, so the caller's other queries on
+ * that session keep its settings (and behind PgBouncer's transaction pooling none leaks to
+ * another client's session, as a SET would).
  */
 const boundSql = (ms: number): string =>
-  `SELECT set_config('statement_timeout', '${ms}', true) FROM pg_settings
-  WHERE name = 'statement_timeout' AND (setting::bigint = 0 OR setting::bigint > ${ms})`;
+  `SELECT set_config(name, '${ms}', true) FROM pg_settings
+  WHERE name IN ('statement_timeout', 'idle_in_transaction_session_timeout') AND (setting::bigint = 0 OR setting::bigint > ${ms})`;
 
 /**
  * The option's `queryTimeoutMs` as a whole number of milliseconds PostgreSQL takes (1 to 2^31 - 1),

@@ -2,6 +2,8 @@
  * The PostgreSQL notes store against a real server: the notes store and lease conformance
  * suites, its tables in the versioned schema, a pool passed in left open, and one-line failures.
  */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import * as E from 'fp-ts/lib/Either.js';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -21,6 +23,9 @@ import { withRowsLocked } from './rowLock.js';
 import { postgresUnavailable, usePostgres } from './server.js';
 
 const { server } = usePostgres();
+
+/** The project's folder, where a child process finds the driver. */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Stores opened by a test, closed after it. */
 const opened: PostgresNotesStore[] = [];
@@ -245,6 +250,46 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
     });
     const loaded = await store.load('maya', 'chat');
     expect(E.isRight(loaded) && loaded.right.session).toEqual({ value, version: 1 });
+  });
+
+  it('has the server end a transaction of the store whose client stopped inside it past queryTimeoutMs, so no other client waits on its row locks', async () => {
+    const url = await databaseUrl();
+    const schema = 'stopped_notes';
+    const store = postgresNotesStore(url, { schema, queryTimeoutMs: 1_500 });
+    opened.push(store);
+    expect(E.isRight(await store.save('maya', { sessions: [{ session: 'chat', value: {}, expected: 0 }] }))).toBe(true);
+    // The save's update waits on a row another client keeps locked, then gets it.
+    const locker = new pg.Client({ connectionString: url });
+    await locker.connect();
+    await locker.query('BEGIN');
+    await locker.query(`SELECT 1 FROM ${schema}.notes_sessions WHERE user_id = 'maya' FOR UPDATE`);
+    const saved = store.save('maya', { sessions: [{ session: 'chat', value: { a: 1 }, expected: 1 }] });
+    for (;;) {
+      const { rows } = await locker.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'session-fact-tracker' AND wait_event_type = 'Lock'`,
+      );
+      if (rows[0]!.n > 0) break;
+    }
+    await locker.query('ROLLBACK');
+    // This process stops at once (as one paused would), with the save's transaction open and its
+    // row locked: another process's update of the row waits for the server to end that transaction.
+    const other = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        `const pg = require('pg'); const c = new pg.Client({ connectionString: process.argv[1] });
+        c.connect().then(() => c.query("SET lock_timeout = '5s'")).then(() => c.query("UPDATE ${schema}.notes_sessions SET updated_at = now() WHERE user_id = 'maya'"))
+          .then(() => console.log('updated'), (error) => console.log(error.message)).finally(() => c.end());`,
+        url,
+      ],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
+    expect(other.stdout.trim()).toBe('updated');
+    await locker.end();
+    // The stopped save did nothing: its connection was ended before its COMMIT.
+    expect(E.isLeft(await saved)).toBe(true);
+    const loaded = await store.load('maya', 'chat');
+    expect(E.isRight(loaded) && loaded.right.session).toEqual({ value: {}, version: 1 });
   });
 
   it("bounds a save's transaction and a lease on a caller's pool by queryTimeoutMs, and leaves the pool's own statement_timeout as it was", async () => {
