@@ -580,8 +580,8 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
 
   it('runs at once on one project take turns: the files are those of the runs one after another, never a mix, and nothing stays beside them', async () => {
     const project = tempDir('init-race-');
-    // The user's settings, large enough that each run takes a while between its reads and its writes.
-    const mine = Object.fromEntries(Array.from({ length: 100_000 }, (_, n) => [`key${n}`, `value ${n}`]));
+    // The user's settings, large enough that the runs overlap between their reads and their writes.
+    const mine = Object.fromEntries(Array.from({ length: 30_000 }, (_, n) => [`key${n}`, `value ${n}`]));
     const seed = (folder: string): void => {
       mkdirSync(join(folder, '.claude'));
       writeFileSync(join(folder, '.claude', 'settings.json'), JSON.stringify({ mine }));
