@@ -37,7 +37,8 @@ import { settleExtraction } from './port.js';
 import type { NotesStoreFailure } from './storeAnswer.js';
 import { buildNotableFactsPrompt, LATEST_MESSAGE_LENGTH, promptTurns } from './prompt.js';
 import { mergeStage } from './stage.js';
-import { applySaveAnswer, isSaveSettled, recordChanges, reload, selectFencedSessions, unfence } from './storage.js';
+import { applySaveAnswer, isSaveSettled, recordChanges, reload } from './storage.js';
+import { selectFencedSessions, unfence } from './unsaved.js';
 
 /** How much later than a lease's expiry a waiting tracker looks again. */
 const EXPIRY_MARGIN_MS = 25;

@@ -5,9 +5,7 @@
  * `load` and `save` effects and answers with `notes/loaded` and `notes/saved`.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { pipe } from 'fp-ts/lib/function.js';
 import * as PMap from '../persistent/persistentMap.js';
-import type { Failure } from '../base/failure.js';
 import { isRecord } from '../base/record.js';
 import { applyNotesEvent } from './events.js';
 import type { NotesEffect, NotesLoaded, NotesSaved, NotesTransition, StoreCallFailure } from './inputs.js';
@@ -38,12 +36,13 @@ import {
   encodeSessionRecord,
   type ForeignWithin,
   foreignWithin,
-  type ReadRecord,
   type RecordFacts,
   readProfileRecord,
   readSessionRecord,
 } from './persist.js';
 import type { JsonValue, NotesWrite, StoredRecord } from './store.js';
+import { isMergedRecord, leftOut, readRecord, reported } from './recordRead.js';
+import { fencesOf, selectFencedSessions, touched, withFencesOfUnsaved } from './unsaved.js';
 
 /**
  * The most unsaved changes a user keeps for applying again after a conflict: a store that is
@@ -65,20 +64,6 @@ export const reload = (state: NotesState, user: string, session: string): NotesT
     withStorage(state, user, { ...storage, loading: [...storage.loading, key] }),
     [{ type: 'load', user, session }],
   ];
-};
-
-/** The sessions (stored keys) and whether the profile the events change. */
-const touched = (events: ReadonlyArray<NotesEvent>): { sessions: ReadonlyArray<string>; profile: boolean } => {
-  const sessions = new Set<string>();
-  let profile = false;
-  for (const event of events) {
-    if (event.type === 'notes/extracted') sessions.add(storedKey(event.session));
-    else if (event.type === 'notes/sessionConsolidated') {
-      sessions.add(storedKey(event.session));
-      profile = true;
-    } else if (event.type === 'notes/profileRewritten') profile = true;
-  }
-  return { sessions: [...sessions], profile };
 };
 
 /**
@@ -117,41 +102,6 @@ const blockedBy = (storage: NotesUserStorage): { sessions: ReadonlyArray<string>
     sessions: sessions.filter((key) => storage.unreadable !== undefined && PMap.has(storage.unreadable.sessions, key)),
     profile: profile && storage.unreadable?.profile !== undefined,
   };
-};
-
-/** The leases a save of `sessions` (stored keys) is made under: those whose unsaved changes were made as their holder. */
-const fencesOf = (storage: NotesUserStorage, sessions: ReadonlyArray<string>): Pick<NotesWrite, 'fences'> => {
-  const fences = sessions.flatMap((key) => {
-    const fence = storage.fences === undefined ? undefined : PMap.get(storage.fences, key);
-    return fence === undefined ? [] : [{ session: idOfKey(key), fence }];
-  });
-  return fences.length === 0 ? {} : { fences };
-};
-
-/**
- * The unsaved changes of `user` in `session` no longer fenced: the store has taken this holder's
- * report that the work is done (its save had settled, landed or failed), so no other holder
- * redoes it, and a save made again later must not be refused for a turn that has ended.
- */
-export const unfence = (state: NotesState, user: string, session: string): NotesState => {
-  const storage = selectUserStorage(state, user);
-  const key = storedKey(session);
-  if (storage.fences === undefined || !PMap.has(storage.fences, key)) return state;
-  const fences = PMap.remove(storage.fences, key);
-  const { fences: _before, ...rest } = storage;
-  return withStorage(state, user, PMap.size(fences) === 0 ? rest : { ...rest, fences });
-};
-
-/** `storage` keeping the fences of only the sessions its unsaved changes still touch. */
-const withFencesOfUnsaved = (storage: NotesUserStorage): NotesUserStorage => {
-  if (storage.fences === undefined) return storage;
-  const { sessions } = touched(storage.unsaved);
-  const fences = PMap.keys(storage.fences).reduce(
-    (kept, key) => (sessions.includes(key) ? kept : PMap.remove(kept, key)),
-    storage.fences,
-  );
-  const { fences: _before, ...rest } = storage;
-  return PMap.size(fences) === 0 ? rest : { ...rest, fences };
 };
 
 /**
@@ -268,20 +218,6 @@ export const recordChanges = (
   );
 };
 
-/** Why a record the store returned cannot be used. */
-type RecordFailure = Failure<'invalid_notes'>;
-
-/** The most entries left out of a record that a report names; the rest are counted. */
-const NAMED_WARNINGS = 5;
-
-/** The report of the entries left out of a record read, if any (code `invalid_notes`, as an unreadable record). */
-const leftOut = (user: string, warnings: ReadonlyArray<string>): NotesEffect[] => {
-  if (warnings.length === 0) return [];
-  const rest = warnings.length - NAMED_WARNINGS;
-  const message = `${warnings.slice(0, NAMED_WARNINGS).join('; ')}${rest > 0 ? `; and ${rest} more` : ''}`;
-  return [{ type: 'storeFailed', user, failure: { code: 'invalid_notes', message } }];
-};
-
 /**
  * The profile a rebuild after a load starts from: the store's (`undefined`: it holds none), or
  * the machine's own where the store's is the one the machine knew and no unsaved change touches it.
@@ -382,17 +318,6 @@ const withFresh = (
   ];
 };
 
-/** The effect reporting a store failure of `user`. */
-const reported = (user: string, failed: StoreCallFailure): NotesEffect => ({
-  type: 'storeFailed',
-  user,
-  failure: failed,
-});
-
-/** True when a stored session record says it was merged (it holds a `mergedAt`), read loosely as `awaitsMerge` reads it. */
-const isMergedRecord = (record: StoredRecord): boolean =>
-  record.version > 0 && isRecord(record.value) && record.value['mergedAt'] !== undefined;
-
 /**
  * The profile a rebuild starts from: the fresh one decoded, else, when an unsaved change touches
  * the profile, the store's as it stands (none when it holds none; an unreadable one leaves the
@@ -411,51 +336,6 @@ const profileBase = (
       ? E.right(undefined)
       : readProfileRecord(record.value, categories);
   return E.isRight(stored) ? { from: 'store', profile: stored.right?.record } : { from: 'own' };
-};
-
-/**
- * A record as a load found it: its value where it is new to the machine and readable (the entries
- * left out reported), or the version it holds unreadable (reported once per version).
- */
-interface RecordRead<T> {
-  readonly value: T | undefined;
-  readonly unreadable: number | undefined;
-  readonly problems: ReadonlyArray<NotesEffect>;
-  /** The entries of other trackers' categories it holds, when it was read or is absent (`undefined`: as before). */
-  readonly foreign: ReadonlyArray<JsonValue> | undefined;
-}
-
-/** Reads `record` unless the store holds none, the machine knows its version, or it was found unreadable at that version. */
-const readRecord = <T>(
-  user: string,
-  record: StoredRecord,
-  known: number | undefined,
-  unreadableAt: number | undefined,
-  read: (value: unknown, categories: ReadonlyArray<string>) => E.Either<RecordFailure, ReadRecord<T>>,
-  categories: ReadonlyArray<string>,
-): RecordRead<T> => {
-  if (record.version === 0 || record.value === undefined)
-    return { value: undefined, unreadable: undefined, problems: [], foreign: [] };
-  if (record.version === known) return { value: undefined, unreadable: undefined, problems: [], foreign: undefined };
-  if (record.version === unreadableAt)
-    return { value: undefined, unreadable: unreadableAt, problems: [], foreign: undefined };
-  return pipe(
-    read(record.value, categories),
-    E.match(
-      (problem): RecordRead<T> => ({
-        value: undefined,
-        unreadable: record.version,
-        problems: [reported(user, problem)],
-        foreign: undefined,
-      }),
-      ({ record: value, warnings, foreign }): RecordRead<T> => ({
-        value,
-        unreadable: undefined,
-        problems: leftOut(user, warnings),
-        foreign,
-      }),
-    ),
-  );
 };
 
 /**
@@ -641,12 +521,6 @@ export const applySaveAnswer = (state: NotesState, input: NotesSaved): NotesTran
     ];
   }
   return [withStorage(state, user, { ...idle, settledChanges: storage.changes }), [reported(user, outcome.left)]];
-};
-
-/** The sessions (stored keys) of the running save of `user` that it wrote under a lease: those a `fenced` answer refers to. */
-export const selectFencedSessions = (state: NotesState, user: string): ReadonlyArray<string> => {
-  const { saving, fences } = selectUserStorage(state, user);
-  return saving === undefined || fences === undefined ? [] : saving.sessions.filter((key) => PMap.has(fences, key));
 };
 
 /**

@@ -1,0 +1,65 @@
+/**
+ * What a user's unsaved changes touch, and the lease turns they were made in: the sessions and
+ * profile a save of them writes, and the fences it names, so that the store refuses the save
+ * once another tracker has taken a lease it was made under (see `NotesUserStorage.fences`).
+ */
+import * as PMap from '../persistent/persistentMap.js';
+import { idOfKey, storedKey } from './ledger.js';
+import { type NotesState, type NotesUserStorage, selectUserStorage, withStorage } from './machine.js';
+import type { NotesEvent } from './model.js';
+import type { NotesWrite } from './store.js';
+
+/** The sessions (stored keys) and whether the profile the events change. */
+export const touched = (events: ReadonlyArray<NotesEvent>): { sessions: ReadonlyArray<string>; profile: boolean } => {
+  const sessions = new Set<string>();
+  let profile = false;
+  for (const event of events) {
+    if (event.type === 'notes/extracted') sessions.add(storedKey(event.session));
+    else if (event.type === 'notes/sessionConsolidated') {
+      sessions.add(storedKey(event.session));
+      profile = true;
+    } else if (event.type === 'notes/profileRewritten') profile = true;
+  }
+  return { sessions: [...sessions], profile };
+};
+
+/** The leases a save of `sessions` (stored keys) is made under: those whose unsaved changes were made as their holder. */
+export const fencesOf = (storage: NotesUserStorage, sessions: ReadonlyArray<string>): Pick<NotesWrite, 'fences'> => {
+  const fences = sessions.flatMap((key) => {
+    const fence = storage.fences === undefined ? undefined : PMap.get(storage.fences, key);
+    return fence === undefined ? [] : [{ session: idOfKey(key), fence }];
+  });
+  return fences.length === 0 ? {} : { fences };
+};
+
+/**
+ * The unsaved changes of `user` in `session` no longer fenced: the store has taken this holder's
+ * report that the work is done (its save had settled, landed or failed), so no other holder
+ * redoes it, and a save made again later must not be refused for a turn that has ended.
+ */
+export const unfence = (state: NotesState, user: string, session: string): NotesState => {
+  const storage = selectUserStorage(state, user);
+  const key = storedKey(session);
+  if (storage.fences === undefined || !PMap.has(storage.fences, key)) return state;
+  const fences = PMap.remove(storage.fences, key);
+  const { fences: _before, ...rest } = storage;
+  return withStorage(state, user, PMap.size(fences) === 0 ? rest : { ...rest, fences });
+};
+
+/** `storage` keeping the fences of only the sessions its unsaved changes still touch. */
+export const withFencesOfUnsaved = (storage: NotesUserStorage): NotesUserStorage => {
+  if (storage.fences === undefined) return storage;
+  const { sessions } = touched(storage.unsaved);
+  const fences = PMap.keys(storage.fences).reduce(
+    (kept, key) => (sessions.includes(key) ? kept : PMap.remove(kept, key)),
+    storage.fences,
+  );
+  const { fences: _before, ...rest } = storage;
+  return PMap.size(fences) === 0 ? rest : { ...rest, fences };
+};
+
+/** The sessions (stored keys) of the running save of `user` that it wrote under a lease: those a `fenced` answer refers to. */
+export const selectFencedSessions = (state: NotesState, user: string): ReadonlyArray<string> => {
+  const { saving, fences } = selectUserStorage(state, user);
+  return saving === undefined || fences === undefined ? [] : saving.sessions.filter((key) => PMap.has(fences, key));
+};
