@@ -255,14 +255,16 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
   it('has the server end a transaction of the store whose client stopped inside it past queryTimeoutMs, so no other client waits on its row locks', async () => {
     const url = await databaseUrl();
     const schema = 'stopped_notes';
-    const store = postgresNotesStore(url, { schema, queryTimeoutMs: 1_500 });
+    const store = postgresNotesStore(url, { schema, queryTimeoutMs: 3_000 });
     opened.push(store);
     expect(E.isRight(await store.save('maya', { sessions: [{ session: 'chat', value: {}, expected: 0 }] }))).toBe(true);
-    // The save's update waits on a row another client keeps locked, then gets it.
+    // The save's update waits on a row another client keeps locked.
     const locker = new pg.Client({ connectionString: url });
+    locker.on('error', () => undefined);
     await locker.connect();
     await locker.query('BEGIN');
     await locker.query(`SELECT 1 FROM ${schema}.notes_sessions WHERE user_id = 'maya' FOR UPDATE`);
+    const lockerPid = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
     const saved = store.save('maya', { sessions: [{ session: 'chat', value: { a: 1 }, expected: 1 }] });
     for (;;) {
       const { rows } = await locker.query<{ n: number }>(
@@ -270,22 +272,25 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
       );
       if (rows[0]!.n > 0) break;
     }
-    await locker.query('ROLLBACK');
-    // This process stops at once (as one paused would), with the save's transaction open and its
-    // row locked: another process's update of the row waits for the server to end that transaction.
+    // This process stops (as one paused would) before the save's update gets the row: another
+    // process ends the locker's session, waits until the update has the row in a transaction
+    // whose client does not answer, then updates the row itself, waiting at most 8 s for it.
     const other = spawnSync(
       process.execPath,
       [
         '-e',
         `const pg = require('pg'); const c = new pg.Client({ connectionString: process.argv[1] });
-        c.connect().then(() => c.query("SET lock_timeout = '5s'")).then(() => c.query("UPDATE ${schema}.notes_sessions SET updated_at = now() WHERE user_id = 'maya'"))
+        const idle = "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'session-fact-tracker' AND state = 'idle in transaction'";
+        const held = async () => { for (let i = 0; i < 500; i += 1) { if ((await c.query(idle)).rows[0].n > 0) return; await new Promise((r) => setTimeout(r, 5)); } throw new Error('never idle in transaction'); };
+        c.connect().then(() => c.query('SELECT pg_terminate_backend(${lockerPid})')).then(held).then(() => c.query("SET lock_timeout = '8s'"))
+          .then(() => c.query("UPDATE ${schema}.notes_sessions SET updated_at = now() WHERE user_id = 'maya'"))
           .then(() => console.log('updated'), (error) => console.log(error.message)).finally(() => c.end());`,
         url,
       ],
       { cwd: ROOT, encoding: 'utf8' },
     );
     expect(other.stdout.trim()).toBe('updated');
-    await locker.end();
+    await locker.end().catch(() => undefined);
     // The stopped save did nothing: its connection was ended before its COMMIT.
     expect(E.isLeft(await saved)).toBe(true);
     const loaded = await store.load('maya', 'chat');
