@@ -70,9 +70,12 @@ export interface NotesLeaseSlot {
   readonly acknowledged?: number;
   /**
    * The wake-up scheduled: soon (`poll`: an end of stage of this machine waits in another's
-   * queue), at the holder's expiry (`expiry`: to take over from a crashed holder), or none.
+   * queue), at the holder's expiry (`expiry`: to take over from a crashed holder), to save
+   * again the finished work whose save failed (`save`), or none.
    */
-  readonly waking: false | 'poll' | 'expiry';
+  readonly waking: false | 'poll' | 'expiry' | 'save';
+  /** While held: the times in a row the save of the finished work was tried again and did not land. */
+  readonly saveRetries?: number;
   /** Calls that failed in a row (the retry waits longer each time). */
   readonly failures: number;
   /** Calls made and answered, and extractions started and settled under the lease: what waiting compares. */

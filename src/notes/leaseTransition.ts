@@ -5,7 +5,7 @@
  * messages up to the next end of stage in one extraction (so messages that arrived at any
  * tracker meanwhile fold into one follow-up), then the end of stage, merged once. The holder
  * loads the notes fresh when it takes the lease, saves after each piece of work, and says it is
- * done only once the save has settled, in the call that renews its lease or frees it. A
+ * done only once the save has landed, in the call that renews its lease or frees it. A
  * tracker whose items another holds looks again when that lease would expire (sooner while it
  * waits for an end of stage of its own), so a crashed holder's queue is taken over.
  */
@@ -37,7 +37,7 @@ import { settleExtraction } from './port.js';
 import type { NotesStoreFailure } from './storeAnswer.js';
 import { buildNotableFactsPrompt, LATEST_MESSAGE_LENGTH, promptTurns } from './prompt.js';
 import { mergeStage } from './stage.js';
-import { applySaveAnswer, isSaveSettled, recordChanges, reload } from './storage.js';
+import { applySaveAnswer, isSaveStalled, isSessionSaved, recordChanges, reload, saveAgain } from './storage.js';
 import { selectFencedSessions, unfence } from './unsaved.js';
 
 /** How much later than a lease's expiry a waiting tracker looks again. */
@@ -69,7 +69,10 @@ const toLeaseItem = ({ kind, text, at, key }: OutgoingItem): LeaseItem => ({
 
 /** Makes the lease call: the outbox added, the work through `done` reported. */
 const call = (state: NotesState, user: string, session: string, done?: number): NotesTransition => {
-  const lease = leaseOf(selectConversation(state, user, session));
+  const current = leaseOf(selectConversation(state, user, session));
+  // Reporting the work done: its save has landed, so the retries of a failed one start afresh.
+  const { saveRetries: _landed, ...reporting } = current;
+  const lease = done === undefined ? current : reporting;
   const { holder, ttlMs } = settingsOf(state);
   const request: LeaseRequest = {
     holder,
@@ -174,25 +177,76 @@ const mergeHead = (state: NotesState, user: string, session: string, item: Queue
   );
 };
 
+/** The call that adds what waits in the outbox, if anything does. */
+const publish = (state: NotesState, user: string, session: string): NotesTransition =>
+  leaseOf(selectConversation(state, user, session)).outbox.length > 0 ? call(state, user, session) : [state, []];
+
+/**
+ * The finished work of the lease of (user, session) waits unsaved: its save failed, or was kept
+ * from a record the store holds unreadable. It is not said done, since work said done leaves
+ * the queue and nobody would redo it. The save is tried again after a wait that doubles each
+ * time; once the waits add up to the lease's time, this holder gives its turn up without saying
+ * the work done and looks at the lease again at its expiry. So the work is saved here once the
+ * store takes it, or the tracker that takes the lease next redoes it from the queue (and a late
+ * save of this one's is then refused as `fenced`).
+ */
+const saveLater = (state: NotesState, user: string, session: string, done: number): NotesTransition => {
+  const lease = leaseOf(selectConversation(state, user, session));
+  if (lease.waking !== false) return publish(state, user, session);
+  const { pollMs, ttlMs } = settingsOf(state);
+  const retries = lease.saveRetries ?? 0;
+  if (pollMs * (2 ** retries - 1) >= ttlMs) {
+    const { done: _unsaved, fence: _turn, saveRetries: _tried, ...rest } = lease;
+    const idle: NotesLeaseSlot = { ...rest, held: false, queue: [], waking: 'expiry' };
+    return [withLease(state, user, session, idle), [{ type: 'wake', user, session, afterMs: ttlMs }]];
+  }
+  // Its messages count as settled here, as a failed save's do without leases: waiting does not wait for the retry.
+  const isFinished = (item: OwnItem): boolean => item.kind === 'message' && item.seq <= done;
+  const waiting: NotesLeaseSlot = {
+    ...lease,
+    mine: lease.mine.map((item) => (isFinished(item) ? { ...item, counted: true } : item)),
+    waking: 'save',
+    saveRetries: retries + 1,
+  };
+  return andThen(
+    [
+      withLease(state, user, session, waiting, settle(counting(lease.mine.filter(isFinished)))),
+      [{ type: 'wake', user, session, afterMs: Math.min(pollMs * 2 ** retries, ttlMs) }],
+    ],
+    (next) => publish(next, user, session),
+  );
+};
+
 /**
  * Moves the lease of (user, session) on: makes the call the outbox or finished work needs, or
  * starts the next piece of work the queue holds. Starts no work while a call, an extraction or
- * a load runs, and reports finished work only once its save has settled.
+ * a load runs, and reports finished work only once its save has landed.
  */
 export const pump = (state: NotesState, user: string, session: string): NotesTransition => {
   const lease = selectConversation(state, user, session)?.lease;
   if (lease === undefined || lease.calling) return [state, []];
   // What is recorded here goes to the queue at once, even while this holder works: an end of
   // stage asked for elsewhere then comes after it, and waits for it.
-  const publish = (): NotesTransition => (lease.outbox.length > 0 ? call(state, user, session) : [state, []]);
-  if (!lease.held || lease.working !== undefined) return publish();
-  if (lease.done !== undefined)
-    return isSaveSettled(state, user, session) ? call(state, user, session, lease.done) : publish();
+  if (!lease.held || lease.working !== undefined) return publish(state, user, session);
+  if (lease.done !== undefined) {
+    if (isSessionSaved(state, user, session)) return call(state, user, session, lease.done);
+    if (!isSaveStalled(state, user, session)) return publish(state, user, session);
+    // The next piece of work goes on meanwhile: its save writes this one's too.
+    return andThen(saveLater(state, user, session, lease.done), (next) => work(next, user, session));
+  }
+  return work(state, user, session);
+};
+
+/** Starts the next piece of work the queue of (user, session) holds, unless a load runs; lets the lease rest when none waits. */
+const work = (state: NotesState, user: string, session: string): NotesTransition => {
+  const lease = selectConversation(state, user, session)?.lease;
+  if (lease === undefined || lease.calling || !lease.held || lease.working !== undefined) return [state, []];
   if (selectUserStorage(state, user).loading.includes(storedKey(session))) return [state, []];
   const head = lease.queue[0];
+  // Nothing waits: the lease rests, unless finished work is still to be saved and said done.
   if (head === undefined)
-    return lease.outbox.length > 0
-      ? call(state, user, session)
+    return lease.outbox.length > 0 || lease.done !== undefined
+      ? publish(state, user, session)
       : [withLease(state, user, session, { ...lease, held: false }), []];
   return head.kind === 'message' ? startBatch(state, user, session) : mergeHead(state, user, session, head);
 };
@@ -395,6 +449,9 @@ export const onLeaseWoke = (state: NotesState, user: string, session: string): N
   // A wake-up overtaken by a sooner one may still come: looking again once more costs one call.
   if (lease === undefined) return [state, []];
   const awake = withLease(state, user, session, { ...lease, waking: false });
+  // The save of the finished work failed: tried again now.
+  if (lease.held && !lease.calling && lease.done !== undefined && isSaveStalled(awake, user, session))
+    return andThen(saveAgain(awake, user), (next) => pump(next, user, session));
   if (lease.calling || lease.held || isLeaseAtRest(lease)) return pump(awake, user, session);
   return call(awake, user, session);
 };

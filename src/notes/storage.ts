@@ -67,15 +67,36 @@ export const reload = (state: NotesState, user: string, session: string): NotesT
 };
 
 /**
- * True once the changes to the notes of `user` in `session` have been saved, or their save has
- * failed: what a lease holder waits for before it says the work is done.
+ * True once the changes to the notes of `user` in `session` are settled for a lease holder: in
+ * the store (no save of them runs or waits), or kept from a record the store holds unreadable,
+ * where they wait in memory until a load reads it. What a holder waits for before it says the
+ * work done: work said done leaves the queue, so work whose save failed is not (see `isSaveStalled`).
  */
-export const isSaveSettled = (state: NotesState, user: string, session: string): boolean => {
+export const isSessionSaved = (state: NotesState, user: string, session: string): boolean => {
   const storage = selectUserStorage(state, user);
   const key = storedKey(session);
   if (storage.saving !== undefined && (storage.saving.sessions.includes(key) || storage.saving.profile)) return false;
-  if (storage.settledChanges >= storage.changes) return true;
-  return !touched(storage.unsaved).sessions.includes(key) && storage.saving === undefined;
+  if (!touched(storage.unsaved).sessions.includes(key)) return true;
+  const blocked = blockedBy(storage);
+  return storage.saving === undefined && (blocked.sessions.length > 0 || blocked.profile);
+};
+
+/**
+ * True when changes to the notes of `user` in `session` wait unsaved with nothing under way to
+ * save them, and no unreadable record keeps them: their save failed. They are saved at the next
+ * change, or by `saveAgain`.
+ */
+export const isSaveStalled = (state: NotesState, user: string, session: string): boolean => {
+  const storage = selectUserStorage(state, user);
+  const { sessions } = touched(storage.unsaved);
+  const blocked = blockedBy(storage);
+  return (
+    storage.saving === undefined &&
+    sessions.includes(storedKey(session)) &&
+    !sessions.some((key) => storage.loading.includes(key)) &&
+    blocked.sessions.length === 0 &&
+    !blocked.profile
+  );
 };
 
 /**
@@ -203,11 +224,21 @@ export const recordChanges = (
     ...(saving === undefined ? {} : { saving }),
     ...(fences === undefined ? {} : { fences }),
   };
-  const [saved, effects] = saveIfNeeded(withStorage(state, user, next), user);
+  return saveAgain(withStorage(state, user, next), user);
+};
+
+/**
+ * Saves the unsaved changes of `user` (unless a save or a load they wait for runs), and reads
+ * again each record the store held unreadable that they would write: what a change does, and
+ * what a lease holder whose save failed does when it tries again.
+ */
+export const saveAgain = (state: NotesState, user: string): NotesTransition => {
+  const [saved, effects] = saveIfNeeded(state, user);
   // A save kept from an unreadable record reads it again at each change, as a failed save saves again.
-  const blocked = blockedBy(selectUserStorage(saved, user));
+  const storage = selectUserStorage(saved, user);
+  const blocked = blockedBy(storage);
   // Any session's load reads the profile too.
-  const anySession = [...touched(next.unsaved).sessions, ...PMap.keys(next.sessions)].slice(0, 1);
+  const anySession = [...touched(storage.unsaved).sessions, ...PMap.keys(storage.sessions)].slice(0, 1);
   const again = blocked.sessions.length > 0 ? blocked.sessions : blocked.profile ? anySession : [];
   return again.reduce<NotesTransition>(
     ([current, done], key) => {

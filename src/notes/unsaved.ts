@@ -34,8 +34,9 @@ export const fencesOf = (storage: NotesUserStorage, sessions: ReadonlyArray<stri
 
 /**
  * The unsaved changes of `user` in `session` no longer fenced: the store has taken this holder's
- * report that the work is done (its save had settled, landed or failed), so no other holder
- * redoes it, and a save made again later must not be refused for a turn that has ended.
+ * report that the work is done (its save had landed, or waits on a record the store holds
+ * unreadable), so no other holder redoes it, and a save made again later must not be refused
+ * for a turn that has ended.
  */
 export const unfence = (state: NotesState, user: string, session: string): NotesState => {
   const storage = selectUserStorage(state, user);

@@ -106,8 +106,12 @@ export const settledSince = (state: NotesState): SettledSince => {
         lease === undefined ||
         (lease.answers >= calls &&
           lease.worked >= work &&
-          // What this holder had to work through is reported done, unless the lease was lost meanwhile.
-          (!lease.held || (lease.acknowledged ?? Number.NEGATIVE_INFINITY) >= target))
+          // What this holder had to work through is reported done, unless the lease was lost meanwhile,
+          // or worked through with its save failed: settled as a failed save is, though not said
+          // done (it is saved again later, or the next holder redoes it).
+          (!lease.held ||
+            (lease.acknowledged ?? Number.NEGATIVE_INFINITY) >= target ||
+            (lease.waking === 'save' && lease.working === undefined && lease.queue.length === 0)))
       );
     });
 };

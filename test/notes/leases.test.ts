@@ -367,6 +367,90 @@ describe('trackers sharing a store with leases', () => {
     expect(latest).toEqual(['one', 'two']);
   });
 
+  /**
+   * Two trackers on one store, `a` failing its first `failing` saves (unavailable) and noting
+   * the outcome of each save, `a` holding the lease of (maya, s1) with its extraction of "one"
+   * answered and its save failed.
+   */
+  const failingSave = async (failing: number, leaseMs?: number) => {
+    const store = memoryNotesStore();
+    const saves: string[] = [];
+    let failed = 0;
+    const save = (name: string, user: string, write: NotesWrite) => {
+      if (name === 'a' && failed < failing) {
+        failed += 1;
+        saves.push(`${name}: unavailable`);
+        return E.left(storeFailure('unavailable', 'the connection was lost'));
+      }
+      const outcome = store.save(user, write) as E.Either<{ readonly code: string }, unknown>;
+      saves.push(`${name}: ${E.isRight(outcome) ? 'saved' : outcome.left.code}`);
+      return outcome;
+    };
+    const model = sharedModel();
+    const heard: string[] = [];
+    const options = { complete: model.complete, leasePollMs: 10, ...(leaseMs === undefined ? {} : { leaseMs }) };
+    const a = createNotableFactsTracker({
+      ...options,
+      store: { ...store, save: (user, write) => save('a', user, write) } as NotesStore,
+      holder: 'a',
+      onError: (failure) => heard.push(failure.code),
+    });
+    const b = createNotableFactsTracker({
+      ...options,
+      store: { ...store, save: (user, write) => save('b', user, write) } as NotesStore,
+      holder: 'b',
+    });
+    a.recordUserMessage('maya', 's1', 'one');
+    await tick();
+    await model.answerNext();
+    expect(saves).toEqual(['a: unavailable']);
+    const facts = async (): Promise<string[]> => {
+      const records = await store.load('maya', 's1');
+      return E.isRight(records)
+        ? (records.right.session.value as { facts: Array<{ fact: string }> }).facts.map((fact) => fact.fact).sort()
+        : [];
+    };
+    return { store, model, a, b, saves, heard, facts };
+  };
+
+  it('says finished work done only once its save has landed: a failed save is tried again, and a message that comes meanwhile does not take its place', async () => {
+    const { model, a, b, saves, heard, facts } = await failingSave(1);
+    // Another tracker's message comes while a's save waits to be tried again: it joins a's queue.
+    b.recordUserMessage('maya', 's1', 'two');
+    for (let waited = 0; waited < 300 && model.calls.length === 0; waited += 1)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    // The extraction of "two" starts from the list that holds "one", saved by then.
+    const prompt = await model.answerNext();
+    await within(Promise.all([a.settled(), b.settled()]), 'the trackers');
+    expect(await facts()).toEqual(['Said one', 'Said two']);
+    expect(prompt).toMatch(/"fact":"Said one"[\s\S]*Latest user message:\nUser: two/u);
+    expect(saves).toEqual(['a: unavailable', 'a: saved', 'a: saved']);
+    expect(heard).toEqual(['unavailable']);
+    expect(model.calls).toHaveLength(0);
+  });
+
+  it('leaves finished work it cannot save to the next holder: it gives its turn up without saying it done, and the work is redone from the queue', async () => {
+    const { model, a, b, saves, facts } = await failingSave(Number.POSITIVE_INFINITY, 150);
+    // settled() does not wait for a save that failed, as without leases.
+    await within(a.settled(), 'a');
+    b.recordUserMessage('maya', 's1', 'two');
+    // a tries again while its lease lasts, then gives its turn up; b takes the queue over at its expiry.
+    for (let waited = 0; waited < 300 && model.calls.length === 0; waited += 1)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    const prompt = await model.answerNext();
+    await within(b.settled(), 'b');
+    expect(await facts()).toEqual(['Said one', 'Said two']);
+    expect(prompt).toMatch(/User: one[\s\S]*Latest user message:\nUser: two/u);
+    // a tried again before it gave up (at 10, 20, 40 and 80 ms), and wrote nothing.
+    expect(saves.filter((save) => save === 'a: unavailable').length).toBeGreaterThan(1);
+    expect(saves).not.toContain('a: saved');
+    // a hears that b did its message, and rests.
+    for (let waited = 0; waited < 100 && a.retained().inFlight > 0; waited += 1)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(a.retained().inFlight).toBe(0);
+    expect(saves.filter((save) => save !== 'a: unavailable')).toEqual(['b: saved']);
+  });
+
   it('adds a message once when the answer to the call that added it was lost: the call is made again under the same keys', async () => {
     const inner = memoryNotesStore();
     let lost = 0;
