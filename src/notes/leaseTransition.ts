@@ -195,7 +195,9 @@ const saveLater = (state: NotesState, user: string, session: string, done: numbe
   if (lease.waking !== false) return publish(state, user, session);
   const { pollMs, ttlMs } = settingsOf(state);
   const retries = lease.saveRetries ?? 0;
-  if (pollMs * (2 ** retries - 1) >= ttlMs) {
+  // The waits so far: pollMs, twice that, and so on, the last one cut to end at ttlMs.
+  const waited = Math.min(ttlMs, pollMs * (2 ** retries - 1));
+  if (waited >= ttlMs) {
     const { done: _unsaved, fence: _turn, saveRetries: _tried, ...rest } = lease;
     const idle: NotesLeaseSlot = { ...rest, held: false, queue: [], waking: 'expiry' };
     return [withLease(state, user, session, idle), [{ type: 'wake', user, session, afterMs: ttlMs }]];
@@ -211,7 +213,7 @@ const saveLater = (state: NotesState, user: string, session: string, done: numbe
   return andThen(
     [
       withLease(state, user, session, waiting, settle(counting(lease.mine.filter(isFinished)))),
-      [{ type: 'wake', user, session, afterMs: Math.min(pollMs * 2 ** retries, ttlMs) }],
+      [{ type: 'wake', user, session, afterMs: Math.min(pollMs * 2 ** retries, ttlMs - waited) }],
     ],
     (next) => publish(next, user, session),
   );
