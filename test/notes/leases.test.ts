@@ -451,6 +451,21 @@ describe('trackers sharing a store with leases', () => {
     expect(saves.filter((save) => save !== 'a: unavailable')).toEqual(['b: saved']);
   });
 
+  it('closes while its saves keep failing once it has given its turn up, and the work it gave up is redone by the next holder', async () => {
+    const { model, a, b, saves, facts } = await failingSave(Number.POSITIVE_INFINITY, 150);
+    await within(a.close(), 'close');
+    const tried = saves.length;
+    expect(tried).toBeGreaterThan(1);
+    b.recordUserMessage('maya', 's1', 'two');
+    for (let waited = 0; waited < 300 && model.calls.length === 0; waited += 1)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    await model.answerNext();
+    await within(b.settled(), 'b');
+    expect(await facts()).toEqual(['Said one', 'Said two']);
+    // Closed, a tries nothing more.
+    expect(saves.slice(tried)).toEqual(['b: saved']);
+  });
+
   it('adds a message once when the answer to the call that added it was lost: the call is made again under the same keys', async () => {
     const inner = memoryNotesStore();
     let lost = 0;
