@@ -48,10 +48,15 @@ const TaskId = (what: string) =>
   z
     .union(
       [
-        // Bounded as facts carry it, whitespace collapsed, as the session and the hook bound it.
-        z.string().refine((taskId) => collapseWhitespace(taskId).length <= MAX_TASK_ID_LENGTH, {
-          error: () => `invalid_field: taskId is over ${MAX_TASK_ID_LENGTH} characters once whitespace is collapsed`,
-        }),
+        // Bounded as facts carry it, whitespace collapsed, as the session and the hook bound it. The
+        // schema publishes the limit as `maxLength`, which a client checks on the text as it is: an id
+        // that is longer only by its whitespace is still taken here.
+        z
+          .string()
+          .refine((taskId) => collapseWhitespace(taskId).length <= MAX_TASK_ID_LENGTH, {
+            error: () => `invalid_field: taskId is over ${MAX_TASK_ID_LENGTH} characters once whitespace is collapsed`,
+          })
+          .meta({ maxLength: MAX_TASK_ID_LENGTH }),
         z.int({
           error: () => 'invalid_field: taskId, given as a number, is not an integer between -(2^53 - 1) and 2^53 - 1',
         }),

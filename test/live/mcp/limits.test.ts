@@ -68,12 +68,13 @@ describe('fact-tracker mcp limits', { timeout: 120_000 }, () => {
   it('publishes the limits and defaults the code applies in the tools’ schemas', async () => {
     const { tools } = await server.client.listTools();
     const schemas = Object.fromEntries(tools.map((tool) => [tool.name, tool.inputSchema as Schema]));
-    // A task id is bounded once its whitespace is collapsed, which no maxLength says: its description does.
+    // A task id is bounded once its whitespace is collapsed: published as maxLength, which a client
+    // checks on the text as it is, and its description says the rest.
     for (const tool of ['ingest_result', 'compile_context', 'explain_context']) {
       const taskId = stringForm(schemas[tool]?.properties?.['taskId']);
       expect([tool, taskId?.['maxLength'], String(schemas[tool]?.properties?.['taskId']?.['description'])]).toEqual([
         tool,
-        undefined,
+        MAX_TASK_ID_LENGTH,
         expect.stringContaining(`at most ${MAX_TASK_ID_LENGTH} characters once whitespace is collapsed`),
       ]);
     }
