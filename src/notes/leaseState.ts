@@ -70,12 +70,13 @@ export interface NotesLeaseSlot {
   readonly acknowledged?: number;
   /**
    * The wake-up scheduled: soon (`poll`: an end of stage of this machine waits in another's
-   * queue), at the holder's expiry (`expiry`: to take over from a crashed holder), to save
-   * again the finished work whose save failed (`save`), or none.
+   * queue), at the holder's expiry (`expiry`: to take over from a crashed holder), or none.
    */
-  readonly waking: false | 'poll' | 'expiry' | 'save';
-  /** While held: the times in a row the save of the finished work was tried again and did not land. */
+  readonly waking: false | 'poll' | 'expiry';
+  /** While held: the save of the finished work failed this many times in a row (each wait before it is tried again doubles). */
   readonly saveRetries?: number;
+  /** A wake-up is scheduled to try the failed save of the finished work again. */
+  readonly retryDue?: boolean;
   /** Calls that failed in a row (the retry waits longer each time). */
   readonly failures: number;
   /** Calls made and answered, and extractions started and settled under the lease: what waiting compares. */

@@ -10,6 +10,7 @@
  * waits for an end of stage of its own), so a crashed holder's queue is taken over.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import * as PMap from '../persistent/persistentMap.js';
 import type { ConversationMessage } from './conversation.js';
 import { applyNotesEvent } from './events.js';
 import {
@@ -182,41 +183,34 @@ const publish = (state: NotesState, user: string, session: string): NotesTransit
   leaseOf(selectConversation(state, user, session)).outbox.length > 0 ? call(state, user, session) : [state, []];
 
 /**
- * The finished work of the lease of (user, session) waits unsaved: its save failed, or was kept
- * from a record the store holds unreadable. It is not said done, since work said done leaves
- * the queue and nobody would redo it. The save is tried again after a wait that doubles each
- * time; once the waits add up to the lease's time, this holder gives its turn up without saying
- * the work done and looks at the lease again at its expiry. So the work is saved here once the
- * store takes it, or the tracker that takes the lease next redoes it from the queue (and a late
- * save of this one's is then refused as `fenced`).
+ * The save of the finished work of the lease of (user, session) failed. The work is not said
+ * done, since work said done leaves the queue and nobody would redo it: its messages count as
+ * settled here (as a failed save's do without leases, so that waiting does not wait for the
+ * store), the save is tried again after `pollMs`, twice as long each time up to a third of the
+ * lease's time, and the lease is renewed at each failure, so it holds while the holder goes on
+ * with the queue. Should this tracker stop (closed, or its process ended), the lease expires and
+ * the tracker that takes it next redoes the work from the queue.
  */
 const saveLater = (state: NotesState, user: string, session: string, done: number): NotesTransition => {
   const lease = leaseOf(selectConversation(state, user, session));
-  if (lease.waking !== false) return publish(state, user, session);
+  const isFinished = (item: OwnItem): boolean => item.kind === 'message' && !item.counted && item.seq <= done;
+  const finished = lease.mine.filter(isFinished);
+  const counted: NotesLeaseSlot = {
+    ...lease,
+    mine:
+      finished.length === 0
+        ? lease.mine
+        : lease.mine.map((item) => (isFinished(item) ? { ...item, counted: true } : item)),
+  };
+  const settled = withLease(state, user, session, counted, settle(counting(finished)));
+  // A retry is due already: it makes the next renewal.
+  if (lease.retryDue === true) return publish(settled, user, session);
   const { pollMs, ttlMs } = settingsOf(state);
   const retries = lease.saveRetries ?? 0;
-  // The waits so far: pollMs, twice that, and so on, the last one cut to end at ttlMs.
-  const waited = Math.min(ttlMs, pollMs * (2 ** retries - 1));
-  if (waited >= ttlMs) {
-    const { done: _unsaved, fence: _turn, saveRetries: _tried, ...rest } = lease;
-    const idle: NotesLeaseSlot = { ...rest, held: false, queue: [], waking: 'expiry' };
-    return [withLease(state, user, session, idle), [{ type: 'wake', user, session, afterMs: ttlMs }]];
-  }
-  // Its messages count as settled here, as a failed save's do without leases: waiting does not wait for the retry.
-  const isFinished = (item: OwnItem): boolean => item.kind === 'message' && item.seq <= done;
-  const waiting: NotesLeaseSlot = {
-    ...lease,
-    mine: lease.mine.map((item) => (isFinished(item) ? { ...item, counted: true } : item)),
-    waking: 'save',
-    saveRetries: retries + 1,
-  };
-  return andThen(
-    [
-      withLease(state, user, session, waiting, settle(counting(lease.mine.filter(isFinished)))),
-      [{ type: 'wake', user, session, afterMs: Math.min(pollMs * 2 ** retries, ttlMs - waited) }],
-    ],
-    (next) => publish(next, user, session),
-  );
+  const afterMs = Math.min(pollMs * 2 ** Math.min(retries, 52), Math.max(1, ttlMs / 3));
+  const waiting = withLease(settled, user, session, { ...counted, retryDue: true, saveRetries: retries + 1 });
+  const [renewed, effects] = call(waiting, user, session);
+  return [renewed, [{ type: 'wake', user, session, afterMs }, ...effects]];
 };
 
 /**
@@ -296,8 +290,17 @@ export const extractionSettledWithLease = (state: NotesState, input: NotesExtrac
     withLease(withLedger(state, ledger), user, session, next),
     [{ type: 'record', event }],
   ];
+  // Saved when it changed the list, and also when the store holds no list of the session while
+  // this tracker does: one whose save was refused as fenced and dropped, which the extraction
+  // redone from the queue gave again unchanged, and which would otherwise be said done unsaved.
+  const unstored =
+    event.type === 'notes/extracted' &&
+    (PMap.get(selectUserStorage(state, user).sessions, storedKey(session)) ?? 0) === 0 &&
+    selectSessionNotes(ledger, user, session) !== undefined;
   const saved =
-    ledger === state.ledger ? recorded : andThen(recorded, (after) => recordChanges(after, user, [event], workFence));
+    ledger === state.ledger && !unstored
+      ? recorded
+      : andThen(recorded, (after) => recordChanges(after, user, [event], workFence));
   return andThen(saved, (after) => pump(after, user, session));
 };
 
@@ -380,10 +383,12 @@ export const onLeaseAnswered = (state: NotesState, input: NotesLeaseAnswered): N
   const expires = answer.expiresInMs ?? 0;
   // The finished work the call reported is acknowledged; work finished while it ran (a call that
   // only added items) is still to report, and its items stay out of the queue worked through.
-  const { done: finished, sentDone, fence: _turn, ...rest } = lease;
+  const { done: finished, sentDone, fence: _turn, saveRetries, ...rest } = lease;
   const pending = finished !== undefined && (sentDone === undefined || finished > sentDone) ? finished : undefined;
   const next: NotesLeaseSlot = {
     ...rest,
+    // A turn taken afresh starts its retries afresh.
+    ...(saveRetries === undefined || !lease.held || !answer.held ? {} : { saveRetries }),
     ...(pending === undefined ? {} : { done: pending }),
     ...(sentDone === undefined ? {} : { acknowledged: Math.max(lease.acknowledged ?? sentDone, sentDone) }),
     calling: false,
@@ -450,10 +455,13 @@ export const onLeaseWoke = (state: NotesState, user: string, session: string): N
   const lease = selectConversation(state, user, session)?.lease;
   // A wake-up overtaken by a sooner one may still come: looking again once more costs one call.
   if (lease === undefined) return [state, []];
-  const awake = withLease(state, user, session, { ...lease, waking: false });
+  const { retryDue, ...rest } = lease;
+  const awake = withLease(state, user, session, retryDue === true ? rest : { ...rest, waking: false });
   // The save of the finished work failed: tried again now.
-  if (lease.held && !lease.calling && lease.done !== undefined && isSaveStalled(awake, user, session))
-    return andThen(saveAgain(awake, user), (next) => pump(next, user, session));
+  if (retryDue === true)
+    return lease.held && lease.done !== undefined && isSaveStalled(awake, user, session)
+      ? andThen(saveAgain(awake, user), (next) => pump(next, user, session))
+      : pump(awake, user, session);
   if (lease.calling || lease.held || isLeaseAtRest(lease)) return pump(awake, user, session);
   return call(awake, user, session);
 };
@@ -466,7 +474,7 @@ export const onLeaseWoke = (state: NotesState, user: string, session: string): N
 const leaseLost = (state: NotesState, user: string, session: string): NotesTransition => {
   const lease = selectConversation(state, user, session)?.lease;
   if (lease === undefined) return [state, []];
-  const { done: _unsaved, fence: _turn, ...rest } = lease;
+  const { done: _unsaved, fence: _turn, saveRetries: _failed, ...rest } = lease;
   const lost = withLease(state, user, session, { ...rest, held: false, queue: [] });
   return lease.calling ? [lost, []] : call(lost, user, session);
 };

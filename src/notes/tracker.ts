@@ -44,7 +44,7 @@ import type {
   StageReport,
 } from './trackerTypes.js';
 import { DEFAULT_MAX_EVENTS, MAX_TIMEOUT_MS, positive, resolveOptions } from './trackerOptions.js';
-import { isQuiet, settledSince } from './waiting.js';
+import { isQuiet, isQuietButRetries, settledSince } from './waiting.js';
 
 export {
   DEFAULT_CACHE_SIZE,
@@ -329,7 +329,21 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
 
   const close = (): Promise<void> => {
     if (closing !== undefined) return closing;
-    const waiting = boundary(() => E.right(waitUntil(isQuiet)));
+    const ttlMs = shell.getState().settings.lease?.ttlMs;
+    // A held lease whose save keeps failing is waited for up to the lease's time, then left to expire.
+    const waiting = boundary(() =>
+      E.right(
+        ttlMs === undefined
+          ? waitUntil(isQuiet)
+          : new Promise<unknown>((resolve) => {
+              const timer = setTimeout(() => resolve(waitUntil(isQuietButRetries)), ttlMs);
+              void waitUntil(isQuiet).then((quiet) => {
+                clearTimeout(timer);
+                resolve(quiet);
+              });
+            }),
+      ),
+    );
     closing = (E.isLeft(waiting) ? Promise.resolve() : waiting.right.then(() => undefined)).then(() => {
       ended = true;
       for (const timer of wakes) clearTimeout(timer);

@@ -9,6 +9,7 @@
 import * as PMap from '../persistent/persistentMap.js';
 import { awaitsOwnStage, isLeaseBusy, type NotesLeaseSlot } from './leaseState.js';
 import { idOfKey } from './ledger.js';
+import { isSaveStalled } from './storage.js';
 import {
   hasWorkBesidesLeases,
   type NotesState,
@@ -18,6 +19,20 @@ import {
   selectUserMachine,
   selectUserStorage,
 } from './machine.js';
+
+/**
+ * True when a holder has worked through its queue and only the save of that work waits, after a
+ * failed one, to be tried again: settled, as a failed save is without leases, and quiet, since
+ * were the tracker to stop, its lease would expire and the next holder redo the work.
+ */
+const isStalledAtRest = (state: NotesState, user: string, session: string, lease: NotesLeaseSlot): boolean =>
+  lease.held &&
+  !lease.calling &&
+  lease.working === undefined &&
+  lease.queue.length === 0 &&
+  lease.outbox.length === 0 &&
+  lease.done !== undefined &&
+  isSaveStalled(state, user, session);
 
 /** True once what `state` had in flight has settled in the state it is given. */
 export type SettledSince = (current: NotesState) => boolean;
@@ -111,7 +126,7 @@ export const settledSince = (state: NotesState): SettledSince => {
           // done (it is saved again later, or the next holder redoes it).
           (!lease.held ||
             (lease.acknowledged ?? Number.NEGATIVE_INFINITY) >= target ||
-            (lease.waking === 'save' && lease.working === undefined && lease.queue.length === 0)))
+            isStalledAtRest(current, user, session, lease)))
       );
     });
 };
@@ -121,9 +136,19 @@ export const settledSince = (state: NotesState): SettledSince => {
  * save runs, no end of stage waits (here, or in a queue another tracker holds: its caller is
  * answered here), and no lease is held or called. Messages it added to a queue whose lease
  * another tracker holds may still wait there: they are that holder's to do, and the store keeps
- * them. What `close` waits for.
+ * them. What `close` waits for, up to the lease's time while a held lease's save fails (then
+ * `isQuietButRetries`).
  */
-export const isQuiet = (state: NotesState): boolean => {
+export const isQuiet = (state: NotesState): boolean => quietWith(state, false);
+
+/**
+ * `isQuiet`, but for held leases whose work is done and only its failed save waits to be tried
+ * again: those count as quiet. Were the tracker to stop then, each such lease would expire and
+ * the next holder redo the work from the queue.
+ */
+export const isQuietButRetries = (state: NotesState): boolean => quietWith(state, true);
+
+const quietWith = (state: NotesState, retriesAside: boolean): boolean => {
   let quiet = true;
   PMap.forEach(state.active, (_active, user) => {
     if (!quiet) return;
@@ -132,7 +157,8 @@ export const isQuiet = (state: NotesState): boolean => {
       !hasWorkBesidesLeases(machine) &&
       machine.leased.every((key) => {
         const lease = PMap.get(machine.conversations, key)?.lease;
-        return !isLeaseBusy(lease) && !awaitsOwnStage(lease);
+        const aside = retriesAside && lease !== undefined && isStalledAtRest(state, user, idOfKey(key), lease);
+        return (aside || !isLeaseBusy(lease)) && !awaitsOwnStage(lease);
       });
   });
   return quiet;
