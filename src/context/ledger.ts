@@ -28,9 +28,11 @@ export interface ClaimInput {
   readonly at?: number;
 }
 
-/** Why a claim was refused. */
+/** Why a claim was refused: `{ code, message }` as every failure of the library, and `reason`, the same text. */
 export interface ClaimRejection {
   readonly code: 'missing_evidence' | 'invalid_claim' | 'invalid_evidence' | 'secret' | 'ledger_full';
+  readonly message: string;
+  /** The same as `message` (the name the claim ledger first gave it). */
   readonly reason: string;
 }
 
@@ -180,7 +182,7 @@ export const recordedEvidencePathProblem = (path: string): string | undefined =>
 };
 
 const reject = (code: ClaimRejection['code'], reason: string): E.Either<ClaimRejection, never> =>
-  E.left({ code, reason });
+  E.left({ code, message: reason, reason });
 
 const normalizeFiles = (files: ClaimInput['files']): E.Either<ClaimRejection, FileEvidence[]> => {
   const out: FileEvidence[] = [];

@@ -58,9 +58,11 @@ describe('recordClaim', () => {
     ]) {
       const result = recordClaim([], { claim });
       expect(E.isLeft(result) && result.left.code).toBe('missing_evidence');
-      expect(E.isLeft(result) && result.left.reason).toMatch(
+      expect(E.isLeft(result) && result.left.message).toMatch(
         /gives no evidence: add a file with a line range \(src\/a\.ts:L10-L40\) or a symbol$/u,
       );
+      // `reason` is the same text, under the name the ledger first gave it.
+      expect(E.isLeft(result) && result.left.reason).toBe(E.isLeft(result) && result.left.message);
     }
   });
 
