@@ -603,7 +603,7 @@ describe('trackers sharing a store with leases', () => {
     await within(Promise.all([a!.close(), b!.close()]), 'close');
   });
 
-  it('never run two extractions of one session at once, and lose no message and no end of stage, however two trackers interleave', async () => {
+  it('never run two extractions of one session at once, and lose no message and no end of stage, however two trackers interleave and their saves fail for a while', async () => {
     const command = fc.oneof(
       fc.record({
         kind: fc.constant('message' as const),
@@ -617,71 +617,116 @@ describe('trackers sharing a store with leases', () => {
         session: fc.constantFrom('s1', 's2'),
       }),
     );
+    // Each tracker's saves in turn: true fails (unavailable), up to four failures in all.
+    const failures = fc.array(fc.boolean(), { maxLength: 8 }).map((pattern) => {
+      let left = 4;
+      return pattern.map((fails) => fails && (left -= 1) >= 0);
+    });
     await fc.assert(
-      fc.asyncProperty(fc.array(command, { maxLength: 30 }), async (commands) => {
-        const store = memoryNotesStore();
-        const open: Array<{ session: string; prompt: string; resolve: (text: string) => void }> = [];
-        const running = new Map<string, number>();
-        let overlaps = 0;
-        const complete: CompleteFn = (prompt) => {
-          const session = /User: (s\d)-/u.exec(prompt.slice(prompt.lastIndexOf('Latest user message:')))?.[1] ?? '?';
-          running.set(session, (running.get(session) ?? 0) + 1);
-          if (running.get(session)! > 1) overlaps += 1;
-          return new Promise((resolve) => open.push({ session, prompt, resolve }));
-        };
-        const trackers = ['a', 'b'].map((holder) =>
-          createNotableFactsTracker({ complete, store, holder, leasePollMs: 5 }),
-        );
-        const answerOne = (pick: number): void => {
-          const [call] = open.splice(pick % open.length, 1);
-          running.set(call!.session, running.get(call!.session)! - 1);
-          call!.resolve(answer(...new Set(told(call!.prompt))));
-        };
-        const sent = new Map<string, string[]>([
-          ['s1', []],
-          ['s2', []],
-        ]);
-        const stages: Array<Promise<unknown>> = [];
-        /** Per session, whether its latest command was an end of stage (it then waits for every message before it). */
-        const endedLast = new Map<string, boolean>();
-        for (const [i, step] of commands.entries()) {
-          if (step.kind === 'message' && sent.get(step.session)!.length < 8) {
-            const text = `${step.session}-m${i}`;
-            sent.get(step.session)!.push(text);
-            trackers[step.at]!.recordUserMessage('maya', step.session, text);
-            endedLast.set(step.session, false);
-          } else if (step.kind === 'stage') {
-            stages.push(trackers[step.at]!.endStage('maya', step.session));
-            endedLast.set(step.session, true);
-          } else if (step.kind === 'answer' && open.length > 0) answerOne(step.pick);
-          await tick();
-        }
-        // Answer every call until both trackers have settled with none open (a follow-up opens one as another ends).
-        const settled = within(Promise.all(trackers.map((tracker) => tracker.settled())), 'settled');
-        for (let idle = 0; idle < 3;) {
-          if (open.length > 0) {
+      fc.asyncProperty(
+        fc.array(command, { maxLength: 30 }),
+        fc.tuple(failures, failures),
+        async (commands, patterns) => {
+          const store = memoryNotesStore();
+          const open: Array<{ session: string; prompt: string; resolve: (text: string) => void }> = [];
+          const running = new Map<string, number>();
+          let overlaps = 0;
+          const complete: CompleteFn = (prompt) => {
+            const session = /User: (s\d)-/u.exec(prompt.slice(prompt.lastIndexOf('Latest user message:')))?.[1] ?? '?';
+            running.set(session, (running.get(session) ?? 0) + 1);
+            if (running.get(session)! > 1) overlaps += 1;
+            return new Promise((resolve) => open.push({ session, prompt, resolve }));
+          };
+          const trackers = ['a', 'b'].map((holder, index) => {
+            const left = [...patterns[index]!];
+            const save = (user: string, write: NotesWrite) =>
+              left.shift() === true
+                ? E.left(storeFailure('unavailable', 'the store is away'))
+                : store.save(user, write);
+            return createNotableFactsTracker({
+              complete,
+              store: { ...store, save } as NotesStore,
+              holder,
+              leasePollMs: 5,
+              onError: () => undefined,
+            });
+          });
+          const answerOne = (pick: number): void => {
+            const [call] = open.splice(pick % open.length, 1);
+            running.set(call!.session, running.get(call!.session)! - 1);
+            call!.resolve(answer(...new Set(told(call!.prompt))));
+          };
+          const sent = new Map<string, string[]>([
+            ['s1', []],
+            ['s2', []],
+          ]);
+          const stages: Array<Promise<unknown>> = [];
+          /** Per session, whether its latest command was an end of stage (it then waits for every message before it). */
+          const endedLast = new Map<string, boolean>();
+          for (const [i, step] of commands.entries()) {
+            if (step.kind === 'message' && sent.get(step.session)!.length < 8) {
+              const text = `${step.session}-m${i}`;
+              sent.get(step.session)!.push(text);
+              trackers[step.at]!.recordUserMessage('maya', step.session, text);
+              endedLast.set(step.session, false);
+            } else if (step.kind === 'stage') {
+              stages.push(trackers[step.at]!.endStage('maya', step.session));
+              endedLast.set(step.session, true);
+            } else if (step.kind === 'answer' && open.length > 0) answerOne(step.pick);
+            await tick();
+          }
+          // Answer every call until both trackers have settled with none open (a follow-up opens one as another ends).
+          const settled = within(Promise.all(trackers.map((tracker) => tracker.settled())), 'settled');
+          for (let idle = 0; idle < 3;) {
+            if (open.length > 0) {
+              while (open.length > 0) answerOne(0);
+              idle = 0;
+            } else idle += 1;
+            await new Promise((resolve) => setTimeout(resolve, 5));
+          }
+          await settled;
+          /** Per session: the facts stored, what was said, and, when an end of stage came last, the facts merged into the profile. */
+          const outcome = () =>
+            Promise.all(
+              [...sent].map(async ([session, texts]) => {
+                const records = await store.load('maya', session);
+                const value = E.isRight(records)
+                  ? (records.right.session.value as { facts?: Array<{ fact: string }> })
+                  : {};
+                const profile = E.isRight(records)
+                  ? (records.right.profile.value as { facts?: Array<{ fact: string; session?: string }> } | undefined)
+                  : undefined;
+                const facts = (value?.facts ?? []).map((fact) => fact.fact).sort();
+                const merged = (profile?.facts ?? [])
+                  .filter((fact) => fact.session === session)
+                  .map((fact) => fact.fact);
+                return {
+                  facts,
+                  said: texts.map((text) => `Said ${text}`).sort(),
+                  merged: endedLast.get(session) === true ? merged.sort() : facts,
+                };
+              }),
+            );
+          // settled() does not wait for a failed save to be tried again: the saves land within a few retries.
+          for (let waited = 0; waited < 600; waited += 1) {
+            const now = await outcome();
+            const landed = now.every(
+              ({ facts, said, merged }) => `${facts}` === `${said}` && `${merged}` === `${facts}`,
+            );
+            if (landed && open.length === 0) break;
             while (open.length > 0) answerOne(0);
-            idle = 0;
-          } else idle += 1;
-          await new Promise((resolve) => setTimeout(resolve, 5));
-        }
-        await settled;
-        const reports = await within(Promise.all(stages), 'stages');
-        expect(overlaps).toBe(0);
-        expect(reports.every((report) => E.isRight(report as E.Either<unknown, unknown>))).toBe(true);
-        for (const [session, texts] of sent) {
-          const records = await store.load('maya', session);
-          const value = E.isRight(records) ? (records.right.session.value as { facts?: Array<{ fact: string }> }) : {};
-          const facts = (value?.facts ?? []).map((fact) => fact.fact).sort();
-          expect(facts).toEqual(texts.map((text) => `Said ${text}`).sort());
-          // An end of stage after the last message merged all of them, once.
-          const profile = E.isRight(records)
-            ? (records.right.profile.value as { facts?: Array<{ fact: string; session?: string }> } | undefined)
-            : undefined;
-          const merged = (profile?.facts ?? []).filter((fact) => fact.session === session).map((fact) => fact.fact);
-          if (endedLast.get(session) === true) expect(merged.sort()).toEqual(facts);
-        }
-      }),
+            await new Promise((resolve) => setTimeout(resolve, 5));
+          }
+          const reports = await within(Promise.all(stages), 'stages');
+          expect(overlaps).toBe(0);
+          expect(reports.every((report) => E.isRight(report as E.Either<unknown, unknown>))).toBe(true);
+          for (const { facts, said, merged } of await outcome()) {
+            expect(facts).toEqual(said);
+            // An end of stage after the last message merged all of them, once.
+            expect(merged).toEqual(facts);
+          }
+        },
+      ),
       { numRuns: 40, interruptAfterTimeLimit: 50_000 },
     );
   });
