@@ -86,11 +86,17 @@ describe('fact-tracker notes replay', () => {
     expect(result.status).toBe(0);
     const report = JSON.parse(result.stdout) as {
       steps: Array<{ kind: string; windowMessages?: number }>;
+      profiles: Array<{ user: string; profile: { consolidatedAt: unknown; sessionCount: number } }>;
       summary: Record<string, number>;
     };
     expect(Object.keys(report)).toEqual(['steps', 'errors', 'profiles', 'summary']);
     expect(Math.max(...report.steps.map((step) => step.windowMessages ?? 0))).toBe(3);
     expect(report.summary['userMessages']).toBe(17);
+    // A profile leaves the library as it is stored: its time an ISO 8601 string.
+    expect(report.profiles.map(({ user, profile }) => [user, profile.consolidatedAt])).toEqual([
+      ['jordan', '2026-02-03T19:31:00.000Z'],
+      ['maya', '2026-02-03T19:30:00.000Z'],
+    ]);
   });
 
   it('saves the ledger as the notes section of a saved state', async () => {

@@ -8,6 +8,7 @@ import { DEFAULT_HISTORY_TURNS } from '../../notes/conversation.js';
 import { formatGlobalFacts, GLOBAL_FACTS_HEADER, NOTED_FACTS_HEADER } from '../../notes/format.js';
 import type { CategorizedFact } from '../../notes/model.js';
 import type { NotesLogError } from '../../notes/log.js';
+import { encodeProfile } from '../../notes/persist.js';
 import { replayConversationLog } from '../../notes/replay.js';
 import type {
   NotesExtractionStep,
@@ -235,7 +236,11 @@ export const runNotes = (command: NotesCommand, io: CliIo): TE.TaskEither<string
       const turns = command.turns ?? DEFAULT_HISTORY_TURNS;
       io.stdout(
         command.json
-          ? toJson(report)
+          ? // A profile leaves the library as it is stored: its time an ISO string (docs/notes.md).
+            toJson({
+              ...report,
+              profiles: report.profiles.map(({ user, profile }) => ({ user, profile: encodeProfile(profile) })),
+            })
           : `${renderNotesReplay(report, command.tokenizer, turns, createStyle(io.colour))}\n`,
       );
       return exitStatusFor(io, 'notes', report.errors);
