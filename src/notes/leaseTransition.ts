@@ -237,6 +237,9 @@ export const pump = (state: NotesState, user: string, session: string): NotesTra
 const work = (state: NotesState, user: string, session: string): NotesTransition => {
   const lease = selectConversation(state, user, session)?.lease;
   if (lease === undefined || lease.calling || !lease.held || lease.working !== undefined) return [state, []];
+  // The last call failed: the lease may have expired in the store, and another tracker may work
+  // its queue now. No new work until a call is answered again.
+  if (lease.failures > 0) return [state, []];
   if (selectUserStorage(state, user).loading.includes(storedKey(session))) return [state, []];
   const head = lease.queue[0];
   // Nothing waits: the lease rests, unless finished work is still to be saved and said done.
@@ -325,6 +328,9 @@ const callFailed = (state: NotesState, input: NotesLeaseAnswered, failed: NotesS
   const failures = lease.failures + 1;
   // What the call reported stays to be reported (`done` is kept).
   const { sentDone: _unreported, ...kept } = lease;
+  // A holder does no new work until a call is answered again: its messages waiting in the queue
+  // count as settled here too, as those of the call do.
+  const waiting = lease.held ? lease.mine.filter((item) => item.kind === 'message' && !item.counted) : [];
   const next: NotesLeaseSlot = {
     ...kept,
     calling: false,
@@ -334,6 +340,9 @@ const callFailed = (state: NotesState, input: NotesLeaseAnswered, failed: NotesS
       ...lease.sending.map((item) => (item.kind === 'message' ? { ...item, counted: true } : item)),
       ...lease.outbox,
     ],
+    ...(waiting.length === 0
+      ? {}
+      : { mine: lease.mine.map((item) => (waiting.includes(item) ? { ...item, counted: true } : item)) }),
     failures,
     waking: lease.waking === false ? 'poll' : lease.waking,
   };
@@ -342,7 +351,7 @@ const callFailed = (state: NotesState, input: NotesLeaseAnswered, failed: NotesS
       ? [{ type: 'wake', user, session, afterMs: Math.min(pollMs * 2 ** (failures - 1), ttlMs) }]
       : [];
   return [
-    withLease(state, user, session, next, settle(counting(lease.sending))),
+    withLease(state, user, session, next, settle(counting(lease.sending) + waiting.length)),
     [{ type: 'storeFailed', user, failure: failed }, ...wake],
   ];
 };

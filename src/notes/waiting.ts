@@ -21,18 +21,20 @@ import {
 } from './machine.js';
 
 /**
- * True when a holder has worked through its queue and only the save of that work waits, after a
- * failed one, to be tried again: settled, as a failed save is without leases, and quiet, since
- * were the tracker to stop, its lease would expire and the next holder redo the work.
+ * True when a holder waits on the store alone: it has worked through its queue and only the save
+ * of that work waits, after a failed one, to be tried again; or its last call failed, and it does
+ * no new work until one is answered. Settled, as a failed save or call is without leases, and
+ * quiet, since were the tracker to stop, its lease would expire and the next holder redo the work.
  */
 const isStalledAtRest = (state: NotesState, user: string, session: string, lease: NotesLeaseSlot): boolean =>
   lease.held &&
   !lease.calling &&
   lease.working === undefined &&
-  lease.queue.length === 0 &&
-  lease.outbox.length === 0 &&
-  lease.done !== undefined &&
-  isSaveStalled(state, user, session);
+  (lease.failures > 0 ||
+    (lease.queue.length === 0 &&
+      lease.outbox.length === 0 &&
+      lease.done !== undefined &&
+      isSaveStalled(state, user, session)));
 
 /** True once what `state` had in flight has settled in the state it is given. */
 export type SettledSince = (current: NotesState) => boolean;

@@ -531,6 +531,55 @@ describe('trackers sharing a store with leases', () => {
     expect(saves[0]).toBe('fenced');
   });
 
+  it('starts no new work on a lease whose last call failed: a holder cut off from the store never extracts a session while another tracker does', async () => {
+    const store = memoryNotesStore();
+    let cut = false;
+    const running = new Map<string, number>();
+    let most = 0;
+    /** A model that answers each call 200 ms later (shorter than the lease), counting the extractions of a session at once. */
+    const slow: CompleteFn = (prompt) => {
+      const session = /Latest user message:\nUser: (s\d)-/u.exec(prompt)?.[1] ?? '?';
+      running.set(session, (running.get(session) ?? 0) + 1);
+      most = Math.max(most, running.get(session)!);
+      return new Promise((resolve) =>
+        setTimeout(() => {
+          running.set(session, running.get(session)! - 1);
+          resolve(answer(...new Set(told(prompt))));
+        }, 200),
+      );
+    };
+    const away = () => E.left(storeFailure('unavailable', 'cut off'));
+    const cutOff = {
+      ...store,
+      save: (user: string, write: NotesWrite) => (cut ? away() : store.save(user, write)),
+      load: (user: string, session: string) => (cut ? away() : store.load(user, session)),
+      leases: { lease: (...call: Parameters<NotesLeases['lease']>) => (cut ? away() : store.leases.lease(...call)) },
+    } as NotesStore;
+    const options = { complete: slow, leasePollMs: 10, leaseMs: 300, onError: () => undefined };
+    const a = createNotableFactsTracker({ ...options, store: cutOff, holder: 'a' });
+    const b = createNotableFactsTracker({ ...options, store, holder: 'b' });
+    for (const session of ['s1', 's2']) a.recordUserMessage('maya', session, `${session}-one`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    // What follows joins a's queues; a is cut off while it extracts "one".
+    for (const session of ['s1', 's2']) a.recordUserMessage('maya', session, `${session}-two`);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    cut = true;
+    // b waits for a's leases to expire, then takes both queues over.
+    for (const session of ['s1', 's2']) b.recordUserMessage('maya', session, `${session}-three`);
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    cut = false;
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    await within(Promise.all([a.close(), b.close()]), 'close');
+    expect(most).toBe(1);
+    for (const session of ['s1', 's2']) {
+      const records = await store.load('maya', session);
+      const facts = E.isRight(records) ? (records.right.session.value as { facts: Array<{ fact: string }> }).facts : [];
+      expect(facts.map((fact) => fact.fact).sort()).toEqual(
+        ['one', 'three', 'two'].map((word) => `Said ${session}-${word}`),
+      );
+    }
+  });
+
   it('adds a message once when the answer to the call that added it was lost: the call is made again under the same keys', async () => {
     const inner = memoryNotesStore();
     let lost = 0;
