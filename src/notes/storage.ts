@@ -406,14 +406,17 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
   if (!storage.loading.includes(key)) return [state, []];
   const loading = storage.loading.filter((other) => other !== key);
   if (E.isLeft(outcome)) {
+    // Nothing is saved at once on a failed load: a save waiting for this load (after a conflict)
+    // would meet the same record again, and load again, without end while loads fail and saves
+    // work. The changes wait, as after a failed save, for the next change or a holder's retry.
     const next = {
       ...storage,
       loading,
       sessions: PMap.set(storage.sessions, key, PMap.get(storage.sessions, key) ?? 0),
       merged: PMap.set(storage.merged, key, PMap.get(storage.merged, key) ?? false),
+      settledChanges: storage.changes,
     };
-    const [saved, effects] = saveIfNeeded(withStorage(state, user, next), user);
-    return [saved, [reported(user, outcome.left), ...effects]];
+    return [withStorage(state, user, next), [reported(user, outcome.left)]];
   }
   const records = outcome.right;
   const { categories } = state.ledger;

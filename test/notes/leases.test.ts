@@ -580,6 +580,44 @@ describe('trackers sharing a store with leases', () => {
     }
   });
 
+  it('is not saved to in a loop when its loads fail and its saves work: a save that met a newer record waits for a load that reads it', async () => {
+    const store = memoryNotesStore();
+    const model = sharedModel();
+    const b = createNotableFactsTracker({ complete: model.complete, store, holder: 'b' });
+    b.recordUserMessage('maya', 's1', 'zero');
+    await tick();
+    await model.answerNext();
+    await within(b.close(), 'b');
+    let saves = 0;
+    let loadsFail = true;
+    const a = createNotableFactsTracker({
+      complete: model.complete,
+      store: {
+        ...store,
+        save: (user, write) => {
+          saves += 1;
+          // The code before this fix looped here without yielding: let it end.
+          if (saves === 200) loadsFail = false;
+          return store.save(user, write);
+        },
+        load: (user, session) =>
+          loadsFail ? E.left(storeFailure('unavailable', 'loads fail')) : store.load(user, session),
+      } as NotesStore,
+      holder: 'a',
+      leasePollMs: 10,
+      leaseMs: 300,
+      onError: () => undefined,
+    });
+    a.recordUserMessage('maya', 's1', 'one');
+    await tick();
+    await model.answerNext();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Tried again as a failed save is, about every 100 ms (a third of the lease) at most.
+    expect(saves).toBeLessThan(20);
+    loadsFail = false;
+    await within(a.close(), 'a');
+  });
+
   it('adds a message once when the answer to the call that added it was lost: the call is made again under the same keys', async () => {
     const inner = memoryNotesStore();
     let lost = 0;
