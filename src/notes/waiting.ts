@@ -144,9 +144,9 @@ export const settledSince = (state: NotesState): SettledSince => {
 export const isQuiet = (state: NotesState): boolean => quietWith(state, false);
 
 /**
- * `isQuiet`, but for held leases whose work is done and only its failed save waits to be tried
- * again: those count as quiet. Were the tracker to stop then, each such lease would expire and
- * the next holder redo the work from the queue.
+ * `isQuiet`, but for held leases that wait on the store alone (a failed save to be tried again,
+ * or a failed call to be answered; see `isStalledAtRest`): those count as quiet. Were the tracker
+ * to stop then, each such lease would expire and the next holder redo the work from the queue.
  */
 export const isQuietButRetries = (state: NotesState): boolean => quietWith(state, true);
 
