@@ -214,6 +214,26 @@ const saveLater = (state: NotesState, user: string, session: string, done: numbe
 };
 
 /**
+ * The load of the notes of (user, session) failed while this tracker holds its lease: no work
+ * starts until one succeeds. Its messages waiting in the queue count as settled here (as a
+ * failed load's changes do), and the load is tried again as a failed save is.
+ */
+const loadLater = (state: NotesState, user: string, session: string): NotesTransition => {
+  const lease = leaseOf(selectConversation(state, user, session));
+  const waiting = lease.mine.filter((item) => item.kind === 'message' && !item.counted);
+  const counted: NotesLeaseSlot = {
+    ...lease,
+    mine: lease.mine.map((item) => (waiting.includes(item) ? { ...item, counted: true } : item)),
+  };
+  if (lease.retryDue === true) return [withLease(state, user, session, counted, settle(waiting.length)), []];
+  const { pollMs, ttlMs } = settingsOf(state);
+  const retries = lease.saveRetries ?? 0;
+  const afterMs = Math.min(pollMs * 2 ** Math.min(retries, 52), Math.max(1, ttlMs / 3));
+  const next: NotesLeaseSlot = { ...counted, retryDue: true, saveRetries: retries + 1 };
+  return [withLease(state, user, session, next, settle(waiting.length)), [{ type: 'wake', user, session, afterMs }]];
+};
+
+/**
  * Moves the lease of (user, session) on: makes the call the outbox or finished work needs, or
  * starts the next piece of work the queue holds. Starts no work while a call, an extraction or
  * a load runs, and reports finished work only once its save has landed.
@@ -240,7 +260,10 @@ const work = (state: NotesState, user: string, session: string): NotesTransition
   // The last call failed: the lease may have expired in the store, and another tracker may work
   // its queue now. No new work until a call is answered again.
   if (lease.failures > 0) return [state, []];
-  if (selectUserStorage(state, user).loading.includes(storedKey(session))) return [state, []];
+  const storage = selectUserStorage(state, user);
+  if (storage.loading.includes(storedKey(session))) return [state, []];
+  // The notes were not read since the lease was taken: work on them would replace what the store holds.
+  if (storage.unloaded?.includes(storedKey(session)) === true) return loadLater(state, user, session);
   const head = lease.queue[0];
   // Nothing waits: the lease rests, unless finished work is still to be saved and said done.
   if (head === undefined)
@@ -466,11 +489,14 @@ export const onLeaseWoke = (state: NotesState, user: string, session: string): N
   if (lease === undefined) return [state, []];
   const { retryDue, ...rest } = lease;
   const awake = withLease(state, user, session, retryDue === true ? rest : { ...rest, waking: false });
-  // The save of the finished work failed: tried again now.
-  if (retryDue === true)
+  // The save of the finished work, or the load of the notes, failed: tried again now.
+  if (retryDue === true) {
+    if (lease.held && selectUserStorage(awake, user).unloaded?.includes(storedKey(session)) === true)
+      return reload(awake, user, session);
     return lease.held && lease.done !== undefined && isSaveStalled(awake, user, session)
       ? andThen(saveAgain(awake, user), (next) => pump(next, user, session))
       : pump(awake, user, session);
+  }
   if (lease.calling || lease.held || isLeaseAtRest(lease)) return pump(awake, user, session);
   return call(awake, user, session);
 };

@@ -113,6 +113,8 @@ export interface NotesUserStorage {
   readonly profile?: number;
   /** The sessions (stored keys) whose load runs. */
   readonly loading: ReadonlyArray<string>;
+  /** The sessions (stored keys) whose last load failed: a lease holder starts no work there until one succeeds. */
+  readonly unloaded?: ReadonlyArray<string>;
   /** The changes to this user's notes the store has not confirmed, oldest first. */
   readonly unsaved: ReadonlyArray<NotesEvent>;
   /** What the running save writes: the first `count` unsaved events, to these sessions (stored keys) and maybe the profile. */

@@ -415,6 +415,7 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
       sessions: PMap.set(storage.sessions, key, PMap.get(storage.sessions, key) ?? 0),
       merged: PMap.set(storage.merged, key, PMap.get(storage.merged, key) ?? false),
       settledChanges: storage.changes,
+      unloaded: [...(storage.unloaded ?? []).filter((other) => other !== key), key],
     };
     return [withStorage(state, user, next), [reported(user, outcome.left)]];
   }
@@ -472,10 +473,12 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
     profile: profileRead.foreign === undefined ? storage.foreign?.profile : profileRead.foreign,
   };
   // The version of a record not read is not taken as read, so no save is ever made over it.
-  const { unreadable: _before, foreign: _foreignBefore, ...rest } = kept;
+  const { unreadable: _before, foreign: _foreignBefore, unloaded: failedBefore, ...rest } = kept;
+  const unloaded = (failedBefore ?? []).filter((other) => other !== key);
   const next: NotesUserStorage = {
     ...rest,
     loading,
+    ...(unloaded.length === 0 ? {} : { unloaded }),
     sessions: PMap.set(
       storage.sessions,
       key,
