@@ -295,8 +295,11 @@ const storeView = (
  * holder that took over the queue of one paused past its lease). Applied again, its list would
  * put back an older one in place of the store's.
  */
-const isOutdated = (view: NotesLedger, user: string, event: NotesEvent): boolean => {
-  if (event.type !== 'notes/extracted') return false;
+const isOutdated = (view: NotesLedger, user: string, event: NotesEvent, fenced: (key: string) => boolean): boolean => {
+  // Made under a fencing lease: the newer record is no other holder's extraction (that save would
+  // be refused as fenced), so the times, which a shared millisecond or a clock behind can tie or
+  // reverse, are not compared.
+  if (event.type !== 'notes/extracted' || fenced(storedKey(event.session))) return false;
   // Only the times of the messages covered compare: an extraction's end may come after later messages.
   const stored = selectSessionNotes(view, user, event.session)?.messagesAt;
   return stored !== undefined && event.messagesAt !== undefined && stored >= event.messagesAt;
@@ -316,12 +319,13 @@ const withFresh = (
   base: ProfileBase,
   merged: PMap.PersistentMap<boolean>,
   unsaved: ReadonlyArray<NotesEvent>,
+  fenced: (key: string) => boolean,
 ): readonly [NotesLedger, ReadonlyArray<NotesEvent>] => {
   const owned = ownLedger(ledger);
   const before = selectUserNotes(owned, user) ?? { sessions: PMap.empty };
   const view = withUserNotes(owned, user, storeView(before, session, notes, base, merged, unsaved));
   const next = unsaved.reduce(
-    (into, event) => (isOutdated(view, user, event) ? into : applyNotesEvent(into, event)),
+    (into, event) => (isOutdated(view, user, event, fenced) ? into : applyNotesEvent(into, event)),
     view,
   );
   const finalNotes = selectSessionNotes(next, user, session);
@@ -454,6 +458,7 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
           profileBase(records.profile, profile, touched(kept.unsaved).profile, categories),
           merged,
           kept.unsaved,
+          (stored) => kept.fences !== undefined && PMap.has(kept.fences, stored),
         );
   const stillUnreadable = {
     sessions:

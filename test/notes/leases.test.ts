@@ -623,6 +623,45 @@ describe('trackers sharing a store with leases', () => {
     expect(facts.map((fact) => fact.fact).sort()).toEqual(['Said one', 'Said zero']);
   });
 
+  it('keeps a message whose extraction meets the holder’s own save as a conflict, when its answer was lost and another tracker’s clock runs behind', async () => {
+    const store = memoryNotesStore();
+    let answersLost = true;
+    const model = sharedModel();
+    const options = {
+      complete: model.complete,
+      // The saves land, but while answersLost their answers do not come back.
+      store: {
+        ...store,
+        save: (user, write) => {
+          const outcome = store.save(user, write);
+          return answersLost ? E.left(storeFailure('unavailable', 'the answer was lost')) : outcome;
+        },
+      } as NotesStore,
+      leasePollMs: 10,
+      leaseMs: 300,
+      onError: () => undefined,
+    };
+    const a = createNotableFactsTracker({ ...options, holder: 'a' });
+    const b = createNotableFactsTracker({ ...options, holder: 'b', now: () => Date.now() - 5_000 });
+    a.recordUserMessage('maya', 's1', 'one');
+    await tick();
+    await model.answerNext();
+    // "two", told at b with b's clock 5 s behind, joins a's queue; a extracts it from its list.
+    b.recordUserMessage('maya', 's1', 'two');
+    for (let waited = 0; waited < 300 && model.calls.length === 0; waited += 1)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    await model.answerNext();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The answers come back: a's save meets its own earlier one as a conflict, and applies "two" again over it.
+    answersLost = false;
+    for (let waited = 0; waited < 100 && a.retained().inFlight > 0; waited += 1)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    await within(Promise.all([a.close(), b.close()]), 'close');
+    const records = await store.load('maya', 's1');
+    const facts = E.isRight(records) ? (records.right.session.value as { facts: Array<{ fact: string }> }).facts : [];
+    expect(facts.map((fact) => fact.fact).sort()).toEqual(['Said one', 'Said two']);
+  });
+
   it('adds a message once when the answer to the call that added it was lost: the call is made again under the same keys', async () => {
     const inner = memoryNotesStore();
     let lost = 0;
