@@ -225,12 +225,15 @@ const loadLater = (state: NotesState, user: string, session: string): NotesTrans
     ...lease,
     mine: lease.mine.map((item) => (waiting.includes(item) ? { ...item, counted: true } : item)),
   };
-  if (lease.retryDue === true) return [withLease(state, user, session, counted, settle(waiting.length)), []];
+  if (lease.retryDue === true)
+    return publish(withLease(state, user, session, counted, settle(waiting.length)), user, session);
   const { pollMs, ttlMs } = settingsOf(state);
   const retries = lease.saveRetries ?? 0;
   const afterMs = Math.min(pollMs * 2 ** Math.min(retries, 52), Math.max(1, ttlMs / 3));
   const next: NotesLeaseSlot = { ...counted, retryDue: true, saveRetries: retries + 1 };
-  return [withLease(state, user, session, next, settle(waiting.length)), [{ type: 'wake', user, session, afterMs }]];
+  // Renewed at each failure, as a failed save's lease is, and what waits in the outbox goes with it.
+  const [renewed, effects] = call(withLease(state, user, session, next, settle(waiting.length)), user, session);
+  return [renewed, [{ type: 'wake', user, session, afterMs }, ...effects]];
 };
 
 /**
@@ -450,7 +453,14 @@ export const onLeaseAnswered = (state: NotesState, input: NotesLeaseAnswered): N
     wake,
   ];
   // Taking the lease, or items done by another holder: the notes changed elsewhere, so they load again.
-  const fresh = !lease.held && (answer.held || done.length > 0);
+  // Or a turn of the lease taken again after another's (its fence changed while this tracker thought it held it).
+  const turned =
+    lease.held &&
+    answer.held &&
+    lease.fence !== undefined &&
+    answer.fence !== undefined &&
+    answer.fence !== lease.fence;
+  const fresh = turned || (!lease.held && (answer.held || done.length > 0));
   const loaded = fresh ? andThen(stepped, (after) => reload(after, user, session)) : stepped;
   return andThen(
     andThen(loaded, (after) => reportStages(after, user, session)),

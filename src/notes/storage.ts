@@ -213,10 +213,11 @@ export const recordChanges = (
   // A running save covers the first `count` events; those dropped past the bound leave it.
   const saving =
     storage.saving === undefined ? undefined : { ...storage.saving, count: Math.max(0, storage.saving.count - over) };
+  // The oldest turn of the unsaved changes: a save of an earlier turn's work is refused once it ended.
+  const keep = (turn: number) => (known: PMap.PersistentMap<number>, key: string) =>
+    PMap.has(known, key) ? known : PMap.set(known, key, turn);
   const fences =
-    fence === undefined
-      ? storage.fences
-      : touched(changes).sessions.reduce((known, key) => PMap.set(known, key, fence), storage.fences ?? PMap.empty);
+    fence === undefined ? storage.fences : touched(changes).sessions.reduce(keep(fence), storage.fences ?? PMap.empty);
   const next: NotesUserStorage = {
     ...storage,
     unsaved: unsaved.slice(over),
@@ -296,9 +297,8 @@ const storeView = (
  * put back an older one in place of the store's.
  */
 const isOutdated = (view: NotesLedger, user: string, event: NotesEvent, fenced: (key: string) => boolean): boolean => {
-  // Made under a fencing lease: the newer record is no other holder's extraction (that save would
-  // be refused as fenced), so the times, which a shared millisecond or a clock behind can tie or
-  // reverse, are not compared.
+  // Made under a fencing lease: the newer record is no other holder's extraction (that save would be
+  // refused as fenced), so times that a shared millisecond or a clock behind can tie are not compared.
   if (event.type !== 'notes/extracted' || fenced(storedKey(event.session))) return false;
   // Only the times of the messages covered compare: an extraction's end may come after later messages.
   const stored = selectSessionNotes(view, user, event.session)?.messagesAt;

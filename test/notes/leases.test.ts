@@ -53,6 +53,14 @@ const sharedModel = () => {
 };
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The facts the store holds for maya in `session`, sorted. */
+const storedFacts = async (store: NotesStore, session: string): Promise<string[]> => {
+  const records = await store.load('maya', session);
+  const value = E.isRight(records) ? (records.right.session.value as { facts?: Array<{ fact: string }> }) : {};
+  return (value?.facts ?? []).map((fact) => fact.fact).sort();
+};
 
 /** `promise`, or a failure naming `what` when it has not settled within 3 s. */
 const within = <T>(promise: Promise<T>, what: string): Promise<T> =>
@@ -660,6 +668,103 @@ describe('trackers sharing a store with leases', () => {
     const records = await store.load('maya', 's1');
     const facts = E.isRight(records) ? (records.right.session.value as { facts: Array<{ fact: string }> }).facts : [];
     expect(facts.map((fact) => fact.fact).sort()).toEqual(['Said one', 'Said two']);
+  });
+
+  it('takes a lease turn it got again after another holder’s as a new turn: it reads the notes again before it works', async () => {
+    const store = memoryNotesStore();
+    const model = sharedModel();
+    let callsFail = false;
+    const aStore = {
+      ...store,
+      leases: {
+        lease: (...call: Parameters<NotesLeases['lease']>) =>
+          callsFail ? E.left(storeFailure('unavailable', 'leases down')) : store.leases.lease(...call),
+      },
+    } as NotesStore;
+    const options = { complete: model.complete, leasePollMs: 20, leaseMs: 300, onError: () => undefined };
+    const a = createNotableFactsTracker({ ...options, store: aStore, holder: 'a' });
+    const b = createNotableFactsTracker({ ...options, store, holder: 'b' });
+    a.recordUserMessage('maya', 's1', 'one');
+    for (let waited = 0; waited < 100 && model.calls.length === 0; waited += 1) await sleep(5);
+    // a's save lands; its call saying so fails, and its lease calls keep failing past its lease.
+    callsFail = true;
+    await model.answerNext();
+    await sleep(30);
+    b.recordUserMessage('maya', 's1', 'two');
+    for (let waited = 0; waited < 100 && model.calls.length === 0; waited += 1) await sleep(10);
+    await model.answerNext();
+    await sleep(100);
+    a.recordUserMessage('maya', 's1', 'three');
+    await sleep(50);
+    // a's calls work again: it gets the lease back under another fence, and reads b's list first.
+    callsFail = false;
+    for (let waited = 0; waited < 100 && model.calls.length === 0; waited += 1) await sleep(10);
+    while (model.calls.length > 0) await model.answerNext();
+    await sleep(300);
+    while (model.calls.length > 0) await model.answerNext();
+    await within(Promise.all([a.close(), b.close()]), 'close');
+    expect(await storedFacts(store, 's1')).toEqual(['Said one', 'Said three', 'Said two']);
+  });
+
+  it('never applies an unsaved extraction of an earlier lease turn over a newer list: its save is refused as fenced', async () => {
+    const store = memoryNotesStore();
+    const model = sharedModel();
+    let savesFail = false;
+    let callsFail = false;
+    const aStore = {
+      ...store,
+      save: (user: string, write: NotesWrite) =>
+        savesFail ? E.left(storeFailure('unavailable', 'saves down')) : store.save(user, write),
+      leases: {
+        lease: (...call: Parameters<NotesLeases['lease']>) =>
+          callsFail ? E.left(storeFailure('unavailable', 'leases down')) : store.leases.lease(...call),
+      },
+    } as NotesStore;
+    const options = { complete: model.complete, leasePollMs: 20, leaseMs: 300, onError: () => undefined };
+    const a = createNotableFactsTracker({ ...options, store: aStore, holder: 'a' });
+    const b = createNotableFactsTracker({ ...options, store, holder: 'b' });
+    a.recordUserMessage('maya', 's1', 'one');
+    for (let waited = 0; waited < 100 && model.calls.length === 0; waited += 1) await sleep(5);
+    // a's extraction of "one" is made in its first turn, and neither its save nor its calls go through.
+    savesFail = true;
+    callsFail = true;
+    await model.answerNext();
+    await sleep(30);
+    b.recordUserMessage('maya', 's1', 'two');
+    void a.endStage('maya', 's1');
+    // b takes the queue over at a's expiry and stores one and two.
+    for (let waited = 0; waited < 100 && model.calls.length === 0; waited += 1) await sleep(10);
+    await model.answerNext();
+    await sleep(150);
+    // a's calls work again first (a new turn, where it merges its end of stage), then its saves.
+    callsFail = false;
+    await sleep(200);
+    savesFail = false;
+    await sleep(500);
+    while (model.calls.length > 0) await model.answerNext();
+    await within(Promise.all([a.close(), b.close()]), 'close');
+    expect(await storedFacts(store, 's1')).toEqual(['Said one', 'Said two']);
+  });
+
+  it('publishes what is recorded at a holder whose loads fail, and renews its lease meanwhile', async () => {
+    const store = memoryNotesStore();
+    const model = sharedModel();
+    const aStore = { ...store, load: () => E.left(storeFailure('unavailable', 'loads down')) } as NotesStore;
+    const options = { complete: model.complete, leasePollMs: 20, leaseMs: 300, onError: () => undefined };
+    const a = createNotableFactsTracker({ ...options, store: aStore, holder: 'a' });
+    a.recordUserMessage('maya', 's1', 'one');
+    await sleep(50);
+    a.recordUserMessage('maya', 's1', 'two');
+    await sleep(100);
+    await within(a.close(), 'a');
+    // Both messages are in the shared queue: the next holder extracts them with its own.
+    const b = createNotableFactsTracker({ ...options, store, holder: 'b' });
+    await sleep(400);
+    b.recordUserMessage('maya', 's1', 'three');
+    for (let waited = 0; waited < 100 && model.calls.length === 0; waited += 1) await sleep(10);
+    while (model.calls.length > 0) await model.answerNext();
+    await within(b.close(), 'b');
+    expect(await storedFacts(store, 's1')).toEqual(['Said one', 'Said three', 'Said two']);
   });
 
   it('adds a message once when the answer to the call that added it was lost: the call is made again under the same keys', async () => {
