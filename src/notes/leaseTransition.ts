@@ -39,7 +39,7 @@ import type { NotesStoreFailure } from './storeAnswer.js';
 import { buildNotableFactsPrompt, LATEST_MESSAGE_LENGTH, promptTurns } from './prompt.js';
 import { mergeStage } from './stage.js';
 import { applySaveAnswer, isSaveStalled, isSessionSaved, recordChanges, reload, saveAgain } from './storage.js';
-import { selectFencedSessions, unfence } from './unsaved.js';
+import { isEarlierTurnUnsaved, selectFencedSessions, unfence } from './unsaved.js';
 
 /** How much later than a lease's expiry a waiting tracker looks again. */
 const EXPIRY_MARGIN_MS = 25;
@@ -214,11 +214,12 @@ const saveLater = (state: NotesState, user: string, session: string, done: numbe
 };
 
 /**
- * The load of the notes of (user, session) failed while this tracker holds its lease: no work
- * starts until one succeeds. Its messages waiting in the queue count as settled here (as a
- * failed load's changes do), and the load is tried again as a failed save is.
+ * The holder of (user, session) waits on the store before it works: its load of the notes failed,
+ * or unsaved work of an earlier turn waits to be refused. Its messages waiting in the queue count
+ * as settled here (as a failed load's changes do), and the load or the save is tried again as a
+ * failed save is, the lease renewed at each try.
  */
-const loadLater = (state: NotesState, user: string, session: string): NotesTransition => {
+const retryLater = (state: NotesState, user: string, session: string): NotesTransition => {
   const lease = leaseOf(selectConversation(state, user, session));
   const waiting = lease.mine.filter((item) => item.kind === 'message' && !item.counted);
   const counted: NotesLeaseSlot = {
@@ -260,13 +261,17 @@ export const pump = (state: NotesState, user: string, session: string): NotesTra
 const work = (state: NotesState, user: string, session: string): NotesTransition => {
   const lease = selectConversation(state, user, session)?.lease;
   if (lease === undefined || lease.calling || !lease.held || lease.working !== undefined) return [state, []];
+  const storage = selectUserStorage(state, user);
+  if (storage.loading.includes(storedKey(session))) return [state, []];
+  // The notes were not read since the lease was taken: work on them would replace what the store
+  // holds. (Before the next check, so that the load is tried again whatever the calls do.)
+  if (storage.unloaded?.includes(storedKey(session)) === true) return retryLater(state, user, session);
   // The last call failed: the lease may have expired in the store, and another tracker may work
   // its queue now. No new work until a call is answered again.
   if (lease.failures > 0) return [state, []];
-  const storage = selectUserStorage(state, user);
-  if (storage.loading.includes(storedKey(session))) return [state, []];
-  // The notes were not read since the lease was taken: work on them would replace what the store holds.
-  if (storage.unloaded?.includes(storedKey(session)) === true) return loadLater(state, user, session);
+  // Unsaved work of an earlier turn of the lease is in the notes: no work of this turn starts from
+  // them. Its save, tried again, is refused as fenced, and that work dropped and redone.
+  if (isEarlierTurnUnsaved(state, user, session)) return retryLater(state, user, session);
   const head = lease.queue[0];
   // Nothing waits: the lease rests, unless finished work is still to be saved and said done.
   if (head === undefined)
@@ -503,7 +508,7 @@ export const onLeaseWoke = (state: NotesState, user: string, session: string): N
   if (retryDue === true) {
     if (lease.held && selectUserStorage(awake, user).unloaded?.includes(storedKey(session)) === true)
       return reload(awake, user, session);
-    return lease.held && lease.done !== undefined && isSaveStalled(awake, user, session)
+    return lease.held && isSaveStalled(awake, user, session)
       ? andThen(saveAgain(awake, user), (next) => pump(next, user, session))
       : pump(awake, user, session);
   }

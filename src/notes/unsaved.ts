@@ -5,7 +5,13 @@
  */
 import * as PMap from '../persistent/persistentMap.js';
 import { idOfKey, storedKey } from './ledger.js';
-import { type NotesState, type NotesUserStorage, selectUserStorage, withStorage } from './machine.js';
+import {
+  type NotesState,
+  type NotesUserStorage,
+  selectConversation,
+  selectUserStorage,
+  withStorage,
+} from './machine.js';
 import type { NotesEvent } from './model.js';
 import type { NotesWrite } from './store.js';
 
@@ -63,4 +69,12 @@ export const withFencesOfUnsaved = (storage: NotesUserStorage): NotesUserStorage
 export const selectFencedSessions = (state: NotesState, user: string): ReadonlyArray<string> => {
   const { saving, fences } = selectUserStorage(state, user);
   return saving === undefined || fences === undefined ? [] : saving.sessions.filter((key) => PMap.has(fences, key));
+};
+
+/** True when unsaved changes of `user` in `session` were made in an earlier turn of the lease this tracker holds now. */
+export const isEarlierTurnUnsaved = (state: NotesState, user: string, session: string): boolean => {
+  const { fences } = selectUserStorage(state, user);
+  const lease = selectConversation(state, user, session)?.lease;
+  const made = fences === undefined ? undefined : PMap.get(fences, storedKey(session));
+  return made !== undefined && lease?.held === true && lease.fence !== undefined && made !== lease.fence;
 };

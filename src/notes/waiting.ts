@@ -10,6 +10,7 @@ import * as PMap from '../persistent/persistentMap.js';
 import { awaitsOwnStage, isLeaseBusy, type NotesLeaseSlot } from './leaseState.js';
 import { idOfKey, storedKey } from './ledger.js';
 import { isSaveStalled } from './storage.js';
+import { isEarlierTurnUnsaved } from './unsaved.js';
 import {
   hasWorkBesidesLeases,
   type NotesState,
@@ -23,7 +24,8 @@ import {
 /**
  * True when a holder waits on the store alone: it has worked through its queue and only the save
  * of that work waits, after a failed one, to be tried again; or its last call or its load of the
- * notes failed, and it does no new work until one is answered. Settled, as a failed save or call is without leases, and
+ * notes failed, or unsaved work of an earlier turn waits to be refused, and it does no new work
+ * until the store answers. Settled, as a failed save or call is without leases, and
  * quiet, since were the tracker to stop, its lease would expire and the next holder redo the work.
  */
 const isStalledAtRest = (state: NotesState, user: string, session: string, lease: NotesLeaseSlot): boolean =>
@@ -32,6 +34,7 @@ const isStalledAtRest = (state: NotesState, user: string, session: string, lease
   lease.working === undefined &&
   (lease.failures > 0 ||
     selectUserStorage(state, user).unloaded?.includes(storedKey(session)) === true ||
+    (isEarlierTurnUnsaved(state, user, session) && isSaveStalled(state, user, session)) ||
     (lease.queue.length === 0 &&
       lease.outbox.length === 0 &&
       lease.done !== undefined &&

@@ -767,6 +767,94 @@ describe('trackers sharing a store with leases', () => {
     expect(await storedFacts(store, 's1')).toEqual(['Said one', 'Said three', 'Said two']);
   });
 
+  it('goes on once the store is back when its load and its lease calls failed together', async () => {
+    const store = memoryNotesStore();
+    const model = sharedModel();
+    let down = false;
+    let calls = 0;
+    const aStore = {
+      ...store,
+      load: (user: string, session: string) =>
+        down ? E.left(storeFailure('unavailable', 'down')) : store.load(user, session),
+      leases: {
+        lease: (...call: Parameters<NotesLeases['lease']>) => {
+          calls += 1;
+          const answer = store.leases.lease(...call);
+          // The store goes down right after it gave the lease: the load and the next calls fail.
+          if (calls === 1) down = true;
+          return down && calls > 1 ? E.left(storeFailure('unavailable', 'down')) : answer;
+        },
+      },
+    } as NotesStore;
+    const a = createNotableFactsTracker({
+      complete: model.complete,
+      store: aStore,
+      holder: 'a',
+      leasePollMs: 20,
+      leaseMs: 300,
+      onError: () => undefined,
+    });
+    a.recordUserMessage('maya', 's1', 'one');
+    await sleep(500);
+    down = false;
+    a.recordUserMessage('maya', 's1', 'two');
+    for (let round = 0; round < 5; round += 1) {
+      for (let waited = 0; waited < 50 && model.calls.length === 0; waited += 1) await sleep(10);
+      if (model.calls.length === 0) break;
+      await model.answerNext();
+    }
+    await within(a.close(), 'a');
+    expect(await storedFacts(store, 's1')).toEqual(['Said one', 'Said two']);
+  });
+
+  it('starts no work of a new lease turn from notes that hold unsaved work of an earlier turn', async () => {
+    const store = memoryNotesStore();
+    const model = sharedModel();
+    let savesFail = false;
+    let callsFail = false;
+    const aStore = {
+      ...store,
+      save: (user: string, write: NotesWrite) =>
+        savesFail ? E.left(storeFailure('unavailable', 'saves down')) : store.save(user, write),
+      leases: {
+        lease: (...call: Parameters<NotesLeases['lease']>) =>
+          callsFail ? E.left(storeFailure('unavailable', 'leases down')) : store.leases.lease(...call),
+      },
+    } as NotesStore;
+    const options = { complete: model.complete, leasePollMs: 20, leaseMs: 300, onError: () => undefined };
+    // The store takes saves again while a extracts "three": the save of that work would land.
+    const complete: CompleteFn = (prompt, call) => {
+      if (prompt.includes('User: three')) savesFail = false;
+      return model.complete(prompt, call);
+    };
+    const a = createNotableFactsTracker({ ...options, complete, store: aStore, holder: 'a' });
+    const b = createNotableFactsTracker({ ...options, store, holder: 'b' });
+    a.recordUserMessage('maya', 's1', 'one');
+    for (let waited = 0; waited < 100 && model.calls.length === 0; waited += 1) await sleep(5);
+    // a's extraction of "one" stays unsaved in its first turn; b takes over and stores one and two.
+    savesFail = true;
+    callsFail = true;
+    await model.answerNext();
+    await sleep(30);
+    b.recordUserMessage('maya', 's1', 'two');
+    for (let waited = 0; waited < 100 && model.calls.length === 0; waited += 1) await sleep(10);
+    await model.answerNext();
+    await sleep(150);
+    // a gets the lease back in a new turn while its saves still fail, and "three" comes to it.
+    callsFail = false;
+    await sleep(150);
+    a.recordUserMessage('maya', 's1', 'three');
+    await sleep(200);
+    for (let round = 0; round < 20; round += 1) {
+      if (round === 4) savesFail = false;
+      while (model.calls.length > 0) await model.answerNext();
+      await sleep(50);
+    }
+    await within(Promise.all([a.close(), b.close()]), 'close');
+    expect(await storedFacts(store, 's1')).toEqual(['Said one', 'Said three', 'Said two']);
+    expect(model.most()).toBe(1);
+  });
+
   it('adds a message once when the answer to the call that added it was lost: the call is made again under the same keys', async () => {
     const inner = memoryNotesStore();
     let lost = 0;
