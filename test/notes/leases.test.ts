@@ -55,6 +55,21 @@ const sharedModel = () => {
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** `store` as a tracker cut off from it sees it: its saves and lease calls fail while `saves()` and `calls()` say so. */
+const failing = (
+  store: ReturnType<typeof memoryNotesStore>,
+  down: { readonly saves?: () => boolean; readonly calls?: () => boolean },
+): NotesStore =>
+  ({
+    ...store,
+    save: (user: string, write: NotesWrite) =>
+      down.saves?.() === true ? E.left(storeFailure('unavailable', 'saves down')) : store.save(user, write),
+    leases: {
+      lease: (...call: Parameters<NotesLeases['lease']>) =>
+        down.calls?.() === true ? E.left(storeFailure('unavailable', 'leases down')) : store.leases.lease(...call),
+    },
+  }) as NotesStore;
+
 /** The facts the store holds for maya in `session`, sorted. */
 const storedFacts = async (store: NotesStore, session: string): Promise<string[]> => {
   const records = await store.load('maya', session);
@@ -674,13 +689,7 @@ describe('trackers sharing a store with leases', () => {
     const store = memoryNotesStore();
     const model = sharedModel();
     let callsFail = false;
-    const aStore = {
-      ...store,
-      leases: {
-        lease: (...call: Parameters<NotesLeases['lease']>) =>
-          callsFail ? E.left(storeFailure('unavailable', 'leases down')) : store.leases.lease(...call),
-      },
-    } as NotesStore;
+    const aStore = failing(store, { calls: () => callsFail });
     const options = { complete: model.complete, leasePollMs: 20, leaseMs: 300, onError: () => undefined };
     const a = createNotableFactsTracker({ ...options, store: aStore, holder: 'a' });
     const b = createNotableFactsTracker({ ...options, store, holder: 'b' });
@@ -711,15 +720,7 @@ describe('trackers sharing a store with leases', () => {
     const model = sharedModel();
     let savesFail = false;
     let callsFail = false;
-    const aStore = {
-      ...store,
-      save: (user: string, write: NotesWrite) =>
-        savesFail ? E.left(storeFailure('unavailable', 'saves down')) : store.save(user, write),
-      leases: {
-        lease: (...call: Parameters<NotesLeases['lease']>) =>
-          callsFail ? E.left(storeFailure('unavailable', 'leases down')) : store.leases.lease(...call),
-      },
-    } as NotesStore;
+    const aStore = failing(store, { saves: () => savesFail, calls: () => callsFail });
     const options = { complete: model.complete, leasePollMs: 20, leaseMs: 300, onError: () => undefined };
     const a = createNotableFactsTracker({ ...options, store: aStore, holder: 'a' });
     const b = createNotableFactsTracker({ ...options, store, holder: 'b' });
@@ -812,15 +813,7 @@ describe('trackers sharing a store with leases', () => {
     const model = sharedModel();
     let savesFail = false;
     let callsFail = false;
-    const aStore = {
-      ...store,
-      save: (user: string, write: NotesWrite) =>
-        savesFail ? E.left(storeFailure('unavailable', 'saves down')) : store.save(user, write),
-      leases: {
-        lease: (...call: Parameters<NotesLeases['lease']>) =>
-          callsFail ? E.left(storeFailure('unavailable', 'leases down')) : store.leases.lease(...call),
-      },
-    } as NotesStore;
+    const aStore = failing(store, { saves: () => savesFail, calls: () => callsFail });
     const options = { complete: model.complete, leasePollMs: 20, leaseMs: 300, onError: () => undefined };
     // The store takes saves again while a extracts "three": the save of that work would land.
     const complete: CompleteFn = (prompt, call) => {
