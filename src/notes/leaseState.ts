@@ -73,9 +73,9 @@ export interface NotesLeaseSlot {
    * queue), at the holder's expiry (`expiry`: to take over from a crashed holder), or none.
    */
   readonly waking: false | 'poll' | 'expiry';
-  /** While held: the save of the finished work failed this many times in a row (each wait before it is tried again doubles). */
-  readonly saveRetries?: number;
-  /** A wake-up is scheduled to try the failed save of the finished work again. */
+  /** While held: the save of the finished work, or the load of the notes, failed this many times in a row (each wait before it is tried again doubles). */
+  readonly retries?: number;
+  /** A wake-up is scheduled to try the failed save or load again. */
   readonly retryDue?: boolean;
   /** Calls that failed in a row (the retry waits longer each time). */
   readonly failures: number;

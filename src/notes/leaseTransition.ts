@@ -72,7 +72,7 @@ const toLeaseItem = ({ kind, text, at, key }: OutgoingItem): LeaseItem => ({
 const call = (state: NotesState, user: string, session: string, done?: number): NotesTransition => {
   const current = leaseOf(selectConversation(state, user, session));
   // Reporting the work done: its save has landed, so the retries of a failed one start afresh.
-  const { saveRetries: _landed, ...reporting } = current;
+  const { retries: _landed, ...reporting } = current;
   const lease = done === undefined ? current : reporting;
   const { holder, ttlMs } = settingsOf(state);
   const request: LeaseRequest = {
@@ -183,57 +183,40 @@ const publish = (state: NotesState, user: string, session: string): NotesTransit
   leaseOf(selectConversation(state, user, session)).outbox.length > 0 ? call(state, user, session) : [state, []];
 
 /**
- * The save of the finished work of the lease of (user, session) failed. The work is not said
- * done, since work said done leaves the queue and nobody would redo it: its messages count as
+ * The holder of (user, session) waits on the store: the save of its finished work failed (its
+ * messages through `through` count), its load of the notes failed, or unsaved work of an earlier
+ * turn waits to be refused (every message of its own in the queue counts). The work is not said
+ * done, since work said done leaves the queue and nobody would redo it: those messages count as
  * settled here (as a failed save's do without leases, so that waiting does not wait for the
- * store), the save is tried again after `pollMs`, twice as long each time up to a third of the
- * lease's time, and the lease is renewed at each failure, so it holds while the holder goes on
- * with the queue. Should this tracker stop (closed, or its process ended), the lease expires and
- * the tracker that takes it next redoes the work from the queue.
+ * store), the save or the load is tried again after `pollMs`, twice as long each time up to a
+ * third of the lease's time, and the lease is renewed at each try, with what waits in the outbox.
+ * Should this tracker stop (closed, or its process ended), the lease expires and the tracker that
+ * takes it next redoes the work from the queue.
  */
-const saveLater = (state: NotesState, user: string, session: string, done: number): NotesTransition => {
+const retryLater = (
+  state: NotesState,
+  user: string,
+  session: string,
+  through = Number.POSITIVE_INFINITY,
+): NotesTransition => {
   const lease = leaseOf(selectConversation(state, user, session));
-  const isFinished = (item: OwnItem): boolean => item.kind === 'message' && !item.counted && item.seq <= done;
-  const finished = lease.mine.filter(isFinished);
-  const counted: NotesLeaseSlot = {
-    ...lease,
-    mine:
-      finished.length === 0
-        ? lease.mine
-        : lease.mine.map((item) => (isFinished(item) ? { ...item, counted: true } : item)),
-  };
-  const settled = withLease(state, user, session, counted, settle(counting(finished)));
+  const isWaiting = (item: OwnItem): boolean => item.kind === 'message' && !item.counted && item.seq <= through;
+  const waiting = lease.mine.filter(isWaiting);
+  const counted: NotesLeaseSlot =
+    waiting.length === 0
+      ? lease
+      : { ...lease, mine: lease.mine.map((item) => (isWaiting(item) ? { ...item, counted: true } : item)) };
+  const settled = withLease(state, user, session, counted, settle(waiting.length));
   // A retry is due already: it makes the next renewal.
   if (lease.retryDue === true) return publish(settled, user, session);
   const { pollMs, ttlMs } = settingsOf(state);
-  const retries = lease.saveRetries ?? 0;
+  const retries = lease.retries ?? 0;
   const afterMs = Math.min(pollMs * 2 ** Math.min(retries, 52), Math.max(1, ttlMs / 3));
-  const waiting = withLease(settled, user, session, { ...counted, retryDue: true, saveRetries: retries + 1 });
-  const [renewed, effects] = call(waiting, user, session);
-  return [renewed, [{ type: 'wake', user, session, afterMs }, ...effects]];
-};
-
-/**
- * The holder of (user, session) waits on the store before it works: its load of the notes failed,
- * or unsaved work of an earlier turn waits to be refused. Its messages waiting in the queue count
- * as settled here (as a failed load's changes do), and the load or the save is tried again as a
- * failed save is, the lease renewed at each try.
- */
-const retryLater = (state: NotesState, user: string, session: string): NotesTransition => {
-  const lease = leaseOf(selectConversation(state, user, session));
-  const waiting = lease.mine.filter((item) => item.kind === 'message' && !item.counted);
-  const counted: NotesLeaseSlot = {
-    ...lease,
-    mine: lease.mine.map((item) => (waiting.includes(item) ? { ...item, counted: true } : item)),
-  };
-  if (lease.retryDue === true)
-    return publish(withLease(state, user, session, counted, settle(waiting.length)), user, session);
-  const { pollMs, ttlMs } = settingsOf(state);
-  const retries = lease.saveRetries ?? 0;
-  const afterMs = Math.min(pollMs * 2 ** Math.min(retries, 52), Math.max(1, ttlMs / 3));
-  const next: NotesLeaseSlot = { ...counted, retryDue: true, saveRetries: retries + 1 };
-  // Renewed at each failure, as a failed save's lease is, and what waits in the outbox goes with it.
-  const [renewed, effects] = call(withLease(state, user, session, next, settle(waiting.length)), user, session);
+  const [renewed, effects] = call(
+    withLease(settled, user, session, { ...counted, retryDue: true, retries: retries + 1 }),
+    user,
+    session,
+  );
   return [renewed, [{ type: 'wake', user, session, afterMs }, ...effects]];
 };
 
@@ -252,7 +235,7 @@ export const pump = (state: NotesState, user: string, session: string): NotesTra
     if (isSessionSaved(state, user, session)) return call(state, user, session, lease.done);
     if (!isSaveStalled(state, user, session)) return publish(state, user, session);
     // The next piece of work goes on meanwhile: its save writes this one's too.
-    return andThen(saveLater(state, user, session, lease.done), (next) => work(next, user, session));
+    return andThen(retryLater(state, user, session, lease.done), (next) => work(next, user, session));
   }
   return work(state, user, session);
 };
@@ -423,12 +406,12 @@ export const onLeaseAnswered = (state: NotesState, input: NotesLeaseAnswered): N
   const expires = answer.expiresInMs ?? 0;
   // The finished work the call reported is acknowledged; work finished while it ran (a call that
   // only added items) is still to report, and its items stay out of the queue worked through.
-  const { done: finished, sentDone, fence: _turn, saveRetries, ...rest } = lease;
+  const { done: finished, sentDone, fence: _turn, retries, ...rest } = lease;
   const pending = finished !== undefined && (sentDone === undefined || finished > sentDone) ? finished : undefined;
   const next: NotesLeaseSlot = {
     ...rest,
     // A turn taken afresh starts its retries afresh.
-    ...(saveRetries === undefined || !lease.held || !answer.held ? {} : { saveRetries }),
+    ...(retries === undefined || !lease.held || !answer.held ? {} : { retries }),
     ...(pending === undefined ? {} : { done: pending }),
     ...(sentDone === undefined ? {} : { acknowledged: Math.max(lease.acknowledged ?? sentDone, sentDone) }),
     calling: false,
@@ -524,7 +507,7 @@ export const onLeaseWoke = (state: NotesState, user: string, session: string): N
 const leaseLost = (state: NotesState, user: string, session: string): NotesTransition => {
   const lease = selectConversation(state, user, session)?.lease;
   if (lease === undefined) return [state, []];
-  const { done: _unsaved, fence: _turn, saveRetries: _failed, ...rest } = lease;
+  const { done: _unsaved, fence: _turn, retries: _failed, ...rest } = lease;
   const lost = withLease(state, user, session, { ...rest, held: false, queue: [] });
   return lease.calling ? [lost, []] : call(lost, user, session);
 };

@@ -13,6 +13,7 @@ import type { CompleteFn } from '../../src/notes/port.js';
 import type { NotesLeases } from '../../src/notes/leases.js';
 import { memoryNotesStore, type NotesStore, type NotesWrite, storeFailure } from '../../src/notes/store.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
+import type { NotableFactsTracker } from '../../src/notes/trackerTypes.js';
 
 const answer = (...facts: string[]): string =>
   JSON.stringify({ notableFacts: facts.map((fact) => ({ category: 'History', fact })) });
@@ -715,32 +716,45 @@ describe('trackers sharing a store with leases', () => {
     expect(await storedFacts(store, 's1')).toEqual(['Said one', 'Said three', 'Said two']);
   });
 
-  it('never applies an unsaved extraction of an earlier lease turn over a newer list: its save is refused as fenced', async () => {
+  /**
+   * Tracker a extracts "one" in its first lease turn, and is then cut off from the store (its saves
+   * and lease calls fail, while `down` says so); b takes the queue over at a's expiry with "two",
+   * and stores both. `complete` wraps the model for a; `between` runs once a is cut off.
+   */
+  const earlierTurn = async (
+    complete: (model: ReturnType<typeof sharedModel>, down: { saves: boolean; calls: boolean }) => CompleteFn,
+    between: (a: NotableFactsTracker) => void = () => undefined,
+  ) => {
     const store = memoryNotesStore();
     const model = sharedModel();
-    let savesFail = false;
-    let callsFail = false;
-    const aStore = failing(store, { saves: () => savesFail, calls: () => callsFail });
-    const options = { complete: model.complete, leasePollMs: 20, leaseMs: 300, onError: () => undefined };
-    const a = createNotableFactsTracker({ ...options, store: aStore, holder: 'a' });
-    const b = createNotableFactsTracker({ ...options, store, holder: 'b' });
+    const down = { saves: false, calls: false };
+    const options = { leasePollMs: 20, leaseMs: 300, onError: () => undefined };
+    const aStore = failing(store, { saves: () => down.saves, calls: () => down.calls });
+    const a = createNotableFactsTracker({ ...options, complete: complete(model, down), store: aStore, holder: 'a' });
+    const b = createNotableFactsTracker({ ...options, complete: model.complete, store, holder: 'b' });
     a.recordUserMessage('maya', 's1', 'one');
     for (let waited = 0; waited < 100 && model.calls.length === 0; waited += 1) await sleep(5);
-    // a's extraction of "one" is made in its first turn, and neither its save nor its calls go through.
-    savesFail = true;
-    callsFail = true;
+    down.saves = true;
+    down.calls = true;
     await model.answerNext();
     await sleep(30);
     b.recordUserMessage('maya', 's1', 'two');
-    void a.endStage('maya', 's1');
-    // b takes the queue over at a's expiry and stores one and two.
+    between(a);
     for (let waited = 0; waited < 100 && model.calls.length === 0; waited += 1) await sleep(10);
     await model.answerNext();
     await sleep(150);
+    return { store, model, down, a, b };
+  };
+
+  it('never applies an unsaved extraction of an earlier lease turn over a newer list: its save is refused as fenced', async () => {
+    const { store, model, down, a, b } = await earlierTurn(
+      (model) => model.complete,
+      (a) => void a.endStage('maya', 's1'),
+    );
     // a's calls work again first (a new turn, where it merges its end of stage), then its saves.
-    callsFail = false;
+    down.calls = false;
     await sleep(200);
-    savesFail = false;
+    down.saves = false;
     await sleep(500);
     while (model.calls.length > 0) await model.answerNext();
     await within(Promise.all([a.close(), b.close()]), 'close');
@@ -809,37 +823,18 @@ describe('trackers sharing a store with leases', () => {
   });
 
   it('starts no work of a new lease turn from notes that hold unsaved work of an earlier turn', async () => {
-    const store = memoryNotesStore();
-    const model = sharedModel();
-    let savesFail = false;
-    let callsFail = false;
-    const aStore = failing(store, { saves: () => savesFail, calls: () => callsFail });
-    const options = { complete: model.complete, leasePollMs: 20, leaseMs: 300, onError: () => undefined };
     // The store takes saves again while a extracts "three": the save of that work would land.
-    const complete: CompleteFn = (prompt, call) => {
-      if (prompt.includes('User: three')) savesFail = false;
+    const { store, model, down, a, b } = await earlierTurn((model, down) => (prompt, call) => {
+      if (prompt.includes('User: three')) down.saves = false;
       return model.complete(prompt, call);
-    };
-    const a = createNotableFactsTracker({ ...options, complete, store: aStore, holder: 'a' });
-    const b = createNotableFactsTracker({ ...options, store, holder: 'b' });
-    a.recordUserMessage('maya', 's1', 'one');
-    for (let waited = 0; waited < 100 && model.calls.length === 0; waited += 1) await sleep(5);
-    // a's extraction of "one" stays unsaved in its first turn; b takes over and stores one and two.
-    savesFail = true;
-    callsFail = true;
-    await model.answerNext();
-    await sleep(30);
-    b.recordUserMessage('maya', 's1', 'two');
-    for (let waited = 0; waited < 100 && model.calls.length === 0; waited += 1) await sleep(10);
-    await model.answerNext();
-    await sleep(150);
+    });
     // a gets the lease back in a new turn while its saves still fail, and "three" comes to it.
-    callsFail = false;
+    down.calls = false;
     await sleep(150);
     a.recordUserMessage('maya', 's1', 'three');
     await sleep(200);
     for (let round = 0; round < 20; round += 1) {
-      if (round === 4) savesFail = false;
+      if (round === 4) down.saves = false;
       while (model.calls.length > 0) await model.answerNext();
       await sleep(50);
     }
