@@ -353,6 +353,30 @@ describe.concurrent('4. secrets are refused before anything is written', SLOW, (
     expect(refused.stderr).not.toContain(token);
   });
 
+  it('a secret edited into the JSON by hand is never copied into the dashboard: resolve refuses to regenerate it until it is gone', async () => {
+    const repo = makeRepo();
+    const token = `ghp_${'a1B2c3D4e5'.repeat(4).slice(0, 36)}`;
+    expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'clean summary'])).status).toBe(0);
+    const file = join(repo, ...CONTEXT_JSON);
+    const dashboard = join(repo, 'data', 'context', 'planning_context.md');
+    const clean = readFileSync(file, 'utf8');
+    const before = readFileSync(dashboard, 'utf8');
+    writeFileSync(file, clean.replace('clean summary', `deploy with ${token}`));
+    const show = await runIn(repo, ['context', 'show']);
+    expect(show.stdout).toContain('resolve regenerates it once the secret is gone from the JSON');
+    const refused = await runIn(repo, ['context', 'resolve']);
+    expectOneLineFailure(refused, /holds what looks like a GitHub token in working_summary\.text: nothing is written/u);
+    expect(refused.stderr).not.toContain(token);
+    expect(readFileSync(dashboard, 'utf8')).toBe(before);
+    expect(readFileSync(dashboard, 'utf8').replaceAll('\\', '')).not.toContain(token.slice(-12));
+    // Once the secret is gone, resolve regenerates the dashboard as before.
+    writeFileSync(file, clean.replace('clean summary', 'edited summary'));
+    const resolved = await runIn(repo, ['context', 'resolve']);
+    expect(resolved.status).toBe(0);
+    expect(resolved.stdout).toContain('was out of step with it and is regenerated');
+    expect(readFileSync(dashboard, 'utf8')).toContain('edited summary');
+  });
+
   it('a secret split by a zero-width space, which the bundle and the dashboard remove, is refused too', async () => {
     const repo = makeRepo();
     const token = `ghp_${'a1B2c3D4e5'.repeat(4).slice(0, 18)}\u200b${'a1B2c3D4e5'.repeat(4).slice(18, 36)}`;

@@ -38,13 +38,19 @@ export const writeDerived = (scope: Scope, file: ContextFile, stillLocked: Still
   return warnings;
 };
 
-/** Rewrites the dashboard when it is out of step with the JSON it is made from: true when it did. */
+/**
+ * Rewrites the dashboard when it is out of step with the JSON it is made from: true when it did.
+ * `refusal` says why nothing may be written (the JSON holds a secret, which a regenerated
+ * dashboard would copy into a file teams commit): it is the answer when a rewrite is due.
+ */
 export const regenerateDashboard = async (
   scope: Scope,
   file: ContextFile,
   stillLocked: StillLocked,
+  refusal: ContextError | undefined,
 ): Promise<E.Either<ContextError, boolean>> => {
   if (!(await dashboardOutOfStep(scope, file, true))) return E.right(false);
+  if (refusal !== undefined) return E.left(refusal);
   const written = writeFileAtomic(
     scope.paths.dashboard,
     renderContextDashboard(file, contextFileNames(scope.kind).json),

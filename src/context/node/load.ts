@@ -249,7 +249,7 @@ export const loadContext = (options: ContextOptions): Result<O.Option<LoadedCont
         ...(fromIndex.right === undefined ? [] : [SPARSE_NOTE]),
         ...(outOfStep
           ? [
-              `the dashboard ${scope.display(scope.paths.dashboard)} is out of step with the JSON (a merge or an interrupted write): ${contextCommand(scope, 'resolve')} regenerates it`,
+              `the dashboard ${scope.display(scope.paths.dashboard)} is out of step with the JSON (a merge or an interrupted write): ${contextCommand(scope, 'resolve')} regenerates it${secret === undefined ? '' : ' once the secret is gone from the JSON'}`,
             ]
           : []),
       ],

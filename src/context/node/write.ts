@@ -227,10 +227,14 @@ const apply = async (scope: Scope, prepared: Prepared, planned: Planned, stillLo
     if (E.isLeft(json)) return json;
     warnings.push(...writeDerived(scope, edited.file, stillLocked));
   } else if (prepared.read.onDisk !== undefined) {
-    // Nothing is written: the dashboard must match the file as it stays on disk.
-    const regenerated = await regenerateDashboard(scope, prepared.read.onDisk, stillLocked);
-    if (E.isLeft(regenerated)) warnings.push(regenerated.left.message);
-    else dashboardRegenerated = regenerated.right;
+    // Nothing is written: the dashboard must match the file as it stays on disk, unless that file holds a secret.
+    const { onDisk } = prepared.read;
+    const clean = withoutSecrets(scope, onDisk, undefined);
+    const regenerated = await regenerateDashboard(scope, onDisk, stillLocked, E.isLeft(clean) ? clean.left : undefined);
+    if (E.isLeft(regenerated)) {
+      if (regenerated.left.code === 'secret') return regenerated;
+      warnings.push(regenerated.left.message);
+    } else dashboardRegenerated = regenerated.right;
   }
   const visibility = await checkGitVisibility(scope, text !== undefined, tools !== undefined);
   const local = await applySessions(scope, prepared.key, tools, visibility.sessionsIgnoredBy, stillLocked);
