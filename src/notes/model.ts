@@ -285,6 +285,14 @@ export const sameFacts = (a: ReadonlyArray<CategorizedFact>, b: ReadonlyArray<Ca
 export const isNotesId = (value: unknown): value is string =>
   typeof value === 'string' && value.length <= NOTES_LIMITS.idLength && !isBlank(value);
 
+/**
+ * An id a tracker takes from its caller: a usable one (`isNotesId`) that every store can keep,
+ * so without U+0000 or an unpaired surrogate (PostgreSQL refuses both in text and JSON; a
+ * message under such an id could never be saved nor queued, and would be tried again forever).
+ */
+export const isStorableNotesId = (value: unknown): value is string =>
+  isNotesId(value) && !value.includes('\u0000') && wellFormed(value) === value;
+
 /** Why a model call gave nothing usable: no answer in time, a failed call, an answer cut at its token limit, an unusable answer. */
 export type ModelFailureCode = 'timeout' | 'model_error' | 'truncated' | 'invalid_response';
 

@@ -31,7 +31,7 @@ import {
   selectUnreadableRecord,
   selectUserStorage,
 } from './machine.js';
-import { isNotesId, type NotesEvent } from './model.js';
+import { isStorableNotesId, type NotesEvent } from './model.js';
 import { selectRetained } from './release.js';
 import { stepMachine } from './runner.js';
 import { createSlotCache } from './slotCache.js';
@@ -64,6 +64,10 @@ interface Waiter {
 const invalidInput = (message: string): NotesTrackerFailure => failure('invalid_input', message);
 
 const slotKey = (user: string, session: string): string => JSON.stringify([user, session]);
+
+/** What a user or session id a tracker takes must be. */
+const ID_RULE =
+  'user and session must be ids of 1 to 200 characters, without U+0000 or an unpaired surrogate (no store could keep them)';
 
 /** Creates a tracker over an empty ledger (or `initial`), keeping users' notes in `store` (default: in memory). */
 export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): NotableFactsTracker => {
@@ -302,9 +306,7 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
   };
 
   const validSlot = (user: unknown, session: unknown): E.Either<NotesTrackerFailure, readonly [string, string]> =>
-    isNotesId(user) && isNotesId(session)
-      ? E.right([user, session])
-      : E.left(invalidInput('user and session must be ids of 1 to 200 characters'));
+    isStorableNotesId(user) && isStorableNotesId(session) ? E.right([user, session]) : E.left(invalidInput(ID_RULE));
 
   const validMessage = (user: unknown, session: unknown, text: unknown): E.Either<NotesTrackerFailure, string> =>
     E.chain(() =>
@@ -330,17 +332,21 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
   const close = (): Promise<void> => {
     if (closing !== undefined) return closing;
     const ttlMs = shell.getState().settings.lease?.ttlMs;
-    // A held lease whose save keeps failing is waited for up to the lease's time, then left to expire.
+    // A lease that waits on a failing store is waited for up to the lease's time, then left to
+    // expire; a store that leaves a call unanswered is given up at twice that time.
     const waiting = boundary(() =>
       E.right(
         ttlMs === undefined
           ? waitUntil(isQuiet)
           : new Promise<unknown>((resolve) => {
-              const timer = setTimeout(() => resolve(waitUntil(isQuietButRetries)), ttlMs);
-              void waitUntil(isQuiet).then((quiet) => {
-                clearTimeout(timer);
-                resolve(quiet);
-              });
+              const timers: Array<ReturnType<typeof setTimeout>> = [];
+              const done = (): void => {
+                for (const timer of timers) clearTimeout(timer);
+                resolve(undefined);
+              };
+              void waitUntil(isQuiet).then(done);
+              timers.push(setTimeout(() => void waitUntil(isQuietButRetries).then(done), ttlMs));
+              timers.push(setTimeout(done, 2 * ttlMs));
             }),
       ),
     );
@@ -348,6 +354,13 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       ended = true;
       for (const timer of wakes) clearTimeout(timer);
       wakes.clear();
+      // Ends of stage the store never took: answered, never left waiting on a tracker that is gone.
+      for (const [id, resume] of [...stages]) {
+        stages.delete(id);
+        resume(
+          E.left(failure('closed', 'the tracker closed before the store took this end of stage: it was not merged')),
+        );
+      }
     });
     return closing;
   };
@@ -414,8 +427,8 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
     endStage: (user, session) =>
       asynchronously(() =>
         whenOpen(() => {
-          if (!isNotesId(user) || (session !== undefined && !isNotesId(session)))
-            return E.left(invalidInput('user and session must be ids of 1 to 200 characters'));
+          if (!isStorableNotesId(user) || (session !== undefined && !isStorableNotesId(session)))
+            return E.left(invalidInput(ID_RULE));
           if (stopped !== undefined) return E.left(stopped);
           const merging = endStage(user, session);
           if (session !== undefined) used(user, session);

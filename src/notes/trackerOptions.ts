@@ -3,7 +3,7 @@
  * the shell runs with, whatever a caller passed (a JavaScript caller may pass anything).
  */
 import type { NotesLeaseSettings } from './leaseState.js';
-import { isNotesId } from './model.js';
+import { isStorableNotesId } from './model.js';
 import type { CompleteFn } from './port.js';
 import { memoryNotesStore, type NotesStore } from './store.js';
 import type { NotableFactsTrackerOptions } from './trackerTypes.js';
@@ -73,7 +73,7 @@ export const resolveOptions = (options: NotableFactsTrackerOptions): ResolvedOpt
       settings.store?.leases === undefined
         ? undefined
         : {
-            holder: isNotesId(settings.holder) ? settings.holder : `tracker-${globalThis.crypto.randomUUID()}`,
+            holder: isStorableNotesId(settings.holder) ? settings.holder : `tracker-${globalThis.crypto.randomUUID()}`,
             ttlMs: waitTime(settings.leaseMs, timeoutMs + DEFAULT_LEASE_MARGIN_MS),
             pollMs: waitTime(settings.leasePollMs, DEFAULT_LEASE_POLL_MS),
             instance: globalThis.crypto.randomUUID(),

@@ -40,6 +40,12 @@ const isStalledAtRest = (state: NotesState, user: string, session: string, lease
       lease.done !== undefined &&
       isSaveStalled(state, user, session)));
 
+/**
+ * True when a tracker that does not hold the lease waits on the store alone: its last lease call
+ * failed (what it recorded waits in its outbox, to be added to the queue once a call is answered).
+ */
+const isCallFailedAtRest = (lease: NotesLeaseSlot): boolean => !lease.held && !lease.calling && lease.failures > 0;
+
 /** True once what `state` had in flight has settled in the state it is given. */
 export type SettledSince = (current: NotesState) => boolean;
 
@@ -148,9 +154,10 @@ export const settledSince = (state: NotesState): SettledSince => {
 export const isQuiet = (state: NotesState): boolean => quietWith(state, false);
 
 /**
- * `isQuiet`, but for held leases that wait on the store alone (a failed save to be tried again,
- * or a failed call to be answered; see `isStalledAtRest`): those count as quiet. Were the tracker
- * to stop then, each such lease would expire and the next holder redo the work from the queue.
+ * `isQuiet`, but for leases that wait on the store alone (a held one's failed save to be tried
+ * again, or a failed call to be answered; see `isStalledAtRest` and `isCallFailedAtRest`): those
+ * count as quiet. Were the tracker to stop then, each such held lease would expire and the next
+ * holder redo the work from the queue; what waits in an outbox is lost with the tracker.
  */
 export const isQuietButRetries = (state: NotesState): boolean => quietWith(state, true);
 
@@ -163,7 +170,10 @@ const quietWith = (state: NotesState, retriesAside: boolean): boolean => {
       !hasWorkBesidesLeases(machine) &&
       machine.leased.every((key) => {
         const lease = PMap.get(machine.conversations, key)?.lease;
-        const aside = retriesAside && lease !== undefined && isStalledAtRest(state, user, idOfKey(key), lease);
+        const aside =
+          retriesAside &&
+          lease !== undefined &&
+          (isStalledAtRest(state, user, idOfKey(key), lease) || isCallFailedAtRest(lease));
         return (aside || !isLeaseBusy(lease)) && !awaitsOwnStage(lease);
       });
   });

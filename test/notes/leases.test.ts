@@ -496,6 +496,54 @@ describe('trackers sharing a store with leases', () => {
     expect(saves.slice(tried)).toEqual(['b: saved']);
   });
 
+  it('closes while every lease call fails: what waits to be queued is given up after the lease’s time, and heard as unavailable', async () => {
+    const heard: string[] = [];
+    const tracker = createNotableFactsTracker({
+      complete: sharedModel().complete,
+      store: failing(memoryNotesStore(), { calls: () => true }),
+      holder: 'a',
+      leaseMs: 150,
+      leasePollMs: 10,
+      onError: (failure) => heard.push(failure.code),
+    });
+    tracker.recordUserMessage('maya', 's1', 'one');
+    await tick();
+    await within(tracker.close(), 'close');
+    expect(heard).toContain('unavailable');
+  });
+
+  it('closes when the store never answers a lease call: an end of stage asked meanwhile is answered as closed, not left waiting', async () => {
+    const store = memoryNotesStore();
+    const tracker = createNotableFactsTracker({
+      complete: sharedModel().complete,
+      store: { ...store, leases: { lease: () => new Promise<never>(() => undefined) } } as unknown as NotesStore,
+      holder: 'a',
+      leaseMs: 150,
+      leasePollMs: 10,
+    });
+    tracker.recordUserMessage('maya', 's1', 'one');
+    const stage = tracker.endStage('maya', 's1');
+    await tick();
+    await within(tracker.close(), 'close');
+    expect(await within(stage, 'the end of stage')).toEqual(E.left(expect.objectContaining({ code: 'closed' })));
+  });
+
+  it('refuses ids no store can keep (U+0000, an unpaired surrogate) where they enter, instead of trying their saves forever', async () => {
+    const tracker = createNotableFactsTracker({ complete: sharedModel().complete, store: memoryNotesStore() });
+    for (const id of ['ma\u0000ya', 'ma\ud800ya', 'maya\udc00'])
+      for (const refused of [
+        tracker.recordUserMessage(id, 's1', 'one'),
+        tracker.recordUserMessage('maya', id, 'one'),
+        tracker.recordAssistantMessage(id, 's1', 'two'),
+        await tracker.endStage(id, 's1'),
+        await tracker.endStage('maya', id),
+      ])
+        expect(refused).toEqual(E.left(expect.objectContaining({ code: 'invalid_input' })));
+    expect(tracker.retained().inFlight).toBe(0);
+    // A well-formed pair of surrogates is text like any other.
+    expect(tracker.recordUserMessage('maya \ud83d\ude00', 's1', 'one')).toEqual(E.right('started'));
+  });
+
   it('keeps every message of a tracker cut off from the store past its leases: a session whose save was fenced with another is saved when its extraction is redone', async () => {
     const store = memoryNotesStore();
     let cut = false;
