@@ -76,3 +76,16 @@ export const parsePostgresUrl = (text: string): E.Either<Failure<'store_url'>, P
 /** `message` with every secret of `address` replaced by `***`: a driver's message may quote what it was given. */
 export const scrubSecrets = (message: string, secrets: ReadonlyArray<string>): string =>
   secrets.reduce((text, secret) => text.split(secret).join('***'), message);
+
+/**
+ * `scrubSecrets` of a message that names the server by `location`, which holds no password: the
+ * location is kept as it is, so a password that is also a user, host, port or database name
+ * neither garbles it nor shows where it stands in it.
+ */
+export const scrubSecretsAround = (message: string, location: string, secrets: ReadonlyArray<string>): string =>
+  location === ''
+    ? scrubSecrets(message, secrets)
+    : message
+        .split(location)
+        .map((part) => scrubSecrets(part, secrets))
+        .join(location);

@@ -9,7 +9,7 @@
 import { describeError } from '../base/describe.js';
 import { type Failure, failure, internalFailure } from '../base/failure.js';
 import type { StoreAccessCode } from '../live/session/model.js';
-import { scrubSecrets } from './address.js';
+import { scrubSecretsAround } from './address.js';
 
 /** The codes a PostgreSQL store fails with (`conflict`: an append's outcome is unknown, or another writer was first). */
 export type PostgresFailureCode = StoreAccessCode | 'conflict' | 'io' | 'internal';
@@ -90,7 +90,7 @@ export const classifyError = (error: unknown, context: FailureContext): Classifi
     transient: boolean,
     answered: boolean,
   ): ClassifiedError => ({
-    failure: failure(code, scrubSecrets(oneLine(message), context.secrets)),
+    failure: failure(code, scrubSecretsAround(oneLine(message), location, context.secrets)),
     transient,
     answered,
   });
@@ -182,7 +182,7 @@ export const classifyError = (error: unknown, context: FailureContext): Classifi
     };
   if (error instanceof TypeError || error instanceof RangeError || error instanceof ReferenceError)
     return {
-      failure: failure('internal', scrubSecrets(internalFailure(error).message, context.secrets)),
+      failure: failure('internal', scrubSecretsAround(internalFailure(error).message, location, context.secrets)),
       transient: false,
       answered: true,
     };

@@ -184,10 +184,11 @@ export const ensureSchema = async (db: Database): Promise<E.Either<PostgresFailu
     (client) =>
       db.transaction(client, async () => {
         // The version is read again under the lock: a process that migrated while this one waited
-        // for it did the work, and this one has nothing left to do.
+        // for it did the work, and this one has nothing left to do (nor the right to, as an
+        // agents' role: even CREATE SCHEMA IF NOT EXISTS asks for CREATE on the database).
         await client.query(lockSql(db.schema));
         const from = await versionInTransaction(client, db.schema);
-        await client.query(stepsSql(db.schema, from).join('\n'));
+        if (from < SCHEMA_VERSION) await client.query(stepsSql(db.schema, from).join('\n'));
         return { from, to: await versionOn(client, db.schema) };
       }),
     'transaction',

@@ -163,4 +163,16 @@ describe('a PostgreSQL failure', () => {
       'PostgreSQL at postgres://app@db.internal:5432/memory refused the credentials: password "***" for user "app" rejected',
     );
   });
+
+  it('keeps the store’s location whole when the password is also a part of it (a name, a digit of the host): nothing there shows where the password stands', () => {
+    for (const secret of ['memory', '1', 'app']) {
+      const { failure } = classifyError(thrown(`password "${secret}" rejected`, { code: '28P01' }), {
+        location: 'postgres://app@127.0.0.1:5432/memory',
+        secrets: [secret],
+      });
+      expect(failure.message).toBe(
+        'PostgreSQL at postgres://app@127.0.0.1:5432/memory refused the credentials: password "***" rejected',
+      );
+    }
+  });
 });

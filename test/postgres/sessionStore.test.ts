@@ -571,6 +571,39 @@ describe.skipIf(postgresUnavailable !== undefined)('a PostgreSQL store that cann
     await readOnly.close();
   });
 
+  it('lets a role that may not create the schema go on once the owner’s migration it waited for is committed', async () => {
+    const url = await databaseUrl();
+    const name = `agent${Date.now() % 100_000}`;
+    const schema = 'raced';
+    await server().admin(`CREATE ROLE ${name} LOGIN PASSWORD 'agent-Pw'`);
+    const owner = new pg.Client({ connectionString: url });
+    await owner.connect();
+    try {
+      // The owner migrates in one transaction, holding the migration lock, and grants the agents their rows.
+      await owner.query(schemaSql({ schema }).replace(/COMMIT;\s*$/u, ''));
+      await owner.query(`GRANT USAGE ON SCHEMA ${schema} TO ${name}`);
+      await owner.query(`GRANT SELECT ON ${schema}.migrations TO ${name}`);
+      await owner.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ${schema}.sessions, ${schema}.lines TO ${name}`);
+      const agent = postgresSessionStore(server().url(new URL(url).pathname.slice(1), name, 'agent-Pw'), { schema });
+      opened.push(agent);
+      // The agent sees no schema yet, so it waits for the migration lock; the owner then commits.
+      const listed = agent.list();
+      const waiting = async (): Promise<boolean> => {
+        const { rows } = await owner.query<{ n: string }>(
+          "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
+        );
+        return Number(rows[0]!.n) > 0;
+      };
+      for (let tries = 0; tries < 500 && !(await waiting()); tries += 1)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(await waiting()).toBe(true);
+      await owner.query('COMMIT');
+      expect(right(await listed)).toEqual([]);
+    } finally {
+      await owner.end();
+    }
+  });
+
   it('says a read-only server (a standby, default_transaction_read_only) refused a write, at once, and still reads', async () => {
     // A database of its own: the setting is the database's, and this file's other tests write.
     const url = await server().createDatabase();
