@@ -72,7 +72,11 @@ export const run = async (argv: ReadonlyArray<string>, io: CliIo): Promise<numbe
   try {
     const command = parseCommandLine(argv);
     if (E.isLeft(command)) {
-      io.stderr(usageLine(command.left));
+      const line = usageLine(command.left);
+      io.stderr(line);
+      // An agent keeps a hook's stderr in its debug log: a hook given a wrong option would fail
+      // every event unseen, so the user is told where the agent shows it.
+      if (argv[0] === 'hook') io.stdout(`${JSON.stringify({ systemMessage: collapseWhitespace(line) })}\n`);
       return failed;
     }
     const outcome = await execute(command.right, io)();

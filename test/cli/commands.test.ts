@@ -240,11 +240,12 @@ describe.concurrent('fact-tracker commands', () => {
     ]);
     for (const [index, [argv, option, value]] of twice.entries()) {
       const command = argv[0]!;
+      const line = `fact-tracker ${command}: ${option} is given more than once: it takes one ${value} (see fact-tracker ${command} --help)`;
       expect(refused[index]).toEqual({
-        // As every usage error of its command: a hook never fails the agent's work.
+        // As every usage error of its command: a hook never fails the agent's work, and says it where the user sees it.
         status: command === 'hook' ? 0 : 1,
-        stdout: '',
-        stderr: `fact-tracker ${command}: ${option} is given more than once: it takes one ${value} (see fact-tracker ${command} --help)\n`,
+        stdout: command === 'hook' ? `${JSON.stringify({ systemMessage: line })}\n` : '',
+        stderr: `${line}\n`,
       });
     }
     // Nothing was done: no state saved, no session made.

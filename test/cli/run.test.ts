@@ -464,6 +464,26 @@ describe("failures that are not the user's", () => {
     });
   });
 
+  it('a hook given a wrong option says it as a systemMessage too, which the user sees, and exits 0', async () => {
+    for (const [argv, line] of [
+      [['hook', '--max-fact', '10'], "fact-tracker hook: Unknown option '--max-fact' (see fact-tracker hook --help)"],
+      [
+        ['hook', '--layout', 'group'],
+        'fact-tracker hook: --layout must be lines or grouped, not "group" (see fact-tracker hook --help)',
+      ],
+      [
+        ['hook', '--reviewer-pattern', '('],
+        'fact-tracker hook: --reviewer-pattern "(" is not a regular expression (see fact-tracker hook --help)',
+      ],
+    ] as const) {
+      const result = await runInMemory(argv, {});
+      expect(result).toMatchObject({ status: 0, stderr: `${line}\n` });
+      expect(JSON.parse(result.stdout)).toEqual({ systemMessage: line });
+    }
+    // Any other command's usage error stays on stderr alone.
+    expect(await runInMemory(['replay', '--max-fact', '10'], {})).toMatchObject({ status: 1, stdout: '' });
+  });
+
   it("a hook's internal error is said to the user as a systemMessage and on stderr, and exits 0: the agent carries on", async () => {
     const result = await runInMemory(['hook', '--max-facts', '3'], {
       io: throwingRead(new TypeError('x is not a function')),
