@@ -355,9 +355,13 @@ const outsideInt64 = (value: unknown): bigint | undefined => {
 
 /** A TOML value as text to compare two of: BigInts and floats JSON cannot write (inf, nan) kept apart. */
 const tomlText = (value: unknown): string =>
-  JSON.stringify(value, (_, item: unknown) =>
-    typeof item === 'bigint' || (typeof item === 'number' && !Number.isFinite(item)) ? { toml: String(item) } : item,
-  );
+  JSON.stringify(value, (_, item: unknown) => {
+    if (typeof item === 'bigint' || (typeof item === 'number' && !Number.isFinite(item))) return { toml: String(item) };
+    // A table's key order is its writer's (the TOML writer puts sub-tables last), not what it holds.
+    return isRecord(item) && !Array.isArray(item)
+      ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : item;
+  });
 
 /**
  * Registers the MCP server in Codex's `config.toml`, editing the text so the user's comments

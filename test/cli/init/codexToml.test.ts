@@ -31,6 +31,25 @@ describe('mergeCodexToml', () => {
     expect(E.isLeft(merged) ? merged.left : '').toMatch(/^it is not valid TOML/u);
   });
 
+  it('updates our table whatever order its keys come in, and keeps the keys and sub-tables the user added', () => {
+    for (const body of [
+      'env = { MY_VAR = "1" }\nargs = ["x"]',
+      'env = { MY_VAR = "1" }',
+      'startup_timeout_sec = 30\nenv_vars = ["A"]\ntools = { x = { approval = "never" } }\nargs = ["mcp"]',
+    ]) {
+      const merged = mergeCodexToml(`[mcp_servers.fact-tracker]\ncommand = "npx"\n${body}\n`, LAUNCHER);
+      expect(E.isRight(merged)).toBe(true);
+      const written = E.isRight(merged) ? merged.right : '';
+      const server = (parseToml(written) as { mcp_servers: Record<string, Record<string, unknown>> }).mcp_servers[
+        'fact-tracker'
+      ]!;
+      expect(server).toMatchObject({ command: 'node', args: ['main.js', 'mcp'] });
+      const before = parseToml(body) as Record<string, unknown>;
+      for (const [key, value] of Object.entries(before)) if (key !== 'args') expect(server[key]).toEqual(value);
+      expect(mergeCodexToml(written, LAUNCHER)).toEqual(E.right(written));
+    }
+  });
+
   it('keeps floats JSON cannot write (inf, nan) as they are', () => {
     const text = 'a = inf\nb = nan\nc = -inf\n';
     const merged = mergeCodexToml(text, LAUNCHER);
