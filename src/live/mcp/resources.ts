@@ -9,7 +9,8 @@ import { BEGIN_MARKER, END_MARKER } from '../../core/extract/parse.js';
 import { selectAllFacts, selectFactsWhere, selectValidCount } from '../../core/store/selectors.js';
 import type { FactStore } from '../../core/store/state.js';
 import type { SessionPool } from '../session/pool.js';
-import { listSessionIds, type LiveSession, type SessionOptions } from '../session/session.js';
+import { fileSessionStore } from '../session/files.js';
+import type { LiveSession, SessionOptions } from '../session/session.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
 import { fitAnswer } from './answer.js';
 import { factOut } from './schemas.js';
@@ -41,12 +42,14 @@ const snapshotAnswer = (session: LiveSession, store: FactStore, maxTokens: numbe
   );
 };
 
-/** The ids of the sessions, from the store when there is one, else from the folder; a store that cannot list them is an error for the client. */
+/**
+ * The ids of the sessions, from the store, else from the folder's (which refuses a folder that
+ * leads out of the project, as every tool does); a store that cannot list them is an error for the client.
+ */
 const sessionIds = async (
   options: Pick<SessionOptions, 'cwd' | 'directory' | 'store'>,
 ): Promise<ReadonlyArray<string>> => {
-  if (options.store === undefined) return listSessionIds(options);
-  const listed = await options.store.list();
+  const listed = await (options.store ?? fileSessionStore(options)).list();
   if (E.isLeft(listed)) throw new Error(`${listed.left.code}: ${listed.left.message}`);
   return listed.right;
 };

@@ -71,11 +71,13 @@ export const resolveSessionsDirectory = (
 /**
  * The ids of the sessions in the folder `options` name, sorted: those whose log is a regular
  * file, as every reader of a log reads only such a file (a link, a folder or a pipe named as a
- * log is no session).
+ * log is no session); none when the project's own folder leads out of the project (a link).
  */
 export const listSessionIds = async (given: SessionsFolder = {}): Promise<ReadonlyArray<string>> => {
   const options = optionsOf(given);
-  const { directory } = resolveSessionsDirectory(options);
+  const { directory, within } = resolveSessionsDirectory(options);
+  // The project's own folder that leads out of it (a link in a hostile checkout) holds none of its sessions.
+  if (within !== undefined && E.isLeft(await prepareDirectory(directory, within, false))) return [];
   const entries = await readdir(directory, { withFileTypes: true }).catch(() => []);
   return entries
     .filter((entry) => entry.isFile())

@@ -12,6 +12,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  symlinkSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
@@ -116,6 +117,21 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
       end: 'END_DISPATCH_RESULT',
       implementer: JSON.parse(expected.stdout),
     });
+  });
+
+  it('lists no session through a sessions folder that leads out of the project: resources/list is refused as every tool is', async () => {
+    const project = tempDir('mcp-linked-');
+    const outside = tempDir('mcp-outside-');
+    writeFileSync(join(outside, 'victim.jsonl'), '');
+    mkdirSync(join(project, '.fact-tracker'));
+    symlinkSync(outside, join(project, '.fact-tracker', 'sessions'));
+    const linked = await connect(project);
+    try {
+      await expect(linked.client.listResources()).rejects.toThrow(/leads out of/u);
+      expect(text(await call(linked.client, 'list_facts', { sessionId: 'victim' }))).toMatch(/leads out of/u);
+    } finally {
+      await linked.client.close();
+    }
   });
 
   it('gives, for a whole example session driven through the tools, exactly the sections replay prints', async () => {

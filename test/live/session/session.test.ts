@@ -21,6 +21,7 @@ import { decodeBytes } from '../../../src/core/history/encoding.js';
 import { parseHistory, replayHistory, selectValidFacts } from '../../../src/index.js';
 import {
   fileSessionStore,
+  listSessionIds,
   type LiveSession,
   MAX_OUTPUT_DEPTH,
   MAX_TASK_ID_LENGTH,
@@ -501,6 +502,10 @@ describe('a live session', () => {
     expect(escaped).toEqual(
       E.left(expect.objectContaining({ code: 'io', message: expect.stringContaining('leads out') })),
     );
+    // Nor does it list the logs out there as the project's sessions.
+    writeFileSync(join(outside, 'victim.jsonl'), '');
+    expect(await listSessionIds({ cwd })).toEqual([]);
+    expect(await listSessionIds({ directory: outside })).toEqual(['victim']);
 
     const other = tempDir('session-');
     const { directory } = resolveSessionsDirectory({ cwd: other });
