@@ -5,6 +5,7 @@
  * before anything is applied, so a refused run changes nothing.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { kindOf } from '../base/describe.js';
 import { collapseWhitespace, isBlank } from '../base/text.js';
 import { type ClaimInput, recordClaim } from './ledger.js';
 import {
@@ -86,6 +87,14 @@ const allLines = (
     out.push(text.right);
   }
   return E.right(out);
+};
+
+/** The list fields of a successful run: each, when given, must be a list (a caller's text or object is refused, not read as one). */
+const LIST_FIELDS = ['pinRules', 'unpinRules', 'decisions', 'settle', 'checklist', 'claims'] as const;
+
+const listsGiven = (outcome: SucceededRun): E.Either<ContextError, true> => {
+  const wrong = LIST_FIELDS.find((name) => outcome[name] !== undefined && !Array.isArray(outcome[name]));
+  return wrong === undefined ? E.right(true) : E.left(invalid(`${wrong} is ${kindOf(outcome[wrong])}, not a list`));
 };
 
 /** `at`, when a context file can hold it. */
@@ -215,6 +224,8 @@ export const validateSuccess = (
   outcome: SucceededRun,
   at: number,
 ): E.Either<ContextError, ValidatedSuccess> => {
+  const lists = listsGiven(outcome);
+  if (E.isLeft(lists)) return lists;
   const summary = validateSummary(outcome.summary);
   if (E.isLeft(summary)) return summary;
   const feature =

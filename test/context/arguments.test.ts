@@ -352,6 +352,16 @@ describe('the Node shell given arguments that are not of their kind', () => {
       invalid(/^the branch to move from is a number, not a string$/u),
     );
     expect(await moveContext(null as never, 'other')).toEqual(invalid(OPTIONS_NULL));
+    expect(await loadContext({ ...options, cwd: 42 as never })).toEqual(
+      invalid(/^the cwd is a number, not the path of a folder$/u),
+    );
+    for (const field of ['claims', 'decisions', 'pinRules', 'unpinRules', 'settle', 'checklist'])
+      expect(await writeContext(options, { status: 'succeeded', [field]: 'x' } as never)).toEqual(
+        invalid(new RegExp(`^${field} is a string, not a list$`, 'u')),
+      );
+    expect(await writeContext(options, { status: 'succeeded', claims: { claim: 'x' } } as never)).toEqual(
+      invalid(/^claims is an object, not a list$/u),
+    );
     expect(listing(repo)).toEqual(before);
   });
 });

@@ -182,6 +182,9 @@ const scopeFor = async (
 
 /** The directory `options` name, or why there is none (a deleted working directory). */
 const workingDirectory = (options: ContextOptions): E.Either<ContextError, string> => {
+  const { cwd } = options as { readonly cwd?: unknown };
+  if (cwd !== undefined && typeof cwd !== 'string')
+    return E.left({ code: 'invalid', message: `the cwd is ${kindOf(cwd)}, not the path of a folder` });
   try {
     return E.right(path.resolve(options.cwd ?? process.cwd()));
   } catch (error) {
