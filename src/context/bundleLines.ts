@@ -41,6 +41,9 @@ const REASONS: Readonly<Record<StaleReason, string>> = {
   unverified: 'not verified against the repository',
 };
 
+/** Why a summary is stale, as people read it (`HEAD moved`). */
+export const staleReasonText = (reason: StaleReason): string => REASONS[reason];
+
 /** The one-line repository status every bundle starts from. */
 export const statusLine = ({ context, status }: BundleInput): DraftLine => {
   if (status.repository === 'none')

@@ -15,7 +15,7 @@ import { makeFact } from '../../src/core/fact.js';
 import { addFacts } from '../../src/core/store/addFacts.js';
 import { emptyFactStore } from '../../src/core/store/state.js';
 import { expectOneLineFailure, runBinary, runIn } from './cliRun.js';
-import { makeRepo } from './repo.js';
+import { commitAll, makeRepo } from './repo.js';
 
 describe.concurrent('fact-tracker context', () => {
   it('does nothing and says so when shared context is off', async () => {
@@ -206,6 +206,24 @@ describe.concurrent('fact-tracker context', () => {
       'planning_context.json',
       'planning_context.md',
     ]);
+  });
+
+  it('says so when a checkpoint without a summary verifies a stale one as it stands, and not when it was verified', async () => {
+    const repo = makeRepo();
+    expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'a.js prints a'])).status).toBe(0);
+    commitAll(repo, 'the context');
+    const fresh = await runIn(repo, ['context', 'checkpoint', '--decision', 'Keep a.js?']);
+    expect(fresh.status).toBe(0);
+    expect(fresh.stderr).not.toContain('was stale');
+    commitAll(repo, 'the decision');
+    writeFileSync(join(repo, 'a.js'), 'rewritten\n');
+    commitAll(repo, 'rewrite a.js');
+    expect((await runIn(repo, ['context', 'show'])).stdout).toMatch(/STALE: HEAD moved, tracked files changed/u);
+    const reverified = await runIn(repo, ['context', 'checkpoint', '--decision', 'Should we log?']);
+    expect(reverified.status).toBe(0);
+    expect(reverified.stderr).toMatch(
+      /^fact-tracker context: note: the summary was stale \(HEAD moved, tracked files changed since its checkpoint\) and is now verified as it stands at HEAD [0-9a-f]{7}, since the checkpoint gave no summary: give one \(--summary\) if it no longer describes the work$/mu,
+    );
   });
 
   it('refuses usage mistakes with one line and exit 1', async () => {

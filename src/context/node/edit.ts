@@ -11,7 +11,8 @@ import { checkpointMismatch, type RepositorySnapshot } from '../checkpoint.js';
 import { isSameContextKey, parseContextKey } from '../key.js';
 import { mergeContextsReported } from '../merge.js';
 import { redactSecrets } from '../secrets.js';
-import type { CliSessions, ContextError, SharedContext } from '../model.js';
+import { staleReasonText } from '../bundleLines.js';
+import type { CliSessions, ContextError, ContextFile, ContextKey, SharedContext } from '../model.js';
 import { selectOtherKeys } from '../notices.js';
 import { removeContext, selectContext, upsertContext } from '../contextFile.js';
 import { applyRunOutcome } from '../runOutcome.js';
@@ -19,7 +20,7 @@ import type { RunOutcome } from '../runInput.js';
 import { emptySharedContext, markSummaryStale } from '../update.js';
 import type { LoadedContext } from './load.js';
 import type { ContextOptions, Result } from './scope.js';
-import { editContext, type FileEdit } from './write.js';
+import { type Edited, editContext, type FileEdit } from './write.js';
 
 /** A Left of what the caller gave that is not of its kind: the shell's `invalid`, never a throw. */
 const invalidArgument = (name: string, value: unknown, what: string, verb = 'is'): Result<O.Option<LoadedContext>> =>
@@ -58,6 +59,26 @@ const editOne =
   };
 
 /**
+ * The edit of a checkpoint that gave no summary, with a note when the stored summary was stale:
+ * the checkpoint verifies it as it stands, though it was written of files that changed since.
+ */
+const noteReverified =
+  (file: ContextFile, key: ContextKey, snapshot: RepositorySnapshot) =>
+  (edited: Edited): Edited => {
+    const stored = O.toUndefined(selectContext(file, key));
+    if (stored?.checkpoint === undefined || edited.context === undefined) return edited;
+    const changed = checkpointMismatch(stored, snapshot);
+    if (changed.length === 0 || snapshot.kind !== 'git') return edited;
+    return {
+      ...edited,
+      notes: [
+        ...edited.notes,
+        `the summary was stale (${changed.map(staleReasonText).join(', ')} since its checkpoint) and is now verified as it stands at HEAD ${snapshot.head.slice(0, 7)}, since the checkpoint gave no summary: give one (--summary) if it no longer describes the work`,
+      ],
+    };
+  };
+
+/**
  * Applies `change` to the workstream's context under the file lock: read, change, write
  * atomically (context file, then dashboard). A change that returns the same context writes
  * nothing (unless the file itself needs it: a merge conflict, a migrated key; a dashboard out
@@ -86,17 +107,21 @@ export const writeContext = async (options: ContextOptions, outcome: RunOutcome)
   // An outcome that is none is refused as any outcome without a status is (applyRunOutcome's words).
   if (typeof outcome !== 'object' || outcome === null)
     return E.left({ code: 'invalid', message: 'a run outcome needs a status: succeeded or failed' });
-  const written = await editContext(options, {
-    edit: editOne((context, at, snapshot, author) =>
-      applyRunOutcome(
-        context,
-        outcome.status === 'succeeded' && outcome.pinnedBy === undefined && author !== undefined
-          ? { ...outcome, pinnedBy: author }
-          : outcome,
-        at,
-        snapshot,
-      ),
+  const edit = editOne((context, at, snapshot, author) =>
+    applyRunOutcome(
+      context,
+      outcome.status === 'succeeded' && outcome.pinnedBy === undefined && author !== undefined
+        ? { ...outcome, pinnedBy: author }
+        : outcome,
+      at,
+      snapshot,
     ),
+  );
+  const written = await editContext(options, {
+    edit:
+      outcome.status === 'succeeded' && outcome.summary === undefined
+        ? (input) => E.map(noteReverified(input.file, input.key, input.snapshot))(edit(input))
+        : edit,
     ...(outcome.sessions === undefined ? {} : { sessions: outcome.sessions }),
     // Pinned rules are shown with who pinned them: git says who that is.
     author: outcome.status === 'succeeded' && (outcome.pinRules ?? []).length > 0 && outcome.pinnedBy === undefined,
