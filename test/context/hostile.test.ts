@@ -428,6 +428,28 @@ describe.concurrent('4. secrets are refused before anything is written', SLOW, (
     }
   });
 
+  it('a tool sessions file the repository committed is never read as this machine’s sessions to resume', async () => {
+    const repo = makeRepo();
+    loadedOf(await writeContext(PLANNING(repo), { status: 'succeeded', sessions: { codex: { id: 'planted-7f3a' } } }));
+    git(repo, 'add', '-f', 'data/context/planning_sessions.local.json');
+    commitAll(repo, 'a committed sessions file');
+    for (const argv of [
+      ['context', 'show'],
+      ['context', 'bundle'],
+    ]) {
+      const ran = await runBinary(argv, { cwd: repo });
+      expect(ran.status).toBe(0);
+      expect(ran.stdout).not.toContain('planted-7f3a');
+      expect(ran.stderr).toContain(
+        "tool sessions ignored: data/context/planning_sessions.local.json: is committed to git, but tool sessions are this machine's own",
+      );
+    }
+    expect(loadedOf(await loadContext(PLANNING(repo))).sessions).toEqual({});
+    // Once git no longer tracks it, it is this machine's file again.
+    git(repo, 'rm', '-q', '--cached', 'data/context/planning_sessions.local.json');
+    expect(loadedOf(await loadContext(PLANNING(repo))).sessions).toEqual({ codex: { id: 'planted-7f3a' } });
+  });
+
   it('the library refuses a change that puts a secret anywhere, naming the field', async () => {
     const repo = makeRepo();
     const jwt = `${'eyJhbGciOiJIUzI1NiJ9'}.${'eyJzdWIiOiIxMjM0In0'}.dozjgNryP4J3jVmNHl0w5N`;

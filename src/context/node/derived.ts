@@ -83,7 +83,7 @@ const ignoredContextWarning = (scope: Scope, rule: string): string =>
   `${scope.display(scope.paths.json)} is ignored by git (${rule}), so it is never committed and never reaches a teammate: ${unignoreHint(rule)}`;
 
 /** A file of the context directory as git names it (git refuses a path beyond a link: `data/context` may be one). */
-const gitPathOf = (scope: Scope, file: string): string => `${scope.trackedDirectory}/${path.basename(file)}`;
+export const gitPathOf = (scope: Scope, file: string): string => `${scope.trackedDirectory}/${path.basename(file)}`;
 
 /** What git does with the files of one write: the rule that ignores the JSON, and the one that ignores the tool sessions. */
 export interface GitVisibility {

@@ -264,6 +264,10 @@ export const ignoredBy = async (
   return E.right(rules);
 };
 
+/** True when git tracks `file` (repository-relative, with `/`): it is committed, whatever the ignore rules say. */
+export const isTracked = async (root: string, file: string): Promise<boolean> =>
+  E.isRight(await runGit(root, ['ls-files', '--error-unmatch', '--', file]));
+
 /** Why git must not be asked while `file` (shown as `shown`) holds ignore rules it would wait on. */
 const blockingRules = (shown: string, stat: Stats): ContextError => ({
   code: 'io',

@@ -15,6 +15,8 @@ import {
 import { formatJsonDocument } from '../jsonText.js';
 import { decodeSessionsFile, encodeCheckedSessionsFile } from '../sessionsFile.js';
 import { readTextIfExists } from './files.js';
+import { gitPathOf } from './derived.js';
+import { isTracked } from './git.js';
 import { decodeText } from './read.js';
 import { located, type Scope } from './scope.js';
 
@@ -24,6 +26,14 @@ export const readSessionsFile = async (scope: Scope): Promise<E.Either<ContextEr
   const text = await readTextIfExists(scope.paths.sessions, CONTEXT_FILE_MAX_BYTES);
   if (E.isLeft(text)) return E.left(located(scope, scope.paths.sessions, text.left));
   if (text.right === undefined) return E.right(empty);
+  // A file the repository committed is not this machine's: its sessions are anyone's text, never resumed.
+  if (scope.location.kind === 'git' && (await isTracked(scope.paths.root, gitPathOf(scope, scope.paths.sessions))))
+    return E.left(
+      located(scope, scope.paths.sessions, {
+        code: 'invalid',
+        message: `is committed to git, but tool sessions are this machine's own: a committed file's are never used (git rm --cached it)`,
+      }),
+    );
   return E.mapLeft((error: ContextError) => located(scope, scope.paths.sessions, error))(
     decodeText(text.right, (value) => decodeSessionsFile(value, scope.kind)),
   );
