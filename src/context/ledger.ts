@@ -49,8 +49,69 @@ export interface MissingEvidence {
  * they name work still to do.
  */
 const COMPLETION =
-  /\b(?:done|fix(?:e[sd])|implement(?:s|ed)|complete[sd]?|finish(?:e[sd])|resolve[sd]|solve[sd]|ship(?:s|ped))\b/giu;
-const COMMIT_SUBJECT = /^\W*(?:fix|implement|complete|finish|resolve|solve|ship)\b/iu;
+  /\b(?:done|(?:re)?fix(?:e[sd])|(?:re)?implement(?:s|ed)|complete[sd]?|finish(?:e[sd])|resolve[sd]|solve[sd]|ship(?:s|ped))\b|\bclose[sd]?\s+#\d/giu;
+const COMMIT_SUBJECT = /^\W*(?:(?:re)?fix|(?:re)?implement|complete|finish|resolve|solve|ship)\b/iu;
+
+/**
+ * Letters of other scripts that render as Latin ones (Cyrillic and Greek lookalikes): read as
+ * those, so that "іmplemented" with a Cyrillic і is the word it shows.
+ */
+const LOOKALIKES: Readonly<Record<string, string>> = {
+  а: 'a',
+  е: 'e',
+  о: 'o',
+  р: 'p',
+  с: 'c',
+  у: 'y',
+  х: 'x',
+  і: 'i',
+  ј: 'j',
+  ѕ: 's',
+  ԁ: 'd',
+  һ: 'h',
+  ԛ: 'q',
+  ԝ: 'w',
+  А: 'A',
+  В: 'B',
+  Е: 'E',
+  К: 'K',
+  М: 'M',
+  Н: 'H',
+  О: 'O',
+  Р: 'P',
+  С: 'C',
+  Т: 'T',
+  Х: 'X',
+  І: 'I',
+  Ј: 'J',
+  Ѕ: 'S',
+  ο: 'o',
+  ν: 'v',
+  ι: 'i',
+  α: 'a',
+  κ: 'k',
+  ρ: 'p',
+  τ: 't',
+  υ: 'u',
+  Ο: 'O',
+  Ι: 'I',
+  Α: 'A',
+  Β: 'B',
+  Ε: 'E',
+  Ζ: 'Z',
+  Η: 'H',
+  Κ: 'K',
+  Μ: 'M',
+  Ν: 'N',
+  Ρ: 'P',
+  Τ: 'T',
+  Υ: 'Y',
+  Χ: 'X',
+};
+const LOOKALIKE = new RegExp(`[${Object.keys(LOOKALIKES).join('')}]`, 'gu');
+
+/** `text` with its lookalike letters read as the Latin ones they show. */
+const asShown = (text: string): string => text.normalize('NFKC').replace(LOOKALIKE, (letter) => LOOKALIKES[letter]!);
 /**
  * A negation of the completion word right after it, in the same clause: "not done", "isn't
  * fixed", "not yet fully implemented", "never resolved", "yet to be done". Only a few adverbs
@@ -61,9 +122,13 @@ const NEGATION =
   /(?:\b(?:not|never|no)|n't|\byet to be)(?:\s+(?:yet|been|be|being|fully|completely|entirely|quite|really|properly|actually|even|ever|all|always))*\s+$/iu;
 
 /** True when `text` says some work is done, implemented or fixed (and does not negate it). */
-export const isCompletionClaim = (text: string): boolean =>
-  COMMIT_SUBJECT.test(checkedText(text)) ||
-  [...text.matchAll(COMPLETION)].some((match) => !NEGATION.test(text.slice(0, match.index)));
+export const isCompletionClaim = (given: string): boolean => {
+  const text = asShown(checkedText(given));
+  return (
+    COMMIT_SUBJECT.test(text) ||
+    [...text.matchAll(COMPLETION)].some((match) => !NEGATION.test(text.slice(0, match.index)))
+  );
+};
 
 const invalid = (message: string): ContextError => ({ code: 'invalid', message });
 

@@ -168,6 +168,19 @@ describe('evidence helpers', () => {
       expect([claim, isCompletionClaim(claim)]).toEqual([claim, true]);
     for (const claim of ["Hasn't been implemented", 'Not yet fully fixed', 'Looked at how to fix the parser'])
       expect([claim, isCompletionClaim(claim)]).toEqual([claim, false]);
+    // Re-done work, an issue closed, and letters of another script that show as the Latin word count too.
+    for (const claim of [
+      'Reimplemented the lexer',
+      'Refixed the parser',
+      'Closes #12',
+      'This closed #7 for good',
+      'Lexer \u0456mplemented',
+      'F\u0456xed the parser',
+      'Lexer ｉｍｐｌｅｍｅｎｔｅｄ',
+    ])
+      expect([claim, isCompletionClaim(claim)]).toEqual([claim, true]);
+    for (const claim of ['The handler closes the socket', 'Completely rethought the plan', 'Close the issue later'])
+      expect([claim, isCompletionClaim(claim)]).toEqual([claim, false]);
   });
 
   it('lists the evidence paths once and flags the claims whose files are missing', () => {
