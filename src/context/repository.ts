@@ -112,6 +112,29 @@ const recorded = (file: ContextFile, identity: RepositoryIdentity): ContextFile 
 const describe = (identity: RepositoryIdentity): string =>
   `${JSON.stringify(identity.id)} (${identity.source.replace('_', ' ')})`;
 
+/** A repo key a checkout takes from its folder's name: neither a first commit nor an origin (`host/path`). */
+const isFolderKey = (repo: string): boolean => !repo.startsWith('first-commit:') && !repo.includes('/');
+
+/**
+ * `resolution` with the contexts still keyed by a folder name re-keyed to `identity`, an origin
+ * or a first commit the file records: a shallow clone's contexts that a merge brought in after
+ * another checkout had re-keyed the file (git merges the two without a conflict), which no
+ * checkout would read otherwise. A folder-named identity adopts none.
+ */
+const adoptFolderContexts = (resolution: RepositoryResolution, identity: RepositoryIdentity): RepositoryResolution => {
+  if (identity.source === 'folder') return resolution;
+  const folders = [
+    ...new Set(resolution.file.contexts.map((context) => context.key.repo).filter((repo) => isFolderKey(repo))),
+  ].filter((repo) => repo !== identity.id);
+  if (folders.length === 0) return resolution;
+  const adopted = `contexts recorded under the folder name ${folders.map((repo) => JSON.stringify(repo)).join(', ')} are keyed by ${describe(identity)} from now on`;
+  return {
+    ...resolution,
+    file: folders.reduce((file, from) => rekey(file, from, identity), resolution.file),
+    note: resolution.note === undefined ? adopted : `${resolution.note}; ${adopted}`,
+  };
+};
+
 /**
  * Decides which repository key a checkout that computes `computed` uses in `file`:
  * - the file records `computed`, or holds no context yet: `computed`;
@@ -156,7 +179,8 @@ const resolveKey = (
 ): RepositoryResolution => {
   const stored = file.repository;
   if (stored !== undefined) {
-    if (stored.id === computed.id) return { repo: computed.id, file: recorded(file, computed) };
+    if (stored.id === computed.id)
+      return adoptFolderContexts({ repo: computed.id, file: recorded(file, computed) }, computed);
     if (stored.id === misrecorded && computed.source !== 'folder')
       return {
         repo: computed.id,
@@ -169,11 +193,14 @@ const resolveKey = (
         file: rekey(file, stored.id, computed),
         note: `contexts recorded under the folder name ${describe(stored)} are keyed by ${describe(computed)} from now on`,
       };
-    return {
-      repo: stored.id,
-      file,
-      note: `using the context recorded for repository ${describe(stored)}; this checkout computes ${describe(computed)}`,
-    };
+    return adoptFolderContexts(
+      {
+        repo: stored.id,
+        file,
+        note: `using the context recorded for repository ${describe(stored)}; this checkout computes ${describe(computed)}`,
+      },
+      stored,
+    );
   }
   const repos = [...new Set(file.contexts.map((context) => context.key.repo))];
   if (repos.length === 0 || repos.includes(computed.id)) return { repo: computed.id, file: recorded(file, computed) };

@@ -83,6 +83,38 @@ describe('repository identity', () => {
       note: expect.stringMatching(/2 other/u),
     });
   });
+
+  it('adopts the contexts a merge brought in under a folder name after the file was re-keyed, whoever reads it', () => {
+    const first = { id: 'first-commit:a96f77155602', source: 'first_commit' } as const;
+    // A shallow clone's workstream, merged by git without a conflict into a file a full clone re-keyed.
+    const merged: ContextFile = { kind: 'planning', repository: first, contexts: [at(first.id), at('S', 'web')] };
+    const full = resolveRepositoryKey(merged, first);
+    expect(full.repo).toBe(first.id);
+    expect(full.file.contexts.map((context) => [context.key.repo, context.key.workstreamId])).toEqual([
+      [first.id, 'default'],
+      [first.id, 'web'],
+    ]);
+    expect(full.note).toBe(
+      'contexts recorded under the folder name "S" are keyed by "first-commit:a96f77155602" (first commit) from now on',
+    );
+    // The shallow clone itself uses the recorded identity, and reads the workstream there too.
+    const shallow = resolveRepositoryKey(merged, { id: 'S', source: 'folder' }, { record: false });
+    expect(shallow.repo).toBe(first.id);
+    expect(shallow.file.contexts.every((context) => context.key.repo === first.id)).toBe(true);
+    // An origin (host/path) of a fork, another repository's key, is never adopted; nor does a folder identity adopt any.
+    const fork: ContextFile = {
+      kind: 'planning',
+      repository: first,
+      contexts: [at(first.id), at('github.com/me/app')],
+    };
+    expect(resolveRepositoryKey(fork, first).file).toBe(fork);
+    const byFolder: ContextFile = {
+      kind: 'planning',
+      repository: { id: 'F', source: 'folder' },
+      contexts: [at('F'), at('S')],
+    };
+    expect(resolveRepositoryKey(byFolder, { id: 'F', source: 'folder' }).file).toBe(byFolder);
+  });
 });
 
 describe('key parts from names the repository chose', () => {
