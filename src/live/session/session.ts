@@ -39,6 +39,7 @@ import {
   compactionOf,
   decodeSessionState,
   encodeSessionState,
+  type EventPlan,
   extractionOf,
   holdsEvent,
   initialSessionState,
@@ -49,6 +50,7 @@ import {
   sectionOf,
   type SessionState,
 } from './sessionState.js';
+import { recordedSections } from './resent.js';
 import type { SnapshotUse } from './snapshot.js';
 import type { SessionStore } from './store.js';
 
@@ -385,6 +387,7 @@ const open = async (
     return E.right(own.recorded);
   };
 
+  const sections = recordedSections(store, id, env);
   /**
    * Records the event whose line is `event.fields`, unless the log holds it already: catch up,
    * plan it on the state, append it after the state's last line, and take the planned state
@@ -407,6 +410,7 @@ const open = async (
         if (E.isLeft(early)) return early;
       }
       let handed: { readonly key: string; readonly recorded: RecordedEvent } | undefined;
+      let resent: Extract<EventPlan, { kind: 'duplicate' }> | undefined;
       const attempt = async (): Promise<E.Either<SessionError, RecordedEvent>> => {
         // An append refused with `conflict` may have landed all the same (a connection lost before
         // the answer): found on its line at the next read, it is this call's own event, not a resend.
@@ -418,8 +422,11 @@ const open = async (
           if (own !== undefined) return own;
           const plan = planEvent(state, fields, env, sameResult);
           if (E.isLeft(plan)) return plan;
-          if (plan.right.kind === 'duplicate')
-            return E.right(plan.right.recorded.line === unanswered?.line ? unanswered : plan.right.recorded);
+          if (plan.right.kind === 'duplicate') {
+            if (plan.right.recorded.line === unanswered?.line) return E.right(unanswered);
+            resent = plan.right;
+            return E.right(resent.recorded);
+          }
           handed = { key: plan.right.key, recorded: plan.right.recorded };
           const appended = await store.append(id, state.lines, [plan.right.text]);
           if (E.isLeft(appended)) {
@@ -429,6 +436,7 @@ const open = async (
           }
           keepSetAside(appended.right.setAside);
           state = plan.right.next;
+          sections.keep(plan.right.key, plan.right.recorded);
           return E.right(plan.right.recorded);
         }
       };
@@ -438,6 +446,10 @@ const open = async (
         // same call again is then answered as this event (`confirmed`), not written twice.
         if (handed !== undefined) unconfirmed = { call: call(), ...handed };
         return recorded;
+      }
+      if (resent?.prompt !== undefined) {
+        const section = await sections.at(resent.key, resent.prompt);
+        return E.isLeft(section) ? section : answer({ ...recorded.right, output: section.right });
       }
       const saved = await saveSnapshotIfDue(SNAPSHOT_EVERY);
       if (E.isLeft(saved)) {

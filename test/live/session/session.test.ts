@@ -405,6 +405,24 @@ describe('a live session', () => {
     expect(replayHistory(readFileSync(writer.file, 'utf8')).report.errors).toEqual([]);
   });
 
+  it('answers a prompt sent again with the section its line holds, not one of what was recorded since', async () => {
+    const cwd = tempDir('session-');
+    const [a, b] = [await open('resent', { cwd }), await open('resent', { cwd })];
+    right(await a.ingestResult({ role: 'implementer', taskId: '1', output: result('1', 'Parser'), at: 1000 }));
+    const prompt = { taskId: '3', taskPrompt: 'Use src/1.ts and src/2.ts', at: 5000 };
+    const first = right(await a.compileContext(prompt));
+    expect(first.facts.map((fact) => fact.subject)).not.toContain('src/2.ts');
+    // A result recorded after the prompt's line, whose fact the prompt would now be given.
+    right(await b.ingestResult({ role: 'implementer', taskId: '2', output: result('2', 'Lexer'), at: 6000 }));
+    expect(right(await a.previewContext(prompt)).facts.map((fact) => fact.subject)).toContain('src/2.ts');
+    const replayed = replayHistory(readFileSync(a.file, 'utf8')).report.prompts.find((entry) => entry.line === 2);
+    expect(replayed?.sessionContext).toBe(first.sessionContext);
+    // Sent again to the process that recorded it, and to another one (which reads the log to answer).
+    for (const session of [a, b, await open('resent', { cwd })])
+      expect(right(await session.compileContext(prompt))).toEqual({ ...first, duplicate: true });
+    expect(readFileSync(a.file, 'utf8').trimEnd().split('\n')).toHaveLength(3);
+  });
+
   it('sees what another session object appended before it answers', async () => {
     const cwd = tempDir('session-');
     const [a, b] = [await open('shared', { cwd }), await open('shared', { cwd })];
