@@ -16,6 +16,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
+import * as O from 'fp-ts/lib/Option.js';
 import { describe, expect, it } from 'vitest';
 import { decodeBytes } from '../../../src/core/history/encoding.js';
 import { parseHistory, replayHistory, selectValidFacts } from '../../../src/index.js';
@@ -421,6 +422,20 @@ describe('a live session', () => {
     for (const session of [a, b, await open('resent', { cwd })])
       expect(right(await session.compileContext(prompt))).toEqual({ ...first, duplicate: true });
     expect(readFileSync(a.file, 'utf8').trimEnd().split('\n')).toHaveLength(3);
+  });
+
+  it('finds the latest prompt recorded for a task and prompt text, with the settings its section was made with', async () => {
+    const cwd = tempDir('session-');
+    const session = await open('recorded', { cwd });
+    const prompt = { taskId: '3', taskPrompt: 'Use src/1.ts' };
+    expect(right(await session.recordedPrompt(prompt))).toEqual(O.none);
+    right(await session.compileContext({ ...prompt, maxFacts: 4, at: 1000 }));
+    right(await session.compileContext({ ...prompt, taskPrompt: 'Use src/2.ts', layout: 'grouped', at: 2000 }));
+    right(await session.compileContext({ ...prompt, layout: 'grouped', tags: ['decision'], at: 3000 }));
+    right(await session.ingestResult({ role: 'implementer', taskId: '1', output: result('1', 'Parser'), at: 4000 }));
+    expect(right(await session.recordedPrompt(prompt))).toEqual(
+      O.some({ ...prompt, line: 3, layout: 'grouped', tags: ['decision'] }),
+    );
   });
 
   it('sees what another session object appended before it answers', async () => {
