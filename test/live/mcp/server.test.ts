@@ -476,6 +476,30 @@ describe('where fact-tracker mcp keeps its sessions', { timeout: 120_000 }, () =
     }
   };
 
+  it('checks a folder store before its first message: one it cannot use is one line and exit 1, a missing one is made later', async () => {
+    const cwd = tempDir('mcp-store-');
+    const file = join(cwd, 'notes.txt');
+    writeFileSync(file, 'not a folder\n');
+    const named = await runCli(['mcp', '--store', file], '', { cwd });
+    expect([named.status, named.stdout, named.stderr]).toEqual([
+      1,
+      '',
+      `fact-tracker mcp: io: cannot use the sessions folder ${file}: ${file} is not a folder\n`,
+    ]);
+    const below = await runCli(['mcp'], '', { cwd, env: { FACT_TRACKER_STORE: join(file, 'sessions') } });
+    expect([below.status, below.stdout, below.stderr.split('\n')]).toEqual([
+      1,
+      '',
+      [
+        expect.stringMatching(/^fact-tracker mcp: io: cannot prepare the sessions folder .*notes\.txt\/sessions: /u),
+        '',
+      ],
+    ]);
+    // A folder not made yet is fine: the first call that records makes it, the start does not.
+    const later = await runCli(['mcp', '--store', 'logs/sessions'], '', { cwd });
+    expect([later.status, later.stderr, existsSync(join(cwd, 'logs'))]).toEqual([0, '', false]);
+  });
+
   it('in the project: the top of the git work tree holding its working directory, as the hooks find it', async () => {
     const project = tempDir('mcp-project-');
     mkdirSync(join(project, '.git'));
