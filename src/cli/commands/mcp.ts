@@ -4,6 +4,7 @@ import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { collapseWhitespace } from '../../base/text.js';
 import { serveMcp } from '../../live/mcp/stdio.js';
+import { checkSessionsFolder } from '../../live/session/files.js';
 import { resolveProjectDirectory } from '../../live/session/project.js';
 import type { SessionStore } from '../../live/session/store.js';
 import type { McpCommand } from '../command.js';
@@ -19,15 +20,20 @@ type SessionsPlace = { readonly directory?: string } | { readonly store: Session
 
 /**
  * Where the server keeps sessions: a folder (as `--sessions-dir` always did, relative to the
- * project), or a PostgreSQL store, checked before the server reads its first message: a server
- * that cannot reach its store says so in one line and exits 1, rather than fail every call.
+ * project `cwd`), or a PostgreSQL store. A store named by `--store`, `--sessions-dir` or
+ * `FACT_TRACKER_STORE` is checked before the server reads its first message: a server that
+ * cannot use it says so in one line and exits 1, rather than fail every call.
  */
-const sessionsPlace = (command: McpCommand, io: CliIo): TE.TaskEither<string, SessionsPlace> =>
+const sessionsPlace = (command: McpCommand, io: CliIo, cwd: string | undefined): TE.TaskEither<string, SessionsPlace> =>
   pipe(
     TE.fromEither(E.mapLeft(oneLine)(chooseStore(command, io.env))),
     TE.chain((choice) => async (): Promise<E.Either<string, SessionsPlace>> => {
-      if (choice.kind === 'folder')
-        return E.right(choice.directory === undefined ? {} : { directory: choice.directory });
+      if (choice.kind === 'folder') {
+        const place = choice.directory === undefined ? {} : { directory: choice.directory };
+        if (choice.from === 'default') return E.right(place);
+        const checked = await checkSessionsFolder({ ...place, ...(cwd === undefined ? {} : { cwd }) });
+        return E.isLeft(checked) ? E.left(oneLine(checked.left)) : E.right(place);
+      }
       const opened = await openPostgresStore(choice.address);
       if (E.isLeft(opened)) return E.left(oneLine(opened.left));
       const checked = await opened.right.list();
@@ -38,12 +44,21 @@ const sessionsPlace = (command: McpCommand, io: CliIo): TE.TaskEither<string, Se
   );
 
 /** Serves until standard input closes; resolves to exit status 0. Standard output carries only the protocol. */
-export const runMcp = (command: McpCommand, io: CliIo): TE.TaskEither<string, number> =>
-  pipe(
+export const runMcp = (command: McpCommand, io: CliIo): TE.TaskEither<string, number> => {
+  // The project's sessions, as the hooks find them: Claude Code names the project of a stdio
+  // server in CLAUDE_PROJECT_DIR; else the git work tree of the working directory, else it.
+  const cwd =
+    io.cwd === undefined
+      ? undefined
+      : resolveProjectDirectory({
+          cwd: io.cwd,
+          ...(io.env?.['CLAUDE_PROJECT_DIR'] === undefined ? {} : { projectDir: io.env['CLAUDE_PROJECT_DIR'] }),
+        });
+  return pipe(
     TE.Do,
     TE.apS('countTokens', tokenCounter(command.tokenizer)),
     TE.apS('version', TE.fromEither(io.version())),
-    TE.bind('place', () => sessionsPlace(command, io)),
+    TE.bind('place', () => sessionsPlace(command, io, cwd)),
     TE.chain(({ countTokens, version, place }) => async () => {
       if (io.stdio === undefined) {
         if ('store' in place) await place.store.close();
@@ -59,16 +74,7 @@ export const runMcp = (command: McpCommand, io: CliIo): TE.TaskEither<string, nu
       const served = await serveMcp(io.stdio, {
         version,
         countTokens,
-        // The project's sessions, as the hooks find them: Claude Code names the project of a stdio
-        // server in CLAUDE_PROJECT_DIR; else the git work tree of the working directory, else it.
-        ...(io.cwd === undefined
-          ? {}
-          : {
-              cwd: resolveProjectDirectory({
-                cwd: io.cwd,
-                ...(io.env?.['CLAUDE_PROJECT_DIR'] === undefined ? {} : { projectDir: io.env['CLAUDE_PROJECT_DIR'] }),
-              }),
-            }),
+        ...(cwd === undefined ? {} : { cwd }),
         ...place,
         ...(command.maxAnswerTokens === undefined ? {} : { maxAnswerTokens: command.maxAnswerTokens }),
         ...(command.layout === undefined ? {} : { layout: command.layout }),
@@ -78,3 +84,4 @@ export const runMcp = (command: McpCommand, io: CliIo): TE.TaskEither<string, nu
       return E.map(() => EXIT_OK)(served);
     }),
   );
+};

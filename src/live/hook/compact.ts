@@ -15,9 +15,16 @@ export const COMPACT_AT_LINES = 512;
 /** Settled dispatches whose result markers a compacted file keeps, so repeated events stay no-ops. */
 const KEPT_SETTLED = 256;
 
+/** True when the dispatch `key` is known and no result can still come for it. */
+const isSettledKey = (state: HookState, key: string): boolean => {
+  const dispatch = state.byKey[key];
+  return dispatch !== undefined && isSettled(dispatch);
+};
+
 /**
  * The records that leave the same state for every decision still to be made: live dispatches
- * with what happened to them, waiting reports, the latest observation, and markers for the most
+ * with what happened to them, waiting reports, the results the session did not record, the
+ * latest observation, and markers for the most
  * recent settled dispatches and agents (a repeated stop of one of them stays a no-op). A
  * dispatch still waiting for its result after `retentionMs` at `now` is dropped (its subagent
  * has long stopped), and settled dispatches past the most recent KEPT_SETTLED leave no marker.
@@ -76,6 +83,16 @@ export const compactHookRecords = (state: HookState, now: number, retentionMs: n
     .filter((agentId) => !markedAgents.has(agentId))
     .slice(-KEPT_SETTLED);
   for (const agentId of orphans) records.push({ type: 'result', agentId, taskId: agentId, at: now });
+  // What the session did not record of an agent or a dispatch that may still send a result, before
+  // the reports (a refused one drops its agent's report, as it did when it was first read).
+  const missedAgents = Object.entries(state.missedAgents)
+    .filter(([agentId]) => !isAgentSettled(state, agentId))
+    .slice(-KEPT_SETTLED);
+  for (const [agentId, missed] of missedAgents) records.push({ type: 'missed', agentId, ...missed, at: now });
+  const missedKeys = Object.entries(state.missedKeys)
+    .filter(([key]) => state.settledKeys[key] !== true && !isSettledKey(state, key))
+    .slice(-KEPT_SETTLED);
+  for (const [key, missed] of missedKeys) records.push({ type: 'missed', key, ...missed, at: now });
   // A report of an agent whose call is over will never be recorded: it is not kept.
   records.push(...Object.values(state.reports).filter((report) => !isAgentSettled(state, report.agentId)));
   if (state.rewrite !== undefined && !live.some((dispatch) => dispatch.observed)) {

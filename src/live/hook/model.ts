@@ -4,7 +4,7 @@ import type { Failure } from '../../base/failure.js';
 import type { SectionLayout } from '../../core/retrieve/defaults.js';
 import type { CompileContextInput, IngestResultInput } from '../session/model.js';
 import type { HookEvent, SubagentDispatch } from './payload.js';
-import type { DispatchRecord, HookRecord } from './records.js';
+import type { DispatchRecord, HookRecord, ResultRecord } from './records.js';
 import type { HookState } from './state.js';
 
 /** Agent types matching this are reviewers; every other agent is an implementer. */
@@ -57,6 +57,10 @@ export interface IngestEffect {
   readonly request: IngestResultInput & { readonly at: number };
   /** Who the result is from, for messages. */
   readonly what: string;
+  /** What marks the result recorded: appended once the session answers that it is, and only then. */
+  readonly marks: ReadonlyArray<ResultRecord>;
+  /** The digest of the result's text, kept when the session does not record it (`MissRecord`). */
+  readonly digest: string;
 }
 
 /** What the shell does for a transition, in order. */

@@ -11,7 +11,8 @@
  * - `none`: the prompt carries a `[Session Context]` section already.
  * Its result is recorded once, from whichever event first brings it together with its dispatch:
  * the call's own `PostToolUse` (`join: 'tool'`, exact), or the `SubagentStop` of the agent it
- * is known to belong to.
+ * is known to belong to. It is marked recorded (`result`) only once the session recorded it; a
+ * result the session did not record is marked `missed`, and a later one may still be.
  */
 import * as O from 'fp-ts/lib/Option.js';
 import { z } from 'zod';
@@ -80,6 +81,24 @@ export interface ResultRecord {
   readonly at: number;
 }
 
+/**
+ * The session did not record a result for the dispatch `key`, the agent `agentId`, or both: it
+ * refused its text (`retry` false: the same text would be refused again, and was told), or failed
+ * in passing (`retry` true: the same text is sent again at the agent's next stop, with the time
+ * it was first sent, `sentAt`, so a line that landed all the same is known as it). A later
+ * result of another text is recorded as any other.
+ */
+export interface MissRecord {
+  readonly type: 'missed';
+  readonly key?: string;
+  readonly agentId?: string;
+  /** The digest of the result's text (`digestOf`). */
+  readonly digest: string;
+  readonly retry: boolean;
+  readonly sentAt: number;
+  readonly at: number;
+}
+
 /** Whether the host applied a rewritten prompt, as the end of the call `key` showed. */
 export interface ObserveRecord {
   readonly type: 'observe';
@@ -106,6 +125,7 @@ export type HookRecord =
   | EndRecord
   | ReportRecord
   | ResultRecord
+  | MissRecord
   | ObserveRecord
   | UnmarkedRecord;
 
@@ -131,6 +151,15 @@ const HookRecordSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('end'), key: Text, final: z.boolean(), at: Time }),
   z.object({ type: z.literal('report'), agentId: Text, text: Text, source: z.enum(['handback', 'stop']), at: Time }),
   z.object({ type: z.literal('result'), key: Optional, agentId: Optional, taskId: Text, at: Time }),
+  z.object({
+    type: z.literal('missed'),
+    key: Optional,
+    agentId: Optional,
+    digest: Text,
+    retry: z.boolean(),
+    sentAt: Time,
+    at: Time,
+  }),
   z.object({ type: z.literal('observe'), key: Text, rewrite: z.enum(['honoured', 'ignored']), at: Time }),
   z.object({ type: z.literal('unmarked'), key: Text, at: Time }),
 ]);

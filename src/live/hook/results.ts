@@ -5,9 +5,15 @@ import { BEGIN_MARKER, END_MARKER } from '../../core/extract/parse.js';
 import { collapseWhitespace } from '../../base/text.js';
 import { nameId } from '../session/id.js';
 import { agentTaskId, selectTaskId, type SubagentCallEnded, type SubagentCallFailed } from './payload.js';
-import type { DispatchState } from './state.js';
-import { isAgentSettled, isAwaitingToolResult, selectDispatchOfAgent, selectExpiredReports } from './select.js';
-import { agentName, holdsResult, recordResult, say, type Turn } from './turn.js';
+import type { DispatchState, Missed } from './state.js';
+import {
+  isAgentSettled,
+  isAwaitingToolResult,
+  selectDispatchOfAgent,
+  selectExpiredReports,
+  selectMissed,
+} from './select.js';
+import { agentName, digestOf, holdsResult, recordResult, say, type Turn } from './turn.js';
 
 /**
  * Tells the user, once per dispatch, that an answer its subagent gave has no result block, so
@@ -115,22 +121,25 @@ export const onCallEnded = (event: SubagentCallEnded, turn: Turn): void => {
   const report = agentId === undefined ? undefined : state.reports[agentId];
   const launched = response.status === 'async_launched';
   const text = report?.text ?? (launched ? undefined : response.text);
-  if (!dispatch.resulted && holdsResult(text)) {
-    recordResult(turn, {
-      taskId: record.taskId,
-      text,
-      agentType: record.agentType ?? event.agentType,
-      at: report?.at ?? turn.now,
-      key: record.key,
-      ...(agentId === undefined ? {} : { agentId }),
-      what: agentName(agentId, record.agentType),
-    });
-    // The same answer kept from a stop whose agent the call did not name (older versions) is this one.
-    if (agentId === undefined)
-      for (const kept of Object.values(state.reports))
-        if (sameText(kept.text, text))
-          records.push({ type: 'result', agentId: kept.agentId, taskId: record.taskId, at: turn.now });
-  }
+  if (!dispatch.resulted && holdsResult(text))
+    recordResult(
+      turn,
+      {
+        taskId: record.taskId,
+        text,
+        agentType: record.agentType ?? event.agentType,
+        at: report?.at ?? turn.now,
+        key: record.key,
+        ...(agentId === undefined ? {} : { agentId }),
+        what: agentName(agentId, record.agentType),
+      },
+      // The same answer kept from a stop whose agent the call did not name (older versions) is this one.
+      agentId === undefined
+        ? Object.values(state.reports)
+            .filter((kept) => sameText(kept.text, text))
+            .map((kept) => ({ type: 'result', agentId: kept.agentId, taskId: record.taskId, at: turn.now }) as const)
+        : [],
+    );
   // A spawn that returns at once (Codex) is not the end of its subagent: only Claude Code's call is.
   const final = !launched && record.join === 'tool';
   if (final && !dispatch.resulted && !dispatch.final && text !== undefined && !holdsResult(text))
@@ -145,7 +154,11 @@ export const onCallFailed = (event: SubagentCallFailed, turn: Turn): void => {
     turn.records.push({ type: 'end', key: dispatch.record.key, final: true, at: turn.now });
 };
 
-/** A subagent's report (a handed-back one, or its last message): recorded where its task is known exactly, else kept. */
+/**
+ * A subagent's report (a handed-back one, or its last message): recorded where its task is known
+ * exactly, else kept. An agent whose earlier report the session did not record is not settled:
+ * its next report is recorded (a Codex subagent stops after every turn).
+ */
 export const onReport = (
   turn: Turn,
   agentId: string | undefined,
@@ -160,6 +173,13 @@ export const onReport = (
   const kept = agentId === undefined ? undefined : state.reports[agentId];
   if (kept !== undefined && sameText(kept.text, text)) return;
   const link = selectDispatchOfAgent(state, agentId);
+  // A text the session refused for this agent before: the user was told then.
+  const key = O.isSome(link) ? link.value.dispatch.record.key : undefined;
+  if (
+    holdsResult(text) &&
+    O.exists((missed: Missed) => !missed.retry)(selectMissed(state, key, agentId, digestOf(text)))
+  )
+    return;
   if (!holdsResult(text)) {
     // Nothing to record or keep; said where the report is known to be its call's answer.
     if (O.isSome(link) && (link.value.exact || link.value.dispatch.record.join === 'agent'))

@@ -1,7 +1,7 @@
 /** What the hook's decisions ask of its state: pure functions of the state, an agent or a type, and the time. */
 import * as O from 'fp-ts/lib/Option.js';
 import type { ReportRecord } from './records.js';
-import type { DispatchState, HookState } from './state.js';
+import type { DispatchState, HookState, Missed } from './state.js';
 
 /** True when no result can still come for the dispatch. */
 export const isSettled = (dispatch: DispatchState): boolean => dispatch.resulted || dispatch.final;
@@ -91,4 +91,21 @@ export const isAwaitingToolResult = (state: HookState, now: number, timeoutMs: n
 export const selectExpiredReports = (state: HookState, now: number, timeoutMs: number): ReadonlyArray<ReportRecord> =>
   Object.values(state.reports).filter(
     (report) => now - report.at > timeoutMs && !isAgentSettled(state, report.agentId),
+  );
+
+/**
+ * What became of an earlier try of the same text (`digest`) for the agent `agentId` or the
+ * dispatch `key`, when the session did not record it: refused, or to be sent again.
+ */
+export const selectMissed = (
+  state: HookState,
+  key: string | undefined,
+  agentId: string | undefined,
+  digest: string,
+): O.Option<Missed> =>
+  O.fromNullable(
+    [
+      agentId === undefined ? undefined : state.missedAgents[agentId],
+      key === undefined ? undefined : state.missedKeys[key],
+    ].find((missed) => missed?.digest === digest),
   );

@@ -3,7 +3,7 @@
  * this state and returns the records it adds, so the state a later process reads back from the
  * file is exactly the one the transition returned.
  */
-import type { DispatchRecord, HookRecord, ReportRecord } from './records.js';
+import type { DispatchRecord, HookRecord, MissRecord, ReportRecord } from './records.js';
 
 /** A dispatch and what happened to it since. */
 export interface DispatchState {
@@ -29,6 +29,9 @@ export interface AgentLink {
   readonly exact: boolean;
 }
 
+/** A result the session did not record: its text's digest, and whether that text is to be sent again (`MissRecord`). */
+export type Missed = Pick<MissRecord, 'digest' | 'retry' | 'sentAt'>;
+
 /** The state the records of a hooks file leave. */
 export interface HookState {
   /** Dispatches, oldest first. */
@@ -41,6 +44,9 @@ export interface HookState {
   readonly settledAgents: Readonly<Record<string, true>>;
   /** Dispatches whose result was recorded, known by key even after their records were compacted away. */
   readonly settledKeys: Readonly<Record<string, true>>;
+  /** The last result the session did not record, by agent and by dispatch key, until one is recorded. */
+  readonly missedAgents: Readonly<Record<string, Missed>>;
+  readonly missedKeys: Readonly<Record<string, Missed>>;
   /** The latest evidence of whether the host applies a rewritten prompt. */
   readonly rewrite?: 'honoured' | 'ignored';
   /** Lines read. */
@@ -63,6 +69,8 @@ export const emptyHookState: HookState = Object.freeze({
   reports: Object.freeze(idRecord<ReportRecord>()),
   settledAgents: Object.freeze(idRecord<true>()),
   settledKeys: Object.freeze(idRecord<true>()),
+  missedAgents: Object.freeze(idRecord<Missed>()),
+  missedKeys: Object.freeze(idRecord<Missed>()),
   lines: 0,
 });
 
@@ -79,10 +87,13 @@ export const applyHookRecords = (state: HookState, records: ReadonlyArray<HookRe
   const reports = idRecord(state.reports);
   const settledAgents = idRecord(state.settledAgents);
   const settledKeys = idRecord(state.settledKeys);
+  const missedAgents = idRecord(state.missedAgents);
+  const missedKeys = idRecord(state.missedKeys);
   let rewrite = state.rewrite;
   const settleAgent = (agentId: string): void => {
     settledAgents[agentId] = true;
     delete reports[agentId];
+    delete missedAgents[agentId];
   };
   const dispatchOf = (key: string): Mutable<DispatchState> | undefined => byKey.get(key);
   for (const record of records) {
@@ -134,10 +145,21 @@ export const applyHookRecords = (state: HookState, records: ReadonlyArray<HookRe
       case 'result': {
         if (record.key !== undefined) {
           settledKeys[record.key] = true;
+          delete missedKeys[record.key];
           const dispatch = dispatchOf(record.key);
           if (dispatch !== undefined) dispatch.resulted = true;
         }
         if (record.agentId !== undefined) settleAgent(record.agentId);
+        break;
+      }
+      case 'missed': {
+        const missed: Missed = Object.freeze({ digest: record.digest, retry: record.retry, sentAt: record.sentAt });
+        if (record.key !== undefined) missedKeys[record.key] = missed;
+        if (record.agentId !== undefined) {
+          missedAgents[record.agentId] = missed;
+          // A report the session refused will never be recorded: it is not kept.
+          if (!record.retry) delete reports[record.agentId];
+        }
         break;
       }
       case 'unmarked': {
@@ -161,6 +183,8 @@ export const applyHookRecords = (state: HookState, records: ReadonlyArray<HookRe
     reports: Object.freeze(reports),
     settledAgents: Object.freeze(settledAgents),
     settledKeys: Object.freeze(settledKeys),
+    missedAgents: Object.freeze(missedAgents),
+    missedKeys: Object.freeze(missedKeys),
     ...(rewrite === undefined ? {} : { rewrite }),
     lines: state.lines + records.length,
   });

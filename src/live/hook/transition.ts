@@ -16,13 +16,15 @@
  *   is recorded under the right task); `PostToolUseFailure` ends the call.
  * - `SubagentStart` hands a waiting section to a subagent of its type (`additionalContext`).
  * - `SubagentStop` records the last message of a subagent whose task is known; a repeated stop
- *   of an agent already recorded is a no-op.
+ *   of an agent already recorded is a no-op, while a later stop of one whose result the session
+ *   did not record is recorded (a Codex subagent stops after every turn).
  * Every event first records the reports whose call never named their agent in time (expiry).
  * See state.ts and select.ts for the rules, and docs/hooks.md for which host gets which path.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { type Failure, failure } from '../../base/failure.js';
 import { nameId } from '../session/id.js';
+import { STORE_ACCESS_CODES } from '../session/model.js';
 import { decideEvent } from './decide.js';
 import { rewriteOutput } from './sections.js';
 import {
@@ -36,7 +38,7 @@ import {
   type SayEffect,
   type SessionAnswer,
 } from './model.js';
-import type { DispatchRecord } from './records.js';
+import type { DispatchRecord, MissRecord } from './records.js';
 import { applyHookRecords, type HookState } from './state.js';
 
 /** A failure of the session, as the user reads it: what it was about, then why. */
@@ -76,21 +78,49 @@ const onCompiled = (
 };
 
 /**
- * What the user is told about a recorded result: a failure to record it, or the extraction's
- * warnings (in the transcript only a result that lands on another task than it names).
+ * Failures of the session that say nothing about the result itself (it could not be reached,
+ * locked, written or read, or failed): the same result may be recorded when sent again.
+ */
+const PASSING_CODES: ReadonlySet<string> = new Set<string>([
+  'io',
+  'conflict',
+  'internal',
+  'unknown_session',
+  ...STORE_ACCESS_CODES,
+]);
+
+/**
+ * What a recorded result leaves, and what the user is told: once the session recorded it, the
+ * marks and the extraction's warnings (in the transcript only a result that lands on another
+ * task than it names); else the failure, and a mark that it was missed: refused for good when
+ * the session refused its text, else to be sent again, as it was, by the agent's next stop.
  */
 const onIngested = (
   effect: IngestEffect,
   answer: SessionAnswer<{ readonly warnings: ReadonlyArray<string> }>,
+  now: number,
 ): HookDecision => {
-  const { what, request } = effect;
+  const { what, request, marks } = effect;
   const about = `the result of ${what} for task ${nameId(request.taskId)}`;
   if (E.isLeft(answer)) {
     const { step, failure: error } = answer.left;
-    return { records: [], effects: [sessionSaid(step === 'open' ? about : `${about} was not recorded`, error)] };
+    const [mark] = marks;
+    const missed: MissRecord = {
+      type: 'missed',
+      ...(mark?.key === undefined ? {} : { key: mark.key }),
+      ...(mark?.agentId === undefined ? {} : { agentId: mark.agentId }),
+      digest: effect.digest,
+      retry: step === 'open' || PASSING_CODES.has(error.code),
+      sentAt: request.at,
+      at: now,
+    };
+    return {
+      records: [missed],
+      effects: [sessionSaid(step === 'open' ? about : `${about} was not recorded`, error)],
+    };
   }
   return {
-    records: [],
+    records: marks,
     effects: answer.right.warnings.map((warning): SayEffect => ({
       type: 'say',
       failure: failure('result_warning', `${about}: ${warning}`),
@@ -115,7 +145,7 @@ export const hookTransition = (
       ? decideEvent(state, input.event, now, settings)
       : input.type === 'compiled'
         ? onCompiled(input.effect, input.answer)
-        : onIngested(input.effect, input.answer);
+        : onIngested(input.effect, input.answer, now);
   return {
     state: applyHookRecords(state, decision.records),
     records: decision.records,

@@ -3,12 +3,15 @@
  * effects it adds in order. Shared by the decisions about sections (sections.ts) and about
  * results (results.ts).
  */
+import * as O from 'fp-ts/lib/Option.js';
 import { type Failure, failure } from '../../base/failure.js';
+import { sha256HexPrefix } from '../../base/hash.js';
 import { BEGIN_MARKER } from '../../core/extract/parse.js';
 import { LIMIT_CODES, MAX_OUTPUT_LENGTH } from '../session/limits.js';
 import { nameId } from '../session/id.js';
 import type { HookEffect, HookSettings } from './model.js';
-import type { HookRecord } from './records.js';
+import type { HookRecord, ResultRecord } from './records.js';
+import { selectMissed } from './select.js';
 import type { HookState } from './state.js';
 
 /** The role of an agent type's results. */
@@ -21,6 +24,9 @@ const BLOCK_LINE = new RegExp(`^[ \\t]*${BEGIN_MARKER}[ \\t]*$`, 'mu');
 
 /** True when `text` holds a result block (a line with the begin marker alone). */
 export const holdsResult = (text: string | undefined): text is string => text !== undefined && BLOCK_LINE.test(text);
+
+/** The digest of a result's text: the same text again is the same result. */
+export const digestOf = (text: string): string => sha256HexPrefix(text, 16);
 
 /** One event's decision as it is made: the state it reads, and what it adds, in order. */
 export interface Turn {
@@ -49,37 +55,54 @@ export interface ResultToRecord {
 }
 
 /**
- * Asks the session to record a subagent's result, and marks it recorded. A result whose own
- * `task_id` differs from the task it lands on is told to the user (transition.ts): the facts
- * are bound to the task of the call it answered.
+ * Asks the session to record a subagent's result; it is marked recorded (`marks`, and the extra
+ * `alsoMarks`) once the session answers that it is (transition.ts). A text the session refused
+ * before for the same agent or dispatch is not sent again (the user was told then); a text it
+ * failed to record in passing is sent again with the time it was first sent. A result whose own
+ * `task_id` differs from the task it lands on is told to the user (transition.ts): the facts are
+ * bound to the task of the call it answered.
  */
-export const recordResult = (turn: Turn, result: ResultToRecord): void => {
-  const { taskId, text, what } = result;
-  if (text.length > MAX_OUTPUT_LENGTH)
-    say(
-      turn,
-      failure(
-        LIMIT_CODES.output,
-        `the result of ${what} for task ${nameId(taskId)} has ${text.length} characters; at most ${MAX_OUTPUT_LENGTH} are recorded, so it was not`,
-      ),
-    );
-  else
+export const recordResult = (turn: Turn, result: ResultToRecord, alsoMarks: ReadonlyArray<ResultRecord> = []): void => {
+  const { taskId, text, what, key, agentId } = result;
+  const digest = digestOf(text);
+  const missed = O.toUndefined(selectMissed(turn.state, key, agentId, digest));
+  if (missed?.retry === false) return;
+  const mark: ResultRecord = {
+    type: 'result',
+    ...(key === undefined ? {} : { key }),
+    ...(agentId === undefined ? {} : { agentId }),
+    taskId,
+    at: turn.now,
+  };
+  if (text.length <= MAX_OUTPUT_LENGTH) {
     turn.effects.push({
       type: 'ingest',
       request: {
         role: selectRole(result.agentType, turn.settings.reviewerPattern),
         taskId,
         output: text,
-        at: result.at,
+        at: missed?.sentAt ?? result.at,
       },
       what,
+      marks: [mark, ...alsoMarks],
+      digest,
     });
-  // Marked whatever the session answers: a result the contract rejected is not retried by a repeated stop.
+    return;
+  }
+  say(
+    turn,
+    failure(
+      LIMIT_CODES.output,
+      `the result of ${what} for task ${nameId(taskId)} has ${text.length} characters; at most ${MAX_OUTPUT_LENGTH} are recorded, so it was not`,
+    ),
+  );
   turn.records.push({
-    type: 'result',
-    ...(result.key === undefined ? {} : { key: result.key }),
-    ...(result.agentId === undefined ? {} : { agentId: result.agentId }),
-    taskId,
+    type: 'missed',
+    ...(key === undefined ? {} : { key }),
+    ...(agentId === undefined ? {} : { agentId }),
+    digest,
+    retry: false,
+    sentAt: result.at,
     at: turn.now,
   });
 };

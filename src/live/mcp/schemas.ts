@@ -153,9 +153,37 @@ export const CompileOut = z.object({
   omitted: z.number(),
 });
 
-/** The input of `explain_context`. */
+/** What an explanation's settings default to: those of the prompt as it was recorded, else the server's. */
+const AS_RECORDED = "default: the latest prompt of this task and text as it was recorded, else the server's";
+
+/** The input of `explain_context`: the section explained is made as the prompt's own was. */
 export const ExplainIn = z
-  .object({ sessionId: SessionId, taskId: TaskId('The task'), taskPrompt: TaskPrompt, limit: Limit(30) })
+  .object({
+    sessionId: SessionId,
+    taskId: TaskId('The task'),
+    taskPrompt: TaskPrompt,
+    tags: z
+      .array(z.enum(FACT_TAGS))
+      .max(FACT_TAGS.length)
+      .optional()
+      .describe(`Only facts with one of these tags (${AS_RECORDED})`),
+    maxTokens: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_SECTION_TOKENS)
+      .optional()
+      .describe(`Token budget of the section (${AS_RECORDED}, ${DEFAULT_MAX_TOKENS})`),
+    maxFacts: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_SECTION_FACTS)
+      .optional()
+      .describe(`Facts in the section (${AS_RECORDED}, ${DEFAULT_MAX_FACTS})`),
+    layout: z.enum(SECTION_LAYOUTS).optional().describe(`The section's layout (${AS_RECORDED}, lines unless set)`),
+    limit: Limit(30),
+  })
   .strict();
 const DecisionOut = TripleOut.extend({
   decision: z.enum(['included', 'excluded']),
@@ -179,6 +207,9 @@ const DecisionOut = TripleOut.extend({
 /** The answer of `explain_context`. */
 export const ExplainOut = z.object({
   sessionId: z.string(),
+  /** The recorded prompt whose settings the section was made with, when there is one. */
+  line: z.number().optional(),
+  layout: z.enum(SECTION_LAYOUTS),
   decisions: z.array(DecisionOut),
   total: z.number(),
   omitted: z.number(),

@@ -5,6 +5,7 @@
  */
 import type { McpServer } from '@modelcontextprotocol/server';
 import * as E from 'fp-ts/lib/Either.js';
+import * as O from 'fp-ts/lib/Option.js';
 import type { Failure } from '../../base/failure.js';
 import { BEGIN_MARKER, END_MARKER } from '../../core/extract/parse.js';
 import { selectFactsWhere } from '../../core/store/selectors.js';
@@ -25,7 +26,7 @@ import {
   ListOut,
   taskIdText,
 } from './schemas.js';
-import type { SectionLayout } from '../../core/retrieve/defaults.js';
+import { DEFAULT_LAYOUT, type SectionLayout } from '../../core/retrieve/defaults.js';
 
 /** Cuts an answer's list until the answer fits the server's bound (see `fitAnswer`). */
 export type FitAnswer = <T>(
@@ -126,21 +127,37 @@ export const registerTools = (
     {
       title: 'Why these facts',
       description:
-        'For a task prompt: the facts ranked for it, each with its score, the parts of the score and whether it would be included (or why not). Records nothing.',
+        "For a task prompt: the facts ranked for it, each with its score, the parts of the score and whether it would be included (or why not), in the section made as the latest prompt of this task and text was recorded (its tags, limits and layout; else the server's), on the session as it is now. Records nothing.",
       inputSchema: ExplainIn,
       outputSchema: ExplainOut,
       annotations: { readOnlyHint: true },
     },
-    atBoundary(async ({ sessionId, taskId, taskPrompt, limit = 30 }) => {
+    atBoundary(async ({ sessionId, taskId, taskPrompt, tags, maxTokens, maxFacts, layout, limit = 30 }) => {
       const live = await session(sessionId, false);
       if (E.isLeft(live)) return failureAnswer(live.left);
-      const explained = await live.right.explainContext({ taskId: taskIdText(taskId), taskPrompt });
+      const asked = { taskId: taskIdText(taskId), taskPrompt };
+      const recorded = await live.right.recordedPrompt(asked);
+      if (E.isLeft(recorded)) return failureAnswer(recorded.left);
+      // The section as it was given: the recorded prompt's settings, else the server's; the call's own go first.
+      const { line, ...given } = O.isSome(recorded.right)
+        ? recorded.right.value
+        : { ...asked, line: undefined, ...(defaults.layout === undefined ? {} : { layout: defaults.layout }) };
+      const query = {
+        ...given,
+        ...(tags === undefined ? {} : { tags }),
+        ...(maxFacts === undefined ? {} : { maxFacts }),
+        ...(maxTokens === undefined ? {} : { maxTokens }),
+        ...(layout === undefined ? {} : { layout }),
+      };
+      const explained = await live.right.explainContext(query);
       if (E.isLeft(explained)) return failureAnswer(explained.left);
       const decisions = explained.right;
       const top = decisions.slice(0, limit).map(decisionOut);
       return toolAnswer(
         fit(top, (kept, omitted) => ({
           sessionId,
+          ...(line === undefined ? {} : { line }),
+          layout: query.layout ?? DEFAULT_LAYOUT,
           decisions: kept,
           total: decisions.length,
           omitted: omitted + decisions.length - top.length,

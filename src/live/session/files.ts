@@ -5,9 +5,9 @@
  * as it is. The store remembers, per session, where in the file the last line it read or wrote
  * ends, so a reader only reads what was appended since.
  */
-import { lstatSync, type Stats } from 'node:fs';
+import { accessSync, constants, existsSync, lstatSync, type Stats, statSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { internalFailure } from '../../base/failure.js';
 import { parseSessionId } from './id.js';
@@ -152,6 +152,29 @@ export const locateSession = async (
   if (E.isLeft(ready)) return ready;
   const file = join(directory, `${id.right}${LOG_EXTENSION}`);
   return E.right({ id: id.right, file, setAsideFile: `${file}${SET_ASIDE_EXTENSION}` });
+};
+
+/**
+ * Checks, creating nothing, that the sessions folder `options` name can be used as a store: a
+ * folder this process can read, or, where there is none yet, a place where one can be made (the
+ * nearest entry above it a folder it may write in); links out of the project are refused as
+ * `locateSession` refuses them. For a process that serves sessions (the MCP server): a folder it
+ * cannot use is said once, at its start, rather than by every call.
+ */
+export const checkSessionsFolder = async (given: SessionsFolder = {}): Promise<E.Either<SessionError, void>> => {
+  const { directory, within } = resolveSessionsDirectory(optionsOf(given));
+  const prepared = await prepareDirectory(directory, within, false);
+  if (E.isLeft(prepared)) return prepared;
+  const what = `cannot use the sessions folder ${directory}`;
+  try {
+    let current = directory;
+    while (!existsSync(current) && dirname(current) !== current) current = dirname(current);
+    if (!statSync(current).isDirectory()) return E.left({ code: 'io', message: `${what}: ${current} is not a folder` });
+    accessSync(current, current === directory ? constants.R_OK | constants.X_OK : constants.W_OK | constants.X_OK);
+    return E.right(undefined);
+  } catch (error) {
+    return E.left(ioError(what, error));
+  }
 };
 
 /**

@@ -14,15 +14,7 @@ export {
   resolveSessionsDirectory,
   SNAPSHOT_EVERY,
 } from './session.js';
-export type {
-  CompactedFacts,
-  CompactInput,
-  ExplainContextInput,
-  InvalidateFactInput,
-  LiveSession,
-  SessionFiles,
-  SessionOptions,
-} from './session.js';
+export type { LiveSession, SessionFiles, SessionOptions } from './session.js';
 export { fileSessionStore } from './files.js';
 export type { FileSessionStoreOptions, SessionsFolder } from './files.js';
 export { memorySessionStore } from './memoryStore.js';
@@ -52,12 +44,17 @@ export {
 } from './limits.js';
 export type { SnapshotUse } from './snapshot.js';
 export type {
+  CompactedFacts,
+  CompactInput,
   CompileContextInput,
   CompiledContext,
+  ExplainContextInput,
   IngestedResult,
   IngestResultInput,
   InvalidatedFacts,
+  InvalidateFactInput,
   Recorded,
+  RecordedPrompt,
   SessionError,
   SessionReport,
   SetAsideLine,

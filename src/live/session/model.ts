@@ -4,6 +4,7 @@ import type { SessionFact } from '../../core/fact.js';
 import type { HistoryLineErrorCode } from '../../core/history/events.js';
 import type { ReplayError } from '../../core/replay/replay.js';
 import type { ContractError } from '../../core/extract/parse.js';
+import type { CompactionReport } from '../../core/store/compact.js';
 import type { FactTag, SourceRole } from '../../core/fact.js';
 import type { SectionLayout } from '../../core/retrieve/defaults.js';
 
@@ -78,6 +79,29 @@ export interface CompiledContext extends Recorded {
   readonly sessionContext: string;
   readonly facts: ReadonlyArray<SessionFact>;
 }
+
+/** The question `explainContext` answers: a prompt, without recording it. */
+export type ExplainContextInput = Omit<CompileContextInput, 'at'>;
+
+/** An invalidation to record. */
+export interface InvalidateFactInput {
+  readonly subject: string;
+  readonly relation: string;
+  /** Epoch milliseconds (default: the session's clock). */
+  readonly at?: number;
+}
+
+/** A compaction to record. */
+export interface CompactInput {
+  readonly maxFacts: number;
+  readonly at?: number;
+}
+
+/** A recorded compaction: what it removed, merged and dropped (nothing for a duplicate). */
+export type CompactedFacts = Recorded & { readonly report: CompactionReport };
+
+/** A prompt recorded in the log, with the settings its section was made with: the line that holds it. */
+export type RecordedPrompt = ExplainContextInput & { readonly line: number };
 
 /** A recorded invalidation: the facts it closed. */
 export interface InvalidatedFacts extends Recorded {

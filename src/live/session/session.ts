@@ -8,6 +8,7 @@
  * prints for its log, whoever wrote it.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import type * as O from 'fp-ts/lib/Option.js';
 import { internalFailure } from '../../base/failure.js';
 import { isRecord } from '../../base/record.js';
 import { explainRetrieval } from '../../core/prompt/retrieve.js';
@@ -22,12 +23,17 @@ import { fileSessionStore, locateSession, type SessionsFolder } from './files.js
 import { parseSessionId } from './id.js';
 import { checkCount, checkPrompt, dispatchFields, promptFields, timeOf } from './inputs.js';
 import type {
+  CompactedFacts,
+  CompactInput,
   CompileContextInput,
   CompiledContext,
+  ExplainContextInput,
   IngestedResult,
   IngestResultInput,
   InvalidatedFacts,
+  InvalidateFactInput,
   Recorded,
+  RecordedPrompt,
   SessionError,
   SessionReport,
   SetAsideLine,
@@ -39,6 +45,7 @@ import {
   compactionOf,
   decodeSessionState,
   encodeSessionState,
+  type EventPlan,
   extractionOf,
   holdsEvent,
   initialSessionState,
@@ -49,6 +56,7 @@ import {
   sectionOf,
   type SessionState,
 } from './sessionState.js';
+import { recordedPrompts } from './recordedPrompts.js';
 import type { SnapshotUse } from './snapshot.js';
 import type { SessionStore } from './store.js';
 
@@ -126,26 +134,6 @@ interface EventCall {
   readonly sameResult?: SameResult;
 }
 
-/** The question `explainContext` answers: a prompt, without recording it. */
-export type ExplainContextInput = Omit<CompileContextInput, 'at'>;
-
-/** An invalidation to record. */
-export interface InvalidateFactInput {
-  readonly subject: string;
-  readonly relation: string;
-  /** Epoch milliseconds (default: the session's clock). */
-  readonly at?: number;
-}
-
-/** A compaction to record. */
-export interface CompactInput {
-  readonly maxFacts: number;
-  readonly at?: number;
-}
-
-/** A recorded compaction: what it removed, merged and dropped (nothing for a duplicate). */
-export type CompactedFacts = Recorded & { readonly report: ReturnType<typeof emptyReport> };
-
 /** An open session. No method throws; each catches up with other writers first. */
 export interface LiveSession {
   readonly id: string;
@@ -159,6 +147,8 @@ export interface LiveSession {
   previewContext(input: ExplainContextInput): Promise<E.Either<SessionError, Omit<CompiledContext, keyof Recorded>>>;
   /** Every fact's score and decision for a prompt, ranked candidates first; records nothing. */
   explainContext(input: ExplainContextInput): Promise<E.Either<SessionError, ReadonlyArray<RetrievalDecision>>>;
+  /** The latest prompt the log holds for the task and prompt text of `input`, with the settings its section was made with. */
+  recordedPrompt(input: ExplainContextInput): Promise<E.Either<SessionError, O.Option<RecordedPrompt>>>;
   /** Records the closing of the valid facts of (subject, relation). */
   invalidateFact(input: InvalidateFactInput): Promise<E.Either<SessionError, InvalidatedFacts>>;
   /** Records a compaction to `maxFacts` valid facts. */
@@ -385,6 +375,7 @@ const open = async (
     return E.right(own.recorded);
   };
 
+  const prompts = recordedPrompts(store, id, env);
   /**
    * Records the event whose line is `event.fields`, unless the log holds it already: catch up,
    * plan it on the state, append it after the state's last line, and take the planned state
@@ -407,6 +398,7 @@ const open = async (
         if (E.isLeft(early)) return early;
       }
       let handed: { readonly key: string; readonly recorded: RecordedEvent } | undefined;
+      let resent: Extract<EventPlan, { kind: 'duplicate' }> | undefined;
       const attempt = async (): Promise<E.Either<SessionError, RecordedEvent>> => {
         // An append refused with `conflict` may have landed all the same (a connection lost before
         // the answer): found on its line at the next read, it is this call's own event, not a resend.
@@ -418,8 +410,11 @@ const open = async (
           if (own !== undefined) return own;
           const plan = planEvent(state, fields, env, sameResult);
           if (E.isLeft(plan)) return plan;
-          if (plan.right.kind === 'duplicate')
-            return E.right(plan.right.recorded.line === unanswered?.line ? unanswered : plan.right.recorded);
+          if (plan.right.kind === 'duplicate') {
+            if (plan.right.recorded.line === unanswered?.line) return E.right(unanswered);
+            resent = plan.right;
+            return E.right(resent.recorded);
+          }
           handed = { key: plan.right.key, recorded: plan.right.recorded };
           const appended = await store.append(id, state.lines, [plan.right.text]);
           if (E.isLeft(appended)) {
@@ -429,6 +424,7 @@ const open = async (
           }
           keepSetAside(appended.right.setAside);
           state = plan.right.next;
+          prompts.keep(plan.right.key, plan.right.recorded);
           return E.right(plan.right.recorded);
         }
       };
@@ -438,6 +434,10 @@ const open = async (
         // same call again is then answered as this event (`confirmed`), not written twice.
         if (handed !== undefined) unconfirmed = { call: call(), ...handed };
         return recorded;
+      }
+      if (resent?.prompt !== undefined) {
+        const section = await prompts.sectionAt(resent.key, resent.prompt);
+        return E.isLeft(section) ? section : answer({ ...recorded.right, output: section.right });
       }
       const saved = await saveSnapshotIfDue(SNAPSHOT_EVERY);
       if (E.isLeft(saved)) {
@@ -519,6 +519,14 @@ const open = async (
       return read(create, (current) =>
         E.right(explainRetrieval(current.tracker.store, promptQuery(current.tracker, query.right, env))),
       );
+    }),
+    recordedPrompt: atBoundary(async (input) => {
+      const query = promptOf(input);
+      if (E.isLeft(query)) return query;
+      return serialize(async () => {
+        const caught = await catchUpTo(create);
+        return E.isLeft(caught) ? caught : prompts.latest(query.right);
+      });
     }),
     invalidateFact: atBoundary(async (input) => {
       const given = isRecord(input) ? input.at : undefined;

@@ -178,7 +178,7 @@ export interface RecordedEvent {
   readonly line: number;
   /** True when the log held this very event already: nothing is to be written. */
   readonly duplicate: boolean;
-  /** What the event answered; for a duplicate prompt, its section on the state as it is. */
+  /** What the event answered; nothing for a duplicate (a prompt's is its line's section: `selectSectionAtLine`). */
   readonly output?: TrackerOutput;
 }
 
@@ -192,7 +192,14 @@ export type EventPlan =
       readonly next: SessionState;
       readonly recorded: RecordedEvent;
     }
-  | { readonly kind: 'duplicate'; readonly recorded: RecordedEvent };
+  | {
+      readonly kind: 'duplicate';
+      readonly recorded: RecordedEvent;
+      /** The event's key, as on the line that holds it. */
+      readonly key: string;
+      /** For a prompt, the event as its line holds it: its section is that line's (`selectSectionAtLine`). */
+      readonly prompt?: HistoryPromptEvent;
+    };
 
 /** A result to recognize when it is sent again without a time: its task and content key. */
 export interface SameResult {
@@ -228,12 +235,10 @@ export const planEvent = (
   if (earlier !== undefined)
     return E.right({
       kind: 'duplicate',
-      recorded: {
-        line: earlier,
-        duplicate: true,
-        // A prompt sent again is not recorded twice: its section is computed again on the state as it is.
-        ...(event.type === 'prompt' ? { output: selectSessionContext(state.tracker, event, environmentOf(env)) } : {}),
-      },
+      recorded: { line: earlier, duplicate: true },
+      key,
+      // A prompt sent again is not recorded twice, and answers the section of its line, not one of the state as it is.
+      ...(event.type === 'prompt' ? { prompt: Object.freeze({ ...event, line: earlier }) } : {}),
     });
   const [tracker, , output] = trackerTransition(state.tracker, event, environmentOf(env));
   if (output.type === 'dispatch' && E.isLeft(output.ingested)) return E.left(output.ingested.left);
@@ -244,6 +249,25 @@ export const planEvent = (
     next: noteEvent(state, tracker, event, undefined),
     recorded: { line, duplicate: false, output },
   });
+};
+
+/**
+ * The section of the prompt `prompt` recorded on its line, as `replay` computes it there: on the
+ * state the log's lines before that line leave (`lines`, the log's lines from its first; later
+ * ones are not read). What the prompt sent again answers, whatever was recorded since.
+ */
+export const selectSectionAtLine = (
+  lines: ReadonlyArray<{ readonly line: number; readonly text: string }>,
+  prompt: HistoryPromptEvent,
+  env: TrackerEnvironment = {},
+): TrackerOutput => {
+  const before = applyLogLines(
+    initialSessionState(),
+    lines.filter(({ line }) => line < prompt.line),
+    prompt.line - 1,
+    env,
+  );
+  return selectSessionContext(before.tracker, prompt, environmentOf(env));
 };
 
 /** True when the log as `state` read it holds the event of key `key` on line `line` (among its recent events). */

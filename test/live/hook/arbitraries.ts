@@ -57,6 +57,17 @@ const anyRecord = fc.oneof(
       at,
     })
     .map(strip),
+  fc
+    .record({
+      type: fc.constant('missed' as const),
+      key: optional(fc.constantFrom(...KEYS)),
+      agentId: optional(fc.constantFrom(...AGENTS)),
+      digest: fc.constantFrom('d1', 'd2'),
+      retry: fc.boolean(),
+      sentAt: at,
+      at,
+    })
+    .map(strip),
   fc.record({ type: fc.constant('unmarked' as const), key: fc.constantFrom(...KEYS), at }),
   fc.record({
     type: fc.constant('observe' as const),

@@ -10,8 +10,11 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { replayHistory } from '../../../src/index.js';
+import { memorySessionStore } from '../../../src/live/session/memoryStore.js';
+import type { SessionStore } from '../../../src/live/session/store.js';
 import { tempDir } from '../../tempDirs.js';
 import { binary, type Call, claudeCode, codex, type Given, implementerAnswer, inProcess, type Send } from './host.js';
 
@@ -379,6 +382,63 @@ describe('Codex sequences (subagent events only)', { timeout: 120_000 }, () => {
     await host.stop(call);
     expectOwnResults(dir, [call]);
     expect(host.notices).toHaveLength(1);
+  });
+
+  it('a turn whose result the session refuses is told once; the corrected result of a later turn is recorded, once', async () => {
+    const { dir, host } = setUp();
+    const call = workCall(2, 0, 'golf/seven.swift', 'worker');
+    await host.pre(call);
+    await host.start(call);
+    const broken = call.answer.replace('"status": "completed",', '"status": "completed"');
+    await host.stop(call, broken);
+    await host.stop(call, broken);
+    expect(host.notices).toEqual([
+      expect.stringMatching(
+        /^fact-tracker: json_parse_failed: the result of worker \(awork2\) for task 2 was not recorded/u,
+      ),
+    ]);
+    await host.stop(call);
+    await host.stop(call);
+    expectOwnResults(dir, [call]);
+    expect(host.notices).toHaveLength(1);
+    const events = readFileSync(logOf(dir), 'utf8').trim().split('\n');
+    expect(events.map((line) => (JSON.parse(line) as { type: string }).type)).toEqual(['prompt', 'dispatch']);
+  });
+
+  it("a result the session failed to record in passing is sent again at the agent's next stop, and recorded once", async () => {
+    // The first append of a result fails with io: `lands` says whether its line reached the log
+    // all the same (a connection lost before the answer).
+    for (const lands of [false, true]) {
+      const dir = tempDir('sequence-');
+      const store = memorySessionStore();
+      let failures = 1;
+      const flaky: SessionStore = {
+        ...store,
+        append: async (id, expected, texts) => {
+          if (failures === 0 || !texts.some((text) => text.includes('"dispatch"')))
+            return store.append(id, expected, texts);
+          failures -= 1;
+          if (lands) await store.append(id, expected, texts);
+          return E.left({ code: 'io', message: 'the connection was lost' });
+        },
+      };
+      let now = Date.parse('2026-03-02T10:00:00Z');
+      const send = inProcess({ cwd: dir, projectDir: dir, store: flaky, clock: () => (now += 1000) });
+      const host = codex({ send, sessionId: SESSION, cwd: dir });
+      const call = workCall(2, 0, 'golf/seven.swift', 'worker');
+      await host.pre(call);
+      await host.start(call);
+      await host.stop(call);
+      expect(host.notices).toEqual([
+        expect.stringMatching(/^fact-tracker: io: the result of worker \(awork2\) for task 2 was not recorded/u),
+      ]);
+      await host.stop(call);
+      await host.stop(call);
+      expect(host.notices).toHaveLength(1);
+      const read = await store.read(SESSION, 0);
+      const events = E.isRight(read) ? read.right.lines.map(({ text }) => JSON.parse(text) as { type: string }) : [];
+      expect(events.map((event) => event.type)).toEqual(['prompt', 'dispatch']);
+    }
   });
 
   it('a spawn whose call returns before its subagent starts, naming it: the subagent still gets its own section', async () => {

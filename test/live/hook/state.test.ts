@@ -12,10 +12,11 @@ import {
   isAwaitingToolResult,
   isSettled,
   selectDispatchOfAgent,
+  selectMissed,
   selectWaiting,
 } from '../../../src/live/hook/select.js';
 import { foldHookRecords, type HookState } from '../../../src/live/hook/state.js';
-import { AGENTS, record, TYPES, wellFormed } from './arbitraries.js';
+import { AGENTS, KEYS, record, TYPES, wellFormed } from './arbitraries.js';
 
 /** Every answer a later event can ask of the state. */
 const decisions = (state: HookState, now: number, timeoutMs: number) => ({
@@ -43,6 +44,14 @@ const decisions = (state: HookState, now: number, timeoutMs: number) => ({
     .map((dispatch) => [dispatch.record.key, dispatch.claimed, dispatch.agentId, dispatch.ended, dispatch.unmarked]),
   awaiting: isAwaitingToolResult(state, now, timeoutMs),
   reports: Object.values(state.reports).filter((report) => !isAgentSettled(state, report.agentId)),
+  missed: [
+    ...AGENTS.filter((agentId) => !isAgentSettled(state, agentId)).flatMap((agentId) =>
+      ['d1', 'd2'].map((digest) => O.toUndefined(selectMissed(state, undefined, agentId, digest))),
+    ),
+    ...KEYS.filter(
+      (key) => state.settledKeys[key] !== true && !(state.byKey[key] !== undefined && isSettled(state.byKey[key])),
+    ).flatMap((key) => ['d1', 'd2'].map((digest) => O.toUndefined(selectMissed(state, key, undefined, digest)))),
+  ],
   rewrite: state.rewrite,
 });
 

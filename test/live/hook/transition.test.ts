@@ -177,9 +177,14 @@ describe('the hook transition, by example', () => {
         type: 'ingest',
         request: { role: 'implementer', taskId: 'a9', output: RESULT('3'), at: 0 },
         what: 'a subagent (a9)',
+        marks: [{ type: 'result', agentId: 'a9', taskId: 'a9', at: TIMEOUT + 1 }],
+        digest: expect.stringMatching(/^[0-9a-f]{32}$/u),
       },
     ]);
-    expect(late.records).toEqual([{ type: 'result', agentId: 'a9', taskId: 'a9', at: TIMEOUT + 1 }]);
+    // Marked recorded once the session answers that it is.
+    expect(late.records).toEqual([]);
+    const answered = run(state, { event: 'PostToolUseFailure', sessionId: SESSION, toolName: 'Agent' }, TIMEOUT + 1);
+    expect(answered.records).toEqual([{ type: 'result', agentId: 'a9', taskId: 'a9', at: TIMEOUT + 1 }]);
   });
 
   it('a report of an agent id no task id can be is recorded under agent- and its digest, which the user is told', () => {
@@ -192,7 +197,7 @@ describe('the hook transition, by example', () => {
     expect(effectsOf(late.effects, 'say').map((said) => said.failure.message)).toEqual([
       `no tool call named the subagent "agent-${'a'.repeat(34)}..." within 600 s; its result is recorded under task ${taskId}`,
     ]);
-    expect(late.records).toEqual([{ type: 'result', agentId, taskId, at: TIMEOUT + 1 }]);
+    expect(ingest!.marks).toEqual([{ type: 'result', agentId, taskId, at: TIMEOUT + 1 }]);
   });
 
   it("tells the session's failures and warnings, and records no dispatch for a prompt it refused", () => {
@@ -220,6 +225,8 @@ describe('the hook transition, by example', () => {
       type: 'ingest',
       request: { role: 'implementer', taskId: '7', output: RESULT('8'), at: 0 },
       what: 'worker (a1)',
+      marks: [{ type: 'result', key: 'toolu_a', agentId: 'a1', taskId: '7', at: 0 }],
+      digest: '0'.repeat(32),
     } as const;
     const warned = step(emptyHookState, {
       type: 'ingested',

@@ -100,7 +100,7 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
     expect(fields).toEqual({
       ingest_result: ['sessionId', 'taskId', 'role', 'output', 'at'],
       compile_context: ['sessionId', 'taskId', 'taskPrompt', 'tags', 'maxTokens', 'maxFacts', 'layout', 'at'],
-      explain_context: ['sessionId', 'taskId', 'taskPrompt', 'limit'],
+      explain_context: ['sessionId', 'taskId', 'taskPrompt', 'tags', 'maxTokens', 'maxFacts', 'layout', 'limit'],
       list_facts: ['sessionId', 'subject', 'tag', 'asOf', 'includeClosed', 'limit'],
       invalidate_fact: ['sessionId', 'subject', 'relation', 'at'],
     });
@@ -422,6 +422,64 @@ describe('fact-tracker mcp --layout grouped', { timeout: 120_000 }, () => {
       await client.close();
     }
   });
+  it("explains the section as it was given: the recorded prompt's layout and limits, else the server's layout", async () => {
+    const cwd = tempDir('mcp-layout-');
+    const { client, stderr } = await connect(cwd, '--layout', 'grouped');
+    try {
+      const sessionId = 'explained';
+      // Many files per task: the layouts fit different facts in one budget.
+      for (let task = 1; task <= 12; task += 1)
+        structured(
+          await call(client, 'ingest_result', {
+            sessionId,
+            taskId: String(task),
+            role: 'implementer',
+            at: task * 1000,
+            output: {
+              task_id: String(task),
+              status: 'completed',
+              summary: `task ${task} on module ${task % 3}`,
+              files_changed: Array.from({ length: 8 }, (_, i) => `src/mod${task % 3}/file${i}_${task}.ts`),
+            },
+          }),
+        );
+      const key = (fact: Record<string, unknown>) => `${String(fact['subject'])} ${String(fact['relation'])}`;
+      const explained = async (args: Record<string, unknown>) => {
+        const answer = structured(await call(client, 'explain_context', { sessionId, limit: 1000, ...args }));
+        const decisions = answer['decisions'] as ReadonlyArray<Record<string, unknown>>;
+        const included = decisions.filter((decision) => decision['decision'] === 'included').map(key);
+        return { line: answer['line'], layout: answer['layout'], included: included.sort() };
+      };
+      const compiled = async (args: Record<string, unknown>) => {
+        const answer = structured(await call(client, 'compile_context', { sessionId, ...args }));
+        return {
+          line: answer['line'],
+          included: (answer['facts'] as ReadonlyArray<Record<string, unknown>>).map(key).sort(),
+        };
+      };
+      const prompt = { taskPrompt: 'refactor the src/mod1 files' };
+      // Before its prompt is recorded: the server's layout, as compile_context will lay it out.
+      const before = await explained({ ...prompt, taskId: 'p' });
+      const grouped = await compiled({ ...prompt, taskId: 'p' });
+      expect(before).toEqual({ line: undefined, layout: 'grouped', included: grouped.included });
+      // Recorded with its own layout and limits: explained with them.
+      const own = { ...prompt, taskId: 'q', layout: 'lines', maxFacts: 5 };
+      const lines = await compiled(own);
+      expect(lines.included).not.toEqual(grouped.included);
+      expect(await explained({ ...prompt, taskId: 'q' })).toEqual({
+        line: lines.line,
+        layout: 'lines',
+        included: lines.included,
+      });
+      // The call's own settings go first.
+      expect((await explained({ ...prompt, taskId: 'q', layout: 'grouped', maxFacts: 60 })).included).toEqual(
+        grouped.included,
+      );
+      expect(stderr()).toBe('');
+    } finally {
+      await client.close();
+    }
+  });
 });
 
 describe('where fact-tracker mcp keeps its sessions', { timeout: 120_000 }, () => {
@@ -433,6 +491,30 @@ describe('where fact-tracker mcp keeps its sessions', { timeout: 120_000 }, () =
       await client.close();
     }
   };
+
+  it('checks a folder store before its first message: one it cannot use is one line and exit 1, a missing one is made later', async () => {
+    const cwd = tempDir('mcp-store-');
+    const file = join(cwd, 'notes.txt');
+    writeFileSync(file, 'not a folder\n');
+    const named = await runCli(['mcp', '--store', file], '', { cwd });
+    expect([named.status, named.stdout, named.stderr]).toEqual([
+      1,
+      '',
+      `fact-tracker mcp: io: cannot use the sessions folder ${file}: ${file} is not a folder\n`,
+    ]);
+    const below = await runCli(['mcp'], '', { cwd, env: { FACT_TRACKER_STORE: join(file, 'sessions') } });
+    expect([below.status, below.stdout, below.stderr.split('\n')]).toEqual([
+      1,
+      '',
+      [
+        expect.stringMatching(/^fact-tracker mcp: io: cannot prepare the sessions folder .*notes\.txt\/sessions: /u),
+        '',
+      ],
+    ]);
+    // A folder not made yet is fine: the first call that records makes it, the start does not.
+    const later = await runCli(['mcp', '--store', 'logs/sessions'], '', { cwd });
+    expect([later.status, later.stderr, existsSync(join(cwd, 'logs'))]).toEqual([0, '', false]);
+  });
 
   it('in the project: the top of the git work tree holding its working directory, as the hooks find it', async () => {
     const project = tempDir('mcp-project-');

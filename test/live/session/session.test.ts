@@ -16,6 +16,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
+import * as O from 'fp-ts/lib/Option.js';
 import { describe, expect, it } from 'vitest';
 import { decodeBytes } from '../../../src/core/history/encoding.js';
 import { parseHistory, replayHistory, selectValidFacts } from '../../../src/index.js';
@@ -404,6 +405,38 @@ describe('a live session', () => {
     // The writer catches up with the repaired file and appends after it.
     expect(right(await writer.invalidateFact({ subject: 'src/1.ts', relation: 'modified_by', at: 4 })).line).toBe(3);
     expect(replayHistory(readFileSync(writer.file, 'utf8')).report.errors).toEqual([]);
+  });
+
+  it('answers a prompt sent again with the section its line holds, not one of what was recorded since', async () => {
+    const cwd = tempDir('session-');
+    const [a, b] = [await open('resent', { cwd }), await open('resent', { cwd })];
+    right(await a.ingestResult({ role: 'implementer', taskId: '1', output: result('1', 'Parser'), at: 1000 }));
+    const prompt = { taskId: '3', taskPrompt: 'Use src/1.ts and src/2.ts', at: 5000 };
+    const first = right(await a.compileContext(prompt));
+    expect(first.facts.map((fact) => fact.subject)).not.toContain('src/2.ts');
+    // A result recorded after the prompt's line, whose fact the prompt would now be given.
+    right(await b.ingestResult({ role: 'implementer', taskId: '2', output: result('2', 'Lexer'), at: 6000 }));
+    expect(right(await a.previewContext(prompt)).facts.map((fact) => fact.subject)).toContain('src/2.ts');
+    const replayed = replayHistory(readFileSync(a.file, 'utf8')).report.prompts.find((entry) => entry.line === 2);
+    expect(replayed?.sessionContext).toBe(first.sessionContext);
+    // Sent again to the process that recorded it, and to another one (which reads the log to answer).
+    for (const session of [a, b, await open('resent', { cwd })])
+      expect(right(await session.compileContext(prompt))).toEqual({ ...first, duplicate: true });
+    expect(readFileSync(a.file, 'utf8').trimEnd().split('\n')).toHaveLength(3);
+  });
+
+  it('finds the latest prompt recorded for a task and prompt text, with the settings its section was made with', async () => {
+    const cwd = tempDir('session-');
+    const session = await open('recorded', { cwd });
+    const prompt = { taskId: '3', taskPrompt: 'Use src/1.ts' };
+    expect(right(await session.recordedPrompt(prompt))).toEqual(O.none);
+    right(await session.compileContext({ ...prompt, maxFacts: 4, at: 1000 }));
+    right(await session.compileContext({ ...prompt, taskPrompt: 'Use src/2.ts', layout: 'grouped', at: 2000 }));
+    right(await session.compileContext({ ...prompt, layout: 'grouped', tags: ['decision'], at: 3000 }));
+    right(await session.ingestResult({ role: 'implementer', taskId: '1', output: result('1', 'Parser'), at: 4000 }));
+    expect(right(await session.recordedPrompt(prompt))).toEqual(
+      O.some({ ...prompt, line: 3, layout: 'grouped', tags: ['decision'] }),
+    );
   });
 
   it('sees what another session object appended before it answers', async () => {
