@@ -26,7 +26,7 @@ import {
   ListOut,
   taskIdText,
 } from './schemas.js';
-import { DEFAULT_LAYOUT, type SectionLayout } from '../../core/retrieve/defaults.js';
+import { DEFAULT_LAYOUT, DEFAULT_MAX_TOKENS, type SectionLayout } from '../../core/retrieve/defaults.js';
 
 /** Cuts an answer's list until the answer fits the server's bound (see `fitAnswer`). */
 export type FitAnswer = <T>(
@@ -50,7 +50,17 @@ const toolAnswer = (
 export interface ToolDefaults {
   /** The sections' layout (default `lines`). */
   readonly layout?: SectionLayout;
+  /** The tokens an answer may hold (the server's `--max-answer-tokens`), which a section must fit in. */
+  readonly maxAnswerTokens?: number;
 }
+
+/** What a `compile_context` answer holds besides its section and facts, at most, in tokens. */
+const ANSWER_ENVELOPE_TOKENS = 256;
+
+/** The facts of a section as an answer lists them. */
+const triplesOf = (
+  facts: ReadonlyArray<{ readonly subject: string; readonly relation: string; readonly object: string }>,
+) => facts.map(({ subject, relation, object }) => ({ subject, relation, object }));
 
 /** Registers the tools on `server`, over the sessions of `session`. */
 export const registerTools = (
@@ -103,21 +113,45 @@ export const registerTools = (
       const live = await session(sessionId, true);
       if (E.isLeft(live)) return failureAnswer(live.left);
       const chosen = layout ?? defaults.layout;
-      const compiled = await live.right.compileContext({
+      const prompt = {
         taskId: taskIdText(taskId),
         taskPrompt,
         ...(tags === undefined ? {} : { tags }),
         ...(maxFacts === undefined ? {} : { maxFacts }),
         ...(budget === undefined ? {} : { maxTokens: budget }),
         ...(chosen === undefined ? {} : { layout: chosen }),
+      };
+      const answerOf =
+        (line: number, duplicate: boolean, sessionContext: string) =>
+        (kept: ReadonlyArray<unknown>, omitted: number) => ({
+          sessionId,
+          line,
+          duplicate,
+          sessionContext,
+          facts: kept,
+          omitted,
+        });
+      // A section is never cut (it is what replay gives): one that might not fit the answer's bound
+      // is looked at first, so that one that does not is refused before its prompt is recorded.
+      const bound = defaults.maxAnswerTokens;
+      if (bound !== undefined && 2 * (budget ?? DEFAULT_MAX_TOKENS) + ANSWER_ENVELOPE_TOKENS > bound) {
+        const preview = await live.right.previewContext(prompt);
+        if (E.isLeft(preview)) return failureAnswer(preview.left);
+        const fits = fit(triplesOf(preview.right.facts), answerOf(0, false, preview.right.sessionContext));
+        if (E.isLeft(fits))
+          return failureAnswer({
+            code: fits.left.code,
+            message: `${fits.left.message}: the section of maxTokens ${budget ?? DEFAULT_MAX_TOKENS} does not fit in an answer of the server's --max-answer-tokens ${bound}; nothing was recorded (ask for a smaller maxTokens)`,
+          });
+      }
+      const compiled = await live.right.compileContext({
+        ...prompt,
         ...(time.right === undefined ? {} : { at: time.right }),
       });
       if (E.isLeft(compiled)) return failureAnswer(compiled.left);
       const { line, duplicate, sessionContext, facts } = compiled.right;
-      const triples = facts.map(({ subject, relation, object }) => ({ subject, relation, object }));
-      return toolAnswer(
-        fit(triples, (kept, omitted) => ({ sessionId, line, duplicate, sessionContext, facts: kept, omitted })),
-        () => (sessionContext === '' ? 'No session fact is relevant to this task yet.' : sessionContext),
+      return toolAnswer(fit(triplesOf(facts), answerOf(line, duplicate, sessionContext)), () =>
+        sessionContext === '' ? 'No session fact is relevant to this task yet.' : sessionContext,
       );
     }),
   );

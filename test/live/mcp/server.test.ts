@@ -328,6 +328,22 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
       expect(text(listed).length).toBeLessThanOrEqual(4000);
       expect(answer['omitted']).toBeGreaterThan(0);
       expect((answer['facts'] as unknown[]).length + (answer['omitted'] as number)).toBe(answer['total']);
+      // A section is never cut: one too large for the bound is refused before its prompt is recorded.
+      const files = Array.from({ length: 200 }, (_, i) => `src/module${i}/file${i}.ts`);
+      const output = `BEGIN_DISPATCH_RESULT\n${JSON.stringify({ task_id: '1', status: 'completed', summary: 'Many files', files_changed: files })}\nEND_DISPATCH_RESULT`;
+      structured(
+        await call(small.client, 'ingest_result', { sessionId: 'wide', taskId: '1', role: 'implementer', output }),
+      );
+      const prompt = { sessionId: 'wide', taskId: '2', taskPrompt: 'Change src/module1/file1.ts', maxFacts: 100 };
+      for (let attempt = 0; attempt < 2; attempt += 1) {
+        const refused = await call(small.client, 'compile_context', { ...prompt, maxTokens: 4000 });
+        expect(refused.isError).toBe(true);
+        expect(text(refused)).toMatch(/^answer_too_large: .*nothing was recorded \(ask for a smaller maxTokens\)$/u);
+      }
+      const log = () => readFileSync(join(cwd, '.fact-tracker', 'sessions', 'wide.jsonl'), 'utf8');
+      expect(log()).not.toContain('"prompt"');
+      expect(structured(await call(small.client, 'compile_context', { ...prompt, maxTokens: 300 }))['line']).toBe(2);
+      expect(log().match(/"type":"prompt"/gu)).toHaveLength(1);
     } finally {
       await small.client.close();
     }
