@@ -63,7 +63,9 @@ const editOne =
  * nothing (unless the file itself needs it: a merge conflict, a migrated key; a dashboard out
  * of step with the JSON is rewritten); `sessions` are merged into the `*.local.json` file.
  * New claims must point at files git tracks and lines they have; a file that holds a secret
- * anywhere is not written. `None` when the feature flag is off (no file is touched).
+ * anywhere is not written. `None` when the feature flag is off (no file is touched). Where the
+ * context folder is not there yet, `change` is also tried once before it is made, so that a
+ * refused first write creates nothing: keep it pure.
  */
 export const updateContext = (
   options: ContextOptions,
