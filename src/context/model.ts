@@ -26,13 +26,13 @@ export interface ContextKey {
 export interface Checkpoint {
   /** The commit HEAD pointed to (empty in a repository without commits). */
   readonly gitHead: string;
-  /** A hash of `git ls-files -s` and of the tracked files edited in the working tree. */
+  /** A hash of `git ls-files -s`, of the tracked files edited in the working tree and of the new files git does not ignore. */
   readonly trackedFilesHash: string;
   /** A hash of the working summary's text as verified. */
   readonly summaryHash: string;
   /**
-   * Tracked files with uncommitted edits when the checkpoint was recorded (at most 20): a
-   * checkout without those edits sees the summary stale, and this says why.
+   * Files with uncommitted edits, and new files not committed yet, when the checkpoint was
+   * recorded (at most 20): a checkout without them sees the summary stale, and this says why.
    */
   readonly uncommitted?: ReadonlyArray<string>;
 }

@@ -107,8 +107,8 @@ export const writeContext = async (options: ContextOptions, outcome: RunOutcome)
 };
 
 /**
- * A checkpoint just recorded over uncommitted edits, said: a teammate who pulls the context
- * without those edits sees the summary stale, with no changed file to read.
+ * A checkpoint just recorded over uncommitted edits or new files, said: a teammate who pulls the
+ * context without them sees the summary stale, with no changed file to read.
  */
 const warnUncommitted = (loaded: LoadedContext): LoadedContext => {
   const paths = loaded.context.checkpoint?.uncommitted ?? [];
@@ -118,7 +118,7 @@ const warnUncommitted = (loaded: LoadedContext): LoadedContext => {
         ...loaded,
         warnings: [
           ...loaded.warnings,
-          `the checkpoint was recorded over uncommitted edits of ${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ` and ${paths.length - 5} more` : ''}: commit them with the context, or teammates see the summary stale with no changed file to read`,
+          `the checkpoint was recorded over uncommitted edits of ${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ` and ${paths.length - 5} more` : ''}: commit them with the context (new files too: git add -A), or teammates see the summary stale with no changed file to read`,
         ],
       };
 };
