@@ -421,7 +421,8 @@ export const decodeContextFile = (value: unknown, kind: ContextKind): E.Either<C
   return pipe(
     versionOf(value),
     E.chain(notNewer),
-    E.chain((version) => (version < CONTEXT_SCHEMA_VERSION ? migrateContextDocument(value, kind) : E.right(value))),
+    // The spec's draft layout comes as version 0 and as version 1 (its own example): the migration tells them apart.
+    E.chain(() => migrateContextDocument(value, kind)),
     E.chain((document) => validate(ContextFileEnvelope, document)),
     E.chainFirst((document) => sameKind(kind, document.kind)),
     E.chain((document) => {

@@ -392,6 +392,46 @@ describe.concurrent('broken files', () => {
       contexts: [{ feature_request: 'Passkeys' }],
     });
   });
+
+  it("migrates the spec's draft example, which declares schema version 1, instead of moving it aside as corrupt", async () => {
+    const repo = makeRepo();
+    const name = repo.split(/[\\/]/u).pop()!;
+    const head = git(repo, 'rev-parse', 'HEAD').trim();
+    // The layout of spec 004's "Context Schema (draft)", its "schema_version": 1 included.
+    writeFiles(repo, {
+      'data/context/planning_context.json': JSON.stringify({
+        schema_version: 1,
+        key: { repo: name, branch: 'main', workstream_id: 'default' },
+        feature_request: 'Parse INI files',
+        checkpoint: { git_head: head, tracked_files_hash: 'abc', summary_hash: 'def' },
+        pinned_rules: ['Repo state is truth'],
+        working_summary: { text: 'Lexer done', updated_at: '2026-01-01T00:00:00Z', stale: false },
+        open_decisions: [{ id: 'D1', text: 'Duplicate keys?', status: 'open' }],
+        evidence_ledger: [{ claim: 'lexer implemented', files: [{ path: 'src/parser.ts', lines: 'L1' }] }],
+        cli_sessions: { codex: { id: 'abc', local_path: '/tmp/x' } },
+        last_run: { status: 'failed', error: 'boom', next_action: 'fix' },
+        team_note: 'kept',
+      }),
+    });
+    const loaded = loadedOf(await loadContext(PLANNING(repo)));
+    expect(loaded.stored).toBe(true);
+    expect(loaded.context).toMatchObject({
+      featureRequest: 'Parse INI files',
+      workingSummary: { text: 'Lexer done', stale: true },
+      openDecisions: [{ id: 'D1', text: 'Duplicate keys?', status: 'open' }],
+      lastRun: { status: 'failed', error: 'boom', nextAction: 'fix' },
+      unknownFields: { team_note: 'kept' },
+    });
+    loadedOf(await writeContext(PLANNING(repo), { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }));
+    expect(readdirSync(join(repo, 'data', 'context')).filter((entry) => entry.endsWith('.corrupt'))).toEqual([]);
+    const written = readJson(join(repo, ...CONTEXT_JSON));
+    expect(written).toMatchObject({
+      schema_version: 1,
+      kind: 'planning',
+      contexts: [{ feature_request: 'Parse INI files', team_note: 'kept', open_decisions: [{ id: 'D1' }] }],
+    });
+    expect(JSON.stringify(written)).not.toContain('cli_sessions');
+  });
 });
 
 describe.concurrent('the feature flag', () => {
