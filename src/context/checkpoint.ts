@@ -21,12 +21,15 @@ export type RepositorySnapshot =
       readonly trackedFilesHash: string;
       /** Files with unresolved merge conflicts (outside the context directory): nothing can be verified over them. */
       readonly unmerged?: ReadonlyArray<string>;
-      /** Tracked files with uncommitted edits (outside the context directory), as a checkpoint names them. */
+      /** Files with uncommitted edits, and new files git does not ignore (outside the context directory), as a checkpoint names them. */
       readonly uncommitted?: ReadonlyArray<string>;
     }
   | { readonly kind: 'none'; readonly reason: string };
 
-/** One line of `git diff --name-status`: A, C, D, M, R, T, U or X, the path, and the old path of a rename or copy. */
+/**
+ * One line of `git diff --name-status` (A, C, D, M, R, T, U or X, the path, and the old path of a
+ * rename or copy), or `?` for a file git does not track yet and does not ignore.
+ */
 export interface ChangedFile {
   readonly status: string;
   readonly path: string;
@@ -174,7 +177,10 @@ export const parseWorkingTreeStatus = (output: string): WorkingTreeStatus => {
   return { head, ...(branch === undefined ? {} : { branch }), modified, deleted, submodules, modes, unmerged };
 };
 
-/** A tracked file as it is in the working tree: its blob hash, or null when it was deleted, and its mode when it shows one. */
+/**
+ * A file as it is in the working tree: its blob hash, or null when it was deleted, and its mode
+ * when it shows one. A file the index does not hold is a new one, as `git add` would record it.
+ */
 export interface WorkingFile {
   readonly path: string;
   readonly blob: string | null;
@@ -214,8 +220,9 @@ export const isInside = (directory: string, path: string): boolean =>
 /**
  * The hash of the tracked files' content: each entry of the index (`git ls-files -s -z`,
  * cheap: no file is read) with its blob and mode replaced by the working tree's where git lists
- * the file as modified, so an uncommitted edit or `chmod +x` changes the hash, and committing it
- * does not.
+ * the file as modified, and each new file (in `working`, not in the index) as the index will
+ * hold it once added (mode, blob, stage 0), so an uncommitted edit, a new file or a `chmod +x`
+ * changes the hash, and committing them does not.
  * Files inside `excluded` (the context directory itself) do not count: writing or committing
  * the context must not make it stale.
  */
@@ -224,12 +231,17 @@ export const hashTrackedFiles = (lsFiles: string, working: ReadonlyArray<Working
   checkedText(excluded, 'the excluded directory');
   const edits = new Map(checkedList(working, 'working', 'working files').map((file) => [file.path, file]));
   const entries: string[] = [];
+  const indexed = new Set<string>();
   for (const { path, mode, blob, stage } of parseIndexEntries(lsFiles)) {
+    indexed.add(path);
     if (isInside(excluded, path)) continue;
     const edit = edits.get(path);
     const current = edit === undefined ? blob : edit.blob;
     entries.push(`${edit?.mode ?? mode} ${current ?? 'deleted'} ${stage}\t${path}`);
   }
+  for (const { path, mode, blob } of edits.values())
+    if (!indexed.has(path) && blob !== null && !isInside(excluded, path))
+      entries.push(`${mode ?? '100644'} ${blob} 0\t${path}`);
   return sha256HexPrefix(entries.sort().join('\0'), 16);
 };
 

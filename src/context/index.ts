@@ -35,6 +35,7 @@ export type {
   RunStatus,
   SharedContext,
   QuarantinedContext,
+  UnknownFields,
   WorkingSummary,
 } from './model.js';
 export {

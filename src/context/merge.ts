@@ -20,6 +20,7 @@ import {
   type RepositoryIdentity,
   type RunFailure,
   type SharedContext,
+  type UnknownFields,
 } from './model.js';
 import { failureIdentity, selectDroppedEntries } from './dropped.js';
 import { isUnchanged, withoutDeletions } from './mergeBase.js';
@@ -127,7 +128,7 @@ const mergeChecklist = (
   older: SharedContext,
 ): { readonly checklist: ChecklistItem[]; readonly dropped: DroppedEntry[] } => {
   const doneBefore = new Set(older.checklist.filter((step) => step.done).map((step) => step.text));
-  const checklist = newer.checklist.map((step) => ({ text: step.text, done: step.done || doneBefore.has(step.text) }));
+  const checklist = newer.checklist.map((step) => ({ ...step, done: step.done || doneBefore.has(step.text) }));
   const dropped: DroppedEntry[] = [];
   for (const step of older.checklist) {
     if (checklist.some((known) => known.text === step.text)) continue;
@@ -136,6 +137,15 @@ const mergeChecklist = (
   }
   return { checklist, dropped };
 };
+
+/** The fields this version does not know of both sides, `first`'s where both hold one. */
+const unionUnknownFields = (
+  first: { readonly unknownFields?: UnknownFields },
+  second: { readonly unknownFields?: UnknownFields },
+): { unknownFields?: UnknownFields } =>
+  first.unknownFields === undefined && second.unknownFields === undefined
+    ? {}
+    : { unknownFields: { ...second.unknownFields, ...first.unknownFields } };
 
 /** One context from two, and what a cap left out of its rules and steps (decisions, claims and failures: see `selectDroppedEntries`). */
 export interface ContextsMerge {
@@ -177,6 +187,7 @@ export const mergeContextsReported = (
       evidenceLedger: mergeClaims(newer.evidenceLedger, older.evidenceLedger),
       ...(lastRun === undefined ? {} : { lastRun }),
       recentFailures: mergeFailures(newer.recentFailures, older.recentFailures),
+      ...unionUnknownFields(newer, older),
     },
     dropped: [...rulesDropped, ...stepsDropped],
   };
@@ -296,6 +307,7 @@ export const mergeContextFilesReported = (
       ...(repository === undefined ? {} : { repository }),
       contexts: contexts.sort((a, b) => compareContextKeys(a.key, b.key)),
       ...(quarantined.length === 0 ? {} : { quarantined }),
+      ...unionUnknownFields(ours, theirs),
     },
     ...(unify === undefined ? {} : { identity: unify }),
     dropped,

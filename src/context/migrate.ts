@@ -1,8 +1,10 @@
 /**
  * Migration of older context files to schema version 1, as a pure function of the parsed
- * document. Version 0 is the spec's draft layout: one context per file with no
- * `schema_version`, tool sessions inline, no checklist and free-form times. The result is
- * validated as version 1 afterwards, so a migration only reshapes; it never vouches.
+ * document. The spec's draft layout is one context per file (its `key` at the top, no
+ * `contexts`), tool sessions inline, no checklist and free-form times; it is version 0 without
+ * a `schema_version`, and the spec's own example declares `"schema_version": 1` over it, so the
+ * layout decides, not the number alone. The result is validated as version 1 afterwards, so a
+ * migration only reshapes; it never vouches.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { isBlank } from '../base/text.js';
@@ -40,6 +42,21 @@ const failureOf = (run: Json): Json => ({
   next_action: textOr(run['next_action'], NOT_RECORDED),
 });
 
+/** The draft's fields this migration reads (or drops: `cli_sessions`); any other is kept on the context, as version 1 keeps fields it does not know. */
+const DRAFT_FIELDS: ReadonlySet<string> = new Set([
+  'schema_version',
+  'kind',
+  'key',
+  'feature_request',
+  'checkpoint',
+  'pinned_rules',
+  'working_summary',
+  'open_decisions',
+  'evidence_ledger',
+  'cli_sessions',
+  'last_run',
+]);
+
 /** The draft's one context as a version-1 context entry. */
 const migrateDraftContext = (draft: Json): Json => {
   const key = record(draft['key']);
@@ -47,6 +64,7 @@ const migrateDraftContext = (draft: Json): Json => {
   const run = isRecord(draft['last_run']) ? draft['last_run'] : undefined;
   const failed = run !== undefined && run['status'] === 'failed';
   return {
+    ...Object.fromEntries(Object.entries(draft).filter(([name]) => !DRAFT_FIELDS.has(name))),
     key: { repo: key['repo'] ?? key['repo_path'], branch: key['branch'], workstream_id: key['workstream_id'] },
     feature_request: typeof draft['feature_request'] === 'string' ? draft['feature_request'] : '',
     checkpoint: isRecord(draft['checkpoint']) ? draft['checkpoint'] : null,
@@ -74,18 +92,24 @@ const migrateDraftContext = (draft: Json): Json => {
 
 const corrupt = (message: string): ContextError => ({ code: 'corrupt', message });
 
+/** True for the spec's draft layout: one context whose `key` is at the top, and no `contexts`. */
+const isDraftLayout = (document: Json): boolean => isRecord(document['key']) && !('contexts' in document);
+
 /**
- * Migrates a parsed context document of `kind` to version 1, or says why it cannot. The
- * draft's inline `cli_sessions` are dropped: session ids are best-effort acceleration, never
- * a source of truth, and version 1 keeps them out of shared files.
+ * Migrates a parsed context document of `kind` to version 1, or says why it cannot: the draft
+ * layout, whether it declares version 0 (or nothing) or 1 as the spec's example does; a
+ * version-1 file is returned as it is. The draft's inline `cli_sessions` are dropped: session
+ * ids are best-effort acceleration, never a source of truth, and version 1 keeps them out of
+ * shared files.
  */
 export const migrateContextDocument = (document: unknown, kind: ContextKind): E.Either<ContextError, unknown> => {
   // The kind is the caller's, not the document's: one that is none is a programmer's mistake.
   checkedKind(kind);
   if (!isRecord(document)) return E.left(corrupt('expected a JSON object'));
   const version = document['schema_version'] ?? 0;
-  if (version === CONTEXT_SCHEMA_VERSION) return E.right(document);
-  if (version !== 0) return E.left(corrupt(`no migration from schema version ${JSON.stringify(version)}`));
+  if (version === CONTEXT_SCHEMA_VERSION && !isDraftLayout(document)) return E.right(document);
+  if (version !== 0 && version !== CONTEXT_SCHEMA_VERSION)
+    return E.left(corrupt(`no migration from schema version ${JSON.stringify(version)}`));
   if (!isRecord(document['key'])) return E.left(corrupt('a draft (version 0) context needs a key'));
   return E.right({ schema_version: CONTEXT_SCHEMA_VERSION, kind, contexts: [migrateDraftContext(document)] });
 };

@@ -15,6 +15,14 @@ export const CONTEXT_SCHEMA_VERSION = 1;
 /** The workstream used when none is named. */
 export const DEFAULT_WORKSTREAM = 'default';
 
+/**
+ * Fields a file held that this version does not know (a newer 1.x writer's, a team's own
+ * annotation), by name: plain JSON, kept as read and written back after the known ones, so an
+ * older writer never drops them. An entry replaced by a new one (a new checkpoint, summary or
+ * run) does not carry the old one's.
+ */
+export type UnknownFields = Readonly<Record<string, unknown>>;
+
 /** What one context is stored under. Keys compare as (repo, branch, workstreamId) tuples. */
 export interface ContextKey {
   readonly repo: string;
@@ -26,15 +34,17 @@ export interface ContextKey {
 export interface Checkpoint {
   /** The commit HEAD pointed to (empty in a repository without commits). */
   readonly gitHead: string;
-  /** A hash of `git ls-files -s` and of the tracked files edited in the working tree. */
+  /** A hash of `git ls-files -s`, of the tracked files edited in the working tree and of the new files git does not ignore. */
   readonly trackedFilesHash: string;
   /** A hash of the working summary's text as verified. */
   readonly summaryHash: string;
   /**
-   * Tracked files with uncommitted edits when the checkpoint was recorded (at most 20): a
-   * checkout without those edits sees the summary stale, and this says why.
+   * Files with uncommitted edits, and new files not committed yet, when the checkpoint was
+   * recorded (at most 20): a checkout without them sees the summary stale, and this says why.
    */
   readonly uncommitted?: ReadonlyArray<string>;
+  /** Fields this version does not know (see `UnknownFields`). */
+  readonly unknownFields?: UnknownFields;
 }
 
 /** The short task summary a session resumes from. */
@@ -44,6 +54,8 @@ export interface WorkingSummary {
   readonly updatedAt?: number;
   /** True when the repository moved past the checkpoint, so the summary must not be trusted. */
   readonly stale: boolean;
+  /** Fields this version does not know (see `UnknownFields`). */
+  readonly unknownFields?: UnknownFields;
 }
 
 /** The states of a decision. */
@@ -56,18 +68,24 @@ export interface Decision {
   readonly id: string;
   readonly text: string;
   readonly status: DecisionStatus;
+  /** Fields this version does not know (see `UnknownFields`). */
+  readonly unknownFields?: UnknownFields;
 }
 
 /** One step of the current task. */
 export interface ChecklistItem {
   readonly text: string;
   readonly done: boolean;
+  /** Fields this version does not know (see `UnknownFields`). */
+  readonly unknownFields?: UnknownFields;
 }
 
 /** A pointer into a file: a repository-relative path and a line range, `L10-L40`. */
 export interface FileEvidence {
   readonly path: string;
   readonly lines: string;
+  /** Fields this version does not know (see `UnknownFields`). */
+  readonly unknownFields?: UnknownFields;
 }
 
 /** A claim about the work and the evidence that backs it. */
@@ -76,6 +94,8 @@ export interface Claim {
   readonly files: ReadonlyArray<FileEvidence>;
   readonly symbols: ReadonlyArray<string>;
   readonly at?: number;
+  /** Fields this version does not know (see `UnknownFields`). */
+  readonly unknownFields?: UnknownFields;
 }
 
 /** The claims of a workstream, oldest first. */
@@ -90,11 +110,14 @@ export interface RunFailure {
   readonly error: string;
   readonly nextAction: string;
   readonly at?: number;
+  /** Fields this version does not know (see `UnknownFields`). */
+  readonly unknownFields?: UnknownFields;
 }
 
 /** The last run of the workstream. */
 export type LastRun =
-  { readonly status: 'succeeded'; readonly at?: number } | ({ readonly status: 'failed' } & RunFailure);
+  | { readonly status: 'succeeded'; readonly at?: number; readonly unknownFields?: UnknownFields }
+  | ({ readonly status: 'failed' } & RunFailure);
 
 /** A tool's resumable session (best-effort acceleration, never a source of truth). */
 export interface CliSession {
@@ -123,12 +146,16 @@ export interface SharedContext {
   readonly lastRun?: LastRun;
   /** The most recent failed runs, oldest first. */
   readonly recentFailures: ReadonlyArray<RunFailure>;
+  /** Fields this version does not know (see `UnknownFields`). */
+  readonly unknownFields?: UnknownFields;
 }
 
 /** What a repository says about itself, as the repo part of its context keys (see `identifyRepository`). */
 export interface RepositoryIdentity {
   readonly id: string;
   readonly source: 'origin' | 'first_commit' | 'folder';
+  /** Fields this version does not know (see `UnknownFields`). */
+  readonly unknownFields?: UnknownFields;
 }
 
 /**
@@ -153,6 +180,8 @@ export interface ContextFile {
   readonly contexts: ReadonlyArray<SharedContext>;
   /** The contexts kept apart (see `QuarantinedContext`), after the others in the file. */
   readonly quarantined?: ReadonlyArray<QuarantinedContext>;
+  /** Fields this version does not know (see `UnknownFields`). */
+  readonly unknownFields?: UnknownFields;
 }
 
 /** One workstream's tool sessions, as kept in a `*.local.json` file. */

@@ -92,7 +92,23 @@ export const KeySchema = z.object({
   workstream_id: line(L.keyPart),
 });
 
-const CheckpointSchema = z.object({
+/**
+ * The fields of `doc` that `known` does not name (a newer 1.x writer's, a team's own
+ * annotation): kept as they were read, to be written back after the known ones.
+ */
+const unknownFieldsOf = (
+  doc: Readonly<Record<string, unknown>>,
+  known: Readonly<Record<string, unknown>>,
+): { unknownFields?: Readonly<Record<string, unknown>> } => {
+  const unknown = Object.entries(doc).filter(([name]) => !Object.hasOwn(known, name));
+  return unknown.length === 0 ? {} : { unknownFields: Object.fromEntries(unknown) };
+};
+
+/** The fields `unknownFieldsOf` kept, to write back. */
+const unknownFieldsTo = (value: { readonly unknownFields?: Readonly<Record<string, unknown>> }) =>
+  value.unknownFields ?? {};
+
+const CheckpointSchema = z.looseObject({
   git_head: z.string().regex(/^([0-9a-f]{7,64})?$/u, 'not a commit id'),
   tracked_files_hash: line(L.hash),
   summary_hash: line(L.hash),
@@ -106,67 +122,67 @@ const FailureFields = {
   next_action: line(L.runText),
   at: time.optional(),
 };
+const FailureSchema = z.looseObject(FailureFields);
 
-const LastRunSchema = z.discriminatedUnion('status', [
-  z.object({ status: z.literal('succeeded'), at: time.optional() }),
-  z.object({ status: z.literal('failed'), ...FailureFields }),
-]);
+const SucceededSchema = z.looseObject({ status: z.literal('succeeded'), at: time.optional() });
+const FailedSchema = z.looseObject({ status: z.literal('failed'), ...FailureFields });
+const LastRunSchema = z.discriminatedUnion('status', [SucceededSchema, FailedSchema]);
 
-const ContextSchema = z
-  .object({
-    key: KeySchema,
-    feature_request: text(L.featureRequest),
-    checkpoint: CheckpointSchema.nullable(),
-    pinned_rules: z.array(line(L.rule)),
-    // Optional within version 1 (older readers drop it): who pinned each rule a user added.
-    pinned_by: ownRecord(line(L.rule), line(L.keyPart), false).optional(),
-    working_summary: z.object({ text: text(L.summary), updated_at: time.nullable(), stale: z.boolean() }),
-    open_decisions: z
-      .array(
-        z.object({
-          id: z.string().regex(/^D[1-9]\d{0,8}$/u),
-          text: line(L.decision),
-          status: z.enum(DECISION_STATUSES),
-        }),
-      )
-      .max(L.decisions)
-      .refine((decisions) => new Set(decisions.map((decision) => decision.id)).size === decisions.length, {
-        message: 'decision ids repeat',
-      }),
-    checklist: z.array(z.object({ text: line(L.checklistItem), done: z.boolean() })).max(L.checklist),
-    evidence_ledger: z
-      .array(
-        z.object({
-          claim: line(L.claim),
-          files: z.array(
-            z.object({
-              // A path a claim could not have recorded (`../../etc/passwd`) is refused, never followed.
-              path: line(L.path).superRefine((path, issues) => {
-                const problem = recordedEvidencePathProblem(path);
-                if (problem !== undefined) issues.addIssue({ code: 'custom', message: problem });
-              }),
-              lines: z.string().regex(/^L[1-9]\d{0,8}(-L[1-9]\d{0,8})?$/u),
-            }),
-          ),
-          symbols: z.array(line(L.symbol)),
-          recorded_at: time.optional(),
-        }),
-      )
-      .max(L.claims),
-    last_run: LastRunSchema.nullable(),
-    recent_failures: z.array(z.object(FailureFields)).max(L.recentFailures),
-  })
-  .superRefine((context, issues) => {
-    // The rules must fit the bundle whole, each user's rule with its mark.
-    const problem = pinnedRulesProblem(context.pinned_rules, context.pinned_by);
-    if (problem !== undefined) issues.addIssue({ code: 'custom', message: problem, path: ['pinned_rules'] });
-  });
+const SummarySchema = z.looseObject({ text: text(L.summary), updated_at: time.nullable(), stale: z.boolean() });
+const DecisionSchema = z.looseObject({
+  id: z.string().regex(/^D[1-9]\d{0,8}$/u),
+  text: line(L.decision),
+  status: z.enum(DECISION_STATUSES),
+});
+const StepSchema = z.looseObject({ text: line(L.checklistItem), done: z.boolean() });
+const FileSchema = z.looseObject({
+  // A path a claim could not have recorded (`../../etc/passwd`) is refused, never followed.
+  path: line(L.path).superRefine((path, issues) => {
+    const problem = recordedEvidencePathProblem(path);
+    if (problem !== undefined) issues.addIssue({ code: 'custom', message: problem });
+  }),
+  lines: z.string().regex(/^L[1-9]\d{0,8}(-L[1-9]\d{0,8})?$/u),
+});
+const ClaimSchema = z.looseObject({
+  claim: line(L.claim),
+  files: z.array(FileSchema),
+  symbols: z.array(line(L.symbol)),
+  recorded_at: time.optional(),
+});
 
-const ContextFileSchema = z.object({
+const ContextFields = {
+  key: KeySchema,
+  feature_request: text(L.featureRequest),
+  checkpoint: CheckpointSchema.nullable(),
+  pinned_rules: z.array(line(L.rule)),
+  // Optional within version 1 (older readers drop it): who pinned each rule a user added.
+  pinned_by: ownRecord(line(L.rule), line(L.keyPart), false).optional(),
+  working_summary: SummarySchema,
+  open_decisions: z
+    .array(DecisionSchema)
+    .max(L.decisions)
+    .refine((decisions) => new Set(decisions.map((decision) => decision.id)).size === decisions.length, {
+      message: 'decision ids repeat',
+    }),
+  checklist: z.array(StepSchema).max(L.checklist),
+  evidence_ledger: z.array(ClaimSchema).max(L.claims),
+  last_run: LastRunSchema.nullable(),
+  recent_failures: z.array(FailureSchema).max(L.recentFailures),
+};
+
+const ContextSchema = z.looseObject(ContextFields).superRefine((context, issues) => {
+  // The rules must fit the bundle whole, each user's rule with its mark.
+  const problem = pinnedRulesProblem(context.pinned_rules, context.pinned_by);
+  if (problem !== undefined) issues.addIssue({ code: 'custom', message: problem, path: ['pinned_rules'] });
+});
+
+const RepositorySchema = z.looseObject({ id: line(L.keyPart), source: z.enum(REPOSITORY_SOURCES) });
+
+const ContextFileSchema = z.looseObject({
   schema_version: z.literal(CONTEXT_SCHEMA_VERSION),
   kind: z.enum(CONTEXT_KINDS),
   // Optional within version 1: files written before it was recorded are migrated on their next write.
-  repository: z.object({ id: line(L.keyPart), source: z.enum(REPOSITORY_SOURCES) }).optional(),
+  repository: RepositorySchema.optional(),
   contexts: z.array(ContextSchema),
 });
 
@@ -220,23 +236,29 @@ export const keyTo = (key: ContextKey): KeyDocument => ({
   workstream_id: key.workstreamId,
 });
 
-const failureFrom = (failure: FailureDocument): RunFailure => ({
+/** A failure as the code holds it; `known` names the fields of where it stands (a last run's status too). */
+const failureFrom = (
+  failure: FailureDocument,
+  known: Readonly<Record<string, unknown>> = FailureFields,
+): RunFailure => ({
   failedStep: failure.failed_step,
   error: failure.error,
   nextAction: failure.next_action,
   ...optionalAt(failure.at),
+  ...unknownFieldsOf(failure, known),
 });
 const failureTo = (failure: RunFailure): FailureDocument => ({
   failed_step: failure.failedStep,
   error: failure.error,
   next_action: failure.nextAction,
   ...isoAt(failure.at),
+  ...unknownFieldsTo(failure),
 });
 
 const lastRunFrom = (run: NonNullable<ContextDocument['last_run']>): LastRun =>
   run.status === 'succeeded'
-    ? { status: 'succeeded', ...optionalAt(run.at) }
-    : { status: 'failed', ...failureFrom(run) };
+    ? { status: 'succeeded', ...optionalAt(run.at), ...unknownFieldsOf(run, SucceededSchema.shape) }
+    : { status: 'failed', ...failureFrom(run, FailedSchema.shape) };
 
 const contextFrom = (doc: ContextDocument): SharedContext => ({
   key: keyFrom(doc.key),
@@ -249,6 +271,7 @@ const contextFrom = (doc: ContextDocument): SharedContext => ({
           trackedFilesHash: doc.checkpoint.tracked_files_hash,
           summaryHash: doc.checkpoint.summary_hash,
           ...(doc.checkpoint.uncommitted === undefined ? {} : { uncommitted: doc.checkpoint.uncommitted }),
+          ...unknownFieldsOf(doc.checkpoint, CheckpointSchema.shape),
         },
       }),
   pinnedRules: doc.pinned_rules,
@@ -257,17 +280,33 @@ const contextFrom = (doc: ContextDocument): SharedContext => ({
     text: doc.working_summary.text,
     ...(doc.working_summary.updated_at === null ? {} : { updatedAt: toMillis(doc.working_summary.updated_at) }),
     stale: doc.working_summary.stale,
+    ...unknownFieldsOf(doc.working_summary, SummarySchema.shape),
   },
-  openDecisions: doc.open_decisions,
-  checklist: doc.checklist,
+  openDecisions: doc.open_decisions.map((decision) => ({
+    id: decision.id,
+    text: decision.text,
+    status: decision.status,
+    ...unknownFieldsOf(decision, DecisionSchema.shape),
+  })),
+  checklist: doc.checklist.map((step) => ({
+    text: step.text,
+    done: step.done,
+    ...unknownFieldsOf(step, StepSchema.shape),
+  })),
   evidenceLedger: doc.evidence_ledger.map((entry) => ({
     claim: entry.claim,
-    files: entry.files,
+    files: entry.files.map((file) => ({
+      path: file.path,
+      lines: file.lines,
+      ...unknownFieldsOf(file, FileSchema.shape),
+    })),
     symbols: entry.symbols,
     ...optionalAt(entry.recorded_at),
+    ...unknownFieldsOf(entry, ClaimSchema.shape),
   })),
   ...(doc.last_run === null ? {} : { lastRun: lastRunFrom(doc.last_run) }),
-  recentFailures: doc.recent_failures.map(failureFrom),
+  recentFailures: doc.recent_failures.map((failure) => failureFrom(failure)),
+  ...unknownFieldsOf(doc, ContextFields),
 });
 
 const contextTo = (context: SharedContext): ContextDocument => ({
@@ -281,6 +320,7 @@ const contextTo = (context: SharedContext): ContextDocument => ({
           tracked_files_hash: context.checkpoint.trackedFilesHash,
           summary_hash: context.checkpoint.summaryHash,
           ...(context.checkpoint.uncommitted === undefined ? {} : { uncommitted: [...context.checkpoint.uncommitted] }),
+          ...unknownFieldsTo(context.checkpoint),
         },
   pinned_rules: [...context.pinnedRules],
   ...(context.pinnedBy === undefined || Object.keys(context.pinnedBy).length === 0
@@ -294,22 +334,30 @@ const contextTo = (context: SharedContext): ContextDocument => ({
     text: context.workingSummary.text,
     updated_at: context.workingSummary.updatedAt === undefined ? null : toIso(context.workingSummary.updatedAt),
     stale: context.workingSummary.stale,
+    ...unknownFieldsTo(context.workingSummary),
   },
-  open_decisions: context.openDecisions.map(({ id, text: decision, status }) => ({ id, text: decision, status })),
-  checklist: context.checklist.map(({ text: step, done }) => ({ text: step, done })),
+  open_decisions: context.openDecisions.map((decision) => ({
+    id: decision.id,
+    text: decision.text,
+    status: decision.status,
+    ...unknownFieldsTo(decision),
+  })),
+  checklist: context.checklist.map((step) => ({ text: step.text, done: step.done, ...unknownFieldsTo(step) })),
   evidence_ledger: context.evidenceLedger.map((entry) => ({
     claim: entry.claim,
-    files: entry.files.map(({ path, lines }) => ({ path, lines })),
+    files: entry.files.map((file) => ({ path: file.path, lines: file.lines, ...unknownFieldsTo(file) })),
     symbols: [...entry.symbols],
     ...(entry.at === undefined ? {} : { recorded_at: toIso(entry.at) }),
+    ...unknownFieldsTo(entry),
   })),
   last_run:
     context.lastRun === undefined
       ? null
       : context.lastRun.status === 'succeeded'
-        ? { status: 'succeeded', ...isoAt(context.lastRun.at) }
+        ? { status: 'succeeded', ...isoAt(context.lastRun.at), ...unknownFieldsTo(context.lastRun) }
         : { status: 'failed', ...failureTo(context.lastRun) },
   recent_failures: context.recentFailures.map(failureTo),
+  ...unknownFieldsTo(context),
 });
 
 const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
@@ -373,7 +421,8 @@ export const decodeContextFile = (value: unknown, kind: ContextKind): E.Either<C
   return pipe(
     versionOf(value),
     E.chain(notNewer),
-    E.chain((version) => (version < CONTEXT_SCHEMA_VERSION ? migrateContextDocument(value, kind) : E.right(value))),
+    // The spec's draft layout comes as version 0 and as version 1 (its own example): the migration tells them apart.
+    E.chain(() => migrateContextDocument(value, kind)),
     E.chain((document) => validate(ContextFileEnvelope, document)),
     E.chainFirst((document) => sameKind(kind, document.kind)),
     E.chain((document) => {
@@ -383,9 +432,18 @@ export const decodeContextFile = (value: unknown, kind: ContextKind): E.Either<C
       return E.map(() =>
         deepFreeze({
           kind,
-          ...(document.repository === undefined ? {} : { repository: { ...document.repository } }),
+          ...(document.repository === undefined
+            ? {}
+            : {
+                repository: {
+                  id: document.repository.id,
+                  source: document.repository.source,
+                  ...unknownFieldsOf(document.repository, RepositorySchema.shape),
+                },
+              }),
           contexts: contexts.sort((a, b) => compareContextKeys(a.key, b.key)),
           ...(quarantined.length === 0 ? {} : { quarantined }),
+          ...unknownFieldsOf(document, ContextFileSchema.shape),
         }),
       )(uniqueKeys(contexts.map((context) => keyTo(context.key))));
     }),
@@ -396,11 +454,20 @@ export const decodeContextFile = (value: unknown, kind: ContextKind): E.Either<C
 export const encodeContextFile = (file: ContextFile): ContextFileDocument => ({
   schema_version: CONTEXT_SCHEMA_VERSION,
   kind: checkedContextFile(file).kind,
-  ...(file.repository === undefined ? {} : { repository: { id: file.repository.id, source: file.repository.source } }),
+  ...(file.repository === undefined
+    ? {}
+    : {
+        repository: {
+          id: file.repository.id,
+          source: file.repository.source,
+          ...unknownFieldsTo(file.repository),
+        },
+      }),
   contexts: [
     ...[...file.contexts].sort((a, b) => compareContextKeys(a.key, b.key)).map(contextTo),
     ...(file.quarantined ?? []).map((entry) => entry.raw),
   ],
+  ...unknownFieldsTo(file),
 });
 
 /** A document the reader would refuse, as the refusal of a write. */

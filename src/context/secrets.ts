@@ -104,6 +104,16 @@ export const redactSecrets = (text: string): string =>
         asShown(text),
       );
 
+/** `value` (plain JSON) with every secret in its strings and keys redacted (see `redactSecrets`). */
+export const redactSecretsIn = (value: unknown): unknown =>
+  typeof value === 'string'
+    ? redactSecrets(value)
+    : Array.isArray(value)
+      ? value.map(redactSecretsIn)
+      : typeof value === 'object' && value !== null
+        ? Object.fromEntries(Object.entries(value).map(([key, item]) => [redactSecrets(key), redactSecretsIn(item)]))
+        : value;
+
 /** Why `field` may not hold `text` (it holds a secret, named by shape, never quoted), or undefined. */
 export const secretProblem = (field: string, text: string): string | undefined => {
   if (typeof field !== 'string') refuseArgument('the field', field, 'a string (what the text is)');

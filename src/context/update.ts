@@ -17,7 +17,7 @@ import {
   type SharedContext,
 } from './model.js';
 import { findContextSecret } from './schema.js';
-import { findSecret, findSecretField, redactSecrets } from './secrets.js';
+import { findSecret, findSecretField, redactSecrets, redactSecretsIn } from './secrets.js';
 
 /** A new context for `key`: the default pinned rules, no summary, nothing verified yet. */
 export const emptySharedContext = (given: ContextKey): SharedContext => {
@@ -107,7 +107,18 @@ export const redactContext = (context: SharedContext): SharedContext => {
     }
     if (draft.lastRun?.status === 'failed') failure(draft.lastRun);
     for (const entry of draft.recentFailures) failure(entry);
+    redactUnknownFields(draft);
   });
+};
+
+/** Redacts the fields this version does not know wherever in `node` (a context's draft) they are kept. */
+const redactUnknownFields = (node: unknown): void => {
+  if (Array.isArray(node)) for (const item of node) redactUnknownFields(item);
+  else if (typeof node === 'object' && node !== null)
+    for (const [name, value] of Object.entries(node)) {
+      if (name === 'unknownFields') (node as Record<string, unknown>)[name] = redactSecretsIn(value);
+      else redactUnknownFields(value);
+    }
 };
 
 /**

@@ -6,7 +6,7 @@
  * per missing folder and no more: Node's recursive `mkdir` loops forever where the parent
  * refuses new entries in an odd way (procfs answers ENOENT for a folder that is there).
  */
-import { lstatSync, mkdirSync, realpathSync, rmdirSync, statSync } from 'node:fs';
+import { lstatSync, mkdirSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { type Failure, failure } from '../base/failure.js';
@@ -26,7 +26,7 @@ export interface DirectoryOptions {
 export interface PreparedDirectory {
   /** False when it does not exist and was not to be made: there is nothing in it. */
   readonly exists: boolean;
-  /** The folders this call made, outermost first (see `removeCreatedFolders`). */
+  /** The folders this call made, outermost first. */
   readonly created: ReadonlyArray<string>;
 }
 
@@ -125,20 +125,5 @@ export const prepareDirectory = (
     return E.right({ exists: true, created });
   } catch (error) {
     return E.left(ioFailure(`cannot prepare ${label} ${directory}`, error));
-  }
-};
-
-/**
- * Removes the folders a `prepareDirectory` made (`created`, outermost first), innermost first,
- * as long as they are still empty: a refused write leaves no trace. Best effort.
- */
-export const removeCreatedFolders = (created: ReadonlyArray<string>): void => {
-  for (const folder of [...created].reverse()) {
-    try {
-      rmdirSync(folder);
-    } catch {
-      // Not empty (someone wrote into it since) or gone: it stays, and so do its parents.
-      return;
-    }
   }
 };

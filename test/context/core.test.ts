@@ -623,6 +623,19 @@ describe('checkpoints', () => {
     expect(hashTrackedFiles(committed, [], 'data/context')).toBe(
       hashTrackedFiles(ls, [{ path: 'src/a.ts', blob: '3333333333333333333333333333333333333333' }], 'data/context'),
     );
+    // A new file counts as the index will hold it once added: committing it keeps the hash.
+    const added = [
+      { path: 'src/b.ts', blob: '5555555555555555555555555555555555555555' },
+      { path: 'bin/run', blob: '6666666666666666666666666666666666666666', mode: '100755' },
+    ];
+    expect(hashTrackedFiles(ls, added, 'data/context')).not.toBe(base);
+    const withNew = [
+      ...ls.split('\0').slice(0, -1),
+      '100644 5555555555555555555555555555555555555555 0\tsrc/b.ts',
+      '100755 6666666666666666666666666666666666666666 0\tbin/run',
+      '',
+    ].join('\0');
+    expect(hashTrackedFiles(withNew, [], 'data/context')).toBe(hashTrackedFiles(ls, added, 'data/context'));
   });
 
   it('read git diff --name-status -z, renames included', () => {

@@ -7,7 +7,13 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { describe, expect, it } from 'vitest';
 import { buildContextBundle } from '../../src/context/index.js';
-import { type ContextOptions, loadContext, updateContext, writeContext } from '../../src/context/node/index.js';
+import {
+  type ContextOptions,
+  loadContext,
+  resolveContext,
+  updateContext,
+  writeContext,
+} from '../../src/context/node/index.js';
 import { decodeContextFile, encodeContextFile } from '../../src/context/schema.js';
 import { emptySharedContext, recordContextClaim } from '../../src/context/index.js';
 import { errorOf, loadedOf } from './results.js';
@@ -206,6 +212,91 @@ describe.concurrent('repository state beats memory', () => {
   });
 });
 
+describe.concurrent('fields this version does not know', () => {
+  it('are kept and written back by every write, where they stood; a merge keeps both sides', async () => {
+    const repo = makeRepo();
+    loadedOf(await checkpoint(repo, 'Parser skeleton in src/parser.ts.'));
+    loadedOf(await writeContext(PLANNING(repo), { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }));
+    const file = join(repo, ...CONTEXT_JSON);
+    type Doc = Record<string, unknown> & { contexts: Array<Record<string, Array<Record<string, unknown>> | any>> };
+    const document = readJson(file) as Doc;
+    const context = document.contexts[0]!;
+    document['team_note'] = 'keep me';
+    context['owner'] = { name: 'alice', since: [2026, 1] };
+    context['checkpoint']['verified_by'] = 'ci';
+    context['working_summary']['tokens'] = 12;
+    context['open_decisions'][0]['rationale'] = 'because';
+    context['checklist'][0]['estimate'] = '2h';
+    context['evidence_ledger'][0]['reviewed'] = true;
+    context['evidence_ledger'][0]['files'][0]['blob'] = 'abc';
+    (document['repository'] as Record<string, unknown>)['checked'] = true;
+    context['last_run']['exit_code'] = 1;
+    context['recent_failures'][0]['exit_code'] = 1;
+    writeFileSync(file, JSON.stringify(document, null, 2));
+    const expected = {
+      team_note: 'keep me',
+      repository: { checked: true },
+      contexts: [
+        {
+          owner: { name: 'alice', since: [2026, 1] },
+          checkpoint: { verified_by: 'ci' },
+          working_summary: { tokens: 12 },
+          open_decisions: [{ id: 'D1', rationale: 'because' }, { id: 'D2' }],
+          checklist: [{ text: 'Parse key = value lines', estimate: '2h' }],
+          evidence_ledger: [
+            { claim: 'Implemented parse', reviewed: true, files: [{ path: 'src/parser.ts', blob: 'abc' }] },
+            { claim: 'Read the lexer' },
+          ],
+          last_run: { exit_code: 1 },
+          recent_failures: [{ exit_code: 1 }],
+        },
+      ],
+    };
+    // A claim and a new decision: every field stays where it stood.
+    loadedOf(
+      await updateContext(PLANNING(repo), (stored, at) =>
+        E.map((claimed: typeof stored) => ({
+          ...claimed,
+          openDecisions: [...claimed.openDecisions, { id: 'D2', text: 'Streams?', status: 'open' as const }],
+        }))(recordContextClaim(stored, { claim: 'Read the lexer', at })),
+      ),
+    );
+    expect(readJson(file)).toMatchObject(expected);
+    const written = readJson(file) as Doc;
+    expect(written.contexts[0]!['open_decisions'][1]).not.toHaveProperty('rationale');
+    // A conflict of two sides that each added a field: the merge keeps both.
+    const ours = { ...written, ours_only: 1 };
+    const theirs = { ...written, theirs_only: 2 };
+    const lines = (value: unknown) => JSON.stringify(value, null, 2).split('\n');
+    writeFileSync(file, ['<<<<<<< HEAD', ...lines(ours), '=======', ...lines(theirs), '>>>>>>> other', ''].join('\n'));
+    expect(loadedOf(await resolveContext(PLANNING(repo))).mergedConflict).toBeDefined();
+    expect(readJson(file)).toMatchObject({ ...expected, ours_only: 1, theirs_only: 2 });
+    // A new checkpoint replaces the checkpoint and the last run, and with them their unknown fields.
+    loadedOf(await checkpoint(repo, 'Parser done.'));
+    const replaced = readJson(file) as Doc;
+    expect(replaced.contexts[0]!['checkpoint']).not.toHaveProperty('verified_by');
+    expect(replaced.contexts[0]!['last_run']).not.toHaveProperty('exit_code');
+    expect(replaced).toMatchObject({ team_note: 'keep me', contexts: [{ owner: { name: 'alice' } }] });
+  });
+
+  it('holding a secret, are redacted from every read and refuse every write, as a secret anywhere else', async () => {
+    const repo = makeRepo();
+    loadedOf(await checkpoint(repo, 'Parser skeleton in src/parser.ts.'));
+    const file = join(repo, ...CONTEXT_JSON);
+    const token = `ghp_${'a1B2c3D4e5'.repeat(4).slice(0, 36)}`;
+    const document = readJson(file) as { contexts: Array<Record<string, unknown>> };
+    document.contexts[0]!['deploy'] = { token };
+    writeFileSync(file, JSON.stringify(document, null, 2));
+    const loaded = loadedOf(await loadContext(PLANNING(repo)));
+    expect(JSON.stringify(loaded)).not.toContain(token);
+    expect(loaded.context.unknownFields).toEqual({ deploy: { token: '[redacted: a GitHub token]' } });
+    expect(loaded.warnings.join('\n')).toMatch(/holds what looks like a GitHub token in contexts\[0\]\.deploy\.token/u);
+    expect(errorOf(await writeContext(PLANNING(repo), { status: 'succeeded', summary: 'x' })).message).toMatch(
+      /deploy\.token/u,
+    );
+  });
+});
+
 describe.concurrent('broken files', () => {
   it('reports a corrupt file on load and leaves it; a write moves it aside to a timestamped backup, never starting over silently', async () => {
     const repo = makeRepo();
@@ -300,6 +391,46 @@ describe.concurrent('broken files', () => {
       schema_version: 1,
       contexts: [{ feature_request: 'Passkeys' }],
     });
+  });
+
+  it("migrates the spec's draft example, which declares schema version 1, instead of moving it aside as corrupt", async () => {
+    const repo = makeRepo();
+    const name = repo.split(/[\\/]/u).pop()!;
+    const head = git(repo, 'rev-parse', 'HEAD').trim();
+    // The layout of spec 004's "Context Schema (draft)", its "schema_version": 1 included.
+    writeFiles(repo, {
+      'data/context/planning_context.json': JSON.stringify({
+        schema_version: 1,
+        key: { repo: name, branch: 'main', workstream_id: 'default' },
+        feature_request: 'Parse INI files',
+        checkpoint: { git_head: head, tracked_files_hash: 'abc', summary_hash: 'def' },
+        pinned_rules: ['Repo state is truth'],
+        working_summary: { text: 'Lexer done', updated_at: '2026-01-01T00:00:00Z', stale: false },
+        open_decisions: [{ id: 'D1', text: 'Duplicate keys?', status: 'open' }],
+        evidence_ledger: [{ claim: 'lexer implemented', files: [{ path: 'src/parser.ts', lines: 'L1' }] }],
+        cli_sessions: { codex: { id: 'abc', local_path: '/tmp/x' } },
+        last_run: { status: 'failed', error: 'boom', next_action: 'fix' },
+        team_note: 'kept',
+      }),
+    });
+    const loaded = loadedOf(await loadContext(PLANNING(repo)));
+    expect(loaded.stored).toBe(true);
+    expect(loaded.context).toMatchObject({
+      featureRequest: 'Parse INI files',
+      workingSummary: { text: 'Lexer done', stale: true },
+      openDecisions: [{ id: 'D1', text: 'Duplicate keys?', status: 'open' }],
+      lastRun: { status: 'failed', error: 'boom', nextAction: 'fix' },
+      unknownFields: { team_note: 'kept' },
+    });
+    loadedOf(await writeContext(PLANNING(repo), { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' }));
+    expect(readdirSync(join(repo, 'data', 'context')).filter((entry) => entry.endsWith('.corrupt'))).toEqual([]);
+    const written = readJson(join(repo, ...CONTEXT_JSON));
+    expect(written).toMatchObject({
+      schema_version: 1,
+      kind: 'planning',
+      contexts: [{ feature_request: 'Parse INI files', team_note: 'kept', open_decisions: [{ id: 'D1' }] }],
+    });
+    expect(JSON.stringify(written)).not.toContain('cli_sessions');
   });
 });
 

@@ -4,7 +4,7 @@
  * names, shallow clones that write first, a resolve with nothing to do, and tool sessions in
  * the bundle. Real git repositories, real files, the CLI; each `it` names its item.
  */
-import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadContext, writeContext } from '../../src/context/node/index.js';
@@ -112,6 +112,40 @@ describe.concurrent('issue 53: the smaller ones', SLOW, () => {
     };
     expect(stored.contexts[0]!.checkpoint.uncommitted).toEqual([clipped]);
     expect((await runIn(repo, ['context', 'show'])).status).toBe(0);
+  });
+
+  it('14c: work that adds new files stays verified once committed with the context; a new file after it makes it stale and is listed', async () => {
+    const repo = makeRepo();
+    writeFiles(repo, {
+      '.gitignore': 'build/\n',
+      'src/parser.ts': 'export const parse = (text: string) => text.trim();\n',
+      'src/lexer.ts': 'export const lex = (text: string) => text.split(" ");\n',
+      'scripts/run.sh': '#!/bin/sh\necho run\n',
+      'build/out.js': 'ignored\n',
+    });
+    chmodSync(join(repo, 'scripts', 'run.sh'), 0o755);
+    symlinkSync('lexer.ts', join(repo, 'src', 'tokens.ts'));
+    const checkpoint = await runIn(repo, ['context', 'checkpoint', '--summary', 'Lexer added, parser trims.']);
+    expect(checkpoint.status).toBe(0);
+    expect(checkpoint.stderr).toMatch(
+      /warning: the checkpoint was recorded over uncommitted edits of (?=[^:]*src\/parser\.ts)(?=[^:]*src\/lexer\.ts)(?=[^:]*scripts\/run\.sh)(?=[^:]*src\/tokens\.ts)(?![^:]*build)[^:]*: commit them with the context \(new files too: git add -A\)/u,
+    );
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-q', '-m', 'lexer, with the context');
+    for (const argv of [
+      ['context', 'show'],
+      ['context', 'bundle'],
+    ])
+      expect((await runIn(repo, argv)).stdout).not.toContain('STALE');
+    expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
+    // An ignored file changes nothing; a new file the work has not committed makes it stale, and is named.
+    writeFiles(repo, { 'build/more.js': 'ignored\n' });
+    expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
+    writeFiles(repo, { 'src/extra.ts': 'export {};\n' });
+    const show = await runIn(repo, ['context', 'show']);
+    expect(show.stdout).toContain('STALE');
+    expect(show.stdout).toContain('  ? src/extra.ts\n');
+    expect((await runIn(repo, ['context', 'bundle'])).stdout).toContain('- ? src/extra.ts\n');
   });
 
   it('15: every cut is counted: the decisions shown, and the open steps left out', async () => {

@@ -84,7 +84,9 @@ const noteReverified =
  * nothing (unless the file itself needs it: a merge conflict, a migrated key; a dashboard out
  * of step with the JSON is rewritten); `sessions` are merged into the `*.local.json` file.
  * New claims must point at files git tracks and lines they have; a file that holds a secret
- * anywhere is not written. `None` when the feature flag is off (no file is touched).
+ * anywhere is not written. `None` when the feature flag is off (no file is touched). Where the
+ * context folder is not there yet, `change` is also tried once before it is made, so that a
+ * refused first write creates nothing: keep it pure.
  */
 export const updateContext = (
   options: ContextOptions,
@@ -130,8 +132,8 @@ export const writeContext = async (options: ContextOptions, outcome: RunOutcome)
 };
 
 /**
- * A checkpoint just recorded over uncommitted edits, said: a teammate who pulls the context
- * without those edits sees the summary stale, with no changed file to read.
+ * A checkpoint just recorded over uncommitted edits or new files, said: a teammate who pulls the
+ * context without them sees the summary stale, with no changed file to read.
  */
 const warnUncommitted = (loaded: LoadedContext): LoadedContext => {
   const paths = loaded.context.checkpoint?.uncommitted ?? [];
@@ -141,7 +143,7 @@ const warnUncommitted = (loaded: LoadedContext): LoadedContext => {
         ...loaded,
         warnings: [
           ...loaded.warnings,
-          `the checkpoint was recorded over uncommitted edits of ${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ` and ${paths.length - 5} more` : ''}: commit them with the context, or teammates see the summary stale with no changed file to read`,
+          `the checkpoint was recorded over uncommitted edits of ${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ` and ${paths.length - 5} more` : ''}: commit them with the context (new files too: git add -A), or teammates see the summary stale with no changed file to read`,
         ],
       };
 };

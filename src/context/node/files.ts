@@ -109,6 +109,13 @@ export const fileSize = (file: string): Promise<number> =>
     () => 0,
   );
 
+/** True when nothing is at `file` (not even a link); false when something is, or it cannot be told. */
+export const isAbsent = (file: string): Promise<boolean> =>
+  fs.lstat(file).then(
+    () => false,
+    (error: unknown) => errorCode(error) === 'ENOENT',
+  );
+
 /**
  * Checks that `relative` (a path under `root`, as its parts) and every folder on the way stay
  * inside the repository once symbolic links are resolved, and outside its `.git` directory. A

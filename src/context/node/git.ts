@@ -6,7 +6,7 @@
  * an error of its own, with git's own words, never mistaken for "not a repository".
  */
 import { execFile } from 'node:child_process';
-import type { Stats } from 'node:fs';
+import { lstatSync, type Stats } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
@@ -14,7 +14,7 @@ import { type ChangedFile, parseNameStatus, splitNulSeparated } from '../checkpo
 import type { ContextError } from '../model.js';
 import { normalizeRemoteUrl, type RepositoryFacts } from '../repository.js';
 import { describeFileType } from './files.js';
-import { decodeGitOutput, displayGitPath } from './gitPaths.js';
+import { decodeGitOutput, displayGitPath, pathUnder } from './gitPaths.js';
 
 /** The branch part of a key outside a git repository. */
 export const NO_BRANCH = '(no branch)';
@@ -318,6 +318,26 @@ const blockingIgnoreFile = async (root: string, paths: ReadonlyArray<string>): P
       return blockingRules(shown, stat);
   }
   return undefined;
+};
+
+/**
+ * Whether a `.gitignore` in one of `folders` (repository-relative, `''` the root) is a FIFO,
+ * socket or device, which git would wait on for good when it reads the folder's rules. Looked
+ * at without waiting: one `lstat` each.
+ */
+export const blockingIgnoreFileIn = (root: string, folders: ReadonlyArray<string>): boolean =>
+  folders.some((folder) => {
+    const stat = lstatOrUndefined(pathUnder(root, folder === '' ? '.gitignore' : `${folder}/.gitignore`));
+    return stat !== undefined && !stat.isFile() && !stat.isDirectory() && !stat.isSymbolicLink();
+  });
+
+/** The entry at `file` without following a link; undefined when there is none or it cannot be seen. */
+const lstatOrUndefined = (file: Buffer): Stats | undefined => {
+  try {
+    return lstatSync(file, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
 };
 
 /** Who writes, as git names its author (`Name <email>`, `GIT_AUTHOR_*` and the config included); undefined when git cannot say. */

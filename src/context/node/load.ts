@@ -119,7 +119,11 @@ const verify = async (scope: Scope, context: SharedContext, observed: Observed):
   const diff: E.Either<ContextError, ReadonlyArray<ChangedFile>> = snapshot.kind === 'git' &&
   context.checkpoint !== undefined &&
   needsDiff(checkpointMismatch(context, snapshot))
-    ? await changedFiles(root, context.checkpoint.gitHead)
+    ? E.map((changes: ReadonlyArray<ChangedFile>) => [
+        ...changes,
+        // git diff leaves out new files it does not track yet: they are part of the work all the same.
+        ...observed.untracked.map((path) => ({ status: '?', path })),
+      ])(await changedFiles(root, context.checkpoint.gitHead))
     : E.right([]);
   const missingPaths = await missingEvidencePaths(root, context, observed);
   const evidence = {

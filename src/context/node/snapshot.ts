@@ -1,12 +1,12 @@
 /**
  * The repository's state as one call reads it: HEAD and the branch (or the branch a rebase or
  * bisect works for), the index, the files deleted from the working tree, and the hash of the
- * tracked files' content with the working tree's edits and the submodules' own states in it.
+ * tracked files' content with the working tree's edits, its new files git does not ignore and
+ * the submodules' own states in it.
  */
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
-import { sha256HexPrefix } from '../../base/hash.js';
 import {
   hashTrackedFiles,
   type IndexEntry,
@@ -14,26 +14,48 @@ import {
   parseIndexEntries,
   parseWorkingTreeStatus,
   type RepositorySnapshot,
+  splitNulSeparated,
   type WorkingFile,
   type WorkingTreeStatus,
 } from '../checkpoint.js';
 import { CONTEXT_DIRECTORY } from '../layout.js';
 import type { ContextError } from '../model.js';
 import { readTextIfExists } from './files.js';
-import { blockingExcludeFile, DETACHED, gitFailed, NO_BRANCH, type RepositoryLocation, runGit } from './git.js';
+import {
+  blockingExcludeFile,
+  blockingIgnoreFileIn,
+  DETACHED,
+  gitFailed,
+  NO_BRANCH,
+  type RepositoryLocation,
+  runGit,
+} from './git.js';
 import { displayGitPath, pathUnder, stdinPathLine } from './gitPaths.js';
 
 /**
+ * A symbolic link's blob as `git add` records it: its target text as the blob's content (hash-object
+ * given the path would follow the link, and fail on a dangling one), so committing it keeps the hash.
+ */
+const linkBlob = async (root: string, full: Buffer): Promise<E.Either<ContextError, string>> => {
+  const target = await fs.readlink(full, { encoding: 'buffer' }).catch(() => Buffer.alloc(0));
+  const blob = await runGit(root, ['hash-object', '--no-filters', '--stdin'], target);
+  return E.isRight(blob) ? E.right(blob.right.trim()) : E.left(gitFailed(blob.left));
+};
+
+/**
  * The state of the working-tree files git lists as changed: a regular file's blob from `git
- * hash-object` (which applies the same filters as `git add`); a symbolic link's from its
- * target text (hash-object would follow it, and fail on a dangling one); a file gone from the
- * working tree (deleted, also in a merge conflict) as deleted; a FIFO, socket or device in a
- * file's place as such, never opened; a submodule's from its own
- * checked-out commit and, when its tracked files changed, their state too.
+ * hash-object` (which applies the same filters as `git add`); a symbolic link's from its target
+ * text; a file gone from the working tree (deleted, also in a merge conflict) as deleted; a
+ * FIFO, socket or device in a file's place as such, never opened; a submodule's from its own
+ * checked-out commit and, when its tracked files changed, their state too. A new file (untracked,
+ * not ignored) is taken as `git add` would record it: a regular file by its blob and its owner's
+ * execute bit, a symbolic link by its target; a nested repository or a special file, which it
+ * would not record as a blob, is left out.
  */
 const workingFiles = async (
   root: string,
   tree: WorkingTreeStatus,
+  untracked: ReadonlyArray<string>,
   depth: number,
 ): Promise<E.Either<ContextError, WorkingFile[]>> => {
   const modes = new Map(tree.modes);
@@ -49,12 +71,26 @@ const workingFiles = async (
     const stat = await fs.lstat(full).catch(() => undefined);
     if (stat === undefined) files.push({ path: file, blob: null });
     else if (stat.isSymbolicLink()) {
-      const target = await fs.readlink(full, { encoding: 'buffer' }).catch(() => Buffer.alloc(0));
-      files.push({ path: file, blob: `link:${sha256HexPrefix(target.toString('latin1'), 20)}`, ...withMode(file) });
+      const blob = await linkBlob(root, full);
+      if (E.isLeft(blob)) return blob;
+      files.push({ path: file, blob: blob.right, ...withMode(file) });
     } else if (stat.isDirectory()) files.push({ path: file, blob: 'directory' });
     else if (stat.isFile()) regular.push(file);
     // A FIFO, socket or device in a tracked file's place: hash-object would open it and wait on it.
     else files.push({ path: file, blob: 'not a regular file' });
+  }
+  for (const file of untracked) {
+    const full = pathUnder(root, file);
+    const stat = await fs.lstat(full).catch(() => undefined);
+    if (stat?.isSymbolicLink() === true) {
+      const blob = await linkBlob(root, full);
+      if (E.isLeft(blob)) return blob;
+      files.push({ path: file, blob: blob.right, mode: '120000' });
+    } else if (stat?.isFile() === true) {
+      // git records a new file as executable by its owner's execute bit alone.
+      modes.set(file, (stat.mode & 0o100) === 0 ? '100644' : '100755');
+      regular.push(file);
+    }
   }
   for (let i = 0; i < regular.length; i += 200) {
     const chunk = regular.slice(i, i + 200);
@@ -95,6 +131,8 @@ export interface Observed {
   readonly deleted: ReadonlySet<string>;
   /** The common ancestor's blob of each file in a merge conflict (the index's stage 1), by path. */
   readonly conflictBases: ReadonlyMap<string, string>;
+  /** New files git does not track and does not ignore, outside the context directory, as shown. */
+  readonly untracked: ReadonlyArray<string>;
 }
 
 /** Nested submodules deeper than this are taken by their commit alone. */
@@ -104,6 +142,8 @@ interface SnapshotAt {
   readonly snapshot: GitSnapshot;
   readonly clean: boolean;
   readonly tree: WorkingTreeStatus;
+  /** New files git does not ignore, outside the context directory. */
+  readonly untracked: ReadonlyArray<string>;
   readonly index: ReadonlyArray<IndexEntry>;
 }
 
@@ -126,6 +166,44 @@ const readStatus = async (root: string, depth: number): Promise<E.Either<Context
   return E.mapLeft(gitFailed)(status);
 };
 
+/**
+ * The new files of the working tree at `root` that git does not ignore (`git ls-files --others
+ * --exclude-standard`), outside `excluded`, which git is not even asked to walk. Git opens the
+ * `.gitignore` of every folder it walks and would wait for good on one that is a FIFO, socket
+ * or device: where the root or a folder holding tracked files has one, no new file is listed.
+ */
+const readUntracked = async (
+  root: string,
+  excluded: string,
+  index: ReadonlyArray<IndexEntry>,
+): Promise<E.Either<ContextError, ReadonlyArray<string>>> => {
+  const folders = new Set(['']);
+  for (const { path: file } of index)
+    for (let end = file.lastIndexOf('/'); end > 0; end = file.lastIndexOf('/', end - 1)) {
+      const folder = file.slice(0, end);
+      if (folders.has(folder)) break;
+      folders.add(folder);
+    }
+  if (
+    blockingIgnoreFileIn(
+      root,
+      [...folders].filter((folder) => excluded === '' || !isInside(excluded, folder)),
+    )
+  )
+    return E.right([]);
+  const listed = await runGit(root, [
+    'ls-files',
+    '--others',
+    '--exclude-standard',
+    '-z',
+    '--',
+    '.',
+    ...(excluded === '' ? [] : [`:(exclude,literal)${excluded}`]),
+  ]);
+  if (E.isLeft(listed)) return E.left(gitFailed(listed.left));
+  return E.right(splitNulSeparated(listed.right).filter((file) => excluded === '' || !isInside(excluded, file)));
+};
+
 const observeSnapshotAt = async (
   root: string,
   excluded: string,
@@ -139,11 +217,17 @@ const observeSnapshotAt = async (
   if (E.isLeft(lsFiles)) return E.left(gitFailed(lsFiles.left));
   if (E.isLeft(status)) return status;
   const tree = parseWorkingTreeStatus(status.right);
-  const working = await workingFiles(root, tree, depth);
+  const index = parseIndexEntries(lsFiles.right);
+  // New files are part of the work; a submodule's own are not, since committing here does not add them.
+  const untracked = depth === 0 ? await readUntracked(root, excluded, index) : E.right([]);
+  if (E.isLeft(untracked)) return untracked;
+  const working = await workingFiles(root, tree, untracked.right, depth);
   if (E.isLeft(working)) return working;
   const outside = (file: string): boolean => excluded === '' || !isInside(excluded, file);
   const unmerged = tree.unmerged.filter(outside);
-  const uncommitted = [...new Set([...tree.modified, ...tree.deleted, ...tree.submodules])].filter(outside);
+  const uncommitted = [...new Set([...tree.modified, ...tree.deleted, ...tree.submodules, ...untracked.right])].filter(
+    outside,
+  );
   return E.right({
     snapshot: {
       kind: 'git',
@@ -154,7 +238,8 @@ const observeSnapshotAt = async (
     },
     clean: working.right.length === 0,
     tree,
-    index: parseIndexEntries(lsFiles.right),
+    untracked: untracked.right,
+    index,
   });
 };
 
@@ -216,10 +301,11 @@ export const observeSnapshot = async (
       index: new Map(),
       deleted: new Set(),
       conflictBases: new Map(),
+      untracked: [],
     });
   const observed = await observeSnapshotAt(location.root, excluded, 0);
   if (E.isLeft(observed)) return observed;
-  const { snapshot, tree, index } = observed.right;
+  const { snapshot, tree, index, untracked } = observed.right;
   const branch =
     tree.branch === undefined ? await detachedFor(location.root) : { branch: tree.branch, head: 'branch' as const };
   return E.right({
@@ -228,5 +314,6 @@ export const observeSnapshot = async (
     index: new Map(index.map((entry) => [entry.path, entry])),
     deleted: new Set(tree.deleted),
     conflictBases: new Map(index.filter((entry) => entry.stage === '1').map((entry) => [entry.path, entry.blob])),
+    untracked: untracked.map(displayGitPath),
   });
 };

@@ -9,7 +9,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { removeStaleTemporaries, writeFileAtomic } from '../../node/atomicWrite.js';
-import { prepareDirectory, removeCreatedFolders } from '../../node/directory.js';
+import { prepareDirectory } from '../../node/directory.js';
 import { type StillLocked, withFileLock } from '../../node/lock.js';
 import type { RepositorySnapshot } from '../checkpoint.js';
 import { selectContext } from '../contextFile.js';
@@ -28,7 +28,7 @@ import { selectOtherKeys, selectRelatedContexts } from '../notices.js';
 import { redactContext, redactKey } from '../update.js';
 import { checkGitVisibility, regenerateDashboard, writeDerived } from './derived.js';
 import { checkNewEvidence } from './evidence.js';
-import { contextLock, fileSize, LOCK_STALE_MS } from './files.js';
+import { contextLock, fileSize, isAbsent, LOCK_STALE_MS } from './files.js';
 import { gitAuthor } from './git.js';
 import type { Observation } from './observe.js';
 import { type Found, type LoadedContext, loaded, secretWarning } from './load.js';
@@ -93,8 +93,15 @@ interface Prepared {
   readonly author?: string;
 }
 
-/** Reads the repository and the file under the lock, and finds the key; refuses what cannot be written here. */
-const prepare = async (scope: Scope, needsAuthor: boolean): Result<Prepared> => {
+/**
+ * Reads the repository and the file (`readFile`: under the lock, `readForWrite`), and finds the
+ * key; refuses what cannot be written here.
+ */
+const prepare = async (
+  scope: Scope,
+  needsAuthor: boolean,
+  readFile: (observed: Observation['observed']) => Result<ForWrite>,
+): Result<Prepared> => {
   const confined = await confine(scope.paths.root, scope.kind);
   if (E.isLeft(confined)) return confined;
   removeStaleTemporaries(
@@ -111,7 +118,7 @@ const prepare = async (scope: Scope, needsAuthor: boolean): Result<Prepared> => 
       code: 'invalid',
       message: `${CONTEXT_DIRECTORY}/ is outside this sparse checkout: the committed context is not in the working tree, and git add would refuse what is written there; run git sparse-checkout add ${CONTEXT_DIRECTORY}, then try again`,
     });
-  const read = await readForWrite(scope, observation.right.observed);
+  const read = await readFile(observation.right.observed);
   if (E.isLeft(read)) return read;
   const { key, file, notes } = keyIn(observation.right, read.right.file);
   const quarantined = quarantinedHere(scope, file, key);
@@ -257,7 +264,7 @@ const changeLocked = async (
   stillLocked: StillLocked,
   lockNotices: ReadonlyArray<string>,
 ): Result<{ readonly found: Found; readonly observed: Observation['observed'] }> => {
-  const prepared = await prepare(scope, request.author === true);
+  const prepared = await prepare(scope, request.author === true, (observed) => readForWrite(scope, observed));
   if (E.isLeft(prepared)) return prepared;
   const planned = await plan(scope, prepared.right, request);
   if (E.isLeft(planned)) return planned;
@@ -299,6 +306,21 @@ const changeLocked = async (
 };
 
 /**
+ * A first write, where the context folder is not there yet, is tried before the folder is made:
+ * against the repository and no file, with no lock and nothing written. What it refuses (a
+ * secret, evidence the repository does not back) is refused before anything is created, so it
+ * leaves no trace; a folder once made is never removed, since writers that found it may be
+ * waiting for its lock in it. Checked again under the lock, as every write is.
+ */
+const tryFirstWrite = async (scope: Scope, request: WriteRequest): Result<void> => {
+  const absent: ForWrite = { file: { kind: scope.kind, contexts: [] }, dropped: [] };
+  const prepared = await prepare(scope, request.author === true, async () => E.right(absent));
+  if (E.isLeft(prepared)) return prepared;
+  const planned = await plan(scope, prepared.right, request);
+  return E.isLeft(planned) ? planned : E.right(undefined);
+};
+
+/**
  * A write that could not take the lock or create the folder (a folder that cannot be written
  * to): when the file there is broken, that is what the user needs to hear, with why it could
  * not be moved aside.
@@ -329,6 +351,10 @@ export const editContext = (options: ContextOptions, request: WriteRequest): Res
       const refused = await readContextFile(scope);
       if (E.isLeft(refused)) return refused;
     }
+    if (await isAbsent(scope.paths.directory)) {
+      const tried = await tryFirstWrite(scope, request);
+      if (E.isLeft(tried)) return tried;
+    }
     const directory = prepareDirectory(scope.paths.directory, {
       within: scope.paths.root,
       create: true,
@@ -340,11 +366,9 @@ export const editContext = (options: ContextOptions, request: WriteRequest): Res
       contextLock(size, scope.display(scope.paths.json)),
       (stillLocked, notices) => changeLocked(scope, request, stillLocked, notices),
     );
-    if (E.isLeft(written)) {
-      removeCreatedFolders(directory.right.created);
+    if (E.isLeft(written))
       return E.left(
         written.left.code === 'corrupt' || written.left.code === 'io' ? await stuck(scope, written.left) : written.left,
       );
-    }
     return E.right(await loaded(scope, written.right.found, written.right.observed));
   });
