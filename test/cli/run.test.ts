@@ -189,8 +189,10 @@ describe('an option that takes one value, given twice', () => {
 describe('hook', () => {
   it('says a usage error in one line and still exits 0: the agent carries on', async () => {
     const result = await runInMemory(['hook', '--store', 'a', '--sessions-dir', 'b']);
-    expect(result).toMatchObject({ status: 0, stdout: '' });
+    expect(result.status).toBe(0);
     expect(result.stderr).toMatch(/^fact-tracker hook: --store and --sessions-dir both say where the sessions are/u);
+    // Said where the user sees it too.
+    expect(JSON.parse(result.stdout)).toEqual({ systemMessage: result.stderr.trim() });
   });
 
   it('says a store that cannot be used when an event needs its session, never on the events it ignores', async () => {
