@@ -148,6 +148,23 @@ describe.concurrent('issue 53: the smaller ones', SLOW, () => {
     expect((await runIn(repo, ['context', 'bundle'])).stdout).toContain('- ? src/extra.ts\n');
   });
 
+  it('14d: past 256 new files, a new file counts by its size, not its content: a read stays fast, and a file that grows still makes the summary stale', async () => {
+    const repo = makeRepo();
+    writeFiles(
+      repo,
+      Object.fromEntries(Array.from({ length: 257 }, (_, i) => [`data/f${String(i).padStart(4, '0')}.txt`, 'x\n'])),
+    );
+    expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Data added.'])).status).toBe(0);
+    // The 257th file, past the bound: the same size reads as the same file; a larger one does not.
+    writeFiles(repo, { 'data/f0256.txt': 'y\n' });
+    expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
+    writeFiles(repo, { 'data/f0256.txt': 'grown\n' });
+    expect((await runIn(repo, ['context', 'show'])).stdout).toContain('STALE');
+    // One within the bound counts by its content.
+    writeFiles(repo, { 'data/f0256.txt': 'x\n', 'data/f0000.txt': 'z\n' });
+    expect((await runIn(repo, ['context', 'show'])).stdout).toContain('STALE');
+  });
+
   it('15: every cut is counted: the decisions shown, and the open steps left out', async () => {
     const repo = makeRepo();
     const decisions = Array.from({ length: 5 }, (_, i) => [

@@ -33,6 +33,14 @@ import {
 import { displayGitPath, pathUnder, stdinPathLine } from './gitPaths.js';
 
 /**
+ * How many new files, and how many of their bytes, are hashed as `git add` would record them, on
+ * every read of the repository; past that (a dataset or a virtual environment git does not
+ * ignore), a new file counts by its size: reading stays fast, and committing such a set leaves
+ * the summary stale, as the checkpoint's warning about new files says.
+ */
+const UNTRACKED_HASHED = { files: 256, bytes: 16 * 1024 * 1024 } as const;
+
+/**
  * A symbolic link's blob as `git add` records it: its target text as the blob's content (hash-object
  * given the path would follow the link, and fail on a dangling one), so committing it keeps the hash.
  */
@@ -79,6 +87,7 @@ const workingFiles = async (
     // A FIFO, socket or device in a tracked file's place: hash-object would open it and wait on it.
     else files.push({ path: file, blob: 'not a regular file' });
   }
+  let hashed = { files: 0, bytes: 0 };
   for (const file of untracked) {
     const full = pathUnder(root, file);
     const stat = await fs.lstat(full).catch(() => undefined);
@@ -88,8 +97,12 @@ const workingFiles = async (
       files.push({ path: file, blob: blob.right, mode: '120000' });
     } else if (stat?.isFile() === true) {
       // git records a new file as executable by its owner's execute bit alone.
-      modes.set(file, (stat.mode & 0o100) === 0 ? '100644' : '100755');
-      regular.push(file);
+      const mode = (stat.mode & 0o100) === 0 ? '100644' : '100755';
+      hashed = { files: hashed.files + 1, bytes: hashed.bytes + stat.size };
+      if (hashed.files <= UNTRACKED_HASHED.files && hashed.bytes <= UNTRACKED_HASHED.bytes) {
+        modes.set(file, mode);
+        regular.push(file);
+      } else files.push({ path: file, blob: `size:${stat.size}`, mode });
     }
   }
   for (let i = 0; i < regular.length; i += 200) {
