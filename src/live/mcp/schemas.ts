@@ -111,6 +111,10 @@ export const IngestOut = z.object({
   warnings: z.array(z.string()),
 });
 
+/** A section's token budget, and its count of facts, as a call may give them. */
+const SectionTokens = z.number().int().min(0).max(MAX_SECTION_TOKENS).optional();
+const SectionFacts = z.number().int().min(0).max(MAX_SECTION_FACTS).optional();
+
 /** The input of `compile_context`. */
 export const CompileIn = z
   .object({
@@ -118,22 +122,12 @@ export const CompileIn = z
     taskId: TaskId('The task about to be dispatched'),
     taskPrompt: TaskPrompt.describe(`What the subagent will be asked to do (at most ${MAX_PROMPT_LENGTH} characters)`),
     tags: z.array(z.enum(FACT_TAGS)).max(FACT_TAGS.length).optional().describe('Only facts with one of these tags'),
-    maxTokens: z
-      .number()
-      .int()
-      .min(0)
-      .max(MAX_SECTION_TOKENS)
-      .optional()
-      .meta({ default: DEFAULT_MAX_TOKENS })
-      .describe(`Token budget of the section (default ${DEFAULT_MAX_TOKENS})`),
-    maxFacts: z
-      .number()
-      .int()
-      .min(0)
-      .max(MAX_SECTION_FACTS)
-      .optional()
-      .meta({ default: DEFAULT_MAX_FACTS })
-      .describe(`Facts in the section (default ${DEFAULT_MAX_FACTS})`),
+    maxTokens: SectionTokens.meta({ default: DEFAULT_MAX_TOKENS }).describe(
+      `Token budget of the section (default ${DEFAULT_MAX_TOKENS})`,
+    ),
+    maxFacts: SectionFacts.meta({ default: DEFAULT_MAX_FACTS }).describe(
+      `Facts in the section (default ${DEFAULT_MAX_FACTS})`,
+    ),
     layout: z
       .enum(SECTION_LAYOUTS)
       .optional()
@@ -167,20 +161,8 @@ export const ExplainIn = z
       .max(FACT_TAGS.length)
       .optional()
       .describe(`Only facts with one of these tags (${AS_RECORDED})`),
-    maxTokens: z
-      .number()
-      .int()
-      .min(0)
-      .max(MAX_SECTION_TOKENS)
-      .optional()
-      .describe(`Token budget of the section (${AS_RECORDED}, ${DEFAULT_MAX_TOKENS})`),
-    maxFacts: z
-      .number()
-      .int()
-      .min(0)
-      .max(MAX_SECTION_FACTS)
-      .optional()
-      .describe(`Facts in the section (${AS_RECORDED}, ${DEFAULT_MAX_FACTS})`),
+    maxTokens: SectionTokens.describe(`Token budget of the section (${AS_RECORDED}, ${DEFAULT_MAX_TOKENS})`),
+    maxFacts: SectionFacts.describe(`Facts in the section (${AS_RECORDED}, ${DEFAULT_MAX_FACTS})`),
     layout: z.enum(SECTION_LAYOUTS).optional().describe(`The section's layout (${AS_RECORDED}, lines unless set)`),
     limit: Limit(30),
   })
