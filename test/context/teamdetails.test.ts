@@ -4,7 +4,7 @@
  * names, shallow clones that write first, a resolve with nothing to do, and tool sessions in
  * the bundle. Real git repositories, real files, the CLI; each `it` names its item.
  */
-import { chmodSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadContext, writeContext } from '../../src/context/node/index.js';
@@ -260,6 +260,12 @@ describe.concurrent('issue 53: the smaller ones', SLOW, () => {
     );
     expect(stamp(join(repo, ...CONTEXT_JSON))).toBe(before);
     expect(git(repo, 'status', '--porcelain')).toBe('');
+    // Where nothing is stored at all, it makes no folder either.
+    const bare = makeRepo();
+    expect((await runIn(bare, ['context', 'resolve'])).stdout).toBe(
+      'nothing to resolve: data/context/planning_context.json has no merge conflict markers\n',
+    );
+    expect(existsSync(join(bare, 'data'))).toBe(false);
   });
 
   it('20: the bundle carries this machine’s tool sessions; no committed file does', async () => {

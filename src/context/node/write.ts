@@ -31,7 +31,7 @@ import { checkNewEvidence } from './evidence.js';
 import { contextLock, fileSize, isAbsent, LOCK_STALE_MS } from './files.js';
 import { gitAuthor } from './git.js';
 import type { Observation } from './observe.js';
-import { type Found, type LoadedContext, loaded, secretWarning } from './load.js';
+import { type Found, type LoadedContext, loadContext, loaded, secretWarning } from './load.js';
 import { headNotes, keyIn, observe, outsideSparseCheckout } from './observe.js';
 import { isNewerVersion, partialFileWarnings, quarantinedHere, readContextFile, tooLarge } from './read.js';
 import { type ForWrite, readForWrite } from './readForWrite.js';
@@ -310,14 +310,15 @@ const changeLocked = async (
  * against the repository and no file, with no lock and nothing written. What it refuses (a
  * secret, evidence the repository does not back) is refused before anything is created, so it
  * leaves no trace; a folder once made is never removed, since writers that found it may be
- * waiting for its lock in it. Checked again under the lock, as every write is.
+ * waiting for its lock in it. Checked again under the lock, as every write is. True when the
+ * write would write something: one that would not (a resolve with nothing to resolve) makes no folder.
  */
-const tryFirstWrite = async (scope: Scope, request: WriteRequest): Result<void> => {
+const tryFirstWrite = async (scope: Scope, request: WriteRequest): Result<boolean> => {
   const absent: ForWrite = { file: { kind: scope.kind, contexts: [] }, dropped: [] };
   const prepared = await prepare(scope, request.author === true, async () => E.right(absent));
   if (E.isLeft(prepared)) return prepared;
   const planned = await plan(scope, prepared.right, request);
-  return E.isLeft(planned) ? planned : E.right(undefined);
+  return E.isLeft(planned) ? planned : E.right(planned.right.text !== undefined || planned.right.tools !== undefined);
 };
 
 /**
@@ -354,6 +355,12 @@ export const editContext = (options: ContextOptions, request: WriteRequest): Res
     if (await isAbsent(scope.paths.directory)) {
       const tried = await tryFirstWrite(scope, request);
       if (E.isLeft(tried)) return tried;
+      // Nothing to write where nothing is stored: answered as a read, and no folder is made.
+      if (!tried.right) {
+        const read = await loadContext(options);
+        if (E.isLeft(read)) return read;
+        if (O.isSome(read.right)) return E.right(read.right.value);
+      }
     }
     const directory = prepareDirectory(scope.paths.directory, {
       within: scope.paths.root,
