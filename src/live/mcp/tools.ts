@@ -54,8 +54,13 @@ export interface ToolDefaults {
   readonly maxAnswerTokens?: number;
 }
 
-/** What a `compile_context` answer holds besides its section and facts, at most, in tokens. */
-const ANSWER_ENVELOPE_TOKENS = 256;
+/**
+ * What a `compile_context` answer of a section of `maxTokens` may need at most, in tokens: the
+ * section as JSON text (a tenth more, for its escaped line breaks and quotes) and the rest of
+ * the answer (its facts are cut to fit), and the largest section a bound leaves room for.
+ */
+const sectionRoom = (maxTokens: number): number => Math.ceil(maxTokens * 1.1) + 256;
+const largestSection = (bound: number): number => Math.max(0, Math.floor((bound - 256) / 1.1));
 
 /** The facts of a section as an answer lists them. */
 const triplesOf = (
@@ -131,19 +136,15 @@ export const registerTools = (
           facts: kept,
           omitted,
         });
-      // A section is never cut (it is what replay gives): one that might not fit the answer's bound
-      // is looked at first, so that one that does not is refused before its prompt is recorded.
+      // A section is never cut (it is what replay gives): a budget whose section could not fit the
+      // answer's bound is refused before anything is recorded, whatever the session holds now.
       const bound = defaults.maxAnswerTokens;
-      if (bound !== undefined && 2 * (budget ?? DEFAULT_MAX_TOKENS) + ANSWER_ENVELOPE_TOKENS > bound) {
-        const preview = await live.right.previewContext(prompt);
-        if (E.isLeft(preview)) return failureAnswer(preview.left);
-        const fits = fit(triplesOf(preview.right.facts), answerOf(0, false, preview.right.sessionContext));
-        if (E.isLeft(fits))
-          return failureAnswer({
-            code: fits.left.code,
-            message: `${fits.left.message}: the section of maxTokens ${budget ?? DEFAULT_MAX_TOKENS} does not fit in an answer of the server's --max-answer-tokens ${bound}; nothing was recorded (ask for a smaller maxTokens)`,
-          });
-      }
+      const asked = budget ?? DEFAULT_MAX_TOKENS;
+      if (bound !== undefined && sectionRoom(asked) > bound)
+        return failureAnswer({
+          code: 'answer_too_large',
+          message: `a section of maxTokens ${asked} may not fit in an answer of the server's --max-answer-tokens ${bound} (at most ${largestSection(bound)} leaves room for the rest of the answer); nothing was recorded`,
+        });
       const compiled = await live.right.compileContext({
         ...prompt,
         ...(time.right === undefined ? {} : { at: time.right }),

@@ -338,7 +338,9 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
       for (let attempt = 0; attempt < 2; attempt += 1) {
         const refused = await call(small.client, 'compile_context', { ...prompt, maxTokens: 4000 });
         expect(refused.isError).toBe(true);
-        expect(text(refused)).toMatch(/^answer_too_large: .*nothing was recorded \(ask for a smaller maxTokens\)$/u);
+        expect(text(refused)).toBe(
+          "answer_too_large: a section of maxTokens 4000 may not fit in an answer of the server's --max-answer-tokens 1000 (at most 676 leaves room for the rest of the answer); nothing was recorded",
+        );
       }
       const log = () => readFileSync(join(cwd, '.fact-tracker', 'sessions', 'wide.jsonl'), 'utf8');
       expect(log()).not.toContain('"prompt"');
