@@ -13,8 +13,22 @@ import * as O from 'fp-ts/lib/Option.js';
 import { type HistoryPromptEvent, parseHistoryLine } from '../../core/history/events.js';
 import type { TrackerEnvironment, TrackerOutput } from '../../core/tracker/transition.js';
 import type { RecordedPrompt, SessionError } from './model.js';
-import { type RecordedEvent, selectSectionAtLine } from './sessionState.js';
+import {
+  applyLogLines,
+  decodeSessionState,
+  initialSessionState,
+  type RecordedEvent,
+  selectSectionAtLine,
+  type SessionState,
+} from './sessionState.js';
 import type { SessionStore, StoredLine } from './store.js';
+
+/** How many prompts (of distinct tasks and texts) a process remembers the settings of, the latest kept. */
+export const KNOWN_PROMPTS = 4_096;
+
+/** What a prompt is known by: its task and its text. */
+const queryKey = ({ taskId, taskPrompt }: Pick<HistoryPromptEvent, 'taskId' | 'taskPrompt'>): string =>
+  `${taskId}\u0000${taskPrompt}`;
 
 /** Sections of its latest prompts a process keeps. */
 const KEPT_SECTIONS = 32;
@@ -33,24 +47,44 @@ const recordedPromptOf = (event: HistoryPromptEvent): RecordedPrompt => {
   };
 };
 
+/** Lines applied between two turns of the event loop, as a catch-up applies them. */
+const LINES_A_TURN = 64;
+
+/** One turn of the event loop: the other sessions' calls, and the lock's refresh, run. */
+const turnOfTheLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /**
- * The latest prompt among `lines` (a log's, in order) for the task and prompt text of `query`,
- * read from the end; a line that is no prompt event is passed over, as `replay` passes it.
+ * The state of session `id` before its line `line`: from the store's snapshot when it is of an
+ * earlier line, else from the log's first line, applied a few lines a turn so that the process
+ * serves its other calls meanwhile.
  */
-export const selectRecordedPrompt = (
-  lines: ReadonlyArray<StoredLine>,
-  query: Pick<HistoryPromptEvent, 'taskId' | 'taskPrompt'>,
-): O.Option<RecordedPrompt> => {
-  for (let i = lines.length - 1; i >= 0; i -= 1) {
-    const { line, text } = lines[i]!;
-    // Most lines are results: only a line that may be a prompt of this task is parsed.
-    if (!text.includes('"prompt"')) continue;
-    const parsed = parseHistoryLine(text, line, undefined);
-    if (E.isLeft(parsed) || parsed.right.type !== 'prompt') continue;
-    const event = parsed.right;
-    if (event.taskId === query.taskId && event.taskPrompt === query.taskPrompt) return O.some(recordedPromptOf(event));
+const stateBefore = async (
+  store: SessionStore,
+  id: string,
+  line: number,
+  env: TrackerEnvironment,
+): Promise<E.Either<SessionError, SessionState>> => {
+  const snapshot = await store.readSnapshot(id);
+  const stored = E.isRight(snapshot) ? snapshot.right : undefined;
+  const decoded = stored === undefined ? undefined : decodeSessionState(stored.state);
+  const start =
+    stored !== undefined &&
+    decoded !== undefined &&
+    E.isRight(decoded) &&
+    decoded.right.lines === stored.position &&
+    stored.position < line
+      ? decoded.right
+      : initialSessionState();
+  const read = await store.read(id, start.lines);
+  if (E.isLeft(read)) return read;
+  let state = read.right.restarted ? initialSessionState() : start;
+  const lines = read.right.lines.filter((stored) => stored.line < line);
+  for (let from = 0; from < lines.length; from += LINES_A_TURN) {
+    if (from > 0) await turnOfTheLoop();
+    const chunk = lines.slice(from, from + LINES_A_TURN);
+    state = applyLogLines(state, chunk, chunk[chunk.length - 1]!.line, env);
   }
-  return O.none;
+  return E.right(state.lines === line - 1 ? state : applyLogLines(state, [], line - 1, env));
 };
 
 /** The prompts of a session's log. */
@@ -59,7 +93,9 @@ export interface RecordedPrompts {
   readonly keep: (key: string, recorded: RecordedEvent) => void;
   /** The section of the prompt of key `key` that its line (`prompt.line`) holds. */
   readonly sectionAt: (key: string, prompt: HistoryPromptEvent) => Promise<E.Either<SessionError, TrackerOutput>>;
-  /** The latest prompt recorded for the task and prompt text of `query`. */
+  /** Takes note of the prompts among lines the session read or wrote (all of them again after `restarted`). */
+  readonly notice: (lines: ReadonlyArray<StoredLine>, restarted: boolean) => void;
+  /** The latest prompt recorded for the task and prompt text of `query` (among the latest `KNOWN_PROMPTS` texts). */
   readonly latest: (query: HistoryPromptEvent) => Promise<E.Either<SessionError, O.Option<RecordedPrompt>>>;
 }
 
@@ -73,21 +109,46 @@ export const recordedPrompts = (store: SessionStore, id: string, env: TrackerEnv
     // The oldest goes first: a Map iterates in the order its keys were set.
     if (kept.size > KEPT_SECTIONS) kept.delete(kept.keys().next().value!);
   };
+  const known = new Map<string, RecordedPrompt>();
+  let scanned = false;
+  const notice = (lines: ReadonlyArray<StoredLine>, restarted: boolean): void => {
+    if (restarted) {
+      known.clear();
+      scanned = false;
+    }
+    for (const { line, text } of lines) {
+      // Most lines are results: only a line that may be a prompt is parsed.
+      if (!text.includes('"prompt"')) continue;
+      const parsed = parseHistoryLine(text, line, undefined);
+      if (E.isLeft(parsed) || parsed.right.type !== 'prompt') continue;
+      const key = queryKey(parsed.right);
+      known.delete(key);
+      known.set(key, recordedPromptOf(parsed.right));
+      if (known.size > KNOWN_PROMPTS) known.delete(known.keys().next().value!);
+    }
+  };
   return {
     keep,
     sectionAt: async (key, prompt) => {
       // A line of a log replaced since holds another event: its key tells.
       const own = kept.get(prompt.line);
       if (own !== undefined && own.key === key) return E.right(own.output);
-      const read = await store.read(id, 0);
-      if (E.isLeft(read)) return read;
-      const output = selectSectionAtLine(read.right.lines, prompt, env);
+      const before = await stateBefore(store, id, prompt.line, env);
+      if (E.isLeft(before)) return before;
+      const output = selectSectionAtLine(before.right, prompt, env);
       keep(key, { line: prompt.line, duplicate: false, output });
       return E.right(output);
     },
+    notice,
     latest: async (query) => {
-      const read = await store.read(id, 0);
-      return E.isLeft(read) ? read : E.right(selectRecordedPrompt(read.right.lines, query));
+      // Read whole once, then kept up to date by what the session reads and writes: no read per call.
+      if (!scanned) {
+        const read = await store.read(id, 0);
+        if (E.isLeft(read)) return read;
+        notice(read.right.lines, true);
+        scanned = true;
+      }
+      return E.right(O.fromNullable(known.get(queryKey(query))));
     },
   };
 };

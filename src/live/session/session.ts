@@ -277,6 +277,8 @@ const open = async (
     return E.right(undefined);
   };
 
+  const prompts = recordedPrompts(store, id, env);
+
   /** Applies what other writers appended since the last read; a log replaced behind our back is read again from its start. */
   const catchUp = async (): Promise<E.Either<SessionError, { exists: boolean; torn: boolean }>> => {
     const read = await store.read(id, state.lines);
@@ -286,6 +288,7 @@ const open = async (
       state = initialSessionState();
       snapshotAt = 0;
     }
+    prompts.notice(lines, restarted);
     for (let from = 0; from === 0 || from < lines.length; from += CATCH_UP_LINES) {
       if (from > 0) await turnOfTheLoop();
       const chunk = lines.slice(from, from + CATCH_UP_LINES);
@@ -375,7 +378,6 @@ const open = async (
     return E.right(own.recorded);
   };
 
-  const prompts = recordedPrompts(store, id, env);
   /**
    * Records the event whose line is `event.fields`, unless the log holds it already: catch up,
    * plan it on the state, append it after the state's last line, and take the planned state
@@ -425,6 +427,7 @@ const open = async (
           keepSetAside(appended.right.setAside);
           state = plan.right.next;
           prompts.keep(plan.right.key, plan.right.recorded);
+          prompts.notice([{ line: plan.right.recorded.line, text: plan.right.text }], false);
           return E.right(plan.right.recorded);
         }
       };

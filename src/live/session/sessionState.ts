@@ -253,22 +253,14 @@ export const planEvent = (
 
 /**
  * The section of the prompt `prompt` recorded on its line, as `replay` computes it there: on the
- * state the log's lines before that line leave (`lines`, the log's lines from its first; later
- * ones are not read). What the prompt sent again answers, whatever was recorded since.
+ * state the log's lines before that line leave (`before`). What the prompt sent again answers,
+ * whatever was recorded since.
  */
 export const selectSectionAtLine = (
-  lines: ReadonlyArray<{ readonly line: number; readonly text: string }>,
+  before: SessionState,
   prompt: HistoryPromptEvent,
   env: TrackerEnvironment = {},
-): TrackerOutput => {
-  const before = applyLogLines(
-    initialSessionState(),
-    lines.filter(({ line }) => line < prompt.line),
-    prompt.line - 1,
-    env,
-  );
-  return selectSessionContext(before.tracker, prompt, environmentOf(env));
-};
+): TrackerOutput => selectSessionContext(before.tracker, prompt, environmentOf(env));
 
 /** True when the log as `state` read it holds the event of key `key` on line `line` (among its recent events). */
 export const holdsEvent = (state: SessionState, key: string, line: number): boolean =>

@@ -31,6 +31,7 @@ import {
   resolveSessionsDirectory,
   type SessionOptions,
 } from '../../../src/live/session/index.js';
+import type { SessionStore } from '../../../src/live/session/store.js';
 import { tempDir } from '../../tempDirs.js';
 
 const example = readFileSync(new URL('../../../examples/web-api-session.jsonl', import.meta.url), 'utf8');
@@ -425,6 +426,37 @@ describe('a live session', () => {
     expect(readFileSync(a.file, 'utf8').trimEnd().split('\n')).toHaveLength(3);
   });
 
+  it('answers a prompt sent again to a fresh process from the snapshot before its line, as replay gives it', async () => {
+    const cwd = tempDir('session-');
+    const writer = await open('long', { cwd });
+    // Past the lines after which a session saves a snapshot, then the prompt, then more results.
+    for (let task = 1; task <= 300; task += 1)
+      right(
+        await writer.ingestResult({
+          role: 'implementer',
+          taskId: `${task}`,
+          output: result(`${task}`, 'Parser'),
+          at: task,
+        }),
+      );
+    const prompt = { taskId: '301', taskPrompt: 'Use src/7.ts and src/299.ts', at: 1_000 };
+    const first = right(await writer.compileContext(prompt));
+    for (let task = 302; task <= 310; task += 1)
+      right(
+        await writer.ingestResult({
+          role: 'implementer',
+          taskId: `${task}`,
+          output: result(`${task}`, 'Lexer'),
+          at: task * 10,
+        }),
+      );
+    const replayed = replayHistory(readFileSync(writer.file, 'utf8')).report.prompts.find(
+      (entry) => entry.line === first.line,
+    );
+    expect(replayed?.sessionContext).toBe(first.sessionContext);
+    expect(right(await (await open('long', { cwd })).compileContext(prompt))).toEqual({ ...first, duplicate: true });
+  });
+
   it('finds the latest prompt recorded for a task and prompt text, with the settings its section was made with', async () => {
     const cwd = tempDir('session-');
     const session = await open('recorded', { cwd });
@@ -437,6 +469,33 @@ describe('a live session', () => {
     expect(right(await session.recordedPrompt(prompt))).toEqual(
       O.some({ ...prompt, line: 3, layout: 'grouped', tags: ['decision'] }),
     );
+  });
+
+  it('reads the whole log once for the recorded prompts, then follows what it reads and writes: another writer’s prompt too', async () => {
+    const cwd = tempDir('session-');
+    const files = fileSessionStore({ cwd });
+    let whole = 0;
+    const counted: SessionStore = {
+      ...files,
+      read: (id, after) => {
+        if (after === 0) whole += 1;
+        return files.read(id, after);
+      },
+    };
+    const session = right(await openSession('followed', { store: counted }));
+    const other = await open('followed', { cwd });
+    const prompt = { taskId: '3', taskPrompt: 'Use src/1.ts' };
+    right(await session.compileContext({ ...prompt, maxFacts: 4, at: 1000 }));
+    expect(right(await session.recordedPrompt(prompt))).toEqual(O.some({ ...prompt, line: 1, maxFacts: 4 }));
+    const afterScan = whole;
+    right(await other.compileContext({ ...prompt, layout: 'grouped', at: 2000 }));
+    right(await session.compileContext({ taskId: '4', taskPrompt: 'Use src/2.ts', maxTokens: 300, at: 3000 }));
+    expect(right(await session.recordedPrompt(prompt))).toEqual(O.some({ ...prompt, line: 2, layout: 'grouped' }));
+    expect(right(await session.recordedPrompt({ taskId: '4', taskPrompt: 'Use src/2.ts' }))).toEqual(
+      O.some({ taskId: '4', taskPrompt: 'Use src/2.ts', line: 3, maxTokens: 300 }),
+    );
+    expect(right(await session.recordedPrompt({ taskId: '5', taskPrompt: 'never asked' }))).toEqual(O.none);
+    expect(whole).toBe(afterScan);
   });
 
   it('sees what another session object appended before it answers', async () => {
