@@ -115,7 +115,9 @@ const onIngested = (
       at: now,
     };
     return {
-      records: [missed],
+      // The reports the call's end took over (a stop its host did not name the agent of) are its
+      // own now: settled, so none of them is recorded later under its agent's task.
+      records: [missed, ...marks.slice(1)],
       effects: [sessionSaid(step === 'open' ? about : `${about} was not recorded`, error)],
     };
   }

@@ -15,6 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { replayHistory } from '../../../src/index.js';
 import { memorySessionStore } from '../../../src/live/session/memoryStore.js';
 import type { SessionStore } from '../../../src/live/session/store.js';
+import { runHook } from '../../../src/live/hook/hook.js';
 import { tempDir } from '../../tempDirs.js';
 import { binary, type Call, claudeCode, codex, type Given, implementerAnswer, inProcess, type Send } from './host.js';
 
@@ -439,6 +440,59 @@ describe('Codex sequences (subagent events only)', { timeout: 120_000 }, () => {
       const events = E.isRight(read) ? read.right.lines.map(({ text }) => JSON.parse(text) as { type: string }) : [];
       expect(events.map((event) => event.type)).toEqual(['prompt', 'dispatch']);
     }
+  });
+
+  it("a call's end that fails to record in passing a result its host did not name the agent of leaves no report to be recorded later under the agent's task", async () => {
+    const dir = tempDir('sequence-');
+    const store = memorySessionStore();
+    let failing = false;
+    const flaky: SessionStore = {
+      ...store,
+      append: async (id, expected, texts) =>
+        failing ? E.left({ code: 'io', message: 'the connection was lost' }) : store.append(id, expected, texts),
+    };
+    let now = Date.parse('2026-03-02T10:00:00Z');
+    const send = (payload: Record<string, unknown>) =>
+      runHook(JSON.stringify({ session_id: SESSION, cwd: dir, permission_mode: 'default', ...payload }), {
+        cwd: dir,
+        projectDir: dir,
+        store: flaky,
+        clock: () => now,
+      });
+    const answer = `Done.\n\nBEGIN_DISPATCH_RESULT\n${JSON.stringify({ task_id: '7', status: 'completed', summary: 'Changed src/x.ts', files_changed: ['src/x.ts'] })}\nEND_DISPATCH_RESULT`;
+    const input = { description: 'Task 7', prompt: 'Task ID: 7\nChange src/x.ts', subagent_type: 'worker' };
+    await send({ hook_event_name: 'PreToolUse', tool_name: 'Task', tool_input: input, tool_use_id: 'toolu_1' });
+    now += 1000;
+    // The stop is kept as a report: the call's end, which names no agent, records it.
+    await send({
+      hook_event_name: 'SubagentStop',
+      stop_hook_active: false,
+      agent_id: 'a9',
+      agent_type: 'worker',
+      last_assistant_message: answer,
+    });
+    now += 1000;
+    failing = true;
+    const ended = await send({
+      hook_event_name: 'PostToolUse',
+      tool_name: 'Task',
+      tool_input: input,
+      tool_use_id: 'toolu_1',
+      tool_response: { status: 'completed', content: [{ type: 'text', text: answer }] },
+    });
+    expect(ended.notices).toEqual([expect.stringMatching(/^io: the result of worker for task 7 was not recorded/u)]);
+    failing = false;
+    // Any later event, past the time a kept report waits for its call.
+    now += 11 * 60_000;
+    await send({
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Task',
+      tool_input: { description: 'other', prompt: 'Task ID: 8\nsomething else', subagent_type: 'worker' },
+      tool_use_id: 'toolu_2',
+    });
+    const read = await store.read(SESSION, 0);
+    const events = E.isRight(read) ? read.right.lines.map(({ text }) => JSON.parse(text) as { type: string }) : [];
+    expect(events.filter((event) => event.type === 'dispatch')).toEqual([]);
   });
 
   it('a spawn whose call returns before its subagent starts, naming it: the subagent still gets its own section', async () => {
