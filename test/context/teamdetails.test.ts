@@ -4,6 +4,7 @@
  * names, shallow clones that write first, a resolve with nothing to do, and tool sessions in
  * the bundle. Real git repositories, real files, the CLI; each `it` names its item.
  */
+import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -163,6 +164,30 @@ describe.concurrent('issue 53: the smaller ones', SLOW, () => {
     // One within the bound counts by its content.
     writeFiles(repo, { 'data/f0256.txt': 'x\n', 'data/f0000.txt': 'z\n' });
     expect((await runIn(repo, ['context', 'show'])).stdout).toContain('STALE');
+  });
+
+  it('14e: a new file gone between git listing it and reading it (a build’s temporary file) is left out, not a failure; new links are hashed as git records them', async () => {
+    const repo = makeRepo();
+    expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Parser read.'])).status).toBe(0);
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-q', '-m', 'context');
+    writeFiles(repo, { 'tmp/build.o': 'temporary\n', 'src/kept.ts': 'export {};\n' });
+    // A git that removes the temporary file once the new files are listed, the first time it is asked for their blobs.
+    const shim = tempDir('git-shim-');
+    const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    writeFiles(shim, {
+      git: `#!/bin/sh\nif [ "$1" = hash-object ] && [ -f "${repo}/tmp/build.o" ]; then rm -f "${repo}/tmp/build.o"; fi\nexec "${real}" "$@"\n`,
+    });
+    chmodSync(join(shim, 'git'), 0o755);
+    const shown = await runBinary(['context', 'show'], { cwd: repo, env: { PATH: `${shim}:${process.env['PATH']}` } });
+    expect(shown.status).toBe(0);
+    expect(shown.stdout).toContain('  ? src/kept.ts\n');
+    // New links are hashed as git add records them, all at once: committing them keeps the summary verified.
+    for (let i = 0; i < 200; i += 1) symlinkSync(`target-${i}`, join(repo, `link-${i}`));
+    expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Links made.'])).status).toBe(0);
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-q', '-m', 'links');
+    expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
   });
 
   it('15: every cut is counted: the decisions shown, and the open steps left out', async () => {

@@ -4,6 +4,7 @@
  * tracked files' content with the working tree's edits, its new files git does not ignore and
  * the submodules' own states in it.
  */
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
@@ -41,13 +42,60 @@ import { displayGitPath, pathUnder, stdinPathLine } from './gitPaths.js';
 const UNTRACKED_HASHED = { files: 256, bytes: 16 * 1024 * 1024 } as const;
 
 /**
- * A symbolic link's blob as `git add` records it: its target text as the blob's content (hash-object
- * given the path would follow the link, and fail on a dangling one), so committing it keeps the hash.
+ * The blobs of symbolic links as `git add` records them: each link's target text as the blob's
+ * content, never filtered (hash-object given the path would follow the link, and fail on a
+ * dangling one), so committing it keeps the hash. Hashed here, in the repository's object
+ * format (one git process for all of them, however many links changed).
  */
-const linkBlob = async (root: string, full: Buffer): Promise<E.Either<ContextError, string>> => {
-  const target = await fs.readlink(full, { encoding: 'buffer' }).catch(() => Buffer.alloc(0));
-  const blob = await runGit(root, ['hash-object', '--no-filters', '--stdin'], target);
-  return E.isRight(blob) ? E.right(blob.right.trim()) : E.left(gitFailed(blob.left));
+const linkBlobs = async (
+  root: string,
+  links: ReadonlyArray<string>,
+): Promise<E.Either<ContextError, ReadonlyMap<string, string>>> => {
+  if (links.length === 0) return E.right(new Map());
+  const format = await runGit(root, ['rev-parse', '--show-object-format']);
+  if (E.isLeft(format)) return E.left(gitFailed(format.left));
+  const algorithm = format.right.trim() === 'sha256' ? 'sha256' : 'sha1';
+  const blobs = new Map<string, string>();
+  for (const link of links) {
+    const target = await fs.readlink(pathUnder(root, link), { encoding: 'buffer' }).catch(() => Buffer.alloc(0));
+    const header = Buffer.from(`blob ${target.length}\0`, 'latin1');
+    blobs.set(link, createHash(algorithm).update(header).update(target).digest('hex'));
+  }
+  return E.right(blobs);
+};
+
+/** How many times a chunk of files is hashed before a failure is the answer. */
+const HASH_ATTEMPTS = 5;
+
+/**
+ * The blobs of the regular files `paths` as `git hash-object` gives them (the filters of `git
+ * add` applied), by path. A file gone between git listing it and reading it (a build's or an
+ * editor's temporary file) is left out, not a failure: the others are hashed again without it.
+ */
+const fileBlobs = async (
+  root: string,
+  paths: ReadonlyArray<string>,
+): Promise<E.Either<ContextError, ReadonlyMap<string, string>>> => {
+  const blobs = new Map<string, string>();
+  for (let i = 0; i < paths.length; i += 200) {
+    let chunk = paths.slice(i, i + 200);
+    for (let attempt = 1; ; attempt += 1) {
+      // Paths on standard input, as bytes (C-quoted where a line break would split one): git takes any name there.
+      const hashes = await runGit(root, ['hash-object', '--stdin-paths'], Buffer.concat(chunk.map(stdinPathLine)));
+      if (E.isRight(hashes)) {
+        const lines = hashes.right.split('\n');
+        chunk.forEach((file, j) => blobs.set(file, lines[j] ?? ''));
+        break;
+      }
+      // A file may also come back before it is looked at (one made and removed again and again).
+      if (attempt === HASH_ATTEMPTS) return E.left(gitFailed(hashes.left));
+      const present: string[] = [];
+      for (const file of chunk)
+        if ((await fs.lstat(pathUnder(root, file)).catch(() => undefined))?.isFile() === true) present.push(file);
+      chunk = present;
+    }
+  }
+  return E.right(blobs);
 };
 
 /**
@@ -73,46 +121,40 @@ const workingFiles = async (
   };
   const files: WorkingFile[] = tree.deleted.map((file) => ({ path: file, blob: null }));
   const regular: string[] = [];
+  const links: string[] = [];
   for (const file of [...new Set(tree.modified)]) {
     // The path as bytes: a name that is not UTF-8 names its file all the same.
     const full = pathUnder(root, file);
     const stat = await fs.lstat(full).catch(() => undefined);
     if (stat === undefined) files.push({ path: file, blob: null });
-    else if (stat.isSymbolicLink()) {
-      const blob = await linkBlob(root, full);
-      if (E.isLeft(blob)) return blob;
-      files.push({ path: file, blob: blob.right, ...withMode(file) });
-    } else if (stat.isDirectory()) files.push({ path: file, blob: 'directory' });
+    else if (stat.isSymbolicLink()) links.push(file);
+    else if (stat.isDirectory()) files.push({ path: file, blob: 'directory' });
     else if (stat.isFile()) regular.push(file);
     // A FIFO, socket or device in a tracked file's place: hash-object would open it and wait on it.
     else files.push({ path: file, blob: 'not a regular file' });
   }
   let hashed = { files: 0, bytes: 0 };
   for (const file of untracked) {
-    const full = pathUnder(root, file);
-    const stat = await fs.lstat(full).catch(() => undefined);
-    if (stat?.isSymbolicLink() === true) {
-      const blob = await linkBlob(root, full);
-      if (E.isLeft(blob)) return blob;
-      files.push({ path: file, blob: blob.right, mode: '120000' });
-    } else if (stat?.isFile() === true) {
-      // git records a new file as executable by its owner's execute bit alone.
-      const mode = (stat.mode & 0o100) === 0 ? '100644' : '100755';
-      hashed = { files: hashed.files + 1, bytes: hashed.bytes + stat.size };
-      if (hashed.files <= UNTRACKED_HASHED.files && hashed.bytes <= UNTRACKED_HASHED.bytes) {
-        modes.set(file, mode);
-        regular.push(file);
-      } else files.push({ path: file, blob: `size:${stat.size}`, mode });
+    const stat = await fs.lstat(pathUnder(root, file)).catch(() => undefined);
+    if (stat === undefined || !(stat.isSymbolicLink() || stat.isFile())) continue;
+    // git records a new file as executable by its owner's execute bit alone.
+    const mode = stat.isSymbolicLink() ? '120000' : (stat.mode & 0o100) === 0 ? '100644' : '100755';
+    hashed = { files: hashed.files + 1, bytes: hashed.bytes + stat.size };
+    if (hashed.files > UNTRACKED_HASHED.files || hashed.bytes > UNTRACKED_HASHED.bytes)
+      files.push({ path: file, blob: `size:${stat.size}`, mode });
+    else {
+      modes.set(file, mode);
+      (stat.isSymbolicLink() ? links : regular).push(file);
     }
   }
-  for (let i = 0; i < regular.length; i += 200) {
-    const chunk = regular.slice(i, i + 200);
-    // Paths on standard input, as bytes (C-quoted where a line break would split one): git takes any name there.
-    const hashes = await runGit(root, ['hash-object', '--stdin-paths'], Buffer.concat(chunk.map(stdinPathLine)));
-    if (E.isLeft(hashes)) return E.left(gitFailed(hashes.left));
-    const lines = hashes.right.split('\n');
-    chunk.forEach((file, j) => files.push({ path: file, blob: lines[j] ?? '', ...withMode(file) }));
-  }
+  const [linked, hashes] = [await linkBlobs(root, links), await fileBlobs(root, regular)];
+  if (E.isLeft(linked)) return linked;
+  if (E.isLeft(hashes)) return hashes;
+  for (const [file, blob] of [...linked.right, ...hashes.right]) files.push({ path: file, blob, ...withMode(file) });
+  // A changed file git tracks that is gone by the time it is read is deleted; a new one gone is no file.
+  const untrackedSet = new Set(untracked);
+  for (const file of regular)
+    if (!hashes.right.has(file) && !untrackedSet.has(file)) files.push({ path: file, blob: null });
   for (const submodule of tree.submodules) {
     const inner = await observeSnapshotAt(path.join(root, ...submodule.split('/')), '', depth + 1);
     if (E.isLeft(inner)) return inner;
