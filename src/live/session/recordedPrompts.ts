@@ -10,6 +10,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
+import { sha256HexPrefix } from '../../base/hash.js';
 import { type HistoryPromptEvent, parseHistoryLine } from '../../core/history/events.js';
 import type { TrackerEnvironment, TrackerOutput } from '../../core/tracker/transition.js';
 import type { RecordedPrompt, SessionError } from './model.js';
@@ -28,7 +29,7 @@ export const KNOWN_PROMPTS = 4_096;
 
 /** What a prompt is known by: its task and its text. */
 const queryKey = ({ taskId, taskPrompt }: Pick<HistoryPromptEvent, 'taskId' | 'taskPrompt'>): string =>
-  `${taskId}\u0000${taskPrompt}`;
+  `${taskId}\u0000${sha256HexPrefix(taskPrompt, 32)}`;
 
 /** Sections of its latest prompts a process keeps. */
 const KEPT_SECTIONS = 32;
@@ -109,23 +110,32 @@ export const recordedPrompts = (store: SessionStore, id: string, env: TrackerEnv
     // The oldest goes first: a Map iterates in the order its keys were set.
     if (kept.size > KEPT_SECTIONS) kept.delete(kept.keys().next().value!);
   };
-  const known = new Map<string, RecordedPrompt>();
+  // The settings of the latest prompt of each task and text, by task and a digest of the text (a
+  // prompt may run to 100,000 characters: its text is not kept). Filled at the first question,
+  // then followed: a session nobody asks holds none.
+  const known = new Map<string, Omit<RecordedPrompt, 'taskId' | 'taskPrompt'>>();
   let scanned = false;
-  const notice = (lines: ReadonlyArray<StoredLine>, restarted: boolean): void => {
-    if (restarted) {
-      known.clear();
-      scanned = false;
-    }
+  const takeNote = (lines: ReadonlyArray<StoredLine>): void => {
     for (const { line, text } of lines) {
       // Most lines are results: only a line that may be a prompt is parsed.
       if (!text.includes('"prompt"')) continue;
       const parsed = parseHistoryLine(text, line, undefined);
       if (E.isLeft(parsed) || parsed.right.type !== 'prompt') continue;
       const key = queryKey(parsed.right);
+      const { taskId: _task, taskPrompt: _text, ...settings } = recordedPromptOf(parsed.right);
       known.delete(key);
-      known.set(key, recordedPromptOf(parsed.right));
+      known.set(key, settings);
       if (known.size > KNOWN_PROMPTS) known.delete(known.keys().next().value!);
     }
+  };
+  const notice = (lines: ReadonlyArray<StoredLine>, restarted: boolean): void => {
+    // A log replaced since holds other events on the same lines: nothing known of the old one stands.
+    if (restarted) {
+      known.clear();
+      kept.clear();
+      scanned = false;
+    }
+    if (scanned) takeNote(lines);
   };
   return {
     keep,
@@ -145,10 +155,14 @@ export const recordedPrompts = (store: SessionStore, id: string, env: TrackerEnv
       if (!scanned) {
         const read = await store.read(id, 0);
         if (E.isLeft(read)) return read;
-        notice(read.right.lines, true);
+        known.clear();
+        takeNote(read.right.lines);
         scanned = true;
       }
-      return E.right(O.fromNullable(known.get(queryKey(query))));
+      const settings = known.get(queryKey(query));
+      return E.right(
+        settings === undefined ? O.none : O.some({ taskId: query.taskId, taskPrompt: query.taskPrompt, ...settings }),
+      );
     },
   };
 };

@@ -11,6 +11,7 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -424,6 +425,22 @@ describe('a live session', () => {
     for (const session of [a, b, await open('resent', { cwd })])
       expect(right(await session.compileContext(prompt))).toEqual({ ...first, duplicate: true });
     expect(readFileSync(a.file, 'utf8').trimEnd().split('\n')).toHaveLength(3);
+  });
+
+  it('answers a prompt sent again from the log as it is now, once the log it kept a section of was deleted and made again', async () => {
+    const cwd = tempDir('session-');
+    const a = await open('remade', { cwd });
+    const prompt = { taskId: '3', taskPrompt: 'Use the work of task 1', at: 5000 };
+    right(await a.ingestResult({ role: 'implementer', taskId: '1', output: result('1', 'Parser'), at: 1000 }));
+    expect(right(await a.compileContext(prompt)).line).toBe(2);
+    rmSync(a.file);
+    const b = await open('remade', { cwd });
+    right(await b.ingestResult({ role: 'implementer', taskId: '1', output: result('2', 'Lexer'), at: 1000 }));
+    const remade = right(await b.compileContext(prompt));
+    expect(remade.line).toBe(2);
+    expect(right(await a.compileContext(prompt))).toEqual({ ...remade, duplicate: true });
+    const replayed = replayHistory(readFileSync(a.file, 'utf8')).report.prompts.find((entry) => entry.line === 2);
+    expect(replayed?.sessionContext).toBe(remade.sessionContext);
   });
 
   it('answers a prompt sent again to a fresh process from the snapshot before its line, as replay gives it', async () => {
