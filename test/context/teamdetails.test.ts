@@ -149,20 +149,28 @@ describe.concurrent('issue 53: the smaller ones', SLOW, () => {
     expect((await runIn(repo, ['context', 'bundle'])).stdout).toContain('- ? src/extra.ts\n');
   });
 
-  it('14d: past 256 new files, a new file counts by its size, not its content: a read stays fast, and a file that grows still makes the summary stale', async () => {
+  it('14d: a new file over 1 MiB counts by its size, others by their content however many: committing only the work keeps it verified', async () => {
     const repo = makeRepo();
-    writeFiles(
-      repo,
-      Object.fromEntries(Array.from({ length: 257 }, (_, i) => [`data/f${String(i).padStart(4, '0')}.txt`, 'x\n'])),
-    );
-    expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Data added.'])).status).toBe(0);
-    // The 257th file, past the bound: the same size reads as the same file; a larger one does not.
-    writeFiles(repo, { 'data/f0256.txt': 'y\n' });
-    expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
-    writeFiles(repo, { 'data/f0256.txt': 'grown\n' });
+    // A folder of new files git does not ignore, sorting before the work, and a large data file.
+    writeFiles(repo, {
+      ...Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`.venv/f${String(i).padStart(3, '0')}.txt`, 'x\n'])),
+      'data/big.bin': 'a'.repeat(1024 * 1024 + 1),
+      'src/feature.ts': 'export const retries = 1;\n',
+    });
+    expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Retries added.'])).status).toBe(0);
+    // An edit of the work that keeps its size is seen, past 300 other new files.
+    writeFiles(repo, { 'src/feature.ts': 'export const retries = 2;\n' });
     expect((await runIn(repo, ['context', 'show'])).stdout).toContain('STALE');
-    // One within the bound counts by its content.
-    writeFiles(repo, { 'data/f0256.txt': 'x\n', 'data/f0000.txt': 'z\n' });
+    writeFiles(repo, { 'src/feature.ts': 'export const retries = 1;\n' });
+    expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
+    // The large file counts by its size: the same size reads as the same file, a larger one does not.
+    writeFiles(repo, { 'data/big.bin': 'b'.repeat(1024 * 1024 + 1) });
+    expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
+    // Committing only the work and the context, the rest left as it is, keeps the summary verified.
+    git(repo, 'add', 'src/feature.ts', 'data/context');
+    git(repo, 'commit', '-q', '-m', 'the work alone');
+    expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
+    writeFiles(repo, { 'data/big.bin': 'c'.repeat(1024 * 1024 + 2) });
     expect((await runIn(repo, ['context', 'show'])).stdout).toContain('STALE');
   });
 

@@ -34,12 +34,13 @@ import {
 import { displayGitPath, pathUnder, stdinPathLine } from './gitPaths.js';
 
 /**
- * How many new files, and how many of their bytes, are hashed as `git add` would record them, on
- * every read of the repository; past that (a dataset or a virtual environment git does not
- * ignore), a new file counts by its size: reading stays fast, and committing such a set leaves
- * the summary stale, as the checkpoint's warning about new files says.
+ * The largest new file hashed as `git add` would record it, on every read of the repository;
+ * a larger one (a dataset, a build's output git does not ignore) counts by its size, so reading
+ * stays fast whatever it holds. Decided for each file alone, so that committing some new files
+ * changes nothing of how the others count: committing the verified work keeps it verified,
+ * whatever else the working tree holds; committing such a large file leaves the summary stale.
  */
-const UNTRACKED_HASHED = { files: 256, bytes: 16 * 1024 * 1024 } as const;
+const LARGEST_HASHED_NEW_FILE = 1024 * 1024;
 
 /**
  * The blobs of symbolic links as `git add` records them: each link's target text as the blob's
@@ -133,14 +134,12 @@ const workingFiles = async (
     // A FIFO, socket or device in a tracked file's place: hash-object would open it and wait on it.
     else files.push({ path: file, blob: 'not a regular file' });
   }
-  let hashed = { files: 0, bytes: 0 };
   for (const file of untracked) {
     const stat = await fs.lstat(pathUnder(root, file)).catch(() => undefined);
     if (stat === undefined || !(stat.isSymbolicLink() || stat.isFile())) continue;
     // git records a new file as executable by its owner's execute bit alone.
     const mode = stat.isSymbolicLink() ? '120000' : (stat.mode & 0o100) === 0 ? '100644' : '100755';
-    hashed = { files: hashed.files + 1, bytes: hashed.bytes + stat.size };
-    if (hashed.files > UNTRACKED_HASHED.files || hashed.bytes > UNTRACKED_HASHED.bytes)
+    if (stat.isFile() && stat.size > LARGEST_HASHED_NEW_FILE)
       files.push({ path: file, blob: `size:${stat.size}`, mode });
     else {
       modes.set(file, mode);
