@@ -57,10 +57,7 @@ export const createFactTrackerMcpServer = (
   // The SDK answers arguments its schema refuses through this method of its own (private in its
   // types; the SDK's version is pinned): give those answers a code too.
   (server as unknown as { createToolError: (message: string) => ToolAnswer }).createToolError = codedToolError;
-  registerTools(server, session, fit, {
-    ...(options.layout === undefined ? {} : { layout: options.layout }),
-    maxAnswerTokens: maxTokens,
-  });
+  registerTools(server, session, fit, options.layout === undefined ? {} : { layout: options.layout });
   registerResources(server, session, {
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     ...(options.directory === undefined ? {} : { directory: options.directory }),

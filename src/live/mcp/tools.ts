@@ -26,7 +26,7 @@ import {
   ListOut,
   taskIdText,
 } from './schemas.js';
-import { DEFAULT_LAYOUT, DEFAULT_MAX_TOKENS, type SectionLayout } from '../../core/retrieve/defaults.js';
+import { DEFAULT_LAYOUT, type SectionLayout } from '../../core/retrieve/defaults.js';
 
 /** Cuts an answer's list until the answer fits the server's bound (see `fitAnswer`). */
 export type FitAnswer = <T>(
@@ -50,17 +50,7 @@ const toolAnswer = (
 export interface ToolDefaults {
   /** The sections' layout (default `lines`). */
   readonly layout?: SectionLayout;
-  /** The tokens an answer may hold (the server's `--max-answer-tokens`), which a section must fit in. */
-  readonly maxAnswerTokens?: number;
 }
-
-/**
- * What a `compile_context` answer of a section of `maxTokens` may need at most, in tokens: the
- * section as JSON text (a tenth more, for its escaped line breaks and quotes) and the rest of
- * the answer (its facts are cut to fit), and the largest section a bound leaves room for.
- */
-const sectionRoom = (maxTokens: number): number => Math.ceil(maxTokens * 1.1) + 256;
-const largestSection = (bound: number): number => Math.max(0, Math.floor((bound - 256) / 1.1));
 
 /** The facts of a section as an answer lists them. */
 const triplesOf = (
@@ -136,19 +126,18 @@ export const registerTools = (
           facts: kept,
           omitted,
         });
-      // A section is never cut (it is what replay gives): a budget whose section could not fit the
-      // answer's bound is refused before anything is recorded, whatever the session holds now.
-      const bound = defaults.maxAnswerTokens;
-      const asked = budget ?? DEFAULT_MAX_TOKENS;
-      if (bound !== undefined && sectionRoom(asked) > bound)
-        return failureAnswer({
-          code: 'answer_too_large',
-          message: `a section of maxTokens ${asked} may not fit in an answer of the server's --max-answer-tokens ${bound} (at most ${largestSection(bound)} leaves room for the rest of the answer); nothing was recorded`,
-        });
-      const compiled = await live.right.compileContext({
-        ...prompt,
-        ...(time.right === undefined ? {} : { at: time.right }),
-      });
+      // A section is never cut (it is what replay gives): one whose answer cannot fit the bound is
+      // refused as planned, in the step that would record it, so nothing is recorded.
+      const compiled = await live.right.compileContext(
+        { ...prompt, ...(time.right === undefined ? {} : { at: time.right }) },
+        {
+          accept: ({ sessionContext, facts }) =>
+            E.mapLeft((failed: Failure) => ({
+              code: 'answer_too_large' as const,
+              message: `${failed.message}: the section does not fit in an answer of the server's --max-answer-tokens; nothing was recorded (ask for a smaller maxTokens)`,
+            }))(fit(triplesOf(facts), answerOf(0, false, sessionContext))),
+        },
+      );
       if (E.isLeft(compiled)) return failureAnswer(compiled.left);
       const { line, duplicate, sessionContext, facts } = compiled.right;
       return toolAnswer(fit(triplesOf(facts), answerOf(line, duplicate, sessionContext)), () =>

@@ -47,6 +47,7 @@ export type {
   CompactedFacts,
   CompactInput,
   CompileContextInput,
+  CompileOptions,
   CompiledContext,
   ExplainContextInput,
   IngestedResult,

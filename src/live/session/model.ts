@@ -1,4 +1,5 @@
 /** The values a live session takes and gives: plain data, no file handles. */
+import type * as E from 'fp-ts/lib/Either.js';
 import type { Extraction } from '../../core/extract/extractor.js';
 import type { SessionFact } from '../../core/fact.js';
 import type { HistoryLineErrorCode } from '../../core/history/events.js';
@@ -36,6 +37,8 @@ export interface SessionError {
     | 'invalid_input'
     | 'output_too_large'
     | 'prompt_too_large'
+    /** A caller's `accept` refused the section as planned (`compileContext`'s options). */
+    | 'answer_too_large'
     | HistoryLineErrorCode
     | ContractError['code'];
   readonly message: string;
@@ -61,6 +64,14 @@ export interface CompileContextInput {
   readonly layout?: SectionLayout;
   /** Epoch milliseconds (default: the session's clock). */
   readonly at?: number;
+}
+
+/** How `compileContext` records: `accept` may refuse the section as planned, before its prompt is written (a Left is the call's answer). */
+export interface CompileOptions {
+  readonly accept?: (section: {
+    readonly sessionContext: string;
+    readonly facts: ReadonlyArray<SessionFact>;
+  }) => E.Either<SessionError, unknown>;
 }
 
 /** What a change to the log did. */

@@ -23,6 +23,7 @@ import {
   type SessionState,
 } from './sessionState.js';
 import type { SessionStore, StoredLine } from './store.js';
+import { CATCH_UP_LINES, turnOfTheLoop } from './turns.js';
 
 /** How many prompts (of distinct tasks and texts) a process remembers the settings of, the latest kept. */
 export const KNOWN_PROMPTS = 4_096;
@@ -47,12 +48,6 @@ const recordedPromptOf = (event: HistoryPromptEvent): RecordedPrompt => {
     ...(layout === undefined ? {} : { layout }),
   };
 };
-
-/** Lines applied between two turns of the event loop, as a catch-up applies them. */
-const LINES_A_TURN = 64;
-
-/** One turn of the event loop: the other sessions' calls, and the lock's refresh, run. */
-const turnOfTheLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
  * The state of session `id` before its line `line`: from the store's snapshot when it is of an
@@ -80,9 +75,9 @@ const stateBefore = async (
   if (E.isLeft(read)) return read;
   let state = read.right.restarted ? initialSessionState() : start;
   const lines = read.right.lines.filter((stored) => stored.line < line);
-  for (let from = 0; from < lines.length; from += LINES_A_TURN) {
+  for (let from = 0; from < lines.length; from += CATCH_UP_LINES) {
     if (from > 0) await turnOfTheLoop();
-    const chunk = lines.slice(from, from + LINES_A_TURN);
+    const chunk = lines.slice(from, from + CATCH_UP_LINES);
     state = applyLogLines(state, chunk, chunk[chunk.length - 1]!.line, env);
   }
   return E.right(state.lines === line - 1 ? state : applyLogLines(state, [], line - 1, env));

@@ -24,6 +24,7 @@ import { parseSessionId } from './id.js';
 import { checkCount, checkPrompt, dispatchFields, promptFields, timeOf } from './inputs.js';
 import type {
   CompactedFacts,
+  CompileOptions,
   CompactInput,
   CompileContextInput,
   CompiledContext,
@@ -57,6 +58,7 @@ import {
   type SessionState,
 } from './sessionState.js';
 import { recordedPrompts } from './recordedPrompts.js';
+import { CATCH_UP_LINES, turnOfTheLoop } from './turns.js';
 import type { SnapshotUse } from './snapshot.js';
 import type { SessionStore } from './store.js';
 
@@ -90,16 +92,6 @@ const STORE_ACCESS: ReadonlySet<string> = new Set(STORE_ACCESS_CODES);
 const boundaryFailure = (error: unknown): SessionError => tokenCountFailure(error) ?? internalFailure(error);
 /** How many times a writer that keeps losing the race to others reads what it missed and tries again. */
 const APPEND_ATTEMPTS = 1_000;
-/**
- * Lines a catch-up applies between two turns of the event loop. A session read from its first
- * line (thousands of dispatches, seconds on a loaded machine) is read under a lock when a writer
- * or a hook catches up; the turns let the lock be kept fresh, so no other writer takes it over
- * as abandoned and the reader does not count it as lost.
- */
-const CATCH_UP_LINES = 64;
-
-/** One turn of the event loop: its timers and finished I/O run. */
-const turnOfTheLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Where the sessions are and how a session runs. */
 export interface SessionOptions extends SessionsFolder {
@@ -132,6 +124,8 @@ interface EventCall {
   /** False when the session's clock gave the time. */
   readonly timed: boolean;
   readonly sameResult?: SameResult;
+  /** Says whether the event, as planned, may be written; a Left is the answer, nothing written. */
+  readonly accept?: (recorded: RecordedEvent) => E.Either<SessionError, unknown>;
 }
 
 /** An open session. No method throws; each catches up with other writers first. */
@@ -141,8 +135,11 @@ export interface LiveSession {
   readonly file: string;
   /** Records a dispatch result and extracts its facts; a result the contract rejects writes nothing. */
   ingestResult(input: IngestResultInput): Promise<E.Either<SessionError, IngestedResult>>;
-  /** Records a prompt and returns its `[Session Context]` section. */
-  compileContext(input: CompileContextInput): Promise<E.Either<SessionError, CompiledContext>>;
+  /** Records a prompt and returns its `[Session Context]` section; `accept`, when given, may refuse the section before anything is written. */
+  compileContext(
+    input: CompileContextInput,
+    options?: CompileOptions,
+  ): Promise<E.Either<SessionError, CompiledContext>>;
   /** The section `compileContext` would return now, recording nothing: a pure query. */
   previewContext(input: ExplainContextInput): Promise<E.Either<SessionError, Omit<CompiledContext, keyof Recorded>>>;
   /** Every fact's score and decision for a prompt, ranked candidates first; records nothing. */
@@ -417,6 +414,8 @@ const open = async (
             resent = plan.right;
             return E.right(resent.recorded);
           }
+          const refused = event.accept?.(plan.right.recorded);
+          if (refused !== undefined && E.isLeft(refused)) return refused;
           handed = { key: plan.right.key, recorded: plan.right.recorded };
           const appended = await store.append(id, state.lines, [plan.right.text]);
           if (E.isLeft(appended)) {
@@ -468,10 +467,10 @@ const open = async (
    * that answered no number of tokens).
    */
   const atBoundary =
-    <I, T>(call: (input: I) => Promise<E.Either<SessionError, T>>) =>
-    async (input: I): Promise<E.Either<SessionError, T>> => {
+    <A extends ReadonlyArray<unknown>, T>(call: (...args: A) => Promise<E.Either<SessionError, T>>) =>
+    async (...args: A): Promise<E.Either<SessionError, T>> => {
       try {
-        return await call(input);
+        return await call(...args);
       } catch (error) {
         return E.left(boundaryFailure(error));
       }
@@ -498,15 +497,17 @@ const open = async (
         (recorded) => E.right({ ...recordedOf(recorded), ...extractionOf(recorded) }),
       );
     }),
-    compileContext: atBoundary(async (input) => {
+    compileContext: atBoundary(async (input, options?: CompileOptions) => {
       const given = isRecord(input) ? input.at : undefined;
       const at = timeOf(given, clock);
       if (E.isLeft(at)) return at;
       const query = promptOf(input);
       if (E.isLeft(query)) return query;
-      return record(create, { fields: promptFields(input, at.right), timed: given !== undefined }, (recorded) =>
-        E.right({ ...recordedOf(recorded), ...sectionOf(recorded) }),
-      );
+      const { accept } = options ?? {};
+      const call: EventCall = { fields: promptFields(input, at.right), timed: given !== undefined };
+      const checked =
+        accept === undefined ? call : { ...call, accept: (planned: RecordedEvent) => accept(sectionOf(planned)) };
+      return record(create, checked, (recorded) => E.right({ ...recordedOf(recorded), ...sectionOf(recorded) }));
     }),
     previewContext: atBoundary(async (input) => {
       const query = promptOf(input);

@@ -427,6 +427,25 @@ describe('a live session', () => {
     expect(readFileSync(a.file, 'utf8').trimEnd().split('\n')).toHaveLength(3);
   });
 
+  it('lets a caller refuse a section as planned, in the step that would record it: nothing is written then', async () => {
+    const cwd = tempDir('session-');
+    const session = await open('accepted', { cwd });
+    right(await session.ingestResult({ role: 'implementer', taskId: '1', output: result('1', 'Parser'), at: 1000 }));
+    const prompt = { taskId: '2', taskPrompt: 'Use src/1.ts', at: 2000 };
+    const seen: string[] = [];
+    const refused = await session.compileContext(prompt, {
+      accept: ({ sessionContext }) => {
+        seen.push(sessionContext);
+        return E.left({ code: 'answer_too_large', message: 'too large' });
+      },
+    });
+    expect(refused).toEqual(E.left({ code: 'answer_too_large', message: 'too large' }));
+    expect(readFileSync(session.file, 'utf8').trimEnd().split('\n')).toHaveLength(1);
+    const recorded = right(await session.compileContext(prompt, { accept: () => E.right(true) }));
+    expect(recorded.line).toBe(2);
+    expect(seen).toEqual([recorded.sessionContext]);
+  });
+
   it('answers a prompt sent again from the log as it is now, once the log it kept a section of was deleted and made again', async () => {
     const cwd = tempDir('session-');
     const a = await open('remade', { cwd });
