@@ -131,11 +131,11 @@ export const registerTools = (
       const compiled = await live.right.compileContext(
         { ...prompt, ...(time.right === undefined ? {} : { at: time.right }) },
         {
-          accept: ({ sessionContext, facts }) =>
+          accept: ({ line, sessionContext, facts }) =>
             E.mapLeft((failed: Failure) => ({
               code: 'answer_too_large' as const,
               message: `${failed.message}: the section does not fit in an answer of the server's --max-answer-tokens; nothing was recorded (ask for a smaller maxTokens)`,
-            }))(fit(triplesOf(facts), answerOf(0, false, sessionContext))),
+            }))(fit(triplesOf(facts), answerOf(line, false, sessionContext))),
         },
       );
       if (E.isLeft(compiled)) return failureAnswer(compiled.left);

@@ -69,6 +69,8 @@ export interface CompileContextInput {
 /** How `compileContext` records: `accept` may refuse the section as planned, before its prompt is written (a Left is the call's answer). */
 export interface CompileOptions {
   readonly accept?: (section: {
+    /** The line the prompt would be recorded on. */
+    readonly line: number;
     readonly sessionContext: string;
     readonly facts: ReadonlyArray<SessionFact>;
   }) => E.Either<SessionError, unknown>;

@@ -115,10 +115,7 @@ export interface SessionOptions extends SessionsFolder {
   readonly lockStaleMs?: number;
 }
 
-/**
- * An event a call records: its line's fields, whether the caller gave its time, and how a
- * result sent again is recognized.
- */
+/** An event a call records: its line's fields, whether the caller gave its time, how a resent result is recognized. */
 interface EventCall {
   readonly fields: Readonly<Record<string, unknown>>;
   /** False when the session's clock gave the time. */
@@ -505,9 +502,10 @@ const open = async (
       if (E.isLeft(query)) return query;
       const { accept } = options ?? {};
       const call: EventCall = { fields: promptFields(input, at.right), timed: given !== undefined };
+      const section = (recorded: RecordedEvent) => ({ ...recordedOf(recorded), ...sectionOf(recorded) });
       const checked =
-        accept === undefined ? call : { ...call, accept: (planned: RecordedEvent) => accept(sectionOf(planned)) };
-      return record(create, checked, (recorded) => E.right({ ...recordedOf(recorded), ...sectionOf(recorded) }));
+        accept === undefined ? call : { ...call, accept: (planned: RecordedEvent) => accept(section(planned)) };
+      return record(create, checked, (recorded) => E.right(section(recorded)));
     }),
     previewContext: atBoundary(async (input) => {
       const query = promptOf(input);
