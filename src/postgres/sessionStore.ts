@@ -165,18 +165,21 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
     });
   };
 
-  const readTail = async (client: pg.PoolClient, id: string, after: number): Promise<TailRead> => {
+  const readTail = async (client: pg.PoolClient, id: string, after: number, restart = false): Promise<TailRead> => {
     const { rows } = await client.query<ReadRow>({ ...sql.read, values: [id, after] });
     const first = rows[0];
+    const known = keys.get(id);
+    // A read from the start while the store follows a log (a resent prompt's, an explanation's)
+    // leaves the incarnation the catch-up follows, and with it what tells that it was replaced.
+    const follow = restart || after > 0 || known === undefined;
     if (first === undefined) {
-      keys.delete(id);
+      if (follow) keys.delete(id);
       return { exists: false, restarted: after > 0, lines: [], position: 0, torn: false };
     }
-    const known = keys.get(id);
-    keys.set(id, first.key);
+    if (follow) keys.set(id, first.key);
     // A reader past the end, or one that read another incarnation of this id, starts over.
     if (after > 0 && (after > first.lines || (known !== undefined && known !== first.key)))
-      return { ...(await readTail(client, id, 0)), restarted: true };
+      return { ...(await readTail(client, id, 0, true)), restarted: true };
     const lines: StoredLine[] = [];
     for (const row of rows)
       if (row.line !== null && row.text !== null && row.line <= first.lines && row.text.trim() !== '')

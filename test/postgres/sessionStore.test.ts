@@ -91,6 +91,21 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     expect(right(await second.snapshot())).toEqual(replayed.store);
   });
 
+  it('a read from the start leaves the log the reader follows: a log deleted and made again is still said restarted', async () => {
+    const { store, reopen } = await freshStore();
+    const followed = right(await store.append('swapped', 0, ['{"n":1}', '{"n":2}']));
+    right(await store.read('swapped', 0));
+    // Another process deletes the log and makes it again, longer.
+    const other = reopen();
+    right(await other.delete('swapped'));
+    right(await other.append('swapped', 0, ['{"m":1}', '{"m":2}', '{"m":3}']));
+    // A side read from the start (an explanation's), then the reader's own.
+    expect(right(await store.read('swapped', 0)).lines).toHaveLength(3);
+    const next = right(await store.read('swapped', followed.position));
+    expect(next.restarted).toBe(true);
+    expect(next.lines.map(({ text }) => text)).toEqual(['{"m":1}', '{"m":2}', '{"m":3}']);
+  });
+
   it('starts a reopened session from the snapshot it wrote, and ignores one written by another library version', async () => {
     const { url, settings, store, reopen } = await freshStore();
     const session = right(await openSession('snap', { store, clock: () => 1_000 }));

@@ -309,7 +309,10 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
       if (line > after && piece.trim() !== '') lines.push({ line, text: piece });
     });
     const position = from.lines + pieces.length;
-    cursors.set(id, { lines: position, offset: from.offset + consumed, identity, last });
+    // A read that goes back from where the cursor is (a resent prompt's, an explanation's) leaves
+    // the cursor the catch-up follows, and with it what tells that the log was replaced meanwhile.
+    if (known === undefined || after >= known.lines)
+      cursors.set(id, { lines: position, offset: from.offset + consumed, identity, last });
     return E.right({
       exists,
       // A reader that asked for lines past the end of a log now shorter has lost its place.

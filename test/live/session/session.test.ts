@@ -427,6 +427,38 @@ describe('a live session', () => {
     expect(readFileSync(a.file, 'utf8').trimEnd().split('\n')).toHaveLength(3);
   });
 
+  it('still sees a log replaced while it read the log from its start for an explanation', async () => {
+    // Another log, longer than this one, to put in its place.
+    const elsewhere = tempDir('session-');
+    const other = await open('swap', { cwd: elsewhere });
+    for (const task of ['7', '8', '9'])
+      right(await other.ingestResult({ role: 'implementer', taskId: task, output: result(task, 'Other'), at: 1000 }));
+    const cwd = tempDir('session-');
+    const files = fileSessionStore({ cwd });
+    let swap = false;
+    const store: SessionStore = {
+      ...files,
+      read: async (id, after) => {
+        if (swap && after === 0) {
+          swap = false;
+          const next = join(cwd, 'next.jsonl');
+          writeFileSync(next, readFileSync(other.file));
+          renameSync(next, join(cwd, '.fact-tracker', 'sessions', 'swap.jsonl'));
+        }
+        return files.read(id, after);
+      },
+    };
+    const session = right(await openSession('swap', { store }));
+    right(await session.ingestResult({ role: 'implementer', taskId: '1', output: result('1', 'Parser'), at: 1000 }));
+    const prompt = { taskId: '2', taskPrompt: 'Use src/1.ts' };
+    right(await session.compileContext({ ...prompt, at: 2000 }));
+    swap = true;
+    expect(right(await session.recordedPrompt(prompt))).toEqual(O.none);
+    const subjects = selectValidFacts(right(await session.snapshot())).map((fact) => fact.subject);
+    expect(subjects).toContain('src/9.ts');
+    expect(subjects).not.toContain('src/1.ts');
+  });
+
   it('lets a caller refuse a section as planned, in the step that would record it: nothing is written then', async () => {
     const cwd = tempDir('session-');
     const session = await open('accepted', { cwd });
