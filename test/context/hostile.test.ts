@@ -795,6 +795,24 @@ describe.concurrent('12. the smaller ones', SLOW, () => {
     chmodSync(dir, 0o755);
   });
 
+  it('b2: a new file this process cannot read counts by its size: show and checkpoint still work', async () => {
+    const repo = makeRepo();
+    writeFileSync(join(repo, 'private.log'), 'secret-ish\n');
+    const as = unprivileged([repo, join(repo, 'src')]);
+    // The process may write the context folder, and not read the new file.
+    mkdirSync(join(repo, 'data', 'context'), { recursive: true });
+    chmodSync(join(repo, 'data'), 0o777);
+    chmodSync(join(repo, 'data', 'context'), 0o777);
+    chmodSync(join(repo, 'private.log'), 0o000);
+    const options = { cwd: repo, env: as.env, ...(as.uid === undefined ? {} : { uid: as.uid }) };
+    const checkpoint = await runBinary(['context', 'checkpoint', '--summary', 'Parser read.'], options);
+    expect(checkpoint.status).toBe(0);
+    const shown = await runBinary(['context', 'show'], options);
+    expect(shown.status).toBe(0);
+    expect(shown.stdout).toContain('summary verified');
+    chmodSync(join(repo, 'private.log'), 0o644);
+  });
+
   it('c: a branch named with U+202E or over 200 characters works, shown safely; --branch picks another', async () => {
     const repo = makeRepo();
     loadedOf(await writeContext(PLANNING(repo), { status: 'succeeded', summary: 'On main.' }));

@@ -149,12 +149,12 @@ describe.concurrent('issue 53: the smaller ones', SLOW, () => {
     expect((await runIn(repo, ['context', 'bundle'])).stdout).toContain('- ? src/extra.ts\n');
   });
 
-  it('14d: a new file over 1 MiB counts by its size, others by their content however many: committing only the work keeps it verified', async () => {
+  it('14d: a new file over 16 MiB counts by its size, others by their content however many: committing only the work keeps it verified', async () => {
     const repo = makeRepo();
     // A folder of new files git does not ignore, sorting before the work, and a large data file.
     writeFiles(repo, {
       ...Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`.venv/f${String(i).padStart(3, '0')}.txt`, 'x\n'])),
-      'data/big.bin': 'a'.repeat(1024 * 1024 + 1),
+      'data/big.bin': 'a'.repeat(16 * 1024 * 1024 + 1),
       'src/feature.ts': 'export const retries = 1;\n',
     });
     expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Retries added.'])).status).toBe(0);
@@ -164,13 +164,13 @@ describe.concurrent('issue 53: the smaller ones', SLOW, () => {
     writeFiles(repo, { 'src/feature.ts': 'export const retries = 1;\n' });
     expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
     // The large file counts by its size: the same size reads as the same file, a larger one does not.
-    writeFiles(repo, { 'data/big.bin': 'b'.repeat(1024 * 1024 + 1) });
+    writeFiles(repo, { 'data/big.bin': 'b'.repeat(16 * 1024 * 1024 + 1) });
     expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
     // Committing only the work and the context, the rest left as it is, keeps the summary verified.
     git(repo, 'add', 'src/feature.ts', 'data/context');
     git(repo, 'commit', '-q', '-m', 'the work alone');
     expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
-    writeFiles(repo, { 'data/big.bin': 'c'.repeat(1024 * 1024 + 2) });
+    writeFiles(repo, { 'data/big.bin': 'c'.repeat(16 * 1024 * 1024 + 2) });
     expect((await runIn(repo, ['context', 'show'])).stdout).toContain('STALE');
   });
 

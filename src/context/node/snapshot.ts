@@ -40,7 +40,7 @@ import { displayGitPath, pathUnder, stdinPathLine } from './gitPaths.js';
  * changes nothing of how the others count: committing the verified work keeps it verified,
  * whatever else the working tree holds; committing such a large file leaves the summary stale.
  */
-const LARGEST_HASHED_NEW_FILE = 1024 * 1024;
+const LARGEST_HASHED_NEW_FILE = 16 * 1024 * 1024;
 
 /**
  * The blobs of symbolic links as `git add` records them: each link's target text as the blob's
@@ -64,6 +64,14 @@ const linkBlobs = async (
   }
   return E.right(blobs);
 };
+
+/** True for a regular file this process may read (git reads it as this process). */
+const isReadableFile = async (file: Buffer): Promise<boolean> =>
+  (await fs.lstat(file).catch(() => undefined))?.isFile() === true &&
+  (await fs.access(file, fs.constants.R_OK).then(
+    () => true,
+    () => false,
+  ));
 
 /** How many times a chunk of files is hashed before a failure is the answer. */
 const HASH_ATTEMPTS = 5;
@@ -91,8 +99,7 @@ const fileBlobs = async (
       // A file may also come back before it is looked at (one made and removed again and again).
       if (attempt === HASH_ATTEMPTS) return E.left(gitFailed(hashes.left));
       const present: string[] = [];
-      for (const file of chunk)
-        if ((await fs.lstat(pathUnder(root, file)).catch(() => undefined))?.isFile() === true) present.push(file);
+      for (const file of chunk) if (await isReadableFile(pathUnder(root, file))) present.push(file);
       chunk = present;
     }
   }
@@ -150,10 +157,16 @@ const workingFiles = async (
   if (E.isLeft(linked)) return linked;
   if (E.isLeft(hashes)) return hashes;
   for (const [file, blob] of [...linked.right, ...hashes.right]) files.push({ path: file, blob, ...withMode(file) });
-  // A changed file git tracks that is gone by the time it is read is deleted; a new one gone is no file.
+  // A file left unhashed is gone (a changed file git tracks is deleted; a new one is no file), or
+  // unreadable by this process (one a container left, `chmod 000`): counted by its size, as git
+  // could not add it either.
   const untrackedSet = new Set(untracked);
-  for (const file of regular)
-    if (!hashes.right.has(file) && !untrackedSet.has(file)) files.push({ path: file, blob: null });
+  for (const file of regular) {
+    if (hashes.right.has(file)) continue;
+    const stat = await fs.lstat(pathUnder(root, file)).catch(() => undefined);
+    if (stat !== undefined) files.push({ path: file, blob: `unreadable:${stat.size}`, ...withMode(file) });
+    else if (!untrackedSet.has(file)) files.push({ path: file, blob: null });
+  }
   for (const submodule of tree.submodules) {
     const inner = await observeSnapshotAt(path.join(root, ...submodule.split('/')), '', depth + 1);
     if (E.isLeft(inner)) return inner;
