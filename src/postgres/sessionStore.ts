@@ -240,7 +240,8 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
       if (row === undefined) return E.right(undefined);
       if (row.library !== snapshotLibrary()) return E.left(`the snapshot was written by ${row.library}`);
       if (row.position > row.lines) return E.left('the snapshot covers more lines than the log holds');
-      keys.set(id, row.key);
+      // One read while the store follows the log (a resent prompt's) leaves the incarnation it follows.
+      if (!keys.has(id)) keys.set(id, row.key);
       return E.right<string, StoredSnapshot>({ position: row.position, state: row.state });
     },
     writeSnapshot: async (id, snapshot) => {

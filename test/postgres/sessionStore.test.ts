@@ -99,7 +99,9 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     const other = reopen();
     right(await other.delete('swapped'));
     right(await other.append('swapped', 0, ['{"m":1}', '{"m":2}', '{"m":3}']));
-    // A side read from the start (an explanation's), then the reader's own.
+    right(await other.writeSnapshot('swapped', { position: 3, state: '{}' }));
+    // Side reads (a resent prompt's snapshot, an explanation's read from the start), then the reader's own.
+    expect(right(await store.readSnapshot('swapped'))?.position).toBe(3);
     expect(right(await store.read('swapped', 0)).lines).toHaveLength(3);
     const next = right(await store.read('swapped', followed.position));
     expect(next.restarted).toBe(true);

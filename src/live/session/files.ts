@@ -436,8 +436,9 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
         const read = readSnapshot(files.right.file);
         if (E.isRight(read) && read.right !== undefined) {
           const { position, offset, identity } = read.right;
-          // The snapshot checked the log it covers: what comes after it is read on from there.
-          cursors.set(id, { lines: position, offset, identity, last: START.last });
+          // The snapshot checked the log it covers: what comes after it is read on from there. One
+          // read while the store follows the log (a resent prompt's) leaves that as it is.
+          if (!cursors.has(id)) cursors.set(id, { lines: position, offset, identity, last: START.last });
           return E.right({ position, state: read.right.state });
         }
         return E.map(() => undefined)(read);

@@ -459,6 +459,45 @@ describe('a live session', () => {
     expect(subjects).not.toContain('src/1.ts');
   });
 
+  it('still sees a log replaced, with a snapshot of its own, while a resent prompt reads the snapshot', async () => {
+    const [dirA, dirB] = [tempDir('session-'), tempDir('session-')];
+    const old = await open('remade', { directory: dirA });
+    right(await old.compileContext({ taskId: 'p', taskPrompt: 'Change src/OLD.ts', at: 1 }));
+    for (let i = 0; i < 70; i += 1)
+      right(
+        await old.ingestResult({ role: 'implementer', taskId: `o${i}`, output: result(`o${i}`, 'Old'), at: 10 + i }),
+      );
+    // The log that replaces it, longer and with its own snapshot, made elsewhere.
+    const next = await open('remade', { directory: dirB });
+    for (let i = 0; i < 140; i += 1)
+      right(
+        await next.ingestResult({ role: 'implementer', taskId: `n${i}`, output: result(`n${i}`, 'New'), at: 10 + i }),
+      );
+    const inner = fileSessionStore({ directory: dirA });
+    let armed = false;
+    const store: SessionStore = {
+      ...inner,
+      readSnapshot: async (id) => {
+        if (armed) {
+          armed = false;
+          rmSync(join(dirA, 'remade.jsonl.snapshot'), { force: true });
+          renameSync(join(dirB, 'remade.jsonl'), join(dirA, 'remade.jsonl'));
+          renameSync(join(dirB, 'remade.jsonl.snapshot'), join(dirA, 'remade.jsonl.snapshot'));
+        }
+        return inner.readSnapshot(id);
+      },
+    };
+    const session = right(await openSession('remade', { store }));
+    armed = true;
+    expect(right(await session.compileContext({ taskId: 'p', taskPrompt: 'Change src/OLD.ts', at: 1 })).duplicate).toBe(
+      true,
+    );
+    expect(armed).toBe(false);
+    const subjects = selectValidFacts(right(await session.snapshot())).map((fact) => fact.subject);
+    expect(subjects).toContain('src/n139.ts');
+    expect(subjects).not.toContain('src/o0.ts');
+  });
+
   it('lets a caller refuse a section as planned, in the step that would record it: nothing is written then', async () => {
     const cwd = tempDir('session-');
     const session = await open('accepted', { cwd });
