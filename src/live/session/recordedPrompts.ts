@@ -16,7 +16,7 @@ import type { TrackerEnvironment, TrackerOutput } from '../../core/tracker/trans
 import type { RecordedPrompt, SessionError } from './model.js';
 import {
   applyLogLines,
-  decodeSessionState,
+  decodeSnapshot,
   initialSessionState,
   type RecordedEvent,
   selectSectionAtLine,
@@ -26,7 +26,7 @@ import type { SessionStore, StoredLine } from './store.js';
 import { CATCH_UP_LINES, turnOfTheLoop } from './turns.js';
 
 /** How many prompts (of distinct tasks and texts) a process remembers the settings of, the latest kept. */
-export const KNOWN_PROMPTS = 4_096;
+const KNOWN_PROMPTS = 4_096;
 
 /** What a prompt is known by: its task and its text. */
 const queryKey = ({ taskId, taskPrompt }: Pick<HistoryPromptEvent, 'taskId' | 'taskPrompt'>): string =>
@@ -61,16 +61,9 @@ const stateBefore = async (
   env: TrackerEnvironment,
 ): Promise<E.Either<SessionError, SessionState>> => {
   const snapshot = await store.readSnapshot(id);
-  const stored = E.isRight(snapshot) ? snapshot.right : undefined;
-  const decoded = stored === undefined ? undefined : decodeSessionState(stored.state);
+  const stored = E.isRight(snapshot) && snapshot.right !== undefined ? decodeSnapshot(snapshot.right) : undefined;
   const start =
-    stored !== undefined &&
-    decoded !== undefined &&
-    E.isRight(decoded) &&
-    decoded.right.lines === stored.position &&
-    stored.position < line
-      ? decoded.right
-      : initialSessionState();
+    stored !== undefined && E.isRight(stored) && stored.right.lines < line ? stored.right : initialSessionState();
   const read = await store.read(id, start.lines);
   if (E.isLeft(read)) return read;
   let state = read.right.restarted ? initialSessionState() : start;

@@ -44,7 +44,7 @@ import {
   applyLogLines,
   closedOf,
   compactionOf,
-  decodeSessionState,
+  decodeSnapshot,
   encodeSessionState,
   type EventPlan,
   extractionOf,
@@ -257,12 +257,9 @@ const open = async (
       snapshotUse = { used: false, reason: 'there is no snapshot' };
       return E.right(undefined);
     }
-    const decoded = decodeSessionState(read.right.state);
-    if (E.isLeft(decoded) || decoded.right.lines !== read.right.position) {
-      snapshotUse = {
-        used: false,
-        reason: E.isLeft(decoded) ? decoded.left : 'the snapshot does not match its position',
-      };
+    const decoded = decodeSnapshot(read.right);
+    if (E.isLeft(decoded)) {
+      snapshotUse = { used: false, reason: decoded.left };
       return E.right(undefined);
     }
     state = decoded.right;

@@ -357,6 +357,15 @@ const freezeParsed = <T>(value: T): T => {
   return value;
 };
 
+/** The state a stored snapshot holds, or why it cannot be trusted: unreadable, or of another line than its position. */
+export const decodeSnapshot = (snapshot: {
+  readonly position: number;
+  readonly state: string;
+}): E.Either<string, SessionState> =>
+  E.chain((state: SessionState) =>
+    state.lines === snapshot.position ? E.right(state) : E.left('the snapshot does not match its position'),
+  )(decodeSessionState(snapshot.state));
+
 /**
  * The state `encodeSessionState` wrote, or why the text is not one. The store is checked in its
  * outline only, with the check every reducer makes of a store (`factStoreProblem`: its bound,
