@@ -7,6 +7,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import {
+  chmodSync,
   closeSync,
   copyFileSync,
   existsSync,
@@ -513,6 +514,28 @@ describe('a session log that is not a regular file inside its folder', () => {
         run,
         /^fact-tracker (replay|sessions): io: the sessions folder .* leads out of .* \(through the symbolic link .*sessions\); refusing to use it\n/u,
       );
+  });
+});
+
+describe('sessions list', () => {
+  it('says in one line that a folder it may not read cannot be listed, rather than list no session', async ({
+    expect,
+  }) => {
+    const project = tempDir('unreadable-');
+    const sessions = join(project, '.fact-tracker', 'sessions');
+    mkdirSync(sessions, { recursive: true });
+    writeFileSync(join(sessions, 'web.jsonl'), readFileSync(join(ROOT, EXAMPLE), 'utf8'));
+    for (const dir of [project, join(project, '.fact-tracker')]) chmodSync(dir, 0o755);
+    // Searchable, not readable: the log can be read by its name, the folder not listed.
+    chmodSync(sessions, 0o311);
+    // Root reads any folder: run as nobody, whom the mode binds.
+    const place = { cwd: project, env: { HOME: '/tmp' }, ...(process.getuid?.() === 0 ? { uid: 65534 } : {}) };
+    expectOneLineFailure(
+      expect,
+      await runCli(['sessions', 'list'], '', place),
+      /^fact-tracker sessions: io: cannot list the sessions in .*sessions: permission denied\n/u,
+    );
+    expect((await runCli(['sessions', 'export', 'web'], '', place)).status).toBe(0);
   });
 });
 

@@ -22,6 +22,8 @@ export interface CliRun {
 export interface RunPlace {
   readonly cwd?: string;
   readonly env?: Readonly<Record<string, string>>;
+  /** The user the command runs as (root may run it as another, whom file modes bind). */
+  readonly uid?: number;
 }
 
 /** Runs `fact-tracker ...args` from the repository root (or `place.cwd`), feeding `input` on stdin. */
@@ -35,7 +37,13 @@ export const runCli = (args: ReadonlyArray<string>, input?: string, place: RunPl
     const child = execFile(
       process.execPath,
       [MAIN, ...args],
-      { cwd: place.cwd ?? ROOT, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+      {
+        cwd: place.cwd ?? ROOT,
+        env,
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+        ...(place.uid === undefined ? {} : { uid: place.uid }),
+      },
       (error, stdout, stderr) => {
         const status = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
         resolve({ status, stdout, stderr });

@@ -5,7 +5,7 @@
  * as it is. The store remembers, per session, where in the file the last line it read or wrote
  * ends, so a reader only reads what was appended since.
  */
-import { accessSync, constants, existsSync, lstatSync, type Stats, statSync } from 'node:fs';
+import { accessSync, constants, type Dirent, existsSync, lstatSync, type Stats, statSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
@@ -78,15 +78,31 @@ export const listSessionIds = async (given: SessionsFolder = {}): Promise<Readon
   const { directory, within } = resolveSessionsDirectory(options);
   // The project's own folder that leads out of it (a link in a hostile checkout) holds none of its sessions.
   if (within !== undefined && E.isLeft(await prepareDirectory(directory, within, false))) return [];
-  const entries = await readdir(directory, { withFileTypes: true }).catch(() => []);
-  return entries
+  return sessionIdsOf(await readdir(directory, { withFileTypes: true }).catch(() => []));
+};
+
+/**
+ * The ids of the sessions in `directory`, as `listSessionIds` gives them, or why the folder
+ * could not be read: a folder that is not there holds none, but one this process may not read
+ * (or a failing disk) is not an empty one.
+ */
+const readSessionIds = async (directory: string): Promise<E.Either<SessionError, ReadonlyArray<string>>> => {
+  try {
+    return E.right(sessionIdsOf(await readdir(directory, { withFileTypes: true })));
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code === 'ENOENT') return E.right([]);
+    return E.left(ioError(`cannot list the sessions in ${directory}`, error));
+  }
+};
+
+const sessionIdsOf = (entries: ReadonlyArray<Dirent>): ReadonlyArray<string> =>
+  entries
     .filter((entry) => entry.isFile())
     .map((entry) => entry.name)
     .filter((name) => name.endsWith(LOG_EXTENSION))
     .map((name) => name.slice(0, -LOG_EXTENSION.length))
     .filter((id) => E.isRight(parseSessionId(id)))
     .sort();
-};
 
 /** The entry at `path` itself (a link is not followed), or undefined when it cannot be read. */
 const lstatQuietly = (path: string): Stats | undefined => {
@@ -364,7 +380,7 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
         // A folder that leads out of the project is refused, as for reading a session there.
         const inside = await prepareDirectory(directory, within, false);
         if (E.isLeft(inside)) return E.left(toStoreError(inside.left));
-        return E.right(await listSessionIds({ directory }));
+        return E.mapLeft(toStoreError)(await readSessionIds(directory));
       } catch (error) {
         return E.left(internalFailure(error));
       }
