@@ -271,7 +271,7 @@ describe('--save into a saved state another command wrote', () => {
     expect(readFileSync(file, 'utf8')).toBe(before);
   });
 
-  it('saves no empty store over the fact store there from an empty history (nothing piped in, a blank file, nothing up to --as-of)', async () => {
+  it('saves no empty store over the fact store there from a history that stores nothing (nothing piped in, a blank file, nothing up to --as-of, rejected results, a compact alone)', async () => {
     const { dir, file, before, blank } = copiedBesideBlank((await savedStates()).factsOnly);
     for (const [args, input, reason] of [
       [['replay', '-', '--save', file], '', 'the history holds no line'],
@@ -280,6 +280,17 @@ describe('--save into a saved state another command wrote', () => {
         ['replay', HISTORY, '--as-of', '2000-01-01T00:00:00Z', '--save', file],
         undefined,
         'the history holds no event up to --as-of',
+      ],
+      // Lines that apply, yet store nothing: a result without its markers, a compact, an invalidate.
+      [
+        ['replay', '-', '--save', file],
+        '{"type":"dispatch","role":"implementer","taskId":"1","output":"the agent forgot the markers"}\n',
+        'the history records no fact and no prompt (the contract rejected every dispatch result)',
+      ],
+      [
+        ['replay', '-', '--save', file],
+        '{"type":"compact","maxFacts":5}\n{"type":"invalidate","subject":"src/a.ts","relation":"modified_by"}\n',
+        'the history records no fact and no prompt',
       ],
     ] as const) {
       const run = await runCli(args, input);

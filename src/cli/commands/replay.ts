@@ -10,28 +10,36 @@ import { createStyle } from '../style.js';
 import { openHistory, replaySource } from './history.js';
 import { statusAfterReport, tokenCounter } from './shared.js';
 
-/** Why nothing of the history would be saved: no event of it applied. */
-const nothingApplied = (report: ReplayReport, asOf: number | undefined): string =>
-  report.errors.length > 0
-    ? 'no line of the history could be applied'
-    : asOf === undefined
-      ? 'the history holds no line'
-      : 'the history holds no event up to --as-of';
-
 /**
- * Saves the store into FILE, unless no event of the history applied: a history of rejected
- * lines only (a file given by mistake) or of no line at all (nothing piped into -, a blank file)
- * would save an empty store over the state there.
+ * Why nothing of the history would be saved, or undefined when it leaves a store worth saving.
+ * A history of rejected lines only (a file given by mistake, results without their markers), of
+ * no line at all (nothing piped into -, a blank file), or of events that store nothing (a compact,
+ * an invalidate) leaves an empty store, which would be saved over the state there.
  */
-const save = (io: CliIo, command: ReplayCommand, result: ReplayResult): TE.TaskEither<string, ReplayResult> =>
-  command.save === undefined
-    ? TE.right(result)
-    : result.report.summary.events === 0
-      ? TE.left(`nothing saved into ${command.save}: ${nothingApplied(result.report, command.asOf)}`)
-      : pipe(
-          saveSection(io, command.save, { kind: 'facts', store: result.store }),
-          TE.map(() => result),
-        );
+const nothingToSave = ({ summary, errors }: ReplayReport, asOf: number | undefined): string | undefined => {
+  if (summary.events === 0)
+    return errors.length > 0
+      ? 'no line of the history could be applied'
+      : asOf === undefined
+        ? 'the history holds no line'
+        : 'the history holds no event up to --as-of';
+  if (summary.allFacts > 0 || summary.prompts > 0) return undefined;
+  return summary.dispatches > 0
+    ? 'the history records no fact and no prompt (the contract rejected every dispatch result)'
+    : 'the history records no fact and no prompt';
+};
+
+/** Saves the store into FILE, unless the history leaves nothing to save (`nothingToSave`). */
+const save = (io: CliIo, command: ReplayCommand, result: ReplayResult): TE.TaskEither<string, ReplayResult> => {
+  if (command.save === undefined) return TE.right(result);
+  const nothing = nothingToSave(result.report, command.asOf);
+  return nothing !== undefined
+    ? TE.left(`nothing saved into ${command.save}: ${nothing}`)
+    : pipe(
+        saveSection(io, command.save, { kind: 'facts', store: result.store }),
+        TE.map(() => result),
+      );
+};
 
 /**
  * Replays the history as it is read, printing each prompt as it comes, prints the end of the
