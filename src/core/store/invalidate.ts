@@ -1,10 +1,23 @@
 import { wellFormed } from '../../base/text.js';
 import { plainTime } from '../../base/time.js';
+import { pathText } from '../extract/rule.js';
 import { holdsSeparator } from '../fact.js';
 import type { FactStore } from './state.js';
 import { checkedFactStore } from './storeShape.js';
 import { deriveRecords, latestAssertionTime, withClear } from './timeline.js';
 import { selectPairLog, writePairChanges } from './write.js';
+
+/**
+ * The (subject, relation) pair an invalidation of `subject` and `relation` closes, as the store
+ * keys it: their text well-formed (lone surrogates read as U+FFFD, as in every fact). A subject
+ * no pair holds is read as extraction reads a path (whitespace collapsed, clipped to its last
+ * 200 characters), so the path an agent reported closes the fact made of it.
+ */
+export const invalidatedPair = (store: FactStore, subject: string, relation: string): readonly [string, string] => {
+  const [given, pairRelation] = [wellFormed(subject), wellFormed(relation)];
+  if (selectPairLog(store, given, pairRelation) !== undefined) return [given, pairRelation];
+  return [pathText(given), pairRelation];
+};
 
 /**
  * Closes the valid facts of (subject, relation) at `at`, unless the pair was asserted after
@@ -17,8 +30,7 @@ export const invalidate = (store: FactStore, subject: string, relation: string, 
   if (typeof subject !== 'string' || typeof relation !== 'string' || typeof at !== 'number' || !Number.isFinite(at))
     return store;
   if (holdsSeparator(subject) || holdsSeparator(relation)) return store;
-  // The pair as its facts hold it: their text is well-formed (see `parseNewFact`).
-  const before = selectPairLog(store, wellFormed(subject), wellFormed(relation));
+  const before = selectPairLog(store, ...invalidatedPair(store, subject, relation));
   if (before === undefined || latestAssertionTime(before) > at) return store;
   if (!deriveRecords(before).some((fact) => fact.validTo === undefined)) return store;
   return writePairChanges(store, [{ before, after: withClear(before, plainTime(at)) }]);

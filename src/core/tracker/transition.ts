@@ -10,7 +10,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { refuseArgument } from '../../base/describe.js';
 import { type Failure, failure, type INTERNAL } from '../../base/failure.js';
 import { isRecord } from '../../base/record.js';
-import { isBlank, wellFormed } from '../../base/text.js';
+import { isBlank } from '../../base/text.js';
 import { plainTime } from '../../base/time.js';
 import type { DispatchResult, ImplementerResult, ReviewerResult } from '../extract/contract.js';
 import { createExtractor, type Extraction, normalizeTaskId } from '../extract/extractor.js';
@@ -31,6 +31,7 @@ import type { FactQuery } from '../retrieve/retrieve.js';
 import { addCheckedFacts } from '../store/addFacts.js';
 import { type CompactionReport, compactWithReport } from '../store/compact.js';
 import { applyEvent, type TrackerEvent } from '../store/events.js';
+import { invalidatedPair } from '../store/invalidate.js';
 import { settleReview } from '../store/settleReview.js';
 import { asOneRun } from '../../persistent/owner.js';
 import type { FactStore } from '../store/state.js';
@@ -297,8 +298,8 @@ const prompt = (state: TrackerState, event: PromptInput, env: TrackerEnvironment
 /** An invalidation closes the valid facts of its (subject, relation) pair at its time. */
 const invalidate = (state: TrackerState, event: InvalidateInput): TrackerStep<InvalidateOutput> => {
   const { subject, relation, at } = event;
-  // The pair as the store keys it (see `invalidate`): lone surrogates read as U+FFFD.
-  const [pairSubject, pairRelation] = [wellFormed(String(subject)), wellFormed(String(relation))];
+  // The pair as the store keys it (see `invalidatedPair`).
+  const [pairSubject, pairRelation] = invalidatedPair(state.store, String(subject), String(relation));
   // Read before the write: inside a write run (a replay's) the store is changed in place.
   const before = selectPairLog(state.store, pairSubject, pairRelation);
   const validBefore = before === undefined ? [] : [...selectValidOfLog(before)];

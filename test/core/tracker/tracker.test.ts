@@ -2,10 +2,13 @@ import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import {
+  addFacts,
   createFactTracker,
   emptyFactStore,
   type FactStore,
   type FactTracker,
+  invalidate,
+  makeFact,
   replay,
   selectAllFacts,
   selectValidCount,
@@ -248,6 +251,45 @@ describe('integration scenarios from the design', () => {
     expect(tracker.compilePrompt({ taskId: '5', taskPrompt: 'Read the config flags' }).sessionContext).not.toContain(
       'config.ts',
     );
+  });
+
+  it('invalidating the path an agent reported closes the fact extraction made of it, however extraction normalized it', () => {
+    const tracker = createFactTracker({ clock: steppingClock() });
+    const long = `packages/${'very-long-directory-name/'.repeat(8)}component.tsx`;
+    const reported = [long, 'docs/My  Notes.md', 'src/a\tb.ts'];
+    tracker.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', reported) });
+    for (const path of reported) {
+      const closed = tracker.invalidate(path, 'modified_by');
+      expect(E.isRight(closed) && closed.right.closed.map((fact) => fact.relation)).toEqual(['modified_by']);
+    }
+    expect(selectValidFacts(tracker.getSnapshot()).filter((fact) => fact.relation === 'modified_by')).toEqual([]);
+    // The replay of its events closes the same facts.
+    expect(selectValidFacts(replay(tracker.events()))).toEqual(selectValidFacts(tracker.getSnapshot()));
+  });
+
+  it('a subject stored as given is closed as given, before any reading of it as a path', () => {
+    const at = 1_000;
+    const fields = { tags: ['convention'], sourceRole: 'reviewer', confidence: 1 } as const;
+    const store = addFacts(emptyFactStore(), [
+      makeFact({
+        subject: 'two  spaces',
+        relation: 'convention',
+        object: 'kept apart',
+        sourceTaskId: '1',
+        validFrom: at,
+        ...fields,
+      }),
+      makeFact({
+        subject: 'two spaces',
+        relation: 'convention',
+        object: 'kept apart',
+        sourceTaskId: '1',
+        validFrom: at,
+        ...fields,
+      }),
+    ]);
+    const closed = invalidate(store, 'two  spaces', 'convention', at + 1);
+    expect(selectValidFacts(closed).map((fact) => fact.subject)).toEqual(['two spaces']);
   });
 
   it('a store of 600 facts compacts to its bound of 500 keeping the most recent', () => {
