@@ -15,7 +15,14 @@ import type pg from 'pg';
 import { failure } from '../base/failure.js';
 import { parseSessionId } from '../live/session/id.js';
 import { libraryVersion, SNAPSHOT_VERSION } from '../live/session/snapshot.js';
-import type { SessionStore, SessionStoreError, StoredLine, StoredSnapshot, TailRead } from '../live/session/store.js';
+import type {
+  SessionFollower,
+  SessionStore,
+  SessionStoreError,
+  StoredLine,
+  StoredSnapshot,
+  TailRead,
+} from '../live/session/store.js';
 import { unusableSessionStore } from '../live/session/unusableStore.js';
 import {
   type Database,
@@ -136,8 +143,21 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
   if (E.isLeft(opened)) return unusableSessionStore(opened.left, 'PostgreSQL (no valid address)');
   const db: Database = opened.right;
   const sql = statements(db.schema);
-  /** Per session, the key of the row this store last read: another key under the same id is a log made anew. */
-  const keys = new Map<string, string>();
+  /**
+   * Per session, the key of the row the calls without a follower last read: another key under
+   * the same id is a log made anew.
+   */
+  const shared = new Map<string, string>();
+  /** The same per follower, for the calls that pass one: no follower moves another's. */
+  let followed = new WeakMap<SessionFollower, Map<string, string>>();
+  const keysOf = (follower: SessionFollower | undefined): Map<string, string> => {
+    if (follower === undefined) return shared;
+    const known = followed.get(follower);
+    if (known !== undefined) return known;
+    const made = new Map<string, string>();
+    followed.set(follower, made);
+    return made;
+  };
   /** The schema check of the first call, shared by the calls made meanwhile; forgotten when it fails. */
   let ready: Promise<E.Either<PostgresFailure, unknown>> | undefined;
 
@@ -165,7 +185,13 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
     });
   };
 
-  const readTail = async (client: pg.PoolClient, id: string, after: number, restart = false): Promise<TailRead> => {
+  const readTail = async (
+    client: pg.PoolClient,
+    id: string,
+    after: number,
+    keys: Map<string, string>,
+    restart = false,
+  ): Promise<TailRead> => {
     const { rows } = await client.query<ReadRow>({ ...sql.read, values: [id, after] });
     const first = rows[0];
     const known = keys.get(id);
@@ -179,7 +205,7 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
     if (follow) keys.set(id, first.key);
     // A reader past the end, or one that read another incarnation of this id, starts over.
     if (after > 0 && (after > first.lines || (known !== undefined && known !== first.key)))
-      return { ...(await readTail(client, id, 0, true)), restarted: true };
+      return { ...(await readTail(client, id, 0, keys, true)), restarted: true };
     const lines: StoredLine[] = [];
     for (const row of rows)
       if (row.line !== null && row.text !== null && row.line <= first.lines && row.text.trim() !== '')
@@ -196,8 +222,9 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
         // id is listed, as the folder store lists only files named by one, so none forges a line.
         return rows.map((row) => row.id).filter((id) => E.isRight(parseSessionId(id)));
       }),
-    read: (id, after) => call(id, 'repeatable', (client) => readTail(client, id, after)),
-    append: async (id, expected, texts) => {
+    read: (id, after, follower) => call(id, 'repeatable', (client) => readTail(client, id, after, keysOf(follower))),
+    append: async (id, expected, texts, follower) => {
+      const keys = keysOf(follower);
       if (texts.some((text) => LINE_BREAK.test(text)))
         return E.left(failure('io', 'a line to append holds a line break: it would forge a line of the log'));
       if (texts.some((text) => text.includes('\u0000')))
@@ -224,7 +251,7 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
     },
     // Lines land whole or not at all: there is never a torn line to set aside.
     repair: (id) => call(id, 'repeatable', async () => []),
-    readSnapshot: async (id) => {
+    readSnapshot: async (id, follower) => {
       const read = await call(id, 'repeatable', async (client) => {
         const { rows } = await client.query<{
           key: string;
@@ -241,16 +268,17 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
       if (row.library !== snapshotLibrary()) return E.left(`the snapshot was written by ${row.library}`);
       if (row.position > row.lines) return E.left('the snapshot covers more lines than the log holds');
       // One read while the store follows the log (a resent prompt's) leaves the incarnation it follows.
+      const keys = keysOf(follower);
       if (!keys.has(id)) keys.set(id, row.key);
       return E.right<string, StoredSnapshot>({ position: row.position, state: row.state });
     },
-    writeSnapshot: async (id, snapshot) => {
+    writeSnapshot: async (id, snapshot, follower) => {
       if (snapshot.position <= 0) return E.right(undefined);
       const written = await call(id, 'repeatable', (client) =>
         // Only over the log the state was read from: one made anew since holds other lines.
         client.query({
           ...sql.writeSnapshot,
-          values: [id, snapshot.position, snapshotLibrary(), snapshot.state, keys.get(id) ?? null],
+          values: [id, snapshot.position, snapshotLibrary(), snapshot.state, keysOf(follower).get(id) ?? null],
         }),
       );
       return E.map(() => undefined)(written);
@@ -258,7 +286,8 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
     delete: (id) =>
       call(id, 'repeatable', async (client) => {
         const { rowCount } = await client.query({ ...sql.delete, values: [id] });
-        keys.delete(id);
+        // A follower's row deleted is found gone, or another, by its next read.
+        shared.delete(id);
         return (rowCount ?? 0) > 0;
       }),
     backlog: async (id) => {
@@ -269,7 +298,8 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
       return E.isRight(read) && read.right !== undefined ? Number(read.right) : undefined;
     },
     close: async () => {
-      keys.clear();
+      shared.clear();
+      followed = new WeakMap();
       await db.end();
     },
   };

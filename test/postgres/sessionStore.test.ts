@@ -108,6 +108,38 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     expect(next.lines.map(({ text }) => text)).toEqual(['{"m":1}', '{"m":2}', '{"m":3}']);
   });
 
+  it('lets two sessions on one store instance each read a log deleted and made anew by another process from its first line', async () => {
+    const { store, reopen } = await freshStore();
+    const result = (task: string) => ({
+      role: 'implementer' as const,
+      taskId: task,
+      output: implementer(task, [`src/${task}.ts`]),
+    });
+    const writer = right(await openSession('remade', { store, clock: () => 1_000 }));
+    const other = right(await openSession('remade', { store, clock: () => 1_000 }));
+    for (const task of ['old1', 'old2', 'old3']) right(await writer.ingestResult(result(task)));
+    right(await other.snapshot());
+    right(await writer.ingestResult(result('old4')));
+    right(await other.snapshot());
+    // Another process deletes the log and makes a new one, as long, of other events.
+    const elsewhere = reopen();
+    expect(right(await elsewhere.delete('remade'))).toBe(true);
+    const made = right(await openSession('remade', { store: elsewhere, clock: () => 2_000 }));
+    for (const task of ['new1', 'new2', 'new3', 'new4']) right(await made.ingestResult(result(task)));
+    const expected = right(await right(await openSession('remade', { store: reopen() })).snapshot());
+    for (const session of [writer, other]) {
+      expect(right(await session.snapshot())).toEqual(expected);
+      expect(session.state().lines).toBe(4);
+    }
+    expect(right(await other.ingestResult(result('new5'))).line).toBe(5);
+    expect(right(await writer.ingestResult(result('new6'))).line).toBe(6);
+    const log = right(await store.read('remade', 0))
+      .lines.map((line) => line.text)
+      .join('\n');
+    expect(log).not.toContain('old');
+    for (const session of [writer, other]) expect(right(await session.snapshot())).toEqual(replayHistory(log).store);
+  });
+
   it('starts a reopened session from the snapshot it wrote, and ignores one written by another library version', async () => {
     const { url, settings, store, reopen } = await freshStore();
     const session = right(await openSession('snap', { store, clock: () => 1_000 }));

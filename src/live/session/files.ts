@@ -2,8 +2,8 @@
  * The embedded default session store: one JSON Lines log per session under a folder
  * (`.fact-tracker/sessions` in the project), appended and flushed under a cross-process lock,
  * with the snapshot beside it. A log is a dispatch history, so `fact-tracker replay` reads it
- * as it is. The store remembers, per session, where in the file the last line it read or wrote
- * ends, so a reader only reads what was appended since.
+ * as it is. The store remembers, per session and per follower (see `SessionFollower`), where in
+ * the file the last line it read or wrote ends, so a reader only reads what was appended since.
  */
 import { accessSync, constants, type Dirent, existsSync, lstatSync, type Stats, statSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
@@ -26,7 +26,7 @@ import {
 } from './logFile.js';
 import type { SessionError, SetAsideLine } from './model.js';
 import { readSnapshot, snapshotTail, writeSnapshot } from './snapshot.js';
-import type { AppendResult, SessionStore, SessionStoreError, StoredLine, TailRead } from './store.js';
+import type { AppendResult, SessionFollower, SessionStore, SessionStoreError, StoredLine, TailRead } from './store.js';
 
 /** Where session logs live when nothing says otherwise, under the working directory. */
 export const DEFAULT_SESSIONS_DIRECTORY = '.fact-tracker/sessions';
@@ -275,13 +275,31 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
     : (options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS);
   const lock: LockSettings = { staleMs: Math.max(staleMs, 2_000) };
   const clock = options.clock ?? Date.now;
-  /** Per session, where the last read or append of this store ended. */
-  const cursors = new Map<string, Cursor>();
+  /** Per session, where the last read or append of this store's calls without a follower ended. */
+  const shared = new Map<string, Cursor>();
+  /** The same per follower, for the calls that pass one: no follower moves another's. */
+  let followed = new WeakMap<SessionFollower, Map<string, Cursor>>();
+  const cursorsOf = (follower: SessionFollower | undefined): Map<string, Cursor> => {
+    if (follower === undefined) return shared;
+    const known = followed.get(follower);
+    if (known !== undefined) return known;
+    const made = new Map<string, Cursor>();
+    followed.set(follower, made);
+    return made;
+  };
   /**
-   * The sessions whose lock a call of `exclusive` holds, with the check that it is still held;
-   * an append inside appends without taking the lock again, and leaves the flush to `exclusive`.
+   * The sessions whose lock a call of `exclusive` holds, with the check that it is still held and
+   * the follower it runs for; an append of that follower inside appends without taking the lock
+   * again, and leaves the flush to `exclusive` (another's takes the lock, so waits for it).
    */
-  const held = new Map<string, { readonly stillLocked: () => E.Either<SessionError, true>; flush?: boolean }>();
+  const held = new Map<
+    string,
+    {
+      readonly stillLocked: () => E.Either<SessionError, true>;
+      readonly follower: SessionFollower | undefined;
+      flush?: boolean;
+    }
+  >();
 
   /** The session's files, the folder checked (and made, with `create`). */
   const filesOf = async (id: string, create: boolean): Promise<E.Either<SessionStoreError, SessionFiles>> => {
@@ -298,7 +316,12 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
    * byte (skipping the lines up to `after`). A log that is not the one the cursor saw
    * (another file, or shorter) is read again from its first line, and says so.
    */
-  const readTail = async (file: string, id: string, after: number): Promise<E.Either<SessionStoreError, TailRead>> => {
+  const readTail = async (
+    file: string,
+    id: string,
+    after: number,
+    cursors: Map<string, Cursor>,
+  ): Promise<E.Either<SessionStoreError, TailRead>> => {
     const known = cursors.get(id);
     const from: Cursor = known !== undefined && known.lines === after ? known : START;
     const read = await readLog(file, from.offset, from.last);
@@ -315,7 +338,7 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
       );
     if (from.offset > 0 && (!exists || identity !== from.identity || size < from.offset || !continues)) {
       cursors.delete(id);
-      const again = await readTail(file, id, 0);
+      const again = await readTail(file, id, 0, cursors);
       return E.map((tailRead: TailRead) => ({ ...tailRead, restarted: true }))(again);
     }
     const pieces = splitLines(text, from.offset);
@@ -343,6 +366,7 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
   const setAside = async (
     files: SessionFiles,
     read: TailRead,
+    cursors: Map<string, Cursor>,
   ): Promise<E.Either<SessionStoreError, ReadonlyArray<SetAsideLine>>> => {
     if (!read.torn) return E.right([]);
     const cursor = cursors.get(files.id)!;
@@ -385,9 +409,10 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
         return E.left(internalFailure(error));
       }
     },
-    read: (id, after) => guarded(id, false, (files) => readTail(files.file, id, after)),
-    append: (id, expected, texts) =>
+    read: (id, after, follower) => guarded(id, false, (files) => readTail(files.file, id, after, cursorsOf(follower))),
+    append: (id, expected, texts, follower) =>
       guarded(id, true, async (files) => {
+        const cursors = cursorsOf(follower);
         if (texts.some((text) => LOG_LINE_BREAK.test(text)))
           return E.left({
             code: 'io',
@@ -397,8 +422,11 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
         const write = async (
           stillLocked: () => E.Either<SessionError, true>,
         ): Promise<E.Either<SessionStoreError, AppendResult>> => {
-          const read = await readTail(files.file, id, expected);
+          const before = cursors.get(id);
+          const read = await readTail(files.file, id, expected, cursors);
           if (E.isLeft(read)) return read;
+          // The writer's next read must find the log made anew too: it reads from where it was.
+          if (read.right.restarted && before !== undefined) cursors.set(id, before);
           if (read.right.restarted || read.right.position !== expected)
             return E.left({
               code: 'conflict',
@@ -406,7 +434,7 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
                 ? `the log of session ${id} was made anew since line ${expected} was read`
                 : `session ${id} holds ${read.right.position} lines, not ${expected}: another writer appended first`,
             });
-          const setAsideLines = await setAside(files, read.right);
+          const setAsideLines = await setAside(files, read.right, cursors);
           if (E.isLeft(setAsideLines)) return setAsideLines;
           const safe = stillLocked();
           if (E.isLeft(safe)) return E.left(toStoreError(safe.left));
@@ -424,7 +452,7 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
           return E.right({ position, setAside: setAsideLines.right });
         };
         const holder = held.get(id);
-        if (holder !== undefined) {
+        if (holder !== undefined && holder.follower === follower) {
           const written = await write(holder.stillLocked);
           // The flush waits for `exclusive` to release the lock.
           if (E.isRight(written)) holder.flush = (holder.flush ?? false) || created;
@@ -436,16 +464,17 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
         const flushed = flushLog(files.file, created);
         return E.isLeft(flushed) ? E.left(toStoreError(flushed.left)) : written;
       }),
-    repair: (id) =>
+    repair: (id, follower) =>
       guarded(id, false, async (files) => {
-        const first = await readTail(files.file, id, cursors.get(id)?.lines ?? 0);
+        const cursors = cursorsOf(follower);
+        const first = await readTail(files.file, id, cursors.get(id)?.lines ?? 0, cursors);
         if (E.isLeft(first) || !first.right.torn) return E.map(() => [])(first);
         return locked(files, async () => {
-          const read = await readTail(files.file, id, cursors.get(id)?.lines ?? 0);
-          return E.isLeft(read) ? read : setAside(files, read.right);
+          const read = await readTail(files.file, id, cursors.get(id)?.lines ?? 0, cursors);
+          return E.isLeft(read) ? read : setAside(files, read.right, cursors);
         });
       }),
-    readSnapshot: async (id) => {
+    readSnapshot: async (id, follower) => {
       try {
         const files = await filesOf(id, false);
         if (E.isLeft(files)) return E.left(files.left.message);
@@ -454,6 +483,7 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
           const { position, offset, identity } = read.right;
           // The snapshot checked the log it covers: what comes after it is read on from there. One
           // read while the store follows the log (a resent prompt's) leaves that as it is.
+          const cursors = cursorsOf(follower);
           if (!cursors.has(id)) cursors.set(id, { lines: position, offset, identity, last: START.last });
           return E.right({ position, state: read.right.state });
         }
@@ -462,9 +492,9 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
         return E.left(internalFailure(error).message);
       }
     },
-    writeSnapshot: (id, snapshot) =>
+    writeSnapshot: (id, snapshot, follower) =>
       guarded(id, false, async (files) => {
-        const cursor = cursors.get(id);
+        const cursor = cursorsOf(follower).get(id);
         // Only a position this store has read or written to: its byte offset is known.
         if (cursor === undefined || cursor.lines !== snapshot.position || cursor.offset === 0)
           return E.right(undefined);
@@ -473,13 +503,13 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
           return E.isLeft(written) ? E.left(toStoreError(written.left)) : written;
         });
       }),
-    exclusive: async <L, T>(id: string, work: () => Promise<E.Either<L, T>>) => {
+    exclusive: async <L, T>(id: string, work: () => Promise<E.Either<L, T>>, follower?: SessionFollower) => {
       const files = await filesOf(id, true);
       if (E.isLeft(files)) return files;
       const holder: { flush: boolean | undefined } = { flush: undefined };
       // The work's own answer travels inside a Right: a Left from the lock is the lock's failure.
       const result = await withLogLock(files.right.file, lock, async (stillLocked) => {
-        held.set(id, { stillLocked });
+        held.set(id, { stillLocked, follower });
         try {
           return E.right(await work());
         } finally {
@@ -509,7 +539,8 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
           try {
             // The log first: once it is gone the session is, whatever happens to its side files.
             await rm(files.file, { force: true });
-            cursors.delete(id);
+            // A follower's position in the log deleted is found gone by its next read.
+            shared.delete(id);
             const names = await readdir(directory).catch(() => [] as string[]);
             for (const name of names)
               if (isSideFileOf(id, name) && lstatQuietly(join(directory, name))?.isFile() === true)
@@ -524,7 +555,8 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
     flush: (id) => guarded(id, false, async (files) => E.mapLeft(toStoreError)(flushLog(files.file, true))),
     backlog: (id) => bytesToReplay(id, { directory }),
     close: async () => {
-      cursors.clear();
+      shared.clear();
+      followed = new WeakMap();
     },
   };
 };

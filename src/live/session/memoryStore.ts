@@ -5,17 +5,33 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { parseSessionId } from './id.js';
-import type { SessionStore, SessionStoreError, StoredSnapshot } from './store.js';
+import type { SessionFollower, SessionStore, SessionStoreError, StoredSnapshot } from './store.js';
 
-/** One session: its lines in order (line n at index n - 1), and its snapshot. */
+/**
+ * One session: its lines in order (line n at index n - 1), its snapshot, and what it is known
+ * by (a session deleted and made anew under the same id is another).
+ */
 interface MemorySession {
   readonly lines: string[];
   snapshot?: StoredSnapshot;
+  readonly incarnation: object;
 }
 
 /** A session store that keeps every session in this process's memory. */
 export const memorySessionStore = (): SessionStore => {
   const sessions = new Map<string, MemorySession>();
+  /** Per session, the incarnation the calls without a follower last read: another is a log made anew. */
+  const shared = new Map<string, object>();
+  /** The same per follower, for the calls that pass one: no follower moves another's. */
+  const followed = new WeakMap<SessionFollower, Map<string, object>>();
+  const seenBy = (follower: SessionFollower | undefined): Map<string, object> => {
+    if (follower === undefined) return shared;
+    const known = followed.get(follower);
+    if (known !== undefined) return known;
+    const made = new Map<string, object>();
+    followed.set(follower, made);
+    return made;
+  };
 
   const checked = (id: string): E.Either<SessionStoreError, string> => {
     const parsed = parseSessionId(id);
@@ -25,12 +41,20 @@ export const memorySessionStore = (): SessionStore => {
   return {
     location: 'memory',
     list: async () => E.right([...sessions.keys()].sort()),
-    read: async (id, after) => {
+    read: async (id, after, follower) => {
       const valid = checked(id);
       if (E.isLeft(valid)) return valid;
       const session = sessions.get(id);
       const all = session?.lines ?? [];
-      const restarted = after > all.length;
+      const seen = seenBy(follower);
+      const known = seen.get(id);
+      // A reader past the end, or one that read another incarnation of this id, starts over.
+      const restarted = after > all.length || (after > 0 && known !== undefined && known !== session?.incarnation);
+      // A read from the start while the follower reads on (a resent prompt's) leaves what it follows.
+      if (restarted || after > 0 || known === undefined) {
+        if (session === undefined) seen.delete(id);
+        else seen.set(id, session.incarnation);
+      }
       const from = restarted ? 0 : after;
       return E.right({
         exists: session !== undefined,
@@ -40,10 +64,17 @@ export const memorySessionStore = (): SessionStore => {
         torn: false,
       });
     },
-    append: async (id, expected, texts) => {
+    append: async (id, expected, texts, follower) => {
       const valid = checked(id);
       if (E.isLeft(valid)) return valid;
-      const session = sessions.get(id) ?? { lines: [] };
+      const session = sessions.get(id) ?? { lines: [], incarnation: {} };
+      const seen = seenBy(follower);
+      const known = seen.get(id);
+      if (expected > 0 && known !== undefined && known !== session.incarnation)
+        return E.left({
+          code: 'conflict',
+          message: `the log of session ${id} was made anew since line ${expected} was read`,
+        });
       if (session.lines.length !== expected)
         return E.left({
           code: 'conflict',
@@ -53,26 +84,38 @@ export const memorySessionStore = (): SessionStore => {
         return E.left({ code: 'io', message: 'a line to append holds a line break: it would forge a line of the log' });
       session.lines.push(...texts);
       sessions.set(id, session);
+      seen.set(id, session.incarnation);
       return E.right({ position: session.lines.length, setAside: [] });
     },
     repair: async (id) => E.map(() => [])(checked(id)),
-    readSnapshot: async (id) => {
+    readSnapshot: async (id, follower) => {
       const valid = checked(id);
       if (E.isLeft(valid)) return E.left(valid.left.message);
-      const snapshot = sessions.get(id)?.snapshot;
-      return E.right(
-        snapshot !== undefined && snapshot.position <= (sessions.get(id)?.lines.length ?? 0) ? snapshot : undefined,
-      );
+      const session = sessions.get(id);
+      const snapshot = session?.snapshot;
+      if (session === undefined || snapshot === undefined || snapshot.position > session.lines.length)
+        return E.right(undefined);
+      // What follows the snapshot is read from this incarnation on, unless the follower reads on already.
+      const seen = seenBy(follower);
+      if (!seen.has(id)) seen.set(id, session.incarnation);
+      return E.right(snapshot);
     },
-    writeSnapshot: async (id, snapshot) => {
+    writeSnapshot: async (id, snapshot, follower) => {
       const valid = checked(id);
       if (E.isLeft(valid)) return valid;
       const session = sessions.get(id);
+      const known = seenBy(follower).get(id);
+      // Only over the log the state was read from: one made anew since holds other lines.
+      if (known !== undefined && known !== session?.incarnation) return E.right(undefined);
       if (session !== undefined && snapshot.position <= session.lines.length && snapshot.position > 0)
         session.snapshot = { position: snapshot.position, state: snapshot.state };
       return E.right(undefined);
     },
-    delete: async (id) => E.map(() => sessions.delete(id))(checked(id)),
+    delete: async (id) =>
+      E.map(() => {
+        shared.delete(id);
+        return sessions.delete(id);
+      })(checked(id)),
     backlog: async (id) => {
       const session = sessions.get(id);
       if (session === undefined) return undefined;

@@ -20,6 +20,7 @@ import { promptQuery, selectSessionContext, type TrackerEnvironment } from '../.
 import { tokenCountFailure } from '../../tokens/checked.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
 import { fileSessionStore, locateSession, type SessionsFolder } from './files.js';
+import { followedBy } from './follower.js';
 import { parseSessionId } from './id.js';
 import { checkCount, checkPrompt, dispatchFields, promptFields, timeOf } from './inputs.js';
 import type {
@@ -216,9 +217,11 @@ export const openSessionCalls = async (
 const open = async (
   id: string,
   file: string,
-  store: SessionStore,
+  shared: SessionStore,
   options: SessionOptions,
 ): Promise<E.Either<SessionError, SessionCalls>> => {
+  // Where this session is in its log is its own, whoever else follows it on the same store.
+  const store = followedBy(shared);
   const clock = options.clock ?? Date.now;
   const env: TrackerEnvironment = options.countTokens === undefined ? {} : { countTokens: options.countTokens };
 

@@ -57,6 +57,17 @@ export interface StoredSnapshot {
   readonly state: string;
 }
 
+/**
+ * Who follows a session's log: an object of the caller's own that it passes to the calls that
+ * read, append or keep a snapshot (a live session passes one of its own, made when it opens). A
+ * store that remembers between calls where a reader is in a log and which log it was (the files'
+ * byte offset and file, the database row read), what tells it that a log was deleted and made
+ * anew, remembers that per follower: two sessions opened on one store instance for the same id
+ * each tell it, as two processes do. Calls without one share what the store instance remembers.
+ * A store that remembers nothing between calls takes none.
+ */
+export type SessionFollower = object;
+
 /** What storing a session's lines and snapshots takes. Calls never throw. */
 export interface SessionStore {
   /** Where the sessions are, for messages (a folder, or a database address without its password). */
@@ -64,7 +75,7 @@ export interface SessionStore {
   /** The ids of the stored sessions, sorted. */
   list(): Promise<E.Either<SessionStoreError, ReadonlyArray<string>>>;
   /** The lines after line `after` (0: from the first). */
-  read(id: string, after: number): Promise<E.Either<SessionStoreError, TailRead>>;
+  read(id: string, after: number, follower?: SessionFollower): Promise<E.Either<SessionStoreError, TailRead>>;
   /**
    * Appends `lines` (each one event, without a line break) after line `expected`, creating the
    * session when it has none; `conflict` when the log already holds more than `expected` lines.
@@ -73,9 +84,10 @@ export interface SessionStore {
     id: string,
     expected: number,
     lines: ReadonlyArray<string>,
+    follower?: SessionFollower,
   ): Promise<E.Either<SessionStoreError, AppendResult>>;
   /** Moves a dead writer's torn last line out of the log (a store without torn lines sets none aside). */
-  repair(id: string): Promise<E.Either<SessionStoreError, ReadonlyArray<SetAsideLine>>>;
+  repair(id: string, follower?: SessionFollower): Promise<E.Either<SessionStoreError, ReadonlyArray<SetAsideLine>>>;
   /**
    * The newest snapshot this store can vouch for (same log, same library version), Right(undefined)
    * when there is none; a Left says why the one there cannot be used (the log still rebuilds the
@@ -83,9 +95,16 @@ export interface SessionStore {
    * server unreachable, the credentials refused...), which the session is then opened with
    * rather than waiting on the same store again to read the log.
    */
-  readSnapshot(id: string): Promise<E.Either<string | SessionStoreError, StoredSnapshot | undefined>>;
+  readSnapshot(
+    id: string,
+    follower?: SessionFollower,
+  ): Promise<E.Either<string | SessionStoreError, StoredSnapshot | undefined>>;
   /** Keeps a snapshot of the session after line `snapshot.position`, replacing an older one. */
-  writeSnapshot(id: string, snapshot: StoredSnapshot): Promise<E.Either<SessionStoreError, void>>;
+  writeSnapshot(
+    id: string,
+    snapshot: StoredSnapshot,
+    follower?: SessionFollower,
+  ): Promise<E.Either<SessionStoreError, void>>;
   /**
    * Deletes the session: its log, its snapshot and what the store keeps beside them. Right(true)
    * when there was one. A process still writing to it starts a new log under the same id.
@@ -99,7 +118,11 @@ export interface SessionStore {
    * session costs no plans made twice. A store without it is used optimistically: append, and
    * on `conflict` read and plan again.
    */
-  exclusive?<L, T>(id: string, work: () => Promise<E.Either<L, T>>): Promise<E.Either<L | SessionStoreError, T>>;
+  exclusive?<L, T>(
+    id: string,
+    work: () => Promise<E.Either<L, T>>,
+    follower?: SessionFollower,
+  ): Promise<E.Either<L | SessionStoreError, T>>;
   /**
    * Optional: makes what was appended to the session durable (the files flush the log to disk),
    * for an append that answered a failure once its lines were written (a flush that failed): the

@@ -179,6 +179,33 @@ export const describeSessionStore = (name: string, make: () => Promise<StoreUnde
       await store.close();
     });
 
+    it('keeps a position per follower: a log made anew is read from its first line by each that read the old one', async () => {
+      const { store, reopen } = await make();
+      // Three followers of the log on one store instance (three sessions opened on it).
+      const [ahead, behind, stale] = [{}, {}, {}];
+      right(await store.append('s', 0, [line(1), line(2)], ahead));
+      expect(texts(right(await store.read('s', 0, behind)))).toEqual([line(1), line(2)]);
+      right(await store.append('s', 2, [line(3)], ahead));
+      expect(texts(right(await store.read('s', 2, behind)))).toEqual([line(3)]);
+      expect(right(await store.read('s', 0, stale)).position).toBe(3);
+      // Another process deletes the log and makes it anew, as long, of other lines.
+      const other = reopen();
+      expect(right(await other.delete('s'))).toBe(true);
+      right(await other.append('s', 0, [line(7), line(8), line(9)]));
+      const anew = { exists: true, restarted: true, position: 3, torn: false };
+      expect(right(await store.read('s', 3, ahead))).toMatchObject(anew);
+      const read = right(await store.read('s', 3, behind));
+      expect(read).toMatchObject(anew);
+      expect(texts(read)).toEqual([line(7), line(8), line(9)]);
+      // One that read the old log appends after none of its lines to the new one.
+      expect(codeOf(await store.append('s', 3, [line(4)], stale))).toBe('conflict');
+      expect(right(await store.read('s', 3, stale))).toMatchObject(anew);
+      right(await store.append('s', 3, [line(10)], stale));
+      for (const follower of [ahead, behind])
+        expect(texts(right(await store.read('s', 3, follower)))).toEqual([line(10)]);
+      await store.close();
+    });
+
     it('has nothing to repair in a log written through it', async () => {
       const { store } = await make();
       right(await store.append('s', 0, [line(1)]));
