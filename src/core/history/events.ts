@@ -374,10 +374,10 @@ export const isBlankLine = (text: string): boolean => text.trim() === '';
  * A reader of history lines in file order: each non-blank line becomes its event or its error
  * (blank lines give undefined), and a line without `at` is timed from the last event read.
  */
-export const createHistoryLineReader = (): ((
-  line: HistoryLine,
-) => E.Either<HistoryLineError, HistoryEvent> | undefined) => {
-  let previousAt: number | undefined;
+export const createHistoryLineReader = (
+  startAt?: number,
+): ((line: HistoryLine) => E.Either<HistoryLineError, HistoryEvent> | undefined) => {
+  let previousAt: number | undefined = startAt;
   return ({ line, text }) => {
     if (isBlankLine(text)) return undefined;
     const parsed = parseHistoryLine(text, line, previousAt);
@@ -396,8 +396,14 @@ export const parseHistory = (text: string): ParsedHistory => {
   return { events, errors };
 };
 
-/** Each non-blank line read, in order (see `createHistoryLineReader`). */
-export const readLines = (lines: Array<HistoryLine>): Array<E.Either<HistoryLineError, HistoryEvent>> => {
-  const read = createHistoryLineReader();
+/**
+ * Each non-blank line read, in order (see `createHistoryLineReader`); a first line without `at`
+ * happens one second after `startAt` when given (the latest time of a store the history resumes).
+ */
+export const readLines = (
+  lines: Array<HistoryLine>,
+  startAt?: number,
+): Array<E.Either<HistoryLineError, HistoryEvent>> => {
+  const read = createHistoryLineReader(startAt);
   return A.filterMap((line: HistoryLine) => O.fromNullable(read(line)))(lines);
 };

@@ -17,7 +17,7 @@ import { explainRetrieval } from '../prompt/retrieve.js';
 import type { FactQuery, RetrievalDecision } from '../retrieve/retrieve.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
 import type { ContractError } from '../extract/parse.js';
-import { selectAllFacts, selectValidCount, selectValidFacts } from '../store/selectors.js';
+import { selectAllFacts, selectLatestTime, selectValidCount, selectValidFacts } from '../store/selectors.js';
 import type { FactStore } from '../store/state.js';
 import {
   createHistoryLineReader,
@@ -60,7 +60,10 @@ export interface ReplayOptions {
   readonly ranking?: FactQuery['ranking'];
   /** The sections' layout, over the prompt event's own `layout` (default: the prompt's, else `lines`). */
   readonly layout?: SectionLayout;
-  /** The store to start from (default: an empty one), for a replay that resumes where a saved state left off. */
+  /**
+   * The store to start from (default: an empty one), for a replay that resumes where a saved
+   * state left off: a line without `at` then happens one second after the latest time it records.
+   */
   readonly initial?: FactStore;
   /**
    * Counts tokens of sections and dispatch outputs (default: ceil(characters / 4)). An answer
@@ -348,13 +351,22 @@ const optionsOf = <T extends object>(options: T | null | undefined): Partial<T> 
   typeof options === 'object' && options !== null ? options : {};
 
 /**
+ * Where the lines without `at` of a history that resumes `initial` are timed from: one second
+ * after the latest time the store records, so they come after its facts as they did when it was
+ * saved (timed from 0 they would come before them, late assertions closed at once).
+ */
+const resumedAt = (initial: FactStore | undefined): number | undefined =>
+  initial === undefined ? undefined : selectLatestTime(initial);
+
+/**
  * Starts a replay fed line by line (for a history read as a stream, where `replayHistory`
  * needs the whole text): the same report, store and retrievals for the same lines, with
  * memory bounded by the store rather than the history when `onPrompt` takes the prompts.
  */
 export const startHistoryReplay = (options: HistoryReplayOptions = {}): HistoryReplay => {
-  const core = createReplayCore(optionsOf(options));
-  const read = createHistoryLineReader();
+  const given = optionsOf(options);
+  const core = createReplayCore(given);
+  const read = createHistoryLineReader(resumedAt(given.initial));
   return {
     feed: (lines) => {
       core.inRun(lines, (line) => {
@@ -378,7 +390,7 @@ export const replayHistory = (text: string, options: ReplayOptions = {}): Replay
   const { onProgress, keepRetrievals, ...rest } = optionsOf(options);
   const core = createReplayCore({ ...rest, ...(keepRetrievals === undefined ? {} : { keepRetrievals }) });
   // The lines are read first, so progress can say how many events there are in all.
-  const lines = readLines(linesOfText(text));
+  const lines = readLines(linesOfText(text), resumedAt(rest.initial));
   const total = lines.filter(E.isRight).length;
   core.inRun(lines, (line) => {
     const before = core.replayed();

@@ -4,6 +4,7 @@ import { selectIndexedFacts } from '../search/indexReads.js';
 import { type FactStore, validCount } from './state.js';
 import { checkedFactStore } from './storeShape.js';
 import { byTimeThenId, deriveRecords } from './timeline.js';
+import { selectRecordedPrompts } from './write.js';
 
 /**
  * What the selectors derived from a store, by store: a store is a frozen value, so a list once
@@ -55,6 +56,20 @@ export const selectValidFactsByTags = (store: FactStore, tags: ReadonlyArray<Fac
 
 /** The number of valid facts. */
 export const selectValidCount = (store: FactStore): number => validCount(checkedFactStore(store));
+
+/**
+ * The latest time the store records (an assertion, a closing, a prompt), or undefined for an
+ * empty store: where a history that resumes from it goes on (`replayHistory`'s `initial`).
+ */
+export const selectLatestTime = (store: FactStore): number | undefined => {
+  let latest = -Infinity;
+  for (const log of PMap.values(checkedFactStore(store).pairs)) {
+    for (const fact of log.assertions) latest = Math.max(latest, fact.validFrom);
+    for (const at of log.clears) latest = Math.max(latest, at);
+  }
+  for (const recorded of selectRecordedPrompts(store)) latest = Math.max(latest, recorded.at);
+  return latest === -Infinity ? undefined : latest;
+};
 
 /** The facts whose interval holds `at`: validFrom <= at < validTo (or no validTo). */
 export const selectFactsValidAt = (store: FactStore, at: number): ReadonlyArray<SessionFact> =>

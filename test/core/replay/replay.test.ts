@@ -1,8 +1,11 @@
 import { readFileSync } from 'node:fs';
+import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { describe, expect, it } from 'vitest';
 import {
   createFactTracker,
+  decodeState,
+  encodeState,
   explainPromptAt,
   parseHistory,
   replayHistory,
@@ -18,6 +21,27 @@ const history = (...lines: ReadonlyArray<unknown>): string =>
   lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n');
 
 describe('replayHistory', () => {
+  it('a history without times resumed from the saved store of its first lines gives what one replay of it gives', () => {
+    const bare = example
+      .trim()
+      .split('\n')
+      .map((line) => {
+        const { at: _at, ...event } = JSON.parse(line) as Record<string, unknown>;
+        return JSON.stringify(event);
+      });
+    const whole = replayHistory(bare.join('\n'));
+    for (const cut of [1, 12, 20, 33]) {
+      const first = replayHistory(bare.slice(0, cut).join('\n'));
+      const saved = decodeState(JSON.parse(JSON.stringify(encodeState(first.store))));
+      if (E.isLeft(saved)) throw new Error(saved.left);
+      const rest = replayHistory(bare.slice(cut).join('\n'), { initial: saved.right });
+      expect(rest.report.prompts.map((prompt) => prompt.sessionContext)).toEqual(
+        whole.report.prompts.filter((prompt) => prompt.line > cut).map((prompt) => prompt.sessionContext),
+      );
+      expect(selectAllFacts(rest.store)).toEqual(selectAllFacts(whole.store));
+    }
+  });
+
   it('gives each prompt exactly what a live tracker fed the same dispatches would inject', () => {
     const { report } = replayHistory(example);
     let now = 0;
