@@ -337,6 +337,12 @@ describe('facts', () => {
       (JSON.parse(result.stdout) as { facts: { id: string }[] }).facts.map((fact) => fact.id);
     expect(ids(then)).toEqual(ids(fromHistory));
     expect(ids(then).length).toBeLessThan(ids(now).length);
+    // With closed facts too, each as it stood then: a fact closed later is valid at --as-of, in both.
+    const [allThen, allFromHistory] = await Promise.all([
+      runInMemory(['facts', 'state.json', '--json', '--all', '--as-of', '2026-03-02T09:10:00Z'], { files }),
+      runInMemory(['facts', EXAMPLE, '--json', '--all', '--as-of', '2026-03-02T09:10:00Z']),
+    ]);
+    expect(JSON.parse(allThen.stdout)).toEqual(JSON.parse(allFromHistory.stdout));
 
     const bad = await runInMemory(['facts', BAD_LINES]);
     expect(bad.status).toBe(2);

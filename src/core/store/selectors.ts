@@ -77,7 +77,7 @@ export const selectFactsValidAt = (store: FactStore, at: number): ReadonlyArray<
 
 /** What `selectFactsWhere` keeps: every given condition must hold. */
 export interface FactFilter {
-  /** Closed facts too (with `asOf`: every fact asserted by then). */
+  /** Closed facts too (with `asOf`: every fact asserted by then, as it stood then: one closed later is valid). */
   readonly all?: boolean;
   /** The facts valid at this time instead of now. */
   readonly asOf?: number;
@@ -86,6 +86,9 @@ export interface FactFilter {
   /** Facts whose subject contains this text, ignoring case. */
   readonly subject?: string;
 }
+
+/** A fact closed after the time a selection looks at, as it stood then: still valid. */
+const openAsOf = ({ validTo: _closed, ...fact }: SessionFact): SessionFact => Object.freeze(fact);
 
 /** The facts `filter` selects, by `validFrom` then id: what `fact-tracker facts` and the MCP `list_facts` list. */
 export const selectFactsWhere = (store: FactStore, filter: FactFilter): ReadonlyArray<SessionFact> => {
@@ -96,7 +99,9 @@ export const selectFactsWhere = (store: FactStore, filter: FactFilter): Readonly
         ? selectAllFacts(store)
         : selectValidFacts(store)
       : all
-        ? selectAllFacts(store).filter((fact) => fact.validFrom <= asOf)
+        ? selectAllFacts(store)
+            .filter((fact) => fact.validFrom <= asOf)
+            .map((fact) => (fact.validTo !== undefined && fact.validTo > asOf ? openAsOf(fact) : fact))
         : selectFactsValidAt(store, asOf);
   const subject = filter.subject?.toLowerCase();
   return facts.filter(
