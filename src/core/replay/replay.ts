@@ -16,6 +16,7 @@ import type { SessionFact } from '../fact.js';
 import { explainRetrieval } from '../prompt/retrieve.js';
 import type { FactQuery, RetrievalDecision } from '../retrieve/retrieve.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
+import { normalizeTaskId } from '../extract/extractor.js';
 import type { ContractError } from '../extract/parse.js';
 import { selectAllFacts, selectLatestTime, selectValidCount, selectValidFacts } from '../store/selectors.js';
 import type { FactStore } from '../store/state.js';
@@ -264,6 +265,15 @@ const createReplayCore = (options: HistoryReplayOptions) => {
   };
 
   const replayEvent = (event: HistoryEvent): void => {
+    if (event.type === 'prompt') {
+      // A prompt whose task no record can hold is refused, as a live tracker refuses it.
+      const taskId = normalizeTaskId(event.taskId);
+      if (E.isLeft(taskId)) {
+        reject({ line: event.line, code: 'invalid_input', message: taskId.left });
+        replayed += 1;
+        return;
+      }
+    }
     if (event.type === 'dispatch') {
       dispatches += 1;
       historyTokens += countTokens(outputText(event.output));

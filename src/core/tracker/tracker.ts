@@ -13,7 +13,7 @@ import { parseEventTime } from '../../base/time.js';
 import { deepFreeze } from '../../persistent/freeze.js';
 import { outsideRuns } from '../../persistent/owner.js';
 import { createShell } from '../../shell/shell.js';
-import type { Extraction } from '../extract/extractor.js';
+import { type Extraction, normalizeTaskId } from '../extract/extractor.js';
 import { checkedFact, type FactTag, isFactTag, type SessionFact, type SourceRole } from '../fact.js';
 import { buildDispatchDynamicTail } from '../prompt/tail.js';
 import type { SectionLayout } from '../retrieve/defaults.js';
@@ -215,6 +215,10 @@ const promptEvent = (fields: PromptFields, at: number): E.Either<TrackerError, P
   if (E.isLeft(read)) return read;
   const tags = read.right;
   if (typeof taskId !== 'string' && typeof taskId !== 'number') return E.left(invalidInput('taskId must be a string'));
+  // An id no task record can hold (empty, past 50 characters) is refused as ingestOutput refuses
+  // it, rather than giving a section while the prompt goes unrecorded for ranking.
+  const id = normalizeTaskId(taskId);
+  if (E.isLeft(id)) return E.left(invalidInput(id.left));
   if (typeof taskPrompt !== 'string') return E.left(invalidInput('taskPrompt must be a string'));
   if (tags !== undefined && !(Array.isArray(tags) && tags.every(isFactTag)))
     return E.left(invalidInput('tags must be an array of fact tags'));

@@ -21,6 +21,20 @@ const history = (...lines: ReadonlyArray<unknown>): string =>
   lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n');
 
 describe('replayHistory', () => {
+  it('rejects a prompt line whose task id no record can hold, as a live tracker refuses it', () => {
+    const { report } = replayHistory(
+      history(
+        { type: 'dispatch', role: 'implementer', taskId: '1', result: implementer('1', ['src/a.ts']) },
+        { type: 'prompt', taskId: 'x'.repeat(51), taskPrompt: 'change src/a.ts' },
+        { type: 'prompt', taskId: '2', taskPrompt: 'change src/a.ts' },
+      ),
+    );
+    expect(report.errors).toEqual([
+      { line: 2, code: 'invalid_input', message: 'task id is longer than 50 characters' },
+    ]);
+    expect(report.prompts.map((prompt) => prompt.line)).toEqual([3]);
+  });
+
   it('a history without times resumed from the saved store of its first lines gives what one replay of it gives', () => {
     const bare = example
       .trim()

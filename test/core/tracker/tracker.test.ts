@@ -253,6 +253,19 @@ describe('integration scenarios from the design', () => {
     );
   });
 
+  it('a prompt whose task id no record can hold is refused with invalid_input, never given a section it does not record', () => {
+    const tracker = createFactTracker({ clock: steppingClock() });
+    tracker.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', ['src/a.ts']) });
+    const before = tracker.events().length;
+    for (const taskId of ['', '   ', 'x'.repeat(51)]) {
+      const compiled = tracker.compilePrompt({ taskId, taskPrompt: 'change src/a.ts' });
+      expect([compiled.sessionContext, compiled.error?.code]).toEqual(['', 'invalid_input']);
+      expect(tracker.previewPrompt({ taskId, taskPrompt: 'change src/a.ts' }).error?.code).toBe('invalid_input');
+    }
+    expect(tracker.events().length).toBe(before);
+    expect(tracker.compilePrompt({ taskId: 'x'.repeat(50), taskPrompt: 'change src/a.ts' }).error).toBeUndefined();
+  });
+
   it('invalidating the path an agent reported closes the fact extraction made of it, however extraction normalized it', () => {
     const tracker = createFactTracker({ clock: steppingClock() });
     const long = `packages/${'very-long-directory-name/'.repeat(8)}component.tsx`;
