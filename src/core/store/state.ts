@@ -46,9 +46,16 @@ export interface FactStoreOptions {
 /** The default bound on valid facts before `addFacts` compacts. */
 export const DEFAULT_MAX_VALID_FACTS = 1_000;
 
-/** A usable bound: a positive integer, or the default. */
+/**
+ * A usable bound: a positive integer (Infinity, no bound, as `Number.MAX_SAFE_INTEGER`, which a
+ * saved state's JSON keeps), or the default for anything else.
+ */
 export const normalizeMaxValidFacts = (value: unknown): number =>
-  typeof value === 'number' && Number.isFinite(value) && value >= 1 ? Math.floor(value) : DEFAULT_MAX_VALID_FACTS;
+  value === Infinity
+    ? Number.MAX_SAFE_INTEGER
+    : typeof value === 'number' && Number.isFinite(value) && value >= 1
+      ? Math.min(Math.floor(value), Number.MAX_SAFE_INTEGER)
+      : DEFAULT_MAX_VALID_FACTS;
 
 /** An empty store (default `maxValidFacts`: DEFAULT_MAX_VALID_FACTS). */
 export const emptyFactStore = (options: FactStoreOptions = {}): FactStore =>

@@ -39,7 +39,7 @@ const history = (store: FactStore): string[] =>
   selectAllFacts(store).map((f) => `${f.object}[${f.validFrom},${f.validTo ?? ''})`);
 
 describe('emptyFactStore', () => {
-  it('is deeply frozen plain data with the default bound of 5,000', () => {
+  it('is deeply frozen plain data with the default bound of 1,000', () => {
     const store = emptyFactStore();
     expect(store.maxValidFacts).toBe(DEFAULT_MAX_VALID_FACTS);
     expect(isDeepFrozen(store)).toBe(true);
@@ -51,6 +51,16 @@ describe('emptyFactStore', () => {
     expect(emptyFactStore({ maxValidFacts: 20 }).maxValidFacts).toBe(20);
     expect(emptyFactStore({ maxValidFacts: -3 }).maxValidFacts).toBe(DEFAULT_MAX_VALID_FACTS);
     expect(emptyFactStore({ maxValidFacts: Number.NaN }).maxValidFacts).toBe(DEFAULT_MAX_VALID_FACTS);
+  });
+
+  it('reads a bound of Infinity as no bound, kept as a number JSON holds', () => {
+    const store = emptyFactStore({ maxValidFacts: Infinity });
+    expect(store.maxValidFacts).toBe(Number.MAX_SAFE_INTEGER);
+    expect(JSON.parse(JSON.stringify(store))).toEqual(store);
+    const many = Array.from({ length: DEFAULT_MAX_VALID_FACTS + 200 }, (_, i) =>
+      fact('task:1', i + 1, { subject: `src/f${i}.ts` }),
+    );
+    expect(selectValidCount(addFacts(store, many))).toBe(many.length);
   });
 });
 
