@@ -174,3 +174,11 @@ describe('buildDispatchDynamicTail', () => {
     );
   });
 });
+
+describe('formatSessionFacts', () => {
+  it('refuses a value that is not a list of facts with a TypeError naming it, and gives an empty list no section', () => {
+    for (const notAList of [null, undefined, 42, 'facts', { length: 0 }])
+      expect(() => formatSessionFacts(notAList as never)).toThrow(/^the facts is .*, not an array of facts$/u);
+    expect(formatSessionFacts([])).toBe('');
+  });
+});
