@@ -25,7 +25,7 @@ import type { NotesEffect, NotesInput, NotesMergedEffect, StoreCallFailure } fro
 import {
   initialNotesState,
   isExtracting,
-  isLoaded,
+  isRead,
   type NotesState,
   selectConversation,
   selectUnreadableRecord,
@@ -410,8 +410,9 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
         const slot = whenOpen(() => validSlot(user, session));
         if (E.isLeft(slot)) return slot;
         const storage = selectUserStorage(shell.getState(), user);
-        if (isLoaded(storage, session) && selectUnreadableRecord(storage, session) === undefined) {
-          // Loaded already: the request still says it is in use (a release asked for earlier is off).
+        if (isRead(storage, session) && selectUnreadableRecord(storage, session) === undefined) {
+          // Read already: the request still says it is in use (a release asked for earlier is off).
+          // A load that failed read nothing: this one reads the store again.
           run({ type: 'notes/loadRequested', user, session });
           used(user, session);
           return E.right(Promise.resolve(E.right(undefined)));

@@ -478,12 +478,62 @@ describe('a tracker over a notes store', () => {
     ]);
     expect(right(tracker.contextFor('maya', 's1')).session).toContain('- fact 1');
     down = false;
+    // The load failed: the message reads the store again, the change kept since is saved once
+    // that load has answered (version 1), and the extraction of "two" then (version 2).
     tracker.recordUserMessage('maya', 's1', 'two');
-    await tracker.settled();
+    await idle(tracker);
     expect((await stored(memory, 'maya', 's1')).session).toMatchObject({
       value: { facts: [{ category: 'History', fact: 'fact 2' }] },
-      version: 1,
+      version: 2,
     });
+  });
+
+  it('reads the store again after a failed load: at the next load, message or end of stage, never answering a load it did not read', async () => {
+    const memory = memoryNotesStore();
+    const profile = { facts: [{ category: 'People', fact: 'Partner is Jordan' }], consolidatedAt: 1, sessionCount: 1 };
+    await memory.save('maya', { sessions: [], profile: { value: profile, expected: 0 } });
+    let down = true;
+    let loads = 0;
+    const store: NotesStore = {
+      load: (user, session) => {
+        loads += 1;
+        return down ? E.left(storeFailure('unavailable', 'the database is down')) : memory.load(user, session);
+      },
+      save: (user, write) =>
+        down ? E.left(storeFailure('unavailable', 'the database is down')) : memory.save(user, write),
+    };
+    const make = () =>
+      createNotableFactsTracker({
+        complete: async () => answer(['Logistics', 'Works nights']),
+        store,
+        onError: () => undefined,
+      });
+    // load(): a second call reads the store again, and answers Left while it is still down.
+    const byLoad = make();
+    expect(await byLoad.load('maya', 's2')).toEqual(E.left(storeFailure('unavailable', 'the database is down')));
+    expect(await byLoad.load('maya', 's2')).toEqual(E.left(storeFailure('unavailable', 'the database is down')));
+    expect(loads).toBe(2);
+    down = false;
+    expect(await byLoad.load('maya', 's2')).toEqual(E.right(undefined));
+    expect(loads).toBe(3);
+    expect(right(byLoad.contextFor('maya', 's2')).profile).toContain('Partner is Jordan');
+    // A message: its extraction waits for the load it starts, and the profile is there.
+    down = true;
+    const byMessage = make();
+    expect(E.isLeft(await byMessage.load('maya', 's2'))).toBe(true);
+    down = false;
+    byMessage.recordUserMessage('maya', 's2', 'I work nights');
+    await idle(byMessage);
+    expect(right(byMessage.contextFor('maya', 's2')).text).toContain('Partner is Jordan');
+    expect(right(byMessage.contextFor('maya', 's2')).session).toContain('Works nights');
+    // An end of stage: it merges into the profile the store holds.
+    down = true;
+    const byStage = make();
+    expect(E.isLeft(await byStage.load('maya', 's3'))).toBe(true);
+    down = false;
+    const report = right(await byStage.endStage('maya', 's3'));
+    expect(report.profile?.facts.map(({ fact }) => fact)).toContain('Partner is Jordan');
+    expect(right(byStage.contextFor('maya', 's3')).profile).toContain('Partner is Jordan');
   });
 
   it('reports a stored record it cannot read at all as invalid_notes, keeps its own, and never saves over it', async () => {
