@@ -117,7 +117,7 @@ const withForeign = (
 };
 
 /** The records of `storage` that its unsaved changes would write and that the store holds unreadable. */
-const blockedBy = (storage: NotesUserStorage): { sessions: ReadonlyArray<string>; profile: boolean } => {
+export const blockedBy = (storage: NotesUserStorage): { sessions: ReadonlyArray<string>; profile: boolean } => {
   const { sessions, profile } = touched(storage.unsaved);
   return {
     sessions: sessions.filter((key) => storage.unreadable !== undefined && PMap.has(storage.unreadable.sessions, key)),

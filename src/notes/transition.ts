@@ -54,7 +54,7 @@ import {
   reportStages,
 } from './leaseTransition.js';
 import { keepSession, onReleaseRequested, tidyUser } from './release.js';
-import { applyLoadAnswer, applySaveAnswer, recordChanges, reload, requireLoaded } from './storage.js';
+import { applyLoadAnswer, applySaveAnswer, recordChanges, reload, requireLoaded, saveAgain } from './storage.js';
 
 export { MAX_PROMPT_TURNS } from './prompt.js';
 
@@ -294,6 +294,9 @@ const step = (state: NotesState, input: NotesInput): NotesTransition => {
       return onLeaseWoke(state, input.user, input.session);
     case 'notes/releaseRequested':
       return onReleaseRequested(state, input);
+    case 'notes/saveRetried':
+      // With leases, a holder tries its failed saves again itself.
+      return state.settings.lease === undefined && isNotesId(input.user) ? saveAgain(state, input.user) : [state, []];
     default:
       return [state, []];
   }

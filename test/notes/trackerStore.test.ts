@@ -836,3 +836,109 @@ describe('a tracker over a notes store', () => {
     expect(heard.map((failure) => failure.code)).toEqual(['internal']);
   });
 });
+
+describe('closing a tracker over a store without leases', () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  /** `promise`, or a failure naming `what` when it has not settled within `ms`. */
+  const within = <T>(promise: Promise<T>, what: string, ms: number): Promise<T> =>
+    Promise.race([
+      promise,
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} did not settle`)), ms)),
+    ]);
+
+  it.each(['save', 'load'] as const)(
+    'gives up a store that leaves a %s unanswered after twice leaseMs, answering an end of stage left waiting as closed',
+    async (hangs) => {
+      const memory = memoryNotesStore();
+      const store: NotesStore = {
+        load: (user, session) => (hangs === 'load' ? new Promise(() => undefined) : memory.load(user, session)),
+        save: (user, write) => (hangs === 'save' ? new Promise(() => undefined) : memory.save(user, write)),
+      };
+      const heard: string[] = [];
+      const tracker = createNotableFactsTracker({
+        complete: async () => answer(['People', 'Works nights']),
+        store,
+        leaseMs: 100,
+        onError: (failure) => heard.push(`${failure.code}: ${failure.message}`),
+      });
+      tracker.recordUserMessage('maya', 's1', 'I work nights');
+      await sleep(20);
+      const stage = tracker.endStage('maya', 's1');
+      const started = Date.now();
+      await within(tracker.close(), 'close', 2_000);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+      // Merged in memory before its save (which hangs), or never, waiting for the load.
+      expect(await within(stage, 'endStage', 100)).toMatchObject(
+        hangs === 'save' ? { _tag: 'Right', right: { sessions: ['s1'] } } : { _tag: 'Left', left: { code: 'closed' } },
+      );
+      expect(heard).toContain(
+        'closed: the notes store left a call unanswered for twice leaseMs (200 ms): close gave up waiting for it',
+      );
+    },
+  );
+
+  it('tries a save that failed again, with backoff, and closes once it has landed', async () => {
+    const memory = memoryNotesStore();
+    let saves = 0;
+    const store: NotesStore = {
+      load: (user, session) => memory.load(user, session),
+      save: (user, write) => {
+        saves += 1;
+        return saves <= 2 ? E.left(storeFailure('unavailable', 'the database is down')) : memory.save(user, write);
+      },
+    };
+    const heard: string[] = [];
+    const tracker = createNotableFactsTracker({
+      complete: async () => answer(['People', 'Works nights']),
+      store,
+      leaseMs: 2_000,
+      leasePollMs: 20,
+      onError: (failure) => heard.push(`${failure.code}: ${failure.message}`),
+    });
+    tracker.recordUserMessage('maya', 's1', 'I work nights');
+    await tracker.settled();
+    expect(saves).toBe(1);
+    const started = Date.now();
+    await within(tracker.close(), 'close', 1_500);
+    // Tried again after 20 ms, then 40 ms: the third save lands, long before leaseMs.
+    expect(saves).toBe(3);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect((await stored(memory, 'maya', 's1')).session).toMatchObject({
+      value: { facts: [{ category: 'People', fact: 'Works nights' }] },
+      version: 1,
+    });
+    expect(heard).toEqual(['unavailable: the database is down', 'unavailable: the database is down']);
+  });
+
+  it('tries a save that keeps failing for up to leaseMs, then gives it up and tells onError what was lost', async () => {
+    let saves = 0;
+    const store: NotesStore = {
+      load: () => E.right({ session: { version: 0 }, profile: { version: 0 } }),
+      save: () => {
+        saves += 1;
+        return E.left(storeFailure('unavailable', 'the database is down'));
+      },
+    };
+    const heard: string[] = [];
+    const tracker = createNotableFactsTracker({
+      complete: async () => answer(['People', 'Works nights']),
+      store,
+      leaseMs: 300,
+      leasePollMs: 20,
+      onError: (failure) => heard.push(`${failure.code}: ${failure.message}`),
+    });
+    tracker.recordUserMessage('maya', 's1', 'I work nights');
+    await tracker.settled();
+    const started = Date.now();
+    await within(tracker.close(), 'close', 2_000);
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(280);
+    expect(took).toBeLessThan(600);
+    // 20, 40, 80, then every 100 ms (a third of leaseMs): a few tries, not one.
+    expect(saves).toBeGreaterThanOrEqual(4);
+    expect(heard.at(-1)).toBe(
+      'closed: the tracker closed with 1 change to the notes of "maya" (session "s1") the store did not take: they are lost with the tracker',
+    );
+  });
+});
