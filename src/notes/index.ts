@@ -127,6 +127,7 @@ export type {
   NotesReleaseRequested,
   NotesRewriteProfileEffect,
   NotesSaved,
+  NotesSaveRetried,
   NotesSaveEffect,
   NotesStageEnded,
   NotesStoreFailedEffect,

@@ -122,6 +122,15 @@ export interface NotesLeaseWoke {
   readonly session: string;
 }
 
+/**
+ * Without leases: try the save of the unsaved changes of `user` again (after a failed one), as
+ * the next change would. What `close` sends while it tries a failing save for up to `leaseMs`.
+ */
+export interface NotesSaveRetried {
+  readonly type: 'notes/saveRetried';
+  readonly user: string;
+}
+
 /** What the machine is told. */
 export type NotesInput =
   | NotesUserMessageRecorded
@@ -136,7 +145,8 @@ export type NotesInput =
   | NotesUnmergedListed
   | NotesReleaseRequested
   | NotesLeaseAnswered
-  | NotesLeaseWoke;
+  | NotesLeaseWoke
+  | NotesSaveRetried;
 
 /** Ask the model `prompt` for the fact list of `user` in `session`; answer with `notes/extractionSettled`. */
 export interface NotesExtractEffect {

@@ -26,6 +26,7 @@ import type { LeaseItem, LeaseRequest, QueuedItem } from './leases.js';
 import { idOfKey, selectGlobalFacts, selectSessionFacts, selectSessionNotes, storedKey } from './ledger.js';
 import {
   EMPTY_CONVERSATION,
+  isRead,
   type NotesConversation,
   type NotesState,
   selectConversation,
@@ -281,9 +282,14 @@ export const addToQueue = (state: NotesState, user: string, session: string, ite
   return pump(withLease(named, user, session, { ...lease, outbox: [...lease.outbox, outgoing] }), user, session);
 };
 
-/** A load asked for with leases: the notes are loaded again unless this tracker holds the lease (then they are its own). */
+/**
+ * A load asked for with leases: the notes are loaded again unless this tracker holds the lease
+ * and has read them (then they are its own; a holder whose load failed tries again now).
+ */
 export const loadWithLease = (state: NotesState, user: string, session: string): NotesTransition =>
-  selectConversation(state, user, session)?.lease?.held === true ? [state, []] : reload(state, user, session);
+  selectConversation(state, user, session)?.lease?.held === true && isRead(selectUserStorage(state, user), session)
+    ? [state, []]
+    : reload(state, user, session);
 
 /** The running extraction under the lease settled: apply it, save, and say it is done once the save has. */
 export const extractionSettledWithLease = (state: NotesState, input: NotesExtractionSettled): NotesTransition => {

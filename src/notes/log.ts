@@ -16,7 +16,7 @@ import { parseEventTime } from '../base/time.js';
 import { readJsonObject } from '../core/history/events.js';
 import { linesOfText } from '../core/history/lines.js';
 import { describeValue } from '../base/schema.js';
-import { isNotesId, NOTES_LIMITS } from './model.js';
+import { isNotesId, isStorableNotesId, NOTES_LIMITS } from './model.js';
 import type { ModelOutcome } from './port.js';
 
 /** The kinds of line a conversation log holds. */
@@ -86,12 +86,15 @@ const fieldProblem = (fields: Fields, field: PropertyKey, message: string): Prob
 
 const ID = `an id of 1 to ${NOTES_LIMITS.idLength} characters`;
 
+/** An id as the tracker takes it (`isStorableNotesId`): one no store could keep is refused here too. */
 const idSchema = (field: 'user' | 'session') =>
-  z.custom<string>(isNotesId, {
+  z.custom<string>(isStorableNotesId, {
     error: (issue) =>
       issue.input === undefined
         ? `${field} is missing: the ${field} id`
-        : `${field} must be ${ID}, not ${describeValue(issue.input)}`,
+        : isNotesId(issue.input)
+          ? `${field} must be an id a store can keep, without U+0000 or an unpaired surrogate, not ${describeValue(issue.input)}`
+          : `${field} must be ${ID}, not ${describeValue(issue.input)}`,
   });
 
 const textSchema = z.custom<string>((value) => typeof value === 'string' && !isBlank(value), {

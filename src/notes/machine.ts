@@ -334,6 +334,22 @@ export const isLoaded = (storage: NotesUserStorage, session: string): boolean =>
 };
 
 /**
+ * True once the notes of `user` in `session` were read from the store: loaded, and the last load
+ * did not fail. A failed load counts the records as absent (so work goes on), but leaves them
+ * unread: the next load, message or end of stage reads the store again.
+ */
+export const isRead = (storage: NotesUserStorage, session: string): boolean =>
+  isLoaded(storage, session) && storage.unloaded?.includes(storedKey(session)) !== true;
+
+/**
+ * Whether a message or an end of stage finds the notes of `user` in `session` read: without
+ * leases, `isRead` (a failed load is tried again then); with them, `isLoaded` (a holder whose load
+ * failed tries it again itself, as a failed save, and starts no work meanwhile).
+ */
+export const hasRead = (state: NotesState, user: string, session: string): boolean =>
+  (state.settings.lease === undefined ? isRead : isLoaded)(selectUserStorage(state, user), session);
+
+/**
  * Which of the records a load of `session` reads the store holds unreadable, as last loaded: the
  * session's, the profile, or neither (`undefined`). Changes to it wait in memory until it can be read.
  */

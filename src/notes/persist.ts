@@ -34,6 +34,7 @@ import {
   distinctFacts,
   factKey,
   isNotesId,
+  isStorableNotesId,
   NOTES_LIMITS,
   parseCategories,
   parseCategorizedFact,
@@ -144,9 +145,14 @@ const factsSchema = (categories: ReadonlyArray<string>, cap: number) =>
     });
 
 const ID = `an id of 1 to ${NOTES_LIMITS.idLength} characters`;
-const idSchema = z.custom<string>(isNotesId, {
+/** An id as the tracker takes it (`isStorableNotesId`): a ledger holding one no store could keep is refused. */
+const idSchema = z.custom<string>(isStorableNotesId, {
   error: (issue) =>
-    issue.input === undefined ? `is missing: ${ID}` : `must be ${ID}, not ${describeKind(issue.input)}`,
+    issue.input === undefined
+      ? `is missing: ${ID}`
+      : isNotesId(issue.input)
+        ? `must be ${ID} without U+0000 or an unpaired surrogate (no store could keep it), not ${JSON.stringify(issue.input)}`
+        : `must be ${ID}, not ${describeKind(issue.input)}`,
 });
 const timeSchema = z.number({ error: 'is not a finite time' });
 const optionalTime = timeSchema.optional();

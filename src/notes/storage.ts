@@ -21,7 +21,7 @@ import {
   withUserNotes,
 } from './ledger.js';
 import {
-  isLoaded,
+  hasRead,
   type NotesState,
   type NotesUserStorage,
   selectProfileRewrite,
@@ -51,9 +51,9 @@ import { fencesOf, selectFencedSessions, touched, withFencesOfUnsaved } from './
  */
 export const MAX_UNSAVED_CHANGES = 256;
 
-/** Starts loading the notes of `user` in `session` unless they are loaded or loading. */
+/** Starts loading the notes of `user` in `session` unless they were read (`hasRead`) or load. */
 export const requireLoaded = (state: NotesState, user: string, session: string): NotesTransition =>
-  isLoaded(selectUserStorage(state, user), session) ? [state, []] : reload(state, user, session);
+  hasRead(state, user, session) ? [state, []] : reload(state, user, session);
 
 /** Starts loading the notes of `user` in `session` again, loaded or not (another process may have changed them), unless a load runs. */
 export const reload = (state: NotesState, user: string, session: string): NotesTransition => {
@@ -117,7 +117,7 @@ const withForeign = (
 };
 
 /** The records of `storage` that its unsaved changes would write and that the store holds unreadable. */
-const blockedBy = (storage: NotesUserStorage): { sessions: ReadonlyArray<string>; profile: boolean } => {
+export const blockedBy = (storage: NotesUserStorage): { sessions: ReadonlyArray<string>; profile: boolean } => {
   const { sessions, profile } = touched(storage.unsaved);
   return {
     sessions: sessions.filter((key) => storage.unreadable !== undefined && PMap.has(storage.unreadable.sessions, key)),

@@ -10,6 +10,7 @@
  * as one with no store at all) or with a promise (a database).
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { describeError, kindOf } from '../base/describe.js';
 import { isRecord } from '../base/record.js';
 import { memoryLeases, type NotesLeases } from './leases.js';
 import { awaitsMerge } from './ledger.js';
@@ -111,6 +112,29 @@ const read = (record: MemoryRecord | undefined): StoredRecord =>
 
 const stale = (record: MemoryRecord | undefined, expected: number): boolean => (record?.version ?? 0) !== expected;
 
+/** `value` as JSON text, or why no store could keep it (a cycle, a BigInt, no JSON value at all). Never throws. */
+const jsonOf = (value: unknown): E.Either<string, string> => {
+  try {
+    const json = JSON.stringify(value);
+    return typeof json === 'string' ? E.right(json) : E.left(`it is ${kindOf(value)}, not a JSON value`);
+  } catch (error) {
+    return E.left(`it cannot be written as JSON: ${describeError(error)}`);
+  }
+};
+
+/** Why `write` is no `NotesWrite` a save can carry out, or undefined. */
+const malformedWrite = (write: unknown): string | undefined => {
+  if (!isRecord(write)) return `the write is ${kindOf(write)}, not an object with the records to save`;
+  const { sessions, profile, fences } = write;
+  if (!Array.isArray(sessions)) return `the write's sessions are ${kindOf(sessions)}, not a list`;
+  if (!sessions.every((entry) => isRecord(entry) && typeof entry['session'] === 'string'))
+    return "each of the write's sessions must be an object naming its session";
+  if (profile !== undefined && !isRecord(profile)) return `the write's profile is ${kindOf(profile)}, not an object`;
+  if (fences !== undefined && !(Array.isArray(fences) && fences.every(isRecord)))
+    return "the write's fences must be a list of objects";
+  return undefined;
+};
+
 /** True when the value is a session's notes with facts an end of stage has yet to merge. */
 const isUnmerged = (value: JsonValue): boolean => isRecord(value) && awaitsMerge(value);
 
@@ -153,6 +177,9 @@ export const memoryNotesStore = (
         ),
       ),
     save: (user, write) => {
+      // A write a caller built wrong is refused as the store's failure, never thrown.
+      const malformed = malformedWrite(write);
+      if (malformed !== undefined) return E.left(storeFailure('unavailable', `the save was refused: ${malformed}`));
       const lost = (write.fences ?? []).filter(({ session, fence }) => !leases.isAt(user, session, fence));
       if (lost.length > 0)
         return E.left(
@@ -170,21 +197,50 @@ export const memoryNotesStore = (
           ? [`the profile of ${JSON.stringify(user)}`]
           : []),
       ];
+      // A session named twice: its second write meets the record its first would leave, as in a database.
+      const twice = write.sessions.find(({ session }, index) =>
+        write.sessions.slice(0, index).some((earlier) => earlier.session === session),
+      );
+      if (twice !== undefined)
+        return E.left(
+          storeFailure(
+            'conflict',
+            `the save writes the record of ${JSON.stringify(user)} in ${JSON.stringify(twice.session)} twice: its second write meets the record the first would leave`,
+          ),
+        );
       if (conflicted.length > 0)
         return E.left(storeFailure('conflict', `${conflicted.join(' and ')} changed since it was read`));
+      // Every value as JSON before anything is written: all or nothing.
+      const encoded = [...write.sessions, ...(write.profile === undefined ? [] : [write.profile])].map(({ value }) =>
+        jsonOf(value),
+      );
+      const unwritable = encoded.findIndex(E.isLeft);
+      if (unwritable >= 0) {
+        const entry = write.sessions[unwritable];
+        const what =
+          entry === undefined
+            ? `the profile of ${JSON.stringify(user)}`
+            : `the record of ${JSON.stringify(user)} in ${JSON.stringify(entry.session)}`;
+        return E.left(
+          storeFailure(
+            'unavailable',
+            `the save was refused: ${what} is no JSON value a store can keep (${(encoded[unwritable] as E.Left<string>).left})`,
+          ),
+        );
+      }
+      const json = encoded.map((text) => (text as E.Right<string>).right);
       const target = userOf(user);
-      const sessions = write.sessions.map(({ session, value, expected }) => {
-        const json = JSON.stringify(value);
+      const sessions = write.sessions.map(({ session, expected }, index) => {
         // Judged on the JSON it keeps, as a database judges the JSON it stored.
         target.sessions.set(session, {
-          json,
+          json: json[index]!,
           version: expected + 1,
-          unmerged: isUnmerged(JSON.parse(json) as JsonValue),
+          unmerged: isUnmerged(JSON.parse(json[index]!) as JsonValue),
         });
         return { session, version: expected + 1 };
       });
       if (write.profile === undefined) return E.right({ sessions });
-      target.profile = { json: JSON.stringify(write.profile.value), version: write.profile.expected + 1 };
+      target.profile = { json: json[write.sessions.length]!, version: write.profile.expected + 1 };
       return E.right({ sessions, profile: write.profile.expected + 1 });
     },
   };

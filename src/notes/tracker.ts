@@ -25,7 +25,7 @@ import type { NotesEffect, NotesInput, NotesMergedEffect, StoreCallFailure } fro
 import {
   initialNotesState,
   isExtracting,
-  isLoaded,
+  isRead,
   type NotesState,
   selectConversation,
   selectUnreadableRecord,
@@ -44,7 +44,7 @@ import type {
   StageReport,
 } from './trackerTypes.js';
 import { DEFAULT_MAX_EVENTS, MAX_TIMEOUT_MS, positive, resolveOptions } from './trackerOptions.js';
-import { isQuiet, isQuietButRetries, settledSince } from './waiting.js';
+import { isQuiet, isQuietButRetries, selectStalledSaves, selectUnsaved, settledSince } from './waiting.js';
 
 export {
   DEFAULT_CACHE_SIZE,
@@ -71,7 +71,8 @@ const ID_RULE =
 
 /** Creates a tracker over an empty ledger (or `initial`), keeping users' notes in `store` (default: in memory). */
 export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): NotableFactsTracker => {
-  const { settings, complete, now, timeoutMs, store, onError, cacheSize, lease } = resolveOptions(options);
+  const { settings, complete, now, timeoutMs, store, onError, cacheSize, lease, leaseMs, pollMs } =
+    resolveOptions(options);
   const cache = createSlotCache(cacheSize);
 
   const shell = createShell<NotesState, NotesEvent>({
@@ -329,29 +330,87 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
   const whenOpen = <T>(body: () => E.Either<NotesTrackerFailure, T>): E.Either<NotesTrackerFailure, T> =>
     closing === undefined ? body() : E.left(failure('closed', 'the tracker is closed: it takes no more work'));
 
+  /**
+   * What `close` waits for: nothing of the tracker's own doing in flight. A lease that waits on a
+   * failing store is waited for up to `leaseMs`, then left to expire; without leases, a save that
+   * failed is tried again (after `leasePollMs`, then twice as long each time up to a third of
+   * `leaseMs`) for up to `leaseMs`, then given up. A store that leaves a call unanswered is given
+   * up at twice that time, with leases or without.
+   */
+  const quietOrGivenUp = (): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const withLeases = lease !== undefined;
+      const timers = new Set<ReturnType<typeof setTimeout>>();
+      let retrying = !withLeases;
+      let retries = 0;
+      let finished = false;
+      const after = (ms: number, body: () => void): void => {
+        const timer = setTimeout(
+          () => {
+            timers.delete(timer);
+            body();
+          },
+          Math.min(ms, MAX_TIMEOUT_MS),
+        );
+        timers.add(timer);
+      };
+      const done = (): void => {
+        if (finished) return;
+        finished = true;
+        for (const timer of timers) clearTimeout(timer);
+        resolve();
+      };
+      /** Quiet: done, unless (without leases, within `leaseMs`) a failed save is to be tried again. */
+      const quiet = (outcome: E.Either<NotesTrackerFailure, void>): void => {
+        if (finished) return;
+        if (E.isLeft(outcome) || !retrying || selectStalledSaves(shell.getState()).length === 0) return done();
+        after(Math.min(pollMs * 2 ** Math.min(retries, 52), Math.max(1, leaseMs / 3)), () => {
+          if (!retrying) return;
+          retries += 1;
+          for (const user of selectStalledSaves(shell.getState())) later({ type: 'notes/saveRetried', user });
+          void waitUntil(isQuiet).then(quiet);
+        });
+      };
+      void waitUntil(isQuiet).then(quiet);
+      after(leaseMs, () => {
+        retrying = false;
+        void waitUntil(withLeases ? isQuietButRetries : isQuiet).then(done);
+      });
+      after(2 * leaseMs, () => {
+        if (!finished && !withLeases)
+          report(
+            failure(
+              'closed',
+              `the notes store left a call unanswered for twice leaseMs (${2 * leaseMs} ms): close gave up waiting for it`,
+            ),
+          );
+        done();
+      });
+    });
+
+  /** Without leases: tells `onError` of the changes the store never took, lost with the tracker. */
+  const reportAbandoned = (): void => {
+    if (lease !== undefined) return;
+    for (const { user, changes, sessions, profile } of selectUnsaved(shell.getState())) {
+      const what = [
+        ...sessions.map((session) => `session ${JSON.stringify(session)}`),
+        ...(profile ? ['the profile'] : []),
+      ];
+      report(
+        failure(
+          'closed',
+          `the tracker closed with ${changes} change${changes === 1 ? '' : 's'} to the notes of ${JSON.stringify(user)} (${what.join(', ')}) the store did not take: they are lost with the tracker`,
+        ),
+      );
+    }
+  };
+
   const close = (): Promise<void> => {
     if (closing !== undefined) return closing;
-    const ttlMs = shell.getState().settings.lease?.ttlMs;
-    // A lease that waits on a failing store is waited for up to the lease's time, then left to
-    // expire; a store that leaves a call unanswered is given up at twice that time.
-    const waiting = boundary(() =>
-      E.right(
-        ttlMs === undefined
-          ? waitUntil(isQuiet)
-          : new Promise<unknown>((resolve) => {
-              const timers: Array<ReturnType<typeof setTimeout>> = [];
-              const done = (): void => {
-                for (const timer of timers) clearTimeout(timer);
-                resolve(undefined);
-              };
-              void waitUntil(isQuiet).then(done);
-              timers.push(setTimeout(() => void waitUntil(isQuietButRetries).then(done), ttlMs));
-              timers.push(setTimeout(done, 2 * ttlMs));
-            }),
-      ),
-    );
-    closing = (E.isLeft(waiting) ? Promise.resolve() : waiting.right.then(() => undefined)).then(() => {
+    const waiting = boundary(() => E.right(quietOrGivenUp()));
+    closing = (E.isLeft(waiting) ? Promise.resolve() : waiting.right).then(() => {
       ended = true;
+      boundary(() => E.right(reportAbandoned()));
       for (const timer of wakes) clearTimeout(timer);
       wakes.clear();
       // Ends of stage the store never took: answered, never left waiting on a tracker that is gone.
@@ -410,8 +469,9 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
         const slot = whenOpen(() => validSlot(user, session));
         if (E.isLeft(slot)) return slot;
         const storage = selectUserStorage(shell.getState(), user);
-        if (isLoaded(storage, session) && selectUnreadableRecord(storage, session) === undefined) {
-          // Loaded already: the request still says it is in use (a release asked for earlier is off).
+        if (isRead(storage, session) && selectUnreadableRecord(storage, session) === undefined) {
+          // Read already: the request still says it is in use (a release asked for earlier is off).
+          // A load that failed read nothing: this one reads the store again.
           run({ type: 'notes/loadRequested', user, session });
           used(user, session);
           return E.right(Promise.resolve(E.right(undefined)));

@@ -2,6 +2,7 @@
  * The options of `createNotableFactsTracker`, checked and filled in with their defaults: what
  * the shell runs with, whatever a caller passed (a JavaScript caller may pass anything).
  */
+import { kindOf, refuseArgument } from '../base/describe.js';
 import type { NotesLeaseSettings } from './leaseState.js';
 import { isStorableNotesId } from './model.js';
 import type { CompleteFn } from './port.js';
@@ -50,19 +51,33 @@ export interface ResolvedOptions {
   readonly cacheSize: number;
   /** How to take part in the store's leases: absent for a store without them, or one this tracker made (it is its alone). */
   readonly lease: NotesLeaseSettings | undefined;
+  /** `leaseMs`, with or without leases: how long `close` tries a failing save (twice that, a call left unanswered). */
+  readonly leaseMs: number;
+  /** `leasePollMs`, with or without leases: how soon `close` first tries a failed save again. */
+  readonly pollMs: number;
 }
 
-/** The options of `createNotableFactsTracker` with their defaults. */
+/** What `complete` must be, as a refusal says it. */
+const COMPLETE = 'a function (the model call: (prompt, { signal }) => Promise<string>)';
+
+/**
+ * The options of `createNotableFactsTracker` with their defaults. Options that are no object, or
+ * a `complete` that is no function, are refused with a TypeError naming them (a tracker without
+ * its model could only fail every extraction); an optional one that is not of its kind reads as
+ * its default.
+ */
 export const resolveOptions = (options: NotableFactsTrackerOptions): ResolvedOptions => {
-  const settings: Partial<NotableFactsTrackerOptions> = typeof options === 'object' && options !== null ? options : {};
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError(`the options are ${kindOf(options)}, not an object ({ complete, ... }: complete is required)`);
+  const settings: Partial<NotableFactsTrackerOptions> = options;
+  if (typeof settings.complete !== 'function') refuseArgument('complete', settings.complete, COMPLETE);
   const timeoutMs = waitTime(settings.timeoutMs, DEFAULT_TIMEOUT_MS);
   const cacheSize = settings.cacheSize;
+  const leaseMs = waitTime(settings.leaseMs, timeoutMs + DEFAULT_LEASE_MARGIN_MS);
+  const pollMs = waitTime(settings.leasePollMs, DEFAULT_LEASE_POLL_MS);
   return {
     settings,
-    complete:
-      typeof settings.complete === 'function'
-        ? settings.complete
-        : () => Promise.reject(new Error('no complete function was given')),
+    complete: settings.complete,
     now: typeof settings.now === 'function' ? settings.now : Date.now,
     timeoutMs,
     store: settings.store ?? memoryNotesStore(),
@@ -74,9 +89,11 @@ export const resolveOptions = (options: NotableFactsTrackerOptions): ResolvedOpt
         ? undefined
         : {
             holder: isStorableNotesId(settings.holder) ? settings.holder : `tracker-${globalThis.crypto.randomUUID()}`,
-            ttlMs: waitTime(settings.leaseMs, timeoutMs + DEFAULT_LEASE_MARGIN_MS),
-            pollMs: waitTime(settings.leasePollMs, DEFAULT_LEASE_POLL_MS),
+            ttlMs: leaseMs,
+            pollMs,
             instance: globalThis.crypto.randomUUID(),
           },
+    leaseMs,
+    pollMs,
   };
 };

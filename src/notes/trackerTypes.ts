@@ -63,9 +63,16 @@ export interface NotableFactsTrackerOptions {
    * them, an id of 1 to 200 characters unique among the trackers (default: a random one).
    */
   readonly holder?: string;
-  /** With leases: how long a lease lasts from each call (default `timeoutMs` + 30,000; longer than a model call). */
+  /**
+   * With leases: how long a lease lasts from each call (default `timeoutMs` + 30,000; longer than a
+   * model call). With or without: how long `close` tries a failing save (twice that: a store call
+   * left unanswered).
+   */
   readonly leaseMs?: number;
-  /** With leases: how soon a tracker waiting for another's holder to merge its end of stage looks again (default 250). */
+  /**
+   * With leases: how soon a tracker waiting for another's holder to merge its end of stage looks
+   * again (default 250). Without: how soon `close` first tries a failed save again.
+   */
   readonly leasePollMs?: number;
 }
 

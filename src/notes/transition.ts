@@ -23,12 +23,13 @@ import {
   type NotesTransition,
   type NotesUserMessageRecorded,
 } from './inputs.js';
-import { selectSessionFacts } from './ledger.js';
+import { selectSessionFacts, storedKey } from './ledger.js';
 import {
   checkedNotesState,
   EMPTY_CONVERSATION,
   isExtracting,
   isLoaded,
+  isRead,
   type NotesConversation,
   type NotesSettings,
   type NotesState,
@@ -53,7 +54,7 @@ import {
   reportStages,
 } from './leaseTransition.js';
 import { keepSession, onReleaseRequested, tidyUser } from './release.js';
-import { applyLoadAnswer, applySaveAnswer, recordChanges, reload, requireLoaded } from './storage.js';
+import { applyLoadAnswer, applySaveAnswer, recordChanges, reload, requireLoaded, saveAgain } from './storage.js';
 
 export { MAX_PROMPT_TURNS } from './prompt.js';
 
@@ -126,6 +127,16 @@ const onUserMessage = (state: NotesState, input: NotesUserMessageRecorded): Note
 };
 
 /**
+ * True once an extraction may start on the notes of `user` in `session`: they are loaded, and
+ * unless a load that failed is tried again (an extraction then waits for what it reads; should it
+ * fail again, the extraction goes on with what the tracker has).
+ */
+const canExtract = (state: NotesState, user: string, session: string): boolean => {
+  const storage = selectUserStorage(state, user);
+  return isRead(storage, session) || (isLoaded(storage, session) && !storage.loading.includes(storedKey(session)));
+};
+
+/**
  * Starts the extraction of the messages no extraction covers yet, once the notes are loaded
  * and none runs (one message folded in per message past the first, as a follow-up does).
  */
@@ -135,7 +146,7 @@ const resume = (state: NotesState, user: string, session: string): NotesTransiti
     conversation === undefined ||
     isExtracting(conversation) ||
     waiting(conversation) === 0 ||
-    !isLoaded(selectUserStorage(state, user), session)
+    !canExtract(state, user, session)
   )
     return [state, []];
   return startExtraction(state, user, session, conversation, waiting(conversation) - 1);
@@ -151,11 +162,7 @@ const onAssistantMessage = (state: NotesState, input: NotesAssistantMessageRecor
 
 const onExtractionRequested = (state: NotesState, input: NotesExtractionRequested): NotesTransition => {
   const conversation = selectConversation(state, input.user, input.session);
-  if (
-    conversation === undefined ||
-    isExtracting(conversation) ||
-    !isLoaded(selectUserStorage(state, input.user), input.session)
-  )
+  if (conversation === undefined || isExtracting(conversation) || !canExtract(state, input.user, input.session))
     return [state, []];
   const [next, effects] = startExtraction(
     state,
@@ -287,6 +294,9 @@ const step = (state: NotesState, input: NotesInput): NotesTransition => {
       return onLeaseWoke(state, input.user, input.session);
     case 'notes/releaseRequested':
       return onReleaseRequested(state, input);
+    case 'notes/saveRetried':
+      // With leases, a holder tries its failed saves again itself.
+      return state.settings.lease === undefined && isNotesId(input.user) ? saveAgain(state, input.user) : [state, []];
     default:
       return [state, []];
   }

@@ -9,8 +9,8 @@
 import * as PMap from '../persistent/persistentMap.js';
 import { awaitsOwnStage, isLeaseBusy, type NotesLeaseSlot } from './leaseState.js';
 import { idOfKey, storedKey } from './ledger.js';
-import { isSaveStalled } from './storage.js';
-import { isEarlierTurnUnsaved } from './unsaved.js';
+import { blockedBy, isSaveStalled } from './storage.js';
+import { isEarlierTurnUnsaved, touched } from './unsaved.js';
 import {
   hasWorkBesidesLeases,
   type NotesState,
@@ -178,4 +178,39 @@ const quietWith = (state: NotesState, retriesAside: boolean): boolean => {
       });
   });
   return quiet;
+};
+
+/**
+ * Without leases: the users whose unsaved changes wait with nothing under way to save them (their
+ * save failed), none kept from a record the store holds unreadable, and no load they wait for
+ * running. What `close` tries to save again, as the next change would.
+ */
+export const selectStalledSaves = (state: NotesState): ReadonlyArray<string> => {
+  const users: string[] = [];
+  PMap.forEach(state.users, ({ storage }, user) => {
+    if (storage.unsaved.length === 0 || storage.saving !== undefined) return;
+    const { sessions } = touched(storage.unsaved);
+    const blocked = blockedBy(storage);
+    if (sessions.some((key) => storage.loading.includes(key)) || blocked.sessions.length > 0 || blocked.profile) return;
+    users.push(user);
+  });
+  return users;
+};
+
+/** The changes each user has that the store has not confirmed: what is lost with a tracker that stops now. */
+export const selectUnsaved = (
+  state: NotesState,
+): ReadonlyArray<{
+  readonly user: string;
+  readonly changes: number;
+  readonly sessions: ReadonlyArray<string>;
+  readonly profile: boolean;
+}> => {
+  const unsaved: Array<{ user: string; changes: number; sessions: ReadonlyArray<string>; profile: boolean }> = [];
+  PMap.forEach(state.users, ({ storage }, user) => {
+    if (storage.unsaved.length === 0) return;
+    const { sessions, profile } = touched(storage.unsaved);
+    unsaved.push({ user, changes: storage.unsaved.length, sessions: sessions.map(idOfKey), profile });
+  });
+  return unsaved;
 };

@@ -20,6 +20,7 @@ import {
   consolidateGlobalFacts,
   consolidateSession,
   consolidateSessionWithReport,
+  createNotableFactsTracker,
   DEFAULT_CATEGORIES,
   describeCategories,
   emptyNotesLedger,
@@ -252,6 +253,27 @@ const refusals: ReadonlyArray<readonly [string, () => unknown, RegExp]> = [
     /the model is undefined, not a string/u,
   ],
   ['memoryLeases of a number as the clock', () => memoryLeases(42 as never), /now is a number, not a function/u],
+  // A tracker without its model could only fail every extraction (as model_error): refused where it is made.
+  [
+    'createNotableFactsTracker of null options',
+    () => createNotableFactsTracker(null as never),
+    /^the options are null, not an object \(\{ complete, \.\.\. \}: complete is required\)$/u,
+  ],
+  [
+    'createNotableFactsTracker of no options',
+    () => createNotableFactsTracker(undefined as never),
+    /^the options are undefined, not an object/u,
+  ],
+  [
+    'createNotableFactsTracker of a number as complete',
+    () => createNotableFactsTracker({ complete: 5 as never }),
+    /^complete is a number, not a function \(the model call: \(prompt, \{ signal \}\) => Promise<string>\)$/u,
+  ],
+  [
+    'createNotableFactsTracker without complete',
+    () => createNotableFactsTracker({} as never),
+    /^complete is undefined, not a function/u,
+  ],
   ['storeFailure of a null code', () => storeFailure(null as never, 'x'), /the code is null, not a string/u],
 ];
 

@@ -462,6 +462,19 @@ describe('persistence', () => {
         'notes.sessions[0].facts[1] repeats an earlier fact',
       ],
       [{ ...good, sessions: [session, session] }, 'notes.sessions[1] repeats the session "s1" of "maya"'],
+      // Ids the tracker refuses where they enter: a resumed tracker could never read them.
+      [
+        { ...good, sessions: [{ ...session, user: 'a\u0000b' }] },
+        'notes.sessions[0].user must be an id of 1 to 200 characters without U+0000 or an unpaired surrogate (no store could keep it), not "a\\u0000b"',
+      ],
+      [
+        { ...good, sessions: [{ ...session, session: 's\ud83d' }] },
+        'notes.sessions[0].session must be an id of 1 to 200 characters without U+0000 or an unpaired surrogate (no store could keep it), not "s\\ud83d"',
+      ],
+      [
+        { ...good, profiles: [{ user: '\udc00', facts: [], consolidatedAt: 1, sessionCount: 0 }] },
+        'notes.profiles[0].user must be an id of 1 to 200 characters without U+0000 or an unpaired surrogate (no store could keep it), not "\\udc00"',
+      ],
       [{ ...good, sessions: [{ ...session, updatedAt: 'soon' }] }, 'notes.sessions[0].updatedAt is not a finite time'],
       [
         { ...good, profiles: [{ user: 'maya', facts: [], consolidatedAt: 1, sessionCount: -1 }] },

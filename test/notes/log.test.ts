@@ -60,6 +60,9 @@ describe('parseNotesLog', () => {
         { type: 'user', user: 'maya', session: 's1', text: '\u200b\u2060' },
         { type: 'extraction', user: 'maya', session: 's1', error: ' \u200b ' },
         { type: 'user', user: '\u200d', session: 's1', text: 'hi' },
+        { type: 'user', user: 'a\u0000b', session: 's1', text: 'hi' },
+        { type: 'extraction', user: 'maya', session: 's\ud83d', response: '{"notableFacts":[]}' },
+        { type: 'endStage', user: '\udc00' },
       ),
     );
     expect(errors.map((error) => error.message)).toEqual([
@@ -69,6 +72,11 @@ describe('parseNotesLog', () => {
       'text must be non-empty text, not "\u200b\u2060"',
       'error must be text',
       'user must be an id of 1 to 200 characters, not "\u200d"',
+      // Ids the tracker refuses where they enter (no store could keep them): refused here too.
+      'user must be an id a store can keep, without U+0000 or an unpaired surrogate, not "a\\u0000b"',
+      'session must be an id a store can keep, without U+0000 or an unpaired surrogate, not "s\\ud83d"',
+      'user must be an id a store can keep, without U+0000 or an unpaired surrogate, not "\\udc00"',
     ]);
+    expect(errors.slice(-3).map((error) => error.code)).toEqual(['invalid_field', 'invalid_field', 'invalid_field']);
   });
 });

@@ -40,3 +40,77 @@ describe('the memory store type', () => {
     });
   });
 });
+
+describe('the memory store refusing a save it cannot carry out', () => {
+  const failureOf = (answer: unknown): { code: string; message: string } => {
+    const either = answer as { _tag: string; left?: { code: string; message: string } };
+    expect(either._tag).toBe('Left');
+    return either.left!;
+  };
+
+  it('answers a value no store could keep as JSON (a cycle, a BigInt, none at all) unavailable, never throwing, and writes nothing', () => {
+    const store = memoryNotesStore();
+    const cyclic: Record<string, unknown> = {};
+    cyclic['self'] = cyclic;
+    const values: unknown[] = [cyclic, { count: 1n }, undefined, () => undefined];
+    for (const value of values) {
+      // The first record would do: the save is all or nothing.
+      const write = {
+        sessions: [
+          { session: 's1', value: { facts: [] }, expected: 0 },
+          { session: 's2', value, expected: 0 },
+        ],
+      } as never;
+      let answer: unknown;
+      expect(() => (answer = store.save('maya', write))).not.toThrow();
+      const failure = failureOf(answer);
+      expect(failure.code).toBe('unavailable');
+      expect(failure.message).toContain('the record of "maya" in "s2" is no JSON value a store can keep');
+    }
+    const profile = failureOf(
+      store.save('maya', { sessions: [], profile: { value: { n: 2n } as never, expected: 0 } }),
+    );
+    expect(profile.message).toContain('the profile of "maya" is no JSON value a store can keep');
+    expect(store.load('maya', 's1')).toEqual({
+      _tag: 'Right',
+      right: { session: { version: 0 }, profile: { version: 0 } },
+    });
+  });
+
+  it('answers a write that is none (null, no list of sessions) unavailable, never throwing', () => {
+    const store = memoryNotesStore();
+    for (const write of [
+      null,
+      undefined,
+      5,
+      {},
+      { sessions: 'x' },
+      { sessions: [null] },
+      { sessions: [], fences: 1 },
+    ]) {
+      let answer: unknown;
+      expect(() => (answer = store.save('maya', write as never))).not.toThrow();
+      expect(failureOf(answer).code).toBe('unavailable');
+      expect(failureOf(answer).message).toMatch(/^the save was refused: /u);
+    }
+  });
+
+  it('answers a save naming one session twice as a conflict, writing neither', () => {
+    const store = memoryNotesStore();
+    const answer = store.save('maya', {
+      sessions: [
+        { session: 'd', value: { a: 1 }, expected: 0 },
+        { session: 'd', value: { a: 2 }, expected: 0 },
+      ],
+    });
+    expect(failureOf(answer)).toEqual({
+      code: 'conflict',
+      message:
+        'the save writes the record of "maya" in "d" twice: its second write meets the record the first would leave',
+    });
+    expect(store.load('maya', 'd')).toEqual({
+      _tag: 'Right',
+      right: { session: { version: 0 }, profile: { version: 0 } },
+    });
+  });
+});

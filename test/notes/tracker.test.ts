@@ -325,9 +325,8 @@ describe('createNotableFactsTracker', () => {
     ]);
     expect(heard.length).toBeGreaterThan(0);
     expect(new Set(heard)).toEqual(new Set(['clock_failed: the clock failed: no clock']));
-    expect(createNotableFactsTracker(undefined as never).recordUserMessage('maya', 's1', 'x')).toEqual(
-      E.right('started'),
-    );
+    // Only a tracker without its model is refused, where it is made (see arguments.test.ts).
+    expect(() => createNotableFactsTracker(undefined as never)).toThrow(TypeError);
   });
 
   it('starts from a saved ledger', async () => {

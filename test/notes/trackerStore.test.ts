@@ -478,12 +478,62 @@ describe('a tracker over a notes store', () => {
     ]);
     expect(right(tracker.contextFor('maya', 's1')).session).toContain('- fact 1');
     down = false;
+    // The load failed: the message reads the store again, the change kept since is saved once
+    // that load has answered (version 1), and the extraction of "two" then (version 2).
     tracker.recordUserMessage('maya', 's1', 'two');
-    await tracker.settled();
+    await idle(tracker);
     expect((await stored(memory, 'maya', 's1')).session).toMatchObject({
       value: { facts: [{ category: 'History', fact: 'fact 2' }] },
-      version: 1,
+      version: 2,
     });
+  });
+
+  it('reads the store again after a failed load: at the next load, message or end of stage, never answering a load it did not read', async () => {
+    const memory = memoryNotesStore();
+    const profile = { facts: [{ category: 'People', fact: 'Partner is Jordan' }], consolidatedAt: 1, sessionCount: 1 };
+    await memory.save('maya', { sessions: [], profile: { value: profile, expected: 0 } });
+    let down = true;
+    let loads = 0;
+    const store: NotesStore = {
+      load: (user, session) => {
+        loads += 1;
+        return down ? E.left(storeFailure('unavailable', 'the database is down')) : memory.load(user, session);
+      },
+      save: (user, write) =>
+        down ? E.left(storeFailure('unavailable', 'the database is down')) : memory.save(user, write),
+    };
+    const make = () =>
+      createNotableFactsTracker({
+        complete: async () => answer(['Logistics', 'Works nights']),
+        store,
+        onError: () => undefined,
+      });
+    // load(): a second call reads the store again, and answers Left while it is still down.
+    const byLoad = make();
+    expect(await byLoad.load('maya', 's2')).toEqual(E.left(storeFailure('unavailable', 'the database is down')));
+    expect(await byLoad.load('maya', 's2')).toEqual(E.left(storeFailure('unavailable', 'the database is down')));
+    expect(loads).toBe(2);
+    down = false;
+    expect(await byLoad.load('maya', 's2')).toEqual(E.right(undefined));
+    expect(loads).toBe(3);
+    expect(right(byLoad.contextFor('maya', 's2')).profile).toContain('Partner is Jordan');
+    // A message: its extraction waits for the load it starts, and the profile is there.
+    down = true;
+    const byMessage = make();
+    expect(E.isLeft(await byMessage.load('maya', 's2'))).toBe(true);
+    down = false;
+    byMessage.recordUserMessage('maya', 's2', 'I work nights');
+    await idle(byMessage);
+    expect(right(byMessage.contextFor('maya', 's2')).text).toContain('Partner is Jordan');
+    expect(right(byMessage.contextFor('maya', 's2')).session).toContain('Works nights');
+    // An end of stage: it merges into the profile the store holds.
+    down = true;
+    const byStage = make();
+    expect(E.isLeft(await byStage.load('maya', 's3'))).toBe(true);
+    down = false;
+    const report = right(await byStage.endStage('maya', 's3'));
+    expect(report.profile?.facts.map(({ fact }) => fact)).toContain('Partner is Jordan');
+    expect(right(byStage.contextFor('maya', 's3')).profile).toContain('Partner is Jordan');
   });
 
   it('reports a stored record it cannot read at all as invalid_notes, keeps its own, and never saves over it', async () => {
@@ -784,5 +834,111 @@ describe('a tracker over a notes store', () => {
     expect(E.isLeft(later) && later.left.code).toBe('internal');
     await expect(tracker.settled()).resolves.toBeUndefined();
     expect(heard.map((failure) => failure.code)).toEqual(['internal']);
+  });
+});
+
+describe('closing a tracker over a store without leases', () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  /** `promise`, or a failure naming `what` when it has not settled within `ms`. */
+  const within = <T>(promise: Promise<T>, what: string, ms: number): Promise<T> =>
+    Promise.race([
+      promise,
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} did not settle`)), ms)),
+    ]);
+
+  it.each(['save', 'load'] as const)(
+    'gives up a store that leaves a %s unanswered after twice leaseMs, answering an end of stage left waiting as closed',
+    async (hangs) => {
+      const memory = memoryNotesStore();
+      const store: NotesStore = {
+        load: (user, session) => (hangs === 'load' ? new Promise(() => undefined) : memory.load(user, session)),
+        save: (user, write) => (hangs === 'save' ? new Promise(() => undefined) : memory.save(user, write)),
+      };
+      const heard: string[] = [];
+      const tracker = createNotableFactsTracker({
+        complete: async () => answer(['People', 'Works nights']),
+        store,
+        leaseMs: 100,
+        onError: (failure) => heard.push(`${failure.code}: ${failure.message}`),
+      });
+      tracker.recordUserMessage('maya', 's1', 'I work nights');
+      await sleep(20);
+      const stage = tracker.endStage('maya', 's1');
+      const started = Date.now();
+      await within(tracker.close(), 'close', 2_000);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+      // Merged in memory before its save (which hangs), or never, waiting for the load.
+      expect(await within(stage, 'endStage', 100)).toMatchObject(
+        hangs === 'save' ? { _tag: 'Right', right: { sessions: ['s1'] } } : { _tag: 'Left', left: { code: 'closed' } },
+      );
+      expect(heard).toContain(
+        'closed: the notes store left a call unanswered for twice leaseMs (200 ms): close gave up waiting for it',
+      );
+    },
+  );
+
+  it('tries a save that failed again, with backoff, and closes once it has landed', async () => {
+    const memory = memoryNotesStore();
+    let saves = 0;
+    const store: NotesStore = {
+      load: (user, session) => memory.load(user, session),
+      save: (user, write) => {
+        saves += 1;
+        return saves <= 2 ? E.left(storeFailure('unavailable', 'the database is down')) : memory.save(user, write);
+      },
+    };
+    const heard: string[] = [];
+    const tracker = createNotableFactsTracker({
+      complete: async () => answer(['People', 'Works nights']),
+      store,
+      leaseMs: 2_000,
+      leasePollMs: 20,
+      onError: (failure) => heard.push(`${failure.code}: ${failure.message}`),
+    });
+    tracker.recordUserMessage('maya', 's1', 'I work nights');
+    await tracker.settled();
+    expect(saves).toBe(1);
+    const started = Date.now();
+    await within(tracker.close(), 'close', 1_500);
+    // Tried again after 20 ms, then 40 ms: the third save lands, long before leaseMs.
+    expect(saves).toBe(3);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect((await stored(memory, 'maya', 's1')).session).toMatchObject({
+      value: { facts: [{ category: 'People', fact: 'Works nights' }] },
+      version: 1,
+    });
+    expect(heard).toEqual(['unavailable: the database is down', 'unavailable: the database is down']);
+  });
+
+  it('tries a save that keeps failing for up to leaseMs, then gives it up and tells onError what was lost', async () => {
+    let saves = 0;
+    const store: NotesStore = {
+      load: () => E.right({ session: { version: 0 }, profile: { version: 0 } }),
+      save: () => {
+        saves += 1;
+        return E.left(storeFailure('unavailable', 'the database is down'));
+      },
+    };
+    const heard: string[] = [];
+    const tracker = createNotableFactsTracker({
+      complete: async () => answer(['People', 'Works nights']),
+      store,
+      leaseMs: 300,
+      leasePollMs: 20,
+      onError: (failure) => heard.push(`${failure.code}: ${failure.message}`),
+    });
+    tracker.recordUserMessage('maya', 's1', 'I work nights');
+    await tracker.settled();
+    const started = Date.now();
+    await within(tracker.close(), 'close', 2_000);
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(280);
+    expect(took).toBeLessThan(600);
+    // 20, 40, 80, then every 100 ms (a third of leaseMs): a few tries, not one.
+    expect(saves).toBeGreaterThanOrEqual(4);
+    expect(heard.at(-1)).toBe(
+      'closed: the tracker closed with 1 change to the notes of "maya" (session "s1") the store did not take: they are lost with the tracker',
+    );
   });
 });
