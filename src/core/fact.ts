@@ -2,7 +2,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { kindOf, refuseArgument } from '../base/describe.js';
 import { sha256HexPrefix } from '../base/hash.js';
 import { isRecord } from '../base/record.js';
-import { isBlank, wellFormed } from '../base/text.js';
+import { clipStart, collapseWhitespace, isBlank, wellFormed } from '../base/text.js';
 import { plainTime } from '../base/time.js';
 
 /** The categories a fact can carry. */
@@ -50,6 +50,18 @@ export const createFactId = (subject: string, relation: string, object: string):
   if (typeof relation !== 'string') refuseArgument('the relation', relation, 'a string');
   if (typeof object !== 'string') refuseArgument('the object', object, 'a string');
   return sha256HexPrefix(subject + ID_SEPARATOR + relation + ID_SEPARATOR + object, 8);
+};
+
+/** The longest path kept as a subject: a subject's limit. */
+export const PATH_LIMIT = FACT_LIMITS.subject;
+
+/**
+ * A path as a subject: whitespace-collapsed, clipped to 200 characters keeping its end (its file
+ * name). Extraction makes a path's subject so, and an invalidation reads a subject no pair holds so.
+ */
+export const pathText = (text: string): string => {
+  if (typeof text !== 'string') refuseArgument('the text', text, 'a string');
+  return clipStart(collapseWhitespace(text), PATH_LIMIT);
 };
 
 /** Facts about files: their history lends them the context of every task that asserted them. */

@@ -1,6 +1,6 @@
 import { refuseArgument } from '../../base/describe.js';
 import type { FactTag } from '../fact.js';
-import { clipEnd, clipStart, collapseWhitespace, trimEndOf } from '../../base/text.js';
+import { clipEnd, collapseWhitespace, trimEndOf } from '../../base/text.js';
 
 /** A fact as a rule proposes it; the extractor adds id, time, source and confidence. */
 export interface FactDraft {
@@ -26,8 +26,7 @@ export interface ExtractionRule<Result> {
 
 /** The longest object taken from free text. */
 export const FREE_TEXT_LIMIT = 120;
-/** The longest path kept as a subject. */
-export const PATH_LIMIT = 200;
+export { PATH_LIMIT, pathText } from '../fact.js';
 
 /**
  * `text`, refused with a TypeError when it is no string (a rule's field read as null): a
@@ -40,9 +39,6 @@ const checkedText = (text: string): string => {
 
 /** Free text as a fact object: whitespace-collapsed, clipped to 120 characters ending in `...`. */
 export const freeText = (text: string): string => clipEnd(collapseWhitespace(checkedText(text)), FREE_TEXT_LIMIT);
-
-/** A path as a subject: whitespace-collapsed, clipped to 200 characters keeping its end. */
-export const pathText = (text: string): string => clipStart(collapseWhitespace(checkedText(text)), PATH_LIMIT);
 
 const PLACEHOLDERS = new Set([
   'none',

@@ -1,7 +1,6 @@
 import { wellFormed } from '../../base/text.js';
 import { plainTime } from '../../base/time.js';
-import { pathText } from '../extract/rule.js';
-import { holdsSeparator } from '../fact.js';
+import { holdsSeparator, pathText } from '../fact.js';
 import type { FactStore } from './state.js';
 import { checkedFactStore } from './storeShape.js';
 import { deriveRecords, latestAssertionTime, withClear } from './timeline.js';

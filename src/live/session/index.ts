@@ -18,7 +18,15 @@ export type { LiveSession, SessionFiles, SessionOptions } from './session.js';
 export { fileSessionStore } from './files.js';
 export type { FileSessionStoreOptions, SessionsFolder } from './files.js';
 export { memorySessionStore } from './memoryStore.js';
-export type { AppendResult, SessionStore, SessionStoreError, StoredLine, StoredSnapshot, TailRead } from './store.js';
+export type {
+  AppendResult,
+  SessionFollower,
+  SessionStore,
+  SessionStoreError,
+  StoredLine,
+  StoredSnapshot,
+  TailRead,
+} from './store.js';
 export {
   applyLogLine,
   applyLogLines,
