@@ -1,7 +1,7 @@
 /**
  * `fact-tracker init` on settings that already name a store or give the commands options, written
  * by hand in the documented forms of `hook` and `mcp`: a run without `--store` keeps them (or
- * says which words it drops).
+ * says which words it drops), and a store that is a mistyped address is refused, never written.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -171,5 +171,44 @@ describe.concurrent('fact-tracker init on settings that already name a store or 
       expect(run.stdout + run.stderr).not.toContain('Hunter2Secret');
       for (const [path, content] of Object.entries(files)) expect(readJson(join(project, path))).toEqual(content);
     }
+  });
+
+  it('refuses in one line a --store that is a mistyped PostgreSQL address, given or kept, never writing or echoing its password', async () => {
+    for (const store of [
+      'postgres:/u:pw-S3cret@h/db',
+      'postgres:u:pw-S3cret@h/db',
+      'host=h password=pw-S3cret',
+      'u:pw-S3cret@h/db',
+    ]) {
+      const project = tempDir('init-mistyped-');
+      const run = await init(project, 'claude', '--store', store);
+      expect([run.status, run.stderr]).toEqual([
+        1,
+        expect.stringMatching(/^fact-tracker init: store_url: --store is [^\n]*; nothing was written\n$/u),
+      ]);
+      expect(run.stdout + run.stderr).not.toContain('S3cret');
+      expect(existsSync(join(project, '.claude'))).toBe(false);
+      expect(existsSync(join(project, '.mcp.json'))).toBe(false);
+      // The same store written by hand into the hooks is refused as kept from them.
+      const kept = projectWith({ '.claude/settings.json': hooksOf(`npx fact-tracker hook --store '${store}'`) });
+      const again = await init(kept, 'claude');
+      expect([again.status, again.stderr]).toEqual([
+        1,
+        expect.stringMatching(
+          /^fact-tracker init: store_url: the store kept from \.claude\/settings\.json is [^\n]*; nothing was written\n$/u,
+        ),
+      ]);
+      expect(again.stdout + again.stderr).not.toContain('S3cret');
+    }
+    // The commands that use a store refuse it as well, instead of making a folder of it.
+    const cwd = tempDir('init-mistyped-');
+    const list = await runCli(['sessions', 'list', '--store', 'postgres:/u:pw-S3cret@h/db'], undefined, { cwd });
+    expect([list.status, list.stderr]).toEqual([
+      1,
+      expect.stringMatching(
+        /^fact-tracker sessions: store_url: --store is a PostgreSQL URL without the \/\/[^\n]*\n$/u,
+      ),
+    ]);
+    expect(list.stderr).not.toContain('S3cret');
   });
 });

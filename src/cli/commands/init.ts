@@ -348,7 +348,11 @@ const keptFrom = (file: string): StoreSource => ({
 const checkStore = (store: string, source: StoreSource): E.Either<string, string> => {
   if (store.trim() === '') return E.left(`${source.name} needs a folder or a postgres:// URL; nothing was written`);
   const choice = chooseStore({ store }, undefined);
-  if (E.isLeft(choice)) return E.left(`${choice.left.code}: ${choice.left.message}`);
+  // The check names a store `--store`: one kept from the settings is named by where it was.
+  if (E.isLeft(choice))
+    return E.left(
+      `${choice.left.code}: ${choice.left.message.replace(/^--store\b/u, source.name)}; nothing was written`,
+    );
   if (choice.right.kind === 'postgres' && choice.right.address.secrets.length > 0)
     return E.left(
       `${source.url} holds a password, which would be written into settings meant to be committed; nothing was written. Set ${STORE_VARIABLE} to the URL in your environment (your shell profile, or your CI's secrets) and run init again with --store ${choice.right.address.location}${source === GIVEN ? ' (or without --store)' : ''}, or keep the password in PGPASSWORD or ~/.pgpass`,
