@@ -7,7 +7,7 @@ import { defineConfig } from 'vitest/config';
  * timeout of their own (`vitest --project unit` runs the rest alone, in seconds).
  */
 const PROCESS_TESTS = [
-  'test/cli/{backpressure,bundle,commands,init,largeHistories,notes,replay,saveSection}.test.ts',
+  'test/cli/{backpressure,bundle,commands,init,initKept,largeHistories,notes,replay,saveSection}.test.ts',
   'test/context/{cli,gitflows,guards,hostile,processes,store}.test.ts',
   'test/eval/cli.test.ts',
   'test/live/**/*.test.ts',

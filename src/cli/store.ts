@@ -35,6 +35,25 @@ export interface StoreNaming {
 /** A URL of a scheme other than PostgreSQL's: a mistake, never a folder named `mysql:`. */
 const OTHER_URL = /^([a-z][a-z0-9+.-]*):\/\//iu;
 
+/** `postgres:` or `postgresql:` without the `//` of a URL: a mistyped URL, never a folder. */
+const POSTGRES_WITHOUT_SLASHES = /^postgres(?:ql)?:(?!\/\/)/iu;
+
+/** The keywords of a libpq connection string (`host=H dbname=D ...`), which a store cannot be given as. */
+const CONNINFO_KEYWORD =
+  /(?:^|\s)(?:host|hostaddr|port|dbname|user|password|passfile|sslmode|sslpassword|service|application_name|connect_timeout|options)\s*=/iu;
+
+/** `USER:PASSWORD@HOST...`: a URL that lost its scheme, never a folder. */
+const CREDENTIALS_WITHOUT_SCHEME = /^[^\s/:@]+:[^\s/@]*@[^\s/@]/u;
+
+/** Why `text`, not a URL, is no folder either but a mistyped PostgreSQL address; undefined for a folder. */
+const mistypedAddress = (text: string): string | undefined => {
+  const trimmed = text.trim();
+  if (POSTGRES_WITHOUT_SLASHES.test(trimmed)) return 'is a PostgreSQL URL without the // after its scheme';
+  if (CONNINFO_KEYWORD.test(trimmed)) return 'is a connection string of key=value words, which a store is not named by';
+  if (CREDENTIALS_WITHOUT_SCHEME.test(trimmed)) return 'is a USER:PASSWORD@HOST address without its postgres:// scheme';
+  return undefined;
+};
+
 /** Reads one naming of a store (`what` says where it came from); the text is never repeated, as it may hold a password. */
 const parseStore = (
   text: string,
@@ -46,6 +65,14 @@ const parseStore = (
       (error: Failure<'store_url'>) => failure('store_url', `${what}: ${error.message}`),
       (address: PostgresAddress): StoreChoice => ({ kind: 'postgres', address }),
     )(parsePostgresUrl(text));
+  const mistyped = mistypedAddress(text);
+  if (mistyped !== undefined)
+    return E.left(
+      failure(
+        'store_url',
+        `${what} ${mistyped}; a store is a folder, or a URL of the form postgres://USER@HOST[:PORT]/DATABASE (the password in PGPASSWORD or ~/.pgpass)`,
+      ),
+    );
   const other = OTHER_URL.exec(text.trim());
   if (other !== null)
     return E.left(

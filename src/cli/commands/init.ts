@@ -48,12 +48,18 @@ import {
   mergeMcpJson,
   parseJsonSettings,
   shellQuote,
-  storeOfHooks,
-  storeOfCodexToml,
-  storeOfMcpJson,
   unsafeStore,
   withoutStore,
 } from '../init/settings.js';
+import {
+  droppedWarning,
+  keptOptions,
+  readCodexServer,
+  readHooks,
+  readMcpJsonServer,
+  type ServerReading,
+  storesOf,
+} from '../init/existing.js';
 import { chooseStore, STORE_VARIABLE } from '../store.js';
 
 /**
@@ -342,7 +348,11 @@ const keptFrom = (file: string): StoreSource => ({
 const checkStore = (store: string, source: StoreSource): E.Either<string, string> => {
   if (store.trim() === '') return E.left(`${source.name} needs a folder or a postgres:// URL; nothing was written`);
   const choice = chooseStore({ store }, undefined);
-  if (E.isLeft(choice)) return E.left(`${choice.left.code}: ${choice.left.message}`);
+  // The check names a store `--store`: one kept from the settings is named by where it was.
+  if (E.isLeft(choice))
+    return E.left(
+      `${choice.left.code}: ${choice.left.message.replace(/^--store\b/u, source.name)}; nothing was written`,
+    );
   if (choice.right.kind === 'postgres' && choice.right.address.secrets.length > 0)
     return E.left(
       `${source.url} holds a password, which would be written into settings meant to be committed; nothing was written. Set ${STORE_VARIABLE} to the URL in your environment (your shell profile, or your CI's secrets) and run init again with --store ${choice.right.address.location}${source === GIVEN ? ' (or without --store)' : ''}, or keep the password in PGPASSWORD or ~/.pgpass`,
@@ -389,21 +399,25 @@ const withoutPassword = (store: string): string | undefined => {
   return E.isRight(choice) && choice.right.kind === 'postgres' ? choice.right.address.location : undefined;
 };
 
+/** The file that registers the server of `host`. */
+const serverFile = (host: InitHost): string => (host === 'claude' ? '.mcp.json' : CODEX_CONFIG);
+
 /**
- * Refuses a run without `--store` that would lose the store the MCP server is given in
- * `.mcp.json` (Claude Code) or `.codex/config.toml` (Codex), set there by hand: one holding a
- * password (which a committed file must not keep, and which init must not drop unasked either),
- * or another one than the hooks', which the hooks' store would replace. The user says which
- * store to keep with `--store`.
+ * Refuses a run without `--store` that would lose a store the MCP server is given in
+ * `.mcp.json` (Claude Code) or `.codex/config.toml` (Codex), set there by hand (`part` says
+ * where: its `env`, or its command): one holding a password (which a committed file must not
+ * keep, and which init must not drop unasked either), or another one than `kept` (named by
+ * `keptWhere`), which would replace it. The user says which store to keep with `--store`.
  */
 const checkMcpStore = (
-  host: InitCommand['host'],
+  host: InitHost,
+  part: 'env' | 'command',
   mcpStore: string,
-  hooksStore: string | undefined,
+  kept: { readonly store: string; readonly where: string } | undefined,
 ): E.Either<string, void> => {
   const where =
     host === 'claude'
-      ? ".mcp.json (the fact-tracker server's env)"
+      ? `.mcp.json (the fact-tracker server's ${part === 'env' ? 'env' : 'args'})`
       : `${CODEX_CONFIG} (the fact-tracker server's table)`;
   if (holdsPassword(mcpStore)) {
     const location = withoutPassword(mcpStore);
@@ -411,11 +425,46 @@ const checkMcpStore = (
       `the store URL in ${where} holds a password, which init neither keeps in settings meant to be committed nor drops unasked; nothing was written. Put the URL in ${STORE_VARIABLE} in your environment (your shell profile, or your CI's secrets) or the password in PGPASSWORD, PGPASSFILE or ~/.pgpass, then run init again with --store ${location === undefined ? 'and the URL without its password' : location}`,
     );
   }
-  if (hooksStore !== undefined && mcpStore !== hooksStore)
+  if (kept !== undefined && mcpStore !== kept.store)
     return E.left(
-      `the fact-tracker server in ${host === 'claude' ? '.mcp.json' : CODEX_CONFIG} is given another store than the hooks of ${hooksFile(host)}, which would replace it; nothing was written. Run init again with --store and the store to keep in both`,
+      `the fact-tracker server in ${serverFile(host)} is given another store than ${kept.where}, which would replace it; nothing was written. Run init again with --store and the store to keep in both`,
     );
   return E.right(undefined);
+};
+
+/**
+ * The store a run without `--store` keeps: the one the hooks name, else the one the server's
+ * command names (a store only in the server's `env` stays there as written), checked as a
+ * `--store` is; and every store the server is given, checked against it. Right(undefined): none.
+ */
+const keptStore = (
+  host: InitHost,
+  hooksStores: ReadonlyArray<string>,
+  server: ServerReading,
+): E.Either<string, string | undefined> => {
+  if (hooksStores.length > 1)
+    return E.left(
+      `the fact-tracker hooks of ${hooksFile(host)} name different stores, and init writes one; nothing was written. Run init again with --store and the store to keep`,
+    );
+  const commandStore = server.command?.store;
+  const [hooksStore] = hooksStores;
+  const store = hooksStore ?? commandStore;
+  const source = hooksStore !== undefined ? hooksFile(host) : serverFile(host);
+  const checked = store === undefined ? E.right(undefined) : checkStore(store, keptFrom(source));
+  if (E.isLeft(checked)) return checked;
+  const kept =
+    store === undefined
+      ? undefined
+      : { store, where: hooksStore !== undefined ? `the hooks of ${hooksFile(host)}` : "the server's command" };
+  for (const [part, given] of [
+    ['env', server.envStore],
+    ['command', hooksStore === undefined ? undefined : commandStore],
+  ] as const)
+    if (given !== undefined) {
+      const consistent = checkMcpStore(host, part, given, kept);
+      if (E.isLeft(consistent)) return consistent;
+    }
+  return checked;
 };
 
 /** Where `writeSettings` writes, and with what. */
@@ -437,35 +486,41 @@ const writeSettings = (
   io: CliIo,
   { project, main, via, stillLocked }: InitPlace,
 ): E.Either<string, number> => {
-  // A store kept from the settings is checked as one given: a password put there by hand
-  // would otherwise be printed and copied into the other files.
-  const kept =
-    command.store === undefined ? storeOfHooks(readJsonSettings(project, hooksFile(command.host))) : undefined;
+  // What the settings already give the commands: a store kept from them is checked as one
+  // given (a password put there by hand would otherwise be printed and copied into the other files).
+  const hooks = readHooks(
+    readJsonSettings(project, hooksFile(command.host)),
+    isFactTrackerHook(project, launcherFor(main, via)),
+  );
+  const server =
+    command.host === 'claude'
+      ? readMcpJsonServer(readJsonSettings(project, '.mcp.json'))
+      : readCodexServer(readTextSettings(project, CODEX_CONFIG) ?? '');
   const checked =
-    command.store !== undefined
-      ? checkStore(command.store, GIVEN)
-      : kept === undefined
-        ? undefined
-        : checkStore(kept, keptFrom(hooksFile(command.host)));
-  if (checked !== undefined && E.isLeft(checked)) return checked;
-  const mcpStore =
-    command.store !== undefined
-      ? undefined
-      : command.host === 'claude'
-        ? storeOfMcpJson(readJsonSettings(project, '.mcp.json'))
-        : storeOfCodexToml(readTextSettings(project, CODEX_CONFIG) ?? '');
-  if (mcpStore !== undefined) {
-    const consistent = checkMcpStore(command.host, mcpStore, kept);
-    if (E.isLeft(consistent)) return consistent;
-  }
-  const store = checked?.right;
-  const launcher = launcherFor(main, via, store, command.layout);
+    command.store !== undefined ? checkStore(command.store, GIVEN) : keptStore(command.host, storesOf(hooks), server);
+  if (E.isLeft(checked)) return checked;
+  const store = checked.right;
+  const hookOptions = keptOptions(hooks, command.layout !== undefined);
+  const serverOptions = keptOptions(
+    server.command === undefined
+      ? server.exists
+        ? [{ options: [], dropped: ['a command that runs no fact-tracker mcp init can read'] }]
+        : []
+      : [server.command],
+    command.layout !== undefined,
+  );
+  const launcher = launcherFor(main, via, store, command.layout, { hook: hookOptions.words, mcp: serverOptions.words });
   const planned: Planned[] = [];
   for (const file of filesOf(project, command.host, launcher)) {
     const one = plan(project, file);
     if (E.isLeft(one)) return one;
     planned.push(one.right);
   }
+  for (const warning of [
+    droppedWarning(`the fact-tracker hook commands of ${hooksFile(command.host)}`, hookOptions),
+    droppedWarning(`the fact-tracker server of ${serverFile(command.host)}`, serverOptions),
+  ])
+    if (warning !== undefined) io.stderr(warning);
   for (const file of planned) {
     if (!file.changed) {
       io.stdout(`unchanged  ${file.path}\n`);

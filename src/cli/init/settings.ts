@@ -37,14 +37,11 @@ export const storeReference = (store: string): string => `\${${STORE_VARIABLE}:-
 /** The shell words that set the store for the command after them. */
 const storeAssignment = (store: string): string => `${STORE_VARIABLE}="${storeReference(store)}"`;
 
-/** A command line of ours that sets the store, and the store it falls back to. */
-const STORE_PREFIX = /^\s*FACT_TRACKER_STORE="\$\{FACT_TRACKER_STORE:-([^"$`\\}]*)\}"\s+/u;
+/** The assignments (`NAME=VALUE`, its value quoted or not) before a command, as `init --store` or a user puts them. */
+const ASSIGNMENTS = /^\s*(?:[A-Za-z_][A-Za-z0-9_]*=(?:"(?:[^"\\]|\\.)*"|'[^']*'|[^\s"'])*\s+)+/u;
 
-/** The store a command line written by `init --store` falls back to, if it is one. */
-const storeOfCommand = (command: string): string | undefined => STORE_PREFIX.exec(command)?.[1];
-
-/** A command line without the store assignment `init --store` puts in front of it. */
-export const withoutStore = (command: string): string => command.replace(STORE_PREFIX, '');
+/** A command line without the assignments before it (the store's, as `init --store` or a user sets it). */
+export const withoutStore = (command: string): string => command.replace(ASSIGNMENTS, '');
 
 /**
  * Why `store` cannot be written into a shell word between double quotes (a `"`, `$`, backquote,
@@ -59,23 +56,37 @@ export const unsafeStore = (store: string): string | undefined =>
 export const shellQuote = (text: string): string =>
   /^[\w@%+=:,./-]+$/u.test(text) ? text : `'${text.replace(/'/gu, `'\\''`)}'`;
 
+/** Options the settings already give the hook command and the server, which a run keeps. */
+export interface KeptWords {
+  readonly hook: ReadonlyArray<string>;
+  readonly mcp: ReadonlyArray<string>;
+}
+
 /**
  * The commands that run this installation and nothing else: Node on the absolute path of its
  * entry point, or `npx --no-install`, which runs the copy installed in the project and never
- * fetches a package.
+ * fetches a package; with `kept`, the options already given to each, after the layout.
  */
-export const launcherFor = (main: string, via: 'node' | 'npx', store?: string, layout?: SectionLayout): Launcher => {
+export const launcherFor = (
+  main: string,
+  via: 'node' | 'npx',
+  store?: string,
+  layout?: SectionLayout,
+  kept: KeptWords = { hook: [], mcp: [] },
+): Launcher => {
   // The default layout is no option at all: a bare hook keeps its fast start.
   const options = layout === undefined || layout === 'lines' ? [] : ['--layout', layout];
+  const hookOptions = [...options, ...kept.hook].map(shellQuote);
+  const mcpOptions = [...options, ...kept.mcp];
   const plain: Launcher =
     via === 'npx'
       ? {
-          hook: ['npx --no-install fact-tracker hook', ...options].join(' '),
-          mcp: { command: 'npx', args: ['--no-install', 'fact-tracker', 'mcp', ...options] },
+          hook: ['npx --no-install fact-tracker hook', ...hookOptions].join(' '),
+          mcp: { command: 'npx', args: ['--no-install', 'fact-tracker', 'mcp', ...mcpOptions] },
         }
       : {
-          hook: [`node ${shellQuote(main)} hook`, ...options].join(' '),
-          mcp: { command: 'node', args: [main, 'mcp', ...options] },
+          hook: [`node ${shellQuote(main)} hook`, ...hookOptions].join(' '),
+          mcp: { command: 'node', args: [main, 'mcp', ...mcpOptions] },
         };
   // The hooks run through a shell, which reads the fallback; a bare `hook` keeps its fast start.
   return store === undefined ? plain : { ...plain, hook: `${storeAssignment(store)} ${plain.hook}`, store };
@@ -205,60 +216,6 @@ export const mergeHooks = (
   for (const [event, groups] of Object.entries(merged))
     if ((groups as unknown[]).length === 0 && (hooks[event] as unknown[]).length > 0) delete merged[event];
   return E.right({ ...settings, hooks: merged });
-};
-
-/** The store the hook commands of a settings document fall back to, if `init --store` wrote one. */
-export const storeOfHooks = (settings: unknown): string | undefined => {
-  const hooks = isRecord(settings) ? settings['hooks'] : undefined;
-  if (!isRecord(hooks)) return undefined;
-  for (const groups of Object.values(hooks))
-    for (const group of Array.isArray(groups) ? groups : [])
-      for (const handler of isRecord(group) && Array.isArray(group['hooks']) ? group['hooks'] : []) {
-        const command = isRecord(handler) ? handler['command'] : undefined;
-        const store = typeof command === 'string' ? storeOfCommand(command) : undefined;
-        if (store !== undefined) return store;
-      }
-  return undefined;
-};
-
-/** `${FACT_TRACKER_STORE:-STORE}` as a whole value, and its `STORE`. */
-const STORE_REFERENCE = /^\$\{FACT_TRACKER_STORE:-(.*)\}$/su;
-
-/**
- * The store the `fact-tracker` server of a `.mcp.json` document is given in its `env`: the
- * fallback of `${FACT_TRACKER_STORE:-STORE}` as `init --store` writes it, or the value as
- * written by hand; undefined when it sets none.
- */
-export const storeOfMcpJson = (document: unknown): string | undefined => {
-  const servers = isRecord(document) ? document['mcpServers'] : undefined;
-  const server = isRecord(servers) ? servers[SERVER_NAME] : undefined;
-  const env = isRecord(server) ? server['env'] : undefined;
-  const value = isRecord(env) ? env[STORE_VARIABLE] : undefined;
-  return typeof value === 'string' && value !== '' ? (STORE_REFERENCE.exec(value)?.[1] ?? value) : undefined;
-};
-
-/**
- * The store the `fact-tracker` server of a Codex `config.toml` is given: the fallback of the
- * assignment `init --store` puts before its command (`sh -c 'FACT_TRACKER_STORE=...'`), or a
- * store set by hand in its `env` table (the fallback of `${FACT_TRACKER_STORE:-STORE}`, or the
- * value as written); undefined when it sets none or the text is not TOML, which the merge that
- * follows refuses in its own words.
- */
-export const storeOfCodexToml = (text: string): string | undefined => {
-  let parsed: unknown;
-  try {
-    parsed = parseToml(text, TOML_OPTIONS);
-  } catch {
-    return undefined;
-  }
-  const servers = isRecord(parsed) ? parsed['mcp_servers'] : undefined;
-  const server = isRecord(servers) ? servers[SERVER_NAME] : undefined;
-  if (!isRecord(server)) return undefined;
-  const env = isRecord(server['env']) ? server['env'][STORE_VARIABLE] : undefined;
-  if (typeof env === 'string' && env !== '') return STORE_REFERENCE.exec(env)?.[1] ?? env;
-  const args = Array.isArray(server['args']) ? server['args'] : [];
-  const script = server['command'] === 'sh' && args[0] === '-c' ? args[1] : undefined;
-  return typeof script === 'string' ? storeOfCommand(script) : undefined;
 };
 
 /** The server's entry in `.mcp.json`: its command, keeping whatever else the user set on it; a store by Claude Code's `${VAR:-default}` in its `env`. */

@@ -1,0 +1,255 @@
+/**
+ * What the settings `init` is about to rewrite already say: the store and the options of the
+ * fact-tracker commands there, however they were written (by an earlier `init`, or by hand with
+ * the documented options of `hook` and `mcp`), so that a run keeps them, and the words it
+ * cannot keep, so that it says which ones it drops.
+ */
+import { parse as parseToml } from 'smol-toml';
+import { isRecord } from '../../base/record.js';
+import { isSectionLayout } from '../../core/retrieve/defaults.js';
+import { SERVER_NAME } from './settings.js';
+
+/** The environment variable that names the store. */
+const STORE_VARIABLE = 'FACT_TRACKER_STORE';
+
+/** One shell word, unquoted, and whether the shell would expand something in it (a `$` or a backquote not between single quotes). */
+interface Word {
+  readonly text: string;
+  readonly expands: boolean;
+}
+
+/**
+ * The words of a simple command line as a POSIX shell splits them (quotes, backslashes), and
+ * what follows the first operator (`;`, `&`, `|`, `<`, `>`, `(`, `)`, or a comment), which is no
+ * part of the command: empty when there is none.
+ */
+export const shellWords = (line: string): { readonly words: ReadonlyArray<Word>; readonly rest: string } => {
+  const words: Word[] = [];
+  let text = '';
+  let expands = false;
+  let inWord = false;
+  const end = (): void => {
+    if (inWord) words.push({ text, expands });
+    text = '';
+    expands = false;
+    inWord = false;
+  };
+  for (let i = 0; i < line.length; i += 1) {
+    const c = line[i]!;
+    if (/\s/u.test(c)) {
+      end();
+      continue;
+    }
+    if (/[;&|<>()]/u.test(c) || (c === '#' && !inWord)) {
+      end();
+      return { words, rest: line.slice(i).trim() };
+    }
+    inWord = true;
+    if (c === "'") {
+      const close = line.indexOf("'", i + 1);
+      const stop = close === -1 ? line.length : close;
+      text += line.slice(i + 1, stop);
+      i = stop;
+    } else if (c === '"') {
+      for (i += 1; i < line.length && line[i] !== '"'; i += 1) {
+        if (line[i] === '\\' && i + 1 < line.length && /[$`"\\\n]/u.test(line[i + 1]!)) i += 1;
+        else if (line[i] === '$' || line[i] === '`') expands = true;
+        text += line[i];
+      }
+    } else if (c === '\\') {
+      i += 1;
+      if (i < line.length && line[i] !== '\n') text += line[i];
+    } else {
+      if (c === '$' || c === '`') expands = true;
+      text += c;
+    }
+  }
+  end();
+  return { words, rest: '' };
+};
+
+/** What one fact-tracker command (`hook`, or `mcp`) is given. */
+export interface CommandReading {
+  /** The store it names: by `--store`, `--sessions-dir`, else a `FACT_TRACKER_STORE=` before it. */
+  readonly store?: string;
+  /** Its other options init keeps, by name (without `--`), in their order. */
+  readonly options: ReadonlyArray<readonly [string, string]>;
+  /** What it is given that init does not keep, named without a value (a value may be a secret). */
+  readonly dropped: ReadonlyArray<string>;
+}
+
+/** The options of `hook` and of `mcp` that take a value: all of them (see `commandOptions.ts`). */
+const VALUE_OPTIONS = {
+  hook: ['store', 'sessions-dir', 'reviewer-pattern', 'max-facts', 'max-tokens', 'tokenizer', 'layout'],
+  mcp: ['store', 'sessions-dir', 'max-answer-tokens', 'tokenizer', 'layout'],
+} as const;
+
+/** `${FACT_TRACKER_STORE:-STORE}`, as `init --store` writes it, and its `STORE`. */
+const STORE_REFERENCE = /^\$\{FACT_TRACKER_STORE:-([^}]*)\}$/su;
+
+/** The store a value of `FACT_TRACKER_STORE` names: the fallback of init's reference, or the value. */
+const storeOfValue = (value: string): string => STORE_REFERENCE.exec(value)?.[1] ?? value;
+
+const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/su;
+
+/**
+ * The store and options of a command line (`words`, after `rest`, an operator and what follows
+ * it) that runs `fact-tracker SUBCOMMAND`: undefined when it runs no such subcommand (its word
+ * after a word naming fact-tracker or its `main.js`).
+ */
+export const readCommand = (
+  words: ReadonlyArray<Word>,
+  rest: string,
+  subcommand: 'hook' | 'mcp',
+): CommandReading | undefined => {
+  const at = words.findIndex(
+    (word, index) =>
+      index > 0 && word.text === subcommand && /(?:fact-tracker|main\.js)$/u.test(words[index - 1]!.text),
+  );
+  if (at === -1) return undefined;
+  const dropped: string[] = [];
+  let assigned: string | undefined;
+  for (const word of words.slice(0, at)) {
+    const assignment = ASSIGNMENT.exec(word.text);
+    if (assignment === null) continue; // the launcher (node PATH, npx --no-install, exec): init writes its own
+    if (assignment[1] === STORE_VARIABLE) assigned = storeOfValue(assignment[2]!);
+    else dropped.push(`${assignment[1]}=`);
+  }
+  const known: ReadonlyArray<string> = VALUE_OPTIONS[subcommand];
+  const options: Array<readonly [string, string]> = [];
+  const after = words.slice(at + 1);
+  for (let i = 0; i < after.length; i += 1) {
+    const word = after[i]!.text;
+    const option = /^--([a-z-]+)(?:=(.*))?$/su.exec(word);
+    const name = option?.[1];
+    if (option === null || name === undefined || !known.includes(name)) {
+      dropped.push(word.startsWith('-') ? word.replace(/=.*$/su, '') : 'a word that is no option');
+      continue;
+    }
+    const value = option[2] === undefined ? after[i + 1] : { text: option[2], expands: after[i]!.expands };
+    if (option[2] === undefined) i += 1;
+    if (value === undefined) dropped.push(`--${name} (without its value)`);
+    // A store is checked as one given (a `$` in it refused); another value the shell expands cannot be kept as written.
+    else if (value.expands && name !== 'store' && name !== 'sessions-dir')
+      dropped.push(`--${name} (its value is expanded by the shell)`);
+    else options.push([name, value.text]);
+  }
+  if (rest !== '') dropped.push(`what follows its "${rest[0]}"`);
+  const named = options.find(([name]) => name === 'store' || name === 'sessions-dir');
+  const store = named?.[1] ?? assigned;
+  return {
+    ...(store === undefined ? {} : { store }),
+    options: options.filter(([name]) => name !== 'store' && name !== 'sessions-dir'),
+    dropped,
+  };
+};
+
+/** `readCommand` of a shell command line (a hook's, or the script of Codex's `sh -c`). */
+export const readCommandLine = (line: string, subcommand: 'hook' | 'mcp'): CommandReading | undefined => {
+  const { words, rest } = shellWords(line);
+  return readCommand(words, rest, subcommand);
+};
+
+/** The fact-tracker server of the settings: the store its `env` names, and what its command is given. */
+export interface ServerReading {
+  /** True when the settings register a fact-tracker server. */
+  readonly exists: boolean;
+  readonly envStore?: string;
+  /** Its command, read; undefined when there is no server or its command runs no `fact-tracker mcp` that can be read. */
+  readonly command?: CommandReading;
+}
+
+/** A server entry (of `.mcp.json`, or Codex's table), read. */
+const readServer = (server: unknown): ServerReading => {
+  if (!isRecord(server)) return { exists: false };
+  const env = isRecord(server['env']) ? server['env'][STORE_VARIABLE] : undefined;
+  const envStore = typeof env === 'string' && env !== '' ? storeOfValue(env) : undefined;
+  const args = Array.isArray(server['args']) ? server['args'] : [];
+  const words = [server['command'], ...args].filter((word): word is string => typeof word === 'string');
+  const command =
+    server['command'] === 'sh' && args[0] === '-c' && typeof args[1] === 'string'
+      ? readCommandLine(args[1], 'mcp')
+      : readCommand(
+          words.map((text) => ({ text, expands: false })),
+          '',
+          'mcp',
+        );
+  return {
+    exists: true,
+    ...(envStore === undefined ? {} : { envStore }),
+    ...(command === undefined ? {} : { command }),
+  };
+};
+
+/** The fact-tracker server of a `.mcp.json` document, read. */
+export const readMcpJsonServer = (document: unknown): ServerReading => {
+  const servers = isRecord(document) ? document['mcpServers'] : undefined;
+  return readServer(isRecord(servers) ? servers[SERVER_NAME] : undefined);
+};
+
+/** The fact-tracker server of Codex's `config.toml`, read; nothing when the text is not TOML, which the merge that follows refuses in its own words. */
+export const readCodexServer = (text: string): ServerReading => {
+  let parsed: unknown;
+  try {
+    parsed = parseToml(text, { integersAsBigInt: 'asNeeded' });
+  } catch {
+    return { exists: false };
+  }
+  const servers = isRecord(parsed) ? parsed['mcp_servers'] : undefined;
+  return readServer(isRecord(servers) ? servers[SERVER_NAME] : undefined);
+};
+
+/** Every hook command of a settings document that `isOurs` recognizes, read. */
+export const readHooks = (settings: unknown, isOurs: (command: string) => boolean): ReadonlyArray<CommandReading> => {
+  const hooks = isRecord(settings) ? settings['hooks'] : undefined;
+  const readings: CommandReading[] = [];
+  for (const groups of isRecord(hooks) ? Object.values(hooks) : [])
+    for (const group of Array.isArray(groups) ? groups : [])
+      for (const handler of isRecord(group) && Array.isArray(group['hooks']) ? group['hooks'] : []) {
+        const command = isRecord(handler) ? handler['command'] : undefined;
+        if (typeof command !== 'string' || !isOurs(command)) continue;
+        readings.push(readCommandLine(command, 'hook') ?? { options: [], dropped: ['a command init cannot read'] });
+      }
+  return readings;
+};
+
+/** The options to keep of some commands read, as words, and what cannot be kept, for a warning. */
+export interface KeptOptions {
+  readonly words: ReadonlyArray<string>;
+  readonly dropped: ReadonlyArray<string>;
+}
+
+/**
+ * The options commands `readings` are given to write back into each: an option all of them that
+ * give it give one value, the layout (first) only when `init --layout` gives none and it names one;
+ * `lines`, the default, needs no option.
+ */
+export const keptOptions = (readings: ReadonlyArray<CommandReading>, layoutGiven: boolean): KeptOptions => {
+  const values = new Map<string, Set<string>>();
+  for (const reading of readings)
+    for (const [name, value] of reading.options) values.set(name, (values.get(name) ?? new Set()).add(value));
+  const dropped = new Set(readings.flatMap((reading) => reading.dropped));
+  const words: string[] = [];
+  const layouts = values.get('layout');
+  values.delete('layout');
+  if (!layoutGiven && layouts !== undefined) {
+    const [layout] = layouts;
+    if (layouts.size > 1 || !isSectionLayout(layout)) dropped.add('--layout (not one layout init writes)');
+    else if (layout !== 'lines') words.push('--layout', layout);
+  }
+  for (const [name, given] of values)
+    if (given.size > 1) dropped.add(`--${name} (given different values)`);
+    else words.push(`--${name}`, ...given);
+  return { words, dropped: [...dropped] };
+};
+
+/** The stores commands `readings` name, each once. */
+export const storesOf = (readings: ReadonlyArray<CommandReading>): ReadonlyArray<string> => [
+  ...new Set(readings.flatMap((reading) => (reading.store === undefined ? [] : [reading.store]))),
+];
+
+/** A warning naming what `what` was given that the commands init writes go without; undefined when there is nothing. */
+export const droppedWarning = (what: string, kept: KeptOptions): string | undefined =>
+  kept.dropped.length === 0
+    ? undefined
+    : `fact-tracker init: warning: ${what} ${kept.dropped.length === 1 ? 'was given this, which init does not keep' : 'were given these, which init does not keep'}: ${kept.dropped.join(', ')}\n`;

@@ -1,0 +1,61 @@
+/** Reading what the settings already give fact-tracker's commands: the shell's words, the store and the options. */
+import { describe, expect, it } from 'vitest';
+import { keptOptions, readCommandLine, shellWords } from '../../../src/cli/init/existing.js';
+
+describe('reading the commands init rewrites', () => {
+  it('splits a command line into words as a POSIX shell does, stopping at an operator', () => {
+    const { words, rest } = shellWords(`A="x y" b\\ c 'd$e' "f\\"g" $H # note`);
+    expect(words).toEqual([
+      { text: 'A=x y', expands: false },
+      { text: 'b c', expands: false },
+      { text: 'd$e', expands: false },
+      { text: 'f"g', expands: false },
+      { text: '$H', expands: true },
+    ]);
+    expect(rest).toBe('# note');
+    expect(shellWords('npx fact-tracker hook && echo done').rest).toBe('&& echo done');
+  });
+
+  it('reads the store by --store, --store=, --sessions-dir or FACT_TRACKER_STORE, the option winning', () => {
+    expect(readCommandLine('FACT_TRACKER_STORE=a npx fact-tracker hook --sessions-dir b', 'hook')?.store).toBe('b');
+    expect(readCommandLine('FACT_TRACKER_STORE="${FACT_TRACKER_STORE:-a}" node x/main.js hook', 'hook')?.store).toBe(
+      'a',
+    );
+    expect(readCommandLine('exec node x/main.js mcp --store=c --tokenizer o200k', 'mcp')).toEqual({
+      store: 'c',
+      options: [['tokenizer', 'o200k']],
+      dropped: [],
+    });
+    // Not a fact-tracker command: nothing to read.
+    expect(readCommandLine('node tools/hook.js hook --store c', 'hook')).toBeUndefined();
+  });
+
+  it('drops, by name only, an option of another command, one whose value the shell expands, and a value left out', () => {
+    expect(readCommandLine('npx fact-tracker hook --max-answer-tokens 9 --max-facts "$N" --tokenizer', 'hook')).toEqual(
+      {
+        options: [],
+        dropped: [
+          '--max-answer-tokens',
+          'a word that is no option',
+          '--max-facts (its value is expanded by the shell)',
+          '--tokenizer (without its value)',
+        ],
+      },
+    );
+  });
+
+  it('keeps an option all the commands giving it give one value, and the layout only when init is given none', () => {
+    const readings = ['--max-facts 5 --layout grouped', '--max-facts 5', '--tokenizer o200k --layout grouped'].map(
+      (options) => readCommandLine(`npx fact-tracker hook ${options}`, 'hook')!,
+    );
+    expect(keptOptions(readings, false)).toEqual({
+      words: ['--layout', 'grouped', '--max-facts', '5', '--tokenizer', 'o200k'],
+      dropped: [],
+    });
+    expect(keptOptions(readings, true).words).toEqual(['--max-facts', '5', '--tokenizer', 'o200k']);
+    expect(keptOptions([...readings, readCommandLine('npx fact-tracker hook --layout wide', 'hook')!], false)).toEqual({
+      words: ['--max-facts', '5', '--tokenizer', 'o200k'],
+      dropped: ['--layout (not one layout init writes)'],
+    });
+  });
+});

@@ -1,0 +1,214 @@
+/**
+ * `fact-tracker init` on settings that already name a store or give the commands options, written
+ * by hand in the documented forms of `hook` and `mcp`: a run without `--store` keeps them (or
+ * says which words it drops), and a store that is a mistyped address is refused, never written.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../tempDirs.js';
+import { MAIN, runCli } from './runCli.js';
+
+type Json = Record<string, unknown>;
+
+const read = (path: string): string => readFileSync(path, 'utf8');
+const readJson = (path: string): Json => JSON.parse(read(path)) as Json;
+const init = (project: string, ...args: string[]) => runCli(['init', ...args, '--project', project]);
+
+const URL = 'postgres://agent@db.internal/memory';
+const reference = (store: string): string => `\${FACT_TRACKER_STORE:-${store}}`;
+
+/** Every command of every hook group in a settings document. */
+const commandsOf = (settings: Json): string[] =>
+  Object.values(settings['hooks'] as Record<string, Json[]>).flatMap((groups) =>
+    groups.flatMap((group) => (group['hooks'] as Json[]).map((handler) => handler['command'] as string)),
+  );
+
+/** A settings document with one hook group per command, as a user writes it. */
+const hooksOf = (...commands: string[]): Json => ({
+  hooks: { PreToolUse: commands.map((command) => ({ matcher: 'Agent|Task', hooks: [{ type: 'command', command }] })) },
+});
+
+/** A project with these settings files (relative path → JSON value or text). */
+const projectWith = (files: Record<string, unknown>): string => {
+  const project = tempDir('init-kept-');
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(join(project, path, '..'), { recursive: true });
+    writeFileSync(join(project, path), typeof content === 'string' ? content : JSON.stringify(content));
+  }
+  return project;
+};
+
+const codexServer = (project: string): Json =>
+  (parseToml(read(join(project, '.codex', 'config.toml'))) as { mcp_servers: Record<string, Json> }).mcp_servers[
+    'fact-tracker'
+  ]!;
+
+describe.concurrent('fact-tracker init on settings that already name a store or options', { timeout: 120_000 }, () => {
+  it("keeps the store hand-written hooks and servers name by FACT_TRACKER_STORE= or --store, and the commands' options", async () => {
+    const project = projectWith({
+      '.claude/settings.json': hooksOf(
+        `FACT_TRACKER_STORE=${URL} npx --no-install fact-tracker hook --max-facts 7 --reviewer-pattern 'audit|review'`,
+      ),
+      '.mcp.json': {
+        mcpServers: {
+          'fact-tracker': {
+            command: 'npx',
+            args: ['--no-install', 'fact-tracker', 'mcp', '--store', URL, '--tokenizer', 'o200k'],
+          },
+        },
+      },
+    });
+    const run = await init(project, 'claude');
+    expect([run.status, run.stderr]).toEqual([0, '']);
+    expect(run.stdout).toContain(`else in ${URL} (kept from the settings there`);
+    const hook = `FACT_TRACKER_STORE="${reference(URL)}" node ${MAIN} hook --max-facts 7 --reviewer-pattern 'audit|review'`;
+    const commands = commandsOf(readJson(join(project, '.claude', 'settings.json')));
+    expect([commands.length, new Set(commands)]).toEqual([5, new Set([hook])]);
+    expect((readJson(join(project, '.mcp.json'))['mcpServers'] as Json)['fact-tracker']).toEqual({
+      type: 'stdio',
+      command: 'node',
+      args: [MAIN, 'mcp', '--tokenizer', 'o200k'],
+      env: { FACT_TRACKER_STORE: reference(URL) },
+    });
+    // What it wrote, it reads back as it is.
+    expect((await init(project, 'claude')).stdout).toMatch(/^unchanged {2}\.claude\/settings\.json\nunchanged/u);
+
+    // Codex: no hooks yet, the store and an option in the server's args of config.toml.
+    const codex = projectWith({
+      '.codex/config.toml': `[mcp_servers.fact-tracker]\ncommand = "npx"\nargs = ["--no-install", "fact-tracker", "mcp", "--store=${URL}", "--max-answer-tokens", "4000"]\n`,
+    });
+    const codexRun = await init(codex, 'codex');
+    expect([codexRun.status, codexRun.stderr]).toEqual([0, '']);
+    expect(codexServer(codex)).toEqual({
+      command: 'sh',
+      args: ['-c', `FACT_TRACKER_STORE="${reference(URL)}" exec node ${MAIN} mcp --max-answer-tokens 4000`],
+      env_vars: ['FACT_TRACKER_STORE', 'PGPASSWORD', 'PGPASSFILE'],
+    });
+    expect(new Set(commandsOf(readJson(join(codex, '.codex', 'hooks.json'))))).toEqual(
+      new Set([`FACT_TRACKER_STORE="${reference(URL)}" node ${MAIN} hook`]),
+    );
+    expect((await init(codex, 'codex')).stdout).toMatch(/^unchanged {2}\.codex\/hooks\.json\nunchanged/u);
+  });
+
+  it('reads the store in every documented form of the hook command, quoted or not, and keeps a layout a run without --layout is not given', async () => {
+    const forms = [
+      'npx fact-tracker hook --store team-logs',
+      'npx fact-tracker hook --store=team-logs',
+      'npx fact-tracker hook --sessions-dir team-logs',
+      "npx fact-tracker hook --sessions-dir 'team-logs'",
+      'FACT_TRACKER_STORE=team-logs npx fact-tracker hook',
+      "FACT_TRACKER_STORE='team-logs' npx fact-tracker hook",
+      'FACT_TRACKER_STORE="team-logs" npx fact-tracker hook',
+      `FACT_TRACKER_STORE="${reference('team-logs')}" node ${MAIN} hook`,
+    ];
+    const runs = await Promise.all(
+      forms.map(async (command) => {
+        const project = projectWith({ '.claude/settings.json': hooksOf(`${command} --layout grouped`) });
+        const run = await init(project, 'claude');
+        return [
+          command,
+          run.status,
+          run.stderr,
+          new Set(commandsOf(readJson(join(project, '.claude', 'settings.json')))),
+        ];
+      }),
+    );
+    const hook = `FACT_TRACKER_STORE="${reference('team-logs')}" node ${MAIN} hook --layout grouped`;
+    expect(runs).toEqual(forms.map((command) => [command, 0, '', new Set([hook])]));
+  });
+
+  it('says which words of a fact-tracker command it drops, never their values, and refuses hooks naming different stores', async () => {
+    const project = projectWith({
+      '.claude/settings.json': hooksOf(
+        'PGPASSFILE=/home/me/secret-pgpass npx fact-tracker hook --max-tokens 900 --frobnicate=s3cret-Value 2>>/tmp/hook.log',
+        'npx fact-tracker hook --max-facts 5',
+        'npx fact-tracker hook --max-facts 9',
+      ),
+    });
+    const run = await init(project, 'claude');
+    expect(run.status).toBe(0);
+    expect(run.stderr).toBe(
+      'fact-tracker init: warning: the fact-tracker hook commands of .claude/settings.json were given these, which init does not keep: PGPASSFILE=, --frobnicate, a word that is no option, what follows its ">", --max-facts (given different values)\n',
+    );
+    expect(run.stderr).not.toMatch(/secret-pgpass|s3cret-Value/u);
+    expect(new Set(commandsOf(readJson(join(project, '.claude', 'settings.json'))))).toEqual(
+      new Set([`node ${MAIN} hook --max-tokens 900`]),
+    );
+
+    const stores = projectWith({
+      '.claude/settings.json': hooksOf('npx fact-tracker hook --store logs-a', 'npx fact-tracker hook --store logs-b'),
+    });
+    const before = read(join(stores, '.claude', 'settings.json'));
+    const refused = await init(stores, 'claude');
+    expect([refused.status, refused.stderr]).toEqual([
+      1,
+      'fact-tracker init: the fact-tracker hooks of .claude/settings.json name different stores, and init writes one; nothing was written. Run init again with --store and the store to keep\n',
+    ]);
+    expect([read(join(stores, '.claude', 'settings.json')), existsSync(join(stores, '.mcp.json'))]).toEqual([
+      before,
+      false,
+    ]);
+  });
+
+  it('refuses a store with a password named by --store in a hook or in the server args, writing and printing nothing of it', async () => {
+    const secret = 'postgres://agent:Hunter2Secret@db.internal/memory';
+    for (const files of [
+      { '.claude/settings.json': hooksOf(`npx fact-tracker hook --store ${secret}`) },
+      {
+        '.mcp.json': {
+          mcpServers: { 'fact-tracker': { command: 'npx', args: ['fact-tracker', 'mcp', '--store', secret] } },
+        },
+      },
+    ]) {
+      const project = projectWith(files);
+      const run = await init(project, 'claude');
+      expect([run.status, run.stderr]).toEqual([
+        1,
+        expect.stringMatching(/^fact-tracker init: the store URL kept from [^\n]* holds a password[^\n]*\n$/u),
+      ]);
+      expect(run.stdout + run.stderr).not.toContain('Hunter2Secret');
+      for (const [path, content] of Object.entries(files)) expect(readJson(join(project, path))).toEqual(content);
+    }
+  });
+
+  it('refuses in one line a --store that is a mistyped PostgreSQL address, given or kept, never writing or echoing its password', async () => {
+    for (const store of [
+      'postgres:/u:pw-S3cret@h/db',
+      'postgres:u:pw-S3cret@h/db',
+      'host=h password=pw-S3cret',
+      'u:pw-S3cret@h/db',
+    ]) {
+      const project = tempDir('init-mistyped-');
+      const run = await init(project, 'claude', '--store', store);
+      expect([run.status, run.stderr]).toEqual([
+        1,
+        expect.stringMatching(/^fact-tracker init: store_url: --store is [^\n]*; nothing was written\n$/u),
+      ]);
+      expect(run.stdout + run.stderr).not.toContain('S3cret');
+      expect(existsSync(join(project, '.claude'))).toBe(false);
+      expect(existsSync(join(project, '.mcp.json'))).toBe(false);
+      // The same store written by hand into the hooks is refused as kept from them.
+      const kept = projectWith({ '.claude/settings.json': hooksOf(`npx fact-tracker hook --store '${store}'`) });
+      const again = await init(kept, 'claude');
+      expect([again.status, again.stderr]).toEqual([
+        1,
+        expect.stringMatching(
+          /^fact-tracker init: store_url: the store kept from \.claude\/settings\.json is [^\n]*; nothing was written\n$/u,
+        ),
+      ]);
+      expect(again.stdout + again.stderr).not.toContain('S3cret');
+    }
+    // The commands that use a store refuse it as well, instead of making a folder of it.
+    const cwd = tempDir('init-mistyped-');
+    const list = await runCli(['sessions', 'list', '--store', 'postgres:/u:pw-S3cret@h/db'], undefined, { cwd });
+    expect([list.status, list.stderr]).toEqual([
+      1,
+      expect.stringMatching(
+        /^fact-tracker sessions: store_url: --store is a PostgreSQL URL without the \/\/[^\n]*\n$/u,
+      ),
+    ]);
+    expect(list.stderr).not.toContain('S3cret');
+  });
+});
