@@ -11,7 +11,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { refuseArgument } from '../../base/describe.js';
 import { sha256HexPrefix } from '../../base/hash.js';
 import { asOneRun } from '../../persistent/owner.js';
-import type { Extraction } from '../../core/extract/extractor.js';
+import { type Extraction, normalizeTaskId } from '../../core/extract/extractor.js';
 import type { SessionFact } from '../../core/fact.js';
 import { type HistoryEvent, type HistoryPromptEvent, parseHistoryLine } from '../../core/history/events.js';
 import { MAX_REPORTED_ERRORS, type ReplayError } from '../../core/replay/replay.js';
@@ -148,7 +148,13 @@ export const applyLogLine = (
   const parsed = parseHistoryLine(text, line, state.previousAt);
   if (E.isLeft(parsed)) return Object.freeze({ ...state, lines: line, ...withError(state, parsed.left) });
   const event = parsed.right;
-  if (event.type === 'prompt') return noteEvent(state, recordPrompt(state.tracker, event)[0], event, undefined);
+  if (event.type === 'prompt') {
+    // A prompt whose task no record can hold is a rejected line, as in a replay of the log.
+    const taskId = normalizeTaskId(event.taskId);
+    if (E.isLeft(taskId))
+      return noteEvent(state, state.tracker, event, { code: 'invalid_input', message: taskId.left });
+    return noteEvent(state, recordPrompt(state.tracker, event)[0], event, undefined);
+  }
   const [tracker, , output] = trackerTransition(state.tracker, event, environmentOf(env));
   const rejection = output.type === 'dispatch' && E.isLeft(output.ingested) ? output.ingested.left : undefined;
   return noteEvent(state, tracker, event, rejection);

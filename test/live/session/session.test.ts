@@ -25,6 +25,7 @@ import {
   fileSessionStore,
   listSessionIds,
   type LiveSession,
+  memorySessionStore,
   MAX_OUTPUT_DEPTH,
   MAX_TASK_ID_LENGTH,
   openSession,
@@ -80,6 +81,19 @@ const drive = async (session: LiveSession, text: string): Promise<ReadonlyArray<
 };
 
 describe('a live session', () => {
+  it('rejects a logged prompt whose task id no record can hold, as a replay of the log rejects it', async () => {
+    const store = memorySessionStore();
+    const lines = [
+      JSON.stringify({ type: 'prompt', taskId: 'T'.repeat(MAX_TASK_ID_LENGTH + 1), taskPrompt: 'do it', at: 1_000 }),
+      JSON.stringify({ type: 'prompt', taskId: 'T', taskPrompt: 'do it', at: 2_000 }),
+    ];
+    right(await store.append('long-id', 0, lines));
+    const session = right(await openSession('long-id', { store }));
+    const { errors } = replayHistory(lines.join('\n')).report;
+    expect(errors).toEqual([{ line: 1, code: 'invalid_input', message: 'task id is longer than 50 characters' }]);
+    expect(session.report().errors).toEqual(errors);
+  });
+
   it('answers each prompt with the section replay prints, and its log replays to the same report', async () => {
     const cwd = tempDir('session-');
     const session = await open('web-api', { cwd });
