@@ -34,7 +34,6 @@ import {
   distinctFacts,
   factKey,
   isNotesId,
-  isStorableNotesId,
   NOTES_LIMITS,
   parseCategories,
   parseCategorizedFact,
@@ -145,14 +144,14 @@ const factsSchema = (categories: ReadonlyArray<string>, cap: number) =>
     });
 
 const ID = `an id of 1 to ${NOTES_LIMITS.idLength} characters`;
-/** An id as the tracker takes it (`isStorableNotesId`): a ledger holding one no store could keep is refused. */
-const idSchema = z.custom<string>(isStorableNotesId, {
+/**
+ * An id of 1 to 200 characters. One that no store could keep (U+0000, an unpaired surrogate) is
+ * still read: no replay or tracker of this version saves one, and an earlier version's file that
+ * holds one keeps its fact store and its other notes readable.
+ */
+const idSchema = z.custom<string>(isNotesId, {
   error: (issue) =>
-    issue.input === undefined
-      ? `is missing: ${ID}`
-      : isNotesId(issue.input)
-        ? `must be ${ID} without U+0000 or an unpaired surrogate (no store could keep it), not ${JSON.stringify(issue.input)}`
-        : `must be ${ID}, not ${describeKind(issue.input)}`,
+    issue.input === undefined ? `is missing: ${ID}` : `must be ${ID}, not ${describeKind(issue.input)}`,
 });
 const timeSchema = z.number({ error: 'is not a finite time' });
 const optionalTime = timeSchema.optional();
