@@ -44,7 +44,14 @@ import type {
   StageReport,
 } from './trackerTypes.js';
 import { DEFAULT_MAX_EVENTS, MAX_TIMEOUT_MS, positive, resolveOptions } from './trackerOptions.js';
-import { isQuiet, isQuietButRetries, selectStalledSaves, selectUnsaved, settledSince } from './waiting.js';
+import {
+  isCallingModel,
+  isQuiet,
+  isQuietButRetries,
+  selectStalledSaves,
+  selectUnsaved,
+  settledSince,
+} from './waiting.js';
 
 export {
   DEFAULT_CACHE_SIZE,
@@ -331,15 +338,17 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
     closing === undefined ? body() : E.left(failure('closed', 'the tracker is closed: it takes no more work'));
 
   /**
-   * What `close` waits for: nothing of the tracker's own doing in flight. A lease that waits on a
-   * failing store is waited for up to `leaseMs`, then left to expire; without leases, a save that
+   * What `close` waits for: nothing of the tracker's own doing in flight. With leases, a lease
+   * that waits on a failing store is waited for up to `leaseMs`, then left to expire, and a store
+   * that leaves a call unanswered is given up at twice that time. Without leases, a save that
    * failed is tried again (after `leasePollMs`, then twice as long each time up to a third of
-   * `leaseMs`) for up to `leaseMs`, then given up. A store that leaves a call unanswered is given
-   * up at twice that time, with leases or without.
+   * `timeoutMs`) for up to `timeoutMs`, then given up, and a store call left unanswered is given
+   * up at twice `timeoutMs`, but never while a model call runs (each is bounded by `timeoutMs`).
    */
   const quietOrGivenUp = (): Promise<void> =>
     new Promise<void>((resolve) => {
       const withLeases = lease !== undefined;
+      const boundMs = withLeases ? leaseMs : timeoutMs;
       const timers = new Set<ReturnType<typeof setTimeout>>();
       let retrying = !withLeases;
       let retries = 0;
@@ -360,11 +369,11 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
         for (const timer of timers) clearTimeout(timer);
         resolve();
       };
-      /** Quiet: done, unless (without leases, within `leaseMs`) a failed save is to be tried again. */
+      /** Quiet: done, unless (without leases, within `timeoutMs`) a failed save is to be tried again. */
       const quiet = (outcome: E.Either<NotesTrackerFailure, void>): void => {
         if (finished) return;
         if (E.isLeft(outcome) || !retrying || selectStalledSaves(shell.getState()).length === 0) return done();
-        after(Math.min(pollMs * 2 ** Math.min(retries, 52), Math.max(1, leaseMs / 3)), () => {
+        after(Math.min(pollMs * 2 ** Math.min(retries, 52), Math.max(1, boundMs / 3)), () => {
           if (!retrying) return;
           retries += 1;
           for (const user of selectStalledSaves(shell.getState())) later({ type: 'notes/saveRetried', user });
@@ -372,20 +381,24 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
         });
       };
       void waitUntil(isQuiet).then(quiet);
-      after(leaseMs, () => {
+      after(boundMs, () => {
         retrying = false;
         void waitUntil(withLeases ? isQuietButRetries : isQuiet).then(done);
       });
-      after(2 * leaseMs, () => {
-        if (!finished && !withLeases)
+      const giveUp = (): void => {
+        if (finished) return;
+        // A model call is bounded by its own timeout: waited for, and the store given its time after it.
+        if (!withLeases && isCallingModel(shell.getState())) return after(boundMs, giveUp);
+        if (!withLeases)
           report(
             failure(
               'closed',
-              `the notes store left a call unanswered for twice leaseMs (${2 * leaseMs} ms): close gave up waiting for it`,
+              `the notes store left a call unanswered for twice timeoutMs (${2 * boundMs} ms): close gave up waiting for it`,
             ),
           );
         done();
-      });
+      };
+      after(2 * boundMs, giveUp);
     });
 
   /** Without leases: tells `onError` of the changes the store never took, lost with the tracker. */

@@ -65,8 +65,8 @@ export interface NotableFactsTrackerOptions {
   readonly holder?: string;
   /**
    * With leases: how long a lease lasts from each call (default `timeoutMs` + 30,000; longer than a
-   * model call). With or without: how long `close` tries a failing save (twice that: a store call
-   * left unanswered).
+   * model call), and how long `close` tries a failing save (twice that: a store call left
+   * unanswered). Without leases `close` uses `timeoutMs` for both.
    */
   readonly leaseMs?: number;
   /**
