@@ -164,6 +164,17 @@ describe.concurrent('fact-tracker commands', () => {
     ]);
   });
 
+  it('says why a prompt line the replay rejected has nothing to explain, rather than call it no prompt', async ({
+    expect,
+  }) => {
+    const prompt = { type: 'prompt', taskId: 'x'.repeat(51), taskPrompt: 'change src/a.ts' };
+    const run = await runCli(['explain', '-', '--line', '1'], JSON.stringify(prompt));
+    expect([run.status, run.stderr]).toEqual([
+      1,
+      'fact-tracker explain: line 1 of standard input was rejected (invalid_input: task id is longer than 50 characters)\n',
+    ]);
+  });
+
   it('says a count past the largest number (1e400, which JSON reads as Infinity) is not finite, not that it is null', async ({
     expect,
   }) => {

@@ -13,16 +13,20 @@ import { createStyle } from '../style.js';
 import { type HistorySource, isStandardInput, labelOf, openHistory, replaySource } from './history.js';
 import { printReport, tokenCounter, toJson } from './shared.js';
 
-/** Why line N has nothing to explain, in words, from its text (undefined when the file ends before it). */
-const notAPrompt = (command: ExplainCommand, text: string | undefined): string => {
+/**
+ * Why line N has nothing to explain, in words, from its text (undefined when the file ends before
+ * it) and the replay's rejection of it (a prompt whose task id no record can hold).
+ */
+const notAPrompt = (command: ExplainCommand, text: string | undefined, result: ReplayResult): string => {
   const stdin = isStandardInput(command.input);
   const where = stdin ? `line ${command.line} of standard input` : `${labelOf(command.input)}:${command.line}`;
   if (text === undefined || isBlankLine(text))
     return `${where} holds no event (blank or past the end of the ${stdin ? 'input' : 'file'})`;
   const parsed = parseHistoryLine(text, command.line, undefined);
-  return E.isLeft(parsed)
-    ? `${where} is not a valid event (${parsed.left.code}: ${parsed.left.message})`
-    : `${where} is ${/^[aeiou]/u.test(parsed.right.type) ? 'an' : 'a'} ${parsed.right.type} event; explain needs the line of a prompt event`;
+  if (E.isLeft(parsed)) return `${where} is not a valid event (${parsed.left.code}: ${parsed.left.message})`;
+  const rejected = result.report.errors.find((error) => error.line === command.line);
+  if (rejected !== undefined) return `${where} was rejected (${rejected.code}: ${rejected.message})`;
+  return `${where} is ${/^[aeiou]/u.test(parsed.right.type) ? 'an' : 'a'} ${parsed.right.type} event; explain needs the line of a prompt event`;
 };
 
 /** The source, noting the text of line `line` as it goes by. */
@@ -46,7 +50,7 @@ const viewOf = (
   const decisions = explainPromptAt(result, command.line);
   const { errors, errorsOmitted } = result.report;
   return retrieval === undefined || O.isNone(decisions)
-    ? E.left(notAPrompt(command, text))
+    ? E.left(notAPrompt(command, text, result))
     : E.right({
         line: retrieval.line,
         taskPrompt: retrieval.taskPrompt,
