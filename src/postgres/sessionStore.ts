@@ -13,16 +13,10 @@ import { Buffer } from 'node:buffer';
 import * as E from 'fp-ts/lib/Either.js';
 import type pg from 'pg';
 import { failure } from '../base/failure.js';
+import { followerMemory } from '../live/session/follower.js';
 import { parseSessionId } from '../live/session/id.js';
 import { libraryVersion, SNAPSHOT_VERSION } from '../live/session/snapshot.js';
-import type {
-  SessionFollower,
-  SessionStore,
-  SessionStoreError,
-  StoredLine,
-  StoredSnapshot,
-  TailRead,
-} from '../live/session/store.js';
+import type { SessionStore, SessionStoreError, StoredLine, StoredSnapshot, TailRead } from '../live/session/store.js';
 import { unusableSessionStore } from '../live/session/unusableStore.js';
 import {
   type Database,
@@ -143,21 +137,9 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
   if (E.isLeft(opened)) return unusableSessionStore(opened.left, 'PostgreSQL (no valid address)');
   const db: Database = opened.right;
   const sql = statements(db.schema);
-  /**
-   * Per session, the key of the row the calls without a follower last read: another key under
-   * the same id is a log made anew.
-   */
-  const shared = new Map<string, string>();
-  /** The same per follower, for the calls that pass one: no follower moves another's. */
-  let followed = new WeakMap<SessionFollower, Map<string, string>>();
-  const keysOf = (follower: SessionFollower | undefined): Map<string, string> => {
-    if (follower === undefined) return shared;
-    const known = followed.get(follower);
-    if (known !== undefined) return known;
-    const made = new Map<string, string>();
-    followed.set(follower, made);
-    return made;
-  };
+  /** Per session, the key of the row each follower last read: another key under the same id is a log made anew. */
+  const memory = followerMemory<string>();
+  const keysOf = memory.of;
   /** The schema check of the first call, shared by the calls made meanwhile; forgotten when it fails. */
   let ready: Promise<E.Either<PostgresFailure, unknown>> | undefined;
 
@@ -287,7 +269,7 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
       call(id, 'repeatable', async (client) => {
         const { rowCount } = await client.query({ ...sql.delete, values: [id] });
         // A follower's row deleted is found gone, or another, by its next read.
-        shared.delete(id);
+        memory.of(undefined).delete(id);
         return (rowCount ?? 0) > 0;
       }),
     backlog: async (id) => {
@@ -298,8 +280,7 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
       return E.isRight(read) && read.right !== undefined ? Number(read.right) : undefined;
     },
     close: async () => {
-      shared.clear();
-      followed = new WeakMap();
+      memory.clear();
       await db.end();
     },
   };

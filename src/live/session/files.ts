@@ -26,6 +26,7 @@ import {
 } from './logFile.js';
 import type { SessionError, SetAsideLine } from './model.js';
 import { readSnapshot, snapshotTail, writeSnapshot } from './snapshot.js';
+import { followerMemory } from './follower.js';
 import type { AppendResult, SessionFollower, SessionStore, SessionStoreError, StoredLine, TailRead } from './store.js';
 
 /** Where session logs live when nothing says otherwise, under the working directory. */
@@ -275,18 +276,9 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
     : (options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS);
   const lock: LockSettings = { staleMs: Math.max(staleMs, 2_000) };
   const clock = options.clock ?? Date.now;
-  /** Per session, where the last read or append of this store's calls without a follower ended. */
-  const shared = new Map<string, Cursor>();
-  /** The same per follower, for the calls that pass one: no follower moves another's. */
-  let followed = new WeakMap<SessionFollower, Map<string, Cursor>>();
-  const cursorsOf = (follower: SessionFollower | undefined): Map<string, Cursor> => {
-    if (follower === undefined) return shared;
-    const known = followed.get(follower);
-    if (known !== undefined) return known;
-    const made = new Map<string, Cursor>();
-    followed.set(follower, made);
-    return made;
-  };
+  /** Per session, where the last read or append of this store's calls ended, per follower. */
+  const memory = followerMemory<Cursor>();
+  const cursorsOf = memory.of;
   /**
    * The sessions whose lock a call of `exclusive` holds, with the check that it is still held and
    * the follower it runs for; an append of that follower inside appends without taking the lock
@@ -540,7 +532,7 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
             // The log first: once it is gone the session is, whatever happens to its side files.
             await rm(files.file, { force: true });
             // A follower's position in the log deleted is found gone by its next read.
-            shared.delete(id);
+            memory.of(undefined).delete(id);
             const names = await readdir(directory).catch(() => [] as string[]);
             for (const name of names)
               if (isSideFileOf(id, name) && lstatQuietly(join(directory, name))?.isFile() === true)
@@ -555,8 +547,7 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
     flush: (id) => guarded(id, false, async (files) => E.mapLeft(toStoreError)(flushLog(files.file, true))),
     backlog: (id) => bytesToReplay(id, { directory }),
     close: async () => {
-      shared.clear();
-      followed = new WeakMap();
+      memory.clear();
     },
   };
 };

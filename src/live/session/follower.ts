@@ -29,3 +29,35 @@ export const followedBy = (store: SessionStore, follower: SessionFollower = {}):
     ...(store.flush === undefined ? {} : { flush: (id: string) => store.flush!(id) }),
   };
 };
+
+/**
+ * What a store remembers of its sessions' logs (a cursor, a row's key), per session id: for the
+ * calls without a follower, and apart for each follower, so that no follower moves another's.
+ * A follower dropped takes its part with it.
+ */
+export interface FollowerMemory<T> {
+  /** The memory of `follower`'s calls, or of the calls without one. */
+  readonly of: (follower: SessionFollower | undefined) => Map<string, T>;
+  /** Forgets everything (a store closed). */
+  readonly clear: () => void;
+}
+
+/** An empty `FollowerMemory`. */
+export const followerMemory = <T>(): FollowerMemory<T> => {
+  const shared = new Map<string, T>();
+  let followed = new WeakMap<SessionFollower, Map<string, T>>();
+  return {
+    of: (follower) => {
+      if (follower === undefined) return shared;
+      const known = followed.get(follower);
+      if (known !== undefined) return known;
+      const made = new Map<string, T>();
+      followed.set(follower, made);
+      return made;
+    },
+    clear: () => {
+      shared.clear();
+      followed = new WeakMap();
+    },
+  };
+};

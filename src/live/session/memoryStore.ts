@@ -5,7 +5,8 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { parseSessionId } from './id.js';
-import type { SessionFollower, SessionStore, SessionStoreError, StoredSnapshot } from './store.js';
+import { followerMemory } from './follower.js';
+import type { SessionStore, SessionStoreError, StoredSnapshot } from './store.js';
 
 /**
  * One session: its lines in order (line n at index n - 1), its snapshot, and what it is known
@@ -20,18 +21,9 @@ interface MemorySession {
 /** A session store that keeps every session in this process's memory. */
 export const memorySessionStore = (): SessionStore => {
   const sessions = new Map<string, MemorySession>();
-  /** Per session, the incarnation the calls without a follower last read: another is a log made anew. */
-  const shared = new Map<string, object>();
-  /** The same per follower, for the calls that pass one: no follower moves another's. */
-  const followed = new WeakMap<SessionFollower, Map<string, object>>();
-  const seenBy = (follower: SessionFollower | undefined): Map<string, object> => {
-    if (follower === undefined) return shared;
-    const known = followed.get(follower);
-    if (known !== undefined) return known;
-    const made = new Map<string, object>();
-    followed.set(follower, made);
-    return made;
-  };
+  /** Per session, the incarnation each follower last read: another is a log made anew. */
+  const memory = followerMemory<object>();
+  const seenBy = memory.of;
 
   const checked = (id: string): E.Either<SessionStoreError, string> => {
     const parsed = parseSessionId(id);
@@ -113,7 +105,7 @@ export const memorySessionStore = (): SessionStore => {
     },
     delete: async (id) =>
       E.map(() => {
-        shared.delete(id);
+        memory.of(undefined).delete(id);
         return sessions.delete(id);
       })(checked(id)),
     backlog: async (id) => {

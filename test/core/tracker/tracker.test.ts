@@ -283,24 +283,19 @@ describe('integration scenarios from the design', () => {
   it('a subject stored as given is closed as given, before any reading of it as a path', () => {
     const at = 1_000;
     const fields = { tags: ['convention'], sourceRole: 'reviewer', confidence: 1 } as const;
-    const store = addFacts(emptyFactStore(), [
-      makeFact({
-        subject: 'two  spaces',
-        relation: 'convention',
-        object: 'kept apart',
-        sourceTaskId: '1',
-        validFrom: at,
-        ...fields,
-      }),
-      makeFact({
-        subject: 'two spaces',
-        relation: 'convention',
-        object: 'kept apart',
-        sourceTaskId: '1',
-        validFrom: at,
-        ...fields,
-      }),
-    ]);
+    const store = addFacts(
+      emptyFactStore(),
+      ['two  spaces', 'two spaces'].map((subject) =>
+        makeFact({
+          subject,
+          relation: 'convention',
+          object: 'kept apart',
+          sourceTaskId: '1',
+          validFrom: at,
+          ...fields,
+        }),
+      ),
+    );
     const closed = invalidate(store, 'two  spaces', 'convention', at + 1);
     expect(selectValidFacts(closed).map((fact) => fact.subject)).toEqual(['two spaces']);
   });
