@@ -25,7 +25,8 @@ const notAPrompt = (command: ExplainCommand, text: string | undefined, result: R
   const parsed = parseHistoryLine(text, command.line, undefined);
   if (E.isLeft(parsed)) return `${where} is not a valid event (${parsed.left.code}: ${parsed.left.message})`;
   const rejected = result.report.errors.find((error) => error.line === command.line);
-  if (rejected !== undefined) return `${where} was rejected (${rejected.code}: ${rejected.message})`;
+  if (parsed.right.type === 'prompt' && rejected !== undefined)
+    return `${where} was rejected (${rejected.code}: ${rejected.message})`;
   return `${where} is ${/^[aeiou]/u.test(parsed.right.type) ? 'an' : 'a'} ${parsed.right.type} event; explain needs the line of a prompt event`;
 };
 
