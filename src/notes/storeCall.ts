@@ -172,16 +172,3 @@ export const callStore = (store: NotesStore, effect: StoreEffect): StoreInput | 
 
 /** True when a store's answer is still to come. */
 export const isPending = <T>(answer: T | PromiseLike<T>): answer is PromiseLike<T> => isPromiseLike(answer);
-
-/** A store that answers every call at once with `unavailable` and `message`. */
-const failingStore = (message: string): NotesStore => {
-  const failed = (): E.Either<NotesStoreFailure, never> => E.left(storeFailure('unavailable', message));
-  return { load: failed, save: failed, unmergedSessions: failed, leases: { lease: failed } };
-};
-
-/**
- * The input answering `effect` as a call the store failed with `unavailable` and `message`: for
- * a call given up unanswered, whose later answer (if one comes) is not used, as an answer lost.
- */
-export const unansweredStoreCall = (effect: StoreEffect, message: string): StoreInput =>
-  callStore(failingStore(message), effect) as StoreInput;

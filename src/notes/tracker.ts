@@ -34,7 +34,6 @@ import {
 import { isStorableNotesId, type NotesEvent } from './model.js';
 import { selectRetained } from './release.js';
 import { stepMachine } from './runner.js';
-import { type StoreEffect, unansweredStoreCall } from './storeCall.js';
 import { createSlotCache } from './slotCache.js';
 import type {
   NotableFactsTracker,
@@ -45,7 +44,14 @@ import type {
   StageReport,
 } from './trackerTypes.js';
 import { DEFAULT_MAX_EVENTS, MAX_TIMEOUT_MS, positive, resolveOptions } from './trackerOptions.js';
-import { isQuiet, isQuietButRetries, selectStalledSaves, selectUnsaved, settledSince } from './waiting.js';
+import {
+  isCallingModel,
+  isQuiet,
+  isQuietButRetries,
+  selectStalledSaves,
+  selectUnsaved,
+  settledSince,
+} from './waiting.js';
 
 export {
   DEFAULT_CACHE_SIZE,
@@ -255,42 +261,13 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
   };
 
   /**
-   * A store call's answer, or, when none has come within `timeoutMs`, the call given up as
-   * `unavailable`: a store that leaves a call unanswered (a connection that hangs) holds no load,
-   * end of stage or `settled()` for longer. An answer that comes later is not used: the machine
-   * takes the call as one whose answer was lost (a save that landed meets the next as a conflict).
-   */
-  const withinTimeout = (answer: PromiseLike<NotesInput>, effect: StoreEffect): Promise<NotesInput> =>
-    new Promise((resolve) => {
-      const timer = setTimeout(
-        () =>
-          resolve(
-            unansweredStoreCall(
-              effect,
-              `the notes store did not answer within ${timeoutMs} ms (timeoutMs): the call is given up, and an answer that comes later is not used`,
-            ),
-          ),
-        Math.min(timeoutMs, MAX_TIMEOUT_MS),
-      );
-      void Promise.resolve(answer).then((input) => {
-        clearTimeout(timer);
-        resolve(input);
-      });
-    });
-
-  /**
    * Runs `first` through the machine, with the store answers that come at once, and commits the
    * result in one update: a bug half-way commits nothing (only a store write made before it
    * stands, and a later save meets it as a conflict). Then carries out the other effects and
    * wakes whoever waits. Returns the effects of `first`.
    */
   const run = (first: NotesInput): ReadonlyArray<NotesEffect> => {
-    const step = stepMachine(
-      shell.getState(),
-      first,
-      store,
-      (answer, effect) => void withinTimeout(answer, effect).then(later),
-    );
+    const step = stepMachine(shell.getState(), first, store, (answer) => void Promise.resolve(answer).then(later));
     shell.update(step.state, step.events);
     for (const effect of step.effects) perform(effect);
     for (const input of step.inputs) answerLoads(input);
@@ -362,11 +339,11 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
 
   /**
    * What `close` waits for: nothing of the tracker's own doing in flight. With leases, a lease
-   * that waits on a failing store is waited for up to `leaseMs`, then left to expire, and close
-   * resolves at twice that time whatever is still in flight. Without leases, a save that failed is
-   * tried again (after `leasePollMs`, then twice as long each time up to a third of `timeoutMs`)
-   * for up to `timeoutMs`, then given up; every call it waits for is bounded by `timeoutMs` (a
-   * model's, and a store's, given up unanswered), so it waits for them all.
+   * that waits on a failing store is waited for up to `leaseMs`, then left to expire, and a store
+   * that leaves a call unanswered is given up at twice that time. Without leases, a save that
+   * failed is tried again (after `leasePollMs`, then twice as long each time up to a third of
+   * `timeoutMs`) for up to `timeoutMs`, then given up, and a store call left unanswered is given
+   * up at twice `timeoutMs`, but never while a model call runs (each is bounded by `timeoutMs`).
    */
   const quietOrGivenUp = (): Promise<void> =>
     new Promise<void>((resolve) => {
@@ -408,8 +385,20 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
         retrying = false;
         void waitUntil(withLeases ? isQuietButRetries : isQuiet).then(done);
       });
-      // With leases, a holder's work may wait on the store past its calls: given up with the lease.
-      if (withLeases) after(2 * boundMs, done);
+      const giveUp = (): void => {
+        if (finished) return;
+        // A model call is bounded by its own timeout: waited for, and the store given its time after it.
+        if (!withLeases && isCallingModel(shell.getState())) return after(boundMs, giveUp);
+        if (!withLeases)
+          report(
+            failure(
+              'closed',
+              `the notes store left a call unanswered for twice timeoutMs (${2 * boundMs} ms): close gave up waiting for it`,
+            ),
+          );
+        done();
+      };
+      after(2 * boundMs, giveUp);
     });
 
   /** Without leases: tells `onError` of the changes the store never took, lost with the tracker. */

@@ -36,10 +36,7 @@ export interface NotableFactsTrackerOptions {
   readonly categories?: ReadonlyArray<string | NoteCategory>;
   /** The number of facts the extraction prompt asks the model to stay within (default 18). */
   readonly softLimit?: number;
-  /**
-   * Milliseconds a model call, or a store call, may take from the moment it is made (default
-   * 15,000; at most 2^31 - 1): past it, a model call fails as `timeout`, a store call as `unavailable`.
-   */
+  /** Milliseconds a model call may take, from the moment it is made (default 15,000; at most 2^31 - 1). */
   readonly timeoutMs?: number;
   /** Epoch milliseconds now (default `Date.now`). */
   readonly now?: () => number;
@@ -68,8 +65,8 @@ export interface NotableFactsTrackerOptions {
   readonly holder?: string;
   /**
    * With leases: how long a lease lasts from each call (default `timeoutMs` + 30,000; longer than a
-   * model call), and how long `close` tries a failing save (at twice that it resolves whatever
-   * runs). Without leases `close` tries a failing save for up to `timeoutMs`.
+   * model call), and how long `close` tries a failing save (twice that: a store call left
+   * unanswered). Without leases `close` uses `timeoutMs` for both.
    */
   readonly leaseMs?: number;
   /**

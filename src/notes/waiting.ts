@@ -144,6 +144,24 @@ export const settledSince = (state: NotesState): SettledSince => {
 };
 
 /**
+ * True while a model call runs (an extraction or a profile rewrite): each is bounded by the
+ * tracker's `timeoutMs`, so `close` waits for it rather than give it up as a store call left
+ * unanswered.
+ */
+export const isCallingModel = (state: NotesState): boolean => {
+  let calling = false;
+  PMap.forEach(state.active, (_active, user) => {
+    const { conversations, busy, rewrite } = selectUserMachine(state, user);
+    if (rewrite.started > rewrite.settled) calling = true;
+    for (const key of busy) {
+      const conversation = PMap.get(conversations, key);
+      if (conversation !== undefined && conversation.started > conversation.settled) calling = true;
+    }
+  });
+  return calling;
+};
+
+/**
  * True when nothing of this machine's own doing is in flight: no extraction, rewrite, load or
  * save runs, no end of stage waits (here, or in a queue another tracker holds: its caller is
  * answered here), and no lease is held or called. Messages it added to a queue whose lease
