@@ -236,13 +236,16 @@ const codexServerEntry = (current: unknown, launcher: Launcher): Record<string, 
   const kept = isRecord(current) ? current : {};
   const { command, args } = codexCommand(launcher);
   const forwarded = Array.isArray(kept['env_vars']) ? (kept['env_vars'] as unknown[]) : [];
+  if (launcher.store === undefined) return { ...kept, command, args: [...args] };
+  // A store the table's env sets would win over the one init writes: the server and the hooks would part.
+  const { [STORE_VARIABLE]: _replaced, ...env } = isRecord(kept['env']) ? kept['env'] : {};
+  const { env: _env, ...others } = kept;
   return {
-    ...kept,
+    ...others,
     command,
     args: [...args],
-    ...(launcher.store === undefined
-      ? {}
-      : { env_vars: [...forwarded, ...FORWARDED_VARIABLES.filter((name) => !forwarded.includes(name))] }),
+    ...(Object.keys(env).length === 0 ? {} : { env }),
+    env_vars: [...forwarded, ...FORWARDED_VARIABLES.filter((name) => !forwarded.includes(name))],
   };
 };
 
