@@ -320,4 +320,29 @@ describe.concurrent('fact-tracker init on settings that already name a store or 
     expect(JSON.stringify(server)).not.toContain('old-store');
     expect(JSON.stringify(server)).toContain('/srv/new-store');
   });
+
+  it('reads the store of an exec-form hook (command and args) and keeps the keys set on a handler it replaces', async () => {
+    const project = projectWith({
+      '.claude/settings.json': {
+        hooks: {
+          SubagentStart: [
+            { hooks: [{ type: 'command', command: 'npx fact-tracker hook', timeout: 120, statusMessage: 'tracking' }] },
+          ],
+          SubagentStop: [
+            { hooks: [{ type: 'command', command: 'npx', args: ['fact-tracker', 'hook', '--store', '/srv/team'] }] },
+          ],
+        },
+      },
+    });
+    const run = await init(project, 'claude');
+    expect([run.status, run.stderr]).toEqual([0, '']);
+    const settings = readJson(join(project, '.claude', 'settings.json'));
+    const hook = `FACT_TRACKER_STORE="${reference('/srv/team')}" node ${MAIN} hook`;
+    expect(new Set(commandsOf(settings))).toEqual(new Set([hook]));
+    const hooks = settings['hooks'] as Record<string, Json[]>;
+    expect(hooks['SubagentStart']).toEqual([
+      { hooks: [{ type: 'command', command: hook, timeout: 120, statusMessage: 'tracking' }] },
+    ]);
+    expect(hooks['SubagentStop']).toEqual([{ hooks: [{ type: 'command', command: hook, timeout: 60 }] }]);
+  });
 });

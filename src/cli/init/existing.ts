@@ -7,7 +7,7 @@
 import { parse as parseToml } from 'smol-toml';
 import { isRecord } from '../../base/record.js';
 import { isSectionLayout } from '../../core/retrieve/defaults.js';
-import { SERVER_NAME } from './settings.js';
+import { handlerCommand, SERVER_NAME } from './settings.js';
 
 /** The environment variable that names the store. */
 const STORE_VARIABLE = 'FACT_TRACKER_STORE';
@@ -154,6 +154,10 @@ export const readCommand = (
   }
   // A wrapper (a secrets manager, `dotenv`, `timeout`) runs fact-tracker: init's command runs it directly.
   if (wrapper !== undefined) dropped.unshift(`${wrapper}, which it runs fact-tracker through`);
+  // A relative path to a `fact-tracker` not of the package's `.bin`: a script of the project's own.
+  const program = words[at - 1]!.text;
+  if (/^(?!\/)\S*\/fact-tracker$/u.test(program) && !/(?:^|\/)node_modules\/\.bin\/fact-tracker$/u.test(program))
+    dropped.unshift("a fact-tracker script of the project's own, which it runs instead of the package");
   const known: ReadonlyArray<string> = VALUE_OPTIONS[subcommand];
   const options: Array<readonly [string, string]> = [];
   const after = words.slice(at + 1);
@@ -252,8 +256,8 @@ export const readHooks = (settings: unknown, isOurs: (command: string) => boolea
   for (const groups of isRecord(hooks) ? Object.values(hooks) : [])
     for (const group of Array.isArray(groups) ? groups : [])
       for (const handler of isRecord(group) && Array.isArray(group['hooks']) ? group['hooks'] : []) {
-        const command = isRecord(handler) ? handler['command'] : undefined;
-        if (typeof command !== 'string' || !isOurs(command)) continue;
+        const command = handlerCommand(handler);
+        if (command === undefined || !isOurs(command)) continue;
         readings.push(
           markUnread(readCommandLine(command, 'hook'), command) ?? {
             options: [],

@@ -97,6 +97,11 @@ describe('reading the commands init rewrites', () => {
     expect(readCommandLine('/opt/x/S3cret=1/dotenv -e .env -- npx fact-tracker hook', 'hook')?.dropped).toEqual([
       '`dotenv`, which it runs fact-tracker through',
     ]);
+    expect(readCommandLine('./scripts/fact-tracker hook', 'hook')?.dropped).toEqual([
+      "a fact-tracker script of the project's own, which it runs instead of the package",
+    ]);
+    expect(readCommandLine('node_modules/.bin/fact-tracker hook', 'hook')?.dropped).toEqual([]);
+    expect(readCommandLine('/usr/local/bin/fact-tracker hook', 'hook')?.dropped).toEqual([]);
     expect(readCommandLine('node --env-file=.env /x/dist/cli/main.js hook', 'hook')?.dropped).toEqual([
       "the launcher's --env-file",
     ]);
