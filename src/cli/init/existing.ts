@@ -36,7 +36,8 @@ export const shellWords = (line: string): { readonly words: ReadonlyArray<Word>;
   };
   for (let i = 0; i < line.length; i += 1) {
     const c = line[i]!;
-    if (/\s/u.test(c)) {
+    // A shell splits words at its IFS, space, tab and newline: not at a no-break space, which stays in the word.
+    if (/[ \t\n]/u.test(c)) {
       end();
       continue;
     }
@@ -178,7 +179,8 @@ export const readCommand = (
     else options.push([name, value.text]);
   }
   if (rest !== '') dropped.push(`what follows its "${rest[0]}"`);
-  const named = options.find(([name]) => name === 'store' || name === 'sessions-dir');
+  // `--store` wins over `--sessions-dir`, wherever each is, as the commands choose (`chooseStore`).
+  const named = options.find(([name]) => name === 'store') ?? options.find(([name]) => name === 'sessions-dir');
   const store = named?.[1] ?? assigned;
   return {
     ...(store === undefined ? {} : { store }),

@@ -32,6 +32,13 @@ describe('reading the commands init rewrites', () => {
       options: [['tokenizer', 'o200k']],
       dropped: [],
     });
+    // --store wins over --sessions-dir in either order, as the commands choose; a no-break space is no word break.
+    expect(readCommandLine('npx fact-tracker hook --sessions-dir b --store a', 'hook')?.store).toBe('a');
+    expect(readCommandLine('npx fact-tracker hook --store /srv/team\u00a0facts\t--max-facts 3', 'hook')).toEqual({
+      store: '/srv/team\u00a0facts',
+      options: [['max-facts', '3']],
+      dropped: [],
+    });
     // Not a fact-tracker command: nothing to read.
     expect(readCommandLine('node tools/hook.js hook --store c', 'hook')).toBeUndefined();
   });
