@@ -141,8 +141,11 @@ export const readCommand = (
   let assigned: string | undefined;
   let wrapper: string | undefined;
   let launched = false;
+  // The words init reads no store or option in: a store they mention is one it cannot read.
+  const unread: string[] = [rest];
   for (const word of words.slice(0, at - 1)) {
     const assignment = ASSIGNMENT.exec(word.text);
+    if (wrapper !== undefined || assignment === null) unread.push(word.text);
     if (wrapper !== undefined) continue; // the wrapper's own words: a value of them may be a secret
     if (assignment !== null) {
       if (assignment[1] === STORE_VARIABLE) assigned = storeOfValue(assignment[2]!);
@@ -167,12 +170,16 @@ export const readCommand = (
     const option = /^--([a-z-]+)(?:=(.*))?$/su.exec(word);
     const name = option?.[1];
     if (option === null || name === undefined || !known.includes(name)) {
+      unread.push(word);
       dropped.push(word.startsWith('-') ? optionName(word) : 'a word that is no option');
       continue;
     }
     const value = option[2] === undefined ? after[i + 1] : { text: option[2], expands: after[i]!.expands };
     if (option[2] === undefined) i += 1;
-    if (value === undefined) dropped.push(`--${name} (without its value)`);
+    if (value === undefined) {
+      unread.push(word);
+      dropped.push(`--${name} (without its value)`);
+    }
     // A store is checked as one given (a `$` in it refused); another value the shell expands cannot be kept as written.
     else if (value.expands && name !== 'store' && name !== 'sessions-dir')
       dropped.push(`--${name} (its value is expanded by the shell)`);
@@ -186,6 +193,7 @@ export const readCommand = (
     ...(store === undefined ? {} : { store }),
     options: options.filter(([name]) => name !== 'store' && name !== 'sessions-dir'),
     dropped,
+    ...(store === undefined && unread.some((text) => STORE_MENTION.test(text)) ? { unreadStore: true } : {}),
   };
 };
 
@@ -195,11 +203,12 @@ export function readCommandLine(line: string, subcommand: 'hook' | 'mcp'): Comma
   return readCommand(words, rest, subcommand);
 }
 
-/** `reading` of `text`, marked when `text` mentions a store it does not name (after a `&&`, in a script init cannot read). */
-const markUnread = (reading: CommandReading | undefined, text: string): CommandReading | undefined =>
-  reading?.store === undefined && STORE_MENTION.test(text)
-    ? { options: [], dropped: ['a command init cannot read'], ...reading, unreadStore: true }
-    : reading;
+/** What a command init cannot read at all is read as: nothing kept, and a store it mentions marked. */
+const unreadable = (text: string): CommandReading => ({
+  options: [],
+  dropped: ['a command init cannot read'],
+  ...(STORE_MENTION.test(text) ? { unreadStore: true } : {}),
+});
 
 /** The fact-tracker server of the settings: the store its `env` names, and what its command is given. */
 export interface ServerReading {
@@ -219,17 +228,16 @@ const readServer = (server: unknown): ServerReading => {
   const envStore = typeof env === 'string' && env !== '' ? storeOfValue(env) : undefined;
   const args = Array.isArray(server['args']) ? server['args'] : [];
   const words = [server['command'], ...args].filter((word): word is string => typeof word === 'string');
-  const read = readCommand(
+  const command = readCommand(
     words.map((text) => ({ text, expands: false })),
     '',
     'mcp',
   );
-  const command = markUnread(read, words.join(' '));
   return {
     exists: true,
     ...(envStore === undefined ? {} : { envStore }),
-    ...(command === undefined || read === undefined ? {} : { command }),
-    ...(command?.unreadStore === true ? { unreadStore: true } : {}),
+    ...(command === undefined ? {} : { command }),
+    ...((command ?? unreadable(words.join(' '))).unreadStore === true ? { unreadStore: true } : {}),
   };
 };
 
@@ -260,12 +268,7 @@ export const readHooks = (settings: unknown, isOurs: (command: string) => boolea
       for (const handler of isRecord(group) && Array.isArray(group['hooks']) ? group['hooks'] : []) {
         const command = handlerCommand(handler);
         if (command === undefined || !isOurs(command)) continue;
-        readings.push(
-          markUnread(readCommandLine(command, 'hook'), command) ?? {
-            options: [],
-            dropped: ['a command init cannot read'],
-          },
-        );
+        readings.push(readCommandLine(command, 'hook') ?? unreadable(command));
       }
   return readings;
 };

@@ -134,5 +134,8 @@ describe('reading the commands init rewrites', () => {
     expect(hooks("npx fact-tracker hook '--store /srv/t'")?.unreadStore).toBe(true);
     expect(hooks('cd /x && npx fact-tracker hook --store /srv/t')?.unreadStore).toBe(true);
     expect(hooks('npx fact-tracker hook --store /srv/t')?.unreadStore).toBeUndefined();
+    // A kept option's value that says --store is no store mentioned.
+    expect(hooks("npx fact-tracker hook --reviewer-pattern 'x--store'")?.unreadStore).toBeUndefined();
+    expect(hooks('npx fact-tracker hook --store')?.unreadStore).toBe(true);
   });
 });
