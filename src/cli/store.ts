@@ -38,20 +38,58 @@ const OTHER_URL = /^([a-z][a-z0-9+.-]*):\/\//iu;
 /** `postgres:` or `postgresql:` without the `//` of a URL: a mistyped URL, never a folder. */
 const POSTGRES_WITHOUT_SLASHES = /^postgres(?:ql)?:(?!\/\/)/iu;
 
-/** The keywords of a libpq connection string (`host=H dbname=D ...`), which a store cannot be given as. */
-const CONNINFO_KEYWORD =
-  /(?:^|\s)(?:host|hostaddr|port|dbname|user|password|passfile|sslmode|sslpassword|service|application_name|connect_timeout|options)\s*=/iu;
+/** The keywords of a libpq connection string (`host=H dbname=D ...`), one per word. */
+const CONNINFO_WORD =
+  /(?:^|\s)(?:host|hostaddr|port|dbname|user|password|passfile|sslmode|sslpassword|service|application_name|connect_timeout|options)\s*=/giu;
 
-/** `USER:PASSWORD@HOST...`: a URL that lost its scheme, never a folder. */
-const CREDENTIALS_WITHOUT_SCHEME = /^[^\s/:@]+:[^\s/@]*@[^\s/@]/u;
+/** A connection string's password (`password=`, `sslpassword=`), wherever it is. */
+const CONNINFO_PASSWORD = /(?:^|\s)(?:ssl)?password\s*=/iu;
 
-/** Why `text`, not a URL, is no folder either but a mistyped PostgreSQL address; undefined for a folder. */
-const mistypedAddress = (text: string): string | undefined => {
+/**
+ * `USER:PASSWORD@HOST`, the credentials of a URL, anywhere in a text (after a scheme, a `//`, a
+ * mistyped scheme, or none): a `:`, a non-empty password (a `/` or `:` in it too), an `@` and
+ * a host's first character.
+ */
+const CREDENTIALS = /:[^\s@]+@[^\s@/]/u;
+
+/** A folder given as a path (`./`, `../`, `/` but not `//`, or a drive's `C:\` / `C:/`): a folder, whatever its name holds. */
+const EXPLICIT_FOLDER = /^(?:\.{1,2}[\\/]|\/(?!\/)|[A-Za-z]:[\\/])/u;
+
+/** `text` without one layer of matching quotes around it (`'...'` or `"..."`). */
+const unquoted = (text: string): string => /^(['"])([\s\S]*)\1$/u.exec(text)?.[2] ?? text;
+
+const AS_FOLDER = 'a folder of such a name is given as ./NAME';
+
+/**
+ * Why `text`, not a URL, is no folder either but a mistyped PostgreSQL address; undefined for a
+ * folder. What holds a password (`USER:PASSWORD@HOST` anywhere, or a connection string's
+ * `password=`) is never taken for a folder unless it is given as a path (`./NAME`, `/PATH`): a
+ * folder named after it would copy the password into the settings and every message naming the store.
+ */
+export const mistypedAddress = (text: string): string | undefined => {
   const trimmed = text.trim();
-  if (POSTGRES_WITHOUT_SLASHES.test(trimmed)) return 'is a PostgreSQL URL without the // after its scheme';
-  if (CONNINFO_KEYWORD.test(trimmed)) return 'is a connection string of key=value words, which a store is not named by';
-  if (CREDENTIALS_WITHOUT_SCHEME.test(trimmed)) return 'is a USER:PASSWORD@HOST address without its postgres:// scheme';
+  if (EXPLICIT_FOLDER.test(trimmed)) return undefined;
+  const inner = unquoted(trimmed).trim();
+  if (inner !== trimmed && (isPostgresUrl(inner) || OTHER_URL.test(inner) || CREDENTIALS.test(inner)))
+    return 'is an address inside quote characters, which are part of the text: give it without them';
+  if (POSTGRES_WITHOUT_SLASHES.test(inner)) return 'is a PostgreSQL URL without the // after its scheme';
+  if (OTHER_URL.test(inner)) return undefined; // named as another scheme's URL by the caller
+  if (CREDENTIALS.test(inner))
+    return `is an address with USER:PASSWORD@HOST credentials, without its postgres:// scheme (${AS_FOLDER})`;
+  if (CONNINFO_PASSWORD.test(inner) || (inner.match(CONNINFO_WORD)?.length ?? 0) >= 2)
+    return `is a connection string of key=value words, which a store is not named by (${AS_FOLDER})`;
   return undefined;
+};
+
+/** True when `text`, as a store, holds a password: a PostgreSQL URL's, or one of a mistyped address. */
+export const holdsPassword = (text: string): boolean => {
+  if (EXPLICIT_FOLDER.test(text.trim())) return false;
+  if (isPostgresUrl(text)) {
+    const parsed = parsePostgresUrl(text);
+    return E.isLeft(parsed) ? CREDENTIALS.test(text) || /[?&]password=/iu.test(text) : parsed.right.secrets.length > 0;
+  }
+  const inner = unquoted(text.trim()).trim();
+  return isPostgresUrl(inner) ? holdsPassword(inner) : CREDENTIALS.test(inner) || CONNINFO_PASSWORD.test(inner);
 };
 
 /** Reads one naming of a store (`what` says where it came from); the text is never repeated, as it may hold a password. */

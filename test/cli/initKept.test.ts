@@ -179,6 +179,10 @@ describe.concurrent('fact-tracker init on settings that already name a store or 
       'postgres:u:pw-S3cret@h/db',
       'host=h password=pw-S3cret',
       'u:pw-S3cret@h/db',
+      '//u:pw-S3cret@h/db',
+      '://u:pw-S3cret@h/db',
+      'postgres//u:pw-S3cret@h/db',
+      'u:p/w-S3cret@h/db',
     ]) {
       const project = tempDir('init-mistyped-');
       const run = await init(project, 'claude', '--store', store);
@@ -210,5 +214,135 @@ describe.concurrent('fact-tracker init on settings that already name a store or 
       ),
     ]);
     expect(list.stderr).not.toContain('S3cret');
+  });
+
+  it('names a dash-word holding a value by its option only, never the value, and refuses a store it cannot read', async () => {
+    const secret = 'postgres://app:S3cretPW@db.internal/facts';
+    const files = {
+      '.claude/settings.json': hooksOf(`npx fact-tracker hook '--store ${secret}' -S${secret} --max-facts 5`),
+      '.mcp.json': {
+        mcpServers: { 'fact-tracker': { command: 'npx', args: ['fact-tracker', 'mcp', `--store ${secret}`] } },
+      },
+    };
+    const given = projectWith(files);
+    const run = await init(given, 'claude', '--store', '/srv/facts');
+    expect([run.status, run.stderr]).toEqual([
+      0,
+      'fact-tracker init: warning: the fact-tracker hook commands of .claude/settings.json was given this, which init does not keep: an unknown option\n' +
+        'fact-tracker init: warning: the fact-tracker server of .mcp.json was given this, which init does not keep: an unknown option\n',
+    ]);
+    expect(run.stdout + run.stderr + read(join(given, '.mcp.json'))).not.toContain('S3cret');
+    // Without --store, the store they name in a form init cannot read is neither kept nor dropped unasked.
+    const kept = projectWith(files);
+    const refused = await init(kept, 'claude');
+    expect([refused.status, refused.stderr]).toEqual([
+      1,
+      expect.stringMatching(
+        /^fact-tracker init: a fact-tracker hook command of \.claude\/settings\.json names a store in a form init cannot read [^\n]*nothing was written\. Run init again with --store[^\n]*\n$/u,
+      ),
+    ]);
+    expect(refused.stdout + refused.stderr).not.toContain('S3cret');
+    for (const [path, content] of Object.entries(files)) expect(readJson(join(kept, path))).toEqual(content);
+  });
+
+  it('says which wrapper a command ran through, and refuses, writing nothing, a store after a cd && or in a script it cannot read', async () => {
+    const wrapped = projectWith({
+      '.claude/settings.json': hooksOf(
+        'op run --env-file=.env.team -- npx fact-tracker hook --reviewer-pattern=-review',
+      ),
+    });
+    const run = await init(wrapped, 'claude');
+    expect([run.status, run.stderr]).toEqual([
+      0,
+      'fact-tracker init: warning: the fact-tracker hook commands of .claude/settings.json was given this, which init does not keep: `op`, which it runs fact-tracker through\n',
+    ]);
+    // A value that starts with a dash is written in the one form the hook reads it in.
+    expect(new Set(commandsOf(readJson(join(wrapped, '.claude', 'settings.json'))))).toEqual(
+      new Set([`node ${MAIN} hook --reviewer-pattern=-review`]),
+    );
+    for (const files of [
+      { '.claude/settings.json': hooksOf('cd "$CLAUDE_PROJECT_DIR" && npx fact-tracker hook --store /srv/team') },
+      {
+        '.mcp.json': {
+          mcpServers: {
+            'fact-tracker': {
+              command: 'bash',
+              args: ['-c', 'source .env && exec npx fact-tracker mcp --store /srv/t'],
+            },
+          },
+        },
+      },
+    ]) {
+      const project = projectWith(files);
+      const refused = await init(project, 'claude');
+      expect([refused.status, refused.stderr]).toEqual([
+        1,
+        expect.stringMatching(/names a store in a form init cannot read [^\n]*Run init again with --store[^\n]*\n$/u),
+      ]);
+      for (const [path, content] of Object.entries(files)) expect(readJson(join(project, path))).toEqual(content);
+    }
+  });
+
+  it('refuses a password in the server env in a mistyped form as in a URL, writing and printing nothing of it', async () => {
+    for (const value of [
+      'host=db.internal password=Hunter2Secret dbname=facts',
+      'postgres:/app:Hunter2Secret@db.internal/facts',
+      '//app:Hunter2Secret@db.internal/facts',
+    ]) {
+      const files = {
+        '.mcp.json': {
+          mcpServers: {
+            'fact-tracker': { command: 'npx', args: ['fact-tracker', 'mcp'], env: { FACT_TRACKER_STORE: value } },
+          },
+        },
+      };
+      const project = projectWith(files);
+      const run = await init(project, 'claude');
+      expect([value, run.status, run.stderr]).toEqual([
+        value,
+        1,
+        expect.stringMatching(/^fact-tracker init: the store URL in \.mcp\.json [^\n]*holds a password[^\n]*\n$/u),
+      ]);
+      expect(run.stdout + run.stderr).not.toContain('Hunter2Secret');
+      expect(readJson(join(project, '.mcp.json'))).toEqual(files['.mcp.json']);
+    }
+  });
+
+  it("init codex --store replaces the store the server table's env names, which the server would use over the hooks' one", async () => {
+    const project = projectWith({
+      '.codex/config.toml':
+        '[mcp_servers.fact-tracker]\ncommand = "npx"\nargs = ["fact-tracker", "mcp"]\n\n[mcp_servers.fact-tracker.env]\nFACT_TRACKER_STORE = "/srv/old-store"\nMY_VAR = "1"\n',
+    });
+    const run = await init(project, 'codex', '--store', '/srv/new-store');
+    expect(run.status).toBe(0);
+    const server = codexServer(project);
+    expect(server['env']).toEqual({ MY_VAR: '1' });
+    expect(JSON.stringify(server)).not.toContain('old-store');
+    expect(JSON.stringify(server)).toContain('/srv/new-store');
+  });
+
+  it('reads the store of an exec-form hook (command and args) and keeps the keys set on a handler it replaces', async () => {
+    const project = projectWith({
+      '.claude/settings.json': {
+        hooks: {
+          SubagentStart: [
+            { hooks: [{ type: 'command', command: 'npx fact-tracker hook', timeout: 120, statusMessage: 'tracking' }] },
+          ],
+          SubagentStop: [
+            { hooks: [{ type: 'command', command: 'npx', args: ['fact-tracker', 'hook', '--store', '/srv/team'] }] },
+          ],
+        },
+      },
+    });
+    const run = await init(project, 'claude');
+    expect([run.status, run.stderr]).toEqual([0, '']);
+    const settings = readJson(join(project, '.claude', 'settings.json'));
+    const hook = `FACT_TRACKER_STORE="${reference('/srv/team')}" node ${MAIN} hook`;
+    expect(new Set(commandsOf(settings))).toEqual(new Set([hook]));
+    const hooks = settings['hooks'] as Record<string, Json[]>;
+    expect(hooks['SubagentStart']).toEqual([
+      { hooks: [{ type: 'command', command: hook, timeout: 120, statusMessage: 'tracking' }] },
+    ]);
+    expect(hooks['SubagentStop']).toEqual([{ hooks: [{ type: 'command', command: hook, timeout: 60 }] }]);
   });
 });

@@ -59,8 +59,9 @@ import {
   readMcpJsonServer,
   type ServerReading,
   storesOf,
+  unreadStoreRefusal,
 } from '../init/existing.js';
-import { chooseStore, STORE_VARIABLE } from '../store.js';
+import { chooseStore, holdsPassword, STORE_VARIABLE } from '../store.js';
 
 /**
  * The entry point of this installation, `dist/cli/main.js`: what the settings run. This code
@@ -387,12 +388,6 @@ const readJsonSettings = (project: string, path: string): unknown => {
   return parsed !== undefined && E.isRight(parsed) ? parsed.right : undefined;
 };
 
-/** True when `store` is a PostgreSQL URL that holds a password. */
-const holdsPassword = (store: string): boolean => {
-  const choice = chooseStore({ store }, undefined);
-  return E.isRight(choice) && choice.right.kind === 'postgres' && choice.right.address.secrets.length > 0;
-};
-
 /** A PostgreSQL URL without its password, to name in a message; undefined when it is not one. */
 const withoutPassword = (store: string): string | undefined => {
   const choice = chooseStore({ store }, undefined);
@@ -496,8 +491,13 @@ const writeSettings = (
     command.host === 'claude'
       ? readMcpJsonServer(readJsonSettings(project, '.mcp.json'))
       : readCodexServer(readTextSettings(project, CODEX_CONFIG) ?? '');
+  const unread = unreadStoreRefusal(hooks, server, hooksFile(command.host), serverFile(command.host));
   const checked =
-    command.store !== undefined ? checkStore(command.store, GIVEN) : keptStore(command.host, storesOf(hooks), server);
+    command.store !== undefined
+      ? checkStore(command.store, GIVEN)
+      : unread === undefined
+        ? keptStore(command.host, storesOf(hooks), server)
+        : E.left(unread);
   if (E.isLeft(checked)) return checked;
   const store = checked.right;
   const hookOptions = keptOptions(hooks, command.layout !== undefined);

@@ -7,7 +7,7 @@
 import { parse as parseToml } from 'smol-toml';
 import { isRecord } from '../../base/record.js';
 import { isSectionLayout } from '../../core/retrieve/defaults.js';
-import { SERVER_NAME } from './settings.js';
+import { handlerCommand, SERVER_NAME } from './settings.js';
 
 /** The environment variable that names the store. */
 const STORE_VARIABLE = 'FACT_TRACKER_STORE';
@@ -36,7 +36,8 @@ export const shellWords = (line: string): { readonly words: ReadonlyArray<Word>;
   };
   for (let i = 0; i < line.length; i += 1) {
     const c = line[i]!;
-    if (/\s/u.test(c)) {
+    // A shell splits words at its IFS, space, tab and newline: not at a no-break space, which stays in the word.
+    if (/[ \t\n]/u.test(c)) {
       end();
       continue;
     }
@@ -76,7 +77,33 @@ export interface CommandReading {
   readonly options: ReadonlyArray<readonly [string, string]>;
   /** What it is given that init does not keep, named without a value (a value may be a secret). */
   readonly dropped: ReadonlyArray<string>;
+  /** True when it mentions a store (`--store`, `--sessions-dir`, `FACT_TRACKER_STORE`) init cannot read. */
+  readonly unreadStore?: true;
 }
+
+/** What a command that names a store mentions: a store init cannot read when it reads none. */
+const STORE_MENTION = /--store|--sessions-dir|FACT_TRACKER_STORE/u;
+
+/** Words that start fact-tracker as init writes its own start (a launcher), which init replaces. */
+const LAUNCHER = /^(?:exec|env|npx|pnpx|pnpm|yarn|bunx|node|nodejs|(?:\S*\/)?(?:node|nodejs|npx))$/u;
+
+/** The options of `npx` that init's own launcher stands for. */
+const LAUNCHER_FLAGS = /^(?:--no-install|--no|-y|--yes|-q|--quiet)$/u;
+
+/** A shell that runs a script given by `-c`. */
+const SHELL = /^(?:\/(?:usr\/)?bin\/)?(?:sh|bash|dash|zsh)$/u;
+
+/** An option's name as a warning says it: `--name` or `-x`; anything else, a value glued to it, is named by what it is. */
+const optionName = (word: string): string => {
+  const option = /^(--[A-Za-z][A-Za-z0-9-]{0,40}|-[A-Za-z])(?:=|$)/u.exec(word);
+  return option === null ? 'an unknown option' : option[1]!;
+};
+
+/** A command init does not keep, named when its name is a plain one (never a value). */
+const commandName = (word: string): string => {
+  const name = word.split('/').pop() ?? '';
+  return /^[A-Za-z0-9._+-]{1,40}$/u.test(name) ? `\`${name}\`` : 'another command';
+};
 
 /** The options of `hook` and of `mcp` that take a value: all of them (see `commandOptions.ts`). */
 const VALUE_OPTIONS = {
@@ -106,15 +133,35 @@ export const readCommand = (
     (word, index) =>
       index > 0 && word.text === subcommand && /(?:fact-tracker|main\.js)$/u.test(words[index - 1]!.text),
   );
+  // `sh -c SCRIPT` (as init writes Codex's server, or a user a hook): the script's command.
+  if (at === -1 && words.length === 3 && rest === '' && SHELL.test(words[0]!.text) && words[1]!.text === '-c')
+    return words[2]!.expands ? undefined : readCommandLine(words[2]!.text, subcommand);
   if (at === -1) return undefined;
   const dropped: string[] = [];
   let assigned: string | undefined;
-  for (const word of words.slice(0, at)) {
+  let wrapper: string | undefined;
+  let launched = false;
+  // The words init reads no store or option in: a store they mention is one it cannot read.
+  const unread: string[] = [rest];
+  for (const word of words.slice(0, at - 1)) {
     const assignment = ASSIGNMENT.exec(word.text);
-    if (assignment === null) continue; // the launcher (node PATH, npx --no-install, exec): init writes its own
-    if (assignment[1] === STORE_VARIABLE) assigned = storeOfValue(assignment[2]!);
-    else dropped.push(`${assignment[1]}=`);
+    if (wrapper !== undefined || assignment === null) unread.push(word.text);
+    if (wrapper !== undefined) continue; // the wrapper's own words: a value of them may be a secret
+    if (assignment !== null) {
+      if (assignment[1] === STORE_VARIABLE) assigned = storeOfValue(assignment[2]!);
+      else dropped.push(`${assignment[1]}=`);
+    } else if (LAUNCHER.test(word.text))
+      launched = true; // init writes its own launcher
+    else if (word.text.startsWith('-') && launched) {
+      if (!LAUNCHER_FLAGS.test(word.text)) dropped.push(`the launcher's ${optionName(word.text)}`);
+    } else wrapper = commandName(word.text);
   }
+  // A wrapper (a secrets manager, `dotenv`, `timeout`) runs fact-tracker: init's command runs it directly.
+  if (wrapper !== undefined) dropped.unshift(`${wrapper}, which it runs fact-tracker through`);
+  // A relative path to a `fact-tracker` not of the package's `.bin`: a script of the project's own.
+  const program = words[at - 1]!.text;
+  if (/^(?!\/)\S*\/fact-tracker$/u.test(program) && !/(?:^|\/)node_modules\/\.bin\/fact-tracker$/u.test(program))
+    dropped.unshift("a fact-tracker script of the project's own, which it runs instead of the package");
   const known: ReadonlyArray<string> = VALUE_OPTIONS[subcommand];
   const options: Array<readonly [string, string]> = [];
   const after = words.slice(at + 1);
@@ -123,32 +170,45 @@ export const readCommand = (
     const option = /^--([a-z-]+)(?:=(.*))?$/su.exec(word);
     const name = option?.[1];
     if (option === null || name === undefined || !known.includes(name)) {
-      dropped.push(word.startsWith('-') ? word.replace(/=.*$/su, '') : 'a word that is no option');
+      unread.push(word);
+      dropped.push(word.startsWith('-') ? optionName(word) : 'a word that is no option');
       continue;
     }
     const value = option[2] === undefined ? after[i + 1] : { text: option[2], expands: after[i]!.expands };
     if (option[2] === undefined) i += 1;
-    if (value === undefined) dropped.push(`--${name} (without its value)`);
+    if (value === undefined) {
+      unread.push(word);
+      dropped.push(`--${name} (without its value)`);
+    }
     // A store is checked as one given (a `$` in it refused); another value the shell expands cannot be kept as written.
     else if (value.expands && name !== 'store' && name !== 'sessions-dir')
       dropped.push(`--${name} (its value is expanded by the shell)`);
     else options.push([name, value.text]);
   }
   if (rest !== '') dropped.push(`what follows its "${rest[0]}"`);
-  const named = options.find(([name]) => name === 'store' || name === 'sessions-dir');
+  // `--store` wins over `--sessions-dir`, wherever each is, as the commands choose (`chooseStore`).
+  const named = options.find(([name]) => name === 'store') ?? options.find(([name]) => name === 'sessions-dir');
   const store = named?.[1] ?? assigned;
   return {
     ...(store === undefined ? {} : { store }),
     options: options.filter(([name]) => name !== 'store' && name !== 'sessions-dir'),
     dropped,
+    ...(store === undefined && unread.some((text) => STORE_MENTION.test(text)) ? { unreadStore: true } : {}),
   };
 };
 
 /** `readCommand` of a shell command line (a hook's, or the script of Codex's `sh -c`). */
-export const readCommandLine = (line: string, subcommand: 'hook' | 'mcp'): CommandReading | undefined => {
+export function readCommandLine(line: string, subcommand: 'hook' | 'mcp'): CommandReading | undefined {
   const { words, rest } = shellWords(line);
   return readCommand(words, rest, subcommand);
-};
+}
+
+/** What a command init cannot read at all is read as: nothing kept, and a store it mentions marked. */
+const unreadable = (text: string): CommandReading => ({
+  options: [],
+  dropped: ['a command init cannot read'],
+  ...(STORE_MENTION.test(text) ? { unreadStore: true } : {}),
+});
 
 /** The fact-tracker server of the settings: the store its `env` names, and what its command is given. */
 export interface ServerReading {
@@ -157,6 +217,8 @@ export interface ServerReading {
   readonly envStore?: string;
   /** Its command, read; undefined when there is no server or its command runs no `fact-tracker mcp` that can be read. */
   readonly command?: CommandReading;
+  /** True when its command mentions a store init cannot read. */
+  readonly unreadStore?: true;
 }
 
 /** A server entry (of `.mcp.json`, or Codex's table), read. */
@@ -166,18 +228,16 @@ const readServer = (server: unknown): ServerReading => {
   const envStore = typeof env === 'string' && env !== '' ? storeOfValue(env) : undefined;
   const args = Array.isArray(server['args']) ? server['args'] : [];
   const words = [server['command'], ...args].filter((word): word is string => typeof word === 'string');
-  const command =
-    server['command'] === 'sh' && args[0] === '-c' && typeof args[1] === 'string'
-      ? readCommandLine(args[1], 'mcp')
-      : readCommand(
-          words.map((text) => ({ text, expands: false })),
-          '',
-          'mcp',
-        );
+  const command = readCommand(
+    words.map((text) => ({ text, expands: false })),
+    '',
+    'mcp',
+  );
   return {
     exists: true,
     ...(envStore === undefined ? {} : { envStore }),
     ...(command === undefined ? {} : { command }),
+    ...((command ?? unreadable(words.join(' '))).unreadStore === true ? { unreadStore: true } : {}),
   };
 };
 
@@ -206,9 +266,9 @@ export const readHooks = (settings: unknown, isOurs: (command: string) => boolea
   for (const groups of isRecord(hooks) ? Object.values(hooks) : [])
     for (const group of Array.isArray(groups) ? groups : [])
       for (const handler of isRecord(group) && Array.isArray(group['hooks']) ? group['hooks'] : []) {
-        const command = isRecord(handler) ? handler['command'] : undefined;
-        if (typeof command !== 'string' || !isOurs(command)) continue;
-        readings.push(readCommandLine(command, 'hook') ?? { options: [], dropped: ['a command init cannot read'] });
+        const command = handlerCommand(handler);
+        if (command === undefined || !isOurs(command)) continue;
+        readings.push(readCommandLine(command, 'hook') ?? unreadable(command));
       }
   return readings;
 };
@@ -239,7 +299,11 @@ export const keptOptions = (readings: ReadonlyArray<CommandReading>, layoutGiven
   }
   for (const [name, given] of values)
     if (given.size > 1) dropped.add(`--${name} (given different values)`);
-    else words.push(`--${name}`, ...given);
+    // A value that starts with a dash is read as one only in the `--name=value` form.
+    else
+      words.push(
+        ...[...given].flatMap((value) => (value.startsWith('-') ? [`--${name}=${value}`] : [`--${name}`, value])),
+      );
   return { words, dropped: [...dropped] };
 };
 
@@ -253,3 +317,24 @@ export const droppedWarning = (what: string, kept: KeptOptions): string | undefi
   kept.dropped.length === 0
     ? undefined
     : `fact-tracker init: warning: ${what} ${kept.dropped.length === 1 ? 'was given this, which init does not keep' : 'were given these, which init does not keep'}: ${kept.dropped.join(', ')}\n`;
+
+/**
+ * Why a run without `--store` stops on commands that mention a store init cannot read (through
+ * a wrapper, after a `cd ... &&`, in a script): it would switch them to another store unasked.
+ * Undefined when there is none. The store is never named (it may hold a password).
+ */
+export const unreadStoreRefusal = (
+  hooks: ReadonlyArray<CommandReading>,
+  server: ServerReading,
+  hooksFile: string,
+  serverFile: string,
+): string | undefined => {
+  const where = hooks.some((reading) => reading.unreadStore === true)
+    ? `a fact-tracker hook command of ${hooksFile}`
+    : server.unreadStore === true
+      ? `the fact-tracker server of ${serverFile}`
+      : undefined;
+  return where === undefined
+    ? undefined
+    : `${where} names a store in a form init cannot read (a wrapper, a script, a word it does not read as an option); nothing was written. Run init again with --store and the store to keep`;
+};

@@ -140,12 +140,32 @@ export const HOOK_TIMEOUT_SECONDS = 60;
 /** A merge that cannot be made safely: why, in one line. */
 export type MergeError = string;
 
-/** Our handler of one hook, as `init` writes it. */
-const ourHandler = (launcher: Launcher): Record<string, unknown> => ({
+/** Our handler of one hook, as `init` writes it, with the keys the user set on the one it replaces (`timeout`, `statusMessage`, ...). */
+const ourHandler = (launcher: Launcher, kept: Readonly<Record<string, unknown>> = {}): Record<string, unknown> => ({
   type: 'command',
   command: launcher.hook,
   timeout: HOOK_TIMEOUT_SECONDS,
+  ...kept,
 });
+
+/**
+ * A handler's command line: its `command`, with its `args` when it has them (the exec form,
+ * `{"command": "npx", "args": [...]}`), each quoted for a shell; undefined when it has none.
+ */
+export const handlerCommand = (handler: unknown): string | undefined => {
+  if (!isRecord(handler) || typeof handler['command'] !== 'string') return undefined;
+  const args = handler['args'];
+  if (!Array.isArray(args)) return handler['command'];
+  return args.every((arg) => typeof arg === 'string')
+    ? [handler['command'], ...(args as string[])].map(shellQuote).join(' ')
+    : undefined;
+};
+
+/** The keys of a handler init replaces that it keeps: all but those it writes itself. */
+const userKeys = (handler: Readonly<Record<string, unknown>>): Record<string, unknown> => {
+  const { type: _type, command: _command, args: _args, ...kept } = handler;
+  return kept;
+};
 
 /**
  * True when `hooks` already holds each of our hooks once, as `init` writes it, in a group of its
@@ -158,14 +178,14 @@ const holdsExactly = (
   launcher: Launcher,
   isOurs: (command: string) => boolean,
 ): boolean => {
-  const wanted = JSON.stringify(ourHandler(launcher));
   const found: string[] = [];
   for (const [event, groups] of Object.entries(hooks))
     for (const group of Array.isArray(groups) ? groups : []) {
       if (!isRecord(group) || !Array.isArray(group['hooks'])) return false;
       for (const handler of group['hooks'])
-        if (isRecord(handler) && typeof handler['command'] === 'string' && isOurs(handler['command'])) {
-          if (JSON.stringify(handler) !== wanted) return false;
+        if (isRecord(handler) && isOurs(handlerCommand(handler) ?? '')) {
+          // Ours as init writes it, with the keys the user added (a longer timeout, a statusMessage).
+          if (JSON.stringify(handler) !== JSON.stringify(ourHandler(launcher, userKeys(handler)))) return false;
           found.push(JSON.stringify([event, group['matcher']]));
         }
     }
@@ -192,15 +212,19 @@ export const mergeHooks = (
   if (!isRecord(hooks)) return E.left(`"hooks" is ${describeKind(hooks)}, not an object`);
   if (holdsExactly(hooks, host, launcher, isOurs)) return E.right(settings);
   const merged: Record<string, unknown> = {};
+  const keptKeys: Record<string, Record<string, unknown>> = {};
   for (const [event, groups] of Object.entries(hooks)) {
     if (!Array.isArray(groups)) return E.left(`"hooks.${event}" is ${describeKind(groups)}, not an array`);
     const kept: unknown[] = [];
     for (const [index, group] of groups.entries()) {
       if (!isRecord(group) || !Array.isArray(group['hooks']))
         return E.left(`"hooks.${event}[${index}]" is not a group of the form {"matcher", "hooks": [...]}`);
-      const handlers = group['hooks'].filter(
-        (handler) => !(isRecord(handler) && typeof handler['command'] === 'string' && isOurs(handler['command'])),
-      );
+      const handlers = group['hooks'].filter((handler) => {
+        const command = handlerCommand(handler);
+        if (command === undefined || !isOurs(command)) return true;
+        keptKeys[event] = { ...keptKeys[event], ...userKeys(handler as Record<string, unknown>) };
+        return false;
+      });
       if (handlers.length === group['hooks'].length) kept.push(group);
       else if (handlers.length > 0) kept.push({ ...group, hooks: handlers });
     }
@@ -209,7 +233,7 @@ export const mergeHooks = (
   for (const { event, matcher } of HOOK_ENTRIES[host]) {
     const group = {
       ...(matcher === undefined ? {} : { matcher }),
-      hooks: [ourHandler(launcher)],
+      hooks: [ourHandler(launcher, keptKeys[event])],
     };
     merged[event] = [...((merged[event] as unknown[] | undefined) ?? []), group];
   }
@@ -236,13 +260,16 @@ const codexServerEntry = (current: unknown, launcher: Launcher): Record<string, 
   const kept = isRecord(current) ? current : {};
   const { command, args } = codexCommand(launcher);
   const forwarded = Array.isArray(kept['env_vars']) ? (kept['env_vars'] as unknown[]) : [];
+  if (launcher.store === undefined) return { ...kept, command, args: [...args] };
+  // A store the table's env sets would win over the one init writes: the server and the hooks would part.
+  const { [STORE_VARIABLE]: _replaced, ...env } = isRecord(kept['env']) ? kept['env'] : {};
+  const { env: _env, ...others } = kept;
   return {
-    ...kept,
+    ...others,
     command,
     args: [...args],
-    ...(launcher.store === undefined
-      ? {}
-      : { env_vars: [...forwarded, ...FORWARDED_VARIABLES.filter((name) => !forwarded.includes(name))] }),
+    ...(Object.keys(env).length === 0 ? {} : { env }),
+    env_vars: [...forwarded, ...FORWARDED_VARIABLES.filter((name) => !forwarded.includes(name))],
   };
 };
 

@@ -57,4 +57,23 @@ describe('mergeCodexToml', () => {
       /^a = inf\nb = nan\nc = -inf\n\n\[mcp_servers\.fact-tracker\]/u,
     );
   });
+
+  it("takes FACT_TRACKER_STORE out of the env of our table when it writes a store, which the server would use over the hooks' one", () => {
+    const launcher: Launcher = { ...LAUNCHER, store: '/srv/new-store' };
+    for (const body of [
+      'env = { FACT_TRACKER_STORE = "/srv/old-store", MY_VAR = "1" }',
+      '[mcp_servers.fact-tracker.env]\nFACT_TRACKER_STORE = "/srv/old-store"\nMY_VAR = "1"',
+    ]) {
+      const merged = mergeCodexToml(`[mcp_servers.fact-tracker]\ncommand = "npx"\n${body}\n`, launcher);
+      const written = E.isRight(merged) ? merged.right : '';
+      expect(written).not.toContain('old-store');
+      const server = (parseToml(written) as { mcp_servers: Record<string, Record<string, unknown>> }).mcp_servers[
+        'fact-tracker'
+      ]!;
+      expect(server['env']).toEqual({ MY_VAR: '1' });
+      expect(server['env_vars']).toContain('FACT_TRACKER_STORE');
+    }
+    const alone = mergeCodexToml('[mcp_servers.fact-tracker]\nenv = { FACT_TRACKER_STORE = "/srv/old" }\n', launcher);
+    expect(E.isRight(alone) ? alone.right : '').not.toMatch(/old|env = |\.env\]/u);
+  });
 });

@@ -1,6 +1,12 @@
 /** Reading what the settings already give fact-tracker's commands: the shell's words, the store and the options. */
 import { describe, expect, it } from 'vitest';
-import { keptOptions, readCommandLine, shellWords } from '../../../src/cli/init/existing.js';
+import {
+  keptOptions,
+  readCommandLine,
+  readHooks,
+  readMcpJsonServer,
+  shellWords,
+} from '../../../src/cli/init/existing.js';
 
 describe('reading the commands init rewrites', () => {
   it('splits a command line into words as a POSIX shell does, stopping at an operator', () => {
@@ -24,6 +30,13 @@ describe('reading the commands init rewrites', () => {
     expect(readCommandLine('exec node x/main.js mcp --store=c --tokenizer o200k', 'mcp')).toEqual({
       store: 'c',
       options: [['tokenizer', 'o200k']],
+      dropped: [],
+    });
+    // --store wins over --sessions-dir in either order, as the commands choose; a no-break space is no word break.
+    expect(readCommandLine('npx fact-tracker hook --sessions-dir b --store a', 'hook')?.store).toBe('a');
+    expect(readCommandLine('npx fact-tracker hook --store /srv/team\u00a0facts\t--max-facts 3', 'hook')).toEqual({
+      store: '/srv/team\u00a0facts',
+      options: [['max-facts', '3']],
       dropped: [],
     });
     // Not a fact-tracker command: nothing to read.
@@ -57,5 +70,72 @@ describe('reading the commands init rewrites', () => {
       words: ['--max-facts', '5', '--tokenizer', 'o200k'],
       dropped: ['--layout (not one layout init writes)'],
     });
+  });
+
+  it('names a dash-word it does not keep by its option name only, never a value glued or spaced into it', () => {
+    const secret = 'postgres://app:S3cretPW@db.internal/facts';
+    const reading = readCommandLine(
+      `npx fact-tracker hook '--store ${secret}' -S${secret} --frob=${secret} -x '-p S3cretPW' --Weird_S3cretPW`,
+      'hook',
+    )!;
+    expect(reading.dropped).toEqual([
+      'an unknown option',
+      'an unknown option',
+      '--frob',
+      '-x',
+      'an unknown option',
+      'an unknown option',
+    ]);
+    expect(JSON.stringify(reading)).not.toContain('S3cret');
+  });
+
+  it('keeps a value that starts with a dash in the --name=value form, the only one the commands read it in', () => {
+    const reading = readCommandLine('npx fact-tracker hook --reviewer-pattern=-review --max-facts 4', 'hook')!;
+    expect(keptOptions([reading], false).words).toEqual(['--reviewer-pattern=-review', '--max-facts', '4']);
+  });
+
+  it('names a wrapper fact-tracker runs through, reads sh -c and bash -c scripts, and marks a store it cannot read', () => {
+    expect(
+      readCommandLine('op run --env-file=.env.team -- npx --no-install fact-tracker hook --max-facts 7', 'hook'),
+    ).toEqual({
+      options: [['max-facts', '7']],
+      dropped: ['`op`, which it runs fact-tracker through'],
+    });
+    expect(readCommandLine('/opt/x/S3cret=1/dotenv -e .env -- npx fact-tracker hook', 'hook')?.dropped).toEqual([
+      '`dotenv`, which it runs fact-tracker through',
+    ]);
+    expect(readCommandLine('./scripts/fact-tracker hook', 'hook')?.dropped).toEqual([
+      "a fact-tracker script of the project's own, which it runs instead of the package",
+    ]);
+    expect(readCommandLine('node_modules/.bin/fact-tracker hook', 'hook')?.dropped).toEqual([]);
+    expect(readCommandLine('/usr/local/bin/fact-tracker hook', 'hook')?.dropped).toEqual([]);
+    expect(readCommandLine('node --env-file=.env /x/dist/cli/main.js hook', 'hook')?.dropped).toEqual([
+      "the launcher's --env-file",
+    ]);
+    expect(readCommandLine("bash -c 'npx fact-tracker hook --store /srv/team'", 'hook')).toEqual({
+      store: '/srv/team',
+      options: [],
+      dropped: [],
+    });
+    expect(
+      readMcpJsonServer({
+        mcpServers: {
+          'fact-tracker': { command: '/bin/sh', args: ['-c', 'exec npx fact-tracker mcp --store /srv/t'] },
+        },
+      }).command?.store,
+    ).toBe('/srv/t');
+    // A store mentioned where init cannot read it: marked, for init to refuse rather than drop it.
+    const unread = readMcpJsonServer({
+      mcpServers: { 'fact-tracker': { command: 'bash', args: ['-c', 'cd /x && npx fact-tracker mcp --store /srv/t'] } },
+    });
+    expect([unread.exists, unread.command, unread.unreadStore]).toEqual([true, undefined, true]);
+    const hooks = (command: string) =>
+      readHooks({ hooks: { SubagentStart: [{ hooks: [{ type: 'command', command }] }] } }, () => true)[0];
+    expect(hooks("npx fact-tracker hook '--store /srv/t'")?.unreadStore).toBe(true);
+    expect(hooks('cd /x && npx fact-tracker hook --store /srv/t')?.unreadStore).toBe(true);
+    expect(hooks('npx fact-tracker hook --store /srv/t')?.unreadStore).toBeUndefined();
+    // A kept option's value that says --store is no store mentioned.
+    expect(hooks("npx fact-tracker hook --reviewer-pattern 'x--store'")?.unreadStore).toBeUndefined();
+    expect(hooks('npx fact-tracker hook --store')?.unreadStore).toBe(true);
   });
 });

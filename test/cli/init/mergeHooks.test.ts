@@ -1,7 +1,7 @@
 /** `mergeHooks`: our hooks in an agent's settings, written once, the user's handlers left where they are. */
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
-import { type Launcher, mergeHooks } from '../../../src/cli/init/settings.js';
+import { handlerCommand, type Launcher, mergeHooks } from '../../../src/cli/init/settings.js';
 
 const LAUNCHER: Launcher = { hook: 'node main.js hook', mcp: { command: 'node', args: ['main.js', 'mcp'] } };
 const isOurs = (command: string): boolean => command.startsWith('node main.js hook');
@@ -25,7 +25,7 @@ describe('mergeHooks', () => {
     const written = merged({});
     const hooks = written['hooks'] as Record<string, Array<{ hooks: Array<Record<string, unknown>> }>>;
     hooks['PreToolUse']![0]!.hooks.push({ type: 'command', command: 'echo mine' });
-    hooks['PreToolUse']![0]!.hooks[0]!['timeout'] = 5;
+    hooks['PreToolUse']![0]!.hooks[0]!['command'] = 'node main.js hook --max-facts 3';
     const again = merged(JSON.parse(JSON.stringify(written)));
     expect((again['hooks'] as Record<string, unknown>)['PreToolUse']).toEqual([
       { matcher: 'Agent|Task', hooks: [{ type: 'command', command: 'echo mine' }] },
@@ -39,5 +39,33 @@ describe('mergeHooks', () => {
     delete hooks['SubagentStop'];
     hooks['SubagentStart'] = [...hooks['SubagentStart']!, ...hooks['SubagentStart']!];
     expect(merged(JSON.parse(JSON.stringify(written)))).toEqual(merged({}));
+  });
+
+  it('keeps the keys a user set on a handler of ours it replaces (timeout, statusMessage), and leaves one already as written', () => {
+    const user = {
+      type: 'command',
+      command: 'node main.js hook --max-facts 3',
+      timeout: 120,
+      statusMessage: 'tracking',
+    };
+    const again = merged({ hooks: { SubagentStart: [{ hooks: [user] }] } });
+    const hooks = again['hooks'] as Record<string, Array<{ hooks: unknown[] }>>;
+    expect(hooks['SubagentStart']).toEqual([
+      { hooks: [{ type: 'command', command: 'node main.js hook', timeout: 120, statusMessage: 'tracking' }] },
+    ]);
+    expect(hooks['SubagentStop']).toEqual([
+      { hooks: [{ type: 'command', command: 'node main.js hook', timeout: 60 }] },
+    ]);
+    expect(merged(again)).toBe(again);
+  });
+
+  it('recognises a handler of ours in the exec form (command and args), replacing it rather than adding a second', () => {
+    const exec = { type: 'command', command: 'node', args: ['main.js', 'hook', '--store', '/srv/t x'] };
+    expect(handlerCommand(exec)).toBe("node main.js hook --store '/srv/t x'");
+    const again = merged({ hooks: { SubagentStop: [{ hooks: [exec, { type: 'command', command: 'echo mine' }] }] } });
+    expect((again['hooks'] as Record<string, unknown>)['SubagentStop']).toEqual([
+      { hooks: [{ type: 'command', command: 'echo mine' }] },
+      { hooks: [{ type: 'command', command: 'node main.js hook', timeout: 60 }] },
+    ]);
   });
 });
