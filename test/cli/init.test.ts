@@ -407,6 +407,10 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     expect((await init(project, 'claude', '--store', 'logs/$HOME')).stderr).toMatch(
       /--store holds a character a shell would read/u,
     );
+    // An apostrophe, which bash reads as an open quote inside "${FACT_TRACKER_STORE:-...}".
+    expect((await init(project, 'claude', '--store', "/srv/it's facts")).stderr).toMatch(
+      /--store holds a character a shell would read \(.*'.*\)/u,
+    );
     for (const blank of ['', '  ']) {
       const empty = await init(project, 'claude', '--store', blank);
       expect([empty.status, empty.stderr]).toEqual([

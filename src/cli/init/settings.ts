@@ -45,11 +45,12 @@ export const withoutStore = (command: string): string => command.replace(ASSIGNM
 
 /**
  * Why `store` cannot be written into a shell word between double quotes (a `"`, `$`, backquote,
- * backslash or line break), or undefined when it can.
+ * backslash, `}`, apostrophe or line break), or undefined when it can.
  */
 export const unsafeStore = (store: string): string | undefined =>
-  /["$`\\}\r\n]/u.test(store)
-    ? 'holds a character a shell would read ($, ", `, \\, } or a line break): percent-encode it in a URL'
+  // An apostrophe too: bash (not in its POSIX mode) reads one inside "${VAR:-...}" as an open quote.
+  /["$`\\}'\r\n]/u.test(store)
+    ? 'holds a character a shell would read ($, ", `, \\, }, \' or a line break): percent-encode it in a URL, or name another folder'
     : undefined;
 
 /** `text` quoted for a POSIX shell: one argument, whatever it holds. */
