@@ -58,6 +58,11 @@ export interface NotesConversation {
   readonly startedAt?: number;
   /** What the machine knows of the (user, session)'s lease, when the store has leases. */
   readonly lease?: NotesLeaseSlot;
+  /**
+   * The running extraction was started blind (see `blind.ts`): the keys of the facts its model
+   * was shown, the session's stored record unread.
+   */
+  readonly blind?: ReadonlyArray<string>;
 }
 
 /** An end of stage waiting for the extractions of the messages recorded before it. */

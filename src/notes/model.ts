@@ -310,6 +310,12 @@ export interface NotesExtractedEvent {
   readonly messagesAt?: number;
   /** The entries the parser dropped, for the record. */
   readonly warnings?: ReadonlyArray<string>;
+  /**
+   * True when the extraction was made without the session's stored record, whose load had failed
+   * (without leases): applied again onto that record once loaded, it keeps the stored facts its
+   * model never saw (`againstStored`).
+   */
+  readonly blind?: true;
 }
 
 /** An extraction failed or timed out; the list stays as it was. */

@@ -43,6 +43,7 @@ import {
 import type { JsonValue, NotesWrite, StoredRecord } from './store.js';
 import { isMergedRecord, leftOut, readRecord, reported } from './recordRead.js';
 import { fencesOf, selectFencedSessions, touched, withFencesOfUnsaved } from './unsaved.js';
+import { againstStored } from './blind.js';
 
 /**
  * The most unsaved changes a user keeps for applying again after a conflict: a store that is
@@ -325,7 +326,7 @@ const withFresh = (
   const before = selectUserNotes(owned, user) ?? { sessions: PMap.empty };
   const view = withUserNotes(owned, user, storeView(before, session, notes, base, merged, unsaved));
   const next = unsaved.reduce(
-    (into, event) => (isOutdated(view, user, event, fenced) ? into : applyNotesEvent(into, event)),
+    (into, event) => (isOutdated(view, user, event, fenced) ? into : applyNotesEvent(into, againstStored(into, event))),
     view,
   );
   const finalNotes = selectSessionNotes(next, user, session);

@@ -10,6 +10,7 @@
  */
 import { isBlank } from '../base/text.js';
 import { appendMessage, type ConversationMessage } from './conversation.js';
+import { withUnseen } from './blind.js';
 import { applyNotesEvent } from './events.js';
 import {
   andThen,
@@ -39,7 +40,7 @@ import {
   withConversation,
   withLedger,
 } from './machine.js';
-import { isNotesId } from './model.js';
+import { factKey, isNotesId, type NotesEvent } from './model.js';
 import { settleExtraction } from './port.js';
 import { buildNotableFactsPrompt, promptTurns } from './prompt.js';
 import { mergeReadyStages, onProfileRewriteSettled, onStageEnded, onUnmergedListed, resumeRewrite } from './stage.js';
@@ -91,18 +92,22 @@ const startExtraction = (
   let latest = transcript.length - 1;
   while (latest >= 0 && transcript[latest]?.role !== 'user') latest -= 1;
   if (latest < 0) return [withConversation(state, user, session, conversation), []];
+  const shown = selectSessionFacts(state.ledger, user, session);
   const prompt = buildNotableFactsPrompt({
     message: transcript[latest]!.content,
     history: transcript.slice(0, latest),
-    facts: selectSessionFacts(state.ledger, user, session),
+    facts: shown,
     categories: state.settings.categories,
     softLimit: state.settings.softLimit,
     turns: promptTurns(coalesced),
   });
+  const { blind: _earlier, ...rest } = conversation;
+  const blind = state.settings.lease === undefined && !isRead(selectUserStorage(state, user), session);
   const started: NotesConversation = {
-    ...conversation,
+    ...rest,
     started: conversation.requested,
     ...(conversation.requestedAt === undefined ? {} : { startedAt: conversation.requestedAt }),
+    ...(blind ? { blind: shown.map(factKey) } : {}),
   };
   return [withConversation(state, user, session, started), [{ type: 'extract', user, session, prompt }]];
 };
@@ -174,15 +179,32 @@ const onExtractionRequested = (state: NotesState, input: NotesExtractionRequeste
   return effects.length === 0 ? [state, []] : [next, effects];
 };
 
+/**
+ * A blind extraction's event (see `blind.ts`): its list with the facts the tracker holds now that
+ * its model was not shown (a load that answered meanwhile), marked blind while the record is
+ * still unread, so that loading it keeps the stored facts too.
+ */
+const seeingUnseen = (state: NotesState, conversation: NotesConversation, event: NotesEvent): NotesEvent => {
+  if (conversation.blind === undefined || event.type !== 'notes/extracted') return event;
+  const { user, session } = event;
+  const facts = withUnseen(event.facts, selectSessionFacts(state.ledger, user, session), new Set(conversation.blind));
+  const unread = !isRead(selectUserStorage(state, user), session);
+  return { ...event, facts, ...(unread ? { blind: true } : {}) };
+};
+
 const onExtractionSettled = (state: NotesState, input: NotesExtractionSettled): NotesTransition => {
   if (state.settings.lease !== undefined) return extractionSettledWithLease(state, input);
   const { user, session, outcome, at } = input;
   const conversation = selectConversation(state, user, session);
   if (conversation === undefined || !isExtracting(conversation)) return [state, []];
-  const event = settleExtraction({ user, session }, outcome, at, state.ledger.categories, {
-    previous: selectSessionFacts(state.ledger, user, session),
-    ...(conversation.startedAt === undefined ? {} : { messagesAt: conversation.startedAt }),
-  });
+  const event = seeingUnseen(
+    state,
+    conversation,
+    settleExtraction({ user, session }, outcome, at, state.ledger.categories, {
+      previous: selectSessionFacts(state.ledger, user, session),
+      ...(conversation.startedAt === undefined ? {} : { messagesAt: conversation.startedAt }),
+    }),
+  );
   const ledger = applyNotesEvent(state.ledger, event);
   const next: NotesConversation = { ...conversation, settled: conversation.started };
   const settled = withConversation(withLedger(state, ledger), user, session, next);

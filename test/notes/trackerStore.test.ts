@@ -979,3 +979,60 @@ describe('closing a tracker over a store without leases', () => {
     expect(heard).toEqual([]);
   });
 });
+
+describe('an extraction made without the stored record (its load failed, no leases)', () => {
+  /** A model that keeps the facts its prompt shows and adds one for each `word-NAME` of the message. */
+  const keeping =
+    (delayMs = 0) =>
+    async (prompt: string) => {
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      const shown = [...prompt.matchAll(/"fact":"(Knows [a-z]+)"/gu)].map((match) => match[1]!);
+      const added = [...prompt.matchAll(/word-([a-z]+)/gu)].map((match) => `Knows ${match[1]!}`);
+      return answer(...[...new Set([...shown, ...added])].map((fact): [string, string] => ['People', fact]));
+    };
+
+  /** A memory store holding alpha and beta for (u, s), and a view of it whose first `failing` loads fail. */
+  const seeded = async (failing: number) => {
+    const memory = memoryNotesStore();
+    const first = createNotableFactsTracker({ complete: keeping(), store: memory });
+    first.recordUserMessage('u', 's', 'word-alpha');
+    await first.settled();
+    first.recordUserMessage('u', 's', 'word-beta');
+    await first.settled();
+    await first.close();
+    let left = failing;
+    const store: NotesStore = {
+      load: (user, session) =>
+        left-- > 0 ? E.left(storeFailure('unavailable', 'the database is down')) : memory.load(user, session),
+      save: (user, write) => memory.save(user, write),
+    };
+    return { memory, store };
+  };
+
+  const factsOf = async (memory: NotesStore) =>
+    (
+      (await stored(memory, 'u', 's')).session as unknown as { value?: { facts: Array<{ fact: string }> } }
+    ).value?.facts.map((entry) => entry.fact);
+
+  it('keeps the stored facts its model never saw when the save that follows meets them as a conflict', async () => {
+    const { memory, store } = await seeded(1);
+    const tracker = createNotableFactsTracker({ complete: keeping(), store, onError: () => undefined });
+    tracker.recordUserMessage('u', 's', 'word-gamma');
+    await tracker.settled();
+    await tracker.settled();
+    expect(await factsOf(memory)).toEqual(['Knows alpha', 'Knows beta', 'Knows gamma']);
+    expect(right(tracker.contextFor('u', 's')).session).toContain('Knows alpha');
+    await tracker.close();
+  });
+
+  it('keeps the stored facts a load brought while it ran, which its model was not shown', async () => {
+    const { memory, store } = await seeded(1);
+    const tracker = createNotableFactsTracker({ complete: keeping(50), store, onError: () => undefined });
+    tracker.recordUserMessage('u', 's', 'word-gamma');
+    // The message's load failed; this one reads the record while the extraction runs.
+    expect(await tracker.load('u', 's')).toEqual(E.right(undefined));
+    await tracker.settled();
+    expect(await factsOf(memory)).toEqual(['Knows alpha', 'Knows beta', 'Knows gamma']);
+    await tracker.close();
+  });
+});
