@@ -20,8 +20,15 @@ export const withUnseen = (
   return unseen.length === 0 ? facts : [...unseen, ...facts];
 };
 
-/** `event` as applied again onto `ledger`, the records loaded fresh: a blind extraction keeps the stored facts. */
-export const againstStored = (ledger: NotesLedger, event: NotesEvent): NotesEvent =>
-  event.type === 'notes/extracted' && event.blind === true
-    ? { ...event, facts: withUnseen(event.facts, selectSessionFacts(ledger, event.user, event.session), new Set()) }
+/**
+ * `event` as applied again onto the records loaded fresh (`stored`, before any of this tracker's
+ * unsaved changes): a blind extraction keeps the stored facts its model was not shown, and only
+ * those, so a fact it was shown and left out stays out.
+ */
+export const againstStored = (stored: NotesLedger, event: NotesEvent): NotesEvent =>
+  event.type === 'notes/extracted' && event.blind !== undefined
+    ? {
+        ...event,
+        facts: withUnseen(event.facts, selectSessionFacts(stored, event.user, event.session), new Set(event.blind)),
+      }
     : event;

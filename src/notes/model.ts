@@ -311,11 +311,11 @@ export interface NotesExtractedEvent {
   /** The entries the parser dropped, for the record. */
   readonly warnings?: ReadonlyArray<string>;
   /**
-   * True when the extraction was made without the session's stored record, whose load had failed
-   * (without leases): applied again onto that record once loaded, it keeps the stored facts its
-   * model never saw (`againstStored`).
+   * Present when the extraction was made without the session's stored record, whose load had
+   * failed (without leases): the keys (`factKey`) of the facts its model was shown. Applied again
+   * onto that record once loaded, it keeps the stored facts its model was not shown (`againstStored`).
    */
-  readonly blind?: true;
+  readonly blind?: ReadonlyArray<string>;
 }
 
 /** An extraction failed or timed out; the list stays as it was. */

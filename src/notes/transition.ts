@@ -189,7 +189,7 @@ const seeingUnseen = (state: NotesState, conversation: NotesConversation, event:
   const { user, session } = event;
   const facts = withUnseen(event.facts, selectSessionFacts(state.ledger, user, session), new Set(conversation.blind));
   const unread = !isRead(selectUserStorage(state, user), session);
-  return { ...event, facts, ...(unread ? { blind: true } : {}) };
+  return { ...event, facts, ...(unread ? { blind: conversation.blind } : {}) };
 };
 
 const onExtractionSettled = (state: NotesState, input: NotesExtractionSettled): NotesTransition => {

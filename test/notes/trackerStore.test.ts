@@ -981,18 +981,23 @@ describe('closing a tracker over a store without leases', () => {
 });
 
 describe('an extraction made without the stored record (its load failed, no leases)', () => {
-  /** A model that keeps the facts its prompt shows and adds one for each `word-NAME` of the message. */
+  /** A model that keeps the facts its prompt shows, adds one for each `word-NAME` and leaves out each `drop-NAME`. */
   const keeping =
     (delayMs = 0) =>
     async (prompt: string) => {
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       const shown = [...prompt.matchAll(/"fact":"(Knows [a-z]+)"/gu)].map((match) => match[1]!);
       const added = [...prompt.matchAll(/word-([a-z]+)/gu)].map((match) => `Knows ${match[1]!}`);
-      return answer(...[...new Set([...shown, ...added])].map((fact): [string, string] => ['People', fact]));
+      const dropped = new Set([...prompt.matchAll(/drop-([a-z]+)/gu)].map((match) => `Knows ${match[1]!}`));
+      const facts = [...new Set([...shown, ...added])].filter((fact) => !dropped.has(fact));
+      return answer(...facts.map((fact): [string, string] => ['People', fact]));
     };
 
-  /** A memory store holding alpha and beta for (u, s), and a view of it whose first `failing` loads fail. */
-  const seeded = async (failing: number) => {
+  /**
+   * A memory store holding alpha and beta for (u, s), the ledger of the tracker that stored them,
+   * and a view of the store whose first `failing` loads (and first `failingSaves` saves) fail.
+   */
+  const seeded = async (failing: number, failingSaves = 0) => {
     const memory = memoryNotesStore();
     const first = createNotableFactsTracker({ complete: keeping(), store: memory });
     first.recordUserMessage('u', 's', 'word-alpha');
@@ -1000,13 +1005,13 @@ describe('an extraction made without the stored record (its load failed, no leas
     first.recordUserMessage('u', 's', 'word-beta');
     await first.settled();
     await first.close();
-    let left = failing;
+    let [loads, saves] = [failing, failingSaves];
+    const down = E.left(storeFailure('unavailable', 'the database is down'));
     const store: NotesStore = {
-      load: (user, session) =>
-        left-- > 0 ? E.left(storeFailure('unavailable', 'the database is down')) : memory.load(user, session),
-      save: (user, write) => memory.save(user, write),
+      load: (user, session) => (loads-- > 0 ? down : memory.load(user, session)),
+      save: (user, write) => (saves-- > 0 ? down : memory.save(user, write)),
     };
-    return { memory, store };
+    return { memory, store, ledger: first.getSnapshot() };
   };
 
   const factsOf = async (memory: NotesStore) =>
@@ -1023,6 +1028,33 @@ describe('an extraction made without the stored record (its load failed, no leas
     expect(await factsOf(memory)).toEqual(['Knows alpha', 'Knows beta', 'Knows gamma']);
     expect(right(tracker.contextFor('u', 's')).session).toContain('Knows alpha');
     await tracker.close();
+  });
+
+  it('leaves out a fact its model was shown and dropped, when the conflict reloads the record', async () => {
+    const { memory, store, ledger } = await seeded(1);
+    // Started from the ledger that stored alpha and beta: its model is shown them.
+    const tracker = createNotableFactsTracker({
+      complete: keeping(),
+      store,
+      initial: ledger,
+      onError: () => undefined,
+    });
+    tracker.recordUserMessage('u', 's', 'drop-beta word-gamma');
+    await tracker.settled();
+    await tracker.settled();
+    expect(await factsOf(memory)).toEqual(['Knows alpha', 'Knows gamma']);
+    await tracker.close();
+  });
+
+  it('leaves out a fact of its own earlier blind extraction that a later one dropped', async () => {
+    const { memory, store } = await seeded(2, 1);
+    const tracker = createNotableFactsTracker({ complete: keeping(), store, onError: () => undefined });
+    tracker.recordUserMessage('u', 's', 'word-gamma word-delta');
+    await tracker.settled();
+    tracker.recordUserMessage('u', 's', 'drop-gamma');
+    await tracker.settled();
+    await tracker.close();
+    expect(await factsOf(memory)).toEqual(['Knows alpha', 'Knows beta', 'Knows delta']);
   });
 
   it('keeps the stored facts a load brought while it ran, which its model was not shown', async () => {
