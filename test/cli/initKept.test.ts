@@ -345,4 +345,24 @@ describe.concurrent('fact-tracker init on settings that already name a store or 
     ]);
     expect(hooks['SubagentStop']).toEqual([{ hooks: [{ type: 'command', command: hook, timeout: 60 }] }]);
   });
+  it('takes a hand-written sh -c hook whose script ends in fact-tracker hook for its own, keeping its store, in both forms', async () => {
+    const script = 'FACT_TRACKER_STORE=/srv/team-facts npx fact-tracker hook';
+    for (const handler of [
+      { type: 'command', command: `sh -c "${script}"` },
+      { type: 'command', command: 'sh', args: ['-c', script] },
+    ]) {
+      const project = projectWith({
+        '.claude/settings.json': { hooks: { PreToolUse: [{ matcher: 'Agent|Task', hooks: [handler] }] } },
+      });
+      const run = await init(project, 'claude');
+      expect([run.status, run.stderr]).toEqual([0, '']);
+      // Every handler on the store the script named, and no second one beside the user's on another store.
+      const settings = readJson(join(project, '.claude', 'settings.json'));
+      expect(new Set(commandsOf(settings))).toEqual(
+        new Set([`FACT_TRACKER_STORE="${reference('/srv/team-facts')}" node ${MAIN} hook`]),
+      );
+      const preToolUse = (settings['hooks'] as Record<string, Json[]>)['PreToolUse']!;
+      expect(preToolUse.flatMap((group) => group['hooks'] as Json[])).toHaveLength(1);
+    }
+  });
 });

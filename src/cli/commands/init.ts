@@ -117,7 +117,8 @@ const isFactTrackerHook =
   (written: string): boolean => {
     // A command `init --store` wrote is the same command after the store's assignment.
     const command = withoutStore(written);
-    if (written === launcher.hook || /(?:^|[\s/])fact-tracker\s+hook(?:\s|$)/u.test(command)) return true;
+    // Quotes too: the script of a hand-written `sh -c "... fact-tracker hook"` ends in one.
+    if (written === launcher.hook || /(?:^|[\s/"'])fact-tracker\s+hook(?:[\s"']|$)/u.test(command)) return true;
     // Options after `hook` (an `init --layout`'s) leave it ours.
     const node = /^\s*node\s+('(?:[^']|'\\'')*'|"[^"]*"|\S+)\s+hook(?:\s.*)?$/u.exec(command);
     if (node === null) return false;
