@@ -300,7 +300,8 @@ const storeView = (
 const isOutdated = (view: NotesLedger, user: string, event: NotesEvent, fenced: (key: string) => boolean): boolean => {
   // Made under a fencing lease: the newer record is no other holder's extraction (that save would be
   // refused as fenced), so times that a shared millisecond or a clock behind can tie are not compared.
-  if (event.type !== 'notes/extracted' || fenced(storedKey(event.session))) return false;
+  // Made blind: it puts back nothing of the store's (`againstStored`), so the times need not compare.
+  if (event.type !== 'notes/extracted' || event.blind !== undefined || fenced(storedKey(event.session))) return false;
   // Only the times of the messages covered compare: an extraction's end may come after later messages.
   const stored = selectSessionNotes(view, user, event.session)?.messagesAt;
   return stored !== undefined && event.messagesAt !== undefined && stored >= event.messagesAt;

@@ -981,6 +981,9 @@ describe('closing a tracker over a store without leases', () => {
 });
 
 describe('an extraction made without the stored record (its load failed, no leases)', () => {
+  // One clock for every tracker of a test, a second a reading: no two messages share a millisecond.
+  let time = Date.UTC(2026, 0, 1);
+  const now = (): number => (time += 1_000);
   /** A model that keeps the facts its prompt shows, adds one for each `word-NAME` and leaves out each `drop-NAME`. */
   const keeping =
     (delayMs = 0) =>
@@ -999,7 +1002,7 @@ describe('an extraction made without the stored record (its load failed, no leas
    */
   const seeded = async (failing: number, failingSaves = 0) => {
     const memory = memoryNotesStore();
-    const first = createNotableFactsTracker({ complete: keeping(), store: memory });
+    const first = createNotableFactsTracker({ complete: keeping(), store: memory, now });
     first.recordUserMessage('u', 's', 'word-alpha');
     await first.settled();
     first.recordUserMessage('u', 's', 'word-beta');
@@ -1021,7 +1024,7 @@ describe('an extraction made without the stored record (its load failed, no leas
 
   it('keeps the stored facts its model never saw when the save that follows meets them as a conflict', async () => {
     const { memory, store } = await seeded(1);
-    const tracker = createNotableFactsTracker({ complete: keeping(), store, onError: () => undefined });
+    const tracker = createNotableFactsTracker({ complete: keeping(), store, now, onError: () => undefined });
     tracker.recordUserMessage('u', 's', 'word-gamma');
     await tracker.settled();
     await tracker.settled();
@@ -1048,7 +1051,7 @@ describe('an extraction made without the stored record (its load failed, no leas
 
   it('leaves out a fact of its own earlier blind extraction that a later one dropped', async () => {
     const { memory, store } = await seeded(2, 1);
-    const tracker = createNotableFactsTracker({ complete: keeping(), store, onError: () => undefined });
+    const tracker = createNotableFactsTracker({ complete: keeping(), store, now, onError: () => undefined });
     tracker.recordUserMessage('u', 's', 'word-gamma word-delta');
     await tracker.settled();
     tracker.recordUserMessage('u', 's', 'drop-gamma');
@@ -1059,7 +1062,7 @@ describe('an extraction made without the stored record (its load failed, no leas
 
   it('keeps the stored facts a load brought while it ran, which its model was not shown', async () => {
     const { memory, store } = await seeded(1);
-    const tracker = createNotableFactsTracker({ complete: keeping(50), store, onError: () => undefined });
+    const tracker = createNotableFactsTracker({ complete: keeping(50), store, now, onError: () => undefined });
     tracker.recordUserMessage('u', 's', 'word-gamma');
     // The message's load failed; this one reads the record while the extraction runs.
     expect(await tracker.load('u', 's')).toEqual(E.right(undefined));
