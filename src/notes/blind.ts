@@ -6,7 +6,7 @@
  * where a load answers while the extraction runs, and where the record is loaded again after the
  * save that follows meets it as a conflict.
  */
-import { type NotesLedger, selectSessionFacts } from './ledger.js';
+import { type NotesLedger, selectSessionNotes } from './ledger.js';
 import { type CategorizedFact, factKey, type NotesEvent } from './model.js';
 
 /** `facts`, with the facts of `others` that neither it nor `seen` (fact keys) holds put before them. */
@@ -21,14 +21,21 @@ export const withUnseen = (
 };
 
 /**
- * `event` as applied again onto the records loaded fresh (`stored`, before any of this tracker's
- * unsaved changes): a blind extraction keeps the stored facts its model was not shown, and only
- * those, so a fact it was shown and left out stays out.
+ * `event` as applied again onto `rebuilt`: the records loaded fresh with this tracker's unsaved
+ * changes before `event` applied to them. A blind extraction keeps the facts there its model was
+ * not shown, and only those, so a fact it was shown and left out stays out. Where the record
+ * covers later messages than the extraction (another process extracted them since), the record's
+ * list stands, with the facts the extraction added beside it, and its time of messages.
  */
-export const againstStored = (stored: NotesLedger, event: NotesEvent): NotesEvent =>
-  event.type === 'notes/extracted' && event.blind !== undefined
-    ? {
-        ...event,
-        facts: withUnseen(event.facts, selectSessionFacts(stored, event.user, event.session), new Set(event.blind)),
-      }
-    : event;
+export const againstStored = (rebuilt: NotesLedger, event: NotesEvent): NotesEvent => {
+  if (event.type !== 'notes/extracted' || event.blind === undefined) return event;
+  const shown = new Set(event.blind);
+  const record = selectSessionNotes(rebuilt, event.user, event.session);
+  const stored = record?.facts ?? [];
+  const later = record?.messagesAt;
+  if (later !== undefined && event.messagesAt !== undefined && later >= event.messagesAt) {
+    const added = event.facts.filter((fact) => !shown.has(factKey(fact)));
+    return { ...event, facts: withUnseen(added, stored, new Set()), messagesAt: later };
+  }
+  return { ...event, facts: withUnseen(event.facts, stored, shown) };
+};

@@ -327,7 +327,7 @@ const withFresh = (
   const before = selectUserNotes(owned, user) ?? { sessions: PMap.empty };
   const view = withUserNotes(owned, user, storeView(before, session, notes, base, merged, unsaved));
   const next = unsaved.reduce(
-    (into, event) => (isOutdated(view, user, event, fenced) ? into : applyNotesEvent(into, againstStored(view, event))),
+    (into, event) => (isOutdated(view, user, event, fenced) ? into : applyNotesEvent(into, againstStored(into, event))),
     view,
   );
   const finalNotes = selectSessionNotes(next, user, session);

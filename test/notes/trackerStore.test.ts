@@ -1060,6 +1060,28 @@ describe('an extraction made without the stored record (its load failed, no leas
     expect(await factsOf(memory)).toEqual(['Knows alpha', 'Knows beta', 'Knows delta']);
   });
 
+  it("keeps out a fact another process's later extraction dropped, keeping what this one added", async () => {
+    const { memory, store, ledger } = await seeded(1);
+    // B, started from the ledger that stored alpha and beta, extracts blind and slowly.
+    const b = createNotableFactsTracker({
+      complete: keeping(50),
+      store,
+      initial: ledger,
+      now,
+      onError: () => undefined,
+    });
+    b.recordUserMessage('u', 's', 'word-zeta');
+    // A reads the record, and its later message drops alpha; its save lands first.
+    const a = createNotableFactsTracker({ complete: keeping(), store: { load: memory.load, save: memory.save }, now });
+    a.recordUserMessage('u', 's', 'drop-alpha word-delta');
+    await a.settled();
+    expect(await factsOf(memory)).toEqual(['Knows beta', 'Knows delta']);
+    await b.settled();
+    await b.settled();
+    expect(await factsOf(memory)).toEqual(['Knows beta', 'Knows delta', 'Knows zeta']);
+    await Promise.all([a.close(), b.close()]);
+  });
+
   it('keeps the stored facts a load brought while it ran, which its model was not shown', async () => {
     const { memory, store } = await seeded(1);
     const tracker = createNotableFactsTracker({ complete: keeping(50), store, now, onError: () => undefined });
