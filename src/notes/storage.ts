@@ -300,7 +300,7 @@ const storeView = (
 const isOutdated = (view: NotesLedger, user: string, event: NotesEvent, fenced: (key: string) => boolean): boolean => {
   // Made under a fencing lease: the newer record is no other holder's extraction (that save would be
   // refused as fenced), so times that a shared millisecond or a clock behind can tie are not compared.
-  // Made blind: it puts back nothing of the store's (`againstStored`), so the times need not compare.
+  // Made blind: `againstStored` compares the times itself, and keeps what the extraction added.
   if (event.type !== 'notes/extracted' || event.blind !== undefined || fenced(storedKey(event.session))) return false;
   // Only the times of the messages covered compare: an extraction's end may come after later messages.
   const stored = selectSessionNotes(view, user, event.session)?.messagesAt;

@@ -78,8 +78,7 @@ const ID_RULE =
 
 /** Creates a tracker over an empty ledger (or `initial`), keeping users' notes in `store` (default: in memory). */
 export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): NotableFactsTracker => {
-  const { settings, complete, now, timeoutMs, store, onError, cacheSize, lease, leaseMs, pollMs } =
-    resolveOptions(options);
+  const { settings, complete, now, timeoutMs, store, onError, cacheSize, lease, pollMs } = resolveOptions(options);
   const cache = createSlotCache(cacheSize);
 
   const shell = createShell<NotesState, NotesEvent>({
@@ -348,7 +347,7 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
   const quietOrGivenUp = (): Promise<void> =>
     new Promise<void>((resolve) => {
       const withLeases = lease !== undefined;
-      const boundMs = withLeases ? leaseMs : timeoutMs;
+      const boundMs = lease?.ttlMs ?? timeoutMs;
       const timers = new Set<ReturnType<typeof setTimeout>>();
       let retrying = !withLeases;
       let retries = 0;

@@ -51,8 +51,6 @@ export interface ResolvedOptions {
   readonly cacheSize: number;
   /** How to take part in the store's leases: absent for a store without them, or one this tracker made (it is its alone). */
   readonly lease: NotesLeaseSettings | undefined;
-  /** `leaseMs`, with or without leases: how long `close` tries a failing save (twice that, a call left unanswered). */
-  readonly leaseMs: number;
   /** `leasePollMs`, with or without leases: how soon `close` first tries a failed save again. */
   readonly pollMs: number;
 }
@@ -73,7 +71,6 @@ export const resolveOptions = (options: NotableFactsTrackerOptions): ResolvedOpt
   if (typeof settings.complete !== 'function') refuseArgument('complete', settings.complete, COMPLETE);
   const timeoutMs = waitTime(settings.timeoutMs, DEFAULT_TIMEOUT_MS);
   const cacheSize = settings.cacheSize;
-  const leaseMs = waitTime(settings.leaseMs, timeoutMs + DEFAULT_LEASE_MARGIN_MS);
   const pollMs = waitTime(settings.leasePollMs, DEFAULT_LEASE_POLL_MS);
   return {
     settings,
@@ -89,11 +86,10 @@ export const resolveOptions = (options: NotableFactsTrackerOptions): ResolvedOpt
         ? undefined
         : {
             holder: isStorableNotesId(settings.holder) ? settings.holder : `tracker-${globalThis.crypto.randomUUID()}`,
-            ttlMs: leaseMs,
+            ttlMs: waitTime(settings.leaseMs, timeoutMs + DEFAULT_LEASE_MARGIN_MS),
             pollMs,
             instance: globalThis.crypto.randomUUID(),
           },
-    leaseMs,
     pollMs,
   };
 };

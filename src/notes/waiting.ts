@@ -13,6 +13,7 @@ import { blockedBy, isSaveStalled } from './storage.js';
 import { isEarlierTurnUnsaved, touched } from './unsaved.js';
 import {
   hasWorkBesidesLeases,
+  isExtracting,
   type NotesState,
   type NotesUserStorage,
   selectConversation,
@@ -155,7 +156,7 @@ export const isCallingModel = (state: NotesState): boolean => {
     if (rewrite.started > rewrite.settled) calling = true;
     for (const key of busy) {
       const conversation = PMap.get(conversations, key);
-      if (conversation !== undefined && conversation.started > conversation.settled) calling = true;
+      if (conversation !== undefined && isExtracting(conversation)) calling = true;
     }
   });
   return calling;

@@ -8,9 +8,7 @@ import { parse as parseToml } from 'smol-toml';
 import { isRecord } from '../../base/record.js';
 import { isSectionLayout } from '../../core/retrieve/defaults.js';
 import { handlerCommand, SERVER_NAME } from './settings.js';
-
-/** The environment variable that names the store. */
-const STORE_VARIABLE = 'FACT_TRACKER_STORE';
+import { STORE_VARIABLE } from '../store.js';
 
 /** One shell word, unquoted, and whether the shell would expand something in it (a `$` or a backquote not between single quotes). */
 interface Word {

@@ -12,6 +12,7 @@ import { describeKind } from '../../base/schema.js';
 import { collapseWhitespace } from '../../base/text.js';
 import type { SectionLayout } from '../../core/retrieve/defaults.js';
 import type { InitHost } from './hosts.js';
+import { STORE_VARIABLE } from '../store.js';
 
 /** The name the MCP server is registered under. */
 export const SERVER_NAME = 'fact-tracker';
@@ -24,9 +25,6 @@ export interface Launcher {
   /** The store the settings fall back to when `FACT_TRACKER_STORE` is not set (none: the project's folder). */
   readonly store?: string;
 }
-
-/** The environment variable the settings pass the store by. */
-const STORE_VARIABLE = 'FACT_TRACKER_STORE';
 
 /** What the MCP servers of Codex (which start with a cleared environment) are given of ours: the store, and a password kept apart from it. */
 export const FORWARDED_VARIABLES = [STORE_VARIABLE, 'PGPASSWORD', 'PGPASSFILE'] as const;
