@@ -12,7 +12,6 @@ import * as E from 'fp-ts/lib/Either.js';
 import {
   hashTrackedFiles,
   type IndexEntry,
-  isInside,
   parseIndexEntries,
   parseWorkingTreeStatus,
   type RepositorySnapshot,
@@ -20,6 +19,7 @@ import {
   type WorkingFile,
   type WorkingTreeStatus,
 } from '../checkpoint.js';
+import { type ContextExclusion, isExcluded } from '../exclusion.js';
 import { CONTEXT_DIRECTORY } from '../layout.js';
 import type { ContextError } from '../model.js';
 import { readTextIfExists } from './files.js';
@@ -251,15 +251,17 @@ const readStatus = async (root: string, depth: number): Promise<E.Either<Context
 
 /**
  * The new files of the working tree at `root` that git does not ignore (`git ls-files --others
- * --exclude-standard`), outside `excluded`, which git is not even asked to walk. Git opens the
- * `.gitignore` of every folder it walks and would wait for good on one that is a FIFO, socket
- * or device: where the root or a folder holding tracked files has one, no new file is listed.
+ * --exclude-standard`), but those `excluded` leaves out; a folder it leaves out whole git is not
+ * even asked to walk. Git opens the `.gitignore` of every folder it walks and would wait for
+ * good on one that is a FIFO, socket or device: where the root or a folder holding tracked files
+ * has one, no new file is listed.
  */
 const readUntracked = async (
   root: string,
-  excluded: string,
+  excluded: ContextExclusion,
   index: ReadonlyArray<IndexEntry>,
 ): Promise<E.Either<ContextError, ReadonlyArray<string>>> => {
+  const skipped = typeof excluded === 'string' ? excluded : '';
   const folders = new Set(['']);
   for (const { path: file } of index)
     for (let end = file.lastIndexOf('/'); end > 0; end = file.lastIndexOf('/', end - 1)) {
@@ -270,7 +272,7 @@ const readUntracked = async (
   if (
     blockingIgnoreFileIn(
       root,
-      [...folders].filter((folder) => excluded === '' || !isInside(excluded, folder)),
+      [...folders].filter((folder) => !isExcluded(skipped, folder)),
     )
   )
     return E.right([]);
@@ -281,15 +283,15 @@ const readUntracked = async (
     '-z',
     '--',
     '.',
-    ...(excluded === '' ? [] : [`:(exclude,literal)${excluded}`]),
+    ...(skipped === '' ? [] : [`:(exclude,literal)${skipped}`]),
   ]);
   if (E.isLeft(listed)) return E.left(gitFailed(listed.left));
-  return E.right(splitNulSeparated(listed.right).filter((file) => excluded === '' || !isInside(excluded, file)));
+  return E.right(splitNulSeparated(listed.right).filter((file) => !isExcluded(excluded, file)));
 };
 
 const observeSnapshotAt = async (
   root: string,
-  excluded: string,
+  excluded: ContextExclusion,
   depth: number,
 ): Promise<E.Either<ContextError, SnapshotAt>> => {
   const [lsFiles, status] = await Promise.all([
@@ -306,7 +308,7 @@ const observeSnapshotAt = async (
   if (E.isLeft(untracked)) return untracked;
   const working = await workingFiles(root, tree, untracked.right, depth);
   if (E.isLeft(working)) return working;
-  const outside = (file: string): boolean => excluded === '' || !isInside(excluded, file);
+  const outside = (file: string): boolean => !isExcluded(excluded, file);
   const unmerged = tree.unmerged.filter(outside);
   const uncommitted = [...new Set([...tree.modified, ...tree.deleted, ...tree.submodules, ...untracked.right])].filter(
     outside,
@@ -374,7 +376,7 @@ const detachedFor = async (root: string): Promise<{ readonly branch: string; rea
  */
 export const observeSnapshot = async (
   location: RepositoryLocation,
-  excluded: string = CONTEXT_DIRECTORY,
+  excluded: ContextExclusion = CONTEXT_DIRECTORY,
 ): Promise<E.Either<ContextError, Observed>> => {
   if (location.kind === 'none')
     return E.right({
