@@ -13,6 +13,7 @@ export {
   isContextTime,
 } from './model.js';
 export type {
+  CarriedFrom,
   Checkpoint,
   ChecklistItem,
   Claim,
