@@ -9,6 +9,7 @@ import { sha256HexPrefix } from '../base/hash.js';
 import { clipStart } from '../base/text.js';
 import { checkedContext, checkedList, checkedText } from './arguments.js';
 import * as E from 'fp-ts/lib/Either.js';
+import { checkedExclusion, type ContextExclusion, isExcluded } from './exclusion.js';
 import { findMissingEvidence, type MissingEvidence, parseLineRange } from './ledger.js';
 import { type Checkpoint, CONTEXT_LIMITS, type SharedContext } from './model.js';
 
@@ -213,34 +214,34 @@ export const parseIndexEntries = (lsFiles: string): ReadonlyArray<IndexEntry> =>
   return entries;
 };
 
-/** True for a path inside `directory` (both repository-relative, with forward slashes). */
-export const isInside = (directory: string, path: string): boolean =>
-  path === directory || path.startsWith(`${directory}/`);
-
 /**
  * The hash of the tracked files' content: each entry of the index (`git ls-files -s -z`,
  * cheap: no file is read) with its blob and mode replaced by the working tree's where git lists
  * the file as modified, and each new file (in `working`, not in the index) as the index will
  * hold it once added (mode, blob, stage 0), so an uncommitted edit, a new file or a `chmod +x`
  * changes the hash, and committing them does not.
- * Files inside `excluded` (the context directory itself) do not count: writing or committing
- * the context must not make it stale.
+ * The files `excluded` leaves out (the context's own, see `ContextExclusion`) do not count:
+ * writing or committing the context must not make it stale.
  */
-export const hashTrackedFiles = (lsFiles: string, working: ReadonlyArray<WorkingFile>, excluded: string): string => {
+export const hashTrackedFiles = (
+  lsFiles: string,
+  working: ReadonlyArray<WorkingFile>,
+  excluded: ContextExclusion,
+): string => {
   checkedText(lsFiles, "git's output");
-  checkedText(excluded, 'the excluded directory');
+  checkedExclusion(excluded);
   const edits = new Map(checkedList(working, 'working', 'working files').map((file) => [file.path, file]));
   const entries: string[] = [];
   const indexed = new Set<string>();
   for (const { path, mode, blob, stage } of parseIndexEntries(lsFiles)) {
     indexed.add(path);
-    if (isInside(excluded, path)) continue;
+    if (isExcluded(excluded, path)) continue;
     const edit = edits.get(path);
     const current = edit === undefined ? blob : edit.blob;
     entries.push(`${edit?.mode ?? mode} ${current ?? 'deleted'} ${stage}\t${path}`);
   }
   for (const { path, mode, blob } of edits.values())
-    if (!indexed.has(path) && blob !== null && !isInside(excluded, path))
+    if (!indexed.has(path) && blob !== null && !isExcluded(excluded, path))
       entries.push(`${mode ?? '100644'} ${blob} 0\t${path}`);
   return sha256HexPrefix(entries.sort().join('\0'), 16);
 };
@@ -331,16 +332,16 @@ const uncommittedNote = (context: SharedContext, reasons: ReadonlyArray<StaleRea
 
 /**
  * Verifies a context against the repository: staleness, its reasons, the changed files
- * (without those of the context directory `excluded`), the evidence that points at missing
+ * (without the context's own, which `excluded` leaves out), the evidence that points at missing
  * files or past the end of its file, and why a stale summary lists no changed file.
  */
 export const verifyCheckpoint = (
   context: SharedContext,
   evidence: RepositoryEvidence,
-  excluded: string,
+  excluded: ContextExclusion,
 ): ContextStatus => {
   checkedContext(context);
-  checkedText(excluded, 'the excluded directory');
+  checkedExclusion(excluded);
   if (typeof evidence !== 'object' || evidence === null)
     refuseArgument('the evidence', evidence, 'repository evidence ({ snapshot, changes, missingPaths })');
   const { snapshot } = evidence;
@@ -354,7 +355,7 @@ export const verifyCheckpoint = (
     ...(note === '' ? {} : { note }),
     stale: reasons.length > 0,
     reasons,
-    changes: needsDiff(reasons) ? evidence.changes.filter((change) => !isInside(excluded, change.path)) : [],
+    changes: needsDiff(reasons) ? evidence.changes.filter((change) => !isExcluded(excluded, change.path)) : [],
     missingEvidence: findMissingEvidence(context.evidenceLedger, (path) => !missing.has(path)),
     pastEndEvidence: findPastEndEvidence(context, evidence.lineCounts ?? new Map()),
   };

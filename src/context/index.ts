@@ -13,6 +13,7 @@ export {
   isContextTime,
 } from './model.js';
 export type {
+  CarriedFrom,
   Checkpoint,
   ChecklistItem,
   Claim,
@@ -76,6 +77,7 @@ export type {
   WorkingFile,
   WorkingTreeStatus,
 } from './checkpoint.js';
+export type { ContextExclusion } from './exclusion.js';
 export { emptySharedContext, markSummaryStale, recordContextClaim, redactContext } from './update.js';
 export { removeContext, selectContext, upsertContext } from './contextFile.js';
 export { applyRunOutcome, RETRY_WINDOW_MS } from './runOutcome.js';

@@ -173,6 +173,33 @@ describe.concurrent('1. writes never leave the repository through a symbolic lin
     expect(show.stdout).toContain('git ignores it: ctx/.gitignore:');
   });
 
+  it('with data/context a committed link to src, changes under src still make the summary stale', async () => {
+    const repo = makeRepo();
+    mkdirSync(join(repo, 'data'));
+    symlinkSync('../src', join(repo, 'data', 'context'));
+    commitAll(repo, 'a link that would hide src');
+    expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Parser read.'])).status).toBe(0);
+    expect(existsSync(join(repo, 'src', 'planning_context.json'))).toBe(true);
+    // Committing the context files, wherever the link put them, keeps the summary verified.
+    commitAll(repo, 'the context');
+    expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
+    // The rest of src/ counts as any folder does: an edit there, committed or not, is seen.
+    writeFiles(repo, { 'src/parser.ts': 'export const parse = (text: string) => text.trim();\n' });
+    const edited = await runIn(repo, ['context', 'show']);
+    expect(edited.stdout).toContain('STALE');
+    expect(edited.stdout).toContain('  M src/parser.ts\n');
+    commitAll(repo, 'the parser trims');
+    const committed = await runIn(repo, ['context', 'show']);
+    expect(committed.stdout).toContain('STALE');
+    expect(committed.stdout).toContain('  M src/parser.ts\n');
+    // A new file there too.
+    expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Parser trims.'])).status).toBe(0);
+    writeFiles(repo, { 'src/lexer.ts': 'export {};\n' });
+    const added = await runIn(repo, ['context', 'show']);
+    expect(added.stdout).toContain('STALE');
+    expect(added.stdout).toContain('  ? src/lexer.ts\n');
+  });
+
   it('follows a link that stays inside the repository', async () => {
     const repo = makeRepo();
     mkdirSync(join(repo, 'shared'));

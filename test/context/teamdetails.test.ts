@@ -5,7 +5,19 @@
  * the bundle. Real git repositories, real files, the CLI; each `it` names its item.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadContext, writeContext } from '../../src/context/node/index.js';
@@ -149,7 +161,7 @@ describe.concurrent('issue 53: the smaller ones', SLOW, () => {
     expect((await runIn(repo, ['context', 'bundle'])).stdout).toContain('- ? src/extra.ts\n');
   });
 
-  it('14d: a new file over 16 MiB counts by its size, others by their content however many: committing only the work keeps it verified', async () => {
+  it('14d: a new file over 16 MiB counts by its size and times, others by their content however many: committing only the work keeps it verified', async () => {
     const repo = makeRepo();
     // A folder of new files git does not ignore, sorting before the work, and a large data file.
     writeFiles(repo, {
@@ -163,15 +175,30 @@ describe.concurrent('issue 53: the smaller ones', SLOW, () => {
     expect((await runIn(repo, ['context', 'show'])).stdout).toContain('STALE');
     writeFiles(repo, { 'src/feature.ts': 'export const retries = 1;\n' });
     expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
-    // The large file counts by its size: the same size reads as the same file, a larger one does not.
-    writeFiles(repo, { 'data/big.bin': 'b'.repeat(16 * 1024 * 1024 + 1) });
-    expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
-    // Committing only the work and the context, the rest left as it is, keeps the summary verified.
+    // Committing only the work and the context, the large file left as it is, keeps the summary verified.
     git(repo, 'add', 'src/feature.ts', 'data/context');
     git(repo, 'commit', '-q', '-m', 'the work alone');
     expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
     writeFiles(repo, { 'data/big.bin': 'c'.repeat(16 * 1024 * 1024 + 2) });
     expect((await runIn(repo, ['context', 'show'])).stdout).toContain('STALE');
+  });
+
+  it('14d2: an edit of a new file over 16 MiB that keeps its size is seen: it counts by its size and times', async () => {
+    const repo = makeRepo();
+    const big = join(repo, 'data', 'big.bin');
+    writeFiles(repo, { 'data/big.bin': 'a'.repeat(16 * 1024 * 1024 + 1) });
+    // Written long ago, so the edit below gives it another write time however coarse the clock.
+    utimesSync(big, new Date('2001-01-01T00:00:00Z'), new Date('2001-01-01T00:00:00Z'));
+    expect((await runIn(repo, ['context', 'checkpoint', '--summary', 'Data read.'])).status).toBe(0);
+    expect((await runIn(repo, ['context', 'show'])).stdout).toContain('summary verified');
+    // One byte changed in place: the same size.
+    const handle = openSync(big, 'r+');
+    writeSync(handle, 'b', 1000);
+    closeSync(handle);
+    expect(statSync(big).size).toBe(16 * 1024 * 1024 + 1);
+    const show = await runIn(repo, ['context', 'show']);
+    expect(show.stdout).toContain('STALE');
+    expect(show.stdout).toContain('  ? data/big.bin\n');
   });
 
   it('14e: a new file gone between git listing it and reading it (a build’s temporary file) is left out, not a failure; new links are hashed as git records them', async () => {

@@ -7,7 +7,7 @@
  */
 import * as fs from 'node:fs/promises';
 import * as E from 'fp-ts/lib/Either.js';
-import { isInside } from '../checkpoint.js';
+import { isInside } from '../exclusion.js';
 import { normalizeEvidencePath, parseLineRange, selectEvidencePaths } from '../ledger.js';
 import type { Claim, ContextError, EvidenceLedger, FileEvidence, SharedContext } from '../model.js';
 import { readBlob } from './git.js';

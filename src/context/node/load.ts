@@ -13,6 +13,7 @@ import {
   needsDiff,
   verifyCheckpoint,
 } from '../checkpoint.js';
+import { contextExclusion } from '../exclusion.js';
 import type { SharedContextFlag } from '../flag.js';
 import type {
   CliSessions,
@@ -133,7 +134,7 @@ const verify = async (scope: Scope, context: SharedContext, observed: Observed):
     lineCounts: await evidenceLineCounts(root, context, observed, missingPaths),
     ...(E.isLeft(diff) ? { diffNote: diff.left.message } : {}),
   };
-  return verifyCheckpoint(context, evidence, scope.trackedDirectory);
+  return verifyCheckpoint(context, evidence, contextExclusion(scope.trackedDirectory));
 };
 
 /** The context stored under the key (or a new one), verified against the repository, with its sessions and warnings. */

@@ -5,7 +5,8 @@
  */
 import * as path from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
-import { isInside, type RepositorySnapshot } from '../checkpoint.js';
+import type { RepositorySnapshot } from '../checkpoint.js';
+import { contextExclusion, isInside } from '../exclusion.js';
 import { headNotice } from '../notices.js';
 import { parseContextKey, sanitizeKeyPart } from '../key.js';
 import { CONTEXT_DIRECTORY, contextFileNames } from '../layout.js';
@@ -52,7 +53,7 @@ const recordedRoot = async (scope: Scope): Promise<string | undefined> => {
 export const observe = async (scope: Scope): Result<Observation> => {
   const { named, location } = scope;
   const [observed, facts] = await Promise.all([
-    observeSnapshot(location, scope.trackedDirectory),
+    observeSnapshot(location, contextExclusion(scope.trackedDirectory)),
     named.repo === undefined ? readRepositoryFacts(location, await recordedRoot(scope)) : undefined,
   ]);
   if (E.isLeft(observed)) return observed;

@@ -70,8 +70,9 @@ export interface Scope {
   readonly paths: ContextPaths;
   /**
    * The context directory as git names it: `data/context`, or the folder inside the repository
-   * a link there leads to. What the tracked-files hash and the diff leave out, and what git is
-   * asked about (it refuses a path beyond a link).
+   * a link there leads to. What git is asked about (it refuses a path beyond a link); the
+   * tracked-files hash and the diff leave out the real `data/context` whole, and of a folder a
+   * link leads to only the context's own files (see `contextExclusion`).
    */
   readonly trackedDirectory: string;
   readonly now: () => number;

@@ -5,13 +5,13 @@
  * the submodules' own states in it.
  */
 import { createHash } from 'node:crypto';
+import type { BigIntStats } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import {
   hashTrackedFiles,
   type IndexEntry,
-  isInside,
   parseIndexEntries,
   parseWorkingTreeStatus,
   type RepositorySnapshot,
@@ -19,6 +19,7 @@ import {
   type WorkingFile,
   type WorkingTreeStatus,
 } from '../checkpoint.js';
+import { type ContextExclusion, isExcluded } from '../exclusion.js';
 import { CONTEXT_DIRECTORY } from '../layout.js';
 import type { ContextError } from '../model.js';
 import { readTextIfExists } from './files.js';
@@ -35,12 +36,27 @@ import { displayGitPath, pathUnder, stdinPathLine } from './gitPaths.js';
 
 /**
  * The largest new file hashed as `git add` would record it, on every read of the repository;
- * a larger one (a dataset, a build's output git does not ignore) counts by its size, so reading
- * stays fast whatever it holds. Decided for each file alone, so that committing some new files
- * changes nothing of how the others count: committing the verified work keeps it verified,
- * whatever else the working tree holds; committing such a large file leaves the summary stale.
+ * a larger one (a dataset, a build's output git does not ignore) counts by what `lstat` says of
+ * it (see `statSignature`), so reading stays fast whatever it holds. Decided for each file
+ * alone, so that committing some new files changes nothing of how the others count: committing
+ * the verified work keeps it verified, whatever else the working tree holds; committing such a
+ * large file leaves the summary stale.
  */
 const LARGEST_HASHED_NEW_FILE = 16 * 1024 * 1024;
+
+/**
+ * A file git is not asked to hash, as the hash counts it: its size, and the times of its last
+ * write and last change of its inode to the nanosecond, so an edit that keeps its size is seen
+ * (the inode's change time cannot be set back by hand, as the write time can). Only a file this
+ * checkout holds and has not committed counts so: a committed file counts by its blob, so a
+ * checkout elsewhere gives the same verdict; a `touch` reads as an edit, which only asks for a
+ * new checkpoint.
+ */
+const statSignature = (stat: BigIntStats): string => `${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
+
+/** The entry at `file` without following a link, its times to the nanosecond; undefined when it cannot be seen. */
+const lstatExact = (file: Buffer): Promise<BigIntStats | undefined> =>
+  fs.lstat(file, { bigint: true }).catch(() => undefined);
 
 /**
  * The blobs of symbolic links as `git add` records them: each link's target text as the blob's
@@ -142,12 +158,12 @@ const workingFiles = async (
     else files.push({ path: file, blob: 'not a regular file' });
   }
   for (const file of untracked) {
-    const stat = await fs.lstat(pathUnder(root, file)).catch(() => undefined);
+    const stat = await lstatExact(pathUnder(root, file));
     if (stat === undefined || !(stat.isSymbolicLink() || stat.isFile())) continue;
     // git records a new file as executable by its owner's execute bit alone.
-    const mode = stat.isSymbolicLink() ? '120000' : (stat.mode & 0o100) === 0 ? '100644' : '100755';
+    const mode = stat.isSymbolicLink() ? '120000' : (stat.mode & 0o100n) === 0n ? '100644' : '100755';
     if (stat.isFile() && stat.size > LARGEST_HASHED_NEW_FILE)
-      files.push({ path: file, blob: `size:${stat.size}`, mode });
+      files.push({ path: file, blob: `stat:${statSignature(stat)}`, mode });
     else {
       modes.set(file, mode);
       (stat.isSymbolicLink() ? links : regular).push(file);
@@ -158,13 +174,13 @@ const workingFiles = async (
   if (E.isLeft(hashes)) return hashes;
   for (const [file, blob] of [...linked.right, ...hashes.right]) files.push({ path: file, blob, ...withMode(file) });
   // A file left unhashed is gone (a changed file git tracks is deleted; a new one is no file), or
-  // unreadable by this process (one a container left, `chmod 000`): counted by its size, as git
-  // could not add it either.
+  // unreadable by this process (one a container left, `chmod 000`): counted by its size and
+  // times, as git could not add it either.
   const untrackedSet = new Set(untracked);
   for (const file of regular) {
     if (hashes.right.has(file)) continue;
-    const stat = await fs.lstat(pathUnder(root, file)).catch(() => undefined);
-    if (stat !== undefined) files.push({ path: file, blob: `unreadable:${stat.size}`, ...withMode(file) });
+    const stat = await lstatExact(pathUnder(root, file));
+    if (stat !== undefined) files.push({ path: file, blob: `unreadable:${statSignature(stat)}`, ...withMode(file) });
     else if (!untrackedSet.has(file)) files.push({ path: file, blob: null });
   }
   for (const submodule of tree.submodules) {
@@ -235,15 +251,17 @@ const readStatus = async (root: string, depth: number): Promise<E.Either<Context
 
 /**
  * The new files of the working tree at `root` that git does not ignore (`git ls-files --others
- * --exclude-standard`), outside `excluded`, which git is not even asked to walk. Git opens the
- * `.gitignore` of every folder it walks and would wait for good on one that is a FIFO, socket
- * or device: where the root or a folder holding tracked files has one, no new file is listed.
+ * --exclude-standard`), but those `excluded` leaves out; a folder it leaves out whole git is not
+ * even asked to walk. Git opens the `.gitignore` of every folder it walks and would wait for
+ * good on one that is a FIFO, socket or device: where the root or a folder holding tracked files
+ * has one, no new file is listed.
  */
 const readUntracked = async (
   root: string,
-  excluded: string,
+  excluded: ContextExclusion,
   index: ReadonlyArray<IndexEntry>,
 ): Promise<E.Either<ContextError, ReadonlyArray<string>>> => {
+  const skipped = typeof excluded === 'string' ? excluded : '';
   const folders = new Set(['']);
   for (const { path: file } of index)
     for (let end = file.lastIndexOf('/'); end > 0; end = file.lastIndexOf('/', end - 1)) {
@@ -254,7 +272,7 @@ const readUntracked = async (
   if (
     blockingIgnoreFileIn(
       root,
-      [...folders].filter((folder) => excluded === '' || !isInside(excluded, folder)),
+      [...folders].filter((folder) => !isExcluded(skipped, folder)),
     )
   )
     return E.right([]);
@@ -265,15 +283,15 @@ const readUntracked = async (
     '-z',
     '--',
     '.',
-    ...(excluded === '' ? [] : [`:(exclude,literal)${excluded}`]),
+    ...(skipped === '' ? [] : [`:(exclude,literal)${skipped}`]),
   ]);
   if (E.isLeft(listed)) return E.left(gitFailed(listed.left));
-  return E.right(splitNulSeparated(listed.right).filter((file) => excluded === '' || !isInside(excluded, file)));
+  return E.right(splitNulSeparated(listed.right).filter((file) => !isExcluded(excluded, file)));
 };
 
 const observeSnapshotAt = async (
   root: string,
-  excluded: string,
+  excluded: ContextExclusion,
   depth: number,
 ): Promise<E.Either<ContextError, SnapshotAt>> => {
   const [lsFiles, status] = await Promise.all([
@@ -290,7 +308,7 @@ const observeSnapshotAt = async (
   if (E.isLeft(untracked)) return untracked;
   const working = await workingFiles(root, tree, untracked.right, depth);
   if (E.isLeft(working)) return working;
-  const outside = (file: string): boolean => excluded === '' || !isInside(excluded, file);
+  const outside = (file: string): boolean => !isExcluded(excluded, file);
   const unmerged = tree.unmerged.filter(outside);
   const uncommitted = [...new Set([...tree.modified, ...tree.deleted, ...tree.submodules, ...untracked.right])].filter(
     outside,
@@ -358,7 +376,7 @@ const detachedFor = async (root: string): Promise<{ readonly branch: string; rea
  */
 export const observeSnapshot = async (
   location: RepositoryLocation,
-  excluded: string = CONTEXT_DIRECTORY,
+  excluded: ContextExclusion = CONTEXT_DIRECTORY,
 ): Promise<E.Either<ContextError, Observed>> => {
   if (location.kind === 'none')
     return E.right({
