@@ -100,6 +100,7 @@ export type {
   NotesConversation,
   NotesPendingStage,
   NotesProfileRewrite,
+  NotesStageAnswer,
   NotesSettings,
   NotesState,
   NotesStateOptions,
@@ -110,6 +111,8 @@ export type {
 export { MAX_PROMPT_TURNS, notesTransition } from './transition.js';
 export type {
   NotesAssistantMessageRecorded,
+  NotesBackedOff,
+  NotesBackOffEffect,
   NotesEffect,
   NotesExtractEffect,
   NotesExtractionRequested,

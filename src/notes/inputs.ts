@@ -131,6 +131,12 @@ export interface NotesSaveRetried {
   readonly user: string;
 }
 
+/** The wait the machine asked for after a save's conflict (`backOff`) is over: load the records again, and save. */
+export interface NotesBackedOff {
+  readonly type: 'notes/backedOff';
+  readonly user: string;
+}
+
 /** What the machine is told. */
 export type NotesInput =
   | NotesUserMessageRecorded
@@ -146,7 +152,8 @@ export type NotesInput =
   | NotesReleaseRequested
   | NotesLeaseAnswered
   | NotesLeaseWoke
-  | NotesSaveRetried;
+  | NotesSaveRetried
+  | NotesBackedOff;
 
 /** Ask the model `prompt` for the fact list of `user` in `session`; answer with `notes/extractionSettled`. */
 export interface NotesExtractEffect {
@@ -176,8 +183,9 @@ export interface NotesMergedEffect {
   readonly sessions: ReadonlyArray<string>;
   readonly dropped: ReadonlyArray<CategorizedFact>;
   /**
-   * The user's profile as the merge left it (absent: none), for a report made after the user may
-   * have been let go of.
+   * The user's profile (absent: none) as the save of the merge stored it (after a conflict, the
+   * merge applied again to the store's newer profile), or as the merge left it in memory when the
+   * store did not take that save; for a report made after the user may have been let go of.
    */
   readonly profile?: GlobalFacts;
   /** The `id` of the `notes/stageEnded` input it ends. */
@@ -234,6 +242,17 @@ export interface NotesWakeEffect {
   readonly afterMs: number;
 }
 
+/**
+ * The save of `user` met a conflict again, the `retries`-th time in a row after the first: answer
+ * with `notes/backedOff` after a wait that grows with `retries` (the tracker waits `leasePollMs`,
+ * twice as long each time, up to a third of `timeoutMs`, or of `leaseMs` with leases).
+ */
+export interface NotesBackOffEffect {
+  readonly type: 'backOff';
+  readonly user: string;
+  readonly retries: number;
+}
+
 /** What the runner of the machine does after a transition, as data. */
 export type NotesEffect =
   | NotesExtractEffect
@@ -245,7 +264,8 @@ export type NotesEffect =
   | NotesListUnmergedEffect
   | NotesStoreFailedEffect
   | NotesLeaseEffect
-  | NotesWakeEffect;
+  | NotesWakeEffect
+  | NotesBackOffEffect;
 
 /** The next state and the effects to run. */
 export type NotesTransition = readonly [NotesState, ReadonlyArray<NotesEffect>];

@@ -39,7 +39,8 @@ import { settleExtraction } from './port.js';
 import type { NotesStoreFailure } from './storeAnswer.js';
 import { buildNotableFactsPrompt, LATEST_MESSAGE_LENGTH, promptTurns } from './prompt.js';
 import { mergeStage } from './stage.js';
-import { applySaveAnswer, isSaveStalled, isSessionSaved, recordChanges, reload, saveAgain } from './storage.js';
+import { isSaveStalled, isSessionSaved, recordChanges, reload, saveAgain } from './storage.js';
+import { applySaveAnswer } from './saveAnswer.js';
 import { isEarlierTurnUnsaved, selectFencedSessions, unfence } from './unsaved.js';
 
 /** How much later than a lease's expiry a waiting tracker looks again. */
@@ -164,7 +165,7 @@ const mergeHead = (state: NotesState, user: string, session: string, item: Queue
     ...lease,
     queue: lease.queue.slice(1),
     done: item.seq,
-    // Its `merged` effect answers now: the stage is reported, not reported again when the store confirms it.
+    // Its `merged` effect answers it here (once its save settles): not reported again when the store confirms it.
     mine: lease.mine.map((mine) => (mine.seq === item.seq ? { ...mine, counted: true } : mine)),
   };
   const stage = {

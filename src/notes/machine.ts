@@ -17,7 +17,7 @@ import { type ConversationMessage, turnCount } from './conversation.js';
 import type { GlobalFacts } from './global.js';
 import { emptyNotesLedger, idOfKey, isLedger, type NotesLedger, ownLedger, storedKey } from './ledger.js';
 import { DEFAULT_CATEGORIES, describeCategories, NOTES_LIMITS, type NoteCategory, parseCategories } from './model.js';
-import type { NotesEvent } from './model.js';
+import type { CategorizedFact, NotesEvent } from './model.js';
 import { isLeaseAtRest, type NotesLeaseSettings, type NotesLeaseSlot } from './leaseState.js';
 import type { JsonValue } from './store.js';
 
@@ -129,7 +129,19 @@ export interface NotesUserStorage {
     readonly profile: boolean;
     /** Those of `sessions` it writes as merged. */
     readonly merged: ReadonlyArray<string>;
+    /** The profile it writes, as the ledger held it: what an end of stage it stores answers. */
+    readonly written?: GlobalFacts;
   };
+  /**
+   * The saves of the attempt under way that met a conflict in a row: present from a conflict until
+   * the attempt ends (a save lands or fails otherwise, a load it waits for fails, or it is given up
+   * after `MAX_SAVE_CONFLICTS`), so a store that answers conflict every time is not called in a loop.
+   */
+  readonly conflicts?: number;
+  /** Waiting after a conflict (a `backOff` effect runs): the records (stored keys) to load again once it is over. */
+  readonly backingOff?: ReadonlyArray<string>;
+  /** Ends of stage merged whose answer waits for the save of their changes (`stageAnswers.ts`), oldest first. */
+  readonly answers?: ReadonlyArray<NotesStageAnswer>;
   /** Changes made so far, and those whose save has settled (confirmed, or failed and left for the next save). */
   readonly changes: number;
   readonly settledChanges: number;
@@ -156,6 +168,20 @@ export interface NotesUserStorage {
    * tracker has taken the lease over. Gone once the store has taken the report that the work is done.
    */
   readonly fences?: PMap.PersistentMap<number>;
+}
+
+/**
+ * An end of stage merged, its answer (the `merged` effect) waiting for the save of its changes:
+ * answered with the profile that save stored, or, once no save of them is under way (it failed,
+ * or waits on a record the store holds unreadable), with the profile as merged in memory.
+ */
+export interface NotesStageAnswer {
+  readonly sessions: ReadonlyArray<string>;
+  readonly dropped: ReadonlyArray<CategorizedFact>;
+  /** The `id` of the `notes/stageEnded` input it answers. */
+  readonly stage?: number;
+  /** The changes the merge made (the very events kept in `unsaved`): saved once none is left there. */
+  readonly changes: ReadonlyArray<NotesEvent>;
 }
 
 /** What the machine keeps of one user besides their notes. */
@@ -375,8 +401,8 @@ export const isExtracting = (conversation: NotesConversation): boolean => {
 };
 
 /**
- * True while `machine` runs work of its own besides its leases: an extraction, an end of stage,
- * a rewrite, a load or a save.
+ * True while `machine` runs work of its own besides its leases: an extraction, an end of stage
+ * (or its answer, waiting for its save), a rewrite, a load or a save (or the wait after its conflict).
  */
 export const hasWorkBesidesLeases = (machine: NotesUserMachine): boolean =>
   machine.busy.length > 0 ||
@@ -384,7 +410,9 @@ export const hasWorkBesidesLeases = (machine: NotesUserMachine): boolean =>
   machine.rewrite.requested > machine.rewrite.settled ||
   machine.storage.loading.length > 0 ||
   machine.storage.saving !== undefined ||
-  machine.storage.changes > machine.storage.settledChanges;
+  machine.storage.backingOff !== undefined ||
+  machine.storage.changes > machine.storage.settledChanges ||
+  machine.storage.answers !== undefined;
 
 /** True while `machine` has something in flight, which `settled()` waits for. */
 export const isUserActive = (machine: NotesUserMachine): boolean =>

@@ -37,6 +37,7 @@ import { settleProfileRewrite } from './port.js';
 import { buildProfileConsolidationPrompt } from './prompt.js';
 import { releaseLater } from './release.js';
 import { recordChanges, requireLoaded } from './storage.js';
+import { awaitStored } from './stageAnswers.js';
 
 /** Starts the rewrite covering every request so far, when the user has a profile to rewrite. */
 const startRewrite = (state: NotesState, user: string, rewrite: NotesProfileRewrite): NotesTransition => {
@@ -71,25 +72,25 @@ const requestRewrite = (state: NotesState, user: string): NotesTransition => {
     : startRewrite(state, user, requested);
 };
 
-/** Merges the stage now, at `at`: the merge's events, the `merged` effect, the save, and a rewrite if one is wanted. */
+/**
+ * Merges the stage now, at `at`: the merge's events, the save, and a rewrite if one is wanted.
+ * Its `merged` effect answers once the save has settled (`stageAnswers.ts`).
+ */
 export const mergeStage = (state: NotesState, user: string, stage: NotesPendingStage, at: number): NotesTransition => {
   const { session, id } = stage;
   const before = selectGlobalFacts(state.ledger, user);
   const result = endStageWithReport(state.ledger, { user, ...(session === undefined ? {} : { session }), at });
   const merged = withLedger(state, result.ledger);
   const after = selectGlobalFacts(merged.ledger, user);
-  const effects: NotesEffect[] = [
-    ...result.events.map((event): NotesEffect => ({ type: 'record', event })),
-    {
-      type: 'merged',
-      user,
-      sessions: result.sessions,
-      dropped: result.dropped,
-      ...(after === undefined ? {} : { profile: after }),
-      ...(id === undefined ? {} : { stage: id }),
-    },
-  ];
-  const saved = andThen([merged, effects], (next) => recordChanges(next, user, result.events, stage.fence));
+  const effects = result.events.map((event): NotesEffect => ({ type: 'record', event }));
+  const answer = {
+    sessions: result.sessions,
+    dropped: result.dropped,
+    ...(id === undefined ? {} : { stage: id }),
+    changes: result.events.filter((event) => event.type === 'notes/sessionConsolidated'),
+  };
+  const answering = andThen([merged, effects], (next) => awaitStored(next, user, answer));
+  const saved = andThen(answering, (next) => recordChanges(next, user, result.events, stage.fence));
   const mode = state.settings.consolidateWithModel;
   const wanted = after !== undefined && after !== before && (mode === true || (mode === 'auto' && result.unsure));
   const rewritten = wanted ? andThen(saved, (next) => requestRewrite(next, user)) : saved;

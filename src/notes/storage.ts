@@ -1,14 +1,15 @@
 /**
  * The notes machine's side of the store port, pure: which records to load and when, what a
- * save writes and against which versions, and what a conflict does (load the fresh records,
- * apply this machine's unsaved changes to them again, save again). The runner carries out the
- * `load` and `save` effects and answers with `notes/loaded` and `notes/saved`.
+ * save writes and against which versions, and what a load after a conflict does (apply this
+ * machine's unsaved changes to the fresh records again, save again; the save's answer is
+ * `saveAnswer.ts`). The runner carries out the `load` and `save` effects and answers with
+ * `notes/loaded` and `notes/saved`.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as PMap from '../persistent/persistentMap.js';
 import { isRecord } from '../base/record.js';
 import { applyNotesEvent } from './events.js';
-import type { NotesEffect, NotesLoaded, NotesSaved, NotesTransition, StoreCallFailure } from './inputs.js';
+import type { NotesEffect, NotesLoaded, NotesTransition } from './inputs.js';
 import {
   idOfKey,
   type NotesLedger,
@@ -42,7 +43,7 @@ import {
 } from './persist.js';
 import type { JsonValue, NotesWrite, StoredRecord } from './store.js';
 import { isMergedRecord, leftOut, readRecord, reported } from './recordRead.js';
-import { fencesOf, selectFencedSessions, touched, withFencesOfUnsaved } from './unsaved.js';
+import { fencesOf, touched } from './unsaved.js';
 import { againstStored } from './blind.js';
 
 /**
@@ -93,6 +94,7 @@ export const isSaveStalled = (state: NotesState, user: string, session: string):
   const blocked = blockedBy(storage);
   return (
     storage.saving === undefined &&
+    storage.backingOff === undefined &&
     sessions.includes(storedKey(session)) &&
     !sessions.some((key) => storage.loading.includes(key)) &&
     blocked.sessions.length === 0 &&
@@ -126,19 +128,27 @@ export const blockedBy = (storage: NotesUserStorage): { sessions: ReadonlyArray<
   };
 };
 
+/** `storage` with no attempt at saving under way: the count of its conflicts starts afresh. */
+export const attemptEnded = (storage: NotesUserStorage): NotesUserStorage => {
+  if (storage.conflicts === undefined) return storage;
+  const { conflicts: _ended, ...rest } = storage;
+  return rest;
+};
+
 /**
- * The save of every unsaved change of `user`, unless one runs or a session it writes is being
- * loaded again. A change to a record the store holds unreadable is not saved over it: the
+ * The save of every unsaved change of `user`, unless one runs, it waits after a conflict, or a
+ * session it writes is being loaded again. A change to a record the store holds unreadable is not saved over it: the
  * changes wait, as after a failed save, for a load that reads it.
  */
-const saveIfNeeded = (state: NotesState, user: string): NotesTransition => {
+export const saveIfNeeded = (state: NotesState, user: string): NotesTransition => {
   const storage = selectUserStorage(state, user);
-  if (storage.saving !== undefined || storage.unsaved.length === 0) return [state, []];
+  if (storage.saving !== undefined || storage.backingOff !== undefined) return [state, []];
+  if (storage.unsaved.length === 0) return [withStorage(state, user, attemptEnded(storage)), []];
   const { sessions, profile } = touched(storage.unsaved);
   if (sessions.some((key) => storage.loading.includes(key))) return [state, []];
   const blocked = blockedBy(storage);
   if (blocked.sessions.length > 0 || blocked.profile)
-    return [withStorage(state, user, { ...storage, settledChanges: storage.changes }), []];
+    return [withStorage(state, user, { ...attemptEnded(storage), settledChanges: storage.changes }), []];
   const stored = (key: string): SessionNotes[] => {
     const notes = selectSessionNotes(state.ledger, user, idOfKey(key));
     return notes === undefined ? [] : [notes];
@@ -168,7 +178,13 @@ const saveIfNeeded = (state: NotesState, user: string): NotesTransition => {
     ...fencesOf(storage, sessions),
   };
   const merged = sessions.filter((key) => stored(key).some((notes) => notes.mergedAt !== undefined));
-  const saving = { count: storage.unsaved.length, sessions, profile: current !== undefined, merged };
+  const saving = {
+    count: storage.unsaved.length,
+    sessions,
+    profile: current !== undefined,
+    merged,
+    ...(current === undefined ? {} : { written: current }),
+  };
   // What a save drops of other trackers' facts is gone from the record once it is saved: reported
   // once, and not written back by the next save (a failed one's included).
   const warnings = [...sessionWrites, ...(profileWrite === undefined ? [] : [profileWrite])].flatMap(({ warning }) =>
@@ -415,8 +431,9 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
     // Nothing is saved at once on a failed load: a save waiting for this load (after a conflict)
     // would meet the same record again, and load again, without end while loads fail and saves
     // work. The changes wait, as after a failed save, for the next change or a holder's retry.
+    // A load the save after a conflict waited for: that attempt ends here, as a failed save's does.
     const next = {
-      ...storage,
+      ...(storage.backingOff === undefined ? attemptEnded(storage) : storage),
       loading,
       sessions: PMap.set(storage.sessions, key, PMap.get(storage.sessions, key) ?? 0),
       merged: PMap.set(storage.merged, key, PMap.get(storage.merged, key) ?? false),
@@ -522,78 +539,4 @@ const askAgainIfDropped = (
   if (after.unsaved.length === before.unsaved.length) return state;
   const rewrite = selectProfileRewrite(state, user);
   return withRewrite(state, user, { ...rewrite, requested: Math.max(rewrite.requested, rewrite.started + 1) });
-};
-
-/**
- * Takes a save's answer: confirmed changes leave `unsaved` and the next save starts if more
- * came meanwhile; a conflict loads the records the save wrote again (the save follows the
- * load); any other failure is reported, and its changes wait for the next save.
- */
-export const applySaveAnswer = (state: NotesState, input: NotesSaved): NotesTransition => {
-  const { user, outcome } = input;
-  const storage = selectUserStorage(state, user);
-  const { saving, ...idle } = storage;
-  if (saving === undefined) return [state, []];
-  if (E.isRight(outcome)) {
-    const written = outcome.right;
-    const unsaved = storage.unsaved.slice(saving.count);
-    const next: NotesUserStorage = {
-      ...idle,
-      sessions: written.sessions.reduce(
-        (versions, { session, version }) => PMap.set(versions, storedKey(session), version),
-        storage.sessions,
-      ),
-      merged: written.sessions.reduce(
-        (marks, { session }) => PMap.set(marks, storedKey(session), saving.merged.includes(storedKey(session))),
-        storage.merged,
-      ),
-      ...(written.profile === undefined ? {} : { profile: written.profile }),
-      unsaved,
-      settledChanges: storage.changes - unsaved.length,
-    };
-    return saveIfNeeded(withStorage(state, user, withFencesOfUnsaved(next)), user);
-  }
-  if (outcome.left.code === 'fenced') return dropFencedWork(state, user, outcome.left);
-  const again = saving.sessions.length > 0 ? saving.sessions : PMap.keys(storage.sessions).slice(0, 1);
-  if (outcome.left.code === 'conflict' && again.length > 0) {
-    const next: NotesUserStorage = { ...idle, loading: [...new Set([...storage.loading, ...again])] };
-    return [
-      withStorage(state, user, next),
-      again
-        .filter((key) => !storage.loading.includes(key))
-        .map((key): NotesEffect => ({ type: 'load', user, session: idOfKey(key) })),
-    ];
-  }
-  return [withStorage(state, user, { ...idle, settledChanges: storage.changes }), [reported(user, outcome.left)]];
-};
-
-/**
- * A save refused as `fenced`: another tracker took over a lease it was made under, and redoes
- * that lease's queue from the store. The unsaved changes of those sessions are dropped (they are
- * that holder's to make now; nothing of them was stored), their records are read again whatever
- * their version, and the failure is reported. The other changes stay and are saved after the load.
- */
-const dropFencedWork = (state: NotesState, user: string, failed: StoreCallFailure): NotesTransition => {
-  const storage = selectUserStorage(state, user);
-  const lost = selectFencedSessions(state, user);
-  const isLost = (event: NotesEvent): boolean =>
-    (event.type === 'notes/extracted' || event.type === 'notes/sessionConsolidated') &&
-    lost.includes(storedKey(event.session));
-  const profileLost = storage.unsaved.some((event) => isLost(event) && event.type === 'notes/sessionConsolidated');
-  const { saving: _refused, profile, ...idle } = storage;
-  const next: NotesUserStorage = withFencesOfUnsaved({
-    ...idle,
-    unsaved: storage.unsaved.filter((event) => !isLost(event)),
-    settledChanges: storage.changes,
-    // Read again whatever version the store holds: what this tracker has of them is not the store's.
-    sessions: lost.reduce((versions, key) => PMap.remove(versions, key), storage.sessions),
-    ...(profileLost || profile === undefined ? {} : { profile }),
-  });
-  return lost.reduce<NotesTransition>(
-    ([current, done], key) => {
-      const [loaded, loads] = reload(current, user, idOfKey(key));
-      return [loaded, [...done, ...loads]];
-    },
-    [withStorage(state, user, next), [reported(user, failed)]],
-  );
 };

@@ -113,7 +113,7 @@ const read = (record: MemoryRecord | undefined): StoredRecord =>
 const stale = (record: MemoryRecord | undefined, expected: number): boolean => (record?.version ?? 0) !== expected;
 
 /** `value` as JSON text, or why no store could keep it (a cycle, a BigInt, no JSON value at all). Never throws. */
-const jsonOf = (value: unknown): E.Either<string, string> => {
+export const jsonOf = (value: unknown): E.Either<string, string> => {
   try {
     const json = JSON.stringify(value);
     return typeof json === 'string' ? E.right(json) : E.left(`it is ${kindOf(value)}, not a JSON value`);
@@ -123,7 +123,7 @@ const jsonOf = (value: unknown): E.Either<string, string> => {
 };
 
 /** Why `write` is no `NotesWrite` a save can carry out, or undefined. */
-const malformedWrite = (write: unknown): string | undefined => {
+export const malformedWrite = (write: unknown): string | undefined => {
   if (!isRecord(write)) return `the write is ${kindOf(write)}, not an object with the records to save`;
   const { sessions, profile, fences } = write;
   if (!Array.isArray(sessions)) return `the write's sessions are ${kindOf(sessions)}, not a list`;
@@ -177,9 +177,9 @@ export const memoryNotesStore = (
         ),
       ),
     save: (user, write) => {
-      // A write a caller built wrong is refused as the store's failure, never thrown.
+      // A write a caller built wrong is refused as bad input, never thrown.
       const malformed = malformedWrite(write);
-      if (malformed !== undefined) return E.left(storeFailure('unavailable', `the save was refused: ${malformed}`));
+      if (malformed !== undefined) return E.left(storeFailure('invalid_input', `the save was refused: ${malformed}`));
       const lost = (write.fences ?? []).filter(({ session, fence }) => !leases.isAt(user, session, fence));
       if (lost.length > 0)
         return E.left(
@@ -223,7 +223,7 @@ export const memoryNotesStore = (
             : `the record of ${JSON.stringify(user)} in ${JSON.stringify(entry.session)}`;
         return E.left(
           storeFailure(
-            'unavailable',
+            'invalid_input',
             `the save was refused: ${what} is no JSON value a store can keep (${(encoded[unwritable] as E.Left<string>).left})`,
           ),
         );

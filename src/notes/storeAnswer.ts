@@ -8,10 +8,12 @@ import { type Failure, failure } from '../base/failure.js';
 
 /**
  * Why a store call did nothing: another writer saved first (`conflict`), a save made under a
- * lease its holder no longer holds (`fenced`: another tracker took it over), or the store could
- * not be reached or read.
+ * lease its holder no longer holds (`fenced`: another tracker took it over), the store could
+ * not be reached or read (`unavailable`), or the call holds what no store, or not this one, can
+ * keep (`invalid_input`: a write that is none, a value that is no JSON, text PostgreSQL refuses),
+ * which the same call made again cannot change.
  */
-export type NotesStoreFailureCode = 'conflict' | 'fenced' | 'unavailable';
+export type NotesStoreFailureCode = 'conflict' | 'fenced' | 'unavailable' | 'invalid_input';
 
 /** A failed store call. */
 export type NotesStoreFailure = Failure<NotesStoreFailureCode>;
@@ -21,7 +23,8 @@ export type StoreAnswer<T> = E.Either<NotesStoreFailure, T> | PromiseLike<E.Eith
 
 /** A store failure of code `code`. A code or message that is no string is refused with a TypeError. */
 export const storeFailure = (code: NotesStoreFailureCode, message: string): NotesStoreFailure => {
-  if (typeof code !== 'string') refuseArgument('the code', code, 'a string (conflict, fenced or unavailable)');
+  if (typeof code !== 'string')
+    refuseArgument('the code', code, 'a string (conflict, fenced, unavailable or invalid_input)');
   if (typeof message !== 'string') refuseArgument('the message', message, 'a string');
   return failure(code, message);
 };

@@ -68,7 +68,7 @@ const checked = <T>(answer: unknown, isShape: (value: unknown) => value is T): E
   if (!isEither(answer)) return unavailable(new Error('the notes store answered with something that is not an Either'));
   if (E.isLeft(answer)) {
     const { code, message } = (answer.left ?? {}) as Partial<NotesStoreFailure>;
-    return code === 'conflict' || code === 'fenced' || code === 'unavailable'
+    return code === 'conflict' || code === 'fenced' || code === 'unavailable' || code === 'invalid_input'
       ? E.left(storeFailure(code, typeof message === 'string' ? message : code))
       : unavailable(new Error(`the notes store failed without a known code (${String(code)})`));
   }

@@ -178,6 +178,19 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
     dropped: merged.dropped,
   });
 
+  /** Runs `input` after `afterMs`, unless `close` has settled (which cancels the wake-ups still to come). */
+  const wakeLater = (afterMs: number, input: NotesInput): void => {
+    if (ended) return;
+    const timer = setTimeout(
+      () => {
+        wakes.delete(timer);
+        later(input);
+      },
+      Math.min(Math.max(0, afterMs), MAX_TIMEOUT_MS),
+    );
+    wakes.add(timer);
+  };
+
   /** Carries out an effect once the run that asked for it is committed. */
   const perform = (effect: NotesEffect): void => {
     switch (effect.type) {
@@ -198,19 +211,14 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       case 'storeFailed':
         report(effect.failure);
         return;
-      case 'wake': {
-        if (ended) return;
-        const { user, session } = effect;
-        const timer = setTimeout(
-          () => {
-            wakes.delete(timer);
-            later({ type: 'notes/leaseWoke', user, session });
-          },
-          Math.min(Math.max(0, effect.afterMs), MAX_TIMEOUT_MS),
+      case 'wake':
+        return wakeLater(effect.afterMs, { type: 'notes/leaseWoke', user: effect.user, session: effect.session });
+      case 'backOff':
+        // As `close` paces its retries of a failed save: `leasePollMs`, twice as long each time, up to a third of its bound.
+        return wakeLater(
+          Math.min(pollMs * 2 ** Math.min(effect.retries - 1, 52), Math.max(1, (lease?.ttlMs ?? timeoutMs) / 3)),
+          { type: 'notes/backedOff', user: effect.user },
         );
-        wakes.add(timer);
-        return;
-      }
       case 'merged': {
         const resume = effect.stage === undefined ? undefined : stages.get(effect.stage);
         if (resume === undefined) return;

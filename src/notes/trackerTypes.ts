@@ -71,7 +71,8 @@ export interface NotableFactsTrackerOptions {
   readonly leaseMs?: number;
   /**
    * With leases: how soon a tracker waiting for another's holder to merge its end of stage looks
-   * again (default 250). Without: how soon `close` first tries a failed save again.
+   * again (default 250). Without: how soon `close` first tries a failed save again. With or
+   * without: how long a save waits after its second conflict in a row (twice as long after each further one).
    */
   readonly leasePollMs?: number;
 }
@@ -136,7 +137,9 @@ export interface NotableFactsTracker {
    * Ends a stage: merges `session` (default: every session of the user with unmerged facts,
    * those the tracker holds and those the store lists, which it loads for the merge) into the
    * user's profile, once the extractions of the messages recorded before the call have settled
-   * (never later ones: it ends under continuous traffic). Never rejects.
+   * (never later ones: it ends under continuous traffic). Answers once the merge's save has
+   * settled, with the profile that save stored (or, when the store did not take it, as merged in
+   * memory). Never rejects.
    */
   endStage(user: string, session?: string): Promise<E.Either<NotesTrackerFailure, StageReport>>;
   /** Resolves when the model calls, loads and saves running or queued at the call have settled (not those asked for later). */

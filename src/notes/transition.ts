@@ -55,7 +55,9 @@ import {
   reportStages,
 } from './leaseTransition.js';
 import { keepSession, onReleaseRequested, tidyUser } from './release.js';
-import { applyLoadAnswer, applySaveAnswer, recordChanges, reload, requireLoaded, saveAgain } from './storage.js';
+import { applyLoadAnswer, recordChanges, reload, requireLoaded, saveAgain } from './storage.js';
+import { applySaveAnswer, onBackedOff } from './saveAnswer.js';
+import { answerUnsaved } from './stageAnswers.js';
 
 export { MAX_PROMPT_TURNS } from './prompt.js';
 
@@ -273,13 +275,18 @@ const inUse = (state: NotesState, input: NotesInput): NotesState => {
 /**
  * The transition: the state after `input` and the effects to run. Pure and total: an input it
  * cannot use (bad ids, an answer nothing waits for) leaves the very same state and no effect.
- * Every step ends by letting go of what was released and has settled (`release.ts`).
+ * Every step ends by answering the ends of stage whose save is no longer under way
+ * (`stageAnswers.ts`), then letting go of what was released and has settled (`release.ts`).
  */
 export const notesTransition = (state: NotesState, input: NotesInput): NotesTransition => {
   checkedNotesState(state);
   if (typeof input !== 'object' || input === null) return [state, []];
   const stepped = step(inUse(state, input), input);
-  return isNotesId(input.user) ? andThen(stepped, (next) => tidyUser(next, input.user)) : stepped;
+  if (!isNotesId(input.user)) return stepped;
+  return andThen(
+    andThen(stepped, (next) => answerUnsaved(next, input.user)),
+    (next) => tidyUser(next, input.user),
+  );
 };
 
 const step = (state: NotesState, input: NotesInput): NotesTransition => {
@@ -316,6 +323,8 @@ const step = (state: NotesState, input: NotesInput): NotesTransition => {
       return onLeaseWoke(state, input.user, input.session);
     case 'notes/releaseRequested':
       return onReleaseRequested(state, input);
+    case 'notes/backedOff':
+      return isNotesId(input.user) ? onBackedOff(state, input.user) : [state, []];
     case 'notes/saveRetried':
       // With leases, a holder tries its failed saves again itself.
       return state.settings.lease === undefined && isNotesId(input.user) ? saveAgain(state, input.user) : [state, []];

@@ -9,8 +9,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import type pg from 'pg';
 import type { NotesRecords, NotesStore, NotesStoreFailure, NotesWritten, StoredRecord } from '../notes/store.js';
-import { storeFailure } from '../notes/store.js';
-import { wellFormed } from '../base/text.js';
+import { jsonOf, malformedWrite, storeFailure } from '../notes/store.js';
 import type { JsonValue, NotesWrite } from '../notes/store.js';
 import {
   type Database,
@@ -25,6 +24,7 @@ import type { PostgresFailure } from './failures.js';
 import type { NotesLeases } from '../notes/leases.js';
 import { postgresLeases } from './notesLeases.js';
 import { ensureSchema } from './schema.js';
+import { unstorableId, unstorableText } from './keptText.js';
 
 /** A notes store over PostgreSQL: `close()` ends the pool it made from a URL (a pool passed in stays the caller's). */
 export interface PostgresNotesStore extends NotesStore {
@@ -96,22 +96,41 @@ WHERE user_id = $1 AND version = $3`,
 
 const NEVER_SAVED: StoredRecord = Object.freeze({ version: 0 });
 
-/**
- * Why `text` cannot be a key of these tables, or undefined: PostgreSQL text holds no NUL
- * character, and a lone surrogate would reach the server as U+FFFD, the same as another id.
- */
-export const unstorableId = (text: string): string | undefined =>
-  text.includes('\u0000')
-    ? 'holds a NUL character, which PostgreSQL text cannot keep'
-    : wellFormed(text) !== text
-      ? 'holds a lone surrogate, which PostgreSQL would keep as U+FFFD'
-      : undefined;
-
-/** Why one of `ids` cannot be a key of these tables, as the port's failure, or undefined. */
+/** Why one of `ids` cannot be a key of these tables, as the port's failure (bad input), or undefined. */
 const unstorableIds = (ids: ReadonlyArray<string>): NotesStoreFailure | undefined => {
   for (const id of ids) {
     const problem = unstorableId(id);
-    if (problem !== undefined) return storeFailure('unavailable', `the id ${JSON.stringify(id)} ${problem}`);
+    if (problem !== undefined) return storeFailure('invalid_input', `the id ${JSON.stringify(id)} ${problem}`);
+  }
+  return undefined;
+};
+
+/**
+ * Why the save of `write` for `user` can never be carried out, as the port's failure (bad input),
+ * or undefined: a write that is none, an id or a value these tables cannot keep. The memory
+ * store refuses the first two kinds alike; PostgreSQL would refuse the text on every try.
+ */
+const refusedWrite = (user: string, write: NotesWrite): NotesStoreFailure | undefined => {
+  const malformed = malformedWrite(write);
+  if (malformed !== undefined) return storeFailure('invalid_input', `the save was refused: ${malformed}`);
+  const ids = unstorableIds([user, ...write.sessions.map(({ session }) => session)]);
+  if (ids !== undefined) return ids;
+  const records = [
+    ...write.sessions.map(
+      ({ session, value }) => [`the record of ${JSON.stringify(user)} in ${JSON.stringify(session)}`, value] as const,
+    ),
+    ...(write.profile === undefined ? [] : [[`the profile of ${JSON.stringify(user)}`, write.profile.value] as const]),
+  ];
+  for (const [what, value] of records) {
+    // Looked at as the server gets it: the JSON text the save sends, read back.
+    const problem = E.match(
+      (reason: string) => `is no JSON value a store can keep (${reason})`,
+      (json: string) => {
+        const text = unstorableText(JSON.parse(json));
+        return text === undefined ? undefined : `cannot be kept in JSONB: ${text}`;
+      },
+    )(jsonOf(value));
+    if (problem !== undefined) return storeFailure('invalid_input', `the save was refused: ${what} ${problem}`);
   }
   return undefined;
 };
@@ -217,11 +236,11 @@ export const postgresNotesStore = (urlOrPool: UrlOrPool, options: PostgresOption
   };
 
   const save = async (user: string, notes: NotesWrite): Promise<E.Either<NotesStoreFailure, NotesWritten>> => {
+    const refused = refusedWrite(user, notes);
+    if (refused !== undefined) return E.left(refused);
     // One order for every writer, so two saves of one user's records never wait on each other in a circle.
     const sessions = [...notes.sessions].sort((a, b) => (a.session < b.session ? -1 : a.session > b.session ? 1 : 0));
     const { profile } = notes;
-    const problem = unstorableIds([user, ...sessions.map(({ session }) => session)]);
-    if (problem !== undefined) return E.left(problem);
     const fences = notes.fences ?? [];
     /** Every record at the version it names, in one transaction: undefined once written, else why not (rolled back). */
     const writeRecords = (client: pg.PoolClient): Promise<NotesStoreFailure | undefined> =>

@@ -48,7 +48,7 @@ describe('the memory store refusing a save it cannot carry out', () => {
     return either.left!;
   };
 
-  it('answers a value no store could keep as JSON (a cycle, a BigInt, none at all) unavailable, never throwing, and writes nothing', () => {
+  it('answers a value no store could keep as JSON (a cycle, a BigInt, none at all) as bad input (invalid_input), never throwing, and writes nothing', () => {
     const store = memoryNotesStore();
     const cyclic: Record<string, unknown> = {};
     cyclic['self'] = cyclic;
@@ -64,7 +64,7 @@ describe('the memory store refusing a save it cannot carry out', () => {
       let answer: unknown;
       expect(() => (answer = store.save('maya', write))).not.toThrow();
       const failure = failureOf(answer);
-      expect(failure.code).toBe('unavailable');
+      expect(failure.code).toBe('invalid_input');
       expect(failure.message).toContain('the record of "maya" in "s2" is no JSON value a store can keep');
     }
     const profile = failureOf(
@@ -77,7 +77,7 @@ describe('the memory store refusing a save it cannot carry out', () => {
     });
   });
 
-  it('answers a write that is none (null, no list of sessions) unavailable, never throwing', () => {
+  it('answers a write that is none (null, no list of sessions) as bad input (invalid_input), never throwing', () => {
     const store = memoryNotesStore();
     for (const write of [
       null,
@@ -90,7 +90,7 @@ describe('the memory store refusing a save it cannot carry out', () => {
     ]) {
       let answer: unknown;
       expect(() => (answer = store.save('maya', write as never))).not.toThrow();
-      expect(failureOf(answer).code).toBe('unavailable');
+      expect(failureOf(answer).code).toBe('invalid_input');
       expect(failureOf(answer).message).toMatch(/^the save was refused: /u);
     }
   });

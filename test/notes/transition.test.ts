@@ -1,6 +1,6 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
-import { selectSessionFacts } from '../../src/notes/ledger.js';
+import { selectGlobalFacts, selectSessionFacts } from '../../src/notes/ledger.js';
 import type { CompleteFn } from '../../src/notes/port.js';
 import { replayConversationLog } from '../../src/notes/replay.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
@@ -251,15 +251,23 @@ describe('notesTransition', () => {
       session: 's1',
       outcome: E.right({ session: { value: record, version: 1 }, profile: { version: 0 } }),
     });
-    expect(effects.map((effect) => effect.type)).toEqual(['record', 'record', 'merged', 'save']);
-    expect(effects[2]).toMatchObject({ type: 'merged', user: 'maya', sessions: ['s1'], stage: 1 });
-    const save = effects[3] as Extract<NotesEffect, { type: 'save' }>;
+    // The merge is answered once its save has landed, with the profile that save wrote.
+    expect(effects.map((effect) => effect.type)).toEqual(['record', 'record', 'save']);
+    const save = effects[2] as Extract<NotesEffect, { type: 'save' }>;
     const [saved, released] = notesTransition(merged, {
       type: 'notes/saved',
       user: 'maya',
       outcome: E.right({ sessions: save.write.sessions.map(({ session }) => ({ session, version: 2 })), profile: 1 }),
     });
     expect(released).toEqual([
+      {
+        type: 'merged',
+        user: 'maya',
+        sessions: ['s1'],
+        dropped: [],
+        profile: selectGlobalFacts(merged.ledger, 'maya'),
+        stage: 1,
+      },
       { type: 'record', event: { type: 'notes/released', user: 'maya', session: 's1' } },
       { type: 'record', event: { type: 'notes/released', user: 'maya' } },
     ]);

@@ -8,6 +8,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CompleteFn } from '../../src/notes/port.js';
+import { type JsonValue, memoryNotesStore } from '../../src/notes/store.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
 import type { NotableFactsTracker, NotesTrackerFailure } from '../../src/notes/trackerTypes.js';
 import {
@@ -352,7 +353,59 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
     expect(E.isLeft(closed) && closed.left.code).toBe('unavailable');
   });
 
-  it('fails in one line, as unavailable, without the password: no server, a wrong URL, an id PostgreSQL cannot keep', async () => {
+  it('refuses a value or an id holding U+0000 or an unpaired surrogate as invalid_input, writing nothing, as the memory store refuses a value it cannot keep', async () => {
+    const store = await freshStore();
+    const unkeepable: ReadonlyArray<readonly [JsonValue, string]> = [
+      [{ facts: [{ category: 'People', fact: 'Jordan\u0000' }] }, 'facts[0].fact holds U+0000'],
+      [{ note: 'heart \ud83d' }, 'note holds an unpaired surrogate'],
+      [{ ['key\u0000']: 1 }, 'a key holds U+0000'],
+      [['ok', { nested: ['\udc00 low'] }], '[1].nested[0] holds an unpaired surrogate'],
+    ];
+    for (const [value, where] of unkeepable) {
+      for (const write of [
+        { sessions: [{ session: 's1', value, expected: 0 }] },
+        { sessions: [{ session: 's1', value: { facts: [] }, expected: 0 }], profile: { value, expected: 0 } },
+      ]) {
+        const refused = await store.save('maya', write);
+        expect(E.isLeft(refused) && refused.left).toEqual({
+          code: 'invalid_input',
+          message: expect.stringContaining(where),
+        });
+      }
+    }
+    // Nothing was written, and a value it can keep (a paired surrogate included) is saved.
+    expect(await store.load('maya', 's1')).toEqual(E.right({ session: { version: 0 }, profile: { version: 0 } }));
+    const fine = { facts: [{ category: 'People', fact: 'Loves 🐈 and Jordan' }] };
+    expect(await store.save('maya', { sessions: [{ session: 's1', value: fine, expected: 0 }] })).toEqual(
+      E.right({ sessions: [{ session: 's1', version: 1 }] }),
+    );
+    expect(await store.load('maya', 's1')).toEqual(
+      E.right({ session: { value: fine, version: 1 }, profile: { version: 0 } }),
+    );
+    for (const [answer, why] of [
+      [await store.load('ma\u0000ya', 's1'), /NUL character/u],
+      [await store.save('maya', { sessions: [{ session: 's\ud83d', value: {}, expected: 0 }] }), /lone surrogate/u],
+      [await store.unmergedSessions('\udc00'), /lone surrogate/u],
+    ] as const)
+      expect(E.isLeft(answer) && answer.left).toEqual({ code: 'invalid_input', message: expect.stringMatching(why) });
+    // A write that is none, or a value that is no JSON, is answered as the memory store answers it, never rejected.
+    const cycle: Record<string, unknown> = {};
+    cycle['self'] = cycle;
+    for (const write of [null, { sessions: [{ session: 's1', value: cycle, expected: 0 }] }]) {
+      const answer = await store.save('maya', write as never);
+      expect(E.isLeft(answer) && answer.left).toEqual({
+        code: 'invalid_input',
+        message: expect.stringMatching(/^the save was refused: /u),
+      });
+    }
+    // The memory store answers such a value with the same code.
+    const memory = await memoryNotesStore().save('maya', {
+      sessions: [{ session: 's1', value: cycle as JsonValue, expected: 0 }],
+    });
+    expect(E.isLeft(memory) && memory.left.code).toBe('invalid_input');
+  });
+
+  it('fails in one line, as unavailable, without the password: no server, a wrong URL', async () => {
     const nowhere = postgresNotesStore('postgres://me:hunter2-secret@127.0.0.1:1/db', { retryMs: 0 });
     const unreachable = await nowhere.load('maya', 's1');
     await nowhere.close();
@@ -366,11 +419,6 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
     const wrong = postgresNotesStore('mysql://localhost/db');
     const refused = await wrong.save('maya', { sessions: [] });
     expect(E.isLeft(refused) && refused.left.message).toMatch(/^store_url: /u);
-    const store = await freshStore();
-    const nul = await store.load('ma\u0000ya', 's1');
-    expect(E.isLeft(nul) && nul.left.message).toMatch(/NUL character/u);
-    const surrogate = await store.save('maya', { sessions: [{ session: 's\ud83d', value: {}, expected: 0 }] });
-    expect(E.isLeft(surrogate) && surrogate.left.message).toMatch(/lone surrogate/u);
   });
 
   it('answers a save whose commit landed but whose answer was lost as saved, and one whose commit never came as a conflict', async () => {
