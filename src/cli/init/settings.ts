@@ -35,12 +35,6 @@ export const storeReference = (store: string): string => `\${${STORE_VARIABLE}:-
 /** The shell words that set the store for the command after them. */
 const storeAssignment = (store: string): string => `${STORE_VARIABLE}="${storeReference(store)}"`;
 
-/** The assignments (`NAME=VALUE`, its value quoted or not) before a command, as `init --store` or a user puts them. */
-const ASSIGNMENTS = /^\s*(?:[A-Za-z_][A-Za-z0-9_]*=(?:"(?:[^"\\]|\\.)*"|'[^']*'|[^\s"'])*\s+)+/u;
-
-/** A command line without the assignments before it (the store's, as `init --store` or a user sets it). */
-export const withoutStore = (command: string): string => command.replace(ASSIGNMENTS, '');
-
 /**
  * Why `store` cannot be written into a shell word between double quotes (a `"`, `$`, backquote,
  * backslash, `}`, apostrophe or line break), or undefined when it can.
