@@ -59,4 +59,31 @@ describe.concurrent('fact-tracker init and the hooks that are not its own', { ti
     expect((await init(project, 'claude')).stdout).toMatch(/^unchanged {2}\.claude\/settings\.json\n/u);
     expect(settingsOf(project)).toBe(written);
   });
+
+  it('keeps as written, and names, a fact-tracker hook under an event init writes no hook for', async () => {
+    const notification = { hooks: [{ type: 'command', command: 'npx fact-tracker hook', timeout: 5 }] };
+    // A store in a form init cannot read stops a run only in a hook init would rewrite.
+    const prompt = {
+      hooks: [{ type: 'command', command: 'cd "$CLAUDE_PROJECT_DIR" && npx fact-tracker hook --store /srv/t' }],
+    };
+    const project = projectWith({
+      hooks: {
+        Notification: [notification],
+        UserPromptSubmit: [prompt],
+        SubagentStart: [{ hooks: [{ type: 'command', command: 'npx fact-tracker hook' }] }],
+      },
+    });
+    const run = await init(project, 'claude');
+    expect([run.status, run.stderr]).toEqual([0, '']);
+    expect(run.stdout).toContain(
+      '\nKept as written: the fact-tracker hook commands of .claude/settings.json under Notification, UserPromptSubmit, events init writes no hook for.\n',
+    );
+    const hooks = (JSON.parse(settingsOf(project)) as { hooks: Record<string, unknown> }).hooks;
+    expect([hooks['Notification'], hooks['UserPromptSubmit']]).toEqual([[notification], [prompt]]);
+    expect(commandsByEvent(project)['SubagentStart']).toEqual([HOOK]);
+    const written = settingsOf(project);
+    const again = await init(project, 'claude');
+    expect(again.stdout).toMatch(/^unchanged {2}\.claude\/settings\.json\n[^]*\nKept as written: /u);
+    expect(settingsOf(project)).toBe(written);
+  });
 });

@@ -42,6 +42,7 @@ import { findInexactNumber } from '../init/jsonNumbers.js';
 import { isFactTrackerHook } from '../init/recognize.js';
 import {
   formatJson,
+  hookEvents,
   launcherFor,
   type Launcher,
   mergeCodexToml,
@@ -53,6 +54,7 @@ import {
 } from '../init/settings.js';
 import {
   droppedWarning,
+  keptAsWrittenNote,
   keptOptions,
   readCodexServer,
   readHooks,
@@ -443,10 +445,9 @@ const writeSettings = (
 ): E.Either<string, number> => {
   // What the settings already give the commands: a store kept from them is checked as one
   // given (a password put there by hand would otherwise be printed and copied into the other files).
-  const hooks = readHooks(
-    readJsonSettings(project, hooksFile(command.host)),
-    isFactTrackerHook(project, launcherFor(main, via)),
-  );
+  const hooksSettings = readJsonSettings(project, hooksFile(command.host));
+  const isOurs = isFactTrackerHook(project, launcherFor(main, via));
+  const hooks = readHooks(hooksSettings, isOurs, hookEvents(command.host));
   const server =
     command.host === 'claude'
       ? readMcpJsonServer(readJsonSettings(project, '.mcp.json'))
@@ -494,6 +495,8 @@ const writeSettings = (
     if (E.isLeft(written)) return written;
     io.stdout(`wrote      ${file.path}\n`);
   }
+  const note = keptAsWrittenNote(hooksSettings, isOurs, hookEvents(command.host), hooksFile(command.host));
+  if (note !== undefined) io.stdout(note);
   io.stdout(
     `\nThe hooks run: ${launcher.hook}\nThe MCP server runs: ${[launcher.mcp.command, ...launcher.mcp.args].map(shellQuote).join(' ')}\n`,
   );

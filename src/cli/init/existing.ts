@@ -198,18 +198,53 @@ export const readCodexServer = (text: string): ServerReading => {
   return readServer(isRecord(servers) ? servers[SERVER_NAME] : undefined);
 };
 
-/** Every hook command of a settings document that `isOurs` recognizes, read. */
-export const readHooks = (settings: unknown, isOurs: (command: string) => boolean): ReadonlyArray<CommandReading> => {
+/** Each hook handler's command line in a settings document, with the event it is under. */
+const hookCommands = (settings: unknown): ReadonlyArray<{ readonly event: string; readonly command: string }> => {
   const hooks = isRecord(settings) ? settings['hooks'] : undefined;
-  const readings: CommandReading[] = [];
-  for (const groups of isRecord(hooks) ? Object.values(hooks) : [])
+  const commands: Array<{ event: string; command: string }> = [];
+  for (const [event, groups] of isRecord(hooks) ? Object.entries(hooks) : [])
     for (const group of Array.isArray(groups) ? groups : [])
       for (const handler of isRecord(group) && Array.isArray(group['hooks']) ? group['hooks'] : []) {
         const command = handlerCommand(handler);
-        if (command === undefined || !isOurs(command)) continue;
-        readings.push(readCommandLine(command, 'hook') ?? unreadable(command));
+        if (command !== undefined) commands.push({ event, command });
       }
-  return readings;
+  return commands;
+};
+
+/** Every hook command of a settings document that `isOurs` recognizes, under `events` when given (those init rewrites), read. */
+export const readHooks = (
+  settings: unknown,
+  isOurs: (command: string) => boolean,
+  events?: ReadonlyArray<string>,
+): ReadonlyArray<CommandReading> =>
+  hookCommands(settings)
+    .filter(({ event, command }) => (events === undefined || events.includes(event)) && isOurs(command))
+    .map(({ command }) => readCommandLine(command, 'hook') ?? unreadable(command));
+
+/** An event's name as a message says it: as written when it is a plain name, else quoted as JSON (a key may hold anything). */
+const eventName = (event: string): string => (/^[A-Za-z0-9_.-]{1,64}$/u.test(event) ? event : JSON.stringify(event));
+
+/**
+ * A note naming the events other than `events` (those init writes) under which the hooks of
+ * `file` hold a command `isOurs` recognizes: hooks the user chose to add there, which init keeps
+ * as written. Undefined when there are none.
+ */
+export const keptAsWrittenNote = (
+  settings: unknown,
+  isOurs: (command: string) => boolean,
+  events: ReadonlyArray<string>,
+  file: string,
+): string | undefined => {
+  const others = [
+    ...new Set(
+      hookCommands(settings)
+        .filter(({ event, command }) => !events.includes(event) && isOurs(command))
+        .map(({ event }) => eventName(event)),
+    ),
+  ];
+  return others.length === 0
+    ? undefined
+    : `\nKept as written: the fact-tracker hook commands of ${file} under ${others.join(', ')}, ${others.length === 1 ? 'an event' : 'events'} init writes no hook for.\n`;
 };
 
 /** The options to keep of some commands read, as words, and what cannot be kept, for a warning. */
