@@ -21,6 +21,8 @@ interface Wrapper {
   readonly valued?: ReadonlyArray<string>;
   /** The words it takes after its options, before the command (`timeout`'s duration). */
   readonly operands?: number;
+  /** True when the command follows a `--` (`op run ... -- COMMAND`): whatever options come before it. */
+  readonly separated?: true;
 }
 
 const PACKAGE_RUNNER: Wrapper = { valued: ['-p', '--package', '-c', '--call'] };
@@ -40,8 +42,11 @@ const WRAPPERS: ReadonlyMap<string, Wrapper> = new Map<string, Wrapper>([
   ['npm', { ...PACKAGE_RUNNER, verbs: ['exec', 'x'] }],
   ['pnpm', { verbs: ['exec', 'dlx'], verbOptional: true }],
   ['yarn', { verbs: ['exec', 'dlx', 'run'], verbOptional: true }],
-  ['op', { verbs: ['run'], valued: ['--env-file', '--account', '--config', '--session', '--encoding'] }],
-  ['dotenv', { valued: ['-e', '-v', '-c', '-p'] }],
+  ['op', { verbs: ['run'], separated: true }],
+  ['doppler', { verbs: ['run'], separated: true }],
+  ['infisical', { verbs: ['run'], separated: true }],
+  ['dotenvx', { verbs: ['run'], separated: true }],
+  ['dotenv', { valued: ['-e', '-v', '-c', '-p'], separated: true }],
 ]);
 
 /** Words of the shell's grammar that may come before a command (`then fact-tracker hook`). */
@@ -68,6 +73,9 @@ const afterWrapper = (words: ReadonlyArray<Word>, wrapper: Wrapper): ReadonlyArr
   let at = 0;
   if (wrapper.verbs?.includes(words[0]?.text ?? '') === true) at = 1;
   else if (wrapper.verbs !== undefined && wrapper.verbOptional !== true) return [];
+  const separator =
+    wrapper.separated === true ? words.findIndex((word, index) => index >= at && word.text === '--') : -1;
+  if (separator !== -1) return words.slice(separator + 1);
   while (at < words.length && words[at]!.text.startsWith('-')) {
     const option = words[at]!.text;
     at += 1;

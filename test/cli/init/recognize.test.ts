@@ -52,6 +52,8 @@ describe('runsFactTracker', () => {
       '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/fact-tracker hook',
       '/usr/local/bin/fact-tracker hook',
       'op run --env-file .env.team -- npx --no-install fact-tracker hook',
+      'op run --account my-team --no-masking -- fact-tracker hook',
+      'doppler run --project facts --config dev -- fact-tracker hook',
       '/opt/bin/dotenv -e .env -- npx fact-tracker hook',
       'timeout -k 5 30 nice -n 10 nohup fact-tracker hook',
       'sh -c "FACT_TRACKER_STORE=/srv/t npx fact-tracker hook"',
