@@ -58,7 +58,8 @@ const EXPLICIT_FOLDER = /^(?:\.{1,2}[\\/]|\/(?!\/)|[A-Za-z]:[\\/])/u;
 /** `text` without one layer of matching quotes around it (`'...'` or `"..."`). */
 const unquoted = (text: string): string => /^(['"])([\s\S]*)\1$/u.exec(text)?.[2] ?? text;
 
-const AS_FOLDER = 'a folder of such a name is given as ./NAME';
+/** How a folder named like a refused address is given all the same (the name itself is never repeated). */
+const AS_FOLDER = 'a folder of such a name is given as a path, ./NAME or /PATH, which is always a folder';
 
 /**
  * Why `text`, not a URL, is no folder either but a mistyped PostgreSQL address; undefined for a
@@ -75,7 +76,7 @@ export const mistypedAddress = (text: string): string | undefined => {
   if (POSTGRES_WITHOUT_SLASHES.test(inner)) return 'is a PostgreSQL URL without the // after its scheme';
   if (OTHER_URL.test(inner)) return undefined; // named as another scheme's URL by the caller
   if (CREDENTIALS.test(inner))
-    return `is an address with USER:PASSWORD@HOST credentials, without its postgres:// scheme (${AS_FOLDER})`;
+    return `is an address with USER:PASSWORD@HOST credentials, without its postgres:// scheme (${AS_FOLDER}, for example ./team:dev@2024)`;
   if (CONNINFO_PASSWORD.test(inner) || (inner.match(CONNINFO_WORD)?.length ?? 0) >= 2)
     return `is a connection string of key=value words, which a store is not named by (${AS_FOLDER})`;
   return undefined;

@@ -365,4 +365,22 @@ describe.concurrent('fact-tracker init on settings that already name a store or 
       expect(preToolUse.flatMap((group) => group['hooks'] as Json[])).toHaveLength(1);
     }
   });
+  it('refuses a folder named like USER:PASSWORD@HOST saying to give it as ./NAME, and keeps it given so', async () => {
+    const project = tempDir('init-kept-');
+    const refused = await init(project, 'claude', '--store', 'team:dev@2024');
+    expect([refused.status, refused.stderr]).toEqual([
+      1,
+      expect.stringMatching(
+        /^fact-tracker init: store_url: --store is an address with USER:PASSWORD@HOST credentials[^\n]*given as a path, \.\/NAME or \/PATH, which is always a folder[^\n]*; nothing was written\n$/u,
+      ),
+    ]);
+    expect(existsSync(join(project, '.claude'))).toBe(false);
+    expect((await init(project, 'claude', '--store', './team:dev@2024')).status).toBe(0);
+    const hook = `FACT_TRACKER_STORE="${reference('./team:dev@2024')}" node ${MAIN} hook`;
+    expect(new Set(commandsOf(readJson(join(project, '.claude', 'settings.json'))))).toEqual(new Set([hook]));
+    // A later run without --store keeps it, as a path.
+    const again = await init(project, 'claude');
+    expect([again.status, again.stderr]).toEqual([0, '']);
+    expect(again.stdout).toMatch(/^unchanged {2}\.claude\/settings\.json\nunchanged {2}\.mcp\.json\n/u);
+  });
 });

@@ -24,7 +24,7 @@ import {
   statSync,
   writeSync,
 } from 'node:fs';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as E from 'fp-ts/lib/Either.js';
 import type * as TE from 'fp-ts/lib/TaskEither.js';
@@ -39,8 +39,10 @@ import type { InitHost } from '../init/hosts.js';
 import { chooseVia } from '../init/install.js';
 import { isReadOnly } from '../../node/readOnly.js';
 import { findInexactNumber } from '../init/jsonNumbers.js';
+import { isFactTrackerHook } from '../init/recognize.js';
 import {
   formatJson,
+  hookEvents,
   launcherFor,
   type Launcher,
   mergeCodexToml,
@@ -49,10 +51,10 @@ import {
   parseJsonSettings,
   shellQuote,
   unsafeStore,
-  withoutStore,
 } from '../init/settings.js';
 import {
   droppedWarning,
+  keptAsWrittenNote,
   keptOptions,
   readCodexServer,
   readHooks,
@@ -101,47 +103,6 @@ const jsonFile = (path: string, merge: (value: unknown) => E.Either<string, unkn
       : E.left(`it holds the number ${inexact}, which would not be written back as it is`);
   },
 });
-
-/** `$CLAUDE_PROJECT_DIR` and `${CLAUDE_PROJECT_DIR}`, which Claude Code sets to the project for its hooks. */
-const PROJECT_DIR_VARIABLE = /\$(?:\{CLAUDE_PROJECT_DIR\}|CLAUDE_PROJECT_DIR(?![A-Za-z0-9_]))/gu;
-
-/**
- * True for a hook command of fact-tracker: one that runs `fact-tracker hook` by name (npx, a
- * global install), or Node on the entry point of an installation of this package (the same
- * one, another copy, or a moved one whose folder is named after the package). A path is read as
- * the agent runs it: relative to the project, with `$CLAUDE_PROJECT_DIR` the project. A command
- * not recognised this way is the user's, and stays.
- */
-const isFactTrackerHook =
-  (project: string, launcher: Launcher) =>
-  (written: string): boolean => {
-    // A command `init --store` wrote is the same command after the store's assignment.
-    const command = withoutStore(written);
-    // Quotes too: the script of a hand-written `sh -c "... fact-tracker hook"` ends in one.
-    if (written === launcher.hook || /(?:^|[\s/"'])fact-tracker\s+hook(?:[\s"']|$)/u.test(command)) return true;
-    // Options after `hook` (an `init --layout`'s) leave it ours.
-    const node = /^\s*node\s+('(?:[^']|'\\'')*'|"[^"]*"|\S+)\s+hook(?:\s.*)?$/u.exec(command);
-    if (node === null) return false;
-    const quoted = node[1]!;
-    const path = quoted.startsWith("'")
-      ? quoted.replace(/^'|'$/gu, '').replace(/'\\''/gu, "'")
-      : quoted.replace(/^"|"$/gu, '').replace(PROJECT_DIR_VARIABLE, () => project);
-    if (!path.endsWith(join('dist', 'cli', 'main.js'))) return false;
-    const packageFolder = resolve(project, dirname(path), '..', '..');
-    try {
-      const manifest = JSON.parse(readFileSync(join(packageFolder, 'package.json'), 'utf8')) as unknown;
-      return (
-        typeof manifest === 'object' &&
-        manifest !== null &&
-        'name' in manifest &&
-        manifest.name === 'session-fact-tracker'
-      );
-    } catch (error) {
-      if (!(error instanceof SyntaxError || isOutsideFailure(error))) throw error;
-      // No manifest to read: an installation since moved is known by its folder's name, never by its absence.
-      return basename(packageFolder) === 'session-fact-tracker';
-    }
-  };
 
 const filesOf = (project: string, host: InitHost, launcher: Launcher): ReadonlyArray<SettingsFile> => {
   const ours = isFactTrackerHook(project, launcher);
@@ -484,10 +445,9 @@ const writeSettings = (
 ): E.Either<string, number> => {
   // What the settings already give the commands: a store kept from them is checked as one
   // given (a password put there by hand would otherwise be printed and copied into the other files).
-  const hooks = readHooks(
-    readJsonSettings(project, hooksFile(command.host)),
-    isFactTrackerHook(project, launcherFor(main, via)),
-  );
+  const hooksSettings = readJsonSettings(project, hooksFile(command.host));
+  const isOurs = isFactTrackerHook(project, launcherFor(main, via));
+  const hooks = readHooks(hooksSettings, isOurs, hookEvents(command.host));
   const server =
     command.host === 'claude'
       ? readMcpJsonServer(readJsonSettings(project, '.mcp.json'))
@@ -535,6 +495,8 @@ const writeSettings = (
     if (E.isLeft(written)) return written;
     io.stdout(`wrote      ${file.path}\n`);
   }
+  const note = keptAsWrittenNote(hooksSettings, isOurs, hookEvents(command.host), hooksFile(command.host));
+  if (note !== undefined) io.stdout(note);
   io.stdout(
     `\nThe hooks run: ${launcher.hook}\nThe MCP server runs: ${[launcher.mcp.command, ...launcher.mcp.args].map(shellQuote).join(' ')}\n`,
   );

@@ -9,63 +9,7 @@ import { isRecord } from '../../base/record.js';
 import { isSectionLayout } from '../../core/retrieve/defaults.js';
 import { handlerCommand, SERVER_NAME } from './settings.js';
 import { STORE_VARIABLE } from '../store.js';
-
-/** One shell word, unquoted, and whether the shell would expand something in it (a `$` or a backquote not between single quotes). */
-interface Word {
-  readonly text: string;
-  readonly expands: boolean;
-}
-
-/**
- * The words of a simple command line as a POSIX shell splits them (quotes, backslashes), and
- * what follows the first operator (`;`, `&`, `|`, `<`, `>`, `(`, `)`, or a comment), which is no
- * part of the command: empty when there is none.
- */
-export const shellWords = (line: string): { readonly words: ReadonlyArray<Word>; readonly rest: string } => {
-  const words: Word[] = [];
-  let text = '';
-  let expands = false;
-  let inWord = false;
-  const end = (): void => {
-    if (inWord) words.push({ text, expands });
-    text = '';
-    expands = false;
-    inWord = false;
-  };
-  for (let i = 0; i < line.length; i += 1) {
-    const c = line[i]!;
-    // A shell splits words at its IFS, space, tab and newline: not at a no-break space, which stays in the word.
-    if (/[ \t\n]/u.test(c)) {
-      end();
-      continue;
-    }
-    if (/[;&|<>()]/u.test(c) || (c === '#' && !inWord)) {
-      end();
-      return { words, rest: line.slice(i).trim() };
-    }
-    inWord = true;
-    if (c === "'") {
-      const close = line.indexOf("'", i + 1);
-      const stop = close === -1 ? line.length : close;
-      text += line.slice(i + 1, stop);
-      i = stop;
-    } else if (c === '"') {
-      for (i += 1; i < line.length && line[i] !== '"'; i += 1) {
-        if (line[i] === '\\' && i + 1 < line.length && /[$`"\\\n]/u.test(line[i + 1]!)) i += 1;
-        else if (line[i] === '$' || line[i] === '`') expands = true;
-        text += line[i];
-      }
-    } else if (c === '\\') {
-      i += 1;
-      if (i < line.length && line[i] !== '\n') text += line[i];
-    } else {
-      if (c === '$' || c === '`') expands = true;
-      text += c;
-    }
-  }
-  end();
-  return { words, rest: '' };
-};
+import { shellScript, shellWords, type Word } from './shellWords.js';
 
 /** What one fact-tracker command (`hook`, or `mcp`) is given. */
 export interface CommandReading {
@@ -87,9 +31,6 @@ const LAUNCHER = /^(?:exec|env|npx|pnpx|pnpm|yarn|bunx|node|nodejs|(?:\S*\/)?(?:
 
 /** The options of `npx` that init's own launcher stands for. */
 const LAUNCHER_FLAGS = /^(?:--no-install|--no|-y|--yes|-q|--quiet)$/u;
-
-/** A shell that runs a script given by `-c`. */
-const SHELL = /^(?:\/(?:usr\/)?bin\/)?(?:sh|bash|dash|zsh)$/u;
 
 /** An option's name as a warning says it: `--name` or `-x`; anything else, a value glued to it, is named by what it is. */
 const optionName = (word: string): string => {
@@ -132,8 +73,8 @@ export const readCommand = (
       index > 0 && word.text === subcommand && /(?:fact-tracker|main\.js)$/u.test(words[index - 1]!.text),
   );
   // `sh -c SCRIPT` (as init writes Codex's server, or a user a hook): the script's command.
-  if (at === -1 && words.length === 3 && rest === '' && SHELL.test(words[0]!.text) && words[1]!.text === '-c')
-    return words[2]!.expands ? undefined : readCommandLine(words[2]!.text, subcommand);
+  const script = at === -1 && rest === '' ? shellScript(words) : undefined;
+  if (script !== undefined) return script.expands ? undefined : readCommandLine(script.text, subcommand);
   if (at === -1) return undefined;
   const dropped: string[] = [];
   let assigned: string | undefined;
@@ -257,18 +198,53 @@ export const readCodexServer = (text: string): ServerReading => {
   return readServer(isRecord(servers) ? servers[SERVER_NAME] : undefined);
 };
 
-/** Every hook command of a settings document that `isOurs` recognizes, read. */
-export const readHooks = (settings: unknown, isOurs: (command: string) => boolean): ReadonlyArray<CommandReading> => {
+/** Each hook handler's command line in a settings document, with the event it is under. */
+const hookCommands = (settings: unknown): ReadonlyArray<{ readonly event: string; readonly command: string }> => {
   const hooks = isRecord(settings) ? settings['hooks'] : undefined;
-  const readings: CommandReading[] = [];
-  for (const groups of isRecord(hooks) ? Object.values(hooks) : [])
+  const commands: Array<{ event: string; command: string }> = [];
+  for (const [event, groups] of isRecord(hooks) ? Object.entries(hooks) : [])
     for (const group of Array.isArray(groups) ? groups : [])
       for (const handler of isRecord(group) && Array.isArray(group['hooks']) ? group['hooks'] : []) {
         const command = handlerCommand(handler);
-        if (command === undefined || !isOurs(command)) continue;
-        readings.push(readCommandLine(command, 'hook') ?? unreadable(command));
+        if (command !== undefined) commands.push({ event, command });
       }
-  return readings;
+  return commands;
+};
+
+/** Every hook command of a settings document that `isOurs` recognizes, under `events` when given (those init rewrites), read. */
+export const readHooks = (
+  settings: unknown,
+  isOurs: (command: string) => boolean,
+  events?: ReadonlyArray<string>,
+): ReadonlyArray<CommandReading> =>
+  hookCommands(settings)
+    .filter(({ event, command }) => (events === undefined || events.includes(event)) && isOurs(command))
+    .map(({ command }) => readCommandLine(command, 'hook') ?? unreadable(command));
+
+/** An event's name as a message says it: as written when it is a plain name, else quoted as JSON (a key may hold anything). */
+const eventName = (event: string): string => (/^[A-Za-z0-9_.-]{1,64}$/u.test(event) ? event : JSON.stringify(event));
+
+/**
+ * A note naming the events other than `events` (those init writes) under which the hooks of
+ * `file` hold a command `isOurs` recognizes: hooks the user chose to add there, which init keeps
+ * as written. Undefined when there are none.
+ */
+export const keptAsWrittenNote = (
+  settings: unknown,
+  isOurs: (command: string) => boolean,
+  events: ReadonlyArray<string>,
+  file: string,
+): string | undefined => {
+  const others = [
+    ...new Set(
+      hookCommands(settings)
+        .filter(({ event, command }) => !events.includes(event) && isOurs(command))
+        .map(({ event }) => eventName(event)),
+    ),
+  ];
+  return others.length === 0
+    ? undefined
+    : `\nKept as written: the fact-tracker hook commands of ${file} under ${others.join(', ')}, ${others.length === 1 ? 'an event' : 'events'} init writes no hook for.\n`;
 };
 
 /** The options to keep of some commands read, as words, and what cannot be kept, for a warning. */

@@ -35,12 +35,6 @@ export const storeReference = (store: string): string => `\${${STORE_VARIABLE}:-
 /** The shell words that set the store for the command after them. */
 const storeAssignment = (store: string): string => `${STORE_VARIABLE}="${storeReference(store)}"`;
 
-/** The assignments (`NAME=VALUE`, its value quoted or not) before a command, as `init --store` or a user puts them. */
-const ASSIGNMENTS = /^\s*(?:[A-Za-z_][A-Za-z0-9_]*=(?:"(?:[^"\\]|\\.)*"|'[^']*'|[^\s"'])*\s+)+/u;
-
-/** A command line without the assignments before it (the store's, as `init --store` or a user sets it). */
-export const withoutStore = (command: string): string => command.replace(ASSIGNMENTS, '');
-
 /**
  * Why `store` cannot be written into a shell word between double quotes (a `"`, `$`, backquote,
  * backslash, `}`, apostrophe or line break), or undefined when it can.
@@ -133,6 +127,9 @@ export const HOOK_ENTRIES: Readonly<Record<InitHost, ReadonlyArray<HookEntry>>> 
   ],
 };
 
+/** The events `init` writes hooks for on `host`: a fact-tracker handler under another one is the user's choice, kept as written. */
+export const hookEvents = (host: InitHost): ReadonlyArray<string> => HOOK_ENTRIES[host].map(({ event }) => event);
+
 /** Seconds an agent waits for one hook run: far more than it takes, far less than the agents' default of ten minutes. */
 export const HOOK_TIMEOUT_SECONDS = 60;
 
@@ -168,8 +165,9 @@ const userKeys = (handler: Readonly<Record<string, unknown>>): Record<string, un
 
 /**
  * True when `hooks` already holds each of our hooks once, as `init` writes it, in a group of its
- * event with its matcher, and no other handler `isOurs` recognizes: a user may have added
- * handlers of their own to our groups, and a run with nothing to change leaves them as they are.
+ * event with its matcher, and no other handler `isOurs` recognizes under the events it writes: a
+ * user may have added handlers of their own to our groups, and a run with nothing to change
+ * leaves them as they are.
  */
 const holdsExactly = (
   hooks: Record<string, unknown>,
@@ -178,11 +176,12 @@ const holdsExactly = (
   isOurs: (command: string) => boolean,
 ): boolean => {
   const found: string[] = [];
+  const events = hookEvents(host);
   for (const [event, groups] of Object.entries(hooks))
     for (const group of Array.isArray(groups) ? groups : []) {
       if (!isRecord(group) || !Array.isArray(group['hooks'])) return false;
       for (const handler of group['hooks'])
-        if (isRecord(handler) && isOurs(handlerCommand(handler) ?? '')) {
+        if (events.includes(event) && isRecord(handler) && isOurs(handlerCommand(handler) ?? '')) {
           // Ours as init writes it, with the keys the user added (a longer timeout, a statusMessage).
           if (JSON.stringify(handler) !== JSON.stringify(ourHandler(launcher, userKeys(handler)))) return false;
           found.push(JSON.stringify([event, group['matcher']]));
@@ -196,8 +195,8 @@ const holdsExactly = (
  * Adds the hooks of `host` to a settings document (`.claude/settings.json`, `.codex/hooks.json`:
  * both use `{"hooks": {"Event": [{"matcher", "hooks": [{"type": "command", ...}]}]}}`). A document
  * that already holds them as written is returned as it is. Otherwise handlers `isOurs` recognizes
- * are removed first, and groups they leave empty with them; every other key, event, group and
- * handler stays as it was.
+ * under the events it writes are removed first, and groups they leave empty with them; every other
+ * key, event, group and handler stays as it was, a fact-tracker handler under another event too.
  */
 export const mergeHooks = (
   current: unknown,
@@ -210,6 +209,7 @@ export const mergeHooks = (
   const hooks = settings['hooks'] ?? {};
   if (!isRecord(hooks)) return E.left(`"hooks" is ${describeKind(hooks)}, not an object`);
   if (holdsExactly(hooks, host, launcher, isOurs)) return E.right(settings);
+  const events = hookEvents(host);
   const merged: Record<string, unknown> = {};
   const keptKeys: Record<string, Record<string, unknown>> = {};
   for (const [event, groups] of Object.entries(hooks)) {
@@ -220,7 +220,7 @@ export const mergeHooks = (
         return E.left(`"hooks.${event}[${index}]" is not a group of the form {"matcher", "hooks": [...]}`);
       const handlers = group['hooks'].filter((handler) => {
         const command = handlerCommand(handler);
-        if (command === undefined || !isOurs(command)) return true;
+        if (command === undefined || !events.includes(event) || !isOurs(command)) return true;
         keptKeys[event] = { ...keptKeys[event], ...userKeys(handler as Record<string, unknown>) };
         return false;
       });

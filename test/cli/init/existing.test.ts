@@ -1,12 +1,7 @@
 /** Reading what the settings already give fact-tracker's commands: the shell's words, the store and the options. */
 import { describe, expect, it } from 'vitest';
-import {
-  keptOptions,
-  readCommandLine,
-  readHooks,
-  readMcpJsonServer,
-  shellWords,
-} from '../../../src/cli/init/existing.js';
+import { keptOptions, readCommandLine, readHooks, readMcpJsonServer } from '../../../src/cli/init/existing.js';
+import { shellWords } from '../../../src/cli/init/shellWords.js';
 
 describe('reading the commands init rewrites', () => {
   it('splits a command line into words as a POSIX shell does, stopping at an operator', () => {

@@ -68,4 +68,11 @@ describe('mergeHooks', () => {
       { hooks: [{ type: 'command', command: 'node main.js hook', timeout: 60 }] },
     ]);
   });
+
+  it('keeps a handler of ours under an event it writes no hook for as written, and leaves settings already merged the same', () => {
+    const notification = [{ hooks: [{ type: 'command', command: 'node main.js hook --max-facts 2', timeout: 5 }] }];
+    const written = merged({ hooks: { Notification: notification } });
+    expect((written['hooks'] as Record<string, unknown>)['Notification']).toEqual(notification);
+    expect(merged(written)).toBe(written);
+  });
 });

@@ -1,0 +1,89 @@
+/**
+ * `fact-tracker init` on real projects whose settings hold hooks of the user's that mention
+ * fact-tracker, or run it under events init writes no hook for: which handlers it takes for its
+ * own (replaces), and which it leaves as written.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../tempDirs.js';
+import { MAIN, runCli } from './runCli.js';
+
+type Json = Record<string, unknown>;
+
+const HOOK = `node ${MAIN} hook`;
+
+const init = (project: string, ...args: string[]) => runCli(['init', ...args, '--project', project]);
+
+/** A project whose `.claude/settings.json` holds `settings`. */
+const projectWith = (settings: Json): string => {
+  const project = tempDir('init-own-');
+  mkdirSync(join(project, '.claude'));
+  writeFileSync(join(project, '.claude', 'settings.json'), JSON.stringify(settings));
+  return project;
+};
+
+const settingsOf = (project: string): string => readFileSync(join(project, '.claude', 'settings.json'), 'utf8');
+
+/** The commands of each event's handlers, in order. */
+const commandsByEvent = (project: string): Record<string, string[]> =>
+  Object.fromEntries(
+    Object.entries((JSON.parse(settingsOf(project)) as { hooks: Record<string, Json[]> }).hooks).map(
+      ([event, groups]) => [
+        event,
+        groups.flatMap((group) => (group['hooks'] as Json[]).map((handler) => handler['command'] as string)),
+      ],
+    ),
+  );
+
+describe.concurrent('fact-tracker init and the hooks that are not its own', { timeout: 120_000 }, () => {
+  it("keeps the user's hooks that only name fact-tracker in their arguments, and writes its own beside them", async () => {
+    const mine = ['echo fact-tracker hook ran', 'logger "fact-tracker hook"', 'grep fact-tracker hook.log'];
+    const handlers = mine.map((command) => ({ type: 'command', command }));
+    const project = projectWith({
+      hooks: {
+        PreToolUse: [{ matcher: 'Agent|Task', hooks: handlers }],
+        SubagentStop: [{ hooks: handlers }],
+      },
+    });
+    const run = await init(project, 'claude');
+    expect([run.status, run.stderr]).toEqual([0, '']);
+    expect(commandsByEvent(project)).toEqual({
+      PreToolUse: [...mine, HOOK],
+      SubagentStop: [...mine, HOOK],
+      PostToolUse: [HOOK],
+      PostToolUseFailure: [HOOK],
+      SubagentStart: [HOOK],
+    });
+    const written = settingsOf(project);
+    expect((await init(project, 'claude')).stdout).toMatch(/^unchanged {2}\.claude\/settings\.json\n/u);
+    expect(settingsOf(project)).toBe(written);
+  });
+
+  it('keeps as written, and names, a fact-tracker hook under an event init writes no hook for', async () => {
+    const notification = { hooks: [{ type: 'command', command: 'npx fact-tracker hook', timeout: 5 }] };
+    // A store in a form init cannot read stops a run only in a hook init would rewrite.
+    const prompt = {
+      hooks: [{ type: 'command', command: 'cd "$CLAUDE_PROJECT_DIR" && npx fact-tracker hook --store /srv/t' }],
+    };
+    const project = projectWith({
+      hooks: {
+        Notification: [notification],
+        UserPromptSubmit: [prompt],
+        SubagentStart: [{ hooks: [{ type: 'command', command: 'npx fact-tracker hook' }] }],
+      },
+    });
+    const run = await init(project, 'claude');
+    expect([run.status, run.stderr]).toEqual([0, '']);
+    expect(run.stdout).toContain(
+      '\nKept as written: the fact-tracker hook commands of .claude/settings.json under Notification, UserPromptSubmit, events init writes no hook for.\n',
+    );
+    const hooks = (JSON.parse(settingsOf(project)) as { hooks: Record<string, unknown> }).hooks;
+    expect([hooks['Notification'], hooks['UserPromptSubmit']]).toEqual([[notification], [prompt]]);
+    expect(commandsByEvent(project)['SubagentStart']).toEqual([HOOK]);
+    const written = settingsOf(project);
+    const again = await init(project, 'claude');
+    expect(again.stdout).toMatch(/^unchanged {2}\.claude\/settings\.json\n[^]*\nKept as written: /u);
+    expect(settingsOf(project)).toBe(written);
+  });
+});
