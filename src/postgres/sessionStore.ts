@@ -28,6 +28,7 @@ import {
 } from './database.js';
 import type { PostgresFailure } from './failures.js';
 import { ensureSchema } from './schema.js';
+import { unstorableId } from './keptText.js';
 
 /** A session store over PostgreSQL, with `close()` ending the pool it made from a URL. */
 export type PostgresSessionStore = SessionStore;
@@ -209,8 +210,9 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
       const keys = keysOf(follower);
       if (texts.some((text) => LINE_BREAK.test(text)))
         return E.left(failure('io', 'a line to append holds a line break: it would forge a line of the log'));
-      if (texts.some((text) => text.includes('\u0000')))
-        return E.left(failure('io', 'a line to append holds a NUL character, which PostgreSQL text cannot keep'));
+      // Refused before anything is written: the log is exported as it is kept, so it must keep the line as given.
+      const unstorable = texts.map(unstorableId).find((problem) => problem !== undefined);
+      if (unstorable !== undefined) return E.left(failure('io', `a line to append ${unstorable}`));
       const position = expected + texts.length;
       const bytes = texts.reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0);
       const written = await call(id, 'once', async (client) => {
