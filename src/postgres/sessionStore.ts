@@ -235,7 +235,7 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
     },
     // Lines land whole or not at all: there is never a torn line to set aside.
     repair: (id) => call(id, 'repeatable', async () => []),
-    readSnapshot: async (id, follower) => {
+    readSnapshot: async (id, follower, atMost) => {
       const read = await call(id, 'repeatable', async (client) => {
         const { rows } = await client.query<{
           key: string;
@@ -251,6 +251,8 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
       if (row === undefined) return E.right(undefined);
       if (row.library !== snapshotLibrary()) return E.left(`the snapshot was written by ${row.library}`);
       if (row.position > row.lines) return E.left('the snapshot covers more lines than the log holds');
+      // Only the newest snapshot is kept: none covers fewer lines than it.
+      if (atMost !== undefined && row.position > atMost) return E.right(undefined);
       // One read while the store follows the log (a resent prompt's) leaves the incarnation it follows.
       const keys = keysOf(follower);
       if (!keys.has(id)) keys.set(id, row.key);

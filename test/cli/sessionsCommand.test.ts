@@ -3,20 +3,10 @@
  * exported as they are, and the files a session whose log is gone left beside it deleted.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MAIN, ROOT, runCli } from './runCli.js';
-import { tempDir } from '../tempDirs.js';
-
-/** A project (a git work tree) and its sessions folder. */
-const projectWithSessions = (prefix: string): { project: string; sessions: string } => {
-  const project = tempDir(prefix);
-  mkdirSync(join(project, '.git'));
-  const sessions = join(project, '.fact-tracker', 'sessions');
-  mkdirSync(sessions, { recursive: true });
-  return { project, sessions };
-};
+import { MAIN, projectWithSessions, ROOT, runCli } from './runCli.js';
 
 /** Runs `fact-tracker ...args` in `cwd` with its standard output as bytes. */
 const runForBytes = (args: ReadonlyArray<string>, cwd: string): Promise<{ status: number; stdout: Buffer }> =>

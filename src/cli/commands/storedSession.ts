@@ -34,6 +34,10 @@ export const folderBase = (choice: StoreChoice, io: CliIo): string =>
 /** A failure as a line: its code first. */
 const line = ({ code, message }: { code: string; message: string }): string => `${code}: ${message}`;
 
+/** The line that says `store` holds no session `id`. */
+const unknownSession = (store: SessionStore, id: string): string =>
+  `unknown_session: there is no session ${id} in ${store.location}`;
+
 /** Runs `work` on the store `store` (or the environment's, or the project's folder) names, closed after. */
 export const withStore = async <T>(
   io: CliIo,
@@ -58,7 +62,7 @@ export const readSession = async (
 ): Promise<E.Either<string, ReadonlyArray<StoredLine>>> => {
   const read = await store.read(id, 0);
   if (E.isLeft(read)) return E.left(line(read.left));
-  if (!read.right.exists) return E.left(`unknown_session: there is no session ${id} in ${store.location}`);
+  if (!read.right.exists) return E.left(unknownSession(store, id));
   return E.right(read.right.lines);
 };
 
@@ -109,7 +113,7 @@ export const readSessionText = async (
   choice: StoreChoice,
   id: string,
 ): Promise<E.Either<string, Iterable<string | Uint8Array>>> => {
-  const missing = `unknown_session: there is no session ${id} in ${store.location}`;
+  const missing = unknownSession(store, id);
   if (choice.kind === 'folder') {
     const bytes = await readLogBytes(id, folderOf(io, choice));
     if (E.isLeft(bytes)) return E.left(line(bytes.left));
@@ -133,7 +137,7 @@ export const deleteStoredSession = async (
   id: string,
 ): Promise<E.Either<string, string>> => {
   const deleted = `deleted session ${id} from ${store.location}\n`;
-  const missing = `unknown_session: there is no session ${id} in ${store.location}`;
+  const missing = unknownSession(store, id);
   if (choice.kind === 'folder') {
     const removed = await deleteSessionFiles(id, folderOf(io, choice));
     if (E.isLeft(removed)) return E.left(line(removed.left));

@@ -26,7 +26,7 @@ import {
 } from './logFile.js';
 import type { SessionError, SetAsideLine } from './model.js';
 import { LOG_EXTENSION, lstatQuietly, removeSession, type RemovedSession } from './removal.js';
-import { readSnapshot, snapshotTail, writeSnapshot } from './snapshot.js';
+import { readSnapshot, readSnapshotAtMost, snapshotTail, writeSnapshot } from './snapshot.js';
 import { followerMemory } from './follower.js';
 import type { AppendResult, SessionFollower, SessionStore, SessionStoreError, StoredLine, TailRead } from './store.js';
 
@@ -469,11 +469,12 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
           return E.isLeft(read) ? read : setAside(files, read.right, cursors);
         });
       }),
-    readSnapshot: async (id, follower) => {
+    readSnapshot: async (id, follower, atMost) => {
       try {
         const files = await filesOf(id, false);
         if (E.isLeft(files)) return E.left(files.left.message);
-        const read = readSnapshot(files.right.file);
+        const read =
+          atMost === undefined ? readSnapshot(files.right.file) : readSnapshotAtMost(files.right.file, atMost);
         if (E.isRight(read) && read.right !== undefined) {
           const { position, offset, identity } = read.right;
           // The snapshot checked the log it covers: what comes after it is read on from there. One
