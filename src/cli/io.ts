@@ -61,6 +61,11 @@ export interface CliIo {
     update: (current: string | undefined) => E.Either<string, string>,
   ) => Promise<E.Either<string, void>>;
   readonly stdout: (text: string) => void;
+  /**
+   * Writes bytes to standard output as they are (a log's bytes that are not UTF-8 included).
+   * Optional, so in-memory fakes need not set it: without it the commands write them as UTF-8 text.
+   */
+  readonly stdoutBytes?: (bytes: Uint8Array) => void;
   readonly stderr: (text: string) => void;
   /**
    * Resolves once standard output and standard error have room again (optional, so in-memory

@@ -421,6 +421,17 @@ const isFolderAt = (fd: number): boolean => {
   }
 };
 
+/** Writes text or bytes to standard output, unless its reader is gone. */
+const writeStdout = (data: string | Uint8Array): void => {
+  if (stdoutReader.gone) return;
+  try {
+    process.stdout.write(data);
+  } catch (error) {
+    const failure = outputFailure(error);
+    if (failure !== undefined) throw failure;
+  }
+};
+
 /** The real streams and files of this process. */
 export const createNodeIo = (): CliIo => {
   const cwd = currentDirectory();
@@ -432,15 +443,8 @@ export const createNodeIo = (): CliIo => {
     openStream,
     writeText,
     updateText,
-    stdout: (text) => {
-      if (stdoutReader.gone) return;
-      try {
-        process.stdout.write(text);
-      } catch (error) {
-        const failure = outputFailure(error);
-        if (failure !== undefined) throw failure;
-      }
-    },
+    stdout: writeStdout,
+    stdoutBytes: writeStdout,
     outliveReader: () => {
       stdoutReader.outlived = true;
     },

@@ -28,6 +28,7 @@ import {
 } from './database.js';
 import type { PostgresFailure } from './failures.js';
 import { ensureSchema } from './schema.js';
+import { unstorableId } from './keptText.js';
 
 /** A session store over PostgreSQL, with `close()` ending the pool it made from a URL. */
 export type PostgresSessionStore = SessionStore;
@@ -209,8 +210,9 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
       const keys = keysOf(follower);
       if (texts.some((text) => LINE_BREAK.test(text)))
         return E.left(failure('io', 'a line to append holds a line break: it would forge a line of the log'));
-      if (texts.some((text) => text.includes('\u0000')))
-        return E.left(failure('io', 'a line to append holds a NUL character, which PostgreSQL text cannot keep'));
+      // Refused before anything is written: the log is exported as it is kept, so it must keep the line as given.
+      const unstorable = texts.map(unstorableId).find((problem) => problem !== undefined);
+      if (unstorable !== undefined) return E.left(failure('io', `a line to append ${unstorable}`));
       const position = expected + texts.length;
       const bytes = texts.reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0);
       const written = await call(id, 'once', async (client) => {
@@ -233,7 +235,7 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
     },
     // Lines land whole or not at all: there is never a torn line to set aside.
     repair: (id) => call(id, 'repeatable', async () => []),
-    readSnapshot: async (id, follower) => {
+    readSnapshot: async (id, follower, atMost) => {
       const read = await call(id, 'repeatable', async (client) => {
         const { rows } = await client.query<{
           key: string;
@@ -249,6 +251,8 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
       if (row === undefined) return E.right(undefined);
       if (row.library !== snapshotLibrary()) return E.left(`the snapshot was written by ${row.library}`);
       if (row.position > row.lines) return E.left('the snapshot covers more lines than the log holds');
+      // Only the newest snapshot is kept: none covers fewer lines than it.
+      if (atMost !== undefined && row.position > atMost) return E.right(undefined);
       // One read while the store follows the log (a resent prompt's) leaves the incarnation it follows.
       const keys = keysOf(follower);
       if (!keys.has(id)) keys.set(id, row.key);

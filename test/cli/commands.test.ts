@@ -20,7 +20,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, type ExpectStatic, it } from 'vitest';
-import { type CliRun, historyRounds, MAIN, ROOT, runCli, runCliCut } from './runCli.js';
+import { type CliRun, historyRounds, MAIN, projectWithSessions, ROOT, runCli, runCliCut } from './runCli.js';
 import { DEFAULT_MAX_FACTS } from '../../src/index.js';
 import { tempDir } from '../tempDirs.js';
 
@@ -28,14 +28,6 @@ const EXAMPLE = 'examples/web-api-session.jsonl';
 const workDir = tempDir('cli-');
 
 /** A one-line stderr message, nothing on stdout and exit 1: how every failure must look. */
-/** A project (a git work tree) with its sessions folder made and empty. */
-const projectWithSessions = (prefix: string): { project: string; sessions: string } => {
-  const project = tempDir(prefix);
-  mkdirSync(join(project, '.git'));
-  const sessions = join(project, '.fact-tracker', 'sessions');
-  mkdirSync(sessions, { recursive: true });
-  return { project, sessions };
-};
 
 const expectOneLineFailure = (expect: ExpectStatic, run: CliRun, pattern: RegExp): void => {
   expect(run.status).toBe(1);

@@ -3,8 +3,10 @@
  * stdout and stderr captured (so neither is a terminal: no colour, no progress).
  */
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tempDir } from '../tempDirs.js';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -77,4 +79,13 @@ export const runCliCut = (args: ReadonlyArray<string>): Promise<{ status: number
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   child.stdout.once('data', () => child.stdout.destroy());
   return new Promise((resolve) => child.on('close', (status) => resolve({ status, stderr })));
+};
+
+/** A project (a git work tree) with its sessions folder made and empty. */
+export const projectWithSessions = (prefix: string): { project: string; sessions: string } => {
+  const project = tempDir(prefix);
+  mkdirSync(join(project, '.git'));
+  const sessions = join(project, '.fact-tracker', 'sessions');
+  mkdirSync(sessions, { recursive: true });
+  return { project, sessions };
 };

@@ -491,6 +491,20 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     expect(right(await store.list())).toEqual(['ok']);
   });
 
+  it('refuses at append a line it could not keep as given (a lone surrogate, which UTF-8 cannot hold), writing nothing', async () => {
+    const { store } = await freshStore();
+    right(await store.append('s', 0, ['{"a":1}']));
+    const refused = await store.append('s', 1, ['{"a":2}', '{"text":"caf\uD800"}']);
+    expect(E.isLeft(refused) && refused.left).toEqual({
+      code: 'io',
+      message: 'a line to append holds a lone surrogate, which PostgreSQL would keep as U+FFFD',
+    });
+    expect(right(await store.read('s', 0)).lines.map((line) => line.text)).toEqual(['{"a":1}']);
+    // A pair of surrogates is a character like any other.
+    right(await store.append('s', 1, ['{"text":"\uD83D\uDE00"}']));
+    expect(right(await store.read('s', 1)).lines.map((line) => line.text)).toEqual(['{"text":"\uD83D\uDE00"}']);
+  });
+
   it('reads a line written by other means with line breaks in it (JSON pretty-printed by hand) as one line of the same JSON', async () => {
     const { url, settings, store } = await freshStore();
     right(await store.append('s', 0, ['{"a":1}']));

@@ -9,7 +9,7 @@ import type * as TE from 'fp-ts/lib/TaskEither.js';
 import { parseSessionId } from '../../live/session/id.js';
 import type { SessionsCommand } from '../command.js';
 import { type CliIo, EXIT_OK } from '../io.js';
-import { readSessionText, withStore } from './storedSession.js';
+import { deleteStoredSession, readSessionText, withStore } from './storedSession.js';
 
 /** Lists, exports or deletes; resolves to exit status 0, or a one-line failure. */
 export const runSessions =
@@ -29,14 +29,15 @@ export const runSessions =
         if (E.isLeft(text)) return text;
         // In pieces, each once the output has room: a long session is not held twice over.
         for (const piece of text.right) {
-          io.stdout(piece);
+          if (typeof piece === 'string') io.stdout(piece);
+          else if (io.stdoutBytes !== undefined) io.stdoutBytes(piece);
+          else io.stdout(Buffer.from(piece).toString('utf8'));
           await io.drain?.();
         }
         return E.right(EXIT_OK);
       }
-      const deleted = await store.delete(id.right);
-      if (E.isLeft(deleted)) return E.left(`${deleted.left.code}: ${deleted.left.message}`);
-      if (!deleted.right) return E.left(`unknown_session: there is no session ${id.right} in ${store.location}`);
-      io.stdout(`deleted session ${id.right} from ${store.location}\n`);
+      const deleted = await deleteStoredSession(io, store, choice, id.right);
+      if (E.isLeft(deleted)) return deleted;
+      io.stdout(deleted.right);
       return E.right(EXIT_OK);
     });

@@ -6,7 +6,7 @@
 import { lstatSync } from 'node:fs';
 import * as E from 'fp-ts/lib/Either.js';
 import { parseSessionId } from '../../live/session/id.js';
-import { locateSession, readLogText, resolveSessionsDirectory } from '../../live/session/files.js';
+import { deleteSessionFiles, locateSession, readLogBytes, resolveSessionsDirectory } from '../../live/session/files.js';
 import { resolveProjectDirectory } from '../../live/session/project.js';
 import type { SessionStore, StoredLine } from '../../live/session/store.js';
 import type { CliIo } from '../io.js';
@@ -34,6 +34,10 @@ export const folderBase = (choice: StoreChoice, io: CliIo): string =>
 /** A failure as a line: its code first. */
 const line = ({ code, message }: { code: string; message: string }): string => `${code}: ${message}`;
 
+/** The line that says `store` holds no session `id`. */
+const unknownSession = (store: SessionStore, id: string): string =>
+  `unknown_session: there is no session ${id} in ${store.location}`;
+
 /** Runs `work` on the store `store` (or the environment's, or the project's folder) names, closed after. */
 export const withStore = async <T>(
   io: CliIo,
@@ -58,7 +62,7 @@ export const readSession = async (
 ): Promise<E.Either<string, ReadonlyArray<StoredLine>>> => {
   const read = await store.read(id, 0);
   if (E.isLeft(read)) return E.left(line(read.left));
-  if (!read.right.exists) return E.left(`unknown_session: there is no session ${id} in ${store.location}`);
+  if (!read.right.exists) return E.left(unknownSession(store, id));
   return E.right(read.right.lines);
 };
 
@@ -68,15 +72,15 @@ const folderOf = (io: CliIo, choice: StoreChoice & { readonly kind: 'folder' }) 
   ...(choice.directory === undefined ? {} : { directory: choice.directory }),
 });
 
-/** Characters of a log's text per piece written: a long session is not copied whole again. */
+/** Bytes of a log per piece written: a long session is not copied whole again. */
 const PIECE = 1 << 20;
 
-/** `text` in pieces of about `PIECE` characters, each ended by a line break (a character is never split). */
-function* piecesOf(text: string): Generator<string> {
-  for (let start = 0; start < text.length;) {
-    const end = text.indexOf('\n', start + PIECE);
-    yield text.slice(start, end === -1 ? text.length : end + 1);
-    start = end === -1 ? text.length : end + 1;
+/** `bytes` in pieces of about `PIECE` bytes, each ended by a line break (a line is never split). */
+function* piecesOf(bytes: Buffer): Generator<Buffer> {
+  for (let start = 0; start < bytes.length;) {
+    const end = bytes.indexOf(0x0a, start + PIECE);
+    yield bytes.subarray(start, end === -1 ? bytes.length : end + 1);
+    start = end === -1 ? bytes.length : end + 1;
   }
 }
 
@@ -99,26 +103,54 @@ function* historyPieces(lines: ReadonlyArray<StoredLine>, position: number): Gen
 }
 
 /**
- * Session `id` as the text of a history file, in pieces: in a folder, its log's complete lines
- * byte for byte (`readLogText`); in another store, its lines numbered as the store numbers them.
- * A session that is not there, or a store that fails, is one line.
+ * Session `id` as a history file, in pieces: in a folder, its log's complete lines byte for byte
+ * (`readLogBytes`, bytes that are not UTF-8 included); in another store, its lines as text,
+ * numbered as the store numbers them. A session that is not there, or a store that fails, is one line.
  */
 export const readSessionText = async (
   io: CliIo,
   store: SessionStore,
   choice: StoreChoice,
   id: string,
-): Promise<E.Either<string, Iterable<string>>> => {
-  const missing = `unknown_session: there is no session ${id} in ${store.location}`;
+): Promise<E.Either<string, Iterable<string | Uint8Array>>> => {
+  const missing = unknownSession(store, id);
   if (choice.kind === 'folder') {
-    const text = await readLogText(id, folderOf(io, choice));
-    if (E.isLeft(text)) return E.left(line(text.left));
-    return text.right === undefined ? E.left(missing) : E.right(piecesOf(text.right));
+    const bytes = await readLogBytes(id, folderOf(io, choice));
+    if (E.isLeft(bytes)) return E.left(line(bytes.left));
+    return bytes.right === undefined ? E.left(missing) : E.right(piecesOf(bytes.right));
   }
   const read = await store.read(id, 0);
   if (E.isLeft(read)) return E.left(line(read.left));
   if (!read.right.exists) return E.left(missing);
   return E.right(historyPieces(read.right.lines, read.right.position));
+};
+
+/**
+ * Deletes session `id` from `store` and says what went, in one line: in a folder, the files a
+ * session whose log is gone left beside it go too, and are named (`deleteSessionFiles`). A
+ * session that is not there, or a store that fails, is one line.
+ */
+export const deleteStoredSession = async (
+  io: CliIo,
+  store: SessionStore,
+  choice: StoreChoice,
+  id: string,
+): Promise<E.Either<string, string>> => {
+  const deleted = `deleted session ${id} from ${store.location}\n`;
+  const missing = unknownSession(store, id);
+  if (choice.kind === 'folder') {
+    const removed = await deleteSessionFiles(id, folderOf(io, choice));
+    if (E.isLeft(removed)) return E.left(line(removed.left));
+    const { log, sideFiles } = removed.right;
+    if (log) return E.right(deleted);
+    if (sideFiles.length === 0) return E.left(missing);
+    return E.right(
+      `deleted the files session ${id} left beside its log, which was gone, from ${store.location}: ${sideFiles.join(', ')}\n`,
+    );
+  }
+  const removed = await store.delete(id);
+  if (E.isLeft(removed)) return E.left(line(removed.left));
+  return removed.right ? E.right(deleted) : E.left(missing);
 };
 
 /** The session `id` as a history source. */

@@ -5,8 +5,8 @@
  * as it is. The store remembers, per session and per follower (see `SessionFollower`), where in
  * the file the last line it read or wrote ends, so a reader only reads what was appended since.
  */
-import { accessSync, constants, type Dirent, existsSync, lstatSync, type Stats, statSync } from 'node:fs';
-import { readdir, rm } from 'node:fs/promises';
+import { accessSync, constants, type Dirent, existsSync, statSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { internalFailure } from '../../base/failure.js';
@@ -25,14 +25,13 @@ import {
   withLogLock,
 } from './logFile.js';
 import type { SessionError, SetAsideLine } from './model.js';
-import { readSnapshot, snapshotTail, writeSnapshot } from './snapshot.js';
+import { LOG_EXTENSION, lstatQuietly, removeSession, type RemovedSession } from './removal.js';
+import { readSnapshot, readSnapshotAtMost, snapshotTail, writeSnapshot } from './snapshot.js';
 import { followerMemory } from './follower.js';
 import type { AppendResult, SessionFollower, SessionStore, SessionStoreError, StoredLine, TailRead } from './store.js';
 
 /** Where session logs live when nothing says otherwise, under the working directory. */
 export const DEFAULT_SESSIONS_DIRECTORY = '.fact-tracker/sessions';
-/** The extension of a session log. */
-const LOG_EXTENSION = '.jsonl';
 /** Appended to a log's name for the side file that keeps torn last lines. */
 const SET_ASIDE_EXTENSION = '.set-aside';
 /** A lock not refreshed for this long is taken over: its holder died. */
@@ -105,15 +104,6 @@ const sessionIdsOf = (entries: ReadonlyArray<Dirent>): ReadonlyArray<string> =>
     .filter((id) => E.isRight(parseSessionId(id)))
     .sort();
 
-/** The entry at `path` itself (a link is not followed), or undefined when it cannot be read. */
-const lstatQuietly = (path: string): Stats | undefined => {
-  try {
-    return lstatSync(path);
-  } catch {
-    return undefined;
-  }
-};
-
 /**
  * The id of the session whose log changed last in the folder `options` name (ties: the smaller
  * id), or undefined when it holds none. Only regular files count: a symlinked log is not
@@ -131,17 +121,6 @@ export const latestSessionId = async (given: SessionsFolder = {}): Promise<strin
       latest = { id, at: stats.mtimeMs };
   }
   return latest?.id;
-};
-
-/**
- * True when `name` is a file beside the log of session `id` (`{id}.jsonl.snapshot`, `.set-aside`,
- * `.hooks`, their temporaries). The files of sessions `{id}.jsonl` and `{id}.jsonl.x` start the
- * same way, but every one of them holds `.jsonl` again from the dot that ends that start (the log
- * of `{id}.jsonl` is `{id}.jsonl.jsonl`): they are another session's, never this one's.
- */
-const isSideFileOf = (id: string, name: string): boolean => {
-  const prefix = `${id}${LOG_EXTENSION}.`;
-  return name.startsWith(prefix) && !name.slice(prefix.length - 1).includes(LOG_EXTENSION);
 };
 
 /** Where a session's files are. */
@@ -224,24 +203,52 @@ const utf16Log = (id: string, file: string, what: string): { readonly code: 'io'
 
 /**
  * The complete lines of session `sessionId`'s log as the file holds them, byte for byte (its
- * line breaks, blank lines and byte-order mark as written; bytes after the last line break, a
- * line still being written, are left out); undefined when the session has no log. A log in
- * UTF-16 is refused: as UTF-8 text its bytes would not be the file's. Follows no symlinked log
- * and creates nothing.
+ * line breaks, blank lines, byte-order mark and any byte that is not UTF-8, as written; bytes
+ * after the last line break, a line still being written, are left out); undefined when the
+ * session has no log. A log in UTF-16 is refused: its lines do not end at the bytes a UTF-8
+ * log's do. Follows no symlinked log and creates nothing.
  */
-export const readLogText = async (
+export const readLogBytes = async (
   sessionId: unknown,
   options: SessionsFolder = {},
-): Promise<E.Either<SessionError, string | undefined>> => {
+): Promise<E.Either<SessionError, Buffer | undefined>> => {
   const files = await locateSession(sessionId, { ...options, create: false });
   if (E.isLeft(files)) return files;
   const { id, file } = files.right;
   const read = await readLog(file, 0);
-  return E.chain((log: LogRead): E.Either<SessionError, string | undefined> =>
+  return E.chain((log: LogRead): E.Either<SessionError, Buffer | undefined> =>
     log.utf16
       ? E.left(utf16Log(id, file, 'export prints a log as UTF-8 text, which would not be its bytes'))
-      : E.right(log.exists ? log.text : undefined),
+      : E.right(log.exists ? log.bytes : undefined),
   )(read);
+};
+
+/** The lock settings `options` give (`lockStaleMs`: a number that is none, NaN, reads as the default). */
+const lockSettingsOf = (options: Partial<FileSessionStoreOptions>): LockSettings => {
+  const staleMs = Number.isNaN(options.lockStaleMs)
+    ? DEFAULT_LOCK_STALE_MS
+    : (options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS);
+  return { staleMs: Math.max(staleMs, 2_000) };
+};
+
+/**
+ * Deletes session `sessionId` of the folder `options` name, as the store's `delete` does, and
+ * says what it removed: whether its log was there, and which files beside it went (those of a
+ * session whose log is gone too). Creates nothing; never throws.
+ */
+export const deleteSessionFiles = async (
+  sessionId: unknown,
+  given: FileSessionStoreOptions = {},
+): Promise<E.Either<SessionError, RemovedSession>> => {
+  const options = optionsOf(given);
+  try {
+    const files = await locateSession(sessionId, { ...options, create: false });
+    if (E.isLeft(files)) return files;
+    const { directory } = resolveSessionsDirectory(options);
+    return await removeSession(directory, files.right.id, files.right.file, lockSettingsOf(options));
+  } catch (error) {
+    return E.left(internalFailure(error));
+  }
 };
 
 /**
@@ -270,11 +277,7 @@ const splitLines = (text: string, offset: number): string[] => {
 export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionStore => {
   const options = optionsOf(given);
   const { directory, within } = resolveSessionsDirectory(options);
-  // A number that is none (NaN) reads as the default, as an absent one does.
-  const staleMs = Number.isNaN(options.lockStaleMs)
-    ? DEFAULT_LOCK_STALE_MS
-    : (options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS);
-  const lock: LockSettings = { staleMs: Math.max(staleMs, 2_000) };
+  const lock = lockSettingsOf(options);
   const clock = options.clock ?? Date.now;
   /** Per session, where the last read or append of this store's calls ended, per follower. */
   const memory = followerMemory<Cursor>();
@@ -466,11 +469,12 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
           return E.isLeft(read) ? read : setAside(files, read.right, cursors);
         });
       }),
-    readSnapshot: async (id, follower) => {
+    readSnapshot: async (id, follower, atMost) => {
       try {
         const files = await filesOf(id, false);
         if (E.isLeft(files)) return E.left(files.left.message);
-        const read = readSnapshot(files.right.file);
+        const read =
+          atMost === undefined ? readSnapshot(files.right.file) : readSnapshotAtMost(files.right.file, atMost);
         if (E.isRight(read) && read.right !== undefined) {
           const { position, offset, identity } = read.right;
           // The snapshot checked the log it covers: what comes after it is read on from there. One
@@ -517,31 +521,9 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
     },
     delete: (id) =>
       guarded(id, false, async (files) => {
-        // No log, no session: nothing to lock (and maybe no folder to lock in).
-        if (lstatQuietly(files.file) === undefined) return E.right(false);
-        return locked(files, async (): Promise<E.Either<SessionStoreError, boolean>> => {
-          const entry = lstatQuietly(files.file);
-          const existed = entry?.isFile() === true;
-          // What stands in a log's place is no session of ours to remove.
-          if (entry !== undefined && !existed)
-            return E.left({
-              code: 'io',
-              message: `cannot delete session ${id} in ${directory}: its log ${files.file} is not a file; nothing was deleted`,
-            });
-          try {
-            // The log first: once it is gone the session is, whatever happens to its side files.
-            await rm(files.file, { force: true });
-            // A follower's position in the log deleted is found gone by its next read.
-            memory.of(undefined).delete(id);
-            const names = await readdir(directory).catch(() => [] as string[]);
-            for (const name of names)
-              if (isSideFileOf(id, name) && lstatQuietly(join(directory, name))?.isFile() === true)
-                await rm(join(directory, name), { force: true });
-          } catch (error) {
-            return E.left(toStoreError(ioError(`cannot delete session ${id} in ${directory}`, error)));
-          }
-          return E.right(existed);
-        });
+        // A follower's position in the log deleted is found gone by its next read.
+        const removed = await removeSession(directory, id, files.file, lock, () => memory.of(undefined).delete(id));
+        return E.bimap(toStoreError, (session: RemovedSession) => session.log)(removed);
       }),
     // The log's directory entry too: the append that answered a failure may have made the log.
     flush: (id) => guarded(id, false, async (files) => E.mapLeft(toStoreError)(flushLog(files.file, true))),

@@ -17,7 +17,7 @@ export const followedBy = (store: SessionStore, follower: SessionFollower = {}):
     read: (id, after) => store.read(id, after, follower),
     append: (id, expected, lines) => store.append(id, expected, lines, follower),
     repair: (id) => store.repair(id, follower),
-    readSnapshot: (id) => store.readSnapshot(id, follower),
+    readSnapshot: (id, _follower, atMost) => store.readSnapshot(id, follower, atMost),
     writeSnapshot: (id, snapshot) => store.writeSnapshot(id, snapshot, follower),
     delete: (id) => store.delete(id),
     backlog: (id) => store.backlog(id),

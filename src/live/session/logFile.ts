@@ -46,6 +46,8 @@ export interface LogRead {
   readonly size: number;
   /** The complete lines after the offset, each ended by its line break. */
   readonly text: string;
+  /** The bytes `text` decodes, as the file holds them (a byte that is not UTF-8 included). */
+  readonly bytes: Buffer;
   /**
    * Bytes read past the offset: those of `text`, after the `\n` that opens them when it ends a
    * `\r\n` whose `\r` ended the last read (the rest of that line's break, not a line of its own).
@@ -150,11 +152,13 @@ export const readLog = async (
       const consumed = Math.max(bytes.lastIndexOf(NEWLINE), bytes.lastIndexOf(CARRIAGE_RETURN)) + 1;
       const breakRest = seen.at(-1) === CARRIAGE_RETURN && bytes[0] === NEWLINE ? 1 : 0;
       // A line break byte never occurs inside a multi-byte UTF-8 sequence: the cut is always clean.
+      const complete = bytes.subarray(breakRest, consumed);
       return E.right({
         exists: true,
         identity,
         size: stat.size < offset ? stat.size : offset + bytes.length,
-        text: bytes.subarray(breakRest, consumed).toString('utf8'),
+        text: complete.toString('utf8'),
+        bytes: complete,
         consumed,
         tail: bytes.length - consumed,
         continues,
@@ -169,6 +173,7 @@ export const readLog = async (
           identity: '',
           size: 0,
           text: '',
+          bytes: NO_BYTES,
           consumed: 0,
           tail: 0,
           continues: offset === 0,

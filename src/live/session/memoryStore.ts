@@ -15,6 +15,8 @@ import type { SessionStore, SessionStoreError, StoredSnapshot } from './store.js
 interface MemorySession {
   readonly lines: string[];
   snapshot?: StoredSnapshot;
+  /** The snapshot `snapshot` replaced, for `readSnapshot` with `atMost`. */
+  previous?: StoredSnapshot;
   readonly incarnation: object;
 }
 
@@ -80,12 +82,15 @@ export const memorySessionStore = (): SessionStore => {
       return E.right({ position: session.lines.length, setAside: [] });
     },
     repair: async (id) => E.map(() => [])(checked(id)),
-    readSnapshot: async (id, follower) => {
+    readSnapshot: async (id, follower, atMost) => {
       const valid = checked(id);
       if (E.isLeft(valid)) return E.left(valid.left.message);
       const session = sessions.get(id);
-      const snapshot = session?.snapshot;
-      if (session === undefined || snapshot === undefined || snapshot.position > session.lines.length)
+      const limit = Math.min(session?.lines.length ?? 0, atMost ?? Infinity);
+      const snapshot = [session?.snapshot, session?.previous]
+        .filter((kept): kept is StoredSnapshot => kept !== undefined && kept.position <= limit)
+        .sort((a, b) => b.position - a.position)[0];
+      if (session === undefined || snapshot === undefined || (atMost === undefined && snapshot !== session.snapshot))
         return E.right(undefined);
       // What follows the snapshot is read from this incarnation on, unless the follower reads on already.
       const seen = seenBy(follower);
@@ -99,8 +104,10 @@ export const memorySessionStore = (): SessionStore => {
       const known = seenBy(follower).get(id);
       // Only over the log the state was read from: one made anew since holds other lines.
       if (known !== undefined && known !== session?.incarnation) return E.right(undefined);
-      if (session !== undefined && snapshot.position <= session.lines.length && snapshot.position > 0)
+      if (session !== undefined && snapshot.position <= session.lines.length && snapshot.position > 0) {
+        if (session.snapshot !== undefined) session.previous = session.snapshot;
         session.snapshot = { position: snapshot.position, state: snapshot.state };
+      }
       return E.right(undefined);
     },
     delete: async (id) =>

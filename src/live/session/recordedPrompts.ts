@@ -22,6 +22,7 @@ import {
   selectSectionAtLine,
   type SessionState,
 } from './sessionState.js';
+import { followedBy } from './follower.js';
 import type { SessionStore, StoredLine } from './store.js';
 import { CATCH_UP_LINES, turnOfTheLoop } from './turns.js';
 
@@ -50,17 +51,20 @@ const recordedPromptOf = (event: HistoryPromptEvent): RecordedPrompt => {
 };
 
 /**
- * The state of session `id` before its line `line`: from the store's snapshot when it is of an
- * earlier line, else from the log's first line, applied a few lines a turn so that the process
- * serves its other calls meanwhile.
+ * The state of session `id` before its line `line`: from the newest snapshot the store keeps of
+ * an earlier line (the one the newest replaced, when the newest is past the line), else from the
+ * log's first line, applied a few lines a turn so that the process serves its other calls
+ * meanwhile. Read as a follower of its own, which starts where that snapshot ends: the session's
+ * place in the log is not moved.
  */
 const stateBefore = async (
-  store: SessionStore,
+  shared: SessionStore,
   id: string,
   line: number,
   env: TrackerEnvironment,
 ): Promise<E.Either<SessionError, SessionState>> => {
-  const snapshot = await store.readSnapshot(id);
+  const store = followedBy(shared);
+  const snapshot = await store.readSnapshot(id, undefined, line - 1);
   const stored = E.isRight(snapshot) && snapshot.right !== undefined ? decodeSnapshot(snapshot.right) : undefined;
   const start =
     stored !== undefined && E.isRight(stored) && stored.right.lines < line ? stored.right : initialSessionState();
@@ -88,7 +92,10 @@ export interface RecordedPrompts {
   readonly latest: (query: HistoryPromptEvent) => Promise<E.Either<SessionError, O.Option<RecordedPrompt>>>;
 }
 
-/** The prompts of the session `id` in `store`. */
+/**
+ * The prompts of the session `id` in `store`: the session's store as every follower shares it,
+ * so reading back from an earlier line never moves where the session is.
+ */
 export const recordedPrompts = (store: SessionStore, id: string, env: TrackerEnvironment): RecordedPrompts => {
   const kept = new Map<number, { readonly key: string; readonly output: TrackerOutput }>();
   const keep = (key: string, recorded: RecordedEvent): void => {
@@ -141,7 +148,7 @@ export const recordedPrompts = (store: SessionStore, id: string, env: TrackerEnv
     latest: async (query) => {
       // Read whole once, then kept up to date by what the session reads and writes: no read per call.
       if (!scanned) {
-        const read = await store.read(id, 0);
+        const read = await followedBy(store).read(id, 0);
         if (E.isLeft(read)) return read;
         known.clear();
         takeNote(read.right.lines);

@@ -271,7 +271,7 @@ const open = async (
     return E.right(undefined);
   };
 
-  const prompts = recordedPrompts(store, id, env);
+  const prompts = recordedPrompts(shared, id, env);
 
   /** Applies what other writers appended since the last read; a log replaced behind our back is read again from its start. */
   const catchUp = async (): Promise<E.Either<SessionError, { exists: boolean; torn: boolean }>> => {

@@ -16,11 +16,23 @@
  *
  * Snapshots are written by a process holding the log's lock, to a temporary file renamed over
  * the old one: a writer killed halfway leaves the old snapshot (and a temporary file the next
- * writer removes), never half of one.
+ * writer removes), never half of one. The snapshot replaced stays as `{id}.jsonl.snapshot.previous`:
+ * the section of a prompt sent again is computed on the state before its line, which the newest
+ * snapshot may already be past (`readSnapshotAtMost`).
  */
 import { constants as bufferConstants } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import { constants, fstatSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  constants,
+  fstatSync,
+  linkSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { ioError, readFully, withFile } from './logFile.js';
@@ -30,6 +42,8 @@ const { MAX_STRING_LENGTH } = bufferConstants;
 
 /** Appended to a log's name for its snapshot. */
 export const SNAPSHOT_EXTENSION = '.snapshot';
+/** Appended to a snapshot's name for the one it replaced, kept for the section of a prompt sent again. */
+const PREVIOUS_EXTENSION = '.previous';
 /** The `format` tag of a snapshot. */
 export const SNAPSHOT_FORMAT = 'session-fact-tracker/session-snapshot';
 /** The layout of a snapshot this code reads and writes. */
@@ -214,15 +228,54 @@ export const snapshotTail = (file: string): number | undefined => {
 /** The snapshot file of the log `file`. */
 export const snapshotFileOf = (file: string): string => `${file}${SNAPSHOT_EXTENSION}`;
 
+/** The file of the snapshot the log `file`'s snapshot replaced. */
+const previousFileOf = (file: string): string => `${snapshotFileOf(file)}${PREVIOUS_EXTENSION}`;
+
 /**
  * The snapshot of the log `file`, if there is one this process may trust: Left says why the one
  * there is not (Right(undefined) when there is none). Never throws.
  */
-export const readSnapshot = (file: string): E.Either<string, FileSnapshot | undefined> => {
+export const readSnapshot = (file: string): E.Either<string, FileSnapshot | undefined> =>
+  readSnapshotFile(file, snapshotFileOf(file));
+
+/**
+ * The newest snapshot of the log `file` that covers at most `atMost` lines, of those kept (the
+ * snapshot and the one it replaced), if this process may trust it; Right(undefined) when none
+ * does. Only the headers of one past `atMost` are read. Never throws.
+ */
+export const readSnapshotAtMost = (file: string, atMost: number): E.Either<string, FileSnapshot | undefined> => {
+  const candidates = [snapshotFileOf(file), previousFileOf(file)]
+    .map((path) => ({ path, position: headerPosition(path) }))
+    .filter((candidate): candidate is { path: string; position: number } => (candidate.position ?? Infinity) <= atMost)
+    .sort((a, b) => b.position - a.position);
+  let why: E.Either<string, FileSnapshot | undefined> = E.right(undefined);
+  for (const { path } of candidates) {
+    const read = readSnapshotFile(file, path);
+    // Rewritten since its header was read: another position, which may be past `atMost`.
+    if (E.isRight(read) && read.right !== undefined && read.right.position <= atMost) return read;
+    if (E.isLeft(read)) why = read;
+  }
+  return why;
+};
+
+/** The position the header of the snapshot `path` gives, or undefined when it cannot be read as one. */
+const headerPosition = (path: string): number | undefined => {
+  try {
+    const head = withFile(path, constants.O_RDONLY, firstLine);
+    if (head === undefined) return undefined;
+    const header = parseHeader(head);
+    return E.isRight(header) ? header.right.position : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/** The snapshot `path` of the log `file`, as `readSnapshot` reads it. */
+const readSnapshotFile = (file: string, path: string): E.Either<string, FileSnapshot | undefined> => {
   let bytes: Buffer | undefined;
   try {
     // A file longer than the longest string the engine makes cannot be parsed: it is not read.
-    bytes = withFile(snapshotFileOf(file), constants.O_RDONLY, (fd) =>
+    bytes = withFile(path, constants.O_RDONLY, (fd) =>
       fstatSync(fd).size > MAX_STRING_LENGTH ? undefined : readFileSync(fd),
     );
   } catch (error) {
@@ -247,7 +300,28 @@ export const readSnapshot = (file: string): E.Either<string, FileSnapshot | unde
 };
 
 /**
- * Temporary files of interrupted snapshot writes of `file`: `{snapshot}.{pid}.{stamp}.tmp`. The
+ * Keeps the snapshot `target` as the one it is about to be replaced by: a second name for the
+ * same file, put in place by a rename, so a reader always finds a whole snapshot under either
+ * name. A file system without hard links keeps none (a cache missed).
+ */
+const keepPrevious = (target: string, stamp: string): void => {
+  const previous = `${target}${PREVIOUS_EXTENSION}`;
+  const temporary = `${previous}.${stamp}.tmp`;
+  try {
+    linkSync(target, temporary);
+    renameSync(temporary, previous);
+  } catch {
+    try {
+      rmSync(temporary, { force: true });
+    } catch {
+      // Left for the next writer to remove.
+    }
+  }
+};
+
+/**
+ * Temporary files of interrupted snapshot writes of `file`: `{snapshot}.{pid}.{stamp}.tmp` (and
+ * `{snapshot}.previous.{pid}.{stamp}.tmp`, the replaced one's second name). The
  * files of sessions `{id}.jsonl.snapshot` and `{id}.jsonl.snapshot.x` start the same way, but
  * hold `.jsonl` again from the dot that ends that start: another session's snapshot being
  * written is never taken for a leftover.
@@ -266,7 +340,8 @@ const removeLeftovers = (snapshotFile: string): void => {
  */
 export const writeSnapshot = (file: string, snapshot: FileSnapshot): E.Either<SessionError, void> => {
   const target = snapshotFileOf(file);
-  const temporary = `${target}.${process.pid}.${Date.now()}.tmp`;
+  const stamp = `${process.pid}.${Date.now()}`;
+  const temporary = `${target}.${stamp}.tmp`;
   try {
     const fingerprint = withFile(file, constants.O_RDONLY, (fd) => fingerprintOf(fd, snapshot.offset));
     const header: Header = {
@@ -280,6 +355,7 @@ export const writeSnapshot = (file: string, snapshot: FileSnapshot): E.Either<Se
     removeLeftovers(target);
     // No fsync: a snapshot lost to a crash is rebuilt from the log, which is flushed.
     writeFileSync(temporary, `${JSON.stringify(header)}\n${snapshot.state}`, { flag: 'wx', mode: 0o644 });
+    keepPrevious(target, stamp);
     renameSync(temporary, target);
     return E.right(undefined);
   } catch (error) {

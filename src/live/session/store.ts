@@ -94,10 +94,16 @@ export interface SessionStore {
    * state), or is the failure of a store that cannot be used at all (a `StoreAccessCode`: its
    * server unreachable, the credentials refused...), which the session is then opened with
    * rather than waiting on the same store again to read the log.
+   *
+   * With `atMost`: the newest snapshot of at most `atMost` lines the store keeps, Right(undefined)
+   * when it keeps none (a store may keep the snapshot the newest replaced, for the section of a
+   * prompt sent again, which needs the state before the prompt's line). A read with `atMost`
+   * leaves where a follower that reads the log already is as it was.
    */
   readSnapshot(
     id: string,
     follower?: SessionFollower,
+    atMost?: number,
   ): Promise<E.Either<string | SessionStoreError, StoredSnapshot | undefined>>;
   /** Keeps a snapshot of the session after line `snapshot.position`, replacing an older one. */
   writeSnapshot(

@@ -141,6 +141,24 @@ export const describeSessionStore = (name: string, make: () => Promise<StoreUnde
       await store.close();
     });
 
+    it('answers with atMost the newest snapshot it keeps of at most that many lines, or none', async () => {
+      const { store, reopen } = await make();
+      right(await store.append('s', 0, [line(1), line(2), line(3)]));
+      right(await store.read('s', 0));
+      right(await store.writeSnapshot('s', { position: 3, state: '{"at":3}' }));
+      right(await store.append('s', 3, [line(4), line(5)]));
+      right(await store.writeSnapshot('s', { position: 5, state: '{"at":5}' }));
+      const other = reopen();
+      expect(right(await other.readSnapshot('s', undefined, 9))).toEqual({ position: 5, state: '{"at":5}' });
+      expect(right(await other.readSnapshot('s', undefined, 5))).toEqual({ position: 5, state: '{"at":5}' });
+      // The snapshot the newest replaced, where the store keeps it; none where it keeps only the newest.
+      const earlier = right(await other.readSnapshot('s', undefined, 4));
+      if (earlier !== undefined) expect(earlier).toEqual({ position: 3, state: '{"at":3}' });
+      expect(right(await other.readSnapshot('s', undefined, 2))).toBeUndefined();
+      expect(right(await other.readSnapshot('s'))).toEqual({ position: 5, state: '{"at":5}' });
+      await store.close();
+    });
+
     it('counts less backlog once a snapshot covers the log', async () => {
       const { store } = await make();
       right(

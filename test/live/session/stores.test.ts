@@ -2,7 +2,16 @@
  * The session store adapters that need no server, against the port's conformance suite, and a
  * live session over each: the same answers as `replay` of the log it wrote.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
@@ -112,6 +121,28 @@ describe('the files of a folder', () => {
         true,
       ]);
     }
+  });
+});
+
+describe('the files of a folder, deleting a session whose log is gone', () => {
+  it("removes the files the session left beside its log, never another session's, and says there was no session", async () => {
+    const directory = join(tempDir('store-leftovers-'), 'sessions');
+    const store = fileSessionStore({ directory });
+    for (const id of ['x', 'x.jsonl']) {
+      const opened = await openSession(id, { store });
+      if (E.isLeft(opened)) throw new Error(opened.left.message);
+      for (let task = 1; task <= 70; task += 1)
+        expect(E.isRight(await opened.right.compileContext({ taskId: String(task), taskPrompt: 'x', at: task }))).toBe(
+          true,
+        );
+    }
+    writeFileSync(join(directory, 'x.jsonl.hooks'), '{}\n');
+    rmSync(join(directory, 'x.jsonl'));
+    expect(existsSync(join(directory, 'x.jsonl.snapshot'))).toBe(true);
+    expect(await store.delete('x')).toEqual(E.right(false));
+    expect(readdirSync(directory).filter((name) => !name.startsWith('x.jsonl.jsonl'))).toEqual(['.gitignore']);
+    const other = await openSession('x.jsonl', { store: fileSessionStore({ directory }), create: false });
+    expect(E.isRight(other) && [other.right.state().events, other.right.snapshotUse().used]).toEqual([70, true]);
   });
 });
 

@@ -1,0 +1,78 @@
+/**
+ * `fact-tracker sessions export|delete` on a folder store, run as a process: a log's bytes
+ * exported as they are, and the files a session whose log is gone left beside it deleted.
+ */
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { MAIN, projectWithSessions, ROOT, runCli } from './runCli.js';
+
+/** Runs `fact-tracker ...args` in `cwd` with its standard output as bytes. */
+const runForBytes = (args: ReadonlyArray<string>, cwd: string): Promise<{ status: number; stdout: Buffer }> =>
+  new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [MAIN, ...args],
+      { cwd, env: { PATH: process.env['PATH'] ?? '', NO_COLOR: '1' }, encoding: 'buffer', maxBuffer: 1 << 26 },
+      (error, stdout) => {
+        const status = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+        resolve({ status, stdout });
+      },
+    ).stdin?.end();
+  });
+
+describe('fact-tracker sessions', () => {
+  it('exports a log holding bytes that are not UTF-8 byte for byte, as replay reads the file', async () => {
+    const { project, sessions } = projectWithSessions('export-bytes-');
+    const events = readFileSync(join(ROOT, 'examples', 'web-api-session.jsonl'), 'utf8')
+      .split('\n')
+      .slice(0, 6);
+    // A lone continuation byte, a cut sequence and 0xFF inside a prompt's text, written by another tool.
+    const broken = Buffer.concat([
+      Buffer.from('{"type":"prompt","taskId":"9","taskPrompt":"caf'),
+      Buffer.from([0xc3, 0x20, 0x80, 0xff]),
+      Buffer.from('"}\n'),
+    ]);
+    const log = Buffer.concat([
+      Buffer.from(`${events.slice(0, 3).join('\n')}\n`),
+      broken,
+      Buffer.from(`${events[3]!}\n`),
+    ]);
+    writeFileSync(join(sessions, 'raw.jsonl'), log);
+    const exported = await runForBytes(['sessions', 'export', 'raw'], project);
+    expect(exported.status).toBe(0);
+    expect(exported.stdout.equals(log)).toBe(true);
+  });
+
+  it("deletes the files a session whose log is gone left beside it, names them, and leaves another session's", async () => {
+    const { project, sessions } = projectWithSessions('delete-leftovers-');
+    const mine = ['x.jsonl.snapshot', 'x.jsonl.snapshot.previous', 'x.jsonl.hooks', 'x.jsonl.set-aside'];
+    // Sessions x.jsonl and x.jsonl.snapshot: their files start with x's log name, and are theirs.
+    const others = [
+      'x.jsonl.jsonl',
+      'x.jsonl.jsonl.snapshot',
+      'x.jsonl.snapshot.jsonl',
+      'x.jsonl.snapshot.jsonl.hooks',
+    ];
+    for (const name of [...mine, ...others]) writeFileSync(join(sessions, name), '{}\n');
+    const place = { cwd: project, env: {} };
+    expect(await runCli(['sessions', 'delete', 'x'], '', place)).toEqual({
+      status: 0,
+      stdout: `deleted the files session x left beside its log, which was gone, from ${sessions}: ${[...mine].sort().join(', ')}\n`,
+      stderr: '',
+    });
+    expect(readdirSync(sessions).sort()).toEqual([...others].sort());
+    // Nothing of x is left: a second delete finds no session.
+    const again = await runCli(['sessions', 'delete', 'x'], '', place);
+    expect([again.status, again.stdout, again.stderr]).toEqual([
+      1,
+      '',
+      `fact-tracker sessions: unknown_session: there is no session x in ${sessions}\n`,
+    ]);
+    rmSync(join(sessions, 'x.jsonl.jsonl'));
+    expect((await runCli(['sessions', 'delete', 'x.jsonl'], '', place)).stdout).toBe(
+      `deleted the files session x.jsonl left beside its log, which was gone, from ${sessions}: x.jsonl.jsonl.snapshot\n`,
+    );
+  });
+});
