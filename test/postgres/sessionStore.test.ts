@@ -294,7 +294,7 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
         const landed = await store.append(id, expected, lines);
         appends += 1;
         return appends === 1 && E.isRight(landed)
-          ? E.left({ code: 'conflict', message: 'the connection ended before the server answered' })
+          ? E.left({ code: 'conflict', message: 'the connection ended before the server answered', unanswered: true })
           : landed;
       },
     };

@@ -396,8 +396,8 @@ const open = async (
       let handed: { readonly key: string; readonly recorded: RecordedEvent } | undefined;
       let resent: Extract<EventPlan, { kind: 'duplicate' }> | undefined;
       const attempt = async (): Promise<E.Either<SessionError, RecordedEvent>> => {
-        // An append refused with `conflict` may have landed all the same (a connection lost before
-        // the answer): found on its line at the next read, it is this call's own event, not a resend.
+        // An append left `unanswered` may have landed all the same (a connection lost before the
+        // answer): found on its line at the next read, it is this call's own event, not a resend.
         let unanswered: RecordedEvent | undefined;
         for (let tries = 1; ; tries += 1) {
           const caught = await catchUpTo(create);
@@ -416,7 +416,7 @@ const open = async (
           handed = { key: plan.right.key, recorded: plan.right.recorded };
           const appended = await store.append(id, state.lines, [plan.right.text]);
           if (E.isLeft(appended)) {
-            unanswered = plan.right.recorded;
+            unanswered = appended.left.unanswered === true ? plan.right.recorded : undefined;
             if (appended.left.code === 'conflict' && tries < APPEND_ATTEMPTS) continue;
             return appended;
           }

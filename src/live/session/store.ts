@@ -14,11 +14,13 @@ import type { SetAsideLine, StoreAccessCode } from './model.js';
 
 /**
  * Why a store call did nothing. `conflict`: another writer appended first, or an append's
- * outcome is unknown (a connection lost before its answer): read the tail, then retry.
+ * outcome is unknown (a connection lost before its answer), which the store marks `unanswered`:
+ * read the tail, then retry. Only an unanswered append's line, found there, is the caller's own;
+ * any other is another writer's, a resend of the same event among them.
  */
 export type SessionStoreError = Failure<
   'conflict' | 'io' | 'invalid_session_id' | 'unknown_session' | 'internal' | StoreAccessCode
->;
+> & { readonly unanswered?: true };
 
 /** One line of a session's log: its number and its text (without its line break). */
 export interface StoredLine {

@@ -267,7 +267,11 @@ describe('a live session over a store whose append lands but whose answer is los
         const appended = await inner.append(id, expected, lines);
         if (E.isLeft(appended) || losing.next === 0) return appended;
         losing.next -= 1;
-        return E.left({ code: 'conflict', message: 'the connection ended before the server answered' });
+        return E.left({
+          code: 'conflict',
+          message: 'the connection ended before the server answered',
+          unanswered: true,
+        });
       },
     };
     return { store, losing };
@@ -297,6 +301,52 @@ describe('a live session over a store whose append lands but whose answer is los
     const again = await session.invalidateFact({ subject: 'src/a.ts', relation: 'modified_by' });
     expect(E.isRight(again) && [again.right.line, again.right.duplicate]).toEqual([2, true]);
     expect((await logOf(store, 'lost')).split('\n')).toHaveLength(2);
+  });
+});
+
+describe('a live session whose append loses the race to the same event sent by another writer', () => {
+  /**
+   * The memory store, whose next append is beaten by another writer that appends the same lines
+   * first: the append is refused `conflict`, as PostgreSQL refuses the later of two identical calls.
+   */
+  const racing = () => {
+    const inner = memorySessionStore();
+    const race = { next: false };
+    const store: SessionStore = {
+      ...inner,
+      append: async (id, expected, lines) => {
+        if (!race.next) return inner.append(id, expected, lines);
+        race.next = false;
+        const other = await inner.append(id, expected, lines);
+        if (E.isLeft(other)) return other;
+        return E.left({ code: 'conflict', message: `session ${id} does not end at line ${expected}` });
+      },
+    };
+    return { store, race };
+  };
+
+  it('answers the event as a resend, the other writer its recorder, and it is written once', async () => {
+    const { store, race } = racing();
+    const opened = await openSession('race', { store, clock: () => 5_000 });
+    if (E.isLeft(opened)) throw new Error(opened.left.message);
+    const session = opened.right;
+    race.next = true;
+    const ingested = await session.ingestResult({
+      role: 'implementer',
+      taskId: '1',
+      output: implementer('1', ['src/a.ts']),
+    });
+    if (E.isLeft(ingested)) throw new Error(ingested.left.message);
+    expect(E.isRight(ingested) && [ingested.right.line, ingested.right.duplicate, ingested.right.facts]).toEqual([
+      1,
+      true,
+      [],
+    ]);
+    race.next = true;
+    const compiled = await session.compileContext({ taskId: '2', taskPrompt: 'Change src/a.ts', at: 6_000 });
+    if (E.isLeft(compiled)) throw new Error(compiled.left.message);
+    expect(E.isRight(compiled) && [compiled.right.line, compiled.right.duplicate]).toEqual([2, true]);
+    expect((await logOf(store, 'race')).split('\n')).toHaveLength(2);
   });
 });
 
