@@ -14,6 +14,7 @@ import pg from 'pg';
 import { kindOf } from '../base/describe.js';
 import { failure } from '../base/failure.js';
 import { parsePostgresUrl } from './address.js';
+import { EndingClient } from './endingClient.js';
 import { classifyError, type ClassifiedError, type PostgresFailure } from './failures.js';
 
 /** The schema the stores' tables live in unless told otherwise. */
@@ -148,6 +149,8 @@ const poolFor = (url: string, options: PostgresOptions): E.Either<PostgresFailur
     // A process that forgets `close` still exits once its calls are done.
     allowExitOnIdle: true,
     application_name: 'session-fact-tracker',
+    // A connect that fails always ends, its socket with it, so `close` settles and the process can exit.
+    Client: EndingClient,
   });
   pool.on('error', ignore);
   return E.right({ pool, owned: true, location: address.right.location, secrets: address.right.secrets });
