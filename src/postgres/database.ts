@@ -99,6 +99,22 @@ export interface Database {
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/u;
 
 /**
+ * `schema` as the name of the stores' schema, or what is wrong with it: the name goes into SQL as
+ * written (quoted, and in the migration script's comment and messages).
+ */
+export const parseSchemaName = (schema: unknown): E.Either<string, string> => {
+  if (typeof schema !== 'string') return E.left(`the schema name is ${kindOf(schema)}, not a string`);
+  if (!SCHEMA_NAME.test(schema))
+    return E.left(
+      `the schema name ${JSON.stringify(schema.slice(0, 70))} is not a lower-case letter or "_", then lower-case letters, digits and "_", at most 63 characters`,
+    );
+  // PostgreSQL keeps names that start with pg_ for its own schemas and refuses to create one.
+  if (schema.startsWith('pg_'))
+    return E.left(`the schema name ${JSON.stringify(schema)} starts with "pg_", which PostgreSQL keeps for its own`);
+  return E.right(schema);
+};
+
+/**
  * The name of a store's prepared statement `kind` on schema `schema`. A connection keeps one
  * statement per name, and stores on several schemas may share a caller's pool: `.`, which
  * neither a kind nor a schema name holds, parts them, so `read` on `snapshot_foo` and
@@ -220,22 +236,9 @@ export const openDatabase = (
     );
   // Options that are none (null) read as none.
   const options: PostgresOptions = typeof given === 'object' && given !== null ? given : {};
-  const schema = options.schema ?? DEFAULT_SCHEMA;
-  if (!SCHEMA_NAME.test(schema))
-    return E.left(
-      failure(
-        'store_url',
-        `the schema name ${JSON.stringify(schema.slice(0, 70))} is not a lower-case letter or "_", then lower-case letters, digits and "_", at most 63 characters`,
-      ),
-    );
-  // PostgreSQL keeps names that start with pg_ for its own schemas and refuses to create one.
-  if (schema.startsWith('pg_'))
-    return E.left(
-      failure(
-        'store_url',
-        `the schema name ${JSON.stringify(schema)} starts with "pg_", which PostgreSQL keeps for its own`,
-      ),
-    );
+  const named = parseSchemaName(options.schema ?? DEFAULT_SCHEMA);
+  if (E.isLeft(named)) return E.left(failure('store_url', named.left));
+  const schema = named.right;
   // A number that is none (NaN) reads as the default, as an absent one does.
   const retryMs = Math.max(0, Number.isNaN(options.retryMs) ? DEFAULT_RETRY_MS : (options.retryMs ?? DEFAULT_RETRY_MS));
   const connection = typeof urlOrPool === 'string' ? poolFor(urlOrPool, options) : E.right(callersPool(urlOrPool));
