@@ -26,6 +26,17 @@ const subagentPrompt = (session: string, cwd: string): string =>
     tool_input: { description: 'd', prompt: 'Task ID: 7\nEdit src/a.ts', subagent_type: 'general-purpose' },
   });
 
+/** The `systemMessage` of the hook run on store `url` in project `cwd`, which exits 0 and never shows the password. */
+const hookMessage = async (url: string, session: string, cwd: string): Promise<string> => {
+  const hooked = await runCli(['hook'], subagentPrompt(session, cwd), {
+    cwd,
+    env: { FACT_TRACKER_STORE: url, CLAUDE_PROJECT_DIR: cwd },
+  });
+  expect(hooked.status).toBe(0);
+  expect(hooked.stdout).not.toContain(PASSWORD);
+  return (JSON.parse(hooked.stdout) as { systemMessage: string }).systemMessage;
+};
+
 /** Checks `ran` failed in one line of `code` naming `command`, and never showed the password. */
 const expectOneLine = (ran: CliRun, command: string, code: string): void => {
   expect([ran.status, ran.stdout]).toEqual([1, '']);
@@ -69,19 +80,14 @@ describe('a port= parameter out of range', () => {
         runCli(['sessions', 'list', '--store', url], '', { cwd }),
         runCli(['db', 'migrate', '--store', url], '', { cwd }),
         runCli(['mcp', '--store', url], '', { cwd }),
-        runCli(['hook'], subagentPrompt('port-session', cwd), {
-          cwd,
-          env: { FACT_TRACKER_STORE: url, CLAUDE_PROJECT_DIR: cwd },
-        }),
+        hookMessage(url, 'port-session', cwd),
       ]);
-      expectOneLine(listed!, 'sessions', 'store_url');
-      expectOneLine(migrated!, 'db', 'store_url');
-      expectOneLine(served!, 'mcp', 'store_url');
-      expect(hooked!.status).toBe(0);
-      expect((JSON.parse(hooked!.stdout) as { systemMessage: string }).systemMessage).toMatch(
+      expectOneLine(listed, 'sessions', 'store_url');
+      expectOneLine(migrated, 'db', 'store_url');
+      expectOneLine(served, 'mcp', 'store_url');
+      expect(hooked).toMatch(
         /^fact-tracker: store_url: session port-session: FACT_TRACKER_STORE: the store URL's port= parameter/u,
       );
-      expect(hooked!.stdout).not.toContain(PASSWORD);
     }
   });
 });
@@ -98,18 +104,12 @@ describe.skipIf(postgresUnavailable !== undefined)('a client key that is not a k
     const [listed, served, hooked] = await Promise.all([
       runCli(['sessions', 'list', '--store', url], '', { cwd }),
       runCli(['mcp', '--store', url], '', { cwd }),
-      runCli(['hook'], subagentPrompt('key-session', cwd), {
-        cwd,
-        env: { FACT_TRACKER_STORE: url, CLAUDE_PROJECT_DIR: cwd },
-      }),
+      hookMessage(url, 'key-session', cwd),
     ]);
-    expectOneLine(listed!, 'sessions', 'store_url');
-    expect(listed!.stderr).toContain('names a TLS key or certificate that cannot be used');
-    expectOneLine(served!, 'mcp', 'store_url');
-    expect(hooked!.status).toBe(0);
-    expect((JSON.parse(hooked!.stdout) as { systemMessage: string }).systemMessage).toMatch(
-      /^fact-tracker: store_url: session key-session: /u,
-    );
+    expectOneLine(listed, 'sessions', 'store_url');
+    expect(listed.stderr).toContain('names a TLS key or certificate that cannot be used');
+    expectOneLine(served, 'mcp', 'store_url');
+    expect(hooked).toMatch(/^fact-tracker: store_url: session key-session: /u);
   });
 
   it('is not what a URL naming no key meets: the same TLS settings reach the server', async () => {

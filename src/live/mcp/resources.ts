@@ -55,7 +55,7 @@ const sessionIds = async (
 };
 
 /** How many sessions one page of `resources/list` names: its `nextCursor` gives the next page. */
-export const SESSIONS_PER_PAGE = 200;
+const SESSIONS_PER_PAGE = 200;
 
 const SCHEMAS_METADATA = {
   title: 'Dispatch result schemas',
