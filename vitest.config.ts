@@ -12,7 +12,7 @@ const PROCESS_TESTS = [
   'test/eval/cli.test.ts',
   'test/live/**/*.test.ts',
   'test/notes/{close,tracker}.test.ts',
-  'test/postgres/{notesProcesses,wiring}.test.ts',
+  'test/postgres/{connectFailures,notesProcesses,wiring}.test.ts',
 ];
 
 export default defineConfig({

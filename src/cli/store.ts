@@ -124,6 +124,21 @@ const parseStore = (
 };
 
 /**
+ * Reads `--sessions-dir`, a folder: a PostgreSQL URL is refused (it names a store with `--store`),
+ * and so is what `--store` refuses as a mistyped address, which would put its password into a
+ * folder's name and every message naming it.
+ */
+const parseSessionsDir = (text: string): E.Either<Failure<'store_url'>, StoreChoice> =>
+  isPostgresUrl(text)
+    ? E.left(
+        failure(
+          'store_url',
+          '--sessions-dir names a folder, and this is a PostgreSQL URL: give it with --store (its password in PGPASSWORD or ~/.pgpass)',
+        ),
+      )
+    : parseStore(text, '--sessions-dir', 'option');
+
+/**
  * The store `named` and `env` name, in that order of precedence, checked without connecting.
  * An empty environment variable counts as unset.
  */
@@ -132,7 +147,7 @@ export const chooseStore = (
   env: Readonly<Record<string, string | undefined>> | undefined,
 ): E.Either<Failure<'store_url'>, StoreChoice> => {
   if (named.store !== undefined) return parseStore(named.store, '--store', 'option');
-  if (named.sessionsDir !== undefined) return E.right({ kind: 'folder', directory: named.sessionsDir, from: 'option' });
+  if (named.sessionsDir !== undefined) return parseSessionsDir(named.sessionsDir);
   const variable = env?.[STORE_VARIABLE];
   if (variable !== undefined && variable.trim() !== '') return parseStore(variable, STORE_VARIABLE, 'environment');
   return E.right({ kind: 'folder', from: 'default' });

@@ -41,10 +41,37 @@ const decoded = (part: string): string => {
   }
 };
 
+/** The values of `ssl=` the driver reads; another makes it fail inside its handshake, out of any call's reach. */
+const SSL_VALUES = new Set(['true', '1', '0', 'no-verify']);
+
+/** The parameters that set TLS up as an object, whatever `ssl=` says. */
+const TLS_FILE_PARAMETERS = ['sslmode', 'sslcert', 'sslkey', 'sslrootcert'] as const;
+
+/**
+ * What is wrong with a parameter the driver reads before it connects, or undefined: the port and
+ * the TLS settings, which the driver takes as given and fails on in ways a call cannot answer
+ * (a port out of range throws as the socket starts, an unknown `ssl=` inside the handshake).
+ * Said without the value, which may be a mistyped password.
+ */
+const wrongParameter = (parameters: URLSearchParams): string | undefined => {
+  // An empty port= is none: the driver takes the host part's.
+  const isPort = (port: string): boolean =>
+    port === '' || (/^[0-9]{1,5}$/u.test(port) && Number(port) >= 1 && Number(port) <= 65_535);
+  if (!parameters.getAll('port').every(isPort)) return 'port= parameter is not a port (a whole number from 1 to 65535)';
+  const tlsObject = TLS_FILE_PARAMETERS.some((name) => parameters.getAll(name).some((value) => value !== ''));
+  if (!tlsObject && !parameters.getAll('ssl').every((ssl) => SSL_VALUES.has(ssl)))
+    return 'ssl= parameter is not one of true, 1, 0 or no-verify (or give sslmode=)';
+  if (
+    !parameters.getAll('sslnegotiation').every((negotiation) => negotiation === 'postgres' || negotiation === 'direct')
+  )
+    return 'sslnegotiation= parameter is neither postgres nor direct';
+  return undefined;
+};
+
 /**
  * Checks a PostgreSQL URL: `postgres://` or `postgresql://`, and a URL the WHATWG parser reads
  * (so a port out of range or a user without a host is refused here, in one line, not by the
- * driver). The message never repeats the text, which may hold a password.
+ * driver), with the parameters the driver reads before it connects checked too. The message never repeats the text, which may hold a password.
  */
 export const parsePostgresUrl = (text: string): E.Either<Failure<'store_url'>, PostgresAddress> => {
   const url = typeof text === 'string' ? text.trim() : '';
@@ -62,6 +89,8 @@ export const parsePostgresUrl = (text: string): E.Either<Failure<'store_url'>, P
       ),
     );
   }
+  const parameter = wrongParameter(parsed.searchParams);
+  if (parameter !== undefined) return E.left(failure('store_url', `the store URL's ${parameter}`));
   const secrets = [
     parsed.password,
     decoded(parsed.password),

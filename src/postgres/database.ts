@@ -14,6 +14,7 @@ import pg from 'pg';
 import { kindOf } from '../base/describe.js';
 import { failure } from '../base/failure.js';
 import { parsePostgresUrl } from './address.js';
+import { EndingClient } from './endingClient.js';
 import { classifyError, type ClassifiedError, type PostgresFailure } from './failures.js';
 
 /** The schema the stores' tables live in unless told otherwise. */
@@ -98,6 +99,22 @@ export interface Database {
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/u;
 
 /**
+ * `schema` as the name of the stores' schema, or what is wrong with it: the name goes into SQL as
+ * written (quoted, and in the migration script's comment and messages).
+ */
+export const parseSchemaName = (schema: unknown): E.Either<string, string> => {
+  if (typeof schema !== 'string') return E.left(`the schema name is ${kindOf(schema)}, not a string`);
+  if (!SCHEMA_NAME.test(schema))
+    return E.left(
+      `the schema name ${JSON.stringify(schema.slice(0, 70))} is not a lower-case letter or "_", then lower-case letters, digits and "_", at most 63 characters`,
+    );
+  // PostgreSQL keeps names that start with pg_ for its own schemas and refuses to create one.
+  if (schema.startsWith('pg_'))
+    return E.left(`the schema name ${JSON.stringify(schema)} starts with "pg_", which PostgreSQL keeps for its own`);
+  return E.right(schema);
+};
+
+/**
  * The name of a store's prepared statement `kind` on schema `schema`. A connection keeps one
  * statement per name, and stores on several schemas may share a caller's pool: `.`, which
  * neither a kind nor a schema name holds, parts them, so `read` on `snapshot_foo` and
@@ -148,6 +165,8 @@ const poolFor = (url: string, options: PostgresOptions): E.Either<PostgresFailur
     // A process that forgets `close` still exits once its calls are done.
     allowExitOnIdle: true,
     application_name: 'session-fact-tracker',
+    // A connect that fails always ends, its socket with it, so `close` settles and the process can exit.
+    Client: EndingClient,
   });
   pool.on('error', ignore);
   return E.right({ pool, owned: true, location: address.right.location, secrets: address.right.secrets });
@@ -217,22 +236,9 @@ export const openDatabase = (
     );
   // Options that are none (null) read as none.
   const options: PostgresOptions = typeof given === 'object' && given !== null ? given : {};
-  const schema = options.schema ?? DEFAULT_SCHEMA;
-  if (!SCHEMA_NAME.test(schema))
-    return E.left(
-      failure(
-        'store_url',
-        `the schema name ${JSON.stringify(schema.slice(0, 70))} is not a lower-case letter or "_", then lower-case letters, digits and "_", at most 63 characters`,
-      ),
-    );
-  // PostgreSQL keeps names that start with pg_ for its own schemas and refuses to create one.
-  if (schema.startsWith('pg_'))
-    return E.left(
-      failure(
-        'store_url',
-        `the schema name ${JSON.stringify(schema)} starts with "pg_", which PostgreSQL keeps for its own`,
-      ),
-    );
+  const named = parseSchemaName(options.schema ?? DEFAULT_SCHEMA);
+  if (E.isLeft(named)) return E.left(failure('store_url', named.left));
+  const schema = named.right;
   // A number that is none (NaN) reads as the default, as an absent one does.
   const retryMs = Math.max(0, Number.isNaN(options.retryMs) ? DEFAULT_RETRY_MS : (options.retryMs ?? DEFAULT_RETRY_MS));
   const connection = typeof urlOrPool === 'string' ? poolFor(urlOrPool, options) : E.right(callersPool(urlOrPool));

@@ -67,6 +67,9 @@ const SERVER_GOING: Readonly<Record<string, string>> = {
 /** SQLSTATEs that mean "run it again": the statement lost a serialization race or a deadlock and did nothing. */
 const RETRY_STATEMENT = new Set(['40001', '40P01', '55P03']);
 
+/** The codes of Node's checks of a server's certificate chain (OpenSSL's verify errors). */
+const UNTRUSTED_CERTIFICATE = /CERT|ISSUER|SIGNATURE|HOSTNAME_MISMATCH|(^|_)CRL(_|$)/u;
+
 /** The messages of the driver's own connection failures, which carry no code. */
 const LOST_CONNECTION = /connection terminated|timeout expired|timeout exceeded when trying to connect|not queryable/iu;
 
@@ -103,6 +106,29 @@ export const classifyError = (error: unknown, context: FailureContext): Classifi
     return made(
       'store_url',
       `the URL of PostgreSQL at ${location} names a file that cannot be read: ${path} (${code === 'ENOENT' ? 'there is no such file' : code})`,
+      false,
+      true,
+    );
+  // TLS refused (a key or certificate the URL names that is not one, or a server certificate it
+  // does not trust): the URL must change, and waiting changes nothing.
+  if (code !== undefined && /^ERR_OSSL_/u.test(code))
+    return made(
+      'store_url',
+      `the URL of PostgreSQL at ${location} names a TLS key or certificate that cannot be used: ${message} (check sslcert=, sslkey=, sslrootcert= and sslpassword=)`,
+      false,
+      true,
+    );
+  if (code !== undefined && (/^ERR_TLS_/u.test(code) || UNTRUSTED_CERTIFICATE.test(code)))
+    return made(
+      'store_url',
+      `PostgreSQL at ${location} showed a certificate the URL's TLS settings do not accept: ${message} (name the authority that signed it with sslrootcert=, or check the host name)`,
+      false,
+      true,
+    );
+  if (code === 'ERR_SOCKET_BAD_PORT')
+    return made(
+      'store_url',
+      `the port of PostgreSQL at ${location} (from the URL, or PGPORT when the URL names none) is out of range: ${message}`,
       false,
       true,
     );

@@ -14,6 +14,7 @@ import {
   openDatabase,
   type PostgresOptions,
   DEFAULT_SCHEMA,
+  parseSchemaName,
   sqlSchema,
   type UrlOrPool,
 } from './database.js';
@@ -122,11 +123,15 @@ END $migration$;`,
  * The SQL that brings the schema `schema` (default `fact_tracker`) from version `from` (default
  * 0, nothing) to the newest: one transaction, under the advisory lock, each migration applied
  * only when the migrations table lacks it, and refused when the schema is newer than this library.
+ * A schema name the stores would refuse is refused with a TypeError naming what is wrong.
  */
 export const schemaSql = (given: { readonly schema?: string; readonly from?: number } = {}): string => {
   // Options that are none (null) read as none.
   const options = typeof given === 'object' && given !== null ? given : {};
-  const s = options.schema ?? DEFAULT_SCHEMA;
+  const named = parseSchemaName(options.schema ?? DEFAULT_SCHEMA);
+  // The name is written into the script as it is (its comment, an exception's text): never one that is not a name.
+  if (E.isLeft(named)) throw new TypeError(named.left);
+  const s = named.right;
   return [
     `-- session-fact-tracker: the schema ${s}, version ${SCHEMA_VERSION}. Safe to run again.`,
     'BEGIN;',

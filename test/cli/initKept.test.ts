@@ -3,7 +3,7 @@
  * by hand in the documented forms of `hook` and `mcp`: a run without `--store` keeps them (or
  * says which words it drops), and a store that is a mistyped address is refused, never written.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
@@ -214,6 +214,31 @@ describe.concurrent('fact-tracker init on settings that already name a store or 
       ),
     ]);
     expect(list.stderr).not.toContain('S3cret');
+    // --sessions-dir names a folder: neither a URL nor a mistyped address becomes one, password and all.
+    const served = await runCli(['mcp', '--sessions-dir', 'postgres://u:pw-S3cret@h/db'], '', { cwd });
+    expect([served.status, served.stdout, served.stderr]).toEqual([
+      1,
+      '',
+      expect.stringMatching(/^fact-tracker mcp: store_url: --sessions-dir names a folder, [^\n]*\n$/u),
+    ]);
+    const payload = {
+      session_id: 'dir-session',
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Agent',
+      tool_use_id: 'toolu_1',
+      cwd,
+      tool_input: { description: 'd', prompt: 'Task ID: 7\nEdit src/a.ts', subagent_type: 'general-purpose' },
+    };
+    const hooked = await runCli(['hook', '--sessions-dir', 'u:pw-S3cret@h/db'], JSON.stringify(payload), {
+      cwd,
+      env: { CLAUDE_PROJECT_DIR: cwd },
+    });
+    expect(hooked.status).toBe(0);
+    expect((JSON.parse(hooked.stdout) as { systemMessage: string }).systemMessage).toMatch(
+      /^fact-tracker: store_url: session dir-session: --sessions-dir is an address with USER:PASSWORD@HOST credentials/u,
+    );
+    expect(served.stderr + hooked.stdout + hooked.stderr).not.toContain('S3cret');
+    expect(readdirSync(cwd, { recursive: true }).filter((name) => String(name).includes('S3cret'))).toEqual([]);
   });
 
   it('names a dash-word holding a value by its option only, never the value, and refuses a store it cannot read', async () => {

@@ -51,6 +51,25 @@ describe('chooseStore on addresses and folders', () => {
       expect([store, choose(store)]).toEqual([store, E.right({ kind: 'folder', directory: store, from: 'option' })]);
   });
 
+  it('refuses as --sessions-dir a PostgreSQL URL, and what --store refuses as a mistyped address, never repeating it; takes a folder', () => {
+    for (const sessionsDir of [
+      'postgres://user:pw-S3cret@db.example/facts',
+      'postgresql://user@db.example/facts',
+      'user:pw-S3cret@db.example/facts',
+      'postgres:/user:pw-S3cret@db.example/facts',
+      'dbname=facts password=pw-S3cret',
+    ]) {
+      const chosen = chooseStore({ sessionsDir }, undefined);
+      expect([sessionsDir, E.isLeft(chosen) && chosen.left.code]).toEqual([sessionsDir, 'store_url']);
+      expect(E.isLeft(chosen) && chosen.left.message).toMatch(/^--sessions-dir /u);
+      expect(E.isLeft(chosen) && chosen.left.message).not.toContain('S3cret');
+    }
+    for (const sessionsDir of ['logs/sessions', './a:b@c', '/srv/postgres:x'])
+      expect(chooseStore({ sessionsDir }, undefined)).toEqual(
+        E.right({ kind: 'folder', directory: sessionsDir, from: 'option' }),
+      );
+  });
+
   it("says which stores hold a password: a URL's, or one of a mistyped address", () => {
     for (const store of [
       'postgres://app:pw@db/facts',

@@ -47,6 +47,29 @@ describe('arguments that are not of their kind', () => {
     );
   });
 
+  it('a schema option that is not a string is answered store_url by the stores, migrate and schemaVersion, never thrown', async () => {
+    const url = 'postgres://u@127.0.0.1:1/db';
+    for (const schema of [5, {}, ['x'], true]) {
+      const options = { schema } as never;
+      const message = `the schema name is ${Array.isArray(schema) ? 'an array' : typeof schema === 'object' ? 'an object' : `a ${typeof schema}`}, not a string`;
+      expect(await postgresSessionStore(url, options).list()).toEqual(E.left({ code: 'store_url', message }));
+      expect(await postgresNotesStore(url, options).load('maya', 's1')).toEqual(
+        E.left({ code: 'unavailable', message: `store_url: ${message}` }),
+      );
+      expect(await migrate(url, options)).toEqual(E.left({ code: 'store_url', message }));
+      expect(await schemaVersion(url, options)).toEqual(E.left({ code: 'store_url', message }));
+    }
+  });
+
+  it('schemaSql refuses with a TypeError a schema name the stores refuse, so none is written into the script', () => {
+    for (const schema of ['x\nDROP TABLE users; --', "x' || pg_sleep(1) || '", 'Upper', 'pg_own', 5, {}]) {
+      expect(() => schemaSql({ schema } as never)).toThrow(
+        expect.objectContaining({ name: 'TypeError', message: expect.stringMatching(/^the schema name /u) as unknown }),
+      );
+    }
+    expect(schemaSql({ schema: 'team_facts' })).toMatch(/^-- session-fact-tracker: the schema team_facts, /u);
+  });
+
   it('the URL predicate names a text that is none, and the parser refuses it as no URL', () => {
     expect(() => isPostgresUrl(null as never)).toThrow(
       expect.objectContaining({ name: 'TypeError', message: 'the text is null, not a string' }),

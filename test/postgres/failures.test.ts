@@ -46,6 +46,37 @@ describe('a PostgreSQL address', () => {
       expect(E.isLeft(parsed) && parsed.left.message).not.toContain('s3cret');
     }
   });
+
+  it('has the parameters the driver reads before it connects checked: a port= out of range, an unknown ssl= or sslnegotiation=', () => {
+    const base = 'postgres://app:s3cret@db:5432/memory?';
+    for (const query of [
+      'port=99999',
+      'port=abc',
+      'port=-1',
+      'port=70000',
+      'port=0',
+      'port=5432&port=1e3',
+      'ssl=foo',
+      'ssl=false',
+      'sslnegotiation=s3cret',
+    ]) {
+      const parsed = parsePostgresUrl(`${base}${query}`);
+      expect(E.isLeft(parsed) && parsed.left.code, query).toBe('store_url');
+      expect(E.isLeft(parsed) && parsed.left.message, query).toMatch(
+        /^the store URL's (port|ssl|sslnegotiation)= parameter/u,
+      );
+      expect(E.isLeft(parsed) && parsed.left.message).not.toContain('s3cret');
+    }
+    for (const query of [
+      'port=6432',
+      'port=',
+      'ssl=true',
+      'ssl=no-verify',
+      'ssl=x&sslmode=require',
+      'sslnegotiation=direct',
+    ])
+      expect(E.isRight(parsePostgresUrl(`${base}${query}`)), query).toBe(true);
+  });
 });
 
 describe('a PostgreSQL failure', () => {
@@ -138,6 +169,36 @@ describe('a PostgreSQL failure', () => {
     ['a deadlock', thrown('deadlock detected', { code: '40P01' }), 'io', true, true],
     ['a full disk', thrown('could not extend file', { code: '53100' }), 'io', false, true],
     ['a closed store', thrown('Cannot use a pool after calling end on the pool'), 'io', false, true],
+    [
+      'a client key that is no key (sslkey=)',
+      thrown('error:1E08010C:DECODER routines::unsupported', { code: 'ERR_OSSL_UNSUPPORTED' }),
+      'store_url',
+      false,
+      true,
+    ],
+    [
+      'a server certificate the URL does not trust',
+      thrown('self-signed certificate', { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }),
+      'store_url',
+      false,
+      true,
+    ],
+    [
+      'a server certificate for another host',
+      thrown("Hostname/IP does not match certificate's altnames", { code: 'ERR_TLS_CERT_ALTNAME_INVALID' }),
+      'store_url',
+      false,
+      true,
+    ],
+    [
+      'a port out of range (PGPORT)',
+      Object.assign(new RangeError('Port should be >= 0 and < 65536. Received type number (99999).'), {
+        code: 'ERR_SOCKET_BAD_PORT',
+      }),
+      'store_url',
+      false,
+      true,
+    ],
     ['a bug', new TypeError('x is not a function'), 'internal', false, true],
   ])('%s: %s, transient %s, answered %s', (_name, error, code, transient, answered) => {
     const classified = classifyError(error, context);

@@ -153,6 +153,8 @@ export interface TestServer {
   /** The superuser's URL, password included, to the database `database`. */
   url(database?: string, user?: string, password?: string): string;
   readonly port: number;
+  /** The folder of the server's data, its socket, and with `tls` its certificate (`server.crt`). */
+  readonly folder: string;
   /** Runs SQL as the superuser on the database `postgres`. */
   admin(sql: string, values?: ReadonlyArray<unknown>): Promise<pg.QueryResult>;
   /** A new empty database, and its URL. */
@@ -162,8 +164,37 @@ export interface TestServer {
   stop(): void;
 }
 
+/** How a test server is started. */
+export interface ServerOptions {
+  /**
+   * TLS on, with a self-signed certificate for 127.0.0.1 (`server.crt` in the server's `folder`), and
+   * a handshake left unfinished kept for 10 minutes (`authentication_timeout`), not one.
+   */
+  readonly tls?: boolean;
+}
+
+/** The settings that turn TLS on, with a new self-signed certificate in `folder` (made with `openssl`). */
+const tlsSettings = (folder: string): string[] => {
+  const certificate = join(folder, 'server.crt');
+  const key = join(folder, 'server.key');
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1'].concat([
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      key,
+      '-out',
+      certificate,
+    ]),
+    { stdio: 'ignore' },
+  );
+  if (user!.uid >= 0) for (const file of [certificate, key]) chownSync(file, user!.uid, user!.gid);
+  return ['-c ssl=on', `-c ssl_cert_file=${certificate}`, `-c ssl_key_file=${key}`, '-c authentication_timeout=600'];
+};
+
 /** Starts a server in a new temporary folder (call only when `postgresUnavailable` is undefined). */
-export const startPostgresServer = async (): Promise<TestServer> => {
+export const startPostgresServer = async (options: ServerOptions = {}): Promise<TestServer> => {
   const folder = serverFolder(join(tmpdir(), 'fact-tracker-pg-'));
   const data = join(folder, 'data');
   await newDataFolder(data);
@@ -178,6 +209,7 @@ export const startPostgresServer = async (): Promise<TestServer> => {
     '-c full_page_writes=off',
     '-c max_connections=60',
     '-c shared_buffers=32MB',
+    ...(options.tls === true ? tlsSettings(folder) : []),
   ].join(' ');
   const start = (): void => {
     runAs('pg_ctl', ['-D', data, '-l', join(folder, 'log'), '-w', '-t', '60', '-o', settings, 'start']);
@@ -192,6 +224,7 @@ export const startPostgresServer = async (): Promise<TestServer> => {
   return {
     url,
     port,
+    folder,
     admin: (sql, values) => pool.query(sql, values as unknown[]),
     createDatabase: async () => {
       databases += 1;

@@ -4,7 +4,7 @@
  * say why in one line and are skipped; the rest of the suite runs.
  */
 import { afterAll, beforeAll } from 'vitest';
-import { postgresUnavailable, startPostgresServer, type TestServer } from './localServer.js';
+import { postgresUnavailable, type ServerOptions, startPostgresServer, type TestServer } from './localServer.js';
 
 export { PASSWORD, postgresUnavailable, type TestServer } from './localServer.js';
 
@@ -14,10 +14,10 @@ if (postgresUnavailable !== undefined) console.warn(`PostgreSQL tests skipped: $
  * A server for the test file that calls it: started before its first test, stopped after its
  * last. Use it inside `describe.skipIf(postgresUnavailable !== undefined)`.
  */
-export const usePostgres = (): { readonly server: () => TestServer } => {
+export const usePostgres = (options: ServerOptions = {}): { readonly server: () => TestServer } => {
   let server: TestServer | undefined;
   beforeAll(async () => {
-    if (postgresUnavailable === undefined) server = await startPostgresServer();
+    if (postgresUnavailable === undefined) server = await startPostgresServer(options);
   }, 120_000);
   afterAll(() => server?.stop());
   return {

@@ -54,6 +54,42 @@ const sessionIds = async (
   return listed.right;
 };
 
+/** How many sessions one page of `resources/list` names: its `nextCursor` gives the next page. */
+const SESSIONS_PER_PAGE = 200;
+
+const SCHEMAS_METADATA = {
+  title: 'Dispatch result schemas',
+  description: `What a subagent must print at the end of its answer: JSON between a line ${BEGIN_MARKER} and a line ${END_MARKER}, valid against the schema of its role.`,
+  mimeType: 'application/json',
+};
+
+const SESSION_METADATA = {
+  title: 'Session snapshot',
+  description: 'A session: its event count, the lines its log could not apply, and its valid facts (bounded).',
+  mimeType: 'application/json',
+};
+
+/**
+ * One page of `resources/list`: the schemas first, then the sessions in the order of their ids,
+ * `SESSIONS_PER_PAGE` at a time, from the first id after `cursor` (the last id of the page
+ * before), so a session made or deleted between two pages moves no other one onto or off a page.
+ */
+const resourcesPage = (ids: ReadonlyArray<string>, cursor: string | undefined) => {
+  const after = cursor === undefined ? [...ids].sort() : [...ids].sort().filter((id) => id > cursor);
+  const page = after.slice(0, SESSIONS_PER_PAGE);
+  return {
+    resources: [
+      ...(cursor === undefined ? [{ uri: SCHEMAS_URI, name: 'dispatch-result-schemas', ...SCHEMAS_METADATA }] : []),
+      ...page.map((id) => ({
+        ...SESSION_METADATA,
+        uri: SESSION_URI_TEMPLATE.replace('{sessionId}', id),
+        name: `session ${id}`,
+      })),
+    ],
+    ...(after.length > page.length ? { nextCursor: page.at(-1)! } : {}),
+  };
+};
+
 /** Registers the resources on `server`, over the sessions of `session`; snapshots are bounded like tool answers. */
 export const registerResources = (
   server: McpServer,
@@ -64,46 +100,26 @@ export const registerResources = (
   },
 ): void => {
   const { maxTokens, countTokens } = options;
-  server.registerResource(
-    'dispatch-result-schemas',
-    SCHEMAS_URI,
-    {
-      title: 'Dispatch result schemas',
-      description: `What a subagent must print at the end of its answer: JSON between a line ${BEGIN_MARKER} and a line ${END_MARKER}, valid against the schema of its role.`,
-      mimeType: 'application/json',
-    },
-    async (uri) => ({
-      contents: [
-        {
-          uri: uri.href,
-          mimeType: 'application/json',
-          text: JSON.stringify({
-            begin: BEGIN_MARKER,
-            end: END_MARKER,
-            implementer: dispatchResultJsonSchema('implementer'),
-            reviewer: dispatchResultJsonSchema('reviewer'),
-          }),
-        },
-      ],
-    }),
-  );
+  server.registerResource('dispatch-result-schemas', SCHEMAS_URI, SCHEMAS_METADATA, async (uri) => ({
+    contents: [
+      {
+        uri: uri.href,
+        mimeType: 'application/json',
+        text: JSON.stringify({
+          begin: BEGIN_MARKER,
+          end: END_MARKER,
+          implementer: dispatchResultJsonSchema('implementer'),
+          reviewer: dispatchResultJsonSchema('reviewer'),
+        }),
+      },
+    ],
+  }));
 
   server.registerResource(
     'session-snapshot',
-    new ResourceTemplate(SESSION_URI_TEMPLATE, {
-      list: async () => ({
-        resources: (await sessionIds(options)).slice(0, 200).map((id) => ({
-          uri: SESSION_URI_TEMPLATE.replace('{sessionId}', id),
-          name: `session ${id}`,
-          mimeType: 'application/json',
-        })),
-      }),
-    }),
-    {
-      title: 'Session snapshot',
-      description: 'A session: its event count, the lines its log could not apply, and its valid facts (bounded).',
-      mimeType: 'application/json',
-    },
+    // Listed by the handler below, in pages.
+    new ResourceTemplate(SESSION_URI_TEMPLATE, { list: undefined }),
+    SESSION_METADATA,
     async (uri, variables) => {
       const id = variables['sessionId'];
       const live = await session(typeof id === 'string' ? id : '', false);
@@ -114,5 +130,11 @@ export const registerResources = (
       if (E.isLeft(answer)) throw new ResourceNotFoundError(uri.href, `${answer.left.code}: ${answer.left.message}`);
       return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(answer.right) }] };
     },
+  );
+  // The SDK's resources/list gives a template's list no cursor and drops its nextCursor: a store of
+  // many sessions is listed here, a page at a time.
+  server.server.removeRequestHandler('resources/list');
+  server.server.setRequestHandler('resources/list', async (request) =>
+    resourcesPage(await sessionIds(options), request.params?.cursor),
   );
 };

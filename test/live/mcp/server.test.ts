@@ -119,6 +119,31 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
     });
   });
 
+  it('lists every session of a store, 200 a page, each page naming the next by its nextCursor', async () => {
+    const project = tempDir('mcp-many-');
+    mkdirSync(join(project, '.fact-tracker', 'sessions'), { recursive: true });
+    const ids = Array.from({ length: 450 }, (_, i) => `s${String(i).padStart(3, '0')}`);
+    for (const id of ids) writeFileSync(join(project, '.fact-tracker', 'sessions', `${id}.jsonl`), '');
+    const many = await connect(project);
+    try {
+      // The client follows each page's nextCursor to the end.
+      expect((await many.client.listResources()).resources.map((resource) => resource.uri)).toEqual([
+        'fact-tracker://schemas/dispatch-result',
+        ...ids.map((id) => `fact-tracker://sessions/${id}`),
+      ]);
+      const first = await many.client.request({ method: 'resources/list', params: {} });
+      expect([first.resources.length, first.nextCursor]).toEqual([201, 's199']);
+      const last = await many.client.request({ method: 'resources/list', params: { cursor: 's399' } });
+      expect([last.resources.length, last.resources[0]?.name, last.nextCursor]).toEqual([
+        50,
+        'session s400',
+        undefined,
+      ]);
+    } finally {
+      await many.client.close();
+    }
+  });
+
   it('lists no session through a sessions folder that leads out of the project: resources/list is refused as every tool is', async () => {
     const project = tempDir('mcp-linked-');
     const outside = tempDir('mcp-outside-');
