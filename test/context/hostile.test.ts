@@ -173,6 +173,23 @@ describe.concurrent('1. writes never leave the repository through a symbolic lin
     expect(show.stdout).toContain('git ignores it: ctx/.gitignore:');
   });
 
+  it('with data/context a committed link to the repository root, every command refuses it in one line and writes nothing', async () => {
+    const repo = makeRepo();
+    mkdirSync(join(repo, 'data'));
+    symlinkSync('..', join(repo, 'data', 'context'));
+    commitAll(repo, 'a link to the root');
+    // Nothing new, nothing changed: git sees the working tree as committed.
+    for (const args of [['checkpoint', '--summary', 'S'], ['show'], ['bundle']]) {
+      const ran = await runIn(repo, ['context', ...args]);
+      expect(ran.status).toBe(1);
+      expect(ran.stderr).toMatch(
+        /data\/context is a symbolic link to the repository root: the context needs a folder of its own/u,
+      );
+      expect(ran.stderr.trim().split('\n')).toHaveLength(1);
+    }
+    expect(git(repo, 'status', '--porcelain', '--ignored')).toBe('');
+  });
+
   it('with data/context a committed link to src, changes under src still make the summary stale', async () => {
     const repo = makeRepo();
     mkdirSync(join(repo, 'data'));

@@ -158,7 +158,8 @@ export const confineToRoot = async (
 /**
  * The folder `relative` (under `root`) leads to, named from the real root with `/` as git
  * names paths: `data/context`, or `ctx` when `data/context` is a link to `../ctx` (a link
- * `confineToRoot` accepted, so it stays inside). A part not there yet is taken as named.
+ * `confineToRoot` accepted, so it stays inside). A part not there yet is taken as named; `''`
+ * when it leads to the repository root itself.
  */
 export const resolvedRelative = async (root: string, relative: ReadonlyArray<string>): Promise<string> => {
   const realRoot = await fs.realpath(root).catch(() => path.resolve(root));
@@ -172,9 +173,8 @@ export const resolvedRelative = async (root: string, relative: ReadonlyArray<str
     real = next;
   }
   const named = path.relative(realRoot, real);
-  return named === '' || named.startsWith('..') || path.isAbsolute(named)
-    ? relative.join('/')
-    : named.split(path.sep).join('/');
+  if (named === '') return '';
+  return named.startsWith('..') || path.isAbsolute(named) ? relative.join('/') : named.split(path.sep).join('/');
 };
 
 const exists = (file: string): Promise<boolean> =>

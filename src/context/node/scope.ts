@@ -116,11 +116,17 @@ const CHECKED_NAMES = (kind: ContextKind): ReadonlyArray<string> => {
   return [names.json, `${names.json}.lock`, names.dashboard, names.sessions, '.gitignore'];
 };
 
-/** Refuses when any path of `kind` would lead out of the repository at `root` through a symbolic link. */
+/** Refuses when any path of `kind` would lead out of the repository at `root` through a symbolic link, or the folder is the root itself. */
 export const confine = async (root: string, kind: ContextKind): Result<void> => {
   const directory = CONTEXT_DIRECTORY.split('/');
   const inDirectory = await confineToRoot(root, directory);
   if (E.isLeft(inDirectory)) return inDirectory;
+  // The root's own .gitignore and files would pass for the context's: its folder must be one of its own.
+  if ((await resolvedRelative(root, directory)) === '')
+    return E.left({
+      code: 'unsafe_path',
+      message: `${CONTEXT_DIRECTORY} is a symbolic link to the repository root: the context needs a folder of its own (point the link at one inside the repository, such as ../ctx, or put a real folder in its place)`,
+    });
   for (const name of CHECKED_NAMES(kind)) {
     const file = await confineToRoot(root, [...directory, name]);
     if (E.isLeft(file)) return file;

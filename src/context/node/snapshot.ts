@@ -4,7 +4,7 @@
  * tracked files' content with the working tree's edits, its new files git does not ignore and
  * the submodules' own states in it.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
@@ -52,7 +52,31 @@ const LARGEST_HASHED_NEW_FILE = 16 * 1024 * 1024;
  * checkout elsewhere gives the same verdict; a `touch` reads as an edit, which only asks for a
  * new checkpoint.
  */
-const statSignature = (stat: BigIntStats): string => `${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
+const statSignature = (stat: BigIntStats, readFrom: bigint): string =>
+  isUnsettled(stat, readFrom) ? `unsettled:${randomUUID()}` : `${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
+
+/**
+ * The tick of a file's times: a filesystem that keeps whole seconds (ext2 or ext3 with small
+ * inodes, some network ones; FAT keeps two) gives both times without nanoseconds; the others
+ * take them from the kernel's coarse clock, which moves a jiffy (at most 10 ms) at a time.
+ */
+const timeTick = (stat: BigIntStats): bigint =>
+  stat.mtimeNs % 1_000_000_000n === 0n && stat.ctimeNs % 1_000_000_000n === 0n ? 2_000_000_000n : 10_000_000n;
+
+/**
+ * True when a file's times are too recent to vouch for its content (git's "racily clean" file):
+ * written or changed within a tick of `readFrom` (the clock, in nanoseconds, just before its
+ * times were read) or later, so an edit that keeps its size, made after this read in the same
+ * tick, would leave both times as they are. Such a file counts as changed at every later read
+ * (its signature never repeats): a checkpoint over it is stale next time, never wrongly verified.
+ */
+const isUnsettled = (stat: BigIntStats, readFrom: bigint): boolean => {
+  const latest = stat.mtimeNs > stat.ctimeNs ? stat.mtimeNs : stat.ctimeNs;
+  return latest >= readFrom - timeTick(stat);
+};
+
+/** The wall clock in nanoseconds, as file times are kept. */
+const clockNs = (): bigint => BigInt(Date.now()) * 1_000_000n;
 
 /** The entry at `file` without following a link, its times to the nanosecond; undefined when it cannot be seen. */
 const lstatExact = (file: Buffer): Promise<BigIntStats | undefined> =>
@@ -158,12 +182,13 @@ const workingFiles = async (
     else files.push({ path: file, blob: 'not a regular file' });
   }
   for (const file of untracked) {
+    const readFrom = clockNs();
     const stat = await lstatExact(pathUnder(root, file));
     if (stat === undefined || !(stat.isSymbolicLink() || stat.isFile())) continue;
     // git records a new file as executable by its owner's execute bit alone.
     const mode = stat.isSymbolicLink() ? '120000' : (stat.mode & 0o100n) === 0n ? '100644' : '100755';
     if (stat.isFile() && stat.size > LARGEST_HASHED_NEW_FILE)
-      files.push({ path: file, blob: `stat:${statSignature(stat)}`, mode });
+      files.push({ path: file, blob: `stat:${statSignature(stat, readFrom)}`, mode });
     else {
       modes.set(file, mode);
       (stat.isSymbolicLink() ? links : regular).push(file);
@@ -179,8 +204,10 @@ const workingFiles = async (
   const untrackedSet = new Set(untracked);
   for (const file of regular) {
     if (hashes.right.has(file)) continue;
+    const readFrom = clockNs();
     const stat = await lstatExact(pathUnder(root, file));
-    if (stat !== undefined) files.push({ path: file, blob: `unreadable:${statSignature(stat)}`, ...withMode(file) });
+    if (stat !== undefined)
+      files.push({ path: file, blob: `unreadable:${statSignature(stat, readFrom)}`, ...withMode(file) });
     else if (!untrackedSet.has(file)) files.push({ path: file, blob: null });
   }
   for (const submodule of tree.submodules) {
