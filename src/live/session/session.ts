@@ -416,7 +416,7 @@ const open = async (
           handed = { key: plan.right.key, recorded: plan.right.recorded };
           const appended = await store.append(id, state.lines, [plan.right.text]);
           if (E.isLeft(appended)) {
-            unanswered = appended.left.unanswered === true ? plan.right.recorded : undefined;
+            if (appended.left.unanswered === true) unanswered = plan.right.recorded;
             if (appended.left.code === 'conflict' && tries < APPEND_ATTEMPTS) continue;
             return appended;
           }

@@ -304,6 +304,48 @@ describe('a live session over a store whose append lands but whose answer is los
   });
 });
 
+describe('a live session whose unanswered append lands only after its next read', () => {
+  it('answers its own event as written, though the retry met it as another append', async () => {
+    // The append is left unanswered and its line committed late, after the retry's read: the
+    // retry's append is then refused as an ordinary conflict, and the read after finds the line.
+    const inner = memorySessionStore();
+    const late: { armed: boolean; pending?: () => Promise<unknown> } = { armed: false };
+    const store: SessionStore = {
+      ...inner,
+      read: async (id, after, follower) => {
+        const read = await inner.read(id, after, follower);
+        const pending = late.pending;
+        late.pending = undefined;
+        await pending?.();
+        return read;
+      },
+      append: async (id, expected, lines, follower) => {
+        if (!late.armed) return inner.append(id, expected, lines, follower);
+        late.armed = false;
+        late.pending = () => inner.append(id, expected, lines);
+        return E.left({
+          code: 'conflict',
+          message: 'the connection ended before the server answered',
+          unanswered: true,
+        });
+      },
+    };
+    const opened = await openSession('late', { store, clock: () => 5_000 });
+    if (E.isLeft(opened)) throw new Error(opened.left.message);
+    const session = opened.right;
+    late.armed = true;
+    const ingested = await session.ingestResult({
+      role: 'implementer',
+      taskId: '1',
+      output: implementer('1', ['b.ts']),
+    });
+    if (E.isLeft(ingested)) throw new Error(ingested.left.message);
+    expect([ingested.right.line, ingested.right.duplicate]).toEqual([1, false]);
+    expect(ingested.right.facts.map((fact) => fact.subject)).toContain('b.ts');
+    expect((await logOf(store, 'late')).split('\n')).toHaveLength(1);
+  });
+});
+
 describe('a live session whose append loses the race to the same event sent by another writer', () => {
   /**
    * The memory store, whose next append is beaten by another writer that appends the same lines
