@@ -59,10 +59,13 @@ const wrongParameter = (parameters: URLSearchParams): string | undefined => {
     port === '' || (/^[0-9]{1,5}$/u.test(port) && Number(port) >= 1 && Number(port) <= 65_535);
   if (!parameters.getAll('port').every(isPort)) return 'port= parameter is not a port (a whole number from 1 to 65535)';
   const tlsObject = TLS_FILE_PARAMETERS.some((name) => parameters.getAll(name).some((value) => value !== ''));
-  if (!tlsObject && !parameters.getAll('ssl').every((ssl) => SSL_VALUES.has(ssl)))
+  // An empty ssl= or sslnegotiation= is none, as the driver reads it (a template's unset variable).
+  if (!tlsObject && !parameters.getAll('ssl').every((ssl) => ssl === '' || SSL_VALUES.has(ssl)))
     return 'ssl= parameter is not one of true, 1, 0 or no-verify (or give sslmode=)';
   if (
-    !parameters.getAll('sslnegotiation').every((negotiation) => negotiation === 'postgres' || negotiation === 'direct')
+    !parameters
+      .getAll('sslnegotiation')
+      .every((negotiation) => negotiation === '' || negotiation === 'postgres' || negotiation === 'direct')
   )
     return 'sslnegotiation= parameter is neither postgres nor direct';
   return undefined;

@@ -74,6 +74,9 @@ describe('a PostgreSQL address', () => {
       'ssl=no-verify',
       'ssl=x&sslmode=require',
       'sslnegotiation=direct',
+      // Empty: none, as the driver reads it (a template's unset variable).
+      'ssl=',
+      'sslnegotiation=',
     ])
       expect(E.isRight(parsePostgresUrl(`${base}${query}`)), query).toBe(true);
   });
