@@ -2,7 +2,13 @@
  * The two resources: the dispatch-result schemas (what a subagent must print) and a session's
  * snapshot (its event count, the lines its log could not apply, its valid facts, bounded).
  */
-import { type McpServer, ResourceNotFoundError, ResourceTemplate } from '@modelcontextprotocol/server';
+import {
+  type McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  ResourceTemplate,
+} from '@modelcontextprotocol/server';
 import * as E from 'fp-ts/lib/Either.js';
 import { dispatchResultJsonSchema } from '../../core/extract/contract.js';
 import { BEGIN_MARKER, END_MARKER } from '../../core/extract/parse.js';
@@ -10,6 +16,7 @@ import { selectAllFacts, selectFactsWhere, selectValidCount } from '../../core/s
 import type { FactStore } from '../../core/store/state.js';
 import type { SessionPool } from '../session/pool.js';
 import { fileSessionStore } from '../session/files.js';
+import { parseSessionId } from '../session/id.js';
 import type { LiveSession, SessionOptions } from '../session/session.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
 import { fitAnswer } from './answer.js';
@@ -54,8 +61,24 @@ const sessionIds = async (
   return listed.right;
 };
 
-/** How many sessions one page of `resources/list` names: its `nextCursor` gives the next page. */
-const SESSIONS_PER_PAGE = 200;
+/**
+ * How many sessions one page of `resources/list` names: its `nextCursor` gives the next page. An
+ * MCP client follows at most 64 pages by default, so a list of 64,000 sessions is read whole.
+ */
+const SESSIONS_PER_PAGE = 1_000;
+/** What starts a cursor this server gives: the last session id of the page before follows it. */
+const CURSOR_PREFIX = 'after:';
+
+/** The session id after which the page `cursor` asks for starts; a cursor this server never gives is invalid params. */
+const cursorId = (cursor: string): string => {
+  const id = cursor.startsWith(CURSOR_PREFIX) ? cursor.slice(CURSOR_PREFIX.length) : undefined;
+  if (id === undefined || E.isLeft(parseSessionId(id)))
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      'Invalid params for resources/list: the cursor is not one this server gave (give the nextCursor of a page, or none for the first)',
+    );
+  return id;
+};
 
 const SCHEMAS_METADATA = {
   title: 'Dispatch result schemas',
@@ -75,7 +98,8 @@ const SESSION_METADATA = {
  * before), so a session made or deleted between two pages moves no other one onto or off a page.
  */
 const resourcesPage = (ids: ReadonlyArray<string>, cursor: string | undefined) => {
-  const after = cursor === undefined ? [...ids].sort() : [...ids].sort().filter((id) => id > cursor);
+  const from = cursor === undefined ? undefined : cursorId(cursor);
+  const after = from === undefined ? [...ids].sort() : [...ids].sort().filter((id) => id > from);
   const page = after.slice(0, SESSIONS_PER_PAGE);
   return {
     resources: [
@@ -86,7 +110,7 @@ const resourcesPage = (ids: ReadonlyArray<string>, cursor: string | undefined) =
         name: `session ${id}`,
       })),
     ],
-    ...(after.length > page.length ? { nextCursor: page.at(-1)! } : {}),
+    ...(after.length > page.length ? { nextCursor: `${CURSOR_PREFIX}${page.at(-1)!}` } : {}),
   };
 };
 

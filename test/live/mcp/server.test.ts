@@ -119,10 +119,10 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
     });
   });
 
-  it('lists every session of a store, 200 a page, each page naming the next by its nextCursor', async () => {
+  it('lists every session of a store, 1,000 a page, each page naming the next by its nextCursor, and refuses a cursor it never gave', async () => {
     const project = tempDir('mcp-many-');
     mkdirSync(join(project, '.fact-tracker', 'sessions'), { recursive: true });
-    const ids = Array.from({ length: 450 }, (_, i) => `s${String(i).padStart(3, '0')}`);
+    const ids = Array.from({ length: 2_450 }, (_, i) => `s${String(i).padStart(4, '0')}`);
     for (const id of ids) writeFileSync(join(project, '.fact-tracker', 'sessions', `${id}.jsonl`), '');
     const many = await connect(project);
     try {
@@ -132,13 +132,19 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
         ...ids.map((id) => `fact-tracker://sessions/${id}`),
       ]);
       const first = await many.client.request({ method: 'resources/list', params: {} });
-      expect([first.resources.length, first.nextCursor]).toEqual([201, 's199']);
-      const last = await many.client.request({ method: 'resources/list', params: { cursor: 's399' } });
+      expect([first.resources.length, first.nextCursor]).toEqual([1_001, 'after:s0999']);
+      const last = await many.client.request({ method: 'resources/list', params: { cursor: 'after:s1999' } });
       expect([last.resources.length, last.resources[0]?.name, last.nextCursor]).toEqual([
-        50,
-        'session s400',
+        450,
+        'session s2000',
         undefined,
       ]);
+      // A cursor this server never gives is invalid params, not an empty or a wrong page.
+      for (const cursor of ['zzz', '', 's0999', 'after:', 'after:../x'])
+        await expect(
+          many.client.request({ method: 'resources/list', params: { cursor } }),
+          JSON.stringify(cursor),
+        ).rejects.toThrow(/cursor is not one this server gave/u);
     } finally {
       await many.client.close();
     }

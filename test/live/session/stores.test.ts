@@ -309,7 +309,10 @@ describe('a live session whose unanswered append lands only after its next read'
     // The append is left unanswered and its line committed late, after the retry's read: the
     // retry's append is then refused as an ordinary conflict, and the read after finds the line.
     const inner = memorySessionStore();
-    const late: { armed: boolean; pending?: () => Promise<unknown> } = { armed: false };
+    const late: { armed: boolean; pending: (() => Promise<unknown>) | undefined } = {
+      armed: false,
+      pending: undefined,
+    };
     const store: SessionStore = {
       ...inner,
       read: async (id, after, follower) => {
