@@ -153,11 +153,16 @@ export const readLog = async (
       const breakRest = seen.at(-1) === CARRIAGE_RETURN && bytes[0] === NEWLINE ? 1 : 0;
       // A line break byte never occurs inside a multi-byte UTF-8 sequence: the cut is always clean.
       const complete = bytes.subarray(breakRest, consumed);
+      // Decoded when first asked for: an export wants the bytes only, and a log over V8's longest
+      // string (512 MiB) can still be exported.
+      let text: string | undefined;
       return E.right({
         exists: true,
         identity,
         size: stat.size < offset ? stat.size : offset + bytes.length,
-        text: complete.toString('utf8'),
+        get text() {
+          return (text ??= complete.toString('utf8'));
+        },
         bytes: complete,
         consumed,
         tail: bytes.length - consumed,
