@@ -28,13 +28,6 @@ interface Stored {
 const readStored = (repo: string): { contexts: Stored[] } =>
   JSON.parse(readFileSync(join(repo, ...CONTEXT_JSON), 'utf8')) as { contexts: Stored[] };
 
-/** Edits branch `branch`'s context in the file by hand, as a teammate or a hostile commit might. */
-const editStored = (repo: string, branch: string, edit: (context: Stored) => void): void => {
-  const stored = readStored(repo);
-  edit(stored.contexts.find((entry) => entry.key.branch === branch)!);
-  writeFileSync(join(repo, ...CONTEXT_JSON), `${JSON.stringify(stored, null, 2)}\n`);
-};
-
 /** What branch `branch`'s context holds: the users' rules, steps and decisions, each sorted. */
 const heldOn = (repo: string, branch: string) => {
   const context = readStored(repo).contexts.find((stored) => stored.key.branch === branch);
@@ -64,65 +57,28 @@ const mergeBranch = async (repo: string, branch: string): Promise<void> => {
   }
 };
 
-/**
- * Main's context with a rule, a step and a decision; branch `branch` started from a copy of it,
- * adds `question` and is merged back into main, where the checkout ends.
- */
-const mergedBack = async (branch: string, question: string): Promise<string> => {
-  const repo = makeRepo();
-  await context(
-    repo,
-    'checkpoint',
-    '--summary',
-    'S',
-    '--pin',
-    'Rule A',
-    '--step',
-    'Main step',
-    '--decision',
-    'Main question?',
-  );
-  commitAll(repo, 'main context');
-  git(repo, 'checkout', '-q', '-b', branch);
-  await context(repo, 'move', '--from', 'main');
-  await context(repo, 'checkpoint', '--decision', question);
-  commitAll(repo, `${branch} work`);
-  git(repo, 'checkout', '-q', 'main');
-  await mergeBranch(repo, branch);
-  return repo;
-};
-
-/** Main's context with a summary alone, committed; the checkout on a new branch feature holding a copy of it, not committed. */
-const featureFromMain = async (): Promise<string> => {
-  const repo = makeRepo();
-  await context(repo, 'checkpoint', '--summary', 'S');
-  commitAll(repo, 'main context');
-  git(repo, 'checkout', '-q', '-b', 'feature');
-  await context(repo, 'move', '--from', 'main');
-  return repo;
-};
-
-/**
- * On branch `branch` (checked out), a fresh context asks `question`; merged into main and moved
- * in, it meets no common ancestor, and main keeps everything: its own, `earlier` and `question`.
- */
-const freshContextMovedIn = async (repo: string, branch: string, question: string, earlier: string): Promise<void> => {
-  await context(repo, 'checkpoint', '--summary', 'Fresh', '--decision', question);
-  commitAll(repo, `${branch} fresh`);
-  git(repo, 'checkout', '-q', 'main');
-  await mergeBranch(repo, branch);
-  const note = await context(repo, 'move', '--from', branch);
-  expect(note).not.toMatch(/common ancestor/u);
-  expect(heldOn(repo, 'main')).toMatchObject({
-    rules: ['Rule A'],
-    steps: ['Main step'],
-    decisions: [earlier, 'Main question?', question].sort(),
-  });
-};
-
 describe.concurrent('move --from and the ancestor it merges against', SLOW, () => {
   it('a record left from a context since removed is no ancestor: a long-lived branch taken in twice keeps all of main', async () => {
-    const repo = await mergedBack('develop', 'Develop question?');
+    const repo = makeRepo();
+    await context(
+      repo,
+      'checkpoint',
+      '--summary',
+      'S',
+      '--pin',
+      'Rule A',
+      '--step',
+      'Main step',
+      '--decision',
+      'Main question?',
+    );
+    commitAll(repo, 'main context');
+    git(repo, 'checkout', '-q', '-b', 'develop');
+    await context(repo, 'move', '--from', 'main');
+    await context(repo, 'checkpoint', '--decision', 'Develop question?');
+    commitAll(repo, 'develop work');
+    git(repo, 'checkout', '-q', 'main');
+    await mergeBranch(repo, 'develop');
     await context(repo, 'move', '--from', 'develop', '--remove-source');
     commitAll(repo, 'main takes develop in');
     // develop's context is gone from main, so nothing records it.
@@ -131,27 +87,71 @@ describe.concurrent('move --from and the ancestor it merges against', SLOW, () =
     git(repo, 'checkout', '-q', 'develop');
     await mergeBranch(repo, 'main');
     expect(readStored(repo).contexts.map((stored) => stored.key.branch)).toEqual(['main']);
-    await freshContextMovedIn(repo, 'develop', 'Next question?', 'Develop question?');
+    await context(repo, 'checkpoint', '--summary', 'Next iteration', '--decision', 'Next question?');
+    commitAll(repo, 'develop next');
+    git(repo, 'checkout', '-q', 'main');
+    await mergeBranch(repo, 'develop');
+    const note = await context(repo, 'move', '--from', 'develop');
+    expect(note).not.toMatch(/common ancestor/u);
+    expect(heldOn(repo, 'main')).toMatchObject({
+      rules: ['Rule A'],
+      steps: ['Main step'],
+      decisions: ['Develop question?', 'Main question?', 'Next question?'],
+    });
   });
 
   it('a record whose branch context was removed and made anew since (an outdated record in the file) is no ancestor', async () => {
-    const repo = await mergedBack('feature', 'Old feature question?');
+    const repo = makeRepo();
+    await context(
+      repo,
+      'checkpoint',
+      '--summary',
+      'S',
+      '--pin',
+      'Rule A',
+      '--step',
+      'Main step',
+      '--decision',
+      'Main question?',
+    );
+    commitAll(repo, 'main context');
+    git(repo, 'checkout', '-q', '-b', 'feature');
+    await context(repo, 'move', '--from', 'main');
+    await context(repo, 'checkpoint', '--decision', 'Old feature question?');
+    commitAll(repo, 'old feature');
+    git(repo, 'checkout', '-q', 'main');
+    await mergeBranch(repo, 'feature');
     await context(repo, 'move', '--from', 'feature', '--remove-source');
     // A record as an older version wrote it with --remove-source: main's context still names feature.
     const taken = git(repo, 'rev-parse', 'HEAD').trim();
-    editStored(repo, 'main', (main) => {
-      main.carried_from = [{ branch: 'feature', commit: taken }];
-    });
+    const stored = readStored(repo);
+    const main = stored.contexts.find((entry) => entry.key.branch === 'main')!;
+    main.carried_from = [{ branch: 'feature', commit: taken }];
+    writeFileSync(join(repo, ...CONTEXT_JSON), `${JSON.stringify(stored, null, 2)}\n`);
     await context(repo, 'resolve');
     commitAll(repo, 'main takes the old feature in');
     git(repo, 'branch', '-q', '-D', 'feature');
     git(repo, 'checkout', '-q', '-b', 'feature');
+    await context(repo, 'checkpoint', '--summary', 'New feature', '--decision', 'New question?');
+    commitAll(repo, 'new feature');
+    git(repo, 'checkout', '-q', 'main');
+    await mergeBranch(repo, 'feature');
     expect(heldOn(repo, 'main').carried).toEqual([{ branch: 'feature', commit: taken }]);
-    await freshContextMovedIn(repo, 'feature', 'New question?', 'Old feature question?');
+    const note = await context(repo, 'move', '--from', 'feature');
+    expect(note).not.toMatch(/common ancestor/u);
+    expect(heldOn(repo, 'main')).toMatchObject({
+      rules: ['Rule A'],
+      steps: ['Main step'],
+      decisions: ['Main question?', 'New question?', 'Old feature question?'],
+    });
   });
 
   it('a criss-cross: what one side removed after each took the other in stays removed, and the note names it', async () => {
-    const repo = await featureFromMain();
+    const repo = makeRepo();
+    await context(repo, 'checkpoint', '--summary', 'S');
+    commitAll(repo, 'c1');
+    git(repo, 'checkout', '-q', '-b', 'feature');
+    await context(repo, 'move', '--from', 'main');
     commitAll(repo, 'f1');
     git(repo, 'checkout', '-q', 'main');
     await context(repo, 'checkpoint', '--pin', 'Rule Z');
@@ -186,10 +186,11 @@ describe.concurrent('move --from and the ancestor it merges against', SLOW, () =
     git(repo, 'tag', lookalike, 'HEAD');
     git(repo, 'checkout', '-q', '-b', 'feature');
     await context(repo, 'move', '--from', 'main');
-    editStored(repo, 'feature', (feature) => {
-      Object.assign(feature, { carried_from: [{ branch: 'main', commit: lookalike }], open_decisions: [] });
-      feature.pinned_rules.splice(3);
-    });
+    const stored = readStored(repo);
+    const feature = stored.contexts.find((entry) => entry.key.branch === 'feature')!;
+    Object.assign(feature, { carried_from: [{ branch: 'main', commit: lookalike }], open_decisions: [] });
+    feature.pinned_rules.splice(3);
+    writeFileSync(join(repo, ...CONTEXT_JSON), `${JSON.stringify(stored, null, 2)}\n`);
     await context(repo, 'resolve');
     commitAll(repo, 'feature edited by hand');
     git(repo, 'checkout', '-q', 'main');
@@ -200,10 +201,15 @@ describe.concurrent('move --from and the ancestor it merges against', SLOW, () =
   });
 
   it('moving from a branch whose context is kept apart says why, not that nothing is stored', async () => {
-    const repo = await featureFromMain();
-    editStored(repo, 'feature', (feature) => {
-      Object.assign(feature, { open_decisions: [{ id: 'D1', text: 'x', status: 'bogus' }] });
-    });
+    const repo = makeRepo();
+    await context(repo, 'checkpoint', '--summary', 'S');
+    commitAll(repo, 'main context');
+    git(repo, 'checkout', '-q', '-b', 'feature');
+    await context(repo, 'move', '--from', 'main');
+    const stored = readStored(repo);
+    const feature = stored.contexts.find((entry) => entry.key.branch === 'feature')!;
+    Object.assign(feature, { open_decisions: [{ id: 'D1', text: 'x', status: 'bogus' }] });
+    writeFileSync(join(repo, ...CONTEXT_JSON), `${JSON.stringify(stored, null, 2)}\n`);
     commitAll(repo, 'broken by hand');
     git(repo, 'checkout', '-q', 'main');
     await mergeBranch(repo, 'feature');
