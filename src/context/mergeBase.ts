@@ -54,37 +54,3 @@ export const withoutDeletions = (side: SharedContext, other: SharedContext, base
 /** True when a side left a context exactly as the common ancestor had it. */
 export const isUnchanged = (side: SharedContext, base: SharedContext): boolean =>
   JSON.stringify(side) === JSON.stringify(base);
-
-/**
- * `side` without what any of `bases` (the common ancestors: two in a criss-cross, when each
- * side took the other in at once) held and `other` removed since; the very same context when
- * there is nothing to remove.
- */
-export const withoutDeletionsSince = (
-  side: SharedContext,
-  other: SharedContext,
-  bases: ReadonlyArray<SharedContext>,
-): SharedContext => bases.reduce((kept, base) => withoutDeletions(kept, other, base), side);
-
-/** Each entry of a context as its identity (see `IDENTITIES`) and how a message names it. */
-const LABELLED = {
-  decisions: (context: SharedContext) =>
-    context.openDecisions.map((d) => [d.text, `decision ${d.id} "${d.text}"`] as const),
-  claims: (context: SharedContext) => context.evidenceLedger.map((c) => [c.claim, `claim "${c.claim}"`] as const),
-  failures: (context: SharedContext) =>
-    context.recentFailures.map((f) => [failureIdentity(f), `failure "${f.failedStep}: ${f.error}"`] as const),
-  rules: (context: SharedContext) => IDENTITIES.rules(context).map((rule) => [rule, `rule "${rule}"`] as const),
-  steps: (context: SharedContext) => context.checklist.map((step) => [step.text, `step "${step.text}"`] as const),
-} as const satisfies Record<
-  keyof typeof IDENTITIES,
-  (context: SharedContext) => ReadonlyArray<readonly [string, string]>
->;
-
-/** What `before` held and `after` no longer does, one line each (`rule "..."`): what a merge left out as removed. */
-export const selectLeftOut = (before: SharedContext, after: SharedContext): ReadonlyArray<string> =>
-  (Object.keys(LABELLED) as Array<keyof typeof LABELLED>).flatMap((kind) => {
-    const kept = new Set(IDENTITIES[kind](after));
-    return LABELLED[kind](before)
-      .filter(([identity]) => !kept.has(identity))
-      .map(([, label]) => label);
-  });

@@ -152,7 +152,7 @@ const ClaimSchema = z.looseObject({
 
 const CarriedFromSchema = z.looseObject({
   branch: line(L.keyPart),
-  commit: z.string().regex(/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/u, 'not a commit id'),
+  commit: z.string().regex(/^[0-9a-f]{40,64}$/u, 'not a commit id'),
 });
 
 const ContextFields = {
