@@ -13,7 +13,6 @@ export {
   isContextTime,
 } from './model.js';
 export type {
-  CarriedFrom,
   Checkpoint,
   ChecklistItem,
   Claim,

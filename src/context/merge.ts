@@ -8,7 +8,6 @@
  */
 import { isBlank } from '../base/text.js';
 import { checkedContext, checkedContextFile } from './arguments.js';
-import { unionCarriedFrom } from './carried.js';
 import { compareContextKeys } from './key.js';
 import {
   type ChecklistItem,
@@ -174,7 +173,7 @@ export const mergeContextsReported = (
     newer.lastRun === undefined || (older.lastRun?.at ?? NEVER) > (newer.lastRun.at ?? NEVER)
       ? older.lastRun
       : newer.lastRun;
-  const { checkpoint: _, lastRun: __, pinnedBy: ___, carriedFrom: ____, ...rest } = newer;
+  const { checkpoint: _, lastRun: __, pinnedBy: ___, ...rest } = newer;
   const { dropped: rulesDropped, ...rules } = mergeRules(newer, older);
   const { dropped: stepsDropped, checklist } = mergeChecklist(newer, older);
   return {
@@ -188,7 +187,6 @@ export const mergeContextsReported = (
       evidenceLedger: mergeClaims(newer.evidenceLedger, older.evidenceLedger),
       ...(lastRun === undefined ? {} : { lastRun }),
       recentFailures: mergeFailures(newer.recentFailures, older.recentFailures),
-      ...unionCarriedFrom(newer, older),
       ...unionUnknownFields(newer, older),
     },
     dropped: [...rulesDropped, ...stepsDropped],

@@ -128,18 +128,6 @@ export interface CliSession {
 /** Tool sessions by tool name (`codex`, `gemini`, ...). */
 export type CliSessions = Readonly<Record<string, CliSession>>;
 
-/**
- * That a context took in another branch's context (`moveContext`): the branch, and the commit at
- * which the context file held that branch's context exactly as it was taken in. The common
- * ancestor of a later move between the two, so that what either removed since stays removed.
- */
-export interface CarriedFrom {
-  readonly branch: string;
-  readonly commit: string;
-  /** Fields this version does not know (see `UnknownFields`). */
-  readonly unknownFields?: UnknownFields;
-}
-
 /** The shared context of one workstream (schema version 1). */
 export interface SharedContext {
   readonly key: ContextKey;
@@ -158,8 +146,6 @@ export interface SharedContext {
   readonly lastRun?: LastRun;
   /** The most recent failed runs, oldest first. */
   readonly recentFailures: ReadonlyArray<RunFailure>;
-  /** The branches whose contexts this one took in, one entry each, the latest first (see `CarriedFrom`). */
-  readonly carriedFrom?: ReadonlyArray<CarriedFrom>;
   /** Fields this version does not know (see `UnknownFields`). */
   readonly unknownFields?: UnknownFields;
 }
@@ -229,7 +215,6 @@ export const CONTEXT_LIMITS = {
   recentFailures: 5,
   uncommittedPaths: 20,
   hash: 64,
-  carriedFrom: 20,
 } as const;
 
 /** 0000-01-01T00:00:00.000Z (`Date.UTC` reads years below 100 as 19xx). */

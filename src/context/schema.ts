@@ -150,11 +150,6 @@ const ClaimSchema = z.looseObject({
   recorded_at: time.optional(),
 });
 
-const CarriedFromSchema = z.looseObject({
-  branch: line(L.keyPart),
-  commit: z.string().regex(/^[0-9a-f]{40,64}$/u, 'not a commit id'),
-});
-
 const ContextFields = {
   key: KeySchema,
   feature_request: text(L.featureRequest),
@@ -173,8 +168,6 @@ const ContextFields = {
   evidence_ledger: z.array(ClaimSchema).max(L.claims),
   last_run: LastRunSchema.nullable(),
   recent_failures: z.array(FailureSchema).max(L.recentFailures),
-  // Optional within version 1 (older readers keep it as a field they do not know): the branches taken in.
-  carried_from: z.array(CarriedFromSchema).max(L.carriedFrom).optional(),
 };
 
 const ContextSchema = z.looseObject(ContextFields).superRefine((context, issues) => {
@@ -313,15 +306,6 @@ const contextFrom = (doc: ContextDocument): SharedContext => ({
   })),
   ...(doc.last_run === null ? {} : { lastRun: lastRunFrom(doc.last_run) }),
   recentFailures: doc.recent_failures.map((failure) => failureFrom(failure)),
-  ...(doc.carried_from === undefined || doc.carried_from.length === 0
-    ? {}
-    : {
-        carriedFrom: doc.carried_from.map((entry) => ({
-          branch: entry.branch,
-          commit: entry.commit,
-          ...unknownFieldsOf(entry, CarriedFromSchema.shape),
-        })),
-      }),
   ...unknownFieldsOf(doc, ContextFields),
 });
 
@@ -373,15 +357,6 @@ const contextTo = (context: SharedContext): ContextDocument => ({
         ? { status: 'succeeded', ...isoAt(context.lastRun.at), ...unknownFieldsTo(context.lastRun) }
         : { status: 'failed', ...failureTo(context.lastRun) },
   recent_failures: context.recentFailures.map(failureTo),
-  ...(context.carriedFrom === undefined || context.carriedFrom.length === 0
-    ? {}
-    : {
-        carried_from: context.carriedFrom.map((entry) => ({
-          branch: entry.branch,
-          commit: entry.commit,
-          ...unknownFieldsTo(entry),
-        })),
-      }),
   ...unknownFieldsTo(context),
 });
 

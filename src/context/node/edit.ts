@@ -1,31 +1,29 @@
 /**
  * The edit API of the context shell: a change of one context (`updateContext`), a run's
- * outcome (`writeContext`) and a merge conflict resolved (`resolveContext`); a context carried
- * from another branch is `move.ts`. Each is an edit of the whole file, applied under the lock
- * by `editContext`; `None` when the feature flag is off (no file is touched).
+ * outcome (`writeContext`), a merge conflict resolved (`resolveContext`) and a context carried
+ * from another branch (`moveContext`). Each is an edit of the whole file, applied under the
+ * lock by `editContext`; `None` when the feature flag is off (no file is touched).
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { kindOf } from '../../base/describe.js';
 import { checkpointMismatch, type RepositorySnapshot } from '../checkpoint.js';
-import { isSameContextKey } from '../key.js';
+import { isSameContextKey, parseContextKey } from '../key.js';
+import { mergeContextsReported } from '../merge.js';
+import { redactSecrets } from '../secrets.js';
 import { staleReasonText } from '../bundleLines.js';
 import type { CliSessions, ContextError, ContextFile, ContextKey, SharedContext } from '../model.js';
-import { selectContext, upsertContext } from '../contextFile.js';
+import { selectOtherKeys } from '../notices.js';
+import { removeContext, selectContext, upsertContext } from '../contextFile.js';
 import { applyRunOutcome } from '../runOutcome.js';
 import type { RunOutcome } from '../runInput.js';
 import { emptySharedContext, markSummaryStale } from '../update.js';
 import type { LoadedContext } from './load.js';
 import type { ContextOptions, Result } from './scope.js';
-import { type EditInput, type Edited, editContext } from './write.js';
+import { type Edited, editContext, type FileEdit } from './write.js';
 
 /** A Left of what the caller gave that is not of its kind: the shell's `invalid`, never a throw. */
-export const invalidArgument = (
-  name: string,
-  value: unknown,
-  what: string,
-  verb = 'is',
-): Result<O.Option<LoadedContext>> =>
+const invalidArgument = (name: string, value: unknown, what: string, verb = 'is'): Result<O.Option<LoadedContext>> =>
   Promise.resolve(E.left({ code: 'invalid', message: `${name} ${verb} ${kindOf(value)}, not ${what}` }));
 
 /**
@@ -41,7 +39,7 @@ export type ContextChange = (
 
 /** The change of one context as an edit of the file: the context under the key, changed; the rest as it was. */
 const editOne =
-  (change: ContextChange): ((input: EditInput) => E.Either<ContextError, Edited>) =>
+  (change: ContextChange): FileEdit =>
   ({ file, key, at, snapshot, author }) => {
     const stored = O.toUndefined(selectContext(file, key));
     const current = stored ?? emptySharedContext(key);
@@ -158,3 +156,64 @@ const warnUncommitted = (loaded: LoadedContext): LoadedContext => {
  */
 export const resolveContext = (options: ContextOptions): Result<O.Option<LoadedContext>> =>
   editContext(options, { edit: editOne((context) => E.right(context)), onlyRepairs: true });
+
+/** How `moveContext` treats the source. */
+export interface MoveOptions {
+  /** Remove the context from the source branch too (a renamed branch); by default it stays, as another branch may still be on it. */
+  readonly removeSource?: boolean;
+}
+
+/**
+ * Carries the workstream's context stored under branch `from` to the branch the checkout is on
+ * (or `options.branch`): a new branch starting from the context of the branch it was made from,
+ * a renamed branch taking the context keyed by its old name (`removeSource`), or a merged
+ * branch's decisions and claims carried into the branch it was merged into. The source keeps
+ * its context unless `removeSource`. When the branch holds a context too, the two are merged
+ * as a merge conflict's sides are (see `mergeContexts`); the tool sessions come along. A note
+ * says when it merged. `None` when the feature flag is off (no file is touched).
+ */
+export const moveContext = (
+  options: ContextOptions,
+  from: string,
+  given: MoveOptions = {},
+): Result<O.Option<LoadedContext>> => {
+  if (typeof from !== 'string') return invalidArgument('the branch to move from', from, 'a string');
+  // Move options that are none (null) read as none.
+  const move: MoveOptions = typeof given === 'object' && given !== null ? given : {};
+  return editContext(options, {
+    edit: ({ file, key }) => {
+      const source = parseContextKey({ ...key, branch: from });
+      if (E.isLeft(source)) return source;
+      if (isSameContextKey(source.right, key))
+        return E.left({
+          code: 'invalid',
+          message: `the context is already keyed under branch ${key.branch}: nothing to move`,
+        });
+      const moving = O.toUndefined(selectContext(file, source.right));
+      if (moving === undefined) {
+        const others = selectOtherKeys(file, key).filter((other) => other.repo === key.repo);
+        return E.left({
+          code: 'invalid',
+          message: `nothing is stored for workstream ${key.workstreamId} on branch ${from}${others.length === 0 ? '' : `; it is stored on branch ${others.map((other) => redactSecrets(other.branch)).join(', ')}`}`,
+        });
+      }
+      const present = O.toUndefined(selectContext(file, key));
+      const arriving: SharedContext = { ...moving, key };
+      // The context here keeps its decisions' ids; those arriving take the next free ones where they clash.
+      const merged = present === undefined ? undefined : mergeContextsReported(present, arriving, 'ours');
+      const context = merged === undefined ? arriving : { ...merged.context, key };
+      const kept = move.removeSource === true ? removeContext(file, source.right) : file;
+      return E.right({
+        file: upsertContext(kept, context),
+        context,
+        sources: present === undefined ? [arriving] : [present, arriving],
+        ...(merged === undefined ? {} : { dropped: merged.dropped }),
+        sessionsFrom: { key: source.right, keep: move.removeSource !== true },
+        notes:
+          present === undefined
+            ? []
+            : [`branch ${key.branch} held a context of workstream ${key.workstreamId} too: the two are merged`],
+      });
+    },
+  });
+};

@@ -30,7 +30,6 @@ import { checkGitVisibility, regenerateDashboard, writeDerived } from './derived
 import { checkNewEvidence } from './evidence.js';
 import { contextLock, fileSize, isAbsent, LOCK_STALE_MS } from './files.js';
 import { gitAuthor } from './git.js';
-import { contextHistory, type ContextHistory } from './history.js';
 import type { Observation } from './observe.js';
 import { type Found, type LoadedContext, loadContext, loaded, secretWarning } from './load.js';
 import { headNotes, keyIn, observe, outsideSparseCheckout } from './observe.js';
@@ -67,12 +66,10 @@ export interface EditInput {
   readonly snapshot: RepositorySnapshot;
   /** Who is writing (`Name <email>`, git's author identity), when the write asked for it. */
   readonly author?: string;
-  /** The context file's history, which a move reads the common ancestor of two branches' contexts from. */
-  readonly history: ContextHistory;
 }
 
-/** An edit of the whole file, for the context under the key; one that reads the history is asynchronous. */
-export type FileEdit = (input: EditInput) => E.Either<ContextError, Edited> | Promise<E.Either<ContextError, Edited>>;
+/** An edit of the whole file, for the context under the key. */
+export type FileEdit = (input: EditInput) => E.Either<ContextError, Edited>;
 
 /** A write: its edit, the tool sessions to keep, and what it needs beyond the file. */
 export interface WriteRequest {
@@ -153,13 +150,12 @@ interface Planned {
 const plan = async (scope: Scope, prepared: Prepared, request: WriteRequest): Result<Planned> => {
   const { read, file, key, observation, author } = prepared;
   const { sessions } = request;
-  const edited = await request.edit({
+  const edited = request.edit({
     file,
     key,
     at: scope.now(),
     snapshot: observation.snapshot,
     ...(author === undefined ? {} : { author }),
-    history: contextHistory(scope),
   });
   if (E.isLeft(edited)) return edited;
   const { file: out, context } = edited.right;
