@@ -33,6 +33,10 @@ const LAUNCHER = /^(?:exec|env|npx|pnpx|pnpm|yarn|bunx|node|nodejs|(?:\S*\/)?(?:
 /** The options of `npx` that init's own launcher stands for. */
 const LAUNCHER_FLAGS = /^(?:--no-install|--no|-y|--yes|-q|--quiet)$/u;
 
+/** The options of the launchers that take the next word as their value (a folder, a package, a module to load). */
+const LAUNCHER_VALUED =
+  /^(?:--prefix|-C|--dir|--cwd|--filter|-F|-w|--workspace|--registry|--loglevel|-p|--package|-r|--require|--import|--loader|--env-file)$/u;
+
 /** An option's name as a warning says it: `--name` or `-x`; anything else, a value glued to it, is named by what it is. */
 const optionName = (word: string): string => {
   const option = /^(--[A-Za-z][A-Za-z0-9-]{0,40}|-[A-Za-z])(?:=|$)/u.exec(word);
@@ -113,10 +117,15 @@ export const readCommand = (
   let launched = false;
   // The words init reads no store or option in: a store they mention is one it cannot read.
   const unread: string[] = [rest];
+  // An option of the launcher the word before may have given a value to (`npx --prefix DIR`).
+  let valued = false;
   for (const word of words.slice(0, at - 1)) {
     const assignment = ASSIGNMENT.exec(word.text);
     if (wrapper !== undefined || assignment === null) unread.push(word.text);
     if (wrapper !== undefined) continue; // the wrapper's own words: a value of them may be a secret
+    const value = valued && !word.text.startsWith('-');
+    valued = launched && LAUNCHER_VALUED.test(word.text);
+    if (value) continue; // named with its option, never itself
     if (assignment !== null) {
       if (assignment[1] === STORE_VARIABLE) assigned = storeOfValue(assignment[2]!);
       else dropped.push(`${assignment[1]}=`);

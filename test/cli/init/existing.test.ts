@@ -152,4 +152,25 @@ describe('reading the commands init rewrites', () => {
     expect(hooks("npx fact-tracker hook --reviewer-pattern 'x--store'")?.unreadStore).toBeUndefined();
     expect(hooks('npx fact-tracker hook --store')?.unreadStore).toBe(true);
   });
+
+  it('reads a hook on its line past a newline, a comment or a redirection, in a script given as one word, and names a launcher option without its value', () => {
+    expect(readCommandLine("bash -c 'set -e\n# tracked\nnpx fact-tracker hook --store /srv/t'", 'hook')).toEqual({
+      store: '/srv/t',
+      options: [],
+      dropped: [],
+    });
+    expect(readCommandLine("doppler run --command 'fact-tracker hook --max-facts 3'", 'hook')).toEqual({
+      options: [['max-facts', '3']],
+      dropped: ['`doppler`, which it runs fact-tracker through'],
+    });
+    expect(
+      readCommandLine('npx --prefix "$CLAUDE_PROJECT_DIR" --no-install fact-tracker hook', 'hook')?.dropped,
+    ).toEqual(["the launcher's --prefix"]);
+    // Words given to the script may give it the store: one init cannot read, never dropped unsaid.
+    expect(readCommandLine('sh -c \'fact-tracker hook "$@"\' _ --store /srv/facts', 'hook')).toEqual({
+      options: [],
+      dropped: ['a word that is no option', 'the words given to its script'],
+      unreadStore: true,
+    });
+  });
 });
