@@ -24,51 +24,18 @@ export const nameOf = (path: string): string => path.slice(path.lastIndexOf('/')
 export const isFactTrackerName = (text: string): boolean =>
   /^(?:fact-tracker(?:\.cmd)?|session-fact-tracker)$/u.test(nameOf(text));
 
-/** Programs that only show, log or look for the text they are given: `echo fact-tracker hook` runs no hook. */
-const MENTIONS: ReadonlySet<string> = new Set([
-  'echo',
-  'printf',
-  'logger',
-  'grep',
-  'egrep',
-  'fgrep',
-  'rg',
-  'ag',
-  'ack',
-  'cat',
-  'diff',
-  'less',
-  'more',
-  'type',
-  'which',
-  'whereis',
-  'hash',
-  'notify-send',
-  'terminal-notifier',
-  'osascript',
-  'say',
-  'wall',
-  'test',
-  '[',
-  '[[',
-  'true',
-  'false',
-  ':',
-]);
+/**
+ * Programs that only show, log or look for the text they are given, whose name among a wrapper's
+ * words still says so (`timeout 5 echo fact-tracker hook`).
+ */
+const INNER_MENTIONS: ReadonlySet<string> = new Set(
+  'echo printf logger grep egrep fgrep rg notify-send osascript which whereis'.split(' '),
+);
 
-/** Of them, those whose name among a wrapper's words still says the text is only shown (`timeout 5 echo fact-tracker hook`); `test` or `true` there may be a value. */
-const INNER_MENTIONS: ReadonlySet<string> = new Set([
-  'echo',
-  'printf',
-  'logger',
-  'grep',
-  'egrep',
-  'fgrep',
-  'rg',
-  'notify-send',
-  'osascript',
-  'which',
-  'whereis',
+/** All the programs that only show, log, compare or look for text (`echo fact-tracker hook` runs no hook); `test` or `true` among a wrapper's words may be a value. */
+const MENTIONS: ReadonlySet<string> = new Set([
+  ...INNER_MENTIONS,
+  ...'ag ack cat diff less more type hash terminal-notifier say wall test [ [[ true false :'.split(' '),
 ]);
 
 /** Commands around the hook that do no work of the user's init would lose by replacing the line with its own hook. */
