@@ -20,9 +20,9 @@ type Kind = 'ours' | 'shared' | 'incidental' | 'other';
 /** The last part of a path: a program's name. */
 export const nameOf = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
 
-/** True for a word that names fact-tracker's program: its name (`fact-tracker.cmd` on Windows, the package's name) or a path ending in it. */
+/** True for a word that names fact-tracker's program: its name (`fact-tracker.cmd` on Windows, the package's name, with a version or not) or a path ending in it. */
 export const isFactTrackerName = (text: string): boolean =>
-  /^(?:fact-tracker(?:\.cmd)?|session-fact-tracker)$/u.test(nameOf(text));
+  /^(?:fact-tracker(?:\.cmd)?|session-fact-tracker(?:@[\w.^~<>=*-]+)?)$/u.test(nameOf(text));
 
 /**
  * Programs that only show, log or look for the text they are given, whose name among a wrapper's

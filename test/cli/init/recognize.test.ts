@@ -104,6 +104,7 @@ describe('runsFactTracker', () => {
       'cmd /c fact-tracker hook',
       'pwsh -c "npx --no-install fact-tracker hook"',
       'npx --yes session-fact-tracker hook',
+      'npx -y session-fact-tracker@1 hook',
       'node_modules/.bin/fact-tracker.cmd hook',
       'fact-tracker hook\r\n',
       // Whatever program runs it: these three were once read as the user's, `prettier`, `check.js` and `npm` the programs.
