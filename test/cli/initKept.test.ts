@@ -130,7 +130,7 @@ describe.concurrent('fact-tracker init on settings that already name a store or 
     const run = await init(project, 'claude');
     expect(run.status).toBe(0);
     expect(run.stderr).toBe(
-      'fact-tracker init: warning: the fact-tracker hook commands of .claude/settings.json were given these, which init does not keep: PGPASSFILE=, --frobnicate, a word that is no option, what follows its ">", --max-facts (given different values)\n',
+      'fact-tracker init: warning: the fact-tracker hook commands of .claude/settings.json were given these, which init does not keep: PGPASSFILE=, --frobnicate, what follows its ">", --max-facts (given different values)\n',
     );
     expect(run.stderr).not.toMatch(/secret-pgpass|s3cret-Value/u);
     expect(new Set(commandsOf(readJson(join(project, '.claude', 'settings.json'))))).toEqual(

@@ -86,4 +86,54 @@ describe.concurrent('fact-tracker init and the hooks that are not its own', { ti
     expect(again.stdout).toMatch(/^unchanged {2}\.claude\/settings\.json\n[^]*\nKept as written: /u);
     expect(settingsOf(project)).toBe(written);
   });
+
+  it("keeps a handler running fact-tracker hook among the user's commands as written, adds no second hook under its event, and says so", async () => {
+    const shared = ['fact-tracker hook; ./scripts/notify.sh "$?"', 'if ! fact-tracker hook; then ./page.sh; fi'];
+    const preToolUse = [{ matcher: 'Agent|Task', hooks: shared.map((command) => ({ type: 'command', command })) }];
+    const project = projectWith({
+      hooks: {
+        PreToolUse: preToolUse,
+        SubagentStop: [{ hooks: [{ type: 'command', command: 'notify-send $(date +%T) fact-tracker hook finished' }] }],
+        SubagentStart: [
+          { hooks: [{ type: 'command', command: "bash -c 'set -e\nnpx --no-install fact-tracker hook'" }] },
+        ],
+      },
+    });
+    const run = await init(project, 'claude');
+    expect([run.status, run.stderr]).toEqual([0, '']);
+    expect(run.stdout).toContain(
+      '\nKept as written: the hook commands of .claude/settings.json under PreToolUse, an event where they run fact-tracker hook among commands of your own; init writes no second hook there (edit them to change its store or options).\n',
+    );
+    expect(run.stdout).toContain(
+      '\nLeft as your own: the hook commands of .claude/settings.json under SubagentStop, an event where they name fact-tracker hook without running it as the hook; init writes its own beside them.\n',
+    );
+    expect((JSON.parse(settingsOf(project)) as { hooks: Record<string, unknown> }).hooks['PreToolUse']).toEqual(
+      preToolUse,
+    );
+    expect(commandsByEvent(project)).toEqual({
+      PreToolUse: shared,
+      SubagentStop: ['notify-send $(date +%T) fact-tracker hook finished', HOOK],
+      SubagentStart: [HOOK],
+      PostToolUse: [HOOK],
+      PostToolUseFailure: [HOOK],
+    });
+    const written = settingsOf(project);
+    expect((await init(project, 'claude')).stdout).toMatch(/^unchanged {2}\.claude\/settings\.json\n/u);
+    expect(settingsOf(project)).toBe(written);
+  });
+
+  it('writes back the hooks under an event named __proto__ it says it kept', async () => {
+    const project = tempDir('init-own-');
+    mkdirSync(join(project, '.claude'));
+    writeFileSync(
+      join(project, '.claude', 'settings.json'),
+      '{"hooks":{"__proto__":[{"hooks":[{"type":"command","command":"fact-tracker hook"}]}]}}',
+    );
+    const run = await init(project, 'claude');
+    expect([run.status, run.stderr]).toEqual([0, '']);
+    expect(run.stdout).toContain(
+      'Kept as written: the fact-tracker hook commands of .claude/settings.json under __proto__',
+    );
+    expect(commandsByEvent(project)['__proto__']).toEqual(['fact-tracker hook']);
+  });
 });

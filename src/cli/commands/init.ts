@@ -54,7 +54,7 @@ import {
 } from '../init/settings.js';
 import {
   droppedWarning,
-  keptAsWrittenNote,
+  keptAsWrittenNotes,
   keptOptions,
   readCodexServer,
   readHooks,
@@ -495,8 +495,8 @@ const writeSettings = (
     if (E.isLeft(written)) return written;
     io.stdout(`wrote      ${file.path}\n`);
   }
-  const note = keptAsWrittenNote(hooksSettings, isOurs, hookEvents(command.host), hooksFile(command.host));
-  if (note !== undefined) io.stdout(note);
+  const notes = keptAsWrittenNotes(hooksSettings, isOurs, hookEvents(command.host), hooksFile(command.host));
+  if (notes !== '') io.stdout(notes);
   io.stdout(
     `\nThe hooks run: ${launcher.hook}\nThe MCP server runs: ${[launcher.mcp.command, ...launcher.mcp.args].map(shellQuote).join(' ')}\n`,
   );

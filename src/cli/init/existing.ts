@@ -7,9 +7,10 @@
 import { parse as parseToml } from 'smol-toml';
 import { isRecord } from '../../base/record.js';
 import { isSectionLayout } from '../../core/retrieve/defaults.js';
-import { handlerCommand, SERVER_NAME } from './settings.js';
+import { handlerCommand, type Ownership, SERVER_NAME } from './settings.js';
 import { STORE_VARIABLE } from '../store.js';
-import { shellScript, shellWords, type Word } from './shellWords.js';
+import { isFactTrackerName, isMentionOnly, isShell, nameOf, programIndex } from './recognize.js';
+import { type Command, shellCommands, type Word } from './shellWords.js';
 
 /** What one fact-tracker command (`hook`, or `mcp`) is given. */
 export interface CommandReading {
@@ -31,6 +32,10 @@ const LAUNCHER = /^(?:exec|env|npx|pnpx|pnpm|yarn|bunx|node|nodejs|(?:\S*\/)?(?:
 
 /** The options of `npx` that init's own launcher stands for. */
 const LAUNCHER_FLAGS = /^(?:--no-install|--no|-y|--yes|-q|--quiet)$/u;
+
+/** The options of the launchers that take the next word as their value (a folder, a package, a module to load). */
+const LAUNCHER_VALUED =
+  /^(?:--prefix|-C|--dir|--cwd|--filter|-F|-w|--workspace|--registry|--loglevel|-p|--package|-r|--require|--import|--loader|--env-file)$/u;
 
 /** An option's name as a warning says it: `--name` or `-x`; anything else, a value glued to it, is named by what it is. */
 const optionName = (word: string): string => {
@@ -58,10 +63,40 @@ const storeOfValue = (value: string): string => STORE_REFERENCE.exec(value)?.[1]
 
 const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/su;
 
+/** A script given as one word (`bash -c SCRIPT`, `doppler run --command SCRIPT`) in `words` that runs `fact-tracker SUBCOMMAND`, read; undefined when none does. */
+const readScriptWord = (
+  words: ReadonlyArray<Word>,
+  rest: string,
+  subcommand: 'hook' | 'mcp',
+): CommandReading | undefined => {
+  const program = programIndex(words);
+  if (program === words.length || isMentionOnly(words, program)) return undefined;
+  for (const [index, word] of words.entries()) {
+    if (index <= program || !/\s/u.test(word.text)) continue;
+    const reading = readCommandLine(word.text, subcommand);
+    if (reading === undefined) continue;
+    // A script the shell expands before it runs it is not the text init reads.
+    if (word.expands) return unreadable(words.map(({ text }) => text).join(' '));
+    const dropped = [...reading.dropped];
+    const name = nameOf(words[program]!.text);
+    if (!isShell(name)) dropped.unshift(`${commandName(name)}, which it runs fact-tracker through`);
+    if (program > 0) dropped.unshift('variables set for the program that runs its script');
+    // Words given to the script (`sh -c '... "$@"' _ --store X`) may be what it runs fact-tracker with.
+    const given = words.slice(index + 1).map(({ text }) => text);
+    if (given.length > 0) dropped.push('the words given to its script');
+    if (rest !== '') dropped.push(`what follows its "${rest.replace(/^\d+/u, '')[0]}"`);
+    const mentioned = [...given, ...words.slice(0, program).map(({ text }) => text), rest].some((text) =>
+      STORE_MENTION.test(text),
+    );
+    return mentioned ? { options: reading.options, dropped, unreadStore: true } : { ...reading, dropped };
+  }
+  return undefined;
+};
+
 /**
- * The store and options of a command line (`words`, after `rest`, an operator and what follows
- * it) that runs `fact-tracker SUBCOMMAND`: undefined when it runs no such subcommand (its word
- * after a word naming fact-tracker or its `main.js`).
+ * The store and options of a simple command (`words`, after `rest`, what follows it from its
+ * first redirection or operator on) that runs `fact-tracker SUBCOMMAND`: undefined when it runs
+ * no such subcommand (its word after a word naming fact-tracker or its `main.js`).
  */
 export const readCommand = (
   words: ReadonlyArray<Word>,
@@ -70,22 +105,27 @@ export const readCommand = (
 ): CommandReading | undefined => {
   const at = words.findIndex(
     (word, index) =>
-      index > 0 && word.text === subcommand && /(?:fact-tracker|main\.js)$/u.test(words[index - 1]!.text),
+      index > 0 &&
+      word.text === subcommand &&
+      (isFactTrackerName(words[index - 1]!.text) || /main\.js$/u.test(words[index - 1]!.text)) &&
+      !(index === 2 && /^(?:-p|--package)$/u.test(words[1]!.text) && /^(?:npx|pnpx|bunx)$/u.test(words[0]!.text)),
   );
-  // `sh -c SCRIPT` (as init writes Codex's server, or a user a hook): the script's command.
-  const script = at === -1 && rest === '' ? shellScript(words) : undefined;
-  if (script !== undefined) return script.expands ? undefined : readCommandLine(script.text, subcommand);
-  if (at === -1) return undefined;
+  if (at === -1 || isMentionOnly(words, programIndex(words), at - 1)) return readScriptWord(words, rest, subcommand);
   const dropped: string[] = [];
   let assigned: string | undefined;
   let wrapper: string | undefined;
   let launched = false;
   // The words init reads no store or option in: a store they mention is one it cannot read.
   const unread: string[] = [rest];
+  // An option of the launcher the word before may have given a value to (`npx --prefix DIR`).
+  let valued = false;
   for (const word of words.slice(0, at - 1)) {
     const assignment = ASSIGNMENT.exec(word.text);
     if (wrapper !== undefined || assignment === null) unread.push(word.text);
     if (wrapper !== undefined) continue; // the wrapper's own words: a value of them may be a secret
+    const value = valued && !word.text.startsWith('-');
+    valued = launched && LAUNCHER_VALUED.test(word.text);
+    if (value) continue; // named with its option, never itself
     if (assignment !== null) {
       if (assignment[1] === STORE_VARIABLE) assigned = storeOfValue(assignment[2]!);
       else dropped.push(`${assignment[1]}=`);
@@ -124,7 +164,7 @@ export const readCommand = (
       dropped.push(`--${name} (its value is expanded by the shell)`);
     else options.push([name, value.text]);
   }
-  if (rest !== '') dropped.push(`what follows its "${rest[0]}"`);
+  if (rest !== '') dropped.push(`what follows its "${rest.replace(/^\d+/u, '')[0]}"`);
   // `--store` wins over `--sessions-dir`, wherever each is, as the commands choose (`chooseStore`).
   const named = options.find(([name]) => name === 'store') ?? options.find(([name]) => name === 'sessions-dir');
   const store = named?.[1] ?? assigned;
@@ -136,10 +176,28 @@ export const readCommand = (
   };
 };
 
-/** `readCommand` of a shell command line (a hook's, or the script of Codex's `sh -c`). */
+/** What follows a command from its first redirection on, as one text: its redirections, then the operator that ends it and the commands after it. */
+const restOf = (commands: ReadonlyArray<Command>, index: number): string => {
+  const command = commands[index]!;
+  const after = commands
+    .slice(index + 1)
+    .map(({ words, redirections, end }) => [...words.map(({ text }) => text), ...redirections, end].join(' '));
+  return [...command.redirections, ...(after.length === 0 ? [] : [command.end, ...after])].join(' ');
+};
+
+/** True for a command before fact-tracker's that leaves what its words mean as they are (`set -e`, `true`, a comment's nothing). */
+const leavesWordsAlone = ({ words }: Command): boolean =>
+  words.length === 0 || /^(?:set|true|:)$/u.test(words[0]!.text);
+
+/** `readCommand` of the first command of a shell command line that runs fact-tracker (a hook's, or the script of Codex's `sh -c`); undefined when none does, or another command runs before it that may change what its words mean (`cd DIR &&`). */
 export function readCommandLine(line: string, subcommand: 'hook' | 'mcp'): CommandReading | undefined {
-  const { words, rest } = shellWords(line);
-  return readCommand(words, rest, subcommand);
+  const commands = shellCommands(line);
+  for (const [index, command] of commands.entries()) {
+    const reading = readCommand(command.words, restOf(commands, index), subcommand);
+    if (reading === undefined) continue;
+    return commands.slice(0, index).every(leavesWordsAlone) ? reading : undefined;
+  }
+  return undefined;
 }
 
 /** What a command init cannot read at all is read as: nothing kept, and a store it mentions marked. */
@@ -214,37 +272,66 @@ const hookCommands = (settings: unknown): ReadonlyArray<{ readonly event: string
 /** Every hook command of a settings document that `isOurs` recognizes, under `events` when given (those init rewrites), read. */
 export const readHooks = (
   settings: unknown,
-  isOurs: (command: string) => boolean,
+  isOurs: (command: string) => Ownership,
   events?: ReadonlyArray<string>,
 ): ReadonlyArray<CommandReading> =>
-  hookCommands(settings)
-    .filter(({ event, command }) => (events === undefined || events.includes(event)) && isOurs(command))
-    .map(({ command }) => readCommandLine(command, 'hook') ?? unreadable(command));
+  hookCommands(settings).flatMap(({ event, command }) => {
+    const ownership = events === undefined || events.includes(event) ? isOurs(command) : false;
+    if (ownership === false) return [];
+    const reading = readCommandLine(command, 'hook') ?? unreadable(command);
+    // A shared handler is kept as written: nothing of it is dropped, its store and options still read.
+    return [ownership === 'shared' ? { ...reading, dropped: [] } : reading];
+  });
 
 /** An event's name as a message says it: as written when it is a plain name, else quoted as JSON (a key may hold anything). */
 const eventName = (event: string): string => (/^[A-Za-z0-9_.-]{1,64}$/u.test(event) ? event : JSON.stringify(event));
 
+/** The events (each once, as a message says them) of the hook commands of `settings` that `which` picks. */
+const eventsWhere = (settings: unknown, which: (event: string, command: string) => boolean): ReadonlyArray<string> => [
+  ...new Set(
+    hookCommands(settings)
+      .filter(({ event, command }) => which(event, command))
+      .map(({ event }) => eventName(event)),
+  ),
+];
+
+/** True for a command whose text holds the words `fact-tracker` and `hook`. */
+const namesTheHook = (command: string): boolean =>
+  /(?<![\w-])fact-tracker(?![\w-])/u.test(command) && /(?<![\w-])hook(?![\w-])/u.test(command);
+
 /**
- * A note naming the events other than `events` (those init writes) under which the hooks of
- * `file` hold a command `isOurs` recognizes: hooks the user chose to add there, which init keeps
- * as written. Undefined when there are none.
+ * The notes on the hooks of `file` init leaves as written though they run or name fact-tracker's
+ * hook, a line each: those under other events than `events` (those init writes) that `isOurs`
+ * recognizes, which the user chose to add there; those it finds shared with commands of the
+ * user's own, under whose events init writes no second hook; and those that name
+ * `fact-tracker hook` but are the user's own, beside which it writes its hook. Empty when there
+ * are none.
  */
-export const keptAsWrittenNote = (
+export const keptAsWrittenNotes = (
   settings: unknown,
-  isOurs: (command: string) => boolean,
+  isOurs: (command: string) => Ownership,
   events: ReadonlyArray<string>,
   file: string,
-): string | undefined => {
-  const others = [
-    ...new Set(
-      hookCommands(settings)
-        .filter(({ event, command }) => !events.includes(event) && isOurs(command))
-        .map(({ event }) => eventName(event)),
-    ),
-  ];
-  return others.length === 0
-    ? undefined
-    : `\nKept as written: the fact-tracker hook commands of ${file} under ${others.join(', ')}, ${others.length === 1 ? 'an event' : 'events'} init writes no hook for.\n`;
+): string => {
+  const list = (names: ReadonlyArray<string>): string =>
+    `${names.join(', ')}, ${names.length === 1 ? 'an event' : 'events'}`;
+  const others = eventsWhere(settings, (event, command) => !events.includes(event) && isOurs(command) !== false);
+  const shared = eventsWhere(settings, (event, command) => events.includes(event) && isOurs(command) === 'shared');
+  const mentions = eventsWhere(
+    settings,
+    (event, command) => events.includes(event) && isOurs(command) === false && namesTheHook(command),
+  );
+  return [
+    others.length === 0
+      ? ''
+      : `\nKept as written: the fact-tracker hook commands of ${file} under ${list(others)} init writes no hook for.\n`,
+    shared.length === 0
+      ? ''
+      : `\nKept as written: the hook commands of ${file} under ${list(shared)} where they run fact-tracker hook among commands of your own; init writes no second hook there (edit them to change its store or options).\n`,
+    mentions.length === 0
+      ? ''
+      : `\nLeft as your own: the hook commands of ${file} under ${list(mentions)} where they name fact-tracker hook without running it as the hook; init writes its own beside them.\n`,
+  ].join('');
 };
 
 /** The options to keep of some commands read, as words, and what cannot be kept, for a warning. */

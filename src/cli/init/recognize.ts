@@ -1,145 +1,147 @@
 /**
- * Which hook commands are fact-tracker's, the ones `init` replaces: those whose program is
- * fact-tracker with the subcommand, read past the words that only start it (variables set for
- * it, `exec`, `env`, `npx`, `npm exec`, `node` on an entry point, `op run --`, `dotenv --`, a
- * shell's `-c` script), in any command of the line. A program that only names fact-tracker in its
- * arguments (`echo fact-tracker hook ran`, `logger "fact-tracker hook"`) is the user's own.
+ * Which hook commands are fact-tracker's, the ones `init` replaces. A command of the line is
+ * fact-tracker's when its words run `fact-tracker hook` (the name, a path to it, or Node on an
+ * entry point of this package, followed by the subcommand), whatever starts it (variables set
+ * for it, a redirection, `sudo`, `npx --prefix DIR`, `direnv exec .`: no list of wrappers), or
+ * when a script it is given as one word (`bash -c '...'`, `doppler run --command '...'`) is;
+ * unless its program only shows or looks for text (`echo`, `logger`, `grep`, `command -v`,
+ * ...), which merely names fact-tracker. A line whose other commands are the user's own work
+ * (`fact-tracker hook; ./notify.sh`) is shared: kept as written, and the event gets no second hook.
  */
 import { readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { isOutsideFailure } from '../boundary.js';
-import type { Launcher } from './settings.js';
-import { shellScript, shellWords, type Word } from './shellWords.js';
+import type { Launcher, Ownership } from './settings.js';
+import { shellCommands, type Word } from './shellWords.js';
 
-/** A program that runs the command that follows its own words. */
-interface Wrapper {
-  /** The word one of which follows the program (`npm exec`, `op run`). */
-  readonly verbs?: ReadonlyArray<string>;
-  /** True when the program runs a command without one of `verbs` too (`yarn fact-tracker`). */
-  readonly verbOptional?: true;
-  /** Its options that take the next word as their value. */
-  readonly valued?: ReadonlyArray<string>;
-  /** The words it takes after its options, before the command (`timeout`'s duration). */
-  readonly operands?: number;
-  /** True when the command follows a `--` (`op run ... -- COMMAND`): whatever options come before it. */
-  readonly separated?: true;
-}
+/** How one simple command stands: runs the hook, runs it among the user's work, does nothing init must keep, or is the user's. */
+type Kind = 'ours' | 'shared' | 'incidental' | 'other';
 
-const PACKAGE_RUNNER: Wrapper = { valued: ['-p', '--package', '-c', '--call'] };
+/** The last part of a path: a program's name. */
+export const nameOf = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
 
-/** The wrappers known to run the command after them, by program name. */
-const WRAPPERS: ReadonlyMap<string, Wrapper> = new Map<string, Wrapper>([
-  ['exec', { valued: ['-a'] }],
-  ['env', { valued: ['-u', '--unset', '-C', '--chdir'] }],
-  ['command', {}],
-  ['nohup', {}],
-  ['time', { valued: ['-f', '--format', '-o', '--output'] }],
-  ['nice', { valued: ['-n', '--adjustment'] }],
-  ['timeout', { valued: ['-s', '--signal', '-k', '--kill-after'], operands: 1 }],
-  ['npx', PACKAGE_RUNNER],
-  ['pnpx', PACKAGE_RUNNER],
-  ['bunx', PACKAGE_RUNNER],
-  ['npm', { ...PACKAGE_RUNNER, verbs: ['exec', 'x'] }],
-  ['pnpm', { verbs: ['exec', 'dlx'], verbOptional: true }],
-  ['yarn', { verbs: ['exec', 'dlx', 'run'], verbOptional: true }],
-  ['op', { verbs: ['run'], separated: true }],
-  ['doppler', { verbs: ['run'], separated: true }],
-  ['infisical', { verbs: ['run'], separated: true }],
-  ['dotenvx', { verbs: ['run'], separated: true }],
-  ['dotenv', { valued: ['-e', '-v', '-c', '-p'], separated: true }],
+/** True for a word that names fact-tracker's program: its name (`fact-tracker.cmd` on Windows, the package's name, with a version or not) or a path ending in it. */
+export const isFactTrackerName = (text: string): boolean =>
+  /^(?:fact-tracker(?:\.cmd)?|session-fact-tracker(?:@[\w.^~<>=*-]+)?)$/u.test(nameOf(text));
+
+/**
+ * Programs that only show, log or look for the text they are given, whose name among a wrapper's
+ * words still says so (`timeout 5 echo fact-tracker hook`).
+ */
+const INNER_MENTIONS: ReadonlySet<string> = new Set(
+  'echo printf logger grep egrep fgrep rg notify-send osascript which whereis'.split(' '),
+);
+
+/** All the programs that only show, log, compare or look for text (`echo fact-tracker hook` runs no hook); `test` or `true` among a wrapper's words may be a value. */
+const MENTIONS: ReadonlySet<string> = new Set([
+  ...INNER_MENTIONS,
+  ...'ag ack cat diff less more type hash terminal-notifier say wall test [ [[ true false :'.split(' '),
 ]);
 
-/** Words of the shell's grammar that may come before a command (`then fact-tracker hook`). */
-const RESERVED: ReadonlySet<string> = new Set(['!', '{', 'if', 'then', 'elif', 'else', 'while', 'until', 'do']);
+/** Commands around the hook that do no work of the user's init would lose by replacing the line with its own hook. */
+const INCIDENTAL: ReadonlySet<string> = new Set(['cd', 'true', ':', 'set', 'wait']);
+
+/** Programs that run a script given as one word (`sh -c SCRIPT`): dropping them loses nothing of the user's. */
+export const isShell = (name: string): boolean =>
+  /^(?:sh|bash|dash|zsh|ksh|mksh|ash|fish|busybox|cmd|cmd\.exe|powershell|powershell\.exe|pwsh)$/u.test(name);
 
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/u;
 
-const NODE = /^(?:node|nodejs)$/u;
+/** The options of Node that run code given to it: the words after them are that code's arguments. */
+const NODE_CODE: ReadonlySet<string> = new Set(['-e', '--eval', '-p', '--print']);
 
-/** The options of Node that take the next word as their value. */
-const NODE_VALUED = ['-r', '--require', '--import', '--loader', '--experimental-loader', '-C', '--conditions'];
+/** The index of a command's first word past the variables set for it. */
+export const programIndex = (words: ReadonlyArray<Word>): number => {
+  let at = 0;
+  while (at < words.length && ASSIGNMENT.test(words[at]!.text)) at += 1;
+  return at;
+};
 
-/** The options of Node that run code given to it, not a script. */
-const NODE_CODE = ['-e', '--eval', '-p', '--print'];
-
-/** The last part of a path: a program's name. */
-const nameOf = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
+/**
+ * True when a command's words (from `program`, its first word past assignments) only show or look
+ * for text: its program is one of those, `command -v`, or one is named among a wrapper's words
+ * before `end`.
+ */
+export const isMentionOnly = (words: ReadonlyArray<Word>, program: number, end = words.length): boolean => {
+  const name = nameOf(words[program]?.text ?? '');
+  if (MENTIONS.has(name)) return true;
+  if (name === 'command' && /^-[vV]$/u.test(words[program + 1]?.text ?? '')) return true;
+  return words.slice(program + 1, end).some((word) => INNER_MENTIONS.has(word.text));
+};
 
 /** True for a script path (one word, as written) of an installation of this package. */
 export type IsEntryPoint = (script: Word) => boolean;
 
-/** The words after a wrapper's own (`words` follow its name): the command it runs, empty when they are not of its form. */
-const afterWrapper = (words: ReadonlyArray<Word>, wrapper: Wrapper): ReadonlyArray<Word> => {
-  let at = 0;
-  if (wrapper.verbs?.includes(words[0]?.text ?? '') === true) at = 1;
-  else if (wrapper.verbs !== undefined && wrapper.verbOptional !== true) return [];
-  const separator =
-    wrapper.separated === true ? words.findIndex((word, index) => index >= at && word.text === '--') : -1;
-  if (separator !== -1) return words.slice(separator + 1);
-  while (at < words.length && words[at]!.text.startsWith('-')) {
-    const option = words[at]!.text;
-    at += 1;
-    if (option === '--') break;
-    if (wrapper.valued?.includes(option) === true) at += 1;
+/** The index of the word naming fact-tracker that `subcommand` follows in `words`, -1 when none does. */
+const runIndex = (
+  words: ReadonlyArray<Word>,
+  program: number,
+  subcommand: 'hook' | 'mcp',
+  isEntryPoint: IsEntryPoint,
+): number => {
+  const name = nameOf(words[program]?.text ?? '');
+  const node = /^(?:node|nodejs)$/u.test(name);
+  const runner = /^(?:npx|pnpx|bunx|npm|pnpm|yarn|bun)(?:\.cmd)?$/u.test(name);
+  for (let at = program; at + 1 < words.length; at += 1) {
+    const word = words[at]!;
+    // Node running code given to it runs no script: the words after it are the code's arguments.
+    if (node && NODE_CODE.has(word.text)) return -1;
+    // `npx -p fact-tracker hook` runs a program `hook` of a package named fact-tracker.
+    if (runner && /^(?:-p|--package)$/u.test(words[at - 1]?.text ?? '')) continue;
+    if (words[at + 1]!.text === subcommand && (isFactTrackerName(word.text) || isEntryPoint(word))) return at;
   }
-  return words.slice(at + (wrapper.operands ?? 0));
+  return -1;
 };
 
-/** True when `words` (after `node`) run an entry point of this package with the subcommand. */
-const nodeRuns = (words: ReadonlyArray<Word>, subcommand: 'hook' | 'mcp', isEntryPoint: IsEntryPoint): boolean => {
-  let at = 0;
-  while (at < words.length && words[at]!.text.startsWith('-')) {
-    const option = words[at]!.text;
-    at += 1;
-    if (NODE_CODE.includes(option)) return false;
-    if (option === '--') break;
-    if (NODE_VALUED.includes(option)) at += 1;
-  }
-  const script = words[at];
-  return (
-    script !== undefined &&
-    words[at + 1]?.text === subcommand &&
-    (nameOf(script.text) === 'fact-tracker' || isEntryPoint(script))
+/** Deeper than this, a script inside a script is read as no hook of fact-tracker (a line is never that deep by hand). */
+const MAX_DEPTH = 8;
+
+/** How the words of one simple command stand to fact-tracker. */
+const commandKind = (words: ReadonlyArray<Word>, read: (script: string) => Kind): Kind => {
+  const runsInside = words.some((word) => (word.scripts ?? []).some((script) => read(script) !== 'other'));
+  const program = programIndex(words);
+  if (program === words.length) return runsInside ? 'shared' : 'incidental';
+  const name = nameOf(words[program]!.text);
+  if (runsInside) return 'shared';
+  return INCIDENTAL.has(name) ? 'incidental' : 'other';
+};
+
+/** How a script stands, from its commands' kinds: fact-tracker's, shared with the user's work, or the user's. */
+const scriptKind = (kinds: ReadonlyArray<Kind>): Kind => {
+  if (!kinds.some((kind) => kind === 'ours' || kind === 'shared')) return 'other';
+  return kinds.every((kind) => kind === 'ours' || kind === 'incidental') ? 'ours' : 'shared';
+};
+
+/** How a command line stands to fact-tracker running `subcommand`. */
+const lineKind = (line: string, subcommand: 'hook' | 'mcp', isEntryPoint: IsEntryPoint, depth: number): Kind => {
+  if (depth > MAX_DEPTH) return 'other';
+  const read = (script: string): Kind => lineKind(script, subcommand, isEntryPoint, depth + 1);
+  return scriptKind(
+    shellCommands(line).map(({ words }) => {
+      const program = programIndex(words);
+      const run = runIndex(words, program, subcommand, isEntryPoint);
+      if (run !== -1 && !isMentionOnly(words, program, run)) return 'ours';
+      if (program < words.length && !isMentionOnly(words, program)) {
+        // A script given as one word (`bash -c '...'`, `doppler run --command '...'`, `eval "..."`): read as one.
+        const scripts = words
+          .slice(program + 1)
+          .filter((word) => /\s/u.test(word.text))
+          .map((word) => read(word.text));
+        if (scripts.includes('ours')) return 'ours';
+        if (scripts.includes('shared')) return 'shared';
+      }
+      return commandKind(words, read);
+    }),
   );
 };
 
-/** True when the simple command `words` runs fact-tracker with the subcommand, through the wrappers it knows. */
-const commandRuns = (words: ReadonlyArray<Word>, subcommand: 'hook' | 'mcp', isEntryPoint: IsEntryPoint): boolean => {
-  let at = 0;
-  while (at < words.length && (ASSIGNMENT.test(words[at]!.text) || RESERVED.has(words[at]!.text))) at += 1;
-  const program = words[at];
-  if (program === undefined) return false;
-  const name = nameOf(program.text);
-  const after = words.slice(at + 1);
-  if (name === 'fact-tracker') return after[0]?.text === subcommand;
-  if (NODE.test(name)) return nodeRuns(after, subcommand, isEntryPoint);
-  const script = shellScript(words.slice(at));
-  if (script !== undefined) return runsFactTracker(script.text, subcommand, isEntryPoint);
-  const wrapper = WRAPPERS.get(name);
-  return wrapper !== undefined && commandRuns(afterWrapper(after, wrapper), subcommand, isEntryPoint);
-};
-
-/** A shell operator at the start of a text: a redirection (whose target word follows), another one, or a comment. */
-const OPERATOR = /^(?:(?<redirection>&>>?|[<>]+[&|]?)|(?<comment>#)|&&|\|\||;;|[;&|()])/u;
-
 /**
  * True when a command line runs fact-tracker with `subcommand` in any of its commands (`cd DIR &&
- * fact-tracker hook` too), through the wrappers this module knows; a script path of Node is the
+ * fact-tracker hook` too, or among commands of the user's own); a script path of Node is the
  * package's entry point when `isEntryPoint` says so.
  */
-export function runsFactTracker(line: string, subcommand: 'hook' | 'mcp', isEntryPoint: IsEntryPoint): boolean {
-  let text = line;
-  // After a redirection, the words go on with the same command: its target, then more arguments.
-  let startsCommand = true;
-  for (;;) {
-    const { words, rest } = shellWords(text);
-    if (startsCommand && commandRuns(words, subcommand, isEntryPoint)) return true;
-    const operator = OPERATOR.exec(rest);
-    if (operator === null || operator.groups?.['comment'] !== undefined) return false;
-    startsCommand = operator.groups?.['redirection'] === undefined;
-    text = rest.slice(operator[0].length);
-  }
-}
+export const runsFactTracker = (line: string, subcommand: 'hook' | 'mcp', isEntryPoint: IsEntryPoint): boolean =>
+  lineKind(line, subcommand, isEntryPoint, 0) !== 'other';
 
 /** `$CLAUDE_PROJECT_DIR` and `${CLAUDE_PROJECT_DIR}`, which Claude Code sets to the project for its hooks. */
 const PROJECT_DIR_VARIABLE = /\$(?:\{CLAUDE_PROJECT_DIR\}|CLAUDE_PROJECT_DIR(?![A-Za-z0-9_]))/gu;
@@ -171,11 +173,15 @@ const isEntryPointIn =
   };
 
 /**
- * True for a hook command of fact-tracker: the one `launcher` writes, or one that runs
- * `fact-tracker hook` (by name, by path, through npx) or Node on an entry point of this package
- * with `hook`. A command not recognized this way is the user's, and stays.
+ * How a hook command stands to fact-tracker: the one `launcher` writes and one that runs
+ * `fact-tracker hook` (by name, by path, through any wrapper) or Node on an entry point of this
+ * package with `hook` are its own; one that runs it among commands of the user's own is shared;
+ * any other is the user's, and stays.
  */
 export const isFactTrackerHook =
   (project: string, launcher: Launcher) =>
-  (command: string): boolean =>
-    command === launcher.hook || runsFactTracker(command, 'hook', isEntryPointIn(project));
+  (command: string): Ownership => {
+    if (command === launcher.hook) return true;
+    const kind = lineKind(command, 'hook', isEntryPointIn(project), 0);
+    return kind === 'ours' ? true : kind === 'shared' ? 'shared' : false;
+  };

@@ -133,6 +133,13 @@ export const hookEvents = (host: InitHost): ReadonlyArray<string> => HOOK_ENTRIE
 /** Seconds an agent waits for one hook run: far more than it takes, far less than the agents' default of ten minutes. */
 export const HOOK_TIMEOUT_SECONDS = 60;
 
+/**
+ * How a hook command stands to fact-tracker: `true`, its hook (init replaces it); `'shared'`, its
+ * hook among commands of the user's own (init keeps it as written, and writes no second hook
+ * under its event); `false`, the user's own.
+ */
+export type Ownership = boolean | 'shared';
+
 /** A merge that cannot be made safely: why, in one line. */
 export type MergeError = string;
 
@@ -164,30 +171,52 @@ const userKeys = (handler: Readonly<Record<string, unknown>>): Record<string, un
 };
 
 /**
+ * The events init writes whose handlers `isOurs` finds to run fact-tracker's hook among commands of
+ * the user's own: init leaves each of them as written, and writes no second hook under it.
+ */
+const sharedEvents = (
+  hooks: Readonly<Record<string, unknown>>,
+  host: InitHost,
+  isOurs: (command: string) => Ownership,
+): ReadonlyArray<string> =>
+  hookEvents(host).filter((event) => {
+    const groups = Object.hasOwn(hooks, event) ? hooks[event] : undefined;
+    return (Array.isArray(groups) ? groups : []).some(
+      (group) =>
+        isRecord(group) &&
+        Array.isArray(group['hooks']) &&
+        group['hooks'].some((handler) => isOurs(handlerCommand(handler) ?? '') === 'shared'),
+    );
+  });
+
+/**
  * True when `hooks` already holds each of our hooks once, as `init` writes it, in a group of its
- * event with its matcher, and no other handler `isOurs` recognizes under the events it writes: a
- * user may have added handlers of their own to our groups, and a run with nothing to change
- * leaves them as they are.
+ * event with its matcher, and no other handler `isOurs` recognizes under the events it writes
+ * (but those it leaves as written, `shared`): a user may have added handlers of their own to our
+ * groups, and a run with nothing to change leaves them as they are.
  */
 const holdsExactly = (
-  hooks: Record<string, unknown>,
+  hooks: Readonly<Record<string, unknown>>,
   host: InitHost,
   launcher: Launcher,
-  isOurs: (command: string) => boolean,
+  isOurs: (command: string) => Ownership,
+  shared: ReadonlyArray<string>,
 ): boolean => {
   const found: string[] = [];
-  const events = hookEvents(host);
+  const events = hookEvents(host).filter((event) => !shared.includes(event));
   for (const [event, groups] of Object.entries(hooks))
     for (const group of Array.isArray(groups) ? groups : []) {
       if (!isRecord(group) || !Array.isArray(group['hooks'])) return false;
       for (const handler of group['hooks'])
-        if (events.includes(event) && isRecord(handler) && isOurs(handlerCommand(handler) ?? '')) {
+        if (events.includes(event) && isRecord(handler) && isOurs(handlerCommand(handler) ?? '') !== false) {
           // Ours as init writes it, with the keys the user added (a longer timeout, a statusMessage).
           if (JSON.stringify(handler) !== JSON.stringify(ourHandler(launcher, userKeys(handler)))) return false;
           found.push(JSON.stringify([event, group['matcher']]));
         }
     }
-  const expected = HOOK_ENTRIES[host].map(({ event, matcher }) => JSON.stringify([event, matcher]));
+  const expected = HOOK_ENTRIES[host]
+    .filter(({ event }) => !shared.includes(event))
+    .map(({ event, matcher }) => JSON.stringify([event, matcher]));
   return found.length === expected.length && expected.every((entry) => found.includes(entry));
 };
 
@@ -196,22 +225,26 @@ const holdsExactly = (
  * both use `{"hooks": {"Event": [{"matcher", "hooks": [{"type": "command", ...}]}]}}`). A document
  * that already holds them as written is returned as it is. Otherwise handlers `isOurs` recognizes
  * under the events it writes are removed first, and groups they leave empty with them; every other
- * key, event, group and handler stays as it was, a fact-tracker handler under another event too.
+ * key, event, group and handler stays as it was, a fact-tracker handler under another event too,
+ * and so does every handler of an event where one runs fact-tracker's hook among commands of the
+ * user's own (`shared`), which gets no second hook.
  */
 export const mergeHooks = (
   current: unknown,
   host: InitHost,
   launcher: Launcher,
-  isOurs: (command: string) => boolean,
+  isOurs: (command: string) => Ownership,
 ): E.Either<MergeError, Readonly<Record<string, unknown>>> => {
   const settings = current === undefined ? {} : current;
   if (!isRecord(settings)) return E.left(`it holds ${describeKind(settings)}, not a JSON object`);
   const hooks = settings['hooks'] ?? {};
   if (!isRecord(hooks)) return E.left(`"hooks" is ${describeKind(hooks)}, not an object`);
-  if (holdsExactly(hooks, host, launcher, isOurs)) return E.right(settings);
-  const events = hookEvents(host);
-  const merged: Record<string, unknown> = {};
-  const keptKeys: Record<string, Record<string, unknown>> = {};
+  const shared = sharedEvents(hooks, host, isOurs);
+  if (holdsExactly(hooks, host, launcher, isOurs, shared)) return E.right(settings);
+  const events = hookEvents(host).filter((event) => !shared.includes(event));
+  // No prototype: an event may be named anything, `__proto__` too, and is written back as it is.
+  const merged: Record<string, unknown[]> = Object.create(null) as Record<string, unknown[]>;
+  const keptKeys = new Map<string, Record<string, unknown>>();
   for (const [event, groups] of Object.entries(hooks)) {
     if (!Array.isArray(groups)) return E.left(`"hooks.${event}" is ${describeKind(groups)}, not an array`);
     const kept: unknown[] = [];
@@ -220,8 +253,8 @@ export const mergeHooks = (
         return E.left(`"hooks.${event}[${index}]" is not a group of the form {"matcher", "hooks": [...]}`);
       const handlers = group['hooks'].filter((handler) => {
         const command = handlerCommand(handler);
-        if (command === undefined || !events.includes(event) || !isOurs(command)) return true;
-        keptKeys[event] = { ...keptKeys[event], ...userKeys(handler as Record<string, unknown>) };
+        if (command === undefined || !events.includes(event) || isOurs(command) === false) return true;
+        keptKeys.set(event, { ...keptKeys.get(event), ...userKeys(handler as Record<string, unknown>) });
         return false;
       });
       if (handlers.length === group['hooks'].length) kept.push(group);
@@ -230,14 +263,15 @@ export const mergeHooks = (
     merged[event] = kept;
   }
   for (const { event, matcher } of HOOK_ENTRIES[host]) {
+    if (shared.includes(event)) continue;
     const group = {
       ...(matcher === undefined ? {} : { matcher }),
-      hooks: [ourHandler(launcher, keptKeys[event])],
+      hooks: [ourHandler(launcher, keptKeys.get(event))],
     };
-    merged[event] = [...((merged[event] as unknown[] | undefined) ?? []), group];
+    merged[event] = [...(merged[event] ?? []), group];
   }
   for (const [event, groups] of Object.entries(merged))
-    if ((groups as unknown[]).length === 0 && (hooks[event] as unknown[]).length > 0) delete merged[event];
+    if (groups.length === 0 && (hooks[event] as unknown[]).length > 0) delete merged[event];
   return E.right({ ...settings, hooks: merged });
 };
 

@@ -1,20 +1,39 @@
 /** Reading what the settings already give fact-tracker's commands: the shell's words, the store and the options. */
 import { describe, expect, it } from 'vitest';
 import { keptOptions, readCommandLine, readHooks, readMcpJsonServer } from '../../../src/cli/init/existing.js';
-import { shellWords } from '../../../src/cli/init/shellWords.js';
+import { shellCommands } from '../../../src/cli/init/shellWords.js';
 
 describe('reading the commands init rewrites', () => {
-  it('splits a command line into words as a POSIX shell does, stopping at an operator', () => {
-    const { words, rest } = shellWords(`A="x y" b\\ c 'd$e' "f\\"g" $H # note`);
-    expect(words).toEqual([
-      { text: 'A=x y', expands: false },
-      { text: 'b c', expands: false },
-      { text: 'd$e', expands: false },
-      { text: 'f"g', expands: false },
-      { text: '$H', expands: true },
+  it('splits a command line into simple commands and their words as a POSIX shell does', () => {
+    const [first, ...others] = shellCommands(`A="x y" b\\ c 'd$e' "f\\"g" $H # note`);
+    expect([first?.words, others]).toEqual([
+      [
+        { text: 'A=x y', expands: false },
+        { text: 'b c', expands: false },
+        { text: 'd$e', expands: false },
+        { text: 'f"g', expands: false },
+        { text: '$H', expands: true },
+      ],
+      [],
     ]);
-    expect(rest).toBe('# note');
-    expect(shellWords('npx fact-tracker hook && echo done').rest).toBe('&& echo done');
+    const words = (line: string) => shellCommands(line).map((command) => command.words.map(({ text }) => text));
+    expect(words('npx fact-tracker hook && echo done')).toEqual([
+      ['npx', 'fact-tracker', 'hook'],
+      ['echo', 'done'],
+    ]);
+    // A newline ends a command, a comment ends at its line, and a redirection is no word of the command.
+    expect(words('# note\nset -e\n2>/dev/null FOO=1 npx fact-tracker hook >>log')).toEqual([
+      ['set', '-e'],
+      ['FOO=1', 'npx', 'fact-tracker', 'hook'],
+    ]);
+    expect(shellCommands('fact-tracker hook 2>>/tmp/hook.log')[0]?.redirections).toEqual(['2>>/tmp/hook.log']);
+    // Reserved words are no commands; a substitution stays in its word, its script kept.
+    expect(words('if ! fact-tracker hook; then ./page.sh; fi')).toEqual([['fact-tracker', 'hook'], ['./page.sh']]);
+    expect(shellCommands('notify-send $(date +%T) "<(x)" done')[0]?.words[1]).toEqual({
+      text: '$(date +%T)',
+      expands: true,
+      scripts: ['date +%T'],
+    });
   });
 
   it('reads the store by --store, --store=, --sessions-dir or FACT_TRACKER_STORE, the option winning', () => {
@@ -132,5 +151,26 @@ describe('reading the commands init rewrites', () => {
     // A kept option's value that says --store is no store mentioned.
     expect(hooks("npx fact-tracker hook --reviewer-pattern 'x--store'")?.unreadStore).toBeUndefined();
     expect(hooks('npx fact-tracker hook --store')?.unreadStore).toBe(true);
+  });
+
+  it('reads a hook on its line past a newline, a comment or a redirection, in a script given as one word, and names a launcher option without its value', () => {
+    expect(readCommandLine("bash -c 'set -e\n# tracked\nnpx fact-tracker hook --store /srv/t'", 'hook')).toEqual({
+      store: '/srv/t',
+      options: [],
+      dropped: [],
+    });
+    expect(readCommandLine("doppler run --command 'fact-tracker hook --max-facts 3'", 'hook')).toEqual({
+      options: [['max-facts', '3']],
+      dropped: ['`doppler`, which it runs fact-tracker through'],
+    });
+    expect(
+      readCommandLine('npx --prefix "$CLAUDE_PROJECT_DIR" --no-install fact-tracker hook', 'hook')?.dropped,
+    ).toEqual(["the launcher's --prefix"]);
+    // Words given to the script may give it the store: one init cannot read, never dropped unsaid.
+    expect(readCommandLine('sh -c \'fact-tracker hook "$@"\' _ --store /srv/facts', 'hook')).toEqual({
+      options: [],
+      dropped: ['a word that is no option', 'the words given to its script'],
+      unreadStore: true,
+    });
   });
 });

@@ -1,7 +1,7 @@
 /** `mergeHooks`: our hooks in an agent's settings, written once, the user's handlers left where they are. */
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
-import { handlerCommand, type Launcher, mergeHooks } from '../../../src/cli/init/settings.js';
+import { handlerCommand, type Launcher, mergeHooks, type Ownership } from '../../../src/cli/init/settings.js';
 
 const LAUNCHER: Launcher = { hook: 'node main.js hook', mcp: { command: 'node', args: ['main.js', 'mcp'] } };
 const isOurs = (command: string): boolean => command.startsWith('node main.js hook');
@@ -74,5 +74,39 @@ describe('mergeHooks', () => {
     const written = merged({ hooks: { Notification: notification } });
     expect((written['hooks'] as Record<string, unknown>)['Notification']).toEqual(notification);
     expect(merged(written)).toBe(written);
+  });
+
+  it("leaves an event whose handler runs our hook among the user's commands as written, and adds no second hook there", () => {
+    const ownership = (command: string): Ownership =>
+      !command.startsWith('node main.js hook') ? false : command.includes(';') ? 'shared' : true;
+    const mine = {
+      matcher: 'Agent|Task',
+      hooks: [
+        { type: 'command', command: 'node main.js hook; ./notify.sh' },
+        { type: 'command', command: 'node main.js hook --max-facts 3' },
+      ],
+    };
+    const result = mergeHooks({ hooks: { PreToolUse: [mine] } }, 'claude', LAUNCHER, ownership);
+    if (E.isLeft(result)) throw new Error(result.left);
+    const hooks = result.right['hooks'] as Record<string, unknown>;
+    expect(hooks['PreToolUse']).toEqual([mine]);
+    expect(Object.keys(hooks).sort()).toEqual([
+      'PostToolUse',
+      'PostToolUseFailure',
+      'PreToolUse',
+      'SubagentStart',
+      'SubagentStop',
+    ]);
+    const again = mergeHooks(result.right, 'claude', LAUNCHER, ownership);
+    expect(E.isRight(again) && again.right).toBe(result.right);
+  });
+
+  it('writes back an event named __proto__ as an event, not as the prototype of the hooks', () => {
+    const settings = JSON.parse(
+      '{"hooks":{"__proto__":[{"hooks":[{"type":"command","command":"node main.js hook"}]}]}}',
+    ) as unknown;
+    const written = JSON.parse(JSON.stringify(merged(settings))) as { hooks: Record<string, unknown> };
+    expect(Object.hasOwn(written.hooks, '__proto__')).toBe(true);
+    expect(written.hooks['__proto__']).toEqual([{ hooks: [{ type: 'command', command: 'node main.js hook' }] }]);
   });
 });

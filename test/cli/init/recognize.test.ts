@@ -1,6 +1,6 @@
 /** `runsFactTracker`: a hook command is fact-tracker's by the program it runs, never by words in another program's arguments. */
 import { describe, expect, it } from 'vitest';
-import { runsFactTracker } from '../../../src/cli/init/recognize.js';
+import { isFactTrackerHook, runsFactTracker } from '../../../src/cli/init/recognize.js';
 
 /** The entry points of the package in these examples: the `dist/cli/main.js` under `/opt/ft`. */
 const isEntryPoint = ({ text }: { text: string }): boolean => text === '/opt/ft/dist/cli/main.js';
@@ -17,8 +17,6 @@ describe('runsFactTracker', () => {
       'printf "%s\\n" fact-tracker hook >> seen.log',
       'FOO=1 echo fact-tracker hook',
       "sh -c 'echo fact-tracker hook'",
-      'npx prettier fact-tracker hook',
-      'node tools/check.js fact-tracker hook',
       'node -e "require(1)" /opt/ft/dist/cli/main.js hook',
       'node /opt/other/dist/cli/main.js hook',
       'timeout 30 echo fact-tracker hook',
@@ -28,7 +26,17 @@ describe('runsFactTracker', () => {
       'fact-tracker mcp',
       'fact-tracker-hook hook',
       'my-fact-tracker hook',
-      'npm fact-tracker hook',
+      // A substitution or an arithmetic stays in its word: the command is notify-send's, echo's.
+      'notify-send $(date +%T) fact-tracker hook finished',
+      'echo $((1+1)) fact-tracker hook',
+      'diff <(cat a) fact-tracker hook',
+      'command -v fact-tracker hook',
+      'type fact-tracker hook',
+      'env echo fact-tracker hook',
+      'npx -p fact-tracker hook',
+      'fact-tracker\nhook',
+      'fact-tracker\u00a0hook',
+      '[ -f x ] || echo missing fact-tracker hook',
     ];
     expect(theUsers.filter(runsHook)).toEqual([]);
   });
@@ -61,7 +69,69 @@ describe('runsFactTracker', () => {
       'cd "$CLAUDE_PROJECT_DIR" && npx fact-tracker hook --store /srv/team',
       'npx fact-tracker hook 2>>/tmp/hook.log || true',
       'if true; then fact-tracker hook; fi',
+      // What no list of wrappers named: a newline, a comment, a redirection first, any wrapper, any shell.
+      "bash -c 'set -e\nnpx --no-install fact-tracker hook'",
+      'cd "$CLAUDE_PROJECT_DIR"\nnpx --no-install fact-tracker hook',
+      '# the tracker\nnpx --no-install fact-tracker hook',
+      "/opt/homebrew/bin/bash -c 'npx --no-install fact-tracker hook'",
+      "busybox sh -c 'fact-tracker hook'",
+      "fish -c 'fact-tracker hook'",
+      "sh -o pipefail -c 'fact-tracker hook'",
+      "bash -euo pipefail -c 'fact-tracker hook'",
+      "bash -c -- 'fact-tracker hook'",
+      'sh -c \'fact-tracker hook "$@"\' _ --store /srv/facts',
+      'npx --prefix "$CLAUDE_PROJECT_DIR" --no-install fact-tracker hook',
+      'npm --prefix "$CLAUDE_PROJECT_DIR" exec fact-tracker hook',
+      'npm -s exec fact-tracker hook',
+      'pnpm -C "$CLAUDE_PROJECT_DIR" exec fact-tracker hook',
+      'pnpm --filter app exec fact-tracker hook',
+      'yarn --cwd "$CLAUDE_PROJECT_DIR" fact-tracker hook',
+      'yarn workspace app fact-tracker hook',
+      'bun x fact-tracker hook',
+      'npx.cmd --no-install fact-tracker hook',
+      '2>/dev/null npx --no-install fact-tracker hook',
+      'FOO=1 2>/dev/null fact-tracker hook',
+      'sudo -u x fact-tracker hook',
+      'direnv exec . fact-tracker hook',
+      'mise exec -- fact-tracker hook',
+      'nix develop -c fact-tracker hook',
+      'corepack pnpm exec fact-tracker hook',
+      'nice -n 5 ionice -c3 chronic stdbuf -oL flock /tmp/ft.lock fact-tracker hook',
+      'eval "fact-tracker hook"',
+      "env -S 'fact-tracker hook'",
+      "npx -c 'fact-tracker hook'",
+      "doppler run --command 'fact-tracker hook'",
+      'cmd /c fact-tracker hook',
+      'pwsh -c "npx --no-install fact-tracker hook"',
+      'npx --yes session-fact-tracker hook',
+      'npx -y session-fact-tracker@1 hook',
+      'node_modules/.bin/fact-tracker.cmd hook',
+      'fact-tracker hook\r\n',
+      // Whatever program runs it: these three were once read as the user's, `prettier`, `check.js` and `npm` the programs.
+      'npx prettier fact-tracker hook',
+      'node tools/check.js fact-tracker hook',
+      'npm fact-tracker hook',
     ];
     expect(ours.filter((line) => !runsHook(line))).toEqual([]);
+  });
+
+  it("finds fact-tracker's hook shared with commands of the user's own, which init keeps as written", () => {
+    const ownership = isFactTrackerHook('/nonexistent-project', {
+      hook: 'npx --no-install fact-tracker hook',
+      mcp: { command: 'npx', args: [] },
+    });
+    const shared = [
+      'fact-tracker hook; ./scripts/notify.sh "$?"',
+      'if ! fact-tracker hook; then ./scripts/page-oncall.sh; fi',
+      './scripts/backup-transcript.sh; fact-tracker hook',
+      'fact-tracker hook | tee -a /tmp/out.log',
+      'echo "$(fact-tracker hook)"',
+      "bash -c 'fact-tracker hook && ./notify.sh'",
+    ];
+    expect(shared.map(ownership)).toEqual(shared.map(() => 'shared'));
+    expect(
+      ['cd "$CLAUDE_PROJECT_DIR" && fact-tracker hook || true', 'npx --no-install fact-tracker hook'].map(ownership),
+    ).toEqual([true, true]);
+    expect(ownership('echo fact-tracker hook')).toBe(false);
   });
 });
