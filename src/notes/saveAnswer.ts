@@ -106,12 +106,46 @@ export const applySaveAnswer = (state: NotesState, input: NotesSaved): NotesTran
     );
   }
   if (outcome.left.code === 'fenced') return dropFencedWork(state, user, outcome.left);
+  if (outcome.left.code === 'invalid_input') return dropRefusedWork(state, user, outcome.left);
   const again = saving.sessions.length > 0 ? saving.sessions : PMap.keys(storage.sessions).slice(0, 1);
   if (outcome.left.code === 'conflict' && again.length > 0) return onConflict(state, user, idle, again);
   return [
     withStorage(state, user, { ...attemptEnded(idle), settledChanges: storage.changes }),
     [reported(user, outcome.left)],
   ];
+};
+
+/**
+ * A save refused as `invalid_input`: the store cannot keep what it wrote, and the same save made
+ * again would be refused again (and, kept, would block every later save of the user, and with
+ * leases hold the lease). The changes it wrote are dropped, said once to `onError`, and the
+ * records it wrote are read again whatever their version, so the tracker holds what the store
+ * does; the changes made since stay and are saved after that load.
+ */
+const dropRefusedWork = (state: NotesState, user: string, failed: StoreCallFailure): NotesTransition => {
+  const storage = selectUserStorage(state, user);
+  const { saving, profile, ...idle } = storage;
+  if (saving === undefined) return [state, []];
+  const dropped = storage.unsaved.slice(0, saving.count).length;
+  const again = saving.sessions.length > 0 ? saving.sessions : PMap.keys(storage.sessions).slice(0, 1);
+  const next: NotesUserStorage = withFencesOfUnsaved({
+    ...attemptEnded(idle),
+    unsaved: storage.unsaved.slice(saving.count),
+    settledChanges: storage.changes,
+    sessions: saving.sessions.reduce((versions, key) => PMap.remove(versions, key), storage.sessions),
+    ...(saving.profile || profile === undefined ? {} : { profile }),
+  });
+  const said = storeFailure(
+    'invalid_input',
+    `${failed.message} (the notes of ${JSON.stringify(user)}: trying again cannot help, so the ${dropped} change${dropped === 1 ? '' : 's'} it wrote ${dropped === 1 ? 'was' : 'were'} dropped, and what the store holds is read again)`,
+  );
+  return again.reduce<NotesTransition>(
+    ([current, done], key) => {
+      const [loaded, loads] = reload(current, user, idOfKey(key));
+      return [loaded, [...done, ...loads]];
+    },
+    [withStorage(state, user, next), [reported(user, said)]],
+  );
 };
 
 /**

@@ -21,6 +21,7 @@ import { callModel } from './callModel.js';
 import { selectRecentTurns } from './conversation.js';
 import { applyNotesEvent } from './events.js';
 import { formatNotesBlocks } from './format.js';
+import type { NotesLedger } from './ledger.js';
 import type { NotesEffect, NotesInput, NotesMergedEffect, StoreCallFailure } from './inputs.js';
 import {
   initialNotesState,
@@ -35,6 +36,7 @@ import { isStorableNotesId, type NotesEvent } from './model.js';
 import { selectRetained } from './release.js';
 import { stepMachine } from './runner.js';
 import { createSlotCache } from './slotCache.js';
+import { type StorableLedger, storableLedger } from './storableLedger.js';
 import type {
   NotableFactsTracker,
   NotableFactsTrackerOptions,
@@ -76,10 +78,24 @@ const slotKey = (user: string, session: string): string => JSON.stringify([user,
 const ID_RULE =
   'user and session must be ids of 1 to 200 characters, without U+0000 or an unpaired surrogate (no store could keep them)';
 
+/**
+ * `initial` made storable; one that is no ledger is kept as given, so the bug surfaces where the
+ * tracker first uses it, as `internal`, never as an exception where the tracker is made.
+ */
+const startingLedger = (initial: NotesLedger): StorableLedger => {
+  try {
+    return storableLedger(initial);
+  } catch {
+    return { ledger: initial, problems: [] };
+  }
+};
+
 /** Creates a tracker over an empty ledger (or `initial`), keeping users' notes in `store` (default: in memory). */
 export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): NotableFactsTracker => {
   const { settings, complete, now, timeoutMs, store, onError, cacheSize, lease, pollMs } = resolveOptions(options);
   const cache = createSlotCache(cacheSize);
+  // What no store can keep is left out where it enters, or every save of its user would be refused for good.
+  const initial = settings.initial === undefined ? undefined : startingLedger(settings.initial);
 
   const shell = createShell<NotesState, NotesEvent>({
     initial: initialNotesState({
@@ -87,7 +103,7 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       ...(settings.categories === undefined ? {} : { categories: settings.categories }),
       ...(settings.softLimit === undefined ? {} : { softLimit: settings.softLimit }),
       ...(settings.historyTurns === undefined ? {} : { historyTurns: settings.historyTurns }),
-      ...(settings.initial === undefined ? {} : { ledger: settings.initial }),
+      ...(initial === undefined ? {} : { ledger: initial.ledger }),
       ...(settings.consolidateWithModel === undefined ? {} : { consolidateWithModel: settings.consolidateWithModel }),
     }),
     // What the log folds into its snapshot: the ledger part (conversations are not logged).
@@ -118,6 +134,9 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       // The caller's own error handler failed: there is no one left to tell.
     }
   };
+  // Told once the tracker is made, so an `onError` that uses it finds it.
+  for (const problem of initial?.problems ?? [])
+    void Promise.resolve().then(() => report(failure('invalid_notes', problem)));
 
   /** The outermost boundary: an exception here is a bug, returned and reported as `internal`. */
   const boundary = <T>(body: () => E.Either<NotesTrackerFailure, T>): E.Either<NotesTrackerFailure, T> => {
