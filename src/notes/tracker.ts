@@ -22,6 +22,12 @@ import { selectRecentTurns } from './conversation.js';
 import { applyNotesEvent } from './events.js';
 import { formatNotesBlocks } from './format.js';
 import type { NotesLedger } from './ledger.js';
+import {
+  closedStageMessage,
+  selectAbandonedMessages,
+  selectMergedAwaitingSave,
+  unconfirmedReport,
+} from './closeReports.js';
 import type { NotesEffect, NotesInput, NotesMergedEffect, StoreCallFailure } from './inputs.js';
 import {
   initialNotesState,
@@ -46,14 +52,7 @@ import type {
   StageReport,
 } from './trackerTypes.js';
 import { DEFAULT_MAX_EVENTS, MAX_TIMEOUT_MS, positive, resolveOptions } from './trackerOptions.js';
-import {
-  isCallingModel,
-  isQuiet,
-  isQuietButRetries,
-  selectStalledSaves,
-  selectUnsaved,
-  settledSince,
-} from './waiting.js';
+import { isCallingModel, isQuiet, isQuietButRetries, selectStalledSaves, settledSince } from './waiting.js';
 
 export {
   DEFAULT_CACHE_SIZE,
@@ -116,6 +115,8 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
   const loads = new Map<string, Array<(outcome: E.Either<NotesTrackerFailure, void>) => void>>();
   /** The callers of `endStage` waiting for their stage to merge, by the id the stage was given. */
   const stages = new Map<number, (outcome: E.Either<NotesTrackerFailure, StageReport>) => void>();
+  /** The user of each end of stage waiting in `stages`. */
+  const stageUsers = new Map<number, string>();
   let nextStage = 0;
   let lastTime = 0;
   /** The wake-ups asked for and not yet due: `close` cancels those left once its work has settled. */
@@ -242,6 +243,7 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
         const resume = effect.stage === undefined ? undefined : stages.get(effect.stage);
         if (resume === undefined) return;
         stages.delete(effect.stage!);
+        stageUsers.delete(effect.stage!);
         resume(E.right(stageReport(effect)));
         return;
       }
@@ -321,13 +323,42 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
     const id = (nextStage += 1);
     // Waiting before the run: the merge may come in the same step, after a load the store answered at once.
     const merged = new Promise<E.Either<NotesTrackerFailure, StageReport>>((resume) => stages.set(id, resume));
+    stageUsers.set(id, user);
     try {
       run({ type: 'notes/stageEnded', user, ...(session === undefined ? {} : { session }), at: time(), id });
     } catch (error) {
       stages.delete(id);
+      stageUsers.delete(id);
       throw error;
     }
+    if (stages.has(id)) boundStage(id, user);
     return merged;
+  };
+
+  /**
+   * Looks every `timeoutMs` whether the end of stage `id` is merged and waits only for its save;
+   * seen so at two looks in a row (the save has had `timeoutMs` at least), it is answered with the
+   * profile as merged in memory, marked `unconfirmed`, so a store that takes a save and never
+   * answers it does not hold the caller (the save's answer, whenever it comes, is taken as ever).
+   * Until the merge is made (its extractions and loads, bounded by `timeoutMs` or by `close`), it looks again.
+   */
+  const boundStage = (id: number, user: string, seen = false): void => {
+    if (ended) return;
+    const timer = setTimeout(
+      () => {
+        wakes.delete(timer);
+        const resume = stages.get(id);
+        if (resume === undefined) return;
+        const waiting = boundary(() => E.right(selectMergedAwaitingSave(shell.getState(), user, id)));
+        if (E.isLeft(waiting) || waiting.right === undefined || !seen)
+          return boundStage(id, user, E.isRight(waiting) && waiting.right !== undefined);
+        stages.delete(id);
+        stageUsers.delete(id);
+        resume(E.right(unconfirmedReport(shell.getState(), user, waiting.right)));
+      },
+      Math.min(timeoutMs, MAX_TIMEOUT_MS),
+    );
+    wakes.add(timer);
   };
 
   /** Waits for the extractions, rewrites, loads and saves running or asked for at the call. */
@@ -427,21 +458,10 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       after(2 * boundMs, giveUp);
     });
 
-  /** Without leases: tells `onError` of the changes the store never took, lost with the tracker. */
+  /** Without leases: tells `onError` of the changes the store never took, lost with the tracker (or not known to be). */
   const reportAbandoned = (): void => {
     if (lease !== undefined) return;
-    for (const { user, changes, sessions, profile } of selectUnsaved(shell.getState())) {
-      const what = [
-        ...sessions.map((session) => `session ${JSON.stringify(session)}`),
-        ...(profile ? ['the profile'] : []),
-      ];
-      report(
-        failure(
-          'closed',
-          `the tracker closed with ${changes} change${changes === 1 ? '' : 's'} to the notes of ${JSON.stringify(user)} (${what.join(', ')}) the store did not take: they are lost with the tracker`,
-        ),
-      );
-    }
+    for (const message of selectAbandonedMessages(shell.getState())) report(failure('closed', message));
   };
 
   const close = (): Promise<void> => {
@@ -454,10 +474,10 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       wakes.clear();
       // Ends of stage the store never took: answered, never left waiting on a tracker that is gone.
       for (const [id, resume] of [...stages]) {
+        const message = closedStageMessage(shell.getState(), stageUsers.get(id), id);
         stages.delete(id);
-        resume(
-          E.left(failure('closed', 'the tracker closed before the store took this end of stage: it was not merged')),
-        );
+        stageUsers.delete(id);
+        resume(E.left(failure('closed', message)));
       }
     });
     return closing;

@@ -117,6 +117,12 @@ export interface StageReport {
   readonly profile: GlobalFacts | undefined;
   /** The profile facts that fell off past the cap of 50. */
   readonly dropped: ReadonlyArray<CategorizedFact>;
+  /**
+   * `true` when the store had not answered the save of the merge within `timeoutMs`: `profile` is
+   * the one merged in this tracker's memory, and whether the store holds it is not known yet (the
+   * save's answer is still taken when it comes). Absent otherwise.
+   */
+  readonly unconfirmed?: true;
 }
 
 /** Called after a change of the ledger. */

@@ -224,12 +224,26 @@ export const selectUnsaved = (
   readonly changes: number;
   readonly sessions: ReadonlyArray<string>;
   readonly profile: boolean;
+  /** A save of them was sent and the store has not answered it: whether it holds them is unknown. */
+  readonly sent: boolean;
 }> => {
-  const unsaved: Array<{ user: string; changes: number; sessions: ReadonlyArray<string>; profile: boolean }> = [];
+  const unsaved: Array<{
+    user: string;
+    changes: number;
+    sessions: ReadonlyArray<string>;
+    profile: boolean;
+    sent: boolean;
+  }> = [];
   PMap.forEach(state.users, ({ storage }, user) => {
     if (storage.unsaved.length === 0) return;
     const { sessions, profile } = touched(storage.unsaved);
-    unsaved.push({ user, changes: storage.unsaved.length, sessions: sessions.map(idOfKey), profile });
+    unsaved.push({
+      user,
+      changes: storage.unsaved.length,
+      sessions: sessions.map(idOfKey),
+      profile,
+      sent: storage.saving !== undefined,
+    });
   });
   return unsaved;
 };
