@@ -17,7 +17,7 @@ import { reported } from './recordRead.js';
 import { answerLanded } from './stageAnswers.js';
 import { attemptEnded, reload, saveIfNeeded } from './storage.js';
 import { storeFailure } from './storeAnswer.js';
-import { selectFencedSessions, withFencesOfUnsaved } from './unsaved.js';
+import { selectFencedSessions, withFencesOfUnsaved, withoutOverflow } from './unsaved.js';
 
 /**
  * The conflicts in a row after which a save is given up for now: a store that keeps answering
@@ -101,7 +101,8 @@ export const applySaveAnswer = (state: NotesState, input: NotesSaved): NotesTran
       unsaved,
       settledChanges: storage.changes - unsaved.length,
     };
-    return andThen(answerLanded(withStorage(state, user, withFencesOfUnsaved(next)), user, saving.written), (after) =>
+    const landed = withFencesOfUnsaved(withoutOverflow(next, saving.upTo ?? Number.NEGATIVE_INFINITY));
+    return andThen(answerLanded(withStorage(state, user, landed), user, saving.written), (after) =>
       saveIfNeeded(after, user),
     );
   }
@@ -129,7 +130,7 @@ const dropRefusedWork = (state: NotesState, user: string, failed: StoreCallFailu
   const dropped = storage.unsaved.slice(0, saving.count).length;
   const again = saving.sessions.length > 0 ? saving.sessions : PMap.keys(storage.sessions).slice(0, 1);
   const next: NotesUserStorage = withFencesOfUnsaved({
-    ...attemptEnded(idle),
+    ...withoutOverflow(attemptEnded(idle), saving.upTo ?? Number.NEGATIVE_INFINITY),
     unsaved: storage.unsaved.slice(saving.count),
     settledChanges: storage.changes,
     sessions: saving.sessions.reduce((versions, key) => PMap.remove(versions, key), storage.sessions),
@@ -163,7 +164,7 @@ const dropFencedWork = (state: NotesState, user: string, failed: StoreCallFailur
   const profileLost = storage.unsaved.some((event) => isLost(event) && event.type === 'notes/sessionConsolidated');
   const { saving: _refused, profile, ...idle } = storage;
   const next: NotesUserStorage = withFencesOfUnsaved({
-    ...attemptEnded(idle),
+    ...withoutOverflow(attemptEnded(idle), Number.POSITIVE_INFINITY, lost),
     unsaved: storage.unsaved.filter((event) => !isLost(event)),
     settledChanges: storage.changes,
     // Read again whatever version the store holds: what this tracker has of them is not the store's.
