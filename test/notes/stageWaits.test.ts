@@ -111,7 +111,11 @@ describe('an end of stage', () => {
     await closing;
   });
 
-  it('merged while the store is down is saved once it takes saves again, however many changes waited meanwhile', async () => {
+  /**
+   * A tracker that merged maya's s1 while its store was down, then made more changes in s2 than
+   * the 256 kept for applying again after a conflict; `meanwhile` runs before the store is back.
+   */
+  const throughOutage = async (meanwhile: (memory: ReturnType<typeof memoryNotesStore>) => void) => {
     const memory = memoryNotesStore();
     let down = false;
     const heard: string[] = [];
@@ -127,60 +131,42 @@ describe('an end of stage', () => {
     tracker.recordUserMessage('maya', 's1', 'one');
     await tracker.settled();
     down = true;
-    expect(profileFacts(right(await tracker.endStage('maya', 's1')))).toEqual(['Said one']);
-    // More changes than the 256 kept for applying again after a conflict.
+    const merged = right(await tracker.endStage('maya', 's1'));
     for (let index = 0; index < 260; index += 1) {
       tracker.recordUserMessage('maya', 's2', `m${index}`);
       await tracker.settled();
     }
+    meanwhile(memory);
     down = false;
     tracker.recordUserMessage('maya', 's2', 'after the outage');
     await tracker.settled();
     const closing = tracker.close();
     await vi.runAllTimersAsync();
     await closing;
+    return { memory, heard, merged };
+  };
+
+  it('merged while the store is down is saved once it takes saves again, however many changes waited meanwhile', async () => {
+    const { memory, heard, merged } = await throughOutage(() => undefined);
+    expect(profileFacts(merged)).toEqual(['Said one']);
     expect(storedProfileFacts(memory)).toEqual(['Said one']);
     expect(heard.filter((line) => !line.startsWith('unavailable:'))).toEqual([]);
   });
 
   it('merged while the store is down and lost to another writer’s newer profile past the bound is reported, never silently gone', async () => {
-    const memory = memoryNotesStore();
-    let down = false;
-    const heard: string[] = [];
-    const store: NotesStore = {
-      load: (user, session) => memory.load(user, session),
-      save: (user, write) => (down ? E.left(storeFailure('unavailable', 'outage')) : memory.save(user, write)),
-    };
-    const tracker = createNotableFactsTracker({
-      complete: noting,
-      store,
-      onError: (failure) => heard.push(`${failure.code}: ${failure.message}`),
-    });
-    tracker.recordUserMessage('maya', 's1', 'one');
-    await tracker.settled();
-    down = true;
-    right(await tracker.endStage('maya', 's1'));
-    for (let index = 0; index < 260; index += 1) {
-      tracker.recordUserMessage('maya', 's2', `m${index}`);
-      await tracker.settled();
-    }
     // Another process merges into the profile meanwhile.
     const other = {
       facts: [{ category: 'People', fact: 'Partner is Jordan' }],
       consolidatedAt: '2026-01-01T00:00:00.000Z',
       sessionCount: 1,
     };
-    expect(
-      E.isRight(
-        memory.save('maya', { sessions: [], profile: { value: other, expected: 0 } }) as E.Either<unknown, unknown>,
-      ),
-    ).toBe(true);
-    down = false;
-    tracker.recordUserMessage('maya', 's2', 'after the outage');
-    await tracker.settled();
-    const closing = tracker.close();
-    await vi.runAllTimersAsync();
-    await closing;
+    const { memory, heard } = await throughOutage((memory) =>
+      expect(
+        E.isRight(
+          memory.save('maya', { sessions: [], profile: { value: other, expected: 0 } }) as E.Either<unknown, unknown>,
+        ),
+      ).toBe(true),
+    );
     expect(storedProfileFacts(memory)).toContain('Partner is Jordan');
     const lost = heard.filter((line) => line.includes('could not be applied to the newer record again'));
     expect(lost).toHaveLength(1);

@@ -12,6 +12,7 @@ import { memoryNotesStore, type NotesStore, type NotesWrite, storeFailure } from
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
 import type { NotesTrackerFailure } from '../../src/notes/trackerTypes.js';
 import { unstorableText } from '../../src/postgres/keptText.js';
+import { unstorableSection } from './fixtures/unstorableSection.js';
 
 const answer = (...facts: string[]): string =>
   JSON.stringify({ notableFacts: facts.map((fact) => ({ category: 'History', fact })) });
@@ -61,20 +62,6 @@ const storedProfile = async (store: NotesStore, user: string): Promise<unknown> 
   return E.isRight(records) ? records.right.profile.value : undefined;
 };
 
-/** An earlier version's saved section: maya's profile holds a fact whose session id holds U+0000. */
-const poisonedSection = {
-  categories: ['People', 'Logistics', 'Conflict', 'Emotional', 'History'],
-  sessions: [],
-  profiles: [
-    {
-      user: 'maya',
-      consolidatedAt: '2026-01-01T00:00:00.000Z',
-      sessionCount: 1,
-      facts: [{ category: 'People', fact: 'Partner is Jordan', session: 'old\u0000', at: 1 }],
-    },
-  ],
-};
-
 describe('what no store can keep', () => {
   beforeEach(() => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
@@ -84,7 +71,7 @@ describe('what no store can keep', () => {
   });
 
   it('is left out of the ledger a tracker starts from, reported, and every storable fact is saved', async () => {
-    const decoded = decodeNotes(poisonedSection);
+    const decoded = decodeNotes(unstorableSection);
     if (E.isLeft(decoded)) throw new Error(decoded.left.message);
     const { store } = refusing(memoryNotesStore(), unkept);
     const errors: NotesTrackerFailure[] = [];

@@ -20,6 +20,7 @@ import {
   schemaSql,
 } from '../../src/postgres/index.js';
 import { describeNotesLeaseConformance } from '../notes/leaseConformance.js';
+import { unstorableSection } from '../notes/fixtures/unstorableSection.js';
 import { describeNotesStoreConformance } from '../notes/storeConformance.js';
 import { withRowsLocked } from './rowLock.js';
 import { postgresUnavailable, usePostgres } from './server.js';
@@ -408,18 +409,6 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
 
   it('takes a tracker resumed from an earlier version’s file whose profile names a session no store can keep: nothing of it blocks the saves, with leases either', async () => {
     const store = await freshStore();
-    const section = {
-      categories: ['People', 'Logistics', 'Conflict', 'Emotional', 'History'],
-      sessions: [],
-      profiles: [
-        {
-          user: 'maya',
-          consolidatedAt: '2026-01-01T00:00:00.000Z',
-          sessionCount: 1,
-          facts: [{ category: 'People', fact: 'Partner is Jordan', session: 'old\u0000', at: 1 }],
-        },
-      ],
-    };
     // Keeps the facts its prompt shows, so the session's list gathers both trackers' messages.
     const keeping: CompleteFn = async (prompt) =>
       JSON.stringify({
@@ -434,7 +423,7 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
       store,
       holder: 'a',
       leasePollMs: 20,
-      initial: right(decodeNotes(section)),
+      initial: right(decodeNotes(unstorableSection)),
       onError: (failure) => heard.push(failure),
     });
     const b = createNotableFactsTracker({ complete: keeping, store, holder: 'b', leasePollMs: 20 });
