@@ -131,7 +131,15 @@ export interface NotesUserStorage {
     readonly merged: ReadonlyArray<string>;
     /** The profile it writes, as the ledger held it: what an end of stage it stores answers. */
     readonly written?: GlobalFacts;
+    /** `changes` when it began: the records `overflow` names up to it are among those it writes. */
+    readonly upTo?: number;
   };
+  /**
+   * The records touched by unsaved changes dropped from `unsaved` past its bound
+   * (`MAX_UNSAVED_CHANGES`), each with `changes` when it was dropped: still written by the next save,
+   * so no change is lost for the bound (only not applied again after a conflict, which is reported).
+   */
+  readonly overflow?: { readonly sessions: PMap.PersistentMap<number>; readonly profile?: number };
   /**
    * The saves of the attempt under way that met a conflict in a row: present from a conflict until
    * the attempt ends (a save lands or fails otherwise, a load it waits for fails, or it is given up

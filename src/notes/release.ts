@@ -22,6 +22,7 @@ import {
   withUserMachine,
 } from './machine.js';
 import { isNotesId, type NotesEvent } from './model.js';
+import { hasUnsaved } from './unsaved.js';
 
 /** True when `event` changes the notes of `session`. */
 const touches = (event: NotesEvent, session: string): boolean =>
@@ -40,6 +41,7 @@ const inFlight = (machine: NotesUserMachine, session: string): boolean => {
     storage.loading.includes(key) ||
     storage.saving?.sessions.includes(key) === true ||
     storage.unsaved.some((event) => touches(event, session)) ||
+    (storage.overflow !== undefined && PMap.has(storage.overflow.sessions, key)) ||
     // An end of stage without a session may merge any session of the user: each stays until it has.
     machine.stages.some(
       (stage) =>
@@ -80,7 +82,7 @@ const isEmptied = (state: NotesState, machine: NotesUserMachine, user: string): 
     PMap.size(machine.storage.sessions) === 0 &&
     PMap.size(notes?.sessions ?? PMap.empty) === 0 &&
     machine.releasing.length === 0 &&
-    machine.storage.unsaved.length === 0 &&
+    !hasUnsaved(machine.storage) &&
     !isUserActive(machine) &&
     machine.rewrite.started === machine.rewrite.settled &&
     (notes?.profile === undefined || (machine.storage.profile ?? 0) > 0)

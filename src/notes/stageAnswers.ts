@@ -45,13 +45,21 @@ const answerDue = (
 };
 
 /**
- * A merge of `user` just made: answered at once when it changed nothing (no save to wait for),
- * else kept until the save of `answer.changes` settles.
+ * A merge of `user` just made: kept until the save of `answer.changes` settles. One that changed
+ * nothing waits, as the merge before it does, for the save of the profile changes still unsaved
+ * (an earlier merge's, whose save runs or failed): its profile holds them too. With none, it is
+ * answered at once.
  */
 export const awaitStored = (state: NotesState, user: string, answer: NotesStageAnswer): NotesTransition => {
-  if (answer.changes.length === 0) return [state, [mergedEffect(user, answer, selectGlobalFacts(state.ledger, user))]];
   const storage = selectUserStorage(state, user);
-  return [withStorage(state, user, { ...storage, answers: [...(storage.answers ?? []), answer] }), []];
+  const changes =
+    answer.changes.length > 0
+      ? answer.changes
+      : storage.unsaved.filter(
+          (event) => event.type === 'notes/sessionConsolidated' || event.type === 'notes/profileRewritten',
+        );
+  if (changes.length === 0) return [state, [mergedEffect(user, answer, selectGlobalFacts(state.ledger, user))]];
+  return [withStorage(state, user, { ...storage, answers: [...(storage.answers ?? []), { ...answer, changes }] }), []];
 };
 
 /**

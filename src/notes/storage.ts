@@ -43,13 +43,15 @@ import {
 } from './persist.js';
 import type { JsonValue, NotesWrite, StoredRecord } from './store.js';
 import { isMergedRecord, leftOut, readRecord, reported } from './recordRead.js';
-import { fencesOf, touched } from './unsaved.js';
+import { fencesOf, hasUnsaved, selectTouched, touched, withDropped, withoutReplacedOverflow } from './unsaved.js';
+import { storeFailure } from './storeAnswer.js';
 import { againstStored } from './blind.js';
 
 /**
  * The most unsaved changes a user keeps for applying again after a conflict: a store that is
  * down for a long time must not grow memory with every message. Older ones are still in the
- * notes a save writes; only a conflict after them would not see them again.
+ * notes a save writes (the records they touched are kept, `overflow`, and saved); only a
+ * conflict after them would not see them again, which is reported.
  */
 export const MAX_UNSAVED_CHANGES = 256;
 
@@ -78,7 +80,7 @@ export const isSessionSaved = (state: NotesState, user: string, session: string)
   const storage = selectUserStorage(state, user);
   const key = storedKey(session);
   if (storage.saving !== undefined && (storage.saving.sessions.includes(key) || storage.saving.profile)) return false;
-  if (!touched(storage.unsaved).sessions.includes(key)) return true;
+  if (!selectTouched(storage).sessions.includes(key)) return true;
   const blocked = blockedBy(storage);
   return storage.saving === undefined && (blocked.sessions.length > 0 || blocked.profile);
 };
@@ -90,7 +92,7 @@ export const isSessionSaved = (state: NotesState, user: string, session: string)
  */
 export const isSaveStalled = (state: NotesState, user: string, session: string): boolean => {
   const storage = selectUserStorage(state, user);
-  const { sessions } = touched(storage.unsaved);
+  const { sessions } = selectTouched(storage);
   const blocked = blockedBy(storage);
   return (
     storage.saving === undefined &&
@@ -121,7 +123,7 @@ const withForeign = (
 
 /** The records of `storage` that its unsaved changes would write and that the store holds unreadable. */
 export const blockedBy = (storage: NotesUserStorage): { sessions: ReadonlyArray<string>; profile: boolean } => {
-  const { sessions, profile } = touched(storage.unsaved);
+  const { sessions, profile } = selectTouched(storage);
   return {
     sessions: sessions.filter((key) => storage.unreadable !== undefined && PMap.has(storage.unreadable.sessions, key)),
     profile: profile && storage.unreadable?.profile !== undefined,
@@ -143,8 +145,8 @@ export const attemptEnded = (storage: NotesUserStorage): NotesUserStorage => {
 export const saveIfNeeded = (state: NotesState, user: string): NotesTransition => {
   const storage = selectUserStorage(state, user);
   if (storage.saving !== undefined || storage.backingOff !== undefined) return [state, []];
-  if (storage.unsaved.length === 0) return [withStorage(state, user, attemptEnded(storage)), []];
-  const { sessions, profile } = touched(storage.unsaved);
+  if (!hasUnsaved(storage)) return [withStorage(state, user, attemptEnded(storage)), []];
+  const { sessions, profile } = selectTouched(storage);
   if (sessions.some((key) => storage.loading.includes(key))) return [state, []];
   const blocked = blockedBy(storage);
   if (blocked.sessions.length > 0 || blocked.profile)
@@ -184,6 +186,7 @@ export const saveIfNeeded = (state: NotesState, user: string): NotesTransition =
     profile: current !== undefined,
     merged,
     ...(current === undefined ? {} : { written: current }),
+    upTo: storage.changes,
   };
   // What a save drops of other trackers' facts is gone from the record once it is saved: reported
   // once, and not written back by the next save (a failed one's included).
@@ -235,13 +238,18 @@ export const recordChanges = (
     PMap.has(known, key) ? known : PMap.set(known, key, turn);
   const fences =
     fence === undefined ? storage.fences : touched(changes).sessions.reduce(keep(fence), storage.fences ?? PMap.empty);
-  const next: NotesUserStorage = {
-    ...storage,
-    unsaved: unsaved.slice(over),
-    changes: storage.changes + changes.length,
-    ...(saving === undefined ? {} : { saving }),
-    ...(fences === undefined ? {} : { fences }),
-  };
+  // What falls off past the bound is still written: the records it touched are kept (`overflow`).
+  const next: NotesUserStorage = withDropped(
+    {
+      ...storage,
+      unsaved: unsaved.slice(over),
+      changes: storage.changes + changes.length,
+      ...(saving === undefined ? {} : { saving }),
+      ...(fences === undefined ? {} : { fences }),
+    },
+    unsaved.slice(0, over),
+    storage.changes + changes.length,
+  );
   return saveAgain(withStorage(state, user, next), user);
 };
 
@@ -256,7 +264,7 @@ export const saveAgain = (state: NotesState, user: string): NotesTransition => {
   const storage = selectUserStorage(saved, user);
   const blocked = blockedBy(storage);
   // Any session's load reads the profile too.
-  const anySession = [...touched(storage.unsaved).sessions, ...PMap.keys(storage.sessions)].slice(0, 1);
+  const anySession = [...selectTouched(storage).sessions, ...PMap.keys(storage.sessions)].slice(0, 1);
   const again = blocked.sessions.length > 0 ? blocked.sessions : blocked.profile ? anySession : [];
   return again.reduce<NotesTransition>(
     ([current, done], key) => {
@@ -474,7 +482,7 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
           user,
           session,
           notes,
-          profileBase(records.profile, profile, touched(kept.unsaved).profile, categories),
+          profileBase(records.profile, profile, selectTouched(kept).profile, categories),
           merged,
           kept.unsaved,
           (stored) => kept.fences !== undefined && PMap.has(kept.fences, stored),
@@ -517,9 +525,25 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
       ? { foreign }
       : {}),
   };
-  const problems = [...sessionRead.problems, ...profileRead.problems];
+  // Changes dropped past the bound are not applied again to a newer record: gone, and said so.
+  const [rebuilt, replaced] = withoutReplacedOverflow(next, key, notes !== undefined, profile !== undefined);
+  const problems = [
+    ...sessionRead.problems,
+    ...profileRead.problems,
+    ...(replaced.length === 0
+      ? []
+      : [
+          reported(
+            user,
+            storeFailure(
+              'conflict',
+              `another writer changed ${replaced.join(' and ')} of ${JSON.stringify(user)} while more than ${MAX_UNSAVED_CHANGES} changes waited unsaved here: the oldest of them, past that bound, could not be applied to the newer record again and are lost`,
+            ),
+          ),
+        ]),
+  ];
   const [saved, effects] = saveIfNeeded(
-    withStorage(withLedger(askAgainIfDropped(state, user, storage, kept), ledger), user, next),
+    withStorage(withLedger(askAgainIfDropped(state, user, storage, kept), ledger), user, rebuilt),
     user,
   );
   return [saved, [...events.map((event): NotesEffect => ({ type: 'record', event })), ...problems, ...effects]];

@@ -21,6 +21,13 @@ import { callModel } from './callModel.js';
 import { selectRecentTurns } from './conversation.js';
 import { applyNotesEvent } from './events.js';
 import { formatNotesBlocks } from './format.js';
+import type { NotesLedger } from './ledger.js';
+import {
+  closedStageMessage,
+  selectAbandonedMessages,
+  selectMergedAwaitingSave,
+  unconfirmedReport,
+} from './closeReports.js';
 import type { NotesEffect, NotesInput, NotesMergedEffect, StoreCallFailure } from './inputs.js';
 import {
   initialNotesState,
@@ -35,6 +42,7 @@ import { isStorableNotesId, type NotesEvent } from './model.js';
 import { selectRetained } from './release.js';
 import { stepMachine } from './runner.js';
 import { createSlotCache } from './slotCache.js';
+import { type StorableLedger, storableLedger } from './storableLedger.js';
 import type {
   NotableFactsTracker,
   NotableFactsTrackerOptions,
@@ -44,14 +52,7 @@ import type {
   StageReport,
 } from './trackerTypes.js';
 import { DEFAULT_MAX_EVENTS, MAX_TIMEOUT_MS, positive, resolveOptions } from './trackerOptions.js';
-import {
-  isCallingModel,
-  isQuiet,
-  isQuietButRetries,
-  selectStalledSaves,
-  selectUnsaved,
-  settledSince,
-} from './waiting.js';
+import { isCallingModel, isQuiet, isQuietButRetries, selectStalledSaves, settledSince } from './waiting.js';
 
 export {
   DEFAULT_CACHE_SIZE,
@@ -76,10 +77,24 @@ const slotKey = (user: string, session: string): string => JSON.stringify([user,
 const ID_RULE =
   'user and session must be ids of 1 to 200 characters, without U+0000 or an unpaired surrogate (no store could keep them)';
 
+/**
+ * `initial` made storable; one that is no ledger is kept as given, so the bug surfaces where the
+ * tracker first uses it, as `internal`, never as an exception where the tracker is made.
+ */
+const startingLedger = (initial: NotesLedger): StorableLedger => {
+  try {
+    return storableLedger(initial);
+  } catch {
+    return { ledger: initial, problems: [] };
+  }
+};
+
 /** Creates a tracker over an empty ledger (or `initial`), keeping users' notes in `store` (default: in memory). */
 export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): NotableFactsTracker => {
   const { settings, complete, now, timeoutMs, store, onError, cacheSize, lease, pollMs } = resolveOptions(options);
   const cache = createSlotCache(cacheSize);
+  // What no store can keep is left out where it enters, or every save of its user would be refused for good.
+  const initial = settings.initial === undefined ? undefined : startingLedger(settings.initial);
 
   const shell = createShell<NotesState, NotesEvent>({
     initial: initialNotesState({
@@ -87,7 +102,7 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       ...(settings.categories === undefined ? {} : { categories: settings.categories }),
       ...(settings.softLimit === undefined ? {} : { softLimit: settings.softLimit }),
       ...(settings.historyTurns === undefined ? {} : { historyTurns: settings.historyTurns }),
-      ...(settings.initial === undefined ? {} : { ledger: settings.initial }),
+      ...(initial === undefined ? {} : { ledger: initial.ledger }),
       ...(settings.consolidateWithModel === undefined ? {} : { consolidateWithModel: settings.consolidateWithModel }),
     }),
     // What the log folds into its snapshot: the ledger part (conversations are not logged).
@@ -100,6 +115,8 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
   const loads = new Map<string, Array<(outcome: E.Either<NotesTrackerFailure, void>) => void>>();
   /** The callers of `endStage` waiting for their stage to merge, by the id the stage was given. */
   const stages = new Map<number, (outcome: E.Either<NotesTrackerFailure, StageReport>) => void>();
+  /** The user of each end of stage waiting in `stages`. */
+  const stageUsers = new Map<number, string>();
   let nextStage = 0;
   let lastTime = 0;
   /** The wake-ups asked for and not yet due: `close` cancels those left once its work has settled. */
@@ -118,6 +135,9 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       // The caller's own error handler failed: there is no one left to tell.
     }
   };
+  // Told once the tracker is made, so an `onError` that uses it finds it.
+  for (const problem of initial?.problems ?? [])
+    void Promise.resolve().then(() => report(failure('invalid_notes', problem)));
 
   /** The outermost boundary: an exception here is a bug, returned and reported as `internal`. */
   const boundary = <T>(body: () => E.Either<NotesTrackerFailure, T>): E.Either<NotesTrackerFailure, T> => {
@@ -223,6 +243,7 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
         const resume = effect.stage === undefined ? undefined : stages.get(effect.stage);
         if (resume === undefined) return;
         stages.delete(effect.stage!);
+        stageUsers.delete(effect.stage!);
         resume(E.right(stageReport(effect)));
         return;
       }
@@ -302,13 +323,42 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
     const id = (nextStage += 1);
     // Waiting before the run: the merge may come in the same step, after a load the store answered at once.
     const merged = new Promise<E.Either<NotesTrackerFailure, StageReport>>((resume) => stages.set(id, resume));
+    stageUsers.set(id, user);
     try {
       run({ type: 'notes/stageEnded', user, ...(session === undefined ? {} : { session }), at: time(), id });
     } catch (error) {
       stages.delete(id);
+      stageUsers.delete(id);
       throw error;
     }
+    if (stages.has(id)) boundStage(id, user);
     return merged;
+  };
+
+  /**
+   * Looks every `timeoutMs` whether the end of stage `id` is merged and waits only for its save;
+   * seen so at two looks in a row (the save has had `timeoutMs` at least), it is answered with the
+   * profile as merged in memory, marked `unconfirmed`, so a store that takes a save and never
+   * answers it does not hold the caller (the save's answer, whenever it comes, is taken as ever).
+   * Until the merge is made (its extractions and loads, bounded by `timeoutMs` or by `close`), it looks again.
+   */
+  const boundStage = (id: number, user: string, seen = false): void => {
+    if (ended) return;
+    const timer = setTimeout(
+      () => {
+        wakes.delete(timer);
+        const resume = stages.get(id);
+        if (resume === undefined) return;
+        const waiting = boundary(() => E.right(selectMergedAwaitingSave(shell.getState(), user, id)));
+        if (E.isLeft(waiting) || waiting.right === undefined || !seen)
+          return boundStage(id, user, E.isRight(waiting) && waiting.right !== undefined);
+        stages.delete(id);
+        stageUsers.delete(id);
+        resume(E.right(unconfirmedReport(shell.getState(), user, waiting.right)));
+      },
+      Math.min(timeoutMs, MAX_TIMEOUT_MS),
+    );
+    wakes.add(timer);
   };
 
   /** Waits for the extractions, rewrites, loads and saves running or asked for at the call. */
@@ -408,21 +458,10 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       after(2 * boundMs, giveUp);
     });
 
-  /** Without leases: tells `onError` of the changes the store never took, lost with the tracker. */
+  /** Without leases: tells `onError` of the changes the store never took, lost with the tracker (or not known to be). */
   const reportAbandoned = (): void => {
     if (lease !== undefined) return;
-    for (const { user, changes, sessions, profile } of selectUnsaved(shell.getState())) {
-      const what = [
-        ...sessions.map((session) => `session ${JSON.stringify(session)}`),
-        ...(profile ? ['the profile'] : []),
-      ];
-      report(
-        failure(
-          'closed',
-          `the tracker closed with ${changes} change${changes === 1 ? '' : 's'} to the notes of ${JSON.stringify(user)} (${what.join(', ')}) the store did not take: they are lost with the tracker`,
-        ),
-      );
-    }
+    for (const message of selectAbandonedMessages(shell.getState())) report(failure('closed', message));
   };
 
   const close = (): Promise<void> => {
@@ -435,10 +474,10 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       wakes.clear();
       // Ends of stage the store never took: answered, never left waiting on a tracker that is gone.
       for (const [id, resume] of [...stages]) {
+        const message = closedStageMessage(shell.getState(), stageUsers.get(id), id);
         stages.delete(id);
-        resume(
-          E.left(failure('closed', 'the tracker closed before the store took this end of stage: it was not merged')),
-        );
+        stageUsers.delete(id);
+        resume(E.left(failure('closed', message)));
       }
     });
     return closing;

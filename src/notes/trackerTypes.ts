@@ -13,10 +13,13 @@ import type { CompleteFn } from './port.js';
 import type { NotesStore, NotesStoreFailureCode } from './store.js';
 
 /**
- * Why a tracker call did nothing, or what `onError` hears: bad input (`invalid_input`), a bug
- * (`internal`), a store that failed or held a record that cannot be read (`unavailable`,
- * `conflict`, `invalid_notes`), a clock that failed (`clock_failed`), or a call that brings work
- * to a closed tracker (`closed`).
+ * Why a tracker call did nothing, or what `onError` hears: bad input (`invalid_input`: a call's
+ * own, or a save the store refused as holding what it cannot keep, whose changes were dropped), a
+ * bug (`internal`), a store that failed, kept answering conflict, refused a save made under a lease
+ * another tracker took over, or held a record that cannot be read (`unavailable`, `conflict`,
+ * `fenced`, `invalid_notes`; `invalid_notes` too for what of `initial` no store can keep, left
+ * out), a clock that failed (`clock_failed`), or a call that brings work to a closed tracker
+ * (`closed`).
  */
 export type NotesTrackerFailureCode =
   'invalid_input' | 'internal' | NotesStoreFailureCode | 'invalid_notes' | 'clock_failed' | 'closed';
@@ -42,7 +45,11 @@ export interface NotableFactsTrackerOptions {
   readonly now?: () => number;
   /** Exchanges `contextFor` returns as the history window (default 5; 0: none). */
   readonly historyTurns?: number;
-  /** A ledger to start from, such as one read back from a saved state (the store's records win where it has them). */
+  /**
+   * A ledger to start from, such as one read back from a saved state (the store's records win
+   * where it has them); what no store can keep (U+0000, an unpaired surrogate) is left out or
+   * repaired, and reported to `onError` as `invalid_notes`.
+   */
   readonly initial?: NotesLedger;
   /**
    * When an end of stage also has the model rewrite the merged profile: `'auto'` (the default)
@@ -110,6 +117,12 @@ export interface StageReport {
   readonly profile: GlobalFacts | undefined;
   /** The profile facts that fell off past the cap of 50. */
   readonly dropped: ReadonlyArray<CategorizedFact>;
+  /**
+   * `true` when the store had not answered the save of the merge within `timeoutMs`: `profile` is
+   * the one merged in this tracker's memory, and whether the store holds it is not known yet (the
+   * save's answer is still taken when it comes). Absent otherwise.
+   */
+  readonly unconfirmed?: true;
 }
 
 /** Called after a change of the ledger. */

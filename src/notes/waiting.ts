@@ -10,7 +10,7 @@ import * as PMap from '../persistent/persistentMap.js';
 import { awaitsOwnStage, isLeaseBusy, type NotesLeaseSlot } from './leaseState.js';
 import { idOfKey, storedKey } from './ledger.js';
 import { blockedBy, isSaveStalled } from './storage.js';
-import { isEarlierTurnUnsaved, touched } from './unsaved.js';
+import { hasUnsaved, isEarlierTurnUnsaved, selectTouched } from './unsaved.js';
 import {
   hasWorkBesidesLeases,
   isExtracting,
@@ -207,8 +207,8 @@ const quietWith = (state: NotesState, retriesAside: boolean): boolean => {
 export const selectStalledSaves = (state: NotesState): ReadonlyArray<string> => {
   const users: string[] = [];
   PMap.forEach(state.users, ({ storage }, user) => {
-    if (storage.unsaved.length === 0 || storage.saving !== undefined) return;
-    const { sessions } = touched(storage.unsaved);
+    if (!hasUnsaved(storage) || storage.saving !== undefined) return;
+    const { sessions } = selectTouched(storage);
     const blocked = blockedBy(storage);
     if (sessions.some((key) => storage.loading.includes(key)) || blocked.sessions.length > 0 || blocked.profile) return;
     users.push(user);
@@ -224,12 +224,26 @@ export const selectUnsaved = (
   readonly changes: number;
   readonly sessions: ReadonlyArray<string>;
   readonly profile: boolean;
+  /** A save of them was sent and the store has not answered it: whether it holds them is unknown. */
+  readonly sent: boolean;
 }> => {
-  const unsaved: Array<{ user: string; changes: number; sessions: ReadonlyArray<string>; profile: boolean }> = [];
+  const unsaved: Array<{
+    user: string;
+    changes: number;
+    sessions: ReadonlyArray<string>;
+    profile: boolean;
+    sent: boolean;
+  }> = [];
   PMap.forEach(state.users, ({ storage }, user) => {
-    if (storage.unsaved.length === 0) return;
-    const { sessions, profile } = touched(storage.unsaved);
-    unsaved.push({ user, changes: storage.unsaved.length, sessions: sessions.map(idOfKey), profile });
+    if (!hasUnsaved(storage)) return;
+    const { sessions, profile } = selectTouched(storage);
+    unsaved.push({
+      user,
+      changes: storage.unsaved.length,
+      sessions: sessions.map(idOfKey),
+      profile,
+      sent: storage.saving !== undefined,
+    });
   });
   return unsaved;
 };

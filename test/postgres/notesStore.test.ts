@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import * as E from 'fp-ts/lib/Either.js';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { decodeNotes } from '../../src/notes/persist.js';
 import type { CompleteFn } from '../../src/notes/port.js';
 import { type JsonValue, memoryNotesStore } from '../../src/notes/store.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
@@ -19,6 +20,7 @@ import {
   schemaSql,
 } from '../../src/postgres/index.js';
 import { describeNotesLeaseConformance } from '../notes/leaseConformance.js';
+import { unstorableSection } from '../notes/fixtures/unstorableSection.js';
 import { describeNotesStoreConformance } from '../notes/storeConformance.js';
 import { withRowsLocked } from './rowLock.js';
 import { postgresUnavailable, usePostgres } from './server.js';
@@ -403,6 +405,48 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
       sessions: [{ session: 's1', value: cycle as JsonValue, expected: 0 }],
     });
     expect(E.isLeft(memory) && memory.left.code).toBe('invalid_input');
+  });
+
+  it('takes a tracker resumed from an earlier version’s file whose profile names a session no store can keep: nothing of it blocks the saves, with leases either', async () => {
+    const store = await freshStore();
+    // Keeps the facts its prompt shows, so the session's list gathers both trackers' messages.
+    const keeping: CompleteFn = async (prompt) =>
+      JSON.stringify({
+        notableFacts: [
+          ...[...prompt.matchAll(/"fact":"(Said [^"]*)"/gu)].map((match) => match[1]!),
+          `Said ${/Latest user message:\nUser: (.*)/u.exec(prompt)?.[1]}`,
+        ].map((fact) => ({ category: 'History', fact })),
+      });
+    const heard: NotesTrackerFailure[] = [];
+    const a = createNotableFactsTracker({
+      complete: keeping,
+      store,
+      holder: 'a',
+      leasePollMs: 20,
+      initial: right(decodeNotes(unstorableSection)),
+      onError: (failure) => heard.push(failure),
+    });
+    const b = createNotableFactsTracker({ complete: keeping, store, holder: 'b', leasePollMs: 20 });
+    right(a.recordUserMessage('maya', 's1', 'in s1'));
+    await idle(a);
+    right(await a.endStage('maya', 's1'));
+    right(a.recordUserMessage('maya', 's2', 'from a'));
+    await idle(a);
+    right(b.recordUserMessage('maya', 's2', 'from b'));
+    const stored = async (): Promise<string[]> => {
+      const records = await store.load('maya', 's2');
+      const value = E.isRight(records) ? (records.right.session.value as { facts?: Array<{ fact: string }> }) : {};
+      return (value?.facts ?? []).map(({ fact }) => fact).sort();
+    };
+    // Each message is extracted by whoever holds the lease then, and saved.
+    while ((await stored()).length < 2) {
+      await Promise.all([idle(a), idle(b)]);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(await stored()).toEqual(['Said from a', 'Said from b'].sort());
+    await Promise.all([a.close(), b.close()]);
+    expect((await profileOf(store))?.facts.map(({ fact }) => fact)).toEqual(['Partner is Jordan', 'Said in s1']);
+    expect(heard.map(({ code }) => code)).toEqual(['invalid_notes']);
   });
 
   it('fails in one line, as unavailable, without the password: no server, a wrong URL', async () => {
