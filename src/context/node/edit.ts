@@ -14,7 +14,7 @@ import { redactSecrets } from '../secrets.js';
 import { staleReasonText } from '../bundleLines.js';
 import type { CliSessions, ContextError, ContextFile, ContextKey, SharedContext } from '../model.js';
 import { selectOtherKeys } from '../notices.js';
-import { removeContext, selectContext, upsertContext } from '../contextFile.js';
+import { removeContext, selectContext, selectQuarantined, upsertContext } from '../contextFile.js';
 import { applyRunOutcome } from '../runOutcome.js';
 import type { RunOutcome } from '../runInput.js';
 import { emptySharedContext, markSummaryStale } from '../update.js';
@@ -190,6 +190,12 @@ export const moveContext = (
           message: `the context is already keyed under branch ${key.branch}: nothing to move`,
         });
       const moving = O.toUndefined(selectContext(file, source.right));
+      const keptApart = selectQuarantined(file, source.right);
+      if (moving === undefined && keptApart !== undefined)
+        return E.left({
+          code: 'corrupt',
+          message: `the context of workstream ${redactSecrets(key.workstreamId)} on branch ${redactSecrets(from)} is kept apart (it breaks a cap or its schema: ${keptApart.problem}): nothing was moved and it is left untouched; fix it by hand, then try again`,
+        });
       if (moving === undefined) {
         const others = selectOtherKeys(file, key).filter((other) => other.repo === key.repo);
         return E.left({
