@@ -181,8 +181,12 @@ describe.concurrent('issue 53: merges and branches', SLOW, () => {
         new RegExp(`branch ${branch} holds this workstream too \\(1 decision, 1 claim\\).*move --from ${branch}`, 'u'),
       );
     }
-    // move carries a merged branch's decisions and claims into main's context.
-    expect((await runIn(repo, ['context', 'move', '--from', 'merged'])).status).toBe(0);
+    // move carries a merged branch's decisions and claims into main's context, and says it merged them.
+    const moved = await runIn(repo, ['context', 'move', '--from', 'merged']);
+    expect(moved.status).toBe(0);
+    expect(moved.stdout).toMatch(
+      /^merged the planning context of workstream default from branch merged into the one on branch main \(branch merged keeps its own; --remove-source takes it away\)\n/u,
+    );
     const main = onBranch(repo, 'main')!;
     expect(main.openDecisions.map((decision) => decision.text)).toEqual([
       'Main: which parser?',

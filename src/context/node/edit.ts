@@ -157,6 +157,12 @@ const warnUncommitted = (loaded: LoadedContext): LoadedContext => {
 export const resolveContext = (options: ContextOptions): Result<O.Option<LoadedContext>> =>
   editContext(options, { edit: editOne((context) => E.right(context)), onlyRepairs: true });
 
+const MERGED_NOTE_END = ': the two are merged';
+
+/** True when the `moveContext` that loaded this merged into a context the branch already held, as its note says. */
+export const isMergedMove = (loaded: LoadedContext): boolean =>
+  loaded.notes.some((note) => note.startsWith('branch ') && note.endsWith(MERGED_NOTE_END));
+
 /** How `moveContext` treats the source. */
 export interface MoveOptions {
   /** Remove the context from the source branch too (a renamed branch); by default it stays, as another branch may still be on it. */
@@ -218,7 +224,7 @@ export const moveContext = (
         notes:
           present === undefined
             ? []
-            : [`branch ${key.branch} held a context of workstream ${key.workstreamId} too: the two are merged`],
+            : [`branch ${key.branch} held a context of workstream ${key.workstreamId} too${MERGED_NOTE_END}`],
       });
     },
   });
