@@ -8,7 +8,7 @@ import { defineConfig } from 'vitest/config';
  */
 const PROCESS_TESTS = [
   'test/cli/{backpressure,bundle,commands,init,initKept,largeHistories,notes,replay,saveSection}.test.ts',
-  'test/context/{cli,gitflows,guards,hostile,processes,store}.test.ts',
+  'test/context/{cli,conflictStages,gitflows,guards,hostile,processes,store}.test.ts',
   'test/eval/cli.test.ts',
   'test/live/**/*.test.ts',
   'test/notes/{close,tracker}.test.ts',

@@ -131,7 +131,7 @@ describe.concurrent('issue 28: git flows', SLOW, () => {
       expect(moved).toMatchObject({
         status: 0,
         stdout:
-          'moved the planning context of workstream default from branch main to branch trunk\nwrote data/context/planning_context.json and data/context/planning_context.md\n',
+          'merged the planning context of workstream default from branch main into the one on branch trunk, and removed it from branch main\nwrote data/context/planning_context.json and data/context/planning_context.md\n',
       });
       expect(moved.stderr).toMatch(/note: branch trunk held a context of workstream default too: the two are merged/u);
       const file = storedFile(repo);

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import type { ContextFile, SharedContext } from '../../src/context/model.js';
 import { writeContext } from '../../src/context/node/index.js';
 import { decodeContextFile } from '../../src/context/schema.js';
-import { runIn } from './cliRun.js';
+import { expectOneLineFailure, runIn } from './cliRun.js';
 import { loadedOf, planningAt } from './results.js';
 import { commitAll, git, makeRepo, readJson, tempDir, writeFiles } from './repo.js';
 
@@ -181,12 +181,37 @@ describe.concurrent('issue 53: merges and branches', SLOW, () => {
         new RegExp(`branch ${branch} holds this workstream too \\(1 decision, 1 claim\\).*move --from ${branch}`, 'u'),
       );
     }
-    // move carries a merged branch's decisions and claims into main's context.
-    expect((await runIn(repo, ['context', 'move', '--from', 'merged'])).status).toBe(0);
+    // move carries a merged branch's decisions and claims into main's context, and says it merged them.
+    const moved = await runIn(repo, ['context', 'move', '--from', 'merged']);
+    expect(moved.status).toBe(0);
+    expect(moved.stdout).toMatch(
+      /^merged the planning context of workstream default from branch merged into the one on branch main \(branch merged keeps its own; --remove-source takes it away\)\n/u,
+    );
     const main = onBranch(repo, 'main')!;
     expect(main.openDecisions.map((decision) => decision.text)).toEqual([
       'Main: which parser?',
       'merged: which grammar?',
     ]);
+  });
+
+  it('move --from a branch whose context is kept apart says so, and why, and moves nothing', async () => {
+    const repo = makeRepo();
+    loadedOf(await writeContext(options(repo, 1_000), { status: 'succeeded', summary: 'Main.' }));
+    commitAll(repo, 'main context');
+    git(repo, 'checkout', '-q', '-b', 'feature');
+    loadedOf(await writeContext(options(repo, 2_000), { status: 'succeeded', decisions: ['Feature: which grammar?'] }));
+    // A hand edit breaks feature's context; main's still holds, and the edit travels back to main uncommitted.
+    const file = join(repo, ...CONTEXT_JSON);
+    const raw = readJson(file) as { contexts: Array<{ key: { branch: string }; open_decisions: Array<object> }> };
+    const feature = raw.contexts.find((context) => context.key.branch === 'feature')!;
+    feature.open_decisions = [{ ...feature.open_decisions[0], status: 'bogus' }];
+    writeFiles(repo, { [CONTEXT_JSON.join('/')]: `${JSON.stringify(raw, null, 2)}\n` });
+    git(repo, 'checkout', '-q', 'main');
+    const before = readFileSync(file, 'utf8');
+    expectOneLineFailure(
+      await runIn(repo, ['context', 'move', '--from', 'feature']),
+      /^fact-tracker context: the context of workstream default on branch feature is kept apart \(it breaks a cap or its schema: contexts\[\d\]\.open_decisions\[0\]\.status: [^\n]*\): nothing was moved and it is left untouched; fix it by hand, then try again\n$/u,
+    );
+    expect(readFileSync(file, 'utf8')).toBe(before);
   });
 });

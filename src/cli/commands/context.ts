@@ -12,7 +12,7 @@ import { buildContextBundle } from '../../context/bundle.js';
 import type { StaleReason } from '../../context/checkpoint.js';
 import { CONTEXT_CONFIG_FILE, SHARED_CONTEXT_ENV, type SharedContextFlag } from '../../context/flag.js';
 import type { ContextError } from '../../context/model.js';
-import { moveContext, resolveContext, updateContext, writeContext } from '../../context/node/edit.js';
+import { isMergedMove, moveContext, resolveContext, updateContext, writeContext } from '../../context/node/edit.js';
 import { checkRegularFile } from '../../context/node/files.js';
 import { type LoadedContext, loadContext } from '../../context/node/load.js';
 import type { ContextOptions } from '../../context/node/scope.js';
@@ -384,8 +384,16 @@ export const runContext = (command: ContextCommand, io: CliIo): TE.TaskEither<st
         fromShell(() => moveContext(options, command.from, { removeSource: command.removeSource })),
         TE.map(
           report(io, command, {
-            text: (loaded) =>
-              `${command.removeSource ? 'moved' : 'copied'} the ${loaded.kind} context of workstream ${safe(loaded.key.workstreamId)} from branch ${safe(command.from)} to branch ${safe(loaded.key.branch)}${command.removeSource ? '' : ` (branch ${safe(command.from)} keeps its own; --remove-source takes it away)`}\nwrote ${shown(loaded, loaded.paths.json)} and ${shown(loaded, loaded.paths.dashboard)}\n`,
+            text: (loaded) => {
+              const what = `the ${loaded.kind} context of workstream ${safe(loaded.key.workstreamId)} from branch ${safe(command.from)}`;
+              const source = command.removeSource
+                ? ''
+                : ` (branch ${safe(command.from)} keeps its own; --remove-source takes it away)`;
+              const done = isMergedMove(loaded)
+                ? `merged ${what} into the one on branch ${safe(loaded.key.branch)}${command.removeSource ? `, and removed it from branch ${safe(command.from)}` : source}`
+                : `${command.removeSource ? 'moved' : 'copied'} ${what} to branch ${safe(loaded.key.branch)}${source}`;
+              return `${done}\nwrote ${shown(loaded, loaded.paths.json)} and ${shown(loaded, loaded.paths.dashboard)}\n`;
+            },
           }),
         ),
       );

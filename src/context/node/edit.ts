@@ -14,7 +14,7 @@ import { redactSecrets } from '../secrets.js';
 import { staleReasonText } from '../bundleLines.js';
 import type { CliSessions, ContextError, ContextFile, ContextKey, SharedContext } from '../model.js';
 import { selectOtherKeys } from '../notices.js';
-import { removeContext, selectContext, upsertContext } from '../contextFile.js';
+import { removeContext, selectContext, selectQuarantined, upsertContext } from '../contextFile.js';
 import { applyRunOutcome } from '../runOutcome.js';
 import type { RunOutcome } from '../runInput.js';
 import { emptySharedContext, markSummaryStale } from '../update.js';
@@ -157,6 +157,12 @@ const warnUncommitted = (loaded: LoadedContext): LoadedContext => {
 export const resolveContext = (options: ContextOptions): Result<O.Option<LoadedContext>> =>
   editContext(options, { edit: editOne((context) => E.right(context)), onlyRepairs: true });
 
+const MERGED_NOTE_END = ': the two are merged';
+
+/** True when the `moveContext` that loaded this merged into a context the branch already held, as its note says. */
+export const isMergedMove = (loaded: LoadedContext): boolean =>
+  loaded.notes.some((note) => note.startsWith('branch ') && note.endsWith(MERGED_NOTE_END));
+
 /** How `moveContext` treats the source. */
 export interface MoveOptions {
   /** Remove the context from the source branch too (a renamed branch); by default it stays, as another branch may still be on it. */
@@ -190,6 +196,12 @@ export const moveContext = (
           message: `the context is already keyed under branch ${key.branch}: nothing to move`,
         });
       const moving = O.toUndefined(selectContext(file, source.right));
+      const keptApart = selectQuarantined(file, source.right);
+      if (moving === undefined && keptApart !== undefined)
+        return E.left({
+          code: 'corrupt',
+          message: `the context of workstream ${redactSecrets(key.workstreamId)} on branch ${redactSecrets(from)} is kept apart (it breaks a cap or its schema: ${keptApart.problem}): nothing was moved and it is left untouched; fix it by hand, then try again`,
+        });
       if (moving === undefined) {
         const others = selectOtherKeys(file, key).filter((other) => other.repo === key.repo);
         return E.left({
@@ -212,7 +224,7 @@ export const moveContext = (
         notes:
           present === undefined
             ? []
-            : [`branch ${key.branch} held a context of workstream ${key.workstreamId} too: the two are merged`],
+            : [`branch ${key.branch} held a context of workstream ${key.workstreamId} too${MERGED_NOTE_END}`],
       });
     },
   });

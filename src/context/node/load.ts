@@ -38,6 +38,7 @@ import {
   dashboardOutOfStep,
   partialFileWarnings,
   quarantinedHere,
+  readConflictStages,
   readContextFile,
   readFromIndex,
   reportUnusable,
@@ -215,7 +216,10 @@ export const loadContext = (options: ContextOptions): Result<O.Option<LoadedCont
     const { observed } = observation.right;
     const fromIndex = onDisk.right.kind === 'absent' ? await readFromIndex(scope, observed) : E.right(undefined);
     if (E.isLeft(fromIndex)) return fromIndex;
-    const read = fromIndex.right ?? onDisk.right;
+    // During a merge, the sides of a conflict come from the index, as a write takes them.
+    const staged = await readConflictStages(scope, observed, fromIndex.right ?? onDisk.right);
+    if (E.isLeft(staged)) return staged;
+    const read = staged.right;
     const unusable = reportUnusable(scope, read);
     if (unusable !== undefined) return E.left(unusable);
     const file = read.kind === 'file' ? read.file : { kind: scope.kind, contexts: [] };

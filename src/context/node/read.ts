@@ -8,7 +8,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { renderContextDashboard } from '../dashboard.js';
 import { CONTEXT_DIRECTORY, contextFileNames } from '../layout.js';
-import { splitConflictMarkers } from '../conflictMarkers.js';
+import { type ConflictSides, hasConflictMarkers, splitConflictMarkers } from '../conflictMarkers.js';
 import { selectQuarantined } from '../contextFile.js';
 import {
   CONTEXT_FILE_MAX_BYTES,
@@ -75,50 +75,63 @@ export const readContextFile = async (scope: Scope): Result<ReadFile> => {
   return parseContextText(scope, text.right);
 };
 
-/** Context file text as read: decoded, the two decoded sides of a merge conflict, or broken (and why). */
-const parseContextText = (scope: Scope, text: string): E.Either<ContextError, ReadFile> => {
+/** The sides of a merge conflict decoded, or why they cannot be. */
+type DecodedSides =
+  Extract<ReadFile, { readonly kind: 'conflict' }> | { readonly kind: 'broken'; readonly error: ContextError };
+
+/**
+ * The two sides of a merge conflict (from the markers of `text`, or from the index), decoded:
+ * a conflict to merge, or broken (and why) when a side is not a context file; a side written by
+ * a newer version is refused, like a whole newer file.
+ */
+const decodeSides = (scope: Scope, sides: ConflictSides): E.Either<ContextError, DecodedSides> => {
   const file = scope.paths.json;
   const decode = (value: unknown) => decodeContextFile(value, scope.kind);
-  const sides = splitConflictMarkers(text);
-  if (sides !== undefined) {
-    const ours = decodeText(sides.ours, decode);
-    const theirs = decodeText(sides.theirs, decode);
-    const base = sides.base === undefined ? undefined : decodeText(sides.base, decode);
-    if (E.isRight(ours) && E.isRight(theirs))
-      return E.right({
-        kind: 'conflict',
-        ours: ours.right,
-        theirs: theirs.right,
-        ...(base !== undefined && E.isRight(base) ? { base: base.right } : {}),
-      });
-    // A side written by a newer version is not broken: refused and left as it is, like a whole newer file.
-    for (const [name, side] of [
-      ['our', ours],
-      ['their', theirs],
-    ] as const)
-      if (E.isLeft(side) && side.left.code === 'future_version')
-        return E.left(
-          located(scope, file, {
-            code: 'future_version',
-            message: `has merge conflict markers, and ${name} side was ${side.left.message.replace(
-              '(the file was left as it is)',
-              `and run ${contextCommand(scope, 'resolve')} (the file was left as it is)`,
-            )}`,
-          }),
-        );
-    const broken = E.isLeft(ours) ? ours.left : (theirs as E.Left<ContextError>).left;
+  const ours = decodeText(sides.ours, decode);
+  const theirs = decodeText(sides.theirs, decode);
+  const base = sides.base === undefined ? undefined : decodeText(sides.base, decode);
+  if (E.isRight(ours) && E.isRight(theirs))
     return E.right({
-      kind: 'broken',
-      text,
-      error: {
-        ...broken,
-        message: `has merge conflict markers, and one side is not a context file: ${broken.message}`,
-      },
+      kind: 'conflict',
+      ours: ours.right,
+      theirs: theirs.right,
+      ...(base !== undefined && E.isRight(base) ? { base: base.right } : {}),
     });
-  }
+  for (const [name, side] of [
+    ['our', ours],
+    ['their', theirs],
+  ] as const)
+    if (E.isLeft(side) && side.left.code === 'future_version')
+      return E.left(
+        located(scope, file, {
+          code: 'future_version',
+          message: `has merge conflict markers, and ${name} side was ${side.left.message.replace(
+            '(the file was left as it is)',
+            `and run ${contextCommand(scope, 'resolve')} (the file was left as it is)`,
+          )}`,
+        }),
+      );
+  const broken = E.isLeft(ours) ? ours.left : (theirs as E.Left<ContextError>).left;
+  return E.right({
+    kind: 'broken',
+    error: {
+      ...broken,
+      message: `has merge conflict markers, and one side is not a context file: ${broken.message}`,
+    },
+  });
+};
+
+/** Context file text as read: decoded, the two decoded sides of a merge conflict, or broken (and why). */
+const parseContextText = (scope: Scope, text: string): E.Either<ContextError, ReadFile> => {
+  const sides = splitConflictMarkers(text);
+  if (sides !== undefined)
+    return E.map((decoded: DecodedSides): ReadFile => (decoded.kind === 'broken' ? { ...decoded, text } : decoded))(
+      decodeSides(scope, sides),
+    );
+  const decode = (value: unknown) => decodeContextFile(value, scope.kind);
   const decoded = decodeText(text, decode);
   if (E.isRight(decoded)) return E.right({ kind: 'file', file: decoded.right });
-  if (decoded.left.code !== 'corrupt') return E.left(located(scope, file, decoded.left));
+  if (decoded.left.code !== 'corrupt') return E.left(located(scope, scope.paths.json, decoded.left));
   // A trailing comma left by a hand edit is read as meant, and said; the next write writes the file clean.
   const repaired = withoutTrailingCommas(text);
   const retried = repaired === undefined ? undefined : decodeText(repaired.text, decode);
@@ -146,12 +159,20 @@ export const readFromIndex = async (
 /** What a read from the index says. */
 export const SPARSE_NOTE = `${CONTEXT_DIRECTORY}/ is outside this sparse checkout: the context was read from the index; run git sparse-checkout add ${CONTEXT_DIRECTORY} to record anything`;
 
+/** What to do with a file whose conflict markers cannot be read as two context files: it is never moved aside. */
+export const conflictByHand = (scope: Scope): string => {
+  const shown = scope.display(scope.paths.json);
+  return `set it right by hand (git checkout --ours -- ${shown}, or --theirs, keeps one side; or edit the markers out), then try again`;
+};
+
 /** What a read-only call says of a file it cannot use: it is reported, and left exactly as it is. */
 export const reportUnusable = (scope: Scope, read: ReadFile): ContextError | undefined => {
   if (read.kind === 'broken')
     return located(scope, scope.paths.json, {
       ...read.error,
-      message: `${read.error.message} (left as it is; the next write moves it aside)`,
+      message: hasConflictMarkers(read.text)
+        ? `${read.error.message} (left as it is: ${conflictByHand(scope)})`
+        : `${read.error.message} (left as it is; the next write moves it aside)`,
     });
   if (read.kind === 'conflict')
     return located(scope, scope.paths.json, {
@@ -226,16 +247,43 @@ export const quarantinedHere = (scope: Scope, file: ContextFile, key: ContextKey
       });
 };
 
-/**
- * The common ancestor of a context file in a merge conflict, from the index (its stage 1), when
- * git has it and it is a context file; what the merge then does with a side's deletions
- * depends on it, so an ancestor that cannot be read only makes the merge two-way.
- */
-export const readConflictBase = async (scope: Scope, observed: Observed): Promise<ContextFile | undefined> => {
-  const blob = observed.conflictBases.get(scope.display(scope.paths.json));
+/** The text of a blob of the index, or undefined when git cannot give it. */
+const readIndexText = async (scope: Scope, blob: string | undefined): Promise<string | undefined> => {
   if (blob === undefined) return undefined;
   const bytes = await readBlob(scope.paths.root, blob, CONTEXT_FILE_MAX_BYTES);
-  if (E.isLeft(bytes)) return undefined;
-  const base = decodeText(bytes.right.toString('utf8'), (value) => decodeContextFile(value, scope.kind));
-  return E.isRight(base) ? base.right : undefined;
+  return E.isRight(bytes) ? bytes.right.toString('utf8') : undefined;
+};
+
+/**
+ * A context file with conflict markers as the merge left it in the index: its two sides from
+ * stages 2 and 3, and their common ancestor from stage 1, rather than from the markers, which
+ * git may have joined wrongly (a side rebuilt from them can hold one context twice). The
+ * markers are read when the index holds no such stages (markers committed or copied) or its
+ * sides are not context files; a file without markers is read as it is, even during a merge
+ * (a conflict set right by hand and not yet added). The ancestor is stage 1 when it is a context
+ * file, else the markers' own (`diff3`); one that cannot be read only makes the merge two-way.
+ */
+export const readConflictStages = async (
+  scope: Scope,
+  observed: Observed,
+  read: ReadFile,
+): Promise<E.Either<ContextError, ReadFile>> => {
+  const withMarkers = read.kind === 'conflict' || (read.kind === 'broken' && hasConflictMarkers(read.text));
+  const stages = observed.conflictStages.get(scope.display(scope.paths.json));
+  if (!withMarkers || stages === undefined) return E.right(read);
+  const [ours, theirs, base] = await Promise.all(
+    [stages.ours, stages.theirs, stages.base].map((blob) => readIndexText(scope, blob)),
+  );
+  const decodedBase =
+    base === undefined ? undefined : decodeText(base, (value) => decodeContextFile(value, scope.kind));
+  const ancestor = decodedBase !== undefined && E.isRight(decodedBase) ? decodedBase.right : undefined;
+  if (ours !== undefined && theirs !== undefined) {
+    const fromIndex = decodeSides(scope, { ours, theirs });
+    if (E.isLeft(fromIndex)) return fromIndex;
+    if (fromIndex.right.kind === 'conflict')
+      return E.right({ ...fromIndex.right, ...(ancestor === undefined ? {} : { base: ancestor }) });
+    // Neither way gives two context files: the index's sides are the true ones, so theirs is the reason given.
+    if (read.kind === 'broken') return E.right({ ...fromIndex.right, text: read.text });
+  }
+  return E.right(read.kind === 'conflict' && ancestor !== undefined ? { ...read, base: ancestor } : read);
 };

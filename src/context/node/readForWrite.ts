@@ -1,14 +1,16 @@
 /**
  * The context file as a write reads it, under the lock: a broken file is moved aside and
- * reported (the write stops there); the two sides of a conflict are merged, with their common
- * ancestor when git has it, so a side's deletions stand.
+ * reported (the write stops there), but one with conflict markers is only refused; the two
+ * sides of a conflict are merged, with their common ancestor when git has it, so a side's
+ * deletions stand.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { hasConflictMarkers } from '../conflictMarkers.js';
 import { mergeContextFilesReported } from '../merge.js';
 import type { ContextFile, DroppedEntry } from '../model.js';
 import { moveAside } from './files.js';
 import type { ConflictReport } from './load.js';
-import { readConflictBase, readContextFile, workstreamsOf } from './read.js';
+import { conflictByHand, readConflictStages, readContextFile, workstreamsOf } from './read.js';
 import { located, type Result, type Scope } from './scope.js';
 import type { Observed } from './snapshot.js';
 
@@ -26,10 +28,13 @@ export interface ForWrite {
 
 /**
  * The context file to change, under the lock: a broken file is moved aside and reported (the
- * write stops there); the two sides of a conflict are merged.
+ * write stops there), one with conflict markers whose sides cannot be read is refused and left
+ * as it is; the two sides of a conflict (from the index during a merge) are merged.
  */
 export const readForWrite = async (scope: Scope, observed: Observed): Result<ForWrite> => {
-  const read = await readContextFile(scope);
+  const onDisk = await readContextFile(scope);
+  if (E.isLeft(onDisk)) return onDisk;
+  const read = await readConflictStages(scope, observed, onDisk.right);
   if (E.isLeft(read)) return read;
   const empty: ContextFile = { kind: scope.kind, contexts: [] };
   switch (read.right.kind) {
@@ -43,8 +48,7 @@ export const readForWrite = async (scope: Scope, observed: Observed): Result<For
         ...(read.right.repaired === undefined ? {} : { repaired: read.right.repaired }),
       });
     case 'conflict': {
-      const { ours, theirs } = read.right;
-      const base = read.right.base ?? (await readConflictBase(scope, observed));
+      const { ours, theirs, base } = read.right;
       const merged = mergeContextFilesReported(ours, theirs, base);
       return E.right({
         file: merged.file,
@@ -59,6 +63,14 @@ export const readForWrite = async (scope: Scope, observed: Observed): Result<For
     }
     case 'broken': {
       const broken = read.right.error;
+      // Conflict markers are the user's to resolve: moved aside, the file's only copy of both sides would leave the checkout.
+      if (hasConflictMarkers(read.right.text))
+        return E.left(
+          located(scope, scope.paths.json, {
+            code: 'conflicted',
+            message: `${broken.message}; nothing was written and the file was left as it is: ${conflictByHand(scope)}`,
+          }),
+        );
       const backup = await moveAside(scope.paths.json, scope.now());
       return E.left(
         located(scope, scope.paths.json, {

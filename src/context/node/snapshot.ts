@@ -239,11 +239,33 @@ export interface Observed {
   readonly index: ReadonlyMap<string, IndexEntry>;
   /** Tracked files deleted from the working tree (not those a sparse checkout leaves out). */
   readonly deleted: ReadonlySet<string>;
-  /** The common ancestor's blob of each file in a merge conflict (the index's stage 1), by path. */
-  readonly conflictBases: ReadonlyMap<string, string>;
+  /** The blobs of each file in a merge conflict (the index's stages 1, 2 and 3), by path. */
+  readonly conflictStages: ReadonlyMap<string, ConflictStages>;
   /** New files git does not track and does not ignore, outside the context directory, as shown. */
   readonly untracked: ReadonlyArray<string>;
 }
+
+/**
+ * The versions git holds of a file in a merge conflict, by blob: the common ancestor (stage 1),
+ * ours (stage 2) and theirs (stage 3), each when git has it (an add/add conflict has no ancestor).
+ */
+export interface ConflictStages {
+  readonly base?: string;
+  readonly ours?: string;
+  readonly theirs?: string;
+}
+
+const STAGE_NAMES: Readonly<Record<string, keyof ConflictStages>> = { '1': 'base', '2': 'ours', '3': 'theirs' };
+
+/** The conflict stages of the index, by path. */
+const conflictStagesOf = (index: ReadonlyArray<IndexEntry>): ReadonlyMap<string, ConflictStages> => {
+  const stages = new Map<string, ConflictStages>();
+  for (const entry of index) {
+    const name = STAGE_NAMES[entry.stage];
+    if (name !== undefined) stages.set(entry.path, { ...stages.get(entry.path), [name]: entry.blob });
+  }
+  return stages;
+};
 
 /** Nested submodules deeper than this are taken by their commit alone. */
 const MAX_SUBMODULE_DEPTH = 8;
@@ -412,7 +434,7 @@ export const observeSnapshot = async (
       head: 'none',
       index: new Map(),
       deleted: new Set(),
-      conflictBases: new Map(),
+      conflictStages: new Map(),
       untracked: [],
     });
   const observed = await observeSnapshotAt(location.root, excluded, 0);
@@ -425,7 +447,7 @@ export const observeSnapshot = async (
     ...branch,
     index: new Map(index.map((entry) => [entry.path, entry])),
     deleted: new Set(tree.deleted),
-    conflictBases: new Map(index.filter((entry) => entry.stage === '1').map((entry) => [entry.path, entry.blob])),
+    conflictStages: conflictStagesOf(index),
     untracked: untracked.map(displayGitPath),
   });
 };

@@ -12,6 +12,7 @@ import { removeStaleTemporaries, writeFileAtomic } from '../../node/atomicWrite.
 import { prepareDirectory } from '../../node/directory.js';
 import { type StillLocked, withFileLock } from '../../node/lock.js';
 import type { RepositorySnapshot } from '../checkpoint.js';
+import { hasConflictMarkers } from '../conflictMarkers.js';
 import { selectContext } from '../contextFile.js';
 import { selectDroppedEntries } from '../dropped.js';
 import { CONTEXT_DIRECTORY, contextFileNames } from '../layout.js';
@@ -329,7 +330,8 @@ const tryFirstWrite = async (scope: Scope, request: WriteRequest): Result<boolea
 const stuck = async (scope: Scope, error: ContextError): Promise<ContextError> => {
   if (error.code === 'corrupt') return error;
   const read = await readContextFile(scope);
-  if (E.isLeft(read) || read.right.kind !== 'broken') return error;
+  // A file with conflict markers is never moved aside, so there is nothing to say of that.
+  if (E.isLeft(read) || read.right.kind !== 'broken' || hasConflictMarkers(read.right.text)) return error;
   return located(scope, scope.paths.json, {
     ...read.right.error,
     message: `${read.right.error.message}; it could not be moved aside (${error.message})`,

@@ -1,0 +1,193 @@
+/**
+ * A merge conflict in a context file whose markers git joined wrongly: the sides are taken from
+ * the index's stages, and a file with markers is never moved aside. Real repositories, real
+ * merges, the CLI.
+ */
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import { splitConflictMarkers } from '../../src/context/conflictMarkers.js';
+import { parseJsonText } from '../../src/context/jsonText.js';
+import type { ContextError, ContextFile } from '../../src/context/model.js';
+import { moveContext, writeContext } from '../../src/context/node/index.js';
+import type { RunOutcome } from '../../src/context/runInput.js';
+import { decodeContextFile } from '../../src/context/schema.js';
+import { expectOneLineFailure, runBinary, runIn } from './cliRun.js';
+import { loadedOf, planningAt } from './results.js';
+import { commitAll, git, makeRepo } from './repo.js';
+
+const CONTEXT_JSON = ['data', 'context', 'planning_context.json'];
+/** Git by the dozen under a shared machine's load: assertions count outcomes, never time. */
+const SLOW = { timeout: 120_000 } as const;
+const PINNED_BY = 't <t@t>';
+
+const decode = (text: string): E.Either<ContextError, ContextFile> =>
+  E.chain((value: unknown) => decodeContextFile(value, 'planning'))(parseJsonText(text));
+
+const branchesOf = (text: string): string[] => {
+  const file = decode(text);
+  if (E.isLeft(file)) throw new Error(file.left.message);
+  return file.right.contexts.map((context) => context.key.branch);
+};
+
+/** Runs git in `repo` with `input` on its standard input, and nothing on the test's output. */
+const gitWithInput = (repo: string, input: string, ...args: string[]): string =>
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false', ...args], {
+    cwd: repo,
+    input,
+    encoding: 'utf8',
+    stdio: 'pipe',
+    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+  });
+
+/** Runs git where it may stop on a conflict: whether it did not. */
+const gitMayStop = (repo: string, ...args: string[]): boolean => {
+  try {
+    gitWithInput(repo, '', ...args);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * A repository on main in the middle of merging `feature`, a long-lived branch squash-merged
+ * once before: the context file conflicts, and git joins the markers so that "their" side, read
+ * from them, holds main's context twice. The clock of each write is its step.
+ */
+const conflictAfterSquash = async (): Promise<string> => {
+  const repo = makeRepo();
+  let at = 1_750_000_000_000;
+  const write = async (outcome: Omit<RunOutcome & { status: 'succeeded' }, 'status'>): Promise<void> => {
+    at += 1_000;
+    loadedOf(await writeContext(planningAt(repo, at), { status: 'succeeded', pinnedBy: PINNED_BY, ...outcome }));
+  };
+  const move = async (from: string): Promise<void> => {
+    at += 1_000;
+    loadedOf(await moveContext(planningAt(repo, at), from));
+  };
+  await write({ summary: 'S main', pinRules: ['Rule A'] });
+  commitAll(repo, 'm0');
+  git(repo, 'checkout', '-q', '-b', 'feature');
+  await move('main');
+  await write({ pinRules: ['Rule X'] });
+  commitAll(repo, 'f1');
+  git(repo, 'checkout', '-q', 'main');
+  git(repo, 'merge', '-q', '--no-edit', 'feature');
+  await move('feature');
+  commitAll(repo, 'm1');
+  git(repo, 'checkout', '-q', 'feature');
+  await write({ unpinRules: ['Rule X'] });
+  commitAll(repo, 'f2');
+  git(repo, 'checkout', '-q', 'main');
+  await write({ decisions: ['Main question?'] });
+  commitAll(repo, 'm1b');
+  gitMayStop(repo, 'merge', '-q', '--squash', 'feature');
+  await move('feature');
+  commitAll(repo, 'squash feature');
+  git(repo, 'checkout', '-q', 'feature');
+  await write({ pinRules: ['Rule Y'] });
+  commitAll(repo, 'f3');
+  git(repo, 'checkout', '-q', 'main');
+  expect(gitMayStop(repo, 'merge', '-q', '--no-edit', 'feature')).toBe(false);
+  // What the case is made of: the index's sides are context files, the one the markers give is not.
+  const shown = CONTEXT_JSON.join('/');
+  expect(branchesOf(git(repo, 'show', `:2:${shown}`)).sort()).toEqual(['feature', 'main']);
+  expect(branchesOf(git(repo, 'show', `:3:${shown}`)).sort()).toEqual(['feature', 'main']);
+  const sides = splitConflictMarkers(readFileSync(join(repo, ...CONTEXT_JSON), 'utf8'));
+  expect(sides).toBeDefined();
+  expect(E.isLeft(decode(sides!.theirs))).toBe(true);
+  return repo;
+};
+
+/** How to run as a user who cannot write a folder made read-only (root can write any): none when not root. */
+const unprivileged = (repo: string): { uid?: number; env: Record<string, string> } => {
+  if (process.getuid?.() !== 0) return { env: {} };
+  for (const dir of [repo, join(repo, 'data'), join(repo, 'src')]) chmodSync(dir, 0o755);
+  // git refuses a repository owned by another user unless told it is safe.
+  return {
+    uid: 65534,
+    env: { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'safe.directory', GIT_CONFIG_VALUE_0: '*', HOME: '/tmp' },
+  };
+};
+
+const corruptFiles = (repo: string): string[] =>
+  readdirSync(join(repo, 'data', 'context')).filter((name) => name.endsWith('.corrupt'));
+
+describe.sequential('a context file whose conflict markers git joined wrongly', SLOW, () => {
+  it('is read from the index during the merge: show reports both sides, resolve merges them', async () => {
+    const repo = await conflictAfterSquash();
+    expectOneLineFailure(
+      await runIn(repo, ['context', 'show']),
+      /has merge conflict markers \(from a git pull or merge\): ours holds workstreams default \(branch feature\), default \(branch main\); theirs holds workstreams default \(branch feature\), default \(branch main\); run fact-tracker context resolve/u,
+    );
+    const resolved = await runIn(repo, ['context', 'resolve']);
+    expect(resolved.stderr).toBe('');
+    expect(resolved.status).toBe(0);
+    expect(resolved.stdout).toMatch(
+      /^resolved data\/context\/planning_context\.json: merged ours \(2 workstreams\) and theirs \(2\) against their common ancestor/u,
+    );
+    expect(corruptFiles(repo)).toEqual([]);
+    expect(branchesOf(readFileSync(join(repo, ...CONTEXT_JSON), 'utf8')).sort()).toEqual(['feature', 'main']);
+    const show = await runIn(repo, ['context', 'show']);
+    expect(show.status).toBe(0);
+    expect(show.stdout).toContain('D1 [open] Main question?');
+    expect(show.stdout).toContain('Rule A');
+  });
+
+  it('with stages that are not context files either, is refused in one line and left as it is', async () => {
+    const repo = await conflictAfterSquash();
+    const file = join(repo, ...CONTEXT_JSON);
+    // The index's sides replaced by ones that do not decode either, as a merge of hand edits could leave them.
+    const shown = CONTEXT_JSON.join('/');
+    const broken = gitWithInput(repo, '{"kind": "planning"', 'hash-object', '-w', '--stdin').trim();
+    const stages = git(repo, 'ls-files', '-s', '--', shown).replace(
+      /^(\d+) [0-9a-f]+ ([23])\t/gmu,
+      `$1 ${broken} $2\t`,
+    );
+    gitWithInput(repo, stages, 'update-index', '--index-info');
+    expect(git(repo, 'ls-files', '-s', '--', shown).match(new RegExp(broken, 'gu'))).toHaveLength(2);
+    const before = readFileSync(file, 'utf8');
+    for (const argv of [
+      ['context', 'resolve'],
+      ['context', 'claim', 'After the merge'],
+    ])
+      expectOneLineFailure(
+        await runIn(repo, argv),
+        /^fact-tracker context: data\/context\/planning_context\.json: has merge conflict markers, and one side is not a context file: .*; nothing was written and the file was left as it is: set it right by hand \(git checkout --ours -- data\/context\/planning_context\.json, or --theirs, keeps one side; or edit the markers out\), then try again$/mu,
+      );
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    expect(corruptFiles(repo)).toEqual([]);
+  });
+
+  it('copied with markers that give no context file, is never said to be moved aside, even where it could not be', async () => {
+    const repo = makeRepo();
+    const dir = join(repo, 'data', 'context');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, 'planning_context.json');
+    const text = '<<<<<<< HEAD\n{"kind": "planning",\n=======\n{"kind": "planning", "contexts": [\n>>>>>>> feature\n';
+    writeFileSync(file, text);
+    expectOneLineFailure(
+      await runIn(repo, ['context', 'show']),
+      /has merge conflict markers, and one side is not a context file: .* \(left as it is: set it right by hand \(git checkout --ours/u,
+    );
+    // In a folder this process cannot write to, the write stops before reading the file: it says why, and no more.
+    const as = unprivileged(repo);
+    chmodSync(dir, 0o555);
+    try {
+      const claim = await runBinary(['context', 'claim', 'hello'], {
+        cwd: repo,
+        env: as.env,
+        ...(as.uid === undefined ? {} : { uid: as.uid }),
+      });
+      expect(claim.status).toBe(1);
+      expect(claim.stderr).not.toMatch(/moved aside/u);
+    } finally {
+      chmodSync(dir, 0o755);
+    }
+    expect(readFileSync(file, 'utf8')).toBe(text);
+    expect(corruptFiles(repo)).toEqual([]);
+  });
+});
