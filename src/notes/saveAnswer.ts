@@ -136,9 +136,13 @@ const dropRefusedWork = (state: NotesState, user: string, failed: StoreCallFailu
     sessions: saving.sessions.reduce((versions, key) => PMap.remove(versions, key), storage.sessions),
     ...(saving.profile || profile === undefined ? {} : { profile }),
   });
+  const records = [
+    ...saving.sessions.map((key) => `session ${JSON.stringify(idOfKey(key))}`),
+    ...(saving.profile ? ['the profile'] : []),
+  ];
   const said = storeFailure(
     'invalid_input',
-    `${failed.message} (the notes of ${JSON.stringify(user)}: trying again cannot help, so the ${dropped} change${dropped === 1 ? '' : 's'} it wrote ${dropped === 1 ? 'was' : 'were'} dropped, and what the store holds is read again)`,
+    `${failed.message} (the notes of ${JSON.stringify(user)}: trying again cannot help, so the ${dropped} change${dropped === 1 ? '' : 's'} it wrote ${dropped === 1 ? 'was' : 'were'} dropped${records.length === 0 ? '' : `, of ${records.join(', ')}`}, and what the store holds is read again)`,
   );
   return again.reduce<NotesTransition>(
     ([current, done], key) => {

@@ -121,7 +121,7 @@ describe('what no store can keep', () => {
     // close tries nothing again: the same save would be refused again.
     expect(saves()).toBe(before);
     expect(errors.map(({ code }) => code)).toEqual(['invalid_input']);
-    expect(errors[0]!.message).toContain('dropped');
+    expect(errors[0]!.message).toContain('dropped, of session "s1"');
   });
 
   it('with leases, a refused save holds no lease: the changes of the session made at both trackers are saved', async () => {
