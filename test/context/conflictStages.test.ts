@@ -191,3 +191,54 @@ describe.sequential('a context file whose conflict markers git joined wrongly', 
     expect(corruptFiles(repo)).toEqual([]);
   });
 });
+
+/**
+ * A repository on main in the middle of merging `side`, where both changed main's context (a
+ * decision each): the context file conflicts, with markers of `markerSize`.
+ */
+const conflictOnMain = async (markerSize = 7): Promise<string> => {
+  const repo = makeRepo();
+  if (markerSize !== 7) {
+    writeFileSync(join(repo, '.gitattributes'), `data/context/*.json conflict-marker-size=${markerSize}\n`);
+    commitAll(repo, 'attributes');
+  }
+  const checkpoint = async (...argv: string[]): Promise<void> => {
+    const run = await runIn(repo, ['context', 'checkpoint', ...argv]);
+    expect(run.stderr).toBe('');
+  };
+  await checkpoint('--summary', 'S0', '--decision', 'Base question?', '--pin', 'Rule base');
+  commitAll(repo, 'c0');
+  git(repo, 'checkout', '-q', '-b', 'side');
+  await checkpoint('--branch', 'main', '--decision', 'Side question?');
+  commitAll(repo, 's1');
+  git(repo, 'checkout', '-q', 'main');
+  await checkpoint('--decision', 'Main question?');
+  commitAll(repo, 'm1');
+  expect(gitMayStop(repo, 'merge', '-q', '--no-edit', 'side')).toBe(false);
+  return repo;
+};
+
+describe.sequential('a context file in conflict during a merge', SLOW, () => {
+  it('keeps what was edited by hand between its markers: its sides are the markers’ while they give context files', async () => {
+    const repo = await conflictOnMain();
+    const file = join(repo, ...CONTEXT_JSON);
+    writeFileSync(file, readFileSync(file, 'utf8').replace('Side question?', 'Side question, edited by hand?'));
+    const resolved = await runIn(repo, ['context', 'resolve']);
+    expect(resolved.status).toBe(0);
+    const show = await runIn(repo, ['context', 'show']);
+    expect(show.stdout).toContain('Side question, edited by hand?');
+    expect(show.stdout).toContain('Main question?');
+    expect(corruptFiles(repo)).toEqual([]);
+  });
+
+  it('with markers of another length (conflict-marker-size), is read from the index, never moved aside', async () => {
+    const repo = await conflictOnMain(9);
+    expect(readFileSync(join(repo, ...CONTEXT_JSON), 'utf8')).toMatch(/^<{9} HEAD$/mu);
+    const resolved = await runIn(repo, ['context', 'resolve']);
+    expect(resolved.stderr).toBe('');
+    expect(resolved.status).toBe(0);
+    expect(corruptFiles(repo)).toEqual([]);
+    const show = await runIn(repo, ['context', 'show']);
+    for (const text of ['Side question?', 'Main question?', 'Rule base']) expect(show.stdout).toContain(text);
+  });
+});

@@ -255,29 +255,39 @@ const readIndexText = async (scope: Scope, blob: string | undefined): Promise<st
 };
 
 /**
- * A context file with conflict markers as the merge left it in the index: its two sides from
- * stages 2 and 3, and their common ancestor from stage 1, rather than from the markers, which
- * git may have joined wrongly (a side rebuilt from them can hold one context twice). The
- * markers are read when the index holds no such stages (markers committed or copied) or its
- * sides are not context files; a file without markers is read as it is, even during a merge
- * (a conflict set right by hand and not yet added). The ancestor is stage 1 when it is a context
- * file, else the markers' own (`diff3`); one that cannot be read only makes the merge two-way.
+ * True when a line of `text` is a conflict marker of any length (`conflict-marker-size`), or
+ * what is left of one: a file set right by hand but for a marker line still reads from the index.
+ */
+const holdsMarkerLines = (text: string): boolean => /^(?:<{7,}|\|{7,}|>{7,})(?: |$)|^={7,}$/mu.test(text);
+
+/**
+ * A context file with conflict markers as the merge left it in the index. Its two sides are the
+ * markers' while they give two context files, so edits made by hand between them count; when
+ * they do not (git may join a side wrongly, so that it holds one context twice, or markers of
+ * another length than 7, `conflict-marker-size`, are not seen as markers at all), the file is
+ * read from the index: its sides from stages 2 and 3. A file without stages (markers committed
+ * or copied) is read as it is. The ancestor is stage 1 when it is a context file, else the
+ * markers' own (`diff3`); one that cannot be read only makes the merge two-way.
  */
 export const readConflictStages = async (
   scope: Scope,
   observed: Observed,
   read: ReadFile,
 ): Promise<E.Either<ContextError, ReadFile>> => {
-  const withMarkers = read.kind === 'conflict' || (read.kind === 'broken' && hasConflictMarkers(read.text));
   const stages = observed.conflictStages.get(scope.display(scope.paths.json));
-  if (!withMarkers || stages === undefined) return E.right(read);
+  if (stages === undefined || (read.kind !== 'conflict' && !(read.kind === 'broken' && holdsMarkerLines(read.text))))
+    return E.right(read);
   const [ours, theirs, base] = await Promise.all(
-    [stages.ours, stages.theirs, stages.base].map((blob) => readIndexText(scope, blob)),
+    [
+      read.kind === 'conflict' ? undefined : stages.ours,
+      read.kind === 'conflict' ? undefined : stages.theirs,
+      stages.base,
+    ].map((blob) => readIndexText(scope, blob)),
   );
   const decodedBase =
     base === undefined ? undefined : decodeText(base, (value) => decodeContextFile(value, scope.kind));
   const ancestor = decodedBase !== undefined && E.isRight(decodedBase) ? decodedBase.right : undefined;
-  if (ours !== undefined && theirs !== undefined) {
+  if (read.kind === 'broken' && ours !== undefined && theirs !== undefined) {
     const fromIndex = decodeSides(scope, { ours, theirs });
     if (E.isLeft(fromIndex)) return fromIndex;
     if (fromIndex.right.kind === 'conflict')
