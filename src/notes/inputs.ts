@@ -190,6 +190,8 @@ export interface NotesMergedEffect {
   readonly profile?: GlobalFacts;
   /** The `id` of the `notes/stageEnded` input it ends. */
   readonly stage?: number;
+  /** The store refused the save of its merge: `profile` is the merge as made in memory, not stored. */
+  readonly unconfirmed?: true;
 }
 
 /** Load the notes of `user` in `session` and their profile from the store; answer with `notes/loaded`. */

@@ -133,7 +133,11 @@ export interface NotesUserStorage {
     readonly written?: GlobalFacts;
     /** `changes` when it began: the records `overflow` names up to it are among those it writes. */
     readonly upTo?: number;
+    /** A save of one record while `isolating`: it confirms no unsaved event by itself. */
+    readonly alone?: true;
   };
+  /** After a save of several records refused as `invalid_input`: the records still to save alone (`isolation.ts`). */
+  readonly isolating?: NotesIsolation;
   /**
    * The records touched by unsaved changes dropped from `unsaved` past its bound
    * (`MAX_UNSAVED_CHANGES`), each with `changes` when it was dropped: still written by the next save,
@@ -176,6 +180,22 @@ export interface NotesUserStorage {
    * tracker has taken the lease over. Gone once the store has taken the report that the work is done.
    */
   readonly fences?: PMap.PersistentMap<number>;
+}
+
+/**
+ * The records of a save refused as `invalid_input` that wrote several, saved one at a time until
+ * each has been saved or refused alone: a refusal of one record names the record, and only its
+ * changes are dropped. Once none is left, the first `count` unsaved events (those the refused save
+ * wrote, less those dropped) are confirmed: every record they touch was saved alone after them.
+ */
+export interface NotesIsolation {
+  readonly sessions: ReadonlyArray<string>;
+  readonly profile: boolean;
+  readonly count: number;
+  /** The refused save's `upTo`: the records `overflow` names up to it are among `sessions` and `profile`. */
+  readonly upTo?: number;
+  /** The profile as saved alone, when it was: what the ends of stage the confirmed events store are answered with. */
+  readonly written?: GlobalFacts;
 }
 
 /**

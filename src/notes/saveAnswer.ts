@@ -15,6 +15,8 @@ import { type NotesState, type NotesUserStorage, selectUserStorage, withStorage 
 import type { NotesEvent } from './model.js';
 import { reported } from './recordRead.js';
 import { answerLanded } from './stageAnswers.js';
+import { recounted, savedAlone } from './isolation.js';
+import { onRefused } from './refusedSave.js';
 import { attemptEnded, reload, saveIfNeeded } from './storage.js';
 import { storeFailure } from './storeAnswer.js';
 import { selectFencedSessions, withFencesOfUnsaved, withoutOverflow } from './unsaved.js';
@@ -86,6 +88,20 @@ export const applySaveAnswer = (state: NotesState, input: NotesSaved): NotesTran
   if (saving === undefined) return [state, []];
   if (E.isRight(outcome)) {
     const written = outcome.right;
+    const stored: NotesUserStorage = {
+      ...attemptEnded(idle),
+      sessions: written.sessions.reduce(
+        (versions, { session, version }) => PMap.set(versions, storedKey(session), version),
+        storage.sessions,
+      ),
+      merged: written.sessions.reduce(
+        (marks, { session }) => PMap.set(marks, storedKey(session), saving.merged.includes(storedKey(session))),
+        storage.merged,
+      ),
+      ...(written.profile === undefined ? {} : { profile: written.profile }),
+    };
+    // A record saved alone confirms no event by itself: the isolation does once each is saved.
+    if (saving.alone !== undefined) return saveIfNeeded(withStorage(state, user, savedAlone(stored, saving)), user);
     const unsaved = storage.unsaved.slice(saving.count);
     const next: NotesUserStorage = {
       ...attemptEnded(idle),
@@ -107,50 +123,13 @@ export const applySaveAnswer = (state: NotesState, input: NotesSaved): NotesTran
     );
   }
   if (outcome.left.code === 'fenced') return dropFencedWork(state, user, outcome.left);
-  if (outcome.left.code === 'invalid_input') return dropRefusedWork(state, user, outcome.left);
+  if (outcome.left.code === 'invalid_input') return onRefused(state, user, outcome.left);
   const again = saving.sessions.length > 0 ? saving.sessions : PMap.keys(storage.sessions).slice(0, 1);
   if (outcome.left.code === 'conflict' && again.length > 0) return onConflict(state, user, idle, again);
   return [
     withStorage(state, user, { ...attemptEnded(idle), settledChanges: storage.changes }),
     [reported(user, outcome.left)],
   ];
-};
-
-/**
- * A save refused as `invalid_input`: the store cannot keep what it wrote, and the same save made
- * again would be refused again (and, kept, would block every later save of the user, and with
- * leases hold the lease). The changes it wrote are dropped, said once to `onError`, and the
- * records it wrote are read again whatever their version, so the tracker holds what the store
- * does; the changes made since stay and are saved after that load.
- */
-const dropRefusedWork = (state: NotesState, user: string, failed: StoreCallFailure): NotesTransition => {
-  const storage = selectUserStorage(state, user);
-  const { saving, profile, ...idle } = storage;
-  if (saving === undefined) return [state, []];
-  const dropped = storage.unsaved.slice(0, saving.count).length;
-  const again = saving.sessions.length > 0 ? saving.sessions : PMap.keys(storage.sessions).slice(0, 1);
-  const next: NotesUserStorage = withFencesOfUnsaved({
-    ...withoutOverflow(attemptEnded(idle), saving.upTo ?? Number.NEGATIVE_INFINITY),
-    unsaved: storage.unsaved.slice(saving.count),
-    settledChanges: storage.changes,
-    sessions: saving.sessions.reduce((versions, key) => PMap.remove(versions, key), storage.sessions),
-    ...(saving.profile || profile === undefined ? {} : { profile }),
-  });
-  const records = [
-    ...saving.sessions.map((key) => `session ${JSON.stringify(idOfKey(key))}`),
-    ...(saving.profile ? ['the profile'] : []),
-  ];
-  const said = storeFailure(
-    'invalid_input',
-    `${failed.message} (the notes of ${JSON.stringify(user)}: trying again cannot help, so the ${dropped} change${dropped === 1 ? '' : 's'} it wrote ${dropped === 1 ? 'was' : 'were'} dropped${records.length === 0 ? '' : `, of ${records.join(', ')}`}, and what the store holds is read again)`,
-  );
-  return again.reduce<NotesTransition>(
-    ([current, done], key) => {
-      const [loaded, loads] = reload(current, user, idOfKey(key));
-      return [loaded, [...done, ...loads]];
-    },
-    [withStorage(state, user, next), [reported(user, said)]],
-  );
 };
 
 /**
@@ -167,14 +146,19 @@ const dropFencedWork = (state: NotesState, user: string, failed: StoreCallFailur
     lost.includes(storedKey(event.session));
   const profileLost = storage.unsaved.some((event) => isLost(event) && event.type === 'notes/sessionConsolidated');
   const { saving: _refused, profile, ...idle } = storage;
-  const next: NotesUserStorage = withFencesOfUnsaved({
-    ...withoutOverflow(attemptEnded(idle), Number.POSITIVE_INFINITY, lost),
-    unsaved: storage.unsaved.filter((event) => !isLost(event)),
-    settledChanges: storage.changes,
-    // Read again whatever version the store holds: what this tracker has of them is not the store's.
-    sessions: lost.reduce((versions, key) => PMap.remove(versions, key), storage.sessions),
-    ...(profileLost || profile === undefined ? {} : { profile }),
-  });
+  const next: NotesUserStorage = withFencesOfUnsaved(
+    recounted(
+      {
+        ...withoutOverflow(attemptEnded(idle), Number.POSITIVE_INFINITY, lost),
+        unsaved: storage.unsaved.filter((event) => !isLost(event)),
+        settledChanges: storage.changes,
+        // Read again whatever version the store holds: what this tracker has of them is not the store's.
+        sessions: lost.reduce((versions, key) => PMap.remove(versions, key), storage.sessions),
+        ...(profileLost || profile === undefined ? {} : { profile }),
+      },
+      storage.unsaved,
+    ),
+  );
   return lost.reduce<NotesTransition>(
     ([current, done], key) => {
       const [loaded, loads] = reload(current, user, idOfKey(key));

@@ -10,16 +10,23 @@
 import type { NotesEffect, NotesTransition } from './inputs.js';
 import { selectGlobalFacts } from './ledger.js';
 import type { GlobalFacts } from './global.js';
+import type { NotesEvent } from './model.js';
 import { type NotesStageAnswer, type NotesState, selectUserStorage, withStorage } from './machine.js';
 
 /** The `merged` effect answering `answer` with `profile`. */
-const mergedEffect = (user: string, answer: NotesStageAnswer, profile: GlobalFacts | undefined): NotesEffect => ({
+const mergedEffect = (
+  user: string,
+  answer: NotesStageAnswer,
+  profile: GlobalFacts | undefined,
+  unconfirmed?: true,
+): NotesEffect => ({
   type: 'merged',
   user,
   sessions: answer.sessions,
   dropped: answer.dropped,
   ...(profile === undefined ? {} : { profile }),
   ...(answer.stage === undefined ? {} : { stage: answer.stage }),
+  ...(unconfirmed === undefined ? {} : { unconfirmed }),
 });
 
 /**
@@ -31,6 +38,7 @@ const answerDue = (
   user: string,
   isDue: (answer: NotesStageAnswer) => boolean,
   profile: GlobalFacts | undefined,
+  unconfirmed?: true,
 ): NotesTransition => {
   const storage = selectUserStorage(state, user);
   const waiting = storage.answers ?? [];
@@ -40,7 +48,7 @@ const answerDue = (
   const kept = waiting.filter((answer) => !due.includes(answer));
   return [
     withStorage(state, user, kept.length === 0 ? rest : { ...rest, answers: kept }),
-    due.map((answer) => mergedEffect(user, answer, profile)),
+    due.map((answer) => mergedEffect(user, answer, profile, unconfirmed)),
   ];
 };
 
@@ -92,3 +100,17 @@ export const answerUnsaved = (state: NotesState, user: string): NotesTransition 
     return [state, []];
   return answerDue(state, user, () => true, selectGlobalFacts(state.ledger, user));
 };
+
+/**
+ * The merges of `user` some of whose changes (`dropped`) the store refused as `invalid_input`:
+ * never answered as stored, they are answered at once with the profile as merged in memory,
+ * marked `unconfirmed`.
+ */
+export const answerRefused = (state: NotesState, user: string, dropped: ReadonlyArray<NotesEvent>): NotesTransition =>
+  answerDue(
+    state,
+    user,
+    (answer) => answer.changes.some((change) => dropped.includes(change)),
+    selectGlobalFacts(state.ledger, user),
+    true,
+  );

@@ -9,7 +9,8 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as PMap from '../persistent/persistentMap.js';
 import { isRecord } from '../base/record.js';
 import { applyNotesEvent } from './events.js';
-import type { NotesEffect, NotesLoaded, NotesTransition } from './inputs.js';
+import { andThen, type NotesEffect, type NotesLoaded, type NotesTransition } from './inputs.js';
+import { endIsolationIfDone, narrowedToOne, recounted } from './isolation.js';
 import {
   idOfKey,
   type NotesLedger,
@@ -142,12 +143,16 @@ export const attemptEnded = (storage: NotesUserStorage): NotesUserStorage => {
  * session it writes is being loaded again. A change to a record the store holds unreadable is not saved over it: the
  * changes wait, as after a failed save, for a load that reads it.
  */
-export const saveIfNeeded = (state: NotesState, user: string): NotesTransition => {
+export const saveIfNeeded = (state: NotesState, user: string): NotesTransition =>
+  andThen(endIsolationIfDone(state, user), (ended) => saveUnsaved(ended, user));
+
+const saveUnsaved = (state: NotesState, user: string): NotesTransition => {
   const storage = selectUserStorage(state, user);
   if (storage.saving !== undefined || storage.backingOff !== undefined) return [state, []];
   if (!hasUnsaved(storage)) return [withStorage(state, user, attemptEnded(storage)), []];
-  const { sessions, profile } = selectTouched(storage);
-  if (sessions.some((key) => storage.loading.includes(key))) return [state, []];
+  if (selectTouched(storage).sessions.some((key) => storage.loading.includes(key))) return [state, []];
+  // After a save of several records refused as invalid_input, one record at a time (`isolation.ts`).
+  const { sessions, profile } = narrowedToOne(storage, selectTouched(storage));
   const blocked = blockedBy(storage);
   if (blocked.sessions.length > 0 || blocked.profile)
     return [withStorage(state, user, { ...attemptEnded(storage), settledChanges: storage.changes }), []];
@@ -186,7 +191,7 @@ export const saveIfNeeded = (state: NotesState, user: string): NotesTransition =
     profile: current !== undefined,
     merged,
     ...(current === undefined ? {} : { written: current }),
-    upTo: storage.changes,
+    ...(storage.isolating === undefined ? { upTo: storage.changes } : { alone: true as const }),
   };
   // What a save drops of other trackers' facts is gone from the record once it is saved: reported
   // once, and not written back by the next save (a failed one's included).
@@ -240,13 +245,16 @@ export const recordChanges = (
     fence === undefined ? storage.fences : touched(changes).sessions.reduce(keep(fence), storage.fences ?? PMap.empty);
   // What falls off past the bound is still written: the records it touched are kept (`overflow`).
   const next: NotesUserStorage = withDropped(
-    {
-      ...storage,
-      unsaved: unsaved.slice(over),
-      changes: storage.changes + changes.length,
-      ...(saving === undefined ? {} : { saving }),
-      ...(fences === undefined ? {} : { fences }),
-    },
+    recounted(
+      {
+        ...storage,
+        unsaved: unsaved.slice(over),
+        changes: storage.changes + changes.length,
+        ...(saving === undefined ? {} : { saving }),
+        ...(fences === undefined ? {} : { fences }),
+      },
+      storage.unsaved,
+    ),
     unsaved.slice(0, over),
     storage.changes + changes.length,
   );
@@ -413,12 +421,15 @@ const withoutStaleRewrites = (storage: NotesUserStorage): NotesUserStorage => {
   const { saving, ...rest } = storage;
   // A running save writes the first `count` unsaved events; those dropped among them leave it.
   const count = saving === undefined ? 0 : storage.unsaved.slice(0, saving.count).filter(isRewrite).length;
-  return {
-    ...rest,
-    unsaved: storage.unsaved.filter((event) => !isRewrite(event)),
-    settledChanges: Math.min(storage.changes, storage.settledChanges + dropped),
-    ...(saving === undefined ? {} : { saving: { ...saving, count: saving.count - count } }),
-  };
+  return recounted(
+    {
+      ...rest,
+      unsaved: storage.unsaved.filter((event) => !isRewrite(event)),
+      settledChanges: Math.min(storage.changes, storage.settledChanges + dropped),
+      ...(saving === undefined ? {} : { saving: { ...saving, count: saving.count - count } }),
+    },
+    storage.unsaved,
+  );
 };
 
 /**

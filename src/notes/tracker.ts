@@ -196,6 +196,7 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
     sessions: merged.sessions,
     profile: merged.profile,
     dropped: merged.dropped,
+    ...(merged.unconfirmed === undefined ? {} : { unconfirmed: true }),
   });
 
   /** Runs `input` after `afterMs`, unless `close` has settled (which cancels the wake-ups still to come). */

@@ -1,0 +1,142 @@
+/**
+ * A save refused as `invalid_input`, pure: the store cannot keep what it wrote, and the same save
+ * made again would be refused again (and, kept, would block every later save of the user, and with
+ * leases hold the lease). A save of several records is not dropped whole: its records are saved one
+ * at a time (`isolation.ts`), so a refusal names the record. A refused save of one record drops that
+ * record's changes (said once to `onError`, naming it), and the tracker's copy of the record is read
+ * again from the store (none when the store holds none), so the next change to it is not refused
+ * again for what was dropped. The other records' changes stay and are saved.
+ */
+import * as PMap from '../persistent/persistentMap.js';
+import { andThen, type NotesTransition, type StoreCallFailure } from './inputs.js';
+import { isolatedDone, recounted } from './isolation.js';
+import { idOfKey, type NotesLedger, selectUserNotes, storedKey, withUserNotes } from './ledger.js';
+import { type NotesState, type NotesUserStorage, selectUserStorage, withLedger, withStorage } from './machine.js';
+import type { NotesEvent } from './model.js';
+import { reported } from './recordRead.js';
+import { answerRefused } from './stageAnswers.js';
+import { attemptEnded, reload, saveIfNeeded } from './storage.js';
+import { storeFailure } from './storeAnswer.js';
+import { touched, withFencesOfUnsaved, withoutOverflow } from './unsaved.js';
+
+/** Takes an `invalid_input` answer to the running save of `user`. */
+export const onRefused = (state: NotesState, user: string, failed: StoreCallFailure): NotesTransition => {
+  const storage = selectUserStorage(state, user);
+  const { saving, ...idle } = storage;
+  if (saving === undefined) return [state, []];
+  const records = saving.sessions.length + (saving.profile ? 1 : 0);
+  if (records <= 1 || saving.alone !== undefined) return dropRefusedRecord(state, user, failed);
+  // Which record the store refuses is unknown: each is saved alone, none dropped yet.
+  const isolating = {
+    sessions: saving.sessions,
+    profile: saving.profile,
+    count: saving.count,
+    ...(saving.upTo === undefined ? {} : { upTo: saving.upTo }),
+  };
+  return saveIfNeeded(withStorage(state, user, { ...attemptEnded(idle), isolating }), user);
+};
+
+/**
+ * The ledger of `user` with the refused records reset to what the store is known to hold until
+ * they load again: the refused session (`session`) or profile gone, unless a change made since
+ * the refused save touches it (that change is saved next), and the sessions whose merge was
+ * dropped with the profile (`unmerged`) no longer marked merged.
+ */
+const withRefusedReset = (
+  ledger: NotesLedger,
+  user: string,
+  refused: { session?: string; profile: boolean; unmerged: ReadonlyArray<string> },
+  since: { sessions: ReadonlyArray<string>; profile: boolean },
+): NotesLedger => {
+  const notes = selectUserNotes(ledger, user);
+  if (notes === undefined) return ledger;
+  const { profile: _refused, ...rest } = notes;
+  const unmarked = refused.unmerged.reduce((all, key) => {
+    const own = PMap.get(all, idOfKey(key));
+    if (own === undefined) return all;
+    const { mergedAt: _dropped, ...kept } = own;
+    return PMap.set(all, idOfKey(key), { ...kept, consolidated: false });
+  }, notes.sessions);
+  const sessions =
+    refused.session === undefined || since.sessions.includes(refused.session)
+      ? unmarked
+      : PMap.remove(unmarked, idOfKey(refused.session));
+  return withUserNotes(ledger, user, { ...(refused.profile && !since.profile ? rest : notes), sessions });
+};
+
+/**
+ * A save of one record refused: the changes it wrote to that record are dropped (a merge's
+ * changes with the profile, the sessions it marked merged read again too), and the records are
+ * read again from the store whatever their version; until then the tracker holds none of them,
+ * so one the store never held is gone rather than kept with the refused content.
+ */
+const dropRefusedRecord = (state: NotesState, user: string, failed: StoreCallFailure): NotesTransition => {
+  const storage = selectUserStorage(state, user);
+  const { saving, profile: version, ...idle } = storage;
+  if (saving === undefined) return [state, []];
+  const session = saving.sessions[0];
+  const isProfile = session === undefined && saving.profile;
+  const hits = (event: NotesEvent): boolean =>
+    isProfile
+      ? event.type === 'notes/sessionConsolidated' || event.type === 'notes/profileRewritten'
+      : (event.type === 'notes/extracted' || event.type === 'notes/sessionConsolidated') &&
+        storedKey(event.session) === session;
+  const written = storage.unsaved.slice(0, saving.count);
+  const dropped = session === undefined && !isProfile ? written : written.filter(hits);
+  const reset = session === undefined ? touched(dropped).sessions : [session];
+  const kept = storage.unsaved.filter((event) => !dropped.includes(event));
+  const base = attemptEnded(idle);
+  const next: NotesUserStorage = withFencesOfUnsaved(
+    recounted(
+      isolatedDone(
+        {
+          ...(session !== undefined
+            ? withoutOverflow(base, Number.NEGATIVE_INFINITY, [session])
+            : isProfile
+              ? base
+              : withoutOverflow(base, saving.upTo ?? Number.NEGATIVE_INFINITY)),
+          unsaved: kept,
+          settledChanges: storage.changes,
+          // Read again whatever version the store holds: what this tracker has of them is not the store's.
+          sessions: reset.reduce((versions, key) => PMap.remove(versions, key), storage.sessions),
+          ...(isProfile || version === undefined ? {} : { profile: version }),
+        },
+        session === undefined ? [] : [session],
+        isProfile,
+      ),
+      storage.unsaved,
+    ),
+  );
+  const records = [
+    ...saving.sessions.map((key) => `session ${JSON.stringify(idOfKey(key))}`),
+    ...(saving.profile ? ['the profile'] : []),
+  ];
+  const count = dropped.length;
+  const said = storeFailure(
+    'invalid_input',
+    `${failed.message} (the notes of ${JSON.stringify(user)}: trying again cannot help, so the ${count} change${count === 1 ? '' : 's'} it wrote ${count === 1 ? 'was' : 'were'} dropped${records.length === 0 ? '' : `, of ${records.join(', ')}`}, and what the store holds is read again)`,
+  );
+  // A merge dropped with the profile is answered now, unconfirmed; one whose profile was saved
+  // alone before its session was refused is answered as stored once the others are saved.
+  const [answered, answers] = isProfile ? answerRefused(state, user, dropped) : [state, []];
+  const refused = {
+    ...(session === undefined ? {} : { session }),
+    profile: isProfile,
+    unmerged: isProfile ? reset : [],
+  };
+  const cleared = withStorage(
+    withLedger(answered, withRefusedReset(answered.ledger, user, refused, touched(kept))),
+    user,
+    next,
+  );
+  // Any session's load reads the profile too.
+  const again = reset.length > 0 ? reset : PMap.keys(storage.sessions).slice(0, 1);
+  const loaded = again.reduce<NotesTransition>(
+    ([current, done], key) => {
+      const [after, loads] = reload(current, user, idOfKey(key));
+      return [after, [...done, ...loads]];
+    },
+    [cleared, [...answers, reported(user, said)]],
+  );
+  return andThen(loaded, (after) => saveIfNeeded(after, user));
+};

@@ -1,0 +1,186 @@
+/**
+ * A save of several records that the store refuses as `invalid_input` (a store of one's own with
+ * a content policy) drops only the record it refuses: the records are saved one at a time until
+ * the refused one is named, its changes are dropped and its copy read again from the store, and
+ * every other record's changes, an end of stage's merge included, are stored.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { CompleteFn } from '../../src/notes/port.js';
+import { memoryNotesStore, type NotesStore, type NotesWrite, storeFailure } from '../../src/notes/store.js';
+import { createNotableFactsTracker } from '../../src/notes/tracker.js';
+import type { NotesTrackerFailure } from '../../src/notes/trackerTypes.js';
+
+const answer = (...facts: string[]): string =>
+  JSON.stringify({ notableFacts: facts.map((fact) => ({ category: 'History', fact })) });
+
+/** A model that notes each user message as a fact, keeping the facts its prompt shows. */
+const noting: CompleteFn = async (prompt) => {
+  const shown = [...prompt.matchAll(/"fact":"([^"]*)"/gu)].map((match) => match[1]!);
+  const latest = /Latest user message:\nUser: (.*)/u.exec(prompt)?.[1] ?? '';
+  return answer(...new Set([...shown, `Said ${latest}`]));
+};
+
+/**
+ * `memory` refusing, as `invalid_input`, any write `poisoned` finds a poisoned record in, each save
+ * held while `hold` is set and listed by the records it writes.
+ */
+const policed = (memory: NotesStore, poisoned: (write: NotesWrite) => boolean) => {
+  const saves: string[] = [];
+  let gate: Promise<void> | undefined;
+  let open = (): void => {};
+  const store: NotesStore = {
+    load: (user, session) => memory.load(user, session),
+    save: async (user, write) => {
+      const refused = poisoned(write);
+      saves.push(
+        [...write.sessions.map(({ session }) => session), ...(write.profile ? ['profile'] : [])].join('+') +
+          (refused ? ' refused' : ''),
+      );
+      if (gate !== undefined) await gate;
+      return refused
+        ? E.left(storeFailure('invalid_input', 'the save was refused: a record breaks the policy'))
+        : memory.save(user, write);
+    },
+  };
+  return {
+    store,
+    saves,
+    hold: () => {
+      gate = new Promise((resolve) => {
+        open = resolve;
+      });
+    },
+    release: () => {
+      gate = undefined;
+      open();
+    },
+  };
+};
+
+const inSessions = (write: NotesWrite): boolean => JSON.stringify(write.sessions).includes('poison');
+const inProfile = (write: NotesWrite): boolean => JSON.stringify(write.profile ?? null).includes('poison');
+
+const factsOf = (value: unknown): string[] =>
+  ((value as { facts?: Array<{ fact: string }> } | undefined)?.facts ?? []).map(({ fact }) => fact).sort();
+
+const stored = async (store: NotesStore, user: string, session: string) => {
+  const records = await store.load(user, session);
+  if (E.isLeft(records)) throw new Error(records.left.message);
+  return { session: factsOf(records.right.session.value), profile: factsOf(records.right.profile.value) };
+};
+
+describe('a save the store refuses in part', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('drops only the refused session: the other sessions and an end of stage batched with it are stored', async () => {
+    const memory = memoryNotesStore();
+    const policy = policed(memory, inSessions);
+    const errors: NotesTrackerFailure[] = [];
+    const tracker = createNotableFactsTracker({
+      complete: noting,
+      store: policy.store,
+      consolidateWithModel: false,
+      onError: (problem) => errors.push(problem),
+    });
+    tracker.recordUserMessage('maya', 's1', 'first');
+    await tracker.settled();
+    // A save held: what follows waits, and is written in one save.
+    policy.hold();
+    tracker.recordUserMessage('maya', 's0', 'held');
+    await vi.advanceTimersByTimeAsync(10);
+    tracker.recordUserMessage('maya', 's1', 'sister Ana');
+    await vi.advanceTimersByTimeAsync(10);
+    const stage = tracker.endStage('maya', 's1');
+    await vi.advanceTimersByTimeAsync(10);
+    tracker.recordUserMessage('maya', 's2', 'poison');
+    await vi.advanceTimersByTimeAsync(10);
+    policy.release();
+    const merged = await stage;
+    await tracker.settled();
+
+    expect(policy.saves).toContain('s1+s2+profile refused');
+    expect((await stored(memory, 'maya', 's1')).session).toEqual(['Said first', 'Said sister Ana']);
+    expect((await stored(memory, 'maya', 's1')).profile).toEqual(['Said first', 'Said sister Ana']);
+    expect((await stored(memory, 'maya', 's2')).session).toEqual([]);
+    // The merge was stored, and is answered so.
+    expect(E.isRight(merged) && merged.right.unconfirmed).toBeUndefined();
+    expect(E.isRight(merged) && factsOf(merged.right.profile)).toEqual(['Said first', 'Said sister Ana']);
+    expect(errors.map(({ code }) => code)).toEqual(['invalid_input']);
+    expect(errors[0]!.message).toContain('1 change it wrote was dropped, of session "s2"');
+
+    // The refused record is not kept: s2's next change is stored, without what was refused.
+    tracker.recordUserMessage('maya', 's2', 'brother Ben');
+    await tracker.settled();
+    expect((await stored(memory, 'maya', 's2')).session).toEqual(['Said brother Ben']);
+    expect(errors).toHaveLength(1);
+    const closing = tracker.close();
+    await vi.runAllTimersAsync();
+    await closing;
+  });
+
+  it('drops a refused profile alone: the sessions batched with it are stored, the merge answered unconfirmed', async () => {
+    const memory = memoryNotesStore();
+    const policy = policed(memory, inProfile);
+    const errors: NotesTrackerFailure[] = [];
+    const tracker = createNotableFactsTracker({
+      complete: noting,
+      store: policy.store,
+      consolidateWithModel: false,
+      onError: (problem) => errors.push(problem),
+    });
+    tracker.recordUserMessage('maya', 's1', 'poison');
+    await tracker.settled();
+    policy.hold();
+    tracker.recordUserMessage('maya', 's0', 'held');
+    await vi.advanceTimersByTimeAsync(10);
+    const stage = tracker.endStage('maya', 's1');
+    await vi.advanceTimersByTimeAsync(10);
+    tracker.recordUserMessage('maya', 's2', 'hello');
+    await vi.advanceTimersByTimeAsync(10);
+    policy.release();
+    const merged = await stage;
+    await tracker.settled();
+
+    expect(policy.saves).toContain('s1+s2+profile refused');
+    expect(E.isRight(merged) && merged.right.unconfirmed).toBe(true);
+    expect(await stored(memory, 'maya', 's2')).toEqual({ session: ['Said hello'], profile: [] });
+    expect((await stored(memory, 'maya', 's1')).session).toEqual(['Said poison']);
+    expect(errors.map(({ code }) => code)).toEqual(['invalid_input']);
+    expect(errors[0]!.message).toContain('of the profile');
+    // Neither the refused profile is kept, nor s1 marked merged: a later end of stage merges it again.
+    expect(tracker.contextFor('maya', 's3')).toMatchObject({ right: { profile: '' } });
+    const closing = tracker.close();
+    await vi.runAllTimersAsync();
+    await closing;
+  });
+
+  it('reads a refused record the store never held again: none is kept, so its next change is stored', async () => {
+    const memory = memoryNotesStore();
+    const policy = policed(memory, inSessions);
+    const errors: NotesTrackerFailure[] = [];
+    const tracker = createNotableFactsTracker({
+      complete: noting,
+      store: policy.store,
+      onError: (problem) => errors.push(problem),
+    });
+    tracker.recordUserMessage('maya', 's2', 'poison');
+    await tracker.settled();
+    expect(tracker.contextFor('maya', 's2')).toMatchObject({ right: { session: '' } });
+    tracker.recordUserMessage('maya', 's1', 'good');
+    tracker.recordUserMessage('maya', 's2', 'sister Ana');
+    await tracker.settled();
+    expect((await stored(memory, 'maya', 's1')).session).toEqual(['Said good']);
+    expect((await stored(memory, 'maya', 's2')).session).toEqual(['Said sister Ana']);
+    expect(policy.saves.filter((save) => save.endsWith('refused'))).toEqual(['s2 refused']);
+    expect(errors.map(({ code }) => code)).toEqual(['invalid_input']);
+    const closing = tracker.close();
+    await vi.runAllTimersAsync();
+    await closing;
+  });
+});
