@@ -9,7 +9,7 @@ import { isRecord } from '../../base/record.js';
 import { isSectionLayout } from '../../core/retrieve/defaults.js';
 import { handlerCommand, type Ownership, SERVER_NAME } from './settings.js';
 import { STORE_VARIABLE } from '../store.js';
-import { isFactTrackerName, isMentionOnly, isShell, nameOf, programIndex } from './recognize.js';
+import { isMentionOnly, namesFactTrackerAt, isShell, nameOf, programIndex, scriptWords } from './recognize.js';
 import { type Command, shellCommands, type Word } from './shellWords.js';
 
 /** What one fact-tracker command (`hook`, or `mcp`) is given. */
@@ -71,8 +71,7 @@ const readScriptWord = (
 ): CommandReading | undefined => {
   const program = programIndex(words);
   if (program === words.length || isMentionOnly(words, program)) return undefined;
-  for (const [index, word] of words.entries()) {
-    if (index <= program || !/\s/u.test(word.text)) continue;
+  for (const word of scriptWords(words, program)) {
     const reading = readCommandLine(word.text, subcommand);
     if (reading === undefined) continue;
     // A script the shell expands before it runs it is not the text init reads.
@@ -82,7 +81,7 @@ const readScriptWord = (
     if (!isShell(name)) dropped.unshift(`${commandName(name)}, which it runs fact-tracker through`);
     if (program > 0) dropped.unshift('variables set for the program that runs its script');
     // Words given to the script (`sh -c '... "$@"' _ --store X`) may be what it runs fact-tracker with.
-    const given = words.slice(index + 1).map(({ text }) => text);
+    const given = words.slice(word.end).map(({ text }) => text);
     if (given.length > 0) dropped.push('the words given to its script');
     if (rest !== '') dropped.push(`what follows its "${rest.replace(/^\d+/u, '')[0]}"`);
     const mentioned = [...given, ...words.slice(0, program).map(({ text }) => text), rest].some((text) =>
@@ -107,7 +106,7 @@ export const readCommand = (
     (word, index) =>
       index > 0 &&
       word.text === subcommand &&
-      (isFactTrackerName(words[index - 1]!.text) || /main\.js$/u.test(words[index - 1]!.text)) &&
+      (namesFactTrackerAt(words, programIndex(words), index - 1) || /main\.js$/u.test(words[index - 1]!.text)) &&
       !(index === 2 && /^(?:-p|--package)$/u.test(words[1]!.text) && /^(?:npx|pnpx|bunx)$/u.test(words[0]!.text)),
   );
   if (at === -1 || isMentionOnly(words, programIndex(words), at - 1)) return readScriptWord(words, rest, subcommand);

@@ -10,8 +10,8 @@ describe('reading the commands init rewrites', () => {
       [
         { text: 'A=x y', expands: false },
         { text: 'b c', expands: false },
-        { text: 'd$e', expands: false },
-        { text: 'f"g', expands: false },
+        { text: 'd$e', expands: false, quoted: true },
+        { text: 'f"g', expands: false, quoted: true },
         { text: '$H', expands: true },
       ],
       [],
