@@ -22,6 +22,8 @@ export interface CommandReading {
   readonly dropped: ReadonlyArray<string>;
   /** True when it mentions a store (`--store`, `--sessions-dir`, `FACT_TRACKER_STORE`) init cannot read. */
   readonly unreadStore?: true;
+  /** True for a line kept as written whose hook runs after a command that may set its store (`source .env`, `export`, a `PATH=`). */
+  readonly storeSetBefore?: true;
 }
 
 /** What a command that names a store mentions: a store init cannot read when it reads none. */
@@ -268,6 +270,43 @@ const hookCommands = (settings: unknown): ReadonlyArray<{ readonly event: string
   return commands;
 };
 
+/** Commands that may change the environment of the commands after them: a sourced file, an export, ... */
+const SETS_ENVIRONMENT: ReadonlySet<string> = new Set(
+  'source . export declare typeset local readonly unset eval alias'.split(' '),
+);
+
+/** True when a simple command may change what the commands after it are given (`. ./.env`, `export PATH=...`, `FACT_TRACKER_STORE=x`, `set -a`). */
+const setsEnvironment = (words: ReadonlyArray<Word>): boolean => {
+  const program = programIndex(words);
+  if (program === words.length) return words.length > 0;
+  const name = words[program]!.text;
+  if (name === 'set') return words.slice(program + 1).some(({ text }) => /^-[A-Za-z]*a|^allexport$/u.test(text));
+  return SETS_ENVIRONMENT.has(name);
+};
+
+/** Deeper than this, a script inside a script is not read (a line is never that deep by hand). */
+const MAX_DEPTH = 8;
+
+/**
+ * True when a line runs fact-tracker's hook after a command that may set the store it reads (in
+ * order, a script given as a word or substituted read at its command's place): a store init cannot read.
+ */
+export const runsHookAfterEnvironment = (line: string, depth = 0): boolean => {
+  if (depth > MAX_DEPTH) return false;
+  let set = false;
+  for (const { words } of shellCommands(line)) {
+    const program = programIndex(words);
+    const scripts = [
+      ...words.flatMap((word) => word.scripts ?? []),
+      ...scriptWords(words, program).map(({ text }) => text),
+    ];
+    if (scripts.some((script) => runsHookAfterEnvironment(script, depth + 1))) return true;
+    if (set && readCommand(words, '', 'hook') !== undefined) return true;
+    if (setsEnvironment(words)) set = true;
+  }
+  return false;
+};
+
 /** Every hook command of a settings document that `isOurs` recognizes, under `events` when given (those init rewrites), read. */
 export const readHooks = (
   settings: unknown,
@@ -278,8 +317,12 @@ export const readHooks = (
     const ownership = events === undefined || events.includes(event) ? isOurs(command) : false;
     if (ownership === false) return [];
     const reading = readCommandLine(command, 'hook') ?? unreadable(command);
-    // A shared handler is kept as written: nothing of it is dropped, its store and options still read.
-    return [ownership === 'shared' ? { ...reading, dropped: [] } : reading];
+    // A shared handler is kept as written: nothing of it is dropped, its store and options still read;
+    // one whose store a command before it may set (`source .env &&`) has a store init cannot read.
+    if (ownership !== 'shared') return [reading];
+    return [
+      { ...reading, dropped: [], ...(runsHookAfterEnvironment(command) ? { storeSetBefore: true as const } : {}) },
+    ];
   });
 
 /** An event's name as a message says it: as written when it is a plain name, else quoted as JSON (a key may hold anything). */
@@ -389,6 +432,8 @@ export const unreadStoreRefusal = (
   hooksFile: string,
   serverFile: string,
 ): string | undefined => {
+  if (hooks.some((reading) => reading.storeSetBefore === true))
+    return `a fact-tracker hook command of ${hooksFile} that init keeps as written runs after a command that may set its store (a sourced file, an export, a PATH change), which init cannot read; nothing was written. Run init again with --store and the store that line uses, for the hooks and the server init writes`;
   const where = hooks.some((reading) => reading.unreadStore === true)
     ? `a fact-tracker hook command of ${hooksFile}`
     : server.unreadStore === true
