@@ -65,6 +65,10 @@ const storeOfValue = (value: string): string => STORE_REFERENCE.exec(value)?.[1]
 
 const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/su;
 
+/** What follows a command (`rest`) as a warning names it: a `&` that ends the line, or what follows its first operator or redirection. */
+const restDropped = (rest: string): string =>
+  rest === '&' ? 'the "&" that ran it in the background' : `what follows its "${rest.replace(/^\d+/u, '')[0]}"`;
+
 /** A script given as one word (`bash -c SCRIPT`, `doppler run --command SCRIPT`) in `words` that runs `fact-tracker SUBCOMMAND`, read; undefined when none does. */
 const readScriptWord = (
   words: ReadonlyArray<Word>,
@@ -85,7 +89,7 @@ const readScriptWord = (
     // Words given to the script (`sh -c '... "$@"' _ --store X`) may be what it runs fact-tracker with.
     const given = words.slice(word.end).map(({ text }) => text);
     if (given.length > 0) dropped.push('the words given to its script');
-    if (rest !== '') dropped.push(`what follows its "${rest.replace(/^\d+/u, '')[0]}"`);
+    if (rest !== '') dropped.push(restDropped(rest));
     const mentioned = [...given, ...words.slice(0, program).map(({ text }) => text), rest].some((text) =>
       STORE_MENTION.test(text),
     );
@@ -165,7 +169,7 @@ export const readCommand = (
       dropped.push(`--${name} (its value is expanded by the shell)`);
     else options.push([name, value.text]);
   }
-  if (rest !== '') dropped.push(`what follows its "${rest.replace(/^\d+/u, '')[0]}"`);
+  if (rest !== '') dropped.push(restDropped(rest));
   // `--store` wins over `--sessions-dir`, wherever each is, as the commands choose (`chooseStore`).
   const named = options.find(([name]) => name === 'store') ?? options.find(([name]) => name === 'sessions-dir');
   const store = named?.[1] ?? assigned;
@@ -183,7 +187,9 @@ const restOf = (commands: ReadonlyArray<Command>, index: number): string => {
   const after = commands
     .slice(index + 1)
     .map(({ words, redirections, end }) => [...words.map(({ text }) => text), ...redirections, end].join(' '));
-  return [...command.redirections, ...(after.length === 0 ? [] : [command.end, ...after])].join(' ');
+  // A `&` that ends the line runs the command in the background: no more a hook init writes.
+  const end = after.length === 0 ? (command.end === '&' ? ['&'] : []) : [command.end, ...after];
+  return [...command.redirections, ...end].join(' ');
 };
 
 /** True for a command before fact-tracker's that leaves what its words mean as they are (`set -e`, `true`, a comment's nothing). */

@@ -173,4 +173,17 @@ describe('reading the commands init rewrites', () => {
       unreadStore: true,
     });
   });
+
+  it('names the "&" that ran a hook it replaces in the background, keeping its store', () => {
+    expect(readCommandLine('fact-tracker hook --store /srv/a &', 'hook')).toEqual({
+      store: '/srv/a',
+      options: [],
+      dropped: ['the "&" that ran it in the background'],
+    });
+    expect(readCommandLine('fact-tracker hook --store /srv/a;', 'hook')).toEqual({
+      store: '/srv/a',
+      options: [],
+      dropped: [],
+    });
+  });
 });
