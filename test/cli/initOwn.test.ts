@@ -149,6 +149,24 @@ describe.concurrent('fact-tracker init and the hooks that are not its own', { ti
     }
   });
 
+  it('warns, never printing the value, that a line it keeps as written sets a password', async () => {
+    const command = 'PGPASSWORD=s3cretpw npx --no-install fact-tracker hook --store postgres://u@db/x; ./notify.sh';
+    const project = projectWith({ hooks: { SubagentStart: [{ hooks: [{ type: 'command', command }] }] } });
+    const run = await init(project, 'claude');
+    expect([run.status, run.stderr]).toEqual([
+      0,
+      'fact-tracker init: warning: a hook command of .claude/settings.json that init keeps as written sets PGPASSWORD= to a secret written in the line, which a settings file meant to be committed must not hold: set it in your environment instead (for PostgreSQL, PGPASSWORD, PGPASSFILE or ~/.pgpass; see docs/team.md)\n',
+    ]);
+    expect(run.stdout).not.toContain('s3cretpw');
+    expect(commandsByEvent(project)['SubagentStart']).toEqual([command]);
+    const referenced = 'PGPASSWORD="$PW" fact-tracker hook; ./notify.sh';
+    const quiet = await init(
+      projectWith({ hooks: { SubagentStart: [{ hooks: [{ type: 'command', command: referenced }] }] } }),
+      'claude',
+    );
+    expect([quiet.status, quiet.stderr]).toEqual([0, '']);
+  });
+
   it('writes back the hooks under an event named __proto__ it says it kept', async () => {
     const project = tempDir('init-own-');
     mkdirSync(join(project, '.claude'));

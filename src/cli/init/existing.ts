@@ -24,6 +24,8 @@ export interface CommandReading {
   readonly unreadStore?: true;
   /** True for a line kept as written whose hook runs after a command that may set its store (`source .env`, `export`, a `PATH=`). */
   readonly storeSetBefore?: true;
+  /** For a line kept as written, the variables it sets that hold a secret (`PGPASSWORD=`), by name. */
+  readonly keptSecrets?: ReadonlyArray<string>;
 }
 
 /** What a command that names a store mentions: a store init cannot read when it reads none. */
@@ -313,6 +315,37 @@ export const runsHookAfterEnvironment = (line: string, depth = 0): boolean => {
   return false;
 };
 
+/** Variables whose value is a secret: a password, a token, a key. */
+const SECRET_NAME = /PASS(?:WORD|WD)|SECRET|TOKEN|API_?KEY/iu;
+
+/** The variables a line (its scripts too) sets to a secret written in it (`PGPASSWORD=s3cret`, not `PGPASSWORD="$PW"`), by name, each once. */
+export const secretsSetIn = (line: string, depth = 0): ReadonlyArray<string> => {
+  if (depth > MAX_DEPTH) return [];
+  const names = shellCommands(line).flatMap(({ words }) => {
+    const program = programIndex(words);
+    const scripts = [
+      ...words.flatMap((word) => word.scripts ?? []),
+      ...scriptWords(words, program).map(({ text }) => text),
+    ];
+    const set = words.flatMap(({ text }) => {
+      const assignment = ASSIGNMENT.exec(text);
+      return assignment !== null && SECRET_NAME.test(assignment[1]!) && !/^(?:\$|$)/u.test(assignment[2]!)
+        ? [assignment[1]!]
+        : [];
+    });
+    return [...set, ...scripts.flatMap((script) => secretsSetIn(script, depth + 1))];
+  });
+  return [...new Set(names)];
+};
+
+/** A warning that hook lines init keeps as written set secrets in a file meant to be committed, naming the variables, never their values; undefined when none does. */
+export const keptSecretWarning = (hooks: ReadonlyArray<CommandReading>, file: string): string | undefined => {
+  const names = [...new Set(hooks.flatMap((reading) => reading.keptSecrets ?? []))];
+  return names.length === 0
+    ? undefined
+    : `fact-tracker init: warning: a hook command of ${file} that init keeps as written sets ${names.map((name) => `${name}=`).join(', ')} to a secret written in the line, which a settings file meant to be committed must not hold: set it in your environment instead (for PostgreSQL, PGPASSWORD, PGPASSFILE or ~/.pgpass; see docs/team.md)\n`;
+};
+
 /** Every hook command of a settings document that `isOurs` recognizes, under `events` when given (those init rewrites), read. */
 export const readHooks = (
   settings: unknown,
@@ -326,8 +359,14 @@ export const readHooks = (
     // A shared handler is kept as written: nothing of it is dropped, its store and options still read;
     // one whose store a command before it may set (`source .env &&`) has a store init cannot read.
     if (ownership !== 'shared') return [reading];
+    const secrets = secretsSetIn(command);
     return [
-      { ...reading, dropped: [], ...(runsHookAfterEnvironment(command) ? { storeSetBefore: true as const } : {}) },
+      {
+        ...reading,
+        dropped: [],
+        ...(runsHookAfterEnvironment(command) ? { storeSetBefore: true as const } : {}),
+        ...(secrets.length === 0 ? {} : { keptSecrets: secrets }),
+      },
     ];
   });
 
