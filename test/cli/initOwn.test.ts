@@ -122,6 +122,51 @@ describe.concurrent('fact-tracker init and the hooks that are not its own', { ti
     expect(settingsOf(project)).toBe(written);
   });
 
+  it('refuses, writing nothing, a kept line whose hook takes its store from a command before it, and writes with --store', async () => {
+    const lines = [
+      'source .env && npx --no-install fact-tracker hook',
+      '[ -f .env ] && . ./.env; fact-tracker hook; ./notify.sh',
+      'export PATH="$HOME/bin:$PATH"; fact-tracker hook',
+      'set -a; bash -c \'eval "$(cat .env)"; fact-tracker hook && ./notify.sh\'',
+    ];
+    for (const command of lines) {
+      const settings = { hooks: { SubagentStart: [{ hooks: [{ type: 'command', command }] }] } };
+      const project = projectWith(settings);
+      const run = await init(project, 'claude');
+      expect([run.status, run.stdout, run.stderr.split('\n').length]).toEqual([1, '', 2]);
+      expect(run.stderr).toMatch(/may set its store .*nothing was written\. Run init again with --store/u);
+      expect(JSON.parse(settingsOf(project))).toEqual(settings);
+      const given = await init(project, 'claude', '--store', './facts');
+      expect([given.status, commandsByEvent(project)['SubagentStart']]).toEqual([0, [command]]);
+    }
+    // A line whose hook runs before the command, or beside one that cannot set its store, is kept without asking.
+    for (const command of ['fact-tracker hook; source .env', './backup.sh; fact-tracker hook']) {
+      const run = await init(
+        projectWith({ hooks: { SubagentStart: [{ hooks: [{ type: 'command', command }] }] } }),
+        'claude',
+      );
+      expect([run.status, run.stderr]).toEqual([0, '']);
+    }
+  });
+
+  it('warns, never printing the value, that a line it keeps as written sets a password', async () => {
+    const command = 'PGPASSWORD=s3cretpw npx --no-install fact-tracker hook --store postgres://u@db/x; ./notify.sh';
+    const project = projectWith({ hooks: { SubagentStart: [{ hooks: [{ type: 'command', command }] }] } });
+    const run = await init(project, 'claude');
+    expect([run.status, run.stderr]).toEqual([
+      0,
+      'fact-tracker init: warning: a hook command of .claude/settings.json that init keeps as written sets PGPASSWORD= to a secret written in the line, which a settings file meant to be committed must not hold: set it in your environment instead (for PostgreSQL, PGPASSWORD, PGPASSFILE or ~/.pgpass; see docs/team.md)\n',
+    ]);
+    expect(run.stdout).not.toContain('s3cretpw');
+    expect(commandsByEvent(project)['SubagentStart']).toEqual([command]);
+    const referenced = 'PGPASSWORD="$PW" fact-tracker hook; ./notify.sh';
+    const quiet = await init(
+      projectWith({ hooks: { SubagentStart: [{ hooks: [{ type: 'command', command: referenced }] }] } }),
+      'claude',
+    );
+    expect([quiet.status, quiet.stderr]).toEqual([0, '']);
+  });
+
   it('writes back the hooks under an event named __proto__ it says it kept', async () => {
     const project = tempDir('init-own-');
     mkdirSync(join(project, '.claude'));

@@ -55,6 +55,7 @@ import {
 import {
   droppedWarning,
   keptAsWrittenNotes,
+  keptSecretWarning,
   keptOptions,
   readCodexServer,
   readHooks,
@@ -480,6 +481,7 @@ const writeSettings = (
   for (const warning of [
     droppedWarning(`the fact-tracker hook commands of ${hooksFile(command.host)}`, hookOptions),
     droppedWarning(`the fact-tracker server of ${serverFile(command.host)}`, serverOptions),
+    keptSecretWarning(hooks, hooksFile(command.host)),
   ])
     if (warning !== undefined) io.stderr(warning);
   for (const file of planned) {

@@ -9,7 +9,7 @@ import { isRecord } from '../../base/record.js';
 import { isSectionLayout } from '../../core/retrieve/defaults.js';
 import { handlerCommand, type Ownership, SERVER_NAME } from './settings.js';
 import { STORE_VARIABLE } from '../store.js';
-import { isFactTrackerName, isMentionOnly, isShell, nameOf, programIndex } from './recognize.js';
+import { isMentionOnly, namesFactTrackerAt, isShell, nameOf, programIndex, scriptWords } from './recognize.js';
 import { type Command, shellCommands, type Word } from './shellWords.js';
 
 /** What one fact-tracker command (`hook`, or `mcp`) is given. */
@@ -22,6 +22,10 @@ export interface CommandReading {
   readonly dropped: ReadonlyArray<string>;
   /** True when it mentions a store (`--store`, `--sessions-dir`, `FACT_TRACKER_STORE`) init cannot read. */
   readonly unreadStore?: true;
+  /** True for a line kept as written whose hook runs after a command that may set its store (`source .env`, `export`, a `PATH=`). */
+  readonly storeSetBefore?: true;
+  /** For a line kept as written, the variables it sets that hold a secret (`PGPASSWORD=`), by name. */
+  readonly keptSecrets?: ReadonlyArray<string>;
 }
 
 /** What a command that names a store mentions: a store init cannot read when it reads none. */
@@ -63,6 +67,10 @@ const storeOfValue = (value: string): string => STORE_REFERENCE.exec(value)?.[1]
 
 const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/su;
 
+/** What follows a command (`rest`) as a warning names it: a `&` that ends the line, or what follows its first operator or redirection. */
+const restDropped = (rest: string): string =>
+  rest === '&' ? 'the "&" that ran it in the background' : `what follows its "${rest.replace(/^\d+/u, '')[0]}"`;
+
 /** A script given as one word (`bash -c SCRIPT`, `doppler run --command SCRIPT`) in `words` that runs `fact-tracker SUBCOMMAND`, read; undefined when none does. */
 const readScriptWord = (
   words: ReadonlyArray<Word>,
@@ -71,8 +79,7 @@ const readScriptWord = (
 ): CommandReading | undefined => {
   const program = programIndex(words);
   if (program === words.length || isMentionOnly(words, program)) return undefined;
-  for (const [index, word] of words.entries()) {
-    if (index <= program || !/\s/u.test(word.text)) continue;
+  for (const word of scriptWords(words, program)) {
     const reading = readCommandLine(word.text, subcommand);
     if (reading === undefined) continue;
     // A script the shell expands before it runs it is not the text init reads.
@@ -82,9 +89,9 @@ const readScriptWord = (
     if (!isShell(name)) dropped.unshift(`${commandName(name)}, which it runs fact-tracker through`);
     if (program > 0) dropped.unshift('variables set for the program that runs its script');
     // Words given to the script (`sh -c '... "$@"' _ --store X`) may be what it runs fact-tracker with.
-    const given = words.slice(index + 1).map(({ text }) => text);
+    const given = words.slice(word.end).map(({ text }) => text);
     if (given.length > 0) dropped.push('the words given to its script');
-    if (rest !== '') dropped.push(`what follows its "${rest.replace(/^\d+/u, '')[0]}"`);
+    if (rest !== '') dropped.push(restDropped(rest));
     const mentioned = [...given, ...words.slice(0, program).map(({ text }) => text), rest].some((text) =>
       STORE_MENTION.test(text),
     );
@@ -107,7 +114,7 @@ export const readCommand = (
     (word, index) =>
       index > 0 &&
       word.text === subcommand &&
-      (isFactTrackerName(words[index - 1]!.text) || /main\.js$/u.test(words[index - 1]!.text)) &&
+      (namesFactTrackerAt(words, programIndex(words), index - 1) || /main\.js$/u.test(words[index - 1]!.text)) &&
       !(index === 2 && /^(?:-p|--package)$/u.test(words[1]!.text) && /^(?:npx|pnpx|bunx)$/u.test(words[0]!.text)),
   );
   if (at === -1 || isMentionOnly(words, programIndex(words), at - 1)) return readScriptWord(words, rest, subcommand);
@@ -164,7 +171,7 @@ export const readCommand = (
       dropped.push(`--${name} (its value is expanded by the shell)`);
     else options.push([name, value.text]);
   }
-  if (rest !== '') dropped.push(`what follows its "${rest.replace(/^\d+/u, '')[0]}"`);
+  if (rest !== '') dropped.push(restDropped(rest));
   // `--store` wins over `--sessions-dir`, wherever each is, as the commands choose (`chooseStore`).
   const named = options.find(([name]) => name === 'store') ?? options.find(([name]) => name === 'sessions-dir');
   const store = named?.[1] ?? assigned;
@@ -182,7 +189,9 @@ const restOf = (commands: ReadonlyArray<Command>, index: number): string => {
   const after = commands
     .slice(index + 1)
     .map(({ words, redirections, end }) => [...words.map(({ text }) => text), ...redirections, end].join(' '));
-  return [...command.redirections, ...(after.length === 0 ? [] : [command.end, ...after])].join(' ');
+  // A `&` that ends the line runs the command in the background: no more a hook init writes.
+  const end = after.length === 0 ? (command.end === '&' ? ['&'] : []) : [command.end, ...after];
+  return [...command.redirections, ...end].join(' ');
 };
 
 /** True for a command before fact-tracker's that leaves what its words mean as they are (`set -e`, `true`, a comment's nothing). */
@@ -269,6 +278,74 @@ const hookCommands = (settings: unknown): ReadonlyArray<{ readonly event: string
   return commands;
 };
 
+/** Commands that may change the environment of the commands after them: a sourced file, an export, ... */
+const SETS_ENVIRONMENT: ReadonlySet<string> = new Set(
+  'source . export declare typeset local readonly unset eval alias'.split(' '),
+);
+
+/** True when a simple command may change what the commands after it are given (`. ./.env`, `export PATH=...`, `FACT_TRACKER_STORE=x`, `set -a`). */
+const setsEnvironment = (words: ReadonlyArray<Word>): boolean => {
+  const program = programIndex(words);
+  if (program === words.length) return words.length > 0;
+  const name = words[program]!.text;
+  if (name === 'set') return words.slice(program + 1).some(({ text }) => /^-[A-Za-z]*a|^allexport$/u.test(text));
+  return SETS_ENVIRONMENT.has(name);
+};
+
+/** Deeper than this, a script inside a script is not read (a line is never that deep by hand). */
+const MAX_DEPTH = 8;
+
+/**
+ * True when a line runs fact-tracker's hook after a command that may set the store it reads (in
+ * order, a script given as a word or substituted read at its command's place): a store init cannot read.
+ */
+export const runsHookAfterEnvironment = (line: string, depth = 0): boolean => {
+  if (depth > MAX_DEPTH) return false;
+  let set = false;
+  for (const { words } of shellCommands(line)) {
+    const program = programIndex(words);
+    const scripts = [
+      ...words.flatMap((word) => word.scripts ?? []),
+      ...scriptWords(words, program).map(({ text }) => text),
+    ];
+    if (scripts.some((script) => runsHookAfterEnvironment(script, depth + 1))) return true;
+    if (set && readCommand(words, '', 'hook') !== undefined) return true;
+    if (setsEnvironment(words)) set = true;
+  }
+  return false;
+};
+
+/** Variables whose value is a secret: a password, a token, a key. */
+const SECRET_NAME = /PASS(?:WORD|WD)|SECRET|TOKEN|API_?KEY/iu;
+
+/** The variables a line (its scripts too) sets to a secret written in it (`PGPASSWORD=s3cret`, not `PGPASSWORD="$PW"`), by name, each once. */
+export const secretsSetIn = (line: string, depth = 0): ReadonlyArray<string> => {
+  if (depth > MAX_DEPTH) return [];
+  const names = shellCommands(line).flatMap(({ words }) => {
+    const program = programIndex(words);
+    const scripts = [
+      ...words.flatMap((word) => word.scripts ?? []),
+      ...scriptWords(words, program).map(({ text }) => text),
+    ];
+    const set = words.flatMap(({ text }) => {
+      const assignment = ASSIGNMENT.exec(text);
+      return assignment !== null && SECRET_NAME.test(assignment[1]!) && !/^(?:\$|$)/u.test(assignment[2]!)
+        ? [assignment[1]!]
+        : [];
+    });
+    return [...set, ...scripts.flatMap((script) => secretsSetIn(script, depth + 1))];
+  });
+  return [...new Set(names)];
+};
+
+/** A warning that hook lines init keeps as written set secrets in a file meant to be committed, naming the variables, never their values; undefined when none does. */
+export const keptSecretWarning = (hooks: ReadonlyArray<CommandReading>, file: string): string | undefined => {
+  const names = [...new Set(hooks.flatMap((reading) => reading.keptSecrets ?? []))];
+  return names.length === 0
+    ? undefined
+    : `fact-tracker init: warning: a hook command of ${file} that init keeps as written sets ${names.map((name) => `${name}=`).join(', ')} to a secret written in the line, which a settings file meant to be committed must not hold: set it in your environment instead (for PostgreSQL, PGPASSWORD, PGPASSFILE or ~/.pgpass; see docs/team.md)\n`;
+};
+
 /** Every hook command of a settings document that `isOurs` recognizes, under `events` when given (those init rewrites), read. */
 export const readHooks = (
   settings: unknown,
@@ -279,8 +356,18 @@ export const readHooks = (
     const ownership = events === undefined || events.includes(event) ? isOurs(command) : false;
     if (ownership === false) return [];
     const reading = readCommandLine(command, 'hook') ?? unreadable(command);
-    // A shared handler is kept as written: nothing of it is dropped, its store and options still read.
-    return [ownership === 'shared' ? { ...reading, dropped: [] } : reading];
+    // A shared handler is kept as written: nothing of it is dropped, its store and options still read;
+    // one whose store a command before it may set (`source .env &&`) has a store init cannot read.
+    if (ownership !== 'shared') return [reading];
+    const secrets = secretsSetIn(command);
+    return [
+      {
+        ...reading,
+        dropped: [],
+        ...(runsHookAfterEnvironment(command) ? { storeSetBefore: true as const } : {}),
+        ...(secrets.length === 0 ? {} : { keptSecrets: secrets }),
+      },
+    ];
   });
 
 /** An event's name as a message says it: as written when it is a plain name, else quoted as JSON (a key may hold anything). */
@@ -390,6 +477,8 @@ export const unreadStoreRefusal = (
   hooksFile: string,
   serverFile: string,
 ): string | undefined => {
+  if (hooks.some((reading) => reading.storeSetBefore === true))
+    return `a fact-tracker hook command of ${hooksFile} that init keeps as written runs after a command that may set its store (a sourced file, an export, a PATH change), which init cannot read; nothing was written. Run init again with --store and the store that line uses, for the hooks and the server init writes`;
   const where = hooks.some((reading) => reading.unreadStore === true)
     ? `a fact-tracker hook command of ${hooksFile}`
     : server.unreadStore === true

@@ -72,6 +72,27 @@ export const isMentionOnly = (words: ReadonlyArray<Word>, program: number, end =
 /** True for a script path (one word, as written) of an installation of this package. */
 export type IsEntryPoint = (script: Word) => boolean;
 
+/** Programs that start the program named after them (`npx --no-install 'fact-tracker' hook`): a quoted name among their words is the program's. */
+const STARTERS =
+  /^(?:npx|pnpx|bunx|npm|pnpm|yarn|bun|node|nodejs|env|exec|sudo|doas|nice|nohup|timeout|time|command)(?:\.cmd)?$/u;
+
+/**
+ * True when word `at` of a command names fact-tracker as the program it runs: its name or a path
+ * to it, unless it was quoted in full where it is text given to a program (`./notify.sh
+ * 'fact-tracker' hook`): a quoted name counts as the command's program, a path, or among the
+ * words of a program that starts another (`npx`, `env`, `sudo`).
+ */
+export const namesFactTrackerAt = (words: ReadonlyArray<Word>, program: number, at: number): boolean => {
+  const word = words[at]!;
+  if (!isFactTrackerName(word.text)) return false;
+  return (
+    word.quoted !== true ||
+    at === program ||
+    word.text.includes('/') ||
+    STARTERS.test(nameOf(words[program]?.text ?? ''))
+  );
+};
+
 /** The index of the word naming fact-tracker that `subcommand` follows in `words`, -1 when none does. */
 const runIndex = (
   words: ReadonlyArray<Word>,
@@ -88,9 +109,57 @@ const runIndex = (
     if (node && NODE_CODE.has(word.text)) return -1;
     // `npx -p fact-tracker hook` runs a program `hook` of a package named fact-tracker.
     if (runner && /^(?:-p|--package)$/u.test(words[at - 1]?.text ?? '')) continue;
-    if (words[at + 1]!.text === subcommand && (isFactTrackerName(word.text) || isEntryPoint(word))) return at;
+    if (words[at + 1]!.text === subcommand && (namesFactTrackerAt(words, program, at) || isEntryPoint(word))) return at;
   }
   return -1;
+};
+
+/** The options after which a program takes a script as one word: a shell's `-c` (`-lc`, `-euc` too), `cmd /c`, PowerShell's `-Command`, `--command` (`doppler run`). */
+const SCRIPT_OPTION = /^(?:-[A-Za-z]*c|\/[cCkK]|-[Cc]ommand|--command|-S|--split-string)$/u;
+
+/** A script given to a program as one word, where it takes one: its index, the text, whether the shell expands it. */
+export interface ScriptWord {
+  readonly index: number;
+  /** The index past its last word (`eval` joins all its words). */
+  readonly end: number;
+  readonly text: string;
+  readonly expands: boolean;
+}
+
+/**
+ * The words of a command (from `program`, its first word past assignments) that are scripts a
+ * shell or runner runs: the word after `-c` (`bash -lc`, `su -c`, `npx -c`, `nix develop -c`),
+ * `cmd /c`, `-Command`, `--command` or `--command=`, `env -S`, and the words of `eval`. A word
+ * holding spaces given to any other program (`curl -d 'fact-tracker hook failed'`) is text.
+ */
+export const scriptWords = (words: ReadonlyArray<Word>, program: number): ReadonlyArray<ScriptWord> => {
+  if (program >= words.length) return [];
+  if (nameOf(words[program]!.text) === 'eval') {
+    const rest = words.slice(program + 1);
+    return rest.length === 0
+      ? []
+      : [
+          {
+            index: program + 1,
+            end: words.length,
+            text: rest.map(({ text }) => text).join(' '),
+            expands: rest.some((w) => w.expands),
+          },
+        ];
+  }
+  const found: ScriptWord[] = [];
+  for (let at = program + 1; at < words.length; at += 1) {
+    const word = words[at]!;
+    const glued = /^--command=(.*)$/su.exec(word.text);
+    if (glued !== null) found.push({ index: at, end: at + 1, text: glued[1]!, expands: word.expands });
+    if (!SCRIPT_OPTION.test(word.text)) continue;
+    if (/^(?:-S|--split-string)$/u.test(word.text) && !words.slice(program, at).some((w) => nameOf(w.text) === 'env'))
+      continue;
+    const next = words[at + 1]?.text === '--' ? at + 2 : at + 1;
+    const script = words[next];
+    if (script !== undefined) found.push({ index: next, end: next + 1, text: script.text, expands: script.expands });
+  }
+  return found.filter(({ text }) => /\s/u.test(text));
 };
 
 /** Deeper than this, a script inside a script is read as no hook of fact-tracker (a line is never that deep by hand). */
@@ -122,11 +191,8 @@ const lineKind = (line: string, subcommand: 'hook' | 'mcp', isEntryPoint: IsEntr
       const run = runIndex(words, program, subcommand, isEntryPoint);
       if (run !== -1 && !isMentionOnly(words, program, run)) return 'ours';
       if (program < words.length && !isMentionOnly(words, program)) {
-        // A script given as one word (`bash -c '...'`, `doppler run --command '...'`, `eval "..."`): read as one.
-        const scripts = words
-          .slice(program + 1)
-          .filter((word) => /\s/u.test(word.text))
-          .map((word) => read(word.text));
+        // A script given as one word where a shell or runner takes one (`bash -c '...'`, `doppler run --command '...'`, `eval "..."`): read as one.
+        const scripts = scriptWords(words, program).map(({ text }) => read(text));
         if (scripts.includes('ours')) return 'ours';
         if (scripts.includes('shared')) return 'shared';
       }

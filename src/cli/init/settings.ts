@@ -203,12 +203,17 @@ const holdsExactly = (
   shared: ReadonlyArray<string>,
 ): boolean => {
   const found: string[] = [];
-  const events = hookEvents(host).filter((event) => !shared.includes(event));
+  const events = hookEvents(host);
   for (const [event, groups] of Object.entries(hooks))
     for (const group of Array.isArray(groups) ? groups : []) {
       if (!isRecord(group) || !Array.isArray(group['hooks'])) return false;
       for (const handler of group['hooks'])
         if (events.includes(event) && isRecord(handler) && isOurs(handlerCommand(handler) ?? '') !== false) {
+          // Under an event a shared handler runs the hook in, only the shared ones stay.
+          if (shared.includes(event)) {
+            if (isOurs(handlerCommand(handler) ?? '') === true) return false;
+            continue;
+          }
           // Ours as init writes it, with the keys the user added (a longer timeout, a statusMessage).
           if (JSON.stringify(handler) !== JSON.stringify(ourHandler(launcher, userKeys(handler)))) return false;
           found.push(JSON.stringify([event, group['matcher']]));
@@ -226,8 +231,8 @@ const holdsExactly = (
  * that already holds them as written is returned as it is. Otherwise handlers `isOurs` recognizes
  * under the events it writes are removed first, and groups they leave empty with them; every other
  * key, event, group and handler stays as it was, a fact-tracker handler under another event too,
- * and so does every handler of an event where one runs fact-tracker's hook among commands of the
- * user's own (`shared`), which gets no second hook.
+ * and so does a handler that runs fact-tracker's hook among commands of the user's own (`shared`),
+ * whose event gets no hook of init's (the handlers wholly ours there are removed all the same).
  */
 export const mergeHooks = (
   current: unknown,
@@ -241,7 +246,7 @@ export const mergeHooks = (
   if (!isRecord(hooks)) return E.left(`"hooks" is ${describeKind(hooks)}, not an object`);
   const shared = sharedEvents(hooks, host, isOurs);
   if (holdsExactly(hooks, host, launcher, isOurs, shared)) return E.right(settings);
-  const events = hookEvents(host).filter((event) => !shared.includes(event));
+  const events = hookEvents(host);
   // No prototype: an event may be named anything, `__proto__` too, and is written back as it is.
   const merged: Record<string, unknown[]> = Object.create(null) as Record<string, unknown[]>;
   const keptKeys = new Map<string, Record<string, unknown>>();
@@ -253,7 +258,8 @@ export const mergeHooks = (
         return E.left(`"hooks.${event}[${index}]" is not a group of the form {"matcher", "hooks": [...]}`);
       const handlers = group['hooks'].filter((handler) => {
         const command = handlerCommand(handler);
-        if (command === undefined || !events.includes(event) || isOurs(command) === false) return true;
+        // A shared handler stays as written; one wholly ours goes, under a shared handler's event too.
+        if (command === undefined || !events.includes(event) || isOurs(command) !== true) return true;
         keptKeys.set(event, { ...keptKeys.get(event), ...userKeys(handler as Record<string, unknown>) });
         return false;
       });

@@ -13,6 +13,8 @@ export interface Word {
   readonly expands: boolean;
   /** The scripts of the command substitutions in it (`$(...)`, backquotes, `<(...)`), which the shell runs too. */
   readonly scripts?: ReadonlyArray<string>;
+  /** True when every character of it was written between quotes or escaped (`'fact-tracker'`): text, as a word given to a program. */
+  readonly quoted?: true;
 }
 
 /** One simple command of a line. */
@@ -65,6 +67,8 @@ interface Reading {
   expands: boolean;
   scripts: string[];
   plain: boolean;
+  /** True once a character of it was written outside quotes. */
+  bare?: true;
 }
 
 /** Reads a `$`-form at `i` into `word` (a substitution, arithmetic, `${...}`, `$'...'`): the index of its last character. */
@@ -125,8 +129,13 @@ const tokenize = (line: string): ReadonlyArray<Token> => {
   let word: Reading | undefined;
   const end = (): void => {
     if (word !== undefined) {
-      const { text, expands, scripts, plain } = word;
-      tokens.push({ kind: 'word', word: { text, expands, ...(scripts.length === 0 ? {} : { scripts }) }, plain });
+      const { text, expands, scripts, plain, bare } = word;
+      const quoted = !plain && bare !== true ? { quoted: true as const } : {};
+      tokens.push({
+        kind: 'word',
+        word: { text, expands, ...(scripts.length === 0 ? {} : { scripts }), ...quoted },
+        plain,
+      });
     }
     word = undefined;
   };
@@ -191,15 +200,20 @@ const tokenize = (line: string): ReadonlyArray<Token> => {
       if (i < line.length) word.text += line[i];
     } else if (c === '$') {
       word.plain = false;
+      if (line[i + 1] !== "'") word.bare = true;
       i = readDollar(line, i, word, false);
     } else if (c === '`') {
       const close = closingBackquote(line, i + 1);
       word.plain = false;
+      word.bare = true;
       word.expands = true;
       word.scripts.push(line.slice(i + 1, close));
       word.text += line.slice(i, close + 1);
       i = close;
-    } else word.text += c;
+    } else {
+      word.text += c;
+      word.bare = true;
+    }
   }
   end();
   return tokens;

@@ -10,8 +10,8 @@ describe('reading the commands init rewrites', () => {
       [
         { text: 'A=x y', expands: false },
         { text: 'b c', expands: false },
-        { text: 'd$e', expands: false },
-        { text: 'f"g', expands: false },
+        { text: 'd$e', expands: false, quoted: true },
+        { text: 'f"g', expands: false, quoted: true },
         { text: '$H', expands: true },
       ],
       [],
@@ -171,6 +171,19 @@ describe('reading the commands init rewrites', () => {
       options: [],
       dropped: ['a word that is no option', 'the words given to its script'],
       unreadStore: true,
+    });
+  });
+
+  it('names the "&" that ran a hook it replaces in the background, keeping its store', () => {
+    expect(readCommandLine('fact-tracker hook --store /srv/a &', 'hook')).toEqual({
+      store: '/srv/a',
+      options: [],
+      dropped: ['the "&" that ran it in the background'],
+    });
+    expect(readCommandLine('fact-tracker hook --store /srv/a;', 'hook')).toEqual({
+      store: '/srv/a',
+      options: [],
+      dropped: [],
     });
   });
 });

@@ -76,7 +76,7 @@ describe('mergeHooks', () => {
     expect(merged(written)).toBe(written);
   });
 
-  it("leaves an event whose handler runs our hook among the user's commands as written, and adds no second hook there", () => {
+  it("keeps a handler running our hook among the user's commands as written, removes ours beside it, and adds no second hook there", () => {
     const ownership = (command: string): Ownership =>
       !command.startsWith('node main.js hook') ? false : command.includes(';') ? 'shared' : true;
     const mine = {
@@ -89,7 +89,8 @@ describe('mergeHooks', () => {
     const result = mergeHooks({ hooks: { PreToolUse: [mine] } }, 'claude', LAUNCHER, ownership);
     if (E.isLeft(result)) throw new Error(result.left);
     const hooks = result.right['hooks'] as Record<string, unknown>;
-    expect(hooks['PreToolUse']).toEqual([mine]);
+    // The handler wholly ours (`npx fact-tracker hook`, which would fetch the package) goes: fact-tracker runs once.
+    expect(hooks['PreToolUse']).toEqual([{ ...mine, hooks: [mine.hooks[0]] }]);
     expect(Object.keys(hooks).sort()).toEqual([
       'PostToolUse',
       'PostToolUseFailure',

@@ -115,6 +115,40 @@ describe('runsFactTracker', () => {
     expect(ours.filter((line) => !runsHook(line))).toEqual([]);
   });
 
+  it('reads a word as a script only where a shell or runner takes one, and a quoted name as text given to a program', () => {
+    const theUsers = [
+      "curl -s -X POST -d 'fact-tracker hook failed' https://hooks.example.com/x",
+      './notify.sh "fact-tracker hook started"',
+      "gh issue comment 1 --body 'fact-tracker hook ran'",
+      "tmux display-message 'fact-tracker hook ran'",
+      "mail -s 'fact-tracker hook' me@example.com < /dev/null",
+      "python3 scripts/notify.py --title 'fact-tracker hook'",
+      "./notify.sh 'fact-tracker' 'hook'",
+      './notify.sh "fact-tracker" hook \'started\'',
+      "ssh host 'fact-tracker hook'",
+    ];
+    expect(theUsers.filter(runsHook)).toEqual([]);
+    const ours = [
+      "'fact-tracker' hook",
+      '"$CLAUDE_PROJECT_DIR/node_modules/.bin/fact-tracker" hook',
+      "npx --no-install 'fact-tracker' hook",
+      "timeout 5 '/usr/local/bin/fact-tracker' hook",
+      "bash -ec 'fact-tracker hook'",
+      "bash -euc 'fact-tracker hook'",
+      "sudo sh -c 'fact-tracker hook'",
+      "su -c 'fact-tracker hook' me",
+      "npm exec -c 'fact-tracker hook'",
+      "nix develop -c -- 'fact-tracker hook'",
+      "cmd /C 'fact-tracker hook'",
+      "powershell -Command 'fact-tracker hook'",
+      "doppler run --command='fact-tracker hook'",
+      "env --split-string 'fact-tracker hook'",
+      "eval 'fact-tracker' hook",
+      'echo "$(bash -c \'fact-tracker hook\')"',
+    ];
+    expect(ours.filter((line) => !runsHook(line))).toEqual([]);
+  });
+
   it("finds fact-tracker's hook shared with commands of the user's own, which init keeps as written", () => {
     const ownership = isFactTrackerHook('/nonexistent-project', {
       hook: 'npx --no-install fact-tracker hook',
