@@ -103,20 +103,7 @@ export const applySaveAnswer = (state: NotesState, input: NotesSaved): NotesTran
     // A record saved alone confirms no event by itself: the isolation does once each is saved.
     if (saving.alone !== undefined) return saveIfNeeded(withStorage(state, user, savedAlone(stored, saving)), user);
     const unsaved = storage.unsaved.slice(saving.count);
-    const next: NotesUserStorage = {
-      ...attemptEnded(idle),
-      sessions: written.sessions.reduce(
-        (versions, { session, version }) => PMap.set(versions, storedKey(session), version),
-        storage.sessions,
-      ),
-      merged: written.sessions.reduce(
-        (marks, { session }) => PMap.set(marks, storedKey(session), saving.merged.includes(storedKey(session))),
-        storage.merged,
-      ),
-      ...(written.profile === undefined ? {} : { profile: written.profile }),
-      unsaved,
-      settledChanges: storage.changes - unsaved.length,
-    };
+    const next: NotesUserStorage = { ...stored, unsaved, settledChanges: storage.changes - unsaved.length };
     const landed = withFencesOfUnsaved(withoutOverflow(next, saving.upTo ?? Number.NEGATIVE_INFINITY));
     return andThen(answerLanded(withStorage(state, user, landed), user, saving.written), (after) =>
       saveIfNeeded(after, user),
