@@ -112,9 +112,14 @@ const dropRefusedRecord = (state: NotesState, user: string, failed: StoreCallFai
     ...(saving.profile ? ['the profile'] : []),
   ];
   const count = dropped.length;
+  // Changes past the bound of unsaved ones are no longer listed: the record's are dropped all the same.
+  const what =
+    count === 0
+      ? 'the changes it wrote to it were dropped'
+      : `the ${count} change${count === 1 ? '' : 's'} it wrote ${count === 1 ? 'was' : 'were'} dropped`;
   const said = storeFailure(
     'invalid_input',
-    `${failed.message} (the notes of ${JSON.stringify(user)}: trying again cannot help, so the ${count} change${count === 1 ? '' : 's'} it wrote ${count === 1 ? 'was' : 'were'} dropped${records.length === 0 ? '' : `, of ${records.join(', ')}`}, and what the store holds is read again)`,
+    `${failed.message} (the notes of ${JSON.stringify(user)}: trying again cannot help, so ${what}${records.length === 0 ? '' : `, of ${records.join(', ')}`}, and what the store holds is read again)`,
   );
   // A merge dropped with the profile is answered now, unconfirmed; one whose profile was saved
   // alone before its session was refused is answered as stored once the others are saved.
