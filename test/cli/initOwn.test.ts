@@ -124,9 +124,7 @@ describe.concurrent('fact-tracker init and the hooks that are not its own', { ti
 
   it('refuses, writing nothing, a kept line whose hook takes its store from a command before it, and writes with --store', async () => {
     const lines = [
-      'source .env && npx --no-install fact-tracker hook',
       '[ -f .env ] && . ./.env; fact-tracker hook; ./notify.sh',
-      'export PATH="$HOME/bin:$PATH"; fact-tracker hook',
       'set -a; bash -c \'eval "$(cat .env)"; fact-tracker hook && ./notify.sh\'',
     ];
     for (const command of lines) {
@@ -139,8 +137,24 @@ describe.concurrent('fact-tracker init and the hooks that are not its own', { ti
       const given = await init(project, 'claude', '--store', './facts');
       expect([given.status, commandsByEvent(project)['SubagentStart']]).toEqual([0, [command]]);
     }
+    // A line wholly ours but for setting up the shell (node on PATH through nvm or volta) is
+    // replaced by init's own hook, as any line wholly ours is, naming what it drops.
+    for (const command of [
+      'source ~/.nvm/nvm.sh && npx --no-install fact-tracker hook',
+      'export PATH="$HOME/.volta/bin:$PATH" && fact-tracker hook',
+      '. "$HOME/.nvm/nvm.sh"; npx --no-install fact-tracker hook',
+      'source .env && npx --no-install fact-tracker hook',
+    ]) {
+      const project = projectWith({ hooks: { SubagentStart: [{ hooks: [{ type: 'command', command }] }] } });
+      const run = await init(project, 'claude');
+      expect(run.status).toBe(0);
+      expect(run.stderr).toMatch(/which init does not keep: a command init cannot read/u);
+      const written = commandsByEvent(project)['SubagentStart'];
+      expect(written).toHaveLength(1);
+      expect(written).not.toEqual([command]);
+    }
     // A line whose hook runs before the command, or beside one that cannot set its store, is kept without asking.
-    for (const command of ['fact-tracker hook; source .env', './backup.sh; fact-tracker hook']) {
+    for (const command of ['./backup.sh; fact-tracker hook', 'fact-tracker hook && ./notify.sh; source .env']) {
       const run = await init(
         projectWith({ hooks: { SubagentStart: [{ hooks: [{ type: 'command', command }] }] } }),
         'claude',

@@ -38,8 +38,24 @@ const MENTIONS: ReadonlySet<string> = new Set([
   ...'ag ack cat diff less more type hash terminal-notifier say wall test [ [[ true false :'.split(' '),
 ]);
 
-/** Commands around the hook that do no work of the user's init would lose by replacing the line with its own hook. */
-const INCIDENTAL: ReadonlySet<string> = new Set(['cd', 'true', ':', 'set', 'wait']);
+/**
+ * Commands around the hook that do no work of the user's init would lose by replacing the line
+ * with its own hook: moving about, setting up the shell (`source ~/.nvm/nvm.sh`, `export PATH=...`,
+ * which init's own command does not need), ending.
+ */
+const INCIDENTAL: ReadonlySet<string> = new Set([
+  'cd',
+  'pushd',
+  'popd',
+  'true',
+  ':',
+  'set',
+  'wait',
+  'exit',
+  'source',
+  '.',
+  'export',
+]);
 
 /** Programs that run a script given as one word (`sh -c SCRIPT`): dropping them loses nothing of the user's. */
 export const isShell = (name: string): boolean =>
