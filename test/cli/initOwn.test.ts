@@ -163,6 +163,39 @@ describe.concurrent('fact-tracker init and the hooks that are not its own', { ti
     }
   });
 
+  it('refuses, writing nothing, to write another store than the one a line it keeps as written uses', async () => {
+    const shared = 'fact-tracker hook; ./notify.sh';
+    const cases: ReadonlyArray<[Record<string, unknown>, ReadonlyArray<string>]> = [
+      // The kept line uses the default store, another hook names one.
+      [
+        {
+          PreToolUse: [{ hooks: [{ type: 'command', command: shared }] }],
+          PostToolUse: [{ hooks: [{ type: 'command', command: 'fact-tracker hook --store .other' }] }],
+        },
+        [],
+      ],
+      // The kept line uses the default store, --store names another.
+      [{ PreToolUse: [{ hooks: [{ type: 'command', command: shared }] }] }, ['--store', './third']],
+      // The kept line names a store, --store another.
+      [
+        { PreToolUse: [{ hooks: [{ type: 'command', command: 'fact-tracker hook --store ./a; ./notify.sh' }] }] },
+        ['--store', './b'],
+      ],
+    ];
+    for (const [hooks, args] of cases) {
+      const project = projectWith({ hooks });
+      const run = await init(project, 'claude', ...args);
+      expect([run.status, run.stdout, run.stderr.split('\n').length]).toEqual([1, '', 2]);
+      expect(run.stderr).toMatch(/keeps as written uses another store .*nothing was written/u);
+      expect(JSON.parse(settingsOf(project))).toEqual({ hooks });
+    }
+    // The same store as the kept line's: written.
+    const same = projectWith({
+      hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: 'fact-tracker hook --store ./a; ./notify.sh' }] }] },
+    });
+    expect((await init(same, 'claude', '--store', './a')).status).toBe(0);
+  });
+
   it('warns, never printing the value, that a line it keeps as written sets a password', async () => {
     const command = 'PGPASSWORD=s3cretpw npx --no-install fact-tracker hook --store postgres://u@db/x; ./notify.sh';
     const project = projectWith({ hooks: { SubagentStart: [{ hooks: [{ type: 'command', command }] }] } });

@@ -26,6 +26,8 @@ export interface CommandReading {
   readonly storeSetBefore?: true;
   /** For a line kept as written, the variables it sets that hold a secret (`PGPASSWORD=`), by name. */
   readonly keptSecrets?: ReadonlyArray<string>;
+  /** True for a line kept as written (fact-tracker's hook among commands of the user's own). */
+  readonly kept?: true;
 }
 
 /** What a command that names a store mentions: a store init cannot read when it reads none. */
@@ -364,6 +366,7 @@ export const readHooks = (
       {
         ...reading,
         dropped: [],
+        kept: true as const,
         ...(runsHookAfterEnvironment(command) ? { storeSetBefore: true as const } : {}),
         ...(secrets.length === 0 ? {} : { keptSecrets: secrets }),
       },
