@@ -6,7 +6,7 @@
  * The unsaved events the refused save wrote stay unsaved until each record they touch has been
  * saved or refused alone, and are then confirmed at once (`NotesIsolation`).
  */
-import { andThen, type NotesTransition } from './inputs.js';
+import type { NotesTransition } from './inputs.js';
 import { type NotesState, type NotesUserStorage, selectUserStorage, withStorage } from './machine.js';
 import type { NotesEvent } from './model.js';
 import { answerLanded } from './stageAnswers.js';
@@ -88,7 +88,3 @@ export const endIsolationIfDone = (state: NotesState, user: string): NotesTransi
   );
   return answerLanded(withStorage(state, user, next), user, isolating.written);
 };
-
-/** `first`, then the end of the isolation of `user` if it is done. */
-export const thenEndIsolation = (first: NotesTransition, user: string): NotesTransition =>
-  andThen(first, (state) => endIsolationIfDone(state, user));

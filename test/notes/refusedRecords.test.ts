@@ -6,20 +6,10 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { CompleteFn } from '../../src/notes/port.js';
 import { memoryNotesStore, type NotesStore, type NotesWrite, storeFailure } from '../../src/notes/store.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
+import { noting } from './noting.js';
 import type { NotesTrackerFailure } from '../../src/notes/trackerTypes.js';
-
-const answer = (...facts: string[]): string =>
-  JSON.stringify({ notableFacts: facts.map((fact) => ({ category: 'History', fact })) });
-
-/** A model that notes each user message as a fact, keeping the facts its prompt shows. */
-const noting: CompleteFn = async (prompt) => {
-  const shown = [...prompt.matchAll(/"fact":"([^"]*)"/gu)].map((match) => match[1]!);
-  const latest = /Latest user message:\nUser: (.*)/u.exec(prompt)?.[1] ?? '';
-  return answer(...new Set([...shown, `Said ${latest}`]));
-};
 
 /**
  * `memory` refusing, as `invalid_input`, any write `poisoned` finds a poisoned record in, each save

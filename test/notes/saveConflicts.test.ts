@@ -7,27 +7,17 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { selectSessionFacts } from '../../src/notes/ledger.js';
-import type { CompleteFn } from '../../src/notes/port.js';
 import { memoryNotesStore, type NotesStore, storeFailure } from '../../src/notes/store.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
+import { noting } from './noting.js';
 import type { NotesTrackerFailure } from '../../src/notes/trackerTypes.js';
 
 /** The conflicts in a row after which a save is given up for now (`MAX_SAVE_CONFLICTS`). */
 const MAX_SAVE_CONFLICTS = 6;
 
-const answer = (...facts: Array<[string, string]>): string =>
-  JSON.stringify({ notableFacts: facts.map(([category, fact]) => ({ category, fact })) });
-
 const right = <T>(result: E.Either<NotesTrackerFailure, T>): T => {
   if (E.isLeft(result)) throw new Error(`expected a value, got ${result.left.code}: ${result.left.message}`);
   return result.right;
-};
-
-/** A model that notes each user message as a fact, keeping the facts its prompt shows. */
-const noting: CompleteFn = async (prompt) => {
-  const shown = [...prompt.matchAll(/"fact":"([^"]*)"/gu)].map((match) => match[1]!);
-  const latest = /Latest user message:\nUser: (.*)/u.exec(prompt)?.[1] ?? '';
-  return answer(...[...new Set([...shown, `Said ${latest}`])].map((fact): [string, string] => ['History', fact]));
 };
 
 /**

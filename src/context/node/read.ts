@@ -275,25 +275,23 @@ export const readConflictStages = async (
   read: ReadFile,
 ): Promise<E.Either<ContextError, ReadFile>> => {
   const stages = observed.conflictStages.get(scope.display(scope.paths.json));
-  if (stages === undefined || (read.kind !== 'conflict' && !(read.kind === 'broken' && holdsMarkerLines(read.text))))
-    return E.right(read);
+  const fromIndex = read.kind === 'broken' && holdsMarkerLines(read.text);
+  if (stages === undefined || (read.kind !== 'conflict' && !fromIndex)) return E.right(read);
   const [ours, theirs, base] = await Promise.all(
-    [
-      read.kind === 'conflict' ? undefined : stages.ours,
-      read.kind === 'conflict' ? undefined : stages.theirs,
-      stages.base,
-    ].map((blob) => readIndexText(scope, blob)),
+    [fromIndex ? stages.ours : undefined, fromIndex ? stages.theirs : undefined, stages.base].map((blob) =>
+      readIndexText(scope, blob),
+    ),
   );
   const decodedBase =
     base === undefined ? undefined : decodeText(base, (value) => decodeContextFile(value, scope.kind));
   const ancestor = decodedBase !== undefined && E.isRight(decodedBase) ? decodedBase.right : undefined;
   if (read.kind === 'broken' && ours !== undefined && theirs !== undefined) {
-    const fromIndex = decodeSides(scope, { ours, theirs });
-    if (E.isLeft(fromIndex)) return fromIndex;
-    if (fromIndex.right.kind === 'conflict')
-      return E.right({ ...fromIndex.right, ...(ancestor === undefined ? {} : { base: ancestor }) });
+    const sides = decodeSides(scope, { ours, theirs });
+    if (E.isLeft(sides)) return sides;
+    if (sides.right.kind === 'conflict')
+      return E.right({ ...sides.right, ...(ancestor === undefined ? {} : { base: ancestor }) });
     // Neither way gives two context files: the index's sides are the true ones, so theirs is the reason given.
-    if (read.kind === 'broken') return E.right({ ...fromIndex.right, text: read.text });
+    return E.right({ ...sides.right, text: read.text });
   }
   return E.right(read.kind === 'conflict' && ancestor !== undefined ? { ...read, base: ancestor } : read);
 };
