@@ -253,7 +253,7 @@ describe.concurrent('fact-tracker init on settings that already name a store or 
     const run = await init(given, 'claude', '--store', '/srv/facts');
     expect([run.status, run.stderr]).toEqual([
       0,
-      'fact-tracker init: warning: the fact-tracker hook commands of .claude/settings.json was given this, which init does not keep: an unknown option\n' +
+      'fact-tracker init: warning: the fact-tracker hook commands of .claude/settings.json were given this, which init does not keep: an unknown option\n' +
         'fact-tracker init: warning: the fact-tracker server of .mcp.json was given this, which init does not keep: an unknown option\n',
     ]);
     expect(run.stdout + run.stderr + read(join(given, '.mcp.json'))).not.toContain('S3cret');
@@ -279,7 +279,7 @@ describe.concurrent('fact-tracker init on settings that already name a store or 
     const run = await init(wrapped, 'claude');
     expect([run.status, run.stderr]).toEqual([
       0,
-      'fact-tracker init: warning: the fact-tracker hook commands of .claude/settings.json was given this, which init does not keep: `op`, which it runs fact-tracker through\n',
+      'fact-tracker init: warning: the fact-tracker hook commands of .claude/settings.json were given this, which init does not keep: `op`, which it runs fact-tracker through\n',
     ]);
     // A value that starts with a dash is written in the one form the hook reads it in.
     expect(new Set(commandsOf(readJson(join(wrapped, '.claude', 'settings.json'))))).toEqual(

@@ -126,6 +126,11 @@ describe.concurrent('fact-tracker init and the hooks that are not its own', { ti
     const lines = [
       '[ -f .env ] && . ./.env; fact-tracker hook; ./notify.sh',
       'set -a; bash -c \'eval "$(cat .env)"; fact-tracker hook && ./notify.sh\'',
+      // Run through a program that may give it its store (a `.env`, a secrets manager, a script of the user's).
+      'dotenv -- fact-tracker hook; ./notify.sh',
+      "op run --env-file=.env -- 'fact-tracker' hook && ./notify.sh",
+      './notify.sh; bash -c \'doppler run --command "fact-tracker hook"\'',
+      './with-env.sh fact-tracker hook; ./notify.sh',
     ];
     for (const command of lines) {
       const settings = { hooks: { SubagentStart: [{ hooks: [{ type: 'command', command }] }] } };
@@ -154,7 +159,13 @@ describe.concurrent('fact-tracker init and the hooks that are not its own', { ti
       expect(written).not.toEqual([command]);
     }
     // A line whose hook runs before the command, or beside one that cannot set its store, is kept without asking.
-    for (const command of ['./backup.sh; fact-tracker hook', 'fact-tracker hook && ./notify.sh; source .env']) {
+    for (const command of [
+      './backup.sh; fact-tracker hook',
+      'fact-tracker hook && ./notify.sh; source .env',
+      // Wrappers that pass on the environment they were given.
+      'timeout 30 fact-tracker hook; ./notify.sh',
+      'flock /tmp/ft.lock nice -n 5 fact-tracker hook; ./notify.sh',
+    ]) {
       const run = await init(
         projectWith({ hooks: { SubagentStart: [{ hooks: [{ type: 'command', command }] }] } }),
         'claude',

@@ -485,8 +485,8 @@ const writeSettings = (
     planned.push(one.right);
   }
   for (const warning of [
-    droppedWarning(`the fact-tracker hook commands of ${hooksFile(command.host)}`, hookOptions),
-    droppedWarning(`the fact-tracker server of ${serverFile(command.host)}`, serverOptions),
+    droppedWarning(`the fact-tracker hook commands of ${hooksFile(command.host)}`, true, hookOptions),
+    droppedWarning(`the fact-tracker server of ${serverFile(command.host)}`, false, serverOptions),
     keptSecretWarning(hooks, hooksFile(command.host)),
   ])
     if (warning !== undefined) io.stderr(warning);

@@ -22,8 +22,10 @@ export interface CommandReading {
   readonly dropped: ReadonlyArray<string>;
   /** True when it mentions a store (`--store`, `--sessions-dir`, `FACT_TRACKER_STORE`) init cannot read. */
   readonly unreadStore?: true;
-  /** True for a line kept as written whose hook runs after a command that may set its store (`source .env`, `export`, a `PATH=`). */
+  /** True for a line kept as written whose hook runs after a command that may set its store (`source .env`, `export`, a `PATH=`), or through one (`dotenv --`). */
   readonly storeSetBefore?: true;
+  /** The program it runs fact-tracker through, by name, when it is no launcher of init's (`dotenv`, `timeout`, a script of the user's). */
+  readonly through?: string;
   /** For a line kept as written, the variables it sets that hold a secret (`PGPASSWORD=`), by name. */
   readonly keptSecrets?: ReadonlyArray<string>;
   /** True for a line kept as written (fact-tracker's hook among commands of the user's own). */
@@ -88,7 +90,8 @@ const readScriptWord = (
     if (word.expands) return unreadable(words.map(({ text }) => text).join(' '));
     const dropped = [...reading.dropped];
     const name = nameOf(words[program]!.text);
-    if (!isShell(name)) dropped.unshift(`${commandName(name)}, which it runs fact-tracker through`);
+    const shell = isShell(name);
+    if (!shell) dropped.unshift(`${commandName(name)}, which it runs fact-tracker through`);
     if (program > 0) dropped.unshift('variables set for the program that runs its script');
     // Words given to the script (`sh -c '... "$@"' _ --store X`) may be what it runs fact-tracker with.
     const given = words.slice(word.end).map(({ text }) => text);
@@ -97,7 +100,12 @@ const readScriptWord = (
     const mentioned = [...given, ...words.slice(0, program).map(({ text }) => text), rest].some((text) =>
       STORE_MENTION.test(text),
     );
-    return mentioned ? { options: reading.options, dropped, unreadStore: true } : { ...reading, dropped };
+    const through = shell ? reading.through : name;
+    return {
+      ...(mentioned ? { options: reading.options, unreadStore: true as const } : reading),
+      dropped,
+      ...(through === undefined ? {} : { through }),
+    };
   }
   return undefined;
 };
@@ -123,6 +131,7 @@ export const readCommand = (
   const dropped: string[] = [];
   let assigned: string | undefined;
   let wrapper: string | undefined;
+  let through: string | undefined;
   let launched = false;
   // The words init reads no store or option in: a store they mention is one it cannot read.
   const unread: string[] = [rest];
@@ -142,7 +151,10 @@ export const readCommand = (
       launched = true; // init writes its own launcher
     else if (word.text.startsWith('-') && launched) {
       if (!LAUNCHER_FLAGS.test(word.text)) dropped.push(`the launcher's ${optionName(word.text)}`);
-    } else wrapper = commandName(word.text);
+    } else {
+      wrapper = commandName(word.text);
+      through = nameOf(word.text);
+    }
   }
   // A wrapper (a secrets manager, `dotenv`, `timeout`) runs fact-tracker: init's command runs it directly.
   if (wrapper !== undefined) dropped.unshift(`${wrapper}, which it runs fact-tracker through`);
@@ -182,6 +194,7 @@ export const readCommand = (
     options: options.filter(([name]) => name !== 'store' && name !== 'sessions-dir'),
     dropped,
     ...(store === undefined && unread.some((text) => STORE_MENTION.test(text)) ? { unreadStore: true } : {}),
+    ...(through === undefined ? {} : { through }),
   };
 };
 
@@ -294,12 +307,24 @@ const setsEnvironment = (words: ReadonlyArray<Word>): boolean => {
   return SETS_ENVIRONMENT.has(name);
 };
 
+/**
+ * Programs that run the one after them as it is, with the environment they were given (a time
+ * limit, a priority, a lock, another user): any other a hook runs through (`dotenv --`, `op run
+ * --`, `doppler run --`, a script of the user's) may give it variables, its store among them.
+ */
+const PASSES_ENVIRONMENT: ReadonlySet<string> = new Set(
+  'timeout nice ionice nohup time sudo doas command builtin exec stdbuf chronic flock setsid taskset caffeinate'.split(
+    ' ',
+  ),
+);
+
 /** Deeper than this, a script inside a script is not read (a line is never that deep by hand). */
 const MAX_DEPTH = 8;
 
 /**
  * True when a line runs fact-tracker's hook after a command that may set the store it reads (in
- * order, a script given as a word or substituted read at its command's place): a store init cannot read.
+ * order, a script given as a word or substituted read at its command's place), or through a
+ * program that may (`dotenv -- fact-tracker hook`): a store init cannot read.
  */
 export const runsHookAfterEnvironment = (line: string, depth = 0): boolean => {
   if (depth > MAX_DEPTH) return false;
@@ -311,7 +336,9 @@ export const runsHookAfterEnvironment = (line: string, depth = 0): boolean => {
       ...scriptWords(words, program).map(({ text }) => text),
     ];
     if (scripts.some((script) => runsHookAfterEnvironment(script, depth + 1))) return true;
-    if (set && readCommand(words, '', 'hook') !== undefined) return true;
+    const reading = readCommand(words, '', 'hook');
+    if (reading !== undefined && (set || (reading.through !== undefined && !PASSES_ENVIRONMENT.has(reading.through))))
+      return true;
     if (setsEnvironment(words)) set = true;
   }
   return false;
@@ -463,11 +490,14 @@ export const storesOf = (readings: ReadonlyArray<CommandReading>): ReadonlyArray
   ...new Set(readings.flatMap((reading) => (reading.store === undefined ? [] : [reading.store]))),
 ];
 
-/** A warning naming what `what` was given that the commands init writes go without; undefined when there is nothing. */
-export const droppedWarning = (what: string, kept: KeptOptions): string | undefined =>
+/**
+ * A warning naming what `what` (`several`: more than one command) was given that the commands
+ * init writes go without; undefined when there is nothing.
+ */
+export const droppedWarning = (what: string, several: boolean, kept: KeptOptions): string | undefined =>
   kept.dropped.length === 0
     ? undefined
-    : `fact-tracker init: warning: ${what} ${kept.dropped.length === 1 ? 'was given this, which init does not keep' : 'were given these, which init does not keep'}: ${kept.dropped.join(', ')}\n`;
+    : `fact-tracker init: warning: ${what} ${several ? 'were' : 'was'} given ${kept.dropped.length === 1 ? 'this' : 'these'}, which init does not keep: ${kept.dropped.join(', ')}\n`;
 
 /**
  * Why a run without `--store` stops on commands that mention a store init cannot read (through
@@ -481,7 +511,7 @@ export const unreadStoreRefusal = (
   serverFile: string,
 ): string | undefined => {
   if (hooks.some((reading) => reading.storeSetBefore === true))
-    return `a fact-tracker hook command of ${hooksFile} that init keeps as written runs after a command that may set its store (a sourced file, an export, a PATH change), which init cannot read; nothing was written. Run init again with --store and the store that line uses, for the hooks and the server init writes`;
+    return `a fact-tracker hook command of ${hooksFile} that init keeps as written runs after or through a command that may set its store (a sourced file, an export, a PATH change, dotenv or a secrets manager), which init cannot read; nothing was written. Run init again with --store and the store that line uses, for the hooks and the server init writes`;
   const where = hooks.some((reading) => reading.unreadStore === true)
     ? `a fact-tracker hook command of ${hooksFile}`
     : server.unreadStore === true
