@@ -70,6 +70,23 @@ COMMENT ON TABLE ${s}.snapshots IS 'A cache per session: its state after line po
   { version: 2, description: NOTES_DESCRIPTION, sql: notesTablesSql },
   { version: 3, description: NOTES_KEYS_DESCRIPTION, sql: notesKeysSql },
   { version: 4, description: NOTES_FENCES_DESCRIPTION, sql: notesFencesSql },
+  {
+    version: 5,
+    description: 'sessions: the snapshot the newest replaced, for a prompt sent again',
+    // Columns of the snapshot's own row, not a table: the write that replaces a snapshot moves it
+    // there in the same statement under the same row lock, it goes with its session as the
+    // snapshot does, and the grants of the snapshots table already cover it (no grant to add
+    // before the agents can use a migrated schema).
+    sql: (s) => `ALTER TABLE ${s}.snapshots
+  ADD COLUMN previous_position integer CHECK (previous_position > 0),
+  ADD COLUMN previous_library text,
+  ADD COLUMN previous_state text,
+  ADD CHECK ((previous_position IS NULL) = (previous_library IS NULL)
+    AND (previous_position IS NULL) = (previous_state IS NULL));
+COMMENT ON COLUMN ${s}.snapshots.previous_position IS 'The snapshot this one replaced: the line it covers (NULL when none is kept).';
+COMMENT ON COLUMN ${s}.snapshots.previous_library IS 'The snapshot this one replaced: the library version that wrote it.';
+COMMENT ON COLUMN ${s}.snapshots.previous_state IS 'The snapshot this one replaced: its state, for the section of a prompt sent again on a line before this one.';`,
+  },
 ];
 
 /** The newest schema version this library knows. */

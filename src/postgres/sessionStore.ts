@@ -7,7 +7,8 @@
  * a writer that lost the race gets `conflict`, and no gap or torn line can exist. A read is one
  * statement too, so it sees the count and the lines of one moment. The snapshot beside a log
  * is kept in `snapshots` with the library version that wrote it (another version's is not
- * used). The schema is created or upgraded on first use.
+ * used), and so is the one it replaced, for the section of a prompt sent again on a line the
+ * newest covers. The schema is created or upgraded on first use.
  */
 import { Buffer } from 'node:buffer';
 import * as E from 'fp-ts/lib/Either.js';
@@ -74,13 +75,22 @@ SELECT key FROM session`,
   list: { name: statementName('list', s), text: `SELECT id FROM ${q}.sessions ORDER BY id` },
   // Its lines and snapshot go with it (ON DELETE CASCADE).
   delete: { name: statementName('delete', s), text: `DELETE FROM ${q}.sessions WHERE id = $1` },
+  // $2 at most that many lines, or null for the newest snapshot whatever it covers; $3 this
+  // library's name. Of the snapshot and the one it replaced, the newest of at most $2 lines, one
+  // of this library first: only the state of the one answered is sent.
   readSnapshot: {
     name: statementName('read_snapshot', s),
-    text: `SELECT s.key, s.lines, n.position, n.library, n.state FROM ${q}.sessions s
-  JOIN ${q}.snapshots n ON n.session_key = s.key WHERE s.id = $1`,
+    text: `SELECT s.key, s.lines, k.position, k.library, k.state FROM ${q}.sessions s
+  JOIN ${q}.snapshots n ON n.session_key = s.key
+  CROSS JOIN LATERAL (VALUES (n.position, n.library, n.state, true),
+    (n.previous_position, n.previous_library, n.previous_state, false)) AS k (position, library, state, newest)
+  WHERE s.id = $1 AND CASE WHEN $2::integer IS NULL THEN k.newest ELSE k.position <= $2::integer END
+  ORDER BY k.library = $3 DESC, k.position DESC LIMIT 1`,
   },
   // The newest snapshot wins; one of another library version is replaced whatever its position.
-  // $5 the key of the log the state was read from, or null when not known.
+  // The one replaced is kept as the previous when it is of the same library and covers fewer
+  // lines (a rewrite of the same line keeps the previous there was). $5 the key of the log the
+  // state was read from, or null when not known.
   writeSnapshot: {
     name: statementName('write_snapshot', s),
     text: `INSERT INTO ${q}.snapshots AS n (session_key, position, bytes, library, state)
@@ -88,7 +98,13 @@ SELECT key FROM session`,
     WHERE l.session_key = s.key AND l.line > $2), 0), $3, $4
   FROM ${q}.sessions s WHERE s.id = $1 AND s.lines >= $2 AND ($5::bigint IS NULL OR s.key = $5::bigint)
   ON CONFLICT (session_key) DO UPDATE SET position = excluded.position, bytes = excluded.bytes,
-    library = excluded.library, state = excluded.state, written_at = now()
+    library = excluded.library, state = excluded.state, written_at = now(),
+    previous_position = CASE WHEN n.library = excluded.library AND n.position < excluded.position
+      THEN n.position ELSE n.previous_position END,
+    previous_library = CASE WHEN n.library = excluded.library AND n.position < excluded.position
+      THEN n.library ELSE n.previous_library END,
+    previous_state = CASE WHEN n.library = excluded.library AND n.position < excluded.position
+      THEN n.state ELSE n.previous_state END
   WHERE n.position <= excluded.position OR n.library <> excluded.library`,
   },
   backlog: {
@@ -97,6 +113,16 @@ SELECT key FROM session`,
   LEFT JOIN ${q}.snapshots n ON n.session_key = s.key AND n.library = $2 WHERE s.id = $1`,
   },
 });
+
+/** The largest line number the schema's `integer` columns hold. */
+const MAX_LINE = 2_147_483_647;
+
+/**
+ * `atMost` as the snapshot read's bound, null for none: the port takes any number, and one the
+ * column cannot take as it is (past its range, a fraction, NaN) bounds as it does in the other stores.
+ */
+const linesAtMost = (atMost: number | undefined): number | null =>
+  atMost === undefined ? null : Number.isNaN(atMost) ? 0 : Math.max(0, Math.min(MAX_LINE, Math.floor(atMost)));
 
 interface ReadRow {
   readonly key: string;
@@ -243,7 +269,7 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
           position: number;
           library: string;
           state: string;
-        }>({ ...sql.readSnapshot, values: [id] });
+        }>({ ...sql.readSnapshot, values: [id, linesAtMost(atMost), snapshotLibrary()] });
         return rows[0];
       });
       if (E.isLeft(read)) return read;
@@ -251,8 +277,6 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
       if (row === undefined) return E.right(undefined);
       if (row.library !== snapshotLibrary()) return E.left(`the snapshot was written by ${row.library}`);
       if (row.position > row.lines) return E.left('the snapshot covers more lines than the log holds');
-      // Only the newest snapshot is kept: none covers fewer lines than it.
-      if (atMost !== undefined && row.position > atMost) return E.right(undefined);
       // One read while the store follows the log (a resent prompt's) leaves the incarnation it follows.
       const keys = keysOf(follower);
       if (!keys.has(id)) keys.set(id, row.key);

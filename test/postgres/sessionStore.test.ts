@@ -159,6 +159,164 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     expect(right(await other.snapshot())).toEqual(right(await session.snapshot()));
   });
 
+  it('keeps the snapshot the newest replaced: with atMost it answers the newest of the two, and an older write replaces neither', async () => {
+    const { url, settings, store, reopen } = await freshStore();
+    right(
+      await store.append(
+        's',
+        0,
+        Array.from({ length: 9 }, (_, i) => `{"n":${i + 1}}`),
+      ),
+    );
+    right(await store.read('s', 0));
+    const at = (position: number) => ({ position, state: `{"at":${position}}` });
+    right(await store.writeSnapshot('s', at(3)));
+    right(await store.writeSnapshot('s', at(5)));
+    const other = reopen();
+    const answers = async (...bounds: Array<number | undefined>) =>
+      Promise.all(bounds.map(async (atMost) => right(await other.readSnapshot('s', undefined, atMost))?.position));
+    expect(await answers(undefined, 9, 5, 4, 3, 2)).toEqual([5, 5, 5, 3, 3, undefined]);
+    // Any number the port takes, as the other stores compare it.
+    expect(await answers(4.5, Infinity, NaN, -1)).toEqual([3, 5, undefined, undefined]);
+    // A write older than the newest (a slower writer) loses the race, and leaves the previous as it was.
+    right(await store.writeSnapshot('s', at(4)));
+    // The same line written again keeps the previous there was: it is not one of fewer lines.
+    right(await store.writeSnapshot('s', { position: 5, state: '{"again":5}' }));
+    expect(right(await other.readSnapshot('s'))).toEqual({ position: 5, state: '{"again":5}' });
+    expect(right(await other.readSnapshot('s', undefined, 4))).toEqual(at(3));
+    right(await store.writeSnapshot('s', at(7)));
+    expect(await answers(undefined, 6, 4)).toEqual([7, 5, undefined]);
+    expect(right(await other.readSnapshot('s', undefined, 6))).toEqual({ position: 5, state: '{"again":5}' });
+    // One of another library version is replaced, and not kept as the previous: it would not be used.
+    const admin = new pg.Pool({ connectionString: url });
+    await admin.query(`UPDATE ${settings.schema}.snapshots SET library = 'session-fact-tracker 0.0.1'`);
+    right(await store.writeSnapshot('s', at(8)));
+    expect(await answers(undefined, 7, 6)).toEqual([8, 5, 5]);
+    // A previous of another library version is not used, and says why.
+    await admin.query(`UPDATE ${settings.schema}.snapshots SET previous_library = 'session-fact-tracker 0.0.1'`);
+    await admin.end();
+    expect(await other.readSnapshot('s', undefined, 7)).toEqual(
+      E.left('the snapshot was written by session-fact-tracker 0.0.1'),
+    );
+    expect(right(await other.readSnapshot('s', undefined, 8))).toEqual(at(8));
+  });
+
+  it('answers a prompt sent again from the snapshot the newest replaced, as replay gives it, reading the log from there', async () => {
+    const { url, settings, store, reopen } = await freshStore();
+    const prompt = (task: number) => ({
+      taskId: String(task),
+      taskPrompt: `Change src/mod${task}.ts`,
+      at: task * 1_000,
+    });
+    const writer = right(await openSession('r', { store }));
+    // A result on line 1, then per task a prompt (line 2t) and a result: the writer saves a
+    // snapshot after lines 64 and 128, both prompts' lines.
+    right(await writer.ingestResult({ role: 'implementer', taskId: '0', output: implementer('0', ['src/mod0.ts']) }));
+    const sections = new Map<number, string>();
+    for (let task = 1; task <= 65; task += 1) {
+      sections.set(task, right(await writer.compileContext(prompt(task))).sessionContext);
+      const output = implementer(String(task), [`src/mod${task}.ts`, `src/mod${task - 1}.ts`]);
+      right(await writer.ingestResult({ role: 'implementer', taskId: String(task), output, at: task * 1_000 + 1 }));
+    }
+    const log = right(await store.read('r', 0))
+      .lines.map((line) => line.text)
+      .join('\n');
+    const replayed = new Map(replayHistory(log).report.prompts.map((entry) => [entry.line, entry.sessionContext]));
+    /** A reader in a process of its own, noting the line after which each of its reads of the log starts. */
+    const readerNoting = async (reads: number[]) => {
+      const own = reopen();
+      const noting: SessionStore = {
+        ...own,
+        read: (id, after, follower) => {
+          reads.push(after);
+          return own.read(id, after, follower);
+        },
+      };
+      const reader = right(await openSession('r', { store: noting }));
+      expect(reader.snapshotUse()).toEqual({ used: true, position: 128 });
+      return reader;
+    };
+    const reads: number[] = [];
+    const reader = await readerNoting(reads);
+    // Task 64's prompt is on line 128, the newest snapshot's; task 50's on line 100, before it.
+    for (const task of [64, 50]) {
+      reads.length = 0;
+      const again = right(await reader.compileContext(prompt(task)));
+      expect([again.line, again.duplicate]).toEqual([2 * task, true]);
+      expect(again.sessionContext).toBe(sections.get(task));
+      expect(again.sessionContext).toBe(replayed.get(2 * task));
+      // The log is read after the snapshot of line 64 (and after the reader's own place), never from its first line.
+      expect(reads).toContain(64);
+      expect(reads).not.toContain(0);
+    }
+    // A prompt before the previous snapshot's line, and any prompt once the previous is another
+    // library version's, is replayed from the log's first line, to the same section.
+    const admin = new pg.Pool({ connectionString: url });
+    await admin.query(`UPDATE ${settings.schema}.snapshots SET previous_library = 'session-fact-tracker 0.0.1'`);
+    await admin.end();
+    const fromStart: number[] = [];
+    const another = await readerNoting(fromStart);
+    for (const task of [20, 40]) {
+      fromStart.length = 0;
+      const again = right(await another.compileContext(prompt(task)));
+      expect([again.line, again.duplicate, again.sessionContext]).toEqual([2 * task, true, sections.get(task)]);
+      expect(again.sessionContext).toBe(replayed.get(2 * task));
+      expect(fromStart).toContain(0);
+      expect(fromStart).not.toContain(64);
+    }
+  });
+
+  it("migrates a schema of version 4 with its snapshots kept: until then the agents' role says to run db migrate, after it needs no new grant", async () => {
+    const { url, store } = await freshStore();
+    // The name this library gives the snapshots it writes, as a store of the newest schema keeps it.
+    right(await store.append('s', 0, ['{"n":1}']));
+    right(await store.read('s', 0));
+    right(await store.writeSnapshot('s', { position: 1, state: '{}' }));
+    const admin = new pg.Pool({ connectionString: url });
+    const { rows } = await admin.query<{ library: string }>(`SELECT library FROM t${schemas}.snapshots`);
+    const library = rows[0]!.library;
+    // The schema as version 4 left it, a session with a snapshot in it, and the agents' role of docs/team.md.
+    const schema = 'sessions_from_v4';
+    const sql = schemaSql({ schema });
+    await admin.query(`${sql.slice(0, sql.indexOf('-- 5: '))}COMMIT;`);
+    await admin.query(`INSERT INTO ${schema}.sessions (id, lines, bytes) VALUES ('old', 3, 24)`);
+    await admin.query(
+      `INSERT INTO ${schema}.lines (session_key, line, text) SELECT key, n, '{"n":' || n || '}' FROM ${schema}.sessions, generate_series(1, 3) n`,
+    );
+    await admin.query(
+      `INSERT INTO ${schema}.snapshots (session_key, position, bytes, library, state) SELECT key, 2, 16, $1, '{"at":2}' FROM ${schema}.sessions`,
+      [library],
+    );
+    const agent = `agent_v4_${schemas}`;
+    await admin.query(`CREATE ROLE ${agent} LOGIN PASSWORD '${PASSWORD}'`);
+    await admin.query(`GRANT CONNECT ON DATABASE ${new URL(url).pathname.slice(1)} TO ${agent}`);
+    await admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${agent}`);
+    await admin.query(`GRANT SELECT ON ${schema}.migrations TO ${agent}`);
+    await admin.query(
+      `GRANT SELECT, INSERT, UPDATE, DELETE ON ${schema}.sessions, ${schema}.lines, ${schema}.snapshots TO ${agent}`,
+    );
+    const agentUrl = new URL(url);
+    agentUrl.username = agent;
+    const asAgent = postgresSessionStore(agentUrl.href, { schema });
+    opened.push(asAgent);
+    // Until the owner migrates, the agents' store says so, answering no snapshot (nor a wrong one).
+    const refused = await asAgent.readSnapshot('old', undefined, 2);
+    expect(E.isLeft(refused) && refused.left).toMatchObject({
+      code: 'store_privilege',
+      message: expect.stringMatching(/run "fact-tracker db migrate" as the schema's owner/u),
+    });
+    expect(right(await migrate(url, { schema }))).toMatchObject({ from: 4, to: SCHEMA_VERSION });
+    const { rows: kept } = await admin.query(`SELECT position, state, previous_position FROM ${schema}.snapshots`);
+    await admin.end();
+    expect(kept).toEqual([{ position: 2, state: '{"at":2}', previous_position: null }]);
+    // The agents' grants cover the new columns: the snapshot is read, and replaced by a newer one it becomes the previous.
+    expect(right(await asAgent.readSnapshot('old'))).toEqual({ position: 2, state: '{"at":2}' });
+    right(await asAgent.read('old', 0));
+    right(await asAgent.writeSnapshot('old', { position: 3, state: '{"at":3}' }));
+    expect(right(await asAgent.readSnapshot('old'))).toEqual({ position: 3, state: '{"at":3}' });
+    expect(right(await asAgent.readSnapshot('old', undefined, 2))).toEqual({ position: 2, state: '{"at":2}' });
+  });
+
   it('serves a role granted SELECT only: the live session answers from the log, asks once to save the snapshot it may not write, and refuses a write in one line', async () => {
     const { url, settings, store } = await freshStore();
     const writer = right(await openSession('readonly', { store, clock: () => 1_000 }));
