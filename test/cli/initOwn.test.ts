@@ -126,11 +126,13 @@ describe.concurrent('fact-tracker init and the hooks that are not its own', { ti
     const lines = [
       '[ -f .env ] && . ./.env; fact-tracker hook; ./notify.sh',
       'set -a; bash -c \'eval "$(cat .env)"; fact-tracker hook && ./notify.sh\'',
-      // Run through a program that may give it its store (a `.env`, a secrets manager, a script of the user's).
+      // Run through a program that loads variables for it (a `.env`, a secrets manager), first or after another wrapper.
       'dotenv -- fact-tracker hook; ./notify.sh',
-      "op run --env-file=.env -- 'fact-tracker' hook && ./notify.sh",
+      'op run --env-file=.env -- fact-tracker hook && ./notify.sh',
       './notify.sh; bash -c \'doppler run --command "fact-tracker hook"\'',
-      './with-env.sh fact-tracker hook; ./notify.sh',
+      'timeout 30 dotenv -- fact-tracker hook; ./notify.sh',
+      'node --env-file=.env node_modules/session-fact-tracker/dist/cli/main.js hook; ./notify.sh',
+      "NODE_OPTIONS='-r dotenv/config' fact-tracker hook; ./notify.sh",
     ];
     for (const command of lines) {
       const settings = { hooks: { SubagentStart: [{ hooks: [{ type: 'command', command }] }] } };
@@ -162,9 +164,12 @@ describe.concurrent('fact-tracker init and the hooks that are not its own', { ti
     for (const command of [
       './backup.sh; fact-tracker hook',
       'fact-tracker hook && ./notify.sh; source .env',
-      // Wrappers that pass on the environment they were given.
+      // Wrappers and runners that load no variables, and a store given as an option, which wins over any.
       'timeout 30 fact-tracker hook; ./notify.sh',
       'flock /tmp/ft.lock nice -n 5 fact-tracker hook; ./notify.sh',
+      'npm exec fact-tracker hook; ./notify.sh',
+      "npx -c 'fact-tracker hook'; ./notify.sh",
+      'dotenv -- fact-tracker hook --store .fact-tracker/sessions; ./notify.sh',
     ]) {
       const run = await init(
         projectWith({ hooks: { SubagentStart: [{ hooks: [{ type: 'command', command }] }] } }),

@@ -24,8 +24,8 @@ export interface CommandReading {
   readonly unreadStore?: true;
   /** True for a line kept as written whose hook runs after a command that may set its store (`source .env`, `export`, a `PATH=`), or through one (`dotenv --`). */
   readonly storeSetBefore?: true;
-  /** The program it runs fact-tracker through, by name, when it is no launcher of init's (`dotenv`, `timeout`, a script of the user's). */
-  readonly through?: string;
+  /** True when it runs fact-tracker through a program that loads variables for it (`dotenv --`, `op run --`, `node --env-file`). */
+  readonly loadsEnvironment?: true;
   /** For a line kept as written, the variables it sets that hold a secret (`PGPASSWORD=`), by name. */
   readonly keptSecrets?: ReadonlyArray<string>;
   /** True for a line kept as written (fact-tracker's hook among commands of the user's own). */
@@ -75,6 +75,31 @@ const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/su;
 const restDropped = (rest: string): string =>
   rest === '&' ? 'the "&" that ran it in the background' : `what follows its "${rest.replace(/^\d+/u, '')[0]}"`;
 
+/**
+ * Programs that load variables for the program they run from a file or a secrets manager, where
+ * a store may be set (`FACT_TRACKER_STORE` in a `.env`): the hook a line runs through one of them
+ * has a store init cannot read.
+ */
+const ENVIRONMENT_LOADERS: ReadonlySet<string> = new Set(
+  'dotenv dotenvx env-cmd op doppler infisical aws-vault chamber envchain sops teller direnv pipenv'.split(' '),
+);
+
+/**
+ * True for a word before fact-tracker's that loads variables for it: one of those programs, Node's
+ * `--env-file`, or a module such as `dotenv/config` given to Node (`-r`, `--import`, `NODE_OPTIONS`).
+ */
+const loadsEnvironment = ({ text }: Word): boolean =>
+  ENVIRONMENT_LOADERS.has(nameOf(text).replace(/\.cmd$/u, '')) ||
+  /^--env-file(?:-if-exists)?(?:=|$)/u.test(text) ||
+  /dotenv/u.test(text);
+
+/**
+ * True when a command gives fact-tracker its store as an option (`--store`, `--sessions-dir`, in
+ * its words or in a script given as one), which wins over any variable.
+ */
+const namesStoreOption = (words: ReadonlyArray<Word>): boolean =>
+  words.some(({ text }) => /(?:^|\s)--(?:store|sessions-dir)(?:[=\s]|$)/u.test(text));
+
 /** A script given as one word (`bash -c SCRIPT`, `doppler run --command SCRIPT`) in `words` that runs `fact-tracker SUBCOMMAND`, read; undefined when none does. */
 const readScriptWord = (
   words: ReadonlyArray<Word>,
@@ -90,8 +115,7 @@ const readScriptWord = (
     if (word.expands) return unreadable(words.map(({ text }) => text).join(' '));
     const dropped = [...reading.dropped];
     const name = nameOf(words[program]!.text);
-    const shell = isShell(name);
-    if (!shell) dropped.unshift(`${commandName(name)}, which it runs fact-tracker through`);
+    if (!isShell(name)) dropped.unshift(`${commandName(name)}, which it runs fact-tracker through`);
     if (program > 0) dropped.unshift('variables set for the program that runs its script');
     // Words given to the script (`sh -c '... "$@"' _ --store X`) may be what it runs fact-tracker with.
     const given = words.slice(word.end).map(({ text }) => text);
@@ -100,11 +124,11 @@ const readScriptWord = (
     const mentioned = [...given, ...words.slice(0, program).map(({ text }) => text), rest].some((text) =>
       STORE_MENTION.test(text),
     );
-    const through = shell ? reading.through : name;
+    const loads = reading.loadsEnvironment === true || words.slice(0, word.index).some(loadsEnvironment);
     return {
       ...(mentioned ? { options: reading.options, unreadStore: true as const } : reading),
       dropped,
-      ...(through === undefined ? {} : { through }),
+      ...(loads ? { loadsEnvironment: true as const } : {}),
     };
   }
   return undefined;
@@ -131,7 +155,6 @@ export const readCommand = (
   const dropped: string[] = [];
   let assigned: string | undefined;
   let wrapper: string | undefined;
-  let through: string | undefined;
   let launched = false;
   // The words init reads no store or option in: a store they mention is one it cannot read.
   const unread: string[] = [rest];
@@ -151,10 +174,7 @@ export const readCommand = (
       launched = true; // init writes its own launcher
     else if (word.text.startsWith('-') && launched) {
       if (!LAUNCHER_FLAGS.test(word.text)) dropped.push(`the launcher's ${optionName(word.text)}`);
-    } else {
-      wrapper = commandName(word.text);
-      through = nameOf(word.text);
-    }
+    } else wrapper = commandName(word.text);
   }
   // A wrapper (a secrets manager, `dotenv`, `timeout`) runs fact-tracker: init's command runs it directly.
   if (wrapper !== undefined) dropped.unshift(`${wrapper}, which it runs fact-tracker through`);
@@ -194,7 +214,7 @@ export const readCommand = (
     options: options.filter(([name]) => name !== 'store' && name !== 'sessions-dir'),
     dropped,
     ...(store === undefined && unread.some((text) => STORE_MENTION.test(text)) ? { unreadStore: true } : {}),
-    ...(through === undefined ? {} : { through }),
+    ...(words.slice(0, at - 1).some(loadsEnvironment) ? { loadsEnvironment: true as const } : {}),
   };
 };
 
@@ -307,17 +327,6 @@ const setsEnvironment = (words: ReadonlyArray<Word>): boolean => {
   return SETS_ENVIRONMENT.has(name);
 };
 
-/**
- * Programs that run the one after them as it is, with the environment they were given (a time
- * limit, a priority, a lock, another user): any other a hook runs through (`dotenv --`, `op run
- * --`, `doppler run --`, a script of the user's) may give it variables, its store among them.
- */
-const PASSES_ENVIRONMENT: ReadonlySet<string> = new Set(
-  'timeout nice ionice nohup time sudo doas command builtin exec stdbuf chronic flock setsid taskset caffeinate'.split(
-    ' ',
-  ),
-);
-
 /** Deeper than this, a script inside a script is not read (a line is never that deep by hand). */
 const MAX_DEPTH = 8;
 
@@ -337,8 +346,8 @@ export const runsHookAfterEnvironment = (line: string, depth = 0): boolean => {
     ];
     if (scripts.some((script) => runsHookAfterEnvironment(script, depth + 1))) return true;
     const reading = readCommand(words, '', 'hook');
-    if (reading !== undefined && (set || (reading.through !== undefined && !PASSES_ENVIRONMENT.has(reading.through))))
-      return true;
+    // A store given as an option wins over any variable: init reads it.
+    if (reading !== undefined && (set || reading.loadsEnvironment === true) && !namesStoreOption(words)) return true;
     if (setsEnvironment(words)) set = true;
   }
   return false;

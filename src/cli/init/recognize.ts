@@ -88,20 +88,9 @@ export const isMentionOnly = (words: ReadonlyArray<Word>, program: number, end =
 /** True for a script path (one word, as written) of an installation of this package. */
 export type IsEntryPoint = (script: Word) => boolean;
 
-/**
- * Programs that start the program named after them (`npx --no-install 'fact-tracker' hook`,
- * `direnv exec . 'fact-tracker' hook`): a quoted name among their words is the program's. Runners,
- * wrappers that limit or time it, and those that load its environment (a `.env`, a secrets manager).
- */
-const STARTERS: ReadonlySet<string> = new Set(
-  [
-    'npx pnpx bunx npm pnpm yarn bun node nodejs env exec sudo doas nice ionice nohup timeout time command stdbuf',
-    'chronic flock setsid taskset caffeinate direnv dotenv dotenvx env-cmd doppler op infisical aws-vault chamber',
-    'envchain sops teller',
-  ]
-    .join(' ')
-    .split(' '),
-);
+/** Programs that start the program named after them (`npx --no-install 'fact-tracker' hook`): a quoted name among their words is the program's. */
+const STARTERS =
+  /^(?:npx|pnpx|bunx|npm|pnpm|yarn|bun|node|nodejs|env|exec|sudo|doas|nice|nohup|timeout|time|command)(?:\.cmd)?$/u;
 
 /**
  * True when word `at` of a command names fact-tracker as the program it runs: its name or a path
@@ -116,7 +105,7 @@ export const namesFactTrackerAt = (words: ReadonlyArray<Word>, program: number, 
     word.quoted !== true ||
     at === program ||
     word.text.includes('/') ||
-    STARTERS.has(nameOf(words[program]?.text ?? '').replace(/\.cmd$/u, ''))
+    STARTERS.test(nameOf(words[program]?.text ?? ''))
   );
 };
 

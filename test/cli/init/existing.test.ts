@@ -114,7 +114,7 @@ describe('reading the commands init rewrites', () => {
     ).toEqual({
       options: [['max-facts', '7']],
       dropped: ['`op`, which it runs fact-tracker through'],
-      through: 'op',
+      loadsEnvironment: true,
     });
     expect(readCommandLine('/opt/x/S3cret=1/dotenv -e .env -- npx fact-tracker hook', 'hook')?.dropped).toEqual([
       '`dotenv`, which it runs fact-tracker through',
@@ -163,7 +163,7 @@ describe('reading the commands init rewrites', () => {
     expect(readCommandLine("doppler run --command 'fact-tracker hook --max-facts 3'", 'hook')).toEqual({
       options: [['max-facts', '3']],
       dropped: ['`doppler`, which it runs fact-tracker through'],
-      through: 'doppler',
+      loadsEnvironment: true,
     });
     expect(
       readCommandLine('npx --prefix "$CLAUDE_PROJECT_DIR" --no-install fact-tracker hook', 'hook')?.dropped,

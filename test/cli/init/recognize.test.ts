@@ -145,12 +145,6 @@ describe('runsFactTracker', () => {
       "env --split-string 'fact-tracker hook'",
       "eval 'fact-tracker' hook",
       'echo "$(bash -c \'fact-tracker hook\')"',
-      // Programs that load the environment of the one they start: a quoted name after them is what they run.
-      "direnv exec . 'fact-tracker' hook",
-      "dotenv -- 'fact-tracker' hook",
-      "op run -- 'fact-tracker' hook",
-      "doppler run -- 'fact-tracker' hook",
-      "flock /tmp/ft.lock 'fact-tracker' hook",
     ];
     expect(ours.filter((line) => !runsHook(line))).toEqual([]);
   });
