@@ -28,6 +28,7 @@ import {
   selectMergedAwaitingSave,
   unconfirmedReport,
 } from './closeReports.js';
+import { quietOrGivenUp } from './closeWait.js';
 import type { NotesEffect, NotesInput, NotesMergedEffect, StoreCallFailure } from './inputs.js';
 import {
   initialNotesState,
@@ -52,7 +53,7 @@ import type {
   StageReport,
 } from './trackerTypes.js';
 import { DEFAULT_MAX_EVENTS, MAX_TIMEOUT_MS, positive, resolveOptions } from './trackerOptions.js';
-import { isCallingModel, isQuiet, isQuietButRetries, selectStalledSaves, settledSince } from './waiting.js';
+import { settledSince } from './waiting.js';
 
 export {
   DEFAULT_CACHE_SIZE,
@@ -395,70 +396,6 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
   const whenOpen = <T>(body: () => E.Either<NotesTrackerFailure, T>): E.Either<NotesTrackerFailure, T> =>
     closing === undefined ? body() : E.left(failure('closed', 'the tracker is closed: it takes no more work'));
 
-  /**
-   * What `close` waits for: nothing of the tracker's own doing in flight. With leases, a lease
-   * that waits on a failing store is waited for up to `leaseMs`, then left to expire, and a store
-   * that leaves a call unanswered is given up at twice that time. Without leases, a save that
-   * failed is tried again (after `leasePollMs`, then twice as long each time up to a third of
-   * `timeoutMs`) for up to `timeoutMs`, then given up, and a store call left unanswered is given
-   * up at twice `timeoutMs`, but never while a model call runs (each is bounded by `timeoutMs`).
-   */
-  const quietOrGivenUp = (): Promise<void> =>
-    new Promise<void>((resolve) => {
-      const withLeases = lease !== undefined;
-      const boundMs = lease?.ttlMs ?? timeoutMs;
-      const timers = new Set<ReturnType<typeof setTimeout>>();
-      let retrying = !withLeases;
-      let retries = 0;
-      let finished = false;
-      const after = (ms: number, body: () => void): void => {
-        const timer = setTimeout(
-          () => {
-            timers.delete(timer);
-            body();
-          },
-          Math.min(ms, MAX_TIMEOUT_MS),
-        );
-        timers.add(timer);
-      };
-      const done = (): void => {
-        if (finished) return;
-        finished = true;
-        for (const timer of timers) clearTimeout(timer);
-        resolve();
-      };
-      /** Quiet: done, unless (without leases, within `timeoutMs`) a failed save is to be tried again. */
-      const quiet = (outcome: E.Either<NotesTrackerFailure, void>): void => {
-        if (finished) return;
-        if (E.isLeft(outcome) || !retrying || selectStalledSaves(shell.getState()).length === 0) return done();
-        after(Math.min(pollMs * 2 ** Math.min(retries, 52), Math.max(1, boundMs / 3)), () => {
-          if (!retrying) return;
-          retries += 1;
-          for (const user of selectStalledSaves(shell.getState())) later({ type: 'notes/saveRetried', user });
-          void waitUntil(isQuiet).then(quiet);
-        });
-      };
-      void waitUntil(isQuiet).then(quiet);
-      after(boundMs, () => {
-        retrying = false;
-        void waitUntil(withLeases ? isQuietButRetries : isQuiet).then(done);
-      });
-      const giveUp = (): void => {
-        if (finished) return;
-        // A model call is bounded by its own timeout: waited for, and the store given its time after it.
-        if (!withLeases && isCallingModel(shell.getState())) return after(boundMs, giveUp);
-        if (!withLeases)
-          report(
-            failure(
-              'closed',
-              `the notes store left a call unanswered for twice timeoutMs (${2 * boundMs} ms): close gave up waiting for it`,
-            ),
-          );
-        done();
-      };
-      after(2 * boundMs, giveUp);
-    });
-
   /** Without leases: tells `onError` of the changes the store never took, lost with the tracker (or not known to be). */
   const reportAbandoned = (): void => {
     if (lease !== undefined) return;
@@ -467,7 +404,9 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
 
   const close = (): Promise<void> => {
     if (closing !== undefined) return closing;
-    const waiting = boundary(() => E.right(quietOrGivenUp()));
+    const waiting = boundary(() =>
+      E.right(quietOrGivenUp({ lease, timeoutMs, pollMs, state: shell.getState, waitUntil, later, report })),
+    );
     closing = (E.isLeft(waiting) ? Promise.resolve() : waiting.right).then(() => {
       ended = true;
       boundary(() => E.right(reportAbandoned()));
