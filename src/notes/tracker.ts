@@ -53,6 +53,7 @@ import type {
   StageReport,
 } from './trackerTypes.js';
 import { DEFAULT_MAX_EVENTS, MAX_TIMEOUT_MS, positive, resolveOptions } from './trackerOptions.js';
+import { boundedByStore, createUnansweredCalls, type PendingCall, type StoreBound } from './unanswered.js';
 import { settledSince } from './waiting.js';
 
 export {
@@ -126,6 +127,20 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
   let closing: Promise<void> | undefined;
   /** Set once `close` has settled: no wake-up is asked for any more. */
   let ended = false;
+  /** What bounds the waits of `load` and `settled` on a store that leaves a call unanswered. */
+  const storeBound: StoreBound = {
+    calls: createUnansweredCalls(),
+    lookMs: Math.min(timeoutMs, MAX_TIMEOUT_MS),
+    timers: wakes,
+    ended: () => ended,
+    open: new Set(),
+  };
+  /** The failure of a wait the store held past the bound: `waited` says what the caller does without it. */
+  const unanswered = (call: PendingCall, waited: string): NotesTrackerFailure =>
+    failure(
+      'unavailable',
+      `the notes store left ${call.what} unanswered for ${storeBound.lookMs} ms or more (timeoutMs): ${waited} (its answer is still taken when it comes)`,
+    );
 
   /** Tells `onError`; an `onError` that throws is the caller's bug, with nowhere further to go. */
   const report = (problem: NotesTrackerFailure): void => {
@@ -297,7 +312,12 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
    * wakes whoever waits. Returns the effects of `first`.
    */
   const run = (first: NotesInput): ReadonlyArray<NotesEffect> => {
-    const step = stepMachine(shell.getState(), first, store, (answer) => void Promise.resolve(answer).then(later));
+    const step = stepMachine(
+      shell.getState(),
+      first,
+      store,
+      (answer, call) => void Promise.resolve(storeBound.calls.watch(answer, call)).then(later),
+    );
     shell.update(step.state, step.events);
     for (const effect of step.effects) perform(effect);
     for (const input of step.inputs) answerLoads(input);
@@ -363,8 +383,33 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
     wakes.add(timer);
   };
 
-  /** Waits for the extractions, rewrites, loads and saves running or asked for at the call. */
-  const settled = (): Promise<unknown> => waitUntil(settledSince(shell.getState()));
+  /**
+   * Waits for the extractions, rewrites, loads and saves running or asked for at the call; a
+   * store call left unanswered past the bound ends the wait as `unavailable`.
+   */
+  const settled = (): Promise<E.Either<NotesTrackerFailure, void>> => {
+    const done = settledSince(shell.getState());
+    if (stopped !== undefined || done(shell.getState())) return waitUntil(done);
+    // Closed: no look would bound the wait, and what is left is what close gave up on.
+    if (ended)
+      return Promise.resolve(
+        E.left(
+          failure('closed', 'the tracker is closed with work unsettled that close gave up on: nothing to wait for'),
+        ),
+      );
+    let waiter: Waiter | undefined;
+    const waiting = new Promise<E.Either<NotesTrackerFailure, void>>((resume) => {
+      waiter = { done, resume };
+      waiters.add(waiter);
+    });
+    return boundedByStore(
+      storeBound,
+      waiting,
+      () => true,
+      (call) => unanswered(call, 'settled() stopped waiting, and what it waited for may still settle'),
+      () => void waiters.delete(waiter!),
+    );
+  };
 
   /** The slot was just used: the cache keeps it, and lets go of the least recently used past its size. */
   const used = (user: string, session: string): void => {
@@ -412,6 +457,9 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       boundary(() => E.right(reportAbandoned()));
       for (const timer of wakes) clearTimeout(timer);
       wakes.clear();
+      // Loads and waits for settling that the store held: answered, never left waiting on a tracker that is gone.
+      for (const cut of [...storeBound.open])
+        cut(failure('closed', 'the tracker closed before the notes store answered what this call waited for'));
       // Ends of stage the store never took: answered, never left waiting on a tracker that is gone.
       for (const [id, resume] of [...stages]) {
         const message = closedStageMessage(shell.getState(), stageUsers.get(id), id);
@@ -475,13 +523,28 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
           used(user, session);
           return E.right(Promise.resolve(E.right(undefined)));
         }
+        const key = slotKey(user, session);
+        let waiting: ((outcome: E.Either<NotesTrackerFailure, void>) => void) | undefined;
         const answer = new Promise<E.Either<NotesTrackerFailure, void>>((resume) => {
-          const key = slotKey(user, session);
+          waiting = resume;
           loads.set(key, [...(loads.get(key) ?? []), resume]);
         });
         run({ type: 'notes/loadRequested', user, session });
         used(user, session);
-        return E.right(answer);
+        const letGo = (): void => {
+          const left = (loads.get(key) ?? []).filter((resume) => resume !== waiting);
+          if (left.length > 0) loads.set(key, left);
+          else loads.delete(key);
+        };
+        return E.right(
+          boundedByStore(
+            storeBound,
+            answer,
+            (call) => call.user === user,
+            (call) => unanswered(call, 'load answers without it, and the tracker carries on with what it has'),
+            letGo,
+          ),
+        );
       }),
     endStage: (user, session) =>
       asynchronously(() =>
@@ -503,10 +566,7 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       ),
     close,
     retained: () => selectRetained(shell.getState()),
-    settled: () => {
-      const waiting = boundary(() => E.right(settled()));
-      return E.isLeft(waiting) ? Promise.resolve() : waiting.right.then(() => undefined);
-    },
+    settled: () => asynchronously(() => E.right(settled())),
     getSnapshot: () => shell.getState().ledger,
     subscribe: (listener) => {
       if (typeof listener !== 'function') return () => undefined;
