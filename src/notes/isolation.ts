@@ -6,7 +6,9 @@
  * The unsaved events the refused save wrote stay unsaved until each record they touch has been
  * saved or refused alone, and are then confirmed at once (`NotesIsolation`).
  */
+import * as PMap from '../persistent/persistentMap.js';
 import type { NotesTransition } from './inputs.js';
+import { storedKey } from './ledger.js';
 import { type NotesState, type NotesUserStorage, selectUserStorage, withStorage } from './machine.js';
 import type { NotesEvent } from './model.js';
 import { answerLanded } from './stageAnswers.js';
@@ -53,16 +55,37 @@ export const isolatedDone = (
   };
 };
 
-/** `stored` (a record saved alone by `saving` taken) with that record off its isolation. */
+/**
+ * `stored` (a record saved alone by `saving` taken) with that record off its isolation; a profile
+ * saved alone is kept, with the sessions whose merges it holds (the merges among the events it wrote).
+ */
 export const savedAlone = (
   stored: NotesUserStorage,
   saving: NonNullable<NotesUserStorage['saving']>,
 ): NotesUserStorage => {
   const done = isolatedDone(stored, saving.sessions, saving.profile);
-  return saving.profile && done.isolating !== undefined && saving.written !== undefined
-    ? { ...done, isolating: { ...done.isolating, written: saving.written } }
-    : done;
+  if (!saving.profile || done.isolating === undefined) return done;
+  const merges = stored.unsaved
+    .slice(0, saving.count)
+    .flatMap((event) => (event.type === 'notes/sessionConsolidated' ? [storedKey(event.session)] : []));
+  const counted = [...new Set([...(done.isolating.counted ?? []), ...merges])];
+  return {
+    ...done,
+    isolating: {
+      ...done.isolating,
+      ...(saving.written === undefined ? {} : { written: saving.written }),
+      ...(counted.length === 0 ? {} : { counted }),
+    },
+  };
 };
+
+/**
+ * Whether the store's record of each session was merged, as a merge applied again after a
+ * conflict must count it: also merged, the sessions whose merge a profile saved alone holds
+ * (their own records, saved after it, may not say so yet), so the merge counts once in `sessionCount`.
+ */
+export const mergedAsCounted = (storage: NotesUserStorage): PMap.PersistentMap<boolean> =>
+  (storage.isolating?.counted ?? []).reduce((marks, key) => PMap.set(marks, key, true), storage.merged);
 
 /**
  * Ends the isolation of `user` once no record of it is left to save alone (a record no unsaved

@@ -196,6 +196,12 @@ export interface NotesIsolation {
   readonly upTo?: number;
   /** The profile as saved alone, when it was: what the ends of stage the confirmed events store are answered with. */
   readonly written?: GlobalFacts;
+  /**
+   * The sessions (stored keys) whose merge the profile saved alone holds, counted in its
+   * `sessionCount` while their own records may not say merged yet: a merge applied again after a
+   * conflict does not count them a second time.
+   */
+  readonly counted?: ReadonlyArray<string>;
 }
 
 /**

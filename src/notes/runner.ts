@@ -8,7 +8,7 @@ import type { NotesEffect, NotesInput } from './inputs.js';
 import type { NotesState } from './machine.js';
 import type { NotesEvent } from './model.js';
 import type { NotesStore } from './store.js';
-import { callStore, isPending } from './storeCall.js';
+import { callStore, isPending, type StoreEffect } from './storeCall.js';
 import { notesTransition } from './transition.js';
 
 /** What a step did: the state after it, the events to log, the effects left to carry out, the inputs it ran. */
@@ -27,13 +27,13 @@ export interface MachineStep {
 /**
  * Runs `first` from `state`, with the store calls it leads to (loads, saves, lease calls, lists
  * of unmerged sessions): an answer the store gives at once is run in the same step, one it
- * gives later goes to `later`.
+ * gives later goes to `later`, with the call it answers.
  */
 export const stepMachine = (
   state: NotesState,
   first: NotesInput,
   store: NotesStore,
-  later: (answer: PromiseLike<NotesInput>) => void,
+  later: (answer: PromiseLike<NotesInput>, call: StoreEffect) => void,
 ): MachineStep => {
   const queue: NotesInput[] = [first];
   const inputs: NotesInput[] = [];
@@ -59,7 +59,7 @@ export const stepMachine = (
         ) {
           // The store is someone else's code: it runs outside the write run, as a listener would.
           const answer = outsideRuns(() => callStore(store, effect));
-          if (isPending(answer)) later(answer);
+          if (isPending(answer)) later(answer, effect);
           else queue.push(answer);
         } else effects.push(effect);
       }

@@ -10,7 +10,7 @@ import * as PMap from '../persistent/persistentMap.js';
 import { isRecord } from '../base/record.js';
 import { applyNotesEvent } from './events.js';
 import { andThen, type NotesEffect, type NotesLoaded, type NotesTransition } from './inputs.js';
-import { endIsolationIfDone, narrowedToOne, recounted } from './isolation.js';
+import { endIsolationIfDone, mergedAsCounted, narrowedToOne, recounted } from './isolation.js';
 import {
   idOfKey,
   type NotesLedger,
@@ -494,7 +494,7 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
           session,
           notes,
           profileBase(records.profile, profile, selectTouched(kept).profile, categories),
-          merged,
+          mergedAsCounted({ ...kept, merged }),
           kept.unsaved,
           (stored) => kept.fences !== undefined && PMap.has(kept.fences, stored),
         );

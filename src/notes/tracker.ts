@@ -28,6 +28,7 @@ import {
   selectMergedAwaitingSave,
   unconfirmedReport,
 } from './closeReports.js';
+import { quietOrGivenUp } from './closeWait.js';
 import type { NotesEffect, NotesInput, NotesMergedEffect, StoreCallFailure } from './inputs.js';
 import {
   initialNotesState,
@@ -52,7 +53,8 @@ import type {
   StageReport,
 } from './trackerTypes.js';
 import { DEFAULT_MAX_EVENTS, MAX_TIMEOUT_MS, positive, resolveOptions } from './trackerOptions.js';
-import { isCallingModel, isQuiet, isQuietButRetries, selectStalledSaves, settledSince } from './waiting.js';
+import { boundedByStore, createUnansweredCalls, type PendingCall, type StoreBound } from './unanswered.js';
+import { settledSince } from './waiting.js';
 
 export {
   DEFAULT_CACHE_SIZE,
@@ -125,6 +127,20 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
   let closing: Promise<void> | undefined;
   /** Set once `close` has settled: no wake-up is asked for any more. */
   let ended = false;
+  /** What bounds the waits of `load` and `settled` on a store that leaves a call unanswered. */
+  const storeBound: StoreBound = {
+    calls: createUnansweredCalls(),
+    lookMs: Math.min(timeoutMs, MAX_TIMEOUT_MS),
+    timers: wakes,
+    ended: () => ended,
+    open: new Set(),
+  };
+  /** The failure of a wait the store held past the bound: `waited` says what the caller does without it. */
+  const unanswered = (call: PendingCall, waited: string): NotesTrackerFailure =>
+    failure(
+      'unavailable',
+      `the notes store left ${call.what} unanswered for ${storeBound.lookMs} ms or more (timeoutMs): ${waited} (its answer is still taken when it comes)`,
+    );
 
   /** Tells `onError`; an `onError` that throws is the caller's bug, with nowhere further to go. */
   const report = (problem: NotesTrackerFailure): void => {
@@ -296,7 +312,12 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
    * wakes whoever waits. Returns the effects of `first`.
    */
   const run = (first: NotesInput): ReadonlyArray<NotesEffect> => {
-    const step = stepMachine(shell.getState(), first, store, (answer) => void Promise.resolve(answer).then(later));
+    const step = stepMachine(
+      shell.getState(),
+      first,
+      store,
+      (answer, call) => void Promise.resolve(storeBound.calls.watch(answer, call)).then(later),
+    );
     shell.update(step.state, step.events);
     for (const effect of step.effects) perform(effect);
     for (const input of step.inputs) answerLoads(input);
@@ -362,8 +383,33 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
     wakes.add(timer);
   };
 
-  /** Waits for the extractions, rewrites, loads and saves running or asked for at the call. */
-  const settled = (): Promise<unknown> => waitUntil(settledSince(shell.getState()));
+  /**
+   * Waits for the extractions, rewrites, loads and saves running or asked for at the call; a
+   * store call left unanswered past the bound ends the wait as `unavailable`.
+   */
+  const settled = (): Promise<E.Either<NotesTrackerFailure, void>> => {
+    const done = settledSince(shell.getState());
+    if (stopped !== undefined || done(shell.getState())) return waitUntil(done);
+    // Closed: no look would bound the wait, and what is left is what close gave up on.
+    if (ended)
+      return Promise.resolve(
+        E.left(
+          failure('closed', 'the tracker is closed with work unsettled that close gave up on: nothing to wait for'),
+        ),
+      );
+    let waiter: Waiter | undefined;
+    const waiting = new Promise<E.Either<NotesTrackerFailure, void>>((resume) => {
+      waiter = { done, resume };
+      waiters.add(waiter);
+    });
+    return boundedByStore(
+      storeBound,
+      waiting,
+      () => true,
+      (call) => unanswered(call, 'settled() stopped waiting, and what it waited for may still settle'),
+      () => void waiters.delete(waiter!),
+    );
+  };
 
   /** The slot was just used: the cache keeps it, and lets go of the least recently used past its size. */
   const used = (user: string, session: string): void => {
@@ -395,70 +441,6 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
   const whenOpen = <T>(body: () => E.Either<NotesTrackerFailure, T>): E.Either<NotesTrackerFailure, T> =>
     closing === undefined ? body() : E.left(failure('closed', 'the tracker is closed: it takes no more work'));
 
-  /**
-   * What `close` waits for: nothing of the tracker's own doing in flight. With leases, a lease
-   * that waits on a failing store is waited for up to `leaseMs`, then left to expire, and a store
-   * that leaves a call unanswered is given up at twice that time. Without leases, a save that
-   * failed is tried again (after `leasePollMs`, then twice as long each time up to a third of
-   * `timeoutMs`) for up to `timeoutMs`, then given up, and a store call left unanswered is given
-   * up at twice `timeoutMs`, but never while a model call runs (each is bounded by `timeoutMs`).
-   */
-  const quietOrGivenUp = (): Promise<void> =>
-    new Promise<void>((resolve) => {
-      const withLeases = lease !== undefined;
-      const boundMs = lease?.ttlMs ?? timeoutMs;
-      const timers = new Set<ReturnType<typeof setTimeout>>();
-      let retrying = !withLeases;
-      let retries = 0;
-      let finished = false;
-      const after = (ms: number, body: () => void): void => {
-        const timer = setTimeout(
-          () => {
-            timers.delete(timer);
-            body();
-          },
-          Math.min(ms, MAX_TIMEOUT_MS),
-        );
-        timers.add(timer);
-      };
-      const done = (): void => {
-        if (finished) return;
-        finished = true;
-        for (const timer of timers) clearTimeout(timer);
-        resolve();
-      };
-      /** Quiet: done, unless (without leases, within `timeoutMs`) a failed save is to be tried again. */
-      const quiet = (outcome: E.Either<NotesTrackerFailure, void>): void => {
-        if (finished) return;
-        if (E.isLeft(outcome) || !retrying || selectStalledSaves(shell.getState()).length === 0) return done();
-        after(Math.min(pollMs * 2 ** Math.min(retries, 52), Math.max(1, boundMs / 3)), () => {
-          if (!retrying) return;
-          retries += 1;
-          for (const user of selectStalledSaves(shell.getState())) later({ type: 'notes/saveRetried', user });
-          void waitUntil(isQuiet).then(quiet);
-        });
-      };
-      void waitUntil(isQuiet).then(quiet);
-      after(boundMs, () => {
-        retrying = false;
-        void waitUntil(withLeases ? isQuietButRetries : isQuiet).then(done);
-      });
-      const giveUp = (): void => {
-        if (finished) return;
-        // A model call is bounded by its own timeout: waited for, and the store given its time after it.
-        if (!withLeases && isCallingModel(shell.getState())) return after(boundMs, giveUp);
-        if (!withLeases)
-          report(
-            failure(
-              'closed',
-              `the notes store left a call unanswered for twice timeoutMs (${2 * boundMs} ms): close gave up waiting for it`,
-            ),
-          );
-        done();
-      };
-      after(2 * boundMs, giveUp);
-    });
-
   /** Without leases: tells `onError` of the changes the store never took, lost with the tracker (or not known to be). */
   const reportAbandoned = (): void => {
     if (lease !== undefined) return;
@@ -467,12 +449,17 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
 
   const close = (): Promise<void> => {
     if (closing !== undefined) return closing;
-    const waiting = boundary(() => E.right(quietOrGivenUp()));
+    const waiting = boundary(() =>
+      E.right(quietOrGivenUp({ lease, timeoutMs, pollMs, state: shell.getState, waitUntil, later, report })),
+    );
     closing = (E.isLeft(waiting) ? Promise.resolve() : waiting.right).then(() => {
       ended = true;
       boundary(() => E.right(reportAbandoned()));
       for (const timer of wakes) clearTimeout(timer);
       wakes.clear();
+      // Loads and waits for settling that the store held: answered, never left waiting on a tracker that is gone.
+      for (const cut of [...storeBound.open])
+        cut(failure('closed', 'the tracker closed before the notes store answered what this call waited for'));
       // Ends of stage the store never took: answered, never left waiting on a tracker that is gone.
       for (const [id, resume] of [...stages]) {
         const message = closedStageMessage(shell.getState(), stageUsers.get(id), id);
@@ -536,13 +523,28 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
           used(user, session);
           return E.right(Promise.resolve(E.right(undefined)));
         }
+        const key = slotKey(user, session);
+        let waiting: ((outcome: E.Either<NotesTrackerFailure, void>) => void) | undefined;
         const answer = new Promise<E.Either<NotesTrackerFailure, void>>((resume) => {
-          const key = slotKey(user, session);
+          waiting = resume;
           loads.set(key, [...(loads.get(key) ?? []), resume]);
         });
         run({ type: 'notes/loadRequested', user, session });
         used(user, session);
-        return E.right(answer);
+        const letGo = (): void => {
+          const left = (loads.get(key) ?? []).filter((resume) => resume !== waiting);
+          if (left.length > 0) loads.set(key, left);
+          else loads.delete(key);
+        };
+        return E.right(
+          boundedByStore(
+            storeBound,
+            answer,
+            (call) => call.user === user,
+            (call) => unanswered(call, 'load answers without it, and the tracker carries on with what it has'),
+            letGo,
+          ),
+        );
       }),
     endStage: (user, session) =>
       asynchronously(() =>
@@ -564,10 +566,7 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       ),
     close,
     retained: () => selectRetained(shell.getState()),
-    settled: () => {
-      const waiting = boundary(() => E.right(settled()));
-      return E.isLeft(waiting) ? Promise.resolve() : waiting.right.then(() => undefined);
-    },
+    settled: () => asynchronously(() => E.right(settled())),
     getSnapshot: () => shell.getState().ledger,
     subscribe: (listener) => {
       if (typeof listener !== 'function') return () => undefined;

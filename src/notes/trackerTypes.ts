@@ -144,6 +144,9 @@ export interface NotableFactsTracker {
    * loaded: what a request handler awaits before `contextFor` when the store answers later (a
    * database). A failed load is the store's failure, and a record the store holds that cannot be
    * read at all is `invalid_notes` (read again at each call); the tracker then carries on with what it has.
+   * A store that leaves a call of the user unanswered for `timeoutMs` (seen so at two looks
+   * `timeoutMs` apart, the first at the call) is answered `unavailable` (its answer is still taken
+   * when it comes), and one still waiting when `close` ends is answered `closed`.
    */
   load(user: string, session: string): Promise<E.Either<NotesTrackerFailure, void>>;
   /**
@@ -155,8 +158,13 @@ export interface NotableFactsTracker {
    * memory). Never rejects.
    */
   endStage(user: string, session?: string): Promise<E.Either<NotesTrackerFailure, StageReport>>;
-  /** Resolves when the model calls, loads and saves running or queued at the call have settled (not those asked for later). */
-  settled(): Promise<void>;
+  /**
+   * Resolves `Right` when the model calls, loads and saves running or queued at the call have
+   * settled (not those asked for later); `Left` when it stopped waiting: `unavailable` once a store
+   * call was left unanswered for `timeoutMs` (seen so at two looks `timeoutMs` apart), `closed`
+   * once `close` gave up on it, `internal` after a bug. Never rejects.
+   */
+  settled(): Promise<E.Either<NotesTrackerFailure, void>>;
   /**
    * Lets go of the notes of `user` in `session` in memory: at once when nothing is in flight
    * for them, else once it has settled and saved (the user too, with their last session). The

@@ -7,6 +7,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { memoryNotesStore, type NotesStore, type NotesWrite, storeFailure } from '../../src/notes/store.js';
+import { selectGlobalFacts } from '../../src/notes/ledger.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
 import { noting } from './noting.js';
 import type { NotesTrackerFailure } from '../../src/notes/trackerTypes.js';
@@ -168,6 +169,102 @@ describe('a save the store refuses in part', () => {
     expect((await stored(memory, 'maya', 's1')).session).toEqual(['Said good']);
     expect((await stored(memory, 'maya', 's2')).session).toEqual(['Said sister Ana']);
     expect(policy.saves.filter((save) => save.endsWith('refused'))).toEqual(['s2 refused']);
+    expect(errors.map(({ code }) => code)).toEqual(['invalid_input']);
+    const closing = tracker.close();
+    await vi.runAllTimersAsync();
+    await closing;
+  });
+});
+
+describe('a conflict while records are saved one at a time', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /**
+   * `policy`'s store over `memory` answering `conflict`, once, to the first save of `record` (the
+   * profile or a session) alone after a refused save: another writer saved that record, as it stood, meanwhile.
+   */
+  const conflictingAlone = (memory: NotesStore, policy: ReturnType<typeof policed>, record: string): NotesStore => {
+    let answered = false;
+    return {
+      load: (user, session) => policy.store.load(user, session),
+      save: async (user, write) => {
+        const alone = write.sessions.length + (write.profile === undefined ? 0 : 1) === 1;
+        const name = write.profile === undefined ? write.sessions[0]?.session : 'profile';
+        const isolating = policy.saves.some((save) => save.endsWith('refused'));
+        if (!alone || !isolating || answered || name !== record) return policy.store.save(user, write);
+        answered = true;
+        policy.saves.push(`${record} conflict`);
+        const records = await memory.load(user, 's1');
+        if (E.isLeft(records)) throw new Error(records.left.message);
+        const { value, version } = record === 'profile' ? records.right.profile : records.right.session;
+        if (value === undefined) throw new Error(`no ${record} record to save over`);
+        const other = await memory.save(
+          user,
+          record === 'profile'
+            ? { sessions: [], profile: { value, expected: version } }
+            : { sessions: [{ session: record, value, expected: version }] },
+        );
+        if (E.isLeft(other)) throw new Error(other.left.message);
+        return E.left(storeFailure('conflict', `the ${record} record changed`));
+      },
+    };
+  };
+
+  it.each([
+    ['the session saved after its profile', 's1'],
+    ['the profile saved before its session', 'profile'],
+  ])('counts the merge once in sessionCount when %s meets a conflict', async (_what, record) => {
+    const memory = memoryNotesStore();
+    const policy = policed(memory, inSessions);
+    const errors: NotesTrackerFailure[] = [];
+    const tracker = createNotableFactsTracker({
+      complete: noting,
+      store: conflictingAlone(memory, policy, record),
+      consolidateWithModel: false,
+      onError: (problem) => errors.push(problem),
+    });
+    // A profile in the store, from an earlier session.
+    tracker.recordUserMessage('maya', 's9', 'before');
+    await tracker.settled();
+    await tracker.endStage('maya', 's9');
+    tracker.recordUserMessage('maya', 's1', 'first');
+    await tracker.settled();
+    policy.hold();
+    tracker.recordUserMessage('maya', 's0', 'held');
+    await vi.advanceTimersByTimeAsync(10);
+    tracker.recordUserMessage('maya', 's1', 'sister Ana');
+    await vi.advanceTimersByTimeAsync(10);
+    const stage = tracker.endStage('maya', 's1');
+    await vi.advanceTimersByTimeAsync(10);
+    tracker.recordUserMessage('maya', 's2', 'poison');
+    await vi.advanceTimersByTimeAsync(10);
+    policy.release();
+    const merged = await stage;
+    await vi.advanceTimersByTimeAsync(10_000);
+    await tracker.settled();
+
+    // The records were saved alone, the profile first; one met a conflict and was saved again.
+    expect(policy.saves.slice(4)).toEqual([
+      's1+s2+profile refused',
+      ...(record === 'profile' ? ['profile conflict', 'profile', 's1'] : ['profile', 's1 conflict', 's1']),
+      's2 refused',
+    ]);
+    const records = await memory.load('maya', 's1');
+    if (E.isLeft(records)) throw new Error(records.left.message);
+    expect((records.right.profile.value as { sessionCount: number }).sessionCount).toBe(2);
+    expect((records.right.session.value as { consolidated?: boolean }).consolidated).toBe(true);
+    expect(E.isRight(merged) && merged.right.profile?.sessionCount).toBe(2);
+    // In memory too: the next end of stage of another session counts it as the third.
+    expect(selectGlobalFacts(tracker.getSnapshot(), 'maya')?.sessionCount).toBe(2);
+    tracker.recordUserMessage('maya', 's3', 'brother Ben');
+    await tracker.settled();
+    const next = await tracker.endStage('maya', 's3');
+    expect(E.isRight(next) && next.right.profile?.sessionCount).toBe(3);
     expect(errors.map(({ code }) => code)).toEqual(['invalid_input']);
     const closing = tracker.close();
     await vi.runAllTimersAsync();

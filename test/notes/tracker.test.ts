@@ -60,7 +60,9 @@ describe('createNotableFactsTracker', () => {
     expectTypeOf<NotableFactsTracker['contextFor']>().returns.toEqualTypeOf<
       E.Either<NotesTrackerFailure, NotesContext>
     >();
-    expectTypeOf<NotableFactsTracker['settled']>().returns.toEqualTypeOf<Promise<void>>();
+    expectTypeOf<NotableFactsTracker['settled']>().returns.toEqualTypeOf<
+      Promise<E.Either<NotesTrackerFailure, void>>
+    >();
   });
 
   it('serves facts from the next message on (N+1): the first message gets nothing', async () => {

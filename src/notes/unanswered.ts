@@ -1,0 +1,118 @@
+/**
+ * The store calls a tracker made whose answers have not come yet, so that a caller waiting on a
+ * store that never answers (`load`, `settled`) is answered after a bound rather than held forever.
+ * Shell state: it is the tracker's, never the machine's.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import type { StoreEffect } from './storeCall.js';
+import type { NotesTrackerFailure } from './trackerTypes.js';
+
+/** A store call whose answer has not come: whose it is, and what it is, in words. */
+export interface PendingCall {
+  readonly user: string;
+  readonly what: string;
+}
+
+/** The calls watched, and those among them still unanswered. */
+export interface UnansweredCalls {
+  /** Watches `answer` (of `call`) until it settles, and passes it on. */
+  readonly watch: <T>(answer: PromiseLike<T>, call: StoreEffect) => PromiseLike<T>;
+  /** The calls whose answers have not come, each the same object for as long as it waits. */
+  readonly pending: () => ReadonlyArray<PendingCall>;
+}
+
+/** A store call in words, for the failure of a wait it held. */
+const describeCall = (call: StoreEffect): string => {
+  const user = JSON.stringify(call.user);
+  switch (call.type) {
+    case 'load':
+      return `the load of the notes of ${user} in ${JSON.stringify(call.session)}`;
+    case 'save':
+      return `a save of the notes of ${user}`;
+    case 'lease':
+      return `a lease call for ${user} in ${JSON.stringify(call.session)}`;
+    case 'listUnmerged':
+      return `the list of the unmerged sessions of ${user}`;
+  }
+};
+
+/** An empty set of watched calls. */
+export const createUnansweredCalls = (): UnansweredCalls => {
+  const calls = new Set<PendingCall>();
+  return {
+    watch: (answer, call) => {
+      const pending: PendingCall = { user: call.user, what: describeCall(call) };
+      calls.add(pending);
+      const forget = (): void => {
+        calls.delete(pending);
+      };
+      answer.then(forget, forget);
+      return answer;
+    },
+    pending: () => [...calls],
+  };
+};
+
+/** What bounds the waits of a tracker's callers on its store. */
+export interface StoreBound {
+  readonly calls: UnansweredCalls;
+  /** How long apart the looks are: a call seen unanswered at two looks in a row has waited this long at least. */
+  readonly lookMs: number;
+  /** Where the looks' timers are kept, so that `close` cancels them. */
+  readonly timers: Set<ReturnType<typeof setTimeout>>;
+  /** True once no timer may be asked for any more (the tracker has closed). */
+  readonly ended: () => boolean;
+  /** The waits bounded now: each, called with a failure, lets go of its caller with it (what `close` does). */
+  readonly open: Set<(failure: NotesTrackerFailure) => void>;
+}
+
+/**
+ * `waiting`, unless a store call that `watched` selects is unanswered at two looks in a row
+ * (`lookMs` apart, the first at the call): then, once `letGo` has taken the caller off what it
+ * waits for, the failure `stuck` makes of that call. So a store whose promise never settles holds
+ * the caller between `lookMs` and twice that, never forever; the call's answer, whenever it
+ * comes, is still taken by the tracker.
+ */
+export const boundedByStore = <T>(
+  bound: StoreBound,
+  waiting: Promise<E.Either<NotesTrackerFailure, T>>,
+  watched: (call: PendingCall) => boolean,
+  stuck: (call: PendingCall) => NotesTrackerFailure,
+  letGo: () => void,
+): Promise<E.Either<NotesTrackerFailure, T>> =>
+  new Promise((resolve) => {
+    let finished = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const finish = (outcome: E.Either<NotesTrackerFailure, T>): void => {
+      if (finished) return;
+      finished = true;
+      bound.open.delete(cut);
+      if (timer !== undefined) {
+        clearTimeout(timer);
+        bound.timers.delete(timer);
+      }
+      resolve(outcome);
+    };
+    const cut = (failure: NotesTrackerFailure): void => {
+      if (finished) return;
+      letGo();
+      finish(E.left(failure));
+    };
+    let seen = new Set(bound.calls.pending().filter(watched));
+    const look = (): void => {
+      if (finished || bound.ended()) return;
+      timer = setTimeout(() => {
+        bound.timers.delete(timer!);
+        timer = undefined;
+        const now = bound.calls.pending().filter(watched);
+        const still = now.find((call) => seen.has(call));
+        if (still !== undefined) return cut(stuck(still));
+        seen = new Set(now);
+        look();
+      }, bound.lookMs);
+      bound.timers.add(timer);
+    };
+    bound.open.add(cut);
+    void waiting.then(finish);
+    look();
+  });

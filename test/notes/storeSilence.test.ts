@@ -1,0 +1,138 @@
+/**
+ * A store that never answers holds no caller forever: `load` and `settled` are answered
+ * `unavailable` once a store call they wait on has had no answer for `timeoutMs` (seen so at two
+ * looks `timeoutMs` apart), as `endStage` is answered `unconfirmed`; the answer, when it comes
+ * after all, is still taken.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { memoryNotesStore, type NotesRecords, type NotesStore, type StoreAnswer } from '../../src/notes/store.js';
+import { createNotableFactsTracker } from '../../src/notes/tracker.js';
+import { noting } from './noting.js';
+
+const TIMEOUT = 1_000;
+
+/** A promise that never settles: a store call nobody answers. */
+const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
+
+/** `promise`, with a way to ask whether it has settled yet. */
+const watched = <T>(promise: Promise<T>) => {
+  let outcome: { value: T } | undefined;
+  void promise.then((value) => {
+    outcome = { value };
+  });
+  return { settled: () => outcome !== undefined, value: () => outcome?.value };
+};
+
+describe('a store that never answers', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('answers load unavailable after timeoutMs, naming the call, and the tracker carries on', async () => {
+    const heard: string[] = [];
+    const store: NotesStore = { load: () => never(), save: () => never() };
+    const tracker = createNotableFactsTracker({
+      complete: noting,
+      store,
+      timeoutMs: TIMEOUT,
+      onError: (problem) => heard.push(problem.code),
+    });
+    const load = watched(tracker.load('maya', 's1'));
+    await vi.advanceTimersByTimeAsync(TIMEOUT - 1);
+    expect(load.settled()).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(load.settled()).toBe(true);
+    const answer = load.value()!;
+    expect(E.isLeft(answer) && answer.left.code).toBe('unavailable');
+    expect(E.isLeft(answer) && answer.left.message).toContain(
+      `the notes store left the load of the notes of "maya" in "s1" unanswered for ${TIMEOUT} ms or more`,
+    );
+    // Not an empty answer passed off as success, and the tracker still answers from memory.
+    expect(tracker.contextFor('maya', 's1')).toEqual(E.right({ profile: '', session: '', text: '', history: [] }));
+    expect(heard).toEqual([]);
+  });
+
+  it('ends settled() unavailable between timeoutMs and twice it when a save is never answered', async () => {
+    const memory = memoryNotesStore();
+    const store: NotesStore = { load: (user, session) => memory.load(user, session), save: () => never() };
+    const tracker = createNotableFactsTracker({ complete: noting, store, timeoutMs: TIMEOUT });
+    tracker.recordUserMessage('maya', 's1', 'sister Ana');
+    // The extraction runs, then its save is sent and never answered.
+    await vi.advanceTimersByTimeAsync(0);
+    const settled = watched(tracker.settled());
+    await vi.advanceTimersByTimeAsync(TIMEOUT - 1);
+    expect(settled.settled()).toBe(false);
+    await vi.advanceTimersByTimeAsync(TIMEOUT);
+    expect(settled.settled()).toBe(true);
+    const answer = settled.value()!;
+    expect(E.isLeft(answer) && answer.left.code).toBe('unavailable');
+    expect(E.isLeft(answer) && answer.left.message).toContain('a save of the notes of "maya"');
+    // The facts were noted in memory all the same.
+    expect(tracker.contextFor('maya', 's1')).toMatchObject({ right: { session: expect.stringContaining('Ana') } });
+  });
+
+  it('takes a load answered after the bound all the same', async () => {
+    const memory = memoryNotesStore();
+    const seeding = createNotableFactsTracker({ complete: noting, store: memory });
+    seeding.recordUserMessage('maya', 's1', 'sister Ana');
+    await seeding.settled();
+    let answerLoad: (answer: Awaited<StoreAnswer<NotesRecords>>) => void = () => undefined;
+    const store: NotesStore = {
+      load: () =>
+        new Promise((resolve) => {
+          answerLoad = resolve;
+        }),
+      save: (user, write) => memory.save(user, write),
+    };
+    const tracker = createNotableFactsTracker({ complete: noting, store, timeoutMs: TIMEOUT });
+    const load = watched(tracker.load('maya', 's1'));
+    const settled = watched(tracker.settled());
+    await vi.advanceTimersByTimeAsync(TIMEOUT);
+    expect(load.value()).toMatchObject({ _tag: 'Left', left: { code: 'unavailable' } });
+    expect(settled.value()).toMatchObject({ _tag: 'Left', left: { code: 'unavailable' } });
+    answerLoad(await memory.load('maya', 's1'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(tracker.contextFor('maya', 's1')).toMatchObject({ right: { session: expect.stringContaining('Ana') } });
+    expect(await tracker.settled()).toEqual(E.right(undefined));
+  });
+
+  it('cuts no wait short while the store answers, however slowly within the bound', async () => {
+    const memory = memoryNotesStore();
+    const slowly =
+      <T>(answer: () => T) =>
+      (): Promise<T> =>
+        new Promise((resolve) => setTimeout(() => resolve(answer()), TIMEOUT / 2));
+    const store: NotesStore = {
+      load: (user, session) => slowly(() => memory.load(user, session))() as never,
+      save: (user, write) => slowly(() => memory.save(user, write))() as never,
+    };
+    const tracker = createNotableFactsTracker({ complete: noting, store, timeoutMs: TIMEOUT });
+    const load = watched(tracker.load('maya', 's1'));
+    tracker.recordUserMessage('maya', 's1', 'sister Ana');
+    const settled = watched(tracker.settled());
+    await vi.advanceTimersByTimeAsync(5 * TIMEOUT);
+    expect(load.value()).toEqual(E.right(undefined));
+    expect(settled.value()).toEqual(E.right(undefined));
+  });
+
+  it('answers settled() closed once close has given up on the store', async () => {
+    const heard: string[] = [];
+    const store: NotesStore = { load: () => never(), save: () => never() };
+    const tracker = createNotableFactsTracker({
+      complete: noting,
+      store,
+      timeoutMs: TIMEOUT,
+      onError: (problem) => heard.push(problem.code),
+    });
+    tracker.recordUserMessage('maya', 's1', 'hello');
+    const closing = watched(tracker.close());
+    await vi.advanceTimersByTimeAsync(2 * TIMEOUT);
+    expect(closing.settled()).toBe(true);
+    expect(heard).toContain('closed');
+    expect(await tracker.settled()).toMatchObject({ _tag: 'Left', left: { code: 'closed' } });
+  });
+});
