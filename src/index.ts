@@ -71,6 +71,8 @@ export { estimateTokens } from './tokens/estimate.js';
 export { DEFAULT_RANKING, factPriors } from './core/retrieve/rank.js';
 export type { RankingOptions, RankingOverrides, RankingPriors, ScoreParts } from './core/retrieve/rank.js';
 export type { TokenCounter } from './tokens/estimate.js';
+export { TOKENIZER_NAMES } from './tokens/names.js';
+export type { TokenizerName } from './tokens/names.js';
 
 export { formatFactLine, formatSessionFacts, MAX_LINE_LENGTH, SESSION_CONTEXT_HEADER } from './core/prompt/format.js';
 export type { SectionFormatOptions } from './core/prompt/format.js';

@@ -6,7 +6,7 @@ import type { FactTag, SourceRole } from '../core/fact.js';
 import type { SectionLayout } from '../core/retrieve/defaults.js';
 import type { ContextCommand } from './contextArgs.js';
 import type { InitHost } from './init/hosts.js';
-import type { TokenizerName } from './tokenizer.js';
+import type { TokenizerName } from '../tokens/names.js';
 
 /** The commands, in the order the help lists them. */
 export const COMMAND_NAMES = [
@@ -33,7 +33,8 @@ export const isCommandName = (value: string | undefined): value is CommandName =
 export interface RetrievalOptions {
   readonly maxFacts?: number;
   readonly maxTokens?: number;
-  readonly tokenizer: TokenizerName;
+  /** `--tokenizer`, when given (default: the estimate; a replay takes each prompt line's own). */
+  readonly tokenizer?: TokenizerName;
   readonly layout?: SectionLayout;
 }
 

@@ -27,7 +27,11 @@ const RETRIEVAL_OPTIONS = {
     value: 'N',
     help: `token budget per prompt, over the prompt's own maxTokens (default ${DEFAULT_MAX_TOKENS})`,
   },
-  ...TOKENIZER_OPTION,
+  tokenizer: {
+    type: 'string',
+    value: 'NAME',
+    help: "estimate: ceil(characters / 4); o200k: GPT-4o's BPE tokenizer; over\nthe tokenizer each prompt's line names (default: the line's, else\nestimate; the report's token counts are then estimate's)",
+  },
   layout: {
     type: 'string',
     value: 'NAME',
@@ -133,7 +137,7 @@ export const COMMAND_OPTIONS: Readonly<Record<CommandName, OptionTable>> = {
     tokenizer: {
       type: 'string',
       value: 'NAME',
-      help: 'estimate (default) or o200k; replay a session log with the same one',
+      help: "estimate (default) or o200k; o200k is named in each prompt's line,\nso a replay budgets the sections alike",
     },
     ...LIVE_LAYOUT_OPTION,
     ...HELP_OPTION,
@@ -152,7 +156,11 @@ export const COMMAND_OPTIONS: Readonly<Record<CommandName, OptionTable>> = {
     },
     'max-facts': { type: 'string', value: 'N', help: `facts per section (default ${DEFAULT_MAX_FACTS})` },
     'max-tokens': { type: 'string', value: 'N', help: `token budget per section (default ${DEFAULT_MAX_TOKENS})` },
-    ...TOKENIZER_OPTION,
+    tokenizer: {
+      type: 'string',
+      value: 'NAME',
+      help: "estimate (default) or o200k; o200k is named in each prompt's line,\nso a replay budgets the sections alike",
+    },
     ...LIVE_LAYOUT_OPTION,
     ...HELP_OPTION,
   },

@@ -9,7 +9,7 @@ import { parseTimeArgument } from '../base/time.js';
 import { isSectionLayout, SECTION_LAYOUTS, type SectionLayout } from '../core/retrieve/defaults.js';
 import type { CommandName, RetrievalOptions } from './command.js';
 import type { UsageError } from './options.js';
-import { isTokenizerName, TOKENIZER_NAMES, type TokenizerName } from './tokenizer.js';
+import { DEFAULT_TOKENIZER, isTokenizerName, TOKENIZER_NAMES, type TokenizerName } from '../tokens/names.js';
 
 /** The option values `parseArgs` returns, by option name. */
 export type OptionValues = Readonly<Record<string, unknown>>;
@@ -58,13 +58,21 @@ export const asOfOption = (command: CommandName, values: OptionValues): E.Either
   );
 };
 
-/** `--tokenizer NAME`, `estimate` when it was not given. */
-export const tokenizerOption = (command: CommandName, values: OptionValues): E.Either<UsageError, TokenizerName> => {
-  const value = stringOption(values, 'tokenizer') ?? 'estimate';
+/** `--tokenizer NAME`, when it was given. */
+export const givenTokenizerOption = (
+  command: CommandName,
+  values: OptionValues,
+): E.Either<UsageError, TokenizerName | undefined> => {
+  const value = stringOption(values, 'tokenizer');
+  if (value === undefined) return E.right(undefined);
   return isTokenizerName(value)
     ? E.right(value)
     : E.left(usageError(command, `--tokenizer must be ${TOKENIZER_NAMES.join(' or ')}, not ${JSON.stringify(value)}`));
 };
+
+/** `--tokenizer NAME`, `estimate` when it was not given. */
+export const tokenizerOption = (command: CommandName, values: OptionValues): E.Either<UsageError, TokenizerName> =>
+  E.map((name: TokenizerName | undefined) => name ?? DEFAULT_TOKENIZER)(givenTokenizerOption(command, values));
 
 export const layoutOption = (
   command: CommandName,
@@ -112,12 +120,12 @@ export const retrievalOptions = (command: CommandName, values: OptionValues): E.
     E.Do,
     E.apS('maxFacts', wholeNumberOption(command, values, 'max-facts', 0)),
     E.apS('maxTokens', wholeNumberOption(command, values, 'max-tokens', 0)),
-    E.apS('tokenizer', tokenizerOption(command, values)),
+    E.apS('tokenizer', givenTokenizerOption(command, values)),
     E.apS('layout', layoutOption(command, values)),
     E.map(({ maxFacts, maxTokens, tokenizer, layout }) => ({
       ...optionalField('maxFacts', maxFacts),
       ...optionalField('maxTokens', maxTokens),
-      tokenizer,
+      ...optionalField('tokenizer', tokenizer),
       ...optionalField('layout', layout),
     })),
   );

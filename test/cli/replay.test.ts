@@ -220,6 +220,42 @@ describe.concurrent('fact-tracker replay', () => {
     expect(facts16.stdout).toBe(facts.stdout);
   });
 
+  it('budgets each prompt with the tokenizer its line names, --tokenizer over it, and rejects a line naming an unknown one (replay and explain)', async ({
+    expect,
+  }) => {
+    const lines = readFileSync(join(ROOT, EXAMPLE), 'utf8').trim().split('\n');
+    const named = lines.map((line) => {
+      const event = JSON.parse(line) as { type: string };
+      return event.type === 'prompt' ? JSON.stringify({ ...event, tokenizer: 'o200k' }) : line;
+    });
+    const last = named.reduce((found, line, index) => (line.includes('"tokenizer"') ? index + 1 : found), 0);
+    const unknown = JSON.stringify({ type: 'prompt', taskId: '9', taskPrompt: 'x', tokenizer: 'cl100k' });
+    const sections = (run: CliRun): string[] =>
+      (JSON.parse(run.stdout) as ReplayReport).prompts.map((prompt) => prompt.sessionContext);
+    const [recorded, o200k, estimate, overridden, explained, explainedO200k, rejected] = await Promise.all([
+      runCli(['replay', '-', '--json'], named.join('\n')),
+      runCli(['replay', EXAMPLE, '--json', '--tokenizer', 'o200k']),
+      runCli(['replay', EXAMPLE, '--json']),
+      runCli(['replay', '-', '--json', '--tokenizer', 'estimate'], named.join('\n')),
+      runCli(['explain', '-', '--json', '--line', String(last)], named.join('\n')),
+      runCli(['explain', EXAMPLE, '--json', '--line', String(last), '--tokenizer', 'o200k']),
+      runCli(['replay', '-', '--json'], [...named, unknown].join('\n')),
+    ]);
+    expect([recorded.status, recorded.stderr]).toEqual([0, '']);
+    expect(sections(recorded)).toEqual(sections(o200k));
+    expect(sections(recorded)).not.toEqual(sections(estimate));
+    // Counted by the estimate unless --tokenizer says otherwise, as the summary's header names it.
+    expect((JSON.parse(recorded.stdout) as ReplayReport).summary.historyTokens).toBe(
+      (JSON.parse(estimate.stdout) as ReplayReport).summary.historyTokens,
+    );
+    expect(sections(overridden)).toEqual(sections(estimate));
+    expect(explained.stdout).toBe(explainedO200k.stdout);
+    expect(rejected.status).toBe(2);
+    expect((JSON.parse(rejected.stdout) as ReplayReport).errors).toEqual([
+      { line: named.length + 1, code: 'invalid_field', message: 'tokenizer is not one of estimate, o200k' },
+    ]);
+  });
+
   it('counts one token, and one fact, in the singular (replay and explain)', async ({ expect }) => {
     const history = [
       { type: 'dispatch', role: 'implementer', taskId: '1', output: 'ok' },

@@ -11,7 +11,8 @@ import type { CliIo } from '../io.js';
 import { type ExplainView, renderExplain } from '../render.js';
 import { createStyle } from '../style.js';
 import { type HistorySource, isStandardInput, labelOf, openHistory, replaySource } from './history.js';
-import { printReport, tokenCounter, toJson } from './shared.js';
+import { replayCounting } from './recordedTokenizers.js';
+import { printReport, toJson } from './shared.js';
 
 /**
  * Why line N has nothing to explain, in words, from its text (undefined when the file ends before
@@ -79,13 +80,13 @@ export const runExplain = (command: ExplainCommand, io: CliIo): TE.TaskEither<st
   return pipe(
     TE.Do,
     TE.apS('source', openHistory(io, command.input)),
-    TE.apS('countTokens', tokenCounter(command.tokenizer)),
-    TE.chain(({ source, countTokens }) =>
+    TE.apS('counting', () => replayCounting(command.tokenizer)),
+    TE.chain(({ source, counting }) =>
       replaySource(
         io,
         watchingLine(source, command.line, (text) => (lineText = text)),
         {
-          countTokens,
+          ...counting.options,
           untilLine: command.line,
           keepRetrievals: command.line,
           // The prompts before the line are not shown: none is kept.
@@ -94,6 +95,8 @@ export const runExplain = (command: ExplainCommand, io: CliIo): TE.TaskEither<st
           ...(command.maxTokens === undefined ? {} : { maxTokens: command.maxTokens }),
           ...(command.layout === undefined ? {} : { layout: command.layout }),
         },
+        undefined,
+        counting.beforeBatch,
       ),
     ),
     TE.chainEitherK((result) => viewOf(command, result, lineText)),

@@ -60,7 +60,8 @@ export const openHistory = (io: CliIo, input: Readable): TE.TaskEither<string, H
 /**
  * Replays a history as its lines are read, drawing progress on a terminal, with `afterBatch`
  * called after each batch (to write out what it produced, and wait until the output can take
- * more before the next batch is read). Reading stops as soon as the replay
+ * more before the next batch is read), and `beforeBatch` before it (to load what its lines need;
+ * a Left stops the replay with its reason). Reading stops as soon as the replay
  * does (`--as-of`, `--line`); a failure to read half-way is a Left with its one-line reason (any
  * other exception is a bug, and is let through to the router).
  */
@@ -69,6 +70,7 @@ export const replaySource = (
   source: HistorySource,
   options: HistoryReplayOptions,
   afterBatch: () => void | Promise<void> = () => undefined,
+  beforeBatch: (lines: ReadonlyArray<HistoryLine>) => Promise<E.Either<string, void>> = async () => E.right(undefined),
 ): TE.TaskEither<string, ReplayResult> => {
   return async () => {
     const replay = startHistoryReplay(options);
@@ -77,6 +79,12 @@ export const replaySource = (
     let next: IteratorResult<HistoryLine[]>;
     try {
       for (next = await batches.next(); next.done !== true; next = await batches.next()) {
+        const ready = await beforeBatch(next.value);
+        if (E.isLeft(ready)) {
+          await batches.return?.();
+          progress.finish();
+          return ready;
+        }
         const going = replay.feed(next.value);
         await afterBatch();
         progress.update(replay.replayed(), source.fractionRead());

@@ -12,7 +12,8 @@ import { unusableSessionStore } from '../../live/session/unusableStore.js';
 import type { HookCommand } from '../command.js';
 import { type CliIo, EXIT_OK } from '../io.js';
 import { chooseStore, openPostgresStore, STORE_VARIABLE } from '../store.js';
-import { loadTokenCounter } from '../tokenizer.js';
+import { loadTokenCounter } from '../../tokens/load.js';
+import { DEFAULT_TOKENIZER } from '../../tokens/names.js';
 
 const outcomeFor = async (command: HookCommand, io: CliIo): Promise<HookOutcome> => {
   // Run by hand at a terminal, it would wait for a JSON event nobody types.
@@ -25,7 +26,7 @@ const outcomeFor = async (command: HookCommand, io: CliIo): Promise<HookOutcome>
     );
   const [payload, countTokens] = await Promise.all([
     io.readText('-', MAX_MESSAGE_BYTES),
-    loadTokenCounter(command.tokenizer),
+    loadTokenCounter(command.tokenizer ?? DEFAULT_TOKENIZER),
   ]);
   if (E.isLeft(payload))
     return alert(
@@ -53,6 +54,7 @@ const outcomeFor = async (command: HookCommand, io: CliIo): Promise<HookOutcome>
     return await runHook(payload.right, {
       cwd: io.cwd ?? '.',
       countTokens: countTokens.right,
+      ...(command.tokenizer === undefined ? {} : { tokenizer: command.tokenizer }),
       ...(projectDir === undefined || projectDir === '' ? {} : { projectDir }),
       ...(directory === undefined ? {} : { directory }),
       ...(store === undefined ? {} : { store }),

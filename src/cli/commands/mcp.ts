@@ -74,6 +74,7 @@ export const runMcp = (command: McpCommand, io: CliIo): TE.TaskEither<string, nu
       const served = await serveMcp(io.stdio, {
         version,
         countTokens,
+        tokenizer: command.tokenizer,
         ...(cwd === undefined ? {} : { cwd }),
         ...place,
         ...(command.maxAnswerTokens === undefined ? {} : { maxAnswerTokens: command.maxAnswerTokens }),

@@ -7,8 +7,10 @@ import { type CliIo, EXIT_REJECTED_LINES } from '../io.js';
 import { jsonReplayOutput, type ReplayOutput, textReplayOutput } from '../replayOutput.js';
 import { saveSection } from '../saveSection.js';
 import { createStyle } from '../style.js';
+import { DEFAULT_TOKENIZER } from '../../tokens/names.js';
 import { openHistory, replaySource } from './history.js';
-import { statusAfterReport, tokenCounter } from './shared.js';
+import { replayCounting } from './recordedTokenizers.js';
+import { statusAfterReport } from './shared.js';
 
 /**
  * Why nothing of the history would be saved, or undefined when it leaves a store worth saving.
@@ -51,20 +53,21 @@ export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<stri
   return pipe(
     TE.Do,
     TE.apS('source', openHistory(io, command.input)),
-    TE.apS('countTokens', tokenCounter(command.tokenizer)),
+    TE.apS('counting', () => replayCounting(command.tokenizer)),
     TE.bind('output', () =>
       TE.right<string, ReplayOutput>(
         command.json
           ? jsonReplayOutput(io.stdout)
-          : textReplayOutput(io.stdout, command.tokenizer, createStyle(io.colour)),
+          : // Without --tokenizer, the report's counts are the estimate's, whatever budgeted each section.
+            textReplayOutput(io.stdout, command.tokenizer ?? DEFAULT_TOKENIZER, createStyle(io.colour)),
       ),
     ),
-    TE.bind('result', ({ source, countTokens, output }) =>
+    TE.bind('result', ({ source, counting, output }) =>
       replaySource(
         io,
         source,
         {
-          countTokens,
+          ...counting.options,
           onPrompt: output.prompt,
           onError: (error) => {
             // A reader that closes the report early (`| head`) still learns that lines were rejected.
@@ -82,6 +85,7 @@ export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<stri
           output.flush();
           await io.drain?.();
         },
+        counting.beforeBatch,
       ),
     ),
     // The report is ended before the save: its prompts are already out, and a save refused or

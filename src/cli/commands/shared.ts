@@ -5,7 +5,8 @@ import type { TokenCounter } from '../../tokens/estimate.js';
 import type { CommandName } from '../command.js';
 import { type CliIo, EXIT_OK, EXIT_REJECTED_LINES } from '../io.js';
 import { number } from '../render.js';
-import { loadTokenCounter, type TokenizerName } from '../tokenizer.js';
+import { loadTokenCounter } from '../../tokens/load.js';
+import type { TokenizerName } from '../../tokens/names.js';
 
 /** The token counter `--tokenizer` names. */
 export const tokenCounter =

@@ -27,6 +27,7 @@ import {
   SOURCE_ROLES,
   type SourceRole,
 } from '../fact.js';
+import { isTokenizerName, TOKENIZER_NAMES, type TokenizerName } from '../../tokens/names.js';
 import { HISTORY_LINE_LIMITS, type HistoryLine, linesOfText } from './lines.js';
 
 /** A dispatch result, given as raw agent text (`output`) or as the result object (`result`). */
@@ -52,6 +53,11 @@ export interface HistoryPromptEvent {
   readonly maxTokens?: number;
   /** The section's layout for this prompt (default: the tracker's, `lines` unless set). */
   readonly layout?: SectionLayout;
+  /**
+   * The tokenizer the section was budgeted with, when it was a named one other than the
+   * estimate (a live session counting with `o200k` records it; default: the replay's counter).
+   */
+  readonly tokenizer?: TokenizerName;
 }
 
 /** The orchestrator closed the valid facts of a (subject, relation) pair. */
@@ -133,6 +139,8 @@ const Role = z.enum(SOURCE_ROLES, {
 
 const Layout = z.enum(SECTION_LAYOUTS, { error: () => `is not one of ${SECTION_LAYOUTS.join(', ')}` });
 
+const Tokenizer = z.enum(TOKENIZER_NAMES, { error: () => `is not one of ${TOKENIZER_NAMES.join(', ')}` });
+
 const Tags = z.array(z.enum(FACT_TAGS, { error: () => `is not one of ${FACT_TAGS.join(', ')}` }), {
   error: (issue) => `must be an array of tags, not ${describeKind(issue.input)}`,
 });
@@ -184,6 +192,7 @@ const PromptFields = z.object({
   maxFacts: Count().optional(),
   maxTokens: Count().optional(),
   layout: Layout.optional(),
+  tokenizer: Tokenizer.optional(),
 });
 
 const InvalidateFields = z.object({
@@ -302,13 +311,14 @@ export const plainEvent = (
       return result === undefined && typeof output === 'string' ? { type, line, at, role, taskId, output } : undefined;
     return isRecord(result) ? { type, line, at, role, taskId, output: result } : undefined;
   }
-  const { taskPrompt, tags, maxFacts, maxTokens, layout } = fields;
+  const { taskPrompt, tags, maxFacts, maxTokens, layout, tokenizer } = fields;
   if (
     typeof taskPrompt !== 'string' ||
     (tags !== undefined && !isTags(tags)) ||
     (maxFacts !== undefined && !isCount(maxFacts)) ||
     (maxTokens !== undefined && !isCount(maxTokens)) ||
-    (layout !== undefined && !isSectionLayout(layout))
+    (layout !== undefined && !isSectionLayout(layout)) ||
+    (tokenizer !== undefined && !isTokenizerName(tokenizer))
   )
     return undefined;
   return {
@@ -321,6 +331,7 @@ export const plainEvent = (
     ...(maxFacts === undefined ? {} : { maxFacts: maxFacts as number }),
     ...(maxTokens === undefined ? {} : { maxTokens: maxTokens as number }),
     ...(layout === undefined ? {} : { layout }),
+    ...(tokenizer === undefined ? {} : { tokenizer }),
   };
 };
 

@@ -42,6 +42,7 @@ import {
 } from '../tracker/transition.js';
 import { checkedTokenCount } from '../../tokens/checked.js';
 import { estimateTokens } from '../../tokens/estimate.js';
+import type { TokenizerName } from '../../tokens/names.js';
 
 /** How many events pass between two progress reports. */
 const PROGRESS_STEP = 100;
@@ -67,10 +68,20 @@ export interface ReplayOptions {
    */
   readonly initial?: FactStore;
   /**
-   * Counts tokens of sections and dispatch outputs (default: ceil(characters / 4)). An answer
-   * that is not a finite number 0 or more throws a TypeError naming `countTokens`.
+   * Counts tokens of sections and dispatch outputs (default: ceil(characters / 4)); given, it
+   * also budgets every prompt, over the tokenizer a prompt's line names. An answer that is not a
+   * finite number 0 or more throws a TypeError naming `countTokens`.
    */
   readonly countTokens?: TokenCounter;
+  /**
+   * Counters for the tokenizers prompt lines name (`tokenizer`: a live session that counted with
+   * o200k writes it), so each such section is budgeted as the session budgeted it, e.g.
+   * `{ o200k: countO200kTokens }` from `session-fact-tracker/o200k`. Looked up at each prompt
+   * that names one; the estimate needs none. Without `countTokens`, the report's token counts
+   * stay the estimate's; with it, this is not used. A prompt naming a tokenizer this lacks is
+   * budgeted with the estimate, as every prompt was before lines named one.
+   */
+  readonly tokenCounters?: Readonly<Partial<Record<TokenizerName, TokenCounter>>>;
   /** Stop at the first event whose time is after this (epoch ms). */
   readonly asOf?: number;
   /** Stop after this line (used to explain the prompt on it without replaying the rest). */
@@ -194,12 +205,25 @@ const createReplayCore = (options: HistoryReplayOptions) => {
   // The caller's counter runs outside the replay's write run, and its answers are checked: the
   // report's counts are sums of them. The library's own estimate is taken as it is: the budget
   // stage knows it adds up line by line, and spares a section measured twice (`budgeted`).
+  const checked = (counter: TokenCounter): TokenCounter =>
+    counter === estimateTokens ? estimateTokens : (text) => checkedTokenCount(outsideRuns(() => counter(text)));
   const userCounter = options.countTokens;
-  const countTokens: TokenCounter =
-    userCounter === undefined || userCounter === estimateTokens
-      ? estimateTokens
-      : (text) => checkedTokenCount(outsideRuns(() => userCounter(text)));
+  const countTokens: TokenCounter = userCounter === undefined ? estimateTokens : checked(userCounter);
   const env: TrackerEnvironment = { countTokens };
+  /** The environment of each named counter met, made once. */
+  const namedEnvs = new Map<TokenCounter, TrackerEnvironment>();
+  /** A prompt's environment: `countTokens` when given, else the counter of the tokenizer its line names. */
+  const envOf = (event: HistoryPromptEvent): TrackerEnvironment => {
+    const { tokenCounters } = options;
+    if (userCounter !== undefined || event.tokenizer === undefined || typeof tokenCounters !== 'object') return env;
+    const counter = tokenCounters?.[event.tokenizer];
+    if (typeof counter !== 'function') return env;
+    const known = namedEnvs.get(counter);
+    if (known !== undefined) return known;
+    const named: TrackerEnvironment = { countTokens: checked(counter) };
+    namedEnvs.set(counter, named);
+    return named;
+  };
   let state: TrackerState = initialTrackerState({
     ...(options.ranking === undefined ? {} : { ranking: options.ranking }),
     ...(options.layout === undefined ? {} : { layout: options.layout }),
@@ -279,6 +303,7 @@ const createReplayCore = (options: HistoryReplayOptions) => {
       historyTokens += countTokens(outputText(event.output));
     }
     const input = event.type === 'prompt' ? withOverrides(event) : event;
+    const eventEnv = event.type === 'prompt' ? envOf(event) : env;
     if (event.type === 'prompt' && keepsRetrievalOf(event.line)) {
       // Handed out: sealed, so the run's later writes copy what it holds instead of changing it.
       deepFreeze(state.store);
@@ -286,10 +311,10 @@ const createReplayCore = (options: HistoryReplayOptions) => {
         line: event.line,
         taskPrompt: event.taskPrompt,
         store: state.store,
-        query: promptQuery(state, input as PromptInput, env),
+        query: promptQuery(state, input as PromptInput, eventEnv),
       });
     }
-    const [next, , output] = trackerTransition(state, input, env);
+    const [next, , output] = trackerTransition(state, input, eventEnv);
     state = next;
     if (output.type === 'dispatch' && E.isLeft(output.ingested))
       reject({ line: event.line, code: output.ingested.left.code, message: output.ingested.left.message });

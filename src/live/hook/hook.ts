@@ -14,6 +14,7 @@ import type { Failure } from '../../base/failure.js';
 import { collapseWhitespace } from '../../base/text.js';
 import type { SectionLayout } from '../../core/retrieve/defaults.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
+import type { TokenizerName } from '../../tokens/names.js';
 import { appendToLog, flushLog, LOG_LINE_BREAK, readLog, setAsideTail, withLogLock } from '../session/logFile.js';
 import { nameId } from '../session/id.js';
 import type { SessionError } from '../session/model.js';
@@ -69,6 +70,8 @@ export interface HookOptions {
   /** The sections' layout (default `lines`: one line per fact), kept in each prompt's line. */
   readonly layout?: SectionLayout;
   readonly countTokens?: TokenCounter;
+  /** The name of `countTokens` (`o200k`), recorded in each prompt's line (see `SessionOptions`). */
+  readonly tokenizer?: TokenizerName;
   readonly clock?: () => number;
   readonly lockStaleMs?: number;
   /** How long a section waits for its subagent (default 10 minutes). */
@@ -111,6 +114,7 @@ const sessionOptions = (event: { readonly cwd?: string }, options: HookOptions, 
     ...(options.store === undefined ? {} : { store: options.store }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.countTokens === undefined ? {} : { countTokens: options.countTokens }),
+    ...(options.tokenizer === undefined ? {} : { tokenizer: options.tokenizer }),
     ...(options.lockStaleMs === undefined ? {} : { lockStaleMs: options.lockStaleMs }),
   };
 };

@@ -13,6 +13,7 @@ import { collapseWhitespace } from '../../base/text.js';
 import { parseEventTime } from '../../base/time.js';
 import { normalizeTaskId } from '../../core/extract/extractor.js';
 import { isSectionLayout, SECTION_LAYOUTS } from '../../core/retrieve/defaults.js';
+import type { TokenizerName } from '../../tokens/names.js';
 import { MAX_OUTPUT_DEPTH, MAX_OUTPUT_LENGTH, MAX_PROMPT_LENGTH, MAX_TASK_ID_LENGTH } from './limits.js';
 import type { CompileContextInput, IngestResultInput, SessionError } from './model.js';
 import { resultKey, type SameResult } from './sessionState.js';
@@ -117,8 +118,15 @@ export const timeOf = (at: unknown, clock: () => number): E.Either<SessionError,
     : E.left(invalidInput(`the clock answered no time: ${describeValue(now)} is not a number of epoch milliseconds`));
 };
 
-/** The fields of a prompt line, in the order the history format documents them. */
-export const promptFields = (input: Omit<CompileContextInput, 'at'>, at: number): Readonly<Record<string, unknown>> => {
+/**
+ * The fields of a prompt line, in the order the history format documents them; `tokenizer` is
+ * the session's named counter, when it records one.
+ */
+export const promptFields = (
+  input: Omit<CompileContextInput, 'at'>,
+  at: number,
+  tokenizer?: TokenizerName,
+): Readonly<Record<string, unknown>> => {
   const { taskId, taskPrompt, tags, maxFacts, maxTokens, layout } = isRecord(input)
     ? (input as Partial<CompileContextInput>)
     : ({} as Partial<CompileContextInput>);
@@ -130,6 +138,7 @@ export const promptFields = (input: Omit<CompileContextInput, 'at'>, at: number)
     ...(maxFacts === undefined ? {} : { maxFacts }),
     ...(maxTokens === undefined ? {} : { maxTokens }),
     ...(layout === undefined ? {} : { layout }),
+    ...(tokenizer === undefined ? {} : { tokenizer }),
     at,
   };
 };

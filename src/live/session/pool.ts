@@ -27,7 +27,7 @@ export const MAX_PREPARED_REPLAY_BYTES = 256 * 1024;
 /** Where the pool's sessions are and how they run, and who hears about lines their logs could not apply. */
 export interface SessionPoolOptions extends Pick<
   SessionOptions,
-  'cwd' | 'directory' | 'store' | 'clock' | 'lockStaleMs' | 'countTokens'
+  'cwd' | 'directory' | 'store' | 'clock' | 'lockStaleMs' | 'countTokens' | 'tokenizer'
 > {
   /** Told about lines a session's log could not apply, once per session opened. */
   readonly onWarning?: (message: string) => void;
@@ -55,6 +55,7 @@ export const createSessionPool = (options: SessionPoolOptions): SessionPool => {
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.lockStaleMs === undefined ? {} : { lockStaleMs: options.lockStaleMs }),
     ...(options.countTokens === undefined ? {} : { countTokens: options.countTokens }),
+    ...(options.tokenizer === undefined ? {} : { tokenizer: options.tokenizer }),
   };
 
   const warn = (session: LiveSession): void => {

@@ -13,6 +13,7 @@ import * as O from 'fp-ts/lib/Option.js';
 import { sha256HexPrefix } from '../../base/hash.js';
 import { type HistoryPromptEvent, parseHistoryLine } from '../../core/history/events.js';
 import type { TrackerEnvironment, TrackerOutput } from '../../core/tracker/transition.js';
+import type { SessionCounting } from './tokenizer.js';
 import type { RecordedPrompt, SessionError } from './model.js';
 import {
   applyLogLines,
@@ -96,7 +97,8 @@ export interface RecordedPrompts {
  * The prompts of the session `id` in `store`: the session's store as every follower shares it,
  * so reading back from an earlier line never moves where the session is.
  */
-export const recordedPrompts = (store: SessionStore, id: string, env: TrackerEnvironment): RecordedPrompts => {
+export const recordedPrompts = (store: SessionStore, id: string, counting: SessionCounting): RecordedPrompts => {
+  const { env } = counting;
   const kept = new Map<number, { readonly key: string; readonly output: TrackerOutput }>();
   const keep = (key: string, recorded: RecordedEvent): void => {
     if (recorded.output?.type !== 'prompt') return;
@@ -138,9 +140,12 @@ export const recordedPrompts = (store: SessionStore, id: string, env: TrackerEnv
       // A line of a log replaced since holds another event: its key tells.
       const own = kept.get(prompt.line);
       if (own !== undefined && own.key === key) return E.right(own.output);
+      // Budgeted with the tokenizer its line names, as `replay` budgets it there.
+      const promptEnv = counting.envOf(prompt);
+      if (E.isLeft(promptEnv)) return promptEnv;
       const before = await stateBefore(store, id, prompt.line, env);
       if (E.isLeft(before)) return before;
-      const output = selectSectionAtLine(before.right, prompt, env);
+      const output = selectSectionAtLine(before.right, prompt, promptEnv.right);
       keep(key, { line: prompt.line, duplicate: false, output });
       return E.right(output);
     },

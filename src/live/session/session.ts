@@ -16,9 +16,8 @@ import type { RetrievalDecision } from '../../core/retrieve/retrieve.js';
 import { emptyReport } from '../../core/store/compact.js';
 import type { FactStore } from '../../core/store/state.js';
 import { selectLatestPrompts } from '../../core/store/write.js';
-import { promptQuery, selectSessionContext, type TrackerEnvironment } from '../../core/tracker/transition.js';
+import { promptQuery, selectSessionContext } from '../../core/tracker/transition.js';
 import { tokenCountFailure } from '../../tokens/checked.js';
-import type { TokenCounter } from '../../tokens/estimate.js';
 import { fileSessionStore, locateSession, type SessionsFolder } from './files.js';
 import { followedBy } from './follower.js';
 import { parseSessionId } from './id.js';
@@ -62,6 +61,7 @@ import { recordedPrompts } from './recordedPrompts.js';
 import { CATCH_UP_LINES, turnOfTheLoop } from './turns.js';
 import type { SnapshotUse } from './snapshot.js';
 import type { SessionStore } from './store.js';
+import { type SessionCounting, sessionCounting, type SessionTokenizerOptions } from './tokenizer.js';
 
 export {
   bytesToReplay,
@@ -95,7 +95,7 @@ const boundaryFailure = (error: unknown): SessionError => tokenCountFailure(erro
 const APPEND_ATTEMPTS = 1_000;
 
 /** Where the sessions are and how a session runs. */
-export interface SessionOptions extends SessionsFolder {
+export interface SessionOptions extends SessionsFolder, SessionTokenizerOptions {
   /** Where the session's log is kept (default: the files under `directory`, `.fact-tracker/sessions` in `cwd`). */
   readonly store?: SessionStore;
   /**
@@ -106,12 +106,6 @@ export interface SessionOptions extends SessionsFolder {
   readonly create?: boolean;
   /** Epoch milliseconds now, for events given without a time (default `Date.now`). */
   readonly clock?: () => number;
-  /**
-   * Counts the tokens of sections (default: ceil(characters / 4), what `replay` uses by
-   * default). An answer that is not a finite number 0 or more fails the call with
-   * `invalid_input` naming `countTokens`.
-   */
-  readonly countTokens?: TokenCounter;
   /** With the default file store: when a dead writer's lock is taken over (default 5,000 ms; at least 2,000). */
   readonly lockStaleMs?: number;
 }
@@ -208,7 +202,8 @@ export const openSessionCalls = async (
     });
   }
   try {
-    return await open(id.right, file, store, options);
+    const counting = sessionCounting(options);
+    return E.isLeft(counting) ? counting : await open(id.right, file, store, options, counting.right);
   } catch (error) {
     return E.left(boundaryFailure(error));
   }
@@ -219,11 +214,12 @@ const open = async (
   file: string,
   shared: SessionStore,
   options: SessionOptions,
+  counting: SessionCounting,
 ): Promise<E.Either<SessionError, SessionCalls>> => {
   // Where this session is in its log is its own, whoever else follows it on the same store.
   const store = followedBy(shared);
   const clock = options.clock ?? Date.now;
-  const env: TrackerEnvironment = options.countTokens === undefined ? {} : { countTokens: options.countTokens };
+  const { env } = counting;
 
   /** The one value the session holds: its state after the lines of its log read so far. */
   let state = initialSessionState();
@@ -271,7 +267,7 @@ const open = async (
     return E.right(undefined);
   };
 
-  const prompts = recordedPrompts(shared, id, env);
+  const prompts = recordedPrompts(shared, id, counting);
 
   /** Applies what other writers appended since the last read; a log replaced behind our back is read again from its start. */
   const catchUp = async (): Promise<E.Either<SessionError, { exists: boolean; torn: boolean }>> => {
@@ -501,7 +497,7 @@ const open = async (
       const query = promptOf(input);
       if (E.isLeft(query)) return query;
       const { accept } = options ?? {};
-      const call: EventCall = { fields: promptFields(input, at.right), timed: given !== undefined };
+      const call: EventCall = { fields: promptFields(input, at.right, counting.recorded), timed: given !== undefined };
       const section = (recorded: RecordedEvent) => ({ ...recordedOf(recorded), ...sectionOf(recorded) });
       const checked =
         accept === undefined ? call : { ...call, accept: (planned: RecordedEvent) => accept(section(planned)) };

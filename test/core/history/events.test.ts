@@ -117,6 +117,25 @@ describe('parseHistory', () => {
     ]);
   });
 
+  it("keeps a prompt's tokenizer, and rejects a line naming one that is not a tokenizer", () => {
+    const parsed = parseHistory(
+      history(
+        { type: 'prompt', taskId: '1', taskPrompt: 'x', tokenizer: 'o200k' },
+        { type: 'prompt', taskId: '2', taskPrompt: 'x', tokenizer: 'cl100k' },
+        { type: 'prompt', taskId: '3', taskPrompt: 'x', tokenizer: 7 },
+        { type: 'prompt', taskId: '4', taskPrompt: 'x', tokenizer: 'estimate', at: 5 },
+      ),
+    );
+    expect(parsed.events.map((event) => [event.line, event.type === 'prompt' ? event.tokenizer : undefined])).toEqual([
+      [1, 'o200k'],
+      [4, 'estimate'],
+    ]);
+    expect(parsed.errors).toEqual([
+      { line: 2, code: 'invalid_field', message: 'tokenizer is not one of estimate, o200k' },
+      { line: 3, code: 'invalid_field', message: 'tokenizer is not one of estimate, o200k' },
+    ]);
+  });
+
   it('reports each kind of bad line with its number and goes on', () => {
     const parsed = parseHistory(
       history(
@@ -227,6 +246,7 @@ describe('the plain reading of a line', () => {
       maxFacts: mostly(fc.oneof(fc.constant(undefined), fc.nat(100))),
       maxTokens: mostly(fc.oneof(fc.constant(undefined), fc.nat(1_000))),
       layout: mostly(fc.constantFrom(undefined, 'lines', 'grouped')),
+      tokenizer: mostly(fc.constantFrom(undefined, 'estimate', 'o200k')),
       extra: valueArb,
     })
     // As JSON gives them: a field is absent rather than undefined.

@@ -118,6 +118,34 @@ describe('replayHistory', () => {
     ]);
   });
 
+  it('budgets each prompt with the counter of the tokenizer its line names; countTokens, given, budgets every prompt', () => {
+    const result = implementer('1', ['src/a.ts', 'src/b.ts', 'src/c.ts', 'src/d.ts']);
+    const prompt = { type: 'prompt', taskId: '2', taskPrompt: 'change src/a.ts and src/d.ts', maxTokens: 30 };
+    const text = history(
+      { type: 'dispatch', role: 'implementer', taskId: '1', result },
+      { ...prompt, tokenizer: 'o200k' },
+      prompt,
+      { ...prompt, tokenizer: 'estimate' },
+    );
+    // A stand-in for o200k that counts every character: it fits fewer facts in the budget.
+    const strict = (section: string): number => section.length;
+    const sections = (options: Parameters<typeof replayHistory>[1]): string[] =>
+      replayHistory(text, options).report.prompts.map((entry) => entry.sessionContext);
+    const [named, unnamed, estimated] = sections({ tokenCounters: { o200k: strict } });
+    expect(named).not.toBe(unnamed);
+    expect(named).toBe(sections({ countTokens: strict })[0]);
+    expect([unnamed, estimated]).toEqual([sections({})[1], sections({})[1]]);
+    // countTokens over every line's own; a name without a counter is budgeted with the estimate.
+    expect(sections({ countTokens: strict, tokenCounters: { o200k: (section) => section.length / 100 } })).toEqual(
+      sections({ countTokens: strict }),
+    );
+    expect(sections({})).toEqual([unnamed, unnamed, unnamed]);
+    // The report's counts stay the replay's counter's, whatever budgeted the section.
+    expect(replayHistory(text, { tokenCounters: { o200k: strict } }).report.prompts[0]!.contextTokens).toBe(
+      Math.ceil(named!.length / 4),
+    );
+  });
+
   it('counts history tokens of every earlier dispatch output and context tokens of each section', () => {
     const result = implementer('1', ['src/a.ts']);
     const raw = `Done.\nBEGIN_DISPATCH_RESULT\n${JSON.stringify(implementer('2', ['src/b.ts']))}\nEND_DISPATCH_RESULT`;

@@ -14,7 +14,7 @@ import type { CliIo } from '../../../src/cli/io.js';
 import { type HookOptions, runHook } from '../../../src/live/hook/hook.js';
 import { replayHistory } from '../../../src/index.js';
 import { MAX_MESSAGE_BYTES } from '../../../src/live/session/limits.js';
-import { MAIN } from '../../cli/runCli.js';
+import { MAIN, runCli } from '../../cli/runCli.js';
 import { tempDir } from '../../tempDirs.js';
 import { binary, type HookAnswer, inProcess } from './host.js';
 
@@ -132,6 +132,25 @@ describe('fact-tracker hook with the recorded payloads', { timeout: 300_000 }, (
     expect(section).toMatch(/^\[Session Context\]\n- task:1 modified src\/\w+\.ts, src\/\w+\.ts\n/u);
     const replayed = replayOf(logOf(cwd, '3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f'));
     expect(replayed.prompts.map((entry) => entry.sessionContext)).toEqual(['', section]);
+  });
+
+  it("--tokenizer o200k: the log names the tokenizer in the prompt's line, and replay budgets the section as the hook did", async () => {
+    const args = ['--tokenizer', 'o200k', '--max-tokens', '30'];
+    const [counted, estimated] = await Promise.all([reviewPromptOf(args), reviewPromptOf(args.slice(2))]);
+    const section = counted.prompt.slice(0, -`\n\n${counted.own}`.length);
+    const log = logOf(counted.cwd, '3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f');
+    const prompts = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; tokenizer?: string })
+      .filter((line) => line.type === 'prompt');
+    expect(prompts.map((line) => line.tokenizer)).toEqual(['o200k', 'o200k']);
+    // The estimate fits another section in the same budget: the one a replay would give without the name.
+    expect(estimated.prompt).not.toBe(counted.prompt);
+    const replayed = await runCli(['replay', log, '--json']);
+    expect([replayed.status, replayed.stderr]).toEqual([0, '']);
+    const sections = (JSON.parse(replayed.stdout) as ReplayJson).prompts.map((entry) => entry.sessionContext);
+    expect(sections).toEqual(['', section]);
   });
 
   it('a hook given its layout alone runs bare, and answers as the router does with the same layout', async () => {

@@ -435,6 +435,49 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
   });
 });
 
+describe('fact-tracker mcp --tokenizer o200k', { timeout: 120_000 }, () => {
+  it("names its tokenizer in each prompt's line, so replay budgets each section as it was served; --tokenizer estimate counts every prompt with the estimate", async () => {
+    const cwd = tempDir('mcp-tokenizer-');
+    const { client, stderr } = await connect(cwd, '--tokenizer', 'o200k');
+    const sections: unknown[] = [];
+    try {
+      for (const event of parseHistory(readFileSync(EXAMPLE, 'utf8')).events) {
+        const toolCall = toolCallOf(event, 'o200k');
+        if (toolCall === undefined) continue;
+        const answer = structured(await call(client, toolCall.name, toolCall.args));
+        if (event.type === 'prompt') sections.push(answer['sessionContext']);
+      }
+      expect(stderr()).toBe('');
+    } finally {
+      await client.close();
+    }
+    const log = join(cwd, '.fact-tracker', 'sessions', 'o200k.jsonl');
+    const lines = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; tokenizer?: string });
+    expect(lines.filter((line) => line.type === 'prompt').map((line) => line.tokenizer)).toEqual(
+      sections.map(() => 'o200k'),
+    );
+    expect(lines.filter((line) => line.type !== 'prompt' && 'tokenizer' in line)).toEqual([]);
+    const sectionsOf = (stdout: string): unknown[] =>
+      (JSON.parse(stdout) as { prompts: Array<{ sessionContext: string }> }).prompts.map(
+        (prompt) => prompt.sessionContext,
+      );
+    const [replayed, estimated, example] = await Promise.all([
+      runCli(['replay', log, '--json']),
+      runCli(['replay', log, '--json', '--tokenizer', 'estimate']),
+      runCli(['replay', EXAMPLE, '--json']),
+    ]);
+    expect([replayed.status, replayed.stderr]).toEqual([0, '']);
+    expect(sectionsOf(replayed.stdout)).toEqual(sections);
+    // Given explicitly, the estimate counts every prompt: the example's own sections, which the served ones are not.
+    expect(estimated.status).toBe(0);
+    expect(sectionsOf(estimated.stdout)).toEqual(sectionsOf(example.stdout));
+    expect(sectionsOf(estimated.stdout)).not.toEqual(sections);
+  });
+});
+
 describe('fact-tracker mcp --layout grouped', { timeout: 120_000 }, () => {
   it("lays out the sections of calls that name no layout as it says, a call's own layout over it, and keeps each in the prompt's line", async () => {
     const cwd = tempDir('mcp-layout-');
