@@ -193,10 +193,30 @@ const tooNew = (db: Database, version: number): PostgresFailure =>
   );
 
 /**
+ * How long a store's first use waits for a lock while it migrates (`lock_timeout`, in ms). An
+ * `ALTER TABLE` waiting behind a long transaction (a dump, an open session of an analyst) would
+ * queue every other call on that table behind it for as long as the statement may run; so a
+ * store gives up after a second (tried again within its `retryMs`), and `db migrate`, run by
+ * hand, waits as its statements may.
+ */
+const FIRST_USE_LOCK_TIMEOUT_MS = 1_000;
+
+/** A migration given up on a lock (`lock_timeout`): what it asks of the user. */
+const busyFailure = (db: Database): PostgresFailure =>
+  failure(
+    'io',
+    `the schema ${db.schema} at ${db.location} needs an upgrade to version ${SCHEMA_VERSION}, and another transaction holds a lock on its tables: run "fact-tracker db migrate", which waits for it, or try again once that transaction ends`,
+  );
+
+/**
  * Brings the schema of `db` to the newest version when it is older, and says which version it
  * was at. A reader of an up-to-date schema pays one query; only a schema to change takes the lock.
+ * `firstUse`: a store's own migration, which waits for a lock at most `FIRST_USE_LOCK_TIMEOUT_MS`.
  */
-export const ensureSchema = async (db: Database): Promise<E.Either<PostgresFailure, { readonly from: number }>> => {
+export const ensureSchema = async (
+  db: Database,
+  firstUse = true,
+): Promise<E.Either<PostgresFailure, { readonly from: number }>> => {
   const found = await db.run('repeatable', (client) => versionOn(client, db.schema));
   if (E.isLeft(found)) return found;
   if (found.right > SCHEMA_VERSION) return E.left(tooNew(db, found.right));
@@ -208,6 +228,7 @@ export const ensureSchema = async (db: Database): Promise<E.Either<PostgresFailu
         // The version is read again under the lock: a process that migrated while this one waited
         // for it did the work, and this one has nothing left to do (nor the right to, as an
         // agents' role: even CREATE SCHEMA IF NOT EXISTS asks for CREATE on the database).
+        if (firstUse) await client.query(`SET LOCAL lock_timeout = ${FIRST_USE_LOCK_TIMEOUT_MS}`);
         await client.query(lockSql(db.schema));
         const from = await versionInTransaction(client, db.schema);
         if (from < SCHEMA_VERSION) await client.query(stepsSql(db.schema, from).join('\n'));
@@ -215,7 +236,8 @@ export const ensureSchema = async (db: Database): Promise<E.Either<PostgresFailu
       }),
     'transaction',
   );
-  if (E.isLeft(applied)) return applied;
+  if (E.isLeft(applied))
+    return firstUse && /lock timeout/iu.test(applied.left.message) ? E.left(busyFailure(db)) : applied;
   const { from, to } = applied.right;
   return to > SCHEMA_VERSION ? E.left(tooNew(db, to)) : E.right({ from });
 };
@@ -255,7 +277,7 @@ export const migrate = (
 ): Promise<E.Either<PostgresFailure, Migrated>> =>
   withDatabase(urlOrPool, options, async (db) =>
     E.map(({ from }: { readonly from: number }) => ({ from, to: SCHEMA_VERSION, location: db.location }))(
-      await ensureSchema(db),
+      await ensureSchema(db, false),
     ),
   );
 

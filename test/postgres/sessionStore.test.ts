@@ -398,6 +398,38 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     expect(right(await store.append('s', 0, ['{}'])).position).toBe(1);
   });
 
+  it('gives up a first-use migration that waits on a lock another transaction holds, saying to run db migrate, and migrates once it ends', async () => {
+    const { url } = await freshStore();
+    const admin = new pg.Pool({ connectionString: url });
+    const schema = 'locked_v4';
+    const sql = schemaSql({ schema });
+    await admin.query(`${sql.slice(0, sql.indexOf('-- 5: '))}COMMIT;`);
+    await admin.query(`INSERT INTO ${schema}.sessions (id, lines, bytes) VALUES ('old', 0, 0)`);
+    // A long transaction that read the snapshots (a dump, an analyst's open session) holds a lock the migration needs.
+    const reader = await admin.connect();
+    await reader.query('BEGIN');
+    await reader.query(`SELECT count(*) FROM ${schema}.snapshots`);
+    const store = postgresSessionStore(url, { schema });
+    opened.push(store);
+    const refused = await store.read('old', 0);
+    expect(codeOf(refused)).toBe('io');
+    expect(E.isLeft(refused) && refused.left.message).toMatch(
+      new RegExp(
+        `the schema ${schema} at .* needs an upgrade to version ${SCHEMA_VERSION}, and another transaction holds a lock on its tables: run "fact-tracker db migrate"`,
+        'u',
+      ),
+    );
+    // Nothing was changed, and the next call, once the lock is gone, migrates.
+    expect((await admin.query(`SELECT max(version) AS v FROM ${schema}.migrations`)).rows[0]).toEqual({ v: 4 });
+    await reader.query('COMMIT');
+    reader.release();
+    expect(right(await store.read('old', 0)).lines).toEqual([]);
+    expect((await admin.query(`SELECT max(version) AS v FROM ${schema}.migrations`)).rows[0]).toEqual({
+      v: SCHEMA_VERSION,
+    });
+    await admin.end();
+  });
+
   it('refuses a schema newer than this library knows, in one line', async () => {
     const { store, url, settings } = await freshStore();
     right(await store.append('s', 0, ['{}']));
