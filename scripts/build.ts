@@ -23,8 +23,9 @@ if (!process.argv.includes('--force') && isBuilt(root)) {
   // On stderr: `npm pack --json` builds through `prepare`, and its standard output is the JSON.
   process.stderr.write('dist/ is up to date with its sources: nothing to build\n');
 } else {
-  // A build cut short leaves no stamp: the next one builds again.
-  rmSync(join(root, STAMP), { force: true });
+  // A build cut short leaves no stamp: the next one builds again. It starts from an empty dist/,
+  // so no file compiled from a source since removed is left to be packed.
+  rmSync(join(root, 'dist'), { recursive: true, force: true });
   node([join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json']);
   node(['--import', 'tsx', join(root, 'scripts', 'bundle.ts')]);
   writeFileSync(join(root, STAMP), currentStamp(root));

@@ -14,8 +14,10 @@ export const loadTokenCounter = async (name: TokenizerName): Promise<E.Either<st
     const { countO200kTokens } = await import('./o200k.js');
     return E.right(countO200kTokens);
   } catch (error) {
-    // Only a missing package is the installation's; any other failure to load is a bug.
-    if ((error as { code?: unknown } | null)?.code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    // Only a missing package is the installation's (an import's code, or a require's in the
+    // bundle, which requires it); any other failure to load is a bug.
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw error;
     return E.left(
       `the o200k tokenizer could not be loaded (is gpt-tokenizer installed?): ${error instanceof Error ? error.message : String(error)}`,
     );

@@ -115,6 +115,13 @@ describe('the bundle', { timeout: 120_000 }, () => {
     expect(JSON.parse(expected.stdout)).toHaveProperty('prompts');
     expect(actual).toEqual(expected);
 
+    // gpt-tokenizer, required by the bundle when asked for, is not installed here: a clear line, not an internal error.
+    const o200k = await runMain(bundled, ['replay', EXAMPLE, '--json', '--tokenizer', 'o200k']);
+    expect([o200k.status, o200k.stdout]).toEqual([1, '']);
+    expect(o200k.stderr).toMatch(
+      /^fact-tracker replay: the o200k tokenizer could not be loaded \(is gpt-tokenizer installed\?\)/u,
+    );
+
     // `init` names the binary of the installation it runs from.
     const project = tempDir('init-');
     expect((await runMain(bundled, ['init', 'claude', '--project', project])).status).toBe(0);

@@ -232,15 +232,21 @@ describe.concurrent('fact-tracker replay', () => {
     const unknown = JSON.stringify({ type: 'prompt', taskId: '9', taskPrompt: 'x', tokenizer: 'cl100k' });
     const sections = (run: CliRun): string[] =>
       (JSON.parse(run.stdout) as ReplayReport).prompts.map((prompt) => prompt.sessionContext);
-    const [recorded, o200k, estimate, overridden, explained, explainedO200k, rejected] = await Promise.all([
-      runCli(['replay', '-', '--json'], named.join('\n')),
-      runCli(['replay', EXAMPLE, '--json', '--tokenizer', 'o200k']),
-      runCli(['replay', EXAMPLE, '--json']),
-      runCli(['replay', '-', '--json', '--tokenizer', 'estimate'], named.join('\n')),
-      runCli(['explain', '-', '--json', '--line', String(last)], named.join('\n')),
-      runCli(['explain', EXAMPLE, '--json', '--line', String(last), '--tokenizer', 'o200k']),
-      runCli(['replay', '-', '--json'], [...named, unknown].join('\n')),
-    ]);
+    // The same names written with JSON escapes, as any writer of JSON may.
+    const escaped = named.map((line) => line.replace('"tokenizer":"o200k"', '"\\u0074okenizer":"\\u006f200k"'));
+    const [recorded, o200k, estimate, overridden, explained, explainedO200k, rejected, recordedEscaped] =
+      await Promise.all([
+        runCli(['replay', '-', '--json'], named.join('\n')),
+        runCli(['replay', EXAMPLE, '--json', '--tokenizer', 'o200k']),
+        runCli(['replay', EXAMPLE, '--json']),
+        runCli(['replay', '-', '--json', '--tokenizer', 'estimate'], named.join('\n')),
+        runCli(['explain', '-', '--json', '--line', String(last)], named.join('\n')),
+        runCli(['explain', EXAMPLE, '--json', '--line', String(last), '--tokenizer', 'o200k']),
+        runCli(['replay', '-', '--json'], [...named, unknown].join('\n')),
+        runCli(['replay', '-', '--json'], escaped.join('\n')),
+      ]);
+    expect(escaped).not.toEqual(named);
+    expect(sections(recordedEscaped)).toEqual(sections(o200k));
     expect([recorded.status, recorded.stderr]).toEqual([0, '']);
     expect(sections(recorded)).toEqual(sections(o200k));
     expect(sections(recorded)).not.toEqual(sections(estimate));

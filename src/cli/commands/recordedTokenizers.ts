@@ -5,6 +5,7 @@
  * the o200k tables, which are slow to load.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { isRecord } from '../../base/record.js';
 import type { HistoryLine } from '../../core/history/lines.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
 import { loadTokenCounter } from '../../tokens/load.js';
@@ -22,10 +23,23 @@ export interface RecordedTokenizers {
 const LOADABLE: ReadonlyArray<TokenizerName> = ['o200k'];
 
 /**
- * Counters loaded as the lines of a history call for them. A line "may name" a tokenizer when its
- * text holds `"tokenizer"` and the name in quotes: a prompt that names it always does (a line is
- * not parsed twice for it), and a dispatch output that quotes both only costs the load.
+ * True when `text`, a line, may name the tokenizer `name`: it holds `"tokenizer"` and the name in
+ * quotes (a dispatch output that quotes both only costs the load), or it writes a character as a
+ * JSON escape (`"\u006f200k"`) and names it once parsed. A line is parsed here only then.
  */
+const mayName = (text: string, name: TokenizerName): boolean => {
+  if (text.includes(`"${name}"`) && text.includes('"tokenizer"')) return true;
+  if (!text.includes('\\u')) return false;
+  try {
+    const value: unknown = JSON.parse(text);
+    return isRecord(value) && value['tokenizer'] === name;
+  } catch {
+    // Not JSON: the replay rejects the line, and it names nothing.
+    return false;
+  }
+};
+
+/** Counters loaded as the lines of a history call for them (see `mayName`). */
 export const recordedTokenizers = (): RecordedTokenizers => {
   const tokenCounters: Partial<Record<TokenizerName, TokenCounter>> = {};
   return {
@@ -33,7 +47,7 @@ export const recordedTokenizers = (): RecordedTokenizers => {
     prepare: async (lines) => {
       for (const name of LOADABLE) {
         if (tokenCounters[name] !== undefined) continue;
-        const naming = lines.find(({ text }) => text.includes(`"${name}"`) && text.includes('"tokenizer"'));
+        const naming = lines.find(({ text }) => mayName(text, name));
         if (naming === undefined) continue;
         const loaded = await loadTokenCounter(name);
         if (E.isLeft(loaded))

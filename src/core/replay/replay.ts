@@ -42,7 +42,7 @@ import {
 } from '../tracker/transition.js';
 import { checkedTokenCount } from '../../tokens/checked.js';
 import { estimateTokens } from '../../tokens/estimate.js';
-import type { TokenizerName } from '../../tokens/names.js';
+import { TOKENIZER_NAMES, type TokenizerName } from '../../tokens/names.js';
 
 /** How many events pass between two progress reports. */
 const PROGRESS_STEP = 100;
@@ -201,7 +201,25 @@ const cannotBeEvent = (text: string): boolean => !/^\s*\{/u.test(text);
  * The replay itself: folds `trackerTransition` over the read lines one by one, reporting
  * prompts and rejected lines as they come.
  */
+/**
+ * Refuses `tokenCounters` that is not counters by name (a programmer's mistake, said plainly
+ * where the replay starts rather than left to budget every prompt with the estimate).
+ */
+const checkTokenCounters = (counters: unknown): void => {
+  if (counters === undefined) return;
+  if (!isRecord(counters))
+    throw new TypeError(
+      `tokenCounters is ${kindOf(counters)}, not counters by tokenizer name ({ o200k: countO200kTokens })`,
+    );
+  for (const name of TOKENIZER_NAMES) {
+    const counter = counters[name];
+    if (counter !== undefined && typeof counter !== 'function')
+      throw new TypeError(`tokenCounters.${name} is ${kindOf(counter)}, not a function`);
+  }
+};
+
 const createReplayCore = (options: HistoryReplayOptions) => {
+  checkTokenCounters(options.tokenCounters);
   // The caller's counter runs outside the replay's write run, and its answers are checked: the
   // report's counts are sums of them. The library's own estimate is taken as it is: the budget
   // stage knows it adds up line by line, and spares a section measured twice (`budgeted`).

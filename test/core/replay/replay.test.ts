@@ -144,6 +144,11 @@ describe('replayHistory', () => {
     expect(replayHistory(text, { tokenCounters: { o200k: strict } }).report.prompts[0]!.contextTokens).toBe(
       Math.ceil(named!.length / 4),
     );
+    // Counters that are none are refused where the replay starts, not taken for the estimate.
+    const given = (tokenCounters: unknown) => () =>
+      replayHistory(text, { tokenCounters } as unknown as Parameters<typeof replayHistory>[1]);
+    expect(given(5)).toThrow(/^tokenCounters is a number, not counters by tokenizer name/u);
+    expect(given({ o200k: 'x' })).toThrow(/^tokenCounters\.o200k is a string, not a function/u);
   });
 
   it('counts history tokens of every earlier dispatch output and context tokens of each section', () => {
