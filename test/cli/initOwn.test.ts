@@ -133,6 +133,9 @@ describe.concurrent('fact-tracker init and the hooks that are not its own', { ti
       'timeout 30 dotenv -- fact-tracker hook; ./notify.sh',
       'node --env-file=.env node_modules/session-fact-tracker/dist/cli/main.js hook; ./notify.sh',
       "NODE_OPTIONS='-r dotenv/config' fact-tracker hook; ./notify.sh",
+      // `--store` that is not the hook's, and a PostgreSQL URL a variable can complete (PGHOST, ...).
+      'NOTE="see --store docs" dotenv -- fact-tracker hook; ./notify.sh',
+      'dotenv -- fact-tracker hook --store postgres:///facts; ./notify.sh',
     ];
     for (const command of lines) {
       const settings = { hooks: { SubagentStart: [{ hooks: [{ type: 'command', command }] }] } };
@@ -170,6 +173,11 @@ describe.concurrent('fact-tracker init and the hooks that are not its own', { ti
       'npm exec fact-tracker hook; ./notify.sh',
       "npx -c 'fact-tracker hook'; ./notify.sh",
       'dotenv -- fact-tracker hook --store .fact-tracker/sessions; ./notify.sh',
+      // Words that only look like a loader's: a value of an option, a file, a variable's value.
+      'flock /tmp/dotenv.lock fact-tracker hook; ./notify.sh',
+      'sudo -u op fact-tracker hook; ./notify.sh',
+      'npx --prefix /home/u/src/dotenv fact-tracker hook; ./notify.sh',
+      'LABEL=dotenv-free fact-tracker hook; ./notify.sh',
     ]) {
       const run = await init(
         projectWith({ hooks: { SubagentStart: [{ hooks: [{ type: 'command', command }] }] } }),
@@ -177,6 +185,12 @@ describe.concurrent('fact-tracker init and the hooks that are not its own', { ti
       );
       expect([run.status, run.stderr]).toEqual([0, '']);
     }
+    // A hook given its store after a sourced file: refused without --store, written with the line's own.
+    const sourced = 'source .env; fact-tracker hook --store ./s; ./notify.sh';
+    const project = projectWith({ hooks: { SubagentStart: [{ hooks: [{ type: 'command', command: sourced }] }] } });
+    expect((await init(project, 'claude')).status).toBe(1);
+    const given = await init(project, 'claude', '--store', './s');
+    expect([given.status, given.stderr, commandsByEvent(project)['SubagentStart']]).toEqual([0, '', [sourced]]);
   });
 
   it('refuses, writing nothing, to write another store than the one a line it keeps as written uses', async () => {

@@ -26,6 +26,8 @@ export interface CommandReading {
   readonly storeSetBefore?: true;
   /** True when it runs fact-tracker through a program that loads variables for it (`dotenv --`, `op run --`, `node --env-file`). */
   readonly loadsEnvironment?: true;
+  /** With `loadsEnvironment`: true when its store is given as an option (`--store`, `--sessions-dir`), not by a variable. */
+  readonly storeGiven?: true;
   /** For a line kept as written, the variables it sets that hold a secret (`PGPASSWORD=`), by name. */
   readonly keptSecrets?: ReadonlyArray<string>;
   /** True for a line kept as written (fact-tracker's hook among commands of the user's own). */
@@ -81,24 +83,43 @@ const restDropped = (rest: string): string =>
  * has a store init cannot read.
  */
 const ENVIRONMENT_LOADERS: ReadonlySet<string> = new Set(
-  'dotenv dotenvx env-cmd op doppler infisical aws-vault chamber envchain sops teller direnv pipenv'.split(' '),
+  [
+    'dotenv dotenv-cli dotenvx env-cmd op doppler infisical aws-vault chamber envchain sops teller direnv pipenv',
+    'envdir foreman honcho mise rtx',
+  ]
+    .join(' ')
+    .split(' '),
 );
 
-/**
- * True for a word before fact-tracker's that loads variables for it: one of those programs, Node's
- * `--env-file`, or a module such as `dotenv/config` given to Node (`-r`, `--import`, `NODE_OPTIONS`).
- */
-const loadsEnvironment = ({ text }: Word): boolean =>
-  ENVIRONMENT_LOADERS.has(nameOf(text).replace(/\.cmd$/u, '')) ||
-  /^--env-file(?:-if-exists)?(?:=|$)/u.test(text) ||
-  /dotenv/u.test(text);
+/** Options of the wrappers and launchers before a hook that take the next word as their value (`sudo -u op`, `npx --prefix DIR`). */
+const VALUED_OPTION =
+  /^(?:--prefix|-C|--dir|--cwd|--filter|-F|-w|--workspace|--registry|--loglevel|-p|--package|-u|--user|-g|--group|-n|--adjustment|-s|--signal|-k|--kill-after|--timeout)$/u;
+
+/** Node's options that load code or variables before the program (`-r dotenv/config`, `--env-file=.env`), as words or in `NODE_OPTIONS`. */
+const NODE_PRELOAD = /^(?:-r|--require|--import|--loader|--experimental-loader|--env-file(?:-if-exists)?)(?:=|$)/u;
 
 /**
- * True when a command gives fact-tracker its store as an option (`--store`, `--sessions-dir`, in
- * its words or in a script given as one), which wins over any variable.
+ * True when `words`, those before fact-tracker's in a command, load variables for it: a program
+ * of `ENVIRONMENT_LOADERS` among them (not a value of an option: `sudo -u op`), a preload or an
+ * env file given to Node, or a `NODE_OPTIONS=` that gives one.
  */
-const namesStoreOption = (words: ReadonlyArray<Word>): boolean =>
-  words.some(({ text }) => /(?:^|\s)--(?:store|sessions-dir)(?:[=\s]|$)/u.test(text));
+const loadsEnvironmentIn = (words: ReadonlyArray<Word>): boolean =>
+  words.some(({ text }, at) => {
+    const assignment = ASSIGNMENT.exec(text);
+    if (assignment !== null)
+      return assignment[1] === 'NODE_OPTIONS' && assignment[2]!.split(/\s+/u).some((part) => NODE_PRELOAD.test(part));
+    if (NODE_PRELOAD.test(text)) return true;
+    if (at > 0 && VALUED_OPTION.test(words[at - 1]!.text)) return false;
+    return ENVIRONMENT_LOADERS.has(nameOf(text).replace(/\.(?:cmd|exe)$/u, ''));
+  });
+
+/**
+ * True when `reading` gives fact-tracker its store as an option (`--store`, `--sessions-dir`) that
+ * no variable can change: a folder, not a PostgreSQL URL (the driver fills a part it lacks from
+ * `PGHOST`, `PGDATABASE`, ...).
+ */
+const storeGivenWhole = (reading: CommandReading): boolean =>
+  reading.storeGiven === true && reading.store !== undefined && !/^postgres(?:ql)?:/iu.test(reading.store);
 
 /** A script given as one word (`bash -c SCRIPT`, `doppler run --command SCRIPT`) in `words` that runs `fact-tracker SUBCOMMAND`, read; undefined when none does. */
 const readScriptWord = (
@@ -124,7 +145,7 @@ const readScriptWord = (
     const mentioned = [...given, ...words.slice(0, program).map(({ text }) => text), rest].some((text) =>
       STORE_MENTION.test(text),
     );
-    const loads = reading.loadsEnvironment === true || words.slice(0, word.index).some(loadsEnvironment);
+    const loads = reading.loadsEnvironment === true || loadsEnvironmentIn(words.slice(0, word.index));
     return {
       ...(mentioned ? { options: reading.options, unreadStore: true as const } : reading),
       dropped,
@@ -208,13 +229,16 @@ export const readCommand = (
   if (rest !== '') dropped.push(restDropped(rest));
   // `--store` wins over `--sessions-dir`, wherever each is, as the commands choose (`chooseStore`).
   const named = options.find(([name]) => name === 'store') ?? options.find(([name]) => name === 'sessions-dir');
+  const loads = loadsEnvironmentIn(words.slice(0, at - 1));
   const store = named?.[1] ?? assigned;
   return {
     ...(store === undefined ? {} : { store }),
     options: options.filter(([name]) => name !== 'store' && name !== 'sessions-dir'),
     dropped,
     ...(store === undefined && unread.some((text) => STORE_MENTION.test(text)) ? { unreadStore: true } : {}),
-    ...(words.slice(0, at - 1).some(loadsEnvironment) ? { loadsEnvironment: true as const } : {}),
+    ...(loads
+      ? { loadsEnvironment: true as const, ...(named === undefined ? {} : { storeGiven: true as const }) }
+      : {}),
   };
 };
 
@@ -346,8 +370,8 @@ export const runsHookAfterEnvironment = (line: string, depth = 0): boolean => {
     ];
     if (scripts.some((script) => runsHookAfterEnvironment(script, depth + 1))) return true;
     const reading = readCommand(words, '', 'hook');
-    // A store given as an option wins over any variable: init reads it.
-    if (reading !== undefined && (set || reading.loadsEnvironment === true) && !namesStoreOption(words)) return true;
+    // A folder given as an option wins over any variable a loader gives: init reads it.
+    if (reading !== undefined && (set || (reading.loadsEnvironment === true && !storeGivenWhole(reading)))) return true;
     if (setsEnvironment(words)) set = true;
   }
   return false;
