@@ -185,12 +185,19 @@ describe.concurrent('fact-tracker init and the hooks that are not its own', { ti
       );
       expect([run.status, run.stderr]).toEqual([0, '']);
     }
-    // A hook given its store after a sourced file: refused without --store, written with the line's own.
-    const sourced = 'source .env; fact-tracker hook --store ./s; ./notify.sh';
-    const project = projectWith({ hooks: { SubagentStart: [{ hooks: [{ type: 'command', command: sourced }] }] } });
-    expect((await init(project, 'claude')).status).toBe(1);
-    const given = await init(project, 'claude', '--store', './s');
-    expect([given.status, given.stderr, commandsByEvent(project)['SubagentStart']]).toEqual([0, '', [sourced]]);
+    // A hook given a folder after a sourced file, or after a command of the user's: the folder is its
+    // store whatever comes before, so init writes it for the other hooks, and --store another is refused.
+    for (const kept of [
+      'source .env; fact-tracker hook --store ./s; ./notify.sh',
+      './scripts/backup.sh; fact-tracker hook --store ./s',
+    ]) {
+      const project = projectWith({ hooks: { SubagentStart: [{ hooks: [{ type: 'command', command: kept }] }] } });
+      expect((await init(project, 'claude', '--store', './other')).status).toBe(1);
+      const run = await init(project, 'claude');
+      const written = commandsByEvent(project);
+      expect([run.status, run.stderr, written['SubagentStart']]).toEqual([0, '', [kept]]);
+      expect(written['PostToolUse']?.[0]).toContain('./s');
+    }
   });
 
   it('refuses, writing nothing, to write another store than the one a line it keeps as written uses', async () => {

@@ -26,7 +26,7 @@ export interface CommandReading {
   readonly storeSetBefore?: true;
   /** True when it runs fact-tracker through a program that loads variables for it (`dotenv --`, `op run --`, `node --env-file`). */
   readonly loadsEnvironment?: true;
-  /** With `loadsEnvironment`: true when its store is given as an option (`--store`, `--sessions-dir`), not by a variable. */
+  /** True when its store is given as an option (`--store`, `--sessions-dir`), not by a variable. */
   readonly storeGiven?: true;
   /** For a line kept as written, the variables it sets that hold a secret (`PGPASSWORD=`), by name. */
   readonly keptSecrets?: ReadonlyArray<string>;
@@ -236,9 +236,8 @@ export const readCommand = (
     options: options.filter(([name]) => name !== 'store' && name !== 'sessions-dir'),
     dropped,
     ...(store === undefined && unread.some((text) => STORE_MENTION.test(text)) ? { unreadStore: true } : {}),
-    ...(loads
-      ? { loadsEnvironment: true as const, ...(named === undefined ? {} : { storeGiven: true as const }) }
-      : {}),
+    ...(named === undefined ? {} : { storeGiven: true as const }),
+    ...(loads ? { loadsEnvironment: true as const } : {}),
   };
 };
 
@@ -267,6 +266,20 @@ export function readCommandLine(line: string, subcommand: 'hook' | 'mcp'): Comma
   }
   return undefined;
 }
+
+/**
+ * The reading of the command that runs fact-tracker's hook in a line kept as written: the
+ * commands before it stay, so they do not make it unreadable (how they may set its store is
+ * `runsHookAfterEnvironment`'s question).
+ */
+const readKeptLine = (line: string): CommandReading | undefined => {
+  const commands = shellCommands(line);
+  for (const [index, command] of commands.entries()) {
+    const reading = readCommand(command.words, restOf(commands, index), 'hook');
+    if (reading !== undefined) return reading;
+  }
+  return undefined;
+};
 
 /** What a command init cannot read at all is read as: nothing kept, and a store it mentions marked. */
 const unreadable = (text: string): CommandReading => ({
@@ -370,8 +383,8 @@ export const runsHookAfterEnvironment = (line: string, depth = 0): boolean => {
     ];
     if (scripts.some((script) => runsHookAfterEnvironment(script, depth + 1))) return true;
     const reading = readCommand(words, '', 'hook');
-    // A folder given as an option wins over any variable a loader gives: init reads it.
-    if (reading !== undefined && (set || (reading.loadsEnvironment === true && !storeGivenWhole(reading)))) return true;
+    // A folder given as an option wins over any variable set before or loaded: init reads it.
+    if (reading !== undefined && (set || reading.loadsEnvironment === true) && !storeGivenWhole(reading)) return true;
     if (setsEnvironment(words)) set = true;
   }
   return false;
@@ -417,9 +430,11 @@ export const readHooks = (
   hookCommands(settings).flatMap(({ event, command }) => {
     const ownership = events === undefined || events.includes(event) ? isOurs(command) : false;
     if (ownership === false) return [];
-    const reading = readCommandLine(command, 'hook') ?? unreadable(command);
-    // A shared handler is kept as written: nothing of it is dropped, its store and options still read;
-    // one whose store a command before it may set (`source .env &&`) has a store init cannot read.
+    // A shared handler is kept as written: nothing of it is dropped, its store and options still
+    // read from the command that runs the hook, whatever comes before it; one whose store a
+    // command before it may set (`source .env &&`) has a store init cannot read.
+    const reading =
+      (ownership === 'shared' ? readKeptLine(command) : readCommandLine(command, 'hook')) ?? unreadable(command);
     if (ownership !== 'shared') return [reading];
     const secrets = secretsSetIn(command);
     return [

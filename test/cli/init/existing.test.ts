@@ -43,6 +43,7 @@ describe('reading the commands init rewrites', () => {
     );
     expect(readCommandLine('exec node x/main.js mcp --store=c --tokenizer o200k', 'mcp')).toEqual({
       store: 'c',
+      storeGiven: true,
       options: [['tokenizer', 'o200k']],
       dropped: [],
     });
@@ -50,6 +51,7 @@ describe('reading the commands init rewrites', () => {
     expect(readCommandLine('npx fact-tracker hook --sessions-dir b --store a', 'hook')?.store).toBe('a');
     expect(readCommandLine('npx fact-tracker hook --store /srv/team\u00a0facts\t--max-facts 3', 'hook')).toEqual({
       store: '/srv/team\u00a0facts',
+      storeGiven: true,
       options: [['max-facts', '3']],
       dropped: [],
     });
@@ -129,6 +131,7 @@ describe('reading the commands init rewrites', () => {
     ]);
     expect(readCommandLine("bash -c 'npx fact-tracker hook --store /srv/team'", 'hook')).toEqual({
       store: '/srv/team',
+      storeGiven: true,
       options: [],
       dropped: [],
     });
@@ -157,6 +160,7 @@ describe('reading the commands init rewrites', () => {
   it('reads a hook on its line past a newline, a comment or a redirection, in a script given as one word, and names a launcher option without its value', () => {
     expect(readCommandLine("bash -c 'set -e\n# tracked\nnpx fact-tracker hook --store /srv/t'", 'hook')).toEqual({
       store: '/srv/t',
+      storeGiven: true,
       options: [],
       dropped: [],
     });
@@ -179,11 +183,13 @@ describe('reading the commands init rewrites', () => {
   it('names the "&" that ran a hook it replaces in the background, keeping its store', () => {
     expect(readCommandLine('fact-tracker hook --store /srv/a &', 'hook')).toEqual({
       store: '/srv/a',
+      storeGiven: true,
       options: [],
       dropped: ['the "&" that ran it in the background'],
     });
     expect(readCommandLine('fact-tracker hook --store /srv/a;', 'hook')).toEqual({
       store: '/srv/a',
+      storeGiven: true,
       options: [],
       dropped: [],
     });
