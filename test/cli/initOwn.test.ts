@@ -198,6 +198,14 @@ describe.concurrent('fact-tracker init and the hooks that are not its own', { ti
       expect([run.status, run.stderr, written['SubagentStart']]).toEqual([0, '', [kept]]);
       expect(written['PostToolUse']?.[0]).toContain('./s');
     }
+    // After a cd, a relative folder is not the project's: init cannot read it, and takes the one --store gives.
+    const moved = 'cd sub && fact-tracker hook --store ./s; ./notify.sh';
+    const project = projectWith({ hooks: { SubagentStart: [{ hooks: [{ type: 'command', command: moved }] }] } });
+    const refused = await init(project, 'claude');
+    expect([refused.status, refused.stdout]).toEqual([1, '']);
+    expect(refused.stderr).toMatch(/names a store in a form init cannot read.*Run init again with --store/u);
+    const given = await init(project, 'claude', '--store', './sub/s');
+    expect([given.status, given.stderr, commandsByEvent(project)['SubagentStart']]).toEqual([0, '', [moved]]);
   });
 
   it('refuses, writing nothing, to write another store than the one a line it keeps as written uses', async () => {

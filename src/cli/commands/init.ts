@@ -463,8 +463,17 @@ const writeSettings = (
   if (E.isLeft(checked)) return checked;
   const store = checked.right;
   // A line kept as written goes on using its own store (the default when it names none; one a
-  // command before its hook may set is the one --store gives, as its refusal asked).
-  if (hooks.some((reading) => reading.kept === true && reading.storeSetBefore !== true && reading.store !== store))
+  // command before its hook may set, or one init cannot read, is the one --store gives, as its
+  // refusal asked).
+  if (
+    hooks.some(
+      (reading) =>
+        reading.kept === true &&
+        reading.storeSetBefore !== true &&
+        reading.unreadStore !== true &&
+        reading.store !== store,
+    )
+  )
     return E.left(
       `a fact-tracker hook command of ${hooksFile(command.host)} that init keeps as written uses another store than the one init would write for the other hooks and the server, which would split the sessions between them; nothing was written. Run init again with --store and the store that line uses, or edit the line`,
     );

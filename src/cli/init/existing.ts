@@ -4,6 +4,7 @@
  * the documented options of `hook` and `mcp`), so that a run keeps them, and the words it
  * cannot keep, so that it says which ones it drops.
  */
+import { isAbsolute } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { isRecord } from '../../base/record.js';
 import { isSectionLayout } from '../../core/retrieve/defaults.js';
@@ -276,10 +277,19 @@ const readKeptLine = (line: string): CommandReading | undefined => {
   const commands = shellCommands(line);
   for (const [index, command] of commands.entries()) {
     const reading = readCommand(command.words, restOf(commands, index), 'hook');
-    if (reading !== undefined) return reading;
+    if (reading === undefined) continue;
+    // A relative folder after a command that may change the directory (`cd sub &&`) is not the project's.
+    const moved = commands.slice(0, index).some(({ words }) => MOVES.test(words[programIndex(words)]?.text ?? ''));
+    if (!moved || reading.store === undefined || isAbsolute(reading.store) || /^postgres(?:ql)?:/iu.test(reading.store))
+      return reading;
+    const { store: _store, storeGiven: _given, ...rest } = reading;
+    return { ...rest, unreadStore: true };
   }
   return undefined;
 };
+
+/** Commands that may change the shell's directory for the commands after them. */
+const MOVES = /^(?:cd|pushd|popd)$/u;
 
 /** What a command init cannot read at all is read as: nothing kept, and a store it mentions marked. */
 const unreadable = (text: string): CommandReading => ({
