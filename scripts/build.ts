@@ -6,12 +6,32 @@
  * building the same files again. `--force` builds whatever the stamp says.
  */
 import { spawnSync } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { currentStamp, isBuilt, STAMP } from './buildStamp.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** What `tsc` writes for a source `X.ts`: `X.js`, `X.d.ts` and their maps. */
+const COMPILED = /(?:\.d)?\.(?:js|ts)(?:\.map)?$/u;
+
+/**
+ * Removes the files of `dist/` that no source compiles to any more (a module since removed), so
+ * that none is packed; the bundle, which the bundler writes anew, is left to it.
+ */
+const removeOrphans = (root: string): void => {
+  const walk = (folder: string): void => {
+    for (const entry of readdirSync(join(root, 'dist', folder), { withFileTypes: true })) {
+      const path = folder === '' ? entry.name : join(folder, entry.name);
+      if (entry.isDirectory()) {
+        if (path !== 'bundle') walk(path);
+      } else if (COMPILED.test(entry.name) && !existsSync(join(root, 'src', path.replace(COMPILED, '.ts'))))
+        rmSync(join(root, 'dist', path));
+    }
+  };
+  walk('');
+};
 
 /** Runs `node ARGS` in the repository; exits with its status when it fails. */
 const node = (args: ReadonlyArray<string>): void => {
@@ -23,10 +43,11 @@ if (!process.argv.includes('--force') && isBuilt(root)) {
   // On stderr: `npm pack --json` builds through `prepare`, and its standard output is the JSON.
   process.stderr.write('dist/ is up to date with its sources: nothing to build\n');
 } else {
-  // A build cut short leaves no stamp: the next one builds again. It starts from an empty dist/,
-  // so no file compiled from a source since removed is left to be packed.
-  rmSync(join(root, 'dist'), { recursive: true, force: true });
+  // A build cut short leaves no stamp: the next one builds again. The files are written over in
+  // place, so a binary run from this checkout meanwhile (a hook, a server) still finds them.
+  rmSync(join(root, STAMP), { force: true });
   node([join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json']);
+  removeOrphans(root);
   node(['--import', 'tsx', join(root, 'scripts', 'bundle.ts')]);
   writeFileSync(join(root, STAMP), currentStamp(root));
 }

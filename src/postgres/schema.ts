@@ -193,11 +193,11 @@ const tooNew = (db: Database, version: number): PostgresFailure =>
   );
 
 /**
- * How long a store's first use waits for a lock while it migrates (`lock_timeout`, in ms). An
- * `ALTER TABLE` waiting behind a long transaction (a dump, an open session of an analyst) would
- * queue every other call on that table behind it for as long as the statement may run; so a
- * store gives up after a second (tried again within its `retryMs`), and `db migrate`, run by
- * hand, waits as its statements may.
+ * How long a store's first use waits for a lock on a table while it migrates (`lock_timeout`, in
+ * ms), once it holds the migration's own lock. An `ALTER TABLE` waiting behind a long transaction
+ * (a dump, an open session of an analyst) would queue every other call on that table behind it
+ * for as long as the statement may run; so a store gives up after a second, once, and says so;
+ * `db migrate`, run by hand, waits as its statements may.
  */
 const FIRST_USE_LOCK_TIMEOUT_MS = 1_000;
 
@@ -228,16 +228,25 @@ export const ensureSchema = async (
         // The version is read again under the lock: a process that migrated while this one waited
         // for it did the work, and this one has nothing left to do (nor the right to, as an
         // agents' role: even CREATE SCHEMA IF NOT EXISTS asks for CREATE on the database).
-        if (firstUse) await client.query(`SET LOCAL lock_timeout = ${FIRST_USE_LOCK_TIMEOUT_MS}`);
         await client.query(lockSql(db.schema));
         const from = await versionInTransaction(client, db.schema);
-        if (from < SCHEMA_VERSION) await client.query(stepsSql(db.schema, from).join('\n'));
+        if (from < SCHEMA_VERSION) {
+          if (firstUse) await client.query(`SET LOCAL lock_timeout = ${FIRST_USE_LOCK_TIMEOUT_MS}`);
+          try {
+            await client.query(stepsSql(db.schema, from).join('\n'));
+          } catch (error) {
+            // A table lock not had in time (lock_not_available): given up once, not tried again
+            // (each try would queue the other calls on the table again). The transaction ends.
+            if (firstUse && (error as { code?: unknown } | null)?.code === '55P03') return 'busy' as const;
+            throw error;
+          }
+        }
         return { from, to: await versionOn(client, db.schema) };
       }),
     'transaction',
   );
-  if (E.isLeft(applied))
-    return firstUse && /lock timeout/iu.test(applied.left.message) ? E.left(busyFailure(db)) : applied;
+  if (E.isLeft(applied)) return applied;
+  if (applied.right === 'busy') return E.left(busyFailure(db));
   const { from, to } = applied.right;
   return to > SCHEMA_VERSION ? E.left(tooNew(db, to)) : E.right({ from });
 };
