@@ -198,10 +198,6 @@ type ReadLine = E.Either<HistoryLineError, HistoryEvent>;
 const cannotBeEvent = (text: string): boolean => !/^\s*\{/u.test(text);
 
 /**
- * The replay itself: folds `trackerTransition` over the read lines one by one, reporting
- * prompts and rejected lines as they come.
- */
-/**
  * Refuses `tokenCounters` that is not counters by name (a programmer's mistake, said plainly
  * where the replay starts rather than left to budget every prompt with the estimate).
  */
@@ -218,6 +214,10 @@ const checkTokenCounters = (counters: unknown): void => {
   }
 };
 
+/**
+ * The replay itself: folds `trackerTransition` over the read lines one by one, reporting
+ * prompts and rejected lines as they come.
+ */
 const createReplayCore = (options: HistoryReplayOptions) => {
   checkTokenCounters(options.tokenCounters);
   // The caller's counter runs outside the replay's write run, and its answers are checked: the
