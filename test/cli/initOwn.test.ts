@@ -133,9 +133,8 @@ describe.concurrent('fact-tracker init and the hooks that are not its own', { ti
       'timeout 30 dotenv -- fact-tracker hook; ./notify.sh',
       'node --env-file=.env node_modules/session-fact-tracker/dist/cli/main.js hook; ./notify.sh',
       "NODE_OPTIONS='-r dotenv/config' fact-tracker hook; ./notify.sh",
-      // `--store` that is not the hook's, and a PostgreSQL URL a variable can complete (PGHOST, ...).
+      // `--store` that is not the hook's.
       'NOTE="see --store docs" dotenv -- fact-tracker hook; ./notify.sh',
-      'dotenv -- fact-tracker hook --store postgres:///facts; ./notify.sh',
     ];
     for (const command of lines) {
       const settings = { hooks: { SubagentStart: [{ hooks: [{ type: 'command', command }] }] } };
@@ -198,14 +197,27 @@ describe.concurrent('fact-tracker init and the hooks that are not its own', { ti
       expect([run.status, run.stderr, written['SubagentStart']]).toEqual([0, '', [kept]]);
       expect(written['PostToolUse']?.[0]).toContain('./s');
     }
-    // After a cd, a relative folder is not the project's: init cannot read it, and takes the one --store gives.
-    const moved = 'cd sub && fact-tracker hook --store ./s; ./notify.sh';
-    const project = projectWith({ hooks: { SubagentStart: [{ hooks: [{ type: 'command', command: moved }] }] } });
-    const refused = await init(project, 'claude');
-    expect([refused.status, refused.stdout]).toEqual([1, '']);
-    expect(refused.stderr).toMatch(/names a store in a form init cannot read.*Run init again with --store/u);
-    const given = await init(project, 'claude', '--store', './sub/s');
-    expect([given.status, given.stderr, commandsByEvent(project)['SubagentStart']]).toEqual([0, '', [moved]]);
+    // A store init can compare is compared, whatever comes before the hook: a URL a loader may complete,
+    // a relative folder after a cd (the hook reads it from the project); hooks given two stores never pass.
+    for (const [kept, same] of [
+      [
+        'dotenv -- fact-tracker hook --store postgres://agent@db.internal/memory; ./notify.sh',
+        'postgres://agent@db.internal/memory',
+      ],
+      ['cd sub && fact-tracker hook --store ./s; ./notify.sh', './s'],
+      ['./x.sh && fact-tracker hook --store ./a || fact-tracker hook --store ./b', undefined],
+    ] as const) {
+      const project = projectWith({ hooks: { SubagentStart: [{ hooks: [{ type: 'command', command: kept }] }] } });
+      expect((await init(project, 'claude', '--store', './other')).status).toBe(1);
+      if (same === undefined) expect((await init(project, 'claude', '--store', './a')).status).toBe(1);
+      else expect((await init(project, 'claude', '--store', same)).status).toBe(0);
+    }
+    // A store written with a variable cannot be compared: the one --store gives is taken, as the refusal asks.
+    const variable = 'source .env && fact-tracker hook --store "$FT_STORE"; ./notify.sh';
+    const project = projectWith({ hooks: { SubagentStart: [{ hooks: [{ type: 'command', command: variable }] }] } });
+    expect((await init(project, 'claude')).status).toBe(1);
+    const given = await init(project, 'claude', '--store', './s');
+    expect([given.status, given.stderr, commandsByEvent(project)['SubagentStart']]).toEqual([0, '', [variable]]);
   });
 
   it('refuses, writing nothing, to write another store than the one a line it keeps as written uses', async () => {

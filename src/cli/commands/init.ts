@@ -462,16 +462,18 @@ const writeSettings = (
         : E.left(unread);
   if (E.isLeft(checked)) return checked;
   const store = checked.right;
-  // A line kept as written goes on using its own store (the default when it names none; one a
-  // command before its hook may set, or one init cannot read, is the one --store gives, as its
-  // refusal asked).
+  // A line kept as written goes on using its own store (the default when it names none). One it
+  // names is compared as written, whatever may come before; one init cannot read, or a command
+  // before its hook may set, is the one --store gives, as the refusal asked; hooks of one line
+  // given different stores have no one store to compare.
   if (
     hooks.some(
       (reading) =>
         reading.kept === true &&
-        reading.storeSetBefore !== true &&
-        reading.unreadStore !== true &&
-        reading.store !== store,
+        (reading.severalStores === true ||
+          (reading.store === undefined
+            ? reading.storeSetBefore !== true && reading.unreadStore !== true && store !== undefined
+            : !/[$`]/u.test(reading.store) && reading.store !== store)),
     )
   )
     return E.left(

@@ -4,7 +4,6 @@
  * the documented options of `hook` and `mcp`), so that a run keeps them, and the words it
  * cannot keep, so that it says which ones it drops.
  */
-import { isAbsolute } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { isRecord } from '../../base/record.js';
 import { isSectionLayout } from '../../core/retrieve/defaults.js';
@@ -29,6 +28,8 @@ export interface CommandReading {
   readonly loadsEnvironment?: true;
   /** True when its store is given as an option (`--store`, `--sessions-dir`), not by a variable. */
   readonly storeGiven?: true;
+  /** For a line kept as written: its hooks are given different stores. */
+  readonly severalStores?: true;
   /** For a line kept as written, the variables it sets that hold a secret (`PGPASSWORD=`), by name. */
   readonly keptSecrets?: ReadonlyArray<string>;
   /** True for a line kept as written (fact-tracker's hook among commands of the user's own). */
@@ -116,11 +117,14 @@ const loadsEnvironmentIn = (words: ReadonlyArray<Word>): boolean =>
 
 /**
  * True when `reading` gives fact-tracker its store as an option (`--store`, `--sessions-dir`) that
- * no variable can change: a folder, not a PostgreSQL URL (the driver fills a part it lacks from
- * `PGHOST`, `PGDATABASE`, ...).
+ * no variable can change: a folder written out (no `$`), not a PostgreSQL URL (the driver fills a
+ * part it lacks from `PGHOST`, `PGDATABASE`, ...).
  */
 const storeGivenWhole = (reading: CommandReading): boolean =>
-  reading.storeGiven === true && reading.store !== undefined && !/^postgres(?:ql)?:/iu.test(reading.store);
+  reading.storeGiven === true &&
+  reading.store !== undefined &&
+  !/^postgres(?:ql)?:/iu.test(reading.store) &&
+  !/[$`]/u.test(reading.store);
 
 /** A script given as one word (`bash -c SCRIPT`, `doppler run --command SCRIPT`) in `words` that runs `fact-tracker SUBCOMMAND`, read; undefined when none does. */
 const readScriptWord = (
@@ -275,21 +279,16 @@ export function readCommandLine(line: string, subcommand: 'hook' | 'mcp'): Comma
  */
 const readKeptLine = (line: string): CommandReading | undefined => {
   const commands = shellCommands(line);
-  for (const [index, command] of commands.entries()) {
+  const readings = commands.flatMap((command, index) => {
     const reading = readCommand(command.words, restOf(commands, index), 'hook');
-    if (reading === undefined) continue;
-    // A relative folder after a command that may change the directory (`cd sub &&`) is not the project's.
-    const moved = commands.slice(0, index).some(({ words }) => MOVES.test(words[programIndex(words)]?.text ?? ''));
-    if (!moved || reading.store === undefined || isAbsolute(reading.store) || /^postgres(?:ql)?:/iu.test(reading.store))
-      return reading;
-    const { store: _store, storeGiven: _given, ...rest } = reading;
-    return { ...rest, unreadStore: true };
-  }
-  return undefined;
+    return reading === undefined ? [] : [reading];
+  });
+  const [first] = readings;
+  // Hooks of one line given different stores (`a && hook --store x || hook --store y`): no one store to keep.
+  if (first === undefined || readings.every((reading) => reading.store === first.store)) return first;
+  const { store: _store, storeGiven: _given, ...rest } = first;
+  return { ...rest, unreadStore: true, severalStores: true };
 };
-
-/** Commands that may change the shell's directory for the commands after them. */
-const MOVES = /^(?:cd|pushd|popd)$/u;
 
 /** What a command init cannot read at all is read as: nothing kept, and a store it mentions marked. */
 const unreadable = (text: string): CommandReading => ({
