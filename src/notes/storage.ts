@@ -122,12 +122,15 @@ const withForeign = (
   return { ...within, value: { ...value, facts: [...own, ...within.kept] } };
 };
 
-/** The records of `storage` that its unsaved changes would write and that the store holds unreadable. */
+/**
+ * The records of `storage` that its unsaved changes would write and that the store holds
+ * unreadable, or (the profile) that wait to be rebuilt from the store's (`profileStale`).
+ */
 export const blockedBy = (storage: NotesUserStorage): { sessions: ReadonlyArray<string>; profile: boolean } => {
   const { sessions, profile } = selectTouched(storage);
   return {
     sessions: sessions.filter((key) => storage.unreadable !== undefined && PMap.has(storage.unreadable.sessions, key)),
-    profile: profile && storage.unreadable?.profile !== undefined,
+    profile: profile && (storage.unreadable?.profile !== undefined || storage.profileStale === true),
   };
 };
 
@@ -473,27 +476,32 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
     readSessionRecord,
     categories,
   );
+  // A profile holding a dropped merge in memory is read whatever its version, and rebuilt from it.
+  const stale = storage.profileStale === true;
   const profileRead = readRecord(
     user,
     records.profile,
-    storage.profile,
-    unreadable.profile,
+    stale ? undefined : storage.profile,
+    stale ? undefined : unreadable.profile,
     readProfileRecord,
     categories,
   );
+  const rebuilding = stale && profileRead.unreadable === undefined;
   const notes = sessionRead.value;
   const profile = profileRead.value;
   const merged = PMap.set(storage.merged, key, isMergedRecord(records.session));
   const kept = profile === undefined ? storage : withoutStaleRewrites(storage);
   const [ledger, events] =
-    notes === undefined && profile === undefined
+    notes === undefined && profile === undefined && !rebuilding
       ? [state.ledger, []]
       : withFresh(
           state.ledger,
           user,
           session,
           notes,
-          profileBase(records.profile, profile, selectTouched(kept).profile, categories),
+          rebuilding
+            ? { from: 'store', profile }
+            : profileBase(records.profile, profile, selectTouched(kept).profile, categories),
           mergedAsCounted({ ...kept, merged }),
           kept.unsaved,
           (stored) => kept.fences !== undefined && PMap.has(kept.fences, stored),
@@ -516,12 +524,13 @@ export const applyLoadAnswer = (state: NotesState, input: NotesLoaded): NotesTra
     profile: profileRead.foreign === undefined ? storage.foreign?.profile : profileRead.foreign,
   };
   // The version of a record not read is not taken as read, so no save is ever made over it.
-  const { unreadable: _before, foreign: _foreignBefore, unloaded: failedBefore, ...rest } = kept;
+  const { unreadable: _before, foreign: _foreignBefore, unloaded: failedBefore, profileStale, ...rest } = kept;
   const unloaded = (failedBefore ?? []).filter((other) => other !== key);
   const next: NotesUserStorage = {
     ...rest,
     loading,
     ...(unloaded.length === 0 ? {} : { unloaded }),
+    ...(profileStale === undefined || rebuilding ? {} : { profileStale }),
     sessions: PMap.set(
       storage.sessions,
       key,
