@@ -53,7 +53,14 @@ import type {
   StageReport,
 } from './trackerTypes.js';
 import { DEFAULT_MAX_EVENTS, MAX_TIMEOUT_MS, positive, resolveOptions } from './trackerOptions.js';
-import { boundedByStore, createUnansweredCalls, type PendingCall, type StoreBound } from './unanswered.js';
+import {
+  boundedByStore,
+  createUnansweredCalls,
+  givenUpAfterBound,
+  loadGivenUp,
+  type PendingCall,
+  type StoreBound,
+} from './unanswered.js';
 import { settledSince } from './waiting.js';
 
 export {
@@ -134,6 +141,7 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
     timers: wakes,
     ended: () => ended,
     open: new Set(),
+    givenUp: new Set(),
   };
   /** The failure of a wait the store held past the bound: `waited` says what the caller does without it. */
   const unanswered = (call: PendingCall, waited: string): NotesTrackerFailure =>
@@ -312,12 +320,17 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
    * wakes whoever waits. Returns the effects of `first`.
    */
   const run = (first: NotesInput): ReadonlyArray<NotesEffect> => {
-    const step = stepMachine(
-      shell.getState(),
-      first,
-      store,
-      (answer, call) => void Promise.resolve(storeBound.calls.watch(answer, call)).then(later),
-    );
+    const step = stepMachine(shell.getState(), first, store, (answer, call) => {
+      const watched = storeBound.calls.watch(answer, call);
+      if (call.type !== 'load') return void Promise.resolve(watched).then(later);
+      // A load left unanswered past the bound is taken as failed, so a later call loads again.
+      const lateLoad = (input: NotesInput): void =>
+        later(input.type === 'notes/loaded' ? { ...input, late: true } : input);
+      const givenUp = (pending: PendingCall): NotesInput => loadGivenUp(storeBound.lookMs, call, pending);
+      void givenUpAfterBound(storeBound, watched, givenUp, lateLoad, call).then(
+        (input) => input !== undefined && later(input),
+      );
+    });
     shell.update(step.state, step.events);
     for (const effect of step.effects) perform(effect);
     for (const input of step.inputs) answerLoads(input);

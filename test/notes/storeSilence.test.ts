@@ -53,7 +53,8 @@ describe('a store that never answers', () => {
     );
     // Not an empty answer passed off as success, and the tracker still answers from memory.
     expect(tracker.contextFor('maya', 's1')).toEqual(E.right({ profile: '', session: '', text: '', history: [] }));
-    expect(heard).toEqual([]);
+    // The load is taken as failed, as onError hears.
+    expect(heard).toEqual(['unavailable']);
   });
 
   it('ends settled() unavailable between timeoutMs and twice it when a save is never answered', async () => {
@@ -134,5 +135,83 @@ describe('a store that never answers', () => {
     expect(closing.settled()).toBe(true);
     expect(heard).toContain('closed');
     expect(await tracker.settled()).toMatchObject({ _tag: 'Left', left: { code: 'closed' } });
+  });
+});
+
+describe('one load the store never answers', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('is taken as failed after timeoutMs: the next load asks the store again, and the session recovers', async () => {
+    const memory = memoryNotesStore();
+    let loads = 0;
+    const store: NotesStore = {
+      load: (user, session) => {
+        loads += 1;
+        return loads === 1 ? never() : memory.load(user, session);
+      },
+      save: (user, write) => memory.save(user, write),
+    };
+    const tracker = createNotableFactsTracker({ complete: noting, store, timeoutMs: TIMEOUT });
+    const first = watched(tracker.load('bob', 's1'));
+    await vi.advanceTimersByTimeAsync(TIMEOUT);
+    expect(first.value()).toMatchObject({ _tag: 'Left', left: { code: 'unavailable' } });
+    const second = watched(tracker.load('bob', 's1'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(second.value()).toEqual(E.right(undefined));
+    expect(loads).toBe(2);
+    tracker.recordUserMessage('bob', 's1', 'sister Ana');
+    await vi.advanceTimersByTimeAsync(10);
+    expect(tracker.contextFor('bob', 's1')).toMatchObject({ right: { session: expect.stringContaining('Ana') } });
+    const records = await memory.load('bob', 's1');
+    expect(E.isRight(records) && records.right.session.version).toBe(1);
+    const settled = watched(tracker.settled());
+    const stage = watched(tracker.endStage('bob', 's1'));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(settled.value()).toEqual(E.right(undefined));
+    expect(stage.value()).toMatchObject({ _tag: 'Right', right: { sessions: ['s1'] } });
+  });
+
+  it('takes a late answer of a load given up on only where it is newer than what the tracker saved since', async () => {
+    const memory = memoryNotesStore();
+    const seeding = createNotableFactsTracker({ complete: noting, store: memory });
+    seeding.recordUserMessage('bob', 's1', 'brother Ben');
+    await seeding.settled();
+    let loads = 0;
+    let answerFirst: (answer: Awaited<StoreAnswer<NotesRecords>>) => void = () => undefined;
+    const store: NotesStore = {
+      load: (user, session) => {
+        loads += 1;
+        if (loads > 1) return memory.load(user, session);
+        return new Promise((resolve) => {
+          answerFirst = resolve;
+        });
+      },
+      save: (user, write) => memory.save(user, write),
+    };
+    const tracker = createNotableFactsTracker({ complete: noting, store, timeoutMs: TIMEOUT });
+    // The store's answer as it stood when the first load was sent.
+    const stale = await memory.load('bob', 's1');
+    void tracker.load('bob', 's1');
+    await vi.advanceTimersByTimeAsync(TIMEOUT);
+    await tracker.load('bob', 's1');
+    tracker.recordUserMessage('bob', 's1', 'sister Ana');
+    await vi.advanceTimersByTimeAsync(10);
+    const saved = await memory.load('bob', 's1');
+    expect(E.isRight(saved) && saved.right.session.version).toBe(2);
+    answerFirst(stale);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(tracker.contextFor('bob', 's1')).toMatchObject({
+      right: { session: expect.stringContaining('Said sister Ana') },
+    });
+    tracker.recordUserMessage('bob', 's1', 'cousin Cy');
+    await vi.advanceTimersByTimeAsync(10);
+    const after = await memory.load('bob', 's1');
+    const facts = E.isRight(after) ? (after.right.session.value as { facts: Array<{ fact: string }> }).facts : [];
+    expect(facts.map(({ fact }) => fact)).toEqual(['Said brother Ben', 'Said sister Ana', 'Said cousin Cy']);
   });
 });
