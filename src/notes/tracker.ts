@@ -57,7 +57,7 @@ import {
   boundedByStore,
   createUnansweredCalls,
   givenUpAfterBound,
-  loadGivenUp,
+  givenUpInput,
   type PendingCall,
   type StoreBound,
 } from './unanswered.js';
@@ -147,7 +147,7 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
   const unanswered = (call: PendingCall, waited: string): NotesTrackerFailure =>
     failure(
       'unavailable',
-      `the notes store left ${call.what} unanswered for ${storeBound.lookMs} ms or more (timeoutMs): ${waited} (its answer is still taken when it comes)`,
+      `the notes store left ${call.what} unanswered for ${storeBound.lookMs} ms or more (timeoutMs): ${waited} (a save's answer is still taken when it comes, a load's where it is newer than what the tracker holds)`,
     );
 
   /** Tells `onError`; an `onError` that throws is the caller's bug, with nowhere further to go. */
@@ -322,11 +322,12 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
   const run = (first: NotesInput): ReadonlyArray<NotesEffect> => {
     const step = stepMachine(shell.getState(), first, store, (answer, call) => {
       const watched = storeBound.calls.watch(answer, call);
-      if (call.type !== 'load') return void Promise.resolve(watched).then(later);
-      // A load left unanswered past the bound is taken as failed, so a later call loads again.
+      if (call.type !== 'load' && call.type !== 'listUnmerged') return void Promise.resolve(watched).then(later);
+      // A load or list left unanswered past the bound is taken as failed: a later call loads again,
+      // and an end of stage is not held. A late list is of no use: its end of stage has merged.
       const lateLoad = (input: NotesInput): void =>
-        later(input.type === 'notes/loaded' ? { ...input, late: true } : input);
-      const givenUp = (pending: PendingCall): NotesInput => loadGivenUp(storeBound.lookMs, call, pending);
+        input.type === 'notes/loaded' ? later({ ...input, late: true }) : undefined;
+      const givenUp = (pending: PendingCall): NotesInput => givenUpInput(storeBound.lookMs, call, pending);
       void givenUpAfterBound(storeBound, watched, givenUp, lateLoad, call).then(
         (input) => input !== undefined && later(input),
       );

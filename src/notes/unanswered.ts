@@ -4,7 +4,7 @@
  * Shell state: it is the tracker's, never the machine's.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import type { NotesInput, NotesLoadEffect } from './inputs.js';
+import type { NotesInput, NotesListUnmergedEffect, NotesLoadEffect } from './inputs.js';
 import { storeFailure } from './storeAnswer.js';
 import type { StoreEffect } from './storeCall.js';
 import type { NotesTrackerFailure } from './trackerTypes.js';
@@ -63,12 +63,13 @@ export const createUnansweredCalls = (): UnansweredCalls => {
 };
 
 /**
- * The answer of the watched load `answer` (of `call`), or, when it has not come within `bound.lookMs`,
- * the failed answer `givenUp` makes, the load given up on: the machine then takes it as a failed
- * load, and loads again at the next call that needs the records. The answer that comes after that
+ * The answer of the watched load or list `answer` (of `call`), or, when it has not come within
+ * `bound.lookMs`, the failed answer `givenUp` makes, the call given up on: the machine then takes
+ * it as a failed load (and loads again at the next call that needs the records) or list. The answer that comes after that
  * is passed on through `late` (the machine takes of it only what is newer than what it holds).
  * Without this, one store promise that never settles would hold the session's load for good (a
- * load runs, so no other is made) and keep its messages from ever being extracted.
+ * load runs, so no other is made) and keep its messages from ever being extracted, or hold an end
+ * of stage for good.
  */
 export const givenUpAfterBound = <T>(
   bound: StoreBound,
@@ -181,15 +182,38 @@ export const boundedByStore = <T>(
     look();
   });
 
-/** The failed answer a load (`call`) the store left unanswered for `lookMs` is taken for (`givenUpAfterBound`). */
-export const loadGivenUp = (lookMs: number, call: NotesLoadEffect, pending: PendingCall): NotesInput => ({
-  type: 'notes/loaded',
-  user: call.user,
-  session: call.session,
-  outcome: E.left(
-    storeFailure(
-      'unavailable',
-      `the notes store left ${pending.what} unanswered for ${lookMs} ms (timeoutMs): taken as failed, and loaded again at the next call that needs the records (its answer, should it come, is taken where it is newer than what the tracker holds)`,
-    ),
-  ),
-});
+/**
+ * The failed answer a load or a list of unmerged sessions (`call`) the store left unanswered for
+ * `lookMs` is taken for (`givenUpAfterBound`): as any failed load, or failed list (the end of stage
+ * waiting for it merges what the tracker holds).
+ */
+export const givenUpInput = (
+  lookMs: number,
+  call: NotesLoadEffect | NotesListUnmergedEffect,
+  pending: PendingCall,
+): NotesInput => {
+  const unanswered = `the notes store left ${pending.what} unanswered for ${lookMs} ms (timeoutMs): taken as failed`;
+  return call.type === 'load'
+    ? {
+        type: 'notes/loaded',
+        user: call.user,
+        session: call.session,
+        outcome: E.left(
+          storeFailure(
+            'unavailable',
+            `${unanswered}, and loaded again at the next call that needs the records (its answer, should it come, is taken where it is newer than what the tracker holds)`,
+          ),
+        ),
+      }
+    : {
+        type: 'notes/unmergedListed',
+        user: call.user,
+        call: call.call,
+        outcome: E.left(
+          storeFailure(
+            'unavailable',
+            `${unanswered}: the end of stage merges the sessions this tracker holds (its answer, should it come, is not used)`,
+          ),
+        ),
+      };
+};

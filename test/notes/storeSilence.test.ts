@@ -1,8 +1,9 @@
 /**
  * A store that never answers holds no caller forever: `load` and `settled` are answered
  * `unavailable` once a store call they wait on has had no answer for `timeoutMs` (seen so at two
- * looks `timeoutMs` apart), as `endStage` is answered `unconfirmed`; the answer, when it comes
- * after all, is still taken.
+ * looks `timeoutMs` apart), as `endStage` is answered `unconfirmed`; a load or a list of unmerged
+ * sessions is taken as failed then, so the session recovers and an end of stage goes on; a late
+ * answer of a load is taken only where it is newer than what the tracker holds.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -213,5 +214,55 @@ describe('one load the store never answers', () => {
     const after = await memory.load('bob', 's1');
     const facts = E.isRight(after) ? (after.right.session.value as { facts: Array<{ fact: string }> }).facts : [];
     expect(facts.map(({ fact }) => fact)).toEqual(['Said brother Ben', 'Said sister Ana', 'Said cousin Cy']);
+  });
+});
+
+describe('an end of stage over a store that never answers', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('merges the sessions it holds once the list of unmerged sessions has gone unanswered for timeoutMs', async () => {
+    const memory = memoryNotesStore();
+    const heard: string[] = [];
+    const store: NotesStore = {
+      load: (user, session) => memory.load(user, session),
+      save: (user, write) => memory.save(user, write),
+      unmergedSessions: () => never(),
+    };
+    const tracker = createNotableFactsTracker({
+      complete: noting,
+      store,
+      timeoutMs: TIMEOUT,
+      onError: (problem) => heard.push(`${problem.code}: ${problem.message}`),
+    });
+    tracker.recordUserMessage('maya', 's1', 'sister Ana');
+    await vi.advanceTimersByTimeAsync(10);
+    const stage = watched(tracker.endStage('maya'));
+    await vi.advanceTimersByTimeAsync(TIMEOUT - 1);
+    expect(stage.settled()).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(stage.value()).toMatchObject({ _tag: 'Right', right: { sessions: ['s1'] } });
+    expect(heard).toEqual([
+      expect.stringContaining(
+        'unavailable: the notes store left the list of the unmerged sessions of "maya" unanswered for 1000 ms (timeoutMs): taken as failed',
+      ),
+    ]);
+  });
+
+  it.each([
+    ['with no message before it', false],
+    ['after a message', true],
+  ])('is answered %s once the load of its session has gone unanswered for timeoutMs', async (_when, message) => {
+    const memory = memoryNotesStore();
+    const store: NotesStore = { load: () => never(), save: (user, write) => memory.save(user, write) };
+    const tracker = createNotableFactsTracker({ complete: noting, store, timeoutMs: TIMEOUT });
+    if (message) tracker.recordUserMessage('maya', 's1', 'sister Ana');
+    const stage = watched(tracker.endStage('maya', 's1'));
+    await vi.advanceTimersByTimeAsync(TIMEOUT + 10);
+    expect(stage.value()).toMatchObject({ _tag: 'Right', right: { sessions: message ? ['s1'] : [] } });
   });
 });
