@@ -21,7 +21,6 @@ import { callModel } from './callModel.js';
 import { selectRecentTurns } from './conversation.js';
 import { applyNotesEvent } from './events.js';
 import { formatNotesBlocks } from './format.js';
-import type { NotesLedger } from './ledger.js';
 import {
   closedStageMessage,
   selectAbandonedMessages,
@@ -43,7 +42,6 @@ import { isStorableNotesId, type NotesEvent } from './model.js';
 import { selectRetained } from './release.js';
 import { stepMachine } from './runner.js';
 import { createSlotCache } from './slotCache.js';
-import { type StorableLedger, storableLedger } from './storableLedger.js';
 import type {
   NotableFactsTracker,
   NotableFactsTrackerOptions,
@@ -52,7 +50,7 @@ import type {
   RecordOutcome,
   StageReport,
 } from './trackerTypes.js';
-import { DEFAULT_MAX_EVENTS, MAX_TIMEOUT_MS, positive, resolveOptions } from './trackerOptions.js';
+import { DEFAULT_MAX_EVENTS, MAX_TIMEOUT_MS, positive, resolveOptions, startingLedger } from './trackerOptions.js';
 import {
   boundedByStore,
   createUnansweredCalls,
@@ -85,18 +83,6 @@ const slotKey = (user: string, session: string): string => JSON.stringify([user,
 /** What a user or session id a tracker takes must be. */
 const ID_RULE =
   'user and session must be ids of 1 to 200 characters, without U+0000 or an unpaired surrogate (no store could keep them)';
-
-/**
- * `initial` made storable; one that is no ledger is kept as given, so the bug surfaces where the
- * tracker first uses it, as `internal`, never as an exception where the tracker is made.
- */
-const startingLedger = (initial: NotesLedger): StorableLedger => {
-  try {
-    return storableLedger(initial);
-  } catch {
-    return { ledger: initial, problems: [] };
-  }
-};
 
 /** Creates a tracker over an empty ledger (or `initial`), keeping users' notes in `store` (default: in memory). */
 export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): NotableFactsTracker => {
@@ -211,6 +197,8 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
 
   /** Runs an input that arrives later (a model's or a store's answer): its own outermost boundary. */
   const later = (input: NotesInput): void => {
+    // Closed: an answer that comes now is not taken, so no model or store call follows close().
+    if (ended) return;
     const ran = boundary(() => E.right(run(input)));
     if (E.isLeft(ran)) stop(ran.left);
   };
@@ -474,6 +462,9 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       // Loads and waits for settling that the store held: answered, never left waiting on a tracker that is gone.
       for (const cut of [...storeBound.open])
         cut(failure('closed', 'the tracker closed before the notes store answered what this call waited for'));
+      // What close itself waited for and gave up on: nothing will change the state now.
+      for (const waiter of [...waiters]) waiter.resume(E.left(failure('closed', 'the tracker is closed')));
+      waiters.clear();
       // Ends of stage the store never took: answered, never left waiting on a tracker that is gone.
       for (const [id, resume] of [...stages]) {
         const message = closedStageMessage(shell.getState(), stageUsers.get(id), id);

@@ -266,3 +266,44 @@ describe('an end of stage over a store that never answers', () => {
     expect(stage.value()).toMatchObject({ _tag: 'Right', right: { sessions: message ? ['s1'] : [] } });
   });
 });
+
+describe('an answer that comes after close', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('is not taken once close() has resolved: no model or store call follows it', async () => {
+    const memory = memoryNotesStore();
+    let closed = false;
+    const afterClose: string[] = [];
+    let saves = 0;
+    const store: NotesStore = {
+      load: (user, session) => {
+        if (closed) afterClose.push(`load ${session}`);
+        return memory.load(user, session);
+      },
+      save: (user, write) => {
+        if (closed) afterClose.push('save');
+        saves += 1;
+        // The first save is answered long after close() gave up on it; the changes made meanwhile wait for it.
+        if (saves > 1) return memory.save(user, write);
+        return new Promise((resolve) => setTimeout(() => resolve(memory.save(user, write) as never), 5 * TIMEOUT));
+      },
+    };
+    const tracker = createNotableFactsTracker({ complete: noting, store, timeoutMs: TIMEOUT });
+    tracker.recordUserMessage('bob', 's1', 'sister Ana');
+    await vi.advanceTimersByTimeAsync(10);
+    tracker.recordUserMessage('bob', 's2', 'brother Ben');
+    await vi.advanceTimersByTimeAsync(10);
+    const closing = watched(tracker.close());
+    await vi.advanceTimersByTimeAsync(3 * TIMEOUT);
+    expect(closing.settled()).toBe(true);
+    closed = true;
+    await vi.advanceTimersByTimeAsync(10 * TIMEOUT);
+    expect(afterClose).toEqual([]);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
