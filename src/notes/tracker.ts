@@ -267,7 +267,8 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
 
   /** Answers the callers of `load` waiting for this load. */
   const answerLoads = (input: NotesInput): void => {
-    if (input.type !== 'notes/loaded') return;
+    // A late answer (of a load given up on) answers none of them: a load running now will.
+    if (input.type !== 'notes/loaded' || input.late === true) return;
     const key = slotKey(input.user, input.session);
     const waiting = loads.get(key);
     if (waiting === undefined) return;

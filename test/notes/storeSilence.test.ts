@@ -217,6 +217,42 @@ describe('one load the store never answers', () => {
   });
 });
 
+describe('a late answer of a load given up on', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('answers no load() waiting for the load running now', async () => {
+    const memory = memoryNotesStore();
+    let loads = 0;
+    let answerFirst: (answer: Awaited<StoreAnswer<NotesRecords>>) => void = () => undefined;
+    const store: NotesStore = {
+      load: (user, session) => {
+        loads += 1;
+        if (loads > 1)
+          return new Promise((resolve) => setTimeout(() => resolve(memory.load(user, session) as never), TIMEOUT / 2));
+        return new Promise((resolve) => {
+          answerFirst = resolve;
+        });
+      },
+      save: (user, write) => memory.save(user, write),
+    };
+    const tracker = createNotableFactsTracker({ complete: noting, store, timeoutMs: TIMEOUT });
+    void tracker.load('bob', 's1');
+    await vi.advanceTimersByTimeAsync(TIMEOUT);
+    const second = watched(tracker.load('bob', 's1'));
+    answerFirst(await memory.load('bob', 's1'));
+    await vi.advanceTimersByTimeAsync(TIMEOUT / 4);
+    expect(second.settled()).toBe(false);
+    await vi.advanceTimersByTimeAsync(TIMEOUT / 4);
+    expect(second.value()).toEqual(E.right(undefined));
+    expect(loads).toBe(2);
+  });
+});
+
 describe('an end of stage over a store that never answers', () => {
   beforeEach(() => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
