@@ -335,9 +335,9 @@ describe('a merge saved one record at a time', () => {
     await vi.advanceTimersByTimeAsync(10);
     policy.release();
     const merged = await stepped(stage);
-    if (second !== undefined) await stepped(second);
+    const mergedS2 = second === undefined ? undefined : await stepped(second);
     await stepped(tracker.settled());
-    return { tracker, merged, errors };
+    return { tracker, merged, mergedS2, errors };
   };
 
   it('never counts a session twice nor loses its facts when its record, saved alone, fails while another tracker ends the stage', async () => {
@@ -412,7 +412,9 @@ describe('a merge saved one record at a time', () => {
   it('drops the merge of a refused session from the profile too: its content never reaches the store', async () => {
     const memory = memoryNotesStore();
     const policy = policed(memory, inSessions);
-    const { tracker, errors } = await refusedBatch(memory, policy, policy.store, true);
+    const { tracker, mergedS2, errors } = await refusedBatch(memory, policy, policy.store, true);
+    // The merge of s2 is answered as made in memory only: the store never took it.
+    expect(mergedS2).toMatchObject({ _tag: 'Right', right: { sessions: ['s2'], unconfirmed: true } });
 
     expect(policy.saves).toContain('s2 refused');
     expect(await profileOf(memory)).toEqual({ count: 2, facts: ['Said before', 'Said first', 'Said sister Ana'] });
