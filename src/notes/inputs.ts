@@ -78,6 +78,11 @@ export interface NotesLoaded {
   readonly user: string;
   readonly session: string;
   readonly outcome: E.Either<NotesStoreFailure, NotesRecords>;
+  /**
+   * The answer of a load the runner gave up on, as failed, after its bound: taken only while no
+   * other load of the session runs, and only the records newer than those the machine knows.
+   */
+  readonly late?: true;
 }
 
 /** The store answered the running save of `user`. */

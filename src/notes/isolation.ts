@@ -1,10 +1,21 @@
 /**
  * Saves made one record at a time, pure: after a save of several records refused as
  * `invalid_input` (a store of one's own with a size or content policy), each record it wrote is
- * saved alone (the profile first, then the sessions), so a refusal names the one record the store
+ * saved alone (each session, then the profile), so a refusal names the one record the store
  * will not keep, and only that record's changes are dropped (`refusedSave.ts`); the others are saved.
  * The unsaved events the refused save wrote stay unsaved until each record they touch has been
  * saved or refused alone, and are then confirmed at once (`NotesIsolation`).
+ *
+ * Why the sessions go first: saved apart, a merge is in the store half made between the two
+ * saves, and for as long as the second fails (or for good, should the process stop). A profile
+ * that counts a session whose record is not marked merged is counted again by the next end of
+ * stage of any process, and that merge puts the session's stored facts (older than those the
+ * profile holds) in place of the newer ones: a double count and a fact lost from the profile for
+ * good. A session marked merged before its profile holds the merge is never merged again by an
+ * end of stage of the user (it is not listed as unmerged), and merged again by name it replaces
+ * its own facts without counting: nothing is counted twice and nothing removed, the profile only
+ * lacks that merge until its own save lands (this tracker's save of the profile, applied again to
+ * whatever the store holds then, counts the session where the store's profile has not: `uncounted`).
  */
 import * as PMap from '../persistent/persistentMap.js';
 import type { NotesTransition } from './inputs.js';
@@ -14,16 +25,16 @@ import type { NotesEvent } from './model.js';
 import { answerLanded } from './stageAnswers.js';
 import { selectTouched, withFencesOfUnsaved, withoutOverflow } from './unsaved.js';
 
-/** What a save writes, narrowed to one record while `storage` isolates: the profile first, then each session. */
+/** What a save writes, narrowed to one record while `storage` isolates: each session, then the profile. */
 export const narrowedToOne = (
   storage: NotesUserStorage,
   touched: { sessions: ReadonlyArray<string>; profile: boolean },
 ): { sessions: ReadonlyArray<string>; profile: boolean } => {
   const { isolating } = storage;
   if (isolating === undefined) return touched;
-  if (isolating.profile && touched.profile) return { sessions: [], profile: true };
   const session = isolating.sessions.find((key) => touched.sessions.includes(key));
-  return session === undefined ? touched : { sessions: [session], profile: false };
+  if (session !== undefined) return { sessions: [session], profile: false };
+  return isolating.profile && touched.profile ? { sessions: [], profile: true } : touched;
 };
 
 /**
@@ -56,36 +67,39 @@ export const isolatedDone = (
 };
 
 /**
- * `stored` (a record saved alone by `saving` taken) with that record off its isolation; a profile
- * saved alone is kept, with the sessions whose merges it holds (the merges among the events it wrote).
+ * `stored` (a record saved alone by `saving` taken; `before`, the storage it was sent from) with
+ * that record off its isolation. A session saved alone marked merged, whose record the store did
+ * not hold merged before, is kept among the sessions whose merge the profile in the store does
+ * not hold yet (`uncounted`), until the profile is saved.
  */
 export const savedAlone = (
   stored: NotesUserStorage,
+  before: NotesUserStorage,
   saving: NonNullable<NotesUserStorage['saving']>,
 ): NotesUserStorage => {
   const done = isolatedDone(stored, saving.sessions, saving.profile);
-  if (!saving.profile || done.isolating === undefined) return done;
-  const merges = stored.unsaved
-    .slice(0, saving.count)
-    .flatMap((event) => (event.type === 'notes/sessionConsolidated' ? [storedKey(event.session)] : []));
-  const counted = [...new Set([...(done.isolating.counted ?? []), ...merges])];
-  return {
-    ...done,
-    isolating: {
-      ...done.isolating,
-      ...(saving.written === undefined ? {} : { written: saving.written }),
-      ...(counted.length === 0 ? {} : { counted }),
-    },
-  };
+  if (done.isolating === undefined) return done;
+  if (saving.profile) {
+    const { uncounted: _counted, ...rest } = done.isolating;
+    return {
+      ...done,
+      isolating: { ...rest, ...(saving.written === undefined ? {} : { written: saving.written }) },
+    };
+  }
+  const marked = saving.merged.filter((key) => PMap.get(before.merged, key) !== true);
+  if (marked.length === 0) return done;
+  const uncounted = [...new Set([...(done.isolating.uncounted ?? []), ...marked])];
+  return { ...done, isolating: { ...done.isolating, uncounted } };
 };
 
 /**
  * Whether the store's record of each session was merged, as a merge applied again after a
- * conflict must count it: also merged, the sessions whose merge a profile saved alone holds
- * (their own records, saved after it, may not say so yet), so the merge counts once in `sessionCount`.
+ * conflict must count it: not merged, the sessions this tracker saved alone marked merged before
+ * the profile that counts them was saved (`uncounted`), so the merge applied again to the store's
+ * profile counts them there, once.
  */
 export const mergedAsCounted = (storage: NotesUserStorage): PMap.PersistentMap<boolean> =>
-  (storage.isolating?.counted ?? []).reduce((marks, key) => PMap.set(marks, key, true), storage.merged);
+  (storage.isolating?.uncounted ?? []).reduce((marks, key) => PMap.set(marks, key, false), storage.merged);
 
 /**
  * Ends the isolation of `user` once no record of it is left to save alone (a record no unsaved

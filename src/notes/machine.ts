@@ -136,6 +136,12 @@ export interface NotesUserStorage {
     /** A save of one record while `isolating`: it confirms no unsaved event by itself. */
     readonly alone?: true;
   };
+  /**
+   * A merge this machine applied to the profile in memory was dropped, its session's record refused
+   * as `invalid_input` (`refusedSave.ts`): the profile is rebuilt from the store's by the next load,
+   * the unsaved changes applied to it again, and is not saved until then.
+   */
+  readonly profileStale?: true;
   /** After a save of several records refused as `invalid_input`: the records still to save alone (`isolation.ts`). */
   readonly isolating?: NotesIsolation;
   /**
@@ -197,11 +203,11 @@ export interface NotesIsolation {
   /** The profile as saved alone, when it was: what the ends of stage the confirmed events store are answered with. */
   readonly written?: GlobalFacts;
   /**
-   * The sessions (stored keys) whose merge the profile saved alone holds, counted in its
-   * `sessionCount` while their own records may not say merged yet: a merge applied again after a
-   * conflict does not count them a second time.
+   * The sessions (stored keys) saved alone marked merged whose merge the store's profile does not
+   * hold yet (it is saved after them): a merge applied again after a conflict counts them in
+   * `sessionCount` once, though their records in the store say merged.
    */
-  readonly counted?: ReadonlyArray<string>;
+  readonly uncounted?: ReadonlyArray<string>;
 }
 
 /**

@@ -17,7 +17,7 @@ import { reported } from './recordRead.js';
 import { answerRefused } from './stageAnswers.js';
 import { attemptEnded, reload, saveIfNeeded } from './storage.js';
 import { storeFailure } from './storeAnswer.js';
-import { touched, withFencesOfUnsaved, withoutOverflow } from './unsaved.js';
+import { touched, withFencesOfUnsaved, withoutOverflow, withSessionsToWrite } from './unsaved.js';
 
 /** Takes an `invalid_input` answer to the running save of `user`. */
 export const onRefused = (state: NotesState, user: string, failed: StoreCallFailure): NotesTransition => {
@@ -83,9 +83,17 @@ const dropRefusedRecord = (state: NotesState, user: string, failed: StoreCallFai
         storedKey(event.session) === session;
   const written = storage.unsaved.slice(0, saving.count);
   const dropped = session === undefined && !isProfile ? written : written.filter(hits);
-  const reset = session === undefined ? touched(dropped).sessions : [session];
+  // Sessions saved alone marked merged before their profile, which is refused: the store holds
+  // them merged, yet its profile never held their merge. Kept (not read again) and written
+  // unmarked by the next save, so a later end of stage merges them and counts them, once.
+  const uncounted = isProfile ? (storage.isolating?.uncounted ?? []) : [];
+  const reset = session === undefined ? touched(dropped).sessions.filter((key) => !uncounted.includes(key)) : [session];
   const kept = storage.unsaved.filter((event) => !dropped.includes(event));
-  const base = attemptEnded(idle);
+  // A merge dropped with its session's record was applied to the profile in memory, which the
+  // store never took (the profile is saved after its sessions, or with them): the profile is
+  // rebuilt from the store's, the changes left applied again, before it is saved (`profileStale`).
+  const mergeDropped = session !== undefined && dropped.some((event) => event.type === 'notes/sessionConsolidated');
+  const base = withSessionsToWrite(attemptEnded(idle), uncounted, storage.changes);
   const next: NotesUserStorage = withFencesOfUnsaved(
     recounted(
       isolatedDone(
@@ -97,6 +105,7 @@ const dropRefusedRecord = (state: NotesState, user: string, failed: StoreCallFai
               : withoutOverflow(base, saving.upTo ?? Number.NEGATIVE_INFINITY)),
           unsaved: kept,
           settledChanges: storage.changes,
+          ...(mergeDropped ? { profileStale: true as const } : {}),
           // Read again whatever version the store holds: what this tracker has of them is not the store's.
           sessions: reset.reduce((versions, key) => PMap.remove(versions, key), storage.sessions),
           ...(isProfile || version === undefined ? {} : { profile: version }),
@@ -121,13 +130,12 @@ const dropRefusedRecord = (state: NotesState, user: string, failed: StoreCallFai
     'invalid_input',
     `${failed.message} (the notes of ${JSON.stringify(user)}: trying again cannot help, so ${what}${records.length === 0 ? '' : `, of ${records.join(', ')}`}, and what the store holds is read again)`,
   );
-  // A merge dropped with the profile is answered now, unconfirmed; one whose profile was saved
-  // alone before its session was refused is answered as stored once the others are saved.
-  const [answered, answers] = isProfile ? answerRefused(state, user, dropped) : [state, []];
+  // A merge dropped (with the profile, or with its session) is answered now, unconfirmed.
+  const [answered, answers] = answerRefused(state, user, dropped);
   const refused = {
     ...(session === undefined ? {} : { session }),
     profile: isProfile,
-    unmerged: isProfile ? reset : [],
+    unmerged: isProfile ? [...reset, ...uncounted] : [],
   };
   const cleared = withStorage(
     withLedger(answered, withRefusedReset(answered.ledger, user, refused, touched(kept))),

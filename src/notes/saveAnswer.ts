@@ -67,6 +67,32 @@ const onConflict = (
       ];
 };
 
+/**
+ * A record saved alone (`isolation.ts`) whose save failed, without leases: tried again after a
+ * wait, as after a conflict (the records load again, then the save), up to `MAX_SAVE_CONFLICTS`
+ * tries in a row, then left for the next change. A merge is half in the store until the last of
+ * its records is saved, so that is not left to a change that may never come (a lease holder
+ * tries its failed saves again itself).
+ */
+const retryAlone = (
+  state: NotesState,
+  user: string,
+  idle: NotesUserStorage,
+  again: ReadonlyArray<string>,
+  failed: StoreCallFailure,
+): NotesTransition => {
+  const tries = (idle.conflicts ?? 0) + 1;
+  if (tries >= MAX_SAVE_CONFLICTS)
+    return [
+      withStorage(state, user, { ...attemptEnded(idle), settledChanges: idle.changes }),
+      [reported(user, failed)],
+    ];
+  return [
+    withStorage(state, user, { ...idle, conflicts: tries, backingOff: again }),
+    [reported(user, failed), { type: 'backOff', user, retries: tries }],
+  ];
+};
+
 /** The wait after a conflict is over: the records load again, and the save follows. */
 export const onBackedOff = (state: NotesState, user: string): NotesTransition => {
   const storage = selectUserStorage(state, user);
@@ -101,7 +127,8 @@ export const applySaveAnswer = (state: NotesState, input: NotesSaved): NotesTran
       ...(written.profile === undefined ? {} : { profile: written.profile }),
     };
     // A record saved alone confirms no event by itself: the isolation does once each is saved.
-    if (saving.alone !== undefined) return saveIfNeeded(withStorage(state, user, savedAlone(stored, saving)), user);
+    if (saving.alone !== undefined)
+      return saveIfNeeded(withStorage(state, user, savedAlone(stored, storage, saving)), user);
     const unsaved = storage.unsaved.slice(saving.count);
     const next: NotesUserStorage = { ...stored, unsaved, settledChanges: storage.changes - unsaved.length };
     const landed = withFencesOfUnsaved(withoutOverflow(next, saving.upTo ?? Number.NEGATIVE_INFINITY));
@@ -113,6 +140,8 @@ export const applySaveAnswer = (state: NotesState, input: NotesSaved): NotesTran
   if (outcome.left.code === 'invalid_input') return onRefused(state, user, outcome.left);
   const again = saving.sessions.length > 0 ? saving.sessions : PMap.keys(storage.sessions).slice(0, 1);
   if (outcome.left.code === 'conflict' && again.length > 0) return onConflict(state, user, idle, again);
+  if (saving.alone !== undefined && state.settings.lease === undefined && again.length > 0)
+    return retryAlone(state, user, idle, again, outcome.left);
   return [
     withStorage(state, user, { ...attemptEnded(idle), settledChanges: storage.changes }),
     [reported(user, outcome.left)],

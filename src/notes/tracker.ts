@@ -21,7 +21,6 @@ import { callModel } from './callModel.js';
 import { selectRecentTurns } from './conversation.js';
 import { applyNotesEvent } from './events.js';
 import { formatNotesBlocks } from './format.js';
-import type { NotesLedger } from './ledger.js';
 import {
   closedStageMessage,
   selectAbandonedMessages,
@@ -43,7 +42,6 @@ import { isStorableNotesId, type NotesEvent } from './model.js';
 import { selectRetained } from './release.js';
 import { stepMachine } from './runner.js';
 import { createSlotCache } from './slotCache.js';
-import { type StorableLedger, storableLedger } from './storableLedger.js';
 import type {
   NotableFactsTracker,
   NotableFactsTrackerOptions,
@@ -52,8 +50,15 @@ import type {
   RecordOutcome,
   StageReport,
 } from './trackerTypes.js';
-import { DEFAULT_MAX_EVENTS, MAX_TIMEOUT_MS, positive, resolveOptions } from './trackerOptions.js';
-import { boundedByStore, createUnansweredCalls, type PendingCall, type StoreBound } from './unanswered.js';
+import { DEFAULT_MAX_EVENTS, MAX_TIMEOUT_MS, positive, resolveOptions, startingLedger } from './trackerOptions.js';
+import {
+  boundedByStore,
+  createUnansweredCalls,
+  givenUpAfterBound,
+  givenUpInput,
+  type PendingCall,
+  type StoreBound,
+} from './unanswered.js';
 import { settledSince } from './waiting.js';
 
 export {
@@ -78,18 +83,6 @@ const slotKey = (user: string, session: string): string => JSON.stringify([user,
 /** What a user or session id a tracker takes must be. */
 const ID_RULE =
   'user and session must be ids of 1 to 200 characters, without U+0000 or an unpaired surrogate (no store could keep them)';
-
-/**
- * `initial` made storable; one that is no ledger is kept as given, so the bug surfaces where the
- * tracker first uses it, as `internal`, never as an exception where the tracker is made.
- */
-const startingLedger = (initial: NotesLedger): StorableLedger => {
-  try {
-    return storableLedger(initial);
-  } catch {
-    return { ledger: initial, problems: [] };
-  }
-};
 
 /** Creates a tracker over an empty ledger (or `initial`), keeping users' notes in `store` (default: in memory). */
 export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): NotableFactsTracker => {
@@ -134,12 +127,13 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
     timers: wakes,
     ended: () => ended,
     open: new Set(),
+    givenUp: new Set(),
   };
   /** The failure of a wait the store held past the bound: `waited` says what the caller does without it. */
   const unanswered = (call: PendingCall, waited: string): NotesTrackerFailure =>
     failure(
       'unavailable',
-      `the notes store left ${call.what} unanswered for ${storeBound.lookMs} ms or more (timeoutMs): ${waited} (its answer is still taken when it comes)`,
+      `the notes store left ${call.what} unanswered for ${storeBound.lookMs} ms or more (timeoutMs): ${waited} (a save's answer is still taken when it comes, a load's where it is newer than what the tracker holds)`,
     );
 
   /** Tells `onError`; an `onError` that throws is the caller's bug, with nowhere further to go. */
@@ -203,6 +197,8 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
 
   /** Runs an input that arrives later (a model's or a store's answer): its own outermost boundary. */
   const later = (input: NotesInput): void => {
+    // Closed: an answer that comes now is not taken, so no model or store call follows close().
+    if (ended) return;
     const ran = boundary(() => E.right(run(input)));
     if (E.isLeft(ran)) stop(ran.left);
   };
@@ -271,7 +267,8 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
 
   /** Answers the callers of `load` waiting for this load. */
   const answerLoads = (input: NotesInput): void => {
-    if (input.type !== 'notes/loaded') return;
+    // A late answer (of a load given up on) answers none of them: a load running now will.
+    if (input.type !== 'notes/loaded' || input.late === true) return;
     const key = slotKey(input.user, input.session);
     const waiting = loads.get(key);
     if (waiting === undefined) return;
@@ -312,12 +309,18 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
    * wakes whoever waits. Returns the effects of `first`.
    */
   const run = (first: NotesInput): ReadonlyArray<NotesEffect> => {
-    const step = stepMachine(
-      shell.getState(),
-      first,
-      store,
-      (answer, call) => void Promise.resolve(storeBound.calls.watch(answer, call)).then(later),
-    );
+    const step = stepMachine(shell.getState(), first, store, (answer, call) => {
+      const watched = storeBound.calls.watch(answer, call);
+      if (call.type !== 'load' && call.type !== 'listUnmerged') return void Promise.resolve(watched).then(later);
+      // A load or list left unanswered past the bound is taken as failed: a later call loads again,
+      // and an end of stage is not held. A late list is of no use: its end of stage has merged.
+      const lateLoad = (input: NotesInput): void =>
+        input.type === 'notes/loaded' ? later({ ...input, late: true }) : undefined;
+      const givenUp = (pending: PendingCall): NotesInput => givenUpInput(storeBound.lookMs, call, pending);
+      void givenUpAfterBound(storeBound, watched, givenUp, lateLoad, call).then(
+        (input) => input !== undefined && later(input),
+      );
+    });
     shell.update(step.state, step.events);
     for (const effect of step.effects) perform(effect);
     for (const input of step.inputs) answerLoads(input);
@@ -460,6 +463,9 @@ export const createNotableFactsTracker = (options: NotableFactsTrackerOptions): 
       // Loads and waits for settling that the store held: answered, never left waiting on a tracker that is gone.
       for (const cut of [...storeBound.open])
         cut(failure('closed', 'the tracker closed before the notes store answered what this call waited for'));
+      // What close itself waited for and gave up on: nothing will change the state now.
+      for (const waiter of [...waiters]) waiter.resume(E.left(failure('closed', 'the tracker is closed')));
+      waiters.clear();
       // Ends of stage the store never took: answered, never left waiting on a tracker that is gone.
       for (const [id, resume] of [...stages]) {
         const message = closedStageMessage(shell.getState(), stageUsers.get(id), id);

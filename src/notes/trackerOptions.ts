@@ -8,6 +8,8 @@ import { isStorableNotesId } from './model.js';
 import type { CompleteFn } from './port.js';
 import { memoryNotesStore, type NotesStore } from './store.js';
 import type { NotableFactsTrackerOptions } from './trackerTypes.js';
+import type { NotesLedger } from './ledger.js';
+import { type StorableLedger, storableLedger } from './storableLedger.js';
 
 /** The default time an extraction may take before it is abandoned and recorded as a timeout. */
 export const DEFAULT_TIMEOUT_MS = 15_000;
@@ -92,4 +94,16 @@ export const resolveOptions = (options: NotableFactsTrackerOptions): ResolvedOpt
           },
     pollMs,
   };
+};
+
+/**
+ * `initial` made storable; one that is no ledger is kept as given, so the bug surfaces where the
+ * tracker first uses it, as `internal`, never as an exception where the tracker is made.
+ */
+export const startingLedger = (initial: NotesLedger): StorableLedger => {
+  try {
+    return storableLedger(initial);
+  } catch {
+    return { ledger: initial, problems: [] };
+  }
 };

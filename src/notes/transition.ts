@@ -55,7 +55,8 @@ import {
   reportStages,
 } from './leaseTransition.js';
 import { keepSession, onReleaseRequested, tidyUser } from './release.js';
-import { applyLoadAnswer, recordChanges, reload, requireLoaded, saveAgain } from './storage.js';
+import { applyLoadAnswer } from './loadAnswer.js';
+import { recordChanges, reload, requireLoaded, saveAgain } from './storage.js';
 import { applySaveAnswer, onBackedOff } from './saveAnswer.js';
 import { answerUnsaved } from './stageAnswers.js';
 

@@ -72,6 +72,24 @@ export const withDropped = (
 };
 
 /**
+ * `storage` writing the sessions `keys` (stored keys) at its next save as the ledger holds them,
+ * as if `changes` dropped past the bound had touched them: a change no unsaved event carries
+ * (the mark of a merge taken back, see `refusedSave.ts`).
+ */
+export const withSessionsToWrite = (
+  storage: NotesUserStorage,
+  keys: ReadonlyArray<string>,
+  changes: number,
+): NotesUserStorage =>
+  keys.length === 0
+    ? storage
+    : withOverflowOf(
+        storage,
+        keys.reduce((known, key) => PMap.set(known, key, changes), storage.overflow?.sessions ?? PMap.empty),
+        storage.overflow?.profile,
+      );
+
+/**
  * `storage` forgetting the dropped changes a save that began when `upTo` changes were made wrote
  * (or, with `keys`, all of those sessions', and not the profile's: their work was dropped): the
  * records they touched need no further save for them.

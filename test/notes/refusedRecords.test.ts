@@ -216,8 +216,8 @@ describe('a conflict while records are saved one at a time', () => {
   };
 
   it.each([
-    ['the session saved after its profile', 's1'],
-    ['the profile saved before its session', 'profile'],
+    ['the session saved before its profile', 's1'],
+    ['the profile saved after its session', 'profile'],
   ])('counts the merge once in sessionCount when %s meets a conflict', async (_what, record) => {
     const memory = memoryNotesStore();
     const policy = policed(memory, inSessions);
@@ -248,11 +248,12 @@ describe('a conflict while records are saved one at a time', () => {
     await vi.advanceTimersByTimeAsync(10_000);
     await tracker.settled();
 
-    // The records were saved alone, the profile first; one met a conflict and was saved again.
+    // The records were saved alone, the sessions first; one met a conflict and was saved again.
     expect(policy.saves.slice(4)).toEqual([
       's1+s2+profile refused',
-      ...(record === 'profile' ? ['profile conflict', 'profile', 's1'] : ['profile', 's1 conflict', 's1']),
-      's2 refused',
+      ...(record === 'profile'
+        ? ['s1', 's2 refused', 'profile conflict', 'profile']
+        : ['s1 conflict', 's1', 's2 refused', 'profile']),
     ]);
     const records = await memory.load('maya', 's1');
     if (E.isLeft(records)) throw new Error(records.left.message);
@@ -266,6 +267,169 @@ describe('a conflict while records are saved one at a time', () => {
     const next = await tracker.endStage('maya', 's3');
     expect(E.isRight(next) && next.right.profile?.sessionCount).toBe(3);
     expect(errors.map(({ code }) => code)).toEqual(['invalid_input']);
+    const closing = tracker.close();
+    await vi.runAllTimersAsync();
+    await closing;
+  });
+});
+
+describe('a merge saved one record at a time', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** `promise`'s value, the fake clock stepped 100 ms at a time while it waits (at most a minute). */
+  const stepped = async <T>(promise: Promise<T>): Promise<T> => {
+    let outcome: { value: T } | undefined;
+    void promise.then((value) => {
+      outcome = { value };
+    });
+    for (let step = 0; step < 600 && outcome === undefined; step += 1) await vi.advanceTimersByTimeAsync(100);
+    if (outcome === undefined) throw new Error('still waiting after a minute');
+    return outcome.value;
+  };
+
+  const profileOf = async (memory: NotesStore) => {
+    const records = await memory.load('maya', 's1');
+    if (E.isLeft(records)) throw new Error(records.left.message);
+    const profile = records.right.profile.value as { sessionCount: number; facts: Array<{ fact: string }> };
+    return { count: profile.sessionCount, facts: profile.facts.map(({ fact }) => fact).sort() };
+  };
+
+  /**
+   * A profile in the store from s9; then s0, s1 (merged) and s2 written in one save, which the
+   * store refuses for s2's content: the records are saved alone. `mergeS2` merges s2 too before
+   * the save. `store` wraps the policy's store.
+   */
+  const refusedBatch = async (
+    memory: NotesStore,
+    policy: ReturnType<typeof policed>,
+    store: NotesStore,
+    mergeS2: boolean,
+  ) => {
+    const errors: NotesTrackerFailure[] = [];
+    const tracker = createNotableFactsTracker({
+      complete: noting,
+      store,
+      consolidateWithModel: false,
+      onError: (problem) => errors.push(problem),
+    });
+    tracker.recordUserMessage('maya', 's9', 'before');
+    await tracker.settled();
+    await tracker.endStage('maya', 's9');
+    tracker.recordUserMessage('maya', 's1', 'first');
+    await tracker.settled();
+    policy.hold();
+    tracker.recordUserMessage('maya', 's0', 'held');
+    await vi.advanceTimersByTimeAsync(10);
+    tracker.recordUserMessage('maya', 's1', 'sister Ana');
+    await vi.advanceTimersByTimeAsync(10);
+    const stage = tracker.endStage('maya', 's1');
+    await vi.advanceTimersByTimeAsync(10);
+    tracker.recordUserMessage('maya', 's2', 'poison');
+    await vi.advanceTimersByTimeAsync(10);
+    const second = mergeS2 ? tracker.endStage('maya', 's2') : undefined;
+    await vi.advanceTimersByTimeAsync(10);
+    policy.release();
+    const merged = await stepped(stage);
+    const mergedS2 = second === undefined ? undefined : await stepped(second);
+    await stepped(tracker.settled());
+    return { tracker, merged, mergedS2, errors };
+  };
+
+  it('never counts a session twice nor loses its facts when its record, saved alone, fails while another tracker ends the stage', async () => {
+    const memory = memoryNotesStore();
+    const policy = policed(memory, inSessions);
+    const other = createNotableFactsTracker({ complete: noting, store: memory, consolidateWithModel: false });
+    let failed = false;
+    // The first save of s1 alone fails; meanwhile another tracker merges every unmerged session of maya.
+    const store: NotesStore = {
+      load: (user, session) => policy.store.load(user, session),
+      unmergedSessions: (user) => memory.unmergedSessions!(user),
+      save: async (user, write) => {
+        const isolating = policy.saves.some((save) => save.endsWith('refused'));
+        const alone = write.profile === undefined && write.sessions.length === 1 && write.sessions[0]!.session === 's1';
+        if (failed || !isolating || !alone) return policy.store.save(user, write);
+        failed = true;
+        policy.saves.push('s1 unavailable');
+        await stepped(other.endStage('maya'));
+        return E.left(storeFailure('unavailable', 'the connection dropped'));
+      },
+    };
+    const { tracker, merged } = await refusedBatch(memory, policy, store, false);
+
+    expect(policy.saves).toContain('s1 unavailable');
+    // s9, s0 (by the other tracker) and s1 (by both): three sessions, s1's newest facts kept.
+    expect(await profileOf(memory)).toEqual({
+      count: 3,
+      facts: ['Said before', 'Said first', 'Said held', 'Said sister Ana'],
+    });
+    expect(E.isRight(merged) && merged.right.unconfirmed).toBeUndefined();
+    // An end of stage later, by either tracker, counts no session again.
+    const again = await stepped(other.endStage('maya'));
+    expect(E.isRight(again) && again.right.sessions).toEqual([]);
+    expect((await profileOf(memory)).count).toBe(3);
+    const closing = tracker.close();
+    await vi.runAllTimersAsync();
+    await closing;
+  });
+
+  it('tries a record saved alone again after it failed, with no further change to save it', async () => {
+    const memory = memoryNotesStore();
+    const policy = policed(memory, inSessions);
+    let failures = 0;
+    const store: NotesStore = {
+      load: (user, session) => policy.store.load(user, session),
+      save: async (user, write) => {
+        const isolating = policy.saves.some((save) => save.endsWith('refused'));
+        if (!isolating || write.profile === undefined || failures >= 2) return policy.store.save(user, write);
+        failures += 1;
+        policy.saves.push('profile unavailable');
+        return E.left(storeFailure('unavailable', 'the connection dropped'));
+      },
+    };
+    const { tracker, merged, errors } = await refusedBatch(memory, policy, store, false);
+
+    expect(policy.saves.slice(4)).toEqual([
+      's1+s2+profile refused',
+      's1',
+      's2 refused',
+      'profile unavailable',
+      'profile unavailable',
+      'profile',
+    ]);
+    expect(await profileOf(memory)).toEqual({ count: 2, facts: ['Said before', 'Said first', 'Said sister Ana'] });
+    expect(E.isRight(merged) && merged.right.profile?.sessionCount).toBe(2);
+    expect(errors.map(({ code }) => code).sort()).toEqual(['invalid_input', 'unavailable', 'unavailable']);
+    const closing = tracker.close();
+    await vi.runAllTimersAsync();
+    await closing;
+  });
+
+  it('drops the merge of a refused session from the profile too: its content never reaches the store', async () => {
+    const memory = memoryNotesStore();
+    const policy = policed(memory, inSessions);
+    const { tracker, mergedS2, errors } = await refusedBatch(memory, policy, policy.store, true);
+    // The merge of s2 is answered as made in memory only: the store never took it.
+    expect(mergedS2).toMatchObject({ _tag: 'Right', right: { sessions: ['s2'], unconfirmed: true } });
+
+    expect(policy.saves).toContain('s2 refused');
+    expect(await profileOf(memory)).toEqual({ count: 2, facts: ['Said before', 'Said first', 'Said sister Ana'] });
+    expect(tracker.contextFor('maya', 's3')).toMatchObject({
+      right: { profile: expect.not.stringContaining('poison') },
+    });
+    expect(errors.map(({ code }) => code)).toEqual(['invalid_input']);
+    // A later end of stage of every session merges s0 and nothing of what was refused.
+    const next = await stepped(tracker.endStage('maya'));
+    await stepped(tracker.settled());
+    expect(E.isRight(next) && next.right.sessions).toEqual(['s0']);
+    expect(await profileOf(memory)).toEqual({
+      count: 3,
+      facts: ['Said before', 'Said first', 'Said held', 'Said sister Ana'],
+    });
     const closing = tracker.close();
     await vi.runAllTimersAsync();
     await closing;

@@ -1,8 +1,9 @@
 /**
  * A store that never answers holds no caller forever: `load` and `settled` are answered
  * `unavailable` once a store call they wait on has had no answer for `timeoutMs` (seen so at two
- * looks `timeoutMs` apart), as `endStage` is answered `unconfirmed`; the answer, when it comes
- * after all, is still taken.
+ * looks `timeoutMs` apart), as `endStage` is answered `unconfirmed`; a load or a list of unmerged
+ * sessions is taken as failed then, so the session recovers and an end of stage goes on; a late
+ * answer of a load is taken only where it is newer than what the tracker holds.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -53,7 +54,8 @@ describe('a store that never answers', () => {
     );
     // Not an empty answer passed off as success, and the tracker still answers from memory.
     expect(tracker.contextFor('maya', 's1')).toEqual(E.right({ profile: '', session: '', text: '', history: [] }));
-    expect(heard).toEqual([]);
+    // The load is taken as failed, as onError hears.
+    expect(heard).toEqual(['unavailable']);
   });
 
   it('ends settled() unavailable between timeoutMs and twice it when a save is never answered', async () => {
@@ -134,5 +136,210 @@ describe('a store that never answers', () => {
     expect(closing.settled()).toBe(true);
     expect(heard).toContain('closed');
     expect(await tracker.settled()).toMatchObject({ _tag: 'Left', left: { code: 'closed' } });
+  });
+});
+
+describe('one load the store never answers', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('is taken as failed after timeoutMs: the next load asks the store again, and the session recovers', async () => {
+    const memory = memoryNotesStore();
+    let loads = 0;
+    const store: NotesStore = {
+      load: (user, session) => {
+        loads += 1;
+        return loads === 1 ? never() : memory.load(user, session);
+      },
+      save: (user, write) => memory.save(user, write),
+    };
+    const tracker = createNotableFactsTracker({ complete: noting, store, timeoutMs: TIMEOUT });
+    const first = watched(tracker.load('bob', 's1'));
+    await vi.advanceTimersByTimeAsync(TIMEOUT);
+    expect(first.value()).toMatchObject({ _tag: 'Left', left: { code: 'unavailable' } });
+    const second = watched(tracker.load('bob', 's1'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(second.value()).toEqual(E.right(undefined));
+    expect(loads).toBe(2);
+    tracker.recordUserMessage('bob', 's1', 'sister Ana');
+    await vi.advanceTimersByTimeAsync(10);
+    expect(tracker.contextFor('bob', 's1')).toMatchObject({ right: { session: expect.stringContaining('Ana') } });
+    const records = await memory.load('bob', 's1');
+    expect(E.isRight(records) && records.right.session.version).toBe(1);
+    const settled = watched(tracker.settled());
+    const stage = watched(tracker.endStage('bob', 's1'));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(settled.value()).toEqual(E.right(undefined));
+    expect(stage.value()).toMatchObject({ _tag: 'Right', right: { sessions: ['s1'] } });
+  });
+
+  it('takes a late answer of a load given up on only where it is newer than what the tracker saved since', async () => {
+    const memory = memoryNotesStore();
+    const seeding = createNotableFactsTracker({ complete: noting, store: memory });
+    seeding.recordUserMessage('bob', 's1', 'brother Ben');
+    await seeding.settled();
+    let loads = 0;
+    let answerFirst: (answer: Awaited<StoreAnswer<NotesRecords>>) => void = () => undefined;
+    const store: NotesStore = {
+      load: (user, session) => {
+        loads += 1;
+        if (loads > 1) return memory.load(user, session);
+        return new Promise((resolve) => {
+          answerFirst = resolve;
+        });
+      },
+      save: (user, write) => memory.save(user, write),
+    };
+    const tracker = createNotableFactsTracker({ complete: noting, store, timeoutMs: TIMEOUT });
+    // The store's answer as it stood when the first load was sent.
+    const stale = await memory.load('bob', 's1');
+    void tracker.load('bob', 's1');
+    await vi.advanceTimersByTimeAsync(TIMEOUT);
+    await tracker.load('bob', 's1');
+    tracker.recordUserMessage('bob', 's1', 'sister Ana');
+    await vi.advanceTimersByTimeAsync(10);
+    const saved = await memory.load('bob', 's1');
+    expect(E.isRight(saved) && saved.right.session.version).toBe(2);
+    answerFirst(stale);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(tracker.contextFor('bob', 's1')).toMatchObject({
+      right: { session: expect.stringContaining('Said sister Ana') },
+    });
+    tracker.recordUserMessage('bob', 's1', 'cousin Cy');
+    await vi.advanceTimersByTimeAsync(10);
+    const after = await memory.load('bob', 's1');
+    const facts = E.isRight(after) ? (after.right.session.value as { facts: Array<{ fact: string }> }).facts : [];
+    expect(facts.map(({ fact }) => fact)).toEqual(['Said brother Ben', 'Said sister Ana', 'Said cousin Cy']);
+  });
+});
+
+describe('a late answer of a load given up on', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('answers no load() waiting for the load running now', async () => {
+    const memory = memoryNotesStore();
+    let loads = 0;
+    let answerFirst: (answer: Awaited<StoreAnswer<NotesRecords>>) => void = () => undefined;
+    const store: NotesStore = {
+      load: (user, session) => {
+        loads += 1;
+        if (loads > 1)
+          return new Promise((resolve) => setTimeout(() => resolve(memory.load(user, session) as never), TIMEOUT / 2));
+        return new Promise((resolve) => {
+          answerFirst = resolve;
+        });
+      },
+      save: (user, write) => memory.save(user, write),
+    };
+    const tracker = createNotableFactsTracker({ complete: noting, store, timeoutMs: TIMEOUT });
+    void tracker.load('bob', 's1');
+    await vi.advanceTimersByTimeAsync(TIMEOUT);
+    const second = watched(tracker.load('bob', 's1'));
+    answerFirst(await memory.load('bob', 's1'));
+    await vi.advanceTimersByTimeAsync(TIMEOUT / 4);
+    expect(second.settled()).toBe(false);
+    await vi.advanceTimersByTimeAsync(TIMEOUT / 4);
+    expect(second.value()).toEqual(E.right(undefined));
+    expect(loads).toBe(2);
+  });
+});
+
+describe('an end of stage over a store that never answers', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('merges the sessions it holds once the list of unmerged sessions has gone unanswered for timeoutMs', async () => {
+    const memory = memoryNotesStore();
+    const heard: string[] = [];
+    const store: NotesStore = {
+      load: (user, session) => memory.load(user, session),
+      save: (user, write) => memory.save(user, write),
+      unmergedSessions: () => never(),
+    };
+    const tracker = createNotableFactsTracker({
+      complete: noting,
+      store,
+      timeoutMs: TIMEOUT,
+      onError: (problem) => heard.push(`${problem.code}: ${problem.message}`),
+    });
+    tracker.recordUserMessage('maya', 's1', 'sister Ana');
+    await vi.advanceTimersByTimeAsync(10);
+    const stage = watched(tracker.endStage('maya'));
+    await vi.advanceTimersByTimeAsync(TIMEOUT - 1);
+    expect(stage.settled()).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(stage.value()).toMatchObject({ _tag: 'Right', right: { sessions: ['s1'] } });
+    expect(heard).toEqual([
+      expect.stringContaining(
+        'unavailable: the notes store left the list of the unmerged sessions of "maya" unanswered for 1000 ms (timeoutMs): taken as failed',
+      ),
+    ]);
+  });
+
+  it.each([
+    ['with no message before it', false],
+    ['after a message', true],
+  ])('is answered %s once the load of its session has gone unanswered for timeoutMs', async (_when, message) => {
+    const memory = memoryNotesStore();
+    const store: NotesStore = { load: () => never(), save: (user, write) => memory.save(user, write) };
+    const tracker = createNotableFactsTracker({ complete: noting, store, timeoutMs: TIMEOUT });
+    if (message) tracker.recordUserMessage('maya', 's1', 'sister Ana');
+    const stage = watched(tracker.endStage('maya', 's1'));
+    await vi.advanceTimersByTimeAsync(TIMEOUT + 10);
+    expect(stage.value()).toMatchObject({ _tag: 'Right', right: { sessions: message ? ['s1'] : [] } });
+  });
+});
+
+describe('an answer that comes after close', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('is not taken once close() has resolved: no model or store call follows it', async () => {
+    const memory = memoryNotesStore();
+    let closed = false;
+    const afterClose: string[] = [];
+    let saves = 0;
+    const store: NotesStore = {
+      load: (user, session) => {
+        if (closed) afterClose.push(`load ${session}`);
+        return memory.load(user, session);
+      },
+      save: (user, write) => {
+        if (closed) afterClose.push('save');
+        saves += 1;
+        // The first save is answered long after close() gave up on it; the changes made meanwhile wait for it.
+        if (saves > 1) return memory.save(user, write);
+        return new Promise((resolve) => setTimeout(() => resolve(memory.save(user, write) as never), 5 * TIMEOUT));
+      },
+    };
+    const tracker = createNotableFactsTracker({ complete: noting, store, timeoutMs: TIMEOUT });
+    tracker.recordUserMessage('bob', 's1', 'sister Ana');
+    await vi.advanceTimersByTimeAsync(10);
+    tracker.recordUserMessage('bob', 's2', 'brother Ben');
+    await vi.advanceTimersByTimeAsync(10);
+    const closing = watched(tracker.close());
+    await vi.advanceTimersByTimeAsync(3 * TIMEOUT);
+    expect(closing.settled()).toBe(true);
+    closed = true;
+    await vi.advanceTimersByTimeAsync(10 * TIMEOUT);
+    expect(afterClose).toEqual([]);
+    expect(vi.getTimerCount()).toBe(0);
   });
 });
