@@ -212,12 +212,30 @@ describe.concurrent('fact-tracker init and the hooks that are not its own', { ti
       if (same === undefined) expect((await init(project, 'claude', '--store', './a')).status).toBe(1);
       else expect((await init(project, 'claude', '--store', same)).status).toBe(0);
     }
-    // A store written with a variable cannot be compared: the one --store gives is taken, as the refusal asks.
+    // A store written with a variable cannot be compared with any: such a line never passes (edit it).
     const variable = 'source .env && fact-tracker hook --store "$FT_STORE"; ./notify.sh';
     const project = projectWith({ hooks: { SubagentStart: [{ hooks: [{ type: 'command', command: variable }] }] } });
     expect((await init(project, 'claude')).status).toBe(1);
-    const given = await init(project, 'claude', '--store', './s');
-    expect([given.status, given.stderr, commandsByEvent(project)['SubagentStart']]).toEqual([0, '', [variable]]);
+    expect((await init(project, 'claude', '--store', './s')).status).toBe(1);
+    // One folder written two ways: the hooks of one line agree.
+    const twice = 'fact-tracker hook --store ./s; ./notify.sh; fact-tracker hook --store s';
+    const run = await init(
+      projectWith({ hooks: { SubagentStart: [{ hooks: [{ type: 'command', command: twice }] }] } }),
+      'claude',
+      '--store',
+      './s',
+    );
+    expect(run.status).toBe(0);
+    // A file named like a loader is no loader.
+    const locked = await init(
+      projectWith({
+        hooks: {
+          SubagentStart: [{ hooks: [{ type: 'command', command: 'flock /tmp/op fact-tracker hook; ./n.sh' }] }],
+        },
+      }),
+      'claude',
+    );
+    expect([locked.status, locked.stderr]).toEqual([0, '']);
   });
 
   it('refuses, writing nothing, to write another store than the one a line it keeps as written uses', async () => {

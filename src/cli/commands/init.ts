@@ -63,6 +63,7 @@ import {
   type ServerReading,
   storesOf,
   unreadStoreRefusal,
+  sameStore,
 } from '../init/existing.js';
 import { chooseStore, holdsPassword, STORE_VARIABLE } from '../store.js';
 
@@ -462,18 +463,16 @@ const writeSettings = (
         : E.left(unread);
   if (E.isLeft(checked)) return checked;
   const store = checked.right;
-  // A line kept as written goes on using its own store (the default when it names none). One it
-  // names is compared as written, whatever may come before; one init cannot read, or a command
-  // before its hook may set, is the one --store gives, as the refusal asked; hooks of one line
-  // given different stores have no one store to compare.
+  // A line kept as written goes on using its own store (the default when it names none, or when
+  // init cannot read the one it names). One it names is compared as written, whatever may come
+  // before; one a command before its hook may set is the one --store gives, as the refusal asked;
+  // hooks of one line given different stores have no one store to compare.
   if (
     hooks.some(
       (reading) =>
         reading.kept === true &&
         (reading.severalStores === true ||
-          (reading.store === undefined
-            ? reading.storeSetBefore !== true && reading.unreadStore !== true && store !== undefined
-            : !/[$`]/u.test(reading.store) && reading.store !== store)),
+          ((reading.store !== undefined || reading.storeSetBefore !== true) && !sameStore(reading.store, store))),
     )
   )
     return E.left(

@@ -4,6 +4,7 @@
  * the documented options of `hook` and `mcp`), so that a run keeps them, and the words it
  * cannot keep, so that it says which ones it drops.
  */
+import { posix } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { isRecord } from '../../base/record.js';
 import { isSectionLayout } from '../../core/retrieve/defaults.js';
@@ -112,6 +113,8 @@ const loadsEnvironmentIn = (words: ReadonlyArray<Word>): boolean =>
       return assignment[1] === 'NODE_OPTIONS' && assignment[2]!.split(/\s+/u).some((part) => NODE_PRELOAD.test(part));
     if (NODE_PRELOAD.test(text)) return true;
     if (at > 0 && VALUED_OPTION.test(words[at - 1]!.text)) return false;
+    // A path is a loader's only in a folder of programs (`/usr/local/bin/op`), not a file (`flock /tmp/op`).
+    if (text.includes('/') && !/(?:^|\/)bin\/[^/]+$/u.test(text)) return false;
     return ENVIRONMENT_LOADERS.has(nameOf(text).replace(/\.(?:cmd|exe)$/u, ''));
   });
 
@@ -285,10 +288,18 @@ const readKeptLine = (line: string): CommandReading | undefined => {
   });
   const [first] = readings;
   // Hooks of one line given different stores (`a && hook --store x || hook --store y`): no one store to keep.
-  if (first === undefined || readings.every((reading) => reading.store === first.store)) return first;
+  if (first === undefined || readings.every((reading) => sameStore(reading.store, first.store))) return first;
   const { store: _store, storeGiven: _given, ...rest } = first;
   return { ...rest, unreadStore: true, severalStores: true };
 };
+
+/** A store as two readings compare it: a folder normalized (`./s` is `s`), a URL as written. */
+const comparableStore = (store: string): string =>
+  /^postgres(?:ql)?:/iu.test(store) ? store : posix.normalize(store.replaceAll('\\', '/'));
+
+/** True when two stores as written are the same one (undefined: the default). */
+export const sameStore = (a: string | undefined, b: string | undefined): boolean =>
+  a === undefined || b === undefined ? a === b : comparableStore(a) === comparableStore(b);
 
 /** What a command init cannot read at all is read as: nothing kept, and a store it mentions marked. */
 const unreadable = (text: string): CommandReading => ({
