@@ -7,6 +7,7 @@
 import { posix } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { isRecord } from '../../base/record.js';
+import { isPostgresUrl } from '../../postgres/address.js';
 import { isSectionLayout } from '../../core/retrieve/defaults.js';
 import { handlerCommand, type Ownership, SERVER_NAME } from './settings.js';
 import { STORE_VARIABLE } from '../store.js';
@@ -94,9 +95,8 @@ const ENVIRONMENT_LOADERS: ReadonlySet<string> = new Set(
     .split(' '),
 );
 
-/** Options of the wrappers and launchers before a hook that take the next word as their value (`sudo -u op`, `npx --prefix DIR`). */
-const VALUED_OPTION =
-  /^(?:--prefix|-C|--dir|--cwd|--filter|-F|-w|--workspace|--registry|--loglevel|-p|--package|-u|--user|-g|--group|-n|--adjustment|-s|--signal|-k|--kill-after|--timeout)$/u;
+/** Options of the wrappers before a hook that take the next word as their value (`sudo -u op`, `timeout -s KILL`); the launchers' are `LAUNCHER_VALUED`. */
+const WRAPPER_VALUED = /^(?:-u|--user|-g|--group|-n|--adjustment|-s|--signal|-k|--kill-after|--timeout)$/u;
 
 /** Node's options that load code or variables before the program (`-r dotenv/config`, `--env-file=.env`), as words or in `NODE_OPTIONS`. */
 const NODE_PRELOAD = /^(?:-r|--require|--import|--loader|--experimental-loader|--env-file(?:-if-exists)?)(?:=|$)/u;
@@ -112,7 +112,8 @@ const loadsEnvironmentIn = (words: ReadonlyArray<Word>): boolean =>
     if (assignment !== null)
       return assignment[1] === 'NODE_OPTIONS' && assignment[2]!.split(/\s+/u).some((part) => NODE_PRELOAD.test(part));
     if (NODE_PRELOAD.test(text)) return true;
-    if (at > 0 && VALUED_OPTION.test(words[at - 1]!.text)) return false;
+    const before = words[at - 1]?.text ?? '';
+    if (LAUNCHER_VALUED.test(before) || WRAPPER_VALUED.test(before)) return false;
     // A path is a loader's only in a folder of programs (`/usr/local/bin/op`), not a file (`flock /tmp/op`).
     if (text.includes('/') && !/(?:^|\/)bin\/[^/]+$/u.test(text)) return false;
     return ENVIRONMENT_LOADERS.has(nameOf(text).replace(/\.(?:cmd|exe)$/u, ''));
@@ -126,7 +127,7 @@ const loadsEnvironmentIn = (words: ReadonlyArray<Word>): boolean =>
 const storeGivenWhole = (reading: CommandReading): boolean =>
   reading.storeGiven === true &&
   reading.store !== undefined &&
-  !/^postgres(?:ql)?:/iu.test(reading.store) &&
+  !isPostgresUrl(reading.store) &&
   !/[$`]/u.test(reading.store);
 
 /** A script given as one word (`bash -c SCRIPT`, `doppler run --command SCRIPT`) in `words` that runs `fact-tracker SUBCOMMAND`, read; undefined when none does. */
@@ -295,7 +296,7 @@ const readKeptLine = (line: string): CommandReading | undefined => {
 
 /** A store as two readings compare it: a folder normalized (`./s` is `s`), a URL as written. */
 const comparableStore = (store: string): string =>
-  /^postgres(?:ql)?:/iu.test(store) ? store : posix.normalize(store.replaceAll('\\', '/'));
+  isPostgresUrl(store) ? store : posix.normalize(store.replaceAll('\\', '/'));
 
 /** True when two stores as written are the same one (undefined: the default). */
 export const sameStore = (a: string | undefined, b: string | undefined): boolean =>
