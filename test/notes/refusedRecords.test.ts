@@ -8,9 +8,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { memoryNotesStore, type NotesStore, type NotesWrite, storeFailure } from '../../src/notes/store.js';
 import { selectGlobalFacts } from '../../src/notes/ledger.js';
-import { createNotableFactsTracker } from '../../src/notes/tracker.js';
-import { noting } from './noting.js';
-import type { NotesTrackerFailure } from '../../src/notes/trackerTypes.js';
+import { closeUnderFakeTimers, notingTracker } from './noting.js';
 
 /**
  * `memory` refusing, as `invalid_input`, any write `poisoned` finds a poisoned record in, each save
@@ -72,13 +70,7 @@ describe('a save the store refuses in part', () => {
   it('drops only the refused session: the other sessions and an end of stage batched with it are stored', async () => {
     const memory = memoryNotesStore();
     const policy = policed(memory, inSessions);
-    const errors: NotesTrackerFailure[] = [];
-    const tracker = createNotableFactsTracker({
-      complete: noting,
-      store: policy.store,
-      consolidateWithModel: false,
-      onError: (problem) => errors.push(problem),
-    });
+    const { tracker, errors } = notingTracker(policy.store, { consolidateWithModel: false });
     tracker.recordUserMessage('maya', 's1', 'first');
     await tracker.settled();
     // A save held: what follows waits, and is written in one save.
@@ -110,21 +102,13 @@ describe('a save the store refuses in part', () => {
     await tracker.settled();
     expect((await stored(memory, 'maya', 's2')).session).toEqual(['Said brother Ben']);
     expect(errors).toHaveLength(1);
-    const closing = tracker.close();
-    await vi.runAllTimersAsync();
-    await closing;
+    await closeUnderFakeTimers(tracker);
   });
 
   it('drops a refused profile alone: the sessions batched with it are stored, the merge answered unconfirmed', async () => {
     const memory = memoryNotesStore();
     const policy = policed(memory, inProfile);
-    const errors: NotesTrackerFailure[] = [];
-    const tracker = createNotableFactsTracker({
-      complete: noting,
-      store: policy.store,
-      consolidateWithModel: false,
-      onError: (problem) => errors.push(problem),
-    });
+    const { tracker, errors } = notingTracker(policy.store, { consolidateWithModel: false });
     tracker.recordUserMessage('maya', 's1', 'poison');
     await tracker.settled();
     policy.hold();
@@ -146,20 +130,13 @@ describe('a save the store refuses in part', () => {
     expect(errors[0]!.message).toContain('of the profile');
     // Neither the refused profile is kept, nor s1 marked merged: a later end of stage merges it again.
     expect(tracker.contextFor('maya', 's3')).toMatchObject({ right: { profile: '' } });
-    const closing = tracker.close();
-    await vi.runAllTimersAsync();
-    await closing;
+    await closeUnderFakeTimers(tracker);
   });
 
   it('reads a refused record the store never held again: none is kept, so its next change is stored', async () => {
     const memory = memoryNotesStore();
     const policy = policed(memory, inSessions);
-    const errors: NotesTrackerFailure[] = [];
-    const tracker = createNotableFactsTracker({
-      complete: noting,
-      store: policy.store,
-      onError: (problem) => errors.push(problem),
-    });
+    const { tracker, errors } = notingTracker(policy.store);
     tracker.recordUserMessage('maya', 's2', 'poison');
     await tracker.settled();
     expect(tracker.contextFor('maya', 's2')).toMatchObject({ right: { session: '' } });
@@ -170,9 +147,7 @@ describe('a save the store refuses in part', () => {
     expect((await stored(memory, 'maya', 's2')).session).toEqual(['Said sister Ana']);
     expect(policy.saves.filter((save) => save.endsWith('refused'))).toEqual(['s2 refused']);
     expect(errors.map(({ code }) => code)).toEqual(['invalid_input']);
-    const closing = tracker.close();
-    await vi.runAllTimersAsync();
-    await closing;
+    await closeUnderFakeTimers(tracker);
   });
 });
 
@@ -221,12 +196,8 @@ describe('a conflict while records are saved one at a time', () => {
   ])('counts the merge once in sessionCount when %s meets a conflict', async (_what, record) => {
     const memory = memoryNotesStore();
     const policy = policed(memory, inSessions);
-    const errors: NotesTrackerFailure[] = [];
-    const tracker = createNotableFactsTracker({
-      complete: noting,
-      store: conflictingAlone(memory, policy, record),
+    const { tracker, errors } = notingTracker(conflictingAlone(memory, policy, record), {
       consolidateWithModel: false,
-      onError: (problem) => errors.push(problem),
     });
     // A profile in the store, from an earlier session.
     tracker.recordUserMessage('maya', 's9', 'before');
@@ -267,9 +238,7 @@ describe('a conflict while records are saved one at a time', () => {
     const next = await tracker.endStage('maya', 's3');
     expect(E.isRight(next) && next.right.profile?.sessionCount).toBe(3);
     expect(errors.map(({ code }) => code)).toEqual(['invalid_input']);
-    const closing = tracker.close();
-    await vi.runAllTimersAsync();
-    await closing;
+    await closeUnderFakeTimers(tracker);
   });
 });
 
@@ -310,13 +279,7 @@ describe('a merge saved one record at a time', () => {
     store: NotesStore,
     mergeS2: boolean,
   ) => {
-    const errors: NotesTrackerFailure[] = [];
-    const tracker = createNotableFactsTracker({
-      complete: noting,
-      store,
-      consolidateWithModel: false,
-      onError: (problem) => errors.push(problem),
-    });
+    const { tracker, errors } = notingTracker(store, { consolidateWithModel: false });
     tracker.recordUserMessage('maya', 's9', 'before');
     await tracker.settled();
     await tracker.endStage('maya', 's9');
@@ -343,7 +306,7 @@ describe('a merge saved one record at a time', () => {
   it('never counts a session twice nor loses its facts when its record, saved alone, fails while another tracker ends the stage', async () => {
     const memory = memoryNotesStore();
     const policy = policed(memory, inSessions);
-    const other = createNotableFactsTracker({ complete: noting, store: memory, consolidateWithModel: false });
+    const { tracker: other } = notingTracker(memory, { consolidateWithModel: false });
     let failed = false;
     // The first save of s1 alone fails; meanwhile another tracker merges every unmerged session of maya.
     const store: NotesStore = {
@@ -372,9 +335,7 @@ describe('a merge saved one record at a time', () => {
     const again = await stepped(other.endStage('maya'));
     expect(E.isRight(again) && again.right.sessions).toEqual([]);
     expect((await profileOf(memory)).count).toBe(3);
-    const closing = tracker.close();
-    await vi.runAllTimersAsync();
-    await closing;
+    await closeUnderFakeTimers(tracker);
   });
 
   it('tries a record saved alone again after it failed, with no further change to save it', async () => {
@@ -404,9 +365,7 @@ describe('a merge saved one record at a time', () => {
     expect(await profileOf(memory)).toEqual({ count: 2, facts: ['Said before', 'Said first', 'Said sister Ana'] });
     expect(E.isRight(merged) && merged.right.profile?.sessionCount).toBe(2);
     expect(errors.map(({ code }) => code).sort()).toEqual(['invalid_input', 'unavailable', 'unavailable']);
-    const closing = tracker.close();
-    await vi.runAllTimersAsync();
-    await closing;
+    await closeUnderFakeTimers(tracker);
   });
 
   it('drops the merge of a refused session from the profile too: its content never reaches the store', async () => {
@@ -430,8 +389,6 @@ describe('a merge saved one record at a time', () => {
       count: 3,
       facts: ['Said before', 'Said first', 'Said held', 'Said sister Ana'],
     });
-    const closing = tracker.close();
-    await vi.runAllTimersAsync();
-    await closing;
+    await closeUnderFakeTimers(tracker);
   });
 });

@@ -25,14 +25,15 @@ const watched = <T>(promise: Promise<T>) => {
   return { settled: () => outcome !== undefined, value: () => outcome?.value };
 };
 
-describe('a store that never answers', () => {
-  beforeEach(() => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
+// Every test here runs on fake timers: the store's silence is measured in timeoutMs, never waited out.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
 
+describe('a store that never answers', () => {
   it('answers load unavailable after timeoutMs, naming the call, and the tracker carries on', async () => {
     const heard: string[] = [];
     const store: NotesStore = { load: () => never(), save: () => never() };
@@ -140,13 +141,6 @@ describe('a store that never answers', () => {
 });
 
 describe('one load the store never answers', () => {
-  beforeEach(() => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
   it('is taken as failed after timeoutMs: the next load asks the store again, and the session recovers', async () => {
     const memory = memoryNotesStore();
     let loads = 0;
@@ -218,13 +212,6 @@ describe('one load the store never answers', () => {
 });
 
 describe('a late answer of a load given up on', () => {
-  beforeEach(() => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
   it('answers no load() waiting for the load running now', async () => {
     const memory = memoryNotesStore();
     let loads = 0;
@@ -254,13 +241,6 @@ describe('a late answer of a load given up on', () => {
 });
 
 describe('an end of stage over a store that never answers', () => {
-  beforeEach(() => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
   it('merges the sessions it holds once the list of unmerged sessions has gone unanswered for timeoutMs', async () => {
     const memory = memoryNotesStore();
     const heard: string[] = [];
@@ -304,13 +284,6 @@ describe('an end of stage over a store that never answers', () => {
 });
 
 describe('an answer that comes after close', () => {
-  beforeEach(() => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
   it('is not taken once close() has resolved: no model or store call follows it', async () => {
     const memory = memoryNotesStore();
     let closed = false;
