@@ -73,6 +73,8 @@ export interface Extended extends Candidate {
    * place among the other tasks by prompt time (0: the latest), one entry per decay.
    */
   readonly contextAged: ReadonlyArray<number>;
+  /** Hours from the fact's start of validity to the prompt (0 or more). */
+  readonly gapHours: number;
 }
 
 /** The decays of `contextAged` (`AGE_DECAYS=0.999,0.99`). */
@@ -395,6 +397,7 @@ export const extended = (history: History, index: number, head = false): PromptC
       headContext: heads.get(c.id)?.context ?? 0,
       contextAged,
       taskAge: places.get(fact.sourceTaskId) ?? -1,
+      gapHours: Math.max(0, (prompt.at - c.validFrom) / 3_600_000),
     };
   });
   return { ...base, candidates };

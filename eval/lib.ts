@@ -37,6 +37,8 @@ export interface LabeledPrompt {
   readonly line: number;
   readonly taskId: string;
   readonly taskPrompt: string;
+  /** When the prompt was given (its line's `at`). */
+  readonly at: number;
   readonly tags?: ReadonlyArray<FactTag>;
   readonly store: FactStore;
   readonly expect: ReadonlyArray<Triple>;
@@ -201,6 +203,7 @@ export const replayLabeled = (
           line: event.line,
           taskId: event.taskId,
           taskPrompt: event.taskPrompt,
+          at: event.at,
           ...(event.tags === undefined ? {} : { tags: event.tags }),
           store,
           expect: raw.expect,

@@ -16,7 +16,8 @@
  * NODE_OPTIONS=--max-old-space-size=12000); HEAD_WORDS=6 sets how many leading words are the
  * prompt's head (10); STOPS=kind:share[:power],... also measures the held-out sections of every
  * fold's ranking under each of those stops in place of the relevance floor (`SectionStop` in
- * eval/model.ts: `ratio:0.1`, `mass:0.003:2`, `nucleus:0.9:1`). `--realworld DIR` as for `npm run eval`.
+ * eval/model.ts: `ratio:0.1`, `mass:0.003:2`, `nucleus:0.9:1`); FILL_POOL=100 lets the fill order take
+ * from that many of the best (the count cap's 60). `--realworld DIR` as for `npm run eval`.
  *
  * The variants: `shipped` (the defaults' model), `evenShare`, `quarterShare` and `wholeShare` (a
  * task's context over its files' number, their fourth root, or whole, instead of over their root), `noShared` (no shared recency),
@@ -40,7 +41,7 @@
  * long prompt's sums do not drown the recency a short one leaves room for); and each
  * signal of `Extended` (directory proximity to the first pass's best files, to the latest tasks'
  * files, the prompt's share of a path's words, recency-weighted changes of a file or of its
- * directory, co-change with the latest task, BM25 against a file's history as one document, the task context of the latest other task's prompt, a seed's name stem (`seedStem`), or a stem that starts with a seed's or begins it (`seedPrefix`), a file's name stem among the prompt's words (`promptStem`), a recency tail over every task, 1 over 1 plus its task's place or over the base-2 logarithm of 2 plus it (`ageTail`, `ageLogTail`), BM25 against a file's history only for a file last changed 63 or 150 tasks or more before (`fileDocOld`, `fileDocOld150`), the query and task-context parts of the prompt's first words alone (`headQuery`, `headContext`, both: `headMatch`); and products of two signals: recency with the task
+ * directory, co-change with the latest task, BM25 against a file's history as one document, the task context of the latest other task's prompt, a seed's name stem (`seedStem`), or a stem that starts with a seed's or begins it (`seedPrefix`), a file's name stem among the prompt's words (`promptStem`), a recency tail over every task, 1 over 1 plus its task's place or over the base-2 logarithm of 2 plus it (`ageTail`, `ageLogTail`), BM25 against a file's history only for a file last changed 63 or 150 tasks or more before (`fileDocOld`, `fileDocOld150`), the query and task-context parts of the prompt's first words alone (`headQuery`, `headContext`, both: `headMatch`); the time since the fact's start of validity, `exp(-hours / scale)` at an hour, six hours, a day or a week (`gap1h`, `gap6h`, `gap1d`, `gap1w`), or the recency decay times that at a day (`gapRec1d`, `gapRec6h`); and products of two signals: recency with the task
  * context, the query or both, co-change with the task context) in place of the feedback words (`seedProximity`) or
  * beside every signal of the defaults with a weight of its own, fitted as the others are
  * (`seedProximity+`). See docs/retrieval.md for what they gave.
@@ -399,6 +400,12 @@ const EXTRAS: Readonly<Record<string, (c: Extended) => number>> = {
   headQuery: (c) => c.headQuery,
   headContext: (c) => c.headContext,
   headMatch: (c) => c.headQuery + c.headContext,
+  gap1h: (c) => Math.exp(-c.gapHours),
+  gap6h: (c) => Math.exp(-c.gapHours / 6),
+  gap1d: (c) => Math.exp(-c.gapHours / 24),
+  gap1w: (c) => Math.exp(-c.gapHours / 168),
+  gapRec1d: (c) => (c.age >= 0 ? 0.9 ** c.age * Math.exp(-c.gapHours / 24) : 0),
+  gapRec6h: (c) => (c.age >= 0 ? 0.9 ** c.age * Math.exp(-c.gapHours / 6) : 0),
 };
 
 for (const name of positionals) {

@@ -294,6 +294,9 @@ export const setSectionStop = (stop: SectionStop | undefined): void => {
 /** How many of the best facts a `diversity` other than 1 re-ranks (the rest keep their order). */
 const DIVERSE_HEAD = 160;
 
+/** How many of the best candidates the fill order takes from (the library's count cap; `FILL_POOL=100` to try another). */
+const FILL_POOL = Number(process.env['FILL_POOL'] ?? DEFAULT_MAX_FACTS);
+
 /**
  * The section the library would inject: candidates ranked (score, then most recent, then id),
  * those scoring 0 out (conventions excepted), at most `maxFacts`, the relevance floor, then the
@@ -379,7 +382,7 @@ export const simulateSection = (
     let applies = true;
     if (scope === 'noConventions') for (let i = 0; i < n && applies; i += 1) if (c.convention[i] === 1) applies = false;
     if (applies) {
-      const end = Math.min(inCap, DEFAULT_MAX_FACTS);
+      const end = Math.min(inCap, FILL_POOL);
       const rest: Array<{ i: number; value: number }> = [];
       for (let k = 1; k < end; k += 1) {
         const i = order[k]!;
