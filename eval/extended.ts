@@ -5,8 +5,11 @@
  */
 import { explainRetrieval } from '../src/index.js';
 import { isFileFact } from '../src/core/fact.js';
-import { queryTerms } from '../src/core/search/terms.js';
-import { type FactStore, pairKey } from '../src/core/store/state.js';
+import { planTerm } from '../src/core/retrieve/rank.js';
+import { queryTerms, textTerms as indexTextTerms } from '../src/core/search/terms.js';
+import { BM25_K1, FIELD_WEIGHTS } from '../src/core/search/weights.js';
+import { selectValidFacts } from '../src/core/store/selectors.js';
+import { type FactStore, pairKey, validCount } from '../src/core/store/state.js';
 import * as PMap from '../src/persistent/persistentMap.js';
 import { START } from './fit.js';
 import { type History, type LabeledPrompt, queryOf } from './lib.js';
@@ -73,6 +76,12 @@ export interface Extended extends Candidate {
    * place among the other tasks by prompt time (0: the latest), one entry per decay.
    */
   readonly contextAged: ReadonlyArray<number>;
+  /**
+   * The query part with BM25's length normalization, one entry per `QUERY_BS` value of b: each
+   * term's weighted frequency in the fact (subject 3, object 1) saturated against k1 times
+   * (1 - b + b x the fact's weighted length over the mean of the valid facts'); b 0 is the library's.
+   */
+  readonly queryNorm: ReadonlyArray<number>;
   /** Hours from the fact's start of validity to the prompt (0 or more). */
   readonly gapHours: number;
 }
@@ -82,6 +91,31 @@ export const AGE_DECAYS: ReadonlyArray<number> = (process.env['AGE_DECAYS'] ?? '
   .split(',')
   .filter((s) => s !== '')
   .map(Number);
+
+/** The values of b of `queryNorm` (`QUERY_BS=0,0.25,0.5`). */
+export const QUERY_BS: ReadonlyArray<number> = (process.env['QUERY_BS'] ?? '')
+  .split(',')
+  .filter((s) => s !== '')
+  .map(Number);
+
+/** The subject's weight in `queryNorm` (`QUERY_SUBJECT=2`; the library's is 3). */
+const QUERY_SUBJECT = Number(process.env['QUERY_SUBJECT'] ?? FIELD_WEIGHTS.subject);
+
+/** A fact's weighted term frequencies (subject `QUERY_SUBJECT`, object 1), as the index counts them before saturation. */
+const weightedFrequencies = (fact: { readonly subject: string; readonly object: string }): Map<string, number> => {
+  const frequencies = new Map<string, number>();
+  for (const term of indexTextTerms(fact.subject)) frequencies.set(term, (frequencies.get(term) ?? 0) + QUERY_SUBJECT);
+  for (const term of indexTextTerms(fact.object))
+    frequencies.set(term, (frequencies.get(term) ?? 0) + FIELD_WEIGHTS.object);
+  return frequencies;
+};
+
+/** The length of a fact as `queryNorm` reads it: the sum of its weighted frequencies. */
+const weightedLength = (frequencies: ReadonlyMap<string, number>): number => {
+  let length = 0;
+  frequencies.forEach((f) => (length += f));
+  return length;
+};
 
 /** How many of a prompt's leading words are its head (a commit's subject line is about this long). */
 const HEAD_WORDS = Number(process.env['HEAD_WORDS'] ?? 10);
@@ -190,6 +224,31 @@ export const extended = (history: History, index: number, head = false): PromptC
     .filter((c) => c.age >= 0 && c.age < 3 && isFileFact(byId.get(c.id)!.fact))
     .map((c) => ({ dirs: directoriesOf(byId.get(c.id)!.fact.subject), age: c.age }));
   const promptTerms = new Set(queryTerms(prompt.taskPrompt));
+  // The length-normalized query parts: idf per query term (as the library plans it), the mean length.
+  const documents = validCount(store);
+  const queryIdfs =
+    QUERY_BS.length === 0
+      ? []
+      : queryTerms(prompt.taskPrompt).map((term) => [term, planTerm(store.index, documents, term, 1).idf] as const);
+  let meanLength = 1;
+  if (QUERY_BS.length > 0) {
+    const valid = selectValidFacts(store);
+    const total = valid.reduce((sum, fact) => sum + weightedLength(weightedFrequencies(fact)), 0);
+    meanLength = valid.length === 0 ? 1 : Math.max(1, total / valid.length);
+  }
+  const queryNormOf = (fact: { readonly subject: string; readonly object: string }): number[] => {
+    if (QUERY_BS.length === 0) return [];
+    const frequencies = weightedFrequencies(fact);
+    const relative = weightedLength(frequencies) / meanLength;
+    return QUERY_BS.map((b) => {
+      let sum = 0;
+      for (const [term, idfOf] of queryIdfs) {
+        const f = frequencies.get(term);
+        if (f !== undefined) sum += (idfOf * f * (BM25_K1 + 1)) / (f + BM25_K1 * (1 - b + b * relative));
+      }
+      return sum;
+    });
+  };
   const promptWords = new Set(prompt.taskPrompt.toLowerCase().split(/[^a-z0-9]+/u));
   // The best file facts under START's whole score (recency at decay 0.9, shared over the root of the task's files).
   const startScore = (c: Candidate): number =>
@@ -398,6 +457,7 @@ export const extended = (history: History, index: number, head = false): PromptC
       contextAged,
       taskAge: places.get(fact.sourceTaskId) ?? -1,
       gapHours: Math.max(0, (prompt.at - c.validFrom) / 3_600_000),
+      queryNorm: queryNormOf(fact),
     };
   });
   return { ...base, candidates };

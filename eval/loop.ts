@@ -16,7 +16,8 @@
  * NODE_OPTIONS=--max-old-space-size=12000); HEAD_WORDS=6 sets how many leading words are the
  * prompt's head (10); STOPS=kind:share[:power],... also measures the held-out sections of every
  * fold's ranking under each of those stops in place of the relevance floor (`SectionStop` in
- * eval/model.ts: `ratio:0.1`, `mass:0.003:2`, `nucleus:0.9:1`); FILL_POOL=100 lets the fill order take
+ * eval/model.ts: `ratio:0.1`, `mass:0.003:2`, `nucleus:0.9:1`); QUERY_BS=0,0.3 gives the variants `queryB0` and `queryB0.3` (the
+ * query part length-normalized with that b, QUERY_SUBJECT=1.5 weighing the subject so); FILL_POOL=100 lets the fill order take
  * from that many of the best (the count cap's 60). `--realworld DIR` as for `npm run eval`.
  *
  * The variants: `shipped` (the defaults' model), `evenShare`, `quarterShare` and `wholeShare` (a
@@ -49,7 +50,7 @@
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_MAX_TOKENS } from '../src/index.js';
-import { AGE_DECAYS, type Extended, extended } from './extended.js';
+import { AGE_DECAYS, type Extended, extended, QUERY_BS } from './extended.js';
 import { fitRanking, prepareHistories, START, type Weight } from './fit.js';
 import { loadHistories, recencyLists } from './lib.js';
 import {
@@ -110,6 +111,10 @@ const VARIANTS: Readonly<Record<string, Variant>> = {
       `ageContext${decay}`,
       { signals: (c) => ({ ...c, context: c.contextAged[i]! }) },
     ]),
+  ),
+  // The query part length-normalized with each b of QUERY_BS, in place of the library's.
+  ...Object.fromEntries(
+    QUERY_BS.map((b, i): [string, Variant] => [`queryB${b}`, { signals: (c) => ({ ...c, query: c.queryNorm[i]! }) }]),
   ),
   evenShare: { signals: (c) => ({ ...c, context: c.contextEven }) },
   quarterShare: { signals: (c) => ({ ...c, context: c.contextQuarter }) },
