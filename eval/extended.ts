@@ -82,6 +82,12 @@ export interface Extended extends Candidate {
    * (1 - b + b x the fact's weighted length over the mean of the valid facts'); b 0 is the library's.
    */
   readonly queryNorm: ReadonlyArray<number>;
+  /**
+   * The query part with each prompt term weighted by how often the prompt says it, saturated as
+   * BM25 saturates a query's term frequency: (k3 + 1) x qtf / (k3 + qtf), one entry per `QTF_K3`
+   * value (the library counts each term once).
+   */
+  readonly queryQtf: ReadonlyArray<number>;
   /** Hours from the fact's start of validity to the prompt (0 or more). */
   readonly gapHours: number;
 }
@@ -91,6 +97,21 @@ export const AGE_DECAYS: ReadonlyArray<number> = (process.env['AGE_DECAYS'] ?? '
   .split(',')
   .filter((s) => s !== '')
   .map(Number);
+
+/** The values of k3 of `queryQtf` (`QTF_K3=1.2,8`). */
+export const QTF_K3: ReadonlyArray<number> = (process.env['QTF_K3'] ?? '')
+  .split(',')
+  .filter((s) => s !== '')
+  .map(Number);
+
+/** How often a text says each of its query terms: the terms of each whitespace-separated word, counted. */
+const queryTermCounts = (text: string): Map<string, number> => {
+  const counts = new Map<string, number>();
+  for (const word of text.split(/\s+/u))
+    for (const term of queryTerms(word)) counts.set(term, (counts.get(term) ?? 0) + 1);
+  for (const term of queryTerms(text)) if (!counts.has(term)) counts.set(term, 1);
+  return counts;
+};
 
 /** The values of b of `queryNorm` (`QUERY_BS=0,0.25,0.5`). */
 export const QUERY_BS: ReadonlyArray<number> = (process.env['QUERY_BS'] ?? '')
@@ -102,9 +123,12 @@ export const QUERY_BS: ReadonlyArray<number> = (process.env['QUERY_BS'] ?? '')
 const QUERY_SUBJECT = Number(process.env['QUERY_SUBJECT'] ?? FIELD_WEIGHTS.subject);
 
 /** A fact's weighted term frequencies (subject `QUERY_SUBJECT`, object 1), as the index counts them before saturation. */
-const weightedFrequencies = (fact: { readonly subject: string; readonly object: string }): Map<string, number> => {
+const weightedFrequencies = (
+  fact: { readonly subject: string; readonly object: string },
+  subject = QUERY_SUBJECT,
+): Map<string, number> => {
   const frequencies = new Map<string, number>();
-  for (const term of indexTextTerms(fact.subject)) frequencies.set(term, (frequencies.get(term) ?? 0) + QUERY_SUBJECT);
+  for (const term of indexTextTerms(fact.subject)) frequencies.set(term, (frequencies.get(term) ?? 0) + subject);
   for (const term of indexTextTerms(fact.object))
     frequencies.set(term, (frequencies.get(term) ?? 0) + FIELD_WEIGHTS.object);
   return frequencies;
@@ -226,6 +250,24 @@ export const extended = (history: History, index: number, head = false): PromptC
   const promptTerms = new Set(queryTerms(prompt.taskPrompt));
   // The length-normalized query parts: idf per query term (as the library plans it), the mean length.
   const documents = validCount(store);
+  const qtfCounts = QTF_K3.length === 0 ? new Map<string, number>() : queryTermCounts(prompt.taskPrompt);
+  const qtfIdfs =
+    QTF_K3.length === 0
+      ? []
+      : queryTerms(prompt.taskPrompt).map((term) => [term, planTerm(store.index, documents, term, 1).idf] as const);
+  const queryQtfOf = (fact: { readonly subject: string; readonly object: string }): number[] => {
+    if (QTF_K3.length === 0) return [];
+    const frequencies = weightedFrequencies(fact, FIELD_WEIGHTS.subject);
+    return QTF_K3.map((k3) => {
+      let sum = 0;
+      for (const [term, idfOf] of qtfIdfs) {
+        const f = frequencies.get(term);
+        const q = qtfCounts.get(term) ?? 1;
+        if (f !== undefined) sum += (((k3 + 1) * q) / (k3 + q)) * ((idfOf * f * (BM25_K1 + 1)) / (f + BM25_K1));
+      }
+      return sum;
+    });
+  };
   const queryIdfs =
     QUERY_BS.length === 0
       ? []
@@ -458,6 +500,7 @@ export const extended = (history: History, index: number, head = false): PromptC
       taskAge: places.get(fact.sourceTaskId) ?? -1,
       gapHours: Math.max(0, (prompt.at - c.validFrom) / 3_600_000),
       queryNorm: queryNormOf(fact),
+      queryQtf: queryQtfOf(fact),
     };
   });
   return { ...base, candidates };

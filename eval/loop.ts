@@ -17,7 +17,8 @@
  * prompt's head (10); STOPS=kind:share[:power],... also measures the held-out sections of every
  * fold's ranking under each of those stops in place of the relevance floor (`SectionStop` in
  * eval/model.ts: `ratio:0.1`, `mass:0.003:2`, `nucleus:0.9:1`); QUERY_BS=0,0.3 gives the variants `queryB0` and `queryB0.3` (the
- * query part length-normalized with that b, QUERY_SUBJECT=1.5 weighing the subject so); FILL_POOL=100 lets the fill order take
+ * query part length-normalized with that b, QUERY_SUBJECT=1.5 weighing the subject so); QTF_K3=1.2 gives `queryQtf1.2` (each prompt term
+ * weighed by how often the prompt says it); FILL_POOL=100 lets the fill order take
  * from that many of the best (the count cap's 60). `--realworld DIR` as for `npm run eval`.
  *
  * The variants: `shipped` (the defaults' model), `evenShare`, `quarterShare` and `wholeShare` (a
@@ -50,7 +51,7 @@
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_MAX_TOKENS } from '../src/index.js';
-import { AGE_DECAYS, type Extended, extended, QUERY_BS } from './extended.js';
+import { AGE_DECAYS, type Extended, extended, QTF_K3, QUERY_BS } from './extended.js';
 import { fitRanking, prepareHistories, START, type Weight } from './fit.js';
 import { loadHistories, recencyLists } from './lib.js';
 import {
@@ -115,6 +116,10 @@ const VARIANTS: Readonly<Record<string, Variant>> = {
   // The query part length-normalized with each b of QUERY_BS, in place of the library's.
   ...Object.fromEntries(
     QUERY_BS.map((b, i): [string, Variant] => [`queryB${b}`, { signals: (c) => ({ ...c, query: c.queryNorm[i]! }) }]),
+  ),
+  // The query part with the prompt's term frequencies (QTF_K3), in place of the library's.
+  ...Object.fromEntries(
+    QTF_K3.map((k3, i): [string, Variant] => [`queryQtf${k3}`, { signals: (c) => ({ ...c, query: c.queryQtf[i]! }) }]),
   ),
   evenShare: { signals: (c) => ({ ...c, context: c.contextEven }) },
   quarterShare: { signals: (c) => ({ ...c, context: c.contextQuarter }) },
