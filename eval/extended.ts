@@ -92,32 +92,29 @@ export interface Extended extends Candidate {
   readonly gapHours: number;
 }
 
+/** The numbers an environment variable lists, comma-separated (none when it is unset). */
+const listedNumbers = (name: string): ReadonlyArray<number> =>
+  (process.env[name] ?? '')
+    .split(',')
+    .filter((s) => s !== '')
+    .map(Number);
+
 /** The decays of `contextAged` (`AGE_DECAYS=0.999,0.99`). */
-export const AGE_DECAYS: ReadonlyArray<number> = (process.env['AGE_DECAYS'] ?? '')
-  .split(',')
-  .filter((s) => s !== '')
-  .map(Number);
+export const AGE_DECAYS = listedNumbers('AGE_DECAYS');
 
 /** The values of k3 of `queryQtf` (`QTF_K3=1.2,8`). */
-export const QTF_K3: ReadonlyArray<number> = (process.env['QTF_K3'] ?? '')
-  .split(',')
-  .filter((s) => s !== '')
-  .map(Number);
+export const QTF_K3 = listedNumbers('QTF_K3');
 
 /** How often a text says each of its query terms: the terms of each whitespace-separated word, counted. */
 const queryTermCounts = (text: string): Map<string, number> => {
   const counts = new Map<string, number>();
   for (const word of text.split(/\s+/u))
     for (const term of queryTerms(word)) counts.set(term, (counts.get(term) ?? 0) + 1);
-  for (const term of queryTerms(text)) if (!counts.has(term)) counts.set(term, 1);
   return counts;
 };
 
 /** The values of b of `queryNorm` (`QUERY_BS=0,0.25,0.5`). */
-export const QUERY_BS: ReadonlyArray<number> = (process.env['QUERY_BS'] ?? '')
-  .split(',')
-  .filter((s) => s !== '')
-  .map(Number);
+export const QUERY_BS = listedNumbers('QUERY_BS');
 
 /** The subject's weight in `queryNorm` (`QUERY_SUBJECT=2`; the library's is 3). */
 const QUERY_SUBJECT = Number(process.env['QUERY_SUBJECT'] ?? FIELD_WEIGHTS.subject);
@@ -139,6 +136,27 @@ const weightedLength = (frequencies: ReadonlyMap<string, number>): number => {
   let length = 0;
   frequencies.forEach((f) => (length += f));
   return length;
+};
+
+/**
+ * The query part of a fact with the weighted `frequencies`: over the query's terms with their
+ * idf, each saturated with length normalization `b` at the fact's `relative` length, times the
+ * term's query weight (1 unless `queryWeight` says otherwise).
+ */
+const queryPart = (
+  idfs: ReadonlyArray<readonly [string, number]>,
+  frequencies: ReadonlyMap<string, number>,
+  b: number,
+  relative: number,
+  queryWeight: (term: string) => number = () => 1,
+): number => {
+  let sum = 0;
+  for (const [term, idfOf] of idfs) {
+    const f = frequencies.get(term);
+    if (f !== undefined)
+      sum += queryWeight(term) * ((idfOf * f * (BM25_K1 + 1)) / (f + BM25_K1 * (1 - b + b * relative)));
+  }
+  return sum;
 };
 
 /** How many of a prompt's leading words are its head (a commit's subject line is about this long). */
@@ -248,48 +266,34 @@ export const extended = (history: History, index: number, head = false): PromptC
     .filter((c) => c.age >= 0 && c.age < 3 && isFileFact(byId.get(c.id)!.fact))
     .map((c) => ({ dirs: directoriesOf(byId.get(c.id)!.fact.subject), age: c.age }));
   const promptTerms = new Set(queryTerms(prompt.taskPrompt));
-  // The length-normalized query parts: idf per query term (as the library plans it), the mean length.
+  // The recomputed query parts: idf per query term (as the library plans it), the mean length, the prompt's term counts.
   const documents = validCount(store);
-  const qtfCounts = QTF_K3.length === 0 ? new Map<string, number>() : queryTermCounts(prompt.taskPrompt);
-  const qtfIdfs =
-    QTF_K3.length === 0
-      ? []
-      : queryTerms(prompt.taskPrompt).map((term) => [term, planTerm(store.index, documents, term, 1).idf] as const);
-  const queryQtfOf = (fact: { readonly subject: string; readonly object: string }): number[] => {
-    if (QTF_K3.length === 0) return [];
-    const frequencies = weightedFrequencies(fact, FIELD_WEIGHTS.subject);
-    return QTF_K3.map((k3) => {
-      let sum = 0;
-      for (const [term, idfOf] of qtfIdfs) {
-        const f = frequencies.get(term);
-        const q = qtfCounts.get(term) ?? 1;
-        if (f !== undefined) sum += (((k3 + 1) * q) / (k3 + q)) * ((idfOf * f * (BM25_K1 + 1)) / (f + BM25_K1));
-      }
-      return sum;
-    });
-  };
-  const queryIdfs =
-    QUERY_BS.length === 0
-      ? []
-      : queryTerms(prompt.taskPrompt).map((term) => [term, planTerm(store.index, documents, term, 1).idf] as const);
+  const recomputed = QUERY_BS.length > 0 || QTF_K3.length > 0;
+  const queryIdfs = recomputed
+    ? queryTerms(prompt.taskPrompt).map((term) => [term, planTerm(store.index, documents, term, 1).idf] as const)
+    : [];
   let meanLength = 1;
   if (QUERY_BS.length > 0) {
     const valid = selectValidFacts(store);
     const total = valid.reduce((sum, fact) => sum + weightedLength(weightedFrequencies(fact)), 0);
     meanLength = valid.length === 0 ? 1 : Math.max(1, total / valid.length);
   }
+  const qtfCounts = QTF_K3.length === 0 ? new Map<string, number>() : queryTermCounts(prompt.taskPrompt);
   const queryNormOf = (fact: { readonly subject: string; readonly object: string }): number[] => {
     if (QUERY_BS.length === 0) return [];
     const frequencies = weightedFrequencies(fact);
     const relative = weightedLength(frequencies) / meanLength;
-    return QUERY_BS.map((b) => {
-      let sum = 0;
-      for (const [term, idfOf] of queryIdfs) {
-        const f = frequencies.get(term);
-        if (f !== undefined) sum += (idfOf * f * (BM25_K1 + 1)) / (f + BM25_K1 * (1 - b + b * relative));
-      }
-      return sum;
-    });
+    return QUERY_BS.map((b) => queryPart(queryIdfs, frequencies, b, relative));
+  };
+  const queryQtfOf = (fact: { readonly subject: string; readonly object: string }): number[] => {
+    if (QTF_K3.length === 0) return [];
+    const frequencies = weightedFrequencies(fact, FIELD_WEIGHTS.subject);
+    return QTF_K3.map((k3) =>
+      queryPart(queryIdfs, frequencies, 0, 1, (term) => {
+        const q = qtfCounts.get(term) ?? 1;
+        return ((k3 + 1) * q) / (k3 + q);
+      }),
+    );
   };
   const promptWords = new Set(prompt.taskPrompt.toLowerCase().split(/[^a-z0-9]+/u));
   // The best file facts under START's whole score (recency at decay 0.9, shared over the root of the task's files).

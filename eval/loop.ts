@@ -16,10 +16,11 @@
  * NODE_OPTIONS=--max-old-space-size=12000); HEAD_WORDS=6 sets how many leading words are the
  * prompt's head (10); STOPS=kind:share[:power],... also measures the held-out sections of every
  * fold's ranking under each of those stops in place of the relevance floor (`SectionStop` in
- * eval/model.ts: `ratio:0.1`, `mass:0.003:2`, `nucleus:0.9:1`); QUERY_BS=0,0.3 gives the variants `queryB0` and `queryB0.3` (the
- * query part length-normalized with that b, QUERY_SUBJECT=1.5 weighing the subject so); QTF_K3=1.2 gives `queryQtf1.2` (each prompt term
- * weighed by how often the prompt says it); FILL_POOL=100 lets the fill order take
- * from that many of the best (the count cap's 60). `--realworld DIR` as for `npm run eval`.
+ * eval/model.ts: `ratio:0.1`, `mass:0.003:2`, `nucleus:0.9:1`); QUERY_BS=0,0.3 gives the
+ * variants `queryB0` and `queryB0.3` (the query part length-normalized with that b, with
+ * QUERY_SUBJECT=1.5 the subject weighing that much); QTF_K3=1.2 gives `queryQtf1.2` (each prompt
+ * term weighed by how often the prompt says it); FILL_POOL=100 lets the fill order take from that
+ * many of the best (the count cap's 60). `--realworld DIR` as for `npm run eval`.
  *
  * The variants: `shipped` (the defaults' model), `evenShare`, `quarterShare` and `wholeShare` (a
  * task's context over its files' number, their fourth root, or whole, instead of over their root), `noShared` (no shared recency),
