@@ -58,32 +58,41 @@ export const asOfOption = (command: CommandName, values: OptionValues): E.Either
   );
 };
 
+/**
+ * `--NAME VALUE` for an option that takes one of `choices`, when it was given: a value not among
+ * them is a usage error naming them.
+ */
+const choiceOption = <T extends string>(
+  command: CommandName,
+  values: OptionValues,
+  name: string,
+  choices: ReadonlyArray<T>,
+  isChoice: (value: unknown) => value is T,
+): E.Either<UsageError, T | undefined> => {
+  const value = stringOption(values, name);
+  if (value === undefined) return E.right(undefined);
+  return isChoice(value)
+    ? E.right(value)
+    : E.left(usageError(command, `--${name} must be ${choices.join(' or ')}, not ${JSON.stringify(value)}`));
+};
+
 /** `--tokenizer NAME`, when it was given. */
 export const givenTokenizerOption = (
   command: CommandName,
   values: OptionValues,
-): E.Either<UsageError, TokenizerName | undefined> => {
-  const value = stringOption(values, 'tokenizer');
-  if (value === undefined) return E.right(undefined);
-  return isTokenizerName(value)
-    ? E.right(value)
-    : E.left(usageError(command, `--tokenizer must be ${TOKENIZER_NAMES.join(' or ')}, not ${JSON.stringify(value)}`));
-};
+): E.Either<UsageError, TokenizerName | undefined> =>
+  choiceOption(command, values, 'tokenizer', TOKENIZER_NAMES, isTokenizerName);
 
 /** `--tokenizer NAME`, `estimate` when it was not given. */
 export const tokenizerOption = (command: CommandName, values: OptionValues): E.Either<UsageError, TokenizerName> =>
   E.map((name: TokenizerName | undefined) => name ?? DEFAULT_TOKENIZER)(givenTokenizerOption(command, values));
 
+/** `--layout LAYOUT`, when it was given. */
 export const layoutOption = (
   command: CommandName,
   values: OptionValues,
-): E.Either<UsageError, SectionLayout | undefined> => {
-  const value = stringOption(values, 'layout');
-  if (value === undefined) return E.right(undefined);
-  return isSectionLayout(value)
-    ? E.right(value)
-    : E.left(usageError(command, `--layout must be ${SECTION_LAYOUTS.join(' or ')}, not ${JSON.stringify(value)}`));
-};
+): E.Either<UsageError, SectionLayout | undefined> =>
+  choiceOption(command, values, 'layout', SECTION_LAYOUTS, isSectionLayout);
 
 /** The one argument a command takes (`what` names it in the error when there is none, or more). */
 export const onePositional = (
