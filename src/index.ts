@@ -66,7 +66,7 @@ export type { ExclusionReason, RetrievalDecision } from './core/retrieve/retriev
 export { INVALID_QUERY, parseFactQuery } from './core/retrieve/query.js';
 export type { FactQuery, QueryFailure } from './core/retrieve/query.js';
 export { createRetrievalScratch } from './core/retrieve/scratch.js';
-export type { RetrievalScratch } from './core/retrieve/scratch.js';
+export type { RetrievalScratch, RetrievalScratchOptions } from './core/retrieve/scratch.js';
 export { estimateTokens } from './tokens/estimate.js';
 export { DEFAULT_RANKING, factPriors } from './core/retrieve/rank.js';
 export type { RankingOptions, RankingOverrides, RankingPriors, ScoreParts } from './core/retrieve/rank.js';

@@ -43,7 +43,7 @@ const PARTIAL = 32;
 export const TRACKED_POSTINGS = 50_000;
 
 /** Marks a convention as given an accumulator by the query (the rest are walked apart, at their base). */
-const markMatched = (docs: DocumentScratch, doc: number): void => {
+export const markMatched = (docs: DocumentScratch, doc: number): void => {
   if (docs.matched[doc] === 1) return;
   docs.matched[doc] = 1;
   docs.marked[docs.markedCount++] = doc;

@@ -28,17 +28,13 @@ export const pushCandidate = (heap: CandidateScratch, count: number, doc: number
   return count + 1;
 };
 
-/** Removes the top of the heap of `count` candidates. */
-export const popCandidate = (heap: CandidateScratch, count: number): void => {
+/** Puts (doc, bound) at `at` or below it in the heap of `count`, moving larger children up. */
+const siftDown = (heap: CandidateScratch, count: number, at: number, doc: number, bound: number): void => {
   const { docs, bounds } = heap;
-  const n = count - 1;
-  const doc = docs[n]!;
-  const bound = bounds[n]!;
-  let at = 0;
   for (;;) {
     const left = 2 * at + 1;
-    if (left >= n) break;
-    const child = left + 1 < n && bounds[left + 1]! > bounds[left]! ? left + 1 : left;
+    if (left >= count) break;
+    const child = left + 1 < count && bounds[left + 1]! > bounds[left]! ? left + 1 : left;
     if (bounds[child]! <= bound) break;
     docs[at] = docs[child]!;
     bounds[at] = bounds[child]!;
@@ -46,4 +42,15 @@ export const popCandidate = (heap: CandidateScratch, count: number): void => {
   }
   docs[at] = doc;
   bounds[at] = bound;
+};
+
+/** Removes the top of the heap of `count` candidates. */
+export const popCandidate = (heap: CandidateScratch, count: number): void => {
+  const n = count - 1;
+  siftDown(heap, n, 0, heap.docs[n]!, heap.bounds[n]!);
+};
+
+/** Orders the first `count` candidates of the scratch into a heap (Floyd's: bottom up, in linear time). */
+export const heapifyCandidates = (heap: CandidateScratch, count: number): void => {
+  for (let at = (count >> 1) - 1; at >= 0; at -= 1) siftDown(heap, count, at, heap.docs[at]!, heap.bounds[at]!);
 };

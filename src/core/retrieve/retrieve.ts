@@ -25,7 +25,7 @@ import { isFileFact, type SessionFact } from '../fact.js';
 import { rememberedPriorFlags } from '../search/priors.js';
 import { factTermWeights, storedTermWeight } from '../search/weights.js';
 import { selectAllFacts } from '../store/selectors.js';
-import type { FactStore } from '../store/state.js';
+import { type FactStore, validCount } from '../store/state.js';
 import { fitsBudget, fitToBudget, type SectionRenderer } from './budget.js';
 import { estimateTokens } from '../../tokens/estimate.js';
 import { contextTable, factContext } from './context.js';
@@ -43,6 +43,7 @@ import {
   type Scored,
   type Settings,
 } from './score.js';
+import { scanPasses } from './scan.js';
 import { rankPasses } from './topk.js';
 
 export type { ExclusionReason } from './score.js';
@@ -150,7 +151,10 @@ export const retrieveRanked = (
   if (settings.maxFacts === 0 || settings.maxTokens < 0) return [];
   const table = contextTable(store, settings.plan, settings.scratch);
   const passes = passesFor(store, settings, table);
-  const ranked = rankPasses(store, settings, passes);
+  const ranked =
+    validCount(store) <= settings.scratch.scanFacts
+      ? scanPasses(store, settings, passes)
+      : rankPasses(store, settings, passes);
   // What `finish` includes: the candidates within the cap, past the floor and within the budget.
   return budgeted(settings, ranked).included.map((candidate) => candidate.fact);
 };

@@ -126,12 +126,30 @@ export interface RetrievalScratch {
   sorted: Int32Array;
   /** The stored weights of the fact being scored exactly (the score reads them, nothing keeps them). */
   readonly weights: Array<number | undefined>;
+  /**
+   * Stores of at most this many valid facts are ranked by scanning what a query reaches
+   * (scan.ts), larger ones by MaxScore (topk.ts): the two give the same answer, at their own
+   * cost (`SCAN_FACTS` by default; 0 always takes MaxScore, Infinity always the scan).
+   */
+  readonly scanFacts: number;
+}
+
+/**
+ * The store size up to which a query scans rather than prunes (see `RetrievalScratch.scanFacts`
+ * and docs/performance.md).
+ */
+export const SCAN_FACTS = 4_096;
+
+/** What a new scratch may be told. */
+export interface RetrievalScratchOptions {
+  /** See `RetrievalScratch.scanFacts` (a number of 0 or more; another value keeps the default). */
+  readonly scanFacts?: number;
 }
 
 const SIZE = 1024;
 
 /** A new scratch, for queries that must not share one (see the module's comment). */
-export const createRetrievalScratch = (): RetrievalScratch => ({
+export const createRetrievalScratch = (options: RetrievalScratchOptions = {}): RetrievalScratch => ({
   docs: {
     state: new Uint8Array(SIZE),
     flags: new Uint16Array(SIZE),
@@ -184,6 +202,7 @@ export const createRetrievalScratch = (): RetrievalScratch => ({
   },
   sorted: new Int32Array(SIZE),
   weights: [],
+  scanFacts: typeof options.scanFacts === 'number' && options.scanFacts >= 0 ? options.scanFacts : SCAN_FACTS,
 });
 
 /** The scratch a query uses when it names none: one for the whole process, as retrieval is synchronous. */

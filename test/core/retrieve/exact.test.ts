@@ -1,12 +1,14 @@
 /**
- * Exactness of retrieval at any size: the index path (MaxScore over the postings, special
- * facts, conventions apart) must give exactly what scoring every fact gives, on stores whose
- * every term is common (where pruning does the most) and with any ranking overrides.
+ * Exactness of retrieval at any size: both index paths (scanning what a query reaches, and
+ * MaxScore over the postings; special facts, conventions apart) must give exactly what scoring
+ * every fact gives, on stores whose every term is common (where pruning does the most) and with
+ * any ranking overrides.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   addFacts,
+  createRetrievalScratch,
   emptyFactStore,
   explainRetrieval,
   type FactQuery,
@@ -259,12 +261,21 @@ const included = (store: FactStore, query: FactQuery): ReadonlyArray<SessionFact
     .filter((decision) => decision.decision === 'included')
     .map((decision) => decision.fact);
 
+/** Both ways to the top k, at any store size: scanning what a query reaches, and MaxScore (`RetrievalScratch.scanFacts`). */
+const WAYS = [createRetrievalScratch({ scanFacts: Infinity }), createRetrievalScratch({ scanFacts: 0 })];
+
+/** Checks that retrieveFacts gives exactly the facts explainRetrieval includes, in its order, both ways. */
+const expectExact = (store: FactStore, query: FactQuery): void => {
+  const expected = included(store, query);
+  for (const scratch of WAYS) expect(retrieveFacts(store, { ...query, scratch })).toEqual(expected);
+};
+
 describe('exact top k', () => {
   for (const size of [3, 10, 30])
     it(`retrieveFacts gives exactly the facts explainRetrieval includes, in its order, on stores of a ${size}-word vocabulary`, () => {
       fc.assert(
         fc.property(storeArb(size), fc.array(queryArb(size), { minLength: 1, maxLength: 4 }), (store, queries) => {
-          for (const query of queries) expect(retrieveFacts(store, query)).toEqual(included(store, query));
+          for (const query of queries) expectExact(store, query);
         }),
         { numRuns: 60 },
       );
@@ -279,7 +290,7 @@ describe('exact top k', () => {
     }));
     fc.assert(
       fc.property(storeArb(3, true), fc.array(fewArb, { minLength: 1, maxLength: 6 }), (store, queries) => {
-        for (const query of queries) expect(retrieveFacts(store, query)).toEqual(included(store, query));
+        for (const query of queries) expectExact(store, query);
       }),
       { numRuns: 400 },
     );
@@ -328,7 +339,7 @@ describe('exact top k', () => {
             maxTokens: 100_000,
             ranking: { recency: { weight: 0, shared: 0 }, coChange: { weight: 0 } },
           };
-          expect(retrieveFacts(store, query)).toEqual(included(store, query));
+          expectExact(store, query);
         },
       ),
       { numRuns: 100 },
@@ -388,7 +399,7 @@ describe('exact top k', () => {
           });
           for (const pick of picks) {
             const store = versions[pick % versions.length]!;
-            for (const query of queries) expect(retrieveFacts(store, query)).toEqual(included(store, query));
+            for (const query of queries) expectExact(store, query);
           }
         },
       ),
@@ -410,8 +421,7 @@ describe('exact top k', () => {
           const stores = [facts, [...facts].reverse()].map((order) =>
             order.reduce((store, fact) => addCheckedFacts(store, [fact]), emptyFactStore({ maxValidFacts: 10_000 })),
           );
-          for (const store of [...stores, ...stores])
-            for (const query of queries) expect(retrieveFacts(store, query)).toEqual(included(store, query));
+          for (const store of [...stores, ...stores]) for (const query of queries) expectExact(store, query);
         },
       ),
       { numRuns: 150 },
@@ -427,7 +437,7 @@ describe('exact top k', () => {
           for (const query of queries) {
             const decisions = explainRetrieval(store, query);
             expect(decisions.filter((decision) => !Number.isFinite(decision.score))).toEqual([]);
-            expect(retrieveFacts(store, query)).toEqual(included(store, query));
+            expectExact(store, query);
           }
         },
       ),
@@ -442,7 +452,8 @@ describe('exact top k', () => {
         const matching = explainRetrieval(store, query).some(
           (decision) => decision.fact.validTo === undefined && (decision.parts?.terms.length ?? 0) > 0,
         );
-        if (matching) expect(retrieveFacts(store, query).length).toBeGreaterThan(0);
+        if (matching)
+          for (const scratch of WAYS) expect(retrieveFacts(store, { ...query, scratch }).length).toBeGreaterThan(0);
       }),
       { numRuns: 60 },
     );
@@ -491,7 +502,7 @@ describe('exact top k on a store large enough to prune', () => {
         fc.constantFrom(3, 10, 40),
         (query, maxFacts) => {
           const q: FactQuery = { taskDescription: query.join(' '), taskId: 'q', maxFacts, maxTokens: 100_000 };
-          expect(retrieveFacts(store, q)).toEqual(included(store, q));
+          expectExact(store, q);
         },
       ),
       { numRuns: 40 },

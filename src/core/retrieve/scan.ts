@@ -1,0 +1,182 @@
+/**
+ * The exact top k of a query's passes by scanning: every fact a pass reaches (a special fact, or
+ * one a posting of its terms names) gets its term sum in full, and with what it gets besides its
+ * terms and the largest prior its flags allow, a bound; those whose bound can still reach the
+ * k-th best are scored exactly, the highest bound first, and the first bound that cannot ends it.
+ *
+ * MaxScore (topk.ts) pays for its bounds with what they let it skip. In a store of a few thousand
+ * facts a query skips little: the facts of the context and of the recent tasks are most of the
+ * store, and they are reached directly, not through the lists. There, reading every list in full
+ * costs less than keeping the bounds that would skip part of them (see docs/performance.md).
+ * Both give exactly the first k of `explainRetrieval`'s ranking: a candidate's score is always
+ * `combineScore`'s, from its stored weights; the sums here only bound it (within `SLACK`, as they
+ * add in another order), and order and stop the exact scoring.
+ */
+import { getAt } from '../../persistent/persistentVector.js';
+import { listChunks } from '../search/postingViews.js';
+import { postingFlagsOf, postingWeightOf } from '../search/postings.js';
+import { postingWeight } from '../search/weights.js';
+import type { FactStore } from '../store/state.js';
+import { clearMatched, clearOwnTask, markMatched, markOwnTask } from './accumulate.js';
+import { Search } from './best.js';
+import { offerUnmatchedConventions } from './conventions.js';
+import { heapifyCandidates, popCandidate } from './heap.js';
+import { isConventionFlags } from './rank.js';
+import { MASKED_TERMS, type Passes, type Scored, type Settings, storedWeights, termLists } from './score.js';
+import { growRetrievalScratch } from './scratch.js';
+import { clearSpecial, specialFactsOf } from './special.js';
+
+/** A document the pass reached. */
+const REACHED = 1;
+/** The query names the fact's file. */
+const NAMED = 2;
+
+/**
+ * Scans one pass: the `count` special facts first (what they get besides their terms), then
+ * every posting of the pass's terms, in term order, then the exact scoring of each fact whose
+ * bound can reach the k-th best. Leaves the scratch's documents as it found them (the conventions
+ * a term or the special list reached stay marked in `matched`, for the unmatched conventions).
+ */
+const scanPass = (search: Search, count: number): void => {
+  const { pass, settings, store } = search;
+  const { scratch } = settings;
+  const { docs, special } = scratch;
+  const { state, flags, sum, context, recency, coChange, terms, own } = docs;
+  const reached = docs.openFacts;
+  let reachedCount = 0;
+  const withRecency = pass.recency.size > 0;
+  try {
+    for (let i = 0; i < count; i += 1) {
+      const doc = special.docs[i]!;
+      state[doc] = REACHED | (special.named[i] === 1 ? NAMED : 0);
+      flags[doc] = special.flags[i]!;
+      context[doc] = special.contexts[i]!;
+      recency[doc] = withRecency ? special.recencies[i]! : 0;
+      if (isConventionFlags(special.flags[i]!)) markMatched(docs, doc);
+      reached[reachedCount++] = doc;
+    }
+    for (let i = 0; i < special.coChangedCount; i += 1)
+      coChange[special.coChangedDocs[i]!] = special.coChangedScores[i]!;
+
+    const { views } = scratch.memo;
+    for (let at = 0; at < pass.terms.length; at += 1) {
+      const term = pass.terms[at]!;
+      const factor = term.multiplier * term.idf;
+      const bit = at < MASKED_TERMS ? 1 << at : 0;
+      for (const postings of [term.postings, term.conventions]) {
+        if (postings === undefined) continue;
+        const conventions = postings === term.conventions;
+        for (const list of listChunks(postings, views))
+          for (let j = 0; j < list.length; j += 2) {
+            const doc = list[j]!;
+            const value = list[j + 1]!;
+            if (state[doc] === 0) {
+              state[doc] = REACHED;
+              flags[doc] = postingFlagsOf(value);
+              reached[reachedCount++] = doc;
+            }
+            if (conventions) markMatched(docs, doc);
+            sum[doc] = sum[doc]! + factor * postingWeight(postingWeightOf(value));
+            terms[doc] = terms[doc]! | bit;
+          }
+      }
+    }
+
+    // Every eligible fact with a bound that may enter, as a heap by bound. The bound adds as
+    // `Search.quickTotal` does, with the largest prior its flags allow.
+    const { ranking } = pass.plan;
+    const base = ranking.conventionBase * pass.scale;
+    const boost = ranking.exactFileBoost;
+    const { upper } = search;
+    const anyTag = settings.wanted.size === 0;
+    const lastPass = !search.firstPass;
+    const heap = scratch.candidates;
+    if (heap.docs.length < reachedCount) {
+      heap.docs = new Int32Array(Math.max(reachedCount, 2 * heap.docs.length));
+      heap.bounds = new Float64Array(heap.docs.length);
+    }
+    let candidates = 0;
+    for (let i = 0; i < reachedCount; i += 1) {
+      const doc = reached[i]!;
+      if (own[doc] === 1) continue;
+      const f = flags[doc]!;
+      const match = sum[doc]! + context[doc]!;
+      const convention = isConventionFlags(f);
+      const bound =
+        (match + (recency[doc]! + coChange[doc]!) + (match === 0 && convention ? base : 0)) * upper[f]! +
+        (match > 0 && (state[doc]! & NAMED) !== 0 ? boost : 0);
+      // Scores are never negative: 0 is the exact score, and only a convention of the last pass enters with it.
+      if (!(bound > 0 || (convention && lastPass))) continue;
+      if (!anyTag) {
+        const fact = getAt(store.index.docs, doc);
+        if (fact === undefined || !fact.tags.some((tag) => settings.wanted.has(tag))) continue;
+      }
+      heap.docs[candidates] = doc;
+      heap.bounds[candidates] = bound;
+      candidates += 1;
+    }
+    heapifyCandidates(heap, candidates);
+
+    const masked = pass.terms.length <= MASKED_TERMS;
+    const facts = termLists(pass, false, views);
+    const conventionLists = termLists(pass, true, views);
+    for (let left = candidates; left > 0; left -= 1) {
+      const doc = heap.docs[0]!;
+      const bound = heap.bounds[0]!;
+      popCandidate(heap, left);
+      if (!search.mayEnter(bound)) break;
+      const fact = getAt(store.index.docs, doc);
+      if (fact === undefined) continue;
+      const f = flags[doc]!;
+      const lists = isConventionFlags(f) ? conventionLists : facts;
+      const weights = storedWeights(lists, doc, scratch.weights, masked ? terms[doc]! : -1);
+      search.offer(fact, f, weights, { context: context[doc]!, recency: recency[doc]!, coChange: coChange[doc]! });
+    }
+  } finally {
+    for (let i = 0; i < reachedCount; i += 1) {
+      const doc = reached[i]!;
+      state[doc] = 0;
+      sum[doc] = 0;
+      context[doc] = 0;
+      recency[doc] = 0;
+      coChange[doc] = 0;
+      terms[doc] = 0;
+    }
+    for (let i = 0; i < special.coChangedCount; i += 1) coChange[special.coChangedDocs[i]!] = 0;
+  }
+};
+
+/**
+ * The last pass's best `settings.maxFacts` candidates, in rank order, by scanning each pass
+ * (see the module's comment): exactly what `rankPasses` gives.
+ */
+export const scanPasses = (
+  store: FactStore,
+  settings: Settings,
+  { first, last, recency, recentRecords }: Passes,
+): Scored[] => {
+  const documents = store.index.nextDoc;
+  if (!(Math.min(settings.maxFacts, documents) > 0)) return [];
+  const { scratch } = settings;
+  growRetrievalScratch(scratch, documents);
+  const { docs } = scratch;
+  const specialFacts = specialFactsOf(scratch, store, recency, recentRecords);
+  try {
+    markOwnTask(docs, store, settings.taskId);
+    let firstBest: ReadonlyArray<Scored> = [];
+    if (first !== undefined) {
+      const search = new Search(store, settings, first, true);
+      scanPass(search, specialFacts(first));
+      firstBest = search.best.list;
+    }
+    const search = new Search(store, settings, last(firstBest), false);
+    scanPass(search, specialFacts(search.pass));
+    // The last pass also takes the conventions no term matched (at their base, or at 0).
+    offerUnmatchedConventions(search, docs.matched);
+    return search.best.list;
+  } finally {
+    clearMatched(docs);
+    clearSpecial(scratch.special);
+    clearOwnTask(docs);
+  }
+};
