@@ -3,7 +3,7 @@
  * add (its bound), the prior each combination of flags allows, and the k largest lower bounds
  * seen, whose smallest is a score the k-th best is sure to reach.
  */
-import type { Postings } from '../search/postings.js';
+import { type Postings, postingsMaxWeight } from '../search/postings.js';
 import { PRIOR_CLASSES } from '../search/priors.js';
 import { postingWeight } from '../search/weights.js';
 import { priorBound, priorValue, type RankingPriors } from './rank.js';
@@ -112,7 +112,7 @@ export const listsOf = (pass: Pass, from: number, to: number, conventions: boole
     const postings = conventions ? planned.conventions : planned.postings;
     if (postings === undefined) continue;
     const factor = planned.multiplier * planned.idf;
-    const bound = factor * postingWeight(conventions ? planned.conventionsMax : planned.postingsMax);
+    const bound = factor * postingWeight(postingsMaxWeight(postings));
     if (bound > 0) lists.push({ at, factor, bound, postings });
   }
   return lists.sort((a, b) => b.bound - a.bound || a.at - b.at);

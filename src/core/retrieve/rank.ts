@@ -29,11 +29,11 @@ import * as PMap from '../../persistent/persistentMap.js';
 import { kindOf } from '../../base/describe.js';
 import { isRecord } from '../../base/record.js';
 import { checkedFact, type SessionFact } from '../fact.js';
-import { type Postings, postingsMaxWeight, postingsSize } from '../search/postings.js';
+import { type Postings, postingsSize } from '../search/postings.js';
 import { PRIOR_CLASSES, priorFlags } from '../search/priors.js';
 import { RECENT_TASKS, type SearchIndex } from '../search/searchIndex.js';
 import { mentionedPaths, queryTerms } from '../search/terms.js';
-import { idf, postingWeight } from '../search/weights.js';
+import { idf } from '../search/weights.js';
 
 /**
  * Multipliers for kinds of facts, fitted on the labeled evaluation (`npm run eval -- --fit`):
@@ -372,11 +372,6 @@ export interface PlannedTerm {
   readonly postings: Postings | undefined;
   /** Postings over the conventions. */
   readonly conventions: Postings | undefined;
-  /** The largest stored weight in `postings` and in `conventions` (0 when absent). */
-  readonly postingsMax: number;
-  readonly conventionsMax: number;
-  /** The largest contribution the term can make to a fact's relevance (before priors). */
-  readonly bound: number;
   /** How many valid facts hold the term. */
   readonly frequency: number;
 }
@@ -390,45 +385,19 @@ export interface QueryPlan {
 }
 
 const sizeOf = (postings: Postings | undefined): number => (postings === undefined ? 0 : postingsSize(postings));
-const maxOf = (postings: Postings | undefined): number => (postings === undefined ? 0 : postingsMaxWeight(postings));
 
 /** A fact term of a query, resolved against the index; `weight` multiplies its contributions. */
 export const planTerm = (index: SearchIndex, documents: number, term: string, multiplier: number): PlannedTerm => {
   const postings = PMap.get(index.terms, term);
   const conventions = PMap.get(index.conventionTerms, term);
   const frequency = sizeOf(postings) + sizeOf(conventions);
-  const weight = idf(documents, frequency);
-  const postingsMax = maxOf(postings);
-  const conventionsMax = maxOf(conventions);
-  return {
-    term,
-    idf: weight,
-    multiplier,
-    postings,
-    conventions,
-    postingsMax,
-    conventionsMax,
-    bound: multiplier * weight * postingWeight(Math.max(postingsMax, conventionsMax)),
-    frequency,
-  };
+  return { term, idf: idf(documents, frequency), multiplier, postings, conventions, frequency };
 };
 
 const planContextTerm = (index: SearchIndex, term: string): PlannedTerm => {
   const postings = PMap.get(index.taskTerms, term);
   const frequency = sizeOf(postings);
-  const weight = idf(index.contextCount, frequency);
-  const postingsMax = maxOf(postings);
-  return {
-    term,
-    idf: weight,
-    multiplier: 1,
-    postings,
-    conventions: undefined,
-    postingsMax,
-    conventionsMax: 0,
-    bound: weight * postingWeight(postingsMax),
-    frequency,
-  };
+  return { term, idf: idf(index.contextCount, frequency), multiplier: 1, postings, conventions: undefined, frequency };
 };
 
 /** Resolves a task description against the index. Every term counts: none is skipped as too common. */
