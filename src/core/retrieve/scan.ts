@@ -26,38 +26,25 @@ import { MASKED_TERMS, type Passes, type Scored, type Settings, storedWeights, t
 import { growRetrievalScratch } from './scratch.js';
 import { clearSpecial, specialFactsOf } from './special.js';
 
-/** A document the pass reached. */
-const REACHED = 1;
-/** The query names the fact's file. */
-const NAMED = 2;
-
 /**
- * Scans one pass: the `count` special facts first (what they get besides their terms), then
- * every posting of the pass's terms, in term order, then the exact scoring of each fact whose
- * bound can reach the k-th best. Leaves the scratch's documents as it found them (the conventions
- * a term or the special list reached stay marked in `matched`, for the unmatched conventions).
+ * Scans one pass: every posting of the pass's terms, in term order, then the bounds of the
+ * `count` special facts (read where the special list describes them) and of the facts only a
+ * posting reached, then the exact scoring of each fact whose bound can reach the k-th best.
+ * Leaves the scratch's documents as it found them (the conventions a term or the special list
+ * reached stay marked in `matched`, for the unmatched conventions).
  */
 const scanPass = (search: Search, count: number): void => {
   const { pass, settings, store } = search;
   const { scratch } = settings;
   const { docs, special } = scratch;
-  const { state, flags, sum, context, recency, coChange, terms, own } = docs;
+  const { state, flags, sum, coChange, terms, own } = docs;
+  const { mark } = special;
+  // The facts only a posting reached (the special ones are marked in `mark`).
   const reached = docs.openFacts;
   let reachedCount = 0;
-  const withRecency = pass.recency.size > 0;
   try {
-    for (let i = 0; i < count; i += 1) {
-      const doc = special.docs[i]!;
-      state[doc] = REACHED | (special.named[i] === 1 ? NAMED : 0);
-      flags[doc] = special.flags[i]!;
-      context[doc] = special.contexts[i]!;
-      recency[doc] = withRecency ? special.recencies[i]! : 0;
-      if (isConventionFlags(special.flags[i]!)) markMatched(docs, doc);
-      reached[reachedCount++] = doc;
-    }
     for (let i = 0; i < special.coChangedCount; i += 1)
       coChange[special.coChangedDocs[i]!] = special.coChangedScores[i]!;
-
     const { views } = scratch.memo;
     for (let at = 0; at < pass.terms.length; at += 1) {
       const term = pass.terms[at]!;
@@ -70,8 +57,8 @@ const scanPass = (search: Search, count: number): void => {
           for (let j = 0; j < list.length; j += 2) {
             const doc = list[j]!;
             const value = list[j + 1]!;
-            if (state[doc] === 0) {
-              state[doc] = REACHED;
+            if (state[doc] === 0 && mark[doc] === 0) {
+              state[doc] = 1;
               flags[doc] = postingFlagsOf(value);
               reached[reachedCount++] = doc;
             }
@@ -82,38 +69,48 @@ const scanPass = (search: Search, count: number): void => {
       }
     }
 
-    // Every eligible fact with a bound that may enter, as a heap by bound. The bound adds as
-    // `Search.quickTotal` does, with the largest prior its flags allow.
+    // Every eligible fact with a bound that may enter, as a heap by bound: a special fact by its
+    // place in the special list, another by `count` plus its place in `reached`. The bound adds
+    // as `Search.quickTotal` does, with the largest prior its flags allow.
     const { ranking } = pass.plan;
     const base = ranking.conventionBase * pass.scale;
     const boost = ranking.exactFileBoost;
     const { upper } = search;
     const anyTag = settings.wanted.size === 0;
     const lastPass = !search.firstPass;
+    const withRecency = pass.recency.size > 0;
     const heap = scratch.candidates;
-    if (heap.docs.length < reachedCount) {
-      heap.docs = new Int32Array(Math.max(reachedCount, 2 * heap.docs.length));
+    if (heap.docs.length < count + reachedCount) {
+      heap.docs = new Int32Array(Math.max(count + reachedCount, 2 * heap.docs.length));
       heap.bounds = new Float64Array(heap.docs.length);
     }
     let candidates = 0;
-    for (let i = 0; i < reachedCount; i += 1) {
-      const doc = reached[i]!;
-      if (own[doc] === 1) continue;
-      const f = flags[doc]!;
-      const match = sum[doc]! + context[doc]!;
+    const offerBound = (id: number, doc: number, f: number, context: number, extra: number, named: boolean): void => {
+      if (own[doc] === 1) return;
+      const match = sum[doc]! + context;
       const convention = isConventionFlags(f);
       const bound =
-        (match + (recency[doc]! + coChange[doc]!) + (match === 0 && convention ? base : 0)) * upper[f]! +
-        (match > 0 && (state[doc]! & NAMED) !== 0 ? boost : 0);
+        (match + extra + (match === 0 && convention ? base : 0)) * upper[f]! + (match > 0 && named ? boost : 0);
       // Scores are never negative: 0 is the exact score, and only a convention of the last pass enters with it.
-      if (!(bound > 0 || (convention && lastPass))) continue;
+      if (!(bound > 0 || (convention && lastPass))) return;
       if (!anyTag) {
         const fact = getAt(store.index.docs, doc);
-        if (fact === undefined || !fact.tags.some((tag) => settings.wanted.has(tag))) continue;
+        if (fact === undefined || !fact.tags.some((tag) => settings.wanted.has(tag))) return;
       }
-      heap.docs[candidates] = doc;
+      heap.docs[candidates] = id;
       heap.bounds[candidates] = bound;
       candidates += 1;
+    };
+    for (let i = 0; i < count; i += 1) {
+      const doc = special.docs[i]!;
+      const f = special.flags[i]!;
+      if (isConventionFlags(f)) markMatched(docs, doc);
+      const recency = withRecency ? special.recencies[i]! : 0;
+      offerBound(i, doc, f, special.contexts[i]!, recency + coChange[doc]!, special.named[i] === 1);
+    }
+    for (let r = 0; r < reachedCount; r += 1) {
+      const doc = reached[r]!;
+      offerBound(count + r, doc, flags[doc]!, 0, 0, false);
     }
     heapifyCandidates(heap, candidates);
 
@@ -121,30 +118,44 @@ const scanPass = (search: Search, count: number): void => {
     const facts = termLists(pass, false, views);
     const conventionLists = termLists(pass, true, views);
     for (let left = candidates; left > 0; left -= 1) {
-      const doc = heap.docs[0]!;
+      const id = heap.docs[0]!;
       const bound = heap.bounds[0]!;
       popCandidate(heap, left);
       if (!search.mayEnter(bound)) break;
+      const isSpecial = id < count;
+      const doc = isSpecial ? special.docs[id]! : reached[id - count]!;
       const fact = getAt(store.index.docs, doc);
       if (fact === undefined) continue;
-      const f = flags[doc]!;
+      const f = isSpecial ? special.flags[id]! : flags[doc]!;
       const lists = isConventionFlags(f) ? conventionLists : facts;
       const weights = storedWeights(lists, doc, scratch.weights, masked ? terms[doc]! : -1);
-      search.offer(fact, f, weights, { context: context[doc]!, recency: recency[doc]!, coChange: coChange[doc]! });
+      const extras = isSpecial
+        ? {
+            context: special.contexts[id]!,
+            recency: withRecency ? special.recencies[id]! : 0,
+            coChange: coChange[doc]!,
+          }
+        : NO_EXTRAS;
+      search.offer(fact, f, weights, extras);
     }
   } finally {
-    for (let i = 0; i < reachedCount; i += 1) {
-      const doc = reached[i]!;
+    for (let i = 0; i < count; i += 1) {
+      const doc = special.docs[i]!;
+      sum[doc] = 0;
+      terms[doc] = 0;
+      coChange[doc] = 0;
+    }
+    for (let r = 0; r < reachedCount; r += 1) {
+      const doc = reached[r]!;
       state[doc] = 0;
       sum[doc] = 0;
-      context[doc] = 0;
-      recency[doc] = 0;
-      coChange[doc] = 0;
       terms[doc] = 0;
     }
-    for (let i = 0; i < special.coChangedCount; i += 1) coChange[special.coChangedDocs[i]!] = 0;
   }
 };
+
+/** What a fact no special way reached gets besides its terms. */
+const NO_EXTRAS = Object.freeze({ context: 0, recency: 0, coChange: 0 });
 
 /**
  * The last pass's best `settings.maxFacts` candidates, in rank order, by scanning each pass
