@@ -6,7 +6,7 @@
 import { type Postings, postingsMaxWeight } from '../search/postings.js';
 import { PRIOR_CLASSES } from '../search/priors.js';
 import { postingWeight } from '../search/weights.js';
-import { priorBound, priorValue, type RankingPriors } from './rank.js';
+import { type PlannedTerm, priorBound, priorValue, type RankingPriors } from './rank.js';
 import type { Pass } from './score.js';
 import type { PriorTables } from './scratch.js';
 
@@ -104,6 +104,22 @@ export interface List {
   readonly postings: Postings;
 }
 
+/**
+ * The largest stored weight of each planned term's lists (of the facts, of the conventions),
+ * read once per term: a query reads its lists' bounds in every phase, and only MaxScore does.
+ */
+const largestWeights = new WeakMap<PlannedTerm, readonly [number, number]>();
+
+const largestWeight = (planned: PlannedTerm, conventions: boolean): number => {
+  let known = largestWeights.get(planned);
+  if (known === undefined) {
+    const of = (postings: Postings | undefined): number => (postings === undefined ? 0 : postingsMaxWeight(postings));
+    known = [of(planned.postings), of(planned.conventions)];
+    largestWeights.set(planned, known);
+  }
+  return known[conventions ? 1 : 0];
+};
+
 /** The lists of a population for the pass's terms from `from` on, by descending bound. */
 export const listsOf = (pass: Pass, from: number, to: number, conventions: boolean): List[] => {
   const lists: List[] = [];
@@ -112,7 +128,7 @@ export const listsOf = (pass: Pass, from: number, to: number, conventions: boole
     const postings = conventions ? planned.conventions : planned.postings;
     if (postings === undefined) continue;
     const factor = planned.multiplier * planned.idf;
-    const bound = factor * postingWeight(postingsMaxWeight(postings));
+    const bound = factor * postingWeight(largestWeight(planned, conventions));
     if (bound > 0) lists.push({ at, factor, bound, postings });
   }
   return lists.sort((a, b) => b.bound - a.bound || a.at - b.at);
