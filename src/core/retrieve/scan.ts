@@ -30,8 +30,10 @@ import { clearSpecial, specialFactsOf } from './special.js';
  * Scans one pass: every posting of the pass's terms, in term order, then the bounds of the
  * `count` special facts (read where the special list describes them) and of the facts only a
  * posting reached, then the exact scoring of each fact whose bound can reach the k-th best.
- * Leaves the scratch's documents as it found them (the conventions a term or the special list
- * reached stay marked in `matched`, for the unmatched conventions).
+ * It sets each document's sum, term bits and co-change before it reads them (MaxScore leaves
+ * its own behind, and one scratch may serve both ways in turn), and unmarks the documents it
+ * reached; the conventions a term or the special list reached stay marked in `matched`, for
+ * the unmatched conventions.
  */
 const scanPass = (search: Search, count: number): void => {
   const { pass, settings, store } = search;
@@ -43,6 +45,12 @@ const scanPass = (search: Search, count: number): void => {
   const reached = docs.openFacts;
   let reachedCount = 0;
   try {
+    for (let i = 0; i < count; i += 1) {
+      const doc = special.docs[i]!;
+      sum[doc] = 0;
+      terms[doc] = 0;
+      coChange[doc] = 0;
+    }
     for (let i = 0; i < special.coChangedCount; i += 1)
       coChange[special.coChangedDocs[i]!] = special.coChangedScores[i]!;
     const { views } = scratch.memo;
@@ -60,6 +68,8 @@ const scanPass = (search: Search, count: number): void => {
             if (state[doc] === 0 && mark[doc] === 0) {
               state[doc] = 1;
               flags[doc] = postingFlagsOf(value);
+              sum[doc] = 0;
+              terms[doc] = 0;
               reached[reachedCount++] = doc;
             }
             if (conventions) markMatched(docs, doc);
@@ -70,8 +80,9 @@ const scanPass = (search: Search, count: number): void => {
     }
 
     // Every eligible fact with a bound that may enter, as a heap by bound: a special fact by its
-    // place in the special list, another by `count` plus its place in `reached`. The bound adds
-    // as `Search.quickTotal` does, with the largest prior its flags allow.
+    // place in the special list, another by `count` plus its place in `reached`. The bound has
+    // the parts of `combineScore`, added in another order (`Search.mayEnter` allows for it), with
+    // the largest prior the fact's flags allow.
     const { ranking } = pass.plan;
     const base = ranking.conventionBase * pass.scale;
     const boost = ranking.exactFileBoost;
@@ -139,18 +150,7 @@ const scanPass = (search: Search, count: number): void => {
       search.offer(fact, f, weights, extras);
     }
   } finally {
-    for (let i = 0; i < count; i += 1) {
-      const doc = special.docs[i]!;
-      sum[doc] = 0;
-      terms[doc] = 0;
-      coChange[doc] = 0;
-    }
-    for (let r = 0; r < reachedCount; r += 1) {
-      const doc = reached[r]!;
-      state[doc] = 0;
-      sum[doc] = 0;
-      terms[doc] = 0;
-    }
+    for (let r = 0; r < reachedCount; r += 1) state[reached[r]!] = 0;
   }
 };
 

@@ -1,7 +1,10 @@
 /**
  * What retrieval keeps between queries, as one explicit object: the scratch arrays a query
- * writes (each query resets what it wrote before it returns, whatever it throws, so every
- * query starts from zeros), and memo tables of what it derives from frozen values. Retrieval
+ * writes, and memo tables of what it derives from frozen values. Each query resets the marks
+ * and lists it wrote before it returns, whatever it throws, so every query starts with none
+ * (`state`, `matched`, `own`, the pool's places, the special marks); a document's sums and
+ * what it gets besides its terms are written when a query first reaches it, before they are
+ * read, so both ways to the top k (topk.ts, scan.ts) may leave theirs behind. Retrieval
  * is synchronous, so one scratch serves every query run one after another; queries that may
  * interleave (or a caller that wants its own memory) pass their own in `FactQuery.scratch`.
  * The typed arrays indexed by document grow with the index and are never shrunk.
@@ -28,6 +31,7 @@ export interface DocumentScratch {
   coChange: Float64Array;
   /** Which of the pass's first MASKED_TERMS terms a document's sum holds, one bit per term (see `Population.tracksTerms`). */
   terms: Int32Array;
+  /** The facts MaxScore opened; for the scan, the facts only a posting reached. */
   openFacts: Int32Array;
   openConventions: Int32Array;
   /** Each document's place in its phase's pool of lower bounds, plus one (0: not in it). */

@@ -19,10 +19,12 @@ import {
   recordTaskPrompt,
   retrieveFacts,
   type RankingOverrides,
+  selectValidCount,
   type SessionFact,
 } from '../../../src/index.js';
 import { addCheckedFacts } from '../../../src/core/store/addFacts.js';
 import { asOneRun } from '../../../src/persistent/owner.js';
+import { SCAN_FACTS } from '../../../src/core/retrieve/scratch.js';
 
 const VOCABULARY = [
   'auth',
@@ -270,6 +272,15 @@ const expectExact = (store: FactStore, query: FactQuery): void => {
   for (const scratch of WAYS) expect(retrieveFacts(store, { ...query, scratch })).toEqual(expected);
 };
 
+describe('the way to the top k', () => {
+  it('a scratch takes a scan limit of 0 or more, and keeps the default for anything else', () => {
+    for (const scanFacts of [0, 10, Infinity]) expect(createRetrievalScratch({ scanFacts }).scanFacts).toBe(scanFacts);
+    for (const scanFacts of [-1, Number.NaN, '5', null, undefined])
+      expect(createRetrievalScratch({ scanFacts } as { scanFacts?: number }).scanFacts).toBe(SCAN_FACTS);
+    expect(createRetrievalScratch().scanFacts).toBe(SCAN_FACTS);
+  });
+});
+
 describe('exact top k', () => {
   for (const size of [3, 10, 30])
     it(`retrieveFacts gives exactly the facts explainRetrieval includes, in its order, on stores of a ${size}-word vocabulary`, () => {
@@ -442,6 +453,34 @@ describe('exact top k', () => {
         },
       ),
       { numRuns: 60 },
+    );
+  });
+
+  // One scratch serves every query of a process, whichever way each takes: what one way leaves in
+  // the scratch must never reach the other's answer.
+  it('one scratch answering a store by MaxScore and a smaller one by scanning, in turn, gives what explainRetrieval gives each time', () => {
+    fc.assert(
+      fc.property(storeArb(3), fc.array(queryArb(3), { minLength: 1, maxLength: 4 }), (store, queries) => {
+        const extra = makeFact({
+          subject: 'src/extra.ts',
+          relation: 'modified_by',
+          object: 'task:9',
+          tags: ['file_change'],
+          validFrom: 0,
+          sourceTaskId: '9',
+          sourceRole: 'implementer',
+          confidence: 1,
+        });
+        const larger = addFacts(store, [extra]);
+        expect(selectValidCount(larger)).toBe(selectValidCount(store) + 1);
+        const scratch = createRetrievalScratch({ scanFacts: selectValidCount(store) });
+        for (const query of queries)
+          for (const target of [larger, store, larger]) {
+            const expected = included(target, query);
+            expect(retrieveFacts(target, { ...query, scratch })).toEqual(expected);
+          }
+      }),
+      { numRuns: 150 },
     );
   });
 
