@@ -10,8 +10,9 @@
  * query, and whose files seed co-change) and the query's score scale; the second ranks with
  * everything.
  *
- * `retrieveFacts` finds each pass's exact top k through the index only (topk.ts: MaxScore over
- * the postings, with per-term upper bounds). `explainRetrieval` scores every stored fact the
+ * `retrieveFacts` finds each pass's exact top k through the index only: in a store of up to
+ * `RetrievalScratch.scanFacts` valid facts by scanning what each pass reaches (scan.ts), in a
+ * larger one by MaxScore over the postings, with per-term upper bounds (topk.ts). `explainRetrieval` scores every stored fact the
  * same way, with the same numbers added in the same order, and records where each one left
  * the pipeline; its included facts are exactly what `retrieveFacts` returns.
  *
