@@ -12,9 +12,10 @@
  *
  * `retrieveFacts` finds each pass's exact top k through the index only: in a store of up to
  * `RetrievalScratch.scanFacts` valid facts by scanning what each pass reaches (scan.ts), in a
- * larger one by MaxScore over the postings, with per-term upper bounds (topk.ts). `explainRetrieval` scores every stored fact the
- * same way, with the same numbers added in the same order, and records where each one left
- * the pipeline; its included facts are exactly what `retrieveFacts` returns.
+ * larger one by MaxScore over the postings, with per-term upper bounds (topk.ts).
+ * `explainRetrieval` scores every stored fact the same way, with the same numbers added in the
+ * same order, and records where each one left the pipeline; its included facts are exactly what
+ * `retrieveFacts` returns.
  *
  * Nothing here catches: a query that is not one is a `Left` from `parseFactQuery` (the
  * `...Either` forms), and an exception (a bug, or a caller's token counter that throws)
