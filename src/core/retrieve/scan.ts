@@ -58,9 +58,9 @@ const scanPass = (search: Search, count: number): void => {
       const term = pass.terms[at]!;
       const factor = term.multiplier * term.idf;
       const bit = at < MASKED_TERMS ? 1 << at : 0;
-      for (const postings of [term.postings, term.conventions]) {
+      for (const conventions of [false, true]) {
+        const postings = conventions ? term.conventions : term.postings;
         if (postings === undefined) continue;
-        const conventions = postings === term.conventions;
         for (const list of listChunks(postings, views))
           for (let j = 0; j < list.length; j += 2) {
             const doc = list[j]!;
