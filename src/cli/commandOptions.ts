@@ -126,7 +126,7 @@ export const COMMAND_OPTIONS: Readonly<Record<CommandName, OptionTable>> = {
     'sessions-dir': {
       type: 'string',
       value: 'DIR',
-      help: 'where the session logs are (default .fact-tracker/sessions under\nthe working directory)',
+      help: 'where the session logs are, relative to the project (default\n.fact-tracker/sessions)',
     },
     ...storeOption('as --sessions-dir'),
     'max-answer-tokens': {

@@ -160,12 +160,13 @@ JSON, the source of truth, was saved. See docs/context.md for every cap and key 
     summary: 'an MCP server (stdio) over live session logs',
     description: `An MCP server on standard input and output (add it to an agent: see docs/mcp.md). Every
 session is a log in the dispatch-history format, one JSON event per line, in
-.fact-tracker/sessions/{sessionId}.jsonl under the working directory: a call that changes a
-session appends to its log and flushes it before answering, several servers and hooks can
-share a session, and "fact-tracker replay" reads any session log afterwards. With --store
-postgres://... (or FACT_TRACKER_STORE) the sessions are in PostgreSQL, shared by servers and
-hooks on every machine that reaches it (see docs/team.md); a store that cannot be used is one
-line on stderr and exit status 1 before the server starts.
+.fact-tracker/sessions/{sessionId}.jsonl under the project (CLAUDE_PROJECT_DIR, else the git
+work tree of the working directory, else it): a call that changes a session appends to its log
+and flushes it before answering, several servers and hooks can share a session, and
+"fact-tracker replay" reads any session log afterwards. With --store postgres://... (or
+FACT_TRACKER_STORE) the sessions are in PostgreSQL, shared by servers and hooks on every
+machine that reaches it (see docs/team.md); a store that cannot be used is one line on stderr
+and exit status 1 before the server starts.
 
 Tools:
   ingest_result      {sessionId, taskId, role, output, at?}: record a subagent's result

@@ -7,16 +7,15 @@
  * migration only reshapes; it never vouches.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { type Fields, isRecord } from '../base/record.js';
 import { isBlank } from '../base/text.js';
 import { parseIsoTime } from '../base/time.js';
 import { checkedKind } from './arguments.js';
 import { formatLineRange, parseLineRange } from './ledger.js';
 import { CONTEXT_SCHEMA_VERSION, type ContextError, type ContextKind } from './model.js';
 
-type Json = Readonly<Record<string, unknown>>;
+type Json = Fields;
 
-const isRecord = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 const record = (value: unknown): Json => (isRecord(value) ? value : {});
 const list = (value: unknown): ReadonlyArray<unknown> => (Array.isArray(value) ? value : []);
 /** `value` when it is text that shows something (invisible characters only, U+200B, do not), else `fallback`. */

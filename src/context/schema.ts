@@ -8,6 +8,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { z } from 'zod';
 import { formatPath } from '../base/schema.js';
+import { isRecord } from '../base/record.js';
 import { deepFreeze } from '../persistent/freeze.js';
 import { collapseWhitespace } from '../base/text.js';
 import { checkedContext, checkedContextFile, checkedKind } from './arguments.js';
@@ -359,9 +360,6 @@ const contextTo = (context: SharedContext): ContextDocument => ({
   recent_failures: context.recentFailures.map(failureTo),
   ...unknownFieldsTo(context),
 });
-
-const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The schema version a parsed document declares: 0 for the draft layout, which has none. */
 export const versionOf = (value: unknown): E.Either<ContextError, number> => {
