@@ -284,9 +284,9 @@ const INIT_LOCK_FILE = '.fact-tracker-init';
  * A run holds the lock for well under a second of its own work, all of it synchronous, so the
  * lock is not refreshed meanwhile: on a machine loaded enough to stretch that past `staleMs`
  * the run counts its lock as lost and writes nothing. 30 s keeps that to a machine starved
- * beyond use (at 10 s it happened to runs of half a second on a 2-core machine under a load of
- * ten), at the cost of the wait one killed while holding it leaves behind. The wait outlasts
- * that and a queue of live runs.
+ * beyond use (10 s was reached by short runs on a small machine under heavy load), at the cost
+ * of the wait one killed while holding it leaves behind. The wait outlasts that and a queue of
+ * live runs.
  */
 const INIT_LOCK: LockSettings = { staleMs: 30_000, waitMs: 90_000, shown: INIT_LOCK_FILE };
 

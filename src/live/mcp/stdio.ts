@@ -136,7 +136,7 @@ const answerToBadLine = (line: Buffer): string | undefined => {
  * Regroups a byte stream into chunks that end at a newline, and stops with a
  * `MessageTooLargeError` at a message (a line) over `limit` bytes. The SDK's read buffer copies
  * all it holds on every chunk it receives, so a message arriving in many small chunks costs time
- * quadratic in its size (seconds for a 10 MB message); as one chunk it is copied once. A line
+ * quadratic in its size; as one chunk it is copied once. A line
  * that is no JSON-RPC message is not passed on (the SDK would drop it, at best without a word):
  * `onBadLine` gets the error response that answers it (`answerToBadLine`). The next chunk is
  * read once `room` resolves (the answers have room in the output): a client that sends requests
@@ -221,8 +221,8 @@ const warmInBackground = (
 
 /**
  * Opens the session `id` and runs its latest queries before the server reads its first message:
- * the handshake, which an agent's host makes as it starts, bears that cost (150 to 210 ms at
- * 3,000 dispatches) and the first call does not. Bounded by `PREPARE_MS`, past which the server
+ * the handshake, which an agent's host makes as it starts, bears that cost (docs/performance.md
+ * has the figures) and the first call does not. Bounded by `PREPARE_MS`, past which the server
  * reads its messages: a session still opening then (its log held locked by a writer, say) is
  * shared with the first call that asks for it, and its queries are not run.
  */

@@ -115,7 +115,7 @@ export const latestSessionId = async (given: SessionsFolder = {}): Promise<strin
   let latest: { readonly id: string; readonly at: number } | undefined;
   for (const id of await listSessionIds(options)) {
     // Synchronous, as the log's own calls are: one short call each, where a round trip through
-    // the thread pool per log made a folder of 10,000 sessions take 0.4 s.
+    // the thread pool per log made a large folder slow to list.
     const stats = lstatQuietly(join(directory, `${id}${LOG_EXTENSION}`));
     if (stats?.isFile() === true && (latest === undefined || stats.mtimeMs > latest.at))
       latest = { id, at: stats.mtimeMs };

@@ -351,7 +351,7 @@ const pushObjectChildren = (node: Readonly<Record<string, unknown>>, pending: un
  * Deeply freezes a value just parsed from JSON (plain objects and arrays only), with a stack of
  * its own. It runs once, in a process just started (a hook's, a server's first open): each kind
  * of node has its own small loop, which the engine optimizes after a few calls, where one loop
- * for both stayed slow code for most of the walk (a 2.2 MB snapshot: 11 ms, 3 ms so).
+ * for both stayed slow code for most of the walk.
  */
 const freezeParsed = <T>(value: T): T => {
   const pending: unknown[] = [value];
