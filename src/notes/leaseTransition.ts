@@ -37,7 +37,7 @@ import {
 } from './machine.js';
 import { settleExtraction } from './port.js';
 import type { NotesStoreFailure } from './storeAnswer.js';
-import { buildNotableFactsPrompt, LATEST_MESSAGE_LENGTH, promptTurns } from './prompt.js';
+import { conversationPrompt, LATEST_MESSAGE_LENGTH } from './prompt.js';
 import { mergeStage } from './stage.js';
 import { isSaveStalled, isSessionSaved, recordChanges, reload, saveAgain } from './storage.js';
 import { applySaveAnswer } from './saveAnswer.js';
@@ -137,14 +137,8 @@ const startBatch = (state: NotesState, user: string, session: string): NotesTran
   const messages = promptConversation(conversation.transcript, covered, holder, uncovered);
   let latest = messages.length - 1;
   while (latest >= 0 && messages[latest]?.role !== 'user') latest -= 1;
-  const prompt = buildNotableFactsPrompt({
-    message: messages[latest]?.content ?? '',
-    history: messages.slice(0, Math.max(0, latest)),
-    facts: selectSessionFacts(state.ledger, user, session),
-    categories: state.settings.categories,
-    softLimit: state.settings.softLimit,
-    turns: promptTurns(covered.length - 1),
-  });
+  const facts = selectSessionFacts(state.ledger, user, session);
+  const prompt = conversationPrompt(messages, latest, facts, state.settings, covered.length - 1);
   const told = covered.reduce((time, item) => Math.max(time, item.at ?? Number.NEGATIVE_INFINITY), -Infinity);
   const working = { working: last, ...(lease.fence === undefined ? {} : { workFence: lease.fence }) };
   const next = withLease(state, user, session, { ...lease, ...working, work: lease.work + 1 }, (current) => ({

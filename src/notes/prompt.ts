@@ -42,6 +42,28 @@ export interface NotableFactsPromptInput {
   readonly turns?: number;
 }
 
+/**
+ * The extraction prompt of a conversation's messages: the user message at `latest` (none when
+ * below 0) with the messages before it as history, the session's `facts`, the ledger's
+ * `categories` and `softLimit`, and the exchanges of an extraction folding in `coalesced` more
+ * messages than its own. The one place a transition builds it, with or without a lease.
+ */
+export const conversationPrompt = (
+  messages: ReadonlyArray<ConversationMessage>,
+  latest: number,
+  facts: ReadonlyArray<CategorizedFact>,
+  settings: { readonly categories: ReadonlyArray<NoteCategory>; readonly softLimit: number },
+  coalesced: number,
+): string =>
+  buildNotableFactsPrompt({
+    message: messages[latest]?.content ?? '',
+    history: messages.slice(0, Math.max(0, latest)),
+    facts,
+    categories: settings.categories,
+    softLimit: settings.softLimit,
+    turns: promptTurns(coalesced),
+  });
+
 /** Input of `buildProfileConsolidationPrompt`. */
 export interface ProfileConsolidationPromptInput {
   /** The merged profile, least recent first. */

@@ -42,7 +42,7 @@ import {
 } from './machine.js';
 import { factKey, isNotesId, type NotesEvent } from './model.js';
 import { settleExtraction } from './port.js';
-import { buildNotableFactsPrompt, promptTurns } from './prompt.js';
+import { conversationPrompt, promptTurns } from './prompt.js';
 import { mergeReadyStages, onProfileRewriteSettled, onStageEnded, onUnmergedListed, resumeRewrite } from './stage.js';
 import {
   addToQueue,
@@ -96,14 +96,7 @@ const startExtraction = (
   while (latest >= 0 && transcript[latest]?.role !== 'user') latest -= 1;
   if (latest < 0) return [withConversation(state, user, session, conversation), []];
   const shown = selectSessionFacts(state.ledger, user, session);
-  const prompt = buildNotableFactsPrompt({
-    message: transcript[latest]!.content,
-    history: transcript.slice(0, latest),
-    facts: shown,
-    categories: state.settings.categories,
-    softLimit: state.settings.softLimit,
-    turns: promptTurns(coalesced),
-  });
+  const prompt = conversationPrompt(transcript, latest, shown, state.settings, coalesced);
   const { blind: _earlier, ...rest } = conversation;
   const blind = state.settings.lease === undefined && !isRead(selectUserStorage(state, user), session);
   const started: NotesConversation = {
