@@ -6,6 +6,12 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { refuseArgument } from './describe.js';
+import { type Failure, failure } from './failure.js';
+
+/** Why a value is not a time: one line naming it. */
+export type TimeFailure = Failure<'invalid_time'>;
+
+const notTime = (message: string): E.Either<TimeFailure, never> => E.left(failure('invalid_time', message));
 
 const ISO_TIME =
   /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/u;
@@ -44,11 +50,11 @@ export const timeAfter = (time: number, ms: number): number => Math.min(time + m
  * history gives the same times on every machine. An offset may not carry the instant outside the
  * years 0000 to 9999 (UTC), where epoch milliseconds are refused too.
  */
-export const parseIsoTime = (text: string): E.Either<string, number> => {
+export const parseIsoTime = (text: string): E.Either<TimeFailure, number> => {
   // Text that is no string (null) is a programmer's mistake, not a time to refuse: said plainly.
   if (typeof text !== 'string') refuseArgument('the time', text, 'a string');
   const match = ISO_TIME.exec(text.trim());
-  if (match === null) return E.left(`${JSON.stringify(text)} is not an ISO-8601 time`);
+  if (match === null) return notTime(`${JSON.stringify(text)} is not an ISO-8601 time`);
   const [, y, mo, d, h = '0', mi = '0', s = '0', fraction = '', zone] = match;
   const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number) as [
     number,
@@ -60,9 +66,9 @@ export const parseIsoTime = (text: string): E.Either<string, number> => {
   ];
   const offset = offsetMinutes(zone);
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month))
-    return E.left(`${JSON.stringify(text)} has no such date`);
+    return notTime(`${JSON.stringify(text)} has no such date`);
   if (hour > 23 || minute > 59 || second > 59 || Math.abs(offset) > 18 * 60)
-    return E.left(`${JSON.stringify(text)} has no such time of day`);
+    return notTime(`${JSON.stringify(text)} has no such time of day`);
   const millis = Number(`${fraction}000`.slice(0, 3));
   const utc = new Date(0);
   // Date.UTC maps years 0..99 to 1900..1999; setUTCFullYear does not.
@@ -71,22 +77,22 @@ export const parseIsoTime = (text: string): E.Either<string, number> => {
   const time = utc.getTime() - offset * 60_000;
   return isWithinYears(time)
     ? E.right(time)
-    : E.left(`${JSON.stringify(text)} is outside the years 0000 to 9999 (UTC)`);
+    : notTime(`${JSON.stringify(text)} is outside the years 0000 to 9999 (UTC)`);
 };
 
 /**
  * An event's `at`: an ISO-8601 string or a finite number of epoch milliseconds within the years
  * an ISO-8601 string can say (0000 to 9999), so that every time a history holds can be shown as one.
  */
-export const parseEventTime = (value: unknown): E.Either<string, number> => {
+export const parseEventTime = (value: unknown): E.Either<TimeFailure, number> => {
   if (typeof value === 'number') {
-    if (!Number.isFinite(value)) return E.left(`${String(value)} is not a finite number of milliseconds`);
+    if (!Number.isFinite(value)) return notTime(`${String(value)} is not a finite number of milliseconds`);
     return isWithinYears(value)
       ? E.right(plainTime(value))
-      : E.left(`${String(value)} milliseconds is outside the years 0000 to 9999`);
+      : notTime(`${String(value)} milliseconds is outside the years 0000 to 9999`);
   }
   if (typeof value === 'string') return parseIsoTime(value);
-  return E.left('expected an ISO-8601 string or epoch milliseconds');
+  return notTime('expected an ISO-8601 string or epoch milliseconds');
 };
 
 /**
@@ -94,9 +100,9 @@ export const parseEventTime = (value: unknown): E.Either<string, number> => {
  * out of range are quoted as they were typed: past 2^53 the number they read as is rounded
  * (`99999999999999999` reads as 100000000000000000), a value the user never gave.
  */
-export const parseTimeArgument = (text: string): E.Either<string, number> => {
+export const parseTimeArgument = (text: string): E.Either<TimeFailure, number> => {
   const digits = text.trim();
   if (!EPOCH_MS_TEXT.test(digits)) return parseIsoTime(text);
   const time = Number(digits);
-  return isWithinYears(time) ? E.right(time) : E.left(`${digits} milliseconds is outside the years 0000 to 9999`);
+  return isWithinYears(time) ? E.right(time) : notTime(`${digits} milliseconds is outside the years 0000 to 9999`);
 };

@@ -52,8 +52,8 @@ export const asOfOption = (command: CommandName, values: OptionValues): E.Either
   if (value === undefined) return E.right(undefined);
   return pipe(
     parseTimeArgument(value),
-    E.mapLeft((reason) =>
-      usageError(command, `--as-of: ${reason}; give ISO-8601 (2026-03-02T10:00:00Z) or epoch milliseconds`),
+    E.mapLeft(({ message }) =>
+      usageError(command, `--as-of: ${message}; give ISO-8601 (2026-03-02T10:00:00Z) or epoch milliseconds`),
     ),
   );
 };

@@ -57,7 +57,7 @@ export const parseSavedState = (text: string): E.Either<string, FactStore> => {
     const reason = collapseWhitespace(error instanceof Error ? error.message : String(error));
     return E.left(`not a readable saved state: the JSON is truncated or corrupt (${reason})`);
   }
-  return E.mapLeft((reason: string) => collapseWhitespace(reason))(decodeState(value));
+  return E.mapLeft(({ message }: { readonly message: string }) => collapseWhitespace(message))(decodeState(value));
 };
 
 /** The store as the text of a saved-state file. */

@@ -1,5 +1,6 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { kindOf, refuseArgument } from '../base/describe.js';
+import { type Failure, failure } from '../base/failure.js';
 import { sha256HexPrefix } from '../base/hash.js';
 import { isRecord } from '../base/record.js';
 import { clipStart, collapseWhitespace, isBlank, wellFormed } from '../base/text.js';
@@ -136,12 +137,16 @@ export const tagsProblem = (tags: unknown): string | undefined => {
   return undefined;
 };
 
+/** Why a fact cannot enter the store. */
+export type FactFailure = Failure<'invalid_fact'>;
+
 /**
  * Validates one fact as it enters the store and returns a fresh plain copy holding only the
- * known fields (its text well-formed: each lone surrogate U+FFFD), or the reason it is
- * malformed. History (`validTo`) never enters this way.
+ * known fields (its text well-formed: each lone surrogate U+FFFD), or why it is malformed
+ * (`invalid_fact`). History (`validTo`) never enters this way.
  */
-export const parseNewFact = (input: unknown): E.Either<string, SessionFact> => validateNewFact(input);
+export const parseNewFact = (input: unknown): E.Either<FactFailure, SessionFact> =>
+  E.mapLeft((message: string) => failure('invalid_fact', message))(validateNewFact(input));
 
 const validateNewFact = (input: unknown): E.Either<string, SessionFact> => {
   if (!isRecord(input)) return E.left('fact is not an object');

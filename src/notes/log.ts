@@ -150,8 +150,8 @@ const atSchema = z.unknown().transform((at, context) =>
     ? undefined
     : pipe(
         parseEventTime(at),
-        E.getOrElseW((reason) => {
-          context.addIssue({ code: 'custom', message: `at is not a time: ${reason}` });
+        E.getOrElseW(({ message }) => {
+          context.addIssue({ code: 'custom', message: `at is not a time: ${message}` });
           return z.NEVER;
         }),
       ),

@@ -166,7 +166,7 @@ const storedTime = (value: unknown): E.Either<string, number> => {
   const written = typeof value === 'string' ? Date.parse(value) : Number.NaN;
   return Number.isFinite(written) && new Date(written).toISOString() === value
     ? E.right(written)
-    : parseEventTime(value);
+    : E.mapLeft(({ message }: { readonly message: string }) => message)(parseEventTime(value));
 };
 
 /** A time written as an ISO 8601 string (or, as sections written before, epoch milliseconds). */

@@ -139,7 +139,7 @@ const decodeAssertions = (
   return A.traverseWithIndex(E.Applicative)((i, value: unknown): E.Either<PairProblem, SessionFact> => {
     const at = ['assertions', i];
     const fact = parseNewFact(value);
-    if (E.isLeft(fact)) return E.left({ path: at, message: `: ${fact.left}` });
+    if (E.isLeft(fact)) return E.left({ path: at, message: `: ${fact.left.message}` });
     if (fact.right.subject !== subject || fact.right.relation !== relation)
       return E.left({ path: at, message: 'belongs to another pair' });
     const key = `${fact.right.id}@${fact.right.validFrom}`;
@@ -240,11 +240,7 @@ export const decodeSavedState = (value: unknown): E.Either<SavedStateFailure, De
 
 /**
  * Decodes a parsed saved-state document into a store (its notes section validated too), or says
- * precisely why it cannot (the message of `decodeSavedState`'s failure: the fact store's callers
- * take a line of text).
+ * precisely why it cannot (`decodeSavedState`'s failure).
  */
-export const decodeState = (value: unknown): E.Either<string, FactStore> =>
-  E.bimap(
-    ({ message }: SavedStateFailure) => message,
-    (decoded: DecodedState) => decoded.store,
-  )(decodeSavedState(value));
+export const decodeState = (value: unknown): E.Either<SavedStateFailure, FactStore> =>
+  E.map((decoded: DecodedState) => decoded.store)(decodeSavedState(value));

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { parseTimeArgument } from '../../src/base/time.js';
 import { parseEventTime, parseIsoTime } from '../../src/index.js';
 
-const right = <A>(either: E.Either<string, A>): A => {
-  if (E.isLeft(either)) throw new Error(`expected a time, got: ${either.left}`);
+const right = <A>(either: E.Either<{ readonly message: string }, A>): A => {
+  if (E.isLeft(either)) throw new Error(`expected a time, got: ${either.left.message}`);
   return either.right;
 };
 
@@ -49,7 +49,7 @@ describe('parseEventTime and parseTimeArgument', () => {
     expect(right(parseEventTime(earliest))).toBe(earliest);
     expect(right(parseEventTime(0))).toBe(0);
     expect(parseEventTime(latest + 1)).toEqual(
-      E.left('253402300800000 milliseconds is outside the years 0000 to 9999'),
+      E.left({ code: 'invalid_time', message: '253402300800000 milliseconds is outside the years 0000 to 9999' }),
     );
     expect(E.isLeft(parseEventTime(earliest - 1))).toBe(true);
     expect(E.isLeft(parseEventTime(9e15))).toBe(true);

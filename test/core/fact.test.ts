@@ -104,7 +104,9 @@ describe('one check of a fact', () => {
           confidence: 1,
         };
         const checked = parseNewFact(normalized);
-        expect(E.isLeft(checked) && reason!.endsWith(checked.left)).toBe(true);
+        expect(
+          E.isLeft(checked) && checked.left.code === 'invalid_fact' && reason!.endsWith(checked.left.message),
+        ).toBe(true);
       }),
     );
   });
@@ -143,7 +145,9 @@ describe('text that shows nothing', () => {
   it('a subject, relation or object of invisible characters only (U+200B, U+2060, U+FEFF, ...) is refused as blank text is, and never stored', () => {
     fc.assert(
       fc.property(invisibleArb, fc.constantFrom('subject', 'relation', 'object' as const), (text, field) => {
-        expect(parseNewFact(factWith(field, text))).toEqual(E.left(`${field} is missing or empty`));
+        expect(parseNewFact(factWith(field, text))).toEqual(
+          E.left({ code: 'invalid_fact', message: `${field} is missing or empty` }),
+        );
         expect(parseNewFact(factWith(field, text))).toEqual(parseNewFact(factWith(field, '   ')));
         expect(selectValidCount(addFacts(emptyFactStore(), [factWith(field, text)]))).toBe(0);
       }),

@@ -494,7 +494,7 @@ describe('persistence', () => {
     for (const [notes, reason] of cases) {
       const state = { ...encodeState(emptyFactStore()), notes };
       expect(decodeSavedState(state)).toEqual(E.left({ code: 'invalid_notes', message: reason }));
-      expect(decodeState(state)).toEqual(E.left(reason));
+      expect(decodeState(state)).toEqual(E.left({ code: 'invalid_notes', message: reason }));
       expect(decodeNotes(notes)).toEqual(E.left({ code: 'invalid_notes', message: reason }));
     }
     expect(decodeNotes(good)).toEqual(E.right(ledger));

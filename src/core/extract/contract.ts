@@ -4,6 +4,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { z } from 'zod';
+import { type Failure, failure } from '../../base/failure.js';
 import { formatIssues } from '../../base/schema.js';
 import type { SourceRole } from '../fact.js';
 
@@ -50,12 +51,16 @@ export type DispatchResult = ImplementerResult | ReviewerResult;
 const schemaFor = (role: SourceRole) => (role === 'implementer' ? ImplementerResultSchema : ReviewerResultSchema);
 
 /**
- * Validates a parsed value against the role's contract; the error names each offending field
- * path (the first ten, then how many more: a result of 100,000 bad entries gets a short message).
+ * Validates a parsed value against the role's contract; the failure (`schema_invalid`, as
+ * `parseDispatchResult` gives it) names each offending field path (the first ten, then how many
+ * more: a result of 100,000 bad entries gets a short message).
  */
-export const validateDispatchResult = (value: unknown, role: SourceRole): E.Either<string, DispatchResult> => {
+export const validateDispatchResult = (
+  value: unknown,
+  role: SourceRole,
+): E.Either<Failure<'schema_invalid'>, DispatchResult> => {
   const parsed = schemaFor(role).safeParse(value);
-  return parsed.success ? E.right(parsed.data) : E.left(formatIssues(parsed.error.issues));
+  return parsed.success ? E.right(parsed.data) : E.left(failure('schema_invalid', formatIssues(parsed.error.issues)));
 };
 
 /**

@@ -73,10 +73,7 @@ const parseJson = (text: string): E.Either<ContractError, unknown> => {
 /** Validates an already-parsed result object against the role's contract. */
 export const parseDispatchResult = (value: unknown, role: SourceRole): E.Either<ContractError, DispatchResult> =>
   isSourceRole(role)
-    ? pipe(
-        validateDispatchResult(value, role),
-        E.mapLeft((message) => contractError('schema_invalid', message)),
-      )
+    ? validateDispatchResult(value, role)
     : E.left(
         contractError(
           'invalid_input',

@@ -223,7 +223,7 @@ const Envelope = z.object({
     .transform((at, context) => {
       const time = parseEventTime(at);
       if (E.isRight(time)) return time.right;
-      context.addIssue({ code: 'custom', input: at, message: `is not a time: ${time.left}` });
+      context.addIssue({ code: 'custom', input: at, message: `is not a time: ${time.left.message}` });
       return z.NEVER;
     })
     .optional(),

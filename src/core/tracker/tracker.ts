@@ -9,7 +9,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { describeError, refuseArgument } from '../../base/describe.js';
 import { readOnce } from '../../base/record.js';
 import { internalFailure } from '../../base/failure.js';
-import { parseEventTime } from '../../base/time.js';
+import { parseEventTime, type TimeFailure } from '../../base/time.js';
 import { deepFreeze } from '../../persistent/freeze.js';
 import { outsideRuns } from '../../persistent/owner.js';
 import { createShell } from '../../shell/shell.js';
@@ -345,7 +345,7 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
     if (at !== undefined) {
       if (typeof at !== 'number' || !Number.isFinite(at))
         return E.left(invalidInput('the time is not a finite number'));
-      return E.mapLeft((reason: string) => invalidInput(`the time: ${reason}`))(parseEventTime(at));
+      return E.mapLeft(({ message }: TimeFailure) => invalidInput(`the time: ${message}`))(parseEventTime(at));
     }
     let now: unknown;
     try {
@@ -356,7 +356,7 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
     }
     if (typeof now !== 'number' || !Number.isFinite(now))
       return E.left(invalidInput(`the clock returned ${String(now)}, not a finite number of milliseconds`));
-    return E.mapLeft((reason: string) => invalidInput(`the clock returned a time out of range: ${reason}`))(
+    return E.mapLeft(({ message }: TimeFailure) => invalidInput(`the clock returned a time out of range: ${message}`))(
       parseEventTime(now),
     );
   };

@@ -67,6 +67,8 @@ export const parseTimeArgument = (
   if (value === undefined) return E.right(undefined);
   const parsed = parseEventTime(value);
   return E.isLeft(parsed)
-    ? E.left(failure('invalid_field', `${name} is not a time: ${parsed.left}; give ISO-8601 or epoch milliseconds`))
+    ? E.left(
+        failure('invalid_field', `${name} is not a time: ${parsed.left.message}; give ISO-8601 or epoch milliseconds`),
+      )
     : E.right(parsed.right);
 };

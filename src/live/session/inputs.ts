@@ -10,7 +10,7 @@ import { exceedsValueDepth } from '../../base/json.js';
 import { isRecord } from '../../base/record.js';
 import { quoteValue } from '../../base/schema.js';
 import { collapseWhitespace } from '../../base/text.js';
-import { parseEventTime } from '../../base/time.js';
+import { parseEventTime, type TimeFailure } from '../../base/time.js';
 import { normalizeTaskId } from '../../core/extract/extractor.js';
 import { isSectionLayout, SECTION_LAYOUTS } from '../../core/retrieve/defaults.js';
 import type { TokenizerName } from '../../tokens/names.js';
@@ -105,7 +105,7 @@ const checkOutput = (output: unknown): E.Either<SessionError, void> => {
 export const timeOf = (at: unknown, clock: () => number): E.Either<SessionError, number> => {
   if (at !== undefined && at !== null)
     return typeof at === 'number' && Number.isFinite(at)
-      ? E.mapLeft((why: string) => invalidField(`at is not a time: ${why}`))(parseEventTime(at))
+      ? E.mapLeft(({ message }: TimeFailure) => invalidField(`at is not a time: ${message}`))(parseEventTime(at))
       : E.left(invalidInput(`the time must be a finite number of epoch milliseconds, not ${String(at)}`));
   let now: unknown;
   try {
@@ -114,7 +114,9 @@ export const timeOf = (at: unknown, clock: () => number): E.Either<SessionError,
     return E.left(invalidInput(`the clock failed: ${describeError(error)}`));
   }
   return typeof now === 'number'
-    ? E.mapLeft((why: string) => invalidInput(`the clock answered no time: ${why}`))(parseEventTime(now))
+    ? E.mapLeft(({ message }: TimeFailure) => invalidInput(`the clock answered no time: ${message}`))(
+        parseEventTime(now),
+      )
     : E.left(invalidInput(`the clock answered no time: ${describeValue(now)} is not a number of epoch milliseconds`));
 };
 

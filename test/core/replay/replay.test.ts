@@ -47,7 +47,7 @@ describe('replayHistory', () => {
     for (const cut of [1, 12, 20, 33]) {
       const first = replayHistory(bare.slice(0, cut).join('\n'));
       const saved = decodeState(JSON.parse(JSON.stringify(encodeState(first.store))));
-      if (E.isLeft(saved)) throw new Error(saved.left);
+      if (E.isLeft(saved)) throw new Error(saved.left.message);
       const rest = replayHistory(bare.slice(cut).join('\n'), { initial: saved.right });
       expect(rest.report.prompts.map((prompt) => prompt.sessionContext)).toEqual(
         whole.report.prompts.filter((prompt) => prompt.line > cut).map((prompt) => prompt.sessionContext),

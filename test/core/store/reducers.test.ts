@@ -488,7 +488,7 @@ describe('retention', () => {
     };
     expect(decodeState(forged)).toEqual({
       _tag: 'Left',
-      left: 'files[0].subject holds U+001F, the separator of pair keys',
+      left: { code: 'invalid_state', message: 'files[0].subject holds U+001F, the separator of pair keys' },
     });
   });
 });

@@ -70,7 +70,7 @@ const idleTasks = (store: FactStore): string[] => {
 
 const roundTrip = (store: FactStore): FactStore => {
   const decoded = decodeState(JSON.parse(JSON.stringify(encodeState(store))));
-  if (E.isLeft(decoded)) throw new Error(decoded.left);
+  if (E.isLeft(decoded)) throw new Error(decoded.left.message);
   return decoded.right;
 };
 
