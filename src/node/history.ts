@@ -7,6 +7,7 @@
 import { createReadStream } from 'node:fs';
 import * as E from 'fp-ts/lib/Either.js';
 import { kindOf } from '../base/describe.js';
+import { type Failure, failure } from '../base/failure.js';
 import { createHistoryLineReader, type HistoryEvent, type HistoryLineError } from '../core/history/events.js';
 import { type HistoryLine, lineBatches } from '../core/history/lines.js';
 import { type HistoryReplayOptions, type ReplayResult, startHistoryReplay } from '../core/replay/replay.js';
@@ -54,16 +55,17 @@ export async function* readHistoryEvents(source: HistorySource): AsyncGenerator<
  * `replayHistory` for a history read as it goes: the same result for the same lines, reading
  * stops as soon as the replay does (`asOf`, `untilLine`). With `onPrompt`, prompts are handed
  * out rather than kept, and memory is bounded by the store, not by the history. A source that
- * cannot be read gives a Left with the reason; an exception of the replay itself (a callback's
- * own, such as `onPrompt`'s) is no reading failure and is thrown as it is.
+ * is neither a path nor a stream gives a Left `invalid_input`, one that cannot be read `io`, each
+ * with the reason; an exception of the replay itself (a callback's own, such as `onPrompt`'s) is
+ * no reading failure and is thrown as it is.
  */
 export const replayHistoryFile = async (
   source: HistorySource,
   options: HistoryReplayOptions = {},
-): Promise<E.Either<string, ReplayResult>> => {
+): Promise<E.Either<Failure<'invalid_input' | 'io'>, ReplayResult>> => {
   // A source that is none is answered as one that cannot be read, never thrown at the caller.
   const problem = sourceProblem(source);
-  if (problem !== undefined) return E.left(problem);
+  if (problem !== undefined) return E.left(failure('invalid_input', problem));
   const replay = startHistoryReplay(options);
   const batches = lineBatches(chunksOf(source))[Symbol.asyncIterator]();
   for (;;) {
@@ -72,7 +74,7 @@ export const replayHistoryFile = async (
       next = await batches.next();
     } catch (error) {
       const where = typeof source === 'string' ? source : 'the history stream';
-      return E.left(`cannot read ${where}: ${error instanceof Error ? error.message : String(error)}`);
+      return E.left(failure('io', `cannot read ${where}: ${error instanceof Error ? error.message : String(error)}`));
     }
     if (next.done === true) break;
     let going = false;

@@ -158,29 +158,31 @@ const noRepeatedCategory = (categories: ReadonlyArray<NoteCategory>): E.Either<s
     : E.left(`categories[${repeat}] repeats the category ${JSON.stringify(categories[repeat]!.name)}`);
 };
 
+const notFact = (message: string): E.Either<Failure<'invalid_fact'>, never> => E.left(failure('invalid_fact', message));
+
 /**
  * Validates one fact against the category names `categories`: the category must be one of
  * them (ignoring case; the configured spelling is kept) and the text must not be empty once
- * normalized. Returns a fresh normalized copy, or why the entry is unusable.
+ * normalized. Returns a fresh normalized copy, or why the entry is unusable (`invalid_fact`).
  */
 export const parseCategorizedFact = (
   input: unknown,
   categories: ReadonlyArray<string>,
-): E.Either<string, CategorizedFact> => {
+): E.Either<Failure<'invalid_fact'>, CategorizedFact> => {
   checkedList(categories, 'categories', 'category names');
-  if (!isRecord(input)) return E.left(`expected { "category", "fact" }, not ${describeKind(input)}`);
+  if (!isRecord(input)) return notFact(`expected { "category", "fact" }, not ${describeKind(input)}`);
   const { category, fact } = input;
-  if (typeof category !== 'string') return E.left(`category must be a string, not ${describeKind(category)}`);
-  if (typeof fact !== 'string') return E.left(`fact must be a string, not ${describeKind(fact)}`);
+  if (typeof category !== 'string') return notFact(`category must be a string, not ${describeKind(category)}`);
+  if (typeof fact !== 'string') return notFact(`fact must be a string, not ${describeKind(fact)}`);
   const wanted = normalizeCategoryName(category).toLowerCase();
   const known = categories.find((name) => name.toLowerCase() === wanted);
   if (known === undefined)
-    return E.left(
+    return notFact(
       `category ${JSON.stringify(clipEnd(collapseWhitespace(category), 40))} is not one of ${categories.join(', ')}`,
     );
   const text = normalizeFactText(fact);
-  if (text === '') return E.left('fact is empty');
-  return isPlaceholder(text) ? E.left('fact is a placeholder, not a fact') : E.right({ category: known, fact: text });
+  if (text === '') return notFact('fact is empty');
+  return isPlaceholder(text) ? notFact('fact is a placeholder, not a fact') : E.right({ category: known, fact: text });
 };
 
 /** The result of `keepValidFacts`: the usable facts, and one line per entry left out. */
@@ -243,7 +245,7 @@ export const distinctFacts = (
   const seen = new Map<string, number>();
   entries.forEach((entry, index) => {
     const parsed = parseCategorizedFact(entry, categories);
-    if (E.isLeft(parsed)) return leftOut(index, { kind: 'invalid', reason: parsed.left }, entry);
+    if (E.isLeft(parsed)) return leftOut(index, { kind: 'invalid', reason: parsed.left.message }, entry);
     const key = factKey(parsed.right);
     const first = seen.get(key);
     if (first !== undefined) return leftOut(index, { kind: 'repeat', first }, entry);

@@ -125,8 +125,8 @@ const factsSchema = (categories: ReadonlyArray<string>, cap: number) =>
         pipe(
           parseCategorizedFact(entry, categories),
           E.map((fact): ProfileFact => ({ ...fact, ...origin(entry) })),
-          E.getOrElseW((reason) => {
-            context.addIssue({ code: 'custom', message: `: ${reason}` });
+          E.getOrElseW(({ message }) => {
+            context.addIssue({ code: 'custom', message: `: ${message}` });
             return z.NEVER;
           }),
         ),

@@ -17,7 +17,14 @@ import { failure } from '../base/failure.js';
 import { followerMemory } from '../live/session/follower.js';
 import { parseSessionId } from '../live/session/id.js';
 import { libraryVersion, SNAPSHOT_VERSION } from '../live/session/snapshot.js';
-import type { SessionStore, SessionStoreError, StoredLine, StoredSnapshot, TailRead } from '../live/session/store.js';
+import {
+  invalidSnapshot,
+  type SessionStore,
+  type SessionStoreError,
+  type StoredLine,
+  type StoredSnapshot,
+  type TailRead,
+} from '../live/session/store.js';
 import { unusableSessionStore } from '../live/session/unusableStore.js';
 import {
   type Database,
@@ -185,7 +192,7 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
   ): Promise<E.Either<SessionStoreError, T>> => {
     if (id !== undefined) {
       const checked = parseSessionId(id);
-      if (E.isLeft(checked)) return E.left(failure('invalid_session_id', checked.left));
+      if (E.isLeft(checked)) return checked;
     }
     return db.call(async () => {
       const schema = await prepared();
@@ -275,12 +282,13 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
       if (E.isLeft(read)) return read;
       const row = read.right;
       if (row === undefined) return E.right(undefined);
-      if (row.library !== snapshotLibrary()) return E.left(`the snapshot was written by ${row.library}`);
-      if (row.position > row.lines) return E.left('the snapshot covers more lines than the log holds');
+      if (row.library !== snapshotLibrary())
+        return E.left(invalidSnapshot(`the snapshot was written by ${row.library}`));
+      if (row.position > row.lines) return E.left(invalidSnapshot('the snapshot covers more lines than the log holds'));
       // One read while the store follows the log (a resent prompt's) leaves the incarnation it follows.
       const keys = keysOf(follower);
       if (!keys.has(id)) keys.set(id, row.key);
-      return E.right<string, StoredSnapshot>({ position: row.position, state: row.state });
+      return E.right({ position: row.position, state: row.state });
     },
     writeSnapshot: async (id, snapshot, follower) => {
       if (snapshot.position <= 0) return E.right(undefined);

@@ -62,20 +62,32 @@ describe('replayHistoryFile', () => {
     const dir = tempDir('node-');
     writeFileSync(join(dir, 'a.jsonl'), '');
     expect(await replayHistoryFile(join(dir, 'missing.jsonl'))).toEqual(
-      E.left(expect.stringMatching(/^cannot read .*missing\.jsonl: ENOENT/u) as unknown as string),
+      E.left({
+        code: 'io',
+        message: expect.stringMatching(/^cannot read .*missing\.jsonl: ENOENT/u) as unknown as string,
+      }),
     );
     expect(E.isLeft(await replayHistoryFile(dir))).toBe(true);
   });
 
   it('names a source that is neither a path nor a stream: a Left of replayHistoryFile, a TypeError of the iteration', async () => {
     expect(await replayHistoryFile(null as never)).toEqual(
-      E.left('the history source is null, not a file path or a stream of chunks (an async iterable)'),
+      E.left({
+        code: 'invalid_input',
+        message: 'the history source is null, not a file path or a stream of chunks (an async iterable)',
+      }),
     );
     expect(await replayHistoryFile(42 as never)).toEqual(
-      E.left('the history source is a number, not a file path or a stream of chunks (an async iterable)'),
+      E.left({
+        code: 'invalid_input',
+        message: 'the history source is a number, not a file path or a stream of chunks (an async iterable)',
+      }),
     );
     expect(await replayHistoryFile({} as never, null as never)).toEqual(
-      E.left('the history source is an object, not a file path or a stream of chunks (an async iterable)'),
+      E.left({
+        code: 'invalid_input',
+        message: 'the history source is an object, not a file path or a stream of chunks (an async iterable)',
+      }),
     );
     const lines = readHistoryEvents(null as never);
     await expect(lines.next()).rejects.toThrow(

@@ -61,17 +61,22 @@ describe('parseCategorizedFact', () => {
 
   it('rejects categories outside the set, missing fields and empty facts, saying why', () => {
     expect(parseCategorizedFact({ category: 'Preferences', fact: 'Likes short answers' }, NAMES)).toEqual(
-      E.left('category "Preferences" is not one of People, Logistics, Conflict, Emotional, History'),
+      E.left({
+        code: 'invalid_fact',
+        message: 'category "Preferences" is not one of People, Logistics, Conflict, Emotional, History',
+      }),
     );
     expect(parseCategorizedFact({ category: 'People' }, NAMES)).toEqual(
-      E.left('fact must be a string, not nothing (it is missing)'),
+      E.left({ code: 'invalid_fact', message: 'fact must be a string, not nothing (it is missing)' }),
     );
     expect(parseCategorizedFact({ category: 3, fact: 'x' }, NAMES)).toEqual(
-      E.left('category must be a string, not a number'),
+      E.left({ code: 'invalid_fact', message: 'category must be a string, not a number' }),
     );
-    expect(parseCategorizedFact({ category: 'People', fact: ' - ' }, NAMES)).toEqual(E.left('fact is empty'));
+    expect(parseCategorizedFact({ category: 'People', fact: ' - ' }, NAMES)).toEqual(
+      E.left({ code: 'invalid_fact', message: 'fact is empty' }),
+    );
     expect(parseCategorizedFact('Daughter Emma is 14', NAMES)).toEqual(
-      E.left('expected { "category", "fact" }, not a string'),
+      E.left({ code: 'invalid_fact', message: 'expected { "category", "fact" }, not a string' }),
     );
   });
 });

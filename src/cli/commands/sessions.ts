@@ -23,7 +23,7 @@ export const runSessions =
         return E.right(EXIT_OK);
       }
       const id = parseSessionId(command.id);
-      if (E.isLeft(id)) return E.left(`invalid_session_id: ${id.left}`);
+      if (E.isLeft(id)) return E.left(`${id.left.code}: ${id.left.message}`);
       if (command.action === 'export') {
         const text = await readSessionText(io, store, choice, id.right);
         if (E.isLeft(text)) return text;

@@ -161,7 +161,7 @@ export const openStoredSession = (
 ): Promise<E.Either<string, Source>> =>
   withStore(io, store, async (opened, choice): Promise<E.Either<string, Source>> => {
     const valid = parseSessionId(id);
-    if (E.isLeft(valid)) return E.left(`invalid_session_id: ${valid.left}`);
+    if (E.isLeft(valid)) return E.left(line(valid.left));
     if (choice.kind === 'folder') {
       // The log file itself, streamed as FILE is: any size, in bounded memory. As every other
       // reader of the folder, it reads a regular file inside it, never through a link out of it.

@@ -28,7 +28,15 @@ import type { SessionError, SetAsideLine } from './model.js';
 import { LOG_EXTENSION, lstatQuietly, removeSession, type RemovedSession } from './removal.js';
 import { readSnapshot, readSnapshotAtMost, snapshotTail, writeSnapshot } from './snapshot.js';
 import { followerMemory } from './follower.js';
-import type { AppendResult, SessionFollower, SessionStore, SessionStoreError, StoredLine, TailRead } from './store.js';
+import {
+  type AppendResult,
+  invalidSnapshot,
+  type SessionFollower,
+  type SessionStore,
+  type SessionStoreError,
+  type StoredLine,
+  type TailRead,
+} from './store.js';
 
 /** Where session logs live when nothing says otherwise, under the working directory. */
 export const DEFAULT_SESSIONS_DIRECTORY = '.fact-tracker/sessions';
@@ -142,7 +150,7 @@ export const locateSession = async (
 ): Promise<E.Either<SessionError, SessionFiles>> => {
   const options = optionsOf(given);
   const id = parseSessionId(sessionId);
-  if (E.isLeft(id)) return E.left({ code: 'invalid_session_id', message: id.left });
+  if (E.isLeft(id)) return id;
   const { directory, within } = resolveSessionsDirectory(options);
   const ready = await prepareDirectory(directory, within, options.create !== false);
   if (E.isLeft(ready)) return ready;
@@ -299,7 +307,7 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
   /** The session's files, the folder checked (and made, with `create`). */
   const filesOf = async (id: string, create: boolean): Promise<E.Either<SessionStoreError, SessionFiles>> => {
     const checked = parseSessionId(id);
-    if (E.isLeft(checked)) return E.left({ code: 'invalid_session_id', message: checked.left });
+    if (E.isLeft(checked)) return checked;
     const ready = await prepareDirectory(directory, within, create);
     if (E.isLeft(ready)) return E.left({ code: 'io', message: ready.left.message });
     const file = join(directory, `${id}${LOG_EXTENSION}`);
@@ -472,9 +480,10 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
     readSnapshot: async (id, follower, atMost) => {
       try {
         const files = await filesOf(id, false);
-        if (E.isLeft(files)) return E.left(files.left.message);
-        const read =
-          atMost === undefined ? readSnapshot(files.right.file) : readSnapshotAtMost(files.right.file, atMost);
+        if (E.isLeft(files)) return E.left(invalidSnapshot(files.left.message));
+        const read = E.mapLeft(invalidSnapshot)(
+          atMost === undefined ? readSnapshot(files.right.file) : readSnapshotAtMost(files.right.file, atMost),
+        );
         if (E.isRight(read) && read.right !== undefined) {
           const { position, offset, identity } = read.right;
           // The snapshot checked the log it covers: what comes after it is read on from there. One
@@ -485,7 +494,7 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
         }
         return E.map(() => undefined)(read);
       } catch (error) {
-        return E.left(internalFailure(error).message);
+        return E.left(invalidSnapshot(internalFailure(error).message));
       }
     },
     writeSnapshot: (id, snapshot, follower) =>

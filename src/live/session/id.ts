@@ -4,6 +4,7 @@
  * Codex's session ids (UUIDs) pass as they are.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { type Failure, failure } from '../../base/failure.js';
 import { quoteText } from '../../base/text.js';
 import { MAX_SESSION_ID_LENGTH } from './limits.js';
 
@@ -26,20 +27,23 @@ const PLAIN_ID = /^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,63}$/u;
 /** An id from a client as a message names it: bare when it is plain, else quoted (`quoteId`). */
 export const nameId = (value: string): string => (PLAIN_ID.test(value) ? value : quoteId(value));
 
+const invalidId = (message: string): E.Either<Failure<'invalid_session_id'>, never> =>
+  E.left(failure('invalid_session_id', message));
+
 /**
  * Checks a session id: 1 to 128 letters, digits, `_`, `-` and `.`, not starting with `.` or
  * `-`, without `..`, and not a device name. The id comes back as given (never rewritten, so two
  * ids never meet in one file).
  */
-export const parseSessionId = (value: unknown): E.Either<string, string> => {
-  if (typeof value !== 'string') return E.left('the session id must be a string');
-  if (value.length === 0) return E.left('the session id is empty');
+export const parseSessionId = (value: unknown): E.Either<Failure<'invalid_session_id'>, string> => {
+  if (typeof value !== 'string') return invalidId('the session id must be a string');
+  if (value.length === 0) return invalidId('the session id is empty');
   if (value.length > MAX_SESSION_ID_LENGTH)
-    return E.left(`the session id is ${value.length} characters long; at most ${MAX_SESSION_ID_LENGTH} are allowed`);
+    return invalidId(`the session id is ${value.length} characters long; at most ${MAX_SESSION_ID_LENGTH} are allowed`);
   if (!SESSION_ID.test(value) || value.includes('..'))
-    return E.left(
+    return invalidId(
       `the session id ${quoteId(value)} may hold only letters, digits, "_", "-" and "." (not first, and never "..")`,
     );
-  if (DEVICE_NAME.test(value)) return E.left(`the session id ${quoteId(value)} is a reserved device name`);
+  if (DEVICE_NAME.test(value)) return invalidId(`the session id ${quoteId(value)} is a reserved device name`);
   return E.right(value);
 };

@@ -18,11 +18,13 @@ export type { LiveSession, SessionFiles, SessionOptions } from './session.js';
 export { fileSessionStore } from './files.js';
 export type { FileSessionStoreOptions, SessionsFolder } from './files.js';
 export { memorySessionStore } from './memoryStore.js';
+export { invalidSnapshot } from './store.js';
 export type {
   AppendResult,
   SessionFollower,
   SessionStore,
   SessionStoreError,
+  SnapshotFailure,
   StoredLine,
   StoredSnapshot,
   TailRead,

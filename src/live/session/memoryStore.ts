@@ -6,7 +6,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { parseSessionId } from './id.js';
 import { followerMemory } from './follower.js';
-import type { SessionStore, SessionStoreError, StoredSnapshot } from './store.js';
+import { invalidSnapshot, type SessionStore, type SessionStoreError, type StoredSnapshot } from './store.js';
 
 /**
  * One session: its lines in order (line n at index n - 1), its snapshot, and what it is known
@@ -29,7 +29,7 @@ export const memorySessionStore = (): SessionStore => {
 
   const checked = (id: string): E.Either<SessionStoreError, string> => {
     const parsed = parseSessionId(id);
-    return E.isLeft(parsed) ? E.left({ code: 'invalid_session_id', message: parsed.left }) : E.right(parsed.right);
+    return parsed;
   };
 
   return {
@@ -84,7 +84,7 @@ export const memorySessionStore = (): SessionStore => {
     repair: async (id) => E.map(() => [])(checked(id)),
     readSnapshot: async (id, follower, atMost) => {
       const valid = checked(id);
-      if (E.isLeft(valid)) return E.left(valid.left.message);
+      if (E.isLeft(valid)) return E.left(invalidSnapshot(valid.left.message));
       const session = sessions.get(id);
       const limit = Math.min(session?.lines.length ?? 0, atMost ?? Infinity);
       const snapshot = [session?.snapshot, session?.previous]

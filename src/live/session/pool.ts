@@ -73,7 +73,7 @@ export const createSessionPool = (options: SessionPoolOptions): SessionPool => {
   const lookup = async (sessionId: string, create: boolean): Promise<E.Either<SessionError, LiveSession>> => {
     requests += 1;
     const valid = parseSessionId(sessionId);
-    if (E.isLeft(valid)) return E.left({ code: 'invalid_session_id', message: valid.left });
+    if (E.isLeft(valid)) return valid;
     const known = open.get(sessionId);
     if (known !== undefined) {
       open.delete(sessionId);

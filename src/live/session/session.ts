@@ -9,7 +9,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import type * as O from 'fp-ts/lib/Option.js';
-import { internalFailure } from '../../base/failure.js';
+import { type Failure, internalFailure } from '../../base/failure.js';
 import { isRecord } from '../../base/record.js';
 import { explainRetrieval } from '../../core/prompt/retrieve.js';
 import type { RetrievalDecision } from '../../core/retrieve/retrieve.js';
@@ -39,7 +39,7 @@ import type {
   SessionReport,
   SetAsideLine,
 } from './model.js';
-import { STORE_ACCESS_CODES } from './model.js';
+import { STORE_ACCESS_CODES, type StoreAccessCode } from './model.js';
 import {
   applyLogLines,
   closedOf,
@@ -85,6 +85,8 @@ const WARM_QUERIES = 8;
 const REPORTED_SET_ASIDE = 100;
 /** The failures of a store that cannot be used at all, whatever is read from it. */
 const STORE_ACCESS: ReadonlySet<string> = new Set(STORE_ACCESS_CODES);
+const isStoreAccess = (failed: { readonly code: string }): failed is Failure<StoreAccessCode> =>
+  STORE_ACCESS.has(failed.code);
 
 /**
  * What a call's boundary answers for an exception: a token counter that answered no number of
@@ -186,7 +188,7 @@ export const openSessionCalls = async (
 ): Promise<E.Either<SessionError, SessionCalls>> => {
   const options: SessionOptions = typeof given === 'object' && given !== null ? given : {};
   const id = parseSessionId(sessionId);
-  if (E.isLeft(id)) return E.left({ code: 'invalid_session_id', message: id.left });
+  if (E.isLeft(id)) return id;
   let store = options.store;
   let file = `${store?.location ?? ''}#${id.right}`;
   if (store === undefined) {
@@ -248,8 +250,8 @@ const open = async (
     const read = await store.readSnapshot(id);
     if (E.isLeft(read)) {
       const failed = read.left;
-      if (typeof failed !== 'string' && STORE_ACCESS.has(failed.code)) return E.left(failed);
-      snapshotUse = { used: false, reason: typeof failed === 'string' ? failed : failed.message };
+      if (isStoreAccess(failed)) return E.left(failed);
+      snapshotUse = { used: false, reason: failed.message };
       return E.right(undefined);
     }
     if (read.right === undefined) {
@@ -258,7 +260,7 @@ const open = async (
     }
     const decoded = decodeSnapshot(read.right);
     if (E.isLeft(decoded)) {
-      snapshotUse = { used: false, reason: decoded.left };
+      snapshotUse = { used: false, reason: decoded.left.message };
       return E.right(undefined);
     }
     state = decoded.right;

@@ -29,6 +29,7 @@ import {
   trackerTransition,
 } from '../../core/tracker/transition.js';
 import type { SessionError } from './model.js';
+import { invalidSnapshot, type SnapshotFailure } from './store.js';
 
 /** How many of the log's most recent events a resent event is recognized among. */
 export const DUPLICATE_WINDOW = 1_000;
@@ -367,10 +368,12 @@ const freezeParsed = <T>(value: T): T => {
 export const decodeSnapshot = (snapshot: {
   readonly position: number;
   readonly state: string;
-}): E.Either<string, SessionState> =>
+}): E.Either<SnapshotFailure, SessionState> =>
   E.chain((state: SessionState) =>
-    state.lines === snapshot.position ? E.right(state) : E.left('the snapshot does not match its position'),
+    state.lines === snapshot.position ? E.right(state) : notState('the snapshot does not match its position'),
   )(decodeSessionState(snapshot.state));
+
+const notState = (message: string): E.Either<SnapshotFailure, never> => E.left(invalidSnapshot(message));
 
 /**
  * The state `encodeSessionState` wrote, or why the text is not one. The store is checked in its
@@ -381,12 +384,12 @@ export const decodeSnapshot = (snapshot: {
  * walked: a snapshot's store is vouched for by the store that wrote it (a hash, a version), and
  * this is a cache the log can always rebuild.
  */
-export const decodeSessionState = (text: string): E.Either<string, SessionState> => {
+export const decodeSessionState = (text: string): E.Either<SnapshotFailure, SessionState> => {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    return E.left('the snapshot is not JSON (cut short or corrupt)');
+    return notState('the snapshot is not JSON (cut short or corrupt)');
   }
   if (
     !isObject(value) ||
@@ -403,20 +406,20 @@ export const decodeSessionState = (text: string): E.Either<string, SessionState>
     !isObject(value['tracker']) ||
     !isObject(value['tracker']['settings'])
   )
-    return E.left('the snapshot is not a session state of this layout');
+    return notState('the snapshot is not a session state of this layout');
   const store = value['tracker']['store'];
   // The reducers' own check of a store; one it passes is an object with an index (said again for the compiler).
   const problem = factStoreProblem(store);
   if (problem !== undefined || !isObject(store) || !isObject(store['index']))
-    return E.left(`the snapshot holds no fact store (${problem ?? 'the store is not an object'})`);
+    return notState(`the snapshot holds no fact store (${problem ?? 'the store is not an object'})`);
   // A bound no store is made with (`emptyFactStore` normalizes it to a whole number, 1 or more).
   if (normalizeMaxValidFacts(store['maxValidFacts']) !== store['maxValidFacts'])
-    return E.left("the snapshot holds no fact store (the store's maxValidFacts is not a whole number, 1 or more)");
+    return notState("the snapshot holds no fact store (the store's maxValidFacts is not a whole number, 1 or more)");
   const index = store['index'];
   try {
     index['files'] = reviveFileRecords(index['files'] as PersistentMap<StoredFileRecord>);
   } catch {
-    return E.left("the snapshot holds no fact store (its index's file records cannot be read)");
+    return notState("the snapshot holds no fact store (its index's file records cannot be read)");
   }
   const previousAt = value['previousAt'];
   return E.right(

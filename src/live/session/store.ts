@@ -9,7 +9,7 @@
  * the same conformance suite.
  */
 import type * as E from 'fp-ts/lib/Either.js';
-import type { Failure } from '../../base/failure.js';
+import { type Failure, failure } from '../../base/failure.js';
 import type { SetAsideLine, StoreAccessCode } from './model.js';
 
 /**
@@ -21,6 +21,12 @@ import type { SetAsideLine, StoreAccessCode } from './model.js';
 export type SessionStoreError = Failure<
   'conflict' | 'io' | 'invalid_session_id' | 'unknown_session' | 'internal' | StoreAccessCode
 > & { readonly unanswered?: true };
+
+/** Why a kept snapshot cannot be used (the log still rebuilds the state): unreadable, of another version, or of another line than its position. */
+export type SnapshotFailure = Failure<'invalid_snapshot'>;
+
+/** A `SnapshotFailure` saying `message`. */
+export const invalidSnapshot = (message: string): SnapshotFailure => failure('invalid_snapshot', message);
 
 /** One line of a session's log: its number and its text (without its line break). */
 export interface StoredLine {
@@ -106,7 +112,7 @@ export interface SessionStore {
     id: string,
     follower?: SessionFollower,
     atMost?: number,
-  ): Promise<E.Either<string | SessionStoreError, StoredSnapshot | undefined>>;
+  ): Promise<E.Either<SnapshotFailure | SessionStoreError, StoredSnapshot | undefined>>;
   /** Keeps a snapshot of the session after line `snapshot.position`, replacing an older one. */
   writeSnapshot(
     id: string,

@@ -5,7 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
-import type { SessionStore, SessionStoreError, TailRead } from '../../../src/live/session/store.js';
+import type { SessionStore, SessionStoreError, SnapshotFailure, TailRead } from '../../../src/live/session/store.js';
 
 /** An adapter under test: a fresh storage, and a second handle on it. */
 export interface StoreUnderTest {
@@ -13,8 +13,8 @@ export interface StoreUnderTest {
   readonly reopen: () => SessionStore;
 }
 
-const right = <T>(either: E.Either<SessionStoreError | string, T>): T => {
-  if (E.isLeft(either)) throw new Error(typeof either.left === 'string' ? either.left : either.left.message);
+const right = <T>(either: E.Either<SessionStoreError | SnapshotFailure, T>): T => {
+  if (E.isLeft(either)) throw new Error(either.left.message);
   return either.right;
 };
 

@@ -17,7 +17,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { replayHistory } from '../../../src/index.js';
 import { fileSessionStore, memorySessionStore, openSession } from '../../../src/live/session/index.js';
-import type { SessionStore } from '../../../src/live/session/store.js';
+import { invalidSnapshot, type SessionStore } from '../../../src/live/session/store.js';
 import { implementer } from '../../fixtures/results.js';
 import { tempDir } from '../../tempDirs.js';
 import { describeSessionStore } from './storeConformance.js';
@@ -397,7 +397,10 @@ describe('a live session whose append loses the race to the same event sent by a
 
 describe('a live session over a store that cannot be used at all', () => {
   /** The memory store with a session in it, whose snapshot read fails with `failure` (a string: a snapshot that cannot be used), counting the log's reads. */
-  const failingSnapshot = async (failure: string | { code: 'store_unreachable' | 'io'; message: string }) => {
+  const failingSnapshot = async (failure: {
+    code: 'store_unreachable' | 'io' | 'invalid_snapshot';
+    message: string;
+  }) => {
     const inner = memorySessionStore();
     const appended = await inner.append('s', 0, [
       '{"type":"prompt","taskId":"1","taskPrompt":"Change src/a.ts","at":1}',
@@ -426,7 +429,10 @@ describe('a live session over a store that cannot be used at all', () => {
   });
 
   it('is opened from its log when the snapshot alone cannot be used (a reason, or a failure that is not the store’s)', async () => {
-    for (const failure of ['the snapshot was written by another version', { code: 'io' as const, message: 'busy' }]) {
+    for (const failure of [
+      invalidSnapshot('the snapshot was written by another version'),
+      { code: 'io' as const, message: 'busy' },
+    ]) {
       const { store, reads } = await failingSnapshot(failure);
       const opened = await openSession('s', { store });
       expect(E.isRight(opened)).toBe(true);
