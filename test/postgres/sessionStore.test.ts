@@ -196,7 +196,7 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     await admin.query(`UPDATE ${settings.schema}.snapshots SET previous_library = 'session-fact-tracker 0.0.1'`);
     await admin.end();
     expect(await other.readSnapshot('s', undefined, 7)).toEqual(
-      E.left('the snapshot was written by session-fact-tracker 0.0.1'),
+      E.left({ code: 'invalid_snapshot', message: 'the snapshot was written by session-fact-tracker 0.0.1' }),
     );
     expect(right(await other.readSnapshot('s', undefined, 8))).toEqual(at(8));
   });
