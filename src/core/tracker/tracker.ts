@@ -111,7 +111,11 @@ export interface InvalidatedFacts {
 /** Called after a public call changed the state. */
 export type StoreListener = (next: FactStore, previous: FactStore) => void;
 
-/** The session's fact memory. No method throws; every answer is an `Either`. */
+/**
+ * The session's fact memory. No method throws; every answer is an `Either`, but `compilePrompt`'s
+ * and `previewPrompt`'s, which keep the seed's shape: a prompt always, and `error` when its
+ * section could not be built.
+ */
 export interface FactTracker {
   /** Records a dispatch result (raw agent text or the result object) and returns the facts extracted. */
   ingestOutput(input: IngestInput): E.Either<TrackerError, Extraction>;
