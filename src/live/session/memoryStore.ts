@@ -27,10 +27,7 @@ export const memorySessionStore = (): SessionStore => {
   const memory = followerMemory<object>();
   const seenBy = memory.of;
 
-  const checked = (id: string): E.Either<SessionStoreError, string> => {
-    const parsed = parseSessionId(id);
-    return parsed;
-  };
+  const checked = (id: string): E.Either<SessionStoreError, string> => parseSessionId(id);
 
   return {
     location: 'memory',
