@@ -170,9 +170,11 @@ and exit status 1 before the server starts.
 
 Tools:
   ingest_result      {sessionId, taskId, role, output, at?}: record a subagent's result
-  compile_context    {sessionId, taskId, taskPrompt, tags?, maxTokens?, maxFacts?, at?}:
-                     the [Session Context] section for the next dispatch (records the prompt)
-  explain_context    {sessionId, taskId, taskPrompt, limit?}: scores and decisions (30)
+  compile_context    {sessionId, taskId, taskPrompt, tags?, maxTokens?, maxFacts?, layout?,
+                     at?}: the [Session Context] section for the next dispatch (records the
+                     prompt)
+  explain_context    {sessionId, taskId, taskPrompt, tags?, maxTokens?, maxFacts?, layout?,
+                     limit?}: scores and decisions (30)
   list_facts         {sessionId, subject?, tag?, asOf?, includeClosed?, limit?}: facts (50)
   invalidate_fact    {sessionId, subject, relation, at?}: close a (subject, relation) pair
 Resources: fact-tracker://schemas/dispatch-result, fact-tracker://sessions/{sessionId}`,
