@@ -53,6 +53,8 @@ export const sessionsPlace = (
     storeValue(command, values),
     E.chain((store) => {
       const sessionsDir = stringOption(values, 'sessions-dir');
+      if (sessionsDir !== undefined && sessionsDir.trim() === '')
+        return E.left(usageError(command, '--sessions-dir needs a folder'));
       return store !== undefined && sessionsDir !== undefined
         ? E.left(usageError(command, '--store and --sessions-dir both say where the sessions are: give one'))
         : E.right({ ...optionalField('store', store), ...optionalField('sessionsDir', sessionsDir) });

@@ -139,6 +139,7 @@ describe('usage errors', () => {
     [['replay', EXAMPLE, '--store', 'logs'], /replay: --store names where --session ID is read from/u],
     [['facts', EXAMPLE, '--session', 's'], /facts: give a FILE or --session ID, not both/u],
     [['explain', '--session', 's', '--store', ''], /explain: --store needs a folder or a postgres:\/\/ URL/u],
+    [['mcp', '--sessions-dir', ''], /mcp: --sessions-dir needs a folder/u],
     [
       ['mcp', '--store', 'a', '--sessions-dir', 'b'],
       /mcp: --store and --sessions-dir both say where the sessions are/u,

@@ -10,7 +10,17 @@
  * writer holding the lock can tell the two apart (nobody else is writing then), so only it sets
  * such a tail aside.
  */
-import { closeSync, constants, fdatasyncSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fdatasyncSync,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  readdirSync,
+  readSync,
+  writeSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
@@ -291,7 +301,8 @@ export const withLogLock = <T>(
 
 /**
  * Creates the sessions folder when `create` (with a `.gitignore` that keeps the logs out of
- * git) and, when `within` is given, checks that the folder is really inside it: a symbolic link
+ * git, written only into a folder made now or still empty: a folder that holds anything else,
+ * such as a project named as the sessions folder, is not hidden from git) and, when `within` is given, checks that the folder is really inside it: a symbolic link
  * in a hostile repository must not send the logs elsewhere. Every folder on the way is checked
  * before anything is created below it, so a link out of `within` is refused before any folder
  * is made at its target. A folder that does not exist and is not to be created is fine: there
@@ -309,6 +320,13 @@ export const prepareDirectory = async (
   });
   if (E.isLeft(prepared)) return prepared;
   if (!create) return E.right(undefined);
+  let ours = prepared.right.created.includes(directory);
+  try {
+    ours ||= readdirSync(directory).length === 0;
+  } catch (error) {
+    return E.left(ioFailure(`cannot prepare the sessions folder ${directory}`, error));
+  }
+  if (!ours) return E.right(undefined);
   return E.map(() => undefined)(
     writeFileIfMissing(
       join(directory, '.gitignore'),

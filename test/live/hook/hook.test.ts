@@ -178,6 +178,29 @@ describe('fact-tracker hook with the recorded payloads', { timeout: 300_000 }, (
     expect(existsSync(join(cwd, '.fact-tracker'))).toBe(false);
   });
 
+  it('an empty sessions folder is refused with a usage line, nothing written into the project, and the hook still exits 0', () => {
+    const cwd = tempDir('hook-empty-dir-');
+    const payload = JSON.stringify({
+      hook_event_name: 'PreToolUse',
+      session_id: 'f1',
+      cwd,
+      tool_name: 'Task',
+      tool_use_id: 'u7',
+      tool_input: { prompt: 'Task ID: 7\nedit src/a.ts', subagent_type: 'general' },
+    });
+    for (const args of [['--sessions-dir', ''], ['--sessions-dir=']]) {
+      const run = spawnSync(process.execPath, [MAIN, 'hook', ...args], {
+        cwd,
+        env: { PATH: process.env['PATH'] ?? '', CLAUDE_PROJECT_DIR: cwd },
+        input: payload,
+        encoding: 'utf8',
+      });
+      expect(run.status).toBe(0);
+      expect(run.stderr).toContain('--sessions-dir needs a folder');
+      expect(readdirSync(cwd)).toEqual([]);
+    }
+  });
+
   it('Codex: the section waits for SubagentStart, and SubagentStop records the answer', async () => {
     const cwd = tempDir('hook-');
     const send = inProcess({ cwd });

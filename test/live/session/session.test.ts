@@ -783,4 +783,16 @@ describe('a live session', () => {
     expect(readFileSync(session.file, 'utf8')).toBe(log);
     expect(readFileSync(join(cwd, '.fact-tracker', 'sessions', '.gitignore'), 'utf8')).toContain('*');
   });
+
+  it('keeps out of git a sessions folder it makes or finds empty, and never hides a folder that holds anything else', async () => {
+    const project = tempDir('session-');
+    writeFileSync(join(project, 'main.c'), 'int main(void) { return 0; }\n');
+    const inProject = await open('here', { directory: project });
+    right(await inProject.compileContext({ taskId: '1', taskPrompt: 'Change main.c' }));
+    expect(readdirSync(project).sort()).toEqual(['here.jsonl', 'main.c']);
+    const empty = join(tempDir('session-'), 'logs');
+    mkdirSync(empty);
+    right(await (await open('s', { directory: empty })).compileContext({ taskId: '1', taskPrompt: 'Change a.ts' }));
+    expect(readFileSync(join(empty, '.gitignore'), 'utf8')).toContain('*');
+  });
 });
