@@ -9,6 +9,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { isRecord } from '../base/record.js';
 import { collapseWhitespace } from '../base/text.js';
 import { decodedChunks } from '../core/history/encoding.js';
+import { HISTORY_EVENT_TYPES } from '../core/history/events.js';
 import { HISTORY_LINE_LIMITS, type HistoryLine, lineBatches } from '../core/history/lines.js';
 import { decodeState, encodeState } from '../saved/savedState.js';
 import type { FactStore } from '../core/store/state.js';
@@ -38,8 +39,20 @@ export const isSavedStateStart = (firstLine: string): boolean => {
   }
 };
 
+/** True when `firstLine` (as `isSavedStateStart` takes it) is a dispatch history's event: a JSON object whose `type` is one. */
+export const isHistoryEventStart = (firstLine: string): boolean => {
+  if (!firstLine.startsWith('{')) return false;
+  try {
+    const value: unknown = JSON.parse(firstLine);
+    return isRecord(value) && (HISTORY_EVENT_TYPES as ReadonlyArray<unknown>).includes(value['type']);
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    return false;
+  }
+};
+
 /** The first line of `text` that holds more than whitespace, from its first visible character (at most the line limit, and one more). */
-const firstLineOf = (text: string): string => {
+export const firstLineOf = (text: string): string => {
   const start = text.search(FIRST_VISIBLE);
   if (start === -1) return '';
   const rest = text.slice(start, start + HISTORY_LINE_LIMITS.length + 1);

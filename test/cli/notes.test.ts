@@ -162,6 +162,27 @@ describe('fact-tracker notes replay', () => {
     expect(result.stderr).toBe('fact-tracker notes: 2 lines were rejected (listed in the report)\n');
   });
 
+  it('points a saved state and a dispatch history to the command that reads them, in one line, instead of rejecting every line', async () => {
+    const state = '{"format":"session-fact-tracker/state","version":1,"maxValidFacts":1000,"pairs":[]}\n';
+    const history = '\n  {"type":"prompt","taskId":"1","taskPrompt":"Add a route","at":1}\n{"type":"dispatch"}\n';
+    for (const [file, text, stderr] of [
+      [
+        'st.json',
+        state,
+        'fact-tracker notes: st.json is a saved state, not a conversation log: read its facts with fact-tracker facts st.json\n',
+      ],
+      [
+        'h.jsonl',
+        history,
+        'fact-tracker notes: h.jsonl is a dispatch history, not a conversation log: replay it with fact-tracker replay h.jsonl\n',
+      ],
+    ] as const) {
+      const result = await runNotes(['notes', 'replay', file, '--save', 'out.json'], { [file]: text });
+      expect(result).toMatchObject({ status: 1, stdout: '', stderr });
+      expect(result.written.size).toBe(0);
+    }
+  });
+
   it.each([
     [['notes'], 'fact-tracker notes: missing subcommand: replay (see fact-tracker notes --help)\n'],
     [

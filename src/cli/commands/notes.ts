@@ -2,6 +2,7 @@
  * `fact-tracker notes replay FILE`: a recorded conversation through the notable-facts ledger,
  * message by message, with what the blocks cost against the history they stand in for.
  */
+import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { DEFAULT_HISTORY_TURNS } from '../../notes/conversation.js';
@@ -24,7 +25,22 @@ import type { CliIo } from '../io.js';
 import { saveSection } from '../saveSection.js';
 import { count, formatTime, number, tokenCount } from '../render.js';
 import { createStyle, type Style } from '../style.js';
+import { firstLineOf, isHistoryEventStart, isSavedStateStart } from '../source.js';
 import { exitStatusFor, tokenCounter, toJson } from './shared.js';
+
+/**
+ * Why `file` is read as another kind of file than a conversation log, when its first line says
+ * so: a saved state, or a dispatch history, each pointed to the command that reads it rather
+ * than reported as a log of bad lines.
+ */
+const otherKindOfFile = (text: string, file: string): string | undefined => {
+  const first = firstLineOf(text);
+  if (isSavedStateStart(first))
+    return `${file} is a saved state, not a conversation log: read its facts with fact-tracker facts ${file}`;
+  if (isHistoryEventStart(first))
+    return `${file} is a dispatch history, not a conversation log: replay it with fact-tracker replay ${file}`;
+  return undefined;
+};
 
 const SEPARATOR = ' · ';
 
@@ -226,7 +242,16 @@ const save = (
 export const runNotes = (command: NotesCommand, io: CliIo): TE.TaskEither<string, number> =>
   pipe(
     TE.Do,
-    TE.apS('text', () => io.readText(command.file)),
+    TE.apS(
+      'text',
+      pipe(
+        () => io.readText(command.file),
+        TE.chainEitherK((text) => {
+          const other = otherKindOfFile(text, command.file);
+          return other === undefined ? E.right(text) : E.left(other);
+        }),
+      ),
+    ),
     TE.apS('countTokens', tokenCounter(command.tokenizer)),
     TE.map(({ text, countTokens }) =>
       replayConversationLog(text, { countTokens, ...(command.turns === undefined ? {} : { turns: command.turns }) }),
