@@ -6,6 +6,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { type Failure, failure, INTERNAL, internalFailure } from '../../base/failure.js';
+import { clipEnd, collapseWhitespace } from '../../base/text.js';
 import { parseEventTime } from '../../base/time.js';
 import { tokenCountFailure } from '../../tokens/checked.js';
 
@@ -29,11 +30,19 @@ const SDK_ARGUMENTS_ERROR = /^Invalid arguments for tool [\w.-]+: /u;
 const BOUND_CODE = /^[\w.]+: ((?:invalid_field|invalid_session_id|output_too_large|prompt_too_large)): /u;
 
 /**
+ * The most characters of the SDK's own message a tool error keeps: its message lists every
+ * argument it refuses, and the arguments, their names too, are the caller's, of any size.
+ */
+export const MAX_TOOL_ERROR_LENGTH = 1_000;
+
+/**
  * The tool error of a failure the SDK met before or around a tool (arguments that do not match
  * the schema, an answer that does not match its own), with a code first like every other: the
  * code a bound names, else `invalid_arguments`, else `internal`.
  */
-export const codedToolError = (message: string): ToolAnswer => {
+export const codedToolError = (sdkMessage: string): ToolAnswer => {
+  // One line, bounded: an argument's name may hold line breaks, and a call may pass thousands.
+  const message = clipEnd(collapseWhitespace(sdkMessage), MAX_TOOL_ERROR_LENGTH);
   const input = SDK_INPUT_ERROR.exec(message) ?? SDK_ARGUMENTS_ERROR.exec(message);
   if (input === null) return failureAnswer(failure(INTERNAL, message));
   const detail = message.slice(input[0].length);
