@@ -1,5 +1,5 @@
 /** Serving the MCP server over a pair of streams (the process's standard input and output). */
-import { type Readable, Transform, type Writable } from 'node:stream';
+import { PassThrough, type Readable, Transform, type Writable } from 'node:stream';
 import { parseJSONRPCMessage } from '@modelcontextprotocol/server';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import * as E from 'fp-ts/lib/Either.js';
@@ -109,27 +109,27 @@ const batchResponse = (batch: ReadonlyArray<unknown>): string => {
 };
 
 /**
- * The answer to a complete line (its newline included) that the server cannot read as a
- * JSON-RPC message: a parse error for text that is not JSON, an invalid request for JSON that
- * is no message or that the SDK's message schema refuses (the SDK would drop it with a dump of
- * its schema's errors, and answer nothing), one for each request of a batch; none for a message
- * or a blank line.
+ * A complete line (its newline included) as the server reads it: the message it holds, or the
+ * answer to a line the server cannot read as a JSON-RPC message (a parse error for text that is
+ * not JSON, an invalid request for JSON that is no message or that the SDK's message schema
+ * refuses, which the SDK would drop with a dump of its schema's errors and answer nothing, one
+ * for each request of a batch); neither for a blank line, which is passed on as it is.
  */
-const answerToBadLine = (line: Buffer): string | undefined => {
+const readLine = (line: Buffer): { readonly message?: Readonly<Record<string, unknown>>; readonly answer?: string } => {
   const text = line.toString('utf8');
-  if (text.trim() === '') return undefined;
+  if (text.trim() === '') return {};
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
     // JSON.parse throws only a SyntaxError: the reason a client can fix.
-    return parseErrorResponse(collapseWhitespace(error instanceof Error ? error.message : String(error)));
+    return { answer: parseErrorResponse(collapseWhitespace(error instanceof Error ? error.message : String(error))) };
   }
-  if (Array.isArray(value)) return batchResponse(value);
+  if (Array.isArray(value)) return { answer: batchResponse(value) };
   const reason = notMessage(value);
-  if (reason === undefined) return undefined;
+  if (reason === undefined) return { message: value as Readonly<Record<string, unknown>> };
   const id = isRecord(value) && isRequestId(value['id']) ? value['id'] : null;
-  return invalidRequestResponse(id, reason);
+  return { answer: invalidRequestResponse(id, reason) };
 };
 
 /**
@@ -138,7 +138,8 @@ const answerToBadLine = (line: Buffer): string | undefined => {
  * all it holds on every chunk it receives, so a message arriving in many small chunks costs time
  * quadratic in its size; as one chunk it is copied once. A line
  * that is no JSON-RPC message is not passed on (the SDK would drop it, at best without a word):
- * `onBadLine` gets the error response that answers it (`answerToBadLine`). The next chunk is
+ * `onBadLine` gets the error response that answers it (`readLine`), and `onMessage` each message
+ * passed on. The next chunk is
  * read once `room` resolves (the answers have room in the output): a client that sends requests
  * or junk and reads no answer cannot fill our memory with them, as the SDK queues every answer
  * it writes.
@@ -147,6 +148,7 @@ export const wholeLines = (
   limit = MAX_MESSAGE_BYTES,
   onBadLine: (response: string) => void = () => undefined,
   room: () => Promise<void> = () => Promise.resolve(),
+  onMessage: (message: Readonly<Record<string, unknown>>) => void = () => undefined,
 ): Transform => {
   let held: Buffer[] = [];
   let heldBytes = 0;
@@ -165,9 +167,12 @@ export const wholeLines = (
         const line = held.length === 0 ? piece : Buffer.concat([...held, piece]);
         held = [];
         heldBytes = 0;
-        const answer = answerToBadLine(line);
-        if (answer === undefined) lines.push(line);
-        else onBadLine(answer);
+        const { message, answer } = readLine(line);
+        if (answer !== undefined) onBadLine(answer);
+        else {
+          if (message !== undefined) onMessage(message);
+          lines.push(line);
+        }
         start = end + 1;
       }
       if (heldBytes + chunk.length - start > limit) return done(tooLarge());
@@ -184,9 +189,12 @@ export const wholeLines = (
       const last = Buffer.concat([...held, NEWLINE]);
       held = [];
       heldBytes = 0;
-      const answer = last.length > 1 ? answerToBadLine(last) : undefined;
+      const { message, answer } = last.length > 1 ? readLine(last) : {};
       if (answer !== undefined) onBadLine(answer);
-      else if (last.length > 1) this.push(last);
+      else if (message !== undefined || last.length > 1) {
+        if (message !== undefined) onMessage(message);
+        this.push(last);
+      }
       done();
     },
   });
@@ -263,10 +271,52 @@ const openAfterHandshake = (
   return { start, cancel: () => clearTimeout(timer) };
 };
 
+/** How long a server whose input has ended still waits for the answers to the calls it read. */
+const ANSWERS_AFTER_END_MS = 60_000;
+
 /**
- * Serves MCP on `input` and `output` until the client closes `input` (Right), or until a
- * message over `MAX_MESSAGE_BYTES` arrives (Left, its code first): a server that stopped
- * reading must not stay alive and deaf.
+ * The requests read and not answered yet, by id: a client that writes its calls and closes its
+ * input (a script, `printf ... | fact-tracker mcp`) gets every answer before the server stops,
+ * as the SDK drops those still in flight when it closes. A request the client cancels is
+ * answered by no one.
+ */
+const requestsInFlight = () => {
+  const pending = new Set<string>();
+  let whenNone: (() => void) | undefined;
+  // 1 and "1" are two ids.
+  const key = (id: unknown): string => JSON.stringify(id) ?? '';
+  const forget = (id: unknown): void => {
+    pending.delete(key(id));
+    if (pending.size === 0) whenNone?.();
+  };
+  return {
+    read: (message: Readonly<Record<string, unknown>>): void => {
+      if (typeof message['method'] !== 'string') return;
+      if ('id' in message) pending.add(key(message['id']));
+      else if (message['method'] === 'notifications/cancelled' && isRecord(message['params']))
+        forget(message['params']['requestId']);
+    },
+    answered: (message: unknown): void => {
+      if (isRecord(message) && 'id' in message && !('method' in message)) forget(message['id']);
+    },
+    /** Resolves once every request read has its answer, or after `ms`. */
+    allAnswered: (ms: number): Promise<void> =>
+      pending.size === 0
+        ? Promise.resolve()
+        : new Promise((resolve) => {
+            const timer = setTimeout(resolve, ms);
+            whenNone = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          }),
+  };
+};
+
+/**
+ * Serves MCP on `input` and `output` until the client closes `input` and every call it sent is
+ * answered (Right), or until a message over `MAX_MESSAGE_BYTES` arrives (Left, its code first):
+ * a server that stopped reading must not stay alive and deaf.
  */
 export const serveMcp = async (
   streams: { readonly input: Readable; readonly output: Writable },
@@ -278,24 +328,41 @@ export const serveMcp = async (
   const latest = await latestSession(options);
   const later = latest === undefined || latest.quick ? undefined : openAfterHandshake(pool, options, latest.id);
   if (latest?.quick === true) await prepareBeforeServing(pool, options, latest.id);
+  const inFlight = requestsInFlight();
   // A line that is not JSON gets its parse error, and the server reads on.
   const lines = wholeLines(
     MAX_MESSAGE_BYTES,
     (response) => streams.output.write(response),
     () => answersHaveRoom(streams.output),
+    inFlight.read,
   );
   // Each answer the output has no room for yet holds a 'drain' and an 'error' listener on it
   // until it is written (the SDK's transport): as many as the requests in flight, which reading
   // bounds (`answersHaveRoom`). No leak, so no warning on standard error about one.
   const maxListeners = streams.output.getMaxListeners();
   streams.output.setMaxListeners(0);
-  const transport = new StdioServerTransport(streams.input.pipe(lines), streams.output, {
+  // The SDK closes its side as its input ends, dropping the answers still in flight: it reads
+  // through a stream of its own that never ends, and is closed once they are written.
+  const toSdk = new PassThrough();
+  streams.input.pipe(lines).pipe(toSdk, { end: false });
+  const transport = new StdioServerTransport(toSdk, streams.output, {
     // Past the bound `lines` enforces, so the SDK's own (which closes without a word) never trips first.
     maxBufferSize: 2 * MAX_MESSAGE_BYTES,
   });
+  const send = transport.send.bind(transport);
+  transport.send = async (message, ...rest) => {
+    try {
+      return await send(message, ...rest);
+    } finally {
+      inFlight.answered(message);
+    }
+  };
   const stopped = new Promise<E.Either<string, void>>((resolve) => {
-    streams.input.once('end', () => resolve(E.right(undefined)));
-    streams.input.once('close', () => resolve(E.right(undefined)));
+    // Every line read, a last one without its newline too, has reached the SDK once `lines` ends.
+    lines.once('end', () => resolve(E.right(undefined)));
+    streams.input.once('close', () => {
+      if (!streams.input.readableEnded) resolve(E.right(undefined));
+    });
     lines.once('error', (error) => {
       streams.input.unpipe(lines);
       // Nothing more is read: let go of the input, so the process can end.
@@ -318,6 +385,7 @@ export const serveMcp = async (
     },
   );
   const outcome = await stopped;
+  if (E.isRight(outcome)) await inFlight.allAnswered(ANSWERS_AFTER_END_MS);
   later?.cancel();
   await handle.close();
   streams.output.setMaxListeners(maxListeners);

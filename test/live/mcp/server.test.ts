@@ -836,7 +836,7 @@ describe('the last line of a client that ends its input', { timeout: 120_000 }, 
     '{"jsonrpc":"2.0","method":"notifications/initialized"}',
   ].join('\n');
 
-  it('is read without its newline: a call sent last, then the input closed, is recorded like one sent with it', async () => {
+  it('is read without its newline: a call sent last, then the input closed, is recorded and answered like one sent with it', async () => {
     const cwd = tempDir('mcp-last-line-');
     const ingest = JSON.stringify({
       jsonrpc: '2.0',
@@ -848,8 +848,8 @@ describe('the last line of a client that ends its input', { timeout: 120_000 }, 
       },
     });
     const { answers, status, stderr } = await serveInput(cwd, `${opening}\n${ingest}`);
-    // A client that closed its input waits for no answer (the SDK answers none still in flight then): the call is done all the same.
-    expect(answers[0]?.id).toBe(0);
+    // The server ends once the calls it read are answered, the one sent last included.
+    expect(answers.map(({ id }) => id)).toEqual([0, 1]);
     expect(answers.filter(({ error }) => error !== undefined)).toEqual([]);
     expect(readFileSync(join(cwd, '.fact-tracker', 'sessions', 's.jsonl'), 'utf8').split('\n')).toHaveLength(2);
     expect([status, stderr]).toEqual([0, '']);
