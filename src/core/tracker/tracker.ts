@@ -7,7 +7,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { describeError, refuseArgument } from '../../base/describe.js';
-import { readOnce } from '../../base/record.js';
+import { isRecord, readOnce } from '../../base/record.js';
 import { internalFailure } from '../../base/failure.js';
 import { parseEventTime, type TimeFailure } from '../../base/time.js';
 import { deepFreeze } from '../../persistent/freeze.js';
@@ -246,8 +246,8 @@ const tailOf = (fields: PromptFields, event: PromptInput, output: PromptOutput):
   const prompt = buildDispatchDynamicTail({
     taskId: event.taskId,
     maxOutputTokens: isCount(maxOutputTokens) ? maxOutputTokens : DEFAULT_MAX_OUTPUT_TOKENS,
-    deltaPacket:
-      typeof deltaPacket === 'object' && deltaPacket !== null ? (deltaPacket as Record<string, unknown>) : {},
+    // An optional field that is not of its kind (an array, a number) reads as its default.
+    deltaPacket: isRecord(deltaPacket) ? deltaPacket : {},
     ...(typeof guideCacheKey === 'string' ? { guideCacheKey } : {}),
     ...(typeof guideInstruction === 'string' ? { guideInstruction } : {}),
     sessionContext: output.sessionContext,

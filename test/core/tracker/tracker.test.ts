@@ -159,6 +159,25 @@ describe('createFactTracker', () => {
     expect(compiled.facts.every((fact) => fact.sourceTaskId === '1')).toBe(true);
   });
 
+  it('reads a delta packet that is no object (an array, a number) as the empty one, and still builds the prompt with its section', () => {
+    const tracker = createFactTracker({ clock: steppingClock() });
+    tracker.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', ['src/routes/login.ts']) });
+    for (const deltaPacket of [[], [1, 2], 7, 'x']) {
+      const compiled = tracker.compilePrompt({
+        taskId: '2',
+        taskPrompt: 'Rate limit the login route',
+        deltaPacket,
+      } as never);
+      expect(compiled.error).toBeUndefined();
+      expect(compiled.prompt.split('\n').slice(0, 4)).toEqual([
+        'Task ID: 2',
+        'Max output tokens: 1200',
+        'Delta context: {}',
+        '[Session Context]',
+      ]);
+    }
+  });
+
   it('uses its own defaults for facts, tokens and counting', () => {
     const tracker = createFactTracker({ clock: steppingClock(), maxFacts: 1, countTokens: (t) => t.length });
     tracker.ingestOutput({
