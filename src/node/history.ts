@@ -19,13 +19,15 @@ export type HistorySource = string | AsyncIterable<Uint8Array | string>;
 export type ReadHistoryLine = E.Either<HistoryLineError, HistoryEvent>;
 
 /** Why `source` is no history source (neither a path nor a stream), or undefined when it is one. */
-const sourceProblem = (source: unknown): string | undefined =>
-  typeof source === 'string' ||
-  (typeof source === 'object' &&
+const sourceProblem = (source: unknown): string | undefined => {
+  if (typeof source === 'string')
+    return source.includes('\0') ? 'the history source is a path holding U+0000, which no file name can' : undefined;
+  return typeof source === 'object' &&
     source !== null &&
-    typeof (source as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function')
+    typeof (source as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function'
     ? undefined
     : `the history source is ${kindOf(source)}, not a file path or a stream of chunks (an async iterable)`;
+};
 
 const chunksOf = (source: HistorySource): AsyncIterable<Uint8Array | string> => {
   // A source that is none (null from an unset variable) is said, not failed on inside the reader.

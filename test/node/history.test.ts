@@ -89,6 +89,9 @@ describe('replayHistoryFile', () => {
         message: 'the history source is an object, not a file path or a stream of chunks (an async iterable)',
       }),
     );
+    expect(await replayHistoryFile('a\u0000b')).toEqual(
+      E.left({ code: 'invalid_input', message: 'the history source is a path holding U+0000, which no file name can' }),
+    );
     const lines = readHistoryEvents(null as never);
     await expect(lines.next()).rejects.toThrow(
       expect.objectContaining({
