@@ -263,10 +263,17 @@ describe('--save into a saved state another command wrote', () => {
       `fact-tracker replay: nothing saved into ${file}: no line of the history could be applied\n`,
     ]);
     expect(JSON.parse(facts.stdout)).toMatchObject({ prompts: [], summary: { events: 0 } });
-    const notes = await runCli(['notes', 'replay', HISTORY, '--json', '--save', file]);
+    const notes = await runCli(['notes', 'replay', garbage, '--json', '--save', file]);
     expect([notes.status, notes.stderr]).toEqual([
       1,
       `fact-tracker notes: nothing saved into ${file}: no line of the conversation log could be applied\n`,
+    ]);
+    // A dispatch history given by mistake is named as one, before anything is read into a report.
+    const history = await runCli(['notes', 'replay', HISTORY, '--json', '--save', file]);
+    expect([history.status, history.stdout, history.stderr]).toEqual([
+      1,
+      '',
+      `fact-tracker notes: ${HISTORY} is a dispatch history, not a conversation log: replay it with fact-tracker replay ${HISTORY}\n`,
     ]);
     expect(readFileSync(file, 'utf8')).toBe(before);
   });

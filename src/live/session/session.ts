@@ -21,6 +21,7 @@ import { tokenCountFailure } from '../../tokens/checked.js';
 import { fileSessionStore, locateSession, type SessionsFolder } from './files.js';
 import { followedBy } from './follower.js';
 import { parseSessionId } from './id.js';
+import { checkedSessionOptions } from './options.js';
 import { checkCount, checkPrompt, dispatchFields, promptFields, timeOf } from './inputs.js';
 import type {
   CompactedFacts,
@@ -166,9 +167,10 @@ export const openSession = async (
   sessionId: unknown,
   given: SessionOptions = {},
 ): Promise<E.Either<SessionError, LiveSession>> => {
-  // Options that are none (null from an unset variable) read as none.
-  const options: SessionOptions = typeof given === 'object' && given !== null ? given : {};
-  return E.map((calls: SessionCalls) => calls(options.create !== false))(await openSessionCalls(sessionId, options));
+  const options = checkedSessionOptions(given);
+  if (E.isLeft(options)) return options;
+  const opened = await openSessionCalls(sessionId, options.right);
+  return E.map((calls: SessionCalls) => calls(options.right.create !== false))(opened);
 };
 
 /**
@@ -186,24 +188,27 @@ export const openSessionCalls = async (
   sessionId: unknown,
   given: SessionOptions = {},
 ): Promise<E.Either<SessionError, SessionCalls>> => {
-  const options: SessionOptions = typeof given === 'object' && given !== null ? given : {};
+  // Options that are none (null) read as none; one of the wrong kind is refused.
+  const checked = checkedSessionOptions(given);
+  if (E.isLeft(checked)) return checked;
+  const options = checked.right;
   const id = parseSessionId(sessionId);
   if (E.isLeft(id)) return id;
-  let store = options.store;
-  let file = `${store?.location ?? ''}#${id.right}`;
-  if (store === undefined) {
-    // The default files: the folder is checked (and made) before anything is read.
-    const files = await locateSession(id.right, options);
-    if (E.isLeft(files)) return files;
-    file = files.right.file;
-    store = fileSessionStore({
-      ...(options.directory === undefined ? {} : { directory: options.directory }),
-      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-      ...(options.lockStaleMs === undefined ? {} : { lockStaleMs: options.lockStaleMs }),
-      ...(options.clock === undefined ? {} : { clock: options.clock }),
-    });
-  }
   try {
+    let store = options.store;
+    let file = `${store?.location ?? ''}#${id.right}`;
+    if (store === undefined) {
+      // The default files: the folder is checked (and made) before anything is read.
+      const files = await locateSession(id.right, options);
+      if (E.isLeft(files)) return files;
+      file = files.right.file;
+      store = fileSessionStore({
+        ...(options.directory === undefined ? {} : { directory: options.directory }),
+        ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+        ...(options.lockStaleMs === undefined ? {} : { lockStaleMs: options.lockStaleMs }),
+        ...(options.clock === undefined ? {} : { clock: options.clock }),
+      });
+    }
     const counting = sessionCounting(options);
     return E.isLeft(counting) ? counting : await open(id.right, file, store, options, counting.right);
   } catch (error) {

@@ -387,8 +387,8 @@ describe('a live session', () => {
       expect(E.isLeft(await store.repair(id))).toBe(true);
       expect(readFileSync(file).equals(bytes)).toBe(true);
     }
-    // Nothing beside them either: no torn line set aside, no snapshot.
-    expect(readdirSync(directory).sort()).toEqual(['.gitignore', 'be.jsonl', 'le.jsonl']);
+    // Nothing beside them either: no torn line set aside, no snapshot (and no .gitignore in a folder that held logs already).
+    expect(readdirSync(directory).sort()).toEqual(['be.jsonl', 'le.jsonl']);
   });
 
   it('sets a torn last line aside in a side file, reports it, and keeps every complete event', async () => {
@@ -782,6 +782,35 @@ describe('a live session', () => {
     expect(decisions.filter((decision) => decision.decision === 'included').length).toBeGreaterThan(0);
     expect(readFileSync(session.file, 'utf8')).toBe(log);
     expect(readFileSync(join(cwd, '.fact-tracker', 'sessions', '.gitignore'), 'utf8')).toContain('*');
+  });
+
+  it('reads options that are none as none, and refuses by name one of the wrong kind, a store that is none, or options that cannot be read', async () => {
+    const cwd = tempDir('session-');
+    const opened = await openSession('none', { cwd, directory: null, store: null, lockStaleMs: undefined } as never);
+    expect(E.isRight(opened) && opened.right.file).toBe(join(cwd, '.fact-tracker', 'sessions', 'none.jsonl'));
+    const trap = new Proxy(
+      {},
+      {
+        ownKeys: () => ['directory'],
+        getOwnPropertyDescriptor: () => ({ enumerable: true, configurable: true }),
+        get: () => {
+          throw new Error('trap');
+        },
+      },
+    );
+    const refused: Array<[unknown, RegExp]> = [
+      [{ cwd, directory: 42 }, /^the session option directory is a number, not a string$/u],
+      [{ cwd, lockStaleMs: 10n }, /^the session option lockStaleMs is a bigint, not a number$/u],
+      [{ cwd, create: 'yes' }, /^the session option create is a string, not a boolean$/u],
+      [{ cwd, store: 42 }, /^the session option store is no session store/u],
+      [{ cwd, store: { list: () => undefined } }, /^the session option store is no session store/u],
+      [trap, /^the session options could not be read: .*trap/u],
+    ];
+    for (const [options, message] of refused) {
+      const answer = await openSession('s', options as never);
+      expect(answer).toEqual(E.left({ code: 'invalid_input', message: expect.stringMatching(message) as unknown }));
+    }
+    expect(readdirSync(cwd)).toEqual(['.fact-tracker']);
   });
 
   it('keeps out of git a sessions folder it makes or finds empty, and never hides a folder that holds anything else', async () => {
