@@ -362,6 +362,26 @@ describe('the Node shell given arguments that are not of their kind', () => {
     expect(await writeContext(options, { status: 'succeeded', claims: { claim: 'x' } } as never)).toEqual(
       invalid(/^claims is an object, not a list$/u),
     );
+    const trap = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('trap');
+        },
+      },
+    );
+    const getter = {
+      get status() {
+        throw new Error('getter');
+      },
+    };
+    expect(await writeContext(options, getter as never)).toEqual(
+      invalid(/^the run outcome could not be read: getter$/u),
+    );
+    // A Proxy is read as the object its traps show: here one with no list in it.
+    expect(await writeContext(options, { status: 'succeeded', pinRules: trap } as never)).toEqual(
+      invalid(/^pinRules is an object, not a list$/u),
+    );
     expect(listing(repo)).toEqual(before);
   });
 });

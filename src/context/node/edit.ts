@@ -6,7 +6,8 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
-import { kindOf } from '../../base/describe.js';
+import { describeError, kindOf } from '../../base/describe.js';
+import { readOnce } from '../../base/record.js';
 import { checkpointMismatch, type RepositorySnapshot } from '../checkpoint.js';
 import { isSameContextKey, parseContextKey } from '../key.js';
 import { mergeContextsReported } from '../merge.js';
@@ -105,10 +106,17 @@ export const updateContext = (
  * only `failedStep`, `error` and `nextAction` are, and the last good summary stays. `None` when
  * the feature flag is off (no file is touched).
  */
-export const writeContext = async (options: ContextOptions, outcome: RunOutcome): Result<O.Option<LoadedContext>> => {
+export const writeContext = async (options: ContextOptions, given: RunOutcome): Result<O.Option<LoadedContext>> => {
   // An outcome that is none is refused as any outcome without a status is (applyRunOutcome's words).
-  if (typeof outcome !== 'object' || outcome === null)
+  if (typeof given !== 'object' || given === null)
     return E.left({ code: 'invalid', message: 'a run outcome needs a status: succeeded or failed' });
+  // Each field read once, here: a getter or a Proxy trap that throws is the caller's input at fault.
+  let outcome: RunOutcome;
+  try {
+    outcome = readOnce(given) as RunOutcome;
+  } catch (error) {
+    return E.left({ code: 'invalid', message: `the run outcome could not be read: ${describeError(error)}` });
+  }
   const edit = editOne((context, at, snapshot, author) =>
     applyRunOutcome(
       context,

@@ -65,15 +65,18 @@ export interface FileSessionStoreOptions extends SessionsFolder {
 const optionsOf = <T extends object>(options: T | undefined): Partial<T> =>
   typeof options === 'object' && options !== null ? options : {};
 
-/** The sessions folder `options` name, and the folder it must stay inside (the default one must stay in `cwd`). */
+/**
+ * The sessions folder `options` name, and the folder it must stay inside (the default one must
+ * stay in `cwd`). A folder that is no text (null from an unset variable) reads as none.
+ */
 export const resolveSessionsDirectory = (
   given: SessionsFolder = {},
 ): { readonly directory: string; readonly within?: string } => {
-  const options = optionsOf(given);
-  const cwd = resolve(options.cwd ?? process.cwd());
-  return options.directory === undefined
-    ? { directory: join(cwd, ...DEFAULT_SESSIONS_DIRECTORY.split('/')), within: cwd }
-    : { directory: resolve(cwd, options.directory) };
+  const { cwd: givenCwd, directory } = optionsOf(given);
+  const cwd = resolve(typeof givenCwd === 'string' ? givenCwd : process.cwd());
+  return typeof directory === 'string'
+    ? { directory: resolve(cwd, directory) }
+    : { directory: join(cwd, ...DEFAULT_SESSIONS_DIRECTORY.split('/')), within: cwd };
 };
 
 /**
