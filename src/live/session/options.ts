@@ -6,7 +6,6 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { describeError, kindOf } from '../../base/describe.js';
 import type { SessionError } from './model.js';
-import type { SessionOptions } from './session.js';
 
 /** The kind each plain option must be of. */
 const OPTION_KINDS: Readonly<Record<string, 'string' | 'number' | 'boolean' | 'function'>> = {
@@ -26,7 +25,7 @@ const invalidOption = (message: string): E.Either<SessionError, never> => E.left
  * The options as given, each field read once: one that is none (undefined, null) reads as
  * none, one of the wrong kind is refused by name. Options that are no object read as none.
  */
-export const checkedSessionOptions = (given: unknown): E.Either<SessionError, SessionOptions> => {
+export const checkedSessionOptions = (given: unknown): E.Either<SessionError, Readonly<Record<string, unknown>>> => {
   if (typeof given !== 'object' || given === null) return E.right({});
   const read: Record<string, unknown> = {};
   try {
@@ -49,5 +48,5 @@ export const checkedSessionOptions = (given: unknown): E.Either<SessionError, Se
       STORE_CALLS.some((call) => typeof (store as Record<string, unknown>)[call] !== 'function'))
   )
     return invalidOption(`the session option store is no session store (it answers ${STORE_CALLS.join(', ')})`);
-  return E.right(options as SessionOptions);
+  return E.right(options);
 };

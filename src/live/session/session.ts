@@ -167,7 +167,7 @@ export const openSession = async (
   sessionId: unknown,
   given: SessionOptions = {},
 ): Promise<E.Either<SessionError, LiveSession>> => {
-  const options = checkedSessionOptions(given);
+  const options = E.map((read) => read as SessionOptions)(checkedSessionOptions(given));
   if (E.isLeft(options)) return options;
   const opened = await openSessionCalls(sessionId, options.right);
   return E.map((calls: SessionCalls) => calls(options.right.create !== false))(opened);
@@ -191,7 +191,7 @@ export const openSessionCalls = async (
   // Options that are none (null) read as none; one of the wrong kind is refused.
   const checked = checkedSessionOptions(given);
   if (E.isLeft(checked)) return checked;
-  const options = checked.right;
+  const options = checked.right as SessionOptions;
   const id = parseSessionId(sessionId);
   if (E.isLeft(id)) return id;
   try {

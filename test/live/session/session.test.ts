@@ -788,6 +788,7 @@ describe('a live session', () => {
     const cwd = tempDir('session-');
     const opened = await openSession('none', { cwd, directory: null, store: null, lockStaleMs: undefined } as never);
     expect(E.isRight(opened) && opened.right.file).toBe(join(cwd, '.fact-tracker', 'sessions', 'none.jsonl'));
+    if (E.isRight(opened)) right(await opened.right.compileContext({ taskId: '1', taskPrompt: 'Change a.ts' }));
     const trap = new Proxy(
       {},
       {
@@ -806,6 +807,11 @@ describe('a live session', () => {
       [{ cwd, store: { list: () => undefined } }, /^the session option store is no session store/u],
       [trap, /^the session options could not be read: .*trap/u],
     ];
+    // The folder functions read a folder that is no text as none, as openSession does.
+    expect(await listSessionIds({ cwd, directory: null } as never)).toEqual(['none']);
+    expect(resolveSessionsDirectory({ cwd, directory: 42 } as never).directory).toBe(
+      join(cwd, '.fact-tracker', 'sessions'),
+    );
     for (const [options, message] of refused) {
       const answer = await openSession('s', options as never);
       expect(answer).toEqual(E.left({ code: 'invalid_input', message: expect.stringMatching(message) as unknown }));
