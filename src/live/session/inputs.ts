@@ -5,7 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import { describeError, describeValue } from '../../base/describe.js';
+import { describeError, describeValue, kindOf } from '../../base/describe.js';
 import { exceedsValueDepth } from '../../base/json.js';
 import { isRecord } from '../../base/record.js';
 import { quoteValue } from '../../base/schema.js';
@@ -31,6 +31,9 @@ export const recordedTaskId = (taskId: unknown): unknown =>
 
 /** A task id the session takes: what facts can carry once its whitespace is collapsed, the same for prompts and results. */
 const checkTaskId = (taskId: unknown): E.Either<SessionError, void> => {
+  // An object, a BigInt or a function is no id, and one JSON cannot write (a cycle) must not reach the log.
+  if (taskId !== null && ['object', 'bigint', 'function', 'symbol'].includes(typeof taskId))
+    return E.left({ code: 'invalid_field', message: `taskId is ${kindOf(taskId)}, not text or a whole number` });
   if (typeof taskId !== 'string') return E.right(undefined);
   const { length } = collapseWhitespace(taskId);
   return length > MAX_TASK_ID_LENGTH
@@ -46,8 +49,11 @@ const checkTaskId = (taskId: unknown): E.Either<SessionError, void> => {
  * by name here rather than as the null the log line would hold.
  */
 export const checkCount = (name: string, value: unknown): E.Either<SessionError, void> =>
-  typeof value === 'number' && !Number.isFinite(value)
-    ? E.left({ code: 'invalid_field', message: `${name} must be a whole number 0 or more, not ${String(value)}` })
+  (typeof value === 'number' && !Number.isFinite(value)) || typeof value === 'bigint'
+    ? E.left({
+        code: 'invalid_field',
+        message: `${name} must be a whole number 0 or more, not ${typeof value === 'bigint' ? `the BigInt ${value}n` : String(value)}`,
+      })
     : E.right(undefined);
 
 /**

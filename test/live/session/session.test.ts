@@ -211,7 +211,9 @@ describe('a live session', () => {
     );
     expect(bigint).toEqual(E.left({ code: 'invalid_input', message: expect.stringContaining('BigInt') }));
     expect(getter).toEqual(E.left({ code: 'internal', message: expect.stringContaining('the getter failed') }));
-    expect(bigCount).toEqual(E.left(expect.objectContaining({ code: 'internal' })));
+    expect(bigCount).toEqual(
+      E.left({ code: 'invalid_field', message: 'maxFacts must be a whole number 0 or more, not the BigInt 1n' }),
+    );
     expect(previewed).toEqual(E.left(expect.objectContaining({ code: 'internal' })));
     // Named as given, not as the null JSON would have written for it.
     expect(infinite).toEqual(
@@ -220,6 +222,16 @@ describe('a live session', () => {
     expect(notANumber).toEqual(
       E.left({ code: 'invalid_field', message: 'maxFacts must be a whole number 0 or more, not NaN' }),
     );
+    // A task id that is no id, one JSON cannot write among them, is named as such.
+    const cyclic: Record<string, unknown> = {};
+    cyclic['self'] = cyclic;
+    for (const taskId of [cyclic, 5n])
+      expect(await session.compileContext({ taskId, taskPrompt: 'x' } as never)).toEqual(
+        E.left({
+          code: 'invalid_field',
+          message: expect.stringMatching(/^taskId is an? (object|bigint), not text or a whole number$/u),
+        }),
+      );
     // A clock that throws is the caller's: said as such, at the call.
     const clocked = await open('hostile', {
       cwd,
