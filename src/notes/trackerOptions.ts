@@ -66,10 +66,29 @@ const COMPLETE = 'a function (the model call: (prompt, { signal }) => Promise<st
  * its model could only fail every extraction); an optional one that is not of its kind reads as
  * its default.
  */
+/** The own enumerable fields of `value` that can be read, each read once (a getter that throws leaves its field out). */
+const readableFields = (value: object): Record<string, unknown> => {
+  const fields: Record<string, unknown> = {};
+  let keys: string[];
+  try {
+    keys = Object.keys(value);
+  } catch {
+    return fields;
+  }
+  for (const key of keys)
+    try {
+      fields[key] = (value as Record<string, unknown>)[key];
+    } catch {
+      // Not given: the option's default, or, for `complete`, the TypeError naming it.
+    }
+  return fields;
+};
+
 export const resolveOptions = (options: NotableFactsTrackerOptions): ResolvedOptions => {
   if (typeof options !== 'object' || options === null)
     throw new TypeError(`the options are ${kindOf(options)}, not an object ({ complete, ... }: complete is required)`);
-  const settings: Partial<NotableFactsTrackerOptions> = options;
+  // Each field read once, here: one whose getter (or Proxy trap) throws reads as not given.
+  const settings: Partial<NotableFactsTrackerOptions> = readableFields(options);
   if (typeof settings.complete !== 'function') refuseArgument('complete', settings.complete, COMPLETE);
   const timeoutMs = waitTime(settings.timeoutMs, DEFAULT_TIMEOUT_MS);
   const cacheSize = settings.cacheSize;

@@ -270,6 +270,16 @@ const refusals: ReadonlyArray<readonly [string, () => unknown, RegExp]> = [
     /^complete is a number, not a function \(the model call: \(prompt, \{ signal \}\) => Promise<string>\)$/u,
   ],
   [
+    'createNotableFactsTracker whose complete getter throws',
+    () =>
+      createNotableFactsTracker({
+        get complete(): never {
+          throw new Error('getter');
+        },
+      }),
+    /^complete is undefined, not a function/u,
+  ],
+  [
     'createNotableFactsTracker without complete',
     () => createNotableFactsTracker({} as never),
     /^complete is undefined, not a function/u,
@@ -301,5 +311,17 @@ describe('arguments that are not of their kind', () => {
     expect(settled.type).toBe('notes/extracted');
     expect(consolidateGlobalFacts(undefined, [fact], 1, null as never).facts).toHaveLength(1);
     expect(DEFAULT_CATEGORIES.length).toBeGreaterThan(0);
+    // An optional option whose getter throws reads as not given.
+    const tracker = createNotableFactsTracker({
+      complete: async () => '[]',
+      get store(): never {
+        throw new Error('getter');
+      },
+      get timeoutMs(): never {
+        throw new Error('getter');
+      },
+    });
+    expect(typeof tracker.close).toBe('function');
+    void tracker.close();
   });
 });
