@@ -44,6 +44,9 @@ export interface Extractor {
 /** A task id as facts carry it: whitespace-collapsed, 1 to 50 characters. */
 export const normalizeTaskId = (taskId: unknown): E.Either<string, string> => {
   if (typeof taskId !== 'string' && typeof taskId !== 'number') return E.left('task id must be a string');
+  // A number is taken as its decimal digits only when it is a whole number they say exactly.
+  if (typeof taskId === 'number' && !Number.isSafeInteger(taskId))
+    return E.left(`task id ${String(taskId)} is no whole number within 2^53 - 1: give it as a string`);
   const normalized = wellFormed(collapseWhitespace(String(taskId)));
   if (normalized === '') return E.left('task id is empty');
   if (normalized.length > FACT_LIMITS.sourceTaskId)

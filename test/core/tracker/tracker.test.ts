@@ -159,6 +159,30 @@ describe('createFactTracker', () => {
     expect(compiled.facts.every((fact) => fact.sourceTaskId === '1')).toBe(true);
   });
 
+  it('takes a number as a task id only when it is a whole number its digits say exactly, as the live session and the MCP server do', () => {
+    const tracker = createFactTracker({ clock: steppingClock() });
+    for (const taskId of [Number.NaN, 1.5, 1e21, Number.POSITIVE_INFINITY]) {
+      const refused = tracker.ingestOutput({
+        role: 'implementer',
+        taskId,
+        output: implementer('1', ['src/a.ts']),
+      } as never);
+      expect(refused).toEqual(
+        E.left({
+          code: 'invalid_input',
+          message: `task id ${String(taskId)} is no whole number within 2^53 - 1: give it as a string`,
+        }),
+      );
+      expect(tracker.compilePrompt({ taskId, taskPrompt: 'x' } as never).error?.code).toBe('invalid_input');
+    }
+    expect(tracker.events()).toEqual([]);
+    expect(
+      E.isRight(
+        tracker.ingestOutput({ role: 'implementer', taskId: 7, output: implementer('7', ['src/a.ts']) } as never),
+      ),
+    ).toBe(true);
+  });
+
   it('reads a delta packet that is no object (an array, a number) as the empty one, and still builds the prompt with its section', () => {
     const tracker = createFactTracker({ clock: steppingClock() });
     tracker.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', ['src/routes/login.ts']) });
