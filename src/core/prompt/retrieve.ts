@@ -34,7 +34,7 @@ export const renderSection: SectionRenderer = Object.assign(
  * (`retrieveFactsEither` says what is wrong instead).
  */
 export const retrieveFacts = (store: FactStore, query: FactQuery): ReadonlyArray<SessionFact> =>
-  retrieveRanked(store, query, renderSection);
+  Object.freeze(retrieveRanked(store, query, renderSection));
 
 /** `retrieveFacts` of the query `input` holds, or why it is not a query (`parseFactQuery`). */
 export const retrieveFactsEither = (

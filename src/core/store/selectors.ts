@@ -51,7 +51,7 @@ export const selectValidFacts = (store: FactStore): ReadonlyArray<SessionFact> =
 /** The valid facts carrying any of `tags`. */
 export const selectValidFactsByTags = (store: FactStore, tags: ReadonlyArray<FactTag>): ReadonlyArray<SessionFact> => {
   const wanted = new Set<string>(Array.isArray(tags) ? tags : []);
-  return selectValidFacts(store).filter((fact) => fact.tags.some((tag) => wanted.has(tag)));
+  return Object.freeze(selectValidFacts(store).filter((fact) => fact.tags.some((tag) => wanted.has(tag))));
 };
 
 /** The number of valid facts. */
@@ -73,7 +73,9 @@ export const selectLatestTime = (store: FactStore): number | undefined => {
 
 /** The facts whose interval holds `at`: validFrom <= at < validTo (or no validTo). */
 export const selectFactsValidAt = (store: FactStore, at: number): ReadonlyArray<SessionFact> =>
-  selectAllFacts(store).filter((fact) => fact.validFrom <= at && (fact.validTo === undefined || at < fact.validTo));
+  Object.freeze(
+    selectAllFacts(store).filter((fact) => fact.validFrom <= at && (fact.validTo === undefined || at < fact.validTo)),
+  );
 
 /** What `selectFactsWhere` keeps: every given condition must hold. */
 export interface FactFilter {

@@ -21,7 +21,9 @@ import {
   recordTaskPrompt,
   retrieveFacts,
   selectAllFacts,
+  selectFactsValidAt,
   selectValidFacts,
+  selectValidFactsByTags,
   type SessionFact,
 } from '../../../src/index.js';
 import {
@@ -112,6 +114,19 @@ describe('the fill order', () => {
 describe('retrieveFacts', () => {
   it('keeps facts that share a keyword with the task, plus conventions', () => {
     expect(subjectsOf(retrieveFacts(store, query('Fix the login flow')))).toEqual(['src/auth/login.ts', 'task:4']);
+  });
+
+  it('answers a frozen list of frozen facts, as the selectors of the valid facts do', () => {
+    const answers = [
+      retrieveFacts(store, query('Fix the login flow')),
+      retrieveFacts(store, query('nothing matches this')),
+      selectValidFactsByTags(store, ['convention']),
+      selectFactsValidAt(store, 2_000),
+    ];
+    for (const answer of answers) {
+      expect(Object.isFrozen(answer)).toBe(true);
+      expect(answer.every((fact) => Object.isFrozen(fact))).toBe(true);
+    }
   });
 
   it('ranks by score, then the most recent first', () => {
