@@ -30,25 +30,24 @@ const withoutBom = (text: string): string => text.replace(/^\uFEFF/u, '');
  */
 export const isSavedStateStart = (firstLine: string): boolean => {
   if (!firstLine.startsWith('{')) return false;
+  const parsed = parsedLine(firstLine);
+  return parsed === undefined ? STATE_OPENING.test(firstLine) : isRecord(parsed.value) && !('type' in parsed.value);
+};
+
+/** A line's JSON value, or undefined when it is no JSON (a state cut into lines, a line cut short). */
+const parsedLine = (line: string): { readonly value: unknown } | undefined => {
   try {
-    const value: unknown = JSON.parse(firstLine);
-    return isRecord(value) && !('type' in value);
+    return { value: JSON.parse(line) as unknown };
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
-    return STATE_OPENING.test(firstLine);
+    return undefined;
   }
 };
 
 /** True when `firstLine` (as `isSavedStateStart` takes it) is a dispatch history's event: a JSON object whose `type` is one. */
 export const isHistoryEventStart = (firstLine: string): boolean => {
-  if (!firstLine.startsWith('{')) return false;
-  try {
-    const value: unknown = JSON.parse(firstLine);
-    return isRecord(value) && (HISTORY_EVENT_TYPES as ReadonlyArray<unknown>).includes(value['type']);
-  } catch (error) {
-    if (!(error instanceof SyntaxError)) throw error;
-    return false;
-  }
+  const value = firstLine.startsWith('{') ? parsedLine(firstLine)?.value : undefined;
+  return isRecord(value) && (HISTORY_EVENT_TYPES as ReadonlyArray<unknown>).includes(value['type']);
 };
 
 /** The first line of `text` that holds more than whitespace, from its first visible character (at most the line limit, and one more). */

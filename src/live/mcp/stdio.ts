@@ -136,11 +136,10 @@ const readLine = (line: Buffer): { readonly message?: Readonly<Record<string, un
  * Regroups a byte stream into chunks that end at a newline, and stops with a
  * `MessageTooLargeError` at a message (a line) over `limit` bytes. The SDK's read buffer copies
  * all it holds on every chunk it receives, so a message arriving in many small chunks costs time
- * quadratic in its size; as one chunk it is copied once. A line
- * that is no JSON-RPC message is not passed on (the SDK would drop it, at best without a word):
- * `onBadLine` gets the error response that answers it (`readLine`), and `onMessage` each message
- * passed on. The next chunk is
- * read once `room` resolves (the answers have room in the output): a client that sends requests
+ * quadratic in its size; as one chunk it is copied once. A line that is no JSON-RPC message is
+ * not passed on (the SDK would drop it, at best without a word): `onBadLine` gets the error
+ * response that answers it (`readLine`), and `onMessage` each message passed on. The next chunk
+ * is read once `room` resolves (the answers have room in the output): a client that sends requests
  * or junk and reads no answer cannot fill our memory with them, as the SDK queues every answer
  * it writes.
  */
@@ -191,7 +190,7 @@ export const wholeLines = (
       heldBytes = 0;
       const { message, answer } = last.length > 1 ? readLine(last) : {};
       if (answer !== undefined) onBadLine(answer);
-      else if (message !== undefined || last.length > 1) {
+      else if (last.length > 1) {
         if (message !== undefined) onMessage(message);
         this.push(last);
       }

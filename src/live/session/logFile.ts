@@ -302,7 +302,8 @@ export const withLogLock = <T>(
 /**
  * Creates the sessions folder when `create` (with a `.gitignore` that keeps the logs out of
  * git, written only into a folder made now or still empty: a folder that holds anything else,
- * such as a project named as the sessions folder, is not hidden from git) and, when `within` is given, checks that the folder is really inside it: a symbolic link
+ * such as a project named as the sessions folder, is not hidden from git) and, when `within`
+ * is given, checks that the folder is really inside it: a symbolic link
  * in a hostile repository must not send the logs elsewhere. Every folder on the way is checked
  * before anything is created below it, so a link out of `within` is refused before any folder
  * is made at its target. A folder that does not exist and is not to be created is fine: there
