@@ -4,6 +4,7 @@
  * shell's outermost boundary turns an exception nobody expected (a bug) into it, so a bug
  * surfaces as a `Left` instead of an answer that looks like "nothing relevant".
  */
+import type * as E from 'fp-ts/lib/Either.js';
 import { describeError } from './describe.js';
 
 /** An expected failure: a code to branch on and a one-line message. */
@@ -21,3 +22,12 @@ export const failure = <C extends string>(code: C, message: string): Failure<C> 
 /** What a shell's boundary returns for an exception it did not expect. Never throws. */
 export const internalFailure = (error: unknown): Failure<typeof INTERNAL> =>
   failure(INTERNAL, `unexpected failure (a bug; please report it): ${describeError(error)}`);
+
+/**
+ * True when `value` is an `Either`: what a caller's function (a store, a change, a check) must
+ * answer. Anything else is the caller's mistake, told as such rather than read as an answer.
+ */
+export const isEither = (value: unknown): value is E.Either<unknown, unknown> =>
+  typeof value === 'object' &&
+  value !== null &&
+  ((value as E.Either<unknown, unknown>)._tag === 'Left' || (value as E.Either<unknown, unknown>)._tag === 'Right');

@@ -6,6 +6,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { kindOf } from '../base/describe.js';
+import { isRecord } from '../base/record.js';
 import { collapseWhitespace, isBlank } from '../base/text.js';
 import { type ClaimInput, recordClaim } from './ledger.js';
 import {
@@ -13,6 +14,7 @@ import {
   type CliSessions,
   CONTEXT_LIMITS,
   type ContextError,
+  DECISION_STATUSES,
   DEFAULT_PINNED_RULES,
   type DecisionStatus,
   type EvidenceLedger,
@@ -94,8 +96,15 @@ const LIST_FIELDS = ['pinRules', 'unpinRules', 'decisions', 'settle', 'checklist
 
 const listsGiven = (outcome: SucceededRun): E.Either<ContextError, true> => {
   const wrong = LIST_FIELDS.find((name) => outcome[name] !== undefined && !Array.isArray(outcome[name]));
-  return wrong === undefined ? E.right(true) : E.left(invalid(`${wrong} is ${kindOf(outcome[wrong])}, not a list`));
+  if (wrong !== undefined) return E.left(invalid(`${wrong} is ${kindOf(outcome[wrong])}, not a list`));
+  // Who pins is text, as the rules are: a number or an object is refused, not read as one.
+  return outcome.pinnedBy === undefined || typeof outcome.pinnedBy === 'string'
+    ? E.right(true)
+    : E.left(invalid(`pinnedBy is ${kindOf(outcome.pinnedBy)}, not text`));
 };
+
+/** A value a caller gave, quoted in a message: text as JSON, anything else by its kind. */
+const quoted = (value: unknown): string => (typeof value === 'string' ? JSON.stringify(value) : kindOf(value));
 
 /** `at`, when a context file can hold it. */
 export const validTime = (at: number): E.Either<ContextError, number> =>
@@ -155,7 +164,10 @@ const validateRules = (
 ): E.Either<ContextError, Pick<ValidatedSuccess, 'pinnedRules' | 'pinnedBy'>> => {
   const added = allLines('pinned rule', outcome.pinRules, CONTEXT_LIMITS.rule);
   if (E.isLeft(added)) return added;
-  const removed = new Set((outcome.unpinRules ?? []).map((rule) => collapseWhitespace(String(rule))));
+  const unpinned = outcome.unpinRules ?? [];
+  const notText = Array.from(unpinned, (rule) => rule as unknown).findIndex((rule) => typeof rule !== 'string');
+  if (notText >= 0) return E.left(invalid(`rule to unpin ${notText + 1} is ${kindOf(unpinned[notText])}, not text`));
+  const removed = new Set(unpinned.map((rule) => collapseWhitespace(rule)));
   const own = [...removed].find(isToolRule);
   if (own !== undefined)
     return E.left(invalid(`"${own}" comes with the tool and cannot be unpinned: it binds every role of every session`));
@@ -195,9 +207,22 @@ const validateChecklist = (
   )(steps);
 };
 
+/** Each decision to settle is `{ id, status }` with a known id and a status a decision can have. */
 const validateSettlements = (context: SharedContext, settle: SucceededRun['settle']): E.Either<ContextError, true> => {
-  const unknown = (settle ?? []).find((entry) => !context.openDecisions.some((decision) => decision.id === entry?.id));
-  return unknown === undefined ? E.right(true) : E.left(invalid(`there is no decision ${JSON.stringify(unknown.id)}`));
+  // Read as a list (holes as undefined), so a hole is refused as what it is, not skipped.
+  for (const [index, entry] of Array.from(settle ?? [], (item) => item as unknown).entries()) {
+    if (!isRecord(entry))
+      return E.left(invalid(`decision to settle ${index + 1} is ${kindOf(entry)}, not { id, status }`));
+    if (!context.openDecisions.some((decision) => decision.id === entry['id']))
+      return E.left(invalid(`there is no decision ${quoted(entry['id'])}`));
+    if (!(DECISION_STATUSES as ReadonlyArray<unknown>).includes(entry['status']))
+      return E.left(
+        invalid(
+          `decision ${quoted(entry['id'])} cannot be settled as ${quoted(entry['status'])}: a status is ${DECISION_STATUSES.join(', ')}`,
+        ),
+      );
+  }
+  return E.right(true);
 };
 
 const validateClaims = (
@@ -206,8 +231,9 @@ const validateClaims = (
   at: number,
 ): E.Either<ContextError, EvidenceLedger> => {
   let current = ledger;
-  for (const [index, claim] of (claims ?? []).entries()) {
-    const next = recordClaim(current, { ...claim, at: claim.at ?? at });
+  for (const [index, claim] of Array.from(claims ?? [], (item) => item as unknown).entries()) {
+    if (!isRecord(claim)) return E.left(invalid(`claim ${index + 1} is ${kindOf(claim)}, not a claim`));
+    const next = recordClaim(current, { ...(claim as unknown as ClaimInput), at: (claim['at'] as number) ?? at });
     if (E.isLeft(next))
       return E.left({
         code: next.left.code === 'secret' ? 'secret' : 'invalid',

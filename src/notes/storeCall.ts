@@ -6,6 +6,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { describeError } from '../base/describe.js';
+import { isEither } from '../base/failure.js';
 import type {
   NotesLeaseAnswered,
   NotesLeaseEffect,
@@ -38,11 +39,6 @@ const unavailable = (error: unknown): E.Either<NotesStoreFailure, never> =>
 
 const isPromiseLike = (value: unknown): value is PromiseLike<unknown> =>
   typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
-
-const isEither = (value: unknown): value is E.Either<unknown, unknown> =>
-  typeof value === 'object' &&
-  value !== null &&
-  ((value as E.Either<unknown, unknown>)._tag === 'Left' || (value as E.Either<unknown, unknown>)._tag === 'Right');
 
 const isVersioned = (value: unknown): boolean =>
   typeof value === 'object' &&

@@ -5,6 +5,7 @@
  * ("Cannot read properties of null"). Parsers and decoders answer a Left for what they parse.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import * as O from 'fp-ts/lib/Option.js';
 import { describe, expect, it } from 'vitest';
 import {
   applyRunOutcome,
@@ -383,5 +384,44 @@ describe('the Node shell given arguments that are not of their kind', () => {
       invalid(/^pinRules is an object, not a list$/u),
     );
     expect(listing(repo)).toEqual(before);
+  });
+
+  it('refuses as invalid, writing nothing, fields of the wrong kind inside a run outcome and a change that answers no context', async () => {
+    const { updateContext, writeContext } = await import('../../src/context/node/index.js');
+    const { listing, makeRepo } = await import('./repo.js');
+    const repo = makeRepo();
+    const options = { cwd: repo, enabled: true, now: () => 1_750_000_000_000 };
+    const invalid = (message: RegExp) => E.left({ code: 'invalid', message: expect.stringMatching(message) });
+    const before = listing(repo);
+    const refusals: ReadonlyArray<readonly [unknown, RegExp]> = [
+      [{ status: 'succeeded', pinRules: ['rule'], pinnedBy: 42 }, /^pinnedBy is a number, not text$/u],
+      [{ status: 'succeeded', unpinRules: [Object.create(null)] }, /^rule to unpin 1 is an object, not text$/u],
+      [{ status: 'succeeded', settle: [null] }, /^decision to settle 1 is null, not \{ id, status \}$/u],
+      // A hole in a list is refused as what it is, not skipped.
+      [{ status: 'succeeded', settle: new Array(1) }, /^decision to settle 1 is undefined/u],
+      [{ status: 'succeeded', settle: [{ id: 7n, status: 'decided' }] }, /^there is no decision a bigint$/u],
+      [{ status: 'succeeded', claims: new Array(1) }, /^claim 1 is undefined, not a claim$/u],
+      [{ status: 'succeeded', claims: [null] }, /^claim 1 is null, not a claim$/u],
+      [
+        { status: 'failed', failedStep: 'test', error: 'red', nextAction: 'fix', sessions: null },
+        /^the sessions are null/u,
+      ],
+      [{ status: 'succeeded', sessions: 42 }, /^the sessions are a number/u],
+    ];
+    for (const [outcome, message] of refusals)
+      expect(await writeContext(options, outcome as never), String(message)).toEqual(invalid(message));
+    for (const answer of [undefined, null, 42, E.right(null), E.right({ text: 'no key' })])
+      expect(await updateContext(options, () => answer as never)).toEqual(invalid(/^the change answered /u));
+    expect(listing(repo)).toEqual(before);
+
+    // A decision is settled only as a status a decision can have.
+    expect(E.isRight(await writeContext(options, { status: 'succeeded', decisions: ['use pnpm'] }))).toBe(true);
+    expect(
+      await writeContext(options, { status: 'succeeded', settle: [{ id: 'D1', status: 'done' as never }] }),
+    ).toEqual(invalid(/^decision "D1" cannot be settled as "done": a status is open, decided, dropped$/u));
+    const settled = await writeContext(options, { status: 'succeeded', settle: [{ id: 'D1', status: 'decided' }] });
+    expect(E.isRight(settled) && O.isSome(settled.right) && settled.right.value.context.openDecisions).toEqual([
+      { id: 'D1', text: 'use pnpm', status: 'decided' },
+    ]);
   });
 });

@@ -7,7 +7,8 @@
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { describeError, kindOf } from '../../base/describe.js';
-import { readOnce } from '../../base/record.js';
+import { isEither } from '../../base/failure.js';
+import { isRecord, readOnce } from '../../base/record.js';
 import { checkpointMismatch, type RepositorySnapshot } from '../checkpoint.js';
 import { isSameContextKey, parseContextKey } from '../key.js';
 import { mergeContextsReported } from '../merge.js';
@@ -44,8 +45,14 @@ const editOne =
   ({ file, key, at, snapshot, author }) => {
     const stored = O.toUndefined(selectContext(file, key));
     const current = stored ?? emptySharedContext(key);
-    const changed = change(current, at, snapshot, author);
-    if (E.isLeft(changed)) return changed;
+    // The change is the caller's function: an answer of another kind is their mistake, said so.
+    const answer: unknown = change(current, at, snapshot, author);
+    if (!isEither(answer))
+      return E.left({ code: 'invalid', message: `the change answered ${kindOf(answer)}, not an Either of a context` });
+    if (E.isLeft(answer)) return answer as E.Left<ContextError>;
+    if (!isRecord(answer.right) || !isRecord(answer.right['key']))
+      return E.left({ code: 'invalid', message: `the change answered ${kindOf(answer.right)}, not a context` });
+    const changed = answer as E.Right<SharedContext>;
     if (!isSameContextKey(changed.right.key, key))
       return E.left({ code: 'invalid', message: 'a change must keep the context under its own key' });
     const next = markSummaryStale(changed.right, { stale: checkpointMismatch(changed.right, snapshot).length > 0 });
@@ -117,6 +124,8 @@ export const writeContext = async (options: ContextOptions, given: RunOutcome): 
   } catch (error) {
     return E.left({ code: 'invalid', message: `the run outcome could not be read: ${describeError(error)}` });
   }
+  if (outcome.sessions !== undefined && (typeof outcome.sessions !== 'object' || outcome.sessions === null))
+    return invalidArgument('the sessions', outcome.sessions, 'an object of tool sessions, or undefined', 'are');
   const edit = editOne((context, at, snapshot, author) =>
     applyRunOutcome(
       context,

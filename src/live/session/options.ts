@@ -5,6 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { describeError, kindOf } from '../../base/describe.js';
+import { isEither } from '../../base/failure.js';
 import type { SessionError } from './model.js';
 
 /** The kind each plain option must be of. */
@@ -49,4 +50,31 @@ export const checkedSessionOptions = (given: unknown): E.Either<SessionError, Re
   )
     return invalidOption(`the session option store is no session store (it answers ${STORE_CALLS.join(', ')})`);
   return E.right(options);
+};
+
+/** What `compileContext`'s `accept` is given and answers (see `CompileOptions`). */
+type Accept = (section: never) => E.Either<SessionError, unknown>;
+
+/**
+ * The `accept` of `compileContext`'s options: none when the options or the field are none
+ * (undefined, null), else a function, whose answers are checked: one that is no `Either` is an
+ * `invalid_input` naming it, as an `accept` that is no function is.
+ */
+export const checkedAccept = <A extends Accept>(options: unknown): E.Either<SessionError, A | undefined> => {
+  if (typeof options !== 'object' || options === null) return E.right(undefined);
+  let accept: unknown;
+  try {
+    accept = (options as Record<string, unknown>)['accept'];
+  } catch (error) {
+    return invalidOption(`the compile options could not be read: ${describeError(error)}`);
+  }
+  if (accept === undefined || accept === null) return E.right(undefined);
+  if (typeof accept !== 'function') return invalidOption(`accept is ${kindOf(accept)}, not a function`);
+  const checked = (section: never): E.Either<SessionError, unknown> => {
+    const answer: unknown = (accept as Accept)(section);
+    return isEither(answer)
+      ? (answer as E.Either<SessionError, unknown>)
+      : invalidOption(`accept answered ${kindOf(answer)}, not an Either`);
+  };
+  return E.right(checked as A);
 };

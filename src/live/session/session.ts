@@ -21,7 +21,7 @@ import { tokenCountFailure } from '../../tokens/checked.js';
 import { fileSessionStore, locateSession, type SessionsFolder } from './files.js';
 import { followedBy } from './follower.js';
 import { parseSessionId } from './id.js';
-import { checkedSessionOptions } from './options.js';
+import { checkedAccept, checkedSessionOptions } from './options.js';
 import { checkCount, checkPrompt, dispatchFields, promptFields, timeOf } from './inputs.js';
 import type {
   CompactedFacts,
@@ -388,8 +388,7 @@ const open = async (
   ): Promise<E.Either<SessionError, T>> =>
     serialize(async () => {
       const { fields, sameResult } = event;
-      // The same call sent again: the same fields, and the same time unless the clock gave it
-      // (written out only when a failure needs it: an output may be long).
+      // The same call sent again: its fields, and its time unless the clock gave it (written out only when needed).
       const call = (): string => JSON.stringify(event.timed ? fields : { ...fields, at: undefined });
       // Most of what others appended is read before taking the writer's turn, so little work waits on it.
       if (store.exclusive !== undefined) {
@@ -503,7 +502,9 @@ const open = async (
       if (E.isLeft(at)) return at;
       const query = promptOf(input);
       if (E.isLeft(query)) return query;
-      const { accept } = options ?? {};
+      const accepting = checkedAccept<NonNullable<CompileOptions['accept']>>(options);
+      if (E.isLeft(accepting)) return accepting;
+      const accept = accepting.right;
       const call: EventCall = { fields: promptFields(input, at.right, counting.recorded), timed: given !== undefined };
       const section = (recorded: RecordedEvent) => ({ ...recordedOf(recorded), ...sectionOf(recorded) });
       const checked =

@@ -538,9 +538,25 @@ describe('a live session', () => {
     });
     expect(refused).toEqual(E.left({ code: 'answer_too_large', message: 'too large' }));
     expect(readFileSync(session.file, 'utf8').trimEnd().split('\n')).toHaveLength(1);
-    const recorded = right(await session.compileContext(prompt, { accept: () => E.right(true) }));
+    // An accept of the wrong kind, or one answering no Either, is the caller's mistake: said, nothing written.
+    const invalid = (message: RegExp) => E.left({ code: 'invalid_input', message: expect.stringMatching(message) });
+    expect(await session.compileContext(prompt, { accept: 42 } as never)).toEqual(
+      invalid(/^accept is a number, not a function$/u),
+    );
+    for (const answer of [undefined, null, true])
+      expect(await session.compileContext(prompt, { accept: () => answer } as never)).toEqual(
+        invalid(/^accept answered .*, not an Either$/u),
+      );
+    expect(readFileSync(session.file, 'utf8').trimEnd().split('\n')).toHaveLength(1);
+    // Options that are none, or an accept that is none, accept the section as planned.
+    const recorded = right(await session.compileContext(prompt, { accept: null } as never));
     expect(recorded.line).toBe(2);
     expect(seen).toEqual([recorded.sessionContext]);
+    expect(right(await session.compileContext(prompt, null as never))).toEqual({ ...recorded, duplicate: true });
+    expect(right(await session.compileContext(prompt, { accept: () => E.right(true) }))).toEqual({
+      ...recorded,
+      duplicate: true,
+    });
   });
 
   it('answers a prompt sent again from the log as it is now, once the log it kept a section of was deleted and made again', async () => {
