@@ -1,8 +1,8 @@
 /**
- * `facts` on a broken state, `explain`, `schema`, `--help`, `--version` and a standard output
- * that cannot be written, run as a process.
- * Each process costs about half a second of start-up, so the finer cases run in-process
- * through the same router in run.test.ts.
+ * `facts` on a broken state, `explain`, `schema`, `--help`, `--version`, the sessions of a
+ * store and a standard output that cannot be written. What needs a process (its streams, a
+ * reader that goes, another user) runs the binary; the other cases run the same built code in
+ * this process (`runCliHere`), and the finer ones through the router in run.test.ts.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -20,7 +20,16 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, type ExpectStatic, it } from 'vitest';
-import { type CliRun, historyRounds, MAIN, projectWithSessions, ROOT, runCli, runCliCut } from './runCli.js';
+import {
+  type CliRun,
+  historyRounds,
+  MAIN,
+  projectWithSessions,
+  ROOT,
+  runCli,
+  runCliCut,
+  runCliHere,
+} from './runCli.js';
 import { DEFAULT_MAX_FACTS } from '../../src/index.js';
 import { tempDir } from '../tempDirs.js';
 
@@ -55,8 +64,8 @@ describe.concurrent('fact-tracker commands', () => {
 
   it('says an option given no value, or too large a number, in its own words and in one line', async ({ expect }) => {
     const [missing, large] = await Promise.all([
-      runCli(['replay', 'examples/web-api-session.jsonl', '--save']),
-      runCli(['replay', 'examples/web-api-session.jsonl', '--max-tokens', '99999999999999999999']),
+      runCliHere(['replay', 'examples/web-api-session.jsonl', '--save']),
+      runCliHere(['replay', 'examples/web-api-session.jsonl', '--max-tokens', '99999999999999999999']),
     ]);
     expect(missing).toEqual({
       status: 1,
@@ -75,7 +84,7 @@ describe.concurrent('fact-tracker commands', () => {
     expect,
   }) => {
     const typed = ['99999999999999999', '00099999999999999999', '253402300800000'];
-    const runs = await Promise.all(typed.map((asOf) => runCli(['facts', EXAMPLE, '--as-of', asOf])));
+    const runs = await Promise.all(typed.map((asOf) => runCliHere(['facts', EXAMPLE, '--as-of', asOf])));
     for (const [index, asOf] of typed.entries())
       expect(runs[index]).toEqual({
         status: 1,
@@ -86,7 +95,7 @@ describe.concurrent('fact-tracker commands', () => {
 
   it('refuses --save - in one line, and makes no file called -', async ({ expect }) => {
     const cwd = tempDir('save-dash-');
-    const run = await runCli(['replay', join(ROOT, 'examples/web-api-session.jsonl'), '--save', '-'], undefined, {
+    const run = await runCliHere(['replay', join(ROOT, 'examples/web-api-session.jsonl'), '--save', '-'], undefined, {
       cwd,
     });
     expect(run).toEqual({
@@ -103,11 +112,11 @@ describe.concurrent('fact-tracker commands', () => {
   }) => {
     const dispatch = JSON.stringify({ type: 'dispatch', role: 'implementer', taskId: '1', output: 'ok' });
     const runs = await Promise.all([
-      runCli(['explain', '-', '--line', '1'], `${dispatch}\n`),
-      runCli(['explain', '-', '--line', '1'], 'not json\n'),
-      runCli(['explain', '-', '--line', '3'], `${dispatch}\n`),
-      runCli(['replay', '-'], '{"format": "session-fact-tracker/state"\n'),
-      runCli(['facts', '-'], '{"format": "session-fact-tracker/state"\n'),
+      runCliHere(['explain', '-', '--line', '1'], `${dispatch}\n`),
+      runCliHere(['explain', '-', '--line', '1'], 'not json\n'),
+      runCliHere(['explain', '-', '--line', '3'], `${dispatch}\n`),
+      runCliHere(['replay', '-'], '{"format": "session-fact-tracker/state"\n'),
+      runCliHere(['facts', '-'], '{"format": "session-fact-tracker/state"\n'),
     ]);
     expect(runs.map((run) => [run.status, run.stdout, run.stderr])).toEqual([
       [
@@ -141,7 +150,7 @@ describe.concurrent('fact-tracker commands', () => {
     ];
     const runs = await Promise.all(
       ['1', '2'].map((line) =>
-        runCli(['explain', '-', '--line', line], events.map((event) => JSON.stringify(event)).join('\n')),
+        runCliHere(['explain', '-', '--line', line], events.map((event) => JSON.stringify(event)).join('\n')),
       ),
     );
     expect(runs.map((run) => [run.status, run.stderr])).toEqual([
@@ -160,7 +169,7 @@ describe.concurrent('fact-tracker commands', () => {
     expect,
   }) => {
     const prompt = { type: 'prompt', taskId: 'x'.repeat(51), taskPrompt: 'change src/a.ts' };
-    const run = await runCli(['explain', '-', '--line', '1'], JSON.stringify(prompt));
+    const run = await runCliHere(['explain', '-', '--line', '1'], JSON.stringify(prompt));
     expect([run.status, run.stderr]).toEqual([
       1,
       'fact-tracker explain: line 1 of standard input was rejected (invalid_input: task id is longer than 50 characters)\n',
@@ -174,7 +183,7 @@ describe.concurrent('fact-tracker commands', () => {
       '{"type":"prompt","taskId":"1","taskPrompt":"x","maxFacts":1e400}',
       '{"type":"prompt","taskId":"1","taskPrompt":"x","maxTokens":-1e400}',
     ].join('\n');
-    const run = await runCli(['replay', '-', '--json'], history);
+    const run = await runCliHere(['replay', '-', '--json'], history);
     expect(run.status).toBe(2);
     expect((JSON.parse(run.stdout) as { errors: unknown[] }).errors).toEqual([
       {
@@ -191,7 +200,7 @@ describe.concurrent('fact-tracker commands', () => {
   });
 
   it('explains one prompt fact by fact', async ({ expect }) => {
-    const run = await runCli(['explain', EXAMPLE, '--line', '24']);
+    const run = await runCliHere(['explain', EXAMPLE, '--line', '24']);
     expect(run.status).toBe(0);
     // The floor and the budget decide the count; the cap only bounds it.
     const included = /^line 24 · task 5 · (\d+) facts included of \d+ · max (\d+) facts/u.exec(run.stdout);
@@ -204,7 +213,7 @@ describe.concurrent('fact-tracker commands', () => {
   });
 
   it('prints the JSON Schema of a role, generated from the validating schema', async ({ expect }) => {
-    const run = await runCli(['schema', 'implementer']);
+    const run = await runCliHere(['schema', 'implementer']);
     expect(run.status).toBe(0);
     const schema = JSON.parse(run.stdout) as Record<string, unknown>;
     expect(schema['$schema']).toBe('https://json-schema.org/draft/2020-12/schema');
@@ -278,12 +287,12 @@ describe.concurrent('fact-tracker commands', () => {
     writeFileSync(join(project, 'shared', 'other.jsonl'), log.split('\n').slice(0, 5).join('\n'));
     const inSrc = { cwd: join(project, 'src'), env: {} };
     const [listed, exported, bySession, byFile, other, byVariable] = await Promise.all([
-      runCli(['sessions', 'list'], '', inSrc),
-      runCli(['sessions', 'export', 'web'], '', inSrc),
-      runCli(['replay', '--session', 'web', '--json'], '', inSrc),
-      runCli(['replay', EXAMPLE, '--json']),
-      runCli(['sessions', 'list', '--store', '../shared'], '', inSrc),
-      runCli(['facts', '--session', 'other', '--json'], '', {
+      runCliHere(['sessions', 'list'], '', inSrc),
+      runCliHere(['sessions', 'export', 'web'], '', inSrc),
+      runCliHere(['replay', '--session', 'web', '--json'], '', inSrc),
+      runCliHere(['replay', EXAMPLE, '--json']),
+      runCliHere(['sessions', 'list', '--store', '../shared'], '', inSrc),
+      runCliHere(['facts', '--session', 'other', '--json'], '', {
         cwd: join(project, 'src'),
         env: { FACT_TRACKER_STORE: 'shared' },
       }),
@@ -296,27 +305,27 @@ describe.concurrent('fact-tracker commands', () => {
     expect(JSON.parse(byVariable.stdout)).toHaveProperty('facts');
     expectOneLineFailure(
       expect,
-      await runCli(['sessions', 'export', 'absent'], '', inSrc),
+      await runCliHere(['sessions', 'export', 'absent'], '', inSrc),
       /^fact-tracker sessions: unknown_session: there is no session absent in /u,
     );
     // A store that is a file, not a folder, is a mistake said in one line; a folder not made yet holds no session.
     expectOneLineFailure(
       expect,
-      await runCli(['sessions', 'list', '--store', '../shared/other.jsonl'], '', inSrc),
+      await runCliHere(['sessions', 'list', '--store', '../shared/other.jsonl'], '', inSrc),
       /^fact-tracker sessions: io: the sessions folder .*other\.jsonl is not a folder\n/u,
     );
-    expect(await runCli(['sessions', 'list', '--store', '../not-yet'], '', inSrc)).toEqual({
+    expect(await runCliHere(['sessions', 'list', '--store', '../not-yet'], '', inSrc)).toEqual({
       status: 0,
       stdout: '',
       stderr: '',
     });
-    expect(await runCli(['sessions', 'delete', 'web'], '', inSrc)).toEqual({
+    expect(await runCliHere(['sessions', 'delete', 'web'], '', inSrc)).toEqual({
       status: 0,
       stdout: `deleted session web from ${join(project, '.fact-tracker', 'sessions')}\n`,
       stderr: '',
     });
     expect(readdirSync(join(project, '.fact-tracker', 'sessions'))).toEqual([]);
-    expectOneLineFailure(expect, await runCli(['sessions', 'delete', 'web'], '', inSrc), /unknown_session/u);
+    expectOneLineFailure(expect, await runCliHere(['sessions', 'delete', 'web'], '', inSrc), /unknown_session/u);
   });
 
   it('exports a folder session as its log holds it, byte for byte: blank lines, line breaks and byte-order mark kept, so replay numbers its lines alike', async ({
@@ -403,7 +412,7 @@ describe('a file name that leads nowhere', () => {
     symlinkSync(join(dir, 'a.jsonl'), join(dir, 'b.jsonl'));
     expectOneLineFailure(
       expect,
-      await runCli(['replay', join(dir, 'a.jsonl')]),
+      await runCliHere(['replay', join(dir, 'a.jsonl')]),
       /^fact-tracker replay: cannot read .*a\.jsonl: its symbolic links lead round in a loop\n/u,
     );
   });
@@ -548,7 +557,7 @@ describe('sessions delete', () => {
     mkdirSync(join(store, 'd1.jsonl'));
     expectOneLineFailure(
       expect,
-      await runCli(['sessions', 'delete', 'd1', '--store', store]),
+      await runCliHere(['sessions', 'delete', 'd1', '--store', store]),
       /^fact-tracker sessions: io: cannot delete session d1 in .*: its log .*d1\.jsonl is not a file; nothing was deleted\n/u,
     );
     expect(readdirSync(store)).toEqual(['d1.jsonl']);

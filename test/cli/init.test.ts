@@ -11,14 +11,21 @@ import { describe, expect, it } from 'vitest';
 import { replayHistory } from '../../src/index.js';
 import { claudeCode, implementerAnswer, inProcess, type Send } from '../live/hook/host.js';
 import { tempDir } from '../tempDirs.js';
-import { MAIN, ROOT, runCli } from './runCli.js';
+import { MAIN, ROOT, runCli, runCliHere } from './runCli.js';
 
 type Json = Record<string, unknown>;
 
 const read = (path: string): string => readFileSync(path, 'utf8');
 const readJson = (path: string): Json => JSON.parse(read(path)) as Json;
 
-const init = (project: string, ...args: string[]) => runCli(['init', ...args, '--project', project]);
+/**
+ * `fact-tracker init ... --project PROJECT` through the built router in this process: the many
+ * cases here run the same compiled code the binary runs, without a process start each. The
+ * binary itself runs where the process matters (`initBinary`).
+ */
+const init = (project: string, ...args: string[]) => runCliHere(['init', ...args, '--project', project]);
+/** The same as the built binary, in a process of its own. */
+const initBinary = (project: string, ...args: string[]) => runCli(['init', ...args, '--project', project]);
 
 const HOOK = `node ${MAIN} hook`;
 
@@ -56,7 +63,7 @@ const commandsOf = (settings: Json): string[] =>
 describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
   it('claude: writes the hooks and the MCP server into a fresh project, and a second run changes nothing', async () => {
     const project = tempDir('init-');
-    const first = await init(project, 'claude');
+    const first = await initBinary(project, 'claude');
     expect(first.status).toBe(0);
     expect(first.stdout).toMatch(/^wrote {6}\.claude\/settings\.json\nwrote {6}\.mcp\.json\n/u);
     expect(first.stdout).toMatch(/hold this machine's path to fact-tracker: keep them out of git/u);
@@ -224,7 +231,7 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     writeFileSync(servers, '{"mcpServers":{}}');
     // No write bit at all: read-only even for root, whom permissions let write anything.
     chmodSync(servers, 0o444);
-    const run = await init(project, 'claude');
+    const run = await initBinary(project, 'claude');
     expect(run.status).toBe(1);
     expect(run.stderr).toBe('fact-tracker init: cannot write .mcp.json: it is read-only (nothing was written)\n');
     expect(read(servers)).toBe('{"mcpServers":{}}');
@@ -238,7 +245,7 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     await new Promise((done, fail) =>
       execFile('mkfifo', [join(project, '.claude', 'settings.json')], (error) => (error ? fail(error) : done(null))),
     );
-    const run = await init(project, 'claude');
+    const run = await initBinary(project, 'claude');
     expect(run.status).toBe(1);
     expect(run.stderr).toBe('fact-tracker init: .claude/settings.json is not a regular file (nothing was written)\n');
     expect(existsSync(join(project, '.mcp.json'))).toBe(false);
@@ -593,7 +600,7 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     };
     seed(project);
     const runs = [['--store', 'logs-a'], ['--store', 'logs-b', '--layout', 'grouped'], []];
-    const done = await Promise.all(runs.map((options) => init(project, 'claude', ...options)));
+    const done = await Promise.all(runs.map((options) => initBinary(project, 'claude', ...options)));
     expect(done.map((run) => [run.status, run.stderr])).toEqual(runs.map(() => [0, '']));
     // The run without --store, landing between the others, lost their store before the lock.
     // In any order, the last run's layout holds, with the store of the last run before it given
@@ -627,9 +634,9 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
       { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] },
     );
     await new Promise((resolve) => holder.stdout.once('data', resolve));
-    const run = init(project, 'claude');
+    const run = initBinary(project, 'claude');
     // A run on another project, started with it, has ended: one that did not wait would have written by then.
-    expect((await init(tempDir('init-lock-'), 'claude')).status).toBe(0);
+    expect((await initBinary(tempDir('init-lock-'), 'claude')).status).toBe(0);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(readdirSync(project)).toEqual(['.fact-tracker-init.lock']);
     holder.stdin.end();

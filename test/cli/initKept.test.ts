@@ -8,13 +8,20 @@ import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../tempDirs.js';
-import { MAIN, runCli } from './runCli.js';
+import { MAIN, runCli, runCliHere } from './runCli.js';
 
 type Json = Record<string, unknown>;
 
 const read = (path: string): string => readFileSync(path, 'utf8');
 const readJson = (path: string): Json => JSON.parse(read(path)) as Json;
-const init = (project: string, ...args: string[]) => runCli(['init', ...args, '--project', project]);
+/**
+ * `fact-tracker init ... --project PROJECT` through the built router in this process: the many
+ * cases here run the same compiled code the binary runs, without a process start each. The
+ * binary itself runs where the process matters (`initBinary`).
+ */
+const init = (project: string, ...args: string[]) => runCliHere(['init', ...args, '--project', project]);
+/** The same as the built binary, in a process of its own. */
+const initBinary = (project: string, ...args: string[]) => runCli(['init', ...args, '--project', project]);
 
 const URL = 'postgres://agent@db.internal/memory';
 const reference = (store: string): string => `\${FACT_TRACKER_STORE:-${store}}`;
@@ -60,7 +67,7 @@ describe.concurrent('fact-tracker init on settings that already name a store or 
         },
       },
     });
-    const run = await init(project, 'claude');
+    const run = await initBinary(project, 'claude');
     expect([run.status, run.stderr]).toEqual([0, '']);
     expect(run.stdout).toContain(`else in ${URL} (kept from the settings there`);
     const hook = `FACT_TRACKER_STORE="${reference(URL)}" node ${MAIN} hook --max-facts 7 --reviewer-pattern 'audit|review'`;

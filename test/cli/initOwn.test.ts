@@ -7,13 +7,20 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../tempDirs.js';
-import { MAIN, runCli } from './runCli.js';
+import { MAIN, runCli, runCliHere } from './runCli.js';
 
 type Json = Record<string, unknown>;
 
 const HOOK = `node ${MAIN} hook`;
 
-const init = (project: string, ...args: string[]) => runCli(['init', ...args, '--project', project]);
+/**
+ * `fact-tracker init ... --project PROJECT` through the built router in this process: the many
+ * cases here run the same compiled code the binary runs, without a process start each. The
+ * binary itself runs where the process matters (`initBinary`).
+ */
+const init = (project: string, ...args: string[]) => runCliHere(['init', ...args, '--project', project]);
+/** The same as the built binary, in a process of its own. */
+const initBinary = (project: string, ...args: string[]) => runCli(['init', ...args, '--project', project]);
 
 /** A project whose `.claude/settings.json` holds `settings`. */
 const projectWith = (settings: Json): string => {
@@ -46,7 +53,7 @@ describe.concurrent('fact-tracker init and the hooks that are not its own', { ti
         SubagentStop: [{ hooks: handlers }],
       },
     });
-    const run = await init(project, 'claude');
+    const run = await initBinary(project, 'claude');
     expect([run.status, run.stderr]).toEqual([0, '']);
     expect(commandsByEvent(project)).toEqual({
       PreToolUse: [...mine, HOOK],

@@ -1,5 +1,6 @@
 /**
- * `fact-tracker replay`, run as a process on fixture histories.
+ * `fact-tracker replay` on fixture histories: as a process, and for the cases of one behaviour
+ * (tokenizers, counts) the same built code in this process.
  *
  * The golden file test/cli/golden/web-api-session.replay.json is the digest of the main
  * example's replay (see golden.ts): the summary, each prompt's figures and section digest, each
@@ -16,7 +17,7 @@ import { z } from 'zod';
 import { createStyle } from '../../src/cli/style.js';
 import { renderPrompt } from '../../src/cli/render.js';
 import { FACT_TAGS, type ReplayReport } from '../../src/index.js';
-import { type CliRun, ROOT, runCli } from './runCli.js';
+import { type CliRun, ROOT, runCli, runCliHere } from './runCli.js';
 import { digestDifferences, type ReplayDigest, replayDigest } from './golden.js';
 import { tempDir } from '../tempDirs.js';
 import { BAD_LINES, BAD_LINES_REJECTED, REPLAY_SUMMARY_KEYS } from '../fixtures/expected.js';
@@ -236,14 +237,14 @@ describe.concurrent('fact-tracker replay', () => {
     const escaped = named.map((line) => line.replace('"tokenizer":"o200k"', '"\\u0074okenizer":"\\u006f200k"'));
     const [recorded, o200k, estimate, overridden, explained, explainedO200k, rejected, recordedEscaped] =
       await Promise.all([
-        runCli(['replay', '-', '--json'], named.join('\n')),
-        runCli(['replay', EXAMPLE, '--json', '--tokenizer', 'o200k']),
-        runCli(['replay', EXAMPLE, '--json']),
-        runCli(['replay', '-', '--json', '--tokenizer', 'estimate'], named.join('\n')),
-        runCli(['explain', '-', '--json', '--line', String(last)], named.join('\n')),
-        runCli(['explain', EXAMPLE, '--json', '--line', String(last), '--tokenizer', 'o200k']),
-        runCli(['replay', '-', '--json'], [...named, unknown].join('\n')),
-        runCli(['replay', '-', '--json'], escaped.join('\n')),
+        runCliHere(['replay', '-', '--json'], named.join('\n')),
+        runCliHere(['replay', EXAMPLE, '--json', '--tokenizer', 'o200k']),
+        runCliHere(['replay', EXAMPLE, '--json']),
+        runCliHere(['replay', '-', '--json', '--tokenizer', 'estimate'], named.join('\n')),
+        runCliHere(['explain', '-', '--json', '--line', String(last)], named.join('\n')),
+        runCliHere(['explain', EXAMPLE, '--json', '--line', String(last), '--tokenizer', 'o200k']),
+        runCliHere(['replay', '-', '--json'], [...named, unknown].join('\n')),
+        runCliHere(['replay', '-', '--json'], escaped.join('\n')),
       ]);
     expect(escaped).not.toEqual(named);
     expect(sections(recordedEscaped)).toEqual(sections(o200k));
@@ -270,8 +271,8 @@ describe.concurrent('fact-tracker replay', () => {
       .map((event) => JSON.stringify(event))
       .join('\n');
     const [replay, explain] = await Promise.all([
-      runCli(['replay', '-'], history),
-      runCli(['explain', '-', '--line', '2', '--max-facts', '1', '--max-tokens', '1'], history),
+      runCliHere(['replay', '-'], history),
+      runCliHere(['explain', '-', '--line', '2', '--max-facts', '1', '--max-tokens', '1'], history),
     ]);
     expect(replay.stdout).toContain('\nline 2 · task 2 · 0 facts · 0 context tokens · 1 history token\n');
     expect(explain.stdout).toMatch(/^line 2 · task 2 · 0 facts included of 0 · max 1 fact · 1 token\n/u);
@@ -289,7 +290,7 @@ describe.concurrent('fact-tracker replay', () => {
       }),
     );
     const history = [...dispatches, ...Array.from({ length: 1_002 }, () => 'not json')].join('\n');
-    const run = await runCli(['replay', '-'], history);
+    const run = await runCliHere(['replay', '-'], history);
     expect(run.status).toBe(2);
     const lines = run.stdout.trimEnd().split('\n');
     expect(lines.at(-1)).toMatch(

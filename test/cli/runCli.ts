@@ -6,6 +6,8 @@ import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import * as E from 'fp-ts/lib/Either.js';
+import type { CliIo } from '../../src/cli/io.js';
 import { tempDir } from '../tempDirs.js';
 
 /** The repository root. */
@@ -53,6 +55,67 @@ export const runCli = (args: ReadonlyArray<string>, input?: string, place: RunPl
     );
     child.stdin?.end(input ?? '');
   });
+};
+
+type Router = typeof import('../../src/cli/run.js');
+type NodeIo = typeof import('../../src/cli/nodeIo.js');
+
+/**
+ * Runs `fact-tracker ...args` as `runCli` does, but through the built router in this process:
+ * the same compiled code and real files, with `input` as standard input and the output
+ * captured, without a process's start-up. For the many cases of one behaviour, beside runs of
+ * the binary itself where the process matters (its streams, signals, concurrent writers).
+ */
+export const runCliHere = async (
+  args: ReadonlyArray<string>,
+  input?: string,
+  place: RunPlace = {},
+): Promise<CliRun> => {
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run "npm run build" first (npm test does it)`);
+  const [{ run }, { createNodeIo }] = (await Promise.all([
+    import(new URL('../../dist/cli/run.js', import.meta.url).href),
+    import(new URL('../../dist/cli/nodeIo.js', import.meta.url).href),
+  ])) as [Router, NodeIo];
+  let stdout = '';
+  let stderr = '';
+  const { stdio: _stdio, outliveReader: _outlive, statusIfCut: _cut, ...files } = createNodeIo();
+  const stdin = Buffer.from(input ?? '');
+  const io: CliIo = {
+    ...files,
+    readText: (file, maxBytes) =>
+      file !== '-'
+        ? files.readText(file, maxBytes)
+        : Promise.resolve(
+            maxBytes !== undefined && stdin.length > maxBytes
+              ? E.left(`cannot read standard input: it is larger than the ${maxBytes} bytes it may have`)
+              : E.right(stdin.toString('utf8')),
+          ),
+    openStream: (file, options) =>
+      file !== '-' || files.openStream === undefined
+        ? (files.openStream?.(file, options) ?? Promise.resolve(E.left('no streams')))
+        : Promise.resolve(
+            E.right({
+              chunks: (async function* () {
+                yield new Uint8Array(stdin);
+              })(),
+            }),
+          ),
+    stdout: (text) => (stdout += text),
+    stdoutBytes: (bytes) => (stdout += Buffer.from(bytes).toString('utf8')),
+    stderr: (text) => (stderr += text),
+    drain: async () => undefined,
+    colour: false,
+    stderrIsTty: false,
+    stdinIsTty: false,
+    stdinIsFolder: false,
+    cwd: place.cwd ?? ROOT,
+    env:
+      place.env === undefined
+        ? { ...process.env, NO_COLOR: '1' }
+        : { PATH: process.env['PATH'] ?? '', NO_COLOR: '1', ...place.env },
+  };
+  const status = await run(args, io);
+  return { status, stdout, stderr };
 };
 
 /**

@@ -1,7 +1,8 @@
 /**
  * `--save` writes its section of a saved state and keeps the other one: `replay --save` and
  * `notes replay --save` into one file, in either order and at once from two processes, leave
- * both; a file that holds something else is left as it is. Real files, real processes.
+ * both; a file that holds something else is left as it is. Real files, real processes (the
+ * cases of one behaviour run the same built code in this process).
  */
 import { execFileSync } from 'node:child_process';
 import {
@@ -23,13 +24,16 @@ import { selectGlobalFacts } from '../../src/notes/ledger.js';
 import { decodeSavedState } from '../../src/saved/savedState.js';
 import { selectPairLogs } from '../../src/core/store/write.js';
 import { tempDir } from '../tempDirs.js';
-import { historyRounds, ROOT, runCli, runCliCut } from './runCli.js';
+import { historyRounds, ROOT, runCli, runCliCut, runCliHere } from './runCli.js';
 
 const HISTORY = join(ROOT, 'examples', 'web-api-session.jsonl');
 const CONVERSATIONS = join(ROOT, 'examples', 'couples-coaching.jsonl');
 
 const saveFacts = (file: string) => runCli(['replay', HISTORY, '--json', '--save', file]);
 const saveNotes = (file: string) => runCli(['notes', 'replay', CONVERSATIONS, '--json', '--save', file]);
+/** The same saves through the built router in this process: for the cases of one behaviour (links, refusals, modes). */
+const saveFactsHere = (file: string) => runCliHere(['replay', HISTORY, '--json', '--save', file]);
+const saveNotesHere = (file: string) => runCliHere(['notes', 'replay', CONVERSATIONS, '--json', '--save', file]);
 
 /** The sections the file holds: pairs of the fact store, and the profile facts of maya in the notes. */
 const sectionsOf = (file: string): { pairs: number; notes: number | undefined } => {
@@ -115,7 +119,7 @@ describe('--save into a saved state another command wrote', () => {
     const dir = tempDir('save-refused-');
     const file = join(dir, 'notes.txt');
     writeFileSync(file, 'my own notes, not a saved state\n');
-    const refused = await saveNotes(file);
+    const refused = await saveNotesHere(file);
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(
       /^fact-tracker notes: cannot save into .*notes\.txt: it holds no saved state, which --save would lose: it is not JSON/u,
@@ -123,7 +127,7 @@ describe('--save into a saved state another command wrote', () => {
     expect(refused.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(readFileSync(file, 'utf8')).toBe('my own notes, not a saved state\n');
     writeFileSync(file, '{"format":"something else"}\n');
-    expect((await saveFacts(file)).status).toBe(1);
+    expect((await saveFactsHere(file)).status).toBe(1);
     expect(readFileSync(file, 'utf8')).toBe('{"format":"something else"}\n');
   });
 
@@ -183,7 +187,7 @@ describe('--save into a saved state another command wrote', () => {
 
   it('says a missing folder in one line, rather than a failed lock', async () => {
     const file = join(tempDir('save-no-folder-'), 'missing', 'state.json');
-    const [facts, notes] = await Promise.all([saveFacts(file), saveNotes(file)]);
+    const [facts, notes] = await Promise.all([saveFactsHere(file), saveNotesHere(file)]);
     expect([facts.status, facts.stderr]).toEqual([
       1,
       `fact-tracker replay: cannot save into ${file}: there is no folder ${dirname(file)}\n`,
@@ -200,7 +204,7 @@ describe('--save into a saved state another command wrote', () => {
     const link = join(dir, 'link.json');
     chmodSync(file, 0o600);
     symlinkSync('state.json', link);
-    expect((await saveNotes(link)).status).toBe(0);
+    expect((await saveNotesHere(link)).status).toBe(0);
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(sectionsOf(file).notes).toBe(13);
@@ -216,14 +220,14 @@ describe('--save into a saved state another command wrote', () => {
     const chain = join(dir, 'links', 'chain.json');
     symlinkSync('../shared/chained.json', join(dir, 'links', 'hop.json'));
     symlinkSync('hop.json', chain);
-    for (const save of [saveFacts, saveNotes]) {
+    for (const save of [saveFactsHere, saveNotesHere]) {
       const saved = await save(link);
       expect([saved.status, saved.stderr]).toEqual([0, '']);
     }
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
     expect(sectionsOf(join(dir, 'shared', 'state.json'))).toMatchObject({ notes: 13 });
     expect(sectionsOf(join(dir, 'shared', 'state.json')).pairs).toBeGreaterThan(0);
-    const chained = await saveNotes(chain);
+    const chained = await saveNotesHere(chain);
     expect([chained.status, chained.stderr]).toEqual([0, '']);
     expect([lstatSync(chain).isSymbolicLink(), lstatSync(join(dir, 'links', 'hop.json')).isSymbolicLink()]).toEqual([
       true,
@@ -238,7 +242,7 @@ describe('--save into a saved state another command wrote', () => {
     const dir = tempDir('save-dangling-nowhere-');
     const link = join(dir, 'state.json');
     symlinkSync('nowhere/state.json', link);
-    const [facts, notes] = await Promise.all([saveFacts(link), saveNotes(link)]);
+    const [facts, notes] = await Promise.all([saveFactsHere(link), saveNotesHere(link)]);
     expect([facts.status, facts.stderr]).toEqual([
       1,
       `fact-tracker replay: cannot save into ${link}: it links to nowhere/state.json, whose folder does not exist\n`,
@@ -257,19 +261,19 @@ describe('--save into a saved state another command wrote', () => {
     const before = readFileSync(file, 'utf8');
     const garbage = join(dir, 'garbage.jsonl');
     writeFileSync(garbage, 'not json\n{"type":"nothing"}\n\u0000\u0001binary\n');
-    const facts = await runCli(['replay', garbage, '--json', '--save', file]);
+    const facts = await runCliHere(['replay', garbage, '--json', '--save', file]);
     expect([facts.status, facts.stderr]).toEqual([
       1,
       `fact-tracker replay: nothing saved into ${file}: no line of the history could be applied\n`,
     ]);
     expect(JSON.parse(facts.stdout)).toMatchObject({ prompts: [], summary: { events: 0 } });
-    const notes = await runCli(['notes', 'replay', garbage, '--json', '--save', file]);
+    const notes = await runCliHere(['notes', 'replay', garbage, '--json', '--save', file]);
     expect([notes.status, notes.stderr]).toEqual([
       1,
       `fact-tracker notes: nothing saved into ${file}: no line of the conversation log could be applied\n`,
     ]);
     // A dispatch history given by mistake is named as one, before anything is read into a report.
-    const history = await runCli(['notes', 'replay', HISTORY, '--json', '--save', file]);
+    const history = await runCliHere(['notes', 'replay', HISTORY, '--json', '--save', file]);
     expect([history.status, history.stdout, history.stderr]).toEqual([
       1,
       '',
@@ -300,12 +304,12 @@ describe('--save into a saved state another command wrote', () => {
         'the history records no fact and no prompt',
       ],
     ] as const) {
-      const run = await runCli(args, input);
+      const run = await runCliHere(args, input);
       expect([run.status, run.stderr]).toEqual([1, `fact-tracker replay: nothing saved into ${file}: ${reason}\n`]);
     }
     expect(readFileSync(file, 'utf8')).toBe(before);
     const fresh = join(dir, 'fresh.json');
-    expect((await runCli(['replay', blank, '--save', fresh])).status).toBe(1);
+    expect((await runCliHere(['replay', blank, '--save', fresh])).status).toBe(1);
     expect(existsSync(fresh)).toBe(false);
   });
 
@@ -315,7 +319,7 @@ describe('--save into a saved state another command wrote', () => {
       [['notes', 'replay', '-', '--save', file], ''],
       [['notes', 'replay', blank, '--json', '--save', file], undefined],
     ] as const) {
-      const run = await runCli(args, input);
+      const run = await runCliHere(args, input);
       expect([run.status, run.stderr]).toEqual([
         1,
         `fact-tracker notes: nothing saved into ${file}: the conversation log holds no line\n`,

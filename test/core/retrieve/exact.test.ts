@@ -303,7 +303,7 @@ describe('exact top k', () => {
       fc.property(storeArb(3, true), fc.array(fewArb, { minLength: 1, maxLength: 6 }), (store, queries) => {
         for (const query of queries) expectExact(store, query);
       }),
-      { numRuns: 400 },
+      { numRuns: 200 },
     );
   });
 
