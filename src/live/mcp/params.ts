@@ -4,7 +4,8 @@
  * answers them with its schema's issues pretty-printed as JSON, over a dozen lines, and for
  * every method but `tools/call` as an internal error (-32603), as though the server had failed.
  * Here they are what JSON-RPC 2.0 says, invalid params (-32602), with the first issue in one
- * line: the field and what is wrong with it.
+ * line: the field and what is wrong with it. So are a URI too long for the SDK to match and a
+ * tool name an object has by its prototype (`toString`), which the SDK calls disabled.
  */
 import { type McpServer, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
@@ -17,6 +18,10 @@ const MAX_ISSUE_LENGTH = 200;
 
 /** Where the SDK's dump of a schema's issues starts: the whole message, or after the prefix of `tools/call`'s. */
 const DUMP_START = /^(?:Invalid [\w/]+ request: )?(?=\[)/u;
+
+/** The SDK's words for a URI longer than it matches, and for a tool it holds disabled. */
+const URI_TOO_LONG = /^URI exceeds maximum length of (\d+) characters/u;
+const DISABLED_TOOL = /^Tool (.*) disabled$/su;
 
 /** The issues a message of the SDK dumps as JSON, or none when it is no such dump. */
 const dumpedIssues = (message: string): ReadonlyArray<z.core.$ZodIssue> | undefined => {
@@ -43,7 +48,18 @@ const dumpedIssues = (message: string): ReadonlyArray<z.core.$ZodIssue> | undefi
  */
 export const invalidParams = (method: string, error: unknown): unknown => {
   const code = isRecord(error) ? error['code'] : undefined;
-  if (!(error instanceof Error) || (typeof code === 'number' && code !== ProtocolErrorCode.InvalidParams)) return error;
+  if (!(error instanceof Error)) return error;
+  // The SDK matches a URI against its templates only up to a length, and throws past it.
+  const uriLength = URI_TOO_LONG.exec(error.message);
+  if (uriLength !== null)
+    return new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `Invalid params for ${method}: the URI is over ${Number(uriLength[1]).toLocaleString('en-US')} characters`,
+    );
+  if (typeof code === 'number' && code !== ProtocolErrorCode.InvalidParams) return error;
+  // This server disables no tool: the SDK says so of a name an object has by its prototype (toString).
+  const disabled = DISABLED_TOOL.exec(error.message);
+  if (disabled !== null) return new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${disabled[1]} not found`);
   const [first] = dumpedIssues(error.message) ?? [];
   if (first === undefined) return error;
   const issue = clipEnd(collapseWhitespace(describeIssue([], first)), MAX_ISSUE_LENGTH);

@@ -760,11 +760,16 @@ describe('a request whose params MCP’s schema refuses', { timeout: 120_000 }, 
           '{"jsonrpc":"2.0","id":913,"method":"tools/call"}',
           '{"jsonrpc":"2.0","id":914,"method":"initialize","params":{}}',
           '{"jsonrpc":"2.0","id":915,"method":"tools/call","params":{"name":"list_facts","arguments":[1]}}',
+          // A name an object has by its prototype is no tool, as any other name that is none.
+          '{"jsonrpc":"2.0","id":916,"method":"tools/call","params":{"name":"toString","arguments":{}}}',
+          '{"jsonrpc":"2.0","id":917,"method":"tools/call","params":{"name":"__proto__","arguments":{}}}',
+          // A URI too long for the SDK to match is the client's mistake, not the server's failure.
+          `{"jsonrpc":"2.0","id":918,"method":"resources/read","params":{"uri":"fact-tracker://sessions/${'x'.repeat(1_100_000)}"}}`,
         ],
-        [911, 912, 913, 914, 915],
+        [911, 912, 913, 914, 915, 916, 917, 918],
       );
       expect(answers.map(({ id, error }) => [id, error?.code])).toEqual(
-        [911, 912, 913, 914, 915].map((id) => [id, -32602]),
+        [911, 912, 913, 914, 915, 916, 917, 918].map((id) => [id, -32602]),
       );
       expect(answers.map(({ error }) => error?.message)).toEqual([
         expect.stringMatching(/^Invalid params for resources\/read: params\.uri [^\n]+$/u),
@@ -772,6 +777,9 @@ describe('a request whose params MCP’s schema refuses', { timeout: 120_000 }, 
         expect.stringMatching(/^Invalid params for tools\/call: params [^\n]+$/u),
         expect.stringMatching(/^Invalid params for initialize: params\.\w+ [^\n]+$/u),
         expect.stringMatching(/^Invalid params for tools\/call: params\.arguments [^\n]+$/u),
+        'Tool toString not found',
+        'Tool __proto__ not found',
+        expect.stringMatching(/^Invalid params for resources\/read: the URI is over [\d,]+ characters$/u),
       ]);
       // The server serves on.
       expect((await raw.client.listTools()).tools).toHaveLength(5);
