@@ -73,23 +73,37 @@ const checked = <T>(answer: unknown, isShape: (value: unknown) => value is T): E
     : unavailable(new Error('the notes store answered with records of the wrong shape'));
 };
 
+/** The answer as `checked` reads it, where reading it runs the store's code (a getter, a Proxy trap) that may throw. */
+const readAnswer = <T>(answer: unknown, isShape: (value: unknown) => value is T): E.Either<NotesStoreFailure, T> => {
+  try {
+    return checked(answer, isShape);
+  } catch (error) {
+    return unavailable(error);
+  }
+};
+
+/**
+ * The input answering a store call: what throws in the call, in its answer's `then`, or in
+ * reading the answer, at once or once a promise settles, is an `unavailable` store, so every
+ * call is answered, and once.
+ */
 const answered = <T, I>(
   call: () => StoreAnswer<T>,
   isShape: (value: unknown) => value is T,
   input: (outcome: E.Either<NotesStoreFailure, T>) => I,
 ): I | PromiseLike<I> => {
-  let answer: StoreAnswer<T>;
+  let answer: unknown;
   try {
     answer = call();
+    if (isPromiseLike(answer))
+      return Promise.resolve(answer).then(
+        (value) => input(readAnswer(value, isShape)),
+        (error: unknown) => input(unavailable(error)),
+      );
   } catch (error) {
     return input(unavailable(error));
   }
-  return isPromiseLike(answer)
-    ? Promise.resolve(answer).then(
-        (value) => input(checked(value, isShape)),
-        (error: unknown) => input(unavailable(error)),
-      )
-    : input(checked(answer, isShape));
+  return input(readAnswer(answer, isShape));
 };
 
 const isSeq = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0;

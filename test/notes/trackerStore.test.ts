@@ -788,6 +788,19 @@ describe('a tracker over a notes store', () => {
       () => ({ rows: [] }),
       () => E.right({ session: { version: -1 }, profile: { version: 0 } }),
       () => E.left({ code: 'timeout', message: 'slow' }),
+      // Reading the answer runs the store's code too: a `then` or a field that throws, at once or later.
+      () =>
+        Object.defineProperty({}, 'then', {
+          get: () => {
+            throw new Error('then trap');
+          },
+        }),
+      () =>
+        Promise.resolve({
+          get _tag() {
+            throw new Error('tag trap');
+          },
+        }),
     ];
     const heard: string[] = [];
     const store: NotesStore = {
@@ -799,7 +812,7 @@ describe('a tracker over a notes store', () => {
       store,
       onError: (failure) => heard.push(`${failure.code}: ${failure.message}`),
     });
-    for (const session of ['s1', 's2', 's3', 's4', 's5'])
+    for (const session of ['s1', 's2', 's3', 's4', 's5', 's6', 's7'])
       expect(E.isLeft(await tracker.load('maya', session))).toBe(true);
     expect(heard).toEqual([
       'unavailable: the notes store failed: no pool',
@@ -807,7 +820,38 @@ describe('a tracker over a notes store', () => {
       'unavailable: the notes store failed: the notes store answered with something that is not an Either',
       'unavailable: the notes store failed: the notes store answered with records of the wrong shape',
       'unavailable: the notes store failed: the notes store failed without a known code (timeout)',
+      'unavailable: the notes store failed: then trap',
+      'unavailable: the notes store failed: tag trap',
     ]);
+  });
+
+  it('takes a save whose answer throws once it settles as unavailable, and keeps the notes to save again', async () => {
+    const kept = memoryNotesStore();
+    let traps = 1;
+    const store: NotesStore = {
+      load: (user, session) => kept.load(user, session),
+      save: (user, write) =>
+        traps-- > 0
+          ? Promise.resolve({
+              get _tag(): never {
+                throw new Error('tag trap');
+              },
+            } as never)
+          : kept.save(user, write),
+    };
+    const heard: string[] = [];
+    const tracker = createNotableFactsTracker({
+      complete: async () => '{"notableFacts":[{"category":"People","fact":"Partner is Jordan"}]}',
+      store,
+      onError: (failure) => heard.push(`${failure.code}: ${failure.message}`),
+    });
+    expect(tracker.recordUserMessage('maya', 's1', 'My partner is Jordan')).toEqual(E.right('started'));
+    expect(await tracker.settled()).toEqual(E.right(undefined));
+    expect(heard).toContain('unavailable: the notes store failed: tag trap');
+    // The next save writes what the failed one could not.
+    await tracker.close();
+    const saved = await kept.load('maya', 's1');
+    expect(E.isRight(saved) && JSON.stringify(saved.right.session.value)).toMatch(/Partner is Jordan/u);
   });
 
   it('stops at a bug while taking an answer that arrived later: waits hear internal instead of waiting forever', async () => {
