@@ -19,9 +19,13 @@ export const INTERNAL = 'internal';
 /** A failure of code `code`. */
 export const failure = <C extends string>(code: C, message: string): Failure<C> => ({ code, message });
 
+/** An internal failure whose exception is told by `description` (a description cleaned of what it may not show). */
+export const internalFailureSaying = (description: string): Failure<typeof INTERNAL> =>
+  failure(INTERNAL, `unexpected failure (a bug; please report it): ${description}`);
+
 /** What a shell's boundary returns for an exception it did not expect. Never throws. */
 export const internalFailure = (error: unknown): Failure<typeof INTERNAL> =>
-  failure(INTERNAL, `unexpected failure (a bug; please report it): ${describeError(error)}`);
+  internalFailureSaying(describeError(error));
 
 /**
  * True when `value` is an `Either`: what a caller's function (a store, a change, a check) must

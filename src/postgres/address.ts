@@ -105,9 +105,26 @@ export const parsePostgresUrl = (text: string): E.Either<Failure<'store_url'>, P
   return E.right({ url, location: parsed.href, secrets: [...new Set(secrets)] });
 };
 
+/**
+ * Below this length a secret is hidden only where it stands apart (quoted, after `=`, between
+ * spaces): a password of a letter or two is in every other word of a message, and blanking it
+ * out of them would both garble the message and show the password.
+ */
+const SHORT_SECRET = 6;
+
+const escaped = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/gu, '\\$&');
+
 /** `message` with every secret of `address` replaced by `***`: a driver's message may quote what it was given. */
 export const scrubSecrets = (message: string, secrets: ReadonlyArray<string>): string =>
-  secrets.reduce((text, secret) => text.split(secret).join('***'), message);
+  [...secrets]
+    .sort((a, b) => b.length - a.length)
+    .reduce(
+      (text, secret) =>
+        secret.length >= SHORT_SECRET
+          ? text.split(secret).join('***')
+          : text.replace(new RegExp(`(?<![\\p{L}\\p{N}])${escaped(secret)}(?![\\p{L}\\p{N}])`, 'gu'), '***'),
+      message,
+    );
 
 /**
  * `scrubSecrets` of a message that names the server by `location`, which holds no password: the

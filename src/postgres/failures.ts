@@ -7,7 +7,7 @@
  * driver's message may quote what it was given.
  */
 import { describeError } from '../base/describe.js';
-import { type Failure, failure, internalFailure } from '../base/failure.js';
+import { type Failure, failure, internalFailureSaying } from '../base/failure.js';
 import type { StoreAccessCode } from '../live/session/model.js';
 import { scrubSecretsAround } from './address.js';
 
@@ -87,21 +87,22 @@ const field = (error: unknown, name: string): string | undefined => {
 /** Understands an exception from the driver (a `DatabaseError`, a socket error, or one of its own). Never throws. */
 export const classifyError = (error: unknown, context: FailureContext): ClassifiedError => {
   const { location } = context;
+  // What the driver says may quote what it was given: its text is cleaned of the URL's secrets,
+  // and this code's own words around it are not (a password of one letter must not blank it out
+  // of every word, and show itself so).
+  const clean = (text: string): string => scrubSecretsAround(oneLine(text), location, context.secrets);
   const made = (
     code: PostgresFailureCode,
     message: string,
     transient: boolean,
     answered: boolean,
-  ): ClassifiedError => ({
-    failure: failure(code, scrubSecretsAround(oneLine(message), location, context.secrets)),
-    transient,
-    answered,
-  });
+  ): ClassifiedError => ({ failure: failure(code, oneLine(message)), transient, answered });
   const code = field(error, 'code');
-  const message = oneLine(describeError(error));
+  const message = clean(describeError(error));
   // A file the URL names (sslrootcert, sslcert, sslkey) that cannot be read: the driver reads it
   // before it connects, and it is a mistake in the URL, not a server away, whatever its code.
-  const path = field(error, 'path');
+  const given = field(error, 'path');
+  const path = given === undefined ? undefined : clean(given);
   if (code !== undefined && path !== undefined && field(error, 'syscall') !== 'connect')
     return made(
       'store_url',
@@ -208,7 +209,7 @@ export const classifyError = (error: unknown, context: FailureContext): Classifi
     };
   if (error instanceof TypeError || error instanceof RangeError || error instanceof ReferenceError)
     return {
-      failure: failure('internal', scrubSecretsAround(internalFailure(error).message, location, context.secrets)),
+      failure: internalFailureSaying(message),
       transient: false,
       answered: true,
     };

@@ -239,4 +239,29 @@ describe('a PostgreSQL failure', () => {
       );
     }
   });
+
+  it('leaves the words around a short password whole: only where it stands apart is it hidden, so no blanked letter shows it', () => {
+    const place = { location: 'postgres://u@127.0.0.1:1/db', secrets: ['a'] };
+    expect(
+      classifyError(thrown('connect ECONNREFUSED 127.0.0.1:1', { code: 'ECONNREFUSED' }), place).failure.message,
+    ).toBe(
+      'cannot reach PostgreSQL at postgres://u@127.0.0.1:1/db: connection refused (is the server running, and on this port?)',
+    );
+    for (const secret of ['a', 'e', 'ss', 'eta'])
+      expect(
+        classifyError(
+          thrown(`password authentication failed for "${secret}": secret=${secret} a${secret}b`, { code: '28P01' }),
+          {
+            ...place,
+            secrets: [secret],
+          },
+        ).failure.message,
+      ).toBe(
+        `PostgreSQL at postgres://u@127.0.0.1:1/db refused the credentials: password authentication failed for "***": secret=*** a${secret}b`,
+      );
+    // From six characters on, a secret is hidden wherever it is, inside a word too.
+    expect(
+      classifyError(thrown('bad token xs3cr3tx', { code: '28P01' }), { ...place, secrets: ['s3cr3t'] }).failure.message,
+    ).toBe('PostgreSQL at postgres://u@127.0.0.1:1/db refused the credentials: bad token x***x');
+  });
 });
