@@ -140,19 +140,28 @@ const parseTags = (values: OptionValues): E.Either<UsageError, ReadonlyArray<Fac
     : E.left(usageError('facts', `--tag ${JSON.stringify(unknown)} is not a tag: use one of ${FACT_TAGS.join(', ')}`));
 };
 
+/** `--subject S`, when given: a blank one (an unset variable) would match every fact, so it is refused. */
+const subjectOption = (values: OptionValues): E.Either<UsageError, string | undefined> => {
+  const subject = stringOption(values, 'subject');
+  return subject !== undefined && isBlank(subject)
+    ? E.left(usageError('facts', '--subject needs a subject (a path or a name): the value given is blank'))
+    : E.right(subject);
+};
+
 const parseFacts = (values: OptionValues, positionals: string[]): E.Either<UsageError, FactsCommand> =>
   pipe(
     E.Do,
     E.apS('input', historyInput('facts', values, positionals, 'history or saved-state FILE (- for standard input)')),
+    E.apS('subject', subjectOption(values)),
     E.apS('tags', parseTags(values)),
     E.apS('asOf', asOfOption('facts', values)),
-    E.map(({ input, tags, asOf }) => ({
+    E.map(({ input, subject, tags, asOf }) => ({
       name: 'facts' as const,
       input,
       json: values['json'] === true,
       all: values['all'] === true,
       tags,
-      ...optionalField('subject', stringOption(values, 'subject')),
+      ...optionalField('subject', subject),
       ...optionalField('asOf', asOf),
     })),
   );

@@ -207,9 +207,17 @@ const parseFailure = (values: Values): E.Either<UsageError, ContextAction> => {
 
 const DECISION_ID = /^D[1-9]\d{0,8}$/u;
 
+/** The first of `names` given as an empty value (an unset variable), said in one line, else none. */
+const emptyValue = (values: Values, names: ReadonlyArray<OptionName>, what: string): UsageError | undefined => {
+  const empty = names.find((name) => text(values, name) === '');
+  return empty === undefined ? undefined : usage(`--${empty} needs ${what}: the value given is empty`);
+};
+
 const parseCheckpoint = (values: Values): E.Either<UsageError, ContextAction> => {
   if (text(values, 'summary') !== undefined && text(values, 'summary-file') !== undefined)
     return E.left(usage('give --summary or --summary-file, not both'));
+  const noFile = emptyValue(values, ['summary-file'], 'a file name (- for standard input)');
+  if (noFile !== undefined) return E.left(noFile);
   const decide = texts(values, 'decide');
   const drop = texts(values, 'drop');
   const badId = [...decide, ...drop].find((id) => !DECISION_ID.test(id));
@@ -241,12 +249,19 @@ const parseAction = (
     case 'show':
     case 'resolve':
       return E.right({ action });
-    case 'bundle':
+    case 'bundle': {
+      const empty =
+        emptyValue(values, ['facts'], 'a file name (- for standard input)') ??
+        (text(values, 'query') !== undefined && isBlank(text(values, 'query')!)
+          ? usage('--query needs words to rank the facts by: the value given is blank')
+          : undefined);
+      if (empty !== undefined) return E.left(empty);
       return E.right({
         action,
         ...optional('facts', text(values, 'facts')),
         ...optional('query', text(values, 'query')),
       });
+    }
     case 'checkpoint':
       return parseCheckpoint(values);
     case 'claim':

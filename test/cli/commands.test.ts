@@ -552,6 +552,26 @@ describe('sessions list', () => {
 });
 
 describe('sessions delete', () => {
+  it('says what it deleted in one line, whatever the store folder is named (a line break, an escape)', async ({
+    expect,
+  }) => {
+    const store = join(tempDir('delete-name-'), 'bad\u001b[31m\ndir');
+    mkdirSync(store);
+    copyFileSync(join(ROOT, EXAMPLE), join(store, 's2.jsonl'));
+    writeFileSync(join(store, 's4.jsonl.snapshot'), '');
+    for (const [id, said] of [
+      ['s2', /^deleted session s2 from .*bad \[31m dir\n$/u],
+      [
+        's4',
+        /^deleted the files session s4 left beside its log, which was gone, from .*bad \[31m dir: s4\.jsonl\.snapshot\n$/u,
+      ],
+    ] as const) {
+      const run = await runCliHere(['sessions', 'delete', id, '--store', store]);
+      expect([run.status, run.stderr]).toEqual([0, '']);
+      expect(run.stdout).toMatch(said);
+    }
+  });
+
   it('leaves a folder that stands where a log would be, and says so in one line', async ({ expect }) => {
     const store = tempDir('delete-folder-');
     mkdirSync(join(store, 'd1.jsonl'));

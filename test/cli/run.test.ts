@@ -109,6 +109,10 @@ describe('usage errors', () => {
     [['replay', EXAMPLE, '--save', ''], /replay: --save needs a file name/u],
     [['notes', 'replay', EXAMPLE, '--save', ''], /notes: --save needs a file name/u],
     [
+      ['facts', EXAMPLE, '--subject', ''],
+      /facts: --subject needs a subject \(a path or a name\): the value given is blank/u,
+    ],
+    [
       ['replay', EXAMPLE, '--save', '-'],
       /replay: --save writes a file: give its name \(- does not name one; \.\/- does\)/u,
     ],

@@ -252,6 +252,16 @@ describe.concurrent('fact-tracker context', () => {
       [['context', 'move', '--from', ' '], /move needs --from BRANCH/u],
       // Invisible characters only (a zero-width space, a word joiner) name no branch, as spaces do not.
       [['context', 'move', '--from', '\u200b\u2060'], /move needs --from BRANCH/u],
+      // An empty value (an unset variable) is said as such, not read as the folder or as every fact.
+      [
+        ['context', 'bundle', '--facts', ''],
+        /--facts needs a file name \(- for standard input\): the value given is empty/u,
+      ],
+      [['context', 'bundle', '--query', ' '], /--query needs words to rank the facts by: the value given is blank/u],
+      [
+        ['context', 'checkpoint', '--summary-file', ''],
+        /--summary-file needs a file name \(- for standard input\): the value given is empty/u,
+      ],
     ];
     for (const [argv, pattern] of cases) expectOneLineFailure(await runIn(repo, argv), pattern);
     // A binary file given as the summary, and an empty summary, are refused: the stored one stays.

@@ -426,6 +426,14 @@ describe.concurrent('issue 28: guards', SLOW, () => {
       );
       expect(ran.stderr).not.toContain('hunter2');
       expect((await runBinary(['facts', notes], { cwd: repo })).status).toBe(2);
+      // Its name is the user's, whatever it holds: the line stays one, with no escape in it.
+      const named = join(tempDir('facts-'), 'bad\u001b[31m\ndir.txt');
+      writeFileSync(named, 'second line\n');
+      const hostile = await runIn(repo, ['context', 'bundle', '--facts', named]);
+      expect(hostile.status).toBe(2);
+      expect(hostile.stderr).toMatch(
+        /^fact-tracker context: --facts .*bad \[31m dir\.txt: 1 line was rejected, [^\n\u001b]*\n$/u,
+      );
     });
   });
 

@@ -919,6 +919,13 @@ describe.concurrent('12. the smaller ones', SLOW, () => {
       await runBinary(['context', 'checkpoint', '--summary-file', '/dev/zero'], { cwd: repo }),
       /^fact-tracker context: cannot read \/dev\/zero: it is larger than the \d+ bytes it may have \(a summary holds at most 4000 characters\)/u,
     );
+    // A named pipe nobody writes is refused, never waited on.
+    const fifo = join(tempDir('summary-fifo-'), 'summary');
+    execFileSync('mkfifo', [fifo]);
+    expectOneLineFailure(
+      await runBinary(['context', 'checkpoint', '--summary-file', fifo], { cwd: repo, timeoutMs: 30_000 }),
+      /^fact-tracker context: --summary-file .*summary is a FIFO \(named pipe\), not a regular file/u,
+    );
   });
 
   it('g: zero-width and tag characters never reach the bundle or show', async () => {

@@ -3,6 +3,7 @@
  * directory, through the library's context shell. Stored text is untrusted, so every field
  * printed goes through `collapseWhitespace` and stays on its line.
  */
+import { statSync } from 'node:fs';
 import { relative, resolve, sep } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
@@ -239,7 +240,7 @@ const loadFacts = (io: CliIo, file: string, root: string): TE.TaskEither<string,
 const factsStatus = (io: CliIo, file: string, facts: LoadedFacts | undefined, status: number): number => {
   if (facts === undefined || facts.rejected === 0 || status !== EXIT_OK) return status;
   io.stderr(
-    `fact-tracker context: --facts ${file}: ${facts.rejected} ${facts.rejected === 1 ? 'line was' : 'lines were'} rejected, the first at line ${facts.firstRejected ?? '?'} (is it a dispatch history? fact-tracker facts ${file} lists them); the bundle holds the facts of the other lines\n`,
+    `${collapseWhitespace(`fact-tracker context: --facts ${file}: ${facts.rejected} ${facts.rejected === 1 ? 'line was' : 'lines were'} rejected, the first at line ${facts.firstRejected ?? '?'} (is it a dispatch history? fact-tracker facts ${file} lists them); the bundle holds the facts of the other lines`)}\n`,
   );
   return EXIT_REJECTED_LINES;
 };
@@ -252,9 +253,26 @@ const factsStatus = (io: CliIo, file: string, facts: LoadedFacts | undefined, st
  */
 const SUMMARY_FILE_MAX_BYTES = CONTEXT_LIMITS.summary * 4 + 1024;
 
+/**
+ * True when `file` is a named pipe: reading it would wait for a writer that may never come, so
+ * it is refused as the context's own files are, where a device (`/dev/zero`) is read bounded.
+ */
+const isNamedPipe = (io: CliIo, file: string): boolean => {
+  try {
+    return file !== '-' && statSync(resolve(io.cwd ?? '.', file)).isFIFO();
+  } catch {
+    // Missing or unreadable: the read says why, in its own words.
+    return false;
+  }
+};
+
 /** The summary a checkpoint records: `--summary`, or the text of `--summary-file` (a bounded read). */
 const summaryOf = (io: CliIo, request: CheckpointRequest): TE.TaskEither<string, string | undefined> => {
   const file = request.summaryFile;
+  if (file !== undefined && isNamedPipe(io, file))
+    return TE.left(
+      `--summary-file ${file} is a FIFO (named pipe), not a regular file: give a file, or - for standard input`,
+    );
   return file === undefined
     ? TE.right(request.summary)
     : pipe(

@@ -5,6 +5,7 @@
  */
 import { lstatSync } from 'node:fs';
 import * as E from 'fp-ts/lib/Either.js';
+import { collapseWhitespace } from '../../base/text.js';
 import { parseSessionId } from '../../live/session/id.js';
 import { deleteSessionFiles, locateSession, readLogBytes, resolveSessionsDirectory } from '../../live/session/files.js';
 import { resolveProjectDirectory } from '../../live/session/project.js';
@@ -136,7 +137,8 @@ export const deleteStoredSession = async (
   choice: StoreChoice,
   id: string,
 ): Promise<E.Either<string, string>> => {
-  const deleted = `deleted session ${id} from ${store.location}\n`;
+  // The store's folder is the user's name for it, whatever it holds (a line break, an escape): one line, as every message.
+  const deleted = `${collapseWhitespace(`deleted session ${id} from ${store.location}`)}\n`;
   const missing = unknownSession(store, id);
   if (choice.kind === 'folder') {
     const removed = await deleteSessionFiles(id, folderOf(io, choice));
@@ -145,7 +147,7 @@ export const deleteStoredSession = async (
     if (log) return E.right(deleted);
     if (sideFiles.length === 0) return E.left(missing);
     return E.right(
-      `deleted the files session ${id} left beside its log, which was gone, from ${store.location}: ${sideFiles.join(', ')}\n`,
+      `${collapseWhitespace(`deleted the files session ${id} left beside its log, which was gone, from ${store.location}: ${sideFiles.join(', ')}`)}\n`,
     );
   }
   const removed = await store.delete(id);
