@@ -104,12 +104,8 @@ export const consolidateGlobalFactsWithReport = (
   const { maxFacts, session, messagesAt, counts }: ConsolidationOptions =
     typeof options === 'object' && options !== null ? options : {};
   const cap = typeof maxFacts === 'number' && maxFacts >= 1 ? Math.floor(maxFacts) : NOTES_LIMITS.globalCap;
-  const told =
-    typeof messagesAt === 'number' && Number.isFinite(messagesAt)
-      ? plainTime(messagesAt)
-      : session !== undefined && Number.isFinite(at)
-        ? at
-        : undefined;
+  const timed = typeof messagesAt === 'number' && Number.isFinite(messagesAt);
+  const told = timed ? plainTime(messagesAt) : session !== undefined && Number.isFinite(at) ? at : undefined;
   const incoming = distinctSessionFacts(sessionFacts);
   const before = global?.facts ?? [];
   // What this session merged before is replaced by what it says now.
@@ -128,19 +124,28 @@ export const consolidateGlobalFactsWithReport = (
     }
     return !replaced;
   });
+  // Without the time of its messages, a session merged again tells again what it told before,
+  // not newer: each fact it already holds in the profile keeps its time.
+  const toldBefore = new Map(
+    session === undefined || timed
+      ? []
+      : before.filter((fact) => fact.session === session).map((fact) => [factKey(fact), fact]),
+  );
   const added: ProfileFact[] = incoming
     .filter((fact) => keptIncoming.has(fact))
-    .map((fact) => ({
-      ...fact,
-      ...(session === undefined ? {} : { session }),
-      ...(told === undefined ? {} : { at: told }),
-    }));
+    .map((fact) => {
+      const previous = toldBefore.get(factKey(fact));
+      const time = previous === undefined ? told : previous.at;
+      return { ...fact, ...(session === undefined ? {} : { session }), ...(time === undefined ? {} : { at: time }) };
+    });
   // Least recent first; a sort is stable, so facts of one time keep the profile's order, then the session's.
   const merged = [...kept, ...added].sort((a, b) => timeOf(a) - timeOf(b));
   const overflow = Math.max(0, merged.length - cap);
   const facts = merged.slice(overflow);
   const changed = global === undefined || !sameProfileFacts(facts, before);
-  const counted = counts ?? (changed && facts.length > 0);
+  // A session counts once: one whose facts the profile already holds was counted when they came.
+  const countedBefore = session !== undefined && before.some((fact) => fact.session === session);
+  const counted = counts ?? (changed && facts.length > 0 && !countedBefore);
   if (global !== undefined && !changed && !counted) return { global, dropped: [], unsure };
   const time = Number.isFinite(at) ? at : (global?.consolidatedAt ?? 0);
   return deepFreeze({

@@ -84,19 +84,43 @@ const positive = (value: unknown, fallback: number): number =>
 const categoryLines = (categories: ReadonlyArray<NoteCategory>): string[] =>
   categories.map(
     ({ name, description }) =>
-      `- ${oneLine(name, NOTES_LIMITS.categoryLength)}${description === undefined ? '' : `: ${oneLine(description, 200)}`}`,
+      `- ${oneLine(name, NOTES_LIMITS.categoryLength)}${typeof description === 'string' ? `: ${oneLine(description, 200)}` : ''}`,
   );
 
+/**
+ * What `JSON.stringify` leaves as it is and a reader of lines may break a line at: the line and
+ * paragraph separators, and the C1 controls (U+0085 is a line break).
+ */
+const LINE_SEPARATORS = /[\u007f-\u009f\u2028\u2029]/gu;
+
+/** One fact per line, as JSON: no stored text starts another line, or closes its quote. */
 const factList = (facts: ReadonlyArray<CategorizedFact>): string =>
   facts.length === 0
     ? '(none yet)'
-    : facts.map((fact) => JSON.stringify({ category: fact.category, fact: fact.fact })).join('\n');
+    : facts
+        .map((fact, index) => {
+          if (typeof fact !== 'object' || fact === null)
+            refuseArgument(`fact ${index + 1}`, fact, 'a fact ({ category, fact })');
+          return JSON.stringify({ category: fact.category, fact: fact.fact }).replace(
+            LINE_SEPARATORS,
+            (separator) => `\\u${separator.charCodeAt(0).toString(16).padStart(4, '0')}`,
+          );
+        })
+        .join('\n');
 
 const responseShape = (categories: ReadonlyArray<NoteCategory>): string =>
   `Reply with only JSON of this shape, nothing before or after it:\n{"notableFacts": [{"category": ${JSON.stringify(categories[0]?.name ?? 'People')}, "fact": "..."}]}`;
 
-const usable = (categories: ReadonlyArray<NoteCategory> | undefined): ReadonlyArray<NoteCategory> =>
-  Array.isArray(categories) && categories.length > 0 ? categories : DEFAULT_CATEGORIES;
+/** The categories given, each checked (a hole or a null is the caller's mistake, named), or the default ones. */
+const usable = (categories: ReadonlyArray<NoteCategory> | undefined): ReadonlyArray<NoteCategory> => {
+  if (!Array.isArray(categories) || categories.length === 0) return DEFAULT_CATEGORIES;
+  for (let index = 0; index < categories.length; index += 1) {
+    const category: unknown = categories[index];
+    if (typeof (category as NoteCategory | undefined)?.name !== 'string')
+      refuseArgument(`category ${index + 1}`, category, 'a category ({ name: text, description? })');
+  }
+  return categories;
+};
 
 /**
  * The extraction prompt for one user message: the fact kinds and exclusions, the soft limit,
@@ -136,7 +160,11 @@ export const buildNotableFactsPrompt = (input: NotableFactsPromptInput): string 
     'Recent conversation (oldest first):',
     ...(history.length === 0
       ? ['(none)']
-      : history.map((turn) => `${speaker(turn)}: ${oneLine(turn.content, MESSAGE_LENGTH)}`)),
+      : history.map((turn) => {
+          if (typeof turn?.content !== 'string')
+            refuseArgument('a message of the history', turn, 'a message ({ role, content: text })');
+          return `${speaker(turn)}: ${oneLine(turn.content, MESSAGE_LENGTH)}`;
+        })),
     '',
     'Latest user message:',
     `User: ${oneLine(message, LATEST_MESSAGE_LENGTH)}`,

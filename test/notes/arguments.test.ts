@@ -187,6 +187,26 @@ const refusals: ReadonlyArray<readonly [string, () => unknown, RegExp]> = [
     /the input is null, not an object/u,
   ],
   [
+    'buildNotableFactsPrompt with a null fact',
+    () => buildNotableFactsPrompt({ message: 'hi', facts: [fact, null as never] }),
+    /^fact 2 is null, not a fact/u,
+  ],
+  [
+    'buildNotableFactsPrompt with a null category',
+    () => buildNotableFactsPrompt({ message: 'hi', categories: [null as never] }),
+    /^category 1 is null, not a category/u,
+  ],
+  [
+    'buildNotableFactsPrompt with a message of no text in the history',
+    () => buildNotableFactsPrompt({ message: 'hi', history: [{ role: 'user', content: null as never }] }),
+    /^a message of the history is an object, not a message/u,
+  ],
+  [
+    'buildProfileConsolidationPrompt with a hole among the categories',
+    () => buildProfileConsolidationPrompt({ facts: [fact], categories: new Array(1) }),
+    /^category 1 is undefined, not a category/u,
+  ],
+  [
     'buildProfileConsolidationPrompt of a number',
     () => buildProfileConsolidationPrompt(42 as never),
     /the input is a number, not an object/u,

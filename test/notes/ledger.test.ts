@@ -240,6 +240,21 @@ describe('consolidateGlobalFacts', () => {
     expect(consolidateGlobalFacts(undefined, [], 5)).toEqual({ facts: [], consolidatedAt: 5, sessionCount: 0 });
   });
 
+  it('returns the same profile, uncounted, when a session is merged again later, and counts each session once', () => {
+    const told = [people('Partner is Jordan'), people('Works as a nurse')];
+    const once = consolidateGlobalFacts(undefined, told, 100, { session: 's1' });
+    expect(once.sessionCount).toBe(1);
+    expect(consolidateGlobalFacts(once, told, 200, { session: 's1' })).toBe(once);
+    // What the session says now replaces what it said: a new fact comes at the new time, uncounted.
+    const more = consolidateGlobalFacts(once, [...told, people('Has two kids')], 400, { session: 's1' });
+    expect([more.sessionCount, more.facts.map((fact) => fact.at)]).toEqual([1, [100, 100, 400]]);
+    // Another session counts, and with the time of its messages a session tells its facts anew.
+    expect(consolidateGlobalFacts(more, told, 500, { session: 's2' }).sessionCount).toBe(2);
+    expect(consolidateGlobalFacts(once, told, 600, { session: 's1', messagesAt: 550 }).facts.map((f) => f.at)).toEqual([
+      550, 550,
+    ]);
+  });
+
   it('is idempotent and never exceeds 50', () => {
     const profileArb = fc.option(
       fc.record({

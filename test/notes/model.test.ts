@@ -230,19 +230,24 @@ describe('buildNotableFactsPrompt', () => {
     expect(prompt).toContain('Assistant: answer 5\n\nLatest user message:\nUser: latest');
   });
 
-  it('keeps every message on its own line, so no message can add a line to the prompt', () => {
-    const base = buildNotableFactsPrompt({ message: 'm', history: exchange(1), facts }).split('\n').length;
+  it('keeps every message and every fact on its own line, so no stored text can add a line to either prompt', () => {
+    const lines = (prompt: string): number => prompt.split(/\r\n|[\n\r\u2028\u2029\u0085\u000b\u000c]/u).length;
+    const base = lines(buildNotableFactsPrompt({ message: 'm', history: exchange(1), facts }));
+    const profileBase = lines(buildProfileConsolidationPrompt({ facts }));
     fc.assert(
-      fc.property(hostileTextArb, hostileTextArb, (message, reply) => {
+      fc.property(hostileTextArb, hostileTextArb, hostileTextArb, (message, reply, told) => {
+        // A fact as stored text may be: what a model or a hand edit wrote, never normalized.
+        const hostile = facts.map((fact, i) => (i === 0 ? { ...fact, fact: told } : fact));
         const prompt = buildNotableFactsPrompt({
           message,
           history: [
             { role: 'user', content: 'q' },
             { role: 'assistant', content: reply },
           ],
-          facts,
+          facts: hostile,
         });
-        expect(prompt.split(/\r\n|[\n\r\u2028\u2029\u0085\u000b\u000c]/u)).toHaveLength(base);
+        expect(lines(prompt)).toBe(base);
+        expect(lines(buildProfileConsolidationPrompt({ facts: hostile }))).toBe(profileBase);
       }),
       { numRuns: 100 },
     );
