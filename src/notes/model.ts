@@ -243,15 +243,23 @@ export const distinctFacts = (
 ): Array<{ readonly fact: CategorizedFact; readonly entry: unknown }> => {
   const facts: Array<{ readonly fact: CategorizedFact; readonly entry: unknown }> = [];
   const seen = new Map<string, number>();
-  entries.forEach((entry, index) => {
+  // Every index, a hole's too (forEach would skip it): a hole is an entry left out, and said.
+  for (let index = 0; index < entries.length; index += 1) {
+    const entry = entries[index];
     const parsed = parseCategorizedFact(entry, categories);
-    if (E.isLeft(parsed)) return leftOut(index, { kind: 'invalid', reason: parsed.left.message }, entry);
+    if (E.isLeft(parsed)) {
+      leftOut(index, { kind: 'invalid', reason: parsed.left.message }, entry);
+      continue;
+    }
     const key = factKey(parsed.right);
     const first = seen.get(key);
-    if (first !== undefined) return leftOut(index, { kind: 'repeat', first }, entry);
+    if (first !== undefined) {
+      leftOut(index, { kind: 'repeat', first }, entry);
+      continue;
+    }
     seen.set(key, index);
     facts.push({ fact: parsed.right, entry });
-  });
+  }
   return facts;
 };
 

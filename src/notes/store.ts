@@ -11,7 +11,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { describeError, kindOf } from '../base/describe.js';
-import { isRecord } from '../base/record.js';
+import { isRecord, readOnce } from '../base/record.js';
 import { memoryLeases, type NotesLeases } from './leases.js';
 import { awaitsMerge } from './ledger.js';
 import type { StoreAnswer } from './storeAnswer.js';
@@ -122,15 +122,25 @@ export const jsonOf = (value: unknown): E.Either<string, string> => {
   }
 };
 
+/** `value` read once as plain data (`readOnce`), or why it cannot be: a getter or a Proxy trap of the caller's that throws. */
+const readData = (value: unknown): E.Either<string, unknown> => {
+  try {
+    return E.right(readOnce(value));
+  } catch (error) {
+    return E.left(`the write could not be read: ${describeError(error)}`);
+  }
+};
+
 /** Why `write` is no `NotesWrite` a save can carry out, or undefined. */
 export const malformedWrite = (write: unknown): string | undefined => {
   if (!isRecord(write)) return `the write is ${kindOf(write)}, not an object with the records to save`;
   const { sessions, profile, fences } = write;
   if (!Array.isArray(sessions)) return `the write's sessions are ${kindOf(sessions)}, not a list`;
-  if (!sessions.every((entry) => isRecord(entry) && typeof entry['session'] === 'string'))
+  // Every index, a hole's too (every() would skip it).
+  if (!Array.from(sessions as unknown[]).every((entry) => isRecord(entry) && typeof entry['session'] === 'string'))
     return "each of the write's sessions must be an object naming its session";
   if (profile !== undefined && !isRecord(profile)) return `the write's profile is ${kindOf(profile)}, not an object`;
-  if (fences !== undefined && !(Array.isArray(fences) && fences.every(isRecord)))
+  if (fences !== undefined && !(Array.isArray(fences) && Array.from(fences as unknown[]).every(isRecord)))
     return "the write's fences must be a list of objects";
   return undefined;
 };
@@ -176,8 +186,12 @@ export const memoryNotesStore = (
           record.unmerged === true ? [session] : [],
         ),
       ),
-    save: (user, write) => {
-      // A write a caller built wrong is refused as bad input, never thrown.
+    save: (user, given) => {
+      // A write a caller built wrong is refused as bad input, never thrown: read once, as data
+      // (a getter or a Proxy trap that throws is such a write), then checked.
+      const read = readData(given);
+      if (E.isLeft(read)) return E.left(storeFailure('invalid_input', `the save was refused: ${read.left}`));
+      const write = read.right as NotesWrite;
       const malformed = malformedWrite(write);
       if (malformed !== undefined) return E.left(storeFailure('invalid_input', `the save was refused: ${malformed}`));
       const lost = (write.fences ?? []).filter(({ session, fence }) => !leases.isAt(user, session, fence));

@@ -138,6 +138,12 @@ describe('keepValidFacts', () => {
       '1 fact over the cap of 2 dropped, the oldest first: "Partner is Alex"',
     ]);
   });
+
+  it('says a hole in the list is an entry left out, as any other', () => {
+    const result = keepValidFacts([, { category: 'People', fact: 'Partner is Alex' }], NAMES, 10);
+    expect(result.facts).toEqual([{ category: 'People', fact: 'Partner is Alex' }]);
+    expect(result.warnings).toEqual([expect.stringMatching(/^entry 0 dropped: /u)]);
+  });
 });
 
 const exchange = (n: number): ConversationMessage[] => [

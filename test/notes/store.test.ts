@@ -77,7 +77,7 @@ describe('the memory store refusing a save it cannot carry out', () => {
     });
   });
 
-  it('answers a write that is none (null, no list of sessions) as bad input (invalid_input), never throwing', () => {
+  it('answers a write that is none (null, no list of sessions, a hole, a getter that throws) as bad input (invalid_input), never throwing', () => {
     const store = memoryNotesStore();
     for (const write of [
       null,
@@ -87,6 +87,21 @@ describe('the memory store refusing a save it cannot carry out', () => {
       { sessions: 'x' },
       { sessions: [null] },
       { sessions: [], fences: 1 },
+      // A hole among the sessions, and a write whose reading throws.
+      { sessions: [, { session: 's', value: 1, expected: 0 }] },
+      {
+        get sessions() {
+          throw new Error('getter');
+        },
+      },
+      new Proxy(
+        {},
+        {
+          ownKeys: () => {
+            throw new Error('trap');
+          },
+        },
+      ),
     ]) {
       let answer: unknown;
       expect(() => (answer = store.save('maya', write as never))).not.toThrow();
