@@ -2,8 +2,9 @@
  * The options of `createNotableFactsTracker`, checked and filled in with their defaults: what
  * the shell runs with, whatever a caller passed (a JavaScript caller may pass anything).
  */
-import { kindOf, refuseArgument } from '../base/describe.js';
+import { describeError, kindOf, refuseArgument } from '../base/describe.js';
 import type { NotesLeaseSettings } from './leaseState.js';
+import type { NotesLeases } from './leases.js';
 import { isStorableNotesId } from './model.js';
 import type { CompleteFn } from './port.js';
 import { memoryNotesStore, type NotesStore } from './store.js';
@@ -60,11 +61,36 @@ export interface ResolvedOptions {
 /** What `complete` must be, as a refusal says it. */
 const COMPLETE = 'a function (the model call: (prompt, { signal }) => Promise<string>)';
 
+/** What a store must be, as a refusal says it. */
+const STORE = 'a notes store (an object whose load and save are functions), or none for one in memory';
+
 /**
- * The options of `createNotableFactsTracker` with their defaults. Options that are no object, or
- * a `complete` that is no function, are refused with a TypeError naming them (a tracker without
- * its model could only fail every extraction); an optional one that is not of its kind reads as
- * its default.
+ * The store given, or one in memory when none is (undefined, null). One that is no store is
+ * refused with a TypeError naming it, not replaced by the default: a tracker that kept in memory
+ * the notes meant for a database would lose them when its process ends, without a word.
+ */
+const checkedStore = (store: unknown): NotesStore => {
+  if (store === undefined || store === null) return memoryNotesStore();
+  if (typeof store !== 'object') refuseArgument('store', store, STORE);
+  let fields: { readonly load: unknown; readonly save: unknown; readonly leases: unknown };
+  try {
+    const { load, save, leases } = store as NotesStore;
+    fields = { load, save, leases };
+  } catch (error) {
+    throw new TypeError(`store could not be read: ${describeError(error)}`, { cause: error });
+  }
+  if (typeof fields.load !== 'function' || typeof fields.save !== 'function') refuseArgument('store', store, STORE);
+  const { leases } = fields;
+  if (leases !== undefined && typeof (leases as Partial<NotesLeases> | null)?.lease !== 'function')
+    refuseArgument('store.leases', leases, "the store's leases (an object whose lease is a function), or undefined");
+  return store as NotesStore;
+};
+
+/**
+ * The options of `createNotableFactsTracker` with their defaults. Options that are no object, a
+ * `complete` that is no function (a tracker without its model could only fail every
+ * extraction) or a `store` that is no store are refused with a TypeError naming them; an
+ * optional one that is not of its kind reads as its default.
  */
 /** The own enumerable fields of `value` that can be read, each read once (a getter that throws leaves its field out). */
 const readableFields = (value: object): Record<string, unknown> => {
@@ -93,17 +119,18 @@ export const resolveOptions = (options: NotableFactsTrackerOptions): ResolvedOpt
   const timeoutMs = waitTime(settings.timeoutMs, DEFAULT_TIMEOUT_MS);
   const cacheSize = settings.cacheSize;
   const pollMs = waitTime(settings.leasePollMs, DEFAULT_LEASE_POLL_MS);
+  const store = checkedStore(settings.store);
   return {
     settings,
     complete: settings.complete,
     now: typeof settings.now === 'function' ? settings.now : Date.now,
     timeoutMs,
-    store: settings.store ?? memoryNotesStore(),
+    store,
     onError: typeof settings.onError === 'function' ? settings.onError : undefined,
     // Infinity keeps every idle slot, as asked; NaN and negatives are no size.
     cacheSize: typeof cacheSize === 'number' && cacheSize >= 0 ? Math.floor(cacheSize) : DEFAULT_CACHE_SIZE,
     lease:
-      settings.store?.leases === undefined
+      store.leases === undefined
         ? undefined
         : {
             holder: isStorableNotesId(settings.holder) ? settings.holder : `tracker-${globalThis.crypto.randomUUID()}`,

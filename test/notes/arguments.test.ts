@@ -32,6 +32,7 @@ import {
   isExtracting,
   isLoaded,
   keepValidFacts,
+  memoryNotesStore,
   memoryLeases,
   normalizeFactText,
   notesTransition,
@@ -303,6 +304,38 @@ const refusals: ReadonlyArray<readonly [string, () => unknown, RegExp]> = [
     'createNotableFactsTracker without complete',
     () => createNotableFactsTracker({} as never),
     /^complete is undefined, not a function/u,
+  ],
+  // A store that is none is refused, not replaced by one in memory that would lose the notes meant for it.
+  [
+    'createNotableFactsTracker with a number as its store',
+    () => createNotableFactsTracker({ complete: async () => '[]', store: 42 as never }),
+    /^store is a number, not a notes store/u,
+  ],
+  [
+    'createNotableFactsTracker with a store without save',
+    () => createNotableFactsTracker({ complete: async () => '[]', store: { load: () => E.left(null) } as never }),
+    /^store is an object, not a notes store/u,
+  ],
+  [
+    'createNotableFactsTracker with leases that are none',
+    () =>
+      createNotableFactsTracker({ complete: async () => '[]', store: { ...memoryNotesStore(), leases: 5 } as never }),
+    /^store\.leases is a number, not the store's leases/u,
+  ],
+  [
+    'createNotableFactsTracker with a store whose leases cannot be read',
+    () =>
+      createNotableFactsTracker({
+        complete: async () => '[]',
+        store: {
+          load: () => E.left(null),
+          save: () => E.left(null),
+          get leases(): never {
+            throw new Error('getter');
+          },
+        } as never,
+      }),
+    /^store could not be read: getter$/u,
   ],
   ['storeFailure of a null code', () => storeFailure(null as never, 'x'), /the code is null, not a string/u],
 ];
