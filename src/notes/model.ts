@@ -106,9 +106,21 @@ export const factKey = (fact: Pick<CategorizedFact, 'fact'>): string => {
 const checkedList = <T>(list: ReadonlyArray<T>, name: string, of: string): ReadonlyArray<T> =>
   Array.isArray(list) ? list : refuseArgument(name, list, `an array of ${of}`);
 
+/** `names`, refused with a TypeError naming it when it is no array of names, or naming the first entry that is no text (a null, a hole). */
+const checkedNames = (names: ReadonlyArray<string>, name: string): ReadonlyArray<string> => {
+  const list = checkedList(names, name, 'category names');
+  for (let index = 0; index < list.length; index += 1)
+    if (typeof list[index] !== 'string') refuseArgument(`${name}[${index}]`, list[index], 'a category name (text)');
+  return list;
+};
+
 /** The names of `categories`, in order. */
 export const categoryNames = (categories: ReadonlyArray<NoteCategory>): ReadonlyArray<string> =>
-  checkedList(categories, 'categories', 'categories').map((category) => category.name);
+  Array.from(checkedList(categories, 'categories', 'categories'), (category: unknown, index) =>
+    typeof (category as Partial<NoteCategory> | null)?.name === 'string'
+      ? (category as NoteCategory).name
+      : refuseArgument(`categories[${index}]`, category, 'a category ({ name: text, description? })'),
+  );
 
 /** The categories named `names`, described by `known` or else by the defaults (a custom name may have no description). */
 export const describeCategories = (
@@ -116,7 +128,7 @@ export const describeCategories = (
   known: ReadonlyArray<NoteCategory> = DEFAULT_CATEGORIES,
 ): ReadonlyArray<NoteCategory> => {
   checkedList(known, 'known', 'categories');
-  return checkedList(names, 'names', 'category names').map(
+  return checkedNames(names, 'names').map(
     (name) =>
       known.find((category) => category.name === name) ??
       DEFAULT_CATEGORIES.find((category) => category.name === name) ?? { name },
@@ -169,7 +181,7 @@ export const parseCategorizedFact = (
   input: unknown,
   categories: ReadonlyArray<string>,
 ): E.Either<Failure<'invalid_fact'>, CategorizedFact> => {
-  checkedList(categories, 'categories', 'category names');
+  checkedNames(categories, 'categories');
   if (!isRecord(input)) return notFact(`expected { "category", "fact" }, not ${describeKind(input)}`);
   const { category, fact } = input;
   if (typeof category !== 'string') return notFact(`category must be a string, not ${describeKind(category)}`);
@@ -274,7 +286,7 @@ export const keepValidFacts = (
   max: number,
   previous: ReadonlyArray<CategorizedFact> = [],
 ): ValidatedFacts => {
-  checkedList(categories, 'categories', 'category names');
+  checkedNames(categories, 'categories');
   checkedList(previous, 'previous', 'categorized facts');
   const warnings: string[] = [];
   const facts = distinctFacts(checkedList(entries, 'entries', 'entries'), categories, (index, problem) =>

@@ -177,6 +177,16 @@ const refusals: ReadonlyArray<readonly [string, () => unknown, RegExp]> = [
     /categories is null, not an array of category names/u,
   ],
   [
+    'parseCategorizedFact with a null among the categories',
+    () => parseCategorizedFact(fact, ['People', null as never]),
+    /^categories\[1\] is null, not a category name/u,
+  ],
+  [
+    'categoryNames with a null category',
+    () => categoryNames([null as never]),
+    /^categories\[0\] is null, not a category/u,
+  ],
+  [
     'appendMessage to null',
     () => appendMessage(null as never, { role: 'user', content: 'hi' }, 5),
     /messages is null, not an array of messages/u,
