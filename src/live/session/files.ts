@@ -234,12 +234,17 @@ export const readLogBytes = async (
   )(read);
 };
 
-/** The lock settings `options` give (`lockStaleMs`: a number that is none, NaN, reads as the default). */
+/** The longest a timer waits (2^31 - 1 ms, about 24.8 days): a longer one would fire at once, and then every millisecond. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The lock settings `options` give: `lockStaleMs` that is no number, or NaN, reads as the
+ * default; at least 2 s, and at most what a timer can wait (Infinity is that long).
+ */
 const lockSettingsOf = (options: Partial<FileSessionStoreOptions>): LockSettings => {
-  const staleMs = Number.isNaN(options.lockStaleMs)
-    ? DEFAULT_LOCK_STALE_MS
-    : (options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS);
-  return { staleMs: Math.max(staleMs, 2_000) };
+  const given: unknown = options.lockStaleMs;
+  const staleMs = typeof given === 'number' && !Number.isNaN(given) ? given : DEFAULT_LOCK_STALE_MS;
+  return { staleMs: Math.min(Math.max(staleMs, 2_000), MAX_TIMER_MS) };
 };
 
 /**

@@ -15,6 +15,7 @@ const OPTION_KINDS: Readonly<Record<string, 'string' | 'number' | 'boolean' | 'f
   lockStaleMs: 'number',
   create: 'boolean',
   clock: 'function',
+  countTokens: 'function',
 };
 
 /** The calls a session store must answer (see `SessionStore`). */

@@ -817,6 +817,18 @@ describe('a live session', () => {
     const opened = await openSession('none', { cwd, directory: null, store: null, lockStaleMs: undefined } as never);
     expect(E.isRight(opened) && opened.right.file).toBe(join(cwd, '.fact-tracker', 'sessions', 'none.jsonl'));
     if (E.isRight(opened)) right(await opened.right.compileContext({ taskId: '1', taskPrompt: 'Change a.ts' }));
+    // A lock that never goes stale is as long as a timer can wait, not a timer that overflows and fires at once.
+    const warnings: string[] = [];
+    const warned = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', warned);
+    try {
+      const forever = await openSession('forever', { cwd: tempDir('session-'), lockStaleMs: Infinity });
+      if (E.isRight(forever)) right(await forever.right.compileContext({ taskId: '1', taskPrompt: 'Change a.ts' }));
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', warned);
+    }
+    expect(warnings).not.toContain('TimeoutOverflowWarning');
     const trap = new Proxy(
       {},
       {
@@ -831,6 +843,11 @@ describe('a live session', () => {
       [{ cwd, directory: 42 }, /^the session option directory is a number, not a string$/u],
       [{ cwd, lockStaleMs: 10n }, /^the session option lockStaleMs is a bigint, not a number$/u],
       [{ cwd, create: 'yes' }, /^the session option create is a string, not a boolean$/u],
+      // A counter that is none would budget with the estimate while the log names the tokenizer.
+      [
+        { cwd, countTokens: 'o200k', tokenizer: 'o200k' },
+        /^the session option countTokens is a string, not a function$/u,
+      ],
       [{ cwd, store: 42 }, /^the session option store is no session store/u],
       [{ cwd, store: { list: () => undefined } }, /^the session option store is no session store/u],
       [trap, /^the session options could not be read: .*trap/u],
