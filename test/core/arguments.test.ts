@@ -10,6 +10,7 @@ import {
   buildDispatchDynamicTail,
   createExtractor,
   createFactId,
+  dispatchResultJsonSchema,
   DEFAULT_RANKING,
   emptyFactStore,
   estimateTokens,
@@ -22,6 +23,7 @@ import {
   initialTrackerState,
   isPlaceholder,
   makeFact,
+  parseDispatchResult,
   parseHistory,
   parseHistoryLine,
   parseIsoTime,
@@ -35,6 +37,7 @@ import {
   startHistoryReplay,
   toStateSnapshotFacts,
   trackerTransition,
+  validateDispatchResult,
 } from '../../src/index.js';
 import { fileFact } from '../arbitraries.js';
 
@@ -49,7 +52,30 @@ const refusals: ReadonlyArray<readonly [string, () => unknown, RegExp]> = [
     () => formatSessionFacts([fileFact('src/a.ts', 'modified_by', 'task:1', 1), 'x' as never], { layout: 'grouped' }),
     /facts\[1\] is a string, not a fact/u,
   ],
+  [
+    'formatSessionFacts with a hole left by delete',
+    () => {
+      const facts = [
+        fileFact('src/a.ts', 'modified_by', 'task:1', 1),
+        fileFact('src/b.ts', 'modified_by', 'task:1', 1),
+      ];
+      delete facts[0];
+      return formatSessionFacts(facts);
+    },
+    /facts\[0\] is undefined, not a fact/u,
+  ],
   ['formatFactLine of undefined', () => formatFactLine(undefined as never), /the fact is undefined, not a fact/u],
+  // A role that is neither is refused by name, not read as a reviewer.
+  [
+    'validateDispatchResult of a mistyped role',
+    () => validateDispatchResult({ task_id: '1', assessment: 'approved' }, 'implementor' as never),
+    /^unknown role "implementor": expected implementer or reviewer$/u,
+  ],
+  [
+    'dispatchResultJsonSchema of no role',
+    () => dispatchResultJsonSchema(undefined as never),
+    /^unknown role .*: expected implementer or reviewer$/u,
+  ],
   ['replay of null', () => replay(null as never), /events is null, not an array/u],
   ['parseHistory of null', () => parseHistory(null as never), /the history is null, not a string/u],
   ['replayHistory of a number', () => replayHistory(42 as never), /the history is a number, not a string/u],
@@ -188,6 +214,32 @@ const refusals: ReadonlyArray<readonly [string, () => unknown, RegExp]> = [
 describe('arguments that are not of their kind', () => {
   it.each(refusals)('%s is refused with a TypeError naming the argument', (_name, call, message) => {
     expect(call).toThrow(expect.objectContaining({ name: 'TypeError', message: expect.stringMatching(message) }));
+  });
+
+  it('a role with no text form (no prototype, a toString that throws) is an unknown role, answered as a Left', () => {
+    const roles = [
+      Object.create(null),
+      {
+        toString: () => {
+          throw new Error('no text');
+        },
+      },
+    ];
+    for (const role of roles) {
+      expect(parseDispatchResult({}, role as never)).toEqual({
+        _tag: 'Left',
+        left: expect.objectContaining({ code: 'invalid_input', message: expect.stringMatching(/^unknown role /u) }),
+      });
+      const dispatch = { type: 'dispatch', role, taskId: '1', output: {} };
+      const [, , output] = trackerTransition(
+        initialTrackerState(),
+        dispatch as Parameters<typeof trackerTransition>[1],
+      );
+      expect(output.type === 'dispatch' && output.ingested).toEqual({
+        _tag: 'Left',
+        left: expect.objectContaining({ code: 'invalid_input', message: expect.stringMatching(/^unknown role /u) }),
+      });
+    }
   });
 
   it('an environment that is none reads as none, as options do', () => {

@@ -5,7 +5,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { z } from 'zod';
 import { type Failure, failure } from '../../base/failure.js';
-import { formatIssues } from '../../base/schema.js';
+import { formatIssues, quoteValue } from '../../base/schema.js';
 import type { SourceRole } from '../fact.js';
 
 const TestRunSchema = z.object({
@@ -48,7 +48,12 @@ export type ReviewerResult = z.infer<typeof ReviewerResultSchema>;
 /** The result of either role. */
 export type DispatchResult = ImplementerResult | ReviewerResult;
 
-const schemaFor = (role: SourceRole) => (role === 'implementer' ? ImplementerResultSchema : ReviewerResultSchema);
+/** The contract of `role`; a role that is neither is the caller's mistake, refused by name rather than read as a reviewer. */
+const schemaFor = (role: SourceRole) => {
+  if (role === 'implementer') return ImplementerResultSchema;
+  if (role === 'reviewer') return ReviewerResultSchema;
+  throw new TypeError(`unknown role ${quoteValue(role)}: expected implementer or reviewer`);
+};
 
 /**
  * Validates a parsed value against the role's contract; the failure (`schema_invalid`, as

@@ -5,6 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
+import { quoteValue } from '../../base/schema.js';
 import { escapeForLine } from '../../base/text.js';
 import { type DispatchResult, validateDispatchResult } from './contract.js';
 import { isSourceRole, type SourceRole } from '../fact.js';
@@ -74,12 +75,7 @@ const parseJson = (text: string): E.Either<ContractError, unknown> => {
 export const parseDispatchResult = (value: unknown, role: SourceRole): E.Either<ContractError, DispatchResult> =>
   isSourceRole(role)
     ? validateDispatchResult(value, role)
-    : E.left(
-        contractError(
-          'invalid_input',
-          `unknown role ${JSON.stringify(String(role))}: expected implementer or reviewer`,
-        ),
-      );
+    : E.left(contractError('invalid_input', `unknown role ${quoteValue(role)}: expected implementer or reviewer`));
 
 /** Parses raw agent output into a validated result of the given role. */
 export const parseDispatchOutput = (raw: string, role: SourceRole): E.Either<ContractError, DispatchResult> =>

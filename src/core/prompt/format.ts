@@ -178,6 +178,7 @@ export const formatSessionFacts = (facts: ReadonlyArray<SessionFact>, options?: 
   const drawn =
     (options?.layout ?? DEFAULT_LAYOUT) === 'grouped'
       ? groupsOf(facts).flatMap((group) => groupLines(group, lines))
-      : facts.map((fact, i) => rememberedFactLine(checkedFact(fact, `facts[${i}]`), lines));
+      : // Every index, a hole's too (map would leave it a hole, joined as a blank line).
+        Array.from(facts, (fact, i) => rememberedFactLine(checkedFact(fact, `facts[${i}]`), lines));
   return [SESSION_CONTEXT_HEADER, ...drawn].join('\n');
 };

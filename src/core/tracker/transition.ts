@@ -8,6 +8,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { refuseArgument } from '../../base/describe.js';
+import { quoteValue } from '../../base/schema.js';
 import { type Failure, failure, type INTERNAL } from '../../base/failure.js';
 import { isRecord } from '../../base/record.js';
 import { isBlank } from '../../base/text.js';
@@ -157,10 +158,7 @@ const ingest = (state: TrackerState, event: DispatchInput): TrackerStep<Dispatch
   const { role } = event;
   const at = typeof event.at === 'number' ? plainTime(event.at) : event.at;
   if (!isSourceRole(role))
-    return rejected(
-      state,
-      invalidInput(`unknown role ${JSON.stringify(String(role))}: expected implementer or reviewer`),
-    );
+    return rejected(state, invalidInput(`unknown role ${quoteValue(role)}: expected implementer or reviewer`));
   const taskId = normalizeTaskId(event.taskId);
   if (E.isLeft(taskId)) return rejected(state, invalidInput(taskId.left));
   const result = parseResult(event);
