@@ -131,6 +131,8 @@ const readData = (value: unknown): E.Either<string, unknown> => {
   }
 };
 
+const isVersion = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 0;
+
 /** Why `write` is no `NotesWrite` a save can carry out, or undefined. */
 export const malformedWrite = (write: unknown): string | undefined => {
   if (!isRecord(write)) return `the write is ${kindOf(write)}, not an object with the records to save`;
@@ -140,6 +142,12 @@ export const malformedWrite = (write: unknown): string | undefined => {
   if (!Array.from(sessions as unknown[]).every((entry) => isRecord(entry) && typeof entry['session'] === 'string'))
     return "each of the write's sessions must be an object naming its session";
   if (profile !== undefined && !isRecord(profile)) return `the write's profile is ${kindOf(profile)}, not an object`;
+  // The version a record is expected at is a count: text would be joined to, not added to.
+  const unversioned = [...sessions, ...(profile === undefined ? [] : [profile])].find(
+    (record) => !isVersion((record as Record<string, unknown>)['expected']),
+  );
+  if (unversioned !== undefined)
+    return `each record's expected version must be a whole number 0 or more, not ${kindOf((unversioned as Record<string, unknown>)['expected'])}`;
   if (fences !== undefined && !(Array.isArray(fences) && Array.from(fences as unknown[]).every(isRecord)))
     return "the write's fences must be a list of objects";
   return undefined;

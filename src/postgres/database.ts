@@ -142,6 +142,14 @@ interface Connection {
   readonly secrets: ReadonlyArray<string>;
 }
 
+/**
+ * An option's number: one that is none or no number (NaN, a string, a BigInt: a setting read
+ * from the environment as text) reads as the default, so a mistyped one neither removes a bound
+ * nor makes a wait that never ends.
+ */
+const numberOption = (value: unknown, fallback: number): number =>
+  typeof value === 'number' && !Number.isNaN(value) ? value : fallback;
+
 /** A pool of our own for the URL `url`, checked first. */
 const poolFor = (url: string, options: PostgresOptions): E.Either<PostgresFailure, Connection> => {
   const address = parsePostgresUrl(url);
@@ -149,7 +157,7 @@ const poolFor = (url: string, options: PostgresOptions): E.Either<PostgresFailur
   const bound = queryBound(options);
   const pool = new pg.Pool({
     connectionString: address.right.url,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: numberOption(options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS),
     // The server cancels a statement past the limit and frees its backend: a socket the driver
     // drops leaves a backend waiting on a lock as long as the lock is held, one more per retry.
     statement_timeout: bound ?? 0,
@@ -160,7 +168,7 @@ const poolFor = (url: string, options: PostgresOptions): E.Either<PostgresFailur
     // The connection of a statement given up is closed (attempt), so no late answer is read as another's.
     // (A timer past 2^31 - 1 ms fires at once: the driver's is kept within it.)
     query_timeout: bound === undefined ? 0 : Math.min(LONGEST_STATEMENT_TIMEOUT_MS, bound + SERVER_CANCEL_GRACE_MS),
-    max: options.maxConnections ?? 10,
+    max: numberOption(options.maxConnections, 10),
     keepAlive: true,
     // A process that forgets `close` still exits once its calls are done.
     allowExitOnIdle: true,
@@ -185,12 +193,11 @@ const boundSql = (ms: number): string =>
 
 /**
  * The option's `queryTimeoutMs` as a whole number of milliseconds PostgreSQL takes (1 to 2^31 - 1),
- * or undefined for no limit (0 or less); NaN reads as the default. The same for a URL's pool and
+ * or undefined for no limit (0 or less); NaN or no number reads as the default. The same for a URL's pool and
  * a caller's, where the server refused a value past its range on every call.
  */
 const queryBound = (options: PostgresOptions): number | undefined => {
-  const given = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
-  const queryTimeoutMs = Number.isNaN(given) ? DEFAULT_QUERY_TIMEOUT_MS : given;
+  const queryTimeoutMs = numberOption(options.queryTimeoutMs, DEFAULT_QUERY_TIMEOUT_MS);
   return queryTimeoutMs > 0
     ? Math.min(LONGEST_STATEMENT_TIMEOUT_MS, Math.max(1, Math.round(queryTimeoutMs)))
     : undefined;
@@ -239,8 +246,8 @@ export const openDatabase = (
   const named = parseSchemaName(options.schema ?? DEFAULT_SCHEMA);
   if (E.isLeft(named)) return E.left(failure('store_url', named.left));
   const schema = named.right;
-  // A number that is none (NaN) reads as the default, as an absent one does.
-  const retryMs = Math.max(0, Number.isNaN(options.retryMs) ? DEFAULT_RETRY_MS : (options.retryMs ?? DEFAULT_RETRY_MS));
+  // A number that is none (NaN) or no number reads as the default, as an absent one does.
+  const retryMs = Math.max(0, numberOption(options.retryMs, DEFAULT_RETRY_MS));
   const connection = typeof urlOrPool === 'string' ? poolFor(urlOrPool, options) : E.right(callersPool(urlOrPool));
   if (E.isLeft(connection)) return connection;
   const { pool, owned, location, secrets } = connection.right;

@@ -7,6 +7,7 @@
  * upgraded on first use, as for the session store.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { kindOf } from '../base/describe.js';
 import type pg from 'pg';
 import type { NotesRecords, NotesStore, NotesStoreFailure, NotesWritten, StoredRecord } from '../notes/store.js';
 import { jsonOf, malformedWrite, storeFailure } from '../notes/store.js';
@@ -99,6 +100,8 @@ const NEVER_SAVED: StoredRecord = Object.freeze({ version: 0 });
 /** Why one of `ids` cannot be a key of these tables, as the port's failure (bad input), or undefined. */
 const unstorableIds = (ids: ReadonlyArray<string>): NotesStoreFailure | undefined => {
   for (const id of ids) {
+    // A caller's id of another kind (null from an unset variable) is bad input, as the memory store takes it.
+    if (typeof id !== 'string') return storeFailure('invalid_input', `an id is ${kindOf(id)}, not text`);
     const problem = unstorableId(id);
     if (problem !== undefined) return storeFailure('invalid_input', `the id ${JSON.stringify(id)} ${problem}`);
   }

@@ -14,6 +14,9 @@ import { Buffer } from 'node:buffer';
 import * as E from 'fp-ts/lib/Either.js';
 import type pg from 'pg';
 import { failure } from '../base/failure.js';
+import { kindOf } from '../base/describe.js';
+import { isRecord } from '../base/record.js';
+import { quoteValue } from '../base/schema.js';
 import { followerMemory } from '../live/session/follower.js';
 import { parseSessionId } from '../live/session/id.js';
 import { libraryVersion, SNAPSHOT_VERSION } from '../live/session/snapshot.js';
@@ -241,6 +244,17 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
     read: (id, after, follower) => call(id, 'repeatable', (client) => readTail(client, id, after, keysOf(follower))),
     append: async (id, expected, texts, follower) => {
       const keys = keysOf(follower);
+      // A caller's arguments of another kind: a position that is text would be joined to, not
+      // added to, and leave the log's count past its lines.
+      if (!Number.isSafeInteger(expected) || expected < 0)
+        return E.left(
+          failure(
+            'conflict',
+            `session ${id} cannot end at line ${quoteValue(expected)}: a position is a whole number of lines`,
+          ),
+        );
+      if (!Array.isArray(texts) || !Array.from(texts as unknown[]).every((text) => typeof text === 'string'))
+        return E.left(failure('io', 'the lines to append must be a list of texts'));
       if (texts.some((text) => LINE_BREAK.test(text)))
         return E.left(failure('io', 'a line to append holds a line break: it would forge a line of the log'));
       // Refused before anything is written: the log is exported as it is kept, so it must keep the line as given.
@@ -291,6 +305,8 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
       return E.right({ position: row.position, state: row.state });
     },
     writeSnapshot: async (id, snapshot, follower) => {
+      if (!isRecord(snapshot) || !Number.isSafeInteger(snapshot.position) || typeof snapshot.state !== 'string')
+        return E.left(failure('io', `the snapshot is ${kindOf(snapshot)}, not { position, state }`));
       if (snapshot.position <= 0) return E.right(undefined);
       const written = await call(id, 'repeatable', (client) =>
         // Only over the log the state was read from: one made anew since holds other lines.

@@ -407,6 +407,34 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
     expect(E.isLeft(memory) && memory.left.code).toBe('invalid_input');
   });
 
+  it("answers a caller's call of the wrong kind as invalid_input, writing nothing: ids that are none, a version given as text, lease items of another kind", async () => {
+    const store = await freshStore();
+    const refused = async (answer: unknown): Promise<string> => {
+      const settled = await answer;
+      return E.isLeft(settled as E.Either<{ code: string }, unknown>)
+        ? (settled as E.Left<{ code: string }>).left.code
+        : 'accepted';
+    };
+    const calls: ReadonlyArray<() => unknown> = [
+      () => store.load(null as never, 's'),
+      () => store.load('u', 5 as never),
+      () => store.unmergedSessions!(null as never),
+      () => store.save(null as never, { sessions: [] }),
+      // '1' + 1 would be the text '11': a version past every save.
+      () => store.save('u', { sessions: [{ session: 's', value: { a: 1 }, expected: '1' as never }] }),
+      () => store.leases!.lease('u', 's', null as never),
+      () => store.leases!.lease('u', 's', { holder: 5 as never, ttlMs: 1000 }),
+      () => store.leases!.lease('u', 's', { holder: 'h', ttlMs: 1000, add: [null as never] }),
+      () => store.leases!.lease('u', 's', { holder: 'h', ttlMs: 1000, add: [{ kind: 'message', text: 5 as never }] }),
+      () => store.leases!.lease('u', 's', { holder: 'h', ttlMs: 1000, add: [{ kind: 'note' as never }] }),
+      () => store.leases!.lease('u', 's', { holder: 'h', ttlMs: 1000, add: [{ kind: 'stage', key: 'a\u0000' }] }),
+      () => store.leases!.lease('u', 's', { holder: 'h', ttlMs: Number.NaN }),
+    ];
+    for (const call of calls) expect(await refused(call())).toBe('invalid_input');
+    expect(right(await store.load('u', 's')).session.version).toBe(0);
+    await store.close();
+  });
+
   it('takes a tracker resumed from an earlier version’s file whose profile names a session no store can keep: nothing of it blocks the saves, with leases either', async () => {
     const store = await freshStore();
     // Keeps the facts its prompt shows, so the session's list gathers both trackers' messages.

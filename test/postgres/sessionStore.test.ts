@@ -695,6 +695,29 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     expect(right(await store.read('s', 1)).lines.map((line) => line.text)).toEqual(['{"text":"\uD83D\uDE00"}']);
   });
 
+  it("refuses a caller's call of the wrong kind (a position given as text, lines that are none) without writing, and keeps counting its lines", async () => {
+    const { store } = await freshStore();
+    right(await store.append('s', 0, ['{"a":1}']));
+    // '1' + 1 would be the text '11': the count would pass the lines, and the next line leave a gap.
+    const asText = await store.append('s', '1' as never, ['{"b":1}']);
+    expect(E.isLeft(asText) && asText.left.code).toBe('conflict');
+    for (const lines of [null, [123], 'x']) expect(E.isLeft(await store.append('s', 1, lines as never))).toBe(true);
+    expect(E.isLeft(await store.writeSnapshot('s', null as never))).toBe(true);
+    const read = right(await store.read('s', 0));
+    expect([read.position, read.lines.map((line) => line.text)]).toEqual([1, ['{"a":1}']]);
+    right(await store.append('s', 1, ['{"b":1}']));
+    expect(right(await store.read('s', 0)).lines.map((line) => line.line)).toEqual([1, 2]);
+  });
+
+  it('reads an option of the wrong kind as its default: a retryMs or queryTimeoutMs given as text neither waits for ever nor lifts the bound', async () => {
+    const unreachable = postgresSessionStore('postgres://a:b@127.0.0.1:1/m', {
+      retryMs: 'x' as never,
+      connectTimeoutMs: 'y' as never,
+    });
+    expect(E.isLeft(await unreachable.list()) && 'answered').toBe('answered');
+    await unreachable.close();
+  });
+
   it('reads a line written by other means with line breaks in it (JSON pretty-printed by hand) as one line of the same JSON', async () => {
     const { url, settings, store } = await freshStore();
     right(await store.append('s', 0, ['{"a":1}']));
