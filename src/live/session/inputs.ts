@@ -112,7 +112,7 @@ export const timeOf = (at: unknown, clock: () => number): E.Either<SessionError,
   if (at !== undefined && at !== null)
     return typeof at === 'number' && Number.isFinite(at)
       ? E.mapLeft(({ message }: TimeFailure) => invalidField(`at is not a time: ${message}`))(parseEventTime(at))
-      : E.left(invalidInput(`the time must be a finite number of epoch milliseconds, not ${String(at)}`));
+      : E.left(invalidInput(`the time must be a finite number of epoch milliseconds, not ${quoteValue(at)}`));
   let now: unknown;
   try {
     now = clock();
@@ -161,6 +161,9 @@ export interface DispatchFields {
 export const dispatchFields = (input: IngestResultInput): E.Either<SessionError, DispatchFields> => {
   if (!isRecord(input)) return E.left(invalidInput('the input is not an object'));
   const { role, taskId, output } = input;
+  // A role is a name (which the contract then checks): one of another kind could not be written, nor keyed.
+  if (typeof role !== 'string')
+    return E.left(invalidField(`role must be implementer or reviewer, not ${quoteValue(role)}`));
   if (typeof output !== 'string' && !isRecord(output))
     return E.left(invalidInput('output must be the raw agent text (a string) or the result object'));
   const limited = pipe(

@@ -8,7 +8,7 @@
  * transition, so both give the same sections and facts.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { refuseArgument } from '../../base/describe.js';
+import { describeError, kindOf, refuseArgument } from '../../base/describe.js';
 import { sha256HexPrefix } from '../../base/hash.js';
 import { asOneRun } from '../../persistent/owner.js';
 import { type Extraction, normalizeTaskId } from '../../core/extract/extractor.js';
@@ -174,7 +174,14 @@ export const applyLogLines = (
   // One write run for the batch, as a replay writes: no state between two lines escapes it.
   return asOneRun(() => {
     let next = state;
-    for (const { line, text } of lines) next = applyLogLine(next, line, text, env);
+    for (let index = 0; index < lines.length; index += 1) {
+      const entry: unknown = lines[index];
+      // A hole or a null among the lines is named by its place, not failed on deep inside.
+      if (typeof entry !== 'object' || entry === null)
+        refuseArgument(`lines[${index}]`, entry, 'a line ({ line, text })');
+      const { line, text } = entry as { readonly line: number; readonly text: string };
+      next = applyLogLine(next, line, text, env);
+    }
     return next.lines === position ? next : Object.freeze({ ...next, lines: position });
   });
 };
@@ -214,6 +221,20 @@ export interface SameResult {
   readonly key: string;
 }
 
+/** The line `fields` are written as, or why JSON cannot hold them (a BigInt, a toJSON or a getter that throws): the caller's input. */
+const lineText = (fields: Readonly<Record<string, unknown>>): E.Either<SessionError, string> => {
+  try {
+    const text: unknown = JSON.stringify(fields);
+    if (typeof text === 'string') return E.right(text);
+  } catch (error) {
+    return E.left({
+      code: 'invalid_input',
+      message: `the event cannot be written to the log as JSON: ${describeError(error)}`,
+    });
+  }
+  return E.left({ code: 'invalid_input', message: `the event is ${kindOf(fields)}, not fields of a line` });
+};
+
 /**
  * Plans recording the event whose line is `fields` after the state's last line: parsed exactly
  * as `replay` will parse it there, recognized when the log holds it already (among its recent
@@ -227,7 +248,9 @@ export const planEvent = (
   sameResult?: SameResult,
 ): E.Either<SessionError, EventPlan> => {
   checkedState(state);
-  const text = JSON.stringify(fields);
+  const written = lineText(fields);
+  if (E.isLeft(written)) return written;
+  const text = written.right;
   const line = state.lines + 1;
   const parsed = parseHistoryLine(text, line, state.previousAt);
   if (E.isLeft(parsed)) return E.left({ code: parsed.left.code, message: parsed.left.message });
@@ -299,7 +322,9 @@ export const compactionOf = (recorded: RecordedEvent): CompactionReport | undefi
 export const parsePromptQuery = (
   fields: Readonly<Record<string, unknown>>,
 ): E.Either<SessionError, HistoryPromptEvent> => {
-  const parsed = parseHistoryLine(JSON.stringify(fields), 0, undefined);
+  const text = lineText(fields);
+  if (E.isLeft(text)) return text;
+  const parsed = parseHistoryLine(text.right, 0, undefined);
   if (E.isLeft(parsed)) return E.left({ code: parsed.left.code, message: parsed.left.message });
   return parsed.right.type === 'prompt'
     ? E.right(parsed.right)

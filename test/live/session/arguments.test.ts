@@ -51,6 +51,11 @@ const refusals: ReadonlyArray<readonly [string, () => unknown, RegExp]> = [
     () => applyLogLines(state, [], null as never),
     /the position is null, not a number/u,
   ],
+  [
+    'applyLogLines with a hole among the lines',
+    () => applyLogLines(state, [undefined as never, { line: 1, text: '{}' }], 1),
+    /^lines\[0\] is undefined, not a line/u,
+  ],
   ['planEvent of a null state', () => planEvent(null as never, { type: 'prompt' }), STATE_NULL],
   ['encodeSessionState of null', () => encodeSessionState(null as never), STATE_NULL],
 ];

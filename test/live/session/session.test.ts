@@ -222,6 +222,31 @@ describe('a live session', () => {
     expect(notANumber).toEqual(
       E.left({ code: 'invalid_field', message: 'maxFacts must be a whole number 0 or more, not NaN' }),
     );
+    // A field JSON cannot write (a BigInt), or a time whose text form throws, is the caller's input, said so.
+    expect(await session.ingestResult({ role: 1n, taskId: '2', output: result('2', 'x') } as never)).toEqual(
+      E.left({ code: 'invalid_field', message: 'role must be implementer or reviewer, not a bigint' }),
+    );
+    for (const prompt of [
+      { taskId: '2', taskPrompt: 5n },
+      { taskId: '2', taskPrompt: 'x', tags: [1n] },
+    ]) {
+      const answers = [await session.compileContext(prompt as never), await session.previewContext(prompt as never)];
+      for (const answer of answers)
+        expect(answer).toEqual(
+          E.left({
+            code: 'invalid_input',
+            message: expect.stringMatching(/^the event cannot be written to the log as JSON: /u),
+          }),
+        );
+    }
+    const untold = {
+      toString: () => {
+        throw new Error('no text');
+      },
+    };
+    expect(await session.ingestResult({ role: 'implementer', taskId: '2', output: 'x', at: untold } as never)).toEqual(
+      E.left(expect.objectContaining({ code: 'invalid_input' })),
+    );
     // A task id that is no id, one JSON cannot write among them, is named as such.
     const cyclic: Record<string, unknown> = {};
     cyclic['self'] = cyclic;
