@@ -410,6 +410,12 @@ export const exitOnUncaughtError = (status: number): void => {
   };
   process.on('uncaughtException', exit);
   process.on('unhandledRejection', exit);
+  // A library's warning (the PostgreSQL driver's about sslmode, over a dozen lines) in one line,
+  // as every message of the command is, instead of Node's own print of it.
+  process.removeAllListeners('warning');
+  process.on('warning', (warning) => {
+    process.stderr.write(`fact-tracker: warning: ${collapseWhitespace(`${warning.name}: ${warning.message}`)}\n`);
+  });
 };
 
 /** True when the file descriptor `fd` is a folder (false when it cannot be looked at). */

@@ -551,6 +551,23 @@ describe('sessions list', () => {
   });
 });
 
+describe('a warning of a library the command loads', () => {
+  it("is one line on stderr, as every message is: the PostgreSQL driver's about sslmode, over a dozen lines of its own", async ({
+    expect,
+  }) => {
+    const run = await runCli(['sessions', 'list', '--store', 'postgres://u:pw-s3cret@127.0.0.1:1/db?sslmode=require']);
+    expect(run.status).toBe(1);
+    const lines = run.stderr.split('\n').filter((line) => line !== '');
+    expect(lines).toEqual([
+      expect.stringMatching(/^fact-tracker: warning: Warning: SECURITY WARNING: The SSL modes .*sslmode=verify-full/u),
+      expect.stringMatching(
+        /^fact-tracker sessions: store_unreachable: cannot reach PostgreSQL at postgres:\/\/u@127\.0\.0\.1:1\//u,
+      ),
+    ]);
+    expect(run.stderr).not.toContain('pw-s3cret');
+  });
+});
+
 describe('sessions delete', () => {
   it('says what it deleted in one line, whatever the store folder is named (a line break, an escape)', async ({
     expect,
