@@ -75,9 +75,18 @@ const outcomeFor = async (command: HookCommand, io: CliIo): Promise<HookOutcome>
 export const runHookCommand =
   (command: HookCommand, io: CliIo): TE.TaskEither<string, number> =>
   async () => {
-    const outcome = await outcomeFor(command, io).catch((error: unknown) => alert(internalFailure(error)));
-    const output = hookOutput(outcome);
-    if (output !== undefined) io.stdout(`${JSON.stringify(output)}\n`);
+    const run = await outcomeFor(command, io).catch((error: unknown) => alert(internalFailure(error)));
+    // Its output written as JSON is part of the boundary: one JSON cannot write is a bug told as such.
+    let outcome = run;
+    let text: string | undefined;
+    try {
+      const output = hookOutput(run);
+      text = output === undefined ? undefined : JSON.stringify(output);
+    } catch (error) {
+      outcome = alert(internalFailure(error));
+      text = JSON.stringify(hookOutput(outcome));
+    }
+    if (text !== undefined) io.stdout(`${text}\n`);
     for (const message of outcome.messages) io.stderr(`fact-tracker hook: ${collapseWhitespace(message)}\n`);
     return E.right(EXIT_OK);
   };

@@ -9,11 +9,13 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { z } from 'zod';
 import { type Failure, failure } from '../../base/failure.js';
+import { exceedsJsonDepth } from '../../base/json.js';
 import { sha256HexPrefix } from '../../base/hash.js';
 import { isRecord } from '../../base/record.js';
 import { describeIssue } from '../../base/schema.js';
 import { collapseWhitespace, isBlank, trimEndOf } from '../../base/text.js';
 import { normalizeTaskId } from '../../core/extract/extractor.js';
+import { HISTORY_LINE_LIMITS } from '../../core/history/lines.js';
 import { nameId } from '../session/id.js';
 import { LIMIT_CODES, MAX_TASK_ID_LENGTH } from '../session/limits.js';
 
@@ -277,8 +279,23 @@ const parsePayloadJson = (payload: string): E.Either<Failure, unknown> => {
   }
 };
 
+/**
+ * How deep a payload may nest arrays and objects: twice what a history line may, room for a
+ * result object as deep as a line holds one, a few levels down in the host's event. Deeper, the
+ * payload is refused before anything is recorded: writing it back (the prompt the hook rewrites
+ * carries the event's tool input) would overflow the stack.
+ */
+export const MAX_PAYLOAD_DEPTH = 2 * HISTORY_LINE_LIMITS.depth;
+
 /** Reads a hook payload; Left says in one line why it is not one. */
 export const parseHookEvent = (payload: string): E.Either<Failure, HookEvent> => {
+  if (exceedsJsonDepth(payload, MAX_PAYLOAD_DEPTH))
+    return E.left(
+      failure(
+        LIMIT_CODES.input,
+        `the hook payload nests arrays and objects more than ${MAX_PAYLOAD_DEPTH} deep; it was not read`,
+      ),
+    );
   const parsed = parsePayloadJson(payload);
   if (E.isLeft(parsed)) return parsed;
   const value = parsed.right;

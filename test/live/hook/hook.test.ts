@@ -287,6 +287,21 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
     expect(noSession.messages).toEqual([
       'invalid_payload: the SubagentStart payload is not as documented (session_id is missing (expected string))',
     ]);
+    // Nested past any event's depth, it is refused before anything is recorded: the rewritten
+    // prompt's tool input written back would overflow the stack.
+    const deep = JSON.stringify(fixture('claude-code', 'pre-tool-use-agent', cwd)).replace(
+      '"tool_input":{',
+      `"tool_input":{"extra":${'['.repeat(5_000)}${']'.repeat(5_000)},`,
+    );
+    const refused = await rawRun(deep, cwd, { CLAUDE_PROJECT_DIR: cwd });
+    expect([refused.status, JSON.parse(refused.stdout)]).toEqual([
+      0,
+      {
+        systemMessage: expect.stringMatching(
+          /^fact-tracker: input_too_large: the hook payload nests arrays and objects more than 200 deep/u,
+        ),
+      },
+    ]);
     expect(readdirSync(cwd)).toEqual([]);
   });
 
