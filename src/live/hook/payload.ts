@@ -15,9 +15,8 @@ import { isRecord } from '../../base/record.js';
 import { describeIssue } from '../../base/schema.js';
 import { collapseWhitespace, isBlank, trimEndOf } from '../../base/text.js';
 import { normalizeTaskId } from '../../core/extract/extractor.js';
-import { HISTORY_LINE_LIMITS } from '../../core/history/lines.js';
 import { nameId } from '../session/id.js';
-import { LIMIT_CODES, MAX_TASK_ID_LENGTH } from '../session/limits.js';
+import { LIMIT_CODES, MAX_PAYLOAD_DEPTH, MAX_TASK_ID_LENGTH } from '../session/limits.js';
 
 /** The tools that start a subagent: Claude Code's `Agent` (called `Task` before 2.1) and Codex's `spawn_agent`. */
 export const SUBAGENT_TOOLS = ['Agent', 'Task', 'spawn_agent'] as const;
@@ -278,14 +277,6 @@ const parsePayloadJson = (payload: string): E.Either<Failure, unknown> => {
     );
   }
 };
-
-/**
- * How deep a payload may nest arrays and objects: twice what a history line may, room for a
- * result object as deep as a line holds one, a few levels down in the host's event. Deeper, the
- * payload is refused before anything is recorded: writing it back (the prompt the hook rewrites
- * carries the event's tool input) would overflow the stack.
- */
-export const MAX_PAYLOAD_DEPTH = 2 * HISTORY_LINE_LIMITS.depth;
 
 /** Reads a hook payload; Left says in one line why it is not one. */
 export const parseHookEvent = (payload: string): E.Either<Failure, HookEvent> => {

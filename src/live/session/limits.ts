@@ -28,6 +28,14 @@ export const MAX_OUTPUT_LENGTH = 1_000_000;
 export const MAX_OUTPUT_DEPTH = HISTORY_LINE_LIMITS.depth - 1;
 
 /**
+ * How deep a hook event may nest arrays and objects: twice what a history line may, room for a
+ * result object as deep as a line holds one, a few levels down in the host's event. Deeper, the
+ * event is refused before anything is recorded: writing it back (the prompt the hook rewrites
+ * carries the event's tool input) would overflow the stack.
+ */
+export const MAX_PAYLOAD_DEPTH = 2 * HISTORY_LINE_LIMITS.depth;
+
+/**
  * The largest message read whole, in bytes: one JSON-RPC message of the MCP server, or the
  * payload of one hook event on standard input. Room for the largest output and prompt taken,
  * even with every character escaped, and not much more.
