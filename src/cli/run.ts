@@ -72,11 +72,16 @@ export const run = async (argv: ReadonlyArray<string>, io: CliIo): Promise<numbe
   try {
     const command = parseCommandLine(argv);
     if (E.isLeft(command)) {
-      const line = usageLine(command.left);
-      io.stderr(line);
-      // An agent keeps a hook's stderr in its debug log: a hook given a wrong option would fail
-      // every event unseen, so the user is told where the agent shows it.
-      if (argv[0] === 'hook') io.stdout(`${JSON.stringify({ systemMessage: collapseWhitespace(line) })}\n`);
+      if (argv[0] !== 'hook') {
+        io.stderr(usageLine(command.left));
+        return failed;
+      }
+      // A hook's problem starts with its code, as every other of its lines. An agent keeps a
+      // hook's stderr in its debug log: a hook given a wrong option would fail every event
+      // unseen, so the user is told where the agent shows it too.
+      const said = `invalid_option: ${collapseWhitespace(command.left.message)} (see ${PROGRAM} hook --help)`;
+      io.stderr(`${PROGRAM} hook: ${said}\n`);
+      io.stdout(`${JSON.stringify({ systemMessage: `${PROGRAM}: ${said}` })}\n`);
       return failed;
     }
     const outcome = await execute(command.right, io)();

@@ -253,13 +253,18 @@ describe.concurrent('fact-tracker commands', () => {
     ]);
     for (const [index, [argv, option, value]] of twice.entries()) {
       const command = argv[0]!;
-      const line = `fact-tracker ${command}: ${option} is given more than once: it takes one ${value} (see fact-tracker ${command} --help)`;
-      expect(refused[index]).toEqual({
-        // As every usage error of its command: a hook never fails the agent's work, and says it where the user sees it.
-        status: command === 'hook' ? 0 : 1,
-        stdout: command === 'hook' ? `${JSON.stringify({ systemMessage: line })}\n` : '',
-        stderr: `${line}\n`,
-      });
+      const said = `${option} is given more than once: it takes one ${value} (see fact-tracker ${command} --help)`;
+      // As every usage error of its command: a hook never fails the agent's work, says it where
+      // the user sees it, and starts it with its code, as every line of the hook's.
+      expect(refused[index]).toEqual(
+        command === 'hook'
+          ? {
+              status: 0,
+              stdout: `${JSON.stringify({ systemMessage: `fact-tracker: invalid_option: ${said}` })}\n`,
+              stderr: `fact-tracker hook: invalid_option: ${said}\n`,
+            }
+          : { status: 1, stdout: '', stderr: `fact-tracker ${command}: ${said}\n` },
+      );
     }
     // Nothing was done: no state saved, no session made.
     expect(readdirSync(place)).toEqual([]);

@@ -195,9 +195,13 @@ describe('hook', () => {
   it('says a usage error in one line and still exits 0: the agent carries on', async () => {
     const result = await runInMemory(['hook', '--store', 'a', '--sessions-dir', 'b']);
     expect(result.status).toBe(0);
-    expect(result.stderr).toMatch(/^fact-tracker hook: --store and --sessions-dir both say where the sessions are/u);
+    expect(result.stderr).toMatch(
+      /^fact-tracker hook: invalid_option: --store and --sessions-dir both say where the sessions are/u,
+    );
     // Said where the user sees it too.
-    expect(JSON.parse(result.stdout)).toEqual({ systemMessage: result.stderr.trim() });
+    expect(JSON.parse(result.stdout)).toEqual({
+      systemMessage: result.stderr.trim().replace(/^fact-tracker hook: /u, 'fact-tracker: '),
+    });
   });
 
   it('says a store that cannot be used when an event needs its session, never on the events it ignores', async () => {
@@ -478,20 +482,22 @@ describe("failures that are not the user's", () => {
   });
 
   it('a hook given a wrong option says it as a systemMessage too, which the user sees, and exits 0', async () => {
-    for (const [argv, line] of [
-      [['hook', '--max-fact', '10'], "fact-tracker hook: Unknown option '--max-fact' (see fact-tracker hook --help)"],
-      [
-        ['hook', '--layout', 'group'],
-        'fact-tracker hook: --layout must be lines or grouped, not "group" (see fact-tracker hook --help)',
-      ],
+    for (const [argv, said] of [
+      [['hook', '--max-fact', '10'], "Unknown option '--max-fact' (see fact-tracker hook --help)"],
+      [['hook', '--layout', 'group'], '--layout must be lines or grouped, not "group" (see fact-tracker hook --help)'],
       [
         ['hook', '--reviewer-pattern', '('],
-        'fact-tracker hook: --reviewer-pattern "(" is not a regular expression (see fact-tracker hook --help)',
+        '--reviewer-pattern "(" is not a regular expression (see fact-tracker hook --help)',
+      ],
+      [
+        ['hook', '--max-facts', '-1'],
+        '--max-facts needs a value; a value that starts with a dash is written --max-facts=VALUE (see fact-tracker hook --help)',
       ],
     ] as const) {
+      // Its code first, as every line of the hook's.
       const result = await runInMemory(argv, {});
-      expect(result).toMatchObject({ status: 0, stderr: `${line}\n` });
-      expect(JSON.parse(result.stdout)).toEqual({ systemMessage: line });
+      expect(result).toMatchObject({ status: 0, stderr: `fact-tracker hook: invalid_option: ${said}\n` });
+      expect(JSON.parse(result.stdout)).toEqual({ systemMessage: `fact-tracker: invalid_option: ${said}` });
     }
     // Any other command's usage error stays on stderr alone.
     expect(await runInMemory(['replay', '--max-fact', '10'], {})).toMatchObject({ status: 1, stdout: '' });
