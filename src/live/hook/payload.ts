@@ -12,6 +12,7 @@ import { type Failure, failure } from '../../base/failure.js';
 import { exceedsJsonDepth } from '../../base/json.js';
 import { sha256HexPrefix } from '../../base/hash.js';
 import { isRecord } from '../../base/record.js';
+import { kindOf } from '../../base/describe.js';
 import { describeIssue } from '../../base/schema.js';
 import { collapseWhitespace, isBlank, trimEndOf } from '../../base/text.js';
 import { normalizeTaskId } from '../../core/extract/extractor.js';
@@ -181,6 +182,17 @@ const subagentInput = (
     : O.none;
 };
 
+/**
+ * Why a subagent tool's input is none the hook can read (undefined for one with a prompt, or a
+ * blank one, which asks nothing): not an object, or a prompt that is not text.
+ */
+const malformedSubagentInput = (input: unknown): string | undefined => {
+  if (!isRecord(input)) return `tool_input is ${kindOf(input)}, not an object`;
+  const field = ['prompt', 'message'].find((name) => input[name] !== undefined);
+  if (field === undefined) return 'tool_input has no prompt';
+  return typeof input[field] === 'string' ? undefined : `tool_input.${field} is ${kindOf(input[field])}, not text`;
+};
+
 /** The text of a tool result's content: a string, or the text blocks of a content array. */
 const contentText = (content: unknown): string | undefined => {
   if (typeof content === 'string') return content;
@@ -213,17 +225,28 @@ const readToolEvent = (
     return E.right({ event: 'ignored', name: `${name} of ${tool}` });
   switch (name) {
     case 'PreToolUse':
-      return E.map((event: z.infer<typeof PreToolUse>): HookEvent => {
-        const input = event.tool_name === HANDBACK_TOOL ? O.none : subagentInput(event.tool_input);
-        return O.isNone(input)
-          ? { event: 'ignored', name: `PreToolUse of ${event.tool_name}` }
-          : {
-              event: 'PreToolUse',
-              ...base(event),
-              toolName: event.tool_name,
-              ...defined('toolUseId', event.tool_use_id),
-              ...input.value,
-            };
+      return E.chain((event: z.infer<typeof PreToolUse>): E.Either<Failure, HookEvent> => {
+        if (event.tool_name === HANDBACK_TOOL)
+          return E.right({ event: 'ignored', name: `PreToolUse of ${HANDBACK_TOOL}` });
+        const input = subagentInput(event.tool_input);
+        if (O.isSome(input))
+          return E.right({
+            event: 'PreToolUse',
+            ...base(event),
+            toolName: event.tool_name,
+            ...defined('toolUseId', event.tool_use_id),
+            ...input.value,
+          });
+        // A subagent's call whose prompt is not text would run without its section: said, not passed over.
+        const malformed = malformedSubagentInput(event.tool_input);
+        return malformed === undefined
+          ? E.right({ event: 'ignored', name: `PreToolUse of ${event.tool_name}` })
+          : E.left(
+              failure(
+                INVALID_PAYLOAD,
+                `the PreToolUse payload of ${event.tool_name} is not as documented (${malformed})`,
+              ),
+            );
       })(validated(PreToolUse, value, name));
     case 'PostToolUse':
       return E.map((event: z.infer<typeof PostToolUse>): HookEvent => {

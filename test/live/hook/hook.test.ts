@@ -287,6 +287,15 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
     expect(noSession.messages).toEqual([
       'invalid_payload: the SubagentStart payload is not as documented (session_id is missing (expected string))',
     ]);
+    // A subagent's call whose prompt is not text would run without its section: said, nothing recorded.
+    const call = fixture('claude-code', 'pre-tool-use-agent', cwd) as Record<string, Record<string, unknown>>;
+    for (const [toolInput, said] of [
+      ['just a string', 'tool_input is a string, not an object'],
+      [{ ...call['tool_input'], prompt: 123 }, 'tool_input.prompt is a number, not text'],
+    ] as const)
+      expect(
+        (await runHook(JSON.stringify({ ...call, tool_input: toolInput }), { cwd, projectDir: cwd })).messages,
+      ).toEqual([`invalid_payload: the PreToolUse payload of Agent is not as documented (${said})`]);
     // Nested past any event's depth, it is refused before anything is recorded: the rewritten
     // prompt's tool input written back would overflow the stack.
     const deep = JSON.stringify(fixture('claude-code', 'pre-tool-use-agent', cwd)).replace(
