@@ -386,6 +386,44 @@ describe('the Node shell given arguments that are not of their kind', () => {
     expect(listing(repo)).toEqual(before);
   });
 
+  it('refuses key options and a clock of the wrong kind as invalid, and reads a key part that is none as not named', async () => {
+    const { loadContext, writeContext, moveContext } = await import('../../src/context/node/index.js');
+    const { listing, makeRepo } = await import('./repo.js');
+    const repo = makeRepo();
+    const options = { cwd: repo, enabled: true, now: () => 1_750_000_000_000 };
+    const failed = { status: 'failed', failedStep: 's', error: 'e', nextAction: 'n' } as const;
+    const invalid = (message: RegExp) => E.left({ code: 'invalid', message: expect.stringMatching(message) });
+    const before = listing(repo);
+    for (const [field, value, message] of [
+      ['workstreamId', 42, /^the workstreamId is a number, not text$/u],
+      ['branch', [], /^the branch is an array, not text$/u],
+      ['repo', {}, /^the repo is an object, not text$/u],
+      ['kind', 1n, /^the kind of a context is planning or implementation, not a bigint$/u],
+      ['now', 42, /^now is a number, not a function/u],
+    ] as const) {
+      expect(await loadContext({ ...options, [field]: value } as never), field).toEqual(invalid(message));
+      expect(await writeContext({ ...options, [field]: value } as never, failed), field).toEqual(invalid(message));
+    }
+    // A clock that throws answers no time: the write refuses it as such, not as a bug.
+    const stopped = await writeContext(
+      {
+        ...options,
+        now: () => {
+          throw new Error('no clock');
+        },
+      },
+      failed,
+    );
+    expect(E.isLeft(stopped) && stopped.left.code).toBe('invalid');
+    expect(listing(repo)).toEqual(before);
+    // null (an unset variable) names no branch: the current one, never a branch called unset.
+    const written = await writeContext({ ...options, branch: null, repo: null } as never, failed);
+    expect(E.isRight(written) && O.isSome(written.right) && written.right.value.context.key.branch).toBe('main');
+    // A branch someone types is normalized first, as --branch is.
+    const moved = await moveContext({ ...options, branch: 'feat' }, ' main');
+    expect(E.isRight(moved) && O.isSome(moved.right) && moved.right.value.context.key.branch).toBe('feat');
+  });
+
   it('refuses as invalid, writing nothing, fields of the wrong kind inside a run outcome and a change that answers no context', async () => {
     const { updateContext, writeContext } = await import('../../src/context/node/index.js');
     const { listing, makeRepo } = await import('./repo.js');

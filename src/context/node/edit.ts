@@ -10,7 +10,7 @@ import { describeError, kindOf } from '../../base/describe.js';
 import { isEither } from '../../base/failure.js';
 import { isRecord, readOnce } from '../../base/record.js';
 import { checkpointMismatch, type RepositorySnapshot } from '../checkpoint.js';
-import { isSameContextKey, parseContextKey } from '../key.js';
+import { isSameContextKey, normalizeKeyPart, parseContextKey } from '../key.js';
 import { mergeContextsReported } from '../merge.js';
 import { redactSecrets } from '../secrets.js';
 import { staleReasonText } from '../bundleLines.js';
@@ -205,7 +205,8 @@ export const moveContext = (
   const move: MoveOptions = typeof given === 'object' && given !== null ? given : {};
   return editContext(options, {
     edit: ({ file, key }) => {
-      const source = parseContextKey({ ...key, branch: from });
+      // A branch someone types is normalized first, as --branch and every key part are.
+      const source = parseContextKey({ ...key, branch: normalizeKeyPart(from) });
       if (E.isLeft(source)) return source;
       if (isSameContextKey(source.right, key))
         return E.left({
@@ -217,13 +218,13 @@ export const moveContext = (
       if (moving === undefined && keptApart !== undefined)
         return E.left({
           code: 'corrupt',
-          message: `the context of workstream ${redactSecrets(key.workstreamId)} on branch ${redactSecrets(from)} is kept apart (it breaks a cap or its schema: ${keptApart.problem}): nothing was moved and it is left untouched; fix it by hand, then try again`,
+          message: `the context of workstream ${redactSecrets(key.workstreamId)} on branch ${redactSecrets(source.right.branch)} is kept apart (it breaks a cap or its schema: ${keptApart.problem}): nothing was moved and it is left untouched; fix it by hand, then try again`,
         });
       if (moving === undefined) {
         const others = selectOtherKeys(file, key).filter((other) => other.repo === key.repo);
         return E.left({
           code: 'invalid',
-          message: `nothing is stored for workstream ${key.workstreamId} on branch ${from}${others.length === 0 ? '' : `; it is stored on branch ${others.map((other) => redactSecrets(other.branch)).join(', ')}`}`,
+          message: `nothing is stored for workstream ${key.workstreamId} on branch ${redactSecrets(source.right.branch)}${others.length === 0 ? '' : `; it is stored on branch ${others.map((other) => redactSecrets(other.branch)).join(', ')}`}`,
         });
       }
       const present = O.toUndefined(selectContext(file, key));

@@ -11,6 +11,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { kindOf } from '../../base/describe.js';
+import { quoteValue } from '../../base/schema.js';
 import { internalFailure } from '../../base/failure.js';
 import { ioFailure } from '../../node/fileFailure.js';
 import {
@@ -148,6 +149,39 @@ const pathsFor = (root: string, kind: ContextKind): ContextPaths => {
   };
 };
 
+/**
+ * The key parts the caller named: one that is none (undefined, null from an unset variable) is
+ * not named (the repository's own, the current branch, the default workstream); one of another
+ * kind is refused by name, never keyed under a made-up part.
+ */
+const keyPartsOf = (
+  options: ContextOptions,
+): E.Either<ContextError, { readonly repo?: string; readonly branch?: string; readonly workstreamId?: string }> => {
+  const parts: Record<string, string> = {};
+  for (const name of ['repo', 'branch', 'workstreamId'] as const) {
+    const value: unknown = options[name];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string')
+      return E.left({ code: 'invalid', message: `the ${name} is ${kindOf(value)}, not text` });
+    parts[name] = value;
+  }
+  return E.right(parts);
+};
+
+/**
+ * The caller's clock, as the shell reads it: one that throws answers no time (NaN), which every
+ * write refuses as a time that is not one, rather than failing as a bug of the shell's.
+ */
+const clockOf =
+  (now: () => number): (() => number) =>
+  () => {
+    try {
+      return now();
+    } catch {
+      return Number.NaN;
+    }
+  };
+
 /** The paths of the context that `options` names in the repository at `location`, once each is known to stay inside it. */
 const scopeFor = async (
   options: ContextOptions,
@@ -158,7 +192,16 @@ const scopeFor = async (
   if (!(CONTEXT_KINDS as ReadonlyArray<string>).includes(kind))
     return E.left({
       code: 'invalid',
-      message: `the kind of a context is ${CONTEXT_KINDS.join(' or ')}, not ${JSON.stringify(kind)}`,
+      message: `the kind of a context is ${CONTEXT_KINDS.join(' or ')}, not ${quoteValue(kind)}`,
+    });
+  const given = keyPartsOf(options);
+  if (E.isLeft(given)) return given;
+  const { repo, branch, workstreamId } = given.right;
+  const { now } = options;
+  if (now !== undefined && now !== null && typeof now !== 'function')
+    return E.left({
+      code: 'invalid',
+      message: `now is ${kindOf(now)}, not a function (a clock in epoch milliseconds)`,
     });
   const { root } = location;
   const confined = await confine(root, kind);
@@ -166,9 +209,9 @@ const scopeFor = async (
   // An explicit key part must be valid as it is; the repository's own names are sanitized when read.
   // Parts typed by someone are normalized first: names that only look alike are one.
   const explicit = parseContextKey({
-    repo: normalizeKeyPart(options.repo ?? 'unset'),
-    branch: normalizeKeyPart(options.branch ?? 'unset'),
-    workstreamId: normalizeKeyPart(options.workstreamId ?? DEFAULT_WORKSTREAM),
+    repo: normalizeKeyPart(repo ?? 'unset'),
+    branch: normalizeKeyPart(branch ?? 'unset'),
+    workstreamId: normalizeKeyPart(workstreamId ?? DEFAULT_WORKSTREAM),
   });
   if (E.isLeft(explicit)) return explicit;
   return E.right({
@@ -176,13 +219,13 @@ const scopeFor = async (
     flag,
     location,
     named: {
-      ...(options.repo === undefined ? {} : { repo: explicit.right.repo }),
-      ...(options.branch === undefined ? {} : { branch: explicit.right.branch }),
+      ...(repo === undefined ? {} : { repo: explicit.right.repo }),
+      ...(branch === undefined ? {} : { branch: explicit.right.branch }),
       workstreamId: explicit.right.workstreamId,
     },
     paths: pathsFor(root, kind),
     trackedDirectory: await resolvedRelative(root, CONTEXT_DIRECTORY.split('/')),
-    now: options.now ?? Date.now,
+    now: typeof now === 'function' ? clockOf(now) : Date.now,
     display: (file) => path.relative(root, file).split(path.sep).join('/'),
   });
 };
