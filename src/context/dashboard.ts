@@ -6,7 +6,7 @@
  * any CommonMark viewer.
  */
 import { collapseWhitespace, isBlank } from '../base/text.js';
-import { checkedContextFile, checkedText } from './arguments.js';
+import { checkedContextFile, checkedKind, checkedText } from './arguments.js';
 import type { ContextFile, LastRun, SharedContext } from './model.js';
 import { pinnedRuleLines } from './pinned.js';
 
@@ -107,10 +107,11 @@ const contextSection = (context: SharedContext): string[] => {
 export const renderContextDashboard = (file: ContextFile, jsonName: string): string => {
   checkedContextFile(file);
   checkedText(jsonName, 'the JSON name');
+  // Nothing given reaches the Markdown raw: a kind that is none is refused, the name is code.
   return [
-    `# Shared context: ${file.kind}`,
+    `# Shared context: ${checkedKind(file.kind)}`,
     '',
-    `Generated from \`${jsonName}\` by session-fact-tracker after every write. Do not edit: it is never read back. Tool session ids live in \`*.local.json\` files, which stay out of git.`,
+    `Generated from ${code(jsonName)} by session-fact-tracker after every write. Do not edit: it is never read back. Tool session ids live in \`*.local.json\` files, which stay out of git.`,
     ...file.contexts.flatMap((context) => ['', ...contextSection(context)]),
     '',
   ].join('\n');

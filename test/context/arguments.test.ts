@@ -184,6 +184,11 @@ const refusals: ReadonlyArray<readonly [string, () => unknown, RegExp]> = [
   ['contextFileNames of null', () => contextFileNames(null as never), /the kind is null, not a context kind/u],
   ['renderContextDashboard of a null file', () => renderContextDashboard(null as never, 'x.json'), FILE_NULL],
   [
+    'renderContextDashboard of a file whose kind would forge a heading',
+    () => renderContextDashboard({ kind: 'x\n# forged' as never, contexts: [] }, 'x.json'),
+    /^the kind is a string, not a context kind/u,
+  ],
+  [
     'renderContextDashboard with a number as the JSON name',
     () => renderContextDashboard(file, 42 as never),
     /the JSON name is a number, not a string/u,
@@ -325,6 +330,14 @@ describe('arguments that are not of their kind', () => {
     expect(pinnedRulesProblem(['x'], null as never)).toBeUndefined();
     expect(elsewhereNotice(key, [{ ...key, branch: 'old' }], 'planning', null as never)).toMatch(/branch old/u);
     expect(mergeContextFiles(file, file, null as never).contexts).toHaveLength(1);
+  });
+});
+
+describe('the dashboard of a JSON file named by anything', () => {
+  it('writes the name as code: no heading, line or HTML of it reaches the Markdown', () => {
+    const markdown = renderContextDashboard({ kind: 'planning', contexts: [] }, 'x`\n# H\n<img src=x>.json');
+    expect(markdown.split('\n').filter((line) => line.startsWith('#'))).toEqual(['# Shared context: planning']);
+    expect(markdown).toContain("Generated from `x' # H <img src=x>.json` by session-fact-tracker");
   });
 });
 

@@ -30,7 +30,8 @@ const exited = (child: ChildProcess): Promise<{ code: number | null; signal: Nod
     child.stderr?.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
     });
-    child.on('exit', (code, signal) => resolve({ code, signal, stderr }));
+    // On close, not exit: a child's streams may still hold its last words when it exits.
+    child.on('close', (code, signal) => resolve({ code, signal, stderr }));
   });
 
 /** Resolves when the child announces its `count`-th write (it writes right after saying so). */
