@@ -463,6 +463,23 @@ describe('the Node shell given arguments that are not of their kind', () => {
       expect(await writeContext(options, outcome as never), String(message)).toEqual(invalid(message));
     for (const answer of [undefined, null, 42, E.right(null), E.right({ text: 'no key' })])
       expect(await updateContext(options, () => answer as never)).toEqual(invalid(/^the change answered /u));
+    // A context whose fields are not a context's, or a change that throws, is the caller's mistake too.
+    for (const fields of [
+      { openDecisions: null },
+      { checklist: null },
+      { workingSummary: null },
+      { pinnedRules: [1n] },
+    ])
+      expect(await updateContext(options, (context) => E.right({ ...context, ...fields }) as never)).toEqual(
+        invalid(
+          /^(the change answered a context whose fields are not a context's|refused to write a file the reader would reject): /u,
+        ),
+      );
+    expect(
+      await updateContext(options, () => {
+        throw new Error('the change broke');
+      }),
+    ).toEqual(invalid(/^the change failed: the change broke$/u));
     expect(listing(repo)).toEqual(before);
 
     // A decision is settled only as a status a decision can have.

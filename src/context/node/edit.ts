@@ -12,6 +12,7 @@ import { isRecord, readOnce } from '../../base/record.js';
 import { checkpointMismatch, type RepositorySnapshot } from '../checkpoint.js';
 import { isSameContextKey, normalizeKeyPart, parseContextKey } from '../key.js';
 import { mergeContextsReported } from '../merge.js';
+import { decodeContextFile, encodeContextFile } from '../schema.js';
 import { redactSecrets } from '../secrets.js';
 import { staleReasonText } from '../bundleLines.js';
 import type { CliSessions, ContextError, ContextFile, ContextKey, SharedContext } from '../model.js';
@@ -39,19 +40,55 @@ export type ContextChange = (
   author?: string,
 ) => E.Either<ContextError, SharedContext>;
 
+/**
+ * The context a caller's change answered, as a write would store it, or why it cannot be: one
+ * whose fields are not a context's (`openDecisions: null`, a hole, a BigInt) is the caller's
+ * mistake, refused as such before anything reads it, not failed on as a bug.
+ */
+const storableChange = (context: SharedContext, file: ContextFile): E.Either<ContextError, SharedContext> => {
+  // Worded as the write's own check words what the reader would refuse.
+  const refused = (why: string): E.Either<ContextError, never> =>
+    E.left({ code: 'invalid', message: `refused to write a file the reader would reject: ${why}` });
+  try {
+    const stored = decodeContextFile(
+      JSON.parse(JSON.stringify(encodeContextFile({ kind: file.kind, contexts: [context] }))),
+      file.kind,
+    );
+    if (E.isLeft(stored)) return refused(stored.left.message);
+    const [apart] = stored.right.quarantined ?? [];
+    return apart === undefined ? E.right(context) : refused(apart.problem);
+  } catch (error) {
+    return E.left({
+      code: 'invalid',
+      message: `the change answered a context whose fields are not a context's: ${describeError(error)}`,
+    });
+  }
+};
+
 /** The change of one context as an edit of the file: the context under the key, changed; the rest as it was. */
 const editOne =
-  (change: ContextChange): FileEdit =>
+  (change: ContextChange, callers = false): FileEdit =>
   ({ file, key, at, snapshot, author }) => {
     const stored = O.toUndefined(selectContext(file, key));
     const current = stored ?? emptySharedContext(key);
     // The change is the caller's function: an answer of another kind is their mistake, said so.
-    const answer: unknown = change(current, at, snapshot, author);
+    let answer: unknown;
+    try {
+      answer = change(current, at, snapshot, author);
+    } catch (error) {
+      // The caller's function failing is the caller's to fix; the library's own changes never throw.
+      if (!callers) throw error;
+      return E.left({ code: 'invalid', message: `the change failed: ${describeError(error)}` });
+    }
     if (!isEither(answer))
       return E.left({ code: 'invalid', message: `the change answered ${kindOf(answer)}, not an Either of a context` });
     if (E.isLeft(answer)) return answer as E.Left<ContextError>;
     if (!isRecord(answer.right) || !isRecord(answer.right['key']))
       return E.left({ code: 'invalid', message: `the change answered ${kindOf(answer.right)}, not a context` });
+    if (callers) {
+      const storable = storableChange(answer.right as unknown as SharedContext, file);
+      if (E.isLeft(storable)) return storable;
+    }
     const changed = answer as E.Right<SharedContext>;
     if (!isSameContextKey(changed.right.key, key))
       return E.left({ code: 'invalid', message: 'a change must keep the context under its own key' });
@@ -105,7 +142,7 @@ export const updateContext = (
     ? invalidArgument('the change', change, 'a function (context, at, snapshot, author) => Either')
     : sessions !== undefined && (typeof sessions !== 'object' || sessions === null)
       ? invalidArgument('the sessions', sessions, 'an object of tool sessions, or undefined', 'are')
-      : editContext(options, { edit: editOne(change), ...(sessions === undefined ? {} : { sessions }) });
+      : editContext(options, { edit: editOne(change, true), ...(sessions === undefined ? {} : { sessions }) });
 
 /**
  * Records how a run ended. After a verified checkpoint (`status: 'succeeded'`) the summary and
