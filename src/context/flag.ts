@@ -4,6 +4,7 @@
  * function of those three values; the shell reads them.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { kindOf } from '../base/describe.js';
 import type { ContextError } from './model.js';
 
 const configError = (message: string): ContextError => ({ code: 'config', message });
@@ -59,6 +60,10 @@ export const resolveSharedContextFlag = (
   configValue: boolean | undefined,
 ): E.Either<ContextError, SharedContextFlag> => {
   if (typeof option === 'boolean') return E.right({ enabled: option, source: 'option' });
+  // An option given of another kind ('false' from a config read as text) must not let the
+  // environment decide instead: it is refused, as a config file's "enabled": "yes" is.
+  if (option !== undefined && option !== null)
+    return E.left({ code: 'invalid', message: `enabled is ${kindOf(option)}, not true or false` });
   const env = parseFlagValue(envValue);
   if (E.isLeft(env)) return env;
   if (env.right !== undefined) return E.right({ enabled: env.right, source: 'env' });

@@ -417,6 +417,11 @@ describe('the Node shell given arguments that are not of their kind', () => {
       expect(await loadContext({ ...options, [field]: value } as never), field).toEqual(invalid(message));
       expect(await writeContext({ ...options, [field]: value } as never, failed), field).toEqual(invalid(message));
     }
+    // An enabled of another kind is refused, never left to the environment to decide.
+    for (const enabled of ['false', 'yes', 1])
+      expect(await loadContext({ ...options, enabled, env: { SHARED_CONTEXT_ENABLED: 'true' } } as never)).toEqual(
+        invalid(/^enabled is an? (string|number), not true or false$/u),
+      );
     // A clock that throws answers no time: the write refuses it as such, not as a bug.
     const stopped = await writeContext(
       {
