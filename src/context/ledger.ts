@@ -7,7 +7,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { deepFreeze } from '../persistent/freeze.js';
 import { collapseWhitespace } from '../base/text.js';
-import { refuseArgument } from '../base/describe.js';
+import { kindOf, refuseArgument } from '../base/describe.js';
 import { checkedList, checkedText } from './arguments.js';
 import { hasControlCharacters } from './key.js';
 import { type Claim, CONTEXT_LIMITS, type ContextError, type EvidenceLedger, type FileEvidence } from './model.js';
@@ -251,6 +251,8 @@ const reject = (code: ClaimRejection['code'], reason: string): E.Either<ClaimRej
 
 const normalizeFiles = (files: ClaimInput['files']): E.Either<ClaimRejection, FileEvidence[]> => {
   const out: FileEvidence[] = [];
+  if (files !== undefined && files !== null && !Array.isArray(files))
+    return reject('invalid_evidence', `files is ${kindOf(files)}, not a list of { path, lines }`);
   for (const [index, file] of (files ?? []).entries()) {
     const path = normalizeEvidencePath(file?.path);
     if (E.isLeft(path)) return reject('invalid_evidence', `files[${index}]: ${path.left.message}`);
@@ -264,8 +266,11 @@ const normalizeFiles = (files: ClaimInput['files']): E.Either<ClaimRejection, Fi
 
 const normalizeSymbols = (symbols: ClaimInput['symbols']): E.Either<ClaimRejection, string[]> => {
   const out: string[] = [];
+  if (symbols !== undefined && symbols !== null && !Array.isArray(symbols))
+    return reject('invalid_evidence', `symbols is ${kindOf(symbols)}, not a list of names`);
   for (const [index, raw] of (symbols ?? []).entries()) {
-    const symbol = typeof raw === 'string' ? collapseWhitespace(raw) : '';
+    if (typeof raw !== 'string') return reject('invalid_evidence', `symbols[${index}] is ${kindOf(raw)}, not text`);
+    const symbol = collapseWhitespace(raw);
     if (symbol === '') return reject('invalid_evidence', `symbols[${index}] is empty`);
     if (symbol.length > CONTEXT_LIMITS.symbol)
       return reject('invalid_evidence', `symbols[${index}] is longer than ${CONTEXT_LIMITS.symbol} characters`);

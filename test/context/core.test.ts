@@ -113,6 +113,12 @@ describe('recordClaim', () => {
       /holds line breaks or control characters$/u,
     );
     expect(reason({ claim: 'Fixed it', symbols: ['  '] })).toBe('symbols[0] is empty');
+    // Evidence of another kind is said as what it is, as an answer, never thrown.
+    expect(reason({ claim: 'Fixed it', symbols: [42] as never })).toBe('symbols[0] is a number, not text');
+    expect(reason({ claim: 'Fixed it', symbols: 'parse' as never })).toBe('symbols is a string, not a list of names');
+    expect(reason({ claim: 'Implemented x', files: 'a:L1-L2' as never })).toBe(
+      'files is a string, not a list of { path, lines }',
+    );
     expect(reason({ claim: ' \n ' })).toBe('a claim needs text');
     expect(reason({ claim: 'x'.repeat(CONTEXT_LIMITS.claim + 1) })).toMatch(/^a claim is at most 300 characters/u);
   });
