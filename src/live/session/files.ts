@@ -62,8 +62,27 @@ export interface FileSessionStoreOptions extends SessionsFolder {
 }
 
 /** `options`, or none when they are none (null from an unset variable): options read null as none. */
-const optionsOf = <T extends object>(options: T | undefined): Partial<T> =>
-  typeof options === 'object' && options !== null ? options : {};
+/**
+ * The options as given, each own field read once: options that are none read as none, and a
+ * field whose getter (or Proxy trap) throws reads as not given, so no reading of them throws.
+ */
+const optionsOf = <T extends object>(options: T | undefined): Partial<T> => {
+  if (typeof options !== 'object' || options === null) return {};
+  const read: Record<string, unknown> = {};
+  let keys: ReadonlyArray<string>;
+  try {
+    keys = Object.keys(options);
+  } catch {
+    return {};
+  }
+  for (const key of keys)
+    try {
+      read[key] = (options as Record<string, unknown>)[key];
+    } catch {
+      // Not given: the option's default.
+    }
+  return read as Partial<T>;
+};
 
 /**
  * The sessions folder `options` name, and the folder it must stay inside (the default one must

@@ -23,6 +23,7 @@ import { decodeBytes } from '../../../src/core/history/encoding.js';
 import { parseHistory, replayHistory, selectValidFacts } from '../../../src/index.js';
 import {
   fileSessionStore,
+  latestSessionId,
   listSessionIds,
   type LiveSession,
   memorySessionStore,
@@ -879,6 +880,23 @@ describe('a live session', () => {
     ];
     // The folder functions read a folder that is no text as none, as openSession does.
     expect(await listSessionIds({ cwd, directory: null } as never)).toEqual(['none']);
+    // And a field they cannot read (a getter that throws) as not given: they never throw.
+    const unreadable = {
+      cwd,
+      get directory(): string {
+        throw new Error('getter');
+      },
+    };
+    expect(await listSessionIds(unreadable)).toEqual(['none']);
+    expect(await latestSessionId(unreadable)).toBe('none');
+    expect(() =>
+      fileSessionStore({
+        ...{ cwd },
+        get lockStaleMs(): number {
+          throw new Error('getter');
+        },
+      }),
+    ).not.toThrow();
     expect(resolveSessionsDirectory({ cwd, directory: 42 } as never).directory).toBe(
       join(cwd, '.fact-tracker', 'sessions'),
     );
