@@ -51,3 +51,25 @@ export const readOnce = (value: unknown): unknown => {
   }
   return root;
 };
+
+/**
+ * The own enumerable fields of `value` that can be read, each read once: a field whose getter
+ * (or Proxy trap) throws is left out, as not given, and so are all of them when its keys cannot
+ * be listed. For a caller's options, where such a field reads as its default.
+ */
+export const readableFields = (value: object): Record<string, unknown> => {
+  const fields: Record<string, unknown> = {};
+  let keys: ReadonlyArray<string>;
+  try {
+    keys = Object.keys(value);
+  } catch {
+    return fields;
+  }
+  for (const key of keys)
+    try {
+      fields[key] = (value as Record<string, unknown>)[key];
+    } catch {
+      // Not given: the option's default.
+    }
+  return fields;
+};

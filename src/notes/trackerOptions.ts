@@ -3,6 +3,7 @@
  * the shell runs with, whatever a caller passed (a JavaScript caller may pass anything).
  */
 import { describeError, kindOf, refuseArgument } from '../base/describe.js';
+import { readableFields } from '../base/record.js';
 import type { NotesLeaseSettings } from './leaseState.js';
 import type { NotesLeases } from './leases.js';
 import { isStorableNotesId } from './model.js';
@@ -92,24 +93,6 @@ const checkedStore = (store: unknown): NotesStore => {
  * extraction) or a `store` that is no store are refused with a TypeError naming them; an
  * optional one that is not of its kind reads as its default.
  */
-/** The own enumerable fields of `value` that can be read, each read once (a getter that throws leaves its field out). */
-const readableFields = (value: object): Record<string, unknown> => {
-  const fields: Record<string, unknown> = {};
-  let keys: string[];
-  try {
-    keys = Object.keys(value);
-  } catch {
-    return fields;
-  }
-  for (const key of keys)
-    try {
-      fields[key] = (value as Record<string, unknown>)[key];
-    } catch {
-      // Not given: the option's default, or, for `complete`, the TypeError naming it.
-    }
-  return fields;
-};
-
 export const resolveOptions = (options: NotableFactsTrackerOptions): ResolvedOptions => {
   if (typeof options !== 'object' || options === null)
     throw new TypeError(`the options are ${kindOf(options)}, not an object ({ complete, ... }: complete is required)`);

@@ -10,6 +10,7 @@ import { readdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { internalFailure } from '../../base/failure.js';
+import { readableFields } from '../../base/record.js';
 import { parseSessionId } from './id.js';
 import {
   appendToLog,
@@ -66,23 +67,8 @@ export interface FileSessionStoreOptions extends SessionsFolder {
  * The options as given, each own field read once: options that are none read as none, and a
  * field whose getter (or Proxy trap) throws reads as not given, so no reading of them throws.
  */
-const optionsOf = <T extends object>(options: T | undefined): Partial<T> => {
-  if (typeof options !== 'object' || options === null) return {};
-  const read: Record<string, unknown> = {};
-  let keys: ReadonlyArray<string>;
-  try {
-    keys = Object.keys(options);
-  } catch {
-    return {};
-  }
-  for (const key of keys)
-    try {
-      read[key] = (options as Record<string, unknown>)[key];
-    } catch {
-      // Not given: the option's default.
-    }
-  return read as Partial<T>;
-};
+const optionsOf = <T extends object>(options: T | undefined): Partial<T> =>
+  typeof options === 'object' && options !== null ? (readableFields(options) as Partial<T>) : {};
 
 /**
  * The sessions folder `options` name, and the folder it must stay inside (the default one must

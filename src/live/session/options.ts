@@ -53,15 +53,16 @@ export const checkedSessionOptions = (given: unknown): E.Either<SessionError, Re
   return E.right(options);
 };
 
-/** What `compileContext`'s `accept` is given and answers (see `CompileOptions`). */
-type Accept = (section: never) => E.Either<SessionError, unknown>;
-
 /**
- * The `accept` of `compileContext`'s options: none when the options or the field are none
- * (undefined, null), else a function, whose answers are checked: one that is no `Either` is an
- * `invalid_input` naming it, as an `accept` that is no function is.
+ * The `accept` of `compileContext`'s options, as the step that records a prompt calls it: with
+ * the section `sectionOf` draws of the planned event. None when the options or the field are
+ * none (undefined, null), else a function whose answers are checked: one that is no `Either` is
+ * an `invalid_input` naming it, as an `accept` that is no function is.
  */
-export const checkedAccept = <A extends Accept>(options: unknown): E.Either<SessionError, A | undefined> => {
+export const checkedAccept = <P, S>(
+  options: unknown,
+  sectionOf: (planned: P) => S,
+): E.Either<SessionError, ((planned: P) => E.Either<SessionError, unknown>) | undefined> => {
   if (typeof options !== 'object' || options === null) return E.right(undefined);
   let accept: unknown;
   try {
@@ -71,11 +72,10 @@ export const checkedAccept = <A extends Accept>(options: unknown): E.Either<Sess
   }
   if (accept === undefined || accept === null) return E.right(undefined);
   if (typeof accept !== 'function') return invalidOption(`accept is ${kindOf(accept)}, not a function`);
-  const checked = (section: never): E.Either<SessionError, unknown> => {
-    const answer: unknown = (accept as Accept)(section);
+  return E.right((planned) => {
+    const answer: unknown = (accept as (section: S) => unknown)(sectionOf(planned));
     return isEither(answer)
       ? (answer as E.Either<SessionError, unknown>)
       : invalidOption(`accept answered ${kindOf(answer)}, not an Either`);
-  };
-  return E.right(checked as A);
+  });
 };

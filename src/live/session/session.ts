@@ -502,14 +502,12 @@ const open = async (
       if (E.isLeft(at)) return at;
       const query = promptOf(input);
       if (E.isLeft(query)) return query;
-      const accepting = checkedAccept<NonNullable<CompileOptions['accept']>>(options);
-      if (E.isLeft(accepting)) return accepting;
-      const accept = accepting.right;
-      const call: EventCall = { fields: promptFields(input, at.right, counting.recorded), timed: given !== undefined };
       const section = (recorded: RecordedEvent) => ({ ...recordedOf(recorded), ...sectionOf(recorded) });
-      const checked =
-        accept === undefined ? call : { ...call, accept: (planned: RecordedEvent) => accept(section(planned)) };
-      return record(create, checked, (recorded) => E.right(section(recorded)));
+      const accept = checkedAccept(options, section);
+      if (E.isLeft(accept)) return accept;
+      const fields = promptFields(input, at.right, counting.recorded);
+      const call: EventCall = { fields, timed: given !== undefined, ...(accept.right ? { accept: accept.right } : {}) };
+      return record(create, call, (recorded) => E.right(section(recorded)));
     }),
     previewContext: atBoundary(async (input) => {
       const query = promptOf(input);
