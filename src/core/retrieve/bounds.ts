@@ -8,7 +8,7 @@ import { PRIOR_CLASSES } from '../search/priors.js';
 import { postingWeight } from '../search/weights.js';
 import { type PlannedTerm, priorBound, priorValue, type RankingPriors } from './rank.js';
 import type { Pass } from './score.js';
-import type { PriorTables } from './scratch.js';
+import type { PriorTables, PriorTablesMemo } from './scratch.js';
 
 /** Bounds are sums in another order than the exact scores: a margin keeps rounding from pruning a tie. */
 export const SLACK = 1 + 1e-9;
@@ -17,9 +17,15 @@ const PRIOR_NAMES = [...PRIOR_CLASSES, 'duplicate'] as const;
 /** Every combination of prior flags. */
 export const FLAG_COMBINATIONS = 1 << PRIOR_CLASSES.length;
 
-/** The prior of every combination of flags for these priors, kept in `cache` by their values (a few sets are kept). */
-export const priorTables = (priors: RankingPriors, cache: Map<string, PriorTables>): PriorTables => {
-  const key = PRIOR_NAMES.map((name) => priors[name]).join(',');
+/**
+ * The prior of every combination of flags for these priors, kept in `memo` by their values (a
+ * few sets are kept): the last ones found are compared value by value, without making a key.
+ */
+export const priorTables = (priors: RankingPriors, memo: PriorTablesMemo): PriorTables => {
+  if (memo.last !== undefined && sameValues(priors, memo.lastValues)) return memo.last;
+  const values = PRIOR_NAMES.map((name) => priors[name]);
+  const key = values.join(',');
+  const cache = memo.byValues;
   let tables = cache.get(key);
   if (tables === undefined) {
     const lower = new Float64Array(FLAG_COMBINATIONS);
@@ -32,7 +38,15 @@ export const priorTables = (priors: RankingPriors, cache: Map<string, PriorTable
     if (cache.size >= 32) cache.clear();
     cache.set(key, tables);
   }
+  memo.lastValues = values;
+  memo.last = tables;
   return tables;
+};
+
+/** True when the priors have these values, in the order of `PRIOR_NAMES`. */
+const sameValues = (priors: RankingPriors, values: ReadonlyArray<number>): boolean => {
+  for (let i = 0; i < PRIOR_NAMES.length; i += 1) if (priors[PRIOR_NAMES[i]!] !== values[i]) return false;
+  return true;
 };
 
 /**

@@ -39,9 +39,12 @@ export const offerUnmatchedConventions = (search: Search, matched: Uint8Array): 
   const ceiling =
     ranking.conventionBase * search.pass.scale * ranking.priors.convention * maxPriorBound(ranking.priors);
   if (best.full && ceiling * SLACK < best.threshold) return;
-  const memo = search.settings.scratch.memo.blockTimes;
+  const { scratch } = search.settings;
+  const memo = scratch.memo.blockTimes;
   const none: Array<number | undefined> = [];
-  const quick = new Float64Array(FLAG_COMBINATIONS).fill(NaN);
+  if (scratch.quickTotals.length < FLAG_COMBINATIONS) scratch.quickTotals = new Float64Array(FLAG_COMBINATIONS);
+  // They depend on the pass: each call works them out again, once per flags it meets.
+  const quick = scratch.quickTotals.fill(NaN);
   // Newest documents first: when they are also the most recent facts, the first k take the places.
   const blocks = postingBlocks(store.index.conventions);
   for (let b = blocks.length - 1; b >= 0; b -= 1) {

@@ -22,20 +22,23 @@ import { Search } from './best.js';
 import { offerUnmatchedConventions } from './conventions.js';
 import { heapifyCandidates, popCandidate } from './heap.js';
 import { isConventionFlags } from './rank.js';
-import { MASKED_TERMS, type Passes, type Scored, type Settings, storedWeights, termLists } from './score.js';
-import { growRetrievalScratch } from './scratch.js';
+import { MASKED_TERMS, type Pass, type Passes, type Scored, type Settings, storedWeights, termLists } from './score.js';
+import { type DocumentScratch, growRetrievalScratch } from './scratch.js';
 import { clearSpecial, specialFactsOf } from './special.js';
 
 /**
- * Scans one pass: every posting of the pass's terms, in term order, then the bounds of the
- * `count` special facts (read where the special list describes them) and of the facts only a
- * posting reached, then the exact scoring of each fact whose bound can reach the k-th best.
- * It sets each document's sum, term bits and co-change before it reads them (MaxScore leaves
- * its own behind, and one scratch may serve both ways in turn), and unmarks the documents it
- * reached; the conventions a term or the special list reached stay marked in `matched`, for
- * the unmatched conventions.
+ * Scans one pass: every posting of the pass's terms from `read` on, in term order, then the
+ * bounds of the `count` special facts (read where the special list describes them) and of the
+ * facts only a posting reached, then the exact scoring of each fact whose bound can reach the
+ * k-th best. It sets each document's sum, term bits and co-change before it reads them (MaxScore
+ * leaves its own behind, and one scratch may serve both ways in turn), but for what the pass
+ * before it left: the sums and term bits of its first `read` terms in the first `described`
+ * special facts and in the facts only a posting reached (`DocumentScratch.reachedCount`, kept
+ * in the order they were reached), as the two passes share the query's terms. The documents it
+ * reached stay marked in `state` for the next pass (`scanPasses` unmarks them); the conventions
+ * a term or the special list reached stay marked in `matched`, for the unmatched conventions.
  */
-const scanPass = (search: Search, count: number): void => {
+const scanPass = (search: Search, count: number, described: number, read: number): void => {
   const { pass, settings, store } = search;
   const { scratch } = settings;
   const { docs, special } = scratch;
@@ -43,18 +46,29 @@ const scanPass = (search: Search, count: number): void => {
   const { mark } = special;
   // The facts only a posting reached (the special ones are marked in `mark`).
   const reached = docs.openFacts;
-  let reachedCount = 0;
-  try {
-    for (let i = 0; i < count; i += 1) {
-      const doc = special.docs[i]!;
+  for (let i = 0; i < count; i += 1) {
+    const doc = special.docs[i]!;
+    // A fact the pass before reached only through a posting keeps its sum: it leaves `reached` below.
+    if (i >= described && state[doc] === 0) {
       sum[doc] = 0;
       terms[doc] = 0;
-      coChange[doc] = 0;
     }
-    for (let i = 0; i < special.coChangedCount; i += 1)
-      coChange[special.coChangedDocs[i]!] = special.coChangedScores[i]!;
+    coChange[doc] = 0;
+  }
+  if (count > described) {
+    let kept = 0;
+    for (let r = 0; r < docs.reachedCount; r += 1) {
+      const doc = reached[r]!;
+      if (mark[doc] === 0) reached[kept++] = doc;
+      else state[doc] = 0;
+    }
+    docs.reachedCount = kept;
+  }
+  for (let i = 0; i < special.coChangedCount; i += 1) coChange[special.coChangedDocs[i]!] = special.coChangedScores[i]!;
+  let reachedCount = docs.reachedCount;
+  try {
     const { views } = scratch.memo;
-    for (let at = 0; at < pass.terms.length; at += 1) {
+    for (let at = read; at < pass.terms.length; at += 1) {
       const term = pass.terms[at]!;
       const factor = term.multiplier * term.idf;
       const bit = at < MASKED_TERMS ? 1 << at : 0;
@@ -150,8 +164,18 @@ const scanPass = (search: Search, count: number): void => {
       search.offer(fact, f, weights, extras);
     }
   } finally {
-    for (let r = 0; r < reachedCount; r += 1) state[reached[r]!] = 0;
+    docs.reachedCount = reachedCount;
   }
+};
+
+/** True when the pass's terms begin with the other pass's (the query's own, as the same planned terms). */
+const startsWithTerms = (pass: Pass, other: Pass): boolean =>
+  other.terms.length <= pass.terms.length && other.terms.every((term, at) => pass.terms[at] === term);
+
+/** Unmarks the documents the passes reached only through a posting. */
+const clearReached = (docs: DocumentScratch): void => {
+  for (let r = 0; r < docs.reachedCount; r += 1) docs.state[docs.openFacts[r]!] = 0;
+  docs.reachedCount = 0;
 };
 
 /** What a fact no special way reached gets besides its terms. */
@@ -175,17 +199,22 @@ export const scanPasses = (
   try {
     markOwnTask(docs, store, settings.taskId);
     let firstBest: ReadonlyArray<Scored> = [];
+    let described = 0;
     if (first !== undefined) {
       const search = new Search(store, settings, first, true);
-      scanPass(search, specialFacts(first));
+      described = specialFacts(first);
+      scanPass(search, described, 0, 0);
       firstBest = search.best.list;
     }
     const search = new Search(store, settings, last(firstBest), false);
-    scanPass(search, specialFacts(search.pass));
+    const read = first !== undefined && startsWithTerms(search.pass, first) ? first.terms.length : 0;
+    if (read === 0) clearReached(docs);
+    scanPass(search, specialFacts(search.pass), read === 0 ? 0 : described, read);
     // The last pass also takes the conventions no term matched (at their base, or at 0).
     offerUnmatchedConventions(search, docs.matched);
     return search.best.list;
   } finally {
+    clearReached(docs);
     clearMatched(docs);
     clearSpecial(scratch.special);
     clearOwnTask(docs);

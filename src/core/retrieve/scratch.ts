@@ -31,8 +31,10 @@ export interface DocumentScratch {
   coChange: Float64Array;
   /** Which of the pass's first MASKED_TERMS terms a document's sum holds, one bit per term (see `Population.tracksTerms`). */
   terms: Int32Array;
-  /** The facts MaxScore opened; for the scan, the facts only a posting reached. */
+  /** The facts MaxScore opened; for the scan, the facts only a posting reached (`reachedCount` of them). */
   openFacts: Int32Array;
+  /** How many facts the scan's passes reached only through a posting, marked in `state` until the query ends. */
+  reachedCount: number;
   openConventions: Int32Array;
   /** Each document's place in its phase's pool of lower bounds, plus one (0: not in it). */
   poolAt: Int32Array;
@@ -73,6 +75,13 @@ export interface SpecialScratch {
    */
   recencyByTask: Float64Array;
   readonly recentTasks: number[];
+  /**
+   * The documents of the facts whose file the query names (1), listed in `namedDocs[0..namedCount)`
+   * (see special.ts): a fact is described from its entry, without reading its subject.
+   */
+  namesFile: Uint8Array;
+  namedDocs: Int32Array;
+  namedCount: number;
   /** The co-changed files' facts of the last pass (`coChangedCount` of them) and their co-change scores. */
   coChangedDocs: Int32Array;
   coChangedScores: Float64Array;
@@ -105,6 +114,14 @@ export interface PriorTables {
   readonly upper: Float64Array;
 }
 
+/** Prior tables by the values of the priors, and the last ones found, by the values themselves. */
+export interface PriorTablesMemo {
+  readonly byValues: Map<string, PriorTables>;
+  /** The values of the priors the last tables were found for (in the order of the key of `byValues`). */
+  lastValues: ReadonlyArray<number>;
+  last: PriorTables | undefined;
+}
+
 /** What retrieval derives from frozen values and keeps, each table by the value it came from. */
 export interface RetrievalMemo {
   /** Typed copies of the frozen posting lists read. */
@@ -112,7 +129,7 @@ export interface RetrievalMemo {
   /** Facts' prior flags. */
   readonly flags: PriorFlagsMemo;
   /** Prior tables by the values of the priors (each query resolves its own ranking, most often with the same numbers). */
-  readonly priorTables: Map<string, PriorTables>;
+  readonly priorTables: PriorTablesMemo;
   /** When each convention of a frozen posting block was asserted, by position. */
   readonly blockTimes: WeakMap<ReadonlyArray<number>, Float64Array>;
   /** `decay ** age` for ages 0, 1, 2, ... by decay (recency weighs each recent task by one). */
@@ -130,6 +147,8 @@ export interface RetrievalScratch {
   sorted: Int32Array;
   /** The stored weights of the fact being scored exactly (the score reads them, nothing keeps them). */
   readonly weights: Array<number | undefined>;
+  /** By prior flags, the quick total of an unmatched convention with them (see conventions.ts; NaN: not yet known). */
+  quickTotals: Float64Array;
   /**
    * Stores of at most this many valid facts are ranked by scanning what a query reaches
    * (scan.ts), larger ones by MaxScore (topk.ts): the two give the same answer, at their own
@@ -163,6 +182,7 @@ export const createRetrievalScratch = (options: RetrievalScratchOptions = {}): R
     coChange: new Float64Array(SIZE),
     terms: new Int32Array(SIZE),
     openFacts: new Int32Array(SIZE),
+    reachedCount: 0,
     openConventions: new Int32Array(SIZE),
     poolAt: new Int32Array(SIZE),
     matched: new Uint8Array(SIZE),
@@ -183,6 +203,9 @@ export const createRetrievalScratch = (options: RetrievalScratchOptions = {}): R
     recency: new Map(),
     recencyByTask: new Float64Array(SIZE),
     recentTasks: [],
+    namesFile: new Uint8Array(SIZE),
+    namedDocs: new Int32Array(SIZE),
+    namedCount: 0,
     coChangedDocs: new Int32Array(SIZE),
     coChangedScores: new Float64Array(SIZE),
     coChangedCount: 0,
@@ -200,12 +223,13 @@ export const createRetrievalScratch = (options: RetrievalScratchOptions = {}): R
   memo: {
     views: createListViews(),
     flags: new WeakMap<SessionFact, number>(),
-    priorTables: new Map(),
+    priorTables: { byValues: new Map(), lastValues: [], last: undefined },
     blockTimes: new WeakMap(),
     decayPowers: new Map(),
   },
   sorted: new Int32Array(SIZE),
   weights: [],
+  quickTotals: new Float64Array(0),
   scanFacts: typeof options.scanFacts === 'number' && options.scanFacts >= 0 ? options.scanFacts : SCAN_FACTS,
 });
 
@@ -236,6 +260,8 @@ export const growRetrievalScratch = ({ docs, special }: RetrievalScratch, docume
   special.recencies = new Float64Array(size);
   special.flags = new Uint16Array(size);
   special.named = new Uint8Array(size);
+  special.namesFile = new Uint8Array(size);
+  special.namedDocs = new Int32Array(size);
   special.coChangedDocs = new Int32Array(size);
   special.coChangedScores = new Float64Array(size);
 };

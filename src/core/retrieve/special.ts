@@ -45,18 +45,16 @@ const describeDocument = (
 const describe = (
   special: SpecialScratch,
   memo: RetrievalMemo,
-  pass: Pass,
   doc: number,
   fact: SessionFact,
   context: number,
 ): void => {
-  const { paths } = pass.plan;
   const { recency } = special;
   describeDocument(
     special,
     doc,
     rememberedPriorFlags(fact, memo.flags),
-    paths.length > 0 && namesSubject(paths, fact.subject),
+    special.namesFile[doc] === 1,
     context,
     recency.size === 0 ? 0 : (recency.get(fact.sourceTaskId) ?? 0),
   );
@@ -66,20 +64,12 @@ const describe = (
  * Describes the task's valid facts not described yet: all asserted by the task, so their context
  * is the task's, but a file fact's, which is its pair's: none, as the facts of the context's
  * pairs are described first. The task's entries tell each fact's document, flags and whether it
- * is a file fact: a fact is read only when the query names paths (to tell whether it names its file).
+ * is a file fact, and the query's named files (`markNamedFacts`) whether the query names its file.
  */
-const describeTaskFacts = (
-  special: SpecialScratch,
-  store: FactStore,
-  pass: Pass,
-  taskId: string,
-  task: TaskDoc,
-): void => {
-  const { index } = store;
-  const { paths } = pass.plan;
+const describeTaskFacts = (special: SpecialScratch, pass: Pass, taskId: string, task: TaskDoc): void => {
   const context = pass.table.byTask.get(taskId) ?? 0;
   const recency = special.recencyByTask[task.num] ?? 0;
-  const { taskEntries, mark } = special;
+  const { taskEntries, mark, namesFile } = special;
   const count = PMap.valuesInto(task.facts, taskEntries);
   for (let i = 0; i < count; i += 1) {
     const entry = taskEntries[i]!;
@@ -87,42 +77,38 @@ const describeTaskFacts = (
     // A number outside the scratch is no document of this index (as a malformed one could hold).
     if (!(doc >= 0 && doc < mark.length) || mark[doc] === 1) continue;
     const ownContext = entryIsFile(entry) ? 0 : context;
-    if (paths.length === 0) describeDocument(special, doc, entryFlags(entry), false, ownContext, recency);
-    else {
-      const fact = getAt(index.docs, doc);
-      if (fact !== undefined)
-        describeDocument(special, doc, entryFlags(entry), namesSubject(paths, fact.subject), ownContext, recency);
-    }
+    describeDocument(special, doc, entryFlags(entry), namesFile[doc] === 1, ownContext, recency);
   }
 };
 
 /**
  * Describes the valid file facts of a pair not described yet, from the index's entries of them
  * (`SearchIndex.pairFacts`): with `context` (the pair's score in the context table; 0 for a
- * co-changed pair, as the facts of the context's tasks and pairs are described first). A fact
- * is read only when the query names paths (to tell whether it names its file). Then lists each
- * of them, described now or before, with `coChange` when it is above 0 (a co-changed pair).
+ * co-changed pair, as the facts of the context's tasks and pairs are described first). Then
+ * lists each of them, described now or before, with `coChange` when it is above 0 (a co-changed pair).
  */
 const describePair = (
   special: SpecialScratch,
   store: FactStore,
-  pass: Pass,
   pair: string,
   context: number,
   coChange: number,
 ): void => {
   const entries = PMap.get(store.index.pairFacts, pair);
   if (entries === undefined) return;
-  const { docs } = store.index;
-  const { paths } = pass.plan;
-  const { mark, recencyByTask } = special;
+  const { mark, namesFile, recencyByTask } = special;
   for (let i = 0; i < entries.length; i += 2) {
     const entry = entries[i]!;
     const doc = entryDoc(entry);
-    if (mark[doc] === 0) {
-      const named = paths.length > 0 && namesSubject(paths, getAt(docs, doc)!.subject);
-      describeDocument(special, doc, entryFlags(entry), named, context, recencyByTask[entries[i + 1]!] ?? 0);
-    }
+    if (mark[doc] === 0)
+      describeDocument(
+        special,
+        doc,
+        entryFlags(entry),
+        namesFile[doc] === 1,
+        context,
+        recencyByTask[entries[i + 1]!] ?? 0,
+      );
     if (coChange > 0) {
       special.coChangedDocs[special.coChangedCount] = doc;
       special.coChangedScores[special.coChangedCount++] = coChange;
@@ -137,7 +123,7 @@ const describePair = (
  */
 const describeCoChanged = (special: SpecialScratch, store: FactStore, pass: Pass): void => {
   special.coChangedCount = 0;
-  pass.coChange.forEach((score, pair) => describePair(special, store, pass, pair, 0, score));
+  pass.coChange.forEach((score, pair) => describePair(special, store, pair, 0, score));
 };
 
 /**
@@ -149,18 +135,35 @@ const describeCoChanged = (special: SpecialScratch, store: FactStore, pass: Pass
  */
 const describeContextFacts = (special: SpecialScratch, memo: RetrievalMemo, store: FactStore, pass: Pass): void => {
   const { index } = store;
-  pass.table.byPair.forEach((score, pair) => describePair(special, store, pass, pair, score, 0));
+  pass.table.byPair.forEach((score, pair) => describePair(special, store, pair, score, 0));
   for (const taskId of pass.table.byTask.keys()) {
     const task = PMap.get(index.tasks, taskId);
-    if (task !== undefined) describeTaskFacts(special, store, pass, taskId, task);
+    if (task !== undefined) describeTaskFacts(special, pass, taskId, task);
   }
-  for (const path of pass.plan.paths) {
+  for (let i = 0; i < special.namedCount; i += 1) {
+    const doc = special.namedDocs[i]!;
+    if (special.mark[doc] === 1) continue;
+    const fact = getAt(index.docs, doc);
+    if (fact !== undefined) describe(special, memo, doc, fact, 0);
+  }
+};
+
+/**
+ * Marks the facts whose file the query names (`SpecialScratch.namesFile`), each listed once, in
+ * the order its paths find them: a path finds, among the facts of its file name (`SearchIndex.names`,
+ * which holds every fact whose subject a path could name), those whose subject it names.
+ */
+const markNamedFacts = (special: SpecialScratch, store: FactStore, paths: ReadonlyArray<string>): void => {
+  const { index } = store;
+  for (const path of paths) {
     const named = PMap.get(index.names, fileNameOf(path));
     if (named !== undefined)
       forEachPosting(named, (doc) => {
-        if (special.mark[doc] === 1) return;
+        if (special.namesFile[doc] === 1) return;
         const fact = getAt(index.docs, doc);
-        if (fact !== undefined && namesSubject([path], fact.subject)) describe(special, memo, pass, doc, fact, 0);
+        if (fact === undefined || !namesSubject([path], fact.subject)) return;
+        special.namesFile[doc] = 1;
+        special.namedDocs[special.namedCount++] = doc;
       });
   }
 };
@@ -184,9 +187,10 @@ export const specialFactsOf = (
     special.recency = recent;
     if (shared < 0) {
       setRecencyByTask(special, store, recent, records);
+      markNamedFacts(special, store, pass.plan.paths);
       describeContextFacts(special, memo, store, pass);
       let at = 0;
-      for (const taskId of recent.keys()) describeTaskFacts(special, store, pass, taskId, records[at++]!);
+      for (const taskId of recent.keys()) describeTaskFacts(special, pass, taskId, records[at++]!);
       shared = special.count;
     }
     describeCoChanged(special, store, pass);
@@ -216,6 +220,8 @@ const setRecencyByTask = (
 /** Unmarks every special fact a query described (the scratch is all zeros between queries). */
 export const clearSpecial = (special: SpecialScratch): void => {
   for (let i = 0; i < special.count; i += 1) special.mark[special.docs[i]!] = 0;
+  for (let i = 0; i < special.namedCount; i += 1) special.namesFile[special.namedDocs[i]!] = 0;
+  special.namedCount = 0;
   for (const num of special.recentTasks) special.recencyByTask[num] = 0;
   special.recentTasks.length = 0;
   special.count = 0;
