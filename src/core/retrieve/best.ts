@@ -7,10 +7,11 @@ import { postingWeight } from '../search/weights.js';
 import type { FactStore } from '../store/state.js';
 import { factContext } from './context.js';
 import { priorTables, SLACK } from './bounds.js';
-import { isConventionFlags } from './rank.js';
+import { isConventionFlags, type ScoreParts } from './rank.js';
 import {
   byRank,
   combineScore,
+  combineSums,
   type Extras,
   factCoChange,
   filterReason,
@@ -110,13 +111,26 @@ export class Search {
 
   /** Scores a fact (with these prior flags) exactly from its stored weights and offers it; true when it entered. */
   offer(fact: SessionFact, flags: number, weights: ReadonlyArray<number | undefined>, known?: Extras): boolean {
-    const { store, settings, pass, firstPass } = this;
+    const { store, pass } = this;
     const extras = known ?? {
       context: factContext(pass.table, fact),
       recency: pass.recency.get(fact.sourceTaskId) ?? 0,
       coChange: factCoChange(pass, fact),
     };
-    const parts = combineScore(pass, fact, weights, extras, repeatsConvention(store, fact), false, flags);
-    return filterReason(settings, fact, parts, firstPass) === undefined && this.best.offer({ fact, parts });
+    return this.enter(fact, combineScore(pass, fact, weights, extras, repeatsConvention(store, fact), false, flags));
+  }
+
+  /**
+   * Scores a fact exactly from its term sums (see `combineSums`) and what it gets besides its
+   * terms, and offers it; true when it entered.
+   */
+  offerSums(fact: SessionFact, flags: number, query: number, feedback: number, extras: Extras): boolean {
+    const { store, pass } = this;
+    return this.enter(fact, combineSums(pass, fact, query, feedback, extras, repeatsConvention(store, fact), flags));
+  }
+
+  /** Offers a scored fact that passes the filters; true when it entered. */
+  private enter(fact: SessionFact, parts: ScoreParts): boolean {
+    return filterReason(this.settings, fact, parts, this.firstPass) === undefined && this.best.offer({ fact, parts });
   }
 }

@@ -9,8 +9,10 @@
  * store, and they are reached directly, not through the lists. There, reading every list in full
  * costs less than keeping the bounds that would skip part of them (see docs/performance.md).
  * Both give exactly the first k of `explainRetrieval`'s ranking: a candidate's score is always
- * `combineScore`'s, from its stored weights; the sums here only bound it (within `SLACK`, as they
- * add in another order), and order and stop the exact scoring.
+ * `combineScore`'s, from its term sums, which the scan adds in `combineScore`'s order (the query's
+ * own terms apart from the feedback words, each in the pass's term order), so it need not look its
+ * stored weights up again; its bound (within `SLACK`, as it adds the rest in another order) orders
+ * and stops the exact scoring.
  */
 import { getAt } from '../../persistent/persistentVector.js';
 import { listChunks } from '../search/postingViews.js';
@@ -22,7 +24,7 @@ import { Search } from './best.js';
 import { offerUnmatchedConventions } from './conventions.js';
 import { heapifyCandidates, popCandidate } from './heap.js';
 import { isConventionFlags } from './rank.js';
-import { MASKED_TERMS, type Pass, type Passes, type Scored, type Settings, storedWeights, termLists } from './score.js';
+import type { Pass, Passes, Scored, Settings } from './score.js';
 import { type DocumentScratch, growRetrievalScratch } from './scratch.js';
 import { clearSpecial, specialFactsOf } from './special.js';
 
@@ -30,9 +32,9 @@ import { clearSpecial, specialFactsOf } from './special.js';
  * Scans one pass: every posting of the pass's terms from `read` on, in term order, then the
  * bounds of the `count` special facts (read where the special list describes them) and of the
  * facts only a posting reached, then the exact scoring of each fact whose bound can reach the
- * k-th best. It sets each document's sum, term bits and co-change before it reads them (MaxScore
- * leaves its own behind, and one scratch may serve both ways in turn), but for what the pass
- * before it left: the sums and term bits of its first `read` terms in the first `described`
+ * k-th best. It sets each document's sums and co-change before it reads them (MaxScore leaves
+ * its own behind, and one scratch may serve both ways in turn), but for what the pass before it
+ * left: the sums of its first `read` terms (the query's own) in the first `described`
  * special facts and in the facts only a posting reached (`DocumentScratch.reachedCount`, kept
  * in the order they were reached), as the two passes share the query's terms. The documents it
  * reached stay marked in `state` for the next pass (`scanPasses` unmarks them); the conventions
@@ -42,7 +44,7 @@ const scanPass = (search: Search, count: number, described: number, read: number
   const { pass, settings, store } = search;
   const { scratch } = settings;
   const { docs, special } = scratch;
-  const { state, flags, sum, coChange, terms, own } = docs;
+  const { state, flags, sum, feedback, coChange, own } = docs;
   const { mark } = special;
   // The facts only a posting reached (the special ones are marked in `mark`).
   const reached = docs.openFacts;
@@ -51,7 +53,7 @@ const scanPass = (search: Search, count: number, described: number, read: number
     // A fact the pass before reached only through a posting keeps its sum: it leaves `reached` below.
     if (i >= described && state[doc] === 0) {
       sum[doc] = 0;
-      terms[doc] = 0;
+      feedback[doc] = 0;
     }
     coChange[doc] = 0;
   }
@@ -71,7 +73,7 @@ const scanPass = (search: Search, count: number, described: number, read: number
     for (let at = read; at < pass.terms.length; at += 1) {
       const term = pass.terms[at]!;
       const factor = term.multiplier * term.idf;
-      const bit = at < MASKED_TERMS ? 1 << at : 0;
+      const into = at < pass.queryTerms ? sum : feedback;
       for (const conventions of [false, true]) {
         const postings = conventions ? term.conventions : term.postings;
         if (postings === undefined) continue;
@@ -83,12 +85,11 @@ const scanPass = (search: Search, count: number, described: number, read: number
               state[doc] = 1;
               flags[doc] = postingFlagsOf(value);
               sum[doc] = 0;
-              terms[doc] = 0;
+              feedback[doc] = 0;
               reached[reachedCount++] = doc;
             }
             if (conventions) markMatched(docs, doc);
-            sum[doc] = sum[doc]! + factor * postingWeight(postingWeightOf(value));
-            terms[doc] = terms[doc]! | bit;
+            into[doc] = into[doc]! + factor * postingWeight(postingWeightOf(value));
           }
       }
     }
@@ -112,7 +113,7 @@ const scanPass = (search: Search, count: number, described: number, read: number
     let candidates = 0;
     const offerBound = (id: number, doc: number, f: number, context: number, extra: number, named: boolean): void => {
       if (own[doc] === 1) return;
-      const match = sum[doc]! + context;
+      const match = sum[doc]! + feedback[doc]! + context;
       const convention = isConventionFlags(f);
       const bound =
         (match + extra + (match === 0 && convention ? base : 0)) * upper[f]! + (match > 0 && named ? boost : 0);
@@ -139,9 +140,6 @@ const scanPass = (search: Search, count: number, described: number, read: number
     }
     heapifyCandidates(heap, candidates);
 
-    const masked = pass.terms.length <= MASKED_TERMS;
-    const facts = termLists(pass, false, views);
-    const conventionLists = termLists(pass, true, views);
     for (let left = candidates; left > 0; left -= 1) {
       const id = heap.docs[0]!;
       const bound = heap.bounds[0]!;
@@ -152,8 +150,6 @@ const scanPass = (search: Search, count: number, described: number, read: number
       const fact = getAt(store.index.docs, doc);
       if (fact === undefined) continue;
       const f = isSpecial ? special.flags[id]! : flags[doc]!;
-      const lists = isConventionFlags(f) ? conventionLists : facts;
-      const weights = storedWeights(lists, doc, scratch.weights, masked ? terms[doc]! : -1);
       const extras = isSpecial
         ? {
             context: special.contexts[id]!,
@@ -161,16 +157,21 @@ const scanPass = (search: Search, count: number, described: number, read: number
             coChange: coChange[doc]!,
           }
         : NO_EXTRAS;
-      search.offer(fact, f, weights, extras);
+      search.offerSums(fact, f, sum[doc]!, feedback[doc]!, extras);
     }
   } finally {
     docs.reachedCount = reachedCount;
   }
 };
 
-/** True when the pass's terms begin with the other pass's (the query's own, as the same planned terms). */
+/**
+ * True when the pass's terms begin with the other pass's (the query's own, as the same planned
+ * terms), and both count the same of them as the query's own (they are summed apart).
+ */
 const startsWithTerms = (pass: Pass, other: Pass): boolean =>
-  other.terms.length <= pass.terms.length && other.terms.every((term, at) => pass.terms[at] === term);
+  other.queryTerms === pass.queryTerms &&
+  other.terms.length <= pass.terms.length &&
+  other.terms.every((term, at) => pass.terms[at] === term);
 
 /** Unmarks the documents the passes reached only through a posting. */
 const clearReached = (docs: DocumentScratch): void => {

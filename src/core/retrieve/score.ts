@@ -111,7 +111,7 @@ export const combineScore = (
   /** The fact's prior flags, when the caller knows them (the index path reads them from the postings). */
   flags = priorFlags(fact),
 ): ScoreParts => {
-  const { ranking, paths } = pass.plan;
+  const { ranking } = pass.plan;
   // The index path names no terms: it shares one empty list instead of making one per fact.
   const terms: Array<{ term: string; contribution: number }> | undefined = detail ? [] : undefined;
   let query = 0;
@@ -130,12 +130,52 @@ export const combineScore = (
   const { names, value } = detail
     ? flagPriors(flags, ranking.priors, duplicate)
     : { names: NO_NAMES, value: priorValue(flags, ranking.priors, duplicate) };
+  return scoreParts(pass, fact, terms ?? NO_TERMS, query, feedback, extras, names, value);
+};
+
+/**
+ * A fact's score, for the index path, from its term sums: `query` and `feedback` must be what
+ * `combineScore` adds from the fact's stored weights, contribution by contribution in the pass's
+ * term order (each sum from 0), so that every number is the same as `combineScore`'s.
+ */
+export const combineSums = (
+  pass: Pass,
+  fact: SessionFact,
+  query: number,
+  feedback: number,
+  extras: Extras,
+  duplicate: boolean,
+  flags: number,
+): ScoreParts =>
+  scoreParts(
+    pass,
+    fact,
+    NO_TERMS,
+    query,
+    feedback,
+    extras,
+    NO_NAMES,
+    priorValue(flags, pass.plan.ranking.priors, duplicate),
+  );
+
+/** The parts of a fact's score from its term sums, its extras and its prior. */
+const scoreParts = (
+  pass: Pass,
+  fact: SessionFact,
+  terms: ScoreParts['terms'],
+  query: number,
+  feedback: number,
+  extras: Extras,
+  names: ReadonlyArray<string>,
+  value: number,
+): ScoreParts => {
+  const { ranking, paths } = pass.plan;
   const match = query + feedback + extras.context;
   const base = match === 0 && fact.tags.includes('convention') ? ranking.conventionBase * pass.scale : 0;
   const relevance = match + extras.recency + extras.coChange + base;
   const boost = match > 0 && namesSubject(paths, fact.subject) ? ranking.exactFileBoost : 0;
   return {
-    terms: terms ?? NO_TERMS,
+    terms,
     feedback,
     context: extras.context,
     recency: extras.recency,

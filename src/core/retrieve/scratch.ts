@@ -26,6 +26,8 @@ export interface DocumentScratch {
   state: Uint8Array;
   flags: Uint16Array;
   sum: Float64Array;
+  /** The scan's sum of a document's feedback terms (its `sum` then holds the query's own terms). */
+  feedback: Float64Array;
   context: Float64Array;
   recency: Float64Array;
   coChange: Float64Array;
@@ -177,6 +179,7 @@ export const createRetrievalScratch = (options: RetrievalScratchOptions = {}): R
     state: new Uint8Array(SIZE),
     flags: new Uint16Array(SIZE),
     sum: new Float64Array(SIZE),
+    feedback: new Float64Array(SIZE),
     context: new Float64Array(SIZE),
     recency: new Float64Array(SIZE),
     coChange: new Float64Array(SIZE),
@@ -243,6 +246,7 @@ export const growRetrievalScratch = ({ docs, special }: RetrievalScratch, docume
   docs.state = new Uint8Array(size);
   docs.flags = new Uint16Array(size);
   docs.sum = new Float64Array(size);
+  docs.feedback = new Float64Array(size);
   docs.context = new Float64Array(size);
   docs.recency = new Float64Array(size);
   docs.coChange = new Float64Array(size);

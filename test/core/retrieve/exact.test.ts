@@ -23,8 +23,15 @@ import {
   type SessionFact,
 } from '../../../src/index.js';
 import { addCheckedFacts } from '../../../src/core/store/addFacts.js';
-import { asOneRun } from '../../../src/persistent/owner.js';
+import { asOneRun, createOwner, transientRun } from '../../../src/persistent/owner.js';
 import { SCAN_FACTS } from '../../../src/core/retrieve/scratch.js';
+import { renderSection } from '../../../src/core/prompt/retrieve.js';
+import { contextTable } from '../../../src/core/retrieve/context.js';
+import { passesFor } from '../../../src/core/retrieve/passes.js';
+import { settingsFor } from '../../../src/core/retrieve/query.js';
+import { explainRanked } from '../../../src/core/retrieve/retrieve.js';
+import { scanPasses } from '../../../src/core/retrieve/scan.js';
+import { rankPasses } from '../../../src/core/retrieve/topk.js';
 
 const VOCABULARY = [
   'auth',
@@ -272,6 +279,24 @@ const expectExact = (store: FactStore, query: FactQuery): void => {
   for (const scratch of WAYS) expect(retrieveFacts(store, { ...query, scratch })).toEqual(expected);
 };
 
+/**
+ * Checks that both ways rank their best candidates as explainRetrieval ranks its first ones,
+ * each with the very same score (a sum added in another order may differ in its last bit, which
+ * the facts alone rarely show).
+ */
+const expectExactScores = (store: FactStore, query: FactQuery): void => {
+  const decisions = explainRanked(store, query, renderSection);
+  for (const scratch of WAYS) {
+    const settings = settingsFor(store, { ...query, scratch }, renderSection);
+    if (!(settings.maxFacts > 0)) continue;
+    const passes = passesFor(store, settings, contextTable(store, settings.plan, scratch));
+    const ranked = (scratch.scanFacts === 0 ? rankPasses : scanPasses)(store, settings, passes);
+    expect(ranked.map(({ fact, parts }) => [fact, parts.total])).toEqual(
+      decisions.slice(0, ranked.length).map(({ fact, score }) => [fact, score]),
+    );
+  }
+};
+
 describe('the way to the top k', () => {
   it('a scratch takes a scan limit of 0 or more, and keeps the default for anything else', () => {
     for (const scanFacts of [0, 10, Infinity]) expect(createRetrievalScratch({ scanFacts }).scanFacts).toBe(scanFacts);
@@ -291,6 +316,15 @@ describe('exact top k', () => {
         { numRuns: 60 },
       );
     });
+
+  it('both ways score their best candidates exactly as explainRetrieval scores them, to the last bit', () => {
+    fc.assert(
+      fc.property(storeArb(10), fc.array(queryArb(10), { minLength: 1, maxLength: 4 }), (store, queries) => {
+        for (const query of queries) expectExactScores(store, query);
+      }),
+      { numRuns: 60 },
+    );
+  });
 
   // Common query words and short feedback lists: the last pass reuses the query phase's sums,
   // and a few places make the floors bite.
@@ -341,7 +375,7 @@ describe('exact top k', () => {
             sourceRole: 'implementer',
             confidence: 1,
           });
-          const store = addFacts(emptyFactStore({ maxValidFacts: 10_000 }), [matching, ...conventions]);
+          const facts = [matching, ...conventions];
           // Without recency no convention is found directly: every one is weighed at its base.
           const query: FactQuery = {
             taskDescription: 'ledger',
@@ -350,7 +384,11 @@ describe('exact top k', () => {
             maxTokens: 100_000,
             ranking: { recency: { weight: 0, shared: 0 }, coChange: { weight: 0 } },
           };
-          expectExact(store, query);
+          expectExact(addFacts(emptyFactStore({ maxValidFacts: 10_000 }), facts), query);
+          // A replay's store is written in place: its posting blocks are never frozen.
+          transientRun(createOwner(), () =>
+            expectExact(addFacts(emptyFactStore({ maxValidFacts: 10_000 }), facts), query),
+          );
         },
       ),
       { numRuns: 100 },
