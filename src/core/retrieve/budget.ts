@@ -41,25 +41,33 @@ export const fitsBudget = (section: string, maxTokens: number, countTokens: Toke
   checkedTokenCount(countTokens(section)) <= maxTokens;
 
 /**
- * Each ranked candidate with the reason it is left out, if it is: past `maxFacts`, or its line
- * would take the section over the budget (a fact that does not fit is skipped, and smaller
- * later ones are still tried).
+ * Why each ranked fact is left out, if it is: past `maxFacts`, or its line would take the
+ * section over the budget (a fact that does not fit is skipped, and smaller later ones are
+ * still tried); undefined for a fact the section takes.
  */
-export const fitToBudget = <C extends { readonly fact: SessionFact }>(
+export const fitToBudget = (
   settings: BudgetSettings,
-  ranked: ReadonlyArray<C>,
-): Array<C & { reason?: BudgetReason }> => {
+  ranked: ReadonlyArray<SessionFact>,
+): Array<BudgetReason | undefined> => {
   const { render, layout } = settings;
   const included: SessionFact[] = [];
+  const reasons: Array<BudgetReason | undefined> = [];
   let section = '';
-  return ranked.map((candidate, rank) => {
-    if (rank >= settings.maxFacts) return { ...candidate, reason: 'max_facts' as const };
+  for (let rank = 0; rank < ranked.length; rank += 1) {
+    if (rank >= settings.maxFacts) {
+      reasons.push('max_facts');
+      continue;
+    }
+    const fact = ranked[rank]!;
     const next =
-      (included.length > 0 ? render.extend?.(section, candidate.fact, layout) : undefined) ??
-      render([...included, candidate.fact], layout);
-    if (!fitsBudget(next, settings.maxTokens, settings.countTokens)) return { ...candidate, reason: 'budget' as const };
-    included.push(candidate.fact);
+      (included.length > 0 ? render.extend?.(section, fact, layout) : undefined) ?? render([...included, fact], layout);
+    if (!fitsBudget(next, settings.maxTokens, settings.countTokens)) {
+      reasons.push('budget');
+      continue;
+    }
+    included.push(fact);
     section = next;
-    return candidate;
-  });
+    reasons.push(undefined);
+  }
+  return reasons;
 };

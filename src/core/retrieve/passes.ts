@@ -139,24 +139,28 @@ const coChangeScores = (store: FactStore, settings: Settings, first: ReadonlyArr
 const feedbackTerms = (store: FactStore, settings: Settings, first: ReadonlyArray<Scored>): PlannedTerm[] => {
   const { feedback } = settings.plan.ranking;
   const top = first.slice(0, feedback.facts);
-  if (feedback.weight <= 0 || top.length === 0) return [];
-  const inQuery = new Set(settings.plan.terms.map(({ term }) => term));
+  if (feedback.weight <= 0 || top.length === 0 || feedback.terms <= 0) return [];
   const sums = new Map<string, number>();
   for (const { fact } of top) {
     const weights = factTermWeights(fact);
     for (let i = 0; i < weights.length; i += 2) {
       const term = weights[i] as string;
-      if (term.length >= 3 && !inQuery.has(term))
-        sums.set(term, (sums.get(term) ?? 0) + postingWeight(weights[i + 1] as number));
+      if (term.length >= 3) sums.set(term, (sums.get(term) ?? 0) + postingWeight(weights[i + 1] as number));
     }
   }
+  for (const { term } of settings.plan.terms) sums.delete(term);
   const mostFacts = Math.max(1, feedback.maxShare * settings.documents);
-  return [...sums]
-    .map(([term, sum]) => planTerm(store.index, settings.documents, term, (feedback.weight * sum) / top.length))
-    .filter(({ frequency }) => frequency <= mostFacts)
-    .sort((a, b) => b.multiplier * b.idf - a.multiplier * a.idf || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0))
-    .slice(0, feedback.terms);
+  const best: PlannedTerm[] = [];
+  sums.forEach((sum, term) => {
+    const planned = planTerm(store.index, settings.documents, term, (feedback.weight * sum) / top.length);
+    if (planned.frequency <= mostFacts) offerRanked(best, planned, feedback.terms, moreTelling);
+  });
+  return best;
 };
+
+/** Negative when the first feedback word is the more telling (weight x idf), then by term. */
+const moreTelling = (a: PlannedTerm, b: PlannedTerm): number =>
+  b.multiplier * b.idf - a.multiplier * a.idf || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0);
 
 const needsFirstPass = (settings: Settings): boolean => {
   const { feedback, coChange, conventionBase } = settings.plan.ranking;

@@ -73,47 +73,60 @@ const passesFloor = (settings: Settings, inCap: ReadonlyArray<Scored>): ((candid
 };
 
 /**
- * The order the budget fills the section in (`RankingOptions.fill`): the best candidate first,
- * then the others by score per character of their line to the fill's power (a line that is not
- * a file change counting at most `longest` characters); candidates of equal value keep their
- * rank order.
+ * The order the budget fills the section in (`RankingOptions.fill`), as positions in `kept`: the
+ * best candidate first, then the others by score per character of their line to the fill's power
+ * (a line that is not a file change counting at most `longest` characters); candidates of equal
+ * value keep their rank order.
  */
-const fillOrder = (settings: Settings, kept: ReadonlyArray<Scored>): Scored[] => {
+const fillOrder = (settings: Settings, kept: ReadonlyArray<Scored>): number[] => {
   const { power, longest } = settings.plan.ranking.fill;
-  if (power === 0 || kept.length < 3) return kept.slice();
-  const { render, layout } = settings;
-  const rest = kept.slice(1).map((candidate) => {
-    const length = render.addedLength(candidate.fact, layout);
-    const counted = isFileFact(candidate.fact) ? length : Math.min(length, longest);
-    return { candidate, value: candidate.parts.total / counted ** power };
-  });
-  rest.sort((a, b) => b.value - a.value);
-  return [kept[0]!, ...rest.map(({ candidate }) => candidate)];
+  const rest: number[] = [];
+  for (let at = 1; at < kept.length; at += 1) rest.push(at);
+  if (power !== 0 && kept.length >= 3) {
+    const { render, layout } = settings;
+    const values = new Float64Array(kept.length);
+    for (const at of rest) {
+      const { fact, parts } = kept[at]!;
+      const length = render.addedLength(fact, layout);
+      const counted = isFileFact(fact) ? length : Math.min(length, longest);
+      values[at] = parts.total / counted ** power;
+    }
+    rest.sort((a, b) => values[b]! - values[a]!);
+  }
+  return kept.length === 0 ? rest : [0, ...rest];
 };
 
 /**
  * The candidates the section holds, in rank order, and the reason each candidate within the cap
- * that passes the floor is left out, if it is: the budget takes them in the fill order
- * (`fillOrder`), and the section is drawn in rank order. A token counter that does not add up
- * line by line (the default estimate in the `lines` layout does) could find the section drawn
- * in rank order over the budget: then the candidates taken last go until it fits.
+ * that passes the floor (`kept`, by its position there) is left out, if it is: the budget takes
+ * them in the fill order (`fillOrder`), and the section is drawn in rank order. A token counter
+ * that does not add up line by line (the default estimate in the `lines` layout does) could find
+ * the section drawn in rank order over the budget: then the candidates taken last go until it fits.
  */
 const budgeted = (
   settings: Settings,
   ranked: ReadonlyArray<Scored>,
-): { keep: (candidate: Scored) => boolean; reasons: Map<Scored, ExclusionReason>; included: Scored[] } => {
+): {
+  keep: (candidate: Scored) => boolean;
+  reasons: Array<ExclusionReason | undefined>;
+  included: Scored[];
+} => {
   const inCap = ranked.slice(0, settings.maxFacts);
   const keep = passesFloor(settings, inCap);
   const kept = inCap.filter(keep);
   const order = fillOrder(settings, kept);
-  const reasons = new Map<Scored, ExclusionReason>();
-  fitToBudget(settings, order).forEach((candidate, i) => {
-    if (candidate.reason !== undefined) reasons.set(order[i]!, candidate.reason);
+  const fates = fitToBudget(
+    settings,
+    order.map((at) => kept[at]!.fact),
+  );
+  const reasons: Array<ExclusionReason | undefined> = kept.map(() => undefined);
+  order.forEach((at, i) => {
+    reasons[at] = fates[i];
   });
-  let included = kept.filter((candidate) => !reasons.has(candidate));
-  const taken = order.filter((candidate) => !reasons.has(candidate));
+  let included = kept.filter((_candidate, at) => reasons[at] === undefined);
+  const taken = order.filter((at) => reasons[at] === undefined);
   // Drawn in the order it was measured in, or by a counter that adds up line by line, it fits.
-  const reordered = taken.some((candidate, i) => candidate !== included[i]);
+  const reordered = taken.some((at, i) => i > 0 && at < taken[i - 1]!);
   if (reordered && (settings.countTokens !== estimateTokens || settings.layout !== 'lines')) {
     const draw = (): string =>
       settings.render(
@@ -122,8 +135,8 @@ const budgeted = (
       );
     while (included.length > 0 && !fitsBudget(draw(), settings.maxTokens, settings.countTokens)) {
       const last = taken.pop()!;
-      reasons.set(last, 'budget');
-      included = included.filter((candidate) => candidate !== last);
+      reasons[last] = 'budget';
+      included = included.filter((candidate) => candidate !== kept[last]);
     }
   }
   return { keep, reasons, included };
@@ -132,9 +145,10 @@ const budgeted = (
 /** The ranked candidates with the reason each left out has: past the cap, below the floor, or over the budget. */
 const finish = (settings: Settings, ranked: ReadonlyArray<Scored>): Array<Scored & { reason?: ExclusionReason }> => {
   const { keep, reasons } = budgeted(settings, ranked);
+  let kept = 0;
   return ranked.map((candidate, rank) => {
     const reason: ExclusionReason | undefined =
-      rank >= settings.maxFacts ? 'max_facts' : !keep(candidate) ? 'no_match' : reasons.get(candidate);
+      rank >= settings.maxFacts ? 'max_facts' : !keep(candidate) ? 'no_match' : reasons[kept++];
     return reason === undefined ? candidate : { ...candidate, reason };
   });
 };
