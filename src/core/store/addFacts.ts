@@ -1,12 +1,13 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { parseNewFact, type SessionFact } from '../fact.js';
-import { compactWithReport } from './compact.js';
+import { planCompaction } from './compact.js';
 import { asOneRun } from '../../persistent/owner.js';
-import { type FactStore, pairKey, validCount } from './state.js';
+import { type FactStore, type PairLog, pairKey, validCount } from './state.js';
 import { checkedFactStore } from './storeShape.js';
 import { pruneTaskRecords } from './taskRecords.js';
 import { collapseToValidRuns, PAIR_LOG_LIMIT, withAssertions } from './timeline.js';
-import { emptyPairLog, type PairChange, selectPairLog, writePairChanges } from './write.js';
+import { detachValidOrder, stepValidOrder } from './validOrder.js';
+import { composeChanges, emptyPairLog, type PairChange, selectPairLog, validDiff, writePairChanges } from './write.js';
 
 /** The well-formed facts of `input`, as fresh plain copies; malformed ones are skipped. */
 export const keepWellFormedFacts = (input: unknown): SessionFact[] =>
@@ -47,10 +48,29 @@ export const addCheckedFacts = (store: FactStore, facts: ReadonlyArray<SessionFa
     if (after !== before && (after === undefined || after.assertions.length > 0)) changes.push({ before, after });
   }
   if (changes.length === 0) return store;
-  return asOneRun(() => {
-    const next = writePairChanges(store, changes);
-    return pruneTaskRecords(
-      validCount(next) > next.maxValidFacts ? compactWithReport(next, next.maxValidFacts).store : next,
-    );
-  });
+  return asOneRun(() => pruneTaskRecords(writeCompacted(store, changes)));
+};
+
+/**
+ * The store with `changes` written and then compacted to its bound when they take it past it,
+ * written as one (`ComposedSteps`): at the bound every dispatch compacts, and what it drops
+ * first, the outcomes and summaries of tasks, are most often the ones just added, which are
+ * then never indexed. The same store as writing, then compacting.
+ */
+const writeCompacted = (store: FactStore, changes: ReadonlyArray<PairChange>): FactStore => {
+  const added = validDiff(changes);
+  const count = validCount(store) - added.invalid.length + added.valid.length;
+  if (count <= store.maxValidFacts) return writePairChanges(store, changes);
+  const order = detachValidOrder(store.index);
+  stepValidOrder(order, added.invalid, added.valid);
+  const pending = new Map<string, PairLog | undefined>();
+  for (const { before, after } of changes) {
+    const log = (after ?? before)!;
+    pending.set(pairKey(log.subject, log.relation), after);
+  }
+  const compaction = planCompaction({ store, pending, order, count }, store.maxValidFacts).changes;
+  const dropped = validDiff(compaction);
+  stepValidOrder(order, dropped.invalid, dropped.valid);
+  const steps = [changes, compaction];
+  return writePairChanges(store, composeChanges(steps), { steps, order });
 };

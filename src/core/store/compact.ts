@@ -13,10 +13,10 @@ import {
   validRecords,
   withAssertions,
 } from './timeline.js';
-import { isExpendable, validOrder } from './validOrder.js';
+import { isExpendable, validOrder, type ValidOrder } from './validOrder.js';
 
 export { isExpendable } from './validOrder.js';
-import { emptyPairLog, NO_CLEARS, type PairChange, selectPairLog, writePairChanges } from './write.js';
+import { emptyPairLog, NO_CLEARS, type PairChange, writePairChanges } from './write.js';
 
 /** What a compaction removed, so nothing is lost silently. */
 export interface CompactionReport {
@@ -103,9 +103,34 @@ export const withSummary = (
 };
 
 /**
- * The pair logs a compaction changes, over the store it compacts, with the running count of
+ * What a compaction starts from: a store, the pair logs a write has changed since (`pending`,
+ * by pair key, not yet written to the store's index; undefined: no log), and the valid facts
+ * and their order with those changes made. `addFacts` compacts what it adds before writing it,
+ * so a fact that goes at once is never indexed.
+ */
+export interface CompactionBase {
+  readonly store: FactStore;
+  readonly pending: ReadonlyMap<string, PairLog | undefined>;
+  readonly order: ValidOrder;
+  readonly count: number;
+}
+
+/** A store as it is, as a compaction starts from it. */
+export const compactionBase = (store: FactStore): CompactionBase => ({
+  store,
+  pending: new Map(),
+  order: validOrder(store.index),
+  count: validCount(store),
+});
+
+/** The log of a pair in the base: its pending change, else the store's. */
+const baseLog = (base: CompactionBase, key: string): PairLog | undefined =>
+  base.pending.has(key) ? base.pending.get(key) : PMap.get(base.store.pairs, key);
+
+/**
+ * The pair logs a compaction changes, over the base it compacts, with the running count of
  * valid facts. Pairs it never touches are never derived again, and the valid facts are read in
- * order from the index's `validOrder`, so a compaction costs about what it changes.
+ * order from the base's order, so a compaction costs about what it changes.
  */
 export class Workset {
   readonly changed = new Map<string, PairLog | undefined>();
@@ -113,13 +138,13 @@ export class Workset {
   private readonly subjects = new Set<string>();
   count: number;
 
-  constructor(private readonly store: FactStore) {
-    this.count = validCount(store);
+  constructor(private readonly base: CompactionBase) {
+    this.count = base.count;
   }
 
   log(subject: string, relation: string): PairLog | undefined {
     const key = pairKey(subject, relation);
-    return this.changed.has(key) ? this.changed.get(key) : selectPairLog(this.store, subject, relation);
+    return this.changed.has(key) ? this.changed.get(key) : baseLog(this.base, key);
   }
 
   set(subject: string, relation: string, after: PairLog | undefined): void {
@@ -188,9 +213,10 @@ export class Workset {
     };
   }
 
+  /** The changes to the base's logs (what they are after its pending changes, as they become). */
   changes(): PairChange[] {
     return [...this.changed].flatMap(([key, after]) => {
-      const before = PMap.get(this.store.pairs, key);
+      const before = baseLog(this.base, key);
       return before === after ? [] : [{ before, after }];
     });
   }
@@ -222,25 +248,42 @@ export const compactWithReport = (
   checkedFactStore(store);
   if (typeof maxFacts !== 'number' || !(maxFacts >= 0) || validCount(store) <= maxFacts)
     return { store, report: emptyReport() };
+  const { changes, report } = planCompaction(compactionBase(store), maxFacts);
+  return { store: asOneRun(() => writePairChanges(store, changes)), report };
+};
+
+/**
+ * The changes `compactWithReport` makes to a base over `maxFacts` valid facts (a number, 0 or
+ * more), relative to the base's logs, and its report.
+ */
+export const planCompaction = (
+  base: CompactionBase,
+  maxFacts: number,
+): { changes: PairChange[]; report: CompactionReport } => {
+  const { store, order } = base;
   const limit = Math.floor(maxFacts);
-  const work = new Workset(store);
+  const work = new Workset(base);
   const report = emptyReport();
   // (a) History goes: the pairs holding closed records keep only the runs of their valid facts.
   const closedIds = new Set<string>();
-  // Only the pairs that may hold some are read, not every pair.
-  PMap.forEach(store.historyPairs, (_true, key) => {
-    const log = PMap.get(store.pairs, key);
+  const pruneHistory = (key: string): void => {
+    const log = baseLog(base, key);
     if (log !== undefined && mayHoldHistory(log)) {
       const pruned = pruneToValidRuns(log, closedIds);
       if (pruned?.log !== log) work.set(log.subject, log.relation, pruned?.log);
     }
+  };
+  // Only the pairs that may hold some are read, not every pair: the store's, then those a
+  // pending change gave history.
+  PMap.forEach(store.historyPairs, (_true, key) => pruneHistory(key));
+  base.pending.forEach((log, key) => {
+    if (log !== undefined && !PMap.has(store.historyPairs, key)) pruneHistory(key);
   });
   for (const id of [...closedIds].sort()) report.removedClosed.push(id);
 
   // (b) Only subjects with two or more facts besides their newest can merge (the order keeps
   // them apart); subjects with the oldest newest fact merge first, and none whose newest fact is
   // one of the most recent (see UNMERGED_SHARE).
-  const order = validOrder(store.index);
   const newest = order.byTime[order.byTime.length - 1];
   const recent = Math.floor(limit * UNMERGED_SHARE);
   const firstRecent = recent > 0 ? order.byTime[order.byTime.length - recent] : undefined;
@@ -288,8 +331,7 @@ export const compactWithReport = (
       for (const dropped of batch) report.dropped.push(dropped.id);
     }
   }
-  const changes = work.changes();
-  return { store: asOneRun(() => writePairChanges(store, changes)), report };
+  return { changes: work.changes(), report };
 };
 
 /** `compactWithReport` without the report. */

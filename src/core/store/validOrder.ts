@@ -150,9 +150,50 @@ const insert = (byTime: SessionFact[], fact: SessionFact): void => {
 };
 
 /**
+ * Makes in place the change to an order that a write makes to its index, with the facts
+ * `invalid` leaving and `valid` entering (in that order: an id may do both), as the index
+ * applies them: a leaving fact it does not hold changes nothing. For an order taken out of the
+ * cache (`detachValidOrder`).
+ */
+export const stepValidOrder = (
+  order: ValidOrder,
+  invalid: ReadonlyArray<SessionFact>,
+  valid: ReadonlyArray<SessionFact>,
+): void => {
+  const held = order as HeldOrder;
+  remove(held.byTime, invalid);
+  remove(
+    held.expendable,
+    invalid.filter((fact) => isExpendable(fact)),
+  );
+  for (const fact of invalid) ungroup(held, fact);
+  for (const fact of valid) {
+    insert(held.byTime, fact);
+    if (isExpendable(fact)) insert(held.expendable, fact);
+    group(held, fact);
+  }
+};
+
+/**
+ * The order of `index`'s valid facts (built now unless a write carried it here), taken out of
+ * the cache: a writer steps it through its changes (`stepValidOrder`) and attaches it to the
+ * index it makes (`attachValidOrder`). Should the write fail, the index has none, and builds its
+ * own if it is ever compacted.
+ */
+export const detachValidOrder = (index: SearchIndex, orders: ValidOrders = validOrders): ValidOrder => {
+  const order = validOrder(index, orders);
+  orders.byDocs.delete(index.docs);
+  return order;
+};
+
+/** Keeps `order` as the order of `index`, whose valid facts it must be. */
+export const attachValidOrder = (index: SearchIndex, order: ValidOrder, orders: ValidOrders = validOrders): void => {
+  orders.byDocs.set(index.docs, order as HeldOrder);
+};
+
+/**
  * Moves the order of `before` (if it has one) to `after`, the index a write made from it with
- * the facts `invalid` leaving and `valid` entering (in that order: an id may do both), as the
- * index applies them: a leaving fact it does not hold changes nothing.
+ * the facts `invalid` leaving and `valid` entering (see `stepValidOrder`).
  */
 export const carryValidOrder = (
   before: SearchIndex,
@@ -166,16 +207,6 @@ export const carryValidOrder = (
   const order = orders.byDocs.get(before.docs);
   if (order === undefined) return;
   orders.byDocs.delete(before.docs);
-  remove(order.byTime, invalid);
-  remove(
-    order.expendable,
-    invalid.filter((fact) => isExpendable(fact)),
-  );
-  for (const fact of invalid) ungroup(order, fact);
-  for (const fact of valid) {
-    insert(order.byTime, fact);
-    if (isExpendable(fact)) insert(order.expendable, fact);
-    group(order, fact);
-  }
+  stepValidOrder(order, invalid, valid);
   orders.byDocs.set(after.docs, order);
 };

@@ -10,7 +10,7 @@ import { applyIndexChanges, indexTaskFiles, indexTaskPrompt } from '../search/in
 import { emptySearchIndex, type RecordedFile, type RecordedPrompt } from '../search/searchIndex.js';
 import { type FactStore, type PairLog, pairKey } from './state.js';
 import { mayHoldHistory, selectValidOfLog } from './timeline.js';
-import { carryValidOrder } from './validOrder.js';
+import { attachValidOrder, carryValidOrder, type ValidOrder } from './validOrder.js';
 
 /** A pair log before and after a reducer's change (`undefined`: no log). */
 export interface PairChange {
@@ -137,27 +137,70 @@ const freezeLog = (log: PairLog): PairLog => {
   return Object.freeze(log);
 };
 
-/** The store with every change applied, or the same store when nothing differs. */
-export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairChange>): FactStore => {
-  const effective = changes.filter((change) => change.before !== change.after);
-  if (effective.length === 0) return store;
+/** The facts that stop being valid and those that become valid through a list of changes. */
+export const validDiff = (changes: ReadonlyArray<PairChange>): { invalid: SessionFact[]; valid: SessionFact[] } => {
   const invalid: SessionFact[] = [];
   const valid: SessionFact[] = [];
-  const filesAsserted: Array<[string, string, string]> = [];
-  const itemsRaised: Array<[string, string]> = [];
-  const itemsDropped: Array<[string, string]> = [];
-  const keys: string[] = [];
-  for (const change of effective) {
-    const { before, after } = change;
+  for (const { before, after } of changes) {
+    if (before === after) continue;
     // A valid record is kept exactly when the same object is valid after (ids are one per record).
     const validBefore = validOf(before);
     const validAfter = validOf(after);
     appendMissing(validBefore, validAfter, invalid, itself, '');
     appendMissing(validAfter, validBefore, valid, itself, '');
-    const log = (after ?? before)!;
+  }
+  return { invalid, valid };
+};
+
+/**
+ * Writes made as one: the changes of each step in turn, as `steps` lists them, written as their
+ * composition (each pair from its log before the first step to its log after the last). A fact
+ * that one step adds and a later one removes never reaches the index, yet each step's files are
+ * recorded as they would be step by step. `order` is the valid facts' order already stepped
+ * through every step (see `stepValidOrder`), kept for the index written.
+ */
+export interface ComposedSteps {
+  readonly steps: ReadonlyArray<ReadonlyArray<PairChange>>;
+  readonly order: ValidOrder;
+}
+
+/** The composition of changes made one after the other: per pair, its first log before and its last after. */
+export const composeChanges = (steps: ReadonlyArray<ReadonlyArray<PairChange>>): PairChange[] => {
+  const byPair = new Map<string, PairChange>();
+  for (const changes of steps)
+    for (const change of changes) {
+      const log = (change.after ?? change.before)!;
+      const key = pairKey(log.subject, log.relation);
+      const first = byPair.get(key);
+      byPair.set(key, first === undefined ? change : { before: first.before, after: change.after });
+    }
+  return [...byPair.values()];
+};
+
+/**
+ * The store with every change applied, or the same store when nothing differs. With `composed`,
+ * `changes` are the composition of its steps (see `ComposedSteps`).
+ */
+export const writePairChanges = (
+  store: FactStore,
+  changes: ReadonlyArray<PairChange>,
+  composed?: ComposedSteps,
+): FactStore => {
+  const effective = changes.filter((change) => change.before !== change.after);
+  const filesAsserted: Array<[string, string, string]> = [];
+  for (const step of composed?.steps ?? [effective]) for (const change of step) assertedFiles(change, filesAsserted);
+  if (effective.length === 0 && filesAsserted.length === 0) {
+    if (composed !== undefined) attachValidOrder(store.index, composed.order);
+    return store;
+  }
+  const { invalid, valid } = validDiff(effective);
+  const itemsRaised: Array<[string, string]> = [];
+  const itemsDropped: Array<[string, string]> = [];
+  const keys: string[] = [];
+  for (const change of effective) {
+    const log = (change.after ?? change.before)!;
     const key = pairKey(log.subject, log.relation);
     keys.push(key);
-    assertedFiles(change, filesAsserted);
     diffTasks(reviewTasks, change, key, itemsRaised, itemsDropped);
   }
   return asOneRun(() => {
@@ -176,7 +219,8 @@ export const writePairChanges = (store: FactStore, changes: ReadonlyArray<PairCh
       itemsRaised,
       itemsDropped,
     });
-    carryValidOrder(store.index, index, invalid, valid);
+    if (composed === undefined) carryValidOrder(store.index, index, invalid, valid);
+    else attachValidOrder(index, composed.order);
     // A new store object every time, even inside a run: selectors memoize by store identity.
     return { maxValidFacts: store.maxValidFacts, pairs, historyPairs, index };
   });

@@ -6,6 +6,7 @@
 import type { SessionFact } from '../../../src/core/fact.js';
 import {
   type CompactionReport,
+  compactionBase,
   emptyReport,
   isExpendable,
   pruneToValidRuns,
@@ -27,7 +28,7 @@ export const referenceCompact = (
     return { store, report: emptyReport() };
   const limit = Math.floor(maxFacts);
   const records = selectAllFacts(store);
-  const work = new Workset(store);
+  const work = new Workset(compactionBase(store));
   const report = emptyReport();
   // (a) History goes: the pairs holding closed records keep only the runs of their valid facts.
   const closedIds = new Set<string>();
