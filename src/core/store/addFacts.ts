@@ -7,7 +7,15 @@ import { checkedFactStore } from './storeShape.js';
 import { pruneTaskRecords } from './taskRecords.js';
 import { collapseToValidRuns, PAIR_LOG_LIMIT, withAssertions } from './timeline.js';
 import { detachValidOrder, stepValidOrder } from './validOrder.js';
-import { composeChanges, emptyPairLog, type PairChange, selectPairLog, validDiff, writePairChanges } from './write.js';
+import {
+  composeChanges,
+  emptyPairLog,
+  type PairChange,
+  selectPairLog,
+  validCountChange,
+  validDiff,
+  writePairChanges,
+} from './write.js';
 
 /** The well-formed facts of `input`, as fresh plain copies; malformed ones are skipped. */
 export const keepWellFormedFacts = (input: unknown): SessionFact[] =>
@@ -58,9 +66,9 @@ export const addCheckedFacts = (store: FactStore, facts: ReadonlyArray<SessionFa
  * then never indexed. The same store as writing, then compacting.
  */
 const writeCompacted = (store: FactStore, changes: ReadonlyArray<PairChange>): FactStore => {
-  const added = validDiff(changes);
-  const count = validCount(store) - added.invalid.length + added.valid.length;
+  const count = validCount(store) + validCountChange(changes);
   if (count <= store.maxValidFacts) return writePairChanges(store, changes);
+  const added = validDiff(changes);
   const order = detachValidOrder(store.index);
   stepValidOrder(order, added.invalid, added.valid);
   const pending = new Map<string, PairLog | undefined>();

@@ -6,10 +6,12 @@
  * A cache, not state. It is kept weakly by the index's document vector (the valid facts, by
  * document number: an index with the same vector holds the same facts), built from the index
  * the first time a compaction asks, and carried forward, changed in place, by every write that
- * makes the next index from that one (the only writes that change the vector). An older index
- * then has none, and builds its own if it is ever compacted. So it never changes what a
- * compaction does, only what it costs: a store at its bound compacts on every dispatch, and
- * walking and grouping every valid fact each time cost more than the rest of the compaction.
+ * makes the next index from that one (the only writes that change the vector); `addFacts`,
+ * which compacts before it writes, takes it out, steps it through both and attaches it to the
+ * index it writes. An older index then has none, and builds its own if it is ever compacted. So
+ * it never changes what a compaction does, only what it costs: a store at its bound compacts on
+ * every dispatch, and walking and grouping every valid fact each time cost more than the rest of
+ * the compaction.
  */
 import type { PersistentVector } from '../../persistent/persistentVector.js';
 import type { SessionFact } from '../fact.js';

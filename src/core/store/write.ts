@@ -137,6 +137,14 @@ const freezeLog = (log: PairLog): PairLog => {
   return Object.freeze(log);
 };
 
+/** How many more valid facts (fewer, when negative) a list of changes leaves. */
+export const validCountChange = (changes: ReadonlyArray<PairChange>): number => {
+  let change = 0;
+  for (const { before, after } of changes)
+    if (before !== after) change += validOf(after).length - validOf(before).length;
+  return change;
+};
+
 /** The facts that stop being valid and those that become valid through a list of changes. */
 export const validDiff = (changes: ReadonlyArray<PairChange>): { invalid: SessionFact[]; valid: SessionFact[] } => {
   const invalid: SessionFact[] = [];
