@@ -132,16 +132,18 @@ export const flattenIndex = (index: SearchIndex) => {
   };
 };
 
+/** A store's pair logs and bound, independent of how its maps happen to be split: what compaction decides. */
+export const storeLogs = (store: FactStore) => ({
+  maxValidFacts: store.maxValidFacts,
+  pairs: sortedEntries(store.pairs, (log) => log),
+  historyPairs: PMap.keys(store.historyPairs).sort(),
+});
+
 /**
  * A store's content, independent of how its maps happen to be split and its documents and tasks
  * numbered: two stores with equal content answer every selector and query alike.
  */
-export const storeContent = (store: FactStore) => ({
-  maxValidFacts: store.maxValidFacts,
-  pairs: sortedEntries(store.pairs, (log) => log),
-  historyPairs: PMap.keys(store.historyPairs).sort(),
-  index: flattenIndex(store.index),
-});
+export const storeContent = (store: FactStore) => ({ ...storeLogs(store), index: flattenIndex(store.index) });
 
 export const expectConsistent = (store: FactStore): void => {
   const rebuilt = buildStore(
