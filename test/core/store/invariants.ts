@@ -25,6 +25,7 @@ import {
   type SearchIndex,
 } from '../../../src/core/search/searchIndex.js';
 import { pairKey } from '../../../src/core/store/state.js';
+import { buildValidOrder, validOrder, type ValidOrder } from '../../../src/core/store/validOrder.js';
 import { mayHoldHistory } from '../../../src/core/store/timeline.js';
 import {
   buildStore,
@@ -144,6 +145,20 @@ export const storeLogs = (store: FactStore) => ({
  * numbered: two stores with equal content answer every selector and query alike.
  */
 export const storeContent = (store: FactStore) => ({ ...storeLogs(store), index: flattenIndex(store.index) });
+
+/** An order as plain data: ids by time, expendable ids by time, each subject's ids sorted, the mergeable subjects sorted. */
+const plainOrder = (order: ValidOrder) => ({
+  byTime: order.byTime.map((fact) => fact.id),
+  expendable: order.expendable.map((fact) => fact.id),
+  bySubject: [...order.bySubject]
+    .map(([subject, facts]) => [subject, facts.map((fact) => fact.id).sort()] as const)
+    .sort(([a], [b]) => (a < b ? -1 : 1)),
+  mergeable: [...order.mergeable].sort(),
+});
+
+/** Checks that the order a store's writes carried is the order built from its index. */
+export const expectOrderOf = (store: FactStore): void =>
+  expect(plainOrder(validOrder(store.index))).toEqual(plainOrder(buildValidOrder(store.index)));
 
 export const expectConsistent = (store: FactStore): void => {
   const rebuilt = buildStore(

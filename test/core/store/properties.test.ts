@@ -32,7 +32,6 @@ import {
 import { deepFreeze } from '../../../src/persistent/freeze.js';
 import type { PairLog } from '../../../src/core/store/state.js';
 import { selectPairLog, selectRecordedFiles } from '../../../src/core/store/write.js';
-import { buildValidOrder, validOrder, type ValidOrder } from '../../../src/core/store/validOrder.js';
 import {
   collapseToValidRuns,
   deriveRecords,
@@ -41,7 +40,7 @@ import {
   validRecords,
 } from '../../../src/core/store/timeline.js';
 import { asOneRun } from '../../../src/persistent/owner.js';
-import { expectConsistent, isDeepFrozen, storeContent, storeLogs } from './invariants.js';
+import { expectConsistent, expectOrderOf, isDeepFrozen, storeContent, storeLogs } from './invariants.js';
 import { referenceCompact } from './referenceCompact.js';
 
 const roomy = () => emptyFactStore({ maxValidFacts: 10_000 });
@@ -498,12 +497,7 @@ describe('compaction against its reference', () => {
           expect(storeContent(added)).toEqual(storeContent(stepwise));
           expect(selectRecordedFiles(added)).toEqual(selectRecordedFiles(stepwise));
           expectConsistent(deepFreeze(added));
-          const plainOrder = (order: ValidOrder) => ({
-            byTime: order.byTime.map((fact) => fact.id),
-            expendable: order.expendable.map((fact) => fact.id),
-            mergeable: [...order.mergeable].sort(),
-          });
-          expect(plainOrder(validOrder(added.index))).toEqual(plainOrder(buildValidOrder(added.index)));
+          expectOrderOf(added);
         },
       ),
       { numRuns: 250 },

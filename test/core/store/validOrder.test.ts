@@ -2,23 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { addFacts, applyEvent, compact, emptyFactStore, type FactStore, makeFact } from '../../../src/index.js';
 import { asOneRun } from '../../../src/persistent/owner.js';
-import { buildValidOrder, validOrder, type ValidOrder } from '../../../src/core/store/validOrder.js';
 import { eventArb } from '../../arbitraries.js';
-import { storeContent } from './invariants.js';
+import { expectOrderOf, storeContent } from './invariants.js';
 import { referenceCompact } from './referenceCompact.js';
-
-/** An order as plain data: ids by time, expendable ids by time, each subject's ids sorted, the mergeable subjects sorted. */
-const plain = (order: ValidOrder) => ({
-  byTime: order.byTime.map((fact) => fact.id),
-  expendable: order.expendable.map((fact) => fact.id),
-  bySubject: [...order.bySubject]
-    .map(([subject, facts]) => [subject, facts.map((fact) => fact.id).sort()] as const)
-    .sort(([a], [b]) => (a < b ? -1 : 1)),
-  mergeable: [...order.mergeable].sort(),
-});
-
-const expectOrderOf = (store: FactStore): void =>
-  expect(plain(validOrder(store.index))).toEqual(plain(buildValidOrder(store.index)));
 
 describe('the order compaction keeps beside the index', () => {
   it('after any events, written one by one or in place within runs, the carried order is the order built from the index', () => {
