@@ -121,6 +121,16 @@ const promptConversation = (
     : kept;
 };
 
+/**
+ * The items of a queue numbered above `pending` (all of them when it is undefined): the queue
+ * itself when none is at or below it, so a queue a store answered frozen is kept as it came, not
+ * copied and walked again on every call while it grows.
+ */
+const queueAfter = (queue: ReadonlyArray<QueuedItem>, pending: number | undefined): ReadonlyArray<QueuedItem> =>
+  pending === undefined || queue.every((item) => item.seq > pending)
+    ? queue
+    : queue.filter((item) => item.seq > pending);
+
 /** Starts the extraction of the messages at the head of the queue, up to the next end of stage. */
 const startBatch = (state: NotesState, user: string, session: string): NotesTransition => {
   const conversation = selectConversation(state, user, session) ?? EMPTY_CONVERSATION;
@@ -422,7 +432,7 @@ export const onLeaseAnswered = (state: NotesState, input: NotesLeaseAnswered): N
     mine: kept,
     held: answer.held,
     ...(answer.held && answer.fence !== undefined ? { fence: answer.fence } : {}),
-    queue: answer.held ? answer.queue.filter((item) => pending === undefined || item.seq > pending) : [],
+    queue: answer.held ? queueAfter(answer.queue, pending) : [],
     waking: wakes ? wanted : lease.waking,
     reporting: [...lease.reporting, ...reported],
   };

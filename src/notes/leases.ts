@@ -130,13 +130,14 @@ export const memoryLeases = (now: () => number = Date.now): MemoryLeases => {
       const added = (request.add ?? []).map((item) => {
         const known = item.key === undefined ? undefined : slot.keys.get(item.key);
         if (known !== undefined) return known;
-        const queued: QueuedItem = {
+        // Frozen once, when queued: every answer shares it, and its caller keeps it as it is.
+        const queued: QueuedItem = Object.freeze({
           kind: item.kind,
           ...(item.text === undefined ? {} : { text: item.text }),
           ...(item.at === undefined ? {} : { at: item.at }),
           seq: next++,
           origin: request.holder,
-        };
+        });
         slot.queue.push(queued);
         if (item.key !== undefined) slot.keys.set(item.key, queued.seq);
         return queued.seq;
@@ -163,7 +164,7 @@ export const memoryLeases = (now: () => number = Date.now): MemoryLeases => {
         held: true,
         added,
         head,
-        queue: slot.queue.map((item) => ({ ...item })),
+        queue: Object.freeze(slot.queue.slice()),
         expiresInMs: request.ttlMs,
         fence: slot.fence,
       });

@@ -206,6 +206,19 @@ export const describeNotesLeaseConformance = (
       expect(after.queue.map((item) => item.seq)).toEqual(other.added);
     });
 
+    it('answers a queue that later calls never change: the caller keeps it as it came', async () => {
+      const { leases } = await leasesOf();
+      const first = await lease(leases, 'maya', 's1', {
+        holder: 'a',
+        ttlMs: TTL,
+        add: [message('one'), message('two')],
+      });
+      const kept = structuredClone(first.queue);
+      await lease(leases, 'maya', 's1', { holder: 'a', ttlMs: TTL, add: [message('three')], done: first.added[0] });
+      await lease(leases, 'maya', 's1', { holder: 'b', ttlMs: TTL, add: [message('four')] });
+      expect(first.queue).toEqual(kept);
+    });
+
     it('gives a free slot to exactly one of many callers at once, and loses none of their items', async () => {
       const { leases } = await leasesOf();
       const answers = await Promise.all(

@@ -425,8 +425,8 @@ describe('hostile and heavy use', () => {
     const model = manualModel();
     const tracker = createNotableFactsTracker({ complete: model.complete });
     tracker.recordUserMessage('maya', 's1', 'first');
-    // Two thousand: each coalesced message costs the length of the lease's queue, which the
-    // store answers whole on every call (5,000 took 40 s of the suite).
+    // Two thousand: the bound does not depend on the count, and each coalesced message still
+    // costs a check of every item in the lease's queue, which the store answers whole on every call.
     for (let i = 0; i < 2_000; i += 1) {
       tracker.recordAssistantMessage('maya', 's1', `reply ${i} ${'r'.repeat(900)}`);
       expect(tracker.recordUserMessage('maya', 's1', `message ${i} ${'m'.repeat(900)}`)).toEqual(E.right('coalesced'));
