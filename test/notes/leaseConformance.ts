@@ -214,7 +214,7 @@ export const describeNotesLeaseConformance = (
         add: [message('one'), message('two')],
       });
       const kept = structuredClone(first.queue);
-      await lease(leases, 'maya', 's1', { holder: 'a', ttlMs: TTL, add: [message('three')], done: first.added[0] });
+      await lease(leases, 'maya', 's1', { holder: 'a', ttlMs: TTL, add: [message('three')], done: first.added[0]! });
       await lease(leases, 'maya', 's1', { holder: 'b', ttlMs: TTL, add: [message('four')] });
       expect(first.queue).toEqual(kept);
     });
