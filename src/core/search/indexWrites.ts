@@ -17,6 +17,7 @@ import {
   type RecordedFile,
   type SearchIndex,
   taskFactEntry,
+  type TaskDoc,
 } from './searchIndex.js';
 import { markPair, recordFile, replaceInFileRecords, updateTask, withSummary, withTime } from './taskDocs.js';
 import { isPathLike } from './terms.js';
@@ -37,7 +38,64 @@ const writeIndex = (index: SearchIndex, write: (next: Writable<SearchIndex>) => 
 /** True when a query naming a path could name this subject (see `namesSubject`). */
 const isNamedSubject = (subject: string): boolean => subject.includes('/') || isPathLike(subject);
 
-const addFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
+/**
+ * What a write changed that decides which file pairs a task's context can be lent to (see
+ * `TaskDoc.live`): the pairs whose valid file facts it changed, each with whether it held one
+ * before the write, and the tasks whose set of asserted pairs it changed. Settled once the
+ * write is done (`settleLive`), so a pair whose fact a newer one replaces, going empty and
+ * filled again within the write, changes nothing.
+ */
+interface LiveChanges {
+  readonly pairs: Map<string, boolean>;
+  readonly tasks: Set<string>;
+}
+
+const noLiveChanges = (): LiveChanges => ({ pairs: new Map(), tasks: new Set() });
+
+/** Notes, before the write changes them, whether the pair `key` holds a valid file fact. */
+const notePair = (index: SearchIndex, live: LiveChanges, key: string): void => {
+  if (!live.pairs.has(key)) live.pairs.set(key, PMap.has(index.pairFacts, key));
+};
+
+/** How many of a task's asserted pairs hold a valid file fact. */
+const livePairs = (index: SearchIndex, task: TaskDoc): number => {
+  let count = 0;
+  PMap.forEach(task.touched, (_true, key) => {
+    if (PMap.has(index.pairFacts, key)) count += 1;
+  });
+  return count;
+};
+
+/**
+ * Brings `TaskDoc.live` up to date after a write: counted again for the tasks whose asserted
+ * pairs changed, moved by one per pair for the other tasks that asserted a pair which started
+ * or stopped holding a valid file fact (a file record lists every task that asserted its pair).
+ */
+const settleLive = (index: Writable<SearchIndex>, { pairs, tasks }: LiveChanges): void => {
+  const moved = new Map<string, number>();
+  pairs.forEach((before, key) => {
+    const after = PMap.has(index.pairFacts, key);
+    if (after === before) return;
+    for (const taskId of PMap.get(index.files, key)?.tasks ?? [])
+      if (!tasks.has(taskId)) moved.set(taskId, (moved.get(taskId) ?? 0) + (after ? 1 : -1));
+  });
+  const setLive = (taskId: string, live: number): void => {
+    if (PMap.get(index.tasks, taskId)?.live !== live)
+      updateTask(index, taskId, false, (task) => {
+        task.live = live;
+      });
+  };
+  for (const taskId of tasks) {
+    const task = PMap.get(index.tasks, taskId);
+    if (task !== undefined) setLive(taskId, livePairs(index, task));
+  }
+  moved.forEach((by, taskId) => {
+    const task = PMap.get(index.tasks, taskId);
+    if (task !== undefined && by !== 0) setLive(taskId, task.live + by);
+  });
+};
+
+const addFact = (index: Writable<SearchIndex>, fact: SessionFact, live: LiveChanges): void => {
   const doc = index.nextDoc;
   index.nextDoc += 1;
   index.docs = setAt(index.docs, doc, fact);
@@ -63,11 +121,12 @@ const addFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
   });
   if (isFileFact(fact)) {
     const key = fact.subject + PAIR_SEPARATOR + fact.relation;
+    notePair(index, live, key);
     index.pairFacts = withPairFact(index.pairFacts, index.docs, key, fact.id, entry, taskNum);
   }
 };
 
-const removeFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
+const removeFact = (index: Writable<SearchIndex>, fact: SessionFact, live: LiveChanges): void => {
   const doc = PMap.get(index.ids, fact.id);
   if (doc === undefined) return;
   index.docs = setAt(index.docs, doc, undefined);
@@ -81,8 +140,11 @@ const removeFact = (index: Writable<SearchIndex>, fact: SessionFact): void => {
   }
   if (isNamedSubject(fact.subject)) index.names = unpostIn(index.names, fileNameOf(fact.subject), doc);
   if (convention) index.conventions = removePosting(index.conventions, doc);
-  if (isFileFact(fact))
-    index.pairFacts = withoutPairFact(index.pairFacts, fact.subject + PAIR_SEPARATOR + fact.relation, doc);
+  if (isFileFact(fact)) {
+    const key = fact.subject + PAIR_SEPARATOR + fact.relation;
+    notePair(index, live, key);
+    index.pairFacts = withoutPairFact(index.pairFacts, key, doc);
+  }
   updateTask(index, fact.sourceTaskId, fact.relation === 'summary', (task) => {
     task.facts = PMap.remove(task.facts, fact.id);
     task.times = withTime(task.times, fact.validFrom, -1);
@@ -115,9 +177,22 @@ export const forgetTasks = (index: SearchIndex, taskIds: ReadonlyArray<string>):
             task.prompt = '';
             delete task.promptAt;
             task.touched = PMap.empty;
+            task.live = 0;
           });
         }
       });
+
+/** Records that a task asserted a fact of a file pair (`recordFile`), its live pairs to be counted again. */
+const recordFileOf = (
+  index: Writable<SearchIndex>,
+  live: LiveChanges,
+  taskId: string,
+  subject: string,
+  relation: string,
+): void => {
+  live.tasks.add(taskId);
+  recordFile(index, taskId, subject, relation);
+};
 
 /** The index with a reducer's changes applied (the same index when there are none). */
 export const applyIndexChanges = (index: SearchIndex, changes: IndexChanges): SearchIndex => {
@@ -125,11 +200,13 @@ export const applyIndexChanges = (index: SearchIndex, changes: IndexChanges): Se
   const count = invalid.length + valid.length + filesAsserted.length + itemsRaised.length + itemsDropped.length;
   if (count === 0) return index;
   return writeIndex(index, (next) => {
-    for (const fact of invalid) removeFact(next, fact);
-    for (const fact of valid) addFact(next, fact);
-    for (const [taskId, subject, relation] of filesAsserted) recordFile(next, taskId, subject, relation);
+    const live = noLiveChanges();
+    for (const fact of invalid) removeFact(next, fact, live);
+    for (const fact of valid) addFact(next, fact, live);
+    for (const [taskId, subject, relation] of filesAsserted) recordFileOf(next, live, taskId, subject, relation);
     for (const [taskId, pairKey] of itemsRaised) markPair(next, taskId, 'raised', pairKey, true);
     for (const [taskId, pairKey] of itemsDropped) markPair(next, taskId, 'raised', pairKey, false);
+    settleLive(next, live);
   });
 };
 
@@ -153,5 +230,7 @@ export const indexTaskFiles = (index: SearchIndex, files: ReadonlyArray<Recorded
   files.length === 0
     ? index
     : writeIndex(index, (next) => {
-        for (const { taskId, subject, relation } of files) recordFile(next, taskId, subject, relation);
+        const live = noLiveChanges();
+        for (const { taskId, subject, relation } of files) recordFileOf(next, live, taskId, subject, relation);
+        settleLive(next, live);
       });

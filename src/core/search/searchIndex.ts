@@ -23,7 +23,7 @@
  *   task that changed it, and co-change stays known. Records of tasks that hold nothing else
  *   are bounded in number (see `store/taskRecords.ts` and `forgetTasks`).
  * - `taskTerms`: term -> postings over the task numbers of the contexts of the tasks that still
- *   lend one (a task with a valid fact or an asserted file pair), weighted the same way.
+ *   lend one (a task with a valid fact, or an asserted file pair that holds one), weighted the same way.
  * - `pairFacts`: per (subject, relation) pair key, its valid file facts' task entries and task
  *   numbers (see `pairFacts.ts`), so a query reads a context pair's facts with one lookup.
  * - `recent`: the RECENT_TASKS tasks whose latest valid fact is the most recent (then by id), as
@@ -65,6 +65,11 @@ export interface TaskDoc {
   readonly raised: PMap.PersistentMap<true>;
   /** When the task's valid facts were asserted: time, count, time, count, ... by time (a task has a few). */
   readonly times: ReadonlyArray<number>;
+  /**
+   * How many of the pairs in `touched` hold a valid file fact (`SearchIndex.pairFacts`): the
+   * pairs the task's context can still be lent to (see `lendsContext` in taskDocs.ts).
+   */
+  readonly live: number;
   /** The task's number (its document number in `taskTerms`). */
   readonly num: number;
 }
@@ -196,6 +201,7 @@ export const EMPTY_TASK_DOC: TaskDoc = Object.freeze({
   touched: PMap.empty,
   raised: PMap.empty,
   times: NO_TIMES,
+  live: 0,
   num: -1,
 });
 

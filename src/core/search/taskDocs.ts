@@ -70,10 +70,12 @@ const NO_PIECES: ReadonlyArray<string> = Object.freeze([]);
 
 /**
  * A task lends its context only while it has something to lend it to: a valid fact, or a file
- * pair it asserted. Tasks whose facts compaction has removed leave the context collection, so
- * in a long session the best-matching tasks are ones whose facts can still be found.
+ * pair it asserted that holds a valid file fact (`TaskDoc.live`). Tasks whose facts compaction
+ * has removed, and whose files' facts it has removed too, leave the context collection, so in a
+ * long session the best-matching tasks are ones whose facts can still be found, not tasks that
+ * would lend their score to nothing.
  */
-const lendsContext = (doc: TaskDoc): boolean => PMap.size(doc.facts) > 0 || PMap.size(doc.touched) > 0;
+const lendsContext = (doc: TaskDoc): boolean => PMap.size(doc.facts) > 0 || doc.live > 0;
 
 /**
  * Changes a task's doc (created when missing, dropped when unused). When the change may touch

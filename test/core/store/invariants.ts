@@ -187,6 +187,14 @@ export const expectConsistent = (store: FactStore): void => {
     }
   expected.forEach((facts) => facts.sort(([a], [b]) => (a > b ? -1 : 1)));
   expect(listed).toEqual(expected);
+  // A task's live pairs are those it asserted that hold a valid file fact, counted afresh here;
+  // only a task with a valid fact or such a pair posts its context.
+  const lending = new Set<number>();
+  PMap.forEach(index.tasks, (task) => {
+    expect(task.live).toBe(PMap.keys(task.touched).filter((key) => expected.has(key)).length);
+    if (PMap.size(task.facts) > 0 || task.live > 0) lending.add(task.num);
+  });
+  PMap.forEach(index.taskTerms, (postings) => forEachPosting(postings, (num) => expect(lending.has(num)).toBe(true)));
   // A file record lists its tasks latest prompt first (none last), then by id: co-change stops
   // reading a record at the first task whose prompt is older than the ones it keeps.
   PMap.forEach(index.files, ({ tasks }) => {
