@@ -127,7 +127,11 @@ export const validOrder = (index: SearchIndex, orders: ValidOrders = validOrders
 /** Past this many leaving facts, a time order is filtered once instead of spliced for each. */
 const FILTER_PAST = 16;
 
-/** Takes the leaving facts out of a list in time order (a fact it does not hold changes nothing). */
+/**
+ * Takes the leaving facts out of a list in time order (a fact it does not hold changes nothing):
+ * found by their time, and the facts after the first of them moved down once, not once per
+ * fact (compaction takes the oldest, from the front of a list of a thousand).
+ */
 const remove = (byTime: SessionFact[], invalid: ReadonlyArray<SessionFact>): void => {
   if (invalid.length === 0) return;
   if (invalid.length > FILTER_PAST) {
@@ -135,13 +139,28 @@ const remove = (byTime: SessionFact[], invalid: ReadonlyArray<SessionFact>): voi
     let kept = 0;
     for (const fact of byTime) if (!leaving.has(fact.id)) byTime[kept++] = fact;
     byTime.length = kept;
-  } else
-    for (const fact of invalid) {
-      // By its time, or failing that by its id alone, as the index finds it.
-      let at = placeOf(byTime, fact);
-      if (byTime[at]?.id !== fact.id) at = byTime.findIndex((held) => held.id === fact.id);
-      if (at >= 0) byTime.splice(at, 1);
+    return;
+  }
+  const places: number[] = [];
+  for (const fact of invalid) {
+    // By its time, or failing that by its id alone, as the index finds it.
+    let at = placeOf(byTime, fact);
+    if (byTime[at]?.id !== fact.id) at = byTime.findIndex((held) => held.id === fact.id);
+    if (at >= 0) places.push(at);
+  }
+  if (places.length === 0) return;
+  places.sort((a, b) => a - b);
+  let kept = places[0]!;
+  let next = 0;
+  for (let read = kept; read < byTime.length; read += 1) {
+    if (read === places[next]) {
+      // A fact listed twice leaves once.
+      while (places[next] === read) next += 1;
+      continue;
     }
+    byTime[kept++] = byTime[read]!;
+  }
+  byTime.length = kept;
 };
 
 /** Puts an entering fact in its place in a list in time order (facts usually enter newest). */

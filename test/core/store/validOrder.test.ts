@@ -5,6 +5,7 @@ import { asOneRun } from '../../../src/persistent/owner.js';
 import { eventArb } from '../../arbitraries.js';
 import { expectOrderOf, storeContent } from './invariants.js';
 import { referenceCompact } from './referenceCompact.js';
+import { buildValidOrder, stepValidOrder } from '../../../src/core/store/validOrder.js';
 
 describe('the order compaction keeps beside the index', () => {
   it('after any events, written one by one or in place within runs, the carried order is the order built from the index', () => {
@@ -35,6 +36,29 @@ describe('the order compaction keeps beside the index', () => {
         },
       ),
     );
+  });
+
+  it('takes leaving facts out wherever they are, a fact listed twice once, and one it does not hold changes nothing', () => {
+    const fact = (i: number, relation = 'modified_by') =>
+      makeFact({
+        subject: `src/f${i}.ts`,
+        relation,
+        object: `task:${i}`,
+        tags: ['file_change'],
+        validFrom: 1_000 + (i % 7),
+        sourceTaskId: String(i),
+        sourceRole: 'implementer',
+        confidence: 1,
+      });
+    const facts = Array.from({ length: 40 }, (_, i) => fact(i, i % 3 === 0 ? 'summary' : 'modified_by'));
+    const store = addFacts(emptyFactStore({ maxValidFacts: 1_000 }), facts);
+    const order = buildValidOrder(store.index);
+    const byTime = [...order.byTime];
+    const leaving = [byTime[0]!, byTime[17]!, byTime[3]!, byTime[17]!, byTime[39]!, fact(99)];
+    stepValidOrder(order, leaving, []);
+    const ids = new Set(leaving.map(({ id }) => id));
+    expect(order.byTime).toEqual(byTime.filter(({ id }) => !ids.has(id)));
+    expect(order.expendable).toEqual(byTime.filter((held) => held.relation === 'summary' && !ids.has(held.id)));
   });
 
   it('a long session at a small bound, written in runs, compacts exactly as the reference', () => {
