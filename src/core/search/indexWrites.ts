@@ -17,7 +17,6 @@ import {
   type RecordedFile,
   type SearchIndex,
   taskFactEntry,
-  type TaskDoc,
 } from './searchIndex.js';
 import { markPair, recordFile, replaceInFileRecords, updateTask, withSummary, withTime } from './taskDocs.js';
 import { isPathLike } from './terms.js';
@@ -41,57 +40,47 @@ const isNamedSubject = (subject: string): boolean => subject.includes('/') || is
 /**
  * What a write changed that decides which file pairs a task's context can be lent to (see
  * `TaskDoc.live`): the pairs whose valid file facts it changed, each with whether it held one
- * before the write, and the tasks whose set of asserted pairs it changed. Settled once the
+ * before the write, and the pairs it added to tasks' asserted pairs, by task. Settled once the
  * write is done (`settleLive`), so a pair whose fact a newer one replaces, going empty and
  * filled again within the write, changes nothing.
  */
 interface LiveChanges {
   readonly pairs: Map<string, boolean>;
-  readonly tasks: Set<string>;
+  readonly asserted: Map<string, Set<string>>;
 }
 
-const noLiveChanges = (): LiveChanges => ({ pairs: new Map(), tasks: new Set() });
+const noLiveChanges = (): LiveChanges => ({ pairs: new Map(), asserted: new Map() });
 
 /** Notes, before the write changes them, whether the pair `key` holds a valid file fact. */
 const notePair = (index: SearchIndex, live: LiveChanges, key: string): void => {
   if (!live.pairs.has(key)) live.pairs.set(key, PMap.has(index.pairFacts, key));
 };
 
-/** How many of a task's asserted pairs hold a valid file fact. */
-const livePairs = (index: SearchIndex, task: TaskDoc): number => {
-  let count = 0;
-  PMap.forEach(task.touched, (_true, key) => {
-    if (PMap.has(index.pairFacts, key)) count += 1;
-  });
-  return count;
-};
-
 /**
- * Brings `TaskDoc.live` up to date after a write: counted again for the tasks whose asserted
- * pairs changed, moved by one per pair for the other tasks that asserted a pair which started
- * or stopped holding a valid file fact (a file record lists every task that asserted its pair).
+ * Brings `TaskDoc.live` up to date after a write: each pair a task asserted before the write
+ * counts one more or one fewer when it started or stopped holding a valid file fact (a file
+ * record lists every task that asserted its pair), and each pair it asserted in the write counts
+ * when it holds one now.
  */
-const settleLive = (index: Writable<SearchIndex>, { pairs, tasks }: LiveChanges): void => {
+const settleLive = (index: Writable<SearchIndex>, { pairs, asserted }: LiveChanges): void => {
   const moved = new Map<string, number>();
+  const move = (taskId: string, by: number): void => {
+    moved.set(taskId, (moved.get(taskId) ?? 0) + by);
+  };
   pairs.forEach((before, key) => {
     const after = PMap.has(index.pairFacts, key);
     if (after === before) return;
     for (const taskId of PMap.get(index.files, key)?.tasks ?? [])
-      if (!tasks.has(taskId)) moved.set(taskId, (moved.get(taskId) ?? 0) + (after ? 1 : -1));
+      if (asserted.get(taskId)?.has(key) !== true) move(taskId, after ? 1 : -1);
   });
-  const setLive = (taskId: string, live: number): void => {
-    if (PMap.get(index.tasks, taskId)?.live !== live)
-      updateTask(index, taskId, false, (task) => {
-        task.live = live;
-      });
-  };
-  for (const taskId of tasks) {
-    const task = PMap.get(index.tasks, taskId);
-    if (task !== undefined) setLive(taskId, livePairs(index, task));
-  }
+  asserted.forEach((keys, taskId) => {
+    for (const key of keys) if (PMap.has(index.pairFacts, key)) move(taskId, 1);
+  });
   moved.forEach((by, taskId) => {
-    const task = PMap.get(index.tasks, taskId);
-    if (task !== undefined && by !== 0) setLive(taskId, task.live + by);
+    if (by !== 0 && PMap.has(index.tasks, taskId))
+      updateTask(index, taskId, false, (task) => {
+        task.live += by;
+      });
   });
 };
 
@@ -182,7 +171,7 @@ export const forgetTasks = (index: SearchIndex, taskIds: ReadonlyArray<string>):
         }
       });
 
-/** Records that a task asserted a fact of a file pair (`recordFile`), its live pairs to be counted again. */
+/** Records that a task asserted a fact of a file pair (`recordFile`), noting the pair when the task had not asserted it before. */
 const recordFileOf = (
   index: Writable<SearchIndex>,
   live: LiveChanges,
@@ -190,7 +179,13 @@ const recordFileOf = (
   subject: string,
   relation: string,
 ): void => {
-  live.tasks.add(taskId);
+  const key = subject + PAIR_SEPARATOR + relation;
+  const touched = PMap.get(index.tasks, taskId)?.touched;
+  if (touched === undefined || !PMap.has(touched, key)) {
+    const keys = live.asserted.get(taskId);
+    if (keys === undefined) live.asserted.set(taskId, new Set([key]));
+    else keys.add(key);
+  }
   recordFile(index, taskId, subject, relation);
 };
 
