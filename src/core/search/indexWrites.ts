@@ -179,14 +179,11 @@ const recordFileOf = (
   subject: string,
   relation: string,
 ): void => {
-  const key = subject + PAIR_SEPARATOR + relation;
-  const touched = PMap.get(index.tasks, taskId)?.touched;
-  if (touched === undefined || !PMap.has(touched, key)) {
-    const keys = live.asserted.get(taskId);
-    if (keys === undefined) live.asserted.set(taskId, new Set([key]));
-    else keys.add(key);
-  }
-  recordFile(index, taskId, subject, relation);
+  const key = recordFile(index, taskId, subject, relation);
+  if (key === undefined) return;
+  const keys = live.asserted.get(taskId);
+  if (keys === undefined) live.asserted.set(taskId, new Set([key]));
+  else keys.add(key);
 };
 
 /** The index with a reducer's changes applied (the same index when there are none). */

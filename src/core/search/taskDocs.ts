@@ -131,19 +131,23 @@ export const updateTask = (
   if (timeAfter !== timeBefore) withRecent(index, taskId, timeAfter);
 };
 
-/** The task's doc with `pairKey` in (`on`) or out of one of its sets of pairs; nothing changes when it already is. */
+/**
+ * The task's doc with `pairKey` in (`on`) or out of one of its sets of pairs; nothing changes
+ * when it already is. True when it changed.
+ */
 export const markPair = (
   index: Writable<SearchIndex>,
   taskId: string,
   set: 'touched' | 'raised',
   pairKey: string,
   on: boolean,
-): void => {
+): boolean => {
   const known = PMap.get(index.tasks, taskId);
-  if ((known !== undefined && PMap.has(known[set], pairKey)) === on) return;
+  if ((known !== undefined && PMap.has(known[set], pairKey)) === on) return false;
   updateTask(index, taskId, false, (task) => {
     task[set] = on ? PMap.set(task[set], pairKey, true) : PMap.remove(task[set], pairKey);
   });
+  return true;
 };
 
 /** When a task's latest prompt was recorded (-Infinity when none): what orders a file record's tasks. */
@@ -178,14 +182,24 @@ const withTaskPlaced = (
   return Object.freeze([...list.slice(0, low), taskId, ...list.slice(low)]);
 };
 
-/** Records that a task asserted a fact of a file pair (with the task's record: see `SearchIndex.files`). */
-export const recordFile = (index: Writable<SearchIndex>, taskId: string, subject: string, relation: string): void => {
+/**
+ * Records that a task asserted a fact of a file pair (with the task's record: see
+ * `SearchIndex.files`). The pair's key when the task had not asserted it before, else undefined.
+ */
+export const recordFile = (
+  index: Writable<SearchIndex>,
+  taskId: string,
+  subject: string,
+  relation: string,
+): string | undefined => {
   const key = subject + PAIR_SEPARATOR + relation;
-  markPair(index, taskId, 'touched', key, true);
+  const added = markPair(index, taskId, 'touched', key, true);
   const record = PMap.get(index.files, key);
-  if (record?.tasks.includes(taskId) === true) return;
-  const tasks = withTaskPlaced(index.tasks, record?.tasks ?? NO_ITEMS, taskId);
-  index.files = PMap.set(index.files, key, Object.freeze({ subject, relation, tasks }));
+  if (record?.tasks.includes(taskId) !== true) {
+    const tasks = withTaskPlaced(index.tasks, record?.tasks ?? NO_ITEMS, taskId);
+    index.files = PMap.set(index.files, key, Object.freeze({ subject, relation, tasks }));
+  }
+  return added ? key : undefined;
 };
 
 /** Puts a task whose prompt time changed back in its place in the records of the files it changed. */
