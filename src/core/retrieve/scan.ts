@@ -22,7 +22,7 @@ import type { FactStore } from '../store/state.js';
 import { clearMatched, clearOwnTask, markMatched, markOwnTask } from './accumulate.js';
 import { Search } from './best.js';
 import { offerUnmatchedConventions } from './conventions.js';
-import { heapifyCandidates, popCandidate } from './heap.js';
+import { firstTier, nextTier, popCandidate } from './heap.js';
 import { isConventionFlags } from './rank.js';
 import type { Pass, Passes, Scored, Settings } from './score.js';
 import { type DocumentScratch, growRetrievalScratch } from './scratch.js';
@@ -138,9 +138,14 @@ const scanPass = (search: Search, count: number, described: number, read: number
       const doc = reached[r]!;
       offerBound(count + r, doc, flags[doc]!, 0, 0, false);
     }
-    heapifyCandidates(heap, candidates);
+    const tier = firstTier(heap, candidates);
+    let waiting = candidates - tier;
 
-    for (let left = candidates; left > 0; left -= 1) {
+    for (let left = tier; left > 0 || waiting > 0; left -= 1) {
+      if (left === 0) {
+        left = nextTier(heap, tier, waiting);
+        waiting = 0;
+      }
       const id = heap.docs[0]!;
       const bound = heap.bounds[0]!;
       popCandidate(heap, left);

@@ -61,6 +61,34 @@ describe('the order compaction keeps beside the index', () => {
     expect(order.expendable).toEqual(byTime.filter((held) => held.relation === 'summary' && !ids.has(held.id)));
   });
 
+  it('taking out any leaving facts, from the front, the back or both, leaves exactly the others in time order', () => {
+    const fact = (i: number) =>
+      makeFact({
+        subject: `src/f${i}.ts`,
+        relation: i % 4 === 0 ? 'summary' : 'modified_by',
+        object: `task:${i}`,
+        tags: ['file_change'],
+        validFrom: 1_000 + (i % 5),
+        sourceTaskId: String(i),
+        sourceRole: 'implementer',
+        confidence: 1,
+      });
+    const facts = Array.from({ length: 60 }, (_, i) => fact(i));
+    const store = addFacts(emptyFactStore({ maxValidFacts: 1_000 }), facts);
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 64 }), { maxLength: 20 }), (picks) => {
+        const order = buildValidOrder(store.index);
+        const byTime = [...order.byTime];
+        // Past the list: a fact it does not hold.
+        const leaving = picks.map((at) => byTime[at] ?? fact(100 + at));
+        stepValidOrder(order, leaving, []);
+        const ids = new Set(leaving.map(({ id }) => id));
+        expect(order.byTime).toEqual(byTime.filter(({ id }) => !ids.has(id)));
+        expect(order.expendable).toEqual(byTime.filter((held) => held.relation === 'summary' && !ids.has(held.id)));
+      }),
+    );
+  });
+
   it('a long session at a small bound, written in runs, compacts exactly as the reference', () => {
     const random = (() => {
       let state = 11;
