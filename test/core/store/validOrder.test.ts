@@ -38,19 +38,22 @@ describe('the order compaction keeps beside the index', () => {
     );
   });
 
+  /** Task i's fact of file i, every `summaryEvery`-th a summary, their times `times` apart at most (so many tie). */
+  const fileFact = (i: number, summaryEvery: number, times: number) =>
+    makeFact({
+      subject: `src/f${i}.ts`,
+      relation: i % summaryEvery === 0 ? 'summary' : 'modified_by',
+      object: `task:${i}`,
+      tags: ['file_change'],
+      validFrom: 1_000 + (i % times),
+      sourceTaskId: String(i),
+      sourceRole: 'implementer',
+      confidence: 1,
+    });
+
   it('takes leaving facts out wherever they are, a fact listed twice once, and one it does not hold changes nothing', () => {
-    const fact = (i: number, relation = 'modified_by') =>
-      makeFact({
-        subject: `src/f${i}.ts`,
-        relation,
-        object: `task:${i}`,
-        tags: ['file_change'],
-        validFrom: 1_000 + (i % 7),
-        sourceTaskId: String(i),
-        sourceRole: 'implementer',
-        confidence: 1,
-      });
-    const facts = Array.from({ length: 40 }, (_, i) => fact(i, i % 3 === 0 ? 'summary' : 'modified_by'));
+    const fact = (i: number) => fileFact(i, 3, 7);
+    const facts = Array.from({ length: 40 }, (_, i) => fact(i));
     const store = addFacts(emptyFactStore({ maxValidFacts: 1_000 }), facts);
     const order = buildValidOrder(store.index);
     const byTime = [...order.byTime];
@@ -62,17 +65,7 @@ describe('the order compaction keeps beside the index', () => {
   });
 
   it('taking out any leaving facts, from the front, the back or both, leaves exactly the others in time order', () => {
-    const fact = (i: number) =>
-      makeFact({
-        subject: `src/f${i}.ts`,
-        relation: i % 4 === 0 ? 'summary' : 'modified_by',
-        object: `task:${i}`,
-        tags: ['file_change'],
-        validFrom: 1_000 + (i % 5),
-        sourceTaskId: String(i),
-        sourceRole: 'implementer',
-        confidence: 1,
-      });
+    const fact = (i: number) => fileFact(i, 4, 5);
     const facts = Array.from({ length: 60 }, (_, i) => fact(i));
     const store = addFacts(emptyFactStore({ maxValidFacts: 1_000 }), facts);
     fc.assert(
