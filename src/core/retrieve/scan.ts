@@ -25,7 +25,7 @@ import { offerUnmatchedConventions } from './conventions.js';
 import { firstTier, nextTier, popCandidate } from './heap.js';
 import { isConventionFlags } from './rank.js';
 import type { Pass, Passes, Scored, Settings } from './score.js';
-import { type DocumentScratch, growRetrievalScratch } from './scratch.js';
+import { type DocumentScratch, growRetrievalScratch, type RetrievalScratch } from './scratch.js';
 import { clearSpecial, specialFactsOf } from './special.js';
 
 /**
@@ -39,15 +39,16 @@ import { clearSpecial, specialFactsOf } from './special.js';
  * in the order they were reached), as the two passes share the query's terms. The documents it
  * reached stay marked in `state` for the next pass (`scanPasses` unmarks them); the conventions
  * a term or the special list reached stay marked in `matched`, for the unmatched conventions.
+ *
+ * Its three steps are functions of their own, each with one hot loop: a function that holds
+ * several is compiled on the stack at its first hot loop, with no feedback yet from the loops
+ * after it, and that code then left the optimized tier at those loops on call after call.
  */
 const scanPass = (search: Search, count: number, described: number, read: number): void => {
-  const { pass, settings, store } = search;
-  const { scratch } = settings;
+  const { scratch } = search.settings;
   const { docs, special } = scratch;
-  const { state, flags, sum, feedback, coChange, own } = docs;
+  const { state, sum, feedback, coChange } = docs;
   const { mark } = special;
-  // The facts only a posting reached (the special ones are marked in `mark`).
-  const reached = docs.openFacts;
   for (let i = 0; i < count; i += 1) {
     const doc = special.docs[i]!;
     // A fact the pass before reached only through a posting keeps its sum: it leaves `reached` below.
@@ -58,6 +59,7 @@ const scanPass = (search: Search, count: number, described: number, read: number
     coChange[doc] = 0;
   }
   if (count > described) {
+    const reached = docs.openFacts;
     let kept = 0;
     for (let r = 0; r < docs.reachedCount; r += 1) {
       const doc = reached[r]!;
@@ -67,9 +69,24 @@ const scanPass = (search: Search, count: number, described: number, read: number
     docs.reachedCount = kept;
   }
   for (let i = 0; i < special.coChangedCount; i += 1) coChange[special.coChangedDocs[i]!] = special.coChangedScores[i]!;
+  readPostings(search.pass, scratch, read);
+  walkCandidates(search, count, offerCandidates(search, count));
+};
+
+/**
+ * Adds every posting of the pass's terms from `read` on into the sums (the query's own terms
+ * into `sum`, feedback words into `feedback`), opening each fact no special way and no term
+ * before reached (counted in `DocumentScratch.reachedCount` whatever throws, so that they are
+ * unmarked).
+ */
+const readPostings = (pass: Pass, scratch: RetrievalScratch, read: number): void => {
+  const { docs, special } = scratch;
+  const { state, flags, sum, feedback } = docs;
+  const { mark } = special;
+  const reached = docs.openFacts;
+  const { views } = scratch.memo;
   let reachedCount = docs.reachedCount;
   try {
-    const { views } = scratch.memo;
     for (let at = read; at < pass.terms.length; at += 1) {
       const term = pass.terms[at]!;
       const factor = term.multiplier * term.idf;
@@ -93,79 +110,100 @@ const scanPass = (search: Search, count: number, described: number, read: number
           }
       }
     }
-
-    // Every eligible fact with a bound that may enter, as a heap by bound: a special fact by its
-    // place in the special list, another by `count` plus its place in `reached`. The bound has
-    // the parts of `combineScore`, added in another order (`Search.mayEnter` allows for it), with
-    // the largest prior the fact's flags allow.
-    const { ranking } = pass.plan;
-    const base = ranking.conventionBase * pass.scale;
-    const boost = ranking.exactFileBoost;
-    const { upper } = search;
-    const anyTag = settings.wanted.size === 0;
-    const lastPass = !search.firstPass;
-    const withRecency = pass.recency.size > 0;
-    const heap = scratch.candidates;
-    if (heap.docs.length < count + reachedCount) {
-      heap.docs = new Int32Array(Math.max(count + reachedCount, 2 * heap.docs.length));
-      heap.bounds = new Float64Array(heap.docs.length);
-    }
-    let candidates = 0;
-    const offerBound = (id: number, doc: number, f: number, context: number, extra: number, named: boolean): void => {
-      if (own[doc] === 1) return;
-      const match = sum[doc]! + feedback[doc]! + context;
-      const convention = isConventionFlags(f);
-      const bound =
-        (match + extra + (match === 0 && convention ? base : 0)) * upper[f]! + (match > 0 && named ? boost : 0);
-      // Scores are never negative: 0 is the exact score, and only a convention of the last pass enters with it.
-      if (!(bound > 0 || (convention && lastPass))) return;
-      if (!anyTag) {
-        const fact = getAt(store.index.docs, doc);
-        if (fact === undefined || !fact.tags.some((tag) => settings.wanted.has(tag))) return;
-      }
-      heap.docs[candidates] = id;
-      heap.bounds[candidates] = bound;
-      candidates += 1;
-    };
-    for (let i = 0; i < count; i += 1) {
-      const doc = special.docs[i]!;
-      const f = special.flags[i]!;
-      if (isConventionFlags(f)) markMatched(docs, doc);
-      const recency = withRecency ? special.recencies[i]! : 0;
-      offerBound(i, doc, f, special.contexts[i]!, recency + coChange[doc]!, special.named[i] === 1);
-    }
-    for (let r = 0; r < reachedCount; r += 1) {
-      const doc = reached[r]!;
-      offerBound(count + r, doc, flags[doc]!, 0, 0, false);
-    }
-    const tier = firstTier(heap, candidates);
-    let waiting = candidates - tier;
-
-    for (let left = tier; left > 0 || waiting > 0; left -= 1) {
-      if (left === 0) {
-        left = nextTier(heap, tier, waiting);
-        waiting = 0;
-      }
-      const id = heap.docs[0]!;
-      const bound = heap.bounds[0]!;
-      popCandidate(heap, left);
-      if (!search.mayEnter(bound)) break;
-      const isSpecial = id < count;
-      const doc = isSpecial ? special.docs[id]! : reached[id - count]!;
-      const fact = getAt(store.index.docs, doc);
-      if (fact === undefined) continue;
-      const f = isSpecial ? special.flags[id]! : flags[doc]!;
-      const extras = isSpecial
-        ? {
-            context: special.contexts[id]!,
-            recency: withRecency ? special.recencies[id]! : 0,
-            coChange: coChange[doc]!,
-          }
-        : NO_EXTRAS;
-      search.offerSums(fact, f, sum[doc]!, feedback[doc]!, extras);
-    }
   } finally {
     docs.reachedCount = reachedCount;
+  }
+};
+
+/**
+ * Puts every eligible fact with a bound that may enter into the candidate scratch, unordered: a
+ * special fact by its place in the special list, another by `count` plus its place in the facts
+ * only a posting reached. The bound has the parts of `combineScore`, added in another order
+ * (`Search.mayEnter` allows for it), with the largest prior the fact's flags allow. Returns how
+ * many it put.
+ */
+const offerCandidates = (search: Search, count: number): number => {
+  const { pass, settings, store, upper } = search;
+  const { docs, special } = settings.scratch;
+  const { flags, sum, feedback, coChange, own } = docs;
+  const reached = docs.openFacts;
+  const reachedCount = docs.reachedCount;
+  const { ranking } = pass.plan;
+  const base = ranking.conventionBase * pass.scale;
+  const boost = ranking.exactFileBoost;
+  const anyTag = settings.wanted.size === 0;
+  const lastPass = !search.firstPass;
+  const withRecency = pass.recency.size > 0;
+  const heap = settings.scratch.candidates;
+  if (heap.docs.length < count + reachedCount) {
+    heap.docs = new Int32Array(Math.max(count + reachedCount, 2 * heap.docs.length));
+    heap.bounds = new Float64Array(heap.docs.length);
+  }
+  let candidates = 0;
+  const offerBound = (id: number, doc: number, f: number, context: number, extra: number, named: boolean): void => {
+    if (own[doc] === 1) return;
+    const match = sum[doc]! + feedback[doc]! + context;
+    const convention = isConventionFlags(f);
+    const bound =
+      (match + extra + (match === 0 && convention ? base : 0)) * upper[f]! + (match > 0 && named ? boost : 0);
+    // Scores are never negative: 0 is the exact score, and only a convention of the last pass enters with it.
+    if (!(bound > 0 || (convention && lastPass))) return;
+    if (!anyTag) {
+      const fact = getAt(store.index.docs, doc);
+      if (fact === undefined || !fact.tags.some((tag) => settings.wanted.has(tag))) return;
+    }
+    heap.docs[candidates] = id;
+    heap.bounds[candidates] = bound;
+    candidates += 1;
+  };
+  for (let i = 0; i < count; i += 1) {
+    const doc = special.docs[i]!;
+    const f = special.flags[i]!;
+    if (isConventionFlags(f)) markMatched(docs, doc);
+    const recency = withRecency ? special.recencies[i]! : 0;
+    offerBound(i, doc, f, special.contexts[i]!, recency + coChange[doc]!, special.named[i] === 1);
+  }
+  for (let r = 0; r < reachedCount; r += 1) {
+    const doc = reached[r]!;
+    offerBound(count + r, doc, flags[doc]!, 0, 0, false);
+  }
+  return candidates;
+};
+
+/**
+ * Scores exactly the `candidates` of the candidate scratch, highest bound first (in tiers: see
+ * `firstTier`), until a bound can no longer reach the k-th best.
+ */
+const walkCandidates = (search: Search, count: number, candidates: number): void => {
+  const { pass, settings, store } = search;
+  const { docs, special, candidates: heap } = settings.scratch;
+  const { flags, sum, feedback, coChange } = docs;
+  const reached = docs.openFacts;
+  const withRecency = pass.recency.size > 0;
+  const tier = firstTier(heap, candidates);
+  let waiting = candidates - tier;
+  for (let left = tier; left > 0 || waiting > 0; left -= 1) {
+    if (left === 0) {
+      left = nextTier(heap, tier, waiting);
+      waiting = 0;
+    }
+    const id = heap.docs[0]!;
+    const bound = heap.bounds[0]!;
+    popCandidate(heap, left);
+    if (!search.mayEnter(bound)) break;
+    const isSpecial = id < count;
+    const doc = isSpecial ? special.docs[id]! : reached[id - count]!;
+    const fact = getAt(store.index.docs, doc);
+    if (fact === undefined) continue;
+    const f = isSpecial ? special.flags[id]! : flags[doc]!;
+    const extras = isSpecial
+      ? {
+          context: special.contexts[id]!,
+          recency: withRecency ? special.recencies[id]! : 0,
+          coChange: coChange[doc]!,
+        }
+      : NO_EXTRAS;
+    search.offerSums(fact, f, sum[doc]!, feedback[doc]!, extras);
   }
 };
 
