@@ -8,36 +8,25 @@
  * prints for its log, whoever wrote it.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import type * as O from 'fp-ts/lib/Option.js';
 import { type Failure, internalFailure } from '../../base/failure.js';
 import { isRecord } from '../../base/record.js';
 import { explainRetrieval } from '../../core/prompt/retrieve.js';
-import type { RetrievalDecision } from '../../core/retrieve/retrieve.js';
 import { emptyReport } from '../../core/store/compact.js';
-import type { FactStore } from '../../core/store/state.js';
 import { selectLatestPrompts } from '../../core/store/write.js';
 import { promptQuery, selectSessionContext } from '../../core/tracker/transition.js';
 import { tokenCountFailure } from '../../tokens/checked.js';
-import { fileSessionStore, locateSession, type SessionsFolder } from './files.js';
+import { fileSessionStore, locateSession } from './files.js';
 import { followedBy } from './follower.js';
 import { parseSessionId } from './id.js';
 import { checkedAccept, checkedSessionOptions } from './options.js';
 import { checkCount, checkPrompt, dispatchFields, promptFields, timeOf } from './inputs.js';
 import type {
-  CompactedFacts,
   CompileOptions,
-  CompactInput,
-  CompileContextInput,
-  CompiledContext,
   ExplainContextInput,
-  IngestedResult,
-  IngestResultInput,
-  InvalidatedFacts,
-  InvalidateFactInput,
+  LiveSession,
   Recorded,
-  RecordedPrompt,
   SessionError,
-  SessionReport,
+  SessionOptions,
   SetAsideLine,
 } from './model.js';
 import { STORE_ACCESS_CODES, type StoreAccessCode } from './model.js';
@@ -62,7 +51,7 @@ import { recordedPrompts } from './recordedPrompts.js';
 import { CATCH_UP_LINES, turnOfTheLoop } from './turns.js';
 import type { SnapshotUse } from './snapshot.js';
 import type { SessionStore } from './store.js';
-import { type SessionCounting, sessionCounting, type SessionTokenizerOptions } from './tokenizer.js';
+import { type SessionCounting, sessionCounting } from './tokenizer.js';
 
 export {
   bytesToReplay,
@@ -75,6 +64,7 @@ export {
   type SessionFiles,
 } from './files.js';
 export { DUPLICATE_WINDOW } from './sessionState.js';
+export type { LiveSession, SessionOptions } from './model.js';
 
 /** A writer saves a snapshot once this many lines were read or written since the last one: no process replays more. */
 export const SNAPSHOT_EVERY = 64;
@@ -97,22 +87,6 @@ const boundaryFailure = (error: unknown): SessionError => tokenCountFailure(erro
 /** How many times a writer that keeps losing the race to others reads what it missed and tries again. */
 const APPEND_ATTEMPTS = 1_000;
 
-/** Where the sessions are and how a session runs. */
-export interface SessionOptions extends SessionsFolder, SessionTokenizerOptions {
-  /** Where the session's log is kept (default: the files under `directory`, `.fact-tracker/sessions` in `cwd`). */
-  readonly store?: SessionStore;
-  /**
-   * Create the session when it has no log yet (default true). When false, opening a session
-   * without a log, and every call once its log is gone (deleted since), answers
-   * `unknown_session`, and no call writes a new log.
-   */
-  readonly create?: boolean;
-  /** Epoch milliseconds now, for events given without a time (default `Date.now`). */
-  readonly clock?: () => number;
-  /** With the default file store: when a dead writer's lock is taken over (default 5,000 ms; at least 2,000). */
-  readonly lockStaleMs?: number;
-}
-
 /** An event a call records: its line's fields, whether the caller gave its time, how a resent result is recognized. */
 interface EventCall {
   readonly fields: Readonly<Record<string, unknown>>;
@@ -121,45 +95,6 @@ interface EventCall {
   readonly sameResult?: SameResult;
   /** Says whether the event, as planned, may be written; a Left is the answer, nothing written. */
   readonly accept?: (recorded: RecordedEvent) => E.Either<SessionError, unknown>;
-}
-
-/** An open session. No method throws; each catches up with other writers first. */
-export interface LiveSession {
-  readonly id: string;
-  /** Where the log is: its path with the file store, else the store's location and the id. */
-  readonly file: string;
-  /** Records a dispatch result and extracts its facts; a result the contract rejects writes nothing. */
-  ingestResult(input: IngestResultInput): Promise<E.Either<SessionError, IngestedResult>>;
-  /** Records a prompt and returns its `[Session Context]` section; `accept`, when given, may refuse the section before anything is written. */
-  compileContext(
-    input: CompileContextInput,
-    options?: CompileOptions,
-  ): Promise<E.Either<SessionError, CompiledContext>>;
-  /** The section `compileContext` would return now, recording nothing: a pure query. */
-  previewContext(input: ExplainContextInput): Promise<E.Either<SessionError, Omit<CompiledContext, keyof Recorded>>>;
-  /** Every fact's score and decision for a prompt, ranked candidates first; records nothing. */
-  explainContext(input: ExplainContextInput): Promise<E.Either<SessionError, ReadonlyArray<RetrievalDecision>>>;
-  /** The latest prompt the log holds for the task and prompt text of `input`, with the settings its section was made with. */
-  recordedPrompt(input: ExplainContextInput): Promise<E.Either<SessionError, O.Option<RecordedPrompt>>>;
-  /** Records the closing of the valid facts of (subject, relation). */
-  invalidateFact(input: InvalidateFactInput): Promise<E.Either<SessionError, InvalidatedFacts>>;
-  /** Records a compaction to `maxFacts` valid facts. */
-  compact(input: CompactInput): Promise<E.Either<SessionError, CompactedFacts>>;
-  /** The store after every event of the log. */
-  snapshot(): Promise<E.Either<SessionError, FactStore>>;
-  /** The session's whole state after every event of the log read so far. */
-  state(): SessionState;
-  /** What reading the log met so far. */
-  report(): SessionReport;
-  /** Whether the session started from the snapshot beside its log (and how far into the log it reached), or why not. */
-  snapshotUse(): SnapshotUse;
-  /**
-   * Runs the queries of the latest recorded prompts once on the state as read, one at a time,
-   * until `stop` says so; records nothing and never fails. A first call then finds the query's
-   * code compiled and the lists it reads ready: a warm-up for a process that has just opened
-   * the session.
-   */
-  warm(stop?: () => boolean): Promise<void>;
 }
 
 /** Opens the session `sessionId` (validated) and reads its log; a torn last line is set aside and reported. */
