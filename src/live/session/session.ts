@@ -20,16 +20,9 @@ import { followedBy } from './follower.js';
 import { parseSessionId } from './id.js';
 import { checkedAccept, checkedSessionOptions } from './options.js';
 import { checkCount, checkPrompt, dispatchFields, promptFields, timeOf } from './inputs.js';
-import type {
-  CompileOptions,
-  ExplainContextInput,
-  LiveSession,
-  Recorded,
-  SessionError,
-  SessionOptions,
-  SetAsideLine,
-} from './model.js';
+import type { CompileOptions, ExplainContextInput, Recorded, SessionError, SetAsideLine } from './model.js';
 import { STORE_ACCESS_CODES, type StoreAccessCode } from './model.js';
+import type { LiveSession, SessionOptions } from './liveSession.js';
 import {
   applyLogLines,
   closedOf,
@@ -64,7 +57,7 @@ export {
   type SessionFiles,
 } from './files.js';
 export { DUPLICATE_WINDOW } from './sessionState.js';
-export type { LiveSession, SessionOptions } from './model.js';
+export type { LiveSession, SessionOptions } from './liveSession.js';
 
 /** A writer saves a snapshot once this many lines were read or written since the last one: no process replays more. */
 export const SNAPSHOT_EVERY = 64;
