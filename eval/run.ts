@@ -358,7 +358,7 @@ const report = (results: Results, seconds: number): void => {
 };
 
 const tablesReport = (results: Results, seconds: number): void => {
-  const { leaveOneOut, inSample, largest, atDefaults, longAtDefaults } = results;
+  const { leaveOneOut, inSample, largest, atDefaults } = results;
   const looOf = (history: History): Compared => leaveOneOut.get(history)!.compared;
   const defaultsOf = (history: History): Compared => atDefaults.get(history)!;
   for (const note of notes) console.log(`Note: ${note}\n`);

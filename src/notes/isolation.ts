@@ -19,7 +19,6 @@
  */
 import * as PMap from '../persistent/persistentMap.js';
 import type { NotesTransition } from './inputs.js';
-import { storedKey } from './ledger.js';
 import { type NotesState, type NotesUserStorage, selectUserStorage, withStorage } from './machine.js';
 import type { NotesEvent } from './model.js';
 import { answerLanded } from './stageAnswers.js';

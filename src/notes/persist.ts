@@ -23,7 +23,6 @@ import {
   selectUserIds,
   selectUserNotes,
   type SessionNotes,
-  storedKey,
   type UserNotes,
 } from './ledger.js';
 import {

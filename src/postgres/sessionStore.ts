@@ -25,7 +25,6 @@ import {
   type SessionStore,
   type SessionStoreError,
   type StoredLine,
-  type StoredSnapshot,
   type TailRead,
 } from '../live/session/store.js';
 import { unusableSessionStore } from '../live/session/unusableStore.js';

@@ -11,7 +11,7 @@ import { type Failure, failure } from '../base/failure.js';
 import { describeIssue, formatPath } from '../base/schema.js';
 import { wellFormed } from '../base/text.js';
 import { plainTime } from '../base/time.js';
-import { holdsSeparator, isFileFact, parseNewFact, type SessionFact } from '../core/fact.js';
+import { holdsSeparator, parseNewFact, type SessionFact } from '../core/fact.js';
 import type { NotesLedger } from '../notes/ledger.js';
 import { decodeNotes, encodeNotes, type SavedNotes } from '../notes/persist.js';
 import * as PMap from '../persistent/persistentMap.js';

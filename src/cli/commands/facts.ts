@@ -1,13 +1,10 @@
 /** `fact-tracker facts FILE`: the facts of a history or of a saved state, as a table. */
-import * as E from 'fp-ts/lib/Either.js';
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { selectFactsWhere } from '../../core/store/selectors.js';
-import type { FactStore } from '../../core/store/state.js';
 import type { FactsCommand } from '../command.js';
 import type { CliIo } from '../io.js';
-import { type RejectedLines, renderFacts } from '../render.js';
-import { openSource, parseSavedState, type Source } from '../source.js';
+import { renderFacts } from '../render.js';
 import { createStyle } from '../style.js';
 import { loadStore } from './history.js';
 import { printReport, toJson } from './shared.js';

@@ -12,7 +12,6 @@ import { forEachPosting } from '../search/postings.js';
 import { rememberedPriorFlags } from '../search/priors.js';
 import { entryDoc, entryFlags, entryIsFile, fileNameOf, type TaskDoc } from '../search/searchIndex.js';
 import type { FactStore } from '../store/state.js';
-import { factContext } from './context.js';
 import { namesSubject } from './rank.js';
 import type { Pass } from './score.js';
 import type { RetrievalMemo, RetrievalScratch, SpecialScratch } from './scratch.js';

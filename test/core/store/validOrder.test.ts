@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { addFacts, applyEvent, compact, emptyFactStore, type FactStore, makeFact } from '../../../src/index.js';
+import { addFacts, applyEvent, compact, emptyFactStore, makeFact } from '../../../src/index.js';
 import { asOneRun } from '../../../src/persistent/owner.js';
 import { eventArb } from '../../arbitraries.js';
 import { expectOrderOf, storeContent } from './invariants.js';
