@@ -75,7 +75,13 @@ export const parseSavedState = (text: string): E.Either<string, FactStore> => {
 /** The store as the text of a saved-state file. */
 export const formatSavedState = (store: FactStore): string => `${JSON.stringify(encodeState(store))}\n`;
 
-/** A file the commands read, by what its first line says it is. */
+/**
+ * A file the commands read, by what its first line says it is. A source read to its end releases
+ * its file by itself; one read in part (a replay stopped by `--as-of` or `--line`, a state a
+ * command refuses, a replay that fails half-way) is closed by its reader, so that the file is
+ * released then, not whenever the collector finds it (a process that runs many commands, as a
+ * server or a test does, would otherwise hold their files open).
+ */
 export type Source =
   | {
       readonly kind: 'history';
@@ -83,11 +89,15 @@ export type Source =
       readonly batches: AsyncIterable<HistoryLine[]>;
       /** How much of the file has been read, from 0 to 1, when its size is known. */
       readonly fractionRead: () => number | undefined;
+      /** Releases the file at once, however much of it was read (see `Source`). */
+      readonly close: () => Promise<void>;
     }
   | {
       readonly kind: 'state';
       /** The whole text, read when asked for (a command that refuses a state never reads it); may reject with a `ReadFailure`. */
       readonly text: () => Promise<string>;
+      /** Releases the file at once, however much of it was read (see `Source`). */
+      readonly close: () => Promise<void>;
     };
 
 type Chunk = Uint8Array | string;
@@ -100,12 +110,13 @@ async function* replayed(taken: ReadonlyArray<string>, rest: AsyncIterator<strin
 
 /**
  * Reads chunks until the first line with text is whole, or as long as a history line may be,
- * and returns it with all the chunks, those read included, to be read again from the start.
+ * and returns it with all the chunks, those read included, to be read again from the start, and
+ * how to end the reading early (`Source.close`).
  * (A file with no text in its first 16 Mi characters reads as a history: as blank lines.)
  */
 const peekFirstLine = async (
   chunks: AsyncIterable<string>,
-): Promise<{ firstLine: string; chunks: AsyncIterable<string> }> => {
+): Promise<{ firstLine: string; chunks: AsyncIterable<string>; close: () => Promise<void> }> => {
   const iterator = chunks[Symbol.asyncIterator]();
   const taken: string[] = [];
   let text = '';
@@ -125,7 +136,18 @@ const peekFirstLine = async (
     // Only what was added can hold the break that ends the first line.
     if (start !== -1 && text.slice(Math.max(start, searchFrom)).search(LINE_BREAK) !== -1) complete = true;
   }
-  return { firstLine: start === -1 ? '' : firstLineOf(text.slice(start)), chunks: replayed(taken, iterator) };
+  return {
+    firstLine: start === -1 ? '' : firstLineOf(text.slice(start)),
+    chunks: replayed(taken, iterator),
+    close: async () => {
+      try {
+        await iterator.return?.();
+      } catch (error) {
+        // The file was only read: failing to release it says nothing about what was read.
+        if (!(error instanceof ReadFailure)) throw error;
+      }
+    },
+  };
 };
 
 /** The text of the chunks. */
@@ -156,14 +178,15 @@ export const openSource = async (io: CliIo, file: string, options?: OpenOptions)
   const { size } = opened.right;
   let bytes = 0;
   try {
-    const { firstLine, chunks } = await peekFirstLine(
+    const { firstLine, chunks, close } = await peekFirstLine(
       decodedChunks(counted(opened.right.chunks as AsyncIterable<Chunk>, (n) => (bytes += n))),
     );
-    if (isSavedStateStart(firstLine)) return E.right({ kind: 'state', text: () => readAll(chunks) });
+    if (isSavedStateStart(firstLine)) return E.right({ kind: 'state', text: () => readAll(chunks), close });
     return E.right({
       kind: 'history',
       batches: lineBatches(chunks),
       fractionRead: () => (size === undefined || size === 0 ? undefined : Math.min(1, bytes / size)),
+      close,
     });
   } catch (error) {
     if (!(error instanceof ReadFailure)) throw error;

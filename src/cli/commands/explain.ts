@@ -79,8 +79,9 @@ export const runExplain = (command: ExplainCommand, io: CliIo): TE.TaskEither<st
   let lineText: string | undefined;
   return pipe(
     TE.Do,
-    TE.apS('source', openHistory(io, command.input)),
+    // The token counter first: the source, once open, is closed only by the replay that reads it.
     TE.apS('counting', () => replayCounting(command.tokenizer)),
+    TE.apS('source', openHistory(io, command.input)),
     TE.chain(({ source, counting }) =>
       replaySource(
         io,

@@ -47,13 +47,13 @@ const openReadable = async (io: CliIo, input: Readable): Promise<E.Either<string
 export const openHistory = (io: CliIo, input: Readable): TE.TaskEither<string, HistorySource> =>
   pipe(
     () => openReadable(io, input),
-    TE.chainEitherK((source) => {
+    TE.chain((source) => async () => {
+      if (source.kind === 'history') return E.right(source);
+      await source.close();
       // The command to run names the input as it was given: `-` for standard input.
-      return source.kind === 'state'
-        ? E.left(
-            `${labelOf(input)} is a saved state, not a dispatch history: read it with fact-tracker facts ${fileOf(input) ?? labelOf(input)}`,
-          )
-        : E.right(source);
+      return E.left(
+        `${labelOf(input)} is a saved state, not a dispatch history: read it with fact-tracker facts ${fileOf(input) ?? labelOf(input)}`,
+      );
     }),
   );
 
@@ -63,7 +63,8 @@ export const openHistory = (io: CliIo, input: Readable): TE.TaskEither<string, H
  * more before the next batch is read), and `beforeBatch` before it (to load what its lines need;
  * a Left stops the replay with its reason). Reading stops as soon as the replay
  * does (`--as-of`, `--line`); a failure to read half-way is a Left with its one-line reason (any
- * other exception is a bug, and is let through to the router).
+ * other exception is a bug, and is let through to the router). However it ends, the source is
+ * closed: its file is released when the replay is over.
  */
 export const replaySource = (
   io: CliIo,
@@ -80,25 +81,19 @@ export const replaySource = (
     try {
       for (next = await batches.next(); next.done !== true; next = await batches.next()) {
         const ready = await beforeBatch(next.value);
-        if (E.isLeft(ready)) {
-          await batches.return?.();
-          progress.finish();
-          return ready;
-        }
+        if (E.isLeft(ready)) return ready;
         const going = replay.feed(next.value);
         await afterBatch();
         progress.update(replay.replayed(), source.fractionRead());
-        if (!going) {
-          await batches.return?.();
-          break;
-        }
+        if (!going) break;
       }
     } catch (error) {
-      progress.finish();
       if (!(error instanceof ReadFailure)) throw error;
       return E.left(error.message);
+    } finally {
+      progress.finish();
+      await source.close();
     }
-    progress.finish();
     return E.right(replay.finish());
   };
 };

@@ -52,8 +52,9 @@ export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<stri
   if (command.save !== undefined) io.outliveReader?.();
   return pipe(
     TE.Do,
-    TE.apS('source', openHistory(io, command.input)),
+    // The token counter first: the source, once open, is closed only by the replay that reads it.
     TE.apS('counting', () => replayCounting(command.tokenizer)),
+    TE.apS('source', openHistory(io, command.input)),
     TE.bind('output', () =>
       TE.right<string, ReplayOutput>(
         command.json

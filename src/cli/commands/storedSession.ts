@@ -182,5 +182,6 @@ export const openStoredSession = (
         for (let start = 0; start < read.length; start += BATCH) yield read.slice(start, start + BATCH);
       })(),
       fractionRead: () => undefined,
+      close: async () => undefined,
     }))(lines);
   });
