@@ -1,7 +1,7 @@
 /**
  * The TypeScript examples of the docs compile: every ```ts block of the README and the pages under docs/ is
  * type-checked as a module of its own, with the project's compiler options (`strict` and the
- * rest of tsconfig.json), its imports of `session-fact-tracker/...` resolved as a user's are:
+ * rest of tsconfig.json, but the check for unused locals), its imports of `session-fact-tracker/...` resolved as a user's are:
  * through the package's `exports`, to the declarations the build wrote (`npm run build`). The
  * blocks are served to the compiler from memory, as files beside the docs: nothing is written.
  */
@@ -47,7 +47,9 @@ const typeErrors = (examples: ReadonlyArray<Example>): ReadonlyArray<string> => 
       example,
     ]),
   );
-  const options: ts.CompilerOptions = { ...config.options, noEmit: true };
+  // An example may bind what it only shows (a value to inspect, a type to name): the project's
+  // check for unused locals is for its own code, not for a snippet read on its own.
+  const options: ts.CompilerOptions = { ...config.options, noEmit: true, noUnusedLocals: false };
   const host = ts.createCompilerHost(options);
   const { fileExists, readFile, getSourceFile } = host;
   host.fileExists = (file) => files.has(file) || fileExists(file);
