@@ -22,8 +22,12 @@ export type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** A run's token: the nodes it created, which its writes may change in place. */
 export interface Owner {
-  /** What the run created (a weak set: what it drops is collected as it goes). */
-  readonly nodes: WeakSet<object>;
+  /**
+   * What the run created: a weak set for a transient owner, which lives as long as its replay
+   * and must let what it drops be collected; a set for a run that ends with its call, which
+   * holds its nodes in `created` anyway (a weak set's additions cost several times a set's).
+   */
+  readonly nodes: WeakSet<object> | Set<object>;
   /** The same nodes in order, frozen one by one when the run ends; absent for a transient owner, which freezes nothing. */
   readonly created?: object[];
   /**
@@ -64,7 +68,8 @@ export const fresh = <T extends object>(value: T): T => {
  * stores in such a value must be frozen or owned too.
  */
 export const own = <T extends object>(value: T): Writable<T> =>
-  (owns(value) ? value : fresh(Array.isArray(value) ? value.slice() : { ...value })) as Writable<T>;
+  // A spread, not `slice`: the values copied here are mostly frozen (see `sliceable`).
+  (owns(value) ? value : fresh(Array.isArray(value) ? [...(value as unknown[])] : { ...value })) as Writable<T>;
 
 /**
  * Runs `fn` as one write run, under a new owner, and returns its result: every node created
@@ -77,7 +82,7 @@ export const own = <T extends object>(value: T): Writable<T> =>
  */
 export const asOneRun = <T>(fn: () => T): T => {
   if (current !== undefined) return fn();
-  const owner: Owner = { nodes: new WeakSet(), created: [] };
+  const owner: Owner = { nodes: new Set(), created: [] };
   current = owner;
   let result: T;
   try {

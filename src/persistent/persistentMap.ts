@@ -22,6 +22,7 @@
  */
 import { fnv1a } from '../base/hash.js';
 import { NativeMap, sealedTrie } from './nativeMap.js';
+import { sliceable } from './sliceable.js';
 import { asOneRun, fresh, isMutating, nativeOwner, type Owner, owns, own } from './owner.js';
 import { type Branch, type Leaf, type Node, trieOf } from './trie.js';
 
@@ -104,7 +105,7 @@ export const forEach = <V>(map: PersistentMap<V>, visit: (value: V, key: string)
 export const mapValues = <V, W>(map: PersistentMap<V>, fn: (value: V, key: string) => W): PersistentMap<W> => {
   const copy = (current: Node): Node => {
     if (!isLeaf(current)) return { n: current.n, c: current.c.map((child) => (child === null ? null : copy(child))) };
-    const leaf = current.slice();
+    const leaf = [...current];
     for (let i = 1; i < leaf.length; i += 2) leaf[i] = fn(leaf[i] as V, leaf[i - 1] as string);
     return leaf;
   };
@@ -216,7 +217,7 @@ const setIn = (current: Node, hash: number, key: string, value: unknown, depth: 
   if (owns(current)) {
     leaf = current;
     leaf.push(key, value);
-  } else leaf = fresh(current.concat([key, value]));
+  } else leaf = fresh(sliceable(current).concat([key, value]));
   // Keys stay in order, so maps set with the same entries are deep-equal whatever the order of the writes.
   let at = leaf.length - 2;
   for (; at > 0 && (leaf[at - 2] as string) > key; at -= 2) {
@@ -258,7 +259,8 @@ const removeIn = (current: Node, hash: number, key: string, depth: number): Node
     current.splice(slot, 2);
     return current;
   }
-  return fresh(current.slice(0, slot).concat(current.slice(slot + 2)));
+  const from = sliceable(current);
+  return fresh(from.slice(0, slot).concat(from.slice(slot + 2)));
 };
 
 /**

@@ -6,6 +6,7 @@
 import { own, type Writable } from '../../persistent/owner.js';
 import * as PMap from '../../persistent/persistentMap.js';
 import { setAt } from '../../persistent/persistentVector.js';
+import { sliceable } from '../../persistent/sliceable.js';
 import { packPosting, postIn, unpostIn } from './postings.js';
 import { withRecent } from './recent.js';
 import {
@@ -38,10 +39,11 @@ export const withSummary = (
   let at = 0;
   while (at < list.length && list[at]! < key) at += 2;
   const present = list[at] === key;
+  const from = sliceable(list);
   if (text === undefined)
-    return !present ? list : list.length === 2 ? NO_ITEMS : Object.freeze(list.slice(0, at).concat(list.slice(at + 2)));
+    return !present ? list : list.length === 2 ? NO_ITEMS : Object.freeze(from.slice(0, at).concat(from.slice(at + 2)));
   if (present && list[at + 1] === text) return list;
-  return Object.freeze(list.slice(0, at).concat([key, text], list.slice(present ? at + 2 : at)));
+  return Object.freeze(from.slice(0, at).concat([key, text], from.slice(present ? at + 2 : at)));
 };
 
 /** The times with one more (`by` 1) or one fewer (`by` -1) fact asserted at `at` (the same array, changed, when the run owns it). */
@@ -179,7 +181,8 @@ const withTaskPlaced = (
     if (before(list[middle]!)) low = middle + 1;
     else high = middle;
   }
-  return Object.freeze([...list.slice(0, low), taskId, ...list.slice(low)]);
+  const from = sliceable(list);
+  return Object.freeze(from.slice(0, low).concat([taskId], from.slice(low)));
 };
 
 /**

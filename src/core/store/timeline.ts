@@ -7,6 +7,7 @@
  * time. So a re-asserted valid fact keeps its `validFrom`, a late assertion lands in history
  * already closed at the next newer time, and the outcome depends only on the set of assertions.
  */
+import { sliceable } from '../../persistent/sliceable.js';
 import type { SessionFact } from '../fact.js';
 import type { PairLog } from './state.js';
 
@@ -82,7 +83,7 @@ export const withAssertions = (log: PairLog, facts: ReadonlyArray<SessionFact>):
   return {
     subject: log.subject,
     relation: log.relation,
-    assertions: log.assertions.concat(added).sort(byTimeThenId),
+    assertions: sliceable(log.assertions).concat(added).sort(byTimeThenId),
     clears: log.clears,
   };
 };
@@ -125,7 +126,9 @@ export const withClear = (log: PairLog, at: number): PairLog =>
         subject: log.subject,
         relation: log.relation,
         assertions: log.assertions,
-        clears: log.clears.concat([at]).sort((a, b) => a - b),
+        clears: sliceable(log.clears)
+          .concat([at])
+          .sort((a, b) => a - b),
       };
 
 /** The facts of the pair that are valid now. */
