@@ -16,6 +16,7 @@
  * that called it. This module is the one import path of the pattern.
  */
 import { deepFreeze } from './freeze.js';
+import { copyOf } from './sliceable.js';
 
 /** `T` with its fields writable: what `own` hands a run to change in place. */
 export type Writable<T> = { -readonly [K in keyof T]: T[K] };
@@ -68,8 +69,8 @@ export const fresh = <T extends object>(value: T): T => {
  * stores in such a value must be frozen or owned too.
  */
 export const own = <T extends object>(value: T): Writable<T> =>
-  // A spread, not `slice`: the values copied here are mostly frozen (see `sliceable`).
-  (owns(value) ? value : fresh(Array.isArray(value) ? [...(value as unknown[])] : { ...value })) as Writable<T>;
+  // Not `slice`: the values copied here are mostly frozen (see sliceable.ts).
+  (owns(value) ? value : fresh(Array.isArray(value) ? copyOf(value as unknown[]) : { ...value })) as Writable<T>;
 
 /**
  * Runs `fn` as one write run, under a new owner, and returns its result: every node created

@@ -22,7 +22,7 @@
  */
 import { fnv1a } from '../base/hash.js';
 import { NativeMap, sealedTrie } from './nativeMap.js';
-import { sliceable } from './sliceable.js';
+import { copyOf, sliceable } from './sliceable.js';
 import { asOneRun, fresh, isMutating, nativeOwner, type Owner, owns, own } from './owner.js';
 import { type Branch, type Leaf, type Node, trieOf } from './trie.js';
 
@@ -105,7 +105,7 @@ export const forEach = <V>(map: PersistentMap<V>, visit: (value: V, key: string)
 export const mapValues = <V, W>(map: PersistentMap<V>, fn: (value: V, key: string) => W): PersistentMap<W> => {
   const copy = (current: Node): Node => {
     if (!isLeaf(current)) return { n: current.n, c: current.c.map((child) => (child === null ? null : copy(child))) };
-    const leaf = [...current];
+    const leaf = copyOf(current);
     for (let i = 1; i < leaf.length; i += 2) leaf[i] = fn(leaf[i] as V, leaf[i - 1] as string);
     return leaf;
   };
