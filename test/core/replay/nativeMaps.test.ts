@@ -7,7 +7,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   createFactTracker,
+  decodeState,
   emptyFactStore,
+  encodeState,
   type FactStore,
   initialTrackerState,
   parseHistory,
@@ -28,6 +30,17 @@ const holdsMap = (value: unknown): boolean => {
     if (!ArrayBuffer.isView(item)) pending.push(...Object.values(item));
   }
   return false;
+};
+
+/** True when every object and array reachable from `value` is frozen (typed arrays apart). */
+const deeplyFrozen = (value: unknown): boolean => {
+  const pending: unknown[] = [value];
+  for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
+    if (typeof item !== 'object' || item === null || ArrayBuffer.isView(item)) continue;
+    if (!Object.isFrozen(item)) return false;
+    pending.push(...Object.values(item));
+  }
+  return true;
 };
 
 const files = Array.from({ length: 30 }, (_, i) => `src/m${i % 7}/f${i}.ts`);
@@ -86,7 +99,7 @@ const foldStores = (text: string, initial: FactStore): { beforePrompts: FactStor
 };
 
 describe('a replay holding its maps natively', () => {
-  it('hands out a store, kept retrievals and transition states that hold no Map, survive JSON and structuredClone, and equal the fold outside any run', () => {
+  it('hands out a store, kept retrievals and transition states that hold no Map, survive JSON and structuredClone, and equal the fold outside any run; a saved state decodes to frozen plain data that encodes back to the same document', () => {
     fc.assert(
       fc.property(historyArb, fc.integer({ min: 8, max: 60 }), fc.boolean(), (text, bound, keep) => {
         const initial = emptyFactStore({ maxValidFacts: bound });
@@ -98,6 +111,13 @@ describe('a replay holding its maps natively', () => {
         expect(structuredClone(result.store)).toEqual(result.store);
         expect(result.retrievals.map(({ store }) => store)).toEqual(keep ? fold.beforePrompts : []);
         expect(holdsMap(fold)).toBe(false);
+        // A saved state is decoded the same way, in one transient run: plain frozen data again.
+        const document = JSON.parse(JSON.stringify(encodeState(result.store))) as unknown;
+        const decoded = decodeState(document);
+        if (decoded._tag === 'Left') throw new Error(decoded.left.message);
+        expect(holdsMap(decoded.right)).toBe(false);
+        expect(deeplyFrozen(decoded.right)).toBe(true);
+        expect(JSON.parse(JSON.stringify(encodeState(decoded.right)))).toEqual(document);
       }),
       { numRuns: 25 },
     );
