@@ -83,9 +83,21 @@ const remember = <T extends readonly [string, ...unknown[]]>(
   entry: T,
   limit: number,
 ): ReadonlyArray<T> => {
-  const kept = list.filter(([key]) => key !== entry[0]);
+  const kept: T[] = [];
+  for (let i = 0; i < list.length; i += 1) if (list[i]![0] !== entry[0]) kept.push(list[i]!);
   kept.push(Object.freeze(entry));
   return Object.freeze(kept.length > limit ? kept.slice(kept.length - limit) : kept);
+};
+
+/**
+ * The first entry of `list` whose key (its first element) is `key`. A state's lists are frozen,
+ * and the engine runs `filter`, `find` and `some` over a frozen array off their fast paths (about
+ * 60 ns an element, where a walk by index takes a few: see persistent/sliceable.ts), so they are
+ * walked by index here: every event recorded reads two lists of up to 1,000 entries, and writes them.
+ */
+const entryOf = <T extends readonly [string, ...unknown[]]>(list: ReadonlyArray<T>, key: string): T | undefined => {
+  for (let i = 0; i < list.length; i += 1) if (list[i]![0] === key) return list[i];
+  return undefined;
 };
 
 const withError = (state: SessionState, error: ReplayError): Pick<SessionState, 'errors' | 'errorsOmitted'> =>
@@ -255,13 +267,9 @@ export const planEvent = (
   const parsed = parseHistoryLine(text, line, state.previousAt);
   if (E.isLeft(parsed)) return E.left({ code: parsed.left.code, message: parsed.left.message });
   const event = parsed.right;
-  const last =
-    sameResult === undefined || sameResult === null
-      ? undefined
-      : state.results.find(([taskId]) => taskId === sameResult.taskId);
+  const last = sameResult === undefined || sameResult === null ? undefined : entryOf(state.results, sameResult.taskId);
   const key = eventKey(event);
-  const earlier =
-    last !== undefined && last[1] === sameResult?.key ? last[2] : state.recent.find(([known]) => known === key)?.[1];
+  const earlier = last !== undefined && last[1] === sameResult?.key ? last[2] : entryOf(state.recent, key)?.[1];
   if (earlier !== undefined)
     return E.right({
       kind: 'duplicate',
@@ -293,8 +301,11 @@ export const selectSectionAtLine = (
 ): TrackerOutput => selectSessionContext(before.tracker, prompt, environmentOf(env));
 
 /** True when the log as `state` read it holds the event of key `key` on line `line` (among its recent events). */
-export const holdsEvent = (state: SessionState, key: string, line: number): boolean =>
-  state.recent.some(([known, at]) => known === key && at === line);
+export const holdsEvent = (state: SessionState, key: string, line: number): boolean => {
+  const { recent } = state;
+  for (let i = 0; i < recent.length; i += 1) if (recent[i]![0] === key && recent[i]![1] === line) return true;
+  return false;
+};
 
 /** The facts a recorded dispatch added and its warnings (both empty for a duplicate). */
 export const extractionOf = (recorded: RecordedEvent): Extraction =>
