@@ -104,7 +104,12 @@ export const forEach = <V>(map: PersistentMap<V>, visit: (value: V, key: string)
  */
 export const mapValues = <V, W>(map: PersistentMap<V>, fn: (value: V, key: string) => W): PersistentMap<W> => {
   const copy = (current: Node): Node => {
-    if (!isLeaf(current)) return { n: current.n, c: current.c.map((child) => (child === null ? null : copy(child))) };
+    if (!isLeaf(current)) {
+      // By index, not `map`: a frozen branch's children are mapped off the engine's fast path (see sliceable.ts).
+      const children = copyOf(current.c);
+      for (let i = 0; i < children.length; i += 1) if (children[i] !== null) children[i] = copy(children[i]!);
+      return { n: current.n, c: children };
+    }
     const leaf = copyOf(current);
     for (let i = 1; i < leaf.length; i += 2) leaf[i] = fn(leaf[i] as V, leaf[i - 1] as string);
     return leaf;
