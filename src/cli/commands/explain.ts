@@ -79,9 +79,10 @@ export const runExplain = (command: ExplainCommand, io: CliIo): TE.TaskEither<st
   let lineText: string | undefined;
   return pipe(
     TE.Do,
-    // The token counter first: the source, once open, is closed only by the replay that reads it.
     TE.apS('counting', () => replayCounting(command.tokenizer)),
-    TE.apS('source', openHistory(io, command.input)),
+    // Opened once the token counter is there (`bind` waits; `apS` would run both at once): an open
+    // source is closed only by the replay that reads it, so nothing may fail between the two.
+    TE.bind('source', () => openHistory(io, command.input)),
     TE.chain(({ source, counting }) =>
       replaySource(
         io,

@@ -52,9 +52,10 @@ export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<stri
   if (command.save !== undefined) io.outliveReader?.();
   return pipe(
     TE.Do,
-    // The token counter first: the source, once open, is closed only by the replay that reads it.
     TE.apS('counting', () => replayCounting(command.tokenizer)),
-    TE.apS('source', openHistory(io, command.input)),
+    // Opened once the token counter is there (`bind` waits; `apS` would run both at once): an open
+    // source is closed only by the replay that reads it, so nothing may fail between the two.
+    TE.bind('source', () => openHistory(io, command.input)),
     TE.bind('output', () =>
       TE.right<string, ReplayOutput>(
         command.json
