@@ -26,7 +26,7 @@ export interface Owner {
   /**
    * What the run created: a weak set for a transient owner, which lives as long as its replay
    * and must let what it drops be collected; a set for a run that ends with its call, which
-   * holds its nodes in `created` anyway (a weak set's additions cost several times a set's).
+   * holds its nodes in `created` anyway (a weak set's additions cost more).
    */
   readonly nodes: WeakSet<object> | Set<object>;
   /** The same nodes in order, frozen one by one when the run ends; absent for a transient owner, which freezes nothing. */

@@ -1,7 +1,7 @@
 /**
  * Copying frozen arrays at the engine's speed. The engine copies a frozen array by `slice` or
- * `concat` off its fast path, 15 to 120 times slower than an unfrozen one of the same length
- * (see docs/performance.md). A spread of it is fast, but makes every copy a generic array, and
+ * `concat` off its fast path, many times slower than an unfrozen one of the same length (see
+ * docs/performance.md). A spread of it is fast, but makes every copy a generic array, and
  * numbers kept generically take more room and are read and written out (`JSON.stringify`)
  * slower: so numbers are copied one by one, which keeps their compact layout.
  */

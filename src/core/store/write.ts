@@ -253,8 +253,8 @@ export const selectRecordedFiles = (store: FactStore): RecordedFile[] => selectI
  * A whole store built from pair logs, recorded prompts and recorded files (where a reducer
  * rewrites most of the state). Built as a replay builds its store, in one transient run with
  * native maps, frozen once at the end (the tries `deepFreeze` makes of them are those the same
- * entries give however they are written): a saved state of 1,000 valid facts is parsed and
- * decoded in about three quarters of the time a persistent run took.
+ * entries give however they are written), which takes less time than a persistent run (see
+ * docs/performance.md).
  */
 export const buildStore = (
   maxValidFacts: number,

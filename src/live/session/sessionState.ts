@@ -91,9 +91,9 @@ const remember = <T extends readonly [string, ...unknown[]]>(
 
 /**
  * The first entry of `list` whose key (its first element) is `key`. A state's lists are frozen,
- * and the engine runs `filter`, `find` and `some` over a frozen array off their fast paths (about
- * 60 ns an element, where a walk by index takes a few: see persistent/sliceable.ts), so they are
- * walked by index here: every event recorded reads two lists of up to 1,000 entries, and writes them.
+ * and the engine runs `filter`, `find` and `some` over a frozen array off their fast paths, many
+ * times slower than a walk by index (see persistent/sliceable.ts), so they are walked by index
+ * here: every event recorded reads two lists of up to 1,000 entries, and writes them.
  */
 const entryOf = <T extends readonly [string, ...unknown[]]>(list: ReadonlyArray<T>, key: string): T | undefined => {
   for (let i = 0; i < list.length; i += 1) if (list[i]![0] === key) return list[i];
