@@ -49,16 +49,20 @@ export const withRecent = (index: Writable<SearchIndex>, taskId: string, time: n
     index.recent = next;
     return;
   }
+  // A list shorter than RECENT_TASKS holds every task with a valid fact, and goes on holding them
+  // here without a walk over every task (a store of a small bound, whose tasks with a valid fact
+  // stay fewer, would otherwise walk every task on every change).
+  const holdsAll = list.length < 2 * RECENT_TASKS;
   // The list is changed in place when the run owns it, else a copy is.
   const next = own(list) as Array<string | number>;
   next.splice(at, 2);
   if (time !== -Infinity) {
     const place = placeIn(next, taskId, time);
-    // One that was in the list goes past the last only by the refill below, if the list is then short.
-    if (place < next.length) next.splice(place, 0, taskId, time);
+    // One that was in a longer list goes past the last only by the refill below, if the list is then short.
+    if (place < next.length || holdsAll) next.splice(place, 0, taskId, time);
     next.length = Math.min(next.length, 2 * RECENT_KEPT);
   }
-  if (next.length < 2 * RECENT_TASKS) {
+  if (next.length < 2 * RECENT_TASKS && !holdsAll) {
     // Fewer than RECENT_TASKS left: refill from every task (outside the list, older than its last).
     const outside: Array<[string, number]> = [];
     PMap.forEach(index.tasks, (doc, id) => {
