@@ -39,11 +39,15 @@ export const withSummary = (
   let at = 0;
   while (at < list.length && list[at]! < key) at += 2;
   const present = list[at] === key;
+  if (text === undefined ? !present : present && list[at + 1] === text) return list;
+  if (text === undefined && list.length === 2) return NO_ITEMS;
+  // Copied only when it changes (see `sliceable`).
   const from = sliceable(list);
-  if (text === undefined)
-    return !present ? list : list.length === 2 ? NO_ITEMS : Object.freeze(from.slice(0, at).concat(from.slice(at + 2)));
-  if (present && list[at + 1] === text) return list;
-  return Object.freeze(from.slice(0, at).concat([key, text], from.slice(present ? at + 2 : at)));
+  return Object.freeze(
+    text === undefined
+      ? from.slice(0, at).concat(from.slice(at + 2))
+      : from.slice(0, at).concat([key, text], from.slice(present ? at + 2 : at)),
+  );
 };
 
 /** The times with one more (`by` 1) or one fewer (`by` -1) fact asserted at `at` (the same array, changed, when the run owns it). */
