@@ -1,10 +1,12 @@
 /**
- * `npm test`: the formatting check, the build, the type check and the vitest suite, two at a
- * time where one does not need the other, so the machine's second core is not idle while a
- * single-threaded step runs: the formatting check beside the build, then the type check (which
- * reads the built declarations the bench imports) beside the suite (which runs the built
- * binary). Each step's output is printed whole when it ends, the suite's as it runs; the exit
- * status is the first failing step's, or 0.
+ * `npm test`: the formatting check, the build, the type check and the vitest suite, each started
+ * as soon as what it needs is done, so the machine's second core is not idle while a
+ * single-threaded step runs: the formatting check needs nothing and runs beside every other
+ * step; the type check (which reads the built declarations the bench imports) and the suite
+ * (which runs the built binary) start once the build has ended. After `npm ci`, whose `prepare`
+ * has built, the build takes a second, and the formatting check runs beside the suite rather
+ * than before it. Each step's output is printed whole when it ends, the suite's as it runs; the
+ * exit status is the first failing step's in that order, or 0.
  */
 import { spawn } from 'node:child_process';
 
@@ -41,13 +43,14 @@ const run = (step: Step): Promise<number> =>
     });
   });
 
-/** Runs the steps of each phase at once, the phases one after the other; stops after a failing phase. */
-const phases: ReadonlyArray<ReadonlyArray<Step>> = [
-  [npmRun('format:check'), npmRun('build')],
-  [npmRun('typecheck'), { name: 'vitest run', command: 'npx', args: ['vitest', 'run'], live: true }],
-];
-
-for (const phase of phases) {
-  const failed = (await Promise.all(phase.map(run))).find((status) => status !== 0);
-  if (failed !== undefined) process.exit(failed);
-}
+const formatting = run(npmRun('format:check'));
+const built = await run(npmRun('build'));
+const checked =
+  built === 0
+    ? await Promise.all([
+        run(npmRun('typecheck')),
+        run({ name: 'vitest run', command: 'npx', args: ['vitest', 'run'], live: true }),
+      ])
+    : [];
+const failed = [await formatting, built, ...checked].find((status) => status !== 0);
+process.exit(failed ?? 0);
