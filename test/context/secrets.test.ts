@@ -10,42 +10,7 @@ import type { ContextError } from '../../src/context/model.js';
 import { findContextSecret } from '../../src/context/schema.js';
 import { findSecret, findSecretField, redactSecrets } from '../../src/context/secrets.js';
 import { applyRunOutcome, emptySharedContext, recordContextClaim } from '../../src/context/index.js';
-
-/** Secret-shaped strings, assembled so that no scanner mistakes this file for a leak. */
-export const SECRETS: ReadonlyArray<readonly [string, string]> = [
-  ['an AWS access key id', `AKIA${'IOSFODNN7EXAMPLE'}`],
-  ['an AWS secret access key', `aws_secret_access_key = ${'wJalrXUtnFEMI/K7MDENG/bPxRfiCY'}EXAMPLEKEY`],
-  ['a private key block', `-----BEGIN RSA ${'PRIVATE KEY'}-----\nMIIEowIBAAKCAQEA`],
-  ['a private key block', `-----BEGIN OPENSSH ${'PRIVATE KEY'}-----`],
-  ['a GitHub token', `ghp_${'a1B2c3D4e5'.repeat(4).slice(0, 36)}`],
-  ['a GitHub token', `github_pat_${'11ABCDEFG0'.repeat(3)}_${'xYz123'.repeat(10)}`],
-  ['an API key (sk-)', `sk-${'proj-'}${'Ab3dEf7hIj'.repeat(5)}`],
-  ['an API key (sk-)', `sk-${'T3BlbkFJ'.repeat(6)}`],
-  ['an Anthropic API key', `sk-${'ant-'}api03-${'Zx9_Yw8-Vu7'.repeat(8)}`],
-  ['a Bearer token', `Authorization: Bearer ${'abcDEF123456'.repeat(2)}`],
-  [
-    'a JSON Web Token',
-    `${'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9'}.${'eyJzdWIiOiIxMjM0NTY3ODkwIn0'}.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U`,
-  ],
-  ['a Slack token', `xoxb-${'123456789012'}-abcdefABCDEF`],
-  ['a Google API key', `AIza${'SyD-1234567890abcdefghijklmnopqrstu'}`],
-  ['a Stripe key', `sk_${'live'}_${'4eC39HqLyjWDarjtT1zdp7dc'}`],
-  ['an npm token', `npm_${'a1B2c3D4e5'.repeat(4).slice(0, 36)}`],
-  ['a password in a URL', `https://deploy:${'hunter2pass'}@git.example.com/app.git`],
-];
-
-const HARMLESS = [
-  'Bearer tokens are checked by the auth middleware',
-  'Use sk-learn-compatible transformers for the pipeline stage',
-  'The JWT is decoded with eyJ-prefixed header detection',
-  'src/lexer.js:L2-L9 implements tokenize',
-  'commit 7230576864ad0f4f5a203a8dd43cf1cc157a2bf9 moved HEAD',
-  'AKIA is the prefix of AWS access keys; never paste one',
-  'Rotate the GitHub token (ghp_...) in the CI settings',
-  'uuid 123e4567-e89b-12d3-a456-426614174000',
-  'https://github.com/org/app.git and git@github.com:org/app.git',
-  'BEGIN PUBLIC KEY blocks are fine to share',
-];
+import { HARMLESS, SECRETS } from '../fixtures/secrets.js';
 
 const GIT: RepositorySnapshot = { kind: 'git', head: 'a'.repeat(40), trackedFilesHash: 'f'.repeat(32) };
 const context = emptySharedContext({ repo: 'r', branch: 'main', workstreamId: 'default' });

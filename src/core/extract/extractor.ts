@@ -17,6 +17,7 @@ import {
 import { clipEnd, clipStart, collapseWhitespace, quoteText, wellFormed } from '../../base/text.js';
 import { plainTime } from '../../base/time.js';
 import { isRecord } from '../../base/record.js';
+import { withoutSecrets } from '../../base/secrets.js';
 import type { ImplementerResult, ReviewerResult } from './contract.js';
 import { readString } from './fields.js';
 import type { ExtractionRule, FactDraft, RuleContext } from './rule.js';
@@ -94,7 +95,7 @@ const runRules = <Result>(
   rules: ReadonlyArray<ExtractionRule<Result>>,
   maxFacts: number,
   role: SourceRole,
-  result: Result,
+  raw: Result,
   rawTaskId: string,
   at: number,
 ): Extraction => {
@@ -103,7 +104,14 @@ const runRules = <Result>(
   if (typeof at !== 'number' || !Number.isFinite(at))
     return { facts: [], warnings: ['no facts extracted: the time is not a finite number'] };
   // Said, not silently empty: every rule would read nothing of it.
-  if (!isRecord(result)) return { facts: [], warnings: ['no facts extracted: the result is not an object'] };
+  if (!isRecord(raw)) return { facts: [], warnings: ['no facts extracted: the result is not an object'] };
+  // A token a model copied into its result never becomes a fact, a warning or a section line.
+  let result: Result;
+  try {
+    result = withoutSecrets(raw);
+  } catch (error) {
+    return { facts: [], warnings: [`no facts extracted: the result could not be read (${describe(error)})`] };
+  }
   const warnings: string[] = [];
   const resultTaskId = readString(result, 'task_id');
   if (resultTaskId !== undefined && collapseWhitespace(resultTaskId) !== taskId.right)

@@ -3,6 +3,7 @@
  * a reducer hands them over), recorded prompts and files, and forgotten task records. Each
  * returns a new index root and writes in place what the current write run owns.
  */
+import { redactSecrets } from '../../base/secrets.js';
 import { asOneRun, type Writable } from '../../persistent/owner.js';
 import * as PMap from '../../persistent/persistentMap.js';
 import { setAt } from '../../persistent/persistentVector.js';
@@ -202,8 +203,13 @@ export const applyIndexChanges = (index: SearchIndex, changes: IndexChanges): Se
   });
 };
 
-/** Records a task's prompt (the latest wins; an older one than the recorded prompt, or the same text, changes nothing). */
-export const indexTaskPrompt = (index: SearchIndex, taskId: string, prompt: string, at: number): SearchIndex => {
+/**
+ * Records a task's prompt (the latest wins; an older one than the recorded prompt, or the same
+ * text, changes nothing), its secrets redacted: a prompt is kept for its words, and a token
+ * pasted into one is no word to find a fact by.
+ */
+export const indexTaskPrompt = (index: SearchIndex, taskId: string, raw: string, at: number): SearchIndex => {
+  const prompt = redactSecrets(raw);
   const doc = PMap.get(index.tasks, taskId);
   if (doc?.promptAt !== undefined && (prompt === doc.prompt || at < doc.promptAt)) return index;
   // Read before the write: a doc the run owns is changed in place.

@@ -1,0 +1,212 @@
+/**
+ * No secret a model copies into its result becomes a fact, a warning, a recorded prompt, a
+ * saved state or a line of a section: a dispatch result is redacted before its rules run (so
+ * before any text is clipped), a prompt before it is recorded. A result without a secret is
+ * passed on as the very same value.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { findSecret, findSecretField, withoutSecrets } from '../../src/base/secrets.js';
+import {
+  emptyFactStore,
+  encodeState,
+  extractFromImplementer,
+  extractFromReviewer,
+  recordTaskPrompt,
+  replayHistory,
+  retrieveFacts,
+} from '../../src/index.js';
+import { HARMLESS, SECRETS } from '../fixtures/secrets.js';
+
+/** The texts a fact or an extraction shows. */
+const textsOf = (extraction: ReturnType<typeof extractFromImplementer>): string[] => [
+  ...extraction.facts.flatMap((fact) => [fact.subject, fact.relation, fact.object, fact.sourceTaskId]),
+  ...extraction.warnings,
+];
+
+/** The part of a secret that is its own: a URL's password, else its last characters (a key's, a token's). */
+const coreOf = (secret: string): string => /:\/\/[^:]+:([^@]+)@/u.exec(secret)?.[1] ?? secret.slice(-10);
+
+const jsonWithHarmless: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small' },
+    fc.constantFrom(...HARMLESS),
+    fc.string(),
+    fc.integer(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(tie('value'), { maxLength: 4 }),
+    fc.dictionary(fc.oneof(fc.string(), fc.constantFrom(...HARMLESS)), tie('value'), { maxKeys: 4 }),
+  ),
+})).value;
+
+describe('withoutSecrets', () => {
+  it('gives back the very same value when no string or key of it holds a secret', () => {
+    fc.assert(
+      fc.property(jsonWithHarmless, (value) => {
+        fc.pre(findSecretField(value) === undefined);
+        expect(withoutSecrets(value)).toBe(value);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('leaves no secret in any string or key, changes no other string, and never changes its input', () => {
+    const placed = fc.record({
+      value: jsonWithHarmless,
+      secret: fc.constantFrom(...SECRETS.map(([, secret]) => secret)),
+      asKey: fc.boolean(),
+      before: fc.constantFrom('', 'see ', 'token: '),
+    });
+    fc.assert(
+      fc.property(placed, ({ value, secret, asKey, before }) => {
+        const text = `${before}${secret} here`;
+        const input = { kept: value, [asKey ? text : 'field']: asKey ? 1 : text, list: ['a', text] };
+        const copy = structuredClone(input);
+        const output = withoutSecrets(input) as typeof input;
+        expect(findSecretField(output)).toBeUndefined();
+        expect(JSON.stringify(output)).not.toContain(coreOf(secret));
+        expect(output.kept).toEqual(findSecretField(value) === undefined ? value : output.kept);
+        expect(output.list[0]).toBe('a');
+        expect(input).toEqual(copy);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('ends on a cycle, with or without a secret, and keeps a key named __proto__ as a field', () => {
+    const plain: Record<string, unknown> = { a: 'text' };
+    plain['self'] = plain;
+    expect(withoutSecrets(plain)).toBe(plain);
+    const [, secret] = SECRETS[4]!;
+    const holding: Record<string, unknown> = { a: `use ${secret}` };
+    holding['self'] = holding;
+    const redacted = withoutSecrets(holding) as Record<string, unknown>;
+    expect(redacted['a']).toBe('use [redacted: a GitHub token]');
+    expect(redacted['self']).toBe(redacted);
+    const proto = JSON.parse(`{"__proto__": {"x": "${secret}"}}`) as object;
+    const cleaned = withoutSecrets(proto) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(cleaned)).toBe(Object.prototype);
+    expect(Object.hasOwn(cleaned, '__proto__')).toBe(true);
+    expect(JSON.stringify(cleaned)).toBe('{"__proto__":{"x":"[redacted: a GitHub token]"}}');
+  });
+});
+
+describe('extraction', () => {
+  it.each(SECRETS)('keeps %s out of every fact and warning of an implementer result', (shape, secret) => {
+    const extraction = extractFromImplementer(
+      {
+        task_id: `T ${secret}`,
+        status: 'completed' as const,
+        // The secret straddles the 120 characters free text is clipped to: none of it may stay.
+        summary: `${'Wired the client to the upstream service. '.repeat(3).slice(0, 110)} ${secret} done`,
+        files_changed: [`config/${secret}.env`, 'src/client.ts'],
+        tests: [{ command: `API_TOKEN=${secret} npm test`, passed: false, failures: [`401 with ${secret}`] }],
+        follow_up_actions: [`rotate ${secret}`],
+      },
+      'T',
+      1_000,
+    );
+    expect(extraction.facts.length).toBeGreaterThanOrEqual(7);
+    for (const text of textsOf(extraction)) {
+      expect(findSecret(text)).toBeUndefined();
+      expect(text).not.toContain(coreOf(secret));
+    }
+    expect(extraction.facts.some((fact) => fact.object.includes(`[redacted: ${shape}]`))).toBe(true);
+    expect(extraction.facts.some((fact) => fact.subject === 'src/client.ts')).toBe(true);
+  });
+
+  it.each(SECRETS)('keeps %s out of every fact and warning of a reviewer result', (_shape, secret) => {
+    const extraction = extractFromReviewer(
+      {
+        task_id: 'T',
+        assessment: 'needs_changes',
+        issues: [
+          {
+            file: 'src/auth.ts',
+            message: `the naming convention: ${secret} is hard-coded`,
+            severity: 'important',
+            fix: `read ${secret} from the environment`,
+          },
+        ],
+        required_fixes: [`move ${secret} to the vault`],
+      },
+      'T',
+      2_000,
+    );
+    expect(extraction.facts.length).toBeGreaterThanOrEqual(3);
+    for (const text of textsOf(extraction)) expect(text).not.toContain(coreOf(secret));
+  });
+
+  it('answers a result whose getter throws as it is scanned with no facts and one warning, never an exception', () => {
+    const result = {
+      task_id: 'T',
+      status: 'completed' as const,
+      summary: 'ok',
+      get files_changed(): string[] {
+        throw new Error('boom');
+      },
+    };
+    expect(extractFromImplementer(result, 'T', 1)).toEqual({
+      facts: [],
+      warnings: ['no facts extracted: the result could not be read (boom)'],
+    });
+  });
+
+  it('extracts from a result without a secret exactly what it did, prose about tokens included', () => {
+    const result = {
+      task_id: 'T',
+      status: 'completed' as const,
+      summary: HARMLESS.join('; '),
+      files_changed: ['src/lexer.js', 'src/auth/bearer.ts'],
+      tests: [{ command: 'npm test -- auth', passed: true }],
+      follow_up_actions: [HARMLESS[0]!],
+    };
+    const objects = extractFromImplementer(result, 'T', 1).facts.map((fact) => fact.object);
+    expect(objects.some((object) => object.startsWith('Bearer tokens are checked'))).toBe(true);
+    expect(objects.join('\n')).not.toContain('[redacted');
+  });
+});
+
+describe('prompts and sections', () => {
+  it('records a prompt without its secrets, still found by its other words', () => {
+    const [, secret] = SECRETS[4]!;
+    const store = recordTaskPrompt(emptyFactStore(), '1', `Call the billing API with ${secret}`, 10);
+    expect(JSON.stringify(encodeState(store))).not.toContain(coreOf(secret));
+    expect(JSON.stringify(encodeState(store))).toContain('billing');
+  });
+
+  it('replays a history whose results and prompts hold secrets into sections that hold none', () => {
+    const lines = SECRETS.flatMap(([, secret], i) => [
+      { type: 'prompt', taskId: String(i + 1), at: 1_000 * i + 1, taskPrompt: `Wire billing with ${secret}` },
+      {
+        type: 'dispatch',
+        role: 'implementer',
+        taskId: String(i + 1),
+        at: 1_000 * i + 2,
+        result: {
+          task_id: String(i + 1),
+          status: 'completed',
+          summary: `Billing wired, key ${secret}`,
+          files_changed: ['src/billing.ts'],
+          tests: [{ command: `TOKEN=${secret} npm test`, passed: true }],
+          follow_up_actions: [],
+        },
+      },
+    ]);
+    lines.push({ type: 'prompt', taskId: 'last', at: 100_000, taskPrompt: 'Fix billing' });
+    const { report, store } = replayHistory(lines.map((line) => JSON.stringify(line)).join('\n'), {
+      keepRetrievals: false,
+    });
+    const shown = JSON.stringify(report);
+    for (const [, secret] of SECRETS) expect(shown).not.toContain(coreOf(secret));
+    expect(JSON.stringify(encodeState(store))).not.toMatch(/ghp_|AKIA|sk_live|xoxb-|npm_[A-Za-z0-9]{20}/u);
+    const section = retrieveFacts(store, {
+      taskDescription: 'billing key test',
+      taskId: 'next',
+      maxFacts: 10,
+      maxTokens: 500,
+    });
+    expect(section.length).toBeGreaterThan(0);
+  });
+});
