@@ -14,6 +14,7 @@ import { sha256HexPrefix } from '../../base/hash.js';
 import { isRecord } from '../../base/record.js';
 import { kindOf } from '../../base/describe.js';
 import { describeIssue } from '../../base/schema.js';
+import { redactSecrets } from '../../base/secrets.js';
 import { collapseWhitespace, isBlank, trimEndOf } from '../../base/text.js';
 import { normalizeTaskId } from '../../core/extract/extractor.js';
 import { nameId } from '../session/id.js';
@@ -203,11 +204,19 @@ const contentText = (content: unknown): string | undefined => {
   return texts.length === 0 ? undefined : texts.join('\n');
 };
 
+/**
+ * A subagent's answer as the hooks keep and record it: its secrets redacted (`base/secrets.ts`),
+ * so no hooks file or log holds them, and a resent answer is still the same text. A prompt is
+ * not: the hook hands it back to the subagent, which may need what it holds.
+ */
+const answerText = <T extends string | undefined>(answer: T): T =>
+  (answer === undefined ? answer : redactSecrets(answer)) as T;
+
 /** Reads what a subagent tool returned: Claude Code's object (`status`, `agentId`, `content`, `prompt`) or plain text. */
 export const readSubagentResponse = (response: unknown): SubagentResponse => {
-  if (typeof response === 'string') return { text: response };
+  if (typeof response === 'string') return { text: answerText(response) };
   if (!isRecord(response)) return {};
-  const content = contentText(response['content']) ?? text(response['result']) ?? text(response['output']);
+  const content = answerText(contentText(response['content']) ?? text(response['result']) ?? text(response['output']));
   return {
     ...defined('status', text(response['status'])),
     ...defined('agentId', text(response['agentId']) ?? text(response['agent_id'])),
@@ -259,7 +268,7 @@ const readToolEvent = (
                 ...base(event),
                 ...defined('agentId', event.agent_id),
                 ...defined('agentType', event.agent_type),
-                message,
+                message: answerText(message),
               };
         }
         const input = subagentInput(event.tool_input);
@@ -335,7 +344,7 @@ export const parseHookEvent = (payload: string): E.Either<Failure, HookEvent> =>
         ...base(event),
         ...defined('agentId', event.agent_id),
         ...defined('agentType', event.agent_type),
-        ...defined('lastAssistantMessage', event.last_assistant_message),
+        ...defined('lastAssistantMessage', answerText(event.last_assistant_message ?? undefined)),
       }))(validated(SubagentStop, value, name));
     default:
       return E.right({ event: 'ignored', name });

@@ -9,6 +9,7 @@ import { describeError, describeValue, kindOf } from '../../base/describe.js';
 import { exceedsValueDepth } from '../../base/json.js';
 import { isRecord } from '../../base/record.js';
 import { quoteValue } from '../../base/schema.js';
+import { redactSecrets, withoutSecrets } from '../../base/secrets.js';
 import { collapseWhitespace } from '../../base/text.js';
 import { parseEventTime, type TimeFailure } from '../../base/time.js';
 import { normalizeTaskId } from '../../core/extract/extractor.js';
@@ -141,7 +142,8 @@ export const promptFields = (
   return {
     type: 'prompt',
     taskId: recordedTaskId(taskId),
-    taskPrompt,
+    // What the log keeps holds no secret (`base/secrets.ts`): a replay of it gives what the session gave.
+    taskPrompt: typeof taskPrompt === 'string' ? redactSecrets(taskPrompt) : taskPrompt,
     ...(tags === undefined ? {} : { tags }),
     ...(maxFacts === undefined ? {} : { maxFacts }),
     ...(maxTokens === undefined ? {} : { maxTokens }),
@@ -157,7 +159,10 @@ export interface DispatchFields {
   readonly sameResult: SameResult;
 }
 
-/** The fields of a dispatch line, in the documented order: raw text goes in `output`, a result object in `result`. */
+/**
+ * The fields of a dispatch line, in the documented order: raw text goes in `output`, a result
+ * object in `result`, each with its secrets redacted, as extraction would redact them.
+ */
 export const dispatchFields = (input: IngestResultInput): E.Either<SessionError, DispatchFields> => {
   if (!isRecord(input)) return E.left(invalidInput('the input is not an object'));
   const { role, taskId, output } = input;
@@ -178,7 +183,7 @@ export const dispatchFields = (input: IngestResultInput): E.Either<SessionError,
       role,
       taskId: recorded,
       at,
-      [typeof output === 'string' ? 'output' : 'result']: output,
+      ...(typeof output === 'string' ? { output: redactSecrets(output) } : { result: withoutSecrets(output) }),
     }),
     sameResult: { taskId: String(recorded), key: resultKey(recorded, role, output) },
   });

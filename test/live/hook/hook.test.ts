@@ -126,6 +126,44 @@ describe('fact-tracker hook with the recorded payloads', { timeout: 300_000 }, (
     return { cwd, prompt, own: (review['tool_input'] as Payload)['prompt'] as string };
   };
 
+  it('a secret in a prompt or a result reaches no file the hook writes and no section, and replay gives the sections the hook gave', async () => {
+    const cwd = tempDir('hook-secrets-');
+    const send = binary({ CLAUDE_PROJECT_DIR: cwd }, cwd);
+    const token = `ghp_${'a1B2c3D4e5'.repeat(4).slice(0, 36)}`;
+    const url = `postgres://deploy:${'hunter2pass'}@db.internal/app`;
+    const payload = (name: string) => fixture('claude-code', name, cwd);
+    const start = payload('pre-tool-use-agent');
+    const input = start['tool_input'] as Payload;
+    start['tool_input'] = { ...input, prompt: `${String(input['prompt'])}\nThe staging token is ${token}.` };
+    const stop = payload('subagent-stop');
+    stop['last_assistant_message'] = String(stop['last_assistant_message'])
+      .replace('with zod;', `with zod, token ${token};`)
+      .replace('npm test -- test/config', `DATABASE_URL=${url} npm test -- test/config`);
+    for (const sent of [start, payload('subagent-start'), stop, payload('post-tool-use-agent')])
+      expect(await send(sent)).toEqual({ output: undefined, stderr: '' });
+    const review = payload('pre-tool-use-task-reviewer');
+    const rewritten = await send(review);
+    const own = (review['tool_input'] as Payload)['prompt'] as string;
+    const prompt = (specific(rewritten.output)!['updatedInput'] as Payload)['prompt'] as string;
+    const section = prompt.slice(0, -`\n\n${own}`.length);
+    expect(section).toContain('token [redacted: a GitHub token]');
+    expect(section).toContain('DATABASE_URL=[redacted: a password in a URL]db.internal/app npm test');
+    const files = readdirSync(join(cwd, '.fact-tracker'), { recursive: true, withFileTypes: true }).filter((entry) =>
+      entry.isFile(),
+    );
+    expect(files.length).toBeGreaterThan(1);
+    for (const entry of files) {
+      const text = readFileSync(join(entry.parentPath, entry.name), 'latin1');
+      expect([entry.name, text.includes(token.slice(4)), text.includes('hunter2pass')]).toEqual([
+        entry.name,
+        false,
+        false,
+      ]);
+    }
+    const replayed = replayOf(logOf(cwd, '3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f'));
+    expect(replayed.prompts.map((entry) => entry.sessionContext)).toEqual(['', section]);
+  });
+
   it("--layout grouped: the section puts a task's files on one line, and the log keeps the layout for replay", async () => {
     const { cwd, prompt, own } = await reviewPromptOf(['--layout', 'grouped']);
     const section = prompt.slice(0, -`\n\n${own}`.length);
