@@ -9,6 +9,7 @@ import { kindOf, refuseArgument } from '../base/describe.js';
 import { type Failure, failure } from '../base/failure.js';
 import { isRecord } from '../base/record.js';
 import { describeKind } from '../base/schema.js';
+import { redactSecrets } from '../base/secrets.js';
 import { clipEnd, collapseWhitespace, isBlank, trimEndOf, wellFormed } from '../base/text.js';
 
 /** One fact about a user: a category from the ledger's set and one sentence. */
@@ -68,13 +69,17 @@ const LEADING_MARKERS = /^(?:[-*•·]+\s*|\[[^\]]*\]\s*)+/u;
 const TRAILING_PUNCTUATION = ' .!;,';
 
 /**
- * A fact's text as the ledger keeps it: well-formed Unicode, whitespace- and control-collapsed
- * (so it can never start a new line), without leading list markers or `[Category]` tags,
- * clipped to 200 (never between the halves of a pair).
+ * A fact's text as the ledger keeps it: well-formed Unicode, its secrets redacted (a model may
+ * note a token a user pasted: `base/secrets.ts`), whitespace- and control-collapsed (so it can
+ * never start a new line), without leading list markers or `[Category]` tags, clipped to 200
+ * (never between the halves of a pair, and after the redaction, so no part of a secret stays).
  */
 export const normalizeFactText = (text: string): string => {
   if (typeof text !== 'string') refuseArgument('the text', text, 'a string');
-  return clipEnd(collapseWhitespace(wellFormed(text)).replace(LEADING_MARKERS, ''), NOTES_LIMITS.factLength);
+  return clipEnd(
+    collapseWhitespace(redactSecrets(wellFormed(text))).replace(LEADING_MARKERS, ''),
+    NOTES_LIMITS.factLength,
+  );
 };
 
 /** A category name as the ledger keeps it: well-formed, collapsed, without brackets, at most 40 characters. */
