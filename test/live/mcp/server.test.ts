@@ -245,6 +245,28 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
     });
   });
 
+  it('keeps a secret in a result or a prompt out of its answers, its log and the next section', async () => {
+    const sessionId = 'secrets';
+    const token = `ghp_${'a1B2c3D4e5'.repeat(4).slice(0, 36)}`;
+    const raw = `Done.\n\nBEGIN_DISPATCH_RESULT\n${JSON.stringify({
+      task_id: '1',
+      status: 'completed',
+      summary: `Deployed with GH_TOKEN=${token}`,
+      files_changed: ['deploy/release.sh'],
+    })}\nEND_DISPATCH_RESULT`;
+    const answers = [
+      await call(client, 'compile_context', { sessionId, taskId: '1', taskPrompt: `Deploy with ${token}` }),
+      await call(client, 'ingest_result', { sessionId, taskId: '1', role: 'implementer', output: raw }),
+      await call(client, 'compile_context', { sessionId, taskId: '2', taskPrompt: 'Fix the release deploy script' }),
+      await call(client, 'list_facts', { sessionId }),
+    ];
+    for (const answer of answers) expect(JSON.stringify(answer)).not.toContain(token.slice(4));
+    expect(structured(answers[2]!)['sessionContext']).toContain('GH_TOKEN=[redacted: a GitHub token]');
+    expect(readFileSync(join(cwd, '.fact-tracker', 'sessions', `${sessionId}.jsonl`), 'utf8')).not.toContain(
+      token.slice(4),
+    );
+  });
+
   it('answers a session deleted while it holds it open as a fresh server would: unknown_session, and no log made again', async () => {
     const sessionId = 'deleted-while-open';
     const output = { task_id: '1', status: 'completed', summary: 'One', files_changed: ['src/one.ts'] };
