@@ -265,6 +265,8 @@ describe('fact-tracker mcp over stdio', { timeout: 120_000 }, () => {
     expect(readFileSync(join(cwd, '.fact-tracker', 'sessions', `${sessionId}.jsonl`), 'utf8')).not.toContain(
       token.slice(4),
     );
+    // The file's later tests count the sessions of the project.
+    expect((await runCli(['sessions', 'delete', sessionId], '', { cwd, env: {} })).status).toBe(0);
   });
 
   it('answers a session deleted while it holds it open as a fresh server would: unknown_session, and no log made again', async () => {
