@@ -6,12 +6,14 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { findSecret, findSecretField, withoutSecrets } from '../../src/base/secrets.js';
+import { findSecret, findSecretField, redactSecrets, withoutSecrets } from '../../src/base/secrets.js';
+import { redactedOutput } from '../../src/core/extract/redact.js';
 import {
   emptyFactStore,
   encodeState,
   extractFromImplementer,
   extractFromReviewer,
+  parseDispatchOutput,
   recordTaskPrompt,
   replayHistory,
   retrieveFacts,
@@ -162,6 +164,56 @@ describe('extraction', () => {
     const objects = extractFromImplementer(result, 'T', 1).facts.map((fact) => fact.object);
     expect(objects.some((object) => object.startsWith('Bearer tokens are checked'))).toBe(true);
     expect(objects.join('\n')).not.toContain('[redacted');
+  });
+});
+
+describe('a raw answer as it is kept', () => {
+  const [, token] = SECRETS[4]!;
+  /** `text` with every letter written as a JSON escape, as some serializers write what they do not trust. */
+  const escaped = (text: string): string =>
+    [...text]
+      .map((char) => (/[a-z]/iu.test(char) ? `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}` : char))
+      .join('');
+  const answer = (summary: string, fence: boolean): string =>
+    [
+      'Deployed.',
+      'BEGIN_DISPATCH_RESULT',
+      ...(fence ? ['```json'] : []),
+      `{"task_id":"1","status":"completed","summary":"${summary}","files_changed":["deploy/release.sh"]}`,
+      ...(fence ? ['```'] : []),
+      'END_DISPATCH_RESULT',
+      'Bye.',
+    ].join('\r\n');
+  const factsOf = (raw: string) => {
+    const result = parseDispatchOutput(raw, 'implementer');
+    if (result._tag === 'Left') throw new Error(result.left.message);
+    return extractFromImplementer(result.right as never, '1', 5).facts;
+  };
+
+  it.each([false, true])(
+    'writes again a block whose escaped secret only its JSON shows (fenced: %s), and reads back the same facts',
+    (fence) => {
+      const raw = answer(`Deployed with ${escaped(token)}`, fence);
+      expect(raw).not.toContain(secretPart(token));
+      const kept = redactedOutput(raw);
+      expect(kept).not.toContain(escaped(secretPart(token)));
+      expect(kept.startsWith('Deployed.\r\nBEGIN_DISPATCH_RESULT\r\n')).toBe(true);
+      expect(kept.endsWith('END_DISPATCH_RESULT\r\nBye.')).toBe(true);
+      expect(factsOf(kept)).toEqual(factsOf(raw));
+      expect(factsOf(kept).some((fact) => fact.object === 'Deployed with [redacted: a GitHub token]')).toBe(true);
+    },
+  );
+
+  it('never keeps a secret of an answer, and keeps one without an escape as the text scan leaves it', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.boolean(), fc.boolean(), (text, fence, withToken) => {
+        const raw = answer(JSON.stringify(`${text} ${withToken ? token : ''}`).slice(1, -1), fence);
+        const kept = redactedOutput(raw);
+        expect(kept).not.toContain(secretPart(token));
+        if (!raw.includes('\\u')) expect(kept).toBe(redactSecrets(raw));
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

@@ -14,9 +14,9 @@ import { sha256HexPrefix } from '../../base/hash.js';
 import { isRecord } from '../../base/record.js';
 import { kindOf } from '../../base/describe.js';
 import { describeIssue } from '../../base/schema.js';
-import { redactSecrets } from '../../base/secrets.js';
 import { collapseWhitespace, isBlank, trimEndOf } from '../../base/text.js';
 import { normalizeTaskId } from '../../core/extract/extractor.js';
+import { redactedOutput } from '../../core/extract/redact.js';
 import { nameId } from '../session/id.js';
 import { LIMIT_CODES, MAX_PAYLOAD_DEPTH, MAX_TASK_ID_LENGTH } from '../session/limits.js';
 
@@ -210,7 +210,7 @@ const contentText = (content: unknown): string | undefined => {
  * not: the hook hands it back to the subagent, which may need what it holds.
  */
 const answerText = <T extends string | undefined>(answer: T): T =>
-  (answer === undefined ? answer : redactSecrets(answer)) as T;
+  (answer === undefined ? answer : redactedOutput(answer)) as T;
 
 /** Reads what a subagent tool returned: Claude Code's object (`status`, `agentId`, `content`, `prompt`) or plain text. */
 export const readSubagentResponse = (response: unknown): SubagentResponse => {

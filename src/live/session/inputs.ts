@@ -13,6 +13,7 @@ import { redactSecrets, withoutSecrets } from '../../base/secrets.js';
 import { collapseWhitespace } from '../../base/text.js';
 import { parseEventTime, type TimeFailure } from '../../base/time.js';
 import { normalizeTaskId } from '../../core/extract/extractor.js';
+import { redactedOutput } from '../../core/extract/redact.js';
 import { isSectionLayout, SECTION_LAYOUTS } from '../../core/retrieve/defaults.js';
 import type { TokenizerName } from '../../tokens/names.js';
 import { MAX_OUTPUT_DEPTH, MAX_OUTPUT_LENGTH, MAX_PROMPT_LENGTH, MAX_TASK_ID_LENGTH } from './limits.js';
@@ -183,7 +184,7 @@ export const dispatchFields = (input: IngestResultInput): E.Either<SessionError,
       role,
       taskId: recorded,
       at,
-      ...(typeof output === 'string' ? { output: redactSecrets(output) } : { result: withoutSecrets(output) }),
+      ...(typeof output === 'string' ? { output: redactedOutput(output) } : { result: withoutSecrets(output) }),
     }),
     sameResult: { taskId: String(recorded), key: resultKey(recorded, role, output) },
   });
