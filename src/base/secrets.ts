@@ -118,16 +118,6 @@ export const redactSecrets = (text: string): string =>
         asShown(text),
       );
 
-/** `value` (plain JSON) with every secret in its strings and keys redacted (see `redactSecrets`). */
-export const redactSecretsIn = (value: unknown): unknown =>
-  typeof value === 'string'
-    ? redactSecrets(value)
-    : Array.isArray(value)
-      ? value.map(redactSecretsIn)
-      : typeof value === 'object' && value !== null
-        ? Object.fromEntries(Object.entries(value).map(([key, item]) => [redactSecrets(key), redactSecretsIn(item)]))
-        : value;
-
 /**
  * Every string and key in `value` long enough to hold a secret, into `texts` (each object
  * walked once, so a cycle ends). A result's own keys (`task_id`) are too short to: their letters
@@ -188,6 +178,9 @@ const redactedCopy = (value: unknown, copies: Map<object, unknown>): unknown => 
     });
   return copy;
 };
+
+/** A copy of `value` (plain JSON) with every secret in its strings and keys redacted (see `redactSecrets`). */
+export const redactSecretsIn = (value: unknown): unknown => redactedCopy(value, new Map());
 
 /**
  * `value` itself when none of its strings and keys holds a secret (nearly always: one cheap

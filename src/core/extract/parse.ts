@@ -24,31 +24,41 @@ export const END_MARKER = 'END_DISPATCH_RESULT';
 const contractError = (code: ContractError['code'], message: string): ContractError => ({ code, message });
 
 /**
- * The body of the last complete block, or `marker_missing`. A BEGIN opens a block (a later
- * BEGIN before any END restarts it); the first END after it closes it; an END outside a
- * block is prose.
+ * Where the body of the last complete block lies in `raw` (its lines, from the one after the
+ * BEGIN to the END's), if any. A BEGIN opens a block (a later BEGIN before any END restarts
+ * it); the first END after it closes it; an END outside a block is prose.
  */
-const findLastBlock = (raw: string): E.Either<ContractError, string[]> => {
-  const lines = raw.split(/\r\n|\r|\n/u);
+export const lastBlockRange = (raw: string): { readonly from: number; readonly to: number } | undefined => {
+  const breaks = /\r\n|\r|\n/gu;
+  let range: { from: number; to: number } | undefined;
   let open: number | undefined;
-  let last: string[] | undefined;
-  lines.forEach((line, index) => {
-    const marker = line.trim();
-    if (marker === BEGIN_MARKER) open = index;
+  let start = 0;
+  for (;;) {
+    const found = breaks.exec(raw);
+    const next = found === null ? raw.length : found.index + found[0].length;
+    const marker = raw.slice(start, found === null ? raw.length : found.index).trim();
+    if (marker === BEGIN_MARKER) open = next;
     else if (marker === END_MARKER && open !== undefined) {
-      last = lines.slice(open + 1, index);
+      range = { from: open, to: start };
       open = undefined;
     }
-  });
-  return last === undefined
+    if (found === null) return range;
+    start = next;
+  }
+};
+
+/** The lines of the body of the last complete block, or `marker_missing` (see `lastBlockRange`). */
+const findLastBlock = (raw: string): E.Either<ContractError, string[]> => {
+  const range = lastBlockRange(raw);
+  return range === undefined
     ? E.left(
         contractError('marker_missing', `no complete ${BEGIN_MARKER} ... ${END_MARKER} block on lines of their own`),
       )
-    : E.right(last);
+    : E.right(raw.slice(range.from, range.to).split(/\r\n|\r|\n/u));
 };
 
 /** The block body without a surrounding Markdown code fence (blank lines around it dropped by index: a block may hold thousands). */
-const stripFence = (body: ReadonlyArray<string>): string => {
+export const stripFence = (body: ReadonlyArray<string>): string => {
   let first = 0;
   let last = body.length - 1;
   while (first <= last && body[first]!.trim() === '') first += 1;
