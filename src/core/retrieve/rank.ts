@@ -25,6 +25,7 @@
  * The weights and priors are fitted on labeled histories (`npm run eval -- --fit`, see
  * docs/retrieval.md); `DEFAULT_RANKING` ships the fitted values.
  */
+import { deepFreeze } from '../../persistent/freeze.js';
 import * as PMap from '../../persistent/persistentMap.js';
 import { kindOf } from '../../base/describe.js';
 import { isRecord } from '../../base/record.js';
@@ -164,8 +165,8 @@ export type RankingOverrides = Partial<
   readonly fill?: Partial<FillOptions>;
 };
 
-/** The defaults: fitted on the labeled histories (`npm run eval -- --fit`; see docs/retrieval.md). */
-export const DEFAULT_RANKING: RankingOptions = {
+/** The defaults: fitted on the labeled histories (`npm run eval -- --fit`; see docs/retrieval.md). Frozen: shared by every query. */
+export const DEFAULT_RANKING: RankingOptions = deepFreeze({
   priors: {
     status: 0.102,
     test: 0.567,
@@ -188,7 +189,7 @@ export const DEFAULT_RANKING: RankingOptions = {
   conventionBase: 0.425,
   floor: 0.03,
   fill: { power: 0.75, longest: 60 },
-};
+});
 
 /**
  * The largest weight or prior a ranking takes (every field but the counts, `contextShare` and
@@ -239,6 +240,10 @@ const fieldsOf = (value: unknown): Record<string, unknown> =>
  * overflows or loses its precision.
  */
 export const resolveRanking = (overrides: unknown): RankingOptions => {
+  // No overrides, the usual query: the one frozen value, so every such query's plan has the same
+  // shape (a fresh object per query changed shape once the engine optimized this function, and
+  // code compiled for the plan left the optimized tier).
+  if (overrides === undefined) return DEFAULT_RANKING;
   const o = fieldsOf(overrides);
   const p = fieldsOf(o['priors']);
   const f = fieldsOf(o['feedback']);
@@ -408,12 +413,16 @@ export const planQuery = (
   ranking: RankingOptions,
 ): QueryPlan => {
   const terms = queryTerms(description);
-  return {
-    terms: terms.map((term) => planTerm(index, validCount, term, 1)),
-    contextTerms: ranking.contextWeight > 0 ? terms.map((term) => planContextTerm(index, term)) : [],
-    paths: mentionedPaths(description),
-    ranking,
-  };
+  // Filled by pushes, not `map`: once the engine compiles this function, its inlined `map` makes
+  // holey arrays, whose shape differs from those the interpreter made, and every function
+  // compiled for the plan's lists then left the optimized tier at once.
+  const planned: PlannedTerm[] = [];
+  const context: PlannedTerm[] = [];
+  for (const term of terms) {
+    planned.push(planTerm(index, validCount, term, 1));
+    if (ranking.contextWeight > 0) context.push(planContextTerm(index, term));
+  }
+  return { terms: planned, contextTerms: context, paths: mentionedPaths(description), ranking };
 };
 
 /** A score and what it is made of. */

@@ -115,10 +115,10 @@ const budgeted = (
   const keep = passesFloor(settings, inCap);
   const kept = inCap.filter(keep);
   const order = fillOrder(settings, kept);
-  const fates = fitToBudget(
-    settings,
-    order.map((at) => kept[at]!.fact),
-  );
+  // By pushes, not `map`, for the reason `planQuery` gives: one shape of list in every tier.
+  const inOrder: SessionFact[] = [];
+  for (const at of order) inOrder.push(kept[at]!.fact);
+  const fates = fitToBudget(settings, inOrder);
   const reasons: Array<ExclusionReason | undefined> = kept.map(() => undefined);
   order.forEach((at, i) => {
     reasons[at] = fates[i];

@@ -532,6 +532,17 @@ describe('the signals beyond the words', () => {
     });
   });
 
+  it('keeps the defaults frozen, so no caller can change the ranking of every later query, and resolves no overrides to them', () => {
+    const nested = [DEFAULT_RANKING, ...Object.values(DEFAULT_RANKING).filter((value) => typeof value === 'object')];
+    for (const part of nested) expect(Object.isFrozen(part)).toBe(true);
+    expect(() => {
+      (DEFAULT_RANKING.priors as { status: number }).status = 5;
+    }).toThrow(TypeError);
+    expect(resolveRanking(undefined)).toBe(DEFAULT_RANKING);
+    expect(resolveRanking({})).toEqual(DEFAULT_RANKING);
+    expect(Object.isFrozen(resolveRanking({}))).toBe(false);
+  });
+
   it('takes a fill power past MAX_FILL_POWER at it, a longest line under 1 character as 1, and a fill that is no finite number 0 or more as its default', () => {
     expect(resolveRanking({ fill: { power: 1e9, longest: 0 } }).fill).toEqual({ power: MAX_FILL_POWER, longest: 1 });
     expect(resolveRanking({ fill: { power: -1, longest: Number.NaN } }).fill).toEqual(DEFAULT_RANKING.fill);
