@@ -71,4 +71,27 @@ describe('the public names', () => {
     }
     expect(same).toEqual([]);
   });
+
+  it('hold their constants frozen through and through, so no caller can change what every later call reads', async () => {
+    const unfrozen: string[] = [];
+    const walk = (value: unknown, path: string, seen: Set<object>): void => {
+      if (typeof value !== 'object' || value === null || seen.has(value)) return;
+      seen.add(value);
+      if (!Object.isFrozen(value)) unfrozen.push(path);
+      for (const [key, child] of Object.entries(value)) walk(child, `${path}.${key}`, seen);
+    };
+    let constants = 0;
+    for (const [name, file] of Object.entries(entryPoints())) {
+      const module = (await import(file)) as Record<string, unknown>;
+      for (const [key, value] of Object.entries(module)) {
+        // A zod schema is the package's own object, changed only through its methods, which copy.
+        if (typeof value !== 'object' || value === null || typeof Reflect.get(value, 'safeParse') === 'function')
+          continue;
+        constants += 1;
+        walk(value, `${name}: ${key}`, new Set());
+      }
+    }
+    expect(constants).toBeGreaterThanOrEqual(20);
+    expect(unfrozen).toEqual([]);
+  });
 });

@@ -7,6 +7,7 @@
  * stays within its range and the bundle within its own.
  */
 import { clipEnd, clipStart } from '../base/text.js';
+import { deepFreeze } from '../persistent/freeze.js';
 import type { ContextKind } from './model.js';
 import { PINNED_SECTION_MAX } from './pinned.js';
 
@@ -35,7 +36,7 @@ const range = (min: number, max: number): CharRange => ({ min, max });
 const PINNED_RANGE = range(250, PINNED_SECTION_MAX);
 
 /** The spec's budgets: planning 1,800–2,200 characters, implementation 1,200–1,700, and each section's range. */
-export const CONTEXT_BUDGETS: Readonly<Record<ContextKind, BundleBudget>> = {
+export const CONTEXT_BUDGETS: Readonly<Record<ContextKind, BundleBudget>> = deepFreeze({
   planning: {
     total: range(1800, 2200),
     sections: {
@@ -57,7 +58,7 @@ export const CONTEXT_BUDGETS: Readonly<Record<ContextKind, BundleBudget>> = {
       retrieved: range(0, 200),
     },
   },
-};
+});
 
 /**
  * One line of a section: a fixed prefix and a body. `end` clips the body's end, `start` its

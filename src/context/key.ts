@@ -13,9 +13,11 @@ import { checkedKey, checkedText } from './arguments.js';
 import { CONTEXT_LIMITS, type ContextError, type ContextKey } from './model.js';
 
 /** Keys in (repo, branch, workstreamId) order, each part by UTF-16 code units. */
-export const ordContextKey: Ord.Ord<ContextKey> = pipe(
-  Ord.tuple(S.Ord, S.Ord, S.Ord),
-  Ord.contramap((key: ContextKey): readonly [string, string, string] => [key.repo, key.branch, key.workstreamId]),
+export const ordContextKey: Ord.Ord<ContextKey> = Object.freeze(
+  pipe(
+    Ord.tuple(S.Ord, S.Ord, S.Ord),
+    Ord.contramap((key: ContextKey): readonly [string, string, string] => [key.repo, key.branch, key.workstreamId]),
+  ),
 );
 
 /** Negative, zero or positive as `a` sorts before, with or after `b`. A key that is none is refused with a TypeError. */

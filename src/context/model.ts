@@ -5,7 +5,7 @@
  */
 
 /** The two kinds of context, kept apart: each has its own file and its own bundle budget. */
-export const CONTEXT_KINDS = ['planning', 'implementation'] as const;
+export const CONTEXT_KINDS = Object.freeze(['planning', 'implementation'] as const);
 /** One kind of context. */
 export type ContextKind = (typeof CONTEXT_KINDS)[number];
 
@@ -59,7 +59,7 @@ export interface WorkingSummary {
 }
 
 /** The states of a decision. */
-export const DECISION_STATUSES = ['open', 'decided', 'dropped'] as const;
+export const DECISION_STATUSES = Object.freeze(['open', 'decided', 'dropped'] as const);
 /** The state of one decision. */
 export type DecisionStatus = (typeof DECISION_STATUSES)[number];
 
@@ -197,7 +197,7 @@ export interface ContextSessionsFile {
 }
 
 /** Length limits, in UTF-16 units, checked on input and when a file is decoded. */
-export const CONTEXT_LIMITS = {
+export const CONTEXT_LIMITS = Object.freeze({
   keyPart: 200,
   featureRequest: 1000,
   summary: 4000,
@@ -215,7 +215,7 @@ export const CONTEXT_LIMITS = {
   recentFailures: 5,
   uncommittedPaths: 20,
   hash: 64,
-} as const;
+} as const);
 
 /** 0000-01-01T00:00:00.000Z (`Date.UTC` reads years below 100 as 19xx). */
 const EARLIEST_TIME = -62_167_219_200_000;

@@ -11,7 +11,7 @@ import { compareContextKeys, hasControlCharacters, isSameContextKey, sanitizeKey
 import { CONTEXT_LIMITS, type ContextFile, type RepositoryIdentity, type SharedContext } from './model.js';
 
 /** Where a repository identity came from, strongest first. */
-export const REPOSITORY_SOURCES = ['origin', 'first_commit', 'folder'] as const;
+export const REPOSITORY_SOURCES = Object.freeze(['origin', 'first_commit', 'folder'] as const);
 
 const SCHEME_URL = /^([a-z][a-z0-9+.-]*):\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^/:?#]*)(?::\d*)?([^?#]*)/iu;
 const SCP_LIKE = /^(?:[^@/\s]+@)?([^/:\s]{2,}):(?!\/\/)([^?#]*)$/u;

@@ -7,12 +7,19 @@ import { clipStart, collapseWhitespace, isBlank, wellFormed } from '../base/text
 import { plainTime } from '../base/time.js';
 
 /** The categories a fact can carry. */
-export const FACT_TAGS = ['file_change', 'convention', 'decision', 'error', 'dependency', 'test'] as const;
+export const FACT_TAGS = Object.freeze([
+  'file_change',
+  'convention',
+  'decision',
+  'error',
+  'dependency',
+  'test',
+] as const);
 /** One category of a fact. */
 export type FactTag = (typeof FACT_TAGS)[number];
 
 /** The dispatch roles whose results produce facts. */
-export const SOURCE_ROLES = ['implementer', 'reviewer'] as const;
+export const SOURCE_ROLES = Object.freeze(['implementer', 'reviewer'] as const);
 /** The role of the dispatch a fact came from. */
 export type SourceRole = (typeof SOURCE_ROLES)[number];
 
@@ -31,13 +38,13 @@ export interface SessionFact {
 }
 
 /** Length limits of a fact's fields, in UTF-16 units. */
-export const FACT_LIMITS = {
+export const FACT_LIMITS = Object.freeze({
   subject: 200,
   relation: 50,
   object: 200,
   sourceTaskId: 50,
   maxTags: 3,
-} as const;
+} as const);
 
 const ID_SEPARATOR = '\u001f';
 
@@ -215,7 +222,7 @@ export const makeFact = (fields: Omit<SessionFact, 'id' | 'validTo'>): SessionFa
  * and subject. Named here, below the history format (a prompt event may carry one) and the
  * retrieval that renders it.
  */
-export const SECTION_LAYOUTS = ['lines', 'grouped'] as const;
+export const SECTION_LAYOUTS = Object.freeze(['lines', 'grouped'] as const);
 /** One section layout. */
 export type SectionLayout = (typeof SECTION_LAYOUTS)[number];
 

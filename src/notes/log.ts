@@ -20,7 +20,7 @@ import { isNotesId, isStorableNotesId, NOTES_LIMITS } from './model.js';
 import type { ModelOutcome } from './port.js';
 
 /** The kinds of line a conversation log holds. */
-export const NOTES_LOG_TYPES = ['user', 'assistant', 'extraction', 'endStage', 'rewrite'] as const;
+export const NOTES_LOG_TYPES = Object.freeze(['user', 'assistant', 'extraction', 'endStage', 'rewrite'] as const);
 
 /** A message of the user or of the assistant. */
 export interface NotesLogMessage {

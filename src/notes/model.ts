@@ -11,6 +11,7 @@ import { isRecord } from '../base/record.js';
 import { describeKind } from '../base/schema.js';
 import { redactSecrets } from '../base/secrets.js';
 import { clipEnd, collapseWhitespace, isBlank, trimEndOf, wellFormed } from '../base/text.js';
+import { deepFreeze } from '../persistent/freeze.js';
 
 /** One fact about a user: a category from the ledger's set and one sentence. */
 export interface CategorizedFact {
@@ -25,20 +26,20 @@ export interface NoteCategory {
 }
 
 /** The five default categories, in the order blocks render them. */
-export const DEFAULT_CATEGORIES: ReadonlyArray<NoteCategory> = [
+export const DEFAULT_CATEGORIES: ReadonlyArray<NoteCategory> = deepFreeze([
   { name: 'People', description: 'names, roles and relationships (e.g. "Daughter Emma is 14")' },
   { name: 'Logistics', description: 'schedules, places, money and other practical circumstances' },
   { name: 'Conflict', description: 'specific disagreements, their triggers and recurring patterns' },
   { name: 'Emotional', description: 'feelings, frustrations, fears and hopes' },
   { name: 'History', description: 'past events, the timeline of the relationship, backstory' },
-];
+]);
 
 /**
  * The limits of the ledger, in UTF-16 units and facts. The soft limit is what the extraction
  * prompt asks for (the middle of the 15–20 the design wants); the hard cap is what the parser
  * enforces whatever the model returns; the global cap bounds a user's cross-session profile.
  */
-export const NOTES_LIMITS = {
+export const NOTES_LIMITS = Object.freeze({
   /** A fact longer than this is clipped, ending in `...`. */
   factLength: 200,
   /** The longest category name. */
@@ -57,7 +58,7 @@ export const NOTES_LIMITS = {
   warnings: 20,
   /** The longest failure message an event keeps. */
   messageLength: 500,
-} as const;
+} as const);
 
 /** Characters that would let a category name fake a `[Category]` line or a list item. */
 const CATEGORY_FORBIDDEN = /[[\]]/gu;

@@ -9,6 +9,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import type pg from 'pg';
 import { failure } from '../base/failure.js';
+import { deepFreeze } from '../persistent/freeze.js';
 import {
   type Database,
   openDatabase,
@@ -37,7 +38,7 @@ export interface Migration {
 }
 
 /** The schema's steps, oldest first: append a new one, never change one that shipped. */
-export const MIGRATIONS: ReadonlyArray<Migration> = [
+export const MIGRATIONS: ReadonlyArray<Migration> = deepFreeze([
   {
     version: 1,
     description: 'sessions: their lines and snapshots',
@@ -87,7 +88,7 @@ COMMENT ON COLUMN ${s}.snapshots.previous_position IS 'The snapshot this one rep
 COMMENT ON COLUMN ${s}.snapshots.previous_library IS 'The snapshot this one replaced: the library version that wrote it.';
 COMMENT ON COLUMN ${s}.snapshots.previous_state IS 'The snapshot this one replaced: its state, for the section of a prompt sent again on a line before this one.';`,
   },
-];
+]);
 
 /** The newest schema version this library knows. */
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -6,7 +6,7 @@
  */
 
 /** The tokenizer names, the default first. */
-export const TOKENIZER_NAMES = ['estimate', 'o200k'] as const;
+export const TOKENIZER_NAMES = Object.freeze(['estimate', 'o200k'] as const);
 /** A tokenizer name. */
 export type TokenizerName = (typeof TOKENIZER_NAMES)[number];
 

@@ -3,6 +3,7 @@
  * result defensively: a missing or mis-typed field yields no facts, never an exception.
  */
 import { isBlank } from '../../base/text.js';
+import { deepFreeze } from '../../persistent/freeze.js';
 import type { ImplementerResult, ReviewerResult } from './contract.js';
 import { readBoolean, readRecords, readString, readStrings } from './fields.js';
 import { type ExtractionRule, type FactDraft, freeText, isPlaceholder, pathText } from './rule.js';
@@ -155,7 +156,7 @@ const conventionsRule: ExtractionRule<ReviewerResult> = {
 };
 
 /** The registered implementer rules, in the order they run. */
-export const implementerRules: ReadonlyArray<ExtractionRule<ImplementerResult>> = [
+export const implementerRules: ReadonlyArray<ExtractionRule<ImplementerResult>> = deepFreeze([
   statusRule,
   summaryRule,
   filesChangedRule,
@@ -163,12 +164,12 @@ export const implementerRules: ReadonlyArray<ExtractionRule<ImplementerResult>> 
   testsRule,
   testFailuresRule,
   blockedRule,
-];
+]);
 
 /** The registered reviewer rules, in the order they run. */
-export const reviewerRules: ReadonlyArray<ExtractionRule<ReviewerResult>> = [
+export const reviewerRules: ReadonlyArray<ExtractionRule<ReviewerResult>> = deepFreeze([
   assessmentRule,
   issuesRule,
   requiredFixesRule,
   conventionsRule,
-];
+]);

@@ -81,7 +81,7 @@ export interface HistoryCompactEvent {
 export type HistoryEvent = HistoryDispatchEvent | HistoryPromptEvent | HistoryInvalidateEvent | HistoryCompactEvent;
 
 /** The kinds of event a history line can hold. */
-export const HISTORY_EVENT_TYPES = ['dispatch', 'prompt', 'invalidate', 'compact'] as const;
+export const HISTORY_EVENT_TYPES = Object.freeze(['dispatch', 'prompt', 'invalidate', 'compact'] as const);
 
 /**
  * Why a history line could not be read as an event. `too_large`: the line is longer or nested

@@ -13,7 +13,7 @@ import { decodedChunks } from './encoding.js';
  * more of a line than that) and 100 levels of nested arrays and objects (code that walks a
  * value recursively, `JSON.stringify` among it, overflows the stack a few thousand levels down).
  */
-export const HISTORY_LINE_LIMITS = { length: 16 * 1024 * 1024, depth: 100 } as const;
+export const HISTORY_LINE_LIMITS = Object.freeze({ length: 16 * 1024 * 1024, depth: 100 } as const);
 
 /** One line of a history as read: its number, counting every line from 1, and its text without the line break. */
 export interface HistoryLine {
