@@ -88,6 +88,17 @@ export const checkedFact = (fact: SessionFact, name: string): SessionFact => {
 export const isFactTag = (value: unknown): value is FactTag =>
   typeof value === 'string' && (FACT_TAGS as ReadonlyArray<string>).includes(value);
 
+/**
+ * True when the fact carries one of the `wanted` tags. An indexed loop: a fact's tags are a
+ * frozen array, and the engine runs `some` on a frozen array several times slower, which a
+ * query filtered by tags paid for every fact it weighed.
+ */
+export const hasWantedTag = (fact: SessionFact, wanted: ReadonlySet<string>): boolean => {
+  const { tags } = fact;
+  for (let i = 0; i < tags.length; i += 1) if (wanted.has(tags[i]!)) return true;
+  return false;
+};
+
 /** True for `implementer` or `reviewer`. */
 export const isSourceRole = (value: unknown): value is SourceRole =>
   typeof value === 'string' && (SOURCE_ROLES as ReadonlyArray<string>).includes(value);

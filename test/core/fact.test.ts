@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import * as E from 'fp-ts/lib/Either.js';
-import { shareTags } from '../../src/core/fact.js';
+import { hasWantedTag, shareTags } from '../../src/core/fact.js';
 import { clipEnd, clipStart, collapseWhitespace } from '../../src/base/text.js';
 import {
   addFacts,
@@ -15,6 +15,7 @@ import {
   makeFact,
   parseNewFact,
   selectValidCount,
+  type SessionFact,
 } from '../../src/index.js';
 
 const reference = (s: string, r: string, o: string): string =>
@@ -57,6 +58,23 @@ describe('shareTags', () => {
         expect(Object.isFrozen(shared)).toBe(true);
         expect(shareTags([...tags])).toBe(shared);
       }),
+    );
+  });
+});
+
+describe('hasWantedTag', () => {
+  it("is true exactly when one of the fact's tags, frozen or not, is among the wanted ones", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...FACT_TAGS), { maxLength: 3 }),
+        fc.array(fc.constantFrom<string>(...FACT_TAGS, 'nope'), { maxLength: 4 }),
+        fc.boolean(),
+        (tags, wanted, frozen) => {
+          const fact = { tags: frozen ? Object.freeze([...tags]) : [...tags] } as unknown as SessionFact;
+          const set = new Set(wanted);
+          expect(hasWantedTag(fact, set)).toBe(tags.some((tag) => set.has(tag)));
+        },
+      ),
     );
   });
 });

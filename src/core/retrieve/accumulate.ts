@@ -6,6 +6,7 @@
  */
 import * as PMap from '../../persistent/persistentMap.js';
 import { getAt } from '../../persistent/persistentVector.js';
+import { hasWantedTag } from '../fact.js';
 import { listChunks, PostingsCursor } from '../search/postingViews.js';
 import { postingFlagsOf, postingsSize, postingWeightOf } from '../search/postings.js';
 import { entryDoc } from '../search/searchIndex.js';
@@ -128,7 +129,7 @@ export const accumulate = (phase: Phase, population: Population): void => {
     const known = state[doc]!;
     if ((known & CHECKED) === 0) {
       const fact = getAt(docs, doc);
-      const passes = fact !== undefined && fact.tags.some((tag) => settings.wanted.has(tag)) && own[doc] === 0;
+      const passes = fact !== undefined && hasWantedTag(fact, settings.wanted) && own[doc] === 0;
       state[doc] = known | CHECKED | (passes ? ELIGIBLE : 0);
       return passes;
     }

@@ -15,6 +15,7 @@
  * and stops the exact scoring.
  */
 import { getAt } from '../../persistent/persistentVector.js';
+import { hasWantedTag } from '../fact.js';
 import { listChunks } from '../search/postingViews.js';
 import { postingFlagsOf, postingWeightOf } from '../search/postings.js';
 import { postingWeight } from '../search/weights.js';
@@ -150,7 +151,7 @@ const offerCandidates = (search: Search, count: number): number => {
     if (!(bound > 0 || (convention && lastPass))) return;
     if (!anyTag) {
       const fact = getAt(store.index.docs, doc);
-      if (fact === undefined || !fact.tags.some((tag) => settings.wanted.has(tag))) return;
+      if (fact === undefined || !hasWantedTag(fact, settings.wanted)) return;
     }
     heap.docs[candidates] = id;
     heap.bounds[candidates] = bound;

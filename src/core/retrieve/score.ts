@@ -3,7 +3,7 @@
  * explaining path (retrieve.ts) use, with the same numbers added in the same order, so they
  * rank exactly alike.
  */
-import { isFileFact, type SessionFact } from '../fact.js';
+import { hasWantedTag, isFileFact, type SessionFact } from '../fact.js';
 import { keptView, type ListViews, viewValue } from '../search/postingViews.js';
 import { type Postings, postingValue, postingWeightOf } from '../search/postings.js';
 import { priorFlags } from '../search/priors.js';
@@ -199,7 +199,7 @@ export const filterReason = (
   firstPass: boolean,
 ): ExclusionReason | undefined => {
   if (fact.validTo !== undefined) return 'invalidated';
-  if (settings.wanted.size > 0 && !fact.tags.some((tag) => settings.wanted.has(tag))) return 'tag';
+  if (settings.wanted.size > 0 && !hasWantedTag(fact, settings.wanted)) return 'tag';
   if (fact.sourceTaskId === settings.taskId) return 'own_task';
   // The first pass looks for matches; the last also keeps conventions the query does not match.
   if (!(parts.total > 0) && (firstPass || !fact.tags.includes('convention'))) return 'no_match';

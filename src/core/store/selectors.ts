@@ -1,5 +1,5 @@
 import * as PMap from '../../persistent/persistentMap.js';
-import type { FactTag, SessionFact } from '../fact.js';
+import { type FactTag, hasWantedTag, type SessionFact } from '../fact.js';
 import { selectIndexedFacts } from '../search/indexReads.js';
 import { type FactStore, validCount } from './state.js';
 import { checkedFactStore } from './storeShape.js';
@@ -51,7 +51,7 @@ export const selectValidFacts = (store: FactStore): ReadonlyArray<SessionFact> =
 /** The valid facts carrying any of `tags`. */
 export const selectValidFactsByTags = (store: FactStore, tags: ReadonlyArray<FactTag>): ReadonlyArray<SessionFact> => {
   const wanted = new Set<string>(Array.isArray(tags) ? tags : []);
-  return Object.freeze(selectValidFacts(store).filter((fact) => fact.tags.some((tag) => wanted.has(tag))));
+  return Object.freeze(selectValidFacts(store).filter((fact) => hasWantedTag(fact, wanted)));
 };
 
 /** The number of valid facts. */
@@ -106,9 +106,10 @@ export const selectFactsWhere = (store: FactStore, filter: FactFilter): Readonly
             .map((fact) => (fact.validTo !== undefined && fact.validTo > asOf ? openAsOf(fact) : fact))
         : selectFactsValidAt(store, asOf);
   const subject = filter.subject?.toLowerCase();
+  const wanted = new Set<string>(Array.isArray(tags) ? tags : []);
   return facts.filter(
     (fact) =>
-      (tags.length === 0 || fact.tags.some((tag) => tags.includes(tag))) &&
+      (wanted.size === 0 || hasWantedTag(fact, wanted)) &&
       (subject === undefined || fact.subject.toLowerCase().includes(subject)),
   );
 };
