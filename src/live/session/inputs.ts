@@ -178,14 +178,16 @@ export const dispatchFields = (input: IngestResultInput): E.Either<SessionError,
   );
   if (E.isLeft(limited)) return limited;
   const recorded = recordedTaskId(taskId);
+  // Keyed as written: the key a line of the log gives back is that of its redacted output.
+  const kept = typeof output === 'string' ? redactedOutput(output) : withoutSecrets(output);
   return E.right({
     line: (at) => ({
       type: 'dispatch',
       role,
       taskId: recorded,
       at,
-      ...(typeof output === 'string' ? { output: redactedOutput(output) } : { result: withoutSecrets(output) }),
+      ...(typeof kept === 'string' ? { output: kept } : { result: kept }),
     }),
-    sameResult: { taskId: String(recorded), key: resultKey(recorded, role, output) },
+    sameResult: { taskId: String(recorded), key: resultKey(recorded, role, kept) },
   });
 };

@@ -20,6 +20,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { describe, expect, it } from 'vitest';
 import { decodeBytes } from '../../../src/core/history/encoding.js';
+import { BEGIN_MARKER as BEGIN, END_MARKER as END } from '../../../src/core/extract/parse.js';
 import { parseHistory, replayHistory, selectValidFacts } from '../../../src/index.js';
 import {
   fileSessionStore,
@@ -35,6 +36,7 @@ import {
   type SessionOptions,
 } from '../../../src/live/session/index.js';
 import type { SessionStore } from '../../../src/live/session/store.js';
+import { SECRETS, secretPart } from '../../fixtures/secrets.js';
 import { tempDir } from '../../tempDirs.js';
 
 const example = readFileSync(new URL('../../../examples/web-api-session.jsonl', import.meta.url), 'utf8');
@@ -166,6 +168,29 @@ describe('a live session', () => {
     expect(right(await session.snapshot())).not.toBe(before);
     // The same result at another time is another event.
     expect(right(await session.ingestResult({ ...input, at: 4000 }))).toMatchObject({ line: 4, duplicate: false });
+  });
+
+  it('recognizes a result holding a secret, sent again without a time, by what its redacted line keeps', async () => {
+    const [, token] = SECRETS.find(([shape]) => shape === 'a GitHub token')!;
+    const cwd = tempDir('session-');
+    const session = await open('s', { cwd });
+    for (const output of [
+      result('1', `Pushed with ${token}`),
+      `Done.\n${BEGIN}\n${JSON.stringify(result('2', `Pushed with ${token}`))}\n${END}`,
+    ]) {
+      const input = { role: 'implementer' as const, taskId: typeof output === 'string' ? '2' : '1', output };
+      const first = right(await session.ingestResult(input));
+      expect(first.duplicate).toBe(false);
+      expect(right(await session.ingestResult(input))).toEqual({
+        line: first.line,
+        duplicate: true,
+        facts: [],
+        warnings: [],
+      });
+    }
+    const log = readFileSync(session.file, 'utf8');
+    expect(log.trimEnd().split('\n')).toHaveLength(2);
+    expect(log).not.toContain(secretPart(token));
   });
 
   it('writes nothing for a result the contract rejects or an event the history format rejects', async () => {
