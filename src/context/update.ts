@@ -98,6 +98,13 @@ export const redactContext = (context: SharedContext): SharedContext => {
         Object.entries(draft.pinnedBy).map(([rule, by]) => [redactSecrets(rule), redactSecrets(by)]),
       );
     draft.workingSummary.text = redactSecrets(draft.workingSummary.text);
+    if (draft.checkpoint !== undefined) {
+      // A hash holding a token is no hash of ours: redacted, it no longer matches, as it should not.
+      draft.checkpoint.trackedFilesHash = redactSecrets(draft.checkpoint.trackedFilesHash);
+      draft.checkpoint.summaryHash = redactSecrets(draft.checkpoint.summaryHash);
+      if (draft.checkpoint.uncommitted !== undefined)
+        draft.checkpoint.uncommitted = draft.checkpoint.uncommitted.map(redactSecrets);
+    }
     for (const decision of draft.openDecisions) decision.text = redactSecrets(decision.text);
     for (const step of draft.checklist) step.text = redactSecrets(step.text);
     for (const claim of draft.evidenceLedger) {

@@ -335,6 +335,26 @@ describe.concurrent(
       ]);
       expect(storedFile(repo).contexts[0]!.workingSummary.text).toBe('Saved.');
     });
+
+    it('a committed .gitignore in the context folder that links to a source file: that file is never written, the sessions are a warning', async () => {
+      const repo = makeRepo();
+      writeFiles(repo, { 'src/app.js': 'export const x = 1;\n' });
+      mkdirSync(join(repo, 'data', 'context'), { recursive: true });
+      symlinkSync('../../src/app.js', join(repo, 'data', 'context', '.gitignore'));
+      commitAll(repo, 'a linked .gitignore');
+      const written = loadedOf(
+        await writeContext(PLANNING(repo), { ...FAILURE, sessions: { codex: { id: 'sess-1' } } }),
+      );
+      expect(readFileSync(join(repo, 'src', 'app.js'), 'utf8')).toBe('export const x = 1;\n');
+      expect(written.warnings).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^cannot add \*\.local\.json to data\/context\/\.gitignore: it is a symbolic link/u),
+        ]),
+      );
+      expect(existsSync(join(repo, 'data', 'context', 'planning_sessions.local.json'))).toBe(false);
+      expect(git(repo, 'status', '--porcelain', '--', 'src')).toBe('');
+      expect(storedFile(repo).contexts[0]!.lastRun?.status).toBe('failed');
+    });
   },
 );
 

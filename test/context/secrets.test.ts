@@ -9,7 +9,8 @@ import type { RepositorySnapshot } from '../../src/context/checkpoint.js';
 import type { ContextError } from '../../src/context/model.js';
 import { findContextSecret } from '../../src/context/schema.js';
 import { findSecret, findSecretField, redactSecrets } from '../../src/context/secrets.js';
-import { applyRunOutcome, emptySharedContext, recordContextClaim } from '../../src/context/index.js';
+import { applyRunOutcome, emptySharedContext, recordContextClaim, redactContext } from '../../src/context/index.js';
+import type { SharedContext } from '../../src/context/model.js';
 import { HARMLESS, SECRETS } from '../fixtures/secrets.js';
 
 const GIT: RepositorySnapshot = { kind: 'git', head: 'a'.repeat(40), trackedFilesHash: 'f'.repeat(32) };
@@ -95,5 +96,36 @@ describe('secret detection', () => {
       shape: 'a JSON Web Token',
     });
     expect(findContextSecret(context)).toBeUndefined();
+  });
+
+  it('redacts every field a stored context can hold a secret in, the checkpoint included', () => {
+    const [, token] = SECRETS[4]!;
+    const checkpoint = { gitHead: 'a'.repeat(40), trackedFilesHash: 'f'.repeat(32), summaryHash: 'e'.repeat(32) };
+    const failure = { failedStep: 's', error: 'e', nextAction: 'n' };
+    const holding: ReadonlyArray<readonly [string, SharedContext]> = [
+      ['the key', { ...context, key: { ...context.key, branch: `fix/${token}` } }],
+      ['the feature request', { ...context, featureRequest: token }],
+      ['a pinned rule', { ...context, pinnedRules: [token] }],
+      ['who pinned a rule', { ...context, pinnedRules: ['r'], pinnedBy: { r: token } }],
+      ['the summary', { ...context, workingSummary: { text: token, stale: false } }],
+      ['a decision', { ...context, openDecisions: [{ id: 'D1', text: token, status: 'open' }] }],
+      ['a step', { ...context, checklist: [{ text: token, done: false }] }],
+      [
+        'a claim',
+        { ...context, evidenceLedger: [{ claim: 'c', files: [{ path: token, lines: 'L1' }], symbols: [token] }] },
+      ],
+      ['the last run', { ...context, lastRun: { status: 'failed', ...failure, error: token } }],
+      ['a recent failure', { ...context, recentFailures: [{ ...failure, nextAction: token }] }],
+      ['an uncommitted path', { ...context, checkpoint: { ...checkpoint, uncommitted: [`src/${token}.ts`] } }],
+      ['the tracked files hash', { ...context, checkpoint: { ...checkpoint, trackedFilesHash: token } }],
+      ['the summary hash', { ...context, checkpoint: { ...checkpoint, summaryHash: token } }],
+      ['an unknown field', { ...context, checkpoint: { ...checkpoint, unknownFields: { note: token } } }],
+    ];
+    for (const [where, stored] of holding) {
+      expect(findContextSecret(stored), where).toBeDefined();
+      const shown = redactContext(stored);
+      expect(findContextSecret(shown), where).toBeUndefined();
+      expect(JSON.stringify(shown), where).toContain('[redacted: a GitHub token]');
+    }
   });
 });

@@ -5,7 +5,7 @@
  * sessions, which are written only where git ignores them: the `.gitignore` of the context
  * folder gets its `*.local.json` rule when a team's own file lacks it.
  */
-import { appendFileSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import { writeFileAtomic, writeFileIfMissing } from '../../node/atomicWrite.js';
@@ -93,17 +93,30 @@ export interface GitVisibility {
   readonly sessionsIgnoredBy?: string;
 }
 
-/** Appends the sessions rule to the context folder's `.gitignore` (a team's own file that lacks it). */
+/**
+ * Appends the sessions rule to the context folder's `.gitignore` (a team's own file that lacks
+ * it). Only to a regular file in the folder: a link is not followed (git does not read a linked
+ * `.gitignore`, and a hostile repository could point it at any file), nor is a FIFO waited on.
+ */
 const addSessionsRule = (scope: Scope): E.Either<ContextError, void> => {
+  const what = `cannot add ${SESSIONS_RULE} to ${scope.display(scope.paths.gitignore)}`;
+  let fd: number | undefined;
   try {
-    const present = readFileSync(scope.paths.gitignore, 'utf8');
-    appendFileSync(
+    fd = openSync(
       scope.paths.gitignore,
+      constants.O_RDWR | constants.O_APPEND | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0),
+    );
+    if (!fstatSync(fd).isFile()) return E.left(ioFailure(what, { code: 'ENOTREG' }));
+    const present = readFileSync(fd, 'utf8');
+    writeFileSync(
+      fd,
       `${present === '' || present.endsWith('\n') ? '' : '\n'}# Tool session ids are local to one machine: never commit them (added by session-fact-tracker).\n${SESSIONS_RULE}\n`,
     );
     return E.right(undefined);
   } catch (error) {
-    return E.left(ioFailure(`cannot add ${SESSIONS_RULE} to ${scope.display(scope.paths.gitignore)}`, error));
+    return E.left(ioFailure(what, error));
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 };
 
