@@ -39,10 +39,9 @@ const applySuccess = (
   E.map((valid: ValidatedSuccess) =>
     produce(context, (draft) => {
       const text = valid.summary ?? context.workingSummary.text;
-      if (valid.summary !== undefined && valid.summary !== context.workingSummary.text)
-        draft.workingSummary.updatedAt = at;
-      draft.workingSummary.text = text;
-      draft.workingSummary.stale = false;
+      // A new summary is a new entry: it does not carry the fields the old one held.
+      if (text !== context.workingSummary.text) draft.workingSummary = { text, updatedAt: at, stale: false };
+      else draft.workingSummary.stale = false;
       const { uncommitted, ...checkpoint } = checkpointAt(snapshot, text);
       draft.checkpoint = { ...checkpoint, ...(uncommitted === undefined ? {} : { uncommitted: [...uncommitted] }) };
       if (valid.featureRequest !== undefined) draft.featureRequest = valid.featureRequest;
@@ -62,11 +61,16 @@ const applySuccess = (
     }),
   )(validateSuccess(context, outcome, at));
 
-/** True when `failure` repeats the last one recorded within `RETRY_WINDOW_MS`: a retry, not a new failure. */
+/**
+ * True when `failure` repeats the last run, a failure recorded within `RETRY_WINDOW_MS`: a retry,
+ * not a new failure. After a run that succeeded, the same failure is a new one.
+ */
 const isRetriedFailure = (context: SharedContext, failure: RunFailure): boolean => {
   const last = context.recentFailures[context.recentFailures.length - 1];
   return (
     last !== undefined &&
+    context.lastRun?.status === 'failed' &&
+    context.lastRun.at === last.at &&
     last.failedStep === failure.failedStep &&
     last.error === failure.error &&
     last.nextAction === failure.nextAction &&

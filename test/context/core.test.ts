@@ -24,6 +24,7 @@ import {
   selectEvidencePaths,
 } from '../../src/context/ledger.js';
 import { migrateContextDocument } from '../../src/context/migrate.js';
+import { RETRY_WINDOW_MS } from '../../src/context/runOutcome.js';
 import {
   CONTEXT_LIMITS,
   type ContextError,
@@ -513,6 +514,30 @@ describe('applyRunOutcome', () => {
         ),
       );
     expect(many.recentFailures.map((failure) => failure.failedStep)).toEqual(['s2', 's3', 's4', 's5', 's6']);
+  });
+
+  it('records a failure sent again within the retry window once, unless a run succeeded in between', () => {
+    const failure = { status: 'failed', failedStep: 'npm test', error: '1 failing', nextAction: 'fix it' } as const;
+    const once = contextOf(applyRunOutcome(verified, failure, 3_000, GIT));
+    expect(contextOf(applyRunOutcome(once, failure, 3_000 + RETRY_WINDOW_MS, GIT))).toBe(once);
+    expect(contextOf(applyRunOutcome(once, failure, 3_001 + RETRY_WINDOW_MS, GIT)).recentFailures).toHaveLength(2);
+    const passed = contextOf(applyRunOutcome(once, { status: 'succeeded' }, 4_000, GIT));
+    const again = contextOf(applyRunOutcome(passed, failure, 5_000, GIT));
+    expect(again.lastRun).toEqual({ ...failure, at: 5_000 });
+    expect(again.recentFailures.map((entry) => entry.at)).toEqual([3_000, 5_000]);
+  });
+
+  it('replaces the summary with a new entry when its text changes, and keeps the entry when it does not', () => {
+    const annotated = {
+      ...verified,
+      workingSummary: { ...verified.workingSummary, unknownFields: { reviewed_by: 'alice' } },
+    };
+    const same = contextOf(applyRunOutcome(annotated, { status: 'succeeded' }, 3_000, GIT));
+    expect(same.workingSummary).toEqual(annotated.workingSummary);
+    const rewritten = contextOf(
+      applyRunOutcome(annotated, { status: 'succeeded', summary: 'A new summary.' }, 3_000, GIT),
+    );
+    expect(rewritten.workingSummary).toEqual({ text: 'A new summary.', updatedAt: 3_000, stale: false });
   });
 
   it('refuses a summary outside a git repository, where nothing can be verified', () => {

@@ -271,10 +271,11 @@ describe.concurrent('fields this version does not know', () => {
     writeFileSync(file, ['<<<<<<< HEAD', ...lines(ours), '=======', ...lines(theirs), '>>>>>>> other', ''].join('\n'));
     expect(loadedOf(await resolveContext(PLANNING(repo))).mergedConflict).toBeDefined();
     expect(readJson(file)).toMatchObject({ ...expected, ours_only: 1, theirs_only: 2 });
-    // A new checkpoint replaces the checkpoint and the last run, and with them their unknown fields.
+    // A new checkpoint replaces the checkpoint, the last run and a summary it rewrites, and with them their unknown fields.
     loadedOf(await checkpoint(repo, 'Parser done.'));
     const replaced = readJson(file) as Doc;
     expect(replaced.contexts[0]!['checkpoint']).not.toHaveProperty('verified_by');
+    expect(replaced.contexts[0]!['working_summary']).not.toHaveProperty('tokens');
     expect(replaced.contexts[0]!['last_run']).not.toHaveProperty('exit_code');
     expect(replaced).toMatchObject({ team_note: 'keep me', contexts: [{ owner: { name: 'alice' } }] });
   });
