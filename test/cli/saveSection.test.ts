@@ -282,7 +282,7 @@ describe('--save into a saved state another command wrote', () => {
     expect(readFileSync(file, 'utf8')).toBe(before);
   });
 
-  it('saves no empty store over the fact store there from a history that stores nothing (nothing piped in, a blank file, nothing up to --as-of, rejected results, a compact alone)', async () => {
+  it('saves no empty store over the fact store there from a history that stores nothing (nothing piped in, a blank file, nothing up to --as-of, rejected results, a compact alone, blank prompts)', async () => {
     const { dir, file, before, blank } = copiedBesideBlank((await savedStates()).factsOnly);
     for (const [args, input, reason] of [
       [['replay', '-', '--save', file], '', 'the history holds no line'],
@@ -301,6 +301,12 @@ describe('--save into a saved state another command wrote', () => {
       [
         ['replay', '-', '--save', file],
         '{"type":"compact","maxFacts":5}\n{"type":"invalidate","subject":"src/a.ts","relation":"modified_by"}\n',
+        'the history records no fact and no prompt',
+      ],
+      // Prompts of blank text are counted, and never recorded.
+      [
+        ['replay', '-', '--save', file],
+        '{"type":"prompt","taskId":"9","taskPrompt":""}\n{"type":"prompt","taskId":"9","taskPrompt":" \\u200b "}\n',
         'the history records no fact and no prompt',
       ],
     ] as const) {

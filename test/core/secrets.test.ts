@@ -9,12 +9,14 @@ import { describe, expect, it } from 'vitest';
 import { findSecret, findSecretField, redactSecrets, withoutSecrets } from '../../src/base/secrets.js';
 import { redactedOutput } from '../../src/core/extract/redact.js';
 import {
+  createFactTracker,
   emptyFactStore,
   encodeState,
   extractFromImplementer,
   extractFromReviewer,
   parseDispatchOutput,
   recordTaskPrompt,
+  replay,
   replayHistory,
   retrieveFacts,
 } from '../../src/index.js';
@@ -223,6 +225,18 @@ describe('prompts and sections', () => {
     const store = recordTaskPrompt(emptyFactStore(), '1', `Call the billing API with ${secret}`, 10);
     expect(JSON.stringify(encodeState(store))).not.toContain(secretPart(secret));
     expect(JSON.stringify(encodeState(store))).toContain('billing');
+  });
+
+  it("keeps no secret of a prompt in a tracker's events, which replay into the same store", () => {
+    const [, secret] = SECRETS[4]!;
+    const tracker = createFactTracker({ now: () => 10 });
+    tracker.compilePrompt({ taskId: '1', taskPrompt: `Call the billing API with ${secret}` });
+    tracker.recordPrompt('2', `Rotate ${secret}`, 20);
+    const events = tracker.events();
+    expect(events.map((event) => event.type)).toEqual(['prompt/recorded', 'prompt/recorded']);
+    expect(JSON.stringify(events)).not.toContain(secretPart(secret));
+    expect(JSON.stringify(events)).toContain('[redacted: a GitHub token]');
+    expect(encodeState(replay(JSON.parse(JSON.stringify(events))))).toEqual(encodeState(tracker.getSnapshot()));
   });
 
   it('replays a history whose results and prompts hold secrets into sections that hold none', () => {

@@ -1,7 +1,8 @@
 /** `fact-tracker replay FILE`: what each prompt of a history would get, and at what cost. */
 import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import type { ReplayReport, ReplayResult } from '../../core/replay/replay.js';
+import type { ReplayResult } from '../../core/replay/replay.js';
+import { selectRecordedPrompts } from '../../core/store/write.js';
 import type { ReplayCommand } from '../command.js';
 import { type CliIo, EXIT_REJECTED_LINES } from '../io.js';
 import { jsonReplayOutput, type ReplayOutput, textReplayOutput } from '../replayOutput.js';
@@ -18,14 +19,16 @@ import { statusAfterReport } from './shared.js';
  * no line at all (nothing piped into -, a blank file), or of events that store nothing (a compact,
  * an invalidate) leaves an empty store, which would be saved over the state there.
  */
-const nothingToSave = ({ summary, errors }: ReplayReport, asOf: number | undefined): string | undefined => {
+const nothingToSave = ({ report, store }: ReplayResult, asOf: number | undefined): string | undefined => {
+  const { summary, errors } = report;
   if (summary.events === 0)
     return errors.length > 0
       ? 'no line of the history could be applied'
       : asOf === undefined
         ? 'the history holds no line'
         : 'the history holds no event up to --as-of';
-  if (summary.allFacts > 0 || summary.prompts > 0) return undefined;
+  // A prompt of blank text is counted but never recorded: the store decides.
+  if (summary.allFacts > 0 || selectRecordedPrompts(store).length > 0) return undefined;
   return summary.dispatches > 0
     ? 'the history records no fact and no prompt (the contract rejected every dispatch result)'
     : 'the history records no fact and no prompt';
@@ -34,7 +37,7 @@ const nothingToSave = ({ summary, errors }: ReplayReport, asOf: number | undefin
 /** Saves the store into FILE, unless the history leaves nothing to save (`nothingToSave`). */
 const save = (io: CliIo, command: ReplayCommand, result: ReplayResult): TE.TaskEither<string, ReplayResult> => {
   if (command.save === undefined) return TE.right(result);
-  const nothing = nothingToSave(result.report, command.asOf);
+  const nothing = nothingToSave(result, command.asOf);
   return nothing !== undefined
     ? TE.left(`nothing saved into ${command.save}: ${nothing}`)
     : pipe(

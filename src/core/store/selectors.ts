@@ -81,7 +81,7 @@ export const selectFactsValidAt = (store: FactStore, at: number): ReadonlyArray<
 export interface FactFilter {
   /** Closed facts too (with `asOf`: every fact asserted by then, as it stood then: one closed later is valid). */
   readonly all?: boolean;
-  /** The facts valid at this time instead of now. */
+  /** The facts valid at this time instead of now, as they stood then: one closed later is valid. */
   readonly asOf?: number;
   /** Facts carrying any of these tags (none: any tag). */
   readonly tags?: ReadonlyArray<FactTag>;
@@ -92,6 +92,10 @@ export interface FactFilter {
 /** A fact closed after the time a selection looks at, as it stood then: still valid. */
 const openAsOf = ({ validTo: _closed, ...fact }: SessionFact): SessionFact => Object.freeze(fact);
 
+/** The facts as they stood at `asOf`: those closed later are still valid. */
+const asTheyStood = (facts: ReadonlyArray<SessionFact>, asOf: number): ReadonlyArray<SessionFact> =>
+  facts.map((fact) => (fact.validTo !== undefined && fact.validTo > asOf ? openAsOf(fact) : fact));
+
 /** The facts `filter` selects, by `validFrom` then id: what `fact-tracker facts` and the MCP `list_facts` list. */
 export const selectFactsWhere = (store: FactStore, filter: FactFilter): ReadonlyArray<SessionFact> => {
   const { asOf, all = false, tags = [] } = filter;
@@ -100,11 +104,10 @@ export const selectFactsWhere = (store: FactStore, filter: FactFilter): Readonly
       ? all
         ? selectAllFacts(store)
         : selectValidFacts(store)
-      : all
-        ? selectAllFacts(store)
-            .filter((fact) => fact.validFrom <= asOf)
-            .map((fact) => (fact.validTo !== undefined && fact.validTo > asOf ? openAsOf(fact) : fact))
-        : selectFactsValidAt(store, asOf);
+      : asTheyStood(
+          all ? selectAllFacts(store).filter((fact) => fact.validFrom <= asOf) : selectFactsValidAt(store, asOf),
+          asOf,
+        );
   const subject = filter.subject?.toLowerCase();
   const wanted = new Set<string>(Array.isArray(tags) ? tags : []);
   return facts.filter(

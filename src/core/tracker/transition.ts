@@ -11,6 +11,7 @@ import { refuseArgument } from '../../base/describe.js';
 import { quoteValue } from '../../base/schema.js';
 import { type Failure, failure, type INTERNAL } from '../../base/failure.js';
 import { isRecord } from '../../base/record.js';
+import { redactSecrets } from '../../base/secrets.js';
 import { isBlank } from '../../base/text.js';
 import { plainTime } from '../../base/time.js';
 import type { DispatchResult, ImplementerResult, ReviewerResult } from '../extract/contract.js';
@@ -242,7 +243,13 @@ const recordOf = (
   const { taskPrompt, at } = event;
   if (E.isLeft(taskId) || typeof taskPrompt !== 'string' || isBlank(taskPrompt) || !isTime(at))
     return [state, Object.freeze([])];
-  const recorded: TrackerEvent = { type: 'prompt/recorded', taskId: taskId.right, taskPrompt, at: plainTime(at) };
+  // Redacted as the store keeps it: the events are a tracker's log, which callers persist.
+  const recorded: TrackerEvent = {
+    type: 'prompt/recorded',
+    taskId: taskId.right,
+    taskPrompt: redactSecrets(taskPrompt),
+    at: plainTime(at),
+  };
   const [store, events] = applyAll(state.store, [[recorded, (current) => applyEvent(current, recorded)]]);
   return [withStore(state, store), events];
 };
