@@ -22,13 +22,19 @@ interface SecretShape {
 /** True when a token mixes letters and digits, as generated keys do and words rarely do. */
 const looksGenerated = (token: string): boolean => /\d/u.test(token) && /[A-Za-z]/u.test(token);
 
+/**
+ * The separators inside a key block and after `Bearer` are matched as every text here is
+ * collapsed (`collapseWhitespace`): whitespace, and also control and bidi characters, which
+ * `\s` leaves out and collapsing turns into a space, so one of them between `Bearer` and its
+ * token would otherwise hide the token until the text is collapsed.
+ */
 const SHAPES: ReadonlyArray<SecretShape & { readonly check?: (match: string) => boolean }> = [
   {
     name: 'a private key block',
     // The header, and the key's base64 lines after it up to its end line, if any: redacting the
     // header alone would leave the key.
     pattern:
-      /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[A-Za-z0-9+/=\s]*(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)?/u,
+      /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[A-Za-z0-9+/=\s\p{Cc}\u202A-\u202E\u2066-\u2069]*(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)?/u,
   },
   { name: 'an AWS access key id', pattern: /\b(?:AKIA|ASIA|ABIA|ACCA|AROA|AIDA)[A-Z0-9]{16}\b/u },
   {
@@ -54,8 +60,8 @@ const SHAPES: ReadonlyArray<SecretShape & { readonly check?: (match: string) => 
   },
   {
     name: 'a Bearer token',
-    pattern: /\bBearer\s+[A-Za-z0-9._~+/-]{16,}=*/u,
-    check: (match) => looksGenerated(match.slice(6).trim()),
+    pattern: /\bBearer[\s\p{Cc}\u202A-\u202E\u2066-\u2069]+[A-Za-z0-9._~+/-]{16,}=*/u,
+    check: (match) => looksGenerated(match.slice(6)),
   },
   // The host after the `@` is looked at, not taken: a redaction keeps it.
   { name: 'a password in a URL', pattern: /\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@]+:[^\s/@]{3,}@(?=[^\s/@])/iu },

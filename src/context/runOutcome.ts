@@ -61,16 +61,11 @@ const applySuccess = (
     }),
   )(validateSuccess(context, outcome, at));
 
-/**
- * True when `failure` repeats the last run, a failure recorded within `RETRY_WINDOW_MS`: a retry,
- * not a new failure. After a run that succeeded, the same failure is a new one.
- */
+/** True when `failure` repeats the last one recorded within `RETRY_WINDOW_MS`: a retry, not a new failure. */
 const isRetriedFailure = (context: SharedContext, failure: RunFailure): boolean => {
   const last = context.recentFailures[context.recentFailures.length - 1];
   return (
     last !== undefined &&
-    context.lastRun?.status === 'failed' &&
-    context.lastRun.at === last.at &&
     last.failedStep === failure.failedStep &&
     last.error === failure.error &&
     last.nextAction === failure.nextAction &&
@@ -81,10 +76,20 @@ const isRetriedFailure = (context: SharedContext, failure: RunFailure): boolean 
   );
 };
 
+/**
+ * A failed run: the last run, and one more recent failure. A retry (`isRetriedFailure`) adds no
+ * failure, yet is the last run: after a run that succeeded since (a caller retrying a whole
+ * sequence of commands, or the same step failing again), the context must not say the last run
+ * succeeded.
+ */
 const applyFailure = (context: SharedContext, outcome: FailedRun, at: number): E.Either<ContextError, SharedContext> =>
   E.map((failure: RunFailure) =>
     isRetriedFailure(context, failure)
-      ? context
+      ? context.lastRun?.status === 'failed'
+        ? context
+        : produce(context, (draft) => {
+            draft.lastRun = { status: 'failed', ...failure };
+          })
       : produce(context, (draft) => {
           draft.lastRun = { status: 'failed', ...failure };
           draft.recentFailures.push(failure);

@@ -318,6 +318,8 @@ describe.concurrent(
       expect(context!.evidenceLedger.map((claim) => claim.claim)).toEqual(['Looked at the parser']);
       expect(context!.openDecisions.map((decision) => decision.text)).toEqual(['Hand-written or PEG?']);
       expect(context!.recentFailures).toHaveLength(1);
+      // The retried checkpoint succeeded again, but the retried failure came after it.
+      expect(context!.lastRun?.status).toBe('failed');
     });
 
     it('a folder in place of the sessions file: the context is saved, the sessions are a warning', async () => {

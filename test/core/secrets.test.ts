@@ -139,6 +139,30 @@ describe('extraction', () => {
     for (const text of textsOf(extraction)) expect(text).not.toContain(secretPart(secret));
   });
 
+  it('keeps a key block and a Bearer token out of every fact when a control or bidi character, which a fact turns into a space, separates them', () => {
+    const body = 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj';
+    const token = 'abcd1234efgh5678ijkl';
+    for (const separator of ['\u0085', '\u001f', '\u0000', '\u007f', '\u2066', '\u202e']) {
+      const key = `-----BEGIN PRIVATE KEY-----${separator}${body}${separator}-----END PRIVATE KEY-----`;
+      const extraction = extractFromImplementer(
+        {
+          task_id: 'T',
+          status: 'completed' as const,
+          summary: `Deploy key is ${key}`,
+          files_changed: ['src/client.ts'],
+          follow_up_actions: [`send Authorization: Bearer${separator}${token}`],
+        },
+        'T',
+        1_000,
+      );
+      const texts = textsOf(extraction).join('\n');
+      expect(texts).not.toContain(body.slice(0, 12));
+      expect(texts).not.toContain(token);
+      expect(texts).toContain('[redacted: a private key block]');
+      expect(texts).toContain('[redacted: a Bearer token]');
+    }
+  });
+
   it('answers a result whose getter throws as it is scanned with no facts and one warning, never an exception', () => {
     const result = {
       task_id: 'T',
@@ -206,6 +230,28 @@ describe('a raw answer as it is kept', () => {
     },
   );
 
+  it('keeps no secret that a JSON escape other than \\u hides, in the last block, an earlier one or the prose', () => {
+    const body = 'MIIEpAIBAAKCAQEA7bq98s0SECRETKEYBODYAAAAAB3NzaC1yc2EAAAADAQABAAABAQC';
+    const key = `-----BEGIN RSA PRIVATE KEY-----\\n${body}\\n-----END RSA PRIVATE KEY-----`;
+    const earlier = `{"task_id":"1","summary":"old ${escaped(token)}"}`;
+    const raw = [
+      'First try:',
+      'BEGIN_DISPATCH_RESULT',
+      earlier,
+      'END_DISPATCH_RESULT',
+      'The database is at postgres:\\/\\/app:hunter2pass@db.internal\\/prod.',
+      'BEGIN_DISPATCH_RESULT',
+      `{"task_id":"1","status":"completed","summary":"Deploy key ${key}, auth Bearer\\tabc123def456ghi789jkl","files_changed":["deploy/release.sh"]}`,
+      'END_DISPATCH_RESULT',
+    ].join('\n');
+    const kept = redactedOutput(raw);
+    for (const part of [body.slice(0, 16), 'abc123def456', 'hunter2pass', escaped(secretPart(token))])
+      expect(kept).not.toContain(part);
+    expect(factsOf(kept)).toEqual(factsOf(raw).map((fact) => fact));
+    expect(kept.startsWith('First try:\nBEGIN_DISPATCH_RESULT\n')).toBe(true);
+    expect(redactedOutput(kept)).toBe(kept);
+  });
+
   it('never keeps a secret of an answer, and keeps one without an escape as the text scan leaves it', () => {
     fc.assert(
       fc.property(fc.string(), fc.boolean(), fc.boolean(), (text, fence, withToken) => {
@@ -229,7 +275,7 @@ describe('prompts and sections', () => {
 
   it("keeps no secret of a prompt in a tracker's events, which replay into the same store", () => {
     const [, secret] = SECRETS[4]!;
-    const tracker = createFactTracker({ now: () => 10 });
+    const tracker = createFactTracker({ clock: () => 10 });
     tracker.compilePrompt({ taskId: '1', taskPrompt: `Call the billing API with ${secret}` });
     tracker.recordPrompt('2', `Rotate ${secret}`, 20);
     const events = tracker.events();

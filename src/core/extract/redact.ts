@@ -1,12 +1,14 @@
 /**
  * A subagent's raw answer as it is kept (a session log's `output`, the hooks' report): its
- * secrets redacted (`base/secrets.ts`). A secret written with JSON escapes inside the result
- * block (`\u0067hp_...`) shows only once the block is parsed: such a block is written again
- * from its redacted value, so that what is kept holds no secret and reads back as the same
- * result. Any other text is kept as it came.
+ * secrets redacted (`base/secrets.ts`). A JSON escape can hide a secret from a scan of the text
+ * as written: a letter written `\u0067`, a key block's line breaks written `\n`, a tab after
+ * `Bearer` written `\t`, a URL's slashes written `\/`. So a result block whose parsed value
+ * holds a secret is written again from its redacted value (what is kept reads back as the same
+ * result), and any other text whose escapes hide one is kept with its escapes read and the
+ * secret redacted. Any other text is kept as it came.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { redactSecrets, withoutSecrets } from '../../base/secrets.js';
+import { findSecret, redactSecrets, withoutSecrets } from '../../base/secrets.js';
 import { lastBlockRange, stripFence } from './parse.js';
 
 /** The JSON of a block body (a Markdown fence around it dropped, as parsing drops it), or undefined when it is none. */
@@ -15,17 +17,50 @@ const blockValue = (body: string): unknown =>
     E.tryCatch(() => JSON.parse(stripFence(body.split(/\r\n|\r|\n/u))) as unknown, E.toError),
   );
 
-/** `raw` with its secrets redacted, those escaped inside its result block included. */
-export const redactedOutput = (raw: string): string => {
-  const redacted = redactSecrets(raw);
-  // Only an escape can hide a secret from the text's own scan.
-  if (!redacted.includes('\\u')) return redacted;
-  const range = lastBlockRange(redacted);
-  if (range === undefined) return redacted;
-  const value = blockValue(redacted.slice(range.from, range.to));
-  if (value === undefined) return redacted;
+const JSON_ESCAPE = /\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))/gu;
+
+const ESCAPED: Readonly<Record<string, string>> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+
+/** `text` with its JSON escapes read, as a JSON string holding it would give it. */
+const readEscapes = (text: string): string =>
+  text.replace(JSON_ESCAPE, (_escape, code: string | undefined, char: string | undefined) =>
+    code !== undefined ? String.fromCharCode(Number.parseInt(code, 16)) : (ESCAPED[char!] ?? char!),
+  );
+
+/**
+ * `text` (outside a result block that parses) redacted as written, unless its escapes hide a
+ * secret that this leaves: then read with its escapes and redacted. Both are judged from the
+ * escapes read before any redaction, which could take away a secret's anchor (a key block's
+ * header) and leave its body.
+ */
+const keptText = (text: string): string => {
+  const written = redactSecrets(text);
+  if (!text.includes('\\')) return written;
+  const read = readEscapes(text);
+  if (findSecret(read) === undefined) return written;
+  const redacted = redactSecrets(read);
+  return readEscapes(written) === redacted ? written : redacted;
+};
+
+/**
+ * A result block's body whose parsed `value` holds a secret, redacted: as written when that
+ * gives the value redacted (the secret was plain in the text), else written again from the
+ * redacted value.
+ */
+const keptBlock = (body: string, value: unknown): string => {
   const clean = withoutSecrets(value);
-  return clean === value
-    ? redacted
-    : `${redacted.slice(0, range.from)}${JSON.stringify(clean)}\n${redacted.slice(range.to)}`;
+  const written = redactSecrets(body);
+  if (clean === value) return written;
+  const json = JSON.stringify(clean);
+  return JSON.stringify(blockValue(written)) === json ? written : `${json}\n`;
+};
+
+/** `raw` with its secrets redacted, those its JSON escapes hide included. */
+export const redactedOutput = (raw: string): string => {
+  // Only an escape can hide a secret from the text's own scan.
+  if (!raw.includes('\\')) return redactSecrets(raw);
+  const range = lastBlockRange(raw);
+  const value = range === undefined ? undefined : blockValue(raw.slice(range.from, range.to));
+  if (range === undefined || value === undefined) return keptText(raw);
+  return `${keptText(raw.slice(0, range.from))}${keptBlock(raw.slice(range.from, range.to), value)}${keptText(raw.slice(range.to))}`;
 };

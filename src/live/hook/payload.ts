@@ -14,8 +14,10 @@ import { sha256HexPrefix } from '../../base/hash.js';
 import { isRecord } from '../../base/record.js';
 import { kindOf } from '../../base/describe.js';
 import { describeIssue } from '../../base/schema.js';
+import { findSecret } from '../../base/secrets.js';
 import { collapseWhitespace, isBlank, trimEndOf } from '../../base/text.js';
 import { normalizeTaskId } from '../../core/extract/extractor.js';
+import { SESSION_CONTEXT_HEADER } from '../../core/prompt/format.js';
 import { redactedOutput } from '../../core/extract/redact.js';
 import { nameId } from '../session/id.js';
 import { LIMIT_CODES, MAX_PAYLOAD_DEPTH, MAX_TASK_ID_LENGTH } from '../session/limits.js';
@@ -358,9 +360,27 @@ export const parseHookEvent = (payload: string): E.Either<Failure, HookEvent> =>
  */
 const TASK_ID_LINE = /^[ \t>*_-]*Task ID:[ \t*_]*(\S[^\r\n\u2028\u2029]*)/imu;
 
-/** The id written on a `Task ID:` line of `prompt`, if any. */
+const LINE_BREAK = /\r\n|[\n\r\u2028\u2029]/u;
+
+/**
+ * `prompt` without the `[Session Context]` section it may start with (one the MCP server
+ * compiled): its lines are facts a model wrote, and `- Task ID: 1 modified_by task:3` among
+ * them must not name the task the orchestrator's own `Task ID:` line names after it. A fact
+ * line is always one line starting `- ` (`formatSessionFacts`), so the section ends at the
+ * first line that does not.
+ */
+const withoutLeadingSection = (prompt: string): string => {
+  const text = prompt.trimStart();
+  if (!text.startsWith(SESSION_CONTEXT_HEADER)) return prompt;
+  const lines = text.split(LINE_BREAK);
+  let after = 1;
+  while (after < lines.length && lines[after]!.startsWith('- ')) after += 1;
+  return lines.slice(after).join('\n');
+};
+
+/** The id written on a `Task ID:` line of `prompt` (after any section it starts with), if any. */
 const writtenTaskId = (prompt: string): string | undefined => {
-  const id = TASK_ID_LINE.exec(prompt)?.[1];
+  const id = TASK_ID_LINE.exec(withoutLeadingSection(prompt))?.[1];
   return id === undefined ? undefined : id.slice(0, 1) + trimEndOf(id.slice(1), ' \t*_');
 };
 
@@ -389,8 +409,9 @@ export interface SelectedTask {
 
 /**
  * The task id of a subagent prompt: a `Task ID:` line the orchestrator wrote, else the tool
- * call's id. A written id that no result could carry (empty, or longer than the limit) is not
- * taken: the call's id is, and the warning says why, so prompts and results always agree.
+ * call's id. A written id that no result could carry (empty, or longer than the limit), or that
+ * holds a secret, is not taken: the call's id is, and the warning says why, so prompts and
+ * results always agree.
  */
 export const selectTaskId = (dispatch: {
   readonly prompt: string;
@@ -401,8 +422,13 @@ export const selectTaskId = (dispatch: {
   // A line whose id is invisible characters only (U+200B) names no task, as an empty one.
   if (written === undefined || isBlank(written)) return O.map((taskId: string) => ({ taskId }))(call);
   const normalized = normalizeTaskId(written);
-  if (E.isRight(normalized)) return O.some({ taskId: normalized.right });
-  const warning = `the "Task ID:" line names a task id of ${collapseWhitespace(written).length} characters; at most ${MAX_TASK_ID_LENGTH} are allowed`;
+  const secret = findSecret(written);
+  if (E.isRight(normalized) && secret === undefined) return O.some({ taskId: normalized.right });
+  // A task id is written into the log and into sections: one holding a secret is not taken.
+  const warning =
+    secret !== undefined
+      ? `the "Task ID:" line names a task id holding what looks like ${secret}`
+      : `the "Task ID:" line names a task id of ${collapseWhitespace(written).length} characters; at most ${MAX_TASK_ID_LENGTH} are allowed`;
   return O.isNone(call)
     ? O.none
     : O.some({

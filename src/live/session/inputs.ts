@@ -9,7 +9,7 @@ import { describeError, describeValue, kindOf } from '../../base/describe.js';
 import { exceedsValueDepth } from '../../base/json.js';
 import { isRecord } from '../../base/record.js';
 import { quoteValue } from '../../base/schema.js';
-import { redactSecrets, withoutSecrets } from '../../base/secrets.js';
+import { findSecret, redactSecrets, withoutSecrets } from '../../base/secrets.js';
 import { collapseWhitespace } from '../../base/text.js';
 import { parseEventTime, type TimeFailure } from '../../base/time.js';
 import { normalizeTaskId } from '../../core/extract/extractor.js';
@@ -31,12 +31,25 @@ const invalidField = (message: string): SessionError => ({ code: 'invalid_field'
 export const recordedTaskId = (taskId: unknown): unknown =>
   typeof taskId === 'string' ? E.getOrElse((): unknown => taskId)(normalizeTaskId(taskId)) : taskId;
 
-/** A task id the session takes: what facts can carry once its whitespace is collapsed, the same for prompts and results. */
+/** Text as the log keeps it, its secrets redacted (`base/secrets.ts`); any other value as given, for the history's checks. */
+export const redactedText = (value: unknown): unknown => (typeof value === 'string' ? redactSecrets(value) : value);
+
+/**
+ * A task id the session takes: what facts can carry once its whitespace is collapsed, the same
+ * for prompts and results, and no secret. Not redacted: a task id is the name the log, the facts
+ * and every section give a task, and ids holding different tokens would all become one task.
+ */
 const checkTaskId = (taskId: unknown): E.Either<SessionError, void> => {
   // An object, a BigInt or a function is no id, and one JSON cannot write (a cycle) must not reach the log.
   if (taskId !== null && ['object', 'bigint', 'function', 'symbol'].includes(typeof taskId))
     return E.left({ code: 'invalid_field', message: `taskId is ${kindOf(taskId)}, not text or a whole number` });
   if (typeof taskId !== 'string') return E.right(undefined);
+  const secret = findSecret(taskId);
+  if (secret !== undefined)
+    return E.left({
+      code: 'invalid_field',
+      message: `taskId holds what looks like ${secret}: a task id is written to the session log and into sections, and no secret may be`,
+    });
   const { length } = collapseWhitespace(taskId);
   return length > MAX_TASK_ID_LENGTH
     ? E.left({
@@ -144,7 +157,7 @@ export const promptFields = (
     type: 'prompt',
     taskId: recordedTaskId(taskId),
     // What the log keeps holds no secret (`base/secrets.ts`): a replay of it gives what the session gave.
-    taskPrompt: typeof taskPrompt === 'string' ? redactSecrets(taskPrompt) : taskPrompt,
+    taskPrompt: redactedText(taskPrompt),
     ...(tags === undefined ? {} : { tags }),
     ...(maxFacts === undefined ? {} : { maxFacts }),
     ...(maxTokens === undefined ? {} : { maxTokens }),

@@ -19,7 +19,7 @@ import { fileSessionStore, locateSession } from './files.js';
 import { followedBy } from './follower.js';
 import { parseSessionId } from './id.js';
 import { checkedAccept, checkedSessionOptions } from './options.js';
-import { checkCount, checkPrompt, dispatchFields, promptFields, timeOf } from './inputs.js';
+import { checkCount, checkPrompt, dispatchFields, promptFields, redactedText, timeOf } from './inputs.js';
 import type { CompileOptions, ExplainContextInput, Recorded, SessionError, SetAsideLine } from './model.js';
 import { STORE_ACCESS_CODES, type StoreAccessCode } from './model.js';
 import type { LiveSession, SessionOptions } from './liveSession.js';
@@ -465,7 +465,13 @@ const open = async (
       const at = timeOf(given, clock);
       if (E.isLeft(at)) return at;
       const { subject, relation } = isRecord(input) ? input : { subject: undefined, relation: undefined };
-      const fields = { type: 'invalidate', subject, relation, at: at.right };
+      // Redacted as the facts it closes were: the log holds no secret, and the pair still matches.
+      const fields = {
+        type: 'invalidate',
+        subject: redactedText(subject),
+        relation: redactedText(relation),
+        at: at.right,
+      };
       return record(create, { fields, timed: given !== undefined }, (recorded) =>
         E.right({ ...recordedOf(recorded), closed: closedOf(recorded) }),
       );

@@ -122,6 +122,22 @@ describe('the hook transition, by example', () => {
     expect(again.output).toEqual(answered.output);
   });
 
+  it("takes the orchestrator's Task ID line, not a fact line of the section the prompt starts with", () => {
+    const prompt = `[Session Context]\n- Task ID: 1 modified_by task:3 [task:3]\n- src/login.ts modified_by task:3 [task:3]\n\nTask ID: 4\nfix the login bug`;
+    const asked = onEvent(emptyHookState, dispatchEvent({ prompt, toolInput: { prompt } }));
+    expect(effectsOf(asked.effects, 'compile').map((effect) => effect.request.taskId)).toEqual(['4']);
+  });
+
+  it("takes the call's id, and says why, when the Task ID line names a secret", () => {
+    const prompt = `Task ID: ghp_${'a1B2c3D4e5'.repeat(4).slice(0, 36)}\nPush the release.`;
+    const asked = onEvent(emptyHookState, dispatchEvent({ prompt, toolInput: { prompt } }));
+    expect(effectsOf(asked.effects, 'compile').map((effect) => effect.request.taskId)).toEqual(['toolu_a']);
+    expect(JSON.stringify([asked.records, asked.output, asked.state])).not.toContain('a1B2c3D4e5');
+    expect(JSON.stringify(asked)).toMatch(
+      /names a task id holding what looks like a GitHub token, so the task is the tool call's id/u,
+    );
+  });
+
   it('Codex: the section waits for SubagentStart of its type, which takes it once', () => {
     const spawn = dispatchEvent({ toolName: 'spawn_agent', toolUseId: 'call_1', promptField: 'message' });
     const sent = run(emptyHookState, spawn, 1_000);

@@ -193,6 +193,36 @@ describe('a live session', () => {
     expect(log).not.toContain(secretPart(token));
   });
 
+  it('refuses a task id holding a secret, writing nothing, and writes an invalidation with its secrets redacted', async () => {
+    const [, token] = SECRETS.find(([shape]) => shape === 'a GitHub token')!;
+    const cwd = tempDir('session-');
+    const session = await open('s', { cwd });
+    const refused = [
+      await session.compileContext({ taskId: token, taskPrompt: 'push the release' }),
+      await session.ingestResult({ role: 'implementer', taskId: `T ${token}`, output: result('1', 'Pushed.') }),
+    ];
+    for (const answer of refused)
+      expect(answer).toEqual(
+        E.left({
+          code: 'invalid_field',
+          message: expect.stringMatching(/^taskId holds what looks like a GitHub token: /u) as string,
+        }),
+      );
+    expect(existsSync(session.file) ? readFileSync(session.file, 'utf8') : '').toBe('');
+    const url = 'postgres://app:hunter2pass@db.internal/prod';
+    right(
+      await session.ingestResult({ role: 'implementer', taskId: '1', output: result('1', `Moved to ${url}`), at: 1 }),
+    );
+    const closed = right(
+      await session.invalidateFact({ subject: `src/1.ts ${token}`, relation: 'modified_by', at: 2 }),
+    );
+    expect(closed.closed).toEqual([]);
+    const log = readFileSync(session.file, 'utf8');
+    expect(log).not.toContain(secretPart(token));
+    expect(log).not.toContain('hunter2pass');
+    expect(log).toContain('"subject":"src/1.ts [redacted: a GitHub token]"');
+  });
+
   it('writes nothing for a result the contract rejects or an event the history format rejects', async () => {
     const cwd = tempDir('session-');
     const session = await open('s', { cwd });
