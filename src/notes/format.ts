@@ -81,7 +81,9 @@ export const formatGlobalFacts = (
 /**
  * The profile facts that belong under "from previous sessions" in `session`: not those this
  * session merged, not those its block says again, and not those a fact of its block tells of
- * anew (the session's list is what the user says now).
+ * anew (the session's list is what the user says now). A fact said again is one of the same
+ * `factKey` whatever its category, as the merge takes it (`consolidateGlobalFacts`): a model
+ * may file one sentence under another category from one session to the next.
  */
 const previousFacts = (
   profile: ReadonlyArray<ProfileFact>,
@@ -90,19 +92,18 @@ const previousFacts = (
 ): ReadonlyArray<ProfileFact> => {
   const others = profile.filter((fact) => fact.session !== session);
   if (current.length === 0 || others.length === 0) return others;
+  const told = new Set(current.map(factKey));
   // Only facts of one category can tell of the same thing (a ledger spells each as configured): most pairs are never compared.
-  const byCategory = new Map<string, Array<readonly [CategorizedFact, string]>>();
+  const byCategory = new Map<string, CategorizedFact[]>();
   for (const fact of current) {
-    const entry = [fact, factKey(fact)] as const;
     const group = byCategory.get(fact.category);
-    if (group === undefined) byCategory.set(fact.category, [entry]);
-    else group.push(entry);
+    if (group === undefined) byCategory.set(fact.category, [fact]);
+    else group.push(fact);
   }
   return others.filter((fact) => {
+    if (told.has(factKey(fact))) return false;
     const rivals = byCategory.get(fact.category);
-    if (rivals === undefined) return true;
-    const key = factKey(fact);
-    return !rivals.some(([told, toldKey]) => toldKey === key || relateSubjects(told, fact) === 'same');
+    return rivals === undefined || !rivals.some((rival) => relateSubjects(rival, fact) === 'same');
   });
 };
 

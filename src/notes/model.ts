@@ -63,22 +63,30 @@ export const NOTES_LIMITS = Object.freeze({
 /** Characters that would let a category name fake a `[Category]` line or a list item. */
 const CATEGORY_FORBIDDEN = /[[\]]/gu;
 
-/** A list marker or a `[Category]` tag a model sometimes puts in front of a fact. */
-const LEADING_MARKERS = /^(?:[-*•·]+\s*|\[[^\]]*\]\s*)+/u;
+/**
+ * A list marker or a `[Category]` tag a model sometimes puts in front of a fact. Never the
+ * `[redacted: ...]` that `redactSecrets` writes in place of a secret, nor a tag that would
+ * swallow one: markers are stripped after the redaction (before it, a key block's `-----BEGIN`
+ * would lose its dashes and its shape), and a fact that opens with a secret still says one was there.
+ */
+const LEADING_MARKERS = /^(?:[-*•·]+\s*|\[(?!redacted: )(?:(?!\[redacted: )[^\]])*\]\s*)+/u;
 
 /** Trailing sentence punctuation (and spaces: the only whitespace collapsed text holds), ignored when facts are compared. */
 const TRAILING_PUNCTUATION = ' .!;,';
 
 /**
- * A fact's text as the ledger keeps it: well-formed Unicode, its secrets redacted (a model may
- * note a token a user pasted: `base/secrets.ts`), whitespace- and control-collapsed (so it can
- * never start a new line), without leading list markers or `[Category]` tags, clipped to 200
- * (never between the halves of a pair, and after the redaction, so no part of a secret stays).
+ * A fact's text as the ledger keeps it: well-formed Unicode, whitespace- and control-collapsed
+ * (so it can never start a new line), its secrets redacted (a model may note a token a user
+ * pasted: `base/secrets.ts`), without leading list markers or `[Category]` tags, clipped to 200
+ * (never between the halves of a pair). The redaction looks at the collapsed text: the shapes
+ * match `\s`, which no control or direction character is, so `Bearer\u0085<token>` hides its
+ * token until collapsing turns the U+0085 into a space. It comes before the clip, so no part of
+ * a secret stays past the cut.
  */
 export const normalizeFactText = (text: string): string => {
   if (typeof text !== 'string') refuseArgument('the text', text, 'a string');
   return clipEnd(
-    collapseWhitespace(redactSecrets(wellFormed(text))).replace(LEADING_MARKERS, ''),
+    redactSecrets(collapseWhitespace(wellFormed(text))).replace(LEADING_MARKERS, ''),
     NOTES_LIMITS.factLength,
   );
 };

@@ -36,7 +36,7 @@ export interface NotableFactsPromptInput {
   readonly facts?: ReadonlyArray<CategorizedFact>;
   /** The categories, in order (default: the five defaults). */
   readonly categories?: ReadonlyArray<NoteCategory>;
-  /** The number of facts to stay within (default 18). */
+  /** The number of facts to stay within (default 18, at most the hard cap of 25). */
   readonly softLimit?: number;
   /** Exchanges of `history` to show (default 3; 0: none). */
   readonly turns?: number;
@@ -69,7 +69,7 @@ export interface ProfileConsolidationPromptInput {
   /** The merged profile, least recent first. */
   readonly facts: ReadonlyArray<CategorizedFact>;
   readonly categories?: ReadonlyArray<NoteCategory>;
-  /** The most facts the rewritten profile may hold (default 50). */
+  /** The most facts the rewritten profile may hold (default and at most the profile's cap, 50). */
   readonly maxFacts?: number;
 }
 
@@ -78,8 +78,13 @@ const oneLine = (text: string, max: number): string => clipEnd(collapseWhitespac
 
 const speaker = (message: ConversationMessage): string => (message.role === 'assistant' ? 'Assistant' : 'User');
 
-const positive = (value: unknown, fallback: number): number =>
-  typeof value === 'number' && value >= 1 ? Math.floor(value) : fallback;
+/**
+ * The number of facts a prompt asks for: `value` floored when it is a number of at least 1,
+ * else `fallback`, and never past `cap`, the most the parser or the merge then keeps: a model
+ * asked for more would have the rest dropped without being told.
+ */
+const factLimit = (value: unknown, fallback: number, cap: number): number =>
+  typeof value === 'number' && value >= 1 ? Math.min(Math.floor(value), cap) : fallback;
 
 const categoryLines = (categories: ReadonlyArray<NoteCategory>): string[] =>
   categories.map(
@@ -130,7 +135,7 @@ export const buildNotableFactsPrompt = (input: NotableFactsPromptInput): string 
   if (typeof input !== 'object' || input === null)
     refuseArgument('the input', input, "an object (a prompt's fields: message, history, facts, ...)");
   const categories = usable(input.categories);
-  const softLimit = positive(input.softLimit, NOTES_LIMITS.softLimit);
+  const softLimit = factLimit(input.softLimit, NOTES_LIMITS.softLimit, NOTES_LIMITS.hardCap);
   const history = selectRecentTurns(
     Array.isArray(input.history) ? input.history : [],
     turnCount(input.turns, DEFAULT_PROMPT_TURNS),
@@ -182,7 +187,7 @@ export const buildProfileConsolidationPrompt = (input: ProfileConsolidationPromp
   if (typeof input !== 'object' || input === null)
     refuseArgument('the input', input, "an object (a prompt's fields: facts, categories, maxFacts)");
   const categories = usable(input.categories);
-  const maxFacts = positive(input.maxFacts, NOTES_LIMITS.globalCap);
+  const maxFacts = factLimit(input.maxFacts, NOTES_LIMITS.globalCap, NOTES_LIMITS.globalCap);
   return [
     'You maintain the profile of one user of a conversation with an assistant: notable facts gathered over several sessions. Later facts in the list are newer.',
     '',

@@ -120,6 +120,43 @@ describe('formatNotesBlocks', () => {
     expect(formatNotesBlocks(ledger, 'sam', 's2')).toEqual({ profile: '', session: '', text: '' });
   });
 
+  it('leaves out of the profile block a fact the session block says again, whatever its category', () => {
+    const blocks = formatNotesBlocks(
+      replayNotes([
+        {
+          type: 'notes/extracted',
+          user: 'maya',
+          session: 's1',
+          facts: [
+            { category: 'Logistics', fact: 'Jordan works night shifts' },
+            { category: 'Logistics', fact: 'Jordan works three night shifts a week at the hospital' },
+          ],
+          at: 1,
+        },
+        { type: 'notes/sessionConsolidated', user: 'maya', session: 's1', at: 2 },
+        {
+          type: 'notes/extracted',
+          user: 'maya',
+          session: 's2',
+          facts: [
+            { category: 'Conflict', fact: 'Jordan works night shifts.' },
+            { category: 'Conflict', fact: 'Jordan works four night shifts a week at the hospital' },
+          ],
+          at: 3,
+        },
+      ]),
+      'maya',
+      's2',
+    );
+    // The repeat goes, as the merge drops it (same factKey); a correction filed under another category stays: only one category's facts are compared by subject.
+    expect(blocks.profile).toBe(
+      'ABOUT THIS USER (from previous sessions):\n[Logistics]\n- Jordan works three night shifts a week at the hospital',
+    );
+    expect(blocks.session).toBe(
+      'NOTED FACTS FROM THIS SESSION:\n[Conflict]\n- Jordan works night shifts.\n- Jordan works four night shifts a week at the hospital',
+    );
+  });
+
   it('never has an empty header and never a line from another user', () => {
     const mine = (text: string) => `maya: ${text}`;
     const theirs = (text: string) => `alex: ${text}`;

@@ -229,6 +229,14 @@ describe('buildNotableFactsPrompt', () => {
     expect(prompt).toContain('Record facts of these kinds:\n- Money\n');
   });
 
+  it('never asks for more facts than the hard cap keeps', () => {
+    const asked = (softLimit: number): string | undefined =>
+      /Keep at most (\S+) facts\./u.exec(buildNotableFactsPrompt({ message: 'Hi', softLimit }))?.[1];
+    expect([25, 26, 100, 500, Number.POSITIVE_INFINITY].map(asked)).toEqual(Array(5).fill(`${NOTES_LIMITS.hardCap}`));
+    expect([1, 20.7, 24].map(asked)).toEqual(['1', '20', '24']);
+    expect([0, -3, Number.NaN].map(asked)).toEqual(Array(3).fill(`${NOTES_LIMITS.softLimit}`));
+  });
+
   it('shows only the last 3 exchanges before the latest message', () => {
     const prompt = buildNotableFactsPrompt({ message: 'latest', history: conversation(5) });
     expect(prompt).not.toContain('question 2');
@@ -270,6 +278,15 @@ describe('buildProfileConsolidationPrompt', () => {
     expect(prompt).toContain(
       'Use only these categories, spelled as shown: People, Logistics, Conflict, Emotional, History.',
     );
+  });
+
+  it('never asks for more facts than the profile cap keeps', () => {
+    const facts = [{ category: 'History', fact: 'Married in 2019' }];
+    const asked = (maxFacts: number): string | undefined =>
+      /Keep at most (\S+) facts;/u.exec(buildProfileConsolidationPrompt({ facts, maxFacts }))?.[1];
+    expect([50, 51, 100, 500, Number.POSITIVE_INFINITY].map(asked)).toEqual(Array(5).fill(`${NOTES_LIMITS.globalCap}`));
+    expect([1, 30.5, 49].map(asked)).toEqual(['1', '30', '49']);
+    expect([0, -1, Number.NaN].map(asked)).toEqual(Array(3).fill(`${NOTES_LIMITS.globalCap}`));
   });
 });
 

@@ -1,13 +1,15 @@
 /**
  * A model may note a token or a password a user pasted into a conversation: the ledger keeps
- * every fact with its secrets redacted (before it is clipped), so no block, profile or store
- * holds one, and a fact without one is kept as it was.
+ * every fact with its secrets redacted (once its text is collapsed, and before it is clipped),
+ * so no block, profile, event or store holds one, and a fact without one is kept as it was.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { formatNotableFacts } from '../../src/notes/format.js';
 import { normalizeFactText } from '../../src/notes/model.js';
 import { parseNotableFactsResponse } from '../../src/notes/parse.js';
+import { memoryNotesStore } from '../../src/notes/store.js';
+import { createNotableFactsTracker } from '../../src/notes/tracker.js';
 import { HARMLESS, SECRETS, secretPart } from '../fixtures/secrets.js';
 
 const answer = (...facts: ReadonlyArray<string>): string =>
@@ -29,4 +31,91 @@ describe('the notes ledger', () => {
   it('keeps a fact without a secret as it was, prose about tokens and keys included', () => {
     for (const text of HARMLESS) expect(normalizeFactText(text)).toBe(text);
   });
+
+  it.each(SECRETS)(
+    'says where %s was when a fact opens with it, stripping the list markers before it',
+    (shape, secret) => {
+      const marker = `[redacted: ${shape}]`;
+      for (const text of [`${secret} is what the user pasted`, `- [Logistics] ${secret} is what the user pasted`]) {
+        const fact = normalizeFactText(text);
+        expect(fact).toContain(marker);
+        expect(fact).not.toContain(secretPart(secret));
+      }
+      // A bracket opened before the secret and closed after it is no tag to strip: it would take the marker with it.
+      expect(normalizeFactText(`[note ${secret}] is what the user pasted`)).toContain(marker);
+      const parsed = parseNotableFactsResponse(answer(`${secret} is what the user pasted`));
+      if (E.isLeft(parsed)) throw new Error(parsed.left.message);
+      expect(parsed.right.map(({ fact }) => fact.includes(marker))).toEqual([true]);
+    },
+  );
+});
+
+/** The code units `collapseWhitespace` turns into a space and the secret shapes' `\s` does not match, `from` to `to`. */
+const units = (from: number, to: number): ReadonlyArray<string> =>
+  Array.from({ length: to - from + 1 }, (_, index) => String.fromCharCode(from + index));
+
+/** C0 and C1 controls (U+0085, the next line, among them) and the direction embeddings, overrides and isolates. */
+const SEPARATORS = [
+  ...units(0x00, 0x08),
+  ...units(0x0e, 0x1f),
+  ...units(0x7f, 0x9f),
+  ...units(0x202a, 0x202e),
+  ...units(0x2066, 0x2069),
+].map((unit) => [`U+${unit.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`, unit] as const);
+
+/** A key's base64 body and a Bearer token, assembled so that no scanner mistakes this file for a leak. */
+const KEY_BODY = `MIIEvQIBADANBgkqhkiG9w0B${'AQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj'}`;
+const TOKEN = `abcd1234${'efgh5678ijkl'}`;
+
+/** The ends of the key's body and the token: none may stay anywhere, whole or in part. */
+const OWN_PARTS = [KEY_BODY.slice(0, 10), KEY_BODY.slice(-10), TOKEN.slice(0, 10), TOKEN.slice(-10)];
+
+const keyFact = (separator: string): string =>
+  `Deploy key is -----BEGIN ${'PRIVATE KEY'}-----${separator}${KEY_BODY}${separator}-----END ${'PRIVATE KEY'}-----`;
+const bearerFact = (separator: string): string => `Server auth header is Bearer${separator}${TOKEN}`;
+
+/** The parts of the key's body and the token that `text` holds (none, once redacted). */
+const secretPartsIn = (text: string): ReadonlyArray<string> => OWN_PARTS.filter((part) => text.includes(part));
+
+describe('a secret split by a control or direction character that collapsing turns into a space', () => {
+  it.each(SEPARATORS)(
+    'is redacted around %s in the text, the answer, the store, the blocks and the events',
+    async (_, separator) => {
+      const redacted = [
+        'Deploy key is [redacted: a private key block]',
+        'Server auth header is [redacted: a Bearer token]',
+      ];
+      expect([normalizeFactText(keyFact(separator)), normalizeFactText(bearerFact(separator))]).toEqual(redacted);
+      const text = answer(keyFact(separator), bearerFact(separator));
+      const parsed = parseNotableFactsResponse(text);
+      if (E.isLeft(parsed)) throw new Error(parsed.left.message);
+      expect(parsed.right.map(({ fact }) => fact)).toEqual(redacted);
+
+      const store = memoryNotesStore();
+      const tracker = createNotableFactsTracker({ complete: async () => text, store });
+      tracker.recordUserMessage('maya', 's1', 'Here is what the deploy needs.');
+      await tracker.settled();
+      const context = tracker.contextFor('maya', 's1');
+      if (E.isLeft(context)) throw new Error(context.left.message);
+      expect(context.right.text).toContain(redacted[0]);
+      expect(context.right.text).toContain(redacted[1]);
+      const stage = await tracker.endStage('maya', 's1');
+      if (E.isLeft(stage)) throw new Error(stage.left.message);
+      const records = await store.load('maya', 's1');
+      if (E.isLeft(records)) throw new Error(records.left.message);
+      expect(records.right.session.value).toBeDefined();
+      expect(records.right.profile.value).toBeDefined();
+      const seen = {
+        blocks: context.right.text,
+        'profile block': tracker.contextFor('maya', 's2'),
+        'end of stage': stage.right,
+        store: records.right,
+        ledger: tracker.getSnapshot(),
+        events: tracker.events(),
+      };
+      for (const [where, value] of Object.entries(seen))
+        expect(secretPartsIn(typeof value === 'string' ? value : JSON.stringify(value)), where).toEqual([]);
+      await tracker.close();
+    },
+  );
 });
