@@ -187,6 +187,14 @@ const noRepeatedCategory = (categories: ReadonlyArray<NoteCategory>): E.Either<s
 const notFact = (message: string): E.Either<Failure<'invalid_fact'>, never> => E.left(failure('invalid_fact', message));
 
 /**
+ * A category a model wrote, quoted for the warning that refuses it: collapsed, then its secrets
+ * redacted, then clipped, as a fact's text is (`normalizeFactText`), since the warning is kept
+ * in the `notes/extracted` event and a model may put a pasted token in any field.
+ */
+const quotedCategory = (category: string): string =>
+  JSON.stringify(clipEnd(redactSecrets(collapseWhitespace(category)), NOTES_LIMITS.categoryLength));
+
+/**
  * Validates one fact against the category names `categories`: the category must be one of
  * them (ignoring case; the configured spelling is kept) and the text must not be empty once
  * normalized. Returns a fresh normalized copy, or why the entry is unusable (`invalid_fact`).
@@ -203,9 +211,7 @@ export const parseCategorizedFact = (
   const wanted = normalizeCategoryName(category).toLowerCase();
   const known = categories.find((name) => name.toLowerCase() === wanted);
   if (known === undefined)
-    return notFact(
-      `category ${JSON.stringify(clipEnd(collapseWhitespace(category), 40))} is not one of ${categories.join(', ')}`,
-    );
+    return notFact(`category ${quotedCategory(category)} is not one of ${categories.join(', ')}`);
   const text = normalizeFactText(fact);
   if (text === '') return notFact('fact is empty');
   return isPlaceholder(text) ? notFact('fact is a placeholder, not a fact') : E.right({ category: known, fact: text });

@@ -7,7 +7,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { formatNotableFacts } from '../../src/notes/format.js';
 import { normalizeFactText } from '../../src/notes/model.js';
-import { parseNotableFactsResponse } from '../../src/notes/parse.js';
+import { parseNotableFactsResponse, parseNotableFactsResponseWithWarnings } from '../../src/notes/parse.js';
 import { memoryNotesStore } from '../../src/notes/store.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
 import { HARMLESS, SECRETS, secretPart } from '../fixtures/secrets.js';
@@ -48,6 +48,30 @@ describe('the notes ledger', () => {
       expect(parsed.right.map(({ fact }) => fact.includes(marker))).toEqual([true]);
     },
   );
+});
+
+describe('a category a model wrote', () => {
+  it.each(SECRETS)('is quoted with %s redacted in the warning that refuses it', async (_, secret) => {
+    const text = JSON.stringify({
+      notableFacts: [
+        { category: secret, fact: 'Keeps the deploy credentials' },
+        { category: 'Logistics', fact: 'Deploys on Fridays' },
+      ],
+    });
+    const parsed = parseNotableFactsResponseWithWarnings(text);
+    if (E.isLeft(parsed)) throw new Error(parsed.left.message);
+    expect(parsed.right.warnings).toHaveLength(1);
+    expect(parsed.right.warnings[0]).toMatch(/^entry 0 dropped: category ".*" is not one of /u);
+    expect(parsed.right.warnings[0]).not.toContain(secretPart(secret));
+    const tracker = createNotableFactsTracker({ complete: async () => text });
+    tracker.recordUserMessage('maya', 's1', 'Here is what the deploy needs.');
+    await tracker.settled();
+    expect(tracker.events().map((event) => event.type)).toEqual(['notes/extracted']);
+    expect(JSON.stringify(tracker.events())).not.toContain(secretPart(secret));
+    // Clipped to 40 after the redaction: the marker may lose its end, never the secret its start.
+    expect(JSON.stringify(tracker.events())).toContain('[redacted: ');
+    await tracker.close();
+  });
 });
 
 /** The code units `collapseWhitespace` turns into a space and the secret shapes' `\s` does not match, `from` to `to`. */
