@@ -1,7 +1,8 @@
 /**
- * A merge conflict in a context file whose markers git joined wrongly: the sides are taken from
- * the index's stages, and a file with markers is never moved aside. Real repositories, real
- * merges, the CLI.
+ * A merge conflict in a context file whose markers git joined wrongly (a side that is no context
+ * file, or one that keeps a workstream apart): the sides are taken from the index's stages, and a
+ * file with markers is never moved aside; sound markers keep what was edited between them. Real
+ * repositories, real merges and pulls, the CLI.
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -16,7 +17,7 @@ import type { RunOutcome } from '../../src/context/runInput.js';
 import { decodeContextFile } from '../../src/context/schema.js';
 import { expectOneLineFailure, runBinary, runIn } from './cliRun.js';
 import { loadedOf, planningAt } from './results.js';
-import { commitAll, git, makeRepo } from './repo.js';
+import { commitAll, git, makeRepo, tempDir } from './repo.js';
 
 const CONTEXT_JSON = ['data', 'context', 'planning_context.json'];
 /** Git by the dozen under a shared machine's load: assertions count outcomes, never time. */
@@ -116,6 +117,13 @@ const unprivileged = (repo: string): { uid?: number; env: Record<string, string>
 const corruptFiles = (repo: string): string[] =>
   readdirSync(join(repo, 'data', 'context')).filter((name) => name.endsWith('.corrupt'));
 
+/** How many contexts a context file's text keeps apart; a text that is no context file fails the test. */
+const keptApartIn = (text: string): number => {
+  const file = decode(text);
+  if (E.isLeft(file)) throw new Error(file.left.message);
+  return file.right.quarantined?.length ?? 0;
+};
+
 describe.sequential('a context file whose conflict markers git joined wrongly', SLOW, () => {
   it('is read from the index during the merge: show reports both sides, resolve merges them', async () => {
     const repo = await conflictAfterSquash();
@@ -193,10 +201,23 @@ describe.sequential('a context file whose conflict markers git joined wrongly', 
 });
 
 /**
- * A repository on main in the middle of merging `side`, where both changed main's context (a
- * decision each): the context file conflicts, with markers of `markerSize`.
+ * A context file's text with workstream `web` added beside main's by hand, breaking its schema
+ * (one decision id twice): a context every read keeps apart.
  */
-const conflictOnMain = async (markerSize = 7): Promise<string> => {
+const withBrokenWorkstream = (text: string): string => {
+  const file = JSON.parse(text) as { contexts: Array<Record<string, unknown> & { key: object }> };
+  const main = file.contexts[0]!;
+  const decision = { id: 'D1', text: 'Web question?', status: 'open' };
+  file.contexts.push({ ...main, key: { ...main.key, workstream_id: 'web' }, open_decisions: [decision, decision] });
+  return `${JSON.stringify(file, null, 2)}\n`;
+};
+
+/**
+ * A repository on main in the middle of merging `side`, where both changed main's context (a
+ * decision each): the context file conflicts, with markers of `markerSize`; with `keptApart`, a
+ * workstream broken by hand before the branches parted is kept apart on both sides.
+ */
+const conflictOnMain = async (markerSize = 7, keptApart = false): Promise<string> => {
   const repo = makeRepo();
   if (markerSize !== 7) {
     writeFileSync(join(repo, '.gitattributes'), `data/context/*.json conflict-marker-size=${markerSize}\n`);
@@ -204,9 +225,13 @@ const conflictOnMain = async (markerSize = 7): Promise<string> => {
   }
   const checkpoint = async (...argv: string[]): Promise<void> => {
     const run = await runIn(repo, ['context', 'checkpoint', ...argv]);
-    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    if (keptApart) expect(run.stderr).toMatch(/workstream web \(branch main\) is kept apart/u);
+    else expect(run.stderr).toBe('');
   };
-  await checkpoint('--summary', 'S0', '--decision', 'Base question?', '--pin', 'Rule base');
+  await runIn(repo, ['context', 'checkpoint', '--summary', 'S0', '--decision', 'Base question?', '--pin', 'Rule base']);
+  const file = join(repo, ...CONTEXT_JSON);
+  if (keptApart) writeFileSync(file, withBrokenWorkstream(readFileSync(file, 'utf8')));
   commitAll(repo, 'c0');
   git(repo, 'checkout', '-q', '-b', 'side');
   await checkpoint('--branch', 'main', '--decision', 'Side question?');
@@ -231,6 +256,20 @@ describe.sequential('a context file in conflict during a merge', SLOW, () => {
     expect(corruptFiles(repo)).toEqual([]);
   });
 
+  it('keeps what was edited by hand between its markers while a side keeps apart only what its stage keeps apart', async () => {
+    const repo = await conflictOnMain(7, true);
+    const file = join(repo, ...CONTEXT_JSON);
+    writeFileSync(file, readFileSync(file, 'utf8').replace('Side question?', 'Side question, edited by hand?'));
+    const resolved = await runIn(repo, ['context', 'resolve']);
+    expect(resolved.status).toBe(0);
+    expect(resolved.stderr).toMatch(/workstream web \(branch main\) is kept apart/u);
+    const show = await runIn(repo, ['context', 'show']);
+    expect(show.stdout).toContain('Side question, edited by hand?');
+    expect(show.stdout).toContain('Main question?');
+    expect(keptApartIn(readFileSync(file, 'utf8'))).toBe(1);
+    expect(corruptFiles(repo)).toEqual([]);
+  });
+
   it('with markers of another length (conflict-marker-size), is read from the index, never moved aside', async () => {
     const repo = await conflictOnMain(9);
     expect(readFileSync(join(repo, ...CONTEXT_JSON), 'utf8')).toMatch(/^<{9} HEAD$/mu);
@@ -240,5 +279,68 @@ describe.sequential('a context file in conflict during a merge', SLOW, () => {
     expect(corruptFiles(repo)).toEqual([]);
     const show = await runIn(repo, ['context', 'show']);
     for (const text of ['Side question?', 'Main question?', 'Rule base']) expect(show.stdout).toContain(text);
+  });
+});
+
+/** Records a checkpoint in `repo` through the CLI, which says nothing on stderr. */
+const checkpointIn = async (repo: string, ...argv: string[]): Promise<void> => {
+  const run = await runIn(repo, ['context', 'checkpoint', ...argv]);
+  expect(run.stderr).toBe('');
+};
+
+/**
+ * Bob's clone of Alice's repository, both from one context, stopped in a `git pull`: Alice settles
+ * the first decision and records another; Bob records one and a step, commits, and pulls. Git
+ * puts both new decisions under one id outside the markers, so each side rebuilt from them keeps
+ * main's context apart, while the index's stages are sound.
+ */
+const conflictOnPull = async (): Promise<string> => {
+  const alice = makeRepo();
+  await checkpointIn(alice, '--summary', 'Base summary', '--decision', 'Base question?', '--step', 'Base step');
+  commitAll(alice, 'base');
+  const bob = join(tempDir('clone-'), 'app');
+  git(alice, 'clone', '-q', alice, bob);
+  await checkpointIn(alice, '--summary', 'Alice summary', '--decision', 'Alice question?', '--decide', 'D1');
+  commitAll(alice, 'alice');
+  await checkpointIn(bob, '--summary', 'Bob summary', '--decision', 'Bob question?', '--step', 'Bob step');
+  commitAll(bob, 'bob');
+  expect(gitMayStop(bob, 'pull', '-q', '--no-rebase', '--no-edit', 'origin', 'main')).toBe(false);
+  // What the case is made of: both sides the markers give keep a context apart; stages 2 and 3 keep none.
+  const sides = splitConflictMarkers(readFileSync(join(bob, ...CONTEXT_JSON), 'utf8'));
+  expect(sides).toBeDefined();
+  expect([keptApartIn(sides!.ours), keptApartIn(sides!.theirs)]).toEqual([1, 1]);
+  const shown = CONTEXT_JSON.join('/');
+  expect([keptApartIn(git(bob, 'show', `:2:${shown}`)), keptApartIn(git(bob, 'show', `:3:${shown}`))]).toEqual([0, 0]);
+  return bob;
+};
+
+describe.sequential('a context file in conflict after an ordinary git pull', SLOW, () => {
+  it('whose markers’ sides each hold one decision id twice, is merged from the index’s stages: nothing kept apart, nothing lost', async () => {
+    const repo = await conflictOnPull();
+    expectOneLineFailure(
+      await runIn(repo, ['context', 'show']),
+      /has merge conflict markers \(from a git pull or merge\): ours holds workstreams default \(branch main\); theirs holds workstreams default \(branch main\); run fact-tracker context resolve/u,
+    );
+    const resolved = await runIn(repo, ['context', 'resolve']);
+    expect(resolved.stderr).toBe('');
+    expect(resolved.status).toBe(0);
+    expect(resolved.stdout).toMatch(
+      /^resolved data\/context\/planning_context\.json: merged ours \(1 workstream\) and theirs \(1\) against their common ancestor/u,
+    );
+    expect(keptApartIn(readFileSync(join(repo, ...CONTEXT_JSON), 'utf8'))).toBe(0);
+    const show = await runIn(repo, ['context', 'show']);
+    expect(show.stderr).toBe('');
+    expect(show.status).toBe(0);
+    for (const text of [
+      'D1 [decided] Base question?',
+      'D2 [open] Bob question?',
+      'D3 [open] Alice question?',
+      '[ ] Bob step',
+      'Bob summary',
+    ])
+      expect(show.stdout).toContain(text);
+    // Bob's steps replaced the checklist: stage 1, the ancestor, shows the old step removed on purpose.
+    expect(show.stdout).not.toContain('Base step');
+    expect(corruptFiles(repo)).toEqual([]);
   });
 });

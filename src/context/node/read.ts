@@ -23,7 +23,7 @@ import { decodeContextFile } from '../schema.js';
 import { redactSecrets } from '../secrets.js';
 import { formatBytes, readTextIfExists } from './files.js';
 import { readBlob } from './git.js';
-import type { Observed } from './snapshot.js';
+import type { ConflictStages, Observed } from './snapshot.js';
 import { contextCommand, located, prune, type Result, type Scope } from './scope.js';
 
 /** Decodes file text, or says why not; `decode` is the kind's decoder. */
@@ -260,14 +260,87 @@ const readIndexText = async (scope: Scope, blob: string | undefined): Promise<st
  */
 const holdsMarkerLines = (text: string): boolean => /^(?:<{7,}|\|{7,}|>{7,})(?: |$)|^={7,}$/mu.test(text);
 
+/** The two decoded sides of a merge conflict. */
+type ConflictRead = Extract<ReadFile, { readonly kind: 'conflict' }>;
+
+/** How many contexts a side keeps apart (each breaks a cap or its schema). */
+const keptApart = (file: ContextFile): number => file.quarantined?.length ?? 0;
+
 /**
- * A context file with conflict markers as the merge left it in the index. Its two sides are the
- * markers' while they give two context files, so edits made by hand between them count; when
- * they do not (git may join a side wrongly, so that it holds one context twice, or markers of
- * another length than 7, `conflict-marker-size`, are not seen as markers at all), the file is
- * read from the index: its sides from stages 2 and 3. A file without stages (markers committed
- * or copied) is read as it is. The ancestor is stage 1 when it is a context file, else the
- * markers' own (`diff3`); one that cannot be read only makes the merge two-way.
+ * True when the sides rebuilt from the markers keep apart more contexts than the index's stages
+ * 2 and 3, side by side: what the markers add is then git's wrong join (both sides' decisions
+ * under one id outside the markers), or an edit that broke a context, never a context made whole.
+ */
+const keepsApartMore = (markers: ConflictRead, index: ConflictRead): boolean =>
+  keptApart(markers.ours) > keptApart(index.ours) || keptApart(markers.theirs) > keptApart(index.theirs);
+
+/** The common ancestor of a merge in progress, stage 1, when it is a context file. */
+const readAncestor = async (scope: Scope, stages: ConflictStages): Promise<ContextFile | undefined> => {
+  const text = await readIndexText(scope, stages.base);
+  const decoded = text === undefined ? undefined : decodeText(text, (value) => decodeContextFile(value, scope.kind));
+  return decoded !== undefined && E.isRight(decoded) ? decoded.right : undefined;
+};
+
+/** Stages 2 and 3 decoded as the two sides of a conflict (or why they cannot be); undefined when git lacks one. */
+const readIndexSides = async (
+  scope: Scope,
+  stages: ConflictStages,
+): Promise<E.Either<ContextError, DecodedSides> | undefined> => {
+  const [ours, theirs] = await Promise.all([stages.ours, stages.theirs].map((blob) => readIndexText(scope, blob)));
+  return ours === undefined || theirs === undefined ? undefined : decodeSides(scope, { ours, theirs });
+};
+
+/** `sides` with the index's ancestor, when it has one that is a context file. */
+const withAncestor = (sides: ConflictRead, ancestor: ContextFile | undefined): ConflictRead =>
+  ancestor === undefined ? sides : { ...sides, base: ancestor };
+
+/**
+ * The sides of markers that read as two context files: kept (so hand edits between them count)
+ * unless they keep apart more contexts than stages 2 and 3, which are then the sides. The stages
+ * are read only when a side keeps a context apart, so an ordinary conflict costs one blob.
+ */
+const sidesOfConflict = async (scope: Scope, stages: ConflictStages, read: ConflictRead): Promise<ConflictRead> => {
+  const suspect = keptApart(read.ours) + keptApart(read.theirs) > 0;
+  const [ancestor, fromIndex] = await Promise.all([
+    readAncestor(scope, stages),
+    suspect ? readIndexSides(scope, stages) : undefined,
+  ]);
+  const index = fromIndex !== undefined && E.isRight(fromIndex) ? fromIndex.right : undefined;
+  return withAncestor(index?.kind === 'conflict' && keepsApartMore(read, index) ? index : read, ancestor);
+};
+
+/** A file whose markers give no two context files: its sides from stages 2 and 3 when those are context files. */
+const sidesOfBroken = async (
+  scope: Scope,
+  stages: ConflictStages,
+  read: Extract<ReadFile, { readonly kind: 'broken' }>,
+): Promise<E.Either<ContextError, ReadFile>> => {
+  const [ancestor, fromIndex] = await Promise.all([readAncestor(scope, stages), readIndexSides(scope, stages)]);
+  if (fromIndex === undefined) return E.right(read);
+  if (E.isLeft(fromIndex)) return fromIndex;
+  // Neither way gives two context files: the index's sides are the true ones, so theirs is the reason given.
+  return E.right(
+    fromIndex.right.kind === 'conflict'
+      ? withAncestor(fromIndex.right, ancestor)
+      : { ...fromIndex.right, text: read.text },
+  );
+};
+
+/**
+ * A context file with conflict markers as the merge left it in the index (a merge, pull, rebase
+ * or stash pop alike). Its two sides are the markers' while they give two sound context files,
+ * so edits made by hand between them count. The stages are not taken first, although each is
+ * exactly one side's file: they are that file as committed, without what was set right between
+ * the markers. When the markers give no two sound context files, the sides are stages 2 and 3:
+ * git joins the hunks outside the markers line by line, so a side rebuilt from them may hold one
+ * context twice (after a squash merge) or one decision id twice (an ordinary pull where both
+ * sides added a decision), and markers of another length than 7 (`conflict-marker-size`) are not
+ * seen as markers at all. A side that keeps apart more contexts than its stage is such a join (or
+ * an edit that broke a context), not an edit worth keeping: taken, it would keep the workstream
+ * apart, so that nothing either side recorded in it is merged. A file without stages (markers
+ * committed or copied, nothing to compare with) is read as it is. The ancestor is stage 1 when
+ * it is a context file, else the markers' own (`diff3`, only with the markers' sides); one that
+ * cannot be read only makes the merge two-way.
  */
 export const readConflictStages = async (
   scope: Scope,
@@ -275,23 +348,8 @@ export const readConflictStages = async (
   read: ReadFile,
 ): Promise<E.Either<ContextError, ReadFile>> => {
   const stages = observed.conflictStages.get(scope.display(scope.paths.json));
-  const fromIndex = read.kind === 'broken' && holdsMarkerLines(read.text);
-  if (stages === undefined || (read.kind !== 'conflict' && !fromIndex)) return E.right(read);
-  const [ours, theirs, base] = await Promise.all(
-    [fromIndex ? stages.ours : undefined, fromIndex ? stages.theirs : undefined, stages.base].map((blob) =>
-      readIndexText(scope, blob),
-    ),
-  );
-  const decodedBase =
-    base === undefined ? undefined : decodeText(base, (value) => decodeContextFile(value, scope.kind));
-  const ancestor = decodedBase !== undefined && E.isRight(decodedBase) ? decodedBase.right : undefined;
-  if (read.kind === 'broken' && ours !== undefined && theirs !== undefined) {
-    const sides = decodeSides(scope, { ours, theirs });
-    if (E.isLeft(sides)) return sides;
-    if (sides.right.kind === 'conflict')
-      return E.right({ ...sides.right, ...(ancestor === undefined ? {} : { base: ancestor }) });
-    // Neither way gives two context files: the index's sides are the true ones, so theirs is the reason given.
-    return E.right({ ...sides.right, text: read.text });
-  }
-  return E.right(read.kind === 'conflict' && ancestor !== undefined ? { ...read, base: ancestor } : read);
+  if (stages === undefined) return E.right(read);
+  if (read.kind === 'conflict') return E.right(await sidesOfConflict(scope, stages, read));
+  if (read.kind === 'broken' && holdsMarkerLines(read.text)) return sidesOfBroken(scope, stages, read);
+  return E.right(read);
 };
