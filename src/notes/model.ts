@@ -78,10 +78,9 @@ const TRAILING_PUNCTUATION = ' .!;,';
  * A fact's text as the ledger keeps it: well-formed Unicode, whitespace- and control-collapsed
  * (so it can never start a new line), its secrets redacted (a model may note a token a user
  * pasted: `base/secrets.ts`), without leading list markers or `[Category]` tags, clipped to 200
- * (never between the halves of a pair). The redaction looks at the collapsed text: the shapes
- * match `\s`, which no control or direction character is, so `Bearer\u0085<token>` hides its
- * token until collapsing turns the U+0085 into a space. It comes before the clip, so no part of
- * a secret stays past the cut.
+ * (never between the halves of a pair). The redaction looks at the collapsed text, as the
+ * text is kept and shown (a control or direction character between `Bearer` and its token is a
+ * space there), and comes before the clip, so no part of a secret stays past the cut.
  */
 export const normalizeFactText = (text: string): string => {
   if (typeof text !== 'string') refuseArgument('the text', text, 'a string');
