@@ -13,6 +13,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import pg from 'pg';
 import { kindOf } from '../base/describe.js';
 import { failure } from '../base/failure.js';
+import { sha256HexPrefix } from '../base/hash.js';
 import { parsePostgresUrl } from './address.js';
 import { EndingClient } from './endingClient.js';
 import { classifyError, type ClassifiedError, type PostgresFailure } from './failures.js';
@@ -114,13 +115,20 @@ export const parseSchemaName = (schema: unknown): E.Either<string, string> => {
   return E.right(schema);
 };
 
+/** Bytes of the schema name's SHA-256 a statement's name holds: 64 bits, no two schemas alike in practice. */
+const SCHEMA_HASH_BYTES = 8;
+
 /**
  * The name of a store's prepared statement `kind` on schema `schema`. A connection keeps one
- * statement per name, and stores on several schemas may share a caller's pool: `.`, which
- * neither a kind nor a schema name holds, parts them, so `read` on `snapshot_foo` and
- * `read_snapshot` on `foo` are two names.
+ * statement per name, and stores on several schemas may share a caller's pool, so each schema
+ * needs names of its own; but PostgreSQL keys a statement by the first 63 bytes of its name, so
+ * two long schema names that begin alike would share one (the second store failing every call
+ * with "prepared statement already exists"). The schema is named by a hash of fixed length
+ * instead: at most 50 bytes with the longest kind, whatever the schema, and a name ends with
+ * the hash, so `read` on one schema and `read_snapshot` on another are two names.
  */
-export const statementName = (kind: string, schema: string): string => `fact_tracker.${kind}.${schema}`;
+export const statementName = (kind: string, schema: string): string =>
+  `fact_tracker.${kind}.${sha256HexPrefix(schema, SCHEMA_HASH_BYTES)}`;
 
 /**
  * The schema's name as SQL writes it: quoted, so a name that is also a key word (`user`,
