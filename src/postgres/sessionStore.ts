@@ -14,14 +14,14 @@ import { Buffer } from 'node:buffer';
 import * as E from 'fp-ts/lib/Either.js';
 import type pg from 'pg';
 import { failure } from '../base/failure.js';
-import { kindOf } from '../base/describe.js';
-import { isRecord } from '../base/record.js';
 import { quoteValue } from '../base/schema.js';
 import { followerMemory } from '../live/session/follower.js';
 import { parseSessionId } from '../live/session/id.js';
 import { libraryVersion, SNAPSHOT_VERSION } from '../live/session/snapshot.js';
 import {
   invalidSnapshot,
+  parseLinesToAppend,
+  parseStoredSnapshot,
   type SessionStore,
   type SessionStoreError,
   type StoredLine,
@@ -252,18 +252,16 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
             `session ${id} cannot end at line ${quoteValue(expected)}: a position is a whole number of lines`,
           ),
         );
-      if (!Array.isArray(texts) || !Array.from(texts as unknown[]).every((text) => typeof text === 'string'))
-        return E.left(failure('io', 'the lines to append must be a list of texts'));
-      if (texts.some((text) => LINE_BREAK.test(text)))
-        return E.left(failure('io', 'a line to append holds a line break: it would forge a line of the log'));
+      const lines = parseLinesToAppend(texts);
+      if (E.isLeft(lines)) return lines;
       // Refused before anything is written: the log is exported as it is kept, so it must keep the line as given.
-      const unstorable = texts.map(unstorableId).find((problem) => problem !== undefined);
+      const unstorable = lines.right.map(unstorableId).find((problem) => problem !== undefined);
       if (unstorable !== undefined) return E.left(failure('io', `a line to append ${unstorable}`));
-      const position = expected + texts.length;
-      const bytes = texts.reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0);
+      const position = expected + lines.right.length;
+      const bytes = lines.right.reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0);
       const written = await call(id, 'once', async (client) => {
         // After a line of a log deleted and made anew since it was read, there is nothing to append to.
-        const values = [id, expected, position, bytes, texts];
+        const values = [id, expected, position, bytes, lines.right];
         const { rows } = await client.query<{ key: string }>(
           expected === 0
             ? { ...sql.appendFirst, values }
@@ -304,14 +302,15 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
       return E.right({ position: row.position, state: row.state });
     },
     writeSnapshot: async (id, snapshot, follower) => {
-      if (!isRecord(snapshot) || !Number.isSafeInteger(snapshot.position) || typeof snapshot.state !== 'string')
-        return E.left(failure('io', `the snapshot is ${kindOf(snapshot)}, not { position, state }`));
-      if (snapshot.position <= 0) return E.right(undefined);
+      const given = parseStoredSnapshot(snapshot);
+      if (E.isLeft(given)) return given;
+      const { position, state } = given.right;
+      if (position <= 0) return E.right(undefined);
       const written = await call(id, 'repeatable', (client) =>
         // Only over the log the state was read from: one made anew since holds other lines.
         client.query({
           ...sql.writeSnapshot,
-          values: [id, snapshot.position, snapshotLibrary(), snapshot.state, keysOf(follower).get(id) ?? null],
+          values: [id, position, snapshotLibrary(), state, keysOf(follower).get(id) ?? null],
         }),
       );
       return E.map(() => undefined)(written);

@@ -32,6 +32,8 @@ import { followerMemory } from './follower.js';
 import {
   type AppendResult,
   invalidSnapshot,
+  parseLinesToAppend,
+  parseStoredSnapshot,
   type SessionFollower,
   type SessionStore,
   type SessionStoreError,
@@ -358,24 +360,21 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
       return E.map((tailRead: TailRead) => ({ ...tailRead, restarted: true }))(again);
     }
     const pieces = splitLines(text, from.offset);
+    const position = from.lines + pieces.length;
+    // A reader that asked for lines past the end of a log now shorter has lost its place: it
+    // starts over, so it is given every line from the first (read from the first byte, as only
+    // a reader without the cursor there can be past the end).
+    const restarted = after > position;
     const lines: StoredLine[] = [];
     pieces.forEach((piece, i) => {
       const line = from.lines + i + 1;
-      if (line > after && piece.trim() !== '') lines.push({ line, text: piece });
+      if ((restarted || line > after) && piece.trim() !== '') lines.push({ line, text: piece });
     });
-    const position = from.lines + pieces.length;
     // A read that goes back from where the cursor is (a resent prompt's, an explanation's) leaves
     // the cursor the catch-up follows, and with it what tells that the log was replaced meanwhile.
     if (known === undefined || after >= known.lines)
       cursors.set(id, { lines: position, offset: from.offset + consumed, identity, last });
-    return E.right({
-      exists,
-      // A reader that asked for lines past the end of a log now shorter has lost its place.
-      restarted: after > position,
-      lines,
-      position,
-      torn: tail > 0,
-    });
+    return E.right({ exists, restarted, lines, position, torn: tail > 0 });
   };
 
   /** Sets a torn last line aside. Call it holding the lock, with the cursor at the end of the complete lines. */
@@ -429,11 +428,8 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
     append: (id, expected, texts, follower) =>
       guarded(id, true, async (files) => {
         const cursors = cursorsOf(follower);
-        if (texts.some((text) => LOG_LINE_BREAK.test(text)))
-          return E.left({
-            code: 'io',
-            message: 'a line to append holds a line break: it would forge a line of the log',
-          });
+        const lines = parseLinesToAppend(texts);
+        if (E.isLeft(lines)) return lines;
         let created = false;
         const write = async (
           stillLocked: () => E.Either<SessionError, true>,
@@ -456,9 +452,9 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
           if (E.isLeft(safe)) return E.left(toStoreError(safe.left));
           const cursor = cursors.get(id)!;
           created = cursor.offset === 0;
-          const appended = await appendToLog(files.file, texts.map((text) => `${text}\n`).join(''));
+          const appended = await appendToLog(files.file, lines.right.map((text) => `${text}\n`).join(''));
           if (E.isLeft(appended)) return E.left(toStoreError(appended.left));
-          const position = expected + texts.length;
+          const position = expected + lines.right.length;
           cursors.set(id, {
             lines: position,
             offset: cursor.offset + appended.right.bytes,
@@ -512,12 +508,14 @@ export const fileSessionStore = (given: FileSessionStoreOptions = {}): SessionSt
     },
     writeSnapshot: (id, snapshot, follower) =>
       guarded(id, false, async (files) => {
+        const given = parseStoredSnapshot(snapshot);
+        if (E.isLeft(given)) return given;
+        const { position, state } = given.right;
         const cursor = cursorsOf(follower).get(id);
         // Only a position this store has read or written to: its byte offset is known.
-        if (cursor === undefined || cursor.lines !== snapshot.position || cursor.offset === 0)
-          return E.right(undefined);
+        if (cursor === undefined || cursor.lines !== position || cursor.offset === 0) return E.right(undefined);
         return locked(files, async () => {
-          const written = writeSnapshot(files.file, { ...cursor, position: snapshot.position, state: snapshot.state });
+          const written = writeSnapshot(files.file, { ...cursor, position, state });
           return E.isLeft(written) ? E.left(toStoreError(written.left)) : written;
         });
       }),

@@ -4,9 +4,17 @@
  * holds every other one to.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { internalFailure } from '../../base/failure.js';
 import { parseSessionId } from './id.js';
 import { followerMemory } from './follower.js';
-import { invalidSnapshot, type SessionStore, type SessionStoreError, type StoredSnapshot } from './store.js';
+import {
+  invalidSnapshot,
+  parseLinesToAppend,
+  parseStoredSnapshot,
+  type SessionStore,
+  type SessionStoreError,
+  type StoredSnapshot,
+} from './store.js';
 
 /**
  * One session: its lines in order (line n at index n - 1), its snapshot, and what it is known
@@ -20,6 +28,34 @@ interface MemorySession {
   readonly incarnation: object;
 }
 
+/**
+ * The snapshots a session keeps once `written` is written over `current` and `previous`, as
+ * the other stores keep them: the newest wins (a writer that lags behind another, its state of
+ * fewer lines, replaces nothing), and the one replaced stays as the previous when it covers
+ * fewer lines (a rewrite of the same line keeps the previous there was).
+ */
+const keptSnapshots = (
+  current: StoredSnapshot | undefined,
+  previous: StoredSnapshot | undefined,
+  written: StoredSnapshot,
+): { readonly snapshot: StoredSnapshot; readonly previous: StoredSnapshot | undefined } => {
+  if (current === undefined) return { snapshot: written, previous };
+  if (current.position > written.position) return { snapshot: current, previous };
+  return { snapshot: written, previous: current.position < written.position ? current : previous };
+};
+
+/**
+ * `work`'s answer, or `internal` for an exception nobody expected: the port promises calls that
+ * never throw, and a bug surfaces as a Left rather than as a rejected promise.
+ */
+const guarded = async <L, T>(work: () => Promise<E.Either<L, T>>): Promise<E.Either<L | SessionStoreError, T>> => {
+  try {
+    return await work();
+  } catch (error) {
+    return E.left(internalFailure(error));
+  }
+};
+
 /** A session store that keeps every session in this process's memory. */
 export const memorySessionStore = (): SessionStore => {
   const sessions = new Map<string, MemorySession>();
@@ -32,86 +68,97 @@ export const memorySessionStore = (): SessionStore => {
   return {
     location: 'memory',
     list: async () => E.right([...sessions.keys()].sort()),
-    read: async (id, after, follower) => {
-      const valid = checked(id);
-      if (E.isLeft(valid)) return valid;
-      const session = sessions.get(id);
-      const all = session?.lines ?? [];
-      const seen = seenBy(follower);
-      const known = seen.get(id);
-      // A reader past the end, or one that read another incarnation of this id, starts over.
-      const restarted = after > all.length || (after > 0 && known !== undefined && known !== session?.incarnation);
-      // A read from the start while the follower reads on (a resent prompt's) leaves what it follows.
-      if (restarted || after > 0 || known === undefined) {
-        if (session === undefined) seen.delete(id);
-        else seen.set(id, session.incarnation);
-      }
-      const from = restarted ? 0 : after;
-      return E.right({
-        exists: session !== undefined,
-        restarted,
-        lines: all.flatMap((text, i) => (i >= from && text.trim() !== '' ? [{ line: i + 1, text }] : [])),
-        position: all.length,
-        torn: false,
-      });
-    },
-    append: async (id, expected, texts, follower) => {
-      const valid = checked(id);
-      if (E.isLeft(valid)) return valid;
-      const session = sessions.get(id) ?? { lines: [], incarnation: {} };
-      const seen = seenBy(follower);
-      const known = seen.get(id);
-      if (expected > 0 && known !== undefined && known !== session.incarnation)
-        return E.left({
-          code: 'conflict',
-          message: `the log of session ${id} was made anew since line ${expected} was read`,
+    read: (id, after, follower) =>
+      guarded(async () => {
+        const valid = checked(id);
+        if (E.isLeft(valid)) return valid;
+        const session = sessions.get(id);
+        const all = session?.lines ?? [];
+        const seen = seenBy(follower);
+        const known = seen.get(id);
+        // A reader past the end, or one that read another incarnation of this id, starts over.
+        const restarted = after > all.length || (after > 0 && known !== undefined && known !== session?.incarnation);
+        // A read from the start while the follower reads on (a resent prompt's) leaves what it follows.
+        if (restarted || after > 0 || known === undefined) {
+          if (session === undefined) seen.delete(id);
+          else seen.set(id, session.incarnation);
+        }
+        const from = restarted ? 0 : after;
+        return E.right({
+          exists: session !== undefined,
+          restarted,
+          lines: all.flatMap((text, i) => (i >= from && text.trim() !== '' ? [{ line: i + 1, text }] : [])),
+          position: all.length,
+          torn: false,
         });
-      if (session.lines.length !== expected)
-        return E.left({
-          code: 'conflict',
-          message: `session ${id} holds ${session.lines.length} lines, not ${expected}: another writer appended first`,
-        });
-      if (texts.some((text) => /[\r\n]/u.test(text)))
-        return E.left({ code: 'io', message: 'a line to append holds a line break: it would forge a line of the log' });
-      session.lines.push(...texts);
-      sessions.set(id, session);
-      seen.set(id, session.incarnation);
-      return E.right({ position: session.lines.length, setAside: [] });
-    },
-    repair: async (id) => E.map(() => [])(checked(id)),
-    readSnapshot: async (id, follower, atMost) => {
-      const valid = checked(id);
-      if (E.isLeft(valid)) return E.left(invalidSnapshot(valid.left.message));
-      const session = sessions.get(id);
-      const limit = Math.min(session?.lines.length ?? 0, atMost ?? Infinity);
-      const snapshot = [session?.snapshot, session?.previous]
-        .filter((kept): kept is StoredSnapshot => kept !== undefined && kept.position <= limit)
-        .sort((a, b) => b.position - a.position)[0];
-      if (session === undefined || snapshot === undefined || (atMost === undefined && snapshot !== session.snapshot))
+      }),
+    append: (id, expected, texts, follower) =>
+      guarded(async () => {
+        const valid = checked(id);
+        if (E.isLeft(valid)) return valid;
+        // Refused before anything is kept: a line that is no text would break every later read.
+        const lines = parseLinesToAppend(texts);
+        if (E.isLeft(lines)) return lines;
+        const session = sessions.get(id) ?? { lines: [], incarnation: {} };
+        const seen = seenBy(follower);
+        const known = seen.get(id);
+        if (expected > 0 && known !== undefined && known !== session.incarnation)
+          return E.left({
+            code: 'conflict',
+            message: `the log of session ${id} was made anew since line ${expected} was read`,
+          });
+        if (session.lines.length !== expected)
+          return E.left({
+            code: 'conflict',
+            message: `session ${id} holds ${session.lines.length} lines, not ${expected}: another writer appended first`,
+          });
+        session.lines.push(...lines.right);
+        sessions.set(id, session);
+        seen.set(id, session.incarnation);
+        return E.right({ position: session.lines.length, setAside: [] });
+      }),
+    repair: (id) => guarded(async () => E.map(() => [])(checked(id))),
+    readSnapshot: (id, follower, atMost) =>
+      guarded(async () => {
+        const valid = checked(id);
+        if (E.isLeft(valid)) return E.left(invalidSnapshot(valid.left.message));
+        const session = sessions.get(id);
+        const limit = Math.min(session?.lines.length ?? 0, atMost ?? Infinity);
+        const snapshot = [session?.snapshot, session?.previous]
+          .filter((kept): kept is StoredSnapshot => kept !== undefined && kept.position <= limit)
+          .sort((a, b) => b.position - a.position)[0];
+        if (session === undefined || snapshot === undefined || (atMost === undefined && snapshot !== session.snapshot))
+          return E.right(undefined);
+        // What follows the snapshot is read from this incarnation on, unless the follower reads on already.
+        const seen = seenBy(follower);
+        if (!seen.has(id)) seen.set(id, session.incarnation);
+        return E.right(snapshot);
+      }),
+    writeSnapshot: (id, snapshot, follower) =>
+      guarded(async () => {
+        const valid = checked(id);
+        if (E.isLeft(valid)) return valid;
+        const written = parseStoredSnapshot(snapshot);
+        if (E.isLeft(written)) return written;
+        const session = sessions.get(id);
+        const known = seenBy(follower).get(id);
+        // Only over the log the state was read from: one made anew since holds other lines.
+        if (known !== undefined && known !== session?.incarnation) return E.right(undefined);
+        const { position } = written.right;
+        if (session !== undefined && position <= session.lines.length && position > 0) {
+          const kept = keptSnapshots(session.snapshot, session.previous, written.right);
+          session.snapshot = kept.snapshot;
+          if (kept.previous !== undefined) session.previous = kept.previous;
+        }
         return E.right(undefined);
-      // What follows the snapshot is read from this incarnation on, unless the follower reads on already.
-      const seen = seenBy(follower);
-      if (!seen.has(id)) seen.set(id, session.incarnation);
-      return E.right(snapshot);
-    },
-    writeSnapshot: async (id, snapshot, follower) => {
-      const valid = checked(id);
-      if (E.isLeft(valid)) return valid;
-      const session = sessions.get(id);
-      const known = seenBy(follower).get(id);
-      // Only over the log the state was read from: one made anew since holds other lines.
-      if (known !== undefined && known !== session?.incarnation) return E.right(undefined);
-      if (session !== undefined && snapshot.position <= session.lines.length && snapshot.position > 0) {
-        if (session.snapshot !== undefined) session.previous = session.snapshot;
-        session.snapshot = { position: snapshot.position, state: snapshot.state };
-      }
-      return E.right(undefined);
-    },
-    delete: async (id) =>
-      E.map(() => {
-        memory.of(undefined).delete(id);
-        return sessions.delete(id);
-      })(checked(id)),
+      }),
+    delete: (id) =>
+      guarded(async () =>
+        E.map(() => {
+          memory.of(undefined).delete(id);
+          return sessions.delete(id);
+        })(checked(id)),
+      ),
     backlog: async (id) => {
       const session = sessions.get(id);
       if (session === undefined) return undefined;

@@ -206,6 +206,24 @@ const firstLine = (fd: number): Buffer | undefined => {
 };
 
 /**
+ * The header of the snapshot of the log `file`, with the log's size, when its header says it can
+ * be used (this version's, for this very log, which still holds the bytes it covered); undefined
+ * when there is no such snapshot. Never throws.
+ */
+const usableHeader = (file: string): { readonly header: Header; readonly size: number } | undefined => {
+  try {
+    const head = withFile(snapshotFileOf(file), constants.O_RDONLY, firstLine);
+    if (head === undefined) return undefined;
+    const header = parseHeader(head);
+    if (E.isLeft(header)) return undefined;
+    const size = checkLog(file, header.right);
+    return E.isRight(size) ? { header: header.right, size: size.right } : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
  * How many bytes of the log `file` a process opening it would replay after its snapshot, when
  * the snapshot's header says it can be used (this version's, for this very log, which still
  * holds the bytes it covered); undefined when there is no such snapshot. Reads the header and
@@ -213,16 +231,8 @@ const firstLine = (fd: number): Buffer | undefined => {
  * (`readSnapshot` checks that). Never throws.
  */
 export const snapshotTail = (file: string): number | undefined => {
-  try {
-    const head = withFile(snapshotFileOf(file), constants.O_RDONLY, firstLine);
-    if (head === undefined) return undefined;
-    const header = parseHeader(head);
-    if (E.isLeft(header)) return undefined;
-    const size = checkLog(file, header.right);
-    return E.isRight(size) ? size.right - header.right.log.offset : undefined;
-  } catch {
-    return undefined;
-  }
+  const usable = usableHeader(file);
+  return usable === undefined ? undefined : usable.size - usable.header.log.offset;
 };
 
 /** The snapshot file of the log `file`. */
@@ -337,11 +347,19 @@ const removeLeftovers = (snapshotFile: string): void => {
  * Writes the snapshot of the log `file` at `snapshot.offset`. Call it holding the log's lock,
  * with the state the log's first `position` lines (its first `offset` bytes) give. The temporary files of writers killed
  * before they renamed theirs are removed first (no other writer can be busy: the lock is held).
+ *
+ * The newest snapshot wins, as in every store: one of fewer lines than the one kept (a writer
+ * that lags behind another) replaces nothing, or the next process to open the session would
+ * replay the lines between them, and a resent prompt would find no snapshot before its line.
+ * The one replaced is kept as the previous when it covers fewer lines (a rewrite of the same
+ * line keeps the previous there was); a snapshot that cannot be used is replaced whatever it covers.
  */
 export const writeSnapshot = (file: string, snapshot: FileSnapshot): E.Either<SessionError, void> => {
   const target = snapshotFileOf(file);
   const stamp = `${process.pid}.${Date.now()}`;
   const temporary = `${target}.${stamp}.tmp`;
+  const kept = usableHeader(file)?.header.position;
+  if (kept !== undefined && kept > snapshot.position) return E.right(undefined);
   try {
     const fingerprint = withFile(file, constants.O_RDONLY, (fd) => fingerprintOf(fd, snapshot.offset));
     const header: Header = {
@@ -355,7 +373,7 @@ export const writeSnapshot = (file: string, snapshot: FileSnapshot): E.Either<Se
     removeLeftovers(target);
     // No fsync: a snapshot lost to a crash is rebuilt from the log, which is flushed.
     writeFileSync(temporary, `${JSON.stringify(header)}\n${snapshot.state}`, { flag: 'wx', mode: 0o644 });
-    keepPrevious(target, stamp);
+    if (kept !== undefined && kept < snapshot.position) keepPrevious(target, stamp);
     renameSync(temporary, target);
     return E.right(undefined);
   } catch (error) {

@@ -8,8 +8,10 @@
  * (`fileSessionStore`); `memorySessionStore` keeps sessions in the process; every adapter passes
  * the same conformance suite.
  */
-import type * as E from 'fp-ts/lib/Either.js';
+import * as E from 'fp-ts/lib/Either.js';
+import { kindOf } from '../../base/describe.js';
 import { type Failure, failure } from '../../base/failure.js';
+import { isRecord } from '../../base/record.js';
 import type { SetAsideLine, StoreAccessCode } from './model.js';
 
 /**
@@ -51,6 +53,26 @@ export interface TailRead {
   readonly torn: boolean;
 }
 
+/** A line break inside a line to append: it would read back as two lines of the log. */
+const LINE_BREAK = /[\r\n]/u;
+
+/**
+ * The lines a caller gives `append`, or why they are none (`io`, as every adapter answers): a
+ * value that is not a list of texts would be kept as something no read can take back as a line
+ * (a number breaks every later read of the session), and a text holding a line break would
+ * forge a second line.
+ */
+export const parseLinesToAppend = (texts: unknown): E.Either<SessionStoreError, ReadonlyArray<string>> => {
+  if (!Array.isArray(texts)) return E.left(failure('io', 'the lines to append must be a list of texts'));
+  // Copied once: the lines checked are the lines kept, whatever the caller's array does after.
+  const lines: unknown[] = Array.from(texts as unknown[]);
+  if (!lines.every((text): text is string => typeof text === 'string'))
+    return E.left(failure('io', 'the lines to append must be a list of texts'));
+  if (lines.some((text) => LINE_BREAK.test(text)))
+    return E.left(failure('io', 'a line to append holds a line break: it would forge a line of the log'));
+  return E.right(lines);
+};
+
 /** What an append wrote. */
 export interface AppendResult {
   /** The number of the last line appended: the new position. */
@@ -64,6 +86,19 @@ export interface StoredSnapshot {
   readonly position: number;
   readonly state: string;
 }
+
+/**
+ * The snapshot a caller gives `writeSnapshot`, or why it is none (`io`, as every adapter
+ * answers): kept, a position that is no whole number or a state that is no text would be
+ * answered to every later reader of the session.
+ */
+export const parseStoredSnapshot = (snapshot: unknown): E.Either<SessionStoreError, StoredSnapshot> => {
+  // Each field read once: a getter cannot pass the check with one value and be kept with another.
+  const { position, state } = isRecord(snapshot) ? snapshot : {};
+  return typeof position === 'number' && Number.isSafeInteger(position) && typeof state === 'string'
+    ? E.right({ position, state })
+    : E.left(failure('io', `the snapshot is ${kindOf(snapshot)}, not { position, state }`));
+};
 
 /**
  * Who follows a session's log: an object of the caller's own that it passes to the calls that
@@ -113,7 +148,10 @@ export interface SessionStore {
     follower?: SessionFollower,
     atMost?: number,
   ): Promise<E.Either<SnapshotFailure | SessionStoreError, StoredSnapshot | undefined>>;
-  /** Keeps a snapshot of the session after line `snapshot.position`, replacing an older one. */
+  /**
+   * Keeps a snapshot of the session after line `snapshot.position`, replacing an older one: the
+   * newest wins, so one of fewer lines than the one kept (a writer that lags behind) replaces nothing.
+   */
   writeSnapshot(
     id: string,
     snapshot: StoredSnapshot,

@@ -5,7 +5,13 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
-import type { SessionStore, SessionStoreError, SnapshotFailure, TailRead } from '../../../src/live/session/store.js';
+import type {
+  SessionStore,
+  SessionStoreError,
+  SnapshotFailure,
+  StoredSnapshot,
+  TailRead,
+} from '../../../src/live/session/store.js';
 
 /** An adapter under test: a fresh storage, and a second handle on it. */
 export interface StoreUnderTest {
@@ -115,6 +121,38 @@ export const describeSessionStore = (name: string, make: () => Promise<StoreUnde
       await store.close();
     });
 
+    it('refuses lines that are not texts and a snapshot that is not one as a failure of the input, never a throw or internal, keeping nothing of them', async () => {
+      const { store, reopen } = await make();
+      right(await store.append('s', 0, [line(1), line(2)]));
+      right(await store.read('s', 0));
+      right(await store.writeSnapshot('s', { position: 2, state: '{"at":2}' }));
+      for (const given of [null, undefined, line(3), [1, 2], [line(3), 4], [{ text: line(3) }], { 0: line(3) }]) {
+        const appended = await store.append('s', 2, given as unknown as string[]);
+        expect(E.isLeft(appended)).toBe(true);
+        expect(codeOf(appended)).not.toBe('internal');
+      }
+      right(await store.append('s', 2, [line(3)]));
+      right(await store.read('s', 2));
+      for (const given of [
+        null,
+        3,
+        '{"at":3}',
+        { position: '3', state: '{}' },
+        { position: 3 },
+        { position: 3, state: 3 },
+      ]) {
+        const written = await store.writeSnapshot('s', given as unknown as StoredSnapshot);
+        // A store may leave aside a snapshot it cannot vouch for (Right): it keeps none of it either way.
+        expect(codeOf(written)).not.toBe('internal');
+      }
+      // Every later read of the session takes what the refused calls left as it was.
+      const other = reopen();
+      expect(texts(right(await other.read('s', 0)))).toEqual([line(1), line(2), line(3)]);
+      expect(right(await other.readSnapshot('s'))).toEqual({ position: 2, state: '{"at":2}' });
+      expect(right(await store.append('s', 3, [line(4)])).position).toBe(4);
+      await store.close();
+    });
+
     it('refuses an id that is not one, without touching anything', async () => {
       const { store } = await make();
       for (const id of ['', '../escape', '.hidden', 'a/b', 'x'.repeat(500)]) {
@@ -159,6 +197,32 @@ export const describeSessionStore = (name: string, make: () => Promise<StoreUnde
       await store.close();
     });
 
+    it('keeps the newest snapshot when a writer that lags behind writes one of fewer lines, and the previous it kept', async () => {
+      const { store, reopen } = await make();
+      const [leading, lagging] = [{}, {}];
+      right(await store.append('s', 0, [line(1), line(2), line(3)], leading));
+      right(await store.writeSnapshot('s', { position: 3, state: '{"at":3}' }, leading));
+      right(await store.append('s', 3, [line(4)], leading));
+      // The lagging writer read up to line 4; the leading one appends line 5 and keeps its state there.
+      right(await store.read('s', 0, lagging));
+      right(await store.append('s', 4, [line(5)], leading));
+      right(await store.writeSnapshot('s', { position: 5, state: '{"at":5}' }, leading));
+      right(await store.writeSnapshot('s', { position: 4, state: '{"late":4}' }, lagging));
+      const other = reopen();
+      expect(right(await other.readSnapshot('s'))).toEqual({ position: 5, state: '{"at":5}' });
+      expect(right(await other.readSnapshot('s', undefined, 5))).toEqual({ position: 5, state: '{"at":5}' });
+      // The previous is still the one the newest replaced (where the store keeps one), not the late one.
+      const previous = right(await other.readSnapshot('s', undefined, 4));
+      if (previous !== undefined) expect(previous).toEqual({ position: 3, state: '{"at":3}' });
+      // A rewrite of the newest line replaces it and keeps the previous there was.
+      right(await store.writeSnapshot('s', { position: 5, state: '{"again":5}' }, leading));
+      expect(right(await other.readSnapshot('s'))).toEqual({ position: 5, state: '{"again":5}' });
+      const kept = right(await other.readSnapshot('s', undefined, 4));
+      if (kept !== undefined) expect(kept).toEqual({ position: 3, state: '{"at":3}' });
+      expect(kept).toEqual(previous);
+      await store.close();
+    });
+
     it('counts less backlog once a snapshot covers the log', async () => {
       const { store } = await make();
       right(
@@ -194,6 +258,22 @@ export const describeSessionStore = (name: string, make: () => Promise<StoreUnde
       right(await other.append('s', 0, [line(9)]));
       expect(texts(right(await store.read('s', 0)))).toEqual([line(9)]);
       expect(codeOf(await store.delete('../x'))).toBe('invalid_session_id');
+      await store.close();
+    });
+
+    it('starts a reader without a place that asks past the end over, with every line from line 1', async () => {
+      const { store, reopen } = await make();
+      right(await store.append('s', 0, [line(1), line(2), line(3)]));
+      const restarted = { exists: true, restarted: true, position: 3, torn: false };
+      // Another process, which never read this log, and a follower of this store that never did.
+      for (const read of [await reopen().read('s', 5), await store.read('s', 5, {})]) {
+        expect(right(read)).toMatchObject(restarted);
+        expect(right(read).lines).toEqual([
+          { line: 1, text: line(1) },
+          { line: 2, text: line(2) },
+          { line: 3, text: line(3) },
+        ]);
+      }
       await store.close();
     });
 

@@ -17,7 +17,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { replayHistory } from '../../../src/index.js';
 import { fileSessionStore, memorySessionStore, openSession } from '../../../src/live/session/index.js';
-import { invalidSnapshot, type SessionStore } from '../../../src/live/session/store.js';
+import { invalidSnapshot, type SessionStore, type StoredSnapshot } from '../../../src/live/session/store.js';
 import { implementer } from '../../fixtures/results.js';
 import { tempDir } from '../../tempDirs.js';
 import { describeSessionStore } from './storeConformance.js';
@@ -88,6 +88,61 @@ describe.each([
     expect(E.isLeft(rejected) && rejected.left.code).toBe('marker_missing');
     expect((await logOf(store, 's')).split('\n')).toHaveLength(1);
   });
+});
+
+describe('the memory store, given what is not its input', () => {
+  const right = <T>(either: E.Either<{ readonly message: string }, T>): T => {
+    if (E.isLeft(either)) throw new Error(either.left.message);
+    return either.right;
+  };
+  const stores = (): { readonly memory: SessionStore; readonly files: SessionStore } => ({
+    memory: memorySessionStore(),
+    files: fileSessionStore({ directory: join(tempDir('store-input-'), 'sessions') }),
+  });
+
+  it('answers what the files store answers, failure for failure', async () => {
+    const { memory, files } = stores();
+    const calls: ReadonlyArray<(store: SessionStore) => Promise<unknown>> = [
+      (store) => store.append('s', 0, null as unknown as string[]),
+      (store) => store.append('s', 0, 'ab' as unknown as string[]),
+      (store) => store.append('s', 0, [1, 2] as unknown as string[]),
+      (store) => store.append('s', 0, ['{}\n{}']),
+      (store) => store.writeSnapshot('s', null as unknown as StoredSnapshot),
+      (store) => store.writeSnapshot('s', { position: Number.NaN, state: '{}' }),
+      (store) => store.writeSnapshot('s', { position: 1, state: 1 } as unknown as StoredSnapshot),
+    ];
+    for (const call of calls) {
+      const answer = await call(memory);
+      expect(E.isLeft(answer as E.Either<unknown, unknown>)).toBe(true);
+      expect(answer).toEqual(await call(files));
+    }
+  });
+
+  it.each(['memory', 'files'] as const)(
+    'answers an exception nobody expected as internal, never a throw (%s)',
+    async (name) => {
+      const store = stores()[name];
+      right(await store.append('s', 0, ['{}']));
+      const hostile = new Proxy(['{}'], {
+        get: (target, key) => {
+          if (key === Symbol.iterator) throw new Error('the iterator broke');
+          return Reflect.get(target, key) as unknown;
+        },
+      });
+      const snapshot = {
+        get position(): number {
+          throw new Error('the getter broke');
+        },
+        state: '{}',
+      };
+      for (const answer of [await store.append('s', 1, hostile), await store.writeSnapshot('s', snapshot)])
+        expect(E.isLeft(answer) && answer.left).toEqual({
+          code: 'internal',
+          message: expect.stringMatching(/broke$/u),
+        });
+      expect(right(await store.read('s', 0)).position).toBe(1);
+    },
+  );
 });
 
 describe('the files of a folder', () => {
