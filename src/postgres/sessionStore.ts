@@ -19,6 +19,8 @@ import { followerMemory } from '../live/session/follower.js';
 import { parseSessionId } from '../live/session/id.js';
 import { libraryVersion, SNAPSHOT_VERSION } from '../live/session/snapshot.js';
 import {
+  type AppendResult,
+  guardedCall,
   invalidSnapshot,
   parseLinesToAppend,
   parseStoredSnapshot,
@@ -241,42 +243,44 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
         return rows.map((row) => row.id).filter((id) => E.isRight(parseSessionId(id)));
       }),
     read: (id, after, follower) => call(id, 'repeatable', (client) => readTail(client, id, after, keysOf(follower))),
-    append: async (id, expected, texts, follower) => {
-      const keys = keysOf(follower);
-      // A caller's arguments of another kind: a position that is text would be joined to, not
-      // added to, and leave the log's count past its lines.
-      if (!Number.isSafeInteger(expected) || expected < 0)
-        return E.left(
-          failure(
-            'conflict',
-            `session ${id} cannot end at line ${quoteValue(expected)}: a position is a whole number of lines`,
-          ),
-        );
-      const lines = parseLinesToAppend(texts);
-      if (E.isLeft(lines)) return lines;
-      // Refused before anything is written: the log is exported as it is kept, so it must keep the line as given.
-      const unstorable = lines.right.map(unstorableId).find((problem) => problem !== undefined);
-      if (unstorable !== undefined) return E.left(failure('io', `a line to append ${unstorable}`));
-      const position = expected + lines.right.length;
-      const bytes = lines.right.reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0);
-      const written = await call(id, 'once', async (client) => {
-        // After a line of a log deleted and made anew since it was read, there is nothing to append to.
-        const values = [id, expected, position, bytes, lines.right];
-        const { rows } = await client.query<{ key: string }>(
-          expected === 0
-            ? { ...sql.appendFirst, values }
-            : { ...sql.appendNext, values: [...values, keys.get(id) ?? null] },
-        );
-        return rows[0]?.key;
-      });
-      if (E.isLeft(written)) return written;
-      if (written.right === undefined)
-        return E.left(
-          failure('conflict', `session ${id} does not end at line ${expected}: another writer appended first`),
-        );
-      keys.set(id, written.right);
-      return E.right({ position, setAside: [] });
-    },
+    // The caller's values are read inside a guard: a getter that throws is `internal`, never a rejected promise.
+    append: (id, expected, texts, follower) =>
+      guardedCall<SessionStoreError, AppendResult>(async () => {
+        const keys = keysOf(follower);
+        // A caller's arguments of another kind: a position that is text would be joined to, not
+        // added to, and leave the log's count past its lines.
+        if (!Number.isSafeInteger(expected) || expected < 0)
+          return E.left(
+            failure(
+              'conflict',
+              `session ${id} cannot end at line ${quoteValue(expected)}: a position is a whole number of lines`,
+            ),
+          );
+        const lines = parseLinesToAppend(texts);
+        if (E.isLeft(lines)) return lines;
+        // Refused before anything is written: the log is exported as it is kept, so it must keep the line as given.
+        const unstorable = lines.right.map(unstorableId).find((problem) => problem !== undefined);
+        if (unstorable !== undefined) return E.left(failure('io', `a line to append ${unstorable}`));
+        const position = expected + lines.right.length;
+        const bytes = lines.right.reduce((sum, text) => sum + Buffer.byteLength(text) + 1, 0);
+        const written = await call(id, 'once', async (client) => {
+          // After a line of a log deleted and made anew since it was read, there is nothing to append to.
+          const values = [id, expected, position, bytes, lines.right];
+          const { rows } = await client.query<{ key: string }>(
+            expected === 0
+              ? { ...sql.appendFirst, values }
+              : { ...sql.appendNext, values: [...values, keys.get(id) ?? null] },
+          );
+          return rows[0]?.key;
+        });
+        if (E.isLeft(written)) return written;
+        if (written.right === undefined)
+          return E.left(
+            failure('conflict', `session ${id} does not end at line ${expected}: another writer appended first`),
+          );
+        keys.set(id, written.right);
+        return E.right({ position, setAside: [] });
+      }),
     // Lines land whole or not at all: there is never a torn line to set aside.
     repair: (id) => call(id, 'repeatable', async () => []),
     readSnapshot: async (id, follower, atMost) => {
@@ -301,20 +305,21 @@ export const postgresSessionStore = (urlOrPool: UrlOrPool, options: PostgresOpti
       if (!keys.has(id)) keys.set(id, row.key);
       return E.right({ position: row.position, state: row.state });
     },
-    writeSnapshot: async (id, snapshot, follower) => {
-      const given = parseStoredSnapshot(snapshot);
-      if (E.isLeft(given)) return given;
-      const { position, state } = given.right;
-      if (position <= 0) return E.right(undefined);
-      const written = await call(id, 'repeatable', (client) =>
-        // Only over the log the state was read from: one made anew since holds other lines.
-        client.query({
-          ...sql.writeSnapshot,
-          values: [id, position, snapshotLibrary(), state, keysOf(follower).get(id) ?? null],
-        }),
-      );
-      return E.map(() => undefined)(written);
-    },
+    writeSnapshot: (id, snapshot, follower) =>
+      guardedCall<SessionStoreError, void>(async () => {
+        const given = parseStoredSnapshot(snapshot);
+        if (E.isLeft(given)) return given;
+        const { position, state } = given.right;
+        if (position <= 0) return E.right(undefined);
+        const written = await call(id, 'repeatable', (client) =>
+          // Only over the log the state was read from: one made anew since holds other lines.
+          client.query({
+            ...sql.writeSnapshot,
+            values: [id, position, snapshotLibrary(), state, keysOf(follower).get(id) ?? null],
+          }),
+        );
+        return E.map(() => undefined)(written);
+      }),
     delete: (id) =>
       call(id, 'repeatable', async (client) => {
         const { rowCount } = await client.query({ ...sql.delete, values: [id] });

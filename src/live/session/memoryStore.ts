@@ -4,10 +4,10 @@
  * holds every other one to.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { internalFailure } from '../../base/failure.js';
 import { parseSessionId } from './id.js';
 import { followerMemory } from './follower.js';
 import {
+  guardedCall as guarded,
   invalidSnapshot,
   parseLinesToAppend,
   parseStoredSnapshot,
@@ -42,18 +42,6 @@ const keptSnapshots = (
   if (current === undefined) return { snapshot: written, previous };
   if (current.position > written.position) return { snapshot: current, previous };
   return { snapshot: written, previous: current.position < written.position ? current : previous };
-};
-
-/**
- * `work`'s answer, or `internal` for an exception nobody expected: the port promises calls that
- * never throw, and a bug surfaces as a Left rather than as a rejected promise.
- */
-const guarded = async <L, T>(work: () => Promise<E.Either<L, T>>): Promise<E.Either<L | SessionStoreError, T>> => {
-  try {
-    return await work();
-  } catch (error) {
-    return E.left(internalFailure(error));
-  }
 };
 
 /** A session store that keeps every session in this process's memory. */

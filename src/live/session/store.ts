@@ -10,7 +10,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { kindOf } from '../../base/describe.js';
-import { type Failure, failure } from '../../base/failure.js';
+import { type Failure, failure, internalFailure } from '../../base/failure.js';
 import { isRecord } from '../../base/record.js';
 import type { SetAsideLine, StoreAccessCode } from './model.js';
 
@@ -71,6 +71,21 @@ export const parseLinesToAppend = (texts: unknown): E.Either<SessionStoreError, 
   if (lines.some((text) => LINE_BREAK.test(text)))
     return E.left(failure('io', 'a line to append holds a line break: it would forge a line of the log'));
   return E.right(lines);
+};
+
+/**
+ * `work`'s answer, or `internal` for an exception nobody expected (a caller's value whose getter
+ * throws, a bug): the port promises calls that never throw, and a bug surfaces as a Left rather
+ * than as a rejected promise.
+ */
+export const guardedCall = async <L, T>(
+  work: () => Promise<E.Either<L, T>>,
+): Promise<E.Either<L | SessionStoreError, T>> => {
+  try {
+    return await work();
+  } catch (error) {
+    return E.left(internalFailure(error));
+  }
 };
 
 /** What an append wrote. */

@@ -153,6 +153,30 @@ export const describeSessionStore = (name: string, make: () => Promise<StoreUnde
       await store.close();
     });
 
+    it('answers an exception nobody expected (a getter of the caller that throws) as internal, never a rejected promise', async () => {
+      const { store } = await make();
+      right(await store.append('s', 0, [line(1)]));
+      const hostile = new Proxy([line(2)], {
+        get: (target, key) => {
+          if (key === Symbol.iterator) throw new Error('the iterator broke');
+          return Reflect.get(target, key) as unknown;
+        },
+      });
+      const snapshot = {
+        get position(): number {
+          throw new Error('the getter broke');
+        },
+        state: '{}',
+      };
+      for (const answer of [await store.append('s', 1, hostile), await store.writeSnapshot('s', snapshot)])
+        expect(E.isLeft(answer) && answer.left).toEqual({
+          code: 'internal',
+          message: expect.stringMatching(/broke$/u),
+        });
+      expect(right(await store.read('s', 0)).position).toBe(1);
+      await store.close();
+    });
+
     it('refuses an id that is not one, without touching anything', async () => {
       const { store } = await make();
       for (const id of ['', '../escape', '.hidden', 'a/b', 'x'.repeat(500)]) {

@@ -91,10 +91,6 @@ describe.each([
 });
 
 describe('the memory store, given what is not its input', () => {
-  const right = <T>(either: E.Either<{ readonly message: string }, T>): T => {
-    if (E.isLeft(either)) throw new Error(either.left.message);
-    return either.right;
-  };
   const stores = (): { readonly memory: SessionStore; readonly files: SessionStore } => ({
     memory: memorySessionStore(),
     files: fileSessionStore({ directory: join(tempDir('store-input-'), 'sessions') }),
@@ -117,32 +113,6 @@ describe('the memory store, given what is not its input', () => {
       expect(answer).toEqual(await call(files));
     }
   });
-
-  it.each(['memory', 'files'] as const)(
-    'answers an exception nobody expected as internal, never a throw (%s)',
-    async (name) => {
-      const store = stores()[name];
-      right(await store.append('s', 0, ['{}']));
-      const hostile = new Proxy(['{}'], {
-        get: (target, key) => {
-          if (key === Symbol.iterator) throw new Error('the iterator broke');
-          return Reflect.get(target, key) as unknown;
-        },
-      });
-      const snapshot = {
-        get position(): number {
-          throw new Error('the getter broke');
-        },
-        state: '{}',
-      };
-      for (const answer of [await store.append('s', 1, hostile), await store.writeSnapshot('s', snapshot)])
-        expect(E.isLeft(answer) && answer.left).toEqual({
-          code: 'internal',
-          message: expect.stringMatching(/broke$/u),
-        });
-      expect(right(await store.read('s', 0)).position).toBe(1);
-    },
-  );
 });
 
 describe('the files of a folder', () => {
