@@ -1,6 +1,7 @@
 /**
  * A bound on JSON before it is parsed: text nested thousands deep parses, but overflows the
- * stack of whatever walks the value recursively afterwards (`JSON.stringify` among them).
+ * stack of whatever walks the value recursively afterwards (`JSON.stringify` among them); and
+ * the parser's refusal in words that quote none of the text.
  */
 
 /** True when `text` holds more than `limit` opening brackets (`[` or `{`), counted natively, not character by character. */
@@ -54,4 +55,20 @@ export const exceedsValueDepth = (value: unknown, limit: number): boolean => {
     for (const child of Array.isArray(node) ? node : Object.values(node)) pending.push([child, depth + 1]);
   }
   return false;
+};
+
+/**
+ * The excerpt the engine quotes in its refusal, cut short at either end or not:
+ * `Unexpected token 'g', ..."t": ghp_a1"... is not valid JSON`.
+ */
+const QUOTED_EXCERPT = /, (?:\.\.\.)?"[\s\S]*"(?:\.\.\.)? is not valid JSON$/u;
+
+/**
+ * Why `JSON.parse` refused a text, without the excerpt of it the engine quotes: the text is a
+ * model's or a file's, and its first characters may be a secret (a token written where a string
+ * belonged) or try to break the line the reason is shown on.
+ */
+export const jsonParseReason = (error: unknown): string => {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(QUOTED_EXCERPT, ' (not valid JSON)');
 };

@@ -6,7 +6,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import { describeError } from '../base/describe.js';
+import { jsonParseReason } from '../base/json.js';
 import { type Fields, isRecord } from '../base/record.js';
 import { clipEnd, collapseWhitespace, isBlank } from '../base/text.js';
 import { type CategorizedFact, categoryNames, DEFAULT_CATEGORIES, keepValidFacts, NOTES_LIMITS } from './model.js';
@@ -140,7 +140,7 @@ const parseJson = (text: string): Parsed => {
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (error) {
-    return { ok: false, reason: collapseWhitespace(describeError(error)) };
+    return { ok: false, reason: collapseWhitespace(jsonParseReason(error)) };
   }
 };
 

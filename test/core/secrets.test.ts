@@ -15,6 +15,7 @@ import {
   extractFromImplementer,
   extractFromReviewer,
   parseDispatchOutput,
+  parseHistory,
   recordTaskPrompt,
   replay,
   replayHistory,
@@ -262,6 +263,19 @@ describe('a raw answer as it is kept', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('a line or a block that is not valid JSON', () => {
+  it.each(SECRETS)('is refused without quoting its text, so %s in it is never shown', (_shape, secret) => {
+    const history = parseHistory(`{"type":"prompt","taskId":"1","taskPrompt": ${secret}}`);
+    const contract = parseDispatchOutput(
+      `BEGIN_DISPATCH_RESULT\n{"task_id": ${secret}}\nEND_DISPATCH_RESULT`,
+      'implementer',
+    );
+    expect(new Set(history.errors.map((error) => error.code))).toEqual(new Set(['invalid_json']));
+    expect(contract._tag === 'Left' && contract.left.code).toBe('json_parse_failed');
+    expect(JSON.stringify([history.errors, contract])).not.toContain(secret.slice(0, 6));
   });
 });
 

@@ -143,3 +143,14 @@ describe('a secret split by a control or direction character that collapsing tur
     },
   );
 });
+
+describe('an answer that is not valid JSON', () => {
+  it.each(SECRETS)(
+    'is refused without quoting its text, so %s written where a string belonged reaches no event',
+    (_shape, secret) => {
+      const parsed = parseNotableFactsResponse(`{"notableFacts": [{"category": "Logistics", "fact": ${secret}}]}`);
+      expect(E.isLeft(parsed) && parsed.left.code).toBe('invalid_json');
+      expect(JSON.stringify(parsed)).not.toContain(secret.slice(0, 6));
+    },
+  );
+});

@@ -5,6 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
+import { jsonParseReason } from '../../base/json.js';
 import { quoteValue } from '../../base/schema.js';
 import { escapeForLine } from '../../base/text.js';
 import { type DispatchResult, validateDispatchResult } from './contract.js';
@@ -73,11 +74,8 @@ const parseJson = (text: string): E.Either<ContractError, unknown> => {
   return E.tryCatch(
     () => JSON.parse(text) as unknown,
     (error) =>
-      // The parser's message quotes the text it refused: a model's, which may try to break the line.
-      contractError(
-        'json_parse_failed',
-        `invalid JSON: ${escapeForLine(error instanceof Error ? error.message : String(error))}`,
-      ),
+      // Without the excerpt the parser quotes: a model's text, which may hold a secret or try to break the line.
+      contractError('json_parse_failed', `invalid JSON: ${escapeForLine(jsonParseReason(error))}`),
   );
 };
 

@@ -11,7 +11,7 @@ import * as O from 'fp-ts/lib/Option.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { z } from 'zod';
 import { refuseArgument } from '../../base/describe.js';
-import { exceedsJsonDepth } from '../../base/json.js';
+import { exceedsJsonDepth, jsonParseReason } from '../../base/json.js';
 import { describeKind, formatPath, quoteValue } from '../../base/schema.js';
 import { type Fields, isRecord } from '../../base/record.js';
 import { clipEnd, isBlank } from '../../base/text.js';
@@ -265,7 +265,7 @@ export const readJsonObject = (text: string): E.Either<Problem, Fields> => {
   } catch (error) {
     return E.left({
       code: 'invalid_json',
-      message: `not JSON: ${error instanceof Error ? error.message : String(error)}`,
+      message: `not JSON: ${jsonParseReason(error)}`,
     });
   }
   return isRecord(value)
