@@ -388,6 +388,24 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     expect([read(join(project, '.mcp.json')), read(settings)]).toEqual([mcp, before]);
   });
 
+  it('prints no control character of a hostile settings file: a store holding one is refused, an event name is quoted', async () => {
+    const project = tempDir('init-controls-');
+    mkdirSync(join(project, '.claude'));
+    const escape = '\u001b';
+    const command = `FACT_TRACKER_STORE=./st${escape}[2J${escape}[31mRED npx --no-install fact-tracker hook`;
+    const hooks = (run: string) => [{ hooks: [{ type: 'command', command: run }] }];
+    const settings = join(project, '.claude', 'settings.json');
+    writeFileSync(settings, JSON.stringify({ hooks: { PreToolUse: hooks(command), SubagentStop: hooks(command) } }));
+    const refused = await init(project, 'claude');
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/holds a control or invisible character/u);
+    const named = { hooks: { 'Evil\u009b2J\u202eevil': hooks('npx --no-install fact-tracker hook') } };
+    writeFileSync(settings, JSON.stringify(named));
+    const quoted = await init(project, 'claude');
+    for (const ran of [refused, quoted]) expect(ran.stdout + ran.stderr).not.toMatch(/[\u001b\u0080-\u009f\u202e]/u);
+    expect(quoted.stdout + quoted.stderr).toContain('Evil\\u009b2J\\u202eevil');
+  });
+
   it('--npx writes commands that run only the copy installed in the project', async () => {
     const project = tempDir('init-');
     const run = await init(project, 'claude', '--npx');

@@ -7,6 +7,7 @@
 import { posix } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { isRecord } from '../../base/record.js';
+import { quoteText } from '../../base/text.js';
 import { isPostgresUrl } from '../../postgres/address.js';
 import { isSectionLayout } from '../../core/retrieve/defaults.js';
 import { handlerCommand, type Ownership, SERVER_NAME } from './settings.js';
@@ -469,8 +470,8 @@ export const readHooks = (
     ];
   });
 
-/** An event's name as a message says it: as written when it is a plain name, else quoted as JSON (a key may hold anything). */
-const eventName = (event: string): string => (/^[A-Za-z0-9_.-]{1,64}$/u.test(event) ? event : JSON.stringify(event));
+/** An event's name as a message says it: as written when it is a plain name, else quoted (a key may hold anything, a terminal's control sequences too). */
+const eventName = (event: string): string => (/^[A-Za-z0-9_.-]{1,64}$/u.test(event) ? event : quoteText(event));
 
 /** The events (each once, as a message says them) of the hook commands of `settings` that `which` picks. */
 const eventsWhere = (settings: unknown, which: (event: string, command: string) => boolean): ReadonlyArray<string> => [

@@ -37,13 +37,16 @@ const storeAssignment = (store: string): string => `${STORE_VARIABLE}="${storeRe
 
 /**
  * Why `store` cannot be written into a shell word between double quotes (a `"`, `$`, backquote,
- * backslash, `}`, apostrophe or line break), or undefined when it can.
+ * backslash, `}`, apostrophe or line break), nor shown on a line of the terminal (a control or
+ * format character, which could drive it), or undefined when it can.
  */
 export const unsafeStore = (store: string): string | undefined =>
   // An apostrophe too: bash (not in its POSIX mode) reads one inside "${VAR:-...}" as an open quote.
   /["$`\\}'\r\n]/u.test(store)
     ? 'holds a character a shell would read ($, ", `, \\, }, \' or a line break): percent-encode it in a URL, or name another folder'
-    : undefined;
+    : /[\p{Cc}\p{Cf}\u2028\u2029]/u.test(store)
+      ? 'holds a control or invisible character: percent-encode it in a URL, or name another folder'
+      : undefined;
 
 /** `text` quoted for a POSIX shell: one argument, whatever it holds. */
 export const shellQuote = (text: string): string =>
