@@ -3,7 +3,7 @@
  * never read back (the JSON is the source of truth). Stored text is untrusted, so every field
  * is whitespace-collapsed, escaped for markdown and HTML, and sits inside a list item, a table
  * cell, a quote or a code span: none can forge a heading, a row, a link or an HTML element in
- * any CommonMark viewer.
+ * any CommonMark viewer, nor a link in GitHub's (autolinked URLs, addresses and mentions).
  */
 import { collapseWhitespace, isBlank } from '../base/text.js';
 import { checkedContextFile, checkedKind, checkedText } from './arguments.js';
@@ -16,12 +16,18 @@ const ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', 
  * One line of stored text as literal markdown: `&`, `<` and `>` as entities (no HTML, no
  * autolink, no character reference), every other character that opens inline markup
  * backslash-escaped (emphasis, code, links, tables, strikethrough, heading closers), and a
- * start that would open a block (a list marker, a setext underline) escaped too.
+ * start that would open a block (a list marker, a setext underline) escaped too. The literals
+ * GitHub's Markdown links by themselves (a URL's `scheme:`, `www.`, an address's or a
+ * mention's `@`) are broken by a character reference, which renders as the character and
+ * which the link finders do not read through: the dashboard is committed and read on GitHub.
  */
 export const escapeMarkdown = (text: string): string =>
   collapseWhitespace(checkedText(text))
     .replace(/[&<>]/gu, (character) => ENTITIES[character]!)
     .replace(/[\\`*_[\]|~#!]/gu, (character) => `\\${character}`)
+    .replace(/\b((?:https?|ftp|mailto|xmpp)):/giu, '$1&#58;')
+    .replace(/\b(www)\./giu, '$1&#46;')
+    .replace(/@/gu, '&#64;')
     .replace(/^([-+=])/u, '\\$1')
     .replace(/^(\d+)([.)])/u, '$1\\$2');
 

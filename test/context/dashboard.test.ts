@@ -1,6 +1,7 @@
 /**
  * The dashboard rendered by a real CommonMark renderer (markdown-it in strict CommonMark
- * mode): stored text, however hostile, can forge no heading, no block and no HTML element.
+ * mode, and with its link finder on, as GitHub finds links): stored text, however hostile, can
+ * forge no heading, no block, no HTML element and no link.
  */
 import fc from 'fast-check';
 import MarkdownIt from 'markdown-it';
@@ -107,6 +108,17 @@ describe('the dashboard under a CommonMark renderer', () => {
     expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;');
     expect(html).toContain('## Forged heading');
     expect(html).toContain('&amp;lt;entity&amp;gt;');
+  });
+
+  it("links no URL, address or mention of stored text where GitHub's Markdown links them by themselves", () => {
+    const linking = new MarkdownIt('default', { linkify: true });
+    const text =
+      'Log in at https://evil.example/login or www.evil.example, mail admin@evil.example, mailto:x@evil.example, ask @alice';
+    const file: ContextFile = { kind: 'planning', contexts: [hostileContext('default', text)] };
+    const html = linking.render(renderContextDashboard(file, 'planning_context.json'));
+    expect(html).not.toContain('<a ');
+    // Shown as written.
+    expect(html).toContain(text);
   });
 
   it('for any context, its headings are the generated ones and it holds no HTML', () => {
