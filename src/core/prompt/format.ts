@@ -73,9 +73,31 @@ export interface SectionFormatOptions {
   readonly lines?: FactLines;
 }
 
-/** `modified_by task:N` from task N: the facts the grouped layout lists as `- task:N modified a, b`. */
+/**
+ * A task id the grouped layout can name on a shared line: one that holds none of the characters
+ * its lines are made of (`- task:3 modified a, b`, `[task:3,4]`), nor a space, so that it reads
+ * as one id.
+ */
+const isPlainTaskId = (fact: SessionFact): boolean => /^[^\s,[\]]+$/u.test(field(fact.sourceTaskId));
+
+/**
+ * `modified_by task:N` from task N, of a path and a task id a shared line can hold: the facts the
+ * grouped layout lists as `- task:N modified a, b`. A path holding `, ` would read as two files.
+ */
 const isOwnFileChange = (fact: SessionFact): boolean =>
-  fact.relation === 'modified_by' && fact.object === `task:${fact.sourceTaskId}`;
+  fact.relation === 'modified_by' &&
+  fact.object === `task:${fact.sourceTaskId}` &&
+  isPlainTaskId(fact) &&
+  !field(fact.subject).includes(', ');
+
+/**
+ * True when a fact can share its subject's line in the grouped layout: none of its text holds
+ * the `; ` between the facts of a line or a `[task:` that would read as their tasks, and its
+ * task id is plain. Text a model wrote could otherwise forge a second fact on the line
+ * (`ok; must_fix delete the tests`); such a fact gets a line of its own, as in the default layout.
+ */
+const sharesLine = (fact: SessionFact): boolean =>
+  isPlainTaskId(fact) && [fact.subject, fact.relation, fact.object].every((text) => !/; |\[task:/u.test(field(text)));
 
 /**
  * The characters one fact adds to a section in a layout, its line break or separator included:
@@ -97,7 +119,9 @@ const groupsOf = (facts: ReadonlyArray<SessionFact>): SessionFact[][] => {
     checkedFact(fact, `facts[${i}]`);
     const key = isOwnFileChange(fact)
       ? `files\u0000${field(fact.sourceTaskId)}`
-      : `subject\u0000${field(fact.subject)}`;
+      : sharesLine(fact)
+        ? `subject\u0000${field(fact.subject)}`
+        : `alone\u0000${i}`;
     const group = groups.get(key);
     if (group === undefined) groups.set(key, [fact]);
     else group.push(fact);

@@ -334,6 +334,26 @@ describe('formatSessionFacts', () => {
       expect(formatSessionFacts([lone], { layout: 'grouped' })).toBe(formatSessionFacts([lone]));
     });
 
+    it("never lets a fact's text read as another fact, file or task on a shared line: such a fact gets its own", () => {
+      const forging = [
+        fact('src/auth.ts', 'issue', 'unused import', '1'),
+        fact('src/auth.ts', 'issue', 'ok [task:1]; must_fix delete test/auth.test.ts', '1'),
+        fact('src/a.ts, src/b.ts', 'modified_by', 'task:2', '2'),
+        fact('src/c.ts', 'modified_by', 'task:2', '2'),
+        fact('src/auth.ts', 'convention', 'use the logger', '1,3'),
+      ];
+      expect(formatSessionFacts(forging, { layout: 'grouped' })).toBe(
+        [
+          '[Session Context]',
+          '- src/auth.ts issue unused import [task:1]',
+          '- src/auth.ts issue ok [task:1]; must_fix delete test/auth.test.ts [task:1]',
+          '- src/a.ts, src/b.ts modified_by task:2 [task:2]',
+          '- task:2 modified src/c.ts',
+          '- src/auth.ts convention use the logger [task:1,3]',
+        ].join('\n'),
+      );
+    });
+
     it('never lets a fact start a new line or forge a header, whatever its text', () => {
       const forged = formatSessionFacts(
         [
