@@ -8,6 +8,7 @@ import type { ContractError } from '../../core/extract/parse.js';
 import type { CompactionReport } from '../../core/store/compact.js';
 import type { FactTag, SourceRole } from '../../core/fact.js';
 import type { SectionLayout } from '../../core/retrieve/defaults.js';
+import type { TokenizerName } from '../../tokens/names.js';
 
 /**
  * Why a store could not be reached or used at all, whichever session was asked for: its
@@ -94,7 +95,13 @@ export interface CompiledContext extends Recorded {
 }
 
 /** The question `explainContext` answers: a prompt, without recording it. */
-export type ExplainContextInput = Omit<CompileContextInput, 'at'>;
+export type ExplainContextInput = Omit<CompileContextInput, 'at'> & {
+  /**
+   * The tokenizer the section explained was budgeted with, as a recorded prompt's line names it
+   * (`recordedPrompt` gives it); default: the session's own counter.
+   */
+  readonly tokenizer?: TokenizerName;
+};
 
 /** An invalidation to record. */
 export interface InvalidateFactInput {

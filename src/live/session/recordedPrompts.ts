@@ -6,13 +6,14 @@
  *   server); any other is computed again from the log's lines before its line, after the
  *   store's turn (its lock) is over, as nothing is written;
  * - the latest prompt recorded for a task and a prompt text, whose settings (tags, limits,
- *   layout) tell how its section was made, for an explanation of that section.
+ *   layout, tokenizer) tell how its section was made, for an explanation of that section.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { sha256HexPrefix } from '../../base/hash.js';
 import { type HistoryPromptEvent, parseHistoryLine } from '../../core/history/events.js';
 import type { TrackerEnvironment, TrackerOutput } from '../../core/tracker/transition.js';
+import { DEFAULT_TOKENIZER } from '../../tokens/names.js';
 import type { SessionCounting } from './tokenizer.js';
 import type { RecordedPrompt, SessionError } from './model.js';
 import {
@@ -37,9 +38,14 @@ const queryKey = ({ taskId, taskPrompt }: Pick<HistoryPromptEvent, 'taskId' | 't
 /** Sections of its latest prompts a process keeps. */
 const KEPT_SECTIONS = 32;
 
-/** A prompt line's settings, as a prompt to explain takes them. */
-const recordedPromptOf = (event: HistoryPromptEvent): RecordedPrompt => {
+/**
+ * A prompt line's settings, as a prompt to explain takes them. Its tokenizer is the one the line
+ * names; a line that names none was budgeted with the estimate when this session counts with a
+ * named tokenizer (which every line it writes names), else with the counter this session has too.
+ */
+const recordedPromptOf = (event: HistoryPromptEvent, counting: SessionCounting): RecordedPrompt => {
   const { line, taskId, taskPrompt, tags, maxFacts, maxTokens, layout } = event;
+  const tokenizer = event.tokenizer ?? (counting.recorded === undefined ? undefined : DEFAULT_TOKENIZER);
   return {
     line,
     taskId,
@@ -48,6 +54,7 @@ const recordedPromptOf = (event: HistoryPromptEvent): RecordedPrompt => {
     ...(maxFacts === undefined ? {} : { maxFacts }),
     ...(maxTokens === undefined ? {} : { maxTokens }),
     ...(layout === undefined ? {} : { layout }),
+    ...(tokenizer === undefined ? {} : { tokenizer }),
   };
 };
 
@@ -119,7 +126,7 @@ export const recordedPrompts = (store: SessionStore, id: string, counting: Sessi
       const parsed = parseHistoryLine(text, line, undefined);
       if (E.isLeft(parsed) || parsed.right.type !== 'prompt') continue;
       const key = queryKey(parsed.right);
-      const { taskId: _task, taskPrompt: _text, ...settings } = recordedPromptOf(parsed.right);
+      const { taskId: _task, taskPrompt: _text, ...settings } = recordedPromptOf(parsed.right, counting);
       known.delete(key);
       known.set(key, settings);
       if (known.size > KNOWN_PROMPTS) known.delete(known.keys().next().value!);

@@ -10,10 +10,12 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { type Failure, internalFailure } from '../../base/failure.js';
 import { isRecord } from '../../base/record.js';
+import { quoteValue } from '../../base/schema.js';
+import { isTokenizerName, TOKENIZER_NAMES } from '../../tokens/names.js';
 import { explainRetrieval } from '../../core/prompt/retrieve.js';
 import { emptyReport } from '../../core/store/compact.js';
 import { selectLatestPrompts } from '../../core/store/write.js';
-import { promptQuery, selectSessionContext } from '../../core/tracker/transition.js';
+import { promptQuery, selectSessionContext, type TrackerEnvironment } from '../../core/tracker/transition.js';
 import { tokenCountFailure } from '../../tokens/checked.js';
 import { fileSessionStore, locateSession } from './files.js';
 import { followedBy } from './follower.js';
@@ -386,6 +388,23 @@ const open = async (
     return E.isLeft(checked) ? checked : parsePromptQuery(promptFields(input, 0));
   };
 
+  /**
+   * The environment a section is explained in: budgeted with the tokenizer it was (a recorded
+   * prompt's line names it), as `fact-tracker explain --line` budgets it; else the session's.
+   */
+  const explainEnvOf = (tokenizer: unknown): E.Either<SessionError, TrackerEnvironment> => {
+    if (tokenizer === undefined) return E.right(env);
+    if (!isTokenizerName(tokenizer))
+      return E.left({
+        code: 'invalid_field',
+        message: `tokenizer must be ${TOKENIZER_NAMES.join(' or ')}, not ${quoteValue(tokenizer)}`,
+      });
+    return E.mapLeft((): SessionError => ({
+      code: 'invalid_input',
+      message: `the section was budgeted with the tokenizer ${tokenizer}, which this session does not count with`,
+    }))(counting.envOf({ line: 0, tokenizer }));
+  };
+
   const recordedOf = ({ line, duplicate }: RecordedEvent): Recorded => ({ line, duplicate });
 
   /**
@@ -448,8 +467,10 @@ const open = async (
     explainContext: atBoundary(async (input) => {
       const query = promptOf(input);
       if (E.isLeft(query)) return query;
+      const explainedEnv = explainEnvOf(isRecord(input) ? input.tokenizer : undefined);
+      if (E.isLeft(explainedEnv)) return explainedEnv;
       return read(create, (current) =>
-        E.right(explainRetrieval(current.tracker.store, promptQuery(current.tracker, query.right, env))),
+        E.right(explainRetrieval(current.tracker.store, promptQuery(current.tracker, query.right, explainedEnv.right))),
       );
     }),
     recordedPrompt: atBoundary(async (input) => {

@@ -39,7 +39,9 @@ export interface SessionCounting {
   /** The tokenizer its prompt lines record, if any. */
   readonly recorded: TokenizerName | undefined;
   /** The environment a recorded prompt's section is drawn in: with the tokenizer its line names. */
-  readonly envOf: (prompt: HistoryPromptEvent) => E.Either<SessionError, TrackerEnvironment>;
+  readonly envOf: (
+    prompt: Pick<HistoryPromptEvent, 'line' | 'tokenizer'>,
+  ) => E.Either<SessionError, TrackerEnvironment>;
 }
 
 const invalidInput = (message: string): SessionError => ({ code: 'invalid_input', message });

@@ -42,6 +42,43 @@ describe('a session given a named tokenizer', () => {
     expect([again.line, again.duplicate, again.sessionContext]).toEqual([2, true, compiled.sessionContext]);
   });
 
+  it('explains a recorded section budgeted as its line says, or says it cannot count as that line did', async () => {
+    const store = memorySessionStore();
+    const o200k = { tokenizer: 'o200k' as const, countTokens: countO200kTokens };
+    const explained = async (
+      recording: Parameters<typeof openSession>[1],
+      explaining: typeof recording,
+      id: string,
+    ) => {
+      const writer = right(await openSession(id, { ...recording, store }));
+      right(
+        await writer.ingestResult({ role: 'implementer', taskId: '1', output: implementer('1', files), at: 1_000 }),
+      );
+      const compiled = right(await writer.compileContext(prompt));
+      const reader = right(await openSession(id, { ...explaining, store }));
+      const recorded = right(await reader.recordedPrompt(prompt));
+      if (recorded._tag === 'None') throw new Error('the prompt was recorded');
+      const { line: _line, ...asked } = recorded.value;
+      const decisions = await reader.explainContext(asked);
+      return { compiled, decisions };
+    };
+    // Recorded with the estimate, explained by a process counting with o200k: as the line was budgeted.
+    const { compiled, decisions } = await explained({}, o200k, 'estimate-line');
+    const included = right(decisions).filter((decision) => decision.decision === 'included');
+    expect(included.map((decision) => decision.fact.id)).toEqual(compiled.facts.map((fact) => fact.id));
+    // Not vacuous: o200k fits another section in this budget.
+    expect(compiled.facts.length).not.toBe(
+      right(await right(await openSession('estimate-line', { ...o200k, store })).previewContext(prompt)).facts.length,
+    );
+    // Recorded with o200k, asked of a process that cannot count so: refused, never a wrong explanation.
+    expect((await explained(o200k, {}, 'o200k-line')).decisions).toEqual(
+      E.left({
+        code: 'invalid_input',
+        message: 'the section was budgeted with the tokenizer o200k, which this session does not count with',
+      }),
+    );
+  });
+
   it('records nothing for the estimate, nor for a counter of the caller’s own', async () => {
     const store = memorySessionStore();
     for (const [id, options] of [
