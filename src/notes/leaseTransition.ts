@@ -256,8 +256,10 @@ const work = (state: NotesState, user: string, session: string): NotesTransition
   // holds. (Before the next check, so that the load is tried again whatever the calls do.)
   if (storage.unloaded?.includes(storedKey(session)) === true) return retryLater(state, user, session);
   // The last call failed: the lease may have expired in the store, and another tracker may work
-  // its queue now. No new work until a call is answered again.
-  if (lease.failures > 0) return [state, []];
+  // its queue now. No new work until a call is answered again: the call is made again now when
+  // no wake-up is left to make it (a retry of a failed load took the one the failure set).
+  if (lease.failures > 0)
+    return lease.waking === false && lease.retryDue !== true ? call(state, user, session) : [state, []];
   // Unsaved work of an earlier turn of the lease is in the notes: no work of this turn starts from
   // them. Its save, tried again, is refused as fenced, and that work dropped and redone.
   if (isEarlierTurnUnsaved(state, user, session)) return retryLater(state, user, session);

@@ -870,6 +870,41 @@ describe('trackers sharing a store with leases', () => {
     expect(await storedFacts(store, 's1')).toEqual(['Said one', 'Said two']);
   });
 
+  it('goes on when a failed load is tried again and the lease call made meanwhile fails: no message is lost, and the end of stage answers', async () => {
+    const store = memoryNotesStore();
+    let loads = 0;
+    let calls = 0;
+    // Answered a turn later, as a store over the network answers.
+    const flaky = {
+      ...store,
+      load: async (user: string, session: string) =>
+        (loads += 1) === 1 ? E.left(storeFailure('unavailable', 'load down')) : store.load(user, session),
+      leases: {
+        lease: async (...call: Parameters<NotesLeases['lease']>) =>
+          (calls += 1) === 2 ? E.left(storeFailure('unavailable', 'lease down')) : store.leases.lease(...call),
+      },
+    } as NotesStore;
+    const complete: CompleteFn = async (prompt) => answer(...new Set(told(prompt)));
+    const a = createNotableFactsTracker({
+      complete,
+      store: flaky,
+      holder: 'a',
+      leasePollMs: 20,
+      leaseMs: 400,
+      onError: () => undefined,
+    });
+    a.recordUserMessage('maya', 's1', 'first');
+    await sleep(50);
+    a.recordUserMessage('maya', 's1', 'second');
+    await within(a.settled(), 'settled');
+    a.recordUserMessage('maya', 's1', 'third');
+    await within(a.endStage('maya', 's1'), 'the end of stage');
+    await within(a.close(), 'a');
+    // Not vacuous: the first load and the second lease call did fail.
+    expect([loads > 1, calls > 2]).toEqual([true, true]);
+    expect(await storedFacts(store, 's1')).toEqual(['Said first', 'Said second', 'Said third']);
+  });
+
   it('starts no work of a new lease turn from notes that hold unsaved work of an earlier turn', async () => {
     // The store takes saves again while a extracts "three": the save of that work would land.
     const { store, model, down, a, b } = await earlierTurn((model, down) => (prompt, call) => {
