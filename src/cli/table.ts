@@ -1,7 +1,10 @@
 /**
  * Aligned plain-text tables. Cells are measured before styling, so colour never shifts a
- * column, and the last column is not padded, so lines carry no trailing spaces.
+ * column, and the last column is not padded, so lines carry no trailing spaces. A cell is
+ * measured by the columns a terminal gives it (`string-width`: a CJK character takes two, a
+ * combining mark none), not by its UTF-16 units, so paths in any script keep the columns aligned.
  */
+import stringWidth from 'string-width';
 import type { Paint } from './style.js';
 
 /** One column: its heading, and how it aligns (numbers read best right-aligned). */
@@ -18,13 +21,15 @@ export interface Row {
 
 const GAP = '  ';
 
-const pad = (text: string, width: number, align: 'left' | 'right'): string =>
-  align === 'right' ? text.padStart(width) : text.padEnd(width);
+const pad = (text: string, width: number, align: 'left' | 'right'): string => {
+  const fill = ' '.repeat(Math.max(0, width - stringWidth(text)));
+  return align === 'right' ? `${fill}${text}` : `${text}${fill}`;
+};
 
 /** Renders `rows` under `columns`, each column as wide as its widest cell; the heading row gets `headingPaint`. */
 export const renderTable = (columns: ReadonlyArray<Column>, rows: ReadonlyArray<Row>, headingPaint: Paint): string => {
   const widths = columns.map((column, index) =>
-    Math.max(column.heading.length, ...rows.map((row) => (row.cells[index] ?? '').length)),
+    Math.max(stringWidth(column.heading), ...rows.map((row) => stringWidth(row.cells[index] ?? ''))),
   );
   const line = (cells: ReadonlyArray<string>): string =>
     columns

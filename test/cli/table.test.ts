@@ -1,0 +1,47 @@
+/**
+ * Tables line their columns up as a terminal shows them: a cell is as wide as the columns it
+ * takes there (a CJK character two, a combining mark none), not as its UTF-16 units.
+ */
+import stringWidth from 'string-width';
+import { describe, expect, it } from 'vitest';
+import { renderFactTable } from '../../src/cli/render.js';
+import { createStyle } from '../../src/cli/style.js';
+import { renderTable } from '../../src/cli/table.js';
+import { createFactId, type SessionFact } from '../../src/index.js';
+
+const plain = (text: string): string => text;
+
+/** Where each column after the first starts on each line, in terminal columns. */
+const columnStarts = (table: string, marker: string): number[] =>
+  table.split('\n').map((line) => stringWidth(line.slice(0, line.indexOf(marker))));
+
+describe('an aligned table', () => {
+  it('starts every column at the same terminal column whatever the script of the cells before it', () => {
+    const table = renderTable(
+      [{ heading: 'PATH' }, { heading: 'KIND' }],
+      ['src/plain.ts', 'src/日本語ファイル名前.ts', 'src/e\u0301\u0301\u0301x.ts', 'src/🙂.ts'].map((path) => ({
+        cells: [path, 'file'],
+      })),
+      plain,
+    );
+    const starts = table.split('\n').map((line) => stringWidth(line.slice(0, line.search(/(KIND|file)$/u))));
+    expect(new Set(starts).size).toBe(1);
+  });
+
+  it('lines up the columns of a fact table holding wide paths', () => {
+    const fact = (subject: string): SessionFact =>
+      Object.freeze({
+        id: createFactId(subject, 'modified_by', 'task:1'),
+        subject,
+        relation: 'modified_by',
+        object: 'task:1',
+        tags: Object.freeze(['file_change' as const]),
+        sourceTaskId: '1',
+        sourceRole: 'implementer' as const,
+        confidence: 1,
+        validFrom: 1,
+      });
+    const table = renderFactTable([fact('src/日本語.ts'), fact('src/plain.ts')], createStyle(false), 'none');
+    expect(new Set(columnStarts(table, 'modified_by').slice(1)).size).toBe(1);
+  });
+});
