@@ -12,6 +12,7 @@ import { describeKind } from '../../base/schema.js';
 import { collapseWhitespace } from '../../base/text.js';
 import type { SectionLayout } from '../../core/retrieve/defaults.js';
 import type { InitHost } from './hosts.js';
+import { tableHeaders } from './tomlHeaders.js';
 import { STORE_VARIABLE } from '../store.js';
 
 /** The name the MCP server is registered under. */
@@ -351,8 +352,6 @@ export const parseJsonSettings = (text: string): E.Either<MergeError, unknown> =
   }
 };
 
-const TABLE_HEADER = /^\s*\[\[?\s*([^\]]*?)\s*\]\]?\s*(?:#.*)?$/u;
-
 /** True when a table header line names the server's table or one below it. */
 const isServerTable = (name: string): boolean => {
   const unquoted = name.replace(/\s*\.\s*/gu, '.').replace(/"([^"]*)"|'([^']*)'/gu, (_, a, b) => String(a ?? b));
@@ -415,10 +414,14 @@ export const mergeCodexToml = (current: string | undefined, launcher: Launcher):
   const wanted = codexServerEntry(existing, launcher);
   if (isRecord(existing) && tomlText(existing) === tomlText(wanted)) return E.right(text);
   const lines = text.split('\n');
-  const start = lines.findIndex((line) => {
-    const header = TABLE_HEADER.exec(line);
-    return header !== null && isServerTable(header[1]!);
-  });
+  // Headers are found outside multi-line strings, whose lines are text; a document without the
+  // server holds no header of its table, wherever text looks like one.
+  const headers = tableHeaders(lines);
+  const isServerHeader = (index: number): boolean => {
+    const header = headers[index];
+    return header !== undefined && isServerTable(header);
+  };
+  const start = existing === undefined ? -1 : headers.findIndex((_, index) => isServerHeader(index));
   const table = stringifyToml({ mcp_servers: { [SERVER_NAME]: wanted } }).trimEnd();
   let edited: string;
   if (start === -1) {
@@ -430,11 +433,7 @@ export const mergeCodexToml = (current: string | undefined, launcher: Launcher):
     edited = `${body === '' ? '' : `${body}\n\n`}${table}\n`;
   } else {
     let end = start + 1;
-    while (end < lines.length) {
-      const header = TABLE_HEADER.exec(lines[end]!);
-      if (header !== null && !isServerTable(header[1]!)) break;
-      end += 1;
-    }
+    while (end < lines.length && (headers[end] === undefined || isServerHeader(end))) end += 1;
     // Comments and blank lines at the table's end introduce what follows (the next table): they stay.
     while (end > start + 1 && /^\s*(?:#.*)?$/u.test(lines[end - 1]!)) end -= 1;
     edited = [...lines.slice(0, start), table, ...lines.slice(end)].join('\n');

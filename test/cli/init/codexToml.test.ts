@@ -76,4 +76,36 @@ describe('mergeCodexToml', () => {
     const alone = mergeCodexToml('[mcp_servers.fact-tracker]\nenv = { FACT_TRACKER_STORE = "/srv/old" }\n', launcher);
     expect(E.isRight(alone) ? alone.right : '').not.toMatch(/old|env = |\.env\]/u);
   });
+
+  it('reads a line inside a multi-line string as text, never as a table header, wherever it is', () => {
+    const server = (written: string): unknown =>
+      (parseToml(written) as { mcp_servers: Record<string, unknown> }).mcp_servers['fact-tracker'];
+    const looksLikeOurs = (quotes: string): string =>
+      `${quotes}\nTo set up the server, add:\n[mcp_servers.fact-tracker]\n${quotes}`;
+    for (const quotes of ['"""', "'''"]) {
+      // No server table at all: the text is kept and the table appended.
+      const instructions = `developer_instructions = ${looksLikeOurs(quotes)}\nmodel = "o3"\n`;
+      const appended = mergeCodexToml(instructions, LAUNCHER);
+      expect(E.isRight(appended) ? appended.right : '').toBe(
+        `${instructions}\n[mcp_servers.fact-tracker]\ncommand = "node"\nargs = [ "main.js", "mcp" ]\n`,
+      );
+      // The table after the string is the one replaced.
+      const before = `${instructions}\n[mcp_servers.fact-tracker]\ncommand = "npx"\n`;
+      const replaced = mergeCodexToml(before, LAUNCHER);
+      const text = E.isRight(replaced) ? replaced.right : '';
+      expect(text.startsWith(instructions)).toBe(true);
+      expect(server(text)).toEqual({ command: 'node', args: ['main.js', 'mcp'] });
+      // A string of the table holding a line like another table's header stays in the table.
+      const inside = `[mcp_servers.fact-tracker]\ncommand = "npx"\nnote = ${quotes}\n[projects]\n""${quotes}\n\n[other]\nx = 1\n`;
+      const kept = mergeCodexToml(inside, LAUNCHER);
+      const keptText = E.isRight(kept) ? kept.right : '';
+      expect(server(keptText)).toEqual({ command: 'node', args: ['main.js', 'mcp'], note: '[projects]\n""' });
+      expect(keptText).toMatch(/\n\n\[other\]\nx = 1\n$/u);
+      expect(mergeCodexToml(keptText, LAUNCHER)).toEqual(E.right(keptText));
+    }
+    // Quotes inside one-line strings, escaped ones and a comment open no multi-line string.
+    const tricky = `a = "say \\"\\"\\" here" # """\nb = 'x"""y'\n[mcp_servers.fact-tracker]\ncommand = "npx"\n`;
+    const merged = mergeCodexToml(tricky, LAUNCHER);
+    expect(server(E.isRight(merged) ? merged.right : '')).toEqual({ command: 'node', args: ['main.js', 'mcp'] });
+  });
 });
