@@ -222,7 +222,8 @@ environment variable FACT_TRACKER_STORE, which wins when it is set; a URL that h
 is refused (set FACT_TRACKER_STORE in your environment instead, see docs/team.md), and so is one
 set by hand in .mcp.json that a run without --store would drop. Runs on one project take turns
 under a lock, .fact-tracker-init.lock in the project, which each removes (see docs/hooks.md).`,
-    footer: 'Exit status: 0, or 1 with one line on stderr when nothing could be written.',
+    footer: `Exit status: 0, or 1 with one line on stderr when the settings could not all be written:
+nothing was, unless the line names the files that were (a rename failed after another).`,
   },
   sessions: {
     synopsis: 'sessions list|export ID|delete ID [options]',

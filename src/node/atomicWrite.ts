@@ -41,7 +41,7 @@ export interface AtomicWriteOptions<F> {
 const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
 
 /** A temporary file's name beside `file`: `FILE.PID.STAMP.tmp`, with random bits in the stamp so no one can guess it. */
-const temporaryName = (file: string): string =>
+export const temporaryName = (file: string): string =>
   `${file}.${process.pid}.${Date.now().toString(36)}${randomBytes(6).toString('hex')}.tmp`;
 
 /** The temporary files `writeFileAtomic` makes: what a killed writer may leave behind. */

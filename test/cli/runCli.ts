@@ -144,6 +144,39 @@ export const runCliCut = (args: ReadonlyArray<string>): Promise<{ status: number
   return new Promise((resolve) => child.on('close', (status) => resolve({ status, stderr })));
 };
 
+/** How `runCliUnder` runs the binary. */
+export interface ShellPlace {
+  /** A line of `sh` run first, which the process inherits: `umask 022`, `ulimit -f 64`. */
+  readonly setup: string;
+  /** Killed (SIGKILL: a process blocked in a read ends no other way) past this; its status then -1. */
+  readonly timeoutMs: number;
+}
+
+/**
+ * Runs `fact-tracker ...args` from the repository root as `runCli` does, after `place.setup`
+ * (which may give it another standard input), with its standard input left open.
+ */
+export const runCliUnder = (args: ReadonlyArray<string>, place: ShellPlace): Promise<CliRun> => {
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run "npm run build" first (npm test does it)`);
+  const child = spawn('sh', ['-c', `${place.setup}; exec "$0" "$@"`, process.execPath, MAIN, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, NO_COLOR: '1' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), place.timeoutMs);
+  return new Promise((resolve) =>
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      child.stdin.destroy();
+      resolve({ status: status ?? -1, stdout, stderr });
+    }),
+  );
+};
+
 /** A project (a git work tree) with its sessions folder made and empty. */
 export const projectWithSessions = (prefix: string): { project: string; sessions: string } => {
   const project = tempDir(prefix);

@@ -3,27 +3,11 @@
  * project, merged into the files already there, with commands that run this installation and
  * nothing else. Every file is read, merged and checked writable before any is written: a
  * malformed file, one that is a symbolic link, or one that cannot be written stops the command
- * with nothing written. A file whose content does
- * not change is not touched. Runs on one project take turns, under a lock taken before the first
- * read.
+ * with nothing written. The files are then written together (`writeTogether`). A file whose
+ * content does not change is not touched. Runs on one project take turns, under a lock taken
+ * before the first read.
  */
-import {
-  accessSync,
-  closeSync,
-  constants,
-  existsSync,
-  fdatasyncSync,
-  fstatSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from 'node:fs';
+import { accessSync, constants, existsSync, lstatSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as E from 'fp-ts/lib/Either.js';
@@ -36,9 +20,10 @@ import type { InitCommand } from '../command.js';
 import { isOutsideFailure } from '../boundary.js';
 import { type CliIo, EXIT_OK } from '../io.js';
 import type { InitHost } from '../init/hosts.js';
-import { chooseVia } from '../init/install.js';
+import { chooseVia, hasInstalledBinary } from '../init/install.js';
 import { isReadOnly } from '../../node/readOnly.js';
 import { findInexactNumber } from '../init/jsonNumbers.js';
+import { readSettingsFile } from '../init/projectFile.js';
 import { isFactTrackerHook } from '../init/recognize.js';
 import {
   formatJson,
@@ -65,6 +50,7 @@ import {
   unreadStoreRefusal,
   sameStore,
 } from '../init/existing.js';
+import { type FileToWrite, writeTogether } from '../init/writeTogether.js';
 import { chooseStore, holdsPassword, STORE_VARIABLE } from '../store.js';
 
 /**
@@ -119,28 +105,37 @@ const filesOf = (project: string, host: InitHost, launcher: Launcher): ReadonlyA
       ];
 };
 
-/** Refuses a path that is, or passes through, a symbolic link inside the project. */
-const refuseLinks = (project: string, path: string): E.Either<string, void> => {
+/**
+ * Refuses a path that is, or passes through, a symbolic link inside the project, or passes
+ * through something that is not a folder (a file `.claude`, which a clone may hold): the system
+ * would refuse it later, once some files may be written.
+ */
+const checkPath = (project: string, path: string): E.Either<string, void> => {
+  const parts = path.split(/[\\/]/u);
   let current = project;
-  for (const part of path.split(/[\\/]/u)) {
+  for (const [index, part] of parts.entries()) {
     current = join(current, part);
-    const entry = lstatSync(current, { throwIfNoEntry: false });
+    let entry;
+    try {
+      entry = lstatSync(current, { throwIfNoEntry: false });
+    } catch (error) {
+      if (!isOutsideFailure(error)) throw error;
+      return E.left(`cannot read ${relative(project, current)}: ${describeFileFailure(error)} (nothing was written)`);
+    }
     if (entry === undefined) return E.right(undefined);
     if (entry.isSymbolicLink())
       return E.left(
         `${relative(project, current)} is a symbolic link; refusing to write through it (nothing was written)`,
       );
+    if (index < parts.length - 1 && !entry.isDirectory())
+      return E.left(`${relative(project, current)} is not a folder (nothing was written)`);
   }
   return E.right(undefined);
 };
 
 /** What one file will get. */
-interface Planned {
-  readonly path: string;
-  readonly absolute: string;
-  readonly text: string;
+interface Planned extends FileToWrite {
   readonly changed: boolean;
-  readonly mode?: number;
 }
 
 /**
@@ -170,44 +165,10 @@ const checkWritable = (project: string, path: string, mode: number | undefined):
   return E.right(undefined);
 };
 
-/** UTF-8 that refuses what is not, and keeps a byte order mark as the text's first character. */
-const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-/**
- * A settings file's text and permission bits, undefined when there is none, `not-utf-8` for
- * bytes that are not UTF-8, or `not-a-file` for a pipe, a folder or a device: opened without blocking, and checked on what was opened, so a
- * named pipe with no writer is refused instead of waited on for good. Throws what the system does.
- */
-const readSettingsFile = (
-  absolute: string,
-): { text: string; mode: number } | 'not-a-file' | 'not-utf-8' | undefined => {
-  let fd: number;
-  try {
-    fd = openSync(absolute, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (error) {
-    if (isOutsideFailure(error) && error.code === 'ENOENT') return undefined;
-    throw error;
-  }
-  try {
-    const stats = fstatSync(fd);
-    if (!stats.isFile()) return 'not-a-file';
-    const bytes = readFileSync(fd);
-    try {
-      return { text: STRICT_UTF8.decode(bytes), mode: stats.mode & 0o777 };
-    } catch (error) {
-      // A byte that is not UTF-8 would come back as U+FFFD: the file would change where nobody asked.
-      if (error instanceof TypeError) return 'not-utf-8';
-      throw error;
-    }
-  } finally {
-    closeSync(fd);
-  }
-};
-
 const plan = (project: string, file: SettingsFile): E.Either<string, Planned> => {
   const absolute = join(project, file.path);
-  const links = refuseLinks(project, file.path);
-  if (E.isLeft(links)) return links;
+  const path = checkPath(project, file.path);
+  if (E.isLeft(path)) return path;
   let current: string | undefined;
   let mode: number | undefined;
   try {
@@ -232,33 +193,6 @@ const plan = (project: string, file: SettingsFile): E.Either<string, Planned> =>
     changed: merged.right !== current,
     ...(mode === undefined ? {} : { mode }),
   });
-};
-
-/** Writes a file whole: a new file beside it (created exclusively), flushed, renamed over it. */
-const writeWhole = (planned: Planned): E.Either<string, void> => {
-  const temporary = `${planned.absolute}.${process.pid}.tmp`;
-  try {
-    mkdirSync(dirname(planned.absolute), { recursive: false });
-  } catch (error) {
-    if (!isOutsideFailure(error)) throw error;
-    if (error.code !== 'EEXIST') return E.left(`cannot create ${dirname(planned.path)}: ${describeFileFailure(error)}`);
-  }
-  try {
-    const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, planned.mode ?? 0o644);
-    try {
-      const bytes = Buffer.from(planned.text, 'utf8');
-      for (let written = 0; written < bytes.length;) written += writeSync(fd, bytes, written, bytes.length - written);
-      fdatasyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temporary, planned.absolute);
-    return E.right(undefined);
-  } catch (error) {
-    if (!isOutsideFailure(error)) throw error;
-    rmSync(temporary, { force: true });
-    return E.left(`cannot write ${planned.path}: ${describeFileFailure(error)}`);
-  }
 };
 
 const NEXT_STEPS: Readonly<Record<InitHost, string>> = {
@@ -500,19 +434,14 @@ const writeSettings = (
     keptSecretWarning(hooks, hooksFile(command.host)),
   ])
     if (warning !== undefined) io.stderr(warning);
-  for (const file of planned) {
-    if (!file.changed) {
-      io.stdout(`unchanged  ${file.path}\n`);
-      continue;
-    }
-    // Asked before each file, not once: a run stopped between two writes (Ctrl-Z) past the
-    // lock's stale time, whose lock another run took over, writes no second file over that run's.
-    const locked = stillLocked();
-    if (E.isLeft(locked)) return E.left(locked.left.message);
-    const written = writeWhole(file);
-    if (E.isLeft(written)) return written;
-    io.stdout(`wrote      ${file.path}\n`);
-  }
+  // A run stopped (Ctrl-Z) past the lock's stale time, whose lock another run took over,
+  // renames no file over that run's.
+  const written = writeTogether(
+    planned.filter((file) => file.changed),
+    () => E.mapLeft((lost: Failure<'io'>) => lost.message)(stillLocked()),
+  );
+  if (E.isLeft(written)) return written;
+  for (const file of planned) io.stdout(`${file.changed ? 'wrote      ' : 'unchanged  '}${file.path}\n`);
   const notes = keptAsWrittenNotes(hooksSettings, isOurs, hookEvents(command.host), hooksFile(command.host));
   if (notes !== '') io.stdout(notes);
   io.stdout(
@@ -526,15 +455,24 @@ const writeSettings = (
     io.stdout(
       `\nThese settings hold this machine's path to fact-tracker: keep them out of git. For settings a team can commit, install the package in the project and run init again (see docs/hooks.md).\n`,
     );
-  if (
-    via === 'npx' &&
-    statSync(join(project, 'node_modules', '.bin', 'fact-tracker'), { throwIfNoEntry: false }) === undefined
-  )
+  // After the files are written: a binary that cannot be reached (a file for node_modules, a
+  // loop of links) is none, which the warning says, and the run that wrote stays a success.
+  if (via === 'npx' && !hasInstalledBinary(project))
     io.stderr(
       `fact-tracker init: warning: ${project} has no node_modules/.bin/fact-tracker yet; npx --no-install runs only an installed copy (install the package in the project first)\n`,
     );
   io.stdout(`\n${NEXT_STEPS[command.host]}\n`);
   return E.right(EXIT_OK);
+};
+
+/** True for a folder; false for anything else, and for a path that cannot be followed (through a file, a loop of links). */
+const isDirectory = (path: string): boolean => {
+  try {
+    return statSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
+  } catch (error) {
+    if (!isOutsideFailure(error)) throw error;
+    return false;
+  }
 };
 
 /**
@@ -548,8 +486,7 @@ export const runInit =
     const project = resolve(
       command.project === undefined ? (findGitTopLevel(base) ?? base) : resolve(base, command.project),
     );
-    const folder = statSync(project, { throwIfNoEntry: false });
-    if (folder === undefined || !folder.isDirectory()) return E.left(`the project ${project} is not a directory`);
+    if (!isDirectory(project)) return E.left(`the project ${project} is not a directory`);
     const main = thisMain();
     const via = chooseVia(project, command.via);
     if (via === 'node' && statSync(main, { throwIfNoEntry: false }) === undefined)

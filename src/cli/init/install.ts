@@ -4,31 +4,37 @@
  * be committed; an installation elsewhere is reached by its absolute path, a path of this
  * machine only.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isRecord } from '../../base/record.js';
+import { isOutsideFailure } from '../boundary.js';
+import { readManifest } from './projectFile.js';
 
 /** The name the package is installed under. */
 const PACKAGE_NAME = 'session-fact-tracker';
 
-/** The package's manifest in `project`'s `node_modules`, read; undefined when there is none or it cannot be read. */
-const installedManifest = (project: string): unknown => {
+/**
+ * True when `project`'s `node_modules/.bin/fact-tracker` leads to something, where `npx
+ * --no-install` finds it; a path that cannot be followed (a file where a folder should be, a loop
+ * of links) leads nowhere, as npx finds.
+ */
+export const hasInstalledBinary = (project: string): boolean => {
   try {
-    return JSON.parse(readFileSync(join(project, 'node_modules', PACKAGE_NAME, 'package.json'), 'utf8')) as unknown;
-  } catch {
-    // No installation there (or an unreadable one): the settings take the absolute path.
-    return undefined;
+    return statSync(join(project, 'node_modules', '.bin', 'fact-tracker'), { throwIfNoEntry: false }) !== undefined;
+  } catch (error) {
+    if (!isOutsideFailure(error)) throw error;
+    return false;
   }
 };
 
-/** True when `project` has this package installed, with its `fact-tracker` binary where `npx --no-install` finds it. */
+/**
+ * True when `project` has this package installed, with its `fact-tracker` binary where `npx
+ * --no-install` finds it. A manifest that cannot be read safely (a link to a device, a huge file:
+ * a cloned repository may hold either) is none: the settings then take the absolute path.
+ */
 export const isInstalledIn = (project: string): boolean => {
-  const manifest = installedManifest(project);
-  return (
-    isRecord(manifest) &&
-    manifest['name'] === PACKAGE_NAME &&
-    statSync(join(project, 'node_modules', '.bin', 'fact-tracker'), { throwIfNoEntry: false }) !== undefined
-  );
+  const manifest = readManifest(join(project, 'node_modules', PACKAGE_NAME));
+  return isRecord(manifest) && manifest['name'] === PACKAGE_NAME && hasInstalledBinary(project);
 };
 
 /** How the settings run the package: as asked, else the portable `npx` where it is installed in the project. */

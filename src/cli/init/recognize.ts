@@ -8,9 +8,9 @@
  * ...), which merely names fact-tracker. A line whose other commands are the user's own work
  * (`fact-tracker hook; ./notify.sh`) is shared: kept as written, and the event gets no second hook.
  */
-import { readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { isOutsideFailure } from '../boundary.js';
+import { isRecord } from '../../base/record.js';
+import { readManifest } from './projectFile.js';
 import type { Launcher, Ownership } from './settings.js';
 import { shellCommands, type Word } from './shellWords.js';
 
@@ -239,19 +239,12 @@ const isEntryPointIn =
     const path = script.expands ? script.text.replace(PROJECT_DIR_VARIABLE, () => project) : script.text;
     if (!path.endsWith(join('dist', 'cli', 'main.js'))) return false;
     const packageFolder = resolve(project, dirname(path), '..', '..');
-    try {
-      const manifest = JSON.parse(readFileSync(join(packageFolder, 'package.json'), 'utf8')) as unknown;
-      return (
-        typeof manifest === 'object' &&
-        manifest !== null &&
-        'name' in manifest &&
-        manifest.name === 'session-fact-tracker'
-      );
-    } catch (error) {
-      if (!(error instanceof SyntaxError || isOutsideFailure(error))) throw error;
-      // No manifest to read: an installation since moved is known by its folder's name, never by its absence.
-      return basename(packageFolder) === 'session-fact-tracker';
-    }
+    const manifest = readManifest(packageFolder);
+    // No manifest to read (none, or one refused: a link to a device, a huge file): an installation
+    // since moved is known by its folder's name, never by its absence.
+    return manifest === undefined
+      ? basename(packageFolder) === 'session-fact-tracker'
+      : isRecord(manifest) && manifest['name'] === 'session-fact-tracker';
   };
 
 /**

@@ -1,0 +1,63 @@
+/**
+ * How `fact-tracker init` writes the settings: through temporary files of its own, never someone
+ * else's; every file or none when a write fails; and with the permission bits the files had.
+ */
+import { chmodSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../tempDirs.js';
+import { runCliHere, runCliUnder } from './runCli.js';
+
+const init = (project: string, ...args: string[]) => runCliHere(['init', ...args, '--project', project]);
+
+/** `init` as a process of its own, run after `setup` (a umask, a limit). */
+const initUnder = (setup: string, project: string, ...args: string[]) =>
+  runCliUnder(['init', ...args, '--project', project], { setup, timeoutMs: 60_000 });
+
+describe.concurrent('fact-tracker init writes', { timeout: 120_000 }, () => {
+  it('leaves a file named as a temporary file of this process alone, and writes through one of its own', async () => {
+    const project = tempDir('init-write-');
+    mkdirSync(join(project, '.claude'));
+    writeFileSync(join(project, '.claude', 'settings.json'), '{}');
+    // `runCliHere` runs init in this process: these are the names a temporary file of its id took.
+    const planted = [join('.claude', `settings.json.${process.pid}.tmp`), `.mcp.json.${process.pid}.tmp`];
+    for (const file of planted) writeFileSync(join(project, file), 'my notes\n');
+    const run = await init(project, 'claude');
+    expect([run.status, run.stderr]).toEqual([0, '']);
+    for (const file of planted) expect(readFileSync(join(project, file), 'utf8')).toBe('my notes\n');
+    expect(readdirSync(project, { recursive: true }).sort()).toEqual(
+      ['.claude', join('.claude', 'settings.json'), '.mcp.json', ...planted].sort(),
+    );
+  });
+
+  it('writes no file when one cannot be written, and leaves nothing of the run behind', async () => {
+    const project = tempDir('init-write-');
+    // A .mcp.json of the user's over the file size limit the run gets (64 blocks: 32 or 64 KiB):
+    // its new text cannot be written, where the new .claude/settings.json could.
+    const servers = JSON.stringify({ mcpServers: {}, notes: 'x'.repeat(200_000) });
+    writeFileSync(join(project, '.mcp.json'), servers);
+    const run = await initUnder('ulimit -f 64', project, 'claude');
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/^fact-tracker init: cannot write \.mcp\.json: .* \(nothing was written\)\n$/u);
+    expect(run.stdout).toBe('');
+    expect(readdirSync(project)).toEqual(['.mcp.json']);
+    expect(readFileSync(join(project, '.mcp.json'), 'utf8')).toBe(servers);
+  });
+
+  it("keeps the permission bits of the files it rewrites, whatever the umask; a new file gets the umask's", async () => {
+    const project = tempDir('init-write-');
+    mkdirSync(join(project, '.claude'));
+    const modes = { [join('.claude', 'settings.json')]: 0o664, '.mcp.json': 0o640 };
+    for (const [file, mode] of Object.entries(modes)) {
+      writeFileSync(join(project, file), '{}');
+      chmodSync(join(project, file), mode);
+    }
+    const run = await initUnder('umask 022', project, 'claude');
+    expect([run.status, run.stderr]).toEqual([0, '']);
+    for (const [file, mode] of Object.entries(modes))
+      expect([file, statSync(join(project, file)).mode & 0o777]).toEqual([file, mode]);
+    const fresh = tempDir('init-write-');
+    expect((await initUnder('umask 027', fresh, 'codex')).status).toBe(0);
+    expect(statSync(join(fresh, '.codex', 'config.toml')).mode & 0o777).toBe(0o640);
+  });
+});
