@@ -1,6 +1,7 @@
 /**
  * The two resources: the dispatch-result schemas (what a subagent must print) and a session's
- * snapshot (its event count, the lines its log could not apply, its valid facts, bounded).
+ * snapshot (its event count, the lines its log could not apply, the torn lines it set aside, its
+ * facts: each list bounded, with how many entries it left out).
  */
 import {
   type McpServer,
@@ -10,42 +11,82 @@ import {
   ResourceTemplate,
 } from '@modelcontextprotocol/server';
 import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
 import { dispatchResultJsonSchema } from '../../core/extract/contract.js';
 import { BEGIN_MARKER, END_MARKER } from '../../core/extract/parse.js';
+import type { ReplayError } from '../../core/replay/replay.js';
 import { selectAllFacts, selectFactsWhere, selectValidCount } from '../../core/store/selectors.js';
 import type { FactStore } from '../../core/store/state.js';
 import type { SessionPool } from '../session/pool.js';
 import { fileSessionStore } from '../session/files.js';
 import { parseSessionId } from '../session/id.js';
+import type { SetAsideLine } from '../session/model.js';
 import type { LiveSession, SessionOptions } from '../session/session.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
 import { fitAnswer } from './answer.js';
-import { factOut } from './schemas.js';
+import { type FactOut, factOut } from './schemas.js';
 
 /** The URI of the dispatch-result schemas. */
 export const SCHEMAS_URI = 'fact-tracker://schemas/dispatch-result';
 /** The URI template of a session's snapshot. */
 export const SESSION_URI_TEMPLATE = 'fact-tracker://sessions/{sessionId}';
 
-/** A session's snapshot as its resource: what the log held, bounded like a tool answer. */
+/**
+ * How many of the lines the log could not apply a snapshot lists at most: enough to say that the
+ * log is damaged and where; `fact-tracker replay` lists them all.
+ */
+const LISTED_ERRORS = 20;
+
+/** The lists of a snapshot, each of which is cut when the whole does not fit. */
+interface SnapshotLists {
+  readonly facts: ReadonlyArray<FactOut>;
+  readonly errors: ReadonlyArray<ReplayError>;
+  readonly setAside: ReadonlyArray<SetAsideLine>;
+}
+
+/** A snapshot made of `kept`, each list with how many of its entries `all` has beyond it. */
+const snapshotOf =
+  (header: Record<string, unknown>, all: SnapshotLists, errorCount: number) => (kept: SnapshotLists) => ({
+    ...header,
+    errors: kept.errors,
+    errorsOmitted: errorCount - kept.errors.length,
+    setAside: kept.setAside,
+    setAsideOmitted: all.setAside.length - kept.setAside.length,
+    facts: kept.facts,
+    omitted: all.facts.length - kept.facts.length,
+  });
+
+/**
+ * A session's snapshot as its resource: what the log held, bounded like a tool answer. The facts,
+ * the long list of a healthy session, are cut first, so the few damaged lines listed still tell
+ * a reader why facts may be missing; a log with many long rejected or torn lines then has those
+ * cut too, its torn lines first, rather than a resource nobody can read. Refused only when even
+ * the snapshot without any entry is over the bound.
+ */
 const snapshotAnswer = (session: LiveSession, store: FactStore, maxTokens: number, countTokens: TokenCounter) => {
-  const { events, errors, setAside } = session.report();
-  const facts = selectFactsWhere(store, {}).map(factOut);
-  return fitAnswer(
-    facts,
-    (kept, omitted) => ({
+  const report = session.report();
+  const all: SnapshotLists = {
+    facts: selectFactsWhere(store, {}).map(factOut),
+    errors: report.errors.slice(0, LISTED_ERRORS),
+    setAside: report.setAside,
+  };
+  const build = snapshotOf(
+    {
       sessionId: session.id,
       file: session.file,
-      events,
+      events: report.events,
       validFacts: selectValidCount(store),
       allFacts: selectAllFacts(store).length,
-      errors: errors.slice(0, 20),
-      setAside,
-      facts: kept,
-      omitted,
-    }),
-    maxTokens,
-    countTokens,
+    },
+    all,
+    report.errors.length + (report.errorsOmitted ?? 0),
+  );
+  const fit = <T>(list: ReadonlyArray<T>, lists: (kept: ReadonlyArray<T>) => SnapshotLists) =>
+    fitAnswer(list, (kept) => build(lists(kept)), maxTokens, countTokens);
+  return pipe(
+    fit(all.facts, (facts) => ({ ...all, facts })),
+    E.orElse(() => fit(all.setAside, (setAside) => ({ ...all, facts: [], setAside }))),
+    E.orElse(() => fit(all.errors, (errors) => ({ facts: [], errors, setAside: [] }))),
   );
 };
 
@@ -88,7 +129,8 @@ const SCHEMAS_METADATA = {
 
 const SESSION_METADATA = {
   title: 'Session snapshot',
-  description: 'A session: its event count, the lines its log could not apply, and its valid facts (bounded).',
+  description:
+    'A session: its event count, the lines its log could not apply (errors, errorsOmitted), the torn lines it set aside (setAside, setAsideOmitted), and its facts (facts, omitted); each list is cut to fit the answer bound.',
   mimeType: 'application/json',
 };
 
