@@ -8,6 +8,7 @@
  * transition, so both give the same sections and facts.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { canonicalJson } from '../../base/canonicalJson.js';
 import { describeError, kindOf, refuseArgument } from '../../base/describe.js';
 import { sha256HexPrefix } from '../../base/hash.js';
 import { asOneRun } from '../../persistent/owner.js';
@@ -67,15 +68,19 @@ export const initialSessionState = (store?: FactStore): SessionState =>
     results: Object.freeze([]),
   });
 
-/** One key per distinct event: the same fields at the same time are the same event, wherever the line came from. */
+/**
+ * One key per distinct event: the same fields at the same time are the same event, wherever the
+ * line came from and in whatever order its objects' members were written (a client that
+ * re-serializes a result sends the same result).
+ */
 export const eventKey = (event: HistoryEvent): string => {
   const { line: _line, ...fields } = event;
-  return sha256HexPrefix(JSON.stringify(fields), 16);
+  return sha256HexPrefix(canonicalJson(fields), 16);
 };
 
-/** The key of a result's content: its task, role and output, whatever its time. */
+/** The key of a result's content: its task, role and output, whatever its time and the order of its members. */
 export const resultKey = (taskId: unknown, role: unknown, output: unknown): string =>
-  sha256HexPrefix(JSON.stringify([taskId, role, output]), 16);
+  sha256HexPrefix(canonicalJson([taskId, role, output]), 16);
 
 /** `list` with `entry` last, any entry of the same key dropped, and at most `limit` entries. */
 const remember = <T extends readonly [string, ...unknown[]]>(

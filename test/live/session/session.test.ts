@@ -170,6 +170,61 @@ describe('a live session', () => {
     expect(right(await session.ingestResult({ ...input, at: 4000 }))).toMatchObject({ line: 4, duplicate: false });
   });
 
+  it('recognizes a result sent again with its members in another order, with and without a time, and writes each line as given', async () => {
+    const directory = tempDir('session-');
+    let now = 10_000;
+    const options = { directory, clock: () => (now += 1_000) };
+    const session = await open('s', options);
+    const review = {
+      task_id: '1',
+      assessment: 'needs_changes',
+      strengths: ['small diff'],
+      issues: [{ severity: 'minor', file: 'src/a.ts', message: 'a name', fix: 'rename it' }],
+    };
+    const reordered = {
+      issues: [{ fix: 'rename it', message: 'a name', file: 'src/a.ts', severity: 'minor' }],
+      strengths: ['small diff'],
+      assessment: 'needs_changes',
+      task_id: '1',
+    };
+    const timed = { role: 'reviewer' as const, taskId: '1', at: 1_000 };
+    expect(right(await session.ingestResult({ ...timed, output: review }))).toMatchObject({
+      line: 1,
+      duplicate: false,
+    });
+    const log = readFileSync(session.file, 'utf8');
+    expect(log).toBe(
+      `${JSON.stringify({ type: 'dispatch', role: 'reviewer', taskId: '1', at: 1_000, result: review })}\n`,
+    );
+    // With its time: among the recent events, in this session and in one that reads the line from the log.
+    const other = await open('s', options);
+    for (const reader of [session, other])
+      expect(right(await reader.ingestResult({ ...timed, output: reordered }))).toEqual({
+        line: 1,
+        duplicate: true,
+        facts: [],
+        warnings: [],
+      });
+    // Without a time: as the last result of its task.
+    const bare = { role: 'implementer' as const, taskId: '2' };
+    const given = { task_id: '2', status: 'completed', summary: 'Added', files_changed: ['src/x.ts', 'src/y.ts'] };
+    expect(right(await session.ingestResult({ ...bare, output: given }))).toMatchObject({ line: 2, duplicate: false });
+    for (const reader of [session, other])
+      expect(
+        right(
+          await reader.ingestResult({
+            ...bare,
+            output: { files_changed: ['src/x.ts', 'src/y.ts'], summary: 'Added', status: 'completed', task_id: '2' },
+          }),
+        ),
+      ).toMatchObject({ line: 2, duplicate: true });
+    expect(readFileSync(session.file, 'utf8').trimEnd().split('\n')).toHaveLength(2);
+    // An array keeps its order: its entries in another order are another result.
+    expect(
+      right(await session.ingestResult({ ...bare, output: { ...given, files_changed: ['src/y.ts', 'src/x.ts'] } })),
+    ).toMatchObject({ line: 3, duplicate: false });
+  });
+
   it('recognizes a result holding a secret, sent again without a time, by what its redacted line keeps', async () => {
     const [, token] = SECRETS.find(([shape]) => shape === 'a GitHub token')!;
     const cwd = tempDir('session-');
