@@ -14,41 +14,16 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { refuseArgument } from '../base/describe.js';
-import type { StoreAnswer } from './storeAnswer.js';
+import { type LeaseItem, type LeaseRequest, parseLeaseRequest } from './leaseRequest.js';
+import { storeFailure, type StoreAnswer } from './storeAnswer.js';
 
-/** What a tracker adds to a queue: a user message to extract, or an end of stage to merge. */
-export interface LeaseItem {
-  readonly kind: 'message' | 'stage';
-  /** The message's text (messages only). */
-  readonly text?: string;
-  /** Epoch milliseconds of the message or end of stage. */
-  readonly at?: number;
-  /**
-   * The item's name, unique among all the items ever added to any queue (a tracker's instance and
-   * a number): an item added again under a key still in the queue is not added twice, and the
-   * call answers the number it has. So a call whose answer was lost (the connection dropped after
-   * the store wrote it) can be made again as it was. Absent: added every time.
-   */
-  readonly key?: string;
-}
+export type { LeaseItem, LeaseRequest } from './leaseRequest.js';
 
 /** An item in a queue: numbered by the store in the order added (increasing, never reused), and who added it. */
 export interface QueuedItem extends LeaseItem {
   readonly seq: number;
   /** The holder name of the tracker that added it. */
   readonly origin: string;
-}
-
-/** One lease call. */
-export interface LeaseRequest {
-  /** The caller's name, unique among the trackers sharing the store. */
-  readonly holder: string;
-  /** How long the lease lasts from this call when the caller gets or keeps it. */
-  readonly ttlMs: number;
-  /** Items to add to the queue, in order. */
-  readonly add?: ReadonlyArray<LeaseItem>;
-  /** The caller has done every item up to this number: they leave the queue. */
-  readonly done?: number;
 }
 
 /** What a lease call found. */
@@ -110,7 +85,11 @@ export const memoryLeases = (now: () => number = Date.now): MemoryLeases => {
   const slotKey = (user: string, session: string): string => JSON.stringify([user, session]);
   return {
     isAt: (user, session, fence) => slots.get(slotKey(user, session))?.fence === fence,
-    lease: (user, session, request) => {
+    lease: (user, session, given) => {
+      // A call a caller built wrong is refused before anything changes, as PostgreSQL refuses it.
+      const parsed = parseLeaseRequest(user, session, given);
+      if (E.isLeft(parsed)) return E.left(storeFailure('invalid_input', `the lease call was refused: ${parsed.left}`));
+      const request = parsed.right;
       const key = slotKey(user, session);
       const slot: MemorySlot = slots.get(key) ?? {
         holder: '',

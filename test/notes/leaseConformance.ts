@@ -219,6 +219,53 @@ export const describeNotesLeaseConformance = (
       expect(first.queue).toEqual(kept);
     });
 
+    it('answers a lease call built wrong as invalid_input, never throwing, and queues nothing of it', async () => {
+      const { leases } = await leasesOf();
+      const ok = { holder: 'h', ttlMs: TTL };
+      const throwing = Object.defineProperty({ ...ok }, 'add', {
+        enumerable: true,
+        get: () => {
+          throw new Error('no items today');
+        },
+      });
+      const calls: ReadonlyArray<readonly [string, () => unknown]> = [
+        ['no request', () => leases.lease('maya', 's1', null as never)],
+        ['add that is no list', () => leases.lease('maya', 's1', { ...ok, add: 5 as never })],
+        ['an item that is none', () => leases.lease('maya', 's1', { ...ok, add: [null as never] })],
+        ['a good item, then none', () => leases.lease('maya', 's1', { ...ok, add: [message('one'), null as never] })],
+        ['a hole', () => leases.lease('maya', 's1', { ...ok, add: [message('one'), , message('two')] as never })],
+        ['a kind of no item', () => leases.lease('maya', 's1', { ...ok, add: [{ kind: 'note' as never }] })],
+        [
+          'text that is none',
+          () => leases.lease('maya', 's1', { ...ok, add: [{ kind: 'message', text: 5 as never }] }),
+        ],
+        ['a time that is none', () => leases.lease('maya', 's1', { ...ok, add: [{ kind: 'stage', at: Number.NaN }] })],
+        [
+          'a key that is no text',
+          () => leases.lease('maya', 's1', { ...ok, add: [{ kind: 'stage', key: 5 as never }] }),
+        ],
+        ['ttlMs NaN', () => leases.lease('maya', 's1', { ...ok, ttlMs: Number.NaN, add: [message('one')] })],
+        ['ttlMs 0', () => leases.lease('maya', 's1', { ...ok, ttlMs: 0, add: [message('one')] })],
+        ['ttlMs Infinity', () => leases.lease('maya', 's1', { ...ok, ttlMs: Infinity, add: [message('one')] })],
+        ['a holder that is none', () => leases.lease('maya', 's1', { ...ok, holder: 5 as never })],
+        ['done that is no count', () => leases.lease('maya', 's1', { ...ok, done: 1.5 })],
+        ['a user that is none', () => leases.lease(null as never, 's1', { ...ok, add: [message('one')] })],
+        ['a session that is none', () => leases.lease('maya', 5 as never, { ...ok, add: [message('one')] })],
+        ['a getter that throws', () => leases.lease('maya', 's1', throwing)],
+      ];
+      for (const [name, call] of calls) {
+        let code: string;
+        try {
+          const answer = (await call()) as E.Either<{ readonly code: string }, unknown>;
+          code = E.isLeft(answer) ? answer.left.code : 'accepted';
+        } catch (error) {
+          code = `threw ${String(error)}`;
+        }
+        expect([name, code]).toEqual([name, 'invalid_input']);
+      }
+      expect(await lease(leases, 'maya', 's1', ok)).toEqual({ held: false, added: [], queue: [] });
+    });
+
     it('gives a free slot to exactly one of many callers at once, and loses none of their items', async () => {
       const { leases } = await leasesOf();
       const answers = await Promise.all(
