@@ -29,11 +29,12 @@ export interface CloseWaitPorts {
 
 /**
  * What `close` waits for: nothing of the tracker's own doing in flight. With leases, a lease
- * that waits on a failing store is waited for up to `leaseMs`, then left to expire, and a store
- * that leaves a call unanswered is given up at twice that time. Without leases, a save that
- * failed is tried again (after `leasePollMs`, then twice as long each time up to a third of
- * `timeoutMs`) for up to `timeoutMs`, then given up, and a store call left unanswered is given
- * up at twice `timeoutMs`, but never while a model call runs (each is bounded by `timeoutMs`).
+ * that waits on a failing store is waited for up to `leaseMs`, then left to expire, and at twice
+ * that time `close` gives up whatever is still in flight, a model call included: the queue keeps
+ * that work for the next holder. Without leases, a save that failed is tried again (after
+ * `leasePollMs`, then twice as long each time up to a third of `timeoutMs`) for up to
+ * `timeoutMs`, then given up, and a store call left unanswered is given up at twice
+ * `timeoutMs`, but never while a model call runs (each is bounded by `timeoutMs`).
  */
 export const quietOrGivenUp = ({
   lease,
@@ -85,7 +86,10 @@ export const quietOrGivenUp = ({
     });
     const giveUp = (): void => {
       if (finished) return;
-      // A model call is bounded by its own timeout: waited for, and the store given its time after it.
+      // Without leases, a model call's messages live only here: bounded by its own timeout, it is
+      // waited for, and the store given its time after it. With leases it is not: its lease is not
+      // renewed while it runs (so it may be another's by now), a closing holder goes on with a queue
+      // other trackers may keep filling, and the queue keeps the work it was doing for the next holder.
       if (!withLeases && isCallingModel(state())) return after(boundMs, giveUp);
       if (!withLeases)
         report(

@@ -72,8 +72,9 @@ export interface NotableFactsTrackerOptions {
   readonly holder?: string;
   /**
    * With leases: how long a lease lasts from each call (default `timeoutMs` + 30,000; longer than a
-   * model call), and how long `close` tries a failing save (twice that: a store call left
-   * unanswered). Without leases `close` uses `timeoutMs` for both.
+   * model call), and how long `close` tries a failing save (twice that: `close` resolves,
+   * whatever is still in flight, a model call included, its work left in the queue). Without
+   * leases `close` uses `timeoutMs` for both, and waits for a running model call.
    */
   readonly leaseMs?: number;
   /**

@@ -146,8 +146,8 @@ export const settledSince = (state: NotesState): SettledSince => {
 
 /**
  * True while a model call runs (an extraction or a profile rewrite): each is bounded by the
- * tracker's `timeoutMs`, so `close` waits for it rather than give it up as a store call left
- * unanswered.
+ * tracker's `timeoutMs`, so `close` without leases waits for it rather than give it up as a store
+ * call left unanswered (with leases the queue keeps its work: see `quietOrGivenUp`).
  */
 export const isCallingModel = (state: NotesState): boolean => {
   let calling = false;

@@ -324,6 +324,40 @@ describe('trackers sharing a store with leases', () => {
     await within(b.close(), 'close of b');
   });
 
+  it('closes at twice leaseMs even while its model call runs: the message stays queued, the next holder extracts it, and the late answer is not taken', async () => {
+    const store = memoryNotesStore();
+    const model = sharedModel();
+    const saved: string[] = [];
+    const saving = (name: string): NotesStore =>
+      ({
+        ...store,
+        save: (user: string, write: NotesWrite) => {
+          saved.push(name);
+          return store.save(user, write);
+        },
+      }) as NotesStore;
+    // A model call may take timeoutMs (15 s by default), far past twice leaseMs.
+    const options = { complete: model.complete, leaseMs: 100, leasePollMs: 10 };
+    const a = createNotableFactsTracker({ ...options, store: saving('a'), holder: 'a' });
+    const b = createNotableFactsTracker({ ...options, store: saving('b'), holder: 'b' });
+    a.recordUserMessage('maya', 's1', 'one');
+    await tick();
+    expect(model.calls).toHaveLength(1);
+    const started = Date.now();
+    await within(a.close(), 'close');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    expect(model.calls).toHaveLength(1);
+    // a's lease has expired unrenewed: b takes it over with the whole queue, "one" included.
+    b.recordUserMessage('maya', 's1', 'two');
+    for (let waited = 0; waited < 300 && model.calls.length < 2; waited += 1) await sleep(10);
+    await model.answerNext();
+    expect(await model.answerNext()).toMatch(/User: one\n\nLatest user message:\nUser: two/u);
+    await within(b.settled(), 'b');
+    expect(await storedFacts(store, 's1')).toEqual(['Said one', 'Said two']);
+    expect(saved.every((name) => name === 'b')).toBe(true);
+    await within(b.close(), 'close of b');
+  });
+
   it('merges an end of stage without a session once the extraction it waits for is done under the lease', async () => {
     const store = memoryNotesStore();
     const model = sharedModel();
