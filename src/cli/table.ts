@@ -1,10 +1,10 @@
 /**
  * Aligned plain-text tables. Cells are measured before styling, so colour never shifts a
  * column, and the last column is not padded, so lines carry no trailing spaces. A cell is
- * measured by the columns a terminal gives it (`string-width`: a CJK character takes two, a
- * combining mark none), not by its UTF-16 units, so paths in any script keep the columns aligned.
+ * measured by the columns a terminal gives it (`displayWidth`), not by its UTF-16 units, so
+ * paths in any script keep the columns aligned.
  */
-import stringWidth from 'string-width';
+import { eastAsianWidth } from 'get-east-asian-width';
 import type { Paint } from './style.js';
 
 /** One column: its heading, and how it aligns (numbers read best right-aligned). */
@@ -19,17 +19,37 @@ export interface Row {
   readonly paint?: Paint;
 }
 
+/** Characters a terminal draws over the one before (combining marks) or not at all (format characters, controls). */
+const ZERO_WIDTH = /[\p{Mn}\p{Me}\p{Cf}\p{Cc}]/u;
+
+/**
+ * The columns a terminal gives `text`: two for an East Asian wide or fullwidth character (CJK,
+ * most emoji; `get-east-asian-width` keeps the Unicode data), none for a combining mark or a
+ * format character, one for any other. A sequence joined into one emoji counts each of its parts:
+ * cells are paths and ids, where those are rare, and measuring graphemes exactly
+ * (`Intl.Segmenter`) cost every command line a few tens of milliseconds to start.
+ */
+export const displayWidth = (text: string): number => {
+  let width = 0;
+  for (const character of text) {
+    const code = character.codePointAt(0)!;
+    if (code >= 0x20 && code < 0x7f) width += 1;
+    else if (!ZERO_WIDTH.test(character)) width += eastAsianWidth(code);
+  }
+  return width;
+};
+
 const GAP = '  ';
 
 const pad = (text: string, width: number, align: 'left' | 'right'): string => {
-  const fill = ' '.repeat(Math.max(0, width - stringWidth(text)));
+  const fill = ' '.repeat(Math.max(0, width - displayWidth(text)));
   return align === 'right' ? `${fill}${text}` : `${text}${fill}`;
 };
 
 /** Renders `rows` under `columns`, each column as wide as its widest cell; the heading row gets `headingPaint`. */
 export const renderTable = (columns: ReadonlyArray<Column>, rows: ReadonlyArray<Row>, headingPaint: Paint): string => {
   const widths = columns.map((column, index) =>
-    Math.max(stringWidth(column.heading), ...rows.map((row) => stringWidth(row.cells[index] ?? ''))),
+    Math.max(displayWidth(column.heading), ...rows.map((row) => displayWidth(row.cells[index] ?? ''))),
   );
   const line = (cells: ReadonlyArray<string>): string =>
     columns

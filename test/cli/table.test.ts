@@ -2,20 +2,25 @@
  * Tables line their columns up as a terminal shows them: a cell is as wide as the columns it
  * takes there (a CJK character two, a combining mark none), not as its UTF-16 units.
  */
-import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
 import { renderFactTable } from '../../src/cli/render.js';
 import { createStyle } from '../../src/cli/style.js';
-import { renderTable } from '../../src/cli/table.js';
+import { displayWidth, renderTable } from '../../src/cli/table.js';
 import { createFactId, type SessionFact } from '../../src/index.js';
 
 const plain = (text: string): string => text;
 
 /** Where each column after the first starts on each line, in terminal columns. */
 const columnStarts = (table: string, marker: string): number[] =>
-  table.split('\n').map((line) => stringWidth(line.slice(0, line.indexOf(marker))));
+  table.split('\n').map((line) => displayWidth(line.slice(0, line.indexOf(marker))));
 
 describe('an aligned table', () => {
+  it('measures a cell in terminal columns: two for a wide character, none for a combining mark or a format character', () => {
+    expect(
+      ['src/a.ts', '日本語', 'ｆｕｌｌ', 'e\u0301\u0301x', 'a\u200bb', '🙂', 'ü', '\u00e9'].map(displayWidth),
+    ).toEqual([8, 6, 8, 2, 2, 2, 1, 1]);
+  });
+
   it('starts every column at the same terminal column whatever the script of the cells before it', () => {
     const table = renderTable(
       [{ heading: 'PATH' }, { heading: 'KIND' }],
@@ -24,7 +29,7 @@ describe('an aligned table', () => {
       })),
       plain,
     );
-    const starts = table.split('\n').map((line) => stringWidth(line.slice(0, line.search(/(KIND|file)$/u))));
+    const starts = table.split('\n').map((line) => displayWidth(line.slice(0, line.search(/(KIND|file)$/u))));
     expect(new Set(starts).size).toBe(1);
   });
 
