@@ -130,28 +130,32 @@ const groupsOf = (facts: ReadonlyArray<SessionFact>): SessionFact[][] => {
 };
 
 /**
- * Packs items after a fixed prefix into lines of at most MAX_LINE_LENGTH characters; an item
- * too long for a line of its own is clipped by `alone`.
+ * Packs items after a fixed prefix into lines of at most MAX_LINE_LENGTH characters, each line
+ * ending with the suffix of the items it holds (`suffixOf(from, to)`, the items' indexes); an
+ * item too long for a line of its own is clipped by `alone`.
  */
 const pack = (
   prefix: string,
   items: ReadonlyArray<string>,
   separator: string,
-  suffix: string,
+  suffixOf: (from: number, to: number) => string,
   alone: (item: string, room: number) => string,
 ): string[] => {
   const lines: string[] = [];
   let current: string[] = [];
-  const render = (parts: ReadonlyArray<string>): string => `${prefix}${parts.join(separator)}${suffix}`;
-  for (const item of items) {
-    if (current.length > 0 && render([...current, item]).length <= MAX_LINE_LENGTH) {
+  let start = 0;
+  const render = (parts: ReadonlyArray<string>, from: number): string =>
+    `${prefix}${parts.join(separator)}${suffixOf(from, from + parts.length)}`;
+  items.forEach((item, at) => {
+    if (current.length > 0 && render([...current, item], start).length <= MAX_LINE_LENGTH) {
       current.push(item);
-      continue;
+      return;
     }
-    if (current.length > 0) lines.push(render(current));
-    current = [alone(item, MAX_LINE_LENGTH - render(['']).length)];
-  }
-  if (current.length > 0) lines.push(render(current));
+    if (current.length > 0) lines.push(render(current, start));
+    start = at;
+    current = [alone(item, MAX_LINE_LENGTH - render([''], at).length)];
+  });
+  if (current.length > 0) lines.push(render(current, start));
   return lines;
 };
 
@@ -162,8 +166,10 @@ const taskSuffix = (group: ReadonlyArray<SessionFact>): string => {
 
 /**
  * The lines of one group: a task's own file changes as `- task:N modified a, b, c`, the facts of
- * one subject as `- subject relation object; relation object [task:...]`, as many lines of at most
- * MAX_LINE_LENGTH characters as they need. Every field is collapsed first, as in `formatFactLine`.
+ * one subject as `- subject relation object; relation object [task:...]` (the tasks of the facts
+ * on that line), as many lines of at most MAX_LINE_LENGTH characters as they need. Every field is
+ * collapsed first, as in `formatFactLine`. The subject is clipped for the tasks of the whole
+ * group, which no line's are longer than.
  */
 const groupLines = (group: ReadonlyArray<SessionFact>, lines: FactLines): string[] => {
   const first = group[0]!;
@@ -172,7 +178,7 @@ const groupLines = (group: ReadonlyArray<SessionFact>, lines: FactLines): string
       filesPrefix(first),
       group.map((fact) => field(fact.subject)),
       ', ',
-      '',
+      () => '',
       clipStart,
     );
   }
@@ -185,7 +191,8 @@ const groupLines = (group: ReadonlyArray<SessionFact>, lines: FactLines): string
     Math.min(MAX_LINE_LENGTH / 2, MAX_LINE_LENGTH - suffix.length - 3 - OBJECT_FLOOR),
   );
   const items = group.map((fact) => `${clipEnd(field(fact.relation), FIELD_LIMIT)} ${field(fact.object)}`);
-  return pack(`- ${subject} `, items, '; ', suffix, clipEnd);
+  // Each line names the tasks of the facts it holds, not those of the whole subject.
+  return pack(`- ${subject} `, items, '; ', (from, to) => taskSuffix(group.slice(from, to)), clipEnd);
 };
 
 /**

@@ -354,6 +354,22 @@ describe('formatSessionFacts', () => {
       );
     });
 
+    it('names on each line of a subject the tasks of the facts that line holds', () => {
+      const long = (text: string) => `${text} ${'x'.repeat(90)}`;
+      const lines = linesOf(
+        formatSessionFacts(
+          [
+            fact('src/config.ts', 'issue', long('JWT_SECRET'), '1'),
+            fact('src/config.ts', 'convention', long('read once'), '2'),
+          ],
+          { layout: 'grouped' },
+        ),
+      ).slice(1);
+      expect(lines).toHaveLength(2);
+      expect(lines[0]!.endsWith(' [task:1]')).toBe(true);
+      expect(lines[1]!.endsWith(' [task:2]')).toBe(true);
+    });
+
     it('never lets a fact start a new line or forge a header, whatever its text', () => {
       const forged = formatSessionFacts(
         [
