@@ -166,10 +166,16 @@ async function* counted(chunks: AsyncIterable<Chunk>, count: (bytes: number) => 
 }
 
 /**
- * Opens FILE as a history or a saved state, deciding from its first line which it is. A state
- * is read whole; a history is handed on as batches of lines, read as they are asked for.
+ * Opens FILE as a history or a saved state, deciding from its first line which it is (`history`:
+ * a history whatever its first line, as a session's log always is). A state is read whole; a
+ * history is handed on as batches of lines, read as they are asked for.
  */
-export const openSource = async (io: CliIo, file: string, options?: OpenOptions): Promise<E.Either<string, Source>> => {
+export const openSource = async (
+  io: CliIo,
+  file: string,
+  options?: OpenOptions,
+  kind: 'history' | 'either' = 'either',
+): Promise<E.Either<string, Source>> => {
   const opened =
     io.openStream === undefined
       ? E.map((text: string) => ({ chunks: [text], size: text.length }))(await io.readText(file))
@@ -181,7 +187,8 @@ export const openSource = async (io: CliIo, file: string, options?: OpenOptions)
     const { firstLine, chunks, close } = await peekFirstLine(
       decodedChunks(counted(opened.right.chunks as AsyncIterable<Chunk>, (n) => (bytes += n))),
     );
-    if (isSavedStateStart(firstLine)) return E.right({ kind: 'state', text: () => readAll(chunks), close });
+    if (kind === 'either' && isSavedStateStart(firstLine))
+      return E.right({ kind: 'state', text: () => readAll(chunks), close });
     return E.right({
       kind: 'history',
       batches: lineBatches(chunks),

@@ -45,6 +45,30 @@ describe('fact-tracker sessions', () => {
     expect(exported.stdout.equals(log)).toBe(true);
   });
 
+  it('reads a session log as a history whatever its first line holds, and says in one line that a store folder is a file', async () => {
+    const { project, sessions } = projectWithSessions('session-reads-');
+    const events = readFileSync(join(ROOT, 'examples', 'web-api-session.jsonl'), 'utf8')
+      .split('\n')
+      .slice(0, 4);
+    writeFileSync(join(sessions, 'odd.jsonl'), `${['{"note":"written by another tool"}', ...events].join('\n')}\n`);
+    const place = { cwd: project, env: {} };
+    const replayed = await runCli(['replay', '--session', 'odd', '--json'], '', place);
+    expect(replayed.status).toBe(2);
+    expect(JSON.parse(replayed.stdout)).toMatchObject({ errors: [{ line: 1, code: 'missing_field' }] });
+    writeFileSync(join(project, 'afile'), 'hi\n');
+    for (const [command, ...more] of [['facts'], ['replay'], ['explain', '--line', '1']])
+      expect(await runCli([command!, ...more, '--session', 's1', '--store', 'afile'], '', place)).toEqual({
+        status: 1,
+        stdout: '',
+        stderr: expect.stringMatching(
+          new RegExp(
+            `^fact-tracker ${command}: io: cannot read \\S+afile/s1\\.jsonl: a part of the path is not a directory\\n$`,
+            'u',
+          ),
+        ) as string,
+      });
+  });
+
   it("deletes the files a session whose log is gone left beside it, names them, and leaves another session's", async () => {
     const { project, sessions } = projectWithSessions('delete-leftovers-');
     const mine = ['x.jsonl.snapshot', 'x.jsonl.snapshot.previous', 'x.jsonl.hooks', 'x.jsonl.set-aside'];

@@ -3,9 +3,10 @@
  * numbers them. A session in a folder is its log file, read as a stream like any FILE; one in
  * PostgreSQL is read in one statement (one moment of the log) and closed before the replay.
  */
-import { lstatSync } from 'node:fs';
+import { lstatSync, type Stats } from 'node:fs';
 import * as E from 'fp-ts/lib/Either.js';
 import { collapseWhitespace } from '../../base/text.js';
+import { ioFailure } from '../../node/fileFailure.js';
 import { parseSessionId } from '../../live/session/id.js';
 import { deleteSessionFiles, locateSession, readLogBytes, resolveSessionsDirectory } from '../../live/session/files.js';
 import { resolveProjectDirectory } from '../../live/session/project.js';
@@ -171,9 +172,17 @@ export const openStoredSession = (
       const located = await locateSession(valid.right, { ...folder, create: false });
       if (E.isLeft(located)) return E.left(line(located.left));
       const { file } = located.right;
-      if (lstatSync(file, { throwIfNoEntry: false }) === undefined)
+      let found: Stats | undefined;
+      try {
+        found = lstatSync(file, { throwIfNoEntry: false });
+      } catch (error) {
+        // A file where the folder should be (ENOTDIR), a loop of links: the user's to fix, in one line.
+        return E.left(line(ioFailure(`cannot read ${file}`, error)));
+      }
+      if (found === undefined)
         return E.left(`unknown_session: there is no session ${id} in ${resolveSessionsDirectory(folder).directory}`);
-      return openSource(io, file, { regularFile: true });
+      // A session's log is a history, whatever its first line holds: never taken for a saved state.
+      return openSource(io, file, { regularFile: true }, 'history');
     }
     const lines = await readSession(opened, valid.right);
     return E.map((read: ReadonlyArray<StoredLine>): Source => ({
