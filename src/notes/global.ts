@@ -41,21 +41,33 @@ export interface ConsolidationOptions {
   readonly counts?: boolean;
 }
 
+/** A session's facts made distinct, and whether two of those left may tell of one thing. */
+interface DistinctFacts {
+  readonly facts: CategorizedFact[];
+  readonly unsure: boolean;
+}
+
 /**
- * The session's facts, normalized and distinct by `factKey`; for a repeated fact the later
- * entry wins, at its own place.
+ * The session's facts, normalized and distinct: of two that repeat each other (`factKey`) or
+ * tell of the same thing (`relateSubjects`), the later entry wins, at its own place, since a
+ * model that appends a correction without deleting the fact it corrects lists it last; the
+ * merge must not put in the profile a pair its own rule would collapse there. Two that may tell
+ * of one thing are left for a model to decide, as in the profile (`unsure`).
  */
-const distinctSessionFacts = (facts: ReadonlyArray<CategorizedFact>): CategorizedFact[] => {
-  const byKey = new Map<string, CategorizedFact>();
+const distinctSessionFacts = (facts: ReadonlyArray<CategorizedFact>): DistinctFacts => {
+  let distinct: CategorizedFact[] = [];
   for (const entry of Array.isArray(facts) ? facts : []) {
     if (typeof entry?.fact !== 'string' || typeof entry.category !== 'string') continue;
     const fact = { category: normalizeCategoryName(entry.category), fact: normalizeFactText(entry.fact) };
     if (fact.fact === '' || fact.category === '') continue;
     const key = factKey(fact);
-    byKey.delete(key);
-    byKey.set(key, fact);
+    distinct = distinct.filter((kept) => factKey(kept) !== key && relateSubjects(kept, fact) !== 'same');
+    distinct.push(fact);
   }
-  return [...byKey.values()];
+  const unsure = distinct.some((fact, i) =>
+    distinct.slice(i + 1).some((other) => relateSubjects(fact, other) === 'maybe'),
+  );
+  return { facts: distinct, unsure };
 };
 
 /** True when two profiles hold the same facts, from the same sessions and times, in the same order. */
@@ -106,13 +118,13 @@ export const consolidateGlobalFactsWithReport = (
   const cap = typeof maxFacts === 'number' && maxFacts >= 1 ? Math.floor(maxFacts) : NOTES_LIMITS.globalCap;
   const timed = typeof messagesAt === 'number' && Number.isFinite(messagesAt);
   const told = timed ? plainTime(messagesAt) : session !== undefined && Number.isFinite(at) ? at : undefined;
-  const incoming = distinctSessionFacts(sessionFacts);
+  const { facts: incoming, unsure: unsureWithin } = distinctSessionFacts(sessionFacts);
   const before = global?.facts ?? [];
   // What this session merged before is replaced by what it says now.
   const others = session === undefined ? before : before.filter((fact) => fact.session !== session);
   const newer = (fact: ProfileFact): boolean => timeOf(fact) > (told ?? Number.POSITIVE_INFINITY);
   const keptIncoming = new Set(incoming);
-  let unsure = false;
+  let unsure = unsureWithin;
   const kept = others.filter((fact) => {
     let replaced = false;
     for (const candidate of incoming) {

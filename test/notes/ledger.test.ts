@@ -225,12 +225,13 @@ describe('consolidateGlobalFacts', () => {
     const old = Array.from({ length: 50 }, (_, i) => people(topic(i)));
     const { global, dropped } = consolidateGlobalFactsWithReport(
       { facts: old, consolidatedAt: 1, sessionCount: 3 },
-      [people('New fact A'), people(topic(10)), people('New fact B')],
+      // Two new facts about other things: "New fact A" and "New fact B" would tell of one thing.
+      [people('Took up pottery'), people(topic(10)), people('Adopted a cat')],
       2,
     );
     expect(global.facts).toHaveLength(50);
     expect(dropped).toEqual([people(topic(0)), people(topic(1))]);
-    expect(global.facts.slice(-3)).toEqual([people('New fact A'), people(topic(10)), people('New fact B')]);
+    expect(global.facts.slice(-3)).toEqual([people('Took up pottery'), people(topic(10)), people('Adopted a cat')]);
   });
 
   it('returns the same profile, uncounted, when the session adds nothing new', () => {
@@ -253,6 +254,29 @@ describe('consolidateGlobalFacts', () => {
     expect(consolidateGlobalFacts(once, told, 600, { session: 's1', messagesAt: 550 }).facts.map((f) => f.at)).toEqual([
       550, 550,
     ]);
+  });
+
+  it('collapses two facts of one session that tell of the same thing, the later entry winning', () => {
+    // A model appended the correction without deleting the fact it corrects.
+    const three = logistics('Jordan works night shifts at the hospital three nights a week');
+    const four = logistics('Jordan works night shifts at the hospital four nights a week');
+    const report = consolidateGlobalFactsWithReport(undefined, [three, people('Partner is Jordan'), four], 50, {
+      session: 's1',
+      messagesAt: 50,
+    });
+    expect(report.global.facts.map((fact) => fact.fact)).toEqual([people('Partner is Jordan').fact, four.fact]);
+    expect(report.unsure).toBe(false);
+    // Two of its facts that may tell of one thing stay, for a model to decide.
+    const maybe = consolidateGlobalFactsWithReport(
+      undefined,
+      [logistics('Lives in Portland'), logistics('Lives in Seattle')],
+      50,
+    );
+    expect([maybe.global.facts.length, maybe.unsure]).toEqual([2, true]);
+    // So does an end of stage, from the session's list as extracted.
+    const ledger = applyExtraction(emptyNotesLedger(), { user: 'maya', session: 's1', facts: [three, four], at: 50 });
+    const stage = endStageWithReport(ledger, { user: 'maya', at: 60 });
+    expect(selectGlobalFacts(stage.ledger, 'maya')?.facts.map((fact) => fact.fact)).toEqual([four.fact]);
   });
 
   it('is idempotent and never exceeds 50', () => {

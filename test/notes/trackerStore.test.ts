@@ -688,7 +688,11 @@ describe('a tracker over a notes store', () => {
         expected: 0,
       },
     });
-    const own = Array.from({ length: 20 }, (_, index): [string, string] => ['History', `Own fact ${index}`]);
+    // Twenty facts about twenty things (facts that differ only in a number tell of one thing, and collapse).
+    const own = Array.from({ length: 20 }, (_, index): [string, string] => [
+      'History',
+      `Own fact about ${String.fromCharCode(97 + index)}x`,
+    ]);
     const heard: string[] = [];
     const tracker = createNotableFactsTracker({
       complete: model(() => own).complete,
