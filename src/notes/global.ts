@@ -35,7 +35,7 @@ export interface ConsolidationOptions {
   readonly maxFacts?: number;
   /** The session merged: its facts are attributed to it, and replace what it merged before. */
   readonly session?: string;
-  /** Epoch milliseconds of the messages the facts were told in (default: `at` when a session is named). */
+  /** Epoch milliseconds of the messages the facts were told in (default: `at`, a fact repeated as it stands keeping its own). */
   readonly messagesAt?: number;
   /** Whether the merge counts a session in `sessionCount` (default: when it changes the profile). */
   readonly counts?: boolean;
@@ -117,7 +117,9 @@ export const consolidateGlobalFactsWithReport = (
     typeof options === 'object' && options !== null ? options : {};
   const cap = typeof maxFacts === 'number' && maxFacts >= 1 ? Math.floor(maxFacts) : NOTES_LIMITS.globalCap;
   const timed = typeof messagesAt === 'number' && Number.isFinite(messagesAt);
-  const told = timed ? plainTime(messagesAt) : session !== undefined && Number.isFinite(at) ? at : undefined;
+  // Facts merged without the time of their messages count as told now, with or without a session:
+  // untimed they would sort as the least recent, the first to fall off past the cap.
+  const told = timed ? plainTime(messagesAt) : Number.isFinite(at) ? at : undefined;
   const { facts: incoming, unsure: unsureWithin } = distinctSessionFacts(sessionFacts);
   const before = global?.facts ?? [];
   // What this session merged before is replaced by what it says now.
@@ -136,33 +138,38 @@ export const consolidateGlobalFactsWithReport = (
     }
     return !replaced;
   });
-  // Without the time of its messages, a session merged again tells again what it told before,
-  // not newer: each fact it already holds in the profile keeps its time.
+  // Without the time of its messages, a merge tells again what it told before, not newer: a
+  // session merged again keeps the time of each fact it already holds in the profile, and a merge
+  // of no session leaves a fact it repeats word for word as it stands, so merging the same facts
+  // again later changes nothing.
   const toldBefore = new Map(
-    session === undefined || timed
+    timed
       ? []
-      : before.filter((fact) => fact.session === session).map((fact) => [factKey(fact), fact]),
+      : before.filter((fact) => session === undefined || fact.session === session).map((fact) => [factKey(fact), fact]),
   );
   const added: ProfileFact[] = incoming
     .filter((fact) => keptIncoming.has(fact))
     .map((fact) => {
       const previous = toldBefore.get(factKey(fact));
-      const time = previous === undefined ? told : previous.at;
+      if (session === undefined && previous?.category === fact.category && previous.fact === fact.fact) return previous;
+      const time = previous === undefined || session === undefined ? told : previous.at;
       return { ...fact, ...(session === undefined ? {} : { session }), ...(time === undefined ? {} : { at: time }) };
     });
   // Least recent first; a sort is stable, so facts of one time keep the profile's order, then the session's.
   const merged = [...kept, ...added].sort((a, b) => timeOf(a) - timeOf(b));
   const overflow = Math.max(0, merged.length - cap);
   const facts = merged.slice(overflow);
+  // Named even when the profile stays as it was: a fact told before all the profile holds falls off at once.
+  const dropped = merged.slice(0, overflow);
   const changed = global === undefined || !sameProfileFacts(facts, before);
   // A session counts once: one whose facts the profile already holds was counted when they came.
   const countedBefore = session !== undefined && before.some((fact) => fact.session === session);
   const counted = counts ?? (changed && facts.length > 0 && !countedBefore);
-  if (global !== undefined && !changed && !counted) return { global, dropped: [], unsure };
+  if (global !== undefined && !changed && !counted) return { global, dropped, unsure };
   const time = Number.isFinite(at) ? at : (global?.consolidatedAt ?? 0);
   return deepFreeze({
     global: { facts, consolidatedAt: time, sessionCount: (global?.sessionCount ?? 0) + (counted ? 1 : 0) },
-    dropped: merged.slice(0, overflow),
+    dropped,
     unsure,
   });
 };

@@ -203,7 +203,12 @@ describe('the cost of a change', () => {
 describe('consolidateGlobalFacts', () => {
   it('merges a session into a new profile, counting the session', () => {
     const { global, dropped } = consolidateGlobalFactsWithReport(undefined, [people('Partner is Jordan')], 100);
-    expect(global).toEqual({ facts: [people('Partner is Jordan')], consolidatedAt: 100, sessionCount: 1 });
+    // Without the time of its messages, a fact counts as told at the merge.
+    expect(global).toEqual({
+      facts: [{ ...people('Partner is Jordan'), at: 100 }],
+      consolidatedAt: 100,
+      sessionCount: 1,
+    });
     expect(dropped).toEqual([]);
   });
 
@@ -214,7 +219,7 @@ describe('consolidateGlobalFacts', () => {
       sessionCount: 1,
     };
     const global = consolidateGlobalFacts(profile, [{ category: 'People', fact: 'partner is  JORDAN.' }], 2);
-    expect(global.facts).toEqual([logistics('Saving for a house'), people('partner is JORDAN.')]);
+    expect(global.facts).toEqual([logistics('Saving for a house'), { ...people('partner is JORDAN.'), at: 2 }]);
     expect(global.sessionCount).toBe(2);
   });
 
@@ -231,7 +236,29 @@ describe('consolidateGlobalFacts', () => {
     );
     expect(global.facts).toHaveLength(50);
     expect(dropped).toEqual([people(topic(0)), people(topic(1))]);
-    expect(global.facts.slice(-3)).toEqual([people('Took up pottery'), people(topic(10)), people('Adopted a cat')]);
+    // The new facts count as told at the merge; one repeated word for word keeps its time (here none).
+    expect(global.facts.slice(-2)).toEqual([
+      { ...people('Took up pottery'), at: 2 },
+      { ...people('Adopted a cat'), at: 2 },
+    ]);
+    expect(global.facts.at(-3)).toEqual(people(topic(10)));
+  });
+
+  it('counts facts merged without a time as told at the merge, so past the cap the least recent fall off, named', () => {
+    const topic = (i: number): string => `Visited the ${String.fromCharCode(97 + Math.floor(i / 26), 97 + (i % 26))}x`;
+    const full = consolidateGlobalFacts(
+      undefined,
+      Array.from({ length: 50 }, (_, i) => people(topic(i))),
+      1_000,
+      { session: 's1' },
+    );
+    const report = consolidateGlobalFactsWithReport(full, [people('Took up pottery')], 2_000);
+    expect(report.dropped).toEqual([{ ...people(topic(0)), session: 's1', at: 1_000 }]);
+    expect(report.global.facts.at(-1)).toEqual({ ...people('Took up pottery'), at: 2_000 });
+    // A fact told before all a full profile holds falls off at once: the profile stays, the fact is named.
+    const early = consolidateGlobalFactsWithReport(full, [people('Took up pottery')], 2_000, { messagesAt: 500 });
+    expect(early.global).toBe(full);
+    expect(early.dropped).toEqual([{ ...people('Took up pottery'), at: 500 }]);
   });
 
   it('returns the same profile, uncounted, when the session adds nothing new', () => {
