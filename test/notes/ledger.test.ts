@@ -21,6 +21,7 @@ import {
 } from '../../src/notes/ledger.js';
 import type { CategorizedFact } from '../../src/notes/model.js';
 import { decodeNotes, encodeNotes } from '../../src/notes/persist.js';
+import { formatNotesBlocks } from '../../src/notes/format.js';
 import { rewriteProfile } from '../../src/notes/rewriteProfile.js';
 import { createNotableFactsTracker } from '../../src/notes/tracker.js';
 import { decodeSavedState, decodeState, encodeState } from '../../src/saved/savedState.js';
@@ -390,14 +391,68 @@ describe('ending a stage', () => {
       facts: [people('Married to Jordan'), { category: 'Nope', fact: 'x' }],
       at: 30,
     });
-    // A new wording counts as told with the newest fact it may stand for.
+    // A new wording comes from the fact it may stand for: its session, and the time it was told.
     expect(selectGlobalFacts(rewritten, 'maya')).toEqual({
-      facts: [{ ...people('Married to Jordan'), at: 10 }],
+      facts: [{ ...people('Married to Jordan'), session: 's1', at: 10 }],
       consolidatedAt: 30,
       sessionCount: 1,
     });
     expect(rewriteProfile(merged, { user: 'maya', facts: [], at: 30 })).toBe(merged);
     expect(rewriteProfile(s1, { user: 'maya', facts: [people('Married to Jordan')], at: 30 })).toBe(s1);
+  });
+});
+
+describe('a profile rewrite', () => {
+  const three = logistics('Jordan works night shifts at the hospital three nights a week');
+  const reworded = logistics('Jordan works hospital night shifts, three nights a week');
+  const four = logistics('Jordan works night shifts at the hospital four nights a week');
+  const moved = people('Moved to Portland two years ago');
+  const merge = (ledger: NotesLedger, session: string, facts: CategorizedFact[], at: number): NotesLedger =>
+    consolidateSession(applyExtraction(ledger, { user: 'maya', session, facts, at, messagesAt: at }), {
+      user: 'maya',
+      session,
+      at,
+    });
+  const told = (ledger: NotesLedger): string[] =>
+    (selectGlobalFacts(ledger, 'maya')?.facts ?? []).map((fact) => `${fact.fact} (${fact.session}@${fact.at})`);
+
+  it('gives a new wording the session and time of the fact it stands for, not the newest of the profile', () => {
+    const profile = merge(merge(emptyNotesLedger(), 's1', [three], 1_000), 's3', [moved], 30_000);
+    const rewritten = rewriteProfile(profile, { user: 'maya', facts: [reworded, moved], at: 31_000 });
+    expect(told(rewritten)).toEqual([`${reworded.fact} (s1@1000)`, `${moved.fact} (s3@30000)`]);
+    // A correction told after the fact it corrects, merged after the rewrite, replaces the new wording.
+    expect(told(merge(rewritten, 's2', [four], 20_000))).toEqual([
+      `${four.fact} (s2@20000)`,
+      `${moved.fact} (s3@30000)`,
+    ]);
+    // In its own session no block says it as from a previous session, and the session's later merge replaces it.
+    expect(formatNotesBlocks(rewritten, 'maya', 's1').profile).not.toContain('hospital');
+    const again = merge(rewritten, 's1', [logistics('Jordan now works day shifts at the clinic')], 40_000);
+    expect(told(again)).toEqual([`${moved.fact} (s3@30000)`, 'Jordan now works day shifts at the clinic (s1@40000)']);
+  });
+
+  it('takes the latest of the facts a wording stands for, from several sessions, and the oldest time for one that stands for none', () => {
+    const profile = merge(
+      merge(
+        merge(emptyNotesLedger(), 's0', [logistics('Lives in Portland')], 1_000),
+        's1',
+        [logistics('Lives in Seattle')],
+        5_000,
+      ),
+      's2',
+      [people('Has a cat')],
+      9_000,
+    );
+    const rewritten = rewriteProfile(profile, {
+      user: 'maya',
+      facts: [logistics('Now lives in Seattle (moved from Portland)'), people('Has a cat'), people('Enjoys pottery')],
+      at: 10_000,
+    });
+    expect(told(rewritten)).toEqual([
+      'Now lives in Seattle (moved from Portland) (s1@5000)',
+      'Has a cat (s2@9000)',
+      'Enjoys pottery (undefined@1000)',
+    ]);
   });
 });
 
