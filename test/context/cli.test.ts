@@ -37,6 +37,19 @@ describe.concurrent('fact-tracker context', () => {
     expect(existsSync(join(repo, 'data'))).toBe(false);
   });
 
+  it('reads no --summary-file when shared context is off, by the environment or by the config file', async () => {
+    const repo = makeRepo();
+    const off = /^fact-tracker context: shared context is off: .*; nothing was read or written\n$/u;
+    const byEnv = await runIn(repo, ['context', 'checkpoint', '--summary-file', 'missing.txt'], {
+      SHARED_CONTEXT_ENABLED: 'false',
+    });
+    expect(byEnv).toEqual({ status: 0, stdout: '', stderr: expect.stringMatching(off) });
+    writeFileSync(join(repo, 'fact-tracker.config.json'), '{"sharedContext": {"enabled": false}}\n');
+    const byConfig = await runIn(repo, ['context', 'checkpoint', '--summary-file', 'missing.txt'], {});
+    expect(byConfig).toEqual({ status: 0, stdout: '', stderr: expect.stringMatching(off) });
+    expect(existsSync(join(repo, 'data'))).toBe(false);
+  });
+
   it('shows a hand-edited feature request of invisible characters only as none, as a blank one', async () => {
     const repo = makeRepo();
     const checkpoint = await runIn(repo, ['context', 'checkpoint', '--feature', 'A config parser', '--summary', 'x']);

@@ -16,7 +16,7 @@ import type { ContextError } from '../../context/model.js';
 import { isMergedMove, moveContext, resolveContext, updateContext, writeContext } from '../../context/node/edit.js';
 import { checkRegularFile } from '../../context/node/files.js';
 import { type LoadedContext, loadContext } from '../../context/node/load.js';
-import type { ContextOptions } from '../../context/node/scope.js';
+import { type ContextOptions, isContextEnabled } from '../../context/node/scope.js';
 import { CONTEXT_LIMITS } from '../../context/model.js';
 import { droppedNotice, relatedNotice } from '../../context/notices.js';
 import { pinnedRuleLines } from '../../context/pinned.js';
@@ -289,6 +289,23 @@ const summaryOf = (io: CliIo, request: CheckpointRequest): TE.TaskEither<string,
 /** What no text file holds: a NUL, or the replacement character that bytes which are not UTF-8 decode to. */
 const BINARY = /[\u0000\uFFFD]/u;
 
+/**
+ * The summary of a checkpoint, read only once the flag is known to be on (`None` when it is
+ * off): off means off, so a summary file is never opened, nor standard input read, for a
+ * checkpoint that would write nothing. The flag is the shell's own decision, asked first.
+ */
+const summaryWhenEnabled = (
+  io: CliIo,
+  options: ContextOptions,
+  request: CheckpointRequest,
+): TE.TaskEither<string, O.Option<string | undefined>> =>
+  pipe(
+    async () => E.mapLeft((error: ContextError) => error.message)(await isContextEnabled(options)),
+    TE.chain((enabled) =>
+      enabled ? TE.map((summary: string | undefined) => O.some(summary))(summaryOf(io, request)) : TE.right(O.none),
+    ),
+  );
+
 /** Runs one `context` subcommand; resolves to the exit status. */
 export const runContext = (command: ContextCommand, io: CliIo): TE.TaskEither<string, number> => {
   const { cwd } = io;
@@ -335,20 +352,22 @@ export const runContext = (command: ContextCommand, io: CliIo): TE.TaskEither<st
       );
     case 'checkpoint':
       return pipe(
-        summaryOf(io, command),
+        summaryWhenEnabled(io, options, command),
         TE.chain((summary) =>
-          fromShell(() =>
-            writeContext(options, {
-              status: 'succeeded',
-              ...(summary === undefined ? {} : { summary }),
-              ...(command.featureRequest === undefined ? {} : { featureRequest: command.featureRequest }),
-              pinRules: command.pinRules,
-              unpinRules: command.unpinRules,
-              decisions: command.decisions,
-              settle: command.settle,
-              ...(command.steps === undefined ? {} : { checklist: command.steps }),
-            }),
-          ),
+          O.isNone(summary)
+            ? TE.right<string, Loaded>(O.none)
+            : fromShell(() =>
+                writeContext(options, {
+                  status: 'succeeded',
+                  ...(summary.value === undefined ? {} : { summary: summary.value }),
+                  ...(command.featureRequest === undefined ? {} : { featureRequest: command.featureRequest }),
+                  pinRules: command.pinRules,
+                  unpinRules: command.unpinRules,
+                  decisions: command.decisions,
+                  settle: command.settle,
+                  ...(command.steps === undefined ? {} : { checklist: command.steps }),
+                }),
+              ),
         ),
         TE.map(
           report(io, command, {

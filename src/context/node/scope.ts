@@ -243,13 +243,19 @@ const workingDirectory = (options: ContextOptions): E.Either<ContextError, strin
   }
 };
 
+/** Where a call with the flag on works: the repository found, and what turned the flag on. */
+interface Decided {
+  readonly location: RepositoryLocation;
+  readonly flag: SharedContextFlag;
+}
+
 /**
- * Resolves the flag and, when it is on, the repository, the key and the paths. An option or
- * an environment variable decides before anything is read; only when neither says is the
- * config file at the repository root consulted, and only once the flag is on does git run
- * more than the one command that finds the root (none when the directory holds `.git`).
+ * Resolves the flag, and the repository where it is on. An option or an environment variable
+ * decides before anything is read; only when neither says is the config file at the repository
+ * root consulted, and git runs no more than the one command that finds the root (none when
+ * the directory holds `.git`).
  */
-const begin = async (options: ContextOptions): Result<O.Option<Scope>> => {
+const decide = async (options: ContextOptions): Result<O.Option<Decided>> => {
   const early = resolveSharedContextFlag(options.enabled, (options.env ?? process.env)[SHARED_CONTEXT_ENV], undefined);
   if (E.isLeft(early)) return early;
   if (early.right.source !== 'default' && !early.right.enabled) return E.right(O.none);
@@ -259,33 +265,54 @@ const begin = async (options: ContextOptions): Result<O.Option<Scope>> => {
   if (E.isLeft(location)) return location;
   const flag = await resolveFlag(early.right, location.right.root);
   if (E.isLeft(flag)) return flag;
-  if (!flag.right.enabled) return E.right(O.none);
-  return E.map((scope: Scope) => O.some(scope))(await scopeFor(options, location.right, flag.right));
+  return E.right(flag.right.enabled ? O.some({ location: location.right, flag: flag.right }) : O.none);
+};
+
+/** The flag and, when it is on, the repository, the key and the paths: only then does git run more. */
+const begin = async (options: ContextOptions): Result<O.Option<Scope>> => {
+  const decided = await decide(options);
+  if (E.isLeft(decided) || O.isNone(decided.right)) return decided as E.Either<ContextError, O.None>;
+  const { location, flag } = decided.right.value;
+  return E.map((scope: Scope) => O.some(scope))(await scopeFor(options, location, flag));
 };
 
 /**
- * Runs `work` on the scope `options` name; `None` without running it when the feature flag is
- * off. The shell's outermost boundary: an exception nobody expected (a bug) becomes a `Left` of
- * code `internal`, so a caller never gets a throw, nor an answer that looks like "nothing stored".
+ * Runs `start` on `options` at the shell's outermost boundary: options that are none (null
+ * from an unset variable) are refused as input, never read as "off", and an exception nobody
+ * expected (a bug) becomes a `Left` of code `internal`, never a throw.
  */
-export const whenEnabled = async <T>(
-  options: ContextOptions,
-  work: (scope: Scope) => Result<T>,
-): Result<O.Option<T>> => {
-  // Options that are none (null from an unset variable) are refused as input, never read as "off".
+const guarded = async <T>(options: ContextOptions, start: () => Result<T>): Result<T> => {
   if (typeof options !== 'object' || options === null)
     return E.left({
       code: 'invalid',
       message: `the options are ${kindOf(options)}, not an object ({ kind, cwd, workstreamId, ... })`,
     });
   try {
-    const begun = await begin(options);
-    if (E.isLeft(begun)) return begun;
-    return O.isNone(begun.right) ? E.right(O.none) : E.map((value: T) => O.some(value))(await work(begun.right.value));
+    return await start();
   } catch (error) {
     return E.left(internalFailure(error));
   }
 };
+
+/**
+ * Whether the feature flag is on for `options`, decided as every call of the shell decides it,
+ * so that a caller can tell before it reads an input of its own (a summary file) that the call
+ * would not touch it: off means off, decided first.
+ */
+export const isContextEnabled = (options: ContextOptions): Result<boolean> =>
+  guarded(options, async () => E.map((decided: O.Option<Decided>) => O.isSome(decided))(await decide(options)));
+
+/**
+ * Runs `work` on the scope `options` name; `None` without running it when the feature flag is
+ * off. The shell's outermost boundary: a caller never gets a throw, nor an answer that looks
+ * like "nothing stored" for a failure.
+ */
+export const whenEnabled = <T>(options: ContextOptions, work: (scope: Scope) => Result<T>): Result<O.Option<T>> =>
+  guarded(options, async () => {
+    const begun = await begin(options);
+    if (E.isLeft(begun)) return begun;
+    return O.isNone(begun.right) ? E.right(O.none) : E.map((value: T) => O.some(value))(await work(begun.right.value));
+  });
 
 /** The command line that runs `subcommand` on this scope's kind (`--kind implementation` included when it is). */
 export const contextCommand = (scope: Scope, subcommand: string): string =>
