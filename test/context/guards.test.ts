@@ -604,6 +604,40 @@ describe.concurrent('issue 28: guards', SLOW, () => {
       );
     });
 
+    it('12c: evidence that became a symbolic link or a submodule, committed or only on disk, is flagged MISSING, never a pointer', async () => {
+      const repo = makeRepo();
+      expect((await runIn(repo, ['context', 'claim', 'Fixed the parser', '--file', 'src/parser.ts:L1'])).status).toBe(
+        0,
+      );
+      commitAll(repo, 'context');
+      const expectMissing = async (): Promise<void> => {
+        const show = await runIn(repo, ['context', 'show']);
+        expect(show.stdout).toContain('  MISSING src/parser.ts (cited by: Fixed the parser)');
+        const bundle = await runIn(repo, ['context', 'bundle']);
+        expect(bundle.stdout).toContain('- MISSING evidence src/parser.ts');
+        expect(bundle.stdout).not.toContain('- evidence src/parser.ts:L1');
+      };
+      // A link on disk only: the index still holds a regular file.
+      rmSync(join(repo, 'src', 'parser.ts'));
+      symlinkSync('/etc/passwd', join(repo, 'src', 'parser.ts'));
+      await expectMissing();
+      // The link committed: mode 120000 in the index.
+      commitAll(repo, 'parser.ts is a link now');
+      expect(git(repo, 'ls-files', '-s', 'src/parser.ts')).toMatch(/^120000 /u);
+      await expectMissing();
+      // A submodule entry in its place: mode 160000.
+      git(repo, 'rm', '-q', '--cached', 'src/parser.ts');
+      rmSync(join(repo, 'src', 'parser.ts'));
+      git(
+        repo,
+        'update-index',
+        '--add',
+        '--cacheinfo',
+        `160000,${git(repo, 'rev-parse', 'HEAD').trim()},src/parser.ts`,
+      );
+      await expectMissing();
+    });
+
     it("12b: no evidence is read outside the repository: through a submodule's link, by .. or an absolute path, or outside git", async () => {
       const outside = tempDir('outside-');
       writeFiles(outside, { 'secret.txt': 'a\nb\nc\nd\ne\nf\ng\n' });

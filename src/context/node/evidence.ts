@@ -68,9 +68,26 @@ const unreachableReason = (file: string, unreachable: Unreachable): string =>
         : 'is not in the repository';
 
 /**
+ * Whether the repository still holds `file` as evidence: a file in the index (a symbolic link
+ * or a submodule entry is none, whatever it points at), not deleted from the working tree, and
+ * reached on disk without a link (a file turned into one, committed or not, would be read
+ * through it). A file outside a sparse checkout is held by the index alone.
+ */
+const isEvidenceHeld = async (root: string, observed: Observed, file: string): Promise<boolean> => {
+  if (observed.head === 'none' || submoduleOf(observed, file) !== undefined)
+    return E.isRight(await reachFile(root, file));
+  const entry = observed.index.get(file);
+  if (entry === undefined || entry.mode === SYMLINK || entry.mode === GITLINK || observed.deleted.has(file))
+    return false;
+  return entry.skipWorktree || E.isRight(await reachFile(root, file));
+};
+
+/**
  * The paths of the ledger's evidence the repository no longer holds: not in the index (a file
- * removed with `git rm --cached` too), or deleted from the working tree. Files inside a
- * submodule, and everything outside a repository, are looked for on disk.
+ * removed with `git rm --cached` too), a link or a submodule now, deleted from the working
+ * tree, or unreachable on disk (through a link, a directory in its place). Files inside a
+ * submodule, and everything outside a repository, are looked for on disk. Flagged as missing,
+ * such a path is never read, nor offered as a pointer.
  */
 export const missingEvidencePaths = async (
   root: string,
@@ -78,14 +95,8 @@ export const missingEvidencePaths = async (
   observed: Observed,
 ): Promise<ReadonlyArray<string>> => {
   const paths = selectEvidencePaths(context.evidenceLedger);
-  const present = await Promise.all(
-    paths.map(async (file) => {
-      if (observed.head === 'none' || submoduleOf(observed, file) !== undefined)
-        return E.isRight(await reachFile(root, file));
-      return observed.index.has(file) && !observed.deleted.has(file);
-    }),
-  );
-  return paths.filter((_, i) => !present[i]);
+  const held = await Promise.all(paths.map((file) => isEvidenceHeld(root, observed, file)));
+  return paths.filter((_, i) => !held[i]);
 };
 
 /** The number of lines in `bytes`, a line being text ended by a line feed or by the end of the text. */
