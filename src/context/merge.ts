@@ -24,7 +24,7 @@ import {
 } from './model.js';
 import { failureIdentity, selectDroppedEntries } from './dropped.js';
 import { isUnchanged, withoutDeletions } from './mergeBase.js';
-import { PINNED_SECTION_MAX, pinnedRulesProblem } from './pinned.js';
+import { PINNED_SECTION_MAX, pinnedRulesProblem, pinnedSectionLength } from './pinned.js';
 
 const NEVER = Number.NEGATIVE_INFINITY;
 
@@ -52,7 +52,11 @@ const mergedStatus = (older: Decision, newer: Decision): Decision['status'] =>
  * of `older` (the side that does not keep its ids) under a new id (the next free one), so no
  * decision is lost.
  */
-const mergeDecisions = (newer: ReadonlyArray<Decision>, older: ReadonlyArray<Decision>): Decision[] => {
+const mergeDecisions = (
+  newer: ReadonlyArray<Decision>,
+  older: ReadonlyArray<Decision>,
+  capped: boolean,
+): Decision[] => {
   const merged = newer.map((decision) => ({ ...decision }));
   let next = Math.max(0, ...[...newer, ...older].map(decisionNumber)) + 1;
   for (const decision of older) {
@@ -62,7 +66,7 @@ const mergeDecisions = (newer: ReadonlyArray<Decision>, older: ReadonlyArray<Dec
     else if (sameId !== undefined) merged.push({ ...decision, id: `D${next++}` });
     else merged.push({ ...decision });
   }
-  return keepDecisions(merged);
+  return capped ? keepDecisions(merged) : merged.sort((a, b) => decisionNumber(a) - decisionNumber(b));
 };
 
 /**
@@ -81,20 +85,26 @@ const keepDecisions = (decisions: Decision[]): Decision[] => {
 };
 
 /** Claims by text (the ledger's identity): the later record of a claim wins; oldest first. */
-const mergeClaims = (newer: ReadonlyArray<Claim>, older: ReadonlyArray<Claim>): Claim[] => {
+const mergeClaims = (newer: ReadonlyArray<Claim>, older: ReadonlyArray<Claim>, capped: boolean): Claim[] => {
   const byText = new Map<string, Claim>();
   for (const claim of [...older, ...newer]) {
     const known = byText.get(claim.claim);
     if (known === undefined || (claim.at ?? NEVER) >= (known.at ?? NEVER)) byText.set(claim.claim, claim);
   }
-  return [...byText.values()].sort((a, b) => (a.at ?? NEVER) - (b.at ?? NEVER)).slice(-CONTEXT_LIMITS.claims);
+  const claims = [...byText.values()].sort((a, b) => (a.at ?? NEVER) - (b.at ?? NEVER));
+  return capped ? claims.slice(-CONTEXT_LIMITS.claims) : claims;
 };
 
 /** Failures by content and time: each once, oldest first, the last few kept. */
-const mergeFailures = (newer: ReadonlyArray<RunFailure>, older: ReadonlyArray<RunFailure>): RunFailure[] => {
+const mergeFailures = (
+  newer: ReadonlyArray<RunFailure>,
+  older: ReadonlyArray<RunFailure>,
+  capped: boolean,
+): RunFailure[] => {
   const byId = new Map<string, RunFailure>();
   for (const failure of [...older, ...newer]) byId.set(failureIdentity(failure), failure);
-  return [...byId.values()].sort((a, b) => (a.at ?? NEVER) - (b.at ?? NEVER)).slice(-CONTEXT_LIMITS.recentFailures);
+  const failures = [...byId.values()].sort((a, b) => (a.at ?? NEVER) - (b.at ?? NEVER));
+  return capped ? failures.slice(-CONTEXT_LIMITS.recentFailures) : failures;
 };
 
 /**
@@ -105,13 +115,14 @@ const mergeFailures = (newer: ReadonlyArray<RunFailure>, older: ReadonlyArray<Ru
 const mergeRules = (
   newer: SharedContext,
   older: SharedContext,
+  capped: boolean,
 ): Pick<SharedContext, 'pinnedRules' | 'pinnedBy'> & { readonly dropped: DroppedEntry[] } => {
   const rules = [...newer.pinnedRules];
   const by: Record<string, string> = { ...older.pinnedBy, ...newer.pinnedBy };
   const added = older.pinnedRules.filter((rule) => !rules.includes(rule));
   const dropped: DroppedEntry[] = [];
   for (const rule of added) {
-    if (pinnedRulesProblem([...rules, rule], by) === undefined) rules.push(rule);
+    if (!capped || pinnedRulesProblem([...rules, rule], by) === undefined) rules.push(rule);
     else dropped.push({ key: newer.key, what: 'rule', text: rule, cap: PINNED_SECTION_MAX });
   }
   const kept = Object.fromEntries(Object.entries(by).filter(([rule]) => rules.includes(rule)));
@@ -126,13 +137,14 @@ const mergeRules = (
 const mergeChecklist = (
   newer: SharedContext,
   older: SharedContext,
+  capped: boolean,
 ): { readonly checklist: ChecklistItem[]; readonly dropped: DroppedEntry[] } => {
   const doneBefore = new Set(older.checklist.filter((step) => step.done).map((step) => step.text));
   const checklist = newer.checklist.map((step) => ({ ...step, done: step.done || doneBefore.has(step.text) }));
   const dropped: DroppedEntry[] = [];
   for (const step of older.checklist) {
     if (checklist.some((known) => known.text === step.text)) continue;
-    if (checklist.length < CONTEXT_LIMITS.checklist) checklist.push({ ...step });
+    if (!capped || checklist.length < CONTEXT_LIMITS.checklist) checklist.push({ ...step });
     else dropped.push({ key: newer.key, what: 'step', text: step.text, cap: CONTEXT_LIMITS.checklist });
   }
   return { checklist, dropped };
@@ -164,6 +176,8 @@ export const mergeContextsReported = (
   theirs: SharedContext,
   /** Whose decisions keep their ids when both sides used one for different decisions: the newer side's, or ours (a context carried into this one). */
   ids: 'newer' | 'ours' = 'newer',
+  /** Whether the caps push entries out (a conflict's merge), or everything of both is kept (a move, which refuses instead: see `selectCapOverrun`). */
+  caps: 'apply' | 'ignore' = 'apply',
 ): ContextsMerge => {
   checkedContext(ours, 'ours');
   checkedContext(theirs, 'theirs');
@@ -174,8 +188,9 @@ export const mergeContextsReported = (
       ? older.lastRun
       : newer.lastRun;
   const { checkpoint: _, lastRun: __, pinnedBy: ___, ...rest } = newer;
-  const { dropped: rulesDropped, ...rules } = mergeRules(newer, older);
-  const { dropped: stepsDropped, checklist } = mergeChecklist(newer, older);
+  const capped = caps === 'apply';
+  const { dropped: rulesDropped, ...rules } = mergeRules(newer, older, capped);
+  const { dropped: stepsDropped, checklist } = mergeChecklist(newer, older, capped);
   return {
     context: {
       ...rest,
@@ -183,14 +198,33 @@ export const mergeContextsReported = (
       ...(newer.checkpoint === undefined ? {} : { checkpoint: newer.checkpoint }),
       ...rules,
       checklist,
-      openDecisions: mergeDecisions(keeper.openDecisions, other.openDecisions),
-      evidenceLedger: mergeClaims(newer.evidenceLedger, older.evidenceLedger),
+      openDecisions: mergeDecisions(keeper.openDecisions, other.openDecisions, capped),
+      evidenceLedger: mergeClaims(newer.evidenceLedger, older.evidenceLedger, capped),
       ...(lastRun === undefined ? {} : { lastRun }),
-      recentFailures: mergeFailures(newer.recentFailures, older.recentFailures),
+      recentFailures: mergeFailures(newer.recentFailures, older.recentFailures, capped),
       ...unionUnknownFields(newer, older),
     },
     dropped: [...rulesDropped, ...stepsDropped],
   };
+};
+
+/**
+ * The first cap `context` passes, said as what it holds over the cap and how much to prune; undefined
+ * when it fits them all. What a merge that keeps everything (a move) checks before it writes.
+ */
+export const selectCapOverrun = (context: SharedContext): string | undefined => {
+  const counted: ReadonlyArray<readonly [number, number, string]> = [
+    [context.openDecisions.length, CONTEXT_LIMITS.decisions, 'decisions'],
+    [context.evidenceLedger.length, CONTEXT_LIMITS.claims, 'claims'],
+    [context.recentFailures.length, CONTEXT_LIMITS.recentFailures, 'recent failures'],
+    [context.checklist.length, CONTEXT_LIMITS.checklist, 'checklist steps'],
+  ];
+  for (const [held, cap, what] of counted)
+    if (held > cap) return `${held} ${what}, over the ${cap} a context holds: prune ${held - cap}`;
+  const rules = pinnedSectionLength(context.pinnedRules, context.pinnedBy);
+  return rules > PINNED_SECTION_MAX
+    ? `pinned rules of ${rules} characters as rendered, over the ${PINNED_SECTION_MAX} every bundle reserves for them: unpin or shorten rules by ${rules - PINNED_SECTION_MAX} characters`
+    : undefined;
 };
 
 /** One context from both sides of a conflict (see `mergeContextsReported`, which also says what a cap left out). */

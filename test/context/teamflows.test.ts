@@ -194,6 +194,47 @@ describe.concurrent('issue 53: merges and branches', SLOW, () => {
     ]);
   });
 
+  it('a move that would pass a cap is refused in one line, naming the cap and how much to prune, and writes nothing', async () => {
+    const repo = makeRepo();
+    const decisions = (side: string) => Array.from({ length: 60 }, (_, i) => `${side} decision ${i + 1}`);
+    loadedOf(await writeContext(options(repo, 1_000), { status: 'succeeded', decisions: decisions('Main') }));
+    git(repo, 'checkout', '-q', '-b', 'feature');
+    loadedOf(await writeContext(options(repo, 2_000), { status: 'succeeded', decisions: decisions('Feature') }));
+    git(repo, 'checkout', '-q', 'main');
+    const file = join(repo, ...CONTEXT_JSON);
+    const before = readFileSync(file, 'utf8');
+    expectOneLineFailure(
+      await runIn(repo, ['context', 'move', '--from', 'feature']),
+      /^fact-tracker context: move refused: .* would hold 120 decisions, over the 100 a context holds: prune 20 on either branch, then try again; nothing was moved\n$/u,
+    );
+    expect(readFileSync(file, 'utf8')).toBe(before);
+  });
+
+  it('a move keeps the pinned rules of both sides, or refuses past their cap, never dropping one', async () => {
+    const repo = makeRepo();
+    const mainRule = 'Main rule: always run the linter before committing any code';
+    const featureRule = 'Feature rule: never touch the generated parser files by hand';
+    loadedOf(await writeContext(options(repo, 1_000), { status: 'succeeded', summary: 'Main.', pinRules: [mainRule] }));
+    git(repo, 'checkout', '-q', '-b', 'feature');
+    expect((await runIn(repo, ['context', 'move', '--from', 'main'])).status).toBe(0);
+    loadedOf(
+      await writeContext(options(repo, 2_000), {
+        status: 'succeeded',
+        unpinRules: [mainRule],
+        pinRules: [featureRule],
+      }),
+    );
+    git(repo, 'checkout', '-q', 'main');
+    const file = join(repo, ...CONTEXT_JSON);
+    const before = readFileSync(file, 'utf8');
+    expectOneLineFailure(
+      await runIn(repo, ['context', 'move', '--from', 'feature', '--remove-source']),
+      /^fact-tracker context: move refused: .* would hold pinned rules of \d+ characters as rendered, over the \d+ every bundle reserves for them: unpin or shorten rules by \d+ characters on either branch, then try again; nothing was moved\n$/u,
+    );
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    expect(onBranch(repo, 'main')?.pinnedRules).toContain(mainRule);
+  });
+
   it('move --from a branch whose context is kept apart says so, and why, and moves nothing', async () => {
     const repo = makeRepo();
     loadedOf(await writeContext(options(repo, 1_000), { status: 'succeeded', summary: 'Main.' }));

@@ -11,7 +11,7 @@ import { isEither } from '../../base/failure.js';
 import { isRecord, readOnce } from '../../base/record.js';
 import { checkpointMismatch, type RepositorySnapshot } from '../checkpoint.js';
 import { isSameContextKey, normalizeKeyPart, parseContextKey } from '../key.js';
-import { mergeContextsReported } from '../merge.js';
+import { mergeContextsReported, selectCapOverrun } from '../merge.js';
 import { decodeContextFile, encodeContextFile } from '../schema.js';
 import { redactSecrets } from '../secrets.js';
 import { staleReasonText } from '../bundleLines.js';
@@ -229,8 +229,9 @@ export interface MoveOptions {
  * a renamed branch taking the context keyed by its old name (`removeSource`), or a merged
  * branch's decisions and claims carried into the branch it was merged into. The source keeps
  * its context unless `removeSource`. When the branch holds a context too, the two are merged
- * as a merge conflict's sides are (see `mergeContexts`); the tool sessions come along. A note
- * says when it merged. `None` when the feature flag is off (no file is touched).
+ * as a merge conflict's sides are (see `mergeContexts`) but with nothing pushed out by a cap: a
+ * result past one is refused, to be pruned by hand. The tool sessions come along; a note says
+ * when it merged. `None` when the feature flag is off (no file is touched).
  */
 export const moveContext = (
   options: ContextOptions,
@@ -267,14 +268,20 @@ export const moveContext = (
       const present = O.toUndefined(selectContext(file, key));
       const arriving: SharedContext = { ...moving, key };
       // The context here keeps its decisions' ids; those arriving take the next free ones where they clash.
-      const merged = present === undefined ? undefined : mergeContextsReported(present, arriving, 'ours');
+      // A move drops nothing either side holds: past a cap it is refused, to be pruned by hand.
+      const merged = present === undefined ? undefined : mergeContextsReported(present, arriving, 'ours', 'ignore');
       const context = merged === undefined ? arriving : { ...merged.context, key };
+      const overrun = merged === undefined ? undefined : selectCapOverrun(context);
+      if (overrun !== undefined)
+        return E.left({
+          code: 'invalid',
+          message: `move refused: merged, the contexts of workstream ${redactSecrets(key.workstreamId)} on branches ${redactSecrets(key.branch)} and ${redactSecrets(source.right.branch)} would hold ${overrun} on either branch, then try again; nothing was moved`,
+        });
       const kept = move.removeSource === true ? removeContext(file, source.right) : file;
       return E.right({
         file: upsertContext(kept, context),
         context,
         sources: present === undefined ? [arriving] : [present, arriving],
-        ...(merged === undefined ? {} : { dropped: merged.dropped }),
         sessionsFrom: { key: source.right, keep: move.removeSource !== true },
         notes:
           present === undefined
