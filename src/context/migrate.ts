@@ -29,6 +29,15 @@ const isoOrNull = (value: unknown): string | null => {
   return E.isRight(parsed) && Number.isFinite(parsed.right) ? new Date(parsed.right).toISOString() : null;
 };
 
+/**
+ * The optional time `name` of version 1 from a draft's free-form `value`: ISO-8601 when it is
+ * a time, else left out (as a summary's unreadable time becomes null), never kept unreadable.
+ */
+const optionalTime = (name: string, value: unknown): Json => {
+  const iso = isoOrNull(value);
+  return iso === null ? {} : { [name]: iso };
+};
+
 /** `10-40` and `L10-L40` both become `L10-L40`; anything else is left for validation to name. */
 const canonicalLines = (lines: unknown): unknown =>
   typeof lines === 'string' ? E.getOrElse((): unknown => lines)(E.map(formatLineRange)(parseLineRange(lines))) : lines;
@@ -39,7 +48,31 @@ const failureOf = (run: Json): Json => ({
   failed_step: textOr(run['failed_step'], NOT_RECORDED),
   error: textOr(run['error'], NOT_RECORDED),
   next_action: textOr(run['next_action'], NOT_RECORDED),
+  ...optionalTime('at', run['at']),
 });
+
+/**
+ * The draft's last run, with the fields this version does not know kept as it keeps them
+ * everywhere; only the status, a failure's texts and the time are reshaped.
+ */
+const lastRunOf = (run: Json): Json => {
+  const { at: _, ...rest } = run;
+  return run['status'] === 'failed'
+    ? { ...rest, status: 'failed', ...failureOf(run) }
+    : { ...rest, status: 'succeeded', ...optionalTime('at', run['at']) };
+};
+
+/** A draft claim, its other fields kept: its lines made canonical, its time ISO-8601. */
+const claimOf = (raw: unknown): Json => {
+  const { recorded_at: _, ...entry } = record(raw);
+  return {
+    ...entry,
+    claim: entry['claim'],
+    files: list(entry['files']).map((file) => ({ ...record(file), lines: canonicalLines(record(file)['lines']) })),
+    symbols: list(entry['symbols']),
+    ...optionalTime('recorded_at', record(raw)['recorded_at']),
+  };
+};
 
 /** The draft's fields this migration reads (or drops: `cli_sessions`); any other is kept on the context, as version 1 keeps fields it does not know. */
 const DRAFT_FIELDS: ReadonlySet<string> = new Set([
@@ -69,6 +102,7 @@ const migrateDraftContext = (draft: Json): Json => {
     checkpoint: isRecord(draft['checkpoint']) ? draft['checkpoint'] : null,
     pinned_rules: list(draft['pinned_rules']),
     working_summary: {
+      ...summary,
       text: typeof summary['text'] === 'string' ? summary['text'] : '',
       updated_at: isoOrNull(summary['updated_at']),
       // A migrated summary has never been verified by this code: stale until a checkpoint says otherwise.
@@ -76,15 +110,8 @@ const migrateDraftContext = (draft: Json): Json => {
     },
     open_decisions: list(draft['open_decisions']),
     checklist: [],
-    evidence_ledger: list(draft['evidence_ledger']).map((raw) => {
-      const entry = record(raw);
-      return {
-        claim: entry['claim'],
-        files: list(entry['files']).map((file) => ({ ...record(file), lines: canonicalLines(record(file)['lines']) })),
-        symbols: list(entry['symbols']),
-      };
-    }),
-    last_run: run === undefined ? null : failed ? { status: 'failed', ...failureOf(run) } : { status: 'succeeded' },
+    evidence_ledger: list(draft['evidence_ledger']).map(claimOf),
+    last_run: run === undefined ? null : lastRunOf(run),
     recent_failures: failed ? [failureOf(run)] : [],
   };
 };

@@ -397,6 +397,41 @@ describe('migrateContextDocument', () => {
     expect(JSON.stringify(migrated)).not.toContain('codex');
   });
 
+  it('keeps the fields a draft sub-object holds, normalizing the times version 1 knows', () => {
+    const rich = {
+      ...draft,
+      working_summary: { ...draft.working_summary, author: 'bob' },
+      evidence_ledger: [
+        { ...draft.evidence_ledger[0]!, recorded_at: '2026-01-02T00:00:00Z', verified_by: 'ci' },
+        { claim: 'Looked at it', files: [], recorded_at: 'yesterday' },
+      ],
+      last_run: { status: 'succeeded', at: '2026-01-03T00:00:00+01:00', duration_s: 12 },
+    };
+    const migrated = migrateContextDocument(rich, 'planning');
+    const contexts = E.isRight(migrated) ? (migrated.right as { contexts: unknown[] }).contexts : [];
+    expect(contexts[0]).toMatchObject({
+      working_summary: { author: 'bob', stale: true },
+      evidence_ledger: [
+        { recorded_at: '2026-01-02T00:00:00.000Z', verified_by: 'ci', files: [{ lines: 'L10-L40' }] },
+        { claim: 'Looked at it', files: [], symbols: [] },
+      ],
+      last_run: { status: 'succeeded', at: '2026-01-02T23:00:00.000Z', duration_s: 12 },
+    });
+    expect(contexts[0]).not.toHaveProperty(['evidence_ledger', 1, 'recorded_at']);
+    const file = E.isRight(migrated) ? decodeContextFile(migrated.right, 'planning') : migrated;
+    const context = E.isRight(file) ? file.right.contexts[0] : undefined;
+    expect(context?.evidenceLedger[0]?.at).toBe(Date.parse('2026-01-02T00:00:00Z'));
+    expect(context?.lastRun).toMatchObject({ status: 'succeeded', at: Date.parse('2026-01-02T23:00:00Z') });
+    const failed = migrateContextDocument(
+      { ...draft, last_run: { ...draft.last_run, at: '2026-01-04T00:00:00Z', exit_code: 1 } },
+      'planning',
+    );
+    expect(E.isRight(failed) && (failed.right as { contexts: unknown[] }).contexts[0]).toMatchObject({
+      last_run: { status: 'failed', at: '2026-01-04T00:00:00.000Z', exit_code: 1 },
+      recent_failures: [{ error: 'tests failed', at: '2026-01-04T00:00:00.000Z' }],
+    });
+  });
+
   it('reads a failure field of invisible characters only as not recorded, as a blank one', () => {
     const migrated = migrateContextDocument(
       { ...draft, last_run: { status: 'failed', failed_step: '\u200b', error: ' \u2060 ', next_action: 'retry' } },
