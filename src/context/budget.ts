@@ -92,6 +92,8 @@ export interface SectionDraft {
   readonly omitted?: Readonly<Record<string, number>>;
   /** The tally whose cut the header says (`last 4 of 5`): no last line for it. */
   readonly countedInHeader?: string;
+  /** Where the lines cut can be read in full, said in the count line (default: `show` lists them). */
+  readonly listedBy?: string;
 }
 
 /** The shortest clipped body worth a line. */
@@ -118,7 +120,7 @@ const tallyLines = (draft: SectionDraft, totals: ReadonlyMap<string, number>, sh
     .filter(([tally, total]) => tally !== draft.countedInHeader && total > shown(tally))
     .map(
       ([tally, total]) =>
-        `- ${total - shown(tally)} more ${plural(tally)} not shown (fact-tracker context show lists them)`,
+        `- ${total - shown(tally)} more ${plural(tally)} not shown (${draft.listedBy ?? 'fact-tracker context show lists them'})`,
     );
 
 /** The section's content lines within `cap`: the lines drawn, their length, and how many of each tally. */
@@ -176,15 +178,18 @@ export const renderSection = (draft: SectionDraft, floor: number, cap: number): 
     shown = (tally) => drawn.counts.get(tally) ?? 0;
     tallies = tallyLines(draft, totals, shown);
   }
-  if (optional && drawn.content === 0) return '';
+  if (optional && drawn.content === 0 && tallies.length === 0) return '';
   const out = drawn.out;
   const drawnHeader = out[0]!;
   out[0] = clipEnd(headerOf(draft, shown), cap);
   let length = drawn.length - drawnHeader.length + out[0].length;
+  let counted = 0;
   for (const line of tallies) {
     const added = addLine(out, length, cap, { prefix: '', body: line, clip: 'whole' }).added;
-    if (added > 0) length = added;
+    if (added > 0) [length, counted] = [added, counted + 1];
   }
+  // Lines none of which fit are still counted under the header; with no room for even that, the section gives way.
+  if (optional && drawn.content === 0 && counted === 0) return '';
   // Guidance fills up to the floor with whole lines first; only then is one clipped to fit.
   const left: DraftLine[] = [];
   for (const line of draft.guidance) {

@@ -65,11 +65,21 @@ export const selectRelevantFacts = (facts: BundleFacts, fallbackQuery: string): 
   }).map(withoutSecrets);
 };
 
-/** The retrieved tier as a section draft: optional, so it is the first to give way to the budget. */
+/**
+ * The retrieved tier as a section draft: optional, so it is the first to give way to the budget.
+ * A fact is shown whole or counted, never clipped to a stub that reads as a fact of its own;
+ * `bundle --json` lists every fact retrieved, those cut too.
+ */
 export const retrievedDraft = (facts: ReadonlyArray<SessionFact>, threshold: number): SectionDraft => ({
   name: 'retrieved',
   header: `## Retrieved session facts (relevance >= ${threshold})`,
-  lines: facts.map((fact) => ({ prefix: '- ', body: formatFactLine(fact).slice(2), clip: 'end' })),
+  lines: facts.map((fact) => ({
+    prefix: '- ',
+    body: formatFactLine(fact).slice(2),
+    clip: 'whole',
+    tally: 'retrieved fact',
+  })),
   guidance: [],
   optional: true,
+  listedBy: 'fact-tracker context bundle --json lists them under retrieved',
 });

@@ -203,6 +203,40 @@ describe('buildContextBundle', () => {
     expect(strict.text).not.toContain('## Retrieved');
   });
 
+  it('shows each retrieved fact whole or counts it, never clipping one to a stub', () => {
+    const long = (n: number) =>
+      makeFact({
+        subject: `src/config/parser${n}.ts`,
+        relation: 'modified_by',
+        object: `task:${n} parser for config values, ${'with a long explanation of what changed and why '.repeat(2)}`,
+        tags: ['file_change'],
+        validFrom: 1,
+        sourceTaskId: String(n),
+        sourceRole: 'implementer',
+        confidence: 1,
+      });
+    const store = addFacts(emptyFactStore(), [long(1), long(2), long(3)]);
+    for (const kind of KINDS) {
+      const bundle = buildContextBundle(
+        { context, status: FRESH },
+        { kind, facts: { store, query: 'src/config/parser1.ts src/config/parser2.ts src/config/parser3.ts' } },
+      );
+      expect(bundle.retrieved).toHaveLength(3);
+      const section = bundle.text.slice(bundle.text.indexOf('## Retrieved session facts'));
+      const lines = section
+        .split('\n')
+        .slice(1)
+        .filter((line) => line.startsWith('- '));
+      const shown = lines.filter((line) => line.includes('modified_by'));
+      for (const line of shown) expect(line).toMatch(/\[task:\d\]$/u);
+      const cut = 3 - shown.length;
+      expect(cut).toBeGreaterThan(0);
+      expect(section).toContain(
+        `- ${cut} more retrieved facts not shown (fact-tracker context bundle --json lists them under retrieved)`,
+      );
+    }
+  });
+
   it('bundles a bare context, not verified against the repository, as stale', () => {
     const bundle = buildContextBundle(context, { kind: 'planning' });
     expect(bundle.stale).toBe(true);
