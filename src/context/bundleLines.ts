@@ -63,6 +63,14 @@ export const statusLine = ({ context, status }: BundleInput): DraftLine => {
   return free(`STALE${since}: ${status.reasons.map((reason) => REASONS[reason]).join(', ')}${moved}`);
 };
 
+/** True when `context` holds something of its own though no checkpoint: a failure, a decision, a claim, a step or a run. */
+const holdsEntries = (context: BundleInput['context']): boolean =>
+  context.recentFailures.length > 0 ||
+  context.openDecisions.length > 0 ||
+  context.evidenceLedger.length > 0 ||
+  context.checklist.length > 0 ||
+  context.lastRun !== undefined;
+
 /**
  * What to say where there is no summary: when the context file holds this workstream under
  * another key, where it is and what carries it here, instead of telling the session to start
@@ -75,11 +83,14 @@ export const orElsewhere = (
   fresh: string,
 ): DraftLine[] => {
   if (context.checkpoint !== undefined || elsewhere.length === 0) return [free(fresh)];
+  const here = holdsEntries(context)
+    ? `no summary is stored for branch ${context.key.branch} yet (what it holds is listed here)`
+    : `nothing is stored for branch ${context.key.branch}`;
   const other = likelyOrigin(context.key, elsewhere, branchesPresent);
   if (other === undefined)
     return [
       free(
-        `nothing is stored for branch ${context.key.branch}, but the context file holds this workstream under repo ${elsewhere[0]!.repo}, branch ${elsewhere[0]!.branch}: do not start from scratch; ask the user`,
+        `${here}, but the context file holds this workstream under repo ${elsewhere[0]!.repo}, branch ${elsewhere[0]!.branch}: do not start from scratch; ask the user`,
       ),
     ];
   const relation = branchRelation(other.branch, branchesPresent);
@@ -93,7 +104,7 @@ export const orElsewhere = (
       ]
     : [
         free(
-          `nothing is stored for branch ${context.key.branch}, but this workstream's context is on branch ${other.branch} (a renamed branch?): do not start from scratch`,
+          `${here}, but this workstream's context is on branch ${other.branch} (a renamed branch?): do not start from scratch`,
         ),
         free(`carry it here with ${move}`),
       ];

@@ -194,6 +194,41 @@ describe.concurrent('issue 53: merges and branches', SLOW, () => {
     ]);
   });
 
+  it('a new branch whose first write is a failure is still told it is new, never that nothing is stored', async () => {
+    const repo = makeRepo();
+    loadedOf(
+      await writeContext(options(repo, 1_000), { status: 'succeeded', summary: 'Main.', decisions: ['Which?'] }),
+    );
+    commitAll(repo, 'main context');
+    git(repo, 'checkout', '-q', '-b', 'feature');
+    expect(
+      (
+        await runIn(repo, [
+          'context',
+          'record-failure',
+          '--failed-step',
+          'npm test',
+          '--error',
+          'boom',
+          '--next-action',
+          'fix it',
+        ])
+      ).status,
+    ).toBe(0);
+    const bundle = await runIn(repo, ['context', 'bundle']);
+    expect(bundle.stdout).toContain(
+      "- branch feature is new: this workstream's context is on branch main, which it was most likely made from",
+    );
+    expect(bundle.stdout).not.toMatch(/nothing is stored|renamed branch/u);
+    // Renamed instead (the old name gone): what the branch holds is not called nothing.
+    git(repo, 'branch', '-q', '-D', 'main');
+    const renamed = await runIn(repo, ['context', 'bundle']);
+    expect(renamed.stdout).toContain(
+      '- no summary is stored for branch feature yet (what it holds is listed here), but',
+    );
+    expect(renamed.stdout).not.toContain('nothing is stored');
+  });
+
   it('a move that would pass a cap is refused in one line, naming the cap and how much to prune, and writes nothing', async () => {
     const repo = makeRepo();
     const decisions = (side: string) => Array.from({ length: 60 }, (_, i) => `${side} decision ${i + 1}`);

@@ -230,9 +230,10 @@ export const loadContext = (options: ContextOptions): Result<O.Option<LoadedCont
     const stored = O.toUndefined(selectContext(resolved, key));
     // The file's other keys are shown and go into prompts: a branch named like a token is redacted.
     const elsewhere = selectOtherKeys(resolved, key).map(redactKey);
-    // A new branch and a renamed one both hold nothing: whether the other branch still exists tells them apart.
+    // A new branch and a renamed one both hold no checkpoint (at most a failure or a decision recorded
+    // since): whether the other branch still exists tells them apart, wherever the bundle says which.
     const branchesPresent =
-      stored === undefined && elsewhere.some((other) => other.repo === key.repo)
+      stored?.checkpoint === undefined && elsewhere.some((other) => other.repo === key.repo)
         ? (await branchNames(scope.paths.root)).map(branchKeyOf)
         : undefined;
     const secret = secretWarning(scope, resolved, stored);
