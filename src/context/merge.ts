@@ -96,15 +96,11 @@ const mergeClaims = (newer: ReadonlyArray<Claim>, older: ReadonlyArray<Claim>, c
 };
 
 /** Failures by content and time: each once, oldest first, the last few kept. */
-const mergeFailures = (
-  newer: ReadonlyArray<RunFailure>,
-  older: ReadonlyArray<RunFailure>,
-  capped: boolean,
-): RunFailure[] => {
+const mergeFailures = (newer: ReadonlyArray<RunFailure>, older: ReadonlyArray<RunFailure>): RunFailure[] => {
   const byId = new Map<string, RunFailure>();
   for (const failure of [...older, ...newer]) byId.set(failureIdentity(failure), failure);
   const failures = [...byId.values()].sort((a, b) => (a.at ?? NEVER) - (b.at ?? NEVER));
-  return capped ? failures.slice(-CONTEXT_LIMITS.recentFailures) : failures;
+  return failures.slice(-CONTEXT_LIMITS.recentFailures);
 };
 
 /**
@@ -201,7 +197,8 @@ export const mergeContextsReported = (
       openDecisions: mergeDecisions(keeper.openDecisions, other.openDecisions, capped),
       evidenceLedger: mergeClaims(newer.evidenceLedger, older.evidenceLedger, capped),
       ...(lastRun === undefined ? {} : { lastRun }),
-      recentFailures: mergeFailures(newer.recentFailures, older.recentFailures, capped),
+      // The most recent failures are a window, not a cap: every write keeps the latest, a move too.
+      recentFailures: mergeFailures(newer.recentFailures, older.recentFailures),
       ...unionUnknownFields(newer, older),
     },
     dropped: [...rulesDropped, ...stepsDropped],
@@ -216,7 +213,6 @@ export const selectCapOverrun = (context: SharedContext): string | undefined => 
   const counted: ReadonlyArray<readonly [number, number, string]> = [
     [context.openDecisions.length, CONTEXT_LIMITS.decisions, 'decisions'],
     [context.evidenceLedger.length, CONTEXT_LIMITS.claims, 'claims'],
-    [context.recentFailures.length, CONTEXT_LIMITS.recentFailures, 'recent failures'],
     [context.checklist.length, CONTEXT_LIMITS.checklist, 'checklist steps'],
   ];
   for (const [held, cap, what] of counted)

@@ -24,6 +24,7 @@ import {
   selectEvidencePaths,
 } from '../../src/context/ledger.js';
 import { migrateContextDocument } from '../../src/context/migrate.js';
+import { mergeContextsReported, selectCapOverrun } from '../../src/context/merge.js';
 import { RETRY_WINDOW_MS } from '../../src/context/runOutcome.js';
 import {
   CONTEXT_LIMITS,
@@ -728,5 +729,22 @@ describe('resolveSharedContextFlag', () => {
         message: 'SHARED_CONTEXT_ENABLED must be true or false (or 1/0, yes/no, on/off), not "maybe"',
       }),
     );
+  });
+});
+
+describe('a merge that keeps every entry (a move)', () => {
+  it('keeps the latest five failures of both sides, as every write keeps them, and passes no cap for them', () => {
+    const failing = (branch: string, from: number): SharedContext => ({
+      ...emptySharedContext({ repo: 'demo', branch, workstreamId: 'default' }),
+      recentFailures: [0, 1, 2, 3].map((i) => ({
+        failedStep: `${branch} step ${i}`,
+        error: 'e',
+        nextAction: 'n',
+        at: from + i,
+      })),
+    });
+    const { context } = mergeContextsReported(failing('main', 10), failing('feature', 20), 'ours', 'ignore');
+    expect(context.recentFailures.map((failure) => failure.at)).toEqual([13, 20, 21, 22, 23]);
+    expect(selectCapOverrun(context)).toBeUndefined();
   });
 });
