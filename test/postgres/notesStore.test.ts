@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import * as E from 'fp-ts/lib/Either.js';
 import pg from 'pg';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { decodeNotes } from '../../src/notes/persist.js';
 import type { CompleteFn } from '../../src/notes/port.js';
 import { type JsonValue, memoryNotesStore } from '../../src/notes/store.js';
@@ -23,6 +23,7 @@ import { describeNotesLeaseConformance } from '../notes/leaseConformance.js';
 import { unstorableSection } from '../notes/fixtures/unstorableSection.js';
 import { describeNotesStoreConformance } from '../notes/storeConformance.js';
 import { withRowsLocked } from './rowLock.js';
+import { onOnePoolOfLongSchemas } from './longSchemas.js';
 import { postgresUnavailable, usePostgres } from './server.js';
 
 const { server } = usePostgres();
@@ -340,47 +341,32 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
   });
 
   it('serves two schemas of 60 characters that begin alike through one pool of the caller, with names PostgreSQL keeps whole', async () => {
-    const url = await databaseUrl();
-    const pool = new pg.Pool({ connectionString: url, max: 1 });
-    pool.on('error', () => undefined);
-    // The driver says so on the console when a name is longer than PostgreSQL keeps.
-    const warned: string[] = [];
-    const warn = vi
-      .spyOn(console, 'error')
-      .mockImplementation((...args: unknown[]) => void warned.push(args.join(' ')));
-    const schemas = ['alpha', 'betaa'].map((end) => `team_${'x'.repeat(49)}_${end}`);
-    expect(schemas.map((schema) => schema.length)).toEqual([60, 60]);
-    const stores = schemas.map((schema) => postgresNotesStore(pool, { schema }));
-    try {
-      for (const [i, store] of stores.entries()) {
-        const value = { facts: [{ category: 'store', fact: `store ${i}` }] };
-        expect(await store.save('maya', { sessions: [{ session: 'chat', value, expected: 0 }] })).toMatchObject(
-          E.right({}),
-        );
-        const call = {
-          holder: `h${i}`,
-          ttlMs: 60_000,
-          add: [{ kind: 'message' as const, text: 'hi', at: 1, key: 'a:0' }],
-        };
-        expect(E.isRight(await store.leases.lease('maya', 'chat', call))).toBe(true);
-      }
-      // On the pool's one connection, each store ran its own statements, on its own schema.
-      for (const [i, store] of stores.entries()) {
-        const loaded = await store.load('maya', 'chat');
-        expect(E.isRight(loaded) && loaded.right.session).toEqual({
-          value: { facts: [{ category: 'store', fact: `store ${i}` }] },
-          version: 1,
-        });
-      }
-      const { rows } = await pool.query<{ name: string }>('SELECT name FROM pg_prepared_statements');
-      expect(rows.length).toBeGreaterThan(0);
-      for (const { name } of rows) expect(Buffer.byteLength(name)).toBeLessThan(63);
-      expect(warned.filter((message) => /63 characters/u.test(message))).toEqual([]);
-    } finally {
-      warn.mockRestore();
-      await Promise.all(stores.map((store) => store.close()));
-      await pool.end();
-    }
+    await onOnePoolOfLongSchemas(
+      await databaseUrl(),
+      (pool, schema) => postgresNotesStore(pool, { schema }),
+      async (stores) => {
+        for (const [i, store] of stores.entries()) {
+          const value = { facts: [{ category: 'store', fact: `store ${i}` }] };
+          expect(await store.save('maya', { sessions: [{ session: 'chat', value, expected: 0 }] })).toMatchObject(
+            E.right({}),
+          );
+          const call = {
+            holder: `h${i}`,
+            ttlMs: 60_000,
+            add: [{ kind: 'message' as const, text: 'hi', at: 1, key: 'a:0' }],
+          };
+          expect(E.isRight(await store.leases.lease('maya', 'chat', call))).toBe(true);
+        }
+        // On the pool's one connection, each store ran its own statements, on its own schema.
+        for (const [i, store] of stores.entries()) {
+          const loaded = await store.load('maya', 'chat');
+          expect(E.isRight(loaded) && loaded.right.session).toEqual({
+            value: { facts: [{ category: 'store', fact: `store ${i}` }] },
+            version: 1,
+          });
+        }
+      },
+    );
   });
 
   it('leaves a pool passed in open on close, and ends the one it made', async () => {

@@ -5,7 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import pg from 'pg';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { replayHistory } from '../../src/index.js';
 import { openSession } from '../../src/live/session/index.js';
 import type { SessionStore } from '../../src/live/session/store.js';
@@ -22,6 +22,7 @@ import {
 import { implementer } from '../fixtures/results.js';
 import { describeSessionStore } from '../live/session/storeConformance.js';
 import { withRowsLocked } from './rowLock.js';
+import { onOnePoolOfLongSchemas } from './longSchemas.js';
 import { PASSWORD, postgresUnavailable, usePostgres } from './server.js';
 
 const { server } = usePostgres();
@@ -652,36 +653,21 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
   });
 
   it('serves two schemas of 60 characters that begin alike through one pool of the caller, with names PostgreSQL keeps whole', async () => {
-    const url = await databaseUrl();
-    const pool = new pg.Pool({ connectionString: url, max: 1 });
-    pool.on('error', () => undefined);
-    // The driver says so on the console when a name is longer than PostgreSQL keeps.
-    const warned: string[] = [];
-    const warn = vi
-      .spyOn(console, 'error')
-      .mockImplementation((...args: unknown[]) => void warned.push(args.join(' ')));
-    const schemas = ['alpha', 'betaa'].map((end) => `team_${'x'.repeat(49)}_${end}`);
-    expect(schemas.map((schema) => schema.length)).toEqual([60, 60]);
-    const stores = schemas.map((schema) => postgresSessionStore(pool, { schema }));
-    try {
-      for (const [i, store] of stores.entries()) {
-        right(await store.append('s', 0, [`{"store":${i}}`]));
-        right(await store.writeSnapshot('s', { position: 1, state: `{"store":${i}}` }));
-      }
-      // On the pool's one connection, each store ran its own statements, on its own schema.
-      for (const [i, store] of stores.entries()) {
-        expect(right(await store.read('s', 0)).lines).toEqual([{ line: 1, text: `{"store":${i}}` }]);
-        expect(right(await store.readSnapshot('s'))).toEqual({ position: 1, state: `{"store":${i}}` });
-      }
-      const { rows } = await pool.query<{ name: string }>('SELECT name FROM pg_prepared_statements');
-      expect(rows.length).toBeGreaterThan(0);
-      for (const { name } of rows) expect(Buffer.byteLength(name)).toBeLessThan(63);
-      expect(warned.filter((message) => /63 characters/u.test(message))).toEqual([]);
-    } finally {
-      warn.mockRestore();
-      await Promise.all(stores.map((store) => store.close()));
-      await pool.end();
-    }
+    await onOnePoolOfLongSchemas(
+      await databaseUrl(),
+      (pool, schema) => postgresSessionStore(pool, { schema }),
+      async (stores) => {
+        for (const [i, store] of stores.entries()) {
+          right(await store.append('s', 0, [`{"store":${i}}`]));
+          right(await store.writeSnapshot('s', { position: 1, state: `{"store":${i}}` }));
+        }
+        // On the pool's one connection, each store ran its own statements, on its own schema.
+        for (const [i, store] of stores.entries()) {
+          expect(right(await store.read('s', 0)).lines).toEqual([{ line: 1, text: `{"store":${i}}` }]);
+          expect(right(await store.readSnapshot('s'))).toEqual({ position: 1, state: `{"store":${i}}` });
+        }
+      },
+    );
   });
 
   it('says its pool was busy, not that the server cannot be reached, when every connection stays in use', async () => {
