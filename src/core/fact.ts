@@ -202,7 +202,8 @@ const validateNewFact = (input: unknown): E.Either<string, SessionFact> => {
     object: wellFormed(object),
     tags: shareTags(tagList as ReadonlyArray<FactTag>),
     validFrom: plainTime(validFrom),
-    sourceTaskId: wellFormed(sourceTaskId),
+    // Whitespace collapsed, as extraction and a query's task id take it: one task, one id.
+    sourceTaskId: wellFormed(collapseWhitespace(sourceTaskId)),
     sourceRole,
     // -0 is 0, as a time's is (see `plainTime`): JSON writes it as 0.
     confidence: confidence + 0,

@@ -14,6 +14,7 @@ import {
   type FactTag,
   makeFact,
   parseNewFact,
+  retrieveFacts,
   selectValidCount,
   type SessionFact,
 } from '../../src/index.js';
@@ -170,6 +171,22 @@ describe('text that shows nothing', () => {
         expect(selectValidCount(addFacts(emptyFactStore(), [factWith(field, text)]))).toBe(0);
       }),
     );
+  });
+
+  it("stores a task id with its whitespace collapsed, as a query takes it, so the query's own task leaves its facts out", () => {
+    const fact = makeFact({
+      ...fields,
+      tags: ['file_change'],
+      validFrom: 1,
+      sourceTaskId: ' 3\t ',
+      sourceRole: 'implementer',
+      confidence: 1,
+    });
+    expect(E.map((parsed: SessionFact) => parsed.sourceTaskId)(parseNewFact(fact))).toEqual(E.right('3'));
+    const store = addFacts(emptyFactStore(), [fact]);
+    const query = { taskDescription: `${fields.subject} ${fields.object}`, maxFacts: 10, maxTokens: 500 };
+    expect(retrieveFacts(store, { ...query, taskId: 'other' })).toHaveLength(1);
+    expect(retrieveFacts(store, { ...query, taskId: ' 3\t ' })).toEqual([]);
   });
 
   it('text with one visible character among invisible ones is text', () => {
