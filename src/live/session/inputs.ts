@@ -9,7 +9,7 @@ import { describeError, describeValue, kindOf } from '../../base/describe.js';
 import { exceedsValueDepth } from '../../base/json.js';
 import { isRecord } from '../../base/record.js';
 import { quoteValue } from '../../base/schema.js';
-import { findSecret, redactSecrets, withoutSecrets } from '../../base/secrets.js';
+import { findSecret, redactSecretsIn, withoutSecrets } from '../../base/secrets.js';
 import { collapseWhitespace } from '../../base/text.js';
 import { parseEventTime, type TimeFailure } from '../../base/time.js';
 import { normalizeTaskId } from '../../core/extract/extractor.js';
@@ -30,9 +30,6 @@ const invalidField = (message: string): SessionError => ({ code: 'invalid_field'
  */
 export const recordedTaskId = (taskId: unknown): unknown =>
   typeof taskId === 'string' ? E.getOrElse((): unknown => taskId)(normalizeTaskId(taskId)) : taskId;
-
-/** Text as the log keeps it, its secrets redacted (`base/secrets.ts`); any other value as given, for the history's checks. */
-export const redactedText = (value: unknown): unknown => (typeof value === 'string' ? redactSecrets(value) : value);
 
 /**
  * A task id the session takes: what facts can carry once its whitespace is collapsed, the same
@@ -157,7 +154,7 @@ export const promptFields = (
     type: 'prompt',
     taskId: recordedTaskId(taskId),
     // What the log keeps holds no secret (`base/secrets.ts`): a replay of it gives what the session gave.
-    taskPrompt: redactedText(taskPrompt),
+    taskPrompt: redactSecretsIn(taskPrompt),
     ...(tags === undefined ? {} : { tags }),
     ...(maxFacts === undefined ? {} : { maxFacts }),
     ...(maxTokens === undefined ? {} : { maxTokens }),

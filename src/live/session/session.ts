@@ -11,6 +11,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { type Failure, internalFailure } from '../../base/failure.js';
 import { isRecord } from '../../base/record.js';
 import { quoteValue } from '../../base/schema.js';
+import { redactSecretsIn } from '../../base/secrets.js';
 import { isTokenizerName, TOKENIZER_NAMES } from '../../tokens/names.js';
 import { explainRetrieval } from '../../core/prompt/retrieve.js';
 import { emptyReport } from '../../core/store/compact.js';
@@ -21,7 +22,7 @@ import { fileSessionStore, locateSession } from './files.js';
 import { followedBy } from './follower.js';
 import { parseSessionId } from './id.js';
 import { checkedAccept, checkedSessionOptions } from './options.js';
-import { checkCount, checkPrompt, dispatchFields, promptFields, redactedText, timeOf } from './inputs.js';
+import { checkCount, checkPrompt, dispatchFields, promptFields, timeOf } from './inputs.js';
 import type { CompileOptions, ExplainContextInput, Recorded, SessionError, SetAsideLine } from './model.js';
 import { STORE_ACCESS_CODES, type StoreAccessCode } from './model.js';
 import type { LiveSession, SessionOptions } from './liveSession.js';
@@ -489,8 +490,8 @@ const open = async (
       // Redacted as the facts it closes were: the log holds no secret, and the pair still matches.
       const fields = {
         type: 'invalidate',
-        subject: redactedText(subject),
-        relation: redactedText(relation),
+        subject: redactSecretsIn(subject),
+        relation: redactSecretsIn(relation),
         at: at.right,
       };
       return record(create, { fields, timed: given !== undefined }, (recorded) =>
