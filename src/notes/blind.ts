@@ -16,7 +16,10 @@ export const withUnseen = (
   seen: ReadonlySet<string>,
 ): ReadonlyArray<CategorizedFact> => {
   const listed = new Set(facts.map(factKey));
-  const unseen = others.filter((fact) => !listed.has(factKey(fact)) && !seen.has(factKey(fact)));
+  // As plain facts: an event holds a list as a model gives one, not the times the ledger keeps of it.
+  const unseen = others
+    .filter((fact) => !listed.has(factKey(fact)) && !seen.has(factKey(fact)))
+    .map(({ category, fact }) => ({ category, fact }));
   return unseen.length === 0 ? facts : [...unseen, ...facts];
 };
 

@@ -1,6 +1,6 @@
 import { consolidateGlobalFactsWithReport } from './global.js';
 import { plainTimeOf } from '../base/time.js';
-import { type CategorizedFact, isNotesId, type NotesSessionConsolidatedEvent } from './model.js';
+import { type CategorizedFact, isNotesId, listTimeOf, type NotesSessionConsolidatedEvent } from './model.js';
 import {
   checkedLedger,
   type NotesLedger,
@@ -33,8 +33,9 @@ const UNCHANGED = (ledger: NotesLedger): SessionConsolidation => ({ ledger, drop
 
 /**
  * `consolidateSession`, with the facts that fell off the profile. The session's facts replace
- * what its own earlier merge put in the profile; they count as told when its latest message
- * was (`messagesAt`), and the session counts once in `sessionCount`, at its first merge.
+ * what its own earlier merge put in the profile; each counts as told when the session first
+ * told it (`NotedFact.at`, for one carried over from earlier messages), else when its latest
+ * message was (`messagesAt`), and the session counts once in `sessionCount`, at its first merge.
  * Merging a session again as it stands, or an unknown one, leaves the same ledger.
  */
 export const consolidateSessionWithReport = (ledger: NotesLedger, input: ConsolidationInput): SessionConsolidation => {
@@ -51,7 +52,7 @@ export const consolidateSessionWithReport = (ledger: NotesLedger, input: Consoli
     selectGlobalFacts(owned, user),
     notes.facts,
     at,
-    { session, messagesAt: notes.messagesAt ?? notes.updatedAt, counts: notes.mergedAt === undefined },
+    { session, messagesAt: listTimeOf(notes), counts: notes.mergedAt === undefined },
   );
   const merged = { ...notes, consolidated: true, mergedAt: notes.mergedAt ?? at };
   if (global === selectGlobalFacts(owned, user) && notes.consolidated && notes.mergedAt !== undefined)

@@ -15,6 +15,7 @@ import {
   NOTES_LIMITS,
   normalizeCategoryName,
   normalizeFactText,
+  type NotedFact,
   type ProfileFact,
 } from './model.js';
 import { relateSubjects } from './subject.js';
@@ -35,7 +36,11 @@ export interface ConsolidationOptions {
   readonly maxFacts?: number;
   /** The session merged: its facts are attributed to it, and replace what it merged before. */
   readonly session?: string;
-  /** Epoch milliseconds of the messages the facts were told in (default: `at`, a fact repeated as it stands keeping its own). */
+  /**
+   * Epoch milliseconds of the messages the facts were told in (default: `at`, a fact repeated as
+   * it stands keeping its own); a session's fact with a time of its own (`NotedFact.at`, told
+   * before the list's latest messages) keeps that.
+   */
   readonly messagesAt?: number;
   /** Whether the merge counts a session in `sessionCount` (default: when it changes the profile). */
   readonly counts?: boolean;
@@ -43,7 +48,7 @@ export interface ConsolidationOptions {
 
 /** A session's facts made distinct, and whether two of those left may tell of one thing. */
 interface DistinctFacts {
-  readonly facts: CategorizedFact[];
+  readonly facts: NotedFact[];
   readonly unsure: boolean;
 }
 
@@ -54,11 +59,15 @@ interface DistinctFacts {
  * merge must not put in the profile a pair its own rule would collapse there. Two that may tell
  * of one thing are left for a model to decide, as in the profile (`unsure`).
  */
-const distinctSessionFacts = (facts: ReadonlyArray<CategorizedFact>): DistinctFacts => {
-  let distinct: CategorizedFact[] = [];
+const distinctSessionFacts = (facts: ReadonlyArray<NotedFact>): DistinctFacts => {
+  let distinct: NotedFact[] = [];
   for (const entry of Array.isArray(facts) ? facts : []) {
     if (typeof entry?.fact !== 'string' || typeof entry.category !== 'string') continue;
-    const fact = { category: normalizeCategoryName(entry.category), fact: normalizeFactText(entry.fact) };
+    const fact: NotedFact = {
+      category: normalizeCategoryName(entry.category),
+      fact: normalizeFactText(entry.fact),
+      ...(typeof entry.at === 'number' && Number.isFinite(entry.at) ? { at: plainTime(entry.at) } : {}),
+    };
     if (fact.fact === '' || fact.category === '') continue;
     const key = factKey(fact);
     distinct = distinct.filter((kept) => factKey(kept) !== key && relateSubjects(kept, fact) !== 'same');
@@ -94,7 +103,7 @@ const timeOf = (fact: ProfileFact): number => fact.at ?? Number.NEGATIVE_INFINIT
  */
 export const consolidateGlobalFacts = (
   global: GlobalFacts | undefined,
-  sessionFacts: ReadonlyArray<CategorizedFact>,
+  sessionFacts: ReadonlyArray<NotedFact>,
   at: number,
   options: ConsolidationOptions = {},
 ): GlobalFacts => consolidateGlobalFactsWithReport(global, sessionFacts, at, options).global;
@@ -102,7 +111,7 @@ export const consolidateGlobalFacts = (
 /** `consolidateGlobalFacts`, with the facts that fell off past the cap and whether a model should look again. */
 export const consolidateGlobalFactsWithReport = (
   global: GlobalFacts | undefined,
-  sessionFacts: ReadonlyArray<CategorizedFact>,
+  sessionFacts: ReadonlyArray<NotedFact>,
   givenAt: number,
   options: ConsolidationOptions = {},
 ): GlobalConsolidation => {
@@ -120,11 +129,14 @@ export const consolidateGlobalFactsWithReport = (
   // Facts merged without the time of their messages count as told now, with or without a session:
   // untimed they would sort as the least recent, the first to fall off past the cap.
   const told = timed ? plainTime(messagesAt) : Number.isFinite(at) ? at : undefined;
+  // A fact the session carried over from earlier messages counts as told when it was first told.
+  const toldOf = (fact: NotedFact): number | undefined => fact.at ?? told;
   const { facts: incoming, unsure: unsureWithin } = distinctSessionFacts(sessionFacts);
   const before = global?.facts ?? [];
   // What this session merged before is replaced by what it says now.
   const others = session === undefined ? before : before.filter((fact) => fact.session !== session);
-  const newer = (fact: ProfileFact): boolean => timeOf(fact) > (told ?? Number.POSITIVE_INFINITY);
+  const newer = (fact: ProfileFact, than: NotedFact): boolean =>
+    timeOf(fact) > (toldOf(than) ?? Number.POSITIVE_INFINITY);
   const keptIncoming = new Set(incoming);
   let unsure = unsureWithin;
   const kept = others.filter((fact) => {
@@ -133,7 +145,7 @@ export const consolidateGlobalFactsWithReport = (
       const relation = factKey(candidate) === factKey(fact) ? 'same' : relateSubjects(candidate, fact);
       if (relation === 'maybe') unsure = true;
       if (relation !== 'same') continue;
-      if (newer(fact)) keptIncoming.delete(candidate);
+      if (newer(fact, candidate)) keptIncoming.delete(candidate);
       else replaced = true;
     }
     return !replaced;
@@ -150,9 +162,9 @@ export const consolidateGlobalFactsWithReport = (
   const added: ProfileFact[] = incoming
     .filter((fact) => keptIncoming.has(fact))
     .map((fact) => {
-      const previous = toldBefore.get(factKey(fact));
+      const previous = fact.at === undefined ? toldBefore.get(factKey(fact)) : undefined;
       if (session === undefined && previous?.category === fact.category && previous.fact === fact.fact) return previous;
-      const time = previous === undefined || session === undefined ? told : previous.at;
+      const time = fact.at ?? (previous === undefined || session === undefined ? told : previous.at);
       return { ...fact, ...(session === undefined ? {} : { session }), ...(time === undefined ? {} : { at: time }) };
     });
   // Least recent first; a sort is stable, so facts of one time keep the profile's order, then the session's.

@@ -13,7 +13,15 @@ export {
   parseCategories,
   parseCategorizedFact,
 } from './model.js';
-export type { CategorizedFact, GlobalFacts, NoteCategory, ProfileFact, SessionNotes, ValidatedFacts } from './model.js';
+export type {
+  CategorizedFact,
+  GlobalFacts,
+  NoteCategory,
+  NotedFact,
+  ProfileFact,
+  SessionNotes,
+  ValidatedFacts,
+} from './model.js';
 export {
   appendMessage,
   DEFAULT_HISTORY_TURNS,

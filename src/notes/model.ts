@@ -418,10 +418,20 @@ export interface NotesReleasedEvent {
   readonly session?: string;
 }
 
+/** A fact of a session's list, with the time it was first told when that is earlier than the list's. */
+export interface NotedFact extends CategorizedFact {
+  /**
+   * Epoch milliseconds of the messages it was first told in, when the list carries it over from
+   * earlier ones (absent: the list's own time, `listTimeOf`): a fact listed again as it stands is
+   * not told again, and must not outrank a correction told meanwhile.
+   */
+  readonly at?: number;
+}
+
 /** One user's facts in one session. */
 export interface SessionNotes {
   /** The list the last successful extraction returned, in the model's order. */
-  readonly facts: ReadonlyArray<CategorizedFact>;
+  readonly facts: ReadonlyArray<NotedFact>;
   /** Epoch milliseconds of the extraction that last changed the list. */
   readonly updatedAt: number;
   /** True once the list as it stands has been merged into the user's profile. */
@@ -431,6 +441,14 @@ export interface SessionNotes {
   /** Epoch milliseconds of the session's first merge into the profile: it counts once in `sessionCount`. */
   readonly mergedAt?: number;
 }
+
+/** Epoch milliseconds of the latest user message a session's list covers: `messagesAt`, else `updatedAt`. */
+export const listTimeOf = (notes: Pick<SessionNotes, 'updatedAt' | 'messagesAt'>): number =>
+  notes.messagesAt ?? notes.updatedAt;
+
+/** Epoch milliseconds of the messages a fact of `notes` was first told in: its own `at`, else the list's time. */
+export const toldTimeOf = (notes: Pick<SessionNotes, 'updatedAt' | 'messagesAt'>, fact: NotedFact): number =>
+  fact.at ?? listTimeOf(notes);
 
 /** A fact of a profile, with where it came from. */
 export interface ProfileFact extends CategorizedFact {

@@ -33,6 +33,7 @@ import {
   distinctFacts,
   factKey,
   isNotesId,
+  type NotedFact,
   NOTES_LIMITS,
   parseCategories,
   parseCategorizedFact,
@@ -75,9 +76,16 @@ const LAST_DATE = 8.64e15;
 /** Epoch milliseconds as an ISO 8601 string. */
 const isoTime = (ms: number): string => new Date(Math.min(Math.max(ms, -LAST_DATE), LAST_DATE)).toISOString();
 
+/** A session's fact as saved and read: its text, and its own time only where it has one. */
+const notedFact = ({ category, fact, at }: NotedFact): NotedFact => ({
+  category,
+  fact,
+  ...(at === undefined ? {} : { at }),
+});
+
 /** One user's notes in one session as they are saved and stored (fields in a fixed order). */
 export const encodeSessionNotes = (notes: SessionNotes): SessionNotes => ({
-  facts: notes.facts.map(({ category, fact }) => ({ category, fact })),
+  facts: notes.facts.map(notedFact),
   updatedAt: notes.updatedAt,
   consolidated: notes.consolidated,
   ...(notes.messagesAt === undefined ? {} : { messagesAt: notes.messagesAt }),
@@ -288,7 +296,10 @@ const decodeRecord = <T>(schema: z.ZodType<T>, root: string, value: unknown): E.
   return parsed.success ? E.right(parsed.data) : E.left(invalid(describeIssue([root], parsed.error.issues[0]!)));
 };
 
-/** Session notes as decoded: the optional times only where given. */
+/**
+ * Session notes as decoded: the optional times only where given, a fact's own among them (a
+ * record saved before facts had times holds none: each counts as told at the list's time).
+ */
 const sessionNotes = (decoded: {
   facts: ReadonlyArray<ProfileFact>;
   updatedAt: number;
@@ -296,7 +307,7 @@ const sessionNotes = (decoded: {
   messagesAt?: number | undefined;
   mergedAt?: number | undefined;
 }): SessionNotes => ({
-  facts: decoded.facts.map(({ category, fact }) => ({ category, fact })),
+  facts: decoded.facts.map(notedFact),
   updatedAt: decoded.updatedAt,
   consolidated: decoded.consolidated,
   ...(decoded.messagesAt === undefined ? {} : { messagesAt: decoded.messagesAt }),

@@ -52,11 +52,15 @@ const sessionWrite = (session: string, value: JsonValue, expected = 0): NotesWri
   sessions: [{ session, value, expected }],
 });
 
-/** A notes record as the tracker writes one. */
+/** A notes record as the tracker writes one (a fact carried over from earlier messages keeps the time it was first told). */
 const notes = (fact: string): JsonValue => ({
-  facts: [{ category: 'People', fact }],
+  facts: [
+    { category: 'People', fact },
+    { category: 'Logistics', fact: 'Works night shifts', at: 1_699_999_000_000 },
+  ],
   updatedAt: 1_700_000_000_000,
   consolidated: false,
+  messagesAt: 1_700_000_000_000,
 });
 
 /** Defines the conformance tests of the adapter `makeStore` makes (a fresh, empty store per call). */

@@ -89,6 +89,11 @@ describe('a tracker over a notes store', () => {
           ['People', 'Partner is Jordan'],
           ['Logistics', 'Jordan works nights'],
         ]) as object),
+        // The fact carried over keeps the time of the stored list it was told in.
+        facts: [
+          { category: 'People', fact: 'Partner is Jordan', at: 1 },
+          { category: 'Logistics', fact: 'Jordan works nights' },
+        ],
         updatedAt: expect.any(Number),
         messagesAt: expect.any(Number),
       },
@@ -118,6 +123,47 @@ describe('a tracker over a notes store', () => {
     expect(right(second.contextFor('maya', 's2')).profile).toBe(
       'ABOUT THIS USER (from previous sessions):\n[People]\n- Partner is Jordan',
     );
+  });
+
+  it('keeps through the store the time a carried-over fact was first told: a tracker that merges it later lets a correction told meanwhile stand', async () => {
+    const store = memoryNotesStore();
+    const lists: Record<string, Array<[string, string]>> = {
+      'Jordan works three nights a week.': [['Logistics', 'Jordan works night shifts three nights a week']],
+      'Actually it is four nights now.': [['Logistics', 'Jordan works night shifts four nights a week']],
+      'Lily started school.': [
+        ['Logistics', 'Jordan works night shifts three nights a week'],
+        ['People', 'Daughter Lily started school'],
+      ],
+    };
+    const pick = (prompt: string) => lists[/Latest user message:\nUser: (.*)/u.exec(prompt)?.[1] ?? ''] ?? [];
+    let clock = 1_000;
+    const first = createNotableFactsTracker({ complete: model(pick).complete, store, now: () => clock });
+    first.recordUserMessage('maya', 's1', 'Jordan works three nights a week.');
+    await first.settled();
+    right(await first.endStage('maya', 's1'));
+    clock = 10_000;
+    first.recordUserMessage('maya', 's2', 'Actually it is four nights now.');
+    await first.settled();
+    right(await first.endStage('maya', 's2'));
+    clock = 20_000;
+    first.recordUserMessage('maya', 's1', 'Lily started school.');
+    await idle(first);
+    await first.close();
+    expect((await stored(store, 'maya', 's1')).session.value).toMatchObject({
+      facts: [
+        { category: 'Logistics', fact: 'Jordan works night shifts three nights a week', at: 1_000 },
+        { category: 'People', fact: 'Daughter Lily started school' },
+      ],
+      messagesAt: 20_000,
+    });
+
+    const second = createNotableFactsTracker({ complete: model(() => []).complete, store, now: () => 30_000 });
+    const stage = right(await second.endStage('maya'));
+    expect(stage.sessions).toEqual(['s1']);
+    expect(stage.profile?.facts.map(({ fact, session, at }) => ({ fact, session, at }))).toEqual([
+      { fact: 'Jordan works night shifts four nights a week', session: 's2', at: 10_000 },
+      { fact: 'Daughter Lily started school', session: 's1', at: 20_000 },
+    ]);
   });
 
   describe.each([

@@ -1,0 +1,141 @@
+/**
+ * A fact a session's list carries over unchanged keeps the time it was first told: the extractor
+ * lists every fact of the session each time, and a fact listed again is not told again. Else a
+ * session continued after another session's correction would bring the corrected fact back at
+ * its next merge, counted as told with the session's latest message.
+ */
+import fc from 'fast-check';
+import * as E from 'fp-ts/lib/Either.js';
+import { describe, expect, it } from 'vitest';
+import { applyExtraction } from '../../src/notes/applyExtraction.js';
+import { consolidateSession } from '../../src/notes/consolidateSession.js';
+import {
+  emptyNotesLedger,
+  type NotesLedger,
+  selectGlobalFacts,
+  selectSessionFacts,
+  selectSessions,
+} from '../../src/notes/ledger.js';
+import { type CategorizedFact, toldTimeOf } from '../../src/notes/model.js';
+import {
+  decodeNotes,
+  decodeSessionRecord,
+  encodeNotes,
+  encodeSessionRecord,
+  readSessionRecord,
+} from '../../src/notes/persist.js';
+import { ledgerArb } from './arbitraries.js';
+
+const logistics = (fact: string): CategorizedFact => ({ category: 'Logistics', fact });
+const people = (fact: string): CategorizedFact => ({ category: 'People', fact });
+const nights = (value: string): CategorizedFact =>
+  logistics(`Jordan works night shifts at the hospital ${value} nights a week`);
+
+const extract = (ledger: NotesLedger, session: string, facts: CategorizedFact[], at: number): NotesLedger =>
+  applyExtraction(ledger, { user: 'maya', session, facts, at, messagesAt: at });
+const merge = (ledger: NotesLedger, session: string, at: number): NotesLedger =>
+  consolidateSession(ledger, { user: 'maya', session, at });
+
+describe('a fact a session carries over unchanged', () => {
+  it('keeps the time it was first told, so a correction told meanwhile in another session stands', () => {
+    const lily = people('Daughter Lily started school');
+    let ledger = merge(extract(emptyNotesLedger(), 's1', [nights('three')], 1_000), 's1', 1_100);
+    ledger = merge(extract(ledger, 's2', [nights('four')], 10_000), 's2', 10_100);
+    // s1 continues: its list carries "three nights" over as it stands and adds an unrelated fact.
+    ledger = extract(ledger, 's1', [nights('three'), lily], 20_000);
+    expect(selectSessionFacts(ledger, 'maya', 's1')).toEqual([{ ...nights('three'), at: 1_000 }, lily]);
+    ledger = merge(ledger, 's1', 20_100);
+    expect(selectGlobalFacts(ledger, 'maya')?.facts).toEqual([
+      { ...nights('four'), session: 's2', at: 10_000 },
+      { ...lily, session: 's1', at: 20_000 },
+    ]);
+  });
+
+  it('the profile states each thing as the merged sessions told it last, however often their lists carry it over unchanged', () => {
+    const VALUES = ['two', 'three', 'four', 'five'];
+    const OTHERS = ['Likes tea', 'Plays the violin', 'Grew up in Ohio', 'Reads mystery novels', 'Keeps a garden'];
+    const stepArb = fc.record({
+      session: fc.constantFrom('s1', 's2', 's3'),
+      // undefined: the list carries the session's value over as it stands.
+      value: fc.option(fc.nat(VALUES.length - 1), { nil: undefined }),
+      other: fc.nat(OTHERS.length - 1),
+      merge: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(fc.array(stepArb, { minLength: 1, maxLength: 20 }), (steps) => {
+        /** Per session, its value and when the session first told it; and that as its last merge took it. */
+        const told = new Map<string, { value: string; at: number }>();
+        const merged = new Map<string, { value: string; at: number }>();
+        let ledger = emptyNotesLedger();
+        steps.forEach((step, index) => {
+          const at = (index + 1) * 1_000;
+          const value = step.value === undefined ? undefined : VALUES[step.value]!;
+          if (value !== undefined && told.get(step.session)?.value !== value) told.set(step.session, { value, at });
+          const current = told.get(step.session);
+          const list = [...(current === undefined ? [] : [nights(current.value)]), people(OTHERS[step.other]!)];
+          ledger = extract(ledger, step.session, list, at);
+          if (!step.merge) return;
+          ledger = merge(ledger, step.session, at + 100);
+          if (current === undefined) merged.delete(step.session);
+          else merged.set(step.session, current);
+        });
+        const latest = [...merged.values()].sort((a, b) => b.at - a.at)[0];
+        const stated = (selectGlobalFacts(ledger, 'maya')?.facts ?? []).filter((fact) => fact.category === 'Logistics');
+        expect(stated.map(({ fact }) => fact)).toEqual(latest === undefined ? [] : [nights(latest.value).fact]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('the time a session fact was first told, stored', () => {
+  it('every session record and saved section keeps the times its facts were first told', () => {
+    let carried = 0;
+    fc.assert(
+      fc.property(ledgerArb, (ledger) => {
+        for (const { notes } of selectSessions(ledger)) {
+          carried += notes.facts.filter((fact) => fact.at !== undefined).length;
+          const value: unknown = JSON.parse(JSON.stringify(encodeSessionRecord(notes)));
+          expect(decodeSessionRecord(value, ledger.categories)).toEqual(E.right(notes));
+          expect(
+            E.map(({ record }: { record: unknown }) => record)(readSessionRecord(value, ledger.categories)),
+          ).toEqual(E.right(notes));
+        }
+        expect(decodeNotes(JSON.parse(JSON.stringify(encodeNotes(ledger))))).toEqual(E.right(ledger));
+      }),
+      { numRuns: 200 },
+    );
+    // The ledgers held facts carried over with times of their own: the round trip was of those too.
+    expect(carried).toBeGreaterThan(0);
+  });
+
+  it('reads a record saved before facts had times: each of its facts counts as told at the list’s time', () => {
+    const old = {
+      facts: [nights('three')],
+      updatedAt: 1_500,
+      consolidated: true,
+      messagesAt: 1_000,
+      mergedAt: 1_600,
+    };
+    const read = readSessionRecord(old, emptyNotesLedger().categories);
+    expect(E.isRight(read) && read.right.record.facts).toEqual([nights('three')]);
+    const loaded = E.isRight(read) ? read.right.record : undefined;
+    expect(loaded === undefined ? undefined : toldTimeOf(loaded, loaded.facts[0]!)).toBe(1_000);
+    // A saved section without the times reads as it did.
+    const section = {
+      categories: emptyNotesLedger().categories,
+      sessions: [{ user: 'maya', session: 's1', ...old }],
+      profiles: [],
+    };
+    const decoded = decodeNotes(section);
+    expect(E.isRight(decoded) && selectSessionFacts(decoded.right, 'maya', 's1')).toEqual([nights('three')]);
+    // Carried over by the next extraction, the fact keeps that time.
+    const ledger = E.isRight(decoded)
+      ? extract(decoded.right, 's1', [nights('three'), people('Likes tea')], 9_000)
+      : undefined;
+    expect(ledger === undefined ? undefined : selectSessionFacts(ledger, 'maya', 's1')).toEqual([
+      { ...nights('three'), at: 1_000 },
+      people('Likes tea'),
+    ]);
+  });
+});
