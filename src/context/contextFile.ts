@@ -24,8 +24,8 @@ export const upsertContext = (file: ContextFile, context: SharedContext): Contex
 };
 
 /**
- * The context kept apart under `key` (it breaks a cap or its schema), if one is: a write to
- * that key would shadow it, so the shell refuses one until it is fixed by hand.
+ * The context kept apart under `key` (it breaks a cap or its schema, or shares its key), if one
+ * is: a write to that key would shadow it, so the shell refuses one until it is fixed by hand.
  */
 export const selectQuarantined = (file: ContextFile, key: ContextKey): QuarantinedContext | undefined =>
   file.quarantined?.find((entry) => entry.key !== undefined && isSameContextKey(entry.key, key));

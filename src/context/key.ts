@@ -20,6 +20,9 @@ export const ordContextKey: Ord.Ord<ContextKey> = Object.freeze(
   ),
 );
 
+/** A key as one string no other key gives (its parts JSON-quoted, never joined bare), to look contexts up by it. */
+export const contextKeyId = (key: ContextKey): string => JSON.stringify([key.repo, key.branch, key.workstreamId]);
+
 /** Negative, zero or positive as `a` sorts before, with or after `b`. A key that is none is refused with a TypeError. */
 export const compareContextKeys = (a: ContextKey, b: ContextKey): number =>
   ordContextKey.compare(checkedKey(a, 'the first key'), checkedKey(b, 'the second key'));
@@ -39,34 +42,39 @@ const UNPRINTABLE_ALL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
 export const hasControlCharacters = (text: string): boolean => UNPRINTABLE.test(text);
 
 /**
- * A key part made from a name the repository chose (a branch): every control or invisible
- * character spelled out as `\u{202E}`, so the name shows what it holds and still keys apart
- * from its look-alikes; a name longer than the limit keeps its start and ends in `~` and a hash
- * of the whole name, so two long names stay apart. Total: a hostile branch name never stops a
- * command.
+ * A key part as it is stored and compared, whoever gave it (typed, read from git, read from a
+ * file): Unicode composed (NFC), whitespace runs as one space, none at either end. Two names
+ * that only look alike (`api` and `api `, a composed and a decomposed `café`) then name one
+ * workstream instead of two shown identically, and a file written by hand or by an older
+ * version, which stored a part as it was typed, is found by the part a command gives.
+ */
+export const normalizeKeyPart = (part: string): string =>
+  checkedText(part, 'the key part').normalize('NFC').replace(/\s+/gu, ' ').trim();
+
+/**
+ * A key part made from a name the repository chose (a branch, a folder): every control or
+ * invisible character spelled out as `\u{202E}`, so the name shows what it holds and still keys
+ * apart from its look-alikes, then normalized as every key part is; a name longer than the
+ * limit keeps its start and ends in `~` and a hash of the whole name (composed, so both
+ * spellings of a long `café` stay one), so two long names stay apart.
+ * Total: a hostile branch name never stops a command.
  */
 export const sanitizeKeyPart = (raw: string): string => {
-  const visible = checkedText(raw, 'the key part').replace(
-    UNPRINTABLE_ALL,
-    (character) => `\\u{${character.codePointAt(0)!.toString(16).toUpperCase()}}`,
+  const visible = normalizeKeyPart(
+    checkedText(raw, 'the key part').replace(
+      UNPRINTABLE_ALL,
+      (character) => `\\u{${character.codePointAt(0)!.toString(16).toUpperCase()}}`,
+    ),
   );
-  const trimmed = visible.trim() === '' ? '(empty)' : visible;
+  const trimmed = visible === '' ? '(empty)' : visible;
   if (trimmed.length <= CONTEXT_LIMITS.keyPart) return trimmed;
-  const hash = sha256HexPrefix(raw, 8);
+  const hash = sha256HexPrefix(raw.normalize('NFC'), 8);
   let cut = CONTEXT_LIMITS.keyPart - hash.length - 1;
   // Never split a surrogate pair.
   const last = trimmed.charCodeAt(cut - 1);
   if (last >= 0xd800 && last <= 0xdbff) cut -= 1;
   return `${trimmed.slice(0, cut)}~${hash}`;
 };
-
-/**
- * A key part someone typed, as it is stored: Unicode composed (NFC), whitespace runs as one
- * space, none at either end. Two names that only look alike (`api` and `api `, a composed and a
- * decomposed `café`) then name one workstream instead of two shown identically.
- */
-export const normalizeKeyPart = (part: string): string =>
-  checkedText(part, 'the key part').normalize('NFC').replace(/\s+/gu, ' ').trim();
 
 /** Checks the parts of a key: each not blank (nor invisible characters only), at most `CONTEXT_LIMITS.keyPart` characters, on one line. */
 export const parseContextKey = (parts: ContextKey): E.Either<ContextError, ContextKey> => {

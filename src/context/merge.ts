@@ -8,7 +8,7 @@
  */
 import { isBlank } from '../base/text.js';
 import { checkedContext, checkedContextFile } from './arguments.js';
-import { compareContextKeys } from './key.js';
+import { compareContextKeys, contextKeyId } from './key.js';
 import {
   type ChecklistItem,
   CONTEXT_LIMITS,
@@ -264,9 +264,8 @@ const strongerIdentity = (a: RepositoryIdentity, b: RepositoryIdentity): Reposit
       ? a
       : b;
 
-/** A key as one string, to look contexts up by it. */
-const keyId = (context: SharedContext): string =>
-  JSON.stringify([context.key.repo, context.key.branch, context.key.workstreamId]);
+/** A context's key as one string, to look contexts up by it. */
+const keyId = (context: SharedContext): string => contextKeyId(context.key);
 
 /** The contexts of a side by key (two that re-keying brought under one key are merged). */
 const byKey = (contexts: ReadonlyArray<SharedContext>): Map<string, SharedContext> => {

@@ -159,9 +159,9 @@ export interface RepositoryIdentity {
 }
 
 /**
- * A context of the file that breaks a cap or its schema (a hand edit, a teammate's tool): kept
- * apart exactly as it was read, written back untouched, never served, so that one broken
- * workstream never takes the others down.
+ * A context of the file that breaks a cap or its schema, or shares its key with another (a hand
+ * edit, a teammate's tool, an older version): kept apart exactly as it was read, written back
+ * untouched, never served, so that one broken workstream never takes the others down.
  */
 export interface QuarantinedContext {
   /** The entry as it stands in the file. */

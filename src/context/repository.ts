@@ -7,7 +7,13 @@
  */
 import { kindOf, refuseArgument } from '../base/describe.js';
 import { checkedContextFile, checkedText } from './arguments.js';
-import { compareContextKeys, hasControlCharacters, isSameContextKey, sanitizeKeyPart } from './key.js';
+import {
+  compareContextKeys,
+  hasControlCharacters,
+  isSameContextKey,
+  normalizeKeyPart,
+  sanitizeKeyPart,
+} from './key.js';
 import { CONTEXT_LIMITS, type ContextFile, type RepositoryIdentity, type SharedContext } from './model.js';
 
 /** Where a repository identity came from, strongest first. */
@@ -41,7 +47,9 @@ export const normalizeRemoteUrl = (url: string): string | undefined => {
     .replace(/\.git$/u, '');
   if (host === '' || path === '') return undefined;
   const id = `${host.toLowerCase()}/${path}`;
-  return id.length <= CONTEXT_LIMITS.keyPart && !hasControlCharacters(id) ? id : undefined;
+  // Normalized as every key part is, so the id matches the repo part of the keys a file holds.
+  const normalized = normalizeKeyPart(id);
+  return normalized.length <= CONTEXT_LIMITS.keyPart && !hasControlCharacters(id) ? normalized : undefined;
 };
 
 /** What the shell read from git about the repository. */

@@ -12,7 +12,7 @@ import { isRecord } from '../base/record.js';
 import { deepFreeze } from '../persistent/freeze.js';
 import { collapseWhitespace } from '../base/text.js';
 import { checkedContext, checkedContextFile, checkedKind } from './arguments.js';
-import { compareContextKeys, isSameContextKey } from './key.js';
+import { compareContextKeys, contextKeyId, isSameContextKey, normalizeKeyPart } from './key.js';
 import { migrateContextDocument } from './migrate.js';
 import {
   CONTEXT_KINDS,
@@ -86,11 +86,17 @@ export const ownRecord = <V>(key: z.ZodType<string>, value: z.ZodType<V>, keysAr
     return out;
   });
 
+/** A key part as the files write it: it is read normalized (`keyFrom`), which must leave a part within the cap. */
+const keyPart = line(L.keyPart).refine(
+  (part) => normalizeKeyPart(part) !== '' && normalizeKeyPart(part).length <= L.keyPart,
+  { message: `is blank, or longer than ${L.keyPart} characters, once normalized` },
+);
+
 /** A key as the files write it. */
 export const KeySchema = z.object({
-  repo: line(L.keyPart),
-  branch: line(L.keyPart),
-  workstream_id: line(L.keyPart),
+  repo: keyPart,
+  branch: keyPart,
+  workstream_id: keyPart,
 });
 
 /**
@@ -177,7 +183,7 @@ const ContextSchema = z.looseObject(ContextFields).superRefine((context, issues)
   if (problem !== undefined) issues.addIssue({ code: 'custom', message: problem, path: ['pinned_rules'] });
 });
 
-const RepositorySchema = z.looseObject({ id: line(L.keyPart), source: z.enum(REPOSITORY_SOURCES) });
+const RepositorySchema = z.looseObject({ id: keyPart, source: z.enum(REPOSITORY_SOURCES) });
 
 const ContextFileSchema = z.looseObject({
   schema_version: z.literal(CONTEXT_SCHEMA_VERSION),
@@ -224,11 +230,15 @@ const toIso = (at: number): string => new Date(at).toISOString();
 const optionalAt = (iso: string | undefined): { at?: number } => (iso === undefined ? {} : { at: toMillis(iso) });
 const isoAt = (at: number | undefined): { at?: string } => (at === undefined ? {} : { at: toIso(at) });
 
-/** A key as the code holds it. */
+/**
+ * A key as the code holds it: each part normalized as a part a command gives is, so a key a
+ * file stores as it was typed (by hand, by another tool, by a version that did not normalize:
+ * `api `, a decomposed `café`) is found by the command's key, and written back normalized.
+ */
 export const keyFrom = (key: KeyDocument): ContextKey => ({
-  repo: key.repo,
-  branch: key.branch,
-  workstreamId: key.workstream_id,
+  repo: normalizeKeyPart(key.repo),
+  branch: normalizeKeyPart(key.branch),
+  workstreamId: normalizeKeyPart(key.workstream_id),
 });
 /** A key as the files write it. */
 export const keyTo = (key: ContextKey): KeyDocument => ({
@@ -383,9 +393,16 @@ export const notNewer = (version: number): E.Either<ContextError, number> =>
 export const sameKind = (kind: ContextKind, found: ContextKind): E.Either<ContextError, ContextKind> =>
   found === kind ? E.right(kind) : E.left(corrupt(`holds ${found} context where ${kind} context belongs`));
 
-/** Refuses a file in which two entries share one key. */
+/**
+ * Refuses a file in which two entries share one key as written: no writer makes one, but git
+ * joining a conflict's hunks wrongly does, which the reading of a conflict tells by this
+ * refusal. Keys written apart that only read alike are not refused here (`keepApartSharedKeys`).
+ */
 export const uniqueKeys = (keys: ReadonlyArray<KeyDocument>): E.Either<ContextError, true> => {
-  const indexed = keys.map((key, index) => ({ key: keyFrom(key), index }));
+  const indexed = keys.map((key, index) => ({
+    key: { repo: key.repo, branch: key.branch, workstreamId: key.workstream_id },
+    index,
+  }));
   const sorted = [...indexed].sort((a, b) => compareContextKeys(a.key, b.key) || a.index - b.index);
   const repeat = sorted.findIndex((entry, i) => i > 0 && isSameContextKey(entry.key, sorted[i - 1]!.key));
   return repeat === -1
@@ -407,11 +424,44 @@ const decodeEntry = (raw: unknown, index: number): E.Either<QuarantinedContext, 
 };
 
 /**
+ * The decoded entries of a file, with every one whose key another shares once read kept apart:
+ * two entries spelled apart in the file (`api ` and `api`, a decomposed and a composed `café`:
+ * a hand edit, or a version that stored keys as typed beside one that normalized them) name one
+ * workstream. Serving either would hide the other and merging them would keep one summary of
+ * two, so both stay as they are, for the user to merge or rename; the other workstreams are served.
+ */
+const keepApartSharedKeys = (
+  raw: ReadonlyArray<unknown>,
+  entries: ReadonlyArray<E.Either<QuarantinedContext, SharedContext>>,
+): ReadonlyArray<E.Either<QuarantinedContext, SharedContext>> => {
+  const holders = new Map<string, number[]>();
+  entries.forEach((entry, index) => {
+    if (E.isLeft(entry)) return;
+    const id = contextKeyId(entry.right.key);
+    holders.set(id, [...(holders.get(id) ?? []), index]);
+  });
+  const shared = new Map<number, ReadonlyArray<number>>();
+  for (const indexes of holders.values())
+    if (indexes.length > 1) for (const index of indexes) shared.set(index, indexes);
+  return entries.map((entry, index) => {
+    const indexes = shared.get(index);
+    if (E.isLeft(entry) || indexes === undefined) return entry;
+    const others = indexes.filter((other) => other !== index).map((other) => `contexts[${other}]`);
+    return E.left({
+      raw: raw[index],
+      key: entry.right.key,
+      problem: `contexts[${index}].key: names the same workstream as ${others.join(' and ')} once read normalized (Unicode NFC, whitespace runs as one space, none at either end): merge them into one entry, or rename all but one`,
+    });
+  });
+};
+
+/**
  * Decodes a parsed context file of `kind`: a newer version is refused, an older one migrated,
  * and version 1 validated field by field, each context on its own: one that breaks a cap or
- * its schema is kept apart (`quarantined`) and the others are decoded, so a hand edit of one
- * workstream never takes the file down. Only a file whose envelope is wrong (not an object,
- * another kind, two entries with one key) is refused whole.
+ * its schema, or whose key another reads as, is kept apart (`quarantined`) and the others are
+ * decoded, so a hand edit of one workstream never takes the file down. Only a file whose
+ * envelope is wrong (not an object, another kind, two entries with one key as written) is
+ * refused whole.
  */
 export const decodeContextFile = (value: unknown, kind: ContextKind): E.Either<ContextError, ContextFile> => {
   // The kind is the caller's, not the file's: one that is none is a programmer's mistake.
@@ -424,9 +474,14 @@ export const decodeContextFile = (value: unknown, kind: ContextKind): E.Either<C
     E.chain((document) => validate(ContextFileEnvelope, document)),
     E.chainFirst((document) => sameKind(kind, document.kind)),
     E.chain((document) => {
-      const entries = document.contexts.map(decodeEntry);
+      const decoded = document.contexts.map(decodeEntry);
+      const entries = keepApartSharedKeys(document.contexts, decoded);
       const contexts = entries.filter(E.isRight).map((entry) => entry.right);
       const quarantined = entries.filter(E.isLeft).map((entry) => entry.left);
+      // Entries that decoded hold a key as the schema reads one.
+      const written = document.contexts.flatMap((raw, index) =>
+        E.isRight(decoded[index]!) ? [(raw as { readonly key: KeyDocument }).key] : [],
+      );
       return E.map(() =>
         deepFreeze({
           kind,
@@ -434,7 +489,8 @@ export const decodeContextFile = (value: unknown, kind: ContextKind): E.Either<C
             ? {}
             : {
                 repository: {
-                  id: document.repository.id,
+                  // Normalized as the repo part of a key is: a re-keying compares the two.
+                  id: normalizeKeyPart(document.repository.id),
                   source: document.repository.source,
                   ...unknownFieldsOf(document.repository, RepositorySchema.shape),
                 },
@@ -443,7 +499,7 @@ export const decodeContextFile = (value: unknown, kind: ContextKind): E.Either<C
           ...(quarantined.length === 0 ? {} : { quarantined }),
           ...unknownFieldsOf(document, ContextFileSchema.shape),
         }),
-      )(uniqueKeys(contexts.map((context) => keyTo(context.key))));
+      )(uniqueKeys(written));
     }),
   );
 };

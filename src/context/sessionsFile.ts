@@ -8,15 +8,17 @@ import { pipe } from 'fp-ts/lib/function.js';
 import { z } from 'zod';
 import { refuseArgument } from '../base/describe.js';
 import { checkedKind } from './arguments.js';
-import { compareContextKeys } from './key.js';
+import { compareContextKeys, contextKeyId } from './key.js';
 import {
   CONTEXT_KINDS,
   CONTEXT_SCHEMA_VERSION,
   type ContextError,
   type ContextKind,
+  type ContextSessionsEntry,
   type ContextSessionsFile,
 } from './model.js';
 import {
+  type KeyDocument,
   KeySchema,
   keyFrom,
   keyTo,
@@ -49,6 +51,43 @@ const SessionsFileSchema = z.object({
 /** A sessions file as written to disk (schema version 1). */
 export type ContextSessionsDocument = z.infer<typeof SessionsFileSchema>;
 
+/** A sessions entry as the code holds it. */
+const sessionsEntryFrom = (entry: ContextSessionsDocument['sessions'][number]): ContextSessionsEntry => ({
+  key: keyFrom(entry.key),
+  cliSessions: Object.fromEntries(
+    Object.entries(entry.cli_sessions).map(([tool, session]) => [
+      tool,
+      { id: session.id, ...(session.local_path === undefined ? {} : { localPath: session.local_path }) },
+    ]),
+  ),
+});
+
+/** True when `key` is stored as it is read: each part already normalized. */
+const isStoredNormalized = (key: KeyDocument): boolean => {
+  const read = keyFrom(key);
+  return read.repo === key.repo && read.branch === key.branch && read.workstreamId === key.workstream_id;
+};
+
+/**
+ * The entries of a sessions file, those whose keys read alike (`api ` beside the `api` a version
+ * that normalized keys added) made one, tool by tool: tool sessions are this machine's
+ * acceleration, so they are united rather than kept apart. Where both name a tool, the entry
+ * stored normalized wins: this version wrote it, so it is the later.
+ */
+const uniteSharedKeys = (document: ContextSessionsDocument): ReadonlyArray<ContextSessionsEntry> => {
+  const united = new Map<string, ContextSessionsEntry>();
+  const normalizedLast = [
+    ...document.sessions.filter((entry) => !isStoredNormalized(entry.key)),
+    ...document.sessions.filter((entry) => isStoredNormalized(entry.key)),
+  ];
+  for (const entry of normalizedLast.map(sessionsEntryFrom)) {
+    const id = contextKeyId(entry.key);
+    const known = united.get(id)?.cliSessions;
+    united.set(id, { key: entry.key, cliSessions: { ...known, ...entry.cliSessions } });
+  }
+  return [...united.values()];
+};
+
 /** Decodes a parsed sessions file of `kind` (same versioning rules; there is no older layout). */
 export const decodeSessionsFile = (value: unknown, kind: ContextKind): E.Either<ContextError, ContextSessionsFile> => {
   // The kind is the caller's, not the file's: one that is none is a programmer's mistake.
@@ -61,17 +100,7 @@ export const decodeSessionsFile = (value: unknown, kind: ContextKind): E.Either<
     E.chainFirst((document) => uniqueKeys(document.sessions.map((entry) => entry.key))),
     E.map((document) => ({
       kind,
-      sessions: document.sessions
-        .map((entry) => ({
-          key: keyFrom(entry.key),
-          cliSessions: Object.fromEntries(
-            Object.entries(entry.cli_sessions).map(([tool, session]) => [
-              tool,
-              { id: session.id, ...(session.local_path === undefined ? {} : { localPath: session.local_path }) },
-            ]),
-          ),
-        }))
-        .sort((a, b) => compareContextKeys(a.key, b.key)),
+      sessions: [...uniteSharedKeys(document)].sort((a, b) => compareContextKeys(a.key, b.key)),
     })),
   );
 };

@@ -286,7 +286,7 @@ describe.concurrent('issue 53: merges and branches', SLOW, () => {
     const before = readFileSync(file, 'utf8');
     expectOneLineFailure(
       await runIn(repo, ['context', 'move', '--from', 'feature']),
-      /^fact-tracker context: the context of workstream default on branch feature is kept apart \(it breaks a cap or its schema: contexts\[\d\]\.open_decisions\[0\]\.status: [^\n]*\): nothing was moved and it is left untouched; fix it by hand, then try again\n$/u,
+      /^fact-tracker context: the context of workstream default on branch feature is kept apart \(contexts\[\d\]\.open_decisions\[0\]\.status: [^\n]*\): nothing was moved and it is left untouched; fix it by hand, then try again\n$/u,
     );
     expect(readFileSync(file, 'utf8')).toBe(before);
   });

@@ -256,7 +256,7 @@ export const moveContext = (
       if (moving === undefined && keptApart !== undefined)
         return E.left({
           code: 'corrupt',
-          message: `the context of workstream ${redactSecrets(key.workstreamId)} on branch ${redactSecrets(source.right.branch)} is kept apart (it breaks a cap or its schema: ${keptApart.problem}): nothing was moved and it is left untouched; fix it by hand, then try again`,
+          message: `the context of workstream ${redactSecrets(key.workstreamId)} on branch ${redactSecrets(source.right.branch)} is kept apart (${keptApart.problem}): nothing was moved and it is left untouched; fix it by hand, then try again`,
         });
       if (moving === undefined) {
         const others = selectOtherKeys(file, key).filter((other) => other.repo === key.repo);

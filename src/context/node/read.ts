@@ -221,8 +221,8 @@ const describeQuarantined = (entry: QuarantinedContext): string =>
 
 /**
  * What every read and write says of a file it could use only in part: each context kept apart
- * (it breaks a cap or its schema) and a typo that was set right. The contexts kept apart are
- * left exactly as they are; the others are served and written.
+ * (it breaks a cap or its schema, or shares its key) and a typo that was set right. The contexts
+ * kept apart are left exactly as they are; the others are served and written.
  */
 export const partialFileWarnings = (scope: Scope, file: ContextFile, repaired: string | undefined): string[] => [
   ...(repaired === undefined
@@ -243,7 +243,7 @@ export const quarantinedHere = (scope: Scope, file: ContextFile, key: ContextKey
     ? undefined
     : located(scope, scope.paths.json, {
         code: 'corrupt',
-        message: `${describeQuarantined(entry)} breaks a cap or its schema (${entry.problem}): it is kept apart and left untouched, and the other workstreams are served; fix it by hand, then try again`,
+        message: `${describeQuarantined(entry)} is kept apart and left untouched (${entry.problem}), and the other workstreams are served; fix it by hand, then try again`,
       });
 };
 
@@ -263,7 +263,7 @@ const holdsMarkerLines = (text: string): boolean => /^(?:<{7,}|\|{7,}|>{7,})(?: 
 /** The two decoded sides of a merge conflict. */
 type ConflictRead = Extract<ReadFile, { readonly kind: 'conflict' }>;
 
-/** How many contexts a side keeps apart (each breaks a cap or its schema). */
+/** How many contexts a side keeps apart (each breaks a cap or its schema, or shares its key). */
 const keptApart = (file: ContextFile): number => file.quarantined?.length ?? 0;
 
 /**
