@@ -8,7 +8,6 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { describeError } from '../base/describe.js';
 import { type Failure, failure } from '../base/failure.js';
-import { fileSessionStore } from '../live/session/files.js';
 import type { SessionStore } from '../live/session/store.js';
 import { isPostgresUrl, parsePostgresUrl, type PostgresAddress } from '../postgres/address.js';
 
@@ -170,16 +169,3 @@ export const openPostgresStore = async (address: PostgresAddress): Promise<E.Eit
     );
   }
 };
-
-/**
- * The store `choice` names, opened: a folder relative to `base` (the default one, the project's
- * `.fact-tracker/sessions` under `base`), or the PostgreSQL database. Makes no connection.
- */
-export const openStore = (choice: StoreChoice, base: string): Promise<E.Either<Failure, SessionStore>> =>
-  choice.kind === 'postgres'
-    ? openPostgresStore(choice.address)
-    : Promise.resolve(
-        E.right(
-          fileSessionStore({ cwd: base, ...(choice.directory === undefined ? {} : { directory: choice.directory }) }),
-        ),
-      );

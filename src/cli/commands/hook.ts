@@ -52,7 +52,7 @@ const outcomeFor = async (command: HookCommand, io: CliIo): Promise<HookOutcome>
   const projectDir = io.env?.['CLAUDE_PROJECT_DIR'];
   try {
     return await runHook(payload.right, {
-      cwd: io.cwd ?? '.',
+      ...(io.cwd === undefined ? {} : { cwd: io.cwd }),
       countTokens: countTokens.right,
       ...(command.tokenizer === undefined ? {} : { tokenizer: command.tokenizer }),
       ...(projectDir === undefined || projectDir === '' ? {} : { projectDir }),

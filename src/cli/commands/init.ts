@@ -8,14 +8,14 @@
  * before the first read.
  */
 import { accessSync, constants, existsSync, lstatSync, realpathSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as E from 'fp-ts/lib/Either.js';
 import type * as TE from 'fp-ts/lib/TaskEither.js';
 import type { Failure } from '../../base/failure.js';
 import { describeFileFailure } from '../../node/fileFailure.js';
 import { type LockSettings, type StillLocked, withFileLock } from '../../node/lock.js';
-import { findGitTopLevel } from '../../live/session/project.js';
+import { resolveProjectDirectory, workingDirectory } from '../../live/session/project.js';
 import type { InitCommand } from '../command.js';
 import { isOutsideFailure } from '../boundary.js';
 import { type CliIo, EXIT_OK } from '../io.js';
@@ -476,16 +476,28 @@ const isDirectory = (path: string): boolean => {
 };
 
 /**
+ * The project to set up: `--project` (relative to the working directory), else the git work
+ * tree of the working directory, else it; or why there is none (the working directory was
+ * deleted, and the project is not given as an absolute path).
+ */
+const projectToSetUp = (command: InitCommand, io: CliIo): E.Either<Failure<'io'>, string> => {
+  const named = command.project;
+  if (named === undefined) return resolveProjectDirectory(io.cwd === undefined ? {} : { cwd: io.cwd });
+  return isAbsolute(named)
+    ? E.right(resolve(named))
+    : E.map((cwd: string) => resolve(cwd, named))(workingDirectory(io.cwd));
+};
+
+/**
  * Writes the settings under the project's init lock, so that runs at once take turns; a file
  * that cannot be merged, or a lock not had in time, stops it with nothing written.
  */
 export const runInit =
   (command: InitCommand, io: CliIo): TE.TaskEither<string, number> =>
   async () => {
-    const base = io.cwd ?? '.';
-    const project = resolve(
-      command.project === undefined ? (findGitTopLevel(base) ?? base) : resolve(base, command.project),
-    );
+    const found = projectToSetUp(command, io);
+    if (E.isLeft(found)) return E.left(found.left.message);
+    const project = found.right;
     if (!isDirectory(project)) return E.left(`the project ${project} is not a directory`);
     const main = thisMain();
     const via = chooseVia(project, command.via);

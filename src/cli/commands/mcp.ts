@@ -4,11 +4,12 @@ import * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { collapseWhitespace } from '../../base/text.js';
 import { serveMcp } from '../../live/mcp/stdio.js';
-import { checkSessionsFolder } from '../../live/session/files.js';
-import { resolveProjectDirectory } from '../../live/session/project.js';
+import type { Failure } from '../../base/failure.js';
+import { checkSessionsFolder, type SessionsFolder } from '../../live/session/files.js';
 import type { SessionStore } from '../../live/session/store.js';
 import type { McpCommand } from '../command.js';
 import { type CliIo, EXIT_OK } from '../io.js';
+import { projectOf, sessionsFolderIn } from '../project.js';
 import { chooseStore, openPostgresStore } from '../store.js';
 import { tokenCounter } from './shared.js';
 
@@ -16,23 +17,28 @@ import { tokenCounter } from './shared.js';
 const oneLine = ({ code, message }: { code: string; message: string }): string => `${code}: ${message}`;
 
 /** A sessions folder, or a store of their own. */
-type SessionsPlace = { readonly directory?: string } | { readonly store: SessionStore };
+type SessionsPlace = SessionsFolder | { readonly store: SessionStore };
 
 /**
  * Where the server keeps sessions: a folder (as `--sessions-dir` always did, relative to the
- * project `cwd`), or a PostgreSQL store. A store named by `--store`, `--sessions-dir` or
+ * `project`), or a PostgreSQL store. A store named by `--store`, `--sessions-dir` or
  * `FACT_TRACKER_STORE` is checked before the server reads its first message: a server that
- * cannot use it says so in one line and exits 1, rather than fail every call.
+ * cannot use it says so in one line and exits 1, rather than fail every call. So is a folder
+ * relative to a project there is none of (the working directory was deleted).
  */
-const sessionsPlace = (command: McpCommand, io: CliIo, cwd: string | undefined): TE.TaskEither<string, SessionsPlace> =>
+const sessionsPlace = (
+  command: McpCommand,
+  io: CliIo,
+  project: E.Either<Failure<'io'>, string>,
+): TE.TaskEither<string, SessionsPlace> =>
   pipe(
     TE.fromEither(E.mapLeft(oneLine)(chooseStore(command, io.env))),
     TE.chain((choice) => async (): Promise<E.Either<string, SessionsPlace>> => {
       if (choice.kind === 'folder') {
-        const place = choice.directory === undefined ? {} : { directory: choice.directory };
-        if (choice.from === 'default') return E.right(place);
-        const checked = await checkSessionsFolder({ ...place, ...(cwd === undefined ? {} : { cwd }) });
-        return E.isLeft(checked) ? E.left(oneLine(checked.left)) : E.right(place);
+        const folder = sessionsFolderIn(project, choice.directory);
+        if (E.isLeft(folder) || choice.from === 'default') return E.mapLeft(oneLine)(folder);
+        const checked = await checkSessionsFolder(folder.right);
+        return E.isLeft(checked) ? E.left(oneLine(checked.left)) : folder;
       }
       const opened = await openPostgresStore(choice.address);
       if (E.isLeft(opened)) return E.left(oneLine(opened.left));
@@ -47,18 +53,12 @@ const sessionsPlace = (command: McpCommand, io: CliIo, cwd: string | undefined):
 export const runMcp = (command: McpCommand, io: CliIo): TE.TaskEither<string, number> => {
   // The project's sessions, as the hooks find them: Claude Code names the project of a stdio
   // server in CLAUDE_PROJECT_DIR; else the git work tree of the working directory, else it.
-  const cwd =
-    io.cwd === undefined
-      ? undefined
-      : resolveProjectDirectory({
-          cwd: io.cwd,
-          ...(io.env?.['CLAUDE_PROJECT_DIR'] === undefined ? {} : { projectDir: io.env['CLAUDE_PROJECT_DIR'] }),
-        });
+  const project = projectOf(io);
   return pipe(
     TE.Do,
     TE.apS('countTokens', tokenCounter(command.tokenizer)),
     TE.apS('version', TE.fromEither(io.version())),
-    TE.bind('place', () => sessionsPlace(command, io, cwd)),
+    TE.bind('place', () => sessionsPlace(command, io, project)),
     TE.chain(({ countTokens, version, place }) => async () => {
       if (io.stdio === undefined) {
         if ('store' in place) await place.store.close();
@@ -75,7 +75,7 @@ export const runMcp = (command: McpCommand, io: CliIo): TE.TaskEither<string, nu
         version,
         countTokens,
         tokenizer: command.tokenizer,
-        ...(cwd === undefined ? {} : { cwd }),
+        ...(E.isLeft(project) ? {} : { cwd: project.right }),
         ...place,
         ...(command.maxAnswerTokens === undefined ? {} : { maxAnswerTokens: command.maxAnswerTokens }),
         ...(command.layout === undefined ? {} : { layout: command.layout }),

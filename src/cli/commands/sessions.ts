@@ -15,7 +15,7 @@ import { deleteStoredSession, readSessionText, withStore } from './storedSession
 export const runSessions =
   (command: SessionsCommand, io: CliIo): TE.TaskEither<string, number> =>
   () =>
-    withStore(io, command.store, async (store, choice) => {
+    withStore(io, command.store, async (store, folder) => {
       if (command.action === 'list') {
         const listed = await store.list();
         if (E.isLeft(listed)) return E.left(`${listed.left.code}: ${listed.left.message}`);
@@ -25,7 +25,7 @@ export const runSessions =
       const id = parseSessionId(command.id);
       if (E.isLeft(id)) return E.left(`${id.left.code}: ${id.left.message}`);
       if (command.action === 'export') {
-        const text = await readSessionText(io, store, choice, id.right);
+        const text = await readSessionText(store, folder, id.right);
         if (E.isLeft(text)) return text;
         // In pieces, each once the output has room: a long session is not held twice over.
         for (const piece of text.right) {
@@ -36,7 +36,7 @@ export const runSessions =
         }
         return E.right(EXIT_OK);
       }
-      const deleted = await deleteStoredSession(io, store, choice, id.right);
+      const deleted = await deleteStoredSession(store, folder, id.right);
       if (E.isLeft(deleted)) return deleted;
       io.stdout(deleted.right);
       return E.right(EXIT_OK);

@@ -5,33 +5,27 @@
  */
 import { lstatSync, type Stats } from 'node:fs';
 import * as E from 'fp-ts/lib/Either.js';
+import type { Failure } from '../../base/failure.js';
 import { collapseWhitespace } from '../../base/text.js';
 import { ioFailure } from '../../node/fileFailure.js';
 import { parseSessionId } from '../../live/session/id.js';
-import { deleteSessionFiles, locateSession, readLogBytes, resolveSessionsDirectory } from '../../live/session/files.js';
-import { resolveProjectDirectory } from '../../live/session/project.js';
+import {
+  deleteSessionFiles,
+  fileSessionStore,
+  locateSession,
+  readLogBytes,
+  resolveSessionsDirectory,
+  type SessionsFolder,
+} from '../../live/session/files.js';
+import { workingDirectory } from '../../live/session/project.js';
 import type { SessionStore, StoredLine } from '../../live/session/store.js';
 import type { CliIo } from '../io.js';
 import { openSource, type Source } from '../source.js';
-import { chooseStore, openStore, type StoreChoice } from '../store.js';
+import { projectOf, sessionsFolderIn } from '../project.js';
+import { chooseStore, openPostgresStore, type StoreChoice } from '../store.js';
 
 /** Lines per batch of a session read from a database, as a file's chunk gives about as many. */
 const BATCH = 1_000;
-
-/** The project of a command run by hand: the one Claude Code names, else the git work tree of the working directory, else it. */
-export const projectOf = (io: CliIo): string =>
-  resolveProjectDirectory({
-    cwd: io.cwd ?? '.',
-    ...(io.env?.['CLAUDE_PROJECT_DIR'] === undefined ? {} : { projectDir: io.env['CLAUDE_PROJECT_DIR'] }),
-  });
-
-/**
- * What a folder `choice` is relative to: the working directory for one given on the command
- * line, as any path there; the project for the environment's and the default one, which name
- * the same folder from wherever in the project a command runs.
- */
-export const folderBase = (choice: StoreChoice, io: CliIo): string =>
-  choice.kind === 'folder' && choice.from === 'option' ? (io.cwd ?? '.') : projectOf(io);
 
 /** A failure as a line: its code first. */
 const line = ({ code, message }: { code: string; message: string }): string => `${code}: ${message}`;
@@ -40,20 +34,48 @@ const line = ({ code, message }: { code: string; message: string }): string => `
 const unknownSession = (store: SessionStore, id: string): string =>
   `unknown_session: there is no session ${id} in ${store.location}`;
 
-/** Runs `work` on the store `store` (or the environment's, or the project's folder) names, closed after. */
+/**
+ * Where the sessions of a folder `choice` are: one given on the command line is relative to the
+ * working directory, as any path there; the environment's and the default one to the project,
+ * so they name the same folder from wherever in the project a command runs.
+ */
+const folderOf = (
+  io: CliIo,
+  choice: StoreChoice & { readonly kind: 'folder' },
+): E.Either<Failure<'io'>, SessionsFolder> =>
+  sessionsFolderIn(choice.from === 'option' ? workingDirectory(io.cwd) : projectOf(io), choice.directory);
+
+/** A store opened (a database is not connected yet), with its folder when it is one. */
+interface OpenedStore {
+  readonly store: SessionStore;
+  readonly folder?: SessionsFolder;
+}
+
+/** The store `choice` names, opened; a folder that needs a working directory gone is one failure. */
+const openChosen = async (io: CliIo, choice: StoreChoice): Promise<E.Either<Failure, OpenedStore>> =>
+  choice.kind === 'postgres'
+    ? E.map((store: SessionStore): OpenedStore => ({ store }))(await openPostgresStore(choice.address))
+    : E.map((folder: SessionsFolder): OpenedStore => ({ store: fileSessionStore(folder), folder }))(
+        folderOf(io, choice),
+      );
+
+/**
+ * Runs `work` on the store `store` (or the environment's, or the project's folder) names, closed
+ * after, given the folder too when the store is one.
+ */
 export const withStore = async <T>(
   io: CliIo,
   store: string | undefined,
-  work: (opened: SessionStore, choice: StoreChoice) => Promise<E.Either<string, T>>,
+  work: (opened: SessionStore, folder: SessionsFolder | undefined) => Promise<E.Either<string, T>>,
 ): Promise<E.Either<string, T>> => {
   const choice = chooseStore(store === undefined ? {} : { store }, io.env);
   if (E.isLeft(choice)) return E.left(line(choice.left));
-  const opened = await openStore(choice.right, folderBase(choice.right, io));
+  const opened = await openChosen(io, choice.right);
   if (E.isLeft(opened)) return E.left(line(opened.left));
   try {
-    return await work(opened.right, choice.right);
+    return await work(opened.right.store, opened.right.folder);
   } finally {
-    await opened.right.close();
+    await opened.right.store.close();
   }
 };
 
@@ -67,12 +89,6 @@ export const readSession = async (
   if (!read.right.exists) return E.left(unknownSession(store, id));
   return E.right(read.right.lines);
 };
-
-/** Where the sessions of a folder `choice` are, from `io`'s project or working directory. */
-const folderOf = (io: CliIo, choice: StoreChoice & { readonly kind: 'folder' }) => ({
-  cwd: folderBase(choice, io),
-  ...(choice.directory === undefined ? {} : { directory: choice.directory }),
-});
 
 /** Bytes of a log per piece written: a long session is not copied whole again. */
 const PIECE = 1 << 20;
@@ -110,14 +126,13 @@ function* historyPieces(lines: ReadonlyArray<StoredLine>, position: number): Gen
  * numbered as the store numbers them. A session that is not there, or a store that fails, is one line.
  */
 export const readSessionText = async (
-  io: CliIo,
   store: SessionStore,
-  choice: StoreChoice,
+  folder: SessionsFolder | undefined,
   id: string,
 ): Promise<E.Either<string, Iterable<string | Uint8Array>>> => {
   const missing = unknownSession(store, id);
-  if (choice.kind === 'folder') {
-    const bytes = await readLogBytes(id, folderOf(io, choice));
+  if (folder !== undefined) {
+    const bytes = await readLogBytes(id, folder);
     if (E.isLeft(bytes)) return E.left(line(bytes.left));
     return bytes.right === undefined ? E.left(missing) : E.right(piecesOf(bytes.right));
   }
@@ -133,16 +148,15 @@ export const readSessionText = async (
  * session that is not there, or a store that fails, is one line.
  */
 export const deleteStoredSession = async (
-  io: CliIo,
   store: SessionStore,
-  choice: StoreChoice,
+  folder: SessionsFolder | undefined,
   id: string,
 ): Promise<E.Either<string, string>> => {
   // The store's folder is the user's name for it, whatever it holds (a line break, an escape): one line, as every message.
   const deleted = `${collapseWhitespace(`deleted session ${id} from ${store.location}`)}\n`;
   const missing = unknownSession(store, id);
-  if (choice.kind === 'folder') {
-    const removed = await deleteSessionFiles(id, folderOf(io, choice));
+  if (folder !== undefined) {
+    const removed = await deleteSessionFiles(id, folder);
     if (E.isLeft(removed)) return E.left(line(removed.left));
     const { log, sideFiles } = removed.right;
     if (log) return E.right(deleted);
@@ -162,13 +176,12 @@ export const openStoredSession = (
   id: string,
   store: string | undefined,
 ): Promise<E.Either<string, Source>> =>
-  withStore(io, store, async (opened, choice): Promise<E.Either<string, Source>> => {
+  withStore(io, store, async (opened, folder): Promise<E.Either<string, Source>> => {
     const valid = parseSessionId(id);
     if (E.isLeft(valid)) return E.left(line(valid.left));
-    if (choice.kind === 'folder') {
+    if (folder !== undefined) {
       // The log file itself, streamed as FILE is: any size, in bounded memory. As every other
       // reader of the folder, it reads a regular file inside it, never through a link out of it.
-      const folder = folderOf(io, choice);
       const located = await locateSession(valid.right, { ...folder, create: false });
       if (E.isLeft(located)) return E.left(line(located.left));
       const { file } = located.right;

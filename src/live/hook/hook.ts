@@ -51,8 +51,11 @@ export const HOOKS_EXTENSION = '.hooks';
 
 /** How the hook runs. */
 export interface HookOptions {
-  /** The working directory when the payload names none. */
-  readonly cwd: string;
+  /**
+   * The working directory when the payload names none; absent when the process has none (it
+   * was deleted): an event that names none then fails with `io`, unless the agent names the project.
+   */
+  readonly cwd?: string;
   /** The project directory the agent names (Claude Code's `CLAUDE_PROJECT_DIR`). */
   readonly projectDir?: string;
   /** The sessions folder, relative to the project (default `.fact-tracker/sessions`): the logs, and the hook's own files beside them. */
@@ -100,23 +103,30 @@ const sessionFailure = (what: string, error: SessionError): Failure => ({
   message: `${what}: ${error.message}`,
 });
 
-/** Where the sessions of an event are: under its project, whatever directory the agent is in now. */
-const sessionOptions = (event: { readonly cwd?: string }, options: HookOptions, create: boolean): SessionOptions => {
+/**
+ * Where the sessions of an event are: under its project, whatever directory the agent is in
+ * now; or why there is none (no directory to find it from).
+ */
+const sessionOptions = (
+  event: { readonly cwd?: string },
+  options: HookOptions,
+): E.Either<Failure<'io'>, Omit<SessionOptions, 'create'>> => {
   // The payload's working directory is where the agent runs; a relative one means nothing here.
   const cwd = event.cwd !== undefined && isAbsolute(event.cwd) ? event.cwd : options.cwd;
-  return {
-    cwd: resolveProjectDirectory({
-      ...(options.projectDir === undefined ? {} : { projectDir: options.projectDir }),
-      cwd,
-    }),
-    create,
+  return E.map((project: string) => ({
+    cwd: project,
     ...(options.directory === undefined ? {} : { directory: options.directory }),
     ...(options.store === undefined ? {} : { store: options.store }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.countTokens === undefined ? {} : { countTokens: options.countTokens }),
     ...(options.tokenizer === undefined ? {} : { tokenizer: options.tokenizer }),
     ...(options.lockStaleMs === undefined ? {} : { lockStaleMs: options.lockStaleMs }),
-  };
+  }))(
+    resolveProjectDirectory({
+      ...(options.projectDir === undefined ? {} : { projectDir: options.projectDir }),
+      ...(cwd === undefined ? {} : { cwd }),
+    }),
+  );
 };
 
 const settingsOf = (options: HookOptions): HookSettings => ({
@@ -205,11 +215,13 @@ const runTurn = async (
 const runLocked = async (event: ActiveHookEvent, options: HookOptions): Promise<HookOutcome> => {
   const now = (options.clock ?? Date.now)();
   const about = `session ${nameId(event.sessionId)}`;
-  const located = await locateSession(event.sessionId, sessionOptions(event, options, false));
+  const where = sessionOptions(event, options);
+  if (E.isLeft(where)) return alert(sessionFailure(about, where.left));
+  const located = await locateSession(event.sessionId, { ...where.right, create: false });
   if (E.isLeft(located)) return alert(sessionFailure(about, located.left));
   const file = `${located.right.file}${HOOKS_EXTENSION}`;
   if (needsNoFiles(event) && !existsSync(file)) return quiet;
-  const settings = sessionOptions(event, options, true);
+  const settings: SessionOptions = { ...where.right, create: true };
   const ready = await locateSession(event.sessionId, settings);
   if (E.isLeft(ready)) return alert(sessionFailure(about, ready.left));
   const staleMs = Math.max(options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS, 2_000);

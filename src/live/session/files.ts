@@ -80,10 +80,13 @@ export const resolveSessionsDirectory = (
   given: SessionsFolder = {},
 ): { readonly directory: string; readonly within?: string } => {
   const { cwd: givenCwd, directory } = optionsOf(given);
-  const cwd = resolve(typeof givenCwd === 'string' ? givenCwd : process.cwd());
-  return typeof directory === 'string'
-    ? { directory: resolve(cwd, directory) }
-    : { directory: join(cwd, ...DEFAULT_SESSIONS_DIRECTORY.split('/')), within: cwd };
+  // The process's working directory is read only when a path needs it: it may have been
+  // deleted (Node throws then), and an absolute folder needs none.
+  const cwd = typeof givenCwd === 'string' ? givenCwd : undefined;
+  if (typeof directory === 'string')
+    return { directory: cwd === undefined ? resolve(directory) : resolve(cwd, directory) };
+  const within = resolve(cwd ?? process.cwd());
+  return { directory: join(within, ...DEFAULT_SESSIONS_DIRECTORY.split('/')), within };
 };
 
 /**

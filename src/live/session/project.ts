@@ -7,13 +7,15 @@
  */
 import { lstatSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import * as E from 'fp-ts/lib/Either.js';
+import { type Failure, failure } from '../../base/failure.js';
 
 /** Where to look for the project. */
 export interface ProjectHint {
   /** A project directory the agent names; used when it is an absolute path to a directory. */
   readonly projectDir?: string;
-  /** The working directory (absolute). */
-  readonly cwd: string;
+  /** The working directory (absolute); absent when there is none: the process's was deleted. */
+  readonly cwd?: string;
 }
 
 const isDirectory = (path: string): boolean => {
@@ -46,10 +48,24 @@ export const findGitTopLevel = (cwd: string): string | undefined => {
   }
 };
 
-/** The project directory of a hook event or a server: see the module comment for the order. */
-export const resolveProjectDirectory = (hint: ProjectHint): string => {
+/**
+ * The working directory `cwd`, or why there is none. A shell can stay in a folder another
+ * removed: Node's `process.cwd()` then throws, and so does resolving any relative path.
+ */
+export const workingDirectory = (cwd: string | undefined): E.Either<Failure<'io'>, string> =>
+  cwd === undefined
+    ? E.left(
+        failure(
+          'io',
+          'the working directory no longer exists (was it deleted?): cd into a folder that exists and run it again',
+        ),
+      )
+    : E.right(cwd);
+
+/** The project directory of a hook event or a server (see the module comment for the order), or why there is none. */
+export const resolveProjectDirectory = (hint: ProjectHint): E.Either<Failure<'io'>, string> => {
   const { projectDir, cwd } = hint;
   if (projectDir !== undefined && projectDir !== '' && isAbsolute(projectDir) && isDirectory(projectDir))
-    return resolve(projectDir);
-  return findGitTopLevel(cwd) ?? resolve(cwd);
+    return E.right(resolve(projectDir));
+  return E.map((directory: string) => findGitTopLevel(directory) ?? resolve(directory))(workingDirectory(cwd));
 };
