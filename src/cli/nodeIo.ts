@@ -19,6 +19,7 @@ import { collapseWhitespace } from '../base/text.js';
 import { decodeBytes } from '../core/history/encoding.js';
 import type { Failure } from '../base/failure.js';
 import { drained } from '../node/drain.js';
+import { NO_WORKING_DIRECTORY } from '../live/session/project.js';
 import { withFileLock } from '../node/lock.js';
 import { isReadOnly } from '../node/readOnly.js';
 import { isOutsideFailure, OutputFailure, uncaughtLine } from './boundary.js';
@@ -438,6 +439,22 @@ const writeStdout = (data: string | Uint8Array): void => {
   }
 };
 
+/**
+ * `operation` on FILE, refused at once when FILE is relative and the working directory it is
+ * relative to was deleted: the system would say there is no such file (or fail to make the
+ * lock beside it), when the file may well be there.
+ */
+const fromWorkingDirectory =
+  <A extends ReadonlyArray<unknown>, T>(
+    cwd: string | undefined,
+    verb: string,
+    operation: (file: string, ...rest: A) => Promise<E.Either<string, T>>,
+  ) =>
+  (file: string, ...rest: A): Promise<E.Either<string, T>> =>
+    cwd === undefined && file !== '-' && !isAbsolute(file)
+      ? Promise.resolve(E.left(`cannot ${verb} ${file}: ${NO_WORKING_DIRECTORY}`))
+      : operation(file, ...rest);
+
 /** The real streams and files of this process. */
 export const createNodeIo = (): CliIo => {
   const cwd = currentDirectory();
@@ -445,10 +462,10 @@ export const createNodeIo = (): CliIo => {
   if (!process.stdout.listeners('error').includes(onStdoutError)) process.stdout.on('error', onStdoutError);
   if (!process.stderr.listeners('error').includes(onStderrError)) process.stderr.on('error', onStderrError);
   return {
-    readText,
-    openStream,
-    writeText,
-    updateText,
+    readText: fromWorkingDirectory(cwd, 'read', readText),
+    openStream: fromWorkingDirectory(cwd, 'read', openStream),
+    writeText: fromWorkingDirectory(cwd, 'write', writeText),
+    updateText: fromWorkingDirectory(cwd, 'save into', updateText),
     stdout: writeStdout,
     stdoutBytes: writeStdout,
     outliveReader: () => {

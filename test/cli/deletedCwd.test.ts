@@ -1,7 +1,8 @@
 /**
  * Every command run from a working directory that was deleted under it (a shell still in a
- * folder another removed), as the built binary: what needs the directory says so in one line,
- * what is given absolute paths works, and a hook still never fails the agent.
+ * folder another removed), as the built binary: what needs the directory (a store folder, a
+ * project, a relative FILE) says so in one line, what is given absolute paths works, and a hook
+ * still never fails the agent.
  */
 import { copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -88,6 +89,22 @@ describe('a deleted working directory', () => {
       expect(served.status).toBe(0);
       expect(served.stdout).toMatch(/"serverInfo":\{"name":"fact-tracker"/u);
     }
+  });
+
+  it('a relative FILE to read or save into is refused as relative to a deleted directory, not as missing', async () => {
+    for (const args of [
+      ['facts', 'history.jsonl'],
+      ['notes', 'replay', 'talk.jsonl'],
+      ['replay', '-', '--save', 'state.json'],
+    ]) {
+      const ran = await runFromDeleted(args, readFileSync(join(ROOT, 'examples', 'web-api-session.jsonl'), 'utf8'));
+      expect(ran.status).toBe(1);
+      expect(ran.stderr).toMatch(
+        /^fact-tracker [a-z]+: cannot (?:read|save into) [a-z.]+: the working directory no longer exists \(was it deleted\?\)[^\n]*\n$/u,
+      );
+    }
+    const absolute = await runFromDeleted(['facts', join(ROOT, 'examples', 'web-api-session.jsonl'), '--json']);
+    expect(absolute).toMatchObject({ status: 0, stderr: '' });
   });
 
   it('a hook exits 0 and tells the agent why in its systemMessage; one whose payload names its cwd works', async () => {

@@ -48,19 +48,16 @@ export const findGitTopLevel = (cwd: string): string | undefined => {
   }
 };
 
+/** Why a path relative to the working directory cannot be used: the directory was deleted. */
+export const NO_WORKING_DIRECTORY =
+  'the working directory no longer exists (was it deleted?): cd into a folder that exists and run it again';
+
 /**
  * The working directory `cwd`, or why there is none. A shell can stay in a folder another
  * removed: Node's `process.cwd()` then throws, and so does resolving any relative path.
  */
 export const workingDirectory = (cwd: string | undefined): E.Either<Failure<'io'>, string> =>
-  cwd === undefined
-    ? E.left(
-        failure(
-          'io',
-          'the working directory no longer exists (was it deleted?): cd into a folder that exists and run it again',
-        ),
-      )
-    : E.right(cwd);
+  cwd === undefined ? E.left(failure('io', NO_WORKING_DIRECTORY)) : E.right(cwd);
 
 /** The project directory of a hook event or a server (see the module comment for the order), or why there is none. */
 export const resolveProjectDirectory = (hint: ProjectHint): E.Either<Failure<'io'>, string> => {
