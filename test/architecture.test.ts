@@ -301,11 +301,6 @@ export const KEPT_CATCHES: ReadonlyArray<{ readonly file: string; readonly count
     why: "a listener is the caller's code: its failure must not break the caller or the other listeners",
   },
   {
-    file: 'core/history/events.ts',
-    count: 1,
-    why: 'JSON.parse of a history line: a line that is not JSON is a rejected line',
-  },
-  {
     file: 'core/extract/extractor.ts',
     count: 2,
     why: "an extraction rule may be the caller's code: one that throws is one warning, the others still run; and the caller's result, whose getters may throw as it is scanned for secrets, is no facts and one warning",
@@ -325,7 +320,6 @@ export const KEPT_CATCHES: ReadonlyArray<{ readonly file: string; readonly count
     count: 1,
     why: 'a lease request whose getters throw is a call the store refuses as invalid_input, in memory as on PostgreSQL',
   },
-  { file: 'notes/parse.ts', count: 1, why: "JSON.parse of a model's answer" },
   {
     file: 'notes/tracker.ts',
     count: 3,

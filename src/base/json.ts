@@ -1,8 +1,9 @@
 /**
  * A bound on JSON before it is parsed: text nested thousands deep parses, but overflows the
  * stack of whatever walks the value recursively afterwards (`JSON.stringify` among them); and
- * the parser's refusal in words that quote none of the text.
+ * JSON parsed with a refusal in words that quote none of the text.
  */
+import * as E from 'fp-ts/lib/Either.js';
 
 /** True when `text` holds more than `limit` opening brackets (`[` or `{`), counted natively, not character by character. */
 const hasMoreOpeningsThan = (text: string, limit: number): boolean => {
@@ -68,7 +69,19 @@ const QUOTED_EXCERPT = /, (?:\.\.\.)?"[\s\S]*"(?:\.\.\.)? is not valid JSON$/u;
  * model's or a file's, and its first characters may be a secret (a token written where a string
  * belonged) or try to break the line the reason is shown on.
  */
-export const jsonParseReason = (error: unknown): string => {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.replace(QUOTED_EXCERPT, ' (not valid JSON)');
+const jsonParseReason = (error: SyntaxError): string => error.message.replace(QUOTED_EXCERPT, ' (not valid JSON)');
+
+/**
+ * A JSON text's value, or why the parser refused it without quoting it (`jsonParseReason`).
+ * Every refusal of JSON that a user, a log, a store or a model sees is worded here: the engine's
+ * own message would put a token written where a string belonged in all of them.
+ */
+export const parseJson = (text: string): E.Either<string, unknown> => {
+  try {
+    return E.right(JSON.parse(text) as unknown);
+  } catch (error) {
+    // JSON.parse of a string throws only a SyntaxError (it parses without recursing): anything else is a bug.
+    if (!(error instanceof SyntaxError)) throw error;
+    return E.left(jsonParseReason(error));
+  }
 };

@@ -6,6 +6,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import type * as TE from 'fp-ts/lib/TaskEither.js';
 import { pipe } from 'fp-ts/lib/function.js';
+import { parseJson } from '../base/json.js';
 import { collapseWhitespace } from '../base/text.js';
 import { type SavedSection, withSavedSection } from '../saved/savedSection.js';
 import type { CliIo } from './io.js';
@@ -13,12 +14,9 @@ import type { CliIo } from './io.js';
 /** What the file holds, parsed: undefined for a missing or blank file. */
 const parseCurrent = (current: string | undefined): E.Either<string, unknown> => {
   if (current === undefined || current.trim() === '') return E.right(undefined);
-  try {
-    return E.right(JSON.parse(current.replace(/^\uFEFF/u, '')) as unknown);
-  } catch (error) {
-    if (!(error instanceof SyntaxError)) throw error;
-    return E.left(`it is not JSON (${collapseWhitespace(error.message)})`);
-  }
+  return E.mapLeft((reason: string) => `it is not JSON (${collapseWhitespace(reason)})`)(
+    parseJson(current.replace(/^\uFEFF/u, '')),
+  );
 };
 
 /** The text to write in place of `current`, or why `current` must be kept. */

@@ -6,6 +6,8 @@
  * lines, so the decision looks only at how the file starts.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { pipe } from 'fp-ts/lib/function.js';
+import { parseJson } from '../base/json.js';
 import { isRecord } from '../base/record.js';
 import { collapseWhitespace } from '../base/text.js';
 import { decodedChunks } from '../core/history/encoding.js';
@@ -35,14 +37,11 @@ export const isSavedStateStart = (firstLine: string): boolean => {
 };
 
 /** A line's JSON value, or undefined when it is no JSON (a state cut into lines, a line cut short). */
-const parsedLine = (line: string): { readonly value: unknown } | undefined => {
-  try {
-    return { value: JSON.parse(line) as unknown };
-  } catch (error) {
-    if (!(error instanceof SyntaxError)) throw error;
-    return undefined;
-  }
-};
+const parsedLine = (line: string): { readonly value: unknown } | undefined =>
+  E.match(
+    () => undefined,
+    (value: unknown) => ({ value }),
+  )(parseJson(line));
 
 /** True when `firstLine` (as `isSavedStateStart` takes it) is a dispatch history's event: a JSON object whose `type` is one. */
 export const isHistoryEventStart = (firstLine: string): boolean => {
@@ -60,17 +59,16 @@ export const firstLineOf = (text: string): string => {
 };
 
 /** Reads a saved state, or says in one line why it cannot: never a half-loaded store. */
-export const parseSavedState = (text: string): E.Either<string, FactStore> => {
-  let value: unknown;
-  try {
-    value = JSON.parse(withoutBom(text));
-  } catch (error) {
-    if (!(error instanceof SyntaxError)) throw error;
-    const reason = collapseWhitespace(error instanceof Error ? error.message : String(error));
-    return E.left(`not a readable saved state: the JSON is truncated or corrupt (${reason})`);
-  }
-  return E.mapLeft(({ message }: { readonly message: string }) => collapseWhitespace(message))(decodeState(value));
-};
+export const parseSavedState = (text: string): E.Either<string, FactStore> =>
+  pipe(
+    parseJson(withoutBom(text)),
+    E.mapLeft(
+      (reason) => `not a readable saved state: the JSON is truncated or corrupt (${collapseWhitespace(reason)})`,
+    ),
+    E.chain((value) =>
+      E.mapLeft(({ message }: { readonly message: string }) => collapseWhitespace(message))(decodeState(value)),
+    ),
+  );
 
 /** The store as the text of a saved-state file. */
 export const formatSavedState = (store: FactStore): string => `${JSON.stringify(encodeState(store))}\n`;

@@ -6,7 +6,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import { jsonParseReason } from '../base/json.js';
+import { parseJson } from '../base/json.js';
 import { type Fields, isRecord } from '../base/record.js';
 import { clipEnd, collapseWhitespace, isBlank } from '../base/text.js';
 import { type CategorizedFact, categoryNames, DEFAULT_CATEGORIES, keepValidFacts, NOTES_LIMITS } from './model.js';
@@ -135,14 +135,13 @@ const nestsDeeperThan = (text: string, max: number): boolean => {
 };
 
 /** JSON.parse, refusing first what cannot be an answer: building thousands of nested arrays costs far more than reading them. */
-const parseJson = (text: string): Parsed => {
-  if (nestsDeeperThan(text, MAX_DEPTH)) return { ok: false, reason: `it nests deeper than ${MAX_DEPTH} levels` };
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch (error) {
-    return { ok: false, reason: collapseWhitespace(jsonParseReason(error)) };
-  }
-};
+const parseAnswerJson = (text: string): Parsed =>
+  nestsDeeperThan(text, MAX_DEPTH)
+    ? { ok: false, reason: `it nests deeper than ${MAX_DEPTH} levels` }
+    : E.match(
+        (reason: string): Parsed => ({ ok: false, reason: collapseWhitespace(reason) }),
+        (value: unknown): Parsed => ({ ok: true, value }),
+      )(parseJson(text));
 
 /**
  * A fact list found in an answer, ranked: an object with the documented key, then one with
@@ -203,7 +202,7 @@ interface Search {
 /** Parses the text from `start` to `end` into `search`; true when it parsed. */
 const tryCandidate = (search: Search, text: string, start: number, end: number, whole: boolean): boolean => {
   const candidate = text.slice(start, end).trim();
-  const parsed = parseJson(candidate);
+  const parsed = parseAnswerJson(candidate);
   if (!parsed.ok) {
     if (/^[[{]/u.test(candidate)) search.firstJsonError ??= parsed.reason;
     return false;

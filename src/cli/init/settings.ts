@@ -7,6 +7,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { parse as parseToml, stringify as stringifyToml, TomlError } from 'smol-toml';
+import { parseJson } from '../../base/json.js';
 import { isRecord } from '../../base/record.js';
 import { describeKind } from '../../base/schema.js';
 import { collapseWhitespace } from '../../base/text.js';
@@ -342,14 +343,9 @@ export const formatJson = (value: unknown): string => `${JSON.stringify(value, n
 export const parseJsonSettings = (text: string): E.Either<MergeError, unknown> => {
   if (text.replace(/^\uFEFF/u, '').trim() === '')
     return E.left('it is empty, which is not a JSON document: write {} into it (or delete it) and run init again');
-  try {
-    return E.right(JSON.parse(text.replace(/^\uFEFF/u, '')) as unknown);
-  } catch (error) {
-    if (!(error instanceof SyntaxError)) throw error;
-    return E.left(
-      `it is not valid JSON (${collapseWhitespace(error instanceof Error ? error.message : String(error))})`,
-    );
-  }
+  return E.mapLeft((reason: string) => `it is not valid JSON (${collapseWhitespace(reason)})`)(
+    parseJson(text.replace(/^\uFEFF/u, '')),
+  );
 };
 
 /** True when a table header line names the server's table or one below it. */
@@ -363,6 +359,12 @@ const isServerTable = (name: string): boolean => {
  * TOML) is read as a BigInt, so the file is edited rather than refused as invalid.
  */
 const TOML_OPTIONS = { integersAsBigInt: 'asNeeded' } as const;
+
+/**
+ * Where the TOML parser refused a text, and no more: its message quotes the lines around the
+ * place, and a value written unquoted there may be a token (`GITHUB_TOKEN = ghp_...`).
+ */
+const tomlProblem = (error: TomlError): string => `line ${error.line}, column ${error.column}`;
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -401,9 +403,7 @@ export const mergeCodexToml = (current: string | undefined, launcher: Launcher):
     parsed = parseToml(text, TOML_OPTIONS) as Record<string, unknown>;
   } catch (error) {
     if (!(error instanceof TomlError)) throw error;
-    return E.left(
-      `it is not valid TOML (${collapseWhitespace(error instanceof Error ? error.message : String(error))})`,
-    );
+    return E.left(`it is not valid TOML (at ${tomlProblem(error)})`);
   }
   const wide = outsideInt64(parsed);
   if (wide !== undefined) return E.left(`it is not valid TOML (the integer ${wide} is outside 64 bits)`);

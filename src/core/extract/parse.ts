@@ -5,7 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
-import { jsonParseReason } from '../../base/json.js';
+import { parseJson } from '../../base/json.js';
 import { quoteValue } from '../../base/schema.js';
 import { escapeForLine } from '../../base/text.js';
 import { type DispatchResult, validateDispatchResult } from './contract.js';
@@ -69,15 +69,12 @@ export const stripFence = (body: ReadonlyArray<string>): string => {
   return body.slice(first, last + 1).join('\n');
 };
 
-const parseJson = (text: string): E.Either<ContractError, unknown> => {
-  if (text.trim() === '') return E.left(contractError('json_parse_failed', 'the result block is empty'));
-  return E.tryCatch(
-    () => JSON.parse(text) as unknown,
-    (error) =>
-      // Without the excerpt the parser quotes: a model's text, which may hold a secret or try to break the line.
-      contractError('json_parse_failed', `invalid JSON: ${escapeForLine(jsonParseReason(error))}`),
-  );
-};
+const parseBlockJson = (text: string): E.Either<ContractError, unknown> =>
+  text.trim() === ''
+    ? E.left(contractError('json_parse_failed', 'the result block is empty'))
+    : E.mapLeft((reason: string) => contractError('json_parse_failed', `invalid JSON: ${escapeForLine(reason)}`))(
+        parseJson(text),
+      );
 
 /** Validates an already-parsed result object against the role's contract. */
 export const parseDispatchResult = (value: unknown, role: SourceRole): E.Either<ContractError, DispatchResult> =>
@@ -94,6 +91,6 @@ export const parseDispatchOutput = (raw: string, role: SourceRole): E.Either<Con
       : pipe(
           findLastBlock(raw),
           E.map(stripFence),
-          E.chain(parseJson),
+          E.chain(parseBlockJson),
           E.chain((value) => parseDispatchResult(value, role)),
         );

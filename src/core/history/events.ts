@@ -11,7 +11,7 @@ import * as O from 'fp-ts/lib/Option.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { z } from 'zod';
 import { refuseArgument } from '../../base/describe.js';
-import { exceedsJsonDepth, jsonParseReason } from '../../base/json.js';
+import { exceedsJsonDepth, parseJson } from '../../base/json.js';
 import { describeKind, formatPath, quoteValue } from '../../base/schema.js';
 import { type Fields, isRecord } from '../../base/record.js';
 import { clipEnd, isBlank } from '../../base/text.js';
@@ -259,18 +259,14 @@ export const readJsonObject = (text: string): E.Either<Problem, Fields> => {
       code: 'too_large',
       message: `the line nests arrays and objects more than ${HISTORY_LINE_LIMITS.depth} deep`,
     });
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    return E.left({
+  return pipe(
+    parseJson(text),
+    E.mapLeft((reason): Problem => ({ code: 'invalid_json', message: `not JSON: ${reason}` })),
+    E.filterOrElse(isRecord, (value): Problem => ({
       code: 'invalid_json',
-      message: `not JSON: ${jsonParseReason(error)}`,
-    });
-  }
-  return isRecord(value)
-    ? E.right(value)
-    : E.left({ code: 'invalid_json', message: `expected a JSON object, not ${describeKind(value)}` });
+      message: `expected a JSON object, not ${describeKind(value)}`,
+    })),
+  );
 };
 
 const isText = (value: unknown): value is string => typeof value === 'string' && !isBlank(value);

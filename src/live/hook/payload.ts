@@ -9,7 +9,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { z } from 'zod';
 import { type Failure, failure } from '../../base/failure.js';
-import { exceedsJsonDepth } from '../../base/json.js';
+import { exceedsJsonDepth, parseJson } from '../../base/json.js';
 import { sha256HexPrefix } from '../../base/hash.js';
 import { isRecord } from '../../base/record.js';
 import { kindOf } from '../../base/describe.js';
@@ -298,19 +298,13 @@ const readToolEvent = (
 };
 
 /** The JSON value of a payload, or why it is not JSON. */
-const parsePayloadJson = (payload: string): E.Either<Failure, unknown> => {
-  try {
+const parsePayloadJson = (payload: string): E.Either<Failure, unknown> =>
+  E.mapLeft((reason: string) =>
+    failure(INVALID_PAYLOAD, `the hook payload on standard input is not JSON (${collapseWhitespace(reason)})`),
+  )(
     // A byte order mark before the JSON (a host or a script that writes one) is no part of it.
-    return E.right(JSON.parse(payload.startsWith('\uFEFF') ? payload.slice(1) : payload) as unknown);
-  } catch (error) {
-    return E.left(
-      failure(
-        INVALID_PAYLOAD,
-        `the hook payload on standard input is not JSON (${collapseWhitespace(error instanceof Error ? error.message : String(error))})`,
-      ),
-    );
-  }
-};
+    parseJson(payload.startsWith('\uFEFF') ? payload.slice(1) : payload),
+  );
 
 /** Reads a hook payload; Left says in one line why it is not one. */
 export const parseHookEvent = (payload: string): E.Either<Failure, HookEvent> => {

@@ -6,6 +6,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import type { z } from 'zod';
 import { MAX_MESSAGE_BYTES } from '../session/limits.js';
 import { internalFailure } from '../../base/failure.js';
+import { parseJson } from '../../base/json.js';
 import { isRecord } from '../../base/record.js';
 import { drained } from '../../node/drain.js';
 import { describeIssue } from '../../base/schema.js';
@@ -118,13 +119,9 @@ const batchResponse = (batch: ReadonlyArray<unknown>): string => {
 const readLine = (line: Buffer): { readonly message?: Readonly<Record<string, unknown>>; readonly answer?: string } => {
   const text = line.toString('utf8');
   if (text.trim() === '') return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    // JSON.parse throws only a SyntaxError: the reason a client can fix.
-    return { answer: parseErrorResponse(collapseWhitespace(error instanceof Error ? error.message : String(error))) };
-  }
+  const parsed = parseJson(text);
+  if (E.isLeft(parsed)) return { answer: parseErrorResponse(collapseWhitespace(parsed.left)) };
+  const value = parsed.right;
   if (Array.isArray(value)) return { answer: batchResponse(value) };
   const reason = notMessage(value);
   if (reason === undefined) return { message: value as Readonly<Record<string, unknown>> };

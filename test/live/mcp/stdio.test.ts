@@ -137,6 +137,19 @@ describe('wholeLines', () => {
     expect(await regroup(`${ping}\n  `, [])).toMatchObject({ reasons: [] });
   });
 
+  it('answers a line that is not JSON with where the parser stopped, never the text: a token written there reaches no client', async () => {
+    const token = `ghp_${'a1B2c3D4e5'.repeat(4).slice(0, 36)}`;
+    const { passed, reasons } = await regroup(`{"jsonrpc":"2.0","id":1,"method":"ping","params": ${token}}\n`, []);
+    expect(passed).toBe('');
+    expect(reasons.map((response) => JSON.parse(response) as unknown)).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32700, message: "Parse error: Unexpected token 'g' (not valid JSON)" },
+      },
+    ]);
+  });
+
   it('answers a parse error as JSON-RPC 2.0 says: code -32700 and a null id, on one line', () => {
     expect(JSON.parse(parseErrorResponse('Unexpected token'))).toEqual({
       jsonrpc: '2.0',
