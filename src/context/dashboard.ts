@@ -18,15 +18,18 @@ const ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', 
  * backslash-escaped (emphasis, code, links, tables, strikethrough, heading closers), and a
  * start that would open a block (a list marker, a setext underline) escaped too. The literals
  * GitHub's Markdown links by themselves (a URL's `scheme:`, `www.`, an address's or a
- * mention's `@`) are broken by a character reference, which renders as the character and
+ * mention's `@`), and the `//` other link finders take for a URL without its scheme, are
+ * broken by a character reference wherever they stand, which renders as the character and
  * which the link finders do not read through: the dashboard is committed and read on GitHub.
  */
 export const escapeMarkdown = (text: string): string =>
   collapseWhitespace(checkedText(text))
     .replace(/[&<>]/gu, (character) => ENTITIES[character]!)
     .replace(/[\\`*_[\]|~#!]/gu, (character) => `\\${character}`)
-    .replace(/\b((?:https?|ftp|mailto|xmpp)):/giu, '$1&#58;')
-    .replace(/\b(www)\./giu, '$1&#46;')
+    // Wherever they stand: GitHub links `x_https://...`, where `\b` sees no word start before the scheme.
+    .replace(/(https?|ftp|mailto|xmpp):/giu, '$1&#58;')
+    .replace(/(www)\./giu, '$1&#46;')
+    .replace(/\/\//gu, '/&#47;')
     .replace(/@/gu, '&#64;')
     .replace(/^([-+=])/u, '\\$1')
     .replace(/^(\d+)([.)])/u, '$1\\$2');

@@ -8,7 +8,7 @@ import MarkdownIt from 'markdown-it';
 import { describe, expect, it } from 'vitest';
 import { renderContextDashboard } from '../../src/context/dashboard.js';
 import type { ContextFile, SharedContext } from '../../src/context/model.js';
-import { emptySharedContext } from '../../src/context/index.js';
+import { emptySharedContext, escapeMarkdown } from '../../src/context/index.js';
 import { contextArb } from './arbitraries.js';
 
 const markdown = new MarkdownIt('commonmark');
@@ -110,15 +110,47 @@ describe('the dashboard under a CommonMark renderer', () => {
     expect(html).toContain('&amp;lt;entity&amp;gt;');
   });
 
-  it("links no URL, address or mention of stored text where GitHub's Markdown links them by themselves", () => {
+  it.each([
+    [
+      "where GitHub's Markdown links them by themselves",
+      'Log in at https://evil.example/login or www.evil.example, mail admin@evil.example, mailto:x@evil.example, ask @alice',
+    ],
+    [
+      'glued to what precedes them (an underscore, a digit, a letter), or without a scheme',
+      'x_https://evil.example/a 1https://evil.example/b x_ftp://evil.example/c x_HTTP://evil.example/d x_www.evil.example 9www.evil.example x_mailto:a@evil.example see //evil.example/e',
+    ],
+  ])('links no URL, address or mention of stored text %s', (_where, text) => {
     const linking = new MarkdownIt('default', { linkify: true });
-    const text =
-      'Log in at https://evil.example/login or www.evil.example, mail admin@evil.example, mailto:x@evil.example, ask @alice';
     const file: ContextFile = { kind: 'planning', contexts: [hostileContext('default', text)] };
     const html = linking.render(renderContextDashboard(file, 'planning_context.json'));
     expect(html).not.toContain('<a ');
     // Shown as written.
     expect(html).toContain(text);
+  });
+
+  it('escaped stored text holds no literal scheme colon, www. or // whatever stands before them, which a link finder would link', () => {
+    const trigger = fc.constantFrom(
+      'https://',
+      'http://',
+      'ftp://',
+      'mailto:',
+      'xmpp:',
+      'www.',
+      'WWW.',
+      'HTTPS://',
+      '//',
+    );
+    fc.assert(
+      fc.property(
+        fc.string({ maxLength: 4 }),
+        fc.constantFrom('', '_', '1', 'x', 'x_', '*', '~'),
+        trigger,
+        (text, before, link) => {
+          const escaped = escapeMarkdown(`${text}${before}${link}evil.example`);
+          expect(escaped).not.toMatch(/(?:https?|ftp|mailto|xmpp):|www\.|\/\//iu);
+        },
+      ),
+    );
   });
 
   it('for any context, its headings are the generated ones and it holds no HTML', () => {
