@@ -13,7 +13,7 @@ import { collapseWhitespace } from '../base/text.js';
 import { decodedChunks } from '../core/history/encoding.js';
 import { HISTORY_EVENT_TYPES } from '../core/history/events.js';
 import { HISTORY_LINE_LIMITS, type HistoryLine, lineBatches } from '../core/history/lines.js';
-import { decodeState, encodeState } from '../saved/savedState.js';
+import { decodeState, encodeState, STATE_FORMAT } from '../saved/savedState.js';
 import type { FactStore } from '../core/store/state.js';
 import { type CliIo, type OpenOptions, ReadFailure } from './io.js';
 
@@ -27,13 +27,18 @@ const withoutBom = (text: string): string => text.replace(/^\uFEFF/u, '');
 
 /**
  * True when a file whose first line with text is `firstLine` (whitespace before it removed) is
- * meant as a saved state: that line is a whole JSON object that is not a history event (no
- * `type`), or it opens a state document. A history always starts with an event (or a bad line).
+ * meant as a saved state: that line is a whole JSON object tagged with a saved state's `format`,
+ * as every state written on one line starts, or it opens a state document. Any other first line
+ * starts a history, an object without `type` too (a note another tool wrote at the top of a
+ * session's log): `sessions export` prints a log as it is, and `replay -` must read it as
+ * `replay --session` reads the log, its first line a rejected one.
  */
 export const isSavedStateStart = (firstLine: string): boolean => {
   if (!firstLine.startsWith('{')) return false;
   const parsed = parsedLine(firstLine);
-  return parsed === undefined ? STATE_OPENING.test(firstLine) : isRecord(parsed.value) && !('type' in parsed.value);
+  return parsed === undefined
+    ? STATE_OPENING.test(firstLine)
+    : isRecord(parsed.value) && parsed.value['format'] === STATE_FORMAT;
 };
 
 /** A line's JSON value, or undefined when it is no JSON (a state cut into lines, a line cut short). */

@@ -94,8 +94,8 @@ describe('huge histories, in a small heap (issue 14, item 6)', () => {
   });
 
   // The old command split the whole file to look at its first line: 32 s and 3.3 GB for 200 MB.
-  it('tells a file of 1,500,000 {} lines is a saved state from its first line, in a 32 MB heap', async () => {
-    const empties = file('empties.jsonl', '{}\n'.repeat(1_500_000));
+  it("tells a file of a saved state's first line and 1,500,000 {} lines is a saved state from its first line, in a 32 MB heap", async () => {
+    const empties = file('empties.jsonl', `{"format":"session-fact-tracker/state"}\n${'{}\n'.repeat(1_500_000)}`);
     const run = await runWithHeap(['replay', empties], 32);
     expect(run).toEqual({
       status: 1,

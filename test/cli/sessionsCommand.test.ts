@@ -22,6 +22,25 @@ const runForBytes = (args: ReadonlyArray<string>, cwd: string): Promise<{ status
     ).stdin?.end();
   });
 
+/** Runs `fact-tracker ...first | fact-tracker ...second` in `cwd` through a shell's pipe: the second's status and output. */
+const runPipe = (
+  first: ReadonlyArray<string>,
+  second: ReadonlyArray<string>,
+  cwd: string,
+): Promise<{ status: number; stdout: string; stderr: string }> =>
+  new Promise((resolve) => {
+    const words = (args: ReadonlyArray<string>): string => args.map((arg) => `'${arg}'`).join(' ');
+    execFile(
+      'sh',
+      ['-c', `"$0" "$1" ${words(first)} | "$0" "$1" ${words(second)}`, process.execPath, MAIN],
+      { cwd, env: { PATH: process.env['PATH'] ?? '', NO_COLOR: '1' }, encoding: 'utf8', maxBuffer: 1 << 26 },
+      (error, stdout, stderr) => {
+        const status = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+        resolve({ status, stdout, stderr });
+      },
+    ).stdin?.end();
+  });
+
 describe('fact-tracker sessions', () => {
   it('exports a log holding bytes that are not UTF-8 byte for byte, as replay reads the file', async () => {
     const { project, sessions } = projectWithSessions('export-bytes-');
@@ -45,7 +64,7 @@ describe('fact-tracker sessions', () => {
     expect(exported.stdout.equals(log)).toBe(true);
   });
 
-  it('reads a session log as a history whatever its first line holds, and says in one line that a store folder is a file', async () => {
+  it('reads a session log as a history whatever its first line holds, exported and piped to replay - too, and says in one line that a store folder is a file', async () => {
     const { project, sessions } = projectWithSessions('session-reads-');
     const events = readFileSync(join(ROOT, 'examples', 'web-api-session.jsonl'), 'utf8')
       .split('\n')
@@ -55,6 +74,15 @@ describe('fact-tracker sessions', () => {
     const replayed = await runCli(['replay', '--session', 'odd', '--json'], '', place);
     expect(replayed.status).toBe(2);
     expect(JSON.parse(replayed.stdout)).toMatchObject({ errors: [{ line: 1, code: 'missing_field' }] });
+    // Exported and piped, the log reads as it does in the store: its first line is no saved state's.
+    for (const note of ['{"note":"written by another tool"}', '{"format":"hand note"}']) {
+      writeFileSync(join(sessions, 'odd.jsonl'), `${[note, ...events].join('\n')}\n`);
+      const [piped, fromSession] = await Promise.all([
+        runPipe(['sessions', 'export', 'odd'], ['replay', '-', '--json'], project),
+        runCli(['replay', '--session', 'odd', '--json'], '', place),
+      ]);
+      expect(piped).toEqual(fromSession);
+    }
     writeFileSync(join(project, 'afile'), 'hi\n');
     for (const [command, ...more] of [['facts'], ['replay'], ['explain', '--line', '1']])
       expect(await runCli([command!, ...more, '--session', 's1', '--store', 'afile'], '', place)).toEqual({
