@@ -4,9 +4,11 @@
  * before any text is clipped), a prompt before it is recorded. A result without a secret is
  * passed on as the very same value.
  */
+import * as E from 'fp-ts/lib/Either.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { findSecret, findSecretField, redactSecrets, withoutSecrets } from '../../src/base/secrets.js';
+import { normalizeTaskId } from '../../src/core/extract/extractor.js';
 import { redactedOutput } from '../../src/core/extract/redact.js';
 import {
   createFactTracker,
@@ -331,5 +333,58 @@ describe('prompts and sections', () => {
       maxTokens: 500,
     });
     expect(section.length).toBeGreaterThan(0);
+  });
+});
+
+const [, token] = SECRETS.find(([shape]) => shape === 'a GitHub token')!;
+
+/** A result of task `taskId` that changed `file`. */
+const changed = (taskId: string, file: string) => ({
+  task_id: taskId,
+  status: 'completed',
+  summary: 'Changed the config',
+  files_changed: [file],
+});
+
+describe('task ids', () => {
+  it('refuses a task id holding any secret shape, in the core every front door takes ids through', () => {
+    for (const [shape, secret] of SECRETS) {
+      const refused = normalizeTaskId(`deploy-${secret}`);
+      expect(refused).toEqual(E.left(expect.stringContaining(`task id holds what looks like ${shape}`) as string));
+      expect(JSON.stringify(refused)).not.toContain(secretPart(secret));
+    }
+    for (const harmless of ['1', 'T-42', 'ghp_short', 'deploy-sk-learn'])
+      expect(normalizeTaskId(harmless)).toEqual(E.right(harmless));
+  });
+
+  it('has the tracker refuse a task id holding a secret, so no fact, section or event holds it', () => {
+    const tracker = createFactTracker({ clock: () => 10 });
+    const taskId = `deploy-${token}`;
+    const ingested = tracker.ingestOutput({ role: 'implementer', taskId, output: changed(taskId, 'src/a.ts') });
+    expect(ingested).toEqual(E.left(expect.objectContaining({ code: 'invalid_input' })));
+    const compiled = tracker.compilePrompt({ taskId, taskPrompt: 'edit src/a.ts' });
+    expect(compiled.error).toEqual(expect.objectContaining({ code: 'invalid_input' }));
+    tracker.recordPrompt(taskId, 'edit src/a.ts', 20);
+    expect(tracker.events()).toEqual([]);
+    // The prompt to dispatch with is the caller's own, given back: nothing the tracker keeps or wrote.
+    const { error, sessionContext } = compiled;
+    expect(JSON.stringify([ingested, error, sessionContext, encodeState(tracker.getSnapshot())])).not.toContain(
+      secretPart(token),
+    );
+  });
+
+  it("rejects a history's dispatch and prompt lines whose task id holds a secret, in a report that holds none", () => {
+    const lines = [
+      { type: 'dispatch', role: 'implementer', taskId: `deploy-${token}`, at: 1_000, result: changed('1', 'src/a.ts') },
+      { type: 'prompt', taskId: `deploy-${token}`, at: 2_000, taskPrompt: 'edit src/a.ts' },
+      { type: 'prompt', taskId: '3', at: 3_000, taskPrompt: 'edit src/a.ts' },
+    ];
+    const { report } = replayHistory(lines.map((line) => JSON.stringify(line)).join('\n'), { keepRetrievals: false });
+    expect(report.errors.map(({ line, code }) => [line, code])).toEqual([
+      [1, 'invalid_input'],
+      [2, 'invalid_input'],
+    ]);
+    expect(report.facts).toEqual([]);
+    expect(JSON.stringify(report)).not.toContain(secretPart(token));
   });
 });

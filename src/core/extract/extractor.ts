@@ -17,7 +17,7 @@ import {
 import { clipEnd, clipStart, collapseWhitespace, quoteText, wellFormed } from '../../base/text.js';
 import { plainTime } from '../../base/time.js';
 import { isRecord } from '../../base/record.js';
-import { withoutSecrets } from '../../base/secrets.js';
+import { findSecret, withoutSecrets } from '../../base/secrets.js';
 import type { ImplementerResult, ReviewerResult } from './contract.js';
 import { readString } from './fields.js';
 import type { ExtractionRule, FactDraft, RuleContext } from './rule.js';
@@ -42,7 +42,11 @@ export interface Extractor {
   readonly extractFromReviewer: (result: ReviewerResult, taskId: string, at: number) => Extraction;
 }
 
-/** A task id as facts carry it: whitespace-collapsed, 1 to 50 characters. */
+/**
+ * A task id as facts carry it: whitespace-collapsed, 1 to 50 characters, holding no secret.
+ * Every front door (the tracker, `replay`, a live session, the hook, the MCP server) takes its
+ * ids through here, so they all refuse the same ones.
+ */
 export const normalizeTaskId = (taskId: unknown): E.Either<string, string> => {
   if (typeof taskId !== 'string' && typeof taskId !== 'number') return E.left('task id must be a string');
   // A number is taken as its decimal digits only when it is a whole number they say exactly.
@@ -50,6 +54,13 @@ export const normalizeTaskId = (taskId: unknown): E.Either<string, string> => {
     return E.left(`task id ${String(taskId)} is no whole number within 2^53 - 1: give it as a string`);
   const normalized = wellFormed(collapseWhitespace(String(taskId)));
   if (normalized === '') return E.left('task id is empty');
+  // Refused, not redacted: the id names its task in every fact, section and log line, and ids
+  // holding different tokens would all name one task once redacted.
+  const secret = findSecret(normalized);
+  if (secret !== undefined)
+    return E.left(
+      `task id holds what looks like ${secret}: a task id is written into facts and sections, and no secret may be`,
+    );
   if (normalized.length > FACT_LIMITS.sourceTaskId)
     return E.left(`task id is longer than ${FACT_LIMITS.sourceTaskId} characters`);
   return E.right(normalized);

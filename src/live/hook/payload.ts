@@ -416,9 +416,9 @@ export const selectTaskId = (dispatch: {
   // A line whose id is invisible characters only (U+200B) names no task, as an empty one.
   if (written === undefined || isBlank(written)) return O.map((taskId: string) => ({ taskId }))(call);
   const normalized = normalizeTaskId(written);
+  if (E.isRight(normalized)) return O.some({ taskId: normalized.right });
+  // Refused by the core (`normalizeTaskId`): past the limit, or holding a secret, named here by its shape.
   const secret = findSecret(written);
-  if (E.isRight(normalized) && secret === undefined) return O.some({ taskId: normalized.right });
-  // A task id is written into the log and into sections: one holding a secret is not taken.
   const warning =
     secret !== undefined
       ? `the "Task ID:" line names a task id holding what looks like ${secret}`

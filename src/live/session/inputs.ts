@@ -9,8 +9,8 @@ import { describeError, describeValue, kindOf } from '../../base/describe.js';
 import { exceedsValueDepth } from '../../base/json.js';
 import { isRecord } from '../../base/record.js';
 import { quoteValue } from '../../base/schema.js';
-import { findSecret, redactSecretsIn, withoutSecrets } from '../../base/secrets.js';
-import { collapseWhitespace } from '../../base/text.js';
+import { redactSecretsIn, withoutSecrets } from '../../base/secrets.js';
+import { collapseWhitespace, isBlank } from '../../base/text.js';
 import { parseEventTime, type TimeFailure } from '../../base/time.js';
 import { normalizeTaskId } from '../../core/extract/extractor.js';
 import { redactedOutput } from '../../core/extract/redact.js';
@@ -33,27 +33,23 @@ export const recordedTaskId = (taskId: unknown): unknown =>
 
 /**
  * A task id the session takes: what facts can carry once its whitespace is collapsed, the same
- * for prompts and results, and no secret. Not redacted: a task id is the name the log, the facts
- * and every section give a task, and ids holding different tokens would all become one task.
+ * for prompts and results, checked before its line is written (a prompt's line would be written
+ * even though its id records nothing).
  */
 const checkTaskId = (taskId: unknown): E.Either<SessionError, void> => {
   // An object, a BigInt or a function is no id, and one JSON cannot write (a cycle) must not reach the log.
   if (taskId !== null && ['object', 'bigint', 'function', 'symbol'].includes(typeof taskId))
     return E.left({ code: 'invalid_field', message: `taskId is ${kindOf(taskId)}, not text or a whole number` });
-  if (typeof taskId !== 'string') return E.right(undefined);
-  const secret = findSecret(taskId);
-  if (secret !== undefined)
+  // A blank id is left to the history's checks, which name the field.
+  if (typeof taskId !== 'string' || isBlank(taskId)) return E.right(undefined);
+  const { length } = collapseWhitespace(taskId);
+  if (length > MAX_TASK_ID_LENGTH)
     return E.left({
       code: 'invalid_field',
-      message: `taskId holds what looks like ${secret}: a task id is written to the session log and into sections, and no secret may be`,
+      message: `taskId is ${length} characters long${length === taskId.length ? '' : ' once whitespace is collapsed'}; at most ${MAX_TASK_ID_LENGTH} are allowed`,
     });
-  const { length } = collapseWhitespace(taskId);
-  return length > MAX_TASK_ID_LENGTH
-    ? E.left({
-        code: 'invalid_field',
-        message: `taskId is ${length} characters long${length === taskId.length ? '' : ' once whitespace is collapsed'}; at most ${MAX_TASK_ID_LENGTH} are allowed`,
-      })
-    : E.right(undefined);
+  // Whatever else the core refuses of an id (one holding a secret: `normalizeTaskId`), in its words.
+  return E.bimap(invalidField, (): void => undefined)(normalizeTaskId(taskId));
 };
 
 /**

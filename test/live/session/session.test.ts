@@ -260,7 +260,7 @@ describe('a live session', () => {
       expect(answer).toEqual(
         E.left({
           code: 'invalid_field',
-          message: expect.stringMatching(/^taskId holds what looks like a GitHub token: /u) as string,
+          message: expect.stringMatching(/^task id holds what looks like a GitHub token: /u) as string,
         }),
       );
     expect(existsSync(session.file) ? readFileSync(session.file, 'utf8') : '').toBe('');
