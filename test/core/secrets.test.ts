@@ -388,3 +388,35 @@ describe('task ids', () => {
     expect(JSON.stringify(report)).not.toContain(secretPart(token));
   });
 });
+
+describe('invalidations of a pair whose path holds a secret', () => {
+  const path = `deploy/${token}/config.ts`;
+
+  it("closes, from the tracker, the pair by the path as the result gave it, with the pair redacted in the tracker's events", () => {
+    const tracker = createFactTracker({ clock: () => 10 });
+    const ingested = tracker.ingestOutput({ role: 'implementer', taskId: '1', output: changed('1', path) });
+    expect(E.isRight(ingested)).toBe(true);
+    const invalidated = tracker.invalidate(path, 'modified_by', 20);
+    expect(invalidated).toEqual(E.right({ closed: [expect.objectContaining({ relation: 'modified_by' })] }));
+    const events = tracker.events();
+    expect(events.at(-1)).toEqual({
+      type: 'facts/invalidated',
+      subject: 'deploy/[redacted: a GitHub token]/config.ts',
+      relation: 'modified_by',
+      at: 20,
+    });
+    expect(JSON.stringify(events)).not.toContain(secretPart(token));
+    expect(encodeState(replay(JSON.parse(JSON.stringify(events))))).toEqual(encodeState(tracker.getSnapshot()));
+  });
+
+  it("replays a history's invalidate line of the path as the result gave it, which closes the pair the result made", () => {
+    const lines = [
+      { type: 'dispatch', role: 'implementer', taskId: '1', at: 1_000, result: changed('1', path) },
+      { type: 'invalidate', subject: path, relation: 'modified_by', at: 2_000 },
+    ];
+    const { report } = replayHistory(lines.map((line) => JSON.stringify(line)).join('\n'), { keepRetrievals: false });
+    expect(report.errors).toEqual([]);
+    expect(report.facts.filter((fact) => fact.relation === 'modified_by')).toEqual([]);
+    expect(report.facts.length).toBeGreaterThan(0);
+  });
+});

@@ -11,7 +11,7 @@ import { refuseArgument } from '../../base/describe.js';
 import { quoteValue } from '../../base/schema.js';
 import { type Failure, failure, type INTERNAL } from '../../base/failure.js';
 import { isRecord } from '../../base/record.js';
-import { redactSecrets } from '../../base/secrets.js';
+import { redactSecrets, redactSecretsIn } from '../../base/secrets.js';
 import { isBlank } from '../../base/text.js';
 import { plainTime } from '../../base/time.js';
 import type { DispatchResult, ImplementerResult, ReviewerResult } from '../extract/contract.js';
@@ -302,7 +302,10 @@ const prompt = (state: TrackerState, event: PromptInput, env: TrackerEnvironment
 
 /** An invalidation closes the valid facts of its (subject, relation) pair at its time. */
 const invalidate = (state: TrackerState, event: InvalidateInput): TrackerStep<InvalidateOutput> => {
-  const { subject, relation, at } = event;
+  const { at } = event;
+  // Redacted as the facts it closes were (a path holding a token is stored redacted), so the pair
+  // still matches and the tracker's events hold no secret; any other value as given, for the store to refuse.
+  const [subject, relation] = [redactSecretsIn(event.subject), redactSecretsIn(event.relation)] as [string, string];
   // The pair as the store keys it (see `invalidatedPair`).
   const [pairSubject, pairRelation] = invalidatedPair(state.store, String(subject), String(relation));
   // Read before the write: inside a write run (a replay's) the store is changed in place.

@@ -487,7 +487,8 @@ const open = async (
       const at = timeOf(given, clock);
       if (E.isLeft(at)) return at;
       const { subject, relation } = isRecord(input) ? input : { subject: undefined, relation: undefined };
-      // Redacted as the facts it closes were: the log holds no secret, and the pair still matches.
+      // Redacted before its line is written, as a prompt's text and a result are: the log holds no
+      // secret. (Matching the pair is the transition's: it redacts the pair it closes, for every front door.)
       const fields = {
         type: 'invalidate',
         subject: redactSecretsIn(subject),

@@ -278,6 +278,18 @@ describe('a live session', () => {
     expect(log).toContain('"subject":"src/1.ts [redacted: a GitHub token]"');
   });
 
+  it('closes the pair of a path holding a secret by the path as the result gave it, as the tracker and replay do', async () => {
+    const [, token] = SECRETS.find(([shape]) => shape === 'a GitHub token')!;
+    const session = await open('s', { cwd: tempDir('session-') });
+    const output = { ...result('1', 'Changed the config'), files_changed: [`deploy/${token}/config.ts`] };
+    right(await session.ingestResult({ role: 'implementer', taskId: '1', output, at: 1 }));
+    const closed = right(
+      await session.invalidateFact({ subject: `deploy/${token}/config.ts`, relation: 'modified_by', at: 2 }),
+    );
+    expect(closed.closed.map((fact) => fact.subject)).toEqual(['deploy/[redacted: a GitHub token]/config.ts']);
+    expect(readFileSync(session.file, 'utf8')).not.toContain(secretPart(token));
+  });
+
   it('writes nothing for a result the contract rejects or an event the history format rejects', async () => {
     const cwd = tempDir('session-');
     const session = await open('s', { cwd });
