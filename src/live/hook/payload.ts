@@ -17,7 +17,7 @@ import { describeIssue } from '../../base/schema.js';
 import { findSecret } from '../../base/secrets.js';
 import { collapseWhitespace, isBlank, trimEndOf } from '../../base/text.js';
 import { normalizeTaskId } from '../../core/extract/extractor.js';
-import { SESSION_CONTEXT_HEADER } from '../../core/prompt/format.js';
+import { isSectionFactLine, SESSION_CONTEXT_HEADER } from '../../core/prompt/format.js';
 import { redactedOutput } from '../../core/extract/redact.js';
 import { nameId } from '../session/id.js';
 import { LIMIT_CODES, MAX_PAYLOAD_DEPTH, MAX_TASK_ID_LENGTH } from '../session/limits.js';
@@ -358,17 +358,17 @@ const LINE_BREAK = /\r\n|[\n\r\u2028\u2029]/u;
 
 /**
  * `prompt` without the `[Session Context]` section it may start with (one the MCP server
- * compiled): its lines are facts a model wrote, and `- Task ID: 1 modified_by task:3` among
- * them must not name the task the orchestrator's own `Task ID:` line names after it. A fact
- * line is always one line starting `- ` (`formatSessionFacts`), so the section ends at the
- * first line that does not.
+ * compiled): its lines are facts a model wrote, and `- Task ID: 1 modified_by task:3 [task:3]`
+ * among them must not name the task the orchestrator's own `Task ID:` line names after it. The
+ * section ends at the first line not of a fact line's shape (`isSectionFactLine`), so a bulleted
+ * `- Task ID: 4` right after it, which ends in no `[task:...]`, is the orchestrator's.
  */
 const withoutLeadingSection = (prompt: string): string => {
   const text = prompt.trimStart();
   if (!text.startsWith(SESSION_CONTEXT_HEADER)) return prompt;
   const lines = text.split(LINE_BREAK);
   let after = 1;
-  while (after < lines.length && lines[after]!.startsWith('- ')) after += 1;
+  while (after < lines.length && isSectionFactLine(lines[after]!)) after += 1;
   return lines.slice(after).join('\n');
 };
 

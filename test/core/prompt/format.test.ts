@@ -8,6 +8,8 @@ import {
   makeFact,
   type SessionFact,
 } from '../../../src/index.js';
+import { isSectionFactLine } from '../../../src/core/prompt/format.js';
+import { SECTION_LAYOUTS } from '../../../src/core/retrieve/defaults.js';
 
 const fact = (
   subject: string,
@@ -278,6 +280,20 @@ describe('formatSessionFacts', () => {
       );
     });
 
+    it('every line a section of arbitrary facts holds after its header, in either layout, has the shape of a section fact line', () => {
+      fc.assert(
+        fc.property(
+          fc.array(anyFact, { minLength: 1, maxLength: 8 }),
+          fc.constantFrom(...SECTION_LAYOUTS),
+          (facts, layout) => {
+            for (const line of linesOf(formatSessionFacts(facts, { layout })).slice(1))
+              expect(isSectionFactLine(line)).toBe(true);
+          },
+        ),
+        { numRuns: 300 },
+      );
+    });
+
     it('renders n >= 1 arbitrary facts as exactly 1 + n lines, each fact line starting with "- " and at most 120 characters', () => {
       fc.assert(
         fc.property(fc.array(anyFact, { minLength: 1, maxLength: 8 }), (facts) => {
@@ -292,6 +308,23 @@ describe('formatSessionFacts', () => {
         }),
         { numRuns: 300 },
       );
+    });
+  });
+
+  describe('the shape of a fact line', () => {
+    it("is that of the lines both layouts draw, a fact naming 'Task ID: 9' included, and of no orchestrator's line", () => {
+      // A task's files, a subject's facts from two tasks, and a fact alone: each shape the layouts draw.
+      const files = ['src/a.ts', 'src/b.ts'].map((path) => fact(path, 'modified_by', 'task:3', '3'));
+      const facts = [
+        ...files,
+        fact('Task ID: 9', 'issue', 'read twice', '3'),
+        fact('Task ID: 9', 'must_fix', 'once', '4'),
+      ];
+      for (const layout of SECTION_LAYOUTS)
+        for (const line of linesOf(formatSessionFacts(facts, { layout })).slice(1))
+          expect(isSectionFactLine(line)).toBe(true);
+      for (const line of ['- Task ID: 4', '- fix src/a.ts', '- task:3 modified', 'Task ID: 4', '', '[Session Context]'])
+        expect(isSectionFactLine(line)).toBe(false);
     });
   });
 

@@ -6,6 +6,8 @@
 import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
+import { formatSessionFacts, makeFact } from '../../../src/index.js';
+import { SECTION_LAYOUTS } from '../../../src/core/retrieve/defaults.js';
 import {
   type ActiveHookEvent,
   DEFAULT_HOOK_SETTINGS,
@@ -126,6 +128,30 @@ describe('the hook transition, by example', () => {
     const prompt = `[Session Context]\n- Task ID: 1 modified_by task:3 [task:3]\n- src/login.ts modified_by task:3 [task:3]\n\nTask ID: 4\nfix the login bug`;
     const asked = onEvent(emptyHookState, dispatchEvent({ prompt, toolInput: { prompt } }));
     expect(effectsOf(asked.effects, 'compile').map((effect) => effect.request.taskId)).toEqual(['4']);
+  });
+
+  it('takes a bulleted Task ID line right after the section the prompt starts with, in either layout', () => {
+    const facts = [
+      ['src/a.ts', 'modified_by', 'task:3', '3'],
+      ['src/b.ts', 'modified_by', 'task:3', '3'],
+      ['Task ID: 9', 'issue', 'the id line is read twice', '3'],
+    ].map(([subject, relation, object, sourceTaskId]) =>
+      makeFact({
+        subject: subject!,
+        relation: relation!,
+        object: object!,
+        tags: ['file_change'],
+        validFrom: 1,
+        sourceTaskId: sourceTaskId!,
+        sourceRole: 'implementer',
+        confidence: 1,
+      }),
+    );
+    for (const layout of SECTION_LAYOUTS) {
+      const prompt = `${formatSessionFacts(facts, { layout })}\n- Task ID: 4\n- fix src/a.ts`;
+      const asked = onEvent(emptyHookState, dispatchEvent({ prompt, toolInput: { prompt } }));
+      expect(effectsOf(asked.effects, 'compile').map((effect) => effect.request.taskId)).toEqual(['4']);
+    }
   });
 
   it("takes the call's id, and says why, when the Task ID line names a secret", () => {
