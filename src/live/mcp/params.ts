@@ -5,13 +5,16 @@
  * every method but `tools/call` as an internal error (-32603), as though the server had failed.
  * Here they are what JSON-RPC 2.0 says, invalid params (-32602), with the first issue in one
  * line: the field and what is wrong with it. So are a URI too long for the SDK to match and a
- * tool name an object has by its prototype (`toString`), which the SDK calls disabled.
+ * tool name an object has by its prototype (`toString`), which the SDK calls disabled. A tool
+ * name or a URI the SDK's message names is the client's text, named as an id is (`nameId`):
+ * bare when plain, else quoted and clipped, so it can neither make a huge answer nor break its line.
  */
-import { type McpServer, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import { type McpServer, ProtocolError, ProtocolErrorCode, ResourceNotFoundError } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
 import { isRecord } from '../../base/record.js';
 import { describeIssue } from '../../base/schema.js';
 import { clipEnd, collapseWhitespace } from '../../base/text.js';
+import { nameId } from '../session/id.js';
 
 /** The longest description of an issue: a hostile key must not make a huge answer. */
 const MAX_ISSUE_LENGTH = 200;
@@ -22,6 +25,34 @@ const DUMP_START = /^(?:Invalid [\w/]+ request: )?(?=\[)/u;
 /** The SDK's words for a URI longer than it matches, and for a tool it holds disabled. */
 const URI_TOO_LONG = /^URI exceeds maximum length of (\d+) characters/u;
 const DISABLED_TOOL = /^Tool (.*) disabled$/su;
+
+/**
+ * The SDK's messages that quote the client's text whole (a tool name, a URI: a megabyte of it,
+ * line breaks and bidi controls included), with the text they quote.
+ */
+const UNKNOWN_TOOL = /^Tool (.*) not found$/su;
+const INVALID_URI = /^Resource URI (.*) is invalid$/su;
+const UNKNOWN_RESOURCE = /^Resource not found: (.*)$/su;
+
+/**
+ * `error` with the client's text its message quotes named as an id is; undefined for another
+ * error. Its `data` stays as it is: MCP's resource-not-found is recognized by `data.uri`, the URI
+ * as requested.
+ */
+const namingClientText = (error: Error): Error | undefined => {
+  const data = isRecord(error) ? error['data'] : undefined;
+  const tool = UNKNOWN_TOOL.exec(error.message) ?? DISABLED_TOOL.exec(error.message);
+  // This server disables no tool: the SDK says so of a name an object has by its prototype (toString).
+  if (tool !== null) return new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${nameId(tool[1]!)} not found`);
+  const invalid = INVALID_URI.exec(error.message);
+  if (invalid !== null)
+    return new ProtocolError(ProtocolErrorCode.InvalidParams, `Resource URI ${nameId(invalid[1]!)} is invalid`, data);
+  if (!(error instanceof ResourceNotFoundError)) return undefined;
+  const unknown = UNKNOWN_RESOURCE.exec(error.message);
+  return unknown === null
+    ? undefined
+    : new ResourceNotFoundError(error.uri, `Resource not found: ${nameId(unknown[1]!)}`);
+};
 
 /** The issues a message of the SDK dumps as JSON, or none when it is no such dump. */
 const dumpedIssues = (message: string): ReadonlyArray<z.core.$ZodIssue> | undefined => {
@@ -57,9 +88,8 @@ export const invalidParams = (method: string, error: unknown): unknown => {
       `Invalid params for ${method}: the URI is over ${Number(uriLength[1]).toLocaleString('en-US')} characters`,
     );
   if (typeof code === 'number' && code !== ProtocolErrorCode.InvalidParams) return error;
-  // This server disables no tool: the SDK says so of a name an object has by its prototype (toString).
-  const disabled = DISABLED_TOOL.exec(error.message);
-  if (disabled !== null) return new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${disabled[1]} not found`);
+  const named = namingClientText(error);
+  if (named !== undefined) return named;
   const [first] = dumpedIssues(error.message) ?? [];
   if (first === undefined) return error;
   const issue = clipEnd(collapseWhitespace(describeIssue([], first)), MAX_ISSUE_LENGTH);

@@ -2,7 +2,7 @@
  * How the server fails: every tool error starts with its code, and the boundary around a tool
  * turns an exception (a bug) into a tool error of code `internal` that says so.
  */
-import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import { fitAnswer } from '../../../src/live/mcp/answer.js';
 import { atBoundary, codedToolError, failureAnswer, MAX_TOOL_ERROR_LENGTH } from '../../../src/live/mcp/errors.js';
@@ -97,5 +97,28 @@ describe('the MCP server failures', () => {
       'a string',
     ])
       expect(invalidParams('ping', error)).toBe(error);
+  });
+
+  it('names the tool or URI the SDK quotes whole as an id is named, keeping the URI a resource-not-found carries as its data', () => {
+    const hostile = `a | b\n\u202e${'x'.repeat(100_000)}`;
+    const tool = invalidParams(
+      'tools/call',
+      new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${hostile} not found`),
+    );
+    expect(tool).toMatchObject({
+      code: ProtocolErrorCode.InvalidParams,
+      message: expect.stringMatching(/^Tool "a \\u007c b\\n\\u202ex+\.\.\." not found$/u),
+    });
+    expect((tool as Error).message.length).toBeLessThan(80);
+    const missing = invalidParams('resources/read', new ResourceNotFoundError(hostile));
+    expect(missing).toBeInstanceOf(ResourceNotFoundError);
+    expect((missing as ResourceNotFoundError).uri).toBe(hostile);
+    expect((missing as Error).message.length).toBeLessThan(80);
+    // Plain names stay bare; a resource-not-found with a message of the server's own is as it was.
+    expect(
+      invalidParams('tools/call', new ProtocolError(ProtocolErrorCode.InvalidParams, 'Tool list_fact not found')),
+    ).toMatchObject({ message: 'Tool list_fact not found' });
+    const own = new ResourceNotFoundError('fact-tracker://sessions/s', 'unknown_session: there is no session s');
+    expect(invalidParams('resources/read', own)).toBe(own);
   });
 });

@@ -731,6 +731,8 @@ const rawClient = async (
     const answers = (): Answer[] =>
       received
         .split('\n')
+        // What follows the last line break is an answer still arriving.
+        .slice(0, -1)
         .filter((line) => line !== '')
         .map((line) => JSON.parse(line) as Answer)
         .filter((message) => ids.includes(message.id as number));
@@ -808,6 +810,33 @@ describe('a request whose params MCP’s schema refuses', { timeout: 120_000 }, 
       // The server serves on.
       expect((await raw.client.listTools()).tools).toHaveLength(5);
       expect(raw.stderr()).toBe('');
+    } finally {
+      await raw.client.close();
+    }
+  });
+
+  it('an unknown tool or resource is named in a short line of its own, however long the name and whatever it holds', async () => {
+    const raw = await rawClient('mcp-unknown-');
+    try {
+      const hostile = `evil\n\u202e${'x'.repeat(1_000_000)}`;
+      const answers = await raw.send(
+        [
+          JSON.stringify({ jsonrpc: '2.0', id: 921, method: 'tools/call', params: { name: hostile, arguments: {} } }),
+          JSON.stringify({ jsonrpc: '2.0', id: 922, method: 'resources/read', params: { uri: hostile } }),
+          JSON.stringify({ jsonrpc: '2.0', id: 923, method: 'resources/read', params: { uri: 'fact-tracker://x\ny' } }),
+          '{"jsonrpc":"2.0","id":924,"method":"tools/call","params":{"name":"list_fact","arguments":{}}}',
+        ],
+        [921, 922, 923, 924],
+      );
+      expect(answers.map(({ id, error }) => [id, error?.code])).toEqual([921, 922, 923, 924].map((id) => [id, -32602]));
+      expect(answers.map(({ error }) => error?.message)).toEqual([
+        expect.stringMatching(/^Tool "evil\\n\\u202ex+\.\.\." not found$/u),
+        expect.stringMatching(/^Resource URI "evil\\n\\u202ex+\.\.\." is invalid$/u),
+        'Resource not found: "fact-tracker://x\\ny"',
+        // A plain name stays bare.
+        'Tool list_fact not found',
+      ]);
+      for (const { error } of answers) expect(error!.message.length).toBeLessThan(100);
     } finally {
       await raw.client.close();
     }
