@@ -59,11 +59,12 @@ export const createSessionPool = (options: SessionPoolOptions): SessionPool => {
   };
 
   const warn = (session: LiveSession): void => {
-    const { errors, setAside } = session.report();
+    const { errors, errorsOmitted = 0, setAside } = session.report();
     const first = errors[0];
+    // The report lists the first rejected lines only; the count is of them all.
     if (first !== undefined)
       options.onWarning?.(
-        `session ${session.id}: ${errors.length} line(s) of ${session.file} not applied, first line ${first.line} (${first.code}: ${first.message})`,
+        `session ${session.id}: ${errors.length + errorsOmitted} line(s) of ${session.file} not applied, first line ${first.line} (${first.code}: ${first.message})`,
       );
     for (const torn of setAside)
       options.onWarning?.(`session ${session.id}: a torn last line (line ${torn.line}) was set aside to ${torn.file}`);

@@ -45,6 +45,18 @@ describe('warming the session pool', () => {
     return latestSessionId({ cwd }).then((id) => expect(id).toBe('newer'));
   });
 
+  it('a session opened with more rejected lines than its report lists is warned about with the count of them all', async () => {
+    const cwd = tempDir('warm-rejected-');
+    writeFileSync(join(sessionsIn(cwd), 'damaged.jsonl'), `${'not json\n'.repeat(1_500)}${prompt('1')}`);
+    const warnings: string[] = [];
+    const pool = createSessionPool({ cwd, onWarning: (warning) => warnings.push(warning) });
+    const opened = await pool('damaged', false);
+    expect(E.isRight(opened) && opened.right.report().errors.length).toBe(1_000);
+    expect(warnings).toEqual([
+      expect.stringMatching(/^session damaged: 1500 line\(s\) of \S+ not applied, first line 1 \(invalid_json: /u),
+    ]);
+  });
+
   it('a folder without sessions, or none at all, names none and warming opens nothing and creates nothing', async () => {
     const cwd = tempDir('warm-empty-');
     expect(await latestSessionId({ cwd })).toBeUndefined();
