@@ -8,8 +8,8 @@
  * short session's hook time. Bundled, each reads one file of code and the code cache written
  * for it (see `writeCodeCaches` below). The o200k tokenizer's tables stay outside: they are
  * required from where npm installed them when `--tokenizer o200k` asks. So does the PostgreSQL
- * driver `pg`: required from node_modules only when a `postgres://` store is used, never by a
- * hook on the files. */
+ * driver `pg`, and `pgpass`, its password file's lookup: required from node_modules only when a
+ * `postgres://` store is used, never by a hook on the files. */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -71,7 +71,7 @@ const common: BuildOptions = {
   format: 'cjs',
   platform: 'node',
   target: 'node20',
-  external: ['gpt-tokenizer', 'gpt-tokenizer/*', 'pg'],
+  external: ['gpt-tokenizer', 'gpt-tokenizer/*', 'pg', 'pgpass'],
   alias: {
     stopword: moduleBuild('stopword'),
     // The MCP SDK's Node shims without Ajv, which only elicitation uses (see live/mcp/shims.ts).

@@ -4,8 +4,10 @@
  * connect (a setting the socket refuses) leaves the client counted by its pool, whose `end` then
  * waits on it forever; and one met during the TLS handshake (a client key that is no key) leaves
  * the socket open, which keeps the process alive until the server gives the handshake up.
+ * It also looks a password up in the password file (`~/.pgpass`) itself, as the driver would.
  */
 import pg from 'pg';
+import pgpass, { type PasswordFileTarget } from 'pgpass';
 
 type ConnectCallback = (error: Error | null, client?: pg.Client) => void;
 
@@ -15,8 +17,24 @@ const destroySocket = (client: pg.Client): void => {
   connection?.stream?.destroy?.();
 };
 
-/** A `pg.Client` whose failed connect is always reported to its callback, and its socket closed. */
+/** The password the password file (`PGPASSFILE`, else `~/.pgpass`) gives the connection `target`, or undefined. */
+const passwordFileEntry = (target: PasswordFileTarget): Promise<string | undefined> =>
+  new Promise((resolve) => pgpass(target, resolve));
+
+/**
+ * A `pg.Client` whose failed connect is always reported to its callback, and its socket closed;
+ * and that reads the password file when neither the URL nor `PGPASSWORD` gives a password.
+ */
 export class EndingClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    // The driver's own lookup prints a DeprecationWarning (pg 8.x) on every process that uses it,
+    // the hook's and the MCP server's included, about code the user cannot change; a password
+    // given as a function is the lookup it asks for instead, made with the same module.
+    const client = this as { password?: unknown };
+    if (client.password === null || client.password === undefined) client.password = passwordFileEntry;
+  }
+
   override connect(): Promise<pg.Client>;
   override connect(callback: ConnectCallback): void;
   override connect(callback?: ConnectCallback): Promise<pg.Client> | void {

@@ -6,7 +6,7 @@
  * with exactly the statements that page lists. Each way a store can be wrong is one line
  * without the password, and a non-zero exit (the hook: exit 0 and a `systemMessage`).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -225,6 +225,27 @@ describe.skipIf(postgresUnavailable !== undefined)('every way in on one PostgreS
     } finally {
       await store.close();
     }
+  });
+
+  it('reads the password of ~/.pgpass when neither the URL nor PGPASSWORD gives one, and says nothing on stderr', async () => {
+    const cwd = tempDir('pg-pgpass-');
+    const home = tempDir('pg-home-');
+    const { username, port } = new URL(agentUrl);
+    writeFileSync(join(home, '.pgpass'), `127.0.0.1:${port}:${database}:${username}:${AGENT_PASSWORD}\n`, {
+      mode: 0o600,
+    });
+    const env = { HOME: home, FACT_TRACKER_STORE: `postgres://${username}@127.0.0.1:${port}/${database}` };
+    // Read-only commands: the other tests of this file list the sessions at once.
+    const [listed, migrated] = await Promise.all([
+      run(['sessions', 'list'], env, cwd),
+      run(['db', 'migrate'], env, cwd),
+    ]);
+    expect([listed.status, listed.stderr]).toEqual([0, '']);
+    expect(migrated).toEqual({
+      status: 0,
+      stdout: `the schema fact_tracker at ${env.FACT_TRACKER_STORE} is at version ${SCHEMA_VERSION}: nothing to do\n`,
+      stderr: '',
+    });
   });
 
   it('says in one line, without the password and with a non-zero exit, what is wrong with a store; the hook exits 0 and says it to the user', async () => {
