@@ -162,6 +162,9 @@ export const classifyError = (error: unknown, context: FailureContext): Classifi
       return made('store_url', `PostgreSQL at ${location}: ${message}`, false, true);
     case 'FT001':
       return made('store_schema', `PostgreSQL at ${location}: ${message}`, false, true);
+    // The migration script's refusal of a database whose encoding lacks characters (schema.ts).
+    case 'FT002':
+      return made('store_url', `PostgreSQL at ${location}: ${message}`, false, true);
     case '42P01':
     case '3F000':
       return made(

@@ -4,7 +4,8 @@
  * transaction-level advisory lock first, so processes that all start on an empty database at
  * once apply each migration exactly once (the others wait, then find nothing left to do). The
  * same script is what `fact-tracker db migrate --print` shows, and it can be run again safely.
- * A schema newer than this library knows is refused: an older library would misread it.
+ * A schema newer than this library knows is refused: an older library would misread it; and so is
+ * a database whose encoding lacks characters, by the script and by a store's first check alike.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import type pg from 'pg';
@@ -107,6 +108,25 @@ const lockKey = (schema: string): number => {
 const lockSql = (s: string): string => `SELECT pg_advisory_xact_lock(${LOCK_CLASS}, ${lockKey(s)});`;
 
 /**
+ * The server encodings that keep every character the stores are given: UTF-8, and SQL_ASCII,
+ * which keeps the bytes as they are sent (UTF-8). Any other (LATIN1, WIN1252, EUC_JP...) lacks
+ * characters a prompt or a note holds (an em dash, a kanji), and the server would refuse such a
+ * line or record on every try, long after the schema was made there.
+ */
+const KEPT_ENCODINGS = ['UTF8', 'SQL_ASCII'] as const;
+
+/** Whether a database whose server encoding is `encoding` keeps every character. */
+const keepsEveryCharacter = (encoding: string): boolean => (KEPT_ENCODINGS as ReadonlyArray<string>).includes(encoding);
+
+/** Why a database whose server encoding is `encoding` cannot be a store (`%` in the migration script, which fills it in). */
+const encodingRefusal = (encoding: string): string =>
+  `the database keeps its text in ${encoding}, which lacks characters a session or a note may hold: make the store's database with ENCODING 'UTF8'`;
+
+/** The refusal of the database of `db`, whose server encoding is `encoding`: a mistake in the URL's database, as a missing one is. */
+const wrongEncoding = (db: Database, encoding: string): PostgresFailure =>
+  failure('store_url', `PostgreSQL at ${db.location}: ${encodingRefusal(encoding)}`);
+
+/**
  * The statements that bring the schema `s` from version `from` to the newest, for a
  * transaction that holds its lock: each migration applied only when the migrations table lacks
  * it, and refused when the schema is newer than this library.
@@ -114,6 +134,11 @@ const lockSql = (s: string): string => `SELECT pg_advisory_xact_lock(${LOCK_CLAS
 const stepsSql = (s: string, from: number): ReadonlyArray<string> => {
   const q = sqlSchema(s);
   return [
+    `DO $encoding$ BEGIN
+  IF current_setting('server_encoding') NOT IN (${KEPT_ENCODINGS.map((name) => `'${name}'`).join(', ')}) THEN
+    RAISE EXCEPTION '${encodingRefusal('%').replace(/'/gu, "''")}', current_setting('server_encoding') USING ERRCODE = 'FT002';
+  END IF;
+END $encoding$;`,
     `CREATE SCHEMA IF NOT EXISTS ${q};`,
     `CREATE TABLE IF NOT EXISTS ${q}.migrations (
   version integer PRIMARY KEY,
@@ -160,20 +185,31 @@ export const schemaSql = (given: { readonly schema?: string; readonly from?: num
   ].join('\n');
 };
 
-/** The schema's version, read on `client`: 0 when it has no migrations table yet. */
-const versionOn = async (client: pg.PoolClient, schema: string): Promise<number> => {
+/** What a store reads of its database first: the schema's version, and the encoding of the database's text when it was read with it. */
+interface Found {
+  readonly version: number;
+  readonly encoding?: string;
+}
+
+/** The schema's version and the database's encoding, read on `client` in one statement: version 0 (encoding unread) when it has no migrations table yet. */
+const foundOn = async (client: pg.PoolClient, schema: string): Promise<Found> => {
   try {
-    const result = await client.query<{ version: number | null }>(
-      `SELECT max(version) AS version FROM ${sqlSchema(schema)}.migrations`,
+    const result = await client.query<{ version: number | null; encoding: string }>(
+      `SELECT max(version) AS version, current_setting('server_encoding') AS encoding FROM ${sqlSchema(schema)}.migrations`,
     );
-    return result.rows[0]?.version ?? 0;
+    const row = result.rows[0];
+    return row === undefined ? { version: 0 } : { version: row.version ?? 0, encoding: row.encoding };
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     // No schema, or no migrations table in it: nothing was applied yet.
-    if (code === '3F000' || code === '42P01') return 0;
+    if (code === '3F000' || code === '42P01') return { version: 0 };
     throw error;
   }
 };
+
+/** The schema's version, read on `client`: 0 when it has no migrations table yet. */
+const versionOn = async (client: pg.PoolClient, schema: string): Promise<number> =>
+  (await foundOn(client, schema)).version;
 
 /**
  * The schema's version, read on `client` inside a transaction: 0 when it has no migrations
@@ -218,10 +254,13 @@ export const ensureSchema = async (
   db: Database,
   firstUse = true,
 ): Promise<E.Either<PostgresFailure, { readonly from: number }>> => {
-  const found = await db.run('repeatable', (client) => versionOn(client, db.schema));
+  const found = await db.run('repeatable', (client) => foundOn(client, db.schema));
   if (E.isLeft(found)) return found;
-  if (found.right > SCHEMA_VERSION) return E.left(tooNew(db, found.right));
-  if (found.right === SCHEMA_VERSION) return E.right({ from: found.right });
+  const { version, encoding } = found.right;
+  // A schema made before the migration script checked the encoding: refused all the same, in one line at first use.
+  if (encoding !== undefined && !keepsEveryCharacter(encoding)) return E.left(wrongEncoding(db, encoding));
+  if (version > SCHEMA_VERSION) return E.left(tooNew(db, version));
+  if (version === SCHEMA_VERSION) return E.right({ from: version });
   const applied = await db.run(
     'repeatable',
     (client) =>

@@ -162,6 +162,13 @@ describe('a PostgreSQL failure', () => {
       true,
     ],
     [
+      'a database whose encoding lacks characters',
+      thrown('the database keeps its text in LATIN1, which lacks characters', { code: 'FT002' }),
+      'store_url',
+      false,
+      true,
+    ],
+    [
       'a statement the server cancelled (statement_timeout)',
       thrown('canceling statement due to statement timeout', { code: '57014' }),
       'store_unreachable',

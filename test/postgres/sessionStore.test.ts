@@ -827,6 +827,59 @@ describe.skipIf(postgresUnavailable !== undefined)('a PostgreSQL store that cann
     expectOneLine(await migrate(url, { schema: 'pg_sessions' }), 'store_url');
   });
 
+  it('refuses a database whose encoding lacks characters (LATIN1) in one line, at migration, in its script and at first use, a schema made there before included; UTF8 and SQL_ASCII keep every line', async () => {
+    const made = async (name: string, encoding: string): Promise<string> => {
+      await server().admin(
+        `CREATE DATABASE ${name} ENCODING '${encoding}' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0`,
+      );
+      return server().url(name);
+    };
+    const refused = (name: string) =>
+      new RegExp(
+        `^PostgreSQL at postgres://postgres@127\\.0\\.0\\.1:\\d+/${name}: the database keeps its text in LATIN1, which lacks characters a session or a note may hold: make the store's database with ENCODING 'UTF8'$`,
+        'u',
+      );
+    const latin1 = await made('latin1_store', 'LATIN1');
+    expect(expectOneLine(await migrate(latin1), 'store_url')).toMatch(refused('latin1_store'));
+    const store = postgresSessionStore(latin1);
+    opened.push(store);
+    expect(expectOneLine(await store.append('s', 0, ['{"taskPrompt":"a — b"}']), 'store_url')).toMatch(
+      refused('latin1_store'),
+    );
+    const notes = postgresNotesStore(latin1);
+    const saved = await notes.save('maya', { sessions: [{ session: 'chat', value: { facts: [] }, expected: 0 }] });
+    expect(E.isLeft(saved) && saved.left.message).toMatch(/^store_url: PostgreSQL at .* keeps its text in LATIN1/u);
+    await notes.close();
+    // The script db migrate --print shows refuses it too, and creates nothing.
+    const admin = new pg.Client({ connectionString: latin1 });
+    await admin.connect();
+    await expect(admin.query(schemaSql())).rejects.toMatchObject({ code: 'FT002' });
+    await admin.query('ROLLBACK');
+    expect((await admin.query(`SELECT to_regnamespace('fact_tracker') AS schema`)).rows).toEqual([{ schema: null }]);
+    // A schema made there by an earlier version, which did not look: refused at first use all the same.
+    await admin.query(`CREATE SCHEMA fact_tracker; CREATE TABLE fact_tracker.migrations (version integer PRIMARY KEY,
+      description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+    for (const migration of MIGRATIONS) {
+      await admin.query(migration.sql('"fact_tracker"'));
+      await admin.query('INSERT INTO fact_tracker.migrations (version, description) VALUES ($1, $2)', [
+        migration.version,
+        migration.description,
+      ]);
+    }
+    await admin.end();
+    const earlier = postgresSessionStore(latin1);
+    opened.push(earlier);
+    expect(expectOneLine(await earlier.read('s', 0), 'store_url')).toMatch(refused('latin1_store'));
+    // SQL_ASCII keeps the bytes sent, UTF-8: every line comes back as it was given.
+    const line = '{"taskPrompt":"a — b 日本 😀"}';
+    for (const url of [await made('ascii_store', 'SQL_ASCII'), await databaseUrl()]) {
+      const kept = postgresSessionStore(url, { schema: 'encoded' });
+      opened.push(kept);
+      right(await kept.append('s', 0, [line]));
+      expect(right(await kept.read('s', 0)).lines).toEqual([{ line: 1, text: line }]);
+    }
+  });
+
   it('says a server cannot be reached when nothing listens there', async () => {
     const store = postgresSessionStore(`postgres://postgres:wrong-Pw@127.0.0.1:1/postgres`, { retryMs: 100 });
     expect(expectOneLine(await store.read('s', 0), 'store_unreachable')).toMatch(
