@@ -18,7 +18,7 @@ import { clipEnd, clipStart, collapseWhitespace, quoteText, wellFormed } from '.
 import { plainTime } from '../../base/time.js';
 import { isRecord } from '../../base/record.js';
 import { findSecret, withoutSecrets } from '../../base/secrets.js';
-import type { ImplementerResult, ReviewerResult } from './contract.js';
+import type { DispatchResult, ImplementerResult, ReviewerResult } from './contract.js';
 import { readString } from './fields.js';
 import type { ExtractionRule, FactDraft, RuleContext } from './rule.js';
 import { implementerRules as defaultImplementerRules, reviewerRules as defaultReviewerRules } from './rules.js';
@@ -70,12 +70,15 @@ const describe = (error: unknown): string => (error instanceof Error ? error.mes
 
 const textOf = (value: unknown): string => (typeof value === 'string' ? wellFormed(collapseWhitespace(value)) : '');
 
+/** The fields of a fact a draft proposes, normalized and clipped, before its time and source. */
+type DraftFields = Pick<SessionFact, 'subject' | 'relation' | 'object' | 'tags'>;
+
 /**
- * The fact a draft proposes, or why it is malformed. Each field is normalized, then checked
+ * The fields a draft proposes, or why they make no fact. Each field is normalized, then checked
  * once by the fact's own rules (`textFieldProblem`, `tagsProblem`: the checks `parseNewFact`
- * makes), and the id hashed once.
+ * makes).
  */
-const toFact = (draft: FactDraft, taskId: string, role: SourceRole, at: number): E.Either<string, SessionFact> => {
+const draftFields = (draft: FactDraft): E.Either<string, DraftFields> => {
   if (typeof draft !== 'object' || draft === null) return E.left('a draft is not an object');
   const subject = clipStart(textOf(draft.subject), FACT_LIMITS.subject);
   const relation = clipEnd(textOf(draft.relation), FACT_LIMITS.relation);
@@ -87,20 +90,28 @@ const toFact = (draft: FactDraft, taskId: string, role: SourceRole, at: number):
     textFieldProblem('relation', relation, FACT_LIMITS.relation) ??
     textFieldProblem('object', object, FACT_LIMITS.object) ??
     tagsProblem(tags);
-  if (problem !== undefined) return E.left(problem);
-  return E.right(
-    makeFact({
-      subject,
-      relation,
-      object,
-      tags: shareTags(tags),
-      validFrom: plainTime(at),
-      sourceTaskId: taskId,
-      sourceRole: role,
-      confidence: 1,
-    }),
-  );
+  return problem === undefined ? E.right({ subject, relation, object, tags }) : E.left(problem);
 };
+
+/** The fact of well-formed fields, stamped with the dispatch's time and source (its id hashed once). */
+const toFact = (fields: DraftFields, taskId: string, role: SourceRole, at: number): SessionFact =>
+  makeFact({
+    ...fields,
+    tags: shareTags(fields.tags),
+    validFrom: plainTime(at),
+    sourceTaskId: taskId,
+    sourceRole: role,
+    confidence: 1,
+  });
+
+/**
+ * An extraction with the (subject, relation) pairs of the well-formed facts a review proposed
+ * past the cap: dropped, yet proposed, so the review still repeats the open items among them
+ * (see `settleReview`). Not part of an extractor's answer.
+ */
+export interface CappedExtraction extends Extraction {
+  readonly pastCap: ReadonlyArray<Pick<SessionFact, 'subject' | 'relation'>>;
+}
 
 const runRules = <Result>(
   rules: ReadonlyArray<ExtractionRule<Result>>,
@@ -109,19 +120,20 @@ const runRules = <Result>(
   raw: Result,
   rawTaskId: string,
   at: number,
-): Extraction => {
+): CappedExtraction => {
+  const none = (warning: string): CappedExtraction => ({ facts: [], warnings: [warning], pastCap: [] });
   const taskId = normalizeTaskId(rawTaskId);
-  if (E.isLeft(taskId)) return { facts: [], warnings: [`no facts extracted: ${taskId.left}`] };
+  if (E.isLeft(taskId)) return none(`no facts extracted: ${taskId.left}`);
   if (typeof at !== 'number' || !Number.isFinite(at))
-    return { facts: [], warnings: ['no facts extracted: the time is not a finite number'] };
+    return none('no facts extracted: the time is not a finite number');
   // Said, not silently empty: every rule would read nothing of it.
-  if (!isRecord(raw)) return { facts: [], warnings: ['no facts extracted: the result is not an object'] };
+  if (!isRecord(raw)) return none('no facts extracted: the result is not an object');
   // A token a model copied into its result never becomes a fact, a warning or a section line.
   let result: Result;
   try {
     result = withoutSecrets(raw);
   } catch (error) {
-    return { facts: [], warnings: [`no facts extracted: the result could not be read (${describe(error)})`] };
+    return none(`no facts extracted: the result could not be read (${describe(error)})`);
   }
   const warnings: string[] = [];
   const resultTaskId = readString(result, 'task_id');
@@ -132,6 +144,7 @@ const runRules = <Result>(
     );
   const context: RuleContext = { taskId: taskId.right, taskSubject: `task:${taskId.right}` };
   const facts = new Map<string, SessionFact>();
+  const pastCap: Array<Pick<SessionFact, 'subject' | 'relation'>> = [];
   let overCap = 0;
   for (const rule of rules) {
     let drafts: ReadonlyArray<FactDraft>;
@@ -143,21 +156,28 @@ const runRules = <Result>(
       continue;
     }
     for (const draft of drafts) {
-      // Past the cap, drafts are only counted: not even built (a fact costs a hash).
+      // Past the cap, drafts are counted, not built (a fact costs a hash); a review's are still
+      // read for their pairs, the items it repeats.
       if (facts.size >= maxFacts) {
         overCap += 1;
+        const fields = role === 'reviewer' ? draftFields(draft) : undefined;
+        if (fields !== undefined && E.isRight(fields))
+          pastCap.push({ subject: fields.right.subject, relation: fields.right.relation });
         continue;
       }
-      const fact = toFact(draft, taskId.right, role, at);
-      if (E.isLeft(fact)) warnings.push(`rule ${rule.name} proposed a malformed fact: ${fact.left}`);
-      else if (!facts.has(fact.right.id)) facts.set(fact.right.id, fact.right);
+      const fields = draftFields(draft);
+      if (E.isLeft(fields)) warnings.push(`rule ${rule.name} proposed a malformed fact: ${fields.left}`);
+      else {
+        const fact = toFact(fields.right, taskId.right, role, at);
+        if (!facts.has(fact.id)) facts.set(fact.id, fact);
+      }
     }
   }
   if (overCap > 0)
     warnings.push(
       `the result proposed ${overCap} more ${overCap === 1 ? 'fact' : 'facts'} past the cap of ${maxFacts} per result; they were dropped`,
     );
-  return { facts: [...facts.values()], warnings };
+  return { facts: [...facts.values()], warnings, pastCap };
 };
 
 /**
@@ -196,11 +216,30 @@ export const createExtractor = (rules: {
   checkRules(implementerRules, 'implementerRules');
   checkRules(reviewerRules, 'reviewerRules');
   const maxFacts = normalizeMaxFacts(maxFactsPerResult);
+  const answer = ({ facts, warnings }: CappedExtraction): Extraction => ({ facts, warnings });
   return {
     extractFromImplementer: (result, taskId, at) =>
-      runRules(implementerRules, maxFacts, 'implementer', result, taskId, at),
-    extractFromReviewer: (result, taskId, at) => runRules(reviewerRules, maxFacts, 'reviewer', result, taskId, at),
+      answer(runRules(implementerRules, maxFacts, 'implementer', result, taskId, at)),
+    extractFromReviewer: (result, taskId, at) =>
+      answer(runRules(reviewerRules, maxFacts, 'reviewer', result, taskId, at)),
   };
+};
+
+/**
+ * The extraction of a dispatch result by the registered rules, keeping at most
+ * `maxFactsPerResult` facts, with the pairs a review proposed past that cap: the tracker's.
+ */
+export const extractDispatchResult = (
+  role: SourceRole,
+  result: DispatchResult,
+  taskId: string,
+  at: number,
+  maxFactsPerResult: number,
+): CappedExtraction => {
+  const maxFacts = normalizeMaxFacts(maxFactsPerResult);
+  return role === 'implementer'
+    ? runRules(defaultImplementerRules, maxFacts, role, result as ImplementerResult, taskId, at)
+    : runRules(defaultReviewerRules, maxFacts, role, result as ReviewerResult, taskId, at);
 };
 
 const defaultExtractor = createExtractor({

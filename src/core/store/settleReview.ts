@@ -19,7 +19,8 @@ const isRaisedBy = (log: PairLog, taskId: string): boolean => {
 };
 
 /**
- * The invalidations a review of `taskId` at `at` implies, given the facts it asserts. A pair
+ * The invalidations a review of `taskId` at `at` implies, given the pairs it asserts (its facts,
+ * and those it proposed past the cap of a result, which it repeats all the same). A pair
  * belongs to the task when the task's reviewer made its latest assertion, and it is still open
  * (not invalidated since). Only the open review items (`issue`, `must_fix`) the task's reviewer
  * asserted and their logs still hold are read, as the index lists them, in pair-key order.
@@ -27,12 +28,12 @@ const isRaisedBy = (log: PairLog, taskId: string): boolean => {
 export const settleReview = (
   store: FactStore,
   taskId: string,
-  reviewFacts: ReadonlyArray<SessionFact>,
+  repeated: ReadonlyArray<Pick<SessionFact, 'subject' | 'relation'>>,
   at: number,
 ): FactsInvalidatedEvent[] => {
   const raised = PMap.get(store.index.tasks, taskId)?.raised;
   if (raised === undefined || PMap.size(raised) === 0) return [];
-  const reasserted = new Set(reviewFacts.map((fact) => pairKey(fact.subject, fact.relation)));
+  const reasserted = new Set(repeated.map((fact) => pairKey(fact.subject, fact.relation)));
   const settled: FactsInvalidatedEvent[] = [];
   for (const key of PMap.keys(raised).sort()) {
     const log = PMap.get(store.pairs, key);

@@ -14,10 +14,9 @@ import { isRecord } from '../../base/record.js';
 import { redactSecrets, redactSecretsIn } from '../../base/secrets.js';
 import { isBlank } from '../../base/text.js';
 import { plainTime } from '../../base/time.js';
-import type { DispatchResult, ImplementerResult, ReviewerResult } from '../extract/contract.js';
-import { createExtractor, type Extraction, normalizeTaskId } from '../extract/extractor.js';
+import type { DispatchResult } from '../extract/contract.js';
+import { type Extraction, extractDispatchResult, normalizeTaskId } from '../extract/extractor.js';
 import { type ContractError, parseDispatchOutput, parseDispatchResult } from '../extract/parse.js';
-import { implementerRules, reviewerRules } from '../extract/rules.js';
 import { isSourceRole, type SessionFact } from '../fact.js';
 import type {
   HistoryCompactEvent,
@@ -165,26 +164,24 @@ const ingest = (state: TrackerState, event: DispatchInput): TrackerStep<Dispatch
   const result = parseResult(event);
   if (E.isLeft(result)) return rejected(state, result.left);
   if (!isTime(at)) return rejected(state, invalidInput('the time is not a finite number of epoch milliseconds'));
-  const extractor = createExtractor({
-    implementerRules,
-    reviewerRules,
-    maxFactsPerResult: state.settings.maxFactsPerResult,
-  });
-  const extraction =
-    role === 'implementer'
-      ? extractor.extractFromImplementer(result.right as ImplementerResult, taskId.right, at)
-      : extractor.extractFromReviewer(result.right as ReviewerResult, taskId.right, at);
+  const extraction = extractDispatchResult(role, result.right, taskId.right, at, state.settings.maxFactsPerResult);
   // Frozen as they enter: the same objects are the store's records and the caller's answer.
   for (const fact of extraction.facts) Object.freeze(fact);
   const facts = Object.freeze(extraction.facts);
-  const settled = role === 'reviewer' ? settleReview(state.store, taskId.right, facts, at) : [];
+  // A review repeats the items it proposed past the cap too, though they do not enter the store.
+  const settled =
+    role === 'reviewer' ? settleReview(state.store, taskId.right, [...facts, ...extraction.pastCap], at) : [];
   const [store, events] = applyAll(state.store, [
     ...settled.map((settle) => [settle, (current: FactStore) => applyEvent(current, settle)] as const),
     // The extractor checked these facts as it built them: they enter without a second check
     // (a replay of the event checks them again).
     [{ type: 'facts/added', facts }, (current: FactStore) => addCheckedFacts(current, facts)] as const,
   ]);
-  return [withStore(state, store), events, { type: 'dispatch', ingested: E.right({ ...extraction, facts }) }];
+  return [
+    withStore(state, store),
+    events,
+    { type: 'dispatch', ingested: E.right({ facts, warnings: extraction.warnings }) },
+  ];
 };
 
 /**

@@ -129,6 +129,41 @@ describe('createFactTracker', () => {
     }
   });
 
+  it('a review past its cap of facts per result does not settle an item it repeats, whether the item’s fact was kept or dropped', () => {
+    // Rule order: the assessment, the issues, then the required fixes: past a cap of 3 the repeated fix is dropped.
+    const tracker = createFactTracker({ clock: steppingClock(), maxFactsPerResult: 3 });
+    tracker.ingestOutput({
+      role: 'reviewer',
+      taskId: '1',
+      output: reviewer('1', 'needs_changes', [], ['use parameters']),
+    });
+    const capped = tracker.ingestOutput({
+      role: 'reviewer',
+      taskId: '1',
+      output: reviewer(
+        '1',
+        'needs_changes',
+        [{ message: 'string SQL' }, { message: 'no validation' }],
+        ['use parameters'],
+      ),
+    });
+    expect(E.isRight(capped) && capped.right.warnings).toEqual([
+      'the result proposed 1 more fact past the cap of 3 per result; they were dropped',
+    ]);
+    expect(openItems(tracker.getSnapshot(), '1')).toEqual([
+      'task:1 issue no validation',
+      'task:1 issue string SQL',
+      'task:1 must_fix use parameters',
+    ]);
+    // What it did not repeat, it still settles.
+    tracker.ingestOutput({
+      role: 'reviewer',
+      taskId: '1',
+      output: reviewer('1', 'needs_changes', [], ['use parameters']),
+    });
+    expect(openItems(tracker.getSnapshot(), '1')).toEqual(['task:1 must_fix use parameters']);
+  });
+
   it("does not close another task's open items", () => {
     const tracker = createFactTracker({ clock: steppingClock() });
     tracker.ingestOutput({ role: 'reviewer', taskId: '3', output: reviewer('3', 'needs_changes', [], ['fix 3']) });
