@@ -92,11 +92,14 @@ const fileTasks = (log: PairLog | undefined): ReadonlyArray<string> => tasksOfLo
 /** Relations a later review of the same task settles: what it does not repeat is fixed (see settleReview.ts). */
 const REVIEW_OPEN_ITEMS: ReadonlySet<string> = new Set(['issue', 'must_fix']);
 
+/** True for the relation of an open review item (`issue`, `must_fix`): one a later review of its task settles. */
+export const isOpenReviewItem = (relation: string): boolean => REVIEW_OPEN_ITEMS.has(relation);
+
 const byReviewer = (fact: SessionFact): boolean => fact.sourceRole === 'reviewer';
 
 /** The tasks whose reviewer asserted an open review item in a pair log. */
 const reviewTasks = (log: PairLog | undefined): ReadonlyArray<string> =>
-  log === undefined || !REVIEW_OPEN_ITEMS.has(log.relation) ? NO_TASKS : tasksOfLog(log, byReviewer);
+  log === undefined || !isOpenReviewItem(log.relation) ? NO_TASKS : tasksOfLog(log, byReviewer);
 
 /** The (task, subject, relation) entries of the tasks that asserted a file fact after a change and not before. */
 const assertedFiles = ({ before, after }: PairChange, out: Array<[string, string, string]>): void => {

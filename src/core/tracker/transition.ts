@@ -33,7 +33,7 @@ import { addCheckedFacts } from '../store/addFacts.js';
 import { type CompactionReport, compactWithReport } from '../store/compact.js';
 import { applyEvent, type TrackerEvent } from '../store/events.js';
 import { invalidatedPair } from '../store/invalidate.js';
-import { settleReview } from '../store/settleReview.js';
+import { settleByLaterReview, settleReview } from '../store/settleReview.js';
 import { asOneRun } from '../../persistent/owner.js';
 import type { FactStore } from '../store/state.js';
 import { checkedFactStore } from '../store/storeShape.js';
@@ -153,7 +153,13 @@ const parseResult = (event: DispatchInput): E.Either<ContractError, DispatchResu
     ? parseDispatchOutput(event.output, event.role)
     : parseDispatchResult(event.output, event.role);
 
-/** A dispatch: its facts enter the store; a review first settles the items of its task it no longer raises. */
+/** A store event as a step of `applyAll`. */
+const asStep = (event: TrackerEvent) => [event, (current: FactStore) => applyEvent(current, event)] as const;
+
+/**
+ * A dispatch: its facts enter the store; a review first settles the items of its task it no
+ * longer raises, and after them has its own settled by a later review of the task already stored.
+ */
 const ingest = (state: TrackerState, event: DispatchInput): TrackerStep<DispatchOutput> => {
   const { role } = event;
   const at = typeof event.at === 'number' ? plainTime(event.at) : event.at;
@@ -171,11 +177,14 @@ const ingest = (state: TrackerState, event: DispatchInput): TrackerStep<Dispatch
   // A review repeats the items it proposed past the cap too, though they do not enter the store.
   const settled =
     role === 'reviewer' ? settleReview(state.store, taskId.right, [...facts, ...extraction.pastCap], at) : [];
+  // A review that arrives after a later one of its task: what the later one did not repeat, it settled.
+  const settledLater = role === 'reviewer' ? settleByLaterReview(state.store, taskId.right, facts, at) : [];
   const [store, events] = applyAll(state.store, [
-    ...settled.map((settle) => [settle, (current: FactStore) => applyEvent(current, settle)] as const),
+    ...settled.map(asStep),
     // The extractor checked these facts as it built them: they enter without a second check
     // (a replay of the event checks them again).
     [{ type: 'facts/added', facts }, (current: FactStore) => addCheckedFacts(current, facts)] as const,
+    ...settledLater.map(asStep),
   ]);
   return [
     withStore(state, store),

@@ -15,6 +15,7 @@ import {
   recordPrompt,
   replay,
   replayHistory,
+  selectAllFacts,
   selectSessionContext,
   selectValidFacts,
   trackerTransition,
@@ -333,6 +334,69 @@ describe('trackerTransition', () => {
       at: 3_000,
     });
     expect(events.map((event) => event.type)).toEqual(['facts/invalidated', 'facts/invalidated', 'facts/added']);
+  });
+});
+
+describe('reviews out of time order', () => {
+  const review = (at: number, assessment: string, issues: string[] = [], fixes: string[] = []) =>
+    ({
+      type: 'dispatch',
+      role: 'reviewer',
+      taskId: '1',
+      output: reviewer(
+        '1',
+        assessment,
+        issues.map((message) => ({ file: 'src/a.ts', message })),
+        fixes,
+      ),
+      at,
+    }) as const;
+  const fold = (events: ReadonlyArray<ReturnType<typeof review>>): TrackerState =>
+    events.reduce((state, event) => trackerTransition(state, event)[0], initialTrackerState());
+  const openItems = (state: TrackerState) =>
+    selectValidFacts(state.store)
+      .filter((fact) => fact.relation === 'issue' || fact.relation === 'must_fix')
+      .map((fact) => fact.object);
+
+  it('an approval that arrived before an earlier review asking for changes settles that review’s items at its own time', () => {
+    const changes = review(2_000, 'needs_changes', ['string SQL'], ['use parameters']);
+    const approval = review(3_000, 'approved');
+    const [state, events] = trackerTransition(fold([approval]), changes);
+    expect(events.map((event) => event.type)).toEqual(['facts/added', 'facts/invalidated', 'facts/invalidated']);
+    expect(openItems(state)).toEqual([]);
+    expect(replay(events, fold([approval]).store)).toEqual(state.store);
+    // The same history as when they arrive in time order: the items closed at the approval's time.
+    const records = (store: TrackerState['store']) =>
+      selectAllFacts(store).map((f) => `${f.object} ${f.validFrom}-${f.validTo}`);
+    expect(records(state.store)).toEqual(records(fold([changes, approval]).store));
+    expect(records(state.store)).toContain('use parameters 2000-3000');
+  });
+
+  it('an item the later review repeated stays open', () => {
+    const first = review(2_000, 'needs_changes', ['string SQL', 'no validation']);
+    const later = review(3_000, 'needs_changes', ['string SQL']);
+    expect(openItems(fold([later, first]))).toEqual(['string SQL']);
+  });
+
+  it('the valid facts after the reviews of a task are the same whatever order the reviews arrive in', () => {
+    const reviewArb = fc.record({
+      at: fc.integer({ min: 1, max: 50 }).map((at) => at * 1_000),
+      assessment: fc.constantFrom('approved', 'needs_changes'),
+      issues: fc.subarray(['string SQL', 'no validation']),
+      fixes: fc.subarray(['use parameters', 'add a test']),
+    });
+    fc.assert(
+      fc.property(fc.uniqueArray(reviewArb, { selector: (r) => r.at, maxLength: 6 }), (given) => {
+        // The order generated is the order of arrival; time order is the one they were made in.
+        const arrived = given.map((r) => review(r.at, r.assessment, r.issues, r.fixes));
+        const inTime = [...arrived].sort((a, b) => a.at - b.at);
+        const ids = (state: TrackerState) =>
+          selectValidFacts(state.store)
+            .map((fact) => fact.id)
+            .sort();
+        expect(ids(fold(arrived))).toEqual(ids(fold(inTime)));
+      }),
+    );
   });
 });
 
