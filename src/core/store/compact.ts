@@ -13,10 +13,10 @@ import {
   validRecords,
   withAssertions,
 } from './timeline.js';
-import { isExpendable, validOrder, type ValidOrder } from './validOrder.js';
+import { isExpendable, MERGEABLE, validOrder, type ValidOrder } from './validOrder.js';
 
 export { isExpendable } from './validOrder.js';
-import { emptyPairLog, NO_CLEARS, type PairChange, writePairChanges } from './write.js';
+import { emptyPairLog, isOpenReviewItem, NO_CLEARS, type PairChange, writePairChanges } from './write.js';
 
 /** What a compaction removed, so nothing is lost silently. */
 export interface CompactionReport {
@@ -234,10 +234,18 @@ export class Workset {
 export const UNMERGED_SHARE = 0.25;
 
 /**
+ * True for an open item a review raised (`issue`, `must_fix`): compaction never merges one into a
+ * summary, since the next review of its task settles it by closing its pair, and a summary
+ * holding its text would go on claiming it once it is fixed.
+ */
+const awaitsSettling = (fact: SessionFact): boolean =>
+  fact.sourceRole === 'reviewer' && isOpenReviewItem(fact.relation);
+
+/**
  * Brings the store within `maxFacts` valid facts: (a) removes history, (b) merges each
  * subject's older valid facts into one `summary_of` fact, subjects with the oldest newest fact
  * first, until within bounds, but no subject whose newest fact is one of the most recent
- * `maxFacts` x UNMERGED_SHARE, (c) drops valid facts if still over: first the outcomes, test
+ * `maxFacts` x UNMERGED_SHARE, and no open review item (see `awaitsSettling`), (c) drops valid facts if still over: first the outcomes, test
  * runs and summaries of tasks, oldest first, then the oldest of the rest. The newest fact
  * survives unchanged (a bound of 0 keeps none), and a store already within bounds is returned as it is.
  */
@@ -282,22 +290,23 @@ export const planCompaction = (
   for (const id of [...closedIds].sort()) report.removedClosed.push(id);
 
   // (b) Only subjects with two or more facts besides their newest can merge (the order keeps
-  // them apart); subjects with the oldest newest fact merge first, and none whose newest fact is
-  // one of the most recent (see UNMERGED_SHARE).
+  // them apart), open review items not counted, which never merge; subjects with the oldest
+  // newest fact merge first, and none whose newest fact is one of the most recent (see UNMERGED_SHARE).
   const newest = order.byTime[order.byTime.length - 1];
   const recent = Math.floor(limit * UNMERGED_SHARE);
   const firstRecent = recent > 0 ? order.byTime[order.byTime.length - recent] : undefined;
-  const mergeable: SessionFact[][] = [];
+  const mergeable: Array<{ latest: SessionFact; merging: SessionFact[] }> = [];
   for (const subject of order.mergeable) {
     const facts = order.bySubject.get(subject)!;
     // A recent subject is left out before its facts are copied and sorted (at the bound, on every dispatch).
     let latest = facts[0]!;
     for (const fact of facts) if (byTimeThenId(fact, latest) > 0) latest = fact;
-    if (firstRecent === undefined || byTimeThenId(latest, firstRecent) < 0)
-      mergeable.push([...facts].sort(byTimeThenId));
+    if (firstRecent !== undefined && byTimeThenId(latest, firstRecent) >= 0) continue;
+    const merging = facts.filter((fact) => !awaitsSettling(fact));
+    if (merging.length >= MERGEABLE) mergeable.push({ latest, merging: merging.sort(byTimeThenId) });
   }
-  mergeable.sort((a, b) => byTimeThenId(a[a.length - 1]!, b[b.length - 1]!));
-  for (const facts of mergeable) {
+  mergeable.sort((a, b) => byTimeThenId(a.latest, b.latest));
+  for (const { merging: facts } of mergeable) {
     if (work.count <= limit) break;
     const subject = facts[0]!.subject;
     const older = facts.slice(0, -1);

@@ -58,7 +58,11 @@ export const referenceCompact = (
   for (const [subject, facts] of subjectsOldestFirst) {
     if (work.count <= limit) break;
     if (isRecent(facts[facts.length - 1]!)) continue;
-    const older = facts.slice(0, -1);
+    // Open review items stay as they are, for the next review of their task to settle.
+    const merging = facts.filter(
+      (f) => !(f.sourceRole === 'reviewer' && (f.relation === 'issue' || f.relation === 'must_fix')),
+    );
+    const older = merging.slice(0, -1);
     if (older.length < 2) continue;
     for (const fact of older) work.remove(fact);
     const { log, summary } = withSummary(work.log(subject, SUMMARY_RELATION), subject, older);

@@ -164,6 +164,38 @@ describe('createFactTracker', () => {
     expect(openItems(tracker.getSnapshot(), '1')).toEqual(['task:1 must_fix use parameters']);
   });
 
+  it('compaction merges no open review item into a summary, so the review that settles the item leaves nothing claiming it', () => {
+    const tracker = createFactTracker({ clock: steppingClock(), maxValidFacts: 8 });
+    tracker.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', ['src/login.ts']) });
+    tracker.ingestOutput({
+      role: 'reviewer',
+      taskId: '1',
+      output: reviewer(
+        '1',
+        'needs_changes',
+        [{ message: 'password compared in variable time' }],
+        ['use timingSafeEqual'],
+      ),
+    });
+    for (const taskId of ['2', '3', '4'])
+      tracker.ingestOutput({ role: 'implementer', taskId, output: implementer(taskId, [`src/f${taskId}.ts`]) });
+    const summaries = () =>
+      selectValidFacts(tracker.getSnapshot())
+        .filter((f) => f.relation === 'summary_of')
+        .map((f) => f.object);
+    // Task 1's subject was merged, its open items left as they were.
+    expect(summaries()).toHaveLength(1);
+    expect(openItems(tracker.getSnapshot(), '1')).toEqual([
+      'task:1 issue password compared in variable time',
+      'task:1 must_fix use timingSafeEqual',
+    ]);
+    tracker.ingestOutput({ role: 'reviewer', taskId: '1', output: reviewer('1', 'approved') });
+    expect(openItems(tracker.getSnapshot(), '1')).toEqual([]);
+    const section = tracker.compilePrompt({ taskId: '5', taskPrompt: 'password check timing login' }).sessionContext;
+    expect(section).not.toMatch(/timingSafeEqual|variable time/);
+    expect(summaries().join('\n')).not.toMatch(/issue|must_fix/);
+  });
+
   it("does not close another task's open items", () => {
     const tracker = createFactTracker({ clock: steppingClock() });
     tracker.ingestOutput({ role: 'reviewer', taskId: '3', output: reviewer('3', 'needs_changes', [], ['fix 3']) });
