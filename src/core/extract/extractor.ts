@@ -93,10 +93,15 @@ const draftFields = (draft: FactDraft): E.Either<string, DraftFields> => {
   return problem === undefined ? E.right({ subject, relation, object, tags }) : E.left(problem);
 };
 
-/** The fact of well-formed fields, stamped with the dispatch's time and source (its id hashed once). */
+/**
+ * The fact of well-formed fields, stamped with the dispatch's time and source (its id hashed
+ * once). Field by field: a spread of `fields` here cost a replay of the bench's history 7%.
+ */
 const toFact = (fields: DraftFields, taskId: string, role: SourceRole, at: number): SessionFact =>
   makeFact({
-    ...fields,
+    subject: fields.subject,
+    relation: fields.relation,
+    object: fields.object,
     tags: shareTags(fields.tags),
     validFrom: plainTime(at),
     sourceTaskId: taskId,
