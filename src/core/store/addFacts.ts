@@ -53,7 +53,7 @@ export const addCheckedFacts = (store: FactStore, facts: ReadonlyArray<SessionFa
     const before = selectPairLog(store, subject, relation);
     const asserted = withAssertions(before ?? emptyPairLog(subject, relation), group);
     const after = asserted.assertions.length > PAIR_LOG_LIMIT ? collapseToValidRuns(asserted) : asserted;
-    if (after !== before && (after === undefined || after.assertions.length > 0)) changes.push({ before, after });
+    if (after !== before) changes.push({ before, after });
   }
   if (changes.length === 0) return store;
   return asOneRun(() => pruneTaskRecords(writeCompacted(store, changes)));

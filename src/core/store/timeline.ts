@@ -97,16 +97,18 @@ export const withAssertions = (log: PairLog, facts: ReadonlyArray<SessionFact>):
 export const PAIR_LOG_LIMIT = 128;
 
 /**
- * The log reduced to what its valid facts need, or undefined when none is valid: at each time
- * a valid fact's run starts, and at the latest assertion time, the assertions made then of the
- * valid facts whose runs have started; nothing else. Its valid facts come out exactly as they
- * were (each is asserted at every kept time from its run's start, as it was at every assertion
- * time), and so do the assertions of the latest time, which say who raised the pair last.
- * History goes, as in compaction, and so do the repeats of a valid fact between those times.
+ * The log reduced to what its valid facts need: at each time a valid fact's run starts, and at
+ * the latest assertion time, the assertions made then of the valid facts whose runs have
+ * started; nothing else. Its valid facts come out exactly as they were (each is asserted at
+ * every kept time from its run's start, as it was at every assertion time), and so do the
+ * assertions of the latest time, which say who raised the pair last. History goes, as in
+ * compaction, and so do the repeats of a valid fact between those times. A pair none of whose
+ * facts is valid keeps its latest assertions and the invalidation that closed them (see
+ * `closedRemnant`). Either way, any later assertion leaves the valid facts the whole log would.
  */
-export const collapseToValidRuns = (log: PairLog): PairLog | undefined => {
+export const collapseToValidRuns = (log: PairLog): PairLog => {
   const valid = validRecords(deriveRecords(log));
-  if (valid.length === 0) return undefined;
+  if (valid.length === 0) return closedRemnant(log);
   const runStart = new Map(valid.map((fact) => [fact.id, fact.validFrom]));
   const kept = new Set(runStart.values());
   kept.add(latestAssertionTime(log));
@@ -116,6 +118,23 @@ export const collapseToValidRuns = (log: PairLog): PairLog | undefined => {
     .slice();
   // A valid fact's run holds no invalidation, and every run starts after any there was.
   return { subject: log.subject, relation: log.relation, assertions, clears: [] };
+};
+
+/**
+ * What a pair whose facts were all invalidated needs to stay so: the assertions of its latest
+ * time and the invalidations from that time on (the one that closed them). Without them, an
+ * assertion arriving late, at a time before the invalidation, would land in an empty pair and be
+ * valid, as if the pair had never been invalidated.
+ */
+const closedRemnant = (log: PairLog): PairLog => {
+  const latest = latestAssertionTime(log);
+  return {
+    subject: log.subject,
+    relation: log.relation,
+    // Filtered lists keep spare slots; the stored ones are copied to their exact length.
+    assertions: log.assertions.filter((fact) => fact.validFrom === latest).slice(),
+    clears: log.clears.filter((at) => at >= latest).slice(),
+  };
 };
 
 /** The log with an invalidation at `at` (the caller checks that it closes something). */

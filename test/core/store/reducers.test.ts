@@ -17,6 +17,7 @@ import {
   type SessionFact,
   SUMMARY_RELATION,
 } from '../../../src/index.js';
+import { PAIR_LOG_LIMIT } from '../../../src/core/store/timeline.js';
 import { expectConsistent, isDeepFrozen } from './invariants.js';
 
 const fact = (object: string, validFrom: number, overrides: Partial<Omit<SessionFact, 'id'>> = {}): SessionFact => {
@@ -187,6 +188,17 @@ describe('invalidate', () => {
     store = addFacts(store, [fact('Y', 15)]);
     expect(history(store)).toEqual(['X[10,15)', 'Y[15,20)']);
     expect(selectValidCount(store)).toBe(0);
+  });
+
+  it('closes a late assertion that lands before an invalidation at the invalidation once the log passed PAIR_LOG_LIMIT', () => {
+    let store = emptyFactStore();
+    for (let at = 0; at < PAIR_LOG_LIMIT - 1; at += 1) store = addFacts(store, [fact(`task:${at}`, at)]);
+    store = invalidate(store, 'src/config.ts', 'modified_by', 1_000);
+    // The second one takes the log past the limit; the third lands in what the log became.
+    for (const at of [500, 501, 502]) store = addFacts(store, [fact(`late ${at}`, at)]);
+    expect(selectValidFacts(store)).toEqual([]);
+    expect(history(store).at(-1)).toBe('late 502[502,1000)');
+    expectConsistent(store);
   });
 });
 
