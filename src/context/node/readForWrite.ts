@@ -7,6 +7,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { hasConflictMarkers } from '../conflictMarkers.js';
 import { mergeContextFilesReported } from '../merge.js';
+import { selectMergeReadBackProblem } from '../mergeReadBack.js';
 import type { ContextFile, DroppedEntry } from '../model.js';
 import { moveAside } from './files.js';
 import type { ConflictReport } from './load.js';
@@ -50,6 +51,15 @@ export const readForWrite = async (scope: Scope, observed: Observed): Result<For
     case 'conflict': {
       const { ours, theirs, base } = read.right;
       const merged = mergeContextFilesReported(ours, theirs, base);
+      // Written, such a merge would hide a workstream or be moved aside as corrupt at the next write.
+      const unreadable = selectMergeReadBackProblem(merged.file, { ours, theirs });
+      if (unreadable !== undefined)
+        return E.left(
+          located(scope, scope.paths.json, {
+            code: 'conflicted',
+            message: `has merge conflict markers, and ${unreadable}; nothing was written and the file was left as it is: ${conflictByHand(scope)}`,
+          }),
+        );
       return E.right({
         file: merged.file,
         mergedConflict: {
