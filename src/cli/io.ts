@@ -90,6 +90,11 @@ export interface CliIo {
   /** Standard error is a terminal, so progress can be drawn on it. */
   readonly stderrIsTty: boolean;
   /**
+   * Standard output is a terminal, where a report written as it goes meets the progress drawn
+   * on stderr (optional, so in-memory fakes need not set it: false when absent).
+   */
+  readonly stdoutIsTty?: boolean;
+  /**
    * Standard input is a terminal: someone at a keyboard, not the agent that runs a hook
    * (optional: false when absent).
    */

@@ -483,6 +483,7 @@ export const createNodeIo = (): CliIo => {
     },
     colour: isColourWanted(process.stdout.isTTY === true, process.env),
     stderrIsTty: process.stderr.isTTY === true,
+    stdoutIsTty: process.stdout.isTTY === true,
     stdinIsTty: isatty(0),
     stdinIsFolder: isFolderAt(0),
     version,

@@ -71,9 +71,9 @@ describe.runIf(existsSync('/proc/self/fd'))('a file read in part', () => {
       const source = await openHistory(io, history)();
       if (E.isLeft(source)) throw new Error(source.left);
       expect(openOn(history)).toBe(1);
-      const result = await replaySource(io, source.right, options, undefined, async () =>
-        refuse ? E.left('refused') : E.right(undefined),
-      )();
+      const result = await replaySource(io, source.right, options, {
+        beforeBatch: async () => (refuse ? E.left('refused') : E.right(undefined)),
+      })();
       expect(E.isLeft(result)).toBe(refuse);
       expect(await released(history)).toBe(0);
     };

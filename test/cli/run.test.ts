@@ -65,6 +65,36 @@ const runInMemory = async (
   return { status, stdout, stderr, written };
 };
 
+/**
+ * What a terminal shows of the text written to it: lines, with a carriage return going back to
+ * the line's start and ESC [2K erasing the line (all the progress uses).
+ */
+const terminalScreen = () => {
+  const rows: string[] = [''];
+  let column = 0;
+  let drew = '';
+  return {
+    write: (text: string): void => {
+      drew += text;
+      for (const piece of text.split(/(\r|\n|\u001b\[2K)/u)) {
+        const row = rows.length - 1;
+        if (piece === '\r') column = 0;
+        else if (piece === '\n') {
+          rows.push('');
+          column = 0;
+        } else if (piece === '\u001b[2K') rows[row] = ''.padEnd(column);
+        else {
+          const line = rows[row]!.padEnd(column);
+          rows[row] = line.slice(0, column) + piece + line.slice(column + piece.length);
+          column += piece.length;
+        }
+      }
+    },
+    lines: (): string[] => rows.map((row) => row.trimEnd()),
+    drew: (): string => drew,
+  };
+};
+
 const expectUsageError = (result: MemoryRun, pattern: RegExp): void => {
   expect(result.status).toBe(1);
   expect(result.stdout).toBe('');
@@ -296,6 +326,36 @@ describe('replay', () => {
     expect(tty.stdout).toBe(piped.stdout);
     expect(piped.stderr).toBe('');
     expect(short.stderr).not.toContain('replayed');
+  });
+
+  it('draws progress on a terminal that shows the report too, leaving the screen as the report piped reads', async () => {
+    // Prompts all along, so the report is written while the progress is drawn; text and JSON,
+    // whose pieces end mid-line.
+    const long = Array.from({ length: 1100 }, (_, index) => [
+      JSON.stringify({
+        type: 'dispatch',
+        role: 'implementer',
+        taskId: String(index),
+        result: { task_id: String(index), status: 'completed', summary: `step ${index}`, files_changed: ['a.ts'] },
+      }),
+      JSON.stringify({ type: 'prompt', taskId: String(index + 1), taskPrompt: 'change a.ts' }),
+    ]).flat();
+    const files = { 'long.jsonl': long.join('\n') };
+    for (const json of [[], ['--json']]) {
+      const screen = terminalScreen();
+      const [shown, piped] = await Promise.all([
+        runInMemory(['replay', 'long.jsonl', ...json], {
+          files,
+          stderrIsTty: true,
+          io: { stdout: screen.write, stderr: screen.write, stdoutIsTty: true },
+        }),
+        runInMemory(['replay', 'long.jsonl', ...json], { files }),
+      ]);
+      // JSON's pieces end mid-line, where no progress is drawn.
+      if (json.length === 0) expect(screen.drew()).toContain('fact-tracker: replayed');
+      expect(shown.status).toBe(0);
+      expect(screen.lines()).toEqual(piped.stdout.split('\n'));
+    }
   });
 
   it('refuses a saved state given as a history', async () => {

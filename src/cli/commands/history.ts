@@ -57,33 +57,40 @@ export const openHistory = (io: CliIo, input: Readable): TE.TaskEither<string, H
     }),
   );
 
+/** What a command does around each batch of lines a replay reads (see `replaySource`). */
+export interface BatchSteps {
+  /** Loads what the batch's lines need; a Left stops the replay with its reason. */
+  readonly beforeBatch?: ((lines: ReadonlyArray<HistoryLine>) => Promise<E.Either<string, void>>) | undefined;
+  /** Writes out what the batch produced, and waits until the output can take more. */
+  readonly afterBatch?: () => void | Promise<void>;
+  /** The progress drawn (the command's own when it writes to standard output as it goes). */
+  readonly progress?: Progress;
+}
+
 /**
- * Replays a history as its lines are read, drawing progress on a terminal, with `afterBatch`
- * called after each batch (to write out what it produced, and wait until the output can take
- * more before the next batch is read), and `beforeBatch` before it (to load what its lines need;
- * a Left stops the replay with its reason). Reading stops as soon as the replay
- * does (`--as-of`, `--line`); a failure to read half-way is a Left with its one-line reason (any
- * other exception is a bug, and is let through to the router). However it ends, the source is
- * closed: its file is released when the replay is over.
+ * Replays a history as its lines are read, drawing progress on a terminal, with the command's
+ * `steps` around each batch. Reading stops as soon as the replay does (`--as-of`, `--line`); a
+ * failure to read half-way is a Left with its one-line reason (any other exception is a bug, and
+ * is let through to the router). However it ends, the source is closed: its file is released
+ * when the replay is over.
  */
 export const replaySource = (
   io: CliIo,
   source: HistorySource,
   options: HistoryReplayOptions,
-  afterBatch: () => void | Promise<void> = () => undefined,
-  beforeBatch: (lines: ReadonlyArray<HistoryLine>) => Promise<E.Either<string, void>> = async () => E.right(undefined),
+  steps: BatchSteps = {},
 ): TE.TaskEither<string, ReplayResult> => {
   return async () => {
     const replay = startHistoryReplay(options);
-    const progress = progressOnStderr(io);
+    const progress = steps.progress ?? progressOnStderr(io);
     const batches = source.batches[Symbol.asyncIterator]();
     let next: IteratorResult<HistoryLine[]>;
     try {
       for (next = await batches.next(); next.done !== true; next = await batches.next()) {
-        const ready = await beforeBatch(next.value);
+        const ready = (await steps.beforeBatch?.(next.value)) ?? E.right(undefined);
         if (E.isLeft(ready)) return ready;
         const going = replay.feed(next.value);
-        await afterBatch();
+        await steps.afterBatch?.();
         progress.update(replay.replayed(), source.fractionRead());
         if (!going) break;
       }
@@ -98,21 +105,45 @@ export const replaySource = (
   };
 };
 
-/** Progress on stderr while a long replay runs, when stderr is a terminal; `finish` clears it. */
-export const progressOnStderr = (
-  io: CliIo,
-): { readonly update: (replayed: number, fractionRead: number | undefined) => void; readonly finish: () => void } => {
+/** Progress drawn on one line of stderr while a long replay runs (see `progressOnStderr`). */
+export interface Progress {
+  readonly update: (replayed: number, fractionRead: number | undefined) => void;
+  /** `write`, erasing the progress first when standard output is a terminal, most likely the same one. */
+  readonly beforeOutput: (write: (text: string) => void) => (text: string) => void;
+  readonly finish: () => void;
+}
+
+/**
+ * Progress on stderr while a long replay runs, when stderr is a terminal; `finish` clears it.
+ * A report written to the same terminal meanwhile would go on the progress line, after its
+ * text: its writes go through `beforeOutput`, which erases the progress, drawn again with the
+ * next update below what they wrote, and only once they ended a line (erasing the line to draw
+ * on would erase the report's text on it, as JSON's `}` before its `,`). A report going
+ * elsewhere (a file, a pipe) leaves it drawn.
+ */
+export const progressOnStderr = (io: CliIo): Progress => {
   let drawn = false;
+  let atLineStart = true;
+  const clear = (): void => {
+    if (drawn) io.stderr('\r\u001b[2K');
+    drawn = false;
+  };
   return {
     update: (replayed, fractionRead) => {
-      if (!io.stderrIsTty || replayed <= PROGRESS_THRESHOLD) return;
+      if (!io.stderrIsTty || replayed <= PROGRESS_THRESHOLD || !atLineStart) return;
       drawn = true;
       const read = fractionRead === undefined ? '' : ` (${Math.floor(fractionRead * 100)}% of the file read)`;
       io.stderr(`\r\u001b[2Kfact-tracker: replayed ${number(replayed)} events${read}`);
     },
-    finish: () => {
-      if (drawn) io.stderr('\r\u001b[2K');
-    },
+    beforeOutput: (write) =>
+      io.stdoutIsTty === true
+        ? (text) => {
+            clear();
+            write(text);
+            if (text !== '') atLineStart = text.endsWith('\n');
+          }
+        : write,
+    finish: clear,
   };
 };
 

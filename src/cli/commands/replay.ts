@@ -9,7 +9,7 @@ import { jsonReplayOutput, type ReplayOutput, textReplayOutput } from '../replay
 import { saveSection } from '../saveSection.js';
 import { createStyle } from '../style.js';
 import { DEFAULT_TOKENIZER } from '../../tokens/names.js';
-import { openHistory, replaySource } from './history.js';
+import { openHistory, progressOnStderr, replaySource } from './history.js';
 import { replayCounting } from './recordedTokenizers.js';
 import { statusAfterReport } from './shared.js';
 
@@ -59,15 +59,21 @@ export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<stri
     // Opened once the token counter is there (`bind` waits; `apS` would run both at once): an open
     // source is closed only by the replay that reads it, so nothing may fail between the two.
     TE.bind('source', () => openHistory(io, command.input)),
-    TE.bind('output', () =>
+    // The report is written as the replay goes: on a terminal, it takes the line the progress is on.
+    TE.bind('progress', () => TE.right(progressOnStderr(io))),
+    TE.bind('output', ({ progress }) =>
       TE.right<string, ReplayOutput>(
         command.json
-          ? jsonReplayOutput(io.stdout)
+          ? jsonReplayOutput(progress.beforeOutput(io.stdout))
           : // Without --tokenizer, the report's counts are the estimate's, whatever budgeted each section.
-            textReplayOutput(io.stdout, command.tokenizer ?? DEFAULT_TOKENIZER, createStyle(io.colour)),
+            textReplayOutput(
+              progress.beforeOutput(io.stdout),
+              command.tokenizer ?? DEFAULT_TOKENIZER,
+              createStyle(io.colour),
+            ),
       ),
     ),
-    TE.bind('result', ({ source, counting, output }) =>
+    TE.bind('result', ({ source, counting, output, progress }) =>
       replaySource(
         io,
         source,
@@ -84,13 +90,16 @@ export const runReplay = (command: ReplayCommand, io: CliIo): TE.TaskEither<stri
           ...(command.layout === undefined ? {} : { layout: command.layout }),
           ...(command.asOf === undefined ? {} : { asOf: command.asOf }),
         },
-        async () => {
-          // What the batch produced is written, and the next batch waits until the output takes
-          // it: a report read slowly (`replay --json | jq`) is never queued whole in memory.
-          output.flush();
-          await io.drain?.();
+        {
+          beforeBatch: counting.beforeBatch,
+          afterBatch: async () => {
+            // What the batch produced is written, and the next batch waits until the output takes
+            // it: a report read slowly (`replay --json | jq`) is never queued whole in memory.
+            output.flush();
+            await io.drain?.();
+          },
+          progress,
         },
-        counting.beforeBatch,
       ),
     ),
     // The report is ended before the save: its prompts are already out, and a save refused or
