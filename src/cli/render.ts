@@ -8,9 +8,9 @@ import type { RetrievalDecision } from '../core/retrieve/retrieve.js';
 import type { FactQuery } from '../core/retrieve/retrieve.js';
 import type { SessionFact } from '../core/fact.js';
 import type { PromptReport, ReplayError, ReplayReport } from '../core/replay/replay.js';
-import { clipEnd, clipStart, collapseWhitespace } from '../base/text.js';
+import { clipEnd, collapseWhitespace } from '../base/text.js';
 import type { Style } from './style.js';
-import { type Column, renderTable, type Row } from './table.js';
+import { clipColumnsEnd, clipColumnsStart, type Column, renderTable, type Row } from './table.js';
 
 const SUBJECT_WIDTH = 36;
 const RELATION_WIDTH = 16;
@@ -40,11 +40,11 @@ export const formatTime = (at: number): string => {
 const formatScore = (score: number): string => (Number.isInteger(score) ? String(score) : score.toFixed(3));
 
 const factCells = (fact: SessionFact): string[] => [
-  clipStart(safe(fact.subject), SUBJECT_WIDTH),
-  clipEnd(safe(fact.relation), RELATION_WIDTH),
-  clipEnd(safe(fact.object), OBJECT_WIDTH),
+  clipColumnsStart(safe(fact.subject), SUBJECT_WIDTH),
+  clipColumnsEnd(safe(fact.relation), RELATION_WIDTH),
+  clipColumnsEnd(safe(fact.object), OBJECT_WIDTH),
   fact.tags.join(','),
-  clipEnd(safe(fact.sourceTaskId), 12),
+  clipColumnsEnd(safe(fact.sourceTaskId), 12),
 ];
 
 const FACT_COLUMNS: ReadonlyArray<Column> = [

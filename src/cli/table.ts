@@ -31,12 +31,48 @@ const ZERO_WIDTH = /[\p{Mn}\p{Me}\p{Cf}\p{Cc}]/u;
  */
 export const displayWidth = (text: string): number => {
   let width = 0;
-  for (const character of text) {
-    const code = character.codePointAt(0)!;
-    if (code >= 0x20 && code < 0x7f) width += 1;
-    else if (!ZERO_WIDTH.test(character)) width += eastAsianWidth(code);
-  }
+  for (const character of text) width += characterWidth(character);
   return width;
+};
+
+/** The columns a terminal gives one character (a code point), as `displayWidth` counts them. */
+const characterWidth = (character: string): number => {
+  const code = character.codePointAt(0)!;
+  if (code >= 0x20 && code < 0x7f) return 1;
+  return ZERO_WIDTH.test(character) ? 0 : eastAsianWidth(code);
+};
+
+const ELLIPSIS = '...';
+
+/**
+ * `text` in at most `max` terminal columns, its end replaced by `...` when it is wider: a cell
+ * clipped by its UTF-16 units would be twice as wide in CJK as in ASCII. A combining mark stays
+ * with the character it is drawn over: the cut falls before both.
+ */
+export const clipColumnsEnd = (text: string, max: number): string => {
+  if (displayWidth(text) <= max) return text;
+  const characters = [...text];
+  let kept = 0;
+  for (let width = characterWidth(characters[0]!); width <= max - ELLIPSIS.length;) {
+    kept += 1;
+    width += characterWidth(characters[kept]!);
+  }
+  while (kept > 0 && characterWidth(characters[kept]!) === 0) kept -= 1;
+  return characters.slice(0, kept).join('') + ELLIPSIS;
+};
+
+/** `text` in at most `max` terminal columns, its start replaced by `...` when it is wider (a path's file name matters most). */
+export const clipColumnsStart = (text: string, max: number): string => {
+  if (displayWidth(text) <= max) return text;
+  const characters = [...text];
+  let start = characters.length;
+  for (let width = characterWidth(characters[start - 1]!); width <= max - ELLIPSIS.length;) {
+    start -= 1;
+    width += characterWidth(characters[start - 1]!);
+  }
+  // A mark whose character was cut off is not drawn over the ellipsis.
+  while (start < characters.length && characterWidth(characters[start]!) === 0) start += 1;
+  return ELLIPSIS + characters.slice(start).join('');
 };
 
 const GAP = '  ';
