@@ -235,27 +235,31 @@ export const capWarning = (dropped: ReadonlyArray<CategorizedFact>, max: number,
 /**
  * The facts of a list past the cap, newest kept: a model lists the facts it adds after the ones
  * it keeps, so the earliest go first; of those, facts carried over from `previous` (by
- * `factKey`) go before new ones, so a model that appends is always heard.
+ * `factKey`) go before new ones, so a model that appends is always heard. Carried-over facts go
+ * by the time `previous` says each was first told (`NotedFact.at`; one without counts as told
+ * with the list, after every one with), the earliest listed first among equals: a model that
+ * lists by category would else drop a fact told a message ago before one told hours earlier.
  */
 export const capNewest = (
   facts: ReadonlyArray<CategorizedFact>,
   max: number,
-  previous: ReadonlyArray<CategorizedFact> = [],
+  previous: ReadonlyArray<NotedFact> = [],
 ): { readonly kept: ReadonlyArray<CategorizedFact>; readonly dropped: ReadonlyArray<CategorizedFact> } => {
   const over = facts.length - max;
   if (over <= 0) return { kept: facts, dropped: [] };
-  const carried = new Set(previous.map(factKey));
-  const oldCount = facts.filter((fact) => carried.has(factKey(fact))).length;
-  const drop = new Set<number>();
-  // Carried-over facts first, oldest first; then, if that is not enough, the earliest new ones.
-  for (const pass of oldCount >= over ? [true] : [true, false])
-    facts.forEach((fact, index) => {
-      if (drop.size < over && carried.has(factKey(fact)) === pass) drop.add(index);
-    });
-  return {
-    kept: facts.filter((_, index) => !drop.has(index)),
-    dropped: facts.filter((_, index) => drop.has(index)),
-  };
+  const toldAt = new Map(
+    previous.map((fact) => [factKey(fact), typeof fact.at === 'number' ? fact.at : Number.POSITIVE_INFINITY]),
+  );
+  const told = facts.map((fact) => toldAt.get(factKey(fact)));
+  // Carried-over facts first, least recently told first; then, if that is not enough, the earliest new ones.
+  const carried = facts
+    .map((_, index) => index)
+    .filter((index) => told[index] !== undefined)
+    .sort((a, b) => told[a]! - told[b]! || a - b);
+  const fresh = facts.map((_, index) => index).filter((index) => told[index] === undefined);
+  const gone = [...carried, ...fresh].slice(0, over);
+  const drop = new Set(gone);
+  return { kept: facts.filter((_, index) => !drop.has(index)), dropped: gone.map((index) => facts[index]!) };
 };
 
 /** Why `distinctFacts` left an entry out: it is no valid fact, or it repeats the entry at `first`. */
@@ -296,14 +300,15 @@ export const distinctFacts = (
 
 /**
  * The valid, distinct facts of `entries`, at most `max` of them, in order; past the cap the
- * newest stay (`capNewest`). Duplicates (by `factKey`) keep their first occurrence; every entry
- * left out gets a warning naming its index, and the facts over the cap one warning naming them.
+ * newest stay (`capNewest`, the facts carried over from `previous` by the time each was first told).
+ * Duplicates (by `factKey`) keep their first occurrence; every entry left out gets a warning
+ * naming its index, and the facts over the cap one warning naming them.
  */
 export const keepValidFacts = (
   entries: ReadonlyArray<unknown>,
   categories: ReadonlyArray<string>,
   max: number,
-  previous: ReadonlyArray<CategorizedFact> = [],
+  previous: ReadonlyArray<NotedFact> = [],
 ): ValidatedFacts => {
   checkedNames(categories, 'categories');
   checkedList(previous, 'previous', 'categorized facts');

@@ -9,7 +9,14 @@ import { pipe } from 'fp-ts/lib/function.js';
 import { parseJson } from '../base/json.js';
 import { type Fields, isRecord } from '../base/record.js';
 import { clipEnd, collapseWhitespace, isBlank } from '../base/text.js';
-import { type CategorizedFact, categoryNames, DEFAULT_CATEGORIES, keepValidFacts, NOTES_LIMITS } from './model.js';
+import {
+  type CategorizedFact,
+  categoryNames,
+  DEFAULT_CATEGORIES,
+  keepValidFacts,
+  NOTES_LIMITS,
+  type NotedFact,
+} from './model.js';
 
 /** Why an answer holds no usable fact list (`truncated`: it ends inside its list, cut before it was complete). */
 export type NotableFactsErrorCode =
@@ -33,8 +40,8 @@ export interface ParseNotableFactsOptions {
   readonly categories?: ReadonlyArray<string>;
   /** The most facts kept (default: the hard cap, 25); past it the newest stay. */
   readonly maxFacts?: number;
-  /** The list the answer updates: past the cap, facts it carries over go before new ones. */
-  readonly previous?: ReadonlyArray<CategorizedFact>;
+  /** The list the answer updates: past the cap, facts it carries over go before new ones, the least recently told first. */
+  readonly previous?: ReadonlyArray<NotedFact>;
 }
 
 /** Scans for balanced spans, and JSON parses of spans, before giving up on finding JSON in prose. */

@@ -14,9 +14,11 @@ import {
   type NotesLedger,
   selectGlobalFacts,
   selectSessionFacts,
+  selectSessionNotes,
   selectSessions,
 } from '../../src/notes/ledger.js';
-import { type CategorizedFact, toldTimeOf } from '../../src/notes/model.js';
+import { type CategorizedFact, factKey, toldTimeOf } from '../../src/notes/model.js';
+import { settleExtraction } from '../../src/notes/port.js';
 import {
   decodeNotes,
   decodeSessionRecord,
@@ -84,6 +86,65 @@ describe('a fact a session carries over unchanged', () => {
         expect(stated.map(({ fact }) => fact)).toEqual(latest === undefined ? [] : [nights(latest.value).fact]);
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe('a list past the cap of 25', () => {
+  const history = (n: number): CategorizedFact => ({ category: 'History', fact: `Old history item number ${n}` });
+  const HISTORY = Array.from({ length: 23 }, (_, n) => history(n));
+  const ana = people('Sister is Ana');
+  const lily = people('Daughter Lily is five');
+  const sundays = people('Mother-in-law visits every Sunday');
+
+  it('drops the facts carried over least recently told first, whatever the order the model lists them in', () => {
+    let ledger = extract(emptyNotesLedger(), 's1', [ana, ...HISTORY], 1_000);
+    // A model that lists by category puts the People facts, told at 2000 and 3000, before the History ones.
+    ledger = extract(ledger, 's1', [lily, ana, ...HISTORY], 2_000);
+    ledger = extract(ledger, 's1', [lily, sundays, ana, ...HISTORY], 3_000);
+    const facts = selectSessionFacts(ledger, 'maya', 's1');
+    expect(facts).toHaveLength(25);
+    // Of the facts told at 1000, the earliest listed went: Lily, told at 2000, stays.
+    expect(facts.slice(0, 3)).toEqual([{ ...lily, at: 2_000 }, sundays, { ...history(0), at: 1_000 }]);
+    // The live tracker caps the model's answer the same way, and its warning names what went.
+    const answer = { notableFacts: [lily, sundays, people('Likes tea'), ...HISTORY] };
+    const settled = settleExtraction(
+      { user: 'maya', session: 's1' },
+      E.right(JSON.stringify(answer)),
+      4_000,
+      emptyNotesLedger().categories,
+      {
+        previous: facts,
+      },
+    );
+    expect(settled.type === 'notes/extracted' && settled.warnings).toEqual([
+      '1 fact over the cap of 25 dropped, the oldest first: "Old history item number 0"',
+    ]);
+  });
+
+  it('no carried-over fact it keeps was told before one it drops', () => {
+    const TOPICS = Array.from({ length: 40 }, (_, n) => history(n));
+    fc.assert(
+      fc.property(
+        fc.array(fc.shuffledSubarray(TOPICS, { minLength: 20, maxLength: 40 }), { minLength: 2, maxLength: 6 }),
+        (lists) => {
+          let ledger = emptyNotesLedger();
+          lists.forEach((list, index) => {
+            const before = selectSessionNotes(ledger, 'maya', 's1');
+            ledger = extract(ledger, 's1', list, (index + 1) * 1_000);
+            const kept = new Set(selectSessionFacts(ledger, 'maya', 's1').map(factKey));
+            const previousOf = (fact: CategorizedFact) =>
+              before?.facts.find((other) => factKey(other) === factKey(fact));
+            const toldOf = (fact: CategorizedFact): number => toldTimeOf(before!, previousOf(fact)!);
+            const carried = list.filter((fact) => previousOf(fact) !== undefined);
+            const dropped = carried.filter((fact) => !kept.has(factKey(fact)));
+            const stayed = carried.filter((fact) => kept.has(factKey(fact)));
+            for (const gone of dropped)
+              for (const fact of stayed) expect(toldOf(fact)).toBeGreaterThanOrEqual(toldOf(gone));
+          });
+        },
+      ),
+      { numRuns: 200 },
     );
   });
 });
