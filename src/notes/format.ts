@@ -5,7 +5,7 @@
  * `[Category]` line; an empty list renders nothing at all, never a bare header.
  */
 import type { GlobalFacts } from './global.js';
-import { checkedLedger, type NotesLedger, selectGlobalFacts, selectSessionFacts } from './ledger.js';
+import { checkedLedger, type NotesLedger, selectGlobalFacts, selectSessionNotes } from './ledger.js';
 import {
   type CategorizedFact,
   categoryNames,
@@ -14,6 +14,8 @@ import {
   normalizeCategoryName,
   normalizeFactText,
   type ProfileFact,
+  type SessionNotes,
+  toldTimeOf,
 } from './model.js';
 import { relateSubjects } from './subject.js';
 
@@ -78,45 +80,84 @@ export const formatGlobalFacts = (
   categories?: ReadonlyArray<string>,
 ): string => renderBlock(GLOBAL_FACTS_HEADER, isFactList(global) ? global : (global?.facts ?? []), namesOr(categories));
 
-/**
- * The profile facts that belong under "from previous sessions" in `session`: not those this
- * session merged, not those its block says again, and not those a fact of its block tells of
- * anew (the session's list is what the user says now). A fact said again is one of the same
- * `factKey` whatever its category, as the merge takes it (`consolidateGlobalFacts`): a model
- * may file one sentence under another category from one session to the next.
- */
-const previousFacts = (
-  profile: ReadonlyArray<ProfileFact>,
-  session: string,
-  current: ReadonlyArray<CategorizedFact>,
-): ReadonlyArray<ProfileFact> => {
-  const others = profile.filter((fact) => fact.session !== session);
-  if (current.length === 0 || others.length === 0) return others;
-  const told = new Set(current.map(factKey));
-  // Only facts of one category can tell of the same thing (a ledger spells each as configured): most pairs are never compared.
-  const byCategory = new Map<string, CategorizedFact[]>();
-  for (const fact of current) {
-    const group = byCategory.get(fact.category);
-    if (group === undefined) byCategory.set(fact.category, [fact]);
+/** `facts` grouped by category (a ledger spells each category as configured), the list's order kept. */
+const byCategory = <F extends CategorizedFact>(facts: ReadonlyArray<F>): ReadonlyMap<string, ReadonlyArray<F>> => {
+  const groups = new Map<string, F[]>();
+  for (const fact of facts) {
+    const group = groups.get(fact.category);
+    if (group === undefined) groups.set(fact.category, [fact]);
     else group.push(fact);
   }
-  return others.filter((fact) => {
+  return groups;
+};
+
+/**
+ * The facts of the session's list that a profile fact of another session corrects: one telling
+ * of the same thing in other words, told after the session first told its own. The session's
+ * list carries a fact over as it stands (`NotedFact.at`), so that fact is not what the user says
+ * now: the correction, told since in another session, is, as the merge decides (newer wins).
+ */
+const correctedFacts = (notes: SessionNotes, others: ReadonlyArray<ProfileFact>): ReadonlySet<CategorizedFact> => {
+  const corrected = new Set<CategorizedFact>();
+  const groups = byCategory(notes.facts);
+  for (const fact of others) {
+    const told = fact.at ?? Number.NEGATIVE_INFINITY;
+    for (const own of groups.get(fact.category) ?? [])
+      if (toldTimeOf(notes, own) < told && factKey(own) !== factKey(fact) && relateSubjects(own, fact) === 'same')
+        corrected.add(own);
+  }
+  return corrected;
+};
+
+/** What a session's blocks show: the profile facts from previous sessions, and the session's own list. */
+interface ShownFacts {
+  readonly previous: ReadonlyArray<ProfileFact>;
+  readonly current: ReadonlyArray<CategorizedFact>;
+}
+
+/**
+ * The facts each block of `session` shows. Under "from previous sessions", not the profile facts
+ * this session merged, not those its block says again, and not those a fact of its block tells of
+ * anew; in its block, not the facts a profile fact told since corrects (`correctedFacts`). A fact
+ * said again is one of the same `factKey` whatever its category, as the merge takes it
+ * (`consolidateGlobalFacts`): a model may file one sentence under another category from one
+ * session to the next.
+ */
+const shownFacts = (
+  profile: ReadonlyArray<ProfileFact>,
+  session: string,
+  notes: SessionNotes | undefined,
+): ShownFacts => {
+  const others = profile.filter((fact) => fact.session !== session);
+  if (notes === undefined || notes.facts.length === 0 || others.length === 0)
+    return { previous: others, current: notes?.facts ?? [] };
+  const corrected = correctedFacts(notes, others);
+  const current = corrected.size === 0 ? notes.facts : notes.facts.filter((fact) => !corrected.has(fact));
+  const told = new Set(current.map(factKey));
+  // Only facts of one category can tell of the same thing: most pairs are never compared.
+  const groups = byCategory(current);
+  const previous = others.filter((fact) => {
     if (told.has(factKey(fact))) return false;
-    const rivals = byCategory.get(fact.category);
+    const rivals = groups.get(fact.category);
     return rivals === undefined || !rivals.some((rival) => relateSubjects(rival, fact) === 'same');
   });
+  return { previous, current };
 };
 
 /**
  * The blocks `user` gets in `session`: their own profile and facts only, never another user's,
- * and never one thing twice (the profile block leaves out what the session block says or
- * corrects, and what this session itself merged).
+ * and never one thing twice: the profile block leaves out what the session block says or
+ * corrects, and what this session itself merged; the session block leaves out a fact it first
+ * told before another session's correction in the profile.
  */
 export const formatNotesBlocks = (ledger: NotesLedger, user: string, session: string): NotesBlocks => {
   checkedLedger(ledger);
-  const facts = selectSessionFacts(ledger, user, session);
-  const previous = previousFacts(selectGlobalFacts(ledger, user)?.facts ?? [], session, facts);
-  const profile = formatGlobalFacts(previous, ledger.categories);
-  const current = formatNotableFacts(facts, ledger.categories);
+  const shown = shownFacts(
+    selectGlobalFacts(ledger, user)?.facts ?? [],
+    session,
+    selectSessionNotes(ledger, user, session),
+  );
+  const profile = formatGlobalFacts(shown.previous, ledger.categories);
+  const current = formatNotableFacts(shown.current, ledger.categories);
   return { profile, session: current, text: [profile, current].filter((block) => block !== '').join('\n\n') };
 };

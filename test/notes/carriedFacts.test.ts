@@ -19,6 +19,7 @@ import {
 } from '../../src/notes/ledger.js';
 import { type CategorizedFact, factKey, toldTimeOf } from '../../src/notes/model.js';
 import { settleExtraction } from '../../src/notes/port.js';
+import { formatNotesBlocks } from '../../src/notes/format.js';
 import {
   decodeNotes,
   decodeSessionRecord,
@@ -38,6 +39,52 @@ const extract = (ledger: NotesLedger, session: string, facts: CategorizedFact[],
 const merge = (ledger: NotesLedger, session: string, at: number): NotesLedger =>
   consolidateSession(ledger, { user: 'maya', session, at });
 
+const VALUES = ['two', 'three', 'four', 'five'];
+const OTHERS = ['Likes tea', 'Plays the violin', 'Grew up in Ohio', 'Reads mystery novels', 'Keeps a garden'];
+const SESSIONS = ['s1', 's2', 's3'];
+const stepsArb = fc.array(
+  fc.record({
+    session: fc.constantFrom(...SESSIONS),
+    // undefined: the list carries the session's value over as it stands.
+    value: fc.option(fc.nat(VALUES.length - 1), { nil: undefined }),
+    other: fc.nat(OTHERS.length - 1),
+    merge: fc.boolean(),
+  }),
+  { minLength: 1, maxLength: 20 },
+);
+
+/** One step: a session tells a value, or carries its own over, and may end its stage. */
+type Step = (typeof stepsArb extends fc.Arbitrary<infer T> ? T : never)[number];
+
+/** The ledger after some steps; per session, its value and when it first told it, and that as its last merge took it. */
+interface Told {
+  readonly ledger: NotesLedger;
+  readonly told: ReadonlyMap<string, { value: string; at: number }>;
+  readonly merged: ReadonlyMap<string, { value: string; at: number }>;
+}
+
+/** Extracts and merges `steps` one a second, `check`ing what they told after each. */
+const runSteps = (steps: ReadonlyArray<Step>, check?: (told: Told) => void): Told => {
+  const told = new Map<string, { value: string; at: number }>();
+  const merged = new Map<string, { value: string; at: number }>();
+  let ledger = emptyNotesLedger();
+  steps.forEach((step, index) => {
+    const at = (index + 1) * 1_000;
+    const value = step.value === undefined ? undefined : VALUES[step.value]!;
+    if (value !== undefined && told.get(step.session)?.value !== value) told.set(step.session, { value, at });
+    const current = told.get(step.session);
+    const list = [...(current === undefined ? [] : [nights(current.value)]), people(OTHERS[step.other]!)];
+    ledger = extract(ledger, step.session, list, at);
+    if (step.merge) {
+      ledger = merge(ledger, step.session, at + 100);
+      if (current === undefined) merged.delete(step.session);
+      else merged.set(step.session, current);
+    }
+    check?.({ ledger, told, merged });
+  });
+  return { ledger, told, merged };
+};
+
 describe('a fact a session carries over unchanged', () => {
   it('keeps the time it was first told, so a correction told meanwhile in another session stands', () => {
     const lily = people('Daughter Lily started school');
@@ -54,36 +101,51 @@ describe('a fact a session carries over unchanged', () => {
   });
 
   it('the profile states each thing as the merged sessions told it last, however often their lists carry it over unchanged', () => {
-    const VALUES = ['two', 'three', 'four', 'five'];
-    const OTHERS = ['Likes tea', 'Plays the violin', 'Grew up in Ohio', 'Reads mystery novels', 'Keeps a garden'];
-    const stepArb = fc.record({
-      session: fc.constantFrom('s1', 's2', 's3'),
-      // undefined: the list carries the session's value over as it stands.
-      value: fc.option(fc.nat(VALUES.length - 1), { nil: undefined }),
-      other: fc.nat(OTHERS.length - 1),
-      merge: fc.boolean(),
-    });
     fc.assert(
-      fc.property(fc.array(stepArb, { minLength: 1, maxLength: 20 }), (steps) => {
-        /** Per session, its value and when the session first told it; and that as its last merge took it. */
-        const told = new Map<string, { value: string; at: number }>();
-        const merged = new Map<string, { value: string; at: number }>();
-        let ledger = emptyNotesLedger();
-        steps.forEach((step, index) => {
-          const at = (index + 1) * 1_000;
-          const value = step.value === undefined ? undefined : VALUES[step.value]!;
-          if (value !== undefined && told.get(step.session)?.value !== value) told.set(step.session, { value, at });
-          const current = told.get(step.session);
-          const list = [...(current === undefined ? [] : [nights(current.value)]), people(OTHERS[step.other]!)];
-          ledger = extract(ledger, step.session, list, at);
-          if (!step.merge) return;
-          ledger = merge(ledger, step.session, at + 100);
-          if (current === undefined) merged.delete(step.session);
-          else merged.set(step.session, current);
-        });
+      fc.property(stepsArb, (steps) => {
+        const { ledger, merged } = runSteps(steps);
         const latest = [...merged.values()].sort((a, b) => b.at - a.at)[0];
         const stated = (selectGlobalFacts(ledger, 'maya')?.facts ?? []).filter((fact) => fact.category === 'Logistics');
         expect(stated.map(({ fact }) => fact)).toEqual(latest === undefined ? [] : [nights(latest.value).fact]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('the blocks of a session continued after another session corrected one of its facts', () => {
+  it('give the correction, not the fact the session carries over from before it', () => {
+    let ledger = extract(emptyNotesLedger(), 's1', [nights('three')], 1_000);
+    ledger = merge(extract(ledger, 's2', [nights('four')], 10_000), 's2', 10_100);
+    // Before s1 speaks again, and after: its list still carries "three nights" over, told at 1000.
+    for (const list of [[nights('three')], [nights('three'), people('Has a dog named Rex')]]) {
+      ledger = extract(ledger, 's1', list, 20_000);
+      const blocks = formatNotesBlocks(ledger, 'maya', 's1');
+      expect(blocks.profile).toContain(nights('four').fact);
+      expect(blocks.text).not.toContain(nights('three').fact);
+    }
+    // Told again after the correction, the session's own word stands, and the profile's is left out.
+    ledger = extract(ledger, 's1', [nights('five')], 30_000);
+    expect(formatNotesBlocks(ledger, 'maya', 's1').text).toBe(
+      `NOTED FACTS FROM THIS SESSION:\n[Logistics]\n- ${nights('five').fact}`,
+    );
+  });
+
+  it('a session’s blocks state a thing as told last, among its own list and the other sessions’ merges', () => {
+    fc.assert(
+      fc.property(stepsArb, (steps) => {
+        runSteps(steps, ({ ledger, told, merged }) => {
+          for (const session of SESSIONS) {
+            // The profile holds the latest of the other sessions' merges; the session's own list wins a tie.
+            const others = [...merged].filter(([from]) => from !== session).map(([, fact]) => fact);
+            const profile = others.sort((a, b) => b.at - a.at)[0];
+            const own = told.get(session);
+            const latest = own === undefined || (profile !== undefined && profile.at > own.at) ? profile : own;
+            const text = formatNotesBlocks(ledger, 'maya', session).text;
+            const stated = VALUES.filter((value) => text.includes(nights(value).fact));
+            expect({ session, stated }).toEqual({ session, stated: latest === undefined ? [] : [latest.value] });
+          }
+        });
       }),
       { numRuns: 300 },
     );
