@@ -59,13 +59,19 @@ const malformedItem = (entry: unknown, index: number, unstorableKey: UnstorableK
   return problem === undefined ? undefined : `the key of item ${index + 1} is text that ${problem}`;
 };
 
+/**
+ * The longest lease, 2^31 - 1 ms (about 24.8 days), as long as a timer waits: a longer one is a
+ * mistake (PostgreSQL's interval overflows near 1e16 ms), refused rather than failed on every try.
+ */
+const MAX_TTL_MS = 2 ** 31 - 1;
+
 /** Why `request` is no lease request a store can carry out, or undefined. */
 const malformedRequest = (request: unknown, unstorableKey: UnstorableKey): string | undefined => {
   if (!isRecord(request)) return `the request is ${kindOf(request)}, not an object`;
   const { holder, ttlMs, add, done } = request;
   if (typeof holder !== 'string') return `the holder is ${kindOf(holder)}, not text`;
-  if (typeof ttlMs !== 'number' || !(ttlMs > 0) || !Number.isFinite(ttlMs))
-    return `ttlMs is ${kindOf(ttlMs)}, not a number of milliseconds above 0`;
+  if (typeof ttlMs !== 'number' || !(ttlMs > 0) || !(ttlMs <= MAX_TTL_MS))
+    return `ttlMs is ${kindOf(ttlMs)}, not a number of milliseconds above 0 and at most ${MAX_TTL_MS}`;
   if (done !== undefined && !Number.isSafeInteger(done)) return `done is ${kindOf(done)}, not a whole number`;
   if (add === undefined) return undefined;
   if (!Array.isArray(add)) return `add is ${kindOf(add)}, not a list`;

@@ -98,12 +98,21 @@ WHERE user_id = $1 AND version = $3`,
 const NEVER_SAVED: StoredRecord = Object.freeze({ version: 0 });
 
 /** Why one of `ids` cannot be a key of these tables, as the port's failure (bad input), or undefined. */
+/** The most bytes (UTF-8) of a user's or session's id: the two fit in one row of their tables' (user, session) index. */
+const MAX_ID_BYTES = 800;
+
 const unstorableIds = (ids: ReadonlyArray<string>): NotesStoreFailure | undefined => {
   for (const id of ids) {
     // A caller's id of another kind (null from an unset variable) is bad input, as the memory store takes it.
     if (typeof id !== 'string') return storeFailure('invalid_input', `an id is ${kindOf(id)}, not text`);
     const problem = unstorableId(id);
     if (problem !== undefined) return storeFailure('invalid_input', `the id ${JSON.stringify(id)} ${problem}`);
+    // A longer id makes a key past what a B-tree index row holds (2,704 bytes), refused on every try.
+    if (Buffer.byteLength(id, 'utf8') > MAX_ID_BYTES)
+      return storeFailure(
+        'invalid_input',
+        `an id of ${Buffer.byteLength(id, 'utf8')} bytes is longer than the ${MAX_ID_BYTES} bytes (UTF-8) a key of the notes tables holds`,
+      );
   }
   return undefined;
 };

@@ -247,6 +247,7 @@ export const describeNotesLeaseConformance = (
         ['ttlMs NaN', () => leases.lease('maya', 's1', { ...ok, ttlMs: Number.NaN, add: [message('one')] })],
         ['ttlMs 0', () => leases.lease('maya', 's1', { ...ok, ttlMs: 0, add: [message('one')] })],
         ['ttlMs Infinity', () => leases.lease('maya', 's1', { ...ok, ttlMs: Infinity, add: [message('one')] })],
+        ['ttlMs past 2^31 - 1', () => leases.lease('maya', 's1', { ...ok, ttlMs: 2 ** 31, add: [message('one')] })],
         ['a holder that is none', () => leases.lease('maya', 's1', { ...ok, holder: 5 as never })],
         ['done that is no count', () => leases.lease('maya', 's1', { ...ok, done: 1.5 })],
         ['a user that is none', () => leases.lease(null as never, 's1', { ...ok, add: [message('one')] })],

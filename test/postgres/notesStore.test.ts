@@ -459,6 +459,12 @@ describe.skipIf(postgresUnavailable !== undefined)('the PostgreSQL notes store',
       () => store.leases!.lease('u', 's', { holder: 'h', ttlMs: 1000, add: [{ kind: 'note' as never }] }),
       () => store.leases!.lease('u', 's', { holder: 'h', ttlMs: 1000, add: [{ kind: 'stage', key: 'a\u0000' }] }),
       () => store.leases!.lease('u', 's', { holder: 'h', ttlMs: Number.NaN }),
+      // PostgreSQL's interval overflows: refused on every try, were it sent.
+      () => store.leases!.lease('u', 's', { holder: 'h', ttlMs: 1e16 }),
+      // Past what a row of the (user, session) index holds: refused on every try, were it sent.
+      () => store.load('u'.repeat(4_000), 's'),
+      () => store.save('u', { sessions: [{ session: 'é'.repeat(401), value: { a: 1 }, expected: 0 }] }),
+      () => store.leases!.lease('u'.repeat(4_000), 's', { holder: 'h', ttlMs: 1000 }),
     ];
     for (const call of calls) expect(await refused(call())).toBe('invalid_input');
     expect(right(await store.load('u', 's')).session.version).toBe(0);
