@@ -53,20 +53,27 @@ interface DistinctFacts {
 }
 
 /**
- * The session's facts, normalized and distinct: of two that repeat each other (`factKey`) or
+ * A session fact's own time, never later than the messages its list covers (`told`): a time
+ * edited by hand, or from a skewed clock, would otherwise outrank facts told after it.
+ */
+const toldBy = (at: number, told: number | undefined): number =>
+  told === undefined ? plainTime(at) : Math.min(plainTime(at), told);
+
+/**
+ * The session's facts, normalized and distinct (a fact's own time at most the list's): of two that repeat each other (`factKey`) or
  * tell of the same thing (`relateSubjects`), the later entry wins, at its own place, since a
  * model that appends a correction without deleting the fact it corrects lists it last; the
  * merge must not put in the profile a pair its own rule would collapse there. Two that may tell
  * of one thing are left for a model to decide, as in the profile (`unsure`).
  */
-const distinctSessionFacts = (facts: ReadonlyArray<NotedFact>): DistinctFacts => {
+const distinctSessionFacts = (facts: ReadonlyArray<NotedFact>, told: number | undefined): DistinctFacts => {
   let distinct: NotedFact[] = [];
   for (const entry of Array.isArray(facts) ? facts : []) {
     if (typeof entry?.fact !== 'string' || typeof entry.category !== 'string') continue;
     const fact: NotedFact = {
       category: normalizeCategoryName(entry.category),
       fact: normalizeFactText(entry.fact),
-      ...(typeof entry.at === 'number' && Number.isFinite(entry.at) ? { at: plainTime(entry.at) } : {}),
+      ...(typeof entry.at === 'number' && Number.isFinite(entry.at) ? { at: toldBy(entry.at, told) } : {}),
     };
     if (fact.fact === '' || fact.category === '') continue;
     const key = factKey(fact);
@@ -131,7 +138,7 @@ export const consolidateGlobalFactsWithReport = (
   const told = timed ? plainTime(messagesAt) : Number.isFinite(at) ? at : undefined;
   // A fact the session carried over from earlier messages counts as told when it was first told.
   const toldOf = (fact: NotedFact): number | undefined => fact.at ?? told;
-  const { facts: incoming, unsure: unsureWithin } = distinctSessionFacts(sessionFacts);
+  const { facts: incoming, unsure: unsureWithin } = distinctSessionFacts(sessionFacts, told);
   const before = global?.facts ?? [];
   // What this session merged before is replaced by what it says now.
   const others = session === undefined ? before : before.filter((fact) => fact.session !== session);

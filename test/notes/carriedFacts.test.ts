@@ -9,6 +9,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { describe, expect, it } from 'vitest';
 import { applyExtraction } from '../../src/notes/applyExtraction.js';
 import { consolidateSession } from '../../src/notes/consolidateSession.js';
+import { consolidateGlobalFacts } from '../../src/notes/global.js';
 import {
   emptyNotesLedger,
   type NotesLedger,
@@ -98,6 +99,18 @@ describe('a fact a session carries over unchanged', () => {
       { ...nights('four'), session: 's2', at: 10_000 },
       { ...lily, session: 's1', at: 20_000 },
     ]);
+  });
+
+  it('counts as told no later than the messages its list covers, whatever time its record holds', () => {
+    // A record edited by hand, or written by a skewed clock: "three nights" stamped after its own list.
+    const skewed = { ...nights('three'), at: 50_000 };
+    const profile = {
+      facts: [{ ...nights('four'), session: 's2', at: 30_000 }],
+      sessionCount: 1,
+      consolidatedAt: 30_100,
+    };
+    const merged = consolidateGlobalFacts(profile, [skewed], 20_100, { session: 's1', messagesAt: 20_000 });
+    expect(merged.facts).toEqual([{ ...nights('four'), session: 's2', at: 30_000 }]);
   });
 
   it('the profile states each thing as the merged sessions told it last, however often their lists carry it over unchanged', () => {
