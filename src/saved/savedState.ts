@@ -15,7 +15,7 @@ import { holdsSeparator, parseNewFact, type SessionFact } from '../core/fact.js'
 import type { NotesLedger } from '../notes/ledger.js';
 import { decodeNotes, encodeNotes, type SavedNotes } from '../notes/persist.js';
 import * as PMap from '../persistent/persistentMap.js';
-import { normalizeMaxValidFacts, type FactStore, type PairLog, pairKey } from '../core/store/state.js';
+import { normalizeMaxValidFacts, type FactStore, type PairLog, pairKey, withLastEventAt } from '../core/store/state.js';
 import { checkedFactStore } from '../core/store/storeShape.js';
 import { byTimeThenId } from '../core/store/timeline.js';
 import { bySubjectThenRelation, type RecordedFile, type RecordedPrompt } from '../core/search/searchIndex.js';
@@ -46,6 +46,12 @@ export interface SavedState {
    * decode as before).
    */
   readonly files?: ReadonlyArray<RecordedFile>;
+  /**
+   * The time of the last event of the replay that built the store (`FactStore.lastEventAt`), so
+   * a history that goes on from the state is timed as one replay of the whole history (optional:
+   * files without it decode as before, resumed after the latest time they record).
+   */
+  readonly lastEventAt?: number;
   /** The notable-facts ledger, when one was saved (optional: files without it decode as before). */
   readonly notes?: SavedNotes;
 }
@@ -70,6 +76,7 @@ export const encodeState = (store: FactStore, notes?: NotesLedger): SavedState =
     pairs: [...selectPairLogs(store)].sort(bySubjectThenRelation),
     prompts: selectRecordedPrompts(store),
     ...(files.length === 0 ? {} : { files }),
+    ...(store.lastEventAt === undefined ? {} : { lastEventAt: store.lastEventAt }),
     ...(notes === undefined ? {} : { notes: encodeNotes(notes) }),
   };
 };
@@ -208,6 +215,11 @@ const SavedStateSchema = () =>
       prompts: z.array(RecordedPromptSchema, { error: 'saved state prompts is not an array' }).optional(),
       files: z.array(RecordedFileSchema, { error: 'saved state files is not an array' }).optional(),
       maxValidFacts: z.unknown().optional(),
+      lastEventAt: z
+        .number({ error: 'saved state lastEventAt is not a finite time' })
+        .refine(Number.isFinite, 'saved state lastEventAt is not a finite time')
+        .transform(plainTime)
+        .optional(),
       // The notes section keeps its own decoder (and its messages), run once the fact store decoded.
       notes: z.unknown().optional(),
     },
@@ -228,11 +240,12 @@ export type SavedStateFailure = Failure<'invalid_state' | 'invalid_notes'>;
 export const decodeSavedState = (value: unknown): E.Either<SavedStateFailure, DecodedState> => {
   const decoded = SavedStateSchema().safeParse(value);
   if (!decoded.success) return E.left(failure('invalid_state', problemOf(decoded.error.issues[0]!)));
-  const { pairs, prompts, files, maxValidFacts, notes } = decoded.data;
+  const { pairs, prompts, files, maxValidFacts, lastEventAt, notes } = decoded.data;
   return pipe(
     notes === undefined ? E.right<SavedStateFailure, NotesLedger | undefined>(undefined) : decodeNotes(notes),
     E.map((ledger: NotesLedger | undefined): DecodedState => {
-      const store = buildStore(normalizeMaxValidFacts(maxValidFacts), pairs, prompts ?? [], files ?? []);
+      const built = buildStore(normalizeMaxValidFacts(maxValidFacts), pairs, prompts ?? [], files ?? []);
+      const store = lastEventAt === undefined ? built : withLastEventAt(built, lastEventAt);
       return ledger === undefined ? { store } : { store, notes: ledger };
     }),
   );

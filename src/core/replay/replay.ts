@@ -18,8 +18,8 @@ import type { FactQuery, RetrievalDecision } from '../retrieve/retrieve.js';
 import type { TokenCounter } from '../../tokens/estimate.js';
 import { normalizeTaskId } from '../extract/extractor.js';
 import type { ContractError } from '../extract/parse.js';
-import { selectAllFacts, selectLatestTime, selectValidCount, selectValidFacts } from '../store/selectors.js';
-import type { FactStore } from '../store/state.js';
+import { selectAllFacts, selectResumeTime, selectValidCount, selectValidFacts } from '../store/selectors.js';
+import { type FactStore, withLastEventAt } from '../store/state.js';
 import {
   createHistoryLineReader,
   type HistoryEvent,
@@ -64,7 +64,8 @@ export interface ReplayOptions {
   readonly layout?: SectionLayout;
   /**
    * The store to start from (default: an empty one), for a replay that resumes where a saved
-   * state left off: a line without `at` then happens one second after the latest time it records.
+   * state left off: a line without `at` then happens one second after the last event of the
+   * replay that built it (`lastEventAt`), or for a store without one, after the latest time it records.
    */
   readonly initial?: FactStore;
   /**
@@ -256,6 +257,8 @@ const createReplayCore = (options: HistoryReplayOptions) => {
   let dispatches = 0;
   let promptCount = 0;
   let replayed = 0;
+  /** The time of the last event replayed, which the store handed out records. */
+  let lastAt: number | undefined;
   let stopped = false;
   const keepsRetrievalOf = (line: number): boolean =>
     options.keepRetrievals === true || options.keepRetrievals === line;
@@ -307,6 +310,8 @@ const createReplayCore = (options: HistoryReplayOptions) => {
   };
 
   const replayEvent = (event: HistoryEvent): void => {
+    // Rejected events count too: the reader timed the next line from them all the same.
+    lastAt = event.at;
     if (event.type === 'prompt') {
       // A prompt whose task no record can hold is refused, as a live tracker refuses it.
       const taskId = normalizeTaskId(event.taskId);
@@ -372,8 +377,8 @@ const createReplayCore = (options: HistoryReplayOptions) => {
 
   /** The result so far: its lists are copies, so lines fed after it leave it as it was handed out. */
   const finish = (): ReplayResult => {
-    const { store } = state;
-    deepFreeze(store);
+    deepFreeze(state.store);
+    const store = lastAt === undefined ? state.store : withLastEventAt(state.store, lastAt);
     return {
       report: {
         prompts: [...prompts],
@@ -404,12 +409,12 @@ const optionsOf = <T extends object>(options: T | null | undefined): Partial<T> 
   typeof options === 'object' && options !== null ? options : {};
 
 /**
- * Where the lines without `at` of a history that resumes `initial` are timed from: one second
- * after the latest time the store records, so they come after its facts as they did when it was
- * saved (timed from 0 they would come before them, late assertions closed at once).
+ * Where the lines without `at` of a history that resumes `initial` are timed from: the event
+ * before them in the whole history (see `selectResumeTime`), as one replay of it times them
+ * (timed from 0 they would come before the store's facts, late assertions closed at once).
  */
 const resumedAt = (initial: FactStore | undefined): number | undefined =>
-  initial === undefined ? undefined : selectLatestTime(initial);
+  initial === undefined ? undefined : selectResumeTime(initial);
 
 /**
  * Starts a replay fed line by line (for a history read as a stream, where `replayHistory`

@@ -2,7 +2,7 @@ import { indexTaskPrompt } from '../search/indexWrites.js';
 import { asOneRun } from '../../persistent/owner.js';
 import { isBlank } from '../../base/text.js';
 import { plainTime } from '../../base/time.js';
-import type { FactStore } from './state.js';
+import { type FactStore, withIndex } from './state.js';
 import { checkedFactStore } from './storeShape.js';
 
 /**
@@ -16,5 +16,5 @@ export const recordTaskPrompt = (store: FactStore, taskId: string, prompt: strin
   if (typeof at !== 'number' || !Number.isFinite(at)) return store;
   const index = indexTaskPrompt(store.index, taskId, prompt, plainTime(at));
   if (index === store.index) return store;
-  return asOneRun(() => ({ ...store, index }));
+  return asOneRun(() => withIndex(store, index));
 };

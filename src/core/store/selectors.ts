@@ -57,10 +57,7 @@ export const selectValidFactsByTags = (store: FactStore, tags: ReadonlyArray<Fac
 /** The number of valid facts. */
 export const selectValidCount = (store: FactStore): number => validCount(checkedFactStore(store));
 
-/**
- * The latest time the store records (an assertion, a closing, a prompt), or undefined for an
- * empty store: where a history that resumes from it goes on (`replayHistory`'s `initial`).
- */
+/** The latest time the store records (an assertion, a closing, a prompt), or undefined for an empty store. */
 export const selectLatestTime = (store: FactStore): number | undefined => {
   let latest = -Infinity;
   for (const log of PMap.values(checkedFactStore(store).pairs)) {
@@ -70,6 +67,14 @@ export const selectLatestTime = (store: FactStore): number | undefined => {
   for (const recorded of selectRecordedPrompts(store)) latest = Math.max(latest, recorded.at);
   return latest === -Infinity ? undefined : latest;
 };
+
+/**
+ * Where a history that resumes from the store goes on (`replayHistory`'s `initial`): its last
+ * event's time when a replay recorded it, else (a store saved before states kept it, or written
+ * since) the latest time it records, so the lines come after its facts rather than before them.
+ */
+export const selectResumeTime = (store: FactStore): number | undefined =>
+  checkedFactStore(store).lastEventAt ?? selectLatestTime(store);
 
 /** The facts whose interval holds `at`: validFrom <= at < validTo (or no validTo). */
 export const selectFactsValidAt = (store: FactStore, at: number): ReadonlyArray<SessionFact> =>

@@ -36,6 +36,13 @@ export interface FactStore {
   readonly historyPairs: PMap.PersistentMap<true>;
   /** The search index over the valid facts and the recorded task prompts. */
   readonly index: SearchIndex;
+  /**
+   * The time of the last event of the history a replay built this store from (absent for a
+   * store no replay handed out, or one written since): a history that goes on from the store
+   * times a first line without `at` from it, as one replay of the whole history does, where
+   * the latest time the store records can be another (times may go backwards).
+   */
+  readonly lastEventAt?: number;
 }
 
 /** Options of `emptyFactStore`. */
@@ -65,6 +72,21 @@ export const emptyFactStore = (options: FactStoreOptions = {}): FactStore =>
     historyPairs: PMap.empty,
     index: emptySearchIndex(),
   });
+
+/** The store as a replay hands it out after an event of time `at` (frozen, as every store). */
+export const withLastEventAt = (store: FactStore, at: number): FactStore =>
+  store.lastEventAt === at ? store : deepFreeze({ ...store, lastEventAt: at });
+
+/**
+ * The store with another index: a write, so the store no longer stands where a replay left it
+ * and drops `lastEventAt`.
+ */
+export const withIndex = (store: FactStore, index: SearchIndex): FactStore => ({
+  maxValidFacts: store.maxValidFacts,
+  pairs: store.pairs,
+  historyPairs: store.historyPairs,
+  index,
+});
 
 const PAIR_SEPARATOR = '\u001f';
 

@@ -11,7 +11,7 @@ import * as PMap from '../../persistent/persistentMap.js';
 import { forgetTasks } from '../search/indexWrites.js';
 import type { TaskDoc } from '../search/searchIndex.js';
 import { asOneRun } from '../../persistent/owner.js';
-import type { FactStore } from './state.js';
+import { type FactStore, withIndex } from './state.js';
 import { holdsFileFactOf } from './write.js';
 
 /** Records of tasks that hold nothing else a store keeps: the most recent by their prompt's time. */
@@ -58,5 +58,5 @@ export const pruneTaskRecords = (store: FactStore, keep: number = TASK_RECORDS):
   if (idle.length <= keep) return store;
   idle.sort(([a, x], [b, y]) => (x !== y ? (x > y ? -1 : 1) : a < b ? -1 : a > b ? 1 : 0));
   const forgotten = idle.slice(keep).map(([taskId]) => taskId);
-  return asOneRun(() => ({ ...store, index: forgetTasks(store.index, forgotten) }));
+  return asOneRun(() => withIndex(store, forgetTasks(store.index, forgotten)));
 };

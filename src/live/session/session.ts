@@ -8,6 +8,7 @@
  * prints for its log, whoever wrote it.
  */
 import * as E from 'fp-ts/lib/Either.js';
+import { memoize } from '../../base/memo.js';
 import { type Failure, internalFailure } from '../../base/failure.js';
 import { isRecord } from '../../base/record.js';
 import { quoteValue } from '../../base/schema.js';
@@ -41,6 +42,7 @@ import {
   type RecordedEvent,
   type SameResult,
   sectionOf,
+  selectSessionStore,
   type SessionState,
 } from './sessionState.js';
 import { recordedPrompts } from './recordedPrompts.js';
@@ -172,6 +174,8 @@ const open = async (
   let snapshotRefused = false;
   let snapshotUse: SnapshotUse = { used: false, reason: 'not read yet' };
   const setAside: SetAsideLine[] = [];
+  /** The store `snapshot` hands out, made once per state: selectors memoize by store identity. */
+  const handedOut = memoize(1, selectSessionStore);
 
   const keepSetAside = (lines: ReadonlyArray<SetAsideLine>): void => {
     for (const line of lines) if (setAside.length < REPORTED_SET_ASIDE) setAside.push(line);
@@ -511,7 +515,7 @@ const open = async (
         E.right({ ...recordedOf(recorded), report: compactionOf(recorded) ?? emptyReport() }),
       );
     }),
-    snapshot: () => read(create, (current) => E.right(current.tracker.store)),
+    snapshot: () => read(create, (current) => E.right(handedOut(current))),
     state: () => state,
     warm: async (stop = () => false) => {
       const { tracker } = state;

@@ -17,7 +17,7 @@ import type { SessionFact } from '../../core/fact.js';
 import { type HistoryEvent, type HistoryPromptEvent, parseHistoryLine } from '../../core/history/events.js';
 import { MAX_REPORTED_ERRORS, type ReplayError } from '../../core/replay/replay.js';
 import type { CompactionReport } from '../../core/store/compact.js';
-import { type FactStore, normalizeMaxValidFacts } from '../../core/store/state.js';
+import { type FactStore, normalizeMaxValidFacts, withLastEventAt } from '../../core/store/state.js';
 import { factStoreProblem } from '../../core/store/storeShape.js';
 import { reviveFileRecords, type StoredFileRecord, storedFileRecords } from '../../core/search/searchIndex.js';
 import type { PersistentMap } from '../../persistent/persistentMap.js';
@@ -104,6 +104,13 @@ const entryOf = <T extends readonly [string, ...unknown[]]>(list: ReadonlyArray<
   for (let i = 0; i < list.length; i += 1) if (list[i]![0] === key) return list[i];
   return undefined;
 };
+
+/**
+ * The session's store as a replay of its log hands it out: recording its last event's time, so
+ * a history that resumes it (`replayHistory`'s `initial`) goes on as the log itself does.
+ */
+export const selectSessionStore = (state: SessionState): FactStore =>
+  state.previousAt === undefined ? state.tracker.store : withLastEventAt(state.tracker.store, state.previousAt);
 
 const withError = (state: SessionState, error: ReplayError): Pick<SessionState, 'errors' | 'errorsOmitted'> =>
   state.errors.length < MAX_REPORTED_ERRORS

@@ -17,6 +17,7 @@ import {
   trackerTransition,
 } from '../../../src/index.js';
 import { createOwner, transientRun } from '../../../src/persistent/owner.js';
+import { withLastEventAt } from '../../../src/core/store/state.js';
 import { implementer, reviewer } from '../../fixtures/results.js';
 
 /** True when a `Map` is reachable from `value` (through objects, arrays, or a map's own entries). */
@@ -87,15 +88,20 @@ const historyArb = fc.array(taskArb, { minLength: 20, maxLength: 120 }).map((tas
   return lines.map((line) => JSON.stringify(line)).join('\n');
 });
 
-/** The store before each prompt and at the end, of a fold of the transition over `text` outside any write run. */
+/**
+ * The store before each prompt and at the end, of a fold of the transition over `text` outside
+ * any write run (the last recording its last event's time, as a replay hands it out).
+ */
 const foldStores = (text: string, initial: FactStore): { beforePrompts: FactStore[]; last: FactStore } => {
   let state = initialTrackerState({ store: initial });
   const beforePrompts: FactStore[] = [];
-  for (const event of parseHistory(text).events) {
+  const { events } = parseHistory(text);
+  for (const event of events) {
     if (event.type === 'prompt') beforePrompts.push(state.store);
     [state] = trackerTransition(state, event);
   }
-  return { beforePrompts, last: state.store };
+  const lastEvent = events.at(-1);
+  return { beforePrompts, last: lastEvent === undefined ? state.store : withLastEventAt(state.store, lastEvent.at) };
 };
 
 describe('a replay holding its maps natively', () => {
