@@ -268,4 +268,6 @@ export interface ContextError {
   readonly message: string;
   /** Where a corrupt file was moved to. */
   readonly backup?: string;
+  /** Set when a context file holds two entries of one key as written: it is left as it is, never moved aside. */
+  readonly repeatedKey?: true;
 }

@@ -31,7 +31,7 @@ import {
 } from './model.js';
 import { pinnedRulesProblem } from './pinned.js';
 import { REPOSITORY_SOURCES } from './repository.js';
-import { findSecretField, type SecretLocation } from './secrets.js';
+import { findSecretField, redactSecrets, type SecretLocation } from './secrets.js';
 import { recordedEvidencePathProblem } from './ledger.js';
 
 /** The limits, short. */
@@ -398,17 +398,25 @@ export const sameKind = (kind: ContextKind, found: ContextKind): E.Either<Contex
  * joining a conflict's hunks wrongly does, which the reading of a conflict tells by this
  * refusal. Keys written apart that only read alike are not refused here (`keepApartSharedKeys`).
  */
-export const uniqueKeys = (keys: ReadonlyArray<KeyDocument>): E.Either<ContextError, true> => {
-  const indexed = keys.map((key, index) => ({
-    key: { repo: key.repo, branch: key.branch, workstreamId: key.workstream_id },
-    index,
-  }));
+export const uniqueKeys = (keys: ReadonlyArray<KeyDocument | undefined>): E.Either<ContextError, true> => {
+  // An undefined key (an entry kept apart) holds its place, so the entries are named by their index in the file.
+  const indexed = keys.flatMap((key, index) =>
+    key === undefined ? [] : [{ key: { repo: key.repo, branch: key.branch, workstreamId: key.workstream_id }, index }],
+  );
   const sorted = [...indexed].sort((a, b) => compareContextKeys(a.key, b.key) || a.index - b.index);
   const repeat = sorted.findIndex((entry, i) => i > 0 && isSameContextKey(entry.key, sorted[i - 1]!.key));
-  return repeat === -1
+  const { key, index } = sorted[repeat] ?? {};
+  return key === undefined
     ? E.right(true)
-    : E.left(corrupt(`entries ${sorted[repeat - 1]!.index} and ${sorted[repeat]!.index} share one key`));
+    : E.left(
+        corrupt(
+          `entries ${sorted[repeat - 1]!.index} and ${index} share one key (workstream ${redactSecrets(key.workstreamId)}, branch ${redactSecrets(key.branch)})`,
+        ),
+      );
 };
+
+/** The refusal of a file holding one key twice, marked so that a write leaves the file as it is (`repeatedKey`). */
+const repeatedKey = (error: ContextError): ContextError => ({ ...error, repeatedKey: true });
 
 /** One entry of a file's `contexts` (at `index`): decoded, or kept apart with where it breaks the schema. */
 const decodeEntry = (raw: unknown, index: number): E.Either<QuarantinedContext, SharedContext> => {
@@ -479,8 +487,8 @@ export const decodeContextFile = (value: unknown, kind: ContextKind): E.Either<C
       const contexts = entries.filter(E.isRight).map((entry) => entry.right);
       const quarantined = entries.filter(E.isLeft).map((entry) => entry.left);
       // Entries that decoded hold a key as the schema reads one.
-      const written = document.contexts.flatMap((raw, index) =>
-        E.isRight(decoded[index]!) ? [(raw as { readonly key: KeyDocument }).key] : [],
+      const written = document.contexts.map((raw, index) =>
+        E.isRight(decoded[index]!) ? (raw as { readonly key: KeyDocument }).key : undefined,
       );
       return E.map(() =>
         deepFreeze({
@@ -499,7 +507,7 @@ export const decodeContextFile = (value: unknown, kind: ContextKind): E.Either<C
           ...(quarantined.length === 0 ? {} : { quarantined }),
           ...unknownFieldsOf(document, ContextFileSchema.shape),
         }),
-      )(uniqueKeys(written));
+      )(E.mapLeft(repeatedKey)(uniqueKeys(written)));
     }),
   );
 };

@@ -325,7 +325,7 @@ describe('context files', () => {
       'corrupt: holds planning context where implementation context belongs',
     );
     expect(errorOf(decodeContextFile({ ...valid, contexts: [context, context] }, 'planning'))).toMatch(
-      /^corrupt: entries 0 and 1 share one key$/u,
+      /^corrupt: entries 0 and 1 share one key \(workstream default, branch main\)$/u,
     );
     // A context that breaks its schema or a cap is kept apart alone; the file is not refused for it.
     expect(

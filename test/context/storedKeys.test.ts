@@ -4,7 +4,7 @@
  * key a command gives finds it and a write updates it in place instead of adding a second
  * context; two entries that name one key once normalized are both kept apart, never one lost.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import * as E from 'fp-ts/lib/Either.js';
@@ -207,5 +207,37 @@ describe('the CLI on a file that stores keys as typed', SLOW, () => {
     git(repo, 'checkout', '-q', 'main');
     const show = await runIn(repo, ['context', 'show', '--branch', 'caf\u00e9']);
     expect(show.stdout).toContain('On the branch.');
+  });
+});
+
+describe('the CLI on an entry kept apart beside a served entry of its very key', SLOW, () => {
+  it('says to merge the two rather than fix the broken one, and a write on the hand-fixed file leaves it where it is', async () => {
+    const repo = makeRepo();
+    for (const workstream of ['api', 'web'])
+      expect((await runIn(repo, ['context', 'checkpoint', '--workstream', workstream, '--summary', 'S.'])).status).toBe(
+        0,
+      );
+    const file = join(repo, ...CONTEXT_JSON);
+    const stored = readJson(file) as { contexts: Array<Record<string, unknown>> };
+    const broken = { ...stored.contexts[0]!, open_decisions: [{ id: 'D1', text: 'Use REST', status: 'bogus' }] };
+    writeFileSync(file, `${JSON.stringify({ ...stored, contexts: [...stored.contexts, broken] }, null, 2)}\n`);
+    const warned = await runBinary(['context', 'show', '--workstream', 'web'], { cwd: repo });
+    expect(warned.status).toBe(0);
+    expect(warned.stderr).toContain('contexts[2].open_decisions[0].status');
+    expect(warned.stderr).toContain('do not fix this one in place');
+    expectOneLineFailure(
+      await runBinary(['context', 'show', '--workstream', 'api'], { cwd: repo }),
+      /merge the two into one entry, or remove one, by hand, then try again\n$/u,
+    );
+    // Fixed in place as a plain "fix it by hand" would suggest: the file now holds the key twice.
+    const fixed = readFileSync(file, 'utf8').replace('"bogus"', '"open"');
+    writeFileSync(file, fixed);
+    const write = await runBinary(['context', 'checkpoint', '--workstream', 'web', '--summary', 'T.'], { cwd: repo });
+    expectOneLineFailure(
+      write,
+      /entries 0 and 2 share one key \(workstream api, branch main\); nothing was written and the file was left as it is: merge the two entries into one, or remove one/u,
+    );
+    expect(readFileSync(file, 'utf8')).toBe(fixed);
+    expect(readdirSync(join(repo, 'data', 'context')).filter((name) => name.endsWith('.corrupt'))).toEqual([]);
   });
 });

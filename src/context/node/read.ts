@@ -10,6 +10,7 @@ import { renderContextDashboard } from '../dashboard.js';
 import { CONTEXT_DIRECTORY, contextFileNames } from '../layout.js';
 import { type ConflictSides, hasConflictMarkers, splitConflictMarkers } from '../conflictMarkers.js';
 import { selectQuarantined } from '../contextFile.js';
+import { isSameContextKey } from '../key.js';
 import {
   CONTEXT_FILE_MAX_BYTES,
   CONTEXT_SCHEMA_VERSION,
@@ -165,6 +166,9 @@ export const conflictByHand = (scope: Scope): string => {
   return `set it right by hand (git checkout --ours -- ${shown}, or --theirs, keeps one side; or edit the markers out), then try again`;
 };
 
+/** What to do with a file holding two entries of one key as written: it is never moved aside. */
+export const MERGE_REPEATED_KEY = 'merge the two entries into one, or remove one, by hand, then try again';
+
 /** What a read-only call says of a file it cannot use: it is reported, and left exactly as it is. */
 export const reportUnusable = (scope: Scope, read: ReadFile): ContextError | undefined => {
   if (read.kind === 'broken')
@@ -172,7 +176,9 @@ export const reportUnusable = (scope: Scope, read: ReadFile): ContextError | und
       ...read.error,
       message: hasConflictMarkers(read.text)
         ? `${read.error.message} (left as it is: ${conflictByHand(scope)})`
-        : `${read.error.message} (left as it is; the next write moves it aside)`,
+        : read.error.repeatedKey === true
+          ? `${read.error.message} (left as it is: ${MERGE_REPEATED_KEY})`
+          : `${read.error.message} (left as it is; the next write moves it aside)`,
     });
   if (read.kind === 'conflict')
     return located(scope, scope.paths.json, {
@@ -220,6 +226,18 @@ const describeQuarantined = (entry: QuarantinedContext): string =>
     : `workstream ${redactSecrets(entry.key.workstreamId)} (branch ${redactSecrets(entry.key.branch)})`;
 
 /**
+ * How to set right a context kept apart. One whose key a served entry holds too is not fixed
+ * in place: made whole, it would stand beside that entry under one key, and a file holding one
+ * key twice is refused whole (it reads as git's wrong join of a conflict).
+ */
+const fixKeptApart = (file: ContextFile, entry: QuarantinedContext): string => {
+  const { key } = entry;
+  return key !== undefined && file.contexts.some((context) => isSameContextKey(context.key, key))
+    ? 'a served entry has its key, so do not fix this one in place (two entries of one key make the file unreadable): merge the two into one entry, or remove one, by hand'
+    : 'fix it by hand';
+};
+
+/**
  * What every read and write says of a file it could use only in part: each context kept apart
  * (it breaks a cap or its schema, or shares its key) and a typo that was set right. The contexts
  * kept apart are left exactly as they are; the others are served and written.
@@ -232,7 +250,7 @@ export const partialFileWarnings = (scope: Scope, file: ContextFile, repaired: s
       ]),
   ...(file.quarantined ?? []).map(
     (entry) =>
-      `${scope.display(scope.paths.json)}: ${describeQuarantined(entry)} is kept apart, untouched and not served: ${entry.problem}; fix it by hand (the other workstreams are served as usual)`,
+      `${scope.display(scope.paths.json)}: ${describeQuarantined(entry)} is kept apart, untouched and not served: ${entry.problem}; ${fixKeptApart(file, entry)} (the other workstreams are served as usual)`,
   ),
 ];
 
@@ -243,7 +261,7 @@ export const quarantinedHere = (scope: Scope, file: ContextFile, key: ContextKey
     ? undefined
     : located(scope, scope.paths.json, {
         code: 'corrupt',
-        message: `${describeQuarantined(entry)} is kept apart and left untouched (${entry.problem}), and the other workstreams are served; fix it by hand, then try again`,
+        message: `${describeQuarantined(entry)} is kept apart and left untouched (${entry.problem}), and the other workstreams are served; ${fixKeptApart(file, entry)}, then try again`,
       });
 };
 

@@ -11,7 +11,7 @@ import { selectMergeReadBackProblem } from '../mergeReadBack.js';
 import type { ContextFile, DroppedEntry } from '../model.js';
 import { moveAside } from './files.js';
 import type { ConflictReport } from './load.js';
-import { conflictByHand, readConflictStages, readContextFile, workstreamsOf } from './read.js';
+import { MERGE_REPEATED_KEY, conflictByHand, readConflictStages, readContextFile, workstreamsOf } from './read.js';
 import { located, type Result, type Scope } from './scope.js';
 import type { Observed } from './snapshot.js';
 
@@ -29,7 +29,7 @@ export interface ForWrite {
 
 /**
  * The context file to change, under the lock: a broken file is moved aside and reported (the
- * write stops there), one with conflict markers whose sides cannot be read is refused and left
+ * write stops there), one holding one key twice or with conflict markers whose sides cannot be read is refused and left
  * as it is; the two sides of a conflict (from the index during a merge) are merged.
  */
 export const readForWrite = async (scope: Scope, observed: Observed): Result<ForWrite> => {
@@ -79,6 +79,15 @@ export const readForWrite = async (scope: Scope, observed: Observed): Result<For
           located(scope, scope.paths.json, {
             code: 'conflicted',
             message: `${broken.message}; nothing was written and the file was left as it is: ${conflictByHand(scope)}`,
+          }),
+        );
+      // One key twice is a hand edit (a kept-apart entry set right beside the served one) or git's
+      // wrong join: both entries are the user's to merge, so the file stays where they edit it.
+      if (broken.repeatedKey === true)
+        return E.left(
+          located(scope, scope.paths.json, {
+            ...broken,
+            message: `${broken.message}; nothing was written and the file was left as it is: ${MERGE_REPEATED_KEY}`,
           }),
         );
       const backup = await moveAside(scope.paths.json, scope.now());
