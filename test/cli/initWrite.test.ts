@@ -6,7 +6,7 @@ import { chmodSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSyn
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../tempDirs.js';
-import { runCliHere, runCliUnder } from './runCli.js';
+import { runCli, runCliHere, runCliUnder } from './runCli.js';
 
 const init = (project: string, ...args: string[]) => runCliHere(['init', ...args, '--project', project]);
 
@@ -15,6 +15,25 @@ const initUnder = (setup: string, project: string, ...args: string[]) =>
   runCliUnder(['init', ...args, '--project', project], { setup, timeoutMs: 60_000 });
 
 describe.concurrent('fact-tracker init writes', { timeout: 120_000 }, () => {
+  it('ends every line it writes in a CRLF config.toml with CRLF, keeps its byte-order mark, and a second run changes nothing', async () => {
+    const project = tempDir('init-crlf-');
+    mkdirSync(join(project, '.codex'));
+    const file = join(project, '.codex', 'config.toml');
+    for (const server of ['', '[mcp_servers.fact-tracker]\r\ncommand = "npx"\r\n\r\n']) {
+      const before = `\ufeff# mine\r\n${server}[mcp_servers.other]\r\ncommand = "x"\r\n`;
+      writeFileSync(file, before);
+      // A server of ours without init's args is replaced (with a warning saying so) as a new one is added.
+      expect((await runCli(['init', 'codex', '--project', project])).status).toBe(0);
+      const written = readFileSync(file, 'utf8');
+      expect(written).toMatch(/^\ufeff# mine\r\n/u);
+      expect(written).toContain('[mcp_servers.other]\r\ncommand = "x"\r\n');
+      expect(written).toContain('[mcp_servers.fact-tracker]\r\ncommand = "node"\r\n');
+      expect(written.replace(/\r\n/gu, '')).not.toContain('\n');
+      await runCli(['init', 'codex', '--project', project]);
+      expect(readFileSync(file, 'utf8')).toBe(written);
+    }
+  });
+
   it('leaves a file named as a temporary file of this process alone, and writes through one of its own', async () => {
     const project = tempDir('init-write-');
     mkdirSync(join(project, '.claude'));

@@ -398,6 +398,18 @@ const tomlText = (value: unknown): string =>
  */
 export const mergeCodexToml = (current: string | undefined, launcher: Launcher): E.Either<MergeError, string> => {
   const text = current ?? '';
+  // A file whose every line ends in CRLF (written on Windows) is edited as LF and written back
+  // as CRLF: what is added ends its lines as the file does, and the file's own lines are as they were.
+  return isCrlfText(text)
+    ? E.map((edited: string) => edited.replace(/\n/gu, '\r\n'))(mergeLfToml(text.replace(/\r\n/gu, '\n'), launcher))
+    : mergeLfToml(text, launcher);
+};
+
+/** True when `text` has line breaks and every one is CRLF. */
+const isCrlfText = (text: string): boolean => text.includes('\r\n') && !/(?:^|[^\r])\n/u.test(text);
+
+/** `mergeCodexToml` on a text whose line breaks are LF (a mixed one is edited with LF too). */
+const mergeLfToml = (text: string, launcher: Launcher): E.Either<MergeError, string> => {
   let parsed: Record<string, unknown>;
   try {
     parsed = parseToml(text, TOML_OPTIONS) as Record<string, unknown>;
