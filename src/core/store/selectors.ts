@@ -73,8 +73,11 @@ export const selectLatestTime = (store: FactStore): number | undefined => {
  * event's time when a replay recorded it, else (a store saved before states kept it, or written
  * since) the latest time it records, so the lines come after its facts rather than before them.
  */
-export const selectResumeTime = (store: FactStore): number | undefined =>
-  checkedFactStore(store).lastEventAt ?? selectLatestTime(store);
+export const selectResumeTime = (store: FactStore): number | undefined => {
+  const { lastEventAt } = checkedFactStore(store);
+  // A store built by hand may hold anything there: only a time is one.
+  return typeof lastEventAt === 'number' && Number.isFinite(lastEventAt) ? lastEventAt : selectLatestTime(store);
+};
 
 /** The facts whose interval holds `at`: validFrom <= at < validTo (or no validTo). */
 export const selectFactsValidAt = (store: FactStore, at: number): ReadonlyArray<SessionFact> =>

@@ -98,6 +98,15 @@ describe('resuming a replay from a saved state', () => {
     expect(rest.store.lastEventAt).toBe(6000);
   });
 
+  it('resumes a store built by hand whose last event time is no time after the latest time it records', () => {
+    const first = replayHistory(
+      timed({ type: 'dispatch', role: 'implementer', taskId: '1', result: implementer('1', ['src/a.ts']) }, 5000),
+    );
+    const initial = { ...first.store, lastEventAt: 'soon' as never };
+    const rest = replayHistory(timed({ type: 'compact', maxFacts: 5 }, undefined), { initial });
+    expect(rest.store.lastEventAt).toBe(6000);
+  });
+
   it('refuses a saved state whose last event time is not a time', () => {
     const saved = { ...encodeState(replayHistory('').store), lastEventAt: 'soon' };
     expect(decodeState(saved)).toEqual(
