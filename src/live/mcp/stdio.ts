@@ -138,16 +138,24 @@ const readLine = (line: Buffer): { readonly message?: Readonly<Record<string, un
  * response that answers it (`readLine`), and `onMessage` each message passed on. The next chunk
  * is read once `room` resolves (the answers have room in the output): a client that sends requests
  * or junk and reads no answer cannot fill our memory with them, as the SDK queues every answer
- * it writes.
+ * it writes. `onMessage` sees each message before it is passed on, and refuses one by returning
+ * the answer to it, which goes to `onBadLine` as a bad line's does.
  */
 export const wholeLines = (
   limit = MAX_MESSAGE_BYTES,
   onBadLine: (response: string) => void = () => undefined,
   room: () => Promise<void> = () => Promise.resolve(),
-  onMessage: (message: Readonly<Record<string, unknown>>) => void = () => undefined,
+  onMessage: (message: Readonly<Record<string, unknown>>) => string | undefined = () => undefined,
 ): Transform => {
   let held: Buffer[] = [];
   let heldBytes = 0;
+  /** Whether `line` (its newline included) goes on to the SDK: if not, its answer has been given. */
+  const passes = (line: Buffer): boolean => {
+    const { message, answer } = readLine(line);
+    const refusal = answer ?? (message === undefined ? undefined : onMessage(message));
+    if (refusal !== undefined) onBadLine(refusal);
+    return refusal === undefined;
+  };
   const tooLarge = (): MessageTooLargeError =>
     new MessageTooLargeError(
       `a JSON-RPC message over the limit of ${limit.toLocaleString('en-US')} bytes arrived; the server stops, as it cannot read it`,
@@ -163,12 +171,7 @@ export const wholeLines = (
         const line = held.length === 0 ? piece : Buffer.concat([...held, piece]);
         held = [];
         heldBytes = 0;
-        const { message, answer } = readLine(line);
-        if (answer !== undefined) onBadLine(answer);
-        else {
-          if (message !== undefined) onMessage(message);
-          lines.push(line);
-        }
+        if (passes(line)) lines.push(line);
         start = end + 1;
       }
       if (heldBytes + chunk.length - start > limit) return done(tooLarge());
@@ -185,12 +188,7 @@ export const wholeLines = (
       const last = Buffer.concat([...held, NEWLINE]);
       held = [];
       heldBytes = 0;
-      const { message, answer } = last.length > 1 ? readLine(last) : {};
-      if (answer !== undefined) onBadLine(answer);
-      else if (last.length > 1) {
-        if (message !== undefined) onMessage(message);
-        this.push(last);
-      }
+      if (last.length > 1 && passes(last)) this.push(last);
       done();
     },
   });
@@ -270,11 +268,18 @@ const openAfterHandshake = (
 /** How long a server whose input has ended still waits for the answers to the calls it read. */
 const ANSWERS_AFTER_END_MS = 60_000;
 
+/** Why a request is refused whose id is that of one read and not answered yet. */
+const ID_IN_USE_REASON = 'request id already in use: its "id" is that of a request not answered yet';
+
 /**
  * The requests read and not answered yet, by id: a client that writes its calls and closes its
  * input (a script, `printf ... | fact-tracker mcp`) gets every answer before the server stops,
  * as the SDK drops those still in flight when it closes. A request the client cancels is
- * answered by no one.
+ * answered by no one. A request that reuses the id of one in flight, which JSON-RPC forbids, is
+ * refused (`read` returns its answer) and never reaches the SDK: with two requests under one id,
+ * the first answer would count for both and the server could stop before the second (the SDK
+ * runs both, and a cancellation would reach only the later one), and the client could not tell
+ * which answer is which.
  */
 const requestsInFlight = () => {
   const pending = new Set<string>();
@@ -286,11 +291,15 @@ const requestsInFlight = () => {
     if (pending.size === 0) whenNone?.();
   };
   return {
-    read: (message: Readonly<Record<string, unknown>>): void => {
-      if (typeof message['method'] !== 'string') return;
-      if ('id' in message) pending.add(key(message['id']));
-      else if (message['method'] === 'notifications/cancelled' && isRecord(message['params']))
+    read: (message: Readonly<Record<string, unknown>>): string | undefined => {
+      if (typeof message['method'] !== 'string') return undefined;
+      const id = message['id'];
+      if (isRequestId(id)) {
+        if (pending.has(key(id))) return invalidRequestResponse(id, ID_IN_USE_REASON);
+        pending.add(key(id));
+      } else if (message['method'] === 'notifications/cancelled' && isRecord(message['params']))
         forget(message['params']['requestId']);
+      return undefined;
     },
     answered: (message: unknown): void => {
       if (isRecord(message) && 'id' in message && !('method' in message)) forget(message['id']);

@@ -1027,3 +1027,57 @@ describe('a client that writes all its calls before it reads an answer', { timeo
     }
   });
 });
+
+describe('a request that reuses the id of one not answered yet', { timeout: 120_000 }, () => {
+  it('is refused at once with an invalid request error (-32600), the first gets its own answer, and each gets exactly one before the server ends on its closed input', async () => {
+    const cwd = tempDir('mcp-id-in-use-');
+    const sessions = join(cwd, '.fact-tracker', 'sessions');
+    mkdirSync(sessions, { recursive: true });
+    // A session with a long log, not the latest (which is opened before the first message is
+    // read): a call on it is still in flight when the second request and the end of input come.
+    const example = readFileSync(EXAMPLE, 'utf8').trim().split('\n');
+    const copies = Array.from({ length: 5 }, (_, copy) =>
+      example.map((line) => JSON.stringify({ ...(JSON.parse(line) as object), taskId: `${copy}` })).join('\n'),
+    );
+    writeFileSync(join(sessions, 'long.jsonl'), `${copies.join('\n')}\n`);
+    utimesSync(join(sessions, 'long.jsonl'), 1_000, 1_000);
+    writeFileSync(
+      join(sessions, 'latest.jsonl'),
+      `${JSON.stringify({ type: 'prompt', taskId: '1', taskPrompt: 'Add a route', at: '2026-03-02T09:00:00Z' })}\n`,
+    );
+    const listFacts = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'list_facts', arguments: { sessionId: 'long' } },
+    });
+    const { answers, status, stderr } = await serveInput(
+      cwd,
+      [
+        '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"printf","version":"1"}}}',
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        listFacts,
+        '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+        '',
+      ].join('\n'),
+    );
+    // Each of the three requests answered, once, before the server ended.
+    expect(answers.map(({ id }) => id).sort()).toEqual([0, 1, 1]);
+    const refused = answers.filter(({ error }) => error !== undefined);
+    expect(refused).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        error: {
+          code: -32600,
+          message: expect.stringMatching(/^Invalid Request: request id already in use\b[^\n]*$/u),
+        },
+      },
+    ]);
+    const results = answers.filter(({ error }) => error === undefined);
+    expect(results.map(({ id }) => id)).toEqual([0, 1]);
+    // The answer to the first request under that id: the call on the session with a long log.
+    expect(results[1]).toMatchObject({ result: { structuredContent: { sessionId: 'long' } } });
+    expect([status, stderr]).toEqual([0, '']);
+  });
+});
