@@ -17,7 +17,7 @@ import { decodeContextFile, encodeContextFile } from '../../src/context/schema.j
 import { decodeSessionsFile } from '../../src/context/sessionsFile.js';
 import { emptySharedContext } from '../../src/context/update.js';
 import { expectOneLineFailure, runBinary, runIn } from './cliRun.js';
-import { git, makeRepo, readJson } from './repo.js';
+import { commitAll, git, makeRepo, readJson } from './repo.js';
 
 const CONTEXT_JSON = ['data', 'context', 'planning_context.json'];
 const SLOW = { timeout: 120_000 } as const;
@@ -210,13 +210,19 @@ describe('the CLI on a file that stores keys as typed', SLOW, () => {
   });
 });
 
+/** A new repository with a checkpoint recorded in each of `workstreams`, on main. */
+const repoWithWorkstreams = async (...workstreams: ReadonlyArray<string>): Promise<string> => {
+  const repo = makeRepo();
+  for (const workstream of workstreams)
+    expect((await runIn(repo, ['context', 'checkpoint', '--workstream', workstream, '--summary', 'S.'])).status).toBe(
+      0,
+    );
+  return repo;
+};
+
 describe('the CLI on an entry kept apart beside a served entry of its very key', SLOW, () => {
   it('says to merge the two rather than fix the broken one, and a write on the hand-fixed file leaves it where it is', async () => {
-    const repo = makeRepo();
-    for (const workstream of ['api', 'web'])
-      expect((await runIn(repo, ['context', 'checkpoint', '--workstream', workstream, '--summary', 'S.'])).status).toBe(
-        0,
-      );
+    const repo = await repoWithWorkstreams('api', 'web');
     const file = join(repo, ...CONTEXT_JSON);
     const stored = readJson(file) as { contexts: Array<Record<string, unknown>> };
     const broken = { ...stored.contexts[0]!, open_decisions: [{ id: 'D1', text: 'Use REST', status: 'bogus' }] };
@@ -239,5 +245,52 @@ describe('the CLI on an entry kept apart beside a served entry of its very key',
     );
     expect(readFileSync(file, 'utf8')).toBe(fixed);
     expect(readdirSync(join(repo, 'data', 'context')).filter((name) => name.endsWith('.corrupt'))).toEqual([]);
+  });
+});
+
+/** The entry positions a warning about two entries of one key names: `[itself, the other]`. */
+const sharedKeyPositions = (stderr: string): Array<[number, number]> =>
+  [...stderr.matchAll(/contexts\[(\d+)\]\.key: names the same workstream as contexts\[(\d+)\]/gu)].map(
+    ([, own, other]) => [Number(own), Number(other)],
+  );
+
+describe('resolve on a conflicted file holding "api" beside "api "', SLOW, () => {
+  it('names the two entries kept apart by their places in the file it wrote, as show then does, not by those of a side of the conflict', async () => {
+    const repo = await repoWithWorkstreams('api', 'web');
+    const file = join(repo, ...CONTEXT_JSON);
+    const stored = readJson(file) as Stored;
+    const twin = structuredClone(stored.contexts.find((context) => context.key.workstream_id === 'api')!);
+    twin.key.workstream_id = 'api ';
+    twin.working_summary.text = 'Twin summary.';
+    writeFileSync(file, `${JSON.stringify({ ...stored, contexts: [...stored.contexts, twin] }, null, 2)}\n`);
+    commitAll(repo, 'api twice');
+    // Their side adds a workstream that sorts first, so the entries kept apart stand one place later there.
+    git(repo, 'checkout', '-q', '-b', 'side');
+    for (const argv of [
+      ['--workstream', 'aaa', '--summary', 'A0'],
+      ['--workstream', 'web', '--decision', 'Side question?'],
+    ])
+      expect((await runIn(repo, ['context', 'checkpoint', '--branch', 'main', ...argv])).status).toBe(0);
+    commitAll(repo, 'side');
+    git(repo, 'checkout', '-q', 'main');
+    expect(
+      (await runIn(repo, ['context', 'checkpoint', '--workstream', 'web', '--decision', 'Main question?'])).status,
+    ).toBe(0);
+    commitAll(repo, 'main');
+    expect(() => git(repo, 'merge', '-q', '--no-edit', 'side')).toThrow();
+    expect(readFileSync(file, 'utf8')).toMatch(/^<{7} HEAD$/mu);
+    const resolved = await runIn(repo, ['context', 'resolve']);
+    expect(resolved.status).toBe(0);
+    const warned = sharedKeyPositions(resolved.stderr);
+    expect(warned).toHaveLength(2);
+    // Each place named holds an api entry in the file as resolve left it on disk.
+    const written = (readJson(file) as Stored).contexts.map((context) => context.key.workstream_id);
+    expect(written.map((id) => id.trim())).toEqual(['aaa', 'web', 'api', 'api']);
+    expect(warned).toEqual([
+      [2, 3],
+      [3, 2],
+    ]);
+    const shown = await runIn(repo, ['context', 'show', '--workstream', 'web']);
+    expect(sharedKeyPositions(shown.stderr)).toEqual(warned);
   });
 });

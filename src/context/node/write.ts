@@ -26,6 +26,7 @@ import {
   type SharedContext,
 } from '../model.js';
 import { selectOtherKeys, selectRelatedContexts } from '../notices.js';
+import { decodeContextFile } from '../schema.js';
 import { redactContext, redactKey } from '../update.js';
 import { checkGitVisibility, regenerateDashboard, writeDerived } from './derived.js';
 import { checkNewEvidence } from './evidence.js';
@@ -34,7 +35,7 @@ import { gitAuthor } from './git.js';
 import type { Observation } from './observe.js';
 import { type Found, type LoadedContext, loadContext, loaded, secretWarning } from './load.js';
 import { headNotes, keyIn, observe, outsideSparseCheckout } from './observe.js';
-import { isNewerVersion, partialFileWarnings, quarantinedHere, readContextFile, tooLarge } from './read.js';
+import { decodeText, isNewerVersion, partialFileWarnings, quarantinedHere, readContextFile, tooLarge } from './read.js';
 import { type ForWrite, readForWrite } from './readForWrite.js';
 import { confine, type ContextOptions, located, type Result, type Scope, whenEnabled } from './scope.js';
 import { ignoredSessions, readSessionsFile, sessionsOf, sessionsToWrite } from './toolSessions.js';
@@ -256,6 +257,20 @@ const apply = async (scope: Scope, prepared: Prepared, planned: Planned, stillLo
 };
 
 /**
+ * `written`, the file a write stored as `text`, as that text reads back. A context kept apart is
+ * named by its place in the file it was read from (`contexts[1]`), and a write moves it: after
+ * the served contexts, in key order, and out of the side of a conflict it merged, whose places
+ * the file on disk no longer has. Read back, the places are those of the file as it now is on
+ * disk, which every later read names too. The text passed the reader's own checks before it was
+ * written; should it read back otherwise all the same, the places read are kept.
+ */
+const readBack = (scope: Scope, written: ContextFile, text: string): ContextFile => {
+  if (written.quarantined === undefined) return written;
+  const decoded = decodeText(text, (value) => decodeContextFile(value, scope.kind));
+  return E.isRight(decoded) ? decoded.right : written;
+};
+
+/**
  * Under the lock: reads the repository and the file, applies the edit, checks every input,
  * and writes the JSON, then the derived files and the sessions; says what it found and did.
  */
@@ -273,7 +288,8 @@ const changeLocked = async (
   if (E.isLeft(applied)) return applied;
   const { key, read, observation } = prepared.right;
   const { file: out, context, sources, notes } = planned.right.edited;
-  const wrote = planned.right.text !== undefined;
+  const { text } = planned.right;
+  const wrote = text !== undefined;
   const head = headNotes(scope, observation.observed, wrote);
   const stored = context === undefined ? undefined : O.toUndefined(selectContext(out, key));
   // A write that changed nothing wrote nothing, so a secret already in the file can still be there: never shown.
@@ -286,7 +302,9 @@ const changeLocked = async (
       sessions: applied.right.sessions,
       warnings: [
         ...lockNotices,
-        ...(wrote ? partialFileWarnings(scope, out, undefined) : partialFileWarnings(scope, out, read.repaired)),
+        ...(wrote
+          ? partialFileWarnings(scope, readBack(scope, out, text), undefined)
+          : partialFileWarnings(scope, out, read.repaired)),
         ...applied.right.warnings,
         ...head.warnings,
         ...(secret === undefined ? [] : [secret]),
