@@ -101,6 +101,19 @@ const sameProfileFacts = (a: ReadonlyArray<ProfileFact>, b: ReadonlyArray<Profil
 const timeOf = (fact: ProfileFact): number => fact.at ?? Number.NEGATIVE_INFINITY;
 
 /**
+ * Where a fact first told stands among facts of its time: its place in the profile `before`, or,
+ * for a session's fact, the place of the first profile fact it repeats or tells anew; a fact new
+ * to the profile comes after them all, in the session's order (`index`). So ties keep the order
+ * they were first told in, whatever order a merge lists them in, and merging the same facts again
+ * changes nothing.
+ */
+const firstToldRank = (before: ReadonlyArray<ProfileFact>, fact: NotedFact, index: number): number => {
+  const key = factKey(fact);
+  const place = before.findIndex((told) => factKey(told) === key || relateSubjects(fact, told) === 'same');
+  return place === -1 ? before.length + index : place;
+};
+
+/**
  * Merges a session's facts into a profile (`undefined`: none yet) at `at`. The session's facts
  * replace any fact they repeat or correct (the newer wording wins; the newer of two facts
  * about the same thing stays), and the profile stays ordered least recent first; past
@@ -166,16 +179,20 @@ export const consolidateGlobalFactsWithReport = (
       ? []
       : before.filter((fact) => session === undefined || fact.session === session).map((fact) => [factKey(fact), fact]),
   );
-  const added: ProfileFact[] = incoming
-    .filter((fact) => keptIncoming.has(fact))
-    .map((fact) => {
-      const previous = fact.at === undefined ? toldBefore.get(factKey(fact)) : undefined;
-      if (session === undefined && previous?.category === fact.category && previous.fact === fact.fact) return previous;
-      const time = fact.at ?? (previous === undefined || session === undefined ? told : previous.at);
-      return { ...fact, ...(session === undefined ? {} : { session }), ...(time === undefined ? {} : { at: time }) };
-    });
-  // Least recent first; a sort is stable, so facts of one time keep the profile's order, then the session's.
-  const merged = [...kept, ...added].sort((a, b) => timeOf(a) - timeOf(b));
+  const addedFrom = incoming.filter((fact) => keptIncoming.has(fact));
+  const added: ProfileFact[] = addedFrom.map((fact) => {
+    const previous = fact.at === undefined ? toldBefore.get(factKey(fact)) : undefined;
+    if (session === undefined && previous?.category === fact.category && previous.fact === fact.fact) return previous;
+    const time = fact.at ?? (previous === undefined || session === undefined ? told : previous.at);
+    return { ...fact, ...(session === undefined ? {} : { session }), ...(time === undefined ? {} : { at: time }) };
+  });
+  // Least recent first, facts of one time in the order they were first told (not the order this
+  // merge lists them in, which would reorder a profile merged the same facts again).
+  const ranked = [
+    ...kept.map((fact) => ({ fact, rank: before.indexOf(fact) })),
+    ...added.map((fact, i) => ({ fact, rank: firstToldRank(before, addedFrom[i]!, i) })),
+  ];
+  const merged = ranked.sort((a, b) => timeOf(a.fact) - timeOf(b.fact) || a.rank - b.rank).map(({ fact }) => fact);
   const overflow = Math.max(0, merged.length - cap);
   const facts = merged.slice(overflow);
   // Named even when the profile stays as it was: a fact told before all the profile holds falls off at once.

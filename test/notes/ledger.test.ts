@@ -242,7 +242,8 @@ describe('consolidateGlobalFacts', () => {
       { ...people('Took up pottery'), at: 2 },
       { ...people('Adopted a cat'), at: 2 },
     ]);
-    expect(global.facts.at(-3)).toEqual(people(topic(10)));
+    // Not newer, it keeps its place among the facts of its time (two fell off before it).
+    expect(global.facts[8]).toEqual(people(topic(10)));
   });
 
   it('counts facts merged without a time as told at the merge, so past the cap the least recent fall off, named', () => {
@@ -332,6 +333,32 @@ describe('consolidateGlobalFacts', () => {
         expect(consolidateGlobalFacts(once, session, at + 1)).toBe(once);
       }),
       { numRuns: 100 },
+    );
+  });
+});
+
+describe('consolidateGlobalFacts, facts of one time', () => {
+  /** Facts told at their own times, from a small space of times so that many share one. */
+  const timedFactsArb = fc.array(
+    fc.record({ fact: factArb, at: fc.integer({ min: 0, max: 3 }) }).map(({ fact, at }) => ({ ...fact, at })),
+    { maxLength: 12 },
+  );
+
+  it('keeps facts of one time in the order first told when the same facts are merged again in another order', () => {
+    const sister = { category: 'People', fact: 'Maya has a sister named Lena', at: 1_000 };
+    const tuesdays = { category: 'Logistics', fact: 'Sessions are on Tuesdays', at: 1_000 };
+    const once = consolidateGlobalFacts(undefined, [sister, tuesdays], 2_000);
+    expect(consolidateGlobalFacts(once, [tuesdays, sister], 3_000)).toBe(once);
+  });
+
+  it('merging a consolidated list again, in any order and at any later time, returns the very same profile', () => {
+    fc.assert(
+      fc.property(timedFactsArb, fc.boolean(), fc.nat({ max: 10 }), (facts, reversed, later) => {
+        const once = consolidateGlobalFacts(undefined, facts, 10);
+        const told = reversed ? [...once.facts].reverse() : once.facts;
+        expect(consolidateGlobalFacts(once, told, 10 + later)).toBe(once);
+      }),
+      { numRuns: 200 },
     );
   });
 });
