@@ -1,3 +1,7 @@
+import * as E from 'fp-ts/lib/Either.js';
+import { describeError } from './describe.js';
+import { failure, type Failure } from './failure.js';
+
 /** A plain JSON object's fields, read-only. */
 export type Fields = Readonly<Record<string, unknown>>;
 
@@ -50,6 +54,20 @@ export const readOnce = (value: unknown): unknown => {
       }
   }
   return root;
+};
+
+/**
+ * `value` read into plain data once (`readOnce`), or `invalid_input` naming it when a getter or
+ * a Proxy trap in it throws: the caller's input is at fault, not a bug for a shell's boundary to
+ * report as `internal`. A shell reads an input so before checking it, so that what it checks
+ * (a limit, a kind) is what it then keeps.
+ */
+export const readInput = (name: string, value: unknown): E.Either<Failure<'invalid_input'>, unknown> => {
+  try {
+    return E.right(readOnce(value));
+  } catch (error) {
+    return E.left(failure('invalid_input', `the ${name} cannot be read: ${describeError(error)}`));
+  }
 };
 
 /**

@@ -7,7 +7,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { describeError, refuseArgument } from '../../base/describe.js';
-import { isRecord, readOnce } from '../../base/record.js';
+import { isRecord, readInput, readOnce } from '../../base/record.js';
 import { internalFailure } from '../../base/failure.js';
 import { parseEventTime, type TimeFailure } from '../../base/time.js';
 import { deepFreeze } from '../../persistent/freeze.js';
@@ -190,21 +190,6 @@ const readFields = <K extends string>(
   return E.right({ fields, unreadable });
 };
 
-/**
- * A field's object (a result, a tag list) read once into plain data (see `readOnce`): a getter
- * or a Proxy trap in it that throws is the caller's input at fault, `invalid_input` as the
- * session answers it, not a bug reported as `internal`; one that answers differently twice is
- * not asked again. Anything else is taken as it is.
- */
-const readPlain = (name: string, value: unknown): E.Either<TrackerError, unknown> => {
-  if (typeof value !== 'object' || value === null) return E.right(value);
-  try {
-    return E.right(readOnce(value));
-  } catch (error) {
-    return E.left(invalidInput(`the ${name} cannot be read: ${describeError(error)}`));
-  }
-};
-
 /** A failure naming the required fields that could not be read, if any. */
 const unreadableOf = <K extends string>(read: ReadFields<K>, required: ReadonlyArray<K>): TrackerError | undefined => {
   const missing = read.unreadable.filter((key) => required.includes(key));
@@ -215,7 +200,7 @@ const unreadableOf = <K extends string>(read: ReadFields<K>, required: ReadonlyA
 const promptEvent = (fields: PromptFields, at: number): E.Either<TrackerError, PromptInput> => {
   const { taskId, taskPrompt, maxFacts, maxTokens } = fields;
   // The list read once: its elements checked are the ones the retrieval filters by.
-  const read = readPlain('tags', fields.tags);
+  const read = readInput('tags', fields.tags);
   if (E.isLeft(read)) return read;
   const tags = read.right;
   if (typeof taskId !== 'string' && typeof taskId !== 'number') return E.left(invalidInput('taskId must be a string'));
@@ -440,7 +425,7 @@ export const createFactTracker = (options: FactTrackerOptions = {}): FactTracker
         const unreadable = unreadableOf(read.right, ['role', 'taskId', 'output']);
         if (unreadable !== undefined) return E.left(unreadable);
         const { role, taskId } = read.right.fields;
-        const output = readPlain('output', read.right.fields.output);
+        const output = readInput('output', read.right.fields.output);
         if (E.isLeft(output)) return output;
         const at = timeOf();
         if (E.isLeft(at)) return at;

@@ -10,7 +10,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { memoize } from '../../base/memo.js';
 import { type Failure, internalFailure } from '../../base/failure.js';
-import { isRecord } from '../../base/record.js';
+import { isRecord, readInput } from '../../base/record.js';
 import { quoteValue } from '../../base/schema.js';
 import { redactSecretsIn } from '../../base/secrets.js';
 import { isTokenizerName, TOKENIZER_NAMES } from '../../tokens/names.js';
@@ -413,15 +413,21 @@ const open = async (
   const recordedOf = ({ line, duplicate }: RecordedEvent): Recorded => ({ line, duplicate });
 
   /**
-   * A call's boundary: what its input does before the call takes its turn (a getter that throws)
-   * becomes a failure too (`boundaryFailure`: `internal`, or `invalid_input` for a token counter
-   * that answered no number of tokens).
+   * A call's boundary. Its arguments are read into plain data once first (`readInput`): what is
+   * checked against the limits is then what is written, however a getter answers when asked
+   * again, and one that throws is the caller's input at fault, `invalid_input`, as the tracker
+   * answers it. An exception after that becomes a failure too (`boundaryFailure`: `internal`, or
+   * `invalid_input` for a token counter that answered no number of tokens).
    */
   const atBoundary =
     <A extends ReadonlyArray<unknown>, T>(call: (...args: A) => Promise<E.Either<SessionError, T>>) =>
     async (...args: A): Promise<E.Either<SessionError, T>> => {
       try {
-        return await call(...args);
+        const read = E.traverseReadonlyArrayWithIndex((i, arg: unknown) =>
+          readInput(i === 0 ? 'input' : 'options', arg),
+        )(args);
+        if (E.isLeft(read)) return read;
+        return await call(...(read.right as unknown as A));
       } catch (error) {
         return E.left(boundaryFailure(error));
       }

@@ -29,6 +29,7 @@ import {
   type LiveSession,
   memorySessionStore,
   MAX_OUTPUT_DEPTH,
+  MAX_OUTPUT_LENGTH,
   MAX_TASK_ID_LENGTH,
   openSession,
   parseSessionId,
@@ -309,6 +310,43 @@ describe('a live session', () => {
     expect(session.report().events).toBe(1);
   });
 
+  it('reads an input once: what it checks against the limits is what it writes, and a getter that throws is invalid_input', async () => {
+    const session = await open('getters', { store: memorySessionStore() });
+    // Short while the limits are checked, three megabytes when asked again.
+    let reads = 0;
+    const output = {
+      ...result('1', 'x'),
+      get summary(): string {
+        reads += 1;
+        return reads === 1 ? 'short' : 'z'.repeat(3 * MAX_OUTPUT_LENGTH);
+      },
+    };
+    const ingested = right(await session.ingestResult({ role: 'implementer', taskId: '1', output }));
+    expect(ingested.facts.map((fact) => fact.object)).toContain('short');
+    expect(reads).toBe(1);
+    const throwing = {
+      role: 'implementer',
+      taskId: '2',
+      output: result('2', 'y'),
+      get at(): number {
+        throw new Error('no time');
+      },
+    };
+    expect(await session.ingestResult(throwing as never)).toEqual(
+      E.left({ code: 'invalid_input', message: 'the input cannot be read: no time' }),
+    );
+    const proxy = new Proxy(result('3', 'z'), {
+      ownKeys: () => {
+        throw new Error('no keys');
+      },
+    });
+    expect(await session.ingestResult({ role: 'implementer', taskId: '3', output: proxy })).toEqual(
+      E.left({ code: 'invalid_input', message: 'the input cannot be read: no keys' }),
+    );
+    expect(session.report().events).toBe(1);
+    expect(JSON.stringify(right(await session.snapshot())).length).toBeLessThan(MAX_OUTPUT_LENGTH);
+  });
+
   it('answers every input it cannot take with a Left, never a rejected promise, and writes nothing', async () => {
     const cwd = tempDir('session-');
     const session = await open('hostile', { cwd });
@@ -333,11 +371,13 @@ describe('a live session', () => {
       answer.status === 'fulfilled' ? answer.value : undefined,
     );
     expect(bigint).toEqual(E.left({ code: 'invalid_input', message: expect.stringContaining('BigInt') }));
-    expect(getter).toEqual(E.left({ code: 'internal', message: expect.stringContaining('the getter failed') }));
+    // A getter that throws is the caller's input at fault, not a bug: never internal.
+    expect(getter).toEqual(E.left({ code: 'invalid_input', message: 'the input cannot be read: the getter failed' }));
     expect(bigCount).toEqual(
       E.left({ code: 'invalid_field', message: 'maxFacts must be a whole number 0 or more, not the BigInt 1n' }),
     );
-    expect(previewed).toEqual(E.left(expect.objectContaining({ code: 'internal' })));
+    // A field that is not enumerable is none of the input's fields, as JSON would read it.
+    expect(previewed).toEqual(E.left(expect.objectContaining({ code: 'missing_field' })));
     // Named as given, not as the null JSON would have written for it.
     expect(infinite).toEqual(
       E.left({ code: 'invalid_field', message: 'maxTokens must be a whole number 0 or more, not Infinity' }),
