@@ -3,6 +3,7 @@
  * is applied with. Nothing here is a function or a class instance, so a state survives
  * `JSON.stringify` (the store through `encodeState`), `structuredClone` and a worker boundary.
  */
+import { deepFreeze } from '../../persistent/freeze.js';
 import { MAX_FACTS_PER_RESULT } from '../extract/extractor.js';
 import {
   DEFAULT_LAYOUT,
@@ -99,7 +100,10 @@ export const trackerSettings = (options: TrackerStateOptions = {}): TrackerSetti
 
 /**
  * A tracker's first state: an empty store (or `options.store`) and the settings `options` describe.
- * A `store` that is not a fact store is refused with a TypeError saying what it is.
+ * A `store` that is not a fact store is refused with a TypeError saying what it is. A store the
+ * caller built unfrozen (`JSON.parse`, `structuredClone`) is frozen as it is taken: the state
+ * shares it, and a change the caller made to it later would otherwise change the state's answers
+ * behind every reducer's back.
  */
 export const initialTrackerState = (options: TrackerStateOptions = {}): TrackerState => {
   const given = typeof options === 'object' && options !== null ? options : {};
@@ -107,7 +111,7 @@ export const initialTrackerState = (options: TrackerStateOptions = {}): TrackerS
     store:
       given.store === undefined || given.store === null
         ? emptyFactStore(given.maxValidFacts === undefined ? {} : { maxValidFacts: given.maxValidFacts })
-        : checkedFactStore(given.store),
+        : deepFreeze(checkedFactStore(given.store)),
     settings: trackerSettings(given),
   });
 };

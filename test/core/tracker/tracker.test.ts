@@ -458,6 +458,34 @@ describe('tracker properties', () => {
           output: reviewer(r.taskId, r.assessment, r.issues, r.fixes),
         });
 
+  it('a tracker started from a JSON or structuredClone copy of a store answers as one started from the store, whatever its caller does to the copy afterwards', () => {
+    /** Overwrites every text the value holds, where it can: what a caller's later change to its copy does. */
+    const scribble = (value: unknown): void => {
+      if (typeof value !== 'object' || value === null) return;
+      const fields = value as Record<string, unknown>;
+      for (const key of Object.keys(fields))
+        try {
+          if (typeof fields[key] === 'string') fields[key] = 'scribbled';
+          else scribble(fields[key]);
+        } catch {
+          // Frozen: the change is refused, which is the point.
+        }
+    };
+    fc.assert(
+      fc.property(fc.array(resultArb, { minLength: 1, maxLength: 8 }), fc.boolean(), (results, viaJson) => {
+        const original = createFactTracker({ clock: steppingClock() });
+        for (const result of results) ingest(original, result);
+        const store = original.getSnapshot();
+        const copy = (viaJson ? JSON.parse(JSON.stringify(store)) : structuredClone(store)) as FactStore;
+        const resumed = createFactTracker({ clock: steppingClock(), initial: copy });
+        scribble(copy);
+        const prompt = { taskId: '4', taskPrompt: 'src/a.ts naming' };
+        expect(resumed.previewPrompt(prompt)).toEqual(original.previewPrompt(prompt));
+        expect(selectValidFacts(resumed.getSnapshot())).toEqual(selectValidFacts(store));
+      }),
+    );
+  });
+
   it('replaying the tracker’s events from an empty store rebuilds its snapshot, whatever the clock does', () => {
     fc.assert(
       fc.property(
