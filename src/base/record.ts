@@ -21,6 +21,9 @@ const isPlainContainer = (value: object): boolean => {
  * exactly once (cycles kept as cycles; anything else, such as a Date, passed as it is). A getter
  * or a Proxy trap that throws does so here, where the caller can tell it from a bug, and one
  * that answers differently twice is not asked again. Iterative: any depth, no stack overflow.
+ * An array with a hole (an element never set) throws a TypeError at its first hole: no data
+ * holds one (JSON writes it as null), and a copy would cost its length, not its elements, so
+ * `a[1e9] = x` on an empty array would take the process down trying.
  */
 export const readOnce = (value: unknown): unknown => {
   if (typeof value !== 'object' || value === null) return value;
@@ -42,7 +45,11 @@ export const readOnce = (value: unknown): unknown => {
     const [source, copy] = next;
     if (Array.isArray(source)) {
       const length = source.length;
-      for (let i = 0; i < length; i += 1) (copy as unknown[])[i] = copyOf(source[i]);
+      for (let i = 0; i < length; i += 1) {
+        if (!(i in source))
+          throw new TypeError(`an array of ${length} elements has a hole at [${i}], an element never set`);
+        (copy as unknown[])[i] = copyOf(source[i]);
+      }
     } else
       for (const key of Object.keys(source)) {
         const field = copyOf((source as Record<string, unknown>)[key]);

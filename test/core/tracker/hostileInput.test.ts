@@ -270,6 +270,28 @@ describe('hostile input objects (issue 14, item 4)', () => {
     expect(selectValidFacts(tracker.getSnapshot()).map((fact) => fact.subject)).toContain('src/d.ts');
   });
 
+  it('an array with a hole, however long (an element set past 4 billion empty ones), is invalid_input at its first hole, and nothing is recorded', () => {
+    const tracker = createFactTracker({ clock: () => 1_000 });
+    for (const length of [2, 2 ** 32 - 1]) {
+      // An element set far past the others, as `files[id] = path` with a large id would.
+      const files: string[] = [];
+      files[length - 1] = 'src/late.ts';
+      const ingested = tracker.ingestOutput({ role: 'implementer', taskId: '1', output: implementer('1', files) });
+      expect(ingested).toEqual(
+        E.left({
+          code: 'invalid_input',
+          message: `the output cannot be read: an array of ${length} elements has a hole at [0], an element never set`,
+        }),
+      );
+      const tags: string[] = [];
+      tags[length - 1] = 'file_change';
+      expect(tracker.compilePrompt({ taskId: '2', taskPrompt: 'x', tags: tags as never }).error).toEqual(
+        expect.objectContaining({ code: 'invalid_input' }),
+      );
+    }
+    expect(tracker.events()).toEqual([]);
+  });
+
   it('compilePrompt reads its tags once: a list whose element throws is invalid_input, one whose elements change filters by what was checked', () => {
     const heard: unknown[] = [];
     const tracker = createFactTracker({ clock: () => 5, onError: (failure) => heard.push(failure) });

@@ -347,6 +347,27 @@ describe('a live session', () => {
     expect(JSON.stringify(right(await session.snapshot())).length).toBeLessThan(MAX_OUTPUT_LENGTH);
   });
 
+  it('refuses an array with a hole, however long, as invalid_input at its first hole, and writes nothing', async () => {
+    const session = await open('holes', { store: memorySessionStore() });
+    for (const length of [2, 2 ** 32 - 1]) {
+      const files: string[] = [];
+      files[length - 1] = 'src/late.ts';
+      expect(
+        await session.ingestResult({
+          role: 'implementer',
+          taskId: '1',
+          output: { ...result('1', 'x'), files_changed: files },
+        }),
+      ).toEqual(
+        E.left({
+          code: 'invalid_input',
+          message: `the input cannot be read: an array of ${length} elements has a hole at [0], an element never set`,
+        }),
+      );
+    }
+    expect(session.report().events).toBe(0);
+  });
+
   it('answers every input it cannot take with a Left, never a rejected promise, and writes nothing', async () => {
     const cwd = tempDir('session-');
     const session = await open('hostile', { cwd });
