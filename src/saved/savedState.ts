@@ -15,7 +15,14 @@ import { holdsSeparator, parseNewFact, type SessionFact } from '../core/fact.js'
 import type { NotesLedger } from '../notes/ledger.js';
 import { decodeNotes, encodeNotes, type SavedNotes } from '../notes/persist.js';
 import * as PMap from '../persistent/persistentMap.js';
-import { normalizeMaxValidFacts, type FactStore, type PairLog, pairKey, withLastEventAt } from '../core/store/state.js';
+import {
+  normalizeMaxValidFacts,
+  type FactStore,
+  type PairLog,
+  pairKey,
+  splitPairKey,
+  withLastEventAt,
+} from '../core/store/state.js';
 import { checkedFactStore } from '../core/store/storeShape.js';
 import { byTimeThenId } from '../core/store/timeline.js';
 import { bySubjectThenRelation, type RecordedFile, type RecordedPrompt } from '../core/search/searchIndex.js';
@@ -52,8 +59,21 @@ export interface SavedState {
    * files without it decode as before, resumed after the latest time they record).
    */
   readonly lastEventAt?: number;
+  /**
+   * The times of the invalidations that closed the pairs compaction removed (`FactStore.tombstones`),
+   * so an assertion dated at or before one is closed by it after the state is read (optional: files
+   * without it decode as before, without tombstones).
+   */
+  readonly tombstones?: ReadonlyArray<SavedTombstone>;
   /** The notable-facts ledger, when one was saved (optional: files without it decode as before). */
   readonly notes?: SavedNotes;
+}
+
+/** A tombstone as a saved state writes it: the pair, and when the invalidation that closed it was. */
+export interface SavedTombstone {
+  readonly subject: string;
+  readonly relation: string;
+  readonly invalidatedAt: number;
 }
 
 /** A decoded saved state: the fact store, and the notable-facts ledger when the file holds one. */
@@ -69,6 +89,7 @@ export interface DecodedState {
 export const encodeState = (store: FactStore, notes?: NotesLedger): SavedState => {
   checkedFactStore(store);
   const files = removedFiles(store);
+  const tombstones = savedTombstones(store);
   return {
     format: STATE_FORMAT,
     version: STATE_VERSION,
@@ -77,6 +98,7 @@ export const encodeState = (store: FactStore, notes?: NotesLedger): SavedState =
     prompts: selectRecordedPrompts(store),
     ...(files.length === 0 ? {} : { files }),
     ...(store.lastEventAt === undefined ? {} : { lastEventAt: store.lastEventAt }),
+    ...(tombstones.length === 0 ? {} : { tombstones }),
     ...(notes === undefined ? {} : { notes: encodeNotes(notes) }),
   };
 };
@@ -86,6 +108,17 @@ const removedFiles = (store: FactStore): RecordedFile[] =>
   selectRecordedFiles(store).filter(
     ({ taskId, subject, relation }) => !holdsFileFactOf(PMap.get(store.pairs, pairKey(subject, relation)), taskId),
   );
+
+/** The store's tombstones, sorted by subject, then relation. */
+const savedTombstones = (store: FactStore): SavedTombstone[] => {
+  const saved: SavedTombstone[] = [];
+  if (store.tombstones !== undefined)
+    PMap.forEach(store.tombstones, (invalidatedAt, key) => {
+      const [subject, relation] = splitPairKey(key);
+      saved.push({ subject, relation, invalidatedAt });
+    });
+  return saved.sort(bySubjectThenRelation);
+};
 
 type IssuePath = { readonly path?: ReadonlyArray<PropertyKey> | undefined };
 
@@ -117,6 +150,35 @@ const RecordedFileSchema = z.object(
   },
   { error: notAnObject },
 );
+
+const incompleteTombstone = (issue: IssuePath): string =>
+  `${pathOf(issue, 1)} needs a subject, a relation and a finite invalidatedAt`;
+
+/** A tombstone's subject or relation, read as a pair's are (lone surrogates as U+FFFD); U+001F would make its key another pair's. */
+const tombstoneField = z
+  .string({ error: incompleteTombstone })
+  .refine((text) => !holdsSeparator(text), {
+    error: (issue) => `${pathOf(issue)} holds U+001F, the separator of pair keys`,
+  })
+  .transform(wellFormed);
+
+/** A tombstone, as the entry of its pair key that `buildStore` takes. */
+const TombstoneSchema = z
+  .object(
+    {
+      subject: tombstoneField,
+      relation: tombstoneField,
+      invalidatedAt: z
+        .number({ error: incompleteTombstone })
+        .refine(Number.isFinite, { error: incompleteTombstone })
+        .transform(plainTime),
+    },
+    { error: notAnObject },
+  )
+  .transform(({ subject, relation, invalidatedAt }): readonly [string, number] => [
+    pairKey(subject, relation),
+    invalidatedAt,
+  ]);
 
 const RecordedPromptSchema = z.object(
   {
@@ -220,6 +282,7 @@ const SavedStateSchema = () =>
         .refine(Number.isFinite, 'saved state lastEventAt is not a finite time')
         .transform(plainTime)
         .optional(),
+      tombstones: z.array(TombstoneSchema, { error: 'saved state tombstones is not an array' }).optional(),
       // The notes section keeps its own decoder (and its messages), run once the fact store decoded.
       notes: z.unknown().optional(),
     },
@@ -240,11 +303,17 @@ export type SavedStateFailure = Failure<'invalid_state' | 'invalid_notes'>;
 export const decodeSavedState = (value: unknown): E.Either<SavedStateFailure, DecodedState> => {
   const decoded = SavedStateSchema().safeParse(value);
   if (!decoded.success) return E.left(failure('invalid_state', problemOf(decoded.error.issues[0]!)));
-  const { pairs, prompts, files, maxValidFacts, lastEventAt, notes } = decoded.data;
+  const { pairs, prompts, files, maxValidFacts, lastEventAt, tombstones, notes } = decoded.data;
   return pipe(
     notes === undefined ? E.right<SavedStateFailure, NotesLedger | undefined>(undefined) : decodeNotes(notes),
     E.map((ledger: NotesLedger | undefined): DecodedState => {
-      const built = buildStore(normalizeMaxValidFacts(maxValidFacts), pairs, prompts ?? [], files ?? []);
+      const built = buildStore(
+        normalizeMaxValidFacts(maxValidFacts),
+        pairs,
+        prompts ?? [],
+        files ?? [],
+        tombstones ?? [],
+      );
       const store = lastEventAt === undefined ? built : withLastEventAt(built, lastEventAt);
       return ledger === undefined ? { store } : { store, notes: ledger };
     }),

@@ -6,6 +6,7 @@ import { type FactStore, type PairLog, pairKey, validCount } from './state.js';
 import { checkedFactStore } from './storeShape.js';
 import { pruneTaskRecords } from './taskRecords.js';
 import { collapseToValidRuns, PAIR_LOG_LIMIT, withAssertions } from './timeline.js';
+import { selectTombstone } from './tombstones.js';
 import { detachValidOrder, stepValidOrder } from './validOrder.js';
 import {
   composeChanges,
@@ -36,6 +37,24 @@ export const addFacts = (store: FactStore, facts: ReadonlyArray<SessionFact>): F
   addCheckedFacts(checkedFactStore(store), keepWellFormedFacts(facts));
 
 /**
+ * The log a pair that has none starts from when `facts` are asserted: the invalidation its
+ * tombstone keeps when one of them is dated at or before it, which closes them as the log
+ * compaction removed would have; otherwise an empty log (the tombstone then closes nothing any
+ * later assertion could make valid: the pair's latest assertion is after it).
+ */
+const startingLog = (
+  store: FactStore,
+  subject: string,
+  relation: string,
+  facts: ReadonlyArray<SessionFact>,
+): PairLog => {
+  const closedAt = selectTombstone(store, pairKey(subject, relation));
+  return closedAt !== undefined && facts.some((fact) => fact.validFrom <= closedAt)
+    ? { subject, relation, assertions: [], clears: [closedAt] }
+    : emptyPairLog(subject, relation);
+};
+
+/**
  * `addFacts` for facts already checked and frozen, as the extractor builds them: they enter the
  * store as they are, without a second check (a replay of the event log checks them again).
  */
@@ -51,7 +70,7 @@ export const addCheckedFacts = (store: FactStore, facts: ReadonlyArray<SessionFa
   for (const group of byPair.values()) {
     const { subject, relation } = group[0]!;
     const before = selectPairLog(store, subject, relation);
-    const asserted = withAssertions(before ?? emptyPairLog(subject, relation), group);
+    const asserted = withAssertions(before ?? startingLog(store, subject, relation, group), group);
     const after = asserted.assertions.length > PAIR_LOG_LIMIT ? collapseToValidRuns(asserted) : asserted;
     if (after !== before) changes.push({ before, after });
   }

@@ -1,20 +1,27 @@
 import { wellFormed } from '../../base/text.js';
 import { plainTime } from '../../base/time.js';
 import { holdsSeparator, pathText } from '../fact.js';
-import type { FactStore } from './state.js';
+import { type FactStore, pairKey } from './state.js';
 import { checkedFactStore } from './storeShape.js';
 import { deriveRecords, latestAssertionTime, withClear } from './timeline.js';
+import { selectTombstone } from './tombstones.js';
 import { selectPairLog, writePairChanges } from './write.js';
 
 /**
  * The (subject, relation) pair an invalidation of `subject` and `relation` closes, as the store
  * keys it: their text well-formed (lone surrogates read as U+FFFD, as in every fact). A subject
  * no pair holds is read as extraction reads a path (whitespace collapsed, clipped to its last
- * 200 characters), so the path an agent reported closes the fact made of it.
+ * 200 characters), so the path an agent reported closes the fact made of it. A subject only a
+ * tombstone holds is taken as given, as it was while its pair had a log.
  */
 export const invalidatedPair = (store: FactStore, subject: string, relation: string): readonly [string, string] => {
   const [given, pairRelation] = [wellFormed(subject), wellFormed(relation)];
-  if (selectPairLog(store, given, pairRelation) !== undefined) return [given, pairRelation];
+  // A pair compaction removed while closed is still one the store holds (its tombstone).
+  if (
+    selectPairLog(store, given, pairRelation) !== undefined ||
+    selectTombstone(store, pairKey(given, pairRelation)) !== undefined
+  )
+    return [given, pairRelation];
   return [pathText(given), pairRelation];
 };
 

@@ -19,6 +19,12 @@ export interface PairLog {
   readonly clears: ReadonlyArray<number>;
 }
 
+/** A pair log before and after a reducer's change (`undefined`: no log). */
+export interface PairChange {
+  readonly before: PairLog | undefined;
+  readonly after: PairLog | undefined;
+}
+
 /**
  * The fact store: plain, JSON-serializable, deeply frozen data. Read it through the selectors.
  * The pair logs are the source of truth; the index holds the valid facts (by id) and what
@@ -34,6 +40,13 @@ export interface FactStore {
    * removes history from those, instead of walking every pair on every dispatch.
    */
   readonly historyPairs: PMap.PersistentMap<true>;
+  /**
+   * The invalidation times of the closed pairs whose logs went (compaction removes a pair none of
+   * whose facts is valid), by pair key: a tombstone, so an assertion arriving later with a time
+   * at or before it is closed by it, as the removed log would have closed it (see `tombstones.ts`).
+   * Absent when there is none, as in every store before tombstones were kept.
+   */
+  readonly tombstones?: PMap.PersistentMap<number>;
   /** The search index over the valid facts and the recorded task prompts. */
   readonly index: SearchIndex;
   /**
@@ -86,12 +99,25 @@ export const withIndex = (store: FactStore, index: SearchIndex): FactStore => ({
   pairs: store.pairs,
   historyPairs: store.historyPairs,
   index,
+  ...keptTombstones(store.tombstones),
 });
+
+/** The `tombstones` field of a store holding these: absent when there is none. */
+export const keptTombstones = (
+  tombstones: PMap.PersistentMap<number> | undefined,
+): { tombstones?: PMap.PersistentMap<number> } =>
+  tombstones === undefined || PMap.size(tombstones) === 0 ? {} : { tombstones };
 
 const PAIR_SEPARATOR = '\u001f';
 
 /** The key of a (subject, relation) pair. */
 export const pairKey = (subject: string, relation: string): string => subject + PAIR_SEPARATOR + relation;
+
+/** The subject and relation of a pair key (neither holds the separator: no stored pair does). */
+export const splitPairKey = (key: string): readonly [string, string] => {
+  const at = key.indexOf(PAIR_SEPARATOR);
+  return [key.slice(0, at), key.slice(at + 1)];
+};
 
 /** The number of valid facts. */
 export const validCount = (store: FactStore): number => selectIndexedCount(store.index);

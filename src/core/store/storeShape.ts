@@ -43,6 +43,8 @@ export const factStoreProblem = (value: unknown): string | undefined => {
   if (typeof value['maxValidFacts'] !== 'number') return 'the store has no maxValidFacts: it is not a fact store';
   if (!isMapShaped(value['pairs']) || !isMapShaped(value['historyPairs']))
     return 'the store has no pair logs of its kind: it is not a fact store';
+  if (value['tombstones'] !== undefined && !isMapShaped(value['tombstones']))
+    return 'the store has tombstones not of their kind: it is not a fact store';
   const index = value['index'];
   if (!isRecord(index)) return 'the store has no search index: it is not a fact store';
   const field = malformedIndexField(index);

@@ -9,15 +9,12 @@ import { isFileFact, type SessionFact } from '../fact.js';
 import { selectIndexedFiles, selectIndexedPrompts } from '../search/indexReads.js';
 import { applyIndexChanges, indexTaskFiles, indexTaskPrompt } from '../search/indexWrites.js';
 import { emptySearchIndex, type RecordedFile, type RecordedPrompt } from '../search/searchIndex.js';
-import { type FactStore, type PairLog, pairKey } from './state.js';
+import { type FactStore, keptTombstones, type PairChange, type PairLog, pairKey } from './state.js';
 import { mayHoldHistory, selectValidOfLog } from './timeline.js';
+import { tombstoneChanges, tombstonesOf, withTombstoneChanges } from './tombstones.js';
 import { attachValidOrder, carryValidOrder, type ValidOrder } from './validOrder.js';
 
-/** A pair log before and after a reducer's change (`undefined`: no log). */
-export interface PairChange {
-  readonly before: PairLog | undefined;
-  readonly after: PairLog | undefined;
-}
+export type { PairChange } from './state.js';
 
 /** The log stored for a pair, if any. */
 export const selectPairLog = (store: FactStore, subject: string, relation: string): PairLog | undefined =>
@@ -201,7 +198,8 @@ export const writePairChanges = (
   const effective = changes.filter((change) => change.before !== change.after);
   const filesAsserted: Array<[string, string, string]> = [];
   for (const step of composed?.steps ?? [effective]) for (const change of step) assertedFiles(change, filesAsserted);
-  if (effective.length === 0 && filesAsserted.length === 0) {
+  const tombstonesChanged = tombstoneChanges(store.tombstones, composed?.steps ?? [effective]);
+  if (effective.length === 0 && filesAsserted.length === 0 && tombstonesChanged.size === 0) {
     if (composed !== undefined) attachValidOrder(store.index, composed.order);
     return store;
   }
@@ -224,6 +222,7 @@ export const writePairChanges = (
       if (historyIn(after) !== historyIn(before))
         historyPairs = historyIn(after) === 1 ? PMap.set(historyPairs, key, true) : PMap.remove(historyPairs, key);
     });
+    const tombstones = withTombstoneChanges(store.tombstones, tombstonesChanged);
     const index = applyIndexChanges(store.index, {
       invalid,
       valid,
@@ -234,7 +233,7 @@ export const writePairChanges = (
     if (composed === undefined) carryValidOrder(store.index, index, invalid, valid);
     else attachValidOrder(index, composed.order);
     // A new store object every time, even inside a run: selectors memoize by store identity.
-    return { maxValidFacts: store.maxValidFacts, pairs, historyPairs, index };
+    return { maxValidFacts: store.maxValidFacts, pairs, historyPairs, index, ...keptTombstones(tombstones) };
   });
 };
 
@@ -253,8 +252,9 @@ export const selectLatestPrompts = (store: FactStore, count: number): RecordedPr
 export const selectRecordedFiles = (store: FactStore): RecordedFile[] => selectIndexedFiles(store.index);
 
 /**
- * A whole store built from pair logs, recorded prompts and recorded files (where a reducer
- * rewrites most of the state). Built as a replay builds its store, in one transient run with
+ * A whole store built from pair logs, recorded prompts, recorded files and tombstones (pair key,
+ * invalidation time; one of a pair that has a log is left out, its log says when it was closed),
+ * where a reducer rewrites most of the state. Built as a replay builds its store, in one transient run with
  * native maps, frozen once at the end (the tries `deepFreeze` makes of them are those the same
  * entries give however they are written), which takes less time than a persistent run (see
  * docs/performance.md).
@@ -264,6 +264,7 @@ export const buildStore = (
   logs: Iterable<PairLog>,
   prompts: ReadonlyArray<RecordedPrompt> = [],
   files: ReadonlyArray<RecordedFile> = [],
+  tombstones: Iterable<readonly [string, number]> = [],
 ): FactStore =>
   deepFreeze(
     transientRun(createOwner(), (): FactStore => {
@@ -272,6 +273,7 @@ export const buildStore = (
         pairs: PMap.empty,
         historyPairs: PMap.empty,
         index: emptySearchIndex(),
+        ...keptTombstones(tombstonesOf(tombstones)),
       };
       const changes: PairChange[] = [];
       for (const log of logs) changes.push({ before: undefined, after: log });

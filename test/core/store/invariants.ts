@@ -138,6 +138,7 @@ export const storeLogs = (store: FactStore) => ({
   maxValidFacts: store.maxValidFacts,
   pairs: sortedEntries(store.pairs, (log) => log),
   historyPairs: PMap.keys(store.historyPairs).sort(),
+  tombstones: store.tombstones === undefined ? [] : sortedEntries(store.tombstones, (at) => at),
 });
 
 /**

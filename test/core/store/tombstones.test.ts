@@ -1,0 +1,150 @@
+import * as E from 'fp-ts/lib/Either.js';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  addFacts,
+  compact,
+  compactWithReport,
+  decodeState,
+  emptyFactStore,
+  encodeState,
+  type FactStore,
+  invalidate,
+  selectValidFacts,
+  type SessionFact,
+  SUMMARY_RELATION,
+} from '../../../src/index.js';
+import { factArb, fileFact, relations, subjects, timeArb } from '../../arbitraries.js';
+import { pairKey } from '../../../src/core/store/state.js';
+import { TOMBSTONE_LIMIT } from '../../../src/core/store/tombstones.js';
+import * as PMap from '../../../src/persistent/persistentMap.js';
+import { expectConsistent, storeLogs } from './invariants.js';
+
+/** What a history does to a store: facts asserted, a pair invalidated, or a compaction to `maxFacts`. */
+type Step =
+  | { readonly type: 'add'; readonly facts: ReadonlyArray<SessionFact> }
+  | { readonly type: 'invalidate'; readonly subject: string; readonly relation: string; readonly at: number }
+  | { readonly type: 'compact'; readonly maxFacts: number };
+
+const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  {
+    weight: 5,
+    arbitrary: fc.array(factArb, { minLength: 1, maxLength: 3 }).map((facts): Step => ({ type: 'add', facts })),
+  },
+  {
+    weight: 3,
+    arbitrary: fc
+      .record({ subject: fc.constantFrom(...subjects), relation: fc.constantFrom(...relations), at: timeArb })
+      .map((fields): Step => ({ type: 'invalidate', ...fields })),
+  },
+  { weight: 2, arbitrary: fc.integer({ min: 0, max: 4 }).map((maxFacts): Step => ({ type: 'compact', maxFacts })) },
+);
+
+const unbounded = (): FactStore => emptyFactStore({ maxValidFacts: Infinity });
+
+/**
+ * The valid facts `keep` takes, by pair and id. Not by start: a late assertion of a valid fact
+ * dated before its run's start extends the run back once the history before it went (see
+ * docs/library.md), which changes when the fact became valid, not whether it is.
+ */
+const validByPair = (store: FactStore, keep: (fact: SessionFact) => boolean): string[] =>
+  selectValidFacts(store)
+    .filter(keep)
+    .map((fact) => pairKey(fact.subject, fact.relation) + ' ' + fact.id)
+    .sort();
+
+describe('tombstones: what compaction keeps of a closed pair it removes', () => {
+  it('compaction never changes which facts of a pair are valid after any later assertion or invalidation, but in the pairs whose facts it merged or dropped', () => {
+    fc.assert(
+      fc.property(fc.array(stepArb, { maxLength: 30 }), (steps) => {
+        let whole = unbounded();
+        let compacted = unbounded();
+        // The pairs a compaction changed the valid facts of on purpose (merged or dropped).
+        const changed = new Set<string>();
+        // Those pairs, and the summaries compaction makes, are left out.
+        const untouched = (fact: SessionFact): boolean =>
+          fact.relation !== SUMMARY_RELATION && !changed.has(pairKey(fact.subject, fact.relation));
+        for (const step of steps) {
+          if (step.type === 'add') {
+            whole = addFacts(whole, step.facts);
+            compacted = addFacts(compacted, step.facts);
+          } else if (step.type === 'invalidate') {
+            whole = invalidate(whole, step.subject, step.relation, step.at);
+            compacted = invalidate(compacted, step.subject, step.relation, step.at);
+          } else {
+            const before = new Map(selectValidFacts(compacted).map((fact) => [fact.id, fact]));
+            const { store, report } = compactWithReport(compacted, step.maxFacts);
+            for (const id of [...report.dropped, ...report.summaries.flatMap((summary) => summary.merged)]) {
+              // A summary made and dropped by the same compaction was never valid before it.
+              const fact = before.get(id);
+              if (fact !== undefined) changed.add(pairKey(fact.subject, fact.relation));
+            }
+            compacted = store;
+          }
+          expect(validByPair(compacted, untouched)).toEqual(validByPair(whole, untouched));
+        }
+        expectConsistent(compacted);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('an assertion dated before an invalidation that compaction removed with its pair is closed by it, and one dated after is valid', () => {
+    let store = addFacts(unbounded(), [fileFact('src/a.ts', 'modified_by', 'task:1', 1000)]);
+    store = invalidate(store, 'src/a.ts', 'modified_by', 2000);
+    store = addFacts(store, [fileFact('src/b.ts', 'modified_by', 'task:2', 3000)]);
+    store = compact(store, 0);
+    expect(selectValidFacts(store)).toEqual([]);
+    const late = addFacts(store, [fileFact('src/a.ts', 'modified_by', 'task:3', 1500)]);
+    expect(selectValidFacts(late)).toEqual([]);
+    const atTheInvalidation = addFacts(store, [fileFact('src/a.ts', 'modified_by', 'task:3', 2000)]);
+    expect(selectValidFacts(atTheInvalidation)).toEqual([]);
+    const after = fileFact('src/a.ts', 'modified_by', 'task:3', 2500);
+    expect(selectValidFacts(addFacts(store, [after]))).toEqual([after]);
+  });
+
+  it('a saved state keeps the tombstones, and one without them decodes as before', () => {
+    let store = addFacts(unbounded(), [fileFact('src/a.ts', 'modified_by', 'task:1', 1000)]);
+    store = invalidate(store, 'src/a.ts', 'modified_by', 2000);
+    // A compaction runs only past its bound: one valid fact takes the store past 0.
+    store = compact(addFacts(store, [fileFact('src/b.ts', 'modified_by', 'task:2', 3000)]), 0);
+    const saved = encodeState(store);
+    expect(saved.tombstones).toEqual([{ subject: 'src/a.ts', relation: 'modified_by', invalidatedAt: 2000 }]);
+    const decoded = decodeState(JSON.parse(JSON.stringify(saved)));
+    expect(E.isRight(decoded) && storeLogs(decoded.right)).toEqual(storeLogs(store));
+    const late = [fileFact('src/a.ts', 'modified_by', 'task:3', 1500)];
+    expect(E.isRight(decoded) && selectValidFacts(addFacts(decoded.right, late))).toEqual([]);
+    const { tombstones: _dropped, ...older } = saved;
+    const asBefore = decodeState(JSON.parse(JSON.stringify(older)));
+    expect(E.isRight(asBefore) && asBefore.right.tombstones).toBeUndefined();
+    expect(E.isRight(asBefore) && selectValidFacts(addFacts(asBefore.right, late))).toEqual(late);
+    const { tombstones: _none, ...withoutAny } = encodeState(addFacts(unbounded(), late));
+    expect(encodeState(addFacts(unbounded(), late))).toEqual(withoutAny);
+  });
+
+  it('a saved state whose tombstones are not of their kind is refused in one line', () => {
+    const saved = encodeState(unbounded());
+    const refusal = (tombstones: unknown): string | undefined => {
+      const decoded = decodeState({ ...saved, tombstones });
+      return E.isLeft(decoded) ? decoded.left.message : undefined;
+    };
+    expect(refusal('none')).toBe('saved state tombstones is not an array');
+    expect(refusal([{ subject: 'src/a.ts', relation: 'modified_by' }])).toBe(
+      'tombstones[0] needs a subject, a relation and a finite invalidatedAt',
+    );
+    expect(refusal([{ subject: 'a\u001fb', relation: 'r', invalidatedAt: 1 }])).toBe(
+      'tombstones[0].subject holds U+001F, the separator of pair keys',
+    );
+  });
+
+  it(`a store keeps the latest ${TOMBSTONE_LIMIT} tombstones, by invalidation time`, () => {
+    const count = TOMBSTONE_LIMIT + 5;
+    const facts = Array.from({ length: count }, (_, i) => fileFact(`src/f${i}.ts`, 'modified_by', 'task:1', i));
+    let store = addFacts(unbounded(), facts);
+    for (const [i, fact] of facts.entries()) store = invalidate(store, fact.subject, fact.relation, count + i);
+    store = compact(addFacts(store, [fileFact('src/b.ts', 'modified_by', 'task:2', 3 * count)]), 0);
+    expect(PMap.size(store.tombstones!)).toBe(TOMBSTONE_LIMIT);
+    expect(PMap.has(store.tombstones!, pairKey('src/f4.ts', 'modified_by'))).toBe(false);
+    expect(PMap.get(store.tombstones!, pairKey('src/f5.ts', 'modified_by'))).toBe(count + 5);
+  });
+});
