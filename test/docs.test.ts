@@ -7,6 +7,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import MarkdownIt from 'markdown-it';
 import { describe, expect, it } from 'vitest';
+import { COMMAND_NAMES } from '../src/cli/command.js';
+import { COMMAND_OPTIONS } from '../src/cli/commandOptions.js';
+import { CONTEXT_COMMON_OPTIONS } from '../src/cli/contextArgs.js';
 import { ROOT } from './cli/runCli.js';
 
 const markdown = new MarkdownIt('commonmark');
@@ -77,6 +80,20 @@ describe('README and docs', () => {
 
   it('keeps the README a front page of at most 150 lines', () => {
     expect(readFileSync(join(ROOT, 'README.md'), 'utf8').trimEnd().split('\n').length).toBeLessThanOrEqual(150);
+  });
+
+  it("names, in each command's entry of docs/commands.md, every option its parser accepts", () => {
+    // An entry is a top-level item `- \`fact-tracker COMMAND ...`, its code blocks included;
+    // `context`'s entry names the options of every subcommand, and `context --help` each one's own.
+    const page = readFileSync(join(ROOT, 'docs/commands.md'), 'utf8');
+    const entryOf = (command: string): string =>
+      new RegExp(`^- \`fact-tracker ${command}\\b[\\s\\S]*?(?=^- \`fact-tracker |^\\S)`, 'mu').exec(page)?.[0] ?? '';
+    const unnamed = COMMAND_NAMES.flatMap((command) =>
+      (command === 'context' ? CONTEXT_COMMON_OPTIONS : Object.keys(COMMAND_OPTIONS[command]))
+        .filter((option) => option !== 'help' && !entryOf(command).includes(`--${option}`))
+        .map((option) => `${command} --${option}`),
+    );
+    expect(unnamed).toEqual([]);
   });
 
   it('documents no command that would fetch a package named fact-tracker from a registry', () => {
