@@ -435,6 +435,15 @@ describe.concurrent('issue 28: guards', SLOW, () => {
         /^fact-tracker context: --facts .*bad \[31m dir\.txt: 1 line was rejected, [^\n\u001b]*\n$/u,
       );
     });
+
+    it('15: the count of rejected lines is grouped in thousands, as facts and replay group theirs', async () => {
+      const repo = makeRepo();
+      const notes = join(tempDir('facts-'), 'notes.txt');
+      writeFileSync(notes, Array.from({ length: 1_005 }, (_, i) => `line ${i}\n`).join(''));
+      const ran = await runIn(repo, ['context', 'bundle', '--facts', notes]);
+      expect(ran.status).toBe(2);
+      expect(ran.stderr).toMatch(/: 1,005 lines were rejected, the first at line 1 /u);
+    });
   });
 
   const AWS_KEY_ID = 'AKIAIOSFODNN7EXAMPLE';

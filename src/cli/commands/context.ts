@@ -25,6 +25,7 @@ import type { FactStore } from '../../core/store/state.js';
 import { collapseWhitespace, isBlank } from '../../base/text.js';
 import type { CheckpointRequest, ContextCommand } from '../contextArgs.js';
 import { type CliIo, EXIT_OK, EXIT_REJECTED_LINES } from '../io.js';
+import { count } from '../render.js';
 import { createStyle, type Style } from '../style.js';
 import { toJson } from './shared.js';
 
@@ -240,7 +241,7 @@ const loadFacts = (io: CliIo, file: string, root: string): TE.TaskEither<string,
 const factsStatus = (io: CliIo, file: string, facts: LoadedFacts | undefined, status: number): number => {
   if (facts === undefined || facts.rejected === 0 || status !== EXIT_OK) return status;
   io.stderr(
-    `${collapseWhitespace(`fact-tracker context: --facts ${file}: ${facts.rejected} ${facts.rejected === 1 ? 'line was' : 'lines were'} rejected, the first at line ${facts.firstRejected ?? '?'} (is it a dispatch history? fact-tracker facts ${file} lists them); the bundle holds the facts of the other lines`)}\n`,
+    `${collapseWhitespace(`fact-tracker context: --facts ${file}: ${count(facts.rejected, 'line was', 'lines were')} rejected, the first at line ${facts.firstRejected ?? '?'} (is it a dispatch history? fact-tracker facts ${file} lists them); the bundle holds the facts of the other lines`)}\n`,
   );
   return EXIT_REJECTED_LINES;
 };
