@@ -34,6 +34,36 @@ describe.concurrent('fact-tracker init writes', { timeout: 120_000 }, () => {
     }
   });
 
+  it('keeps the CRLF line endings and the byte-order mark of every JSON file it merges into, and a second run changes nothing', async () => {
+    const project = tempDir('init-crlf-');
+    mkdirSync(join(project, '.claude'));
+    mkdirSync(join(project, '.codex'));
+    const files = {
+      claude: [join('.claude', 'settings.json'), '.mcp.json'],
+      codex: [join('.codex', 'hooks.json')],
+    };
+    for (const file of [...files.claude, ...files.codex])
+      writeFileSync(join(project, file), '\ufeff{\r\n  "mine": [\r\n    1\r\n  ]\r\n}\r\n');
+    for (const [host, written] of Object.entries(files)) {
+      const run = await runCli(['init', host, '--project', project]);
+      expect([run.status, run.stderr]).toEqual([0, '']);
+      for (const file of written) {
+        const text = readFileSync(join(project, file), 'utf8');
+        expect([file, text.startsWith('\ufeff{\r\n  "mine": [\r\n    1\r\n  ],\r\n')]).toEqual([file, true]);
+        expect(text.replace(/\r\n/gu, '')).not.toContain('\n');
+        expect(JSON.parse(text.slice(1))).toHaveProperty('mine', [1]);
+      }
+      const again = await runCli(['init', host, '--project', project]);
+      expect(again.stdout).toMatch(new RegExp(`^${written.map((file) => `unchanged {2}${file}\\n`).join('')}`, 'u'));
+    }
+    // A file that mixes line endings is written with LF, and keeps its mark.
+    const mixed = join(project, '.mcp.json');
+    writeFileSync(mixed, '\ufeff{\r\n  "mine": 1\n}\r\n');
+    expect((await runCli(['init', 'claude', '--project', project])).status).toBe(0);
+    const text = readFileSync(mixed, 'utf8');
+    expect([text.startsWith('\ufeff{\n'), text.includes('\r')]).toEqual([true, false]);
+  });
+
   it('leaves a file named as a temporary file of this process alone, and writes through one of its own', async () => {
     const project = tempDir('init-write-');
     mkdirSync(join(project, '.claude'));

@@ -23,6 +23,7 @@ import type { InitHost } from '../init/hosts.js';
 import { chooseVia, hasInstalledBinary } from '../init/install.js';
 import { isReadOnly } from '../../node/readOnly.js';
 import { findInexactNumber } from '../init/jsonNumbers.js';
+import { keepingLineEndings } from '../init/lineEndings.js';
 import { readSettingsFile } from '../init/projectFile.js';
 import { isFactTrackerHook } from '../init/recognize.js';
 import {
@@ -180,7 +181,8 @@ const plan = (project: string, file: SettingsFile): E.Either<string, Planned> =>
     if (!isOutsideFailure(error)) throw error;
     return E.left(`cannot read ${file.path}: ${describeFileFailure(error)} (nothing was written)`);
   }
-  const merged = file.merge(current);
+  // Every file keeps its byte-order mark and CRLF line endings, whatever its merge writes.
+  const merged = keepingLineEndings(file.merge)(current);
   if (E.isLeft(merged)) return E.left(`${file.path}: ${merged.left}; nothing was written`);
   if (merged.right !== current) {
     const writable = checkWritable(project, file.path, mode);

@@ -394,22 +394,12 @@ const tomlText = (value: unknown): string =>
  * Registers the MCP server in Codex's `config.toml`, editing the text so the user's comments
  * and layout stay: the server's own table is replaced (its other keys kept) or appended. The
  * result is parsed back and must hold exactly what was meant; a file whose server entry is
- * written some other way (an inline table, dotted keys) is left for the user to edit.
+ * written some other way (an inline table, dotted keys) is left for the user to edit. The text
+ * is read with LF line endings and no byte-order mark: `init` gives the file its own back
+ * (`keepingLineEndings`), as it does for every file it merges into.
  */
 export const mergeCodexToml = (current: string | undefined, launcher: Launcher): E.Either<MergeError, string> => {
   const text = current ?? '';
-  // A file whose every line ends in CRLF (written on Windows) is edited as LF and written back
-  // as CRLF: what is added ends its lines as the file does, and the file's own lines are as they were.
-  return isCrlfText(text)
-    ? E.map((edited: string) => edited.replace(/\n/gu, '\r\n'))(mergeLfToml(text.replace(/\r\n/gu, '\n'), launcher))
-    : mergeLfToml(text, launcher);
-};
-
-/** True when `text` has line breaks and every one is CRLF. */
-const isCrlfText = (text: string): boolean => text.includes('\r\n') && !/(?:^|[^\r])\n/u.test(text);
-
-/** `mergeCodexToml` on a text whose line breaks are LF (a mixed one is edited with LF too). */
-const mergeLfToml = (text: string, launcher: Launcher): E.Either<MergeError, string> => {
   let parsed: Record<string, unknown>;
   try {
     parsed = parseToml(text, TOML_OPTIONS) as Record<string, unknown>;
