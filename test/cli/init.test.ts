@@ -406,6 +406,36 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     expect(quoted.stdout + quoted.stderr).toContain('Evil\\u009b2J\\u202eevil');
   });
 
+  it('with --store, says the server command each agent was given and the store the results go to, never a password', async () => {
+    const url = 'postgres://app@db.internal:5432/memory';
+    const reference = `\${FACT_TRACKER_STORE:-${url}}`;
+    const codex = await init(tempDir('init-said-'), 'codex', '--store', url);
+    expect(codex.status).toBe(0);
+    // The command Codex runs, as config.toml gives it: through a shell, which sets the store.
+    expect(codex.stdout).toContain(
+      `\nThe MCP server runs: sh -c 'FACT_TRACKER_STORE="${reference}" exec node ${MAIN} mcp'\n`,
+    );
+    const claude = await init(tempDir('init-said-'), 'claude', '--store', url);
+    expect(claude.status).toBe(0);
+    expect(claude.stdout).toContain(
+      `\nThe MCP server runs: node ${MAIN} mcp (its env sets FACT_TRACKER_STORE to ${reference})\n`,
+    );
+    for (const ran of [codex, claude]) {
+      expect(ran.stdout.replace(/\s+/gu, ' ')).toContain(
+        `their results are recorded in ${url} unless FACT_TRACKER_STORE names another (see docs/hooks.md)`,
+      );
+      expect(ran.stdout).not.toContain('.fact-tracker/sessions/');
+    }
+    // Without a store, the summary names the project's folder, and the server command as written.
+    const plain = await init(tempDir('init-said-'), 'codex');
+    expect(plain.stdout).toContain(`\nThe MCP server runs: node ${MAIN} mcp\n`);
+    expect(plain.stdout).toContain('recorded in .fact-tracker/sessions/ (see docs/hooks.md)');
+    // A URL with a password is refused before anything is said of it: its password is printed nowhere.
+    const secret = await init(tempDir('init-said-'), 'codex', '--store', 'postgres://app:s3cret-Pw@db.internal/memory');
+    expect(secret.status).toBe(1);
+    expect(secret.stdout + secret.stderr).not.toContain('s3cret-Pw');
+  });
+
   it('--npx writes commands that run only the copy installed in the project', async () => {
     const project = tempDir('init-');
     const run = await init(project, 'claude', '--npx');

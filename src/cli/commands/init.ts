@@ -35,7 +35,7 @@ import {
   mergeHooks,
   mergeMcpJson,
   parseJsonSettings,
-  shellQuote,
+  serverCommandLine,
   unsafeStore,
 } from '../init/settings.js';
 import {
@@ -197,14 +197,15 @@ const plan = (project: string, file: SettingsFile): E.Either<string, Planned> =>
   });
 };
 
-const NEXT_STEPS: Readonly<Record<InitHost, string>> = {
-  claude: `Claude Code reads these files when a session starts in the project (approve the MCP server
+/** What to do next in the agent of `host`, whose subagents' results are recorded in `sessions`. */
+const nextSteps = (host: InitHost, sessions: string): string =>
+  host === 'claude'
+    ? `Claude Code reads these files when a session starts in the project (approve the MCP server
 when it asks). Subagents then get their [Session Context] in their prompt, and their results are
-recorded in .fact-tracker/sessions/ (see docs/hooks.md).`,
-  codex: `Codex runs a project's hooks and MCP servers once you trust the project: run /hooks in Codex to
+recorded in ${sessions} (see docs/hooks.md).`
+    : `Codex runs a project's hooks and MCP servers once you trust the project: run /hooks in Codex to
 review and trust these. Subagents get their [Session Context] when they start, and their results
-are recorded in .fact-tracker/sessions/ (see docs/hooks.md).`,
-};
+are recorded in ${sessions} (see docs/hooks.md).`;
 
 /**
  * The lock every run takes on a project before it reads its settings, so that two runs at once
@@ -446,9 +447,7 @@ const writeSettings = (
   for (const file of planned) io.stdout(`${file.changed ? 'wrote      ' : 'unchanged  '}${file.path}\n`);
   const notes = keptAsWrittenNotes(hooksSettings, isOurs, hookEvents(command.host), hooksFile(command.host));
   if (notes !== '') io.stdout(notes);
-  io.stdout(
-    `\nThe hooks run: ${launcher.hook}\nThe MCP server runs: ${[launcher.mcp.command, ...launcher.mcp.args].map(shellQuote).join(' ')}\n`,
-  );
+  io.stdout(`\nThe hooks run: ${launcher.hook}\nThe MCP server runs: ${serverCommandLine(command.host, launcher)}\n`);
   if (store !== undefined)
     io.stdout(
       `\nThe sessions are in ${STORE_VARIABLE} when your environment sets it, else in ${store}${command.store === undefined ? ' (kept from the settings there: --store changes it)' : ''}. Keep a password out of these files: in ${STORE_VARIABLE}, PGPASSWORD or ~/.pgpass (see docs/team.md).\n`,
@@ -463,7 +462,9 @@ const writeSettings = (
     io.stderr(
       `fact-tracker init: warning: ${project} has no node_modules/.bin/fact-tracker yet; npx --no-install runs only an installed copy (install the package in the project first)\n`,
     );
-  io.stdout(`\n${NEXT_STEPS[command.host]}\n`);
+  // The store was checked to hold no password (`checkStore`): naming it shows no secret.
+  const sessions = store === undefined ? '.fact-tracker/sessions/' : `${store} unless ${STORE_VARIABLE} names another`;
+  io.stdout(`\n${nextSteps(command.host, sessions)}\n`);
   return E.right(EXIT_OK);
 };
 

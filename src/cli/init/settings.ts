@@ -105,6 +105,19 @@ const codexCommand = (launcher: Launcher): Launcher['mcp'] =>
         ],
       };
 
+/**
+ * The MCP server's command as the settings of `host` give it, on one line, for `init` to say what
+ * it configured: Codex's as its shell runs it (with a store, `sh -c '...'`), Claude Code's with
+ * the store its `env` sets (which Claude Code expands itself, no shell).
+ */
+export const serverCommandLine = (host: InitHost, launcher: Launcher): string => {
+  const { command, args } = host === 'codex' ? codexCommand(launcher) : launcher.mcp;
+  const line = [command, ...args].map(shellQuote).join(' ');
+  return host === 'claude' && launcher.store !== undefined
+    ? `${line} (its env sets ${STORE_VARIABLE} to ${storeReference(launcher.store)})`
+    : line;
+};
+
 /** One hook `init` registers: an event, and the tools it matches when the event has a matcher. */
 export interface HookEntry {
   readonly event: string;
