@@ -287,8 +287,8 @@ export const KEPT_CATCHES: ReadonlyArray<{ readonly file: string; readonly count
   { file: 'base/describe.ts', count: 1, why: 'describing a value from outside must never throw (its toString may)' },
   {
     file: 'base/record.ts',
-    count: 2,
-    why: "a caller's options, whose keys or getters may throw, read as not given (readableFields)",
+    count: 3,
+    why: "a caller's options, whose keys or getters may throw, read as not given (readableFields); a caller's input whose getter or Proxy trap throws, read once at a shell's boundary as invalid_input (readInput)",
   },
   {
     file: 'base/schema.ts',
@@ -312,7 +312,7 @@ export const KEPT_CATCHES: ReadonlyArray<{ readonly file: string; readonly count
   },
   {
     file: 'core/tracker/tracker.ts',
-    count: 7,
+    count: 6,
     why: "the tracker's boundary (internal, and onError), the caller's clock and onError themselves, a getter of the caller's input or options, and one anywhere in the caller's result object",
   },
   {
