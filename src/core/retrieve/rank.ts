@@ -221,8 +221,11 @@ export const RECENCY_DECAY_BOUNDS = { min: 0.01, max: 100 } as const;
 /** The largest `fill.power` a ranking takes: past it, a line's length alone orders the section. */
 export const MAX_FILL_POWER = 8;
 
-const finiteOr = (value: unknown, fallback: number): number =>
-  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : fallback;
+/** True for what a ranking field takes: a finite number 0 or more (anything else is its default). */
+const isRankingNumber = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0;
+
+const finiteOr = (value: unknown, fallback: number): number => (isRankingNumber(value) ? value : fallback);
 
 /** A weight: `finiteOr`, and when above 0 within `min` and `max` (0 stays 0: the signal turned off). */
 const weightOr = (value: unknown, fallback: number, min = MIN_RANKING_WEIGHT, max = MAX_RANKING_WEIGHT): number => {
@@ -291,6 +294,32 @@ export const resolveRanking = (overrides: unknown): RankingOptions => {
       longest: Math.max(1, finiteOr(l['longest'], d.fill.longest)),
     },
   };
+};
+
+/**
+ * The overrides of `value` a ranking takes, read into plain, frozen data: of the fields
+ * `DEFAULT_RANKING` has, each finite number 0 or more (-0 as 0, as JSON writes it), and each
+ * group with one. What is left out (a bigint, a string, a function, a symbol, a Map, a field
+ * no ranking has, a `toJSON`) `resolveRanking` reads as its default anyway, so no ranking
+ * changes; what is kept survives `JSON.stringify` and `structuredClone` as it is, and ranks the
+ * same there. Only the fields named are read, each once.
+ */
+export const readRankingOverrides = (value: unknown): RankingOverrides => {
+  const read = (given: unknown, defaults: object): Readonly<Record<string, unknown>> => {
+    const fields = fieldsOf(given);
+    const kept: Record<string, unknown> = {};
+    for (const [key, fallback] of Object.entries(defaults)) {
+      const field = fields[key];
+      if (typeof fallback === 'number') {
+        if (isRankingNumber(field)) kept[key] = field + 0;
+      } else {
+        const group = read(field, fallback as object);
+        if (Object.keys(group).length > 0) kept[key] = group;
+      }
+    }
+    return Object.freeze(kept);
+  };
+  return read(value, DEFAULT_RANKING) as RankingOverrides;
 };
 
 const ISSUE = 1 << PRIOR_CLASSES.indexOf('issue');

@@ -12,7 +12,7 @@ import {
   isSectionLayout,
   type SectionLayout,
 } from '../retrieve/defaults.js';
-import type { RankingOverrides } from '../retrieve/rank.js';
+import { readRankingOverrides, type RankingOverrides } from '../retrieve/rank.js';
 import { emptyFactStore, type FactStore } from '../store/state.js';
 import { checkedFactStore } from '../store/storeShape.js';
 
@@ -62,30 +62,9 @@ const countOr = (value: unknown, fallback: number): number =>
   typeof value === 'number' && value >= 0 && !Number.isNaN(value) ? Math.min(value, Number.MAX_VALUE) + 0 : fallback;
 
 /**
- * A deep, frozen copy of JSON-shaped overrides: what the caller keeps can change without reaching
- * the state. As JSON would have it: -0 is 0, and a field that leads back to an object it is in
- * (which JSON cannot write) is left out.
+ * The settings `options` describe, each field checked (a bad value takes the default; of the
+ * ranking, only the overrides a ranking takes are kept, see `readRankingOverrides`).
  */
-const frozenCopy = <T>(value: T): T => {
-  const within = new Set<object>();
-  const copy = (item: unknown): unknown => {
-    if (typeof item === 'number') return item + 0;
-    if (typeof item !== 'object' || item === null) return item;
-    within.add(item);
-    const copied = Array.isArray(item)
-      ? item.map((field) => (within.has(field as object) ? undefined : copy(field)))
-      : Object.fromEntries(
-          Object.entries(item)
-            .filter(([, field]) => !within.has(field as object))
-            .map(([key, field]) => [key, copy(field)]),
-        );
-    within.delete(item);
-    return Object.freeze(copied);
-  };
-  return copy(value) as T;
-};
-
-/** The settings `options` describe, each field checked (a bad value takes the default). */
 export const trackerSettings = (options: TrackerStateOptions = {}): TrackerSettings => {
   const given = typeof options === 'object' && options !== null ? options : {};
   const { ranking } = given;
@@ -94,7 +73,7 @@ export const trackerSettings = (options: TrackerStateOptions = {}): TrackerSetti
     maxTokens: countOr(given.maxTokens, DEFAULT_MAX_TOKENS),
     layout: isSectionLayout(given.layout) ? given.layout : DEFAULT_LAYOUT,
     maxFactsPerResult: countOr(given.maxFactsPerResult, MAX_FACTS_PER_RESULT),
-    ...(typeof ranking === 'object' && ranking !== null ? { ranking: frozenCopy(ranking) } : {}),
+    ...(typeof ranking === 'object' && ranking !== null ? { ranking: readRankingOverrides(ranking) } : {}),
   });
 };
 
