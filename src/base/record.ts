@@ -16,26 +16,40 @@ const isPlainContainer = (value: object): boolean => {
   return prototype === Object.prototype || prototype === null;
 };
 
+/** How `readOnce` reads: `everyObject` copies every object, not only the plain ones. */
+export interface ReadOptions {
+  /**
+   * Copy an object of a class (a Date, a Map, an instance with getters) too, as a plain object of
+   * its own enumerable fields: for data that can hold no such object (a document parsed from
+   * JSON), whose checks would otherwise run the getters of its class.
+   */
+  readonly everyObject?: boolean;
+}
+
 /**
  * `value` with its arrays and plain objects copied, each of their own enumerable fields read
- * exactly once (cycles kept as cycles; anything else, such as a Date, passed as it is). A getter
+ * exactly once (cycles kept as cycles; anything else, such as a Date, passed as it is, unless
+ * `options.everyObject`). A getter
  * or a Proxy trap that throws does so here, where the caller can tell it from a bug, and one
  * that answers differently twice is not asked again. Iterative: any depth, no stack overflow.
  * An array with a hole (an element never set) throws a TypeError at its first hole: no data
  * holds one (JSON writes it as null), and a copy would cost its length, not its elements, so
  * `a[1e9] = x` on an empty array would take the process down trying.
  */
-export const readOnce = (value: unknown): unknown => {
+export const readOnce = (value: unknown, options: ReadOptions = {}): unknown => {
   if (typeof value !== 'object' || value === null) return value;
   const copies = new Map<object, Record<string, unknown> | unknown[]>();
   const pending: Array<readonly [object, Record<string, unknown> | unknown[]]> = [];
+  const everyObject = options.everyObject === true;
   const copyOf = (item: unknown): unknown => {
-    if (typeof item !== 'object' || item === null || !isPlainContainer(item)) return item;
+    if (typeof item !== 'object' || item === null) return item;
+    const plain = isPlainContainer(item);
+    if (!plain && !everyObject) return item;
     const known = copies.get(item);
     if (known !== undefined) return known;
     const copy: Record<string, unknown> | unknown[] = Array.isArray(item)
       ? []
-      : (Object.create(Object.getPrototypeOf(item)) as Record<string, unknown>);
+      : (Object.create(plain ? Object.getPrototypeOf(item) : Object.prototype) as Record<string, unknown>);
     copies.set(item, copy);
     pending.push([item, copy]);
     return copy;
@@ -69,9 +83,13 @@ export const readOnce = (value: unknown): unknown => {
  * report as `internal`. A shell reads an input so before checking it, so that what it checks
  * (a limit, a kind) is what it then keeps.
  */
-export const readInput = (name: string, value: unknown): E.Either<Failure<'invalid_input'>, unknown> => {
+export const readInput = (
+  name: string,
+  value: unknown,
+  options: ReadOptions = {},
+): E.Either<Failure<'invalid_input'>, unknown> => {
   try {
-    return E.right(readOnce(value));
+    return E.right(readOnce(value, options));
   } catch (error) {
     return E.left(failure('invalid_input', `the ${name} cannot be read: ${describeError(error)}`));
   }

@@ -8,6 +8,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { z } from 'zod';
 import { type Failure, failure } from '../base/failure.js';
+import { readInput } from '../base/record.js';
 import { describeIssue, formatPath } from '../base/schema.js';
 import { wellFormed } from '../base/text.js';
 import { plainTime } from '../base/time.js';
@@ -300,7 +301,23 @@ export type SavedStateFailure = Failure<'invalid_state' | 'invalid_notes'>;
  * Decodes a saved-state document, already parsed from its JSON text (`JSON.parse`), into a
  * store and its ledger, or says precisely why it cannot.
  */
-export const decodeSavedState = (value: unknown): E.Either<SavedStateFailure, DecodedState> => {
+export const decodeSavedState = (value: unknown): E.Either<SavedStateFailure, DecodedState> =>
+  pipe(readDocument(value), E.chain(decodeDocument));
+
+/**
+ * The document read into plain data once (`readOnce`, an object of any class read as a plain
+ * one: JSON makes no other), or `invalid_state` when a getter or a Proxy trap in it throws, or
+ * an array has a hole: the checks that follow then run no code of the caller's, and a value
+ * handed in by mistake is said to be one, never thrown.
+ */
+const readDocument = (value: unknown): E.Either<SavedStateFailure, unknown> =>
+  pipe(
+    readInput('saved state', value, { everyObject: true }),
+    E.mapLeft(({ message }) => failure('invalid_state', message)),
+  );
+
+/** The store and ledger of a document read into plain data (`readDocument`), or why there are none. */
+const decodeDocument = (value: unknown): E.Either<SavedStateFailure, DecodedState> => {
   const decoded = SavedStateSchema().safeParse(value);
   if (!decoded.success) return E.left(failure('invalid_state', problemOf(decoded.error.issues[0]!)));
   const { pairs, prompts, files, maxValidFacts, lastEventAt, tombstones, notes } = decoded.data;

@@ -1,0 +1,91 @@
+/**
+ * `decodeState` over documents no JSON text gives: it answers each with a value (`invalid_state`
+ * when it cannot be read), never an exception.
+ */
+import * as E from 'fp-ts/lib/Either.js';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { decodeState, encodeState, replayHistory } from '../../src/index.js';
+import { implementer, reviewer } from '../fixtures/results.js';
+
+const history = [
+  { type: 'dispatch', role: 'implementer', taskId: '1', result: implementer('1', ['src/a.ts']), at: 1000 },
+  { type: 'prompt', taskId: '2', taskPrompt: 'fix src/a.ts', at: 2000 },
+  { type: 'dispatch', role: 'reviewer', taskId: '1', result: reviewer('1', 'approved'), at: 3000 },
+]
+  .map((line) => JSON.stringify(line))
+  .join('\n');
+
+/** A saved state as its JSON text parses, fresh each time. */
+const saved = (): Record<string, unknown> =>
+  JSON.parse(JSON.stringify(encodeState(replayHistory(history).store))) as Record<string, unknown>;
+
+/** Every object and array in `value`, with the container and key it is held at. */
+const places = (value: unknown): Array<readonly [Record<string, unknown>, string]> =>
+  typeof value === 'object' && value !== null
+    ? Object.entries(value).flatMap(([key, field]) => [
+        [value as Record<string, unknown>, key] as const,
+        ...places(field),
+      ])
+    : [];
+
+/** Three ways a field can throw when read: a getter, a Proxy's trap, a class's getter. */
+const throwing = (field: unknown, how: number): unknown => {
+  const fail = (): never => {
+    throw new Error('the caller throws');
+  };
+  if (how === 0) return Object.defineProperty({}, 'subject', { enumerable: true, get: fail });
+  if (how === 1)
+    return new Proxy(typeof field === 'object' && field !== null ? field : {}, { get: fail, ownKeys: fail });
+  return new (class {
+    get subject(): never {
+      return fail();
+    }
+  })();
+};
+
+describe('decodeState over values no JSON text gives', () => {
+  it('decodeState never throws: a saved state with a field that throws when read, at any depth, is invalid_state', () => {
+    fc.assert(
+      fc.property(fc.nat(), fc.integer({ min: 0, max: 2 }), (at, how) => {
+        const document = saved();
+        const all = places(document);
+        const [holder, key] = all[at % all.length]!;
+        holder[key] = throwing(holder[key], how);
+        let decoded: ReturnType<typeof decodeState> | undefined;
+        expect(() => (decoded = decodeState(document))).not.toThrow();
+        if (E.isLeft(decoded!)) expect(decoded.left.code).toBe('invalid_state');
+      }),
+    );
+  });
+
+  it('answers the whole document behind a throwing getter or Proxy with invalid_state naming the error', () => {
+    const getter = Object.defineProperty(saved(), 'pairs', {
+      enumerable: true,
+      get: () => {
+        throw new Error('g');
+      },
+    });
+    const proxy = new Proxy(saved(), {
+      get: () => {
+        throw new Error('p');
+      },
+    });
+    expect(decodeState(getter)).toEqual(
+      E.left({ code: 'invalid_state', message: 'the saved state cannot be read: g' }),
+    );
+    expect(decodeState(proxy)).toEqual(E.left({ code: 'invalid_state', message: 'the saved state cannot be read: p' }));
+  });
+
+  it('refuses a pairs array with a hole at its first hole, without walking its length', () => {
+    const pairs: unknown[] = [];
+    pairs[4e9 - 1] = saved()['pairs'];
+    expect(decodeState({ ...saved(), pairs })).toEqual(
+      E.left({
+        code: 'invalid_state',
+        message:
+          'the saved state cannot be read: an array of 4000000000 elements has a hole at [0], an element never set',
+      }),
+    );
+  });
+});
