@@ -31,7 +31,8 @@ const offsetMinutes = (zone: string | undefined): number => {
 const EARLIEST_TIME = -62_167_219_200_000;
 const LATEST_TIME = 253_402_300_799_999;
 
-const isWithinYears = (time: number): boolean => time >= EARLIEST_TIME && time <= LATEST_TIME;
+/** True for a time within the years 0000 to 9999 (UTC): what an ISO-8601 time can say, and so every time a history holds. */
+export const isWithinYears = (time: number): boolean => time >= EARLIEST_TIME && time <= LATEST_TIME;
 
 /**
  * `time` with -0 read as 0 (`time + 0`): JSON writes -0 as 0, so a store that kept a -0 a caller

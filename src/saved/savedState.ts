@@ -11,7 +11,7 @@ import { type Failure, failure } from '../base/failure.js';
 import { readInput } from '../base/record.js';
 import { describeIssue, formatPath } from '../base/schema.js';
 import { wellFormed } from '../base/text.js';
-import { plainTime } from '../base/time.js';
+import { isWithinYears, plainTime } from '../base/time.js';
 import { holdsSeparator, parseNewFact, type SessionFact } from '../core/fact.js';
 import type { NotesLedger } from '../notes/ledger.js';
 import { decodeNotes, encodeNotes, type SavedNotes } from '../notes/persist.js';
@@ -280,7 +280,8 @@ const SavedStateSchema = () =>
       maxValidFacts: z.unknown().optional(),
       lastEventAt: z
         .number({ error: 'saved state lastEventAt is not a finite time' })
-        .refine(Number.isFinite, 'saved state lastEventAt is not a finite time')
+        // As an event's time (`parseEventTime`): a replay records no other, and a history goes on from it.
+        .refine(isWithinYears, 'saved state lastEventAt is not a time within the years 0000 to 9999')
         .transform(plainTime)
         .optional(),
       tombstones: z.array(TombstoneSchema, { error: 'saved state tombstones is not an array' }).optional(),

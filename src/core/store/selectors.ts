@@ -1,3 +1,4 @@
+import { isWithinYears } from '../../base/time.js';
 import * as PMap from '../../persistent/persistentMap.js';
 import { type FactTag, hasWantedTag, type SessionFact } from '../fact.js';
 import { selectIndexedFacts } from '../search/indexReads.js';
@@ -75,8 +76,8 @@ export const selectLatestTime = (store: FactStore): number | undefined => {
  */
 export const selectResumeTime = (store: FactStore): number | undefined => {
   const { lastEventAt } = checkedFactStore(store);
-  // A store built by hand may hold anything there: only a time is one.
-  return typeof lastEventAt === 'number' && Number.isFinite(lastEventAt) ? lastEventAt : selectLatestTime(store);
+  // A store built by hand may hold anything there: only a time a history can hold is one.
+  return typeof lastEventAt === 'number' && isWithinYears(lastEventAt) ? lastEventAt : selectLatestTime(store);
 };
 
 /** The facts whose interval holds `at`: validFrom <= at < validTo (or no validTo). */

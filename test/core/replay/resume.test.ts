@@ -107,6 +107,28 @@ describe('resuming a replay from a saved state', () => {
     expect(rest.store.lastEventAt).toBe(6000);
   });
 
+  it('a last event time outside the years 0000 to 9999 is no time: a saved state holding it is refused, a store built with it resumes as one without it', () => {
+    const first = replayHistory(
+      timed({ type: 'dispatch', role: 'implementer', taskId: '1', result: implementer('1', ['src/a.ts']) }, 5000),
+    );
+    const outside = fc.oneof(
+      fc.constantFrom(1e308, -1e20, 253_402_300_800_000, -62_167_219_200_001, Infinity),
+      fc.double({ min: 253_402_300_800_000, noNaN: true }),
+      fc.double({ max: -62_167_219_200_001, noNaN: true }),
+    );
+    fc.assert(
+      fc.property(outside, (time) => {
+        expect(E.isLeft(decodeState({ ...encodeState(first.store), lastEventAt: time }))).toBe(true);
+        const initial = { ...first.store, lastEventAt: time };
+        const rest = replayHistory(timed({ type: 'compact', maxFacts: 5 }, undefined), { initial });
+        expect(rest.store.lastEventAt).toBe(6000);
+      }),
+    );
+    expect(decodeState({ ...encodeState(first.store), lastEventAt: 1e308 })).toEqual(
+      E.left({ code: 'invalid_state', message: 'saved state lastEventAt is not a time within the years 0000 to 9999' }),
+    );
+  });
+
   it('refuses a saved state whose last event time is not a time', () => {
     const saved = { ...encodeState(replayHistory('').store), lastEventAt: 'soon' };
     expect(decodeState(saved)).toEqual(
