@@ -1,5 +1,5 @@
 import * as E from 'fp-ts/lib/Either.js';
-import { describeError } from './describe.js';
+import { describeError, refuseArgument } from './describe.js';
 import { failure, type Failure } from './failure.js';
 
 /** A plain JSON object's fields, read-only. */
@@ -8,6 +8,38 @@ export type Fields = Readonly<Record<string, unknown>>;
 /** True for an object that is not null and not an array: what a JSON object parses to. */
 export const isRecord = (value: unknown): value is Fields =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** How every check words an array's hole (an element never set, which JSON would write as null). */
+const holeIn = (length: number, at: number): string =>
+  `an array of ${length} elements has a hole at [${at}], an element never set`;
+
+/**
+ * The index of the first hole of `array`, or -1. The scan stops there: `a[4e9 - 1] = x` on an
+ * empty array makes a length of four billion, and whatever walks or copies it (`Array.from`, a
+ * spread, `map`, `new Set`) takes the process down, where this costs the elements before the hole.
+ */
+export const firstHole = (array: ReadonlyArray<unknown>): number => {
+  for (let i = 0; i < array.length; i += 1) if (!(i in array)) return i;
+  return -1;
+};
+
+/** True for an array with no hole (`firstHole`): one whose length its elements bear out. */
+export const isDenseArray = (value: unknown): value is ReadonlyArray<unknown> =>
+  Array.isArray(value) && firstHole(value) < 0;
+
+/**
+ * Throws the TypeError of an argument that is not an array of `what`, or one with a hole, naming
+ * it and its first hole: a programmer's mistake, said before anything walks the array's length.
+ */
+export function refuseUnlessDenseArray(
+  name: string,
+  value: unknown,
+  what: string,
+): asserts value is ReadonlyArray<unknown> {
+  if (!Array.isArray(value)) refuseArgument(name, value, what);
+  const hole = firstHole(value);
+  if (hole >= 0) throw new TypeError(`${name} is not ${what}: ${holeIn(value.length, hole)}`);
+}
 
 /** True for an array or an object made by a literal or `Object.create(null)`: what `readOnce` copies. */
 const isPlainContainer = (value: object): boolean => {
@@ -60,8 +92,7 @@ export const readOnce = (value: unknown, options: ReadOptions = {}): unknown => 
     if (Array.isArray(source)) {
       const length = source.length;
       for (let i = 0; i < length; i += 1) {
-        if (!(i in source))
-          throw new TypeError(`an array of ${length} elements has a hole at [${i}], an element never set`);
+        if (!(i in source)) throw new TypeError(holeIn(length, i));
         (copy as unknown[])[i] = copyOf(source[i]);
       }
     } else

@@ -186,7 +186,11 @@ const validateNewFact = (input: unknown): E.Either<string, SessionFact> => {
   if (id !== createFactId(subject, relation, object)) return E.left('id is not createFactId of the triple');
   // A list that is not frozen is copied once too: a Proxy's elements may change between the
   // check and the list kept (a frozen one cannot: a Proxy must answer its target's frozen values).
-  const tagList: unknown = Array.isArray(tags) && !Object.isFrozen(tags) ? [...(tags as ReadonlyArray<unknown>)] : tags;
+  // Copied only once known to be short: a spread of a list with a hole copies the whole length it claims.
+  const tagList: unknown =
+    Array.isArray(tags) && !Object.isFrozen(tags) && tags.length <= FACT_LIMITS.maxTags
+      ? [...(tags as ReadonlyArray<unknown>)]
+      : tags;
   const tagProblem = tagsProblem(tagList);
   if (tagProblem !== undefined) return E.left(tagProblem);
   if (typeof validFrom !== 'number' || !Number.isFinite(validFrom)) return E.left('validFrom is not a finite number');

@@ -62,7 +62,7 @@ const refusals: ReadonlyArray<readonly [string, () => unknown, RegExp]> = [
       delete facts[0];
       return formatSessionFacts(facts);
     },
-    /facts\[0\] is undefined, not a fact/u,
+    /the facts is not an array of facts: an array of 2 elements has a hole at \[0\]/u,
   ],
   ['formatFactLine of undefined', () => formatFactLine(undefined as never), /the fact is undefined, not a fact/u],
   // A role that is neither is refused by name, not read as a reviewer.

@@ -5,6 +5,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { z } from 'zod';
 import { type Failure, failure } from '../../base/failure.js';
+import { readInput } from '../../base/record.js';
 import { formatIssues, quoteValue } from '../../base/schema.js';
 import type { SourceRole } from '../fact.js';
 
@@ -64,7 +65,12 @@ export const validateDispatchResult = (
   value: unknown,
   role: SourceRole,
 ): E.Either<Failure<'schema_invalid'>, DispatchResult> => {
-  const parsed = schemaFor(role).safeParse(value);
+  const schema = schemaFor(role);
+  // Read once into plain data first (as a parsed result is): a getter that throws, or a list with
+  // a hole whose length of billions the schema would walk, is a result that fails, not a crash.
+  const read = readInput('result', value, { everyObject: true });
+  if (E.isLeft(read)) return E.left(failure('schema_invalid', read.left.message));
+  const parsed = schema.safeParse(read.right);
   return parsed.success ? E.right(parsed.data) : E.left(failure('schema_invalid', formatIssues(parsed.error.issues)));
 };
 

@@ -4,7 +4,7 @@
  * throws and never produces a fact the store would reject.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { kindOf, refuseArgument } from '../../base/describe.js';
+import { kindOf } from '../../base/describe.js';
 import {
   FACT_LIMITS,
   makeFact,
@@ -16,7 +16,7 @@ import {
 } from '../fact.js';
 import { clipEnd, clipStart, collapseWhitespace, quoteText, wellFormed } from '../../base/text.js';
 import { plainTime } from '../../base/time.js';
-import { isRecord } from '../../base/record.js';
+import { isRecord, readOnce, refuseUnlessDenseArray } from '../../base/record.js';
 import { findSecret, withoutSecrets } from '../../base/secrets.js';
 import type { DispatchResult, ImplementerResult, ReviewerResult } from './contract.js';
 import { readString } from './fields.js';
@@ -136,7 +136,9 @@ const runRules = <Result>(
   // A token a model copied into its result never becomes a fact, a warning or a section line.
   let result: Result;
   try {
-    result = withoutSecrets(raw);
+    // Read once into plain data (`readOnce`): a list with a hole would have the rules walk the
+    // billions of elements its length may claim; here it is a result that cannot be read.
+    result = withoutSecrets(readOnce(raw) as Result);
   } catch (error) {
     return none(`no facts extracted: the result could not be read (${describe(error)})`);
   }
@@ -216,8 +218,8 @@ export const createExtractor = (rules: {
   if (!isRecord(rules))
     throw new TypeError(`the rules are ${kindOf(rules)}, not an object (implementerRules and reviewerRules)`);
   const { implementerRules, reviewerRules, maxFactsPerResult } = rules as typeof rules;
-  if (!Array.isArray(implementerRules)) refuseArgument('implementerRules', implementerRules, 'an array of rules');
-  if (!Array.isArray(reviewerRules)) refuseArgument('reviewerRules', reviewerRules, 'an array of rules');
+  refuseUnlessDenseArray('implementerRules', implementerRules, 'an array of rules');
+  refuseUnlessDenseArray('reviewerRules', reviewerRules, 'an array of rules');
   checkRules(implementerRules, 'implementerRules');
   checkRules(reviewerRules, 'reviewerRules');
   const maxFacts = normalizeMaxFacts(maxFactsPerResult);

@@ -1,4 +1,4 @@
-import { refuseArgument } from '../../base/describe.js';
+import { refuseUnlessDenseArray } from '../../base/record.js';
 import { checkedFact, type SessionFact } from '../fact.js';
 import { clipEnd, clipStart, collapseWhitespace } from '../../base/text.js';
 import { DEFAULT_LAYOUT, type SectionLayout } from '../retrieve/defaults.js';
@@ -218,7 +218,7 @@ const groupLines = (group: ReadonlyArray<SessionFact>, lines: FactLines): string
  * and untrusted text stays on its line in both.
  */
 export const formatSessionFacts = (facts: ReadonlyArray<SessionFact>, options?: SectionFormatOptions): string => {
-  if (!Array.isArray(facts)) refuseArgument('the facts', facts, 'an array of facts');
+  refuseUnlessDenseArray('the facts', facts, 'an array of facts');
   if (facts.length === 0) return '';
   const lines = options?.lines ?? factLines;
   const drawn =

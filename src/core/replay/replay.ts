@@ -9,7 +9,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
 import { kindOf } from '../../base/describe.js';
-import { isRecord } from '../../base/record.js';
+import { isRecord, refuseUnlessDenseArray } from '../../base/record.js';
 import { deepFreeze } from '../../persistent/freeze.js';
 import { createOwner, outsideRuns, transientRun } from '../../persistent/owner.js';
 import type { SessionFact } from '../fact.js';
@@ -427,6 +427,7 @@ export const startHistoryReplay = (options: HistoryReplayOptions = {}): HistoryR
   const read = createHistoryLineReader(resumedAt(given.initial));
   return {
     feed: (lines) => {
+      refuseUnlessDenseArray('the lines', lines, 'an array of history lines');
       core.inRun(lines, (line) => {
         if (core.skipsUnread(line)) return true;
         const parsed = read(line);

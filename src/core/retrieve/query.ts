@@ -5,7 +5,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { failure, type Failure } from '../../base/failure.js';
-import { isRecord } from '../../base/record.js';
+import { isDenseArray, isRecord } from '../../base/record.js';
 import { collapseWhitespace, wellFormed } from '../../base/text.js';
 import { type FactTag, isFactTag } from '../fact.js';
 import { type FactStore, validCount } from '../store/state.js';
@@ -65,12 +65,13 @@ export const parseFactQuery = (input: unknown): E.Either<QueryFailure, FactQuery
   // The tag list read once too: the tags checked are the ones the retrieval filters by, whatever
   // a Proxy answers later (a frozen list cannot change).
   const given = input['tags'];
-  const tags: unknown = Array.isArray(given) && !Object.isFrozen(given) ? [...(given as unknown[])] : given;
+  const tags: unknown = isDenseArray(given) && !Object.isFrozen(given) ? [...given] : given;
   if (typeof taskDescription !== 'string') return refuse('taskDescription is not a string');
   if (typeof taskId !== 'string') return refuse('taskId is not a string');
   if (!isCount(maxFacts)) return refuse('maxFacts is not a number of facts (0 or more)');
   if (!isCount(maxTokens)) return refuse('maxTokens is not a number of tokens (0 or more)');
-  if (tags !== undefined && !(Array.isArray(tags) && tags.every(isFactTag)))
+  // `every` skips a hole: a list with one is no list of tags, and one of billions would hang the filter.
+  if (tags !== undefined && !(isDenseArray(tags) && tags.every(isFactTag)))
     return refuse('tags is not a list of fact tags');
   if (countTokens !== undefined && typeof countTokens !== 'function') return refuse('countTokens is not a function');
   if (ranking !== undefined && !isRecord(ranking)) return refuse('ranking is not an object');
@@ -114,7 +115,7 @@ export const settingsFor = (store: FactStore, query: FactQuery, render: SectionR
     ),
     // Normalized as a fact's task id is (see `normalizeTaskId`), so a query finds its own task's facts.
     taskId: wellFormed(collapseWhitespace(rawTaskId)),
-    wanted: new Set<string>(Array.isArray(tags) ? tags : []),
+    wanted: new Set<string>(isDenseArray(tags) ? (tags as ReadonlyArray<string>) : []),
     maxFacts: isCount(maxFacts) ? Math.floor(maxFacts) : 0,
     maxTokens: isCount(maxTokens) ? maxTokens : -1,
     countTokens: typeof countTokens === 'function' ? countTokens : estimateTokens,

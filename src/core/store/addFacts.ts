@@ -1,3 +1,4 @@
+import { refuseUnlessDenseArray } from '../../base/record.js';
 import * as E from 'fp-ts/lib/Either.js';
 import { parseNewFact, type SessionFact } from '../fact.js';
 import { planCompaction } from './compact.js';
@@ -19,13 +20,15 @@ import {
 } from './write.js';
 
 /** The well-formed facts of `input`, as fresh plain copies; malformed ones are skipped. */
-export const keepWellFormedFacts = (input: unknown): SessionFact[] =>
-  Array.isArray(input)
-    ? input
-        .map(parseNewFact)
-        .filter(E.isRight)
-        .map((result) => result.right)
-    : [];
+export const keepWellFormedFacts = (input: unknown): SessionFact[] => {
+  if (!Array.isArray(input)) return [];
+  // A list with a hole is refused before it is walked: the length it claims may be billions.
+  refuseUnlessDenseArray('the facts', input, 'an array of facts');
+  return input
+    .map(parseNewFact)
+    .filter(E.isRight)
+    .map((result) => result.right);
+};
 
 /**
  * Asserts each well-formed fact at its `validFrom` (malformed facts are skipped, never thrown

@@ -1,3 +1,4 @@
+import { refuseUnlessDenseArray } from '../../base/record.js';
 import { refuseArgument } from '../../base/describe.js';
 import type { SessionFact } from '../fact.js';
 import { addFacts } from './addFacts.js';
@@ -72,7 +73,7 @@ export const applyEvent = (store: FactStore, event: TrackerEvent): FactStore =>
 
 /** Folds `events` over `from` (default: an empty store), writing in place between them. */
 export const replay = (events: ReadonlyArray<TrackerEvent>, from: FactStore = emptyFactStore()): FactStore => {
-  if (!Array.isArray(events)) refuseArgument('events', events, 'an array of tracker events');
+  refuseUnlessDenseArray('events', events, 'an array of tracker events');
   // Checked even when there is no event to apply: a store that is none is never given back as one.
   checkedFactStore(from);
   return asOneRun(() =>

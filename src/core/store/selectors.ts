@@ -1,3 +1,4 @@
+import { refuseUnlessDenseArray } from '../../base/record.js';
 import { isWithinYears } from '../../base/time.js';
 import * as PMap from '../../persistent/persistentMap.js';
 import { type FactTag, hasWantedTag, type SessionFact } from '../fact.js';
@@ -51,7 +52,8 @@ export const selectValidFacts = (store: FactStore): ReadonlyArray<SessionFact> =
 
 /** The valid facts carrying any of `tags`. */
 export const selectValidFactsByTags = (store: FactStore, tags: ReadonlyArray<FactTag>): ReadonlyArray<SessionFact> => {
-  const wanted = new Set<string>(Array.isArray(tags) ? tags : []);
+  refuseUnlessDenseArray('the tags', tags, 'an array of fact tags');
+  const wanted = new Set<string>(tags);
   return Object.freeze(selectValidFacts(store).filter((fact) => hasWantedTag(fact, wanted)));
 };
 
@@ -118,7 +120,8 @@ export const selectFactsWhere = (store: FactStore, filter: FactFilter): Readonly
           asOf,
         );
   const subject = filter.subject?.toLowerCase();
-  const wanted = new Set<string>(Array.isArray(tags) ? tags : []);
+  refuseUnlessDenseArray('the tags', tags, 'an array of fact tags');
+  const wanted = new Set<string>(tags);
   return facts.filter(
     (fact) =>
       (wanted.size === 0 || hasWantedTag(fact, wanted)) &&

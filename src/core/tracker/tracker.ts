@@ -6,8 +6,8 @@
  * `Left` with code `internal`, which `onError` hears too.
  */
 import * as E from 'fp-ts/lib/Either.js';
-import { describeError, refuseArgument } from '../../base/describe.js';
-import { isRecord, readInput, readOnce } from '../../base/record.js';
+import { describeError } from '../../base/describe.js';
+import { isRecord, readInput, readOnce, refuseUnlessDenseArray } from '../../base/record.js';
 import { internalFailure } from '../../base/failure.js';
 import { parseEventTime, type TimeFailure } from '../../base/time.js';
 import { deepFreeze } from '../../persistent/freeze.js';
@@ -500,7 +500,7 @@ export const toStateSnapshotFacts = (
   facts: ReadonlyArray<SessionFact>,
 ): ReadonlyArray<{ k: string; v: string; confidence: number }> => {
   // Facts that are not a list of them (null from an unset variable) are a programmer's mistake: said plainly.
-  if (!Array.isArray(facts)) refuseArgument('facts', facts, 'an array of facts');
+  refuseUnlessDenseArray('facts', facts, 'an array of facts');
   return facts.map((fact, i) => {
     const { subject, relation, object, confidence } = checkedFact(fact, `facts[${i}]`);
     return { k: `session_fact:${subject}:${relation}`, v: object, confidence };
