@@ -1,15 +1,11 @@
 /**
  * The cross-process lock every writer of a file takes (the session logs, the shared context):
  * a `FILE.lock` folder made by proper-lockfile, whose holder keeps its time at now; a lock not
- * refreshed for `staleMs` belongs to a crashed holder and is taken over. The holder also leaves
- * a record of itself beside the folder (`lockHolder.ts`), so a lock whose holder was a process of
- * this machine that is gone (killed with SIGKILL mid-write) is taken over at the first look, not
- * after `staleMs`; one with no record (an earlier version's) or held on another machine is
- * waited out. The folder itself stays empty, as earlier versions make it and take it for a live
- * lock. A waiter looks at the lock before trying to take it (a failed attempt creates a
- * directory entry, and many waiters doing that at once slow the holder's own release down), and
- * the attempt itself is proper-lockfile's synchronous one: its retries would go through libuv's
- * thread pool, which on a loaded machine costs more than the write the lock guards.
+ * refreshed for `staleMs` belongs to a crashed holder and is taken over. A waiter looks at the
+ * lock before trying to take it (a failed attempt creates a directory entry, and many waiters
+ * doing that at once slow the holder's own release down), and the attempt itself is
+ * proper-lockfile's synchronous one: its retries would go through libuv's thread pool, which on
+ * a loaded machine costs more than the write the lock guards.
  *
  * What cannot be a live lock is named at once instead of waited on: a file or a link where the
  * lock folder belongs, and a lock folder dated more than a moment in the future, which no
@@ -17,20 +13,11 @@
  * lock folder with entries in it (committed by mistake, copied along with a checkout) is no
  * live writer's either, since a writer's is empty: it is set aside, and said.
  */
-import { type BigIntStats, lstatSync, mkdirSync, readdirSync, renameSync, rmdirSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { lstatSync, readdirSync, renameSync, type Stats } from 'node:fs';
 import * as E from 'fp-ts/lib/Either.js';
 import lockfile from 'proper-lockfile';
 import { type Failure, failure } from '../base/failure.js';
 import { fileErrorCode, ioFailure } from './fileFailure.js';
-import {
-  type HolderRecord,
-  holderRecordName,
-  isHolderGone,
-  type LockHolder,
-  parseHolderRecord,
-  thisHolder,
-} from './lockHolder.js';
 
 /** How long a writer waits for the lock, and when a lock counts as abandoned. */
 export interface LockSettings {
@@ -57,54 +44,26 @@ const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 const pauseFor = (attempt: number): number => Math.min(1 + attempt, 10) * (0.5 + Math.random());
 
 /** The entry where the lock folder belongs, without following a link; undefined when there is none (or it cannot be seen). */
-const lockEntry = (file: string): BigIntStats | undefined => {
+const lockEntry = (file: string): Stats | undefined => {
   try {
-    return lstatSync(lockPathOf(file), { bigint: true, throwIfNoEntry: false });
+    return lstatSync(lockPathOf(file), { throwIfNoEntry: false });
   } catch {
     // Unreadable: the attempt below says why in its own words.
     return undefined;
   }
 };
 
-/** A time in nanoseconds, as a stat in bigint gives it, in milliseconds. */
-const msOf = (ns: bigint): number => Number(ns / 1_000_000n);
-
-/** What tells one lock folder from another made in its place: its inode and its birth time (0 where the file system keeps none). */
-interface LockFolder {
-  readonly ino: bigint;
-  readonly born: bigint;
-  readonly mtimeMs: number;
-}
-
-/** The lock folder `entry` is, or undefined when it is none. */
-const folderOf = (entry: BigIntStats | undefined): LockFolder | undefined =>
-  entry === undefined || !entry.isDirectory()
-    ? undefined
-    : { ino: entry.ino, born: entry.birthtimeNs, mtimeMs: msOf(entry.mtimeNs) };
-
-/** The lock folder of `file` as it is now, or undefined when there is none (or it cannot be seen, or is no folder). */
-const lockFolderOf = (file: string): LockFolder | undefined => folderOf(lockEntry(file));
-
-/**
- * How a holder's record names the lock folder `folder`: its inode and birth time. Undefined
- * where the file system keeps no birth time: the inode alone often comes back for a folder made
- * anew, so a record could name its successor (such a lock is waited out).
- */
-const keyOf = (folder: LockFolder): string | undefined =>
-  folder.born === 0n ? undefined : `${folder.ino}.${folder.born}`;
-
 /** Why the lock entry `entry` can never be taken by waiting, or undefined when it may be a live holder's. */
-const unusableLock = (entry: BigIntStats, shown: string, now: number): Failure<'io'> | undefined => {
-  const mtimeMs = msOf(entry.mtimeNs);
+const unusableLock = (entry: Stats, shown: string, now: number): Failure<'io'> | undefined => {
   if (!entry.isDirectory())
     return failure(
       'io',
       `${shown}.lock is ${entry.isSymbolicLink() ? 'a symbolic link' : 'a file'}, not a lock (a writer's lock is a folder it makes and removes): remove it and try again`,
     );
-  if (mtimeMs > now + FUTURE_TOLERANCE_MS)
+  if (entry.mtimeMs > now + FUTURE_TOLERANCE_MS)
     return failure(
       'io',
-      `${shown}.lock is dated ${new Date(mtimeMs).toISOString()}, ${Math.round((mtimeMs - now) / 1000)} s in the future: no writer on this machine holds it (a leftover from a clock that was ahead); remove the folder and try again`,
+      `${shown}.lock is dated ${new Date(entry.mtimeMs).toISOString()}, ${Math.round((entry.mtimeMs - now) / 1000)} s in the future: no writer on this machine holds it (a leftover from a clock that was ahead); remove the folder and try again`,
     );
   return undefined;
 };
@@ -129,125 +88,11 @@ const setAsideFilledLock = (file: string, shown: string, now: number): E.Either<
   }
 };
 
-/** The name of the lock folder of `file`, which the records of its holders beside it start with. */
-const lockNameOf = (file: string): string => basename(lockPathOf(file));
-
-/** The path of `record` beside the lock folder of `file`. */
-const recordPathOf = (file: string, record: HolderRecord): string =>
-  join(dirname(file), holderRecordName(lockNameOf(file), record));
-
-/** Removes a holder's record; best effort: one left names a folder that is gone, and is never taken for a holder's. */
-const removeRecord = (path: string): void => {
-  try {
-    rmdirSync(path);
-  } catch {
-    // Removed by another writer, or to be removed by the next one that looks.
-  }
-};
-
-/** What a look beside the lock folder found: the folder's key once the records were listed, its holder's record there, and when. */
-interface Look {
-  readonly key: string | undefined;
-  readonly holder?: HolderRecord & { readonly path: string };
-  readonly at: number;
-}
-
-/**
- * Looks beside the lock folder of `file` for its holder's record: the one naming the folder as
- * it is once the records are listed. A record is made after its folder, so one naming another
- * folder names one that is gone (released by a holder ended by a signal, whose exit handler
- * removes only the folder, or taken over): it is removed.
- */
-const lookBeside = (file: string, at: number): Look => {
-  const records: Array<HolderRecord & { readonly path: string }> = [];
-  try {
-    for (const entry of readdirSync(dirname(file), { withFileTypes: true })) {
-      const record = entry.isDirectory() ? parseHolderRecord(lockNameOf(file), entry.name) : undefined;
-      if (record !== undefined) records.push({ ...record, path: join(dirname(file), entry.name) });
-    }
-  } catch {
-    // A folder that cannot be listed holds no record to go by: the lock is waited out.
-  }
-  const folder = lockFolderOf(file);
-  const key = folder === undefined ? undefined : keyOf(folder);
-  for (const record of records) if (record.folder !== key) removeRecord(record.path);
-  const holder = records.find((record) => record.folder === key);
-  return holder === undefined ? { key, at } : { key, holder, at };
-};
-
-/** A lock whose holder is gone is taken over only while this share of its stale time is ahead of it. */
-const TAKEOVER_MARGIN = 0.25;
-
-/**
- * Removes the lock folder of `file` whose holder, of `record`, is gone; true when the lock is
- * free. The record is first renamed to `self`'s: of the waiters that found it, only one finds it
- * to rename, and the others see a live holder meanwhile. The folder is removed only while it is
- * the one the record names and is `freshMs` from turning stale, so no waiter, of any version,
- * removes it by its age meanwhile (and then the lock made in its place).
- */
-const takeOver = (
-  file: string,
-  record: HolderRecord & { readonly path: string },
-  self: LockHolder,
-  freshMs: number,
-): boolean => {
-  const claim = recordPathOf(file, { holder: self, folder: record.folder });
-  try {
-    renameSync(record.path, claim);
-  } catch {
-    // Claimed by another waiter (or not ours to rename): waited for as held.
-    return false;
-  }
-  try {
-    const entry = lockEntry(file);
-    if (entry === undefined) return true;
-    const folder = folderOf(entry);
-    if (folder === undefined || keyOf(folder) !== record.folder || Date.now() - folder.mtimeMs > freshMs) return false;
-    rmdirSync(lockPathOf(file));
-    return true;
-  } catch (error) {
-    // Gone already: free. Files put in it meanwhile: the next look at it sets it aside once stale.
-    return fileErrorCode(error) === 'ENOENT';
-  } finally {
-    removeRecord(claim);
-  }
-};
-
-/**
- * Leaves `self`'s record beside the lock folder `made` of `file`, which it has just made, and
- * says where; undefined when none could be made (no birth time to name the folder by, a full
- * disk), and a lock left behind is then waited out, as an earlier version's. The folder itself is
- * not touched: proper-lockfile tells its lock from a successor's by the folder's time.
- */
-const recordHolder = (file: string, self: LockHolder, made: LockFolder | undefined): string | undefined => {
-  const key = made === undefined ? undefined : keyOf(made);
-  if (key === undefined) return undefined;
-  const record = recordPathOf(file, { holder: self, folder: key });
-  try {
-    mkdirSync(record);
-    return record;
-  } catch {
-    return undefined;
-  }
-};
-
-/** `release`, the holder's record removed first: a holder that dies in between leaves a lock waited out, not a record naming a free lock. */
-const releasing =
-  (record: string | undefined, release: () => void): (() => void) =>
-  () => {
-    if (record !== undefined) removeRecord(record);
-    release();
-  };
-
-/** The lock taken, the folder made for it, and what was said on the way (a lock folder set aside). */
+/** The lock taken, and what was said on the way (a lock folder set aside). */
 interface Acquired {
   readonly release: () => void;
-  readonly made: LockFolder | undefined;
   readonly notices: ReadonlyArray<string>;
 }
-
-/** After a look that found no record (one a moment from being made), how long until the next. */
-const RELOOK_MS = 500;
 
 /** Takes the lock of `file`, or says why not (held for the whole wait, or a lock that cannot be a live one). */
 const acquire = async (
@@ -258,15 +103,11 @@ const acquire = async (
   const shown = settings.shown ?? file;
   const deadline = Date.now() + settings.waitMs;
   const notices: string[] = [];
-  const self = thisHolder();
-  // Beside a live lock, looked at again only for another lock folder, or now and then while no record was found.
-  let looked: Look | undefined;
   for (let attempt = 0; ; attempt += 1) {
     const now = Date.now();
-    const entry = lockEntry(file);
-    const unusable = entry === undefined ? undefined : unusableLock(entry, shown, now);
+    let held = lockEntry(file);
+    const unusable = held === undefined ? undefined : unusableLock(held, shown, now);
     if (unusable !== undefined) return E.left(unusable);
-    let held = folderOf(entry);
     // Looked into once, and again whenever it would be taken over: a live lock is not read on every wait.
     if (held !== undefined && (attempt === 0 || held.mtimeMs < now - settings.staleMs)) {
       const setAside = setAsideFilledLock(file, shown, now);
@@ -276,25 +117,12 @@ const acquire = async (
         held = undefined;
       }
     }
-    const freshMs = settings.staleMs * (1 - TAKEOVER_MARGIN);
-    const key = held === undefined || now - held.mtimeMs > freshMs ? undefined : keyOf(held);
-    if (key !== undefined) {
-      if (looked?.key !== key || (looked.holder === undefined && now - looked.at >= RELOOK_MS))
-        looked = lookBeside(file, now);
-      const holder = looked.key === key ? looked.holder : undefined;
-      if (holder !== undefined && isHolderGone(holder.holder, self)) {
-        // Whatever came of it, the lock is another one or another's now: looked at anew.
-        looked = undefined;
-        if (takeOver(file, holder, self, freshMs)) held = undefined;
-      }
-    }
     if (held === undefined || held.mtimeMs < now - settings.staleMs)
       try {
-        const release = lockfile.lockSync(file, { realpath: false, stale: settings.staleMs, onCompromised });
-        // Taken over by its age: a record beside it names the folder gone now, and is removed.
-        if (held !== undefined) lookBeside(file, now);
-        const made = lockFolderOf(file);
-        return E.right({ release: releasing(recordHolder(file, self, made), release), made, notices });
+        return E.right({
+          release: lockfile.lockSync(file, { realpath: false, stale: settings.staleMs, onCompromised }),
+          notices,
+        });
       } catch (error) {
         if (fileErrorCode(error) !== 'ELOCKED') return E.left(ioFailure(`cannot lock ${shown}`, error));
       }
@@ -322,6 +150,25 @@ const lostLock = (shown: string, staleMs: number, error: unknown): Failure<'io'>
         `lost the lock of ${shown}: this process was held up (stopped or starved) long enough for it to go stale after ${Math.round(staleMs / 1000)} s, and another writer may have taken it over; nothing more was written`,
       )
     : ioFailure(`lost the lock of ${shown}`, error);
+
+/** What tells one lock folder from another made in its place: its inode and its birth time (0 where the file system keeps none). */
+interface LockFolder {
+  readonly ino: bigint;
+  readonly born: bigint;
+  readonly mtimeMs: number;
+}
+
+/** The lock folder of `file` as it is now, or undefined when there is none (or it cannot be seen). */
+const lockFolderOf = (file: string): LockFolder | undefined => {
+  try {
+    const entry = lstatSync(lockPathOf(file), { bigint: true, throwIfNoEntry: false });
+    return entry === undefined || !entry.isDirectory()
+      ? undefined
+      : { ino: entry.ino, born: entry.birthtimeNs, mtimeMs: Number(entry.mtimeNs / 1_000_000n) };
+  } catch {
+    return undefined;
+  }
+};
 
 /**
  * True when the lock folder `now` is the one this process `made` and was refreshed less than
@@ -361,7 +208,7 @@ export const withFileLock = async <F, T>(
   // counts as lost.
   // How often the loop notes that it turns: a twentieth of the stale time (500 ms for the context's 10 s).
   const turnMs = settings.staleMs / 20;
-  const { made } = acquired.right;
+  const made = lockFolderOf(file);
   let lastTurn = Date.now();
   let longestHold = 0;
   const noteTurn = (): void => {
