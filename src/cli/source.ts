@@ -94,6 +94,8 @@ export type Source =
       readonly fractionRead: () => number | undefined;
       /** Releases the file at once, however much of it was read (see `Source`). */
       readonly close: () => Promise<void>;
+      /** A session's log read to its end: the number of the torn last line left out, if it has one (see `openSource`). */
+      readonly tornLine?: () => number | undefined;
     }
   | {
       readonly kind: 'state';
@@ -169,15 +171,16 @@ async function* counted(chunks: AsyncIterable<Chunk>, count: (bytes: number) => 
 }
 
 /**
- * Opens FILE as a history or a saved state, deciding from its first line which it is (`history`:
- * a history whatever its first line, as a session's log always is). A state is read whole; a
- * history is handed on as batches of lines, read as they are asked for.
+ * Opens FILE as a history or a saved state, deciding from its first line which it is (`log`: a
+ * session's log, a history whatever its first line, read up to its last complete line as a live
+ * session and `sessions export` read it, the torn line after it left out and told by `tornLine`).
+ * A state is read whole; a history is handed on as batches of lines, read as they are asked for.
  */
 export const openSource = async (
   io: CliIo,
   file: string,
   options?: OpenOptions,
-  kind: 'history' | 'either' = 'either',
+  kind: 'log' | 'either' = 'either',
 ): Promise<E.Either<string, Source>> => {
   const opened =
     io.openStream === undefined
@@ -192,11 +195,16 @@ export const openSource = async (
     );
     if (kind === 'either' && isSavedStateStart(firstLine))
       return E.right({ kind: 'state', text: () => readAll(chunks), close });
+    const fractionRead = (): number | undefined =>
+      size === undefined || size === 0 ? undefined : Math.min(1, bytes / size);
+    if (kind === 'either') return E.right({ kind: 'history', batches: lineBatches(chunks), fractionRead, close });
+    let torn: number | undefined;
     return E.right({
       kind: 'history',
-      batches: lineBatches(chunks),
-      fractionRead: () => (size === undefined || size === 0 ? undefined : Math.min(1, bytes / size)),
+      batches: lineBatches(chunks, undefined, ({ line }) => (torn = line)),
+      fractionRead,
       close,
+      tornLine: () => torn,
     });
   } catch (error) {
     if (!(error instanceof ReadFailure)) throw error;

@@ -97,6 +97,29 @@ describe('fact-tracker sessions', () => {
       });
   });
 
+  it('reads a log with a torn last line up to its last complete line with --session, as export piped to replay - does, and says the torn line was left out', async () => {
+    const { project, sessions } = projectWithSessions('torn-last-line-');
+    const events = readFileSync(join(ROOT, 'examples', 'web-api-session.jsonl'), 'utf8')
+      .split('\n')
+      .slice(0, 4);
+    // A writer killed mid-append: the bytes of a prompt's line, and no line break after them.
+    writeFileSync(join(sessions, 'torn.jsonl'), `${events.join('\n')}\n{"type":"prompt","taskId":"9","taskPr`);
+    const place = { cwd: project, env: {} };
+    const notice =
+      "fact-tracker: the session log's torn last line (line 5, no line break after it: a writer killed mid-append) was left out\n";
+    const [piped, replayed] = await Promise.all([
+      runPipe(['sessions', 'export', 'torn'], ['replay', '-', '--json'], project),
+      runCli(['replay', '--session', 'torn', '--json'], '', place),
+    ]);
+    expect(piped.status).toBe(0);
+    expect(replayed).toEqual({ status: 0, stdout: piped.stdout, stderr: notice });
+    const facts = await runCli(['facts', '--session', 'torn', '--json'], '', place);
+    expect([facts.status, JSON.parse(facts.stdout).errors, facts.stderr]).toEqual([0, [], notice]);
+    // Explained up to a line before it, the torn line is never read, so nothing is said of it.
+    const explained = await runCli(['explain', '--session', 'torn', '--line', '4'], '', place);
+    expect([explained.status, explained.stderr]).toEqual([0, '']);
+  });
+
   it("deletes the files a session whose log is gone left beside it, names them, and leaves another session's", async () => {
     const { project, sessions } = projectWithSessions('delete-leftovers-');
     const mine = ['x.jsonl.snapshot', 'x.jsonl.snapshot.previous', 'x.jsonl.hooks', 'x.jsonl.set-aside'];

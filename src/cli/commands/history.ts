@@ -72,7 +72,8 @@ export interface BatchSteps {
  * `steps` around each batch. Reading stops as soon as the replay does (`--as-of`, `--line`); a
  * failure to read half-way is a Left with its one-line reason (any other exception is a bug, and
  * is let through to the router). However it ends, the source is closed: its file is released
- * when the replay is over.
+ * when the replay is over. A session's log read to its end without its torn last line says so
+ * in one line on stderr.
  */
 export const replaySource = (
   io: CliIo,
@@ -101,6 +102,13 @@ export const replaySource = (
       progress.finish();
       await source.close();
     }
+    // Said once the progress is cleared: the line is left out as a live session sets it aside, not
+    // rejected; past `untilLine` (`explain --line`), it is a line the replay would not read anyway.
+    const torn = source.tornLine?.();
+    if (torn !== undefined && torn <= (options.untilLine ?? Infinity))
+      io.stderr(
+        `fact-tracker: the session log's torn last line (line ${torn}, no line break after it: a writer killed mid-append) was left out\n`,
+      );
     return E.right(replay.finish());
   };
 };

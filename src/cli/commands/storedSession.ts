@@ -194,8 +194,9 @@ export const openStoredSession = (
       }
       if (found === undefined)
         return E.left(`unknown_session: there is no session ${id} in ${resolveSessionsDirectory(folder).directory}`);
-      // A session's log is a history, whatever its first line holds: never taken for a saved state.
-      return openSource(io, file, { regularFile: true }, 'history');
+      // A session's log is a history, whatever its first line holds: never taken for a saved state;
+      // and, as a live session and `sessions export` read it, it ends at its last complete line.
+      return openSource(io, file, { regularFile: true }, 'log');
     }
     const lines = await readSession(opened, valid.right);
     return E.map((read: ReadonlyArray<StoredLine>): Source => ({
