@@ -8,6 +8,7 @@ import type { RetrievalDecision } from '../core/retrieve/retrieve.js';
 import type { FactQuery } from '../core/retrieve/retrieve.js';
 import type { SessionFact } from '../core/fact.js';
 import type { PromptReport, ReplayError, ReplayReport } from '../core/replay/replay.js';
+import { count, number } from '../base/count.js';
 import { clipEnd, collapseWhitespace } from '../base/text.js';
 import type { Style } from './style.js';
 import { clipColumnsEnd, clipColumnsStart, type Column, renderTable, type Row } from './table.js';
@@ -19,14 +20,8 @@ const SEPARATOR = ' · ';
 
 const safe = (text: string): string => collapseWhitespace(text);
 
-/** Thousands grouped with commas, the same on every machine whatever its locale. */
-export const number = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/gu, ',');
-
-/**
- * `n` and its noun, singular for one (`1 fact`, `2 facts`), thousands grouped as every figure of
- * a report is (`1,024 events`), so no line shows one count grouped and another not.
- */
-export const count = (n: number, one: string, many: string): string => `${number(n)} ${n === 1 ? one : many}`;
+/** Counts grouped as in every message (see base/count.ts), for the commands that render through here. */
+export { count, number };
 
 /** `n` tokens, thousands grouped (`1 context token`, `1,024 context tokens`). */
 export const tokenCount = (n: number, what: string): string => `${number(n)} ${what}${n === 1 ? 'token' : 'tokens'}`;

@@ -6,6 +6,7 @@
  * while the bundle is over its total, and grows them while it is under, so every section
  * stays within its range and the bundle within its own.
  */
+import { number } from '../base/count.js';
 import { clipEnd, clipStart } from '../base/text.js';
 import { deepFreeze } from '../persistent/freeze.js';
 import type { ContextKind } from './model.js';
@@ -120,7 +121,7 @@ const tallyLines = (draft: SectionDraft, totals: ReadonlyMap<string, number>, sh
     .filter(([tally, total]) => tally !== draft.countedInHeader && total > shown(tally))
     .map(
       ([tally, total]) =>
-        `- ${total - shown(tally)} more ${plural(tally)} not shown (${draft.listedBy ?? 'fact-tracker context show lists them'})`,
+        `- ${number(total - shown(tally))} more ${plural(tally)} not shown (${draft.listedBy ?? 'fact-tracker context show lists them'})`,
     );
 
 /** The section's content lines within `cap`: the lines drawn, their length, and how many of each tally. */

@@ -5,6 +5,7 @@
  * Pinned rules are never truncated; where the context is thin, standing instructions fill a
  * section up to its minimum.
  */
+import { count, number } from '../base/count.js';
 import { isBlank } from '../base/text.js';
 import type { SectionDraft } from './budget.js';
 import {
@@ -63,7 +64,7 @@ export const planningDrafts = (input: BundleInput, lastDecisions: number, lastEr
   const files: SectionDraft = {
     name: 'files',
     header: diffFirst
-      ? `## Changed since checkpoint (${status.changes.length} ${status.changes.length === 1 ? 'file' : 'files'}; read these first)`
+      ? `## Changed since checkpoint (${count(status.changes.length, 'file', 'files')}; read these first)`
       : '## File pointers',
     lines: [...changeLines(input, status.changes), ...pointerLines(input), ...sessionLines(input)],
     guidance: guide(
@@ -115,7 +116,7 @@ export const planningDrafts = (input: BundleInput, lastDecisions: number, lastEr
       header: (shown) =>
         decisions.length === 0
           ? '## Decisions'
-          : `## Decisions (last ${shown('decision')} of ${context.openDecisions.length}, newest first)`,
+          : `## Decisions (last ${number(shown('decision'))} of ${number(context.openDecisions.length)}, newest first)`,
       countedInHeader: 'decision',
       lines: [
         ...(decisions.length === 0
@@ -179,7 +180,7 @@ export const implementationDrafts = (input: BundleInput, lastErrors: number): Se
     {
       name: 'checklist',
       header: (shown) =>
-        steps.length === 0 ? '## Next steps' : `## Next steps (${shown('open step')} of ${open} open)`,
+        steps.length === 0 ? '## Next steps' : `## Next steps (${number(shown('open step'))} of ${number(open)} open)`,
       countedInHeader: 'open step',
       lines: [
         ...lastFailures(context, lastErrors),
@@ -202,7 +203,7 @@ export const implementationDrafts = (input: BundleInput, lastErrors: number): Se
         free('Claims of done, implemented or fixed need evidence: path:L10-L40 or a symbol.'),
         ...(missing.length === 0 ? [] : [item(`claims cite missing files: ${missing.join(', ')}`)]),
         ...(pastEnd.length === 0 ? [] : [item(`claims cite lines past the end of their file: ${pastEnd.join(', ')}`)]),
-        free(`${context.evidenceLedger.length} claims recorded`),
+        free(`${count(context.evidenceLedger.length, 'claim', 'claims')} recorded`),
       ],
       guidance: guide('Unbacked claims are refused.'),
       optional: false,

@@ -4,6 +4,7 @@
  * was renamed, or under another repository identity), and what a cap pushed out. Pure: the
  * shell gathers the facts and shows the lines.
  */
+import { count, number } from '../base/count.js';
 import { refuseArgument } from '../base/describe.js';
 import { isRecord } from '../base/record.js';
 import { checkedContextFile, checkedKey, checkedKind, checkedList, checkedText, isContextKey } from './arguments.js';
@@ -121,7 +122,7 @@ export const elsewhereNotice = (
     .map((other) =>
       other.repo === key.repo ? `branch ${other.branch}` : `branch ${other.branch} under repo ${other.repo}`,
     );
-  const more = others.length > MAX_LISTED ? ` and ${others.length - MAX_LISTED} more` : '';
+  const more = others.length > MAX_LISTED ? ` and ${number(others.length - MAX_LISTED)} more` : '';
   const sameRepo = likelyOrigin(key, others, present);
   const where = `nothing is stored for workstream ${key.workstreamId} on branch ${key.branch}`;
   if (sameRepo === undefined) return `${where}, but the file holds it on ${listed.join(', ')}${more}`;
@@ -137,8 +138,8 @@ export const elsewhereNotice = (
   }
 };
 
-/** Counted nouns: `1 decision`, `2 claims`. */
-export const countOf = (count: number, noun: string): string => `${count} ${noun}${count === 1 ? '' : 's'}`;
+/** Counted nouns, thousands grouped: `1 decision`, `1,005 claims`. */
+export const countOf = (n: number, noun: string): string => count(n, noun, `${noun}s`);
 
 /**
  * What a context on another branch holds of this workstream, for a reader of this one (a
@@ -150,7 +151,7 @@ export const relatedNotice = (key: ContextKey, related: SharedContext, kind: Con
   const claims = related.evidenceLedger.map((claim) => `claim: ${claim.claim}`);
   const listed = [...decisions.slice(0, MAX_LISTED), ...claims.slice(0, MAX_LISTED)];
   const more = decisions.length + claims.length - listed.length;
-  return `also on branch ${related.key.branch}: ${listed.length === 0 ? 'no decision and no claim' : listed.join('; ')}${more > 0 ? `; and ${more} more` : ''} (${moveCommand(key, related.key.branch, kind, 'unknown')} carries them here)`;
+  return `also on branch ${related.key.branch}: ${listed.length === 0 ? 'no decision and no claim' : listed.join('; ')}${more > 0 ? `; and ${number(more)} more` : ''} (${moveCommand(key, related.key.branch, kind, 'unknown')} carries them here)`;
 };
 
 /** The workstream's contexts on the other branches of `key`'s repository, in `file`. */

@@ -136,6 +136,14 @@ describe('buildContextBundle', () => {
     expect(implementation).toContain('- summary (STALE, verify before use): Tokenizer done in src/lexer.ts.');
   });
 
+  it('groups the thousands of every count it says, as the commands do', () => {
+    const changes = Array.from({ length: 2005 }, (_, i) => ({ status: 'M' as const, path: `src/file-${i}.ts` }));
+    const status: ContextStatus = { ...FRESH, stale: true, reasons: ['files_changed'], changes };
+    const { text } = buildContextBundle({ context, status }, { kind: 'planning' });
+    expect(text).toContain('## Changed since checkpoint (2,005 files; read these first)');
+    expect(text).toMatch(/^- \d,\d{3} more changed files not shown \(fact-tracker context show lists them\)$/mu);
+  });
+
   it('says so outside a git repository and treats the summary as stale', () => {
     const status: ContextStatus = {
       repository: 'none',

@@ -25,7 +25,7 @@ import type { FactStore } from '../../core/store/state.js';
 import { collapseWhitespace, isBlank } from '../../base/text.js';
 import type { CheckpointRequest, ContextCommand } from '../contextArgs.js';
 import { type CliIo, EXIT_OK, EXIT_REJECTED_LINES } from '../io.js';
-import { count } from '../render.js';
+import { count, number } from '../render.js';
 import { createStyle, type Style } from '../style.js';
 import { toJson } from './shared.js';
 
@@ -80,7 +80,7 @@ const renderShow = (loaded: LoadedContext, style: Style): string => {
   if (status.note !== undefined) lines.push(`note: ${safe(status.note)}`);
   if (status.changes.length > 0)
     lines.push(
-      `changed since checkpoint (${status.changes.length}):`,
+      `changed since checkpoint (${number(status.changes.length)}):`,
       ...status.changes.map(
         (change) =>
           `  ${change.status} ${safe(change.from === undefined ? change.path : `${change.from} -> ${change.path}`)}`,
@@ -98,7 +98,7 @@ const renderShow = (loaded: LoadedContext, style: Style): string => {
     ...paragraphs.map((line) => `  ${line}`),
   );
   const rules = pinnedRuleLines(context);
-  lines.push(`pinned rules (${rules.length}):`, ...rules.map((rule) => `  ${safe(rule)}`));
+  lines.push(`pinned rules (${number(rules.length)}):`, ...rules.map((rule) => `  ${safe(rule)}`));
   if (context.openDecisions.length > 0)
     lines.push(
       'decisions:',
@@ -106,9 +106,7 @@ const renderShow = (loaded: LoadedContext, style: Style): string => {
     );
   if (context.checklist.length > 0)
     lines.push('checklist:', ...context.checklist.map((step) => `  [${step.done ? 'x' : ' '}] ${safe(step.text)}`));
-  lines.push(
-    `evidence ledger: ${context.evidenceLedger.length} ${context.evidenceLedger.length === 1 ? 'claim' : 'claims'}`,
-  );
+  lines.push(`evidence ledger: ${count(context.evidenceLedger.length, 'claim', 'claims')}`);
   for (const claim of context.evidenceLedger) {
     const evidence = [...claim.files.map((file) => `${file.path}:${file.lines}`), ...claim.symbols];
     lines.push(`  ${safe(claim.claim)}${evidence.length === 0 ? '' : ` · ${safe(evidence.join(', '))}`}`);
@@ -118,7 +116,7 @@ const renderShow = (loaded: LoadedContext, style: Style): string => {
   for (const past of status.pastEndEvidence ?? [])
     lines.push(
       style.red(
-        `  PAST END ${safe(`${past.path}:${past.lines}`)}: the file has ${past.length} ${past.length === 1 ? 'line' : 'lines'} (cited by: ${safe(past.claim)})`,
+        `  PAST END ${safe(`${past.path}:${past.lines}`)}: the file has ${count(past.length, 'line', 'lines')} (cited by: ${safe(past.claim)})`,
       ),
     );
   for (const related of loaded.related) lines.push(safe(relatedNotice(key, related, loaded.kind)));
@@ -384,10 +382,8 @@ export const runContext = (command: ContextCommand, io: CliIo): TE.TaskEither<st
         fromShell(() => updateContext(options, (context, at) => recordContextClaim(context, { ...command.claim, at }))),
         TE.map(
           report(io, command, {
-            text: (loaded) => {
-              const count = loaded.context.evidenceLedger.length;
-              return `claim recorded (${count} ${count === 1 ? 'claim' : 'claims'} in the ledger): ${safe(command.claim.claim)}\n`;
-            },
+            text: (loaded) =>
+              `claim recorded (${count(loaded.context.evidenceLedger.length, 'claim', 'claims')} in the ledger): ${safe(command.claim.claim)}\n`,
           }),
         ),
       );
@@ -411,8 +407,8 @@ export const runContext = (command: ContextCommand, io: CliIo): TE.TaskEither<st
               const kept =
                 loaded.dropped.length === 0
                   ? 'decisions, claims, failures, pinned rules and steps of both kept'
-                  : `decisions, claims, failures, pinned rules and steps of both kept but ${loaded.dropped.length} over a cap (listed above)`;
-              return `resolved ${file}: merged ours (${merged.ours.length} ${merged.ours.length === 1 ? 'workstream' : 'workstreams'}) and theirs (${merged.theirs.length})${merged.withAncestor === true ? ' against their common ancestor (what a side removed stays removed)' : ''}${identity}; ${kept}, the newer summary won\nwrote ${file} and ${dashboard}; git add them to mark the conflict resolved\n`;
+                  : `decisions, claims, failures, pinned rules and steps of both kept but ${number(loaded.dropped.length)} over a cap (listed above)`;
+              return `resolved ${file}: merged ours (${count(merged.ours.length, 'workstream', 'workstreams')}) and theirs (${number(merged.theirs.length)})${merged.withAncestor === true ? ' against their common ancestor (what a side removed stays removed)' : ''}${identity}; ${kept}, the newer summary won\nwrote ${file} and ${dashboard}; git add them to mark the conflict resolved\n`;
             },
           }),
         ),
