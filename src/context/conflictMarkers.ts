@@ -11,7 +11,15 @@ export interface ConflictSides {
   readonly theirs: string;
   /** The common ancestor, when every conflict shows its base (git's `diff3` or `zdiff3` style). */
   readonly base?: string;
+  /** The line of the file on which each line of a side stands (1-based), to place what is wrong in a side where the user opens it. */
+  readonly fileLines: { readonly ours: ReadonlyArray<number>; readonly theirs: ReadonlyArray<number> };
 }
+
+/** A side of a conflict, as the command's messages name it. */
+export type ConflictSide = 'ours' | 'theirs';
+
+/** A problem found in one side of a conflict: its places (`contexts[2]`) are counted in that side, not in the file. */
+export const inSide = (side: ConflictSide, problem: string): string => `in ${side}, ${problem}`;
 
 const OPEN = /^<{7}(?: |$)/u;
 const BASE = /^\|{7}(?: |$)/u;
@@ -27,11 +35,12 @@ export const splitConflictMarkers = (text: string): ConflictSides | undefined =>
   const lines = checkedText(text).split(/(?<=\n)/u);
   let ours = '';
   let theirs = '';
+  const fileLines = { ours: [] as number[], theirs: [] as number[] };
   let base = '';
   let state: 'both' | 'ours' | 'base' | 'theirs' = 'both';
   let conflicts = 0;
   let bases = 0;
-  for (const line of lines) {
+  for (const [index, line] of lines.entries()) {
     const bare = line.replace(/\r?\n$/u, '');
     if (state === 'both' && OPEN.test(bare)) {
       state = 'ours';
@@ -43,13 +52,19 @@ export const splitConflictMarkers = (text: string): ConflictSides | undefined =>
     else if (state === 'theirs' && CLOSE.test(bare)) state = 'both';
     else if (state !== 'both' && (OPEN.test(bare) || CLOSE.test(bare))) return undefined;
     else {
-      if (state === 'both' || state === 'ours') ours += line;
-      if (state === 'both' || state === 'theirs') theirs += line;
+      if (state === 'both' || state === 'ours') {
+        ours += line;
+        fileLines.ours.push(index + 1);
+      }
+      if (state === 'both' || state === 'theirs') {
+        theirs += line;
+        fileLines.theirs.push(index + 1);
+      }
       if (state === 'both' || state === 'base') base += line;
     }
   }
   if (conflicts === 0 || state !== 'both') return undefined;
-  return bases === conflicts ? { ours, theirs, base } : { ours, theirs };
+  return bases === conflicts ? { ours, theirs, base, fileLines } : { ours, theirs, fileLines };
 };
 
 /** True when a line of `text` starts with a conflict marker. */

@@ -8,37 +8,40 @@ import type { ContextError } from './model.js';
 
 const corrupt = (message: string): ContextError => ({ code: 'corrupt', message });
 
-/** Where in `text` the UTF-16 offset `position` is, as `line L, column C`. */
-const lineAndColumn = (text: string, position: number): string => {
+/** The line of the file a line of the text parsed stands on: the same, unless the text is one side of a conflict. */
+export type FileLine = (line: number) => number;
+
+/** Where in `text` the UTF-16 offset `position` is, as `line L, column C`, L a line of the file (`fileLine`). */
+const lineAndColumn = (text: string, position: number, fileLine: FileLine = (line) => line): string => {
   const before = text.slice(0, position);
   const line = before.split('\n').length;
-  return `line ${line}, column ${position - before.lastIndexOf('\n')}`;
+  return `line ${fileLine(line)}, column ${position - before.lastIndexOf('\n')}`;
 };
 
 /**
  * Why `text` is not JSON, without quoting it: the parser's own message quotes the text, and a
  * broken context file may hold anything (a pasted secret), so only a position is kept.
  */
-const jsonProblem = (text: string, error: SyntaxError): string => {
+const jsonProblem = (text: string, error: SyntaxError, fileLine: FileLine | undefined): string => {
   const { message } = error;
   const position = /\bposition (\d+)/u.exec(message);
-  if (position !== null) return `at ${lineAndColumn(text, Number(position[1]))}`;
+  if (position !== null) return `at ${lineAndColumn(text, Number(position[1]), fileLine)}`;
   if (/unexpected end/iu.test(message)) return 'it ends too early';
   return 'unexpected text';
 };
 
 /**
  * Parses JSON text, calling a failure what it is: a truncated or corrupt file (never quoting
- * it). Only the parser's own refusal, a `SyntaxError`, is such a failure; anything else is a bug
- * and is not caught here.
+ * it), at a line of the file (`fileLine`, for a side of a conflict). Only the parser's own
+ * refusal, a `SyntaxError`, is such a failure; anything else is a bug and is not caught here.
  */
-export const parseJsonText = (text: string): E.Either<ContextError, unknown> => {
+export const parseJsonText = (text: string, fileLine?: FileLine): E.Either<ContextError, unknown> => {
   const json = text.replace(/^\uFEFF/u, '');
   try {
     return E.right(JSON.parse(json) as unknown);
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
-    return E.left(corrupt(`not valid JSON, the file is truncated or corrupt (${jsonProblem(json, error)})`));
+    return E.left(corrupt(`not valid JSON, the file is truncated or corrupt (${jsonProblem(json, error, fileLine)})`));
   }
 };
 

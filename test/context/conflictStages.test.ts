@@ -164,7 +164,7 @@ describe.sequential('a context file whose conflict markers git joined wrongly', 
     ])
       expectOneLineFailure(
         await runIn(repo, argv),
-        /^fact-tracker context: data\/context\/planning_context\.json: has merge conflict markers, and one side is not a context file: .*; nothing was written and the file was left as it is: set it right by hand \(git checkout --ours -- data\/context\/planning_context\.json, or --theirs, keeps one side; or edit the markers out\), then try again$/mu,
+        /^fact-tracker context: data\/context\/planning_context\.json: has merge conflict markers, and (?:ours|theirs)(?: as git holds it \(git show :[23]:data\/context\/planning_context\.json\))? is not a context file: .*; nothing was written and the file was left as it is: set it right by hand \(git checkout --ours -- data\/context\/planning_context\.json, or --theirs, keeps one side; or edit the markers out\), then try again$/mu,
       );
     expect(readFileSync(file, 'utf8')).toBe(before);
     expect(corruptFiles(repo)).toEqual([]);
@@ -179,7 +179,7 @@ describe.sequential('a context file whose conflict markers git joined wrongly', 
     writeFileSync(file, text);
     expectOneLineFailure(
       await runIn(repo, ['context', 'show']),
-      /has merge conflict markers, and one side is not a context file: .* \(left as it is: set it right by hand \(git checkout --ours/u,
+      /has merge conflict markers, and (?:ours|theirs)(?: as git holds it \(git show :[23]:data\/context\/planning_context\.json\))? is not a context file: .* \(left as it is: set it right by hand \(git checkout --ours/u,
     );
     // In a folder this process cannot write to, the write stops before reading the file: it says why, and no more.
     const as = unprivileged(repo);

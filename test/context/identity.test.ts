@@ -138,10 +138,18 @@ describe('key parts from names the repository chose', () => {
 describe('conflict markers', () => {
   it('splits both sides, with or without the diff3 base, and gives the base when every conflict shows it', () => {
     const text = 'a\n<<<<<<< HEAD\nours\n||||||| base\nold\n=======\ntheirs\n>>>>>>> other\nz\n';
-    expect(splitConflictMarkers(text)).toEqual({ ours: 'a\nours\nz\n', theirs: 'a\ntheirs\nz\n', base: 'a\nold\nz\n' });
+    // Each line of a side is placed on its line of the file: z is line 9 with the base shown.
+    const fileLines = { ours: [1, 3, 9], theirs: [1, 7, 9] };
+    expect(splitConflictMarkers(text)).toEqual({
+      ours: 'a\nours\nz\n',
+      theirs: 'a\ntheirs\nz\n',
+      base: 'a\nold\nz\n',
+      fileLines,
+    });
     expect(splitConflictMarkers(text.replace('||||||| base\nold\n', ''))).toEqual({
       ours: 'a\nours\nz\n',
       theirs: 'a\ntheirs\nz\n',
+      fileLines: { ours: [1, 3, 7], theirs: [1, 5, 7] },
     });
     expect(splitConflictMarkers('plain\n')).toBeUndefined();
     expect(splitConflictMarkers('<<<<<<< HEAD\nunterminated\n')).toBeUndefined();

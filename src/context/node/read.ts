@@ -8,7 +8,7 @@ import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
 import { renderContextDashboard } from '../dashboard.js';
 import { CONTEXT_DIRECTORY, contextFileNames } from '../layout.js';
-import { type ConflictSides, hasConflictMarkers, splitConflictMarkers } from '../conflictMarkers.js';
+import { type ConflictSide, type ConflictSides, hasConflictMarkers, splitConflictMarkers } from '../conflictMarkers.js';
 import { selectQuarantined } from '../contextFile.js';
 import { isSameContextKey } from '../key.js';
 import {
@@ -19,7 +19,7 @@ import {
   type ContextKey,
   type QuarantinedContext,
 } from '../model.js';
-import { parseJsonText, withoutTrailingCommas } from '../jsonText.js';
+import { type FileLine, parseJsonText, withoutTrailingCommas } from '../jsonText.js';
 import { decodeContextFile } from '../schema.js';
 import { redactSecrets } from '../secrets.js';
 import { formatBytes, readTextIfExists } from './files.js';
@@ -27,11 +27,12 @@ import { readBlob } from './git.js';
 import type { ConflictStages, Observed } from './snapshot.js';
 import { contextCommand, located, prune, type Result, type Scope } from './scope.js';
 
-/** Decodes file text, or says why not; `decode` is the kind's decoder. */
+/** Decodes file text, or says why not (at a line of the file: `fileLine`); `decode` is the kind's decoder. */
 export const decodeText = <T>(
   text: string,
   decode: (value: unknown) => E.Either<ContextError, T>,
-): E.Either<ContextError, T> => pipe(parseJsonText(text), E.chain(decode));
+  fileLine?: FileLine,
+): E.Either<ContextError, T> => pipe(parseJsonText(text, fileLine), E.chain(decode));
 
 /** The workstreams of a file, each with its branch, for a message. */
 export const workstreamsOf = (file: ContextFile): ReadonlyArray<string> =>
@@ -58,7 +59,13 @@ export type ReadFile =
       /** The common ancestor, when the markers show it (git's `diff3` style). */
       readonly base?: ContextFile;
     }
-  | { readonly kind: 'broken'; readonly text: string; readonly error: ContextError };
+  | {
+      readonly kind: 'broken';
+      readonly text: string;
+      readonly error: ContextError;
+      /** The side of the conflict markers that is not a context file, when that is what is broken. */
+      readonly side?: ConflictSide;
+    };
 
 /** Reads the context file without changing anything: absent, decoded, in conflict, or broken (and why). */
 export const readContextFile = async (scope: Scope): Result<ReadFile> => {
@@ -78,19 +85,38 @@ export const readContextFile = async (scope: Scope): Result<ReadFile> => {
 
 /** The sides of a merge conflict decoded, or why they cannot be. */
 type DecodedSides =
-  Extract<ReadFile, { readonly kind: 'conflict' }> | { readonly kind: 'broken'; readonly error: ContextError };
+  | Extract<ReadFile, { readonly kind: 'conflict' }>
+  | { readonly kind: 'broken'; readonly error: ContextError; readonly side: ConflictSide };
+
+/** A side's line as the file on disk has it; a side from the index (stage 2 or 3) is on no line of it, so its line is its own. */
+const fileLineOf =
+  (sides: ConflictSides | IndexSides, side: ConflictSide): FileLine =>
+  (line) =>
+    'fileLines' in sides ? (sides.fileLines[side][line - 1] ?? line) : line;
+
+/** The sides of a conflict as git holds them in the index, stages 2 and 3: each a whole file, on no line of the one on disk. */
+interface IndexSides {
+  readonly ours: string;
+  readonly theirs: string;
+}
+
+/** A side as a message names it: ours or theirs, and, from the index, where git holds it (its lines are that text's). */
+const nameSide = (scope: Scope, sides: ConflictSides | IndexSides, side: ConflictSide): string =>
+  'fileLines' in sides
+    ? side
+    : `${side} as git holds it (git show :${side === 'ours' ? 2 : 3}:${scope.display(scope.paths.json)})`;
 
 /**
  * The two sides of a merge conflict (from the markers of `text`, or from the index), decoded:
  * a conflict to merge, or broken (and why) when a side is not a context file; a side written by
  * a newer version is refused, like a whole newer file.
  */
-const decodeSides = (scope: Scope, sides: ConflictSides): E.Either<ContextError, DecodedSides> => {
+const decodeSides = (scope: Scope, sides: ConflictSides | IndexSides): E.Either<ContextError, DecodedSides> => {
   const file = scope.paths.json;
   const decode = (value: unknown) => decodeContextFile(value, scope.kind);
-  const ours = decodeText(sides.ours, decode);
-  const theirs = decodeText(sides.theirs, decode);
-  const base = sides.base === undefined ? undefined : decodeText(sides.base, decode);
+  const ours = decodeText(sides.ours, decode, fileLineOf(sides, 'ours'));
+  const theirs = decodeText(sides.theirs, decode, fileLineOf(sides, 'theirs'));
+  const base = !('base' in sides) || sides.base === undefined ? undefined : decodeText(sides.base, decode);
   if (E.isRight(ours) && E.isRight(theirs))
     return E.right({
       kind: 'conflict',
@@ -112,12 +138,14 @@ const decodeSides = (scope: Scope, sides: ConflictSides): E.Either<ContextError,
           )}`,
         }),
       );
+  const side = E.isLeft(ours) ? 'ours' : 'theirs';
   const broken = E.isLeft(ours) ? ours.left : (theirs as E.Left<ContextError>).left;
   return E.right({
     kind: 'broken',
+    side,
     error: {
       ...broken,
-      message: `has merge conflict markers, and one side is not a context file: ${broken.message}`,
+      message: `has merge conflict markers, and ${nameSide(scope, sides, side)} is not a context file: ${broken.message}`,
     },
   });
 };
@@ -336,12 +364,10 @@ const sidesOfBroken = async (
   const [ancestor, fromIndex] = await Promise.all([readAncestor(scope, stages), readIndexSides(scope, stages)]);
   if (fromIndex === undefined) return E.right(read);
   if (E.isLeft(fromIndex)) return fromIndex;
-  // Neither way gives two context files: the index's sides are the true ones, so theirs is the reason given.
-  return E.right(
-    fromIndex.right.kind === 'conflict'
-      ? withAncestor(fromIndex.right, ancestor)
-      : { ...fromIndex.right, text: read.text },
-  );
+  if (fromIndex.right.kind === 'conflict') return E.right(withAncestor(fromIndex.right, ancestor));
+  // Neither way gives two context files: the index's sides are the true ones, so theirs is the reason
+  // given, unless the markers break on the same side: theirs then says where in the file on disk.
+  return E.right(read.side === fromIndex.right.side ? read : { ...fromIndex.right, text: read.text });
 };
 
 /**

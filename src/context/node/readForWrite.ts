@@ -7,7 +7,7 @@
 import * as E from 'fp-ts/lib/Either.js';
 import { hasConflictMarkers } from '../conflictMarkers.js';
 import { mergeContextFilesReported } from '../merge.js';
-import { selectMergeReadBackProblem } from '../mergeReadBack.js';
+import { type ConflictFiles, selectMergeReadBackProblem } from '../mergeReadBack.js';
 import type { ContextFile, DroppedEntry } from '../model.js';
 import { moveAside } from './files.js';
 import type { ConflictReport } from './load.js';
@@ -22,6 +22,8 @@ export interface ForWrite {
   /** The file as decoded from disk, when it was one file. */
   readonly onDisk?: ContextFile;
   readonly mergedConflict?: ConflictReport;
+  /** The two sides of the conflict merged, to say which one an entry kept apart comes from. */
+  readonly conflictSides?: ConflictFiles;
   readonly dropped: ReadonlyArray<DroppedEntry>;
   /** Set when the file was read only once a typo was set right: it is written back clean. */
   readonly repaired?: string;
@@ -62,6 +64,7 @@ export const readForWrite = async (scope: Scope, observed: Observed): Result<For
         );
       return E.right({
         file: merged.file,
+        conflictSides: { ours, theirs },
         mergedConflict: {
           ours: workstreamsOf(ours),
           theirs: workstreamsOf(theirs),

@@ -170,7 +170,7 @@ const plan = async (scope: Scope, prepared: Prepared, request: WriteRequest): Re
       const checked = await checkNewEvidence(scope.paths.root, evidence.before, evidence.after, observation.observed);
       if (E.isLeft(checked)) return checked;
     }
-    const clean = withoutSecrets(scope, out, out === file ? undefined : context);
+    const clean = withoutSecrets(scope, out, out === file ? undefined : context, read.conflictSides);
     if (E.isLeft(clean)) return clean;
   }
   const text = changed ? contextText(scope, out, read.onDisk) : E.right(undefined);

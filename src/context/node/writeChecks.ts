@@ -5,8 +5,16 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { pipe } from 'fp-ts/lib/function.js';
+import { inSide } from '../conflictMarkers.js';
 import { formatJsonDocument } from '../jsonText.js';
-import { CONTEXT_FILE_MAX_BYTES, type ContextError, type ContextFile, type SharedContext } from '../model.js';
+import type { ConflictFiles } from '../mergeReadBack.js';
+import {
+  CONTEXT_FILE_MAX_BYTES,
+  type ContextError,
+  type ContextFile,
+  type QuarantinedContext,
+  type SharedContext,
+} from '../model.js';
 import { encodeCheckedContextFile, findContextSecret } from '../schema.js';
 import { findSecretField, redactSecrets } from '../secrets.js';
 import { formatBytes } from './files.js';
@@ -36,14 +44,33 @@ export const contextText = (
   );
 
 /**
+ * An entry kept apart, for a message: its place (`contexts[2]`) and its workstream when its key is
+ * valid. Its place is counted in the file it was read from: of a conflict's merge, in the side
+ * that held it (ours first, where both did), which is said.
+ */
+const describeKeptApart = (entry: QuarantinedContext, sides: ConflictFiles | undefined): string => {
+  const place = /^contexts\[\d+\]/u.exec(entry.problem)?.[0] ?? 'a context kept apart';
+  const { key } = entry;
+  const named =
+    key === undefined
+      ? place
+      : `${place} (workstream ${redactSecrets(key.workstreamId)}, branch ${redactSecrets(key.branch)})`;
+  if (sides === undefined) return named;
+  const side = sides.ours.quarantined?.some((held) => held.raw === entry.raw) === true ? 'ours' : 'theirs';
+  return inSide(side, named);
+};
+
+/**
  * Refuses a file that holds a secret anywhere: in the context this write changes (naming the
  * field), or in any other, as a teammate's tool or an older version may have left it (naming
- * the context and the field, to remove it by hand). Nothing of it is written again.
+ * the context and the field, to remove it by hand; one kept apart in a side of a conflict being
+ * merged, `sides`, by its place in that side). Nothing of it is written again.
  */
 export const withoutSecrets = (
   scope: Scope,
   file: ContextFile,
   changed: SharedContext | undefined,
+  sides?: ConflictFiles,
 ): E.Either<ContextError, true> => {
   const own = changed === undefined ? undefined : findContextSecret(changed);
   if (own !== undefined)
@@ -58,7 +85,7 @@ export const withoutSecrets = (
       return E.left(
         located(scope, scope.paths.json, {
           code: 'secret',
-          message: `${entry.problem.split(':')[0]} holds what looks like ${secret.shape} in ${secret.path}: nothing is written while the file holds a secret; remove it from the file and try again`,
+          message: `${describeKeptApart(entry, sides)} holds what looks like ${secret.shape} in ${secret.path}: nothing is written while the file holds a secret; remove it from the file and try again`,
         }),
       );
   }
