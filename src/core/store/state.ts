@@ -94,19 +94,23 @@ export const withLastEventAt = (store: FactStore, at: number): FactStore =>
  * The store with another index: a write, so the store no longer stands where a replay left it
  * and drops `lastEventAt`.
  */
-export const withIndex = (store: FactStore, index: SearchIndex): FactStore => ({
-  maxValidFacts: store.maxValidFacts,
-  pairs: store.pairs,
-  historyPairs: store.historyPairs,
-  index,
-  ...keptTombstones(store.tombstones),
-});
+export const withIndex = (store: FactStore, index: SearchIndex): FactStore =>
+  storeOf(store.maxValidFacts, store.pairs, store.historyPairs, index, store.tombstones);
 
-/** The `tombstones` field of a store holding these: absent when there is none. */
-export const keptTombstones = (
+/**
+ * A store of these parts, its `tombstones` absent when there is none. Two object literals rather
+ * than a spread: a spread builds the object off the engine's fast path, and a write makes one.
+ */
+export const storeOf = (
+  maxValidFacts: number,
+  pairs: FactStore['pairs'],
+  historyPairs: FactStore['historyPairs'],
+  index: SearchIndex,
   tombstones: PMap.PersistentMap<number> | undefined,
-): { tombstones?: PMap.PersistentMap<number> } =>
-  tombstones === undefined || PMap.size(tombstones) === 0 ? {} : { tombstones };
+): FactStore =>
+  tombstones === undefined || PMap.size(tombstones) === 0
+    ? { maxValidFacts, pairs, historyPairs, index }
+    : { maxValidFacts, pairs, historyPairs, index, tombstones };
 
 const PAIR_SEPARATOR = '\u001f';
 

@@ -9,7 +9,7 @@ import { isFileFact, type SessionFact } from '../fact.js';
 import { selectIndexedFiles, selectIndexedPrompts } from '../search/indexReads.js';
 import { applyIndexChanges, indexTaskFiles, indexTaskPrompt } from '../search/indexWrites.js';
 import { emptySearchIndex, type RecordedFile, type RecordedPrompt } from '../search/searchIndex.js';
-import { type FactStore, keptTombstones, type PairChange, type PairLog, pairKey } from './state.js';
+import { type FactStore, type PairChange, type PairLog, pairKey, storeOf } from './state.js';
 import { mayHoldHistory, selectValidOfLog } from './timeline.js';
 import { tombstoneChanges, tombstonesOf, withTombstoneChanges } from './tombstones.js';
 import { attachValidOrder, carryValidOrder, type ValidOrder } from './validOrder.js';
@@ -233,7 +233,7 @@ export const writePairChanges = (
     if (composed === undefined) carryValidOrder(store.index, index, invalid, valid);
     else attachValidOrder(index, composed.order);
     // A new store object every time, even inside a run: selectors memoize by store identity.
-    return { maxValidFacts: store.maxValidFacts, pairs, historyPairs, index, ...keptTombstones(tombstones) };
+    return storeOf(store.maxValidFacts, pairs, historyPairs, index, tombstones);
   });
 };
 
@@ -268,13 +268,7 @@ export const buildStore = (
 ): FactStore =>
   deepFreeze(
     transientRun(createOwner(), (): FactStore => {
-      const empty: FactStore = {
-        maxValidFacts,
-        pairs: PMap.empty,
-        historyPairs: PMap.empty,
-        index: emptySearchIndex(),
-        ...keptTombstones(tombstonesOf(tombstones)),
-      };
+      const empty = storeOf(maxValidFacts, PMap.empty, PMap.empty, emptySearchIndex(), tombstonesOf(tombstones));
       const changes: PairChange[] = [];
       for (const log of logs) changes.push({ before: undefined, after: log });
       const store = writePairChanges(empty, changes);
