@@ -16,7 +16,7 @@ import {
 } from '../../../src/index.js';
 import { factArb, fileFact, relations, subjects, timeArb } from '../../arbitraries.js';
 import { pairKey } from '../../../src/core/store/state.js';
-import { TOMBSTONE_LIMIT } from '../../../src/core/store/tombstones.js';
+import { TOMBSTONE_LIMIT, tombstonesOf } from '../../../src/core/store/tombstones.js';
 import * as PMap from '../../../src/persistent/persistentMap.js';
 import { expectConsistent, storeLogs } from './invariants.js';
 
@@ -146,5 +146,27 @@ describe('tombstones: what compaction keeps of a closed pair it removes', () => 
     expect(PMap.size(store.tombstones!)).toBe(TOMBSTONE_LIMIT);
     expect(PMap.has(store.tombstones!, pairKey('src/f4.ts', 'modified_by'))).toBe(false);
     expect(PMap.get(store.tombstones!, pairKey('src/f5.ts', 'modified_by'))).toBe(count + 5);
+  });
+
+  it('the tombstones kept past the limit are the latest by invalidation time, ties going by pair key, however many are over', () => {
+    // Times from a narrow range tie often; from 1 to 80 over the limit, both ways of finding the oldest are taken.
+    const entriesArb = fc.integer({ min: 1, max: 80 }).chain((over) =>
+      fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 9 })), {
+        minLength: TOMBSTONE_LIMIT + over,
+        maxLength: TOMBSTONE_LIMIT + over,
+      }),
+    );
+    fc.assert(
+      fc.property(entriesArb, (drawn) => {
+        const entries = drawn.map(([at, tag], i): [string, number] => [`k${tag}-${i}`, at]);
+        const expected = [...entries]
+          .sort(([keyA, a], [keyB, b]) => b - a || (keyA < keyB ? 1 : keyA > keyB ? -1 : 0))
+          .slice(0, TOMBSTONE_LIMIT);
+        const kept = tombstonesOf(entries);
+        expect(PMap.size(kept)).toBe(TOMBSTONE_LIMIT);
+        for (const [key, at] of expected) expect(PMap.get(kept, key)).toBe(at);
+      }),
+      { numRuns: 30 },
+    );
   });
 });
