@@ -11,11 +11,18 @@ import { type FactStore, type PairChange, type PairLog, pairKey } from './state.
 import { latestAssertionTime } from './timeline.js';
 
 /**
- * The most tombstones a store keeps: past it, the oldest go (by invalidation time, then pair key),
- * since an assertion must reach further back in time to meet them. No bound on how far back an
- * assertion may be dated lets a tombstone go sooner.
+ * The fewest tombstones a store keeps once it has had this many: the latest ones, by invalidation
+ * time, then pair key, since an assertion must reach further back in time to meet the oldest. No
+ * bound on how far back an assertion may be dated lets a tombstone go sooner.
  */
 export const TOMBSTONE_LIMIT = 1_000;
+
+/**
+ * The most a store keeps: past TOMBSTONE_LIMIT plus an eighth, the oldest go down to the limit at
+ * once. Dropped one a write instead, each write that adds one past the limit would read every
+ * tombstone to find the oldest.
+ */
+export const TOMBSTONE_CEILING = TOMBSTONE_LIMIT + TOMBSTONE_LIMIT / 8;
 
 /** The invalidation that closed every fact of the log (its latest, at or after its latest assertion), if one did. */
 export const closingTime = (log: PairLog): number | undefined => {
@@ -34,8 +41,10 @@ const removesLog = ({ before, after }: PairChange): boolean => before !== undefi
  * before (see `ComposedSteps`: a log one step makes and a later one removes leaves what it would leave
  * written step by step): a closed log that goes leaves its closing time; a pair that has a log
  * again has no tombstone (the write that gave it one took the tombstone's invalidation into it
- * when it mattered, see `addFacts`). By pair key, the new time or undefined (none), only where it
- * differs; nothing read again when the store keeps none and no log goes, as in most writes.
+ * when it mattered, see `addFacts`). A log that was there before a step and is still there after
+ * it changes nothing: a pair with a log has no tombstone. By pair key, the new time or undefined
+ * (none), only where it differs; nothing read again when the store keeps none and no log goes,
+ * as in most writes.
  */
 export const tombstoneChanges = (
   tombstones: PMap.PersistentMap<number> | undefined,
@@ -44,31 +53,26 @@ export const tombstoneChanges = (
   const last = new Map<string, number | undefined>();
   if (tombstones === undefined && !steps.some((changes) => changes.some(removesLog))) return last;
   for (const changes of steps)
-    for (const change of changes) {
-      if (change.before === change.after) continue;
-      const { subject, relation } = (change.after ?? change.before)!;
-      last.set(pairKey(subject, relation), removesLog(change) ? closingTime(change.before!) : undefined);
+    for (const { before, after } of changes) {
+      // Only a log made or removed moves a tombstone.
+      if ((before === undefined) === (after === undefined)) continue;
+      const { subject, relation } = (after ?? before)!;
+      last.set(pairKey(subject, relation), after === undefined ? closingTime(before!) : undefined);
     }
   for (const [key, at] of last)
     if ((tombstones === undefined ? undefined : PMap.get(tombstones, key)) === at) last.delete(key);
   return last;
 };
 
-/** The tombstones with `changes` (see `tombstoneChanges`) made, past TOMBSTONE_LIMIT the oldest gone; undefined when none is left. */
+/** The tombstones with `changes` (see `tombstoneChanges`) made, past TOMBSTONE_CEILING down to the latest TOMBSTONE_LIMIT; undefined when none is left. */
 export const withTombstoneChanges = (
   tombstones: PMap.PersistentMap<number> | undefined,
   changes: ReadonlyMap<string, number | undefined>,
 ): PMap.PersistentMap<number> | undefined => {
   if (changes.size === 0) return tombstones;
   let next = tombstones ?? PMap.empty;
-  let added = false;
-  for (const [key, at] of changes)
-    if (at === undefined) next = PMap.remove(next, key);
-    else {
-      next = PMap.set(next, key, at);
-      added = true;
-    }
-  const kept = added && PMap.size(next) > TOMBSTONE_LIMIT ? withoutOldest(next) : next;
+  for (const [key, at] of changes) next = at === undefined ? PMap.remove(next, key) : PMap.set(next, key, at);
+  const kept = withinCeiling(next);
   return PMap.size(kept) === 0 ? undefined : kept;
 };
 
@@ -78,41 +82,20 @@ type Tombstone = readonly [string, number];
 /** Oldest first: by invalidation time, then pair key. */
 const byAge = ([keyA, a]: Tombstone, [keyB, b]: Tombstone): number => a - b || (keyA < keyB ? -1 : keyA > keyB ? 1 : 0);
 
-/**
- * Up to this many to drop, the oldest are found in one pass that keeps the oldest seen so far in
- * order; past it, by sorting every tombstone. A store past its limit drops one or two a write:
- * a sort on each of those writes took a fortieth of a long replay's time.
- */
-const FEW = 32;
-
-/** The `count` oldest tombstones, oldest first. */
-const oldestOf = (tombstones: PMap.PersistentMap<number>, count: number): ReadonlyArray<Tombstone> => {
-  const oldest: Tombstone[] = [];
-  if (count > FEW) {
-    PMap.forEach(tombstones, (at, key) => oldest.push([key, at]));
-    return oldest.sort(byAge).slice(0, count);
-  }
-  PMap.forEach(tombstones, (at, key) => {
-    const entry: Tombstone = [key, at];
-    if (oldest.length === count && byAge(entry, oldest[count - 1]!) >= 0) return;
-    if (oldest.length === count) oldest.pop();
-    let place = oldest.length;
-    while (place > 0 && byAge(entry, oldest[place - 1]!) < 0) place -= 1;
-    oldest.splice(place, 0, entry);
-  });
-  return oldest;
-};
-
-/** The latest TOMBSTONE_LIMIT tombstones. */
-const withoutOldest = (tombstones: PMap.PersistentMap<number>): PMap.PersistentMap<number> => {
+/** The tombstones as they are, or past TOMBSTONE_CEILING the latest TOMBSTONE_LIMIT of them. */
+const withinCeiling = (tombstones: PMap.PersistentMap<number>): PMap.PersistentMap<number> => {
+  if (PMap.size(tombstones) <= TOMBSTONE_CEILING) return tombstones;
+  const entries: Tombstone[] = [];
+  PMap.forEach(tombstones, (at, key) => entries.push([key, at]));
+  entries.sort(byAge);
   let next = tombstones;
-  for (const [key] of oldestOf(tombstones, PMap.size(tombstones) - TOMBSTONE_LIMIT)) next = PMap.remove(next, key);
+  for (const [key] of entries.slice(0, entries.length - TOMBSTONE_LIMIT)) next = PMap.remove(next, key);
   return next;
 };
 
 /**
  * The tombstones of these (pair key, invalidation time) entries, as a saved state lists them: a
- * key's latest time kept, and past TOMBSTONE_LIMIT the oldest gone, as a store keeps them.
+ * key's latest time kept, and past TOMBSTONE_CEILING the latest TOMBSTONE_LIMIT, as a store keeps them.
  */
 export const tombstonesOf = (entries: Iterable<readonly [string, number]>): PMap.PersistentMap<number> => {
   let tombstones: PMap.PersistentMap<number> = PMap.empty;
@@ -120,5 +103,5 @@ export const tombstonesOf = (entries: Iterable<readonly [string, number]>): PMap
     const kept = PMap.get(tombstones, key);
     if (kept === undefined || kept < at) tombstones = PMap.set(tombstones, key, at);
   }
-  return PMap.size(tombstones) > TOMBSTONE_LIMIT ? withoutOldest(tombstones) : tombstones;
+  return withinCeiling(tombstones);
 };

@@ -16,7 +16,7 @@ import {
 } from '../../../src/index.js';
 import { factArb, fileFact, relations, subjects, timeArb } from '../../arbitraries.js';
 import { pairKey } from '../../../src/core/store/state.js';
-import { TOMBSTONE_LIMIT, tombstonesOf } from '../../../src/core/store/tombstones.js';
+import { TOMBSTONE_CEILING, TOMBSTONE_LIMIT, tombstonesOf } from '../../../src/core/store/tombstones.js';
 import * as PMap from '../../../src/persistent/persistentMap.js';
 import { expectConsistent, storeLogs } from './invariants.js';
 
@@ -137,23 +137,34 @@ describe('tombstones: what compaction keeps of a closed pair it removes', () => 
     );
   });
 
-  it(`a store keeps the latest ${TOMBSTONE_LIMIT} tombstones, by invalidation time`, () => {
-    const count = TOMBSTONE_LIMIT + 5;
+  it(`past ${TOMBSTONE_CEILING} tombstones, a store keeps the latest ${TOMBSTONE_LIMIT}, by invalidation time`, () => {
+    const count = TOMBSTONE_CEILING + 5;
     const facts = Array.from({ length: count }, (_, i) => fileFact(`src/f${i}.ts`, 'modified_by', 'task:1', i));
     let store = addFacts(unbounded(), facts);
     for (const [i, fact] of facts.entries()) store = invalidate(store, fact.subject, fact.relation, count + i);
     store = compact(addFacts(store, [fileFact('src/b.ts', 'modified_by', 'task:2', 3 * count)]), 0);
     expect(PMap.size(store.tombstones!)).toBe(TOMBSTONE_LIMIT);
-    expect(PMap.has(store.tombstones!, pairKey('src/f4.ts', 'modified_by'))).toBe(false);
-    expect(PMap.get(store.tombstones!, pairKey('src/f5.ts', 'modified_by'))).toBe(count + 5);
+    const oldestKept = count - TOMBSTONE_LIMIT;
+    expect(PMap.has(store.tombstones!, pairKey(`src/f${oldestKept - 1}.ts`, 'modified_by'))).toBe(false);
+    expect(PMap.get(store.tombstones!, pairKey(`src/f${oldestKept}.ts`, 'modified_by'))).toBe(count + oldestKept);
   });
 
-  it('the tombstones kept past the limit are the latest by invalidation time, ties going by pair key, however many are over', () => {
-    // Times from a narrow range tie often; from 1 to 80 over the limit, both ways of finding the oldest are taken.
-    const entriesArb = fc.integer({ min: 1, max: 80 }).chain((over) =>
+  it(`up to ${TOMBSTONE_CEILING} tombstones, a store keeps them all`, () => {
+    const count = TOMBSTONE_CEILING;
+    const facts = Array.from({ length: count }, (_, i) => fileFact(`src/f${i}.ts`, 'modified_by', 'task:1', i));
+    let store = addFacts(unbounded(), facts);
+    for (const [i, fact] of facts.entries()) store = invalidate(store, fact.subject, fact.relation, count + i);
+    store = compact(addFacts(store, [fileFact('src/b.ts', 'modified_by', 'task:2', 3 * count)]), 0);
+    expect(PMap.size(store.tombstones!)).toBe(TOMBSTONE_CEILING);
+    expect(PMap.get(store.tombstones!, pairKey('src/f0.ts', 'modified_by'))).toBe(count);
+  });
+
+  it('the tombstones a saved state lists are all kept up to the ceiling, and past it the latest by invalidation time, ties going by pair key', () => {
+    // Times from a narrow range tie often; from the limit to past the ceiling.
+    const entriesArb = fc.integer({ min: TOMBSTONE_LIMIT - 5, max: TOMBSTONE_CEILING + 80 }).chain((count) =>
       fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 9 })), {
-        minLength: TOMBSTONE_LIMIT + over,
-        maxLength: TOMBSTONE_LIMIT + over,
+        minLength: count,
+        maxLength: count,
       }),
     );
     fc.assert(
@@ -161,9 +172,9 @@ describe('tombstones: what compaction keeps of a closed pair it removes', () => 
         const entries = drawn.map(([at, tag], i): [string, number] => [`k${tag}-${i}`, at]);
         const expected = [...entries]
           .sort(([keyA, a], [keyB, b]) => b - a || (keyA < keyB ? 1 : keyA > keyB ? -1 : 0))
-          .slice(0, TOMBSTONE_LIMIT);
+          .slice(0, entries.length > TOMBSTONE_CEILING ? TOMBSTONE_LIMIT : entries.length);
         const kept = tombstonesOf(entries);
-        expect(PMap.size(kept)).toBe(TOMBSTONE_LIMIT);
+        expect(PMap.size(kept)).toBe(expected.length);
         for (const [key, at] of expected) expect(PMap.get(kept, key)).toBe(at);
       }),
       { numRuns: 30 },
