@@ -350,7 +350,7 @@ export const openDatabase = (
       const classified = classifyError(error, context);
       client.off('error', ignore);
       // A client whose connection failed is closed, not given to the next call.
-      client.release(classified.answered ? undefined : true);
+      client.release(classified.answered && classified.closed !== true ? undefined : true);
       return E.left({ ...classified, sent: true });
     }
   };

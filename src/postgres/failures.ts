@@ -32,6 +32,8 @@ export interface ClassifiedError {
   readonly answered: boolean;
   /** The driver gave the statement up after `query_timeout` without an answer: sending it again would wait as long. */
   readonly timedOut?: true;
+  /** The server closed the connection with its answer: the client cannot serve another call. */
+  readonly closed?: true;
 }
 
 /** Where the failure happened, for messages. */
@@ -138,6 +140,14 @@ export const classifyError = (error: unknown, context: FailureContext): Classifi
   if (code !== undefined && UNREACHABLE[code] !== undefined) return unreachable(UNREACHABLE[code]);
   if (code !== undefined && SERVER_GOING[code] !== undefined) return unreachable(SERVER_GOING[code], code === '53300');
   if (code !== undefined && code.startsWith('08')) return unreachable(`the connection failed (${message})`);
+  // The server ends a session idle outside a transaction past its idle_session_timeout, and so
+  // only before it reads a statement: one sent on a pooled connection as it was closed did
+  // nothing, and a new connection serves it at once, a change included.
+  if (code === '57P05')
+    return {
+      ...unreachable(`the server closed a connection idle past its idle_session_timeout (${message})`, true),
+      closed: true,
+    };
   switch (code) {
     case '28P01':
     case '28000':

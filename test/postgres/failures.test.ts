@@ -112,6 +112,13 @@ describe('a PostgreSQL failure', () => {
     ['a connection lost mid-statement', thrown('Connection terminated unexpectedly'), 'store_unreachable', true, false],
     ['a server shutting down', thrown('terminating connection', { code: '57P01' }), 'store_unreachable', true, false],
     [
+      'a pooled connection the server closed as idle (idle_session_timeout) as a call took it',
+      thrown('terminating connection due to idle-session timeout', { code: '57P05' }),
+      'store_unreachable',
+      true,
+      true,
+    ],
+    [
       'a server starting up',
       thrown('the database system is starting up', { code: '57P03' }),
       'store_unreachable',

@@ -475,6 +475,38 @@ describe.skipIf(postgresUnavailable !== undefined)('PostgreSQL', () => {
     expect(right(await store.read('s', 0)).lines.map((line) => line.line)).toEqual([1, 2]);
   });
 
+  it('serves a read and an append on a new connection when the pooled one was closed by idle_session_timeout as the call took it', async () => {
+    const url = await databaseUrl();
+    const pool = new pg.Pool({ connectionString: url, max: 1, options: '-c idle_session_timeout=100' });
+    pool.on('error', () => undefined);
+    schemas += 1;
+    const store = postgresSessionStore(pool, { schema: `t${schemas}` });
+    try {
+      right(await store.append('s', 0, [JSON.stringify({ type: 'compact', maxFacts: 9, at: 1 })]));
+      /** The pool's one client, closed by the server while its socket is not read: the call then sent on it meets the closing. */
+      const closedUnder = async <T>(call: () => Promise<T>): Promise<T> => {
+        const client = await pool.connect();
+        const socket = (client as unknown as { connection: { stream: { pause(): void; resume(): void } } }).connection
+          .stream;
+        socket.pause();
+        client.release();
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        const answer = call();
+        setTimeout(() => socket.resume(), 100);
+        return answer;
+      };
+      expect(right(await closedUnder(() => store.read('s', 0))).position).toBe(1);
+      // The server read none of the statement: the append is sent again, and written once.
+      expect(
+        right(await closedUnder(() => store.append('s', 1, [JSON.stringify({ type: 'compact', maxFacts: 8, at: 2 })]))),
+      ).toMatchObject({ position: 2 });
+      expect(right(await store.read('s', 0)).lines.map((line) => line.line)).toEqual([1, 2]);
+    } finally {
+      await store.close();
+      await pool.end();
+    }
+  });
+
   it('records an event once when an append landed but its answer was lost: the session finds it on reading again', async () => {
     const { store } = await freshStore();
     // A store whose first append lands and then reports what a connection lost before the answer gives.
