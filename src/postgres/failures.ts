@@ -58,12 +58,18 @@ const UNREACHABLE: Readonly<Record<string, string>> = {
   EADDRNOTAVAIL: 'the address is not available',
 };
 
-/** SQLSTATEs of a server going away or not ready yet (class 08 is the connection's own). */
+/**
+ * SQLSTATEs of a server going away or not ready yet (class 08 is the connection's own). One code
+ * stands for several causes, which the server's own words tell apart (pg_terminate_backend and a
+ * shutdown are both 57P01; the server's max_connections and a role's or a database's CONNECTION
+ * LIMIT are all 53300): the message keeps them.
+ */
 const SERVER_GOING: Readonly<Record<string, string>> = {
-  '57P01': 'the server is shutting down',
+  '57P01': 'the server is shutting down, or an administrator ended the connection',
   '57P02': 'the server is restarting after a crash',
   '57P03': 'the server is starting up or shutting down',
-  '53300': 'the server has too many connections',
+  '53300':
+    "the server refused a connection past a limit: its max_connections, or the role's or the database's CONNECTION LIMIT",
 };
 
 /** SQLSTATEs that mean "run it again": the statement lost a serialization race or a deadlock and did nothing. */
@@ -138,7 +144,8 @@ export const classifyError = (error: unknown, context: FailureContext): Classifi
   const unreachable = (reason: string, answered = false): ClassifiedError =>
     made('store_unreachable', `cannot reach PostgreSQL at ${location}: ${reason}`, true, answered);
   if (code !== undefined && UNREACHABLE[code] !== undefined) return unreachable(UNREACHABLE[code]);
-  if (code !== undefined && SERVER_GOING[code] !== undefined) return unreachable(SERVER_GOING[code], code === '53300');
+  if (code !== undefined && SERVER_GOING[code] !== undefined)
+    return unreachable(`${SERVER_GOING[code]} (${message})`, code === '53300');
   if (code !== undefined && code.startsWith('08')) return unreachable(`the connection failed (${message})`);
   // The server ends a session idle outside a transaction past its idle_session_timeout, and so
   // only before it reads a statement: one sent on a pooled connection as it was closed did

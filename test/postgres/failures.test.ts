@@ -222,6 +222,18 @@ describe('a PostgreSQL failure', () => {
     expect([classified.failure.code, classified.transient, classified.answered]).toEqual([code, transient, answered]);
   });
 
+  it('names which limit refused a connection, and who ended one, in the server’s own words', () => {
+    const said = (message: string, code: string): string =>
+      classifyError(thrown(message, { code }), context).failure.message;
+    expect(said('too many connections for role "agent"', '53300')).toBe(
+      `cannot reach PostgreSQL at postgres://app@db.internal:5432/memory: the server refused a connection past a limit: its max_connections, or the role's or the database's CONNECTION LIMIT (too many connections for role "agent")`,
+    );
+    expect(said('sorry, too many clients already', '53300')).toContain('(sorry, too many clients already)');
+    expect(said('terminating connection due to administrator command', '57P01')).toBe(
+      'cannot reach PostgreSQL at postgres://app@db.internal:5432/memory: the server is shutting down, or an administrator ended the connection (terminating connection due to administrator command)',
+    );
+  });
+
   it('says a read-only server refused a write and nothing was written, and where to write instead', () => {
     const { failure } = classifyError(
       thrown('cannot execute UPDATE in a read-only transaction', { code: '25006' }),

@@ -932,6 +932,24 @@ describe.skipIf(postgresUnavailable !== undefined)('a PostgreSQL store that cann
     await absent.close();
   });
 
+  it('says a connection was refused at the role’s CONNECTION LIMIT, in the server’s words, not that the server is full', async () => {
+    const url = await databaseUrl();
+    const name = `limited${Date.now() % 100_000}`;
+    await server().admin(`CREATE ROLE ${name} LOGIN PASSWORD 'limited-Pw' CONNECTION LIMIT 1`);
+    const asLimited = server().url(new URL(url).pathname.slice(1), name, 'limited-Pw');
+    const holder = new pg.Client({ connectionString: asLimited });
+    await holder.connect();
+    try {
+      const store = postgresSessionStore(asLimited, { retryMs: 0 });
+      expect(expectOneLine(await store.list(), 'store_unreachable')).toMatch(
+        /CONNECTION LIMIT \(too many connections for role "limited\d+"\)$/u,
+      );
+      await store.close();
+    } finally {
+      await holder.end();
+    }
+  });
+
   it('says which privilege is missing: creating the schema, or writing its tables', async () => {
     const url = await databaseUrl();
     const name = `reader${Date.now() % 100_000}`;
