@@ -5,7 +5,8 @@
  * once apply each migration exactly once (the others wait, then find nothing left to do). The
  * same script is what `fact-tracker db migrate --print` shows, and it can be run again safely.
  * A schema newer than this library knows is refused: an older library would misread it; and so is
- * a database whose encoding lacks characters, by the script and by a store's first check alike.
+ * a database whose encoding lacks characters, by the script and by a store's first check alike,
+ * and a schema holding another tool's tables of the names the migrations make, by the script.
  */
 import * as E from 'fp-ts/lib/Either.js';
 import type pg from 'pg';
@@ -127,6 +128,13 @@ const wrongEncoding = (db: Database, encoding: string): PostgresFailure =>
   failure('store_url', `PostgreSQL at ${db.location}: ${encodingRefusal(encoding)}`);
 
 /**
+ * Why the schema `s` cannot be a store's: it holds `what` (`%` in the migration script, which
+ * fills in the server's words), made by another tool, where a migration makes its own.
+ */
+const foreignRefusal = (s: string, what: string): string =>
+  `the schema ${s} holds ${what}, which session-fact-tracker did not make: give the stores a schema of their own (the schema option), or move that out of it`;
+
+/**
  * The statements that bring the schema `s` from version `from` to the newest, for a
  * transaction that holds its lock: each migration applied only when the migrations table lacks
  * it, and refused when the schema is newer than this library.
@@ -145,7 +153,13 @@ END $encoding$;`,
   description text NOT NULL,
   applied_at timestamptz NOT NULL DEFAULT now()
 );`,
+    // Read before its versions are: another tool's table of that name would otherwise be read
+    // as this library's, or fail with an error that names neither the table nor the schema.
     `DO $check$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = '${q}.migrations'::regclass
+      AND attname = 'version' AND atttypid = 'integer'::regtype AND NOT attisdropped) THEN
+    RAISE EXCEPTION '${foreignRefusal(s, 'a table migrations without an integer column version').replace(/'/gu, "''")}' USING ERRCODE = 'FT001';
+  END IF;
   IF (SELECT max(version) FROM ${q}.migrations) > ${SCHEMA_VERSION} THEN
     RAISE EXCEPTION 'the schema ${s} is newer than version ${SCHEMA_VERSION}: upgrade session-fact-tracker' USING ERRCODE = 'FT001';
   END IF;
@@ -157,6 +171,8 @@ IF NOT EXISTS (SELECT 1 FROM ${q}.migrations WHERE version = ${migration.version
 ${migration.sql(q)}
 INSERT INTO ${q}.migrations (version, description) VALUES (${migration.version}, '${migration.description.replace(/'/gu, "''")}');
 END IF;
+EXCEPTION WHEN duplicate_table OR duplicate_object OR duplicate_function THEN
+  RAISE EXCEPTION '${foreignRefusal(s, `an object of a name migration ${migration.version} makes (%)`).replace(/'/gu, "''")}', SQLERRM USING ERRCODE = 'FT001';
 END $migration$;`,
     ),
   ];
@@ -198,11 +214,16 @@ const foundOn = async (client: pg.PoolClient, schema: string): Promise<Found> =>
       `SELECT max(version) AS version, current_setting('server_encoding') AS encoding FROM ${sqlSchema(schema)}.migrations`,
     );
     const row = result.rows[0];
-    return row === undefined ? { version: 0 } : { version: row.version ?? 0, encoding: row.encoding };
+    // Another tool's migrations table, whose version is no integer (text, bigint): none of this
+    // library's versions, and the migration script refuses the table in one line.
+    return row === undefined
+      ? { version: 0 }
+      : { version: typeof row.version === 'number' ? row.version : 0, encoding: row.encoding };
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    // No schema, or no migrations table in it: nothing was applied yet.
-    if (code === '3F000' || code === '42P01') return { version: 0 };
+    // No schema, or no migrations table in it: nothing was applied yet; or another tool's
+    // migrations table, without a version column, which the migration script refuses.
+    if (code === '3F000' || code === '42P01' || code === '42703') return { version: 0 };
     throw error;
   }
 };
@@ -213,11 +234,12 @@ const versionOn = async (client: pg.PoolClient, schema: string): Promise<number>
 
 /**
  * The schema's version, read on `client` inside a transaction: 0 when it has no migrations
- * table yet, found without an error, which would end the transaction.
+ * table yet, or one without a version column (another tool's), found without an error, which
+ * would end the transaction.
  */
 const versionInTransaction = async (client: pg.PoolClient, schema: string): Promise<number> => {
   const { rows } = await client.query<{ present: boolean }>({
-    text: 'SELECT to_regclass($1) IS NOT NULL AS present',
+    text: `SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'version' AND NOT attisdropped) AS present`,
     values: [`${sqlSchema(schema)}.migrations`],
   });
   return rows[0]?.present === true ? versionOn(client, schema) : 0;

@@ -950,6 +950,35 @@ describe.skipIf(postgresUnavailable !== undefined)('a PostgreSQL store that cann
     }
   });
 
+  it('refuses a schema holding another tool’s tables (a sessions table, a migrations table without an integer version) in one line, store_schema, at migration and first use, changing nothing', async () => {
+    const url = await databaseUrl();
+    const admin = new pg.Pool({ connectionString: url, max: 1 });
+    try {
+      await admin.query(`CREATE SCHEMA app_sessions; CREATE TABLE app_sessions.sessions (sid text PRIMARY KEY)`);
+      await admin.query(`CREATE SCHEMA app_text; CREATE TABLE app_text.migrations (version text PRIMARY KEY)`);
+      await admin.query(`INSERT INTO app_text.migrations VALUES ('2024_01_01_create_users')`);
+      await admin.query(`CREATE SCHEMA app_named; CREATE TABLE app_named.migrations (id serial, migration text)`);
+      for (const [schema, said] of [
+        ['app_sessions', /holds an object of a name migration 1 makes \(relation "sessions" already exists\)/u],
+        ['app_text', /holds a table migrations without an integer column version/u],
+        ['app_named', /holds a table migrations without an integer column version/u],
+      ] as const) {
+        const migrated = await migrate(url, { schema });
+        expect(expectOneLine(migrated, 'store_schema'), schema).toMatch(said);
+        const store = postgresSessionStore(url, { schema });
+        expect(expectOneLine(await store.list(), 'store_schema'), schema).toMatch(said);
+        await store.close();
+        const { rows } = await admin.query<{ name: string }>(
+          `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1`,
+          [schema],
+        );
+        expect(rows.map((row) => row.name)).toEqual([schema === 'app_sessions' ? 'sessions' : 'migrations']);
+      }
+    } finally {
+      await admin.end();
+    }
+  });
+
   it('says which privilege is missing: creating the schema, or writing its tables', async () => {
     const url = await databaseUrl();
     const name = `reader${Date.now() % 100_000}`;
