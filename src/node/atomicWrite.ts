@@ -19,7 +19,6 @@ import {
   readdirSync,
   renameSync,
   rmSync,
-  writeFileSync,
   writeSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -113,18 +112,36 @@ export const writeFileAtomic = <F = never>(
 
 /**
  * Writes `file` only when there is nothing at its name yet (a user's own version is kept);
- * true when it wrote. `what` says what failed (default `cannot write FILE`).
+ * true when it wrote. `what` says what failed (default `cannot write FILE`). A write that fails
+ * once the file is made (a full disk, a file size limit) removes it: left empty or cut short, it
+ * would pass for the user's own version, and every later call would keep it.
  */
 export const writeFileIfMissing = (
   file: string,
   text: string,
   what = `cannot write ${file}`,
 ): E.Either<Failure<'io'>, boolean> => {
+  let fd: number;
   try {
-    writeFileSync(file, text, { encoding: 'utf8', flag: 'wx' });
-    return E.right(true);
+    fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW, 0o666);
   } catch (error) {
     return fileErrorCode(error) === 'EEXIST' ? E.right(false) : E.left(ioFailure(what, error));
+  }
+  try {
+    try {
+      writeAll(fd, Buffer.from(text, 'utf8'));
+    } finally {
+      closeSync(fd);
+    }
+    return E.right(true);
+  } catch (error) {
+    try {
+      // Made exclusively above: the file is this call's own.
+      rmSync(file, { force: true });
+    } catch {
+      // Nothing more to do: the failure to report is the write's.
+    }
+    return E.left(ioFailure(what, error));
   }
 };
 

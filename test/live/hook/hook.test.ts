@@ -14,7 +14,7 @@ import type { CliIo } from '../../../src/cli/io.js';
 import { type HookOptions, runHook } from '../../../src/live/hook/hook.js';
 import { replayHistory } from '../../../src/index.js';
 import { MAX_MESSAGE_BYTES } from '../../../src/live/session/limits.js';
-import { MAIN, runCli } from '../../cli/runCli.js';
+import { MAIN, runCli, runCliUnder } from '../../cli/runCli.js';
 import { tempDir } from '../../tempDirs.js';
 import { binary, type HookAnswer, inProcess } from './host.js';
 
@@ -607,6 +607,25 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
     expect(run.status).toBe(0);
     expect(run.stderr).toMatch(/cannot prepare the sessions folder \/proc\/self\/\.fact-tracker\/sessions/u);
   });
+
+  it.skipIf(process.platform === 'win32')(
+    "a write a full disk refuses leaves no empty .gitignore to pass for the user's own: the next run writes it whole",
+    async () => {
+      const cwd = tempDir('hook-');
+      const payload = join(tempDir('hook-payload-'), 'payload.json');
+      writeFileSync(payload, JSON.stringify(fixture('claude-code', 'pre-tool-use-agent', cwd)));
+      // A file size limit of 0 fails every write once the file is made, as a full disk does (EFBIG for ENOSPC).
+      const refused = await runCliUnder(['hook'], { setup: `ulimit -f 0; exec 0<'${payload}'`, timeoutMs: 60_000 });
+      expect([refused.status, refused.stderr]).toEqual([
+        0,
+        expect.stringMatching(/cannot prepare the sessions folder .*sessions: /u),
+      ]);
+      const sessions = join(cwd, '.fact-tracker', 'sessions');
+      expect(readdirSync(sessions)).toEqual([]);
+      expect((await rawRun(readFileSync(payload), cwd)).stderr).toBe('');
+      expect(readFileSync(join(sessions, '.gitignore'), 'utf8')).toContain('\n*\n');
+    },
+  );
 
   it('ends on SIGTERM while it waits for a session another process holds', async () => {
     const cwd = tempDir('hook-');
