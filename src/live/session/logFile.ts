@@ -199,9 +199,25 @@ export const readLog = async (
   }
 };
 
-/** Writes all of `bytes` (a write may take fewer than asked). */
-const writeAll = (fd: number, bytes: Buffer): void => {
-  for (let written = 0; written < bytes.length;) written += writeSync(fd, bytes, written, bytes.length - written);
+/**
+ * Appends all of `bytes` to `fd` (opened to append), or none: the bytes a write refused part way
+ * (a full disk, a file size limit) left are cut off again. Left there, they would be a torn line
+ * the caller was told failed, which the next writer must first set aside, in more space than the
+ * line it came to append. Call it holding the lock: the end of the file is then this call's own.
+ */
+const appendAll = (fd: number, bytes: Buffer): void => {
+  let written = 0;
+  try {
+    while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
+  } catch (error) {
+    if (written > 0)
+      try {
+        ftruncateSync(fd, fstatSync(fd).size - written);
+      } catch {
+        // Left as a torn line, for the next writer to set aside.
+      }
+    throw error;
+  }
 };
 
 /** What an append wrote, and to which file. */
@@ -214,17 +230,17 @@ export interface Appended {
 }
 
 /**
- * Appends `text` (whole lines) to `file`, without waiting for the disk: `flushLog` does that,
- * after the lock is released, so writers do not queue behind each other's flushes. A flush
- * writes out everything appended to the file before it, whoever appended it, so a line whose
- * writer has not flushed yet is flushed by any later writer's flush: the log on disk is always
- * a prefix of what was appended.
+ * Appends `text` (whole lines) to `file`, all of it or none (see `appendAll`: call it holding
+ * the lock), without waiting for the disk: `flushLog` does that, after the lock is released, so
+ * writers do not queue behind each other's flushes. A flush writes out everything appended to
+ * the file before it, whoever appended it, so a line whose writer has not flushed yet is flushed
+ * by any later writer's flush: the log on disk is always a prefix of what was appended.
  */
 export const appendToLog = async (file: string, text: string): Promise<E.Either<SessionError, Appended>> => {
   const bytes = Buffer.from(text, 'utf8');
   try {
     const identity = withFile(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, (fd) => {
-      writeAll(fd, bytes);
+      appendAll(fd, bytes);
       return identityOf(fd);
     });
     return E.right({ bytes: bytes.length, end: lastBytes(NO_BYTES, bytes), identity });

@@ -627,6 +627,34 @@ describe('fact-tracker hook on bad or unexpected input', { timeout: 300_000 }, (
     },
   );
 
+  it.skipIf(process.platform === 'win32')(
+    'a line a full disk cuts short is not left in the log: the log stays whole, and a shorter line that fits is appended at once',
+    async () => {
+      const cwd = tempDir('hook-');
+      const folder = tempDir('hook-payload-');
+      const base = fixture('claude-code', 'pre-tool-use-agent', cwd);
+      const call = (name: string, id: string, prompt: string) => {
+        const file = join(folder, name);
+        const input = { ...(base['tool_input'] as Payload), prompt };
+        writeFileSync(file, JSON.stringify({ ...base, tool_use_id: id, tool_input: input }));
+        // A file size limit of 64 blocks (32 or 64 KiB) refuses a write past it part way, as a full disk does.
+        return runCliUnder(['hook'], { setup: `ulimit -f 64; exec 0<'${file}'`, timeoutMs: 60_000 });
+      };
+      const long = await call('long.json', 'toolu_long', `Task ID: 1\n${'x'.repeat(99_000)}`);
+      expect(long.stderr).toMatch(/cannot append to .*3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f\.jsonl: /u);
+      const log = logOf(cwd, '3f2b8c1e-9d4a-4c6b-8e2f-1a2b3c4d5e6f');
+      expect(readFileSync(log, 'utf8')).toBe('');
+      expect(await call('short.json', 'toolu_short', 'Task ID: 2\nA short one.')).toMatchObject({
+        status: 0,
+        stderr: '',
+      });
+      expect(replayOf(log).prompts.map((prompt) => prompt.taskId)).toEqual(['2']);
+      expect(readdirSync(join(cwd, '.fact-tracker', 'sessions')).filter((name) => name.includes('set-aside'))).toEqual(
+        [],
+      );
+    },
+  );
+
   it('ends on SIGTERM while it waits for a session another process holds', async () => {
     const cwd = tempDir('hook-');
     const sessions = join(cwd, '.fact-tracker', 'sessions');
