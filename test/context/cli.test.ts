@@ -2,7 +2,7 @@
  * `fact-tracker context`: the router in-process against a real repository (every subcommand,
  * every usage error), and the built binary run as a process once.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as E from 'fp-ts/lib/Either.js';
 import * as O from 'fp-ts/lib/Option.js';
@@ -14,8 +14,8 @@ import { loadContext } from '../../src/context/node/index.js';
 import { makeFact } from '../../src/core/fact.js';
 import { addFacts } from '../../src/core/store/addFacts.js';
 import { emptyFactStore } from '../../src/core/store/state.js';
-import { expectOneLineFailure, runBinary, runIn } from './cliRun.js';
-import { commitAll, makeRepo } from './repo.js';
+import { expectOneLineFailure, type Ran, runBinary, runIn } from './cliRun.js';
+import { commitAll, git, makeRepo } from './repo.js';
 
 describe.concurrent('fact-tracker context', () => {
   it('does nothing and says so when shared context is off', async () => {
@@ -383,5 +383,47 @@ describe.concurrent('fact-tracker context', () => {
       /^fact-tracker context: data\/context\/planning_context\.json: not valid JSON, the file is truncated or corrupt \(it ends too early\) \(left as it is; the next write moves it aside\)\n$/u,
     );
     expect(readdirSync(dir)).toEqual(['planning_context.json']);
+  });
+
+  it('names only the JSON as written when a folder stands where the dashboard goes, as the warning says, in checkpoint, move and resolve (as a process)', async () => {
+    const repo = makeRepo();
+    const dashboard = join(repo, 'data', 'context', 'planning_context.md');
+    // git keeps no empty folder: this one stays where the dashboard goes through the checkouts and the merge below.
+    mkdirSync(dashboard, { recursive: true });
+    const context = (...args: string[]) => runBinary(['context', ...args], { cwd: repo });
+    const warned = (ran: Ran): string => {
+      expect(ran.status).toBe(0);
+      expect(ran.stderr).toMatch(
+        /warning: the dashboard data\/context\/planning_context\.md was not updated \(.*it is a directory\); the context itself was saved/u,
+      );
+      return ran.stdout;
+    };
+    expect(warned(await context('checkpoint', '--summary', 'S.'))).toMatch(
+      /\nwrote data\/context\/planning_context\.json\n$/u,
+    );
+    commitAll(repo, 'base');
+    git(repo, 'checkout', '-q', '-b', 'side');
+    expect(warned(await context('move', '--from', 'main'))).toMatch(
+      /\nwrote data\/context\/planning_context\.json\n$/u,
+    );
+    expect(
+      JSON.parse(warned(await context('checkpoint', '--branch', 'main', '--decision', 'Side?', '--json'))),
+    ).toMatchObject({ dashboardWritten: false, dashboardRegenerated: false });
+    commitAll(repo, 'side');
+    git(repo, 'checkout', '-q', 'main');
+    warned(await context('checkpoint', '--decision', 'Main?'));
+    commitAll(repo, 'main');
+    expect(() => git(repo, 'merge', '-q', '--no-edit', 'side')).toThrow();
+    expect(warned(await context('resolve'))).toMatch(
+      /\nwrote data\/context\/planning_context\.json; git add it to mark the conflict resolved\n$/u,
+    );
+    // With the folder gone, the dashboard is written and named again.
+    rmdirSync(dashboard);
+    const written = await context('checkpoint', '--json');
+    expect(written.stderr).toBe('');
+    expect(JSON.parse(written.stdout)).toMatchObject({ dashboardWritten: true });
+    expect((await context('checkpoint')).stdout).toMatch(
+      /\nwrote data\/context\/planning_context\.json and data\/context\/planning_context\.md\n$/u,
+    );
   });
 });

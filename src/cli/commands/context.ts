@@ -57,6 +57,12 @@ const REASONS: Readonly<Record<StaleReason, string>> = {
 /** A path of the context, relative to the repository root, with forward slashes. */
 const shown = (loaded: LoadedContext, file: string): string => relative(loaded.paths.root, file).split(sep).join('/');
 
+/** The files a write wrote: the JSON, and the dashboard unless it could not be written (a warning says why). */
+const wroteFiles = (loaded: LoadedContext): string =>
+  loaded.dashboardWritten
+    ? `${shown(loaded, loaded.paths.json)} and ${shown(loaded, loaded.paths.dashboard)}`
+    : shown(loaded, loaded.paths.json);
+
 const checkpointLine = ({ context, status }: LoadedContext, style: Style): string => {
   const checkpoint = context.checkpoint === undefined ? 'none' : short(context.checkpoint.gitHead);
   const head = status.repository === 'git' ? ` · HEAD ${short(status.head)}` : '';
@@ -165,6 +171,7 @@ const jsonView = (loaded: LoadedContext): unknown => ({
   elsewhere: loaded.elsewhere,
   related: loaded.related,
   ...(loaded.branchesPresent === undefined ? {} : { branchesPresent: loaded.branchesPresent }),
+  dashboardWritten: loaded.dashboardWritten,
   dashboardRegenerated: loaded.dashboardRegenerated,
   ...(loaded.sessionsIgnoredBy === undefined ? {} : { sessionsIgnoredBy: loaded.sessionsIgnoredBy }),
 });
@@ -372,7 +379,7 @@ export const runContext = (command: ContextCommand, io: CliIo): TE.TaskEither<st
           report(io, command, {
             text: (loaded) => {
               const checkpoint = loaded.context.checkpoint;
-              return `checkpoint recorded: ${loaded.kind} context · workstream ${safe(loaded.key.workstreamId)} · HEAD ${short(checkpoint?.gitHead)} · summary ${checkpoint?.summaryHash.slice(0, 8) ?? ''}\nwrote ${shown(loaded, loaded.paths.json)} and ${shown(loaded, loaded.paths.dashboard)}\n`;
+              return `checkpoint recorded: ${loaded.kind} context · workstream ${safe(loaded.key.workstreamId)} · HEAD ${short(checkpoint?.gitHead)} · summary ${checkpoint?.summaryHash.slice(0, 8) ?? ''}\nwrote ${wroteFiles(loaded)}\n`;
             },
           }),
         ),
@@ -408,7 +415,7 @@ export const runContext = (command: ContextCommand, io: CliIo): TE.TaskEither<st
                 loaded.dropped.length === 0
                   ? 'decisions, claims, failures, pinned rules and steps of both kept'
                   : `decisions, claims, failures, pinned rules and steps of both kept but ${number(loaded.dropped.length)} over a cap (listed above)`;
-              return `resolved ${file}: merged ours (${count(merged.ours.length, 'workstream', 'workstreams')}) and theirs (${number(merged.theirs.length)})${merged.withAncestor === true ? ' against their common ancestor (what a side removed stays removed)' : ''}${identity}; ${kept}, the newer summary won\nwrote ${file} and ${dashboard}; git add them to mark the conflict resolved\n`;
+              return `resolved ${file}: merged ours (${count(merged.ours.length, 'workstream', 'workstreams')}) and theirs (${number(merged.theirs.length)})${merged.withAncestor === true ? ' against their common ancestor (what a side removed stays removed)' : ''}${identity}; ${kept}, the newer summary won\nwrote ${wroteFiles(loaded)}; git add ${loaded.dashboardWritten ? 'them' : 'it'} to mark the conflict resolved\n`;
             },
           }),
         ),
@@ -426,7 +433,7 @@ export const runContext = (command: ContextCommand, io: CliIo): TE.TaskEither<st
               const done = isMergedMove(loaded)
                 ? `merged ${what} into the one on branch ${safe(loaded.key.branch)}${command.removeSource ? `, and removed it from branch ${safe(command.from)}` : source}`
                 : `${command.removeSource ? 'moved' : 'copied'} ${what} to branch ${safe(loaded.key.branch)}${source}`;
-              return `${done}\nwrote ${shown(loaded, loaded.paths.json)} and ${shown(loaded, loaded.paths.dashboard)}\n`;
+              return `${done}\nwrote ${wroteFiles(loaded)}\n`;
             },
           }),
         ),

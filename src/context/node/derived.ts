@@ -21,8 +21,14 @@ import type { Scope } from './scope.js';
 /** The rule that keeps the tool sessions out of git. */
 const SESSIONS_RULE = '*.local.json';
 
+/** What writing the derived files did: a warning for each not written, and whether the dashboard was. */
+export interface DerivedWritten {
+  readonly warnings: ReadonlyArray<string>;
+  readonly dashboardWritten: boolean;
+}
+
 /** The derived files of a written context file: the `.gitignore` and the dashboard. Each failure is a warning. */
-export const writeDerived = (scope: Scope, file: ContextFile, stillLocked: StillLocked): string[] => {
+export const writeDerived = (scope: Scope, file: ContextFile, stillLocked: StillLocked): DerivedWritten => {
   const warnings: string[] = [];
   const ignore = writeFileIfMissing(scope.paths.gitignore, CONTEXT_GITIGNORE);
   if (E.isLeft(ignore)) warnings.push(`${scope.display(scope.paths.gitignore)} not written: ${ignore.left.message}`);
@@ -35,7 +41,7 @@ export const writeDerived = (scope: Scope, file: ContextFile, stillLocked: Still
     warnings.push(
       `the dashboard ${scope.display(scope.paths.dashboard)} was not updated (${dashboard.left.message}); the context itself was saved`,
     );
-  return warnings;
+  return { warnings, dashboardWritten: E.isRight(dashboard) };
 };
 
 /**

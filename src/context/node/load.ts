@@ -76,6 +76,11 @@ export interface LoadedContext extends BundleInput {
   readonly elsewhere: ReadonlyArray<ContextKey>;
   /** The workstream's contexts on the other branches of this repository, redacted, when one is stored here. */
   readonly related: ReadonlyArray<SharedContext>;
+  /**
+   * True when this call wrote the dashboard: beside the JSON it wrote, or to regenerate it. False
+   * for a read, and when writing it failed (a warning says why: the JSON was saved all the same).
+   */
+  readonly dashboardWritten: boolean;
   /** True when this call rewrote a dashboard that was out of step with the JSON (a merge, an interrupted write). */
   readonly dashboardRegenerated: boolean;
   /**
@@ -107,6 +112,7 @@ export type Found = Pick<
   | 'elsewhere'
   | 'related'
   | 'branchesPresent'
+  | 'dashboardWritten'
   | 'dashboardRegenerated'
   | 'sessionsIgnoredBy'
 > & {
@@ -158,6 +164,7 @@ export const loaded = async (scope: Scope, found: Found, observed: Observed): Pr
     elsewhere: found.elsewhere,
     related: found.related,
     ...(found.branchesPresent === undefined ? {} : { branchesPresent: found.branchesPresent }),
+    dashboardWritten: found.dashboardWritten,
     dashboardRegenerated: found.dashboardRegenerated,
     ...(found.sessionsIgnoredBy === undefined ? {} : { sessionsIgnoredBy: found.sessionsIgnoredBy }),
   };
@@ -267,6 +274,7 @@ export const loadContext = (options: ContextOptions): Result<O.Option<LoadedCont
       elsewhere,
       related: stored === undefined ? [] : selectRelatedContexts(resolved, key).map(redactContext),
       ...(branchesPresent === undefined ? {} : { branchesPresent }),
+      dashboardWritten: false,
       dashboardRegenerated: false,
       ...(ignoredBy === undefined ? {} : { sessionsIgnoredBy: ignoredBy }),
     };

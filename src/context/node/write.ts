@@ -192,6 +192,7 @@ interface Applied {
   readonly sessions: CliSessions;
   readonly warnings: ReadonlyArray<string>;
   readonly notes: ReadonlyArray<string>;
+  readonly dashboardWritten: boolean;
   readonly dashboardRegenerated: boolean;
   readonly sessionsIgnoredBy?: string;
 }
@@ -230,11 +231,14 @@ const applySessions = async (
 const apply = async (scope: Scope, prepared: Prepared, planned: Planned, stillLocked: StillLocked): Result<Applied> => {
   const { edited, text, tools } = planned;
   const warnings: string[] = [];
+  let dashboardWritten = false;
   let dashboardRegenerated = false;
   if (text !== undefined) {
     const json = writeFileAtomic(scope.paths.json, text, { stillSafe: stillLocked });
     if (E.isLeft(json)) return json;
-    warnings.push(...writeDerived(scope, edited.file, stillLocked));
+    const derived = writeDerived(scope, edited.file, stillLocked);
+    warnings.push(...derived.warnings);
+    dashboardWritten = derived.dashboardWritten;
   } else if (prepared.read.onDisk !== undefined) {
     // Nothing is written: the dashboard must match the file as it stays on disk, unless that file holds a secret.
     const { onDisk } = prepared.read;
@@ -243,7 +247,10 @@ const apply = async (scope: Scope, prepared: Prepared, planned: Planned, stillLo
     if (E.isLeft(regenerated)) {
       if (regenerated.left.code === 'secret') return regenerated;
       warnings.push(regenerated.left.message);
-    } else dashboardRegenerated = regenerated.right;
+    } else {
+      dashboardWritten = regenerated.right;
+      dashboardRegenerated = regenerated.right;
+    }
   }
   const visibility = await checkGitVisibility(scope, text !== undefined, tools !== undefined);
   const local = await applySessions(scope, prepared.key, tools, visibility.sessionsIgnoredBy, stillLocked);
@@ -251,6 +258,7 @@ const apply = async (scope: Scope, prepared: Prepared, planned: Planned, stillLo
     sessions: local.sessions,
     warnings: [...warnings, ...visibility.warnings, ...local.warnings],
     notes: visibility.notes,
+    dashboardWritten,
     dashboardRegenerated,
     ...(visibility.sessionsIgnoredBy === undefined ? {} : { sessionsIgnoredBy: visibility.sessionsIgnoredBy }),
   });
@@ -318,6 +326,7 @@ const changeLocked = async (
       ],
       elsewhere: selectOtherKeys(out, key).map(redactKey),
       related: stored === undefined ? [] : selectRelatedContexts(out, key).map(redactContext),
+      dashboardWritten: applied.right.dashboardWritten,
       dashboardRegenerated: applied.right.dashboardRegenerated,
       ...(applied.right.sessionsIgnoredBy === undefined ? {} : { sessionsIgnoredBy: applied.right.sessionsIgnoredBy }),
     },
