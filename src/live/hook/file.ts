@@ -22,7 +22,11 @@ export const writeHooksFile = (file: string, text: string): E.Either<SessionErro
     renameSync(temporary, file);
     return E.right(undefined);
   } catch (error) {
-    rmSync(temporary, { force: true });
+    try {
+      rmSync(temporary, { force: true });
+    } catch {
+      // Nothing more to do (a folder turned read-only, a directory at that name): the failure to report is the rewrite's.
+    }
     return E.left(ioError(`cannot rewrite ${file}`, error));
   }
 };
