@@ -188,21 +188,35 @@ export const expectConsistent = (store: FactStore): void => {
     }
   expected.forEach((facts) => facts.sort(([a], [b]) => (a > b ? -1 : 1)));
   expect(listed).toEqual(expected);
+  // Each check over every task, posting, file or document gathers what fails it for one expect:
+  // an expect per item, on every store of every run, was much of the property tests' time.
   // A task's live pairs are those it asserted that hold a valid file fact, counted afresh here;
   // only a task with a valid fact or such a pair posts its context.
   const lending = new Set<number>();
-  PMap.forEach(index.tasks, (task) => {
-    expect(task.live).toBe(PMap.keys(task.touched).filter((key) => expected.has(key)).length);
+  const wrongLive: Array<[string, number, number]> = [];
+  PMap.forEach(index.tasks, (task, taskId) => {
+    const live = PMap.keys(task.touched).filter((key) => expected.has(key)).length;
+    if (!Object.is(task.live, live)) wrongLive.push([taskId, task.live, live]);
     if (PMap.size(task.facts) > 0 || task.live > 0) lending.add(task.num);
   });
-  PMap.forEach(index.taskTerms, (postings) => forEachPosting(postings, (num) => expect(lending.has(num)).toBe(true)));
+  expect(wrongLive).toEqual([]);
+  const notLending: number[] = [];
+  PMap.forEach(index.taskTerms, (postings) =>
+    forEachPosting(postings, (num) => {
+      if (!lending.has(num)) notLending.push(num);
+    }),
+  );
+  expect(notLending).toEqual([]);
   // A file record lists its tasks latest prompt first (none last), then by id: co-change stops
   // reading a record at the first task whose prompt is older than the ones it keeps.
+  const fileTasks: Array<ReadonlyArray<string>> = [];
+  const orderedTasks: string[][] = [];
+  const time = (taskId: string): number => PMap.get(index.tasks, taskId)?.promptAt ?? -Infinity;
   PMap.forEach(index.files, ({ tasks }) => {
-    const time = (taskId: string): number => PMap.get(index.tasks, taskId)?.promptAt ?? -Infinity;
-    const ordered = [...tasks].sort((a, b) => time(b) - time(a) || (a < b ? -1 : 1));
-    expect(tasks).toEqual(ordered);
+    fileTasks.push(tasks);
+    orderedTasks.push([...tasks].sort((a, b) => time(b) - time(a) || (a < b ? -1 : 1)));
   });
+  expect(fileTasks).toEqual(orderedTasks);
   const maps: ReadonlyArray<PMap.PersistentMap<unknown>> = [
     store.pairs,
     index.ids,
@@ -215,14 +229,21 @@ export const expectConsistent = (store: FactStore): void => {
     index.pairFacts,
   ];
   for (const map of maps) expect(PMap.isWellFormed(map)).toBe(true);
+  const illFormed: string[] = [];
   for (const postingMap of [index.terms, index.conventionTerms, index.names, index.taskTerms])
-    PMap.forEach(postingMap, (postings, term) => expect(isWellFormedPostings(postings), term).toBe(true));
+    PMap.forEach(postingMap, (postings, term) => {
+      if (!isWellFormedPostings(postings)) illFormed.push(term);
+    });
+  expect(illFormed).toEqual([]);
   if (postingsSize(index.conventions) > 0) expect(isWellFormedPostings(index.conventions)).toBe(true);
   let documents = 0;
+  const misplaced: Array<[string, number | undefined, number]> = [];
   forEachAt(index.docs, (fact, doc) => {
     documents += 1;
-    expect(PMap.get(index.ids, fact.id)).toBe(doc);
+    const at = PMap.get(index.ids, fact.id);
+    if (!Object.is(at, doc)) misplaced.push([fact.id, at, doc]);
   });
+  expect(misplaced).toEqual([]);
   expect(documents).toBe(PMap.size(index.ids));
   expect(selectValidCount(store)).toBe(selectAllFacts(store).filter((fact) => fact.validTo === undefined).length);
   expect(flattenIndex(index)).toEqual(flattenIndex(rebuilt.index));
