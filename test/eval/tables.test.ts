@@ -10,6 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../cli/runCli.js';
+import { bundledFixture } from '../fixtures/bundled.js';
 import { tempDir } from '../tempDirs.js';
 
 interface Commit {
@@ -110,9 +111,8 @@ describe('npm run eval -- --json-file FILE, on the hand-written histories and a 
     const run = spawnSync(
       process.execPath,
       [
-        '--import',
-        'tsx',
-        join(ROOT, 'eval', 'run.ts'),
+        // Bundled as tsx would compile it, without its loader's start (see cli.test.ts).
+        bundledFixture(join(ROOT, 'eval', 'run.ts')),
         '--realworld',
         realworld,
         '--no-ablations',
