@@ -119,6 +119,22 @@ describe.concurrent('fact-tracker init on a hostile clone', { timeout: 120_000 }
     ]);
   });
 
+  it('refuses in one line a settings file nested thousands deep, valid JSON all the same, leaving it as it was', async () => {
+    const project = tempDir('init-hostile-');
+    mkdirSync(join(project, '.claude'));
+    const deep = `{"x": ${'['.repeat(20_000)}${']'.repeat(20_000)}}\n`;
+    writeFileSync(join(project, '.claude', 'settings.json'), deep);
+    const run = await init(project, 'claude');
+    expect(run).toEqual({
+      status: 1,
+      stdout: '',
+      stderr:
+        'fact-tracker init: .claude/settings.json: it nests arrays and objects more than 1000 deep, which init does not merge into; nothing was written\n',
+    });
+    expect(readFileSync(join(project, '.claude', 'settings.json'), 'utf8')).toBe(deep);
+    expect(readdirSync(project)).toEqual(['.claude']);
+  });
+
   it('finds no installed binary where node_modules is a file or the binary a loop of links, and writes', async () => {
     const project = tempDir('init-hostile-');
     writeFileSync(join(project, 'node_modules'), '');

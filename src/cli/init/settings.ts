@@ -7,7 +7,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js';
 import { parse as parseToml, stringify as stringifyToml, TomlError } from 'smol-toml';
-import { parseJson } from '../../base/json.js';
+import { exceedsJsonDepth, parseJson } from '../../base/json.js';
 import { isRecord } from '../../base/record.js';
 import { describeKind } from '../../base/schema.js';
 import { collapseWhitespace } from '../../base/text.js';
@@ -349,6 +349,13 @@ export const mergeMcpJson = (
 export const formatJson = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 
 /**
+ * How deep a JSON settings file may nest arrays and objects: the agents' own nest a few levels,
+ * and the merge compares and writes a document by recursion (`JSON.stringify`), which a file
+ * nested some thousands deep (valid JSON all the same) would take past the stack.
+ */
+const MAX_SETTINGS_DEPTH = 1000;
+
+/**
  * A JSON settings file's text, read; Left says why it is not a JSON document. An empty file is
  * not one either: the agent would not read it, and it may be a file another tool truncated,
  * which `init` must not take as "no settings" and overwrite.
@@ -356,6 +363,8 @@ export const formatJson = (value: unknown): string => `${JSON.stringify(value, n
 export const parseJsonSettings = (text: string): E.Either<MergeError, unknown> => {
   if (text.replace(/^\uFEFF/u, '').trim() === '')
     return E.left('it is empty, which is not a JSON document: write {} into it (or delete it) and run init again');
+  if (exceedsJsonDepth(text, MAX_SETTINGS_DEPTH))
+    return E.left(`it nests arrays and objects more than ${MAX_SETTINGS_DEPTH} deep, which init does not merge into`);
   return E.mapLeft((reason: string) => `it is not valid JSON (${collapseWhitespace(reason)})`)(
     parseJson(text.replace(/^\uFEFF/u, '')),
   );
