@@ -377,10 +377,14 @@ const isServerTable = (name: string): boolean => {
 };
 
 /**
- * How `config.toml` is read: an integer a double cannot hold exactly (up to 2^63 - 1 is valid
- * TOML) is read as a BigInt, so the file is edited rather than refused as invalid.
+ * How `config.toml` is read: every integer as a BigInt, so that one a double cannot hold exactly
+ * (up to 2^63 - 1 is valid TOML) is edited rather than refused as invalid, and so that an integer
+ * stays apart from a float of the same value (`60` and `60.0`, two types to TOML and its readers).
  */
-const TOML_OPTIONS = { integersAsBigInt: 'asNeeded' } as const;
+const TOML_OPTIONS = { integersAsBigInt: true } as const;
+
+/** How the server's table is written: every number a float, since every integer read is a BigInt (`TOML_OPTIONS`), written as one. */
+const TOML_WRITING = { numbersAsFloat: true } as const;
 
 /**
  * Where the TOML parser refused a text, and no more: its message quotes the lines around the
@@ -446,7 +450,7 @@ export const mergeCodexToml = (current: string | undefined, launcher: Launcher):
     return header !== undefined && isServerTable(header);
   };
   const start = existing === undefined ? -1 : headers.findIndex((_, index) => isServerHeader(index));
-  const table = stringifyToml({ mcp_servers: { [SERVER_NAME]: wanted } }).trimEnd();
+  const table = stringifyToml({ mcp_servers: { [SERVER_NAME]: wanted } }, TOML_WRITING).trimEnd();
   let edited: string;
   if (start === -1) {
     if (existing !== undefined)

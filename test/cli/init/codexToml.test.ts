@@ -26,6 +26,27 @@ describe('mergeCodexToml', () => {
     expect(mergeCodexToml(written, LAUNCHER)).toEqual(E.right(written));
   });
 
+  it('keeps a float of our table a float and an integer an integer, whatever their value', () => {
+    const text =
+      '[mcp_servers.fact-tracker]\ncommand = "npx"\ntool_timeout_sec = 60.0\nstartup_timeout_sec = 20\nlimits = [1, 2.0, 2.5]\n';
+    const merged = mergeCodexToml(text, LAUNCHER);
+    const written = E.isRight(merged) ? merged.right : '';
+    // Read with every integer a BigInt: 60.0 read back as 60n would be the integer TOML tells apart from it.
+    expect(parseToml(written, { integersAsBigInt: true })).toEqual({
+      mcp_servers: {
+        'fact-tracker': {
+          command: 'node',
+          args: ['main.js', 'mcp'],
+          tool_timeout_sec: 60,
+          startup_timeout_sec: 20n,
+          limits: [1n, 2, 2.5],
+        },
+      },
+    });
+    expect(written).toContain('tool_timeout_sec = 60.0\n');
+    expect(mergeCodexToml(written, LAUNCHER)).toEqual(E.right(written));
+  });
+
   it('still refuses TOML that is not valid, an integer past 2^63 - 1 included', () => {
     const merged = mergeCodexToml('limit = 9223372036854775808\n', LAUNCHER);
     expect(E.isLeft(merged) ? merged.left : '').toMatch(/^it is not valid TOML/u);
