@@ -285,6 +285,25 @@ describe.concurrent('fact-tracker init', { timeout: 120_000 }, () => {
     expect(readJson(settings)).toMatchObject({ a: 1, b: 100, c: 0.1 });
   });
 
+  it('refuses a JSON settings file that gives a key twice in one object, whose first a rewrite would drop', async () => {
+    const project = tempDir('init-');
+    mkdirSync(join(project, '.claude'));
+    const settings = join(project, '.claude', 'settings.json');
+    const text = '{\n  "env": {"A": "1"},\n  "model": "m",\n  "env": {"B": "2"}\n}\n';
+    writeFileSync(settings, text);
+    const run = await init(project, 'claude');
+    expect(run.status).toBe(1);
+    expect(run.stderr).toBe(
+      'fact-tracker init: .claude/settings.json: it gives the key "env" twice in one object, and a rewrite would keep only the last: remove one and run init again; nothing was written\n',
+    );
+    expect(read(settings)).toBe(text);
+    expect(existsSync(join(project, '.mcp.json'))).toBe(false);
+    // The same key in different objects is no duplicate.
+    writeFileSync(settings, '{"env": {"env": "1"}, "hooks": {"Stop": [{"hooks": []}, {"hooks": []}]}}');
+    expect((await init(project, 'claude')).status).toBe(0);
+    expect(readJson(settings)).toMatchObject({ env: { env: '1' } });
+  });
+
   it('refuses a symlinked settings file or folder, leaving its target as it was', async () => {
     const project = tempDir('init-');
     const elsewhere = tempDir('elsewhere-');

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import * as E from 'fp-ts/lib/Either.js';
 import type * as TE from 'fp-ts/lib/TaskEither.js';
 import type { Failure } from '../../base/failure.js';
+import { quoteText } from '../../base/text.js';
 import { describeFileFailure } from '../../node/fileFailure.js';
 import { type LockSettings, type StillLocked, withFileLock } from '../../node/lock.js';
 import { resolveProjectDirectory, workingDirectory } from '../../live/session/project.js';
@@ -22,6 +23,7 @@ import { type CliIo, EXIT_OK } from '../io.js';
 import type { InitHost } from '../init/hosts.js';
 import { chooseVia, hasInstalledBinary } from '../init/install.js';
 import { isReadOnly } from '../../node/readOnly.js';
+import { findDuplicateKey } from '../init/jsonKeys.js';
 import { findInexactNumber } from '../init/jsonNumbers.js';
 import { keepingLineEndings } from '../init/lineEndings.js';
 import { readSettingsFile } from '../init/projectFile.js';
@@ -87,9 +89,15 @@ const jsonFile = (path: string, merge: (value: unknown) => E.Either<string, unkn
     // Unchanged content keeps its bytes: the user's layout is not rewritten for nothing.
     if (JSON.stringify(merged.right) === JSON.stringify(parsed.right)) return E.right(current);
     const inexact = findInexactNumber(current);
-    return inexact === undefined
+    if (inexact !== undefined)
+      return E.left(`it holds the number ${inexact}, which would not be written back as it is`);
+    // JSON.parse kept the last of a key given twice: a rewrite would drop the others unasked.
+    const duplicate = findDuplicateKey(current);
+    return duplicate === undefined
       ? E.right(formatJson(merged.right))
-      : E.left(`it holds the number ${inexact}, which would not be written back as it is`);
+      : E.left(
+          `it gives the key ${quoteText(duplicate)} twice in one object, and a rewrite would keep only the last: remove one and run init again`,
+        );
   },
 });
 

@@ -44,7 +44,7 @@ export const findInexactNumber = (json: string): string | undefined => {
 };
 
 /** The index just past the string that opens at `start` (a `"`), or the text's end. */
-const endOfString = (json: string, start: number): number => {
+export const endOfString = (json: string, start: number): number => {
   for (let at = start + 1; at < json.length; at += 1) {
     const char = json[at];
     if (char === '\\') at += 1;

@@ -1,0 +1,40 @@
+/**
+ * Keys a JSON object gives more than once (`{"env": {...}, "env": {...}}`): `JSON.parse` keeps
+ * the last and drops the others, which a rewrite of the file would then lose for good.
+ */
+import { endOfString } from './jsonNumbers.js';
+
+/** The only whitespace JSON allows between its tokens. */
+const JSON_WHITESPACE = ' \t\n\r';
+
+/**
+ * The first key of a JSON document (valid JSON) that an object of it gives twice, or undefined
+ * when none does. A scan of the text: the parsed value no longer holds the key given first.
+ */
+export const findDuplicateKey = (json: string): string | undefined => {
+  // The keys seen in each open object, innermost last; an open array holds none.
+  const open: Array<Set<string> | undefined> = [];
+  // The punctuation before a string: a key follows an object's `{` or `,`.
+  let before = '';
+  for (let at = 0; at < json.length;) {
+    const char = json[at]!;
+    if (char === '"') {
+      const end = endOfString(json, at);
+      const keys = open.at(-1);
+      if (keys !== undefined && (before === '{' || before === ',')) {
+        const key = JSON.parse(json.slice(at, end)) as string;
+        if (keys.has(key)) return key;
+        keys.add(key);
+      }
+      before = '"';
+      at = end;
+      continue;
+    }
+    if (char === '{') open.push(new Set());
+    else if (char === '[') open.push(undefined);
+    else if (char === '}' || char === ']') open.pop();
+    if (!JSON_WHITESPACE.includes(char)) before = char;
+    at += 1;
+  }
+  return undefined;
+};
